@@ -1,0 +1,92 @@
+# Makefile: builds libcachet (static and shared), the cachet CLI and the tests.
+#   make            library + CLI at build/cachet
+#   make check      build and run every test (prints "N passed, M failed")
+#   make demo       build and run `cachet demo`
+#   make sanitize   the whole suite under ASan + UBSan (in build-asan/)
+#   make deps       install missing Debian packages (as root)
+#   make golden     regenerate the golden files of generated code
+#   make install PREFIX=/usr/local
+
+BUILD    ?= build
+PREFIX   ?= /usr/local
+CC       ?= cc
+SAN      ?=
+VERSION  := 0.1.0
+
+WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+            -Wconversion -Wno-sign-conversion -Wpointer-arith -Wcast-qual \
+            -Wwrite-strings -Wundef -Wvla -Werror
+OPT      := -O2 -g
+ifeq ($(SAN),1)
+OPT      := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDSAN    := -fsanitize=address,undefined
+endif
+CPPFLAGS := -Iinclude -Isrc -D_GNU_SOURCE -DCACHET_VERSION_STR=\"$(VERSION)\"
+CFLAGS   := -std=c11 $(OPT) $(WARN) -fPIC -fvisibility=hidden -MMD -MP
+LDLIBS   := -lm -ldl -lpthread
+EXTRA_LIBS := $(shell pkg-config --libs libxxhash 2>/dev/null || echo -lxxhash)
+
+LIB_SRC  := $(sort $(wildcard src/*/*.c))
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+CLI_OBJ  := $(BUILD)/obj/tools/cachet.o
+TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
+TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+DEPS_OK  := $(BUILD)/.deps-ok
+
+.PHONY: all check demo sanitize deps golden install clean fuzz
+all: $(BUILD)/libcachet.a $(BUILD)/libcachet.so $(BUILD)/cachet
+
+$(DEPS_OK): scripts/deps.sh
+	@mkdir -p $(BUILD)
+	@sh scripts/deps.sh
+	@touch $@
+
+deps:
+	@sh scripts/deps.sh --force-check
+
+$(BUILD)/obj/%.o: %.c | $(DEPS_OK)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/libcachet.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/libcachet.so: $(LIB_OBJ)
+	$(CC) -shared $(OPT) $(LDSAN) -o $@ $^ $(EXTRA_LIBS) $(LDLIBS)
+
+$(BUILD)/cachet: $(CLI_OBJ) $(BUILD)/libcachet.a
+	$(CC) $(OPT) $(LDSAN) -o $@ $(CLI_OBJ) $(BUILD)/libcachet.a $(EXTRA_LIBS) $(LDLIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/harness.h $(BUILD)/libcachet.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) $(EXTRA_LIBS) $(LDLIBS)
+
+check: all $(TEST_BIN)
+	@sh tests/run.sh $(BUILD)
+
+demo: all
+	./$(BUILD)/cachet demo
+
+sanitize:
+	$(MAKE) BUILD=build-asan SAN=1 check
+
+golden: all
+	@sh tests/golden/update.sh $(BUILD)
+
+fuzz:
+	@sh tests/fuzz/run.sh $(or $(SECONDS),60)
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
+	install -m 644 include/cachet.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 $(BUILD)/libcachet.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(BUILD)/libcachet.so $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(BUILD)/cachet $(DESTDIR)$(PREFIX)/bin/
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' cachet.pc.in \
+	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/cachet.pc
+
+clean:
+	rm -rf build build-asan
+
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)

@@ -1,0 +1,17 @@
+#!/bin/sh
+# deps.sh: install the Debian packages cachet needs when any is missing (run as root).
+set -e
+PKGS="gcc make libc6-dev pkg-config libxxhash-dev"
+missing=""
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+echo "deps: installing missing Debian packages:$missing"
+if [ "$(id -u)" != 0 ]; then
+	echo "deps: run 'make deps' as root (or install:$missing)" >&2
+	exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q >/dev/null
+apt-get install -y -q --no-install-recommends $missing >/dev/null

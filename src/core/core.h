@@ -1,0 +1,126 @@
+/* core.h: the context, error reporting, arenas and growable arrays every module uses. */
+#ifndef CT_CORE_H
+#define CT_CORE_H
+
+#include "cachet.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CT_INTERN __attribute__((visibility("hidden")))
+
+#define CT_MAX_CLEANUPS 8
+
+/* One diagnostic of a parse or check. */
+typedef struct ct_diag {
+	int line, col;     /* 1-based; 0 when unknown */
+	char *msg;         /* owned (ctx allocator) */
+} ct_diag;
+
+struct ct_ctx {
+	ct_alloc_fn alloc;
+	void *alloc_ud;
+	/* last error */
+	ct_status status;
+	char msg[1024];
+	char file[512];
+	int line, col;
+	/* diagnostics of the last parse */
+	ct_diag *diags;
+	int ndiags, cap_diags;
+	char *src;         /* copy of the last parsed text, for caret lines */
+	size_t src_len;
+	char *rendered;    /* last ct_ctx_diag_render result */
+	/* options */
+	int64_t threads, max_errors, seed;
+	/* later modules hang their state here (plan cache, code cache, target)
+	 * and register a cleanup with ct_ctx_on_free */
+	void *plan_cache;
+	void *code_cache;
+	void *target;
+	void (*cleanup[CT_MAX_CLEANUPS])(ct_ctx *);
+};
+
+/* Register fn to run when ctx is freed (once per fn; false if full). */
+CT_INTERN bool ct_ctx_on_free(ct_ctx *ctx, void (*fn)(ct_ctx *));
+
+/* Memory through the ctx hook. ct_alloc returns zeroed memory; all report
+ * CT_ERR_NOMEM on ctx and return NULL on failure. ct_free(ctx, NULL) is a no-op. */
+CT_INTERN void *ct_alloc(ct_ctx *ctx, size_t size);
+CT_INTERN void *ct_realloc(ct_ctx *ctx, void *p, size_t size);
+CT_INTERN void ct_free(ct_ctx *ctx, void *p);
+CT_INTERN char *ct_strdup(ct_ctx *ctx, const char *s);
+
+/* Record an error on ctx (returns status, for `return ct_error(...)`). */
+CT_INTERN ct_status ct_error(ct_ctx *ctx, ct_status status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Record an error about a position in an input file. */
+CT_INTERN ct_status ct_error_at(ct_ctx *ctx, ct_status status, const char *file, int line,
+				int col, const char *fmt, ...)
+	__attribute__((format(printf, 6, 7)));
+CT_INTERN ct_status ct_verror_at(ct_ctx *ctx, ct_status status, const char *file, int line,
+				 int col, const char *fmt, va_list ap);
+
+/* Diagnostics: start a new parse (forgets old ones, keeps a copy of the
+ * source for carets), add one (also becomes the last error). Adding beyond
+ * the max_errors option is ignored but still counts as an error. */
+CT_INTERN void ct_diag_begin(ct_ctx *ctx, const char *file, const char *text, size_t len);
+CT_INTERN void ct_diag_add(ct_ctx *ctx, int line, int col, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+CT_INTERN void ct_diag_vadd(ct_ctx *ctx, int line, int col, const char *fmt, va_list ap);
+
+/* ------------------------------------------------------------ arena */
+
+/* A bump allocator over the ctx hook: many small objects, freed at once.
+ * Allocations are zeroed and 16-byte aligned. */
+typedef struct ct_arena_chunk ct_arena_chunk;
+typedef struct ct_arena {
+	ct_ctx *ctx;
+	ct_arena_chunk *head;
+	bool failed;       /* sticky: an allocation failed */
+} ct_arena;
+
+CT_INTERN void ct_arena_init(ct_arena *a, ct_ctx *ctx);
+CT_INTERN void *ct_arena_alloc(ct_arena *a, size_t size);
+CT_INTERN char *ct_arena_strdup(ct_arena *a, const char *s);
+CT_INTERN char *ct_arena_strndup(ct_arena *a, const char *s, size_t n);
+CT_INTERN void ct_arena_free(ct_arena *a);
+
+/* Growable array in an arena or on the ctx heap: ensure *cap >= need for
+ * elements of elt bytes; doubles, with a hard limit of 1<<28 elements. */
+CT_INTERN bool ct_vec_grow(ct_ctx *ctx, void **p, int *cap, int need, size_t elt);
+
+/* ------------------------------------------------------------ strings */
+
+/* A growable NUL-terminated string with a sticky error (heap via malloc so
+ * that the result can be handed to users who free() it). */
+typedef struct ct_buf {
+	char *s;
+	size_t len, cap;
+	bool failed;
+} ct_buf;
+
+CT_INTERN void ct_buf_init(ct_buf *b);
+CT_INTERN void ct_buf_puts(ct_buf *b, const char *s);
+CT_INTERN void ct_buf_putc(ct_buf *b, char c);
+CT_INTERN void ct_buf_printf(ct_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+CT_INTERN void ct_buf_vprintf(ct_buf *b, const char *fmt, va_list ap);
+/* Append s as a JSON string literal (with quotes). */
+CT_INTERN void ct_buf_json_str(ct_buf *b, const char *s);
+/* Give the string to the caller (free() it); NULL if any append failed. */
+CT_INTERN char *ct_buf_take(ct_buf *b);
+CT_INTERN void ct_buf_free(ct_buf *b);
+
+/* ------------------------------------------------------------ checked arithmetic */
+
+/* *r = a op b; false on int64 overflow. */
+static inline bool ct_add_ok(int64_t a, int64_t b, int64_t *r) { return !__builtin_add_overflow(a, b, r); }
+static inline bool ct_sub_ok(int64_t a, int64_t b, int64_t *r) { return !__builtin_sub_overflow(a, b, r); }
+static inline bool ct_mul_ok(int64_t a, int64_t b, int64_t *r) { return !__builtin_mul_overflow(a, b, r); }
+/* Floor division and non-negative modulo for b > 0. */
+static inline int64_t ct_floordiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+static inline int64_t ct_mod(int64_t a, int64_t b) { return a - ct_floordiv(a, b) * b; }
+
+#endif

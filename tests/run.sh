@@ -1,0 +1,49 @@
+#!/bin/sh
+# run.sh: run every test program and CLI test script; print "N passed, M failed".
+BUILD=${1:-build}
+export CACHET=$BUILD/cachet
+export CACHET_BUILD=$BUILD
+pass=0
+fail=0
+failed_names=""
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export CACHET_CACHE_DIR="$tmp/cache"
+run_one() {
+	name=$1
+	shift
+	start=$(date +%s)
+	"$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$tmp/out" | tail -n 1)
+	if [ -z "$line" ]; then
+		p=0
+		f=1
+	else
+		p=$(echo "$line" | sed -E 's/^([0-9]+) passed.*/\1/')
+		f=$(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')
+		[ "$rc" != 0 ] && [ "$f" = 0 ] && f=1
+	fi
+	pass=$((pass + p))
+	fail=$((fail + f))
+	end=$(date +%s)
+	if [ "$f" != 0 ]; then
+		failed_names="$failed_names $name"
+		echo "FAIL $name ($p passed, $f failed, exit $rc, $((end - start))s)"
+		tail -n 40 "$tmp/err" | sed 's/^/    /'
+		tail -n 10 "$tmp/out" | sed 's/^/    /'
+	else
+		echo "ok   $name ($p passed, $((end - start))s)"
+	fi
+}
+for t in "$BUILD"/tests/test_*; do
+	[ -x "$t" ] || continue
+	run_one "$(basename "$t")" "$t"
+done
+for s in tests/cli/*.sh; do
+	[ -f "$s" ] || continue
+	run_one "$(basename "$s" .sh)" sh "$s"
+done
+[ -n "$failed_names" ] && echo "failed:$failed_names"
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
