@@ -180,14 +180,476 @@ CT_API void ct_fill_random(void *buffer, ct_dtype t, int64_t n, uint64_t seed, u
  * element is |got-want| / max(1, |want|). */
 CT_API double ct_max_rel_error(const void *got, const void *want, ct_dtype t, int64_t n);
 
+/* ---------------------------------------------------------------- running and verifying */
+
+typedef enum ct_engine { CT_ENGINE_NATIVE = 0, CT_ENGINE_INTERP = 1 } ct_engine;
+
+typedef struct ct_run_options {
+	ct_engine engine;   /* native (compiled) or the reference interpreter */
+	int repeat;         /* timed runs (>= 1); the median is reported */
+	int threads;        /* 0 = the ctx's CT_OPT_THREADS */
+	int verify;         /* compare with the unscheduled interpreter run */
+} ct_run_options;
+
+typedef struct ct_run_result {
+	double seconds;          /* median over the timed runs */
+	double gflops;           /* ct_kernel_flops / seconds / 1e9 */
+	int verified;            /* 1 verified, 0 mismatch, -1 not verified */
+	double max_rel_error;    /* over every output/inout array */
+	const char *engine;      /* "native" or "interp" */
+	const char *code_cache;  /* "memory", "disk", "compiled" or "none" */
+	double compile_seconds;
+	int threads;
+	const char *mismatch_array; /* first array that failed verification, or "" */
+} ct_run_result;
+
+/* Set o to the defaults: native engine, repeat 1, threads 0, verify on. */
+CT_API void ct_run_options_init(CT_KEEP ct_run_options *o);
+/* Run kernel k (every runtime param set) on deterministic pseudo-random
+ * inputs from the ctx seed, time it, and verify it against the unscheduled
+ * reference interpreter. Returns CT_ERR_VERIFY (with the result filled) on
+ * a mismatch beyond the per-type tolerance. */
+CT_API ct_status ct_kernel_run(CT_KEEP ct_kernel *k, CT_KEEP const ct_run_options *o,
+			       CT_KEEP ct_run_result *r);
+/* Relative tolerance used by verification for type t. */
+CT_API double ct_dtype_tolerance(ct_dtype t);
+
 /* ---------------------------------------------------------------- code generation (src/gen) */
 /* @@gen-api */
 
+/* The generated source of kernel k (scheduled and planned) for target
+ * "host" (C; NULL means host). Returns a malloc'd NUL-terminated string the
+ * caller frees with free(), its length in *len (may be NULL); NULL with an
+ * error on the kernel's ctx. Runtime params stay symbolic (arguments). */
+CT_API CT_GIVE char *ct_kernel_emit(CT_KEEP ct_kernel *k, CT_KEEP const char *target, size_t *len);
+
 /* ---------------------------------------------------------------- compile, load and code cache (src/jit) */
-/* @@jit-api */
+/* @@jit-api: generated C -> compiler -> dlopen, with a memory and disk code cache. */
+
+/* A shared object of generated code, compiled by the system compiler and
+ * loaded with dlopen(RTLD_NOW | RTLD_LOCAL). Owned by the ctx that loaded it:
+ * valid until ct_ctx_free; every load of the same key in one ctx returns the
+ * same module. */
+typedef struct ct_module ct_module;
+
+/* How generated code is compiled. The flags are always
+ * -O3 -march=native -fPIC -shared [-fopenmp], then `flags`. */
+typedef struct ct_compile_options {
+	const char *cc;            /* compiler command: a program (searched on PATH) and optional
+				    * fixed words, split on blanks, never given to a shell. NULL:
+				    * the ctx's (ct_ctx_set_compiler), else $CC, else "cc" */
+	int openmp;                /* add -fopenmp */
+	const char *const *flags;  /* nflags extra flags, placed after the source file */
+	int nflags;
+	double timeout;            /* seconds the compiler may run (0 = 300) */
+	int no_cache;              /* bypass the memory and disk caches for this load */
+} ct_compile_options;
+
+/* Set o to the defaults (every field 0 / NULL). */
+CT_API void ct_compile_options_init(CT_KEEP ct_compile_options *o);
+
+/* How one load was satisfied. */
+typedef struct ct_load_info {
+	const char *how;           /* "memory", "disk" or "compiled" (static string) */
+	double seconds;            /* wall time of this load, the compile included on a miss */
+	char key[33];              /* the key's XXH3-128 digest in hex (the entry's name on disk) */
+} ct_load_info;
+
+/* Compile C source src (len bytes, need not be NUL-terminated) with options o
+ * (NULL = defaults) and load it, or fetch it from the code cache. The key is
+ * the source, the compiler's resolved path and --version text, the flags with
+ * -march=native resolved to the CPU's features, the compiler's environment
+ * (CPATH, C_INCLUDE_PATH, LIBRARY_PATH, GCC_EXEC_PREFIX, COMPILER_PATH), the
+ * cachet version and the cache format. On success *out is the module and
+ * info (if not NULL) says how it was found. CT_ERR_COMPILE when the source
+ * does not compile or load: the message holds the compiler's output, and the
+ * source is kept in a private folder whose path is the error's file
+ * (ct_ctx_last_file; ct_ctx_last_line/col point at the first error). */
+CT_API ct_status ct_module_load(CT_KEEP ct_ctx *ctx, CT_KEEP const char *src, size_t len,
+				CT_KEEP const ct_compile_options *o, ct_module **out,
+				CT_KEEP ct_load_info *info);
+/* Address of symbol name in module m, or NULL when absent. */
+CT_API void *ct_module_symbol(CT_KEEP ct_module *m, CT_KEEP const char *name);
+
+/* Default compiler command of ctx (as ct_compile_options.cc); NULL restores
+ * $CC / "cc". The string is copied. */
+CT_API ct_status ct_ctx_set_compiler(CT_KEEP ct_ctx *ctx, CT_KEEP const char *cc);
+
+/* Warnings of the code cache (a corrupt entry rebuilt, an unsafe folder not
+ * used, a failed publish) go to fn(ud, message); without a handler they are
+ * printed on stderr as "cachet: warning: ...". fn = NULL restores stderr. */
+typedef void (*ct_warn_fn)(void *ud, const char *msg);
+CT_API void ct_cache_set_warning_handler(CT_KEEP ct_ctx *ctx, ct_warn_fn fn, void *ud);
+
+/* The disk cache lives in dir (copied); NULL restores $CACHET_CACHE_DIR,
+ * else ${XDG_CACHE_HOME:-~/.cache}/cachet. The folder is created with mode
+ * 0700; one owned by another user or writable by group or others is not
+ * used (a warning; loads still work, without the disk cache). The ctx reads
+ * CACHET_CACHE_DIR, CACHET_NO_CACHE (=1 bypasses memory and disk caches),
+ * CACHET_CACHE_MAX_BYTES and CC when it first uses the code cache. */
+CT_API ct_status ct_cache_set_dir(CT_KEEP ct_ctx *ctx, CT_KEEP const char *dir);
+/* Size cap of the disk cache in bytes (0 = the default, 1 GiB). Over the cap,
+ * the least recently used entries are removed (at most once a minute after a
+ * compile, or now with ct_cache_prune). */
+CT_API ct_status ct_cache_set_max_bytes(CT_KEEP ct_ctx *ctx, int64_t bytes);
+
+/* The code cache as one ctx sees it: disk totals are read from the folder,
+ * counters are this ctx's. */
+typedef struct ct_cache_info {
+	const char *path;          /* the cache folder (valid until the next call on ctx) */
+	int disk_enabled;          /* 0: bypassed (CACHET_NO_CACHE) or refused (unsafe folder) */
+	int64_t entries, bytes;    /* on disk now */
+	int64_t max_bytes;         /* the size cap */
+	int64_t memory_entries;    /* modules in this ctx's memory table */
+	int64_t memory_hits, disk_hits, compiles;
+	int64_t corrupt;           /* bad entries found (removed and rebuilt) */
+	int64_t evicted;           /* entries removed by the size cap */
+	int64_t swept;             /* orphan temp folders removed */
+} ct_cache_info;
+CT_API ct_status ct_cache_stats(CT_KEEP ct_ctx *ctx, CT_KEEP ct_cache_info *info);
+/* The cache folder (whether or not it is usable); valid until ctx is freed
+ * or the folder is changed. "" when no folder can be named (no HOME). */
+CT_API const char *ct_cache_path(CT_KEEP ct_ctx *ctx);
+/* Remove every disk entry. Loaded modules stay valid. */
+CT_API ct_status ct_cache_clear(CT_KEEP ct_ctx *ctx);
+/* Check every disk entry (key digest against its name, checksum of its
+ * shared object); remove the bad ones and set *bad (if not NULL) to their
+ * count. */
+CT_API ct_status ct_cache_verify(CT_KEEP ct_ctx *ctx, int64_t *bad);
+/* Apply the size cap now and sweep orphan temp folders. */
+CT_API ct_status ct_cache_prune(CT_KEEP ct_ctx *ctx);
+/* @@jit-api end */
 
 /* ---------------------------------------------------------------- cache model and simulator (src/model) */
 /* @@model-api */
+
+/* ---------------------------------------------------------------- hardware probe and tuning store (src/tune) */
+/* @@tune-api */
+#include <stdio.h> /* FILE, for the printers below */
+
+/* Where a probed value came from (printed next to it by ct_probe_print). */
+typedef enum ct_probe_source {
+	CT_SRC_DEFAULT = 0, /* a portable default: nothing better was found */
+	CT_SRC_HWLOC = 1,   /* the hwloc topology */
+	CT_SRC_SYSFS = 2,   /* /sys/devices/system/cpu */
+	CT_SRC_CPUID = 3,   /* the cpuid instruction (x86) */
+	CT_SRC_OS = 4,      /* sysconf, sched_getaffinity, uname */
+	CT_SRC_MEASURED = 5 /* a microbenchmark */
+} ct_probe_source;
+
+/* Static name of a source ("hwloc", "sysfs", ...; never NULL). */
+CT_API const char *ct_probe_source_name(ct_probe_source s);
+
+/* Vector ISA extensions usable by this process: the CPU has them AND the OS
+ * saves their registers (xgetbv), so code using them will not fault. */
+enum {
+	CT_ISA_SSE2 = 1 << 0,
+	CT_ISA_SSE3 = 1 << 1,
+	CT_ISA_SSSE3 = 1 << 2,
+	CT_ISA_SSE41 = 1 << 3,
+	CT_ISA_SSE42 = 1 << 4,
+	CT_ISA_AVX = 1 << 5,
+	CT_ISA_AVX2 = 1 << 6,
+	CT_ISA_FMA = 1 << 7,
+	CT_ISA_F16C = 1 << 8,
+	CT_ISA_AVX512F = 1 << 9,
+	CT_ISA_AVX512CD = 1 << 10,
+	CT_ISA_AVX512DQ = 1 << 11,
+	CT_ISA_AVX512BW = 1 << 12,
+	CT_ISA_AVX512VL = 1 << 13,
+	CT_ISA_AVX512VNNI = 1 << 14,
+	CT_ISA_AVX512BF16 = 1 << 15,
+	CT_ISA_AVX512FP16 = 1 << 16,
+	CT_ISA_AVXVNNI = 1 << 17,
+	CT_ISA_NEON = 1 << 24 /* AArch64 Advanced SIMD (architectural there) */
+};
+
+/* Static name of one CT_ISA_* bit ("avx512f"), "" for anything else. */
+CT_API const char *ct_isa_name(uint32_t bit);
+
+#define CT_PROBE_MAX_CACHES 6
+
+/* One level of data (or unified) cache, as seen by one core. */
+typedef struct ct_cache_level {
+	int level;          /* 1 = closest to the core */
+	int64_t size;       /* bytes of one instance */
+	int line;           /* line size in bytes (a power of two) */
+	int ways;           /* associativity; 0 = fully associative or unknown */
+	int shared_by;      /* hardware threads sharing one instance (0 = unknown) */
+	int instances;      /* instances in the machine (0 = unknown) */
+	double latency_ns;  /* load-to-use latency by pointer chase; 0 = not measured */
+	ct_probe_source source;
+} ct_cache_level;
+
+/* The target description: what the model, the emitter and the tuner read.
+ * A plain value (copy it freely). Measured fields are 0 until measured. */
+typedef struct ct_probe_info {
+	char device_id[96]; /* names the tuning store: vendor-model-<cores>c, [a-z0-9_-] only */
+	char identity[768]; /* everything a tuned result depends on, cachet version included */
+	char vendor[32];    /* "AuthenticAMD", "GenuineIntel", ... or "unknown" */
+	char model[80];     /* marketing name, blanks collapsed */
+	char arch[24];      /* uname machine: "x86_64", "aarch64" ... */
+	int family, model_number, stepping; /* x86 signature (0 elsewhere) */
+	ct_probe_source vendor_source;
+	int cores;          /* physical cores of the machine */
+	int hw_threads;     /* hardware threads of the machine */
+	int cpus_allowed;   /* CPUs this process may run on (sched_getaffinity) */
+	ct_probe_source cores_source;
+	int ncaches;
+	ct_cache_level caches[CT_PROBE_MAX_CACHES]; /* by level, sizes increasing */
+	uint32_t isa;       /* CT_ISA_* bits */
+	ct_probe_source isa_source;
+	int vector_bytes;   /* widest usable vector register, bytes (8 = scalar only) */
+	int vector_registers; /* architectural vector registers */
+	int fma_units;      /* vector FMAs issued per cycle and core */
+	int fma_latency;    /* cycles from one dependent FMA to the next */
+	ct_probe_source fma_source; /* CT_SRC_MEASURED once the flops were measured */
+	/* microbenchmarks (only those asked for with CT_PROBE_MEASURE_*) */
+	unsigned measured;  /* CT_PROBE_MEASURE_* bits done */
+	double ghz;         /* core clock estimated during the run (0 = unknown) */
+	double gflops_f32_core, gflops_f64_core; /* FMA peak of one core */
+	double gflops_f32_all, gflops_f64_all;   /* FMA peak of all threads together */
+	int threads_measured; /* threads used for the *_all numbers */
+	double copy_gbs_core, copy_gbs_all; /* copy bandwidth, GB/s of bytes read + written */
+	int64_t copy_bytes; /* size of each copied array */
+	double mem_latency_ns; /* main-memory latency by pointer chase */
+	double measure_seconds; /* wall time the microbenchmarks took */
+} ct_probe_info;
+
+/* Flags of ct_probe_run. */
+enum {
+	CT_PROBE_MEASURE_FLOPS = 1 << 0,     /* FMA peak f32/f64: one core, all cores (~0.3 s) */
+	CT_PROBE_MEASURE_BANDWIDTH = 1 << 1, /* copy bandwidth over arrays >> last-level cache */
+	CT_PROBE_MEASURE_LATENCY = 1 << 2,   /* pointer chase per cache level and memory */
+	CT_PROBE_MEASURE = 7,                /* all three */
+	CT_PROBE_REFRESH = 1 << 8,           /* forget the ctx's result and probe again */
+	CT_PROBE_NO_HWLOC = 1 << 9,          /* do not ask hwloc (on a fresh probe) */
+	CT_PROBE_NO_SYSFS = 1 << 10          /* do not read sysfs (on a fresh probe) */
+};
+
+/* Probe the machine once per ctx (later calls reuse the ctx's result) and run
+ * the microbenchmarks named in flags that have not run yet on this ctx; copy
+ * the result to *out when out is not NULL. Detection never fails for lack of
+ * hwloc or sysfs (the fallbacks are marked by their source); errors are
+ * CT_ERR_NOMEM or CT_ERR_LIMIT. */
+CT_API ct_status ct_probe_run(CT_KEEP ct_ctx *ctx, unsigned flags, CT_KEEP ct_probe_info *out);
+/* Print the ctx's probe (probing first, without microbenchmarks, if needed)
+ * for `cachet probe`: aligned human text (json = 0) or one JSON object
+ * followed by a newline (json = 1). CT_ERR_IO if writing to out fails. */
+CT_API ct_status ct_probe_print(CT_KEEP ct_ctx *ctx, int json, CT_KEEP FILE *out);
+/* The stable device id of this machine (probing if needed); owned by ctx,
+ * valid until ctx is freed or re-probed. NULL on failure. */
+CT_API const char *ct_device_id(CT_KEEP ct_ctx *ctx);
+
+/* One tuning result: the best schedule found for a kernel family, element
+ * type and size class on this device. Strings are NUL-terminated. */
+typedef struct ct_tune_record {
+	const char *family;     /* canonical kernel key without sizes */
+	ct_dtype dtype;
+	const char *size_class; /* "M=1024:N=1024:K=1024" or a class name */
+	const char *params;     /* canonical schedule/plan text or JSON (opaque here) */
+	double seconds;         /* measured time (0 = not measured: worst) */
+	double gflops;
+	int verified;           /* 1 verified, 0 mismatch, -1 not verified */
+	const char *tuner_version;
+	int64_t timestamp;      /* unix seconds of the measurement (0 on put = now) */
+	/* set by reads, ignored by ct_store_put: */
+	const char *cachet_version; /* the cachet that wrote the record */
+	int trusted;            /* 0: stale (other cachet version, device identity or
+				   parameter names), re-measure before relying on it */
+} ct_tune_record;
+
+/* The per-device tuning store: one SQLite file <dir>/<device-id>.sqlite,
+ * safe for concurrent tuners and readers (processes). */
+typedef struct ct_store ct_store;
+
+enum {
+	CT_STORE_READONLY = 1, /* never write (no folder, no schema, no set-aside) */
+	CT_STORE_QUIET = 2     /* keep warnings in ct_store_warnings, not on stderr */
+};
+
+/* Open the store of this device in dir (NULL: $CACHET_CACHE_DIR, else
+ * ${XDG_CACHE_HOME:-~/.cache}/cachet), creating the folder (0700) and the file
+ * as needed. A corrupt or foreign file is renamed <file>.bad-<timestamp> with
+ * a warning and a fresh store is used. Never fails for I/O reasons: a store
+ * that cannot be written opens read-only (or empty) with a warning, and
+ * ct_store_put then fails with CT_ERR_IO. NULL only on CT_ERR_NOMEM/USAGE. */
+CT_API CT_GIVE ct_store *ct_store_open(CT_KEEP ct_ctx *ctx, CT_KEEP const char *dir,
+				       unsigned flags);
+/* Close s; ct_store_close(NULL) is a no-op. */
+CT_API void ct_store_close(CT_TAKE ct_store *s);
+/* Path of the store file (owned by s). */
+CT_API const char *ct_store_path(CT_KEEP const ct_store *s);
+/* 1 if ct_store_put can write, else 0. */
+CT_API int ct_store_writable(CT_KEEP const ct_store *s);
+/* Warnings since open, one per line ("" if none); owned by s. */
+CT_API const char *ct_store_warnings(CT_KEEP const ct_store *s);
+/* Insert r, or update the record with the same (family, dtype, size_class)
+ * if r is better: a stale or damaged old record is always replaced, else
+ * verified beats not verified beats mismatch, then the shorter time wins.
+ * *stored (if not NULL) says whether r was kept. r's strings are copied. */
+CT_API ct_status ct_store_put(CT_KEEP ct_store *s, CT_KEEP const ct_tune_record *r,
+			      CT_KEEP int *stored);
+/* Look up one record exactly. *found = 0 if there is none (or only a damaged
+ * one, skipped with a warning). out's strings are owned by s and stay valid
+ * until the next get/list/show on s. */
+CT_API ct_status ct_store_get(CT_KEEP ct_store *s, CT_KEEP const char *family, ct_dtype dtype,
+			      CT_KEEP const char *size_class, CT_KEEP ct_tune_record *out,
+			      CT_KEEP int *found);
+/* All records of family (NULL: every family) and dtype (-1: every type),
+ * sorted by family, type, size class, for nearest-size-class selection and
+ * `cachet tune --show`. *recs is owned by s, valid until the next
+ * get/list/show on s. Damaged records are skipped with a warning. */
+CT_API ct_status ct_store_list(CT_KEEP ct_store *s, CT_KEEP const char *family, int dtype,
+			       CT_KEEP const ct_tune_record **recs, CT_KEEP int *n);
+/* Print the records of family (NULL: all) as an aligned table (json = 0) or
+ * one JSON object {"path", "device_id", "writable", "records": [...]}. */
+CT_API ct_status ct_store_show(CT_KEEP ct_store *s, CT_KEEP const char *family, int json,
+			       CT_KEEP FILE *out);
+
+/* ---------------------------------------------------------------- tensor views (src/run/tensor.c) */
+/* @@tensor-api */
+/* Logical tensor indexing (docs/VIEWS.md). A ct_tensor maps the logical
+ * indices a kernel uses onto a physical buffer: element (i0, ..., ir-1) lives
+ * at data[origin + i0*stride0 + ... + ir-1*strider-1] (offsets and strides in
+ * elements). A top-level tensor borrows a caller's buffer; a sub-view shares
+ * its parent's buffer; a cached copy owns a buffer of its own (allocated
+ * through the ctx) and is only logically nested in its parent, so that its
+ * logical indices still cast to the parent's.
+ *
+ * Windows: besides its extents [0, extent), a view can address a larger
+ * logical range, its window: a sub-view reaches its neighbours inside the
+ * top-level tensor, a cached copy its halo. Element access, physical offsets
+ * and casts accept any index inside the window.
+ *
+ * Errors: every function reports on the tensor's (or the given) ctx:
+ * CT_ERR_USAGE for NULL handles or pointers, an index or dimension out of
+ * range, a sub-view outside its parent, a copy on a view that is not cached,
+ * a cast to a tensor that is not an ancestor, or freeing a tensor that still
+ * has views; CT_ERR_INPUT for a bad element type, layout, dimension order,
+ * rank below 1, negative extent, stride, halo or buffer size, a strided view
+ * that leaves its buffer, or a value an integer tensor cannot hold;
+ * CT_ERR_LIMIT for rank above CT_TENSOR_MAX_RANK, arithmetic overflow of a
+ * size or offset, or a cache buffer above 16 GiB; CT_ERR_NOMEM when the
+ * allocator fails. A tensor is used by one thread at a time, like its ctx. */
+
+#define CT_TENSOR_MAX_RANK 8
+
+typedef struct ct_tensor ct_tensor;
+
+/* Dense layouts of a top-level tensor or of a cache buffer. */
+typedef enum ct_tensor_layout {
+	CT_TENSOR_ROW_MAJOR = 0, /* the last dimension is contiguous (C order) */
+	CT_TENSOR_COL_MAJOR = 1  /* the first dimension is contiguous (Fortran order) */
+} ct_tensor_layout;
+
+/* A top-level tensor of type `type` and extents[0..rank-1] (each >= 0) over
+ * data, laid out densely by layout. data (at least the product of the extents
+ * elements) is borrowed for the life of the view and never freed by it; the
+ * tensor keeps ctx. NULL on error. */
+CT_API CT_GIVE ct_tensor *ct_tensor_new(CT_KEEP ct_ctx *ctx, CT_KEEP void *data, ct_dtype type,
+					int rank, CT_KEEP const int64_t *extents,
+					ct_tensor_layout layout);
+/* As ct_tensor_new, laid out densely in dimension order order[0..rank-1], a
+ * permutation of 0..rank-1 from the outermost (largest stride) to the
+ * contiguous dimension: (0,1) is row-major, (1,0) column-major. */
+CT_API CT_GIVE ct_tensor *ct_tensor_new_ordered(CT_KEEP ct_ctx *ctx, CT_KEEP void *data,
+						ct_dtype type, int rank,
+						CT_KEEP const int64_t *extents,
+						CT_KEEP const int *order);
+/* As ct_tensor_new, with explicit strides[0..rank-1] (>= 0, in elements; 0
+ * repeats an element) and the physical offset origin (>= 0) of the logical
+ * origin. Every element must lie inside data[0 .. data_elements-1]. */
+CT_API CT_GIVE ct_tensor *ct_tensor_new_strided(CT_KEEP ct_ctx *ctx, CT_KEEP void *data,
+						int64_t data_elements, ct_dtype type, int rank,
+						CT_KEEP const int64_t *extents,
+						CT_KEEP const int64_t *strides, int64_t origin);
+
+/* The sub-view of parent whose logical origin is parent index offsets[] and
+ * whose extents are extents[] (rank of the parent). The block must lie inside
+ * the parent's extents. It shares the parent's buffer; the parent must
+ * outlive it. NULL on error (recorded on the parent's ctx). */
+CT_API CT_GIVE ct_tensor *ct_tensor_sub(CT_KEEP ct_tensor *parent, CT_KEEP const int64_t *offsets,
+					CT_KEEP const int64_t *extents);
+/* A cached copy of the block (offsets, extents) of parent (as ct_tensor_sub)
+ * with halo_lo[d] / halo_hi[d] extra elements below / above the block on each
+ * dimension d (NULL means no halo). The buffer, of extents[d] + halo_lo[d] +
+ * halo_hi[d] per dimension laid out by layout, is allocated through the ctx
+ * and zeroed; its logical indices run from -halo_lo[d] to
+ * extents[d] + halo_hi[d] - 1. Halo that falls outside the data the parent
+ * can supply (the top-level tensor's extents, or a cached ancestor's kept
+ * halo) is clipped: it stays zero and is never copied; ct_tensor_halo tells
+ * how much was kept per side. No data is copied until ct_tensor_copy_in. */
+CT_API CT_GIVE ct_tensor *ct_tensor_cache(CT_KEEP ct_tensor *parent,
+					  CT_KEEP const int64_t *offsets,
+					  CT_KEEP const int64_t *extents,
+					  CT_KEEP const int64_t *halo_lo,
+					  CT_KEEP const int64_t *halo_hi, ct_tensor_layout layout);
+/* Copy the block and its kept halo from the parent into the cached copy
+ * cache, and zero its clipped halo. CT_ERR_USAGE if cache is not cached. */
+CT_API ct_status ct_tensor_copy_in(CT_KEEP ct_tensor *cache);
+/* Copy the interior (the block, no halo) of cache back into its parent;
+ * nothing else of the parent changes. CT_ERR_USAGE if cache is not cached. */
+CT_API ct_status ct_tensor_copy_out(CT_KEEP ct_tensor *cache);
+/* Free t (and the buffer of a cached copy; never a borrowed one). A tensor
+ * that still has views is not freed: CT_ERR_USAGE. ct_tensor_free(NULL) is a
+ * no-op returning CT_OK. */
+CT_API ct_status ct_tensor_free(CT_TAKE ct_tensor *t);
+
+/* Index casting: out[] = the logical index in ancestor of t's logical index
+ * idx[] (inside t's window). ancestor may be t itself, any tensor up t's
+ * parent chain (through cached copies too), or NULL for the top-level
+ * tensor. out may alias idx; it is written only on success. */
+CT_API ct_status ct_tensor_cast(CT_KEEP const ct_tensor *t, CT_KEEP const ct_tensor *ancestor,
+				CT_KEEP const int64_t *idx, CT_KEEP int64_t *out);
+/* *offset = the physical offset, in elements from ct_tensor_data(t), of
+ * logical index idx[] (inside t's window). */
+CT_API ct_status ct_tensor_offset(CT_KEEP const ct_tensor *t, CT_KEEP const int64_t *idx,
+				  CT_KEEP int64_t *offset);
+/* Read element idx[] (inside t's window) as a double, for tests and tools. */
+CT_API ct_status ct_tensor_get(CT_KEEP const ct_tensor *t, CT_KEEP const int64_t *idx,
+			       CT_KEEP double *value);
+/* Write value to element idx[] (inside t's window). Integer tensors take the
+ * value truncated toward zero and refuse NaN, infinities and values out of
+ * their range; f32 tensors refuse finite values beyond FLT_MAX (CT_ERR_INPUT). */
+CT_API ct_status ct_tensor_set(CT_KEEP ct_tensor *t, CT_KEEP const int64_t *idx, double value);
+
+/* Accessors. A NULL t gives NULL, 0 or -1 without recording anything; a
+ * dimension d outside 0..rank-1 gives -1 (or CT_ERR_USAGE) on the ctx. */
+CT_API CT_KEEP ct_ctx *ct_tensor_get_ctx(CT_KEEP const ct_tensor *t);
+/* The buffer that ct_tensor_offset indexes (owned by the view when cached). */
+CT_API CT_KEEP void *ct_tensor_data(CT_KEEP const ct_tensor *t);
+/* Element type (CT_F32 for NULL), rank (0 for NULL). */
+CT_API ct_dtype ct_tensor_dtype(CT_KEEP const ct_tensor *t);
+CT_API int ct_tensor_rank(CT_KEEP const ct_tensor *t);
+CT_API int64_t ct_tensor_extent(CT_KEEP const ct_tensor *t, int d);
+CT_API int64_t ct_tensor_stride(CT_KEEP const ct_tensor *t, int d);
+/* Physical offset of the logical origin (0, ..., 0) in ct_tensor_data(t). */
+CT_API int64_t ct_tensor_origin(CT_KEEP const ct_tensor *t);
+/* Number of logical elements (the product of the extents). */
+CT_API int64_t ct_tensor_elements(CT_KEEP const ct_tensor *t);
+/* Logical index in the parent of t's origin along d (0 for a top-level one). */
+CT_API int64_t ct_tensor_parent_offset(CT_KEEP const ct_tensor *t, int d);
+/* The parent (NULL for a top-level tensor) and the top-level tensor (t itself
+ * for a top-level one); both borrowed. */
+CT_API CT_KEEP ct_tensor *ct_tensor_parent(CT_KEEP const ct_tensor *t);
+CT_API CT_KEEP ct_tensor *ct_tensor_root(CT_KEEP const ct_tensor *t);
+/* 1 for a cached copy (own buffer), 0 otherwise. */
+CT_API int ct_tensor_is_cached(CT_KEEP const ct_tensor *t);
+/* Number of live views (sub-views and cached copies) whose parent is t. */
+CT_API int64_t ct_tensor_child_count(CT_KEEP const ct_tensor *t);
+/* Halo of a cached copy along d: *lo / *hi elements kept below / above the
+ * block (copied from the parent); 0 for other views. */
+CT_API ct_status ct_tensor_halo(CT_KEEP const ct_tensor *t, int d, CT_KEEP int64_t *lo,
+				CT_KEEP int64_t *hi);
+/* Halo of a cached copy along d that was asked for but clipped (zero-filled,
+ * never copied) below / above the block; 0 for other views. */
+CT_API ct_status ct_tensor_clipped(CT_KEEP const ct_tensor *t, int d, CT_KEEP int64_t *lo,
+				   CT_KEEP int64_t *hi);
+/* The window along d: logical indices lo <= i < hi that t can address. */
+CT_API ct_status ct_tensor_window(CT_KEEP const ct_tensor *t, int d, CT_KEEP int64_t *lo,
+				  CT_KEEP int64_t *hi);
+/* @@tensor-api end */
 
 #ifdef __cplusplus
 }

@@ -1,10 +1,471 @@
 /* cachet.c: the command-line tool (argument parsing and library calls only). */
 #include "cachet.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-int main(void)
+/* Exit codes of CLI.md. */
+enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_BAD_INPUT = 2 };
+
+#define MAX_DEFINES 64
+
+typedef struct define {
+	const char *name;
+	int64_t value;
+} define;
+
+/* Everything a command line can say; each command uses what it needs. */
+typedef struct cli {
+	const char *cmd;
+	const char *file;
+	define defs[MAX_DEFINES];
+	int ndefs;
+	int json;
+	ct_run_options run;
+	const char *target;
+	const char *out_dir;
+	const char *cache_spec;
+	int simulate;
+	int64_t max_tile;
+	const char *sizes;
+	double budget;
+	const char *sub;      /* cache subcommand */
+	int help;
+} cli;
+
+/* One command: name, one-line summary, usage, flags it accepts, handler. */
+typedef struct command {
+	const char *name;
+	const char *summary;
+	const char *usage;
+	const char *details;
+	int (*fn)(cli *c);
+} command;
+
+static const command *find_command(const char *name);
+static void print_command_help(FILE *f, const command *cmd);
+
+static int usage_error(const char *fmt, const char *arg)
 {
-	printf("cachet %s\n", CACHET_VERSION);
-	return 0;
+	fprintf(stderr, "cachet: error: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n(run 'cachet --help' for usage)\n");
+	return EXIT_BAD_INPUT;
+}
+
+/* Print the last error of ctx (every diagnostic of a parse, with carets). */
+static void print_error(ct_ctx *ctx)
+{
+	int n = ct_ctx_diag_count(ctx);
+	if (n > 0) {
+		for (int i = 0; i < n; i++)
+			fprintf(stderr, "%s\n", ct_ctx_diag_render(ctx, i));
+		if (n > 1)
+			fprintf(stderr, "%d errors\n", n);
+		return;
+	}
+	const char *file = ct_ctx_last_file(ctx);
+	if (file[0] && ct_ctx_last_line(ctx) > 0)
+		fprintf(stderr, "%s:%d:%d: error: %s\n", file, ct_ctx_last_line(ctx), ct_ctx_last_col(ctx),
+			ct_ctx_last_message(ctx));
+	else if (file[0])
+		fprintf(stderr, "%s: error: %s\n", file, ct_ctx_last_message(ctx));
+	else
+		fprintf(stderr, "cachet: error: %s\n", ct_ctx_last_message(ctx));
+}
+
+/* Map a library status to the exit codes of CLI.md. */
+static int exit_code(ct_status st)
+{
+	switch (st) {
+	case CT_OK: return EXIT_OK;
+	case CT_ERR_RUNTIME:
+	case CT_ERR_COMPILE:
+	case CT_ERR_VERIFY:
+	case CT_ERR_NOMEM: return EXIT_FAILED;
+	default: return EXIT_BAD_INPUT;
+	}
+}
+
+static int fail(ct_ctx *ctx, ct_status st)
+{
+	print_error(ctx);
+	return exit_code(st);
+}
+
+static int parse_int(const char *s, int64_t *v)
+{
+	char *end;
+	errno = 0;
+	long long x = strtoll(s, &end, 10);
+	if (errno || end == s || *end)
+		return 0;
+	*v = x;
+	return 1;
+}
+
+static int parse_define(cli *c, char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	int64_t v;
+	if (!eq || eq == arg || !parse_int(eq + 1, &v))
+		return usage_error("-D expects NAME=INTEGER, not '%s'", arg);
+	if (c->ndefs >= MAX_DEFINES)
+		return usage_error("too many -D options (%s)", arg);
+	/* the name is the text before '=': cut it in place (argv strings are writable) */
+	arg[eq - arg] = 0;
+	c->defs[c->ndefs].name = arg;
+	c->defs[c->ndefs].value = v;
+	c->ndefs++;
+	return EXIT_OK;
+}
+
+/* Value of an option that takes one: "--opt VALUE" or "--opt=VALUE". */
+static const char *opt_value(int argc, char **argv, int *i, const char *opt)
+{
+	size_t n = strlen(opt);
+	if (strncmp(argv[*i], opt, n) == 0 && argv[*i][n] == '=')
+		return argv[*i] + n + 1;
+	if (strcmp(argv[*i], opt) == 0 && *i + 1 < argc)
+		return argv[++*i];
+	return NULL;
+}
+
+static int is_opt(const char *arg, const char *opt)
+{
+	size_t n = strlen(opt);
+	return strncmp(arg, opt, n) == 0 && (arg[n] == 0 || arg[n] == '=');
+}
+
+static int parse_args(cli *c, int argc, char **argv, int first)
+{
+	for (int i = first; i < argc; i++) {
+		char *a = argv[i];
+		const char *v;
+		int64_t n;
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			c->help = 1;
+		} else if (strncmp(a, "-D", 2) == 0) {
+			char *d = a[2] ? a + 2 : (i + 1 < argc ? argv[++i] : NULL);
+			if (!d)
+				return usage_error("%s expects NAME=VALUE", a);
+			int rc = parse_define(c, d);
+			if (rc)
+				return rc;
+		} else if (strcmp(a, "--json") == 0) {
+			c->json = 1;
+		} else if (strcmp(a, "--no-verify") == 0) {
+			c->run.verify = 0;
+		} else if (strcmp(a, "--simulate") == 0) {
+			c->simulate = 1;
+		} else if (is_opt(a, "--engine")) {
+			if (!(v = opt_value(argc, argv, &i, "--engine")))
+				return usage_error("%s expects native or interp", a);
+			if (strcmp(v, "native") == 0)
+				c->run.engine = CT_ENGINE_NATIVE;
+			else if (strcmp(v, "interp") == 0)
+				c->run.engine = CT_ENGINE_INTERP;
+			else
+				return usage_error("unknown engine '%s' (native or interp)", v);
+		} else if (is_opt(a, "--repeat")) {
+			if (!(v = opt_value(argc, argv, &i, "--repeat")) || !parse_int(v, &n) || n < 1 || n > 1000000)
+				return usage_error("%s expects an integer in 1..1000000", a);
+			c->run.repeat = (int)n;
+		} else if (is_opt(a, "--threads")) {
+			if (!(v = opt_value(argc, argv, &i, "--threads")) || !parse_int(v, &n) || n < 0 || n > 4096)
+				return usage_error("%s expects an integer in 0..4096", a);
+			c->run.threads = (int)n;
+		} else if (is_opt(a, "--target")) {
+			if (!(v = opt_value(argc, argv, &i, "--target")))
+				return usage_error("%s expects host or opencl", a);
+			if (strcmp(v, "host") != 0 && strcmp(v, "opencl") != 0)
+				return usage_error("unknown target '%s' (host or opencl)", v);
+			c->target = v;
+		} else if (is_opt(a, "--cache")) {
+			if (!(v = opt_value(argc, argv, &i, "--cache")))
+				return usage_error("%s expects SIZE:LINE[:WAYS],...", a);
+			c->cache_spec = v;
+		} else if (is_opt(a, "--max")) {
+			if (!(v = opt_value(argc, argv, &i, "--max")) || !parse_int(v, &n) || n < 1)
+				return usage_error("%s expects a positive integer", a);
+			c->max_tile = n;
+		} else if (is_opt(a, "--sizes")) {
+			if (!(v = opt_value(argc, argv, &i, "--sizes")))
+				return usage_error("%s expects a list of sizes", a);
+			c->sizes = v;
+		} else if (is_opt(a, "--budget")) {
+			if (!(v = opt_value(argc, argv, &i, "--budget")))
+				return usage_error("%s expects seconds", a);
+			char *end;
+			c->budget = strtod(v, &end);
+			if (*end || !(c->budget > 0))
+				return usage_error("--budget expects positive seconds, not '%s'", v);
+		} else if (strcmp(a, "-o") == 0 || is_opt(a, "--output")) {
+			if (!(v = opt_value(argc, argv, &i, a[1] == 'o' ? "-o" : "--output")))
+				return usage_error("%s expects a folder", a);
+			c->out_dir = v;
+		} else if (a[0] == '-' && a[1]) {
+			return usage_error("unknown option '%s'", a);
+		} else if (strcmp(c->cmd, "cache") == 0 && !c->sub) {
+			c->sub = a;
+		} else if (!c->file) {
+			c->file = a;
+		} else {
+			return usage_error("unexpected argument '%s'", a);
+		}
+	}
+	return EXIT_OK;
+}
+
+/* Parse the file and apply -D; NULL after printing the error. */
+static ct_kernel *load_kernel(ct_ctx *ctx, cli *c, int *rc)
+{
+	if (!c->file) {
+		*rc = usage_error("%s needs a FILE", c->cmd);
+		return NULL;
+	}
+	ct_kernel *k = ct_kernel_parse_file(ctx, c->file);
+	if (!k) {
+		*rc = fail(ctx, ct_ctx_last_status(ctx));
+		return NULL;
+	}
+	if (c->ndefs) {
+		ct_status st = CT_OK;
+		for (int i = 0; i < c->ndefs && !st; i++)
+			st = ct_kernel_set_param(k, c->defs[i].name, c->defs[i].value);
+		if (!st)
+			st = ct_kernel_recheck(k);
+		if (st) {
+			*rc = fail(ctx, st);
+			ct_kernel_free(k);
+			return NULL;
+		}
+	}
+	*rc = EXIT_OK;
+	return k;
+}
+
+/* ------------------------------------------------------------ commands */
+
+static int cmd_check(cli *c)
+{
+	ct_ctx *ctx = ct_ctx_new();
+	if (!ctx)
+		return EXIT_FAILED;
+	int rc;
+	ct_kernel *k = load_kernel(ctx, c, &rc);
+	ct_kernel_free(k);
+	ct_ctx_free(ctx);
+	return rc;
+}
+
+static int print_lowered(ct_ctx *ctx, ct_kernel *k, int json)
+{
+	ct_looptree *t = ct_kernel_lower(k, 1);
+	if (!t)
+		return fail(ctx, ct_ctx_last_status(ctx));
+	char *s = ct_looptree_print(t, json);
+	ct_looptree_free(t);
+	if (!s) {
+		fprintf(stderr, "cachet: error: out of memory\n");
+		return EXIT_FAILED;
+	}
+	fputs(s, stdout);
+	if (s[0] && s[strlen(s) - 1] != '\n')
+		fputc('\n', stdout);
+	free(s);
+	return EXIT_OK;
+}
+
+static int cmd_lower(cli *c)
+{
+	ct_ctx *ctx = ct_ctx_new();
+	if (!ctx)
+		return EXIT_FAILED;
+	int rc;
+	ct_kernel *k = load_kernel(ctx, c, &rc);
+	if (k)
+		rc = print_lowered(ctx, k, c->json);
+	ct_kernel_free(k);
+	ct_ctx_free(ctx);
+	return rc;
+}
+
+static void print_run_json(const ct_kernel *k, const ct_run_result *r)
+{
+	printf("{\"kernel\": \"%s\", \"target\": \"host\", \"engine\": \"%s\", \"threads\": %d, "
+	       "\"seconds\": %.9g, \"gflops\": %.6g, \"verified\": %s, \"max_rel_error\": %.6g, "
+	       "\"code_cache\": \"%s\", \"compile_seconds\": %.6g}\n",
+	       ct_kernel_name(k), r->engine, r->threads, r->seconds, r->gflops,
+	       r->verified == 1 ? "true" : r->verified == 0 ? "false" : "null", r->max_rel_error,
+	       r->code_cache, r->compile_seconds);
+}
+
+static void print_run_text(const ct_kernel *k, const ct_run_result *r)
+{
+	printf("kernel %s: %s engine, %d thread%s\n", ct_kernel_name(k), r->engine, r->threads,
+	       r->threads == 1 ? "" : "s");
+	printf("  time     %.6f s (median)\n", r->seconds);
+	printf("  speed    %.3f GFLOP/s\n", r->gflops);
+	if (r->verified == 1)
+		printf("  verified against the reference interpreter (max relative error %.3g)\n",
+		       r->max_rel_error);
+	else if (r->verified == 0)
+		printf("  MISMATCH in array %s (max relative error %.3g)\n", r->mismatch_array,
+		       r->max_rel_error);
+	else
+		printf("  not verified (--no-verify)\n");
+	if (strcmp(r->code_cache, "none") != 0)
+		printf("  code     %s (compile %.3f s)\n", r->code_cache, r->compile_seconds);
+}
+
+static int run_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
+{
+	ct_run_result r;
+	ct_status st = ct_kernel_run(k, &c->run, &r);
+	if (st && st != CT_ERR_VERIFY)
+		return fail(ctx, st);
+	if (c->json)
+		print_run_json(k, &r);
+	else
+		print_run_text(k, &r);
+	if (st) {
+		print_error(ctx);
+		return EXIT_FAILED;
+	}
+	return EXIT_OK;
+}
+
+static int cmd_run(cli *c)
+{
+	ct_ctx *ctx = ct_ctx_new();
+	if (!ctx)
+		return EXIT_FAILED;
+	int rc;
+	ct_kernel *k = load_kernel(ctx, c, &rc);
+	if (k)
+		rc = run_kernel(ctx, k, c);
+	ct_kernel_free(k);
+	ct_ctx_free(ctx);
+	return rc;
+}
+
+/* The demo kernel: a tiled matmul with a non-dividing split, small enough
+ * for the interpreter to verify in a blink. */
+static const char demo_text[] =
+	"# demo.cachet: C += A * B, tiled for the cache\n"
+	"kernel matmul\n"
+	"param M = 256, N = 256, K = 256\n"
+	"array A : f32[M, K] input\n"
+	"array B : f32[K, N] input\n"
+	"array C : f32[M, N] inout\n"
+	"for (i: M, j: N, k: K) {\n"
+	"  C[i, j] += A[i, k] * B[k, j]\n"
+	"}\n"
+	"schedule {\n"
+	"  ii, jj, kk = tile(i=32, j=64, k=48)   # 48 does not divide 256: a tail\n"
+	"  reorder(i, j, k, ii, kk, jj)\n"
+	"}\n";
+
+static int cmd_demo(cli *c)
+{
+	ct_ctx *ctx = ct_ctx_new();
+	if (!ctx)
+		return EXIT_FAILED;
+	printf("== The kernel (embedded demo.cachet) ==\n%s\n", demo_text);
+	ct_kernel *k = ct_kernel_parse(ctx, demo_text, sizeof demo_text - 1, "demo.cachet");
+	if (!k) {
+		int rc = fail(ctx, ct_ctx_last_status(ctx));
+		ct_ctx_free(ctx);
+		return rc;
+	}
+	printf("== The scheduled loop tree (cachet lower) ==\n");
+	int rc = print_lowered(ctx, k, 0);
+	if (!rc) {
+		printf("\n== Run and verify (cachet run) ==\n");
+		c->json = 0;
+		rc = run_kernel(ctx, k, c);
+	}
+	if (!rc)
+		printf("\nThe schedule changed only the order of the iterations: the result equals the\n"
+		       "unscheduled reference. Try: cachet lower examples/matmul.cachet --json\n");
+	ct_kernel_free(k);
+	ct_ctx_free(ctx);
+	return rc;
+}
+
+static const command commands[] = {
+	{"check", "parse and validate a kernel file; prints nothing on success",
+	 "cachet check FILE [-D NAME=VALUE]...",
+	 "  -D NAME=VALUE   override a param, or give a runtime param its value\n", cmd_check},
+	{"lower", "print the scheduled, planned loop tree as pseudo-code",
+	 "cachet lower FILE [-D NAME=VALUE]... [--json]",
+	 "  -D NAME=VALUE   override a param\n  --json          print the loop tree as one JSON object\n",
+	 cmd_lower},
+	{"run", "run a kernel on deterministic inputs, time it and verify it",
+	 "cachet run FILE [-D ...] [--engine native|interp] [--repeat N] [--threads T] [--no-verify] [--json]",
+	 "  --engine E      native (compiled, default) or interp (the reference interpreter)\n"
+	 "  --repeat N      timed runs; the median is reported\n"
+	 "  --threads T     threads for native kernels (0 = all cores)\n"
+	 "  --no-verify     skip the comparison with the unscheduled reference\n"
+	 "  --json          one JSON object on stdout\n"
+	 "exit codes: 0 verified, 1 the kernel ran but failed, 2 bad input\n",
+	 cmd_run},
+	{"demo", "the default job: an embedded matmul, run and explained", "cachet demo", "", cmd_demo},
+};
+
+static const command *find_command(const char *name)
+{
+	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+		if (strcmp(commands[i].name, name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+static void print_command_help(FILE *f, const command *cmd)
+{
+	fprintf(f, "usage: %s\n\n%s.\n\n%s", cmd->usage, cmd->summary, cmd->details);
+}
+
+static void print_help(FILE *f)
+{
+	fprintf(f, "cachet %s: loop nests to fast, cache-aware kernels\n\nusage: cachet COMMAND [ARGS]\n\n",
+		CACHET_VERSION);
+	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+		fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f, "\n'cachet COMMAND --help' describes a command. Exit codes: 0 success, 1 the kernel\n"
+		   "ran but failed, 2 bad input or usage.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		print_help(stderr);
+		return EXIT_BAD_INPUT;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+		print_help(stdout);
+		return EXIT_OK;
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("cachet %s\n", CACHET_VERSION);
+		return EXIT_OK;
+	}
+	const command *cmd = find_command(argv[1]);
+	if (!cmd)
+		return usage_error("unknown command '%s'", argv[1]);
+	cli c;
+	memset(&c, 0, sizeof c);
+	c.cmd = cmd->name;
+	ct_run_options_init(&c.run);
+	int rc = parse_args(&c, argc, argv, 2);
+	if (rc)
+		return rc;
+	if (c.help) {
+		print_command_help(stdout, cmd);
+		return EXIT_OK;
+	}
+	return cmd->fn(&c);
 }

@@ -62,6 +62,10 @@ typedef struct ir_param {
 	bool has_value;        /* compile-time, or a runtime param given a value (-D) */
 	int64_t value;
 	bool overridden;       /* set by -D / ct_kernel_set_param */
+	/* `param N2 = 2*N`: the value as written when it names other params
+	 * (compile-time ones only); NULL for a plain integer. Re-evaluated by
+	 * lang_recheck unless N2 itself is overridden. */
+	struct ir_expr *def;
 } ir_param;
 
 /* Roles match ct_role of cachet.h. */
@@ -166,6 +170,9 @@ typedef struct ir_expr {
 	/* operands */
 	int nargs;
 	struct ir_expr **args;
+	/* height of the tree below (1 for a leaf); at most IR_MAX_EXPR_DEPTH,
+	 * so recursive walkers stay within a bounded stack */
+	int height;
 } ir_expr;
 
 /* ------------------------------------------------------------ statements */
@@ -222,6 +229,10 @@ typedef struct ir_sched {
 	int64_t *size;
 	int *out;
 	ir_pos *arg_pos;       /* position of each argument */
+	/* SC_SPLIT/SC_TILE: each size as written (an integer expression of
+	 * compile-time params); lang_recheck re-evaluates it into size[] and
+	 * into the step/window fields of the indices after param overrides */
+	struct ir_expr **size_expr;
 } ir_sched;
 
 /* ------------------------------------------------------------ plan */
@@ -262,6 +273,7 @@ typedef struct ir_plan_item {
 	ir_pos name_pos;
 	int src_array;         /* array id, or -1 when the source is a cache */
 	int src_cache;         /* index of the source PL_CACHE item in plan, or -1 */
+	int root_array;        /* the array at the bottom of a chain of caches */
 	ir_pos src_pos;
 	ir_cache_pos where;
 	int64_t value;         /* level or max_elements */

@@ -1,0 +1,26 @@
+/* gen.h: code generators that turn a loop tree into source (the C backend for now). */
+#ifndef CT_GEN_H
+#define CT_GEN_H
+
+#include "ir/looptree.h"
+
+/* The C source of loop tree t: `void cachet_<name>(arrays..., runtime
+ * params...)` plus a uniform entry `void cachet_<name>_entry(void *const
+ * *args, const int64_t *params)` (args: one pointer per array in
+ * declaration order, temps ignored; params: every param's value in
+ * declaration order). Returns a malloc'd string (free()), NULL with an error
+ * on the kernel's ctx. */
+char *gen_c(ct_looptree *t, size_t *len);
+
+/* Write the kernel's C symbol names into fn / entry (cap bytes each). */
+void gen_symbol_names(const ct_kernel *k, char *fn, char *entry, size_t cap);
+
+/* The signature of the kernel function as C text (for headers of AOT
+ * packages), with a comment per argument describing its shape, type,
+ * layout and role. malloc'd; NULL on error. */
+char *gen_c_prototype(const ct_kernel *k);
+
+/* Signature of the uniform entry point. */
+typedef void (*gen_entry_fn)(void *const *args, const int64_t *params);
+
+#endif

@@ -1,0 +1,99 @@
+/* native.c: the native engine: generate C, compile or fetch it from the code cache, run and verify. */
+#include "gen/gen.h"
+#include "run/run.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+char *ct_kernel_emit(ct_kernel *k, const char *target, size_t *len)
+{
+	if (!k)
+		return NULL;
+	if (target && strcmp(target, "host") != 0 && strcmp(target, "c") != 0) {
+		ct_error(k->ctx, CT_ERR_UNSUPPORTED, "target '%s' is not supported by this build (host only)",
+			 target);
+		return NULL;
+	}
+	ct_looptree *t = ct_kernel_lower(k, 1);
+	if (!t)
+		return NULL;
+	char *src = gen_c(t, len);
+	ct_looptree_free(t);
+	return src;
+}
+
+/* Generate and load k's code; *entry is its uniform entry point. */
+static ct_status load_entry(ct_kernel *k, gen_entry_fn *entry, ct_run_result *r)
+{
+	size_t len = 0;
+	char *src = ct_kernel_emit(k, "host", &len);
+	if (!src)
+		return ct_ctx_last_status(k->ctx);
+	ct_compile_options co;
+	ct_compile_options_init(&co);
+	ct_module *m = NULL;
+	ct_load_info info;
+	ct_status st = ct_module_load(k->ctx, src, len, &co, &m, &info);
+	free(src);
+	if (st)
+		return st;
+	r->code_cache = info.how;
+	r->compile_seconds = strcmp(info.how, "compiled") == 0 ? info.seconds : 0;
+	char fn[300], ename[300];
+	gen_symbol_names(k, fn, ename, sizeof fn);
+	void *sym = ct_module_symbol(m, ename);
+	if (!sym)
+		return ct_error(k->ctx, CT_ERR_COMPILE, "generated code lacks symbol %s", ename);
+	/* dlsym gives a data pointer; POSIX guarantees it converts to a function pointer */
+	memcpy(entry, &sym, sizeof sym);
+	return CT_OK;
+}
+
+ct_status run_native(ct_kernel *k, const ct_run_options *o, ct_run_result *r)
+{
+	ct_ctx *ctx = k->ctx;
+	gen_entry_fn entry = NULL;
+	ct_status st = load_entry(k, &entry, r);
+	if (st)
+		return st;
+	r->threads = 1;
+	int64_t *params = calloc((size_t)k->nparams + 1, sizeof *params);
+	double *times = calloc((size_t)o->repeat, sizeof *times);
+	run_buffers init, work, want;
+	memset(&init, 0, sizeof init);
+	memset(&work, 0, sizeof work);
+	memset(&want, 0, sizeof want);
+	if (!params || !times) {
+		st = ct_error(ctx, CT_ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	ir_param_values(k, params);
+	st = run_buffers_alloc(k, &init, true);
+	if (!st)
+		st = run_buffers_alloc(k, &work, false);
+	for (int i = 0; i < o->repeat && !st; i++) {
+		run_buffers_copy(&work, &init);
+		double t0 = run_now();
+		entry((void *const *)work.data, params);
+		times[i] = run_now() - t0;
+	}
+	if (st)
+		goto out;
+	r->seconds = run_median(times, o->repeat);
+	double fl = ct_kernel_flops(k);
+	r->gflops = r->seconds > 0 && fl > 0 ? fl / r->seconds * 1e-9 : 0;
+	if (o->verify) {
+		st = run_buffers_alloc(k, &want, false);
+		if (!st)
+			st = run_reference(k, &init, &want);
+		if (!st)
+			st = run_verify(k, &work, &want, r);
+	}
+out:
+	run_buffers_free(&init);
+	run_buffers_free(&work);
+	run_buffers_free(&want);
+	free(params);
+	free(times);
+	return st;
+}

@@ -1,0 +1,1456 @@
+/* interp.c: the reference interpreter and address-trace walker; a loop tree is first compiled to flat typed code. */
+#include "interp/interp.h"
+
+#include <math.h>
+#include <string.h>
+
+/*
+ * How it runs fast: every array offset, index value and `if` difference is
+ * an affine function of the loop variables on the path to its statement. It
+ * lives in an "affine register" that the enclosing loops keep up to date:
+ * a loop with variable v owns updates off[dst] = off[src] + coef * v, one
+ * per distinct (src, coef) among the functions below it that depend on v.
+ * Functions that differ by a constant share registers (the constant is the
+ * access's displacement), so a 5-point stencil keeps one register per loop.
+ * Statements compile to a small typed register bytecode; the trace walker
+ * uses the same loops and registers and just lists each statement's
+ * accesses. A static range analysis of each register over the loop box
+ * proves most accesses in bounds and guarantees the register arithmetic
+ * never overflows; the rest are checked when they run.
+ */
+
+typedef union ip_val {
+	int64_t i;
+	float f;
+	double d;
+} ip_val;
+
+/* Value representations: i32 and i64 both compute in int64. */
+enum { R_I = 0, R_F = 1, R_D = 2 };
+
+/* Typed arithmetic, one op per representation: AR(rep, A_x). */
+enum {
+	A_ADD, A_SUB, A_MUL, A_DIV, A_NEG, A_MIN, A_MAX, A_ABS, A_SQRT, A_EXP, A_FMA, A_SEL,
+	A_LT, A_LE, A_GT, A_GE, A_EQ, A_NE, A_NZ, A_N
+};
+
+enum {
+	OP_END,
+	OP_LD,                 /* + dtype: dst <- array a at off[b] + disp */
+	OP_ST = OP_LD + 4,     /* + 4 * dtype + assign: array a at off[b] + disp (op)= r[c] */
+	OP_IX = OP_ST + 16,    /* + rep: dst <- off[a] + disp */
+	OP_ACMP = OP_IX + 3,   /* + ir_cmp: dst <- (off[a] + disp) cmp 0 */
+	OP_MOV = OP_ACMP + 6,
+	OP_I2F, OP_I2D, OP_F2D, OP_D2F, OP_F2I, OP_D2I,
+	OP_AND, OP_OR, OP_NOT, /* on int truth values */
+	OP_MAC_F32,            /* array a at off[b]+disp += r[c] * r[dst], f32: matmul's statement */
+	OP_MAC_F64,
+	OP_AR
+};
+#define AR(rep, a) (OP_AR + (rep) * A_N + (a))
+
+typedef struct ip_insn {
+	int32_t op, dst, a, b, c;
+	int64_t disp;
+} ip_insn;
+
+typedef struct ip_upd {
+	int32_t dst, src;
+	int64_t coef;
+} ip_upd;
+
+typedef struct ip_tr {
+	int64_t disp;
+	int32_t reg, buffer, ref, is_write;
+} ip_tr;
+
+typedef struct ip_chk {
+	int64_t disp;
+	int32_t reg, array;
+} ip_chk;
+
+typedef struct ip_node {
+	lt_kind kind;
+	bool fast;             /* LT_LOOP whose body is one unchecked LT_STMT */
+	bool cond_reads;       /* LT_IF whose condition reads arrays */
+	int64_t lo, hi, step;
+	int nupd;
+	ip_upd *upd;
+	int nkids, nels;
+	struct ip_node **kids, **els;
+	ip_insn *code;         /* STMT, LET: the whole statement; IF: the condition */
+	int cond;              /* IF: register of the condition's truth value */
+	int ntr, nchk;
+	ip_tr *tr;
+	ip_chk *chk;
+} ip_node;
+
+/* A loop on the path from the root to the node being compiled. */
+typedef struct cp_open {
+	int index;
+	int64_t lo, last;
+	bool empty;
+	ip_upd *upd;
+	int nupd, cap;
+} cp_open;
+
+/* Values an affine register takes (none when a loop above it is empty). */
+typedef struct cp_range {
+	int64_t min, max;
+	bool empty;
+} cp_range;
+
+typedef struct cp {
+	ct_kernel *k;
+	const ct_looptree *t;
+	ct_ctx *ctx;
+	ct_arena *arena;
+	bool trace;
+	ct_status st;
+	int64_t *pv;           /* param values */
+	int64_t *stride;       /* [array * IR_MAX_RANK + d] */
+	int64_t *nelem;
+	/* value registers (constants are written at compile time) */
+	ip_val *regs;
+	int nregs, cap_regs;
+	int *let_reg;
+	/* affine registers and their static ranges */
+	cp_range *range;
+	int noffs, cap_offs;
+	cp_open *path;
+	int depth, cap_path;
+	int64_t *coef;         /* scratch: coefficient per loop-tree index */
+	/* the node being compiled */
+	ip_insn *code;
+	int ncode, cap_code;
+	ip_tr *tr;
+	int ntr, cap_tr;
+	ip_chk *chk;
+	int nchk, cap_chk;
+	int ref;               /* next reference id of the current IR node */
+	int *stmt_ref, *let_ref;
+	bool has_cache;
+} cp;
+
+typedef struct ip_prog {
+	ct_arena arena;
+	ip_node **roots;
+	int nroots;
+	ip_val *regs;
+	int nregs;
+	int noffs;
+	int64_t *nelem;
+	bool has_cache;
+} ip_prog;
+
+/* ------------------------------------------------------------ compile: helpers */
+
+static bool cp_fail(cp *c, ct_status st)
+{
+	if (c->st == CT_OK)
+		c->st = st;
+	return false;
+}
+
+static bool cp_err(cp *c, ct_status st, const char *msg, const char *name)
+{
+	if (c->st == CT_OK)
+		ct_error(c->ctx, st, msg, name);
+	return cp_fail(c, st);
+}
+
+static bool grow(cp *c, void **p, int *cap, int need, size_t elt)
+{
+	if (ct_vec_grow(c->ctx, p, cap, need, elt))
+		return true;
+	return cp_fail(c, ct_ctx_last_status(c->ctx) ? ct_ctx_last_status(c->ctx) : CT_ERR_NOMEM);
+}
+
+static int rep_of(ct_dtype t)
+{
+	return t == CT_F32 ? R_F : t == CT_F64 ? R_D : R_I;
+}
+
+/* Rank of a type in the widening order i32 < i64 < f32 < f64. */
+static int type_rank(ct_dtype t)
+{
+	switch (t) {
+	case CT_I32: return 0;
+	case CT_I64: return 1;
+	case CT_F32: return 2;
+	case CT_F64: return 3;
+	}
+	return 3;
+}
+
+/* C's float-to-integer conversion is undefined out of range: saturate,
+ * and map NaN to 0. */
+static inline int64_t f2i(double x)
+{
+	if (x != x)
+		return 0;
+	if (x >= 9223372036854775808.0)
+		return INT64_MAX;
+	if (x <= -9223372036854775808.0)
+		return INT64_MIN;
+	return (int64_t)x;
+}
+
+static int new_reg(cp *c)
+{
+	if (c->nregs >= (1 << 26)) {
+		cp_err(c, CT_ERR_LIMIT, "kernel too large for the interpreter%s", "");
+		return 0;
+	}
+	if (!grow(c, (void **)&c->regs, &c->cap_regs, c->nregs + 1, sizeof *c->regs))
+		return 0;
+	return c->nregs++;
+}
+
+static void emit(cp *c, int op, int dst, int a, int b, int cc, int64_t disp)
+{
+	if (!grow(c, (void **)&c->code, &c->cap_code, c->ncode + 1, sizeof *c->code))
+		return;
+	ip_insn *x = &c->code[c->ncode++];
+	x->op = op;
+	x->dst = dst;
+	x->a = a;
+	x->b = b;
+	x->c = cc;
+	x->disp = disp;
+}
+
+static int const_reg(cp *c, int rep, bool is_float, double num, int64_t inum)
+{
+	int r = new_reg(c);
+	if (c->st)
+		return 0;
+	ip_val *v = &c->regs[r];
+	if (rep == R_I)
+		v->i = is_float ? f2i(num) : inum;
+	else if (rep == R_F)
+		v->f = is_float ? (float)num : (float)inum;
+	else
+		v->d = is_float ? num : (double)inum;
+	return r;
+}
+
+static int conv(cp *c, int r, int from, int to)
+{
+	static const int ops[3][3] = {[R_I] = {0, OP_I2F, OP_I2D},
+				      [R_F] = {OP_F2I, 0, OP_F2D},
+				      [R_D] = {OP_D2I, OP_D2F, 0}};
+	if (from == to)
+		return r;
+	int d = new_reg(c);
+	emit(c, ops[from][to], d, r, 0, 0, 0);
+	return d;
+}
+
+static int truth(cp *c, int r, int rep)
+{
+	if (rep == R_I)
+		return r;
+	int d = new_reg(c);
+	emit(c, AR(rep, A_NZ), d, r, 0, 0, 0);
+	return d;
+}
+
+/* ------------------------------------------------------------ compile: affine registers */
+
+static bool range_add(int64_t lo0, int64_t hi0, int64_t lo1, int64_t hi1, int64_t *lo, int64_t *hi)
+{
+	return ct_add_ok(lo0, lo1, lo) && ct_add_ok(hi0, hi1, hi);
+}
+
+/* The register off[src] + coef * v for the loop at path level l. */
+static int get_reg(cp *c, int l, int src, int64_t coef)
+{
+	cp_open *o = &c->path[l];
+	for (int i = 0; i < o->nupd; i++)
+		if (o->upd[i].src == src && o->upd[i].coef == coef)
+			return o->upd[i].dst;
+	if (c->noffs >= (1 << 26)) {
+		cp_err(c, CT_ERR_LIMIT, "kernel too large for the interpreter%s", "");
+		return 0;
+	}
+	if (!grow(c, (void **)&c->range, &c->cap_offs, c->noffs + 1, sizeof *c->range) ||
+	    !grow(c, (void **)&o->upd, &o->cap, o->nupd + 1, sizeof *o->upd))
+		return 0;
+	int dst = c->noffs++;
+	o->upd[o->nupd].dst = dst;
+	o->upd[o->nupd].src = src;
+	o->upd[o->nupd].coef = coef;
+	o->nupd++;
+	const cp_range *rs = &c->range[src];
+	cp_range *rd = &c->range[dst];
+	rd->empty = rs->empty || o->empty;
+	if (!rd->empty) {
+		int64_t a, b;
+		if (!ct_mul_ok(coef, o->lo, &a) || !ct_mul_ok(coef, o->last, &b) ||
+		    !range_add(rs->min, rs->max, a < b ? a : b, a < b ? b : a, &rd->min, &rd->max)) {
+			cp_err(c, CT_ERR_LIMIT, "array offsets of kernel '%s' overflow 64 bits", c->k->name);
+			return 0;
+		}
+	}
+	return dst;
+}
+
+/* Register for sum(c->coef[x] * x) over the loops on the path; clears
+ * c->coef. Fails if the function uses a loop variable not on the path. */
+static int aff_reg(cp *c)
+{
+	int r = 0;
+	for (int l = 0; l < c->depth && !c->st; l++) {
+		int x = c->path[l].index;
+		int64_t cf = c->coef[x];
+		if (cf) {
+			r = get_reg(c, l, r, cf);
+			c->coef[x] = 0;
+		}
+	}
+	for (int x = 0; x < c->t->nindices; x++)
+		if (c->coef[x]) {
+			c->coef[x] = 0;
+			cp_err(c, CT_ERR_INPUT, "index '%s' is used outside its loop", c->k->indices[x].name);
+		}
+	return r;
+}
+
+/* c->coef += scale * x (index terms spread over their chains); *cst gets
+ * the constant and param part. */
+static bool expand_aff(cp *c, aff x, int64_t scale, int64_t *cst)
+{
+	int64_t v, p;
+	if (!ct_mul_ok(x.c, scale, &v) || !ct_add_ok(*cst, v, cst))
+		goto overflow;
+	for (int i = 0; i < x.n; i++) {
+		const aff_term *t = &x.t[i];
+		if (!ct_mul_ok(t->coef, scale, &v))
+			goto overflow;
+		if (t->kind == AFF_PARAM) {
+			if (t->id < 0 || t->id >= c->k->nparams)
+				return cp_err(c, CT_ERR_INPUT, "bad param in a subscript%s", "");
+			if (!ct_mul_ok(v, c->pv[t->id], &p) || !ct_add_ok(*cst, p, cst))
+				goto overflow;
+			continue;
+		}
+		if (t->id < 0 || t->id >= c->t->nindices)
+			return cp_err(c, CT_ERR_INPUT, "bad index in a subscript%s", "");
+		int n = 1;
+		const int *ch = NULL;
+		if (c->t->chain && c->t->chain[t->id]) {
+			ch = c->t->chain[t->id];
+			n = c->t->chain_len[t->id];
+		}
+		for (int j = 0; j < n; j++) {
+			int m = ch ? ch[j] : t->id;
+			if (!ct_add_ok(c->coef[m], v, &c->coef[m]))
+				goto overflow;
+		}
+	}
+	return true;
+overflow:
+	return cp_err(c, CT_ERR_LIMIT, "affine arithmetic of kernel '%s' overflows 64 bits", c->k->name);
+}
+
+/* Range of off[r] + disp; fails when it can overflow (the interpreter
+ * never does unchecked arithmetic that could). */
+static bool disp_range(cp *c, int r, int64_t disp, int64_t *lo, int64_t *hi)
+{
+	const cp_range *g = &c->range[r];
+	*lo = *hi = 0;
+	if (g->empty)
+		return true;
+	if (ct_add_ok(g->min, disp, lo) && ct_add_ok(g->max, disp, hi))
+		return true;
+	return cp_err(c, CT_ERR_LIMIT, "affine arithmetic of kernel '%s' overflows 64 bits", c->k->name);
+}
+
+/* Affine register and displacement of an array element; records a bounds
+ * check unless the static range proves the access in bounds. */
+static bool comp_access(cp *c, const ir_expr *e, int *reg, int64_t *disp)
+{
+	const ct_kernel *k = c->k;
+	if (e->kind != EX_ACCESS || e->id < 0 || e->id >= k->narrays || !e->sub)
+		return cp_err(c, CT_ERR_INPUT, "malformed array access%s", "");
+	const ir_array *a = &k->arrays[e->id];
+	int64_t cst = 0;
+	for (int d = 0; d < a->rank; d++)
+		if (!expand_aff(c, e->sub[d], c->stride[e->id * IR_MAX_RANK + d], &cst))
+			return false;
+	int r = aff_reg(c);
+	if (c->st)
+		return false;
+	*reg = r;
+	*disp = cst;
+	int64_t lo, hi;
+	if (!disp_range(c, r, cst, &lo, &hi))
+		return false;
+	if (!c->range[r].empty) {
+		if (lo < 0 || hi >= c->nelem[e->id]) {
+			if (!grow(c, (void **)&c->chk, &c->cap_chk, c->nchk + 1, sizeof *c->chk))
+				return false;
+			c->chk[c->nchk].reg = r;
+			c->chk[c->nchk].disp = cst;
+			c->chk[c->nchk].array = e->id;
+			c->nchk++;
+		}
+	}
+	return true;
+}
+
+static bool add_trace(cp *c, int array, int reg, int64_t disp, bool is_write)
+{
+	if (!grow(c, (void **)&c->tr, &c->cap_tr, c->ntr + 1, sizeof *c->tr))
+		return false;
+	ip_tr *x = &c->tr[c->ntr++];
+	x->reg = reg;
+	x->disp = disp;
+	x->buffer = array;
+	x->ref = c->ref++;
+	x->is_write = is_write;
+	return true;
+}
+
+/* ------------------------------------------------------------ compile: expressions */
+
+/* An integer expression of indices, params and integer literals: one the
+ * front end could reduce to an affine difference. */
+static bool expr_is_index_only(const ir_expr *e)
+{
+	switch (e->kind) {
+	case EX_NUM: return !e->is_float;
+	case EX_INDEX:
+	case EX_PARAM: return true;
+	case EX_NEG:
+	case EX_ADD:
+	case EX_SUB:
+	case EX_MUL:
+		for (int i = 0; i < e->nargs; i++)
+			if (!expr_is_index_only(e->args[i]))
+				return false;
+		return true;
+	default: return false;
+	}
+}
+
+static int let_reg(cp *c, int id)
+{
+	if (id < 0 || id >= c->k->nlets) {
+		cp_err(c, CT_ERR_INPUT, "bad let%s", "");
+		return 0;
+	}
+	if (c->let_reg[id] < 0)
+		c->let_reg[id] = new_reg(c);
+	return c->let_reg[id];
+}
+
+static int cx(cp *c, const ir_expr *e, int depth);
+
+/* Compile e and convert its value to representation rep. */
+static int cx_as(cp *c, const ir_expr *e, int rep, int depth)
+{
+	int r = cx(c, e, depth);
+	return c->st ? 0 : conv(c, r, rep_of(e->type), rep);
+}
+
+static bool nargs_ok(cp *c, const ir_expr *e, int n)
+{
+	if (e->nargs == n && e->args)
+		return true;
+	return cp_err(c, CT_ERR_INPUT, "malformed expression%s", "");
+}
+
+/* Compile e into a register holding its value in rep_of(e->type). */
+static int cx(cp *c, const ir_expr *e, int depth)
+{
+	if (c->st)
+		return 0;
+	if (!e || depth > IR_MAX_EXPR_DEPTH + 8) {
+		cp_err(c, CT_ERR_LIMIT, "expression too deep%s", "");
+		return 0;
+	}
+	int rep = rep_of(e->type), d, a, b, r;
+	int64_t cst = 0;
+	switch (e->kind) {
+	case EX_NUM: return const_reg(c, rep, e->is_float, e->num, e->inum);
+	case EX_PARAM:
+		if (e->id < 0 || e->id >= c->k->nparams) {
+			cp_err(c, CT_ERR_INPUT, "bad param%s", "");
+			return 0;
+		}
+		return const_reg(c, rep, false, 0, c->pv[e->id]);
+	case EX_INDEX: {
+		aff x = {0, 1, NULL};
+		aff_term t = {AFF_INDEX, e->id, 1};
+		x.t = &t;
+		if (!expand_aff(c, x, 1, &cst))
+			return 0;
+		r = aff_reg(c);
+		int64_t lo, hi;
+		if (c->st || !disp_range(c, r, cst, &lo, &hi))
+			return 0;
+		d = new_reg(c);
+		emit(c, OP_IX + rep, d, r, 0, 0, cst);
+		return d;
+	}
+	case EX_LET:
+		r = let_reg(c, e->id);
+		return c->st ? 0 : conv(c, r, rep_of(c->k->lets[e->id].type), rep);
+	case EX_ACCESS: {
+		int64_t disp;
+		if (!comp_access(c, e, &r, &disp))
+			return 0;
+		ct_dtype t = c->k->arrays[e->id].type;
+		d = new_reg(c);
+		emit(c, OP_LD + (int)t, d, e->id, r, 0, disp);
+		add_trace(c, e->id, r, disp, false);
+		return conv(c, d, rep_of(t), rep);
+	}
+	case EX_NEG:
+		if (!nargs_ok(c, e, 1))
+			return 0;
+		a = cx_as(c, e->args[0], rep, depth + 1);
+		d = new_reg(c);
+		emit(c, AR(rep, A_NEG), d, a, 0, 0, 0);
+		return d;
+	case EX_ADD:
+	case EX_SUB:
+	case EX_MUL:
+	case EX_DIV: {
+		static const int ops[] = {[EX_ADD] = A_ADD, [EX_SUB] = A_SUB, [EX_MUL] = A_MUL, [EX_DIV] = A_DIV};
+		if (!nargs_ok(c, e, 2))
+			return 0;
+		a = cx_as(c, e->args[0], rep, depth + 1);
+		b = cx_as(c, e->args[1], rep, depth + 1);
+		d = new_reg(c);
+		emit(c, AR(rep, ops[e->kind]), d, a, b, 0, 0);
+		return d;
+	}
+	case EX_CMP: {
+		if (!nargs_ok(c, e, 2) || e->cmp < CMP_LT || e->cmp > CMP_NE)
+			return 0;
+		if (e->has_diff && expr_is_index_only(e->args[0]) && expr_is_index_only(e->args[1])) {
+			if (!expand_aff(c, e->diff, 1, &cst))
+				return 0;
+			r = aff_reg(c);
+			int64_t lo, hi;
+			if (c->st || !disp_range(c, r, cst, &lo, &hi))
+				return 0;
+			d = new_reg(c);
+			emit(c, OP_ACMP + (int)e->cmp, d, r, 0, 0, cst);
+			return conv(c, d, R_I, rep);
+		}
+		ct_dtype t0 = e->args[0]->type, t1 = e->args[1]->type;
+		int orep = rep_of(type_rank(t0) >= type_rank(t1) ? t0 : t1);
+		a = cx_as(c, e->args[0], orep, depth + 1);
+		b = cx_as(c, e->args[1], orep, depth + 1);
+		d = new_reg(c);
+		emit(c, AR(orep, A_LT + (int)e->cmp), d, a, b, 0, 0);
+		return conv(c, d, R_I, rep);
+	}
+	case EX_AND:
+	case EX_OR:
+		if (!nargs_ok(c, e, 2))
+			return 0;
+		a = cx(c, e->args[0], depth + 1);
+		a = truth(c, a, rep_of(e->args[0]->type));
+		b = cx(c, e->args[1], depth + 1);
+		b = truth(c, b, rep_of(e->args[1]->type));
+		d = new_reg(c);
+		emit(c, e->kind == EX_AND ? OP_AND : OP_OR, d, a, b, 0, 0);
+		return conv(c, d, R_I, rep);
+	case EX_NOT:
+		if (!nargs_ok(c, e, 1))
+			return 0;
+		a = cx(c, e->args[0], depth + 1);
+		a = truth(c, a, rep_of(e->args[0]->type));
+		d = new_reg(c);
+		emit(c, OP_NOT, d, a, 0, 0, 0);
+		return conv(c, d, R_I, rep);
+	case EX_CALL:
+		switch (e->fn) {
+		case FN_SELECT: {
+			if (!nargs_ok(c, e, 3))
+				return 0;
+			int q = cx(c, e->args[0], depth + 1);
+			q = truth(c, q, rep_of(e->args[0]->type));
+			a = cx_as(c, e->args[1], rep, depth + 1);
+			b = cx_as(c, e->args[2], rep, depth + 1);
+			d = new_reg(c);
+			emit(c, AR(rep, A_SEL), d, q, a, b, 0);
+			return d;
+		}
+		case FN_FMA: {
+			if (!nargs_ok(c, e, 3))
+				return 0;
+			a = cx_as(c, e->args[0], rep, depth + 1);
+			b = cx_as(c, e->args[1], rep, depth + 1);
+			int z = cx_as(c, e->args[2], rep, depth + 1);
+			d = new_reg(c);
+			emit(c, AR(rep, A_FMA), d, a, b, z, 0);
+			return d;
+		}
+		case FN_MIN:
+		case FN_MAX:
+			if (!nargs_ok(c, e, 2))
+				return 0;
+			a = cx_as(c, e->args[0], rep, depth + 1);
+			b = cx_as(c, e->args[1], rep, depth + 1);
+			d = new_reg(c);
+			emit(c, AR(rep, e->fn == FN_MIN ? A_MIN : A_MAX), d, a, b, 0, 0);
+			return d;
+		case FN_ABS:
+		case FN_SQRT:
+		case FN_EXP:
+			if (!nargs_ok(c, e, 1))
+				return 0;
+			a = cx_as(c, e->args[0], rep, depth + 1);
+			d = new_reg(c);
+			emit(c, AR(rep, e->fn == FN_ABS ? A_ABS : e->fn == FN_SQRT ? A_SQRT : A_EXP), d, a, 0, 0, 0);
+			return d;
+		}
+		break;
+	}
+	cp_err(c, CT_ERR_INPUT, "unknown expression kind%s", "");
+	return 0;
+}
+
+/* ------------------------------------------------------------ compile: nodes */
+
+static void begin_code(cp *c, int ref)
+{
+	c->ncode = c->ntr = c->nchk = 0;
+	c->ref = ref;
+}
+
+/* Copy the current code, trace and checks into n (arena). */
+static void end_code(cp *c, ip_node *n, bool keep_trace)
+{
+	emit(c, OP_END, 0, 0, 0, 0, 0);
+	if (c->st)
+		return;
+	n->code = ct_arena_alloc(c->arena, sizeof *n->code * (size_t)c->ncode);
+	if (n->code)
+		memcpy(n->code, c->code, sizeof *n->code * (size_t)c->ncode);
+	if (keep_trace && c->ntr) {
+		n->tr = ct_arena_alloc(c->arena, sizeof *n->tr * (size_t)c->ntr);
+		if (n->tr)
+			memcpy(n->tr, c->tr, sizeof *n->tr * (size_t)c->ntr);
+		n->ntr = c->ntr;
+	}
+	if (c->nchk) {
+		n->chk = ct_arena_alloc(c->arena, sizeof *n->chk * (size_t)c->nchk);
+		if (n->chk)
+			memcpy(n->chk, c->chk, sizeof *n->chk * (size_t)c->nchk);
+		n->nchk = c->nchk;
+	}
+	if (c->arena->failed)
+		cp_fail(c, CT_ERR_NOMEM);
+}
+
+/* Fuse `X[p] += Y * Z` (f32/f64, all three of the same type) into one
+ * instruction: the statement of every matmul-like kernel. */
+static void fuse_mac(cp *c)
+{
+	if (c->ncode != 4)
+		return;
+	ip_insn *m = &c->code[2], *s = &c->code[3];
+	for (int rep = R_F; rep <= R_D; rep++) {
+		ct_dtype t = rep == R_F ? CT_F32 : CT_F64;
+		if (c->code[0].op == OP_LD + (int)t && c->code[1].op == OP_LD + (int)t &&
+		    m->op == AR(rep, A_MUL) && m->a == c->code[0].dst && m->b == c->code[1].dst &&
+		    s->op == OP_ST + 4 * (int)t + AS_ADD && s->c == m->dst) {
+			s->op = rep == R_F ? OP_MAC_F32 : OP_MAC_F64;
+			s->c = m->a;
+			s->dst = m->b;
+			*m = *s;
+			c->ncode = 3;
+			return;
+		}
+	}
+}
+
+static bool comp_stmt(cp *c, ip_node *n, const ir_node *s)
+{
+	const ct_kernel *k = c->k;
+	if (!s || !s->rhs)
+		return cp_err(c, CT_ERR_INPUT, "malformed statement%s", "");
+	if (s->kind == ND_LET) {
+		begin_code(c, s->let_id >= 0 && s->let_id < k->nlets ? c->let_ref[s->let_id] : 0);
+		int v = cx(c, s->rhs, 0);
+		int lr = let_reg(c, s->let_id);
+		if (c->st)
+			return false;
+		v = conv(c, v, rep_of(s->rhs->type), rep_of(k->lets[s->let_id].type));
+		emit(c, OP_MOV, lr, v, 0, 0, 0);
+		end_code(c, n, true);
+		return !c->st;
+	}
+	if (!s->lhs || s->lhs->kind != EX_ACCESS || s->lhs->id < 0 || s->lhs->id >= k->narrays ||
+	    s->op < AS_SET || s->op > AS_MUL)
+		return cp_err(c, CT_ERR_INPUT, "malformed statement%s", "");
+	begin_code(c, s->stmt_id >= 1 && s->stmt_id <= k->nstmts ? c->stmt_ref[s->stmt_id] : 0);
+	ct_dtype t = k->arrays[s->lhs->id].type;
+	int v = cx_as(c, s->rhs, rep_of(t), 0);
+	int reg;
+	int64_t disp;
+	if (!comp_access(c, s->lhs, &reg, &disp))
+		return false;
+	if (s->op != AS_SET)
+		add_trace(c, s->lhs->id, reg, disp, false);
+	add_trace(c, s->lhs->id, reg, disp, true);
+	emit(c, OP_ST + 4 * (int)t + (int)s->op, 0, s->lhs->id, reg, v, disp);
+	fuse_mac(c);
+	end_code(c, n, true);
+	return !c->st;
+}
+
+static ip_node **comp_list(cp *c, lt_node *const *v, int n);
+
+static bool comp_loop(cp *c, ip_node *n, const lt_node *x)
+{
+	bool ok = true;
+	n->lo = bx_eval(x->lo, c->pv, &ok);
+	n->hi = bx_eval(x->hi, c->pv, &ok);
+	n->step = x->step;
+	if (!ok)
+		return cp_err(c, CT_ERR_LIMIT, "bounds of loop '%s' overflow 64 bits", c->k->indices[x->index].name);
+	if (n->step < 1 || x->index < 0 || x->index >= c->t->nindices)
+		return cp_err(c, CT_ERR_INPUT, "malformed loop%s", "");
+	cp_open o = {x->index, n->lo, n->lo, n->hi <= n->lo, NULL, 0, 0};
+	if (!o.empty) {
+		int64_t span = 0, probe;
+		ok = ct_sub_ok(n->hi, n->lo, &span);
+		o.last = n->lo + (span - 1) / n->step * n->step;
+		/* v += step after the last iteration must not overflow */
+		if (!ok || !ct_add_ok(o.last, n->step, &probe))
+			return cp_err(c, CT_ERR_LIMIT, "loop '%s' overflows 64 bits", c->k->indices[x->index].name);
+	}
+	if (!grow(c, (void **)&c->path, &c->cap_path, c->depth + 1, sizeof *c->path))
+		return false;
+	c->path[c->depth++] = o;
+	n->kids = comp_list(c, x->kids, x->nkids);
+	n->nkids = c->st ? 0 : x->nkids;
+	cp_open *top = &c->path[--c->depth];
+	if (!c->st && top->nupd) {
+		n->upd = ct_arena_alloc(c->arena, sizeof *n->upd * (size_t)top->nupd);
+		if (n->upd)
+			memcpy(n->upd, top->upd, sizeof *n->upd * (size_t)top->nupd);
+		else
+			cp_fail(c, CT_ERR_NOMEM);
+		n->nupd = top->nupd;
+	}
+	ct_free(c->ctx, top->upd);
+	n->fast = n->nkids == 1 && n->kids[0]->kind == LT_STMT && n->kids[0]->nchk == 0;
+	return !c->st;
+}
+
+static ip_node *comp_node(cp *c, const lt_node *x)
+{
+	ip_node *n = ct_arena_alloc(c->arena, sizeof *n);
+	if (!n) {
+		cp_fail(c, CT_ERR_NOMEM);
+		return NULL;
+	}
+	n->kind = x->kind;
+	switch (x->kind) {
+	case LT_LOOP: comp_loop(c, n, x); break;
+	case LT_STMT:
+	case LT_LET: comp_stmt(c, n, x->stmt); break;
+	case LT_IF: {
+		if (!x->stmt || !x->stmt->cond) {
+			cp_err(c, CT_ERR_INPUT, "malformed if%s", "");
+			break;
+		}
+		begin_code(c, 0);
+		int r = cx(c, x->stmt->cond, 0);
+		n->cond = truth(c, r, rep_of(x->stmt->cond->type));
+		n->cond_reads = c->ntr > 0;
+		if (n->cond_reads && c->trace) {
+			cp_err(c, CT_ERR_UNSUPPORTED, "the trace cannot follow an if that reads arrays (kernel '%s')",
+			       c->k->name);
+			break;
+		}
+		end_code(c, n, false);
+		n->kids = comp_list(c, x->kids, x->nkids);
+		n->nkids = x->nkids;
+		n->els = comp_list(c, x->els, x->nels);
+		n->nels = x->nels;
+		break;
+	}
+	case LT_CACHE:
+		/* cache regions change where data lives, not the results: the
+		 * interpreter runs their body; the trace needs their copies */
+		c->has_cache = true;
+		if (c->trace) {
+			cp_err(c, CT_ERR_UNSUPPORTED, "the trace does not yet cover cache regions (kernel '%s')",
+			       c->k->name);
+			break;
+		}
+		n->kids = comp_list(c, x->kids, x->nkids);
+		n->nkids = x->nkids;
+		break;
+	}
+	return c->st ? NULL : n;
+}
+
+static ip_node **comp_list(cp *c, lt_node *const *v, int n)
+{
+	if (n <= 0 || c->st)
+		return NULL;
+	ip_node **r = ct_arena_alloc(c->arena, sizeof *r * (size_t)n);
+	if (!r) {
+		cp_fail(c, CT_ERR_NOMEM);
+		return NULL;
+	}
+	for (int i = 0; i < n && !c->st; i++)
+		r[i] = comp_node(c, v[i]);
+	return c->st ? NULL : r;
+}
+
+/* ------------------------------------------------------------ references */
+
+static int count_reads(const ir_expr *e)
+{
+	if (!e)
+		return 0;
+	int n = e->kind == EX_ACCESS ? 1 : 0;
+	for (int i = 0; i < e->nargs; i++)
+		n += count_reads(e->args[i]);
+	return n;
+}
+
+static void list_reads(const ir_expr *e, interp_ref *out, int *n, const ir_node *s)
+{
+	if (!e)
+		return;
+	if (e->kind == EX_ACCESS) {
+		interp_ref *r = &out[*n];
+		r->array = e->id;
+		r->node = s;
+		r->stmt = s->kind == ND_STMT ? s->stmt_id : 0;
+		r->pos = 0;
+		r->is_write = false;
+		(*n)++;
+	}
+	for (int i = 0; i < e->nargs; i++)
+		list_reads(e->args[i], out, n, s);
+}
+
+/* Number the references of the IR in textual order; fills stmt_ref and
+ * let_ref (base id of each statement and let) and, when out is non-NULL,
+ * the table. Returns the count. */
+static int ref_walk(const ct_kernel *k, ir_node *const *body, int nbody, int n, int *stmt_ref, int *let_ref,
+		    interp_ref *out)
+{
+	for (int i = 0; i < nbody; i++) {
+		const ir_node *s = body[i];
+		switch (s->kind) {
+		case ND_FOR: n = ref_walk(k, s->body, s->nbody, n, stmt_ref, let_ref, out); break;
+		case ND_IF:
+			n = ref_walk(k, s->body, s->nbody, n, stmt_ref, let_ref, out);
+			n = ref_walk(k, s->els, s->nels, n, stmt_ref, let_ref, out);
+			break;
+		case ND_STMT:
+		case ND_LET: {
+			int base = n;
+			if (s->kind == ND_STMT && s->stmt_id >= 1 && s->stmt_id <= k->nstmts && stmt_ref)
+				stmt_ref[s->stmt_id] = base;
+			if (s->kind == ND_LET && s->let_id >= 0 && s->let_id < k->nlets && let_ref)
+				let_ref[s->let_id] = base;
+			if (out) {
+				int m = n;
+				list_reads(s->rhs, out, &m, s);
+				if (s->kind == ND_STMT && s->lhs) {
+					for (int w = s->op == AS_SET ? 1 : 0; w < 2; w++) {
+						interp_ref *r = &out[m++];
+						r->array = s->lhs->id;
+						r->node = s;
+						r->stmt = s->stmt_id;
+						r->is_write = w == 1;
+					}
+				}
+				for (int j = n; j < m; j++)
+					out[j].pos = j - n;
+			}
+			n += count_reads(s->rhs);
+			if (s->kind == ND_STMT)
+				n += s->op == AS_SET ? 1 : 2;
+			break;
+		}
+		}
+	}
+	return n;
+}
+
+ct_status interp_refs(const ct_looptree *t, interp_ref **refs, int *n)
+{
+	const ct_kernel *k = t->k;
+	*refs = NULL;
+	*n = 0;
+	int cnt = ref_walk(k, k->body, k->nbody, 0, NULL, NULL, NULL);
+	interp_ref *r = ct_alloc(k->ctx, sizeof *r * (size_t)(cnt + 1));
+	if (!r)
+		return CT_ERR_NOMEM;
+	ref_walk(k, k->body, k->nbody, 0, NULL, NULL, r);
+	*refs = r;
+	*n = cnt;
+	return CT_OK;
+}
+
+/* ------------------------------------------------------------ compile: program */
+
+ct_status interp_array_layout(const ct_kernel *k, const int64_t *params, int a, int64_t *stride, int64_t *count)
+{
+	const ir_array *ar = &k->arrays[a];
+	int64_t ext[IR_MAX_RANK];
+	bool ok = true;
+	if (ar->rank < 1 || ar->rank > IR_MAX_RANK)
+		return ct_error(k->ctx, CT_ERR_INPUT, "array '%s' has rank %d", ar->name, ar->rank);
+	for (int d = 0; d < ar->rank; d++) {
+		if (aff_uses_kind(ar->ext[d], AFF_INDEX))
+			return ct_error(k->ctx, CT_ERR_INPUT, "extent of array '%s' uses an index", ar->name);
+		ext[d] = aff_eval(ar->ext[d], params, NULL, &ok);
+		if (!ok)
+			return ct_error(k->ctx, CT_ERR_LIMIT, "extent of array '%s' overflows", ar->name);
+		if (ext[d] < 0)
+			return ct_error(k->ctx, CT_ERR_INPUT, "array '%s' has a negative extent (%lld)", ar->name,
+					(long long)ext[d]);
+	}
+	/* order[] lists dimensions most major first: the last one is contiguous */
+	int64_t s = 1;
+	bool seen[IR_MAX_RANK] = {false};
+	for (int j = ar->rank - 1; j >= 0; j--) {
+		int d = ar->order[j];
+		if (d < 0 || d >= ar->rank || seen[d])
+			return ct_error(k->ctx, CT_ERR_INPUT, "array '%s' has a malformed layout", ar->name);
+		seen[d] = true;
+		stride[d] = s;
+		if (!ct_mul_ok(s, ext[d], &s))
+			return ct_error(k->ctx, CT_ERR_LIMIT, "array '%s' is too large", ar->name);
+	}
+	*count = s;
+	for (int d = 0; d < ar->rank; d++)
+		if (ext[d] == 0)
+			*count = 0;
+	return CT_OK;
+}
+
+static void prog_free(ct_ctx *ctx, ip_prog *p)
+{
+	if (!p)
+		return;
+	ct_free(ctx, p->regs);
+	ct_arena_free(&p->arena);
+	ct_free(ctx, p);
+}
+
+static void cp_release(cp *c)
+{
+	ct_ctx *ctx = c->ctx;
+	for (int l = 0; l < c->depth; l++)
+		ct_free(ctx, c->path[l].upd);
+	ct_free(ctx, c->path);
+	ct_free(ctx, c->pv);
+	ct_free(ctx, c->stride);
+	ct_free(ctx, c->let_reg);
+	ct_free(ctx, c->range);
+	ct_free(ctx, c->coef);
+	ct_free(ctx, c->code);
+	ct_free(ctx, c->tr);
+	ct_free(ctx, c->chk);
+	ct_free(ctx, c->stmt_ref);
+	ct_free(ctx, c->let_ref);
+	ct_free(ctx, c->regs);
+}
+
+/* Compile t for a run (trace = false) or for the trace. NULL with the error
+ * on the kernel's ctx. */
+static ip_prog *compile(ct_looptree *t, bool trace)
+{
+	ct_kernel *k = t->k;
+	ct_ctx *ctx = k->ctx;
+	for (int i = 0; i < k->nparams; i++) {
+		const ir_param *p = &k->params[i];
+		if (!p->has_value) {
+			ct_error(ctx, CT_ERR_USAGE, "runtime param '%s' needs a value (-D %s=VALUE)", p->name, p->name);
+			return NULL;
+		}
+		if (p->runtime && p->value < 0) {
+			ct_error(ctx, CT_ERR_USAGE, "runtime param '%s' must not be negative (it is %lld)", p->name,
+				 (long long)p->value);
+			return NULL;
+		}
+	}
+	ip_prog *p = ct_alloc(ctx, sizeof *p);
+	if (!p)
+		return NULL;
+	ct_arena_init(&p->arena, ctx);
+	cp c;
+	memset(&c, 0, sizeof c);
+	c.k = k;
+	c.t = t;
+	c.ctx = ctx;
+	c.arena = &p->arena;
+	c.trace = trace;
+	int na = k->narrays, ni = t->nindices;
+	c.pv = ct_alloc(ctx, sizeof *c.pv * (size_t)(k->nparams + 1));
+	c.stride = ct_alloc(ctx, sizeof *c.stride * (size_t)(na + 1) * IR_MAX_RANK);
+	p->nelem = ct_arena_alloc(&p->arena, sizeof *p->nelem * (size_t)(na + 1));
+	c.let_reg = ct_alloc(ctx, sizeof *c.let_reg * (size_t)(k->nlets + 1));
+	c.coef = ct_alloc(ctx, sizeof *c.coef * (size_t)(ni + 1));
+	c.stmt_ref = ct_alloc(ctx, sizeof *c.stmt_ref * (size_t)(k->nstmts + 2));
+	c.let_ref = ct_alloc(ctx, sizeof *c.let_ref * (size_t)(k->nlets + 1));
+	c.nelem = p->nelem;
+	if (!c.pv || !c.stride || !p->nelem || !c.let_reg || !c.coef || !c.stmt_ref || !c.let_ref)
+		c.st = CT_ERR_NOMEM;
+	if (!c.st) {
+		ir_param_values(k, c.pv);
+		for (int a = 0; a < na && !c.st; a++)
+			c.st = interp_array_layout(k, c.pv, a, &c.stride[a * IR_MAX_RANK], &p->nelem[a]);
+		for (int i = 0; i < k->nlets; i++)
+			c.let_reg[i] = -1;
+		ref_walk(k, k->body, k->nbody, 0, c.stmt_ref, c.let_ref, NULL);
+	}
+	/* value register 0 is scratch; affine register 0 is the constant 0 */
+	if (!c.st)
+		new_reg(&c);
+	if (!c.st && grow(&c, (void **)&c.range, &c.cap_offs, 1, sizeof *c.range))
+		c.noffs = 1;
+	if (!c.st) {
+		p->roots = comp_list(&c, t->roots, t->nroots);
+		p->nroots = c.st ? 0 : t->nroots;
+	}
+	if (!c.st && p->arena.failed)
+		c.st = CT_ERR_NOMEM;
+	if (c.st) {
+		if (ct_ctx_last_status(ctx) == CT_OK)
+			ct_error(ctx, c.st, "cannot compile the loop tree for the interpreter");
+		cp_release(&c);
+		prog_free(ctx, p);
+		return NULL;
+	}
+	p->regs = c.regs;
+	p->nregs = c.nregs;
+	p->noffs = c.noffs;
+	p->has_cache = c.has_cache;
+	c.regs = NULL;
+	cp_release(&c);
+	return p;
+}
+
+/* ------------------------------------------------------------ execution */
+
+typedef struct ip_state {
+	ip_val *r;
+	int64_t *o;
+	void **base;
+	const int64_t *nelem;
+	const ct_kernel *k;
+	bool trace;
+	interp_access *acc;
+	int nacc;
+	interp_batch_fn fn;
+	void *ud;
+	ct_status st;
+} ip_state;
+
+static inline int64_t wadd(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
+static inline int64_t wsub(int64_t a, int64_t b) { return (int64_t)((uint64_t)a - (uint64_t)b); }
+static inline int64_t wmul(int64_t a, int64_t b) { return (int64_t)((uint64_t)a * (uint64_t)b); }
+static inline int64_t wneg(int64_t a) { return (int64_t)((uint64_t)0 - (uint64_t)a); }
+
+/* Integer division truncates; x/0 is 0 and INT64_MIN/-1 wraps. */
+static inline int64_t idiv(int64_t a, int64_t b)
+{
+	if (b == 0)
+		return 0;
+	if (b == -1)
+		return wneg(a);
+	return a / b;
+}
+
+#define ELT(T, arr, off) (((T *)base[(arr)])[(off)])
+
+/* Run one statement's (or condition's) code. */
+static inline void run_code(ip_val *restrict r, const int64_t *restrict o, void *const *base,
+			    const ip_insn *ip)
+{
+	for (;; ip++) {
+		switch (ip->op) {
+		case OP_END: return;
+		case OP_LD + CT_F32: r[ip->dst].f = ELT(float, ip->a, o[ip->b] + ip->disp); break;
+		case OP_LD + CT_F64: r[ip->dst].d = ELT(double, ip->a, o[ip->b] + ip->disp); break;
+		case OP_LD + CT_I32: r[ip->dst].i = ELT(int32_t, ip->a, o[ip->b] + ip->disp); break;
+		case OP_LD + CT_I64: r[ip->dst].i = ELT(int64_t, ip->a, o[ip->b] + ip->disp); break;
+		case OP_MAC_F32: {
+			float *p = &ELT(float, ip->a, o[ip->b] + ip->disp);
+			*p = *p + r[ip->c].f * r[ip->dst].f;
+			return;
+		}
+		case OP_MAC_F64: {
+			double *p = &ELT(double, ip->a, o[ip->b] + ip->disp);
+			*p = *p + r[ip->c].d * r[ip->dst].d;
+			return;
+		}
+#define ST_F(T, t, fld)                                                                                 \
+	case OP_ST + 4 * t + AS_SET: ELT(T, ip->a, o[ip->b] + ip->disp) = r[ip->c].fld; break;          \
+	case OP_ST + 4 * t + AS_ADD: {                                                                  \
+		T *p = &ELT(T, ip->a, o[ip->b] + ip->disp);                                             \
+		*p = *p + r[ip->c].fld;                                                                 \
+		break;                                                                                  \
+	}                                                                                               \
+	case OP_ST + 4 * t + AS_SUB: {                                                                  \
+		T *p = &ELT(T, ip->a, o[ip->b] + ip->disp);                                             \
+		*p = *p - r[ip->c].fld;                                                                 \
+		break;                                                                                  \
+	}                                                                                               \
+	case OP_ST + 4 * t + AS_MUL: {                                                                  \
+		T *p = &ELT(T, ip->a, o[ip->b] + ip->disp);                                             \
+		*p = *p * r[ip->c].fld;                                                                 \
+		break;                                                                                  \
+	}
+			ST_F(float, CT_F32, f)
+			ST_F(double, CT_F64, d)
+#undef ST_F
+#define ST_I(T, t)                                                                                      \
+	case OP_ST + 4 * t + AS_SET: ELT(T, ip->a, o[ip->b] + ip->disp) = (T)r[ip->c].i; break;         \
+	case OP_ST + 4 * t + AS_ADD: {                                                                  \
+		T *p = &ELT(T, ip->a, o[ip->b] + ip->disp);                                             \
+		*p = (T)wadd(*p, r[ip->c].i);                                                           \
+		break;                                                                                  \
+	}                                                                                               \
+	case OP_ST + 4 * t + AS_SUB: {                                                                  \
+		T *p = &ELT(T, ip->a, o[ip->b] + ip->disp);                                             \
+		*p = (T)wsub(*p, r[ip->c].i);                                                           \
+		break;                                                                                  \
+	}                                                                                               \
+	case OP_ST + 4 * t + AS_MUL: {                                                                  \
+		T *p = &ELT(T, ip->a, o[ip->b] + ip->disp);                                             \
+		*p = (T)wmul(*p, r[ip->c].i);                                                           \
+		break;                                                                                  \
+	}
+			ST_I(int32_t, CT_I32)
+			ST_I(int64_t, CT_I64)
+#undef ST_I
+		case OP_IX + R_I: r[ip->dst].i = o[ip->a] + ip->disp; break;
+		case OP_IX + R_F: r[ip->dst].f = (float)(o[ip->a] + ip->disp); break;
+		case OP_IX + R_D: r[ip->dst].d = (double)(o[ip->a] + ip->disp); break;
+		case OP_ACMP + CMP_LT: r[ip->dst].i = o[ip->a] + ip->disp < 0; break;
+		case OP_ACMP + CMP_LE: r[ip->dst].i = o[ip->a] + ip->disp <= 0; break;
+		case OP_ACMP + CMP_GT: r[ip->dst].i = o[ip->a] + ip->disp > 0; break;
+		case OP_ACMP + CMP_GE: r[ip->dst].i = o[ip->a] + ip->disp >= 0; break;
+		case OP_ACMP + CMP_EQ: r[ip->dst].i = o[ip->a] + ip->disp == 0; break;
+		case OP_ACMP + CMP_NE: r[ip->dst].i = o[ip->a] + ip->disp != 0; break;
+		case OP_MOV: r[ip->dst] = r[ip->a]; break;
+		case OP_I2F: r[ip->dst].f = (float)r[ip->a].i; break;
+		case OP_I2D: r[ip->dst].d = (double)r[ip->a].i; break;
+		case OP_F2D: r[ip->dst].d = (double)r[ip->a].f; break;
+		case OP_D2F: r[ip->dst].f = (float)r[ip->a].d; break;
+		case OP_F2I: r[ip->dst].i = f2i((double)r[ip->a].f); break;
+		case OP_D2I: r[ip->dst].i = f2i(r[ip->a].d); break;
+		case OP_AND: r[ip->dst].i = (r[ip->a].i != 0) & (r[ip->b].i != 0); break;
+		case OP_OR: r[ip->dst].i = (r[ip->a].i != 0) | (r[ip->b].i != 0); break;
+		case OP_NOT: r[ip->dst].i = r[ip->a].i == 0; break;
+		/* integers: wrapping int64 arithmetic */
+		case AR(R_I, A_ADD): r[ip->dst].i = wadd(r[ip->a].i, r[ip->b].i); break;
+		case AR(R_I, A_SUB): r[ip->dst].i = wsub(r[ip->a].i, r[ip->b].i); break;
+		case AR(R_I, A_MUL): r[ip->dst].i = wmul(r[ip->a].i, r[ip->b].i); break;
+		case AR(R_I, A_DIV): r[ip->dst].i = idiv(r[ip->a].i, r[ip->b].i); break;
+		case AR(R_I, A_NEG): r[ip->dst].i = wneg(r[ip->a].i); break;
+		case AR(R_I, A_MIN): r[ip->dst].i = r[ip->a].i < r[ip->b].i ? r[ip->a].i : r[ip->b].i; break;
+		case AR(R_I, A_MAX): r[ip->dst].i = r[ip->a].i > r[ip->b].i ? r[ip->a].i : r[ip->b].i; break;
+		case AR(R_I, A_ABS): r[ip->dst].i = r[ip->a].i < 0 ? wneg(r[ip->a].i) : r[ip->a].i; break;
+		case AR(R_I, A_SQRT): r[ip->dst].i = f2i(sqrt((double)r[ip->a].i)); break;
+		case AR(R_I, A_EXP): r[ip->dst].i = f2i(exp((double)r[ip->a].i)); break;
+		case AR(R_I, A_FMA): r[ip->dst].i = wadd(wmul(r[ip->a].i, r[ip->b].i), r[ip->c].i); break;
+		case AR(R_I, A_SEL): r[ip->dst].i = r[ip->a].i ? r[ip->b].i : r[ip->c].i; break;
+		case AR(R_I, A_LT): r[ip->dst].i = r[ip->a].i < r[ip->b].i; break;
+		case AR(R_I, A_LE): r[ip->dst].i = r[ip->a].i <= r[ip->b].i; break;
+		case AR(R_I, A_GT): r[ip->dst].i = r[ip->a].i > r[ip->b].i; break;
+		case AR(R_I, A_GE): r[ip->dst].i = r[ip->a].i >= r[ip->b].i; break;
+		case AR(R_I, A_EQ): r[ip->dst].i = r[ip->a].i == r[ip->b].i; break;
+		case AR(R_I, A_NE): r[ip->dst].i = r[ip->a].i != r[ip->b].i; break;
+		case AR(R_I, A_NZ): r[ip->dst].i = r[ip->a].i != 0; break;
+#define AR_FLOAT(R, fld, SQRT, EXP, ABS, FMA)                                                                  \
+	case AR(R, A_ADD): r[ip->dst].fld = r[ip->a].fld + r[ip->b].fld; break;                               \
+	case AR(R, A_SUB): r[ip->dst].fld = r[ip->a].fld - r[ip->b].fld; break;                               \
+	case AR(R, A_MUL): r[ip->dst].fld = r[ip->a].fld * r[ip->b].fld; break;                               \
+	case AR(R, A_DIV): r[ip->dst].fld = r[ip->a].fld / r[ip->b].fld; break;                               \
+	case AR(R, A_NEG): r[ip->dst].fld = -r[ip->a].fld; break;                                             \
+	case AR(R, A_MIN): r[ip->dst].fld = r[ip->a].fld < r[ip->b].fld ? r[ip->a].fld : r[ip->b].fld; break; \
+	case AR(R, A_MAX): r[ip->dst].fld = r[ip->a].fld > r[ip->b].fld ? r[ip->a].fld : r[ip->b].fld; break; \
+	case AR(R, A_ABS): r[ip->dst].fld = ABS(r[ip->a].fld); break;                                         \
+	case AR(R, A_SQRT): r[ip->dst].fld = SQRT(r[ip->a].fld); break;                                       \
+	case AR(R, A_EXP): r[ip->dst].fld = EXP(r[ip->a].fld); break;                                         \
+	case AR(R, A_FMA): r[ip->dst].fld = FMA(r[ip->a].fld, r[ip->b].fld, r[ip->c].fld); break;             \
+	case AR(R, A_SEL): r[ip->dst].fld = r[ip->a].i ? r[ip->b].fld : r[ip->c].fld; break;                  \
+	case AR(R, A_LT): r[ip->dst].i = r[ip->a].fld < r[ip->b].fld; break;                                  \
+	case AR(R, A_LE): r[ip->dst].i = r[ip->a].fld <= r[ip->b].fld; break;                                 \
+	case AR(R, A_GT): r[ip->dst].i = r[ip->a].fld > r[ip->b].fld; break;                                  \
+	case AR(R, A_GE): r[ip->dst].i = r[ip->a].fld >= r[ip->b].fld; break;                                 \
+	case AR(R, A_EQ): r[ip->dst].i = r[ip->a].fld == r[ip->b].fld; break;                                 \
+	case AR(R, A_NE): r[ip->dst].i = r[ip->a].fld != r[ip->b].fld; break;                                 \
+	case AR(R, A_NZ): r[ip->dst].i = r[ip->a].fld != 0; break;
+			AR_FLOAT(R_F, f, sqrtf, expf, fabsf, fmaf)
+			AR_FLOAT(R_D, d, sqrt, exp, fabs, fma)
+#undef AR_FLOAT
+		default: return;
+		}
+	}
+}
+
+static bool exec_chk(ip_state *s, const ip_node *x)
+{
+	for (int i = 0; i < x->nchk; i++) {
+		const ip_chk *c = &x->chk[i];
+		int64_t off = s->o[c->reg] + c->disp;
+		if (off < 0 || off >= s->nelem[c->array]) {
+			s->st = ct_error(s->k->ctx, CT_ERR_RUNTIME,
+					 "out-of-bounds access to array '%s' (element %lld of %lld)",
+					 s->k->arrays[c->array].name, (long long)off, (long long)s->nelem[c->array]);
+			return false;
+		}
+	}
+	return true;
+}
+
+static bool flush(ip_state *s)
+{
+	if (s->nacc == 0)
+		return true;
+	ct_status st = s->fn(s->ud, s->acc, s->nacc);
+	s->nacc = 0;
+	if (st != CT_OK) {
+		s->st = st;
+		return false;
+	}
+	return true;
+}
+
+static inline bool emit_trace(ip_state *s, const ip_node *x)
+{
+	const ip_tr *tr = x->tr;
+	int n = x->ntr;
+	if (s->nacc + n > INTERP_BATCH) {
+		if (!flush(s))
+			return false;
+		/* a statement with more accesses than a batch goes in pieces */
+		while (n > INTERP_BATCH) {
+			for (int i = 0; i < INTERP_BATCH; i++, tr++) {
+				interp_access *a = &s->acc[i];
+				a->offset = s->o[tr->reg] + tr->disp;
+				a->buffer = tr->buffer;
+				a->ref = tr->ref;
+				a->is_write = tr->is_write;
+			}
+			s->nacc = INTERP_BATCH;
+			n -= INTERP_BATCH;
+			if (!flush(s))
+				return false;
+		}
+	}
+	interp_access *a = s->acc + s->nacc;
+	const int64_t *o = s->o;
+	for (int i = 0; i < n; i++) {
+		a[i].offset = o[tr[i].reg] + tr[i].disp;
+		a[i].buffer = tr[i].buffer;
+		a[i].ref = tr[i].ref;
+		a[i].is_write = tr[i].is_write;
+	}
+	s->nacc += n;
+	return true;
+}
+
+static bool exec_nodes(ip_state *s, ip_node *const *v, int n);
+
+static bool exec_loop(ip_state *s, const ip_node *x)
+{
+	int64_t *o = s->o;
+	const ip_upd *u = x->upd, *ue = x->upd + x->nupd;
+	int64_t lo = x->lo, hi = x->hi, step = x->step;
+	if (x->fast && !s->trace) {
+		ip_val *r = s->r;
+		void *const *base = s->base;
+		const ip_insn *code = x->kids[0]->code;
+		for (int64_t v = lo; v < hi; v += step) {
+			for (const ip_upd *p = u; p < ue; p++)
+				o[p->dst] = o[p->src] + p->coef * v;
+			run_code(r, o, base, code);
+		}
+		return true;
+	}
+	if (x->fast) {
+		const ip_node *k = x->kids[0];
+		for (int64_t v = lo; v < hi; v += step) {
+			for (const ip_upd *p = u; p < ue; p++)
+				o[p->dst] = o[p->src] + p->coef * v;
+			if (!emit_trace(s, k))
+				return false;
+		}
+		return true;
+	}
+	for (int64_t v = lo; v < hi; v += step) {
+		for (const ip_upd *p = u; p < ue; p++)
+			o[p->dst] = o[p->src] + p->coef * v;
+		if (!exec_nodes(s, x->kids, x->nkids))
+			return false;
+	}
+	return true;
+}
+
+static bool exec_nodes(ip_state *s, ip_node *const *v, int n)
+{
+	for (int i = 0; i < n; i++) {
+		const ip_node *x = v[i];
+		switch (x->kind) {
+		case LT_LOOP:
+			if (!exec_loop(s, x))
+				return false;
+			break;
+		case LT_STMT:
+		case LT_LET:
+			if (x->nchk && !exec_chk(s, x))
+				return false;
+			if (s->trace) {
+				if (!emit_trace(s, x))
+					return false;
+			} else {
+				run_code(s->r, s->o, s->base, x->code);
+			}
+			break;
+		case LT_IF:
+			if (x->nchk && !exec_chk(s, x))
+				return false;
+			run_code(s->r, s->o, s->base, x->code);
+			if (s->r[x->cond].i) {
+				if (!exec_nodes(s, x->kids, x->nkids))
+					return false;
+			} else if (!exec_nodes(s, x->els, x->nels)) {
+				return false;
+			}
+			break;
+		case LT_CACHE:
+			if (!exec_nodes(s, x->kids, x->nkids))
+				return false;
+			break;
+		}
+	}
+	return true;
+}
+
+/* Run program p with the state's buffers (run) or batch consumer (trace). */
+static ct_status exec_prog(ip_prog *p, ip_state *s, ct_ctx *ctx)
+{
+	s->r = p->regs;
+	s->o = ct_alloc(ctx, sizeof *s->o * (size_t)(p->noffs + 1));
+	if (!s->o)
+		return CT_ERR_NOMEM;
+	s->nelem = p->nelem;
+	s->st = CT_OK;
+	if (exec_nodes(s, p->roots, p->nroots) && s->trace)
+		flush(s);
+	ct_free(ctx, s->o);
+	return s->st;
+}
+
+static int64_t dtype_bytes(ct_dtype t)
+{
+	return t == CT_F32 || t == CT_I32 ? 4 : 8;
+}
+
+ct_status ct_interp_run(ct_looptree *t, void *const *buffers)
+{
+	if (!t)
+		return CT_ERR_USAGE;
+	ct_kernel *k = t->k;
+	ct_ctx *ctx = k->ctx;
+	if (!buffers && k->narrays > 0)
+		return ct_error(ctx, CT_ERR_USAGE, "ct_interp_run needs one buffer per array");
+	ip_prog *p = compile(t, false);
+	if (!p)
+		return ct_ctx_last_status(ctx);
+	ct_status st = CT_OK;
+	void **base = ct_alloc(ctx, sizeof *base * (size_t)(k->narrays + 1));
+	bool *owned = ct_alloc(ctx, sizeof *owned * (size_t)(k->narrays + 1));
+	if (!base || !owned)
+		st = CT_ERR_NOMEM;
+	for (int a = 0; a < k->narrays && !st; a++) {
+		base[a] = buffers[a];
+		if (base[a])
+			continue;
+		if (k->arrays[a].role != CT_TEMP) {
+			st = ct_error(ctx, CT_ERR_USAGE, "no buffer for array '%s'", k->arrays[a].name);
+			break;
+		}
+		int64_t bytes;
+		if (!ct_mul_ok(p->nelem[a], dtype_bytes(k->arrays[a].type), &bytes)) {
+			st = ct_error(ctx, CT_ERR_LIMIT, "temp array '%s' is too large", k->arrays[a].name);
+			break;
+		}
+		base[a] = ct_alloc(ctx, (size_t)bytes);
+		if (!base[a]) {
+			st = CT_ERR_NOMEM;
+			break;
+		}
+		owned[a] = true;
+	}
+	if (!st) {
+		ip_state s;
+		memset(&s, 0, sizeof s);
+		s.base = base;
+		s.k = k;
+		st = exec_prog(p, &s, ctx);
+	}
+	for (int a = 0; base && owned && a < k->narrays; a++)
+		if (owned[a])
+			ct_free(ctx, base[a]);
+	ct_free(ctx, base);
+	ct_free(ctx, owned);
+	prog_free(ctx, p);
+	return st;
+}
+
+ct_status interp_trace_batch(ct_looptree *t, interp_batch_fn fn, void *ud)
+{
+	if (!t || !fn)
+		return CT_ERR_USAGE;
+	ct_ctx *ctx = t->k->ctx;
+	ip_prog *p = compile(t, true);
+	if (!p)
+		return ct_ctx_last_status(ctx);
+	ip_state s;
+	memset(&s, 0, sizeof s);
+	s.k = t->k;
+	s.trace = true;
+	s.fn = fn;
+	s.ud = ud;
+	s.acc = ct_alloc(ctx, sizeof *s.acc * INTERP_BATCH);
+	ct_status st = s.acc ? exec_prog(p, &s, ctx) : CT_ERR_NOMEM;
+	ct_free(ctx, s.acc);
+	prog_free(ctx, p);
+	return st;
+}
+
+typedef struct trace_cb {
+	ct_trace_fn fn;
+	void *ud;
+} trace_cb;
+
+static ct_status trace_each(void *ud, const interp_access *acc, int n)
+{
+	const trace_cb *cb = ud;
+	for (int i = 0; i < n; i++)
+		cb->fn(cb->ud, acc[i].buffer, acc[i].offset, acc[i].is_write);
+	return CT_OK;
+}
+
+ct_status ct_interp_trace(ct_looptree *t, ct_trace_fn fn, void *ud)
+{
+	if (!t || !fn)
+		return CT_ERR_USAGE;
+	trace_cb cb = {fn, ud};
+	return interp_trace_batch(t, trace_each, &cb);
+}

@@ -1,0 +1,51 @@
+/* interp.h: internal entry points of the interpreter (batched address trace, reference table, layouts). */
+#ifndef CT_INTERP_H
+#define CT_INTERP_H
+
+#include "ir/looptree.h"
+
+/* Accesses handed over per batch by interp_trace_batch. */
+#define INTERP_BATCH 4096
+
+/* One access of the address trace. */
+typedef struct interp_access {
+	int64_t offset;        /* element offset in the buffer */
+	int32_t buffer;        /* array index (cache buffers numbered after the arrays) */
+	int32_t ref;           /* reference id: see interp_refs */
+	int32_t is_write;
+} interp_access;
+
+/* Receives n (1..INTERP_BATCH) accesses in trace order; anything but CT_OK
+ * stops the walk, and interp_trace_batch returns it. */
+typedef ct_status (*interp_batch_fn)(void *ud, const interp_access *acc, int n);
+
+/* The trace of ct_interp_trace, in batches: cheaper than one call per
+ * access for consumers that loop over many (the simulator). Same order,
+ * same errors. */
+ct_status interp_trace_batch(ct_looptree *t, interp_batch_fn fn, void *ud);
+
+/* A reference: one array access of one statement or let of the IR. Ids
+ * number the accesses of the kernel in textual order of the statements and,
+ * within one, in trace order (CLI.md): right-hand side reads left to right,
+ * then for op= the left-hand side read, then the left-hand side write. The
+ * copies that tails make of a statement share its ids. */
+typedef struct interp_ref {
+	int array;
+	const ir_node *node;   /* ND_STMT or ND_LET */
+	int stmt;              /* node->stmt_id; 0 for a let */
+	int pos;               /* 0-based position within the node's accesses */
+	bool is_write;
+} interp_ref;
+
+/* Table of every reference of t's kernel: *refs (ct_free on the kernel's
+ * ctx) with *n entries, indexed by reference id. */
+ct_status interp_refs(const ct_looptree *t, interp_ref **refs, int *n);
+
+/* Element strides (stride[d] per dimension) and element count of array a
+ * of k under params[] (ir_param_values): the layout the interpreter, the
+ * trace and generated code share. CT_ERR_INPUT for a negative extent,
+ * CT_ERR_LIMIT on overflow. */
+ct_status interp_array_layout(const ct_kernel *k, const int64_t *params, int a, int64_t *stride,
+			      int64_t *count);
+
+#endif

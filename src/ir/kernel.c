@@ -1,0 +1,450 @@
+/* kernel.c: the public kernel API: parse, params, accessors, flop count, type and role names. */
+#include "lang/lang.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+size_t ct_dtype_size(ct_dtype t)
+{
+	switch (t) {
+	case CT_F32: return 4;
+	case CT_F64: return 8;
+	case CT_I32: return 4;
+	case CT_I64: return 8;
+	}
+	return 0;
+}
+
+const char *ct_dtype_name(ct_dtype t)
+{
+	switch (t) {
+	case CT_F32: return "f32";
+	case CT_F64: return "f64";
+	case CT_I32: return "i32";
+	case CT_I64: return "i64";
+	}
+	return "?";
+}
+
+const char *ct_role_name(ct_role r)
+{
+	switch (r) {
+	case CT_INPUT: return "input";
+	case CT_OUTPUT: return "output";
+	case CT_INOUT: return "inout";
+	case CT_TEMP: return "temp";
+	case CT_CONST: return "const";
+	}
+	return "?";
+}
+
+ct_kernel *ct_kernel_parse(ct_ctx *ctx, const char *text, size_t len, const char *file)
+{
+	if (!ctx)
+		return NULL;
+	if (!text && len) {
+		ct_error(ctx, CT_ERR_USAGE, "ct_kernel_parse: text is NULL");
+		return NULL;
+	}
+	return lang_parse(ctx, text, len, file);
+}
+
+ct_kernel *ct_kernel_parse_file(ct_ctx *ctx, const char *path)
+{
+	if (!ctx)
+		return NULL;
+	if (!path) {
+		ct_error(ctx, CT_ERR_USAGE, "ct_kernel_parse_file: path is NULL");
+		return NULL;
+	}
+	ct_ctx_clear_error(ctx);
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		ct_error_at(ctx, CT_ERR_IO, path, 0, 0, "cannot open '%s': %s", path, strerror(errno));
+		return NULL;
+	}
+	size_t cap = 4096, len = 0;
+	char *buf = ct_alloc(ctx, cap);
+	while (buf) {
+		if (len == cap) {
+			if (cap > LANG_MAX_TEXT) {
+				ct_error_at(ctx, CT_ERR_LIMIT, path, 0, 0,
+					    "'%s' is too large (at most %zu bytes)", path, LANG_MAX_TEXT);
+				ct_free(ctx, buf);
+				fclose(f);
+				return NULL;
+			}
+			char *nb = ct_realloc(ctx, buf, cap * 2);
+			if (!nb) {
+				ct_free(ctx, buf);
+				buf = NULL;
+				break;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		size_t got = fread(buf + len, 1, cap - len, f);
+		len += got;
+		if (got == 0)
+			break;
+	}
+	bool bad = !buf || ferror(f);
+	int err = errno;
+	fclose(f);
+	if (bad) {
+		if (buf)
+			ct_error_at(ctx, CT_ERR_IO, path, 0, 0, "cannot read '%s': %s", path,
+				    strerror(err ? err : EIO));
+		ct_free(ctx, buf);
+		return NULL;
+	}
+	ct_kernel *k = lang_parse(ctx, buf, len, path);
+	ct_free(ctx, buf);
+	return k;
+}
+
+void ct_kernel_free(ct_kernel *k)
+{
+	if (!k)
+		return;
+	ct_ctx *ctx = k->ctx;
+	ct_arena_free(&k->arena);
+	ct_free(ctx, k);
+}
+
+/* Value of an integer expression of params without diagnostics (for
+ * derived params right after an override); false when it cannot be had. */
+static bool quiet_eval(const ct_kernel *k, const ir_expr *e, int64_t *out)
+{
+	int64_t x, y;
+	switch (e->kind) {
+	case EX_NUM:
+		*out = e->inum;
+		return !e->is_float;
+	case EX_PARAM:
+		*out = k->params[e->id].value;
+		return k->params[e->id].has_value;
+	case EX_NEG:
+		return quiet_eval(k, e->args[0], &x) && ct_sub_ok(0, x, out);
+	case EX_ADD:
+	case EX_SUB:
+	case EX_MUL:
+	case EX_DIV:
+		if (!quiet_eval(k, e->args[0], &x) || !quiet_eval(k, e->args[1], &y))
+			return false;
+		if (e->kind == EX_ADD)
+			return ct_add_ok(x, y, out);
+		if (e->kind == EX_SUB)
+			return ct_sub_ok(x, y, out);
+		if (e->kind == EX_MUL)
+			return ct_mul_ok(x, y, out);
+		if (y == 0 || (x == INT64_MIN && y == -1))
+			return false;
+		*out = x / y;
+		return true;
+	default:
+		return false;
+	}
+}
+
+ct_status ct_kernel_set_param(ct_kernel *k, const char *name, int64_t value)
+{
+	if (!k)
+		return CT_ERR_USAGE;
+	if (!name)
+		return ct_error(k->ctx, CT_ERR_USAGE, "ct_kernel_set_param: name is NULL");
+	for (int i = 0; i < k->nparams; i++) {
+		ir_param *p = &k->params[i];
+		if (strcmp(p->name, name) != 0)
+			continue;
+		p->value = value;
+		p->has_value = true;
+		p->overridden = true;
+		for (int j = 0; j < k->nparams; j++) {
+			ir_param *q = &k->params[j];
+			int64_t v;
+			if (q->def && !q->overridden && quiet_eval(k, q->def, &v))
+				q->value = v;
+		}
+		return CT_OK;
+	}
+	return ct_error(k->ctx, CT_ERR_INPUT, "unknown param '%s' in kernel '%s'", name, k->name);
+}
+
+ct_status lang_recheck(ct_kernel *k)
+{
+	ct_diag_begin(k->ctx, k->file, k->text, k->text_len);
+	int nerr = check_sizes(k);
+	if (k->arena.failed)
+		return ct_error(k->ctx, CT_ERR_NOMEM, "out of memory while checking");
+	return nerr ? CT_ERR_INPUT : CT_OK;
+}
+
+ct_status ct_kernel_recheck(ct_kernel *k)
+{
+	if (!k)
+		return CT_ERR_USAGE;
+	return lang_recheck(k);
+}
+
+const char *ct_kernel_name(const ct_kernel *k) { return k ? k->name : NULL; }
+int ct_kernel_param_count(const ct_kernel *k) { return k ? k->nparams : 0; }
+
+const char *ct_kernel_param_name(const ct_kernel *k, int i)
+{
+	return k && i >= 0 && i < k->nparams ? k->params[i].name : NULL;
+}
+
+int64_t ct_kernel_param_value(const ct_kernel *k, int i, int *is_set)
+{
+	bool ok = k && i >= 0 && i < k->nparams && k->params[i].has_value;
+	if (is_set)
+		*is_set = ok;
+	return ok ? k->params[i].value : 0;
+}
+
+int ct_kernel_param_is_runtime(const ct_kernel *k, int i)
+{
+	return k && i >= 0 && i < k->nparams && k->params[i].runtime;
+}
+
+int ct_kernel_array_count(const ct_kernel *k) { return k ? k->narrays : 0; }
+
+const char *ct_kernel_array_name(const ct_kernel *k, int i)
+{
+	return k && i >= 0 && i < k->narrays ? k->arrays[i].name : NULL;
+}
+
+ct_dtype ct_kernel_array_dtype(const ct_kernel *k, int i)
+{
+	return k && i >= 0 && i < k->narrays ? k->arrays[i].type : CT_F32;
+}
+
+ct_role ct_kernel_array_role(const ct_kernel *k, int i)
+{
+	return k && i >= 0 && i < k->narrays ? k->arrays[i].role : CT_INPUT;
+}
+
+int ct_kernel_array_rank(const ct_kernel *k, int i)
+{
+	return k && i >= 0 && i < k->narrays ? k->arrays[i].rank : 0;
+}
+
+/* Value of an affine form of params; false if a runtime param has no value
+ * or on overflow. */
+static bool param_aff_value(const ct_kernel *k, aff x, int64_t *v)
+{
+	*v = x.c;
+	for (int t = 0; t < x.n; t++) {
+		if (x.t[t].kind != AFF_PARAM || !k->params[x.t[t].id].has_value)
+			return false;
+		int64_t p;
+		if (!ct_mul_ok(x.t[t].coef, k->params[x.t[t].id].value, &p) || !ct_add_ok(*v, p, v))
+			return false;
+	}
+	return true;
+}
+
+int64_t ct_kernel_array_extent(const ct_kernel *k, int i, int d)
+{
+	if (!k || i < 0 || i >= k->narrays || d < 0 || d >= k->arrays[i].rank)
+		return -1;
+	int64_t v;
+	return param_aff_value(k, k->arrays[i].ext[d], &v) ? v : -1;
+}
+
+int64_t ct_kernel_array_elements(const ct_kernel *k, int i)
+{
+	if (!k || i < 0 || i >= k->narrays)
+		return -1;
+	int64_t n = 1;
+	for (int d = 0; d < k->arrays[i].rank; d++) {
+		int64_t e = ct_kernel_array_extent(k, i, d);
+		if (e < 0 || !ct_mul_ok(n, e, &n))
+			return -1;
+	}
+	return n;
+}
+
+int ct_kernel_index_count(const ct_kernel *k) { return k ? k->nindices : 0; }
+
+const char *ct_kernel_index_name(const ct_kernel *k, int i)
+{
+	return k && i >= 0 && i < k->nindices ? k->indices[i].name : NULL;
+}
+
+/* ------------------------------------------------------------ flops */
+
+/* Operations of one evaluation of e (subscripts are index arithmetic and
+ * count nothing; comparisons and negation count nothing). */
+static double expr_flops(const ir_expr *e)
+{
+	double n = 0;
+	switch (e->kind) {
+	case EX_ADD:
+	case EX_SUB:
+	case EX_MUL:
+	case EX_DIV:
+		n = 1;
+		break;
+	case EX_CALL:
+		n = e->fn == FN_FMA ? 2 : e->fn == FN_SELECT ? 0 : 1;
+		break;
+	default:
+		break;
+	}
+	for (int i = 0; i < e->nargs; i++)
+		n += expr_flops(e->args[i]);
+	return n;
+}
+
+/* Truth of an `if` condition at one point (idx by original index id). */
+static bool cond_value(const ir_expr *e, const int64_t *params, const int64_t *idx)
+{
+	bool ok = true;
+	switch (e->kind) {
+	case EX_CMP: {
+		int64_t d = aff_eval(e->diff, params, idx, &ok);
+		switch (e->cmp) {
+		case CMP_LT: return d < 0;
+		case CMP_LE: return d <= 0;
+		case CMP_GT: return d > 0;
+		case CMP_GE: return d >= 0;
+		case CMP_EQ: return d == 0;
+		case CMP_NE: return d != 0;
+		}
+		return true;
+	}
+	case EX_AND: return cond_value(e->args[0], params, idx) && cond_value(e->args[1], params, idx);
+	case EX_OR: return cond_value(e->args[0], params, idx) || cond_value(e->args[1], params, idx);
+	case EX_NOT: return !cond_value(e->args[0], params, idx);
+	default: return true;
+	}
+}
+
+static void cond_indices(const ir_expr *e, bool *used)
+{
+	if (e->kind == EX_CMP) {
+		for (int t = 0; t < e->diff.n; t++)
+			if (e->diff.t[t].kind == AFF_INDEX)
+				used[e->diff.t[t].id] = true;
+		return;
+	}
+	for (int i = 0; i < e->nargs; i++)
+		cond_indices(e->args[i], used);
+}
+
+#define FLOPS_ENUM_LIMIT ((int64_t)1 << 20)
+
+/* Instances of statement s: iterations of its loops, with the enclosing
+ * `if`s counted exactly by enumerating the indices they use when that box
+ * has at most 2^20 points, else counted as always true. */
+static double stmt_instances(const ct_kernel *k, const ir_node *s, const int64_t *params,
+			     int64_t *idx, bool *used, int64_t *lo, int64_t *hi)
+{
+	memset(used, 0, sizeof *used * (size_t)(k->nindices + 1));
+	bool any_if = false;
+	for (const ir_node *q = s->parent, *c = s; q; c = q, q = q->parent)
+		if (q->kind == ND_IF && q->cond) {
+			cond_indices(q->cond, used);
+			any_if = true;
+			(void)c;
+		}
+	double mult = 1, box = 1;
+	int n = 0;
+	int ids[IR_MAX_DEPTH * 8];
+	for (const ir_node *q = s->parent; q; q = q->parent) {
+		if (q->kind != ND_FOR)
+			continue;
+		for (int i = 0; i < q->nidx; i++) {
+			int x = q->idx[i];
+			bool ok = true;
+			int64_t l = aff_eval(k->indices[x].lo, params, idx, &ok);
+			int64_t h = aff_eval(k->indices[x].hi, params, idx, &ok);
+			double cnt = ok && h > l ? (double)h - (double)l : 0;
+			if (used[x] && n < (int)(sizeof ids / sizeof ids[0])) {
+				ids[n++] = x;
+				lo[x] = l;
+				hi[x] = h;
+				box *= cnt;
+			} else {
+				mult *= cnt;
+			}
+		}
+	}
+	if (!any_if || box == 0)
+		return mult * box;
+	if (box > (double)FLOPS_ENUM_LIMIT)
+		return mult * box; /* over-approximation: conditions taken as true */
+	for (int i = 0; i < n; i++)
+		idx[ids[i]] = lo[ids[i]];
+	double count = 0;
+	for (;;) {
+		bool in = true;
+		for (const ir_node *q = s->parent, *c = s; q && in; c = q, q = q->parent) {
+			if (q->kind != ND_IF || !q->cond)
+				continue;
+			bool then = false;
+			for (int b = 0; b < q->nbody; b++)
+				then |= q->body[b] == c;
+			in = cond_value(q->cond, params, idx) == then;
+		}
+		count += in;
+		int i = 0;
+		for (; i < n; i++) {
+			if (++idx[ids[i]] < hi[ids[i]])
+				break;
+			idx[ids[i]] = lo[ids[i]];
+		}
+		if (i == n)
+			break;
+	}
+	return mult * count;
+}
+
+static double nodes_flops(const ct_kernel *k, ir_node *const *body, int n, const int64_t *params,
+			  int64_t *idx, bool *used, int64_t *lo, int64_t *hi)
+{
+	double total = 0;
+	for (int i = 0; i < n; i++) {
+		const ir_node *s = body[i];
+		switch (s->kind) {
+		case ND_FOR:
+			total += nodes_flops(k, s->body, s->nbody, params, idx, used, lo, hi);
+			break;
+		case ND_IF:
+			total += nodes_flops(k, s->body, s->nbody, params, idx, used, lo, hi);
+			total += nodes_flops(k, s->els, s->nels, params, idx, used, lo, hi);
+			break;
+		case ND_LET:
+		case ND_STMT: {
+			double f = expr_flops(s->rhs) + (s->kind == ND_STMT && s->op != AS_SET ? 1 : 0);
+			if (f > 0)
+				total += f * stmt_instances(k, s, params, idx, used, lo, hi);
+			break;
+		}
+		}
+	}
+	return total;
+}
+
+double ct_kernel_flops(const ct_kernel *k)
+{
+	if (!k || !ir_params_complete(k))
+		return -1;
+	ct_ctx *ctx = k->ctx;
+	size_t np = (size_t)k->nparams + 1, ni = (size_t)k->nindices + 1;
+	int64_t *params = ct_alloc(ctx, sizeof *params * np);
+	int64_t *idx = ct_alloc(ctx, sizeof *idx * ni * 3);
+	bool *used = ct_alloc(ctx, sizeof *used * ni);
+	double r = -1;
+	if (params && idx && used) {
+		ir_param_values(k, params);
+		r = nodes_flops(k, k->body, k->nbody, params, idx, used, idx + ni, idx + 2 * ni);
+	}
+	ct_free(ctx, params);
+	ct_free(ctx, idx);
+	ct_free(ctx, used);
+	return r;
+}

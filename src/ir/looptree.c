@@ -1,0 +1,712 @@
+/* looptree.c: bound expressions and the loop tree (bands, split chains, main and tail versions) of a kernel. */
+#include "ir/looptree.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Tails copy whole subtrees; this keeps a schedule with many non-dividing
+ * splits from exhausting memory. */
+#define LT_MAX_NODES (1 << 22)
+
+/* ------------------------------------------------------------ bound expressions */
+
+static const bx *bx_new(ct_arena *a, bx_kind kind, int64_t v, int id, const bx *x, const bx *y)
+{
+	bx *r = ct_arena_alloc(a, sizeof *r);
+	if (!r)
+		return NULL;
+	r->kind = kind;
+	r->v = v;
+	r->id = id;
+	r->a = x;
+	r->b = y;
+	return r;
+}
+
+const bx *bx_const(ct_arena *a, int64_t v)
+{
+	return bx_new(a, BX_CONST, v, 0, NULL, NULL);
+}
+
+const bx *bx_param(ct_arena *a, int id)
+{
+	return bx_new(a, BX_PARAM, 0, id, NULL, NULL);
+}
+
+bool bx_is_const(const bx *x, int64_t *v)
+{
+	if (!x || x->kind != BX_CONST)
+		return false;
+	if (v)
+		*v = x->v;
+	return true;
+}
+
+static bool bx_equal(const bx *x, const bx *y)
+{
+	if (x == y)
+		return true;
+	if (!x || !y || x->kind != y->kind)
+		return false;
+	switch (x->kind) {
+	case BX_CONST: return x->v == y->v;
+	case BX_PARAM: return x->id == y->id;
+	default: return bx_equal(x->a, y->a) && bx_equal(x->b, y->b);
+	}
+}
+
+/* Floor division and its modulo for any signs; false for b == 0 or overflow. */
+static bool floordiv_ok(int64_t a, int64_t b, int64_t *q, int64_t *m)
+{
+	if (b == 0 || (a == INT64_MIN && b == -1))
+		return false;
+	int64_t d = a / b, r = a % b;
+	if (r != 0 && ((r < 0) != (b < 0))) {
+		d--;
+		r += b;
+	}
+	*q = d;
+	*m = r;
+	return true;
+}
+
+/* x as base + c, where base is NULL for a constant; lets sums of
+ * constants fold through `N - 1 - 1`. */
+static const bx *bx_split_const(const bx *x, int64_t *c)
+{
+	if (x->kind == BX_CONST) {
+		*c = x->v;
+		return NULL;
+	}
+	if (x->kind == BX_ADD && x->b->kind == BX_CONST) {
+		*c = x->b->v;
+		return x->a;
+	}
+	if (x->kind == BX_SUB && x->b->kind == BX_CONST && x->b->v != INT64_MIN) {
+		*c = -x->b->v;
+		return x->a;
+	}
+	*c = 0;
+	return x;
+}
+
+/* base + c, written `base - 5` rather than `base + -5`. */
+static const bx *bx_offset(ct_arena *a, const bx *base, int64_t c)
+{
+	if (!base)
+		return bx_const(a, c);
+	if (c == 0)
+		return base;
+	if (c < 0 && c != INT64_MIN)
+		return bx_new(a, BX_SUB, 0, 0, base, bx_const(a, -c));
+	return bx_new(a, BX_ADD, 0, 0, base, bx_const(a, c));
+}
+
+static const bx *bx_fold_add(ct_arena *a, const bx *x, const bx *y, bool sub)
+{
+	int64_t cx, cy, c;
+	const bx *bx_ = bx_split_const(x, &cx), *by = bx_split_const(y, &cy);
+	bool ok = sub ? ct_sub_ok(cx, cy, &c) : ct_add_ok(cx, cy, &c);
+	if (!ok)
+		return bx_new(a, sub ? BX_SUB : BX_ADD, 0, 0, x, y);
+	if (!by)
+		return bx_offset(a, bx_, c);
+	if (sub && bx_equal(bx_, by))
+		return bx_const(a, c);
+	if (!bx_) {
+		if (sub)
+			return bx_new(a, BX_SUB, 0, 0, bx_const(a, c), by);
+		return bx_offset(a, by, c);
+	}
+	const bx *s = bx_new(a, sub ? BX_SUB : BX_ADD, 0, 0, bx_, by);
+	return s ? bx_offset(a, s, c) : NULL;
+}
+
+const bx *bx_bin(ct_arena *a, bx_kind kind, const bx *x, const bx *y)
+{
+	if (!x || !y)
+		return NULL;
+	int64_t vx = 0, vy = 0, r, m;
+	bool cx = bx_is_const(x, &vx), cy = bx_is_const(y, &vy);
+	switch (kind) {
+	case BX_ADD: return bx_fold_add(a, x, y, false);
+	case BX_SUB: return bx_fold_add(a, x, y, true);
+	case BX_MUL:
+		if (cx && cy && ct_mul_ok(vx, vy, &r))
+			return bx_const(a, r);
+		if ((cx && vx == 0) || (cy && vy == 0))
+			return bx_const(a, 0);
+		if (cx && vx == 1)
+			return y;
+		if (cy && vy == 1)
+			return x;
+		break;
+	case BX_FLOORDIV:
+		if (cx && cy && vy > 0 && floordiv_ok(vx, vy, &r, &m))
+			return bx_const(a, r);
+		if (cy && vy == 1)
+			return x;
+		break;
+	case BX_MOD:
+		if (cx && cy && vy > 0 && floordiv_ok(vx, vy, &r, &m))
+			return bx_const(a, m);
+		if (cy && vy == 1)
+			return bx_const(a, 0);
+		break;
+	case BX_MIN:
+	case BX_MAX:
+		if (cx && cy)
+			return bx_const(a, (kind == BX_MIN) == (vx < vy) ? vx : vy);
+		if (bx_equal(x, y))
+			return x;
+		break;
+	case BX_CONST:
+	case BX_PARAM:
+		return NULL;
+	}
+	return bx_new(a, kind, 0, 0, x, y);
+}
+
+const bx *bx_from_aff(ct_arena *a, const ct_kernel *k, aff x)
+{
+	int64_t c = x.c, p;
+	const bx *sym = NULL;
+	for (int i = 0; i < x.n; i++) {
+		const aff_term *t = &x.t[i];
+		if (t->kind != AFF_PARAM || t->id < 0 || t->id >= k->nparams)
+			return NULL;
+		const ir_param *pa = &k->params[t->id];
+		if (!pa->runtime) {
+			if (!ct_mul_ok(t->coef, pa->value, &p) || !ct_add_ok(c, p, &c))
+				return NULL;
+			continue;
+		}
+		int64_t mag = t->coef < 0 ? -t->coef : t->coef;
+		if (t->coef == INT64_MIN)
+			return NULL;
+		const bx *term = bx_bin(a, BX_MUL, bx_param(a, t->id), bx_const(a, mag));
+		if (!sym)
+			sym = t->coef > 0 ? term : bx_bin(a, BX_SUB, bx_const(a, 0), term);
+		else
+			sym = bx_bin(a, t->coef > 0 ? BX_ADD : BX_SUB, sym, term);
+		if (!sym)
+			return NULL;
+	}
+	return sym ? bx_bin(a, BX_ADD, sym, bx_const(a, c)) : bx_const(a, c);
+}
+
+int64_t bx_eval(const bx *x, const int64_t *params, bool *ok)
+{
+	if (!x) {
+		*ok = false;
+		return 0;
+	}
+	if (x->kind == BX_CONST)
+		return x->v;
+	if (x->kind == BX_PARAM)
+		return params[x->id];
+	int64_t a = bx_eval(x->a, params, ok), b = bx_eval(x->b, params, ok), r = 0, m = 0;
+	bool good = true;
+	switch (x->kind) {
+	case BX_ADD: good = ct_add_ok(a, b, &r); break;
+	case BX_SUB: good = ct_sub_ok(a, b, &r); break;
+	case BX_MUL: good = ct_mul_ok(a, b, &r); break;
+	case BX_FLOORDIV: good = floordiv_ok(a, b, &r, &m); break;
+	case BX_MOD: good = floordiv_ok(a, b, &m, &r); break;
+	case BX_MIN: r = a < b ? a : b; break;
+	case BX_MAX: r = a > b ? a : b; break;
+	case BX_CONST:
+	case BX_PARAM: break;
+	}
+	if (!good)
+		*ok = false;
+	return r;
+}
+
+/* Precedence: 1 additive, 2 multiplicative, 3 atoms and calls. */
+static int bx_prec(const bx *x)
+{
+	switch (x->kind) {
+	case BX_ADD:
+	case BX_SUB: return 1;
+	case BX_MUL:
+	case BX_FLOORDIV:
+	case BX_MOD: return 2;
+	case BX_CONST: return x->v < 0 ? 1 : 3;
+	default: return 3;
+	}
+}
+
+static void bx_print_prec(ct_buf *b, const ct_kernel *k, const bx *x, int need)
+{
+	if (!x) {
+		ct_buf_puts(b, "?");
+		return;
+	}
+	bool paren = bx_prec(x) < need;
+	if (paren)
+		ct_buf_putc(b, '(');
+	switch (x->kind) {
+	case BX_CONST: ct_buf_printf(b, "%lld", (long long)x->v); break;
+	case BX_PARAM:
+		if (x->id >= 0 && x->id < k->nparams)
+			ct_buf_puts(b, k->params[x->id].name);
+		else
+			ct_buf_printf(b, "p%d", x->id);
+		break;
+	case BX_MIN:
+	case BX_MAX:
+		ct_buf_puts(b, x->kind == BX_MIN ? "min(" : "max(");
+		bx_print_prec(b, k, x->a, 0);
+		ct_buf_puts(b, ", ");
+		bx_print_prec(b, k, x->b, 0);
+		ct_buf_putc(b, ')');
+		break;
+	default: {
+		static const char *const ops[] = {[BX_ADD] = " + ", [BX_SUB] = " - ", [BX_MUL] = " * ",
+						  [BX_FLOORDIV] = " / ", [BX_MOD] = " % "};
+		int p = bx_prec(x);
+		bx_print_prec(b, k, x->a, p);
+		ct_buf_puts(b, ops[x->kind]);
+		bx_print_prec(b, k, x->b, p + 1);
+		break;
+	}
+	}
+	if (paren)
+		ct_buf_putc(b, ')');
+}
+
+/* min/max print as calls and `/`, `%` as C's operators: the tree only
+ * divides non-negative values by positive constants, where C's truncation
+ * equals floor division. */
+void bx_print(ct_buf *b, const ct_kernel *k, const bx *x)
+{
+	bx_print_prec(b, k, x, 0);
+}
+
+/* Whether x >= 0 for every valid param binding (runtime params are sizes,
+ * which the interpreter checks to be >= 0; compile-time ones are folded). */
+static bool bx_nonneg(const bx *x)
+{
+	switch (x->kind) {
+	case BX_CONST: return x->v >= 0;
+	case BX_PARAM: return true;
+	case BX_ADD:
+	case BX_MUL:
+	case BX_MIN: return bx_nonneg(x->a) && bx_nonneg(x->b);
+	case BX_MAX: return bx_nonneg(x->a) || bx_nonneg(x->b);
+	case BX_FLOORDIV:
+	case BX_MOD: return bx_nonneg(x->a) && x->b->kind == BX_CONST && x->b->v > 0;
+	case BX_SUB: return false;
+	}
+	return false;
+}
+
+/* ------------------------------------------------------------ loop tree */
+
+typedef struct nlist {
+	lt_node **v;
+	int n, cap;
+} nlist;
+
+typedef struct lb {
+	ct_kernel *k;
+	ct_looptree *t;
+	ct_arena *a;
+	bool sched;
+	long nnodes;
+	/* per index while its band is built: the window [off, off+win) of
+	 * values it runs over, and end = off + win as printed (a root's own hi) */
+	const bx **off, **win, **end;
+	ct_status st;
+} lb;
+
+static bool lb_fail(lb *b, ct_status st)
+{
+	if (b->st == CT_OK)
+		b->st = st;
+	return false;
+}
+
+static lt_node *lb_node(lb *b, lt_kind kind, lt_node *parent)
+{
+	if (++b->nnodes > LT_MAX_NODES) {
+		ct_error(b->k->ctx, CT_ERR_LIMIT,
+			 "the loop tree needs more than %d nodes (too many tails from non-dividing splits)",
+			 LT_MAX_NODES);
+		lb_fail(b, CT_ERR_LIMIT);
+		return NULL;
+	}
+	lt_node *n = ct_arena_alloc(b->a, sizeof *n);
+	if (!n) {
+		lb_fail(b, CT_ERR_NOMEM);
+		return NULL;
+	}
+	n->kind = kind;
+	n->index = -1;
+	n->step = 1;
+	n->parent = parent;
+	return n;
+}
+
+static bool nl_push(lb *b, nlist *l, lt_node *x)
+{
+	if (!ct_vec_grow(b->k->ctx, (void **)&l->v, &l->cap, l->n + 1, sizeof *l->v))
+		return lb_fail(b, CT_ERR_NOMEM);
+	l->v[l->n++] = x;
+	return true;
+}
+
+/* Move the list into the arena (the heap vector is freed either way). */
+static lt_node **nl_finish(lb *b, nlist *l, int *n)
+{
+	lt_node **r = NULL;
+	*n = 0;
+	if (l->n > 0 && b->st == CT_OK) {
+		r = ct_arena_alloc(b->a, sizeof *r * (size_t)l->n);
+		if (r) {
+			memcpy(r, l->v, sizeof *r * (size_t)l->n);
+			*n = l->n;
+		} else {
+			lb_fail(b, CT_ERR_NOMEM);
+		}
+	}
+	ct_free(b->k->ctx, l->v);
+	l->v = NULL;
+	l->n = l->cap = 0;
+	return r;
+}
+
+static bool build_nodes(lb *b, ir_node *const *body, int n, lt_node *parent, nlist *out);
+
+/* Build kids (or els) of node x from IR nodes. */
+static bool build_kids(lb *b, ir_node *const *body, int n, lt_node *x, bool els)
+{
+	nlist l = {NULL, 0, 0};
+	bool ok = build_nodes(b, body, n, x, &l);
+	if (els)
+		x->els = nl_finish(b, &l, &x->nels);
+	else
+		x->kids = nl_finish(b, &l, &x->nkids);
+	return ok && b->st == CT_OK;
+}
+
+typedef struct band {
+	int n;
+	int *order;            /* loop order, outermost first */
+	ir_node *const *body;  /* the innermost FOR's body */
+	int nbody;
+} band;
+
+static bool emit_band(lb *b, const band *bd, int pos, lt_node *parent, nlist *out);
+
+static bool emit_loop(lb *b, const band *bd, int pos, lt_node *parent, nlist *out, int v, const bx *lo,
+		      const bx *hi, int64_t step, bool tail)
+{
+	if (!lo || !hi)
+		return lb_fail(b, CT_ERR_NOMEM);
+	lt_node *x = lb_node(b, LT_LOOP, parent);
+	if (!x)
+		return false;
+	x->index = v;
+	x->lo = lo;
+	x->hi = hi;
+	x->step = step;
+	x->tail = tail;
+	nlist l = {NULL, 0, 0};
+	bool ok = emit_band(b, bd, pos + 1, x, &l);
+	x->kids = nl_finish(b, &l, &x->nkids);
+	return ok && b->st == CT_OK && nl_push(b, out, x);
+}
+
+/* Emit the loop at band position pos and, inside it, the rest of the band.
+ * A split index with a non-dividing step gets a main version (whole
+ * windows) and a tail version (the partial window), each with its own copy
+ * of everything inside. */
+static bool emit_band(lb *b, const band *bd, int pos, lt_node *parent, nlist *out)
+{
+	if (pos == bd->n)
+		return build_nodes(b, bd->body, bd->nbody, parent, out);
+	int v = bd->order[pos];
+	const ir_index *ix = &b->k->indices[v];
+	int child = b->sched ? ix->child : -1;
+	if (child < 0)
+		return emit_loop(b, bd, pos, parent, out, v, b->off[v], b->end[v], 1, false);
+	int64_t s = ix->step, wv = 0;
+	if (s < 1) {
+		ct_error(b->k->ctx, CT_ERR_INPUT, "split of '%s' has step %lld", ix->name, (long long)s);
+		return lb_fail(b, CT_ERR_INPUT);
+	}
+	ct_arena *a = b->a;
+	const bx *w = b->win[v], *lo = b->off[v], *sb = bx_const(a, s);
+	const bx *rest = bx_bin(a, BX_MOD, w, sb);
+	const bx *mhi = bx_bin(a, BX_ADD, lo, bx_bin(a, BX_MUL, bx_bin(a, BX_FLOORDIV, w, sb), sb));
+	if (!sb || !rest || !mhi)
+		return lb_fail(b, CT_ERR_NOMEM);
+	bool wc = bx_is_const(w, &wv);
+	/* an empty main loop stays when the whole range is empty, so that the
+	 * tree keeps its shape */
+	bool want_main = !wc || wv / s > 0 || wv <= 0;
+	bool want_tail = !wc || wv % s != 0;
+	if (want_main) {
+		b->off[child] = bx_const(a, 0);
+		b->win[child] = b->end[child] = sb;
+		if (!emit_loop(b, bd, pos, parent, out, v, lo, mhi, s, false))
+			return false;
+	}
+	if (want_tail) {
+		b->off[child] = bx_const(a, 0);
+		b->win[child] = b->end[child] = rest;
+		if (!emit_loop(b, bd, pos, parent, out, v, mhi, b->end[v], s, true))
+			return false;
+	}
+	return true;
+}
+
+static bool in_list(const int *v, int n, int x)
+{
+	for (int i = 0; i < n; i++)
+		if (v[i] == x)
+			return true;
+	return false;
+}
+
+static int int_cmp(const void *x, const void *y)
+{
+	int a = *(const int *)x, c = *(const int *)y;
+	return (a > c) - (a < c);
+}
+
+/* The band's loop order: declared roots, then split indices innermost in
+ * creation order, then each reorder that names band indices rearranges the
+ * positions those indices hold. */
+static bool band_order(lb *b, int *order, int nroots, int *pos, int *n)
+{
+	ct_kernel *k = b->k;
+	int m = nroots;
+	if (b->sched) {
+		int first_split = m;
+		for (int r = 0; r < nroots; r++)
+			for (int c = k->indices[order[r]].child; c >= 0; c = k->indices[c].child)
+				order[m++] = c;
+		qsort(order + first_split, (size_t)(m - first_split), sizeof *order, int_cmp);
+		for (int s = 0; s < k->nsched; s++) {
+			const ir_sched *sc = &k->sched[s];
+			if (sc->kind != SC_REORDER)
+				continue;
+			int hits = 0;
+			for (int j = 0; j < sc->n; j++)
+				hits += in_list(order, m, sc->idx[j]);
+			if (hits == 0)
+				continue;
+			if (hits != sc->n) {
+				ct_error_at(k->ctx, CT_ERR_INPUT, k->file, sc->pos.line, sc->pos.col,
+					    "reorder names indices of different loop bands");
+				return lb_fail(b, CT_ERR_INPUT);
+			}
+			int np = 0;
+			for (int p = 0; p < m; p++)
+				if (in_list(sc->idx, sc->n, order[p]))
+					pos[np++] = p;
+			if (np != sc->n) {
+				ct_error_at(k->ctx, CT_ERR_INPUT, k->file, sc->pos.line, sc->pos.col,
+					    "reorder names an index twice");
+				return lb_fail(b, CT_ERR_INPUT);
+			}
+			for (int j = 0; j < np; j++)
+				order[pos[j]] = sc->idx[j];
+		}
+		for (int p = 0; p < m; p++) {
+			const ir_index *ix = &k->indices[order[p]];
+			if (ix->kind == IX_SPLIT && !in_list(order, p, ix->parent)) {
+				ct_error(k->ctx, CT_ERR_INPUT, "loop order puts '%s' before '%s', which it splits",
+					 ix->name, k->indices[ix->parent].name);
+				return lb_fail(b, CT_ERR_INPUT);
+			}
+		}
+	}
+	*n = m;
+	return true;
+}
+
+/* Window of root index v: [lo, hi), its width clamped at 0 unless it is
+ * provably non-negative (a negative width would make the tail run). */
+static bool root_window(lb *b, int v)
+{
+	ct_kernel *k = b->k;
+	const ir_index *ix = &k->indices[v];
+	const bx *lo = bx_from_aff(b->a, k, ix->lo), *hi = bx_from_aff(b->a, k, ix->hi);
+	if (!lo || !hi) {
+		ct_error_at(k->ctx, CT_ERR_INPUT, k->file, ix->pos.line, ix->pos.col,
+			    "bounds of '%s' must be affine in params and fit in 64 bits", ix->name);
+		return lb_fail(b, CT_ERR_INPUT);
+	}
+	const bx *w = bx_bin(b->a, BX_SUB, hi, lo);
+	if (w && !bx_nonneg(w))
+		w = bx_bin(b->a, BX_MAX, w, bx_const(b->a, 0));
+	if (!w)
+		return lb_fail(b, CT_ERR_NOMEM);
+	b->off[v] = lo;
+	b->end[v] = hi;
+	b->win[v] = w;
+	return true;
+}
+
+/* A band: the indices of one FOR plus those of directly nested single-child
+ * FORs, with their split chains. */
+static bool build_band(lb *b, const ir_node *f, lt_node *parent, nlist *out)
+{
+	ct_kernel *k = b->k;
+	int nroots = 0;
+	for (const ir_node *g = f;; g = g->body[0]) {
+		nroots += g->nidx;
+		if (g->nbody != 1 || g->body[0]->kind != ND_FOR)
+			break;
+	}
+	/* room for every chain member of the roots, and as much again for
+	 * band_order's scratch */
+	int cap = b->sched && k->nindices > nroots ? k->nindices : nroots;
+	int *order = ct_alloc(k->ctx, sizeof *order * 2 * (size_t)(cap + 1));
+	if (!order)
+		return lb_fail(b, CT_ERR_NOMEM);
+	band bd = {0, order, NULL, 0};
+	int m = 0;
+	const ir_node *g = f;
+	for (;; g = g->body[0]) {
+		for (int i = 0; i < g->nidx; i++)
+			order[m++] = g->idx[i];
+		if (g->nbody != 1 || g->body[0]->kind != ND_FOR)
+			break;
+	}
+	bd.body = g->body;
+	bd.nbody = g->nbody;
+	bool ok = band_order(b, order, nroots, order + cap + 1, &bd.n);
+	for (int p = 0; ok && p < bd.n; p++)
+		if (k->indices[order[p]].kind == IX_LOOP)
+			ok = root_window(b, order[p]);
+	if (ok)
+		ok = emit_band(b, &bd, 0, parent, out);
+	ct_free(k->ctx, order);
+	return ok;
+}
+
+static bool build_nodes(lb *b, ir_node *const *body, int n, lt_node *parent, nlist *out)
+{
+	for (int i = 0; i < n; i++) {
+		const ir_node *s = body[i];
+		lt_node *x;
+		switch (s->kind) {
+		case ND_FOR:
+			if (!build_band(b, s, parent, out))
+				return false;
+			continue;
+		case ND_STMT:
+		case ND_LET:
+			x = lb_node(b, s->kind == ND_STMT ? LT_STMT : LT_LET, parent);
+			if (!x)
+				return false;
+			x->stmt = s;
+			break;
+		case ND_IF:
+			x = lb_node(b, LT_IF, parent);
+			if (!x)
+				return false;
+			x->stmt = s;
+			if (!build_kids(b, s->body, s->nbody, x, false) ||
+			    !build_kids(b, s->els, s->nels, x, true))
+				return false;
+			break;
+		default:
+			ct_error(b->k->ctx, CT_ERR_INPUT, "unknown IR node kind %d", (int)s->kind);
+			return lb_fail(b, CT_ERR_INPUT);
+		}
+		if (!nl_push(b, out, x))
+			return false;
+	}
+	return true;
+}
+
+static bool build_chains(lb *b)
+{
+	ct_kernel *k = b->k;
+	ct_looptree *t = b->t;
+	int n = k->nindices;
+	t->chain = ct_arena_alloc(b->a, sizeof *t->chain * (size_t)(n + 1));
+	t->chain_len = ct_arena_alloc(b->a, sizeof *t->chain_len * (size_t)(n + 1));
+	if (!t->chain || !t->chain_len)
+		return lb_fail(b, CT_ERR_NOMEM);
+	for (int i = 0; i < n; i++) {
+		if (k->indices[i].kind != IX_LOOP)
+			continue;
+		int len = 1;
+		if (b->sched)
+			for (int c = k->indices[i].child; c >= 0 && len <= n; c = k->indices[c].child)
+				len++;
+		if (len > n) {
+			ct_error(k->ctx, CT_ERR_INPUT, "split chain of '%s' loops", k->indices[i].name);
+			return lb_fail(b, CT_ERR_INPUT);
+		}
+		int *c = ct_arena_alloc(b->a, sizeof *c * (size_t)len);
+		if (!c)
+			return lb_fail(b, CT_ERR_NOMEM);
+		c[0] = i;
+		for (int j = 1; j < len; j++)
+			c[j] = k->indices[c[j - 1]].child;
+		t->chain[i] = c;
+		t->chain_len[i] = len;
+	}
+	return true;
+}
+
+ct_looptree *lt_build(ct_kernel *k, bool with_schedule)
+{
+	ct_ctx *ctx = k->ctx;
+	ct_looptree *t = ct_alloc(ctx, sizeof *t);
+	if (!t)
+		return NULL;
+	ct_arena_init(&t->arena, ctx);
+	t->k = k;
+	t->scheduled = with_schedule;
+	t->nindices = k->nindices;
+	lb b = {k, t, &t->arena, with_schedule, 0, NULL, NULL, NULL, CT_OK};
+	size_t ni = (size_t)k->nindices + 1;
+	b.off = ct_alloc(ctx, sizeof *b.off * ni);
+	b.win = ct_alloc(ctx, sizeof *b.win * ni);
+	b.end = ct_alloc(ctx, sizeof *b.end * ni);
+	bool ok = b.off && b.win && b.end;
+	if (!ok)
+		b.st = CT_ERR_NOMEM;
+	if (ok)
+		ok = build_chains(&b);
+	if (ok) {
+		nlist l = {NULL, 0, 0};
+		ok = build_nodes(&b, k->body, k->nbody, NULL, &l);
+		t->roots = nl_finish(&b, &l, &t->nroots);
+	}
+	ct_free(ctx, b.off);
+	ct_free(ctx, b.win);
+	ct_free(ctx, b.end);
+	if (!ok || b.st != CT_OK || t->arena.failed) {
+		if (b.st == CT_OK)
+			ct_error(ctx, CT_ERR_NOMEM, "cannot build the loop tree");
+		ct_looptree_free(t);
+		return NULL;
+	}
+	return t;
+}
+
+ct_looptree *ct_kernel_lower(ct_kernel *k, int with_schedule)
+{
+	if (!k)
+		return NULL;
+	return lt_build(k, with_schedule != 0);
+}
+
+void ct_looptree_free(ct_looptree *t)
+{
+	if (!t)
+		return;
+	ct_ctx *ctx = t->k->ctx;
+	ct_arena_free(&t->arena);
+	ct_free(ctx, t);
+}

@@ -1,0 +1,702 @@
+/* compile.c: run the system compiler without a shell (posix_spawn, timeout), probe its identity, build one .so. */
+#include "jit/jit.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define RUN_KEEP (64 * 1024)   /* bytes of compiler output kept */
+#define MSG_EXCERPT 700        /* bytes of compiler output put in an error message */
+
+/* ------------------------------------------------------------ files */
+
+bool jit_fmt(char *buf, size_t cap, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, cap, fmt, ap);
+	va_end(ap);
+	return n >= 0 && (size_t)n < cap;
+}
+
+ct_status jit_read_file(ct_ctx *ctx, const char *path, size_t max, unsigned char **data, size_t *len)
+{
+	*data = NULL;
+	*len = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return ct_error(ctx, CT_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+	struct stat sb;
+	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size < 0 ||
+	    (uint64_t)sb.st_size > max) {
+		close(fd);
+		return ct_error(ctx, CT_ERR_IO, "%s is not a regular file of at most %zu bytes", path, max);
+	}
+	size_t n = (size_t)sb.st_size;
+	unsigned char *buf = ct_alloc(ctx, n + 1);
+	if (!buf) {
+		close(fd);
+		return CT_ERR_NOMEM;
+	}
+	size_t got = 0;
+	while (got < n) {
+		ssize_t r = read(fd, buf + got, n - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	close(fd);
+	if (got != n) {
+		ct_free(ctx, buf);
+		return ct_error(ctx, CT_ERR_IO, "short read on %s", path);
+	}
+	*data = buf;
+	*len = n;
+	return CT_OK;
+}
+
+bool jit_write_all(int fd, const void *data, size_t len)
+{
+	const char *p = data;
+	while (len) {
+		ssize_t w = write(fd, p, len);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return false;
+		p += w;
+		len -= (size_t)w;
+	}
+	return true;
+}
+
+/* ------------------------------------------------------------ running a program */
+
+void jit_proc_free(ct_ctx *ctx, jit_proc *res)
+{
+	ct_free(ctx, res->out);
+	res->out = NULL;
+	res->out_len = 0;
+}
+
+/* Wait for pid until deadline; kill its process group when it passes.
+ * Returns the raw wait status, or -1 when it cannot be known (ECHILD: the
+ * host ignores SIGCHLD). */
+static int wait_child(pid_t pid, double deadline, bool *timed_out)
+{
+	/* the child has usually exited by the time its output closes: poll
+	 * with a short, growing sleep rather than block forever on a child
+	 * that closed its output and hangs */
+	long nap_ns = 20000;
+	for (;;) {
+		int status;
+		pid_t r = waitpid(pid, &status, WNOHANG);
+		if (r == pid)
+			return status;
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -1;
+		if (jit_now() >= deadline) {
+			*timed_out = true;
+			kill(-pid, SIGKILL);
+			kill(pid, SIGKILL);
+			while ((r = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
+				;
+			return r == pid ? status : -1;
+		}
+		struct timespec ts = {0, nap_ns};
+		nanosleep(&ts, NULL);
+		if (nap_ns < 10000000)
+			nap_ns *= 2;
+	}
+}
+
+ct_status jit_run(ct_ctx *ctx, const char *exe, char *const argv[], const char *cwd,
+		  double timeout, size_t keep, jit_proc *res)
+{
+	memset(res, 0, sizeof *res);
+	res->exit_code = -1;
+	res->out = ct_alloc(ctx, keep + 1);
+	if (!res->out)
+		return CT_ERR_NOMEM;
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) != 0) {
+		jit_proc_free(ctx, res);
+		return ct_error(ctx, CT_ERR_IO, "pipe: %s", strerror(errno));
+	}
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	int rc = posix_spawn_file_actions_init(&fa);
+	if (rc == 0) {
+		rc = posix_spawnattr_init(&at);
+		if (rc != 0)
+			posix_spawn_file_actions_destroy(&fa);
+	}
+	if (rc != 0) {
+		close(p[0]);
+		close(p[1]);
+		jit_proc_free(ctx, res);
+		return ct_error(ctx, CT_ERR_IO, "posix_spawn setup: %s", strerror(rc));
+	}
+	/* the pipe ends are close-on-exec; the dup2'd copies on 1 and 2 are not */
+	if (!rc)
+		rc = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	if (!rc)
+		rc = posix_spawn_file_actions_adddup2(&fa, p[1], 1);
+	if (!rc)
+		rc = posix_spawn_file_actions_adddup2(&fa, p[1], 2);
+	if (!rc && cwd)
+		rc = posix_spawn_file_actions_addchdir_np(&fa, cwd);
+	/* own process group, so a timeout kills cc1, as and ld too; default
+	 * signal dispositions and an empty mask whatever the host set */
+	sigset_t mask, dfl;
+	sigemptyset(&mask);
+	sigemptyset(&dfl);
+	sigaddset(&dfl, SIGPIPE);
+	sigaddset(&dfl, SIGCHLD);
+	sigaddset(&dfl, SIGINT);
+	sigaddset(&dfl, SIGTERM);
+	sigaddset(&dfl, SIGHUP);
+	sigaddset(&dfl, SIGQUIT);
+	sigaddset(&dfl, SIGALRM);
+	if (!rc)
+		rc = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
+						   POSIX_SPAWN_SETSIGDEF);
+	if (!rc)
+		rc = posix_spawnattr_setpgroup(&at, 0);
+	if (!rc)
+		rc = posix_spawnattr_setsigmask(&at, &mask);
+	if (!rc)
+		rc = posix_spawnattr_setsigdefault(&at, &dfl);
+	pid_t pid = -1;
+	if (!rc)
+		rc = posix_spawn(&pid, exe, &fa, &at, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&at);
+	close(p[1]);
+	if (rc != 0) {
+		close(p[0]);
+		jit_proc_free(ctx, res);
+		return ct_error(ctx, CT_ERR_IO, "cannot run %s: %s", exe, strerror(rc));
+	}
+
+	double deadline = jit_now() + (timeout > 0 ? timeout : JIT_DEFAULT_TIMEOUT);
+	char chunk[4096];
+	for (;;) {
+		double left = deadline - jit_now();
+		if (left <= 0) {
+			res->timed_out = true;
+			kill(-pid, SIGKILL);
+			kill(pid, SIGKILL);
+			break;
+		}
+		struct pollfd pf = {.fd = p[0], .events = POLLIN};
+		int ms = left > 1e6 ? 1000000000 : (int)(left * 1000.0) + 1;
+		int pr = poll(&pf, 1, ms);
+		if (pr < 0 && errno == EINTR)
+			continue;
+		if (pr < 0)
+			break;
+		if (pr == 0)
+			continue;
+		ssize_t r = read(p[0], chunk, sizeof chunk);
+		if (r < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (r <= 0)
+			break;
+		/* keep the first bytes (the first errors), drain the rest so
+		 * the child never blocks on a full pipe */
+		size_t take = (size_t)r;
+		if (take > keep - res->out_len)
+			take = keep - res->out_len;
+		memcpy(res->out + res->out_len, chunk, take);
+		res->out_len += take;
+	}
+	close(p[0]);
+	res->out[res->out_len] = 0;
+	int status = wait_child(pid, res->timed_out ? 0 : deadline, &res->timed_out);
+	if (status == -1)
+		res->exit_code = -1;
+	else if (WIFEXITED(status))
+		res->exit_code = WEXITSTATUS(status);
+	else if (WIFSIGNALED(status))
+		res->exit_code = 128 + WTERMSIG(status);
+	return CT_OK;
+}
+
+/* ------------------------------------------------------------ compiler identity */
+
+/* An absolute path for program name (searched on PATH when it has no '/'),
+ * symlinks kept; NULL (no error recorded) when it is not found. */
+static char *find_program(ct_ctx *ctx, const char *name)
+{
+	char cwd[PATH_MAX];
+	char cand[PATH_MAX];
+	if (strchr(name, '/')) {
+		bool ok;
+		if (name[0] == '/')
+			ok = jit_fmt(cand, sizeof cand, "%s", name);
+		else
+			ok = getcwd(cwd, sizeof cwd) && jit_fmt(cand, sizeof cand, "%s/%s", cwd, name);
+		if (!ok)
+			return NULL;
+		struct stat sb;
+		if (stat(cand, &sb) != 0 || !S_ISREG(sb.st_mode) || access(cand, X_OK) != 0)
+			return NULL;
+		return ct_strdup(ctx, cand);
+	}
+	const char *path = getenv("PATH");
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	while (*path) {
+		const char *end = strchr(path, ':');
+		size_t n = end ? (size_t)(end - path) : strlen(path);
+		bool ok;
+		if (n == 0 || path[0] != '/') {
+			/* a relative PATH entry is relative to the current folder */
+			ok = getcwd(cwd, sizeof cwd) &&
+			     jit_fmt(cand, sizeof cand, "%s/%.*s/%s", cwd, (int)n, path, name);
+		} else {
+			ok = jit_fmt(cand, sizeof cand, "%.*s/%s", (int)n, path, name);
+		}
+		struct stat sb;
+		if (ok && stat(cand, &sb) == 0 && S_ISREG(sb.st_mode) && access(cand, X_OK) == 0)
+			return ct_strdup(ctx, cand);
+		path += n;
+		if (*path == ':')
+			path++;
+	}
+	return NULL;
+}
+
+/* Split cmd into blank-separated words (no quoting: the words never reach a
+ * shell). */
+static char **split_words(ct_ctx *ctx, const char *cmd, int *n)
+{
+	int cap = 1;
+	for (const char *p = cmd; *p; p++)
+		cap++;
+	char **w = ct_alloc(ctx, (size_t)(cap + 1) * sizeof *w);
+	if (!w)
+		return NULL;
+	int k = 0;
+	const char *p = cmd;
+	for (;;) {
+		while (*p == ' ' || *p == '\t' || *p == '\n')
+			p++;
+		if (!*p)
+			break;
+		const char *s = p;
+		while (*p && *p != ' ' && *p != '\t' && *p != '\n')
+			p++;
+		char *word = ct_alloc(ctx, (size_t)(p - s) + 1);
+		if (!word) {
+			for (int i = 0; i < k; i++)
+				ct_free(ctx, w[i]);
+			ct_free(ctx, w);
+			return NULL;
+		}
+		memcpy(word, s, (size_t)(p - s));
+		w[k++] = word;
+	}
+	w[k] = NULL;
+	*n = k;
+	return w;
+}
+
+/* argv for running c with the extra arguments tail (NULL-terminated). */
+static char **probe_argv(ct_ctx *ctx, const jit_compiler *c, const char *const *tail)
+{
+	int nt = 0;
+	while (tail[nt])
+		nt++;
+	char **argv = ct_alloc(ctx, (size_t)(c->nwords + nt + 1) * sizeof *argv);
+	if (!argv)
+		return NULL;
+	int k = 0;
+	for (int i = 0; i < c->nwords; i++)
+		argv[k++] = c->words[i];
+	for (int i = 0; i < nt; i++)
+		argv[k++] = (char *)(uintptr_t)tail[i];
+	argv[k] = NULL;
+	return argv;
+}
+
+/* Append the target options of one line of `cc -### -march=native` output:
+ * gcc's -m... words (-march=znver3 -mavx2 -mno-xop ...) and its cache
+ * --params, clang's -target-cpu / -target-feature / -tune-cpu pairs. */
+static void march_tokens(ct_buf *b, const char *line, size_t n, char *tok)
+{
+	enum { NONE, PARAM, PAIR } pending = NONE;
+	size_t i = 0;
+	while (i < n) {
+		while (i < n && line[i] == ' ')
+			i++;
+		if (i >= n)
+			break;
+		size_t t = 0;
+		if (line[i] == '"') {
+			for (i++; i < n && line[i] != '"'; i++) {
+				if (line[i] == '\\' && i + 1 < n)
+					i++;
+				tok[t++] = line[i];
+			}
+			i++;
+		} else {
+			while (i < n && line[i] != ' ')
+				tok[t++] = line[i++];
+		}
+		tok[t] = 0;
+		if (pending == PARAM) {
+			if (strstr(tok, "cache"))
+				ct_buf_printf(b, "--param %s\n", tok);
+		} else if (pending == PAIR) {
+			ct_buf_printf(b, "%s\n", tok);
+		}
+		if (pending != NONE) {
+			pending = NONE;
+			continue;
+		}
+		if (strncmp(tok, "-m", 2) == 0) {
+			ct_buf_printf(b, "%s\n", tok);
+		} else if (strcmp(tok, "--param") == 0) {
+			pending = PARAM;
+		} else if (strcmp(tok, "-target-cpu") == 0 || strcmp(tok, "-target-feature") == 0 ||
+			   strcmp(tok, "-tune-cpu") == 0) {
+			ct_buf_printf(b, "%s ", tok);
+			pending = PAIR;
+		}
+	}
+}
+
+/* The CPU's model and feature flags from /proc/cpuinfo: the fallback key
+ * material when the driver does not show what -march=native means. */
+static void cpuinfo_tokens(ct_buf *b)
+{
+	/* /proc files report size 0: read them as a stream */
+	FILE *f = fopen("/proc/cpuinfo", "re");
+	if (!f) {
+		ct_buf_puts(b, "cpuinfo unavailable\n");
+		return;
+	}
+	char line[8192];
+	bool model = false, flags = false;
+	while (fgets(line, sizeof line, f) && !(model && flags)) {
+		if (!model && strncmp(line, "model name", 10) == 0) {
+			ct_buf_puts(b, line);
+			model = true;
+		} else if (!flags && (strncmp(line, "flags", 5) == 0 || strncmp(line, "Features", 8) == 0)) {
+			ct_buf_puts(b, line);
+			flags = true;
+		}
+	}
+	fclose(f);
+}
+
+/* What -march=native means for compiler c (see march_tokens). */
+static char *probe_march(jit_state *st, jit_compiler *c)
+{
+	ct_ctx *ctx = st->ctx;
+	static const char *const tail[] = {"-###", "-march=native", "-E", "-x", "c", "/dev/null", NULL};
+	char **argv = probe_argv(ctx, c, tail);
+	if (!argv)
+		return NULL;
+	jit_proc pr;
+	/* cwd "/" so that no folder-dependent option varies the output */
+	ct_status s = jit_run(ctx, c->exe, argv, "/", JIT_PROBE_TIMEOUT, RUN_KEEP, &pr);
+	ct_free(ctx, argv);
+	if (s != CT_OK)
+		return NULL;
+	ct_buf b;
+	ct_buf_init(&b);
+	char *tok = ct_alloc(ctx, pr.out_len + 1);
+	if (!tok) {
+		jit_proc_free(ctx, &pr);
+		return NULL;
+	}
+	if (pr.exit_code == 0) {
+		for (const char *line = pr.out; *line;) {
+			const char *nl = strchr(line, '\n');
+			size_t n = nl ? (size_t)(nl - line) : strlen(line);
+			/* the commands the driver would run are the indented lines */
+			if (n && line[0] == ' ')
+				march_tokens(&b, line, n, tok);
+			line += n + (nl ? 1 : 0);
+		}
+	}
+	ct_free(ctx, tok);
+	jit_proc_free(ctx, &pr);
+	if (b.len == 0)
+		cpuinfo_tokens(&b);
+	char *s_heap = ct_buf_take(&b);
+	if (!s_heap) {
+		ct_error(ctx, CT_ERR_NOMEM, "out of memory");
+		return NULL;
+	}
+	char *r = ct_strdup(ctx, s_heap);
+	free(s_heap);
+	return r;
+}
+
+void jit_compiler_free(jit_state *st, jit_compiler *c)
+{
+	ct_ctx *ctx = st->ctx;
+	if (!c)
+		return;
+	if (c->words)
+		for (int i = 0; i < c->nwords; i++)
+			ct_free(ctx, c->words[i]);
+	ct_free(ctx, c->words);
+	ct_free(ctx, c->cmd);
+	ct_free(ctx, c->exe);
+	ct_free(ctx, c->real);
+	ct_free(ctx, c->version);
+	ct_free(ctx, c->march);
+	ct_free(ctx, c);
+}
+
+jit_compiler *jit_compiler_get(jit_state *st, const char *cmd)
+{
+	ct_ctx *ctx = st->ctx;
+	for (jit_compiler *c = st->compilers; c; c = c->next)
+		if (strcmp(c->cmd, cmd) == 0)
+			return c;
+	jit_compiler *c = ct_alloc(ctx, sizeof *c);
+	if (!c)
+		return NULL;
+	c->cmd = ct_strdup(ctx, cmd);
+	if (c->cmd)
+		c->words = split_words(ctx, cmd, &c->nwords);
+	if (!c->words)
+		goto fail;
+	if (c->nwords == 0) {
+		ct_error(ctx, CT_ERR_COMPILE, "empty compiler command");
+		goto fail;
+	}
+	c->exe = find_program(ctx, c->words[0]);
+	if (!c->exe) {
+		if (ctx->status != CT_ERR_NOMEM)
+			ct_error(ctx, CT_ERR_COMPILE, "compiler '%s' not found (from the command '%s')",
+				 c->words[0], cmd);
+		goto fail;
+	}
+	char *real = realpath(c->exe, NULL);
+	c->real = ct_strdup(ctx, real ? real : c->exe);
+	free(real);
+	if (!c->real)
+		goto fail;
+
+	static const char *const vtail[] = {"--version", NULL};
+	char **argv = probe_argv(ctx, c, vtail);
+	if (!argv)
+		goto fail;
+	jit_proc pr;
+	ct_status s = jit_run(ctx, c->exe, argv, "/", JIT_PROBE_TIMEOUT, RUN_KEEP, &pr);
+	ct_free(ctx, argv);
+	if (s != CT_OK) {
+		ct_error(ctx, CT_ERR_COMPILE, "cannot run the compiler '%s': %s", cmd, ctx->msg);
+		goto fail;
+	}
+	if (pr.timed_out) {
+		jit_proc_free(ctx, &pr);
+		ct_error(ctx, CT_ERR_COMPILE, "'%s --version' timed out", cmd);
+		goto fail;
+	}
+	c->version = pr.out;
+	c->version_exit = pr.exit_code;
+	c->march = probe_march(st, c);
+	if (!c->march)
+		goto fail;
+	c->next = st->compilers;
+	st->compilers = c;
+	return c;
+fail:
+	jit_compiler_free(st, c);
+	return NULL;
+}
+
+/* ------------------------------------------------------------ building */
+
+/* Fixed flags of every build, before the caller's. */
+static const char *const default_flags[] = {"-O3", "-march=native", "-fPIC", "-shared"};
+
+int jit_command(const jit_config *cfg, const char *so, const char *src, const char **argv, int cap)
+{
+	int need = cfg->cc->nwords + 4 + 1 + 3 + cfg->nextra + 1 + 1;
+	if (cap < need)
+		return -1;
+	int k = 0;
+	for (int i = 0; i < cfg->cc->nwords; i++)
+		argv[k++] = cfg->cc->words[i];
+	for (size_t i = 0; i < sizeof default_flags / sizeof *default_flags; i++)
+		argv[k++] = default_flags[i];
+	if (cfg->openmp)
+		argv[k++] = "-fopenmp";
+	argv[k++] = "-o";
+	argv[k++] = so;
+	argv[k++] = src;
+	/* after the source, so that -l options in them link */
+	for (int i = 0; i < cfg->nextra; i++)
+		argv[k++] = cfg->extra[i];
+	/* generated code may call libm; the host need not have loaded it */
+	argv[k++] = "-lm";
+	argv[k] = NULL;
+	return k;
+}
+
+/* Report a failed build: what happened, where the source is kept, then an
+ * excerpt of the compiler's output starting at its first error, with the
+ * position of that error as the ctx error's line and column. */
+static ct_status build_error(jit_state *st, const char *cpath, const char *what, const char *out)
+{
+	const char *start = out ? out : "";
+	const char *err = strstr(start, "error");
+	if (err) {
+		while (err > start && err[-1] != '\n')
+			err--;
+		start = err;
+	}
+	int line = 0, col = 0;
+	const char *pos = strstr(start, cpath);
+	if (pos) {
+		const char *q = pos + strlen(cpath);
+		if (sscanf(q, ":%d:%d", &line, &col) < 1)
+			line = col = 0;
+	}
+	char excerpt[MSG_EXCERPT + 16];
+	size_t n = strlen(start);
+	if (n > MSG_EXCERPT) {
+		n = MSG_EXCERPT;
+		/* cut at a line end when one is near */
+		for (size_t k = n; k > MSG_EXCERPT / 2; k--)
+			if (start[k] == '\n') {
+				n = k;
+				break;
+			}
+		snprintf(excerpt, sizeof excerpt, "%.*s\n[...]", (int)n, start);
+	} else {
+		snprintf(excerpt, sizeof excerpt, "%s", start);
+	}
+	n = strlen(excerpt);
+	while (n && (excerpt[n - 1] == '\n' || excerpt[n - 1] == ' '))
+		excerpt[--n] = 0;
+	return ct_error_at(st->ctx, CT_ERR_COMPILE, cpath, line, col > 0 ? col : 0,
+			   "%s; source kept at %s%s%s", what, cpath, n ? "\n" : "", excerpt);
+}
+
+void jit_build_remove(jit_state *st, char *dir, char *so)
+{
+	ct_ctx *ctx = st->ctx;
+	if (so && unlink(so) != 0 && errno != ENOENT)
+		jit_warn(st, "cannot remove %s: %s", so, strerror(errno));
+	if (dir && rmdir(dir) != 0)
+		jit_warn(st, "cannot remove the build folder %s: %s", dir, strerror(errno));
+	ct_free(ctx, so);
+	ct_free(ctx, dir);
+}
+
+ct_status jit_compile(jit_state *st, const jit_config *cfg, const char *src, size_t len,
+		      const char *digest, double timeout, char **dir_out, char **so_out)
+{
+	ct_ctx *ctx = st->ctx;
+	*dir_out = *so_out = NULL;
+	size_t dn = strlen(st->tmp_dir) + 64;
+	char *dir = ct_alloc(ctx, dn);
+	char *so = ct_alloc(ctx, dn + JIT_DIGEST_HEX);
+	char *cpath = ct_alloc(ctx, dn + JIT_DIGEST_HEX);
+	const char **argv = NULL;
+	ct_status s = CT_OK;
+	if (!dir || !so || !cpath) {
+		s = CT_ERR_NOMEM;
+		goto out;
+	}
+	snprintf(dir, dn, "%s/cachet-build-XXXXXX", st->tmp_dir);
+	if (!mkdtemp(dir)) {
+		s = ct_error(ctx, CT_ERR_IO, "cannot create a build folder in %s: %s", st->tmp_dir,
+			     strerror(errno));
+		ct_free(ctx, dir);
+		dir = NULL;
+		goto out;
+	}
+	/* the digest in the file names keeps dlopen from confusing two builds
+	 * whose temp folders happen to get the same name */
+	snprintf(cpath, dn + JIT_DIGEST_HEX, "%s/k%s.c", dir, digest);
+	snprintf(so, dn + JIT_DIGEST_HEX, "%s/k%s.so", dir, digest);
+	int fd = open(cpath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0) {
+		s = ct_error(ctx, CT_ERR_IO, "cannot create %s: %s", cpath, strerror(errno));
+		rmdir(dir);
+		goto out;
+	}
+	bool ok = jit_write_all(fd, src, len);
+	int e = errno;
+	if (close(fd) != 0 && ok) {
+		ok = false;
+		e = errno;
+	}
+	if (!ok) {
+		s = ct_error(ctx, CT_ERR_IO, "cannot write %s: %s", cpath, strerror(e));
+		unlink(cpath);
+		rmdir(dir);
+		goto out;
+	}
+	int cap = cfg->cc->nwords + cfg->nextra + 16;
+	argv = ct_alloc(ctx, (size_t)cap * sizeof *argv);
+	if (!argv) {
+		s = CT_ERR_NOMEM;
+		goto out;
+	}
+	jit_command(cfg, so, cpath, argv, cap);
+	jit_proc pr;
+	s = jit_run(ctx, cfg->cc->exe, (char *const *)(uintptr_t)argv, dir, timeout, RUN_KEEP, &pr);
+	if (s != CT_OK) {
+		char why[600];
+		snprintf(why, sizeof why, "%.500s", ctx->msg);
+		s = build_error(st, cpath, why, NULL);
+		goto out;
+	}
+	struct stat sb;
+	if (pr.timed_out || pr.exit_code != 0 || stat(so, &sb) != 0) {
+		char what[600];
+		if (pr.timed_out)
+			snprintf(what, sizeof what, "the compiler '%s' timed out after %.3g s",
+				 cfg->cc->cmd, timeout > 0 ? timeout : JIT_DEFAULT_TIMEOUT);
+		else if (pr.exit_code != 0)
+			snprintf(what, sizeof what, "the compiler '%s' failed (exit %d)", cfg->cc->cmd,
+				 pr.exit_code);
+		else
+			snprintf(what, sizeof what, "the compiler '%s' wrote no output", cfg->cc->cmd);
+		unlink(so);
+		s = build_error(st, cpath, what, pr.out);
+		jit_proc_free(ctx, &pr);
+		goto out;
+	}
+	jit_proc_free(ctx, &pr);
+	unlink(cpath);
+	ct_free(ctx, cpath);
+	ct_free(ctx, argv);
+	*dir_out = dir;
+	*so_out = so;
+	return CT_OK;
+out:
+	/* the source (if written) and its folder are kept for the user */
+	ct_free(ctx, argv);
+	ct_free(ctx, cpath);
+	ct_free(ctx, so);
+	ct_free(ctx, dir);
+	return s;
+}

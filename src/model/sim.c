@@ -1,0 +1,786 @@
+/* sim.c: exact LRU cache simulation: one stack-distance pass per line size serves every fully
+ * associative level, a move-to-front row per set serves each set-associative level. */
+#include "model/sim.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* The SD_TOP most recently used distinct lines live in a small move-to-front array, outside the
+ * tree: their stack distance is their position, found without hashing or tree walks, and most
+ * accesses of a loop nest land there. Lines leave it in LRU order, so stamping them as they
+ * leave keeps the tree ordered exactly like the LRU stack below the array. */
+#define SD_TOP 16
+#define SD_COLD INT64_MAX   /* distance of a first touch */
+#define EMPTY_LINE UINT64_MAX /* no line: line numbers stay below 2^63 */
+#define IN_TOP UINT32_MAX   /* hash value of a line that sits in the top array */
+#define NO_OWNER UINT32_MAX /* tree stamp that no line holds */
+#define HASH_MIN_BITS 12
+#define SD_PREFETCH 16 /* accesses of a batch to look ahead */
+#define TREE_MIN 1024u
+/* Stamps, slots and counts are 32-bit to keep the hot tables small. */
+#define SD_MAX_LINES (UINT64_C(1) << 29)
+/* Set-associative levels keep one tag per line. */
+#define SA_MAX_LINES (INT64_C(1) << 27)
+/* Numbers in a spec: generous, and line * ways products never overflow. */
+#define SPEC_MAX_NUM (INT64_C(1) << 48)
+
+/* A hash slot: the line and its stamp side by side, so a probe costs one cache miss. */
+typedef struct sd_slot {
+	uint64_t line; /* EMPTY_LINE if free */
+	uint32_t stamp; /* tree stamp, or IN_TOP */
+} sd_slot;
+
+/* One stack-distance pass over the lines of one size. The LRU stack is top[0..ntop-1] followed
+ * by the lines in the tree, newest stamp first; a line's distance is its depth in that stack. */
+typedef struct sd_engine {
+	uint64_t top[SD_TOP]; /* most recent first; EMPTY_LINE past ntop */
+	uint32_t top_slot[SD_TOP]; /* their hash slots */
+	int ntop;
+	int shift; /* log2 of the line size */
+	/* Open-addressing hash (linear probing, no deletions): line -> stamp or IN_TOP. */
+	sd_slot *slots;
+	unsigned hbits;
+	uint64_t nlines; /* distinct lines seen */
+	/* Fenwick tree over stamps 1..tcap counting the stamps in use; owner[t] is the hash slot
+	 * of the line stamped t, so compaction can renumber stamps 1..live in order. */
+	uint32_t *tree;
+	uint32_t *owner;
+	uint32_t tcap, clock, live;
+	uint64_t *hist; /* hist[d], d < hist_cap; hist_cap >= nlines bounds every distance */
+	uint64_t hist_cap;
+	uint64_t cold;
+	/* The fully associative levels this pass serves, with their capacities in lines. */
+	int nlev;
+	int lev[SIM_MAX_LEVELS];
+	int64_t cap[SIM_MAX_LEVELS];
+	int64_t min_cap;
+	sim_hist view;
+} sd_engine;
+
+/* One set-associative level: sets rows of ways tags, most recent first, EMPTY_LINE if unused. */
+typedef struct sa_cache {
+	uint64_t *tags;
+	uint64_t sets, set_mask;
+	bool pow2;
+	int ways, shift, lev;
+} sa_cache;
+
+struct sim {
+	ct_ctx *ctx;
+	ct_status err; /* sticky first error */
+	sim_spec spec;
+	int nbuf, nref;
+	int64_t *base, *esize, *count;
+	int nsd, nsa;
+	sd_engine sd[SIM_MAX_LEVELS];
+	sa_cache sa[SIM_MAX_LEVELS];
+	int line_shift; /* the one line size's log2, -1 when levels differ */
+	uint64_t accesses, writes;
+	uint64_t misses[SIM_MAX_LEVELS];
+	uint64_t *buf_miss; /* [level][nbuf + 1]; column nbuf: no buffer */
+	uint64_t *ref_miss; /* [level][nref + 1]; column nref: no reference */
+};
+
+static int log2_exact(int64_t v)
+{
+	int s = 0;
+	while ((INT64_C(1) << s) < v)
+		s++;
+	return s;
+}
+
+static bool is_pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+
+/* ------------------------------------------------------------ spec */
+
+int64_t sim_level_sets(const sim_level *l)
+{
+	if (l->ways <= 0 || l->line <= 0)
+		return 1;
+	return l->size / (l->line * l->ways);
+}
+
+int64_t sim_spec_max_line(const sim_spec *spec)
+{
+	int64_t m = 1;
+	for (int i = 0; i < spec->nlevels; i++)
+		if (spec->level[i].line > m)
+			m = spec->level[i].line;
+	return m;
+}
+
+/* The checks shared by the parser and hand-built specs; what names the spec in messages. */
+static ct_status check_level(ct_ctx *ctx, const char *what, int i, const sim_level *l)
+{
+	long long size = l->size, line = l->line, ways = l->ways;
+	if (size <= 0 || size > SPEC_MAX_NUM)
+		return ct_error(ctx, CT_ERR_INPUT, "%s: level %d: size %lld is not in 1..2^48 bytes",
+				what, i + 1, size);
+	if (line <= 0 || line > SPEC_MAX_NUM)
+		return ct_error(ctx, CT_ERR_INPUT,
+				"%s: level %d: line size %lld is not in 1..2^48 bytes", what, i + 1,
+				line);
+	if (!is_pow2(line))
+		return ct_error(ctx, CT_ERR_INPUT, "%s: level %d: line size %lld is not a power of two",
+				what, i + 1, line);
+	if (size % line)
+		return ct_error(ctx, CT_ERR_INPUT,
+				"%s: level %d: size %lld is not a multiple of the line size %lld", what,
+				i + 1, size, line);
+	if (ways < 0)
+		return ct_error(ctx, CT_ERR_INPUT,
+				"%s: level %d: ways %lld must be 0 (fully associative) or positive",
+				what, i + 1, ways);
+	if (ways > size / line)
+		return ct_error(ctx, CT_ERR_INPUT,
+				"%s: level %d: %lld ways exceed the %lld lines of the level", what,
+				i + 1, ways, size / line);
+	if (ways > 0 && size % (line * ways))
+		return ct_error(ctx, CT_ERR_INPUT,
+				"%s: level %d: size %lld is not a multiple of line * ways = %lld, so "
+				"the sets would not be whole",
+				what, i + 1, size, line * ways);
+	return CT_OK;
+}
+
+ct_status sim_spec_check(ct_ctx *ctx, const sim_spec *spec)
+{
+	if (spec->nlevels < 1 || spec->nlevels > SIM_MAX_LEVELS)
+		return ct_error(ctx, CT_ERR_INPUT, "cache spec: %d levels, expected 1 to %d",
+				spec->nlevels, SIM_MAX_LEVELS);
+	for (int i = 0; i < spec->nlevels; i++) {
+		ct_status st = check_level(ctx, "cache spec", i, &spec->level[i]);
+		if (st)
+			return st;
+	}
+	return CT_OK;
+}
+
+static const char *skip_spaces(const char *p)
+{
+	while (*p == ' ' || *p == '\t')
+		p++;
+	return p;
+}
+
+/* Read a decimal number (with a K/M/G suffix when suffix) at *pp; false if there is none or it
+ * exceeds SPEC_MAX_NUM. Advances *pp past it and trailing blanks. */
+static bool parse_num(const char **pp, bool suffix, int64_t *out)
+{
+	const char *p = skip_spaces(*pp);
+	if (*p < '0' || *p > '9')
+		return false;
+	int64_t v = 0;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		v = v * 10 + (*p - '0');
+		if (v > SPEC_MAX_NUM)
+			return false;
+	}
+	if (suffix) {
+		int sh = 0;
+		switch (*p) {
+		case 'K': case 'k': sh = 10; break;
+		case 'M': case 'm': sh = 20; break;
+		case 'G': case 'g': sh = 30; break;
+		default: break;
+		}
+		if (sh) {
+			if (v > (SPEC_MAX_NUM >> sh))
+				return false;
+			v <<= sh;
+			p++;
+		}
+	}
+	*pp = skip_spaces(p);
+	*out = v;
+	return true;
+}
+
+ct_status sim_spec_parse(ct_ctx *ctx, const char *text, sim_spec *spec)
+{
+	char what[96];
+	memset(spec, 0, sizeof *spec);
+	if (!text)
+		text = "";
+	snprintf(what, sizeof what, "cache spec '%.64s%s'", text, strlen(text) > 64 ? "..." : "");
+	const char *p = skip_spaces(text);
+	if (!*p)
+		return ct_error(ctx, CT_ERR_INPUT,
+				"%s: empty; expected SIZE:LINE[:WAYS] levels such as 32K:64,1M:64",
+				what);
+	sim_spec out;
+	memset(&out, 0, sizeof out);
+	for (;;) {
+		int i = out.nlevels;
+		if (i == SIM_MAX_LEVELS)
+			return ct_error(ctx, CT_ERR_INPUT, "%s: more than %d levels", what,
+					SIM_MAX_LEVELS);
+		sim_level *l = &out.level[i];
+		if (!parse_num(&p, true, &l->size))
+			return ct_error(ctx, CT_ERR_INPUT,
+					"%s: level %d: expected a size such as 32768, 32K or 1M (at "
+					"most 2^48) at '%.16s'",
+					what, i + 1, p);
+		if (*p != ':')
+			return ct_error(ctx, CT_ERR_INPUT,
+					"%s: level %d: expected ':' and a line size after the size "
+					"(SIZE:LINE[:WAYS]) at '%.16s'",
+					what, i + 1, p);
+		p++;
+		if (!parse_num(&p, true, &l->line))
+			return ct_error(ctx, CT_ERR_INPUT,
+					"%s: level %d: expected a line size in bytes such as 64 at '%.16s'",
+					what, i + 1, p);
+		if (*p == ':') {
+			p++;
+			if (!parse_num(&p, false, &l->ways))
+				return ct_error(ctx, CT_ERR_INPUT,
+						"%s: level %d: expected a number of ways (0 = fully "
+						"associative) at '%.16s'",
+						what, i + 1, p);
+		}
+		out.nlevels++;
+		ct_status st = check_level(ctx, what, i, l);
+		if (st)
+			return st;
+		if (*p == ',') {
+			p++;
+			continue;
+		}
+		if (*p)
+			return ct_error(ctx, CT_ERR_INPUT,
+					"%s: level %d: unexpected '%.16s' (levels are separated by ',')",
+					what, i + 1, p);
+		break;
+	}
+	*spec = out;
+	return CT_OK;
+}
+
+/* ------------------------------------------------------------ layout */
+
+int64_t sim_layout(ct_ctx *ctx, const sim_buffer *buf, int nbuf, int64_t align, int64_t *base)
+{
+	if (!is_pow2(align)) {
+		ct_error(ctx, CT_ERR_USAGE, "buffer alignment %lld is not a power of two",
+			 (long long)align);
+		return -1;
+	}
+	int64_t end = 0;
+	for (int i = 0; i < nbuf; i++) {
+		int64_t bytes, start;
+		if (buf[i].elem_size <= 0 || buf[i].count < 0) {
+			ct_error(ctx, CT_ERR_USAGE, "buffer %d: element size %lld, count %lld", i,
+				 (long long)buf[i].elem_size, (long long)buf[i].count);
+			return -1;
+		}
+		if (!ct_add_ok(end, align - 1, &start) || !ct_mul_ok(buf[i].elem_size, buf[i].count, &bytes))
+			goto overflow;
+		start &= ~(align - 1);
+		if (!ct_add_ok(start, bytes, &end))
+			goto overflow;
+		base[i] = start;
+	}
+	return end;
+overflow:
+	ct_error(ctx, CT_ERR_LIMIT, "buffers span more than 2^63 bytes");
+	return -1;
+}
+
+/* ------------------------------------------------------------ stack distances */
+
+static inline uint64_t hash_home(uint64_t line, unsigned bits)
+{
+	return (line * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - bits);
+}
+
+/* Slot of line, or of the empty slot where it belongs. */
+static inline uint64_t hash_probe(const sd_engine *g, uint64_t line)
+{
+	uint64_t mask = (UINT64_C(1) << g->hbits) - 1;
+	uint64_t i = hash_home(line, g->hbits);
+	while (g->slots[i].line != line && g->slots[i].line != EMPTY_LINE)
+		i = (i + 1) & mask;
+	return i;
+}
+
+static inline uint32_t tree_prefix(const uint32_t *tree, uint32_t i)
+{
+	uint32_t sum = 0;
+	for (; i; i &= i - 1)
+		sum += tree[i];
+	return sum;
+}
+
+/* Add delta (mod 2^32, so UINT32_MAX subtracts one) at stamp i. */
+static inline void tree_add(uint32_t *tree, uint32_t n, uint32_t i, uint32_t delta)
+{
+	for (; i <= n; i += i & -i)
+		tree[i] += delta;
+}
+
+static bool sd_fail(sim *s, ct_status st)
+{
+	if (!s->err)
+		s->err = st;
+	return false;
+}
+
+/* Double the hash table; slots move, so owner[] and top_slot[] are redone. */
+static bool sd_hash_grow(sim *s, sd_engine *g)
+{
+	unsigned bits = g->hbits + 1;
+	size_t n = (size_t)1 << bits;
+	sd_slot *slots = ct_alloc(s->ctx, n * sizeof *slots);
+	if (!slots)
+		return sd_fail(s, CT_ERR_NOMEM);
+	for (size_t i = 0; i < n; i++)
+		slots[i].line = EMPTY_LINE;
+	sd_slot *old = g->slots;
+	size_t old_n = (size_t)1 << g->hbits;
+	g->slots = slots;
+	g->hbits = bits;
+	for (size_t i = 0; i < old_n; i++) {
+		if (old[i].line == EMPTY_LINE)
+			continue;
+		uint64_t j = hash_probe(g, old[i].line);
+		slots[j] = old[i];
+		if (old[i].stamp != IN_TOP)
+			g->owner[old[i].stamp] = (uint32_t)j;
+	}
+	/* top[0] may be the line being inserted; the caller sets its slot afterwards */
+	for (int i = 0; i < g->ntop; i++)
+		g->top_slot[i] = (uint32_t)hash_probe(g, g->top[i]);
+	ct_free(s->ctx, old);
+	return true;
+}
+
+/* Renumber the live stamps 1..live in order (growing the tree so that at least half of it is
+ * free afterwards), which keeps stamps bounded and every tree operation O(log lines). */
+static bool sd_compact(sim *s, sd_engine *g)
+{
+	uint32_t j = 0;
+	for (uint32_t t = 1; t <= g->clock; t++) {
+		uint32_t o = g->owner[t];
+		if (o == NO_OWNER)
+			continue;
+		g->owner[++j] = o;
+		g->slots[o].stamp = j;
+	}
+	uint64_t want = g->tcap;
+	while (want < 2 * ((uint64_t)j + 1))
+		want *= 2;
+	if (want > SD_MAX_LINES * 2)
+		return sd_fail(s, ct_error(s->ctx, CT_ERR_LIMIT,
+					   "simulator: more than %llu distinct lines",
+					   (unsigned long long)SD_MAX_LINES));
+	if (want != g->tcap) {
+		uint32_t *tree = ct_realloc(s->ctx, g->tree, (want + 1) * sizeof *tree);
+		if (!tree)
+			return sd_fail(s, CT_ERR_NOMEM);
+		g->tree = tree;
+		uint32_t *owner = ct_realloc(s->ctx, g->owner, (want + 1) * sizeof *owner);
+		if (!owner)
+			return sd_fail(s, CT_ERR_NOMEM);
+		g->owner = owner;
+		g->tcap = (uint32_t)want;
+	}
+	for (uint32_t t = j + 1; t <= g->tcap; t++)
+		g->owner[t] = NO_OWNER;
+	/* Stamps 1..j are in use: node i covers (i - lowbit(i), i]. */
+	for (uint32_t i = 1; i <= g->tcap; i++) {
+		uint32_t low = i - (i & -i);
+		g->tree[i] = i <= j ? (i & -i) : (low < j ? j - low : 0);
+	}
+	g->clock = j;
+	return true;
+}
+
+/* The line that falls out of a full top array enters the tree with the newest stamp. */
+static bool sd_stamp(sim *s, sd_engine *g, uint32_t slot)
+{
+	if (g->clock == g->tcap && !sd_compact(s, g))
+		return false;
+	uint32_t t = ++g->clock;
+	tree_add(g->tree, g->tcap, t, 1);
+	g->owner[t] = slot;
+	g->slots[slot].stamp = t;
+	g->live++;
+	return true;
+}
+
+/* An access whose line was not in the top array. sd_access has already moved the line to
+ * top[0] and pushed out evicted (EMPTY_LINE while the array was filling), which enters the
+ * tree first; the line's distance then comes from the tree, or it is cold. */
+static __attribute__((noinline)) int64_t sd_access_slow(sim *s, sd_engine *g, uint64_t line,
+							uint64_t evicted, uint32_t evicted_slot)
+{
+	if (evicted == EMPTY_LINE)
+		g->ntop++;
+	else if (!sd_stamp(s, g, evicted_slot))
+		return SD_COLD;
+	uint64_t slot = hash_probe(g, line);
+	int64_t d;
+	if (g->slots[slot].line == EMPTY_LINE) {
+		if (g->nlines + 1 > SD_MAX_LINES) {
+			sd_fail(s, ct_error(s->ctx, CT_ERR_LIMIT,
+					    "simulator: more than %llu distinct lines",
+					    (unsigned long long)SD_MAX_LINES));
+			return SD_COLD;
+		}
+		if ((g->nlines + 1) * 2 > (UINT64_C(1) << g->hbits)) {
+			if (!sd_hash_grow(s, g))
+				return SD_COLD;
+			slot = hash_probe(g, line);
+		}
+		if (g->nlines + 1 > g->hist_cap) {
+			uint64_t *h = ct_realloc(s->ctx, g->hist, 2 * g->hist_cap * sizeof *h);
+			if (!h) {
+				sd_fail(s, CT_ERR_NOMEM);
+				return SD_COLD;
+			}
+			memset(h + g->hist_cap, 0, g->hist_cap * sizeof *h);
+			g->hist = h;
+			g->hist_cap *= 2;
+		}
+		g->slots[slot].line = line;
+		g->nlines++;
+		g->cold++;
+		d = SD_COLD;
+	} else {
+		/* In the tree, so the array was full: its other SD_TOP - 1 lines, and the tree's
+		 * lines stamped after t (the evicted one among them), are the distinct lines
+		 * touched since. */
+		uint32_t t = g->slots[slot].stamp;
+		d = SD_TOP - 1 + (int64_t)(g->live - tree_prefix(g->tree, t));
+		tree_add(g->tree, g->tcap, t, UINT32_MAX);
+		g->owner[t] = NO_OWNER;
+		g->live--;
+		g->hist[d]++;
+	}
+	g->slots[slot].stamp = IN_TOP;
+	g->top_slot[0] = (uint32_t)slot;
+	return d;
+}
+
+/* Stack distance of one access (SD_COLD for a first touch), recorded in the histogram. One
+ * pass searches the top array and shifts it down behind the line, so a hit at position p
+ * costs p + 1 steps and no copy. */
+static inline int64_t sd_access(sim *s, sd_engine *g, uint64_t line)
+{
+	uint64_t prev = line;
+	uint32_t prev_slot = 0;
+	for (int p = 0; p < SD_TOP; p++) {
+		uint64_t cur = g->top[p];
+		uint32_t cur_slot = g->top_slot[p];
+		g->top[p] = prev;
+		g->top_slot[p] = prev_slot;
+		if (cur == line) {
+			g->top_slot[0] = cur_slot;
+			g->hist[p]++;
+			return p;
+		}
+		prev = cur;
+		prev_slot = cur_slot;
+	}
+	return sd_access_slow(s, g, line, prev, prev_slot);
+}
+
+static bool sd_init(sim *s, sd_engine *g, int shift)
+{
+	g->shift = shift;
+	for (int i = 0; i < SD_TOP; i++)
+		g->top[i] = EMPTY_LINE;
+	g->hbits = HASH_MIN_BITS;
+	size_t n = (size_t)1 << g->hbits;
+	g->slots = ct_alloc(s->ctx, n * sizeof *g->slots);
+	g->tcap = TREE_MIN;
+	g->tree = ct_alloc(s->ctx, (g->tcap + 1) * sizeof *g->tree);
+	g->owner = ct_alloc(s->ctx, (g->tcap + 1) * sizeof *g->owner);
+	g->hist_cap = 64;
+	g->hist = ct_alloc(s->ctx, g->hist_cap * sizeof *g->hist);
+	if (!g->slots || !g->tree || !g->owner || !g->hist)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		g->slots[i].line = EMPTY_LINE;
+	memset(g->owner, 0xff, (g->tcap + 1) * sizeof *g->owner);
+	g->min_cap = INT64_MAX;
+	return true;
+}
+
+static void sd_release(ct_ctx *ctx, sd_engine *g)
+{
+	ct_free(ctx, g->slots);
+	ct_free(ctx, g->tree);
+	ct_free(ctx, g->owner);
+	ct_free(ctx, g->hist);
+}
+
+uint64_t sim_misses_for_lines(const sim_hist *h, int64_t lines)
+{
+	if (lines <= 0)
+		return h->accesses;
+	uint64_t m = h->cold;
+	for (int64_t d = lines; d < h->len; d++)
+		m += h->count[d];
+	return m;
+}
+
+/* ------------------------------------------------------------ set-associative */
+
+/* True on a hit. The row is kept in recency order, so LRU replacement drops its last tag; one
+ * pass searches and shifts, as in sd_access. */
+static inline bool sa_access(const sa_cache *c, uint64_t addr)
+{
+	uint64_t line = addr >> c->shift;
+	uint64_t set = c->pow2 ? line & c->set_mask : line % c->sets;
+	uint64_t *row = c->tags + set * (uint64_t)c->ways;
+	uint64_t prev = line;
+	for (int p = 0; p < c->ways; p++) {
+		uint64_t cur = row[p];
+		row[p] = prev;
+		if (cur == line)
+			return true;
+		prev = cur;
+	}
+	return false;
+}
+
+/* ------------------------------------------------------------ simulator */
+
+sim *sim_new(ct_ctx *ctx, const sim_spec *spec, const sim_buffer *buf, int nbuf, int nref)
+{
+	if (sim_spec_check(ctx, spec))
+		return NULL;
+	if (nbuf < 0 || nref < 0 || (nbuf > 0 && !buf)) {
+		ct_error(ctx, CT_ERR_USAGE, "sim_new: %d buffers, %d references", nbuf, nref);
+		return NULL;
+	}
+	for (int i = 0; i < spec->nlevels; i++) {
+		const sim_level *l = &spec->level[i];
+		if (sim_level_sets(l) > 1 && l->size / l->line > SA_MAX_LINES) {
+			ct_error(ctx, CT_ERR_LIMIT,
+				 "cache level %d: a set-associative level of more than %lld lines "
+				 "is not supported",
+				 i + 1, (long long)SA_MAX_LINES);
+			return NULL;
+		}
+	}
+	sim *s = ct_alloc(ctx, sizeof *s);
+	if (!s)
+		return NULL;
+	s->ctx = ctx;
+	s->spec = *spec;
+	s->nbuf = nbuf;
+	s->nref = nref;
+	int nl = spec->nlevels;
+	size_t nb = (size_t)nbuf + 1, nr = (size_t)nref + 1;
+	s->base = ct_alloc(ctx, nb * sizeof *s->base);
+	s->esize = ct_alloc(ctx, nb * sizeof *s->esize);
+	s->count = ct_alloc(ctx, nb * sizeof *s->count);
+	s->buf_miss = ct_alloc(ctx, (size_t)nl * nb * sizeof *s->buf_miss);
+	s->ref_miss = ct_alloc(ctx, (size_t)nl * nr * sizeof *s->ref_miss);
+	if (!s->base || !s->esize || !s->count || !s->buf_miss || !s->ref_miss)
+		goto fail;
+	for (int i = 0; i < nbuf; i++) {
+		s->esize[i] = buf[i].elem_size;
+		s->count[i] = buf[i].count;
+	}
+	int64_t span = sim_layout(ctx, buf, nbuf, sim_spec_max_line(spec), s->base);
+	if (span < 0)
+		goto fail;
+	if (span > (INT64_C(1) << 62)) {
+		ct_error(ctx, CT_ERR_LIMIT, "buffers span more than 2^62 bytes");
+		goto fail;
+	}
+	s->line_shift = log2_exact(spec->level[0].line);
+	for (int i = 0; i < nl; i++) {
+		const sim_level *l = &spec->level[i];
+		int shift = log2_exact(l->line);
+		if (shift != s->line_shift)
+			s->line_shift = -1;
+		int64_t sets = sim_level_sets(l);
+		if (sets > 1) {
+			sa_cache *c = &s->sa[s->nsa++];
+			c->shift = shift;
+			c->ways = (int)l->ways;
+			c->sets = (uint64_t)sets;
+			c->pow2 = is_pow2(sets);
+			c->set_mask = (uint64_t)sets - 1;
+			c->lev = i;
+			size_t ntags = (size_t)(l->size / l->line);
+			c->tags = ct_alloc(ctx, ntags * sizeof *c->tags);
+			if (!c->tags)
+				goto fail;
+			memset(c->tags, 0xff, ntags * sizeof *c->tags);
+			continue;
+		}
+		int e = 0;
+		while (e < s->nsd && s->sd[e].shift != shift)
+			e++;
+		sd_engine *g = &s->sd[e];
+		if (e == s->nsd) {
+			s->nsd++;
+			if (!sd_init(s, g, shift))
+				goto fail;
+		}
+		g->lev[g->nlev] = i;
+		g->cap[g->nlev] = l->size / l->line;
+		if (g->cap[g->nlev] < g->min_cap)
+			g->min_cap = g->cap[g->nlev];
+		g->nlev++;
+	}
+	return s;
+fail:
+	sim_free(s);
+	return NULL;
+}
+
+void sim_free(sim *s)
+{
+	if (!s)
+		return;
+	ct_ctx *ctx = s->ctx;
+	for (int e = 0; e < s->nsd; e++)
+		sd_release(ctx, &s->sd[e]);
+	for (int c = 0; c < s->nsa; c++)
+		ct_free(ctx, s->sa[c].tags);
+	ct_free(ctx, s->base);
+	ct_free(ctx, s->esize);
+	ct_free(ctx, s->count);
+	ct_free(ctx, s->buf_miss);
+	ct_free(ctx, s->ref_miss);
+	ct_free(ctx, s);
+}
+
+static inline void count_miss(sim *s, int lev, int bcol, int rcol)
+{
+	s->misses[lev]++;
+	s->buf_miss[(size_t)lev * (size_t)(s->nbuf + 1) + (size_t)bcol]++;
+	s->ref_miss[(size_t)lev * (size_t)(s->nref + 1) + (size_t)rcol]++;
+}
+
+/* One access of byte address addr through every level; bcol/rcol are the counter columns. */
+static inline void access_addr(sim *s, uint64_t addr, int bcol, int rcol)
+{
+	s->accesses++;
+	for (int e = 0; e < s->nsd; e++) {
+		sd_engine *g = &s->sd[e];
+		int64_t d = sd_access(s, g, addr >> g->shift);
+		if (d < g->min_cap)
+			continue;
+		for (int k = 0; k < g->nlev; k++)
+			if (d >= g->cap[k])
+				count_miss(s, g->lev[k], bcol, rcol);
+	}
+	for (int c = 0; c < s->nsa; c++)
+		if (!sa_access(&s->sa[c], addr))
+			count_miss(s, s->sa[c].lev, bcol, rcol);
+}
+
+int64_t sim_address(const sim *s, int buffer, int64_t offset)
+{
+	return s->base[buffer] + offset * s->esize[buffer];
+}
+
+void sim_access_ref(sim *s, int ref, int buffer, int64_t offset, int is_write)
+{
+	if (s->err)
+		return;
+	if ((unsigned)buffer >= (unsigned)s->nbuf || (uint64_t)offset >= (uint64_t)s->count[buffer] ||
+	    ref < -1 || ref >= s->nref) {
+		s->err = ct_error(s->ctx, CT_ERR_USAGE,
+				  "simulator: access to element %lld of buffer %d (reference %d) is "
+				  "out of range",
+				  (long long)offset, buffer, ref);
+		return;
+	}
+	s->writes += is_write != 0;
+	access_addr(s, (uint64_t)(s->base[buffer] + offset * s->esize[buffer]), buffer,
+		    ref < 0 ? s->nref : ref);
+}
+
+void sim_access(sim *s, int buffer, int64_t offset, int is_write)
+{
+	sim_access_ref(s, -1, buffer, offset, is_write);
+}
+
+void sim_trace(void *s, int buffer, int64_t offset, int is_write)
+{
+	sim_access_ref(s, -1, buffer, offset, is_write);
+}
+
+void sim_access_lines(sim *s, const uint64_t *lines, size_t n, const uint8_t *is_write)
+{
+	if (s->err)
+		return;
+	if (s->line_shift < 0) {
+		s->err = ct_error(s->ctx, CT_ERR_USAGE,
+				  "simulator: line numbers need a single line size in the spec");
+		return;
+	}
+	uint64_t limit = (UINT64_C(1) << 62) >> s->line_shift;
+	for (size_t i = 0; i < n && !s->err; i++) {
+		if (lines[i] >= limit) {
+			s->err = ct_error(s->ctx, CT_ERR_USAGE,
+					  "simulator: line number %llu is too large",
+					  (unsigned long long)lines[i]);
+			return;
+		}
+		if (is_write)
+			s->writes += is_write[i] != 0;
+		/* Knowing the lines ahead, fetch their hash slots early: on traces with little
+		 * locality the probe is otherwise a full memory latency per access. */
+		if (i + SD_PREFETCH < n)
+			for (int e = 0; e < s->nsd; e++)
+				__builtin_prefetch(&s->sd[e].slots[hash_home(lines[i + SD_PREFETCH],
+									     s->sd[e].hbits)]);
+		access_addr(s, lines[i] << s->line_shift, s->nbuf, s->nref);
+	}
+}
+
+ct_status sim_result(const sim *s, uint64_t *misses, uint64_t *accesses, uint64_t *writes)
+{
+	if (misses)
+		for (int i = 0; i < s->spec.nlevels; i++)
+			misses[i] = s->misses[i];
+	if (accesses)
+		*accesses = s->accesses;
+	if (writes)
+		*writes = s->writes;
+	return s->err;
+}
+
+uint64_t sim_buffer_misses(const sim *s, int level, int buffer)
+{
+	if (level < 0 || level >= s->spec.nlevels || buffer < -1 || buffer >= s->nbuf)
+		return 0;
+	int col = buffer < 0 ? s->nbuf : buffer;
+	return s->buf_miss[(size_t)level * (size_t)(s->nbuf + 1) + (size_t)col];
+}
+
+uint64_t sim_ref_misses(const sim *s, int level, int ref)
+{
+	if (level < 0 || level >= s->spec.nlevels || ref < -1 || ref >= s->nref)
+		return 0;
+	int col = ref < 0 ? s->nref : ref;
+	return s->ref_miss[(size_t)level * (size_t)(s->nref + 1) + (size_t)col];
+}
+
+const sim_hist *sim_histogram(sim *s, int level)
+{
+	for (int e = 0; e < s->nsd; e++) {
+		sd_engine *g = &s->sd[e];
+		for (int k = 0; k < g->nlev; k++) {
+			if (g->lev[k] != level)
+				continue;
+			g->view.count = g->hist;
+			g->view.len = (int64_t)g->nlines;
+			g->view.cold = g->cold;
+			g->view.accesses = s->accesses;
+			g->view.line = INT64_C(1) << g->shift;
+			return &g->view;
+		}
+	}
+	return NULL;
+}

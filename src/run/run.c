@@ -1,0 +1,220 @@
+/* run.c: run a kernel on deterministic data, time it and verify it against the reference interpreter. */
+#include "run/run.h"
+
+#include "ir/looptree.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Arrays larger than this in total are refused rather than risking the OOM killer. */
+#define RUN_MAX_BYTES ((int64_t)16 << 30)
+
+void ct_run_options_init(ct_run_options *o)
+{
+	memset(o, 0, sizeof *o);
+	o->engine = CT_ENGINE_NATIVE;
+	o->repeat = 1;
+	o->verify = 1;
+}
+
+double ct_dtype_tolerance(ct_dtype t)
+{
+	switch (t) {
+	case CT_F32: return 1e-3;
+	case CT_F64: return 1e-10;
+	case CT_I32:
+	case CT_I64: return 0;
+	}
+	return 0;
+}
+
+double run_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void run_buffers_free(run_buffers *b)
+{
+	if (!b->data)
+		return;
+	for (int i = 0; i < b->n; i++)
+		free(b->data[i]);
+	free(b->data);
+	free(b->bytes);
+	b->data = NULL;
+	b->bytes = NULL;
+	b->n = 0;
+}
+
+ct_status run_buffers_alloc(ct_kernel *k, run_buffers *b, bool fill)
+{
+	ct_ctx *ctx = k->ctx;
+	memset(b, 0, sizeof *b);
+	b->n = k->narrays;
+	b->data = calloc((size_t)b->n + 1, sizeof *b->data);
+	b->bytes = calloc((size_t)b->n + 1, sizeof *b->bytes);
+	if (!b->data || !b->bytes) {
+		run_buffers_free(b);
+		return ct_error(ctx, CT_ERR_NOMEM, "out of memory");
+	}
+	int64_t total = 0;
+	for (int i = 0; i < b->n; i++) {
+		int64_t n = ct_kernel_array_elements(k, i), bytes;
+		if (n < 0) {
+			run_buffers_free(b);
+			return ct_error(ctx, CT_ERR_USAGE, "array '%s' has a runtime size with no value (use -D)",
+					k->arrays[i].name);
+		}
+		if (!ct_mul_ok(n, (int64_t)ct_dtype_size(k->arrays[i].type), &bytes) ||
+		    !ct_add_ok(total, bytes, &total) || total > RUN_MAX_BYTES) {
+			run_buffers_free(b);
+			return ct_error(ctx, CT_ERR_LIMIT, "arrays need more than %lld bytes", (long long)RUN_MAX_BYTES);
+		}
+		b->bytes[i] = bytes;
+		/* 64-byte alignment (a cache line, an AVX-512 vector); never size 0 */
+		size_t sz = ((size_t)bytes + 63) & ~(size_t)63;
+		b->data[i] = aligned_alloc(64, sz ? sz : 64);
+		if (!b->data[i]) {
+			run_buffers_free(b);
+			return ct_error(ctx, CT_ERR_NOMEM, "cannot allocate %lld bytes for array '%s'",
+					(long long)bytes, k->arrays[i].name);
+		}
+		if (fill)
+			ct_fill_random(b->data[i], k->arrays[i].type, n, (uint64_t)ctx->seed, (uint64_t)i);
+		else
+			memset(b->data[i], 0, (size_t)bytes);
+	}
+	return CT_OK;
+}
+
+void run_buffers_copy(run_buffers *dst, const run_buffers *src)
+{
+	for (int i = 0; i < src->n; i++)
+		memcpy(dst->data[i], src->data[i], (size_t)src->bytes[i]);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+double run_median(double *t, int n)
+{
+	qsort(t, (size_t)n, sizeof *t, cmp_double);
+	return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+}
+
+ct_status run_verify(ct_kernel *k, const run_buffers *got, const run_buffers *want, ct_run_result *r)
+{
+	r->verified = 1;
+	r->max_rel_error = 0;
+	r->mismatch_array = "";
+	for (int i = 0; i < k->narrays; i++) {
+		ct_role role = k->arrays[i].role;
+		if (role != CT_OUTPUT && role != CT_INOUT)
+			continue;
+		int64_t n = ct_kernel_array_elements(k, i);
+		double e = ct_max_rel_error(got->data[i], want->data[i], k->arrays[i].type, n);
+		if (e > r->max_rel_error || isnan(e))
+			r->max_rel_error = e;
+		if (!(e <= ct_dtype_tolerance(k->arrays[i].type)) && r->verified) {
+			r->verified = 0;
+			r->mismatch_array = k->arrays[i].name;
+		}
+	}
+	if (!r->verified)
+		return ct_error(k->ctx, CT_ERR_VERIFY,
+				"verification failed: array '%s' differs from the reference (max relative error %.3g)",
+				r->mismatch_array, r->max_rel_error);
+	return CT_OK;
+}
+
+/* Run the scheduled tree `repeat` times on fresh copies of the inputs and
+ * keep the median time; the buffers end with the last run's result. */
+static ct_status run_interp_timed(ct_looptree *t, const run_buffers *init, run_buffers *work, int repeat,
+				  double *median)
+{
+	double *times = calloc((size_t)repeat, sizeof *times);
+	if (!times)
+		return ct_error(t->k->ctx, CT_ERR_NOMEM, "out of memory");
+	ct_status st = CT_OK;
+	for (int r = 0; r < repeat && st == CT_OK; r++) {
+		run_buffers_copy(work, init);
+		double t0 = run_now();
+		st = ct_interp_run(t, (void *const *)work->data);
+		times[r] = run_now() - t0;
+	}
+	if (st == CT_OK)
+		*median = run_median(times, repeat);
+	free(times);
+	return st;
+}
+
+ct_status run_reference(ct_kernel *k, const run_buffers *init, run_buffers *want)
+{
+	ct_looptree *ref = ct_kernel_lower(k, 0);
+	if (!ref)
+		return ct_ctx_last_status(k->ctx);
+	run_buffers_copy(want, init);
+	ct_status st = ct_interp_run(ref, (void *const *)want->data);
+	ct_looptree_free(ref);
+	return st;
+}
+
+ct_status ct_kernel_run(ct_kernel *k, const ct_run_options *o, ct_run_result *r)
+{
+	if (!k || !o || !r)
+		return CT_ERR_USAGE;
+	ct_ctx *ctx = k->ctx;
+	memset(r, 0, sizeof *r);
+	r->engine = o->engine == CT_ENGINE_INTERP ? "interp" : "native";
+	r->code_cache = "none";
+	r->verified = -1;
+	r->mismatch_array = "";
+	r->threads = o->threads > 0 ? o->threads : (int)ctx->threads;
+	if (o->repeat < 1 || o->repeat > 1000000)
+		return ct_error(ctx, CT_ERR_USAGE, "repeat must be in 1..1000000");
+	if (!ir_params_complete(k))
+		for (int i = 0; i < k->nparams; i++)
+			if (!k->params[i].has_value)
+				return ct_error(ctx, CT_ERR_USAGE,
+						"runtime param '%s' needs a value (-D %s=VALUE)",
+						k->params[i].name, k->params[i].name);
+	if (o->engine == CT_ENGINE_NATIVE)
+		return run_native(k, o, r);
+
+	run_buffers init, work, want;
+	memset(&want, 0, sizeof want);
+	memset(&work, 0, sizeof work);
+	ct_status st = run_buffers_alloc(k, &init, true);
+	if (st)
+		return st;
+	st = run_buffers_alloc(k, &work, false);
+	ct_looptree *t = st ? NULL : ct_kernel_lower(k, 1);
+	if (!st && !t)
+		st = ct_ctx_last_status(ctx);
+	if (!st)
+		st = run_interp_timed(t, &init, &work, o->repeat, &r->seconds);
+	if (!st) {
+		r->threads = 1;
+		double fl = ct_kernel_flops(k);
+		r->gflops = r->seconds > 0 && fl > 0 ? fl / r->seconds * 1e-9 : 0;
+	}
+	if (!st && o->verify) {
+		st = run_buffers_alloc(k, &want, false);
+		if (!st)
+			st = run_reference(k, &init, &want);
+		if (!st)
+			st = run_verify(k, &work, &want, r);
+	}
+	ct_looptree_free(t);
+	run_buffers_free(&init);
+	run_buffers_free(&work);
+	run_buffers_free(&want);
+	return st;
+}

@@ -1,0 +1,35 @@
+/* run.h: buffers, timing and verification shared by the interpreter and native run paths. */
+#ifndef CT_RUN_H
+#define CT_RUN_H
+
+#include "ir/ir.h"
+
+/* One host buffer per array of a kernel (64-byte aligned, malloc'd). */
+typedef struct run_buffers {
+	int n;
+	void **data;
+	int64_t *bytes;
+} run_buffers;
+
+/* Allocate every array of k (temps too); fill = deterministic random data
+ * from the ctx seed (stream = array index), else zeros. */
+ct_status run_buffers_alloc(ct_kernel *k, run_buffers *b, bool fill);
+void run_buffers_copy(run_buffers *dst, const run_buffers *src);
+void run_buffers_free(run_buffers *b);
+
+/* Monotonic seconds. */
+double run_now(void);
+/* Median of t[0..n-1] (sorts t). */
+double run_median(double *t, int n);
+
+/* Run the unscheduled reference interpreter on a copy of init into want. */
+ct_status run_reference(ct_kernel *k, const run_buffers *init, run_buffers *want);
+/* Compare every output/inout array of got with want; fills verified,
+ * max_rel_error, mismatch_array; CT_ERR_VERIFY on mismatch. */
+ct_status run_verify(ct_kernel *k, const run_buffers *got, const run_buffers *want, ct_run_result *r);
+
+/* The native engine (src/gen): compile (or fetch from the code cache), run
+ * and verify. Fills r; CT_ERR_UNSUPPORTED where no native engine is built. */
+ct_status run_native(ct_kernel *k, const ct_run_options *o, ct_run_result *r);
+
+#endif

@@ -1,0 +1,1004 @@
+/* store.c: the per-device tuning store: one SQLite file per device, safe for concurrent tuners. */
+#include "tune/tune.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+#include <xxhash.h>
+
+/* Long enough for a tuner that holds the write lock for one record; short
+ * enough that a wedged process shows up as an error, not a hang. */
+#define BUSY_TIMEOUT_MS 20000
+
+/* The columns of the tune table, in order: the schema check compares them. */
+#define TUNE_COLUMNS                                                                   \
+	"family,dtype,size_class,params,seconds,gflops,verified,tuner_version,"       \
+	"cachet_version,timestamp,stale,checksum"
+
+static const char schema_sql[] =
+	"CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+	"CREATE TABLE IF NOT EXISTS tune("
+	" family TEXT NOT NULL, dtype TEXT NOT NULL, size_class TEXT NOT NULL,"
+	" params TEXT NOT NULL, seconds REAL NOT NULL, gflops REAL NOT NULL,"
+	" verified INTEGER NOT NULL, tuner_version TEXT NOT NULL,"
+	" cachet_version TEXT NOT NULL, timestamp INTEGER NOT NULL,"
+	" stale INTEGER NOT NULL DEFAULT 0, checksum TEXT NOT NULL,"
+	" PRIMARY KEY(family, dtype, size_class));";
+
+/* verified 1 beats -1 (not verified) beats 0 (mismatch); then the shorter
+ * time, an unmeasured time (0) being the worst. A stale, other-version or
+ * damaged (?12) old record is always replaced. */
+#define RANK(t) "(CASE " t ".verified WHEN 1 THEN 2 WHEN -1 THEN 1 ELSE 0 END)"
+#define TIME(t) "(CASE WHEN " t ".seconds > 0 THEN " t ".seconds ELSE 1e300 END)"
+static const char upsert_sql[] =
+	"INSERT INTO tune(" TUNE_COLUMNS ") VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,0,?11)"
+	" ON CONFLICT(family, dtype, size_class) DO UPDATE SET"
+	" params=excluded.params, seconds=excluded.seconds, gflops=excluded.gflops,"
+	" verified=excluded.verified, tuner_version=excluded.tuner_version,"
+	" cachet_version=excluded.cachet_version, timestamp=excluded.timestamp,"
+	" stale=0, checksum=excluded.checksum"
+	" WHERE ?12 OR tune.stale != 0 OR tune.cachet_version != excluded.cachet_version"
+	" OR " RANK("excluded") " > " RANK("tune")
+	" OR (" RANK("excluded") " = " RANK("tune") " AND " TIME("excluded") " < " TIME("tune") ")";
+
+#define SELECT_RECORD "SELECT " TUNE_COLUMNS " FROM tune"
+
+static const char *const dtype_names[] = {"f32", "f64", "i32", "i64"};
+#define NDTYPES ((int)(sizeof dtype_names / sizeof dtype_names[0]))
+
+struct ct_store {
+	ct_ctx *ctx;
+	sqlite3 *db;          /* NULL: nothing readable (reads find nothing) */
+	char *dir, *path;
+	char *device_id, *identity, *version, *param_names;
+	unsigned flags;
+	bool writable;        /* puts can succeed */
+	bool dir_writable;    /* the folder accepts new files (-shm, set-aside) */
+	bool all_stale;       /* read-only store of another identity: trust nothing */
+	char why_ro[600];     /* why puts fail */
+	ct_buf warnings;
+	ct_arena arena;       /* strings of the last get/list */
+	ct_tune_record *recs; /* records of the last list */
+	int nrecs, cap_recs;
+};
+
+/* ------------------------------------------------------------ helpers */
+
+static void store_warn(ct_store *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void store_warn(ct_store *s, const char *fmt, ...)
+{
+	char msg[1200];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	ct_buf_puts(&s->warnings, msg);
+	ct_buf_putc(&s->warnings, '\n');
+	/* a cache problem must be visible but never stop the work */
+	if (!(s->flags & CT_STORE_QUIET))
+		fprintf(stderr, "cachet: warning: %s\n", msg);
+}
+
+static void set_readonly(ct_store *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void set_readonly(ct_store *s, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(s->why_ro, sizeof s->why_ro, fmt, ap);
+	va_end(ap);
+	s->writable = false;
+}
+
+/* a + b + c in ctx memory. */
+static char *join3(ct_ctx *ctx, const char *a, const char *b, const char *c)
+{
+	size_t na = strlen(a), nb = strlen(b), nc = strlen(c);
+	char *r = ct_alloc(ctx, na + nb + nc + 1);
+	if (r) {
+		memcpy(r, a, na);
+		memcpy(r + na, b, nb);
+		memcpy(r + na + nb, c, nc + 1);
+	}
+	return r;
+}
+
+char *tune_cache_dir(ct_ctx *ctx)
+{
+	const char *e = getenv("CACHET_CACHE_DIR");
+	if (e && *e)
+		return ct_strdup(ctx, e);
+	e = getenv("XDG_CACHE_HOME");
+	if (e && e[0] == '/') /* the XDG spec ignores relative values */
+		return join3(ctx, e, "/cachet", "");
+	e = getenv("HOME");
+	char pwbuf[4096];
+	struct passwd pw, *res = NULL;
+	if ((!e || !*e) && getpwuid_r(getuid(), &pw, pwbuf, sizeof pwbuf, &res) == 0 && res)
+		e = res->pw_dir;
+	if (!e || !*e) {
+		ct_error(ctx, CT_ERR_IO, "no cache folder: set CACHET_CACHE_DIR or HOME");
+		return NULL;
+	}
+	return join3(ctx, e, "/.cache/cachet", "");
+}
+
+/* mkdir -p with mode 0700 for every folder created; 0 or an errno. */
+static int mkdir_p(ct_ctx *ctx, const char *dir)
+{
+	char *p = ct_strdup(ctx, dir);
+	if (!p)
+		return ENOMEM;
+	int err = 0;
+	for (char *q = p + 1;; q++) {
+		if (*q != '/' && *q != 0)
+			continue;
+		char c = *q;
+		*q = 0;
+		if (mkdir(p, 0700) != 0 && errno != EEXIST) {
+			err = errno;
+			break;
+		}
+		*q = c;
+		if (!c)
+			break;
+	}
+	struct stat st;
+	if (!err && (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)))
+		err = errno ? errno : ENOTDIR;
+	if (!err && !S_ISDIR(st.st_mode))
+		err = ENOTDIR;
+	ct_free(ctx, p);
+	return err;
+}
+
+static bool valid_device_id(const char *id)
+{
+	if (!*id)
+		return false;
+	for (const char *p = id; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_' || *p == '-'))
+			return false;
+	return true;
+}
+
+/* ------------------------------------------------------------ checksums */
+
+uint64_t tune_record_checksum(const ct_tune_record *r, const char *cachet_version)
+{
+	/* canonical bytes: length-prefixed strings, doubles by bit pattern, so
+	 * that equal records hash equal on every machine and nothing is
+	 * ambiguous */
+	ct_buf b;
+	ct_buf_init(&b);
+	const char *strs[] = {r->family, r->size_class, r->params,
+			      r->tuner_version ? r->tuner_version : "", cachet_version};
+	ct_buf_puts(&b, "cachet-tune-record-1");
+	for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++)
+		ct_buf_printf(&b, "|%zu:%s", strlen(strs[i]), strs[i]);
+	uint64_t sec, gf;
+	memcpy(&sec, &r->seconds, sizeof sec);
+	memcpy(&gf, &r->gflops, sizeof gf);
+	ct_buf_printf(&b, "|%d|%016llx|%016llx|%d|%lld", (int)r->dtype, (unsigned long long)sec,
+		      (unsigned long long)gf, r->verified, (long long)r->timestamp);
+	/* on allocation failure hash a constant: the record then fails its
+	 * check and is re-measured, which is safe */
+	uint64_t h = b.failed || !b.s ? 0 : XXH3_64bits(b.s, b.len);
+	ct_buf_free(&b);
+	return h;
+}
+
+/* ------------------------------------------------------------ SQL helpers */
+
+/* Run one statement without results; the SQLite code. */
+static int exec_sql(sqlite3 *db, const char *sql)
+{
+	return sqlite3_exec(db, sql, NULL, NULL, NULL);
+}
+
+/* The text of the first column of the first row of sql (one text parameter
+ * ?1 = arg if not NULL) into out; SQLITE_ROW, SQLITE_DONE (no row) or an error. */
+static int query_text(sqlite3 *db, const char *sql, const char *arg, char *out, size_t n)
+{
+	sqlite3_stmt *st = NULL;
+	out[0] = 0;
+	int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return rc;
+	if (arg)
+		sqlite3_bind_text(st, 1, arg, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		const unsigned char *t = sqlite3_column_text(st, 0);
+		snprintf(out, n, "%s", t ? (const char *)t : "");
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static bool is_damage(int rc)
+{
+	int prim = rc & 0xff;
+	return prim == SQLITE_CORRUPT || prim == SQLITE_NOTADB || rc == SQLITE_IOERR_SHORT_READ;
+}
+
+/* ------------------------------------------------------------ opening */
+
+typedef enum { V_OK, V_FRESH, V_BAD, V_FAIL } verdict;
+
+/* Is the file a SQLite database at all? (cheap, before SQLite sees it) */
+static verdict check_header(const char *path, char *why, size_t n)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return V_FRESH;
+		snprintf(why, n, "cannot read it: %s", strerror(errno));
+		return V_FAIL;
+	}
+	char head[16];
+	ssize_t got = read(fd, head, sizeof head);
+	close(fd);
+	if (got == 0)
+		return V_FRESH; /* an empty file is an empty database to SQLite */
+	if (got != (ssize_t)sizeof head || memcmp(head, "SQLite format 3", 16) != 0) {
+		snprintf(why, n, "not a SQLite database");
+		return V_BAD;
+	}
+	return V_OK;
+}
+
+/* Escape path for a file: URI (SQLite reads %XX). */
+static char *uri_for(ct_ctx *ctx, const char *path, const char *query)
+{
+	ct_buf b;
+	ct_buf_init(&b);
+	ct_buf_puts(&b, "file:");
+	for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+		    strchr("/._-~", *p))
+			ct_buf_putc(&b, (char)*p);
+		else
+			ct_buf_printf(&b, "%%%02X", *p);
+	}
+	ct_buf_puts(&b, query);
+	char *s = ct_buf_take(&b);
+	char *r = s ? ct_strdup(ctx, s) : NULL;
+	free(s);
+	return r;
+}
+
+static void db_close(ct_store *s)
+{
+	if (s->db)
+		sqlite3_close_v2(s->db);
+	s->db = NULL;
+}
+
+/* Open the existing or new file; SQLite code. */
+static int db_open(ct_store *s)
+{
+	int rc;
+	if (s->writable) {
+		rc = sqlite3_open_v2(s->path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+	} else if (s->dir_writable) {
+		rc = sqlite3_open_v2(s->path, &s->db, SQLITE_OPEN_READONLY, NULL);
+	} else {
+		/* a WAL database needs a -shm file, which a read-only folder
+		 * cannot hold; nobody can write there either, so read it as an
+		 * immutable file */
+		char *uri = uri_for(s->ctx, s->path, "?immutable=1");
+		if (!uri)
+			return SQLITE_NOMEM;
+		rc = sqlite3_open_v2(uri, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
+		ct_free(s->ctx, uri);
+	}
+	if (rc != SQLITE_OK) {
+		db_close(s);
+		return rc;
+	}
+	sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
+	sqlite3_extended_result_codes(s->db, 1);
+	if (s->writable) {
+		/* WAL: readers never block writers; NORMAL: a commit is durable
+		 * at the next checkpoint, enough for a cache */
+		char mode[32];
+		rc = query_text(s->db, "PRAGMA journal_mode=WAL", NULL, mode, sizeof mode);
+		if (rc != SQLITE_ROW)
+			return rc;
+		rc = exec_sql(s->db, "PRAGMA synchronous=NORMAL");
+		if (rc != SQLITE_OK)
+			return rc;
+	}
+	return SQLITE_OK;
+}
+
+/* Check the open database: damaged, foreign, fresh or ours. */
+static verdict validate(ct_store *s, char *why, size_t n)
+{
+	char buf[1024];
+	int rc = query_text(s->db, "PRAGMA quick_check", NULL, buf, sizeof buf);
+	if (rc != SQLITE_ROW) {
+		snprintf(why, n, "%s", sqlite3_errstr(rc));
+		return is_damage(rc) ? V_BAD : V_FAIL;
+	}
+	if (strcmp(buf, "ok") != 0) {
+		snprintf(why, n, "damaged (%s)", buf);
+		return V_BAD;
+	}
+	rc = query_text(s->db, "SELECT count(*) FROM sqlite_master", NULL, buf, sizeof buf);
+	if (rc != SQLITE_ROW) {
+		snprintf(why, n, "%s", sqlite3_errstr(rc));
+		return is_damage(rc) ? V_BAD : V_FAIL;
+	}
+	if (strcmp(buf, "0") == 0)
+		return V_FRESH;
+	/* the columns of tune, as a comma list */
+	sqlite3_stmt *st = NULL;
+	ct_buf cols;
+	ct_buf_init(&cols);
+	rc = sqlite3_prepare_v2(s->db, "SELECT name FROM pragma_table_info('tune') ORDER BY cid", -1, &st, NULL);
+	while (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+		const unsigned char *t = sqlite3_column_text(st, 0);
+		ct_buf_printf(&cols, "%s%s", cols.len ? "," : "", t ? (const char *)t : "");
+	}
+	sqlite3_finalize(st);
+	bool cols_ok = cols.s && strcmp(cols.s, TUNE_COLUMNS) == 0;
+	ct_buf_free(&cols);
+	char magic[64], format[32], dev[128];
+	rc = query_text(s->db, "SELECT value FROM meta WHERE key='magic'", NULL, magic, sizeof magic);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE && !is_damage(rc) && (rc & 0xff) != SQLITE_ERROR) {
+		snprintf(why, n, "%s", sqlite3_errstr(rc));
+		return V_FAIL;
+	}
+	if (!cols_ok || rc != SQLITE_ROW || strcmp(magic, TUNE_STORE_MAGIC) != 0) {
+		snprintf(why, n, "not a cachet tuning store (wrong schema)");
+		return V_BAD;
+	}
+	query_text(s->db, "SELECT value FROM meta WHERE key='format_version'", NULL, format, sizeof format);
+	if (atoi(format) != TUNE_STORE_FORMAT) {
+		snprintf(why, n, "format version %s, this cachet reads %d", format, TUNE_STORE_FORMAT);
+		return V_BAD;
+	}
+	query_text(s->db, "SELECT value FROM meta WHERE key='device_id'", NULL, dev, sizeof dev);
+	if (strcmp(dev, s->device_id) != 0) {
+		snprintf(why, n, "written for another device (%s)", dev);
+		return V_BAD;
+	}
+	return V_OK;
+}
+
+static int set_meta(sqlite3 *db, const char *key, const char *value)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = sqlite3_prepare_v2(db, "INSERT INTO meta(key, value) VALUES(?1, ?2)"
+					" ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+				    -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return rc;
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, value, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+/* Tables and meta rows of a new store, in one transaction. */
+static int create_schema(ct_store *s)
+{
+	int rc = exec_sql(s->db, "BEGIN IMMEDIATE");
+	if (rc != SQLITE_OK)
+		return rc;
+	rc = exec_sql(s->db, schema_sql);
+	char fmt[16], now[32];
+	snprintf(fmt, sizeof fmt, "%d", TUNE_STORE_FORMAT);
+	snprintf(now, sizeof now, "%lld", (long long)time(NULL));
+	const char *kv[][2] = {
+		{"magic", TUNE_STORE_MAGIC},
+		{"format_version", fmt},
+		{"device_id", s->device_id},
+		{"device_identity", s->identity},
+		{"cachet_version", s->version},
+		{"param_names", s->param_names ? s->param_names : ""},
+		{"record_fields", TUNE_COLUMNS},
+		{"created", now},
+	};
+	for (size_t i = 0; rc == SQLITE_OK && i < sizeof kv / sizeof kv[0]; i++)
+		rc = set_meta(s->db, kv[i][0], kv[i][1]);
+	if (rc == SQLITE_OK)
+		rc = exec_sql(s->db, "COMMIT");
+	if (rc != SQLITE_OK)
+		exec_sql(s->db, "ROLLBACK");
+	return rc;
+}
+
+/* Mark records stale that this process cannot trust: all of them when the
+ * device identity or the parameter names changed, else those written by
+ * another cachet version. Writes only when something changes. */
+static void revalidate(ct_store *s)
+{
+	char ident[1024], names[1024], n_other[32];
+	query_text(s->db, "SELECT value FROM meta WHERE key='device_identity'", NULL, ident, sizeof ident);
+	query_text(s->db, "SELECT value FROM meta WHERE key='param_names'", NULL, names, sizeof names);
+	bool all = strcmp(ident, s->identity) != 0 ||
+		   (s->param_names && strcmp(names, s->param_names) != 0);
+	int rc = query_text(s->db,
+			    "SELECT count(*) FROM tune WHERE stale = 0 AND cachet_version != ?1",
+			    s->version, n_other, sizeof n_other);
+	bool others = rc == SQLITE_ROW && atoi(n_other) > 0;
+	if (!all && !others)
+		return;
+	if (!s->writable) {
+		/* cannot persist the marks; trust is also decided on read */
+		s->all_stale = all;
+		return;
+	}
+	rc = exec_sql(s->db, "BEGIN IMMEDIATE");
+	if (rc != SQLITE_OK) {
+		s->all_stale = all;
+		return;
+	}
+	sqlite3_stmt *st = NULL;
+	rc = sqlite3_prepare_v2(s->db, all ? "UPDATE tune SET stale = 1 WHERE stale = 0"
+				    : "UPDATE tune SET stale = 1 WHERE stale = 0 AND cachet_version != ?1",
+				-1, &st, NULL);
+	int changed = 0;
+	if (rc == SQLITE_OK) {
+		if (!all)
+			sqlite3_bind_text(st, 1, s->version, -1, SQLITE_STATIC);
+		rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(s->db);
+		changed = sqlite3_changes(s->db);
+	}
+	sqlite3_finalize(st);
+	if (rc == SQLITE_OK)
+		rc = set_meta(s->db, "device_identity", s->identity);
+	if (rc == SQLITE_OK)
+		rc = set_meta(s->db, "cachet_version", s->version);
+	if (rc == SQLITE_OK && s->param_names)
+		rc = set_meta(s->db, "param_names", s->param_names);
+	if (rc == SQLITE_OK)
+		rc = exec_sql(s->db, "COMMIT");
+	if (rc != SQLITE_OK) {
+		exec_sql(s->db, "ROLLBACK");
+		s->all_stale = all;
+		return;
+	}
+	if (changed > 0)
+		store_warn(s, "tuning store %s: %d record%s marked stale (%s); they are re-measured before use",
+			   s->path, changed, changed == 1 ? "" : "s",
+			   all ? "device identity or parameter names changed" : "written by another cachet version");
+}
+
+/* Rename the file (and its -wal/-shm) to <file>.bad-<timestamp>. */
+static bool set_aside(ct_store *s, const char *why)
+{
+	if (!s->writable) {
+		store_warn(s, "tuning store %s: %s; it is ignored (read-only)", s->path, why);
+		return false;
+	}
+	char stamp[32];
+	time_t now = time(NULL);
+	struct tm tm;
+	gmtime_r(&now, &tm);
+	strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
+	char bad[4096];
+	struct stat st;
+	snprintf(bad, sizeof bad, "%s.bad-%s", s->path, stamp);
+	for (int i = 2; lstat(bad, &st) == 0 && i < 1000; i++)
+		snprintf(bad, sizeof bad, "%s.bad-%s-%d", s->path, stamp, i);
+	if (rename(s->path, bad) != 0 && errno != ENOENT) {
+		store_warn(s, "tuning store %s: %s; cannot set it aside: %s", s->path, why, strerror(errno));
+		return false;
+	}
+	/* a stale -wal would otherwise be replayed into the fresh database */
+	static const char *const sides[] = {"-wal", "-shm", "-journal"};
+	for (size_t i = 0; i < sizeof sides / sizeof sides[0]; i++) {
+		char from[4200], to[4200];
+		snprintf(from, sizeof from, "%s%s", s->path, sides[i]);
+		snprintf(to, sizeof to, "%s%s", bad, sides[i]);
+		if (rename(from, to) != 0 && errno != ENOENT)
+			unlink(from);
+	}
+	store_warn(s, "tuning store %s: %s; set aside as %s, starting a fresh store", s->path, why, bad);
+	return true;
+}
+
+/* Open, check, repair: after this s->db is a usable store or NULL. */
+static void store_setup(ct_store *s)
+{
+	bool ro = s->flags & CT_STORE_READONLY;
+	if (!ro) {
+		int err = mkdir_p(s->ctx, s->dir);
+		if (err)
+			set_readonly(s, "cannot create folder %s: %s", s->dir, strerror(err));
+	}
+	s->dir_writable = access(s->dir, W_OK | X_OK) == 0;
+	if (!ro && !s->why_ro[0] && !s->dir_writable)
+		set_readonly(s, "folder %s is not writable: %s", s->dir, strerror(errno));
+	if (!ro && !s->why_ro[0])
+		s->writable = true;
+	if (ro)
+		set_readonly(s, "opened read-only");
+
+	/* one process at a time checks and repairs the file, so that nobody
+	 * sets aside a store another has just created */
+	int lockfd = -1;
+	if (s->writable) {
+		char *lock = join3(s->ctx, s->path, ".lock", "");
+		if (lock)
+			lockfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		ct_free(s->ctx, lock);
+		while (lockfd >= 0 && flock(lockfd, LOCK_EX) != 0 && errno == EINTR)
+			;
+	}
+	char why[1200];
+	for (int attempt = 0; attempt < 3; attempt++) {
+		why[0] = 0;
+		verdict v = check_header(s->path, why, sizeof why);
+		if (v == V_FAIL) {
+			store_warn(s, "tuning store %s: %s", s->path, why);
+			break;
+		}
+		if (v == V_BAD) {
+			if (set_aside(s, why))
+				continue;
+			break;
+		}
+		if (v == V_FRESH && !s->writable)
+			break; /* nothing to read, nothing may be created */
+		int rc = db_open(s);
+		if (rc == SQLITE_OK)
+			v = validate(s, why, sizeof why);
+		else {
+			snprintf(why, sizeof why, "%s", sqlite3_errstr(rc));
+			v = is_damage(rc) ? V_BAD : V_FAIL;
+		}
+		if (v == V_FRESH && s->writable) {
+			rc = create_schema(s);
+			if (rc == SQLITE_OK)
+				break;
+			snprintf(why, sizeof why, "cannot create the tables: %s", sqlite3_errstr(rc));
+			v = is_damage(rc) ? V_BAD : V_FAIL;
+		}
+		if (v == V_OK) {
+			revalidate(s);
+			break;
+		}
+		db_close(s);
+		if (v == V_FRESH)
+			break;
+		if (v == V_FAIL) {
+			store_warn(s, "tuning store %s: %s; continuing without it", s->path, why);
+			break;
+		}
+		if (!set_aside(s, why))
+			break;
+	}
+	if (!s->db && s->writable)
+		set_readonly(s, "the store could not be opened");
+	if (lockfd >= 0)
+		close(lockfd); /* releases the lock */
+}
+
+ct_store *tune_store_open(ct_ctx *ctx, const tune_store_cfg *cfg)
+{
+	if (!ctx)
+		return NULL;
+	const ct_probe_info *t = NULL;
+	if (!cfg->device_id || !cfg->identity) {
+		t = tune_target(ctx);
+		if (!t)
+			return NULL;
+	}
+	const char *id = cfg->device_id ? cfg->device_id : t->device_id;
+	if (!valid_device_id(id)) {
+		ct_error(ctx, CT_ERR_USAGE, "bad device id '%s' (want [a-z0-9_-]+)", id);
+		return NULL;
+	}
+	ct_store *s = ct_alloc(ctx, sizeof *s);
+	if (!s)
+		return NULL;
+	s->ctx = ctx;
+	s->flags = cfg->flags;
+	ct_buf_init(&s->warnings);
+	ct_arena_init(&s->arena, ctx);
+	s->device_id = ct_strdup(ctx, id);
+	s->identity = ct_strdup(ctx, cfg->identity ? cfg->identity : t->identity);
+	s->version = ct_strdup(ctx, cfg->cachet_version ? cfg->cachet_version : CACHET_VERSION);
+	s->param_names = cfg->param_names ? ct_strdup(ctx, cfg->param_names) : NULL;
+	s->dir = cfg->dir ? ct_strdup(ctx, cfg->dir) : tune_cache_dir(ctx);
+	if (!s->device_id || !s->identity || !s->version || (cfg->param_names && !s->param_names)) {
+		ct_store_close(s);
+		return NULL;
+	}
+	if (!s->dir) {
+		if (ct_ctx_last_status(ctx) == CT_ERR_NOMEM) {
+			ct_store_close(s);
+			return NULL;
+		}
+		store_warn(s, "%s; tuning results are not kept", ct_ctx_last_message(ctx));
+		set_readonly(s, "%s", ct_ctx_last_message(ctx));
+		s->dir = ct_strdup(ctx, "");
+		s->path = ct_strdup(ctx, "");
+		if (!s->dir || !s->path) {
+			ct_store_close(s);
+			return NULL;
+		}
+		return s;
+	}
+	s->path = join3(ctx, s->dir, "/", id);
+	char *full = s->path ? join3(ctx, s->path, ".sqlite", "") : NULL;
+	ct_free(ctx, s->path);
+	s->path = full;
+	if (!full) {
+		ct_store_close(s);
+		return NULL;
+	}
+	store_setup(s);
+	if (!s->writable && !(s->flags & CT_STORE_READONLY))
+		store_warn(s, "tuning store %s is read-only (%s); tuning results are not kept",
+			   s->path, s->why_ro);
+	return s;
+}
+
+ct_store *ct_store_open(ct_ctx *ctx, const char *dir, unsigned flags)
+{
+	tune_store_cfg cfg;
+	memset(&cfg, 0, sizeof cfg);
+	cfg.dir = dir;
+	cfg.flags = flags;
+	return tune_store_open(ctx, &cfg);
+}
+
+void ct_store_close(ct_store *s)
+{
+	if (!s)
+		return;
+	ct_ctx *ctx = s->ctx;
+	db_close(s);
+	ct_arena_free(&s->arena);
+	ct_buf_free(&s->warnings);
+	ct_free(ctx, s->recs);
+	ct_free(ctx, s->dir);
+	ct_free(ctx, s->path);
+	ct_free(ctx, s->device_id);
+	ct_free(ctx, s->identity);
+	ct_free(ctx, s->version);
+	ct_free(ctx, s->param_names);
+	ct_free(ctx, s);
+}
+
+const char *ct_store_path(const ct_store *s) { return s && s->path ? s->path : ""; }
+int ct_store_writable(const ct_store *s) { return s && s->writable && s->db ? 1 : 0; }
+const char *ct_store_warnings(const ct_store *s)
+{
+	return s && s->warnings.s && !s->warnings.failed ? s->warnings.s : "";
+}
+
+/* ------------------------------------------------------------ records */
+
+static ct_status db_error(ct_store *s, const char *what)
+{
+	return ct_error(s->ctx, CT_ERR_IO, "tuning store %s: %s: %s", s->path, what,
+			sqlite3_errmsg(s->db));
+}
+
+static const char *text_col(sqlite3_stmt *st, int i)
+{
+	const unsigned char *t = sqlite3_column_text(st, i);
+	return t ? (const char *)t : NULL;
+}
+
+/* Decode the current row into *r (strings in the arena). 1 ok, 0 damaged
+ * (warned, skip it), -1 out of memory. */
+static int row_record(ct_store *s, ct_arena *a, sqlite3_stmt *st, ct_tune_record *r)
+{
+	const char *fam = text_col(st, 0), *dt = text_col(st, 1), *sc = text_col(st, 2);
+	const char *params = text_col(st, 3), *tv = text_col(st, 7), *cv = text_col(st, 8);
+	const char *sum = text_col(st, 11);
+	int dtype = -1;
+	for (int i = 0; dt && i < NDTYPES; i++)
+		if (strcmp(dt, dtype_names[i]) == 0)
+			dtype = i;
+	memset(r, 0, sizeof *r);
+	if (fam && dtype >= 0 && sc && params && tv && cv && sum) {
+		r->family = ct_arena_strdup(a, fam);
+		r->dtype = (ct_dtype)dtype;
+		r->size_class = ct_arena_strdup(a, sc);
+		r->params = ct_arena_strdup(a, params);
+		r->seconds = sqlite3_column_double(st, 4);
+		r->gflops = sqlite3_column_double(st, 5);
+		r->verified = sqlite3_column_int(st, 6);
+		r->tuner_version = ct_arena_strdup(a, tv);
+		r->cachet_version = ct_arena_strdup(a, cv);
+		r->timestamp = sqlite3_column_int64(st, 9);
+		if (a->failed)
+			return -1;
+		char want[24];
+		snprintf(want, sizeof want, "%016llx",
+			 (unsigned long long)tune_record_checksum(r, cv));
+		if (strcmp(want, sum) == 0) {
+			r->trusted = sqlite3_column_int(st, 10) == 0 && !s->all_stale &&
+				     strcmp(cv, s->version) == 0;
+			return 1;
+		}
+	}
+	store_warn(s, "tuning store %s: damaged record (%s, %s, %s) skipped (bad checksum)", s->path,
+		   fam ? fam : "?", dt ? dt : "?", sc ? sc : "?");
+	return 0;
+}
+
+static bool record_ok(ct_store *s, const ct_tune_record *r)
+{
+	if (!r->family || !r->size_class || !r->params) {
+		ct_error(s->ctx, CT_ERR_USAGE, "tuning record needs family, size class and params");
+		return false;
+	}
+	if ((int)r->dtype < 0 || (int)r->dtype >= NDTYPES) {
+		ct_error(s->ctx, CT_ERR_USAGE, "tuning record: unknown element type %d", (int)r->dtype);
+		return false;
+	}
+	if (!isfinite(r->seconds) || r->seconds < 0 || !isfinite(r->gflops) || r->gflops < 0 ||
+	    r->verified < -1 || r->verified > 1) {
+		ct_error(s->ctx, CT_ERR_USAGE, "tuning record: bad time, GFLOP/s or verified value");
+		return false;
+	}
+	return true;
+}
+
+ct_status ct_store_put(ct_store *s, const ct_tune_record *r, int *stored)
+{
+	if (stored)
+		*stored = 0;
+	if (!s || !r)
+		return s ? ct_error(s->ctx, CT_ERR_USAGE, "ct_store_put: no record") : CT_ERR_USAGE;
+	if (!record_ok(s, r))
+		return CT_ERR_USAGE;
+	if (!s->writable || !s->db)
+		return ct_error(s->ctx, CT_ERR_IO, "tuning store %s cannot be written: %s",
+				s->path[0] ? s->path : "(none)", s->why_ro);
+	ct_tune_record w = *r;
+	if (!w.tuner_version)
+		w.tuner_version = "";
+	if (!w.timestamp)
+		w.timestamp = (int64_t)time(NULL);
+	char sum[24];
+	snprintf(sum, sizeof sum, "%016llx", (unsigned long long)tune_record_checksum(&w, s->version));
+
+	/* IMMEDIATE: take the write lock now, so that the read below and the
+	 * write cannot deadlock with another writer (SQLITE_BUSY upgrade) */
+	int rc = exec_sql(s->db, "BEGIN IMMEDIATE");
+	if (rc != SQLITE_OK)
+		return db_error(s, "cannot start a write");
+	ct_status status = CT_OK;
+	/* a damaged old record must not win the comparison below */
+	int force = 0;
+	sqlite3_stmt *st = NULL;
+	rc = sqlite3_prepare_v2(s->db, SELECT_RECORD " WHERE family=?1 AND dtype=?2 AND size_class=?3",
+				-1, &st, NULL);
+	if (rc == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, w.family, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, dtype_names[w.dtype], -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 3, w.size_class, -1, SQLITE_STATIC);
+		rc = sqlite3_step(st);
+		if (rc == SQLITE_ROW) {
+			ct_tune_record old;
+			/* own arena: the caller's last get/list results stay valid */
+			ct_arena tmp;
+			ct_arena_init(&tmp, s->ctx);
+			int k = row_record(s, &tmp, st, &old);
+			ct_arena_free(&tmp);
+			if (k < 0)
+				status = CT_ERR_NOMEM;
+			force = k == 0;
+			rc = SQLITE_DONE;
+		}
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE && status == CT_OK)
+		status = db_error(s, "cannot read the old record");
+	int changes = 0;
+	if (status == CT_OK) {
+		rc = sqlite3_prepare_v2(s->db, upsert_sql, -1, &st, NULL);
+		if (rc == SQLITE_OK) {
+			sqlite3_bind_text(st, 1, w.family, -1, SQLITE_STATIC);
+			sqlite3_bind_text(st, 2, dtype_names[w.dtype], -1, SQLITE_STATIC);
+			sqlite3_bind_text(st, 3, w.size_class, -1, SQLITE_STATIC);
+			sqlite3_bind_text(st, 4, w.params, -1, SQLITE_STATIC);
+			sqlite3_bind_double(st, 5, w.seconds);
+			sqlite3_bind_double(st, 6, w.gflops);
+			sqlite3_bind_int(st, 7, w.verified);
+			sqlite3_bind_text(st, 8, w.tuner_version, -1, SQLITE_STATIC);
+			sqlite3_bind_text(st, 9, s->version, -1, SQLITE_STATIC);
+			sqlite3_bind_int64(st, 10, w.timestamp);
+			sqlite3_bind_text(st, 11, sum, -1, SQLITE_STATIC);
+			sqlite3_bind_int(st, 12, force);
+			rc = sqlite3_step(st);
+			changes = sqlite3_changes(s->db);
+		}
+		sqlite3_finalize(st);
+		if (rc != SQLITE_DONE)
+			status = db_error(s, "cannot write the record");
+	}
+	if (status == CT_OK && exec_sql(s->db, "COMMIT") != SQLITE_OK)
+		status = db_error(s, "cannot commit");
+	if (status != CT_OK) {
+		exec_sql(s->db, "ROLLBACK");
+		return status;
+	}
+	if (stored)
+		*stored = changes > 0;
+	return CT_OK;
+}
+
+/* Run a SELECT_RECORD query and collect the good rows into s->recs. */
+static ct_status collect(ct_store *s, sqlite3_stmt *st)
+{
+	s->nrecs = 0;
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (!ct_vec_grow(s->ctx, (void **)&s->recs, &s->cap_recs, s->nrecs + 1, sizeof *s->recs))
+			return CT_ERR_NOMEM;
+		int k = row_record(s, &s->arena, st, &s->recs[s->nrecs]);
+		if (k < 0)
+			return ct_error(s->ctx, CT_ERR_NOMEM, "out of memory reading the tuning store");
+		if (k > 0)
+			s->nrecs++;
+	}
+	return rc == SQLITE_DONE ? CT_OK : db_error(s, "cannot read");
+}
+
+ct_status ct_store_get(ct_store *s, const char *family, ct_dtype dtype, const char *size_class,
+		       ct_tune_record *out, int *found)
+{
+	if (found)
+		*found = 0;
+	if (!s || !family || !size_class || !out || !found)
+		return s ? ct_error(s->ctx, CT_ERR_USAGE, "ct_store_get: missing argument") : CT_ERR_USAGE;
+	memset(out, 0, sizeof *out);
+	ct_arena_free(&s->arena);
+	if (!s->db || (int)dtype < 0 || (int)dtype >= NDTYPES)
+		return CT_OK;
+	sqlite3_stmt *st = NULL;
+	if (sqlite3_prepare_v2(s->db, SELECT_RECORD " WHERE family=?1 AND dtype=?2 AND size_class=?3",
+			       -1, &st, NULL) != SQLITE_OK)
+		return db_error(s, "cannot read");
+	sqlite3_bind_text(st, 1, family, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, dtype_names[dtype], -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, size_class, -1, SQLITE_STATIC);
+	ct_status status = collect(s, st);
+	sqlite3_finalize(st);
+	if (status == CT_OK && s->nrecs > 0) {
+		*out = s->recs[0];
+		*found = 1;
+	}
+	return status;
+}
+
+ct_status ct_store_list(ct_store *s, const char *family, int dtype, const ct_tune_record **recs,
+			int *n)
+{
+	if (recs)
+		*recs = NULL;
+	if (n)
+		*n = 0;
+	if (!s || !recs || !n)
+		return s ? ct_error(s->ctx, CT_ERR_USAGE, "ct_store_list: missing argument") : CT_ERR_USAGE;
+	ct_arena_free(&s->arena);
+	s->nrecs = 0;
+	if (!s->db || dtype >= NDTYPES || dtype < -1)
+		return CT_OK;
+	sqlite3_stmt *st = NULL;
+	if (sqlite3_prepare_v2(s->db, SELECT_RECORD " WHERE (?1 IS NULL OR family=?1) AND"
+					       " (?2 IS NULL OR dtype=?2) ORDER BY family, dtype, size_class",
+			       -1, &st, NULL) != SQLITE_OK)
+		return db_error(s, "cannot read");
+	if (family)
+		sqlite3_bind_text(st, 1, family, -1, SQLITE_STATIC);
+	if (dtype >= 0)
+		sqlite3_bind_text(st, 2, dtype_names[dtype], -1, SQLITE_STATIC);
+	ct_status status = collect(s, st);
+	sqlite3_finalize(st);
+	if (status == CT_OK) {
+		*recs = s->recs;
+		*n = s->nrecs;
+	}
+	return status;
+}
+
+/* ------------------------------------------------------------ printing */
+
+static const char *verified_name(int v) { return v == 1 ? "yes" : v == 0 ? "MISMATCH" : "no"; }
+
+static void put_time(ct_buf *b, int64_t t)
+{
+	char when[32];
+	time_t tt = (time_t)t;
+	struct tm tm;
+	if (gmtime_r(&tt, &tm) && strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm))
+		ct_buf_puts(b, when);
+	else
+		ct_buf_printf(b, "%lld", (long long)t);
+}
+
+static void show_json(ct_store *s, ct_buf *b, const ct_tune_record *r, int n)
+{
+	ct_buf_puts(b, "{\"path\": ");
+	ct_buf_json_str(b, s->path);
+	ct_buf_puts(b, ", \"device_id\": ");
+	ct_buf_json_str(b, s->device_id);
+	ct_buf_printf(b, ", \"writable\": %s, \"records\": [", ct_store_writable(s) ? "true" : "false");
+	for (int i = 0; i < n; i++) {
+		ct_buf_puts(b, i ? ", {\"family\": " : "{\"family\": ");
+		ct_buf_json_str(b, r[i].family);
+		ct_buf_printf(b, ", \"dtype\": \"%s\", \"size_class\": ", dtype_names[r[i].dtype]);
+		ct_buf_json_str(b, r[i].size_class);
+		ct_buf_puts(b, ", \"params\": ");
+		ct_buf_json_str(b, r[i].params);
+		ct_buf_printf(b, ", \"seconds\": %.9g, \"gflops\": %.6g, \"verified\": %d, \"trusted\": %s, \"tuner_version\": ",
+			      r[i].seconds, r[i].gflops, r[i].verified, r[i].trusted ? "true" : "false");
+		ct_buf_json_str(b, r[i].tuner_version);
+		ct_buf_puts(b, ", \"cachet_version\": ");
+		ct_buf_json_str(b, r[i].cachet_version);
+		ct_buf_printf(b, ", \"timestamp\": %lld}", (long long)r[i].timestamp);
+	}
+	ct_buf_puts(b, "]}\n");
+}
+
+static void show_text(ct_store *s, ct_buf *b, const ct_tune_record *r, int n)
+{
+	ct_buf_printf(b, "tuning store %s (device %s, %d record%s%s)\n", s->path, s->device_id, n,
+		      n == 1 ? "" : "s", ct_store_writable(s) ? "" : ", read-only");
+	if (n == 0)
+		return;
+	int wf = 6, ws = 10;
+	for (int i = 0; i < n; i++) {
+		int lf = (int)strlen(r[i].family), ls = (int)strlen(r[i].size_class);
+		wf = lf > wf ? lf : wf;
+		ws = ls > ws ? ls : ws;
+	}
+	ct_buf_printf(b, "%-*s  %-4s  %-*s  %9s  %11s  %-8s  %-7s  %-7s  %-20s  %s\n", wf, "FAMILY",
+		      "TYPE", ws, "SIZE CLASS", "GFLOP/S", "SECONDS", "VERIFIED", "TRUSTED", "TUNER",
+		      "MEASURED", "PARAMS");
+	for (int i = 0; i < n; i++) {
+		ct_buf_printf(b, "%-*s  %-4s  %-*s  %9.2f  %11.6g  %-8s  %-7s  %-7s  ", wf, r[i].family,
+			      dtype_names[r[i].dtype], ws, r[i].size_class, r[i].gflops, r[i].seconds,
+			      verified_name(r[i].verified), r[i].trusted ? "yes" : "stale",
+			      r[i].tuner_version);
+		put_time(b, r[i].timestamp);
+		ct_buf_printf(b, "  %s\n", r[i].params);
+	}
+}
+
+ct_status ct_store_show(ct_store *s, const char *family, int json, FILE *out)
+{
+	if (!s || !out)
+		return s ? ct_error(s->ctx, CT_ERR_USAGE, "ct_store_show: no output stream") : CT_ERR_USAGE;
+	const ct_tune_record *r;
+	int n;
+	ct_status st = ct_store_list(s, family, -1, &r, &n);
+	if (st != CT_OK)
+		return st;
+	ct_buf b;
+	ct_buf_init(&b);
+	if (json)
+		show_json(s, &b, r, n);
+	else
+		show_text(s, &b, r, n);
+	char *text = ct_buf_take(&b);
+	if (!text)
+		return ct_error(s->ctx, CT_ERR_NOMEM, "out of memory printing the tuning store");
+	bool ok = fputs(text, out) >= 0 && fflush(out) == 0;
+	free(text);
+	return ok ? CT_OK : ct_error(s->ctx, CT_ERR_IO, "cannot print the tuning store: %s", strerror(errno));
+}

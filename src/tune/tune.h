@@ -1,0 +1,60 @@
+/* tune.h: internal interface of src/tune: the ctx's target description, probe helpers, the store. */
+#ifndef CT_TUNE_H
+#define CT_TUNE_H
+
+#include "core/core.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Version of the store's file format (tables, columns, checksum bytes). A file
+ * with another format version is set aside, not migrated. */
+#define TUNE_STORE_FORMAT 1
+/* Written into the meta table so that a stranger's SQLite file is recognised. */
+#define TUNE_STORE_MAGIC "cachet-tune-store"
+
+/* The ctx's target description, probed on first use (no microbenchmarks) and
+ * kept in ctx->target until the ctx is freed. NULL (error on ctx) only when
+ * out of memory. Modules read per-target numbers from here, never constants. */
+CT_INTERN const ct_probe_info *tune_target(ct_ctx *ctx);
+
+/* Read the caches described under dir (a sysfs cpuN/cache folder: index0,
+ * index1 ... with level, type, size, coherency_line_size,
+ * ways_of_associativity, shared_cpu_list) into out[0..max): data and unified
+ * caches only, sorted by level, one per level, marked CT_SRC_SYSFS. Returns
+ * how many were found (0 if dir is missing or unreadable). */
+CT_INTERN int tune_caches_sysfs(const char *dir, ct_cache_level *out, int max);
+
+/* Write s into out (n bytes, NUL-terminated) as an id: lower case, "(R)" and
+ * "(TM)" dropped, every run of other characters than [a-z0-9] one '_', no
+ * leading or trailing '_'; "unknown" when nothing is left. */
+CT_INTERN void tune_sanitize(const char *s, char *out, size_t n);
+
+/* The cachet cache folder: $CACHET_CACHE_DIR, else $XDG_CACHE_HOME/cachet,
+ * else ~/.cache/cachet. Returns a ctx-allocated string, NULL (CT_ERR_IO on ctx)
+ * when no home folder is known. */
+CT_INTERN char *tune_cache_dir(ct_ctx *ctx);
+
+/* How to open a store. The identity fields let tests and tools open a store
+ * as another device or another cachet version would; NULL means this
+ * process's own (tune_target and CACHET_VERSION). */
+typedef struct tune_store_cfg {
+	const char *dir;            /* NULL: tune_cache_dir */
+	unsigned flags;             /* CT_STORE_* */
+	const char *param_names;    /* the tuner's parameter-name list; NULL: not checked */
+	const char *device_id;      /* names the file <dir>/<device_id>.sqlite */
+	const char *identity;       /* full identity kept in the meta table */
+	const char *cachet_version; /* written into records; others' records are stale */
+} tune_store_cfg;
+
+/* ct_store_open with every knob (see ct_store_open for the behaviour). */
+CT_INTERN ct_store *tune_store_open(ct_ctx *ctx, const tune_store_cfg *cfg);
+
+/* XXH3-64 of the canonical bytes of r's stored fields (family, dtype,
+ * size class, params, seconds, gflops, verified, tuner and cachet versions,
+ * timestamp); cachet_version is passed apart because put takes it from the
+ * store, not from r. The trusted flag is not covered: it is derived. */
+CT_INTERN uint64_t tune_record_checksum(const ct_tune_record *r, const char *cachet_version);
+
+#endif

@@ -1,0 +1,87 @@
+#!/bin/sh
+# cli_basic.sh: table-driven tests of the command line: exit codes, messages, JSON fields.
+CACHET=${CACHET:-build/cachet}
+pass=0
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
+
+# expect NAME EXIT_CODE PATTERN_IN_OUTPUT COMMAND...
+expect() {
+	name=$1 want=$2 pat=$3
+	shift 3
+	"$@" >"$tmp/o" 2>"$tmp/e"
+	rc=$?
+	if [ "$rc" != "$want" ]; then
+		bad "$name: exit $rc, want $want"
+		sed 's/^/    /' "$tmp/e" | head -5 >&2
+		return
+	fi
+	if [ -n "$pat" ] && ! grep -qE -- "$pat" "$tmp/o" "$tmp/e"; then
+		bad "$name: output lacks /$pat/"
+		head -5 "$tmp/o" "$tmp/e" | sed 's/^/    /' >&2
+		return
+	fi
+	ok
+}
+
+# a kernel file with one line of text per argument
+kfile() {
+	f=$tmp/$1
+	shift
+	: >"$f"
+	for l in "$@"; do printf '%s\n' "$l" >>"$f"; done
+	echo "$f"
+}
+
+good=$(kfile good.cachet "kernel k" "param N = 8" "array A : f32[N] input" "array B : f32[N] output" \
+	"for (i: N) {" "  B[i] = A[i] * 2" "}")
+oob=$(kfile oob.cachet "kernel k" "param N = 8" "array A : f32[N] input" "array B : f32[N] output" \
+	"for (i: N) {" "  B[i] = A[i+1]" "}")
+printf 'kernel k\n\001\002\377garbage\000\n' >"$tmp/bin.cachet"
+: >"$tmp/empty.cachet"
+
+expect "version" 0 "^cachet [0-9]" "$CACHET" --version
+expect "help" 0 "usage: cachet COMMAND" "$CACHET" --help
+expect "no args" 2 "usage" "$CACHET"
+expect "unknown command" 2 "unknown command 'frob'" "$CACHET" frob
+expect "check help" 0 "usage: cachet check" "$CACHET" check --help
+expect "lower help" 0 "usage: cachet lower" "$CACHET" lower --help
+expect "run help" 0 "usage: cachet run" "$CACHET" run --help
+expect "demo help" 0 "usage: cachet demo" "$CACHET" demo --help
+expect "check good" 0 "" "$CACHET" check "$good"
+expect "check prints nothing" 0 "" sh -c "test -z \"\$($CACHET check $good 2>&1)\""
+expect "check missing file" 2 "error" "$CACHET" check "$tmp/nope.cachet"
+expect "check no file" 2 "needs a FILE" "$CACHET" check
+expect "check oob" 2 "oob.cachet:6:[0-9]+: error: " "$CACHET" check "$oob"
+expect "check binary" 2 "error: " "$CACHET" check "$tmp/bin.cachet"
+expect "check empty" 2 "empty.cachet.*error: " "$CACHET" check "$tmp/empty.cachet"
+expect "check folder" 2 "error" "$CACHET" check "$tmp"
+expect "unknown option" 2 "unknown option '--frob'" "$CACHET" check "$good" --frob
+expect "bad -D" 2 "NAME=INTEGER" "$CACHET" check "$good" -D N
+expect "bad -D value" 2 "NAME=INTEGER" "$CACHET" check "$good" -D N=x
+expect "unknown param -D" 2 "error: .*'Q'" "$CACHET" check "$good" -D Q=3
+expect "-D shrink" 0 "" "$CACHET" check "$good" -D N=3
+expect "-DNAME form" 0 "" "$CACHET" check "$good" -DN=3
+expect "bad engine" 2 "unknown engine" "$CACHET" run "$good" --engine gpu
+expect "bad repeat" 2 "repeat" "$CACHET" run "$good" --repeat 0
+expect "lower text" 0 "for i" "$CACHET" lower "$good"
+expect "lower json" 0 '"caches": \[\]' "$CACHET" lower "$good" --json
+expect "run interp json" 0 '"verified": true' "$CACHET" run "$good" --engine interp --json
+expect "run interp fields" 0 '"max_rel_error": [0-9]' "$CACHET" run "$good" --engine interp --json
+expect "run interp text" 0 "verified" "$CACHET" run "$good" --engine interp
+expect "run repeat" 0 '"seconds": ' "$CACHET" run "$good" --engine interp --repeat 3 --json
+expect "run no-verify" 0 '"verified": null' "$CACHET" run "$good" --engine interp --no-verify --json
+expect "demo" 0 "verified" "$CACHET" demo
+
+# runtime params need a value to run, not to check or lower
+rt=$(kfile rt.cachet "kernel k" "param L : runtime" "array X : f64[L] inout" "for (i: L) {" "  X[i] *= 2" "}")
+expect "runtime check" 0 "" "$CACHET" check "$rt"
+expect "runtime run without value" 2 "needs a value" "$CACHET" run "$rt" --engine interp
+expect "runtime run" 0 '"verified": true' "$CACHET" run "$rt" -D L=77 --engine interp --json
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
