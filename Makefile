@@ -77,6 +77,15 @@ golden: all
 fuzz:
 	@sh tests/fuzz/run.sh $(or $(SECONDS),60)
 
+# make bench-codecache: cold compile vs disk hit vs memory hit of the code cache
+.PHONY: bench-codecache
+bench-codecache: $(BUILD)/bench/bench_codecache
+	./$(BUILD)/bench/bench_codecache
+
+$(BUILD)/bench/bench_codecache: bench/codecache/bench_codecache.c $(BUILD)/libcachet.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) $(EXTRA_LIBS) $(LDLIBS)
+
 install: all
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
 	install -m 644 include/cachet.h $(DESTDIR)$(PREFIX)/include/

@@ -223,6 +223,24 @@ CT_API double ct_dtype_tolerance(ct_dtype t);
  * error on the kernel's ctx. Runtime params stay symbolic (arguments). */
 CT_API CT_GIVE char *ct_kernel_emit(CT_KEEP ct_kernel *k, CT_KEEP const char *target, size_t *len);
 
+/* The in-memory plan cache of a ctx: a kernel's canonical form (names
+ * alpha-renamed, so files differing only in index names share an entry)
+ * -> its loaded code. Bounded (default 256 entries), least recently used
+ * out first. */
+typedef struct ct_plan_cache_info {
+	int64_t entries, max_entries, hits, misses, evictions;
+} ct_plan_cache_info;
+CT_API ct_status ct_plan_cache_stats(CT_KEEP ct_ctx *ctx, CT_KEEP ct_plan_cache_info *info);
+CT_API ct_status ct_plan_cache_set_max(CT_KEEP ct_ctx *ctx, int64_t entries);
+
+/* Build an ahead-of-time package of kernel k in folder dir (created if
+ * missing): dir/NAME.h (the prototype, each argument's shape, type, layout
+ * and role in a comment), dir/libNAME.a, dir/libNAME.so and the generated
+ * dir/NAME.c, so a C program calls cachet_NAME with no cachet at run time.
+ * Files are replaced atomically. Uses $CC (default cc) with -O3
+ * -march=native: the package is for this machine. */
+CT_API ct_status ct_kernel_build(CT_KEEP ct_kernel *k, CT_KEEP const char *dir);
+
 /* ---------------------------------------------------------------- compile, load and code cache (src/jit) */
 /* @@jit-api: generated C -> compiler -> dlopen, with a memory and disk code cache. */
 

@@ -352,6 +352,91 @@ static int cmd_run(cli *c)
 	return rc;
 }
 
+static int cmd_emit(cli *c)
+{
+	ct_ctx *ctx = ct_ctx_new();
+	if (!ctx)
+		return EXIT_FAILED;
+	int rc;
+	ct_kernel *k = load_kernel(ctx, c, &rc);
+	if (k) {
+		size_t len = 0;
+		char *src = ct_kernel_emit(k, c->target, &len);
+		if (src) {
+			fwrite(src, 1, len, stdout);
+			free(src);
+		} else {
+			rc = fail(ctx, ct_ctx_last_status(ctx));
+		}
+	}
+	ct_kernel_free(k);
+	ct_ctx_free(ctx);
+	return rc;
+}
+
+static int cmd_build(cli *c)
+{
+	if (!c->out_dir)
+		return usage_error("%s needs -o DIR", "build");
+	ct_ctx *ctx = ct_ctx_new();
+	if (!ctx)
+		return EXIT_FAILED;
+	int rc;
+	ct_kernel *k = load_kernel(ctx, c, &rc);
+	if (k) {
+		ct_status st = ct_kernel_build(k, c->out_dir);
+		if (st)
+			rc = fail(ctx, st);
+		else
+			printf("wrote %s/%s.h, %s/lib%s.a and %s/lib%s.so\n", c->out_dir, ct_kernel_name(k), c->out_dir,
+			       ct_kernel_name(k), c->out_dir, ct_kernel_name(k));
+	}
+	ct_kernel_free(k);
+	ct_ctx_free(ctx);
+	return rc;
+}
+
+static int cache_stats(ct_ctx *ctx)
+{
+	ct_cache_info info;
+	ct_status st = ct_cache_stats(ctx, &info);
+	if (st)
+		return fail(ctx, st);
+	printf("folder      %s%s\n", info.path, info.disk_enabled ? "" : " (not used)");
+	printf("entries     %lld\n", (long long)info.entries);
+	printf("bytes       %lld of %lld\n", (long long)info.bytes, (long long)info.max_bytes);
+	return EXIT_OK;
+}
+
+static int cmd_cache(cli *c)
+{
+	if (!c->sub)
+		return usage_error("cache needs one of stats, clear, verify, path%s", "");
+	ct_ctx *ctx = ct_ctx_new();
+	if (!ctx)
+		return EXIT_FAILED;
+	int rc = EXIT_OK;
+	ct_status st;
+	if (strcmp(c->sub, "stats") == 0) {
+		rc = cache_stats(ctx);
+	} else if (strcmp(c->sub, "path") == 0) {
+		printf("%s\n", ct_cache_path(ctx));
+	} else if (strcmp(c->sub, "clear") == 0) {
+		if ((st = ct_cache_clear(ctx)))
+			rc = fail(ctx, st);
+	} else if (strcmp(c->sub, "verify") == 0) {
+		int64_t bad = 0;
+		if ((st = ct_cache_verify(ctx, &bad)))
+			rc = fail(ctx, st);
+		else
+			printf("%lld bad entr%s removed\n", (long long)bad, bad == 1 ? "y" : "ies");
+	} else {
+		rc = usage_error("unknown cache command '%s' (stats, clear, verify, path)", c->sub);
+	}
+	ct_ctx_free(ctx);
+	return rc;
+}
+
 /* The demo kernel: a tiled matmul with a non-dividing split, small enough
  * for the interpreter to verify in a blink. */
 static const char demo_text[] =
@@ -413,6 +498,23 @@ static const command commands[] = {
 	 "  --json          one JSON object on stdout\n"
 	 "exit codes: 0 verified, 1 the kernel ran but failed, 2 bad input\n",
 	 cmd_run},
+	{"emit", "print the generated source",
+	 "cachet emit FILE [-D ...] [--target host]",
+	 "  --target T      host (C99, the default)\n", cmd_emit},
+	{"build", "write an ahead-of-time package: NAME.h, libNAME.a, libNAME.so",
+	 "cachet build FILE [-D ...] -o DIR",
+	 "  -o DIR          the package folder (created if missing)\n"
+	 "The package needs no cachet at run time; it is compiled with $CC (default cc)\n"
+	 "and -O3 -march=native for this machine.\n",
+	 cmd_build},
+	{"cache", "inspect or clean the code cache", "cachet cache stats|clear|verify|path",
+	 "  stats           the folder, its entries and bytes\n"
+	 "  clear           remove every entry\n"
+	 "  verify          check every entry's key and checksum, remove bad ones\n"
+	 "  path            print the folder\n"
+	 "CACHET_CACHE_DIR sets the folder (default ${XDG_CACHE_HOME:-~/.cache}/cachet);\n"
+	 "CACHET_NO_CACHE=1 bypasses it.\n",
+	 cmd_cache},
 	{"demo", "the default job: an embedded matmul, run and explained", "cachet demo", "", cmd_demo},
 };
 

@@ -599,10 +599,22 @@ static void describe_array(cg *g, ct_buf *b, int a)
 			ct_buf_puts(b, ", ");
 		put_aff(g, b, arr->ext[d]);
 	}
-	ct_buf_puts(b, "], layout (");
-	for (int d = 0; d < arr->rank; d++)
-		ct_buf_printf(b, "%s%d", d ? ", " : "", arr->order[d]);
-	ct_buf_printf(b, "), %s", ct_role_name(arr->role));
+	bool row = true, col = true;
+	for (int d = 0; d < arr->rank; d++) {
+		row = row && arr->order[d] == d;
+		col = col && arr->order[d] == arr->rank - 1 - d;
+	}
+	if (row)
+		ct_buf_puts(b, "], row-major");
+	else if (col)
+		ct_buf_puts(b, "], column-major");
+	else {
+		ct_buf_puts(b, "], dimension order (");
+		for (int d = 0; d < arr->rank; d++)
+			ct_buf_printf(b, "%s%d", d ? ", " : "", arr->order[d]);
+		ct_buf_putc(b, ')');
+	}
+	ct_buf_printf(b, ", %s", ct_role_name(arr->role));
 }
 
 /* The parameter list of the kernel function. */

@@ -1,5 +1,7 @@
 /* native.c: the native engine: generate C, compile or fetch it from the code cache, run and verify. */
 #include "gen/gen.h"
+#include "gen/plancache.h"
+#include "ir/canon.h"
 #include "run/run.h"
 
 #include <stdlib.h>
@@ -22,8 +24,44 @@ char *ct_kernel_emit(ct_kernel *k, const char *target, size_t *len)
 	return src;
 }
 
-/* Generate and load k's code; *entry is its uniform entry point. */
+/* Whether CACHET_NO_CACHE asks to bypass every cache. */
+static bool no_cache(void)
+{
+	const char *v = getenv("CACHET_NO_CACHE");
+	return v && *v && strcmp(v, "0") != 0;
+}
+
+static ct_status generate_and_load(ct_kernel *k, gen_entry_fn *entry, ct_run_result *r);
+
+/* k's uniform entry point: from the plan cache when this ctx has already
+ * loaded the same kernel (canonically), else generated and loaded. */
 static ct_status load_entry(ct_kernel *k, gen_entry_fn *entry, ct_run_result *r)
+{
+	if (no_cache())
+		return generate_and_load(k, entry, r);
+	size_t klen = 0;
+	char *key = canon_kernel(k, "host", &klen);
+	if (!key)
+		return ct_error(k->ctx, CT_ERR_NOMEM, "out of memory");
+	void *hit = plan_cache_get(k->ctx, key, klen);
+	ct_status st = CT_OK;
+	if (hit) {
+		memcpy(entry, &hit, sizeof hit);
+		r->code_cache = "memory";
+		r->compile_seconds = 0;
+	} else {
+		st = generate_and_load(k, entry, r);
+		void *v;
+		memcpy(&v, entry, sizeof v);
+		if (!st)
+			plan_cache_put(k->ctx, key, klen, v);
+	}
+	free(key);
+	return st;
+}
+
+/* Generate k's code, load it through the code cache; *entry is its uniform entry point. */
+static ct_status generate_and_load(ct_kernel *k, gen_entry_fn *entry, ct_run_result *r)
 {
 	size_t len = 0;
 	char *src = ct_kernel_emit(k, "host", &len);
@@ -31,6 +69,7 @@ static ct_status load_entry(ct_kernel *k, gen_entry_fn *entry, ct_run_result *r)
 		return ct_ctx_last_status(k->ctx);
 	ct_compile_options co;
 	ct_compile_options_init(&co);
+	co.no_cache = no_cache();
 	ct_module *m = NULL;
 	ct_load_info info;
 	ct_status st = ct_module_load(k->ctx, src, len, &co, &m, &info);

@@ -1,4 +1,5 @@
-/* codecache.c: the code cache of a ctx: keys, the in-memory table, jit_load and the public ct_module / ct_cache API. */
+/* codecache.c: the code cache of a ctx: keys, the in-memory table, jit_load and the public
+ * ct_module / ct_cache API. */
 #include "jit/jit.h"
 
 #include <dlfcn.h>
@@ -19,7 +20,7 @@
 /* Environment variables that change what the compiler produces, so they are
  * part of the key (TMPDIR and the like are not). */
 static const char *const key_env[] = {"CPATH", "C_INCLUDE_PATH", "LIBRARY_PATH", "GCC_EXEC_PREFIX",
-				      "COMPILER_PATH"};
+                                      "COMPILER_PATH"};
 
 double jit_now(void)
 {
@@ -113,10 +114,23 @@ static int64_t parse_bytes(const char *s)
 		return -1;
 	int shift = 0;
 	switch (*end) {
-	case 'k': case 'K': shift = 10; end++; break;
-	case 'm': case 'M': shift = 20; end++; break;
-	case 'g': case 'G': shift = 30; end++; break;
-	default: break;
+	case 'k':
+	case 'K':
+		shift = 10;
+		end++;
+		break;
+	case 'm':
+	case 'M':
+		shift = 20;
+		end++;
+		break;
+	case 'g':
+	case 'G':
+		shift = 30;
+		end++;
+		break;
+	default:
+		break;
 	}
 	if (*end || v > (INT64_MAX >> shift))
 		return -1;
@@ -133,16 +147,22 @@ jit_state *jit_state_get(ct_ctx *ctx)
 	st->ctx = ctx;
 	st->version = CACHET_VERSION_STR;
 	st->max_bytes = JIT_DEFAULT_MAX_BYTES;
-	ctx->code_cache = st;
+	const char *cc = getenv("CC");
+	const char *tmp = getenv("TMPDIR");
+	if ((cc && *cc && !(st->env_cc = ct_strdup(ctx, cc))) ||
+	    !(st->tmp_dir = ct_strdup(ctx, tmp && tmp[0] == '/' ? tmp : "/tmp"))) {
+		ct_free(ctx, st->env_cc);
+		ct_free(ctx, st);
+		return NULL;
+	}
 	if (!ct_ctx_on_free(ctx, jit_state_free)) {
-		ctx->code_cache = NULL;
+		ct_free(ctx, st->env_cc);
+		ct_free(ctx, st->tmp_dir);
 		ct_free(ctx, st);
 		ct_error(ctx, CT_ERR_LIMIT, "too many ctx cleanup hooks");
 		return NULL;
 	}
-	const char *cc = getenv("CC");
-	if (cc && *cc && !(st->env_cc = ct_strdup(ctx, cc)))
-		return NULL;
+	ctx->code_cache = st;
 	const char *nc = getenv("CACHET_NO_CACHE");
 	st->no_cache = nc && *nc && strcmp(nc, "0") != 0;
 	const char *mb = getenv("CACHET_CACHE_MAX_BYTES");
@@ -151,11 +171,10 @@ jit_state *jit_state_get(ct_ctx *ctx)
 		if (v > 0)
 			st->max_bytes = v;
 		else
-			jit_warn(st, "ignoring CACHET_CACHE_MAX_BYTES='%s' (want a positive byte count)", mb);
+			jit_warn(
+			    st, "ignoring CACHET_CACHE_MAX_BYTES='%s' (want a positive byte count)",
+			    mb);
 	}
-	const char *tmp = getenv("TMPDIR");
-	if (!(st->tmp_dir = ct_strdup(ctx, tmp && tmp[0] == '/' ? tmp : "/tmp")))
-		return NULL;
 	return st;
 }
 
@@ -246,7 +265,7 @@ static void key_digest(const jit_config *cfg, const char *src, size_t len, char 
 }
 
 static bool same_options(const jit_config *cfg, const char *cmd, const ct_compile_options *o,
-			 unsigned generation)
+                         unsigned generation)
 {
 	if (cfg->generation != generation || cfg->openmp != (o->openmp != 0) ||
 	    cfg->nextra != o->nflags || strcmp(cfg->cc->cmd, cmd) != 0)
@@ -261,7 +280,10 @@ static bool same_options(const jit_config *cfg, const char *cmd, const ct_compil
 static jit_config *config_get(jit_state *st, const ct_compile_options *o)
 {
 	ct_ctx *ctx = st->ctx;
-	const char *cmd = o->cc ? o->cc : st->cc_override ? st->cc_override : st->env_cc ? st->env_cc : "cc";
+	const char *cmd = o->cc             ? o->cc
+	                  : st->cc_override ? st->cc_override
+	                  : st->env_cc      ? st->env_cc
+	                                    : "cc";
 	for (jit_config *c = st->configs; c; c = c->next)
 		if (same_options(c, cmd, o, st->generation))
 			return c;
@@ -301,19 +323,20 @@ fail:
 
 /* ------------------------------------------------------------ memory table */
 
-static bool same_key(const ct_module *m, const jit_config *cfg, uint64_t h, const char *src, size_t len)
+static bool same_key(const ct_module *m, const jit_config *cfg, uint64_t h, const char *src,
+                     size_t len)
 {
 	if (m->hash != h || m->len != len)
 		return false;
 	/* two configs may spell the same key (commands "cc" and " cc") */
 	if (m->cfg != cfg && (m->cfg->text_len != cfg->text_len ||
-			      memcmp(m->cfg->text, cfg->text, cfg->text_len) != 0))
+	                      memcmp(m->cfg->text, cfg->text, cfg->text_len) != 0))
 		return false;
 	return len == 0 || memcmp(m->src, src, len) == 0;
 }
 
 static ct_module *mem_find(jit_state *st, const jit_config *cfg, uint64_t h, const char *src,
-			   size_t len)
+                           size_t len)
 {
 	if (!st->table_cap)
 		return NULL;
@@ -361,8 +384,8 @@ static bool mem_insert(jit_state *st, ct_module *m)
 /* Compile src, load it from the private build folder, publish it to the
  * disk cache (unless bypassed), remove the build folder. */
 static ct_status build_and_load(jit_state *st, jit_config *cfg, const char *src, size_t len,
-				const char *digest, const ct_compile_options *o, bool use_disk,
-				void **handle)
+                                const char *digest, const ct_compile_options *o, bool use_disk,
+                                void **handle)
 {
 	ct_ctx *ctx = st->ctx;
 	char *dir, *so;
@@ -375,9 +398,14 @@ static ct_status build_and_load(jit_state *st, jit_config *cfg, const char *src,
 	void *h = dlopen(so, jit_dlopen_flags(cfg));
 	if (!h) {
 		const char *e = dlerror();
-		/* keep the build for inspection, as for a compile error */
-		s = ct_error_at(ctx, CT_ERR_COMPILE, so, 0, 0, "cannot load the compiled code %s: %s",
-				so, e ? e : "unknown dlopen error");
+		/* keep the build for inspection, as for a compile error; the
+		 * source sits next to the object as k<digest>.c */
+		size_t n = strlen(so);
+		so[n - 2] = 'c';
+		so[n - 1] = 0;
+		s = ct_error_at(ctx, CT_ERR_COMPILE, so, 0, 0,
+		                "cannot load the compiled code; source kept at %s\n%s", so,
+		                e ? e : "unknown dlopen error");
 		ct_free(ctx, so);
 		ct_free(ctx, dir);
 		return s;
@@ -405,7 +433,7 @@ static ct_status build_and_load(jit_state *st, jit_config *cfg, const char *src,
 }
 
 ct_status jit_load(ct_ctx *ctx, const char *src, size_t len, const ct_compile_options *o,
-		   ct_module **out, const char **how, double *seconds)
+                   ct_module **out, const char **how, double *seconds)
 {
 	double t0 = jit_now();
 	if (!ctx)
@@ -422,7 +450,7 @@ ct_status jit_load(ct_ctx *ctx, const char *src, size_t len, const ct_compile_op
 	}
 	if (o->nflags < 0 || (o->nflags > 0 && !o->flags) || o->timeout < 0)
 		return ct_error(ctx, CT_ERR_USAGE, "bad compile options (nflags %d, timeout %g)",
-				o->nflags, o->timeout);
+		                o->nflags, o->timeout);
 	jit_state *st = jit_state_get(ctx);
 	if (!st)
 		return ctx->status ? ctx->status : CT_ERR_NOMEM;
@@ -484,7 +512,7 @@ ct_status jit_load(ct_ctx *ctx, const char *src, size_t len, const ct_compile_op
 }
 
 ct_status jit_key(ct_ctx *ctx, const char *src, size_t len, const ct_compile_options *o,
-		  char hex[JIT_DIGEST_HEX], char **text)
+                  char hex[JIT_DIGEST_HEX], char **text)
 {
 	if (!ctx)
 		return CT_ERR_USAGE;
@@ -540,7 +568,7 @@ void ct_compile_options_init(ct_compile_options *o)
 }
 
 ct_status ct_module_load(ct_ctx *ctx, const char *src, size_t len, const ct_compile_options *o,
-			 ct_module **out, ct_load_info *info)
+                         ct_module **out, ct_load_info *info)
 {
 	const char *how = NULL;
 	double secs = 0;
@@ -658,7 +686,7 @@ ct_status ct_cache_stats(ct_ctx *ctx, ct_cache_info *info)
 static ct_status not_usable(jit_state *st)
 {
 	return ct_error(st->ctx, CT_ERR_IO, "the code cache folder '%s' is not usable: %s",
-			st->root ? st->root : "", st->disk_why);
+	                st->root ? st->root : "", st->disk_why);
 }
 
 ct_status ct_cache_clear(ct_ctx *ctx)

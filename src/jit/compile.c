@@ -1,4 +1,5 @@
-/* compile.c: run the system compiler without a shell (posix_spawn, timeout), probe its identity, build one .so. */
+/* compile.c: run the system compiler without a shell (posix_spawn, timeout), probe its identity,
+ * build one .so. */
 #include "jit/jit.h"
 
 #include <errno.h>
@@ -16,8 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define RUN_KEEP (64 * 1024)   /* bytes of compiler output kept */
-#define MSG_EXCERPT 700        /* bytes of compiler output put in an error message */
+#define RUN_KEEP (64 * 1024) /* bytes of compiler output kept */
+#define MSG_EXCERPT 700      /* bytes of compiler output put in an error message */
 
 /* ------------------------------------------------------------ files */
 
@@ -30,7 +31,8 @@ bool jit_fmt(char *buf, size_t cap, const char *fmt, ...)
 	return n >= 0 && (size_t)n < cap;
 }
 
-ct_status jit_read_file(ct_ctx *ctx, const char *path, size_t max, unsigned char **data, size_t *len)
+ct_status jit_read_file(ct_ctx *ctx, const char *path, size_t max, unsigned char **data,
+                        size_t *len)
 {
 	*data = NULL;
 	*len = 0;
@@ -41,7 +43,8 @@ ct_status jit_read_file(ct_ctx *ctx, const char *path, size_t max, unsigned char
 	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size < 0 ||
 	    (uint64_t)sb.st_size > max) {
 		close(fd);
-		return ct_error(ctx, CT_ERR_IO, "%s is not a regular file of at most %zu bytes", path, max);
+		return ct_error(ctx, CT_ERR_IO, "%s is not a regular file of at most %zu bytes",
+		                path, max);
 	}
 	size_t n = (size_t)sb.st_size;
 	unsigned char *buf = ct_alloc(ctx, n + 1);
@@ -125,8 +128,8 @@ static int wait_child(pid_t pid, double deadline, bool *timed_out)
 	}
 }
 
-ct_status jit_run(ct_ctx *ctx, const char *exe, char *const argv[], const char *cwd,
-		  double timeout, size_t keep, jit_proc *res)
+ct_status jit_run(ct_ctx *ctx, const char *exe, char *const argv[], const char *cwd, double timeout,
+                  size_t keep, jit_proc *res)
 {
 	memset(res, 0, sizeof *res);
 	res->exit_code = -1;
@@ -175,7 +178,7 @@ ct_status jit_run(ct_ctx *ctx, const char *exe, char *const argv[], const char *
 	sigaddset(&dfl, SIGALRM);
 	if (!rc)
 		rc = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-						   POSIX_SPAWN_SETSIGDEF);
+		                                       POSIX_SPAWN_SETSIGDEF);
 	if (!rc)
 		rc = posix_spawnattr_setpgroup(&at, 0);
 	if (!rc)
@@ -251,7 +254,8 @@ static char *find_program(ct_ctx *ctx, const char *name)
 		if (name[0] == '/')
 			ok = jit_fmt(cand, sizeof cand, "%s", name);
 		else
-			ok = getcwd(cwd, sizeof cwd) && jit_fmt(cand, sizeof cand, "%s/%s", cwd, name);
+			ok = getcwd(cwd, sizeof cwd) &&
+			     jit_fmt(cand, sizeof cand, "%s/%s", cwd, name);
 		if (!ok)
 			return NULL;
 		struct stat sb;
@@ -376,7 +380,7 @@ static void march_tokens(ct_buf *b, const char *line, size_t n, char *tok)
 		} else if (strcmp(tok, "--param") == 0) {
 			pending = PARAM;
 		} else if (strcmp(tok, "-target-cpu") == 0 || strcmp(tok, "-target-feature") == 0 ||
-			   strcmp(tok, "-tune-cpu") == 0) {
+		           strcmp(tok, "-tune-cpu") == 0) {
 			ct_buf_printf(b, "%s ", tok);
 			pending = PAIR;
 		}
@@ -399,7 +403,8 @@ static void cpuinfo_tokens(ct_buf *b)
 		if (!model && strncmp(line, "model name", 10) == 0) {
 			ct_buf_puts(b, line);
 			model = true;
-		} else if (!flags && (strncmp(line, "flags", 5) == 0 || strncmp(line, "Features", 8) == 0)) {
+		} else if (!flags &&
+		           (strncmp(line, "flags", 5) == 0 || strncmp(line, "Features", 8) == 0)) {
 			ct_buf_puts(b, line);
 			flags = true;
 		}
@@ -411,7 +416,8 @@ static void cpuinfo_tokens(ct_buf *b)
 static char *probe_march(jit_state *st, jit_compiler *c)
 {
 	ct_ctx *ctx = st->ctx;
-	static const char *const tail[] = {"-###", "-march=native", "-E", "-x", "c", "/dev/null", NULL};
+	static const char *const tail[] = {"-###", "-march=native", "-E", "-x",
+	                                   "c",    "/dev/null",     NULL};
 	char **argv = probe_argv(ctx, c, tail);
 	if (!argv)
 		return NULL;
@@ -490,8 +496,9 @@ jit_compiler *jit_compiler_get(jit_state *st, const char *cmd)
 	c->exe = find_program(ctx, c->words[0]);
 	if (!c->exe) {
 		if (ctx->status != CT_ERR_NOMEM)
-			ct_error(ctx, CT_ERR_COMPILE, "compiler '%s' not found (from the command '%s')",
-				 c->words[0], cmd);
+			ct_error(ctx, CT_ERR_COMPILE,
+			         "compiler '%s' not found (from the command '%s')", c->words[0],
+			         cmd);
 		goto fail;
 	}
 	char *real = realpath(c->exe, NULL);
@@ -564,7 +571,9 @@ int jit_command(const jit_config *cfg, const char *so, const char *src, const ch
 static ct_status build_error(jit_state *st, const char *cpath, const char *what, const char *out)
 {
 	const char *start = out ? out : "";
-	const char *err = strstr(start, "error");
+	const char *err = strstr(start, "error:");
+	if (!err)
+		err = strstr(start, "error");
 	if (err) {
 		while (err > start && err[-1] != '\n')
 			err--;
@@ -595,14 +604,22 @@ static ct_status build_error(jit_state *st, const char *cpath, const char *what,
 	while (n && (excerpt[n - 1] == '\n' || excerpt[n - 1] == ' '))
 		excerpt[--n] = 0;
 	return ct_error_at(st->ctx, CT_ERR_COMPILE, cpath, line, col > 0 ? col : 0,
-			   "%s; source kept at %s%s%s", what, cpath, n ? "\n" : "", excerpt);
+	                   "%s; source kept at %s%s%s", what, cpath, n ? "\n" : "", excerpt);
 }
 
 void jit_build_remove(jit_state *st, char *dir, char *so)
 {
 	ct_ctx *ctx = st->ctx;
-	if (so && unlink(so) != 0 && errno != ENOENT)
-		jit_warn(st, "cannot remove %s: %s", so, strerror(errno));
+	if (so) {
+		if (unlink(so) != 0 && errno != ENOENT)
+			jit_warn(st, "cannot remove %s: %s", so, strerror(errno));
+		/* and the source next to it: k<digest>.so -> k<digest>.c */
+		size_t n = strlen(so);
+		so[n - 2] = 'c';
+		so[n - 1] = 0;
+		if (unlink(so) != 0 && errno != ENOENT)
+			jit_warn(st, "cannot remove %s: %s", so, strerror(errno));
+	}
 	if (dir && rmdir(dir) != 0)
 		jit_warn(st, "cannot remove the build folder %s: %s", dir, strerror(errno));
 	ct_free(ctx, so);
@@ -610,7 +627,7 @@ void jit_build_remove(jit_state *st, char *dir, char *so)
 }
 
 ct_status jit_compile(jit_state *st, const jit_config *cfg, const char *src, size_t len,
-		      const char *digest, double timeout, char **dir_out, char **so_out)
+                      const char *digest, double timeout, char **dir_out, char **so_out)
 {
 	ct_ctx *ctx = st->ctx;
 	*dir_out = *so_out = NULL;
@@ -627,7 +644,7 @@ ct_status jit_compile(jit_state *st, const jit_config *cfg, const char *src, siz
 	snprintf(dir, dn, "%s/cachet-build-XXXXXX", st->tmp_dir);
 	if (!mkdtemp(dir)) {
 		s = ct_error(ctx, CT_ERR_IO, "cannot create a build folder in %s: %s", st->tmp_dir,
-			     strerror(errno));
+		             strerror(errno));
 		ct_free(ctx, dir);
 		dir = NULL;
 		goto out;
@@ -669,24 +686,26 @@ ct_status jit_compile(jit_state *st, const jit_config *cfg, const char *src, siz
 		s = build_error(st, cpath, why, NULL);
 		goto out;
 	}
+	/* exit_code -1: the status is unknown (the host reaps children by
+	 * ignoring SIGCHLD); the object's presence decides, dlopen checks it */
 	struct stat sb;
-	if (pr.timed_out || pr.exit_code != 0 || stat(so, &sb) != 0) {
+	if (pr.timed_out || (pr.exit_code != 0 && pr.exit_code != -1) || stat(so, &sb) != 0) {
 		char what[600];
 		if (pr.timed_out)
 			snprintf(what, sizeof what, "the compiler '%s' timed out after %.3g s",
-				 cfg->cc->cmd, timeout > 0 ? timeout : JIT_DEFAULT_TIMEOUT);
+			         cfg->cc->cmd, timeout > 0 ? timeout : JIT_DEFAULT_TIMEOUT);
 		else if (pr.exit_code != 0)
-			snprintf(what, sizeof what, "the compiler '%s' failed (exit %d)", cfg->cc->cmd,
-				 pr.exit_code);
+			snprintf(what, sizeof what, "the compiler '%s' failed (exit %d)",
+			         cfg->cc->cmd, pr.exit_code);
 		else
-			snprintf(what, sizeof what, "the compiler '%s' wrote no output", cfg->cc->cmd);
+			snprintf(what, sizeof what, "the compiler '%s' wrote no output",
+			         cfg->cc->cmd);
 		unlink(so);
 		s = build_error(st, cpath, what, pr.out);
 		jit_proc_free(ctx, &pr);
 		goto out;
 	}
 	jit_proc_free(ctx, &pr);
-	unlink(cpath);
 	ct_free(ctx, cpath);
 	ct_free(ctx, argv);
 	*dir_out = dir;

@@ -1,4 +1,5 @@
-/* diskcache.c: the code cache on disk: a private folder, entries verified before dlopen and published by rename, an LRU size cap. */
+/* diskcache.c: the code cache on disk: a private folder, entries verified before dlopen and
+ * published by rename, an LRU size cap. */
 #include "jit/jit.h"
 
 #include <dirent.h>
@@ -101,8 +102,8 @@ static void remove_entry(jit_state *st, const char *dir)
 {
 	const char *slash = strrchr(dir, '/');
 	char trash[PATH_MAX];
-	if (!slash || !jit_fmt(trash, sizeof trash, "%.*s/.trash-%ld-%u-%s", (int)(slash - dir), dir,
-				(long)getpid(), st->trash_seq++, slash + 1))
+	if (!slash || !jit_fmt(trash, sizeof trash, "%.*s/.trash-%ld-%u-%s", (int)(slash - dir),
+	                       dir, (long)getpid(), st->trash_seq++, slash + 1))
 		return;
 	if (rename(dir, trash) != 0)
 		return; /* gone already: another process removed it */
@@ -142,8 +143,8 @@ static bool resolve_root(jit_state *st)
 	} else {
 		struct passwd pw, *res = NULL;
 		char pwbuf[4096];
-		if (getpwuid_r(geteuid(), &pw, pwbuf, sizeof pwbuf, &res) != 0 || !res || !pw.pw_dir ||
-		    pw.pw_dir[0] != '/')
+		if (getpwuid_r(geteuid(), &pw, pwbuf, sizeof pwbuf, &res) != 0 || !res ||
+		    !pw.pw_dir || pw.pw_dir[0] != '/')
 			return false;
 		ok = jit_fmt(buf, sizeof buf, "%s/.cache/cachet", pw.pw_dir);
 	}
@@ -203,14 +204,13 @@ static bool safe_dir(jit_state *st, const char *path, bool follow)
 		return false;
 	}
 	if (sb.st_uid != geteuid()) {
-		set_why(st, "%s is owned by another user (uid %ld)",
-			 path, (long)sb.st_uid);
+		set_why(st, "%s is owned by another user (uid %ld)", path, (long)sb.st_uid);
 		return false;
 	}
 	if (sb.st_mode & (S_IWGRP | S_IWOTH)) {
 		snprintf(st->disk_why, sizeof st->disk_why,
-			 "%s is writable by group or others (mode %04o; chmod 700 it)", path,
-			 (unsigned)(sb.st_mode & 07777));
+		         "%s is writable by group or others (mode %04o; chmod 700 it)", path,
+		         (unsigned)(sb.st_mode & 07777));
 		return false;
 	}
 	return true;
@@ -225,23 +225,21 @@ bool jit_disk_ready(jit_state *st)
 	st->disk_why[0] = 0;
 	if (!st->root && !resolve_root(st)) {
 		snprintf(st->disk_why, sizeof st->disk_why,
-			 "no cache folder (set CACHET_CACHE_DIR or HOME)");
+		         "no cache folder (set CACHET_CACHE_DIR or HOME)");
 		jit_warn(st, "no disk code cache: %s", st->disk_why);
 		return false;
 	}
 	make_dirs(st->root);
 	char *real = realpath(st->root, NULL);
 	if (!real) {
-		set_why(st, "cannot create %s: %s", st->root,
-			 strerror(errno));
+		set_why(st, "cannot create %s: %s", st->root, strerror(errno));
 	} else if (safe_dir(st, real, true)) {
 		char code[PATH_MAX];
 		if (!jit_fmt(code, sizeof code, "%s/" CODE_SUBDIR, real)) {
 			set_why(st, "path too long");
 		} else {
 			if (mkdir(code, 0700) != 0 && errno != EEXIST)
-				set_why(st, "cannot create %s: %s", code,
-					 strerror(errno));
+				set_why(st, "cannot create %s: %s", code, strerror(errno));
 			else if (safe_dir(st, code, false))
 				st->code_dir = ct_strdup(st->ctx, code);
 		}
@@ -250,21 +248,25 @@ bool jit_disk_ready(jit_state *st)
 	if (!st->code_dir) {
 		if (!st->disk_why[0])
 			set_why(st, "out of memory");
-		jit_warn(st, "not using the code cache folder %s: %s; going on without the disk cache",
-			 st->root, st->disk_why);
+		jit_warn(st,
+		         "not using the code cache folder %s: %s; going on without the disk cache",
+		         st->root, st->disk_why);
 		return false;
 	}
 	struct statfs fs;
 	if (statfs(st->code_dir, &fs) == 0 && fs.f_type == NFS_MAGIC)
-		jit_warn(st, "the code cache folder %s is on NFS: processes on other machines "
-			     "sharing it must agree on rename semantics; set CACHET_CACHE_DIR "
-			     "to a local folder if loads misbehave", st->root);
+		jit_warn(st,
+		         "the code cache folder %s is on NFS: processes on other machines "
+		         "sharing it must agree on rename semantics; set CACHET_CACHE_DIR "
+		         "to a local folder if loads misbehave",
+		         st->root);
 	st->disk_ok = true;
 	return true;
 }
 
 /* code_dir/ab/<rest>[/file] of entry digest into buf. */
-static bool entry_path(const jit_state *st, const char *digest, const char *file, char *buf, size_t cap)
+static bool entry_path(const jit_state *st, const char *digest, const char *file, char *buf,
+                       size_t cap)
 {
 	if (file)
 		return jit_fmt(buf, cap, "%s/%.2s/%s/%s", st->code_dir, digest, digest + 2, file);
@@ -298,7 +300,8 @@ static bool parse_hex(const char **p, const char *end, const char *word, char he
 {
 	size_t wn = strlen(word);
 	const char *q = *p;
-	if ((size_t)(end - q) < wn + 34 || memcmp(q, word, wn) != 0 || q[wn] != ' ' || q[wn + 33] != '\n')
+	if ((size_t)(end - q) < wn + 34 || memcmp(q, word, wn) != 0 || q[wn] != ' ' ||
+	    q[wn + 33] != '\n')
 		return false;
 	memcpy(hex, q + wn + 1, 32);
 	hex[32] = 0;
@@ -308,8 +311,8 @@ static bool parse_hex(const char **p, const char *end, const char *word, char he
 	return true;
 }
 
-/* The checksum of the rest of file fd (at most want + 1 bytes are read);
- * false on a read error. *got is the number of bytes read. */
+/* The checksum of the first want bytes of file fd (its size, checked
+ * before); false on a read error. *got is the number of bytes read. */
 static bool hash_fd(jit_state *st, int fd, uint64_t want, char hex[JIT_DIGEST_HEX], uint64_t *got)
 {
 	if (!st->scratch) {
@@ -322,8 +325,10 @@ static bool hash_fd(jit_state *st, int fd, uint64_t want, char hex[JIT_DIGEST_HE
 	XXH3_INITSTATE(&s);
 	XXH3_128bits_reset(&s);
 	*got = 0;
-	for (;;) {
-		ssize_t r = read(fd, st->scratch, st->scratch_cap);
+	while (*got < want) {
+		uint64_t left = want - *got;
+		size_t chunk = left < st->scratch_cap ? (size_t)left : st->scratch_cap;
+		ssize_t r = read(fd, st->scratch, chunk);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
@@ -332,8 +337,6 @@ static bool hash_fd(jit_state *st, int fd, uint64_t want, char hex[JIT_DIGEST_HE
 			break;
 		XXH3_128bits_update(&s, st->scratch, (size_t)r);
 		*got += (uint64_t)r;
-		if (*got > want)
-			break;
 	}
 	XXH128_hash_t h = XXH3_128bits_digest(&s);
 	hex16(&h, hex);
@@ -347,9 +350,11 @@ enum { CHECK_GOOD = 0, CHECK_BAD = 1, CHECK_UNKNOWN = -1 };
  * header + src; without, the stored key's digest must equal the name. The
  * shared object must have the stored size and checksum. CHECK_BAD with why
  * filled for a damaged or foreign entry; CHECK_UNKNOWN when it could not be
- * checked (out of memory). */
+ * checked (out of memory). When good, *kst and *sst (if not NULL) are the
+ * files' stat data, saving the caller system calls. */
 static int entry_check(jit_state *st, int kfd, int sfd, const char *digest, const jit_config *cfg,
-		       const char *src, size_t len, char *why, size_t cap)
+                       const char *src, size_t len, char *why, size_t cap, struct stat *kst,
+                       struct stat *sst)
 {
 	ct_ctx *ctx = st->ctx;
 	struct stat ks, ss;
@@ -363,6 +368,12 @@ static int entry_check(jit_state *st, int kfd, int sfd, const char *digest, cons
 		return CHECK_BAD;
 	}
 	size_t kn = (size_t)ks.st_size;
+	/* the wanted key bounds the file (its header is under 256 bytes):
+	 * never read a huge foreign file whole */
+	if (cfg && kn > cfg->text_len + len + 512) {
+		snprintf(why, cap, "key file has %zu bytes, too many for the wanted key", kn);
+		return CHECK_BAD;
+	}
 	char *kb = ct_alloc(ctx, kn + 1);
 	if (!kb)
 		return CHECK_UNKNOWN;
@@ -374,20 +385,21 @@ static int entry_check(jit_state *st, int kfd, int sfd, const char *digest, cons
 		snprintf(why, cap, "key file cannot be read in full");
 		goto out;
 	}
-	if (!parse_num(&p, end, KEY_MAGIC, &version) || !parse_num(&p, end, "so-bytes", &so_bytes) ||
-	    !parse_hex(&p, end, "so-xxh128", so_hex) || !parse_num(&p, end, "key-bytes", &key_bytes) ||
-	    p >= end || *p++ != '\n') {
+	if (!parse_num(&p, end, KEY_MAGIC, &version) ||
+	    !parse_num(&p, end, "so-bytes", &so_bytes) ||
+	    !parse_hex(&p, end, "so-xxh128", so_hex) ||
+	    !parse_num(&p, end, "key-bytes", &key_bytes) || p >= end || *p++ != '\n') {
 		snprintf(why, cap, "key file header is damaged");
 		goto out;
 	}
 	if (version != JIT_FORMAT_VERSION) {
 		snprintf(why, cap, "entry format %llu, want %d", (unsigned long long)version,
-			 JIT_FORMAT_VERSION);
+		         JIT_FORMAT_VERSION);
 		goto out;
 	}
 	if ((uint64_t)(end - p) != key_bytes) {
 		snprintf(why, cap, "key has %zu bytes, header says %llu", (size_t)(end - p),
-			 (unsigned long long)key_bytes);
+		         (unsigned long long)key_bytes);
 		goto out;
 	}
 	if (cfg) {
@@ -404,7 +416,8 @@ static int entry_check(jit_state *st, int kfd, int sfd, const char *digest, cons
 		XXH128_hash_t h = XXH3_128bits(p, (size_t)key_bytes);
 		hex16(&h, hex);
 		if (strcmp(hex, digest) != 0) {
-			snprintf(why, cap, "stored key's digest %s differs from the entry's name", hex);
+			snprintf(why, cap, "stored key's digest %s differs from the entry's name",
+			         hex);
 			goto out;
 		}
 	}
@@ -414,7 +427,7 @@ static int entry_check(jit_state *st, int kfd, int sfd, const char *digest, cons
 	}
 	if ((uint64_t)ss.st_size != so_bytes) {
 		snprintf(why, cap, "shared object has %lld bytes, want %llu", (long long)ss.st_size,
-			 (unsigned long long)so_bytes);
+		         (unsigned long long)so_bytes);
 		goto out;
 	}
 	if (!hash_fd(st, sfd, so_bytes, hex, &got)) {
@@ -430,6 +443,10 @@ static int entry_check(jit_state *st, int kfd, int sfd, const char *digest, cons
 		goto out;
 	}
 	result = CHECK_GOOD;
+	if (kst)
+		*kst = ks;
+	if (sst)
+		*sst = ss;
 out:
 	ct_free(ctx, kb);
 	return result;
@@ -438,7 +455,7 @@ out:
 /* ------------------------------------------------------------ lookup and publish */
 
 bool jit_disk_lookup(jit_state *st, const jit_config *cfg, const char *src, size_t len,
-		     const char *digest, void **handle)
+                     const char *digest, void **handle)
 {
 	*handle = NULL;
 	char dir[PATH_MAX], kpath[PATH_MAX], spath[PATH_MAX];
@@ -448,6 +465,7 @@ bool jit_disk_lookup(jit_state *st, const jit_config *cfg, const char *src, size
 		return false;
 	char why[256];
 	int r;
+	struct stat ks, ss;
 	int kfd = open(kpath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	int sfd = -1;
 	if (kfd < 0) {
@@ -462,20 +480,19 @@ bool jit_disk_lookup(jit_state *st, const jit_config *cfg, const char *src, size
 		snprintf(why, sizeof why, "shared object: %s", strerror(errno));
 		r = CHECK_BAD;
 	} else {
-		r = entry_check(st, kfd, sfd, digest, cfg, src, len, why, sizeof why);
+		r = entry_check(st, kfd, sfd, digest, cfg, src, len, why, sizeof why, &ks, &ss);
 	}
 	if (r == CHECK_GOOD) {
 		void *h = dlopen(spath, jit_dlopen_flags(cfg));
 		/* entries are immutable, but another process may remove one
 		 * and publish it again between the check and dlopen: the path
 		 * must still name the file that was checked */
-		struct stat a, b;
-		bool same = fstat(sfd, &a) == 0 && stat(spath, &b) == 0 && a.st_ino == b.st_ino &&
-			    a.st_dev == b.st_dev;
+		struct stat now;
+		bool same =
+		    stat(spath, &now) == 0 && now.st_ino == ss.st_ino && now.st_dev == ss.st_dev;
 		if (h && same) {
 			/* LRU time, refreshed at most once a minute per entry */
-			struct stat ks;
-			if (fstat(kfd, &ks) == 0 && time(NULL) - ks.st_mtime > JIT_TOUCH_INTERVAL)
+			if (time(NULL) - ks.st_mtime > JIT_TOUCH_INTERVAL)
 				futimens(kfd, NULL);
 			close(kfd);
 			close(sfd);
@@ -507,7 +524,7 @@ bool jit_disk_lookup(jit_state *st, const jit_config *cfg, const char *src, size
 
 /* Create file name in folder dir and write the pieces into it. */
 static bool write_file(const char *dir, const char *name, const void *a, size_t an, const void *b,
-		       size_t bn, const void *c, size_t cn, const void *d, size_t dn)
+                       size_t bn, const void *c, size_t cn, const void *d, size_t dn)
 {
 	char path[PATH_MAX];
 	if (!jit_fmt(path, sizeof path, "%s/%s", dir, name))
@@ -515,8 +532,8 @@ static bool write_file(const char *dir, const char *name, const void *a, size_t 
 	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return false;
-	bool ok = jit_write_all(fd, a, an) && jit_write_all(fd, b, bn) && jit_write_all(fd, c, cn) &&
-		  jit_write_all(fd, d, dn);
+	bool ok = jit_write_all(fd, a, an) && jit_write_all(fd, b, bn) &&
+	          jit_write_all(fd, c, cn) && jit_write_all(fd, d, dn);
 	int e = errno;
 	if (close(fd) != 0 && ok) {
 		ok = false;
@@ -527,7 +544,7 @@ static bool write_file(const char *dir, const char *name, const void *a, size_t 
 }
 
 void jit_disk_publish(jit_state *st, const jit_config *cfg, const char *src, size_t len,
-		      const char *digest, const unsigned char *so, size_t so_len)
+                      const char *digest, const unsigned char *so, size_t so_len)
 {
 	if (!st->code_dir)
 		return;
@@ -536,15 +553,23 @@ void jit_disk_publish(jit_state *st, const jit_config *cfg, const char *src, siz
 	    !jit_fmt(tmp, sizeof tmp, "%s/.tmp-XXXXXX", shard) ||
 	    !entry_path(st, digest, NULL, final, sizeof final))
 		return;
-	if (mkdir(shard, 0700) != 0 && errno != EEXIST) {
+	int r = mkdir(shard, 0700);
+	if (r != 0 && errno == ENOENT) {
+		/* the folder was removed under us (rm -rf of the cache):
+		 * make it again, ours and private */
+		make_dirs(st->code_dir);
+		r = mkdir(shard, 0700);
+	}
+	if (r != 0 && errno != EEXIST) {
 		st->n.publish_failed++;
-		jit_warn(st, "cannot create %s: %s; the code is not cached", shard, strerror(errno));
+		jit_warn(st, "cannot create %s: %s; the code is not cached", shard,
+		         strerror(errno));
 		return;
 	}
 	if (!mkdtemp(tmp)) {
 		st->n.publish_failed++;
 		jit_warn(st, "cannot create a folder in %s: %s; the code is not cached", shard,
-			 strerror(errno));
+		         strerror(errno));
 		return;
 	}
 	XXH128_hash_t h = XXH3_128bits(so, so_len);
@@ -553,14 +578,15 @@ void jit_disk_publish(jit_state *st, const jit_config *cfg, const char *src, siz
 	char srchdr[48];
 	int sn = snprintf(srchdr, sizeof srchdr, "source %zu\n", len);
 	char hdr[256];
-	int hn = snprintf(hdr, sizeof hdr, KEY_MAGIC " %d\nso-bytes %zu\nso-xxh128 %s\nkey-bytes %zu\n\n",
-			  JIT_FORMAT_VERSION, so_len, so_hex, cfg->text_len + (size_t)sn + len);
+	int hn = snprintf(hdr, sizeof hdr,
+	                  KEY_MAGIC " %d\nso-bytes %zu\nso-xxh128 %s\nkey-bytes %zu\n\n",
+	                  JIT_FORMAT_VERSION, so_len, so_hex, cfg->text_len + (size_t)sn + len);
 	if (!write_file(tmp, SO_FILE, so, so_len, "", 0, "", 0, "", 0) ||
-	    !write_file(tmp, KEY_FILE, hdr, (size_t)hn, cfg->text, cfg->text_len, srchdr, (size_t)sn,
-			src, len)) {
+	    !write_file(tmp, KEY_FILE, hdr, (size_t)hn, cfg->text, cfg->text_len, srchdr,
+	                (size_t)sn, src, len)) {
 		st->n.publish_failed++;
-		jit_warn(st, "cannot write the code cache entry %s: %s; the code is not cached", tmp,
-			 strerror(errno));
+		jit_warn(st, "cannot write the code cache entry %s: %s; the code is not cached",
+		         tmp, strerror(errno));
 		rm_flat(tmp);
 		return;
 	}
@@ -569,7 +595,8 @@ void jit_disk_publish(jit_state *st, const jit_config *cfg, const char *src, siz
 		 * first; its entry is as good as ours */
 		if (errno != EEXIST && errno != ENOTEMPTY) {
 			st->n.publish_failed++;
-			jit_warn(st, "cannot publish the code cache entry %s: %s", final, strerror(errno));
+			jit_warn(st, "cannot publish the code cache entry %s: %s", final,
+			         strerror(errno));
 		}
 		rm_flat(tmp);
 	}
@@ -581,7 +608,7 @@ typedef enum walk_kind { WALK_ENTRY, WALK_TEMP } walk_kind;
 /* Called for each entry or temp folder: its shard folder (open as sfd),
  * its name in it and its full path. */
 typedef void (*walk_fn)(jit_state *st, int sfd, const char *shard, const char *name,
-			const char *path, walk_kind kind, void *ud);
+                        const char *path, walk_kind kind, void *ud);
 
 static void walk(jit_state *st, walk_fn fn, void *ud)
 {
@@ -594,7 +621,8 @@ static void walk(jit_state *st, walk_fn fn, void *ud)
 	while ((e = readdir(top))) {
 		if (strlen(e->d_name) != 2 || !is_hex(e->d_name, 2))
 			continue;
-		int sfd = openat(dirfd(top), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int sfd =
+		    openat(dirfd(top), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (sfd < 0)
 			continue;
 		DIR *sd = fdopendir(sfd);
@@ -607,12 +635,14 @@ static void walk(jit_state *st, walk_fn fn, void *ud)
 			walk_kind kind;
 			if (strlen(f->d_name) == 30 && is_hex(f->d_name, 30))
 				kind = WALK_ENTRY;
-			else if (strncmp(f->d_name, ".tmp-", 5) == 0 || strncmp(f->d_name, ".trash-", 7) == 0)
+			else if (strncmp(f->d_name, ".tmp-", 5) == 0 ||
+			         strncmp(f->d_name, ".trash-", 7) == 0)
 				kind = WALK_TEMP;
 			else
 				continue;
 			char path[PATH_MAX];
-			if (jit_fmt(path, sizeof path, "%s/%s/%s", st->code_dir, e->d_name, f->d_name))
+			if (jit_fmt(path, sizeof path, "%s/%s/%s", st->code_dir, e->d_name,
+			            f->d_name))
 				fn(st, sfd, e->d_name, f->d_name, path, kind, ud);
 		}
 		closedir(sd);
@@ -657,7 +687,7 @@ typedef struct totals {
 } totals;
 
 static void totals_fn(jit_state *st, int sfd, const char *shard, const char *name, const char *path,
-		      walk_kind kind, void *ud)
+                      walk_kind kind, void *ud)
 {
 	(void)st;
 	(void)shard;
@@ -697,7 +727,7 @@ typedef struct prune_list {
 } prune_list;
 
 static void prune_fn(jit_state *st, int sfd, const char *shard, const char *name, const char *path,
-		     walk_kind kind, void *ud)
+                     walk_kind kind, void *ud)
 {
 	prune_list *l = ud;
 	if (kind == WALK_TEMP) {
@@ -763,7 +793,7 @@ void jit_disk_prune(jit_state *st, bool force)
 /* ------------------------------------------------------------ verify and clear */
 
 static void verify_fn(jit_state *st, int sfd, const char *shard, const char *name, const char *path,
-		      walk_kind kind, void *ud)
+                      walk_kind kind, void *ud)
 {
 	if (kind == WALK_TEMP) {
 		sweep_temp(st, sfd, name, path);
@@ -781,7 +811,7 @@ static void verify_fn(jit_state *st, int sfd, const char *shard, const char *nam
 		snprintf(why, sizeof why, "%s missing", kfd < 0 ? "key file" : "shared object");
 		r = CHECK_BAD;
 	} else {
-		r = entry_check(st, kfd, ofd, digest, NULL, NULL, 0, why, sizeof why);
+		r = entry_check(st, kfd, ofd, digest, NULL, NULL, 0, why, sizeof why, NULL, NULL);
 	}
 	if (kfd >= 0)
 		close(kfd);
@@ -803,7 +833,7 @@ ct_status jit_disk_verify(jit_state *st, int64_t *bad)
 }
 
 static void clear_fn(jit_state *st, int sfd, const char *shard, const char *name, const char *path,
-		     walk_kind kind, void *ud)
+                     walk_kind kind, void *ud)
 {
 	(void)shard;
 	(void)ud;

@@ -1,4 +1,5 @@
-/* jit.h: compile generated C with the system compiler, load it, and cache it in memory and on disk. */
+/* jit.h: compile generated C with the system compiler, load it, and cache it in memory and on disk.
+ */
 #ifndef CT_JIT_H
 #define CT_JIT_H
 
@@ -27,24 +28,24 @@
  */
 
 #define JIT_FORMAT_VERSION 1
-#define JIT_DIGEST_HEX 33             /* 32 hex digits and a NUL */
-#define JIT_DEFAULT_TIMEOUT 300.0     /* seconds a compile may take */
-#define JIT_PROBE_TIMEOUT 30.0        /* seconds a compiler probe may take */
+#define JIT_DIGEST_HEX 33         /* 32 hex digits and a NUL */
+#define JIT_DEFAULT_TIMEOUT 300.0 /* seconds a compile may take */
+#define JIT_PROBE_TIMEOUT 30.0    /* seconds a compiler probe may take */
 #define JIT_DEFAULT_MAX_BYTES ((int64_t)1 << 30)
-#define JIT_PRUNE_INTERVAL 60         /* seconds between two automatic prunes */
-#define JIT_TOUCH_INTERVAL 60         /* seconds before a hit refreshes an entry's LRU time */
-#define JIT_ORPHAN_AGE 600            /* seconds before a stray temp folder is swept */
+#define JIT_PRUNE_INTERVAL 60 /* seconds between two automatic prunes */
+#define JIT_TOUCH_INTERVAL 60 /* seconds before a hit refreshes an entry's LRU time */
+#define JIT_ORPHAN_AGE 600    /* seconds before a stray temp folder is swept */
 
 /* One compiler command as resolved in a ctx (probed once, on first use). */
 typedef struct jit_compiler {
-	char *cmd;         /* the command as given (words split on blanks, no shell) */
-	char **words;      /* NULL-terminated words of cmd; words[0] is the program as given */
+	char *cmd;    /* the command as given (words split on blanks, no shell) */
+	char **words; /* NULL-terminated words of cmd; words[0] is the program as given */
 	int nwords;
-	char *exe;         /* absolute path that is executed (found on PATH, symlinks kept) */
-	char *real;        /* realpath(exe): the compiler's identity */
-	char *version;     /* output of `cc --version` */
-	int version_exit;  /* its exit status */
-	char *march;       /* what -march=native resolves to (target flags of the driver's -###) */
+	char *exe;        /* absolute path that is executed (found on PATH, symlinks kept) */
+	char *real;       /* realpath(exe): the compiler's identity */
+	char *version;    /* output of `cc --version` */
+	int version_exit; /* its exit status */
+	char *march;      /* what -march=native resolves to (target flags of the driver's -###) */
 	struct jit_compiler *next;
 } jit_compiler;
 
@@ -52,23 +53,23 @@ typedef struct jit_compiler {
 typedef struct jit_config {
 	jit_compiler *cc;
 	int openmp;
-	char **extra;      /* the caller's extra flags (copies), NULL-terminated */
+	char **extra; /* the caller's extra flags (copies), NULL-terminated */
 	int nextra;
 	unsigned generation; /* jit_state generation it was built in */
-	char *text;        /* canonical key text (ctx allocator) */
+	char *text;          /* canonical key text (ctx allocator) */
 	size_t text_len;
-	uint64_t seed;     /* 64 bits of the digest of text: seeds the memory-table hash */
+	uint64_t seed; /* 64 bits of the digest of text: seeds the memory-table hash */
 	struct jit_config *next;
 } jit_config;
 
 struct ct_module {
-	void *handle;      /* from dlopen */
+	void *handle; /* from dlopen */
 	jit_config *cfg;
-	char *src;         /* copy of the source (full-key compare on memory hits) */
+	char *src; /* copy of the source (full-key compare on memory hits) */
 	size_t len;
-	uint64_t hash;     /* memory-table hash */
+	uint64_t hash; /* memory-table hash */
 	char digest[JIT_DIGEST_HEX];
-	bool cached;       /* in the memory table (false: loaded with the cache bypassed) */
+	bool cached;            /* in the memory table (false: loaded with the cache bypassed) */
 	struct ct_module *next; /* every module of the ctx, for ct_ctx_free */
 };
 
@@ -81,12 +82,12 @@ typedef struct jit_counters {
 typedef struct jit_state {
 	ct_ctx *ctx;
 	/* environment, read once when the ctx first uses the code cache */
-	char *env_cc;      /* $CC or NULL */
-	bool no_cache;     /* CACHET_NO_CACHE=1 */
+	char *env_cc;  /* $CC or NULL */
+	bool no_cache; /* CACHET_NO_CACHE=1 */
 	int64_t max_bytes;
 	/* settings */
-	char *cc_override; /* ct_ctx_set_compiler */
-	char *dir_override;/* ct_cache_set_dir */
+	char *cc_override;   /* ct_ctx_set_compiler */
+	char *dir_override;  /* ct_cache_set_dir */
 	const char *version; /* cachet version in the key (tests may change it) */
 	char *version_copy;
 	unsigned generation; /* bumped when the key recipe changes (version) */
@@ -102,10 +103,10 @@ typedef struct jit_state {
 	/* disk */
 	bool disk_checked; /* the folder was checked (disk_ok says how it went) */
 	bool disk_ok;
-	char disk_why[512];/* why the folder is not used, when it is not */
-	char *root;        /* the cache folder as configured (for ct_cache_path) */
-	char *code_dir;    /* root/code-v1: the entries' shard folders live here */
-	char *tmp_dir;     /* where builds happen ($TMPDIR or /tmp) */
+	char disk_why[512]; /* why the folder is not used, when it is not */
+	char *root;         /* the cache folder as configured (for ct_cache_path) */
+	char *code_dir;     /* root/code-v1: the entries' shard folders live here */
+	char *tmp_dir;      /* where builds happen ($TMPDIR or /tmp) */
 	unsigned trash_seq;
 	unsigned char *scratch; /* read buffer for checksums */
 	size_t scratch_cap;
@@ -129,13 +130,13 @@ static inline int jit_dlopen_flags(const jit_config *cfg)
  * CT_ERR_COMPILE with the compiler's message (and the kept source as the
  * error's file) when the source does not compile or load. */
 ct_status jit_load(ct_ctx *ctx, const char *src, size_t len, const ct_compile_options *o,
-		   ct_module **out, const char **how, double *seconds);
+                   ct_module **out, const char **how, double *seconds);
 /* The code-cache state of ctx, created on first use (NULL on out-of-memory). */
 jit_state *jit_state_get(ct_ctx *ctx);
 /* Fill hex with the key digest src would have under o, and *text (if text)
  * with a malloc'd copy of the full key (free() it). Probes the compiler. */
 ct_status jit_key(ct_ctx *ctx, const char *src, size_t len, const ct_compile_options *o,
-		  char hex[JIT_DIGEST_HEX], char **text);
+                  char hex[JIT_DIGEST_HEX], char **text);
 /* Use version v instead of CACHET_VERSION in keys (tests of key sensitivity). */
 ct_status jit_set_version(ct_ctx *ctx, const char *v);
 /* Drop the memory table and unload every module (benchmarks: forces the next
@@ -150,9 +151,9 @@ double jit_now(void);
 
 /* Result of running one program. */
 typedef struct jit_proc {
-	char *out;         /* stdout and stderr together, NUL-terminated (ctx allocator) */
-	size_t out_len;    /* bytes kept (at most the limit given) */
-	int exit_code;     /* exit status, 128+signal when killed, -1 when unknown */
+	char *out;      /* stdout and stderr together, NUL-terminated (ctx allocator) */
+	size_t out_len; /* bytes kept (at most the limit given) */
+	int exit_code;  /* exit status, 128+signal when killed, -1 when unknown */
 	bool timed_out;
 } jit_proc;
 
@@ -162,8 +163,8 @@ typedef struct jit_proc {
  * when timeout seconds pass. No shell is involved. CT_ERR_IO when the
  * program could not be started; a failing program is CT_OK with its
  * exit_code set. */
-ct_status jit_run(ct_ctx *ctx, const char *exe, char *const argv[], const char *cwd,
-		  double timeout, size_t keep, jit_proc *res);
+ct_status jit_run(ct_ctx *ctx, const char *exe, char *const argv[], const char *cwd, double timeout,
+                  size_t keep, jit_proc *res);
 void jit_proc_free(ct_ctx *ctx, jit_proc *res);
 
 /* The compiler record for command cmd, probing it (path, --version,
@@ -183,15 +184,17 @@ int jit_command(const jit_config *cfg, const char *so, const char *src, const ch
  * jit_build_remove). On failure the source is kept, its path is given in
  * the CT_ERR_COMPILE error, and nothing is returned. */
 ct_status jit_compile(jit_state *st, const jit_config *cfg, const char *src, size_t len,
-		      const char *digest, double timeout, char **dir, char **so);
-/* Remove a build folder made by jit_compile (its files, then itself). */
+                      const char *digest, double timeout, char **dir, char **so);
+/* Remove a build folder made by jit_compile (the object, the source next to
+ * it, then the folder); frees dir and so. */
 void jit_build_remove(jit_state *st, char *dir, char *so);
 
 /* snprintf into buf (cap bytes); false when the result does not fit (a cut
  * path must never name another file). */
 bool jit_fmt(char *buf, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Read the whole file at path (at most max bytes) into a ctx allocation. */
-ct_status jit_read_file(ct_ctx *ctx, const char *path, size_t max, unsigned char **data, size_t *len);
+ct_status jit_read_file(ct_ctx *ctx, const char *path, size_t max, unsigned char **data,
+                        size_t *len);
 /* Write all of data to fd (retrying short writes). */
 bool jit_write_all(int fd, const void *data, size_t len);
 
@@ -205,11 +208,11 @@ bool jit_disk_ready(jit_state *st);
  * section. true and *handle set on a verified hit; a corrupt or mismatched
  * entry is counted, reported as a warning, removed, and false returned. */
 bool jit_disk_lookup(jit_state *st, const jit_config *cfg, const char *src, size_t len,
-		     const char *digest, void **handle);
+                     const char *digest, void **handle);
 /* Publish so_bytes under digest with the full key (atomically: a whole
  * folder renamed into place). Failures are warnings: the cache is optional. */
 void jit_disk_publish(jit_state *st, const jit_config *cfg, const char *src, size_t len,
-		      const char *digest, const unsigned char *so_bytes, size_t so_len);
+                      const char *digest, const unsigned char *so_bytes, size_t so_len);
 /* Prune least-recently-used entries when over the cap and sweep orphan
  * temp folders; force = ignore the debounce interval. */
 void jit_disk_prune(jit_state *st, bool force);

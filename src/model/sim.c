@@ -291,7 +291,11 @@ overflow:
 
 static inline uint64_t hash_home(uint64_t line, unsigned bits)
 {
-	return (line * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - bits);
+	/* Groups of 4 neighbouring lines share one 64-byte run of slots (a sweep then misses
+	 * once per group), and the groups are scattered by a multiplicative hash (so that
+	 * power-of-two strides do not pile up in a few sets of the host's cache). */
+	uint64_t group = ((line >> 2) * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - bits + 2);
+	return group << 2 | (line & 3);
 }
 
 /* Slot of line, or of the empty slot where it belongs. */
@@ -331,7 +335,8 @@ static bool sd_hash_grow(sim *s, sd_engine *g)
 {
 	unsigned bits = g->hbits + 1;
 	size_t n = (size_t)1 << bits;
-	sd_slot *slots = ct_alloc(s->ctx, n * sizeof *slots);
+	/* not zeroed: every slot is set below */
+	sd_slot *slots = ct_realloc(s->ctx, NULL, n * sizeof *slots);
 	if (!slots)
 		return sd_fail(s, CT_ERR_NOMEM);
 	for (size_t i = 0; i < n; i++)
@@ -493,7 +498,7 @@ static bool sd_init(sim *s, sd_engine *g, int shift)
 		g->top[i] = EMPTY_LINE;
 	g->hbits = HASH_MIN_BITS;
 	size_t n = (size_t)1 << g->hbits;
-	g->slots = ct_alloc(s->ctx, n * sizeof *g->slots);
+	g->slots = ct_realloc(s->ctx, NULL, n * sizeof *g->slots);
 	g->tcap = TREE_MIN;
 	g->tree = ct_alloc(s->ctx, (g->tcap + 1) * sizeof *g->tree);
 	g->owner = ct_alloc(s->ctx, (g->tcap + 1) * sizeof *g->owner);

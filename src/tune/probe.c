@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -70,6 +71,16 @@ static double now_s(void)
 {
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* CPU time of the calling thread. The microbenchmarks time themselves with
+ * it, so that other processes sharing the cores (a busy build machine) do not
+ * lower the numbers: a preempted thread's clock stops too. */
+static double cpu_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
 	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
@@ -781,9 +792,9 @@ static uint64_t calibrate(const fma_kernel *k, int one_chain, double window, vol
 {
 	uint64_t iters = 256;
 	for (;;) {
-		double t0 = now_s();
+		double t0 = cpu_s();
 		*sink += k->fn(iters, one_chain);
-		double dt = now_s() - t0;
+		double dt = cpu_s() - t0;
 		if (dt >= window / 8 || iters >= ((uint64_t)1 << 40)) {
 			double want = (double)iters * window / (dt > 1e-9 ? dt : 1e-9);
 			return want < 1 ? 1 : (uint64_t)want;
@@ -799,9 +810,9 @@ static double best_rate(const fma_kernel *k, int one_chain, uint64_t iters, int 
 {
 	double best = 0;
 	for (int w = 0; w < windows; w++) {
-		double t0 = now_s();
+		double t0 = cpu_s();
 		*sink += k->fn(iters, one_chain);
-		double dt = now_s() - t0;
+		double dt = cpu_s() - t0;
 		if (dt > 0 && (double)iters / dt > best)
 			best = (double)iters / dt;
 	}
@@ -818,10 +829,10 @@ static double measure_ghz(volatile double *sink)
 	double best = 0;
 	for (int w = 0; w < 6; w++) {
 		uint64_t x = (uint64_t)w, one = 1;
-		double t0 = now_s();
+		double t0 = cpu_s();
 		for (uint64_t i = 0; i < iters; i++)
 			__asm__ volatile(".rept 100\n\taddq %1, %0\n\t.endr" : "+r"(x) : "r"(one));
-		double dt = now_s() - t0;
+		double dt = cpu_s() - t0;
 		*sink += (double)x;
 		if (dt < 0.002) {
 			iters *= 4;
@@ -896,17 +907,17 @@ static void *bench_main(void *arg)
 		return NULL;
 	if (t->kernel) {
 		pthread_barrier_wait(&g->barrier);
-		double t0 = now_s();
+		double t0 = cpu_s();
 		t->sink += t->kernel->fn(t->iters, 0);
-		t->seconds = now_s() - t0;
+		t->seconds = cpu_s() - t0;
 	} else {
 		double best = 0;
 		for (int i = 0; i < t->passes; i++) {
 			/* each pass starts together so that the passes overlap */
 			pthread_barrier_wait(&g->barrier);
-			double t0 = now_s();
+			double t0 = cpu_s();
 			memcpy(t->dst, t->src, t->bytes);
-			double dt = now_s() - t0;
+			double dt = cpu_s() - t0;
 			if (best == 0 || dt < best)
 				best = dt;
 			t->sink += (double)t->dst[t->bytes / 2];
@@ -1013,25 +1024,50 @@ static void measure_flops(ct_ctx *ctx, ct_probe_info *p, const int *cpus, int nc
 
 /* Allocate bytes through the ctx hook without recording an error: the
  * measurements retry smaller when memory is short. */
-static char *try_alloc(ct_ctx *ctx, size_t bytes)
+static void *try_alloc(ct_ctx *ctx, size_t bytes)
 {
 	return ctx->alloc(ctx->alloc_ud, NULL, bytes);
 }
 
-/* Size of each copied array: four times the whole last-level cache, at least
- * 32 MiB, at most 256 MiB (some VMs report absurd L3 sizes) and 1/8 of RAM. */
+/* Ask for transparent huge pages on buf[0..bytes): a few hundred page faults
+ * instead of a hundred thousand to set up the arrays (in a VM the 4 KiB
+ * faults cost more than the measurement), and the latencies are those of the
+ * caches and memory, not of TLB misses. Only advice: failure changes nothing. */
+static void advise_huge(void *buf, size_t bytes)
+{
+#ifdef MADV_HUGEPAGE
+	const uintptr_t huge = (uintptr_t)2 << 20;
+	uintptr_t a = ((uintptr_t)buf + huge - 1) & ~(huge - 1);
+	uintptr_t e = ((uintptr_t)buf + bytes) & ~(huge - 1);
+	if (e > a)
+		(void)madvise((void *)a, e - a, MADV_HUGEPAGE);
+#else
+	(void)buf;
+	(void)bytes;
+#endif
+}
+
+/* The last-level cache size used to size the arrays. No cache instance of
+ * today's CPUs exceeds 128 MiB; a larger one is a virtual machine's invention
+ * and would make the measurement needlessly slow. */
+static int64_t llc_bytes(const ct_probe_info *p)
+{
+	int64_t sz = p->caches[p->ncaches - 1].size;
+	return sz < 128 * MIB ? sz : 128 * MIB;
+}
+
+/* Size of each copied array: four times the last-level cache, between 32 and
+ * 128 MiB, at most 1/16 of RAM. */
 static size_t copy_array_bytes(const ct_probe_info *p)
 {
-	const ct_cache_level *llc = &p->caches[p->ncaches - 1];
-	int64_t total = llc->size * (llc->instances > 0 ? llc->instances : 1);
-	int64_t want = 4 * total;
+	int64_t want = 4 * llc_bytes(p);
 	if (want < 32 * MIB)
 		want = 32 * MIB;
-	if (want > 256 * MIB)
-		want = 256 * MIB;
+	if (want > 128 * MIB)
+		want = 128 * MIB;
 	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
-	if (pages > 0 && psize > 0 && want > (int64_t)pages * psize / 8)
-		want = (int64_t)pages * psize / 8;
+	if (pages > 0 && psize > 0 && want > (int64_t)pages * psize / 16)
+		want = (int64_t)pages * psize / 16;
 	return (size_t)(want & ~(4 * KIB - 1));
 }
 
@@ -1049,11 +1085,16 @@ static void measure_bandwidth(ct_ctx *ctx, ct_probe_info *p, const int *cpus, in
 		a = NULL;
 		bytes /= 2;
 	}
-	if (!a || !b)
+	if (!a || !b) {
+		ct_free(ctx, a);
 		return;
-	/* touch every page first: page faults are not bandwidth */
+	}
+	advise_huge(a, bytes);
+	advise_huge(b, bytes);
+	/* the source must hold real pages (untouched ones all map the zero
+	 * page, which stays in cache); the destination's page faults fall in
+	 * the first pass, which the best-of-passes drops */
 	memset(a, 1, bytes);
-	memset(b, 2, bytes);
 	p->copy_bytes = (int64_t)bytes;
 
 	bench_thread one;
@@ -1076,7 +1117,7 @@ static void measure_bandwidth(ct_ctx *ctx, ct_probe_info *p, const int *cpus, in
 			th[i].src = a + (size_t)i * slice;
 			th[i].dst = b + (size_t)i * slice;
 			th[i].bytes = slice;
-			th[i].passes = 3;
+			th[i].passes = 2;
 		}
 		if (slice > 0 && run_threads(ctx, th, n)) {
 			double slowest = 0;
@@ -1105,75 +1146,79 @@ static uint64_t splitmix64(uint64_t *s)
 /* Nanoseconds per load of a pointer chase through one random cycle over the
  * lines of buf[0..bytes): every load depends on the previous one and the
  * order defeats the prefetchers, so this is the load-to-use latency of
- * whichever level holds bytes. */
-static double chase_ns(char *buf, size_t bytes, size_t line, double budget, bool warm,
-		       volatile double *sink)
+ * whichever level holds bytes. perm has room for bytes / line entries. */
+static double chase_ns(char *buf, size_t bytes, size_t line, uint32_t *perm, double budget,
+		       bool warm, volatile double *sink)
 {
 	size_t n = bytes / line;
 	if (n < 4)
 		return 0;
-	/* Sattolo's algorithm, in place: line i first holds its successor's
-	 * index, then a pointer to it; one cycle through every line */
+	/* a random order of the lines (Fisher-Yates on a compact index array,
+	 * cheap where shuffling the lines themselves costs a miss per swap),
+	 * then each line points to the next one in that order */
 	for (size_t i = 0; i < n; i++)
-		*(uintptr_t *)(buf + i * line) = i;
+		perm[i] = (uint32_t)i;
 	uint64_t rng = 0x6361636865740001ull;
 	for (size_t i = n - 1; i > 0; i--) {
-		size_t j = (size_t)(splitmix64(&rng) % i);
-		uintptr_t *x = (uintptr_t *)(buf + i * line), *y = (uintptr_t *)(buf + j * line);
-		uintptr_t t = *x;
-		*x = *y;
-		*y = t;
+		size_t j = (size_t)(splitmix64(&rng) % (i + 1));
+		uint32_t t = perm[i];
+		perm[i] = perm[j];
+		perm[j] = t;
 	}
-	for (size_t i = 0; i < n; i++) {
-		uintptr_t *x = (uintptr_t *)(buf + i * line);
-		*x = (uintptr_t)(buf + (size_t)*x * line);
-	}
-	void *const *q = (void *const *)buf;
+	for (size_t i = 0; i < n; i++)
+		*(char **)(buf + (size_t)perm[i] * line) = buf + (size_t)perm[(i + 1) % n] * line;
+	void *const *q = (void *const *)(buf + (size_t)perm[0] * line);
 	if (warm)
 		for (size_t i = 0; i < n; i++)
 			q = (void *const *)*q;
 	uint64_t steps = 0;
-	double t0 = now_s(), dt;
+	double t0 = cpu_s(), dt;
 	do {
-		for (int k = 0; k < 4096; k++)
+		for (int k = 0; k < 1024; k++)
 			q = (void *const *)*q;
-		steps += 4096;
-		dt = now_s() - t0;
+		steps += 1024;
+		dt = cpu_s() - t0;
 	} while (dt < budget);
 	*sink += (double)(uintptr_t)q;
 	return dt / (double)steps * 1e9;
 }
 
+/* Levels are measured over half their size (fits the level, mostly misses
+ * the one above), at most 32 MiB; memory over twice the last-level cache,
+ * between 64 and 128 MiB. */
 static void measure_latency(ct_ctx *ctx, ct_probe_info *p, volatile double *sink)
 {
 	size_t line = (size_t)p->caches[0].line;
-	if (line < sizeof(void *))
+	if (line < sizeof(void *) || (line & (line - 1)))
 		line = 64;
-	/* memory: twice one last-level instance, between 16 and 64 MiB (the
-	 * shuffle costs a miss per line, so bigger costs time) */
-	const ct_cache_level *llc = &p->caches[p->ncaches - 1];
-	int64_t mem = 2 * llc->size;
-	if (mem < 16 * MIB)
-		mem = 16 * MIB;
-	if (mem > 64 * MIB)
+	int64_t mem = 2 * llc_bytes(p);
+	if (mem < 64 * MIB)
 		mem = 64 * MIB;
+	if (mem > 128 * MIB)
+		mem = 128 * MIB;
 	char *raw = try_alloc(ctx, (size_t)mem + line);
-	if (!raw)
+	uint32_t *perm = raw ? try_alloc(ctx, (size_t)mem / line * sizeof *perm) : NULL;
+	if (!raw || !perm) {
+		ct_free(ctx, raw);
 		return;
-	char *buf = (char *)(((uintptr_t)raw + line - 1) & ~(uintptr_t)(line - 1));
-	memset(buf, 0, (size_t)mem);
-	for (int i = 0; i < p->ncaches; i++) {
-		/* half a level: fits it, and mostly misses the level above */
-		int64_t sz = p->caches[i].size / 2;
-		if (sz > mem)
-			sz = mem;
-		p->caches[i].latency_ns = chase_ns(buf, (size_t)sz, line, 0.010, true, sink);
 	}
-	p->mem_latency_ns = chase_ns(buf, (size_t)mem, line, 0.020, false, sink);
+	advise_huge(raw, (size_t)mem + line);
+	advise_huge(perm, (size_t)mem / line * sizeof *perm);
+	char *buf = (char *)(((uintptr_t)raw + line - 1) & ~(uintptr_t)(line - 1));
+	for (int i = 0; i < p->ncaches; i++) {
+		int64_t sz = p->caches[i].size / 2;
+		if (sz > 32 * MIB)
+			sz = 32 * MIB;
+		p->caches[i].latency_ns = chase_ns(buf, (size_t)sz, line, perm, 0.005, true, sink);
+	}
+	p->mem_latency_ns = chase_ns(buf, (size_t)mem, line, perm, 0.015, false, sink);
+	ct_free(ctx, perm);
 	ct_free(ctx, raw);
 }
 
-static void probe_measure(ct_ctx *ctx, ct_probe_info *p, unsigned what)
+/* Run the microbenchmarks in what; CT_ERR_NOMEM if even the small
+ * bookkeeping cannot be allocated (big buffers retry smaller, or skip). */
+static ct_status probe_measure(ct_ctx *ctx, ct_probe_info *p, unsigned what)
 {
 	double t0 = now_s();
 	/* volatile: every benchmark result flows here, so none is optimised away */
@@ -1183,7 +1228,7 @@ static void probe_measure(ct_ctx *ctx, ct_probe_info *p, unsigned what)
 		ncpus = 1024;
 	int *cpus = ct_alloc(ctx, (size_t)ncpus * sizeof *cpus);
 	if (!cpus)
-		return;
+		return CT_ERR_NOMEM;
 	int got = allowed_cpus(cpus, ncpus);
 	if (got < ncpus)
 		ncpus = got > 0 ? got : 0;
@@ -1196,6 +1241,7 @@ static void probe_measure(ct_ctx *ctx, ct_probe_info *p, unsigned what)
 	ct_free(ctx, cpus);
 	p->measured |= what;
 	p->measure_seconds += now_s() - t0;
+	return CT_OK;
 }
 
 /* ------------------------------------------------------------ the ctx's target */
@@ -1240,8 +1286,8 @@ ct_status ct_probe_run(ct_ctx *ctx, unsigned flags, ct_probe_info *out)
 	if (!p)
 		return ct_ctx_last_status(ctx);
 	unsigned missing = (flags & CT_PROBE_MEASURE) & ~p->measured;
-	if (missing)
-		probe_measure(ctx, p, missing);
+	if (missing && probe_measure(ctx, p, missing) != CT_OK)
+		return ct_ctx_last_status(ctx);
 	if (out)
 		*out = *p;
 	return CT_OK;

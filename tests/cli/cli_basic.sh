@@ -77,6 +77,21 @@ expect "run repeat" 0 '"seconds": ' "$CACHET" run "$good" --engine interp --repe
 expect "run no-verify" 0 '"verified": null' "$CACHET" run "$good" --engine interp --no-verify --json
 expect "demo" 0 "verified" "$CACHET" demo
 
+# native runs, the code cache across processes, emit, cache subcommands
+expect "emit" 0 "void cachet_k\(const float \*restrict A, float \*restrict B\)" "$CACHET" emit "$good"
+expect "emit help" 0 "usage: cachet emit" "$CACHET" emit --help
+expect "emit bad target" 2 "unknown target" "$CACHET" emit "$good" --target cuda
+expect "run native first" 0 '"code_cache": "(compiled|disk)"' "$CACHET" run "$good" --json
+expect "run native second process" 0 '"code_cache": "disk"' "$CACHET" run "$good" --json
+expect "run native no cache" 0 '"code_cache": "compiled"' env CACHET_NO_CACHE=1 "$CACHET" run "$good" --json
+expect "cache path" 0 "^$CACHET_CACHE_DIR\$" "$CACHET" cache path
+expect "cache stats" 0 "entries +[1-9]" "$CACHET" cache stats
+expect "cache verify" 0 "0 bad entries" "$CACHET" cache verify
+expect "cache bad subcommand" 2 "unknown cache command" "$CACHET" cache frob
+expect "cache no subcommand" 2 "cache needs" "$CACHET" cache
+expect "build help" 0 "usage: cachet build" "$CACHET" build --help
+expect "build needs -o" 2 "needs -o" "$CACHET" build "$good"
+
 # runtime params need a value to run, not to check or lower
 rt=$(kfile rt.cachet "kernel k" "param L : runtime" "array X : f64[L] inout" "for (i: L) {" "  X[i] *= 2" "}")
 expect "runtime check" 0 "" "$CACHET" check "$rt"

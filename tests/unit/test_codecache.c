@@ -1,4 +1,5 @@
-/* test_codecache.c: compile-and-load and the code cache: hits, keys, corruption, concurrency, permissions, size cap. */
+/* test_codecache.c: compile-and-load and the code cache: hits, keys, corruption, concurrency,
+ * permissions, size cap. */
 #include "harness.h"
 #include "jit/jit.h"
 
@@ -31,7 +32,10 @@ static void source_for(int k, char *buf, size_t cap)
 	snprintf(buf, cap, "int f(int x) { return %d * x + %d; }\n", k + 2, k + 1);
 }
 
-static int expected(int k, int x) { return (k + 2) * x + k + 1; }
+static int expected(int k, int x)
+{
+	return (k + 2) * x + k + 1;
+}
 
 /* ------------------------------------------------------------ helpers */
 
@@ -274,6 +278,18 @@ static void test_compile_and_call(void)
 	rm_rf(dir);
 }
 
+/* Remove the build folder kept by the last failed load on ctx. */
+static void remove_kept(ct_ctx *ctx)
+{
+	char kept[PATH_MAX];
+	snprintf(kept, sizeof kept, "%s", ct_ctx_last_file(ctx));
+	char *slash = strrchr(kept, '/');
+	if (slash && strstr(kept, "/cachet-build-")) {
+		*slash = 0;
+		rm_rf(kept);
+	}
+}
+
 static void test_compile_error(void)
 {
 	char dir[64];
@@ -304,13 +320,39 @@ static void test_compile_error(void)
 	/* nothing was cached */
 	CHECK(disk_entries(ctx) == 0);
 	CHECK(temps_in(dir) == 0);
-	char kept[PATH_MAX];
-	snprintf(kept, sizeof kept, "%s", file);
-	char *slash = strrchr(kept, '/');
-	if (slash && strstr(kept, "cachet-build-")) {
-		*slash = 0;
-		rm_rf(kept);
-	}
+	remove_kept(ctx);
+
+	/* compiles, but does not load: the source is kept too */
+	static const char unresolved[] =
+	    "int nope_missing(int);\nint f(int x) { return nope_missing(x); }\n";
+	s = ct_module_load(ctx, unresolved, strlen(unresolved), NULL, &m, NULL);
+	CHECK(s == CT_ERR_COMPILE);
+	msg = ct_ctx_last_message(ctx);
+	file = ct_ctx_last_file(ctx);
+	CHECKF(strstr(msg, "nope_missing") && strstr(msg, "source kept at"), "message: %s", msg);
+	CHECKF(exists(file) && strstr(file, ".c"), "file %s", file);
+	CHECK(disk_entries(ctx) == 0);
+	remove_kept(ctx);
+	ct_ctx_free(ctx);
+	rm_rf(dir);
+}
+
+static void test_folder_removed_under_us(void)
+{
+	char dir[64];
+	make_tmp(dir, sizeof dir);
+	warnings w = {0};
+	ct_ctx *ctx = new_ctx(dir, &w);
+	CHECK(load_call(ctx, 0, NULL, NULL) == expected(0, 10));
+	rm_rf(dir);
+	ct_load_info r;
+	CHECK(load_call(ctx, 1, NULL, &r) == expected(1, 10));
+	char e[PATH_MAX];
+	entry_dir(dir, r.key, e, sizeof e);
+	CHECK(exists(e));
+	struct stat sb;
+	CHECK(stat(dir, &sb) == 0 && (sb.st_mode & 0777) == 0700);
+	CHECKF(w.n == 0, "%s", w.last);
 	ct_ctx_free(ctx);
 	rm_rf(dir);
 }
@@ -487,27 +529,38 @@ static void test_concurrent_processes(void)
 
 /* Ways to damage entry A (B is another entry of the same folder). */
 typedef enum damage {
-	TRUNCATE_SO, ZERO_SO, SWAP_SO, FLIP_SO_BYTE, EMPTY_SO, REMOVE_SO, KEY_BYTE, KEY_TRUNCATED,
-	KEY_EMPTY, KEY_REMOVED, KEY_FORMAT, FOREIGN_ENTRY, SO_SYMLINK
+	TRUNCATE_SO,
+	ZERO_SO,
+	SWAP_SO,
+	FLIP_SO_BYTE,
+	EMPTY_SO,
+	REMOVE_SO,
+	KEY_BYTE,
+	KEY_TRUNCATED,
+	KEY_EMPTY,
+	KEY_REMOVED,
+	KEY_FORMAT,
+	FOREIGN_ENTRY,
+	SO_SYMLINK
 } damage;
 
 static const struct {
 	damage d;
 	const char *name;
 } damages[] = {
-	{TRUNCATE_SO, "corrupt: truncated .so"},
-	{ZERO_SO, "corrupt: zeroed .so"},
-	{SWAP_SO, "corrupt: .so swapped with another entry's"},
-	{FLIP_SO_BYTE, "corrupt: one .so byte flipped"},
-	{EMPTY_SO, "corrupt: 0-byte .so"},
-	{REMOVE_SO, "corrupt: .so missing"},
-	{KEY_BYTE, "corrupt: one key byte changed"},
-	{KEY_TRUNCATED, "corrupt: truncated key file"},
-	{KEY_EMPTY, "corrupt: 0-byte key file"},
-	{KEY_REMOVED, "corrupt: key file missing"},
-	{KEY_FORMAT, "corrupt: wrong format version"},
-	{FOREIGN_ENTRY, "corrupt: another entry under this name"},
-	{SO_SYMLINK, "corrupt: .so replaced by a symlink"},
+    {TRUNCATE_SO, "corrupt: truncated .so"},
+    {ZERO_SO, "corrupt: zeroed .so"},
+    {SWAP_SO, "corrupt: .so swapped with another entry's"},
+    {FLIP_SO_BYTE, "corrupt: one .so byte flipped"},
+    {EMPTY_SO, "corrupt: 0-byte .so"},
+    {REMOVE_SO, "corrupt: .so missing"},
+    {KEY_BYTE, "corrupt: one key byte changed"},
+    {KEY_TRUNCATED, "corrupt: truncated key file"},
+    {KEY_EMPTY, "corrupt: 0-byte key file"},
+    {KEY_REMOVED, "corrupt: key file missing"},
+    {KEY_FORMAT, "corrupt: wrong format version"},
+    {FOREIGN_ENTRY, "corrupt: another entry under this name"},
+    {SO_SYMLINK, "corrupt: .so replaced by a symlink"},
 };
 
 static bool copy_file(const char *from, const char *to)
@@ -777,7 +830,8 @@ static void test_unsafe_folder(void)
 		CHECK(chown(dir, 65534, 65534) == 0);
 		w.n = 0;
 		ctx = new_ctx(dir, &w);
-		CHECK(load_call(ctx, 0, NULL, &a) == expected(0, 10) && strcmp(a.how, "compiled") == 0);
+		CHECK(load_call(ctx, 0, NULL, &a) == expected(0, 10) &&
+		      strcmp(a.how, "compiled") == 0);
 		CHECKF(w.n == 1 && strstr(w.last, "owned by another user"), "%d: %s", w.n, w.last);
 		ct_ctx_free(ctx);
 	}
@@ -881,7 +935,7 @@ static void test_no_cache(void)
 
 /* Key of variant k under o in a fresh ctx, version v (NULL = current). */
 static void key_of(int k, const char *src_override, const ct_compile_options *o, const char *v,
-		   char hex[JIT_DIGEST_HEX])
+                   char hex[JIT_DIGEST_HEX])
 {
 	char src[256];
 	source_for(k, src, sizeof src);
@@ -939,15 +993,17 @@ static void test_key_sensitivity(void)
 	/* another compiler; and the same path answering another --version */
 	char fake[PATH_MAX];
 	snprintf(fake, sizeof fake, "%s/fakecc", tmp);
-	CHECK(write_script(fake, "#!/bin/sh\n[ \"$1\" = --version ] && { echo 'fakecc 1.0'; exit 0; }\n"
-				 "exec cc \"$@\"\n"));
+	CHECK(write_script(fake,
+	                   "#!/bin/sh\n[ \"$1\" = --version ] && { echo 'fakecc 1.0'; exit 0; }\n"
+	                   "exec cc \"$@\"\n"));
 	ct_compile_options_init(&o);
 	o.cc = fake;
 	char fake1[JIT_DIGEST_HEX];
 	key_of(0, NULL, &o, NULL, fake1);
 	CHECKF(strcmp(fake1, base) != 0, "compiler");
-	CHECK(write_script(fake, "#!/bin/sh\n[ \"$1\" = --version ] && { echo 'fakecc 1.1'; exit 0; }\n"
-				 "exec cc \"$@\"\n"));
+	CHECK(write_script(fake,
+	                   "#!/bin/sh\n[ \"$1\" = --version ] && { echo 'fakecc 1.1'; exit 0; }\n"
+	                   "exec cc \"$@\"\n"));
 	key_of(0, NULL, &o, NULL, hex);
 	CHECKF(strcmp(hex, fake1) != 0 && strcmp(hex, "error") != 0, "compiler version");
 	if (access("/usr/bin/clang", X_OK) == 0) {
@@ -1030,8 +1086,8 @@ static void test_bad_compilers(void)
 	char slow[PATH_MAX];
 	snprintf(slow, sizeof slow, "%s/slowcc", tmp);
 	CHECK(write_script(slow, "#!/bin/sh\ncase \"$1\" in --version) echo slowcc; exit 0;; esac\n"
-				 "for a in \"$@\"; do [ \"$a\" = '-###' ] && exit 0; done\n"
-				 "exec sleep 30\n"));
+	                         "for a in \"$@\"; do [ \"$a\" = '-###' ] && exit 0; done\n"
+	                         "exec sleep 30\n"));
 	CHECK(ct_ctx_set_compiler(ctx, slow) == CT_OK);
 	o.cc = NULL;
 	o.timeout = 0.5;
@@ -1043,14 +1099,7 @@ static void test_bad_compilers(void)
 	CHECK(s == CT_ERR_COMPILE);
 	CHECKF(strstr(ct_ctx_last_message(ctx), "timed out"), "%s", ct_ctx_last_message(ctx));
 	CHECKF(secs < 5, "%.2f s", secs);
-	/* remove the kept build folder of the timed-out compile */
-	char kept[PATH_MAX];
-	snprintf(kept, sizeof kept, "%s", ct_ctx_last_file(ctx));
-	char *slash = strrchr(kept, '/');
-	if (slash && strstr(kept, "cachet-build-")) {
-		*slash = 0;
-		rm_rf(kept);
-	}
+	remove_kept(ctx);
 	/* back to the default compiler */
 	CHECK(ct_ctx_set_compiler(ctx, NULL) == CT_OK);
 	CHECK(load_call(ctx, 0, NULL, NULL) == expected(0, 10));
@@ -1063,15 +1112,14 @@ static void test_openmp_and_flags(void)
 	char dir[64];
 	make_tmp(dir, sizeof dir);
 	ct_ctx *ctx = new_ctx(dir, NULL);
-	static const char src[] =
-		"#include <math.h>\n"
-		"double g(int n) {\n"
-		"\tdouble s = 0;\n"
-		"#pragma omp parallel for reduction(+ : s)\n"
-		"\tfor (int i = 1; i <= n; i++)\n"
-		"\t\ts += sqrt((double)i * i) * SCALE;\n"
-		"\treturn s;\n"
-		"}\n";
+	static const char src[] = "#include <math.h>\n"
+	                          "double g(int n) {\n"
+	                          "\tdouble s = 0;\n"
+	                          "#pragma omp parallel for reduction(+ : s)\n"
+	                          "\tfor (int i = 1; i <= n; i++)\n"
+	                          "\t\ts += sqrt((double)i * i) * SCALE;\n"
+	                          "\treturn s;\n"
+	                          "}\n";
 	ct_compile_options o;
 	ct_compile_options_init(&o);
 	static const char *const flags[] = {"-DSCALE=2.0"};
@@ -1125,12 +1173,12 @@ static double now_s(void)
 }
 
 /* RUN, printing each case's wall time when CACHET_TEST_TIMES is set. */
-#define TRUN(fn)                                                                       \
-	do {                                                                           \
-		double t_ = now_s();                                                   \
-		RUN(fn);                                                               \
-		if (getenv("CACHET_TEST_TIMES"))                                       \
-			printf("%-32s %.2f s\n", #fn, now_s() - t_);                   \
+#define TRUN(fn)                                                                                   \
+	do {                                                                                       \
+		double t_ = now_s();                                                               \
+		RUN(fn);                                                                           \
+		if (getenv("CACHET_TEST_TIMES"))                                                   \
+			printf("%-32s %.2f s\n", #fn, now_s() - t_);                               \
 	} while (0)
 
 int main(int argc, char **argv)
@@ -1149,6 +1197,7 @@ int main(int argc, char **argv)
 	TRUN(test_compile_error);
 	TRUN(test_memory_hit);
 	TRUN(test_counting);
+	TRUN(test_folder_removed_under_us);
 	TRUN(test_disk_hit_new_ctx);
 	TRUN(test_disk_hit_fresh_process);
 	TRUN(test_concurrent_processes);

@@ -1,0 +1,153 @@
+/* aot.c: ahead-of-time packages: a header, a static and a shared library a C program links without cachet. */
+#include "gen/gen.h"
+#include "jit/jit.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Write data to path atomically: a temp file in the same folder, then rename,
+ * so an existing package file is never left half written. */
+static ct_status write_atomic(ct_ctx *ctx, const char *path, const char *data, size_t len)
+{
+	char tmp[4200];
+	snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid());
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return ct_error(ctx, CT_ERR_IO, "cannot write %s: %s", tmp, strerror(errno));
+	bool ok = jit_write_all(fd, data, len);
+	ok = (fsync(fd) == 0) && ok;
+	ok = (close(fd) == 0) && ok;
+	if (!ok || rename(tmp, path) != 0) {
+		int e = errno;
+		unlink(tmp);
+		return ct_error(ctx, CT_ERR_IO, "cannot write %s: %s", path, strerror(e));
+	}
+	return CT_OK;
+}
+
+/* Run the compiler (or ar) with argv; its output in the error on failure. */
+static ct_status run_tool(ct_ctx *ctx, const char *exe, char *const argv[], const char *what)
+{
+	jit_proc res;
+	memset(&res, 0, sizeof res);
+	ct_status st = jit_run(ctx, exe, argv, NULL, JIT_DEFAULT_TIMEOUT, 16384, &res);
+	if (st == CT_OK && (res.exit_code != 0 || res.timed_out))
+		st = ct_error(ctx, CT_ERR_COMPILE, "%s failed (exit %d%s):\n%s", what, res.exit_code,
+			      res.timed_out ? ", timed out" : "", res.out ? res.out : "");
+	jit_proc_free(ctx, &res);
+	return st;
+}
+
+/* The absolute path of program name on $PATH into out. */
+static ct_status find_on_path(ct_ctx *ctx, const char *name, char *out, size_t cap)
+{
+	const char *path = getenv("PATH");
+	if (!path || !*path)
+		path = "/usr/bin:/bin";
+	while (*path) {
+		const char *end = strchr(path, ':');
+		size_t n = end ? (size_t)(end - path) : strlen(path);
+		if (n > 0 && n + strlen(name) + 2 < cap) {
+			snprintf(out, cap, "%.*s/%s", (int)n, path, name);
+			if (access(out, X_OK) == 0)
+				return CT_OK;
+		}
+		path += n + (end ? 1 : 0);
+	}
+	return ct_error(ctx, CT_ERR_COMPILE, "program '%s' not found on PATH", name);
+}
+
+/* The package header: include guard, stdint, the documented prototype. */
+static char *make_header(const ct_kernel *k)
+{
+	char *proto = gen_c_prototype(k);
+	if (!proto)
+		return NULL;
+	ct_buf b;
+	ct_buf_init(&b);
+	ct_buf_printf(&b,
+		      "/* %s.h: kernel '%s' built by cachet %s for this machine (-march=native).\n"
+		      " * Link with -l%s (static: also -lm). Arrays are dense, in the layout given\n"
+		      " * per argument; runtime sizes come last. */\n"
+		      "#ifndef CACHET_%s_H\n#define CACHET_%s_H\n\n#include <stdint.h>\n\n"
+		      "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n%s\n"
+		      "#ifdef __cplusplus\n}\n#endif\n#endif\n",
+		      k->name, k->name, CACHET_VERSION, k->name, k->name, k->name, proto);
+	free(proto);
+	return ct_buf_take(&b);
+}
+
+ct_status ct_kernel_build(ct_kernel *k, const char *dir)
+{
+	if (!k || !dir)
+		return CT_ERR_USAGE;
+	ct_ctx *ctx = k->ctx;
+	if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+		return ct_error(ctx, CT_ERR_IO, "cannot create folder %s: %s", dir, strerror(errno));
+	struct stat sb;
+	if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+		return ct_error(ctx, CT_ERR_IO, "%s is not a folder", dir);
+	size_t len = 0;
+	char *src = ct_kernel_emit(k, "host", &len);
+	if (!src)
+		return ct_ctx_last_status(ctx);
+	char *hdr = make_header(k);
+	char path[4096], obj[4096], lib_a[4096], lib_so[4096], hpath[4096];
+	snprintf(path, sizeof path, "%s/%s.c", dir, k->name);
+	snprintf(hpath, sizeof hpath, "%s/%s.h", dir, k->name);
+	snprintf(obj, sizeof obj, "%s/%s.o", dir, k->name);
+	snprintf(lib_a, sizeof lib_a, "%s/lib%s.a", dir, k->name);
+	snprintf(lib_so, sizeof lib_so, "%s/lib%s.so", dir, k->name);
+	ct_status st = hdr ? CT_OK : ct_error(ctx, CT_ERR_NOMEM, "out of memory");
+	if (!st)
+		st = write_atomic(ctx, path, src, len);
+	if (!st)
+		st = write_atomic(ctx, hpath, hdr, strlen(hdr));
+	jit_state *js = st ? NULL : jit_state_get(ctx);
+	if (!st && !js)
+		st = ct_ctx_last_status(ctx);
+	const char *cmd = getenv("CC");
+	jit_compiler *cc = st ? NULL : jit_compiler_get(js, cmd && *cmd ? cmd : "cc");
+	if (!st && !cc)
+		st = ct_ctx_last_status(ctx);
+	if (!st) {
+		/* compile once to an object, then archive it and link it; the
+		 * words are writable copies because exec takes char *const[] */
+		char o3[] = "-O3", march[] = "-march=native", fpic[] = "-fPIC", dc[] = "-c", dout[] = "-o";
+		char shared[] = "-shared", lm[] = "-lm", arw[] = "ar", rcs[] = "rcs";
+		char *argv[64];
+		int n = 0;
+		for (int i = 0; i < cc->nwords && n < 48; i++)
+			argv[n++] = cc->words[i];
+		char *flags[] = {o3, march, fpic, dc, dout, obj, path};
+		for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
+			argv[n++] = flags[i];
+		argv[n] = NULL;
+		st = run_tool(ctx, cc->exe, argv, "compiling the package");
+		if (!st) {
+			n = cc->nwords < 48 ? cc->nwords : 48;
+			char *lflags[] = {shared, dout, lib_so, obj, lm};
+			for (size_t i = 0; i < sizeof lflags / sizeof lflags[0]; i++)
+				argv[n++] = lflags[i];
+			argv[n] = NULL;
+			st = run_tool(ctx, cc->exe, argv, "linking the shared library");
+		}
+		if (!st) {
+			unlink(lib_a);
+			char ar[4096];
+			char *aargv[] = {arw, rcs, lib_a, obj, NULL};
+			st = find_on_path(ctx, "ar", ar, sizeof ar);
+			if (!st)
+				st = run_tool(ctx, ar, aargv, "archiving the static library");
+		}
+		unlink(obj);
+	}
+	free(src);
+	free(hdr);
+	return st;
+}

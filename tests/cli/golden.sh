@@ -1,0 +1,21 @@
+#!/bin/sh
+# golden.sh: `cachet emit` of every example equals its golden file (update with `make golden`).
+CACHET=${CACHET:-build/cachet}
+pass=0
+fail=0
+for f in examples/*.cachet; do
+	name=$(basename "$f" .cachet)
+	g=tests/golden/$name.c
+	defs=$(grep -m1 '^# run-with:' "$f" | sed 's/^# run-with://')
+	if [ ! -f "$g" ]; then
+		fail=$((fail + 1))
+		echo "FAIL: $g is missing (run make golden)" >&2
+	elif "$CACHET" emit "$f" $defs | diff -u "$g" - >&2; then
+		pass=$((pass + 1))
+	else
+		fail=$((fail + 1))
+		echo "FAIL: emit $f differs from $g (run make golden if intended)" >&2
+	fi
+done
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]

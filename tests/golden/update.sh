@@ -1,0 +1,9 @@
+#!/bin/sh
+# update.sh: regenerate the golden C files of every example (make golden).
+BUILD=${1:-build}
+for f in examples/*.cachet; do
+	name=$(basename "$f" .cachet)
+	defs=$(grep -m1 '^# run-with:' "$f" | sed 's/^# run-with://')
+	"$BUILD/cachet" emit "$f" $defs >"tests/golden/$name.c" || exit 1
+done
+echo "golden files updated in tests/golden/"
