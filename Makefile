@@ -86,6 +86,15 @@ $(BUILD)/bench/bench_codecache: bench/codecache/bench_codecache.c $(BUILD)/libca
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) $(EXTRA_LIBS) $(LDLIBS)
 
+# make bench-sim [BENCH_ARGS="N TILE"]: accesses per second of the exact cache simulator
+.PHONY: bench-sim
+bench-sim: $(BUILD)/bench/sim_speed
+	./$(BUILD)/bench/sim_speed $(BENCH_ARGS)
+
+$(BUILD)/bench/sim_speed: bench/model/sim_speed.c $(BUILD)/libcachet.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) $(EXTRA_LIBS) $(LDLIBS)
+
 install: all
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
 	install -m 644 include/cachet.h $(DESTDIR)$(PREFIX)/include/

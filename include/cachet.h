@@ -451,12 +451,13 @@ enum {
  * hwloc or sysfs (the fallbacks are marked by their source); errors are
  * CT_ERR_NOMEM or CT_ERR_LIMIT. */
 CT_API ct_status ct_probe_run(CT_KEEP ct_ctx *ctx, unsigned flags, CT_KEEP ct_probe_info *out);
-/* Print the ctx's probe (probing first, without microbenchmarks, if needed)
- * for `cachet probe`: aligned human text (json = 0) or one JSON object
- * followed by a newline (json = 1). CT_ERR_IO if writing to out fails. */
+/* Print the ctx's probe (probing first, without microbenchmarks, if needed;
+ * call ct_probe_run with CT_PROBE_MEASURE before to include them) for
+ * `cachet probe`: aligned human text (json = 0) or one JSON object followed
+ * by a newline (json = 1). CT_ERR_IO if writing to out fails. */
 CT_API ct_status ct_probe_print(CT_KEEP ct_ctx *ctx, int json, CT_KEEP FILE *out);
 /* The stable device id of this machine (probing if needed); owned by ctx,
- * valid until ctx is freed or re-probed. NULL on failure. */
+ * valid until ctx is freed. NULL on failure. */
 CT_API const char *ct_device_id(CT_KEEP ct_ctx *ctx);
 
 /* One tuning result: the best schedule found for a kernel family, element

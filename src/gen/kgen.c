@@ -1,8 +1,9 @@
-/* kgen.c: the generator context: declarations, scopes, inline sections and formatting of generated code. */
+/* kgen.c: the generator context: declarations, scopes, inline sections, formatting. */
 #include "gen/kgen.h"
 
 #include <stdio.h>
 #include <string.h>
+#include <xxhash.h>
 
 /*
  * Representation. Each function body is a linked list of items (lines with
@@ -45,17 +46,21 @@ struct kg_sec {
 	kg_order order;
 	int flush;
 	bool open, wrapped;
-	bool want_wrap;  /* an earlier section was enclosed because of this one */
-	kg_scope *base;  /* the scope current when it began */
+	bool want_wrap;       /* an earlier section was enclosed because of this one */
+	kg_scope *base;       /* the scope current when it began */
 	kg_item *start, *end; /* markers around its code */
+	/* the variables declared while it was open, which are exactly those of
+	 * its region (sections nest strictly): after vbefore, seq below vend */
+	struct kg_var *vbefore;
+	long vend;
 	kg_qstmt *qhead, *qtail;
 	int nq, ngroups, last_rank;
 };
 
 struct kg_scope {
 	kg_scope *parent;
-	kg_sec *owner;  /* the section that opened it */
-	int depth;      /* of the lines inside */
+	kg_sec *owner; /* the section that opened it */
+	int depth;     /* of the lines inside */
 	bool open;
 	kg_item *hoist; /* hoisted declarations go after this item, before the header */
 	long var_seq;   /* variables numbered from here on were declared inside */
@@ -63,16 +68,17 @@ struct kg_scope {
 
 typedef struct kg_var {
 	struct kg_var *prev, *next;
-	const char *req;   /* name asked for */
-	const char *name;  /* name in code */
+	struct kg_var *req_next, *name_next; /* hash chains, newest first */
+	const char *req;                     /* name asked for */
+	const char *name;                    /* name in code */
 	const char *ctype;
-	const char *init;  /* still part of the declaration item, or NULL */
+	const char *init; /* still part of the declaration item, or NULL */
 	kg_share share;
 	kg_sec *sec;
 	kg_scope *scope;
-	kg_item *decl;     /* NULL for parameters */
+	kg_item *decl; /* NULL for parameters */
 	long seq;
-	bool alive;        /* false once its section was enclosed in { } */
+	bool alive; /* false once its section was enclosed in { } */
 } kg_var;
 
 typedef struct kg_func kg_func;
@@ -109,6 +115,10 @@ typedef struct kg_frame {
 	kg_scope *root_scope, *scope;
 	kg_var *vhead, *vtail;
 	long nvars;
+	/* variables by requested and by actual name, so that declaring stays
+	 * linear in the number of variables (backends unroll thousands) */
+	kg_var **by_req, **by_name;
+	size_t nbuckets;
 } kg_frame;
 
 struct kg_ctx {
@@ -129,7 +139,7 @@ struct kg_ctx {
 /* ------------------------------------------------------------ errors, memory */
 
 static ct_status kg_fail(kg_ctx *kg, ct_status st, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 /* Record the first error only: it is usually the cause of the others. */
 static ct_status kg_fail(kg_ctx *kg, ct_status st, const char *fmt, ...)
@@ -166,7 +176,10 @@ static char *kg_strndup(kg_ctx *kg, const char *s, size_t n)
 	return d;
 }
 
-static char *kg_strdup(kg_ctx *kg, const char *s) { return kg_strndup(kg, s, strlen(s)); }
+static char *kg_strdup(kg_ctx *kg, const char *s)
+{
+	return kg_strndup(kg, s, strlen(s));
+}
 
 static char *kg_vfmt(kg_ctx *kg, const char *fmt, va_list ap)
 {
@@ -260,7 +273,7 @@ static kg_item *emit_lines(kg_ctx *kg, kg_frame *fr, const char *text, int depth
 		if (!nl && n == 0 && p != text)
 			break; /* a trailing newline ends the text */
 		kg_item *it = n ? emit(kg, fr, IT_LINE, kg_strndup(kg, p, n), depth)
-				: emit(kg, fr, IT_BLANK, NULL, depth);
+		                : emit(kg, fr, IT_BLANK, NULL, depth);
 		if (!it)
 			return NULL;
 		if (!first)
@@ -276,7 +289,8 @@ static kg_item *emit_lines(kg_ctx *kg, kg_frame *fr, const char *text, int depth
 
 static bool is_ident_char(char c)
 {
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_';
 }
 
 /* Split a list of names separated by spaces or commas. */
@@ -317,7 +331,7 @@ static char *decl_text(kg_ctx *kg, const char *ctype, const char *name, const ch
 		bn--;
 	const char *sep = bn && ctype[bn - 1] == '*' ? "" : " ";
 	return kg_fmt(kg, "%.*s%s%s%s%s%s;", (int)bn, ctype, sep, name, lb ? lb : "",
-		      init ? " = " : "", init ? init : "");
+	              init ? " = " : "", init ? init : "");
 }
 
 /* ------------------------------------------------------------ sections and scopes */
@@ -330,9 +344,21 @@ static bool is_ancestor(const kg_sec *a, const kg_sec *s)
 	return false;
 }
 
-static bool in_region(const kg_sec *s, const kg_sec *e) { return s == e || is_ancestor(e, s); }
+/* The first variable of e's region; whether v is still in it. */
+static struct kg_var *region_first(const kg_frame *fr, const kg_sec *e)
+{
+	return e->vbefore ? e->vbefore->next : fr->vhead;
+}
 
-static bool visible(const kg_var *v) { return v->alive && v->scope->open; }
+static bool in_region(const struct kg_var *v, const kg_sec *e)
+{
+	return v && (e->open || v->seq < e->vend);
+}
+
+static bool visible(const kg_var *v)
+{
+	return v->alive && v->scope->open;
+}
 
 /* The section whose queue receives the current section's statements. */
 static kg_sec *queue_owner(kg_sec *s)
@@ -417,9 +443,35 @@ static void queue_flush(kg_ctx *kg, kg_frame *fr, kg_sec *q)
 
 /* Emit whatever the current section's queue holds: before anything that
  * must not be reordered with it. */
-static void fence(kg_ctx *kg, kg_frame *fr) { queue_flush(kg, fr, queue_owner(fr->sec)); }
+static void fence(kg_ctx *kg, kg_frame *fr)
+{
+	queue_flush(kg, fr, queue_owner(fr->sec));
+}
 
-static bool splittable(const kg_var *v) { return !v->init || !strchr(v->ctype, '['); }
+static bool has_word(const char *s, const char *w)
+{
+	size_t n = strlen(w);
+	for (const char *p = strstr(s, w); p; p = strstr(p + 1, w))
+		if ((p == s || !is_ident_char(p[-1])) && !is_ident_char(p[n]))
+			return true;
+	return false;
+}
+
+/* Whether `name = value;` is valid for the type: not an array, not const
+ * itself (a pointer to const is fine, a const pointer is not). */
+static bool assignable(const char *ctype)
+{
+	if (strchr(ctype, '['))
+		return false;
+	const char *star = strrchr(ctype, '*');
+	return !has_word(star ? star : ctype, "const");
+}
+
+/* Whether the declaration can become `T name;` plus `name = init;`. */
+static bool splittable(const kg_var *v)
+{
+	return !v->init || assignable(v->ctype);
+}
 
 /* Whether ended section e can be enclosed in { }: its shared variables
  * declared at its base level must then move before the `{`, which needs
@@ -428,9 +480,8 @@ static bool wrap_ok(const kg_frame *fr, const kg_sec *e)
 {
 	if (!e || e->open || e->wrapped || !e->parent || e->order == KG_INHERIT)
 		return false;
-	for (const kg_var *v = fr->vhead; v; v = v->next)
-		if (v->alive && v->scope == e->base && in_region(v->sec, e) && v->share != KG_PRIVATE &&
-		    !splittable(v))
+	for (const kg_var *v = region_first(fr, e); in_region(v, e); v = v->next)
+		if (v->alive && v->scope == e->base && v->share != KG_PRIVATE && !splittable(v))
 			return false;
 	return true;
 }
@@ -441,8 +492,8 @@ static void wrap(kg_ctx *kg, kg_frame *fr, kg_sec *e)
 {
 	int depth = e->base->depth;
 	kg_item *at = e->start;
-	for (kg_var *v = fr->vhead; v; v = v->next) {
-		if (!v->alive || v->scope != e->base || !in_region(v->sec, e))
+	for (kg_var *v = region_first(fr, e); in_region(v, e); v = v->next) {
+		if (!v->alive || v->scope != e->base)
 			continue;
 		if (v->share == KG_PRIVATE) {
 			v->alive = false;
@@ -486,8 +537,8 @@ static kg_sec *retiring_section(const kg_var *x)
 
 static bool has_base_privates(const kg_frame *fr, const kg_sec *e)
 {
-	for (const kg_var *v = fr->vhead; v; v = v->next)
-		if (v->alive && v->share == KG_PRIVATE && v->scope == e->base && in_region(v->sec, e))
+	for (const kg_var *v = region_first(fr, e); in_region(v, e); v = v->next)
+		if (v->alive && v->share == KG_PRIVATE && v->scope == e->base)
 			return true;
 	return false;
 }
@@ -532,9 +583,18 @@ void kg_free(kg_ctx *kg)
 	ct_free(kg->ctx, kg);
 }
 
-ct_status kg_status(const kg_ctx *kg) { return kg ? kg->status : CT_ERR_USAGE; }
-bool kg_is_opencl(const kg_ctx *kg) { return kg && (kg->flags & KG_OPENCL); }
-int kg_depth(const kg_ctx *kg) { return kg && kg->frame ? kg->frame->scope->depth : 0; }
+ct_status kg_status(const kg_ctx *kg)
+{
+	return kg ? kg->status : CT_ERR_USAGE;
+}
+bool kg_is_opencl(const kg_ctx *kg)
+{
+	return kg && (kg->flags & KG_OPENCL);
+}
+int kg_depth(const kg_ctx *kg)
+{
+	return kg && kg->frame ? kg->frame->scope->depth : 0;
+}
 
 /* ------------------------------------------------------------ functions */
 
@@ -563,7 +623,7 @@ static kg_func *find_func(const kg_ctx *kg, const char *name)
 }
 
 ct_status kg_func_declare(kg_ctx *kg, const char *name, unsigned flags, const char *proto,
-			  kg_gen_fn gen, void *ud)
+                          kg_gen_fn gen, void *ud)
 {
 	if (!usable(kg, "kg_func_declare"))
 		return kg->status;
@@ -592,10 +652,55 @@ ct_status kg_func_declare(kg_ctx *kg, const char *name, unsigned flags, const ch
 	return kg->status;
 }
 
-static kg_var *var_add(kg_ctx *kg, kg_frame *fr, const char *req, const char *name,
-		       const char *ctype, kg_share share, kg_scope *scope)
+static size_t bucket(const kg_frame *fr, const char *name)
 {
-	kg_var *v = kg_mem(kg, sizeof *v);
+	return (size_t)(XXH3_64bits(name, strlen(name)) & (fr->nbuckets - 1));
+}
+
+static void index_var(kg_frame *fr, kg_var *v)
+{
+	size_t h = bucket(fr, v->req);
+	v->req_next = fr->by_req[h];
+	fr->by_req[h] = v;
+	h = bucket(fr, v->name);
+	v->name_next = fr->by_name[h];
+	fr->by_name[h] = v;
+}
+
+/* Room for one more variable: at most one per bucket on average. Rebuilt
+ * oldest first, so that the chains stay newest first. */
+static bool index_room(kg_ctx *kg, kg_frame *fr)
+{
+	if ((size_t)fr->nvars < fr->nbuckets)
+		return true;
+	size_t nb = fr->nbuckets ? 2 * fr->nbuckets : 64;
+	kg_var **r = kg_mem(kg, nb * sizeof *r);
+	kg_var **n = kg_mem(kg, nb * sizeof *n);
+	if (!n)
+		return false;
+	fr->by_req = r;
+	fr->by_name = n;
+	fr->nbuckets = nb;
+	for (kg_var *v = fr->vhead; v; v = v->next)
+		index_var(fr, v);
+	return true;
+}
+
+/* The chains holding the variables requested as / named `name`. */
+static kg_var *by_req(const kg_frame *fr, const char *name)
+{
+	return fr->nbuckets ? fr->by_req[bucket(fr, name)] : NULL;
+}
+
+static kg_var *by_name(const kg_frame *fr, const char *name)
+{
+	return fr->nbuckets ? fr->by_name[bucket(fr, name)] : NULL;
+}
+
+static kg_var *var_add(kg_ctx *kg, kg_frame *fr, const char *req, const char *name,
+                       const char *ctype, kg_share share, kg_scope *scope)
+{
+	kg_var *v = index_room(kg, fr) ? kg_mem(kg, sizeof *v) : NULL;
 	if (!v)
 		return NULL;
 	v->req = req;
@@ -612,6 +717,7 @@ static kg_var *var_add(kg_ctx *kg, kg_frame *fr, const char *req, const char *na
 	else
 		fr->vhead = v;
 	fr->vtail = v;
+	index_var(fr, v);
 	return v;
 }
 
@@ -744,7 +850,7 @@ ct_status kg_func_begin(kg_ctx *kg, const char *name)
 	kg_func *f = name ? find_func(kg, name) : NULL;
 	if (!f)
 		return kg_fail(kg, CT_ERR_USAGE, "kg_func_begin of undeclared function '%s'",
-			       name ? name : "(null)");
+		               name ? name : "(null)");
 	if (f->gen)
 		return kg_fail(kg, CT_ERR_USAGE, "function '%s' has a body generator", name);
 	if (f->state != FN_DECLARED)
@@ -760,7 +866,7 @@ ct_status kg_func_end(kg_ctx *kg)
 		return kg->status;
 	if (fr->from_gen)
 		return kg_fail(kg, CT_ERR_USAGE, "kg_func_end without kg_func_begin in '%s'",
-			       fr->fn->name);
+		               fr->fn->name);
 	frame_pop(kg, fr);
 	return kg->status;
 }
@@ -771,7 +877,8 @@ const char *kg_func_use(kg_ctx *kg, const char *name)
 		return KG_ERR_NAME;
 	kg_func *f = name ? find_func(kg, name) : NULL;
 	if (!f) {
-		kg_fail(kg, CT_ERR_USAGE, "use of undeclared function '%s'", name ? name : "(null)");
+		kg_fail(kg, CT_ERR_USAGE, "use of undeclared function '%s'",
+		        name ? name : "(null)");
 		return KG_ERR_NAME;
 	}
 	f->used = true;
@@ -835,7 +942,10 @@ ct_status kg_block_open(kg_ctx *kg, const char *fmt, ...)
 	return block_open(kg, "kg_block_open", h);
 }
 
-ct_status kg_block_bare(kg_ctx *kg) { return block_open(kg, "kg_block_bare", ""); }
+ct_status kg_block_bare(kg_ctx *kg)
+{
+	return block_open(kg, "kg_block_bare", "");
+}
 
 /* The innermost block, if the current section may close it. */
 static kg_scope *closable(kg_ctx *kg, kg_frame *fr, const char *what)
@@ -891,7 +1001,7 @@ ct_status kg_block_close(kg_ctx *kg)
 }
 
 ct_status kg_stmt(kg_ctx *kg, kg_stype type, const char *defs, const char *uses, const char *fmt,
-		  ...)
+                  ...)
 {
 	kg_frame *fr = need_frame(kg, "kg_stmt");
 	if (!fr)
@@ -959,7 +1069,8 @@ ct_status kg_section_begin(kg_ctx *kg, kg_order order, int flush)
 	if (!fr)
 		return kg->status;
 	if (order < KG_DIRECT || order > KG_INHERIT || flush < 0)
-		return kg_fail(kg, CT_ERR_USAGE, "bad section policy %d / flush %d", (int)order, flush);
+		return kg_fail(kg, CT_ERR_USAGE, "bad section policy %d / flush %d", (int)order,
+		               flush);
 	kg_sec *s = kg_mem(kg, sizeof *s);
 	if (!s)
 		return kg->status;
@@ -974,6 +1085,7 @@ ct_status kg_section_begin(kg_ctx *kg, kg_order order, int flush)
 	s->base = fr->scope;
 	s->last_rank = -1;
 	s->start = emit(kg, fr, IT_MARK, NULL, fr->scope->depth);
+	s->vbefore = fr->vtail;
 	fr->sec = s;
 	return kg->status;
 }
@@ -994,6 +1106,7 @@ ct_status kg_section_end(kg_ctx *kg)
 	if (!s->end)
 		return kg->status;
 	s->open = false;
+	s->vend = fr->nvars;
 	fr->sec = s->parent;
 	/* symmetric with the earlier section that was enclosed for its sake */
 	if (s->want_wrap && has_base_privates(fr, s) && wrap_ok(fr, s))
@@ -1005,9 +1118,12 @@ ct_status kg_section_end(kg_ctx *kg)
 
 /* ------------------------------------------------------------ variables */
 
-static bool shareable(const kg_var *v, const kg_sec *c, kg_share share, const char *ctype)
+/* Whether v can serve a new declaration (whose initializer, if any,
+ * becomes an assignment). */
+static bool shareable(const kg_var *v, const kg_sec *c, kg_share share, const char *ctype,
+                      bool init)
 {
-	if (strcmp(v->ctype, ctype))
+	if (strcmp(v->ctype, ctype) || (init && !assignable(ctype)))
 		return false;
 	if (v->sec == c)
 		return true;
@@ -1028,13 +1144,13 @@ static bool scope_within(const kg_scope *inner, const kg_scope *outer)
  * visible variable holding it, if any. A hoisted declaration must also
  * avoid names declared inside the blocks it is hoisted out of. */
 static bool name_taken(const kg_ctx *kg, const kg_frame *fr, const char *cand,
-		       const kg_scope *hoisted_out_of, kg_var **who)
+                       const kg_scope *hoisted_out_of, kg_var **who)
 {
 	*who = NULL;
 	for (const kg_func *f = kg->funcs; f; f = f->next)
 		if (!strcmp(f->name, cand))
 			return true;
-	for (kg_var *v = fr->vtail; v; v = v->prev) {
+	for (kg_var *v = by_name(fr, cand); v; v = v->name_next) {
 		if (strcmp(v->name, cand))
 			continue;
 		if (visible(v)) {
@@ -1048,7 +1164,7 @@ static bool name_taken(const kg_ctx *kg, const kg_frame *fr, const char *cand,
 }
 
 static const char *declare(kg_ctx *kg, const char *what, int levels, const char *name,
-			   const char *ctype, kg_share share, const char *init)
+                           const char *ctype, kg_share share, const char *init)
 {
 	kg_frame *fr = need_frame(kg, what);
 	if (!fr)
@@ -1061,14 +1177,16 @@ static const char *declare(kg_ctx *kg, const char *what, int levels, const char 
 	kg_scope *target = fr->scope, *out_of = NULL;
 	for (int i = 0; i < levels; i++) {
 		if (target == fr->root_scope) {
-			kg_fail(kg, CT_ERR_USAGE, "cannot hoist '%s' out of %d blocks", name, levels);
+			kg_fail(kg, CT_ERR_USAGE, "cannot hoist '%s' out of %d blocks", name,
+			        levels);
 			return KG_ERR_NAME;
 		}
 		out_of = target;
 		target = target->parent;
 	}
-	for (kg_var *v = fr->vtail; v; v = v->prev) {
-		if (!visible(v) || strcmp(v->req, name) || !shareable(v, fr->sec, share, ctype))
+	for (kg_var *v = by_req(fr, name); v; v = v->req_next) {
+		if (!visible(v) || strcmp(v->req, name) ||
+		    !shareable(v, fr->sec, share, ctype, init != NULL))
 			continue;
 		if (out_of && !scope_within(target, v->scope))
 			continue; /* lives inside the loop: not what a hoist asks for */
@@ -1088,7 +1206,7 @@ static const char *declare(kg_ctx *kg, const char *what, int levels, const char 
 	char *req = kg_strdup(kg, name);
 	const char *cand = req;
 	kg_var *who;
-	for (int k = 1; cand && name_taken(kg, fr, cand, out_of, &who); ) {
+	for (int k = 1; cand && name_taken(kg, fr, cand, out_of, &who);) {
 		/* a hoisted name must stay free inside the loop too: no use freeing it here */
 		bool may_wrap = who && !out_of && !(kg->flags & KG_RENAME_ONLY);
 		kg_sec *e = may_wrap ? retiring_section(who) : NULL;
@@ -1126,13 +1244,13 @@ static const char *declare(kg_ctx *kg, const char *what, int levels, const char 
 }
 
 const char *kg_var_declare(kg_ctx *kg, const char *name, const char *ctype, kg_share share,
-			   const char *init)
+                           const char *init)
 {
 	return declare(kg, "kg_var_declare", 0, name, ctype, share, init);
 }
 
 const char *kg_var_hoist(kg_ctx *kg, int levels, const char *name, const char *ctype,
-			 kg_share share, const char *init)
+                         kg_share share, const char *init)
 {
 	if (levels < 1) {
 		if (usable(kg, "kg_var_hoist"))
@@ -1146,7 +1264,7 @@ const char *kg_var_lookup(const kg_ctx *kg, const char *name)
 {
 	if (!kg || !kg->frame || !name || kg->status != CT_OK)
 		return NULL;
-	for (const kg_var *v = kg->frame->vtail; v; v = v->prev)
+	for (const kg_var *v = by_req(kg->frame, name); v; v = v->req_next)
 		if (visible(v) && !strcmp(v->req, name))
 			return v->name;
 	return NULL;
@@ -1175,7 +1293,10 @@ static void out_put(kg_ctx *kg, const char *s, size_t n)
 	kg->out[kg->len] = 0;
 }
 
-static void out_puts(kg_ctx *kg, const char *s) { out_put(kg, s, strlen(s)); }
+static void out_puts(kg_ctx *kg, const char *s)
+{
+	out_put(kg, s, strlen(s));
+}
 
 static void out_quals(kg_ctx *kg, const kg_func *f)
 {
@@ -1212,7 +1333,10 @@ static void render_body(kg_ctx *kg, const kg_func *f)
 	}
 }
 
-static bool emitted(const kg_func *f) { return !(f->flags & KG_FUNC_ON_DEMAND) || f->used; }
+static bool emitted(const kg_func *f)
+{
+	return !(f->flags & KG_FUNC_ON_DEMAND) || f->used;
+}
 
 /* Place f after everything it uses (post-order); a use reaching a function
  * still on the path is recursion, which needs a forward declaration. */

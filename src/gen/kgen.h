@@ -39,16 +39,16 @@ typedef struct kg_ctx kg_ctx;
 
 /* Flags of kg_new. */
 enum {
-	KG_OPENCL = 1u << 0,      /* emit OpenCL C (kernel qualifiers) rather than C */
-	KG_RENAME_ONLY = 1u << 1  /* resolve name clashes by renaming, never by adding { } */
+	KG_OPENCL = 1u << 0,     /* emit OpenCL C (kernel qualifiers) rather than C */
+	KG_RENAME_ONLY = 1u << 1 /* resolve name clashes by renaming, never by adding { } */
 };
 
 /* Flags of kg_func_declare. */
 enum {
-	KG_FUNC_KERNEL = 1u << 0,    /* an entry point: `__kernel` in OpenCL, external in C */
-	KG_FUNC_STATIC = 1u << 1,    /* `static` in C (ignored in OpenCL) */
-	KG_FUNC_INLINE = 1u << 2,    /* `inline` */
-	KG_FUNC_ON_DEMAND = 1u << 3  /* emitted only if kg_func_use names it */
+	KG_FUNC_KERNEL = 1u << 0,   /* an entry point: `__kernel` in OpenCL, external in C */
+	KG_FUNC_STATIC = 1u << 1,   /* `static` in C (ignored in OpenCL) */
+	KG_FUNC_INLINE = 1u << 2,   /* `inline` */
+	KG_FUNC_ON_DEMAND = 1u << 3 /* emitted only if kg_func_use names it */
 };
 
 /* Sharing policy of a variable: with whom a later declaration of the same
@@ -56,27 +56,27 @@ enum {
  * existing and the new declaration must allow the relation. A section always
  * shares with itself. */
 typedef enum kg_share {
-	KG_PRIVATE = 0,         /* never shared: the sub-generator's own */
-	KG_SHARE_SIBLINGS = 1,  /* shared among non-nested sections */
-	KG_SHARE_NESTED = 2,    /* shared among nested sections */
+	KG_PRIVATE = 0,        /* never shared: the sub-generator's own */
+	KG_SHARE_SIBLINGS = 1, /* shared among non-nested sections */
+	KG_SHARE_NESTED = 2,   /* shared among nested sections */
 	KG_SHARE_BOTH = 3
 } kg_share;
 
 /* Type of a statement, for reordering in merge sections. */
 typedef enum kg_stype {
-	KG_FETCH,  /* loads (e.g. a = A[i]) */
-	KG_ARITH,  /* computation */
-	KG_STORE,  /* stores (e.g. C[i] = c) */
-	KG_OTHER   /* anything else: never moved, and nothing moves across it */
+	KG_FETCH, /* loads (e.g. a = A[i]) */
+	KG_ARITH, /* computation */
+	KG_STORE, /* stores (e.g. C[i] = c) */
+	KG_OTHER  /* anything else: never moved, and nothing moves across it */
 } kg_stype;
 
 /* Statement-ordering policy of a section. */
 typedef enum kg_order {
-	KG_DIRECT,  /* statements in the order given */
-	KG_MERGE,   /* fetches, then arithmetic, then stores, dependences kept */
-	KG_INHERIT  /* no ordering of its own: statements join the enclosing
-		     * section's (so nested sub-generators can be merged together);
-		     * only a naming scope */
+	KG_DIRECT, /* statements in the order given */
+	KG_MERGE,  /* fetches, then arithmetic, then stores, dependences kept */
+	KG_INHERIT /* no ordering of its own: statements join the enclosing
+	            * section's (so nested sub-generators can be merged together);
+	            * only a naming scope */
 } kg_order;
 
 /* Produces the body of a lazily declared function: called with the context
@@ -120,7 +120,7 @@ ct_status kg_preamble(kg_ctx *kg, const char *fmt, ...) __attribute__((format(pr
  * declared by every generator that needs them); differently, an error.
  * Strings are copied. Callable at any time, also inside another body. */
 ct_status kg_func_declare(kg_ctx *kg, const char *name, unsigned flags, const char *proto,
-			  kg_gen_fn gen, void *ud);
+                          kg_gen_fn gen, void *ud);
 
 /* Start writing the body of declared function `name` (declared without a
  * generator, not begun before). Allowed inside another body: that one is
@@ -161,7 +161,7 @@ ct_status kg_block_close(kg_ctx *kg);
  * statement stays after any earlier one that writes a name it reads or
  * writes, or reads a name it writes. In other sections they are ignored. */
 ct_status kg_stmt(kg_ctx *kg, kg_stype type, const char *defs, const char *uses, const char *fmt,
-		  ...) __attribute__((format(printf, 5, 6)));
+                  ...) __attribute__((format(printf, 5, 6)));
 /* Emit a one-line comment, as a fence. */
 ct_status kg_comment(kg_ctx *kg, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -187,21 +187,22 @@ ct_status kg_section_end(kg_ctx *kg);
  * policy share. Returns the name to use in code (owned by kg, valid until
  * reset; "kg_error" after an error):
  *  - if a visible variable of that name and type may be shared (see
- *    kg_share), its name, and an initializer becomes an assignment;
+ *    kg_share), its name, and an initializer becomes an assignment (so
+ *    with an initializer, const-qualified and array types are never shared);
  *  - otherwise a new variable named `name`, or `name_N` if `name` is taken
  *    and cannot be freed by enclosing an ended section's private variable
  *    in `{ }`.
  * A declaration without initializer in a merge section goes before the
  * statements still queued; one with an initializer is a fence. */
 const char *kg_var_declare(kg_ctx *kg, const char *name, const char *ctype, kg_share share,
-			   const char *init);
+                           const char *init);
 /* Like kg_var_declare, but the declaration is hoisted out of the `levels`
  * innermost open blocks (>= 1): it is emitted before the header of the
  * outermost of them (e.g. an accumulator before the loop that updates it).
  * A shared variable must live at least that far out. The initializer is
  * evaluated there, so it must not use anything declared inside. */
 const char *kg_var_hoist(kg_ctx *kg, int levels, const char *name, const char *ctype,
-			 kg_share share, const char *init);
+                         kg_share share, const char *init);
 /* Name in code of the innermost visible variable declared as `name`, or NULL. */
 const char *kg_var_lookup(const kg_ctx *kg, const char *name);
 

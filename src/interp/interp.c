@@ -1,4 +1,4 @@
-/* interp.c: the reference interpreter and address-trace walker; a loop tree is first compiled to flat typed code. */
+/* interp.c: reference interpreter and address-trace walker over a loop tree compiled to code. */
 #include "interp/interp.h"
 
 #include <math.h>
@@ -30,24 +30,49 @@ enum { R_I = 0, R_F = 1, R_D = 2 };
 
 /* Typed arithmetic, one op per representation: AR(rep, A_x). */
 enum {
-	A_ADD, A_SUB, A_MUL, A_DIV, A_NEG, A_MIN, A_MAX, A_ABS, A_SQRT, A_EXP, A_FMA, A_SEL,
-	A_LT, A_LE, A_GT, A_GE, A_EQ, A_NE, A_NZ, A_N
+	A_ADD,
+	A_SUB,
+	A_MUL,
+	A_DIV,
+	A_NEG,
+	A_MIN,
+	A_MAX,
+	A_ABS,
+	A_SQRT,
+	A_EXP,
+	A_FMA,
+	A_SEL,
+	A_LT,
+	A_LE,
+	A_GT,
+	A_GE,
+	A_EQ,
+	A_NE,
+	A_NZ,
+	A_N
 };
 
 enum {
 	OP_END,
-	OP_LD,                 /* + dtype: dst <- array a at off[b] + disp */
-	OP_ST = OP_LD + 4,     /* + 4 * dtype + assign: array a at off[b] + disp (op)= r[c] */
-	OP_IX = OP_ST + 16,    /* + rep: dst <- off[a] + disp */
-	OP_ACMP = OP_IX + 3,   /* + ir_cmp: dst <- (off[a] + disp) cmp 0 */
+	OP_LD,               /* + dtype: dst <- array a at off[b] + disp */
+	OP_ST = OP_LD + 4,   /* + 4 * dtype + assign: array a at off[b] + disp (op)= r[c] */
+	OP_IX = OP_ST + 16,  /* + rep: dst <- off[a] + disp */
+	OP_ACMP = OP_IX + 3, /* + ir_cmp: dst <- (off[a] + disp) cmp 0 */
 	OP_MOV = OP_ACMP + 6,
-	OP_I2F, OP_I2D, OP_F2D, OP_D2F, OP_F2I, OP_D2I,
-	OP_AND, OP_OR, OP_NOT, /* on int truth values */
-	OP_MAC_F32,            /* array a at off[b]+disp += r[c] * r[dst], f32: matmul's statement */
+	OP_I2F,
+	OP_I2D,
+	OP_F2D,
+	OP_D2F,
+	OP_F2I,
+	OP_D2I,
+	OP_AND,
+	OP_OR,
+	OP_NOT,     /* on int truth values */
+	OP_MAC_F32, /* array a at off[b]+disp += r[c] * r[dst], f32: matmul's statement */
 	OP_MAC_F64,
 	OP_AR
 };
-#define AR(rep, a) (OP_AR + (rep) * A_N + (a))
+#define AR(rep, a) (OP_AR + (rep)*A_N + (a))
 
 typedef struct ip_insn {
 	int32_t op, dst, a, b, c;
@@ -69,21 +94,37 @@ typedef struct ip_chk {
 	int32_t reg, array;
 } ip_chk;
 
+/* One comparison (off[reg] + disp) cmp 0 of an `if` that is a conjunction
+ * of affine comparisons (the boundary tests of stencils). */
+typedef struct ip_conj {
+	int64_t disp;
+	int32_t reg, cmp;
+} ip_conj;
+
 typedef struct ip_node {
 	lt_kind kind;
-	bool fast;             /* LT_LOOP whose body is one unchecked LT_STMT */
-	bool cond_reads;       /* LT_IF whose condition reads arrays */
+	bool fast;       /* LT_LOOP whose body is one unchecked LT_STMT */
+	bool cond_reads; /* LT_IF whose condition reads arrays */
 	int64_t lo, hi, step;
 	int nupd;
 	ip_upd *upd;
 	int nkids, nels;
 	struct ip_node **kids, **els;
-	ip_insn *code;         /* STMT, LET: the whole statement; IF: the condition */
-	int cond;              /* IF: register of the condition's truth value */
+	ip_insn *code; /* STMT, LET: the whole statement; IF: the condition */
+	int cond;      /* IF: register of the condition's truth value */
+	int nconj;     /* IF: > 0 when the condition is conj[0] && conj[1] ... */
+	ip_conj *conj;
 	int ntr, nchk;
 	ip_tr *tr;
 	ip_chk *chk;
 } ip_node;
+
+/* What an enclosing `if` guarantees: sum(coef[x] * x) + cst >= 0 over
+ * original indices x (params folded). */
+typedef struct cp_fact {
+	int64_t *coef;
+	int64_t cst;
+} cp_fact;
 
 /* A loop on the path from the root to the node being compiled. */
 typedef struct cp_open {
@@ -107,8 +148,8 @@ typedef struct cp {
 	ct_arena *arena;
 	bool trace;
 	ct_status st;
-	int64_t *pv;           /* param values */
-	int64_t *stride;       /* [array * IR_MAX_RANK + d] */
+	int64_t *pv;     /* param values */
+	int64_t *stride; /* [array * IR_MAX_RANK + d] */
 	int64_t *nelem;
 	/* value registers (constants are written at compile time) */
 	ip_val *regs;
@@ -119,7 +160,10 @@ typedef struct cp {
 	int noffs, cap_offs;
 	cp_open *path;
 	int depth, cap_path;
-	int64_t *coef;         /* scratch: coefficient per loop-tree index */
+	int64_t *coef; /* scratch: coefficient per loop-tree index */
+	int64_t *ext;  /* [array * IR_MAX_RANK + d] */
+	cp_fact *facts;
+	int nfacts, cap_facts;
 	/* the node being compiled */
 	ip_insn *code;
 	int ncode, cap_code;
@@ -127,7 +171,7 @@ typedef struct cp {
 	int ntr, cap_tr;
 	ip_chk *chk;
 	int nchk, cap_chk;
-	int ref;               /* next reference id of the current IR node */
+	int ref; /* next reference id of the current IR node */
 	int *stmt_ref, *let_ref;
 	bool has_cache;
 } cp;
@@ -175,10 +219,14 @@ static int rep_of(ct_dtype t)
 static int type_rank(ct_dtype t)
 {
 	switch (t) {
-	case CT_I32: return 0;
-	case CT_I64: return 1;
-	case CT_F32: return 2;
-	case CT_F64: return 3;
+	case CT_I32:
+		return 0;
+	case CT_I64:
+		return 1;
+	case CT_F32:
+		return 2;
+	case CT_F64:
+		return 3;
 	}
 	return 3;
 }
@@ -237,9 +285,8 @@ static int const_reg(cp *c, int rep, bool is_float, double num, int64_t inum)
 
 static int conv(cp *c, int r, int from, int to)
 {
-	static const int ops[3][3] = {[R_I] = {0, OP_I2F, OP_I2D},
-				      [R_F] = {OP_F2I, 0, OP_F2D},
-				      [R_D] = {OP_D2I, OP_D2F, 0}};
+	static const int ops[3][3] = {
+	    [R_I] = {0, OP_I2F, OP_I2D}, [R_F] = {OP_F2I, 0, OP_F2D}, [R_D] = {OP_D2I, OP_D2F, 0}};
 	if (from == to)
 		return r;
 	int d = new_reg(c);
@@ -288,8 +335,10 @@ static int get_reg(cp *c, int l, int src, int64_t coef)
 	if (!rd->empty) {
 		int64_t a, b;
 		if (!ct_mul_ok(coef, o->lo, &a) || !ct_mul_ok(coef, o->last, &b) ||
-		    !range_add(rs->min, rs->max, a < b ? a : b, a < b ? b : a, &rd->min, &rd->max)) {
-			cp_err(c, CT_ERR_LIMIT, "array offsets of kernel '%s' overflow 64 bits", c->k->name);
+		    !range_add(rs->min, rs->max, a < b ? a : b, a < b ? b : a, &rd->min,
+		               &rd->max)) {
+			cp_err(c, CT_ERR_LIMIT, "array offsets of kernel '%s' overflow 64 bits",
+			       c->k->name);
 			return 0;
 		}
 	}
@@ -312,7 +361,8 @@ static int aff_reg(cp *c)
 	for (int x = 0; x < c->t->nindices; x++)
 		if (c->coef[x]) {
 			c->coef[x] = 0;
-			cp_err(c, CT_ERR_INPUT, "index '%s' is used outside its loop", c->k->indices[x].name);
+			cp_err(c, CT_ERR_INPUT, "index '%s' is used outside its loop",
+			       c->k->indices[x].name);
 		}
 	return r;
 }
@@ -351,7 +401,8 @@ static bool expand_aff(cp *c, aff x, int64_t scale, int64_t *cst)
 	}
 	return true;
 overflow:
-	return cp_err(c, CT_ERR_LIMIT, "affine arithmetic of kernel '%s' overflows 64 bits", c->k->name);
+	return cp_err(c, CT_ERR_LIMIT, "affine arithmetic of kernel '%s' overflows 64 bits",
+	              c->k->name);
 }
 
 /* Range of off[r] + disp; fails when it can overflow (the interpreter
@@ -364,7 +415,97 @@ static bool disp_range(cp *c, int r, int64_t disp, int64_t *lo, int64_t *hi)
 		return true;
 	if (ct_add_ok(g->min, disp, lo) && ct_add_ok(g->max, disp, hi))
 		return true;
-	return cp_err(c, CT_ERR_LIMIT, "affine arithmetic of kernel '%s' overflows 64 bits", c->k->name);
+	return cp_err(c, CT_ERR_LIMIT, "affine arithmetic of kernel '%s' overflows 64 bits",
+	              c->k->name);
+}
+
+/* Range of the value of original index x on the current path: the sum of
+ * its chain members' loop ranges. False when some member has no loop on
+ * the path or the path is empty. */
+static bool index_range(cp *c, int x, int64_t *lo, int64_t *hi)
+{
+	int n = 1;
+	const int *ch = NULL;
+	if (c->t->chain && c->t->chain[x]) {
+		ch = c->t->chain[x];
+		n = c->t->chain_len[x];
+	}
+	*lo = *hi = 0;
+	for (int j = 0; j < n; j++) {
+		int m = ch ? ch[j] : x, l = 0;
+		while (l < c->depth && c->path[l].index != m)
+			l++;
+		if (l == c->depth || c->path[l].empty)
+			return false;
+		if (!ct_add_ok(*lo, c->path[l].lo, lo) || !ct_add_ok(*hi, c->path[l].last, hi))
+			return false;
+	}
+	return true;
+}
+
+/* Coefficients over original indices (*cst: the rest, params folded) of
+ * scale * x; false on overflow or a malformed term. */
+static bool orig_coefs(cp *c, aff x, int64_t scale, int64_t *coef, int64_t *cst)
+{
+	int64_t v, p;
+	if (!ct_mul_ok(x.c, scale, &v) || !ct_add_ok(*cst, v, cst))
+		return false;
+	for (int i = 0; i < x.n; i++) {
+		const aff_term *t = &x.t[i];
+		if (!ct_mul_ok(t->coef, scale, &v))
+			return false;
+		if (t->kind == AFF_PARAM) {
+			if (t->id < 0 || t->id >= c->k->nparams ||
+			    !ct_mul_ok(v, c->pv[t->id], &p) || !ct_add_ok(*cst, p, cst))
+				return false;
+		} else if (t->id < 0 || t->id >= c->t->nindices ||
+		           !ct_add_ok(coef[t->id], v, &coef[t->id])) {
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Whether every subscript of e provably stays within its extent, from the
+ * loop ranges and the facts of the enclosing `if`s: `if (0 < x) ... A[x-1]`. */
+static bool dims_in_bounds(cp *c, const ir_expr *e)
+{
+	const ir_array *a = &c->k->arrays[e->id];
+	int ni = c->t->nindices;
+	bool ok = true;
+	for (int d = 0; d < a->rank && ok; d++) {
+		int64_t cst = 0, lo = 0, hi = 0, xl, xh, pl, ph;
+		memset(c->coef, 0, sizeof *c->coef * (size_t)ni);
+		ok = orig_coefs(c, e->sub[d], 1, c->coef, &cst);
+		lo = hi = cst;
+		for (int x = 0; x < ni && ok; x++) {
+			int64_t cf = c->coef[x];
+			if (!cf)
+				continue;
+			ok = index_range(c, x, &xl, &xh) && ct_mul_ok(cf, xl, &pl) &&
+			     ct_mul_ok(cf, xh, &ph) && ct_add_ok(lo, pl < ph ? pl : ph, &lo) &&
+			     ct_add_ok(hi, pl < ph ? ph : pl, &hi);
+		}
+		/* a fact sum(f) + fc >= 0 with the same index part as the
+		 * subscript L + cst bounds it below by cst - fc; with the
+		 * opposite part, above by cst + fc */
+		for (int f = 0; f < c->nfacts && ok; f++) {
+			const cp_fact *ft = &c->facts[f];
+			bool same = true, opp = true;
+			for (int x = 0; x < ni; x++) {
+				same = same && ft->coef[x] == c->coef[x];
+				opp = opp && ft->coef[x] == -c->coef[x];
+			}
+			int64_t b;
+			if (same && !opp && ct_sub_ok(cst, ft->cst, &b) && b > lo)
+				lo = b;
+			if (opp && !same && ct_add_ok(cst, ft->cst, &b) && b < hi)
+				hi = b;
+		}
+		ok = ok && lo >= 0 && hi < c->ext[e->id * IR_MAX_RANK + d];
+	}
+	memset(c->coef, 0, sizeof *c->coef * (size_t)ni);
+	return ok;
 }
 
 /* Affine register and displacement of an array element; records a bounds
@@ -388,7 +529,7 @@ static bool comp_access(cp *c, const ir_expr *e, int *reg, int64_t *disp)
 	if (!disp_range(c, r, cst, &lo, &hi))
 		return false;
 	if (!c->range[r].empty) {
-		if (lo < 0 || hi >= c->nelem[e->id]) {
+		if ((lo < 0 || hi >= c->nelem[e->id]) && !dims_in_bounds(c, e)) {
 			if (!grow(c, (void **)&c->chk, &c->cap_chk, c->nchk + 1, sizeof *c->chk))
 				return false;
 			c->chk[c->nchk].reg = r;
@@ -420,9 +561,11 @@ static bool add_trace(cp *c, int array, int reg, int64_t disp, bool is_write)
 static bool expr_is_index_only(const ir_expr *e)
 {
 	switch (e->kind) {
-	case EX_NUM: return !e->is_float;
+	case EX_NUM:
+		return !e->is_float;
 	case EX_INDEX:
-	case EX_PARAM: return true;
+	case EX_PARAM:
+		return true;
 	case EX_NEG:
 	case EX_ADD:
 	case EX_SUB:
@@ -431,7 +574,8 @@ static bool expr_is_index_only(const ir_expr *e)
 			if (!expr_is_index_only(e->args[i]))
 				return false;
 		return true;
-	default: return false;
+	default:
+		return false;
 	}
 }
 
@@ -474,7 +618,8 @@ static int cx(cp *c, const ir_expr *e, int depth)
 	int rep = rep_of(e->type), d, a, b, r;
 	int64_t cst = 0;
 	switch (e->kind) {
-	case EX_NUM: return const_reg(c, rep, e->is_float, e->num, e->inum);
+	case EX_NUM:
+		return const_reg(c, rep, e->is_float, e->num, e->inum);
 	case EX_PARAM:
 		if (e->id < 0 || e->id >= c->k->nparams) {
 			cp_err(c, CT_ERR_INPUT, "bad param%s", "");
@@ -519,7 +664,8 @@ static int cx(cp *c, const ir_expr *e, int depth)
 	case EX_SUB:
 	case EX_MUL:
 	case EX_DIV: {
-		static const int ops[] = {[EX_ADD] = A_ADD, [EX_SUB] = A_SUB, [EX_MUL] = A_MUL, [EX_DIV] = A_DIV};
+		static const int ops[] = {
+		    [EX_ADD] = A_ADD, [EX_SUB] = A_SUB, [EX_MUL] = A_MUL, [EX_DIV] = A_DIV};
 		if (!nargs_ok(c, e, 2))
 			return 0;
 		a = cx_as(c, e->args[0], rep, depth + 1);
@@ -531,7 +677,8 @@ static int cx(cp *c, const ir_expr *e, int depth)
 	case EX_CMP: {
 		if (!nargs_ok(c, e, 2) || e->cmp < CMP_LT || e->cmp > CMP_NE)
 			return 0;
-		if (e->has_diff && expr_is_index_only(e->args[0]) && expr_is_index_only(e->args[1])) {
+		if (e->has_diff && expr_is_index_only(e->args[0]) &&
+		    expr_is_index_only(e->args[1])) {
 			if (!expand_aff(c, e->diff, 1, &cst))
 				return 0;
 			r = aff_reg(c);
@@ -608,7 +755,11 @@ static int cx(cp *c, const ir_expr *e, int depth)
 				return 0;
 			a = cx_as(c, e->args[0], rep, depth + 1);
 			d = new_reg(c);
-			emit(c, AR(rep, e->fn == FN_ABS ? A_ABS : e->fn == FN_SQRT ? A_SQRT : A_EXP), d, a, 0, 0, 0);
+			emit(c,
+			     AR(rep, e->fn == FN_ABS    ? A_ABS
+			             : e->fn == FN_SQRT ? A_SQRT
+			                                : A_EXP),
+			     d, a, 0, 0, 0);
 			return d;
 		}
 		break;
@@ -709,6 +860,107 @@ static bool comp_stmt(cp *c, ip_node *n, const ir_node *s)
 
 static ip_node **comp_list(cp *c, lt_node *const *v, int n);
 
+/* A condition made of affine comparisons joined by && only. */
+static bool cond_is_conj(const ir_expr *e, int depth)
+{
+	if (!e || depth > IR_MAX_EXPR_DEPTH)
+		return false;
+	if (e->kind == EX_AND && e->nargs == 2)
+		return cond_is_conj(e->args[0], depth + 1) && cond_is_conj(e->args[1], depth + 1);
+	return e->kind == EX_CMP && e->nargs == 2 && e->has_diff && e->cmp >= CMP_LT &&
+	       e->cmp <= CMP_NE && expr_is_index_only(e->args[0]) && expr_is_index_only(e->args[1]);
+}
+
+static int count_conj(const ir_expr *e)
+{
+	return e->kind == EX_AND ? count_conj(e->args[0]) + count_conj(e->args[1]) : 1;
+}
+
+/* Compile the comparisons of a conjunction into out[*n...]. */
+static void comp_conj(cp *c, const ir_expr *e, ip_conj *out, int *n)
+{
+	if (c->st)
+		return;
+	if (e->kind == EX_AND) {
+		comp_conj(c, e->args[0], out, n);
+		comp_conj(c, e->args[1], out, n);
+		return;
+	}
+	int64_t cst = 0, lo, hi;
+	if (!expand_aff(c, e->diff, 1, &cst))
+		return;
+	int r = aff_reg(c);
+	if (c->st || !disp_range(c, r, cst, &lo, &hi))
+		return;
+	out[*n].reg = r;
+	out[*n].disp = cst;
+	out[*n].cmp = (int32_t)e->cmp;
+	(*n)++;
+}
+
+/* Push the facts "g >= 0" that comparison e (negated when neg) gives, g
+ * over original indices: diff < 0 is -diff - 1 >= 0, and so on. */
+static void push_cmp_facts(cp *c, const ir_expr *e, bool neg)
+{
+	ir_cmp cmp = e->cmp;
+	if (neg) {
+		static const ir_cmp inv[] = {
+		    [CMP_LT] = CMP_GE, [CMP_LE] = CMP_GT, [CMP_GT] = CMP_LE,
+		    [CMP_GE] = CMP_LT, [CMP_EQ] = CMP_NE, [CMP_NE] = CMP_EQ};
+		cmp = inv[cmp];
+	}
+	/* (scale, offset) pairs: g = scale * diff + offset */
+	int64_t sc[2], off[2];
+	int m = 0;
+	switch (cmp) {
+	case CMP_LT:
+		sc[m] = -1, off[m++] = -1;
+		break;
+	case CMP_LE:
+		sc[m] = -1, off[m++] = 0;
+		break;
+	case CMP_GT:
+		sc[m] = 1, off[m++] = -1;
+		break;
+	case CMP_GE:
+		sc[m] = 1, off[m++] = 0;
+		break;
+	case CMP_EQ:
+		sc[m] = 1, off[m++] = 0;
+		sc[m] = -1, off[m++] = 0;
+		break;
+	case CMP_NE:
+		break;
+	}
+	int ni = c->t->nindices;
+	for (int j = 0; j < m; j++) {
+		if (!grow(c, (void **)&c->facts, &c->cap_facts, c->nfacts + 1, sizeof *c->facts))
+			return;
+		cp_fact *f = &c->facts[c->nfacts];
+		f->coef = ct_arena_alloc(c->arena, sizeof *f->coef * (size_t)(ni + 1));
+		f->cst = off[j];
+		if (!f->coef) {
+			cp_fail(c, CT_ERR_NOMEM);
+			return;
+		}
+		/* a fact that overflows is simply not used */
+		if (orig_coefs(c, e->diff, sc[j], f->coef, &f->cst))
+			c->nfacts++;
+	}
+}
+
+static void push_facts(cp *c, const ir_expr *e, bool neg)
+{
+	if (e->kind == EX_AND) {
+		if (neg)
+			return; /* !(a && b) says nothing about a or b alone */
+		push_facts(c, e->args[0], false);
+		push_facts(c, e->args[1], false);
+		return;
+	}
+	push_cmp_facts(c, e, neg);
+}
+
 static bool comp_loop(cp *c, ip_node *n, const lt_node *x)
 {
 	bool ok = true;
@@ -716,7 +968,8 @@ static bool comp_loop(cp *c, ip_node *n, const lt_node *x)
 	n->hi = bx_eval(x->hi, c->pv, &ok);
 	n->step = x->step;
 	if (!ok)
-		return cp_err(c, CT_ERR_LIMIT, "bounds of loop '%s' overflow 64 bits", c->k->indices[x->index].name);
+		return cp_err(c, CT_ERR_LIMIT, "bounds of loop '%s' overflow 64 bits",
+		              c->k->indices[x->index].name);
 	if (n->step < 1 || x->index < 0 || x->index >= c->t->nindices)
 		return cp_err(c, CT_ERR_INPUT, "malformed loop%s", "");
 	cp_open o = {x->index, n->lo, n->lo, n->hi <= n->lo, NULL, 0, 0};
@@ -726,7 +979,8 @@ static bool comp_loop(cp *c, ip_node *n, const lt_node *x)
 		o.last = n->lo + (span - 1) / n->step * n->step;
 		/* v += step after the last iteration must not overflow */
 		if (!ok || !ct_add_ok(o.last, n->step, &probe))
-			return cp_err(c, CT_ERR_LIMIT, "loop '%s' overflows 64 bits", c->k->indices[x->index].name);
+			return cp_err(c, CT_ERR_LIMIT, "loop '%s' overflows 64 bits",
+			              c->k->indices[x->index].name);
 	}
 	if (!grow(c, (void **)&c->path, &c->cap_path, c->depth + 1, sizeof *c->path))
 		return false;
@@ -756,28 +1010,53 @@ static ip_node *comp_node(cp *c, const lt_node *x)
 	}
 	n->kind = x->kind;
 	switch (x->kind) {
-	case LT_LOOP: comp_loop(c, n, x); break;
+	case LT_LOOP:
+		comp_loop(c, n, x);
+		break;
 	case LT_STMT:
-	case LT_LET: comp_stmt(c, n, x->stmt); break;
+	case LT_LET:
+		comp_stmt(c, n, x->stmt);
+		break;
 	case LT_IF: {
 		if (!x->stmt || !x->stmt->cond) {
 			cp_err(c, CT_ERR_INPUT, "malformed if%s", "");
 			break;
 		}
-		begin_code(c, 0);
-		int r = cx(c, x->stmt->cond, 0);
-		n->cond = truth(c, r, rep_of(x->stmt->cond->type));
-		n->cond_reads = c->ntr > 0;
-		if (n->cond_reads && c->trace) {
-			cp_err(c, CT_ERR_UNSUPPORTED, "the trace cannot follow an if that reads arrays (kernel '%s')",
-			       c->k->name);
-			break;
+		const ir_expr *cond = x->stmt->cond;
+		bool conj = cond_is_conj(cond, 0);
+		if (conj) {
+			n->conj =
+			    ct_arena_alloc(c->arena, sizeof *n->conj * (size_t)count_conj(cond));
+			if (!n->conj) {
+				cp_fail(c, CT_ERR_NOMEM);
+				break;
+			}
+			comp_conj(c, cond, n->conj, &n->nconj);
+		} else {
+			begin_code(c, 0);
+			int r = cx(c, cond, 0);
+			n->cond = truth(c, r, rep_of(cond->type));
+			n->cond_reads = c->ntr > 0;
+			if (n->cond_reads && c->trace) {
+				cp_err(
+				    c, CT_ERR_UNSUPPORTED,
+				    "the trace cannot follow an if that reads arrays (kernel '%s')",
+				    c->k->name);
+				break;
+			}
+			end_code(c, n, false);
 		}
-		end_code(c, n, false);
+		int nf = c->nfacts;
+		if (conj)
+			push_facts(c, cond, false);
 		n->kids = comp_list(c, x->kids, x->nkids);
 		n->nkids = x->nkids;
+		c->nfacts = nf;
+		if (conj)
+			push_facts(c, cond, true);
 		n->els = comp_list(c, x->els, x->nels);
 		n->nels = x->nels;
+		c->nfacts = nf;
 		break;
 	}
 	case LT_CACHE:
@@ -785,7 +1064,8 @@ static ip_node *comp_node(cp *c, const lt_node *x)
 		 * interpreter runs their body; the trace needs their copies */
 		c->has_cache = true;
 		if (c->trace) {
-			cp_err(c, CT_ERR_UNSUPPORTED, "the trace does not yet cover cache regions (kernel '%s')",
+			cp_err(c, CT_ERR_UNSUPPORTED,
+			       "the trace does not yet cover cache regions (kernel '%s')",
 			       c->k->name);
 			break;
 		}
@@ -842,13 +1122,15 @@ static void list_reads(const ir_expr *e, interp_ref *out, int *n, const ir_node 
 /* Number the references of the IR in textual order; fills stmt_ref and
  * let_ref (base id of each statement and let) and, when out is non-NULL,
  * the table. Returns the count. */
-static int ref_walk(const ct_kernel *k, ir_node *const *body, int nbody, int n, int *stmt_ref, int *let_ref,
-		    interp_ref *out)
+static int ref_walk(const ct_kernel *k, ir_node *const *body, int nbody, int n, int *stmt_ref,
+                    int *let_ref, interp_ref *out)
 {
 	for (int i = 0; i < nbody; i++) {
 		const ir_node *s = body[i];
 		switch (s->kind) {
-		case ND_FOR: n = ref_walk(k, s->body, s->nbody, n, stmt_ref, let_ref, out); break;
+		case ND_FOR:
+			n = ref_walk(k, s->body, s->nbody, n, stmt_ref, let_ref, out);
+			break;
 		case ND_IF:
 			n = ref_walk(k, s->body, s->nbody, n, stmt_ref, let_ref, out);
 			n = ref_walk(k, s->els, s->nels, n, stmt_ref, let_ref, out);
@@ -856,7 +1138,8 @@ static int ref_walk(const ct_kernel *k, ir_node *const *body, int nbody, int n, 
 		case ND_STMT:
 		case ND_LET: {
 			int base = n;
-			if (s->kind == ND_STMT && s->stmt_id >= 1 && s->stmt_id <= k->nstmts && stmt_ref)
+			if (s->kind == ND_STMT && s->stmt_id >= 1 && s->stmt_id <= k->nstmts &&
+			    stmt_ref)
 				stmt_ref[s->stmt_id] = base;
 			if (s->kind == ND_LET && s->let_id >= 0 && s->let_id < k->nlets && let_ref)
 				let_ref[s->let_id] = base;
@@ -902,7 +1185,8 @@ ct_status interp_refs(const ct_looptree *t, interp_ref **refs, int *n)
 
 /* ------------------------------------------------------------ compile: program */
 
-ct_status interp_array_layout(const ct_kernel *k, const int64_t *params, int a, int64_t *stride, int64_t *count)
+ct_status interp_array_layout(const ct_kernel *k, const int64_t *params, int a, int64_t *stride,
+                              int64_t *count)
 {
 	const ir_array *ar = &k->arrays[a];
 	int64_t ext[IR_MAX_RANK];
@@ -911,13 +1195,16 @@ ct_status interp_array_layout(const ct_kernel *k, const int64_t *params, int a, 
 		return ct_error(k->ctx, CT_ERR_INPUT, "array '%s' has rank %d", ar->name, ar->rank);
 	for (int d = 0; d < ar->rank; d++) {
 		if (aff_uses_kind(ar->ext[d], AFF_INDEX))
-			return ct_error(k->ctx, CT_ERR_INPUT, "extent of array '%s' uses an index", ar->name);
+			return ct_error(k->ctx, CT_ERR_INPUT, "extent of array '%s' uses an index",
+			                ar->name);
 		ext[d] = aff_eval(ar->ext[d], params, NULL, &ok);
 		if (!ok)
-			return ct_error(k->ctx, CT_ERR_LIMIT, "extent of array '%s' overflows", ar->name);
+			return ct_error(k->ctx, CT_ERR_LIMIT, "extent of array '%s' overflows",
+			                ar->name);
 		if (ext[d] < 0)
-			return ct_error(k->ctx, CT_ERR_INPUT, "array '%s' has a negative extent (%lld)", ar->name,
-					(long long)ext[d]);
+			return ct_error(k->ctx, CT_ERR_INPUT,
+			                "array '%s' has a negative extent (%lld)", ar->name,
+			                (long long)ext[d]);
 	}
 	/* order[] lists dimensions most major first: the last one is contiguous */
 	int64_t s = 1;
@@ -925,7 +1212,8 @@ ct_status interp_array_layout(const ct_kernel *k, const int64_t *params, int a, 
 	for (int j = ar->rank - 1; j >= 0; j--) {
 		int d = ar->order[j];
 		if (d < 0 || d >= ar->rank || seen[d])
-			return ct_error(k->ctx, CT_ERR_INPUT, "array '%s' has a malformed layout", ar->name);
+			return ct_error(k->ctx, CT_ERR_INPUT, "array '%s' has a malformed layout",
+			                ar->name);
 		seen[d] = true;
 		stride[d] = s;
 		if (!ct_mul_ok(s, ext[d], &s))
@@ -958,6 +1246,8 @@ static void cp_release(cp *c)
 	ct_free(ctx, c->let_reg);
 	ct_free(ctx, c->range);
 	ct_free(ctx, c->coef);
+	ct_free(ctx, c->ext);
+	ct_free(ctx, c->facts);
 	ct_free(ctx, c->code);
 	ct_free(ctx, c->tr);
 	ct_free(ctx, c->chk);
@@ -975,12 +1265,15 @@ static ip_prog *compile(ct_looptree *t, bool trace)
 	for (int i = 0; i < k->nparams; i++) {
 		const ir_param *p = &k->params[i];
 		if (!p->has_value) {
-			ct_error(ctx, CT_ERR_USAGE, "runtime param '%s' needs a value (-D %s=VALUE)", p->name, p->name);
+			ct_error(ctx, CT_ERR_USAGE,
+			         "runtime param '%s' needs a value (-D %s=VALUE)", p->name,
+			         p->name);
 			return NULL;
 		}
 		if (p->runtime && p->value < 0) {
-			ct_error(ctx, CT_ERR_USAGE, "runtime param '%s' must not be negative (it is %lld)", p->name,
-				 (long long)p->value);
+			ct_error(ctx, CT_ERR_USAGE,
+			         "runtime param '%s' must not be negative (it is %lld)", p->name,
+			         (long long)p->value);
 			return NULL;
 		}
 	}
@@ -1001,15 +1294,24 @@ static ip_prog *compile(ct_looptree *t, bool trace)
 	p->nelem = ct_arena_alloc(&p->arena, sizeof *p->nelem * (size_t)(na + 1));
 	c.let_reg = ct_alloc(ctx, sizeof *c.let_reg * (size_t)(k->nlets + 1));
 	c.coef = ct_alloc(ctx, sizeof *c.coef * (size_t)(ni + 1));
+	c.ext = ct_alloc(ctx, sizeof *c.ext * (size_t)(na + 1) * IR_MAX_RANK);
 	c.stmt_ref = ct_alloc(ctx, sizeof *c.stmt_ref * (size_t)(k->nstmts + 2));
 	c.let_ref = ct_alloc(ctx, sizeof *c.let_ref * (size_t)(k->nlets + 1));
 	c.nelem = p->nelem;
-	if (!c.pv || !c.stride || !p->nelem || !c.let_reg || !c.coef || !c.stmt_ref || !c.let_ref)
+	if (!c.pv || !c.stride || !p->nelem || !c.let_reg || !c.coef || !c.ext || !c.stmt_ref ||
+	    !c.let_ref)
 		c.st = CT_ERR_NOMEM;
 	if (!c.st) {
 		ir_param_values(k, c.pv);
-		for (int a = 0; a < na && !c.st; a++)
-			c.st = interp_array_layout(k, c.pv, a, &c.stride[a * IR_MAX_RANK], &p->nelem[a]);
+		for (int a = 0; a < na && !c.st; a++) {
+			c.st = interp_array_layout(k, c.pv, a, &c.stride[a * IR_MAX_RANK],
+			                           &p->nelem[a]);
+			for (int d = 0; d < k->arrays[a].rank && !c.st; d++) {
+				bool ok = true;
+				c.ext[a * IR_MAX_RANK + d] =
+				    aff_eval(k->arrays[a].ext[d], c.pv, NULL, &ok);
+			}
+		}
 		for (int i = 0; i < k->nlets; i++)
 			c.let_reg[i] = -1;
 		ref_walk(k, k->body, k->nbody, 0, c.stmt_ref, c.let_ref, NULL);
@@ -1057,10 +1359,22 @@ typedef struct ip_state {
 	ct_status st;
 } ip_state;
 
-static inline int64_t wadd(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
-static inline int64_t wsub(int64_t a, int64_t b) { return (int64_t)((uint64_t)a - (uint64_t)b); }
-static inline int64_t wmul(int64_t a, int64_t b) { return (int64_t)((uint64_t)a * (uint64_t)b); }
-static inline int64_t wneg(int64_t a) { return (int64_t)((uint64_t)0 - (uint64_t)a); }
+static inline int64_t wadd(int64_t a, int64_t b)
+{
+	return (int64_t)((uint64_t)a + (uint64_t)b);
+}
+static inline int64_t wsub(int64_t a, int64_t b)
+{
+	return (int64_t)((uint64_t)a - (uint64_t)b);
+}
+static inline int64_t wmul(int64_t a, int64_t b)
+{
+	return (int64_t)((uint64_t)a * (uint64_t)b);
+}
+static inline int64_t wneg(int64_t a)
+{
+	return (int64_t)((uint64_t)0 - (uint64_t)a);
+}
 
 /* Integer division truncates; x/0 is 0 and INT64_MIN/-1 wraps. */
 static inline int64_t idiv(int64_t a, int64_t b)
@@ -1076,15 +1390,24 @@ static inline int64_t idiv(int64_t a, int64_t b)
 
 /* Run one statement's (or condition's) code. */
 static inline void run_code(ip_val *restrict r, const int64_t *restrict o, void *const *base,
-			    const ip_insn *ip)
+                            const ip_insn *ip)
 {
 	for (;; ip++) {
 		switch (ip->op) {
-		case OP_END: return;
-		case OP_LD + CT_F32: r[ip->dst].f = ELT(float, ip->a, o[ip->b] + ip->disp); break;
-		case OP_LD + CT_F64: r[ip->dst].d = ELT(double, ip->a, o[ip->b] + ip->disp); break;
-		case OP_LD + CT_I32: r[ip->dst].i = ELT(int32_t, ip->a, o[ip->b] + ip->disp); break;
-		case OP_LD + CT_I64: r[ip->dst].i = ELT(int64_t, ip->a, o[ip->b] + ip->disp); break;
+		case OP_END:
+			return;
+		case OP_LD + CT_F32:
+			r[ip->dst].f = ELT(float, ip->a, o[ip->b] + ip->disp);
+			break;
+		case OP_LD + CT_F64:
+			r[ip->dst].d = ELT(double, ip->a, o[ip->b] + ip->disp);
+			break;
+		case OP_LD + CT_I32:
+			r[ip->dst].i = ELT(int32_t, ip->a, o[ip->b] + ip->disp);
+			break;
+		case OP_LD + CT_I64:
+			r[ip->dst].i = ELT(int64_t, ip->a, o[ip->b] + ip->disp);
+			break;
 		case OP_MAC_F32: {
 			float *p = &ELT(float, ip->a, o[ip->b] + ip->disp);
 			*p = *p + r[ip->c].f * r[ip->dst].f;
@@ -1095,109 +1418,228 @@ static inline void run_code(ip_val *restrict r, const int64_t *restrict o, void 
 			*p = *p + r[ip->c].d * r[ip->dst].d;
 			return;
 		}
-#define ST_F(T, t, fld)                                                                                 \
-	case OP_ST + 4 * t + AS_SET: ELT(T, ip->a, o[ip->b] + ip->disp) = r[ip->c].fld; break;          \
-	case OP_ST + 4 * t + AS_ADD: {                                                                  \
-		T *p = &ELT(T, ip->a, o[ip->b] + ip->disp);                                             \
-		*p = *p + r[ip->c].fld;                                                                 \
-		break;                                                                                  \
-	}                                                                                               \
-	case OP_ST + 4 * t + AS_SUB: {                                                                  \
-		T *p = &ELT(T, ip->a, o[ip->b] + ip->disp);                                             \
-		*p = *p - r[ip->c].fld;                                                                 \
-		break;                                                                                  \
-	}                                                                                               \
-	case OP_ST + 4 * t + AS_MUL: {                                                                  \
-		T *p = &ELT(T, ip->a, o[ip->b] + ip->disp);                                             \
-		*p = *p * r[ip->c].fld;                                                                 \
-		break;                                                                                  \
+#define ST_F(T, t, fld)                                                                            \
+	case OP_ST + 4 * t + AS_SET:                                                               \
+		ELT(T, ip->a, o[ip->b] + ip->disp) = r[ip->c].fld;                                 \
+		break;                                                                             \
+	case OP_ST + 4 * t + AS_ADD: {                                                             \
+		T *p = &ELT(T, ip->a, o[ip->b] + ip->disp);                                        \
+		*p = *p + r[ip->c].fld;                                                            \
+		break;                                                                             \
+	}                                                                                          \
+	case OP_ST + 4 * t + AS_SUB: {                                                             \
+		T *p = &ELT(T, ip->a, o[ip->b] + ip->disp);                                        \
+		*p = *p - r[ip->c].fld;                                                            \
+		break;                                                                             \
+	}                                                                                          \
+	case OP_ST + 4 * t + AS_MUL: {                                                             \
+		T *p = &ELT(T, ip->a, o[ip->b] + ip->disp);                                        \
+		*p = *p * r[ip->c].fld;                                                            \
+		break;                                                                             \
 	}
 			ST_F(float, CT_F32, f)
 			ST_F(double, CT_F64, d)
 #undef ST_F
-#define ST_I(T, t)                                                                                      \
-	case OP_ST + 4 * t + AS_SET: ELT(T, ip->a, o[ip->b] + ip->disp) = (T)r[ip->c].i; break;         \
-	case OP_ST + 4 * t + AS_ADD: {                                                                  \
-		T *p = &ELT(T, ip->a, o[ip->b] + ip->disp);                                             \
-		*p = (T)wadd(*p, r[ip->c].i);                                                           \
-		break;                                                                                  \
-	}                                                                                               \
-	case OP_ST + 4 * t + AS_SUB: {                                                                  \
-		T *p = &ELT(T, ip->a, o[ip->b] + ip->disp);                                             \
-		*p = (T)wsub(*p, r[ip->c].i);                                                           \
-		break;                                                                                  \
-	}                                                                                               \
-	case OP_ST + 4 * t + AS_MUL: {                                                                  \
-		T *p = &ELT(T, ip->a, o[ip->b] + ip->disp);                                             \
-		*p = (T)wmul(*p, r[ip->c].i);                                                           \
-		break;                                                                                  \
+#define ST_I(T, t)                                                                                 \
+	case OP_ST + 4 * t + AS_SET:                                                               \
+		ELT(T, ip->a, o[ip->b] + ip->disp) = (T)r[ip->c].i;                                \
+		break;                                                                             \
+	case OP_ST + 4 * t + AS_ADD: {                                                             \
+		T *p = &ELT(T, ip->a, o[ip->b] + ip->disp);                                        \
+		*p = (T)wadd(*p, r[ip->c].i);                                                      \
+		break;                                                                             \
+	}                                                                                          \
+	case OP_ST + 4 * t + AS_SUB: {                                                             \
+		T *p = &ELT(T, ip->a, o[ip->b] + ip->disp);                                        \
+		*p = (T)wsub(*p, r[ip->c].i);                                                      \
+		break;                                                                             \
+	}                                                                                          \
+	case OP_ST + 4 * t + AS_MUL: {                                                             \
+		T *p = &ELT(T, ip->a, o[ip->b] + ip->disp);                                        \
+		*p = (T)wmul(*p, r[ip->c].i);                                                      \
+		break;                                                                             \
 	}
 			ST_I(int32_t, CT_I32)
 			ST_I(int64_t, CT_I64)
 #undef ST_I
-		case OP_IX + R_I: r[ip->dst].i = o[ip->a] + ip->disp; break;
-		case OP_IX + R_F: r[ip->dst].f = (float)(o[ip->a] + ip->disp); break;
-		case OP_IX + R_D: r[ip->dst].d = (double)(o[ip->a] + ip->disp); break;
-		case OP_ACMP + CMP_LT: r[ip->dst].i = o[ip->a] + ip->disp < 0; break;
-		case OP_ACMP + CMP_LE: r[ip->dst].i = o[ip->a] + ip->disp <= 0; break;
-		case OP_ACMP + CMP_GT: r[ip->dst].i = o[ip->a] + ip->disp > 0; break;
-		case OP_ACMP + CMP_GE: r[ip->dst].i = o[ip->a] + ip->disp >= 0; break;
-		case OP_ACMP + CMP_EQ: r[ip->dst].i = o[ip->a] + ip->disp == 0; break;
-		case OP_ACMP + CMP_NE: r[ip->dst].i = o[ip->a] + ip->disp != 0; break;
-		case OP_MOV: r[ip->dst] = r[ip->a]; break;
-		case OP_I2F: r[ip->dst].f = (float)r[ip->a].i; break;
-		case OP_I2D: r[ip->dst].d = (double)r[ip->a].i; break;
-		case OP_F2D: r[ip->dst].d = (double)r[ip->a].f; break;
-		case OP_D2F: r[ip->dst].f = (float)r[ip->a].d; break;
-		case OP_F2I: r[ip->dst].i = f2i((double)r[ip->a].f); break;
-		case OP_D2I: r[ip->dst].i = f2i(r[ip->a].d); break;
-		case OP_AND: r[ip->dst].i = (r[ip->a].i != 0) & (r[ip->b].i != 0); break;
-		case OP_OR: r[ip->dst].i = (r[ip->a].i != 0) | (r[ip->b].i != 0); break;
-		case OP_NOT: r[ip->dst].i = r[ip->a].i == 0; break;
+		case OP_IX + R_I:
+			r[ip->dst].i = o[ip->a] + ip->disp;
+			break;
+		case OP_IX + R_F:
+			r[ip->dst].f = (float)(o[ip->a] + ip->disp);
+			break;
+		case OP_IX + R_D:
+			r[ip->dst].d = (double)(o[ip->a] + ip->disp);
+			break;
+		case OP_ACMP + CMP_LT:
+			r[ip->dst].i = o[ip->a] + ip->disp < 0;
+			break;
+		case OP_ACMP + CMP_LE:
+			r[ip->dst].i = o[ip->a] + ip->disp <= 0;
+			break;
+		case OP_ACMP + CMP_GT:
+			r[ip->dst].i = o[ip->a] + ip->disp > 0;
+			break;
+		case OP_ACMP + CMP_GE:
+			r[ip->dst].i = o[ip->a] + ip->disp >= 0;
+			break;
+		case OP_ACMP + CMP_EQ:
+			r[ip->dst].i = o[ip->a] + ip->disp == 0;
+			break;
+		case OP_ACMP + CMP_NE:
+			r[ip->dst].i = o[ip->a] + ip->disp != 0;
+			break;
+		case OP_MOV:
+			r[ip->dst] = r[ip->a];
+			break;
+		case OP_I2F:
+			r[ip->dst].f = (float)r[ip->a].i;
+			break;
+		case OP_I2D:
+			r[ip->dst].d = (double)r[ip->a].i;
+			break;
+		case OP_F2D:
+			r[ip->dst].d = (double)r[ip->a].f;
+			break;
+		case OP_D2F:
+			r[ip->dst].f = (float)r[ip->a].d;
+			break;
+		case OP_F2I:
+			r[ip->dst].i = f2i((double)r[ip->a].f);
+			break;
+		case OP_D2I:
+			r[ip->dst].i = f2i(r[ip->a].d);
+			break;
+		case OP_AND:
+			r[ip->dst].i = (r[ip->a].i != 0) & (r[ip->b].i != 0);
+			break;
+		case OP_OR:
+			r[ip->dst].i = (r[ip->a].i != 0) | (r[ip->b].i != 0);
+			break;
+		case OP_NOT:
+			r[ip->dst].i = r[ip->a].i == 0;
+			break;
 		/* integers: wrapping int64 arithmetic */
-		case AR(R_I, A_ADD): r[ip->dst].i = wadd(r[ip->a].i, r[ip->b].i); break;
-		case AR(R_I, A_SUB): r[ip->dst].i = wsub(r[ip->a].i, r[ip->b].i); break;
-		case AR(R_I, A_MUL): r[ip->dst].i = wmul(r[ip->a].i, r[ip->b].i); break;
-		case AR(R_I, A_DIV): r[ip->dst].i = idiv(r[ip->a].i, r[ip->b].i); break;
-		case AR(R_I, A_NEG): r[ip->dst].i = wneg(r[ip->a].i); break;
-		case AR(R_I, A_MIN): r[ip->dst].i = r[ip->a].i < r[ip->b].i ? r[ip->a].i : r[ip->b].i; break;
-		case AR(R_I, A_MAX): r[ip->dst].i = r[ip->a].i > r[ip->b].i ? r[ip->a].i : r[ip->b].i; break;
-		case AR(R_I, A_ABS): r[ip->dst].i = r[ip->a].i < 0 ? wneg(r[ip->a].i) : r[ip->a].i; break;
-		case AR(R_I, A_SQRT): r[ip->dst].i = f2i(sqrt((double)r[ip->a].i)); break;
-		case AR(R_I, A_EXP): r[ip->dst].i = f2i(exp((double)r[ip->a].i)); break;
-		case AR(R_I, A_FMA): r[ip->dst].i = wadd(wmul(r[ip->a].i, r[ip->b].i), r[ip->c].i); break;
-		case AR(R_I, A_SEL): r[ip->dst].i = r[ip->a].i ? r[ip->b].i : r[ip->c].i; break;
-		case AR(R_I, A_LT): r[ip->dst].i = r[ip->a].i < r[ip->b].i; break;
-		case AR(R_I, A_LE): r[ip->dst].i = r[ip->a].i <= r[ip->b].i; break;
-		case AR(R_I, A_GT): r[ip->dst].i = r[ip->a].i > r[ip->b].i; break;
-		case AR(R_I, A_GE): r[ip->dst].i = r[ip->a].i >= r[ip->b].i; break;
-		case AR(R_I, A_EQ): r[ip->dst].i = r[ip->a].i == r[ip->b].i; break;
-		case AR(R_I, A_NE): r[ip->dst].i = r[ip->a].i != r[ip->b].i; break;
-		case AR(R_I, A_NZ): r[ip->dst].i = r[ip->a].i != 0; break;
-#define AR_FLOAT(R, fld, SQRT, EXP, ABS, FMA)                                                                  \
-	case AR(R, A_ADD): r[ip->dst].fld = r[ip->a].fld + r[ip->b].fld; break;                               \
-	case AR(R, A_SUB): r[ip->dst].fld = r[ip->a].fld - r[ip->b].fld; break;                               \
-	case AR(R, A_MUL): r[ip->dst].fld = r[ip->a].fld * r[ip->b].fld; break;                               \
-	case AR(R, A_DIV): r[ip->dst].fld = r[ip->a].fld / r[ip->b].fld; break;                               \
-	case AR(R, A_NEG): r[ip->dst].fld = -r[ip->a].fld; break;                                             \
-	case AR(R, A_MIN): r[ip->dst].fld = r[ip->a].fld < r[ip->b].fld ? r[ip->a].fld : r[ip->b].fld; break; \
-	case AR(R, A_MAX): r[ip->dst].fld = r[ip->a].fld > r[ip->b].fld ? r[ip->a].fld : r[ip->b].fld; break; \
-	case AR(R, A_ABS): r[ip->dst].fld = ABS(r[ip->a].fld); break;                                         \
-	case AR(R, A_SQRT): r[ip->dst].fld = SQRT(r[ip->a].fld); break;                                       \
-	case AR(R, A_EXP): r[ip->dst].fld = EXP(r[ip->a].fld); break;                                         \
-	case AR(R, A_FMA): r[ip->dst].fld = FMA(r[ip->a].fld, r[ip->b].fld, r[ip->c].fld); break;             \
-	case AR(R, A_SEL): r[ip->dst].fld = r[ip->a].i ? r[ip->b].fld : r[ip->c].fld; break;                  \
-	case AR(R, A_LT): r[ip->dst].i = r[ip->a].fld < r[ip->b].fld; break;                                  \
-	case AR(R, A_LE): r[ip->dst].i = r[ip->a].fld <= r[ip->b].fld; break;                                 \
-	case AR(R, A_GT): r[ip->dst].i = r[ip->a].fld > r[ip->b].fld; break;                                  \
-	case AR(R, A_GE): r[ip->dst].i = r[ip->a].fld >= r[ip->b].fld; break;                                 \
-	case AR(R, A_EQ): r[ip->dst].i = r[ip->a].fld == r[ip->b].fld; break;                                 \
-	case AR(R, A_NE): r[ip->dst].i = r[ip->a].fld != r[ip->b].fld; break;                                 \
-	case AR(R, A_NZ): r[ip->dst].i = r[ip->a].fld != 0; break;
+		case AR(R_I, A_ADD):
+			r[ip->dst].i = wadd(r[ip->a].i, r[ip->b].i);
+			break;
+		case AR(R_I, A_SUB):
+			r[ip->dst].i = wsub(r[ip->a].i, r[ip->b].i);
+			break;
+		case AR(R_I, A_MUL):
+			r[ip->dst].i = wmul(r[ip->a].i, r[ip->b].i);
+			break;
+		case AR(R_I, A_DIV):
+			r[ip->dst].i = idiv(r[ip->a].i, r[ip->b].i);
+			break;
+		case AR(R_I, A_NEG):
+			r[ip->dst].i = wneg(r[ip->a].i);
+			break;
+		case AR(R_I, A_MIN):
+			r[ip->dst].i = r[ip->a].i < r[ip->b].i ? r[ip->a].i : r[ip->b].i;
+			break;
+		case AR(R_I, A_MAX):
+			r[ip->dst].i = r[ip->a].i > r[ip->b].i ? r[ip->a].i : r[ip->b].i;
+			break;
+		case AR(R_I, A_ABS):
+			r[ip->dst].i = r[ip->a].i < 0 ? wneg(r[ip->a].i) : r[ip->a].i;
+			break;
+		case AR(R_I, A_SQRT):
+			r[ip->dst].i = f2i(sqrt((double)r[ip->a].i));
+			break;
+		case AR(R_I, A_EXP):
+			r[ip->dst].i = f2i(exp((double)r[ip->a].i));
+			break;
+		case AR(R_I, A_FMA):
+			r[ip->dst].i = wadd(wmul(r[ip->a].i, r[ip->b].i), r[ip->c].i);
+			break;
+		case AR(R_I, A_SEL):
+			r[ip->dst].i = r[ip->a].i ? r[ip->b].i : r[ip->c].i;
+			break;
+		case AR(R_I, A_LT):
+			r[ip->dst].i = r[ip->a].i < r[ip->b].i;
+			break;
+		case AR(R_I, A_LE):
+			r[ip->dst].i = r[ip->a].i <= r[ip->b].i;
+			break;
+		case AR(R_I, A_GT):
+			r[ip->dst].i = r[ip->a].i > r[ip->b].i;
+			break;
+		case AR(R_I, A_GE):
+			r[ip->dst].i = r[ip->a].i >= r[ip->b].i;
+			break;
+		case AR(R_I, A_EQ):
+			r[ip->dst].i = r[ip->a].i == r[ip->b].i;
+			break;
+		case AR(R_I, A_NE):
+			r[ip->dst].i = r[ip->a].i != r[ip->b].i;
+			break;
+		case AR(R_I, A_NZ):
+			r[ip->dst].i = r[ip->a].i != 0;
+			break;
+#define AR_FLOAT(R, fld, SQRT, EXP, ABS, FMA)                                                      \
+	case AR(R, A_ADD):                                                                         \
+		r[ip->dst].fld = r[ip->a].fld + r[ip->b].fld;                                      \
+		break;                                                                             \
+	case AR(R, A_SUB):                                                                         \
+		r[ip->dst].fld = r[ip->a].fld - r[ip->b].fld;                                      \
+		break;                                                                             \
+	case AR(R, A_MUL):                                                                         \
+		r[ip->dst].fld = r[ip->a].fld * r[ip->b].fld;                                      \
+		break;                                                                             \
+	case AR(R, A_DIV):                                                                         \
+		r[ip->dst].fld = r[ip->a].fld / r[ip->b].fld;                                      \
+		break;                                                                             \
+	case AR(R, A_NEG):                                                                         \
+		r[ip->dst].fld = -r[ip->a].fld;                                                    \
+		break;                                                                             \
+	case AR(R, A_MIN):                                                                         \
+		r[ip->dst].fld = r[ip->a].fld < r[ip->b].fld ? r[ip->a].fld : r[ip->b].fld;        \
+		break;                                                                             \
+	case AR(R, A_MAX):                                                                         \
+		r[ip->dst].fld = r[ip->a].fld > r[ip->b].fld ? r[ip->a].fld : r[ip->b].fld;        \
+		break;                                                                             \
+	case AR(R, A_ABS):                                                                         \
+		r[ip->dst].fld = ABS(r[ip->a].fld);                                                \
+		break;                                                                             \
+	case AR(R, A_SQRT):                                                                        \
+		r[ip->dst].fld = SQRT(r[ip->a].fld);                                               \
+		break;                                                                             \
+	case AR(R, A_EXP):                                                                         \
+		r[ip->dst].fld = EXP(r[ip->a].fld);                                                \
+		break;                                                                             \
+	case AR(R, A_FMA):                                                                         \
+		r[ip->dst].fld = FMA(r[ip->a].fld, r[ip->b].fld, r[ip->c].fld);                    \
+		break;                                                                             \
+	case AR(R, A_SEL):                                                                         \
+		r[ip->dst].fld = r[ip->a].i ? r[ip->b].fld : r[ip->c].fld;                         \
+		break;                                                                             \
+	case AR(R, A_LT):                                                                          \
+		r[ip->dst].i = r[ip->a].fld < r[ip->b].fld;                                        \
+		break;                                                                             \
+	case AR(R, A_LE):                                                                          \
+		r[ip->dst].i = r[ip->a].fld <= r[ip->b].fld;                                       \
+		break;                                                                             \
+	case AR(R, A_GT):                                                                          \
+		r[ip->dst].i = r[ip->a].fld > r[ip->b].fld;                                        \
+		break;                                                                             \
+	case AR(R, A_GE):                                                                          \
+		r[ip->dst].i = r[ip->a].fld >= r[ip->b].fld;                                       \
+		break;                                                                             \
+	case AR(R, A_EQ):                                                                          \
+		r[ip->dst].i = r[ip->a].fld == r[ip->b].fld;                                       \
+		break;                                                                             \
+	case AR(R, A_NE):                                                                          \
+		r[ip->dst].i = r[ip->a].fld != r[ip->b].fld;                                       \
+		break;                                                                             \
+	case AR(R, A_NZ):                                                                          \
+		r[ip->dst].i = r[ip->a].fld != 0;                                                  \
+		break;
 			AR_FLOAT(R_F, f, sqrtf, expf, fabsf, fmaf)
 			AR_FLOAT(R_D, d, sqrt, exp, fabs, fma)
 #undef AR_FLOAT
-		default: return;
+		default:
+			return;
 		}
 	}
 }
@@ -1208,9 +1650,11 @@ static bool exec_chk(ip_state *s, const ip_node *x)
 		const ip_chk *c = &x->chk[i];
 		int64_t off = s->o[c->reg] + c->disp;
 		if (off < 0 || off >= s->nelem[c->array]) {
-			s->st = ct_error(s->k->ctx, CT_ERR_RUNTIME,
-					 "out-of-bounds access to array '%s' (element %lld of %lld)",
-					 s->k->arrays[c->array].name, (long long)off, (long long)s->nelem[c->array]);
+			s->st =
+			    ct_error(s->k->ctx, CT_ERR_RUNTIME,
+			             "out-of-bounds access to array '%s' (element %lld of %lld)",
+			             s->k->arrays[c->array].name, (long long)off,
+			             (long long)s->nelem[c->array]);
 			return false;
 		}
 	}
@@ -1321,17 +1765,48 @@ static bool exec_nodes(ip_state *s, ip_node *const *v, int n)
 				run_code(s->r, s->o, s->base, x->code);
 			}
 			break;
-		case LT_IF:
-			if (x->nchk && !exec_chk(s, x))
-				return false;
-			run_code(s->r, s->o, s->base, x->code);
-			if (s->r[x->cond].i) {
+		case LT_IF: {
+			bool yes = true;
+			if (x->nconj) {
+				const int64_t *o = s->o;
+				for (const ip_conj *q = x->conj, *qe = q + x->nconj; q < qe && yes;
+				     q++) {
+					int64_t a = o[q->reg] + q->disp;
+					switch (q->cmp) {
+					case CMP_LT:
+						yes = a < 0;
+						break;
+					case CMP_LE:
+						yes = a <= 0;
+						break;
+					case CMP_GT:
+						yes = a > 0;
+						break;
+					case CMP_GE:
+						yes = a >= 0;
+						break;
+					case CMP_EQ:
+						yes = a == 0;
+						break;
+					default:
+						yes = a != 0;
+						break;
+					}
+				}
+			} else {
+				if (x->nchk && !exec_chk(s, x))
+					return false;
+				run_code(s->r, s->o, s->base, x->code);
+				yes = s->r[x->cond].i != 0;
+			}
+			if (yes) {
 				if (!exec_nodes(s, x->kids, x->nkids))
 					return false;
 			} else if (!exec_nodes(s, x->els, x->nels)) {
 				return false;
 			}
 			break;
+		}
 		case LT_CACHE:
 			if (!exec_nodes(s, x->kids, x->nkids))
 				return false;
@@ -1382,12 +1857,14 @@ ct_status ct_interp_run(ct_looptree *t, void *const *buffers)
 		if (base[a])
 			continue;
 		if (k->arrays[a].role != CT_TEMP) {
-			st = ct_error(ctx, CT_ERR_USAGE, "no buffer for array '%s'", k->arrays[a].name);
+			st = ct_error(ctx, CT_ERR_USAGE, "no buffer for array '%s'",
+			              k->arrays[a].name);
 			break;
 		}
 		int64_t bytes;
 		if (!ct_mul_ok(p->nelem[a], dtype_bytes(k->arrays[a].type), &bytes)) {
-			st = ct_error(ctx, CT_ERR_LIMIT, "temp array '%s' is too large", k->arrays[a].name);
+			st = ct_error(ctx, CT_ERR_LIMIT, "temp array '%s' is too large",
+			              k->arrays[a].name);
 			break;
 		}
 		base[a] = ct_alloc(ctx, (size_t)bytes);

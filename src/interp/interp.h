@@ -1,4 +1,4 @@
-/* interp.h: internal entry points of the interpreter (batched address trace, reference table, layouts). */
+/* interp.h: internal entry points of the interpreter: batched trace, references, layouts. */
 #ifndef CT_INTERP_H
 #define CT_INTERP_H
 
@@ -9,9 +9,9 @@
 
 /* One access of the address trace. */
 typedef struct interp_access {
-	int64_t offset;        /* element offset in the buffer */
-	int32_t buffer;        /* array index (cache buffers numbered after the arrays) */
-	int32_t ref;           /* reference id: see interp_refs */
+	int64_t offset; /* element offset in the buffer */
+	int32_t buffer; /* array index (cache buffers numbered after the arrays) */
+	int32_t ref;    /* reference id: see interp_refs */
 	int32_t is_write;
 } interp_access;
 
@@ -31,9 +31,9 @@ ct_status interp_trace_batch(ct_looptree *t, interp_batch_fn fn, void *ud);
  * copies that tails make of a statement share its ids. */
 typedef struct interp_ref {
 	int array;
-	const ir_node *node;   /* ND_STMT or ND_LET */
-	int stmt;              /* node->stmt_id; 0 for a let */
-	int pos;               /* 0-based position within the node's accesses */
+	const ir_node *node; /* ND_STMT or ND_LET */
+	int stmt;            /* node->stmt_id; 0 for a let */
+	int pos;             /* 0-based position within the node's accesses */
 	bool is_write;
 } interp_ref;
 
@@ -46,6 +46,6 @@ ct_status interp_refs(const ct_looptree *t, interp_ref **refs, int *n);
  * trace and generated code share. CT_ERR_INPUT for a negative extent,
  * CT_ERR_LIMIT on overflow. */
 ct_status interp_array_layout(const ct_kernel *k, const int64_t *params, int a, int64_t *stride,
-			      int64_t *count);
+                              int64_t *count);
 
 #endif

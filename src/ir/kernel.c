@@ -335,21 +335,32 @@ static void cond_indices(const ir_expr *e, bool *used)
 		cond_indices(e->args[i], used);
 }
 
-#define FLOPS_ENUM_LIMIT ((int64_t)1 << 20)
+#define FLOPS_ENUM_LIMIT ((int64_t)1 << 20)   /* points of one enumeration */
+#define FLOPS_ENUM_BUDGET ((int64_t)1 << 24)  /* points of all enumerations of a kernel */
 
-/* Instances of statement s: iterations of its loops, with the enclosing
- * `if`s counted exactly by enumerating the indices they use when that box
- * has at most 2^20 points, else counted as always true. */
-static double stmt_instances(const ct_kernel *k, const ir_node *s, const int64_t *params,
-			     int64_t *idx, bool *used, int64_t *lo, int64_t *hi)
+/* Scratch of a flop count. */
+typedef struct fcount {
+	const ct_kernel *k;
+	const int64_t *params;
+	int64_t *idx, *lo, *hi;
+	bool *used;
+	int64_t budget;        /* enumeration points left */
+} fcount;
+
+/* Instances of a statement whose first node in its body is s: iterations
+ * of its loops, with the enclosing `if`s counted exactly by enumerating the
+ * indices they use when that box has at most 2^20 points (and the kernel's
+ * budget of 2^24 points is not spent), else counted as always true. */
+static double stmt_instances(fcount *fc, const ir_node *s)
 {
-	memset(used, 0, sizeof *used * (size_t)(k->nindices + 1));
+	const ct_kernel *k = fc->k;
+	int64_t *idx = fc->idx, *lo = fc->lo, *hi = fc->hi;
+	memset(fc->used, 0, sizeof *fc->used * (size_t)(k->nindices + 1));
 	bool any_if = false;
-	for (const ir_node *q = s->parent, *c = s; q; c = q, q = q->parent)
+	for (const ir_node *q = s->parent; q; q = q->parent)
 		if (q->kind == ND_IF && q->cond) {
-			cond_indices(q->cond, used);
+			cond_indices(q->cond, fc->used);
 			any_if = true;
-			(void)c;
 		}
 	double mult = 1, box = 1;
 	int n = 0;
@@ -360,10 +371,10 @@ static double stmt_instances(const ct_kernel *k, const ir_node *s, const int64_t
 		for (int i = 0; i < q->nidx; i++) {
 			int x = q->idx[i];
 			bool ok = true;
-			int64_t l = aff_eval(k->indices[x].lo, params, idx, &ok);
-			int64_t h = aff_eval(k->indices[x].hi, params, idx, &ok);
+			int64_t l = aff_eval(k->indices[x].lo, fc->params, idx, &ok);
+			int64_t h = aff_eval(k->indices[x].hi, fc->params, idx, &ok);
 			double cnt = ok && h > l ? (double)h - (double)l : 0;
-			if (used[x] && n < (int)(sizeof ids / sizeof ids[0])) {
+			if (fc->used[x] && n < (int)(sizeof ids / sizeof ids[0])) {
 				ids[n++] = x;
 				lo[x] = l;
 				hi[x] = h;
@@ -375,8 +386,9 @@ static double stmt_instances(const ct_kernel *k, const ir_node *s, const int64_t
 	}
 	if (!any_if || box == 0)
 		return mult * box;
-	if (box > (double)FLOPS_ENUM_LIMIT)
+	if (box > (double)FLOPS_ENUM_LIMIT || box > (double)fc->budget)
 		return mult * box; /* over-approximation: conditions taken as true */
+	fc->budget -= (int64_t)box;
 	for (int i = 0; i < n; i++)
 		idx[ids[i]] = lo[ids[i]];
 	double count = 0;
@@ -388,7 +400,7 @@ static double stmt_instances(const ct_kernel *k, const ir_node *s, const int64_t
 			bool then = false;
 			for (int b = 0; b < q->nbody; b++)
 				then |= q->body[b] == c;
-			in = cond_value(q->cond, params, idx) == then;
+			in = cond_value(q->cond, fc->params, idx) == then;
 		}
 		count += in;
 		int i = 0;
@@ -403,25 +415,26 @@ static double stmt_instances(const ct_kernel *k, const ir_node *s, const int64_t
 	return mult * count;
 }
 
-static double nodes_flops(const ct_kernel *k, ir_node *const *body, int n, const int64_t *params,
-			  int64_t *idx, bool *used, int64_t *lo, int64_t *hi)
+static double nodes_flops(fcount *fc, ir_node *const *body, int n)
 {
-	double total = 0;
+	double total = 0, inst = -1; /* every node of one body has the same instances */
 	for (int i = 0; i < n; i++) {
 		const ir_node *s = body[i];
 		switch (s->kind) {
 		case ND_FOR:
-			total += nodes_flops(k, s->body, s->nbody, params, idx, used, lo, hi);
+			total += nodes_flops(fc, s->body, s->nbody);
 			break;
 		case ND_IF:
-			total += nodes_flops(k, s->body, s->nbody, params, idx, used, lo, hi);
-			total += nodes_flops(k, s->els, s->nels, params, idx, used, lo, hi);
+			total += nodes_flops(fc, s->body, s->nbody);
+			total += nodes_flops(fc, s->els, s->nels);
 			break;
 		case ND_LET:
 		case ND_STMT: {
 			double f = expr_flops(s->rhs) + (s->kind == ND_STMT && s->op != AS_SET ? 1 : 0);
+			if (f > 0 && inst < 0)
+				inst = stmt_instances(fc, s);
 			if (f > 0)
-				total += f * stmt_instances(k, s, params, idx, used, lo, hi);
+				total += f * inst;
 			break;
 		}
 		}
@@ -441,7 +454,8 @@ double ct_kernel_flops(const ct_kernel *k)
 	double r = -1;
 	if (params && idx && used) {
 		ir_param_values(k, params);
-		r = nodes_flops(k, k->body, k->nbody, params, idx, used, idx + ni, idx + 2 * ni);
+		fcount fc = {k, params, idx, idx + ni, idx + 2 * ni, used, FLOPS_ENUM_BUDGET};
+		r = nodes_flops(&fc, k->body, k->nbody);
 	}
 	ct_free(ctx, params);
 	ct_free(ctx, idx);

@@ -1,4 +1,4 @@
-/* looptree.c: bound expressions and the loop tree (bands, split chains, main and tail versions) of a kernel. */
+/* looptree.c: bound expressions and the loop tree (bands, split chains, tails) of a kernel. */
 #include "ir/looptree.h"
 
 #include <stdlib.h>
@@ -49,9 +49,12 @@ static bool bx_equal(const bx *x, const bx *y)
 	if (!x || !y || x->kind != y->kind)
 		return false;
 	switch (x->kind) {
-	case BX_CONST: return x->v == y->v;
-	case BX_PARAM: return x->id == y->id;
-	default: return bx_equal(x->a, y->a) && bx_equal(x->b, y->b);
+	case BX_CONST:
+		return x->v == y->v;
+	case BX_PARAM:
+		return x->id == y->id;
+	default:
+		return bx_equal(x->a, y->a) && bx_equal(x->b, y->b);
 	}
 }
 
@@ -129,8 +132,10 @@ const bx *bx_bin(ct_arena *a, bx_kind kind, const bx *x, const bx *y)
 	int64_t vx = 0, vy = 0, r, m;
 	bool cx = bx_is_const(x, &vx), cy = bx_is_const(y, &vy);
 	switch (kind) {
-	case BX_ADD: return bx_fold_add(a, x, y, false);
-	case BX_SUB: return bx_fold_add(a, x, y, true);
+	case BX_ADD:
+		return bx_fold_add(a, x, y, false);
+	case BX_SUB:
+		return bx_fold_add(a, x, y, true);
 	case BX_MUL:
 		if (cx && cy && ct_mul_ok(vx, vy, &r))
 			return bx_const(a, r);
@@ -208,15 +213,30 @@ int64_t bx_eval(const bx *x, const int64_t *params, bool *ok)
 	int64_t a = bx_eval(x->a, params, ok), b = bx_eval(x->b, params, ok), r = 0, m = 0;
 	bool good = true;
 	switch (x->kind) {
-	case BX_ADD: good = ct_add_ok(a, b, &r); break;
-	case BX_SUB: good = ct_sub_ok(a, b, &r); break;
-	case BX_MUL: good = ct_mul_ok(a, b, &r); break;
-	case BX_FLOORDIV: good = floordiv_ok(a, b, &r, &m); break;
-	case BX_MOD: good = floordiv_ok(a, b, &m, &r); break;
-	case BX_MIN: r = a < b ? a : b; break;
-	case BX_MAX: r = a > b ? a : b; break;
+	case BX_ADD:
+		good = ct_add_ok(a, b, &r);
+		break;
+	case BX_SUB:
+		good = ct_sub_ok(a, b, &r);
+		break;
+	case BX_MUL:
+		good = ct_mul_ok(a, b, &r);
+		break;
+	case BX_FLOORDIV:
+		good = floordiv_ok(a, b, &r, &m);
+		break;
+	case BX_MOD:
+		good = floordiv_ok(a, b, &m, &r);
+		break;
+	case BX_MIN:
+		r = a < b ? a : b;
+		break;
+	case BX_MAX:
+		r = a > b ? a : b;
+		break;
 	case BX_CONST:
-	case BX_PARAM: break;
+	case BX_PARAM:
+		break;
 	}
 	if (!good)
 		*ok = false;
@@ -228,12 +248,16 @@ static int bx_prec(const bx *x)
 {
 	switch (x->kind) {
 	case BX_ADD:
-	case BX_SUB: return 1;
+	case BX_SUB:
+		return 1;
 	case BX_MUL:
 	case BX_FLOORDIV:
-	case BX_MOD: return 2;
-	case BX_CONST: return x->v < 0 ? 1 : 3;
-	default: return 3;
+	case BX_MOD:
+		return 2;
+	case BX_CONST:
+		return x->v < 0 ? 1 : 3;
+	default:
+		return 3;
 	}
 }
 
@@ -247,7 +271,9 @@ static void bx_print_prec(ct_buf *b, const ct_kernel *k, const bx *x, int need)
 	if (paren)
 		ct_buf_putc(b, '(');
 	switch (x->kind) {
-	case BX_CONST: ct_buf_printf(b, "%lld", (long long)x->v); break;
+	case BX_CONST:
+		ct_buf_printf(b, "%lld", (long long)x->v);
+		break;
 	case BX_PARAM:
 		if (x->id >= 0 && x->id < k->nparams)
 			ct_buf_puts(b, k->params[x->id].name);
@@ -263,8 +289,11 @@ static void bx_print_prec(ct_buf *b, const ct_kernel *k, const bx *x, int need)
 		ct_buf_putc(b, ')');
 		break;
 	default: {
-		static const char *const ops[] = {[BX_ADD] = " + ", [BX_SUB] = " - ", [BX_MUL] = " * ",
-						  [BX_FLOORDIV] = " / ", [BX_MOD] = " % "};
+		static const char *const ops[] = {[BX_ADD] = " + ",
+		                                  [BX_SUB] = " - ",
+		                                  [BX_MUL] = " * ",
+		                                  [BX_FLOORDIV] = " / ",
+		                                  [BX_MOD] = " % "};
 		int p = bx_prec(x);
 		bx_print_prec(b, k, x->a, p);
 		ct_buf_puts(b, ops[x->kind]);
@@ -289,15 +318,21 @@ void bx_print(ct_buf *b, const ct_kernel *k, const bx *x)
 static bool bx_nonneg(const bx *x)
 {
 	switch (x->kind) {
-	case BX_CONST: return x->v >= 0;
-	case BX_PARAM: return true;
+	case BX_CONST:
+		return x->v >= 0;
+	case BX_PARAM:
+		return true;
 	case BX_ADD:
 	case BX_MUL:
-	case BX_MIN: return bx_nonneg(x->a) && bx_nonneg(x->b);
-	case BX_MAX: return bx_nonneg(x->a) || bx_nonneg(x->b);
+	case BX_MIN:
+		return bx_nonneg(x->a) && bx_nonneg(x->b);
+	case BX_MAX:
+		return bx_nonneg(x->a) || bx_nonneg(x->b);
 	case BX_FLOORDIV:
-	case BX_MOD: return bx_nonneg(x->a) && x->b->kind == BX_CONST && x->b->v > 0;
-	case BX_SUB: return false;
+	case BX_MOD:
+		return bx_nonneg(x->a) && x->b->kind == BX_CONST && x->b->v > 0;
+	case BX_SUB:
+		return false;
 	}
 	return false;
 }
@@ -332,8 +367,9 @@ static lt_node *lb_node(lb *b, lt_kind kind, lt_node *parent)
 {
 	if (++b->nnodes > LT_MAX_NODES) {
 		ct_error(b->k->ctx, CT_ERR_LIMIT,
-			 "the loop tree needs more than %d nodes (too many tails from non-dividing splits)",
-			 LT_MAX_NODES);
+		         "the loop tree needs more than %d nodes (too many tails from non-dividing "
+		         "splits)",
+		         LT_MAX_NODES);
 		lb_fail(b, CT_ERR_LIMIT);
 		return NULL;
 	}
@@ -393,15 +429,15 @@ static bool build_kids(lb *b, ir_node *const *body, int n, lt_node *x, bool els)
 
 typedef struct band {
 	int n;
-	int *order;            /* loop order, outermost first */
-	ir_node *const *body;  /* the innermost FOR's body */
+	int *order;           /* loop order, outermost first */
+	ir_node *const *body; /* the innermost FOR's body */
 	int nbody;
 } band;
 
 static bool emit_band(lb *b, const band *bd, int pos, lt_node *parent, nlist *out);
 
-static bool emit_loop(lb *b, const band *bd, int pos, lt_node *parent, nlist *out, int v, const bx *lo,
-		      const bx *hi, int64_t step, bool tail)
+static bool emit_loop(lb *b, const band *bd, int pos, lt_node *parent, nlist *out, int v,
+                      const bx *lo, const bx *hi, int64_t step, bool tail)
 {
 	if (!lo || !hi)
 		return lb_fail(b, CT_ERR_NOMEM);
@@ -434,7 +470,8 @@ static bool emit_band(lb *b, const band *bd, int pos, lt_node *parent, nlist *ou
 		return emit_loop(b, bd, pos, parent, out, v, b->off[v], b->end[v], 1, false);
 	int64_t s = ix->step, wv = 0;
 	if (s < 1) {
-		ct_error(b->k->ctx, CT_ERR_INPUT, "split of '%s' has step %lld", ix->name, (long long)s);
+		ct_error(b->k->ctx, CT_ERR_INPUT, "split of '%s' has step %lld", ix->name,
+		         (long long)s);
 		return lb_fail(b, CT_ERR_INPUT);
 	}
 	ct_arena *a = b->a;
@@ -500,8 +537,9 @@ static bool band_order(lb *b, int *order, int nroots, int *pos, int *n)
 			if (hits == 0)
 				continue;
 			if (hits != sc->n) {
-				ct_error_at(k->ctx, CT_ERR_INPUT, k->file, sc->pos.line, sc->pos.col,
-					    "reorder names indices of different loop bands");
+				ct_error_at(k->ctx, CT_ERR_INPUT, k->file, sc->pos.line,
+				            sc->pos.col,
+				            "reorder names indices of different loop bands");
 				return lb_fail(b, CT_ERR_INPUT);
 			}
 			int np = 0;
@@ -509,8 +547,8 @@ static bool band_order(lb *b, int *order, int nroots, int *pos, int *n)
 				if (in_list(sc->idx, sc->n, order[p]))
 					pos[np++] = p;
 			if (np != sc->n) {
-				ct_error_at(k->ctx, CT_ERR_INPUT, k->file, sc->pos.line, sc->pos.col,
-					    "reorder names an index twice");
+				ct_error_at(k->ctx, CT_ERR_INPUT, k->file, sc->pos.line,
+				            sc->pos.col, "reorder names an index twice");
 				return lb_fail(b, CT_ERR_INPUT);
 			}
 			for (int j = 0; j < np; j++)
@@ -519,8 +557,9 @@ static bool band_order(lb *b, int *order, int nroots, int *pos, int *n)
 		for (int p = 0; p < m; p++) {
 			const ir_index *ix = &k->indices[order[p]];
 			if (ix->kind == IX_SPLIT && !in_list(order, p, ix->parent)) {
-				ct_error(k->ctx, CT_ERR_INPUT, "loop order puts '%s' before '%s', which it splits",
-					 ix->name, k->indices[ix->parent].name);
+				ct_error(k->ctx, CT_ERR_INPUT,
+				         "loop order puts '%s' before '%s', which it splits",
+				         ix->name, k->indices[ix->parent].name);
 				return lb_fail(b, CT_ERR_INPUT);
 			}
 		}
@@ -538,7 +577,7 @@ static bool root_window(lb *b, int v)
 	const bx *lo = bx_from_aff(b->a, k, ix->lo), *hi = bx_from_aff(b->a, k, ix->hi);
 	if (!lo || !hi) {
 		ct_error_at(k->ctx, CT_ERR_INPUT, k->file, ix->pos.line, ix->pos.col,
-			    "bounds of '%s' must be affine in params and fit in 64 bits", ix->name);
+		            "bounds of '%s' must be affine in params and fit in 64 bits", ix->name);
 		return lb_fail(b, CT_ERR_INPUT);
 	}
 	const bx *w = bx_bin(b->a, BX_SUB, hi, lo);
@@ -640,10 +679,12 @@ static bool build_chains(lb *b)
 			continue;
 		int len = 1;
 		if (b->sched)
-			for (int c = k->indices[i].child; c >= 0 && len <= n; c = k->indices[c].child)
+			for (int c = k->indices[i].child; c >= 0 && len <= n;
+			     c = k->indices[c].child)
 				len++;
 		if (len > n) {
-			ct_error(k->ctx, CT_ERR_INPUT, "split chain of '%s' loops", k->indices[i].name);
+			ct_error(k->ctx, CT_ERR_INPUT, "split chain of '%s' loops",
+			         k->indices[i].name);
 			return lb_fail(b, CT_ERR_INPUT);
 		}
 		int *c = ct_arena_alloc(b->a, sizeof *c * (size_t)len);

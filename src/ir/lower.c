@@ -23,7 +23,8 @@ static const char *index_name(const pr *p, int id)
  * index of a scheduled tree, else id itself. */
 static const int *index_chain(const pr *p, int id, int *n)
 {
-	if (id >= 0 && id < p->t->nindices && p->t->chain && p->t->chain[id] && p->t->chain_len[id] > 0) {
+	if (id >= 0 && id < p->t->nindices && p->t->chain && p->t->chain[id] &&
+	    p->t->chain_len[id] > 0) {
 		*n = p->t->chain_len[id];
 		return p->t->chain[id];
 	}
@@ -55,7 +56,9 @@ static void put_aff(const pr *p, aff x)
 			if ((t->kind == AFF_INDEX) != (pass == 0))
 				continue;
 			if (t->kind == AFF_PARAM) {
-				const char *nm = t->id >= 0 && t->id < p->k->nparams ? p->k->params[t->id].name : "?";
+				const char *nm = t->id >= 0 && t->id < p->k->nparams
+				                     ? p->k->params[t->id].name
+				                     : "?";
 				put_term(p->b, t->coef, nm, first);
 				first = false;
 				continue;
@@ -99,22 +102,30 @@ static void put_double(ct_buf *b, double v)
 static int expr_prec(const pr *p, const ir_expr *e)
 {
 	switch (e->kind) {
-	case EX_OR: return 1;
-	case EX_AND: return 2;
-	case EX_CMP: return 3;
+	case EX_OR:
+		return 1;
+	case EX_AND:
+		return 2;
+	case EX_CMP:
+		return 3;
 	case EX_ADD:
-	case EX_SUB: return 4;
+	case EX_SUB:
+		return 4;
 	case EX_MUL:
-	case EX_DIV: return 5;
+	case EX_DIV:
+		return 5;
 	case EX_NEG:
-	case EX_NOT: return 6;
-	case EX_NUM: return (e->is_float ? e->num < 0 : e->inum < 0) ? 6 : 7;
+	case EX_NOT:
+		return 6;
+	case EX_NUM:
+		return (e->is_float ? e->num < 0 : e->inum < 0) ? 6 : 7;
 	case EX_INDEX: {
 		int n;
 		index_chain(p, e->id, &n);
 		return n > 1 ? 4 : 7;
 	}
-	default: return 7;
+	default:
+		return 7;
 	}
 }
 
@@ -138,11 +149,11 @@ static void put_access(const pr *p, const ir_expr *e)
 
 static void put_expr(const pr *p, const ir_expr *e, int need)
 {
-	static const char *const fns[] = {[FN_MIN] = "min", [FN_MAX] = "max",   [FN_ABS] = "abs",
-					  [FN_SQRT] = "sqrt", [FN_EXP] = "exp", [FN_FMA] = "fma",
-					  [FN_SELECT] = "select"};
+	static const char *const fns[] = {
+	    [FN_MIN] = "min", [FN_MAX] = "max", [FN_ABS] = "abs",      [FN_SQRT] = "sqrt",
+	    [FN_EXP] = "exp", [FN_FMA] = "fma", [FN_SELECT] = "select"};
 	static const char *const cmps[] = {[CMP_LT] = " < ",  [CMP_LE] = " <= ", [CMP_GT] = " > ",
-					   [CMP_GE] = " >= ", [CMP_EQ] = " == ", [CMP_NE] = " != "};
+	                                   [CMP_GE] = " >= ", [CMP_EQ] = " == ", [CMP_NE] = " != "};
 	ct_buf *b = p->b;
 	if (!e) {
 		ct_buf_puts(b, "?");
@@ -170,12 +181,15 @@ static void put_expr(const pr *p, const ir_expr *e, int need)
 		break;
 	}
 	case EX_PARAM:
-		ct_buf_puts(b, e->id >= 0 && e->id < p->k->nparams ? p->k->params[e->id].name : "?");
+		ct_buf_puts(b,
+		            e->id >= 0 && e->id < p->k->nparams ? p->k->params[e->id].name : "?");
 		break;
 	case EX_LET:
 		ct_buf_puts(b, e->id >= 0 && e->id < p->k->nlets ? p->k->lets[e->id].name : "?");
 		break;
-	case EX_ACCESS: put_access(p, e); break;
+	case EX_ACCESS:
+		put_access(p, e);
+		break;
 	case EX_NEG:
 	case EX_NOT:
 		ct_buf_putc(b, e->kind == EX_NEG ? '-' : '!');
@@ -189,12 +203,12 @@ static void put_expr(const pr *p, const ir_expr *e, int need)
 	case EX_OR:
 	case EX_CMP: {
 		const char *op = e->kind == EX_ADD   ? " + "
-				 : e->kind == EX_SUB ? " - "
-				 : e->kind == EX_MUL ? " * "
-				 : e->kind == EX_DIV ? " / "
-				 : e->kind == EX_AND ? " && "
-				 : e->kind == EX_OR  ? " || "
-						     : cmps[e->cmp];
+		                 : e->kind == EX_SUB ? " - "
+		                 : e->kind == EX_MUL ? " * "
+		                 : e->kind == EX_DIV ? " / "
+		                 : e->kind == EX_AND ? " && "
+		                 : e->kind == EX_OR  ? " || "
+		                                     : cmps[e->cmp];
 		/* comparisons do not chain: both sides bind tighter */
 		put_expr(p, e->nargs > 0 ? e->args[0] : NULL, e->kind == EX_CMP ? prec + 1 : prec);
 		ct_buf_puts(b, op);
@@ -219,11 +233,13 @@ static void put_expr(const pr *p, const ir_expr *e, int need)
 /* The text of a statement or let: `C[i+ii, j] += A[i+ii, k] * B[k, j]`. */
 static void put_stmt(const pr *p, const ir_node *s)
 {
-	static const char *const ops[] = {[AS_SET] = " = ", [AS_ADD] = " += ", [AS_SUB] = " -= ",
-					  [AS_MUL] = " *= "};
+	static const char *const ops[] = {
+	    [AS_SET] = " = ", [AS_ADD] = " += ", [AS_SUB] = " -= ", [AS_MUL] = " *= "};
 	if (s->kind == ND_LET) {
 		ct_buf_puts(p->b, "let ");
-		ct_buf_puts(p->b, s->let_id >= 0 && s->let_id < p->k->nlets ? p->k->lets[s->let_id].name : "?");
+		ct_buf_puts(p->b, s->let_id >= 0 && s->let_id < p->k->nlets
+		                      ? p->k->lets[s->let_id].name
+		                      : "?");
 		ct_buf_puts(p->b, " = ");
 	} else {
 		put_expr(p, s->lhs, 0);
@@ -322,9 +338,18 @@ static void json_text(const pr *p, void (*fn)(const pr *, const void *), const v
 	ct_buf_free(&tmp);
 }
 
-static void text_bx(const pr *p, const void *x) { bx_print(p->b, p->k, x); }
-static void text_stmt(const pr *p, const void *s) { put_stmt(p, s); }
-static void text_expr(const pr *p, const void *e) { put_expr(p, e, 0); }
+static void text_bx(const pr *p, const void *x)
+{
+	bx_print(p->b, p->k, x);
+}
+static void text_stmt(const pr *p, const void *s)
+{
+	put_stmt(p, s);
+}
+static void text_expr(const pr *p, const void *e)
+{
+	put_expr(p, e, 0);
+}
 
 static void put_json_nodes(const pr *p, lt_node *const *v, int n);
 
@@ -340,7 +365,7 @@ static void put_json_node(const pr *p, const lt_node *x)
 		ct_buf_puts(b, ", \"hi\": ");
 		json_text(p, text_bx, x->hi);
 		ct_buf_printf(b, ", \"step\": %lld, \"tail\": %s, \"body\": ", (long long)x->step,
-			      x->tail ? "true" : "false");
+		              x->tail ? "true" : "false");
 		put_json_nodes(p, x->kids, x->nkids);
 		ct_buf_putc(b, '}');
 		break;
@@ -352,8 +377,8 @@ static void put_json_node(const pr *p, const lt_node *x)
 	case LT_LET:
 		ct_buf_puts(b, "{\"let\": ");
 		ct_buf_json_str(b, x->stmt->let_id >= 0 && x->stmt->let_id < p->k->nlets
-					   ? p->k->lets[x->stmt->let_id].name
-					   : "?");
+		                       ? p->k->lets[x->stmt->let_id].name
+		                       : "?");
 		ct_buf_puts(b, ", \"text\": ");
 		json_text(p, text_stmt, x->stmt);
 		ct_buf_putc(b, '}');
@@ -393,8 +418,8 @@ static void put_json(const pr *p)
 	ct_buf_puts(b, "{\"kernel\": ");
 	ct_buf_json_str(b, k->name ? k->name : "");
 	ct_buf_printf(b, ", \"target\": \"%s\", \"scheduled\": %s, \"params\": {",
-		      k->has_plan && k->target == TARGET_OPENCL ? "opencl" : "host",
-		      p->t->scheduled ? "true" : "false");
+	              k->has_plan && k->target == TARGET_OPENCL ? "opencl" : "host",
+	              p->t->scheduled ? "true" : "false");
 	for (int i = 0; i < k->nparams; i++) {
 		const ir_param *pa = &k->params[i];
 		if (i)

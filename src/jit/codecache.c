@@ -62,6 +62,7 @@ void jit_forget_memory(ct_ctx *ctx)
 		module_unload(ctx, m);
 	}
 	st->modules = NULL;
+	memset(st->front, 0, sizeof st->front);
 	ct_free(ctx, st->table);
 	st->table = NULL;
 	st->table_cap = st->table_used = 0;
@@ -379,6 +380,12 @@ static bool mem_insert(jit_state *st, ct_module *m)
 	return true;
 }
 
+/* Front-table slot of a lookup: mixes the length and the config. */
+static size_t front_slot(const jit_config *cfg, size_t len)
+{
+	return (len ^ (size_t)(cfg->seed >> 7)) & (JIT_FRONT_SLOTS - 1);
+}
+
 /* ------------------------------------------------------------ loading */
 
 /* Compile src, load it from the private build folder, publish it to the
@@ -458,10 +465,27 @@ ct_status jit_load(ct_ctx *ctx, const char *src, size_t len, const ct_compile_op
 	if (!cfg)
 		return ctx->status ? ctx->status : CT_ERR_NOMEM;
 	bool bypass = st->no_cache || o->no_cache;
+	size_t slot = front_slot(cfg, len);
+	if (!bypass) {
+		/* the full key is compared here too (config and every source
+		 * byte); only the hash is skipped */
+		ct_module *m = st->front[slot];
+		if (m && m->cfg == cfg && m->len == len &&
+		    (len == 0 || memcmp(m->src, src, len) == 0)) {
+			st->n.memory_hits++;
+			*out = m;
+			if (how)
+				*how = "memory";
+			if (seconds)
+				*seconds = jit_now() - t0;
+			return CT_OK;
+		}
+	}
 	uint64_t h = XXH3_64bits_withSeed(src, len, cfg->seed);
 	if (!bypass) {
 		ct_module *m = mem_find(st, cfg, h, src, len);
 		if (m) {
+			st->front[slot] = m;
 			st->n.memory_hits++;
 			*out = m;
 			if (how)
@@ -497,9 +521,12 @@ ct_status jit_load(ct_ctx *ctx, const char *src, size_t len, const ct_compile_op
 			return s;
 		}
 	}
-	if (!bypass && !mem_insert(st, m)) {
-		module_unload(ctx, m);
-		return CT_ERR_NOMEM;
+	if (!bypass) {
+		if (!mem_insert(st, m)) {
+			module_unload(ctx, m);
+			return CT_ERR_NOMEM;
+		}
+		st->front[slot] = m;
 	}
 	m->next = st->modules;
 	st->modules = m;

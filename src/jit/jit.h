@@ -34,7 +34,8 @@
 #define JIT_DEFAULT_MAX_BYTES ((int64_t)1 << 30)
 #define JIT_PRUNE_INTERVAL 60 /* seconds between two automatic prunes */
 #define JIT_TOUCH_INTERVAL 60 /* seconds before a hit refreshes an entry's LRU time */
-#define JIT_ORPHAN_AGE 600    /* seconds before a stray temp folder is swept */
+#define JIT_FRONT_SLOTS 16
+#define JIT_ORPHAN_AGE 600 /* seconds before a stray temp folder is swept */
 
 /* One compiler command as resolved in a ctx (probed once, on first use). */
 typedef struct jit_compiler {
@@ -100,6 +101,9 @@ typedef struct jit_state {
 	ct_module **table;
 	size_t table_cap, table_used;
 	ct_module *modules;
+	/* front table: the last module hit per (length, config) slot; a hit
+	 * there costs one memcmp of the source and no hashing */
+	ct_module *front[JIT_FRONT_SLOTS];
 	/* disk */
 	bool disk_checked; /* the folder was checked (disk_ok says how it went) */
 	bool disk_ok;

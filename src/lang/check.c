@@ -1210,7 +1210,23 @@ static int count_acc(const ir_expr *e)
 	return n;
 }
 
+static void check_stmt_bounds_in(bcheck *b, const ir_node *s, dnf ctx);
+
+/* Check the accesses of statement s under ctx with a scratch arena of its
+ * own, so that memory stays bounded by the largest statement. */
 static void check_stmt_bounds(bcheck *b, const ir_node *s, dnf ctx)
+{
+	ct_arena *keep = b->a, tmp;
+	ct_arena_init(&tmp, b->k->ctx);
+	b->a = &tmp;
+	check_stmt_bounds_in(b, s, ctx);
+	if (tmp.failed)
+		b->failed = true;
+	b->a = keep;
+	ct_arena_free(&tmp);
+}
+
+static void check_stmt_bounds_in(bcheck *b, const ir_node *s, dnf ctx)
 {
 	ct_kernel *k = b->k;
 	int cap = count_acc(s->rhs) + 1;

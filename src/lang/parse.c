@@ -728,11 +728,11 @@ static ir_node *parse_for(parser *p, ir_node *parent)
 		aff lo = aff_const(0), hi;
 		bool ok = true;
 		if (e2) {
-			ok = lang_to_aff(p->k, p->a, e1, false, "a loop bound", &lo);
+			ok = lang_to_aff(p->k, p->a, e1, false, "loop bound", &lo);
 			if (ok)
-				ok = lang_to_aff(p->k, p->a, e2, false, "a loop bound", &hi);
+				ok = lang_to_aff(p->k, p->a, e2, false, "loop bound", &hi);
 		} else {
-			ok = lang_to_aff(p->k, p->a, e1, false, "a loop bound", &hi);
+			ok = lang_to_aff(p->k, p->a, e1, false, "loop bound", &hi);
 		}
 		if (!ok) {
 			p->nerr++;
@@ -1137,7 +1137,7 @@ static bool parse_array(parser *p)
 			perr(p, epos, "'%s' has too many dimensions (at most %d)", name, IR_MAX_RANK);
 			return false;
 		}
-		if (!lang_to_aff(p->k, p->a, e, false, "an extent", &arr.ext[arr.rank])) {
+		if (!lang_to_aff(p->k, p->a, e, false, "extent", &arr.ext[arr.rank])) {
 			p->nerr++;
 			return false;
 		}
@@ -1915,9 +1915,11 @@ static void parse_file(parser *p)
 			next(p);
 			continue;
 		}
-		if (!sep_ok(p)) {
+		if (!sep_ok(p) && t->kind != T_RBRACE) {
 			perr(p, tpos(t), "expected a new line or ';' before the next item");
 			sync(p, st);
+			if (p->i == st)
+				next(p);
 			continue;
 		}
 		if (!p->k->name && t->kind != T_KERNEL && !p->kernel_err) {
@@ -1947,6 +1949,8 @@ static void parse_file(parser *p)
 		}
 		if (p->nerr > before)
 			sync(p, st);
+		if (p->i == st)
+			next(p); /* always make progress (a stray '}' stops sync) */
 	}
 	p->k->nbody = top.n;
 	p->k->body = top.v;

@@ -5,19 +5,19 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The SD_TOP most recently used distinct lines live in a small move-to-front array, outside the
- * tree: their stack distance is their position, found without hashing or tree walks, and most
- * accesses of a loop nest land there. Lines leave it in LRU order, so stamping them as they
- * leave keeps the tree ordered exactly like the LRU stack below the array. */
+/* The SD_TOP most recently used distinct lines live in a small move-to-front array: their stack
+ * distance is their position, found without hashing or counting, and most accesses of a loop
+ * nest land there. Lines leave it in LRU order, so stamping them with increasing numbers as
+ * they leave orders the other lines exactly like the LRU stack below the array. */
 #define SD_TOP 16
-#define SD_COLD INT64_MAX   /* distance of a first touch */
+#define SD_COLD INT64_MAX     /* distance of a first touch */
 #define EMPTY_LINE UINT64_MAX /* no line: line numbers stay below 2^63 */
-#define IN_TOP UINT32_MAX   /* hash value of a line that sits in the top array */
-#define NO_OWNER UINT32_MAX /* tree stamp that no line holds */
+#define IN_TOP UINT32_MAX     /* stamp of a line that sits in the top array */
 #define HASH_MIN_BITS 12
-#define SD_PREFETCH 16 /* accesses of a batch to look ahead */
-#define TREE_MIN 1024u
-/* Stamps, slots and counts are 32-bit to keep the hot tables small. */
+#define SD_PREFETCH 16   /* accesses of a batch to look ahead */
+#define STAMPS_MIN 4096u /* a multiple of 64 */
+/* Stamps, slot numbers and counts are 32-bit to keep the hot tables small: with at most 2^29
+ * lines there are fewer than 2^31 slots (load >= 1/4) and stamps (tcap <= 4 * live). */
 #define SD_MAX_LINES (UINT64_C(1) << 29)
 /* Set-associative levels keep one tag per line. */
 #define SA_MAX_LINES (INT64_C(1) << 27)
@@ -26,14 +26,14 @@
 
 /* A hash slot: the line and its stamp side by side, so a probe costs one cache miss. */
 typedef struct sd_slot {
-	uint64_t line; /* EMPTY_LINE if free */
-	uint32_t stamp; /* tree stamp, or IN_TOP */
+	uint64_t line;  /* EMPTY_LINE if free */
+	uint32_t stamp; /* stamp, or IN_TOP */
 } sd_slot;
 
 /* One stack-distance pass over the lines of one size. The LRU stack is top[0..ntop-1] followed
- * by the lines in the tree, newest stamp first; a line's distance is its depth in that stack. */
+ * by the stamped lines, newest stamp first; a line's distance is its depth in that stack. */
 typedef struct sd_engine {
-	uint64_t top[SD_TOP]; /* most recent first; EMPTY_LINE past ntop */
+	uint64_t top[SD_TOP];      /* most recent first; EMPTY_LINE past ntop */
 	uint32_t top_slot[SD_TOP]; /* their hash slots */
 	int ntop;
 	int shift; /* log2 of the line size */
@@ -41,10 +41,12 @@ typedef struct sd_engine {
 	sd_slot *slots;
 	unsigned hbits;
 	uint64_t nlines; /* distinct lines seen */
-	/* Fenwick tree over stamps 1..tcap counting the stamps in use; owner[t] is the hash slot
-	 * of the line stamped t, so compaction can renumber stamps 1..live in order. */
-	uint32_t *tree;
-	uint32_t *owner;
+	/* The stamps in use, out of 0..tcap-1: a bitmap, and a Fenwick tree that counts them per
+	 * block of 64 stamps (64 times smaller than one over single stamps, so that it stays in
+	 * the host's cache). Stamps are handed out upwards from clock; when they run out,
+	 * compaction renumbers the live ones 0..live-1. */
+	uint64_t *used; /* tcap / 64 words */
+	uint32_t *blk;  /* blk[1..tcap / 64], 1-based */
 	uint32_t tcap, clock, live;
 	uint64_t *hist; /* hist[d], d < hist_cap; hist_cap >= nlines bounds every distance */
 	uint64_t hist_cap;
@@ -81,6 +83,7 @@ struct sim {
 	uint64_t *ref_miss; /* [level][nref + 1]; column nref: no reference */
 };
 
+/* log2 of a power of two. */
 static int log2_exact(int64_t v)
 {
 	int s = 0;
@@ -89,7 +92,11 @@ static int log2_exact(int64_t v)
 	return s;
 }
 
-static bool is_pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+/* True for 1, 2, 4, ...; false for 0 and negatives. */
+static bool is_pow2(int64_t v)
+{
+	return v > 0 && (v & (v - 1)) == 0;
+}
 
 /* ------------------------------------------------------------ spec */
 
@@ -114,32 +121,35 @@ static ct_status check_level(ct_ctx *ctx, const char *what, int i, const sim_lev
 {
 	long long size = l->size, line = l->line, ways = l->ways;
 	if (size <= 0 || size > SPEC_MAX_NUM)
-		return ct_error(ctx, CT_ERR_INPUT, "%s: level %d: size %lld is not in 1..2^48 bytes",
-				what, i + 1, size);
+		return ct_error(ctx, CT_ERR_INPUT,
+		                "%s: level %d: size %lld is not in 1..2^48 bytes", what, i + 1,
+		                size);
 	if (line <= 0 || line > SPEC_MAX_NUM)
 		return ct_error(ctx, CT_ERR_INPUT,
-				"%s: level %d: line size %lld is not in 1..2^48 bytes", what, i + 1,
-				line);
+		                "%s: level %d: line size %lld is not in 1..2^48 bytes", what, i + 1,
+		                line);
 	if (!is_pow2(line))
-		return ct_error(ctx, CT_ERR_INPUT, "%s: level %d: line size %lld is not a power of two",
-				what, i + 1, line);
+		return ct_error(ctx, CT_ERR_INPUT,
+		                "%s: level %d: line size %lld is not a power of two", what, i + 1,
+		                line);
 	if (size % line)
 		return ct_error(ctx, CT_ERR_INPUT,
-				"%s: level %d: size %lld is not a multiple of the line size %lld", what,
-				i + 1, size, line);
+		                "%s: level %d: size %lld is not a multiple of the line size %lld",
+		                what, i + 1, size, line);
 	if (ways < 0)
 		return ct_error(ctx, CT_ERR_INPUT,
-				"%s: level %d: ways %lld must be 0 (fully associative) or positive",
-				what, i + 1, ways);
+		                "%s: level %d: ways %lld must be 0 (fully associative) or positive",
+		                what, i + 1, ways);
 	if (ways > size / line)
 		return ct_error(ctx, CT_ERR_INPUT,
-				"%s: level %d: %lld ways exceed the %lld lines of the level", what,
-				i + 1, ways, size / line);
+		                "%s: level %d: %lld ways exceed the %lld lines of the level", what,
+		                i + 1, ways, size / line);
 	if (ways > 0 && size % (line * ways))
-		return ct_error(ctx, CT_ERR_INPUT,
-				"%s: level %d: size %lld is not a multiple of line * ways = %lld, so "
-				"the sets would not be whole",
-				what, i + 1, size, line * ways);
+		return ct_error(
+		    ctx, CT_ERR_INPUT,
+		    "%s: level %d: size %lld is not a multiple of line * ways = %lld, so "
+		    "the sets would not be whole",
+		    what, i + 1, size, line * ways);
 	return CT_OK;
 }
 
@@ -147,7 +157,7 @@ ct_status sim_spec_check(ct_ctx *ctx, const sim_spec *spec)
 {
 	if (spec->nlevels < 1 || spec->nlevels > SIM_MAX_LEVELS)
 		return ct_error(ctx, CT_ERR_INPUT, "cache spec: %d levels, expected 1 to %d",
-				spec->nlevels, SIM_MAX_LEVELS);
+		                spec->nlevels, SIM_MAX_LEVELS);
 	for (int i = 0; i < spec->nlevels; i++) {
 		ct_status st = check_level(ctx, "cache spec", i, &spec->level[i]);
 		if (st)
@@ -156,6 +166,7 @@ ct_status sim_spec_check(ct_ctx *ctx, const sim_spec *spec)
 	return CT_OK;
 }
 
+/* p advanced past blanks (a spec typed with spaces after commas still parses). */
 static const char *skip_spaces(const char *p)
 {
 	while (*p == ' ' || *p == '\t')
@@ -179,10 +190,20 @@ static bool parse_num(const char **pp, bool suffix, int64_t *out)
 	if (suffix) {
 		int sh = 0;
 		switch (*p) {
-		case 'K': case 'k': sh = 10; break;
-		case 'M': case 'm': sh = 20; break;
-		case 'G': case 'g': sh = 30; break;
-		default: break;
+		case 'K':
+		case 'k':
+			sh = 10;
+			break;
+		case 'M':
+		case 'm':
+			sh = 20;
+			break;
+		case 'G':
+		case 'g':
+			sh = 30;
+			break;
+		default:
+			break;
 		}
 		if (sh) {
 			if (v > (SPEC_MAX_NUM >> sh))
@@ -206,38 +227,41 @@ ct_status sim_spec_parse(ct_ctx *ctx, const char *text, sim_spec *spec)
 	const char *p = skip_spaces(text);
 	if (!*p)
 		return ct_error(ctx, CT_ERR_INPUT,
-				"%s: empty; expected SIZE:LINE[:WAYS] levels such as 32K:64,1M:64",
-				what);
+		                "%s: empty; expected SIZE:LINE[:WAYS] levels such as 32K:64,1M:64",
+		                what);
 	sim_spec out;
 	memset(&out, 0, sizeof out);
 	for (;;) {
 		int i = out.nlevels;
 		if (i == SIM_MAX_LEVELS)
 			return ct_error(ctx, CT_ERR_INPUT, "%s: more than %d levels", what,
-					SIM_MAX_LEVELS);
+			                SIM_MAX_LEVELS);
 		sim_level *l = &out.level[i];
 		if (!parse_num(&p, true, &l->size))
-			return ct_error(ctx, CT_ERR_INPUT,
-					"%s: level %d: expected a size such as 32768, 32K or 1M (at "
-					"most 2^48) at '%.16s'",
-					what, i + 1, p);
+			return ct_error(
+			    ctx, CT_ERR_INPUT,
+			    "%s: level %d: expected a size such as 32768, 32K or 1M (at "
+			    "most 2^48) at '%.16s'",
+			    what, i + 1, p);
 		if (*p != ':')
 			return ct_error(ctx, CT_ERR_INPUT,
-					"%s: level %d: expected ':' and a line size after the size "
-					"(SIZE:LINE[:WAYS]) at '%.16s'",
-					what, i + 1, p);
+			                "%s: level %d: expected ':' and a line size after the size "
+			                "(SIZE:LINE[:WAYS]) at '%.16s'",
+			                what, i + 1, p);
 		p++;
 		if (!parse_num(&p, true, &l->line))
-			return ct_error(ctx, CT_ERR_INPUT,
-					"%s: level %d: expected a line size in bytes such as 64 at '%.16s'",
-					what, i + 1, p);
+			return ct_error(
+			    ctx, CT_ERR_INPUT,
+			    "%s: level %d: expected a line size in bytes such as 64 at '%.16s'",
+			    what, i + 1, p);
 		if (*p == ':') {
 			p++;
 			if (!parse_num(&p, false, &l->ways))
-				return ct_error(ctx, CT_ERR_INPUT,
-						"%s: level %d: expected a number of ways (0 = fully "
-						"associative) at '%.16s'",
-						what, i + 1, p);
+				return ct_error(
+				    ctx, CT_ERR_INPUT,
+				    "%s: level %d: expected a number of ways (0 = fully "
+				    "associative) at '%.16s'",
+				    what, i + 1, p);
 		}
 		out.nlevels++;
 		ct_status st = check_level(ctx, what, i, l);
@@ -248,9 +272,10 @@ ct_status sim_spec_parse(ct_ctx *ctx, const char *text, sim_spec *spec)
 			continue;
 		}
 		if (*p)
-			return ct_error(ctx, CT_ERR_INPUT,
-					"%s: level %d: unexpected '%.16s' (levels are separated by ',')",
-					what, i + 1, p);
+			return ct_error(
+			    ctx, CT_ERR_INPUT,
+			    "%s: level %d: unexpected '%.16s' (levels are separated by ',')", what,
+			    i + 1, p);
 		break;
 	}
 	*spec = out;
@@ -263,7 +288,7 @@ int64_t sim_layout(ct_ctx *ctx, const sim_buffer *buf, int nbuf, int64_t align, 
 {
 	if (!is_pow2(align)) {
 		ct_error(ctx, CT_ERR_USAGE, "buffer alignment %lld is not a power of two",
-			 (long long)align);
+		         (long long)align);
 		return -1;
 	}
 	int64_t end = 0;
@@ -271,10 +296,11 @@ int64_t sim_layout(ct_ctx *ctx, const sim_buffer *buf, int nbuf, int64_t align, 
 		int64_t bytes, start;
 		if (buf[i].elem_size <= 0 || buf[i].count < 0) {
 			ct_error(ctx, CT_ERR_USAGE, "buffer %d: element size %lld, count %lld", i,
-				 (long long)buf[i].elem_size, (long long)buf[i].count);
+			         (long long)buf[i].elem_size, (long long)buf[i].count);
 			return -1;
 		}
-		if (!ct_add_ok(end, align - 1, &start) || !ct_mul_ok(buf[i].elem_size, buf[i].count, &bytes))
+		if (!ct_add_ok(end, align - 1, &start) ||
+		    !ct_mul_ok(buf[i].elem_size, buf[i].count, &bytes))
 			goto overflow;
 		start &= ~(align - 1);
 		if (!ct_add_ok(start, bytes, &end))
@@ -289,6 +315,7 @@ overflow:
 
 /* ------------------------------------------------------------ stack distances */
 
+/* The slot where a probe for line starts, in a table of 2^bits slots (bits >= 2). */
 static inline uint64_t hash_home(uint64_t line, unsigned bits)
 {
 	/* Groups of 4 neighbouring lines share one 64-byte run of slots (a sweep then misses
@@ -308,21 +335,38 @@ static inline uint64_t hash_probe(const sd_engine *g, uint64_t line)
 	return i;
 }
 
-static inline uint32_t tree_prefix(const uint32_t *tree, uint32_t i)
+/* Bits set in w (without relying on a popcount instruction in the baseline ISA). */
+static inline uint32_t popcount64(uint64_t w)
 {
-	uint32_t sum = 0;
-	for (; i; i &= i - 1)
-		sum += tree[i];
-	return sum;
+	w -= (w >> 1) & UINT64_C(0x5555555555555555);
+	w = (w & UINT64_C(0x3333333333333333)) + ((w >> 2) & UINT64_C(0x3333333333333333));
+	w = (w + (w >> 4)) & UINT64_C(0x0F0F0F0F0F0F0F0F);
+	return (uint32_t)((w * UINT64_C(0x0101010101010101)) >> 56);
 }
 
-/* Add delta (mod 2^32, so UINT32_MAX subtracts one) at stamp i. */
-static inline void tree_add(uint32_t *tree, uint32_t n, uint32_t i, uint32_t delta)
+/* Stamps in use that are <= t. */
+static inline uint32_t stamps_upto(const sd_engine *g, uint32_t t)
 {
-	for (; i <= n; i += i & -i)
-		tree[i] += delta;
+	uint32_t b = t >> 6, sum = 0;
+	for (uint32_t i = b; i; i &= i - 1)
+		sum += g->blk[i];
+	return sum + popcount64(g->used[b] & (~UINT64_C(0) >> (63 - (t & 63))));
 }
 
+/* Mark stamp t used (on) or free. */
+static inline void stamps_set(sd_engine *g, uint32_t t, bool on)
+{
+	uint64_t bit = UINT64_C(1) << (t & 63);
+	uint32_t delta = on ? 1 : UINT32_MAX; /* mod 2^32 */
+	if (on)
+		g->used[t >> 6] |= bit;
+	else
+		g->used[t >> 6] &= ~bit;
+	for (uint32_t i = (t >> 6) + 1, n = g->tcap >> 6; i <= n; i += i & -i)
+		g->blk[i] += delta;
+}
+
+/* Make st the simulator's sticky error (unless one is set); false, for `return sd_fail()`. */
 static bool sd_fail(sim *s, ct_status st)
 {
 	if (!s->err)
@@ -330,7 +374,7 @@ static bool sd_fail(sim *s, ct_status st)
 	return false;
 }
 
-/* Double the hash table; slots move, so owner[] and top_slot[] are redone. */
+/* Double the hash table; slots move, so top_slot[] is redone. */
 static bool sd_hash_grow(sim *s, sd_engine *g)
 {
 	unsigned bits = g->hbits + 1;
@@ -350,8 +394,6 @@ static bool sd_hash_grow(sim *s, sd_engine *g)
 			continue;
 		uint64_t j = hash_probe(g, old[i].line);
 		slots[j] = old[i];
-		if (old[i].stamp != IN_TOP)
-			g->owner[old[i].stamp] = (uint32_t)j;
 	}
 	/* top[0] may be the line being inserted; the caller sets its slot afterwards */
 	for (int i = 0; i < g->ntop; i++)
@@ -360,65 +402,80 @@ static bool sd_hash_grow(sim *s, sd_engine *g)
 	return true;
 }
 
-/* Renumber the live stamps 1..live in order (growing the tree so that at least half of it is
- * free afterwards), which keeps stamps bounded and every tree operation O(log lines). */
+/* Renumber the live stamps 0..live-1 in order, growing the stamp range to at least 4 * live
+ * so that compaction (a scan of the hash table) comes at most once every 3 * live stamps. */
 static bool sd_compact(sim *s, sd_engine *g)
 {
-	uint32_t j = 0;
-	for (uint32_t t = 1; t <= g->clock; t++) {
-		uint32_t o = g->owner[t];
-		if (o == NO_OWNER)
+	/* A stamp's new number is its rank: the stamps used in the blocks before its own (kept
+	 * in blk[0..nblk-1] for the scan; the tree is rebuilt below) plus those below it. */
+	uint32_t nblk = g->tcap >> 6, run = 0;
+	for (uint32_t b = 0; b < nblk; b++) {
+		g->blk[b] = run;
+		run += popcount64(g->used[b]);
+	}
+	size_t n = (size_t)1 << g->hbits;
+	for (size_t i = 0; i < n; i++) {
+		sd_slot *e = &g->slots[i];
+		if (e->line == EMPTY_LINE || e->stamp == IN_TOP)
 			continue;
-		g->owner[++j] = o;
-		g->slots[o].stamp = j;
+		uint32_t t = e->stamp;
+		e->stamp =
+		    g->blk[t >> 6] + popcount64(g->used[t >> 6] & ((UINT64_C(1) << (t & 63)) - 1));
 	}
 	uint64_t want = g->tcap;
-	while (want < 2 * ((uint64_t)j + 1))
+	while (want < 4 * ((uint64_t)g->live + 1))
 		want *= 2;
-	if (want > SD_MAX_LINES * 2)
+	if (want > (UINT64_C(1) << 31))
 		return sd_fail(s, ct_error(s->ctx, CT_ERR_LIMIT,
-					   "simulator: more than %llu distinct lines",
-					   (unsigned long long)SD_MAX_LINES));
+		                           "simulator: more than %llu distinct lines",
+		                           (unsigned long long)SD_MAX_LINES));
 	if (want != g->tcap) {
-		uint32_t *tree = ct_realloc(s->ctx, g->tree, (want + 1) * sizeof *tree);
-		if (!tree)
+		uint64_t *used = ct_realloc(s->ctx, g->used, want / 64 * sizeof *used);
+		if (!used)
 			return sd_fail(s, CT_ERR_NOMEM);
-		g->tree = tree;
-		uint32_t *owner = ct_realloc(s->ctx, g->owner, (want + 1) * sizeof *owner);
-		if (!owner)
+		g->used = used;
+		uint32_t *blk = ct_realloc(s->ctx, g->blk, (want / 64 + 1) * sizeof *blk);
+		if (!blk)
 			return sd_fail(s, CT_ERR_NOMEM);
-		g->owner = owner;
+		g->blk = blk;
 		g->tcap = (uint32_t)want;
+		nblk = g->tcap >> 6;
 	}
-	for (uint32_t t = j + 1; t <= g->tcap; t++)
-		g->owner[t] = NO_OWNER;
-	/* Stamps 1..j are in use: node i covers (i - lowbit(i), i]. */
-	for (uint32_t i = 1; i <= g->tcap; i++) {
-		uint32_t low = i - (i & -i);
-		g->tree[i] = i <= j ? (i & -i) : (low < j ? j - low : 0);
+	/* Stamps 0..live-1 in use: whole blocks, then a partial one; the tree is built in
+	 * linear time by pushing each node's count to its parent. */
+	uint32_t live = g->live;
+	g->blk[0] = 0;
+	for (uint32_t b = 0; b < nblk; b++) {
+		uint32_t k = live > 64 * b ? live - 64 * b : 0;
+		g->used[b] = k >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << k) - 1;
+		g->blk[b + 1] = k >= 64 ? 64 : k;
 	}
-	g->clock = j;
+	for (uint32_t i = 1; i <= nblk; i++) {
+		uint32_t parent = i + (i & -i);
+		if (parent <= nblk)
+			g->blk[parent] += g->blk[i];
+	}
+	g->clock = live;
 	return true;
 }
 
-/* The line that falls out of a full top array enters the tree with the newest stamp. */
+/* The line that falls out of a full top array takes the newest stamp. */
 static bool sd_stamp(sim *s, sd_engine *g, uint32_t slot)
 {
 	if (g->clock == g->tcap && !sd_compact(s, g))
 		return false;
-	uint32_t t = ++g->clock;
-	tree_add(g->tree, g->tcap, t, 1);
-	g->owner[t] = slot;
+	uint32_t t = g->clock++;
+	stamps_set(g, t, true);
 	g->slots[slot].stamp = t;
 	g->live++;
 	return true;
 }
 
 /* An access whose line was not in the top array. sd_access has already moved the line to
- * top[0] and pushed out evicted (EMPTY_LINE while the array was filling), which enters the
- * tree first; the line's distance then comes from the tree, or it is cold. */
+ * top[0] and pushed out evicted (EMPTY_LINE while the array was filling), which is stamped
+ * first; the line's distance then comes from the stamps newer than its own, or it is cold. */
 static __attribute__((noinline)) int64_t sd_access_slow(sim *s, sd_engine *g, uint64_t line,
-							uint64_t evicted, uint32_t evicted_slot)
+                                                        uint64_t evicted, uint32_t evicted_slot)
 {
 	if (evicted == EMPTY_LINE)
 		g->ntop++;
@@ -429,8 +486,8 @@ static __attribute__((noinline)) int64_t sd_access_slow(sim *s, sd_engine *g, ui
 	if (g->slots[slot].line == EMPTY_LINE) {
 		if (g->nlines + 1 > SD_MAX_LINES) {
 			sd_fail(s, ct_error(s->ctx, CT_ERR_LIMIT,
-					    "simulator: more than %llu distinct lines",
-					    (unsigned long long)SD_MAX_LINES));
+			                    "simulator: more than %llu distinct lines",
+			                    (unsigned long long)SD_MAX_LINES));
 			return SD_COLD;
 		}
 		if ((g->nlines + 1) * 2 > (UINT64_C(1) << g->hbits)) {
@@ -453,13 +510,12 @@ static __attribute__((noinline)) int64_t sd_access_slow(sim *s, sd_engine *g, ui
 		g->cold++;
 		d = SD_COLD;
 	} else {
-		/* In the tree, so the array was full: its other SD_TOP - 1 lines, and the tree's
-		 * lines stamped after t (the evicted one among them), are the distinct lines
-		 * touched since. */
+		/* Stamped, so the array was full: its other SD_TOP - 1 lines, and the lines
+		 * stamped after t (the evicted one among them), are the distinct lines touched
+		 * since. */
 		uint32_t t = g->slots[slot].stamp;
-		d = SD_TOP - 1 + (int64_t)(g->live - tree_prefix(g->tree, t));
-		tree_add(g->tree, g->tcap, t, UINT32_MAX);
-		g->owner[t] = NO_OWNER;
+		d = SD_TOP - 1 + (int64_t)(g->live - stamps_upto(g, t));
+		stamps_set(g, t, false);
 		g->live--;
 		g->hist[d]++;
 	}
@@ -491,6 +547,8 @@ static inline int64_t sd_access(sim *s, sd_engine *g, uint64_t line)
 	return sd_access_slow(s, g, line, prev, prev_slot);
 }
 
+/* An empty pass for lines of 2^shift bytes; false (NOMEM on ctx) if allocation fails, the
+ * caller then frees what was allocated with sd_release. */
 static bool sd_init(sim *s, sd_engine *g, int shift)
 {
 	g->shift = shift;
@@ -499,25 +557,25 @@ static bool sd_init(sim *s, sd_engine *g, int shift)
 	g->hbits = HASH_MIN_BITS;
 	size_t n = (size_t)1 << g->hbits;
 	g->slots = ct_realloc(s->ctx, NULL, n * sizeof *g->slots);
-	g->tcap = TREE_MIN;
-	g->tree = ct_alloc(s->ctx, (g->tcap + 1) * sizeof *g->tree);
-	g->owner = ct_alloc(s->ctx, (g->tcap + 1) * sizeof *g->owner);
+	g->tcap = STAMPS_MIN;
+	g->used = ct_alloc(s->ctx, g->tcap / 64 * sizeof *g->used);
+	g->blk = ct_alloc(s->ctx, (g->tcap / 64 + 1) * sizeof *g->blk);
 	g->hist_cap = 64;
 	g->hist = ct_alloc(s->ctx, g->hist_cap * sizeof *g->hist);
-	if (!g->slots || !g->tree || !g->owner || !g->hist)
+	if (!g->slots || !g->used || !g->blk || !g->hist)
 		return false;
 	for (size_t i = 0; i < n; i++)
 		g->slots[i].line = EMPTY_LINE;
-	memset(g->owner, 0xff, (g->tcap + 1) * sizeof *g->owner);
 	g->min_cap = INT64_MAX;
 	return true;
 }
 
+/* Free the tables of a pass (sd_init's, whether or not it succeeded). */
 static void sd_release(ct_ctx *ctx, sd_engine *g)
 {
 	ct_free(ctx, g->slots);
-	ct_free(ctx, g->tree);
-	ct_free(ctx, g->owner);
+	ct_free(ctx, g->used);
+	ct_free(ctx, g->blk);
 	ct_free(ctx, g->hist);
 }
 
@@ -565,9 +623,9 @@ sim *sim_new(ct_ctx *ctx, const sim_spec *spec, const sim_buffer *buf, int nbuf,
 		const sim_level *l = &spec->level[i];
 		if (sim_level_sets(l) > 1 && l->size / l->line > SA_MAX_LINES) {
 			ct_error(ctx, CT_ERR_LIMIT,
-				 "cache level %d: a set-associative level of more than %lld lines "
-				 "is not supported",
-				 i + 1, (long long)SA_MAX_LINES);
+			         "cache level %d: a set-associative level of more than %lld lines "
+			         "is not supported",
+			         i + 1, (long long)SA_MAX_LINES);
 			return NULL;
 		}
 	}
@@ -658,6 +716,7 @@ void sim_free(sim *s)
 	ct_free(ctx, s);
 }
 
+/* One miss of level lev, counted in total, against buffer column bcol and reference rcol. */
 static inline void count_miss(sim *s, int lev, int bcol, int rcol)
 {
 	s->misses[lev]++;
@@ -692,17 +751,18 @@ void sim_access_ref(sim *s, int ref, int buffer, int64_t offset, int is_write)
 {
 	if (s->err)
 		return;
-	if ((unsigned)buffer >= (unsigned)s->nbuf || (uint64_t)offset >= (uint64_t)s->count[buffer] ||
-	    ref < -1 || ref >= s->nref) {
-		s->err = ct_error(s->ctx, CT_ERR_USAGE,
-				  "simulator: access to element %lld of buffer %d (reference %d) is "
-				  "out of range",
-				  (long long)offset, buffer, ref);
+	if ((unsigned)buffer >= (unsigned)s->nbuf ||
+	    (uint64_t)offset >= (uint64_t)s->count[buffer] || ref < -1 || ref >= s->nref) {
+		s->err =
+		    ct_error(s->ctx, CT_ERR_USAGE,
+		             "simulator: access to element %lld of buffer %d (reference %d) is "
+		             "out of range",
+		             (long long)offset, buffer, ref);
 		return;
 	}
 	s->writes += is_write != 0;
 	access_addr(s, (uint64_t)(s->base[buffer] + offset * s->esize[buffer]), buffer,
-		    ref < 0 ? s->nref : ref);
+	            ref < 0 ? s->nref : ref);
 }
 
 void sim_access(sim *s, int buffer, int64_t offset, int is_write)
@@ -721,15 +781,15 @@ void sim_access_lines(sim *s, const uint64_t *lines, size_t n, const uint8_t *is
 		return;
 	if (s->line_shift < 0) {
 		s->err = ct_error(s->ctx, CT_ERR_USAGE,
-				  "simulator: line numbers need a single line size in the spec");
+		                  "simulator: line numbers need a single line size in the spec");
 		return;
 	}
 	uint64_t limit = (UINT64_C(1) << 62) >> s->line_shift;
 	for (size_t i = 0; i < n && !s->err; i++) {
 		if (lines[i] >= limit) {
 			s->err = ct_error(s->ctx, CT_ERR_USAGE,
-					  "simulator: line number %llu is too large",
-					  (unsigned long long)lines[i]);
+			                  "simulator: line number %llu is too large",
+			                  (unsigned long long)lines[i]);
 			return;
 		}
 		if (is_write)
@@ -739,7 +799,7 @@ void sim_access_lines(sim *s, const uint64_t *lines, size_t n, const uint8_t *is
 		if (i + SD_PREFETCH < n)
 			for (int e = 0; e < s->nsd; e++)
 				__builtin_prefetch(&s->sd[e].slots[hash_home(lines[i + SD_PREFETCH],
-									     s->sd[e].hbits)]);
+				                                             s->sd[e].hbits)]);
 		access_addr(s, lines[i] << s->line_shift, s->nbuf, s->nref);
 	}
 }

@@ -48,8 +48,8 @@ typedef struct sim_buffer {
 /* CLI.md's address convention: buffer i starts at base[i], the first multiple of align at or
  * after the end of buffer i-1 (buffer 0 at 0), so every buffer begins on its own line when align
  * is the largest line size of the hierarchy (sim_spec_max_line). Returns the total span in bytes,
- * or -1 with CT_ERR_LIMIT on ctx when it overflows int64, CT_ERR_USAGE for a negative size or
- * an align that is not a power of two. */
+ * or -1 with CT_ERR_LIMIT on ctx when it overflows int64, CT_ERR_USAGE for an element size
+ * below 1, a negative count or an align that is not a power of two. */
 int64_t sim_layout(ct_ctx *ctx, const sim_buffer *buf, int nbuf, int64_t align, int64_t *base);
 
 /* Largest line size of the spec (the alignment sim_layout needs); 1 for an empty spec. */
@@ -57,7 +57,7 @@ int64_t sim_spec_max_line(const sim_spec *spec);
 
 /* Stack-distance histogram of one line size: count[d] accesses found their line with d distinct
  * other lines touched since its previous access (d = 0: nothing else in between); first touches
- * are cold (infinite distance). Owned by the simulator; valid until sim_free. */
+ * are cold (infinite distance). Owned by the simulator; valid until its next access. */
 typedef struct sim_hist {
 	const uint64_t *count;
 	int64_t len; /* count[0 .. len-1]; every distance is below len */
@@ -74,9 +74,12 @@ typedef struct sim sim;
 
 /* A simulator for spec (copied) over nbuf buffers (copied; placed by sim_layout with the spec's
  * largest line) and nref reference ids (accesses may carry one in 0..nref-1 for per-reference
- * miss counts). Fully associative levels with the same line size share one stack-distance pass;
- * each set-associative level has its own per-set LRU. NULL with the error on ctx. */
+ * miss counts). Fully associative levels with the same line size share one stack-distance pass
+ * (O(log lines) per access, most accesses O(1)); each set-associative level has its own
+ * per-set LRU (O(ways) per access, up to 2^27 lines). Keeps ctx for its allocations and
+ * errors. NULL with the error on ctx. */
 sim *sim_new(ct_ctx *ctx, const sim_spec *spec, const sim_buffer *buf, int nbuf, int nref);
+/* sim_free(NULL) is a no-op. */
 void sim_free(sim *s);
 
 /* Byte address of element offset of buffer (no range check). */

@@ -42,10 +42,14 @@ void ct_fill_random(void *buffer, ct_dtype t, int64_t n, uint64_t seed, uint64_t
 static double elem(const void *p, ct_dtype t, int64_t i)
 {
 	switch (t) {
-	case CT_F32: return (double)((const float *)p)[i];
-	case CT_F64: return ((const double *)p)[i];
-	case CT_I32: return (double)((const int32_t *)p)[i];
-	case CT_I64: return (double)((const int64_t *)p)[i];
+	case CT_F32:
+		return (double)((const float *)p)[i];
+	case CT_F64:
+		return ((const double *)p)[i];
+	case CT_I32:
+		return (double)((const int32_t *)p)[i];
+	case CT_I64:
+		return (double)((const int64_t *)p)[i];
 	}
 	return 0;
 }
@@ -64,7 +68,8 @@ double ct_max_rel_error(const void *got, const void *want, ct_dtype t, int64_t n
 			if (g == w)
 				continue;
 			/* exact difference in unsigned arithmetic, then scaled */
-			uint64_t diff = g > w ? (uint64_t)g - (uint64_t)w : (uint64_t)w - (uint64_t)g;
+			uint64_t diff =
+			    g > w ? (uint64_t)g - (uint64_t)w : (uint64_t)w - (uint64_t)g;
 			double aw = fabs((double)w);
 			e = (double)diff / (aw > 1 ? aw : 1);
 		} else {

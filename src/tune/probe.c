@@ -31,16 +31,23 @@
 const char *ct_probe_source_name(ct_probe_source s)
 {
 	switch (s) {
-	case CT_SRC_DEFAULT: return "default";
-	case CT_SRC_HWLOC: return "hwloc";
-	case CT_SRC_SYSFS: return "sysfs";
-	case CT_SRC_CPUID: return "cpuid";
-	case CT_SRC_OS: return "os";
-	case CT_SRC_MEASURED: return "measured";
+	case CT_SRC_DEFAULT:
+		return "default";
+	case CT_SRC_HWLOC:
+		return "hwloc";
+	case CT_SRC_SYSFS:
+		return "sysfs";
+	case CT_SRC_CPUID:
+		return "cpuid";
+	case CT_SRC_OS:
+		return "os";
+	case CT_SRC_MEASURED:
+		return "measured";
 	}
 	return "unknown";
 }
 
+/* clang-format off */
 static const struct {
 	uint32_t bit;
 	const char *name;
@@ -56,6 +63,8 @@ static const struct {
 	{CT_ISA_AVX512FP16, "avx512fp16"}, {CT_ISA_AVXVNNI, "avxvnni"},
 	{CT_ISA_NEON, "neon"},
 };
+
+/* clang-format on */
 
 const char *ct_isa_name(uint32_t bit)
 {
@@ -136,7 +145,10 @@ void tune_sanitize(const char *s, char *out, size_t n)
 		snprintf(out, n, "unknown");
 }
 
-static bool is_pow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
+static bool is_pow2(int64_t x)
+{
+	return x > 0 && (x & (x - 1)) == 0;
+}
 
 /* ------------------------------------------------------------ x86: cpuid */
 
@@ -235,7 +247,8 @@ static void detect_cpuid(ct_probe_info *p)
 	if (__get_cpuid(0x80000000u, &a, &b, &c, &d) && a >= 0x80000004u) {
 		unsigned r[12];
 		for (unsigned i = 0; i < 3; i++)
-			__cpuid(0x80000002u + i, r[4 * i], r[4 * i + 1], r[4 * i + 2], r[4 * i + 3]);
+			__cpuid(0x80000002u + i, r[4 * i], r[4 * i + 1], r[4 * i + 2],
+			        r[4 * i + 3]);
 		char brand[49];
 		memcpy(brand, r, 48);
 		brand[48] = 0;
@@ -253,8 +266,8 @@ static int plausible_prefix(ct_cache_level *c, int n)
 {
 	for (int i = 0; i < n; i++) {
 		bool ok = c[i].size >= 1 * KIB && c[i].size <= ((int64_t)1 << 40) &&
-			  is_pow2(c[i].line) && c[i].line >= 8 && c[i].line <= 4096 &&
-			  c[i].ways >= 0;
+		          is_pow2(c[i].line) && c[i].line >= 8 && c[i].line <= 4096 &&
+		          c[i].ways >= 0;
 		if (i > 0)
 			ok = ok && c[i].level > c[i - 1].level && c[i].size > c[i - 1].size;
 		if (!ok)
@@ -283,8 +296,8 @@ static void detect_hwloc(ct_probe_info *p, bool want_caches)
 	}
 	if (want_caches) {
 		static const hwloc_obj_type_t types[] = {HWLOC_OBJ_L1CACHE, HWLOC_OBJ_L2CACHE,
-							 HWLOC_OBJ_L3CACHE, HWLOC_OBJ_L4CACHE,
-							 HWLOC_OBJ_L5CACHE};
+		                                         HWLOC_OBJ_L3CACHE, HWLOC_OBJ_L4CACHE,
+		                                         HWLOC_OBJ_L5CACHE};
 		ct_cache_level c[CT_PROBE_MAX_CACHES];
 		int n = 0;
 		for (int i = 0; i < 5 && n < CT_PROBE_MAX_CACHES; i++) {
@@ -297,7 +310,8 @@ static void detect_hwloc(ct_probe_info *p, bool want_caches)
 			l->size = (int64_t)o->attr->cache.size;
 			l->line = (int)o->attr->cache.linesize;
 			/* hwloc: -1 fully associative, 0 unknown; ours: 0 for both */
-			l->ways = o->attr->cache.associativity > 0 ? o->attr->cache.associativity : 0;
+			l->ways =
+			    o->attr->cache.associativity > 0 ? o->attr->cache.associativity : 0;
 			l->shared_by = o->cpuset ? hwloc_bitmap_weight(o->cpuset) : 0;
 			l->instances = hwloc_get_nbobjs_by_type(topo, types[i]);
 			l->source = CT_SRC_HWLOC;
@@ -408,13 +422,15 @@ int tune_caches_sysfs(const char *dir, ct_cache_level *out, int max)
 		memset(&l, 0, sizeof l);
 		l.level = level;
 		l.size = read_line(dir, sub, "size", buf, sizeof buf) ? parse_size(buf) : -1;
-		l.line = read_line(dir, sub, "coherency_line_size", buf, sizeof buf) ? atoi(buf) : 0;
-		l.ways = read_line(dir, sub, "ways_of_associativity", buf, sizeof buf) ? atoi(buf) : 0;
+		l.line =
+		    read_line(dir, sub, "coherency_line_size", buf, sizeof buf) ? atoi(buf) : 0;
+		l.ways =
+		    read_line(dir, sub, "ways_of_associativity", buf, sizeof buf) ? atoi(buf) : 0;
 		if (l.ways < 0)
 			l.ways = 0;
 		l.shared_by = read_line(dir, sub, "shared_cpu_list", buf, sizeof buf)
-				      ? count_cpu_list(buf)
-				      : 0;
+		                  ? count_cpu_list(buf)
+		                  : 0;
 		l.source = CT_SRC_SYSFS;
 		if (l.size <= 0)
 			continue;
@@ -443,9 +459,9 @@ int tune_caches_sysfs(const char *dir, ct_cache_level *out, int max)
 
 /* Portable defaults: typical of current x86 and Arm server cores. */
 static const ct_cache_level default_caches[] = {
-	{1, 32 * KIB, 64, 8, 1, 0, 0.0, CT_SRC_DEFAULT},
-	{2, 1 * MIB, 64, 16, 1, 0, 0.0, CT_SRC_DEFAULT},
-	{3, 16 * MIB, 64, 16, 0, 0, 0.0, CT_SRC_DEFAULT},
+    {1, 32 * KIB, 64, 8, 1, 0, 0.0, CT_SRC_DEFAULT},
+    {2, 1 * MIB, 64, 16, 1, 0, 0.0, CT_SRC_DEFAULT},
+    {3, 16 * MIB, 64, 16, 0, 0, 0.0, CT_SRC_DEFAULT},
 };
 
 /* CPUs this process may run on; fills cpus[0..max) with their numbers. */
@@ -503,9 +519,10 @@ static void make_identity(ct_probe_info *p)
 
 	ct_buf b;
 	ct_buf_init(&b);
-	ct_buf_printf(&b, "cachet=%s;arch=%s;vendor=%s;model=%s;signature=%d.%d.%d;cores=%d;threads=%d;isa=",
-		      CACHET_VERSION, p->arch, p->vendor, p->model, p->family, p->model_number,
-		      p->stepping, p->cores, p->hw_threads);
+	ct_buf_printf(
+	    &b, "cachet=%s;arch=%s;vendor=%s;model=%s;signature=%d.%d.%d;cores=%d;threads=%d;isa=",
+	    CACHET_VERSION, p->arch, p->vendor, p->model, p->family, p->model_number, p->stepping,
+	    p->cores, p->hw_threads);
 	bool first = true;
 	for (size_t i = 0; i < sizeof isa_names / sizeof isa_names[0]; i++)
 		if (p->isa & isa_names[i].bit) {
@@ -515,7 +532,7 @@ static void make_identity(ct_probe_info *p)
 	ct_buf_puts(&b, ";caches=");
 	for (int i = 0; i < p->ncaches; i++)
 		ct_buf_printf(&b, "%sL%d:%lld/%d/%d", i ? "," : "", p->caches[i].level,
-			      (long long)p->caches[i].size, p->caches[i].line, p->caches[i].ways);
+		              (long long)p->caches[i].size, p->caches[i].line, p->caches[i].ways);
 	snprintf(p->identity, sizeof p->identity, "%s", b.s && !b.failed ? b.s : "");
 	ct_buf_free(&b);
 }
@@ -539,7 +556,7 @@ static void probe_detect(unsigned flags, ct_probe_info *p)
 		detect_hwloc(p, true);
 	if (p->ncaches == 0 && !(flags & CT_PROBE_NO_SYSFS))
 		p->ncaches = tune_caches_sysfs("/sys/devices/system/cpu/cpu0/cache", p->caches,
-					       CT_PROBE_MAX_CACHES);
+		                               CT_PROBE_MAX_CACHES);
 	if (p->hw_threads <= 0) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
 		p->hw_threads = n > 0 ? (int)n : 1;
@@ -595,11 +612,12 @@ typedef double (*fma_fn)(uint64_t iters, int one_chain);
 
 typedef struct fma_kernel {
 	fma_fn fn;
-	int lanes;      /* elements per vector */
-	int nacc;       /* independent chains in the throughput loop */
-	int fma;        /* 1: fused multiply-add; 0: multiply then add */
+	int lanes; /* elements per vector */
+	int nacc;  /* independent chains in the throughput loop */
+	int fma;   /* 1: fused multiply-add; 0: multiply then add */
 } fma_kernel;
 
+/* clang-format off */
 #define REP12(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
 #define REP16(X) REP12(X) X(12) X(13) X(14) X(15)
 #define ACC_DECL(i) V a##i = SET1((E)(1.0 + 0.001 * (i)));
@@ -752,6 +770,8 @@ static double fma_generic_f64(uint64_t iters, int one_chain) { FMA_BODY(REP12) }
 #undef FMA
 #undef ADD
 
+/* clang-format on */
+
 /* The widest kernel the detected ISA can run, for f32 (f64 = 0) or f64. */
 static fma_kernel pick_kernel(uint32_t isa, bool f64)
 {
@@ -806,7 +826,7 @@ static uint64_t calibrate(const fma_kernel *k, int one_chain, double window, vol
 /* Best rate (iterations per second) of k over a few windows: the best one
  * is the one least disturbed by other processes on the machine. */
 static double best_rate(const fma_kernel *k, int one_chain, uint64_t iters, int windows,
-			volatile double *sink)
+                        volatile double *sink)
 {
 	double best = 0;
 	for (int w = 0; w < windows; w++) {
@@ -860,20 +880,20 @@ static double measure_ghz(volatile double *sink)
 typedef struct bench_gate {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	int state;               /* 0 wait, 1 go, -1 give up */
+	int state;                 /* 0 wait, 1 go, -1 give up */
 	pthread_barrier_t barrier; /* the n workers, between timed passes */
 } bench_gate;
 
 typedef struct bench_thread {
 	bench_gate *gate;
-	int cpu;                 /* pin to this CPU; -1 = leave as is */
+	int cpu;                  /* pin to this CPU; -1 = leave as is */
 	const fma_kernel *kernel; /* FMA run, or NULL for a copy */
 	uint64_t iters;
-	const char *src;         /* copy run */
+	const char *src; /* copy run */
 	char *dst;
 	size_t bytes;
 	int passes;
-	double seconds;          /* best pass (copy) or the whole run (FMA) */
+	double seconds; /* best pass (copy) or the whole run (FMA) */
 	double sink;
 } bench_thread;
 
@@ -962,7 +982,7 @@ static bool run_threads(ct_ctx *ctx, bench_thread *th, int n)
 #define FMA_WINDOW 0.010 /* seconds per timing window: 5 windows ~ 50 ms per number */
 
 static void measure_flops(ct_ctx *ctx, ct_probe_info *p, const int *cpus, int ncpus,
-			  volatile double *sink)
+                          volatile double *sink)
 {
 	p->ghz = measure_ghz(sink);
 	for (int f64 = 0; f64 <= 1; f64++) {
@@ -1009,7 +1029,9 @@ static void measure_flops(ct_ctx *ctx, ct_probe_info *p, const int *cpus, int nc
 				if (th[i].seconds > slowest)
 					slowest = th[i].seconds;
 			}
-			double all = slowest > 0 ? (double)n * (double)iters * flops_per_iter / slowest / 1e9 : 0;
+			double all =
+			    slowest > 0 ? (double)n * (double)iters * flops_per_iter / slowest / 1e9
+			                : 0;
 			if (all > best)
 				best = all;
 		}
@@ -1072,7 +1094,7 @@ static size_t copy_array_bytes(const ct_probe_info *p)
 }
 
 static void measure_bandwidth(ct_ctx *ctx, ct_probe_info *p, const int *cpus, int ncpus,
-			      volatile double *sink)
+                              volatile double *sink)
 {
 	size_t bytes = copy_array_bytes(p);
 	char *a = NULL, *b = NULL;
@@ -1148,7 +1170,7 @@ static uint64_t splitmix64(uint64_t *s)
  * order defeats the prefetchers, so this is the load-to-use latency of
  * whichever level holds bytes. perm has room for bytes / line entries. */
 static double chase_ns(char *buf, size_t bytes, size_t line, uint32_t *perm, double budget,
-		       bool warm, volatile double *sink)
+                       bool warm, volatile double *sink)
 {
 	size_t n = bytes / line;
 	if (n < 4)
@@ -1252,9 +1274,14 @@ static void probe_cleanup(ct_ctx *ctx)
 	ctx->target = NULL;
 }
 
-/* Detect into a fresh ctx-owned struct and make it the ctx's target. */
+/* Detect afresh into the ctx's target. A re-probe overwrites the struct in
+ * place, so that pointers other modules took from tune_target stay valid. */
 static ct_probe_info *probe_fresh(ct_ctx *ctx, unsigned flags)
 {
+	if (ctx->target) {
+		probe_detect(flags, ctx->target);
+		return ctx->target;
+	}
 	ct_probe_info *p = ct_alloc(ctx, sizeof *p);
 	if (!p)
 		return NULL;
@@ -1264,7 +1291,6 @@ static ct_probe_info *probe_fresh(ct_ctx *ctx, unsigned flags)
 		ct_error(ctx, CT_ERR_LIMIT, "too many context cleanups: cannot keep the probe");
 		return NULL;
 	}
-	ct_free(ctx, ctx->target);
 	ctx->target = p;
 	return p;
 }
@@ -1320,12 +1346,13 @@ static void print_text(ct_buf *b, const ct_probe_info *p)
 	ct_buf_printf(b, "device      %s\n", p->device_id);
 	ct_buf_printf(b, "cpu         %s, %s", p->vendor, p->model);
 	if (p->family)
-		ct_buf_printf(b, " (family %d, model %d, stepping %d)", p->family,
-			      p->model_number, p->stepping);
+		ct_buf_printf(b, " (family %d, model %d, stepping %d)", p->family, p->model_number,
+		              p->stepping);
 	ct_buf_printf(b, "  [%s]\n", ct_probe_source_name(p->vendor_source));
 	ct_buf_printf(b, "arch        %s\n", p->arch);
-	ct_buf_printf(b, "cores       %d physical, %d hardware threads, %d usable by this process  [%s]\n",
-		      p->cores, p->hw_threads, p->cpus_allowed, ct_probe_source_name(p->cores_source));
+	ct_buf_printf(
+	    b, "cores       %d physical, %d hardware threads, %d usable by this process  [%s]\n",
+	    p->cores, p->hw_threads, p->cpus_allowed, ct_probe_source_name(p->cores_source));
 	ct_buf_puts(b, "isa        ");
 	for (size_t i = 0; i < sizeof isa_names / sizeof isa_names[0]; i++)
 		if (p->isa & isa_names[i].bit)
@@ -1333,9 +1360,10 @@ static void print_text(ct_buf *b, const ct_probe_info *p)
 	if (!p->isa)
 		ct_buf_puts(b, " (scalar)");
 	ct_buf_printf(b, "  [%s]\n", ct_probe_source_name(p->isa_source));
-	ct_buf_printf(b, "vector      %d bytes, %d registers, %d FMA/cycle, FMA latency %d cycles  [%s]\n",
-		      p->vector_bytes, p->vector_registers, p->fma_units, p->fma_latency,
-		      ct_probe_source_name(p->fma_source));
+	ct_buf_printf(
+	    b, "vector      %d bytes, %d registers, %d FMA/cycle, FMA latency %d cycles  [%s]\n",
+	    p->vector_bytes, p->vector_registers, p->fma_units, p->fma_latency,
+	    ct_probe_source_name(p->fma_source));
 	for (int i = 0; i < p->ncaches; i++) {
 		const ct_cache_level *l = &p->caches[i];
 		ct_buf_printf(b, "%s L%d ", i == 0 ? "caches     " : "           ", l->level);
@@ -1354,16 +1382,21 @@ static void print_text(ct_buf *b, const ct_probe_info *p)
 		ct_buf_printf(b, "  [%s]\n", ct_probe_source_name(l->source));
 	}
 	if (p->measured & CT_PROBE_MEASURE_FLOPS) {
-		ct_buf_printf(b, "peak f32    %.1f GFLOP/s per core, %.1f GFLOP/s on %d threads  [measured]\n",
-			      p->gflops_f32_core, p->gflops_f32_all, p->threads_measured);
-		ct_buf_printf(b, "peak f64    %.1f GFLOP/s per core, %.1f GFLOP/s on %d threads  [measured]\n",
-			      p->gflops_f64_core, p->gflops_f64_all, p->threads_measured);
+		ct_buf_printf(
+		    b,
+		    "peak f32    %.1f GFLOP/s per core, %.1f GFLOP/s on %d threads  [measured]\n",
+		    p->gflops_f32_core, p->gflops_f32_all, p->threads_measured);
+		ct_buf_printf(
+		    b,
+		    "peak f64    %.1f GFLOP/s per core, %.1f GFLOP/s on %d threads  [measured]\n",
+		    p->gflops_f64_core, p->gflops_f64_all, p->threads_measured);
 		if (p->ghz > 0)
 			ct_buf_printf(b, "clock       %.2f GHz  [measured]\n", p->ghz);
 	}
 	if (p->measured & CT_PROBE_MEASURE_BANDWIDTH) {
 		ct_buf_printf(b, "copy        %.1f GB/s on 1 thread, %.1f GB/s on %d threads (",
-			      p->copy_gbs_core, p->copy_gbs_all, p->threads_measured > 0 ? p->threads_measured : p->cpus_allowed);
+		              p->copy_gbs_core, p->copy_gbs_all,
+		              p->threads_measured > 0 ? p->threads_measured : p->cpus_allowed);
 		put_bytes(b, p->copy_bytes);
 		ct_buf_puts(b, " arrays)  [measured]\n");
 	}
@@ -1393,10 +1426,12 @@ static void print_json(ct_buf *b, const ct_probe_info *p)
 	ct_buf_puts(b, ", \"arch\": ");
 	ct_buf_json_str(b, p->arch);
 	ct_buf_printf(b, ", \"family\": %d, \"model_number\": %d, \"stepping\": %d", p->family,
-		      p->model_number, p->stepping);
+	              p->model_number, p->stepping);
 	ct_buf_printf(b, ", \"vendor_source\": \"%s\"", ct_probe_source_name(p->vendor_source));
-	ct_buf_printf(b, ", \"cores\": %d, \"hw_threads\": %d, \"cpus_allowed\": %d, \"cores_source\": \"%s\"",
-		      p->cores, p->hw_threads, p->cpus_allowed, ct_probe_source_name(p->cores_source));
+	ct_buf_printf(
+	    b,
+	    ", \"cores\": %d, \"hw_threads\": %d, \"cpus_allowed\": %d, \"cores_source\": \"%s\"",
+	    p->cores, p->hw_threads, p->cpus_allowed, ct_probe_source_name(p->cores_source));
 	ct_buf_puts(b, ", \"isa\": [");
 	bool first = true;
 	for (size_t i = 0; i < sizeof isa_names / sizeof isa_names[0]; i++)
@@ -1405,15 +1440,19 @@ static void print_json(ct_buf *b, const ct_probe_info *p)
 			first = false;
 		}
 	ct_buf_printf(b, "], \"isa_source\": \"%s\"", ct_probe_source_name(p->isa_source));
-	ct_buf_printf(b, ", \"vector_bytes\": %d, \"vector_registers\": %d, \"fma_units\": %d, \"fma_latency\": %d, \"fma_source\": \"%s\"",
-		      p->vector_bytes, p->vector_registers, p->fma_units, p->fma_latency,
-		      ct_probe_source_name(p->fma_source));
+	ct_buf_printf(b,
+	              ", \"vector_bytes\": %d, \"vector_registers\": %d, \"fma_units\": %d, "
+	              "\"fma_latency\": %d, \"fma_source\": \"%s\"",
+	              p->vector_bytes, p->vector_registers, p->fma_units, p->fma_latency,
+	              ct_probe_source_name(p->fma_source));
 	ct_buf_puts(b, ", \"caches\": [");
 	for (int i = 0; i < p->ncaches; i++) {
 		const ct_cache_level *l = &p->caches[i];
-		ct_buf_printf(b, "%s{\"level\": %d, \"size\": %lld, \"line\": %d, \"ways\": %d, \"shared_by\": %d, \"instances\": %d, ",
-			      i ? ", " : "", l->level, (long long)l->size, l->line, l->ways,
-			      l->shared_by, l->instances);
+		ct_buf_printf(b,
+		              "%s{\"level\": %d, \"size\": %lld, \"line\": %d, \"ways\": %d, "
+		              "\"shared_by\": %d, \"instances\": %d, ",
+		              i ? ", " : "", l->level, (long long)l->size, l->line, l->ways,
+		              l->shared_by, l->instances);
 		if (l->latency_ns > 0)
 			json_num(b, "latency_ns", l->latency_ns, true);
 		ct_buf_printf(b, "\"source\": \"%s\"}", ct_probe_source_name(l->source));
@@ -1455,7 +1494,7 @@ ct_status ct_probe_print(ct_ctx *ctx, int json, FILE *out)
 {
 	if (!ctx || !out)
 		return ctx ? ct_error(ctx, CT_ERR_USAGE, "ct_probe_print: no output stream")
-			   : CT_ERR_USAGE;
+		           : CT_ERR_USAGE;
 	const ct_probe_info *p = tune_target(ctx);
 	if (!p)
 		return ct_ctx_last_status(ctx);

@@ -21,6 +21,7 @@
  * enough that a wedged process shows up as an error, not a hang. */
 #define BUSY_TIMEOUT_MS 20000
 
+/* clang-format off */
 /* The columns of the tune table, in order: the schema check compares them. */
 #define TUNE_COLUMNS                                                                   \
 	"family,dtype,size_class,params,seconds,gflops,verified,tuner_version,"       \
@@ -54,19 +55,21 @@ static const char upsert_sql[] =
 
 #define SELECT_RECORD "SELECT " TUNE_COLUMNS " FROM tune"
 
+/* clang-format on */
+
 static const char *const dtype_names[] = {"f32", "f64", "i32", "i64"};
 #define NDTYPES ((int)(sizeof dtype_names / sizeof dtype_names[0]))
 
 struct ct_store {
 	ct_ctx *ctx;
-	sqlite3 *db;          /* NULL: nothing readable (reads find nothing) */
+	sqlite3 *db; /* NULL: nothing readable (reads find nothing) */
 	char *dir, *path;
 	char *device_id, *identity, *version, *param_names;
 	unsigned flags;
-	bool writable;        /* puts can succeed */
-	bool dir_writable;    /* the folder accepts new files (-shm, set-aside) */
-	bool all_stale;       /* read-only store of another identity: trust nothing */
-	char why_ro[600];     /* why puts fail */
+	bool writable;     /* puts can succeed */
+	bool dir_writable; /* the folder accepts new files (-shm, set-aside) */
+	bool all_stale;    /* read-only store of another identity: trust nothing */
+	char why_ro[600];  /* why puts fail */
 	ct_buf warnings;
 	ct_arena arena;       /* strings of the last get/list */
 	ct_tune_record *recs; /* records of the last list */
@@ -167,7 +170,8 @@ static bool valid_device_id(const char *id)
 	if (!*id)
 		return false;
 	for (const char *p = id; *p; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_' || *p == '-'))
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_' ||
+		      *p == '-'))
 			return false;
 	return true;
 }
@@ -182,7 +186,7 @@ uint64_t tune_record_checksum(const ct_tune_record *r, const char *cachet_versio
 	ct_buf b;
 	ct_buf_init(&b);
 	const char *strs[] = {r->family, r->size_class, r->params,
-			      r->tuner_version ? r->tuner_version : "", cachet_version};
+	                      r->tuner_version ? r->tuner_version : "", cachet_version};
 	ct_buf_puts(&b, "cachet-tune-record-1");
 	for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++)
 		ct_buf_printf(&b, "|%zu:%s", strlen(strs[i]), strs[i]);
@@ -190,7 +194,7 @@ uint64_t tune_record_checksum(const ct_tune_record *r, const char *cachet_versio
 	memcpy(&sec, &r->seconds, sizeof sec);
 	memcpy(&gf, &r->gflops, sizeof gf);
 	ct_buf_printf(&b, "|%d|%016llx|%016llx|%d|%lld", (int)r->dtype, (unsigned long long)sec,
-		      (unsigned long long)gf, r->verified, (long long)r->timestamp);
+	              (unsigned long long)gf, r->verified, (long long)r->timestamp);
 	/* on allocation failure hash a constant: the record then fails its
 	 * check and is re-measured, which is safe */
 	uint64_t h = b.failed || !b.s ? 0 : XXH3_64bits(b.s, b.len);
@@ -265,8 +269,8 @@ static char *uri_for(ct_ctx *ctx, const char *path, const char *query)
 	ct_buf_init(&b);
 	ct_buf_puts(&b, "file:");
 	for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
-		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-		    strchr("/._-~", *p))
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9') || strchr("/._-~", *p))
 			ct_buf_putc(&b, (char)*p);
 		else
 			ct_buf_printf(&b, "%%%02X", *p);
@@ -290,7 +294,8 @@ static int db_open(ct_store *s)
 {
 	int rc;
 	if (s->writable) {
-		rc = sqlite3_open_v2(s->path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+		rc = sqlite3_open_v2(s->path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+		                     NULL);
 	} else if (s->dir_writable) {
 		rc = sqlite3_open_v2(s->path, &s->db, SQLITE_OPEN_READONLY, NULL);
 	} else {
@@ -347,7 +352,8 @@ static verdict validate(ct_store *s, char *why, size_t n)
 	sqlite3_stmt *st = NULL;
 	ct_buf cols;
 	ct_buf_init(&cols);
-	rc = sqlite3_prepare_v2(s->db, "SELECT name FROM pragma_table_info('tune') ORDER BY cid", -1, &st, NULL);
+	rc = sqlite3_prepare_v2(s->db, "SELECT name FROM pragma_table_info('tune') ORDER BY cid",
+	                        -1, &st, NULL);
 	while (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
 		const unsigned char *t = sqlite3_column_text(st, 0);
 		ct_buf_printf(&cols, "%s%s", cols.len ? "," : "", t ? (const char *)t : "");
@@ -356,8 +362,10 @@ static verdict validate(ct_store *s, char *why, size_t n)
 	bool cols_ok = cols.s && strcmp(cols.s, TUNE_COLUMNS) == 0;
 	ct_buf_free(&cols);
 	char magic[64], format[32], dev[128];
-	rc = query_text(s->db, "SELECT value FROM meta WHERE key='magic'", NULL, magic, sizeof magic);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE && !is_damage(rc) && (rc & 0xff) != SQLITE_ERROR) {
+	rc = query_text(s->db, "SELECT value FROM meta WHERE key='magic'", NULL, magic,
+	                sizeof magic);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE && !is_damage(rc) &&
+	    (rc & 0xff) != SQLITE_ERROR) {
 		snprintf(why, n, "%s", sqlite3_errstr(rc));
 		return V_FAIL;
 	}
@@ -365,9 +373,11 @@ static verdict validate(ct_store *s, char *why, size_t n)
 		snprintf(why, n, "not a cachet tuning store (wrong schema)");
 		return V_BAD;
 	}
-	query_text(s->db, "SELECT value FROM meta WHERE key='format_version'", NULL, format, sizeof format);
+	query_text(s->db, "SELECT value FROM meta WHERE key='format_version'", NULL, format,
+	           sizeof format);
 	if (atoi(format) != TUNE_STORE_FORMAT) {
-		snprintf(why, n, "format version %s, this cachet reads %d", format, TUNE_STORE_FORMAT);
+		snprintf(why, n, "format version %s, this cachet reads %d", format,
+		         TUNE_STORE_FORMAT);
 		return V_BAD;
 	}
 	query_text(s->db, "SELECT value FROM meta WHERE key='device_id'", NULL, dev, sizeof dev);
@@ -381,9 +391,10 @@ static verdict validate(ct_store *s, char *why, size_t n)
 static int set_meta(sqlite3 *db, const char *key, const char *value)
 {
 	sqlite3_stmt *st = NULL;
-	int rc = sqlite3_prepare_v2(db, "INSERT INTO meta(key, value) VALUES(?1, ?2)"
-					" ON CONFLICT(key) DO UPDATE SET value=excluded.value",
-				    -1, &st, NULL);
+	int rc = sqlite3_prepare_v2(db,
+	                            "INSERT INTO meta(key, value) VALUES(?1, ?2)"
+	                            " ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+	                            -1, &st, NULL);
 	if (rc != SQLITE_OK)
 		return rc;
 	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
@@ -404,14 +415,10 @@ static int create_schema(ct_store *s)
 	snprintf(fmt, sizeof fmt, "%d", TUNE_STORE_FORMAT);
 	snprintf(now, sizeof now, "%lld", (long long)time(NULL));
 	const char *kv[][2] = {
-		{"magic", TUNE_STORE_MAGIC},
-		{"format_version", fmt},
-		{"device_id", s->device_id},
-		{"device_identity", s->identity},
-		{"cachet_version", s->version},
-		{"param_names", s->param_names ? s->param_names : ""},
-		{"record_fields", TUNE_COLUMNS},
-		{"created", now},
+	    {"magic", TUNE_STORE_MAGIC},     {"format_version", fmt},
+	    {"device_id", s->device_id},     {"device_identity", s->identity},
+	    {"cachet_version", s->version},  {"param_names", s->param_names ? s->param_names : ""},
+	    {"record_fields", TUNE_COLUMNS}, {"created", now},
 	};
 	for (size_t i = 0; rc == SQLITE_OK && i < sizeof kv / sizeof kv[0]; i++)
 		rc = set_meta(s->db, kv[i][0], kv[i][1]);
@@ -428,13 +435,15 @@ static int create_schema(ct_store *s)
 static void revalidate(ct_store *s)
 {
 	char ident[1024], names[1024], n_other[32];
-	query_text(s->db, "SELECT value FROM meta WHERE key='device_identity'", NULL, ident, sizeof ident);
-	query_text(s->db, "SELECT value FROM meta WHERE key='param_names'", NULL, names, sizeof names);
+	query_text(s->db, "SELECT value FROM meta WHERE key='device_identity'", NULL, ident,
+	           sizeof ident);
+	query_text(s->db, "SELECT value FROM meta WHERE key='param_names'", NULL, names,
+	           sizeof names);
 	bool all = strcmp(ident, s->identity) != 0 ||
-		   (s->param_names && strcmp(names, s->param_names) != 0);
-	int rc = query_text(s->db,
-			    "SELECT count(*) FROM tune WHERE stale = 0 AND cachet_version != ?1",
-			    s->version, n_other, sizeof n_other);
+	           (s->param_names && strcmp(names, s->param_names) != 0);
+	int rc =
+	    query_text(s->db, "SELECT count(*) FROM tune WHERE stale = 0 AND cachet_version != ?1",
+	               s->version, n_other, sizeof n_other);
 	bool others = rc == SQLITE_ROW && atoi(n_other) > 0;
 	if (!all && !others)
 		return;
@@ -449,9 +458,11 @@ static void revalidate(ct_store *s)
 		return;
 	}
 	sqlite3_stmt *st = NULL;
-	rc = sqlite3_prepare_v2(s->db, all ? "UPDATE tune SET stale = 1 WHERE stale = 0"
-				    : "UPDATE tune SET stale = 1 WHERE stale = 0 AND cachet_version != ?1",
-				-1, &st, NULL);
+	rc = sqlite3_prepare_v2(
+	    s->db,
+	    all ? "UPDATE tune SET stale = 1 WHERE stale = 0"
+	        : "UPDATE tune SET stale = 1 WHERE stale = 0 AND cachet_version != ?1",
+	    -1, &st, NULL);
 	int changed = 0;
 	if (rc == SQLITE_OK) {
 		if (!all)
@@ -474,9 +485,12 @@ static void revalidate(ct_store *s)
 		return;
 	}
 	if (changed > 0)
-		store_warn(s, "tuning store %s: %d record%s marked stale (%s); they are re-measured before use",
-			   s->path, changed, changed == 1 ? "" : "s",
-			   all ? "device identity or parameter names changed" : "written by another cachet version");
+		store_warn(s,
+		           "tuning store %s: %d record%s marked stale (%s); they are re-measured "
+		           "before use",
+		           s->path, changed, changed == 1 ? "" : "s",
+		           all ? "device identity or parameter names changed"
+		               : "written by another cachet version");
 }
 
 /* Rename the file (and its -wal/-shm) to <file>.bad-<timestamp>. */
@@ -497,7 +511,8 @@ static bool set_aside(ct_store *s, const char *why)
 	for (int i = 2; lstat(bad, &st) == 0 && i < 1000; i++)
 		snprintf(bad, sizeof bad, "%s.bad-%s-%d", s->path, stamp, i);
 	if (rename(s->path, bad) != 0 && errno != ENOENT) {
-		store_warn(s, "tuning store %s: %s; cannot set it aside: %s", s->path, why, strerror(errno));
+		store_warn(s, "tuning store %s: %s; cannot set it aside: %s", s->path, why,
+		           strerror(errno));
 		return false;
 	}
 	/* a stale -wal would otherwise be replayed into the fresh database */
@@ -509,7 +524,8 @@ static bool set_aside(ct_store *s, const char *why)
 		if (rename(from, to) != 0 && errno != ENOENT)
 			unlink(from);
 	}
-	store_warn(s, "tuning store %s: %s; set aside as %s, starting a fresh store", s->path, why, bad);
+	store_warn(s, "tuning store %s: %s; set aside as %s, starting a fresh store", s->path, why,
+	           bad);
 	return true;
 }
 
@@ -567,7 +583,8 @@ static void store_setup(ct_store *s)
 			rc = create_schema(s);
 			if (rc == SQLITE_OK)
 				break;
-			snprintf(why, sizeof why, "cannot create the tables: %s", sqlite3_errstr(rc));
+			snprintf(why, sizeof why, "cannot create the tables: %s",
+			         sqlite3_errstr(rc));
 			v = is_damage(rc) ? V_BAD : V_FAIL;
 		}
 		if (v == V_OK) {
@@ -599,6 +616,10 @@ ct_store *tune_store_open(ct_ctx *ctx, const tune_store_cfg *cfg)
 		t = tune_target(ctx);
 		if (!t)
 			return NULL;
+	}
+	if (cfg->dir && !*cfg->dir) {
+		ct_error(ctx, CT_ERR_USAGE, "empty folder name for the tuning store");
+		return NULL;
 	}
 	const char *id = cfg->device_id ? cfg->device_id : t->device_id;
 	if (!valid_device_id(id)) {
@@ -647,7 +668,7 @@ ct_store *tune_store_open(ct_ctx *ctx, const tune_store_cfg *cfg)
 	store_setup(s);
 	if (!s->writable && !(s->flags & CT_STORE_READONLY))
 		store_warn(s, "tuning store %s is read-only (%s); tuning results are not kept",
-			   s->path, s->why_ro);
+		           s->path, s->why_ro);
 	return s;
 }
 
@@ -678,8 +699,14 @@ void ct_store_close(ct_store *s)
 	ct_free(ctx, s);
 }
 
-const char *ct_store_path(const ct_store *s) { return s && s->path ? s->path : ""; }
-int ct_store_writable(const ct_store *s) { return s && s->writable && s->db ? 1 : 0; }
+const char *ct_store_path(const ct_store *s)
+{
+	return s && s->path ? s->path : "";
+}
+int ct_store_writable(const ct_store *s)
+{
+	return s && s->writable && s->db ? 1 : 0;
+}
 const char *ct_store_warnings(const ct_store *s)
 {
 	return s && s->warnings.s && !s->warnings.failed ? s->warnings.s : "";
@@ -690,7 +717,7 @@ const char *ct_store_warnings(const ct_store *s)
 static ct_status db_error(ct_store *s, const char *what)
 {
 	return ct_error(s->ctx, CT_ERR_IO, "tuning store %s: %s: %s", s->path, what,
-			sqlite3_errmsg(s->db));
+	                sqlite3_errmsg(s->db));
 }
 
 static const char *text_col(sqlite3_stmt *st, int i)
@@ -726,15 +753,15 @@ static int row_record(ct_store *s, ct_arena *a, sqlite3_stmt *st, ct_tune_record
 			return -1;
 		char want[24];
 		snprintf(want, sizeof want, "%016llx",
-			 (unsigned long long)tune_record_checksum(r, cv));
+		         (unsigned long long)tune_record_checksum(r, cv));
 		if (strcmp(want, sum) == 0) {
 			r->trusted = sqlite3_column_int(st, 10) == 0 && !s->all_stale &&
-				     strcmp(cv, s->version) == 0;
+			             strcmp(cv, s->version) == 0;
 			return 1;
 		}
 	}
-	store_warn(s, "tuning store %s: damaged record (%s, %s, %s) skipped (bad checksum)", s->path,
-		   fam ? fam : "?", dt ? dt : "?", sc ? sc : "?");
+	store_warn(s, "tuning store %s: damaged record (%s, %s, %s) skipped (bad checksum)",
+	           s->path, fam ? fam : "?", dt ? dt : "?", sc ? sc : "?");
 	return 0;
 }
 
@@ -745,12 +772,14 @@ static bool record_ok(ct_store *s, const ct_tune_record *r)
 		return false;
 	}
 	if ((int)r->dtype < 0 || (int)r->dtype >= NDTYPES) {
-		ct_error(s->ctx, CT_ERR_USAGE, "tuning record: unknown element type %d", (int)r->dtype);
+		ct_error(s->ctx, CT_ERR_USAGE, "tuning record: unknown element type %d",
+		         (int)r->dtype);
 		return false;
 	}
 	if (!isfinite(r->seconds) || r->seconds < 0 || !isfinite(r->gflops) || r->gflops < 0 ||
 	    r->verified < -1 || r->verified > 1) {
-		ct_error(s->ctx, CT_ERR_USAGE, "tuning record: bad time, GFLOP/s or verified value");
+		ct_error(s->ctx, CT_ERR_USAGE,
+		         "tuning record: bad time, GFLOP/s or verified value");
 		return false;
 	}
 	return true;
@@ -766,14 +795,15 @@ ct_status ct_store_put(ct_store *s, const ct_tune_record *r, int *stored)
 		return CT_ERR_USAGE;
 	if (!s->writable || !s->db)
 		return ct_error(s->ctx, CT_ERR_IO, "tuning store %s cannot be written: %s",
-				s->path[0] ? s->path : "(none)", s->why_ro);
+		                s->path[0] ? s->path : "(none)", s->why_ro);
 	ct_tune_record w = *r;
 	if (!w.tuner_version)
 		w.tuner_version = "";
 	if (!w.timestamp)
 		w.timestamp = (int64_t)time(NULL);
 	char sum[24];
-	snprintf(sum, sizeof sum, "%016llx", (unsigned long long)tune_record_checksum(&w, s->version));
+	snprintf(sum, sizeof sum, "%016llx",
+	         (unsigned long long)tune_record_checksum(&w, s->version));
 
 	/* IMMEDIATE: take the write lock now, so that the read below and the
 	 * write cannot deadlock with another writer (SQLITE_BUSY upgrade) */
@@ -784,8 +814,8 @@ ct_status ct_store_put(ct_store *s, const ct_tune_record *r, int *stored)
 	/* a damaged old record must not win the comparison below */
 	int force = 0;
 	sqlite3_stmt *st = NULL;
-	rc = sqlite3_prepare_v2(s->db, SELECT_RECORD " WHERE family=?1 AND dtype=?2 AND size_class=?3",
-				-1, &st, NULL);
+	rc = sqlite3_prepare_v2(
+	    s->db, SELECT_RECORD " WHERE family=?1 AND dtype=?2 AND size_class=?3", -1, &st, NULL);
 	if (rc == SQLITE_OK) {
 		sqlite3_bind_text(st, 1, w.family, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 2, dtype_names[w.dtype], -1, SQLITE_STATIC);
@@ -847,11 +877,13 @@ static ct_status collect(ct_store *s, sqlite3_stmt *st)
 	s->nrecs = 0;
 	int rc;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (!ct_vec_grow(s->ctx, (void **)&s->recs, &s->cap_recs, s->nrecs + 1, sizeof *s->recs))
+		if (!ct_vec_grow(s->ctx, (void **)&s->recs, &s->cap_recs, s->nrecs + 1,
+		                 sizeof *s->recs))
 			return CT_ERR_NOMEM;
 		int k = row_record(s, &s->arena, st, &s->recs[s->nrecs]);
 		if (k < 0)
-			return ct_error(s->ctx, CT_ERR_NOMEM, "out of memory reading the tuning store");
+			return ct_error(s->ctx, CT_ERR_NOMEM,
+			                "out of memory reading the tuning store");
 		if (k > 0)
 			s->nrecs++;
 	}
@@ -859,19 +891,21 @@ static ct_status collect(ct_store *s, sqlite3_stmt *st)
 }
 
 ct_status ct_store_get(ct_store *s, const char *family, ct_dtype dtype, const char *size_class,
-		       ct_tune_record *out, int *found)
+                       ct_tune_record *out, int *found)
 {
 	if (found)
 		*found = 0;
 	if (!s || !family || !size_class || !out || !found)
-		return s ? ct_error(s->ctx, CT_ERR_USAGE, "ct_store_get: missing argument") : CT_ERR_USAGE;
+		return s ? ct_error(s->ctx, CT_ERR_USAGE, "ct_store_get: missing argument")
+		         : CT_ERR_USAGE;
 	memset(out, 0, sizeof *out);
 	ct_arena_free(&s->arena);
 	if (!s->db || (int)dtype < 0 || (int)dtype >= NDTYPES)
 		return CT_OK;
 	sqlite3_stmt *st = NULL;
-	if (sqlite3_prepare_v2(s->db, SELECT_RECORD " WHERE family=?1 AND dtype=?2 AND size_class=?3",
-			       -1, &st, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(s->db,
+	                       SELECT_RECORD " WHERE family=?1 AND dtype=?2 AND size_class=?3", -1,
+	                       &st, NULL) != SQLITE_OK)
 		return db_error(s, "cannot read");
 	sqlite3_bind_text(st, 1, family, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, dtype_names[dtype], -1, SQLITE_STATIC);
@@ -886,22 +920,25 @@ ct_status ct_store_get(ct_store *s, const char *family, ct_dtype dtype, const ch
 }
 
 ct_status ct_store_list(ct_store *s, const char *family, int dtype, const ct_tune_record **recs,
-			int *n)
+                        int *n)
 {
 	if (recs)
 		*recs = NULL;
 	if (n)
 		*n = 0;
 	if (!s || !recs || !n)
-		return s ? ct_error(s->ctx, CT_ERR_USAGE, "ct_store_list: missing argument") : CT_ERR_USAGE;
+		return s ? ct_error(s->ctx, CT_ERR_USAGE, "ct_store_list: missing argument")
+		         : CT_ERR_USAGE;
 	ct_arena_free(&s->arena);
 	s->nrecs = 0;
 	if (!s->db || dtype >= NDTYPES || dtype < -1)
 		return CT_OK;
 	sqlite3_stmt *st = NULL;
-	if (sqlite3_prepare_v2(s->db, SELECT_RECORD " WHERE (?1 IS NULL OR family=?1) AND"
-					       " (?2 IS NULL OR dtype=?2) ORDER BY family, dtype, size_class",
-			       -1, &st, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(s->db,
+	                       SELECT_RECORD
+	                       " WHERE (?1 IS NULL OR family=?1) AND"
+	                       " (?2 IS NULL OR dtype=?2) ORDER BY family, dtype, size_class",
+	                       -1, &st, NULL) != SQLITE_OK)
 		return db_error(s, "cannot read");
 	if (family)
 		sqlite3_bind_text(st, 1, family, -1, SQLITE_STATIC);
@@ -918,7 +955,10 @@ ct_status ct_store_list(ct_store *s, const char *family, int dtype, const ct_tun
 
 /* ------------------------------------------------------------ printing */
 
-static const char *verified_name(int v) { return v == 1 ? "yes" : v == 0 ? "MISMATCH" : "no"; }
+static const char *verified_name(int v)
+{
+	return v == 1 ? "yes" : v == 0 ? "MISMATCH" : "no";
+}
 
 static void put_time(ct_buf *b, int64_t t)
 {
@@ -937,7 +977,8 @@ static void show_json(ct_store *s, ct_buf *b, const ct_tune_record *r, int n)
 	ct_buf_json_str(b, s->path);
 	ct_buf_puts(b, ", \"device_id\": ");
 	ct_buf_json_str(b, s->device_id);
-	ct_buf_printf(b, ", \"writable\": %s, \"records\": [", ct_store_writable(s) ? "true" : "false");
+	ct_buf_printf(b, ", \"writable\": %s, \"records\": [",
+	              ct_store_writable(s) ? "true" : "false");
 	for (int i = 0; i < n; i++) {
 		ct_buf_puts(b, i ? ", {\"family\": " : "{\"family\": ");
 		ct_buf_json_str(b, r[i].family);
@@ -945,8 +986,11 @@ static void show_json(ct_store *s, ct_buf *b, const ct_tune_record *r, int n)
 		ct_buf_json_str(b, r[i].size_class);
 		ct_buf_puts(b, ", \"params\": ");
 		ct_buf_json_str(b, r[i].params);
-		ct_buf_printf(b, ", \"seconds\": %.9g, \"gflops\": %.6g, \"verified\": %d, \"trusted\": %s, \"tuner_version\": ",
-			      r[i].seconds, r[i].gflops, r[i].verified, r[i].trusted ? "true" : "false");
+		ct_buf_printf(b,
+		              ", \"seconds\": %.9g, \"gflops\": %.6g, \"verified\": %d, "
+		              "\"trusted\": %s, \"tuner_version\": ",
+		              r[i].seconds, r[i].gflops, r[i].verified,
+		              r[i].trusted ? "true" : "false");
 		ct_buf_json_str(b, r[i].tuner_version);
 		ct_buf_puts(b, ", \"cachet_version\": ");
 		ct_buf_json_str(b, r[i].cachet_version);
@@ -958,7 +1002,7 @@ static void show_json(ct_store *s, ct_buf *b, const ct_tune_record *r, int n)
 static void show_text(ct_store *s, ct_buf *b, const ct_tune_record *r, int n)
 {
 	ct_buf_printf(b, "tuning store %s (device %s, %d record%s%s)\n", s->path, s->device_id, n,
-		      n == 1 ? "" : "s", ct_store_writable(s) ? "" : ", read-only");
+	              n == 1 ? "" : "s", ct_store_writable(s) ? "" : ", read-only");
 	if (n == 0)
 		return;
 	int wf = 6, ws = 10;
@@ -968,13 +1012,13 @@ static void show_text(ct_store *s, ct_buf *b, const ct_tune_record *r, int n)
 		ws = ls > ws ? ls : ws;
 	}
 	ct_buf_printf(b, "%-*s  %-4s  %-*s  %9s  %11s  %-8s  %-7s  %-7s  %-20s  %s\n", wf, "FAMILY",
-		      "TYPE", ws, "SIZE CLASS", "GFLOP/S", "SECONDS", "VERIFIED", "TRUSTED", "TUNER",
-		      "MEASURED", "PARAMS");
+	              "TYPE", ws, "SIZE CLASS", "GFLOP/S", "SECONDS", "VERIFIED", "TRUSTED",
+	              "TUNER", "MEASURED", "PARAMS");
 	for (int i = 0; i < n; i++) {
-		ct_buf_printf(b, "%-*s  %-4s  %-*s  %9.2f  %11.6g  %-8s  %-7s  %-7s  ", wf, r[i].family,
-			      dtype_names[r[i].dtype], ws, r[i].size_class, r[i].gflops, r[i].seconds,
-			      verified_name(r[i].verified), r[i].trusted ? "yes" : "stale",
-			      r[i].tuner_version);
+		ct_buf_printf(b, "%-*s  %-4s  %-*s  %9.2f  %11.6g  %-8s  %-7s  %-7s  ", wf,
+		              r[i].family, dtype_names[r[i].dtype], ws, r[i].size_class,
+		              r[i].gflops, r[i].seconds, verified_name(r[i].verified),
+		              r[i].trusted ? "yes" : "stale", r[i].tuner_version);
 		put_time(b, r[i].timestamp);
 		ct_buf_printf(b, "  %s\n", r[i].params);
 	}
@@ -983,7 +1027,8 @@ static void show_text(ct_store *s, ct_buf *b, const ct_tune_record *r, int n)
 ct_status ct_store_show(ct_store *s, const char *family, int json, FILE *out)
 {
 	if (!s || !out)
-		return s ? ct_error(s->ctx, CT_ERR_USAGE, "ct_store_show: no output stream") : CT_ERR_USAGE;
+		return s ? ct_error(s->ctx, CT_ERR_USAGE, "ct_store_show: no output stream")
+		         : CT_ERR_USAGE;
 	const ct_tune_record *r;
 	int n;
 	ct_status st = ct_store_list(s, family, -1, &r, &n);
@@ -1000,5 +1045,7 @@ ct_status ct_store_show(ct_store *s, const char *family, int json, FILE *out)
 		return ct_error(s->ctx, CT_ERR_NOMEM, "out of memory printing the tuning store");
 	bool ok = fputs(text, out) >= 0 && fflush(out) == 0;
 	free(text);
-	return ok ? CT_OK : ct_error(s->ctx, CT_ERR_IO, "cannot print the tuning store: %s", strerror(errno));
+	return ok ? CT_OK
+	          : ct_error(s->ctx, CT_ERR_IO, "cannot print the tuning store: %s",
+	                     strerror(errno));
 }

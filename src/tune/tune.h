@@ -1,4 +1,5 @@
-/* tune.h: internal interface of src/tune: the ctx's target description, probe helpers, the store. */
+/* tune.h: internal interface of src/tune: the ctx's target description, probe helpers, the store.
+ */
 #ifndef CT_TUNE_H
 #define CT_TUNE_H
 
@@ -15,7 +16,8 @@
 #define TUNE_STORE_MAGIC "cachet-tune-store"
 
 /* The ctx's target description, probed on first use (no microbenchmarks) and
- * kept in ctx->target until the ctx is freed. NULL (error on ctx) only when
+ * kept in ctx->target until the ctx is freed (a re-probe updates it in
+ * place, so the pointer stays valid). NULL (error on ctx) only when
  * out of memory. Modules read per-target numbers from here, never constants. */
 CT_INTERN const ct_probe_info *tune_target(ct_ctx *ctx);
 

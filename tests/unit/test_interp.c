@@ -1,4 +1,4 @@
-/* test_interp.c: the interpreter against plain C, scheduled against unscheduled trees, the trace order, speed. */
+/* test_interp.c: the interpreter against C, scheduled against unscheduled trees, trace, speed. */
 #include "harness.h"
 
 #include "interp/interp.h"
@@ -55,7 +55,8 @@ static bool bufs_alloc(ct_kernel *k, bufs *b, uint64_t seed)
 			continue;
 		size_t bytes = (size_t)b->count[i] * ct_dtype_size(ct_kernel_array_dtype(k, i));
 		b->p[i] = malloc(bytes ? bytes : 1);
-		ct_fill_random(b->p[i], ct_kernel_array_dtype(k, i), b->count[i], seed, (uint64_t)i);
+		ct_fill_random(b->p[i], ct_kernel_array_dtype(k, i), b->count[i], seed,
+		               (uint64_t)i);
 	}
 	return true;
 }
@@ -111,8 +112,8 @@ static const char *const tnames[] = {"f32", "f64", "i32", "i64"};
 static void test_matmul_vs_c(void)
 {
 	const char *text = "kernel mm\nparam M = 7, N = 5, K = 6\narray A : f64[M, K] input\n"
-			   "array B : f64[K, N] input layout=col_major\narray C : f64[M, N] inout\n"
-			   "for (i: M, j: N, k: K) { C[i, j] += A[i, k] * B[k, j] }\n";
+	                   "array B : f64[K, N] input layout=col_major\narray C : f64[M, N] inout\n"
+	                   "for (i: M, j: N, k: K) { C[i, j] += A[i, k] * B[k, j] }\n";
 	ct_ctx *ctx = ct_ctx_new();
 	ct_kernel *k = parse(ctx, text);
 	bufs b;
@@ -137,11 +138,12 @@ static void test_matmul_vs_c(void)
 
 static void test_stencil_vs_c(void)
 {
-	const char *text = "kernel st\nparam N = 6, M = 5\narray A : i32[N, M] input\narray B : i32[N, M] output\n"
-			   "for (x: N, y: M) {\n"
-			   "  if (0 < x && x < N-1 && 0 < y && y < M-1) {\n"
-			   "    B[x, y] = (A[x-1, y] + A[x+1, y] + A[x, y-1] + A[x, y+1] + A[x, y]) / 5\n"
-			   "  } else {\n    B[x, y] = A[x, y] * x - y\n  }\n}\n";
+	const char *text =
+	    "kernel st\nparam N = 6, M = 5\narray A : i32[N, M] input\narray B : i32[N, M] output\n"
+	    "for (x: N, y: M) {\n"
+	    "  if (0 < x && x < N-1 && 0 < y && y < M-1) {\n"
+	    "    B[x, y] = (A[x-1, y] + A[x+1, y] + A[x, y-1] + A[x, y+1] + A[x, y]) / 5\n"
+	    "  } else {\n    B[x, y] = A[x, y] * x - y\n  }\n}\n";
 	ct_ctx *ctx = ct_ctx_new();
 	ct_kernel *k = parse(ctx, text);
 	bufs b;
@@ -151,9 +153,10 @@ static void test_stencil_vs_c(void)
 	for (int x = 0; x < 6; x++)
 		for (int y = 0; y < 5; y++) {
 			if (0 < x && x < 5 && 0 < y && y < 4)
-				want[x * 5 + y] = (A[(x - 1) * 5 + y] + A[(x + 1) * 5 + y] + A[x * 5 + y - 1] +
-						   A[x * 5 + y + 1] + A[x * 5 + y]) /
-						  5;
+				want[x * 5 + y] =
+				    (A[(x - 1) * 5 + y] + A[(x + 1) * 5 + y] + A[x * 5 + y - 1] +
+				     A[x * 5 + y + 1] + A[x * 5 + y]) /
+				    5;
 			else
 				want[x * 5 + y] = A[x * 5 + y] * x - y;
 		}
@@ -169,19 +172,20 @@ static void test_stencil_vs_c(void)
 /* Every function, every type, conversions, lets, op= forms. */
 static void test_mixed_vs_c(void)
 {
-	const char *text = "kernel mixed\nparam N = 37\n"
-			   "array A : f32[N] input\narray B : f64[N] input\narray I : i32[N] input\n"
-			   "array J : i64[N] input\narray Y : f64[N] inout\narray Z : i32[N] output\n"
-			   "array W : f32[N] output\narray V : i64[N] inout\narray U : i32[N] output\n"
-			   "for (i: N) {\n"
-			   "  let t = A[i] * I[i] + B[i]\n"
-			   "  Y[i] += select(t > 0, sqrt(abs(t)), exp(min(t, 1.0) - max(B[i], 0.5)))\n"
-			   "  Z[i] = I[i] * 3 / (J[i] - 2) + i\n"
-			   "  W[i] = fma(A[i], A[i], -A[i]) / 2\n"
-			   "  V[i] -= J[i] * J[i] + min(I[i], 2) * (i - 5)\n"
-			   "  V[i] *= 3\n"
-			   "  U[i] = A[i] * 10\n"
-			   "}\nschedule { ii = split(i, 8) }\n";
+	const char *text =
+	    "kernel mixed\nparam N = 37\n"
+	    "array A : f32[N] input\narray B : f64[N] input\narray I : i32[N] input\n"
+	    "array J : i64[N] input\narray Y : f64[N] inout\narray Z : i32[N] output\n"
+	    "array W : f32[N] output\narray V : i64[N] inout\narray U : i32[N] output\n"
+	    "for (i: N) {\n"
+	    "  let t = A[i] * I[i] + B[i]\n"
+	    "  Y[i] += select(t > 0, sqrt(abs(t)), exp(min(t, 1.0) - max(B[i], 0.5)))\n"
+	    "  Z[i] = I[i] * 3 / (J[i] - 2) + i\n"
+	    "  W[i] = fma(A[i], A[i], -A[i]) / 2\n"
+	    "  V[i] -= J[i] * J[i] + min(I[i], 2) * (i - 5)\n"
+	    "  V[i] *= 3\n"
+	    "  U[i] = A[i] * 10\n"
+	    "}\nschedule { ii = split(i, 8) }\n";
 	ct_ctx *ctx = ct_ctx_new();
 	ct_kernel *k = parse(ctx, text);
 	bufs b;
@@ -231,12 +235,13 @@ out:
 /* Integer corner cases: x/0 = 0, wrapping, saturating float-to-int. */
 static void test_int_semantics(void)
 {
-	const char *text = "kernel ints\nparam N = 4\narray X : i64[N] inout\narray Y : i32[N] output\n"
-			   "array F : f64[N] input\n"
-			   "for (i: N) {\n"
-			   "  X[i] = X[i] / (i - i) + (X[i] * 4611686018427387904) * 4\n"
-			   "  Y[i] = F[i] * 1e30 + 2147483647 + i\n"
-			   "}\n";
+	const char *text =
+	    "kernel ints\nparam N = 4\narray X : i64[N] inout\narray Y : i32[N] output\n"
+	    "array F : f64[N] input\n"
+	    "for (i: N) {\n"
+	    "  X[i] = X[i] / (i - i) + (X[i] * 4611686018427387904) * 4\n"
+	    "  Y[i] = F[i] * 1e30 + 2147483647 + i\n"
+	    "}\n";
 	ct_ctx *ctx = ct_ctx_new();
 	ct_kernel *k = parse(ctx, text);
 	CHECK(k != NULL);
@@ -266,9 +271,10 @@ static void test_int_semantics(void)
 static void test_runtime_errors(void)
 {
 	ct_ctx *ctx = ct_ctx_new();
-	ct_kernel *k = parse(ctx, "kernel r\nparam L : runtime\narray X : f32[L] input\narray Y : f32[L] output\n"
-				  "array T : f32[L] temp\n"
-				  "for (i: L) { T[i] = X[i] * 2 }\nfor (j: L) { Y[j] = T[j] + 1 }\n");
+	ct_kernel *k = parse(
+	    ctx, "kernel r\nparam L : runtime\narray X : f32[L] input\narray Y : f32[L] output\n"
+	         "array T : f32[L] temp\n"
+	         "for (i: L) { T[i] = X[i] * 2 }\nfor (j: L) { Y[j] = T[j] + 1 }\n");
 	CHECK(k != NULL);
 	if (k) {
 		ct_looptree *t = ct_kernel_lower(k, 1);
@@ -347,15 +353,18 @@ static void test_matmul_orders(void)
 	for (int o = 0; o < n; o++)
 		for (int s = 0; s < 2; s++) {
 			const char *ty = tnames[(o + s) % 4];
-			snprintf(text, sizeof text,
-				 "kernel mm\nparam M = %d, N = %d, K = %d\narray A : %s[M, K] input\n"
-				 "array B : %s[K, N] input%s\narray C : %s[M, N] inout\n"
-				 "for (i: M, j: N, k: K) {\n  C[i, j] += A[i, k] * B[k, j]\n}\n"
-				 "schedule {\n  ii, jj, kk = tile(i=%d, j=%d, k=%d)\n  reorder(%.31s)\n}\n",
-				 sizes[s].m, sizes[s].n, sizes[s].k, ty, ty, o % 3 ? "" : " layout=col_major", ty,
-				 sizes[s].ti, sizes[s].tj, sizes[s].tk, orders[o]);
-			snprintf(name, sizeof name, "matmul %s %s order (%.31s)", ty, s ? "tails" : "dividing",
-				 orders[o]);
+			snprintf(
+			    text, sizeof text,
+			    "kernel mm\nparam M = %d, N = %d, K = %d\narray A : %s[M, K] input\n"
+			    "array B : %s[K, N] input%s\narray C : %s[M, N] inout\n"
+			    "for (i: M, j: N, k: K) {\n  C[i, j] += A[i, k] * B[k, j]\n}\n"
+			    "schedule {\n  ii, jj, kk = tile(i=%d, j=%d, k=%d)\n  "
+			    "reorder(%.31s)\n}\n",
+			    sizes[s].m, sizes[s].n, sizes[s].k, ty, ty,
+			    o % 3 ? "" : " layout=col_major", ty, sizes[s].ti, sizes[s].tj,
+			    sizes[s].tk, orders[o]);
+			snprintf(name, sizeof name, "matmul %s %s order (%.31s)", ty,
+			         s ? "tails" : "dividing", orders[o]);
 			sched_case(name, text, NULL, 0);
 		}
 }
@@ -363,20 +372,24 @@ static void test_matmul_orders(void)
 static void test_nested_splits(void)
 {
 	static const char *const scheds[] = {
-		"ii, jj = tile(i=6, j=4)\n iii = split(ii, 4)\n reorder(i, j, ii, k, jj, iii)",
-		"ii = split(i, 5)\n iii = split(ii, 2)\n kk = split(k, 3)\n reorder(k, i, j, ii, kk, iii)",
-		"jj = split(j, 7)\n jjj = split(jj, 3)\n jjjj = split(jjj, 2)\n reorder(j, i, k, jj, jjj, jjjj)",
-		"kk = split(k, 4)\n kkk = split(kk, 3)\n ii = split(i, 8)\n reorder(i, k, kk, j, ii, kkk)",
+	    "ii, jj = tile(i=6, j=4)\n iii = split(ii, 4)\n reorder(i, j, ii, k, jj, iii)",
+	    "ii = split(i, 5)\n iii = split(ii, 2)\n kk = split(k, 3)\n reorder(k, i, j, ii, kk, "
+	    "iii)",
+	    "jj = split(j, 7)\n jjj = split(jj, 3)\n jjjj = split(jjj, 2)\n reorder(j, i, k, jj, "
+	    "jjj, jjjj)",
+	    "kk = split(k, 4)\n kkk = split(kk, 3)\n ii = split(i, 8)\n reorder(i, k, kk, j, ii, "
+	    "kkk)",
 	};
 	char text[1024], name[160];
 	for (int s = 0; s < 4; s++)
 		for (int t = 0; t < 4; t++) {
-			snprintf(text, sizeof text,
-				 "kernel mm\nparam M = 17, N = 13, K = 11\narray A : %s[M, K] input\n"
-				 "array B : %s[K, N] input\narray C : %s[M, N] inout\n"
-				 "for (i: M, j: N, k: K) {\n  C[i, j] += A[i, k] * B[k, j]\n}\n"
-				 "schedule {\n %s\n}\n",
-				 tnames[t], tnames[t], tnames[t], scheds[s]);
+			snprintf(
+			    text, sizeof text,
+			    "kernel mm\nparam M = 17, N = 13, K = 11\narray A : %s[M, K] input\n"
+			    "array B : %s[K, N] input\narray C : %s[M, N] inout\n"
+			    "for (i: M, j: N, k: K) {\n  C[i, j] += A[i, k] * B[k, j]\n}\n"
+			    "schedule {\n %s\n}\n",
+			    tnames[t], tnames[t], tnames[t], scheds[s]);
 			snprintf(name, sizeof name, "nested splits %d %s", s, tnames[t]);
 			sched_case(name, text, NULL, 0);
 		}
@@ -385,10 +398,10 @@ static void test_nested_splits(void)
 static void test_two_index(void)
 {
 	static const char *const scheds[] = {
-		"aa, qq = tile(a=3, q=4)\n reorder(a, q, aa, qq)",
-		"aa, qq = tile(a=3, q=4)\n pp = split(p, 3)\n bb = split(b, 2)\n reorder(q, a, qq, aa)",
-		"qq = split(q, 7)\n pp = split(p, 4)\n ppp = split(pp, 3)",
-		"aa = split(a, 5)\n bb = split(b, 5)\n reorder(a, aa, q)",
+	    "aa, qq = tile(a=3, q=4)\n reorder(a, q, aa, qq)",
+	    "aa, qq = tile(a=3, q=4)\n pp = split(p, 3)\n bb = split(b, 2)\n reorder(q, a, qq, aa)",
+	    "qq = split(q, 7)\n pp = split(p, 4)\n ppp = split(pp, 3)",
+	    "aa = split(a, 5)\n bb = split(b, 5)\n reorder(a, aa, q)",
 	};
 	char text[1400], name[160];
 	for (int s = 0; s < 4; s++)
@@ -396,13 +409,15 @@ static void test_two_index(void)
 			if ((s + t) % 2)
 				continue;
 			snprintf(text, sizeof text,
-				 "kernel two_index\nparam N = 10, V = 7\narray A : %s[N, N] input\n"
-				 "array C1 : %s[N, V] input\narray C2 : %s[N, V] input layout=col_major\n"
-				 "array T : %s[V, N] temp\narray B : %s[V, V] inout\n"
-				 "for (a: V, q: N) {\n  T[a, q] = 0\n  for (p: N) {\n    T[a, q] += C1[p, a] * A[p, q]\n"
-				 "  }\n  for (b: V) {\n    B[a, b] += C2[q, b] * T[a, q]\n  }\n}\n"
-				 "schedule {\n %s\n}\n",
-				 tnames[t], tnames[t], tnames[t], tnames[t], tnames[t], scheds[s]);
+			         "kernel two_index\nparam N = 10, V = 7\narray A : %s[N, N] input\n"
+			         "array C1 : %s[N, V] input\narray C2 : %s[N, V] input "
+			         "layout=col_major\n"
+			         "array T : %s[V, N] temp\narray B : %s[V, V] inout\n"
+			         "for (a: V, q: N) {\n  T[a, q] = 0\n  for (p: N) {\n    T[a, q] "
+			         "+= C1[p, a] * A[p, q]\n"
+			         "  }\n  for (b: V) {\n    B[a, b] += C2[q, b] * T[a, q]\n  }\n}\n"
+			         "schedule {\n %s\n}\n",
+			         tnames[t], tnames[t], tnames[t], tnames[t], tnames[t], scheds[s]);
 			snprintf(name, sizeof name, "two-index transform %d %s", s, tnames[t]);
 			sched_case(name, text, NULL, 0);
 		}
@@ -411,24 +426,42 @@ static void test_two_index(void)
 static void test_stencils(void)
 {
 	static const char *const scheds[] = {
-		"xx, yy = tile(x=4, y=3)\n reorder(x, y, xx, yy)",
-		"xx, yy = tile(x=5, y=16)\n reorder(y, x, yy, xx)",
-		"yy = split(y, 2)\n yyy = split(yy, 1)",
+	    "xx, yy = tile(x=4, y=3)\n reorder(x, y, xx, yy)",
+	    "xx, yy = tile(x=5, y=16)\n reorder(y, x, yy, xx)",
+	    "yy = split(y, 2)\n yyy = split(yy, 1)",
 	};
 	char text[1400], name[160];
 	for (int s = 0; s < 3; s++)
 		for (int t = 0; t < 4; t++) {
-			snprintf(text, sizeof text,
-				 "kernel stencil5\nparam N = 13, M = 11\narray A : %s[N, M] input\n"
-				 "array B : %s[N, M] output\n"
-				 "for (x: N, y: M) {\n  if (0 < x && x < N-1 && 0 < y && y < M-1) {\n"
-				 "    B[x, y] = (A[x-1, y] + A[x+1, y] + A[x, y-1] + A[x, y+1] + A[x, y]) / 5\n"
-				 "  } else {\n    B[x, y] = A[x, y]\n  }\n}\n"
-				 "schedule {\n %s\n}\n",
-				 tnames[t], tnames[t], scheds[s]);
+			snprintf(
+			    text, sizeof text,
+			    "kernel stencil5\nparam N = 13, M = 11\narray A : %s[N, M] input\n"
+			    "array B : %s[N, M] output\n"
+			    "for (x: N, y: M) {\n  if (0 < x && x < N-1 && 0 < y && y < M-1) {\n"
+			    "    B[x, y] = (A[x-1, y] + A[x+1, y] + A[x, y-1] + A[x, y+1] + A[x, "
+			    "y]) / 5\n"
+			    "  } else {\n    B[x, y] = A[x, y]\n  }\n}\n"
+			    "schedule {\n %s\n}\n",
+			    tnames[t], tnames[t], scheds[s]);
 			snprintf(name, sizeof name, "5-point stencil %d %s", s, tnames[t]);
 			sched_case(name, text, NULL, 0);
 		}
+	/* conditions that are not a plain conjunction, and facts from else */
+	sched_case("5-point stencil, negated disjunction",
+	           "kernel st\nparam N = 13, M = 11\narray A : f64[N, M] input\narray B : f64[N, "
+	           "M] output\n"
+	           "for (x: N, y: M) {\n  if (!(x == 0 || x == N-1 || y == 0 || y == M-1)) {\n"
+	           "    B[x, y] = (A[x-1, y] + A[x+1, y] + A[x, y-1] + A[x, y+1] + A[x, y]) / 5\n"
+	           "  } else {\n    B[x, y] = A[x, y]\n  }\n}\n"
+	           "schedule {\n  xx, yy = tile(x=4, y=3)\n}\n",
+	           NULL, 0);
+	sched_case("1-D stencil, bounds from the else branch",
+	           "kernel st\nparam N = 29\narray A : i32[N] input\narray B : i32[N] output\n"
+	           "for (x: N) {\n  if (x < 1) { B[x] = A[x] } else { if (x >= N-1) { B[x] = -A[x] "
+	           "} else {\n"
+	           "    B[x] = A[x-1] - 2 * A[x] + A[x+1] } }\n}\n"
+	           "schedule {\n  xx = split(x, 4)\n}\n",
+	           NULL, 0);
 }
 
 static void test_axpy_runtime(void)
@@ -437,11 +470,12 @@ static void test_axpy_runtime(void)
 	char text[1024], name[160];
 	for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
 		const char *ty = tnames[s % 4];
-		snprintf(text, sizeof text,
-			 "kernel axpy\nparam L : runtime\narray X : %s[L] input\narray Y : %s[L] inout\n"
-			 "for (i: L) {\n  Y[i] = 2 * X[i] + Y[i]\n}\n"
-			 "schedule {\n  ii = split(i, 16)\n  iii = split(ii, 5)\n}\n",
-			 ty, ty);
+		snprintf(
+		    text, sizeof text,
+		    "kernel axpy\nparam L : runtime\narray X : %s[L] input\narray Y : %s[L] inout\n"
+		    "for (i: L) {\n  Y[i] = 2 * X[i] + Y[i]\n}\n"
+		    "schedule {\n  ii = split(i, 16)\n  iii = split(ii, 5)\n}\n",
+		    ty, ty);
 		snprintf(name, sizeof name, "runtime axpy L=%lld %s", (long long)sizes[s], ty);
 		sched_case(name, text, "L", sizes[s]);
 	}
@@ -451,20 +485,23 @@ static void test_bounds(void)
 {
 	char text[1024], name[160];
 	for (int t = 0; t < 4; t++) {
-		snprintf(text, sizeof text,
-			 "kernel bounds\nparam M = 23, N = 17\narray A : %s[M, N] input\narray B : %s[M, N] inout\n"
-			 "for (i: 2 .. M-3, j: 1 .. N) {\n  B[i, j] += A[i-1, j-1] * 3 - A[i+2, j]\n}\n"
-			 "schedule {\n  ii, jj = tile(i=5, j=4)\n  reorder(i, j, jj, ii)\n}\n",
-			 tnames[t], tnames[t]);
+		snprintf(
+		    text, sizeof text,
+		    "kernel bounds\nparam M = 23, N = 17\narray A : %s[M, N] input\narray B : "
+		    "%s[M, N] inout\n"
+		    "for (i: 2 .. M-3, j: 1 .. N) {\n  B[i, j] += A[i-1, j-1] * 3 - A[i+2, j]\n}\n"
+		    "schedule {\n  ii, jj = tile(i=5, j=4)\n  reorder(i, j, jj, ii)\n}\n",
+		    tnames[t], tnames[t]);
 		snprintf(name, sizeof name, "lo .. hi bounds %s", tnames[t]);
 		sched_case(name, text, NULL, 0);
 	}
 	static const int64_t sizes[] = {1, 2, 3, 4, 8, 50};
 	for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
 		snprintf(text, sizeof text,
-			 "kernel jac\nparam L : runtime\narray A : f64[L] input\narray B : f64[L] inout\n"
-			 "for (i: 1 .. L-1) {\n  B[i] = (A[i-1] + A[i] + A[i+1]) / 3\n}\n"
-			 "schedule {\n  ii = split(i, 7)\n}\n");
+		         "kernel jac\nparam L : runtime\narray A : f64[L] input\narray B : f64[L] "
+		         "inout\n"
+		         "for (i: 1 .. L-1) {\n  B[i] = (A[i-1] + A[i] + A[i+1]) / 3\n}\n"
+		         "schedule {\n  ii = split(i, 7)\n}\n");
 		snprintf(name, sizeof name, "runtime lo .. hi L=%lld", (long long)sizes[s]);
 		sched_case(name, text, "L", sizes[s]);
 	}
@@ -474,13 +511,15 @@ static void test_lets_and_selects(void)
 {
 	char text[1024], name[160];
 	for (int t = 0; t < 4; t++) {
-		snprintf(text, sizeof text,
-			 "kernel rb\nparam R = 9, C = 14\narray X : %s[R, C] input\narray Bias : %s[C] input\n"
-			 "array Y : %s[R, C] inout\n"
-			 "for (r: R) {\n  for (c: C) {\n    let t = X[r, c] + Bias[c] - r\n"
-			 "    Y[r, c] -= select(t > 0 && !(c == 3), t * t, min(t, -t) + c)\n  }\n}\n"
-			 "schedule {\n  cc, rr = tile(c=4, r=2)\n  reorder(c, r, cc, rr)\n}\n",
-			 tnames[t], tnames[t], tnames[t]);
+		snprintf(
+		    text, sizeof text,
+		    "kernel rb\nparam R = 9, C = 14\narray X : %s[R, C] input\narray Bias : %s[C] "
+		    "input\n"
+		    "array Y : %s[R, C] inout\n"
+		    "for (r: R) {\n  for (c: C) {\n    let t = X[r, c] + Bias[c] - r\n"
+		    "    Y[r, c] -= select(t > 0 && !(c == 3), t * t, min(t, -t) + c)\n  }\n}\n"
+		    "schedule {\n  cc, rr = tile(c=4, r=2)\n  reorder(c, r, cc, rr)\n}\n",
+		    tnames[t], tnames[t], tnames[t]);
 		snprintf(name, sizeof name, "lets and selects %s", tnames[t]);
 		sched_case(name, text, NULL, 0);
 	}
@@ -520,9 +559,10 @@ static void check_trace(const char *text, int sched, const int *want, int nwant)
 	CHECKF(t && ct_interp_trace(t, rec_fn, &r) == CT_OK, "%s", ct_ctx_last_message(ctx));
 	CHECKF(r.total == nwant, "%lld accesses, want %d", (long long)r.total, nwant);
 	for (int i = 0; i < nwant && i < r.n; i++)
-		CHECKF(r.buf[i] == want[3 * i] && r.off[i] == want[3 * i + 1] && r.w[i] == want[3 * i + 2],
-		       "access %d is (%d, %lld, %d), want (%d, %d, %d)", i, r.buf[i], (long long)r.off[i],
-		       r.w[i], want[3 * i], want[3 * i + 1], want[3 * i + 2]);
+		CHECKF(r.buf[i] == want[3 * i] && r.off[i] == want[3 * i + 1] &&
+		           r.w[i] == want[3 * i + 2],
+		       "access %d is (%d, %lld, %d), want (%d, %d, %d)", i, r.buf[i],
+		       (long long)r.off[i], r.w[i], want[3 * i], want[3 * i + 1], want[3 * i + 2]);
 	ct_looptree_free(t);
 	ct_kernel_free(k);
 	ct_ctx_free(ctx);
@@ -530,10 +570,11 @@ static void check_trace(const char *text, int sched, const int *want, int nwant)
 
 static void test_trace_opassign(void)
 {
-	static const int want[] = {0, 0, 0, 1, 0, 0, 2, 0, 0, 2, 0, 1, 0, 1, 0, 1, 1, 0, 2, 1, 0, 2, 1, 1};
+	static const int want[] = {0, 0, 0, 1, 0, 0, 2, 0, 0, 2, 0, 1,
+	                           0, 1, 0, 1, 1, 0, 2, 1, 0, 2, 1, 1};
 	check_trace("kernel t1\nparam N = 2\narray A : f32[N] input\narray B : f32[N] input\n"
-		    "array C : f32[N] inout\nfor (i: N) { C[i] += A[i] * B[i] }\n",
-		    1, want, 8);
+	            "array C : f32[N] inout\nfor (i: N) { C[i] += A[i] * B[i] }\n",
+	            1, want, 8);
 }
 
 static void test_trace_let_select_layout(void)
@@ -542,29 +583,33 @@ static void test_trace_let_select_layout(void)
 	int want[6 * 5 * 3], n = 0;
 	for (int i = 0; i < 2; i++)
 		for (int j = 0; j < 3; j++) {
-			int seq[5][3] = {{0, i + 2 * j, 0}, {1, 3 * i + j, 0}, {1, 3 * i + j, 0}, {0, i + 2 * j, 0},
-					 {2, 3 * i + j, 1}};
+			int seq[5][3] = {{0, i + 2 * j, 0},
+			                 {1, 3 * i + j, 0},
+			                 {1, 3 * i + j, 0},
+			                 {0, i + 2 * j, 0},
+			                 {2, 3 * i + j, 1}};
 			for (int s = 0; s < 5; s++)
 				for (int c = 0; c < 3; c++)
 					want[n++] = seq[s][c];
 		}
 	check_trace("kernel t2\nparam M = 2, N = 3\narray X : f64[M, N] input layout=col_major\n"
-		    "array A : f64[M, N] input\narray Y : f64[M, N] output\n"
-		    "for (i: M, j: N) {\n  let t = X[i, j] + A[i, j]\n"
-		    "  Y[i, j] = select(t > 0, A[i, j], X[i, j])\n}\n",
-		    1, want, 30);
+	            "array A : f64[M, N] input\narray Y : f64[M, N] output\n"
+	            "for (i: M, j: N) {\n  let t = X[i, j] + A[i, j]\n"
+	            "  Y[i, j] = select(t > 0, A[i, j], X[i, j])\n}\n",
+	            1, want, 30);
 }
 
 static void test_trace_if(void)
 {
-	static const int want[] = {0, 0, 0, 1, 0, 1, /* x=0: else */
-				   0, 0, 0, 0, 2, 0, 1, 1, 1, /* x=1 */
-				   0, 1, 0, 0, 3, 0, 1, 2, 1, /* x=2 */
-				   0, 3, 0, 1, 3, 1};         /* x=3: else */
+	static const int want[] = {0, 0, 0, 1, 0, 1,          /* x=0: else */
+	                           0, 0, 0, 0, 2, 0, 1, 1, 1, /* x=1 */
+	                           0, 1, 0, 0, 3, 0, 1, 2, 1, /* x=2 */
+	                           0, 3, 0, 1, 3, 1};         /* x=3: else */
 	check_trace("kernel t3\nparam N = 4\narray A : i32[N] input\narray B : i32[N] output\n"
-		    "for (x: N) {\n  if (0 < x && x < N-1) { B[x] = A[x-1] + A[x+1] } else { B[x] = A[x] }\n}\n"
-		    "schedule { xx = split(x, 3) }\n",
-		    1, want, 10);
+	            "for (x: N) {\n  if (0 < x && x < N-1) { B[x] = A[x-1] + A[x+1] } else { B[x] "
+	            "= A[x] }\n}\n"
+	            "schedule { xx = split(x, 3) }\n",
+	            1, want, 10);
 }
 
 static void test_trace_schedule_order(void)
@@ -579,18 +624,20 @@ static void test_trace_schedule_order(void)
 		for (int c = 0; c < 6; c++)
 			want[n++] = seq[c];
 	}
-	check_trace("kernel t4\nparam M = 3, N = 2\narray A : i64[M, N] input\narray B : i64[N, M] output\n"
-		    "for (i: M, j: N) { B[j, i] = A[i, j] }\nschedule { ii = split(i, 2)\n reorder(i, j, ii) }\n",
-		    1, want, 12);
+	check_trace(
+	    "kernel t4\nparam M = 3, N = 2\narray A : i64[M, N] input\narray B : i64[N, M] output\n"
+	    "for (i: M, j: N) { B[j, i] = A[i, j] }\nschedule { ii = split(i, 2)\n reorder(i, j, "
+	    "ii) }\n",
+	    1, want, 12);
 }
 
 static void test_trace_subassign(void)
 {
 	static const int want[] = {0, 1, 0, 0, 0, 0, 1, 0, 0, 1, 0, 1,
-				   0, 2, 0, 0, 2, 0, 1, 1, 0, 1, 1, 1};
+	                           0, 2, 0, 0, 2, 0, 1, 1, 0, 1, 1, 1};
 	check_trace("kernel t5\nparam N = 2\narray A : f32[N+1] input\narray B : f32[N] inout\n"
-		    "for (i: N) { B[i] -= A[i+1] * A[2*i] }\n",
-		    0, want, 8);
+	            "for (i: N) { B[i] -= A[i+1] * A[2*i] }\n",
+	            0, want, 8);
 }
 
 typedef struct batch_rec {
@@ -603,8 +650,8 @@ static ct_status batch_fn(void *ud, const interp_access *acc, int n)
 {
 	batch_rec *r = ud;
 	for (int i = 0; i < n; i++) {
-		r->hash = r->hash * 1000003u + (uint64_t)acc[i].offset * 31u + (uint64_t)acc[i].buffer * 7u +
-			  (uint64_t)acc[i].is_write;
+		r->hash = r->hash * 1000003u + (uint64_t)acc[i].offset * 31u +
+		          (uint64_t)acc[i].buffer * 7u + (uint64_t)acc[i].is_write;
 		if (acc[i].ref > r->maxref)
 			r->maxref = acc[i].ref;
 	}
@@ -615,7 +662,8 @@ static ct_status batch_fn(void *ud, const interp_access *acc, int n)
 static void hash_fn(void *ud, int buffer, int64_t offset, int is_write)
 {
 	batch_rec *r = ud;
-	r->hash = r->hash * 1000003u + (uint64_t)offset * 31u + (uint64_t)buffer * 7u + (uint64_t)is_write;
+	r->hash = r->hash * 1000003u + (uint64_t)offset * 31u + (uint64_t)buffer * 7u +
+	          (uint64_t)is_write;
 	r->n++;
 }
 
@@ -630,10 +678,11 @@ static ct_status stop_fn(void *ud, const interp_access *acc, int n)
 static void test_trace_batch_and_refs(void)
 {
 	ct_ctx *ctx = ct_ctx_new();
-	ct_kernel *k = parse(ctx, "kernel mm\nparam M = 13, N = 11, K = 7\narray A : f32[M, K] input\n"
-				  "array B : f32[K, N] input\narray C : f32[M, N] inout\n"
-				  "for (i: M, j: N, k: K) { C[i, j] += A[i, k] * B[k, j] }\n"
-				  "schedule { ii, jj, kk = tile(i=4, j=3, k=2)\n reorder(k, i, j, kk, jj, ii) }\n");
+	ct_kernel *k = parse(
+	    ctx, "kernel mm\nparam M = 13, N = 11, K = 7\narray A : f32[M, K] input\n"
+	         "array B : f32[K, N] input\narray C : f32[M, N] inout\n"
+	         "for (i: M, j: N, k: K) { C[i, j] += A[i, k] * B[k, j] }\n"
+	         "schedule { ii, jj, kk = tile(i=4, j=3, k=2)\n reorder(k, i, j, kk, jj, ii) }\n");
 	ct_looptree *t = k ? ct_kernel_lower(k, 1) : NULL;
 	CHECK(t != NULL);
 	if (t) {
@@ -647,8 +696,10 @@ static void test_trace_batch_and_refs(void)
 		CHECK(interp_refs(t, &refs, &nrefs) == CT_OK);
 		CHECK(nrefs == 4);
 		if (nrefs == 4) {
-			CHECK(refs[0].array == 0 && refs[1].array == 1 && refs[2].array == 2 && refs[3].array == 2);
-			CHECK(!refs[2].is_write && refs[3].is_write && refs[3].pos == 3 && refs[0].stmt == 1);
+			CHECK(refs[0].array == 0 && refs[1].array == 1 && refs[2].array == 2 &&
+			      refs[3].array == 2);
+			CHECK(!refs[2].is_write && refs[3].is_write && refs[3].pos == 3 &&
+			      refs[0].stmt == 1);
 		}
 		ct_free(ctx, refs);
 		int calls = 0;
@@ -658,6 +709,62 @@ static void test_trace_batch_and_refs(void)
 	ct_looptree_free(t);
 	ct_kernel_free(k);
 	ct_ctx_free(ctx);
+}
+
+/* ------------------------------------------------------------ data helpers */
+
+static void test_fill_random(void)
+{
+	float f[1000], f2[1000];
+	double d[1000];
+	int32_t i32[1000];
+	int64_t i64[1000];
+	ct_fill_random(f, CT_F32, 1000, 42, 0);
+	ct_fill_random(f2, CT_F32, 1000, 42, 0);
+	CHECK(memcmp(f, f2, sizeof f) == 0);
+	ct_fill_random(f2, CT_F32, 1000, 42, 1);
+	CHECK(memcmp(f, f2, sizeof f) != 0);
+	ct_fill_random(f2, CT_F32, 1000, 43, 0);
+	CHECK(memcmp(f, f2, sizeof f) != 0);
+	/* a prefix does not depend on the length */
+	ct_fill_random(f2, CT_F32, 10, 42, 0);
+	CHECK(memcmp(f, f2, 10 * sizeof *f) == 0);
+	ct_fill_random(d, CT_F64, 1000, 42, 0);
+	ct_fill_random(i32, CT_I32, 1000, 42, 0);
+	ct_fill_random(i64, CT_I64, 1000, 42, 0);
+	double mean = 0;
+	bool seen_lo = false, seen_hi = false;
+	for (int i = 0; i < 1000; i++) {
+		CHECK(f[i] >= -1 && f[i] <= 1 && d[i] >= -1 && d[i] <= 1);
+		CHECK(i32[i] >= -8 && i32[i] <= 8 && i64[i] >= -8 && i64[i] <= 8);
+		seen_lo |= i32[i] == -8;
+		seen_hi |= i64[i] == 8;
+		mean += d[i];
+	}
+	CHECK(seen_lo && seen_hi);
+	CHECK(fabs(mean / 1000) < 0.1);
+}
+
+static void test_max_rel_error(void)
+{
+	double w[4] = {0.5, -2, 100, 0}, g[4] = {0.5, -2, 100, 0};
+	CHECK(ct_max_rel_error(g, w, CT_F64, 4) == 0);
+	g[0] = 0.75; /* |0.25| / max(1, 0.5) */
+	g[2] = 101;  /* 1 / 100 */
+	CHECK(fabs(ct_max_rel_error(g, w, CT_F64, 4) - 0.25) < 1e-15);
+	g[0] = 0.5;
+	CHECK(fabs(ct_max_rel_error(g, w, CT_F64, 4) - 0.01) < 1e-15);
+	g[3] = NAN;
+	CHECK(isinf(ct_max_rel_error(g, w, CT_F64, 4)));
+	w[3] = NAN;
+	CHECK(fabs(ct_max_rel_error(g, w, CT_F64, 4) - 0.01) < 1e-15);
+	int64_t a[2] = {INT64_MAX, 3}, b[2] = {INT64_MIN, 3};
+	CHECK(ct_max_rel_error(a, b, CT_I64, 2) > 0.99);
+	int32_t x[2] = {7, -8}, y[2] = {7, -4};
+	CHECK(ct_max_rel_error(x, y, CT_I32, 2) == 1.0);
+	float p[1] = {1.5f}, q[1] = {1.5f};
+	CHECK(ct_max_rel_error(p, q, CT_F32, 1) == 0);
+	CHECK(ct_max_rel_error(p, q, CT_F32, 0) == 0);
 }
 
 /* ------------------------------------------------------------ speed */
@@ -678,18 +785,32 @@ static ct_status count_batch(void *ud, const interp_access *acc, int n)
 	return CT_OK;
 }
 
+/* Sanitizer builds are ten times slower: smaller problems there. */
+#if defined(__SANITIZE_ADDRESS__)
+#define MM_N "96"
+#define ST_N "512"
+#else
+#define MM_N "256"
+#define ST_N "2048"
+#endif
+
 static void test_speed(void)
 {
+	const int64_t mn = atoi(MM_N), sn = atoi(ST_N);
 	const char *texts[2] = {
-		"kernel mm\nparam M = 256, N = 256, K = 256\narray A : f32[M, K] input\narray B : f32[K, N] input\n"
-		"array C : f32[M, N] inout\nfor (i: M, j: N, k: K) { C[i, j] += A[i, k] * B[k, j] }\n"
-		"schedule { ii, jj, kk = tile(i=32, j=64, k=48)\n reorder(i, j, k, ii, kk, jj) }\n",
-		"kernel st\nparam N = 2048, M = 2048\narray A : f32[N, M] input\narray B : f32[N, M] output\n"
-		"for (x: N, y: M) {\n  if (0 < x && x < N-1 && 0 < y && y < M-1) {\n"
-		"    B[x, y] = (A[x-1, y] + A[x+1, y] + A[x, y-1] + A[x, y+1] + A[x, y]) / 5\n"
-		"  } else {\n    B[x, y] = A[x, y]\n  }\n}\nschedule { xx, yy = tile(x=16, y=64)\n reorder(x, y, xx, yy) }\n",
+	    "kernel mm\nparam M = " MM_N ", N = " MM_N ", K = " MM_N
+	    "\narray A : f32[M, K] input\narray B : f32[K, N] input\n"
+	    "array C : f32[M, N] inout\nfor (i: M, j: N, k: K) { C[i, j] += A[i, k] * B[k, j] }\n"
+	    "schedule { ii, jj, kk = tile(i=32, j=64, k=48)\n reorder(i, j, k, ii, kk, jj) }\n",
+	    "kernel st\nparam N = " ST_N ", M = " ST_N
+	    "\narray A : f32[N, M] input\narray B : f32[N, M] output\n"
+	    "for (x: N, y: M) {\n  if (0 < x && x < N-1 && 0 < y && y < M-1) {\n"
+	    "    B[x, y] = (A[x-1, y] + A[x+1, y] + A[x, y-1] + A[x, y+1] + A[x, y]) / 5\n"
+	    "  } else {\n    B[x, y] = A[x, y]\n  }\n}\nschedule { xx, yy = tile(x=16, y=64)\n "
+	    "reorder(x, y, xx, yy) }\n",
 	};
-	const double inst[2] = {256.0 * 256 * 256, 2048.0 * 2048}, acc[2] = {4 * 256.0 * 256 * 256, 0};
+	const double inst[2] = {(double)(mn * mn * mn), (double)(sn * sn)};
+	const double acc[2] = {4.0 * (double)(mn * mn * mn), 0};
 	for (int w = 0; w < 2; w++) {
 		ct_ctx *ctx = ct_ctx_new();
 		ct_kernel *k = parse(ctx, texts[w]);
@@ -707,11 +828,14 @@ static void test_speed(void)
 			double t3 = now();
 			double na = acc[w] > 0 ? acc[w] : 0;
 			if (w == 1) /* 5 reads + 1 write inside, 2 accesses on the border */
-				na = (2046.0 * 2046) * 6 + (inst[w] - 2046.0 * 2046) * 2;
-			printf("speed %s %s: run %.3f s (%.0f M statements/s); trace %.3f s (%.0f M accesses/s), "
+				na = (double)((sn - 2) * (sn - 2)) * 6 +
+				     (inst[w] - (double)((sn - 2) * (sn - 2))) * 2;
+			printf("speed %s %s: run %.3f s (%.0f M statements/s); trace %.3f s (%.0f "
+			       "M accesses/s), "
 			       "batched %.3f s (%.0f M accesses/s)\n",
-			       k->name, s ? "scheduled" : "unscheduled", t1 - t0, inst[w] / (t1 - t0) * 1e-6, t2 - t1,
-			       na / (t2 - t1) * 1e-6, t3 - t2, na / (t3 - t2) * 1e-6);
+			       k->name, s ? "scheduled" : "unscheduled", t1 - t0,
+			       inst[w] / (t1 - t0) * 1e-6, t2 - t1, na / (t2 - t1) * 1e-6, t3 - t2,
+			       na / (t3 - t2) * 1e-6);
 			ct_looptree_free(t);
 		}
 		bufs_free(&b);
@@ -740,6 +864,8 @@ int main(void)
 	RUN(test_trace_schedule_order);
 	RUN(test_trace_subassign);
 	RUN(test_trace_batch_and_refs);
+	RUN(test_fill_random);
+	RUN(test_max_rel_error);
 	RUN(test_speed);
 	return h_report();
 }

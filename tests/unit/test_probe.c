@@ -1,4 +1,5 @@
-/* test_probe.c: the hardware probe: sane values, ISA as /proc/cpuinfo says, stable ids, fallbacks. */
+/* test_probe.c: the hardware probe: sane values, ISA as /proc/cpuinfo says, stable ids, fallbacks.
+ */
 #include "harness.h"
 
 #include "cachet.h"
@@ -23,7 +24,10 @@ static ct_probe_info probe_plain(ct_ctx *ctx)
 	return p;
 }
 
-static bool is_pow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
+static bool is_pow2(int64_t x)
+{
+	return x > 0 && (x & (x - 1)) == 0;
+}
 
 /* The cache description every consumer relies on. */
 static void check_caches(const ct_probe_info *p)
@@ -32,14 +36,16 @@ static void check_caches(const ct_probe_info *p)
 	for (int i = 0; i < p->ncaches; i++) {
 		const ct_cache_level *l = &p->caches[i];
 		CHECKF(i == 0 || l->level > p->caches[i - 1].level, "level %d at %d", l->level, i);
-		CHECKF(is_pow2(l->line) && l->line >= 16 && l->line <= 512, "L%d line %d", l->level, l->line);
+		CHECKF(is_pow2(l->line) && l->line >= 16 && l->line <= 512, "L%d line %d", l->level,
+		       l->line);
 		CHECKF(l->ways >= 0 && l->ways <= 256, "L%d ways %d", l->level, l->ways);
 		CHECKF(l->size >= 4096 && l->size <= ((int64_t)1 << 36), "L%d size %lld", l->level,
 		       (long long)l->size);
 		if (i > 0)
 			CHECKF(l->size > p->caches[i - 1].size, "L%d not larger than L%d", l->level,
 			       p->caches[i - 1].level);
-		CHECK(l->source == CT_SRC_HWLOC || l->source == CT_SRC_SYSFS || l->source == CT_SRC_DEFAULT);
+		CHECK(l->source == CT_SRC_HWLOC || l->source == CT_SRC_SYSFS ||
+		      l->source == CT_SRC_DEFAULT);
 	}
 	CHECK(p->caches[0].level == 1);
 	CHECKF(p->caches[0].size <= 1024 * 1024, "L1 of %lld bytes", (long long)p->caches[0].size);
@@ -54,7 +60,8 @@ static void probe_cores(void)
 	cpu_set_t set;
 	CPU_ZERO(&set);
 	if (sched_getaffinity(0, sizeof set, &set) == 0)
-		CHECKF(p.cpus_allowed == CPU_COUNT(&set), "%d vs %d", p.cpus_allowed, CPU_COUNT(&set));
+		CHECKF(p.cpus_allowed == CPU_COUNT(&set), "%d vs %d", p.cpus_allowed,
+		       CPU_COUNT(&set));
 	CHECK(p.cpus_allowed >= 1);
 	CHECK(p.cores_source == CT_SRC_HWLOC || p.cores_source == CT_SRC_OS);
 	ct_ctx_free(ctx);
@@ -76,15 +83,24 @@ static void probe_isa_matches_cpuinfo(void)
 		uint32_t bit;
 		const char *flag;
 	} map[] = {
-		{CT_ISA_SSE2, "sse2"},         {CT_ISA_SSE3, "pni"},
-		{CT_ISA_SSSE3, "ssse3"},       {CT_ISA_SSE41, "sse4_1"},
-		{CT_ISA_SSE42, "sse4_2"},      {CT_ISA_AVX, "avx"},
-		{CT_ISA_AVX2, "avx2"},         {CT_ISA_FMA, "fma"},
-		{CT_ISA_F16C, "f16c"},         {CT_ISA_AVX512F, "avx512f"},
-		{CT_ISA_AVX512CD, "avx512cd"}, {CT_ISA_AVX512DQ, "avx512dq"},
-		{CT_ISA_AVX512BW, "avx512bw"}, {CT_ISA_AVX512VL, "avx512vl"},
-		{CT_ISA_AVX512VNNI, "avx512_vnni"}, {CT_ISA_AVX512BF16, "avx512_bf16"},
-		{CT_ISA_AVX512FP16, "avx512_fp16"}, {CT_ISA_AVXVNNI, "avx_vnni"},
+	    {CT_ISA_SSE2, "sse2"},
+	    {CT_ISA_SSE3, "pni"},
+	    {CT_ISA_SSSE3, "ssse3"},
+	    {CT_ISA_SSE41, "sse4_1"},
+	    {CT_ISA_SSE42, "sse4_2"},
+	    {CT_ISA_AVX, "avx"},
+	    {CT_ISA_AVX2, "avx2"},
+	    {CT_ISA_FMA, "fma"},
+	    {CT_ISA_F16C, "f16c"},
+	    {CT_ISA_AVX512F, "avx512f"},
+	    {CT_ISA_AVX512CD, "avx512cd"},
+	    {CT_ISA_AVX512DQ, "avx512dq"},
+	    {CT_ISA_AVX512BW, "avx512bw"},
+	    {CT_ISA_AVX512VL, "avx512vl"},
+	    {CT_ISA_AVX512VNNI, "avx512_vnni"},
+	    {CT_ISA_AVX512BF16, "avx512_bf16"},
+	    {CT_ISA_AVX512FP16, "avx512_fp16"},
+	    {CT_ISA_AVXVNNI, "avx_vnni"},
 	};
 	FILE *f = fopen("/proc/cpuinfo", "r");
 	if (!f) {
@@ -95,7 +111,8 @@ static void probe_isa_matches_cpuinfo(void)
 	char flags[8192] = "";
 	while (fgets(line, sizeof line, f))
 		if (strncmp(line, "flags", 5) == 0) {
-			snprintf(flags, sizeof flags, " %s", strchr(line, ':') ? strchr(line, ':') + 1 : "");
+			snprintf(flags, sizeof flags, " %s",
+			         strchr(line, ':') ? strchr(line, ':') + 1 : "");
 			flags[strcspn(flags, "\n")] = ' ';
 			break;
 		}
@@ -137,7 +154,8 @@ static bool id_chars_ok(const char *s)
 	if (!*s)
 		return false;
 	for (; *s; s++)
-		if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_' || *s == '-'))
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_' ||
+		      *s == '-'))
 			return false;
 	return true;
 }
@@ -152,7 +170,8 @@ static void probe_device_id_stable(void)
 	char tail[32];
 	snprintf(tail, sizeof tail, "-%dc", pa.cores);
 	size_t n = strlen(pa.device_id), t = strlen(tail);
-	CHECKF(n > t && strcmp(pa.device_id + n - t, tail) == 0, "'%s' ends with '%s'", pa.device_id, tail);
+	CHECKF(n > t && strcmp(pa.device_id + n - t, tail) == 0, "'%s' ends with '%s'",
+	       pa.device_id, tail);
 	CHECK(ct_device_id(a) && strcmp(ct_device_id(a), pa.device_id) == 0);
 	CHECK(strstr(pa.identity, "cachet=" CACHET_VERSION ";") != NULL);
 	/* re-probing gives the same id */
@@ -175,6 +194,10 @@ static void probe_cached_on_ctx(void)
 	CHECK(tune_target(ctx) == t1);
 	CHECK(memcmp(&p, t1, sizeof p) == 0);
 	CHECK(ct_probe_run(ctx, 0, NULL) == CT_OK);
+	/* a re-probe updates the same struct: pointers stay valid */
+	const char *id = ct_device_id(ctx);
+	CHECK(ct_probe_run(ctx, CT_PROBE_REFRESH, NULL) == CT_OK);
+	CHECK(tune_target(ctx) == t1 && ct_device_id(ctx) == id);
 	ct_ctx_free(ctx);
 }
 
@@ -183,12 +206,12 @@ static void probe_sanitize_rows(void)
 	static const struct {
 		const char *in, *want;
 	} rows[] = {
-		{"Intel(R) Xeon(R) Gold 6230 CPU @ 2.10GHz", "intel_xeon_gold_6230_cpu_2_10ghz"},
-		{"  AMD EPYC 7763 64-Core Processor  ", "amd_epyc_7763_64_core_processor"},
-		{"Apple M2(TM)", "apple_m2"},
-		{"", "unknown"},
-		{"---(tm)---", "unknown"},
-		{"ABC__def..9", "abc_def_9"},
+	    {"Intel(R) Xeon(R) Gold 6230 CPU @ 2.10GHz", "intel_xeon_gold_6230_cpu_2_10ghz"},
+	    {"  AMD EPYC 7763 64-Core Processor  ", "amd_epyc_7763_64_core_processor"},
+	    {"Apple M2(TM)", "apple_m2"},
+	    {"", "unknown"},
+	    {"---(tm)---", "unknown"},
+	    {"ABC__def..9", "abc_def_9"},
 	};
 	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
 		char name[96];
@@ -226,11 +249,11 @@ static void probe_sysfs_parser(void)
 	snprintf(dir, sizeof dir, "%s/cache", tmp_root);
 	mkdir(dir, 0755);
 	static const char *const idx[][6] = {
-		/* sub, level, type, size, line, ways */
-		{"index0", "1\n", "Data\n", "48K\n", "64\n", "12\n"},
-		{"index1", "1\n", "Instruction\n", "32K\n", "64\n", "8\n"},
-		{"index2", "2\n", "Unified\n", "2048K\n", "64\n", "16\n"},
-		{"index3", "3\n", "Unified\n", "32M\n", "64\n", "0\n"},
+	    /* sub, level, type, size, line, ways */
+	    {"index0", "1\n", "Data\n", "48K\n", "64\n", "12\n"},
+	    {"index1", "1\n", "Instruction\n", "32K\n", "64\n", "8\n"},
+	    {"index2", "2\n", "Unified\n", "2048K\n", "64\n", "16\n"},
+	    {"index3", "3\n", "Unified\n", "32M\n", "64\n", "0\n"},
 	};
 	for (int i = 0; i < 4; i++) {
 		write_file(dir, idx[i][0], "level", idx[i][1]);
@@ -244,7 +267,8 @@ static void probe_sysfs_parser(void)
 	int n = tune_caches_sysfs(dir, c, CT_PROBE_MAX_CACHES);
 	CHECKF(n == 3, "n = %d", n);
 	if (n == 3) {
-		CHECK(c[0].level == 1 && c[0].size == 48 * 1024 && c[0].line == 64 && c[0].ways == 12);
+		CHECK(c[0].level == 1 && c[0].size == 48 * 1024 && c[0].line == 64 &&
+		      c[0].ways == 12);
 		CHECK(c[1].level == 2 && c[1].size == 2048 * 1024 && c[1].ways == 16);
 		CHECK(c[2].level == 3 && c[2].size == 32 * 1024 * 1024 && c[2].ways == 0);
 		CHECK(c[0].shared_by == 2 && c[2].shared_by == 16);
@@ -266,7 +290,8 @@ static void probe_fallbacks(void)
 {
 	ct_ctx *ctx = ct_ctx_new();
 	ct_probe_info full = probe_plain(ctx), p;
-	CHECK(ct_probe_run(ctx, CT_PROBE_REFRESH | CT_PROBE_NO_HWLOC | CT_PROBE_NO_SYSFS, &p) == CT_OK);
+	CHECK(ct_probe_run(ctx, CT_PROBE_REFRESH | CT_PROBE_NO_HWLOC | CT_PROBE_NO_SYSFS, &p) ==
+	      CT_OK);
 	check_caches(&p);
 	for (int i = 0; i < p.ncaches; i++)
 		CHECK(p.caches[i].source == CT_SRC_DEFAULT);
@@ -279,50 +304,8 @@ static void probe_fallbacks(void)
 	ct_cache_level c[CT_PROBE_MAX_CACHES];
 	int n = tune_caches_sysfs("/sys/devices/system/cpu/cpu0/cache", c, CT_PROBE_MAX_CACHES);
 	CHECK(p.caches[0].source == (n > 0 ? CT_SRC_SYSFS : CT_SRC_DEFAULT));
-	printf("hwloc caches from %s; sysfs has %d levels\n", ct_probe_source_name(full.caches[0].source), n);
-	ct_ctx_free(ctx);
-}
-
-static void probe_measure(void)
-{
-	ct_ctx *ctx = ct_ctx_new();
-	ct_probe_info p;
-	CHECK(ct_probe_run(ctx, CT_PROBE_MEASURE, &p) == CT_OK);
-	CHECK(p.measured == CT_PROBE_MEASURE);
-	CHECK(p.gflops_f32_core > 0 && p.gflops_f64_core > 0);
-	CHECK(p.gflops_f32_all > 0 && p.gflops_f64_all > 0);
-	CHECK(p.threads_measured >= 1);
-	CHECK(p.copy_gbs_core > 0 && p.copy_gbs_all > 0 && p.copy_bytes > 0);
-	CHECK(p.mem_latency_ns > 0);
-	for (int i = 0; i < p.ncaches; i++)
-		CHECKF(p.caches[i].latency_ns > 0, "L%d", p.caches[i].level);
-	CHECK(p.fma_units >= 1 && p.fma_latency >= 1);
-	CHECK(p.measure_seconds > 0);
-	printf("f32 %.1f GFLOP/s/core (%.1f all), f64 %.1f (%.1f), copy %.1f GB/s (%.1f), mem %.1f ns, %.2f GHz, %d FMA/cycle x %d cycles, %.2f s\n",
-	       p.gflops_f32_core, p.gflops_f32_all, p.gflops_f64_core, p.gflops_f64_all,
-	       p.copy_gbs_core, p.copy_gbs_all, p.mem_latency_ns, p.ghz, p.fma_units,
-	       p.fma_latency, p.measure_seconds);
-	/* kept on the ctx: asking again measures nothing */
-	ct_probe_info q;
-	CHECK(ct_probe_run(ctx, CT_PROBE_MEASURE, &q) == CT_OK);
-	CHECK(q.measure_seconds == p.measure_seconds && q.gflops_f32_core == p.gflops_f32_core);
-
-	/* printers, after the measurement */
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	CHECK(ct_probe_print(ctx, 1, f) == CT_OK);
-	fclose(f);
-	CHECK(buf && strstr(buf, "\"gflops_f32_core\"") && strstr(buf, "\"memory_latency_ns\""));
-	free(buf);
-	buf = NULL;
-	f = open_memstream(&buf, &len);
-	CHECK(ct_probe_print(ctx, 0, f) == CT_OK);
-	fclose(f);
-	CHECK(buf && strstr(buf, "peak f32") && strstr(buf, "GB/s"));
-	if (buf)
-		fputs(buf, stdout);
-	free(buf);
+	printf("hwloc caches from %s; sysfs has %d levels\n",
+	       ct_probe_source_name(full.caches[0].source), n);
 	ct_ctx_free(ctx);
 }
 
@@ -359,6 +342,51 @@ static bool json_balanced(const char *s)
 	return depth == 0 && !str;
 }
 
+static void probe_measure(void)
+{
+	ct_ctx *ctx = ct_ctx_new();
+	ct_probe_info p;
+	CHECK(ct_probe_run(ctx, CT_PROBE_MEASURE, &p) == CT_OK);
+	CHECK(p.measured == CT_PROBE_MEASURE);
+	CHECK(p.gflops_f32_core > 0 && p.gflops_f64_core > 0);
+	CHECK(p.gflops_f32_all > 0 && p.gflops_f64_all > 0);
+	CHECK(p.threads_measured >= 1);
+	CHECK(p.copy_gbs_core > 0 && p.copy_gbs_all > 0 && p.copy_bytes > 0);
+	CHECK(p.mem_latency_ns > 0);
+	for (int i = 0; i < p.ncaches; i++)
+		CHECKF(p.caches[i].latency_ns > 0, "L%d", p.caches[i].level);
+	CHECK(p.fma_units >= 1 && p.fma_latency >= 1);
+	CHECK(p.measure_seconds > 0);
+	printf("f32 %.1f GFLOP/s/core (%.1f all), f64 %.1f (%.1f), copy %.1f GB/s (%.1f), mem %.1f "
+	       "ns, %.2f GHz, %d FMA/cycle x %d cycles, %.2f s\n",
+	       p.gflops_f32_core, p.gflops_f32_all, p.gflops_f64_core, p.gflops_f64_all,
+	       p.copy_gbs_core, p.copy_gbs_all, p.mem_latency_ns, p.ghz, p.fma_units, p.fma_latency,
+	       p.measure_seconds);
+	/* kept on the ctx: asking again measures nothing */
+	ct_probe_info q;
+	CHECK(ct_probe_run(ctx, CT_PROBE_MEASURE, &q) == CT_OK);
+	CHECK(q.measure_seconds == p.measure_seconds && q.gflops_f32_core == p.gflops_f32_core);
+
+	/* printers, after the measurement */
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	CHECK(ct_probe_print(ctx, 1, f) == CT_OK);
+	fclose(f);
+	CHECK(buf && strstr(buf, "\"gflops_f32_core\"") && strstr(buf, "\"memory_latency_ns\""));
+	CHECKF(buf && json_balanced(buf), "%s", buf ? buf : "(null)");
+	free(buf);
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	CHECK(ct_probe_print(ctx, 0, f) == CT_OK);
+	fclose(f);
+	CHECK(buf && strstr(buf, "peak f32") && strstr(buf, "GB/s"));
+	if (buf)
+		fputs(buf, stdout);
+	free(buf);
+	ct_ctx_free(ctx);
+}
+
 static void probe_print_formats(void)
 {
 	ct_ctx *ctx = ct_ctx_new();
@@ -375,7 +403,8 @@ static void probe_print_formats(void)
 	f = open_memstream(&buf, &len);
 	CHECK(ct_probe_print(ctx, 0, f) == CT_OK);
 	fclose(f);
-	CHECK(buf && strstr(buf, "device") && strstr(buf, ct_device_id(ctx)) && strstr(buf, " L1 "));
+	CHECK(buf && strstr(buf, "device") && strstr(buf, ct_device_id(ctx)) &&
+	      strstr(buf, " L1 "));
 	free(buf);
 	ct_ctx_free(ctx);
 }

@@ -18,7 +18,10 @@ static uint64_t rng_next(uint64_t *s)
 	return z ^ (z >> 31);
 }
 
-static int64_t rng_below(uint64_t *s, int64_t n) { return (int64_t)(rng_next(s) % (uint64_t)n); }
+static int64_t rng_below(uint64_t *s, int64_t n)
+{
+	return (int64_t)(rng_next(s) % (uint64_t)n);
+}
 
 /* One access of a test trace. */
 typedef struct tr_acc {
@@ -60,7 +63,10 @@ static void tr_add(trace *t, int ref, int buf, int64_t off, int write)
 	t->a[t->n++] = (tr_acc){buf, ref, write, off};
 }
 
-static void tr_free(trace *t) { free(t->a); }
+static void tr_free(trace *t)
+{
+	free(t->a);
+}
 
 /* The address convention of CLI.md, derived here independently of sim_layout. */
 static void tr_bases(const trace *t, int64_t align, int64_t *base)
@@ -341,35 +347,35 @@ static const struct {
 	gen_fn fn;
 	int nref;
 } trace_table[] = {
-	{"cyclic", gen_cyclic, 1},
-	{"strided", gen_strided, 2},
-	{"power2-stride", gen_power2_stride, 1},
-	{"matrix-columns", gen_matrix_cols, 2},
-	{"matmul", gen_matmul, 3},
-	{"matmul-tiled", gen_matmul_tiled, 4},
-	{"random-small", gen_random_small, 1},
-	{"random-mixed", gen_random_mixed, 4},
-	{"stencil", gen_stencil, 2},
-	{"zipf-like", gen_zipf_like, 2},
+    {"cyclic", gen_cyclic, 1},
+    {"strided", gen_strided, 2},
+    {"power2-stride", gen_power2_stride, 1},
+    {"matrix-columns", gen_matrix_cols, 2},
+    {"matmul", gen_matmul, 3},
+    {"matmul-tiled", gen_matmul_tiled, 4},
+    {"random-small", gen_random_small, 1},
+    {"random-mixed", gen_random_mixed, 4},
+    {"stencil", gen_stencil, 2},
+    {"zipf-like", gen_zipf_like, 2},
 };
 
 /* Hierarchies: fully associative of several sizes (around the top array of 16 lines too),
  * direct-mapped, 2/4/8/16-way, non-power-of-two set counts, mixed line sizes. */
 static const char *const spec_table[] = {
-	"64:64",
-	"256:64",
-	"1K:64,1088:64,1152:64",
-	"4K:64,16K:64",
-	"8K:32,3K:128",
-	"1K:64:1",
-	"2K:64:2",
-	"4K:32:4",
-	"8K:64:8",
-	"16K:64:16",
-	"3K:64:4,1536:32:2",
-	"2K:64:32",
-	"1K:64,4K:64:4,32K:64",
-	"512:16,4K:128:8,16K:64,64K:64:16",
+    "64:64",
+    "256:64",
+    "1K:64,1088:64,1152:64",
+    "4K:64,16K:64",
+    "8K:32,3K:128",
+    "1K:64:1",
+    "2K:64:2",
+    "4K:32:4",
+    "8K:64:8",
+    "16K:64:16",
+    "3K:64:4,1536:32:2",
+    "2K:64:32",
+    "1K:64,4K:64:4,32K:64",
+    "512:16,4K:128:8,16K:64,64K:64:16",
 };
 
 #define NSEEDS 2
@@ -394,7 +400,7 @@ static void compare_run(const trace *t, const char *spec_text)
 	bf_cache ref[SIM_MAX_LEVELS];
 	bf_stack stack[SIM_MAX_LEVELS];
 	uint64_t want[SIM_MAX_LEVELS] = {0}, want_buf[SIM_MAX_LEVELS][5] = {{0}},
-		 want_ref[SIM_MAX_LEVELS][5] = {{0}};
+	         want_ref[SIM_MAX_LEVELS][5] = {{0}};
 	memset(stack, 0, sizeof stack);
 	for (int l = 0; l < spec.nlevels; l++)
 		bf_init(&ref[l], &spec.level[l]);
@@ -419,8 +425,8 @@ static void compare_run(const trace *t, const char *spec_text)
 	CHECK(accesses == t->n);
 	CHECK(writes == want_writes);
 	for (int l = 0; l < spec.nlevels; l++) {
-		CHECKF(got[l] == want[l], "level %d: simulator %llu misses, brute force %llu", l + 1,
-		       (unsigned long long)got[l], (unsigned long long)want[l]);
+		CHECKF(got[l] == want[l], "level %d: simulator %llu misses, brute force %llu",
+		       l + 1, (unsigned long long)got[l], (unsigned long long)want[l]);
 		for (int b = 0; b < t->nbuf; b++)
 			CHECK(sim_buffer_misses(s, l, b) == want_buf[l][b]);
 		CHECK(sim_buffer_misses(s, l, -1) == 0);
@@ -460,8 +466,9 @@ static void test_against_brute_force(void)
 			tr_init(&t, trace_table[g].nref);
 			trace_table[g].fn(&t, seed * 7919);
 			for (size_t c = 0; c < sizeof spec_table / sizeof spec_table[0]; c++) {
-				snprintf(name, sizeof name, "%s seed %llu / %s", trace_table[g].name,
-					 (unsigned long long)seed, spec_table[c]);
+				snprintf(name, sizeof name, "%s seed %llu / %s",
+				         trace_table[g].name, (unsigned long long)seed,
+				         spec_table[c]);
 				h_begin(name);
 				compare_run(&t, spec_table[c]);
 				h_end();
@@ -478,18 +485,20 @@ static const struct {
 	int n;
 	uint64_t misses[3];
 } hand_table[] = {
-	{"cyclic 5 lines through a 4-line LRU misses every time", "256:64",
-	 {0, 1, 2, 3, 4, 0, 1, 2, 3, 4, 0, 1, 2, 3, 4}, 15, {15}},
-	{"4 lines fit a 4-line LRU", "256:64", {0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3}, 12, {4}},
-	{"one line repeated", "64:64", {7, 7, 7, 7, 7}, 5, {1}},
-	{"LRU evicts the least recent, not the oldest", "192:64", {0, 1, 2, 0, 3, 0, 4}, 7, {5}},
-	{"direct-mapped conflicts", "256:64:1", {0, 4, 0, 4, 1, 2, 3, 1}, 8, {7}},
-	{"2-way set overflows", "256:64:2", {0, 2, 4, 0}, 4, {4}},
-	{"2-way keeps the recent pair", "256:64:2", {0, 2, 0, 4, 0, 2}, 6, {4}},
-	{"levels see the whole stream", "128:64,256:64", {0, 1, 2, 0, 1, 2}, 6, {6, 3}},
-	{"fully associative by ways = lines", "256:64:4", {0, 4, 8, 12, 0, 4, 8, 12}, 8, {4}},
-	{"12 sets map by modulo", "3K:64:4",
-	 {0, 12, 24, 36, 48, 0, 1, 13, 25, 37, 1}, 11, {10}},
+    {"cyclic 5 lines through a 4-line LRU misses every time",
+     "256:64",
+     {0, 1, 2, 3, 4, 0, 1, 2, 3, 4, 0, 1, 2, 3, 4},
+     15,
+     {15}},
+    {"4 lines fit a 4-line LRU", "256:64", {0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3}, 12, {4}},
+    {"one line repeated", "64:64", {7, 7, 7, 7, 7}, 5, {1}},
+    {"LRU evicts the least recent, not the oldest", "192:64", {0, 1, 2, 0, 3, 0, 4}, 7, {5}},
+    {"direct-mapped conflicts", "256:64:1", {0, 4, 0, 4, 1, 2, 3, 1}, 8, {7}},
+    {"2-way set overflows", "256:64:2", {0, 2, 4, 0}, 4, {4}},
+    {"2-way keeps the recent pair", "256:64:2", {0, 2, 0, 4, 0, 2}, 6, {4}},
+    {"levels see the whole stream", "128:64,256:64", {0, 1, 2, 0, 1, 2}, 6, {6, 3}},
+    {"fully associative by ways = lines", "256:64:4", {0, 4, 8, 12, 0, 4, 8, 12}, 8, {4}},
+    {"12 sets map by modulo", "3K:64:4", {0, 12, 24, 36, 48, 0, 1, 13, 25, 37, 1}, 11, {10}},
 };
 
 static void test_hand_counted(void)
@@ -509,8 +518,8 @@ static void test_hand_counted(void)
 			uint64_t got[SIM_MAX_LEVELS];
 			CHECK(sim_result(s, got, NULL, NULL) == CT_OK);
 			for (int l = 0; l < spec.nlevels; l++)
-				CHECKF(got[l] == hand_table[i].misses[l], "level %d: %llu misses", l + 1,
-				       (unsigned long long)got[l]);
+				CHECKF(got[l] == hand_table[i].misses[l], "level %d: %llu misses",
+				       l + 1, (unsigned long long)got[l]);
 			sim_free(s);
 		}
 		ct_ctx_free(ctx);
@@ -547,20 +556,22 @@ static const struct {
 	sim_level level[3];
 	int64_t sets[3];
 } spec_good[] = {
-	{"32K:64", 1, {{32768, 64, 0}}, {1}},
-	{"32K:64,1M:64", 2, {{32768, 64, 0}, {1 << 20, 64, 0}}, {1, 1}},
-	{"48K:64:12", 1, {{49152, 64, 12}}, {64}},
-	{"32768:64:8", 1, {{32768, 64, 8}}, {64}},
-	{"1m:128:0", 1, {{1 << 20, 128, 0}}, {1}},
-	{"2G:64:16", 1, {{INT64_C(2) << 30, 64, 16}}, {INT64_C(2) << 30 >> 10}},
-	{" 32K : 64 , 256k:64:8 ", 2, {{32768, 64, 0}, {262144, 64, 8}}, {1, 512}},
-	{"3K:64:4", 1, {{3072, 64, 4}}, {12}},
-	{"64:64", 1, {{64, 64, 0}}, {1}},
-	{"64:64:1", 1, {{64, 64, 1}}, {1}},
-	{"1K:1K", 1, {{1024, 1024, 0}}, {1}},
-	{"1K:64:16", 1, {{1024, 64, 16}}, {1}},
-	{"16K:32:2,512K:64:8,8M:64:16", 3,
-	 {{16384, 32, 2}, {524288, 64, 8}, {8 << 20, 64, 16}}, {256, 1024, 8192}},
+    {"32K:64", 1, {{32768, 64, 0}}, {1}},
+    {"32K:64,1M:64", 2, {{32768, 64, 0}, {1 << 20, 64, 0}}, {1, 1}},
+    {"48K:64:12", 1, {{49152, 64, 12}}, {64}},
+    {"32768:64:8", 1, {{32768, 64, 8}}, {64}},
+    {"1m:128:0", 1, {{1 << 20, 128, 0}}, {1}},
+    {"2G:64:16", 1, {{INT64_C(2) << 30, 64, 16}}, {INT64_C(2) << 30 >> 10}},
+    {" 32K : 64 , 256k:64:8 ", 2, {{32768, 64, 0}, {262144, 64, 8}}, {1, 512}},
+    {"3K:64:4", 1, {{3072, 64, 4}}, {12}},
+    {"64:64", 1, {{64, 64, 0}}, {1}},
+    {"64:64:1", 1, {{64, 64, 1}}, {1}},
+    {"1K:1K", 1, {{1024, 1024, 0}}, {1}},
+    {"1K:64:16", 1, {{1024, 64, 16}}, {1}},
+    {"16K:32:2,512K:64:8,8M:64:16",
+     3,
+     {{16384, 32, 2}, {524288, 64, 8}, {8 << 20, 64, 16}},
+     {256, 1024, 8192}},
 };
 
 static void test_spec_good(void)
@@ -587,27 +598,27 @@ static void test_spec_good(void)
 static const struct {
 	const char *text, *message;
 } spec_bad[] = {
-	{"", "empty"},
-	{"   ", "empty"},
-	{"32K", "level 1: expected ':' and a line size"},
-	{"32K:", "level 1: expected a line size"},
-	{"32K:48", "level 1: line size 48 is not a power of two"},
-	{"100:64", "level 1: size 100 is not a multiple of the line size 64"},
-	{"32K:64:3", "level 1: size 32768 is not a multiple of line * ways = 192"},
-	{"256:64:8", "level 1: 8 ways exceed the 4 lines of the level"},
-	{"32K:64,", "level 2: expected a size"},
-	{"32K:64;1M:64", "level 1: unexpected ';1M:64'"},
-	{"32X:64", "level 1: expected ':'"},
-	{"-1:64", "level 1: expected a size"},
-	{"0:64", "level 1: size 0 is not in 1..2^48"},
-	{"64:0", "level 1: line size 0 is not in"},
-	{"999999999999999999999:64", "level 1: expected a size"},
-	{"1000000G:64", "level 1: expected a size"},
-	{"32K:64:4K", "level 1: unexpected 'K'"},
-	{"32K:64:x", "level 1: expected a number of ways"},
-	{"32K:64,1M:96", "level 2: line size 96 is not a power of two"},
-	{"1K:64,1K:64,1K:64,1K:64,1K:64,1K:64,1K:64,1K:64,1K:64", "more than 8 levels"},
-	{"32K:64:-1", "expected a number of ways"},
+    {"", "empty"},
+    {"   ", "empty"},
+    {"32K", "level 1: expected ':' and a line size"},
+    {"32K:", "level 1: expected a line size"},
+    {"32K:48", "level 1: line size 48 is not a power of two"},
+    {"100:64", "level 1: size 100 is not a multiple of the line size 64"},
+    {"32K:64:3", "level 1: size 32768 is not a multiple of line * ways = 192"},
+    {"256:64:8", "level 1: 8 ways exceed the 4 lines of the level"},
+    {"32K:64,", "level 2: expected a size"},
+    {"32K:64;1M:64", "level 1: unexpected ';1M:64'"},
+    {"32X:64", "level 1: expected ':'"},
+    {"-1:64", "level 1: expected a size"},
+    {"0:64", "level 1: size 0 is not in 1..2^48"},
+    {"64:0", "level 1: line size 0 is not in"},
+    {"999999999999999999999:64", "level 1: expected a size"},
+    {"1000000G:64", "level 1: expected a size"},
+    {"32K:64:4K", "level 1: unexpected 'K'"},
+    {"32K:64:x", "level 1: expected a number of ways"},
+    {"32K:64,1M:96", "level 2: line size 96 is not a power of two"},
+    {"1K:64,1K:64,1K:64,1K:64,1K:64,1K:64,1K:64,1K:64,1K:64", "more than 8 levels"},
+    {"32K:64:-1", "expected a number of ways"},
 };
 
 static void test_spec_bad(void)
@@ -653,8 +664,7 @@ static void test_layout(void)
 	const sim_buffer b[] = {{8, 10}, {4, 3}, {1, 0}, {8, 16}, {2, 32}};
 	int64_t base[5];
 	CHECK(sim_layout(ctx, b, 5, 64, base) == 384);
-	CHECK(base[0] == 0 && base[1] == 128 && base[2] == 192 && base[3] == 192 &&
-	      base[4] == 320);
+	CHECK(base[0] == 0 && base[1] == 128 && base[2] == 192 && base[3] == 192 && base[4] == 320);
 	CHECK(sim_layout(ctx, b, 2, 1, base) == 92 && base[1] == 80);
 	CHECK(sim_layout(ctx, b, 2, 48, base) == -1);
 	CHECK(ct_ctx_last_status(ctx) == CT_ERR_USAGE);
@@ -720,7 +730,8 @@ static void test_usage_errors(void)
 	fn(s, 0, 3, 1);
 	fn(s, 0, 4, 0);
 	uint64_t w = 0;
-	CHECK(sim_result(s, misses, &naccess, &w) == CT_OK && naccess == 2 && w == 1 && misses[0] == 1);
+	CHECK(sim_result(s, misses, &naccess, &w) == CT_OK && naccess == 2 && w == 1 &&
+	      misses[0] == 1);
 	sim_free(s);
 	ct_ctx_free(ctx);
 }
@@ -762,10 +773,10 @@ typedef struct long_case {
 } long_case;
 
 static const long_case long_table[] = {
-	{"stable working set, compaction without growth", 0, 700, 3000000},
-	{"growing sweeps, tree and hash growth", 1, 150000, 2500000},
-	{"sparse 64-bit lines, hot and cold mix", 2, 60000, 2000000},
-	{"working set at the top array's edge", 3, 17, 1000000},
+    {"stable working set, compaction without growth", 0, 700, 3000000},
+    {"growing sweeps, tree and hash growth", 1, 150000, 2500000},
+    {"sparse 64-bit lines, hot and cold mix", 2, 60000, 2000000},
+    {"working set at the top array's edge", 3, 17, 1000000},
 };
 
 static int64_t long_next(const long_case *c, uint64_t *seed, int64_t i)
@@ -810,9 +821,9 @@ static void test_long_traces(void)
 				int64_t id = long_next(lc, &seed, i + j);
 				/* a bijection onto sparse lines for kind 2 */
 				lines[j] = lc->kind == 2
-						   ? ((uint64_t)id * UINT64_C(0x2545F4914F6CDD1D)) &
-							     ((UINT64_C(1) << 50) - 1)
-						   : (uint64_t)id;
+				               ? ((uint64_t)id * UINT64_C(0x2545F4914F6CDD1D)) &
+				                     ((UINT64_C(1) << 50) - 1)
+				               : (uint64_t)id;
 				for (int k = 0; k < NCAPS; k++)
 					lru_access(&ref[k], id);
 				sa_misses += !bf_access(&sa, lines[j] * 64);

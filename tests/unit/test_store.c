@@ -1,4 +1,5 @@
-/* test_store.c: the per-device tuning store: round trips, better-record merges, concurrency, damage. */
+/* test_store.c: the per-device tuning store: round trips, better-record merges, concurrency,
+ * damage. */
 #include "harness.h"
 
 #include "cachet.h"
@@ -35,7 +36,7 @@ static void store_file(const char *dir, char *out, size_t n)
 }
 
 static ct_tune_record rec(const char *family, ct_dtype t, const char *size_class,
-			  const char *params, double seconds, int verified)
+                          const char *params, double seconds, int verified)
 {
 	ct_tune_record r;
 	memset(&r, 0, sizeof r);
@@ -83,7 +84,7 @@ static bool raw_sql(const char *path, const char *sql)
 {
 	sqlite3 *db = NULL;
 	bool ok = sqlite3_open(path, &db) == SQLITE_OK &&
-		  sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK;
+	          sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK;
 	if (!ok)
 		fprintf(stderr, "raw_sql: %s\n", db ? sqlite3_errmsg(db) : "open failed");
 	sqlite3_close(db);
@@ -96,7 +97,8 @@ static bool raw_text(const char *path, const char *sql, char *out, size_t n)
 	sqlite3_stmt *st = NULL;
 	out[0] = 0;
 	bool ok = sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
-		  sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW;
+	          sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
+	          sqlite3_step(st) == SQLITE_ROW;
 	if (ok)
 		snprintf(out, n, "%s", (const char *)sqlite3_column_text(st, 0));
 	sqlite3_finalize(st);
@@ -132,17 +134,20 @@ static void store_roundtrip(void)
 	ct_store *s = open_q(ctx, dir);
 	int stored = -1;
 	ct_tune_record a = rec("matmul|A:rm,B:rm", CT_F32, "M=1024:N=1024:K=1024",
-			       "{\"tiles\":[64,64,256],\"order\":\"ikj\"}", 0.0123, 1);
+	                       "{\"tiles\":[64,64,256],\"order\":\"ikj\"}", 0.0123, 1);
 	a.timestamp = 1700000000;
 	CHECK(put(s, a, &stored) == CT_OK && stored == 1);
-	CHECK(put(s, rec("matmul|A:rm,B:rm", CT_F64, "M=1024:N=1024:K=1024", "p64", 0.02, 1), NULL) == CT_OK);
-	CHECK(put(s, rec("matmul|A:rm,B:rm", CT_F32, "M=64:N=64:K=64", "small", 0.0001, -1), NULL) == CT_OK);
+	CHECK(put(s, rec("matmul|A:rm,B:rm", CT_F64, "M=1024:N=1024:K=1024", "p64", 0.02, 1),
+	          NULL) == CT_OK);
+	CHECK(put(s, rec("matmul|A:rm,B:rm", CT_F32, "M=64:N=64:K=64", "small", 0.0001, -1),
+	          NULL) == CT_OK);
 	CHECK(put(s, rec("stencil5", CT_F64, "large", "s", 1.5, 0), NULL) == CT_OK);
 
 	ct_tune_record g;
 	int found = 0;
 	time_t before = time(NULL);
-	CHECK(ct_store_get(s, "matmul|A:rm,B:rm", CT_F32, "M=1024:N=1024:K=1024", &g, &found) == CT_OK);
+	CHECK(ct_store_get(s, "matmul|A:rm,B:rm", CT_F32, "M=1024:N=1024:K=1024", &g, &found) ==
+	      CT_OK);
 	CHECK(found == 1);
 	if (found) {
 		CHECK(strcmp(g.family, a.family) == 0 && g.dtype == CT_F32);
@@ -152,14 +157,16 @@ static void store_roundtrip(void)
 		CHECK(strcmp(g.cachet_version, CACHET_VERSION) == 0 && g.trusted == 1);
 	}
 	CHECK(ct_store_get(s, "stencil5", CT_F64, "large", &g, &found) == CT_OK && found);
-	CHECK(found && g.verified == 0 && g.timestamp >= (int64_t)before - 5 && g.timestamp <= (int64_t)time(NULL));
+	CHECK(found && g.verified == 0 && g.timestamp >= (int64_t)before - 5 &&
+	      g.timestamp <= (int64_t)time(NULL));
 	CHECK(ct_store_get(s, "stencil5", CT_F32, "large", &g, &found) == CT_OK && !found);
 	CHECK(ct_store_get(s, "nothing", CT_F32, "x", &g, &found) == CT_OK && !found);
 
 	const ct_tune_record *rs;
 	int n;
 	CHECK(ct_store_list(s, "matmul|A:rm,B:rm", -1, &rs, &n) == CT_OK && n == 3);
-	CHECK(n == 3 && strcmp(rs[0].size_class, "M=1024:N=1024:K=1024") == 0 && rs[0].dtype == CT_F32);
+	CHECK(n == 3 && strcmp(rs[0].size_class, "M=1024:N=1024:K=1024") == 0 &&
+	      rs[0].dtype == CT_F32);
 	CHECK(ct_store_list(s, "matmul|A:rm,B:rm", CT_F64, &rs, &n) == CT_OK && n == 1);
 	CHECK(ct_store_list(s, NULL, -1, &rs, &n) == CT_OK && n == 4);
 	ct_store_close(s);
@@ -167,7 +174,8 @@ static void store_roundtrip(void)
 	/* persisted */
 	s = open_q(ctx, dir);
 	CHECK(ct_store_list(s, NULL, -1, &rs, &n) == CT_OK && n == 4);
-	CHECK(ct_store_get(s, "matmul|A:rm,B:rm", CT_F32, "M=64:N=64:K=64", &g, &found) == CT_OK && found);
+	CHECK(ct_store_get(s, "matmul|A:rm,B:rm", CT_F32, "M=64:N=64:K=64", &g, &found) == CT_OK &&
+	      found);
 	CHECK(found && strcmp(g.params, "small") == 0 && g.verified == -1 && g.trusted);
 	CHECK(strcmp(ct_store_warnings(s), "") == 0);
 	ct_store_close(s);
@@ -184,14 +192,14 @@ static void store_keeps_better_rows(void)
 		int want_stored;
 		const char *want_params; /* after this put */
 	} rows[] = {
-		{"first record", 1.0, 1, 1, "r0"},
-		{"slower verified kept out", 2.0, 1, 0, "r0"},
-		{"equal time keeps old", 1.0, 1, 0, "r0"},
-		{"faster verified replaces", 0.5, 1, 1, "r3"},
-		{"faster but not verified", 0.1, -1, 0, "r3"},
-		{"faster but mismatch", 0.01, 0, 0, "r3"},
-		{"unmeasured loses", 0.0, 1, 0, "r3"},
-		{"fastest verified", 0.25, 1, 1, "r7"},
+	    {"first record", 1.0, 1, 1, "r0"},
+	    {"slower verified kept out", 2.0, 1, 0, "r0"},
+	    {"equal time keeps old", 1.0, 1, 0, "r0"},
+	    {"faster verified replaces", 0.5, 1, 1, "r3"},
+	    {"faster but not verified", 0.1, -1, 0, "r3"},
+	    {"faster but mismatch", 0.01, 0, 0, "r3"},
+	    {"unmeasured loses", 0.0, 1, 0, "r3"},
+	    {"fastest verified", 0.25, 1, 1, "r7"},
 	};
 	char dir[256];
 	new_dir(dir, sizeof dir, true);
@@ -203,11 +211,14 @@ static void store_keeps_better_rows(void)
 		snprintf(params, sizeof params, "r%zu", i);
 		h_begin(name);
 		int stored = -1, found = 0;
-		CHECK(s && put(s, rec("k", CT_F32, "n=1", params, rows[i].seconds, rows[i].verified), &stored) == CT_OK);
+		CHECK(s &&
+		      put(s, rec("k", CT_F32, "n=1", params, rows[i].seconds, rows[i].verified),
+		          &stored) == CT_OK);
 		CHECKF(stored == rows[i].want_stored, "stored %d", stored);
 		ct_tune_record g;
 		CHECK(s && ct_store_get(s, "k", CT_F32, "n=1", &g, &found) == CT_OK && found);
-		CHECKF(found && strcmp(g.params, rows[i].want_params) == 0, "params %s", found ? g.params : "-");
+		CHECKF(found && strcmp(g.params, rows[i].want_params) == 0, "params %s",
+		       found ? g.params : "-");
 		h_end();
 	}
 	/* rank: not verified, then a verified one (even slower) wins; a
@@ -218,7 +229,8 @@ static void store_keeps_better_rows(void)
 	CHECK(put(s, rec("k", CT_F32, "n=2", "m", 0.05, 0), &stored) == CT_OK && stored == 0);
 	CHECK(put(s, rec("k", CT_F32, "n=2", "v", 9.0, 1), &stored) == CT_OK && stored == 1);
 	ct_tune_record g;
-	CHECK(ct_store_get(s, "k", CT_F32, "n=2", &g, &found) == CT_OK && found && strcmp(g.params, "v") == 0);
+	CHECK(ct_store_get(s, "k", CT_F32, "n=2", &g, &found) == CT_OK && found &&
+	      strcmp(g.params, "v") == 0);
 	h_end();
 	ct_store_close(s);
 	ct_ctx_free(ctx);
@@ -326,7 +338,8 @@ static void store_concurrent_writers(void)
 		int status = -1;
 		if (pids[c] > 0)
 			waitpid(pids[c], &status, 0);
-		CHECKF(WIFEXITED(status) && WEXITSTATUS(status) == 0, "writer %d: status %d", c, status);
+		CHECKF(WIFEXITED(status) && WEXITSTATUS(status) == 0, "writer %d: status %d", c,
+		       status);
 	}
 	ct_ctx *ctx = ct_ctx_new();
 	ct_store *s = open_q(ctx, dir);
@@ -336,7 +349,8 @@ static void store_concurrent_writers(void)
 	CHECKF(n == WRITERS * PER_WRITER + SHARED, "%d records", n);
 	CHECK(ct_store_list(s, "shared", CT_F64, &rs, &n) == CT_OK && n == SHARED);
 	for (int i = 0; i < n; i++)
-		CHECKF(rs[i].seconds == 1.0 && rs[i].trusted, "%s: %g s", rs[i].size_class, rs[i].seconds);
+		CHECKF(rs[i].seconds == 1.0 && rs[i].trusted, "%s: %g s", rs[i].size_class,
+		       rs[i].seconds);
 	for (int c = 0; c < WRITERS; c++) {
 		char fam[32];
 		snprintf(fam, sizeof fam, "own%d", c);
@@ -362,8 +376,10 @@ static void expect_set_aside(const char *dir, const char *why_part)
 		ct_ctx_free(ctx);
 		return;
 	}
-	CHECKF(strstr(ct_store_warnings(s), "set aside") != NULL, "warnings: %s", ct_store_warnings(s));
-	CHECKF(strstr(ct_store_warnings(s), why_part) != NULL, "warnings: %s", ct_store_warnings(s));
+	CHECKF(strstr(ct_store_warnings(s), "set aside") != NULL, "warnings: %s",
+	       ct_store_warnings(s));
+	CHECKF(strstr(ct_store_warnings(s), why_part) != NULL, "warnings: %s",
+	       ct_store_warnings(s));
 	CHECK(count_names(dir, ".sqlite.bad-") >= 1);
 	CHECK(ct_store_writable(s));
 	const ct_tune_record *rs;
@@ -371,7 +387,8 @@ static void expect_set_aside(const char *dir, const char *why_part)
 	CHECK(ct_store_list(s, NULL, -1, &rs, &n) == CT_OK && n == 0);
 	CHECK(put(s, rec("f", CT_F32, "c", "fresh", 1, 1), NULL) == CT_OK);
 	ct_tune_record g;
-	CHECK(ct_store_get(s, "f", CT_F32, "c", &g, &found) == CT_OK && found && strcmp(g.params, "fresh") == 0);
+	CHECK(ct_store_get(s, "f", CT_F32, "c", &g, &found) == CT_OK && found &&
+	      strcmp(g.params, "fresh") == 0);
 	ct_store_close(s);
 	/* and the next open is quiet */
 	s = open_q(ctx, dir);
@@ -518,8 +535,8 @@ static void store_bad_checksum_skipped(void)
 	store_file(dir, file, sizeof file);
 	/* a changed field under an old checksum, and a changed checksum */
 	CHECK(raw_sql(file, "UPDATE tune SET params='tampered' WHERE size_class='n=1';"
-			    "UPDATE tune SET checksum='0123456789abcdef' WHERE size_class='n=2';"
-			    "UPDATE tune SET seconds=0.25 WHERE size_class='n=3';"));
+	                    "UPDATE tune SET checksum='0123456789abcdef' WHERE size_class='n=2';"
+	                    "UPDATE tune SET seconds=0.25 WHERE size_class='n=3';"));
 	s = open_q(ctx, dir);
 	ct_tune_record g;
 	int found = 1;
@@ -533,7 +550,8 @@ static void store_bad_checksum_skipped(void)
 	CHECK(ct_store_list(s, "f", -1, &rs, &n) == CT_OK && n == 1);
 	/* a damaged record never wins: a slower new one replaces it */
 	int stored = 0;
-	CHECK(put(s, rec("f", CT_F32, "n=1", "remeasured", 3.0, 1), &stored) == CT_OK && stored == 1);
+	CHECK(put(s, rec("f", CT_F32, "n=1", "remeasured", 3.0, 1), &stored) == CT_OK &&
+	      stored == 1);
 	CHECK(ct_store_get(s, "f", CT_F32, "n=1", &g, &found) == CT_OK && found &&
 	      strcmp(g.params, "remeasured") == 0 && g.trusted);
 	ct_store_close(s);
@@ -557,7 +575,8 @@ static void store_other_version_stale(void)
 	CHECK(old && put(old, rec("f", CT_F32, "d", "old", 0.5, 1), NULL) == CT_OK);
 	ct_tune_record g;
 	int found = 0;
-	CHECK(old && ct_store_get(old, "f", CT_F32, "c", &g, &found) == CT_OK && found && g.trusted);
+	CHECK(old && ct_store_get(old, "f", CT_F32, "c", &g, &found) == CT_OK && found &&
+	      g.trusted);
 	ct_store_close(old);
 
 	ct_store *s = open_q(ctx, dir);
@@ -573,7 +592,8 @@ static void store_other_version_stale(void)
 	ct_store_close(s);
 	/* and the old version in turn does not trust the new record */
 	old = tune_store_open(ctx, &cfg);
-	CHECK(old && ct_store_get(old, "f", CT_F32, "c", &g, &found) == CT_OK && found && !g.trusted);
+	CHECK(old && ct_store_get(old, "f", CT_F32, "c", &g, &found) == CT_OK && found &&
+	      !g.trusted);
 	ct_store_close(old);
 	ct_ctx_free(ctx);
 }
@@ -677,7 +697,8 @@ static void store_unwritable_path(void)
 	int found = 1;
 	CHECK(s && ct_store_get(s, "f", CT_F32, "c", &g, &found) == CT_OK && !found);
 	CHECK(s && put(s, rec("f", CT_F32, "c", "p", 0.5, 1), NULL) == CT_ERR_IO);
-	CHECK(ct_ctx_last_status(ctx) == CT_ERR_IO && strstr(ct_ctx_last_message(ctx), "Not a directory"));
+	CHECK(ct_ctx_last_status(ctx) == CT_ERR_IO &&
+	      strstr(ct_ctx_last_message(ctx), "Not a directory"));
 	FILE *null = fopen("/dev/null", "w");
 	CHECK(s && null && ct_store_show(s, NULL, 0, null) == CT_OK);
 	if (null)
@@ -730,8 +751,8 @@ static void store_readonly_folder(void)
 	snprintf(lock, sizeof lock, "%s.lock", file);
 	if (chmod(tmp_root, 0711) != 0 || chown(dir, nobody, nobody) != 0 ||
 	    chown(file, nobody, nobody) != 0 || chmod(dir, 0500) != 0) {
-		printf("skip: store_readonly_folder: cannot hand the folder to uid %d: %s\n", (int)nobody,
-		       strerror(errno));
+		printf("skip: store_readonly_folder: cannot hand the folder to uid %d: %s\n",
+		       (int)nobody, strerror(errno));
 		return;
 	}
 	fflush(NULL);
@@ -744,7 +765,8 @@ static void store_readonly_folder(void)
 	int status = -1;
 	waitpid(pid, &status, 0);
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 77)
-		printf("skip: store_readonly_folder: running as root and cannot drop to uid %d\n", (int)nobody);
+		printf("skip: store_readonly_folder: running as root and cannot drop to uid %d\n",
+		       (int)nobody);
 	else
 		CHECKF(WIFEXITED(status) && WEXITSTATUS(status) == 0, "reader status %#x", status);
 	chmod(dir, 0700);
@@ -759,14 +781,16 @@ static void store_show_formats(void)
 	new_dir(dir, sizeof dir, true);
 	ct_ctx *ctx = ct_ctx_new();
 	ct_store *s = open_q(ctx, dir);
-	CHECK(put(s, rec("matmul|rm", CT_F32, "M=64:N=64:K=64", "{\"tiles\":[8,8,8]}", 0.001, 1), NULL) == CT_OK);
+	CHECK(put(s, rec("matmul|rm", CT_F32, "M=64:N=64:K=64", "{\"tiles\":[8,8,8]}", 0.001, 1),
+	          NULL) == CT_OK);
 	CHECK(put(s, rec("axpy", CT_F64, "n=1000000", "vec=8", 0.002, -1), NULL) == CT_OK);
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 	CHECK(ct_store_show(s, NULL, 0, f) == CT_OK);
 	fclose(f);
-	CHECK(buf && strstr(buf, "FAMILY") && strstr(buf, "matmul|rm") && strstr(buf, "M=64:N=64:K=64"));
+	CHECK(buf && strstr(buf, "FAMILY") && strstr(buf, "matmul|rm") &&
+	      strstr(buf, "M=64:N=64:K=64"));
 	CHECK(buf && strstr(buf, "2 records") && strstr(buf, "vec=8"));
 	free(buf);
 	buf = NULL;
@@ -807,6 +831,7 @@ static void store_bad_arguments(void)
 	cfg.device_id = "../escape";
 	cfg.identity = "x";
 	CHECK(tune_store_open(ctx, &cfg) == NULL && ct_ctx_last_status(ctx) == CT_ERR_USAGE);
+	CHECK(ct_store_open(ctx, "", 0) == NULL && ct_ctx_last_status(ctx) == CT_ERR_USAGE);
 	CHECK(strcmp(ct_store_path(NULL), "") == 0 && ct_store_writable(NULL) == 0);
 	ct_ctx_free(ctx);
 }
@@ -860,25 +885,45 @@ static void store_checksum_rows(void)
 	CHECK(tune_record_checksum(&same, "0.1.0") == h0);
 	h_end();
 	for (int field = 0; field < 10; field++) {
-		static const char *const names[] = {"family", "dtype", "size_class", "params", "seconds",
-						    "gflops", "verified", "tuner_version", "timestamp",
-						    "cachet_version"};
+		static const char *const names[] = {
+		    "family", "dtype",    "size_class",    "params",    "seconds",
+		    "gflops", "verified", "tuner_version", "timestamp", "cachet_version"};
 		char name[64];
 		snprintf(name, sizeof name, "store_checksum[%s]", names[field]);
 		h_begin(name);
 		ct_tune_record r = base;
 		const char *version = "0.1.0";
 		switch (field) {
-		case 0: r.family = "fan"; break;
-		case 1: r.dtype = CT_F64; break;
-		case 2: r.size_class = "n=2"; break;
-		case 3: r.params = "q"; break;
-		case 4: r.seconds = nextafter(0.5, 1.0); break;
-		case 5: r.gflops = 2.5; break;
-		case 6: r.verified = -1; break;
-		case 7: r.tuner_version = "2"; break;
-		case 8: r.timestamp = 1235; break;
-		default: version = "0.1.1"; break;
+		case 0:
+			r.family = "fan";
+			break;
+		case 1:
+			r.dtype = CT_F64;
+			break;
+		case 2:
+			r.size_class = "n=2";
+			break;
+		case 3:
+			r.params = "q";
+			break;
+		case 4:
+			r.seconds = nextafter(0.5, 1.0);
+			break;
+		case 5:
+			r.gflops = 2.5;
+			break;
+		case 6:
+			r.verified = -1;
+			break;
+		case 7:
+			r.tuner_version = "2";
+			break;
+		case 8:
+			r.timestamp = 1235;
+			break;
+		default:
+			version = "0.1.1";
+			break;
 		}
 		CHECK(tune_record_checksum(&r, version) != h0);
 		h_end();
