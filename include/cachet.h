@@ -341,6 +341,35 @@ CT_API ct_status ct_cache_prune(CT_KEEP ct_ctx *ctx);
 /* ---------------------------------------------------------------- cache model and simulator (src/model) */
 /* @@model-api */
 
+#define CT_SIM_MAX_LEVELS 8
+
+/* Misses of one access reference (an array access of one statement) per level. */
+typedef struct ct_sim_ref {
+	const char *array;        /* owned by the kernel */
+	int stmt;                 /* statement number (1..; 0 for a let) */
+	int is_write;
+	int64_t misses[CT_SIM_MAX_LEVELS];
+} ct_sim_ref;
+
+typedef struct ct_sim_result {
+	int64_t accesses;
+	int nlevels;
+	struct {
+		int64_t size, line, ways, misses;
+	} level[CT_SIM_MAX_LEVELS];
+	double seconds;           /* time of the simulation itself */
+	int nrefs;
+	ct_sim_ref *refs;         /* free with ct_sim_result_free */
+} ct_sim_result;
+
+/* Simulate kernel k (every runtime param set) exactly: its scheduled loop
+ * tree's address trace (CLI.md conventions: arrays on their own line-aligned
+ * regions, fixed access order in a statement) through LRU caches given by
+ * spec ("SIZE:LINE[:WAYS],...", NULL = this machine's caches). Each level
+ * sees the whole access stream. */
+CT_API ct_status ct_kernel_simulate(CT_KEEP ct_kernel *k, CT_KEEP const char *spec, CT_KEEP ct_sim_result *r);
+CT_API void ct_sim_result_free(CT_KEEP ct_sim_result *r);
+
 /* ---------------------------------------------------------------- hardware probe and tuning store (src/tune) */
 /* @@tune-api */
 #include <stdio.h> /* FILE, for the printers below */

@@ -61,7 +61,8 @@ ct_kernel *ct_kernel_parse_file(ct_ctx *ctx, const char *path)
 	ct_ctx_clear_error(ctx);
 	FILE *f = fopen(path, "rb");
 	if (!f) {
-		ct_error_at(ctx, CT_ERR_IO, path, 0, 0, "cannot open '%s': %s", path, strerror(errno));
+		ct_error_at(ctx, CT_ERR_IO, path, 0, 0, "cannot open '%s': %s", path,
+		            strerror(errno));
 		return NULL;
 	}
 	size_t cap = 4096, len = 0;
@@ -70,7 +71,8 @@ ct_kernel *ct_kernel_parse_file(ct_ctx *ctx, const char *path)
 		if (len == cap) {
 			if (cap > LANG_MAX_TEXT) {
 				ct_error_at(ctx, CT_ERR_LIMIT, path, 0, 0,
-					    "'%s' is too large (at most %zu bytes)", path, LANG_MAX_TEXT);
+				            "'%s' is too large (at most %zu bytes)", path,
+				            LANG_MAX_TEXT);
 				ct_free(ctx, buf);
 				fclose(f);
 				return NULL;
@@ -95,7 +97,7 @@ ct_kernel *ct_kernel_parse_file(ct_ctx *ctx, const char *path)
 	if (bad) {
 		if (buf)
 			ct_error_at(ctx, CT_ERR_IO, path, 0, 0, "cannot read '%s': %s", path,
-				    strerror(err ? err : EIO));
+			            strerror(err ? err : EIO));
 		ct_free(ctx, buf);
 		return NULL;
 	}
@@ -119,14 +121,9 @@ static bool quiet_eval(const ct_kernel *k, const ir_expr *e, int64_t *out)
 {
 	int64_t x, y;
 	switch (e->kind) {
-	case EX_NUM:
-		*out = e->inum;
-		return !e->is_float;
-	case EX_PARAM:
-		*out = k->params[e->id].value;
-		return k->params[e->id].has_value;
-	case EX_NEG:
-		return quiet_eval(k, e->args[0], &x) && ct_sub_ok(0, x, out);
+	case EX_NUM: *out = e->inum; return !e->is_float;
+	case EX_PARAM: *out = k->params[e->id].value; return k->params[e->id].has_value;
+	case EX_NEG: return quiet_eval(k, e->args[0], &x) && ct_sub_ok(0, x, out);
 	case EX_ADD:
 	case EX_SUB:
 	case EX_MUL:
@@ -143,8 +140,7 @@ static bool quiet_eval(const ct_kernel *k, const ir_expr *e, int64_t *out)
 			return false;
 		*out = x / y;
 		return true;
-	default:
-		return false;
+	default: return false;
 	}
 }
 
@@ -285,14 +281,9 @@ static double expr_flops(const ir_expr *e)
 	case EX_ADD:
 	case EX_SUB:
 	case EX_MUL:
-	case EX_DIV:
-		n = 1;
-		break;
-	case EX_CALL:
-		n = e->fn == FN_FMA ? 2 : e->fn == FN_SELECT ? 0 : 1;
-		break;
-	default:
-		break;
+	case EX_DIV: n = 1; break;
+	case EX_CALL: n = e->fn == FN_FMA ? 2 : e->fn == FN_SELECT ? 0 : 1; break;
+	default: break;
 	}
 	for (int i = 0; i < e->nargs; i++)
 		n += expr_flops(e->args[i]);
@@ -316,8 +307,10 @@ static bool cond_value(const ir_expr *e, const int64_t *params, const int64_t *i
 		}
 		return true;
 	}
-	case EX_AND: return cond_value(e->args[0], params, idx) && cond_value(e->args[1], params, idx);
-	case EX_OR: return cond_value(e->args[0], params, idx) || cond_value(e->args[1], params, idx);
+	case EX_AND:
+		return cond_value(e->args[0], params, idx) && cond_value(e->args[1], params, idx);
+	case EX_OR:
+		return cond_value(e->args[0], params, idx) || cond_value(e->args[1], params, idx);
 	case EX_NOT: return !cond_value(e->args[0], params, idx);
 	default: return true;
 	}
@@ -335,8 +328,8 @@ static void cond_indices(const ir_expr *e, bool *used)
 		cond_indices(e->args[i], used);
 }
 
-#define FLOPS_ENUM_LIMIT ((int64_t)1 << 20)   /* points of one enumeration */
-#define FLOPS_ENUM_BUDGET ((int64_t)1 << 24)  /* points of all enumerations of a kernel */
+#define FLOPS_ENUM_LIMIT ((int64_t)1 << 20)  /* points of one enumeration */
+#define FLOPS_ENUM_BUDGET ((int64_t)1 << 24) /* points of all enumerations of a kernel */
 
 /* Scratch of a flop count. */
 typedef struct fcount {
@@ -344,7 +337,7 @@ typedef struct fcount {
 	const int64_t *params;
 	int64_t *idx, *lo, *hi;
 	bool *used;
-	int64_t budget;        /* enumeration points left */
+	int64_t budget; /* enumeration points left */
 } fcount;
 
 /* Instances of a statement whose first node in its body is s: iterations
@@ -421,16 +414,15 @@ static double nodes_flops(fcount *fc, ir_node *const *body, int n)
 	for (int i = 0; i < n; i++) {
 		const ir_node *s = body[i];
 		switch (s->kind) {
-		case ND_FOR:
-			total += nodes_flops(fc, s->body, s->nbody);
-			break;
+		case ND_FOR: total += nodes_flops(fc, s->body, s->nbody); break;
 		case ND_IF:
 			total += nodes_flops(fc, s->body, s->nbody);
 			total += nodes_flops(fc, s->els, s->nels);
 			break;
 		case ND_LET:
 		case ND_STMT: {
-			double f = expr_flops(s->rhs) + (s->kind == ND_STMT && s->op != AS_SET ? 1 : 0);
+			double f =
+			    expr_flops(s->rhs) + (s->kind == ND_STMT && s->op != AS_SET ? 1 : 0);
 			if (f > 0 && inst < 0)
 				inst = stmt_instances(fc, s);
 			if (f > 0)

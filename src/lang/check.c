@@ -5,7 +5,7 @@
 #include <string.h>
 
 static void cerr(ct_kernel *k, int *nerr, ir_pos at, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 static void cerr(ct_kernel *k, int *nerr, ir_pos at, const char *fmt, ...)
 {
 	va_list ap;
@@ -18,7 +18,7 @@ static void cerr(ct_kernel *k, int *nerr, ir_pos at, const char *fmt, ...)
 /* ------------------------------------------------------------ affine forms */
 
 static bool to_aff_rec(ct_kernel *k, ct_arena *a, const ir_expr *e, bool allow_index,
-		       const char *what, aff *out)
+                       const char *what, aff *out)
 {
 	int dummy = 0;
 	bool ok = true;
@@ -26,7 +26,8 @@ static bool to_aff_rec(ct_kernel *k, ct_arena *a, const ir_expr *e, bool allow_i
 	switch (e->kind) {
 	case EX_NUM:
 		if (e->is_float) {
-			cerr(k, &dummy, e->pos, "non-affine %s: floating literal (use integers)", what);
+			cerr(k, &dummy, e->pos, "non-affine %s: floating literal (use integers)",
+			     what);
 			return false;
 		}
 		*out = aff_const(e->inum);
@@ -40,16 +41,15 @@ static bool to_aff_rec(ct_kernel *k, ct_arena *a, const ir_expr *e, bool allow_i
 		}
 		*out = aff_sym1(a, AFF_INDEX, e->id, 1, &ok);
 		break;
-	case EX_PARAM:
-		*out = aff_sym1(a, AFF_PARAM, e->id, 1, &ok);
-		break;
+	case EX_PARAM: *out = aff_sym1(a, AFF_PARAM, e->id, 1, &ok); break;
 	case EX_LET:
-		cerr(k, &dummy, e->pos, "non-affine %s: let '%s' (use indices and params only)", what,
-		     k->lets[e->id].name);
+		cerr(k, &dummy, e->pos, "non-affine %s: let '%s' (use indices and params only)",
+		     what, k->lets[e->id].name);
 		return false;
 	case EX_ACCESS:
-		cerr(k, &dummy, e->pos, "non-affine %s: array element '%s[...]' (use indices and params only)",
-		     what, k->arrays[e->id].name);
+		cerr(k, &dummy, e->pos,
+		     "non-affine %s: array element '%s[...]' (use indices and params only)", what,
+		     k->arrays[e->id].name);
 		return false;
 	case EX_NEG:
 		if (!to_aff_rec(k, a, e->args[0], allow_index, what, &x))
@@ -73,13 +73,14 @@ static bool to_aff_rec(ct_kernel *k, ct_arena *a, const ir_expr *e, bool allow_i
 			else if (aff_is_const(y))
 				*out = aff_scale(a, x, y.c, &ok);
 			else {
-				cerr(k, &dummy, e->pos, "non-affine %s: product of two non-constant terms",
-				     what);
+				cerr(k, &dummy, e->pos,
+				     "non-affine %s: product of two non-constant terms", what);
 				return false;
 			}
 		} else {
 			if (!aff_is_const(y)) {
-				cerr(k, &dummy, e->pos, "non-affine %s: division by a non-constant", what);
+				cerr(k, &dummy, e->pos, "non-affine %s: division by a non-constant",
+				     what);
 				return false;
 			}
 			if (y.c == 0) {
@@ -91,19 +92,20 @@ static bool to_aff_rec(ct_kernel *k, ct_arena *a, const ir_expr *e, bool allow_i
 			for (int i = 0; i < x.n; i++)
 				exact &= x.t[i].coef % y.c == 0;
 			if (!exact || (y.c == -1 && x.c == INT64_MIN)) {
-				cerr(k, &dummy, e->pos, "non-affine %s: division that is not exact", what);
+				cerr(k, &dummy, e->pos, "non-affine %s: division that is not exact",
+				     what);
 				return false;
 			}
 			aff r = aff_const(x.c / y.c);
 			for (int i = 0; i < x.n; i++)
-				r = aff_add(a, r, aff_sym1(a, x.t[i].kind, x.t[i].id, x.t[i].coef / y.c, &ok),
-					    &ok);
+				r = aff_add(
+				    a, r,
+				    aff_sym1(a, x.t[i].kind, x.t[i].id, x.t[i].coef / y.c, &ok),
+				    &ok);
 			*out = r;
 		}
 		break;
-	case EX_CALL:
-		cerr(k, &dummy, e->pos, "non-affine %s: function call", what);
-		return false;
+	case EX_CALL: cerr(k, &dummy, e->pos, "non-affine %s: function call", what); return false;
 	case EX_CMP:
 	case EX_AND:
 	case EX_OR:
@@ -119,21 +121,22 @@ static bool to_aff_rec(ct_kernel *k, ct_arena *a, const ir_expr *e, bool allow_i
 }
 
 bool lang_to_aff(ct_kernel *k, ct_arena *a, const ir_expr *e, bool allow_index, const char *what,
-		 aff *out)
+                 aff *out)
 {
 	*out = aff_const(0);
 	return to_aff_rec(k, a, e, allow_index, what, out);
 }
 
 bool lang_eval_int(ct_kernel *k, const ir_expr *e, bool allow_params, const char *what,
-		   int64_t *out)
+                   int64_t *out)
 {
 	int dummy = 0;
 	int64_t x, y;
 	switch (e->kind) {
 	case EX_NUM:
 		if (e->is_float) {
-			cerr(k, &dummy, e->pos, "%s must be an integer, not a floating literal", what);
+			cerr(k, &dummy, e->pos, "%s must be an integer, not a floating literal",
+			     what);
 			return false;
 		}
 		*out = e->inum;
@@ -141,12 +144,14 @@ bool lang_eval_int(ct_kernel *k, const ir_expr *e, bool allow_params, const char
 	case EX_PARAM: {
 		const ir_param *p = &k->params[e->id];
 		if (!allow_params) {
-			cerr(k, &dummy, e->pos, "%s must be an integer constant (param '%s' is not allowed here)",
+			cerr(k, &dummy, e->pos,
+			     "%s must be an integer constant (param '%s' is not allowed here)",
 			     what, p->name);
 			return false;
 		}
 		if (p->runtime) {
-			cerr(k, &dummy, e->pos, "%s cannot depend on runtime param '%s'", what, p->name);
+			cerr(k, &dummy, e->pos, "%s cannot depend on runtime param '%s'", what,
+			     p->name);
 			return false;
 		}
 		*out = p->value;
@@ -187,8 +192,7 @@ bool lang_eval_int(ct_kernel *k, const ir_expr *e, bool allow_params, const char
 		}
 		return true;
 	}
-	default:
-		break;
+	default: break;
 	}
 	cerr(k, &dummy, e->pos, "%s must be an integer expression%s", what,
 	     allow_params ? " of compile-time params" : "");
@@ -204,7 +208,8 @@ void lang_aff_print(ct_buf *b, const ct_kernel *k, aff x)
 			const aff_term *t = &x.t[i];
 			if (t->kind != kind)
 				continue;
-			const char *name = kind == AFF_INDEX ? k->indices[t->id].name : k->params[t->id].name;
+			const char *name =
+			    kind == AFF_INDEX ? k->indices[t->id].name : k->params[t->id].name;
 			int64_t c = t->coef;
 			if (c < 0)
 				ct_buf_putc(b, '-');
@@ -263,9 +268,9 @@ int lang_stmt_depth(const ct_kernel *k, const ir_node *n)
 typedef struct checker {
 	ct_kernel *k;
 	int nerr;
-	ct_dtype let_default;  /* type of a let with only literals, indices, params */
-	bool *written;         /* per array: some earlier statement writes it */
-	bool *reported;        /* per array: read-before-write already reported */
+	ct_dtype let_default; /* type of a let with only literals, indices, params */
+	bool *written;        /* per array: some earlier statement writes it */
+	bool *reported;       /* per array: read-before-write already reported */
 } checker;
 
 static bool is_cond(const ir_expr *e)
@@ -296,8 +301,7 @@ static void natural(const ct_kernel *k, const ir_expr *e, bool *typed, ct_dtype 
 	switch (e->kind) {
 	case EX_NUM:
 	case EX_INDEX:
-	case EX_PARAM:
-		return;
+	case EX_PARAM: return;
 	case EX_LET:
 		*typed = true;
 		*t = k->lets[e->id].type;
@@ -313,8 +317,7 @@ static void natural(const ct_kernel *k, const ir_expr *e, bool *typed, ct_dtype 
 		*typed = true;
 		*t = CT_I32;
 		return;
-	default:
-		break;
+	default: break;
 	}
 	int first = e->kind == EX_CALL && e->fn == FN_SELECT ? 1 : 0;
 	for (int i = first; i < e->nargs; i++) {
@@ -326,7 +329,8 @@ static void natural(const ct_kernel *k, const ir_expr *e, bool *typed, ct_dtype 
 			*typed = true;
 		}
 	}
-	if (*typed && e->kind == EX_CALL && (e->fn == FN_SQRT || e->fn == FN_EXP) && is_int_type(*t))
+	if (*typed && e->kind == EX_CALL && (e->fn == FN_SQRT || e->fn == FN_EXP) &&
+	    is_int_type(*t))
 		*t = CT_F64;
 }
 
@@ -402,7 +406,8 @@ static void check_expr(checker *c, ir_expr *e, bool want_cond)
 			ir_expr *s = e->sub_expr[d];
 			int before = c->nerr;
 			check_expr(c, s, false);
-			if (c->nerr == before && !lang_to_aff(k, &k->arena, s, true, "subscript", &e->sub[d]))
+			if (c->nerr == before &&
+			    !lang_to_aff(k, &k->arena, s, true, "subscript", &e->sub[d]))
 				c->nerr++;
 		}
 		return;
@@ -446,11 +451,12 @@ static void check_reads(checker *c, const ir_expr *e)
 			c->reported[e->id] = true;
 			if (arr->role == CT_OUTPUT)
 				cerr(k, &c->nerr, e->pos,
-				     "output array '%s' is read before it is written (declare it inout)",
+				     "output array '%s' is read before it is written (declare it "
+				     "inout)",
 				     arr->name);
 			else
-				cerr(k, &c->nerr, e->pos, "temp array '%s' is read before it is written",
-				     arr->name);
+				cerr(k, &c->nerr, e->pos,
+				     "temp array '%s' is read before it is written", arr->name);
 		}
 		for (int d = 0; d < arr->rank; d++)
 			check_reads(c, e->sub_expr[d]);
@@ -499,9 +505,7 @@ static void check_nodes(checker *c, ir_node **body, int n)
 	for (int i = 0; i < n; i++) {
 		ir_node *s = body[i];
 		switch (s->kind) {
-		case ND_FOR:
-			check_nodes(c, s->body, s->nbody);
-			break;
+		case ND_FOR: check_nodes(c, s->body, s->nbody); break;
 		case ND_IF: {
 			int before = c->nerr;
 			check_expr(c, s->cond, true);
@@ -541,18 +545,20 @@ static void check_nodes(checker *c, ir_node **body, int n)
 			if (arr->role == CT_INPUT || arr->role == CT_CONST) {
 				cerr(k, &c->nerr, s->lhs->pos, "cannot write to %s array '%s'",
 				     ct_role_name(arr->role), arr->name);
-			} else if (s->op != AS_SET && (arr->role == CT_OUTPUT || arr->role == CT_TEMP) &&
-				   !c->written[s->lhs->id] && !c->reported[s->lhs->id]) {
+			} else if (s->op != AS_SET &&
+			           (arr->role == CT_OUTPUT || arr->role == CT_TEMP) &&
+			           !c->written[s->lhs->id] && !c->reported[s->lhs->id]) {
 				c->reported[s->lhs->id] = true;
 				if (arr->role == CT_OUTPUT)
 					cerr(k, &c->nerr, s->lhs->pos,
-					     "'%s' reads output array '%s' before it is written (declare it "
+					     "'%s' reads output array '%s' before it is written "
+					     "(declare it "
 					     "inout)",
 					     op_name(s->op), arr->name);
 				else
 					cerr(k, &c->nerr, s->lhs->pos,
-					     "'%s' reads temp array '%s' before it is written", op_name(s->op),
-					     arr->name);
+					     "'%s' reads temp array '%s' before it is written",
+					     op_name(s->op), arr->name);
 			}
 			c->written[s->lhs->id] = true;
 			break;
@@ -570,7 +576,8 @@ int check_structure(ct_kernel *k)
 	c.k = k;
 	c.let_default = CT_I32;
 	for (int i = 0; i < k->narrays; i++)
-		c.let_default = i == 0 ? k->arrays[i].type : wider(c.let_default, k->arrays[i].type);
+		c.let_default =
+		    i == 0 ? k->arrays[i].type : wider(c.let_default, k->arrays[i].type);
 	if (k->narrays == 0)
 		c.let_default = CT_F64;
 	c.written = ct_arena_alloc(&k->arena, (size_t)k->narrays + 1);
@@ -583,7 +590,8 @@ int check_structure(ct_kernel *k)
 			cerr(k, &c.nerr, k->arrays[i].pos, "output array '%s' is never written",
 			     k->arrays[i].name);
 	if (k->nstmts == 0)
-		cerr(k, &c.nerr, k->name_pos, "kernel '%s' has no statements (write at least one assignment)",
+		cerr(k, &c.nerr, k->name_pos,
+		     "kernel '%s' has no statements (write at least one assignment)",
 		     k->name ? k->name : "");
 	if (c.nerr == 0)
 		check_plan(&c);
@@ -605,15 +613,15 @@ typedef struct plan_ctx {
 	checker *c;
 	band *bands;
 	int nbands;
-	int *band_of;          /* per index */
-	int *stack;            /* bands around the current node */
+	int *band_of; /* per index */
+	int *stack;   /* bands around the current node */
 	int nstack;
 	/* per cache item being checked */
-	int array;             /* root array */
-	int depth;             /* max loops around its uses */
+	int array; /* root array */
+	int depth; /* max loops around its uses */
 	int uses;
-	int want_index;        /* index whose level we look for, or -1 */
-	int index_level;       /* max level of want_index over the uses it encloses */
+	int want_index;  /* index whose level we look for, or -1 */
+	int index_level; /* max level of want_index over the uses it encloses */
 	int want_index2;
 	int index_level2;
 } plan_ctx;
@@ -663,7 +671,7 @@ static void plan_walk(plan_ctx *pc, ir_node *const *body, int n)
 		case ND_LET:
 		case ND_STMT: {
 			bool use = uses_array(s->rhs, pc->array) ||
-				   (s->kind == ND_STMT && s->lhs->id == pc->array);
+			           (s->kind == ND_STMT && s->lhs->id == pc->array);
 			if (!use)
 				break;
 			int len = 0;
@@ -726,7 +734,8 @@ static void check_cache(plan_ctx *pc, int ci, cache_lv *lv)
 		lv->level = it->value;
 		if (it->value < 1 || it->value > pc->depth)
 			cerr(k, &c->nerr, it->where_opt.pos,
-			     "level %lld of cache '%s' is out of range 1..%d (the loops around the uses of "
+			     "level %lld of cache '%s' is out of range 1..%d (the loops around the "
+			     "uses of "
 			     "'%s')",
 			     (long long)it->value, it->name, pc->depth, arr->name);
 	} else if (it->where == CP_INDEX) {
@@ -745,13 +754,15 @@ static void check_cache(plan_ctx *pc, int ci, cache_lv *lv)
 			lv->trigger = pc->index_level2;
 			if (pc->index_level2 == 0)
 				cerr(k, &c->nerr, it->trigger_opt.pos,
-				     "trigger_index '%s' of cache '%s' is not a loop around any use of '%s'",
+				     "trigger_index '%s' of cache '%s' is not a loop around any "
+				     "use of '%s'",
 				     k->indices[it->trigger_index].name, it->name, arr->name);
 		} else {
 			lv->trigger = it->trigger_level;
 			if (it->trigger_level < 1 || it->trigger_level > pc->depth)
 				cerr(k, &c->nerr, it->trigger_opt.pos,
-				     "trigger_level %lld of cache '%s' is out of range 1..%d (the loops around "
+				     "trigger_level %lld of cache '%s' is out of range 1..%d (the "
+				     "loops around "
 				     "the uses of '%s')",
 				     (long long)it->trigger_level, it->name, pc->depth, arr->name);
 		}
@@ -767,24 +778,31 @@ static void check_cache(plan_ctx *pc, int ci, cache_lv *lv)
 		const cache_lv *sl = &lv[it->src_cache - ci];
 		if ((it->where == CP_BUDGET) != (src->where == CP_BUDGET)) {
 			cerr(k, &c->nerr, it->where_opt.pos,
-			     "a max_elements= cache nests only with max_elements= caches ('%s' and its "
+			     "a max_elements= cache nests only with max_elements= caches ('%s' and "
+			     "its "
 			     "source '%s')",
 			     it->name, src->name);
 		} else if (it->where == CP_BUDGET) {
 			if (it->value >= src->value)
 				cerr(k, &c->nerr, it->where_opt.pos,
-				     "max_elements %lld of cache '%s' must be below the %lld of its source '%s'",
-				     (long long)it->value, it->name, (long long)src->value, src->name);
+				     "max_elements %lld of cache '%s' must be below the %lld of "
+				     "its source '%s'",
+				     (long long)it->value, it->name, (long long)src->value,
+				     src->name);
 		} else if (sl->checked_ok) {
 			if (lv->level >= sl->level)
 				cerr(k, &c->nerr, it->where_opt.pos,
-				     "level %lld of cache '%s' must be below level %lld of its source '%s'",
-				     (long long)lv->level, it->name, (long long)sl->level, src->name);
+				     "level %lld of cache '%s' must be below level %lld of its "
+				     "source '%s'",
+				     (long long)lv->level, it->name, (long long)sl->level,
+				     src->name);
 			else if (lv->trigger > sl->level)
 				cerr(k, &c->nerr, it->trigger_opt.pos,
-				     "trigger level %lld of cache '%s' must not be above level %lld of its "
+				     "trigger level %lld of cache '%s' must not be above level "
+				     "%lld of its "
 				     "source '%s'",
-				     (long long)lv->trigger, it->name, (long long)sl->level, src->name);
+				     (long long)lv->trigger, it->name, (long long)sl->level,
+				     src->name);
 		}
 	}
 	lv->checked_ok = c->nerr == before;
@@ -871,22 +889,22 @@ static void check_plan(checker *c)
 
 typedef struct conj {
 	int n;
-	aff *e;                /* e[i] <= 0 */
+	aff *e; /* e[i] <= 0 */
 } conj;
 
 typedef struct dnf {
-	int n;                 /* 0 = false */
+	int n; /* 0 = false */
 	conj *c;
 } dnf;
 
 typedef struct bcheck {
 	ct_kernel *k;
-	ct_arena *a;           /* scratch */
+	ct_arena *a; /* scratch */
 	int nerr;
-	aff *lo, *hi;          /* per index: the box (inclusive), params folded */
-	int *encl;             /* enclosing original indices */
+	aff *lo, *hi; /* per index: the box (inclusive), params folded */
+	int *encl;    /* enclosing original indices */
 	int nencl;
-	bool failed;           /* scratch allocation failed */
+	bool failed; /* scratch allocation failed */
 } bcheck;
 
 static dnf dnf_true(bcheck *b)
@@ -908,7 +926,8 @@ static bool fold(bcheck *b, aff x, aff *out)
 		const aff_term *t = &x.t[i];
 		if (t->kind == AFF_PARAM && b->k->params[t->id].has_value) {
 			int64_t p;
-			if (!ct_mul_ok(t->coef, b->k->params[t->id].value, &p) || !ct_add_ok(r.c, p, &r.c))
+			if (!ct_mul_ok(t->coef, b->k->params[t->id].value, &p) ||
+			    !ct_add_ok(r.c, p, &r.c))
 				ok = false;
 		} else {
 			r = aff_add(b->a, r, aff_sym1(b->a, t->kind, t->id, t->coef, &ok), &ok);
@@ -939,8 +958,10 @@ static bool box_max(bcheck *b, aff x, aff *out)
 	for (int i = 0; i < x.n; i++) {
 		const aff_term *t = &x.t[i];
 		if (t->kind == AFF_INDEX)
-			r = aff_add(b->a, r, aff_scale(b->a, t->coef > 0 ? b->hi[t->id] : b->lo[t->id], t->coef, &ok),
-				    &ok);
+			r = aff_add(b->a, r,
+			            aff_scale(b->a, t->coef > 0 ? b->hi[t->id] : b->lo[t->id],
+			                      t->coef, &ok),
+			            &ok);
 		else
 			r = aff_add(b->a, r, aff_sym1(b->a, t->kind, t->id, t->coef, &ok), &ok);
 	}
@@ -960,7 +981,8 @@ static bool aff_div(bcheck *b, aff x, int64_t d, bool up, aff *out)
 	int64_t c = up ? -ct_floordiv(-x.c, d) : ct_floordiv(x.c, d);
 	aff r = aff_const(c);
 	for (int i = 0; i < x.n; i++)
-		r = aff_add(b->a, r, aff_sym1(b->a, x.t[i].kind, x.t[i].id, x.t[i].coef / d, &ok), &ok);
+		r = aff_add(b->a, r, aff_sym1(b->a, x.t[i].kind, x.t[i].id, x.t[i].coef / d, &ok),
+		            &ok);
 	*out = r;
 	return ok;
 }
@@ -988,9 +1010,9 @@ static dnf dnf_cmp(bcheck *b, const ir_expr *e, bool neg)
 		return (dnf){0, NULL};
 	}
 	switch (c) {
-	case CMP_LT: atoms[0] = aff_add(b->a, d, one, &ok); break;   /* d + 1 <= 0 */
+	case CMP_LT: atoms[0] = aff_add(b->a, d, one, &ok); break; /* d + 1 <= 0 */
 	case CMP_LE: atoms[0] = d; break;
-	case CMP_GT: atoms[0] = aff_add(b->a, nd, one, &ok); break;  /* -d + 1 <= 0 */
+	case CMP_GT: atoms[0] = aff_add(b->a, nd, one, &ok); break; /* -d + 1 <= 0 */
 	case CMP_GE: atoms[0] = nd; break;
 	case CMP_EQ:
 		atoms[0] = d;
@@ -1062,18 +1084,15 @@ static dnf dnf_or(bcheck *b, dnf x, dnf y)
 static dnf dnf_of(bcheck *b, const ir_expr *e, bool neg)
 {
 	switch (e->kind) {
-	case EX_CMP:
-		return dnf_cmp(b, e, neg);
-	case EX_NOT:
-		return dnf_of(b, e->args[0], !neg);
+	case EX_CMP: return dnf_cmp(b, e, neg);
+	case EX_NOT: return dnf_of(b, e->args[0], !neg);
 	case EX_AND:
 	case EX_OR: {
 		dnf x = dnf_of(b, e->args[0], neg), y = dnf_of(b, e->args[1], neg);
 		bool and = (e->kind == EX_AND) != neg;
-		return and ? dnf_and(b, x, y) : dnf_or(b, x, y);
+		return and? dnf_and(b, x, y) : dnf_or(b, x, y);
 	}
-	default:
-		return dnf_true(b);
+	default: return dnf_true(b);
 	}
 }
 
@@ -1104,9 +1123,11 @@ static bool box_build(bcheck *b, const conj *c)
 				int64_t co = e.t[t].coef;
 				bool okx = true;
 				/* co*x + rest <= 0, so co*x <= -min(rest) = max(-rest) */
-				aff rest = aff_sub(b->a, e, aff_sym1(b->a, AFF_INDEX, x, co, &okx), &okx);
+				aff rest =
+				    aff_sub(b->a, e, aff_sym1(b->a, AFF_INDEX, x, co, &okx), &okx);
 				aff m;
-				if (!okx || !box_max(b, aff_scale(b->a, rest, -1, &okx), &m) || !okx)
+				if (!okx || !box_max(b, aff_scale(b->a, rest, -1, &okx), &m) ||
+				    !okx)
 					continue;
 				aff nb;
 				if (co > 0) {
@@ -1183,7 +1204,7 @@ static bool prove_in(bcheck *b, const conj *c, aff u)
  * some conjunct failed. */
 typedef struct acc {
 	const ir_expr *e;
-	unsigned char bad[IR_MAX_RANK];   /* bit 0: may be negative, bit 1: may exceed */
+	unsigned char bad[IR_MAX_RANK]; /* bit 0: may be negative, bit 1: may exceed */
 } acc;
 
 static void collect_acc(bcheck *b, const ir_expr *e, acc *v, int *n, int cap)
@@ -1247,7 +1268,8 @@ static void check_stmt_bounds_in(bcheck *b, const ir_node *s, dnf ctx)
 			const ir_array *arr = &k->arrays[v[i].e->id];
 			for (int d = 0; d < arr->rank; d++) {
 				aff sub, ext;
-				bool ok = fold(b, v[i].e->sub[d], &sub) && fold(b, arr->ext[d], &ext);
+				bool ok =
+				    fold(b, v[i].e->sub[d], &sub) && fold(b, arr->ext[d], &ext);
 				if (!ok) {
 					v[i].bad[d] |= 3;
 					continue;
@@ -1259,7 +1281,8 @@ static void check_stmt_bounds_in(bcheck *b, const ir_node *s, dnf ctx)
 				}
 				if (!(v[i].bad[d] & 2)) {
 					/* sub - ext + 1 <= 0 */
-					aff u = aff_add(b->a, aff_sub(b->a, sub, ext, &ok), aff_const(1), &ok);
+					aff u = aff_add(b->a, aff_sub(b->a, sub, ext, &ok),
+					                aff_const(1), &ok);
 					if (!ok || !prove_in(b, c, u))
 						v[i].bad[d] |= 2;
 				}
@@ -1279,12 +1302,14 @@ static void check_stmt_bounds_in(bcheck *b, const ir_node *s, dnf ctx)
 			const char *ss = sb.s ? sb.s : "?", *es = eb.s ? eb.s : "?";
 			ir_pos at = v[i].e->sub_expr[d]->pos;
 			if (v[i].bad[d] & 1)
-				cerr(k, &b->nerr, at, "subscript '%s' of '%s' may be negative (dimension %d)", ss,
+				cerr(k, &b->nerr, at,
+				     "subscript '%s' of '%s' may be negative (dimension %d)", ss,
 				     arr->name, d + 1);
 			if (v[i].bad[d] & 2)
 				cerr(k, &b->nerr, at,
-				     "subscript '%s' of '%s' may exceed the extent %s of dimension %d", ss,
-				     arr->name, es, d + 1);
+				     "subscript '%s' of '%s' may exceed the extent %s of dimension "
+				     "%d",
+				     ss, arr->name, es, d + 1);
 			ct_buf_free(&sb);
 			ct_buf_free(&eb);
 		}
@@ -1305,13 +1330,13 @@ static void check_bounds_nodes(bcheck *b, ir_node *const *body, int n, dnf ctx)
 			break;
 		}
 		case ND_IF:
-			check_bounds_nodes(b, s->body, s->nbody, dnf_and(b, ctx, dnf_of(b, s->cond, false)));
-			check_bounds_nodes(b, s->els, s->nels, dnf_and(b, ctx, dnf_of(b, s->cond, true)));
+			check_bounds_nodes(b, s->body, s->nbody,
+			                   dnf_and(b, ctx, dnf_of(b, s->cond, false)));
+			check_bounds_nodes(b, s->els, s->nels,
+			                   dnf_and(b, ctx, dnf_of(b, s->cond, true)));
 			break;
 		case ND_LET:
-		case ND_STMT:
-			check_stmt_bounds(b, s, ctx);
-			break;
+		case ND_STMT: check_stmt_bounds(b, s, ctx); break;
 		}
 	}
 }
@@ -1379,7 +1404,8 @@ int check_sizes(ct_kernel *k)
 			continue;
 		for (int a = 0; a < sc->n; a++) {
 			int64_t v = sc->size[a];
-			if (sc->size_expr[a] && !lang_eval_int(k, sc->size_expr[a], true, "a split size", &v)) {
+			if (sc->size_expr[a] &&
+			    !lang_eval_int(k, sc->size_expr[a], true, "a split size", &v)) {
 				nerr++;
 				continue;
 			}
@@ -1406,21 +1432,24 @@ int check_sizes(ct_kernel *k)
 			if (r == PV_UNKNOWN) {
 				known = false;
 			} else if (r == PV_OVERFLOW) {
-				cerr(k, &nerr, arr->ext_pos[d], "extent of dimension %d of '%s' overflows",
-				     d + 1, arr->name);
+				cerr(k, &nerr, arr->ext_pos[d],
+				     "extent of dimension %d of '%s' overflows", d + 1, arr->name);
 				sizes_ok = known = false;
 			} else if (v < 1) {
 				cerr(k, &nerr, arr->ext_pos[d],
-				     "extent of dimension %d of '%s' is %lld (it must be at least 1)", d + 1,
-				     arr->name, (long long)v);
+				     "extent of dimension %d of '%s' is %lld (it must be at least "
+				     "1)",
+				     d + 1, arr->name, (long long)v);
 				sizes_ok = known = false;
 			} else if (!ct_mul_ok(elems, v, &elems)) {
 				over = true;
 			}
 		}
-		if (known && (over || !ct_mul_ok(elems, (int64_t)ct_dtype_size(arr->type), &bytes) ||
-			      bytes > ((int64_t)1 << 62))) {
-			cerr(k, &nerr, arr->pos, "array '%s' is too large (more than 2^62 bytes)", arr->name);
+		if (known &&
+		    (over || !ct_mul_ok(elems, (int64_t)ct_dtype_size(arr->type), &bytes) ||
+		     bytes > ((int64_t)1 << 62))) {
+			cerr(k, &nerr, arr->pos, "array '%s' is too large (more than 2^62 bytes)",
+			     arr->name);
 			sizes_ok = false;
 		}
 	}

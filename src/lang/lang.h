@@ -62,11 +62,11 @@ typedef enum tok_kind {
 typedef struct tok {
 	tok_kind kind;
 	int line, col;
-	bool nl;               /* first token on its line */
-	bool bad;              /* literal out of range (already reported) */
-	const char *s;         /* T_IDENT: NUL-terminated copy in the arena */
-	int64_t ival;          /* T_INT */
-	double fval;           /* T_FLOAT (T_INT too, as a double) */
+	bool nl;       /* first token on its line */
+	bool bad;      /* literal out of range (already reported) */
+	const char *s; /* T_IDENT: NUL-terminated copy in the arena */
+	int64_t ival;  /* T_INT */
+	double fval;   /* T_FLOAT (T_INT too, as a double) */
 } tok;
 
 /* Split text into tokens (always ending with T_EOF) allocated from a;
@@ -83,12 +83,12 @@ const char *lex_kind_name(tok_kind k);
  * diagnostic, saying why, for the construct `what` ("subscript", "extent",
  * ...) and returns false. */
 bool lang_to_aff(ct_kernel *k, ct_arena *a, const ir_expr *e, bool allow_index, const char *what,
-		 aff *out);
+                 aff *out);
 /* Evaluate the integer expression e (integer literals, + - * / and, when
  * allow_params, compile-time params) into *out. On failure reports exactly
  * one diagnostic and returns false. Division truncates toward zero. */
 bool lang_eval_int(ct_kernel *k, const ir_expr *e, bool allow_params, const char *what,
-		   int64_t *out);
+                   int64_t *out);
 /* The FOR node that heads the loop band of index x: the band is one `for`
  * plus the `for`s nested in it as the only child, plus the split children
  * of all their indices. */

@@ -13,10 +13,10 @@ typedef struct kw {
 } kw;
 
 static const kw keywords[] = {
-	{"kernel", T_KERNEL}, {"param", T_PARAM}, {"runtime", T_RUNTIME}, {"array", T_ARRAY},
-	{"input", T_INPUT},   {"output", T_OUTPUT}, {"inout", T_INOUT}, {"temp", T_TEMP},
-	{"const", T_CONST},   {"for", T_FOR},       {"if", T_IF},       {"else", T_ELSE},
-	{"schedule", T_SCHEDULE}, {"plan", T_PLAN},
+    {"kernel", T_KERNEL},     {"param", T_PARAM},   {"runtime", T_RUNTIME}, {"array", T_ARRAY},
+    {"input", T_INPUT},       {"output", T_OUTPUT}, {"inout", T_INOUT},     {"temp", T_TEMP},
+    {"const", T_CONST},       {"for", T_FOR},       {"if", T_IF},           {"else", T_ELSE},
+    {"schedule", T_SCHEDULE}, {"plan", T_PLAN},
 };
 
 const char *lex_kind_name(tok_kind k)
@@ -73,7 +73,10 @@ const char *lex_kind_name(tok_kind k)
 
 static bool is_alpha(int c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
 static bool is_digit(int c) { return c >= '0' && c <= '9'; }
-static bool is_xdigit(int c) { return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+static bool is_xdigit(int c)
+{
+	return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
 
 /* Lexer state: the text, a cursor and the position of the cursor. */
 typedef struct lexer {
@@ -184,7 +187,8 @@ static void lex_number(lexer *lx, tok *t)
 			t->kind = T_FLOAT;
 			t->fval = parse_float((const char *)s, n, &ok);
 			if (!ok) {
-				lex_err(lx, t->line, t->col, "%s", "floating literal is out of range");
+				lex_err(lx, t->line, t->col, "%s",
+				        "floating literal is out of range");
 				t->bad = true;
 				t->fval = 0;
 			}
@@ -200,8 +204,9 @@ static void lex_number(lexer *lx, tok *t)
 				t->bad = true;
 				v = 0;
 			} else if (n > 1 && s[0] == '0') {
-				lex_err(lx, t->line, t->col, "%s",
-					"integer literal with a leading zero (octal is not supported)");
+				lex_err(
+				    lx, t->line, t->col, "%s",
+				    "integer literal with a leading zero (octal is not supported)");
 				t->bad = true;
 			}
 			t->ival = v;
@@ -226,7 +231,8 @@ static bool lex_one(lexer *lx, tok *t)
 		/* whitespace and comments */
 		while (lx->p < lx->end) {
 			unsigned char c = *lx->p;
-			if (c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v') {
+			if (c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' ||
+			    c == '\v') {
 				advance(lx, 1);
 			} else if (c == '#') {
 				while (lx->p < lx->end && *lx->p != '\n')
@@ -251,14 +257,16 @@ static bool lex_one(lexer *lx, tok *t)
 				q++;
 			size_t n = (size_t)(q - lx->p);
 			if (n > LANG_MAX_IDENT) {
-				lex_err(lx, t->line, t->col, "%s", "name is too long (at most 255 characters)");
+				lex_err(lx, t->line, t->col, "%s",
+				        "name is too long (at most 255 characters)");
 				advance(lx, n);
 				lx->nl = false;
 				continue;
 			}
 			t->kind = T_IDENT;
 			for (size_t i = 0; i < sizeof keywords / sizeof keywords[0]; i++)
-				if (strlen(keywords[i].s) == n && memcmp(keywords[i].s, lx->p, n) == 0)
+				if (strlen(keywords[i].s) == n &&
+				    memcmp(keywords[i].s, lx->p, n) == 0)
 					t->kind = keywords[i].k;
 			if (t->kind == T_IDENT) {
 				t->s = ct_arena_strndup(lx->a, (const char *)lx->p, n);
@@ -340,8 +348,8 @@ static bool lex_one(lexer *lx, tok *t)
 
 tok *lex_text(ct_arena *a, ct_ctx *ctx, const char *text, size_t len, int *ntok, int *nerr)
 {
-	lexer lx = {a, ctx, (const unsigned char *)text, (const unsigned char *)text + len, 1, 1,
-		    nerr, true};
+	lexer lx = {a,    ctx, (const unsigned char *)text, (const unsigned char *)text + len, 1, 1,
+	            nerr, true};
 	int cap = 0, n = 0;
 	tok *v = NULL;
 	for (;;) {

@@ -34,18 +34,18 @@ typedef struct parser {
 	tok *t;
 	int nt, i;
 	int nerr;
-	jmp_buf oom;           /* allocation failure unwinds to lang_parse */
-	sym *tab;              /* open addressing, power-of-two capacity */
+	jmp_buf oom; /* allocation failure unwinds to lang_parse */
+	sym *tab;    /* open addressing, power-of-two capacity */
 	int tabcap, tabn;
 	int cap_params, cap_arrays, cap_indices, cap_lets, cap_sched, cap_plan;
-	bool *in_scope;        /* per index: inside its loop right now */
+	bool *in_scope; /* per index: inside its loop right now */
 	int cap_in_scope;
 	scoped_let *scope;
 	int nscope, cap_scope;
-	int depth;             /* nesting of for/if blocks */
-	int edepth;            /* recursion depth of the expression parser */
-	bool kernel_err;       /* "must start with kernel" reported */
-	bool after_logic;      /* a schedule or plan was seen */
+	int depth;        /* nesting of for/if blocks */
+	int edepth;       /* recursion depth of the expression parser */
+	bool kernel_err;  /* "must start with kernel" reported */
+	bool after_logic; /* a schedule or plan was seen */
 	bool seen_schedule, seen_plan;
 } parser;
 
@@ -137,7 +137,8 @@ static const char *expect_ident(parser *p, const char *what, ir_pos *pos)
 		return t->s;
 	}
 	if (t->kind >= T_KERNEL && t->kind <= T_PLAN)
-		perr(p, *pos, "%s is a keyword and cannot be used as %s", lex_kind_name(t->kind), what);
+		perr(p, *pos, "%s is a keyword and cannot be used as %s", lex_kind_name(t->kind),
+		     what);
 	else {
 		char found[64];
 		tok_desc(t, found, sizeof found);
@@ -241,8 +242,8 @@ static bool name_free(parser *p, const char *name, ir_pos at)
 	sym *s = sym_find(p, name);
 	if (s) {
 		ir_pos d = sym_decl_pos(p, s);
-		perr(p, at, "'%s' is already declared as %s (line %d)", name, sym_kind_name(s->kind),
-		     d.line);
+		perr(p, at, "'%s' is already declared as %s (line %d)", name,
+		     sym_kind_name(s->kind), d.line);
 		return false;
 	}
 	int l = scope_find(p, name);
@@ -300,7 +301,8 @@ static ir_expr *mk_op(parser *p, ir_expr_kind kind, ir_pos pos, int nargs, ir_ex
 		if (args[i]->height > h)
 			h = args[i]->height;
 	if (h + 1 > IR_MAX_EXPR_DEPTH) {
-		perr(p, pos, "expression is too deeply nested (more than %d levels)", IR_MAX_EXPR_DEPTH);
+		perr(p, pos, "expression is too deeply nested (more than %d levels)",
+		     IR_MAX_EXPR_DEPTH);
 		return NULL;
 	}
 	ir_expr *e = mk(p, kind, pos);
@@ -321,7 +323,8 @@ static ir_expr *mk_bin(parser *p, ir_expr_kind kind, ir_expr *l, ir_expr *r)
 static bool enter(parser *p, ir_pos at)
 {
 	if (p->edepth >= IR_MAX_EXPR_DEPTH) {
-		perr(p, at, "expression is too deeply nested (more than %d levels)", IR_MAX_EXPR_DEPTH);
+		perr(p, at, "expression is too deeply nested (more than %d levels)",
+		     IR_MAX_EXPR_DEPTH);
 		return false;
 	}
 	p->edepth++;
@@ -337,8 +340,8 @@ typedef struct fn_info {
 } fn_info;
 
 static const fn_info fns[] = {
-	{"min", FN_MIN, 2}, {"max", FN_MAX, 2},	 {"abs", FN_ABS, 1},	   {"sqrt", FN_SQRT, 1},
-	{"exp", FN_EXP, 1}, {"fma", FN_FMA, 3}, {"select", FN_SELECT, 3},
+    {"min", FN_MIN, 2}, {"max", FN_MAX, 2}, {"abs", FN_ABS, 1},       {"sqrt", FN_SQRT, 1},
+    {"exp", FN_EXP, 1}, {"fma", FN_FMA, 3}, {"select", FN_SELECT, 3},
 };
 
 /* Parse '(' e {',' e} ')' into a fresh arena array; *n gets the count. */
@@ -381,8 +384,8 @@ static ir_expr *parse_call(parser *p)
 		if (strcmp(fns[i].name, t->s) == 0)
 			f = &fns[i];
 	if (!f) {
-		perr(p, tpos(t), "unknown function '%s' (use min, max, abs, sqrt, exp, fma or select)",
-		     t->s);
+		perr(p, tpos(t),
+		     "unknown function '%s' (use min, max, abs, sqrt, exp, fma or select)", t->s);
 		return NULL;
 	}
 	next(p);
@@ -460,8 +463,8 @@ static ir_expr *parse_name(parser *p)
 	}
 	case SYM_INDEX: {
 		if (p->k->indices[s->id].kind != IX_LOOP) {
-			perr(p, tpos(t), "index '%s' is made by the schedule and cannot be used here",
-			     t->s);
+			perr(p, tpos(t),
+			     "index '%s' is made by the schedule and cannot be used here", t->s);
 			return NULL;
 		}
 		if (!p->in_scope[s->id]) {
@@ -476,8 +479,7 @@ static ir_expr *parse_name(parser *p)
 		perr(p, tpos(t), "array '%s' needs subscripts ('%s[...]')", t->s, t->s);
 		return NULL;
 	case SYM_CACHE:
-	case SYM_NONE:
-		break;
+	case SYM_NONE: break;
 	}
 	perr(p, tpos(t), "'%s' is %s and cannot be used in an expression", t->s,
 	     sym_kind_name(s->kind));
@@ -518,8 +520,7 @@ static ir_expr *parse_primary(parser *p)
 			return parse_access(p);
 		return parse_name(p);
 	}
-	default:
-		break;
+	default: break;
 	}
 	char found[64];
 	tok_desc(t, found, sizeof found);
@@ -741,8 +742,10 @@ static ir_node *parse_for(parser *p, ir_node *parent)
 		if (!name_free(p, name, npos) || too_many(p, p->k->nindices, npos, "indices"))
 			return NULL;
 		ct_kernel *k = p->k;
-		k->indices = pgrow(p, k->indices, &p->cap_indices, k->nindices + 1, sizeof *k->indices);
-		p->in_scope = pgrow(p, p->in_scope, &p->cap_in_scope, k->nindices + 1, sizeof(bool));
+		k->indices =
+		    pgrow(p, k->indices, &p->cap_indices, k->nindices + 1, sizeof *k->indices);
+		p->in_scope =
+		    pgrow(p, p->in_scope, &p->cap_in_scope, k->nindices + 1, sizeof(bool));
 		int id = k->nindices++;
 		ir_index *x = &k->indices[id];
 		x->name = name;
@@ -791,7 +794,8 @@ static ir_node *parse_if(parser *p, ir_node *parent)
 		next(p);
 		if (at(p, T_IF)) {
 			if (p->depth >= IR_MAX_DEPTH) {
-				perr(p, tpos(cur(p)), "blocks are nested too deeply (at most %d levels)",
+				perr(p, tpos(cur(p)),
+				     "blocks are nested too deeply (at most %d levels)",
 				     IR_MAX_DEPTH);
 				sync(p, p->i);
 				return n;
@@ -912,8 +916,7 @@ static ir_node *parse_stmt(parser *p, ir_node *parent)
 		}
 		break;
 	}
-	default:
-		break;
+	default: break;
 	}
 	char found[64];
 	tok_desc(t, found, sizeof found);
@@ -944,7 +947,8 @@ static void parse_block(parser *p, ir_node *parent, int *n, ir_node ***body)
 			break;
 		}
 		if (t->kind == T_EOF) {
-			perr(p, tpos(t), "missing '}' (the block opened at line %d:%d is not closed)",
+			perr(p, tpos(t),
+			     "missing '}' (the block opened at line %d:%d is not closed)",
 			     parent->pos.line, parent->pos.col);
 			break;
 		}
@@ -1021,7 +1025,8 @@ static bool parse_param(parser *p)
 				return false;
 			pr.runtime = true;
 		} else {
-			perr(p, tpos(cur(p)), "expected '= VALUE' or ': runtime' after param '%s'", name);
+			perr(p, tpos(cur(p)), "expected '= VALUE' or ': runtime' after param '%s'",
+			     name);
 			return false;
 		}
 		if (!name_free(p, name, npos) || too_many(p, p->k->nparams, npos, "params"))
@@ -1046,7 +1051,8 @@ static bool parse_layout(parser *p, int rank, const char *owner, int *order)
 		bool last = strcmp(t->s, "col_major") == 0 || strcmp(t->s, "last_major") == 0;
 		if (!first && !last) {
 			perr(p, tpos(t),
-			     "unknown layout '%s' (use row_major, col_major, first_major, last_major "
+			     "unknown layout '%s' (use row_major, col_major, first_major, "
+			     "last_major "
 			     "or a dimension order such as (1, 0))",
 			     t->s);
 			return false;
@@ -1091,7 +1097,8 @@ static bool parse_layout(parser *p, int rank, const char *owner, int *order)
 		break;
 	}
 	if (!perm || n != rank) {
-		perr(p, tpos(t), "layout of %s must be an order of its %d dimension%s (a permutation of 0..%d)",
+		perr(p, tpos(t),
+		     "layout of %s must be an order of its %d dimension%s (a permutation of 0..%d)",
 		     owner, rank, rank == 1 ? "" : "s", rank - 1);
 		return false;
 	}
@@ -1121,7 +1128,8 @@ static bool parse_array(parser *p)
 	if (ti < 0) {
 		char found[64];
 		tok_desc(tt, found, sizeof found);
-		perr(p, tpos(tt), "expected an element type (f32, f64, i32 or i64), found %s", found);
+		perr(p, tpos(tt), "expected an element type (f32, f64, i32 or i64), found %s",
+		     found);
 		return false;
 	}
 	arr.type = tvals[ti];
@@ -1134,7 +1142,8 @@ static bool parse_array(parser *p)
 		if (!e)
 			return false;
 		if (arr.rank >= IR_MAX_RANK) {
-			perr(p, epos, "'%s' has too many dimensions (at most %d)", name, IR_MAX_RANK);
+			perr(p, epos, "'%s' has too many dimensions (at most %d)", name,
+			     IR_MAX_RANK);
 			return false;
 		}
 		if (!lang_to_aff(p->k, p->a, e, false, "extent", &arr.ext[arr.rank])) {
@@ -1160,8 +1169,8 @@ static bool parse_array(parser *p)
 		char found[64];
 		tok_desc(cur(p), found, sizeof found);
 		perr(p, tpos(cur(p)),
-		     "expected the role of '%s' (input, output, inout, temp or const), found %s", name,
-		     found);
+		     "expected the role of '%s' (input, output, inout, temp or const), found %s",
+		     name, found);
 		return false;
 	}
 	}
@@ -1188,7 +1197,8 @@ static bool parse_array(parser *p)
 			if (!parse_layout(p, arr.rank, owner, arr.order))
 				return false;
 		} else {
-			perr(p, tpos(o), "unknown array option '%s' (use layout= or strided)", o->s);
+			perr(p, tpos(o), "unknown array option '%s' (use layout= or strided)",
+			     o->s);
 			return false;
 		}
 	}
@@ -1211,8 +1221,8 @@ static int find_index(parser *p, const tok *t, const char *where)
 	sym *s = sym_find(p, t->s);
 	if (!s || s->kind != SYM_INDEX) {
 		if (s)
-			perr(p, tpos(t), "'%s' is %s, not an index, in %s", t->s, sym_kind_name(s->kind),
-			     where);
+			perr(p, tpos(t), "'%s' is %s, not an index, in %s", t->s,
+			     sym_kind_name(s->kind), where);
 		else
 			perr(p, tpos(t), "unknown index '%s' in %s", t->s, where);
 		return -1;
@@ -1310,14 +1320,16 @@ static bool parse_reorder(parser *p)
 	for (int a = 0; a < n; a++)
 		for (int b = 0; b < a; b++)
 			if (ids[a] == ids[b]) {
-				perr(p, pos[a], "index '%s' appears twice in reorder", k->indices[ids[a]].name);
+				perr(p, pos[a], "index '%s' appears twice in reorder",
+				     k->indices[ids[a]].name);
 				return true;
 			}
 	const ir_node *band = lang_band_head(k, ids[0]);
 	for (int a = 1; a < n; a++)
 		if (lang_band_head(k, ids[a]) != band) {
 			perr(p, pos[a],
-			     "reorder mixes loop bands: '%s' is not in the band of '%s' (a band is one "
+			     "reorder mixes loop bands: '%s' is not in the band of '%s' (a band is "
+			     "one "
 			     "'for' with its directly nested single 'for's)",
 			     k->indices[ids[a]].name, k->indices[ids[0]].name);
 			return true;
@@ -1329,7 +1341,8 @@ static bool parse_reorder(parser *p)
 		for (int a = 0; a < n; a++)
 			named |= ids[a] == x;
 		if (!named) {
-			perr(p, tpos(rt), "reorder must name every index of its band; '%s' is missing",
+			perr(p, tpos(rt),
+			     "reorder must name every index of its band; '%s' is missing",
 			     k->indices[x].name);
 			return true;
 		}
@@ -1338,7 +1351,8 @@ static bool parse_reorder(parser *p)
 		int par = k->indices[ids[a]].parent;
 		for (int b = a + 1; b < n && par >= 0; b++)
 			if (ids[b] == par) {
-				perr(p, pos[a], "reorder puts inner index '%s' before its outer index '%s'",
+				perr(p, pos[a],
+				     "reorder puts inner index '%s' before its outer index '%s'",
 				     k->indices[ids[a]].name, k->indices[par].name);
 				return true;
 			}
@@ -1394,7 +1408,8 @@ static bool parse_split(parser *p)
 	for (;;) {
 		tok *t = cur(p);
 		if (n >= MAX_SCHED_ARGS) {
-			perr(p, tpos(t), "too many indices in %s (at most %d)", what, MAX_SCHED_ARGS);
+			perr(p, tpos(t), "too many indices in %s (at most %d)", what,
+			     MAX_SCHED_ARGS);
 			return false;
 		}
 		if (!expect_ident(p, "an index name", &xpos[n]))
@@ -1410,7 +1425,8 @@ static bool parse_split(parser *p)
 				return false;
 			ok = false;
 		} else if (sizes[n] < 1) {
-			perr(p, spos, "split size must be at least 1, not %lld", (long long)sizes[n]);
+			perr(p, spos, "split size must be at least 1, not %lld",
+			     (long long)sizes[n]);
 			ok = false;
 		}
 		n++;
@@ -1465,7 +1481,8 @@ static void parse_schedule(parser *p)
 			return;
 		}
 		if (it->kind == T_EOF) {
-			perr(p, tpos(it), "missing '}' (the schedule at line %d is not closed)", t->line);
+			perr(p, tpos(it), "missing '}' (the schedule at line %d is not closed)",
+			     t->line);
 			return;
 		}
 		if (it->kind == T_SEMI) {
@@ -1474,7 +1491,8 @@ static void parse_schedule(parser *p)
 		}
 		int st = p->i;
 		if (!sep_ok(p))
-			perr(p, tpos(it), "expected a new line or ';' before the next schedule item");
+			perr(p, tpos(it),
+			     "expected a new line or ';' before the next schedule item");
 		bool ok;
 		if (at_word(p, "reorder") && peek(p, 1)->kind == T_LPAREN)
 			ok = parse_reorder(p);
@@ -1513,7 +1531,10 @@ static bool opt_once(parser *p, ir_opt_pos *o, const char *opt, ir_pos pos)
 	return true;
 }
 
-static bool word_is(const tok *t, const char *w) { return t->kind == T_IDENT && strcmp(t->s, w) == 0; }
+static bool word_is(const tok *t, const char *w)
+{
+	return t->kind == T_IDENT && strcmp(t->s, w) == 0;
+}
 
 static bool parse_cache_opt(parser *p, ir_plan_item *c)
 {
@@ -1544,7 +1565,8 @@ static bool parse_cache_opt(parser *p, ir_plan_item *c)
 			return false;
 		c->where = opt[0] == 'l' ? CP_LEVEL : CP_BUDGET;
 		if (c->where == CP_BUDGET && c->value < 1) {
-			perr(p, vpos, "max_elements must be at least 1, not %lld", (long long)c->value);
+			perr(p, vpos, "max_elements must be at least 1, not %lld",
+			     (long long)c->value);
 			return false;
 		}
 		return true;
@@ -1564,7 +1586,8 @@ static bool parse_cache_opt(parser *p, ir_plan_item *c)
 		       parse_bool(p, opt, &c->double_buffer);
 	if (strcmp(opt, "trigger_level") == 0 || strcmp(opt, "trigger_index") == 0) {
 		if (c->trigger_opt.given) {
-			perr(p, opos, "give trigger_level= or trigger_index=, not both (nor twice)");
+			perr(p, opos,
+			     "give trigger_level= or trigger_index=, not both (nor twice)");
 			return false;
 		}
 		opt_once(p, &c->trigger_opt, opt, opos);
@@ -1607,8 +1630,9 @@ static bool parse_cache_opt(parser *p, ir_plan_item *c)
 				good = false;
 		}
 		if (!good) {
-			perr(p, vp, loc ? "unknown location '%s' (use global, local or private)"
-					: "unknown strategy '%s' (use blocked or striped)",
+			perr(p, vp,
+			     loc ? "unknown location '%s' (use global, local or private)"
+			         : "unknown strategy '%s' (use blocked or striped)",
 			     t->s);
 			return false;
 		}
@@ -1751,7 +1775,8 @@ static bool parse_loop_item(parser *p)
 				else if (word_is(v, "dynamic"))
 					c.policy = POLICY_DYNAMIC;
 				else {
-					perr(p, vp, "unknown policy '%s' (use static or dynamic)", v->s);
+					perr(p, vp, "unknown policy '%s' (use static or dynamic)",
+					     v->s);
 					return false;
 				}
 			} else if (strcmp(a->s, "max_threads") == 0) {
@@ -1769,7 +1794,9 @@ static bool parse_loop_item(parser *p)
 				if (!opt_once(p, &spmd, a->s, ap) || !parse_bool(p, a->s, &c.spmd))
 					return false;
 			} else {
-				perr(p, ap, "unknown parallelize option '%s' (use policy, max_threads or spmd)",
+				perr(p, ap,
+				     "unknown parallelize option '%s' (use policy, max_threads or "
+				     "spmd)",
 				     a->s);
 				return false;
 			}
@@ -1847,7 +1874,8 @@ static void parse_plan(parser *p)
 			return;
 		}
 		if (strcmp(o->s, "target") != 0) {
-			perr(p, op, "unknown plan option '%s' (use target=host or target=opencl)", o->s);
+			perr(p, op, "unknown plan option '%s' (use target=host or target=opencl)",
+			     o->s);
 			sync(p, p->i);
 			return;
 		}
@@ -1883,7 +1911,8 @@ static void parse_plan(parser *p)
 			return;
 		}
 		if (it->kind == T_EOF) {
-			perr(p, tpos(it), "missing '}' (the plan at line %d is not closed)", t->line);
+			perr(p, tpos(it), "missing '}' (the plan at line %d is not closed)",
+			     t->line);
 			return;
 		}
 		if (it->kind == T_SEMI) {
@@ -1940,7 +1969,8 @@ static void parse_file(parser *p)
 		default:
 			if (p->after_logic &&
 			    (t->kind == T_FOR || t->kind == T_IF || t->kind == T_IDENT)) {
-				perr(p, tpos(t), "statements must come before 'schedule' and 'plan'");
+				perr(p, tpos(t),
+				     "statements must come before 'schedule' and 'plan'");
 				break;
 			}
 			ir_node *n = parse_stmt(p, NULL);
@@ -1990,7 +2020,8 @@ ct_kernel *lang_parse(ct_ctx *ctx, const char *text, size_t len, const char *fil
 	ct_diag_begin(ctx, file, text ? text : "", len);
 	if (len > LANG_MAX_TEXT) {
 		ct_error_at(ctx, CT_ERR_LIMIT, file ? file : "<input>", 0, 0,
-			    "kernel text is too large (%zu bytes; at most %zu)", len, LANG_MAX_TEXT);
+		            "kernel text is too large (%zu bytes; at most %zu)", len,
+		            LANG_MAX_TEXT);
 		return NULL;
 	}
 	ct_kernel *k = ct_alloc(ctx, sizeof *k);

@@ -92,6 +92,21 @@ expect "cache no subcommand" 2 "cache needs" "$CACHET" cache
 expect "build help" 0 "usage: cachet build" "$CACHET" build --help
 expect "build needs -o" 2 "needs -o" "$CACHET" build "$good"
 
+# simulate: counts checked by hand (64 doubles each = 8 lines each; X then Y per iteration)
+copy=$(kfile copy.cachet "kernel cp" "param N = 64" "array X : f64[N] input" "array Y : f64[N] output" \
+	"for (i: N) {" "  Y[i] = X[i]" "}")
+expect "simulate big cache: cold misses only" 0 '"accesses": 128, "levels": \[\{"size": 4096, "line": 64, "ways": 0, "simulated_misses": 16\}' \
+	"$CACHET" simulate "$copy" --cache 4K:64 --json
+expect "simulate one-line cache: every access misses" 0 '"simulated_misses": 128' "$CACHET" simulate "$copy" --cache 64:64 --json
+expect "simulate two-line cache" 0 '"simulated_misses": 16' "$CACHET" simulate "$copy" --cache 128:64 --json
+expect "simulate direct-mapped, conflicting bases" 0 '"simulated_misses": ' "$CACHET" simulate "$copy" --cache 1K:64:1 --json
+expect "simulate per reference" 0 '\{"array": "X", "stmt": 1, "write": false, "misses": \[8\]\}' "$CACHET" simulate "$copy" --cache 4K:64 --json
+expect "simulate bad spec" 2 "not a power of two" "$CACHET" simulate "$copy" --cache 32K:48
+expect "simulate text" 0 "L1 +4096 bytes" "$CACHET" simulate "$copy" --cache 4K:64
+expect "simulate machine caches" 0 '"levels": \[\{' "$CACHET" simulate "$copy" --json
+expect "probe" 0 "caches" "$CACHET" probe
+expect "probe json" 0 '"device_id": ' "$CACHET" probe --json
+
 # runtime params need a value to run, not to check or lower
 rt=$(kfile rt.cachet "kernel k" "param L : runtime" "array X : f64[L] inout" "for (i: L) {" "  X[i] *= 2" "}")
 expect "runtime check" 0 "" "$CACHET" check "$rt"

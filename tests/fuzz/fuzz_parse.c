@@ -1,4 +1,5 @@
-/* fuzz_parse.c: libFuzzer harness: any bytes through the parser, the checks, overrides and re-checks. */
+/* fuzz_parse.c: libFuzzer harness: any bytes through the parser, the checks, overrides and
+ * re-checks. */
 #include "cachet.h"
 
 #include <stddef.h>

@@ -1,4 +1,5 @@
-/* test_lang.c: the front end: every construct parses into the right IR, every diagnostic is exact, hostile input is harmless. */
+/* test_lang.c: the front end: every construct parses into the right IR, every diagnostic is exact,
+ * hostile input is harmless. */
 #include "harness.h"
 #include "lang/lang.h"
 
@@ -27,7 +28,7 @@
 	"array D : f32[M, N] output\n"                                                             \
 	"for (i: M, j: N, k: K) { C[i, j] += A[i, k] * B[k, j] }\n"                                \
 	"for (x: M, y: N) { D[x, y] = C[x, y] }\n"                                                 \
-	"schedule { ii, jj, kk = tile(i=32, j=16, k=8); reorder(i, j, k, ii, kk, jj) }\n"         \
+	"schedule { ii, jj, kk = tile(i=32, j=16, k=8); reorder(i, j, k, ii, kk, jj) }\n"          \
 	"array Z : f32[M] const\n"
 
 /* One row: the text, and the first diagnostic expected ("LINE:COL: error:
@@ -41,407 +42,422 @@ typedef struct row {
 } row;
 
 static const row rows[] = {
-	/* ---------------------------------------------------------- accepted */
-	{"simple loop", HDR "for (i: N) { B[i] = A[i] }\n", NULL, 0},
-	{"range bounds", HDR "for (i: 1 .. N-1) {\n  B[i] = A[i-1] + A[i+1]\n}\n", NULL, 0},
-	{"perfect nest", HDR "for (i: N, j: M) { C[i, j] = A[i] * 2 }\n", NULL, 0},
-	{"imperfect nest", HDR "for (i: N) {\n  B[i] = 0\n  for (j: M) { B[i] += C[i, j] }\n"
-			       "  for (k: M) { C[i, k] = B[i] }\n}\n",
-	 NULL, 0},
-	{"sequential loops", HDR "for (i: N) { B[i] = 1 }\nfor (j: N) { B[j] += A[j] }\n", NULL, 0},
-	{"all assign ops", HDR "for (i: N) { B[i] = A[i]; B[i] += 1; B[i] -= A[i]; B[i] *= 2 }\n",
-	 NULL, 0},
-	{"let", HDR "for (i: N) {\n  let t = A[i] * 2\n  let u = t + 1\n  B[i] = u * t\n}\n", NULL,
-	 0},
-	{"let at top level", HDR "let s = 2.5\nB[0] = s\n", NULL, 0},
-	{"if else-if else",
-	 HDR "for (i: N) {\n  if (i == 0) { B[i] = 1 } else if (i < 4) { B[i] = 2 }\n"
-	     "  else { B[i] = A[i-1] }\n}\n",
-	 NULL, 0},
-	{"all functions",
-	 HDR "for (i: N) { B[i] = min(A[i], 1) + max(A[i], 0) + abs(A[i]) + sqrt(abs(A[i])) + "
-	     "exp(A[i]) + fma(A[i], 2, 1) + select(A[i] > 0, A[i], 0) }\n",
-	 NULL, 0},
-	{"select conditions",
-	 HDR "for (i: N) { B[i] = select(A[i] > 0 && !(A[i] >= 1) || i == 3, 1, 2) }\n", NULL, 0},
-	{"float literals", HDR "for (i: N) { B[i] = 1e-3 + 2.5 + .5 + 1. + 3E2 + 1e+1 }\n", NULL, 0},
-	{"hex literal", HDR "B[0x3] = 1\n", NULL, 0},
-	{"comments and semicolons", HDR "# a comment\nfor (i: N) { # here too\n  ;B[i] = 1;;\n}\n",
-	 NULL, 0},
-	{"unary ops", HDR "for (i: N) { B[i] = -A[i] + +A[i] - -2 }\n", NULL, 0},
-	{"index and param values", HDR "for (i: N) { B[i] = i * N + A[i] / M }\n", NULL, 0},
-	{"derived param", "kernel t\nparam N = 8, N2 = 2*N + 1\narray A : f32[N2] inout\n"
-			  "for (i: N) { A[2*i+1] = A[2*i] }\n",
-	 NULL, 0},
-	{"layouts and types",
-	 "kernel t\nparam N = 4\narray A : f64[N, N, N] input layout=(2, 0, 1) strided\n"
-	 "array B : i32[N, N] const layout=col_major\narray C : i64[N, N] temp layout=last_major\n"
-	 "array D : f32[N, N] output layout=first_major\n"
-	 "for (i: N, j: N) { C[i, j] = B[i, j]; D[i, j] = A[i, j, 0] + C[i, j] }\n",
-	 NULL, 0},
-	{"top-level statement", HDR "B[0] = A[N-1]\n", NULL, 0},
-	{"runtime extent", "kernel t\nparam L : runtime\narray R : f32[L+2] inout\n"
-			   "for (i: L) { R[i+2] = R[i] + R[i+1] }\n",
-	 NULL, 0},
-	{"runtime range", "kernel t\nparam L : runtime\narray R : f32[L] inout\n"
-			  "for (i: 1 .. L-1) { R[i] = R[i-1] + R[i+1] }\n",
-	 NULL, 0},
-	{"guarded stencil",
-	 "kernel s\nparam N = 32, M = 16\narray A : f32[N, M] input\narray B : f32[N, M] output\n"
-	 "for (x: N, y: M) {\n  if (0 < x && x < N-1 && 0 < y && y < M-1) {\n"
-	 "    B[x, y] = (A[x-1, y] + A[x+1, y] + A[x, y-1] + A[x, y+1] + A[x, y]) / 5\n"
-	 "  } else {\n    B[x, y] = A[x, y]\n  }\n}\n",
-	 NULL, 0},
-	{"guarded runtime stencil",
-	 "kernel s\nparam L : runtime\narray A : f32[L] input\narray B : f32[L] output\n"
-	 "for (x: L) {\n  if (x >= 1 && x <= L-2) { B[x] = A[x-1] + A[x+1] } else { B[x] = 0 }\n}\n",
-	 NULL, 0},
-	{"guard on a sum", HDR "for (i: N, j: N) { if (i + j < N) { B[i+j] = A[j] } }\n", NULL, 0},
-	{"guard with !=", HDR "for (i: N) { if (i != N-1) { B[i] = A[i+1] } }\n", NULL, 0},
-	{"guard with !", HDR "for (i: N) { if (!(i >= N-1)) { B[i] = A[i+1] } }\n", NULL, 0},
-	{"guard in else", HDR "for (i: N) { if (i >= N-1) { B[i] = 0 } else { B[i] = A[i+1] } }\n",
-	 NULL, 0},
-	{"guard with ==", HDR "for (i: N) { if (i == 0) { B[i] = A[i+15] } }\n", NULL, 0},
-	{"scaled guard", HDR "for (i: N) { if (2*i < N) { B[2*i] = A[2*i+1] } }\n", NULL, 0},
-	{"schedule", HDR "for (i: N, j: M) { C[i, j] = 1 }\nschedule {\n  ii, jj = tile(i=4, j=3)\n"
-			 "  iii = split(ii, 2)\n  reorder(j, i, jj, ii, iii)\n}\n",
-	 NULL, 0},
-	{"split size of params", HDR "for (i: N) { B[i] = 1 }\nschedule { ii = split(i, N/4 + 1) }\n",
-	 NULL, 0},
-	{"reorder of an inner band",
-	 HDR "for (i: N) {\n  B[i] = 0\n  for (j: M, k: M) { B[i] += C[i, j] * C[i, k] }\n}\n"
-	     "schedule { reorder(k, j) }\n",
-	 NULL, 0},
-	{"band of nested single loops", HDR "for (i: N) {\n  for (j: M) { C[i, j] = 1 }\n}\n"
-					    "schedule { jj = split(j, 4); reorder(j, i, jj) }\n",
-	 NULL, 0},
-	{"band of an imperfect nest",
-	 HDR "for (a: N, q: M) {\n  B[a] = 0\n  for (p: M) { B[a] += C[a, p] }\n}\n"
-	     "schedule { reorder(q, a); pp = split(p, 2); reorder(pp, p) }\n",
-	 "11:53: error: reorder puts inner index 'pp' before its outer index 'p'", 0},
-	{"plan all options",
-	 MM "plan(target=opencl) {\n  AA = cache(A, index=ii, double_buffer=true, thrifty=false)\n"
-	    "  BB = cache(B, level=3, layout=col_major, trigger_level=4, location=local, "
-	    "strategy=striped)\n  CC = cache(C, max_elements=4096)\n  CCC = cache(CC, max_elements=64)\n"
-	    "  AAA = cache(AA, level=2, layout=(1, 0), trigger_index=kk)\n"
-	    "  vectorize(jj)\n  unroll(kk)\n  parallelize(i, j, policy=dynamic, max_threads=4, spmd=true)\n}\n",
-	 NULL, 0},
-	{"plan without target", MM "plan { AA = cache(A, level=1) }\n", NULL, 0},
+    /* ---------------------------------------------------------- accepted */
+    {"simple loop", HDR "for (i: N) { B[i] = A[i] }\n", NULL, 0},
+    {"range bounds", HDR "for (i: 1 .. N-1) {\n  B[i] = A[i-1] + A[i+1]\n}\n", NULL, 0},
+    {"perfect nest", HDR "for (i: N, j: M) { C[i, j] = A[i] * 2 }\n", NULL, 0},
+    {"imperfect nest",
+     HDR "for (i: N) {\n  B[i] = 0\n  for (j: M) { B[i] += C[i, j] }\n"
+         "  for (k: M) { C[i, k] = B[i] }\n}\n",
+     NULL, 0},
+    {"sequential loops", HDR "for (i: N) { B[i] = 1 }\nfor (j: N) { B[j] += A[j] }\n", NULL, 0},
+    {"all assign ops", HDR "for (i: N) { B[i] = A[i]; B[i] += 1; B[i] -= A[i]; B[i] *= 2 }\n", NULL,
+     0},
+    {"let", HDR "for (i: N) {\n  let t = A[i] * 2\n  let u = t + 1\n  B[i] = u * t\n}\n", NULL, 0},
+    {"let at top level", HDR "let s = 2.5\nB[0] = s\n", NULL, 0},
+    {"if else-if else",
+     HDR "for (i: N) {\n  if (i == 0) { B[i] = 1 } else if (i < 4) { B[i] = 2 }\n"
+         "  else { B[i] = A[i-1] }\n}\n",
+     NULL, 0},
+    {"all functions",
+     HDR "for (i: N) { B[i] = min(A[i], 1) + max(A[i], 0) + abs(A[i]) + sqrt(abs(A[i])) + "
+         "exp(A[i]) + fma(A[i], 2, 1) + select(A[i] > 0, A[i], 0) }\n",
+     NULL, 0},
+    {"select conditions",
+     HDR "for (i: N) { B[i] = select(A[i] > 0 && !(A[i] >= 1) || i == 3, 1, 2) }\n", NULL, 0},
+    {"float literals", HDR "for (i: N) { B[i] = 1e-3 + 2.5 + .5 + 1. + 3E2 + 1e+1 }\n", NULL, 0},
+    {"hex literal", HDR "B[0x3] = 1\n", NULL, 0},
+    {"comments and semicolons", HDR "# a comment\nfor (i: N) { # here too\n  ;B[i] = 1;;\n}\n",
+     NULL, 0},
+    {"unary ops", HDR "for (i: N) { B[i] = -A[i] + +A[i] - -2 }\n", NULL, 0},
+    {"index and param values", HDR "for (i: N) { B[i] = i * N + A[i] / M }\n", NULL, 0},
+    {"derived param",
+     "kernel t\nparam N = 8, N2 = 2*N + 1\narray A : f32[N2] inout\n"
+     "for (i: N) { A[2*i+1] = A[2*i] }\n",
+     NULL, 0},
+    {"layouts and types",
+     "kernel t\nparam N = 4\narray A : f64[N, N, N] input layout=(2, 0, 1) strided\n"
+     "array B : i32[N, N] const layout=col_major\narray C : i64[N, N] temp layout=last_major\n"
+     "array D : f32[N, N] output layout=first_major\n"
+     "for (i: N, j: N) { C[i, j] = B[i, j]; D[i, j] = A[i, j, 0] + C[i, j] }\n",
+     NULL, 0},
+    {"top-level statement", HDR "B[0] = A[N-1]\n", NULL, 0},
+    {"runtime extent",
+     "kernel t\nparam L : runtime\narray R : f32[L+2] inout\n"
+     "for (i: L) { R[i+2] = R[i] + R[i+1] }\n",
+     NULL, 0},
+    {"runtime range",
+     "kernel t\nparam L : runtime\narray R : f32[L] inout\n"
+     "for (i: 1 .. L-1) { R[i] = R[i-1] + R[i+1] }\n",
+     NULL, 0},
+    {"guarded stencil",
+     "kernel s\nparam N = 32, M = 16\narray A : f32[N, M] input\narray B : f32[N, M] output\n"
+     "for (x: N, y: M) {\n  if (0 < x && x < N-1 && 0 < y && y < M-1) {\n"
+     "    B[x, y] = (A[x-1, y] + A[x+1, y] + A[x, y-1] + A[x, y+1] + A[x, y]) / 5\n"
+     "  } else {\n    B[x, y] = A[x, y]\n  }\n}\n",
+     NULL, 0},
+    {"guarded runtime stencil",
+     "kernel s\nparam L : runtime\narray A : f32[L] input\narray B : f32[L] output\n"
+     "for (x: L) {\n  if (x >= 1 && x <= L-2) { B[x] = A[x-1] + A[x+1] } else { B[x] = 0 }\n}\n",
+     NULL, 0},
+    {"guard on a sum", HDR "for (i: N, j: N) { if (i + j < N) { B[i+j] = A[j] } }\n", NULL, 0},
+    {"guard with !=", HDR "for (i: N) { if (i != N-1) { B[i] = A[i+1] } }\n", NULL, 0},
+    {"guard with !", HDR "for (i: N) { if (!(i >= N-1)) { B[i] = A[i+1] } }\n", NULL, 0},
+    {"guard in else", HDR "for (i: N) { if (i >= N-1) { B[i] = 0 } else { B[i] = A[i+1] } }\n",
+     NULL, 0},
+    {"guard with ==", HDR "for (i: N) { if (i == 0) { B[i] = A[i+15] } }\n", NULL, 0},
+    {"scaled guard", HDR "for (i: N) { if (2*i < N) { B[2*i] = A[2*i+1] } }\n", NULL, 0},
+    {"schedule",
+     HDR "for (i: N, j: M) { C[i, j] = 1 }\nschedule {\n  ii, jj = tile(i=4, j=3)\n"
+         "  iii = split(ii, 2)\n  reorder(j, i, jj, ii, iii)\n}\n",
+     NULL, 0},
+    {"split size of params", HDR "for (i: N) { B[i] = 1 }\nschedule { ii = split(i, N/4 + 1) }\n",
+     NULL, 0},
+    {"reorder of an inner band",
+     HDR "for (i: N) {\n  B[i] = 0\n  for (j: M, k: M) { B[i] += C[i, j] * C[i, k] }\n}\n"
+         "schedule { reorder(k, j) }\n",
+     NULL, 0},
+    {"band of nested single loops",
+     HDR "for (i: N) {\n  for (j: M) { C[i, j] = 1 }\n}\n"
+         "schedule { jj = split(j, 4); reorder(j, i, jj) }\n",
+     NULL, 0},
+    {"band of an imperfect nest",
+     HDR "for (a: N, q: M) {\n  B[a] = 0\n  for (p: M) { B[a] += C[a, p] }\n}\n"
+         "schedule { reorder(q, a); pp = split(p, 2); reorder(pp, p) }\n",
+     "11:53: error: reorder puts inner index 'pp' before its outer index 'p'", 0},
+    {"plan all options",
+     MM
+     "plan(target=opencl) {\n  AA = cache(A, index=ii, double_buffer=true, thrifty=false)\n"
+     "  BB = cache(B, level=3, layout=col_major, trigger_level=4, location=local, "
+     "strategy=striped)\n  CC = cache(C, max_elements=4096)\n  CCC = cache(CC, max_elements=64)\n"
+     "  AAA = cache(AA, level=2, layout=(1, 0), trigger_index=kk)\n"
+     "  vectorize(jj)\n  unroll(kk)\n  parallelize(i, j, policy=dynamic, max_threads=4, "
+     "spmd=true)\n}\n",
+     NULL, 0},
+    {"plan without target", MM "plan { AA = cache(A, level=1) }\n", NULL, 0},
 
-	/* ---------------------------------------------------------- lexical */
-	{"bad character", HDR "for (i: N) { B[i] = A[i] @ 2 }\n",
-	 "7:26: error: unexpected character '@'", 0},
-	{"non-ascii byte", HDR "B[0] = 1 \xff\xfe\n", "7:10: error: unexpected character byte 0xff", 0},
-	{"integer too large", HDR "B[0] = 99999999999999999999\n",
-	 "7:8: error: integer literal is too large", 0},
-	{"octal", HDR "B[0] = 010\n",
-	 "7:8: error: integer literal with a leading zero (octal is not supported)", 0},
-	{"literal suffix", HDR "B[0] = 0.5f\n", "7:8: error: invalid suffix on a numeric literal", 0},
-	{"float out of range", HDR "B[0] = 1e999\n", "7:8: error: floating literal is out of range",
-	 0},
-	{"hex without digits", HDR "B[0] = 0x\n", "7:8: error: hexadecimal literal without digits", 0},
+    /* ---------------------------------------------------------- lexical */
+    {"bad character", HDR "for (i: N) { B[i] = A[i] @ 2 }\n",
+     "7:26: error: unexpected character '@'", 0},
+    {"non-ascii byte", HDR "B[0] = 1 \xff\xfe\n", "7:10: error: unexpected character byte 0xff", 0},
+    {"integer too large", HDR "B[0] = 99999999999999999999\n",
+     "7:8: error: integer literal is too large", 0},
+    {"octal", HDR "B[0] = 010\n",
+     "7:8: error: integer literal with a leading zero (octal is not supported)", 0},
+    {"literal suffix", HDR "B[0] = 0.5f\n", "7:8: error: invalid suffix on a numeric literal", 0},
+    {"float out of range", HDR "B[0] = 1e999\n", "7:8: error: floating literal is out of range", 0},
+    {"hex without digits", HDR "B[0] = 0x\n", "7:8: error: hexadecimal literal without digits", 0},
 
-	/* ---------------------------------------------------------- syntax */
-	{"no kernel line", "param N = 4\narray A : f32[N] inout\nA[0] = 1\n",
-	 "1:1: error: the file must start with 'kernel NAME'", 1},
-	{"empty file", "", "1:1: error: the file must start with 'kernel NAME'", 1},
-	{"only comments", "# nothing\n", "2:1: error: the file must start with 'kernel NAME'", 1},
-	{"second kernel line", HDR "kernel u\nB[0] = 1\n",
-	 "7:1: error: second 'kernel' line (the kernel is named at line 1)", 1},
-	{"keyword as name", HDR "array for : f32[N] input\n",
-	 "7:7: error: 'for' is a keyword and cannot be used as an array name", 0},
-	{"missing colon", HDR "for (i N) { B[i] = 1 }\n", "7:8: error: expected ':', found 'N'", 0},
-	{"unknown type", HDR "array Z : f16[N] input\n",
-	 "7:11: error: expected an element type (f32, f64, i32 or i64), found 'f16'", 0},
-	{"missing role", HDR "array Z : f32[N]\nB[0] = 1\n",
-	 "8:1: error: expected the role of 'Z' (input, output, inout, temp or const), found 'B'", 0},
-	{"unknown array option", HDR "array Z : f32[N] input fast\n",
-	 "7:24: error: unknown array option 'fast' (use layout= or strided)", 0},
-	{"unknown layout", HDR "array Z : f32[N, N] input layout=diagonal\n",
-	 "7:34: error: unknown layout 'diagonal' (use row_major, col_major, first_major, last_major "
-	 "or a dimension order such as (1, 0))",
-	 0},
-	{"layout not a permutation", HDR "array Z : f32[N, N] input layout=(1, 1)\n",
-	 "7:34: error: layout of 'Z' must be an order of its 2 dimensions (a permutation of 0..1)", 0},
-	{"too many dimensions", HDR "array Z : f32[N, N, N, N, N, N, N, N, N] input\n",
-	 "7:39: error: 'Z' has too many dimensions (at most 8)", 0},
-	{"unknown function", HDR "B[0] = log(A[0])\n",
-	 "7:8: error: unknown function 'log' (use min, max, abs, sqrt, exp, fma or select)", 0},
-	{"wrong argument count", HDR "B[0] = fma(A[0], 2)\n",
-	 "7:8: error: 'fma' takes 3 arguments, not 2", 0},
-	{"chained comparison", HDR "for (i: N) { if (0 < i < 4) { B[i] = 1 } }\n",
-	 "7:24: error: comparisons cannot be chained; join them with '&&'", 0},
-	{"missing brace", HDR "for (i: N) {\n  B[i] = 1\n",
-	 "9:1: error: missing '}' (the block opened at line 7:1 is not closed)", 0},
-	{"unmatched brace", HDR "B[0] = 1\n}\n", "8:1: error: unmatched '}'", 0},
-	{"two statements on a line", HDR "for (i: N) { B[i] = 1 B[i] = 2 }\n",
-	 "7:23: error: expected a new line or ';' before the next statement", 0},
-	{"statement after schedule", HDR "for (i: N) { B[i] = 1 }\nschedule { }\nB[0] = 2\n",
-	 "9:1: error: statements must come before 'schedule' and 'plan'", 0},
-	{"param inside a block", HDR "for (i: N) {\n  param Q = 1\n  B[i] = 1\n}\n",
-	 "8:3: error: 'param' is only allowed at the top level, not inside a block", 1},
-	{"missing expression", HDR "for (i: N) { B[i] = }\n",
-	 "7:21: error: expected an expression, found '}'", 0},
-	{"bad assignment op", HDR "B[0] /= 2\n",
-	 "7:6: error: expected '=', '+=', '-=' or '*=', found '/'", 0},
-	{"expected statement", HDR "42\n", "7:1: error: expected a statement, found an integer", 0},
-	{"several syntax errors", HDR "for (i: N) {\n  B[i] = )\n  B[i] = q\n  B[i] = 1\n}\n",
-	 "8:10: error: expected an expression, found ')'", 2},
+    /* ---------------------------------------------------------- syntax */
+    {"no kernel line", "param N = 4\narray A : f32[N] inout\nA[0] = 1\n",
+     "1:1: error: the file must start with 'kernel NAME'", 1},
+    {"empty file", "", "1:1: error: the file must start with 'kernel NAME'", 1},
+    {"only comments", "# nothing\n", "2:1: error: the file must start with 'kernel NAME'", 1},
+    {"second kernel line", HDR "kernel u\nB[0] = 1\n",
+     "7:1: error: second 'kernel' line (the kernel is named at line 1)", 1},
+    {"keyword as name", HDR "array for : f32[N] input\n",
+     "7:7: error: 'for' is a keyword and cannot be used as an array name", 0},
+    {"missing colon", HDR "for (i N) { B[i] = 1 }\n", "7:8: error: expected ':', found 'N'", 0},
+    {"unknown type", HDR "array Z : f16[N] input\n",
+     "7:11: error: expected an element type (f32, f64, i32 or i64), found 'f16'", 0},
+    {"missing role", HDR "array Z : f32[N]\nB[0] = 1\n",
+     "8:1: error: expected the role of 'Z' (input, output, inout, temp or const), found 'B'", 0},
+    {"unknown array option", HDR "array Z : f32[N] input fast\n",
+     "7:24: error: unknown array option 'fast' (use layout= or strided)", 0},
+    {"unknown layout", HDR "array Z : f32[N, N] input layout=diagonal\n",
+     "7:34: error: unknown layout 'diagonal' (use row_major, col_major, first_major, last_major "
+     "or a dimension order such as (1, 0))",
+     0},
+    {"layout not a permutation", HDR "array Z : f32[N, N] input layout=(1, 1)\n",
+     "7:34: error: layout of 'Z' must be an order of its 2 dimensions (a permutation of 0..1)", 0},
+    {"too many dimensions", HDR "array Z : f32[N, N, N, N, N, N, N, N, N] input\n",
+     "7:39: error: 'Z' has too many dimensions (at most 8)", 0},
+    {"unknown function", HDR "B[0] = log(A[0])\n",
+     "7:8: error: unknown function 'log' (use min, max, abs, sqrt, exp, fma or select)", 0},
+    {"wrong argument count", HDR "B[0] = fma(A[0], 2)\n",
+     "7:8: error: 'fma' takes 3 arguments, not 2", 0},
+    {"chained comparison", HDR "for (i: N) { if (0 < i < 4) { B[i] = 1 } }\n",
+     "7:24: error: comparisons cannot be chained; join them with '&&'", 0},
+    {"missing brace", HDR "for (i: N) {\n  B[i] = 1\n",
+     "9:1: error: missing '}' (the block opened at line 7:1 is not closed)", 0},
+    {"unmatched brace", HDR "B[0] = 1\n}\n", "8:1: error: unmatched '}'", 0},
+    {"two statements on a line", HDR "for (i: N) { B[i] = 1 B[i] = 2 }\n",
+     "7:23: error: expected a new line or ';' before the next statement", 0},
+    {"statement after schedule", HDR "for (i: N) { B[i] = 1 }\nschedule { }\nB[0] = 2\n",
+     "9:1: error: statements must come before 'schedule' and 'plan'", 0},
+    {"param inside a block", HDR "for (i: N) {\n  param Q = 1\n  B[i] = 1\n}\n",
+     "8:3: error: 'param' is only allowed at the top level, not inside a block", 1},
+    {"missing expression", HDR "for (i: N) { B[i] = }\n",
+     "7:21: error: expected an expression, found '}'", 0},
+    {"bad assignment op", HDR "B[0] /= 2\n",
+     "7:6: error: expected '=', '+=', '-=' or '*=', found '/'", 0},
+    {"expected statement", HDR "42\n", "7:1: error: expected a statement, found an integer", 0},
+    {"several syntax errors", HDR "for (i: N) {\n  B[i] = )\n  B[i] = q\n  B[i] = 1\n}\n",
+     "8:10: error: expected an expression, found ')'", 2},
 
-	/* ---------------------------------------------------------- names */
-	{"unknown name", HDR "for (i: N) { B[i] = q }\n", "7:21: error: unknown name 'q'", 1},
-	{"unknown array", HDR "Q[0] = 1\n", "7:1: error: unknown array 'Q'", 0},
-	{"duplicate param", HDR "param N = 3\n",
-	 "7:7: error: 'N' is already declared as a param (line 2)", 0},
-	{"duplicate array", HDR "array A : f32[N] input\n",
-	 "7:7: error: 'A' is already declared as an array (line 4)", 0},
-	{"array named like a param", HDR "array M : f32[N] input\n",
-	 "7:7: error: 'M' is already declared as a param (line 2)", 0},
-	{"index reused across loops", HDR "for (i: N) { B[i] = 1 }\nfor (i: N) { B[i] = 2 }\n",
-	 "8:6: error: 'i' is already declared as an index (line 7)", 0},
-	{"index outside its loop", HDR "for (i: N) { B[i] = 1 }\nB[i] = 2\n",
-	 "8:3: error: index 'i' is used outside its loop", 0},
-	{"duplicate let", HDR "for (i: N) {\n  let t = 1\n  let t = 2\n  B[i] = t\n}\n",
-	 "9:7: error: 't' is already declared as a let (line 8)", 0},
-	{"let named like an index", HDR "for (i: N) {\n  let i = 1\n  B[i] = 1\n}\n",
-	 "8:7: error: 'i' is already declared as an index (line 7)", 0},
-	{"assign to let", HDR "for (i: N) {\n  let t = 1\n  t = 2\n  B[i] = t\n}\n",
-	 "9:3: error: cannot assign to let 't' (a let is set once)", 0},
-	{"array without subscripts", HDR "B[0] = A\n",
-	 "7:8: error: array 'A' needs subscripts ('A[...]')", 0},
-	{"too many subscripts", HDR "B[0] = A[1, 2]\n",
-	 "7:8: error: 'A' has 1 dimension, but 2 subscripts are given", 0},
-	{"too few subscripts", HDR "C[0] = 1\n",
-	 "7:1: error: 'C' has 2 dimensions, but 1 subscript is given", 0},
-	{"let used as an array", HDR "let t = 1\nB[0] = t[0]\n",
-	 "8:8: error: 't' is a let, not an array", 0},
-	{"let out of scope", HDR "for (i: N) { let t = 1; B[i] = t }\nB[0] = t\n",
-	 "8:8: error: unknown name 't'", 0},
+    /* ---------------------------------------------------------- names */
+    {"unknown name", HDR "for (i: N) { B[i] = q }\n", "7:21: error: unknown name 'q'", 1},
+    {"unknown array", HDR "Q[0] = 1\n", "7:1: error: unknown array 'Q'", 0},
+    {"duplicate param", HDR "param N = 3\n",
+     "7:7: error: 'N' is already declared as a param (line 2)", 0},
+    {"duplicate array", HDR "array A : f32[N] input\n",
+     "7:7: error: 'A' is already declared as an array (line 4)", 0},
+    {"array named like a param", HDR "array M : f32[N] input\n",
+     "7:7: error: 'M' is already declared as a param (line 2)", 0},
+    {"index reused across loops", HDR "for (i: N) { B[i] = 1 }\nfor (i: N) { B[i] = 2 }\n",
+     "8:6: error: 'i' is already declared as an index (line 7)", 0},
+    {"index outside its loop", HDR "for (i: N) { B[i] = 1 }\nB[i] = 2\n",
+     "8:3: error: index 'i' is used outside its loop", 0},
+    {"duplicate let", HDR "for (i: N) {\n  let t = 1\n  let t = 2\n  B[i] = t\n}\n",
+     "9:7: error: 't' is already declared as a let (line 8)", 0},
+    {"let named like an index", HDR "for (i: N) {\n  let i = 1\n  B[i] = 1\n}\n",
+     "8:7: error: 'i' is already declared as an index (line 7)", 0},
+    {"assign to let", HDR "for (i: N) {\n  let t = 1\n  t = 2\n  B[i] = t\n}\n",
+     "9:3: error: cannot assign to let 't' (a let is set once)", 0},
+    {"array without subscripts", HDR "B[0] = A\n",
+     "7:8: error: array 'A' needs subscripts ('A[...]')", 0},
+    {"too many subscripts", HDR "B[0] = A[1, 2]\n",
+     "7:8: error: 'A' has 1 dimension, but 2 subscripts are given", 0},
+    {"too few subscripts", HDR "C[0] = 1\n",
+     "7:1: error: 'C' has 2 dimensions, but 1 subscript is given", 0},
+    {"let used as an array", HDR "let t = 1\nB[0] = t[0]\n",
+     "8:8: error: 't' is a let, not an array", 0},
+    {"let out of scope", HDR "for (i: N) { let t = 1; B[i] = t }\nB[0] = t\n",
+     "8:8: error: unknown name 't'", 0},
 
-	/* ---------------------------------------------------------- roles and types */
-	{"write to input", HDR "for (i: N) { A[i] = 1 }\n",
-	 "7:14: error: cannot write to input array 'A'", 0},
-	{"write to const", "kernel t\nparam N = 4\narray K : f32[N] const\narray B : f32[N] inout\n"
-			   "for (i: N) { K[i] = B[i] }\n",
-	 "5:14: error: cannot write to const array 'K'", 0},
-	{"output read before write",
-	 "kernel t\nparam N = 4\narray O : f32[N] output\narray B : f32[N] inout\n"
-	 "for (i: N) { B[i] = O[i]; O[i] = 1 }\n",
-	 "5:21: error: output array 'O' is read before it is written (declare it inout)", 1},
-	{"+= on output", "kernel t\nparam N = 4\narray O : f32[N] output\nfor (i: N) { O[i] += 1 }\n",
-	 "4:14: error: '+=' reads output array 'O' before it is written (declare it inout)", 1},
-	{"output written then updated",
-	 "kernel t\nparam N = 4\narray O : f32[N] output\nfor (i: N) { O[i] = 0; O[i] += 1 }\n",
-	 NULL, 0},
-	{"output never written",
-	 "kernel t\nparam N = 4\narray O : f32[N] output\narray B : f32[N] inout\n"
-	 "for (i: N) { B[i] = 1 }\n",
-	 "3:7: error: output array 'O' is never written", 0},
-	{"temp read before write",
-	 "kernel t\nparam N = 4\narray T : f32[N] temp\narray B : f32[N] inout\n"
-	 "for (i: N) { B[i] = T[i]; T[i] = 1 }\n",
-	 "5:21: error: temp array 'T' is read before it is written", 0},
-	{"comparison as value", HDR "B[0] = A[0] < 1\n",
-	 "7:8: error: a comparison is not a value (use select(cond, a, b))", 0},
-	{"value as condition", HDR "for (i: N) { if (i) { B[i] = 1 } }\n",
-	 "7:18: error: expected a comparison (such as 'x < N') here", 0},
-	{"select without comparison", HDR "B[0] = select(A[0], 1, 2)\n",
-	 "7:15: error: the first argument of select must be a comparison", 0},
-	{"no statements", "kernel t\nparam N = 4\narray B : f32[N] inout\nlet x = 1\n",
-	 "1:8: error: kernel 't' has no statements (write at least one assignment)", 0},
+    /* ---------------------------------------------------------- roles and types */
+    {"write to input", HDR "for (i: N) { A[i] = 1 }\n",
+     "7:14: error: cannot write to input array 'A'", 0},
+    {"write to const",
+     "kernel t\nparam N = 4\narray K : f32[N] const\narray B : f32[N] inout\n"
+     "for (i: N) { K[i] = B[i] }\n",
+     "5:14: error: cannot write to const array 'K'", 0},
+    {"output read before write",
+     "kernel t\nparam N = 4\narray O : f32[N] output\narray B : f32[N] inout\n"
+     "for (i: N) { B[i] = O[i]; O[i] = 1 }\n",
+     "5:21: error: output array 'O' is read before it is written (declare it inout)", 1},
+    {"+= on output", "kernel t\nparam N = 4\narray O : f32[N] output\nfor (i: N) { O[i] += 1 }\n",
+     "4:14: error: '+=' reads output array 'O' before it is written (declare it inout)", 1},
+    {"output written then updated",
+     "kernel t\nparam N = 4\narray O : f32[N] output\nfor (i: N) { O[i] = 0; O[i] += 1 }\n", NULL,
+     0},
+    {"output never written",
+     "kernel t\nparam N = 4\narray O : f32[N] output\narray B : f32[N] inout\n"
+     "for (i: N) { B[i] = 1 }\n",
+     "3:7: error: output array 'O' is never written", 0},
+    {"temp read before write",
+     "kernel t\nparam N = 4\narray T : f32[N] temp\narray B : f32[N] inout\n"
+     "for (i: N) { B[i] = T[i]; T[i] = 1 }\n",
+     "5:21: error: temp array 'T' is read before it is written", 0},
+    {"comparison as value", HDR "B[0] = A[0] < 1\n",
+     "7:8: error: a comparison is not a value (use select(cond, a, b))", 0},
+    {"value as condition", HDR "for (i: N) { if (i) { B[i] = 1 } }\n",
+     "7:18: error: expected a comparison (such as 'x < N') here", 0},
+    {"select without comparison", HDR "B[0] = select(A[0], 1, 2)\n",
+     "7:15: error: the first argument of select must be a comparison", 0},
+    {"no statements", "kernel t\nparam N = 4\narray B : f32[N] inout\nlet x = 1\n",
+     "1:8: error: kernel 't' has no statements (write at least one assignment)", 0},
 
-	/* ---------------------------------------------------------- affine forms */
-	{"product of indices", HDR "for (i: N, j: M) { C[i*j, j] = 1 }\n",
-	 "7:22: error: non-affine subscript: product of two non-constant terms", 0},
-	{"param times index", HDR "for (i: N) { B[N*i] = 1 }\n",
-	 "7:16: error: non-affine subscript: product of two non-constant terms", 0},
-	{"float subscript", HDR "for (i: N) { B[i + 0.5] = 1 }\n",
-	 "7:20: error: non-affine subscript: floating literal (use integers)", 0},
-	{"let subscript", HDR "for (i: N) { let t = 1; B[t] = 1 }\n",
-	 "7:27: error: non-affine subscript: let 't' (use indices and params only)", 0},
-	{"indirect subscript", HDR "for (i: N) { B[B[i]] = 1 }\n",
-	 "7:16: error: non-affine subscript: array element 'B[...]' (use indices and params only)",
-	 0},
-	{"inexact division", HDR "for (i: N) { B[i/2] = 1 }\n",
-	 "7:16: error: non-affine subscript: division that is not exact", 0},
-	{"exact division", HDR "for (i: N) { B[(2*i + 2)/2 - 1] = 1 }\n", NULL, 0},
-	{"loop bound with an index", HDR "for (i: N) { for (j: i) { B[j] = 1 } }\n",
-	 "7:22: error: loop bound must not use index 'i' (iteration spaces are rectangular)", 0},
-	{"array in if condition", HDR "for (i: N) { if (A[i] < 0) { B[i] = 1 } }\n",
-	 "7:18: error: non-affine if condition: array element 'A[...]' (use indices and params only)",
-	 0},
-	{"param value of runtime", HDR "param P = L + 1\n",
-	 "7:11: error: a param value cannot depend on runtime param 'L'", 0},
-	{"param value division by zero", HDR "param P = N / (M - 8)\n",
-	 "7:16: error: division by zero in a param value", 0},
-	{"param value overflow", HDR "param P = 9223372036854775807 + 1\n",
-	 "7:11: error: integer overflow in a param value", 0},
+    /* ---------------------------------------------------------- affine forms */
+    {"product of indices", HDR "for (i: N, j: M) { C[i*j, j] = 1 }\n",
+     "7:22: error: non-affine subscript: product of two non-constant terms", 0},
+    {"param times index", HDR "for (i: N) { B[N*i] = 1 }\n",
+     "7:16: error: non-affine subscript: product of two non-constant terms", 0},
+    {"float subscript", HDR "for (i: N) { B[i + 0.5] = 1 }\n",
+     "7:20: error: non-affine subscript: floating literal (use integers)", 0},
+    {"let subscript", HDR "for (i: N) { let t = 1; B[t] = 1 }\n",
+     "7:27: error: non-affine subscript: let 't' (use indices and params only)", 0},
+    {"indirect subscript", HDR "for (i: N) { B[B[i]] = 1 }\n",
+     "7:16: error: non-affine subscript: array element 'B[...]' (use indices and params only)", 0},
+    {"inexact division", HDR "for (i: N) { B[i/2] = 1 }\n",
+     "7:16: error: non-affine subscript: division that is not exact", 0},
+    {"exact division", HDR "for (i: N) { B[(2*i + 2)/2 - 1] = 1 }\n", NULL, 0},
+    {"loop bound with an index", HDR "for (i: N) { for (j: i) { B[j] = 1 } }\n",
+     "7:22: error: loop bound must not use index 'i' (iteration spaces are rectangular)", 0},
+    {"array in if condition", HDR "for (i: N) { if (A[i] < 0) { B[i] = 1 } }\n",
+     "7:18: error: non-affine if condition: array element 'A[...]' (use indices and params only)",
+     0},
+    {"param value of runtime", HDR "param P = L + 1\n",
+     "7:11: error: a param value cannot depend on runtime param 'L'", 0},
+    {"param value division by zero", HDR "param P = N / (M - 8)\n",
+     "7:16: error: division by zero in a param value", 0},
+    {"param value overflow", HDR "param P = 9223372036854775807 + 1\n",
+     "7:11: error: integer overflow in a param value", 0},
 
-	/* ---------------------------------------------------------- sizes and bounds */
-	{"zero extent", HDR "array Z : f32[N-16] inout\nZ[0] = 1\n",
-	 "7:15: error: extent of dimension 1 of 'Z' is 0 (it must be at least 1)", 0},
-	{"extent overflow", "kernel t\nparam H = 9223372036854775807\narray Z : f32[H+1] inout\nZ[0] = 1\n",
-	 "3:15: error: extent of dimension 1 of 'Z' overflows", 0},
-	{"array too large",
-	 "kernel t\nparam H = 4294967296\narray Z : f64[H, H] inout\nZ[0, 0] = 1\n",
-	 "3:7: error: array 'Z' is too large (more than 2^62 bytes)", 0},
-	{"unguarded i+1", HDR "for (i: N) { B[i] = A[i+1] }\n",
-	 "7:23: error: subscript 'i+1' of 'A' may exceed the extent N of dimension 1", 1},
-	{"unguarded i-1", HDR "for (i: N) { B[i] = A[i-1] }\n",
-	 "7:23: error: subscript 'i-1' of 'A' may be negative (dimension 1)", 1},
-	{"constant out of range", HDR "B[N] = 1\n",
-	 "7:3: error: subscript 'N' of 'B' may exceed the extent N of dimension 1", 1},
-	{"else branch unguarded",
-	 HDR "for (i: N) { if (i < N-1) { B[i] = A[i+1] } else { B[i] = A[i+1] } }\n",
-	 "7:61: error: subscript 'i+1' of 'A' may exceed the extent N of dimension 1", 1},
-	{"runtime overrun", "kernel t\nparam L : runtime\narray R : f32[L] inout\n"
-			    "for (i: L) { R[i] = R[i+1] }\n",
-	 "4:23: error: subscript 'i+1' of 'R' may exceed the extent L of dimension 1", 1},
-	{"second dimension", HDR "for (i: N, j: M) { C[i, j+1] = 1 }\n",
-	 "7:25: error: subscript 'j+1' of 'C' may exceed the extent M of dimension 2", 1},
-	{"weak guard", HDR "for (i: N) { if (i < N) { B[i] = A[i+1] } }\n",
-	 "7:36: error: subscript 'i+1' of 'A' may exceed the extent N of dimension 1", 1},
-	{"guard on the wrong index", HDR "for (i: N, j: M) { if (j < M-1) { B[i] = A[i+1] } }\n",
-	 "7:44: error: subscript 'i+1' of 'A' may exceed the extent N of dimension 1", 1},
-	{"both sides", HDR "for (i: N) { B[i] = A[i+1] + A[i-1] }\n",
-	 "7:23: error: subscript 'i+1' of 'A' may exceed the extent N of dimension 1", 2},
-	{"reads in a let", HDR "for (i: N) { let t = A[i+2]; B[i] = t }\n",
-	 "7:24: error: subscript 'i+2' of 'A' may exceed the extent N of dimension 1", 1},
-	{"select arms are both checked",
-	 HDR "for (i: N) { B[i] = select(i < N-1, A[i+1], 0) }\n",
-	 "7:39: error: subscript 'i+1' of 'A' may exceed the extent N of dimension 1", 1},
+    /* ---------------------------------------------------------- sizes and bounds */
+    {"zero extent", HDR "array Z : f32[N-16] inout\nZ[0] = 1\n",
+     "7:15: error: extent of dimension 1 of 'Z' is 0 (it must be at least 1)", 0},
+    {"extent overflow",
+     "kernel t\nparam H = 9223372036854775807\narray Z : f32[H+1] inout\nZ[0] = 1\n",
+     "3:15: error: extent of dimension 1 of 'Z' overflows", 0},
+    {"array too large", "kernel t\nparam H = 4294967296\narray Z : f64[H, H] inout\nZ[0, 0] = 1\n",
+     "3:7: error: array 'Z' is too large (more than 2^62 bytes)", 0},
+    {"unguarded i+1", HDR "for (i: N) { B[i] = A[i+1] }\n",
+     "7:23: error: subscript 'i+1' of 'A' may exceed the extent N of dimension 1", 1},
+    {"unguarded i-1", HDR "for (i: N) { B[i] = A[i-1] }\n",
+     "7:23: error: subscript 'i-1' of 'A' may be negative (dimension 1)", 1},
+    {"constant out of range", HDR "B[N] = 1\n",
+     "7:3: error: subscript 'N' of 'B' may exceed the extent N of dimension 1", 1},
+    {"else branch unguarded",
+     HDR "for (i: N) { if (i < N-1) { B[i] = A[i+1] } else { B[i] = A[i+1] } }\n",
+     "7:61: error: subscript 'i+1' of 'A' may exceed the extent N of dimension 1", 1},
+    {"runtime overrun",
+     "kernel t\nparam L : runtime\narray R : f32[L] inout\n"
+     "for (i: L) { R[i] = R[i+1] }\n",
+     "4:23: error: subscript 'i+1' of 'R' may exceed the extent L of dimension 1", 1},
+    {"second dimension", HDR "for (i: N, j: M) { C[i, j+1] = 1 }\n",
+     "7:25: error: subscript 'j+1' of 'C' may exceed the extent M of dimension 2", 1},
+    {"weak guard", HDR "for (i: N) { if (i < N) { B[i] = A[i+1] } }\n",
+     "7:36: error: subscript 'i+1' of 'A' may exceed the extent N of dimension 1", 1},
+    {"guard on the wrong index", HDR "for (i: N, j: M) { if (j < M-1) { B[i] = A[i+1] } }\n",
+     "7:44: error: subscript 'i+1' of 'A' may exceed the extent N of dimension 1", 1},
+    {"both sides", HDR "for (i: N) { B[i] = A[i+1] + A[i-1] }\n",
+     "7:23: error: subscript 'i+1' of 'A' may exceed the extent N of dimension 1", 2},
+    {"reads in a let", HDR "for (i: N) { let t = A[i+2]; B[i] = t }\n",
+     "7:24: error: subscript 'i+2' of 'A' may exceed the extent N of dimension 1", 1},
+    {"select arms are both checked", HDR "for (i: N) { B[i] = select(i < N-1, A[i+1], 0) }\n",
+     "7:39: error: subscript 'i+1' of 'A' may exceed the extent N of dimension 1", 1},
 
-	/* ---------------------------------------------------------- schedule */
-	{"unknown index in reorder", HDR "for (i: N) { B[i] = 1 }\nschedule { reorder(i, kk) }\n",
-	 "8:23: error: unknown index 'kk' in reorder", 0},
-	{"unknown index in split", HDR "for (i: N) { B[i] = 1 }\nschedule { ii = split(q, 4) }\n",
-	 "8:23: error: unknown index 'q' in split", 0},
-	{"unknown index in tile", HDR "for (i: N) { B[i] = 1 }\nschedule { ii = tile(q=4) }\n",
-	 "8:22: error: unknown index 'q' in tile", 0},
-	{"split size zero", HDR "for (i: N) { B[i] = 1 }\nschedule { ii = split(i, 0) }\n",
-	 "8:26: error: split size must be at least 1, not 0", 0},
-	{"split size of runtime", HDR "for (i: N) { B[i] = 1 }\nschedule { ii = split(i, L) }\n",
-	 "8:26: error: a split size cannot depend on runtime param 'L'", 0},
-	{"split twice", HDR "for (i: N) { B[i] = 1 }\nschedule {\n  ii = split(i, 4)\n  i2 = split(i, 2)\n}\n",
-	 "10:14: error: index 'i' is already split; split its inner index 'ii' instead", 0},
-	{"split name taken", HDR "for (i: N) { B[i] = 1 }\nschedule { A = split(i, 4) }\n",
-	 "8:12: error: 'A' is already declared as an array (line 4)", 0},
-	{"duplicate new names", HDR "for (i: N, j: M) { C[i, j] = 1 }\nschedule { x, x = tile(i=2, j=2) }\n",
-	 "8:15: error: 'x' is already declared as an index (line 8)", 0},
-	{"tile name count", HDR "for (i: N, j: M) { C[i, j] = 1 }\nschedule { x = tile(i=2, j=2) }\n",
-	 "8:12: error: tile makes 2 indices, but 1 name is given on the left", 0},
-	{"reorder missing an index", HDR "for (i: N, j: M) { C[i, j] = 1 }\nschedule { reorder(j) }\n",
-	 "8:12: error: reorder must name every index of its band; 'i' is missing", 0},
-	{"reorder missing a split index",
-	 HDR "for (i: N, j: M) { C[i, j] = 1 }\nschedule { ii = split(i, 4); reorder(j, i) }\n",
-	 "8:30: error: reorder must name every index of its band; 'ii' is missing", 0},
-	{"reorder mixes bands",
-	 HDR "for (i: N) {\n  B[i] = 0\n  for (j: M) { B[i] += C[i, j] }\n}\nschedule { reorder(j, i) }\n",
-	 "11:23: error: reorder mixes loop bands: 'i' is not in the band of 'j' (a band is one 'for' "
-	 "with its directly nested single 'for's)",
-	 0},
-	{"reorder inner before outer",
-	 HDR "for (i: N) { B[i] = 1 }\nschedule { ii = split(i, 4); reorder(ii, i) }\n",
-	 "8:38: error: reorder puts inner index 'ii' before its outer index 'i'", 0},
-	{"reorder repeats", HDR "for (i: N, j: M) { C[i, j] = 1 }\nschedule { reorder(i, i, j) }\n",
-	 "8:23: error: index 'i' appears twice in reorder", 0},
-	{"not split or tile", HDR "for (i: N) { B[i] = 1 }\nschedule { ii = fuse(i) }\n",
-	 "8:17: error: expected split(...) or tile(...), found 'fuse'", 0},
-	{"second schedule", HDR "for (i: N) { B[i] = 1 }\nschedule { }\nschedule { }\n",
-	 "9:1: error: second 'schedule' block (write one)", 0},
+    /* ---------------------------------------------------------- schedule */
+    {"unknown index in reorder", HDR "for (i: N) { B[i] = 1 }\nschedule { reorder(i, kk) }\n",
+     "8:23: error: unknown index 'kk' in reorder", 0},
+    {"unknown index in split", HDR "for (i: N) { B[i] = 1 }\nschedule { ii = split(q, 4) }\n",
+     "8:23: error: unknown index 'q' in split", 0},
+    {"unknown index in tile", HDR "for (i: N) { B[i] = 1 }\nschedule { ii = tile(q=4) }\n",
+     "8:22: error: unknown index 'q' in tile", 0},
+    {"split size zero", HDR "for (i: N) { B[i] = 1 }\nschedule { ii = split(i, 0) }\n",
+     "8:26: error: split size must be at least 1, not 0", 0},
+    {"split size of runtime", HDR "for (i: N) { B[i] = 1 }\nschedule { ii = split(i, L) }\n",
+     "8:26: error: a split size cannot depend on runtime param 'L'", 0},
+    {"split twice",
+     HDR "for (i: N) { B[i] = 1 }\nschedule {\n  ii = split(i, 4)\n  i2 = split(i, 2)\n}\n",
+     "10:14: error: index 'i' is already split; split its inner index 'ii' instead", 0},
+    {"split name taken", HDR "for (i: N) { B[i] = 1 }\nschedule { A = split(i, 4) }\n",
+     "8:12: error: 'A' is already declared as an array (line 4)", 0},
+    {"duplicate new names",
+     HDR "for (i: N, j: M) { C[i, j] = 1 }\nschedule { x, x = tile(i=2, j=2) }\n",
+     "8:15: error: 'x' is already declared as an index (line 8)", 0},
+    {"tile name count", HDR "for (i: N, j: M) { C[i, j] = 1 }\nschedule { x = tile(i=2, j=2) }\n",
+     "8:12: error: tile makes 2 indices, but 1 name is given on the left", 0},
+    {"reorder missing an index", HDR "for (i: N, j: M) { C[i, j] = 1 }\nschedule { reorder(j) }\n",
+     "8:12: error: reorder must name every index of its band; 'i' is missing", 0},
+    {"reorder missing a split index",
+     HDR "for (i: N, j: M) { C[i, j] = 1 }\nschedule { ii = split(i, 4); reorder(j, i) }\n",
+     "8:30: error: reorder must name every index of its band; 'ii' is missing", 0},
+    {"reorder mixes bands",
+     HDR
+     "for (i: N) {\n  B[i] = 0\n  for (j: M) { B[i] += C[i, j] }\n}\nschedule { reorder(j, i) }\n",
+     "11:23: error: reorder mixes loop bands: 'i' is not in the band of 'j' (a band is one 'for' "
+     "with its directly nested single 'for's)",
+     0},
+    {"reorder inner before outer",
+     HDR "for (i: N) { B[i] = 1 }\nschedule { ii = split(i, 4); reorder(ii, i) }\n",
+     "8:38: error: reorder puts inner index 'ii' before its outer index 'i'", 0},
+    {"reorder repeats", HDR "for (i: N, j: M) { C[i, j] = 1 }\nschedule { reorder(i, i, j) }\n",
+     "8:23: error: index 'i' appears twice in reorder", 0},
+    {"not split or tile", HDR "for (i: N) { B[i] = 1 }\nschedule { ii = fuse(i) }\n",
+     "8:17: error: expected split(...) or tile(...), found 'fuse'", 0},
+    {"second schedule", HDR "for (i: N) { B[i] = 1 }\nschedule { }\nschedule { }\n",
+     "9:1: error: second 'schedule' block (write one)", 0},
 
-	/* ---------------------------------------------------------- plan */
-	{"cache without position", MM "plan { AA = cache(A, layout=col_major) }\n",
-	 "11:8: error: cache 'AA' needs one of level=, index= or max_elements=", 0},
-	{"cache with two positions", MM "plan { AA = cache(A, level=1, index=ii) }\n",
-	 "11:31: error: give only one of level=, index= and max_elements=", 0},
-	{"unknown cache option", MM "plan { AA = cache(A, level=1, speed=2) }\n",
-	 "11:31: error: unknown cache option 'speed' (use level, index, max_elements, layout, thrifty, "
-	 "trigger_level, trigger_index, double_buffer, location or strategy)",
-	 0},
-	{"repeated cache option", MM "plan { AA = cache(A, level=1, thrifty=true, thrifty=false) }\n",
-	 "11:45: error: option 'thrifty' is given twice", 0},
-	{"unknown cache source", MM "plan { AA = cache(Q, level=1) }\n",
-	 "11:19: error: unknown array or cache 'Q' in cache", 0},
-	{"duplicate cache name", MM "plan {\n  AA = cache(A, level=1)\n  AA = cache(B, level=1)\n}\n",
-	 "13:3: error: 'AA' is already declared as a cache (line 12)", 0},
-	{"cache named like an array", MM "plan { B = cache(A, level=1) }\n",
-	 "11:8: error: 'B' is already declared as an array (line 4)", 0},
-	{"level out of range", MM "plan { AA = cache(A, level=7) }\n",
-	 "11:22: error: level 7 of cache 'AA' is out of range 1..6 (the loops around the uses of 'A')",
-	 0},
-	{"level zero", MM "plan { AA = cache(A, level=0) }\n",
-	 "11:22: error: level 0 of cache 'AA' is out of range 1..6 (the loops around the uses of 'A')",
-	 0},
-	{"level of a shallow use", MM "plan { DD = cache(D, level=3) }\n",
-	 "11:22: error: level 3 of cache 'DD' is out of range 1..2 (the loops around the uses of 'D')",
-	 0},
-	{"trigger below level", MM "plan { BB = cache(B, level=3, trigger_level=2) }\n",
-	 "11:31: error: trigger level 2 of cache 'BB' is below its level 3", 0},
-	{"trigger out of range", MM "plan { BB = cache(B, level=3, trigger_level=9) }\n",
-	 "11:31: error: trigger_level 9 of cache 'BB' is out of range 1..6 (the loops around the uses "
-	 "of 'B')",
-	 0},
-	{"trigger equal to level", MM "plan { BB = cache(B, level=3, trigger_level=3) }\n", NULL, 0},
-	{"trigger on inout", MM "plan { CC = cache(C, level=2, trigger_level=3) }\n",
-	 "11:31: error: trigger_level applies only to input and const arrays ('C' is inout)", 0},
-	{"double buffer on output", MM "plan { DD = cache(D, level=1, double_buffer=true) }\n",
-	 "11:31: error: double_buffer applies only to input and const arrays ('D' is output)", 0},
-	{"trigger on a cache of an inout",
-	 MM "plan {\n  CC = cache(C, level=3)\n  C2 = cache(CC, level=2, trigger_index=kk)\n}\n",
-	 "13:27: error: trigger_index applies only to input and const arrays ('C' is inout)", 0},
-	{"trigger with max_elements", MM "plan { AA = cache(A, max_elements=64, trigger_level=2) }\n",
-	 "11:39: error: trigger_level needs level= or index= (a max_elements= cache has no fixed "
-	 "level)",
-	 0},
-	{"hierarchy level", MM "plan {\n  AA = cache(A, level=2)\n  A2 = cache(AA, level=3)\n}\n",
-	 "13:18: error: level 3 of cache 'A2' must be below level 2 of its source 'AA'", 0},
-	{"hierarchy level by index", MM "plan {\n  AA = cache(A, index=ii)\n  A2 = cache(AA, index=k)\n}\n",
-	 "13:18: error: level 4 of cache 'A2' must be below level 3 of its source 'AA'", 0},
-	{"hierarchy trigger", MM "plan {\n  AA = cache(A, level=3)\n  A2 = cache(AA, level=1, trigger_level=4)\n}\n",
-	 "13:27: error: trigger level 4 of cache 'A2' must not be above level 3 of its source 'AA'", 0},
-	{"hierarchy accepted", MM "plan {\n  AA = cache(A, level=3)\n  A2 = cache(AA, level=1, trigger_level=3)\n}\n",
-	 NULL, 0},
-	{"budget mixing", MM "plan {\n  AA = cache(A, max_elements=256)\n  A2 = cache(AA, level=1)\n}\n",
-	 "13:18: error: a max_elements= cache nests only with max_elements= caches ('A2' and its "
-	 "source 'AA')",
-	 0},
-	{"budget not smaller", MM "plan {\n  AA = cache(A, max_elements=256)\n  A2 = cache(AA, max_elements=256)\n}\n",
-	 "13:18: error: max_elements 256 of cache 'A2' must be below the 256 of its source 'AA'", 0},
-	{"budget zero", MM "plan { AA = cache(A, max_elements=0) }\n",
-	 "11:35: error: max_elements must be at least 1, not 0", 0},
-	{"location on host", MM "plan { AA = cache(A, level=1, location=local) }\n",
-	 "11:31: error: location= is only for plan(target=opencl)", 0},
-	{"strategy on host", MM "plan(target=host) { AA = cache(A, level=1, strategy=blocked) }\n",
-	 "11:44: error: strategy= is only for plan(target=opencl)", 0},
-	{"unknown location", MM "plan(target=opencl) { AA = cache(A, level=1, location=far) }\n",
-	 "11:55: error: unknown location 'far' (use global, local or private)", 0},
-	{"unknown target", MM "plan(target=gpu) { }\n",
-	 "11:13: error: unknown target 'gpu' (use host or opencl)", 0},
-	{"cache layout rank", MM "plan { AA = cache(A, level=1, layout=(0, 1, 2)) }\n",
-	 "11:38: error: layout of cache 'AA' must be an order of its 2 dimensions (a permutation of 0..1)",
-	 0},
-	{"bool option value", MM "plan { AA = cache(A, level=1, thrifty=yes) }\n",
-	 "11:39: error: expected true or false for 'thrifty', found 'yes'", 0},
-	{"cache of an unused array", MM "plan { ZZ = cache(Z, level=1) }\n",
-	 "11:19: error: array 'Z' is not used by any statement, so cache 'ZZ' has nothing to hold", 0},
-	{"index not around a use", MM "plan { DD = cache(D, index=kk) }\n",
-	 "11:22: error: index 'kk' of cache 'DD' is not a loop around any use of 'D'", 0},
-	{"vectorize unknown", MM "plan { vectorize(q) }\n",
-	 "11:18: error: unknown index 'q' in vectorize", 0},
-	{"unroll two", MM "plan { unroll(i, j) }\n", "11:18: error: unroll takes one index", 0},
-	{"max_threads zero", MM "plan { parallelize(i, max_threads=0) }\n",
-	 "11:35: error: max_threads must be at least 1, not 0", 0},
-	{"unknown parallelize option", MM "plan { parallelize(i, chunk=4) }\n",
-	 "11:23: error: unknown parallelize option 'chunk' (use policy, max_threads or spmd)", 0},
-	{"unknown policy", MM "plan { parallelize(i, policy=guided) }\n",
-	 "11:30: error: unknown policy 'guided' (use static or dynamic)", 0},
-	{"unknown plan item", MM "plan { fuse(i) }\n",
-	 "11:8: error: expected a plan item (NAME = cache(...), vectorize, unroll or parallelize), "
-	 "found 'fuse'",
-	 0},
-	{"several plan errors", MM "plan {\n  vectorize(q)\n  unroll(r)\n  parallelize(s)\n}\n",
-	 "12:13: error: unknown index 'q' in vectorize", 3},
+    /* ---------------------------------------------------------- plan */
+    {"cache without position", MM "plan { AA = cache(A, layout=col_major) }\n",
+     "11:8: error: cache 'AA' needs one of level=, index= or max_elements=", 0},
+    {"cache with two positions", MM "plan { AA = cache(A, level=1, index=ii) }\n",
+     "11:31: error: give only one of level=, index= and max_elements=", 0},
+    {"unknown cache option", MM "plan { AA = cache(A, level=1, speed=2) }\n",
+     "11:31: error: unknown cache option 'speed' (use level, index, max_elements, layout, thrifty, "
+     "trigger_level, trigger_index, double_buffer, location or strategy)",
+     0},
+    {"repeated cache option", MM "plan { AA = cache(A, level=1, thrifty=true, thrifty=false) }\n",
+     "11:45: error: option 'thrifty' is given twice", 0},
+    {"unknown cache source", MM "plan { AA = cache(Q, level=1) }\n",
+     "11:19: error: unknown array or cache 'Q' in cache", 0},
+    {"duplicate cache name", MM "plan {\n  AA = cache(A, level=1)\n  AA = cache(B, level=1)\n}\n",
+     "13:3: error: 'AA' is already declared as a cache (line 12)", 0},
+    {"cache named like an array", MM "plan { B = cache(A, level=1) }\n",
+     "11:8: error: 'B' is already declared as an array (line 4)", 0},
+    {"level out of range", MM "plan { AA = cache(A, level=7) }\n",
+     "11:22: error: level 7 of cache 'AA' is out of range 1..6 (the loops around the uses of 'A')",
+     0},
+    {"level zero", MM "plan { AA = cache(A, level=0) }\n",
+     "11:22: error: level 0 of cache 'AA' is out of range 1..6 (the loops around the uses of 'A')",
+     0},
+    {"level of a shallow use", MM "plan { DD = cache(D, level=3) }\n",
+     "11:22: error: level 3 of cache 'DD' is out of range 1..2 (the loops around the uses of 'D')",
+     0},
+    {"trigger below level", MM "plan { BB = cache(B, level=3, trigger_level=2) }\n",
+     "11:31: error: trigger level 2 of cache 'BB' is below its level 3", 0},
+    {"trigger out of range", MM "plan { BB = cache(B, level=3, trigger_level=9) }\n",
+     "11:31: error: trigger_level 9 of cache 'BB' is out of range 1..6 (the loops around the uses "
+     "of 'B')",
+     0},
+    {"trigger equal to level", MM "plan { BB = cache(B, level=3, trigger_level=3) }\n", NULL, 0},
+    {"trigger on inout", MM "plan { CC = cache(C, level=2, trigger_level=3) }\n",
+     "11:31: error: trigger_level applies only to input and const arrays ('C' is inout)", 0},
+    {"double buffer on output", MM "plan { DD = cache(D, level=1, double_buffer=true) }\n",
+     "11:31: error: double_buffer applies only to input and const arrays ('D' is output)", 0},
+    {"trigger on a cache of an inout",
+     MM "plan {\n  CC = cache(C, level=3)\n  C2 = cache(CC, level=2, trigger_index=kk)\n}\n",
+     "13:27: error: trigger_index applies only to input and const arrays ('C' is inout)", 0},
+    {"trigger with max_elements", MM "plan { AA = cache(A, max_elements=64, trigger_level=2) }\n",
+     "11:39: error: trigger_level needs level= or index= (a max_elements= cache has no fixed "
+     "level)",
+     0},
+    {"hierarchy level", MM "plan {\n  AA = cache(A, level=2)\n  A2 = cache(AA, level=3)\n}\n",
+     "13:18: error: level 3 of cache 'A2' must be below level 2 of its source 'AA'", 0},
+    {"hierarchy level by index",
+     MM "plan {\n  AA = cache(A, index=ii)\n  A2 = cache(AA, index=k)\n}\n",
+     "13:18: error: level 4 of cache 'A2' must be below level 3 of its source 'AA'", 0},
+    {"hierarchy trigger",
+     MM "plan {\n  AA = cache(A, level=3)\n  A2 = cache(AA, level=1, trigger_level=4)\n}\n",
+     "13:27: error: trigger level 4 of cache 'A2' must not be above level 3 of its source 'AA'", 0},
+    {"hierarchy accepted",
+     MM "plan {\n  AA = cache(A, level=3)\n  A2 = cache(AA, level=1, trigger_level=3)\n}\n", NULL,
+     0},
+    {"budget mixing",
+     MM "plan {\n  AA = cache(A, max_elements=256)\n  A2 = cache(AA, level=1)\n}\n",
+     "13:18: error: a max_elements= cache nests only with max_elements= caches ('A2' and its "
+     "source 'AA')",
+     0},
+    {"budget not smaller",
+     MM "plan {\n  AA = cache(A, max_elements=256)\n  A2 = cache(AA, max_elements=256)\n}\n",
+     "13:18: error: max_elements 256 of cache 'A2' must be below the 256 of its source 'AA'", 0},
+    {"budget zero", MM "plan { AA = cache(A, max_elements=0) }\n",
+     "11:35: error: max_elements must be at least 1, not 0", 0},
+    {"location on host", MM "plan { AA = cache(A, level=1, location=local) }\n",
+     "11:31: error: location= is only for plan(target=opencl)", 0},
+    {"strategy on host", MM "plan(target=host) { AA = cache(A, level=1, strategy=blocked) }\n",
+     "11:44: error: strategy= is only for plan(target=opencl)", 0},
+    {"unknown location", MM "plan(target=opencl) { AA = cache(A, level=1, location=far) }\n",
+     "11:55: error: unknown location 'far' (use global, local or private)", 0},
+    {"unknown target", MM "plan(target=gpu) { }\n",
+     "11:13: error: unknown target 'gpu' (use host or opencl)", 0},
+    {"cache layout rank", MM "plan { AA = cache(A, level=1, layout=(0, 1, 2)) }\n",
+     "11:38: error: layout of cache 'AA' must be an order of its 2 dimensions (a permutation of "
+     "0..1)",
+     0},
+    {"bool option value", MM "plan { AA = cache(A, level=1, thrifty=yes) }\n",
+     "11:39: error: expected true or false for 'thrifty', found 'yes'", 0},
+    {"cache of an unused array", MM "plan { ZZ = cache(Z, level=1) }\n",
+     "11:19: error: array 'Z' is not used by any statement, so cache 'ZZ' has nothing to hold", 0},
+    {"index not around a use", MM "plan { DD = cache(D, index=kk) }\n",
+     "11:22: error: index 'kk' of cache 'DD' is not a loop around any use of 'D'", 0},
+    {"vectorize unknown", MM "plan { vectorize(q) }\n",
+     "11:18: error: unknown index 'q' in vectorize", 0},
+    {"unroll two", MM "plan { unroll(i, j) }\n", "11:18: error: unroll takes one index", 0},
+    {"max_threads zero", MM "plan { parallelize(i, max_threads=0) }\n",
+     "11:35: error: max_threads must be at least 1, not 0", 0},
+    {"unknown parallelize option", MM "plan { parallelize(i, chunk=4) }\n",
+     "11:23: error: unknown parallelize option 'chunk' (use policy, max_threads or spmd)", 0},
+    {"unknown policy", MM "plan { parallelize(i, policy=guided) }\n",
+     "11:30: error: unknown policy 'guided' (use static or dynamic)", 0},
+    {"unknown plan item", MM "plan { fuse(i) }\n",
+     "11:8: error: expected a plan item (NAME = cache(...), vectorize, unroll or parallelize), "
+     "found 'fuse'",
+     0},
+    {"several plan errors", MM "plan {\n  vectorize(q)\n  unroll(r)\n  parallelize(s)\n}\n",
+     "12:13: error: unknown index 'q' in vectorize", 3},
 };
 
 static const char *strip_file(const char *r)
@@ -467,7 +483,8 @@ static void run_row(const row *r)
 	ct_kernel *k = ct_kernel_parse(ctx, r->src, strlen(r->src), "t.cachet");
 	int nd = ct_ctx_diag_count(ctx);
 	if (!r->want) {
-		CHECKF(k != NULL, "rejected: %s", nd ? ct_ctx_diag_render(ctx, 0) : ct_ctx_last_message(ctx));
+		CHECKF(k != NULL, "rejected: %s",
+		       nd ? ct_ctx_diag_render(ctx, 0) : ct_ctx_last_message(ctx));
 	} else {
 		CHECK(k == NULL);
 		CHECK(ct_ctx_last_status(ctx) == CT_ERR_INPUT);
@@ -491,31 +508,31 @@ static void run_row(const row *r)
 static ct_kernel *parse_ok(ct_ctx *ctx, const char *src)
 {
 	ct_kernel *k = ct_kernel_parse(ctx, src, strlen(src), "t.cachet");
-	CHECKF(k != NULL, "%s", ct_ctx_diag_count(ctx) ? ct_ctx_diag_render(ctx, 0) : ct_ctx_last_message(ctx));
+	CHECKF(k != NULL, "%s",
+	       ct_ctx_diag_count(ctx) ? ct_ctx_diag_render(ctx, 0) : ct_ctx_last_message(ctx));
 	return k;
 }
 
-static const char *matmul_src =
-	"kernel matmul\n"
-	"param M = 64, N = 48, K = 32\n"
-	"array A : f32[M, K] input\n"
-	"array B : f32[K, N] input layout=col_major\n"
-	"array C : f32[M, N] inout\n"
-	"for (i: M, j: N, k: K) {\n"
-	"  C[i, j] += A[i, k] * B[k, j]\n"
-	"}\n"
-	"schedule {\n"
-	"  ii, jj, kk = tile(i=32, j=16, k=8)\n"
-	"  kkk = split(kk, 4)\n"
-	"  reorder(i, j, k, ii, kk, jj, kkk)\n"
-	"}\n"
-	"plan(target=host) {\n"
-	"  AA = cache(A, index=ii, double_buffer=true)\n"
-	"  BB = cache(B, level=3, layout=col_major)\n"
-	"  CC = cache(C, max_elements=4096)\n"
-	"  vectorize(jj)\n"
-	"  parallelize(i, policy=dynamic, max_threads=8)\n"
-	"}\n";
+static const char *matmul_src = "kernel matmul\n"
+                                "param M = 64, N = 48, K = 32\n"
+                                "array A : f32[M, K] input\n"
+                                "array B : f32[K, N] input layout=col_major\n"
+                                "array C : f32[M, N] inout\n"
+                                "for (i: M, j: N, k: K) {\n"
+                                "  C[i, j] += A[i, k] * B[k, j]\n"
+                                "}\n"
+                                "schedule {\n"
+                                "  ii, jj, kk = tile(i=32, j=16, k=8)\n"
+                                "  kkk = split(kk, 4)\n"
+                                "  reorder(i, j, k, ii, kk, jj, kkk)\n"
+                                "}\n"
+                                "plan(target=host) {\n"
+                                "  AA = cache(A, index=ii, double_buffer=true)\n"
+                                "  BB = cache(B, level=3, layout=col_major)\n"
+                                "  CC = cache(C, max_elements=4096)\n"
+                                "  vectorize(jj)\n"
+                                "  parallelize(i, policy=dynamic, max_threads=8)\n"
+                                "}\n";
 
 static void test_matmul_ir(void)
 {
@@ -534,8 +551,10 @@ static void test_matmul_ir(void)
 	CHECK(k->arrays[0].pos.line == 3 && k->arrays[0].pos.col == 7);
 	/* indices: i j k, then ii jj kk kkk */
 	CHECK(k->nindices == 7);
-	CHECK(k->indices[0].kind == IX_LOOP && k->indices[0].step == 32 && k->indices[0].child == 3);
-	CHECK(k->indices[3].kind == IX_SPLIT && k->indices[3].parent == 0 && k->indices[3].window == 32);
+	CHECK(k->indices[0].kind == IX_LOOP && k->indices[0].step == 32 &&
+	      k->indices[0].child == 3);
+	CHECK(k->indices[3].kind == IX_SPLIT && k->indices[3].parent == 0 &&
+	      k->indices[3].window == 32);
 	CHECK(k->indices[5].step == 4 && k->indices[5].child == 6 && k->indices[5].root == 2);
 	CHECK(k->indices[6].window == 4 && k->indices[6].parent == 5 && k->indices[6].root == 2);
 	CHECK(k->indices[6].step == 1 && k->indices[6].child == -1);
@@ -557,10 +576,12 @@ static void test_matmul_ir(void)
 	CHECK(k->sched[2].kind == SC_REORDER && k->sched[2].n == 7 && k->sched[2].idx[4] == 5);
 	/* plan */
 	CHECK(k->has_plan && k->target == TARGET_HOST && k->nplan == 5);
-	CHECK(k->plan[0].kind == PL_CACHE && k->plan[0].where == CP_INDEX && k->plan[0].index_id == 3);
+	CHECK(k->plan[0].kind == PL_CACHE && k->plan[0].where == CP_INDEX &&
+	      k->plan[0].index_id == 3);
 	CHECK(k->plan[0].double_buffer && k->plan[0].thrifty && k->plan[0].src_array == 0);
 	CHECK(k->plan[1].where == CP_LEVEL && k->plan[1].value == 3 && k->plan[1].has_layout);
-	CHECK(k->plan[1].order[0] == 1 && k->plan[2].where == CP_BUDGET && k->plan[2].value == 4096);
+	CHECK(k->plan[1].order[0] == 1 && k->plan[2].where == CP_BUDGET &&
+	      k->plan[2].value == 4096);
 	CHECK(k->plan[3].kind == PL_VECTORIZE && k->plan[3].idx[0] == 4);
 	CHECK(k->plan[4].kind == PL_PARALLELIZE && k->plan[4].policy == POLICY_DYNAMIC);
 	CHECK(k->plan[4].max_threads == 8);
@@ -574,9 +595,10 @@ static void test_matmul_ir(void)
 static void test_stencil_ir(void)
 {
 	ct_ctx *ctx = ct_ctx_new();
-	const char *src = "kernel s\nparam N = 10\narray A : f64[N] input\narray B : f64[N] output\n"
-			  "for (x: N) {\n  if (0 < x && x < N-1) { B[x] = A[x-1] + A[x+1] }\n"
-			  "  else { B[x] = A[x] }\n}\n";
+	const char *src =
+	    "kernel s\nparam N = 10\narray A : f64[N] input\narray B : f64[N] output\n"
+	    "for (x: N) {\n  if (0 < x && x < N-1) { B[x] = A[x-1] + A[x+1] }\n"
+	    "  else { B[x] = A[x] }\n}\n";
 	ct_kernel *k = parse_ok(ctx, src);
 	if (k) {
 		const ir_node *f = k->body[0];
@@ -601,10 +623,11 @@ static void test_stencil_ir(void)
 static void test_types(void)
 {
 	ct_ctx *ctx = ct_ctx_new();
-	const char *src = "kernel t\nparam N = 4\narray A : f32[N] input\narray D : f64[N] input\n"
-			  "array I : i32[N] inout\narray B : f32[N] inout\n"
-			  "for (i: N) {\n  let t = 2\n  let u = A[i] * D[i]\n"
-			  "  B[i] = (i + 1) * A[i] + u\n  I[i] = I[i] / 2 + select(A[i] > i, 1, 0)\n}\n";
+	const char *src =
+	    "kernel t\nparam N = 4\narray A : f32[N] input\narray D : f64[N] input\n"
+	    "array I : i32[N] inout\narray B : f32[N] inout\n"
+	    "for (i: N) {\n  let t = 2\n  let u = A[i] * D[i]\n"
+	    "  B[i] = (i + 1) * A[i] + u\n  I[i] = I[i] / 2 + select(A[i] > i, 1, 0)\n}\n";
 	ct_kernel *k = parse_ok(ctx, src);
 	if (k) {
 		/* a literal-only let takes the widest array type (f64 here) */
@@ -616,9 +639,11 @@ static void test_types(void)
 		CHECK(r->args[0]->type == CT_F32 && r->args[0]->args[0]->untyped);
 		CHECK(r->args[0]->args[0]->type == CT_F32);
 		const ir_expr *q = f->body[3]->rhs;
-		CHECK(q->type == CT_I32 && q->args[0]->type == CT_I32 && q->args[0]->args[1]->untyped);
+		CHECK(q->type == CT_I32 && q->args[0]->type == CT_I32 &&
+		      q->args[0]->args[1]->untyped);
 		const ir_expr *sel = q->args[1];
-		CHECK(sel->kind == EX_CALL && sel->fn == FN_SELECT && sel->type == CT_I32 && sel->untyped);
+		CHECK(sel->kind == EX_CALL && sel->fn == FN_SELECT && sel->type == CT_I32 &&
+		      sel->untyped);
 		CHECK(sel->args[0]->type == CT_I32 && sel->args[0]->args[1]->type == CT_F32);
 		CHECK(f->body[2]->stmt_id == 1 && f->body[3]->stmt_id == 2 && k->nstmts == 2);
 		CHECK(f->body[1]->let_id == 1 && f->body[1]->kind == ND_LET);
@@ -631,7 +656,7 @@ static void test_literals(void)
 {
 	ct_ctx *ctx = ct_ctx_new();
 	const char *src = "kernel t\nparam N = 4\narray B : f64[N] inout\n"
-			  "B[0] = 2.5e-1 + 0x1F + -7 + 1..4\n";
+	                  "B[0] = 2.5e-1 + 0x1F + -7 + 1..4\n";
 	/* `1..4` is not a literal: this must fail at '..' */
 	ct_kernel *k = ct_kernel_parse(ctx, src, strlen(src), "t.cachet");
 	CHECK(k == NULL);
@@ -639,7 +664,8 @@ static void test_literals(void)
 	k = parse_ok(ctx, src);
 	if (k) {
 		const ir_expr *e = k->body[0]->rhs; /* (2.5e-1 + 0x1F) + -7 */
-		CHECK(e->args[1]->kind == EX_NUM && e->args[1]->inum == -7 && !e->args[1]->is_float);
+		CHECK(e->args[1]->kind == EX_NUM && e->args[1]->inum == -7 &&
+		      !e->args[1]->is_float);
 		CHECK(e->args[0]->args[0]->is_float && e->args[0]->args[0]->num == 0.25);
 		CHECK(e->args[0]->args[1]->inum == 31);
 	}
@@ -651,9 +677,9 @@ static void test_params_api(void)
 {
 	ct_ctx *ctx = ct_ctx_new();
 	const char *src = "kernel t\nparam N = 8, N2 = 2*N\nparam L : runtime\n"
-			  "array A : f32[N2] inout\narray R : f32[L, N] inout\n"
-			  "for (i: N) { A[2*i+1] = A[2*i] }\nfor (l: L, j: N) { R[l, j] = 1 }\n"
-			  "schedule { ii = split(i, N/2) }\n";
+	                  "array A : f32[N2] inout\narray R : f32[L, N] inout\n"
+	                  "for (i: N) { A[2*i+1] = A[2*i] }\nfor (l: L, j: N) { R[l, j] = 1 }\n"
+	                  "schedule { ii = split(i, N/2) }\n";
 	ct_kernel *k = parse_ok(ctx, src);
 	if (k) {
 		int set = -1;
@@ -661,7 +687,8 @@ static void test_params_api(void)
 		CHECK(ct_kernel_param_is_runtime(k, 2) && !ct_kernel_param_is_runtime(k, 0));
 		CHECK(ct_kernel_param_value(k, 2, &set) == 0 && set == 0);
 		CHECK(ct_kernel_param_value(k, 1, &set) == 16 && set == 1);
-		CHECK(ct_kernel_array_extent(k, 1, 0) == -1 && ct_kernel_array_elements(k, 1) == -1);
+		CHECK(ct_kernel_array_extent(k, 1, 0) == -1 &&
+		      ct_kernel_array_elements(k, 1) == -1);
 		CHECK(ct_kernel_flops(k) == -1);
 		CHECK(ct_kernel_set_param(k, "L", 5) == CT_OK);
 		CHECK(ct_kernel_array_extent(k, 1, 0) == 5 && ct_kernel_array_elements(k, 1) == 40);
@@ -670,19 +697,23 @@ static void test_params_api(void)
 		CHECK(ct_kernel_set_param(k, "N", 6) == CT_OK);
 		CHECK(ct_kernel_param_value(k, 1, NULL) == 12);
 		CHECK(ct_kernel_recheck(k) == CT_OK);
-		CHECK(k->sched[0].size[0] == 3 && k->indices[0].step == 3 && k->indices[3].window == 3);
+		CHECK(k->sched[0].size[0] == 3 && k->indices[0].step == 3 &&
+		      k->indices[3].window == 3);
 		/* an override of N2 alone makes A too small */
 		CHECK(ct_kernel_set_param(k, "N2", 11) == CT_OK);
 		CHECK(ct_kernel_recheck(k) == CT_ERR_INPUT);
 		CHECK(ct_ctx_diag_count(ctx) == 1);
 		CHECK(strcmp(ct_ctx_last_message(ctx),
-			     "subscript '2*i+1' of 'A' may exceed the extent N2 of dimension 1") == 0);
+		             "subscript '2*i+1' of 'A' may exceed the extent N2 of dimension 1") ==
+		      0);
 		CHECK(ct_ctx_last_line(ctx) == 6 && ct_ctx_last_col(ctx) == 16);
 		CHECK(ct_kernel_set_param(k, "N2", 12) == CT_OK && ct_kernel_recheck(k) == CT_OK);
 		CHECK(ct_kernel_set_param(k, "nope", 1) == CT_ERR_INPUT);
 		CHECK(strcmp(ct_ctx_last_message(ctx), "unknown param 'nope' in kernel 't'") == 0);
-		CHECK(ct_kernel_set_param(k, "N", 0) == CT_OK && ct_kernel_recheck(k) == CT_ERR_INPUT);
-		CHECK(ct_kernel_index_count(k) == 4 && strcmp(ct_kernel_index_name(k, 3), "ii") == 0);
+		CHECK(ct_kernel_set_param(k, "N", 0) == CT_OK &&
+		      ct_kernel_recheck(k) == CT_ERR_INPUT);
+		CHECK(ct_kernel_index_count(k) == 4 &&
+		      strcmp(ct_kernel_index_name(k, 3), "ii") == 0);
 		CHECK(ct_kernel_index_name(k, 4) == NULL && ct_kernel_array_name(k, -1) == NULL);
 	}
 	ct_kernel_free(k);
@@ -693,8 +724,10 @@ static void test_names_api(void)
 {
 	CHECK(ct_dtype_size(CT_F32) == 4 && ct_dtype_size(CT_F64) == 8);
 	CHECK(ct_dtype_size(CT_I32) == 4 && ct_dtype_size(CT_I64) == 8);
-	CHECK(strcmp(ct_dtype_name(CT_I64), "i64") == 0 && strcmp(ct_dtype_name(CT_F32), "f32") == 0);
-	CHECK(strcmp(ct_role_name(CT_TEMP), "temp") == 0 && strcmp(ct_role_name(CT_CONST), "const") == 0);
+	CHECK(strcmp(ct_dtype_name(CT_I64), "i64") == 0 &&
+	      strcmp(ct_dtype_name(CT_F32), "f32") == 0);
+	CHECK(strcmp(ct_role_name(CT_TEMP), "temp") == 0 &&
+	      strcmp(ct_role_name(CT_CONST), "const") == 0);
 	ct_kernel_free(NULL);
 	CHECK(ct_kernel_name(NULL) == NULL && ct_kernel_param_count(NULL) == 0);
 	CHECK(ct_kernel_parse(NULL, "x", 1, "f") == NULL);
@@ -704,8 +737,8 @@ static void test_flops_if(void)
 {
 	ct_ctx *ctx = ct_ctx_new();
 	const char *src = "kernel t\nparam N = 10\narray A : f32[N, N] inout\n"
-			  "for (i: N, j: N) {\n  if (i < j) { A[i, j] = fma(A[j, i], 2, 1) }\n"
-			  "  else { A[i, j] *= 3 }\n  let t = sqrt(A[i, j]) / 2\n}\n";
+	                  "for (i: N, j: N) {\n  if (i < j) { A[i, j] = fma(A[j, i], 2, 1) }\n"
+	                  "  else { A[i, j] *= 3 }\n  let t = sqrt(A[i, j]) / 2\n}\n";
 	ct_kernel *k = parse_ok(ctx, src);
 	if (k)
 		CHECK(ct_kernel_flops(k) == 45 * 2 + 55 * 1 + 100 * 2);
@@ -744,10 +777,11 @@ static void test_parse_file(void)
 static void test_diag_render(void)
 {
 	ct_ctx *ctx = ct_ctx_new();
-	const char *src = "kernel t\nparam N = 4\narray B : f32[N] inout\nfor (i: N) {\n\tB[i] = q\n}\n";
+	const char *src =
+	    "kernel t\nparam N = 4\narray B : f32[N] inout\nfor (i: N) {\n\tB[i] = q\n}\n";
 	CHECK(ct_kernel_parse(ctx, src, strlen(src), "d.cachet") == NULL);
 	CHECK(strcmp(ct_ctx_diag_render(ctx, 0),
-		     "d.cachet:5:9: error: unknown name 'q'\n  \tB[i] = q\n  \t       ^") == 0);
+	             "d.cachet:5:9: error: unknown name 'q'\n  \tB[i] = q\n  \t       ^") == 0);
 	ct_ctx_free(ctx);
 }
 
@@ -759,13 +793,16 @@ static uint64_t rng_next(uint64_t *st)
 	return *st >> 33;
 }
 
-static int rnd(uint64_t *st, int lo, int hi) { return lo + (int)(rng_next(st) % (uint64_t)(hi - lo + 1)); }
+static int rnd(uint64_t *st, int lo, int hi)
+{
+	return lo + (int)(rng_next(st) % (uint64_t)(hi - lo + 1));
+}
 
 /* A random affine expression of i, j and N. */
 static int rand_aff(uint64_t *st, char *b)
 {
-	int n = sprintf(b, "%d*i + %d*j + %d*N + %d", rnd(st, -1, 2), rnd(st, -1, 1), rnd(st, -1, 1),
-			rnd(st, -3, 3));
+	int n = sprintf(b, "%d*i + %d*j + %d*N + %d", rnd(st, -1, 2), rnd(st, -1, 1),
+	                rnd(st, -1, 1), rnd(st, -3, 3));
 	return n;
 }
 
@@ -819,7 +856,8 @@ static bool access_in(const ct_kernel *k, const ir_expr *e, const int64_t *pv, c
 		const ir_array *a = &k->arrays[e->id];
 		for (int d = 0; d < a->rank; d++) {
 			bool ok = true;
-			int64_t v = aff_eval(e->sub[d], pv, iv, &ok), x = aff_eval(a->ext[d], pv, iv, &ok);
+			int64_t v = aff_eval(e->sub[d], pv, iv, &ok),
+			        x = aff_eval(a->ext[d], pv, iv, &ok);
 			if (v < 0 || v >= x)
 				return false;
 		}
@@ -838,15 +876,18 @@ static bool brute_in_bounds(const ct_kernel *k)
 	ir_param_values(k, pv);
 	const ir_node *f = k->body[0], *n = f->body[0];
 	bool ok = true;
-	int64_t l0 = aff_eval(k->indices[0].lo, pv, iv, &ok), h0 = aff_eval(k->indices[0].hi, pv, iv, &ok);
-	int64_t l1 = aff_eval(k->indices[1].lo, pv, iv, &ok), h1 = aff_eval(k->indices[1].hi, pv, iv, &ok);
+	int64_t l0 = aff_eval(k->indices[0].lo, pv, iv, &ok),
+	        h0 = aff_eval(k->indices[0].hi, pv, iv, &ok);
+	int64_t l1 = aff_eval(k->indices[1].lo, pv, iv, &ok),
+	        h1 = aff_eval(k->indices[1].hi, pv, iv, &ok);
 	for (iv[0] = l0; iv[0] < h0; iv[0]++)
 		for (iv[1] = l1; iv[1] < h1; iv[1]++) {
 			bool c = eval_cond(n->cond, pv, iv);
 			ir_node *const *b = c ? n->body : n->els;
 			int nb = c ? n->nbody : n->nels;
 			for (int s = 0; s < nb; s++)
-				if (!access_in(k, b[s]->lhs, pv, iv) || !access_in(k, b[s]->rhs, pv, iv))
+				if (!access_in(k, b[s]->lhs, pv, iv) ||
+				    !access_in(k, b[s]->rhs, pv, iv))
 					return false;
 		}
 	return true;
@@ -868,15 +909,20 @@ static void test_bounds_soundness(void)
 		rand_aff(&st, s3);
 		const char *his[] = {"N", "N-1", "N+1", "2*N"};
 		snprintf(src, sizeof src,
-			 "kernel r\nparam N %s\narray A : f32[N + %d] inout\narray X : f32[2*N + %d] input\n"
-			 "for (i: %d .. %s, j: %d .. %s) {\n  if (%s) { A[%s] = X[%s] } else { A[%s] = 1 }\n}\n",
-			 runtime ? ": runtime" : r % 3 == 0 ? "= 1" : "= 6", rnd(&st, 0, 2), rnd(&st, 0, 2),
-			 rnd(&st, 0, 1), his[rnd(&st, 0, 3)], rnd(&st, 0, 2), his[rnd(&st, 0, 3)], c, s1, s2, s3);
+		         "kernel r\nparam N %s\narray A : f32[N + %d] inout\narray X : f32[2*N + "
+		         "%d] input\n"
+		         "for (i: %d .. %s, j: %d .. %s) {\n  if (%s) { A[%s] = X[%s] } else { "
+		         "A[%s] = 1 }\n}\n",
+		         runtime      ? ": runtime"
+		         : r % 3 == 0 ? "= 1"
+		                      : "= 6",
+		         rnd(&st, 0, 2), rnd(&st, 0, 2), rnd(&st, 0, 1), his[rnd(&st, 0, 3)],
+		         rnd(&st, 0, 2), his[rnd(&st, 0, 3)], c, s1, s2, s3);
 		ct_kernel *k = ct_kernel_parse(ctx, src, strlen(src), "r.cachet");
 		if (!k) {
 			rejected++;
 			bool bounds = ct_ctx_diag_count(ctx) > 0 &&
-				      strstr(ct_ctx_diag_render(ctx, 0), "subscript '") != NULL;
+			              strstr(ct_ctx_diag_render(ctx, 0), "subscript '") != NULL;
 			CHECKF(bounds, "unexpected error: %s\n%s", ct_ctx_diag_render(ctx, 0), src);
 			continue;
 		}
@@ -886,10 +932,11 @@ static void test_bounds_soundness(void)
 		} else {
 			for (int64_t v = 1; v <= 12; v++) {
 				ct_kernel_set_param(k, "N", v);
-				CHECKF(brute_in_bounds(k), "accepted but out of bounds for N = %lld:\n%s",
-				       (long long)v, src);
-				CHECKF(ct_kernel_recheck(k) == CT_OK, "recheck rejects N = %lld:\n%s",
-				       (long long)v, src);
+				CHECKF(brute_in_bounds(k),
+				       "accepted but out of bounds for N = %lld:\n%s", (long long)v,
+				       src);
+				CHECKF(ct_kernel_recheck(k) == CT_OK,
+				       "recheck rejects N = %lld:\n%s", (long long)v, src);
 			}
 		}
 		ct_kernel_free(k);
@@ -984,10 +1031,12 @@ static void test_hostile_bytes(void)
 	}
 	/* deterministic random bytes and random token soup */
 	static const char *const toks[] = {
-		"kernel", "param", "array", "for", "if", "else", "schedule", "plan", "(", ")", "[",
-		"]", "{", "}", ",", ":", ";", "=", "+=", "..", "+", "-", "*", "/", "<", "==", "&&",
-		"||", "!", "i", "j", "N", "A", "B", "1", "2.5", "\n", "runtime", "input", "output",
-		"f32", "cache", "split", "tile", "reorder", "level", "select", "let", "x", "0"};
+	    "kernel", "param",   "array", "for",    "if",  "else",  "schedule", "plan", "(",
+	    ")",      "[",       "]",     "{",      "}",   ",",     ":",        ";",    "=",
+	    "+=",     "..",      "+",     "-",      "*",   "/",     "<",        "==",   "&&",
+	    "||",     "!",       "i",     "j",      "N",   "A",     "B",        "1",    "2.5",
+	    "\n",     "runtime", "input", "output", "f32", "cache", "split",    "tile", "reorder",
+	    "level",  "select",  "let",   "x",      "0"};
 	uint64_t st = 12345;
 	char buf[600];
 	for (int r = 0; r < 3000; r++) {
@@ -1038,7 +1087,8 @@ static void test_out_of_memory(void)
 		if (k)
 			ok_at = n;
 		else
-			CHECK(ct_ctx_last_status(ctx) == CT_ERR_NOMEM || ct_ctx_last_status(ctx) == CT_ERR_INPUT);
+			CHECK(ct_ctx_last_status(ctx) == CT_ERR_NOMEM ||
+			      ct_ctx_last_status(ctx) == CT_ERR_INPUT);
 		ct_kernel_free(k);
 		ct_ctx_free(ctx);
 	}
@@ -1095,7 +1145,8 @@ static void test_examples(void)
 		ct_ctx *ctx = ct_ctx_new();
 		ct_kernel *k = ct_kernel_parse_file(ctx, path);
 		CHECKF(k != NULL, "%s: %s", path,
-		       ct_ctx_diag_count(ctx) ? ct_ctx_diag_render(ctx, 0) : ct_ctx_last_message(ctx));
+		       ct_ctx_diag_count(ctx) ? ct_ctx_diag_render(ctx, 0)
+		                              : ct_ctx_last_message(ctx));
 		ct_kernel_free(k);
 		ct_ctx_free(ctx);
 	}

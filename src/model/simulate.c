@@ -1,0 +1,138 @@
+/* simulate.c: run a kernel's exact address trace through the cache simulator (cachet simulate). */
+#include "interp/interp.h"
+#include "model/sim.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* The machine's own caches as a spec (a level of unknown associativity is
+ * simulated fully associative; sizes that do not split into whole sets are
+ * simulated fully associative too). */
+static ct_status machine_spec(ct_ctx *ctx, sim_spec *spec)
+{
+	ct_probe_info info;
+	ct_status st = ct_probe_run(ctx, 0, &info);
+	if (st)
+		return st;
+	memset(spec, 0, sizeof *spec);
+	for (int i = 0; i < info.ncaches && spec->nlevels < SIM_MAX_LEVELS; i++) {
+		sim_level *l = &spec->level[spec->nlevels];
+		l->size = info.caches[i].size;
+		l->line = info.caches[i].line > 0 ? info.caches[i].line : 64;
+		l->ways = info.caches[i].ways;
+		if (l->ways > 0 && l->size % (l->line * l->ways) != 0)
+			l->ways = 0;
+		/* keep the simulated state bounded: the hypervisor may report huge L3s */
+		if (l->size > ((int64_t)1 << 30))
+			l->size = (int64_t)1 << 30;
+		spec->nlevels++;
+	}
+	if (spec->nlevels == 0)
+		return ct_error(ctx, CT_ERR_UNSUPPORTED, "no cache levels known on this machine: give --cache");
+	return sim_spec_check(ctx, spec);
+}
+
+static ct_status feed(void *ud, const interp_access *acc, int n)
+{
+	sim *s = ud;
+	for (int i = 0; i < n; i++)
+		sim_access_ref(s, acc[i].ref, acc[i].buffer, acc[i].offset, acc[i].is_write);
+	return CT_OK;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void ct_sim_result_free(ct_sim_result *r)
+{
+	if (!r)
+		return;
+	free(r->refs);
+	r->refs = NULL;
+	r->nrefs = 0;
+}
+
+ct_status ct_kernel_simulate(ct_kernel *k, const char *spec_text, ct_sim_result *r)
+{
+	if (!k || !r)
+		return CT_ERR_USAGE;
+	ct_ctx *ctx = k->ctx;
+	memset(r, 0, sizeof *r);
+	if (!ir_params_complete(k))
+		for (int i = 0; i < k->nparams; i++)
+			if (!k->params[i].has_value)
+				return ct_error(ctx, CT_ERR_USAGE, "runtime param '%s' needs a value (-D %s=VALUE)",
+						k->params[i].name, k->params[i].name);
+	sim_spec spec;
+	ct_status st = spec_text ? sim_spec_parse(ctx, spec_text, &spec) : machine_spec(ctx, &spec);
+	if (st)
+		return st;
+	ct_looptree *t = ct_kernel_lower(k, 1);
+	if (!t)
+		return ct_ctx_last_status(ctx);
+	int64_t *params = calloc((size_t)k->nparams + 1, sizeof *params);
+	sim_buffer *buf = calloc((size_t)k->narrays + 1, sizeof *buf);
+	interp_ref *refs = NULL;
+	int nrefs = 0;
+	sim *s = NULL;
+	if (!params || !buf) {
+		st = ct_error(ctx, CT_ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	ir_param_values(k, params);
+	for (int a = 0; a < k->narrays && !st; a++) {
+		int64_t stride[IR_MAX_RANK];
+		buf[a].elem_size = (int64_t)ct_dtype_size(k->arrays[a].type);
+		st = interp_array_layout(k, params, a, stride, &buf[a].count);
+	}
+	if (!st)
+		st = interp_refs(t, &refs, &nrefs);
+	if (st)
+		goto out;
+	s = sim_new(ctx, &spec, buf, k->narrays, nrefs);
+	if (!s) {
+		st = ct_ctx_last_status(ctx);
+		goto out;
+	}
+	double t0 = now();
+	st = interp_trace_batch(t, feed, s);
+	uint64_t misses[SIM_MAX_LEVELS], accesses = 0, writes = 0;
+	if (!st)
+		st = sim_result(s, misses, &accesses, &writes);
+	r->seconds = now() - t0;
+	if (st)
+		goto out;
+	r->accesses = (int64_t)accesses;
+	r->nlevels = spec.nlevels;
+	for (int l = 0; l < spec.nlevels; l++) {
+		r->level[l].size = spec.level[l].size;
+		r->level[l].line = spec.level[l].line;
+		r->level[l].ways = spec.level[l].ways;
+		r->level[l].misses = (int64_t)misses[l];
+	}
+	r->refs = calloc((size_t)nrefs + 1, sizeof *r->refs);
+	if (!r->refs) {
+		st = ct_error(ctx, CT_ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	r->nrefs = nrefs;
+	for (int i = 0; i < nrefs; i++) {
+		r->refs[i].array = k->arrays[refs[i].array].name;
+		r->refs[i].stmt = refs[i].stmt;
+		r->refs[i].is_write = refs[i].is_write;
+		for (int l = 0; l < spec.nlevels; l++)
+			r->refs[i].misses[l] = (int64_t)sim_ref_misses(s, l, i);
+	}
+out:
+	sim_free(s);
+	ct_free(ctx, refs);
+	free(params);
+	free(buf);
+	ct_looptree_free(t);
+	return st;
+}
