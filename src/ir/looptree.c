@@ -522,11 +522,23 @@ static bool band_order(lb *b, int *order, int nroots, int *pos, int *n)
 	ct_kernel *k = b->k;
 	int m = nroots;
 	if (b->sched) {
+		/* Accera's default order: each split inserts its new inner index
+		 * right after the index it splits, in creation order (split
+		 * indices are numbered in creation order) */
 		int first_split = m;
 		for (int r = 0; r < nroots; r++)
 			for (int c = k->indices[order[r]].child; c >= 0; c = k->indices[c].child)
 				order[m++] = c;
 		qsort(order + first_split, (size_t)(m - first_split), sizeof *order, int_cmp);
+		int placed = first_split;
+		for (int q = first_split; q < m; q++) {
+			int c = order[q], parent = k->indices[c].parent, at = 0;
+			while (at < placed && order[at] != parent)
+				at++;
+			memmove(order + at + 2, order + at + 1, (size_t)(q - at - 1) * sizeof *order);
+			order[at + 1] = c;
+			placed++;
+		}
 		for (int s = 0; s < k->nsched; s++) {
 			const ir_sched *sc = &k->sched[s];
 			if (sc->kind != SC_REORDER)

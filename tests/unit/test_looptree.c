@@ -295,11 +295,11 @@ static const shape_row shape_rows[] = {
      "schedule { ii, jj = tile(i=4, j=4)\n reorder(j, i, ii, k, jj) }\n",
      NULL, 1,
      "j[0,8)/4{i[0,8)/4{ii[0,4){k[0,4){jj[0,4){S1}}}} i[8,10)/4T{ii[0,2){k[0,4){jj[0,4){S1}}}}}"},
-    {"band: default order appends split indices innermost",
+    {"band: default order puts each split index right after the index it splits (Accera)",
      "kernel mm\nparam M = 4, N = 4\narray A : f32[M, N] input\narray B : f32[M, N] output\n"
      "for (i: M) { for (j: N) { B[i, j] = A[i, j] } }\nschedule { jj = split(j, 2)\n ii = split(i, "
      "2) }\n",
-     NULL, 1, "i[0,4)/2{j[0,4)/2{jj[0,2){ii[0,2){S1}}}}"},
+     NULL, 1, "i[0,4)/2{ii[0,2){j[0,4)/2{jj[0,2){S1}}}}"},
     {"band: imperfect nest has inner bands",
      "kernel ti\nparam N = 5, V = 3\narray A : f64[N, N] input\narray C1 : f64[N, V] input\n"
      "array T : f64[V, N] temp\narray B : f64[V, N] inout\n"
