@@ -149,7 +149,8 @@ typedef struct ct_looptree ct_looptree;
 
 /* Build the scheduled loop tree (splits, tails, reorders; later the plan's
  * cache regions). with_schedule = 0 gives the unscheduled reference order.
- * Every runtime param must have a value. */
+ * Runtime params stay symbolic in the bounds (the interpreter needs their
+ * values, lowering does not). */
 CT_API CT_GIVE ct_looptree *ct_kernel_lower(CT_KEEP ct_kernel *k, int with_schedule);
 CT_API void ct_looptree_free(CT_TAKE ct_looptree *t);
 /* Print the loop tree as pseudo-code (json = 0) or as one JSON object
