@@ -684,10 +684,15 @@ static void gen_temps(cg *g, bool *heap)
 			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "%s %s = {0}; /* temp %s */", decl, name, arr->name);
 		} else {
 			heap[a] = true;
-			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "%s *%s = calloc((size_t)(%s), sizeof(%s)); /* temp %s */",
-				ty, g->aname[a], n.s ? n.s : "1", ty, arr->name);
+			/* 64-byte aligned (a line, a vector), zeroed as the interpreter's temps */
+			kg_stmt(g->kg, KG_OTHER, NULL, NULL,
+				"const size_t %s_bytes = ((size_t)(%s) * sizeof(%s) + 63) / 64 * 64; /* temp %s */",
+				g->aname[a], n.s ? n.s : "1", ty, arr->name);
+			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "%s *%s = aligned_alloc(64, %s_bytes ? %s_bytes : 64);", ty,
+				g->aname[a], g->aname[a], g->aname[a]);
 			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "if (!%s)", g->aname[a]);
 			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "\treturn; /* out of memory: the outputs stay untouched */");
+			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "memset(%s, 0, %s_bytes);", g->aname[a], g->aname[a]);
 		}
 		if (n.failed)
 			g->failed = true;
@@ -795,6 +800,7 @@ char *gen_c(ct_looptree *t, size_t *len)
 	kg_preamble(g.kg, "#include <math.h>");
 	kg_preamble(g.kg, "#include <stdint.h>");
 	kg_preamble(g.kg, "#include <stdlib.h>");
+	kg_preamble(g.kg, "#include <string.h>");
 	for (size_t i = 0; i < sizeof helpers / sizeof helpers[0]; i++)
 		kg_preamble(g.kg, "%s", helpers[i]);
 
