@@ -32,6 +32,7 @@ typedef struct cli {
 	const char *sizes;
 	double budget;
 	const char *sub;      /* cache subcommand */
+	const char *cc;       /* --cc: compiler command for generated code */
 	int help;
 } cli;
 
@@ -187,6 +188,10 @@ static int parse_args(cli *c, int argc, char **argv, int first)
 			if (!(v = opt_value(argc, argv, &i, "--cache")))
 				return usage_error("%s expects SIZE:LINE[:WAYS],...", a);
 			c->cache_spec = v;
+		} else if (is_opt(a, "--cc")) {
+			if (!(v = opt_value(argc, argv, &i, "--cc")) || !*v)
+				return usage_error("%s expects a compiler command", a);
+			c->cc = v;
 		} else if (is_opt(a, "--max")) {
 			if (!(v = opt_value(argc, argv, &i, "--max")) || !parse_int(v, &n) || n < 1)
 				return usage_error("%s expects a positive integer", a);
@@ -224,6 +229,10 @@ static ct_kernel *load_kernel(ct_ctx *ctx, cli *c, int *rc)
 {
 	if (!c->file) {
 		*rc = usage_error("%s needs a FILE", c->cmd);
+		return NULL;
+	}
+	if (c->cc && ct_ctx_set_compiler(ctx, c->cc) != CT_OK) {
+		*rc = fail(ctx, ct_ctx_last_status(ctx));
 		return NULL;
 	}
 	ct_kernel *k = ct_kernel_parse_file(ctx, c->file);
@@ -558,8 +567,9 @@ static const command commands[] = {
 	 "  -D NAME=VALUE   override a param\n  --json          print the loop tree as one JSON object\n",
 	 cmd_lower},
 	{"run", "run a kernel on deterministic inputs, time it and verify it",
-	 "cachet run FILE [-D ...] [--engine native|interp] [--repeat N] [--threads T] [--no-verify] [--json]",
+	 "cachet run FILE [-D ...] [--engine native|interp] [--repeat N] [--threads T] [--no-verify] [--cc CC] [--json]",
 	 "  --engine E      native (compiled, default) or interp (the reference interpreter)\n"
+	 "  --cc CC         compiler command for the generated C (default $CC, else cc)\n"
 	 "  --repeat N      timed runs; the median is reported\n"
 	 "  --threads T     threads for native kernels (0 = all cores)\n"
 	 "  --no-verify     skip the comparison with the unscheduled reference\n"
@@ -570,10 +580,11 @@ static const command commands[] = {
 	 "cachet emit FILE [-D ...] [--target host]",
 	 "  --target T      host (C99, the default)\n", cmd_emit},
 	{"build", "write an ahead-of-time package: NAME.h, libNAME.a, libNAME.so",
-	 "cachet build FILE [-D ...] -o DIR",
+	 "cachet build FILE [-D ...] -o DIR [--cc CC]",
 	 "  -o DIR          the package folder (created if missing)\n"
-	 "The package needs no cachet at run time; it is compiled with $CC (default cc)\n"
-	 "and -O3 -march=native for this machine.\n",
+	 "  --cc CC         compiler command (default $CC, else cc)\n"
+	 "The package needs no cachet at run time; it is compiled with -O3\n"
+	 "-march=native for this machine.\n",
 	 cmd_build},
 	{"cache", "inspect or clean the code cache", "cachet cache stats|clear|verify|path",
 	 "  stats           the folder, its entries and bytes\n"

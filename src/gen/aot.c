@@ -111,8 +111,9 @@ ct_status ct_kernel_build(ct_kernel *k, const char *dir)
 	jit_state *js = st ? NULL : jit_state_get(ctx);
 	if (!st && !js)
 		st = ct_ctx_last_status(ctx);
-	const char *cmd = getenv("CC");
-	jit_compiler *cc = st ? NULL : jit_compiler_get(js, cmd && *cmd ? cmd : "cc");
+	/* the same compiler as native runs: ct_ctx_set_compiler, else $CC, else cc */
+	const char *cmd = !js ? "cc" : js->cc_override ? js->cc_override : js->env_cc ? js->env_cc : "cc";
+	jit_compiler *cc = st ? NULL : jit_compiler_get(js, cmd);
 	if (!st && !cc)
 		st = ct_ctx_last_status(ctx);
 	if (!st) {

@@ -84,6 +84,8 @@ expect "emit bad target" 2 "unknown target" "$CACHET" emit "$good" --target cuda
 expect "run native first" 0 '"code_cache": "(compiled|disk)"' "$CACHET" run "$good" --json
 expect "run native second process" 0 '"code_cache": "disk"' "$CACHET" run "$good" --json
 expect "run native no cache" 0 '"code_cache": "compiled"' env CACHET_NO_CACHE=1 "$CACHET" run "$good" --json
+expect "run with --cc clang" 0 '"verified": true' env CACHET_NO_CACHE=1 "$CACHET" run "$good" --cc clang --json
+expect "run with a missing compiler" 1 "compiler 'nosuchcc' not found" env CACHET_NO_CACHE=1 "$CACHET" run "$good" --cc nosuchcc
 expect "cache path" 0 "^$CACHET_CACHE_DIR\$" "$CACHET" cache path
 expect "cache stats" 0 "entries +[1-9]" "$CACHET" cache stats
 expect "cache verify" 0 "0 bad entries" "$CACHET" cache verify

@@ -1,5 +1,5 @@
 #!/bin/sh
-# examples.sh: every example is accepted by `cachet check` and verified by the interpreter.
+# examples.sh: every example is accepted by `cachet check` and verified in the interpreter and natively.
 CACHET=${CACHET:-build/cachet}
 pass=0
 fail=0
@@ -21,6 +21,13 @@ for f in examples/*.cachet; do
 	else
 		fail=$((fail + 1))
 		echo "FAIL: run --engine interp $f: $out" >&2
+	fi
+	out=$("$CACHET" run "$f" $defs --json 2>&1)
+	if echo "$out" | grep -q '"verified": true'; then
+		pass=$((pass + 1))
+	else
+		fail=$((fail + 1))
+		echo "FAIL: run (native) $f: $out" >&2
 	fi
 done
 rm -f "${TMPDIR:-/tmp}/ex.err.$$"
