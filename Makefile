@@ -108,3 +108,20 @@ clean:
 	rm -rf build build-asan
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
+
+# make bench-gemm [BENCH_ARGS=--big]: cachet's sgemm/dgemm examples vs OpenBLAS (1 thread), as a table
+.PHONY: bench-gemm bench-deps
+bench-gemm: $(BUILD)/bench/bench_gemm
+	./$(BUILD)/bench/bench_gemm $(BENCH_ARGS)
+
+bench-deps:
+	@sh scripts/bench-deps.sh
+
+$(BUILD)/.bench-deps-ok: scripts/bench-deps.sh
+	@mkdir -p $(BUILD)
+	@sh scripts/bench-deps.sh
+	@touch $@
+
+$(BUILD)/bench/bench_gemm: bench/gemm/bench_gemm.c $(BUILD)/libcachet.a | $(BUILD)/.bench-deps-ok
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) -lopenblas $(EXTRA_LIBS) $(LDLIBS)

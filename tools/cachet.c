@@ -258,17 +258,25 @@ static ct_kernel *load_kernel(ct_ctx *ctx, cli *c, int *rc)
 
 /* ------------------------------------------------------------ commands */
 
-static int cmd_check(cli *c)
+/* A command that works on one kernel file: the ctx and the kernel (with -D
+ * applied) are made and freed around it. */
+typedef int (*kernel_cmd)(ct_ctx *ctx, ct_kernel *k, cli *c);
+
+static int with_kernel(cli *c, kernel_cmd fn)
 {
 	ct_ctx *ctx = ct_ctx_new();
 	if (!ctx)
 		return EXIT_FAILED;
 	int rc;
 	ct_kernel *k = load_kernel(ctx, c, &rc);
+	if (k && fn)
+		rc = fn(ctx, k, c);
 	ct_kernel_free(k);
 	ct_ctx_free(ctx);
 	return rc;
 }
+
+static int cmd_check(cli *c) { return with_kernel(c, NULL); }
 
 static int print_lowered(ct_ctx *ctx, ct_kernel *k, int json)
 {
@@ -288,19 +296,9 @@ static int print_lowered(ct_ctx *ctx, ct_kernel *k, int json)
 	return EXIT_OK;
 }
 
-static int cmd_lower(cli *c)
-{
-	ct_ctx *ctx = ct_ctx_new();
-	if (!ctx)
-		return EXIT_FAILED;
-	int rc;
-	ct_kernel *k = load_kernel(ctx, c, &rc);
-	if (k)
-		rc = print_lowered(ctx, k, c->json);
-	ct_kernel_free(k);
-	ct_ctx_free(ctx);
-	return rc;
-}
+static int lower_kernel(ct_ctx *ctx, ct_kernel *k, cli *c) { return print_lowered(ctx, k, c->json); }
+
+static int cmd_lower(cli *c) { return with_kernel(c, lower_kernel); }
 
 static void print_run_json(const ct_kernel *k, const ct_run_result *r)
 {
@@ -347,62 +345,36 @@ static int run_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
 	return EXIT_OK;
 }
 
-static int cmd_run(cli *c)
+static int cmd_run(cli *c) { return with_kernel(c, run_kernel); }
+
+static int emit_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
 {
-	ct_ctx *ctx = ct_ctx_new();
-	if (!ctx)
-		return EXIT_FAILED;
-	int rc;
-	ct_kernel *k = load_kernel(ctx, c, &rc);
-	if (k)
-		rc = run_kernel(ctx, k, c);
-	ct_kernel_free(k);
-	ct_ctx_free(ctx);
-	return rc;
+	size_t len = 0;
+	char *src = ct_kernel_emit(k, c->target, &len);
+	if (!src)
+		return fail(ctx, ct_ctx_last_status(ctx));
+	fwrite(src, 1, len, stdout);
+	free(src);
+	return EXIT_OK;
 }
 
-static int cmd_emit(cli *c)
+static int cmd_emit(cli *c) { return with_kernel(c, emit_kernel); }
+
+static int build_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
 {
-	ct_ctx *ctx = ct_ctx_new();
-	if (!ctx)
-		return EXIT_FAILED;
-	int rc;
-	ct_kernel *k = load_kernel(ctx, c, &rc);
-	if (k) {
-		size_t len = 0;
-		char *src = ct_kernel_emit(k, c->target, &len);
-		if (src) {
-			fwrite(src, 1, len, stdout);
-			free(src);
-		} else {
-			rc = fail(ctx, ct_ctx_last_status(ctx));
-		}
-	}
-	ct_kernel_free(k);
-	ct_ctx_free(ctx);
-	return rc;
+	ct_status st = ct_kernel_build(k, c->out_dir);
+	if (st)
+		return fail(ctx, st);
+	const char *n = ct_kernel_name(k);
+	printf("wrote %s/%s.h, %s/lib%s.a and %s/lib%s.so\n", c->out_dir, n, c->out_dir, n, c->out_dir, n);
+	return EXIT_OK;
 }
 
 static int cmd_build(cli *c)
 {
 	if (!c->out_dir)
 		return usage_error("%s needs -o DIR", "build");
-	ct_ctx *ctx = ct_ctx_new();
-	if (!ctx)
-		return EXIT_FAILED;
-	int rc;
-	ct_kernel *k = load_kernel(ctx, c, &rc);
-	if (k) {
-		ct_status st = ct_kernel_build(k, c->out_dir);
-		if (st)
-			rc = fail(ctx, st);
-		else
-			printf("wrote %s/%s.h, %s/lib%s.a and %s/lib%s.so\n", c->out_dir, ct_kernel_name(k), c->out_dir,
-			       ct_kernel_name(k), c->out_dir, ct_kernel_name(k));
-	}
-	ct_kernel_free(k);
-	ct_ctx_free(ctx);
-	return rc;
+	return with_kernel(c, build_kernel);
 }
 
 static int cache_stats(ct_ctx *ctx)
@@ -476,28 +448,22 @@ static void print_sim_text(const ct_kernel *k, const ct_sim_result *r)
 		       r->accesses ? 100.0 * (double)r->level[l].misses / (double)r->accesses : 0.0);
 }
 
-static int cmd_simulate(cli *c)
+static int simulate_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
 {
-	ct_ctx *ctx = ct_ctx_new();
-	if (!ctx)
-		return EXIT_FAILED;
-	int rc;
-	ct_kernel *k = load_kernel(ctx, c, &rc);
-	if (k) {
-		ct_sim_result r;
-		ct_status st = ct_kernel_simulate(k, c->cache_spec, &r);
-		if (st)
-			rc = fail(ctx, st);
-		else if (c->json)
-			print_sim_json(k, &r);
-		else
-			print_sim_text(k, &r);
-		ct_sim_result_free(&r);
-	}
-	ct_kernel_free(k);
-	ct_ctx_free(ctx);
+	ct_sim_result r;
+	ct_status st = ct_kernel_simulate(k, c->cache_spec, &r);
+	int rc = EXIT_OK;
+	if (st)
+		rc = fail(ctx, st);
+	else if (c->json)
+		print_sim_json(k, &r);
+	else
+		print_sim_text(k, &r);
+	ct_sim_result_free(&r);
 	return rc;
 }
+
+static int cmd_simulate(cli *c) { return with_kernel(c, simulate_kernel); }
 
 static int cmd_probe(cli *c)
 {

@@ -113,6 +113,9 @@ CT_INTERN void ct_buf_json_str(ct_buf *b, const char *s);
 CT_INTERN char *ct_buf_take(ct_buf *b);
 CT_INTERN void ct_buf_free(ct_buf *b);
 
+/* Monotonic wall-clock seconds (for timing and deadlines). */
+CT_INTERN double ct_now(void);
+
 /* ------------------------------------------------------------ checked arithmetic */
 
 /* *r = a op b; false on int64 overflow. */

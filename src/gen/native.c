@@ -112,9 +112,9 @@ ct_status run_native(ct_kernel *k, const ct_run_options *o, ct_run_result *r)
 		st = run_buffers_alloc(k, &work, false);
 	for (int i = 0; i < o->repeat && !st; i++) {
 		run_buffers_copy(&work, &init);
-		double t0 = run_now();
+		double t0 = ct_now();
 		entry((void *const *)work.data, params);
-		times[i] = run_now() - t0;
+		times[i] = ct_now() - t0;
 	}
 	if (st)
 		goto out;

@@ -22,12 +22,6 @@
 static const char *const key_env[] = {"CPATH", "C_INCLUDE_PATH", "LIBRARY_PATH", "GCC_EXEC_PREFIX",
                                       "COMPILER_PATH"};
 
-double jit_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 void jit_warn(jit_state *st, const char *fmt, ...)
 {
@@ -442,7 +436,7 @@ static ct_status build_and_load(jit_state *st, jit_config *cfg, const char *src,
 ct_status jit_load(ct_ctx *ctx, const char *src, size_t len, const ct_compile_options *o,
                    ct_module **out, const char **how, double *seconds)
 {
-	double t0 = jit_now();
+	double t0 = ct_now();
 	if (!ctx)
 		return CT_ERR_USAGE;
 	if (!out || (!src && len))
@@ -477,7 +471,7 @@ ct_status jit_load(ct_ctx *ctx, const char *src, size_t len, const ct_compile_op
 			if (how)
 				*how = "memory";
 			if (seconds)
-				*seconds = jit_now() - t0;
+				*seconds = ct_now() - t0;
 			return CT_OK;
 		}
 	}
@@ -491,7 +485,7 @@ ct_status jit_load(ct_ctx *ctx, const char *src, size_t len, const ct_compile_op
 			if (how)
 				*how = "memory";
 			if (seconds)
-				*seconds = jit_now() - t0;
+				*seconds = ct_now() - t0;
 			return CT_OK;
 		}
 	}
@@ -534,7 +528,7 @@ ct_status jit_load(ct_ctx *ctx, const char *src, size_t len, const ct_compile_op
 	if (how)
 		*how = how_s;
 	if (seconds)
-		*seconds = jit_now() - t0;
+		*seconds = ct_now() - t0;
 	return CT_OK;
 }
 

@@ -113,7 +113,7 @@ static int wait_child(pid_t pid, double deadline, bool *timed_out)
 			continue;
 		if (r < 0)
 			return -1;
-		if (jit_now() >= deadline) {
+		if (ct_now() >= deadline) {
 			*timed_out = true;
 			kill(-pid, SIGKILL);
 			kill(pid, SIGKILL);
@@ -197,10 +197,10 @@ ct_status jit_run(ct_ctx *ctx, const char *exe, char *const argv[], const char *
 		return ct_error(ctx, CT_ERR_IO, "cannot run %s: %s", exe, strerror(rc));
 	}
 
-	double deadline = jit_now() + (timeout > 0 ? timeout : JIT_DEFAULT_TIMEOUT);
+	double deadline = ct_now() + (timeout > 0 ? timeout : JIT_DEFAULT_TIMEOUT);
 	char chunk[4096];
 	for (;;) {
-		double left = deadline - jit_now();
+		double left = deadline - ct_now();
 		if (left <= 0) {
 			res->timed_out = true;
 			kill(-pid, SIGKILL);

@@ -148,8 +148,6 @@ ct_status jit_set_version(ct_ctx *ctx, const char *v);
 void jit_forget_memory(ct_ctx *ctx);
 /* Report a warning through the ctx's handler (default: stderr). */
 void jit_warn(jit_state *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Monotonic seconds. */
-double jit_now(void);
 
 /* ------------------------------------------------------------ compile.c */
 

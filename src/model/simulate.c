@@ -4,7 +4,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* The machine's own caches as a spec (a level of unknown associativity is
  * simulated fully associative; sizes that do not split into whole sets are
@@ -39,13 +38,6 @@ static ct_status feed(void *ud, const interp_access *acc, int n)
 	for (int i = 0; i < n; i++)
 		sim_access_ref(s, acc[i].ref, acc[i].buffer, acc[i].offset, acc[i].is_write);
 	return CT_OK;
-}
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 void ct_sim_result_free(ct_sim_result *r)
@@ -99,12 +91,12 @@ ct_status ct_kernel_simulate(ct_kernel *k, const char *spec_text, ct_sim_result 
 		st = ct_ctx_last_status(ctx);
 		goto out;
 	}
-	double t0 = now();
+	double t0 = ct_now();
 	st = interp_trace_batch(t, feed, s);
 	uint64_t misses[SIM_MAX_LEVELS], accesses = 0, writes = 0;
 	if (!st)
 		st = sim_result(s, misses, &accesses, &writes);
-	r->seconds = now() - t0;
+	r->seconds = ct_now() - t0;
 	if (st)
 		goto out;
 	r->accesses = (int64_t)accesses;

@@ -30,13 +30,6 @@ double ct_dtype_tolerance(ct_dtype t)
 	return 0;
 }
 
-double run_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 void run_buffers_free(run_buffers *b)
 {
 	if (!b->data)
@@ -145,9 +138,9 @@ static ct_status run_interp_timed(ct_looptree *t, const run_buffers *init, run_b
 	ct_status st = CT_OK;
 	for (int r = 0; r < repeat && st == CT_OK; r++) {
 		run_buffers_copy(work, init);
-		double t0 = run_now();
+		double t0 = ct_now();
 		st = ct_interp_run(t, (void *const *)work->data);
-		times[r] = run_now() - t0;
+		times[r] = ct_now() - t0;
 	}
 	if (st == CT_OK)
 		*median = run_median(times, repeat);

@@ -17,8 +17,6 @@ ct_status run_buffers_alloc(ct_kernel *k, run_buffers *b, bool fill);
 void run_buffers_copy(run_buffers *dst, const run_buffers *src);
 void run_buffers_free(run_buffers *b);
 
-/* Monotonic seconds. */
-double run_now(void);
 /* Median of t[0..n-1] (sorts t). */
 double run_median(double *t, int n);
 

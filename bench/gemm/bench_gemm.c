@@ -1,0 +1,267 @@
+/* bench_gemm.c: cachet's generated sgemm/dgemm vs OpenBLAS, 1 thread, as a table. */
+#include <cachet.h>
+#include <cblas.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/*
+ * Usage: bench_gemm [--big]   (run from the repository root)
+ * For each shape and type: the example kernel with M, N, K overridden, its
+ * C compiled and loaded through the code cache (a compile on the first run,
+ * a disk hit later), then C += A * B timed for cachet and for OpenBLAS
+ * (cblas_?gemm, row-major, 1 thread) on the same inputs. A measurement is
+ * enough back-to-back runs to last >= 0.2 s; the median of NMEAS is shown.
+ * cachet's result is checked against OpenBLAS's from the same C, with the
+ * verification tolerance of the type (ct_dtype_tolerance). % of peak is of
+ * the one-core FMA peak that ct_probe_run measures at the start.
+ */
+
+#define NMEAS 5
+#define MIN_SECONDS 0.2
+
+typedef void (*entry_fn)(void *const *args, const int64_t *params);
+
+typedef struct shape {
+	int64_t m, n, k;
+} shape;
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof *v, cmp_double);
+	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* One problem: the buffers both sides use, and what to call. */
+typedef struct problem {
+	ct_dtype t;
+	shape s;
+	void *a, *b, *c;
+	entry_fn entry;     /* cachet's entry point */
+	int64_t params[16]; /* the kernel's params in declaration order */
+} problem;
+
+static void run_cachet(const problem *p)
+{
+	void *const args[3] = {p->a, p->b, p->c};
+	p->entry(args, p->params);
+}
+
+static void run_blas(const problem *p)
+{
+	int m = (int)p->s.m, n = (int)p->s.n, k = (int)p->s.k;
+	if (p->t == CT_F32)
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, p->a, k, p->b,
+		            n, 1.0f, p->c, n);
+	else
+		cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0, p->a, k, p->b,
+		            n, 1.0, p->c, n);
+}
+
+/* Median seconds of one call of fn, over NMEAS measurements of >= MIN_SECONDS
+ * each (C keeps accumulating; inputs in [-1, 1] keep it finite). */
+static double time_it(void (*fn)(const problem *), const problem *p)
+{
+	double t0 = now();
+	fn(p); /* warm-up, and a first estimate */
+	double one = now() - t0;
+	long reps = one > 0 ? (long)ceil(MIN_SECONDS / one) : 1000;
+	if (reps < 1)
+		reps = 1;
+	double v[NMEAS];
+	for (int i = 0; i < NMEAS; i++) {
+		t0 = now();
+		for (long r = 0; r < reps; r++)
+			fn(p);
+		v[i] = (now() - t0) / (double)reps;
+	}
+	return median(v, NMEAS);
+}
+
+static void *alloc_buf(size_t bytes)
+{
+	size_t rounded = (bytes + 63) / 64 * 64;
+	return aligned_alloc(64, rounded ? rounded : 64);
+}
+
+/* Load the example of type t with sizes s; returns its entry point and fills
+ * params, NULL (a message printed) on error. */
+static entry_fn load_kernel(ct_ctx *ctx, ct_dtype t, shape s, int64_t *params, int maxp,
+                            const char **how, double *load_s)
+{
+	const char *path = t == CT_F32 ? "examples/sgemm.cachet" : "examples/dgemm.cachet";
+	ct_kernel *k = ct_kernel_parse_file(ctx, path);
+	if (!k) {
+		fprintf(stderr, "bench: %s: %s (run from the repository root)\n", path,
+		        ct_ctx_last_message(ctx));
+		return NULL;
+	}
+	char *src = NULL;
+	entry_fn fn = NULL;
+	if (ct_kernel_set_param(k, "M", s.m) != CT_OK ||
+	    ct_kernel_set_param(k, "N", s.n) != CT_OK ||
+	    ct_kernel_set_param(k, "K", s.k) != CT_OK || ct_kernel_recheck(k) != CT_OK ||
+	    ct_kernel_param_count(k) > maxp || !(src = ct_kernel_emit(k, NULL, NULL))) {
+		fprintf(stderr, "bench: %s: %s\n", path, ct_ctx_last_message(ctx));
+		goto out;
+	}
+	for (int i = 0; i < ct_kernel_param_count(k); i++)
+		params[i] = ct_kernel_param_value(k, i, NULL);
+	ct_module *m;
+	ct_load_info info;
+	if (ct_module_load(ctx, src, strlen(src), NULL, &m, &info) != CT_OK) {
+		fprintf(stderr, "bench: %s: %s\n", path, ct_ctx_last_message(ctx));
+		goto out;
+	}
+	char sym[160];
+	snprintf(sym, sizeof sym, "cachet_%s_entry", ct_kernel_name(k));
+	void *addr = ct_module_symbol(m, sym);
+	if (!addr) {
+		fprintf(stderr, "bench: %s: no symbol %s\n", path, sym);
+		goto out;
+	}
+	memcpy(&fn, &addr, sizeof fn);
+	*how = info.how;
+	*load_s = info.seconds;
+out:
+	free(src);
+	ct_kernel_free(k);
+	return fn;
+}
+
+/* Benchmark one shape and type; prints one row. Returns 0 ok, 1 mismatch,
+ * -1 error. */
+static int bench_one(ct_ctx *ctx, const ct_probe_info *pi, ct_dtype t, shape s, double *compile_s)
+{
+	size_t es = ct_dtype_size(t);
+	int64_t na = s.m * s.k, nb = s.k * s.n, nc = s.m * s.n;
+	problem p = {.t = t, .s = s};
+	const char *how = "";
+	double load_s = 0;
+	p.entry = load_kernel(ctx, t, s, p.params, 16, &how, &load_s);
+	if (!p.entry)
+		return -1;
+	if (strcmp(how, "compiled") == 0)
+		*compile_s += load_s;
+	void *c0 = alloc_buf((size_t)nc * es), *c_blas = alloc_buf((size_t)nc * es);
+	p.a = alloc_buf((size_t)na * es);
+	p.b = alloc_buf((size_t)nb * es);
+	p.c = alloc_buf((size_t)nc * es);
+	if (!c0 || !c_blas || !p.a || !p.b || !p.c) {
+		fprintf(stderr, "bench: out of memory\n");
+		return -1;
+	}
+	ct_fill_random(p.a, t, na, 1, 0);
+	ct_fill_random(p.b, t, nb, 1, 1);
+	ct_fill_random(c0, t, nc, 1, 2);
+
+	/* correctness: one run of each from the same C */
+	memcpy(p.c, c0, (size_t)nc * es);
+	run_cachet(&p);
+	void *c_cachet = p.c;
+	p.c = c_blas;
+	memcpy(p.c, c0, (size_t)nc * es);
+	run_blas(&p);
+	double err = ct_max_rel_error(c_cachet, c_blas, t, nc);
+	int ok = err <= ct_dtype_tolerance(t);
+
+	/* speed: each side on its own copy of C */
+	double tb = time_it(run_blas, &p);
+	p.c = c_cachet;
+	double tc = time_it(run_cachet, &p);
+
+	double flop = 2.0 * (double)s.m * (double)s.n * (double)s.k;
+	double gc = flop / tc * 1e-9, gb = flop / tb * 1e-9;
+	double peak = t == CT_F32 ? pi->gflops_f32_core : pi->gflops_f64_core;
+	char name[64];
+	if (s.m == s.n && s.n == s.k)
+		snprintf(name, sizeof name, "%lld", (long long)s.m);
+	else
+		snprintf(name, sizeof name, "%lldx%lldx%lld", (long long)s.m, (long long)s.n,
+		         (long long)s.k);
+	printf("%-16s %-4s %10.2f %10.2f %7.2f %9.1f%% %9.1f%% %10.2e  %s\n", name,
+	       ct_dtype_name(t), gc, gb, gc / gb, peak > 0 ? 100 * gc / peak : 0.0,
+	       peak > 0 ? 100 * gb / peak : 0.0, err, ok ? "ok" : "MISMATCH");
+	fflush(stdout);
+	free(c0);
+	free(c_blas);
+	free(c_cachet);
+	free(p.a);
+	free(p.b);
+	return ok ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+	int big = 0;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--big") == 0) {
+			big = 1;
+		} else {
+			fprintf(stderr, "usage: bench_gemm [--big]\n");
+			return 2;
+		}
+	}
+	ct_ctx *ctx = ct_ctx_new();
+	if (!ctx)
+		return 1;
+	openblas_set_num_threads(1);
+	ct_probe_info pi;
+	if (ct_probe_run(ctx, CT_PROBE_MEASURE_FLOPS, &pi) != CT_OK) {
+		fprintf(stderr, "bench: probe: %s\n", ct_ctx_last_message(ctx));
+		return 1;
+	}
+	static const int64_t sizes[] = {32, 64, 100, 127, 256, 257, 512, 1000, 1024, 2048, 4096};
+	int nsizes = (int)(sizeof sizes / sizeof *sizes) - (big ? 0 : 1);
+	static const shape rect[] = {{2048, 32, 2048}, {32, 2048, 2048}, {2048, 2048, 32}};
+	shape shapes[16];
+	int nshapes = 0;
+	for (int i = 0; i < nsizes; i++)
+		shapes[nshapes++] = (shape){sizes[i], sizes[i], sizes[i]};
+	for (size_t i = 0; i < sizeof rect / sizeof *rect; i++)
+		shapes[nshapes++] = rect[i];
+
+	printf("gemm C += A * B, row-major, 1 thread: cachet (examples/sgemm|dgemm.cachet, "
+	       "cc -O3 -march=native) vs OpenBLAS %s\n",
+	       openblas_get_config());
+	printf("cpu: %s; measured FMA peak of one core: f32 %.1f GFLOP/s, f64 %.1f GFLOP/s "
+	       "(%.2f GHz)\n",
+	       pi.model, pi.gflops_f32_core, pi.gflops_f64_core, pi.ghz);
+	printf("median of %d measurements of >= %.1f s each; tolerance f32 %.0e, f64 %.0e "
+	       "(max relative error vs OpenBLAS)\n\n",
+	       NMEAS, MIN_SECONDS, ct_dtype_tolerance(CT_F32), ct_dtype_tolerance(CT_F64));
+	printf("%-16s %-4s %10s %10s %7s %10s %10s %10s\n", "size (MxNxK)", "type", "cachet",
+	       "openblas", "ratio", "cachet", "openblas", "max err");
+	printf("%-16s %-4s %10s %10s %7s %10s %10s\n", "", "", "GFLOP/s", "GFLOP/s", "", "% peak",
+	       "% peak");
+	double t0 = now(), compile_s = 0;
+	int bad = 0;
+	for (int i = 0; i < nshapes; i++)
+		for (int ti = 0; ti < 2; ti++) {
+			int r =
+			    bench_one(ctx, &pi, ti == 0 ? CT_F32 : CT_F64, shapes[i], &compile_s);
+			if (r < 0)
+				return 1;
+			bad += r;
+		}
+	printf("\n%d of %d results within tolerance; total %.1f s (compiles %.1f s)\n",
+	       2 * nshapes - bad, 2 * nshapes, now() - t0, compile_s);
+	ct_ctx_free(ctx);
+	return bad ? 1 : 0;
+}

@@ -1,0 +1,21 @@
+#!/bin/sh
+# bench-deps.sh: install the Debian packages the benchmarks compare against (OpenBLAS, libxsmm) when missing.
+set -e
+PKGS="libopenblas-dev"
+# libxsmm is only packaged for some architectures and releases
+if apt-cache policy libxsmm-dev 2>/dev/null | grep -q 'Candidate: [0-9]'; then
+	PKGS="$PKGS libxsmm-dev"
+fi
+missing=""
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+echo "bench-deps: installing missing Debian packages:$missing"
+if [ "$(id -u)" != 0 ]; then
+	echo "bench-deps: run 'make bench-deps' as root (or install:$missing)" >&2
+	exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q >/dev/null
+apt-get install -y -q --no-install-recommends $missing >/dev/null
