@@ -86,6 +86,15 @@ expect "run native second process" 0 '"code_cache": "disk"' "$CACHET" run "$good
 expect "run native no cache" 0 '"code_cache": "compiled"' env CACHET_NO_CACHE=1 "$CACHET" run "$good" --json
 expect "run with --cc clang" 0 '"verified": true' env CACHET_NO_CACHE=1 "$CACHET" run "$good" --cc clang --json
 expect "run with a missing compiler" 1 "compiler 'nosuchcc' not found" env CACHET_NO_CACHE=1 "$CACHET" run "$good" --cc nosuchcc
+# a compiler that miscompiles (doubles become triples): the run must say so and exit 1
+cat >"$tmp/badcc" <<'SH'
+#!/bin/sh
+for a in "$@"; do case "$a" in *.c) sed -i 's/ \* 2\.0f/ * 3.0f/' "$a" ;; esac; done
+exec cc "$@"
+SH
+chmod +x "$tmp/badcc"
+expect "verification mismatch exits 1" 1 "MISMATCH in array B" env CACHET_NO_CACHE=1 "$CACHET" run "$good" --cc "$tmp/badcc"
+expect "verification mismatch json" 1 '"verified": false' env CACHET_NO_CACHE=1 "$CACHET" run "$good" --cc "$tmp/badcc" --json
 expect "cache path" 0 "^$CACHET_CACHE_DIR\$" "$CACHET" cache path
 expect "cache stats" 0 "entries +[1-9]" "$CACHET" cache stats
 expect "cache verify" 0 "0 bad entries" "$CACHET" cache verify
