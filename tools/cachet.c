@@ -516,6 +516,16 @@ static int cmd_demo(cli *c)
 		c->json = 0;
 		rc = run_kernel(ctx, k, c);
 	}
+	if (!rc) {
+		printf("\n== Its cache behaviour on this machine's caches (cachet simulate) ==\n");
+		ct_sim_result r;
+		ct_status st = ct_kernel_simulate(k, NULL, &r);
+		if (st)
+			rc = fail(ctx, st);
+		else
+			print_sim_text(k, &r);
+		ct_sim_result_free(&r);
+	}
 	if (!rc)
 		printf("\nThe schedule changed only the order of the iterations: the result equals the\n"
 		       "unscheduled reference. Try: cachet lower examples/matmul.cachet --json\n");
