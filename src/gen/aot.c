@@ -68,6 +68,21 @@ static char *make_header(const ct_kernel *k)
 	char *proto = gen_c_prototype(k);
 	if (!proto)
 		return NULL;
+	/* C++ has no `restrict`: spell it through a macro the header defines */
+	ct_buf p;
+	ct_buf_init(&p);
+	for (const char *q = proto; *q; q++) {
+		if (strncmp(q, "*restrict ", 10) == 0) {
+			ct_buf_puts(&p, "*CACHET_RESTRICT ");
+			q += 9;
+		} else {
+			ct_buf_putc(&p, *q);
+		}
+	}
+	free(proto);
+	char *body = ct_buf_take(&p);
+	if (!body)
+		return NULL;
 	ct_buf b;
 	ct_buf_init(&b);
 	ct_buf_printf(&b,
@@ -75,10 +90,12 @@ static char *make_header(const ct_kernel *k)
 		      " * Link with -l%s (static: also -lm). Arrays are dense, in the layout given\n"
 		      " * per argument; runtime sizes come last. */\n"
 		      "#ifndef CACHET_%s_H\n#define CACHET_%s_H\n\n#include <stdint.h>\n\n"
+		      "#ifndef CACHET_RESTRICT\n#ifdef __cplusplus\n#define CACHET_RESTRICT __restrict\n"
+		      "#else\n#define CACHET_RESTRICT restrict\n#endif\n#endif\n\n"
 		      "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n%s\n"
 		      "#ifdef __cplusplus\n}\n#endif\n#endif\n",
-		      k->name, k->name, CACHET_VERSION, k->name, k->name, k->name, proto);
-	free(proto);
+		      k->name, k->name, CACHET_VERSION, k->name, k->name, k->name, body);
+	free(body);
 	return ct_buf_take(&b);
 }
 

@@ -50,6 +50,11 @@ cc -I"$tmp/pkg" "$tmp/main.c" "$tmp/pkg/libscale2.a" -lm -o "$tmp/main_static" &
 check $? "static link runs"
 cc -I"$tmp/pkg" "$tmp/main.c" -L"$tmp/pkg" -lscale2 -Wl,-rpath,"$tmp/pkg" -o "$tmp/main_shared" && "$tmp/main_shared" >/dev/null
 check $? "shared link runs"
+cp "$tmp/main.c" "$tmp/main.cc"
+if command -v g++ >/dev/null 2>&1; then
+	g++ -I"$tmp/pkg" "$tmp/main.cc" "$tmp/pkg/libscale2.a" -lm -o "$tmp/main_cxx" && "$tmp/main_cxx" >/dev/null
+	check $? "C++ program includes the header and links"
+fi
 "$CACHET" build "$tmp/k.cachet" >/dev/null 2>&1
 test $? = 2
 check $? "build without -o is a usage error"
