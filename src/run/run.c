@@ -7,9 +7,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
-/* Arrays larger than this in total are refused rather than risking the OOM killer. */
-#define RUN_MAX_BYTES ((int64_t)16 << 30)
+/* A run holds up to three copies of the arrays (inputs, result, reference):
+ * each copy may take a quarter of the physical memory, so that a too-large
+ * problem is refused with a message instead of meeting the OOM killer. */
+static int64_t run_max_bytes(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+	if (pages <= 0 || size <= 0)
+		return (int64_t)4 << 30;
+	return (int64_t)pages / 4 * (int64_t)size;
+}
 
 void ct_run_options_init(ct_run_options *o)
 {
@@ -54,7 +63,7 @@ ct_status run_buffers_alloc(ct_kernel *k, run_buffers *b, bool fill)
 		run_buffers_free(b);
 		return ct_error(ctx, CT_ERR_NOMEM, "out of memory");
 	}
-	int64_t total = 0;
+	int64_t total = 0, max_bytes = run_max_bytes();
 	for (int i = 0; i < b->n; i++) {
 		int64_t n = ct_kernel_array_elements(k, i), bytes;
 		if (n < 0) {
@@ -63,9 +72,11 @@ ct_status run_buffers_alloc(ct_kernel *k, run_buffers *b, bool fill)
 					k->arrays[i].name);
 		}
 		if (!ct_mul_ok(n, (int64_t)ct_dtype_size(k->arrays[i].type), &bytes) ||
-		    !ct_add_ok(total, bytes, &total) || total > RUN_MAX_BYTES) {
+		    !ct_add_ok(total, bytes, &total) || total > max_bytes) {
 			run_buffers_free(b);
-			return ct_error(ctx, CT_ERR_LIMIT, "arrays need more than %lld bytes", (long long)RUN_MAX_BYTES);
+			return ct_error(ctx, CT_ERR_LIMIT,
+					"the arrays need more than %lld bytes (a quarter of this machine's memory)",
+					(long long)max_bytes);
 		}
 		b->bytes[i] = bytes;
 		/* 64-byte alignment (a cache line, an AVX-512 vector); never size 0 */
