@@ -1460,16 +1460,11 @@ static bool parse_split(parser *p)
 	return true;
 }
 
-static void parse_schedule(parser *p)
+/* The `{ item item ... }` of a schedule or plan block opened by keyword t:
+ * items separated by new lines or ';', each parsed by item(); after a bad
+ * item the parser resynchronises and goes on, so one run reports several. */
+static void parse_block_items(parser *p, const tok *t, const char *what, bool (*item)(parser *p))
 {
-	tok *t = cur(p);
-	next(p);
-	if (p->seen_schedule)
-		perr(p, tpos(t), "second 'schedule' block (write one)");
-	else if (p->seen_plan)
-		perr(p, tpos(t), "'schedule' must come before 'plan'");
-	p->seen_schedule = true;
-	p->after_logic = true;
 	if (!expect(p, T_LBRACE)) {
 		sync(p, p->i);
 		return;
@@ -1481,8 +1476,7 @@ static void parse_schedule(parser *p)
 			return;
 		}
 		if (it->kind == T_EOF) {
-			perr(p, tpos(it), "missing '}' (the schedule at line %d is not closed)",
-			     t->line);
+			perr(p, tpos(it), "missing '}' (the %s at line %d is not closed)", what, t->line);
 			return;
 		}
 		if (it->kind == T_SEMI) {
@@ -1491,16 +1485,30 @@ static void parse_schedule(parser *p)
 		}
 		int st = p->i;
 		if (!sep_ok(p))
-			perr(p, tpos(it),
-			     "expected a new line or ';' before the next schedule item");
-		bool ok;
-		if (at_word(p, "reorder") && peek(p, 1)->kind == T_LPAREN)
-			ok = parse_reorder(p);
-		else
-			ok = parse_split(p);
-		if (!ok)
+			perr(p, tpos(it), "expected a new line or ';' before the next %s item", what);
+		if (!item(p))
 			sync(p, st);
 	}
+}
+
+static bool parse_schedule_item(parser *p)
+{
+	if (at_word(p, "reorder") && peek(p, 1)->kind == T_LPAREN)
+		return parse_reorder(p);
+	return parse_split(p);
+}
+
+static void parse_schedule(parser *p)
+{
+	tok *t = cur(p);
+	next(p);
+	if (p->seen_schedule)
+		perr(p, tpos(t), "second 'schedule' block (write one)");
+	else if (p->seen_plan)
+		perr(p, tpos(t), "'schedule' must come before 'plan'");
+	p->seen_schedule = true;
+	p->after_logic = true;
+	parse_block_items(p, t, "schedule", parse_schedule_item);
 }
 
 /* ------------------------------------------------------------ plan */
@@ -1854,6 +1862,13 @@ static bool parse_loop_item(parser *p)
 	return true;
 }
 
+static bool parse_plan_item(parser *p)
+{
+	if (cur(p)->kind == T_IDENT && peek(p, 1)->kind == T_ASSIGN)
+		return parse_cache(p);
+	return parse_loop_item(p);
+}
+
 static void parse_plan(parser *p)
 {
 	tok *t = cur(p);
@@ -1900,36 +1915,7 @@ static void parse_plan(parser *p)
 			return;
 		}
 	}
-	if (!expect(p, T_LBRACE)) {
-		sync(p, p->i);
-		return;
-	}
-	for (;;) {
-		tok *it = cur(p);
-		if (it->kind == T_RBRACE) {
-			next(p);
-			return;
-		}
-		if (it->kind == T_EOF) {
-			perr(p, tpos(it), "missing '}' (the plan at line %d is not closed)",
-			     t->line);
-			return;
-		}
-		if (it->kind == T_SEMI) {
-			next(p);
-			continue;
-		}
-		int st = p->i;
-		if (!sep_ok(p))
-			perr(p, tpos(it), "expected a new line or ';' before the next plan item");
-		bool ok;
-		if (it->kind == T_IDENT && peek(p, 1)->kind == T_ASSIGN)
-			ok = parse_cache(p);
-		else
-			ok = parse_loop_item(p);
-		if (!ok)
-			sync(p, st);
-	}
+	parse_block_items(p, t, "plan", parse_plan_item);
 }
 
 /* ------------------------------------------------------------ file */
