@@ -31,6 +31,7 @@ typedef struct cg {
 	char **pname;           /* C names of params */
 	const char **lname;     /* C names of lets (as kgen returned them) */
 	char **stride;          /* per array, per dim: stride as C text */
+	ct_arena arena;         /* bound expressions built while generating */
 	bool failed;
 } cg;
 
@@ -149,6 +150,20 @@ static void put_bx(cg *g, ct_buf *b, const bx *x)
 	}
 }
 
+/* The element count of the dimensions of array a after position r of its
+ * layout (its stride there), as a folded bound expression: a constant when
+ * every size is known, else a product of runtime params. */
+static const bx *layout_product(cg *g, int a, int from)
+{
+	const ir_array *arr = &g->k->arrays[a];
+	const bx *p = bx_const(&g->arena, 1);
+	for (int r = from; r < arr->rank && p; r++) {
+		const bx *e = bx_from_aff(&g->arena, g->k, arr->ext[arr->order[r]]);
+		p = e ? bx_bin(&g->arena, BX_MUL, p, e) : NULL;
+	}
+	return p;
+}
+
 /* Strides of every array as C text, from its layout (most major first). */
 static bool make_strides(cg *g)
 {
@@ -158,43 +173,17 @@ static bool make_strides(cg *g)
 		return false;
 	for (int a = 0; a < k->narrays; a++) {
 		const ir_array *arr = &k->arrays[a];
-		ct_buf acc;
-		ct_buf_init(&acc);
-		ct_buf_puts(&acc, "1");
-		for (int r = arr->rank - 1; r >= 0; r--) {
-			int d = arr->order[r];
-			char *s = strdup(acc.s ? acc.s : "1");
-			if (!s) {
-				ct_buf_free(&acc);
+		for (int r = 0; r < arr->rank; r++) {
+			const bx *st = layout_product(g, a, r + 1);
+			if (!st)
 				return false;
-			}
-			g->stride[a * IR_MAX_RANK + d] = s;
-			ct_buf e;
-			ct_buf_init(&e);
-			put_aff(g, &e, arr->ext[d]);
-			ct_buf next;
-			ct_buf_init(&next);
-			bool one = strcmp(s, "1") == 0;
-			char *endp;
-			long long sv = strtoll(s, &endp, 10), ev = e.s ? strtoll(e.s, NULL, 10) : 0;
-			bool sconst = *endp == 0;
-			char *eend;
-			if (e.s)
-				strtoll(e.s, &eend, 10);
-			bool econst = e.s && *eend == 0;
-			if (sconst && econst)
-				ct_buf_printf(&next, "%lld", sv * ev);
-			else if (one)
-				ct_buf_printf(&next, "%s", e.s ? e.s : "0");
-			else
-				ct_buf_printf(&next, "%s * (%s)", s, e.s ? e.s : "0");
-			ct_buf_free(&e);
-			ct_buf_free(&acc);
-			acc = next;
-			if (acc.failed)
+			ct_buf b;
+			ct_buf_init(&b);
+			put_bx(g, &b, st);
+			g->stride[a * IR_MAX_RANK + arr->order[r]] = ct_buf_take(&b);
+			if (!g->stride[a * IR_MAX_RANK + arr->order[r]])
 				return false;
 		}
-		ct_buf_free(&acc);
 	}
 	return true;
 }
@@ -658,25 +647,18 @@ static void gen_temps(cg *g, bool *heap)
 		heap[a] = false;
 		if (arr->role != CT_TEMP)
 			continue;
+		const bx *elems = layout_product(g, a, 0);
+		if (!elems) {
+			g->failed = true;
+			return;
+		}
+		int64_t count = 0;
+		bool constant = bx_is_const(elems, &count);
 		ct_buf n;
 		ct_buf_init(&n);
-		bool constant = true;
-		int64_t count = 1;
-		for (int d = 0; d < arr->rank; d++) {
-			ct_buf e;
-			ct_buf_init(&e);
-			put_aff(g, &e, arr->ext[d]);
-			char *end;
-			long long v = strtoll(e.s ? e.s : "x", &end, 10);
-			if (*end)
-				constant = false;
-			else if (!ct_mul_ok(count, v, &count))
-				constant = false;
-			ct_buf_printf(&n, "%s(%s)", d ? " * " : "", e.s ? e.s : "0");
-			ct_buf_free(&e);
-		}
+		put_bx(g, &n, elems);
 		const char *ty = ir_dtype_c(arr->type);
-		if (constant && count * (int64_t)ct_dtype_size(arr->type) <= CG_STACK_TEMP_BYTES) {
+		if (constant && count <= CG_STACK_TEMP_BYTES / (int64_t)ct_dtype_size(arr->type)) {
 			char decl[64];
 			snprintf(decl, sizeof decl, "_Alignas(64) %s", ty);
 			char name[300];
@@ -712,6 +694,7 @@ static bool cg_init(cg *g, ct_looptree *t)
 	g->t = t;
 	g->k = t->k;
 	const ct_kernel *k = t->k;
+	ct_arena_init(&g->arena, k->ctx);
 	g->pval = calloc((size_t)k->nparams + 1, sizeof *g->pval);
 	g->aname = calloc((size_t)k->narrays + 1, sizeof *g->aname);
 	g->iname = calloc((size_t)k->nindices + 1, sizeof *g->iname);
@@ -739,6 +722,8 @@ static void cg_free(cg *g)
 	free(g->lname);
 	free_names(g->stride, k->narrays * IR_MAX_RANK);
 	kg_free(g->kg);
+	if (g->arena.ctx)
+		ct_arena_free(&g->arena);
 }
 
 /* The uniform entry: unpack args[] and params[] and call the kernel. */

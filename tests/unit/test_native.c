@@ -6,13 +6,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Parse text, run it natively with verification; true when verified. */
-static bool native_ok(const char *name, const char *text)
+/* Parse text, give runtime param L the value l (if l > 0), run it natively
+ * with verification; true when verified. */
+static bool native_ok_with(const char *name, const char *text, int64_t l)
 {
 	ct_ctx *ctx = ct_ctx_new();
 	ct_kernel *k = ct_kernel_parse(ctx, text, strlen(text), name);
+	if (k && l > 0 && (ct_kernel_set_param(k, "L", l) || ct_kernel_recheck(k))) {
+		ct_kernel_free(k);
+		k = NULL;
+	}
 	if (!k) {
-		fprintf(stderr, "%s: parse failed: %s\n%s\n", name, ct_ctx_diag_render(ctx, 0), text);
+		fprintf(stderr, "%s: parse failed: %s %s\n%s\n", name, ct_ctx_diag_render(ctx, 0),
+			ct_ctx_last_message(ctx), text);
 		ct_ctx_free(ctx);
 		return false;
 	}
@@ -28,11 +34,32 @@ static bool native_ok(const char *name, const char *text)
 	return ok;
 }
 
+static bool native_ok(const char *name, const char *text) { return native_ok_with(name, text, 0); }
+
 static void one(const char *name, const char *text)
 {
 	h_begin(name);
 	CHECKF(native_ok(name, text), "%s", name);
 	h_end();
+}
+
+/* Runtime sizes in strides, in a heap temp and in a column-major output, at
+ * several values of L (primes give tails). */
+static void runtime_strides(void)
+{
+	static const char *text =
+		"kernel rt2\nparam L : runtime\nparam C = 3\narray A : f64[L, C, L] input\n"
+		"array T : f64[L, C] temp\narray B : f64[L, C] output layout=col_major\n"
+		"for (i: L, j: C) {\n  T[i, j] = A[i, j, 0] + A[i, j, L-1]\n  B[i, j] = T[i, j] * 2\n}\n"
+		"schedule {\n  ii = split(i, 4)\n}\n";
+	static const int64_t ls[] = {1, 4, 37, 100};
+	for (size_t i = 0; i < sizeof ls / sizeof ls[0]; i++) {
+		char name[64];
+		snprintf(name, sizeof name, "runtime strides and temp, L=%lld", (long long)ls[i]);
+		h_begin(name);
+		CHECKF(native_ok_with(name, text, ls[i]), "%s", name);
+		h_end();
+	}
 }
 
 /* Every chain-respecting order of the tiled matmul (all 90, as in
@@ -146,5 +173,6 @@ int main(void)
 	matmul_orders();
 	all_types();
 	more_kernels();
+	runtime_strides();
 	return h_report();
 }
