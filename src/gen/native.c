@@ -88,51 +88,32 @@ static ct_status generate_and_load(ct_kernel *k, gen_entry_fn *entry, ct_run_res
 	return CT_OK;
 }
 
+/* A loaded kernel and its param values: one native run (run_once_fn). */
+typedef struct native_call {
+	gen_entry_fn entry;
+	const int64_t *params;
+} native_call;
+
+static ct_status native_once(void *ud, void *const *buffers)
+{
+	const native_call *c = ud;
+	c->entry(buffers, c->params);
+	return CT_OK;
+}
+
 ct_status run_native(ct_kernel *k, const ct_run_options *o, ct_run_result *r)
 {
-	ct_ctx *ctx = k->ctx;
-	gen_entry_fn entry = NULL;
-	ct_status st = load_entry(k, &entry, r);
+	native_call call = {NULL, NULL};
+	ct_status st = load_entry(k, &call.entry, r);
 	if (st)
 		return st;
 	r->threads = 1;
 	int64_t *params = calloc((size_t)k->nparams + 1, sizeof *params);
-	double *times = calloc((size_t)o->repeat, sizeof *times);
-	run_buffers init, work, want;
-	memset(&init, 0, sizeof init);
-	memset(&work, 0, sizeof work);
-	memset(&want, 0, sizeof want);
-	if (!params || !times) {
-		st = ct_error(ctx, CT_ERR_NOMEM, "out of memory");
-		goto out;
-	}
+	if (!params)
+		return ct_error(k->ctx, CT_ERR_NOMEM, "out of memory");
 	ir_param_values(k, params);
-	st = run_buffers_alloc(k, &init, true);
-	if (!st)
-		st = run_buffers_alloc(k, &work, false);
-	for (int i = 0; i < o->repeat && !st; i++) {
-		run_buffers_copy(&work, &init);
-		double t0 = ct_now();
-		entry((void *const *)work.data, params);
-		times[i] = ct_now() - t0;
-	}
-	if (st)
-		goto out;
-	r->seconds = run_median(times, o->repeat);
-	double fl = ct_kernel_flops(k);
-	r->gflops = r->seconds > 0 && fl > 0 ? fl / r->seconds * 1e-9 : 0;
-	if (o->verify) {
-		st = run_buffers_alloc(k, &want, false);
-		if (!st)
-			st = run_reference(k, &init, &want);
-		if (!st)
-			st = run_verify(k, &work, &want, r);
-	}
-out:
-	run_buffers_free(&init);
-	run_buffers_free(&work);
-	run_buffers_free(&want);
+	call.params = params;
+	st = run_measure(k, o, native_once, &call, r);
 	free(params);
-	free(times);
 	return st;
 }

@@ -138,25 +138,47 @@ ct_status run_verify(ct_kernel *k, const run_buffers *got, const run_buffers *wa
 	return CT_OK;
 }
 
-/* Run the scheduled tree `repeat` times on fresh copies of the inputs and
- * keep the median time; the buffers end with the last run's result. */
-static ct_status run_interp_timed(ct_looptree *t, const run_buffers *init, run_buffers *work, int repeat,
-				  double *median)
+ct_status run_measure(ct_kernel *k, const ct_run_options *o, run_once_fn once, void *ud, ct_run_result *r)
 {
-	double *times = calloc((size_t)repeat, sizeof *times);
-	if (!times)
-		return ct_error(t->k->ctx, CT_ERR_NOMEM, "out of memory");
-	ct_status st = CT_OK;
-	for (int r = 0; r < repeat && st == CT_OK; r++) {
-		run_buffers_copy(work, init);
+	ct_ctx *ctx = k->ctx;
+	run_buffers init, work, want;
+	memset(&init, 0, sizeof init);
+	memset(&work, 0, sizeof work);
+	memset(&want, 0, sizeof want);
+	double *times = calloc((size_t)o->repeat, sizeof *times);
+	ct_status st = times ? run_buffers_alloc(k, &init, true) : ct_error(ctx, CT_ERR_NOMEM, "out of memory");
+	if (!st)
+		st = run_buffers_alloc(k, &work, false);
+	/* every timed run starts from the same inputs; the copy is not timed */
+	for (int i = 0; i < o->repeat && !st; i++) {
+		run_buffers_copy(&work, &init);
 		double t0 = ct_now();
-		st = ct_interp_run(t, (void *const *)work->data);
-		times[r] = ct_now() - t0;
+		st = once(ud, (void *const *)work.data);
+		times[i] = ct_now() - t0;
 	}
-	if (st == CT_OK)
-		*median = run_median(times, repeat);
+	if (!st) {
+		r->seconds = run_median(times, o->repeat);
+		double fl = ct_kernel_flops(k);
+		r->gflops = r->seconds > 0 && fl > 0 ? fl / r->seconds * 1e-9 : 0;
+	}
+	if (!st && o->verify) {
+		st = run_buffers_alloc(k, &want, false);
+		if (!st)
+			st = run_reference(k, &init, &want);
+		if (!st)
+			st = run_verify(k, &work, &want, r);
+	}
+	run_buffers_free(&init);
+	run_buffers_free(&work);
+	run_buffers_free(&want);
 	free(times);
 	return st;
+}
+
+/* One interpreter run of a scheduled tree (run_once_fn). */
+static ct_status interp_once(void *ud, void *const *buffers)
+{
+	return ct_interp_run(ud, buffers);
 }
 
 ct_status run_reference(ct_kernel *k, const run_buffers *init, run_buffers *want)
@@ -192,33 +214,11 @@ ct_status ct_kernel_run(ct_kernel *k, const ct_run_options *o, ct_run_result *r)
 	if (o->engine == CT_ENGINE_NATIVE)
 		return run_native(k, o, r);
 
-	run_buffers init, work, want;
-	memset(&want, 0, sizeof want);
-	memset(&work, 0, sizeof work);
-	ct_status st = run_buffers_alloc(k, &init, true);
-	if (st)
-		return st;
-	st = run_buffers_alloc(k, &work, false);
-	ct_looptree *t = st ? NULL : ct_kernel_lower(k, 1);
-	if (!st && !t)
-		st = ct_ctx_last_status(ctx);
-	if (!st)
-		st = run_interp_timed(t, &init, &work, o->repeat, &r->seconds);
-	if (!st) {
-		r->threads = 1;
-		double fl = ct_kernel_flops(k);
-		r->gflops = r->seconds > 0 && fl > 0 ? fl / r->seconds * 1e-9 : 0;
-	}
-	if (!st && o->verify) {
-		st = run_buffers_alloc(k, &want, false);
-		if (!st)
-			st = run_reference(k, &init, &want);
-		if (!st)
-			st = run_verify(k, &work, &want, r);
-	}
+	ct_looptree *t = ct_kernel_lower(k, 1);
+	if (!t)
+		return ct_ctx_last_status(ctx);
+	r->threads = 1;
+	ct_status st = run_measure(k, o, interp_once, t, r);
 	ct_looptree_free(t);
-	run_buffers_free(&init);
-	run_buffers_free(&work);
-	run_buffers_free(&want);
 	return st;
 }

@@ -26,6 +26,15 @@ ct_status run_reference(ct_kernel *k, const run_buffers *init, run_buffers *want
  * max_rel_error, mismatch_array; CT_ERR_VERIFY on mismatch. */
 ct_status run_verify(ct_kernel *k, const run_buffers *got, const run_buffers *want, ct_run_result *r);
 
+/* One run of a kernel on buffers (one per array); the interpreter and the
+ * native engine each give theirs to run_measure. */
+typedef ct_status (*run_once_fn)(void *ud, void *const *buffers);
+/* Fill the inputs deterministically, call once() o->repeat times (each on a
+ * fresh copy of the inputs, timed without the copy), set r->seconds (median)
+ * and r->gflops, and verify the last result against the unscheduled
+ * reference when o->verify (CT_ERR_VERIFY on a mismatch). */
+ct_status run_measure(ct_kernel *k, const ct_run_options *o, run_once_fn once, void *ud, ct_run_result *r);
+
 /* The native engine (src/gen): compile (or fetch from the code cache), run
  * and verify. Fills r; CT_ERR_UNSUPPORTED where no native engine is built. */
 ct_status run_native(ct_kernel *k, const ct_run_options *o, ct_run_result *r);
