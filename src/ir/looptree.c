@@ -711,6 +711,97 @@ static bool build_chains(lb *b)
 	return true;
 }
 
+/* Storage and index tables of a fresh tree: copies of the kernel's. */
+static bool init_tables(lb *b)
+{
+	ct_kernel *k = b->k;
+	ct_looptree *t = b->t;
+	t->narrays = k->narrays;
+	t->arrays = ct_arena_alloc(b->a, sizeof *t->arrays * (size_t)(k->narrays + 1));
+	t->ext = ct_arena_alloc(b->a, sizeof *t->ext * (size_t)(k->narrays + 1) * IR_MAX_RANK);
+	t->indices = ct_arena_alloc(b->a, sizeof *t->indices * (size_t)(k->nindices + 1));
+	if (!t->arrays || !t->ext || !t->indices)
+		return lb_fail(b, CT_ERR_NOMEM);
+	if (k->narrays)
+		memcpy(t->arrays, k->arrays, sizeof *t->arrays * (size_t)k->narrays);
+	if (k->nindices)
+		memcpy(t->indices, k->indices, sizeof *t->indices * (size_t)k->nindices);
+	for (int a = 0; a < k->narrays; a++)
+		for (int d = 0; d < k->arrays[a].rank && d < IR_MAX_RANK; d++) {
+			t->ext[a * IR_MAX_RANK + d] = bx_from_aff(b->a, k, k->arrays[a].ext[d]);
+			if (!t->ext[a * IR_MAX_RANK + d]) {
+				ct_error_at(k->ctx, CT_ERR_INPUT, k->file, k->arrays[a].ext_pos[d].line,
+				            k->arrays[a].ext_pos[d].col,
+				            "extent of array '%s' must be affine in params and fit in 64 bits",
+				            k->arrays[a].name);
+				return lb_fail(b, CT_ERR_INPUT);
+			}
+		}
+	return true;
+}
+
+static bool plan_has_caches(const ct_kernel *k)
+{
+	for (int i = 0; k->has_plan && i < k->nplan; i++)
+		if (k->plan[i].kind == PL_CACHE)
+			return true;
+	return false;
+}
+
+bool lt_param_values(const ct_looptree *t, int64_t *pv)
+{
+	const ct_kernel *k = t->k;
+	ir_param_values(k, pv);
+	bool ok = true;
+	for (int i = 0; i < t->nderived; i++)
+		pv[k->nparams + i] = bx_eval(t->derived[i], pv, &ok);
+	return ok;
+}
+
+ct_status lt_array_layout(const ct_looptree *t, const int64_t *pv, int a, int64_t *stride,
+                          int64_t *count)
+{
+	const ct_kernel *k = t->k;
+	if (a < 0 || a >= t->narrays)
+		return ct_error(k->ctx, CT_ERR_INPUT, "no storage %d", a);
+	const ir_array *ar = &t->arrays[a];
+	int64_t ext[IR_MAX_RANK];
+	bool ok = true;
+	if (ar->rank < 1 || ar->rank > IR_MAX_RANK)
+		return ct_error(k->ctx, CT_ERR_INPUT, "array '%s' has rank %d", ar->name, ar->rank);
+	for (int d = 0; d < ar->rank; d++) {
+		const bx *e = t->ext[a * IR_MAX_RANK + d];
+		if (!e)
+			return ct_error(k->ctx, CT_ERR_INPUT, "array '%s' has no extent %d", ar->name, d);
+		ext[d] = bx_eval(e, pv, &ok);
+		if (!ok)
+			return ct_error(k->ctx, CT_ERR_LIMIT, "extent of array '%s' overflows",
+			                ar->name);
+		if (ext[d] < 0)
+			return ct_error(k->ctx, CT_ERR_INPUT,
+			                "array '%s' has a negative extent (%lld)", ar->name,
+			                (long long)ext[d]);
+	}
+	/* order[] lists dimensions most major first: the last one is contiguous */
+	int64_t s = 1;
+	bool seen[IR_MAX_RANK] = {false};
+	for (int j = ar->rank - 1; j >= 0; j--) {
+		int d = ar->order[j];
+		if (d < 0 || d >= ar->rank || seen[d])
+			return ct_error(k->ctx, CT_ERR_INPUT, "array '%s' has a malformed layout",
+			                ar->name);
+		seen[d] = true;
+		stride[d] = s;
+		if (!ct_mul_ok(s, ext[d], &s))
+			return ct_error(k->ctx, CT_ERR_LIMIT, "array '%s' is too large", ar->name);
+	}
+	*count = s;
+	for (int d = 0; d < ar->rank; d++)
+		if (ext[d] == 0)
+			*count = 0;
+	return CT_OK;
+}
+
 ct_looptree *lt_build(ct_kernel *k, bool with_schedule)
 {
 	ct_ctx *ctx = k->ctx;
@@ -730,7 +821,7 @@ ct_looptree *lt_build(ct_kernel *k, bool with_schedule)
 	if (!ok)
 		b.st = CT_ERR_NOMEM;
 	if (ok)
-		ok = build_chains(&b);
+		ok = init_tables(&b) && build_chains(&b);
 	if (ok) {
 		nlist l = {NULL, 0, 0};
 		ok = build_nodes(&b, k->body, k->nbody, NULL, &l);
@@ -739,6 +830,13 @@ ct_looptree *lt_build(ct_kernel *k, bool with_schedule)
 	ct_free(ctx, b.off);
 	ct_free(ctx, b.win);
 	ct_free(ctx, b.end);
+	if (ok && b.st == CT_OK && !t->arena.failed && with_schedule && plan_has_caches(k)) {
+		b.st = plan_apply(t);
+		if (b.st != CT_OK) {
+			ct_looptree_free(t);
+			return NULL;
+		}
+	}
 	if (!ok || b.st != CT_OK || t->arena.failed) {
 		if (b.st == CT_OK)
 			ct_error(ctx, CT_ERR_NOMEM, "cannot build the loop tree");

@@ -29,12 +29,30 @@ bool bx_is_const(const bx *x, int64_t *v);
 /* Print as C (params by name) into b. */
 void bx_print(ct_buf *b, const ct_kernel *k, const bx *x);
 
+/*
+ * Affine terms that only statements of a planned tree use (the plan pass,
+ * src/plan, rewrites accesses inside cache regions with them), beyond
+ * AFF_PARAM and AFF_INDEX of ir.h:
+ *   AFF_LOOP id: the value of the loop variable of tree index id itself (the
+ *                innermost enclosing loop over id), NOT the sum of a chain
+ *                as AFF_INDEX means for an original index;
+ *   AFF_TRIP id: floor(v / step) for that loop's variable v and step
+ *                (consecutive iterations give consecutive values; the
+ *                multicache slot of a loop is this minus a constant).
+ * An AFF_PARAM term with id >= k->nparams names derived value
+ * t->derived[id - k->nparams]: a bound expression over params that is
+ * evaluated once per run (e.g. the start of a runtime tail).
+ */
+enum { AFF_LOOP = 2, AFF_TRIP = 3 };
+
 typedef enum lt_kind {
 	LT_LOOP,       /* for (index = lo; index < hi; index += step) kids */
 	LT_STMT,       /* stmt (ND_STMT) */
 	LT_LET,        /* stmt (ND_LET) */
-	LT_IF,         /* if (stmt->cond) kids else els */
-	LT_CACHE       /* a cache region (plans issue): cache, kids */
+	LT_IF,         /* if (stmt->cond) kids else els; or, when stmt is NULL,
+	                  if (guard[0] >= 0 && ... && guard[nguard-1] >= 0) kids */
+	LT_CACHE       /* a cache region: kids run in order (prologue copies,
+	                  the body, epilogue copies); cache = region number */
 } lt_kind;
 
 typedef struct lt_node {
@@ -47,8 +65,12 @@ typedef struct lt_node {
 	/* LT_STMT, LT_LET, LT_IF: the IR node (subscripts and conditions are in
 	 * original indices; see lt_orig_index) */
 	const ir_node *stmt;
-	/* LT_CACHE */
-	void *cache;
+	/* LT_IF without stmt: affine guards over params, AFF_LOOP and AFF_TRIP
+	 * terms (the bounds tests of halo copies) */
+	int nguard;
+	const aff *guard;
+	/* LT_CACHE: index into t->regions */
+	int cache;
 	int nkids;
 	struct lt_node **kids;
 	int nels;
@@ -56,20 +78,81 @@ typedef struct lt_node {
 	struct lt_node *parent;
 } lt_node;
 
+/* What a cache region does before and after its body. */
+typedef enum lt_prologue { LT_PRO_NONE, LT_PRO_COPY_IN, LT_PRO_ZERO_FILL } lt_prologue;
+typedef enum lt_epilogue { LT_EPI_NONE, LT_EPI_COPY_OUT, LT_EPI_REDUCE } lt_epilogue;
+
+/* One cache region: where one `cache(...)` of the plan lives in the tree
+ * (a cache yields several regions: main and tail versions of its loops, or
+ * statements under different loops). */
+typedef struct lt_region {
+	int item;              /* the PL_CACHE item of k->plan */
+	int source;            /* storage copied from: a kernel array or the parent cache's buffer */
+	int buffer;            /* storage the body uses: its buffer, or source when elided */
+	int index;             /* loop index at the cache position; -1 for an element-level cache */
+	int level;             /* 1 = innermost loop of the order; 0 for element level */
+	int trigger_index;     /* where the copies happen (multicache: outside index) */
+	int trigger_level;
+	int rank;              /* buffer rank: nmulti multicache dims, then the source's dims */
+	int nmulti;
+	const bx *shape[IR_MAX_RANK]; /* buffer extents (upper bounds for partial blocks) */
+	int order[IR_MAX_RANK];       /* buffer layout, most major first */
+	bool first_major, last_major; /* the layout is that one */
+	bool elided;
+	lt_prologue prologue;
+	lt_epilogue epilogue;
+	bool double_buffer;    /* requested and applied (a loop encloses the trigger) */
+	int temp;              /* double buffer: storage of the prefetch buffer; -1 otherwise */
+	lt_node *node;         /* the LT_CACHE node */
+} lt_region;
+
 struct ct_looptree {
 	ct_kernel *k;
 	ct_arena arena;
 	bool scheduled;
 	int nroots;
 	lt_node **roots;
+	/* Storage: the kernel's arrays (ids 0 .. k->narrays-1, copies of
+	 * k->arrays), then cache buffers (role CT_TEMP, named after their
+	 * cache). ext[a * IR_MAX_RANK + d]: the extents as bound expressions
+	 * over params (for kernel arrays, their ext[] folded). */
+	int narrays;
+	ir_array *arrays;
+	const bx **ext;
+	/* Derived values (AFF_PARAM ids k->nparams ..): nderived of them */
+	int nderived;
+	const bx **derived;
+	/* Indices: the kernel's (ids 0 .. k->nindices-1, copies of k->indices)
+	 * then the loop variables of cache copies (kind IX_LOOP, chain NULL,
+	 * named c0, c1, ... made unique) */
+	ir_index *indices;
+	/* Cache regions, in the order the plan made them */
+	int nregions;
+	lt_region *regions;
 	/* chain[i] lists the loop indices whose sum is original index i
 	 * (chain_len[i] of them; the original index itself first); only for
 	 * IX_LOOP indices. Without the schedule each chain is just {i}. */
 	int **chain;
 	int *chain_len;
-	/* number of loop-tree indices (= k->nindices) */
+	/* number of loop-tree indices (>= k->nindices) */
 	int nindices;
 };
+
+/* Param values then derived values of t: pv[k->nparams + t->nderived]
+ * (runtime params without a value count as 0). False on overflow or
+ * division by zero in a derived value. */
+bool lt_param_values(const ct_looptree *t, int64_t *pv);
+/* Element strides and count of storage a of t under pv (lt_param_values):
+ * the layout shared by the interpreter, the trace, the simulator and the
+ * generated code. CT_ERR_INPUT for a negative extent, CT_ERR_LIMIT on
+ * overflow (error on the kernel's ctx). */
+ct_status lt_array_layout(const ct_looptree *t, const int64_t *pv, int a, int64_t *stride,
+                          int64_t *count);
+
+/* Apply the plan's caches to a scheduled tree (src/plan/plan.c): adds
+ * regions, buffers, copy loops and rewrites accesses. CT_OK, or an error
+ * with the position of the offending plan argument on the kernel's ctx. */
+ct_status plan_apply(ct_looptree *t);
 
 /* Build the loop tree of k (with or without the schedule). NULL with an
  * error on k->ctx on failure. */
