@@ -1,5 +1,6 @@
 /* kernel.c: the public kernel API: parse, params, accessors, flop count, type and role names. */
 #include "lang/lang.h"
+#include "ir/looptree.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -39,6 +40,32 @@ const char *ct_role_name(ct_role r)
 	return "?";
 }
 
+/* Apply the plan once, so that its errors (which depend on the schedule:
+ * a level above the loops, blocks that cannot follow their uses) are
+ * reported when the file is checked, not first when code is generated. */
+static ct_status validate_plan(ct_kernel *k)
+{
+	bool caches = false;
+	for (int i = 0; k->has_plan && i < k->nplan; i++)
+		caches = caches || k->plan[i].kind == PL_CACHE;
+	if (!caches)
+		return CT_OK;
+	ct_looptree *t = lt_build(k, true);
+	if (!t)
+		return ct_ctx_last_status(k->ctx) ? ct_ctx_last_status(k->ctx) : CT_ERR_NOMEM;
+	ct_looptree_free(t);
+	return CT_OK;
+}
+
+static ct_kernel *validated(ct_kernel *k)
+{
+	if (k && validate_plan(k) != CT_OK) {
+		ct_kernel_free(k);
+		return NULL;
+	}
+	return k;
+}
+
 ct_kernel *ct_kernel_parse(ct_ctx *ctx, const char *text, size_t len, const char *file)
 {
 	if (!ctx)
@@ -47,7 +74,7 @@ ct_kernel *ct_kernel_parse(ct_ctx *ctx, const char *text, size_t len, const char
 		ct_error(ctx, CT_ERR_USAGE, "ct_kernel_parse: text is NULL");
 		return NULL;
 	}
-	return lang_parse(ctx, text, len, file);
+	return validated(lang_parse(ctx, text, len, file));
 }
 
 ct_kernel *ct_kernel_parse_file(ct_ctx *ctx, const char *path)
@@ -103,7 +130,7 @@ ct_kernel *ct_kernel_parse_file(ct_ctx *ctx, const char *path)
 	}
 	ct_kernel *k = lang_parse(ctx, buf, len, path);
 	ct_free(ctx, buf);
-	return k;
+	return validated(k);
 }
 
 void ct_kernel_free(ct_kernel *k)
@@ -181,7 +208,8 @@ ct_status ct_kernel_recheck(ct_kernel *k)
 {
 	if (!k)
 		return CT_ERR_USAGE;
-	return lang_recheck(k);
+	ct_status st = lang_recheck(k);
+	return st == CT_OK ? validate_plan(k) : st;
 }
 
 const char *ct_kernel_name(const ct_kernel *k) { return k ? k->name : NULL; }

@@ -42,7 +42,7 @@ bool bx_is_const(const bx *x, int64_t *v)
 	return true;
 }
 
-static bool bx_equal(const bx *x, const bx *y)
+bool bx_equal(const bx *x, const bx *y)
 {
 	if (x == y)
 		return true;

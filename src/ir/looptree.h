@@ -26,6 +26,8 @@ const bx *bx_from_aff(ct_arena *a, const ct_kernel *k, aff x);
 /* Value with params[id]; *ok = false on overflow or division by zero. */
 int64_t bx_eval(const bx *x, const int64_t *params, bool *ok);
 bool bx_is_const(const bx *x, int64_t *v);
+/* Structural equality (after the folding the builders do). */
+bool bx_equal(const bx *x, const bx *y);
 /* Print as C (params by name) into b. */
 void bx_print(ct_buf *b, const ct_kernel *k, const bx *x);
 
