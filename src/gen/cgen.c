@@ -6,8 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Temps up to this many bytes live on the stack; larger ones on the heap. */
+/* Temps and cache buffers up to this many bytes live on the stack, as long
+ * as all of them together stay within the total; the others on the heap. */
 #define CG_STACK_TEMP_BYTES 65536
+#define CG_STACK_TOTAL_BYTES 262144
 
 /* C keywords and the names the generated code itself uses: a user name
  * among them gets a trailing underscore. */
@@ -26,13 +28,22 @@ typedef struct cg {
 	const ct_kernel *k;
 	kg_ctx *kg;
 	int64_t *pval;          /* compile-time param values */
-	char **aname;           /* C names of arrays */
+	/* storage: the kernel's arrays, then cache buffers (t->arrays) */
+	int narrays;
+	const ir_array *arrays;
+	/* loop-tree indices: the kernel's, then copy-loop indices (t->indices) */
+	int nindices;
+	const ir_index *indices;
+	char **aname;           /* C names of storage */
 	char **iname;           /* C names of indices */
 	char **pname;           /* C names of params */
 	const char **lname;     /* C names of lets (as kgen returned them) */
-	char **stride;          /* per array, per dim: stride as C text */
+	char **stride;          /* per storage, per dim: stride as C text */
+	const lt_node **open;   /* per index: the innermost open loop over it */
+	bool floordiv;          /* ct_floordiv64 is in the preamble */
 	ct_arena arena;         /* bound expressions built while generating */
 	bool failed;
+	bool reported;          /* an error more precise than "out of memory" is on ctx */
 } cg;
 
 static bool is_reserved(const char *s)
@@ -71,13 +82,42 @@ static void free_names(char **v, int n)
 	free(v);
 }
 
+/* A malformed tree (the plan pass and the backend disagree): a precise
+ * error on the kernel's ctx, once. */
+static void cg_bad(cg *g, const char *what, int id)
+{
+	if (!g->reported)
+		ct_error(g->k->ctx, CT_ERR_INPUT, "cannot generate C: %s %d in the loop tree", what, id);
+	g->reported = true;
+	g->failed = true;
+}
+
+/* The floor-division helper, added to the preamble on first use (kernels
+ * without cache regions never need it, and their text stays as it was). */
+static const char floordiv_helper[] =
+	"static inline int64_t ct_floordiv64(int64_t a, int64_t b) { int64_t q = a / b; "
+	"return (a % b != 0 && ((a % b < 0) != (b < 0))) ? q - 1 : q; }";
+
+static void need_floordiv(cg *g)
+{
+	if (!g->floordiv && g->kg)
+		kg_preamble(g->kg, "%s", floordiv_helper);
+	g->floordiv = true;
+}
+
 /* ------------------------------------------------------------ affine text */
 
 /* The value of original index id as C: the sum of its chain's loop variables. */
 static void put_orig_index(cg *g, ct_buf *b, int id, bool paren)
 {
 	const ct_looptree *t = g->t;
-	int n = t->chain_len ? t->chain_len[id] : 1;
+	if (id < 0 || id >= g->nindices) {
+		cg_bad(g, "index", id);
+		return;
+	}
+	/* chains exist for the kernel's own indices only; a copy-loop index is
+	 * its loop variable */
+	int n = t->chain_len && id < g->k->nindices ? t->chain_len[id] : 0;
 	if (n <= 1) {
 		ct_buf_puts(b, g->iname[n == 1 && t->chain ? t->chain[id][0] : id]);
 		return;
@@ -90,14 +130,71 @@ static void put_orig_index(cg *g, ct_buf *b, int id, bool paren)
 		ct_buf_putc(b, ')');
 }
 
-/* An affine expression over original indices and params as C (int64). */
+/* Derived value i (t->derived[i]) as C: a const declared at the start of
+ * the kernel function. */
+static void put_derived(cg *g, ct_buf *b, int i)
+{
+	if (i < 0 || i >= g->t->nderived) {
+		cg_bad(g, "derived value", i);
+		return;
+	}
+	ct_buf_printf(b, "ct_d%d", i);
+}
+
+/* floor(v / step) of the innermost open loop over index id (AFF_TRIP). */
+static void put_trip(cg *g, ct_buf *b, int id)
+{
+	const lt_node *x = id >= 0 && id < g->nindices ? g->open[id] : NULL;
+	if (!x) {
+		cg_bad(g, "trip count of an index outside its loops: index", id);
+		return;
+	}
+	if (x->step == 1) {
+		ct_buf_puts(b, g->iname[id]);
+		return;
+	}
+	need_floordiv(g);
+	ct_buf_printf(b, "ct_floordiv64(%s, %lld)", g->iname[id], (long long)x->step);
+}
+
+/* One symbol of an affine expression (not a compile-time param). */
+static void put_sym(cg *g, ct_buf *b, const aff_term *tm, bool paren)
+{
+	switch (tm->kind) {
+	case AFF_PARAM:
+		if (tm->id >= g->k->nparams)
+			put_derived(g, b, tm->id - g->k->nparams);
+		else if (tm->id >= 0)
+			ct_buf_puts(b, g->pname[tm->id]);
+		else
+			cg_bad(g, "param", tm->id);
+		return;
+	case AFF_INDEX: put_orig_index(g, b, tm->id, paren); return;
+	case AFF_LOOP:
+		if (tm->id >= 0 && tm->id < g->nindices)
+			ct_buf_puts(b, g->iname[tm->id]);
+		else
+			cg_bad(g, "loop index", tm->id);
+		return;
+	case AFF_TRIP: put_trip(g, b, tm->id); return;
+	default: cg_bad(g, "affine term kind", tm->kind); return;
+	}
+}
+
+/* An affine expression over original indices, loop variables, trip counts,
+ * params and derived values as C (int64). */
 static void put_aff(cg *g, ct_buf *b, aff x)
 {
 	int64_t c = x.c;
 	bool any = false;
-	for (int i = 0; i < x.n; i++) {
-		const aff_term *tm = &x.t[i];
-		if (tm->kind == AFF_PARAM && !g->k->params[tm->id].runtime) {
+	/* derived values (params numbered after the kernel's) last: `i - ct_d0` */
+	for (int j = 0; j < 2 * x.n; j++) {
+		const aff_term *tm = &x.t[j % x.n];
+		bool derived = tm->kind == AFF_PARAM && tm->id >= g->k->nparams;
+		if (derived != (j >= x.n))
+			continue;
+		if (tm->kind == AFF_PARAM && tm->id >= 0 && tm->id < g->k->nparams &&
+		    !g->k->params[tm->id].runtime) {
 			c += tm->coef * g->pval[tm->id];
 			continue;
 		}
@@ -110,10 +207,7 @@ static void put_aff(cg *g, ct_buf *b, aff x)
 			a = -a;
 		if (a != 1)
 			ct_buf_printf(b, "%lld * ", (long long)a);
-		if (tm->kind == AFF_PARAM)
-			ct_buf_puts(b, g->pname[tm->id]);
-		else
-			put_orig_index(g, b, tm->id, a != 1 || x.n > 1);
+		put_sym(g, b, tm, a != 1 || x.n > 1);
 		any = true;
 	}
 	if (!any)
@@ -127,7 +221,17 @@ static void put_bx(cg *g, ct_buf *b, const bx *x)
 {
 	switch (x->kind) {
 	case BX_CONST: ct_buf_printf(b, "%lld", (long long)x->v); return;
-	case BX_PARAM: ct_buf_puts(b, g->pname[x->id]); return;
+	case BX_PARAM:
+		/* derived values by name; compile-time params folded */
+		if (x->id >= g->k->nparams)
+			put_derived(g, b, x->id - g->k->nparams);
+		else if (x->id < 0)
+			cg_bad(g, "param", x->id);
+		else if (!g->k->params[x->id].runtime)
+			ct_buf_printf(b, "%lld", (long long)g->pval[x->id]);
+		else
+			ct_buf_puts(b, g->pname[x->id]);
+		return;
 	case BX_MIN:
 	case BX_MAX:
 		ct_buf_puts(b, x->kind == BX_MIN ? "ct_min64(" : "ct_max64(");
@@ -150,29 +254,62 @@ static void put_bx(cg *g, ct_buf *b, const bx *x)
 	}
 }
 
-/* The element count of the dimensions of array a after position r of its
+/* Extent d of storage a as a bound expression: the tree's (buffers
+ * included), or the kernel's folded when there is no tree. */
+static const bx *storage_ext(cg *g, int a, int d)
+{
+	if (g->t->ext && a < g->t->narrays)
+		return g->t->ext[a * IR_MAX_RANK + d];
+	return bx_from_aff(&g->arena, g->k, g->arrays[a].ext[d]);
+}
+
+/* A bound as C without the parentheses that put_bx puts around a whole
+ * binary operation: `(N / 4) * 4` (for declarations and comments). */
+static void put_bx_bare(cg *g, ct_buf *b, const bx *x)
+{
+	ct_buf t;
+	ct_buf_init(&t);
+	put_bx(g, &t, x);
+	const char *s = t.s ? t.s : "";
+	size_t n = strlen(s);
+	bool wrapped = n >= 2 && s[0] == '(';
+	int depth = 0;
+	for (size_t i = 0; wrapped && i < n; i++) {
+		depth += s[i] == '(' ? 1 : s[i] == ')' ? -1 : 0;
+		if (depth == 0 && i + 1 < n)
+			wrapped = false; /* the first '(' closes before the end */
+	}
+	if (wrapped)
+		ct_buf_printf(b, "%.*s", (int)(n - 2), s + 1);
+	else
+		ct_buf_puts(b, s);
+	if (t.failed)
+		b->failed = true;
+	ct_buf_free(&t);
+}
+
+/* The element count of the dimensions of storage a after position r of its
  * layout (its stride there), as a folded bound expression: a constant when
- * every size is known, else a product of runtime params. */
+ * every size is known, else a product of runtime params (and derived values). */
 static const bx *layout_product(cg *g, int a, int from)
 {
-	const ir_array *arr = &g->k->arrays[a];
+	const ir_array *arr = &g->arrays[a];
 	const bx *p = bx_const(&g->arena, 1);
 	for (int r = from; r < arr->rank && p; r++) {
-		const bx *e = bx_from_aff(&g->arena, g->k, arr->ext[arr->order[r]]);
+		const bx *e = storage_ext(g, a, arr->order[r]);
 		p = e ? bx_bin(&g->arena, BX_MUL, p, e) : NULL;
 	}
 	return p;
 }
 
-/* Strides of every array as C text, from its layout (most major first). */
+/* Strides of all storage as C text, from its layout (most major first). */
 static bool make_strides(cg *g)
 {
-	const ct_kernel *k = g->k;
-	g->stride = calloc((size_t)k->narrays * IR_MAX_RANK, sizeof *g->stride);
+	g->stride = calloc((size_t)g->narrays * IR_MAX_RANK + 1, sizeof *g->stride);
 	if (!g->stride)
 		return false;
-	for (int a = 0; a < k->narrays; a++) {
-		const ir_array *arr = &k->arrays[a];
+	for (int a = 0; a < g->narrays; a++) {
+		const ir_array *arr = &g->arrays[a];
 		for (int r = 0; r < arr->rank; r++) {
 			const bx *st = layout_product(g, a, r + 1);
 			if (!st)
@@ -188,10 +325,28 @@ static bool make_strides(cg *g)
 	return true;
 }
 
+/* Whether C text s has a space outside parentheses: a sum or product that
+ * needs parentheses before `* stride` (a call such as `ct_floordiv64(k, 8)`
+ * does not). */
+static bool top_level_space(const char *s)
+{
+	int depth = 0;
+	for (; *s; s++) {
+		depth += *s == '(' ? 1 : *s == ')' ? -1 : 0;
+		if (*s == ' ' && depth == 0)
+			return true;
+	}
+	return false;
+}
+
 /* The element of array a at subscripts sub[] as C: A[linear offset]. */
 static void put_access(cg *g, ct_buf *b, int a, const aff *sub)
 {
-	const ir_array *arr = &g->k->arrays[a];
+	if (a < 0 || a >= g->narrays || !sub) {
+		cg_bad(g, "storage", a);
+		return;
+	}
+	const ir_array *arr = &g->arrays[a];
 	ct_buf_printf(b, "%s[", g->aname[a]);
 	bool any = false;
 	for (int d = 0; d < arr->rank; d++) {
@@ -206,7 +361,7 @@ static void put_access(cg *g, ct_buf *b, int a, const aff *sub)
 		const char *txt = t.s ? t.s : "0";
 		if (strcmp(s, "1") == 0)
 			ct_buf_puts(b, txt);
-		else if (strchr(txt, ' '))
+		else if (top_level_space(txt))
 			ct_buf_printf(b, "(%s) * %s", txt, s);
 		else
 			ct_buf_printf(b, "%s * %s", txt, s);
@@ -459,7 +614,11 @@ static void gen_nodes(cg *g, lt_node *const *v, int n);
 static void gen_stmt(cg *g, const ir_node *s)
 {
 	const ir_expr *lhs = s->lhs;
-	ct_dtype t = g->k->arrays[lhs->id].type;
+	if (!lhs || lhs->kind != EX_ACCESS || lhs->id < 0 || lhs->id >= g->narrays) {
+		cg_bad(g, "statement", s->stmt_id);
+		return;
+	}
+	ct_dtype t = g->arrays[lhs->id].type;
 	ct_buf l, r;
 	ct_buf_init(&l);
 	ct_buf_init(&r);
@@ -502,11 +661,31 @@ static void gen_let(cg *g, const ir_node *s)
 	ct_buf_free(&r);
 }
 
+/* The condition of an if without statement: every guard >= 0. */
+static void put_guards(cg *g, ct_buf *b, const lt_node *x)
+{
+	ct_buf_putc(b, '(');
+	for (int i = 0; i < x->nguard; i++) {
+		if (i)
+			ct_buf_puts(b, " && ");
+		put_aff(g, b, x->guard[i]);
+		ct_buf_puts(b, " >= 0");
+	}
+	if (x->nguard <= 0)
+		ct_buf_putc(b, '1');
+	ct_buf_putc(b, ')');
+}
+
 static void gen_if(cg *g, const lt_node *x)
 {
 	ct_buf c;
 	ct_buf_init(&c);
-	put_expr(g, &c, x->stmt->cond, CT_I64);
+	if (x->stmt)
+		put_expr(g, &c, x->stmt->cond, CT_I64);
+	else if (x->nguard > 0 && !x->guard)
+		cg_bad(g, "guards of an if, count", x->nguard);
+	else
+		put_guards(g, &c, x);
 	kg_block_open(g->kg, "if %s", c.s ? c.s : "(0)");
 	gen_nodes(g, x->kids, x->nkids);
 	if (x->nels) {
@@ -521,6 +700,10 @@ static void gen_if(cg *g, const lt_node *x)
 
 static void gen_loop(cg *g, const lt_node *x)
 {
+	if (x->index < 0 || x->index >= g->nindices) {
+		cg_bad(g, "loop over index", x->index);
+		return;
+	}
 	ct_buf lo, hi;
 	ct_buf_init(&lo);
 	ct_buf_init(&hi);
@@ -534,12 +717,109 @@ static void gen_loop(cg *g, const lt_node *x)
 	else
 		kg_block_open(g->kg, "for (int64_t %s = %s; %s < %s; %s += %lld)", v, lo.s, v, hi.s, v,
 			      (long long)x->step);
+	const lt_node *outer = g->open[x->index];
+	g->open[x->index] = x;
 	gen_nodes(g, x->kids, x->nkids);
+	g->open[x->index] = outer;
 	kg_block_close(g->kg);
 	if (lo.failed || hi.failed)
 		g->failed = true;
 	ct_buf_free(&lo);
 	ct_buf_free(&hi);
+}
+
+/* Names of the copies of a region (as in `cachet lower --json`). */
+static const char *prologue_name(lt_prologue p)
+{
+	switch (p) {
+	case LT_PRO_NONE: return "none";
+	case LT_PRO_COPY_IN: return "copy_in";
+	case LT_PRO_ZERO_FILL: return "zero_fill";
+	}
+	return "?";
+}
+
+static const char *epilogue_name(lt_epilogue e)
+{
+	switch (e) {
+	case LT_EPI_NONE: return "none";
+	case LT_EPI_COPY_OUT: return "copy_out";
+	case LT_EPI_REDUCE: return "reduce";
+	}
+	return "?";
+}
+
+/* A cache region: a comment that describes it, then its kids (copies in,
+ * the body, copies out) in a block of their own. */
+static void gen_cache(cg *g, const lt_node *x)
+{
+	const ct_looptree *t = g->t;
+	if (x->cache < 0 || x->cache >= t->nregions) {
+		cg_bad(g, "cache region", x->cache);
+		return;
+	}
+	const lt_region *r = &t->regions[x->cache];
+	const ct_kernel *k = g->k;
+	if (r->source < 0 || r->source >= g->narrays || r->buffer < 0 || r->buffer >= g->narrays ||
+	    r->rank < 0 || r->rank > IR_MAX_RANK) {
+		cg_bad(g, "storage of cache region", x->cache);
+		return;
+	}
+	const ir_plan_item *it = r->item >= 0 && r->item < k->nplan ? &k->plan[r->item] : NULL;
+	const char *name = it && it->name ? it->name : g->arrays[r->buffer].name;
+	/* what the plan caches: an array or the parent cache (named even when elided) */
+	const char *src = g->arrays[r->source].name;
+	if (it && it->src_cache >= 0 && it->src_cache < k->nplan && k->plan[it->src_cache].name)
+		src = k->plan[it->src_cache].name;
+	else if (it && it->src_array >= 0 && it->src_array < k->narrays)
+		src = k->arrays[it->src_array].name;
+	ct_buf c;
+	ct_buf_init(&c);
+	ct_buf_printf(&c, "cache %s of %s: ", name, src);
+	if (r->elided) {
+		/* no buffer and no copies: the body uses the source */
+		ct_buf_printf(&c, "elided, %s used in place", g->arrays[r->source].name);
+	} else {
+		ct_buf_puts(&c, g->aname[r->buffer]);
+		for (int d = 0; d < r->rank; d++) {
+			ct_buf_putc(&c, '[');
+			if (r->shape[d])
+				put_bx_bare(g, &c, r->shape[d]);
+			else
+				ct_buf_putc(&c, '?');
+			ct_buf_putc(&c, ']');
+		}
+		if (r->first_major)
+			ct_buf_puts(&c, " first_major");
+		else if (r->last_major)
+			ct_buf_puts(&c, " last_major");
+		else {
+			ct_buf_puts(&c, " layout (");
+			for (int d = 0; d < r->rank; d++)
+				ct_buf_printf(&c, "%s%d", d ? ", " : "", r->order[d]);
+			ct_buf_putc(&c, ')');
+		}
+		if (r->nmulti > 0)
+			ct_buf_printf(&c, ", %d multicache dim%s", r->nmulti, r->nmulti == 1 ? "" : "s");
+	}
+	/* the copies it makes: `copy_in`, `zero_fill, reduce`, or none */
+	bool pro = !r->elided && r->prologue != LT_PRO_NONE,
+	     epi = !r->elided && r->epilogue != LT_EPI_NONE;
+	if (pro)
+		ct_buf_printf(&c, ", %s", prologue_name(r->prologue));
+	if (epi)
+		ct_buf_printf(&c, ", %s", epilogue_name(r->epilogue));
+	if (!pro && !epi && !r->elided)
+		ct_buf_puts(&c, ", no copies");
+	if (r->double_buffer)
+		ct_buf_puts(&c, ", double-buffered");
+	kg_comment(g->kg, "%s", c.s ? c.s : "cache");
+	if (c.failed)
+		g->failed = true;
+	ct_buf_free(&c);
+	kg_block_bare(g->kg);
+	gen_nodes(g, x->kids, x->nkids);
+	kg_block_close(g->kg);
 }
 
 static void gen_nodes(cg *g, lt_node *const *v, int n)
@@ -551,7 +831,7 @@ static void gen_nodes(cg *g, lt_node *const *v, int n)
 		case LT_STMT: gen_stmt(g, x->stmt); break;
 		case LT_LET: gen_let(g, x->stmt); break;
 		case LT_IF: gen_if(g, x); break;
-		case LT_CACHE: gen_nodes(g, x->kids, x->nkids); break;
+		case LT_CACHE: gen_cache(g, x); break;
 		}
 	}
 }
@@ -638,48 +918,85 @@ static void put_params(cg *g, ct_buf *b, bool comments)
 		ct_buf_puts(b, "void");
 }
 
-/* Declare the temps: small constant-sized ones on the stack, the rest on the heap. */
+/* The derived values of the tree, once per run: const int64_t ct_dI. */
+static void gen_derived(cg *g)
+{
+	const ct_looptree *t = g->t;
+	for (int i = 0; i < t->nderived; i++) {
+		ct_buf v;
+		ct_buf_init(&v);
+		if (t->derived && t->derived[i])
+			put_bx_bare(g, &v, t->derived[i]);
+		else
+			cg_bad(g, "derived value", i);
+		kg_stmt(g->kg, KG_OTHER, NULL, NULL, "const int64_t ct_d%d = %s;", i, v.s ? v.s : "0");
+		if (v.failed)
+			g->failed = true;
+		ct_buf_free(&v);
+	}
+}
+
+/* Declare the temps and cache buffers: small constant-sized ones on the
+ * stack, the rest on the heap; all zeroed. */
 static void gen_temps(cg *g, bool *heap)
 {
-	const ct_kernel *k = g->k;
-	for (int a = 0; a < k->narrays; a++) {
-		const ir_array *arr = &k->arrays[a];
+	int64_t on_stack = 0;
+	ct_buf freed; /* `free(T); ` for each heap temp so far: undone on out of memory */
+	ct_buf_init(&freed);
+	for (int a = 0; a < g->narrays; a++) {
+		const ir_array *arr = &g->arrays[a];
 		heap[a] = false;
 		if (arr->role != CT_TEMP)
 			continue;
 		const bx *elems = layout_product(g, a, 0);
 		if (!elems) {
 			g->failed = true;
-			return;
+			break;
 		}
-		int64_t count = 0;
+		int64_t count = 0, esize = (int64_t)ct_dtype_size(arr->type);
 		bool constant = bx_is_const(elems, &count);
 		ct_buf n;
 		ct_buf_init(&n);
 		put_bx(g, &n, elems);
 		const char *ty = ir_dtype_c(arr->type);
-		if (constant && count <= CG_STACK_TEMP_BYTES / (int64_t)ct_dtype_size(arr->type)) {
+		if (constant && count <= CG_STACK_TEMP_BYTES / esize &&
+		    on_stack + (count > 0 ? count : 1) * esize <= CG_STACK_TOTAL_BYTES) {
+			on_stack += (count > 0 ? count : 1) * esize;
 			char decl[64];
 			snprintf(decl, sizeof decl, "_Alignas(64) %s", ty);
 			char name[300];
 			snprintf(name, sizeof name, "%s[%lld]", g->aname[a], (long long)(count > 0 ? count : 1));
-			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "%s %s = {0}; /* temp %s */", decl, name, arr->name);
+			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "%s %s = {0}; /* %s %s */", decl, name,
+				a < g->k->narrays ? "temp" : "cache buffer", arr->name);
 		} else {
 			heap[a] = true;
 			/* 64-byte aligned (a line, a vector), zeroed as the interpreter's temps */
 			kg_stmt(g->kg, KG_OTHER, NULL, NULL,
-				"const size_t %s_bytes = ((size_t)(%s) * sizeof(%s) + 63) / 64 * 64; /* temp %s */",
-				g->aname[a], n.s ? n.s : "1", ty, arr->name);
+				"const size_t %s_bytes = ((size_t)(%s) * sizeof(%s) + 63) / 64 * 64; /* %s %s */",
+				g->aname[a], n.s ? n.s : "1", ty, a < g->k->narrays ? "temp" : "cache buffer", arr->name);
 			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "%s *%s = aligned_alloc(64, %s_bytes ? %s_bytes : 64);", ty,
 				g->aname[a], g->aname[a], g->aname[a]);
-			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "if (!%s)", g->aname[a]);
-			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "\treturn; /* out of memory: the outputs stay untouched */");
+			if (!freed.s) {
+				kg_stmt(g->kg, KG_OTHER, NULL, NULL, "if (!%s)", g->aname[a]);
+				kg_stmt(g->kg, KG_OTHER, NULL, NULL,
+					"\treturn; /* out of memory: the outputs stay untouched */");
+			} else {
+				kg_block_open(g->kg, "if (!%s)", g->aname[a]);
+				kg_stmt(g->kg, KG_OTHER, NULL, NULL, "%s", freed.s);
+				kg_stmt(g->kg, KG_OTHER, NULL, NULL,
+					"return; /* out of memory: the outputs stay untouched */");
+				kg_block_close(g->kg);
+			}
 			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "memset(%s, 0, %s_bytes);", g->aname[a], g->aname[a]);
+			ct_buf_printf(&freed, "%sfree(%s);", freed.s ? " " : "", g->aname[a]);
 		}
 		if (n.failed)
 			g->failed = true;
 		ct_buf_free(&n);
 	}
+	if (freed.failed)
+		g->failed = true;
+	ct_buf_free(&freed);
 }
 
 void gen_symbol_names(const ct_kernel *k, char *fn, char *entry, size_t cap)
@@ -694,19 +1011,25 @@ static bool cg_init(cg *g, ct_looptree *t)
 	g->t = t;
 	g->k = t->k;
 	const ct_kernel *k = t->k;
+	/* a tree's storage and index tables; the kernel's without a tree */
+	g->narrays = t->arrays ? t->narrays : k->narrays;
+	g->arrays = t->arrays ? t->arrays : k->arrays;
+	g->nindices = t->indices ? t->nindices : k->nindices;
+	g->indices = t->indices ? t->indices : k->indices;
 	ct_arena_init(&g->arena, k->ctx);
 	g->pval = calloc((size_t)k->nparams + 1, sizeof *g->pval);
-	g->aname = calloc((size_t)k->narrays + 1, sizeof *g->aname);
-	g->iname = calloc((size_t)k->nindices + 1, sizeof *g->iname);
+	g->aname = calloc((size_t)g->narrays + 1, sizeof *g->aname);
+	g->iname = calloc((size_t)g->nindices + 1, sizeof *g->iname);
 	g->pname = calloc((size_t)k->nparams + 1, sizeof *g->pname);
 	g->lname = calloc((size_t)k->nlets + 1, sizeof *g->lname);
-	if (!g->pval || !g->aname || !g->iname || !g->pname || !g->lname)
+	g->open = calloc((size_t)g->nindices + 1, sizeof *g->open);
+	if (!g->pval || !g->aname || !g->iname || !g->pname || !g->lname || !g->open)
 		return false;
 	ir_param_values(k, g->pval);
-	for (int i = 0; i < k->narrays; i++)
-		g->aname[i] = c_name(g, k->arrays[i].name);
-	for (int i = 0; i < k->nindices; i++)
-		g->iname[i] = c_name(g, k->indices[i].name);
+	for (int i = 0; i < g->narrays; i++)
+		g->aname[i] = c_name(g, g->arrays[i].name);
+	for (int i = 0; i < g->nindices; i++)
+		g->iname[i] = c_name(g, g->indices[i].name);
 	for (int i = 0; i < k->nparams; i++)
 		g->pname[i] = c_name(g, k->params[i].name);
 	return !g->failed && make_strides(g);
@@ -716,11 +1039,12 @@ static void cg_free(cg *g)
 {
 	const ct_kernel *k = g->k;
 	free(g->pval);
-	free_names(g->aname, k->narrays);
-	free_names(g->iname, k->nindices);
-	free_names(g->pname, k->nparams);
+	free_names(g->aname, g->narrays);
+	free_names(g->iname, g->nindices);
+	free_names(g->pname, k ? k->nparams : 0);
 	free(g->lname);
-	free_names(g->stride, k->narrays * IR_MAX_RANK);
+	free(g->open);
+	free_names(g->stride, g->narrays * IR_MAX_RANK);
 	kg_free(g->kg);
 	if (g->arena.ctx)
 		ct_arena_free(&g->arena);
@@ -769,7 +1093,7 @@ char *gen_c(ct_looptree *t, size_t *len)
 	char *result = NULL;
 	memset(&g, 0, sizeof g);
 	g.k = k;
-	bool *heap = calloc((size_t)k->narrays + 1, sizeof *heap);
+	bool *heap = calloc((size_t)(t->arrays ? t->narrays : k->narrays) + 1, sizeof *heap);
 	if (!heap || !cg_init(&g, t)) {
 		cg_free(&g);
 		free(heap);
@@ -797,9 +1121,10 @@ char *gen_c(ct_looptree *t, size_t *len)
 	kg_func_declare(g.kg, fn, KG_FUNC_KERNEL, proto.s ? proto.s : "void f(void)", NULL, NULL);
 	ct_buf_free(&proto);
 	kg_func_begin(g.kg, fn);
+	gen_derived(&g);
 	gen_temps(&g, heap);
 	gen_nodes(&g, t->roots, t->nroots);
-	for (int a = 0; a < k->narrays; a++)
+	for (int a = 0; a < g.narrays; a++)
 		if (heap[a])
 			kg_stmt(g.kg, KG_OTHER, NULL, NULL, "free(%s);", g.aname[a]);
 	kg_func_end(g.kg);
@@ -819,7 +1144,7 @@ char *gen_c(ct_looptree *t, size_t *len)
 	if (text)
 		ct_free(ctx, text);
 out:
-	if (!result && ct_ctx_last_status(ctx) == CT_OK)
+	if (!result && !g.reported && ct_ctx_last_status(ctx) == CT_OK)
 		ct_error(ctx, CT_ERR_NOMEM, "out of memory generating C");
 	cg_free(&g);
 	free(heap);

@@ -8,8 +8,12 @@
  * params...)` plus a uniform entry `void cachet_<name>_entry(void *const
  * *args, const int64_t *params)` (args: one pointer per array in
  * declaration order, temps ignored; params: every param's value in
- * declaration order). Returns a malloc'd string (free()), NULL with an error
- * on the kernel's ctx. */
+ * declaration order). Temps and the cache buffers of a planned tree
+ * (storage t->arrays[k->narrays ..]) are zeroed locals of the kernel
+ * function, never arguments; derived values are `const int64_t ct_dI`
+ * declared at its start; each cache region is a commented block. Returns a
+ * malloc'd string (free()), NULL with an error on the kernel's ctx (a
+ * malformed tree gives CT_ERR_INPUT). */
 char *gen_c(ct_looptree *t, size_t *len);
 
 /* Write the kernel's C symbol names into fn / entry (cap bytes each). */

@@ -103,24 +103,33 @@ typedef struct ip_conj {
 
 typedef struct ip_node {
 	lt_kind kind;
-	bool fast;       /* LT_LOOP whose body is one unchecked LT_STMT */
+	bool fast;       /* LT_LOOP without trip counters whose body is one unchecked LT_STMT */
 	bool cond_reads; /* LT_IF whose condition reads arrays */
+	bool is_conj;    /* LT_IF: the condition is conj[0] && ... (true when nconj = 0) */
 	int64_t lo, hi, step;
 	int nupd;
 	ip_upd *upd;
+	/* LT_LOOP: updates off[dst] = off[src] + coef * trip of the trip counter
+	 * trip = floor(v / step) (AFF_TRIP terms), starting at trip0; kept apart
+	 * so that loops without trip terms pay nothing for them */
+	int ntupd;
+	ip_upd *tupd;
+	int64_t trip0;
 	int nkids, nels;
 	struct ip_node **kids, **els;
 	ip_insn *code; /* STMT, LET: the whole statement; IF: the condition */
 	int cond;      /* IF: register of the condition's truth value */
-	int nconj;     /* IF: > 0 when the condition is conj[0] && conj[1] ... */
+	int nconj;     /* IF with is_conj: the comparisons */
 	ip_conj *conj;
 	int ntr, nchk;
 	ip_tr *tr;
 	ip_chk *chk;
 } ip_node;
 
-/* What an enclosing `if` guarantees: sum(coef[x] * x) + cst >= 0 over
- * original indices x (params folded). */
+/* What an enclosing `if` guarantees: sum(coef[s] * s) + cst >= 0 over the
+ * symbols s of the path (params folded): s < nindices is the variable of the
+ * innermost loop over index s, s = nindices + x the trip counter of the
+ * innermost loop over x (see lin_coefs). */
 typedef struct cp_fact {
 	int64_t *coef;
 	int64_t cst;
@@ -130,9 +139,14 @@ typedef struct cp_fact {
 typedef struct cp_open {
 	int index;
 	int64_t lo, last;
+	int64_t tlo, tlast; /* range of the trip counter floor(v / step) */
 	bool empty;
 	ip_upd *upd;
 	int nupd, cap;
+	ip_upd *tupd;
+	int ntupd, tcap;
+	int prev_lvl;       /* lvl[index] outside this loop */
+	int prev_fact_base; /* fact_base outside this loop */
 } cp_open;
 
 /* Values an affine register takes (none when a loop above it is empty). */
@@ -148,8 +162,9 @@ typedef struct cp {
 	ct_arena *arena;
 	bool trace;
 	ct_status st;
-	int64_t *pv;     /* param values */
-	int64_t *stride; /* [array * IR_MAX_RANK + d] */
+	int64_t *pv; /* param values, then derived values (lt_param_values) */
+	int npv;
+	int64_t *stride; /* [storage * IR_MAX_RANK + d] */
 	int64_t *nelem;
 	/* value registers (constants are written at compile time) */
 	ip_val *regs;
@@ -160,10 +175,12 @@ typedef struct cp {
 	int noffs, cap_offs;
 	cp_open *path;
 	int depth, cap_path;
-	int64_t *coef; /* scratch: coefficient per loop-tree index */
-	int64_t *ext;  /* [array * IR_MAX_RANK + d] */
+	int *lvl;      /* per loop-tree index: path level of its innermost loop, -1 */
+	int64_t *coef; /* scratch: coefficient per symbol (2 * nindices, see cp_fact) */
+	int64_t *ext;  /* [storage * IR_MAX_RANK + d] */
 	cp_fact *facts;
 	int nfacts, cap_facts;
+	int fact_base; /* facts below it speak of loops now shadowed: unused */
 	/* the node being compiled */
 	ip_insn *code;
 	int ncode, cap_code;
@@ -310,31 +327,35 @@ static bool range_add(int64_t lo0, int64_t hi0, int64_t lo1, int64_t hi1, int64_
 	return ct_add_ok(lo0, lo1, lo) && ct_add_ok(hi0, hi1, hi);
 }
 
-/* The register off[src] + coef * v for the loop at path level l. */
-static int get_reg(cp *c, int l, int src, int64_t coef)
+/* The register off[src] + coef * v for the loop at path level l, or, with
+ * trip, off[src] + coef * floor(v / step) (the loop's trip counter). */
+static int get_reg(cp *c, int l, int src, int64_t coef, bool trip)
 {
 	cp_open *o = &c->path[l];
-	for (int i = 0; i < o->nupd; i++)
-		if (o->upd[i].src == src && o->upd[i].coef == coef)
-			return o->upd[i].dst;
+	ip_upd **list = trip ? &o->tupd : &o->upd;
+	int *n = trip ? &o->ntupd : &o->nupd, *cap = trip ? &o->tcap : &o->cap;
+	for (int i = 0; i < *n; i++)
+		if ((*list)[i].src == src && (*list)[i].coef == coef)
+			return (*list)[i].dst;
 	if (c->noffs >= (1 << 26)) {
 		cp_err(c, CT_ERR_LIMIT, "kernel too large for the interpreter%s", "");
 		return 0;
 	}
 	if (!grow(c, (void **)&c->range, &c->cap_offs, c->noffs + 1, sizeof *c->range) ||
-	    !grow(c, (void **)&o->upd, &o->cap, o->nupd + 1, sizeof *o->upd))
+	    !grow(c, (void **)list, cap, *n + 1, sizeof **list))
 		return 0;
 	int dst = c->noffs++;
-	o->upd[o->nupd].dst = dst;
-	o->upd[o->nupd].src = src;
-	o->upd[o->nupd].coef = coef;
-	o->nupd++;
+	ip_upd *u = &(*list)[(*n)++];
+	u->dst = dst;
+	u->src = src;
+	u->coef = coef;
 	const cp_range *rs = &c->range[src];
 	cp_range *rd = &c->range[dst];
 	rd->empty = rs->empty || o->empty;
 	if (!rd->empty) {
 		int64_t a, b;
-		if (!ct_mul_ok(coef, o->lo, &a) || !ct_mul_ok(coef, o->last, &b) ||
+		if (!ct_mul_ok(coef, trip ? o->tlo : o->lo, &a) ||
+		    !ct_mul_ok(coef, trip ? o->tlast : o->last, &b) ||
 		    !range_add(rs->min, rs->max, a < b ? a : b, a < b ? b : a, &rd->min,
 		               &rd->max)) {
 			cp_err(c, CT_ERR_LIMIT, "array offsets of kernel '%s' overflow 64 bits",
@@ -345,64 +366,96 @@ static int get_reg(cp *c, int l, int src, int64_t coef)
 	return dst;
 }
 
-/* Register for sum(c->coef[x] * x) over the loops on the path; clears
- * c->coef. Fails if the function uses a loop variable not on the path. */
+/* Register for sum(c->coef[s] * s) over the symbols of the path (see
+ * cp_fact); clears c->coef. Fails if the function uses a loop variable or
+ * trip counter not on the path. Per level the variable's register comes
+ * before the trip counter's (exec_loop applies them in that order). */
 static int aff_reg(cp *c)
 {
-	int r = 0;
+	int r = 0, ni = c->t->nindices;
 	for (int l = 0; l < c->depth && !c->st; l++) {
 		int x = c->path[l].index;
-		int64_t cf = c->coef[x];
+		if (c->lvl[x] != l)
+			continue; /* shadowed by an inner loop over the same index */
+		int64_t cf = c->coef[x], tf = c->coef[ni + x];
 		if (cf) {
-			r = get_reg(c, l, r, cf);
+			r = get_reg(c, l, r, cf, false);
 			c->coef[x] = 0;
 		}
+		if (tf && !c->st) {
+			r = get_reg(c, l, r, tf, true);
+			c->coef[ni + x] = 0;
+		}
 	}
-	for (int x = 0; x < c->t->nindices; x++)
-		if (c->coef[x]) {
-			c->coef[x] = 0;
+	for (int s = 0; s < 2 * ni; s++)
+		if (c->coef[s]) {
+			c->coef[s] = 0;
 			cp_err(c, CT_ERR_INPUT, "index '%s' is used outside its loop",
-			       c->k->indices[x].name);
+			       c->t->indices[s < ni ? s : s - ni].name);
 		}
 	return r;
 }
 
-/* c->coef += scale * x (index terms spread over their chains); *cst gets
- * the constant and param part. */
-static bool expand_aff(cp *c, aff x, int64_t scale, int64_t *cst)
+/* Why lin_coefs failed. */
+enum { LC_OK, LC_OVERFLOW, LC_BAD_PARAM, LC_BAD_INDEX };
+
+/* coef += scale * x over the symbols of the path, *cst += the constant and
+ * param part (params and derived values folded): AFF_INDEX spreads over the
+ * index's chain (an original index is the sum of its split loops), AFF_LOOP
+ * is the loop variable itself, AFF_TRIP the loop's trip counter. */
+static int lin_coefs(const cp *c, aff x, int64_t scale, int64_t *coef, int64_t *cst)
 {
+	const ct_looptree *t = c->t;
+	int ni = t->nindices;
 	int64_t v, p;
 	if (!ct_mul_ok(x.c, scale, &v) || !ct_add_ok(*cst, v, cst))
-		goto overflow;
+		return LC_OVERFLOW;
 	for (int i = 0; i < x.n; i++) {
-		const aff_term *t = &x.t[i];
-		if (!ct_mul_ok(t->coef, scale, &v))
-			goto overflow;
-		if (t->kind == AFF_PARAM) {
-			if (t->id < 0 || t->id >= c->k->nparams)
-				return cp_err(c, CT_ERR_INPUT, "bad param in a subscript%s", "");
-			if (!ct_mul_ok(v, c->pv[t->id], &p) || !ct_add_ok(*cst, p, cst))
-				goto overflow;
+		const aff_term *at = &x.t[i];
+		if (!ct_mul_ok(at->coef, scale, &v))
+			return LC_OVERFLOW;
+		if (at->kind == AFF_PARAM) {
+			if (at->id < 0 || at->id >= c->npv)
+				return LC_BAD_PARAM;
+			if (!ct_mul_ok(v, c->pv[at->id], &p) || !ct_add_ok(*cst, p, cst))
+				return LC_OVERFLOW;
 			continue;
 		}
-		if (t->id < 0 || t->id >= c->t->nindices)
-			return cp_err(c, CT_ERR_INPUT, "bad index in a subscript%s", "");
-		int n = 1;
+		if (at->id < 0 || at->id >= ni ||
+		    (at->kind != AFF_INDEX && at->kind != AFF_LOOP && at->kind != AFF_TRIP))
+			return LC_BAD_INDEX;
+		int n = 1, s0 = at->kind == AFF_TRIP ? ni : 0;
 		const int *ch = NULL;
-		if (c->t->chain && c->t->chain[t->id]) {
-			ch = c->t->chain[t->id];
-			n = c->t->chain_len[t->id];
+		if (at->kind == AFF_INDEX && at->id < c->k->nindices && t->chain &&
+		    t->chain[at->id]) {
+			ch = t->chain[at->id];
+			n = t->chain_len[at->id];
 		}
 		for (int j = 0; j < n; j++) {
-			int m = ch ? ch[j] : t->id;
-			if (!ct_add_ok(c->coef[m], v, &c->coef[m]))
-				goto overflow;
+			int m = ch ? ch[j] : at->id;
+			if (m < 0 || m >= ni)
+				return LC_BAD_INDEX;
+			if (!ct_add_ok(coef[s0 + m], v, &coef[s0 + m]))
+				return LC_OVERFLOW;
 		}
 	}
-	return true;
-overflow:
-	return cp_err(c, CT_ERR_LIMIT, "affine arithmetic of kernel '%s' overflows 64 bits",
-	              c->k->name);
+	return LC_OK;
+}
+
+/* c->coef += scale * x (see lin_coefs), with the error on failure. */
+static bool expand_aff(cp *c, aff x, int64_t scale, int64_t *cst)
+{
+	switch (lin_coefs(c, x, scale, c->coef, cst)) {
+	case LC_OK:
+		return true;
+	case LC_BAD_PARAM:
+		return cp_err(c, CT_ERR_INPUT, "bad param in a subscript%s", "");
+	case LC_BAD_INDEX:
+		return cp_err(c, CT_ERR_INPUT, "bad index in a subscript%s", "");
+	default:
+		return cp_err(c, CT_ERR_LIMIT, "affine arithmetic of kernel '%s' overflows 64 bits",
+		              c->k->name);
+	}
 }
 
 /* Range of off[r] + disp; fails when it can overflow (the interpreter
@@ -419,103 +472,72 @@ static bool disp_range(cp *c, int r, int64_t disp, int64_t *lo, int64_t *hi)
 	              c->k->name);
 }
 
-/* Range of the value of original index x on the current path: the sum of
- * its chain members' loop ranges. False when some member has no loop on
- * the path or the path is empty. */
-static bool index_range(cp *c, int x, int64_t *lo, int64_t *hi)
+/* Range [*lo, *hi] of sum((a[s] + sign * b[s]) * s) over the symbols of
+ * the path (b may be NULL). False when a symbol with a nonzero coefficient
+ * has no (non-empty) loop on the path, or on overflow. */
+static bool lin_range(const cp *c, const int64_t *a, const int64_t *b, int64_t sign, int64_t *lo,
+                      int64_t *hi)
 {
-	int n = 1;
-	const int *ch = NULL;
-	if (c->t->chain && c->t->chain[x]) {
-		ch = c->t->chain[x];
-		n = c->t->chain_len[x];
-	}
+	int ni = c->t->nindices;
 	*lo = *hi = 0;
-	for (int j = 0; j < n; j++) {
-		int m = ch ? ch[j] : x, l = 0;
-		while (l < c->depth && c->path[l].index != m)
-			l++;
-		if (l == c->depth || c->path[l].empty)
+	for (int s = 0; s < 2 * ni; s++) {
+		int64_t cf = a[s], bs, pl, ph;
+		if (b && (!ct_mul_ok(sign, b[s], &bs) || !ct_add_ok(cf, bs, &cf)))
 			return false;
-		if (!ct_add_ok(*lo, c->path[l].lo, lo) || !ct_add_ok(*hi, c->path[l].last, hi))
+		if (!cf)
+			continue;
+		int l = c->lvl[s < ni ? s : s - ni];
+		if (l < 0 || c->path[l].empty)
 			return false;
-	}
-	return true;
-}
-
-/* Coefficients over original indices (*cst: the rest, params folded) of
- * scale * x; false on overflow or a malformed term. */
-static bool orig_coefs(cp *c, aff x, int64_t scale, int64_t *coef, int64_t *cst)
-{
-	int64_t v, p;
-	if (!ct_mul_ok(x.c, scale, &v) || !ct_add_ok(*cst, v, cst))
-		return false;
-	for (int i = 0; i < x.n; i++) {
-		const aff_term *t = &x.t[i];
-		if (!ct_mul_ok(t->coef, scale, &v))
+		const cp_open *o = &c->path[l];
+		int64_t xl = s < ni ? o->lo : o->tlo, xh = s < ni ? o->last : o->tlast;
+		if (!ct_mul_ok(cf, xl, &pl) || !ct_mul_ok(cf, xh, &ph) ||
+		    !ct_add_ok(*lo, pl < ph ? pl : ph, lo) ||
+		    !ct_add_ok(*hi, pl < ph ? ph : pl, hi))
 			return false;
-		if (t->kind == AFF_PARAM) {
-			if (t->id < 0 || t->id >= c->k->nparams ||
-			    !ct_mul_ok(v, c->pv[t->id], &p) || !ct_add_ok(*cst, p, cst))
-				return false;
-		} else if (t->id < 0 || t->id >= c->t->nindices ||
-		           !ct_add_ok(coef[t->id], v, &coef[t->id])) {
-			return false;
-		}
 	}
 	return true;
 }
 
 /* Whether every subscript of e provably stays within its extent, from the
- * loop ranges and the facts of the enclosing `if`s: `if (0 < x) ... A[x-1]`. */
+ * loop ranges and the facts of the enclosing `if`s: `if (0 < x) ... A[x-1]`.
+ * A fact F + fc >= 0 bounds a subscript S + cst = F + R + cst below by
+ * cst - fc + min(R), and S = -F + R' above by cst + fc + max(R'). */
 static bool dims_in_bounds(cp *c, const ir_expr *e)
 {
-	const ir_array *a = &c->k->arrays[e->id];
-	int ni = c->t->nindices;
+	const ir_array *a = &c->t->arrays[e->id];
+	int ns = 2 * c->t->nindices;
 	bool ok = true;
 	for (int d = 0; d < a->rank && ok; d++) {
-		int64_t cst = 0, lo = 0, hi = 0, xl, xh, pl, ph;
-		memset(c->coef, 0, sizeof *c->coef * (size_t)ni);
-		ok = orig_coefs(c, e->sub[d], 1, c->coef, &cst);
-		lo = hi = cst;
-		for (int x = 0; x < ni && ok; x++) {
-			int64_t cf = c->coef[x];
-			if (!cf)
-				continue;
-			ok = index_range(c, x, &xl, &xh) && ct_mul_ok(cf, xl, &pl) &&
-			     ct_mul_ok(cf, xh, &ph) && ct_add_ok(lo, pl < ph ? pl : ph, &lo) &&
-			     ct_add_ok(hi, pl < ph ? ph : pl, &hi);
-		}
-		/* a fact sum(f) + fc >= 0 with the same index part as the
-		 * subscript L + cst bounds it below by cst - fc; with the
-		 * opposite part, above by cst + fc */
-		for (int f = 0; f < c->nfacts && ok; f++) {
+		int64_t cst = 0, lo = 0, hi = 0, rl, rh, b;
+		memset(c->coef, 0, sizeof *c->coef * (size_t)ns);
+		ok = lin_coefs(c, e->sub[d], 1, c->coef, &cst) == LC_OK &&
+		     lin_range(c, c->coef, NULL, 0, &rl, &rh) && ct_add_ok(cst, rl, &lo) &&
+		     ct_add_ok(cst, rh, &hi);
+		for (int f = c->fact_base; f < c->nfacts && ok; f++) {
 			const cp_fact *ft = &c->facts[f];
-			bool same = true, opp = true;
-			for (int x = 0; x < ni; x++) {
-				same = same && ft->coef[x] == c->coef[x];
-				opp = opp && ft->coef[x] == -c->coef[x];
-			}
-			int64_t b;
-			if (same && !opp && ct_sub_ok(cst, ft->cst, &b) && b > lo)
+			if (lo < 0 && lin_range(c, c->coef, ft->coef, -1, &rl, &rh) &&
+			    ct_sub_ok(cst, ft->cst, &b) && ct_add_ok(b, rl, &b) && b > lo)
 				lo = b;
-			if (opp && !same && ct_add_ok(cst, ft->cst, &b) && b < hi)
+			if (hi >= c->ext[e->id * IR_MAX_RANK + d] &&
+			    lin_range(c, c->coef, ft->coef, 1, &rl, &rh) &&
+			    ct_add_ok(cst, ft->cst, &b) && ct_add_ok(b, rh, &b) && b < hi)
 				hi = b;
 		}
 		ok = ok && lo >= 0 && hi < c->ext[e->id * IR_MAX_RANK + d];
 	}
-	memset(c->coef, 0, sizeof *c->coef * (size_t)ni);
+	memset(c->coef, 0, sizeof *c->coef * (size_t)ns);
 	return ok;
 }
 
-/* Affine register and displacement of an array element; records a bounds
- * check unless the static range proves the access in bounds. */
+/* Affine register and displacement of an element of storage e->id; records
+ * a bounds check unless the static range proves the access in bounds. */
 static bool comp_access(cp *c, const ir_expr *e, int *reg, int64_t *disp)
 {
-	const ct_kernel *k = c->k;
-	if (e->kind != EX_ACCESS || e->id < 0 || e->id >= k->narrays || !e->sub)
+	const ct_looptree *t = c->t;
+	if (!e || e->kind != EX_ACCESS || e->id < 0 || e->id >= t->narrays || !e->sub)
 		return cp_err(c, CT_ERR_INPUT, "malformed array access%s", "");
-	const ir_array *a = &k->arrays[e->id];
+	const ir_array *a = &t->arrays[e->id];
 	int64_t cst = 0;
 	for (int d = 0; d < a->rank; d++)
 		if (!expand_aff(c, e->sub[d], c->stride[e->id * IR_MAX_RANK + d], &cst))
@@ -549,7 +571,9 @@ static bool add_trace(cp *c, int array, int reg, int64_t disp, bool is_write)
 	x->reg = reg;
 	x->disp = disp;
 	x->buffer = array;
-	x->ref = c->ref++;
+	x->ref = c->ref;
+	if (c->ref >= 0) /* -1: a cache copy, which is no reference */
+		c->ref++;
 	x->is_write = is_write;
 	return true;
 }
@@ -621,7 +645,7 @@ static int cx(cp *c, const ir_expr *e, int depth)
 	case EX_NUM:
 		return const_reg(c, rep, e->is_float, e->num, e->inum);
 	case EX_PARAM:
-		if (e->id < 0 || e->id >= c->k->nparams) {
+		if (e->id < 0 || e->id >= c->npv) {
 			cp_err(c, CT_ERR_INPUT, "bad param%s", "");
 			return 0;
 		}
@@ -647,7 +671,7 @@ static int cx(cp *c, const ir_expr *e, int depth)
 		int64_t disp;
 		if (!comp_access(c, e, &r, &disp))
 			return 0;
-		ct_dtype t = c->k->arrays[e->id].type;
+		ct_dtype t = c->t->arrays[e->id].type;
 		d = new_reg(c);
 		emit(c, OP_LD + (int)t, d, e->id, r, 0, disp);
 		add_trace(c, e->id, r, disp, false);
@@ -770,6 +794,7 @@ static int cx(cp *c, const ir_expr *e, int depth)
 
 /* ------------------------------------------------------------ compile: nodes */
 
+/* ref: the first reference id of the node's accesses; -1 for none. */
 static void begin_code(cp *c, int ref)
 {
 	c->ncode = c->ntr = c->nchk = 0;
@@ -829,7 +854,7 @@ static bool comp_stmt(cp *c, ip_node *n, const ir_node *s)
 	if (!s || !s->rhs)
 		return cp_err(c, CT_ERR_INPUT, "malformed statement%s", "");
 	if (s->kind == ND_LET) {
-		begin_code(c, s->let_id >= 0 && s->let_id < k->nlets ? c->let_ref[s->let_id] : 0);
+		begin_code(c, s->let_id >= 0 && s->let_id < k->nlets ? c->let_ref[s->let_id] : -1);
 		int v = cx(c, s->rhs, 0);
 		int lr = let_reg(c, s->let_id);
 		if (c->st)
@@ -839,11 +864,13 @@ static bool comp_stmt(cp *c, ip_node *n, const ir_node *s)
 		end_code(c, n, true);
 		return !c->st;
 	}
-	if (!s->lhs || s->lhs->kind != EX_ACCESS || s->lhs->id < 0 || s->lhs->id >= k->narrays ||
+	if (!s->lhs || s->lhs->kind != EX_ACCESS || s->lhs->id < 0 || s->lhs->id >= c->t->narrays ||
 	    s->op < AS_SET || s->op > AS_MUL)
 		return cp_err(c, CT_ERR_INPUT, "malformed statement%s", "");
-	begin_code(c, s->stmt_id >= 1 && s->stmt_id <= k->nstmts ? c->stmt_ref[s->stmt_id] : 0);
-	ct_dtype t = k->arrays[s->lhs->id].type;
+	/* statements cloned into cache regions keep their stmt_id and share the
+	 * original's references; cache copies (stmt_id 0) have none */
+	begin_code(c, s->stmt_id >= 1 && s->stmt_id <= k->nstmts ? c->stmt_ref[s->stmt_id] : -1);
+	ct_dtype t = c->t->arrays[s->lhs->id].type;
 	int v = cx_as(c, s->rhs, rep_of(t), 0);
 	int reg;
 	int64_t disp;
@@ -898,8 +925,26 @@ static void comp_conj(cp *c, const ir_expr *e, ip_conj *out, int *n)
 	(*n)++;
 }
 
-/* Push the facts "g >= 0" that comparison e (negated when neg) gives, g
- * over original indices: diff < 0 is -diff - 1 >= 0, and so on. */
+/* Push the fact scale * x + off >= 0 (over the symbols of the path); a
+ * fact that overflows or names a malformed term is simply not used. */
+static void push_fact(cp *c, aff x, int64_t scale, int64_t off)
+{
+	int ns = 2 * c->t->nindices;
+	if (!grow(c, (void **)&c->facts, &c->cap_facts, c->nfacts + 1, sizeof *c->facts))
+		return;
+	cp_fact *f = &c->facts[c->nfacts];
+	f->coef = ct_arena_alloc(c->arena, sizeof *f->coef * (size_t)(ns + 1));
+	f->cst = off;
+	if (!f->coef) {
+		cp_fail(c, CT_ERR_NOMEM);
+		return;
+	}
+	if (lin_coefs(c, x, scale, f->coef, &f->cst) == LC_OK)
+		c->nfacts++;
+}
+
+/* Push the facts "g >= 0" that comparison e (negated when neg) gives:
+ * diff < 0 is -diff - 1 >= 0, and so on. */
 static void push_cmp_facts(cp *c, const ir_expr *e, bool neg)
 {
 	ir_cmp cmp = e->cmp;
@@ -909,43 +954,25 @@ static void push_cmp_facts(cp *c, const ir_expr *e, bool neg)
 		    [CMP_GE] = CMP_LT, [CMP_EQ] = CMP_NE, [CMP_NE] = CMP_EQ};
 		cmp = inv[cmp];
 	}
-	/* (scale, offset) pairs: g = scale * diff + offset */
-	int64_t sc[2], off[2];
-	int m = 0;
 	switch (cmp) {
 	case CMP_LT:
-		sc[m] = -1, off[m++] = -1;
+		push_fact(c, e->diff, -1, -1);
 		break;
 	case CMP_LE:
-		sc[m] = -1, off[m++] = 0;
+		push_fact(c, e->diff, -1, 0);
 		break;
 	case CMP_GT:
-		sc[m] = 1, off[m++] = -1;
+		push_fact(c, e->diff, 1, -1);
 		break;
 	case CMP_GE:
-		sc[m] = 1, off[m++] = 0;
+		push_fact(c, e->diff, 1, 0);
 		break;
 	case CMP_EQ:
-		sc[m] = 1, off[m++] = 0;
-		sc[m] = -1, off[m++] = 0;
+		push_fact(c, e->diff, 1, 0);
+		push_fact(c, e->diff, -1, 0);
 		break;
 	case CMP_NE:
 		break;
-	}
-	int ni = c->t->nindices;
-	for (int j = 0; j < m; j++) {
-		if (!grow(c, (void **)&c->facts, &c->cap_facts, c->nfacts + 1, sizeof *c->facts))
-			return;
-		cp_fact *f = &c->facts[c->nfacts];
-		f->coef = ct_arena_alloc(c->arena, sizeof *f->coef * (size_t)(ni + 1));
-		f->cst = off[j];
-		if (!f->coef) {
-			cp_fail(c, CT_ERR_NOMEM);
-			return;
-		}
-		/* a fact that overflows is simply not used */
-		if (orig_coefs(c, e->diff, sc[j], f->coef, &f->cst))
-			c->nfacts++;
 	}
 }
 
@@ -961,44 +988,116 @@ static void push_facts(cp *c, const ir_expr *e, bool neg)
 	push_cmp_facts(c, e, neg);
 }
 
+/* floor(a / b) for b >= 1. */
+static int64_t floor_div(int64_t a, int64_t b)
+{
+	int64_t q = a / b;
+	return a % b != 0 && a < 0 ? q - 1 : q;
+}
+
+/* Copy an update list into the arena (NULL when empty). */
+static ip_upd *keep_upd(cp *c, const ip_upd *u, int n)
+{
+	if (c->st || n == 0)
+		return NULL;
+	ip_upd *r = ct_arena_alloc(c->arena, sizeof *r * (size_t)n);
+	if (r)
+		memcpy(r, u, sizeof *r * (size_t)n);
+	else
+		cp_fail(c, CT_ERR_NOMEM);
+	return r;
+}
+
 static bool comp_loop(cp *c, ip_node *n, const lt_node *x)
 {
+	if (x->step < 1 || x->index < 0 || x->index >= c->t->nindices)
+		return cp_err(c, CT_ERR_INPUT, "malformed loop%s", "");
+	const char *name = c->t->indices[x->index].name;
 	bool ok = true;
 	n->lo = bx_eval(x->lo, c->pv, &ok);
 	n->hi = bx_eval(x->hi, c->pv, &ok);
 	n->step = x->step;
 	if (!ok)
-		return cp_err(c, CT_ERR_LIMIT, "bounds of loop '%s' overflow 64 bits",
-		              c->k->indices[x->index].name);
-	if (n->step < 1 || x->index < 0 || x->index >= c->t->nindices)
-		return cp_err(c, CT_ERR_INPUT, "malformed loop%s", "");
-	cp_open o = {x->index, n->lo, n->lo, n->hi <= n->lo, NULL, 0, 0};
+		return cp_err(c, CT_ERR_LIMIT, "bounds of loop '%s' overflow 64 bits", name);
+	cp_open o;
+	memset(&o, 0, sizeof o);
+	o.index = x->index;
+	o.lo = o.last = n->lo;
+	o.empty = n->hi <= n->lo;
 	if (!o.empty) {
 		int64_t span = 0, probe;
 		ok = ct_sub_ok(n->hi, n->lo, &span);
 		o.last = n->lo + (span - 1) / n->step * n->step;
 		/* v += step after the last iteration must not overflow */
 		if (!ok || !ct_add_ok(o.last, n->step, &probe))
-			return cp_err(c, CT_ERR_LIMIT, "loop '%s' overflows 64 bits",
-			              c->k->indices[x->index].name);
+			return cp_err(c, CT_ERR_LIMIT, "loop '%s' overflows 64 bits", name);
 	}
+	/* the trip counter: floor(v / step), one more per iteration */
+	n->trip0 = o.tlo = floor_div(n->lo, n->step);
+	o.tlast = floor_div(o.last, n->step);
+	o.prev_lvl = c->lvl[x->index];
+	o.prev_fact_base = c->fact_base;
 	if (!grow(c, (void **)&c->path, &c->cap_path, c->depth + 1, sizeof *c->path))
 		return false;
+	/* a loop that shadows one over the same index makes the facts about
+	 * the outer one meaningless inside it */
+	if (o.prev_lvl >= 0)
+		c->fact_base = c->nfacts;
+	c->lvl[x->index] = c->depth;
 	c->path[c->depth++] = o;
 	n->kids = comp_list(c, x->kids, x->nkids);
 	n->nkids = c->st ? 0 : x->nkids;
 	cp_open *top = &c->path[--c->depth];
-	if (!c->st && top->nupd) {
-		n->upd = ct_arena_alloc(c->arena, sizeof *n->upd * (size_t)top->nupd);
-		if (n->upd)
-			memcpy(n->upd, top->upd, sizeof *n->upd * (size_t)top->nupd);
-		else
-			cp_fail(c, CT_ERR_NOMEM);
-		n->nupd = top->nupd;
-	}
+	c->lvl[x->index] = top->prev_lvl;
+	c->fact_base = top->prev_fact_base;
+	n->upd = keep_upd(c, top->upd, top->nupd);
+	n->nupd = n->upd ? top->nupd : 0;
+	n->tupd = keep_upd(c, top->tupd, top->ntupd);
+	n->ntupd = n->tupd ? top->ntupd : 0;
 	ct_free(c->ctx, top->upd);
-	n->fast = n->nkids == 1 && n->kids[0]->kind == LT_STMT && n->kids[0]->nchk == 0;
+	ct_free(c->ctx, top->tupd);
+	top->upd = top->tupd = NULL;
+	/* the fast paths of exec_loop know no trip counters */
+	n->fast =
+	    n->nkids == 1 && n->kids[0]->kind == LT_STMT && n->kids[0]->nchk == 0 && n->ntupd == 0;
 	return !c->st;
+}
+
+/* An `if` of the plan: guard[0] >= 0 && ... (no else). */
+static void comp_guard_if(cp *c, ip_node *n, const lt_node *x)
+{
+	if (x->nguard < 0 || (x->nguard > 0 && !x->guard)) {
+		cp_err(c, CT_ERR_INPUT, "malformed if%s", "");
+		return;
+	}
+	n->is_conj = true;
+	if (x->nguard > 0) {
+		n->conj = ct_arena_alloc(c->arena, sizeof *n->conj * (size_t)x->nguard);
+		if (!n->conj) {
+			cp_fail(c, CT_ERR_NOMEM);
+			return;
+		}
+	}
+	for (int i = 0; i < x->nguard && !c->st; i++) {
+		int64_t cst = 0, lo, hi;
+		if (!expand_aff(c, x->guard[i], 1, &cst))
+			return;
+		int r = aff_reg(c);
+		if (c->st || !disp_range(c, r, cst, &lo, &hi))
+			return;
+		n->conj[n->nconj].reg = r;
+		n->conj[n->nconj].disp = cst;
+		n->conj[n->nconj].cmp = CMP_GE;
+		n->nconj++;
+	}
+	int nf = c->nfacts;
+	for (int i = 0; i < x->nguard && !c->st; i++)
+		push_fact(c, x->guard[i], 1, 0);
+	n->kids = comp_list(c, x->kids, x->nkids);
+	n->nkids = x->nkids;
+	c->nfacts = nf;
+	n->els = comp_list(c, x->els, x->nels);
+	n->nels = x->nels;
 }
 
 static ip_node *comp_node(cp *c, const lt_node *x)
@@ -1018,13 +1117,18 @@ static ip_node *comp_node(cp *c, const lt_node *x)
 		comp_stmt(c, n, x->stmt);
 		break;
 	case LT_IF: {
-		if (!x->stmt || !x->stmt->cond) {
+		if (!x->stmt) {
+			comp_guard_if(c, n, x);
+			break;
+		}
+		if (!x->stmt->cond) {
 			cp_err(c, CT_ERR_INPUT, "malformed if%s", "");
 			break;
 		}
 		const ir_expr *cond = x->stmt->cond;
 		bool conj = cond_is_conj(cond, 0);
 		if (conj) {
+			n->is_conj = true;
 			n->conj =
 			    ct_arena_alloc(c->arena, sizeof *n->conj * (size_t)count_conj(cond));
 			if (!n->conj) {
@@ -1033,7 +1137,7 @@ static ip_node *comp_node(cp *c, const lt_node *x)
 			}
 			comp_conj(c, cond, n->conj, &n->nconj);
 		} else {
-			begin_code(c, 0);
+			begin_code(c, -1);
 			int r = cx(c, cond, 0);
 			n->cond = truth(c, r, rep_of(cond->type));
 			n->cond_reads = c->ntr > 0;
@@ -1060,15 +1164,9 @@ static ip_node *comp_node(cp *c, const lt_node *x)
 		break;
 	}
 	case LT_CACHE:
-		/* cache regions change where data lives, not the results: the
-		 * interpreter runs their body; the trace needs their copies */
+		/* a cache region: its copies and body run in order, in the
+		 * run as in the trace */
 		c->has_cache = true;
-		if (c->trace) {
-			cp_err(c, CT_ERR_UNSUPPORTED,
-			       "the trace does not yet cover cache regions (kernel '%s')",
-			       c->k->name);
-			break;
-		}
 		n->kids = comp_list(c, x->kids, x->nkids);
 		n->nkids = x->nkids;
 		break;
@@ -1185,47 +1283,6 @@ ct_status interp_refs(const ct_looptree *t, interp_ref **refs, int *n)
 
 /* ------------------------------------------------------------ compile: program */
 
-ct_status interp_array_layout(const ct_kernel *k, const int64_t *params, int a, int64_t *stride,
-                              int64_t *count)
-{
-	const ir_array *ar = &k->arrays[a];
-	int64_t ext[IR_MAX_RANK];
-	bool ok = true;
-	if (ar->rank < 1 || ar->rank > IR_MAX_RANK)
-		return ct_error(k->ctx, CT_ERR_INPUT, "array '%s' has rank %d", ar->name, ar->rank);
-	for (int d = 0; d < ar->rank; d++) {
-		if (aff_uses_kind(ar->ext[d], AFF_INDEX))
-			return ct_error(k->ctx, CT_ERR_INPUT, "extent of array '%s' uses an index",
-			                ar->name);
-		ext[d] = aff_eval(ar->ext[d], params, NULL, &ok);
-		if (!ok)
-			return ct_error(k->ctx, CT_ERR_LIMIT, "extent of array '%s' overflows",
-			                ar->name);
-		if (ext[d] < 0)
-			return ct_error(k->ctx, CT_ERR_INPUT,
-			                "array '%s' has a negative extent (%lld)", ar->name,
-			                (long long)ext[d]);
-	}
-	/* order[] lists dimensions most major first: the last one is contiguous */
-	int64_t s = 1;
-	bool seen[IR_MAX_RANK] = {false};
-	for (int j = ar->rank - 1; j >= 0; j--) {
-		int d = ar->order[j];
-		if (d < 0 || d >= ar->rank || seen[d])
-			return ct_error(k->ctx, CT_ERR_INPUT, "array '%s' has a malformed layout",
-			                ar->name);
-		seen[d] = true;
-		stride[d] = s;
-		if (!ct_mul_ok(s, ext[d], &s))
-			return ct_error(k->ctx, CT_ERR_LIMIT, "array '%s' is too large", ar->name);
-	}
-	*count = s;
-	for (int d = 0; d < ar->rank; d++)
-		if (ext[d] == 0)
-			*count = 0;
-	return CT_OK;
-}
-
 static void prog_free(ct_ctx *ctx, ip_prog *p)
 {
 	if (!p)
@@ -1238,9 +1295,12 @@ static void prog_free(ct_ctx *ctx, ip_prog *p)
 static void cp_release(cp *c)
 {
 	ct_ctx *ctx = c->ctx;
-	for (int l = 0; l < c->depth; l++)
+	for (int l = 0; l < c->depth; l++) {
 		ct_free(ctx, c->path[l].upd);
+		ct_free(ctx, c->path[l].tupd);
+	}
 	ct_free(ctx, c->path);
+	ct_free(ctx, c->lvl);
 	ct_free(ctx, c->pv);
 	ct_free(ctx, c->stride);
 	ct_free(ctx, c->let_reg);
@@ -1288,30 +1348,42 @@ static ip_prog *compile(ct_looptree *t, bool trace)
 	c.ctx = ctx;
 	c.arena = &p->arena;
 	c.trace = trace;
-	int na = k->narrays, ni = t->nindices;
-	c.pv = ct_alloc(ctx, sizeof *c.pv * (size_t)(k->nparams + 1));
+	int na = t->narrays, ni = t->nindices;
+	if (na < k->narrays || ni < k->nindices || t->nderived < 0 || !t->arrays || !t->ext ||
+	    !t->indices) {
+		ct_error(ctx, CT_ERR_INPUT, "malformed loop tree of kernel '%s'", k->name);
+		prog_free(ctx, p);
+		return NULL;
+	}
+	c.npv = k->nparams + t->nderived;
+	c.pv = ct_alloc(ctx, sizeof *c.pv * (size_t)(c.npv + 1));
 	c.stride = ct_alloc(ctx, sizeof *c.stride * (size_t)(na + 1) * IR_MAX_RANK);
 	p->nelem = ct_arena_alloc(&p->arena, sizeof *p->nelem * (size_t)(na + 1));
 	c.let_reg = ct_alloc(ctx, sizeof *c.let_reg * (size_t)(k->nlets + 1));
-	c.coef = ct_alloc(ctx, sizeof *c.coef * (size_t)(ni + 1));
+	c.coef = ct_alloc(ctx, sizeof *c.coef * (size_t)(2 * ni + 1));
+	c.lvl = ct_alloc(ctx, sizeof *c.lvl * (size_t)(ni + 1));
 	c.ext = ct_alloc(ctx, sizeof *c.ext * (size_t)(na + 1) * IR_MAX_RANK);
 	c.stmt_ref = ct_alloc(ctx, sizeof *c.stmt_ref * (size_t)(k->nstmts + 2));
 	c.let_ref = ct_alloc(ctx, sizeof *c.let_ref * (size_t)(k->nlets + 1));
 	c.nelem = p->nelem;
-	if (!c.pv || !c.stride || !p->nelem || !c.let_reg || !c.coef || !c.ext || !c.stmt_ref ||
-	    !c.let_ref)
+	if (!c.pv || !c.stride || !p->nelem || !c.let_reg || !c.coef || !c.lvl || !c.ext ||
+	    !c.stmt_ref || !c.let_ref)
 		c.st = CT_ERR_NOMEM;
+	if (!c.st && !lt_param_values(t, c.pv))
+		c.st = ct_error(ctx, CT_ERR_LIMIT,
+		                "a derived value of kernel '%s' overflows 64 bits", k->name);
 	if (!c.st) {
-		ir_param_values(k, c.pv);
 		for (int a = 0; a < na && !c.st; a++) {
-			c.st = interp_array_layout(k, c.pv, a, &c.stride[a * IR_MAX_RANK],
-			                           &p->nelem[a]);
-			for (int d = 0; d < k->arrays[a].rank && !c.st; d++) {
+			c.st =
+			    lt_array_layout(t, c.pv, a, &c.stride[a * IR_MAX_RANK], &p->nelem[a]);
+			for (int d = 0; d < t->arrays[a].rank && !c.st; d++) {
 				bool ok = true;
 				c.ext[a * IR_MAX_RANK + d] =
-				    aff_eval(k->arrays[a].ext[d], c.pv, NULL, &ok);
+				    bx_eval(t->ext[a * IR_MAX_RANK + d], c.pv, &ok);
 			}
 		}
+		for (int i = 0; i < ni; i++)
+			c.lvl[i] = -1;
 		for (int i = 0; i < k->nlets; i++)
 			c.let_reg[i] = -1;
 		ref_walk(k, k->body, k->nbody, 0, c.stmt_ref, c.let_ref, NULL);
@@ -1351,6 +1423,7 @@ typedef struct ip_state {
 	void **base;
 	const int64_t *nelem;
 	const ct_kernel *k;
+	const ir_array *arrays; /* the tree's storage, for messages */
 	bool trace;
 	interp_access *acc;
 	int nacc;
@@ -1653,7 +1726,7 @@ static bool exec_chk(ip_state *s, const ip_node *x)
 			s->st =
 			    ct_error(s->k->ctx, CT_ERR_RUNTIME,
 			             "out-of-bounds access to array '%s' (element %lld of %lld)",
-			             s->k->arrays[c->array].name, (long long)off,
+			             s->arrays[c->array].name, (long long)off,
 			             (long long)s->nelem[c->array]);
 			return false;
 		}
@@ -1710,6 +1783,24 @@ static inline bool emit_trace(ip_state *s, const ip_node *x)
 
 static bool exec_nodes(ip_state *s, ip_node *const *v, int n);
 
+/* A loop with trip counter updates (cache regions of the plan). */
+static bool exec_loop_trip(ip_state *s, const ip_node *x)
+{
+	int64_t *o = s->o;
+	const ip_upd *u = x->upd, *ue = x->upd + x->nupd;
+	const ip_upd *tu = x->tupd, *tue = x->tupd + x->ntupd;
+	int64_t lo = x->lo, hi = x->hi, step = x->step, trip = x->trip0;
+	for (int64_t v = lo; v < hi; v += step, trip++) {
+		for (const ip_upd *p = u; p < ue; p++)
+			o[p->dst] = o[p->src] + p->coef * v;
+		for (const ip_upd *p = tu; p < tue; p++)
+			o[p->dst] = o[p->src] + p->coef * trip;
+		if (!exec_nodes(s, x->kids, x->nkids))
+			return false;
+	}
+	return true;
+}
+
 static bool exec_loop(ip_state *s, const ip_node *x)
 {
 	int64_t *o = s->o;
@@ -1736,6 +1827,8 @@ static bool exec_loop(ip_state *s, const ip_node *x)
 		}
 		return true;
 	}
+	if (x->ntupd)
+		return exec_loop_trip(s, x);
 	for (int64_t v = lo; v < hi; v += step) {
 		for (const ip_upd *p = u; p < ue; p++)
 			o[p->dst] = o[p->src] + p->coef * v;
@@ -1767,7 +1860,7 @@ static bool exec_nodes(ip_state *s, ip_node *const *v, int n)
 			break;
 		case LT_IF: {
 			bool yes = true;
-			if (x->nconj) {
+			if (x->is_conj) {
 				const int64_t *o = s->o;
 				for (const ip_conj *q = x->conj, *qe = q + x->nconj; q < qe && yes;
 				     q++) {
@@ -1848,23 +1941,29 @@ ct_status ct_interp_run(ct_looptree *t, void *const *buffers)
 	if (!p)
 		return ct_ctx_last_status(ctx);
 	ct_status st = CT_OK;
-	void **base = ct_alloc(ctx, sizeof *base * (size_t)(k->narrays + 1));
-	bool *owned = ct_alloc(ctx, sizeof *owned * (size_t)(k->narrays + 1));
+	int na = t->narrays;
+	void **base = ct_alloc(ctx, sizeof *base * (size_t)(na + 1));
+	bool *owned = ct_alloc(ctx, sizeof *owned * (size_t)(na + 1));
 	if (!base || !owned)
 		st = CT_ERR_NOMEM;
-	for (int a = 0; a < k->narrays && !st; a++) {
-		base[a] = buffers[a];
-		if (base[a])
-			continue;
-		if (k->arrays[a].role != CT_TEMP) {
-			st = ct_error(ctx, CT_ERR_USAGE, "no buffer for array '%s'",
-			              k->arrays[a].name);
-			break;
+	/* the kernel's arrays come from the caller (temps may be NULL); cache
+	 * buffers (ids >= k->narrays) are internal: allocated here, zeroed */
+	for (int a = 0; a < na && !st; a++) {
+		const ir_array *ar = &t->arrays[a];
+		if (a < k->narrays) {
+			base[a] = buffers[a];
+			if (base[a])
+				continue;
+			if (ar->role != CT_TEMP) {
+				st = ct_error(ctx, CT_ERR_USAGE, "no buffer for array '%s'",
+				              ar->name);
+				break;
+			}
 		}
 		int64_t bytes;
-		if (!ct_mul_ok(p->nelem[a], dtype_bytes(k->arrays[a].type), &bytes)) {
-			st = ct_error(ctx, CT_ERR_LIMIT, "temp array '%s' is too large",
-			              k->arrays[a].name);
+		if (!ct_mul_ok(p->nelem[a], dtype_bytes(ar->type), &bytes) ||
+		    (uint64_t)bytes > SIZE_MAX / 2) {
+			st = ct_error(ctx, CT_ERR_LIMIT, "temp array '%s' is too large", ar->name);
 			break;
 		}
 		base[a] = ct_alloc(ctx, (size_t)bytes);
@@ -1879,9 +1978,10 @@ ct_status ct_interp_run(ct_looptree *t, void *const *buffers)
 		memset(&s, 0, sizeof s);
 		s.base = base;
 		s.k = k;
+		s.arrays = t->arrays;
 		st = exec_prog(p, &s, ctx);
 	}
-	for (int a = 0; base && owned && a < k->narrays; a++)
+	for (int a = 0; base && owned && a < na; a++)
 		if (owned[a])
 			ct_free(ctx, base[a]);
 	ct_free(ctx, base);
@@ -1901,6 +2001,7 @@ ct_status interp_trace_batch(ct_looptree *t, interp_batch_fn fn, void *ud)
 	ip_state s;
 	memset(&s, 0, sizeof s);
 	s.k = t->k;
+	s.arrays = t->arrays;
 	s.trace = true;
 	s.fn = fn;
 	s.ud = ud;
@@ -1909,6 +2010,29 @@ ct_status interp_trace_batch(ct_looptree *t, interp_batch_fn fn, void *ud)
 	ct_free(ctx, s.acc);
 	prog_free(ctx, p);
 	return st;
+}
+
+static int count_checks(ip_node *const *v, int n)
+{
+	int r = 0;
+	for (int i = 0; i < n; i++) {
+		const ip_node *x = v[i];
+		r += x->nchk + count_checks(x->kids, x->nkids) + count_checks(x->els, x->nels);
+	}
+	return r;
+}
+
+ct_status interp_unproven(ct_looptree *t, int *n)
+{
+	*n = 0;
+	if (!t)
+		return CT_ERR_USAGE;
+	ip_prog *p = compile(t, false);
+	if (!p)
+		return ct_ctx_last_status(t->k->ctx);
+	*n = count_checks(p->roots, p->nroots);
+	prog_free(t->k->ctx, p);
+	return CT_OK;
 }
 
 typedef struct trace_cb {

@@ -10,8 +10,8 @@
 /* One access of the address trace. */
 typedef struct interp_access {
 	int64_t offset; /* element offset in the buffer */
-	int32_t buffer; /* array index (cache buffers numbered after the arrays) */
-	int32_t ref;    /* reference id: see interp_refs */
+	int32_t buffer; /* storage of the tree: t->arrays index (cache buffers after the arrays) */
+	int32_t ref;    /* reference id: see interp_refs; -1 for cache copies */
 	int32_t is_write;
 } interp_access;
 
@@ -28,7 +28,9 @@ ct_status interp_trace_batch(ct_looptree *t, interp_batch_fn fn, void *ud);
  * number the accesses of the kernel in textual order of the statements and,
  * within one, in trace order (CLI.md): right-hand side reads left to right,
  * then for op= the left-hand side read, then the left-hand side write. The
- * copies that tails make of a statement share its ids. */
+ * copies that tails and cache regions make of a statement share its ids
+ * (array is the kernel array of the original statement, whatever storage a
+ * copy reads); the copy statements of cache regions have no reference. */
 typedef struct interp_ref {
 	int array;
 	const ir_node *node; /* ND_STMT or ND_LET */
@@ -41,11 +43,9 @@ typedef struct interp_ref {
  * ctx) with *n entries, indexed by reference id. */
 ct_status interp_refs(const ct_looptree *t, interp_ref **refs, int *n);
 
-/* Element strides (stride[d] per dimension) and element count of array a
- * of k under params[] (ir_param_values): the layout the interpreter, the
- * trace and generated code share. CT_ERR_INPUT for a negative extent,
- * CT_ERR_LIMIT on overflow. */
-ct_status interp_array_layout(const ct_kernel *k, const int64_t *params, int a, int64_t *stride,
-                              int64_t *count);
+/* Number of accesses of t that the interpreter checks at run time (those
+ * that loop ranges and the facts of enclosing ifs do not prove in bounds):
+ * what the tests of the bounds proofs look at. */
+ct_status interp_unproven(ct_looptree *t, int *n);
 
 #endif

@@ -10,20 +10,41 @@ typedef struct pr {
 	ct_buf *b;
 	const ct_looptree *t;
 	const ct_kernel *k;
+	/* per loop-tree index: the innermost loop over it being printed (for
+	 * AFF_TRIP terms); NULL when printing without that context */
+	const lt_node **open;
 } pr;
 
 static const char *index_name(const pr *p, int id)
 {
+	if (p->t->indices && id >= 0 && id < p->t->nindices)
+		return p->t->indices[id].name;
 	if (id >= 0 && id < p->k->nindices)
 		return p->k->indices[id].name;
 	return "?";
+}
+
+/* Storage a of the tree: a kernel array or a cache buffer (NULL if none). */
+static const ir_array *storage(const pr *p, int a)
+{
+	if (p->t->arrays && a >= 0 && a < p->t->narrays)
+		return &p->t->arrays[a];
+	if (a >= 0 && a < p->k->narrays)
+		return &p->k->arrays[a];
+	return NULL;
+}
+
+static const char *storage_name(const pr *p, int a)
+{
+	const ir_array *s = storage(p, a);
+	return s && s->name ? s->name : "?";
 }
 
 /* Loop variables whose sum is index id: its chain when id is an original
  * index of a scheduled tree, else id itself. */
 static const int *index_chain(const pr *p, int id, int *n)
 {
-	if (id >= 0 && id < p->t->nindices && p->t->chain && p->t->chain[id] &&
+	if (id >= 0 && id < p->k->nindices && p->t->chain && p->t->chain[id] &&
 	    p->t->chain_len[id] > 0) {
 		*n = p->t->chain_len[id];
 		return p->t->chain[id];
@@ -45,21 +66,81 @@ static void put_term(ct_buf *b, int64_t coef, const char *name, bool first)
 	ct_buf_puts(b, name);
 }
 
-/* An affine subscript, compactly: index terms (each as its chain), params,
- * then the constant: `i+ii`, `x-1`, `2*i+2*ii+N-1`. */
+/* Text of one non-index symbol of an affine expression into o: a param, a
+ * derived value `(N / 4 * 4)`, a loop variable, or a trip count `i//4`
+ * (floor division by the step of the innermost enclosing loop). */
+static void sym_text(const pr *p, const aff_term *t, ct_buf *o)
+{
+	/* `2*(i//4)` and `-(i//4)`, but `i//4` alone */
+	bool paren = t->coef != 1;
+	switch (t->kind) {
+	case AFF_PARAM:
+		if (t->id >= 0 && t->id < p->k->nparams) {
+			ct_buf_puts(o, p->k->params[t->id].name);
+		} else if (t->id >= p->k->nparams && t->id - p->k->nparams < p->t->nderived &&
+		           p->t->derived) {
+			const bx *d = p->t->derived[t->id - p->k->nparams];
+			int64_t v;
+			bool atom = d && (d->kind == BX_PARAM || (bx_is_const(d, &v) && v >= 0) ||
+			                  d->kind == BX_MIN || d->kind == BX_MAX);
+			if (!atom)
+				ct_buf_putc(o, '(');
+			bx_print(o, p->k, d);
+			if (!atom)
+				ct_buf_putc(o, ')');
+		} else {
+			ct_buf_putc(o, '?');
+		}
+		break;
+	case AFF_LOOP:
+		ct_buf_puts(o, index_name(p, t->id));
+		break;
+	case AFF_TRIP: {
+		const lt_node *x =
+		    p->open && t->id >= 0 && t->id < p->t->nindices ? p->open[t->id] : NULL;
+		if (x && x->step == 1)
+			ct_buf_puts(o, index_name(p, t->id));
+		else if (x)
+			ct_buf_printf(o, paren ? "(%s//%lld)" : "%s//%lld", index_name(p, t->id),
+			              (long long)x->step);
+		else
+			ct_buf_printf(o, "trip(%s)", index_name(p, t->id));
+		break;
+	}
+	default:
+		ct_buf_putc(o, '?');
+		break;
+	}
+}
+
+/* Which pass of put_aff prints term t: 0 index terms, 1 params, loop
+ * variables and trip counts, 2 derived values. */
+static int term_pass(const pr *p, const aff_term *t)
+{
+	if (t->kind == AFF_INDEX)
+		return 0;
+	return t->kind == AFF_PARAM && t->id >= p->k->nparams ? 2 : 1;
+}
+
+/* An affine subscript, compactly: index terms (each as its chain), the
+ * other symbols (params, loop variables, trip counts), derived values, then
+ * the constant: `i+ii`, `x-1`, `2*i+2*ii+N-1`, `i//4`, `i+ii-(N / 4 * 4)`. */
 static void put_aff(const pr *p, aff x)
 {
 	bool first = true;
-	for (int pass = 0; pass < 2; pass++) {
+	for (int pass = 0; pass < 3; pass++) {
 		for (int i = 0; i < x.n; i++) {
 			const aff_term *t = &x.t[i];
-			if ((t->kind == AFF_INDEX) != (pass == 0))
+			if (term_pass(p, t) != pass)
 				continue;
-			if (t->kind == AFF_PARAM) {
-				const char *nm = t->id >= 0 && t->id < p->k->nparams
-				                     ? p->k->params[t->id].name
-				                     : "?";
-				put_term(p->b, t->coef, nm, first);
+			if (t->kind != AFF_INDEX) {
+				ct_buf nm;
+				ct_buf_init(&nm);
+				sym_text(p, t, &nm);
+				if (nm.failed)
+					p->b->failed = true;
+				put_term(p->b, t->coef, nm.s ? nm.s : "?", first);
+				ct_buf_free(&nm);
 				first = false;
 				continue;
 			}
@@ -133,7 +214,7 @@ static void put_expr(const pr *p, const ir_expr *e, int need);
 
 static void put_access(const pr *p, const ir_expr *e)
 {
-	const ir_array *a = e->id >= 0 && e->id < p->k->narrays ? &p->k->arrays[e->id] : NULL;
+	const ir_array *a = storage(p, e->id);
 	ct_buf_puts(p->b, a ? a->name : "?");
 	ct_buf_putc(p->b, '[');
 	for (int d = 0; a && d < a->rank; d++) {
@@ -256,14 +337,251 @@ static void indent(ct_buf *b, int depth)
 		ct_buf_puts(b, "    ");
 }
 
+/* Enter / leave loop x: the innermost loop over its index while its kids print. */
+static const lt_node *open_loop(const pr *p, const lt_node *x)
+{
+	if (!p->open || x->index < 0 || x->index >= p->t->nindices)
+		return NULL;
+	const lt_node *outer = p->open[x->index];
+	p->open[x->index] = x;
+	return outer;
+}
+
+static void close_loop(const pr *p, const lt_node *x, const lt_node *outer)
+{
+	if (p->open && x->index >= 0 && x->index < p->t->nindices)
+		p->open[x->index] = outer;
+}
+
+/* The condition of an if: its expression, or its guards `g >= 0 && ...`. */
+static void put_cond(const pr *p, const lt_node *x)
+{
+	if (x->stmt) {
+		put_expr(p, x->stmt->cond, 0);
+		return;
+	}
+	for (int i = 0; i < x->nguard && x->guard; i++) {
+		if (i)
+			ct_buf_puts(p->b, " && ");
+		put_aff(p, x->guard[i]);
+		ct_buf_puts(p->b, " >= 0");
+	}
+	if (x->nguard <= 0 || !x->guard)
+		ct_buf_puts(p->b, "true");
+}
+
+static const char *prologue_name(lt_prologue x)
+{
+	switch (x) {
+	case LT_PRO_NONE:
+		return "none";
+	case LT_PRO_COPY_IN:
+		return "copy_in";
+	case LT_PRO_ZERO_FILL:
+		return "zero_fill";
+	}
+	return "?";
+}
+
+static const char *epilogue_name(lt_epilogue x)
+{
+	switch (x) {
+	case LT_EPI_NONE:
+		return "none";
+	case LT_EPI_COPY_OUT:
+		return "copy_out";
+	case LT_EPI_REDUCE:
+		return "reduce";
+	}
+	return "?";
+}
+
+static const lt_region *region_of(const pr *p, const lt_node *x)
+{
+	return x->cache >= 0 && x->cache < p->t->nregions && p->t->regions
+	           ? &p->t->regions[x->cache]
+	           : NULL;
+}
+
+/* The plan's name of region r's cache (`AA` of `AA = cache(A, ...)`). */
+static const char *cache_name(const pr *p, const lt_region *r)
+{
+	if (r->item >= 0 && r->item < p->k->nplan && p->k->plan[r->item].name)
+		return p->k->plan[r->item].name;
+	return storage_name(p, r->buffer);
+}
+
+/* What the plan caches in region r: an array, or the parent cache (by its
+ * name, also when that one is elided). */
+static const char *cache_source(const pr *p, const lt_region *r)
+{
+	const ct_kernel *k = p->k;
+	const ir_plan_item *it = r->item >= 0 && r->item < k->nplan ? &k->plan[r->item] : NULL;
+	if (it && it->src_cache >= 0 && it->src_cache < k->nplan && k->plan[it->src_cache].name)
+		return k->plan[it->src_cache].name;
+	if (it && it->src_array >= 0 && it->src_array < k->narrays)
+		return k->arrays[it->src_array].name;
+	return storage_name(p, r->source);
+}
+
+/* Whether subtree x only copies (statements with stmt_id 0: the prologue
+ * and epilogue copies of a cache region). */
+static bool copy_only(const lt_node *x)
+{
+	switch (x->kind) {
+	case LT_STMT:
+		return x->stmt && x->stmt->stmt_id == 0;
+	case LT_LET:
+	case LT_CACHE:
+		return false;
+	case LT_LOOP:
+	case LT_IF:
+		for (int i = 0; i < x->nkids; i++)
+			if (!copy_only(x->kids[i]))
+				return false;
+		for (int i = 0; i < x->nels; i++)
+			if (!copy_only(x->els[i]))
+				return false;
+		return true;
+	}
+	return false;
+}
+
+/* `cache AA of A (index ii, level 1; trigger i, level 2): buffer AA[4, 32]
+ * first_major; copy_in / none` */
+static void put_cache_header(const pr *p, const lt_region *r)
+{
+	ct_buf *b = p->b;
+	ct_buf_printf(b, "cache %s of %s (", cache_name(p, r), cache_source(p, r));
+	if (r->index < 0)
+		ct_buf_puts(b, "element level");
+	else
+		ct_buf_printf(b, "index %s, level %d", index_name(p, r->index), r->level);
+	if (r->trigger_index != r->index || r->trigger_level != r->level) {
+		if (r->trigger_index < 0)
+			ct_buf_printf(b, "; trigger level %d", r->trigger_level);
+		else
+			ct_buf_printf(b, "; trigger %s, level %d", index_name(p, r->trigger_index),
+			              r->trigger_level);
+	}
+	ct_buf_puts(b, "): ");
+	if (r->elided) {
+		ct_buf_printf(b, "elided, %s used in place", storage_name(p, r->source));
+	} else {
+		ct_buf_printf(b, "buffer %s[", storage_name(p, r->buffer));
+		for (int d = 0; d < r->rank && d < IR_MAX_RANK; d++) {
+			if (d)
+				ct_buf_puts(b, ", ");
+			bx_print(b, p->k, r->shape[d]);
+		}
+		ct_buf_putc(b, ']');
+		if (r->first_major) {
+			ct_buf_puts(b, " first_major");
+		} else if (r->last_major) {
+			ct_buf_puts(b, " last_major");
+		} else {
+			ct_buf_puts(b, " layout=(");
+			for (int d = 0; d < r->rank && d < IR_MAX_RANK; d++)
+				ct_buf_printf(b, "%s%d", d ? ", " : "", r->order[d]);
+			ct_buf_putc(b, ')');
+		}
+		if (r->nmulti > 0)
+			ct_buf_printf(b, ", %d multicache dim%s", r->nmulti,
+			              r->nmulti == 1 ? "" : "s");
+	}
+	ct_buf_printf(b, "; %s / %s", prologue_name(r->prologue), epilogue_name(r->epilogue));
+	if (r->double_buffer)
+		ct_buf_puts(b, "; double-buffered");
+	ct_buf_puts(b, ":\n");
+}
+
+/* The first copy statement in subtree x, or NULL. */
+static const ir_node *first_copy(const lt_node *x)
+{
+	if (x->kind == LT_STMT)
+		return x->stmt && x->stmt->stmt_id == 0 ? x->stmt : NULL;
+	for (int i = 0; i < x->nkids; i++) {
+		const ir_node *s = first_copy(x->kids[i]);
+		if (s)
+			return s;
+	}
+	for (int i = 0; i < x->nels; i++) {
+		const ir_node *s = first_copy(x->els[i]);
+		if (s)
+			return s;
+	}
+	return NULL;
+}
+
+/* The label of a part of cache region r: `# body`, or what the copies of
+ * kid x do, from its first copy statement: `# prologue: copy_in A -> AA`,
+ * `# prologue: zero_fill CC`, `# prologue: prefetch A -> AA_next`,
+ * `# epilogue: copy_out CC -> C`, `# epilogue: reduce CC into C`. */
+static void put_part_label(const pr *p, const lt_region *r, const lt_node *x, int part, int depth)
+{
+	ct_buf *b = p->b;
+	indent(b, depth);
+	if (part == 1) {
+		ct_buf_puts(b, "# body\n");
+		return;
+	}
+	ct_buf_puts(b, part == 0 ? "# prologue: " : "# epilogue: ");
+	const ir_node *s = first_copy(x);
+	const ir_expr *rhs = s ? s->rhs : NULL;
+	int to = s && s->lhs ? s->lhs->id : -1;
+	int from = rhs && rhs->kind == EX_ACCESS ? rhs->id : -1;
+	const char *tn = storage_name(p, to), *fn = storage_name(p, from);
+	if (!s)
+		ct_buf_puts(b, "copies");
+	else if (from < 0)
+		ct_buf_printf(b, "zero_fill %s", tn);
+	else if (s->op != AS_SET)
+		ct_buf_printf(b, "reduce %s into %s", fn, tn);
+	else if (r->double_buffer && to == r->temp)
+		ct_buf_printf(b, "prefetch %s -> %s", fn, tn);
+	else if (to == r->buffer && from == r->source)
+		ct_buf_printf(b, "copy_in %s -> %s", fn, tn);
+	else if (to == r->source && from == r->buffer)
+		ct_buf_printf(b, "copy_out %s -> %s", fn, tn);
+	else
+		ct_buf_printf(b, "copy %s -> %s", fn, tn);
+	ct_buf_putc(b, '\n');
+}
+
 static void put_text_nodes(const pr *p, lt_node *const *v, int n, int depth);
+
+/* A cache region: its header, then its kids one level deeper, each run of
+ * copies (kids that only copy) labelled as prologue or epilogue. */
+static void put_text_cache(const pr *p, const lt_node *x, int depth)
+{
+	const lt_region *r = region_of(p, x);
+	if (!r) {
+		ct_buf_puts(p->b, "cache ?:\n");
+		put_text_nodes(p, x->kids, x->nkids, depth + 1);
+		return;
+	}
+	put_cache_header(p, r);
+	if (x->nkids == 0)
+		put_text_nodes(p, x->kids, 0, depth + 1);
+	int last = -1;
+	bool body_seen = false;
+	for (int i = 0; i < x->nkids; i++) {
+		int part = !copy_only(x->kids[i]) ? 1 : body_seen ? 2 : 0;
+		if (part == 1)
+			body_seen = true;
+		if (part != last)
+			put_part_label(p, r, x->kids[i], part, depth + 1);
+		last = part;
+		put_text_nodes(p, x->kids + i, 1, depth + 1);
+	}
+}
 
 static void put_text_node(const pr *p, const lt_node *x, int depth)
 {
 	ct_buf *b = p->b;
 	indent(b, depth);
 	switch (x->kind) {
-	case LT_LOOP:
+	case LT_LOOP: {
 		ct_buf_printf(b, "for %s in range(", index_name(p, x->index));
 		bx_print(b, p->k, x->lo);
 		ct_buf_puts(b, ", ");
@@ -271,8 +589,11 @@ static void put_text_node(const pr *p, const lt_node *x, int depth)
 		if (x->step != 1)
 			ct_buf_printf(b, ", step=%lld", (long long)x->step);
 		ct_buf_puts(b, x->tail ? "):  # tail\n" : "):\n");
+		const lt_node *outer = open_loop(p, x);
 		put_text_nodes(p, x->kids, x->nkids, depth + 1);
+		close_loop(p, x, outer);
 		break;
+	}
 	case LT_STMT:
 	case LT_LET:
 		put_stmt(p, x->stmt);
@@ -280,7 +601,7 @@ static void put_text_node(const pr *p, const lt_node *x, int depth)
 		break;
 	case LT_IF:
 		ct_buf_puts(b, "if ");
-		put_expr(p, x->stmt->cond, 0);
+		put_cond(p, x);
 		ct_buf_puts(b, ":\n");
 		put_text_nodes(p, x->kids, x->nkids, depth + 1);
 		if (x->nels > 0) {
@@ -290,8 +611,7 @@ static void put_text_node(const pr *p, const lt_node *x, int depth)
 		}
 		break;
 	case LT_CACHE:
-		ct_buf_puts(b, "# cache region\n");
-		put_text_nodes(p, x->kids, x->nkids, depth);
+		put_text_cache(p, x, depth);
 		break;
 	}
 }
@@ -330,7 +650,7 @@ static void json_text(const pr *p, void (*fn)(const pr *, const void *), const v
 {
 	ct_buf tmp;
 	ct_buf_init(&tmp);
-	pr q = {&tmp, p->t, p->k};
+	pr q = {&tmp, p->t, p->k, p->open};
 	fn(&q, arg);
 	if (tmp.failed)
 		p->b->failed = true;
@@ -346,9 +666,9 @@ static void text_stmt(const pr *p, const void *s)
 {
 	put_stmt(p, s);
 }
-static void text_expr(const pr *p, const void *e)
+static void text_cond(const pr *p, const void *x)
 {
-	put_expr(p, e, 0);
+	put_cond(p, x);
 }
 
 static void put_json_nodes(const pr *p, lt_node *const *v, int n);
@@ -357,7 +677,7 @@ static void put_json_node(const pr *p, const lt_node *x)
 {
 	ct_buf *b = p->b;
 	switch (x->kind) {
-	case LT_LOOP:
+	case LT_LOOP: {
 		ct_buf_puts(b, "{\"loop\": ");
 		ct_buf_json_str(b, index_name(p, x->index));
 		ct_buf_puts(b, ", \"lo\": ");
@@ -366,9 +686,12 @@ static void put_json_node(const pr *p, const lt_node *x)
 		json_text(p, text_bx, x->hi);
 		ct_buf_printf(b, ", \"step\": %lld, \"tail\": %s, \"body\": ", (long long)x->step,
 		              x->tail ? "true" : "false");
+		const lt_node *outer = open_loop(p, x);
 		put_json_nodes(p, x->kids, x->nkids);
+		close_loop(p, x, outer);
 		ct_buf_putc(b, '}');
 		break;
+	}
 	case LT_STMT:
 		ct_buf_printf(b, "{\"stmt\": %d, \"text\": ", x->stmt->stmt_id);
 		json_text(p, text_stmt, x->stmt);
@@ -385,7 +708,7 @@ static void put_json_node(const pr *p, const lt_node *x)
 		break;
 	case LT_IF:
 		ct_buf_puts(b, "{\"if\": ");
-		json_text(p, text_expr, x->stmt->cond);
+		json_text(p, text_cond, x);
 		ct_buf_puts(b, ", \"then\": ");
 		put_json_nodes(p, x->kids, x->nkids);
 		ct_buf_puts(b, ", \"else\": ");
@@ -393,7 +716,7 @@ static void put_json_node(const pr *p, const lt_node *x)
 		ct_buf_putc(b, '}');
 		break;
 	case LT_CACHE:
-		ct_buf_puts(b, "{\"cache\": null, \"body\": ");
+		ct_buf_printf(b, "{\"cache\": %d, \"body\": ", x->cache);
 		put_json_nodes(p, x->kids, x->nkids);
 		ct_buf_putc(b, '}');
 		break;
@@ -409,6 +732,70 @@ static void put_json_nodes(const pr *p, lt_node *const *v, int n)
 		put_json_node(p, v[i]);
 	}
 	ct_buf_putc(p->b, ']');
+}
+
+/* A JSON string, or null for a missing name. */
+static void json_name_or_null(ct_buf *b, const char *s)
+{
+	if (s)
+		ct_buf_json_str(b, s);
+	else
+		ct_buf_puts(b, "null");
+}
+
+/* One entry of "caches" (CLI.md), plus name, source_storage, buffer and
+ * multicache_dims. */
+static void put_json_region(const pr *p, const lt_region *r)
+{
+	ct_buf *b = p->b;
+	const ct_kernel *k = p->k;
+	const ir_plan_item *it = r->item >= 0 && r->item < k->nplan ? &k->plan[r->item] : NULL;
+	ct_buf_puts(b, "{\"name\": ");
+	json_name_or_null(b, it ? it->name : NULL);
+	ct_buf_puts(b, ", \"array\": ");
+	json_name_or_null(b, it && it->root_array >= 0 && it->root_array < k->narrays
+	                         ? k->arrays[it->root_array].name
+	                         : NULL);
+	/* source: what the plan names (an array, or the parent cache even when
+	 * that one is elided); source_storage: the storage the copies read */
+	const char *src_storage = storage(p, r->source) ? storage_name(p, r->source) : NULL;
+	ct_buf_puts(b, ", \"source\": ");
+	json_name_or_null(b, src_storage || it ? cache_source(p, r) : NULL);
+	ct_buf_puts(b, ", \"source_storage\": ");
+	json_name_or_null(b, src_storage);
+	ct_buf_puts(b, ", \"buffer\": ");
+	json_name_or_null(b,
+	                  !r->elided && storage(p, r->buffer) ? storage_name(p, r->buffer) : NULL);
+	ct_buf_puts(b, ", \"index\": ");
+	json_name_or_null(b, r->index >= 0 ? index_name(p, r->index) : NULL);
+	ct_buf_printf(b, ", \"level\": %d, \"trigger_index\": ", r->level);
+	json_name_or_null(b, r->trigger_index >= 0 ? index_name(p, r->trigger_index) : NULL);
+	ct_buf_printf(b, ", \"trigger_level\": %d, \"shape\": [", r->trigger_level);
+	for (int d = 0; d < r->rank && d < IR_MAX_RANK; d++) {
+		int64_t v;
+		if (d)
+			ct_buf_puts(b, ", ");
+		if (bx_is_const(r->shape[d], &v))
+			ct_buf_printf(b, "%lld", (long long)v);
+		else
+			json_text(p, text_bx, r->shape[d]);
+	}
+	ct_buf_printf(b, "], \"multicache_dims\": %d, \"layout\": ", r->nmulti);
+	if (r->first_major) {
+		ct_buf_puts(b, "\"first_major\"");
+	} else if (r->last_major) {
+		ct_buf_puts(b, "\"last_major\"");
+	} else {
+		ct_buf_putc(b, '[');
+		for (int d = 0; d < r->rank && d < IR_MAX_RANK; d++)
+			ct_buf_printf(b, "%s%d", d ? ", " : "", r->order[d]);
+		ct_buf_putc(b, ']');
+	}
+	ct_buf_printf(b,
+	              ", \"elided\": %s, \"prologue\": \"%s\", \"epilogue\": \"%s\", "
+	              "\"double_buffer\": %s}",
+	              r->elided ? "true" : "false", prologue_name(r->prologue),
+	              epilogue_name(r->epilogue), r->double_buffer ? "true" : "false");
 }
 
 static void put_json(const pr *p)
@@ -432,7 +819,13 @@ static void put_json(const pr *p)
 	}
 	ct_buf_puts(b, "}, \"loops\": ");
 	put_json_nodes(p, p->t->roots, p->t->nroots);
-	ct_buf_puts(b, ", \"caches\": []}\n");
+	ct_buf_puts(b, ", \"caches\": [");
+	for (int i = 0; i < p->t->nregions && p->t->regions; i++) {
+		if (i)
+			ct_buf_puts(b, ", ");
+		put_json_region(p, &p->t->regions[i]);
+	}
+	ct_buf_puts(b, "]}\n");
 }
 
 char *ct_looptree_print(ct_looptree *t, int json)
@@ -441,11 +834,17 @@ char *ct_looptree_print(ct_looptree *t, int json)
 		return NULL;
 	ct_buf b;
 	ct_buf_init(&b);
-	pr p = {&b, t, t->k};
+	const lt_node **open = ct_alloc(t->k->ctx, sizeof *open * ((size_t)t->nindices + 1));
+	if (open)
+		memset(open, 0, sizeof *open * ((size_t)t->nindices + 1));
+	else
+		b.failed = true;
+	pr p = {&b, t, t->k, open};
 	if (json)
 		put_json(&p);
 	else
 		put_text(&p);
+	ct_free(t->k->ctx, open);
 	char *s = ct_buf_take(&b);
 	if (!s)
 		ct_error(t->k->ctx, CT_ERR_NOMEM, "out of memory printing the loop tree");

@@ -67,8 +67,11 @@ ct_status ct_kernel_simulate(ct_kernel *k, const char *spec_text, ct_sim_result 
 	ct_looptree *t = ct_kernel_lower(k, 1);
 	if (!t)
 		return ct_ctx_last_status(ctx);
-	int64_t *params = calloc((size_t)k->nparams + 1, sizeof *params);
-	sim_buffer *buf = calloc((size_t)k->narrays + 1, sizeof *buf);
+	/* every storage of the tree (the kernel's arrays, then cache buffers)
+	 * is a buffer of the simulator on its own line-aligned region */
+	int nbuf = t->narrays;
+	int64_t *params = calloc((size_t)k->nparams + (size_t)t->nderived + 1, sizeof *params);
+	sim_buffer *buf = calloc((size_t)nbuf + 1, sizeof *buf);
 	interp_ref *refs = NULL;
 	int nrefs = 0;
 	sim *s = NULL;
@@ -76,17 +79,21 @@ ct_status ct_kernel_simulate(ct_kernel *k, const char *spec_text, ct_sim_result 
 		st = ct_error(ctx, CT_ERR_NOMEM, "out of memory");
 		goto out;
 	}
-	ir_param_values(k, params);
-	for (int a = 0; a < k->narrays && !st; a++) {
+	if (!lt_param_values(t, params)) {
+		st = ct_error(ctx, CT_ERR_LIMIT, "a derived value of kernel '%s' overflows 64 bits",
+		              k->name);
+		goto out;
+	}
+	for (int a = 0; a < nbuf && !st; a++) {
 		int64_t stride[IR_MAX_RANK];
-		buf[a].elem_size = (int64_t)ct_dtype_size(k->arrays[a].type);
-		st = interp_array_layout(k, params, a, stride, &buf[a].count);
+		buf[a].elem_size = (int64_t)ct_dtype_size(t->arrays[a].type);
+		st = lt_array_layout(t, params, a, stride, &buf[a].count);
 	}
 	if (!st)
 		st = interp_refs(t, &refs, &nrefs);
 	if (st)
 		goto out;
-	s = sim_new(ctx, &spec, buf, k->narrays, nrefs);
+	s = sim_new(ctx, &spec, buf, nbuf, nrefs);
 	if (!s) {
 		st = ct_ctx_last_status(ctx);
 		goto out;
@@ -114,7 +121,10 @@ ct_status ct_kernel_simulate(ct_kernel *k, const char *spec_text, ct_sim_result 
 	}
 	r->nrefs = nrefs;
 	for (int i = 0; i < nrefs; i++) {
-		r->refs[i].array = k->arrays[refs[i].array].name;
+		/* references are accesses of the kernel's statements: their
+		 * arrays are kernel arrays, whose names outlive t */
+		int a = refs[i].array;
+		r->refs[i].array = a >= 0 && a < k->narrays ? k->arrays[a].name : "?";
 		r->refs[i].stmt = refs[i].stmt;
 		r->refs[i].is_write = refs[i].is_write;
 		for (int l = 0; l < spec.nlevels; l++)

@@ -26,6 +26,12 @@
 
 #define PP_MAX_WRITES 64
 
+/* A double buffer to apply once every cache is placed. */
+typedef struct pending {
+	int region, npro, item;
+	struct lt_node *node;
+} pending;
+
 typedef struct pp {
 	ct_looptree *t;
 	ct_kernel *k;
@@ -42,6 +48,8 @@ typedef struct pp {
 	int nis_src;
 	int parent_item;       /* hierarchical: the source cache item, else -1 */
 	int src_store;         /* a storage of the source (for types and rank) */
+	pending *db;           /* double buffers to apply at the end */
+	int ndb;
 	int order_len;         /* the loop order L around the deepest use */
 	int order[IR_MAX_DEPTH * 4];
 } pp;
@@ -130,7 +138,7 @@ static int new_storage(pp *p, const char *name, ct_dtype type, int rank, const b
 	ct_looptree *t = p->t;
 	const char *nm = unique_name(p, name);
 	ir_array *arr = arena_grow(p, t->arrays, t->narrays, sizeof *arr);
-	const bx **ex = arena_grow(p, (void *)t->ext, t->narrays * IR_MAX_RANK, sizeof *ex * IR_MAX_RANK);
+	const bx **ex = arena_grow(p, (void *)t->ext, t->narrays, sizeof *ex * IR_MAX_RANK);
 	if (!nm || !arr || !ex)
 		return -1;
 	int id = t->narrays;
@@ -1201,8 +1209,16 @@ static void shift_tree(pp *p, lt_node *x, int v, int64_t step, int from, int to)
  *   main:   for P in [lo, last): prefetch block(P+step) into tmp; body; tmp -> buf
  *   last:   for P in [max(lo, last), hi): body
  */
-static bool double_buffer(pp *p, lt_region *rg, lt_node *r, lt_node *const *pro, int npro, int nbody)
+static bool double_buffer(pp *p, lt_region *rg, lt_node *r, int npro)
 {
+	/* the prologue is still r's first npro kids; whatever follows (the
+	 * trigger, maybe wrapped by later caches) is the body */
+	lt_node *pro[64];
+	int nbody = r->nkids - npro;
+	if (npro > 64 || nbody < 1)
+		return pp_err(p, p->it->pos, "internal error: double buffer of cache '%s'%s", p->it->name, "");
+	for (int i = 0; i < npro; i++)
+		pro[i] = r->kids[i];
 	lt_node *P = r->parent;
 	while (P && P->kind != LT_LOOP)
 		P = P->parent;
@@ -1338,6 +1354,46 @@ static const lt_node *anc_loop(const lt_node *x, int index)
 	return NULL;
 }
 
+/* The storage the source is in under x: a cache of a cache copies from
+ * the buffer of the parent region around it (main and tail regions of the
+ * parent have different buffers). */
+static int expr_source(const pp *p, const ir_expr *e)
+{
+	if (!e)
+		return -1;
+	if (e->kind == EX_ACCESS && e->id >= 0 && e->id < p->nis_src && p->is_src[e->id])
+		return e->id;
+	for (int i = 0; i < e->nargs; i++) {
+		int r = expr_source(p, e->args[i]);
+		if (r >= 0)
+			return r;
+	}
+	return -1;
+}
+
+static int site_source(const pp *p, const lt_node *x)
+{
+	if (x->stmt && !is_copy(x)) {
+		const ir_node *s = x->stmt;
+		int r = expr_source(p, x->kind == LT_IF ? s->cond : s->rhs);
+		if (r < 0 && x->kind == LT_STMT)
+			r = expr_source(p, s->lhs);
+		if (r >= 0)
+			return r;
+	}
+	for (int i = 0; i < x->nkids; i++) {
+		int r = site_source(p, x->kids[i]);
+		if (r >= 0)
+			return r;
+	}
+	for (int i = 0; i < x->nels; i++) {
+		int r = site_source(p, x->els[i]);
+		if (r >= 0)
+			return r;
+	}
+	return -1;
+}
+
 /* Make one region for the sites sharing trigger s[0].trigger. */
 static bool make_region(pp *p, site *s, int ns)
 {
@@ -1345,7 +1401,9 @@ static bool make_region(pp *p, site *s, int ns)
 	const ir_plan_item *it = p->it;
 	lt_node *T = s[0].trigger;
 	const blk *b0 = &s[0].b;
-	int rank = b0->rank, src = p->src_store;
+	int rank = b0->rank, src = site_source(p, s[0].node);
+	if (src < 0)
+		src = p->src_store;
 	const ir_array *sa = &t->arrays[src];
 	/* multicache loops: on the path from the trigger down to the site
 	 * (trigger included), those that move the block */
@@ -1579,8 +1637,19 @@ static bool make_region(pp *p, site *s, int ns)
 	*slot = r;
 	if (!wrap(p, r, pro, npro, T, false, epi, nepi))
 		return false;
-	if (it->double_buffer && nmc == 0)
-		return double_buffer(p, &t->regions[rid], r, pro, npro, 1);
+	if (it->double_buffer && npro > 0) {
+		/* applied when every cache is placed, so that peeling the loop
+		 * around the trigger does not split other caches' regions */
+		pending *d = arena_grow(p, p->db, p->ndb, sizeof *d);
+		if (!d)
+			return false;
+		d[p->ndb].region = rid;
+		d[p->ndb].node = r;
+		d[p->ndb].npro = npro;
+		d[p->ndb].item = p->item;
+		p->db = d;
+		p->ndb++;
+	}
 	return true;
 }
 
@@ -1910,6 +1979,11 @@ ct_status plan_apply(ct_looptree *t)
 	for (int i = 0; i < p.k->nplan && p.ok; i++)
 		if (p.k->plan[i].kind == PL_CACHE)
 			apply_item(&p, i);
+	for (int i = 0; i < p.ndb && p.ok; i++) {
+		p.item = p.db[i].item;
+		p.it = &p.k->plan[p.item];
+		double_buffer(&p, &t->regions[p.db[i].region], p.db[i].node, p.db[i].npro);
+	}
 	if (p.ok && t->arena.failed)
 		pp_nomem(&p);
 	if (!p.ok && p.st == CT_OK) {

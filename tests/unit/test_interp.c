@@ -4,6 +4,7 @@
 #include "interp/interp.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -711,6 +712,636 @@ static void test_trace_batch_and_refs(void)
 	ct_ctx_free(ctx);
 }
 
+/* ------------------------------------------------------------ hand-edited trees (what the plan
+ * pass makes) */
+
+/* Editing context: the tree and the ids the edits name. */
+typedef struct ed {
+	ct_looptree *t;
+	int i, ii;      /* the kernel's index i and its split ii */
+	int np;         /* k->nparams: the first derived value's AFF_PARAM id */
+	int abuf, bbuf; /* buffers added by the edit (-1 when none) */
+	bool ok;        /* allocation and arithmetic went well */
+} ed;
+
+static void *ed_alloc(ed *e, size_t n)
+{
+	void *p = ct_arena_alloc(&e->t->arena, n ? n : 1);
+	if (!p)
+		e->ok = false;
+	else
+		memset(p, 0, n ? n : 1);
+	return p;
+}
+
+/* c + sum of n terms given as (kind, id, coef) triples. */
+static aff mk_aff(ed *e, int64_t c, int n, ...)
+{
+	va_list ap;
+	va_start(ap, n);
+	aff r = aff_const(c);
+	for (int j = 0; j < n; j++) {
+		int kind = va_arg(ap, int), id = va_arg(ap, int);
+		int64_t coef = va_arg(ap, int64_t);
+		r = aff_add(&e->t->arena, r, aff_sym1(&e->t->arena, kind, id, coef, &e->ok),
+		            &e->ok);
+	}
+	va_end(ap);
+	return r;
+}
+
+#define T_(kind, id, coef) (int)(kind), (int)(id), (int64_t)(coef)
+
+static lt_node *mk_node(ed *e, lt_kind kind, int nkids, lt_node *const *kids)
+{
+	lt_node *x = ed_alloc(e, sizeof *x);
+	if (!x)
+		return NULL;
+	x->kind = kind;
+	x->step = 1;
+	if (nkids > 0) {
+		x->kids = ed_alloc(e, sizeof *x->kids * (size_t)nkids);
+		if (!x->kids)
+			return NULL;
+		memcpy(x->kids, kids, sizeof *x->kids * (size_t)nkids);
+		x->nkids = nkids;
+		for (int j = 0; j < nkids; j++)
+			if (kids[j])
+				kids[j]->parent = x;
+	}
+	return x;
+}
+
+static lt_node *mk_loop(ed *e, int index, int64_t lo, int64_t hi, int64_t step, lt_node *body)
+{
+	lt_node *x = mk_node(e, LT_LOOP, 1, &body);
+	if (x) {
+		x->index = index;
+		x->lo = bx_const(&e->t->arena, lo);
+		x->hi = bx_const(&e->t->arena, hi);
+		x->step = step;
+	}
+	return x;
+}
+
+/* if (g0 >= 0 && ...) body, the guard of halo copies */
+static lt_node *mk_guard(ed *e, int ng, const aff *g, int nkids, lt_node *const *kids)
+{
+	lt_node *x = mk_node(e, LT_IF, nkids, kids);
+	aff *gc = ed_alloc(e, sizeof *gc * (size_t)(ng + 1));
+	if (x && gc) {
+		memcpy(gc, g, sizeof *gc * (size_t)ng);
+		x->guard = gc;
+		x->nguard = ng;
+	}
+	return x;
+}
+
+static ir_expr *mk_access(ed *e, int array, const aff *sub)
+{
+	const ir_array *a = &e->t->arrays[array];
+	ir_expr *x = ed_alloc(e, sizeof *x);
+	aff *s = ed_alloc(e, sizeof *s * (size_t)a->rank);
+	if (!x || !s)
+		return NULL;
+	memcpy(s, sub, sizeof *s * (size_t)a->rank);
+	x->kind = EX_ACCESS;
+	x->type = a->type;
+	x->id = array;
+	x->sub = s;
+	x->height = 1;
+	return x;
+}
+
+/* A cache copy (stmt_id 0): dst[dsub] op= src[ssub], or = 0 when src < 0. */
+static lt_node *mk_copy(ed *e, int dst, const aff *dsub, int src, const aff *ssub, ir_assign op)
+{
+	ir_node *s = ed_alloc(e, sizeof *s);
+	lt_node *x = mk_node(e, LT_STMT, 0, NULL);
+	if (!s || !x)
+		return NULL;
+	s->kind = ND_STMT;
+	s->op = op;
+	s->lhs = mk_access(e, dst, dsub);
+	if (src >= 0) {
+		s->rhs = mk_access(e, src, ssub);
+	} else {
+		s->rhs = ed_alloc(e, sizeof *s->rhs);
+		if (s->rhs) {
+			s->rhs->kind = EX_NUM;
+			s->rhs->type = e->t->arrays[dst].type;
+			s->rhs->untyped = true;
+			s->rhs->height = 1;
+		}
+	}
+	x->stmt = s;
+	return x;
+}
+
+/* Append a storage (role temp) of the given type and constant extents. */
+static int add_storage(ed *e, const char *name, ct_dtype type, int rank, const int64_t *ext)
+{
+	ct_looptree *t = e->t;
+	int n = t->narrays;
+	ir_array *arrays = ed_alloc(e, sizeof *arrays * (size_t)(n + 1));
+	const bx **x = ed_alloc(e, sizeof *x * (size_t)(n + 1) * IR_MAX_RANK);
+	if (!arrays || !x)
+		return -1;
+	memcpy(arrays, t->arrays, sizeof *arrays * (size_t)n);
+	memcpy(x, t->ext, sizeof *x * (size_t)n * IR_MAX_RANK);
+	ir_array *a = &arrays[n];
+	a->name = name;
+	a->type = type;
+	a->role = CT_TEMP;
+	a->rank = rank;
+	for (int d = 0; d < rank; d++) {
+		a->order[d] = d;
+		x[n * IR_MAX_RANK + d] = bx_const(&t->arena, ext[d]);
+	}
+	t->arrays = arrays;
+	t->ext = x;
+	t->narrays = n + 1;
+	return n;
+}
+
+/* Append a copy-loop index (no chain). */
+static int add_index(ed *e, const char *name)
+{
+	ct_looptree *t = e->t;
+	int n = t->nindices;
+	ir_index *v = ed_alloc(e, sizeof *v * (size_t)(n + 1));
+	if (!v)
+		return -1;
+	memcpy(v, t->indices, sizeof *v * (size_t)n);
+	v[n].name = name;
+	v[n].kind = IX_LOOP;
+	v[n].step = 1;
+	v[n].parent = v[n].child = -1;
+	v[n].root = n;
+	t->indices = v;
+	t->nindices = n + 1;
+	return n;
+}
+
+/* Rewrites an access of a cloned statement in place (id and subscripts). */
+typedef void (*acc_fn)(ed *e, ir_expr *acc);
+
+static ir_expr *clone_expr(ed *e, const ir_expr *x, acc_fn fn)
+{
+	if (!x)
+		return NULL;
+	ir_expr *c = ed_alloc(e, sizeof *c);
+	if (!c)
+		return NULL;
+	*c = *x;
+	if (x->nargs > 0) {
+		c->args = ed_alloc(e, sizeof *c->args * (size_t)x->nargs);
+		if (!c->args)
+			return NULL;
+		for (int j = 0; j < x->nargs; j++)
+			c->args[j] = clone_expr(e, x->args[j], fn);
+	}
+	if (x->kind == EX_ACCESS) {
+		c->sub = ed_alloc(e, sizeof *c->sub * IR_MAX_RANK);
+		if (!c->sub)
+			return NULL;
+		memcpy(c->sub, x->sub, sizeof *c->sub * (size_t)e->t->arrays[x->id].rank);
+		fn(e, c);
+	}
+	return c;
+}
+
+/* Replace the statement of every LT_STMT under v by a clone (same stmt_id,
+ * as the plan pass makes them) whose accesses fn rewrites. */
+static void map_stmts(ed *e, lt_node *const *v, int n, acc_fn fn)
+{
+	for (int j = 0; j < n; j++) {
+		lt_node *x = v[j];
+		if (x->kind == LT_STMT) {
+			ir_node *s = ed_alloc(e, sizeof *s);
+			if (!s)
+				return;
+			*s = *x->stmt;
+			s->lhs = clone_expr(e, x->stmt->lhs, fn);
+			s->rhs = clone_expr(e, x->stmt->rhs, fn);
+			x->stmt = s;
+		}
+		map_stmts(e, x->kids, x->nkids, fn);
+		map_stmts(e, x->els, x->nels, fn);
+	}
+}
+
+/* The tree of the kernel below: main loops over i (step 4) and a tail:
+ *   for i in [0,8) step 4: for ii in [0,4): S      for i in [8,10) step 4: for ii in [0,2): S */
+static const char *const k_split =
+    "kernel ed\nparam N = 10\narray A : f64[N] input\narray B : f64[N] inout\n"
+    "for (i: N) { B[i] += A[i] * 2 }\nschedule { ii = split(i, 4) }\n";
+
+static void acc_loop(ed *e, ir_expr *a)
+{
+	a->sub[0] = mk_aff(e, 0, 2, T_(AFF_LOOP, e->i, 1), T_(AFF_LOOP, e->ii, 1));
+}
+
+static void acc_trip(ed *e, ir_expr *a)
+{
+	a->sub[0] = mk_aff(e, 0, 2, T_(AFF_TRIP, e->i, 4), T_(AFF_LOOP, e->ii, 1));
+}
+
+static void acc_derived(ed *e, ir_expr *a)
+{
+	/* i + D0 - 9 with D0 = N - 1 = 9 */
+	a->sub[0] = mk_aff(e, -9, 2, T_(AFF_INDEX, e->i, 1), T_(AFF_PARAM, e->np, 1));
+}
+
+static void acc_to_buffers(ed *e, ir_expr *a)
+{
+	a->id = a->id == 0 ? e->abuf : e->bbuf;
+}
+
+static void acc_a_minus_1(ed *e, ir_expr *a)
+{
+	if (a->id == 0)
+		a->sub[0] = mk_aff(e, -1, 1, T_(AFF_INDEX, e->i, 1));
+}
+
+static void acc_a_multi(ed *e, ir_expr *a)
+{
+	if (a->id == 0) {
+		a->id = e->abuf;
+		a->sub[0] = mk_aff(e, 0, 1, T_(AFF_TRIP, e->i, 1));
+		a->sub[1] = mk_aff(e, 0, 1, T_(AFF_LOOP, e->ii, 1));
+	}
+}
+
+static bool edit_loop(ed *e)
+{
+	map_stmts(e, e->t->roots, e->t->nroots, acc_loop);
+	return true;
+}
+
+static bool edit_trip(ed *e)
+{
+	map_stmts(e, e->t->roots, e->t->nroots, acc_trip);
+	return true;
+}
+
+/* Derived values: D0 = N - 1 in a subscript, D1 = N / 4 * 4 as the start
+ * of the tail loop. */
+static bool edit_derived(ed *e)
+{
+	ct_looptree *t = e->t;
+	ct_arena *a = &t->arena;
+	const bx **d = ed_alloc(e, sizeof *d * 2);
+	if (!d || t->nroots != 2)
+		return false;
+	d[0] = bx_bin(a, BX_SUB, bx_param(a, 0), bx_const(a, 1));
+	d[1] = bx_bin(a, BX_MUL, bx_bin(a, BX_FLOORDIV, bx_param(a, 0), bx_const(a, 4)),
+	              bx_const(a, 4));
+	t->derived = d;
+	t->nderived = 2;
+	t->roots[1]->lo = bx_param(a, e->np + 1);
+	map_stmts(e, t->roots, t->nroots, acc_derived);
+	return true;
+}
+
+/* Each statement S becomes two guard-ifs that together run it once:
+ * if (i + ii - 3 >= 0) S; if (2 - 4*trip(i) - ii >= 0) S. */
+static void guard_split(ed *e, lt_node **v, int n)
+{
+	for (int j = 0; j < n; j++) {
+		lt_node *x = v[j];
+		if (x->kind != LT_STMT) {
+			guard_split(e, x->kids, x->nkids);
+			continue;
+		}
+		aff g1 = mk_aff(e, -3, 2, T_(AFF_LOOP, e->i, 1), T_(AFF_LOOP, e->ii, 1));
+		aff g2 = mk_aff(e, 2, 2, T_(AFF_INDEX, e->ii, -1), T_(AFF_TRIP, e->i, -4));
+		lt_node *s2 = mk_node(e, LT_STMT, 0, NULL);
+		if (!s2)
+			return;
+		s2->stmt = x->stmt;
+		lt_node *ifs[2] = {mk_guard(e, 1, &g1, 1, &x), mk_guard(e, 1, &g2, 1, &s2)};
+		lt_node *parent = x->parent;
+		if (!ifs[0] || !ifs[1] || !parent)
+			return;
+		/* replace x by the two ifs in its parent's kids */
+		lt_node **kids = ed_alloc(e, sizeof *kids * (size_t)(parent->nkids + 1));
+		if (!kids)
+			return;
+		int m = 0;
+		for (int q = 0; q < parent->nkids; q++) {
+			if (parent->kids[q] == x) {
+				kids[m++] = ifs[0];
+				kids[m++] = ifs[1];
+			} else {
+				kids[m++] = parent->kids[q];
+			}
+		}
+		parent->kids = kids;
+		parent->nkids = m;
+		return;
+	}
+}
+
+static bool edit_guard(ed *e)
+{
+	for (int r = 0; r < e->t->nroots; r++)
+		guard_split(e, &e->t->roots[r], 1);
+	return true;
+}
+
+/* LT_CACHE nodes: one around all roots, one around each loop over ii. */
+static bool edit_cache_nodes(ed *e)
+{
+	ct_looptree *t = e->t;
+	for (int r = 0; r < t->nroots; r++) {
+		lt_node *x = t->roots[r];
+		if (x->kind != LT_LOOP || x->nkids != 1)
+			return false;
+		x->kids[0] = mk_node(e, LT_CACHE, 1, &x->kids[0]);
+	}
+	lt_node *c = mk_node(e, LT_CACHE, t->nroots, t->roots);
+	t->roots[0] = c;
+	t->nroots = 1;
+	return c != NULL;
+}
+
+/* A copy-in buffer for A and a zero-filled, reduced buffer for B:
+ *   cache { for c0 in [0,N): Abuf[c0] = A[c0]; for c0: Bbuf[c0] = 0;
+ *           body with A -> Abuf, B -> Bbuf; for c0: B[c0] += Bbuf[c0] } */
+static bool edit_buffers(ed *e)
+{
+	ct_looptree *t = e->t;
+	const int64_t n10[1] = {10};
+	e->abuf = add_storage(e, "Abuf", CT_F64, 1, n10);
+	e->bbuf = add_storage(e, "Bbuf", CT_F64, 1, n10);
+	int c0 = add_index(e, "c0");
+	if (e->abuf < 0 || e->bbuf < 0 || c0 < 0)
+		return false;
+	map_stmts(e, t->roots, t->nroots, acc_to_buffers);
+	aff s = mk_aff(e, 0, 1, T_(AFF_LOOP, c0, 1));
+	lt_node *kids[8];
+	int n = 0;
+	kids[n++] = mk_loop(e, c0, 0, 10, 1, mk_copy(e, e->abuf, &s, 0, &s, AS_SET));
+	kids[n++] = mk_loop(e, c0, 0, 10, 1, mk_copy(e, e->bbuf, &s, -1, NULL, AS_SET));
+	for (int r = 0; r < t->nroots; r++)
+		kids[n++] = t->roots[r];
+	kids[n++] = mk_loop(e, c0, 0, 10, 1, mk_copy(e, 1, &s, e->bbuf, &s, AS_ADD));
+	t->roots[0] = mk_node(e, LT_CACHE, n, kids);
+	t->nroots = 1;
+	return true;
+}
+
+/* A multicache: Abuf[3][4], slot trip(i), filled inside each loop over i
+ * by a halo-style guarded copy (the tail's copy loop runs past N):
+ *   for i: cache { for c1 in [0,4): if (9 - i - c1 >= 0) Abuf[trip(i), c1] = A[i + c1]
+ *                  for ii: S with A -> Abuf[trip(i), ii] } */
+static bool edit_multicache(ed *e)
+{
+	ct_looptree *t = e->t;
+	const int64_t ext[2] = {3, 4};
+	e->abuf = add_storage(e, "Abuf", CT_F64, 2, ext);
+	int c1 = add_index(e, "c1");
+	if (e->abuf < 0 || c1 < 0)
+		return false;
+	map_stmts(e, t->roots, t->nroots, acc_a_multi);
+	for (int r = 0; r < t->nroots; r++) {
+		lt_node *x = t->roots[r];
+		if (x->kind != LT_LOOP || x->nkids != 1)
+			return false;
+		aff g = mk_aff(e, 9, 2, T_(AFF_LOOP, e->i, -1), T_(AFF_LOOP, c1, -1));
+		aff ds[2] = {mk_aff(e, 0, 1, T_(AFF_TRIP, e->i, 1)),
+		             mk_aff(e, 0, 1, T_(AFF_LOOP, c1, 1))};
+		aff ss = mk_aff(e, 0, 2, T_(AFF_LOOP, e->i, 1), T_(AFF_LOOP, c1, 1));
+		lt_node *cp = mk_copy(e, e->abuf, ds, 0, &ss, AS_SET);
+		lt_node *kids[2] = {mk_loop(e, c1, 0, 4, 1, mk_guard(e, 1, &g, 1, &cp)),
+		                    x->kids[0]};
+		x->kids[0] = mk_node(e, LT_CACHE, 2, kids);
+	}
+	return true;
+}
+
+/* A copy loop with a negative start: for c0 in [-6,4) step 4:
+ * B[trip(c0) + 2] = A[c0 + 6], trips -2, -1, 0 (floor division). */
+static bool edit_trip_negative(ed *e)
+{
+	ct_looptree *t = e->t;
+	int c0 = add_index(e, "c0");
+	if (c0 < 0)
+		return false;
+	aff d = mk_aff(e, 2, 1, T_(AFF_TRIP, c0, 1)), s = mk_aff(e, 6, 1, T_(AFF_LOOP, c0, 1));
+	lt_node **roots = ed_alloc(e, sizeof *roots * (size_t)(t->nroots + 1));
+	if (!roots)
+		return false;
+	memcpy(roots, t->roots, sizeof *roots * (size_t)t->nroots);
+	roots[t->nroots] = mk_loop(e, c0, -6, 4, 4, mk_copy(e, 1, &d, 0, &s, AS_SET));
+	t->roots = roots;
+	t->nroots++;
+	return true;
+}
+
+static void want_trip_negative(double *a, double *b)
+{
+	for (int x = 0; x < 10; x++)
+		b[x] = b[x] + a[x] * 2;
+	b[0] = a[0];
+	b[1] = a[4];
+	b[2] = a[8];
+}
+
+/* A[i - 1] under a guard i + ii - 1 >= 0 written with loop variables: the
+ * guard's fact proves the access, written over original indices. */
+static bool edit_guard_proves(ed *e)
+{
+	map_stmts(e, e->t->roots, e->t->nroots, acc_a_minus_1);
+	aff g = mk_aff(e, -1, 2, T_(AFF_LOOP, e->i, 1), T_(AFF_LOOP, e->ii, 1));
+	for (int r = 0; r < e->t->nroots; r++) {
+		lt_node *x = e->t->roots[r]->kids[0]; /* loop over ii */
+		x->kids[0] = mk_guard(e, 1, &g, 1, &x->kids[0]);
+	}
+	return true;
+}
+
+static void want_minus_1(double *a, double *b)
+{
+	for (int x = 1; x < 10; x++)
+		b[x] = b[x] + a[x - 1] * 2;
+}
+
+/* The same access without the guard: checked at run time, an error at i = 0. */
+static bool edit_unguarded(ed *e)
+{
+	map_stmts(e, e->t->roots, e->t->nroots, acc_a_minus_1);
+	return true;
+}
+
+/* A buffer of 4 elements that a copy loop over [0,10) overruns. */
+static bool edit_buffer_overrun(ed *e)
+{
+	const int64_t n4[1] = {4};
+	e->abuf = add_storage(e, "Abuf", CT_F64, 1, n4);
+	int c0 = add_index(e, "c0");
+	if (e->abuf < 0 || c0 < 0)
+		return false;
+	aff s = mk_aff(e, 0, 1, T_(AFF_LOOP, c0, 1));
+	lt_node *kids[2] = {mk_loop(e, c0, 0, 10, 1, mk_copy(e, e->abuf, &s, 0, &s, AS_SET)),
+	                    e->t->roots[0]};
+	e->t->roots[0] = mk_node(e, LT_CACHE, 2, kids);
+	return true;
+}
+
+/* A user `if (0 < i)` proves A[i + ii - 1] written with loop variables. */
+static void acc_loop_minus_1(ed *e, ir_expr *a)
+{
+	if (a->id == 0)
+		a->sub[0] = mk_aff(e, -1, 2, T_(AFF_LOOP, e->i, 1), T_(AFF_LOOP, e->ii, 1));
+}
+
+static bool edit_user_if(ed *e)
+{
+	map_stmts(e, e->t->roots, e->t->nroots, acc_loop_minus_1);
+	return true;
+}
+
+typedef struct edit_case {
+	const char *name;
+	const char *text; /* NULL: k_split */
+	bool (*edit)(ed *e);
+	void (*want)(double *a, double *b); /* NULL: the unedited tree's results */
+	bool same_trace;  /* the trace equals the unedited one access for access */
+	int ncopy;        /* accesses with ref -1 (cache copies) */
+	int unproven;     /* accesses checked at run time; -1: not looked at */
+	ct_status status; /* of the run and of the trace */
+	const char *msg;  /* in the error message */
+} edit_case;
+
+static const edit_case edit_cases[] = {
+    {"edit_aff_loop", NULL, edit_loop, NULL, true, 0, 0, CT_OK, NULL},
+    {"edit_aff_trip", NULL, edit_trip, NULL, true, 0, 0, CT_OK, NULL},
+    {"edit_derived", NULL, edit_derived, NULL, true, 0, 0, CT_OK, NULL},
+    {"edit_guard_if", NULL, edit_guard, NULL, true, 0, 0, CT_OK, NULL},
+    {"edit_cache_nodes", NULL, edit_cache_nodes, NULL, true, 0, 0, CT_OK, NULL},
+    {"edit_buffers", NULL, edit_buffers, NULL, false, 20 + 10 + 30, 0, CT_OK, NULL},
+    {"edit_multicache", NULL, edit_multicache, NULL, false, 20, 0, CT_OK, NULL},
+    {"edit_trip_negative", NULL, edit_trip_negative, want_trip_negative, false, 6, 0, CT_OK, NULL},
+    {"edit_guard_proves", NULL, edit_guard_proves, want_minus_1, false, 0, 0, CT_OK, NULL},
+    {"edit_user_if_proves",
+     "kernel ed\nparam N = 10\narray A : f64[N] input\n"
+     "array B : f64[N] inout\nfor (i: N) { if (0 < i) { B[i] += A[i-1] "
+     "* 2 } }\nschedule { ii = split(i, 4) }\n",
+     edit_user_if, want_minus_1, true, 0, 0, CT_OK, NULL},
+    {"edit_unguarded_checked", NULL, edit_unguarded, NULL, false, 0, 1, CT_ERR_RUNTIME,
+     "out-of-bounds access to array 'A' (element -1 of 10)"},
+    {"edit_buffer_overrun", NULL, edit_buffer_overrun, NULL, false, 0, 1, CT_ERR_RUNTIME,
+     "out-of-bounds access to array 'Abuf' (element 4 of 4)"},
+};
+
+typedef struct acc_list {
+	int n, cap;
+	interp_access *v;
+} acc_list;
+
+static ct_status acc_collect(void *ud, const interp_access *acc, int n)
+{
+	acc_list *l = ud;
+	if (l->n + n > l->cap) {
+		l->cap = (l->n + n) * 2;
+		l->v = realloc(l->v, sizeof *l->v * (size_t)l->cap);
+		if (!l->v)
+			return CT_ERR_NOMEM;
+	}
+	memcpy(l->v + l->n, acc, sizeof *acc * (size_t)n);
+	l->n += n;
+	return CT_OK;
+}
+
+static void run_edit_case(const edit_case *ec)
+{
+	h_begin(ec->name);
+	ct_ctx *ctx = ct_ctx_new();
+	ct_kernel *k = parse(ctx, ec->text ? ec->text : k_split);
+	bufs ref, got;
+	CHECK(k && bufs_alloc(k, &ref, 11) && bufs_alloc(k, &got, 11));
+	ct_looptree *t0 = k ? ct_kernel_lower(k, 1) : NULL, *t1 = k ? ct_kernel_lower(k, 1) : NULL;
+	CHECK(t0 && t1);
+	ed e = {t1, -1, -1, k ? k->nparams : 0, -1, -1, true};
+	for (int x = 0; k && x < k->nindices; x++) {
+		if (strcmp(k->indices[x].name, "i") == 0)
+			e.i = x;
+		if (strcmp(k->indices[x].name, "ii") == 0)
+			e.ii = x;
+	}
+	bool edited = t0 && t1 && e.i >= 0 && e.ii >= 0 && ec->edit(&e) && e.ok;
+	CHECK(edited);
+	if (edited) {
+		/* the reference: the unedited tree, or C */
+		if (ec->want)
+			ec->want(ref.p[0], ref.p[1]);
+		else
+			CHECK(ct_interp_run(t0, ref.p) == CT_OK);
+		int nun = -1;
+		CHECKF(interp_unproven(t1, &nun) == CT_OK, "%s", ct_ctx_last_message(ctx));
+		if (ec->unproven >= 0)
+			CHECKF(nun == ec->unproven, "%d accesses checked at run time, want %d", nun,
+			       ec->unproven);
+		ct_status st = ct_interp_run(t1, got.p);
+		CHECKF(st == ec->status, "run: %d (%s)", (int)st, ct_ctx_last_message(ctx));
+		if (ec->msg)
+			CHECKF(strstr(ct_ctx_last_message(ctx), ec->msg) != NULL, "message '%s'",
+			       ct_ctx_last_message(ctx));
+		for (int a = 0; st == CT_OK && a < ref.n; a++)
+			CHECKF(ct_max_rel_error(got.p[a], ref.p[a], CT_F64, ref.count[a]) == 0,
+			       "array %d differs", a);
+		acc_list l0 = {0, 0, NULL}, l1 = {0, 0, NULL};
+		CHECK(interp_trace_batch(t0, acc_collect, &l0) == CT_OK);
+		st = interp_trace_batch(t1, acc_collect, &l1);
+		CHECKF(st == ec->status, "trace: %d (%s)", (int)st, ct_ctx_last_message(ctx));
+		if (st == CT_OK) {
+			/* copies carry ref -1; every other access keeps its reference
+			 * (the unedited order, where the edit keeps the iterations) */
+			int ncopy = 0, m = 0;
+			for (int j = 0; j < l1.n; j++) {
+				const interp_access *a = &l1.v[j];
+				CHECK(a->buffer >= 0 && a->buffer < t1->narrays);
+				if (a->ref < 0) {
+					ncopy++;
+					continue;
+				}
+				if (!ec->want && m < l0.n) {
+					const interp_access *b = &l0.v[m];
+					CHECKF(a->ref == b->ref && a->is_write == b->is_write,
+					       "access %d: ref %d, want %d", j, a->ref, b->ref);
+					if (ec->same_trace)
+						CHECKF(a->buffer == b->buffer &&
+						           a->offset == b->offset,
+						       "access %d: (%d, %lld), want (%d, %lld)", j,
+						       a->buffer, (long long)a->offset, b->buffer,
+						       (long long)b->offset);
+				}
+				m++;
+			}
+			CHECKF(ncopy == ec->ncopy, "%d copy accesses, want %d", ncopy, ec->ncopy);
+			if (!ec->want)
+				CHECKF(m == l0.n, "%d accesses with a reference, want %d", m, l0.n);
+		}
+		free(l0.v);
+		free(l1.v);
+	}
+	ct_looptree_free(t0);
+	ct_looptree_free(t1);
+	bufs_free(&ref);
+	bufs_free(&got);
+	ct_kernel_free(k);
+	ct_ctx_free(ctx);
+	h_end();
+}
+
+static void test_edited_trees(void)
+{
+	for (size_t j = 0; j < sizeof edit_cases / sizeof edit_cases[0]; j++)
+		run_edit_case(&edit_cases[j]);
+}
+
 /* ------------------------------------------------------------ data helpers */
 
 static void test_fill_random(void)
@@ -864,6 +1495,7 @@ int main(void)
 	RUN(test_trace_schedule_order);
 	RUN(test_trace_subassign);
 	RUN(test_trace_batch_and_refs);
+	test_edited_trees();
 	RUN(test_fill_random);
 	RUN(test_max_rel_error);
 	RUN(test_speed);

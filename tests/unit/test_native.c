@@ -2,6 +2,8 @@
 #include "cachet.h"
 #include "harness.h"
 
+#include "gen/gen.h"
+
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,8 +170,674 @@ static void more_kernels(void)
 	    "for (i: N) {\n  Y[i] = X[i] / (i - 8) + X[i] * 2147483647\n}\n");
 }
 
+/* Temps on the stack while they fit (each up to 64 KiB, all up to 256 KiB),
+ * the rest on the heap; running out of memory frees the earlier heap ones. */
+static void temps_stack_and_heap(void)
+{
+	static const char text[] =
+		"kernel heaps\nparam N = 4000\narray X : f64[N] input\narray T1 : f64[N, 5] temp\n"
+		"array T2 : f64[N, 5] temp\narray S1 : f64[N] temp\narray S2 : f64[N] temp\n"
+		"array S3 : f64[N] temp\narray S4 : f64[N] temp\narray S5 : f64[N] temp\n"
+		"array S6 : f64[N] temp\narray S7 : f64[N] temp\narray S8 : f64[N] temp\n"
+		"array S9 : f64[N] temp\narray Y : f64[N] output\n"
+		"for (i: N) {\n  T1[i, 0] = X[i]\n  T2[i, 1] = T1[i, 0] * 2\n  S1[i] = T2[i, 1] + 1\n"
+		"  S2[i] = S1[i] + 1\n  S3[i] = S2[i] + 1\n  S4[i] = S3[i] + 1\n  S5[i] = S4[i] + 1\n"
+		"  S6[i] = S5[i] + 1\n  S7[i] = S6[i] + 1\n  S8[i] = S7[i] + 1\n  S9[i] = S8[i] + 1\n"
+		"  Y[i] = S9[i]\n}\n";
+	h_begin("temps: stack while they fit, then heap");
+	CHECK(native_ok("heaps", text));
+	ct_ctx *ctx = ct_ctx_new();
+	ct_kernel *k = ct_kernel_parse(ctx, text, strlen(text), "heaps");
+	char *src = k ? ct_kernel_emit(k, "host", NULL) : NULL;
+	CHECK(src != NULL);
+	static const char *const want[] = {
+		"if (!T1)\n\t\treturn;",
+		"if (!T2) {\n\t\tfree(T1);\n\t\treturn;",
+		"_Alignas(64) double S8[4000] = {0};",
+		"if (!S9) {\n\t\tfree(T1); free(T2);\n\t\treturn;",
+		"free(S9);",
+	};
+	for (size_t i = 0; src && i < sizeof want / sizeof want[0]; i++)
+		CHECKF(strstr(src, want[i]) != NULL, "missing `%s` in\n%s", want[i], src);
+	free(src);
+	ct_kernel_free(k);
+	ct_ctx_free(ctx);
+	h_end();
+}
+
+/* ------------------------------------------------------------ hand-planned tree */
+
+/*
+ * A tree edited by hand the way the plan pass edits it, so that the backend
+ * and the printer are tested independently of src/plan: the kernel
+ *
+ *   for (i: N) { B[i] = A[i] * 3; S[0] += A[i] }   split(i, 4), N runtime
+ *
+ * gets a multicache AA of A (all of A copied before the i loops into
+ * AA[(N+3)/4][4], last-major, guarded against the partial last block, and
+ * read through floor(i/4) = AFF_TRIP, AFF_LOOP ii and, in the tail, through
+ * i + ii - d0 with derived value d0 = N/4*4) and a cache SS of S (zero fill,
+ * reduce into S).
+ */
+static const char cached_text[] =
+	"kernel hand\nparam N : runtime\narray A : i32[N] input\narray B : i32[N] output\n"
+	"array S : i32[1] inout\n"
+	"for (i: N) {\n  B[i] = A[i] * 3\n  S[0] += A[i]\n}\n"
+	"schedule {\n  ii = split(i, 4)\n}\n"
+	"plan {\n  AA = cache(A, index=ii, trigger_index=i)\n  SS = cache(S, index=i)\n}\n";
+
+enum { HA_A, HA_B, HA_S, HA_AA, HA_SS, HA_N };  /* storage ids */
+enum { HI_I, HI_II, HI_C0, HI_C1, HI_N };       /* index ids */
+
+static lt_node *hnode(ct_looptree *t, lt_kind kind)
+{
+	lt_node *x = ct_arena_alloc(&t->arena, sizeof *x);
+	if (x) {
+		x->kind = kind;
+		x->index = -1;
+		x->step = 1;
+	}
+	return x;
+}
+
+/* Give x the n kids of v (and make x their parent). */
+static bool hkids(ct_looptree *t, lt_node *x, lt_node *const *v, int n)
+{
+	x->kids = ct_arena_alloc(&t->arena, sizeof *x->kids * (size_t)n);
+	if (!x->kids)
+		return false;
+	for (int i = 0; i < n; i++) {
+		if (!v[i])
+			return false;
+		x->kids[i] = v[i];
+		v[i]->parent = x;
+	}
+	x->nkids = n;
+	return true;
+}
+
+/* c + sum of n (kind, id, coef) terms. */
+static aff haff(ct_looptree *t, int64_t c, int n, const int (*terms)[3], bool *ok)
+{
+	aff r = aff_const(c);
+	for (int i = 0; i < n; i++)
+		r = aff_add(&t->arena, r, aff_sym1(&t->arena, terms[i][0], terms[i][1], terms[i][2], ok), ok);
+	return r;
+}
+
+static ir_expr *haccess(ct_looptree *t, int a, aff *sub)
+{
+	ir_expr *e = ct_arena_alloc(&t->arena, sizeof *e);
+	if (e) {
+		e->kind = EX_ACCESS;
+		e->type = t->arrays[a].type;
+		e->id = a;
+		e->sub = sub;
+		e->height = 1;
+	}
+	return e;
+}
+
+static aff *hsubs(ct_looptree *t, int n, const aff *v)
+{
+	aff *s = ct_arena_alloc(&t->arena, sizeof *s * (size_t)n);
+	if (s)
+		memcpy(s, v, sizeof *s * (size_t)n);
+	return s;
+}
+
+/* Copy of e with every access to array `from` replaced by `to` (NULL on
+ * allocation failure). */
+static ir_expr *hsubst(ct_looptree *t, const ir_expr *e, int from, ir_expr *to)
+{
+	if (e->kind == EX_ACCESS && e->id == from)
+		return to;
+	ir_expr *c = ct_arena_alloc(&t->arena, sizeof *c);
+	if (!c)
+		return NULL;
+	*c = *e;
+	if (e->nargs > 0) {
+		c->args = ct_arena_alloc(&t->arena, sizeof *c->args * (size_t)e->nargs);
+		if (!c->args)
+			return NULL;
+		for (int i = 0; i < e->nargs; i++)
+			if (!(c->args[i] = hsubst(t, e->args[i], from, to)))
+				return NULL;
+	}
+	return c;
+}
+
+/* A statement: a copy of s (or a new copy statement when s is NULL) with
+ * left-hand side lhs and right-hand side rhs. */
+static lt_node *hstmt(ct_looptree *t, const ir_node *s, ir_expr *lhs, ir_assign op, ir_expr *rhs)
+{
+	ir_node *n = ct_arena_alloc(&t->arena, sizeof *n);
+	lt_node *x = hnode(t, LT_STMT);
+	if (!n || !x || !lhs || !rhs)
+		return NULL;
+	if (s)
+		*n = *s;
+	n->kind = ND_STMT;
+	n->lhs = lhs;
+	n->op = op;
+	n->rhs = rhs;
+	if (!s)
+		n->stmt_id = 0;
+	x->stmt = n;
+	return x;
+}
+
+static lt_node *hloop(ct_looptree *t, int index, const bx *lo, const bx *hi, int64_t step, lt_node *kid)
+{
+	lt_node *x = hnode(t, LT_LOOP);
+	if (!x || !lo || !hi)
+		return NULL;
+	x->index = index;
+	x->lo = lo;
+	x->hi = hi;
+	x->step = step;
+	return hkids(t, x, &kid, 1) ? x : NULL;
+}
+
+/* The ii loop of main or tail loop m, its two statements reading AA through
+ * aa_col (the column subscript) and accumulating into SS. */
+static bool hbody(ct_looptree *t, lt_node *m, aff aa_col, bool *ok)
+{
+	lt_node *ii = m->kids[0];
+	const ir_node *s1 = ii->kids[0]->stmt, *s2 = ii->kids[1]->stmt;
+	static const int trip_i[][3] = {{AFF_TRIP, HI_I, 1}};
+	aff aa[2] = {haff(t, 0, 1, trip_i, ok), aa_col};
+	aff ss0[1] = {aff_const(0)};
+	ir_expr *rd = haccess(t, HA_AA, hsubs(t, 2, aa));
+	ir_expr *ss = haccess(t, HA_SS, hsubs(t, 1, ss0));
+	lt_node *k[2] = {hstmt(t, s1, s1->lhs, s1->op, rd ? hsubst(t, s1->rhs, HA_A, rd) : NULL),
+			 hstmt(t, s2, ss, s2->op, rd ? hsubst(t, s2->rhs, HA_A, rd) : NULL)};
+	return hkids(t, ii, k, 2);
+}
+
+/* Build the hand-planned tree of cached_text (NULL with a message). */
+static ct_looptree *hand_planned(ct_kernel *k)
+{
+	/* the tree before the plan: roots = main and tail loop of i */
+	k->has_plan = false;
+	ct_looptree *t = ct_kernel_lower(k, 1);
+	k->has_plan = true;
+	if (!t || t->nroots != 2 || t->narrays != HA_AA || t->nindices != HI_C0 || k->nplan != 2) {
+		fprintf(stderr, "hand-planned tree: unexpected tree\n");
+		ct_looptree_free(t);
+		return NULL;
+	}
+	ct_arena *a = &t->arena;
+	bool ok = true;
+	const bx *n = bx_param(a, 0), *four = bx_const(a, 4);
+	const bx *rows = bx_bin(a, BX_FLOORDIV, bx_bin(a, BX_ADD, n, bx_const(a, 3)), four);
+
+	/* storage: + AA (i32[(N+3)/4][4], last-major) and SS (i32[1]) */
+	ir_array *arrays = ct_arena_alloc(a, sizeof *arrays * HA_N);
+	const bx **ext = ct_arena_alloc(a, sizeof *ext * HA_N * IR_MAX_RANK);
+	if (!arrays || !ext) {
+		ct_looptree_free(t);
+		return NULL;
+	}
+	memcpy(arrays, t->arrays, sizeof *arrays * HA_AA);
+	memcpy(ext, t->ext, sizeof *ext * HA_AA * IR_MAX_RANK);
+	arrays[HA_AA] = arrays[HA_A];
+	arrays[HA_AA].name = "AA";
+	arrays[HA_AA].role = CT_TEMP;
+	arrays[HA_AA].rank = 2;
+	arrays[HA_AA].order[0] = 1;
+	arrays[HA_AA].order[1] = 0;
+	ext[HA_AA * IR_MAX_RANK] = rows;
+	ext[HA_AA * IR_MAX_RANK + 1] = four;
+	arrays[HA_SS] = arrays[HA_S];
+	arrays[HA_SS].name = "SS";
+	arrays[HA_SS].role = CT_TEMP;
+	ext[HA_SS * IR_MAX_RANK] = bx_const(a, 1);
+	t->arrays = arrays;
+	t->ext = ext;
+	t->narrays = HA_N;
+
+	/* indices: + copy loops c0, c1 */
+	ir_index *ix = ct_arena_alloc(a, sizeof *ix * HI_N);
+	if (!ix) {
+		ct_looptree_free(t);
+		return NULL;
+	}
+	memcpy(ix, t->indices, sizeof *ix * HI_C0);
+	for (int i = HI_C0; i < HI_N; i++) {
+		memset(&ix[i], 0, sizeof ix[i]);
+		ix[i].name = i == HI_C0 ? "c0" : "c1";
+		ix[i].kind = IX_LOOP;
+		ix[i].step = 1;
+		ix[i].parent = ix[i].child = -1;
+		ix[i].root = i;
+	}
+	t->indices = ix;
+	t->nindices = HI_N;
+
+	/* derived value d0 = N / 4 * 4: the start of the tail */
+	t->derived = ct_arena_alloc(a, sizeof *t->derived);
+	if (!t->derived) {
+		ct_looptree_free(t);
+		return NULL;
+	}
+	t->derived[0] = bx_bin(a, BX_MUL, bx_bin(a, BX_FLOORDIV, n, four), four);
+	t->nderived = 1;
+
+	/* copy in: for c0, c1: if (N - 4*c0 - c1 - 1 >= 0) AA[c0, c1] = A[4*c0 + c1] */
+	static const int guard_t[][3] = {{AFF_PARAM, 0, 1}, {AFF_LOOP, HI_C0, -4}, {AFF_LOOP, HI_C1, -1}};
+	static const int cc_t[][3] = {{AFF_LOOP, HI_C0, 1}, {AFF_LOOP, HI_C1, 1}};
+	static const int src_t[][3] = {{AFF_LOOP, HI_C0, 4}, {AFF_LOOP, HI_C1, 1}};
+	aff *guard = ct_arena_alloc(a, sizeof *guard);
+	aff aa_sub[2] = {haff(t, 0, 1, cc_t, &ok), haff(t, 0, 1, cc_t + 1, &ok)};
+	aff a_sub[1] = {haff(t, 0, 2, src_t, &ok)};
+	lt_node *gif = hnode(t, LT_IF);
+	if (!guard || !gif) {
+		ct_looptree_free(t);
+		return NULL;
+	}
+	*guard = haff(t, -1, 3, guard_t, &ok);
+	gif->guard = guard;
+	gif->nguard = 1;
+	lt_node *copy = hstmt(t, NULL, haccess(t, HA_AA, hsubs(t, 2, aa_sub)), AS_SET,
+			      haccess(t, HA_A, hsubs(t, 1, a_sub)));
+	ok = ok && copy && hkids(t, gif, &copy, 1);
+	lt_node *cin = hloop(t, HI_C0, bx_const(a, 0), rows, 1, hloop(t, HI_C1, bx_const(a, 0), four, 1, gif));
+
+	/* the body: main loop reads AA[i//4, ii], the tail AA[i//4, i + ii - d0] */
+	lt_node *m = t->roots[0], *tl = t->roots[1];
+	static const int col_main[][3] = {{AFF_LOOP, HI_II, 1}};
+	static const int col_tail[][3] = {{AFF_PARAM, 1, -1}, {AFF_LOOP, HI_I, 1}, {AFF_LOOP, HI_II, 1}};
+	ok = ok && m->nkids == 1 && m->kids[0]->nkids == 2 && tl->nkids == 1 && tl->kids[0]->nkids == 2 &&
+	     hbody(t, m, haff(t, 0, 1, col_main, &ok), &ok) && hbody(t, tl, haff(t, 0, 3, col_tail, &ok), &ok);
+
+	/* SS: SS[0] = 0 before the loops, S[0] += SS[0] after them */
+	aff zero[1] = {aff_const(0)};
+	ir_expr *lit = ct_arena_alloc(a, sizeof *lit);
+	if (lit) {
+		lit->kind = EX_NUM;
+		lit->type = CT_I32;
+		lit->untyped = true;
+		lit->height = 1;
+	}
+	lt_node *zfill = lit ? hstmt(t, NULL, haccess(t, HA_SS, hsubs(t, 1, zero)), AS_SET, lit) : NULL;
+	lt_node *red = hstmt(t, NULL, haccess(t, HA_S, hsubs(t, 1, zero)), AS_ADD,
+			     haccess(t, HA_SS, hsubs(t, 1, zero)));
+	lt_node *c0 = hnode(t, LT_CACHE), *c1 = hnode(t, LT_CACHE);
+	t->regions = ct_arena_alloc(a, sizeof *t->regions * 2);
+	t->roots = ct_arena_alloc(a, sizeof *t->roots);
+	if (!ok || !c0 || !c1 || !cin || !zfill || !red || !t->regions || !t->roots) {
+		fprintf(stderr, "hand-planned tree: building failed\n");
+		ct_looptree_free(t);
+		return NULL;
+	}
+	lt_node *k1[4] = {zfill, m, tl, red}, *k0[2] = {cin, c1};
+	c1->cache = 1;
+	c0->cache = 0;
+	ok = hkids(t, c1, k1, 4) && hkids(t, c0, k0, 2);
+	t->roots[0] = c0;
+	t->nroots = 1;
+
+	lt_region *r = &t->regions[0];
+	r->item = 0;
+	r->source = HA_A;
+	r->buffer = HA_AA;
+	r->index = HI_II;
+	r->level = 1;
+	r->trigger_index = HI_I;
+	r->trigger_level = 2;
+	r->rank = 2;
+	r->nmulti = 1;
+	r->shape[0] = rows;
+	r->shape[1] = four;
+	r->order[0] = 1;
+	r->order[1] = 0;
+	r->last_major = true;
+	r->prologue = LT_PRO_COPY_IN;
+	r->epilogue = LT_EPI_NONE;
+	r->temp = -1;
+	r->node = c0;
+	r = &t->regions[1];
+	r->item = 1;
+	r->source = HA_S;
+	r->buffer = HA_SS;
+	r->index = r->trigger_index = HI_I;
+	r->level = r->trigger_level = 2;
+	r->rank = 1;
+	r->shape[0] = bx_const(a, 1);
+	r->first_major = r->last_major = true;
+	r->prologue = LT_PRO_ZERO_FILL;
+	r->epilogue = LT_EPI_REDUCE;
+	r->temp = -1;
+	r->node = c1;
+	t->nregions = 2;
+	if (!ok) {
+		ct_looptree_free(t);
+		return NULL;
+	}
+	return t;
+}
+
+/* Generate t's C, compile it with warnings as errors and return its entry
+ * (NULL with a message); *src gets the text (free()). */
+static gen_entry_fn hload(ct_ctx *ctx, ct_looptree *t, char **src)
+{
+	size_t len = 0;
+	*src = gen_c(t, &len);
+	if (!*src) {
+		fprintf(stderr, "gen_c: %s\n", ct_ctx_last_message(ctx));
+		return NULL;
+	}
+	static const char *const flags[] = {"-Wall", "-Wextra", "-Werror"};
+	ct_compile_options co;
+	ct_compile_options_init(&co);
+	co.flags = flags;
+	co.nflags = 3;
+	ct_module *mod = NULL;
+	if (ct_module_load(ctx, *src, len, &co, &mod, NULL)) {
+		fprintf(stderr, "compile: %s\n%s\n", ct_ctx_last_message(ctx), *src);
+		return NULL;
+	}
+	char fn[300], entry[300];
+	gen_symbol_names(t->k, fn, entry, sizeof fn);
+	void *sym = ct_module_symbol(mod, entry);
+	gen_entry_fn f = NULL;
+	if (sym)
+		memcpy(&f, &sym, sizeof f);
+	return f;
+}
+
+/* Run f on A[i] = (7i mod 11) - 5, B = 77, S = {100} with N = n; true when
+ * B[i] = 3 A[i] and S = 100 + sum A. */
+static bool hrun(gen_entry_fn f, int64_t n)
+{
+	int32_t *a = malloc(sizeof *a * (size_t)(n + 1)), *b = malloc(sizeof *b * (size_t)(n + 1)), s = 100;
+	bool ok = a && b;
+	int32_t sum = 100;
+	for (int64_t i = 0; ok && i < n; i++) {
+		a[i] = (int32_t)(i * 7 % 11) - 5;
+		b[i] = 77;
+		sum += a[i];
+	}
+	if (ok) {
+		void *args[3] = {a, b, &s};
+		int64_t params[1] = {n};
+		f(args, params);
+	}
+	for (int64_t i = 0; ok && i < n; i++)
+		if (b[i] != 3 * a[i]) {
+			fprintf(stderr, "N=%lld: B[%lld] = %d, want %d\n", (long long)n, (long long)i, b[i], 3 * a[i]);
+			ok = false;
+		}
+	if (ok && s != sum) {
+		fprintf(stderr, "N=%lld: S = %d, want %d\n", (long long)n, s, sum);
+		ok = false;
+	}
+	free(a);
+	free(b);
+	return ok;
+}
+
+/* The generated C of the hand-planned tree: buffers as zeroed locals,
+ * AFF_TRIP through ct_floordiv64, the derived value, the guard and the
+ * region comments; compiled with -Wall -Wextra -Werror it computes what
+ * the unplanned tree computes, at sizes with and without a tail. */
+static void hand_planned_native(void)
+{
+	h_begin("hand-planned tree: generated C and native runs");
+	ct_ctx *ctx = ct_ctx_new();
+	ct_kernel *k = ct_kernel_parse(ctx, cached_text, strlen(cached_text), "hand");
+	ct_looptree *t = k ? hand_planned(k) : NULL;
+	CHECK(t != NULL);
+	char *src = NULL, *src0 = NULL;
+	gen_entry_fn f = t ? hload(ctx, t, &src) : NULL;
+	CHECK(f != NULL);
+	static const char *const want[] = {
+		"const int64_t ct_d0 = (N / 4) * 4;",
+		"/* cache AA of A: AA[(N + 3) / 4][4] last_major, 1 multicache dim, copy_in */",
+		"/* cache SS of S: SS[1] first_major, zero_fill, reduce */",
+		"if (N - 4 * c0 - c1 - 1 >= 0) {",
+		"AA[c0 + c1 * ((N + 3) / 4)] = (int32_t)A[4 * c0 + c1];",
+		"ct_floordiv64(i, 4) + ii * ((N + 3) / 4)",
+		"ct_floordiv64(i, 4) + (i + ii - ct_d0) * ((N + 3) / 4)",
+		"static inline int64_t ct_floordiv64(int64_t a, int64_t b)",
+		"SS[0] = (int32_t)ct_iadd(SS[0], ",
+		"S[0] = (int32_t)ct_iadd(S[0], SS[0]);",
+		"_Alignas(64) int32_t SS[1] = {0}; /* cache buffer SS */",
+		"memset(AA, 0, AA_bytes);",
+		"void cachet_hand(const int32_t *restrict A, int32_t *restrict B, int32_t *restrict S, int64_t N)",
+		"cachet_hand((const int32_t *)args[0], (int32_t *)args[1], (int32_t *)args[2], params[0]);",
+	};
+	for (size_t i = 0; src && i < sizeof want / sizeof want[0]; i++)
+		CHECKF(strstr(src, want[i]) != NULL, "missing `%s` in\n%s", want[i], src);
+	/* the floor-division helper the code uses, at every sign */
+	if (src) {
+		size_t n = strlen(src);
+		static const char probe[] = "\nint64_t probe_floordiv(int64_t a, int64_t b);\n"
+					    "int64_t probe_floordiv(int64_t a, int64_t b) { return ct_floordiv64(a, b); }\n";
+		char *s2 = malloc(n + sizeof probe);
+		ct_module *mod = NULL;
+		if (s2) {
+			memcpy(s2, src, n);
+			memcpy(s2 + n, probe, sizeof probe);
+		}
+		CHECK(s2 && ct_module_load(ctx, s2, strlen(s2), NULL, &mod, NULL) == CT_OK);
+		void *sym = mod ? ct_module_symbol(mod, "probe_floordiv") : NULL;
+		int64_t (*fd)(int64_t, int64_t) = NULL;
+		if (sym)
+			memcpy(&fd, &sym, sizeof fd);
+		static const int64_t cases[][3] = {{-9, 4, -3}, {-8, 4, -2}, {-1, 4, -1}, {0, 4, 0},  {3, 4, 0},
+						   {7, 4, 1},   {8, 4, 2},   {7, -4, -2}, {-7, -4, 1}, {-8, -4, 2}};
+		for (size_t i = 0; fd && i < sizeof cases / sizeof cases[0]; i++)
+			CHECKF(fd(cases[i][0], cases[i][1]) == cases[i][2], "floor(%lld / %lld) = %lld",
+			       (long long)cases[i][0], (long long)cases[i][1], (long long)fd(cases[i][0], cases[i][1]));
+		CHECK(fd != NULL);
+		free(s2);
+	}
+	/* the same kernel without the hand edits (and without the plan pass) */
+	if (k)
+		k->has_plan = false;
+	ct_looptree *t0 = k ? ct_kernel_lower(k, 1) : NULL;
+	gen_entry_fn f0 = t0 ? hload(ctx, t0, &src0) : NULL;
+	CHECK(f0 != NULL);
+	CHECK(!src0 || !strstr(src0, "ct_floordiv64"));
+	static const int64_t ns[] = {0, 1, 3, 4, 10, 13, 64};
+	for (size_t i = 0; f && f0 && i < sizeof ns / sizeof ns[0]; i++) {
+		CHECKF(hrun(f, ns[i]), "planned, N=%lld", (long long)ns[i]);
+		CHECKF(hrun(f0, ns[i]), "unplanned, N=%lld", (long long)ns[i]);
+	}
+	free(src);
+	free(src0);
+	ct_looptree_free(t);
+	ct_looptree_free(t0);
+	ct_kernel_free(k);
+	ct_ctx_free(ctx);
+	h_end();
+}
+
+/* Value text of field `key` in the r-th entry of "caches" of json, or
+ * NULL: the text from after `"key": ` to the next top-level ',' or '}'. */
+static char *cache_field(const char *json, int r, const char *key)
+{
+	const char *p = strstr(json, "\"caches\": [");
+	if (!p)
+		return NULL;
+	p += strlen("\"caches\": [");
+	for (int i = 0; i <= r; i++) {
+		p = strchr(p, '{');
+		if (!p)
+			return NULL;
+		if (i < r)
+			p = strchr(p, '}');
+		if (!p)
+			return NULL;
+	}
+	const char *end = strchr(p, '}');
+	char pat[64];
+	snprintf(pat, sizeof pat, "\"%s\": ", key);
+	const char *f = strstr(p, pat);
+	if (!f || !end || f > end)
+		return NULL;
+	f += strlen(pat);
+	int depth = 0;
+	bool str = false;
+	const char *e = f;
+	for (; *e; e++) {
+		if (str) {
+			if (*e == '\\' && e[1])
+				e++;
+			else if (*e == '"')
+				str = false;
+			continue;
+		}
+		if (*e == '"')
+			str = true;
+		else if (*e == '[')
+			depth++;
+		else if (*e == ']')
+			depth--;
+		else if (depth == 0 && (*e == ',' || *e == '}'))
+			break;
+	}
+	size_t n = (size_t)(e - f);
+	char *v = malloc(n + 1);
+	if (v) {
+		memcpy(v, f, n);
+		v[n] = 0;
+	}
+	return v;
+}
+
+typedef struct cache_row {
+	int region;
+	const char *key, *value;
+} cache_row;
+
+static const cache_row cache_rows[] = {
+	{0, "name", "\"AA\""},
+	{0, "array", "\"A\""},
+	{0, "source", "\"A\""},
+	{0, "source_storage", "\"A\""},
+	{0, "buffer", "\"AA\""},
+	{0, "index", "\"ii\""},
+	{0, "level", "1"},
+	{0, "trigger_index", "\"i\""},
+	{0, "trigger_level", "2"},
+	{0, "shape", "[\"(N + 3) / 4\", 4]"},
+	{0, "multicache_dims", "1"},
+	{0, "layout", "\"last_major\""},
+	{0, "elided", "false"},
+	{0, "prologue", "\"copy_in\""},
+	{0, "epilogue", "\"none\""},
+	{0, "double_buffer", "false"},
+	{1, "name", "\"SS\""},
+	{1, "array", "\"S\""},
+	{1, "source", "\"S\""},
+	{1, "source_storage", "\"S\""},
+	{1, "buffer", "\"SS\""},
+	{1, "index", "\"i\""},
+	{1, "level", "2"},
+	{1, "trigger_index", "\"i\""},
+	{1, "trigger_level", "2"},
+	{1, "shape", "[1]"},
+	{1, "multicache_dims", "0"},
+	{1, "layout", "\"first_major\""},
+	{1, "prologue", "\"zero_fill\""},
+	{1, "epilogue", "\"reduce\""},
+};
+
+static const char hand_text[] =
+	"# kernel hand: N (runtime)\n"
+	"cache AA of A (index ii, level 1; trigger i, level 2): buffer AA[(N + 3) / 4, 4] last_major, "
+	"1 multicache dim; copy_in / none:\n"
+	"    # prologue: copy_in A -> AA\n"
+	"    for c0 in range(0, (N + 3) / 4):\n"
+	"        for c1 in range(0, 4):\n"
+	"            if N-4*c0-c1-1 >= 0:\n"
+	"                AA[c0, c1] = A[4*c0+c1]\n"
+	"    # body\n"
+	"    cache SS of S (index i, level 2): buffer SS[1] first_major; zero_fill / reduce:\n"
+	"        # prologue: zero_fill SS\n"
+	"        SS[0] = 0\n"
+	"        # body\n"
+	"        for i in range(0, N / 4 * 4, step=4):\n"
+	"            for ii in range(0, 4):\n"
+	"                B[i+ii] = AA[i//4, ii] * 3\n"
+	"                SS[0] += AA[i//4, ii]\n"
+	"        for i in range(N / 4 * 4, N, step=4):  # tail\n"
+	"            for ii in range(0, N % 4):\n"
+	"                B[i+ii] = AA[i//4, i+ii-(N / 4 * 4)] * 3\n"
+	"                SS[0] += AA[i//4, i+ii-(N / 4 * 4)]\n"
+	"        # epilogue: reduce SS into S\n"
+	"        S[0] += SS[0]\n";
+
+/* `cachet lower` of the hand-planned tree: the pseudo-code, the tree
+ * nodes of the regions and the "caches" entries of the JSON. */
+static void hand_planned_lower(void)
+{
+	ct_ctx *ctx = ct_ctx_new();
+	ct_kernel *k = ct_kernel_parse(ctx, cached_text, strlen(cached_text), "hand");
+	ct_looptree *t = k ? hand_planned(k) : NULL;
+	char *text = t ? ct_looptree_print(t, 0) : NULL;
+	char *json = t ? ct_looptree_print(t, 1) : NULL;
+	h_begin("hand-planned tree: pseudo-code");
+	CHECK(text != NULL);
+	CHECKF(text && strcmp(text, hand_text) == 0, "got\n%s", text ? text : "(null)");
+	h_end();
+	h_begin("hand-planned tree: JSON tree nodes");
+	CHECK(json != NULL);
+	static const char *const nodes[] = {
+		"\"loops\": [{\"cache\": 0, \"body\": [{\"loop\": \"c0\"",
+		"{\"cache\": 1, \"body\": [{\"stmt\": 0, \"text\": \"SS[0] = 0\"}",
+		"{\"if\": \"N-4*c0-c1-1 >= 0\", \"then\": [{\"stmt\": 0, \"text\": \"AA[c0, c1] = A[4*c0+c1]\"}], "
+		"\"else\": []}",
+		"{\"stmt\": 1, \"text\": \"B[i+ii] = AA[i//4, i+ii-(N / 4 * 4)] * 3\"}",
+		"{\"stmt\": 0, \"text\": \"S[0] += SS[0]\"}",
+	};
+	for (size_t i = 0; json && i < sizeof nodes / sizeof nodes[0]; i++)
+		CHECKF(strstr(json, nodes[i]) != NULL, "missing `%s` in\n%s", nodes[i], json);
+	h_end();
+	for (size_t i = 0; i < sizeof cache_rows / sizeof cache_rows[0]; i++) {
+		const cache_row *row = &cache_rows[i];
+		char name[96];
+		snprintf(name, sizeof name, "hand-planned tree: caches[%d].%s", row->region, row->key);
+		h_begin(name);
+		char *v = json ? cache_field(json, row->region, row->key) : NULL;
+		CHECKF(v && strcmp(v, row->value) == 0, "got %s, want %s", v ? v : "(absent)", row->value);
+		free(v);
+		h_end();
+	}
+	h_begin("hand-planned tree: layout as an order, elided buffer, no index");
+	if (t) {
+		lt_region *r = &t->regions[1];
+		r->first_major = r->last_major = false;
+		r->elided = true;
+		r->index = -1;
+		free(json);
+		json = ct_looptree_print(t, 1);
+		static const cache_row more[] = {
+			{1, "layout", "[0]"}, {1, "elided", "true"}, {1, "buffer", "null"}, {1, "index", "null"}};
+		for (size_t i = 0; i < sizeof more / sizeof more[0]; i++) {
+			char *v = json ? cache_field(json, more[i].region, more[i].key) : NULL;
+			CHECKF(v && strcmp(v, more[i].value) == 0, "%s: got %s, want %s", more[i].key,
+			       v ? v : "(absent)", more[i].value);
+			free(v);
+		}
+	}
+	CHECK(t != NULL);
+	h_end();
+	free(text);
+	free(json);
+	ct_looptree_free(t);
+	ct_kernel_free(k);
+	ct_ctx_free(ctx);
+}
+
 int main(void)
 {
+	hand_planned_native();
+	hand_planned_lower();
+	temps_stack_and_heap();
 	matmul_orders();
 	all_types();
 	more_kernels();
