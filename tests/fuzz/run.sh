@@ -10,7 +10,7 @@ mkdir -p "$OUT/corpus" "$OUT/artifacts"
 CC=${FUZZ_CC:-clang}
 $CC -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	-Iinclude -Isrc -D_GNU_SOURCE -o "$OUT/fuzz_parse" tests/fuzz/fuzz_parse.c \
-	src/core/core.c src/ir/aff.c src/ir/kernel.c src/lang/*.c -lxxhash -lm
+	src/core/core.c src/ir/aff.c src/ir/kernel.c src/ir/looptree.c src/plan/plan.c src/lang/*.c -lxxhash -lm
 for f in examples/*.cachet tests/fuzz/corpus/* tests/fuzz/regress/*; do
 	[ -f "$f" ] && cp "$f" "$OUT/corpus/seed-$(basename "$f")"
 done
