@@ -45,10 +45,7 @@ const char *ct_role_name(ct_role r)
  * reported when the file is checked, not first when code is generated. */
 static ct_status validate_plan(ct_kernel *k)
 {
-	bool caches = false;
-	for (int i = 0; k->has_plan && i < k->nplan; i++)
-		caches = caches || k->plan[i].kind == PL_CACHE;
-	if (!caches)
+	if (!plan_has_caches(k))
 		return CT_OK;
 	ct_looptree *t = lt_build(k, true);
 	if (!t)

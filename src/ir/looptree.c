@@ -740,7 +740,7 @@ static bool init_tables(lb *b)
 	return true;
 }
 
-static bool plan_has_caches(const ct_kernel *k)
+bool plan_has_caches(const ct_kernel *k)
 {
 	for (int i = 0; k->has_plan && i < k->nplan; i++)
 		if (k->plan[i].kind == PL_CACHE)

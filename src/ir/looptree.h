@@ -151,6 +151,8 @@ bool lt_param_values(const ct_looptree *t, int64_t *pv);
 ct_status lt_array_layout(const ct_looptree *t, const int64_t *pv, int a, int64_t *stride,
                           int64_t *count);
 
+/* Whether k's plan has a cache(...) item (only then does plan_apply run). */
+bool plan_has_caches(const ct_kernel *k);
 /* Apply the plan's caches to a scheduled tree (src/plan/plan.c): adds
  * regions, buffers, copy loops and rewrites accesses. CT_OK, or an error
  * with the position of the offending plan argument on the kernel's ctx. */

@@ -527,7 +527,7 @@ static bool dense_terms(pp *p, const walkst *w, const aff *x, bool *used)
 	for (int i = 0; i < x->n; i++)
 		if ((x->t[i].kind == AFF_LOOP || x->t[i].kind == AFF_TRIP) && inner_loop(w, x->t[i].id))
 			n++;
-	if (n > 64)
+	if (x->n > 64) /* taken[] is per term */
 		return false;
 	for (int round = 0; round < n; round++) {
 		int best = -1;
@@ -540,8 +540,10 @@ static bool dense_terms(pp *p, const walkst *w, const aff *x, bool *used)
 			int64_t lo, last, st, sp;
 			if (tm->coef <= 0 || !bx_is_const(l->lo, &lo) || !bx_is_const(loop_last(p, l), &last))
 				return false;
-			st = tm->kind == AFF_TRIP ? tm->coef : tm->coef * l->step;
-			sp = tm->kind == AFF_TRIP ? tm->coef * ((last - lo) / l->step) : tm->coef * (last - lo);
+			st = tm->coef;
+			if ((tm->kind != AFF_TRIP && !ct_mul_ok(tm->coef, l->step, &st)) || !ct_sub_ok(last, lo, &sp) ||
+			    !ct_mul_ok(tm->coef, tm->kind == AFF_TRIP ? sp / l->step : sp, &sp))
+				return false;
 			if (best < 0 || st < best_step) {
 				best = i;
 				best_step = st;
@@ -551,6 +553,8 @@ static bool dense_terms(pp *p, const walkst *w, const aff *x, bool *used)
 		if (best < 0 || best_step > span + 1)
 			return false;
 		taken[best] = true;
+		if (!ct_add_ok(span, best_span, &span))
+			return false;
 		int v = x->t[best].id;
 		for (int j = 0; j < w->nin; j++)
 			if (w->in[j]->index == v) {
@@ -558,7 +562,6 @@ static bool dense_terms(pp *p, const walkst *w, const aff *x, bool *used)
 					return false;
 				used[j] = true;
 			}
-		span += best_span;
 	}
 	return true;
 }
@@ -642,10 +645,12 @@ static void blk_walk(pp *p, blk *b, walkst *w, const lt_node *x)
 	bool pushed = false, was_if = w->under_if;
 	switch (x->kind) {
 	case LT_LOOP:
-		if (w->nin < (int)(sizeof w->in / sizeof w->in[0])) {
-			w->in[w->nin++] = x;
-			pushed = true;
+		if (w->nin == (int)(sizeof w->in / sizeof w->in[0])) {
+			pp_err(p, p->it->pos, "cache '%s': more than 256 loops nested inside it%s", p->it->name, "");
+			return;
 		}
+		w->in[w->nin++] = x;
+		pushed = true;
 		break;
 	case LT_STMT:
 		if (!is_copy(x) && x->stmt) {
@@ -1015,9 +1020,9 @@ static bool elidable(pp *p, int src, int rank, int nslot, const int64_t *slot_st
 /* ------------------------------------------------------------ one region */
 
 typedef struct site {
-	lt_node *node;      /* the cache position (a loop, or a shell for element level) */
+	lt_node *node;      /* the cache position: a loop */
 	lt_node *trigger;   /* where the copies go (== node unless multicache) */
-	bool element;       /* element-level: node is a shell wrapping a loop's body */
+	bool element;       /* element level: the region wraps node's body, not node */
 	blk b;
 } site;
 
@@ -1062,51 +1067,44 @@ typedef struct mcloop {
 	int64_t slot_step;/* source elements the block moves per slot (-1 unknown) */
 } mcloop;
 
-static bool collect_versions(const lt_node *x, int index, const lt_node **v, int *n, int cap)
+/* Upper bound of the slot count of index's loops under x: over every
+ * version (main, tail) of the loop, floor(last / step) - base + 1. */
+static const bx *max_trips(pp *p, const lt_node *x, int index, const bx *base, const bx *acc)
 {
 	if (x->kind == LT_LOOP && x->index == index) {
-		if (*n < cap)
-			v[(*n)++] = x;
-		return true;
+		const bx *last = bxb(p, BX_FLOORDIV, loop_last(p, x), bxc(p, x->step));
+		const bx *tr = bx_ub(p, bxb(p, BX_ADD, bxb(p, BX_SUB, last, base), bxc(p, 1)), true);
+		return acc ? bxb(p, BX_MAX, acc, tr) : tr;
 	}
 	for (int i = 0; i < x->nkids; i++)
-		collect_versions(x->kids[i], index, v, n, cap);
+		acc = max_trips(p, x->kids[i], index, base, acc);
 	for (int i = 0; i < x->nels; i++)
-		collect_versions(x->els[i], index, v, n, cap);
-	return true;
+		acc = max_trips(p, x->els[i], index, base, acc);
+	return acc;
 }
 
-static void make_mcloop(pp *p, const lt_node *trigger, int index, mcloop *m)
+static void make_mcloop(pp *p, const lt_node *trigger, const lt_node *loop, mcloop *m)
 {
+	int index = loop->index;
 	const ir_index *ix = &p->t->indices[index];
-	const lt_node *v[256];
-	int n = 0;
-	collect_versions(trigger, index, v, &n, 256);
 	m->index = index;
-	m->step = n ? v[0]->step : 1;
+	m->step = loop->step;
 	const bx *base;
 	if (ix->kind == IX_SPLIT)
 		base = bxc(p, 0);
 	else
 		base = bxb(p, BX_FLOORDIV, bx_from_aff(p->a, p->k, ix->lo), bxc(p, m->step));
 	m->slot = aff_plus(p, aff_var(p, AFF_TRIP, index, 1), bx_aff(p, base), -1);
-	const bx *trips = NULL;
-	for (int i = 0; i < n; i++) {
-		const bx *tr = bxb(p, BX_ADD,
-		                   bxb(p, BX_SUB, bxb(p, BX_FLOORDIV, loop_last(p, v[i]), bxc(p, m->step)), base),
-		                   bxc(p, 1));
-		tr = bx_ub(p, tr, true);
-		trips = trips ? bxb(p, BX_MAX, trips, tr) : tr;
-	}
+	const bx *trips = max_trips(p, trigger, index, base, NULL);
 	m->trips = trips ? trips : bxc(p, 1);
 }
 
 /* The node list that replaces site node x: prologue, x (or its kids when
- * it is an element shell), epilogue; wrapped in region node r. */
-static bool wrap(pp *p, lt_node *r, lt_node *const *pro, int npro, lt_node *x, bool shell, lt_node *const *epi,
+ * body_only: an element-level cache, inside loop x), epilogue; wrapped in region node r. */
+static bool wrap(pp *p, lt_node *r, lt_node *const *pro, int npro, lt_node *x, bool body_only, lt_node *const *epi,
                  int nepi)
 {
-	int nb = shell ? x->nkids : 1;
+	int nb = body_only ? x->nkids : 1;
 	int n = npro + nb + nepi;
 	lt_node **v = ct_arena_alloc(p->a, sizeof *v * (size_t)(n + 1));
 	if (!v)
@@ -1115,7 +1113,7 @@ static bool wrap(pp *p, lt_node *r, lt_node *const *pro, int npro, lt_node *x, b
 	for (int i = 0; i < npro; i++)
 		v[m++] = pro[i];
 	for (int i = 0; i < nb; i++)
-		v[m++] = shell ? x->kids[i] : x;
+		v[m++] = body_only ? x->kids[i] : x;
 	for (int i = 0; i < nepi; i++)
 		v[m++] = epi[i];
 	return set_kids(p, r, v, m);
@@ -1203,6 +1201,21 @@ static void shift_tree(pp *p, lt_node *x, int v, int64_t step, int from, int to)
 		shift_tree(p, x->kids[i], v, step, from, to);
 }
 
+/* In a clone, region node `cache` with its prologue and body loses the
+ * prologue (the peeled last iteration loads nothing). */
+static bool drop_prologue(pp *p, lt_node *x, int cache, int npro, int nbody)
+{
+	if (x->kind == LT_CACHE && x->cache == cache && x->nkids == npro + nbody)
+		return set_kids(p, x, x->kids + npro, nbody);
+	for (int i = 0; i < x->nkids; i++)
+		if (!drop_prologue(p, x->kids[i], cache, npro, nbody))
+			return false;
+	for (int i = 0; i < x->nels; i++)
+		if (!drop_prologue(p, x->els[i], cache, npro, nbody))
+			return false;
+	return true;
+}
+
 /*
  * Double buffering around loop P (the nearest loop around region node r):
  *   fill:   for P in [lo, min(hi, lo+1)): the prologue into buf
@@ -1213,12 +1226,10 @@ static bool double_buffer(pp *p, lt_region *rg, lt_node *r, int npro)
 {
 	/* the prologue is still r's first npro kids; whatever follows (the
 	 * trigger, maybe wrapped by later caches) is the body */
-	lt_node *pro[64];
+	lt_node *const *pro = r->kids;
 	int nbody = r->nkids - npro;
-	if (npro > 64 || nbody < 1)
+	if (nbody < 1)
 		return pp_err(p, p->it->pos, "internal error: double buffer of cache '%s'%s", p->it->name, "");
-	for (int i = 0; i < npro; i++)
-		pro[i] = r->kids[i];
 	lt_node *P = r->parent;
 	while (P && P->kind != LT_LOOP)
 		P = P->parent;
@@ -1256,11 +1267,9 @@ static bool double_buffer(pp *p, lt_region *rg, lt_node *r, int npro)
 	P->hi = last;
 
 	/* main: r's kids become prefetch, body, move */
-	lt_node *body[1024];
-	int nb = 0;
-	for (int i = npro; i < npro + nbody && nb < 1024; i++)
-		body[nb++] = r->kids[i];
-	lt_node *kids[1100];
+	lt_node **kids = ct_arena_alloc(p->a, sizeof *kids * (size_t)(npro + nbody + 1));
+	if (!kids)
+		return pp_nomem(p);
 	int n = 0;
 	for (int i = 0; i < npro; i++) {
 		lt_node *c = clone_tree(p, pro[i], NULL);
@@ -1269,8 +1278,8 @@ static bool double_buffer(pp *p, lt_region *rg, lt_node *r, int npro)
 		shift_tree(p, c, P->index, P->step, rg->buffer, tmp);
 		kids[n++] = c;
 	}
-	for (int i = 0; i < nb; i++)
-		kids[n++] = body[i];
+	for (int i = npro; i < npro + nbody; i++)
+		kids[n++] = r->kids[i];
 	int ord[IR_MAX_RANK];
 	aff zero[IR_MAX_RANK];
 	for (int d = 0; d < ba->rank; d++) {
@@ -1286,21 +1295,8 @@ static bool double_buffer(pp *p, lt_region *rg, lt_node *r, int npro)
 		return false;
 
 	/* in the last-iteration clone, the matching region node keeps only the body */
-	lt_node *stack[256];
-	int sp = 0;
-	stack[sp++] = Plast;
-	while (sp > 0) {
-		lt_node *y = stack[--sp];
-		if (y->kind == LT_CACHE && y->cache == r->cache && y->nkids == npro + nbody) {
-			if (!set_kids(p, y, y->kids + npro, nbody))
-				return false;
-			continue;
-		}
-		for (int i = 0; i < y->nkids && sp < 256; i++)
-			stack[sp++] = y->kids[i];
-		for (int i = 0; i < y->nels && sp < 256; i++)
-			stack[sp++] = y->els[i];
-	}
+	if (!drop_prologue(p, Plast, r->cache, npro, nbody))
+		return false;
 
 	/* P becomes [fill, P, Plast] inside a region node */
 	lt_node *outer = new_node(p, LT_CACHE, P->parent);
@@ -1424,7 +1420,7 @@ static bool make_region(pp *p, site *s, int ns)
 			if (nmc + rank >= IR_MAX_RANK)
 				return pp_err(p, it->trigger_opt.pos,
 				              "multicache '%s' would need more than 8 buffer dimensions%s", it->name, "");
-			make_mcloop(p, T, path[i]->index, &mc[nmc++]);
+			make_mcloop(p, T, path[i], &mc[nmc++]);
 		}
 	}
 	/* buffer shape: slots, then the largest block of any site */
@@ -1558,7 +1554,11 @@ static bool make_region(pp *p, site *s, int ns)
 	aff slots[IR_MAX_RANK];
 	for (int j = 0; j < nmc; j++)
 		slots[j] = mc[j].slot;
-	lt_node *pro[64], *epi[64];
+	/* at most one prologue and one epilogue nest per site */
+	lt_node **pro = ct_arena_alloc(p->a, sizeof *pro * (size_t)(ns + 1));
+	lt_node **epi = ct_arena_alloc(p->a, sizeof *epi * (size_t)(ns + 1));
+	if (!pro || !epi)
+		return pp_nomem(p);
 	int npro = 0, nepi = 0;
 	for (int i = 0; i < ns && p->ok; i++) {
 		rwmap m;
@@ -1600,7 +1600,7 @@ static bool make_region(pp *p, site *s, int ns)
 		int sord[IR_MAX_RANK];
 		for (int j = 0; j < rank; j++)
 			sord[j] = sa->order[j];
-		if (rg.prologue != LT_PRO_NONE && npro < 64) {
+		if (rg.prologue != LT_PRO_NONE) {
 			lt_node *c = copy_nest(p, rg.prologue == LT_PRO_COPY_IN ? CP_IN : CP_ZERO, &bs, &as, rank, cext, sord,
 			                       guard, NULL);
 			/* multicache: the slot loops around the copy */
@@ -1622,7 +1622,7 @@ static bool make_region(pp *p, site *s, int ns)
 				return false;
 			pro[npro++] = c;
 		}
-		if (rg.epilogue != LT_EPI_NONE && nepi < 64) {
+		if (rg.epilogue != LT_EPI_NONE) {
 			lt_node *c = copy_nest(p, rg.epilogue == LT_EPI_REDUCE ? CP_REDUCE : CP_OUT, &bs, &as, rank, cext,
 			                       sord, guard, NULL);
 			if (!c)
@@ -1926,19 +1926,21 @@ static bool apply_item(pp *p, int item)
 		}
 	}
 	/* one region per trigger: sites sharing a trigger are multicached together */
+	site *group = l.n ? ct_alloc(p->ctx, sizeof *group * (size_t)l.n) : NULL;
+	if (l.n && !group)
+		pp_nomem(p);
 	for (int i = 0; i < l.n && p->ok; i++) {
 		if (!l.v[i].node || !l.v[i].b.any)
 			continue;
-		site group[256];
 		int ng = 0;
-		for (int j = i; j < l.n && ng < 256; j++)
+		for (int j = i; j < l.n; j++)
 			if (l.v[j].node && l.v[j].trigger == l.v[i].trigger && l.v[j].b.any) {
 				group[ng++] = l.v[j];
-				if (j != i)
-					l.v[j].node = NULL;
+				l.v[j].node = NULL;
 			}
 		make_region(p, group, ng);
 	}
+	ct_free(p->ctx, group);
 	ct_free(p->ctx, l.v);
 	return p->ok;
 }
