@@ -371,6 +371,38 @@ typedef struct ct_sim_result {
 CT_API ct_status ct_kernel_simulate(CT_KEEP ct_kernel *k, CT_KEEP const char *spec, CT_KEEP ct_sim_result *r);
 CT_API void ct_sim_result_free(CT_KEEP ct_sim_result *r);
 
+/* The analytical model's count for one array (all of its references: the
+ * model attributes reuse per array, see docs/MODEL.md). */
+typedef struct ct_model_ref {
+	const char *array;        /* owned by the kernel (cache buffers: the cache's name) */
+	int stmt;                 /* first statement that accesses it (1..; 0 for a copy-only buffer) */
+	int nrefs;                /* references of the kernel to it */
+	int exact;                /* 1 when every partition of it was decided exactly */
+	int64_t accesses;
+	int64_t misses[CT_SIM_MAX_LEVELS];
+} ct_model_ref;
+
+typedef struct ct_predict_result {
+	int64_t accesses;
+	int nlevels;
+	struct {
+		int64_t size, line, ways, misses;
+		int exact;            /* 1 when the count is exact (set-associative levels never are) */
+	} level[CT_SIM_MAX_LEVELS];
+	double seconds;           /* time of the model itself */
+	int narrays;
+	ct_model_ref *arrays;     /* free with ct_predict_result_free */
+} ct_predict_result;
+
+/* Predict the misses of kernel k (every runtime param set) for the LRU
+ * levels of spec (as ct_kernel_simulate; NULL = this machine's caches)
+ * with the stack-distance model (docs/MODEL.md), without walking the
+ * trace: the counts of reuse partitions come from footprints of loop
+ * iterations and their distances from the footprints between source and
+ * target. Set-associative levels are predicted as fully associative. */
+CT_API ct_status ct_kernel_predict(CT_KEEP ct_kernel *k, CT_KEEP const char *spec, CT_KEEP ct_predict_result *r);
+CT_API void ct_predict_result_free(CT_KEEP ct_predict_result *r);
+
 /* ---------------------------------------------------------------- hardware probe and tuning store (src/tune) */
 /* @@tune-api */
 #include <stdio.h> /* FILE, for the printers below */

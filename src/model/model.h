@@ -1,0 +1,62 @@
+/* model.h: the analytical stack-distance cache model (reuse partitions of a loop tree). */
+#ifndef CT_MODEL_MODEL_H
+#define CT_MODEL_MODEL_H
+
+#include "ir/looptree.h"
+#include "model/sim.h"
+
+/* Where a partition's accesses find their line again (docs/MODEL.md). */
+typedef enum model_reuse {
+	MR_COLD,      /* first touch of the line in the whole run */
+	MR_STMT,      /* earlier in the same statement instance */
+	MR_CARRIED,   /* an earlier iteration (delta back) of the same loop instance */
+	MR_FAR,       /* an earlier iteration of the same loop instance, more than MODEL_MAX_DELTA back */
+	MR_SIBLING    /* an earlier child of the same iteration of the parent (or of the run) */
+} model_reuse;
+
+/* Carried reuse is split by how many iterations back its source is, up to this. */
+#define MODEL_MAX_DELTA 16
+
+/* One reuse partition: `count` accesses to storage `array` that all have (about) stack
+ * distance `distance` lines; distance_lo .. distance_hi bound it over the partition. An
+ * access misses a fully associative level of C lines when its distance is >= C. */
+typedef struct model_part {
+	int array;              /* storage of the tree */
+	model_reuse kind;
+	int delta;              /* MR_CARRIED: iterations back */
+	const lt_node *node;    /* the loop (MR_CARRIED, MR_FAR), the parent (MR_SIBLING: NULL = the run), the statement (MR_STMT) */
+	int64_t count;
+	int64_t distance, distance_lo, distance_hi; /* -1 for MR_COLD (infinite) */
+	bool exact;             /* count and distance exactly known */
+} model_part;
+
+/* The partitions of one line size. */
+typedef struct model_lines {
+	int64_t line;
+	int nparts;
+	model_part *parts;      /* malloc'd */
+} model_lines;
+
+typedef struct model_result {
+	int64_t accesses;
+	int nlines;
+	model_lines lines[SIM_MAX_LEVELS]; /* one per distinct line size of the spec */
+	int narrays;
+	int64_t *array_accesses;           /* [t->narrays], malloc'd */
+	bool *array_exact;                 /* [t->narrays]: false if some partition of it is inexact */
+} model_result;
+
+/* Analyse tree t (params as lt_param_values gives them; runtime params must have values) for
+ * every line size of spec. On error: a status with the message on t's ctx, *r empty. */
+ct_status model_analyse(ct_looptree *t, const sim_spec *spec, model_result *r);
+void model_result_free(model_result *r);
+
+/* The partitions of line size `line` in r (NULL if r has none). */
+const model_lines *model_for_line(const model_result *r, int64_t line);
+
+/* Misses of a fully associative LRU of `lines` lines from the partitions of one line size
+ * (per storage when array >= 0, all of them when array < 0); *exact (may be NULL) is set false
+ * when an inexact partition's distance range straddles the capacity. */
+int64_t model_misses(const model_lines *ml, int64_t lines, int array, bool *exact);
+
+#endif
