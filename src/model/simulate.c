@@ -5,10 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The machine's own caches as a spec (a level of unknown associativity is
- * simulated fully associative; sizes that do not split into whole sets are
- * simulated fully associative too). */
-static ct_status machine_spec(ct_ctx *ctx, sim_spec *spec)
+/* The machine's caches as a spec (sim.h): also what predict and tiles use without a spec. */
+ct_status sim_machine_spec(ct_ctx *ctx, sim_spec *spec)
 {
 	ct_probe_info info;
 	ct_status st = ct_probe_run(ctx, 0, &info);
@@ -61,7 +59,7 @@ ct_status ct_kernel_simulate(ct_kernel *k, const char *spec_text, ct_sim_result 
 				return ct_error(ctx, CT_ERR_USAGE, "runtime param '%s' needs a value (-D %s=VALUE)",
 						k->params[i].name, k->params[i].name);
 	sim_spec spec;
-	ct_status st = spec_text ? sim_spec_parse(ctx, spec_text, &spec) : machine_spec(ctx, &spec);
+	ct_status st = spec_text ? sim_spec_parse(ctx, spec_text, &spec) : sim_machine_spec(ctx, &spec);
 	if (st)
 		return st;
 	ct_looptree *t = ct_kernel_lower(k, 1);

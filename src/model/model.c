@@ -1,0 +1,1583 @@
+/* model.c: the analytical stack-distance model: reuse partitions of a loop tree from footprints. */
+#include "model/model.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * How it works (docs/MODEL.md has the long version).
+ *
+ * 1. The loop tree becomes a model tree of loops with constant trip counts
+ *    (every loop of a scheduled tree has bounds over params only) and
+ *    statements whose accesses are affine in the trip counters t_j of the
+ *    enclosing loops. `if`s and the guards of halo copies are removed by
+ *    index-set splitting: a loop is cut into pieces in which every
+ *    condition below it is decided.
+ * 2. DL(window) is the number of distinct lines of one array that a window
+ *    of the run touches: some subtrees, with ranges of their own counters.
+ *    Each access covers a box (a progression per dimension) of index space;
+ *    the union is counted row by row in address order. The sum of DL over
+ *    all instances of a window (all values of the enclosing counters)
+ *    depends only on the residue of each instance's address shift modulo
+ *    the line size, so it is a weighted sum over at most `line` residues.
+ * 3. In any window, accesses - DL = the accesses that find their line
+ *    earlier in the same window. Differences of these counts over nested
+ *    windows give exactly how many accesses find their line in the same
+ *    statement instance, in an iteration delta back of a loop, or in an
+ *    earlier sibling subtree; their stack distance is the footprint (all
+ *    arrays) of the window between source and target.
+ */
+
+/* Deepest loop nest the model follows (the plan pass allows 256). */
+#define MODEL_MAX_DEPTH 300
+/* Instances of a window whose accesses shift differently are enumerated up to this many,
+ * sampled beyond. */
+#define MODEL_ENUM_LIMIT 2048
+#define MODEL_SAMPLES 128
+/* A mixed piece of a split loop is cut into single iterations up to this length. */
+#define MODEL_CUT_LIMIT 64
+
+/* ------------------------------------------------------------ model tree */
+
+typedef struct mnode mnode;
+
+/* One access of a statement: index d = c[d] + sum_j beta[d * depth + j] * t_j. */
+typedef struct macc {
+	int array;
+	int depth;
+	int64_t c[IR_MAX_RANK];
+	int64_t *beta;
+	bool inexact;              /* a subscript the model could not express */
+} macc;
+
+struct mnode {
+	bool is_loop;
+	int64_t n;                 /* loop piece: trip count (>= 1) */
+	int depth;                 /* loops enclosing this node; a loop's counter is t_depth */
+	mnode *parent;
+	int nkids, capkids;
+	mnode **kids;
+	mnode **anc;               /* statement: anc[j] = the loop of counter j (depth entries) */
+	int nacc;
+	macc *acc;
+	int stmt_id;
+	int64_t *per_iter;         /* [na]: accesses in one iteration (one execution) */
+	int64_t inst;              /* executions of this node (product of enclosing trip counts) */
+};
+
+/* One loop piece on the builder's path: v = lo + step * (off + t), t in [0, n). */
+typedef struct mpath {
+	const lt_node *lt;
+	int64_t lo, step, off, n;
+	mnode *node;
+} mpath;
+
+/* A window part: the subtree of x, with x's own counter in [a, b) when x is a loop. */
+typedef struct wpart {
+	const mnode *x;
+	int64_t a, b;
+	int64_t xoff;              /* counter fix-1 of a sliding window: start + xoff (parts below it) */
+} wpart;
+
+#define MAX_PARTS 64
+
+/* A window: instances are the values of counters 0 .. fix-1 of the parts' common path
+ * (counter fix-1 ranges over [0, mlast) when mlast > 0); parts hang below. */
+typedef struct wspec {
+	int fix;
+	int64_t mlast;
+	int np;
+	wpart p[MAX_PARTS];
+} wspec;
+
+/* A memo entry of dl_sum. */
+typedef struct memo {
+	uint64_t hash;
+	int array;
+	wspec w;
+	int64_t sum;
+	bool inexact;
+	bool used;
+} memo;
+
+typedef struct model {
+	ct_looptree *t;
+	ct_ctx *ctx;
+	ct_arena arena;
+	int64_t *pv;
+	int na;
+	int64_t *elem;             /* [na] bytes */
+	int64_t *stride;           /* [na * IR_MAX_RANK] elements */
+	int *order;                /* [na * IR_MAX_RANK] dims by decreasing stride */
+	int *rank;                 /* [na] */
+	mnode root;
+	ct_status st;
+	bool *inexact;             /* [na] */
+	mpath path[MODEL_MAX_DEPTH];
+	int depth;
+	/* the analysis of one line size */
+	int64_t line;
+	int64_t caps[SIM_MAX_LEVELS]; /* capacities in lines of the levels with this line size */
+	int ncaps;
+	model_lines *ml;
+	int capparts;
+	memo *memo;
+	int nmemo, capmemo;
+	/* scratch of dl_eval */
+	int64_t *hist, *hist2;
+} model;
+
+static bool fail(model *m, ct_status st, const char *what)
+{
+	if (!m->st)
+		m->st = ct_error(m->ctx, st, "cache model: %s", what);
+	return false;
+}
+
+static void *m_alloc(model *m, size_t n)
+{
+	void *p = ct_arena_alloc(&m->arena, n ? n : 1);
+	if (!p)
+		fail(m, CT_ERR_NOMEM, "out of memory");
+	else
+		memset(p, 0, n ? n : 1);
+	return p;
+}
+
+static bool add_kid(model *m, mnode *parent, mnode *kid)
+{
+	if (parent->nkids == parent->capkids) {
+		int cap = parent->capkids ? 2 * parent->capkids : 4;
+		mnode **k = m_alloc(m, sizeof *k * (size_t)cap);
+		if (!k)
+			return false;
+		if (parent->nkids)
+			memcpy(k, parent->kids, sizeof *k * (size_t)parent->nkids);
+		parent->kids = k;
+		parent->capkids = cap;
+	}
+	kid->parent = parent;
+	parent->kids[parent->nkids++] = kid;
+	return true;
+}
+
+/* ------------------------------------------------------------ affine forms on the path */
+
+/* The innermost path entry that loops over tree index id, or -1. */
+static int path_of(const model *m, int id)
+{
+	for (int j = m->depth - 1; j >= 0; j--)
+		if (m->path[j].lt->index == id)
+			return j;
+	return -1;
+}
+
+/* Value range of tree index id over the loops of subtree n (not on the path), and the step
+ * of such a loop; *found stays false when there is none. False on overflow. */
+static bool subtree_range(const model *m, const lt_node *n, int id, int64_t *lo, int64_t *hi,
+                          int64_t *step, bool *found)
+{
+	if (!n)
+		return true;
+	if (n->kind == LT_LOOP && n->index == id) {
+		bool ok = true;
+		int64_t l = bx_eval(n->lo, m->pv, &ok), h = bx_eval(n->hi, m->pv, &ok);
+		if (!ok)
+			return false;
+		if (h > l) {
+			int64_t last = l + (h - l - 1) / n->step * n->step;
+			if (!*found || l < *lo)
+				*lo = l;
+			if (!*found || last > *hi)
+				*hi = last;
+			*step = n->step;
+			*found = true;
+		}
+	}
+	for (int i = 0; i < n->nkids; i++)
+		if (!subtree_range(m, n->kids[i], id, lo, hi, step, found))
+			return false;
+	for (int i = 0; i < n->nels; i++)
+		if (!subtree_range(m, n->els[i], id, lo, hi, step, found))
+			return false;
+	return true;
+}
+
+/* x = *c + sum beta[j] t_j (j < m->depth) + a rest in [*rlo, *rhi] from symbols of loops in
+ * subtree `below` (not on the path). False when a symbol has no loop at all. */
+static bool lin(const model *m, aff x, const lt_node *below, int64_t *c, int64_t *beta, int64_t *rlo,
+                int64_t *rhi)
+{
+	const ct_looptree *t = m->t;
+	*c = x.c;
+	*rlo = *rhi = 0;
+	memset(beta, 0, sizeof *beta * (size_t)(m->depth ? m->depth : 1));
+	for (int i = 0; i < x.n; i++) {
+		const aff_term *at = &x.t[i];
+		if (at->kind == AFF_PARAM) {
+			*c += at->coef * m->pv[at->id];
+			continue;
+		}
+		int nch = 1;
+		const int *ch = NULL;
+		if (at->kind == AFF_INDEX && at->id < t->k->nindices && t->chain && t->chain[at->id]) {
+			ch = t->chain[at->id];
+			nch = t->chain_len[at->id];
+		}
+		for (int q = 0; q < nch; q++) {
+			int id = ch ? ch[q] : at->id;
+			int j = path_of(m, id);
+			if (j >= 0) {
+				const mpath *p = &m->path[j];
+				if (at->kind == AFF_TRIP) {
+					*c += at->coef * (ct_floordiv(p->lo, p->step) + p->off);
+					beta[j] += at->coef;
+				} else {
+					*c += at->coef * (p->lo + p->step * p->off);
+					beta[j] += at->coef * p->step;
+				}
+				continue;
+			}
+			int64_t lo = 0, hi = 0, step = 1;
+			bool found = false;
+			if (!below || !subtree_range(m, below, id, &lo, &hi, &step, &found) || !found)
+				return false;
+			if (at->kind == AFF_TRIP) {
+				lo = ct_floordiv(lo, step);
+				hi = ct_floordiv(hi, step);
+			}
+			int64_t a = at->coef * lo, b = at->coef * hi;
+			*rlo += a < b ? a : b;
+			*rhi += a < b ? b : a;
+		}
+	}
+	return true;
+}
+
+/* Range of c + sum beta_j t_j over the path's counters. */
+static void path_range(const model *m, int64_t c, const int64_t *beta, int64_t *lo, int64_t *hi)
+{
+	*lo = *hi = c;
+	for (int j = 0; j < m->depth; j++) {
+		int64_t v = beta[j] * (m->path[j].n - 1);
+		if (v < 0)
+			*lo += v;
+		else
+			*hi += v;
+	}
+}
+
+/* ------------------------------------------------------------ conditions */
+
+enum { TV_FALSE = 0, TV_TRUE = 1, TV_UNKNOWN = 2 };
+
+/* Truth of g >= 0 over the path (g affine; every symbol on the path). */
+static int atom_truth(model *m, aff g)
+{
+	int64_t c, rlo, rhi, lo, hi;
+	int64_t beta[MODEL_MAX_DEPTH];
+	if (!lin(m, g, NULL, &c, beta, &rlo, &rhi))
+		return TV_UNKNOWN;
+	path_range(m, c, beta, &lo, &hi);
+	return lo >= 0 ? TV_TRUE : hi < 0 ? TV_FALSE : TV_UNKNOWN;
+}
+
+static int tv_and(int a, int b) { return a == TV_FALSE || b == TV_FALSE ? TV_FALSE : a == TV_TRUE && b == TV_TRUE ? TV_TRUE : TV_UNKNOWN; }
+static int tv_or(int a, int b) { return a == TV_TRUE || b == TV_TRUE ? TV_TRUE : a == TV_FALSE && b == TV_FALSE ? TV_FALSE : TV_UNKNOWN; }
+static int tv_not(int a) { return a == TV_UNKNOWN ? a : !a; }
+
+/* Truth of an `if` condition over the current path. */
+static int cond_truth(model *m, const ir_expr *e)
+{
+	if (!e)
+		return TV_UNKNOWN;
+	switch (e->kind) {
+	case EX_AND:
+		return tv_and(cond_truth(m, e->args[0]), cond_truth(m, e->args[1]));
+	case EX_OR:
+		return tv_or(cond_truth(m, e->args[0]), cond_truth(m, e->args[1]));
+	case EX_NOT:
+		return tv_not(cond_truth(m, e->args[0]));
+	case EX_CMP: {
+		if (!e->has_diff)
+			return TV_UNKNOWN;
+		aff d = e->diff, dm1 = d;
+		dm1.c = d.c - 1;
+		int ge0 = atom_truth(m, d), ge1 = atom_truth(m, dm1);
+		switch (e->cmp) {
+		case CMP_GE:
+			return ge0;
+		case CMP_GT:
+			return ge1;
+		case CMP_LT:
+			return tv_not(ge0);
+		case CMP_LE:
+			return tv_not(ge1);
+		case CMP_EQ:
+			return tv_and(ge0, tv_not(ge1));
+		case CMP_NE:
+			return tv_or(tv_not(ge0), ge1);
+		}
+		return TV_UNKNOWN;
+	}
+	default:
+		return TV_UNKNOWN;
+	}
+}
+
+static int if_truth(model *m, const lt_node *n)
+{
+	if (n->stmt)
+		return cond_truth(m, n->stmt->cond);
+	int r = TV_TRUE;
+	for (int i = 0; i < n->nguard; i++)
+		r = tv_and(r, atom_truth(m, n->guard[i]));
+	return r;
+}
+
+/* Cut points of counter t of the loop on top of the path (entry j) that decide g >= 0 for
+ * every value of the symbols below: added to cuts (sorted later). */
+typedef struct cuts {
+	int64_t v[256];
+	int n;
+	bool overflow;
+} cuts;
+
+static void add_cut(cuts *cs, int64_t v, int64_t n)
+{
+	if (v <= 0 || v >= n)
+		return;
+	if (cs->n == (int)(sizeof cs->v / sizeof cs->v[0])) {
+		cs->overflow = true;
+		return;
+	}
+	cs->v[cs->n++] = v;
+}
+
+/* Smallest t >= 0 with c + b t >= 0 (b > 0). */
+static int64_t first_true(int64_t c, int64_t b)
+{
+	if (c >= 0)
+		return 0;
+	return (-c + b - 1) / b;
+}
+
+static void atom_cuts(model *m, aff g, const lt_node *below, cuts *cs, bool *mixed_inner)
+{
+	int64_t c, rlo, rhi, lo, hi;
+	int64_t beta[MODEL_MAX_DEPTH];
+	if (!lin(m, g, below, &c, beta, &rlo, &rhi))
+		return;
+	int j = m->depth - 1;
+	int64_t b = beta[j], n = m->path[j].n;
+	if (b == 0)
+		return;
+	beta[j] = 0;
+	path_range(m, c, beta, &lo, &hi);
+	lo += rlo;
+	hi += rhi;
+	/* g = b t + [lo, hi] */
+	int64_t t1, t2;
+	if (b > 0) {
+		t1 = first_true(lo, b); /* from t1 on: always true */
+		t2 = first_true(hi, b); /* before t2: always false */
+	} else {
+		/* -|b| t + x >= 0  <=>  t <= x / |b| */
+		int64_t ab = -b;
+		t1 = hi < 0 ? 0 : hi / ab + 1; /* from t1 on: always false */
+		t2 = lo < 0 ? 0 : lo / ab + 1; /* before t2: always true */
+	}
+	add_cut(cs, t1, n);
+	add_cut(cs, t2, n);
+	if (rlo != rhi) {
+		int64_t a = t1 < t2 ? t1 : t2, z = t1 < t2 ? t2 : t1;
+		if (a < 0)
+			a = 0;
+		if (z > n)
+			z = n;
+		if (z - a > 1 && z - a <= MODEL_CUT_LIMIT)
+			for (int64_t v = a + 1; v < z; v++)
+				add_cut(cs, v, n);
+		*mixed_inner = true;
+	}
+}
+
+static void cond_cuts(model *m, const ir_expr *e, const lt_node *below, cuts *cs, bool *mi)
+{
+	if (!e)
+		return;
+	if (e->kind == EX_CMP && e->has_diff) {
+		aff d = e->diff;
+		atom_cuts(m, d, below, cs, mi);
+		d.c -= 1;
+		atom_cuts(m, d, below, cs, mi);
+		return;
+	}
+	for (int i = 0; i < e->nargs; i++)
+		cond_cuts(m, e->args[i], below, cs, mi);
+}
+
+/* Cut points from every condition in the subtree of the loop on top of the path. */
+static void subtree_cuts(model *m, const lt_node *n, const lt_node *below, cuts *cs, bool *mi)
+{
+	if (n->kind == LT_IF) {
+		if (n->stmt)
+			cond_cuts(m, n->stmt->cond, below, cs, mi);
+		else
+			for (int i = 0; i < n->nguard; i++)
+				atom_cuts(m, n->guard[i], below, cs, mi);
+	}
+	for (int i = 0; i < n->nkids; i++)
+		subtree_cuts(m, n->kids[i], below, cs, mi);
+	for (int i = 0; i < n->nels; i++)
+		subtree_cuts(m, n->els[i], below, cs, mi);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* ------------------------------------------------------------ building */
+
+static bool build_list(model *m, lt_node *const *kids, int nkids, mnode *parent);
+
+static void collect_reads(const ir_expr *e, const ir_expr **out, int *n, int cap)
+{
+	if (!e)
+		return;
+	if (e->kind == EX_ACCESS && *n < cap)
+		out[(*n)++] = e;
+	for (int i = 0; i < e->nargs; i++)
+		collect_reads(e->args[i], out, n, cap);
+}
+
+static int count_reads(const ir_expr *e)
+{
+	if (!e)
+		return 0;
+	int n = e->kind == EX_ACCESS;
+	for (int i = 0; i < e->nargs; i++)
+		n += count_reads(e->args[i]);
+	return n;
+}
+
+static bool make_access(model *m, const ir_expr *e, macc *a)
+{
+	a->array = e->id;
+	a->depth = m->depth;
+	if (e->id < 0 || e->id >= m->na)
+		return fail(m, CT_ERR_INPUT, "an access to an unknown array");
+	int rank = m->rank[e->id];
+	a->beta = m_alloc(m, sizeof *a->beta * (size_t)(rank * (m->depth ? m->depth : 1)));
+	if (!a->beta)
+		return false;
+	for (int d = 0; d < rank; d++) {
+		int64_t rlo, rhi;
+		if (!lin(m, e->sub[d], NULL, &a->c[d], a->beta + d * m->depth, &rlo, &rhi)) {
+			a->inexact = true;
+			m->inexact[e->id] = true;
+		}
+	}
+	return true;
+}
+
+static bool build_stmt(model *m, const lt_node *n, mnode *parent)
+{
+	const ir_node *s = n->stmt;
+	int nr = count_reads(s->rhs);
+	int nw = s->kind == ND_STMT && s->lhs ? (s->op == AS_SET ? 1 : 2) : 0;
+	mnode *x = m_alloc(m, sizeof *x);
+	if (!x)
+		return false;
+	x->depth = m->depth;
+	x->stmt_id = s->kind == ND_STMT ? s->stmt_id : 0;
+	x->nacc = nr + nw;
+	x->acc = m_alloc(m, sizeof *x->acc * (size_t)(x->nacc ? x->nacc : 1));
+	x->anc = m_alloc(m, sizeof *x->anc * (size_t)(m->depth ? m->depth : 1));
+	const ir_expr **reads = m_alloc(m, sizeof *reads * (size_t)(nr ? nr : 1));
+	if (!x->acc || !x->anc || !reads)
+		return false;
+	for (int j = 0; j < m->depth; j++)
+		x->anc[j] = m->path[j].node;
+	int k = 0;
+	collect_reads(s->rhs, reads, &k, nr);
+	for (int i = 0; i < nr; i++)
+		if (!make_access(m, reads[i], &x->acc[i]))
+			return false;
+	for (int w = 0; w < nw; w++)
+		if (!make_access(m, s->lhs, &x->acc[nr + w]))
+			return false;
+	return add_kid(m, parent, x);
+}
+
+static bool build_loop(model *m, const lt_node *n, mnode *parent)
+{
+	bool ok = true;
+	int64_t lo = bx_eval(n->lo, m->pv, &ok), hi = bx_eval(n->hi, m->pv, &ok);
+	if (!ok)
+		return fail(m, CT_ERR_LIMIT, "a loop bound overflows");
+	if (n->step < 1)
+		return fail(m, CT_ERR_INPUT, "a loop step below 1");
+	int64_t trips = hi > lo ? (hi - lo + n->step - 1) / n->step : 0;
+	if (trips == 0)
+		return true;
+	if (m->depth >= MODEL_MAX_DEPTH)
+		return fail(m, CT_ERR_LIMIT, "loops nested too deeply");
+	/* index-set splitting: cut the range where a condition below changes */
+	mpath *p = &m->path[m->depth++];
+	*p = (mpath){n, lo, n->step, 0, trips, NULL};
+	cuts cs = {0};
+	bool mixed = false;
+	subtree_cuts(m, n, n, &cs, &mixed);
+	m->depth--;
+	if (cs.overflow)
+		for (int a = 0; a < m->na; a++)
+			m->inexact[a] = true;
+	qsort(cs.v, (size_t)cs.n, sizeof cs.v[0], cmp_i64);
+	int64_t start = 0;
+	for (int c = 0; c <= cs.n; c++) {
+		int64_t end = c < cs.n ? cs.v[c] : trips;
+		if (end <= start)
+			continue;
+		mnode *x = m_alloc(m, sizeof *x);
+		if (!x)
+			return false;
+		x->is_loop = true;
+		x->n = end - start;
+		x->depth = m->depth;
+		if (!add_kid(m, parent, x))
+			return false;
+		p = &m->path[m->depth++];
+		*p = (mpath){n, lo, n->step, start, end - start, x};
+		bool r = build_list(m, n->kids, n->nkids, x);
+		m->depth--;
+		if (!r)
+			return false;
+		start = end;
+	}
+	return true;
+}
+
+static bool build_list(model *m, lt_node *const *kids, int nkids, mnode *parent)
+{
+	for (int i = 0; i < nkids && !m->st; i++) {
+		const lt_node *n = kids[i];
+		switch (n->kind) {
+		case LT_LOOP:
+			if (!build_loop(m, n, parent))
+				return false;
+			break;
+		case LT_STMT:
+		case LT_LET:
+			if (n->stmt && !build_stmt(m, n, parent))
+				return false;
+			break;
+		case LT_CACHE:
+			if (!build_list(m, n->kids, n->nkids, parent))
+				return false;
+			break;
+		case LT_IF: {
+			int tv = if_truth(m, n);
+			if (tv == TV_UNKNOWN)
+				for (int a = 0; a < m->na; a++)
+					m->inexact[a] = true;
+			if (tv != TV_FALSE && !build_list(m, n->kids, n->nkids, parent))
+				return false;
+			if (tv == TV_FALSE && !build_list(m, n->els, n->nels, parent))
+				return false;
+			break;
+		}
+		}
+	}
+	return !m->st;
+}
+
+/* per_iter and inst of every node below x. */
+static bool count_accesses(model *m, mnode *x, int64_t inst)
+{
+	x->inst = inst;
+	x->per_iter = m_alloc(m, sizeof *x->per_iter * (size_t)m->na);
+	if (!x->per_iter)
+		return false;
+	if (!x->is_loop && x->nkids == 0) {
+		for (int i = 0; i < x->nacc; i++)
+			x->per_iter[x->acc[i].array]++;
+		return true;
+	}
+	int64_t kinst = x->is_loop ? inst * x->n : inst;
+	for (int i = 0; i < x->nkids; i++) {
+		mnode *k = x->kids[i];
+		if (!count_accesses(m, k, kinst))
+			return false;
+		int64_t f = k->is_loop ? k->n : 1;
+		for (int a = 0; a < m->na; a++)
+			x->per_iter[a] += f * k->per_iter[a];
+	}
+	return true;
+}
+
+/* ------------------------------------------------------------ footprints */
+
+/* One access's box in a window: per dimension lo, hi and the step g of the progression. */
+typedef struct box {
+	int64_t lo[IR_MAX_RANK], hi[IR_MAX_RANK], g[IR_MAX_RANK];
+} box;
+
+typedef struct term {
+	int64_t b, len;
+} term;
+
+static int cmp_term(const void *x, const void *y)
+{
+	int64_t a = ((const term *)x)->b, b = ((const term *)y)->b;
+	return a < b ? -1 : a > b;
+}
+
+/* The set c + sum b_k [0, len_k) as lo, hi and step g; false when it is not exactly a
+ * progression (then lo, hi, g still bound it). */
+static bool progression(int64_t c, term *tm, int nt, int64_t *lo, int64_t *hi, int64_t *g)
+{
+	*lo = *hi = c;
+	*g = 1;
+	int k = 0;
+	for (int i = 0; i < nt; i++) {
+		if (tm[i].b == 0 || tm[i].len <= 1)
+			continue;
+		int64_t v = tm[i].b * (tm[i].len - 1);
+		if (v < 0)
+			*lo += v;
+		else
+			*hi += v;
+		tm[k].b = tm[i].b < 0 ? -tm[i].b : tm[i].b;
+		tm[k++].len = tm[i].len;
+	}
+	if (k == 0)
+		return true;
+	qsort(tm, (size_t)k, sizeof *tm, cmp_term);
+	*g = tm[0].b;
+	int64_t span = 0;
+	bool exact = true;
+	for (int i = 0; i < k; i++) {
+		if (tm[i].b % *g != 0 || tm[i].b > span + *g)
+			exact = false;
+		span += tm[i].b * (tm[i].len - 1);
+	}
+	return exact;
+}
+
+/* Everything one DL evaluation needs. */
+typedef struct dlctx {
+	model *m;
+	int array;
+	int nb;
+	box *b;
+	int64_t *shift;   /* per box: extra address shift in elements (enumerated instances) */
+	bool inexact;
+} dlctx;
+
+typedef struct seg {
+	int64_t a, z; /* byte range, inclusive */
+} seg;
+
+static int cmp_seg(const void *x, const void *y)
+{
+	int64_t a = ((const seg *)x)->a, b = ((const seg *)y)->a;
+	return a < b ? -1 : a > b;
+}
+
+/* Distinct lines of the union of the boxes, every address shifted by r bytes. */
+static int64_t dl_boxes(dlctx *d, int64_t r)
+{
+	model *m = d->m;
+	int a = d->array, rank = m->rank[a];
+	const int *ord = m->order + a * IR_MAX_RANK;
+	const int64_t *st = m->stride + a * IR_MAX_RANK;
+	int64_t e = m->elem[a], L = m->line;
+	int inner = ord[rank - 1];
+	int nout = rank - 1;
+	int64_t blo[IR_MAX_RANK], bhi[IR_MAX_RANK], x[IR_MAX_RANK];
+	for (int q = 0; q < nout; q++) {
+		int dd = ord[q];
+		blo[q] = INT64_MAX;
+		bhi[q] = INT64_MIN;
+		for (int i = 0; i < d->nb; i++) {
+			if (d->b[i].lo[dd] < blo[q])
+				blo[q] = d->b[i].lo[dd];
+			if (d->b[i].hi[dd] > bhi[q])
+				bhi[q] = d->b[i].hi[dd];
+		}
+		x[q] = blo[q];
+	}
+	seg sg[64];
+	int64_t count = 0, last = INT64_MIN;
+	for (;;) {
+		int64_t rowaddr = r;
+		for (int q = 0; q < nout; q++)
+			rowaddr += e * st[ord[q]] * x[q];
+		int ns = 0;
+		for (int i = 0; i < d->nb; i++) {
+			const box *bb = &d->b[i];
+			bool in = true;
+			for (int q = 0; q < nout && in; q++) {
+				int dd = ord[q];
+				in = x[q] >= bb->lo[dd] && x[q] <= bb->hi[dd] && (x[q] - bb->lo[dd]) % bb->g[dd] == 0;
+			}
+			if (!in)
+				continue;
+			int64_t base = rowaddr + e * (d->shift ? d->shift[i] : 0);
+			if (bb->g[inner] * e * st[inner] > L && bb->hi[inner] > bb->lo[inner]) {
+				/* a sparse row: one line per element */
+				int64_t cnt = (bb->hi[inner] - bb->lo[inner]) / bb->g[inner] + 1;
+				count += cnt;
+				if (d->nb > 1)
+					d->inexact = true;
+				int64_t zl = ct_floordiv(base + e * st[inner] * bb->hi[inner], L);
+				if (zl > last)
+					last = zl;
+				continue;
+			}
+			if (ns == (int)(sizeof sg / sizeof sg[0])) {
+				d->inexact = true;
+				continue;
+			}
+			sg[ns].a = base + e * st[inner] * bb->lo[inner];
+			sg[ns].z = base + e * st[inner] * bb->hi[inner] + e - 1;
+			ns++;
+		}
+		if (ns > 1)
+			qsort(sg, (size_t)ns, sizeof sg[0], cmp_seg);
+		for (int i = 0; i < ns; i++) {
+			int64_t la = ct_floordiv(sg[i].a, L), lz = ct_floordiv(sg[i].z, L);
+			if (la > last)
+				count += lz - la + 1;
+			else if (lz > last)
+				count += lz - last;
+			if (lz > last)
+				last = lz;
+		}
+		int q = nout - 1;
+		while (q >= 0 && ++x[q] > bhi[q]) {
+			x[q] = blo[q];
+			q--;
+		}
+		if (q < 0)
+			break;
+	}
+	return count;
+}
+
+/* Collected accesses of a window. */
+typedef struct wacc {
+	const macc *acc;
+	const mnode *stmt;
+	const wpart *part;
+} wacc;
+
+typedef struct wlist {
+	wacc *v;
+	int n, cap;
+} wlist;
+
+static bool collect(model *m, const mnode *x, const wpart *part, int array, wlist *wl)
+{
+	if (!x->per_iter[array])
+		return true;
+	if (!x->is_loop && x->nkids == 0) {
+		for (int i = 0; i < x->nacc; i++) {
+			if (x->acc[i].array != array)
+				continue;
+			if (wl->n == wl->cap) {
+				int cap = wl->cap ? 2 * wl->cap : 16;
+				wacc *v = realloc(wl->v, sizeof *v * (size_t)cap);
+				if (!v)
+					return fail(m, CT_ERR_NOMEM, "out of memory");
+				wl->v = v;
+				wl->cap = cap;
+			}
+			wl->v[wl->n++] = (wacc){&x->acc[i], x, part};
+		}
+		return true;
+	}
+	for (int i = 0; i < x->nkids; i++)
+		if (!collect(m, x->kids[i], part, array, wl))
+			return false;
+	return true;
+}
+
+/* Range of counter j for an access of a window at instance 0: [*lo, *lo + *len). */
+static void counter_range(const wspec *w, const wacc *wa, int j, int64_t *lo, int64_t *len)
+{
+	const wpart *p = wa->part;
+	bool own = p->x->is_loop && p->x->depth == j;
+	if (own) {
+		*lo = p->a;
+		*len = p->b - p->a;
+	} else if (j < w->fix) {
+		*lo = j == w->fix - 1 ? p->xoff : 0;
+		*len = 1;
+	} else {
+		*lo = 0;
+		*len = wa->stmt->anc[j]->n;
+	}
+}
+
+/* The instance ranges m_j of a window (j < fix). */
+static int64_t inst_range(const wspec *w, const wacc *wa, int j)
+{
+	if (j == w->fix - 1 && w->mlast > 0)
+		return w->mlast;
+	return wa->stmt->anc[j]->n;
+}
+
+/* Boxes of the accesses at instance 0 (plus per-access shifts s of the instance counters). */
+static void make_boxes(dlctx *d, const wspec *w, const wlist *wl, const int64_t *s)
+{
+	model *m = d->m;
+	int rank = m->rank[d->array];
+	for (int i = 0; i < wl->n; i++) {
+		const wacc *wa = &wl->v[i];
+		const macc *ac = wa->acc;
+		box *b = &d->b[i];
+		if (ac->inexact)
+			d->inexact = true;
+		for (int dd = 0; dd < rank; dd++) {
+			term tm[MODEL_MAX_DEPTH];
+			int nt = 0;
+			int64_t c = ac->c[dd];
+			bool coupled = false;
+			for (int j = 0; j < ac->depth; j++) {
+				int64_t bt = ac->beta[dd * ac->depth + j], lo, len;
+				if (!bt)
+					continue;
+				counter_range(w, wa, j, &lo, &len);
+				c += bt * lo;
+				if (s && j < w->fix)
+					c += bt * s[j];
+				tm[nt++] = (term){bt, len};
+				for (int e2 = 0; e2 < rank && !coupled; e2++)
+					coupled = e2 != dd && len > 1 && ac->beta[e2 * ac->depth + j] != 0;
+			}
+			if (!progression(c, tm, nt, &b->lo[dd], &b->hi[dd], &b->g[dd]) || coupled)
+				d->inexact = true;
+		}
+	}
+}
+
+/* Address shift coefficient (bytes per step) of counter j for access wa. */
+static int64_t gamma_of(const model *m, const macc *ac, int j)
+{
+	int a = ac->array;
+	int64_t g = 0;
+	for (int dd = 0; dd < m->rank[a]; dd++)
+		g += ac->beta[dd * ac->depth + j] * m->stride[a * IR_MAX_RANK + dd];
+	return g * m->elem[a];
+}
+
+static uint64_t hash_spec(int array, const wspec *w)
+{
+	uint64_t h = 1469598103934665603ULL;
+#define MIX(v) (h = (h ^ (uint64_t)(v)) * 1099511628211ULL)
+	MIX(array);
+	MIX(w->fix);
+	MIX(w->mlast);
+	MIX(w->np);
+	for (int i = 0; i < w->np; i++) {
+		MIX((uintptr_t)w->p[i].x);
+		MIX(w->p[i].a);
+		MIX(w->p[i].b);
+		MIX(w->p[i].xoff);
+	}
+#undef MIX
+	return h;
+}
+
+static bool spec_equal(const wspec *x, const wspec *y)
+{
+	if (x->fix != y->fix || x->mlast != y->mlast || x->np != y->np)
+		return false;
+	for (int i = 0; i < x->np; i++)
+		if (x->p[i].x != y->p[i].x || x->p[i].a != y->p[i].a || x->p[i].b != y->p[i].b ||
+		    x->p[i].xoff != y->p[i].xoff)
+			return false;
+	return true;
+}
+
+static int64_t dl_sum_eval(model *m, int array, const wspec *w, bool *inexact);
+
+/* Sum over the instances of window w of the distinct lines of array it touches. */
+static int64_t dl_sum(model *m, int array, const wspec *w, bool *inexact)
+{
+	uint64_t h = hash_spec(array, w);
+	if (m->capmemo) {
+		int i = (int)(h % (uint64_t)m->capmemo);
+		for (int k = 0; k < m->capmemo; k++, i = (i + 1) % m->capmemo) {
+			memo *e = &m->memo[i];
+			if (!e->used)
+				break;
+			if (e->hash == h && e->array == array && spec_equal(&e->w, w)) {
+				if (e->inexact && inexact)
+					*inexact = true;
+				return e->sum;
+			}
+		}
+	}
+	bool ix = false;
+	int64_t v = dl_sum_eval(m, array, w, &ix);
+	if (ix && inexact)
+		*inexact = true;
+	if (m->st)
+		return 0;
+	if (2 * (m->nmemo + 1) > m->capmemo) {
+		int cap = m->capmemo ? 2 * m->capmemo : 1024;
+		memo *nm = calloc((size_t)cap, sizeof *nm);
+		if (!nm) {
+			fail(m, CT_ERR_NOMEM, "out of memory");
+			return 0;
+		}
+		for (int i = 0; i < m->capmemo; i++) {
+			if (!m->memo[i].used)
+				continue;
+			int j = (int)(m->memo[i].hash % (uint64_t)cap);
+			while (nm[j].used)
+				j = (j + 1) % cap;
+			nm[j] = m->memo[i];
+		}
+		free(m->memo);
+		m->memo = nm;
+		m->capmemo = cap;
+	}
+	int i = (int)(h % (uint64_t)m->capmemo);
+	while (m->memo[i].used)
+		i = (i + 1) % m->capmemo;
+	m->memo[i] = (memo){h, array, *w, v, ix, true};
+	m->nmemo++;
+	return v;
+}
+
+/* Number of instances of window w. */
+static int64_t spec_instances(const wspec *w)
+{
+	const mnode *x = w->p[0].x;
+	int64_t n = 1;
+	/* the counters 0 .. fix-1 are those of x's enclosing loops (x itself for a sliding
+	 * window: fix - 1 == x->depth) */
+	const mnode *y = x->is_loop && x->depth == w->fix - 1 ? x : x->parent;
+	for (; y && y->is_loop; y = y->parent) {
+		if (y->depth >= w->fix)
+			continue;
+		n *= y->depth == w->fix - 1 && w->mlast > 0 ? w->mlast : y->n;
+	}
+	return n;
+}
+
+static int64_t dl_sum_eval(model *m, int array, const wspec *w, bool *inexact)
+{
+	wlist wl = {0};
+	for (int i = 0; i < w->np && !m->st; i++)
+		collect(m, w->p[i].x, &w->p[i], array, &wl);
+	if (m->st || wl.n == 0) {
+		free(wl.v);
+		return 0;
+	}
+	dlctx d = {m, array, wl.n, NULL, NULL, false};
+	d.b = malloc(sizeof *d.b * (size_t)wl.n);
+	d.shift = NULL;
+	int64_t total = 0;
+	if (!d.b) {
+		fail(m, CT_ERR_NOMEM, "out of memory");
+		free(wl.v);
+		return 0;
+	}
+	/* do all accesses shift alike with the instance counters? */
+	bool uniform = true;
+	int64_t gam[MODEL_MAX_DEPTH];
+	for (int j = 0; j < w->fix; j++) {
+		gam[j] = gamma_of(m, wl.v[0].acc, j);
+		for (int i = 1; i < wl.n && uniform; i++)
+			if (gamma_of(m, wl.v[i].acc, j) != gam[j] && inst_range(w, &wl.v[0], j) > 1)
+				uniform = false;
+	}
+	int64_t L = m->line;
+	if (uniform) {
+		make_boxes(&d, w, &wl, NULL);
+		int64_t *h = m->hist, *h2 = m->hist2;
+		memset(h, 0, sizeof *h * (size_t)L);
+		h[0] = 1;
+		for (int j = 0; j < w->fix; j++) {
+			int64_t mj = inst_range(w, &wl.v[0], j), gj = ct_mod(gam[j], L);
+			if (mj <= 1)
+				continue;
+			if (gj == 0) {
+				for (int r = 0; r < L; r++)
+					h[r] *= mj;
+				continue;
+			}
+			/* t gj mod L has period P; each of the first P values occurs mj / P times, the
+			 * first mj % P once more */
+			int64_t g = gj, l = L;
+			while (l) {
+				int64_t tmp = g % l;
+				g = l;
+				l = tmp;
+			}
+			int64_t P = L / g, full = mj / P, rem = mj % P;
+			memset(h2, 0, sizeof *h2 * (size_t)L);
+			for (int64_t t = 0; t < P; t++) {
+				int64_t cnt = full + (t < rem), v = (t * gj) % L;
+				if (!cnt)
+					continue;
+				for (int64_t r = 0; r < L; r++)
+					if (h[r])
+						h2[(r + v) % L] += h[r] * cnt;
+			}
+			memcpy(h, h2, sizeof *h * (size_t)L);
+		}
+		for (int64_t r = 0; r < L; r++)
+			if (h[r])
+				total += h[r] * dl_boxes(&d, r);
+	} else {
+		/* enumerate the instances (or sample them) with per-access shifts */
+		int64_t ninst = spec_instances(w);
+		d.inexact = ninst > MODEL_ENUM_LIMIT;
+		int64_t samples = ninst > MODEL_ENUM_LIMIT ? MODEL_SAMPLES : ninst;
+		int64_t s[MODEL_MAX_DEPTH];
+		bool ix = d.inexact;
+		double acc = 0;
+		for (int64_t k = 0; k < samples; k++) {
+			int64_t idx = samples == ninst ? k : (int64_t)((double)k * (double)ninst / (double)samples);
+			for (int j = w->fix - 1; j >= 0; j--) {
+				int64_t mj = inst_range(w, &wl.v[0], j);
+				s[j] = idx % mj;
+				idx /= mj;
+			}
+			d.inexact = false;
+			make_boxes(&d, w, &wl, s);
+			ix = ix || d.inexact;
+			acc += (double)dl_boxes(&d, 0);
+		}
+		d.inexact = ix;
+		total = (int64_t)(acc * (double)ninst / (double)samples + 0.5);
+	}
+	if (d.inexact)
+		*inexact = true;
+	free(d.b);
+	free(wl.v);
+	return total;
+}
+
+/* ------------------------------------------------------------ partitions */
+
+static bool emit(model *m, int array, model_reuse kind, int delta, const mnode *node, int64_t count,
+                 double dist, double lo, double hi, bool exact)
+{
+	if (count == 0)
+		return true;
+	if (count < 0) {
+		/* only sampling noise makes a difference negative */
+		m->inexact[array] = true;
+		return true;
+	}
+	model_lines *ml = m->ml;
+	if (ml->nparts == m->capparts) {
+		int cap = m->capparts ? 2 * m->capparts : 64;
+		model_part *p = realloc(ml->parts, sizeof *p * (size_t)cap);
+		if (!p)
+			return fail(m, CT_ERR_NOMEM, "out of memory");
+		ml->parts = p;
+		m->capparts = cap;
+	}
+	if (!exact)
+		m->inexact[array] = true;
+	model_part *p = &ml->parts[ml->nparts++];
+	p->array = array;
+	p->kind = kind;
+	p->delta = delta;
+	p->node = NULL;
+	(void)node;
+	p->count = count;
+	p->distance = kind == MR_COLD ? -1 : (int64_t)(dist + 0.5);
+	p->distance_lo = kind == MR_COLD ? -1 : (int64_t)(lo < 0 ? 0 : lo + 0.5);
+	p->distance_hi = kind == MR_COLD ? -1 : (int64_t)(hi + 0.5);
+	if (p->distance_lo > p->distance)
+		p->distance_lo = p->distance;
+	if (p->distance_hi < p->distance)
+		p->distance_hi = p->distance;
+	p->exact = exact;
+	return true;
+}
+
+/* Average footprint in lines (all arrays) of one instance of window w. */
+static double footprint(model *m, const wspec *w)
+{
+	int64_t ninst = spec_instances(w);
+	double f = 0;
+	for (int a = 0; a < m->na; a++) {
+		bool any = false;
+		for (int i = 0; i < w->np && !any; i++)
+			any = w->p[i].x->per_iter[a] != 0;
+		if (any)
+			f += (double)dl_sum(m, a, w, NULL);
+	}
+	return ninst ? f / (double)ninst : 0;
+}
+
+static wspec one_part(int fix, int64_t mlast, const mnode *x, int64_t a, int64_t b)
+{
+	wspec w;
+	memset(&w, 0, sizeof w);
+	w.fix = fix;
+	w.mlast = mlast;
+	w.np = 1;
+	w.p[0] = (wpart){x, a, b, 0};
+	return w;
+}
+
+/* A node as a whole part. */
+static wpart whole(const mnode *x) { return (wpart){x, 0, x->is_loop ? x->n : 0, 0}; }
+
+/* Reuse within one statement instance. */
+static bool stmt_parts(model *m, const mnode *x)
+{
+	wspec w = one_part(x->depth, 0, x, 0, 0);
+	double f = footprint(m, &w);
+	for (int a = 0; a < m->na; a++) {
+		if (!x->per_iter[a])
+			continue;
+		bool ix = false;
+		int64_t h = x->inst * x->per_iter[a] - dl_sum(m, a, &w, &ix);
+		if (!emit(m, a, MR_STMT, 0, x, h, f - 1, 0, f - 1, !ix))
+			return false;
+	}
+	return true;
+}
+
+/* A sequence of units: the kids k[0..nk) of one iteration (a loop kid is one unit per
+ * iteration), below counter fix-1 at offset xoff when that counter slides. */
+typedef struct useq {
+	const mnode *const *k;
+	int nk;
+	int64_t xoff;
+} useq;
+
+static int64_t units_of(const mnode *x) { return x->is_loop ? x->n : 1; }
+
+static int64_t seq_units(const useq *q)
+{
+	int64_t u = 0;
+	for (int i = 0; i < q->nk; i++)
+		u += units_of(q->k[i]);
+	return u;
+}
+
+/* Append the parts of the first (head) or last (!head) u units of q to w. */
+static bool seq_window(const useq *q, int64_t u, bool head, wspec *w)
+{
+	for (int c = 0; c < q->nk && u > 0; c++) {
+		const mnode *x = q->k[head ? c : q->nk - 1 - c];
+		int64_t n = units_of(x), take = u < n ? u : n;
+		if (w->np == MAX_PARTS)
+			return false;
+		wpart p = whole(x);
+		if (x->is_loop && take < n) {
+			p.a = head ? 0 : n - take;
+			p.b = head ? take : n;
+		}
+		p.xoff = q->xoff;
+		w->p[w->np++] = p;
+		u -= take;
+	}
+	return true;
+}
+
+/* The reuse between a previous sequence and a next one (the lines the next one touches
+ * first and the previous one touched last, none in between), split until each cell's
+ * distance is on one side of every capacity. */
+typedef struct grid {
+	model *m;
+	int array;
+	wspec base;        /* fix and mlast; no parts */
+	useq prev, next;
+	wspec between;     /* np == 0: nothing in between */
+	double fbetween;
+	model_reuse kind;
+	int delta;
+	bool inexact;
+	int64_t found;
+} grid;
+
+static wspec grid_window(const grid *g, int64_t w, int64_t u, bool with_between)
+{
+	wspec s = g->base;
+	if (!seq_window(&g->prev, w, false, &s) || !seq_window(&g->next, u, true, &s))
+		s.np = 0;
+	if (with_between)
+		for (int i = 0; i < g->between.np && s.np < MAX_PARTS; i++)
+			s.p[s.np++] = g->between.p[i];
+	return s;
+}
+
+/* Lines touched in the last w units of prev and in the first u units of next, and not in
+ * between, summed over the instances. */
+static int64_t grid_common(grid *g, int64_t w, int64_t u)
+{
+	if (w <= 0 || u <= 0)
+		return 0;
+	bool ix = false;
+	model *m = g->m;
+	int a = g->array;
+	wspec S = grid_window(g, w, 0, false), P = grid_window(g, 0, u, false), SP = grid_window(g, w, u, false);
+	if (!S.np || !P.np || !SP.np) {
+		g->inexact = true;
+		return 0;
+	}
+	int64_t c = dl_sum(m, a, &S, &ix) + dl_sum(m, a, &P, &ix) - dl_sum(m, a, &SP, &ix);
+	if (g->between.np) {
+		/* |S n P n B| by inclusion-exclusion */
+		wspec B = g->base, SB = grid_window(g, w, 0, true), PB = grid_window(g, 0, u, true),
+		      SPB = grid_window(g, w, u, true);
+		for (int i = 0; i < g->between.np; i++)
+			B.p[B.np++] = g->between.p[i];
+		int64_t spb = dl_sum(m, a, &S, &ix) + dl_sum(m, a, &P, &ix) + dl_sum(m, a, &B, &ix) -
+		              dl_sum(m, a, &SP, &ix) - dl_sum(m, a, &SB, &ix) - dl_sum(m, a, &PB, &ix) +
+		              dl_sum(m, a, &SPB, &ix);
+		c -= spb;
+	}
+	if (ix)
+		g->inexact = true;
+	return c;
+}
+
+static double grid_fp(grid *g, int64_t w, bool prev)
+{
+	if (w <= 0)
+		return 0;
+	wspec s = prev ? grid_window(g, w, 0, false) : grid_window(g, 0, w, false);
+	return s.np ? footprint(g->m, &s) : 0;
+}
+
+/* Whether some capacity of the line size lies in (lo, hi]: the cell is undecided. */
+static bool straddles(const model *m, double lo, double hi)
+{
+	for (int i = 0; i < m->ncaps; i++)
+		if ((double)m->caps[i] > lo && (double)m->caps[i] <= hi)
+			return true;
+	return false;
+}
+
+static bool grid_cell(grid *g, int64_t w0, int64_t w1, int64_t u0, int64_t u1, int depth)
+{
+	int64_t cnt = grid_common(g, w1, u1) - grid_common(g, w0, u1) - grid_common(g, w1, u0) +
+	              grid_common(g, w0, u0);
+	if (cnt <= 0 || g->m->st)
+		return !g->m->st;
+	double fw0 = grid_fp(g, w0, true), fw1 = grid_fp(g, w1, true);
+	double fu0 = grid_fp(g, u0, false), fu1 = grid_fp(g, u1, false);
+	double lo = g->fbetween + fw0 + fu0 - 1, hi = g->fbetween + fw1 + fu1 - 1;
+	bool split_w = w1 - w0 > 1, split_u = u1 - u0 > 1;
+	if (straddles(g->m, lo, hi) && (split_w || split_u) && depth < 64) {
+		if (split_w && (!split_u || fw1 - fw0 >= fu1 - fu0)) {
+			int64_t wm = w0 + (w1 - w0) / 2;
+			return grid_cell(g, w0, wm, u0, u1, depth + 1) && grid_cell(g, wm, w1, u0, u1, depth + 1);
+		}
+		int64_t um = u0 + (u1 - u0) / 2;
+		return grid_cell(g, w0, w1, u0, um, depth + 1) && grid_cell(g, w0, w1, um, u1, depth + 1);
+	}
+	g->found += cnt;
+	return emit(g->m, g->array, g->kind, g->delta, NULL, cnt, (lo + hi) / 2, lo, hi, !g->inexact);
+}
+
+/* Split `total` accesses of reuse between prev and next into cells of known distance. */
+static bool grid_run(grid *g, int64_t total)
+{
+	int64_t W = seq_units(&g->prev), U = seq_units(&g->next);
+	if (!grid_cell(g, 0, W, 0, U, 0))
+		return false;
+	if (total != g->found) {
+		/* what the cells did not account for (an inexact footprint somewhere) */
+		double f = g->fbetween + grid_fp(g, W, true) + grid_fp(g, U, false) - 1;
+		return emit(g->m, g->array, g->kind, g->delta, NULL, total - g->found, f / 2, 0, f, false);
+	}
+	return true;
+}
+
+/* Average footprint (all arrays) of k consecutive iterations of loop x. */
+static double iter_footprint(model *m, const mnode *x, int64_t k)
+{
+	if (k <= 0)
+		return 0;
+	if (k > x->n)
+		k = x->n;
+	wspec w = one_part(x->depth + 1, x->n - k + 1, x, 0, k);
+	return footprint(m, &w);
+}
+
+/* Reuse carried by loop x, split by how many iterations back the source is. */
+static bool carried_parts(model *m, const mnode *x)
+{
+	int64_t n = x->n;
+	int D = x->depth;
+	if (n < 2)
+		return true;
+	wspec all = one_part(D, 0, x, 0, n);
+	for (int a = 0; a < m->na; a++) {
+		if (!x->per_iter[a])
+			continue;
+		bool ix = false;
+		int64_t atot = x->inst * n * x->per_iter[a];
+		int64_t hall = atot - dl_sum(m, a, &all, &ix);
+		wspec it = one_part(D + 1, n, x, 0, 1);
+		int64_t prev = atot - dl_sum(m, a, &it, &ix); /* W_0 = H(iteration) */
+		if (hall - prev <= 0)
+			continue;
+		int64_t maxd = n - 1 < MODEL_MAX_DELTA ? n - 1 : MODEL_MAX_DELTA, dl;
+		for (dl = 1; dl <= maxd && prev < hall; dl++) {
+			/* W_dl = A - sum_inst [DL_dl(0) + sum_{s < n-dl} (DL_{dl+1}(s) - DL_dl(s))] */
+			wspec head = one_part(D, 0, x, 0, dl);
+			wspec big = one_part(D + 1, n - dl, x, 0, dl + 1);
+			wspec small = one_part(D + 1, n - dl, x, 0, dl);
+			int64_t wv = atot - dl_sum(m, a, &head, &ix) - dl_sum(m, a, &big, &ix) +
+			             dl_sum(m, a, &small, &ix);
+			/* sources dl iterations back: the last touch in iteration t-dl, the first in t */
+			grid g;
+			memset(&g, 0, sizeof g);
+			g.m = m;
+			g.array = a;
+			g.base.fix = D + 1;
+			g.base.mlast = n - dl;
+			g.prev = (useq){(const mnode *const *)x->kids, x->nkids, 0};
+			g.next = (useq){(const mnode *const *)x->kids, x->nkids, dl};
+			if (dl > 1) {
+				g.between.np = 1;
+				g.between.p[0] = (wpart){x, 1, dl, 0};
+				g.fbetween = iter_footprint(m, x, dl - 1);
+			}
+			g.kind = MR_CARRIED;
+			g.delta = (int)dl;
+			g.inexact = ix;
+			if (wv - prev > 0 && !grid_run(&g, wv - prev))
+				return false;
+			prev = wv;
+		}
+		if (prev < hall) {
+			double lo = iter_footprint(m, x, dl) - 1, hi = iter_footprint(m, x, n) - 1;
+			if (!emit(m, a, MR_FAR, 0, x, hall - prev, (lo + hi) / 2, lo, hi, false))
+				return false;
+		}
+	}
+	return !m->st;
+}
+
+/* Reuse of kid i of parent (an iteration of a loop, or the run) from earlier kids. */
+static bool sibling_parts(model *m, const mnode *parent, int i, int fix)
+{
+	const mnode *ki = parent->kids[i];
+	for (int a = 0; a < m->na; a++) {
+		if (!ki->per_iter[a])
+			continue;
+		int p = i - 1;
+		while (p >= 0 && !parent->kids[p]->per_iter[a])
+			p--;
+		if (p < 0)
+			continue;
+		bool ix = i > MAX_PARTS / 2;
+		int lo0 = ix ? i - MAX_PARTS / 2 : 0;
+		grid g;
+		memset(&g, 0, sizeof g);
+		g.m = m;
+		g.array = a;
+		g.base.fix = fix;
+		g.prev = (useq){(const mnode *const *)parent->kids + lo0, i - lo0, 0};
+		g.next = (useq){(const mnode *const *)parent->kids + i, 1, 0};
+		g.kind = MR_SIBLING;
+		wspec pre = g.base, only = g.base, withi = g.base;
+		seq_window(&g.prev, seq_units(&g.prev), false, &pre);
+		seq_window(&g.next, seq_units(&g.next), true, &only);
+		withi = pre;
+		seq_window(&g.next, seq_units(&g.next), true, &withi);
+		int64_t common = dl_sum(m, a, &pre, &ix) + dl_sum(m, a, &only, &ix) - dl_sum(m, a, &withi, &ix);
+		g.inexact = ix;
+		if (common > 0 && !grid_run(&g, common))
+			return false;
+	}
+	return !m->st;
+}
+
+static bool node_parts(model *m, const mnode *x)
+{
+	if (!x->is_loop && x->nkids == 0 && x != &m->root)
+		return stmt_parts(m, x);
+	if (x->is_loop && !carried_parts(m, x))
+		return false;
+	int fix = x == &m->root ? 0 : x->depth + 1;
+	for (int i = 0; i < x->nkids; i++) {
+		if (i > 0 && !sibling_parts(m, x, i, fix))
+			return false;
+		if (!node_parts(m, x->kids[i]))
+			return false;
+	}
+	return true;
+}
+
+static bool cold_parts(model *m)
+{
+	wspec w;
+	memset(&w, 0, sizeof w);
+	w.fix = 0;
+	for (int i = 0; i < m->root.nkids && w.np < MAX_PARTS; i++)
+		w.p[w.np++] = whole(m->root.kids[i]);
+	bool over = m->root.nkids > MAX_PARTS;
+	for (int a = 0; a < m->na; a++) {
+		if (!m->root.per_iter[a])
+			continue;
+		bool ix = over;
+		int64_t c = dl_sum(m, a, &w, &ix);
+		if (!emit(m, a, MR_COLD, 0, NULL, c, -1, -1, -1, !ix))
+			return false;
+	}
+	return true;
+}
+
+static bool analyse_line(model *m, const sim_spec *spec, int64_t line, model_lines *ml)
+{
+	m->line = line;
+	m->ncaps = 0;
+	for (int l = 0; l < spec->nlevels; l++)
+		if (spec->level[l].line == line)
+			m->caps[m->ncaps++] = spec->level[l].size / line;
+	m->ml = ml;
+	m->capparts = 0;
+	ml->line = line;
+	free(m->memo);
+	m->memo = NULL;
+	m->nmemo = m->capmemo = 0;
+	free(m->hist);
+	free(m->hist2);
+	m->hist = malloc(sizeof *m->hist * (size_t)line);
+	m->hist2 = malloc(sizeof *m->hist2 * (size_t)line);
+	if (!m->hist || !m->hist2)
+		return fail(m, CT_ERR_NOMEM, "out of memory");
+	return cold_parts(m) && node_parts(m, &m->root);
+}
+
+/* ------------------------------------------------------------ entry points */
+
+void model_result_free(model_result *r)
+{
+	if (!r)
+		return;
+	for (int i = 0; i < r->nlines; i++)
+		free(r->lines[i].parts);
+	free(r->array_accesses);
+	free(r->array_exact);
+	memset(r, 0, sizeof *r);
+}
+
+const model_lines *model_for_line(const model_result *r, int64_t line)
+{
+	for (int i = 0; i < r->nlines; i++)
+		if (r->lines[i].line == line)
+			return &r->lines[i];
+	return NULL;
+}
+
+int64_t model_misses(const model_lines *ml, int64_t lines, int array, bool *exact)
+{
+	int64_t n = 0;
+	for (int i = 0; ml && i < ml->nparts; i++) {
+		const model_part *p = &ml->parts[i];
+		if (array >= 0 && p->array != array)
+			continue;
+		if (p->kind == MR_COLD || p->distance >= lines)
+			n += p->count;
+		if (exact && (!p->exact || (p->kind != MR_COLD && p->distance_lo < lines &&
+		                            p->distance_hi >= lines)))
+			*exact = false;
+	}
+	return n;
+}
+
+static bool setup(model *m, ct_looptree *t)
+{
+	m->t = t;
+	m->ctx = t->k->ctx;
+	ct_arena_init(&m->arena, m->ctx);
+	m->na = t->narrays;
+	int npv = t->k->nparams + t->nderived;
+	m->pv = m_alloc(m, sizeof *m->pv * (size_t)(npv + 1));
+	m->elem = m_alloc(m, sizeof *m->elem * (size_t)m->na);
+	m->stride = m_alloc(m, sizeof *m->stride * (size_t)m->na * IR_MAX_RANK);
+	m->order = m_alloc(m, sizeof *m->order * (size_t)m->na * IR_MAX_RANK);
+	m->rank = m_alloc(m, sizeof *m->rank * (size_t)m->na);
+	m->inexact = m_alloc(m, sizeof *m->inexact * (size_t)m->na);
+	if (m->st)
+		return false;
+	if (!lt_param_values(t, m->pv))
+		return fail(m, CT_ERR_LIMIT, "a derived value overflows 64 bits");
+	for (int a = 0; a < m->na; a++) {
+		int64_t count;
+		ct_status st = lt_array_layout(t, m->pv, a, m->stride + a * IR_MAX_RANK, &count);
+		if (st) {
+			m->st = st;
+			return false;
+		}
+		m->elem[a] = (int64_t)ct_dtype_size(t->arrays[a].type);
+		m->rank[a] = t->arrays[a].rank;
+		int *o = m->order + a * IR_MAX_RANK;
+		const int64_t *s = m->stride + a * IR_MAX_RANK;
+		for (int d = 0; d < m->rank[a]; d++)
+			o[d] = d;
+		/* most major first: decreasing stride (stable for equal strides of extent-1 dims) */
+		for (int i = 1; i < m->rank[a]; i++)
+			for (int j = i; j > 0 && s[o[j]] > s[o[j - 1]]; j--) {
+				int tmp = o[j];
+				o[j] = o[j - 1];
+				o[j - 1] = tmp;
+			}
+	}
+	return true;
+}
+
+ct_status model_analyse(ct_looptree *t, const sim_spec *spec, model_result *r)
+{
+	memset(r, 0, sizeof *r);
+	model *m = calloc(1, sizeof *m);
+	if (!m)
+		return ct_error(t->k->ctx, CT_ERR_NOMEM, "out of memory");
+	ct_status st = CT_OK;
+	if (!setup(m, t) || !build_list(m, t->roots, t->nroots, &m->root) ||
+	    !count_accesses(m, &m->root, 1))
+		goto out;
+	r->narrays = m->na;
+	r->array_accesses = calloc((size_t)m->na + 1, sizeof *r->array_accesses);
+	r->array_exact = calloc((size_t)m->na + 1, sizeof *r->array_exact);
+	if (!r->array_accesses || !r->array_exact) {
+		fail(m, CT_ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	for (int a = 0; a < m->na; a++) {
+		r->array_accesses[a] = m->root.per_iter[a];
+		r->accesses += m->root.per_iter[a];
+	}
+	for (int l = 0; l < spec->nlevels; l++) {
+		int64_t line = spec->level[l].line;
+		if (model_for_line(r, line))
+			continue;
+		model_lines *ml = &r->lines[r->nlines++];
+		if (!analyse_line(m, spec, line, ml))
+			goto out;
+	}
+	for (int a = 0; a < m->na; a++)
+		r->array_exact[a] = !m->inexact[a];
+out:
+	st = m->st;
+	free(m->memo);
+	free(m->hist);
+	free(m->hist2);
+	ct_arena_free(&m->arena);
+	free(m);
+	if (st)
+		model_result_free(r);
+	return st;
+}

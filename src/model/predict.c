@@ -1,0 +1,131 @@
+/* predict.c: cachet predict: the analytical model's misses of a kernel, per level and per array. */
+#include "interp/interp.h"
+#include "model/model.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void ct_predict_result_free(ct_predict_result *r)
+{
+	if (!r)
+		return;
+	free(r->arrays);
+	r->arrays = NULL;
+	r->narrays = 0;
+}
+
+/* Count the references of the kernel to each storage (cache buffers have none) and the
+ * first statement of each. */
+static ct_status ref_counts(ct_looptree *t, int *nrefs, int *first)
+{
+	interp_ref *refs = NULL;
+	int n = 0;
+	ct_status st = interp_refs(t, &refs, &n);
+	if (st)
+		return st;
+	for (int i = 0; i < n; i++) {
+		int a = refs[i].array;
+		if (a < 0 || a >= t->narrays)
+			continue;
+		/* a read and the write of one op= element are one reference to the user */
+		if (!(refs[i].is_write && i > 0 && !refs[i - 1].is_write && refs[i - 1].node == refs[i].node &&
+		      refs[i - 1].array == a && refs[i].node->kind == ND_STMT && refs[i].node->op != AS_SET &&
+		      refs[i].pos == refs[i - 1].pos + 1))
+			nrefs[a]++;
+		if (refs[i].stmt > 0 && (first[a] == 0 || refs[i].stmt < first[a]))
+			first[a] = refs[i].stmt;
+	}
+	ct_free(t->k->ctx, refs);
+	return CT_OK;
+}
+
+/* Fill r from the partitions of m for the levels of spec. */
+static ct_status fill_result(ct_looptree *t, const sim_spec *spec, const model_result *m,
+                             ct_predict_result *r)
+{
+	ct_ctx *ctx = t->k->ctx;
+	int na = t->narrays;
+	int *nrefs = calloc((size_t)na + 1, sizeof *nrefs), *first = calloc((size_t)na + 1, sizeof *first);
+	size_t names = 0;
+	for (int a = 0; a < na; a++)
+		names += strlen(t->arrays[a].name) + 1;
+	/* the names live after the entries, in the same block */
+	r->arrays = calloc(1, sizeof *r->arrays * (size_t)(na + 1) + names);
+	ct_status st = CT_OK;
+	if (!nrefs || !first || !r->arrays) {
+		st = ct_error(ctx, CT_ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	if ((st = ref_counts(t, nrefs, first)))
+		goto out;
+	r->accesses = m->accesses;
+	r->nlevels = spec->nlevels;
+	bool all_exact = true;
+	for (int a = 0; a < na; a++)
+		if (m->array_accesses[a] && !m->array_exact[a])
+			all_exact = false;
+	for (int l = 0; l < spec->nlevels; l++) {
+		const sim_level *sl = &spec->level[l];
+		const model_lines *ml = model_for_line(m, sl->line);
+		bool exact = all_exact && sl->ways == 0;
+		r->level[l].size = sl->size;
+		r->level[l].line = sl->line;
+		r->level[l].ways = sl->ways;
+		r->level[l].misses = model_misses(ml, sl->size / sl->line, -1, &exact);
+		r->level[l].exact = exact;
+	}
+	char *name = (char *)(r->arrays + na + 1);
+	for (int a = 0; a < na; a++) {
+		if (!m->array_accesses[a])
+			continue;
+		ct_model_ref *x = &r->arrays[r->narrays++];
+		size_t len = strlen(t->arrays[a].name) + 1;
+		memcpy(name, t->arrays[a].name, len);
+		x->array = name;
+		name += len;
+		x->stmt = first[a];
+		x->nrefs = nrefs[a];
+		x->accesses = m->array_accesses[a];
+		bool exact = m->array_exact[a];
+		for (int l = 0; l < spec->nlevels; l++) {
+			const sim_level *sl = &spec->level[l];
+			x->misses[l] = model_misses(model_for_line(m, sl->line), sl->size / sl->line, a, &exact);
+		}
+		x->exact = exact;
+	}
+out:
+	free(nrefs);
+	free(first);
+	return st;
+}
+
+ct_status ct_kernel_predict(ct_kernel *k, const char *spec_text, ct_predict_result *r)
+{
+	if (!k || !r)
+		return CT_ERR_USAGE;
+	ct_ctx *ctx = k->ctx;
+	memset(r, 0, sizeof *r);
+	for (int i = 0; i < k->nparams; i++)
+		if (k->params[i].runtime && !k->params[i].has_value)
+			return ct_error(ctx, CT_ERR_USAGE, "runtime param '%s' needs a value (-D %s=VALUE)",
+			                k->params[i].name, k->params[i].name);
+	sim_spec spec;
+	ct_status st = spec_text ? sim_spec_parse(ctx, spec_text, &spec) : sim_machine_spec(ctx, &spec);
+	if (st)
+		return st;
+	ct_looptree *t = ct_kernel_lower(k, 1);
+	if (!t)
+		return ct_ctx_last_status(ctx);
+	model_result m;
+	double t0 = ct_now();
+	st = model_analyse(t, &spec, &m);
+	double secs = ct_now() - t0;
+	if (!st)
+		st = fill_result(t, &spec, &m, r);
+	r->seconds = secs;
+	model_result_free(&m);
+	ct_looptree_free(t);
+	if (st)
+		ct_predict_result_free(r);
+	return st;
+}
