@@ -72,11 +72,16 @@ typedef struct mpath {
 	mnode *node;
 } mpath;
 
+#define MAX_PINS 8
+
 /* A window part: the subtree of x, with x's own counter in [a, b) when x is a loop. */
 typedef struct wpart {
 	const mnode *x;
 	int64_t a, b;
 	int64_t xoff;              /* counter fix-1 of a sliding window: start + xoff (parts below it) */
+	int npin;                  /* counters below fix held at one value: pin_depth[i] = pin_value[i] */
+	int pin_depth[MAX_PINS];
+	int64_t pin_value[MAX_PINS];
 } wpart;
 
 #define MAX_PARTS 64
@@ -811,6 +816,12 @@ static void counter_range(const wspec *w, const wacc *wa, int j, int64_t *lo, in
 {
 	const wpart *p = wa->part;
 	bool own = p->x->is_loop && p->x->depth == j;
+	for (int k = 0; k < p->npin; k++)
+		if (p->pin_depth[k] == j) {
+			*lo = p->pin_value[k];
+			*len = 1;
+			return;
+		}
 	if (own) {
 		*lo = p->a;
 		*len = p->b - p->a;
@@ -888,6 +899,10 @@ static uint64_t hash_spec(int array, const wspec *w)
 		MIX(w->p[i].a);
 		MIX(w->p[i].b);
 		MIX(w->p[i].xoff);
+		for (int k = 0; k < w->p[i].npin; k++) {
+			MIX(w->p[i].pin_depth[k]);
+			MIX(w->p[i].pin_value[k]);
+		}
 	}
 #undef MIX
 	return h;
@@ -899,8 +914,13 @@ static bool spec_equal(const wspec *x, const wspec *y)
 		return false;
 	for (int i = 0; i < x->np; i++)
 		if (x->p[i].x != y->p[i].x || x->p[i].a != y->p[i].a || x->p[i].b != y->p[i].b ||
-		    x->p[i].xoff != y->p[i].xoff)
+		    x->p[i].xoff != y->p[i].xoff || x->p[i].npin != y->p[i].npin)
 			return false;
+	for (int i = 0; i < x->np; i++)
+		for (int k = 0; k < x->p[i].npin; k++)
+			if (x->p[i].pin_depth[k] != y->p[i].pin_depth[k] ||
+			    x->p[i].pin_value[k] != y->p[i].pin_value[k])
+				return false;
 	return true;
 }
 
@@ -1130,12 +1150,12 @@ static wspec one_part(int fix, int64_t mlast, const mnode *x, int64_t a, int64_t
 	w.fix = fix;
 	w.mlast = mlast;
 	w.np = 1;
-	w.p[0] = (wpart){x, a, b, 0};
+	w.p[0] = (wpart){.x = x, .a = a, .b = b};
 	return w;
 }
 
 /* A node as a whole part. */
-static wpart whole(const mnode *x) { return (wpart){x, 0, x->is_loop ? x->n : 0, 0}; }
+static wpart whole(const mnode *x) { return (wpart){.x = x, .b = x->is_loop ? x->n : 0}; }
 
 /* Reuse within one statement instance. */
 static bool stmt_parts(model *m, const mnode *x)
@@ -1154,11 +1174,15 @@ static bool stmt_parts(model *m, const mnode *x)
 }
 
 /* A sequence of units: the kids k[0..nk) of one iteration (a loop kid is one unit per
- * iteration), below counter fix-1 at offset xoff when that counter slides. */
+ * iteration), below counter fix-1 at offset xoff when that counter slides, with some
+ * counters between held at one value (the iteration a unit lies in). */
 typedef struct useq {
 	const mnode *const *k;
 	int nk;
 	int64_t xoff;
+	int npin;
+	int pin_depth[MAX_PINS];
+	int64_t pin_value[MAX_PINS];
 } useq;
 
 static int64_t units_of(const mnode *x) { return x->is_loop ? x->n : 1; }
@@ -1171,6 +1195,16 @@ static int64_t seq_units(const useq *q)
 	return u;
 }
 
+static wpart seq_part(const useq *q, const mnode *x)
+{
+	wpart p = whole(x);
+	p.xoff = q->xoff;
+	p.npin = q->npin;
+	memcpy(p.pin_depth, q->pin_depth, sizeof p.pin_depth);
+	memcpy(p.pin_value, q->pin_value, sizeof p.pin_value);
+	return p;
+}
+
 /* Append the parts of the first (head) or last (!head) u units of q to w. */
 static bool seq_window(const useq *q, int64_t u, bool head, wspec *w)
 {
@@ -1179,15 +1213,73 @@ static bool seq_window(const useq *q, int64_t u, bool head, wspec *w)
 		int64_t n = units_of(x), take = u < n ? u : n;
 		if (w->np == MAX_PARTS)
 			return false;
-		wpart p = whole(x);
+		wpart p = seq_part(q, x);
 		if (x->is_loop && take < n) {
 			p.a = head ? 0 : n - take;
 			p.b = head ? take : n;
 		}
-		p.xoff = q->xoff;
 		w->p[w->np++] = p;
 		u -= take;
 	}
+	return true;
+}
+
+/* The sequence inside unit idx (0-based from the start) of q: the kids of that iteration
+ * of a loop kid. False when the unit is a statement (nothing inside) or pins run out. */
+static bool seq_inside(const useq *q, int64_t idx, useq *in)
+{
+	for (int c = 0; c < q->nk; c++) {
+		const mnode *x = q->k[c];
+		int64_t n = units_of(x);
+		if (idx >= n) {
+			idx -= n;
+			continue;
+		}
+		if (!x->is_loop || x->nkids == 0 || q->npin == MAX_PINS)
+			return false;
+		*in = *q;
+		in->k = (const mnode *const *)x->kids;
+		in->nk = x->nkids;
+		in->pin_depth[in->npin] = x->depth;
+		in->pin_value[in->npin++] = idx;
+		return true;
+	}
+	return false;
+}
+
+/* One side of a reuse: fixed parts, plus the last (prev) or first (next) units of q. */
+typedef struct axis {
+	int nbase;
+	wpart base[MAX_PARTS];
+	useq q;
+	bool head;
+} axis;
+
+static bool axis_window(const axis *ax, int64_t w, wspec *s)
+{
+	if (w <= 0 && ax->nbase == 0)
+		return true;
+	for (int i = 0; i < ax->nbase; i++) {
+		if (s->np == MAX_PARTS)
+			return false;
+		s->p[s->np++] = ax->base[i];
+	}
+	return seq_window(&ax->q, w, ax->head, s);
+}
+
+/* The axis one level down: inside the unit between w0 and w0 + 1. */
+static bool axis_inside(const axis *ax, int64_t w0, axis *in)
+{
+	int64_t U = seq_units(&ax->q);
+	if (!seq_inside(&ax->q, ax->head ? w0 : U - w0 - 1, &in->q))
+		return false;
+	wspec s;
+	memset(&s, 0, sizeof s);
+	if (!axis_window(ax, w0, &s))
+		return false;
+	in->nbase = s.np;
+	memcpy(in->base, s.p, sizeof s.p[0] * (size_t)s.np);
+	in->head = ax->head;
 	return true;
 }
 
@@ -1198,47 +1290,53 @@ typedef struct grid {
 	model *m;
 	int array;
 	wspec base;        /* fix and mlast; no parts */
-	useq prev, next;
 	wspec between;     /* np == 0: nothing in between */
-	double fbetween;
 	model_reuse kind;
 	int delta;
 	bool inexact;
 	int64_t found;
 } grid;
 
-static wspec grid_window(const grid *g, int64_t w, int64_t u, bool with_between)
+static bool grid_window(const grid *g, const axis *pa, int64_t w, const axis *na, int64_t u,
+                        bool with_between, wspec *s)
 {
-	wspec s = g->base;
-	if (!seq_window(&g->prev, w, false, &s) || !seq_window(&g->next, u, true, &s))
-		s.np = 0;
-	if (with_between)
-		for (int i = 0; i < g->between.np && s.np < MAX_PARTS; i++)
-			s.p[s.np++] = g->between.p[i];
-	return s;
+	*s = g->base;
+	if ((pa && !axis_window(pa, w, s)) || (na && !axis_window(na, u, s)))
+		return false;
+	for (int i = 0; with_between && i < g->between.np; i++) {
+		if (s->np == MAX_PARTS)
+			return false;
+		s->p[s->np++] = g->between.p[i];
+	}
+	return true;
 }
 
-/* Lines touched in the last w units of prev and in the first u units of next, and not in
- * between, summed over the instances. */
-static int64_t grid_common(grid *g, int64_t w, int64_t u)
+/* Lines touched in the prev window (w) and in the next window (u), and not in between,
+ * summed over the instances. */
+static int64_t grid_common(grid *g, const axis *pa, int64_t w, const axis *na, int64_t u)
 {
-	if (w <= 0 || u <= 0)
+	if ((w <= 0 && pa->nbase == 0) || (u <= 0 && na->nbase == 0))
 		return 0;
 	bool ix = false;
 	model *m = g->m;
 	int a = g->array;
-	wspec S = grid_window(g, w, 0, false), P = grid_window(g, 0, u, false), SP = grid_window(g, w, u, false);
-	if (!S.np || !P.np || !SP.np) {
+	wspec S, P, SP;
+	if (!grid_window(g, pa, w, NULL, 0, false, &S) || !grid_window(g, NULL, 0, na, u, false, &P) ||
+	    !grid_window(g, pa, w, na, u, false, &SP)) {
 		g->inexact = true;
 		return 0;
 	}
 	int64_t c = dl_sum(m, a, &S, &ix) + dl_sum(m, a, &P, &ix) - dl_sum(m, a, &SP, &ix);
 	if (g->between.np) {
 		/* |S n P n B| by inclusion-exclusion */
-		wspec B = g->base, SB = grid_window(g, w, 0, true), PB = grid_window(g, 0, u, true),
-		      SPB = grid_window(g, w, u, true);
+		wspec B = g->base, SB, PB, SPB;
 		for (int i = 0; i < g->between.np; i++)
 			B.p[B.np++] = g->between.p[i];
+		if (!grid_window(g, pa, w, NULL, 0, true, &SB) || !grid_window(g, NULL, 0, na, u, true, &PB) ||
+		    !grid_window(g, pa, w, na, u, true, &SPB)) {
+			g->inexact = true;
+			return c;
+		}
 		int64_t spb = dl_sum(m, a, &S, &ix) + dl_sum(m, a, &P, &ix) + dl_sum(m, a, &B, &ix) -
 		              dl_sum(m, a, &SP, &ix) - dl_sum(m, a, &SB, &ix) - dl_sum(m, a, &PB, &ix) +
 		              dl_sum(m, a, &SPB, &ix);
@@ -1249,11 +1347,14 @@ static int64_t grid_common(grid *g, int64_t w, int64_t u)
 	return c;
 }
 
-static double grid_fp(grid *g, int64_t w, bool prev)
+/* Footprint (all arrays) of the prev window w, the next window u and what lies between. */
+static double grid_fp(grid *g, const axis *pa, int64_t w, const axis *na, int64_t u)
 {
-	if (w <= 0)
+	wspec s;
+	if (!grid_window(g, pa, w, na, u, true, &s)) {
+		g->inexact = true;
 		return 0;
-	wspec s = prev ? grid_window(g, w, 0, false) : grid_window(g, 0, w, false);
+	}
 	return s.np ? footprint(g->m, &s) : 0;
 }
 
@@ -1266,40 +1367,65 @@ static bool straddles(const model *m, double lo, double hi)
 	return false;
 }
 
-static bool grid_cell(grid *g, int64_t w0, int64_t w1, int64_t u0, int64_t u1, int depth)
+static bool grid_cell(grid *g, const axis *pa, int64_t w0, int64_t w1, const axis *na, int64_t u0,
+                      int64_t u1, int depth)
 {
-	int64_t cnt = grid_common(g, w1, u1) - grid_common(g, w0, u1) - grid_common(g, w1, u0) +
-	              grid_common(g, w0, u0);
+	int64_t cnt = grid_common(g, pa, w1, na, u1) - grid_common(g, pa, w0, na, u1) -
+	              grid_common(g, pa, w1, na, u0) + grid_common(g, pa, w0, na, u0);
 	if (cnt <= 0 || g->m->st)
 		return !g->m->st;
-	double fw0 = grid_fp(g, w0, true), fw1 = grid_fp(g, w1, true);
-	double fu0 = grid_fp(g, u0, false), fu1 = grid_fp(g, u1, false);
-	double lo = g->fbetween + fw0 + fu0 - 1, hi = g->fbetween + fw1 + fu1 - 1;
-	bool split_w = w1 - w0 > 1, split_u = u1 - u0 > 1;
-	if (straddles(g->m, lo, hi) && (split_w || split_u) && depth < 64) {
-		if (split_w && (!split_u || fw1 - fw0 >= fu1 - fu0)) {
+	/* the distance of a line in the cell lies between the footprints of the windows at
+	 * the cell's inner and outer corners (between included) */
+	double lo = grid_fp(g, pa, w0, na, u0) - 1, hi = grid_fp(g, pa, w1, na, u1) - 1;
+	if (straddles(g->m, lo, hi) && depth < 96) {
+		bool split_w = w1 - w0 > 1, split_u = u1 - u0 > 1;
+		bool wider_w = grid_fp(g, pa, w1, na, u0) >= grid_fp(g, pa, w0, na, u1);
+		if (split_w && (!split_u || wider_w)) {
 			int64_t wm = w0 + (w1 - w0) / 2;
-			return grid_cell(g, w0, wm, u0, u1, depth + 1) && grid_cell(g, wm, w1, u0, u1, depth + 1);
+			return grid_cell(g, pa, w0, wm, na, u0, u1, depth + 1) &&
+			       grid_cell(g, pa, wm, w1, na, u0, u1, depth + 1);
 		}
-		int64_t um = u0 + (u1 - u0) / 2;
-		return grid_cell(g, w0, w1, u0, um, depth + 1) && grid_cell(g, w0, w1, um, u1, depth + 1);
+		if (split_u) {
+			int64_t um = u0 + (u1 - u0) / 2;
+			return grid_cell(g, pa, w0, w1, na, u0, um, depth + 1) &&
+			       grid_cell(g, pa, w0, w1, na, um, u1, depth + 1);
+		}
+		/* one unit on each side: look inside the wider one (then the other) */
+		axis in;
+		for (int side = 0; side < 2; side++) {
+			bool prev_side = (side == 0) == wider_w;
+			if (prev_side && axis_inside(pa, w0, &in))
+				return grid_cell(g, &in, 0, seq_units(&in.q), na, u0, u1, depth + 1);
+			if (!prev_side && axis_inside(na, u0, &in))
+				return grid_cell(g, pa, w0, w1, &in, 0, seq_units(&in.q), depth + 1);
+		}
 	}
 	g->found += cnt;
-	return emit(g->m, g->array, g->kind, g->delta, NULL, cnt, (lo + hi) / 2, lo, hi, !g->inexact);
+	bool exact = !g->inexact && !straddles(g->m, lo, hi);
+	return emit(g->m, g->array, g->kind, g->delta, NULL, cnt, (lo + hi) / 2, lo, hi, exact);
 }
 
-/* Split `total` accesses of reuse between prev and next into cells of known distance. */
-static bool grid_run(grid *g, int64_t total)
+/* Split `total` accesses of reuse between the sequences prev and next into cells of known
+ * distance. */
+static bool grid_run(grid *g, const useq *prev, const useq *next, int64_t total)
 {
-	int64_t W = seq_units(&g->prev), U = seq_units(&g->next);
-	if (!grid_cell(g, 0, W, 0, U, 0))
-		return false;
-	if (total != g->found) {
+	axis *pa = calloc(2, sizeof *pa);
+	if (!pa)
+		return fail(g->m, CT_ERR_NOMEM, "out of memory");
+	axis *na = pa + 1;
+	pa->q = *prev;
+	pa->head = false;
+	na->q = *next;
+	na->head = true;
+	int64_t W = seq_units(prev), U = seq_units(next);
+	bool ok = grid_cell(g, pa, 0, W, na, 0, U, 0);
+	if (ok && total != g->found) {
 		/* what the cells did not account for (an inexact footprint somewhere) */
-		double f = g->fbetween + grid_fp(g, W, true) + grid_fp(g, U, false) - 1;
-		return emit(g->m, g->array, g->kind, g->delta, NULL, total - g->found, f / 2, 0, f, false);
+		double f = grid_fp(g, pa, W, na, U) - 1;
+		ok = emit(g->m, g->array, g->kind, g->delta, NULL, total - g->found, f / 2, 0, f, false);
 	}
-	return true;
+	free(pa);
+	return ok;
 }
 
 /* Average footprint (all arrays) of k consecutive iterations of loop x. */
@@ -1346,17 +1472,17 @@ static bool carried_parts(model *m, const mnode *x)
 			g.array = a;
 			g.base.fix = D + 1;
 			g.base.mlast = n - dl;
-			g.prev = (useq){(const mnode *const *)x->kids, x->nkids, 0};
-			g.next = (useq){(const mnode *const *)x->kids, x->nkids, dl};
+			useq qp = {(const mnode *const *)x->kids, x->nkids, 0, 0, {0}, {0}};
+			useq qn = qp;
+			qn.xoff = dl;
 			if (dl > 1) {
 				g.between.np = 1;
-				g.between.p[0] = (wpart){x, 1, dl, 0};
-				g.fbetween = iter_footprint(m, x, dl - 1);
+				g.between.p[0] = (wpart){.x = x, .a = 1, .b = dl};
 			}
 			g.kind = MR_CARRIED;
 			g.delta = (int)dl;
 			g.inexact = ix;
-			if (wv - prev > 0 && !grid_run(&g, wv - prev))
+			if (wv - prev > 0 && !grid_run(&g, &qp, &qn, wv - prev))
 				return false;
 			prev = wv;
 		}
@@ -1388,17 +1514,17 @@ static bool sibling_parts(model *m, const mnode *parent, int i, int fix)
 		g.m = m;
 		g.array = a;
 		g.base.fix = fix;
-		g.prev = (useq){(const mnode *const *)parent->kids + lo0, i - lo0, 0};
-		g.next = (useq){(const mnode *const *)parent->kids + i, 1, 0};
+		useq qp = {(const mnode *const *)parent->kids + lo0, i - lo0, 0, 0, {0}, {0}};
+		useq qn = {(const mnode *const *)parent->kids + i, 1, 0, 0, {0}, {0}};
 		g.kind = MR_SIBLING;
-		wspec pre = g.base, only = g.base, withi = g.base;
-		seq_window(&g.prev, seq_units(&g.prev), false, &pre);
-		seq_window(&g.next, seq_units(&g.next), true, &only);
+		wspec pre = g.base, only = g.base, withi;
+		seq_window(&qp, seq_units(&qp), false, &pre);
+		seq_window(&qn, seq_units(&qn), true, &only);
 		withi = pre;
-		seq_window(&g.next, seq_units(&g.next), true, &withi);
+		seq_window(&qn, seq_units(&qn), true, &withi);
 		int64_t common = dl_sum(m, a, &pre, &ix) + dl_sum(m, a, &only, &ix) - dl_sum(m, a, &withi, &ix);
 		g.inexact = ix;
-		if (common > 0 && !grid_run(&g, common))
+		if (common > 0 && !grid_run(&g, &qp, &qn, common))
 			return false;
 	}
 	return !m->st;
