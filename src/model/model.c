@@ -72,7 +72,7 @@ typedef struct mpath {
 	mnode *node;
 } mpath;
 
-#define MAX_PINS 8
+#define MAX_PINS 6
 
 /* A window part: the subtree of x, with x's own counter in [a, b) when x is a loop. */
 typedef struct wpart {
@@ -84,7 +84,7 @@ typedef struct wpart {
 	int64_t pin_value[MAX_PINS];
 } wpart;
 
-#define MAX_PARTS 64
+#define MAX_PARTS 32
 
 /* A window: instances are the values of counters 0 .. fix-1 of the parts' common path
  * (counter fix-1 ranges over [0, mlast) when mlast > 0); parts hang below. */
@@ -98,11 +98,10 @@ typedef struct wspec {
 /* A memo entry of dl_sum. */
 typedef struct memo {
 	uint64_t hash;
-	int array;
-	wspec w;
+	int n;
+	int64_t *key;      /* spec_key, malloc'd; NULL: a free slot */
 	int64_t sum;
 	bool inexact;
-	bool used;
 } memo;
 
 typedef struct model {
@@ -886,57 +885,73 @@ static int64_t gamma_of(const model *m, const macc *ac, int j)
 	return g * m->elem[a];
 }
 
-static uint64_t hash_spec(int array, const wspec *w)
+/* The key of a window (with its array) as a flat list of integers; returns its length. */
+static int spec_key(int array, const wspec *w, int64_t *key)
 {
-	uint64_t h = 1469598103934665603ULL;
-#define MIX(v) (h = (h ^ (uint64_t)(v)) * 1099511628211ULL)
-	MIX(array);
-	MIX(w->fix);
-	MIX(w->mlast);
-	MIX(w->np);
+	int n = 0;
+	key[n++] = array;
+	key[n++] = w->fix;
+	key[n++] = w->mlast;
+	key[n++] = w->np;
 	for (int i = 0; i < w->np; i++) {
-		MIX((uintptr_t)w->p[i].x);
-		MIX(w->p[i].a);
-		MIX(w->p[i].b);
-		MIX(w->p[i].xoff);
-		for (int k = 0; k < w->p[i].npin; k++) {
-			MIX(w->p[i].pin_depth[k]);
-			MIX(w->p[i].pin_value[k]);
+		const wpart *p = &w->p[i];
+		key[n++] = (int64_t)(uintptr_t)p->x;
+		key[n++] = p->a;
+		key[n++] = p->b;
+		key[n++] = p->xoff;
+		key[n++] = p->npin;
+		for (int k = 0; k < p->npin; k++) {
+			key[n++] = p->pin_depth[k];
+			key[n++] = p->pin_value[k];
 		}
 	}
-#undef MIX
-	return h;
+	return n;
 }
 
-static bool spec_equal(const wspec *x, const wspec *y)
+#define KEY_MAX (4 + MAX_PARTS * (5 + 2 * MAX_PINS))
+
+static uint64_t hash_key(const int64_t *key, int n)
 {
-	if (x->fix != y->fix || x->mlast != y->mlast || x->np != y->np)
-		return false;
-	for (int i = 0; i < x->np; i++)
-		if (x->p[i].x != y->p[i].x || x->p[i].a != y->p[i].a || x->p[i].b != y->p[i].b ||
-		    x->p[i].xoff != y->p[i].xoff || x->p[i].npin != y->p[i].npin)
-			return false;
-	for (int i = 0; i < x->np; i++)
-		for (int k = 0; k < x->p[i].npin; k++)
-			if (x->p[i].pin_depth[k] != y->p[i].pin_depth[k] ||
-			    x->p[i].pin_value[k] != y->p[i].pin_value[k])
-				return false;
-	return true;
+	uint64_t h = 1469598103934665603ULL;
+	for (int i = 0; i < n; i++)
+		h = (h ^ (uint64_t)key[i]) * 1099511628211ULL;
+	return h ^ (h >> 29);
 }
 
 static int64_t dl_sum_eval(model *m, int array, const wspec *w, bool *inexact);
 
-/* Sum over the instances of window w of the distinct lines of array it touches. */
+static bool memo_grow(model *m)
+{
+	int cap = m->capmemo ? 2 * m->capmemo : 4096;
+	memo *nm = calloc((size_t)cap, sizeof *nm);
+	if (!nm)
+		return fail(m, CT_ERR_NOMEM, "out of memory");
+	for (int i = 0; i < m->capmemo; i++) {
+		if (!m->memo[i].key)
+			continue;
+		int j = (int)(m->memo[i].hash % (uint64_t)cap);
+		while (nm[j].key)
+			j = (j + 1) % cap;
+		nm[j] = m->memo[i];
+	}
+	free(m->memo);
+	m->memo = nm;
+	m->capmemo = cap;
+	return true;
+}
+
+/* Sum over the instances of window w of the distinct lines of array it touches (memoized
+ * per line size). */
 static int64_t dl_sum(model *m, int array, const wspec *w, bool *inexact)
 {
-	uint64_t h = hash_spec(array, w);
+	int64_t key[KEY_MAX];
+	int n = spec_key(array, w, key);
+	uint64_t h = hash_key(key, n);
 	if (m->capmemo) {
 		int i = (int)(h % (uint64_t)m->capmemo);
-		for (int k = 0; k < m->capmemo; k++, i = (i + 1) % m->capmemo) {
+		for (; m->memo[i].key; i = (i + 1) % m->capmemo) {
 			memo *e = &m->memo[i];
-			if (!e->used)
-				break;
-			if (e->hash == h && e->array == array && spec_equal(&e->w, w)) {
+			if (e->hash == h && e->n == n && memcmp(e->key, key, sizeof *key * (size_t)n) == 0) {
 				if (e->inexact && inexact)
 					*inexact = true;
 				return e->sum;
@@ -947,33 +962,29 @@ static int64_t dl_sum(model *m, int array, const wspec *w, bool *inexact)
 	int64_t v = dl_sum_eval(m, array, w, &ix);
 	if (ix && inexact)
 		*inexact = true;
-	if (m->st)
+	if (m->st || (2 * (m->nmemo + 1) > m->capmemo && !memo_grow(m)))
 		return 0;
-	if (2 * (m->nmemo + 1) > m->capmemo) {
-		int cap = m->capmemo ? 2 * m->capmemo : 1024;
-		memo *nm = calloc((size_t)cap, sizeof *nm);
-		if (!nm) {
-			fail(m, CT_ERR_NOMEM, "out of memory");
-			return 0;
-		}
-		for (int i = 0; i < m->capmemo; i++) {
-			if (!m->memo[i].used)
-				continue;
-			int j = (int)(m->memo[i].hash % (uint64_t)cap);
-			while (nm[j].used)
-				j = (j + 1) % cap;
-			nm[j] = m->memo[i];
-		}
-		free(m->memo);
-		m->memo = nm;
-		m->capmemo = cap;
+	int64_t *k = malloc(sizeof *k * (size_t)n);
+	if (!k) {
+		fail(m, CT_ERR_NOMEM, "out of memory");
+		return 0;
 	}
+	memcpy(k, key, sizeof *k * (size_t)n);
 	int i = (int)(h % (uint64_t)m->capmemo);
-	while (m->memo[i].used)
+	while (m->memo[i].key)
 		i = (i + 1) % m->capmemo;
-	m->memo[i] = (memo){h, array, *w, v, ix, true};
+	m->memo[i] = (memo){h, n, k, v, ix};
 	m->nmemo++;
 	return v;
+}
+
+static void memo_clear(model *m)
+{
+	for (int i = 0; i < m->capmemo; i++)
+		free(m->memo[i].key);
+	free(m->memo);
+	m->memo = NULL;
+	m->nmemo = m->capmemo = 0;
 }
 
 /* Number of instances of window w. */
@@ -1575,9 +1586,7 @@ static bool analyse_line(model *m, const sim_spec *spec, int64_t line, model_lin
 	m->ml = ml;
 	m->capparts = 0;
 	ml->line = line;
-	free(m->memo);
-	m->memo = NULL;
-	m->nmemo = m->capmemo = 0;
+	memo_clear(m);
 	free(m->hist);
 	free(m->hist2);
 	m->hist = malloc(sizeof *m->hist * (size_t)line);
@@ -1698,7 +1707,7 @@ ct_status model_analyse(ct_looptree *t, const sim_spec *spec, model_result *r)
 		r->array_exact[a] = !m->inexact[a];
 out:
 	st = m->st;
-	free(m->memo);
+	memo_clear(m);
 	free(m->hist);
 	free(m->hist2);
 	ct_arena_free(&m->arena);
