@@ -127,8 +127,16 @@ typedef struct model {
 	int capparts;
 	memo *memo;
 	int nmemo, capmemo;
-	/* scratch of dl_eval */
+	/* scratch of dl_sum_eval */
 	int64_t *hist, *hist2;
+	struct wlist_s {
+		struct wacc *v;
+		int n, cap;
+	} scratch;
+	struct box *boxes;
+	int capboxes;
+	int *cand;
+	int capcand;
 } model;
 
 static bool fail(model *m, ct_status st, const char *what)
@@ -633,12 +641,6 @@ typedef struct term {
 	int64_t b, len;
 } term;
 
-static int cmp_term(const void *x, const void *y)
-{
-	int64_t a = ((const term *)x)->b, b = ((const term *)y)->b;
-	return a < b ? -1 : a > b;
-}
-
 /* The set c + sum b_k [0, len_k) as lo, hi and step g; false when it is not exactly a
  * progression (then lo, hi, g still bound it). */
 static bool progression(int64_t c, term *tm, int nt, int64_t *lo, int64_t *hi, int64_t *g)
@@ -659,7 +661,12 @@ static bool progression(int64_t c, term *tm, int nt, int64_t *lo, int64_t *hi, i
 	}
 	if (k == 0)
 		return true;
-	qsort(tm, (size_t)k, sizeof *tm, cmp_term);
+	for (int i = 1; i < k; i++)
+		for (int j = i; j > 0 && tm[j].b < tm[j - 1].b; j--) {
+			term x = tm[j];
+			tm[j] = tm[j - 1];
+			tm[j - 1] = x;
+		}
 	*g = tm[0].b;
 	int64_t span = 0;
 	bool exact = true;
@@ -679,16 +686,124 @@ typedef struct dlctx {
 	box *b;
 	int64_t *shift;   /* per box: extra address shift in elements (enumerated instances) */
 	bool inexact;
+	int *cand;        /* scratch: nb entries */
 } dlctx;
 
 typedef struct seg {
 	int64_t a, z; /* byte range, inclusive */
 } seg;
 
-static int cmp_seg(const void *x, const void *y)
+/* The geometry dl_boxes walks: the array's dims by stride, most major first. */
+typedef struct rowgeo {
+	const int *ord;
+	const int64_t *st;
+	int64_t e, L;
+	int inner, nout;
+	int *cand;            /* boxes that contain the current outer coordinates but the last */
+	int ncand;
+} rowgeo;
+
+/* New lines of the row at outer coordinates x (address rowaddr), given the highest line
+ * counted so far (*last, updated). Only the boxes in g->cand are looked at. */
+static int64_t row_lines(dlctx *d, const rowgeo *g, const int64_t *x, int64_t rowaddr, int64_t *last)
 {
-	int64_t a = ((const seg *)x)->a, b = ((const seg *)y)->a;
-	return a < b ? -1 : a > b;
+	seg sg[64];
+	int ns = 0;
+	int64_t count = 0;
+	int q = g->nout - 1, inner = g->inner;
+	for (int c = 0; c < g->ncand; c++) {
+		int i = g->cand[c];
+		const box *bb = &d->b[i];
+		if (q >= 0) {
+			int dd = g->ord[q];
+			if (x[q] < bb->lo[dd] || x[q] > bb->hi[dd] || (x[q] - bb->lo[dd]) % bb->g[dd] != 0)
+				continue;
+		}
+		int64_t base = rowaddr + g->e * (d->shift ? d->shift[i] : 0), es = g->e * g->st[inner];
+		if (bb->g[inner] * es > g->L && bb->hi[inner] > bb->lo[inner]) {
+			/* a sparse row: one line per element */
+			count += (bb->hi[inner] - bb->lo[inner]) / bb->g[inner] + 1;
+			if (d->nb > 1)
+				d->inexact = true;
+			int64_t zl = ct_floordiv(base + es * bb->hi[inner], g->L);
+			if (zl > *last)
+				*last = zl;
+			continue;
+		}
+		if (ns == (int)(sizeof sg / sizeof sg[0])) {
+			d->inexact = true;
+			continue;
+		}
+		sg[ns].a = base + es * bb->lo[inner];
+		sg[ns].z = base + es * bb->hi[inner] + g->e - 1;
+		ns++;
+	}
+	for (int i = 1; i < ns; i++)
+		for (int j = i; j > 0 && sg[j].a < sg[j - 1].a; j--) {
+			seg sw = sg[j];
+			sg[j] = sg[j - 1];
+			sg[j - 1] = sw;
+		}
+	for (int i = 0; i < ns; i++) {
+		int64_t la = ct_floordiv(sg[i].a, g->L), lz = ct_floordiv(sg[i].z, g->L);
+		if (la > *last)
+			count += lz - la + 1;
+		else if (lz > *last)
+			count += lz - *last;
+		if (lz > *last)
+			*last = lz;
+	}
+	return count;
+}
+
+static int64_t gcd64(int64_t a, int64_t b)
+{
+	while (b) {
+		int64_t t = a % b;
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+/* Lines of the rows x[q] = x0 .. x1-1 of the last outer dimension q (the other outer
+ * coordinates fixed in x), all in the same boxes: after the first row, the new lines of a
+ * row repeat with the period of the row address modulo the line. */
+static int64_t band_lines(dlctx *d, const rowgeo *g, int64_t *x, int64_t x0, int64_t x1, int64_t base,
+                          int64_t *last)
+{
+	int q = g->nout - 1, dd = g->ord[q];
+	int64_t rs = g->e * g->st[dd], P = g->L / gcd64(ct_mod(rs, g->L) ? ct_mod(rs, g->L) : g->L, g->L);
+	bool periodic = true;
+	for (int c = 0; c < g->ncand && periodic; c++) {
+		const box *bb = &d->b[g->cand[c]];
+		if (bb->lo[dd] <= x0 && bb->hi[dd] >= x1 - 1)
+			periodic = bb->g[dd] == 1;
+	}
+	int64_t count = 0, R = x1 - x0;
+	if (!periodic || R <= 2 * P + 1 || P > 128) {
+		for (x[q] = x0; x[q] < x1; x[q]++)
+			count += row_lines(d, g, x, base + rs * x[q], last);
+		return count;
+	}
+	int64_t inc[129], sum = 0;
+	for (int64_t k = 0; k <= P; k++) {
+		x[q] = x0 + k;
+		inc[k] = row_lines(d, g, x, base + rs * x[q], last);
+		if (k)
+			sum += inc[k];
+	}
+	int64_t full = (R - 1) / P, rem = (R - 1) % P;
+	count = inc[0] + full * sum;
+	for (int64_t k = 1; k <= rem; k++)
+		count += inc[k];
+	/* the highest line is that of the band's last row */
+	x[q] = x1 - 1;
+	int64_t tail = INT64_MIN;
+	row_lines(d, g, x, base + rs * x[q], &tail);
+	if (tail > *last)
+		*last = tail;
+	return count;
 }
 
 /* Distinct lines of the union of the boxes, every address shifted by r bytes. */
@@ -696,14 +811,13 @@ static int64_t dl_boxes(dlctx *d, int64_t r)
 {
 	model *m = d->m;
 	int a = d->array, rank = m->rank[a];
-	const int *ord = m->order + a * IR_MAX_RANK;
-	const int64_t *st = m->stride + a * IR_MAX_RANK;
-	int64_t e = m->elem[a], L = m->line;
-	int inner = ord[rank - 1];
-	int nout = rank - 1;
-	int64_t blo[IR_MAX_RANK], bhi[IR_MAX_RANK], x[IR_MAX_RANK];
+	rowgeo g = {m->order + a * IR_MAX_RANK, m->stride + a * IR_MAX_RANK, m->elem[a], m->line, 0,
+	            rank - 1, d->cand, 0};
+	g.inner = g.ord[rank - 1];
+	int nout = g.nout;
+	int64_t blo[IR_MAX_RANK], bhi[IR_MAX_RANK], x[IR_MAX_RANK] = {0};
 	for (int q = 0; q < nout; q++) {
-		int dd = ord[q];
+		int dd = g.ord[q];
 		blo[q] = INT64_MAX;
 		bhi[q] = INT64_MIN;
 		for (int i = 0; i < d->nb; i++) {
@@ -714,54 +828,49 @@ static int64_t dl_boxes(dlctx *d, int64_t r)
 		}
 		x[q] = blo[q];
 	}
-	seg sg[64];
 	int64_t count = 0, last = INT64_MIN;
+	if (nout == 0) {
+		for (int i = 0; i < d->nb; i++)
+			g.cand[g.ncand++] = i;
+		return row_lines(d, &g, x, r, &last);
+	}
 	for (;;) {
-		int64_t rowaddr = r;
-		for (int q = 0; q < nout; q++)
-			rowaddr += e * st[ord[q]] * x[q];
-		int ns = 0;
+		/* the boxes that contain the outer coordinates but the last */
+		int64_t base = r;
+		for (int q = 0; q < nout - 1; q++)
+			base += g.e * g.st[g.ord[q]] * x[q];
+		g.ncand = 0;
 		for (int i = 0; i < d->nb; i++) {
 			const box *bb = &d->b[i];
 			bool in = true;
-			for (int q = 0; q < nout && in; q++) {
-				int dd = ord[q];
+			for (int q = 0; q < nout - 1 && in; q++) {
+				int dd = g.ord[q];
 				in = x[q] >= bb->lo[dd] && x[q] <= bb->hi[dd] && (x[q] - bb->lo[dd]) % bb->g[dd] == 0;
 			}
-			if (!in)
-				continue;
-			int64_t base = rowaddr + e * (d->shift ? d->shift[i] : 0);
-			if (bb->g[inner] * e * st[inner] > L && bb->hi[inner] > bb->lo[inner]) {
-				/* a sparse row: one line per element */
-				int64_t cnt = (bb->hi[inner] - bb->lo[inner]) / bb->g[inner] + 1;
-				count += cnt;
-				if (d->nb > 1)
-					d->inexact = true;
-				int64_t zl = ct_floordiv(base + e * st[inner] * bb->hi[inner], L);
-				if (zl > last)
-					last = zl;
-				continue;
-			}
-			if (ns == (int)(sizeof sg / sizeof sg[0])) {
-				d->inexact = true;
-				continue;
-			}
-			sg[ns].a = base + e * st[inner] * bb->lo[inner];
-			sg[ns].z = base + e * st[inner] * bb->hi[inner] + e - 1;
-			ns++;
+			if (in)
+				d->cand[g.ncand++] = i;
 		}
-		if (ns > 1)
-			qsort(sg, (size_t)ns, sizeof sg[0], cmp_seg);
-		for (int i = 0; i < ns; i++) {
-			int64_t la = ct_floordiv(sg[i].a, L), lz = ct_floordiv(sg[i].z, L);
-			if (la > last)
-				count += lz - la + 1;
-			else if (lz > last)
-				count += lz - last;
-			if (lz > last)
-				last = lz;
+		/* bands of the last outer dimension between the boxes' edges */
+		int dl = g.ord[nout - 1];
+		int64_t cut[2 * 256 + 2];
+		int nc = 0;
+		cut[nc++] = blo[nout - 1];
+		cut[nc++] = bhi[nout - 1] + 1;
+		for (int c = 0; c < g.ncand && nc + 2 <= (int)(sizeof cut / sizeof cut[0]); c++) {
+			cut[nc++] = d->b[g.cand[c]].lo[dl];
+			cut[nc++] = d->b[g.cand[c]].hi[dl] + 1;
 		}
-		int q = nout - 1;
+		for (int i = 1; i < nc; i++)
+			for (int j = i; j > 0 && cut[j] < cut[j - 1]; j--) {
+				int64_t t = cut[j];
+				cut[j] = cut[j - 1];
+				cut[j - 1] = t;
+			}
+		for (int i = 0; i + 1 < nc; i++)
+			if (cut[i + 1] > cut[i] && cut[i] >= blo[nout - 1] && cut[i + 1] <= bhi[nout - 1] + 1)
+				count += band_lines(d, &g, x, cut[i], cut[i + 1], base, &last);
+		x[nout - 1] = blo[nout - 1];
+		int q = nout - 2;
 		while (q >= 0 && ++x[q] > bhi[q]) {
 			x[q] = blo[q];
 			q--;
@@ -779,10 +888,7 @@ typedef struct wacc {
 	const wpart *part;
 } wacc;
 
-typedef struct wlist {
-	wacc *v;
-	int n, cap;
-} wlist;
+typedef struct wlist_s wlist;
 
 static bool collect(model *m, const mnode *x, const wpart *part, int array, wlist *wl)
 {
@@ -1005,20 +1111,34 @@ static int64_t spec_instances(const wspec *w)
 
 static int64_t dl_sum_eval(model *m, int array, const wspec *w, bool *inexact)
 {
-	wlist wl = {0};
+	wlist wl = m->scratch;
+	wl.n = 0;
 	for (int i = 0; i < w->np && !m->st; i++)
 		collect(m, w->p[i].x, &w->p[i], array, &wl);
-	if (m->st || wl.n == 0) {
-		free(wl.v);
+	m->scratch = wl;
+	if (m->st || wl.n == 0)
 		return 0;
+	dlctx d = {m, array, wl.n, NULL, NULL, false, NULL};
+	if (wl.n > m->capboxes) {
+		free(m->boxes);
+		m->capboxes = 2 * wl.n;
+		m->boxes = malloc(sizeof *m->boxes * (size_t)m->capboxes);
+		if (!m->boxes)
+			m->capboxes = 0;
 	}
-	dlctx d = {m, array, wl.n, NULL, NULL, false};
-	d.b = malloc(sizeof *d.b * (size_t)wl.n);
+	d.b = m->boxes;
+	if (wl.n > m->capcand) {
+		free(m->cand);
+		m->capcand = 2 * wl.n;
+		m->cand = malloc(sizeof *m->cand * (size_t)m->capcand);
+		if (!m->cand)
+			m->capcand = 0;
+	}
+	d.cand = m->cand;
 	d.shift = NULL;
 	int64_t total = 0;
-	if (!d.b) {
+	if (!d.b || !d.cand) {
 		fail(m, CT_ERR_NOMEM, "out of memory");
-		free(wl.v);
 		return 0;
 	}
 	/* do all accesses shift alike with the instance counters? */
@@ -1093,8 +1213,6 @@ static int64_t dl_sum_eval(model *m, int array, const wspec *w, bool *inexact)
 	}
 	if (d.inexact)
 		*inexact = true;
-	free(d.b);
-	free(wl.v);
 	return total;
 }
 
@@ -1708,6 +1826,9 @@ ct_status model_analyse(ct_looptree *t, const sim_spec *spec, model_result *r)
 out:
 	st = m->st;
 	memo_clear(m);
+	free(m->scratch.v);
+	free(m->boxes);
+	free(m->cand);
 	free(m->hist);
 	free(m->hist2);
 	ct_arena_free(&m->arena);
