@@ -1025,6 +1025,7 @@ static uint64_t hash_key(const int64_t *key, int n)
 }
 
 static int64_t dl_sum_eval(model *m, int array, const wspec *w, bool *inexact);
+static int64_t fp_sum(model *m, const wspec *w);
 
 static bool memo_grow(model *m)
 {
@@ -1065,12 +1066,12 @@ static int64_t dl_sum(model *m, int array, const wspec *w, bool *inexact)
 		}
 	}
 	bool ix = false;
-	int64_t v = dl_sum_eval(m, array, w, &ix);
+	int64_t v = array < 0 ? fp_sum(m, w) : dl_sum_eval(m, array, w, &ix);
 	if (ix && inexact)
 		*inexact = true;
 	if (m->st || (2 * (m->nmemo + 1) > m->capmemo && !memo_grow(m)))
 		return 0;
-	int64_t *k = malloc(sizeof *k * (size_t)n);
+	int64_t *k = ct_arena_alloc(&m->arena, sizeof *k * (size_t)n);
 	if (!k) {
 		fail(m, CT_ERR_NOMEM, "out of memory");
 		return 0;
@@ -1086,8 +1087,7 @@ static int64_t dl_sum(model *m, int array, const wspec *w, bool *inexact)
 
 static void memo_clear(model *m)
 {
-	for (int i = 0; i < m->capmemo; i++)
-		free(m->memo[i].key);
+	/* the keys live in the arena */
 	free(m->memo);
 	m->memo = NULL;
 	m->nmemo = m->capmemo = 0;
@@ -1257,19 +1257,25 @@ static bool emit(model *m, int array, model_reuse kind, int delta, const mnode *
 	return true;
 }
 
-/* Average footprint in lines (all arrays) of one instance of window w. */
-static double footprint(model *m, const wspec *w)
+/* Sum over the instances of window w of its footprint in lines (all arrays). */
+static int64_t fp_sum(model *m, const wspec *w)
 {
-	int64_t ninst = spec_instances(w);
-	double f = 0;
+	int64_t f = 0;
 	for (int a = 0; a < m->na; a++) {
 		bool any = false;
 		for (int i = 0; i < w->np && !any; i++)
 			any = w->p[i].x->per_iter[a] != 0;
 		if (any)
-			f += (double)dl_sum(m, a, w, NULL);
+			f += dl_sum(m, a, w, NULL);
 	}
-	return ninst ? f / (double)ninst : 0;
+	return f;
+}
+
+/* Average footprint in lines (all arrays) of one instance of window w. */
+static double footprint(model *m, const wspec *w)
+{
+	int64_t ninst = spec_instances(w);
+	return ninst ? (double)dl_sum(m, -1, w, NULL) / (double)ninst : 0;
 }
 
 static wspec one_part(int fix, int64_t mlast, const mnode *x, int64_t a, int64_t b)
@@ -1496,39 +1502,96 @@ static bool straddles(const model *m, double lo, double hi)
 	return false;
 }
 
+static bool grid_inside(grid *g, const axis *pa, int64_t w0, int64_t w1, const axis *na, int64_t u0,
+                        int64_t u1, bool prev_side, int depth, bool *done);
+static bool grid_emit(grid *g, int64_t cnt, double lo, double hi);
+
+/* Reuse of the cell (w0, w1] x (u0, u1]. */
+static int64_t grid_count(grid *g, const axis *pa, int64_t w0, int64_t w1, const axis *na, int64_t u0,
+                          int64_t u1)
+{
+	return grid_common(g, pa, w1, na, u1) - grid_common(g, pa, w0, na, u1) -
+	       grid_common(g, pa, w1, na, u0) + grid_common(g, pa, w0, na, u0);
+}
+
 static bool grid_cell(grid *g, const axis *pa, int64_t w0, int64_t w1, const axis *na, int64_t u0,
                       int64_t u1, int depth)
 {
-	int64_t cnt = grid_common(g, pa, w1, na, u1) - grid_common(g, pa, w0, na, u1) -
-	              grid_common(g, pa, w1, na, u0) + grid_common(g, pa, w0, na, u0);
+	int64_t cnt = grid_count(g, pa, w0, w1, na, u0, u1);
 	if (cnt <= 0 || g->m->st)
 		return !g->m->st;
 	/* the distance of a line in the cell lies between the footprints of the windows at
 	 * the cell's inner and outer corners (between included) */
 	double lo = grid_fp(g, pa, w0, na, u0) - 1, hi = grid_fp(g, pa, w1, na, u1) - 1;
-	if (straddles(g->m, lo, hi) && depth < 96) {
+	if (straddles(g->m, lo, hi) && depth < 200) {
 		bool split_w = w1 - w0 > 1, split_u = u1 - u0 > 1;
-		bool wider_w = grid_fp(g, pa, w1, na, u0) >= grid_fp(g, pa, w0, na, u1);
-		if (split_w && (!split_u || wider_w)) {
-			int64_t wm = w0 + (w1 - w0) / 2;
+		/* reuse often lies along the diagonal (the same order on both sides): halving
+		 * both sides at once keeps the cells square, and the off-diagonal ones empty */
+		int64_t wm = w0 + (w1 - w0) / 2, um = u0 + (u1 - u0) / 2;
+		/* a side that is one unit: look inside it first, so both sides shrink together */
+		bool done = false, ok = true;
+		if (!split_u && split_w)
+			ok = grid_inside(g, pa, w0, w1, na, u0, u1, false, depth, &done);
+		else if (!split_w && split_u)
+			ok = grid_inside(g, pa, w0, w1, na, u0, u1, true, depth, &done);
+		if (done || !ok)
+			return ok;
+		/* a side whose reuse all lies in one half narrows for free */
+		if (split_u) {
+			int64_t c = grid_count(g, pa, w0, w1, na, u0, um);
+			if (c == 0 || c == cnt)
+				return grid_cell(g, pa, w0, w1, na, c ? u0 : um, c ? um : u1, depth + 1);
+		}
+		if (split_w) {
+			int64_t c = grid_count(g, pa, w0, wm, na, u0, u1);
+			if (c == 0 || c == cnt)
+				return grid_cell(g, pa, c ? w0 : wm, c ? wm : w1, na, u0, u1, depth + 1);
+		}
+		if (split_w && split_u)
+			return grid_cell(g, pa, w0, wm, na, u0, um, depth + 1) &&
+			       grid_cell(g, pa, w0, wm, na, um, u1, depth + 1) &&
+			       grid_cell(g, pa, wm, w1, na, u0, um, depth + 1) &&
+			       grid_cell(g, pa, wm, w1, na, um, u1, depth + 1);
+		if (split_w)
 			return grid_cell(g, pa, w0, wm, na, u0, u1, depth + 1) &&
 			       grid_cell(g, pa, wm, w1, na, u0, u1, depth + 1);
-		}
-		if (split_u) {
-			int64_t um = u0 + (u1 - u0) / 2;
+		if (split_u)
 			return grid_cell(g, pa, w0, w1, na, u0, um, depth + 1) &&
 			       grid_cell(g, pa, w0, w1, na, um, u1, depth + 1);
-		}
-		/* one unit on each side: look inside the wider one (then the other) */
-		axis in;
-		for (int side = 0; side < 2; side++) {
-			bool prev_side = (side == 0) == wider_w;
-			if (prev_side && axis_inside(pa, w0, &in))
-				return grid_cell(g, &in, 0, seq_units(&in.q), na, u0, u1, depth + 1);
-			if (!prev_side && axis_inside(na, u0, &in))
-				return grid_cell(g, pa, w0, w1, &in, 0, seq_units(&in.q), depth + 1);
-		}
+		/* one unit on each side: look inside the wider one, else the other */
+		bool wider_w = grid_fp(g, pa, w1, na, u0) >= grid_fp(g, pa, w0, na, u1);
+		ok = grid_inside(g, pa, w0, w1, na, u0, u1, wider_w, depth, &done);
+		if (ok && !done)
+			ok = grid_inside(g, pa, w0, w1, na, u0, u1, !wider_w, depth, &done);
+		if (done || !ok)
+			return ok;
 	}
+	return grid_emit(g, cnt, lo, hi);
+}
+
+/* Refine the cell inside the single unit of the prev (prev_side) or next side. *done is
+ * false (and nothing happens) when that unit has nothing inside. */
+static bool grid_inside(grid *g, const axis *pa, int64_t w0, int64_t w1, const axis *na, int64_t u0,
+                        int64_t u1, bool prev_side, int depth, bool *done)
+{
+	*done = false;
+	axis *in = malloc(sizeof *in);
+	if (!in)
+		return fail(g->m, CT_ERR_NOMEM, "out of memory");
+	bool ok = true;
+	if (prev_side && w1 - w0 == 1 && axis_inside(pa, w0, in)) {
+		*done = true;
+		ok = grid_cell(g, in, 0, seq_units(&in->q), na, u0, u1, depth + 1);
+	} else if (!prev_side && u1 - u0 == 1 && axis_inside(na, u0, in)) {
+		*done = true;
+		ok = grid_cell(g, pa, w0, w1, in, 0, seq_units(&in->q), depth + 1);
+	}
+	free(in);
+	return ok;
+}
+
+static bool grid_emit(grid *g, int64_t cnt, double lo, double hi)
+{
 	g->found += cnt;
 	bool exact = !g->inexact && !straddles(g->m, lo, hi);
 	return emit(g->m, g->array, g->kind, g->delta, NULL, cnt, (lo + hi) / 2, lo, hi, exact);
