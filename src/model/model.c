@@ -79,6 +79,7 @@ typedef struct wpart {
 	const mnode *x;
 	int64_t a, b;
 	int64_t xoff;              /* counter fix-1 of a sliding window: start + xoff (parts below it) */
+	int alo, ahi;              /* a statement: only its accesses alo .. ahi-1 (ahi 0: all) */
 	int npin;                  /* counters below fix held at one value: pin_depth[i] = pin_value[i] */
 	int pin_depth[MAX_PINS];
 	int64_t pin_value[MAX_PINS];
@@ -895,7 +896,8 @@ static bool collect(model *m, const mnode *x, const wpart *part, int array, wlis
 	if (!x->per_iter[array])
 		return true;
 	if (!x->is_loop && x->nkids == 0) {
-		for (int i = 0; i < x->nacc; i++) {
+		int lo = part->x == x && part->ahi ? part->alo : 0, hi = part->x == x && part->ahi ? part->ahi : x->nacc;
+		for (int i = lo; i < hi; i++) {
 			if (x->acc[i].array != array)
 				continue;
 			if (wl->n == wl->cap) {
@@ -1005,6 +1007,7 @@ static int spec_key(int array, const wspec *w, int64_t *key)
 		key[n++] = p->a;
 		key[n++] = p->b;
 		key[n++] = p->xoff;
+		key[n++] = p->alo * 4096 + p->ahi;
 		key[n++] = p->npin;
 		for (int k = 0; k < p->npin; k++) {
 			key[n++] = p->pin_depth[k];
@@ -1014,7 +1017,7 @@ static int spec_key(int array, const wspec *w, int64_t *key)
 	return n;
 }
 
-#define KEY_MAX (4 + MAX_PARTS * (5 + 2 * MAX_PINS))
+#define KEY_MAX (4 + MAX_PARTS * (6 + 2 * MAX_PINS))
 
 static uint64_t hash_key(const int64_t *key, int n)
 {
@@ -1313,8 +1316,9 @@ static bool stmt_parts(model *m, const mnode *x)
  * counters between held at one value (the iteration a unit lies in). */
 typedef struct useq {
 	const mnode *const *k;
-	int nk;
+	int nk;                    /* with stmt_units: one statement whose accesses are the units */
 	int64_t xoff;
+	bool stmt_units;
 	int npin;
 	int pin_depth[MAX_PINS];
 	int64_t pin_value[MAX_PINS];
@@ -1324,6 +1328,8 @@ static int64_t units_of(const mnode *x) { return x->is_loop ? x->n : 1; }
 
 static int64_t seq_units(const useq *q)
 {
+	if (q->stmt_units)
+		return q->k[0]->nacc;
 	int64_t u = 0;
 	for (int i = 0; i < q->nk; i++)
 		u += units_of(q->k[i]);
@@ -1343,6 +1349,18 @@ static wpart seq_part(const useq *q, const mnode *x)
 /* Append the parts of the first (head) or last (!head) u units of q to w. */
 static bool seq_window(const useq *q, int64_t u, bool head, wspec *w)
 {
+	if (q->stmt_units) {
+		if (u <= 0)
+			return true;
+		if (w->np == MAX_PARTS)
+			return false;
+		wpart p = seq_part(q, q->k[0]);
+		int n = q->k[0]->nacc;
+		p.alo = head ? 0 : n - (int)u;
+		p.ahi = head ? (int)u : n;
+		w->p[w->np++] = p;
+		return true;
+	}
 	for (int c = 0; c < q->nk && u > 0; c++) {
 		const mnode *x = q->k[head ? c : q->nk - 1 - c];
 		int64_t n = units_of(x), take = u < n ? u : n;
@@ -1363,12 +1381,22 @@ static bool seq_window(const useq *q, int64_t u, bool head, wspec *w)
  * of a loop kid. False when the unit is a statement (nothing inside) or pins run out. */
 static bool seq_inside(const useq *q, int64_t idx, useq *in)
 {
+	if (q->stmt_units)
+		return false;
 	for (int c = 0; c < q->nk; c++) {
 		const mnode *x = q->k[c];
 		int64_t n = units_of(x);
 		if (idx >= n) {
 			idx -= n;
 			continue;
+		}
+		if (!x->is_loop && x->nkids == 0 && x->nacc > 1) {
+			/* a statement: its accesses, in trace order */
+			*in = *q;
+			in->k = &q->k[c];
+			in->nk = 1;
+			in->stmt_units = true;
+			return true;
 		}
 		if (!x->is_loop || x->nkids == 0 || q->npin == MAX_PINS)
 			return false;
@@ -1664,7 +1692,7 @@ static bool carried_parts(model *m, const mnode *x)
 			g.array = a;
 			g.base.fix = D + 1;
 			g.base.mlast = n - dl;
-			useq qp = {(const mnode *const *)x->kids, x->nkids, 0, 0, {0}, {0}};
+			useq qp = {.k = (const mnode *const *)x->kids, .nk = x->nkids};
 			useq qn = qp;
 			qn.xoff = dl;
 			if (dl > 1) {
@@ -1706,8 +1734,8 @@ static bool sibling_parts(model *m, const mnode *parent, int i, int fix)
 		g.m = m;
 		g.array = a;
 		g.base.fix = fix;
-		useq qp = {(const mnode *const *)parent->kids + lo0, i - lo0, 0, 0, {0}, {0}};
-		useq qn = {(const mnode *const *)parent->kids + i, 1, 0, 0, {0}, {0}};
+		useq qp = {.k = (const mnode *const *)parent->kids + lo0, .nk = i - lo0};
+		useq qn = {.k = (const mnode *const *)parent->kids + i, .nk = 1};
 		g.kind = MR_SIBLING;
 		wspec pre = g.base, only = g.base, withi;
 		seq_window(&qp, seq_units(&qp), false, &pre);

@@ -1,0 +1,231 @@
+/* test_model.c: the analytical cache model against the exact simulator on a table of small
+ * kernels and caches, hand-counted cases, partition sums and errors. */
+#include "model/model.h"
+
+#include "harness.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One kernel of the table, with the params it is checked at. */
+typedef struct mcase {
+	const char *name;
+	const char *src;
+	const char *params; /* "NAME=V NAME=V" or "" */
+} mcase;
+
+static const mcase cases[] = {
+    {"copy", "kernel c\nparam N = 1000\narray A : f32[N] input\narray B : f32[N] output\n"
+             "for (i: N) { B[i] = A[i] }\n", ""},
+    {"matmul_ijk", "kernel m\nparam N = 40\narray A : f32[N, N] input\narray B : f32[N, N] input\n"
+                   "array C : f32[N, N] inout\nfor (i: N, j: N, k: N) { C[i, j] += A[i, k] * B[k, j] }\n",
+     ""},
+    {"matmul_kij", "kernel m\nparam N = 36\narray A : f64[N, N] input\narray B : f64[N, N] input\n"
+                   "array C : f64[N, N] inout\nfor (k: N, i: N, j: N) { C[i, j] += A[i, k] * B[k, j] }\n",
+     ""},
+    {"matmul_tiled_tails",
+     "kernel m\nparam M = 50, N = 45, K = 40\narray A : f32[M, K] input\narray B : f32[K, N] input\n"
+     "array C : f32[M, N] inout\nfor (i: M, j: N, k: K) { C[i, j] += A[i, k] * B[k, j] }\n"
+     "schedule {\n  ii, jj, kk = tile(i=16, j=12, k=7)\n  reorder(j, k, i, kk, ii, jj)\n}\n",
+     ""},
+    {"transpose", "kernel t\nparam N = 70\narray A : f32[N, N] input\narray B : f32[N, N] output\n"
+                  "for (i: N, j: N) { B[j, i] = A[i, j] }\n", ""},
+    {"col_major", "kernel t\nparam N = 50\narray A : f32[N, N] input layout=col_major\n"
+                  "array B : f32[N, N] output\nfor (i: N, j: N) { B[i, j] = A[i, j] * 2 }\n", ""},
+    {"strided", "kernel s\nparam N = 300\narray A : f32[2*N] input\narray B : f32[N] output\n"
+                "for (i: N) { B[i] = A[2*i] + A[2*i+1] }\n", ""},
+    {"stencil_if",
+     "kernel s\nparam N = 40, M = 50\narray A : f32[N, M] input\narray B : f32[N, M] output\n"
+     "for (x: N, y: M) {\n  if (0 < x && x < N-1 && 0 < y && y < M-1) {\n"
+     "    B[x, y] = A[x-1, y] + A[x+1, y] + A[x, y-1] + A[x, y+1] + A[x, y]\n"
+     "  } else {\n    B[x, y] = A[x, y]\n  }\n}\n"
+     "schedule {\n  xx, yy = tile(x=8, y=16)\n  reorder(x, y, xx, yy)\n}\n",
+     ""},
+    {"jacobi", "kernel j\nparam N = 60\narray A : f64[N, N] input\narray B : f64[N, N] output\n"
+               "for (i: 1 .. N-1, j: 1 .. N-1) {\n"
+               "  B[i, j] = A[i, j] + A[i-1, j] + A[i+1, j] + A[i, j-1] + A[i, j+1]\n}\n",
+     ""},
+    {"two_index",
+     "kernel t\nparam V = 20, N = 30\narray A : f64[N, N] input\narray C1 : f64[N, V] input\n"
+     "array C2 : f64[N, V] input\narray T : f64[V, N] temp\narray B : f64[V, V] inout\n"
+     "for (a: V, q: N) {\n  T[a, q] = 0\n  for (p: N) { T[a, q] += C1[p, a] * A[p, q] }\n"
+     "  for (b: V) { B[a, b] += C2[q, b] * T[a, q] }\n}\n",
+     ""},
+    {"unfused",
+     "kernel u\nparam N = 64\narray A : f32[N, N] input\narray T : f32[N, N] temp\n"
+     "array B : f32[N, N] output\nfor (i: N, j: N) { T[i, j] = A[j, i] }\n"
+     "for (i2: N, j2: N) { B[i2, j2] = T[i2, j2] + T[j2, i2] }\n",
+     ""},
+    {"plan_cache",
+     "kernel p\nparam M = 32, N = 32, K = 32\narray A : f32[M, K] input\narray B : f32[K, N] input\n"
+     "array C : f32[M, N] inout\nfor (i: M, j: N, k: K) { C[i, j] += A[i, k] * B[k, j] }\n"
+     "schedule {\n  ii, jj, kk = tile(i=8, j=16, k=8)\n  reorder(i, j, k, ii, jj, kk)\n}\n"
+     "plan {\n  BB = cache(B, index=k)\n  CC = cache(C, index=ii)\n}\n",
+     ""},
+    {"runtime", "kernel r\nparam N : runtime\narray A : f32[N] input\narray B : f32[N] output\n"
+                "for (i: N) { B[i] = A[i] + A[N-1-i] }\n", "N=777"},
+};
+
+static const char *const specs[] = {"1K:64", "2K:32", "4K:64", "8K:128", "32K:64"};
+
+/* Parse src and apply "NAME=V ..." params. NULL (with a failed check) on error. */
+static ct_kernel *load(ct_ctx *ctx, const char *src, const char *params)
+{
+	ct_kernel *k = ct_kernel_parse(ctx, src, strlen(src), "test.cachet");
+	CHECKF(k != NULL, "%s", ct_ctx_last_message(ctx));
+	if (!k)
+		return NULL;
+	char buf[256];
+	snprintf(buf, sizeof buf, "%s", params);
+	for (char *tok = strtok(buf, " "); tok; tok = strtok(NULL, " ")) {
+		char *eq = strchr(tok, '=');
+		if (!eq)
+			continue;
+		*eq = 0;
+		CHECK(ct_kernel_set_param(k, tok, strtoll(eq + 1, NULL, 10)) == CT_OK);
+	}
+	CHECK(ct_kernel_recheck(k) == CT_OK);
+	return k;
+}
+
+/* Every case at every cache: exact levels equal the simulator, others within 2%. */
+static void test_table(void)
+{
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+		for (size_t s = 0; s < sizeof specs / sizeof specs[0]; s++) {
+			char name[96];
+			snprintf(name, sizeof name, "model %s %s", cases[c].name, specs[s]);
+			h_begin(name);
+			ct_ctx *ctx = ct_ctx_new();
+			ct_kernel *k = load(ctx, cases[c].src, cases[c].params);
+			ct_sim_result sr;
+			ct_predict_result pr;
+			memset(&sr, 0, sizeof sr);
+			memset(&pr, 0, sizeof pr);
+			if (k) {
+				CHECKF(ct_kernel_simulate(k, specs[s], &sr) == CT_OK, "%s", ct_ctx_last_message(ctx));
+				CHECKF(ct_kernel_predict(k, specs[s], &pr) == CT_OK, "%s", ct_ctx_last_message(ctx));
+				CHECK(pr.accesses == sr.accesses);
+				int64_t want = sr.level[0].misses, got = pr.level[0].misses;
+				int64_t diff = want > got ? want - got : got - want;
+				if (pr.level[0].exact)
+					CHECKF(got == want, "model %lld, simulator %lld (exact)", (long long)got,
+					       (long long)want);
+				else
+					CHECKF(diff * 50 <= want, "model %lld, simulator %lld", (long long)got,
+					       (long long)want);
+				int64_t acc = 0, miss = 0;
+				for (int a = 0; a < pr.narrays; a++) {
+					acc += pr.arrays[a].accesses;
+					miss += pr.arrays[a].misses[0];
+				}
+				CHECK(acc == pr.accesses);
+				CHECK(miss == got);
+			}
+			ct_sim_result_free(&sr);
+			ct_predict_result_free(&pr);
+			ct_kernel_free(k);
+			ct_ctx_free(ctx);
+			h_end();
+		}
+}
+
+/* Counts by hand: a stream of 1000 floats in 64-byte lines misses once per line per array. */
+static void test_hand_counted(void)
+{
+	ct_ctx *ctx = ct_ctx_new();
+	ct_kernel *k = load(ctx, cases[0].src, "");
+	ct_predict_result pr;
+	if (k && ct_kernel_predict(k, "1K:64,1M:64", &pr) == CT_OK) {
+		/* 1000 * 4 bytes = 62.5 lines: 63 per array, A and B */
+		CHECK(pr.level[0].misses == 126 && pr.level[1].misses == 126);
+		CHECK(pr.level[0].exact && pr.level[1].exact);
+		CHECK(pr.narrays == 2 && pr.arrays[0].nrefs == 1 && pr.arrays[0].stmt == 1);
+		ct_predict_result_free(&pr);
+	} else {
+		CHECK(0);
+	}
+	ct_kernel_free(k);
+	/* matmul 40^3 f32, a 32 KiB cache holds everything: only the cold misses, 3 * 40 * 3 lines
+	 * (40 floats = 160 bytes = 2.5 lines, so 3 lines per row) */
+	k = load(ctx, cases[1].src, "");
+	if (k && ct_kernel_predict(k, "32K:64", &pr) == CT_OK) {
+		CHECKF(pr.level[0].misses == 3 * 100, "%lld", (long long)pr.level[0].misses);
+		ct_predict_result_free(&pr);
+	} else {
+		CHECK(0);
+	}
+	ct_kernel_free(k);
+	ct_ctx_free(ctx);
+}
+
+/* The partitions of one line size add up to the accesses, and a set-associative level is
+ * never called exact. */
+static void test_partition_sums(void)
+{
+	ct_ctx *ctx = ct_ctx_new();
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		ct_kernel *k = load(ctx, cases[c].src, cases[c].params);
+		if (!k)
+			continue;
+		ct_looptree *t = ct_kernel_lower(k, 1);
+		sim_spec spec;
+		CHECK(sim_spec_parse(ctx, "4K:64,64K:32", &spec) == CT_OK);
+		model_result r;
+		CHECK(t && model_analyse(t, &spec, &r) == CT_OK);
+		if (t) {
+			CHECK(r.nlines == 2);
+			for (int l = 0; l < r.nlines; l++) {
+				int64_t sum = 0;
+				for (int i = 0; i < r.lines[l].nparts; i++) {
+					CHECK(r.lines[l].parts[i].count > 0);
+					sum += r.lines[l].parts[i].count;
+				}
+				CHECKF(sum == r.accesses, "%s: %lld of %lld", cases[c].name, (long long)sum,
+				       (long long)r.accesses);
+				/* a cache of one line misses everything but reuse within a statement */
+				CHECK(model_misses(&r.lines[l], 0, -1, NULL) == r.accesses);
+			}
+			model_result_free(&r);
+		}
+		ct_looptree_free(t);
+		ct_predict_result pr;
+		CHECK(ct_kernel_predict(k, "4K:64:4", &pr) == CT_OK);
+		CHECK(!pr.level[0].exact && pr.level[0].ways == 4);
+		ct_predict_result_free(&pr);
+		ct_kernel_free(k);
+	}
+	ct_ctx_free(ctx);
+}
+
+static void test_errors(void)
+{
+	ct_ctx *ctx = ct_ctx_new();
+	ct_kernel *k = ct_kernel_parse(ctx, cases[12].src, strlen(cases[12].src), "r.cachet");
+	ct_predict_result pr;
+	CHECK(k != NULL);
+	/* a runtime param without a value */
+	CHECK(ct_kernel_predict(k, "1K:64", &pr) == CT_ERR_USAGE);
+	CHECK(strstr(ct_ctx_last_message(ctx), "runtime param 'N'") != NULL);
+	CHECK(pr.narrays == 0 && pr.arrays == NULL);
+	CHECK(ct_kernel_set_param(k, "N", 10) == CT_OK && ct_kernel_recheck(k) == CT_OK);
+	/* bad specs */
+	CHECK(ct_kernel_predict(k, "1K:48", &pr) == CT_ERR_INPUT);
+	CHECK(ct_kernel_predict(k, "", &pr) == CT_ERR_INPUT);
+	CHECK(ct_kernel_predict(k, "1K", &pr) == CT_ERR_INPUT);
+	CHECK(ct_kernel_predict(NULL, "1K:64", &pr) == CT_ERR_USAGE);
+	CHECK(ct_kernel_predict(k, "1K:64", NULL) == CT_ERR_USAGE);
+	ct_predict_result_free(NULL);
+	ct_kernel_free(k);
+	ct_ctx_free(ctx);
+}
+
+int main(void)
+{
+	test_table();
+	RUN(test_hand_counted);
+	RUN(test_partition_sums);
+	RUN(test_errors);
+	return h_report();
+}
