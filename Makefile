@@ -95,6 +95,16 @@ $(BUILD)/bench/sim_speed: bench/model/sim_speed.c $(BUILD)/libcachet.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) $(EXTRA_LIBS) $(LDLIBS)
 
+# make bench-model [BENCH_ARGS="--quick --no-brute --only NAME --strict"]: the analytical model's
+# misses and speed against the exact simulator (issue #5), then a brute-force LRU check of the simulator
+.PHONY: bench-model
+bench-model: $(BUILD)/bench/bench_model
+	./$(BUILD)/bench/bench_model $(BENCH_ARGS)
+
+$(BUILD)/bench/bench_model: bench/model/bench_model.c $(BUILD)/libcachet.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) $(EXTRA_LIBS) $(LDLIBS)
+
 install: all
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
 	install -m 644 include/cachet.h $(DESTDIR)$(PREFIX)/include/

@@ -374,7 +374,7 @@ CT_API void ct_sim_result_free(CT_KEEP ct_sim_result *r);
 /* The analytical model's count for one array (all of its references: the
  * model attributes reuse per array, see docs/MODEL.md). */
 typedef struct ct_model_ref {
-	const char *array;        /* owned by the kernel (cache buffers: the cache's name) */
+	const char *array;        /* owned by the result (cache buffers: the cache's name) */
 	int stmt;                 /* first statement that accesses it (1..; 0 for a copy-only buffer) */
 	int nrefs;                /* references of the kernel to it */
 	int exact;                /* 1 when every partition of it was decided exactly */
@@ -402,6 +402,59 @@ typedef struct ct_predict_result {
  * target. Set-associative levels are predicted as fully associative. */
 CT_API ct_status ct_kernel_predict(CT_KEEP ct_kernel *k, CT_KEEP const char *spec, CT_KEEP ct_predict_result *r);
 CT_API void ct_predict_result_free(CT_KEEP ct_predict_result *r);
+
+/* Options of the tile-size search; ct_tiles_opts_init sets the defaults. */
+typedef struct ct_tiles_opts {
+	int64_t max_tile;         /* largest tile tried for any index (0 = the index's
+	                             extent, or 1024 when the extent is a runtime param) */
+	int max_evals;            /* tiles analysed at most (0 = 4096) */
+	int keep;                 /* candidates kept in the result (0 = 10) */
+	int64_t probe[2];         /* values runtime params without a value take to tell which
+	                             stack distances depend on them (0 = 4096 and 8192) */
+} ct_tiles_opts;
+
+/* The defaults: every field 0. */
+CT_API void ct_tiles_opts_init(CT_KEEP ct_tiles_opts *o);
+
+/* One tiling: a tile size per searched index and its predicted misses. */
+typedef struct ct_tiles_candidate {
+	int64_t *tiles;           /* [nindices], owned by the result */
+	int64_t misses[CT_SIM_MAX_LEVELS]; /* per level of the spec */
+	int exact;                /* 1 when every level's count is exact */
+} ct_tiles_candidate;
+
+typedef struct ct_tiles_result {
+	int nindices;             /* tile params searched */
+	const char **params;      /* [nindices] their names (owned by the kernel; array by the result) */
+	const char **indices;     /* [nindices] the index each one splits (the first, if several) */
+	int nlevels;
+	struct {
+		int64_t size, line, ways;
+	} level[CT_SIM_MAX_LEVELS];
+	int rank_level;           /* the level whose misses rank first (the smallest) */
+	int runtime_bounds;       /* 1: some runtime param had no value, so only the stack
+	                             distances that do not depend on the bounds were used */
+	int64_t evaluated;        /* tilings the model analysed */
+	int ncandidates;          /* at most opts->keep */
+	ct_tiles_candidate *candidates; /* best first */
+	double seconds;           /* time of the whole search */
+} ct_tiles_result;
+
+/* Search tile sizes for kernel k as the Tensor Contraction Engine does
+ * (docs/MODEL.md, "Tile search"): the tiles are the compile-time params
+ * that are, as written, the sizes of split/tile in k's schedule
+ * (`param TA = 16` ... `tile(a=TA)`). Candidates on a coarse grid; keep
+ * those that cannot grow in any index without one more reuse partition's
+ * stack distance reaching a level's capacity; refine around them with
+ * smaller steps; drop tilings that a larger one predicts no worse; rank by
+ * the predicted misses of the smallest level, then of the next ones; ties:
+ * larger tiles first. Runtime params without a value are unknown bounds:
+ * then a partition whose stack distance changes with them counts as a
+ * miss. spec as ct_kernel_predict; opts NULL = defaults. k is left as it
+ * was. CT_ERR_INPUT (at the kernel's name) when no tile param exists. */
+CT_API ct_status ct_kernel_tiles(CT_KEEP ct_kernel *k, CT_KEEP const char *spec,
+                                 CT_KEEP const ct_tiles_opts *opts, CT_KEEP ct_tiles_result *r);
+CT_API void ct_tiles_result_free(CT_KEEP ct_tiles_result *r);
 
 /* ---------------------------------------------------------------- hardware probe and tuning store (src/tune) */
 /* @@tune-api */

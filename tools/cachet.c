@@ -465,6 +465,198 @@ static int simulate_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
 
 static int cmd_simulate(cli *c) { return with_kernel(c, simulate_kernel); }
 
+/* Misses of the simulator's references to the array named `array`, per
+ * level: what --simulate prints next to the model's per-array counts. */
+static void sim_array_misses(const ct_sim_result *s, const char *array, int64_t *misses)
+{
+	for (int l = 0; l < CT_SIM_MAX_LEVELS; l++)
+		misses[l] = 0;
+	for (int i = 0; i < s->nrefs; i++)
+		if (strcmp(s->refs[i].array, array) == 0)
+			for (int l = 0; l < s->nlevels && l < CT_SIM_MAX_LEVELS; l++)
+				misses[l] += s->refs[i].misses[l];
+}
+
+/* Print n counts as a JSON array. */
+static void print_json_counts(const int64_t *v, int n)
+{
+	printf("[");
+	for (int l = 0; l < n; l++)
+		printf("%s%lld", l ? ", " : "", (long long)v[l]);
+	printf("]");
+}
+
+/* `predict --json`: CLI.md's object; s (may be NULL) adds the simulator's
+ * counts per level and per array. */
+static void print_predict_json(const ct_kernel *k, const ct_predict_result *r, const ct_sim_result *s)
+{
+	printf("{\"kernel\": \"%s\", \"accesses\": %lld, \"levels\": [", ct_kernel_name(k),
+	       (long long)r->accesses);
+	for (int l = 0; l < r->nlevels; l++) {
+		printf("%s{\"size\": %lld, \"line\": %lld, \"ways\": %lld, \"misses\": %lld, \"exact\": %s",
+		       l ? ", " : "", (long long)r->level[l].size, (long long)r->level[l].line,
+		       (long long)r->level[l].ways, (long long)r->level[l].misses,
+		       r->level[l].exact ? "true" : "false");
+		if (s)
+			printf(", \"simulated_misses\": %lld", (long long)s->level[l].misses);
+		printf("}");
+	}
+	printf("], \"model_seconds\": %.6g", r->seconds);
+	if (s)
+		printf(", \"simulate_seconds\": %.6g", s->seconds);
+	printf(", \"references\": [");
+	for (int a = 0; a < r->narrays; a++) {
+		const ct_model_ref *m = &r->arrays[a];
+		printf("%s{\"array\": \"%s\", \"stmt\": %d, \"nrefs\": %d, \"exact\": %s, \"accesses\": %lld, "
+		       "\"misses\": ",
+		       a ? ", " : "", m->array, m->stmt, m->nrefs, m->exact ? "true" : "false",
+		       (long long)m->accesses);
+		print_json_counts(m->misses, r->nlevels);
+		if (s) {
+			int64_t sm[CT_SIM_MAX_LEVELS];
+			sim_array_misses(s, m->array, sm);
+			printf(", \"simulated_misses\": ");
+			print_json_counts(sm, r->nlevels);
+		}
+		printf("}");
+	}
+	printf("]}\n");
+}
+
+/* `predict` as text: one row per level, then one per array. */
+static void print_predict_text(const ct_kernel *k, const ct_predict_result *r, const ct_sim_result *s)
+{
+	printf("kernel %s: %lld accesses, model %.3f ms", ct_kernel_name(k), (long long)r->accesses,
+	       r->seconds * 1e3);
+	if (s)
+		printf(", simulated in %.3f s", s->seconds);
+	printf("\n  level  %10s %5s %4s %14s %8s %6s%s\n", "bytes", "line", "ways", "misses", "(%)",
+	       "exact", s ? "      simulated" : "");
+	for (int l = 0; l < r->nlevels; l++) {
+		printf("  L%-5d %10lld %5lld %4lld %14lld %7.2f%% %6s", l + 1, (long long)r->level[l].size,
+		       (long long)r->level[l].line, (long long)r->level[l].ways,
+		       (long long)r->level[l].misses,
+		       r->accesses ? 100.0 * (double)r->level[l].misses / (double)r->accesses : 0.0,
+		       r->level[l].exact ? "yes" : "no");
+		if (s)
+			printf(" %14lld", (long long)s->level[l].misses);
+		printf("\n");
+	}
+	printf("  array      stmt refs       accesses  exact  misses per level%s\n",
+	       s ? " (simulated)" : "");
+	for (int a = 0; a < r->narrays; a++) {
+		const ct_model_ref *m = &r->arrays[a];
+		int64_t sm[CT_SIM_MAX_LEVELS];
+		if (s)
+			sim_array_misses(s, m->array, sm);
+		printf("  %-10s %4d %4d %14lld  %-5s", m->array, m->stmt, m->nrefs, (long long)m->accesses,
+		       m->exact ? "yes" : "no");
+		for (int l = 0; l < r->nlevels; l++) {
+			printf(" %lld", (long long)m->misses[l]);
+			if (s)
+				printf(" (%lld)", (long long)sm[l]);
+		}
+		printf("\n");
+	}
+}
+
+static int predict_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
+{
+	ct_predict_result r;
+	ct_sim_result s;
+	memset(&r, 0, sizeof r);
+	memset(&s, 0, sizeof s);
+	int rc = EXIT_OK;
+	ct_status st = ct_kernel_predict(k, c->cache_spec, &r);
+	if (!st && c->simulate)
+		st = ct_kernel_simulate(k, c->cache_spec, &s);
+	if (st)
+		rc = fail(ctx, st);
+	else if (c->json)
+		print_predict_json(k, &r, c->simulate ? &s : NULL);
+	else
+		print_predict_text(k, &r, c->simulate ? &s : NULL);
+	ct_sim_result_free(&s);
+	ct_predict_result_free(&r);
+	return rc;
+}
+
+static int cmd_predict(cli *c) { return with_kernel(c, predict_kernel); }
+
+/* `tiles --json`: CLI.md's object plus the params, levels and search facts. */
+static void print_tiles_json(const ct_kernel *k, const ct_tiles_result *r)
+{
+	printf("{\"kernel\": \"%s\", \"indices\": [", ct_kernel_name(k));
+	for (int i = 0; i < r->nindices; i++)
+		printf("%s\"%s\"", i ? ", " : "", r->indices[i]);
+	printf("], \"params\": [");
+	for (int i = 0; i < r->nindices; i++)
+		printf("%s\"%s\"", i ? ", " : "", r->params[i]);
+	printf("], \"levels\": [");
+	for (int l = 0; l < r->nlevels; l++)
+		printf("%s{\"size\": %lld, \"line\": %lld, \"ways\": %lld}", l ? ", " : "",
+		       (long long)r->level[l].size, (long long)r->level[l].line, (long long)r->level[l].ways);
+	printf("], \"rank_level\": %d, \"runtime_bounds\": %s, \"evaluated\": %lld, \"candidates\": [",
+	       r->rank_level, r->runtime_bounds ? "true" : "false", (long long)r->evaluated);
+	for (int c = 0; c < r->ncandidates; c++) {
+		const ct_tiles_candidate *t = &r->candidates[c];
+		printf("%s{\"tiles\": ", c ? ", " : "");
+		print_json_counts(t->tiles, r->nindices);
+		printf(", \"misses\": %lld, \"level_misses\": ", (long long)t->misses[r->rank_level]);
+		print_json_counts(t->misses, r->nlevels);
+		printf(", \"exact\": %s}", t->exact ? "true" : "false");
+	}
+	printf("], \"seconds\": %.6g}\n", r->seconds);
+}
+
+/* `tiles` as text: the searched params, then the candidates best first. */
+static void print_tiles_text(const ct_kernel *k, const ct_tiles_result *r)
+{
+	printf("kernel %s: %d tile param%s, %lld tilings analysed in %.3f s\n", ct_kernel_name(k),
+	       r->nindices, r->nindices == 1 ? "" : "s", (long long)r->evaluated, r->seconds);
+	if (r->runtime_bounds)
+		printf("unknown loop bounds: partitions whose stack distance depends on them count as misses\n");
+	printf("  rank");
+	for (int i = 0; i < r->nindices; i++)
+		printf(" %8s", r->indices[i]);
+	for (int l = 0; l < r->nlevels; l++)
+		printf("  %9s L%d%s", "misses", l + 1, l == r->rank_level ? "*" : " ");
+	printf("\n  %4s", "");
+	for (int i = 0; i < r->nindices; i++)
+		printf(" %8s", r->params[i]);
+	printf("\n");
+	for (int c = 0; c < r->ncandidates; c++) {
+		printf("  %4d", c + 1);
+		for (int i = 0; i < r->nindices; i++)
+			printf(" %8lld", (long long)r->candidates[c].tiles[i]);
+		for (int l = 0; l < r->nlevels; l++)
+			printf("  %13lld", (long long)r->candidates[c].misses[l]);
+		printf("\n");
+	}
+	printf("(* ranks first; the %d best shown)\n", r->ncandidates);
+}
+
+static int tiles_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
+{
+	ct_tiles_opts o;
+	ct_tiles_opts_init(&o);
+	o.max_tile = c->max_tile;
+	ct_tiles_result r;
+	memset(&r, 0, sizeof r);
+	int rc = EXIT_OK;
+	ct_status st = ct_kernel_tiles(k, c->cache_spec, &o, &r);
+	if (st)
+		rc = fail(ctx, st);
+	else if (c->json)
+		print_tiles_json(k, &r);
+	else
+		print_tiles_text(k, &r);
+	ct_tiles_result_free(&r);
+	return rc;
+}
+
+static int cmd_tiles(cli *c) { return with_kernel(c, tiles_kernel); }
+
 static int cmd_probe(cli *c)
 {
 	ct_ctx *ctx = ct_ctx_new();
@@ -578,6 +770,25 @@ static const command commands[] = {
 	 "  --json          one JSON object on stdout\n"
 	 "Every level is an LRU, write-allocate cache seeing the whole access stream.\n",
 	 cmd_simulate},
+	{"predict", "predict a kernel's cache misses with the stack-distance model (no trace)",
+	 "cachet predict FILE [-D ...] [--cache SPEC] [--simulate] [--json]",
+	 "  --cache SPEC    cache levels SIZE:LINE[:WAYS],... as for simulate; default: this\n"
+	 "                  machine's caches (set-associative levels are predicted as fully\n"
+	 "                  associative)\n"
+	 "  --simulate      also run the exact simulator and print its counts side by side\n"
+	 "  --json          one JSON object on stdout\n"
+	 "Misses are attributed per array (all references of an array together).\n",
+	 cmd_predict},
+	{"tiles", "search tile sizes with the cache model (the Tensor Contraction Engine's search)",
+	 "cachet tiles FILE [-D ...] [--cache SPEC] [--max T] [--json]",
+	 "  --cache SPEC    cache levels as for simulate; default: this machine's caches\n"
+	 "  --max T         largest tile tried (default: each index's extent, 1024 if unknown)\n"
+	 "  --json          one JSON object on stdout\n"
+	 "The tiles are the compile-time params written as split/tile sizes\n"
+	 "(param TA = 16 ... tile(a=TA)). Runtime params left without -D are unknown\n"
+	 "bounds. Ranked by the misses of the smallest level, then the next; ties:\n"
+	 "larger tiles first. The 10 best are shown.\n",
+	 cmd_tiles},
 	{"probe", "describe this machine: cores, caches, vector ISA, measured peak and bandwidth",
 	 "cachet probe [--json]", "  --json          one JSON object on stdout\n", cmd_probe},
 	{"demo", "the default job: an embedded matmul, run and explained", "cachet demo", "", cmd_demo},

@@ -102,6 +102,7 @@ typedef struct memo {
 	int n;
 	int64_t *key;      /* spec_key, malloc'd; NULL: a free slot */
 	int64_t sum;
+	int64_t mn, mx;    /* the least and the most distinct lines of one instance */
 	bool inexact;
 } memo;
 
@@ -1027,8 +1028,13 @@ static uint64_t hash_key(const int64_t *key, int n)
 	return h ^ (h >> 29);
 }
 
-static int64_t dl_sum_eval(model *m, int array, const wspec *w, bool *inexact);
-static int64_t fp_sum(model *m, const wspec *w);
+/* A sum over the instances of a window, with the least and the most of one instance. */
+typedef struct dlstat {
+	int64_t sum, mn, mx;
+} dlstat;
+
+static dlstat dl_sum_eval(model *m, int array, const wspec *w, bool *inexact);
+static dlstat fp_sum(model *m, const wspec *w);
 
 static bool memo_grow(model *m)
 {
@@ -1052,11 +1058,12 @@ static bool memo_grow(model *m)
 
 /* Sum over the instances of window w of the distinct lines of array it touches (memoized
  * per line size). */
-static int64_t dl_sum(model *m, int array, const wspec *w, bool *inexact)
+static dlstat dl_stat(model *m, int array, const wspec *w, bool *inexact)
 {
 	int64_t key[KEY_MAX];
 	int n = spec_key(array, w, key);
 	uint64_t h = hash_key(key, n);
+	dlstat zero = {0, 0, 0};
 	if (m->capmemo) {
 		int i = (int)(h % (uint64_t)m->capmemo);
 		for (; m->memo[i].key; i = (i + 1) % m->capmemo) {
@@ -1064,28 +1071,35 @@ static int64_t dl_sum(model *m, int array, const wspec *w, bool *inexact)
 			if (e->hash == h && e->n == n && memcmp(e->key, key, sizeof *key * (size_t)n) == 0) {
 				if (e->inexact && inexact)
 					*inexact = true;
-				return e->sum;
+				return (dlstat){e->sum, e->mn, e->mx};
 			}
 		}
 	}
 	bool ix = false;
-	int64_t v = array < 0 ? fp_sum(m, w) : dl_sum_eval(m, array, w, &ix);
+	dlstat v = array < 0 ? fp_sum(m, w) : dl_sum_eval(m, array, w, &ix);
 	if (ix && inexact)
 		*inexact = true;
 	if (m->st || (2 * (m->nmemo + 1) > m->capmemo && !memo_grow(m)))
-		return 0;
+		return zero;
 	int64_t *k = ct_arena_alloc(&m->arena, sizeof *k * (size_t)n);
 	if (!k) {
 		fail(m, CT_ERR_NOMEM, "out of memory");
-		return 0;
+		return zero;
 	}
 	memcpy(k, key, sizeof *k * (size_t)n);
 	int i = (int)(h % (uint64_t)m->capmemo);
 	while (m->memo[i].key)
 		i = (i + 1) % m->capmemo;
-	m->memo[i] = (memo){h, n, k, v, ix};
+	m->memo[i] = (memo){h, n, k, v.sum, v.mn, v.mx, ix};
 	m->nmemo++;
 	return v;
+}
+
+/* Sum over the instances of window w of the distinct lines of array it touches (memoized
+ * per line size; array -1: all arrays). */
+static int64_t dl_sum(model *m, int array, const wspec *w, bool *inexact)
+{
+	return dl_stat(m, array, w, inexact).sum;
 }
 
 static void memo_clear(model *m)
@@ -1112,7 +1126,7 @@ static int64_t spec_instances(const wspec *w)
 	return n;
 }
 
-static int64_t dl_sum_eval(model *m, int array, const wspec *w, bool *inexact)
+static dlstat dl_sum_eval(model *m, int array, const wspec *w, bool *inexact)
 {
 	wlist wl = m->scratch;
 	wl.n = 0;
@@ -1120,7 +1134,7 @@ static int64_t dl_sum_eval(model *m, int array, const wspec *w, bool *inexact)
 		collect(m, w->p[i].x, &w->p[i], array, &wl);
 	m->scratch = wl;
 	if (m->st || wl.n == 0)
-		return 0;
+		return (dlstat){0, 0, 0};
 	dlctx d = {m, array, wl.n, NULL, NULL, false, NULL};
 	if (wl.n > m->capboxes) {
 		free(m->boxes);
@@ -1139,10 +1153,10 @@ static int64_t dl_sum_eval(model *m, int array, const wspec *w, bool *inexact)
 	}
 	d.cand = m->cand;
 	d.shift = NULL;
-	int64_t total = 0;
+	int64_t total = 0, mn = INT64_MAX, mx = 0;
 	if (!d.b || !d.cand) {
 		fail(m, CT_ERR_NOMEM, "out of memory");
-		return 0;
+		return (dlstat){0, 0, 0};
 	}
 	/* do all accesses shift alike with the instance counters? */
 	bool uniform = true;
@@ -1189,8 +1203,12 @@ static int64_t dl_sum_eval(model *m, int array, const wspec *w, bool *inexact)
 			memcpy(h, h2, sizeof *h * (size_t)L);
 		}
 		for (int64_t r = 0; r < L; r++)
-			if (h[r])
-				total += h[r] * dl_boxes(&d, r);
+			if (h[r]) {
+				int64_t v = dl_boxes(&d, r);
+				total += h[r] * v;
+				mn = v < mn ? v : mn;
+				mx = v > mx ? v : mx;
+			}
 	} else {
 		/* enumerate the instances (or sample them) with per-access shifts */
 		int64_t ninst = spec_instances(w);
@@ -1209,14 +1227,17 @@ static int64_t dl_sum_eval(model *m, int array, const wspec *w, bool *inexact)
 			d.inexact = false;
 			make_boxes(&d, w, &wl, s);
 			ix = ix || d.inexact;
-			acc += (double)dl_boxes(&d, 0);
+			int64_t v = dl_boxes(&d, 0);
+			acc += (double)v;
+			mn = v < mn ? v : mn;
+			mx = v > mx ? v : mx;
 		}
 		d.inexact = ix;
 		total = (int64_t)(acc * (double)ninst / (double)samples + 0.5);
 	}
 	if (d.inexact)
 		*inexact = true;
-	return total;
+	return (dlstat){total, mn == INT64_MAX ? 0 : mn, mx};
 }
 
 /* ------------------------------------------------------------ partitions */
@@ -1260,16 +1281,21 @@ static bool emit(model *m, int array, model_reuse kind, int delta, const mnode *
 	return true;
 }
 
-/* Sum over the instances of window w of its footprint in lines (all arrays). */
-static int64_t fp_sum(model *m, const wspec *w)
+/* Sum over the instances of window w of its footprint in lines (all arrays); the bounds
+ * add the arrays' own bounds. */
+static dlstat fp_sum(model *m, const wspec *w)
 {
-	int64_t f = 0;
+	dlstat f = {0, 0, 0};
 	for (int a = 0; a < m->na; a++) {
 		bool any = false;
 		for (int i = 0; i < w->np && !any; i++)
 			any = w->p[i].x->per_iter[a] != 0;
-		if (any)
-			f += dl_sum(m, a, w, NULL);
+		if (any) {
+			dlstat d = dl_stat(m, a, w, NULL);
+			f.sum += d.sum;
+			f.mn += d.mn;
+			f.mx += d.mx;
+		}
 	}
 	return f;
 }
@@ -1279,6 +1305,14 @@ static double footprint(model *m, const wspec *w)
 {
 	int64_t ninst = spec_instances(w);
 	return ninst ? (double)dl_sum(m, -1, w, NULL) / (double)ninst : 0;
+}
+
+/* The least and the most footprint of one instance of window w. */
+static void footprint_range(model *m, const wspec *w, double *lo, double *hi)
+{
+	dlstat d = dl_stat(m, -1, w, NULL);
+	*lo = (double)d.mn;
+	*hi = (double)d.mx;
 }
 
 static wspec one_part(int fix, int64_t mlast, const mnode *x, int64_t a, int64_t b)
@@ -1510,15 +1544,21 @@ static int64_t grid_common(grid *g, const axis *pa, int64_t w, const axis *na, i
 	return c;
 }
 
-/* Footprint (all arrays) of the prev window w, the next window u and what lies between. */
-static double grid_fp(grid *g, const axis *pa, int64_t w, const axis *na, int64_t u)
+/* Footprint (all arrays) of the prev window w, the next window u and what lies between:
+ * the average over the instances, and the least and the most of one instance. */
+static double grid_fp(grid *g, const axis *pa, int64_t w, const axis *na, int64_t u, double *lo,
+                      double *hi)
 {
 	wspec s;
+	*lo = *hi = 0;
 	if (!grid_window(g, pa, w, na, u, true, &s)) {
 		g->inexact = true;
 		return 0;
 	}
-	return s.np ? footprint(g->m, &s) : 0;
+	if (!s.np)
+		return 0;
+	footprint_range(g->m, &s, lo, hi);
+	return footprint(g->m, &s);
 }
 
 /* Whether some capacity of the line size lies in (lo, hi]: the cell is undecided. */
@@ -1532,7 +1572,7 @@ static bool straddles(const model *m, double lo, double hi)
 
 static bool grid_inside(grid *g, const axis *pa, int64_t w0, int64_t w1, const axis *na, int64_t u0,
                         int64_t u1, bool prev_side, int depth, bool *done);
-static bool grid_emit(grid *g, int64_t cnt, double lo, double hi);
+static bool grid_emit(grid *g, int64_t cnt, double est, double lo, double hi);
 
 /* Reuse of the cell (w0, w1] x (u0, u1]. */
 static int64_t grid_count(grid *g, const axis *pa, int64_t w0, int64_t w1, const axis *na, int64_t u0,
@@ -1549,8 +1589,11 @@ static bool grid_cell(grid *g, const axis *pa, int64_t w0, int64_t w1, const axi
 	if (cnt <= 0 || g->m->st)
 		return !g->m->st;
 	/* the distance of a line in the cell lies between the footprints of the windows at
-	 * the cell's inner and outer corners (between included) */
-	double lo = grid_fp(g, pa, w0, na, u0) - 1, hi = grid_fp(g, pa, w1, na, u1) - 1;
+	 * the cell's inner and outer corners (between included): the least of the inner one and
+	 * the most of the outer one bound it, their averages estimate it */
+	double l0, h0, l1, h1;
+	double f0 = grid_fp(g, pa, w0, na, u0, &l0, &h0), f1 = grid_fp(g, pa, w1, na, u1, &l1, &h1);
+	double lo = l0 - 1, hi = h1 - 1, est = (f0 + f1) / 2 - 1;
 	if (straddles(g->m, lo, hi) && depth < 200) {
 		bool split_w = w1 - w0 > 1, split_u = u1 - u0 > 1;
 		/* reuse often lies along the diagonal (the same order on both sides): halving
@@ -1587,14 +1630,15 @@ static bool grid_cell(grid *g, const axis *pa, int64_t w0, int64_t w1, const axi
 			return grid_cell(g, pa, w0, w1, na, u0, um, depth + 1) &&
 			       grid_cell(g, pa, w0, w1, na, um, u1, depth + 1);
 		/* one unit on each side: look inside the wider one, else the other */
-		bool wider_w = grid_fp(g, pa, w1, na, u0) >= grid_fp(g, pa, w0, na, u1);
+		double x0, x1;
+		bool wider_w = grid_fp(g, pa, w1, na, u0, &x0, &x1) >= grid_fp(g, pa, w0, na, u1, &x0, &x1);
 		ok = grid_inside(g, pa, w0, w1, na, u0, u1, wider_w, depth, &done);
 		if (ok && !done)
 			ok = grid_inside(g, pa, w0, w1, na, u0, u1, !wider_w, depth, &done);
 		if (done || !ok)
 			return ok;
 	}
-	return grid_emit(g, cnt, lo, hi);
+	return grid_emit(g, cnt, est, lo, hi);
 }
 
 /* Refine the cell inside the single unit of the prev (prev_side) or next side. *done is
@@ -1618,11 +1662,11 @@ static bool grid_inside(grid *g, const axis *pa, int64_t w0, int64_t w1, const a
 	return ok;
 }
 
-static bool grid_emit(grid *g, int64_t cnt, double lo, double hi)
+static bool grid_emit(grid *g, int64_t cnt, double est, double lo, double hi)
 {
 	g->found += cnt;
 	bool exact = !g->inexact && !straddles(g->m, lo, hi);
-	return emit(g->m, g->array, g->kind, g->delta, NULL, cnt, (lo + hi) / 2, lo, hi, exact);
+	return emit(g->m, g->array, g->kind, g->delta, NULL, cnt, est, lo, hi, exact);
 }
 
 /* Split `total` accesses of reuse between the sequences prev and next into cells of known
@@ -1641,25 +1685,92 @@ static bool grid_run(grid *g, const useq *prev, const useq *next, int64_t total)
 	bool ok = grid_cell(g, pa, 0, W, na, 0, U, 0);
 	if (ok && total != g->found) {
 		/* what the cells did not account for (an inexact footprint somewhere) */
-		double f = grid_fp(g, pa, W, na, U) - 1;
-		ok = emit(g->m, g->array, g->kind, g->delta, NULL, total - g->found, f / 2, 0, f, false);
+		double l, h, f = grid_fp(g, pa, W, na, U, &l, &h) - 1;
+		ok = emit(g->m, g->array, g->kind, g->delta, NULL, total - g->found, f / 2, 0, h - 1, false);
 	}
 	free(pa);
 	return ok;
 }
 
-/* Average footprint (all arrays) of k consecutive iterations of loop x. */
-static double iter_footprint(model *m, const mnode *x, int64_t k)
+/* Average footprint (all arrays) of k consecutive iterations of loop x; *lo, *hi: the least
+ * and the most of one instance. */
+static double iter_footprint(model *m, const mnode *x, int64_t k, double *lo, double *hi)
 {
+	*lo = *hi = 0;
 	if (k <= 0)
 		return 0;
 	if (k > x->n)
 		k = x->n;
 	wspec w = one_part(x->depth + 1, x->n - k + 1, x, 0, k);
+	footprint_range(m, &w, lo, hi);
 	return footprint(m, &w);
 }
 
-/* Reuse carried by loop x, split by how many iterations back the source is. */
+/* W_dl of loop x for array a: accesses whose line was touched in the same iteration or in
+ * one of the dl before it (A - sum_inst [DL_dl(0) + sum_{s < n-dl} (DL_{dl+1}(s) - DL_dl(s))]). */
+static int64_t within(model *m, const mnode *x, int a, int64_t dl, bool *ix)
+{
+	int64_t n = x->n, atot = x->inst * n * x->per_iter[a];
+	int D = x->depth;
+	if (dl >= n)
+		dl = n - 1;
+	if (dl <= 0) {
+		wspec it = one_part(D + 1, n, x, 0, 1);
+		return atot - dl_sum(m, a, &it, ix);
+	}
+	wspec head = one_part(D, 0, x, 0, dl);
+	wspec big = one_part(D + 1, n - dl, x, 0, dl + 1);
+	wspec small = one_part(D + 1, n - dl, x, 0, dl);
+	return atot - dl_sum(m, a, &head, ix) - dl_sum(m, a, &big, ix) + dl_sum(m, a, &small, ix);
+}
+
+/* The count of sources exactly dl iterations back, split by the positions of source and
+ * target in their iterations. */
+static bool carried_delta(model *m, const mnode *x, int a, int64_t dl, int64_t count, bool ix)
+{
+	grid g;
+	memset(&g, 0, sizeof g);
+	g.m = m;
+	g.array = a;
+	g.base.fix = x->depth + 1;
+	g.base.mlast = x->n - dl;
+	useq qp = {.k = (const mnode *const *)x->kids, .nk = x->nkids};
+	useq qn = qp;
+	qn.xoff = dl;
+	if (dl > 1) {
+		g.between.np = 1;
+		g.between.p[0] = (wpart){.x = x, .a = 1, .b = dl};
+	}
+	g.kind = MR_CARRIED;
+	g.delta = (int)dl;
+	g.inexact = ix;
+	return grid_run(&g, &qp, &qn, count);
+}
+
+/* Sources between d0 + 1 and d1 iterations back (w0 = W_d0, w1 = W_d1): one partition when
+ * the distance range is on one side of every capacity, else halve the range. */
+static bool carried_range(model *m, const mnode *x, int a, int64_t d0, int64_t d1, int64_t w0,
+                          int64_t w1, bool ix, int depth)
+{
+	if (w1 <= w0 || m->st)
+		return !m->st;
+	if (d1 == d0 + 1)
+		return carried_delta(m, x, a, d1, w1 - w0, ix);
+	/* at least d0 whole iterations lie between source and target, at most d1 + 1 */
+	double l0, h0, l1, h1;
+	double f0 = iter_footprint(m, x, d0, &l0, &h0), f1 = iter_footprint(m, x, d1 + 1, &l1, &h1);
+	double lo = l0 - 1, hi = h1 - 1;
+	if (!straddles(m, lo, hi) || depth > 64)
+		return emit(m, a, MR_FAR, (int)d1, x, w1 - w0, (f0 + f1) / 2 - 1, lo, hi,
+		            !ix && !straddles(m, lo, hi));
+	int64_t dm = d0 + (d1 - d0) / 2;
+	int64_t wm = within(m, x, a, dm, &ix);
+	return carried_range(m, x, a, d0, dm, w0, wm, ix, depth + 1) &&
+	       carried_range(m, x, a, dm, d1, wm, w1, ix, depth + 1);
+}
+
+/* Reuse carried by loop x: sources 1, 2, .. MODEL_MAX_DELTA iterations back one by one,
+ * farther ones by ranges. */
 static bool carried_parts(model *m, const mnode *x)
 {
 	int64_t n = x->n;
@@ -1673,44 +1784,18 @@ static bool carried_parts(model *m, const mnode *x)
 		bool ix = false;
 		int64_t atot = x->inst * n * x->per_iter[a];
 		int64_t hall = atot - dl_sum(m, a, &all, &ix);
-		wspec it = one_part(D + 1, n, x, 0, 1);
-		int64_t prev = atot - dl_sum(m, a, &it, &ix); /* W_0 = H(iteration) */
+		int64_t prev = within(m, x, a, 0, &ix);
 		if (hall - prev <= 0)
 			continue;
 		int64_t maxd = n - 1 < MODEL_MAX_DELTA ? n - 1 : MODEL_MAX_DELTA, dl;
 		for (dl = 1; dl <= maxd && prev < hall; dl++) {
-			/* W_dl = A - sum_inst [DL_dl(0) + sum_{s < n-dl} (DL_{dl+1}(s) - DL_dl(s))] */
-			wspec head = one_part(D, 0, x, 0, dl);
-			wspec big = one_part(D + 1, n - dl, x, 0, dl + 1);
-			wspec small = one_part(D + 1, n - dl, x, 0, dl);
-			int64_t wv = atot - dl_sum(m, a, &head, &ix) - dl_sum(m, a, &big, &ix) +
-			             dl_sum(m, a, &small, &ix);
-			/* sources dl iterations back: the last touch in iteration t-dl, the first in t */
-			grid g;
-			memset(&g, 0, sizeof g);
-			g.m = m;
-			g.array = a;
-			g.base.fix = D + 1;
-			g.base.mlast = n - dl;
-			useq qp = {.k = (const mnode *const *)x->kids, .nk = x->nkids};
-			useq qn = qp;
-			qn.xoff = dl;
-			if (dl > 1) {
-				g.between.np = 1;
-				g.between.p[0] = (wpart){.x = x, .a = 1, .b = dl};
-			}
-			g.kind = MR_CARRIED;
-			g.delta = (int)dl;
-			g.inexact = ix;
-			if (wv - prev > 0 && !grid_run(&g, &qp, &qn, wv - prev))
+			int64_t wv = within(m, x, a, dl, &ix);
+			if (wv - prev > 0 && !carried_delta(m, x, a, dl, wv - prev, ix))
 				return false;
 			prev = wv;
 		}
-		if (prev < hall) {
-			double lo = iter_footprint(m, x, dl) - 1, hi = iter_footprint(m, x, n) - 1;
-			if (!emit(m, a, MR_FAR, 0, x, hall - prev, (lo + hi) / 2, lo, hi, false))
-				return false;
-		}
+		if (prev < hall && !carried_range(m, x, a, dl - 1, n - 1, prev, hall, ix, 0))
+			return false;
 	}
 	return !m->st;
 }
