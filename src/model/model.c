@@ -32,8 +32,8 @@
 #define MODEL_MAX_DEPTH 300
 /* Instances of a window whose accesses shift differently are enumerated up to this many,
  * sampled beyond. */
-#define MODEL_ENUM_LIMIT 2048
-#define MODEL_SAMPLES 128
+#define MODEL_ENUM_LIMIT 16384
+#define MODEL_SAMPLES 512
 /* A mixed piece of a split loop is cut into single iterations up to this length. */
 #define MODEL_CUT_LIMIT 64
 
