@@ -124,6 +124,7 @@ typedef struct model {
 	/* the analysis of one line size */
 	int64_t line;
 	int64_t caps[SIM_MAX_LEVELS]; /* capacities in lines of the levels with this line size */
+	int refine;                /* how deep cells that straddle a capacity are split */
 	int ncaps;
 	model_lines *ml;
 	int capparts;
@@ -1025,7 +1026,9 @@ static uint64_t hash_key(const int64_t *key, int n)
 	uint64_t h = 1469598103934665603ULL;
 	for (int i = 0; i < n; i++)
 		h = (h ^ (uint64_t)key[i]) * 1099511628211ULL;
-	return h ^ (h >> 29);
+	h ^= h >> 29;
+	h *= 0xBF58476D1CE4E5B9ULL;
+	return h ^ (h >> 32);
 }
 
 /* A sum over the instances of a window, with the least and the most of one instance. */
@@ -1317,8 +1320,8 @@ static void footprint_range(model *m, const wspec *w, double *lo, double *hi)
 
 static wspec one_part(int fix, int64_t mlast, const mnode *x, int64_t a, int64_t b)
 {
+	/* only the header and the parts in use are ever read: no memset of the whole */
 	wspec w;
-	memset(&w, 0, sizeof w);
 	w.fix = fix;
 	w.mlast = mlast;
 	w.np = 1;
@@ -1471,7 +1474,9 @@ static bool axis_inside(const axis *ax, int64_t w0, axis *in)
 	if (!seq_inside(&ax->q, ax->head ? w0 : U - w0 - 1, &in->q))
 		return false;
 	wspec s;
-	memset(&s, 0, sizeof s);
+	s.fix = 0;
+	s.mlast = 0;
+	s.np = 0;
 	if (!axis_window(ax, w0, &s))
 		return false;
 	in->nbase = s.np;
@@ -1497,7 +1502,9 @@ typedef struct grid {
 static bool grid_window(const grid *g, const axis *pa, int64_t w, const axis *na, int64_t u,
                         bool with_between, wspec *s)
 {
-	*s = g->base;
+	s->fix = g->base.fix;
+	s->mlast = g->base.mlast;
+	s->np = 0;
 	if ((pa && !axis_window(pa, w, s)) || (na && !axis_window(na, u, s)))
 		return false;
 	for (int i = 0; with_between && i < g->between.np; i++) {
@@ -1526,7 +1533,10 @@ static int64_t grid_common(grid *g, const axis *pa, int64_t w, const axis *na, i
 	int64_t c = dl_sum(m, a, &S, &ix) + dl_sum(m, a, &P, &ix) - dl_sum(m, a, &SP, &ix);
 	if (g->between.np) {
 		/* |S n P n B| by inclusion-exclusion */
-		wspec B = g->base, SB, PB, SPB;
+		wspec B, SB, PB, SPB;
+		B.fix = g->base.fix;
+		B.mlast = g->base.mlast;
+		B.np = 0;
 		for (int i = 0; i < g->between.np; i++)
 			B.p[B.np++] = g->between.p[i];
 		if (!grid_window(g, pa, w, NULL, 0, true, &SB) || !grid_window(g, NULL, 0, na, u, true, &PB) ||
@@ -1594,7 +1604,7 @@ static bool grid_cell(grid *g, const axis *pa, int64_t w0, int64_t w1, const axi
 	double l0, h0, l1, h1;
 	double f0 = grid_fp(g, pa, w0, na, u0, &l0, &h0), f1 = grid_fp(g, pa, w1, na, u1, &l1, &h1);
 	double lo = l0 - 1, hi = h1 - 1, est = (f0 + f1) / 2 - 1;
-	if (straddles(g->m, lo, hi) && depth < 200) {
+	if (straddles(g->m, lo, hi) && depth < g->m->refine) {
 		bool split_w = w1 - w0 > 1, split_u = u1 - u0 > 1;
 		/* reuse often lies along the diagonal (the same order on both sides): halving
 		 * both sides at once keeps the cells square, and the off-diagonal ones empty */
@@ -1760,7 +1770,7 @@ static bool carried_range(model *m, const mnode *x, int a, int64_t d0, int64_t d
 	double l0, h0, l1, h1;
 	double f0 = iter_footprint(m, x, d0, &l0, &h0), f1 = iter_footprint(m, x, d1 + 1, &l1, &h1);
 	double lo = l0 - 1, hi = h1 - 1;
-	if (!straddles(m, lo, hi) || depth > 64)
+	if (!straddles(m, lo, hi) || depth >= m->refine)
 		return emit(m, a, MR_FAR, (int)d1, x, w1 - w0, (f0 + f1) / 2 - 1, lo, hi,
 		            !ix && !straddles(m, lo, hi));
 	int64_t dm = d0 + (d1 - d0) / 2;
@@ -1970,10 +1980,16 @@ static bool setup(model *m, ct_looptree *t)
 
 ct_status model_analyse(ct_looptree *t, const sim_spec *spec, model_result *r)
 {
+	return model_analyse_depth(t, spec, MODEL_REFINE_FULL, r);
+}
+
+ct_status model_analyse_depth(ct_looptree *t, const sim_spec *spec, int refine, model_result *r)
+{
 	memset(r, 0, sizeof *r);
 	model *m = calloc(1, sizeof *m);
 	if (!m)
 		return ct_error(t->k->ctx, CT_ERR_NOMEM, "out of memory");
+	m->refine = refine < 0 ? 0 : refine;
 	ct_status st = CT_OK;
 	if (!setup(m, t) || !build_list(m, t->roots, t->nroots, &m->root) ||
 	    !count_accesses(m, &m->root, 1))

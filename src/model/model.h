@@ -51,6 +51,12 @@ typedef struct model_result {
 ct_status model_analyse(ct_looptree *t, const sim_spec *spec, model_result *r);
 void model_result_free(model_result *r);
 
+/* How deep model_analyse splits a reuse whose distance range straddles a capacity (each split
+ * halves the positions of source or target). model_analyse_depth with a small depth is
+ * cheaper and less exact: the tile search screens candidates with it. */
+#define MODEL_REFINE_FULL 200
+ct_status model_analyse_depth(ct_looptree *t, const sim_spec *spec, int refine, model_result *r);
+
 /* The partitions of line size `line` in r (NULL if r has none). */
 const model_lines *model_for_line(const model_result *r, int64_t line);
 
