@@ -138,6 +138,7 @@ typedef struct model {
 	} scratch;
 	struct box *boxes;
 	int capboxes;
+	struct wspec *ws;          /* 8 windows of scratch for the grid */
 	int *cand;
 	int capcand;
 } model;
@@ -1524,29 +1525,31 @@ static int64_t grid_common(grid *g, const axis *pa, int64_t w, const axis *na, i
 	bool ix = false;
 	model *m = g->m;
 	int a = g->array;
-	wspec S, P, SP;
-	if (!grid_window(g, pa, w, NULL, 0, false, &S) || !grid_window(g, NULL, 0, na, u, false, &P) ||
-	    !grid_window(g, pa, w, na, u, false, &SP)) {
+	/* the windows live in the model's scratch, not on the stack: grid_cell recurses deeply
+	 * and each window is a few KiB (fresh stack pages cost page faults) */
+	wspec *ws = g->m->ws, *S = &ws[0], *P = &ws[1], *SP = &ws[2];
+	if (!grid_window(g, pa, w, NULL, 0, false, S) || !grid_window(g, NULL, 0, na, u, false, P) ||
+	    !grid_window(g, pa, w, na, u, false, SP)) {
 		g->inexact = true;
 		return 0;
 	}
-	int64_t c = dl_sum(m, a, &S, &ix) + dl_sum(m, a, &P, &ix) - dl_sum(m, a, &SP, &ix);
+	int64_t c = dl_sum(m, a, S, &ix) + dl_sum(m, a, P, &ix) - dl_sum(m, a, SP, &ix);
 	if (g->between.np) {
 		/* |S n P n B| by inclusion-exclusion */
-		wspec B, SB, PB, SPB;
-		B.fix = g->base.fix;
-		B.mlast = g->base.mlast;
-		B.np = 0;
+		wspec *B = &ws[3], *SB = &ws[4], *PB = &ws[5], *SPB = &ws[6];
+		B->fix = g->base.fix;
+		B->mlast = g->base.mlast;
+		B->np = 0;
 		for (int i = 0; i < g->between.np; i++)
-			B.p[B.np++] = g->between.p[i];
-		if (!grid_window(g, pa, w, NULL, 0, true, &SB) || !grid_window(g, NULL, 0, na, u, true, &PB) ||
-		    !grid_window(g, pa, w, na, u, true, &SPB)) {
+			B->p[B->np++] = g->between.p[i];
+		if (!grid_window(g, pa, w, NULL, 0, true, SB) || !grid_window(g, NULL, 0, na, u, true, PB) ||
+		    !grid_window(g, pa, w, na, u, true, SPB)) {
 			g->inexact = true;
 			return c;
 		}
-		int64_t spb = dl_sum(m, a, &S, &ix) + dl_sum(m, a, &P, &ix) + dl_sum(m, a, &B, &ix) -
-		              dl_sum(m, a, &SP, &ix) - dl_sum(m, a, &SB, &ix) - dl_sum(m, a, &PB, &ix) +
-		              dl_sum(m, a, &SPB, &ix);
+		int64_t spb = dl_sum(m, a, S, &ix) + dl_sum(m, a, P, &ix) + dl_sum(m, a, B, &ix) -
+		              dl_sum(m, a, SP, &ix) - dl_sum(m, a, SB, &ix) - dl_sum(m, a, PB, &ix) +
+		              dl_sum(m, a, SPB, &ix);
 		c -= spb;
 	}
 	if (ix)
@@ -1559,16 +1562,16 @@ static int64_t grid_common(grid *g, const axis *pa, int64_t w, const axis *na, i
 static double grid_fp(grid *g, const axis *pa, int64_t w, const axis *na, int64_t u, double *lo,
                       double *hi)
 {
-	wspec s;
+	wspec *s = &g->m->ws[7];
 	*lo = *hi = 0;
-	if (!grid_window(g, pa, w, na, u, true, &s)) {
+	if (!grid_window(g, pa, w, na, u, true, s)) {
 		g->inexact = true;
 		return 0;
 	}
-	if (!s.np)
+	if (!s->np)
 		return 0;
-	footprint_range(g->m, &s, lo, hi);
-	return footprint(g->m, &s);
+	footprint_range(g->m, s, lo, hi);
+	return footprint(g->m, s);
 }
 
 /* Whether some capacity of the line size lies in (lo, hi]: the cell is undecided. */
@@ -1779,8 +1782,8 @@ static bool carried_range(model *m, const mnode *x, int a, int64_t d0, int64_t d
 	       carried_range(m, x, a, dm, d1, wm, w1, ix, depth + 1);
 }
 
-/* Reuse carried by loop x: sources 1, 2, .. MODEL_MAX_DELTA iterations back one by one,
- * farther ones by ranges. */
+/* Reuse carried by loop x: sources 1 .. MODEL_MAX_DELTA iterations back one by one, farther
+ * ones by ranges. */
 static bool carried_parts(model *m, const mnode *x)
 {
 	int64_t n = x->n;
@@ -1990,6 +1993,11 @@ ct_status model_analyse_depth(ct_looptree *t, const sim_spec *spec, int refine, 
 	if (!m)
 		return ct_error(t->k->ctx, CT_ERR_NOMEM, "out of memory");
 	m->refine = refine < 0 ? 0 : refine;
+	m->ws = malloc(sizeof *m->ws * 8);
+	if (!m->ws) {
+		free(m);
+		return ct_error(t->k->ctx, CT_ERR_NOMEM, "out of memory");
+	}
 	ct_status st = CT_OK;
 	if (!setup(m, t) || !build_list(m, t->roots, t->nroots, &m->root) ||
 	    !count_accesses(m, &m->root, 1))
@@ -2021,6 +2029,7 @@ out:
 	free(m->scratch.v);
 	free(m->boxes);
 	free(m->cand);
+	free(m->ws);
 	free(m->hist);
 	free(m->hist2);
 	ct_arena_free(&m->arena);

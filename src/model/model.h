@@ -10,12 +10,13 @@ typedef enum model_reuse {
 	MR_COLD,      /* first touch of the line in the whole run */
 	MR_STMT,      /* earlier in the same statement instance */
 	MR_CARRIED,   /* an earlier iteration (delta back) of the same loop instance */
-	MR_FAR,       /* an earlier iteration of the same loop instance, more than MODEL_MAX_DELTA back */
+	MR_FAR,       /* an earlier iteration of the same loop instance, a range of iterations back */
 	MR_SIBLING    /* an earlier child of the same iteration of the parent (or of the run) */
 } model_reuse;
 
-/* Carried reuse is split by how many iterations back its source is, up to this. */
-#define MODEL_MAX_DELTA 16
+/* Carried reuse from up to this many iterations back is split one distance at a time; farther
+ * sources by ranges of iterations back, halved only while a range straddles a capacity. */
+#define MODEL_MAX_DELTA 1
 
 /* One reuse partition: `count` accesses to storage `array` that all have (about) stack
  * distance `distance` lines; distance_lo .. distance_hi bound it over the partition. An
