@@ -1,0 +1,142 @@
+#!/bin/sh
+# model.sh: `cachet predict` and `cachet tiles`: usage errors, exit codes, JSON shape, counts
+# checked by hand and against the simulator, a tile search on a small kernel.
+CACHET=${CACHET:-build/cachet}
+pass=0
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
+
+# expect NAME EXIT_CODE PATTERN_IN_OUTPUT COMMAND...
+expect() {
+	name=$1 want=$2 pat=$3
+	shift 3
+	"$@" >"$tmp/o" 2>"$tmp/e"
+	rc=$?
+	if [ "$rc" != "$want" ]; then
+		bad "$name: exit $rc, want $want"
+		sed 's/^/    /' "$tmp/e" | head -5 >&2
+		return
+	fi
+	if [ -n "$pat" ] && ! grep -qE -- "$pat" "$tmp/o" "$tmp/e"; then
+		bad "$name: output lacks /$pat/"
+		head -5 "$tmp/o" "$tmp/e" | sed 's/^/    /' >&2
+		return
+	fi
+	ok
+}
+
+# expect_not NAME PATTERN COMMAND...: exit 0 and the output does not match
+expect_not() {
+	name=$1 pat=$2
+	shift 2
+	if ! "$@" >"$tmp/o" 2>"$tmp/e"; then
+		bad "$name: failed"
+		sed 's/^/    /' "$tmp/e" | head -5 >&2
+	elif grep -qE -- "$pat" "$tmp/o"; then
+		bad "$name: output has /$pat/"
+	else
+		ok
+	fi
+}
+
+# a kernel file with one line of text per argument
+kfile() {
+	f=$tmp/$1
+	shift
+	: >"$f"
+	for l in "$@"; do printf '%s\n' "$l" >>"$f"; done
+	echo "$f"
+}
+
+# 64 doubles each = 8 lines each; per iteration X is read, then Y written
+copy=$(kfile copy.cachet "kernel cp" "param N = 64" "array X : f64[N] input" "array Y : f64[N] output" \
+	"for (i: N) {" "  Y[i] = X[i]" "}")
+rt=$(kfile rt.cachet "kernel k" "param L : runtime" "array X : f64[L] inout" "for (i: L) {" "  X[i] *= 2" "}")
+mm=$(kfile mm.cachet "kernel mm" "param M = 24, N = 20, K = 16, TI = 8, TJ = 8, TK = 4" \
+	"array A : f32[M, K] input" "array B : f32[K, N] input" "array C : f32[M, N] inout" \
+	"for (i: M, j: N, k: K) {" "  C[i, j] += A[i, k] * B[k, j]" "}" \
+	"schedule {" "  ii, jj, kk = tile(i=TI, j=TJ, k=TK)" "  reorder(i, j, k, ii, kk, jj)" "}")
+mvrt=$(kfile mvrt.cachet "kernel mv" "param L : runtime" "param TI = 8, TJ = 8" \
+	"array A : f32[L, 64] input" "array X : f32[64] input" "array Y : f32[L] inout" \
+	"for (i: L, j: 64) {" "  Y[i] += A[i, j] * X[j]" "}" \
+	"schedule {" "  ii, jj = tile(i=TI, j=TJ)" "  reorder(i, j, ii, jj)" "}")
+two=examples/tiles_two_index.cachet
+
+# ---------------------------------------------------------------- predict
+expect "predict help" 0 "usage: cachet predict" "$CACHET" predict --help
+expect "predict no file" 2 "needs a FILE" "$CACHET" predict
+expect "predict missing file" 2 "error" "$CACHET" predict "$tmp/nope.cachet" --cache 4K:64
+expect "predict bad spec" 2 "not a power of two" "$CACHET" predict "$copy" --cache 32K:48
+expect "predict empty spec" 2 "error" "$CACHET" predict "$copy" --cache ""
+expect "predict spec without value" 2 "expects SIZE:LINE" "$CACHET" predict "$copy" --cache
+expect "predict unknown option" 2 "unknown option '--frob'" "$CACHET" predict "$copy" --frob
+expect "predict runtime without value" 2 "needs a value" "$CACHET" predict "$rt" --cache 4K:64
+expect "predict runtime with value" 0 '"accesses": 100,' "$CACHET" predict "$rt" -D L=50 --cache 4K:64 --json
+expect "predict cold misses only" 0 \
+	'^\{"kernel": "cp", "accesses": 128, "levels": \[\{"size": 4096, "line": 64, "ways": 0, "misses": 16, "exact": true\}\], "model_seconds": [0-9.e+-]+, "references": \[' \
+	"$CACHET" predict "$copy" --cache 4K:64 --json
+expect "predict one-line cache" 0 '"misses": 128, "exact": (true|false)' "$CACHET" predict "$copy" --cache 64:64 --json
+expect "predict per array" 0 \
+	'\{"array": "X", "stmt": 1, "nrefs": 1, "exact": (true|false), "accesses": 64, "misses": \[8, 64\]\}' \
+	"$CACHET" predict "$copy" --cache 4K:64,64:64 --json
+expect_not "predict without --simulate has no simulator counts" "simulate" \
+	"$CACHET" predict "$copy" --cache 4K:64 --json
+expect "predict --simulate levels" 0 \
+	'"misses": 16, "exact": true, "simulated_misses": 16\}\], "model_seconds": [0-9.e+-]+, "simulate_seconds": [0-9.e+-]+, "references"' \
+	"$CACHET" predict "$copy" --cache 4K:64 --json --simulate
+expect "predict --simulate per array" 0 '"array": "Y", .*"misses": \[8\], "simulated_misses": \[8\]\}' \
+	"$CACHET" predict "$copy" --cache 4K:64 --json --simulate
+expect "predict set-associative is not exact" 0 '"ways": 2, "misses": [0-9]+, "exact": false' \
+	"$CACHET" predict "$copy" --cache 1K:64:2 --json
+expect "predict text" 0 "^  L1 +4096 +64 +0 +16 " "$CACHET" predict "$copy" --cache 4K:64
+expect "predict text per array" 0 "^  X +1 +1 +64 +yes +8" "$CACHET" predict "$copy" --cache 4K:64
+expect "predict text --simulate" 0 "simulated in" "$CACHET" predict "$copy" --cache 4K:64 --simulate
+expect "predict machine caches" 0 '"levels": \[\{' "$CACHET" predict "$copy" --json
+# a tiled matmul with tails: the model is exact on it, so it equals the simulator
+expect "predict = simulate (tiled matmul, 1K)" 0 '"misses": ([0-9]+), "exact": true, "simulated_misses": \1\}' \
+	"$CACHET" predict "$mm" --cache 1K:64 --json --simulate
+expect "predict = simulate (tiled matmul, 4K)" 0 '"misses": ([0-9]+), "exact": true, "simulated_misses": \1\}' \
+	"$CACHET" predict "$mm" --cache 4K:64 --json --simulate
+expect "predict example" 0 '"kernel": "two_index_tiled"' "$CACHET" predict "$two" --cache 32K:64 --json
+
+# ---------------------------------------------------------------- tiles
+expect "tiles help" 0 "usage: cachet tiles" "$CACHET" tiles --help
+expect "tiles no file" 2 "needs a FILE" "$CACHET" tiles
+expect "tiles no tile params" 2 "copy.cachet:1:[0-9]+: error: .*no tile params" "$CACHET" tiles "$copy" --cache 4K:64
+expect "tiles literal split sizes" 2 "no tile params" "$CACHET" tiles examples/matmul.cachet --cache 4K:64
+expect "tiles bad --max" 2 "--max expects a positive integer" "$CACHET" tiles "$mm" --max 0
+expect "tiles bad --max text" 2 "--max expects a positive integer" "$CACHET" tiles "$mm" --max big
+expect "tiles bad spec" 2 "not a power of two" "$CACHET" tiles "$mm" --cache 32K:48
+expect "tiles unknown param" 2 "'Q'" "$CACHET" tiles "$mm" -D Q=3 --cache 4K:64
+expect "tiles json" 0 \
+	'^\{"kernel": "mm", "indices": \["i", "j", "k"\], "params": \["TI", "TJ", "TK"\], .*"runtime_bounds": false, .*"candidates": \[\{"tiles": \[[0-9]+, [0-9]+, [0-9]+\], "misses": [0-9]+, ' \
+	"$CACHET" tiles "$mm" --cache 1K:64 --json
+expect "tiles seconds" 0 '\], "seconds": [0-9.e+-]+\}$' "$CACHET" tiles "$mm" --cache 1K:64 --json
+expect "tiles at most 10 candidates" 0 "" sh -c \
+	"test \$($CACHET tiles $mm --cache 1K:64 --json | grep -o '\"tiles\": ' | wc -l) -le 10"
+expect "tiles --max" 0 '"candidates": \[\{"tiles": \[[1-4], [1-4], [1-4]\]' "$CACHET" tiles "$mm" --cache 1K:64 --max 4 --json
+expect_not "tiles --max bounds every tile" '"tiles": \[[^]]*([5-9]|[0-9]{2})' "$CACHET" tiles "$mm" --cache 1K:64 --max 4 --json
+expect "tiles -D sizes the problem" 0 '"candidates": \[\{"tiles": \[([1-8]), ' "$CACHET" tiles "$mm" -D M=8 --cache 1K:64 --json
+expect "tiles two levels" 0 '"rank_level": 0, .*"level_misses": \[[0-9]+, [0-9]+\]' "$CACHET" tiles "$mm" --cache 1K:64,4K:64 --json
+expect "tiles text" 0 "^ +1 +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+" "$CACHET" tiles "$mm" --cache 1K:64
+expect "tiles unknown bounds" 0 '"runtime_bounds": true' "$CACHET" tiles "$mvrt" --cache 1K:64 --max 32 --json
+expect "tiles unknown bounds text" 0 "unknown loop bounds" "$CACHET" tiles "$mvrt" --cache 1K:64 --max 32
+expect "tiles known runtime bound" 0 '"runtime_bounds": false' "$CACHET" tiles "$mvrt" -D L=40 --cache 1K:64 --json
+expect "tiles two-index example" 0 '"indices": \["a", "q", "p", "b"\], "params": \["TA", "TQ", "TP", "TB"\]' \
+	"$CACHET" tiles "$two" -D V=16 -D N=24 --cache 2K:64 --json
+# the best tiling found runs and verifies
+best=$("$CACHET" tiles "$two" -D V=16 -D N=24 --cache 2K:64 --json 2>/dev/null |
+	sed -n 's/.*"candidates": \[{"tiles": \[\([0-9]*\), \([0-9]*\), \([0-9]*\), \([0-9]*\)\].*/-D TA=\1 -D TQ=\2 -D TP=\3 -D TB=\4/p')
+if [ -n "$best" ]; then
+	# shellcheck disable=SC2086
+	expect "best tiling verifies" 0 '"verified": true' "$CACHET" run "$two" -D V=16 -D N=24 $best --engine interp --json
+else
+	bad "best tiling: no candidate parsed"
+fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
