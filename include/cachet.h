@@ -419,7 +419,8 @@ CT_API void ct_tiles_opts_init(CT_KEEP ct_tiles_opts *o);
 /* One tiling: a tile size per searched index and its predicted misses. */
 typedef struct ct_tiles_candidate {
 	int64_t *tiles;           /* [nindices], owned by the result */
-	int64_t misses[CT_SIM_MAX_LEVELS]; /* per level of the spec */
+	int64_t misses[CT_SIM_MAX_LEVELS]; /* the model's count per level of the spec */
+	int64_t misses_max[CT_SIM_MAX_LEVELS]; /* its upper bound (= misses when exact): what ranks */
 	int exact;                /* 1 when every level's count is exact */
 } ct_tiles_candidate;
 
@@ -446,9 +447,10 @@ typedef struct ct_tiles_result {
  * (`param TA = 16` ... `tile(a=TA)`). Candidates on a coarse grid; keep
  * those that cannot grow in any index without one more reuse partition's
  * stack distance reaching a level's capacity; refine around them with
- * smaller steps; drop tilings that a larger one predicts no worse; rank by
- * the predicted misses of the smallest level, then of the next ones; ties:
- * larger tiles first. Runtime params without a value are unknown bounds:
+ * smaller steps; re-analyse the best with the full model; drop tilings
+ * that a larger one predicts no worse; rank by the predicted misses of the
+ * smallest level (their upper bound where the model is not exact), then of
+ * the next ones; ties: larger tiles first. Runtime params without a value are unknown bounds:
  * then a partition whose stack distance changes with them counts as a
  * miss. spec as ct_kernel_predict; opts NULL = defaults. k is left as it
  * was. CT_ERR_INPUT (at the kernel's name) when no tile param exists. */

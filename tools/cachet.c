@@ -604,6 +604,8 @@ static void print_tiles_json(const ct_kernel *k, const ct_tiles_result *r)
 		print_json_counts(t->tiles, r->nindices);
 		printf(", \"misses\": %lld, \"level_misses\": ", (long long)t->misses[r->rank_level]);
 		print_json_counts(t->misses, r->nlevels);
+		printf(", \"level_misses_max\": ");
+		print_json_counts(t->misses_max, r->nlevels);
 		printf(", \"exact\": %s}", t->exact ? "true" : "false");
 	}
 	printf("], \"seconds\": %.6g}\n", r->seconds);
@@ -631,6 +633,12 @@ static void print_tiles_text(const ct_kernel *k, const ct_tiles_result *r)
 			printf(" %8lld", (long long)r->candidates[c].tiles[i]);
 		for (int l = 0; l < r->nlevels; l++)
 			printf("  %13lld", (long long)r->candidates[c].misses[l]);
+		if (!r->candidates[c].exact) {
+			printf("  (not exact; at most");
+			for (int l = 0; l < r->nlevels; l++)
+				printf(" %lld", (long long)r->candidates[c].misses_max[l]);
+			printf(")");
+		}
 		printf("\n");
 	}
 	printf("(* ranks first; the %d best shown)\n", r->ncandidates);

@@ -1,4 +1,5 @@
-/* tiles.c: the Tensor Contraction Engine's tile-size search over the params that size a schedule's splits. */
+/* tiles.c: the Tensor Contraction Engine's tile-size search over the params that size a schedule's
+ * splits. */
 #include "model/model.h"
 
 #include <math.h>
@@ -20,9 +21,11 @@
  *      remove misses, so the region's best tiling is on its upper border);
  *   3. refines the best of them by hill climbing, first over the powers of
  *      two and their 1.5x, then in steps of an eighth of the tile;
- *   4. drops every tiling that a componentwise larger one predicts no worse,
- *      and ranks the rest (misses of the smallest level first, then of the
- *      next ones; ties: larger tiles first).
+ *   4. re-analyses the best screened tilings with the full model (the search
+ *      screens with a shallow refinement depth, model_analyse_depth), drops
+ *      every tiling that a componentwise larger one predicts no worse, and
+ *      ranks the rest (misses of the smallest level first, then of the next
+ *      ones; ties: larger tiles first).
  * With unknown loop bounds (runtime params without a value) the model runs
  * twice, with those params at two large values; a partition whose distance
  * differs between the runs depends on the bounds and counts as a miss.
@@ -34,25 +37,29 @@
 #define TL_DEFAULT_BOUND 1024 /* largest tile of an index whose extent is a runtime param */
 #define TL_SEEDS 16           /* maximal tilings refined */
 #define TL_CLIMB_ROUNDS 64
+#define TL_SCREEN_DEPTH 6 /* model refinement depth while searching (model.h) */
+#define TL_FINAL_MIN 16   /* best screened tilings re-analysed at full depth: at least */
 
 /* One searched param. */
 typedef struct tl_param {
-	int param;       /* k->params id */
-	int index;       /* the first index it splits */
-	int parent;      /* the tl_param whose tile is this one's window (a split of a split), -1 */
-	int64_t bound;   /* largest tile tried */
-	int nfine;       /* fine grid: powers of two and their 1.5x up to bound, and bound */
+	int param;     /* k->params id */
+	int index;     /* the first index it splits */
+	int parent;    /* the tl_param whose tile is this one's window (a split of a split), -1 */
+	int64_t bound; /* largest tile tried */
+	int nfine;     /* fine grid: powers of two and their 1.5x up to bound, and bound */
 	int64_t *fine;
-	int ncoarse;     /* coarse grid: powers of 2^step up to bound, and bound */
+	int ncoarse; /* coarse grid: powers of 2^step up to bound, and bound */
 	int64_t *coarse;
 } tl_param;
 
 /* What one analysed tiling predicts. */
 typedef struct tl_entry {
-	bool valid;                      /* the tiling was analysed (no error) */
+	bool valid; /* the tiling was analysed (no error) */
 	bool exact;
-	int64_t misses[SIM_MAX_LEVELS];
-	int64_t over[SIM_MAX_LEVELS];    /* partitions at or beyond the level's capacity */
+	int64_t misses[SIM_MAX_LEVELS];     /* the model's count (as cachet predict's) */
+	int64_t misses_max[SIM_MAX_LEVELS]; /* with every inexact partition whose distance may
+	                                    reach the capacity counted as missing: what ranks */
+	int64_t over[SIM_MAX_LEVELS];       /* partitions at or beyond the level's capacity */
 } tl_entry;
 
 /* A param's state, to restore the kernel afterwards. */
@@ -65,26 +72,26 @@ typedef struct tl_search {
 	ct_kernel *k;
 	ct_ctx *ctx;
 	sim_spec spec;
-	int order[SIM_MAX_LEVELS];       /* levels by size, the ranking order */
-	int n;                           /* tile params */
+	int order[SIM_MAX_LEVELS]; /* levels by size, the ranking order */
+	int n;                     /* tile params */
 	tl_param *p;
-	int nrt;                         /* runtime params without a value */
+	int nrt; /* runtime params without a value */
 	int *rt;
 	int64_t probe[2];
-	int coarse_step;                 /* the coarse grid's ratio is 2^coarse_step */
-	tl_saved *saved;                 /* [k->nparams] */
+	int coarse_step; /* the coarse grid's ratio is 2^coarse_step */
+	tl_saved *saved; /* [k->nparams] */
 	/* memo of analysed tilings */
 	int max_evals;
 	int nent;
-	int64_t *tiles;                  /* [max_evals * n] */
-	tl_entry *ent;                   /* [max_evals] */
-	int hcap;                        /* power of two */
-	int *hash;                       /* entry number, -1 empty */
+	int64_t *tiles; /* [max_evals * n] */
+	tl_entry *ent;  /* [max_evals] */
+	int hcap;       /* power of two */
+	int *hash;      /* entry number, -1 empty */
 	int64_t evaluated;
-	ct_status fatal;                 /* out of memory and the like: stop */
-	ct_status first_err;             /* first failed tiling, reported if none works */
+	ct_status fatal;     /* out of memory and the like: stop */
+	ct_status first_err; /* first failed tiling, reported if none works */
 	char first_msg[1024];
-	int64_t *work;                   /* [3 * n] scratch tilings */
+	int64_t *work; /* [3 * n] scratch tilings */
 } tl_search;
 
 /* ------------------------------------------------------------ finding the tiles */
@@ -114,7 +121,8 @@ static bool body_uses_param(const ct_kernel *k, ir_node *const *body, int n, int
 		if (expr_uses_param(k, s->lhs, p) || expr_uses_param(k, s->rhs, p) ||
 		    expr_uses_param(k, s->cond, p))
 			return true;
-		if (body_uses_param(k, s->body, s->nbody, p) || body_uses_param(k, s->els, s->nels, p))
+		if (body_uses_param(k, s->body, s->nbody, p) ||
+		    body_uses_param(k, s->els, s->nels, p))
 			return true;
 	}
 	return false;
@@ -142,7 +150,8 @@ static bool param_sizes_problem(const ct_kernel *k, int p)
 static int split_size_param(const ct_kernel *k, const ir_sched *sc, int a)
 {
 	const ir_expr *e = sc->size_expr ? sc->size_expr[a] : NULL;
-	if (!e || e->kind != EX_PARAM || e->id < 0 || e->id >= k->nparams || k->params[e->id].runtime)
+	if (!e || e->kind != EX_PARAM || e->id < 0 || e->id >= k->nparams ||
+	    k->params[e->id].runtime)
 		return -1;
 	return e->id;
 }
@@ -198,7 +207,8 @@ static int64_t index_extent(const ct_kernel *k, int x)
 			const aff_term *tm = &f[j].t[t];
 			int64_t q;
 			if (tm->kind != AFF_PARAM || !k->params[tm->id].has_value ||
-			    !ct_mul_ok(tm->coef, k->params[tm->id].value, &q) || !ct_add_ok(v[j], q, &v[j]))
+			    !ct_mul_ok(tm->coef, k->params[tm->id].value, &q) ||
+			    !ct_add_ok(v[j], q, &v[j]))
 				return -1;
 		}
 	}
@@ -350,7 +360,8 @@ static void set_runtime(tl_search *s, int64_t v)
 
 static bool same_key(const model_part *a, const model_part *b)
 {
-	return a->array == b->array && a->kind == b->kind && a->delta == b->delta && a->node == b->node;
+	return a->array == b->array && a->kind == b->kind && a->delta == b->delta &&
+	       a->node == b->node;
 }
 
 /* dep[i] = partition i of a has no partner of the same distance in b (the same key
@@ -378,16 +389,19 @@ static void mark_dependent(const model_lines *a, const model_lines *b, bool *dep
 	}
 }
 
-/* Misses and partitions over capacity of each level from analysis a (and, with unknown
- * bounds, b: partitions whose distance differs count as misses and as over capacity). */
-static ct_status count_levels(tl_search *s, const model_result *a, const model_result *b, tl_entry *e)
+/* Misses (the model's count and its upper bound) and partitions over capacity of each level
+ * from analysis a (and, with unknown bounds, b: partitions whose distance differs count as
+ * misses and as over capacity). */
+static ct_status count_levels(tl_search *s, const model_result *a, const model_result *b,
+                              tl_entry *e)
 {
 	e->exact = true;
 	for (int l = 0; l < s->spec.nlevels; l++) {
 		const sim_level *lv = &s->spec.level[l];
 		const model_lines *ml = model_for_line(a, lv->line);
 		if (!ml)
-			return ct_error(s->ctx, CT_ERR_USAGE, "the model gave no partitions for line size %lld",
+			return ct_error(s->ctx, CT_ERR_USAGE,
+			                "the model gave no partitions for line size %lld",
 			                (long long)lv->line);
 		int64_t lines = lv->size / lv->line;
 		bool ex = true;
@@ -408,17 +422,20 @@ static ct_status count_levels(tl_search *s, const model_result *a, const model_r
 			bool forced = dep && dep[i];
 			if (forced && p->distance < lines)
 				e->misses[l] += p->count;
+			else if (p->distance < lines && p->distance_hi >= lines)
+				e->misses_max[l] += p->count;
 			if (forced || p->distance >= lines)
 				e->over[l]++;
 		}
+		e->misses_max[l] += e->misses[l];
 		ct_free(s->ctx, dep);
 	}
 	return CT_OK;
 }
 
-/* Build tiling t's loop tree and run the model (twice with unknown bounds) into e. A failure
- * is the tiling's own (status returned, e invalid) unless it is out of memory (s->fatal). */
-static ct_status analyse_tiling(tl_search *s, const int64_t *t, tl_entry *e)
+/* Build tiling t's loop tree and run the model at refinement depth `depth` (twice with unknown
+ * bounds) into e. A failure is the tiling's own (status returned, e invalid). */
+static ct_status analyse_tiling(tl_search *s, const int64_t *t, int depth, tl_entry *e)
 {
 	memset(e, 0, sizeof *e);
 	ct_status st = apply_tiles(s, t);
@@ -430,10 +447,10 @@ static ct_status analyse_tiling(tl_search *s, const int64_t *t, tl_entry *e)
 	model_result a, b;
 	memset(&a, 0, sizeof a);
 	memset(&b, 0, sizeof b);
-	st = model_analyse(tree, &s->spec, &a);
+	st = model_analyse_depth(tree, &s->spec, depth, &a);
 	if (!st && s->nrt > 0) {
 		set_runtime(s, s->probe[1]);
-		st = model_analyse(tree, &s->spec, &b);
+		st = model_analyse_depth(tree, &s->spec, depth, &b);
 		set_runtime(s, s->probe[0]);
 	}
 	if (!st)
@@ -455,7 +472,7 @@ static void note_failure(tl_search *s, ct_status st)
 	if (!s->first_err) {
 		s->first_err = st;
 		const char *m = ct_ctx_diag_count(s->ctx) > 0 ? ct_ctx_diag_render(s->ctx, 0)
-		                                                : ct_ctx_last_message(s->ctx);
+		                                              : ct_ctx_last_message(s->ctx);
 		snprintf(s->first_msg, sizeof s->first_msg, "%s", m ? m : "");
 	}
 	ct_ctx_clear_error(s->ctx);
@@ -486,7 +503,7 @@ static const tl_entry *evaluate(tl_search *s, const int64_t *t)
 	memcpy(&s->tiles[(size_t)id * (size_t)s->n], t, sizeof *t * (size_t)s->n);
 	s->hash[slot] = id;
 	s->evaluated++;
-	ct_status st = analyse_tiling(s, t, &s->ent[id]);
+	ct_status st = analyse_tiling(s, t, TL_SCREEN_DEPTH, &s->ent[id]);
 	if (st)
 		note_failure(s, st);
 	return s->fatal ? NULL : &s->ent[id];
@@ -502,13 +519,16 @@ static double tiles_product(const int64_t *t, int n)
 	return p;
 }
 
-/* < 0 when tiling x (entry ex) ranks before y: fewer misses level by level in ranking
- * order, then the larger tiles (product, then lexicographically). */
+/* < 0 when tiling x (entry ex) ranks before y: fewer misses level by level in ranking order
+ * (the upper bound, then the model's count: an uncertain count does not win on its optimistic
+ * side), then the larger tiles (product, then lexicographically). */
 static int rank_cmp(const tl_search *s, const tl_entry *ex, const int64_t *x, const tl_entry *ey,
                     const int64_t *y)
 {
 	for (int i = 0; i < s->spec.nlevels; i++) {
 		int l = s->order[i];
+		if (ex->misses_max[l] != ey->misses_max[l])
+			return ex->misses_max[l] < ey->misses_max[l] ? -1 : 1;
 		if (ex->misses[l] != ey->misses[l])
 			return ex->misses[l] < ey->misses[l] ? -1 : 1;
 	}
@@ -545,15 +565,17 @@ static void sort_entries(const tl_search *s, int *ids, int *tmp, int n)
 	memcpy(ids, tmp, sizeof *ids * (size_t)n);
 }
 
-/* True when entry u dominates entry v: every tile at least as large, no level worse. */
+/* True when entry u dominates entry v: every tile at least as large, no level worse (by the
+ * upper bound of its misses). */
 static bool dominates(const tl_search *s, int u, int v)
 {
-	const int64_t *tu = &s->tiles[(size_t)u * (size_t)s->n], *tv = &s->tiles[(size_t)v * (size_t)s->n];
+	const int64_t *tu = &s->tiles[(size_t)u * (size_t)s->n],
+	              *tv = &s->tiles[(size_t)v * (size_t)s->n];
 	for (int i = 0; i < s->n; i++)
 		if (tu[i] < tv[i])
 			return false;
 	for (int l = 0; l < s->spec.nlevels; l++)
-		if (s->ent[u].misses[l] > s->ent[v].misses[l])
+		if (s->ent[u].misses_max[l] > s->ent[v].misses_max[l])
 			return false;
 	return true;
 }
@@ -617,7 +639,8 @@ static int neighbours(const tl_search *s, int i, int64_t v, int level, int64_t *
 	if (level == 0) {
 		double span = ldexp(1.0, s->coarse_step), fv = (double)v;
 		for (int f = 0; f < p->nfine; f++)
-			if (p->fine[f] != v && (double)p->fine[f] * span > fv && (double)p->fine[f] < fv * span)
+			if (p->fine[f] != v && (double)p->fine[f] * span > fv &&
+			    (double)p->fine[f] < fv * span)
 				out[n++] = p->fine[f];
 		return n;
 	}
@@ -672,22 +695,49 @@ static void refine_phase(tl_search *s, int *ids, int *tmp)
 		return;
 	}
 	for (int id = 0; id < ncoarse; id++)
-		if (s->ent[id].valid && is_maximal(s, &s->tiles[(size_t)id * (size_t)s->n], &s->ent[id]))
+		if (s->ent[id].valid &&
+		    is_maximal(s, &s->tiles[(size_t)id * (size_t)s->n], &s->ent[id]))
 			ids[nseed++] = id;
 	sort_entries(s, ids, tmp, nseed);
 	if (nseed > TL_SEEDS)
 		nseed = TL_SEEDS;
 	for (int level = 0; level < 2; level++)
 		for (int j = 0; j < nseed && !s->fatal && s->nent < s->max_evals; j++) {
-			memcpy(t, &s->tiles[(size_t)ids[j] * (size_t)s->n], sizeof *t * (size_t)s->n);
+			memcpy(t, &s->tiles[(size_t)ids[j] * (size_t)s->n],
+			       sizeof *t * (size_t)s->n);
 			climb(s, t, level);
 			if (level == 0) {
 				int slot = memo_slot(s, t);
 				if (s->hash[slot] >= 0)
-					ids[j] = s->hash[slot]; /* the finest stage starts where this one ended */
+					ids[j] = s->hash[slot]; /* the finest stage starts where
+					                           this one ended */
 			}
 		}
 	ct_free(s->ctx, t);
+}
+
+/* Re-analyse the best screened tilings at full depth: the first max(TL_FINAL_MIN, 2 * keep) by
+ * the screening's ranking. Their entries get the full counts; ids[0..*n-1] lists those that
+ * are still valid. */
+static void final_phase(tl_search *s, int *ids, int *tmp, int keep, int *n)
+{
+	int nvalid = 0, nfinal = keep * 2 > TL_FINAL_MIN ? keep * 2 : TL_FINAL_MIN;
+	for (int id = 0; id < s->nent; id++)
+		if (s->ent[id].valid)
+			ids[nvalid++] = id;
+	sort_entries(s, ids, tmp, nvalid);
+	if (nfinal > nvalid)
+		nfinal = nvalid;
+	*n = 0;
+	for (int i = 0; i < nfinal && !s->fatal; i++) {
+		int id = ids[i];
+		ct_status st = analyse_tiling(s, &s->tiles[(size_t)id * (size_t)s->n],
+		                              MODEL_REFINE_FULL, &s->ent[id]);
+		if (st)
+			note_failure(s, st);
+		else
+			ids[(*n)++] = id;
+	}
 }
 
 /* ------------------------------------------------------------ setup, result, cleanup */
@@ -698,7 +748,9 @@ static void rank_levels(tl_search *s)
 	for (int l = 0; l < s->spec.nlevels; l++)
 		s->order[l] = l;
 	for (int i = 1; i < s->spec.nlevels; i++)
-		for (int j = i; j > 0 && s->spec.level[s->order[j]].size < s->spec.level[s->order[j - 1]].size; j--) {
+		for (int j = i;
+		     j > 0 && s->spec.level[s->order[j]].size < s->spec.level[s->order[j - 1]].size;
+		     j--) {
 			int x = s->order[j];
 			s->order[j] = s->order[j - 1];
 			s->order[j - 1] = x;
@@ -795,13 +847,10 @@ static ct_status result_header(const tl_search *s, ct_tiles_result *r)
 	return CT_OK;
 }
 
-/* The valid tilings, ranked, without dominated ones, the first `keep` of them into r. */
-static ct_status result_candidates(tl_search *s, int *ids, int *tmp, int keep, ct_tiles_result *r)
+/* The tilings ids[0..n-1], ranked, without dominated ones, the first `keep` of them into r. */
+static ct_status result_candidates(tl_search *s, int *ids, int n, int *tmp, int keep,
+                                   ct_tiles_result *r)
 {
-	int n = 0;
-	for (int id = 0; id < s->nent; id++)
-		if (s->ent[id].valid)
-			ids[n++] = id;
 	sort_entries(s, ids, tmp, n);
 	int kept = 0;
 	for (int i = 0; i < n && kept < keep; i++) {
@@ -820,9 +869,12 @@ static ct_status result_candidates(tl_search *s, int *ids, int *tmp, int keep, c
 	for (int i = 0; i < kept; i++) {
 		ct_tiles_candidate *c = &r->candidates[i];
 		c->tiles = block + (size_t)i * (size_t)s->n;
-		memcpy(c->tiles, &s->tiles[(size_t)tmp[i] * (size_t)s->n], sizeof *c->tiles * (size_t)s->n);
-		for (int l = 0; l < s->spec.nlevels; l++)
+		memcpy(c->tiles, &s->tiles[(size_t)tmp[i] * (size_t)s->n],
+		       sizeof *c->tiles * (size_t)s->n);
+		for (int l = 0; l < s->spec.nlevels; l++) {
 			c->misses[l] = s->ent[tmp[i]].misses[l];
+			c->misses_max[l] = s->ent[tmp[i]].misses_max[l];
+		}
 		c->exact = s->ent[tmp[i]].exact;
 	}
 	r->ncandidates = kept;
@@ -864,17 +916,16 @@ static ct_status run_search(tl_search *s, const ct_tiles_opts *o, ct_tiles_resul
 		if (!ids || !tmp)
 			st = CT_ERR_NOMEM;
 	}
+	int nfinal = 0;
 	if (!st) {
 		coarse_phase(s);
 		refine_phase(s, ids, tmp);
+		final_phase(s, ids, tmp, o->keep, &nfinal);
 		st = s->fatal;
 	}
 	restore_kernel(s);
 	if (!st) {
-		int valid = 0;
-		for (int i = 0; i < s->nent; i++)
-			valid += s->ent[i].valid;
-		if (valid == 0)
+		if (nfinal == 0)
 			st = ct_error(s->ctx, s->first_err ? s->first_err : CT_ERR_INPUT,
 			              "no tiling of kernel '%s' could be analysed: %s", s->k->name,
 			              s->first_msg[0] ? s->first_msg : "no tile fits");
@@ -882,12 +933,12 @@ static ct_status run_search(tl_search *s, const ct_tiles_opts *o, ct_tiles_resul
 	if (!st)
 		st = result_header(s, r);
 	if (!st)
-		st = result_candidates(s, ids, tmp, o->keep, r);
+		st = result_candidates(s, ids, nfinal, tmp, o->keep, r);
 	ct_free(s->ctx, ids);
 	ct_free(s->ctx, tmp);
 	return st == CT_ERR_NOMEM && ct_ctx_last_status(s->ctx) != CT_ERR_NOMEM
-	               ? ct_error(s->ctx, CT_ERR_NOMEM, "out of memory in the tile search")
-	               : st;
+	           ? ct_error(s->ctx, CT_ERR_NOMEM, "out of memory in the tile search")
+	           : st;
 }
 
 void ct_tiles_opts_init(ct_tiles_opts *o)
@@ -911,12 +962,14 @@ ct_status ct_kernel_tiles(ct_kernel *k, const char *spec_text, const ct_tiles_op
 	s.max_evals = o.max_evals;
 	s.probe[0] = o.probe[0];
 	s.probe[1] = o.probe[1];
-	ct_status st = spec_text ? sim_spec_parse(s.ctx, spec_text, &s.spec) : sim_machine_spec(s.ctx, &s.spec);
+	ct_status st = spec_text ? sim_spec_parse(s.ctx, spec_text, &s.spec)
+	                         : sim_machine_spec(s.ctx, &s.spec);
 	if (!st && (st = find_tile_params(&s)) == CT_OK && s.n == 0)
-		st = ct_error_at(s.ctx, CT_ERR_INPUT, k->file, k->name_pos.line, k->name_pos.col,
-		                 "kernel '%s' has no tile params: the search needs compile-time params "
-		                 "as split/tile sizes (param TA = 16 ... tile(a=TA))",
-		                 k->name);
+		st = ct_error_at(
+		    s.ctx, CT_ERR_INPUT, k->file, k->name_pos.line, k->name_pos.col,
+		    "kernel '%s' has no tile params: the search needs compile-time params "
+		    "as split/tile sizes (param TA = 16 ... tile(a=TA))",
+		    k->name);
 	if (!st) {
 		rank_levels(&s);
 		st = save_kernel(&s);

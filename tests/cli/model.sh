@@ -121,7 +121,9 @@ expect "tiles at most 10 candidates" 0 "" sh -c \
 expect "tiles --max" 0 '"candidates": \[\{"tiles": \[[1-4], [1-4], [1-4]\]' "$CACHET" tiles "$mm" --cache 1K:64 --max 4 --json
 expect_not "tiles --max bounds every tile" '"tiles": \[[^]]*([5-9]|[0-9]{2})' "$CACHET" tiles "$mm" --cache 1K:64 --max 4 --json
 expect "tiles -D sizes the problem" 0 '"candidates": \[\{"tiles": \[([1-8]), ' "$CACHET" tiles "$mm" -D M=8 --cache 1K:64 --json
-expect "tiles two levels" 0 '"rank_level": 0, .*"level_misses": \[[0-9]+, [0-9]+\]' "$CACHET" tiles "$mm" --cache 1K:64,4K:64 --json
+expect "tiles two levels" 0 '"rank_level": 0, .*"level_misses": \[[0-9]+, [0-9]+\], "level_misses_max": \[[0-9]+, [0-9]+\], "exact": (true|false)\}' \
+	"$CACHET" tiles "$mm" --cache 1K:64,4K:64 --json
+expect "tiles smallest level ranks" 0 '"rank_level": 1, ' "$CACHET" tiles "$mm" --cache 4K:64,1K:64 --json
 expect "tiles text" 0 "^ +1 +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+" "$CACHET" tiles "$mm" --cache 1K:64
 expect "tiles unknown bounds" 0 '"runtime_bounds": true' "$CACHET" tiles "$mvrt" --cache 1K:64 --max 32 --json
 expect "tiles unknown bounds text" 0 "unknown loop bounds" "$CACHET" tiles "$mvrt" --cache 1K:64 --max 32
