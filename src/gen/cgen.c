@@ -41,6 +41,8 @@ typedef struct cg {
 	char **stride;          /* per storage, per dim: stride as C text */
 	const lt_node **open;   /* per index: the innermost open loop over it */
 	bool floordiv;          /* ct_floordiv64 is in the preamble */
+	const lt_node *band;    /* the parallel loop being emitted */
+	int band_left;          /* loops of its collapsed band still to open */
 	ct_arena arena;         /* bound expressions built while generating */
 	bool failed;
 	bool reported;          /* an error more precise than "out of memory" is on ctx */
@@ -90,6 +92,33 @@ static void cg_bad(cg *g, const char *what, int id)
 		ct_error(g->k->ctx, CT_ERR_INPUT, "cannot generate C: %s %d in the loop tree", what, id);
 	g->reported = true;
 	g->failed = true;
+}
+
+static bool expr_uses_storage(const ir_expr *e, int a)
+{
+	if (!e)
+		return false;
+	if (e->kind == EX_ACCESS && e->id == a)
+		return true;
+	for (int i = 0; i < e->nargs; i++)
+		if (expr_uses_storage(e->args[i], a))
+			return true;
+	return false;
+}
+
+/* Whether a statement under x accesses storage a. */
+static bool uses_storage(const lt_node *x, int a)
+{
+	if (x->stmt && (x->kind == LT_STMT || x->kind == LT_LET) &&
+	    (expr_uses_storage(x->stmt->rhs, a) || (x->kind == LT_STMT && expr_uses_storage(x->stmt->lhs, a))))
+		return true;
+	for (int i = 0; i < x->nkids; i++)
+		if (uses_storage(x->kids[i], a))
+			return true;
+	for (int i = 0; i < x->nels; i++)
+		if (uses_storage(x->els[i], a))
+			return true;
+	return false;
 }
 
 /* The floor-division helper, added to the preamble on first use (kernels
@@ -698,10 +727,72 @@ static void gen_if(cg *g, const lt_node *x)
 	ct_buf_free(&c);
 }
 
+/* The loop x fully unrolled: each iteration a block with the loop
+ * variable a constant (plan: unroll). */
+static void gen_unrolled(cg *g, const lt_node *x)
+{
+	int64_t lo = 0, hi = 0;
+	if (!bx_is_const(x->lo, &lo) || !bx_is_const(x->hi, &hi)) {
+		cg_bad(g, "unrolled loop with runtime bounds over index", x->index);
+		return;
+	}
+	const char *v = g->iname[x->index];
+	kg_comment(g->kg, "%sunrolled: %s in %lld .. %lld step %lld", x->tail ? "tail, " : "", v, (long long)lo,
+		   (long long)hi, (long long)x->step);
+	const lt_node *outer = g->open[x->index];
+	g->open[x->index] = x;
+	for (int64_t i = lo; i < hi; i += x->step) {
+		kg_block_bare(g->kg);
+		kg_stmt(g->kg, KG_OTHER, NULL, NULL, "const int64_t %s = %lld;", v, (long long)i);
+		gen_nodes(g, x->kids, x->nkids);
+		kg_block_close(g->kg);
+	}
+	g->open[x->index] = outer;
+}
+
+/* The OpenMP directive of parallel loop x (plan: parallelize). */
+static void gen_parallel_pragma(cg *g, const lt_node *x)
+{
+	const ct_kernel *k = g->k;
+	const ir_plan_item *it = x->par_item >= 0 && x->par_item < k->nplan ? &k->plan[x->par_item] : NULL;
+	if (!it || it->kind != PL_PARALLELIZE) {
+		cg_bad(g, "parallelize item", x->par_item);
+		return;
+	}
+	char threads[64] = "ct_nt";
+	if (it->max_threads > 0)
+		snprintf(threads, sizeof threads, "ct_nt < %lld ? ct_nt : %lld", (long long)it->max_threads,
+			 (long long)it->max_threads);
+	char collapse[32] = "";
+	if (x->collapse > 1)
+		snprintf(collapse, sizeof collapse, " collapse(%d)", x->collapse);
+	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "#pragma omp parallel for%s schedule(%s) num_threads(%s)", collapse,
+		it->policy == POLICY_DYNAMIC ? "dynamic" : "static", threads);
+}
+
+/* In the body of the innermost loop of a parallel band: each thread's own
+ * copy of the private buffers used inside it. */
+static void gen_private_views(cg *g, const lt_node *band)
+{
+	const ct_looptree *t = g->t;
+	for (int a = 0; t->priv && a < g->narrays; a++) {
+		if (!t->priv[a] || !uses_storage(band, a))
+			continue;
+		const char *ty = ir_dtype_c(g->arrays[a].type);
+		kg_stmt(g->kg, KG_OTHER, NULL, NULL,
+			"%s *restrict %s = (%s *)(void *)((char *)ct_priv_%d + %s_bytes * (size_t)ct_thread_num());", ty,
+			g->aname[a], ty, a, g->aname[a]);
+	}
+}
+
 static void gen_loop(cg *g, const lt_node *x)
 {
 	if (x->index < 0 || x->index >= g->nindices) {
 		cg_bad(g, "loop over index", x->index);
+		return;
+	}
+	if (x->unroll) {
+		gen_unrolled(g, x);
 		return;
 	}
 	ct_buf lo, hi;
@@ -712,6 +803,15 @@ static void gen_loop(cg *g, const lt_node *x)
 	const char *v = g->iname[x->index];
 	if (x->tail)
 		kg_comment(g->kg, "tail of %s", v);
+	if (x->parallel) {
+		/* the tail of a split runs once: no threads for it alone */
+		if (!(x->tail && x->collapse == 1))
+			gen_parallel_pragma(g, x);
+		g->band = x;
+		g->band_left = x->collapse;
+	}
+	if (x->vector)
+		kg_stmt(g->kg, KG_OTHER, NULL, NULL, "#pragma omp simd");
 	if (x->step == 1)
 		kg_block_open(g->kg, "for (int64_t %s = %s; %s < %s; %s++)", v, lo.s, v, hi.s, v);
 	else
@@ -719,6 +819,8 @@ static void gen_loop(cg *g, const lt_node *x)
 			      (long long)x->step);
 	const lt_node *outer = g->open[x->index];
 	g->open[x->index] = x;
+	if (g->band_left > 0 && --g->band_left == 0)
+		gen_private_views(g, g->band);
 	gen_nodes(g, x->kids, x->nkids);
 	g->open[x->index] = outer;
 	kg_block_close(g->kg);
@@ -858,6 +960,36 @@ static const char *const helpers[] = {
 	"static inline int64_t ct_max_int64_t(int64_t a, int64_t b) { return a > b ? a : b; }",
 };
 
+/* Parallel loops (plan: parallelize) run under OpenMP when the code is
+ * compiled with -fopenmp, and serially otherwise. */
+static const char *const omp_helpers[] = {
+	"#ifdef _OPENMP",
+	"#include <omp.h>",
+	"static inline int ct_thread_num(void) { return omp_get_thread_num(); }",
+	"static inline int ct_max_threads(void) { return omp_get_max_threads(); }",
+	"#else",
+	"static inline int ct_thread_num(void) { return 0; }",
+	"static inline int ct_max_threads(void) { return 1; }",
+	"#endif",
+};
+
+/* `void cachet_NAME_set_threads(int n)`: the threads of the next runs' parallel
+ * loops (n <= 0: one per processor); the runner calls it before each run. */
+static void gen_set_threads(cg *g)
+{
+	char name[300], proto[400];
+	gen_threads_symbol(g->k, name, sizeof name);
+	snprintf(proto, sizeof proto, "void %s(int n)", name);
+	kg_func_declare(g->kg, name, KG_FUNC_KERNEL, proto, NULL, NULL);
+	kg_func_begin(g->kg, name);
+	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "#ifdef _OPENMP");
+	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "omp_set_num_threads(n > 0 ? n : omp_get_num_procs());");
+	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "#else");
+	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "(void)n;");
+	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "#endif");
+	kg_func_end(g->kg);
+}
+
 /* A comment describing array a: type, shape, layout, role. */
 static void describe_array(cg *g, ct_buf *b, int a)
 {
@@ -959,7 +1091,26 @@ static void gen_temps(cg *g, bool *heap)
 		ct_buf_init(&n);
 		put_bx(g, &n, elems);
 		const char *ty = ir_dtype_c(arr->type);
-		if (constant && count <= CG_STACK_TEMP_BYTES / esize &&
+		bool priv = g->t->priv && g->t->priv[a];
+		if (priv) {
+			/* one copy per thread, each 64-byte aligned; parallel loops
+			 * point their threads at their own (gen_private_views) */
+			heap[a] = true;
+			kg_stmt(g->kg, KG_OTHER, NULL, NULL,
+				"const size_t %s_bytes = ((size_t)(%s) * sizeof(%s) + 63) / 64 * 64; /* cache buffer %s, per thread */",
+				g->aname[a], n.s ? n.s : "1", ty, arr->name);
+			kg_stmt(g->kg, KG_OTHER, NULL, NULL,
+				"void *ct_priv_%d = aligned_alloc(64, %s_bytes ? %s_bytes * (size_t)ct_nt : 64);", a,
+				g->aname[a], g->aname[a]);
+			kg_block_open(g->kg, "if (!ct_priv_%d)", a);
+			if (freed.s)
+				kg_stmt(g->kg, KG_OTHER, NULL, NULL, "%s", freed.s);
+			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "return; /* out of memory: the outputs stay untouched */");
+			kg_block_close(g->kg);
+			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "memset(ct_priv_%d, 0, %s_bytes * (size_t)ct_nt);", a,
+				g->aname[a]);
+			ct_buf_printf(&freed, "%sfree(ct_priv_%d);", freed.s ? " " : "", a);
+		} else if (constant && count <= CG_STACK_TEMP_BYTES / esize &&
 		    on_stack + (count > 0 ? count : 1) * esize <= CG_STACK_TOTAL_BYTES) {
 			on_stack += (count > 0 ? count : 1) * esize;
 			char decl[64];
@@ -997,6 +1148,23 @@ static void gen_temps(cg *g, bool *heap)
 	if (freed.failed)
 		g->failed = true;
 	ct_buf_free(&freed);
+}
+
+void gen_threads_symbol(const ct_kernel *k, char *name, size_t cap)
+{
+	snprintf(name, cap, "cachet_%s_set_threads", k->name);
+}
+
+int gen_c_openmp(const ct_kernel *k)
+{
+	int need = 0;
+	for (int i = 0; k->has_plan && k->target == TARGET_HOST && i < k->nplan; i++) {
+		if (k->plan[i].kind == PL_PARALLELIZE)
+			return 2;
+		if (k->plan[i].kind == PL_VECTORIZE)
+			need = 1;
+	}
+	return need;
 }
 
 void gen_symbol_names(const ct_kernel *k, char *fn, char *entry, size_t cap)
@@ -1112,6 +1280,9 @@ char *gen_c(ct_looptree *t, size_t *len)
 	kg_preamble(g.kg, "#include <string.h>");
 	for (size_t i = 0; i < sizeof helpers / sizeof helpers[0]; i++)
 		kg_preamble(g.kg, "%s", helpers[i]);
+	if (t->has_parallel)
+		for (size_t i = 0; i < sizeof omp_helpers / sizeof omp_helpers[0]; i++)
+			kg_preamble(g.kg, "%s", omp_helpers[i]);
 
 	ct_buf proto;
 	ct_buf_init(&proto);
@@ -1121,14 +1292,20 @@ char *gen_c(ct_looptree *t, size_t *len)
 	kg_func_declare(g.kg, fn, KG_FUNC_KERNEL, proto.s ? proto.s : "void f(void)", NULL, NULL);
 	ct_buf_free(&proto);
 	kg_func_begin(g.kg, fn);
+	if (t->has_parallel)
+		kg_stmt(g.kg, KG_OTHER, NULL, NULL, "const int ct_nt = ct_max_threads(); /* threads of the parallel loops */");
 	gen_derived(&g);
 	gen_temps(&g, heap);
 	gen_nodes(&g, t->roots, t->nroots);
 	for (int a = 0; a < g.narrays; a++)
-		if (heap[a])
+		if (heap[a] && t->priv && t->priv[a])
+			kg_stmt(g.kg, KG_OTHER, NULL, NULL, "free(ct_priv_%d);", a);
+		else if (heap[a])
 			kg_stmt(g.kg, KG_OTHER, NULL, NULL, "free(%s);", g.aname[a]);
 	kg_func_end(g.kg);
 	gen_entry(&g, fn, entry);
+	if (t->has_parallel)
+		gen_set_threads(&g);
 
 	size_t n = 0;
 	char *text = kg_take(g.kg, &n);

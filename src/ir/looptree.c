@@ -837,6 +837,13 @@ ct_looptree *lt_build(ct_kernel *k, bool with_schedule)
 			return NULL;
 		}
 	}
+	if (ok && b.st == CT_OK && !t->arena.failed && with_schedule && plan_has_verbs(k)) {
+		b.st = plan_verbs(t);
+		if (b.st != CT_OK) {
+			ct_looptree_free(t);
+			return NULL;
+		}
+	}
 	if (!ok || b.st != CT_OK || t->arena.failed) {
 		if (b.st == CT_OK)
 			ct_error(ctx, CT_ERR_NOMEM, "cannot build the loop tree");

@@ -833,6 +833,100 @@ static void hand_planned_lower(void)
 	ct_ctx_free(ctx);
 }
 
+/* ------------------------------------------------------------ loop verbs */
+
+/* Parse text (runtime param L = l when l > 0), run it natively on 2 threads
+ * with verification, and check that its C holds each of want[] (NULL-ended). */
+static void verb_case(const char *name, const char *text, int64_t l, const char *const *want)
+{
+	h_begin(name);
+	ct_ctx *ctx = ct_ctx_new();
+	ct_kernel *k = ct_kernel_parse(ctx, text, strlen(text), name);
+	if (k && l > 0 && (ct_kernel_set_param(k, "L", l) || ct_kernel_recheck(k))) {
+		ct_kernel_free(k);
+		k = NULL;
+	}
+	CHECKF(k != NULL, "%s: %s %s\n%s", name, ct_ctx_diag_render(ctx, 0), ct_ctx_last_message(ctx), text);
+	if (k) {
+		ct_run_options o;
+		ct_run_options_init(&o);
+		o.threads = 2;
+		ct_run_result r;
+		ct_status st = ct_kernel_run(k, &o, &r);
+		CHECKF(st == CT_OK && r.verified == 1, "%s: %s", name, ct_ctx_last_message(ctx));
+		char *src = ct_kernel_emit(k, "host", NULL);
+		CHECK(src != NULL);
+		for (int i = 0; src && want && want[i]; i++)
+			CHECKF(strstr(src, want[i]) != NULL, "%s: missing `%s` in\n%s", name, want[i], src);
+		free(src);
+	}
+	ct_kernel_free(k);
+	ct_ctx_free(ctx);
+	h_end();
+}
+
+#define VERB_MM(M, N, K, TYPE)                                                                     \
+	"kernel vm\nparam M = " M ", N = " N ", K = " K "\n"                                       \
+	"array A : " TYPE "[M, K] input\narray B : " TYPE "[K, N] input\n"                        \
+	"array C : " TYPE "[M, N] inout\n"                                                         \
+	"for (i: M, j: N, k: K) {\n  C[i, j] += A[i, k] * B[k, j]\n}\n"
+
+/* Every verb, alone and together, with caches, with dividing and
+ * non-dividing (tail) sizes and runtime sizes: the result equals the
+ * interpreter's, and the C shows the verb. */
+static void verbs(void)
+{
+	static const char *const sched = "schedule {\n  ii, jj, kk = tile(i=4, j=16, k=8)\n"
+	                                 "  reorder(i, j, k, ii, kk, jj)\n}\n";
+	static const char *const unroll_ii[] = {"const int64_t ii = 3;", NULL};
+	static const char *const simd[] = {"#pragma omp simd", NULL};
+	static const char *const par[] = {"#pragma omp parallel for schedule(static) num_threads(ct_nt)",
+	                                  "ct_thread_num()", NULL};
+	static const char *const par2[] = {"#pragma omp parallel for collapse(2) schedule(static)", NULL};
+	static const char *const dyn[] = {"schedule(dynamic) num_threads(ct_nt < 2 ? ct_nt : 2)", NULL};
+	static const struct {
+		const char *name, *sizes[3], *type, *plan;
+		const char *const *want;
+	} rows[] = {
+	    {"unroll(ii)", {"16", "32", "16"}, "f32", "unroll(ii)", unroll_ii},
+	    {"unroll(ii), tails", {"17", "35", "13"}, "f64", "unroll(ii)", unroll_ii},
+	    {"vectorize(jj)", {"16", "32", "16"}, "f32", "vectorize(jj)", simd},
+	    {"vectorize(jj), tails", {"17", "35", "13"}, "i32", "vectorize(jj)", simd},
+	    {"parallelize(i) with per-thread caches", {"16", "32", "16"}, "f32",
+	     "AA = cache(A, index=kk)\n  CC = cache(C, index=ii)\n  parallelize(i)", par},
+	    {"parallelize(i) with per-thread caches, tails", {"17", "35", "13"}, "f64",
+	     "AA = cache(A, index=kk)\n  CC = cache(C, index=ii)\n  parallelize(i)", par},
+	    {"parallelize(i, j) collapsed", {"16", "32", "16"}, "f32", "parallelize(i, j)", par2},
+	    {"parallelize(j, dynamic, 2 threads), tails", {"17", "35", "13"}, "i64",
+	     "parallelize(j, policy=dynamic, max_threads=2)", dyn},
+	    {"all three", {"16", "32", "16"}, "f32",
+	     "BB = cache(B, index=kk)\n  unroll(kk)\n  vectorize(jj)\n  parallelize(i, j)", par2},
+	    {"all three, tails", {"17", "35", "13"}, "f64",
+	     "BB = cache(B, index=kk)\n  unroll(ii)\n  vectorize(jj)\n  parallelize(i)", par},
+	};
+	for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+		char text[2048], name[160];
+		snprintf(text, sizeof text, VERB_MM("%s", "%s", "%s", "%s") "%splan {\n  %s\n}\n", rows[r].sizes[0],
+		         rows[r].sizes[1], rows[r].sizes[2], rows[r].type, rows[r].type, rows[r].type, sched,
+		         rows[r].plan);
+		snprintf(name, sizeof name, "verbs: %s", rows[r].name);
+		verb_case(name, text, 0, rows[r].want);
+	}
+	/* runtime sizes: the unrolled main version, its runtime tail a loop */
+	static const char *const rt =
+	    "kernel vr\nparam L : runtime\narray X : f32[L, L] input\narray Y : f32[L] inout\n"
+	    "array Z : f32[L, L] output\n"
+	    "for (i: L, j: L) {\n  Z[i, j] = X[i, j] * Y[j] + i\n}\n"
+	    "schedule {\n  ii, jj = tile(i=4, j=8)\n  reorder(i, j, ii, jj)\n}\n"
+	    "plan {\n  XX = cache(X, index=ii)\n  unroll(ii)\n  vectorize(jj)\n  parallelize(i, j)\n}\n";
+	static const int64_t ls[] = {1, 4, 37};
+	for (size_t i = 0; i < sizeof ls / sizeof ls[0]; i++) {
+		char name[96];
+		snprintf(name, sizeof name, "verbs: runtime L=%lld", (long long)ls[i]);
+		verb_case(name, rt, ls[i], unroll_ii);
+	}
+}
+
 int main(void)
 {
 	hand_planned_native();
@@ -842,5 +936,6 @@ int main(void)
 	all_types();
 	more_kernels();
 	runtime_strides();
+	verbs();
 	return h_report();
 }
