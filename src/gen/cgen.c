@@ -1,7 +1,7 @@
 /* cgen.c: the C backend: a loop tree becomes one readable C99 function, emitted through kgen. */
 #include "gen/gen.h"
 
-#include "gen/kgen.h"
+#include "gen/cgen.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -23,30 +23,7 @@ static const char *const reserved[] = {
 	"size_t", "sqrt", "sqrtf", "exp", "expf", "fma", "fmaf", "fabs", "fabsf", "malloc", "calloc",
 	"free", "args", "params", "main", "min", "max", "abs"};
 
-typedef struct cg {
-	ct_looptree *t;
-	const ct_kernel *k;
-	kg_ctx *kg;
-	int64_t *pval;          /* compile-time param values */
-	/* storage: the kernel's arrays, then cache buffers (t->arrays) */
-	int narrays;
-	const ir_array *arrays;
-	/* loop-tree indices: the kernel's, then copy-loop indices (t->indices) */
-	int nindices;
-	const ir_index *indices;
-	char **aname;           /* C names of storage */
-	char **iname;           /* C names of indices */
-	char **pname;           /* C names of params */
-	const char **lname;     /* C names of lets (as kgen returned them) */
-	char **stride;          /* per storage, per dim: stride as C text */
-	const lt_node **open;   /* per index: the innermost open loop over it */
-	bool floordiv;          /* ct_floordiv64 is in the preamble */
-	const lt_node *band;    /* the parallel loop being emitted */
-	int band_left;          /* loops of its collapsed band still to open */
-	ct_arena arena;         /* bound expressions built while generating */
-	bool failed;
-	bool reported;          /* an error more precise than "out of memory" is on ctx */
-} cg;
+
 
 static bool is_reserved(const char *s)
 {
@@ -84,9 +61,7 @@ static void free_names(char **v, int n)
 	free(v);
 }
 
-/* A malformed tree (the plan pass and the backend disagree): a precise
- * error on the kernel's ctx, once. */
-static void cg_bad(cg *g, const char *what, int id)
+void cg_bad(cg *g, const char *what, int id)
 {
 	if (!g->reported)
 		ct_error(g->k->ctx, CT_ERR_INPUT, "cannot generate C: %s %d in the loop tree", what, id);
@@ -136,6 +111,15 @@ static void need_floordiv(cg *g)
 
 /* ------------------------------------------------------------ affine text */
 
+/* Loop variable v as C: its name, or its fixed value. */
+static void put_loop_var(cg *g, ct_buf *b, int v)
+{
+	if (g->fixed[v])
+		ct_buf_printf(b, g->fixed_val[v] < 0 ? "(%lld)" : "%lld", (long long)g->fixed_val[v]);
+	else
+		ct_buf_puts(b, g->iname[v]);
+}
+
 /* The value of original index id as C: the sum of its chain's loop variables. */
 static void put_orig_index(cg *g, ct_buf *b, int id, bool paren)
 {
@@ -148,14 +132,35 @@ static void put_orig_index(cg *g, ct_buf *b, int id, bool paren)
 	 * its loop variable */
 	int n = t->chain_len && id < g->k->nindices ? t->chain_len[id] : 0;
 	if (n <= 1) {
-		ct_buf_puts(b, g->iname[n == 1 && t->chain ? t->chain[id][0] : id]);
+		put_loop_var(g, b, n == 1 && t->chain ? t->chain[id][0] : id);
 		return;
 	}
-	if (paren)
+	/* the variables, then the fixed ones folded into one constant */
+	int64_t c = 0;
+	int vars = 0;
+	for (int i = 0; i < n; i++) {
+		int v = t->chain[id][i];
+		if (g->fixed[v])
+			c += g->fixed_val[v];
+		else
+			vars++;
+	}
+	if (vars == 0) {
+		ct_buf_printf(b, c < 0 && paren ? "(%lld)" : "%lld", (long long)c);
+		return;
+	}
+	bool wrap = paren && (vars > 1 || c != 0);
+	if (wrap)
 		ct_buf_putc(b, '(');
+	bool first = true;
 	for (int i = 0; i < n; i++)
-		ct_buf_printf(b, "%s%s", i ? " + " : "", g->iname[t->chain[id][i]]);
-	if (paren)
+		if (!g->fixed[t->chain[id][i]]) {
+			ct_buf_printf(b, "%s%s", first ? "" : " + ", g->iname[t->chain[id][i]]);
+			first = false;
+		}
+	if (c != 0)
+		ct_buf_printf(b, " %c %lld", c < 0 ? '-' : '+', (long long)(c < 0 ? -c : c));
+	if (wrap)
 		ct_buf_putc(b, ')');
 }
 
@@ -179,7 +184,11 @@ static void put_trip(cg *g, ct_buf *b, int id)
 		return;
 	}
 	if (x->step == 1) {
-		ct_buf_puts(b, g->iname[id]);
+		put_loop_var(g, b, id);
+		return;
+	}
+	if (g->fixed[id]) {
+		ct_buf_printf(b, "%lld", (long long)ct_floordiv(g->fixed_val[id], x->step));
 		return;
 	}
 	need_floordiv(g);
@@ -201,7 +210,7 @@ static void put_sym(cg *g, ct_buf *b, const aff_term *tm, bool paren)
 	case AFF_INDEX: put_orig_index(g, b, tm->id, paren); return;
 	case AFF_LOOP:
 		if (tm->id >= 0 && tm->id < g->nindices)
-			ct_buf_puts(b, g->iname[tm->id]);
+			put_loop_var(g, b, tm->id);
 		else
 			cg_bad(g, "loop index", tm->id);
 		return;
@@ -227,6 +236,14 @@ static void put_aff(cg *g, ct_buf *b, aff x)
 			c += tm->coef * g->pval[tm->id];
 			continue;
 		}
+		/* a loop variable that a register tile fixed folds into the constant */
+		if ((tm->kind == AFF_LOOP || tm->kind == AFF_TRIP) && tm->id >= 0 && tm->id < g->nindices &&
+		    g->fixed[tm->id]) {
+			const lt_node *o = g->open[tm->id];
+			int64_t val = g->fixed_val[tm->id];
+			c += tm->coef * (tm->kind == AFF_TRIP && o ? ct_floordiv(val, o->step) : val);
+			continue;
+		}
 		int64_t a = tm->coef;
 		if (any)
 			ct_buf_puts(b, a < 0 ? " - " : " + ");
@@ -245,8 +262,7 @@ static void put_aff(cg *g, ct_buf *b, aff x)
 		ct_buf_printf(b, " %c %lld", c < 0 ? '-' : '+', (long long)(c < 0 ? -c : c));
 }
 
-/* A loop bound as C; runtime params by name, min/max through helpers. */
-static void put_bx(cg *g, ct_buf *b, const bx *x)
+void cg_bound(cg *g, ct_buf *b, const bx *x)
 {
 	switch (x->kind) {
 	case BX_CONST: ct_buf_printf(b, "%lld", (long long)x->v); return;
@@ -264,9 +280,9 @@ static void put_bx(cg *g, ct_buf *b, const bx *x)
 	case BX_MIN:
 	case BX_MAX:
 		ct_buf_puts(b, x->kind == BX_MIN ? "ct_min64(" : "ct_max64(");
-		put_bx(g, b, x->a);
+		cg_bound(g, b, x->a);
 		ct_buf_puts(b, ", ");
-		put_bx(g, b, x->b);
+		cg_bound(g, b, x->b);
 		ct_buf_putc(b, ')');
 		return;
 	default: {
@@ -274,9 +290,9 @@ static void put_bx(cg *g, ct_buf *b, const bx *x)
 		static const char *const ops[] = {[BX_ADD] = " + ", [BX_SUB] = " - ", [BX_MUL] = " * ",
 						  [BX_FLOORDIV] = " / ", [BX_MOD] = " % "};
 		ct_buf_putc(b, '(');
-		put_bx(g, b, x->a);
+		cg_bound(g, b, x->a);
 		ct_buf_puts(b, ops[x->kind]);
-		put_bx(g, b, x->b);
+		cg_bound(g, b, x->b);
 		ct_buf_putc(b, ')');
 		return;
 	}
@@ -292,13 +308,13 @@ static const bx *storage_ext(cg *g, int a, int d)
 	return bx_from_aff(&g->arena, g->k, g->arrays[a].ext[d]);
 }
 
-/* A bound as C without the parentheses that put_bx puts around a whole
+/* A bound as C without the parentheses that cg_bound puts around a whole
  * binary operation: `(N / 4) * 4` (for declarations and comments). */
 static void put_bx_bare(cg *g, ct_buf *b, const bx *x)
 {
 	ct_buf t;
 	ct_buf_init(&t);
-	put_bx(g, &t, x);
+	cg_bound(g, &t, x);
 	const char *s = t.s ? t.s : "";
 	size_t n = strlen(s);
 	bool wrapped = n >= 2 && s[0] == '(';
@@ -345,7 +361,7 @@ static bool make_strides(cg *g)
 				return false;
 			ct_buf b;
 			ct_buf_init(&b);
-			put_bx(g, &b, st);
+			cg_bound(g, &b, st);
 			g->stride[a * IR_MAX_RANK + arr->order[r]] = ct_buf_take(&b);
 			if (!g->stride[a * IR_MAX_RANK + arr->order[r]])
 				return false;
@@ -369,7 +385,7 @@ static bool top_level_space(const char *s)
 }
 
 /* The element of array a at subscripts sub[] as C: A[linear offset]. */
-static void put_access(cg *g, ct_buf *b, int a, const aff *sub)
+void cg_access(cg *g, ct_buf *b, int a, const aff *sub)
 {
 	if (a < 0 || a >= g->narrays || !sub) {
 		cg_bad(g, "storage", a);
@@ -382,12 +398,16 @@ static void put_access(cg *g, ct_buf *b, int a, const aff *sub)
 		const char *s = g->stride[a * IR_MAX_RANK + d];
 		if (sub[d].n == 0 && sub[d].c == 0)
 			continue;
-		if (any)
-			ct_buf_puts(b, " + ");
 		ct_buf t;
 		ct_buf_init(&t);
 		put_aff(g, &t, sub[d]);
 		const char *txt = t.s ? t.s : "0";
+		if (strcmp(txt, "0") == 0) { /* fixed loop variables that sum to 0 */
+			ct_buf_free(&t);
+			continue;
+		}
+		if (any)
+			ct_buf_puts(b, " + ");
 		if (strcmp(s, "1") == 0)
 			ct_buf_puts(b, txt);
 		else if (top_level_space(txt))
@@ -408,7 +428,6 @@ static void put_access(cg *g, ct_buf *b, int a, const aff *sub)
 
 static bool is_int(ct_dtype t) { return t == CT_I32 || t == CT_I64; }
 
-static void put_expr(cg *g, ct_buf *b, const ir_expr *e, ct_dtype want);
 
 /* A literal in type t. */
 static void put_num(ct_buf *b, const ir_expr *e, ct_dtype t)
@@ -443,15 +462,15 @@ static void put_op(cg *g, ct_buf *b, const ir_expr *e)
 			ct_buf_printf(b, "%lld", (long long)g->pval[e->id]);
 		return;
 	case EX_LET: ct_buf_puts(b, g->lname[e->id] ? g->lname[e->id] : "ct_undefined_let"); return;
-	case EX_ACCESS: put_access(g, b, e->id, e->sub); return;
+	case EX_ACCESS: cg_access(g, b, e->id, e->sub); return;
 	case EX_NEG:
 		if (is_int(t)) {
 			ct_buf_puts(b, "ct_ineg(");
-			put_expr(g, b, a[0], t);
+			cg_expr(g, b, a[0], t);
 			ct_buf_putc(b, ')');
 		} else {
 			ct_buf_puts(b, "(-");
-			put_expr(g, b, a[0], t);
+			cg_expr(g, b, a[0], t);
 			ct_buf_putc(b, ')');
 		}
 		return;
@@ -465,15 +484,15 @@ static void put_op(cg *g, ct_buf *b, const ir_expr *e)
 						   [EX_DIV] = " / "};
 		if (is_int(t)) {
 			ct_buf_puts(b, iops[e->kind]);
-			put_expr(g, b, a[0], t);
+			cg_expr(g, b, a[0], t);
 			ct_buf_puts(b, ", ");
-			put_expr(g, b, a[1], t);
+			cg_expr(g, b, a[1], t);
 			ct_buf_putc(b, ')');
 		} else {
 			ct_buf_putc(b, '(');
-			put_expr(g, b, a[0], t);
+			cg_expr(g, b, a[0], t);
 			ct_buf_puts(b, fops[e->kind]);
-			put_expr(g, b, a[1], t);
+			cg_expr(g, b, a[1], t);
 			ct_buf_putc(b, ')');
 		}
 		return;
@@ -483,9 +502,9 @@ static void put_op(cg *g, ct_buf *b, const ir_expr *e)
 		case FN_MIN:
 		case FN_MAX:
 			ct_buf_printf(b, "ct_%s_%s(", e->fn == FN_MIN ? "min" : "max", ir_dtype_c(t));
-			put_expr(g, b, a[0], t);
+			cg_expr(g, b, a[0], t);
 			ct_buf_puts(b, ", ");
-			put_expr(g, b, a[1], t);
+			cg_expr(g, b, a[1], t);
 			ct_buf_putc(b, ')');
 			return;
 		case FN_ABS:
@@ -493,7 +512,7 @@ static void put_op(cg *g, ct_buf *b, const ir_expr *e)
 				ct_buf_puts(b, "ct_iabs(");
 			else
 				ct_buf_printf(b, "fabs%s(", fn_suffix(t));
-			put_expr(g, b, a[0], t);
+			cg_expr(g, b, a[0], t);
 			ct_buf_putc(b, ')');
 			return;
 		case FN_SQRT:
@@ -501,40 +520,40 @@ static void put_op(cg *g, ct_buf *b, const ir_expr *e)
 			/* integer sqrt/exp go through double, then truncate */
 			if (is_int(t)) {
 				ct_buf_printf(b, "ct_itrunc(%s((double)", e->fn == FN_SQRT ? "sqrt" : "exp");
-				put_expr(g, b, a[0], t);
+				cg_expr(g, b, a[0], t);
 				ct_buf_puts(b, "))");
 			} else {
 				ct_buf_printf(b, "%s%s(", e->fn == FN_SQRT ? "sqrt" : "exp", fn_suffix(t));
-				put_expr(g, b, a[0], t);
+				cg_expr(g, b, a[0], t);
 				ct_buf_putc(b, ')');
 			}
 			return;
 		case FN_FMA:
 			if (is_int(t)) {
 				ct_buf_puts(b, "ct_iadd(ct_imul(");
-				put_expr(g, b, a[0], t);
+				cg_expr(g, b, a[0], t);
 				ct_buf_puts(b, ", ");
-				put_expr(g, b, a[1], t);
+				cg_expr(g, b, a[1], t);
 				ct_buf_puts(b, "), ");
-				put_expr(g, b, a[2], t);
+				cg_expr(g, b, a[2], t);
 				ct_buf_putc(b, ')');
 			} else {
 				ct_buf_printf(b, "fma%s(", fn_suffix(t));
 				for (int i = 0; i < 3; i++) {
 					if (i)
 						ct_buf_puts(b, ", ");
-					put_expr(g, b, a[i], t);
+					cg_expr(g, b, a[i], t);
 				}
 				ct_buf_putc(b, ')');
 			}
 			return;
 		case FN_SELECT:
 			ct_buf_putc(b, '(');
-			put_expr(g, b, a[0], a[0]->type);
+			cg_expr(g, b, a[0], a[0]->type);
 			ct_buf_puts(b, " ? ");
-			put_expr(g, b, a[1], t);
+			cg_expr(g, b, a[1], t);
 			ct_buf_puts(b, " : ");
-			put_expr(g, b, a[2], t);
+			cg_expr(g, b, a[2], t);
 			ct_buf_putc(b, ')');
 			return;
 		}
@@ -549,23 +568,23 @@ static void put_op(cg *g, ct_buf *b, const ir_expr *e)
 		else if (a[1]->untyped && !a[0]->untyped)
 			ct = a[0]->type;
 		ct_buf_putc(b, '(');
-		put_expr(g, b, a[0], ct);
+		cg_expr(g, b, a[0], ct);
 		ct_buf_puts(b, ops[e->cmp]);
-		put_expr(g, b, a[1], ct);
+		cg_expr(g, b, a[1], ct);
 		ct_buf_putc(b, ')');
 		return;
 	}
 	case EX_AND:
 	case EX_OR:
 		ct_buf_putc(b, '(');
-		put_expr(g, b, a[0], a[0]->type);
+		cg_expr(g, b, a[0], a[0]->type);
 		ct_buf_puts(b, e->kind == EX_AND ? " && " : " || ");
-		put_expr(g, b, a[1], a[1]->type);
+		cg_expr(g, b, a[1], a[1]->type);
 		ct_buf_putc(b, ')');
 		return;
 	case EX_NOT:
 		ct_buf_puts(b, "(!");
-		put_expr(g, b, a[0], a[0]->type);
+		cg_expr(g, b, a[0], a[0]->type);
 		ct_buf_putc(b, ')');
 		return;
 	}
@@ -601,7 +620,7 @@ static void put_plain(cg *g, ct_buf *b, const ir_expr *e)
 }
 
 /* Expression e converted to type want (integers compute in int64). */
-static void put_expr(cg *g, ct_buf *b, const ir_expr *e, ct_dtype want)
+void cg_expr(cg *g, ct_buf *b, const ir_expr *e, ct_dtype want)
 {
 	ct_dtype have = e->type;
 	if (e->untyped && e->kind != EX_NUM) {
@@ -638,7 +657,6 @@ static void put_expr(cg *g, ct_buf *b, const ir_expr *e, ct_dtype want)
 
 /* ------------------------------------------------------------ statements */
 
-static void gen_nodes(cg *g, lt_node *const *v, int n);
 
 static void gen_stmt(cg *g, const ir_node *s)
 {
@@ -651,16 +669,16 @@ static void gen_stmt(cg *g, const ir_node *s)
 	ct_buf l, r;
 	ct_buf_init(&l);
 	ct_buf_init(&r);
-	put_access(g, &l, lhs->id, lhs->sub);
+	cg_access(g, &l, lhs->id, lhs->sub);
 	const char *arr = g->aname[lhs->id];
 	if (is_int(t) && s->op != AS_SET) {
 		static const char *const iops[] = {[AS_ADD] = "ct_iadd", [AS_SUB] = "ct_isub", [AS_MUL] = "ct_imul"};
-		put_expr(g, &r, s->rhs, CT_I64);
+		cg_expr(g, &r, s->rhs, CT_I64);
 		kg_stmt(g->kg, KG_OTHER, arr, arr, "%s = (%s)%s(%s, %s);", l.s, ir_dtype_c(t), iops[s->op], l.s,
 			r.s);
 	} else {
 		static const char *const ops[] = {[AS_SET] = "=", [AS_ADD] = "+=", [AS_SUB] = "-=", [AS_MUL] = "*="};
-		put_expr(g, &r, s->rhs, is_int(t) ? CT_I64 : t);
+		cg_expr(g, &r, s->rhs, is_int(t) ? CT_I64 : t);
 		if (is_int(t))
 			kg_stmt(g->kg, KG_OTHER, arr, NULL, "%s = (%s)%s;", l.s, ir_dtype_c(t), r.s);
 		else
@@ -678,7 +696,7 @@ static void gen_let(cg *g, const ir_node *s)
 	ct_dtype t = let->type;
 	ct_buf r;
 	ct_buf_init(&r);
-	put_expr(g, &r, s->rhs, is_int(t) ? CT_I64 : t);
+	cg_expr(g, &r, s->rhs, is_int(t) ? CT_I64 : t);
 	char ctype[32];
 	snprintf(ctype, sizeof ctype, "const %s", is_int(t) ? "int64_t" : ir_dtype_c(t));
 	char *name = c_name(g, let->name);
@@ -710,16 +728,16 @@ static void gen_if(cg *g, const lt_node *x)
 	ct_buf c;
 	ct_buf_init(&c);
 	if (x->stmt)
-		put_expr(g, &c, x->stmt->cond, CT_I64);
+		cg_expr(g, &c, x->stmt->cond, CT_I64);
 	else if (x->nguard > 0 && !x->guard)
 		cg_bad(g, "guards of an if, count", x->nguard);
 	else
 		put_guards(g, &c, x);
 	kg_block_open(g->kg, "if %s", c.s ? c.s : "(0)");
-	gen_nodes(g, x->kids, x->nkids);
+	cg_nodes(g, x->kids, x->nkids);
 	if (x->nels) {
 		kg_block_next(g->kg, "else");
-		gen_nodes(g, x->els, x->nels);
+		cg_nodes(g, x->els, x->nels);
 	}
 	kg_block_close(g->kg);
 	if (c.failed)
@@ -744,7 +762,7 @@ static void gen_unrolled(cg *g, const lt_node *x)
 	for (int64_t i = lo; i < hi; i += x->step) {
 		kg_block_bare(g->kg);
 		kg_stmt(g->kg, KG_OTHER, NULL, NULL, "const int64_t %s = %lld;", v, (long long)i);
-		gen_nodes(g, x->kids, x->nkids);
+		cg_nodes(g, x->kids, x->nkids);
 		kg_block_close(g->kg);
 	}
 	g->open[x->index] = outer;
@@ -795,11 +813,13 @@ static void gen_loop(cg *g, const lt_node *x)
 		gen_unrolled(g, x);
 		return;
 	}
+	if (g->band_left == 0 && cg_register_tile(g, x))
+		return;
 	ct_buf lo, hi;
 	ct_buf_init(&lo);
 	ct_buf_init(&hi);
-	put_bx(g, &lo, x->lo);
-	put_bx(g, &hi, x->hi);
+	cg_bound(g, &lo, x->lo);
+	cg_bound(g, &hi, x->hi);
 	const char *v = g->iname[x->index];
 	if (x->tail)
 		kg_comment(g->kg, "tail of %s", v);
@@ -821,7 +841,7 @@ static void gen_loop(cg *g, const lt_node *x)
 	g->open[x->index] = x;
 	if (g->band_left > 0 && --g->band_left == 0)
 		gen_private_views(g, g->band);
-	gen_nodes(g, x->kids, x->nkids);
+	cg_nodes(g, x->kids, x->nkids);
 	g->open[x->index] = outer;
 	kg_block_close(g->kg);
 	if (lo.failed || hi.failed)
@@ -920,11 +940,11 @@ static void gen_cache(cg *g, const lt_node *x)
 		g->failed = true;
 	ct_buf_free(&c);
 	kg_block_bare(g->kg);
-	gen_nodes(g, x->kids, x->nkids);
+	cg_nodes(g, x->kids, x->nkids);
 	kg_block_close(g->kg);
 }
 
-static void gen_nodes(cg *g, lt_node *const *v, int n)
+void cg_nodes(cg *g, lt_node *const *v, int n)
 {
 	for (int i = 0; i < n; i++) {
 		const lt_node *x = v[i];
@@ -1089,7 +1109,7 @@ static void gen_temps(cg *g, bool *heap)
 		bool constant = bx_is_const(elems, &count);
 		ct_buf n;
 		ct_buf_init(&n);
-		put_bx(g, &n, elems);
+		cg_bound(g, &n, elems);
 		const char *ty = ir_dtype_c(arr->type);
 		bool priv = g->t->priv && g->t->priv[a];
 		if (priv) {
@@ -1191,7 +1211,10 @@ static bool cg_init(cg *g, ct_looptree *t)
 	g->pname = calloc((size_t)k->nparams + 1, sizeof *g->pname);
 	g->lname = calloc((size_t)k->nlets + 1, sizeof *g->lname);
 	g->open = calloc((size_t)g->nindices + 1, sizeof *g->open);
-	if (!g->pval || !g->aname || !g->iname || !g->pname || !g->lname || !g->open)
+	g->fixed = calloc((size_t)g->nindices + 1, sizeof *g->fixed);
+	g->fixed_val = calloc((size_t)g->nindices + 1, sizeof *g->fixed_val);
+	if (!g->pval || !g->aname || !g->iname || !g->pname || !g->lname || !g->open || !g->fixed ||
+	    !g->fixed_val)
 		return false;
 	ir_param_values(k, g->pval);
 	for (int i = 0; i < g->narrays; i++)
@@ -1212,6 +1235,8 @@ static void cg_free(cg *g)
 	free_names(g->pname, k ? k->nparams : 0);
 	free(g->lname);
 	free(g->open);
+	free(g->fixed);
+	free(g->fixed_val);
 	free_names(g->stride, g->narrays * IR_MAX_RANK);
 	kg_free(g->kg);
 	if (g->arena.ctx)
@@ -1296,7 +1321,7 @@ char *gen_c(ct_looptree *t, size_t *len)
 		kg_stmt(g.kg, KG_OTHER, NULL, NULL, "const int ct_nt = ct_max_threads(); /* threads of the parallel loops */");
 	gen_derived(&g);
 	gen_temps(&g, heap);
-	gen_nodes(&g, t->roots, t->nroots);
+	cg_nodes(&g, t->roots, t->nroots);
 	for (int a = 0; a < g.narrays; a++)
 		if (heap[a] && t->priv && t->priv[a])
 			kg_stmt(g.kg, KG_OTHER, NULL, NULL, "free(ct_priv_%d);", a);

@@ -4,6 +4,7 @@
 #include "ir/canon.h"
 #include "run/run.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -58,7 +59,12 @@ static ct_status load_fns(ct_kernel *k, native_fns *fns, ct_run_result *r)
 	if (no_cache())
 		return generate_and_load(k, fns, r);
 	size_t klen = 0;
-	char *key = canon_kernel(k, "host", &klen);
+	/* the register tiles' vector width is part of the code */
+	char target[32] = "host";
+	int64_t vb = ct_ctx_get_option(k->ctx, CT_OPT_VECTOR_BYTES);
+	if (vb > 0)
+		snprintf(target, sizeof target, "host:v%lld", (long long)vb);
+	char *key = canon_kernel(k, target, &klen);
 	char *tkey = key ? malloc(klen + 9) : NULL;
 	if (!key || !tkey) {
 		free(key);

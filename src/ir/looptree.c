@@ -748,6 +748,27 @@ bool plan_has_caches(const ct_kernel *k)
 	return false;
 }
 
+int64_t lt_var_coef(const ct_looptree *t, aff s, int x, bool *bad)
+{
+	int64_t c = 0;
+	for (int i = 0; i < s.n; i++) {
+		const aff_term *tm = &s.t[i];
+		int64_t add = 0;
+		if (tm->kind == AFF_LOOP && tm->id == x)
+			add = tm->coef;
+		else if (tm->kind == AFF_TRIP && tm->id == x)
+			*bad = true;
+		else if (tm->kind == AFF_INDEX && tm->id >= 0 && tm->id < t->k->nindices && t->chain &&
+		         t->chain[tm->id])
+			for (int m = 0; m < t->chain_len[tm->id]; m++)
+				if (t->chain[tm->id][m] == x && !ct_add_ok(add, tm->coef, &add))
+					*bad = true;
+		if (!ct_add_ok(c, add, &c))
+			*bad = true;
+	}
+	return c;
+}
+
 bool lt_param_values(const ct_looptree *t, int64_t *pv)
 {
 	const ct_kernel *k = t->k;

@@ -154,6 +154,12 @@ struct ct_looptree {
 	bool *priv;
 };
 
+/* Coefficient of loop variable x (a tree index) in subscript s: its own
+ * AFF_LOOP terms plus the original indices (AFF_INDEX) whose split chain
+ * holds it. *bad is set when s uses floor(x / step) (AFF_TRIP) or the sum
+ * overflows. */
+int64_t lt_var_coef(const ct_looptree *t, aff s, int x, bool *bad);
+
 /* Param values then derived values of t: pv[k->nparams + t->nderived]
  * (runtime params without a value count as 0). False on overflow or
  * division by zero in a derived value. */

@@ -199,30 +199,6 @@ static bool storage_ok(const vb *v, const ir_expr *e)
 	return e->id >= 0 && e->id < v->t->narrays && e->sub;
 }
 
-/* Coefficient of loop variable x in subscript s: its own AFF_LOOP terms
- * plus the original indices whose chain holds it. *bad is set when s uses
- * floor(x / step) or the sum overflows. */
-static int64_t var_coef(const ct_looptree *t, aff s, int x, bool *bad)
-{
-	int64_t c = 0;
-	for (int i = 0; i < s.n; i++) {
-		const aff_term *tm = &s.t[i];
-		int64_t add = 0;
-		if (tm->kind == AFF_LOOP && tm->id == x)
-			add = tm->coef;
-		else if (tm->kind == AFF_TRIP && tm->id == x)
-			*bad = true;
-		else if (tm->kind == AFF_INDEX && tm->id >= 0 && tm->id < t->k->nindices && t->chain &&
-		         t->chain[tm->id])
-			for (int m = 0; m < t->chain_len[tm->id]; m++)
-				if (t->chain[tm->id][m] == x && !ct_add_ok(add, tm->coef, &add))
-					*bad = true;
-		if (!ct_add_ok(c, add, &c))
-			*bad = true;
-	}
-	return c;
-}
-
 /* ------------------------------------------------------------ unroll */
 
 static bool unroll_loop(vb *v, lt_node *x)
@@ -260,7 +236,7 @@ static bool vector_contiguous(vb *v, const lt_node *x, const acclist *l)
 		int inner = arr->order[arr->rank - 1];
 		for (int d = 0; d < arr->rank; d++) {
 			bool bad = false;
-			int64_t c = var_coef(v->t, e->sub[d], x->index, &bad);
+			int64_t c = lt_var_coef(v->t, e->sub[d], x->index, &bad);
 			if (bad || (d == inner ? c != 0 && c != 1 : c != 0))
 				return vb_err(v, 0,
 				              "vectorize(%s): '%s' is not contiguous in '%s' (its dimension %d "
@@ -291,7 +267,7 @@ static bool vector_independent(vb *v, const lt_node *x, const acclist *l)
 		const ir_expr *w = l->v[i].e;
 		const ir_array *arr = &v->t->arrays[w->id];
 		bool bad = false;
-		if (var_coef(v->t, w->sub[arr->order[arr->rank - 1]], x->index, &bad) != 1)
+		if (lt_var_coef(v->t, w->sub[arr->order[arr->rank - 1]], x->index, &bad) != 1)
 			return vb_err(v, 0,
 			              "vectorize(%s): every iteration of '%s' updates the same element of "
 			              "'%s' (a reduction over '%s')",

@@ -28,6 +28,9 @@ static inline int ct_max_threads(void) { return omp_get_max_threads(); }
 static inline int ct_thread_num(void) { return 0; }
 static inline int ct_max_threads(void) { return 1; }
 #endif
+typedef float ct_v16f __attribute__((vector_size(64)));
+static inline ct_v16f ct_ld_v16f(const float *p) { ct_v16f v; memcpy(&v, p, sizeof v); return v; }
+static inline void ct_st_v16f(float *p, ct_v16f v) { memcpy(p, &v, sizeof v); }
 
 void cachet_plan_parallelize(const float *restrict A, const float *restrict B, float *restrict C)
 {
@@ -51,11 +54,19 @@ void cachet_plan_parallelize(const float *restrict A, const float *restrict B, f
 				}
 				for (int64_t k = 0; k < 128; k += 32) {
 					for (int64_t ii = 0; ii < 16; ii++) {
-						for (int64_t kk = 0; kk < 32; kk++) {
-							#pragma omp simd
-							for (int64_t jj = 0; jj < 32; jj++) {
-								CC[ii * 32 + jj] += (A[(i + ii) * 128 + k + kk] * B[(k + kk) * 128 + j + jj]);
+						/* register tile: 32 of CC (2 accumulators, lanes 16 ...) across the loop over kk */
+						{
+							ct_v16f ct_r0 = ct_ld_v16f(&CC[ii * 32]);
+							ct_v16f ct_r1 = ct_ld_v16f(&CC[ii * 32 + 16]);
+							for (int64_t kk = 0; kk < 32; kk++) {
+								const float ct_o0 = A[(i + ii) * 128 + k + kk];
+								const ct_v16f ct_o1 = ct_ld_v16f(&B[(k + kk) * 128 + j]);
+								const ct_v16f ct_o2 = ct_ld_v16f(&B[(k + kk) * 128 + j + 16]);
+								ct_r0 = ct_r0 + (ct_o0 * ct_o1);
+								ct_r1 = ct_r1 + (ct_o0 * ct_o2);
 							}
+							ct_st_v16f(&CC[ii * 32], ct_r0);
+							ct_st_v16f(&CC[ii * 32 + 16], ct_r1);
 						}
 					}
 				}

@@ -835,12 +835,15 @@ static void hand_planned_lower(void)
 
 /* ------------------------------------------------------------ loop verbs */
 
-/* Parse text (runtime param L = l when l > 0), run it natively on 2 threads
- * with verification, and check that its C holds each of want[] (NULL-ended). */
-static void verb_case(const char *name, const char *text, int64_t l, const char *const *want)
+/* Parse text (runtime param L = l when l > 0) in a ctx whose register
+ * tiles use vectors of at most vb bytes (0: the machine's), run it natively
+ * on 2 threads with verification, and check that its C holds each of
+ * want[] (NULL-ended). */
+static void verb_case_vb(const char *name, const char *text, int64_t l, const char *const *want, int vb)
 {
 	h_begin(name);
 	ct_ctx *ctx = ct_ctx_new();
+	CHECK(ct_ctx_set_option(ctx, CT_OPT_VECTOR_BYTES, vb) == CT_OK);
 	ct_kernel *k = ct_kernel_parse(ctx, text, strlen(text), name);
 	if (k && l > 0 && (ct_kernel_set_param(k, "L", l) || ct_kernel_recheck(k))) {
 		ct_kernel_free(k);
@@ -871,6 +874,11 @@ static void verb_case(const char *name, const char *text, int64_t l, const char 
 	"array C : " TYPE "[M, N] inout\n"                                                         \
 	"for (i: M, j: N, k: K) {\n  C[i, j] += A[i, k] * B[k, j]\n}\n"
 
+static void verb_case(const char *name, const char *text, int64_t l, const char *const *want)
+{
+	verb_case_vb(name, text, l, want, 0);
+}
+
 /* Every verb, alone and together, with caches, with dividing and
  * non-dividing (tail) sizes and runtime sizes: the result equals the
  * interpreter's, and the C shows the verb. */
@@ -880,6 +888,7 @@ static void verbs(void)
 	                                 "  reorder(i, j, k, ii, kk, jj)\n}\n";
 	static const char *const unroll_ii[] = {"const int64_t ii = 3;", NULL};
 	static const char *const simd[] = {"#pragma omp simd", NULL};
+	static const char *const row_tile[] = {"register tile: 16 of C", NULL};
 	static const char *const par[] = {"#pragma omp parallel for schedule(static) num_threads(ct_nt)",
 	                                  "ct_thread_num()", NULL};
 	static const char *const par2[] = {"#pragma omp parallel for collapse(2) schedule(static)", NULL};
@@ -890,7 +899,7 @@ static void verbs(void)
 	} rows[] = {
 	    {"unroll(ii)", {"16", "32", "16"}, "f32", "unroll(ii)", unroll_ii},
 	    {"unroll(ii), tails", {"17", "35", "13"}, "f64", "unroll(ii)", unroll_ii},
-	    {"vectorize(jj)", {"16", "32", "16"}, "f32", "vectorize(jj)", simd},
+	    {"vectorize(jj): a one-row register tile", {"16", "32", "16"}, "f32", "vectorize(jj)", row_tile},
 	    {"vectorize(jj), tails", {"17", "35", "13"}, "i32", "vectorize(jj)", simd},
 	    {"parallelize(i) with per-thread caches", {"16", "32", "16"}, "f32",
 	     "AA = cache(A, index=kk)\n  CC = cache(C, index=ii)\n  parallelize(i)", par},
@@ -927,6 +936,89 @@ static void verbs(void)
 	}
 }
 
+/* ------------------------------------------------------------ register tiles */
+
+#define RT_SCHED(NC, KC, MC, NR, MR)                                                               \
+	"schedule {\n  jj, kk, ii = tile(j=" NC ", k=" KC ", i=" MC ")\n  jjj = split(jj, " NR ")\n" \
+	"  iii = split(ii, " MR ")\n  reorder(j, k, i, jj, ii, kk, iii, jjj)\n}\n"
+
+/* The unroll x vectorize band becomes a register tile (the C shows it)
+ * and the result equals the interpreter's: packed BLIS-like matmul plans
+ * in f32 and f64 with dividing and tail sizes, at vector widths 16, 32
+ * and 64 bytes, `-=` and fma, a scalar expression broadcast, a 1-D
+ * convolution (the tile of a non-matmul statement), and runtime sizes
+ * whose runtime tails stay loops. */
+static void register_tiles(void)
+{
+	static const char *const plan =
+	    "plan {\n  BB = cache(B, index=kk, trigger_index=i)\n"
+	    "  AA = cache(A, index=kk, trigger_index=jj, layout=(1, 0))\n"
+	    "  unroll(iii)\n  vectorize(jjj)\n  parallelize(i)\n}\n";
+	static const char *const tile16[] = {"register tile: 4 x 16 of C", "ct_v16f ct_r3 = ct_ld_v16f(", NULL};
+	static const char *const tile8[] = {"register tile: 4 x 16 of C", "ct_v8f ct_r7 = ct_ld_v8f(", NULL};
+	static const char *const tile4d[] = {"register tile: 4 x 16 of C", "ct_v4d ct_r", NULL};
+	static const char *const tail13[] = {"register tile: 3 x 13 of C", "ct_v8f", "ct_v4f", "float ct_r2 =", NULL};
+	static const struct {
+		const char *name, *sizes, *type;
+		int vb;
+		const char *const *want;
+	} rows[] = {
+	    {"f32, 64-byte vectors", "M = 48, N = 64, K = 40", "f32", 64, tile16},
+	    {"f32, 32-byte vectors", "M = 48, N = 64, K = 40", "f32", 32, tile8},
+	    {"f32, tails", "M = 51, N = 45, K = 37", "f32", 64, tail13},
+	    {"f64, 32-byte vectors, tails", "M = 50, N = 64, K = 37", "f64", 32, tile4d},
+	    {"f64, 16-byte vectors, tails", "M = 7, N = 29, K = 3", "f64", 16, NULL},
+	};
+	for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+		char text[2048], name[128];
+		snprintf(text, sizeof text,
+		         "kernel rt\nparam %s\narray A : %s[M, K] input\narray B : %s[K, N] input\n"
+		         "array C : %s[M, N] inout\nfor (i: M, j: N, k: K) {\n  C[i, j] += A[i, k] * B[k, j]\n}\n"
+		         "%s%s",
+		         rows[r].sizes, rows[r].type, rows[r].type, rows[r].type, RT_SCHED("32", "16", "24", "16", "4"), plan);
+		snprintf(name, sizeof name, "register tile: %s", rows[r].name);
+		verb_case_vb(name, text, 0, rows[r].want, rows[r].vb);
+	}
+	static const char *const sub_fma[] = {"register tile: 3 x 8 of C", "ct_r5 = ct_r5 - ", NULL};
+	verb_case_vb("register tile: -= with fma and a broadcast expression",
+	             "kernel rf\nparam M = 13, N = 20, K = 9\narray A : f64[M, K] input\narray B : f64[K, N] input\n"
+	             "array C : f64[M, N] inout\n"
+	             "for (i: M, j: N, k: K) {\n  C[i, j] -= fma(2 * A[i, k] - 1, B[k, j], B[k, j] * A[i, k])\n}\n"
+	             "schedule {\n  ii, jj = tile(i=3, j=8)\n  reorder(i, j, k, ii, jj)\n}\n"
+	             "plan {\n  unroll(ii)\n  vectorize(jj)\n}\n",
+	             0, sub_fma, 32);
+	static const char *const conv[] = {"register tile: 16 of Y", "ct_ld_v16f(&X[", NULL};
+	verb_case_vb("register tile: 1-D convolution",
+	             "kernel conv\nparam N = 100, K = 7\narray X : f32[N + K] input\narray W : f32[K] input\n"
+	             "array Y : f32[N] inout\n"
+	             "for (i: N, k: K) {\n  Y[i] += W[k] * X[i + k]\n}\n"
+	             "schedule {\n  ii = split(i, 16)\n  reorder(i, k, ii)\n}\n"
+	             "plan {\n  vectorize(ii)\n}\n",
+	             0, conv, 64);
+	static const char *const none[] = {"#pragma omp simd", NULL};
+	verb_case_vb("no register tile: select in the statement",
+	             "kernel ns\nparam M = 12, N = 32, K = 5\narray A : f32[M, K] input\narray B : f32[K, N] input\n"
+	             "array C : f32[M, N] inout\n"
+	             "for (i: M, j: N, k: K) {\n  C[i, j] += select(A[i, k] > 0, B[k, j], 0)\n}\n"
+	             "schedule {\n  ii, jj = tile(i=4, j=16)\n  reorder(i, j, k, ii, jj)\n}\n"
+	             "plan {\n  unroll(ii)\n  vectorize(jj)\n}\n",
+	             0, none, 64);
+	static const char *const rt_tile[] = {"register tile: 4 x 16 of C", NULL};
+	static const char *const rt =
+	    "kernel rr\nparam L : runtime\narray A : f32[L, L] input\narray B : f32[L, L] input\n"
+	    "array C : f32[L, L] inout\nfor (i: L, j: L, k: L) {\n  C[i, j] += A[i, k] * B[k, j]\n}\n"
+	    RT_SCHED("32", "16", "24", "16", "4")
+	    "plan {\n  BB = cache(B, index=kk, trigger_index=i)\n"
+	    "  AA = cache(A, index=kk, trigger_index=jj, layout=(1, 0))\n"
+	    "  unroll(iii)\n  vectorize(jjj)\n  parallelize(j)\n}\n";
+	static const int64_t ls[] = {1, 16, 50};
+	for (size_t i = 0; i < sizeof ls / sizeof ls[0]; i++) {
+		char name[96];
+		snprintf(name, sizeof name, "register tile: runtime L=%lld", (long long)ls[i]);
+		verb_case_vb(name, rt, ls[i], rt_tile, 64);
+	}
+}
+
 int main(void)
 {
 	hand_planned_native();
@@ -937,5 +1029,6 @@ int main(void)
 	more_kernels();
 	runtime_strides();
 	verbs();
+	register_tiles();
 	return h_report();
 }
