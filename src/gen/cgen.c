@@ -10,6 +10,14 @@
  * as all of them together stay within the total; the others on the heap. */
 #define CG_STACK_TEMP_BYTES 65536
 #define CG_STACK_TOTAL_BYTES 262144
+/* Per-thread cache buffers (in parallel loops) up to this many bytes live
+ * on the stack of each thread, as long as all of them together stay within
+ * the total (thread stacks are the process's default, 8 MiB on Linux; set
+ * OMP_STACKSIZE if it is smaller): a heap slab allocated per call costs a
+ * page fault per page whenever malloc has given the memory back, which
+ * made a 257^3 sgemm 8x slower. */
+#define CG_PRIV_STACK_BYTES (1 << 20)
+#define CG_PRIV_STACK_TOTAL_BYTES (2 << 20)
 
 /* C keywords and the names the generated code itself uses: a user name
  * among them gets a trailing underscore. */
@@ -797,9 +805,13 @@ static void gen_private_views(cg *g, const lt_node *band)
 		if (!t->priv[a] || !uses_storage(band, a))
 			continue;
 		const char *ty = ir_dtype_c(g->arrays[a].type);
-		kg_stmt(g->kg, KG_OTHER, NULL, NULL,
-			"%s *restrict %s = (%s *)(void *)((char *)ct_priv_%d + %s_bytes * (size_t)ct_thread_num());", ty,
-			g->aname[a], ty, a, g->aname[a]);
+		if (g->priv_stack[a])
+			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "_Alignas(64) %s %s[%lld]; /* cache buffer %s, this thread's */",
+				ty, g->aname[a], (long long)g->priv_count[a], g->arrays[a].name);
+		else
+			kg_stmt(g->kg, KG_OTHER, NULL, NULL,
+				"%s *restrict %s = (%s *)(void *)((char *)ct_priv_%d + %s_bytes * (size_t)ct_thread_num());",
+				ty, g->aname[a], ty, a, g->aname[a]);
 	}
 }
 
@@ -1092,7 +1104,7 @@ static void gen_derived(cg *g)
  * stack, the rest on the heap; all zeroed. */
 static void gen_temps(cg *g, bool *heap)
 {
-	int64_t on_stack = 0;
+	int64_t on_stack = 0, priv_on_stack = 0;
 	ct_buf freed; /* `free(T); ` for each heap temp so far: undone on out of memory */
 	ct_buf_init(&freed);
 	for (int a = 0; a < g->narrays; a++) {
@@ -1112,9 +1124,18 @@ static void gen_temps(cg *g, bool *heap)
 		cg_bound(g, &n, elems);
 		const char *ty = ir_dtype_c(arr->type);
 		bool priv = g->t->priv && g->t->priv[a];
-		if (priv) {
+		if (priv && constant && count <= CG_PRIV_STACK_BYTES / esize &&
+		    priv_on_stack + (count > 0 ? count : 1) * esize <= CG_PRIV_STACK_TOTAL_BYTES) {
+			/* each thread's own array in the parallel loop's body
+			 * (gen_private_views); not zeroed: a cache's copies write
+			 * every element its body reads */
+			priv_on_stack += (count > 0 ? count : 1) * esize;
+			g->priv_stack[a] = true;
+			g->priv_count[a] = count > 0 ? count : 1;
+		} else if (priv) {
 			/* one copy per thread, each 64-byte aligned; parallel loops
-			 * point their threads at their own (gen_private_views) */
+			 * point their threads at their own (gen_private_views); not
+			 * zeroed, as above */
 			heap[a] = true;
 			kg_stmt(g->kg, KG_OTHER, NULL, NULL,
 				"const size_t %s_bytes = ((size_t)(%s) * sizeof(%s) + 63) / 64 * 64; /* cache buffer %s, per thread */",
@@ -1127,8 +1148,6 @@ static void gen_temps(cg *g, bool *heap)
 				kg_stmt(g->kg, KG_OTHER, NULL, NULL, "%s", freed.s);
 			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "return; /* out of memory: the outputs stay untouched */");
 			kg_block_close(g->kg);
-			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "memset(ct_priv_%d, 0, %s_bytes * (size_t)ct_nt);", a,
-				g->aname[a]);
 			ct_buf_printf(&freed, "%sfree(ct_priv_%d);", freed.s ? " " : "", a);
 		} else if (constant && count <= CG_STACK_TEMP_BYTES / esize &&
 		    on_stack + (count > 0 ? count : 1) * esize <= CG_STACK_TOTAL_BYTES) {
@@ -1213,8 +1232,10 @@ static bool cg_init(cg *g, ct_looptree *t)
 	g->open = calloc((size_t)g->nindices + 1, sizeof *g->open);
 	g->fixed = calloc((size_t)g->nindices + 1, sizeof *g->fixed);
 	g->fixed_val = calloc((size_t)g->nindices + 1, sizeof *g->fixed_val);
+	g->priv_stack = calloc((size_t)g->narrays + 1, sizeof *g->priv_stack);
+	g->priv_count = calloc((size_t)g->narrays + 1, sizeof *g->priv_count);
 	if (!g->pval || !g->aname || !g->iname || !g->pname || !g->lname || !g->open || !g->fixed ||
-	    !g->fixed_val)
+	    !g->fixed_val || !g->priv_stack || !g->priv_count)
 		return false;
 	ir_param_values(k, g->pval);
 	for (int i = 0; i < g->narrays; i++)
@@ -1237,6 +1258,8 @@ static void cg_free(cg *g)
 	free(g->open);
 	free(g->fixed);
 	free(g->fixed_val);
+	free(g->priv_stack);
+	free(g->priv_count);
 	free_names(g->stride, g->narrays * IR_MAX_RANK);
 	kg_free(g->kg);
 	if (g->arena.ctx)

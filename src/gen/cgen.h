@@ -30,6 +30,10 @@ typedef struct cg {
 	bool floordiv;          /* ct_floordiv64 is in the preamble */
 	const lt_node *band;    /* the parallel loop being emitted */
 	int band_left;          /* loops of its collapsed band still to open */
+	/* per storage, for per-thread buffers: a stack array of priv_count
+	 * elements in the parallel loop's body (else a slice of a heap slab) */
+	bool *priv_stack;
+	int64_t *priv_count;
 	/* register tiles: the widest vector in bytes (from the target, or the
 	 * ctx's CT_OPT_VECTOR_BYTES; 0 until first needed) and the vector
 	 * types whose typedef and helpers are in the preamble (bit log2(lanes)

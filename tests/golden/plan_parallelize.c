@@ -35,16 +35,10 @@ static inline void ct_st_v16f(float *p, ct_v16f v) { memcpy(p, &v, sizeof v); }
 void cachet_plan_parallelize(const float *restrict A, const float *restrict B, float *restrict C)
 {
 	const int ct_nt = ct_max_threads(); /* threads of the parallel loops */
-	const size_t CC_bytes = ((size_t)(512) * sizeof(float) + 63) / 64 * 64; /* cache buffer CC, per thread */
-	void *ct_priv_3 = aligned_alloc(64, CC_bytes ? CC_bytes * (size_t)ct_nt : 64);
-	if (!ct_priv_3) {
-		return; /* out of memory: the outputs stay untouched */
-	}
-	memset(ct_priv_3, 0, CC_bytes * (size_t)ct_nt);
 	#pragma omp parallel for collapse(2) schedule(dynamic) num_threads(ct_nt)
 	for (int64_t i = 0; i < 128; i += 16) {
 		for (int64_t j = 0; j < 128; j += 32) {
-			float *restrict CC = (float *)(void *)((char *)ct_priv_3 + CC_bytes * (size_t)ct_thread_num());
+			_Alignas(64) float CC[512]; /* cache buffer CC, this thread's */
 			/* cache CC of C: CC[16][32] first_major, zero_fill, reduce */
 			{
 				for (int64_t c0 = 0; c0 < 16; c0++) {
@@ -78,7 +72,6 @@ void cachet_plan_parallelize(const float *restrict A, const float *restrict B, f
 			}
 		}
 	}
-	free(ct_priv_3);
 }
 
 void cachet_plan_parallelize_entry(void *const *args, const int64_t *params)

@@ -890,7 +890,7 @@ static void verbs(void)
 	static const char *const simd[] = {"#pragma omp simd", NULL};
 	static const char *const row_tile[] = {"register tile: 16 of C", NULL};
 	static const char *const par[] = {"#pragma omp parallel for schedule(static) num_threads(ct_nt)",
-	                                  "ct_thread_num()", NULL};
+	                                  "this thread's */", NULL};
 	static const char *const par2[] = {"#pragma omp parallel for collapse(2) schedule(static)", NULL};
 	static const char *const dyn[] = {"schedule(dynamic) num_threads(ct_nt < 2 ? ct_nt : 2)", NULL};
 	static const struct {
@@ -921,6 +921,13 @@ static void verbs(void)
 		snprintf(name, sizeof name, "verbs: %s", rows[r].name);
 		verb_case(name, text, 0, rows[r].want);
 	}
+	/* a per-thread buffer too large for thread stacks: slices of a heap slab */
+	static const char *const slab[] = {"ct_thread_num()", "free(ct_priv_", NULL};
+	verb_case("verbs: parallelize(i), per-thread cache on the heap",
+	          "kernel vh\nparam N = 620\narray A : f32[N + 3, N] input\narray B : f32[4, N] output\n"
+	          "for (i: 4, j: N) {\n  B[i, j] = 0\n  for (k: N) { B[i, j] += A[i + j, k] * (i + 1) }\n}\n"
+	          "plan {\n  AA = cache(A, index=j, thrifty=false)\n  parallelize(i)\n}\n",
+	          0, slab);
 	/* runtime sizes: the unrolled main version, its runtime tail a loop */
 	static const char *const rt =
 	    "kernel vr\nparam L : runtime\narray X : f32[L, L] input\narray Y : f32[L] inout\n"
