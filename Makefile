@@ -119,7 +119,7 @@ clean:
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
 
-# make bench-gemm [BENCH_ARGS=--big]: cachet's sgemm/dgemm examples vs OpenBLAS (1 thread), as a table
+# make bench-gemm [BENCH_ARGS="--big --threads 1,2"]: cachet's sgemm/dgemm examples vs OpenBLAS on 1 and 2 threads, as a table
 .PHONY: bench-gemm bench-deps
 bench-gemm: $(BUILD)/bench/bench_gemm
 	./$(BUILD)/bench/bench_gemm $(BENCH_ARGS)

@@ -83,7 +83,10 @@ CT_API const char *ct_ctx_diag_render(CT_KEEP ct_ctx *ctx, int i);
 typedef enum ct_option {
 	CT_OPT_THREADS = 1,     /* threads for native kernels (0 = all cores) */
 	CT_OPT_MAX_ERRORS = 2,  /* diagnostics kept per parse (default 20) */
-	CT_OPT_SEED = 3         /* seed of deterministic input data (default 1) */
+	CT_OPT_SEED = 3,        /* seed of deterministic input data (default 1) */
+	CT_OPT_VECTOR_BYTES = 4 /* widest vector the C backend's register tiles use, in
+	                           bytes (a power of two, 8..256); 0 (default) = the
+	                           target's, from the hardware probe */
 } ct_option;
 CT_API ct_status ct_ctx_set_option(CT_KEEP ct_ctx *ctx, ct_option opt, int64_t value);
 CT_API int64_t ct_ctx_get_option(CT_KEEP const ct_ctx *ctx, ct_option opt);

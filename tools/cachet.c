@@ -33,6 +33,7 @@ typedef struct cli {
 	double budget;
 	const char *sub;      /* cache subcommand */
 	const char *cc;       /* --cc: compiler command for generated code */
+	int64_t vector_bytes; /* --vector-bytes: widest register-tile vector (0 = the machine's) */
 	int help;
 } cli;
 
@@ -178,6 +179,11 @@ static int parse_args(cli *c, int argc, char **argv, int first)
 			if (!(v = opt_value(argc, argv, &i, "--threads")) || !parse_int(v, &n) || n < 0 || n > 4096)
 				return usage_error("%s expects an integer in 0..4096", a);
 			c->run.threads = (int)n;
+		} else if (is_opt(a, "--vector-bytes")) {
+			if (!(v = opt_value(argc, argv, &i, "--vector-bytes")) || !parse_int(v, &n) ||
+			    (n != 0 && (n < 8 || n > 256 || (n & (n - 1)) != 0)))
+				return usage_error("%s expects 0 or a power of two in 8..256", a);
+			c->vector_bytes = n;
 		} else if (is_opt(a, "--target")) {
 			if (!(v = opt_value(argc, argv, &i, "--target")))
 				return usage_error("%s expects host or opencl", a);
@@ -231,7 +237,8 @@ static ct_kernel *load_kernel(ct_ctx *ctx, cli *c, int *rc)
 		*rc = usage_error("%s needs a FILE", c->cmd);
 		return NULL;
 	}
-	if (c->cc && ct_ctx_set_compiler(ctx, c->cc) != CT_OK) {
+	if ((c->cc && ct_ctx_set_compiler(ctx, c->cc) != CT_OK) ||
+	    ct_ctx_set_option(ctx, CT_OPT_VECTOR_BYTES, c->vector_bytes) != CT_OK) {
 		*rc = fail(ctx, ct_ctx_last_status(ctx));
 		return NULL;
 	}
@@ -743,22 +750,27 @@ static const command commands[] = {
 	 "  -D NAME=VALUE   override a param\n  --json          print the loop tree as one JSON object\n",
 	 cmd_lower},
 	{"run", "run a kernel on deterministic inputs, time it and verify it",
-	 "cachet run FILE [-D ...] [--engine native|interp] [--repeat N] [--threads T] [--no-verify] [--cc CC] [--json]",
+	 "cachet run FILE [-D ...] [--engine native|interp] [--repeat N] [--threads T] [--no-verify] [--cc CC] "
+	 "[--vector-bytes B] [--json]",
 	 "  --engine E      native (compiled, default) or interp (the reference interpreter)\n"
 	 "  --cc CC         compiler command for the generated C (default $CC, else cc)\n"
 	 "  --repeat N      timed runs; the median is reported\n"
-	 "  --threads T     threads for native kernels (0 = all cores)\n"
+	 "  --threads T     threads of the plan's parallel loops (0 = all cores)\n"
+	 "  --vector-bytes B  widest vector of register tiles (0 = this machine's)\n"
 	 "  --no-verify     skip the comparison with the unscheduled reference\n"
 	 "  --json          one JSON object on stdout\n"
 	 "exit codes: 0 verified, 1 the kernel ran but failed, 2 bad input\n",
 	 cmd_run},
 	{"emit", "print the generated source",
-	 "cachet emit FILE [-D ...] [--target host]",
-	 "  --target T      host (C99, the default)\n", cmd_emit},
+	 "cachet emit FILE [-D ...] [--target host] [--vector-bytes B]",
+	 "  --target T      host (C99, the default)\n"
+	 "  --vector-bytes B  widest vector of register tiles (0 = this machine's)\n",
+	 cmd_emit},
 	{"build", "write an ahead-of-time package: NAME.h, libNAME.a, libNAME.so",
-	 "cachet build FILE [-D ...] -o DIR [--cc CC]",
+	 "cachet build FILE [-D ...] -o DIR [--cc CC] [--vector-bytes B]",
 	 "  -o DIR          the package folder (created if missing)\n"
 	 "  --cc CC         compiler command (default $CC, else cc)\n"
+	 "  --vector-bytes B  widest vector of register tiles (0 = this machine's)\n"
 	 "The package needs no cachet at run time; it is compiled with -O3\n"
 	 "-march=native for this machine.\n",
 	 cmd_build},

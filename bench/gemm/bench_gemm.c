@@ -1,4 +1,4 @@
-/* bench_gemm.c: cachet's generated sgemm/dgemm vs OpenBLAS, 1 thread, as a table. */
+/* bench_gemm.c: cachet's generated sgemm/dgemm vs OpenBLAS on 1 and 2 threads, as a table. */
 #include <cachet.h>
 #include <cblas.h>
 
@@ -9,21 +9,26 @@
 #include <time.h>
 
 /*
- * Usage: bench_gemm [--big]   (run from the repository root)
- * For each shape and type: the example kernel with M, N, K overridden, its
- * C compiled and loaded through the code cache (a compile on the first run,
- * a disk hit later), then C += A * B timed for cachet and for OpenBLAS
- * (cblas_?gemm, row-major, 1 thread) on the same inputs. A measurement is
- * enough back-to-back runs to last >= 0.2 s; the median of NMEAS is shown.
- * cachet's result is checked against OpenBLAS's from the same C, with the
- * verification tolerance of the type (ct_dtype_tolerance). % of peak is of
- * the one-core FMA peak that ct_probe_run measures at the start.
+ * Usage: bench_gemm [--big] [--threads LIST]   (run from the repository root)
+ * For each thread count of LIST (comma-separated, default 1,2), shape and
+ * type: the example kernel with M, N, K overridden, its C compiled with
+ * -fopenmp and loaded through the code cache (a compile on the first run,
+ * a disk hit later), its parallel loops set to the thread count
+ * (cachet_NAME_set_threads), then C += A * B timed for cachet and for
+ * OpenBLAS (cblas_?gemm, row-major, openblas_set_num_threads) on the same
+ * inputs, one after the other. A measurement is enough back-to-back runs to
+ * last >= 0.2 s; the median of NMEAS is shown. cachet's result is checked
+ * against OpenBLAS's from the same C, with the verification tolerance of
+ * the type (ct_dtype_tolerance). % of peak is of the FMA peak that
+ * ct_probe_run measures at the start: one core's for 1 thread, all
+ * threads' together otherwise.
  */
 
 #define NMEAS 5
 #define MIN_SECONDS 0.2
 
 typedef void (*entry_fn)(void *const *args, const int64_t *params);
+typedef void (*threads_fn)(int n);
 
 typedef struct shape {
 	int64_t m, n, k;
@@ -103,7 +108,7 @@ static void *alloc_buf(size_t bytes)
 /* Load the example of type t with sizes s; returns its entry point and fills
  * params, NULL (a message printed) on error. */
 static entry_fn load_kernel(ct_ctx *ctx, ct_dtype t, shape s, int64_t *params, int maxp,
-                            const char **how, double *load_s)
+                            const char **how, double *load_s, threads_fn *set_threads)
 {
 	const char *path = t == CT_F32 ? "examples/sgemm.cachet" : "examples/dgemm.cachet";
 	ct_kernel *k = ct_kernel_parse_file(ctx, path);
@@ -125,7 +130,10 @@ static entry_fn load_kernel(ct_ctx *ctx, ct_dtype t, shape s, int64_t *params, i
 		params[i] = ct_kernel_param_value(k, i, NULL);
 	ct_module *m;
 	ct_load_info info;
-	if (ct_module_load(ctx, src, strlen(src), NULL, &m, &info) != CT_OK) {
+	ct_compile_options co;
+	ct_compile_options_init(&co);
+	co.openmp = 1; /* the examples' parallelize */
+	if (ct_module_load(ctx, src, strlen(src), &co, &m, &info) != CT_OK) {
 		fprintf(stderr, "bench: %s: %s\n", path, ct_ctx_last_message(ctx));
 		goto out;
 	}
@@ -137,6 +145,11 @@ static entry_fn load_kernel(ct_ctx *ctx, ct_dtype t, shape s, int64_t *params, i
 		goto out;
 	}
 	memcpy(&fn, &addr, sizeof fn);
+	snprintf(sym, sizeof sym, "cachet_%s_set_threads", ct_kernel_name(k));
+	addr = ct_module_symbol(m, sym);
+	*set_threads = NULL;
+	if (addr)
+		memcpy(set_threads, &addr, sizeof *set_threads);
 	*how = info.how;
 	*load_s = info.seconds;
 out:
@@ -147,16 +160,21 @@ out:
 
 /* Benchmark one shape and type; prints one row. Returns 0 ok, 1 mismatch,
  * -1 error. */
-static int bench_one(ct_ctx *ctx, const ct_probe_info *pi, ct_dtype t, shape s, double *compile_s)
+static int bench_one(ct_ctx *ctx, const ct_probe_info *pi, ct_dtype t, shape s, int threads,
+                     double *compile_s)
 {
 	size_t es = ct_dtype_size(t);
 	int64_t na = s.m * s.k, nb = s.k * s.n, nc = s.m * s.n;
 	problem p = {.t = t, .s = s};
 	const char *how = "";
 	double load_s = 0;
-	p.entry = load_kernel(ctx, t, s, p.params, 16, &how, &load_s);
+	threads_fn set_threads = NULL;
+	p.entry = load_kernel(ctx, t, s, p.params, 16, &how, &load_s, &set_threads);
 	if (!p.entry)
 		return -1;
+	if (set_threads)
+		set_threads(threads);
+	openblas_set_num_threads(threads);
 	if (strcmp(how, "compiled") == 0)
 		*compile_s += load_s;
 	void *c0 = alloc_buf((size_t)nc * es), *c_blas = alloc_buf((size_t)nc * es);
@@ -188,15 +206,16 @@ static int bench_one(ct_ctx *ctx, const ct_probe_info *pi, ct_dtype t, shape s, 
 
 	double flop = 2.0 * (double)s.m * (double)s.n * (double)s.k;
 	double gc = flop / tc * 1e-9, gb = flop / tb * 1e-9;
-	double peak = t == CT_F32 ? pi->gflops_f32_core : pi->gflops_f64_core;
+	double peak = threads == 1 ? (t == CT_F32 ? pi->gflops_f32_core : pi->gflops_f64_core)
+	                           : (t == CT_F32 ? pi->gflops_f32_all : pi->gflops_f64_all);
 	char name[64];
 	if (s.m == s.n && s.n == s.k)
 		snprintf(name, sizeof name, "%lld", (long long)s.m);
 	else
 		snprintf(name, sizeof name, "%lldx%lldx%lld", (long long)s.m, (long long)s.n,
 		         (long long)s.k);
-	printf("%-16s %-4s %10.2f %10.2f %7.2f %9.1f%% %9.1f%% %10.2e  %s\n", name,
-	       ct_dtype_name(t), gc, gb, gc / gb, peak > 0 ? 100 * gc / peak : 0.0,
+	printf("%-16s %-4s %3d %10.2f %10.2f %7.2f %9.1f%% %9.1f%% %10.2e  %s\n", name,
+	       ct_dtype_name(t), threads, gc, gb, gc / gb, peak > 0 ? 100 * gc / peak : 0.0,
 	       peak > 0 ? 100 * gb / peak : 0.0, err, ok ? "ok" : "MISMATCH");
 	fflush(stdout);
 	free(c0);
@@ -209,19 +228,34 @@ static int bench_one(ct_ctx *ctx, const ct_probe_info *pi, ct_dtype t, shape s, 
 
 int main(int argc, char **argv)
 {
-	int big = 0;
+	int big = 0, threads[8] = {1, 2}, nthreads = 2;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--big") == 0) {
 			big = 1;
+		} else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
+			nthreads = 0;
+			for (char *q = argv[++i]; *q && nthreads < 8;) {
+				char *end;
+				long v = strtol(q, &end, 10);
+				if (end == q || v < 1 || v > 4096 || (*end && *end != ',')) {
+					nthreads = 0;
+					break;
+				}
+				threads[nthreads++] = (int)v;
+				q = *end ? end + 1 : end;
+			}
+			if (nthreads == 0) {
+				fprintf(stderr, "usage: bench_gemm [--big] [--threads 1,2]\n");
+				return 2;
+			}
 		} else {
-			fprintf(stderr, "usage: bench_gemm [--big]\n");
+			fprintf(stderr, "usage: bench_gemm [--big] [--threads 1,2]\n");
 			return 2;
 		}
 	}
 	ct_ctx *ctx = ct_ctx_new();
 	if (!ctx)
 		return 1;
-	openblas_set_num_threads(1);
 	ct_probe_info pi;
 	if (ct_probe_run(ctx, CT_PROBE_MEASURE_FLOPS, &pi) != CT_OK) {
 		fprintf(stderr, "bench: probe: %s\n", ct_ctx_last_message(ctx));
@@ -237,31 +271,33 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof rect / sizeof *rect; i++)
 		shapes[nshapes++] = rect[i];
 
-	printf("gemm C += A * B, row-major, 1 thread: cachet (examples/sgemm|dgemm.cachet, "
-	       "cc -O3 -march=native) vs OpenBLAS %s\n",
+	printf("gemm C += A * B, row-major: cachet (examples/sgemm|dgemm.cachet, "
+	       "cc -O3 -march=native -fopenmp) vs OpenBLAS %s\n",
 	       openblas_get_config());
 	printf("cpu: %s; measured FMA peak of one core: f32 %.1f GFLOP/s, f64 %.1f GFLOP/s "
-	       "(%.2f GHz)\n",
-	       pi.model, pi.gflops_f32_core, pi.gflops_f64_core, pi.ghz);
+	       "(%.2f GHz); of %d threads: f32 %.1f, f64 %.1f\n",
+	       pi.model, pi.gflops_f32_core, pi.gflops_f64_core, pi.ghz, pi.threads_measured,
+	       pi.gflops_f32_all, pi.gflops_f64_all);
 	printf("median of %d measurements of >= %.1f s each; tolerance f32 %.0e, f64 %.0e "
 	       "(max relative error vs OpenBLAS)\n\n",
 	       NMEAS, MIN_SECONDS, ct_dtype_tolerance(CT_F32), ct_dtype_tolerance(CT_F64));
-	printf("%-16s %-4s %10s %10s %7s %10s %10s %10s\n", "size (MxNxK)", "type", "cachet",
-	       "openblas", "ratio", "cachet", "openblas", "max err");
-	printf("%-16s %-4s %10s %10s %7s %10s %10s\n", "", "", "GFLOP/s", "GFLOP/s", "", "% peak",
-	       "% peak");
+	printf("%-16s %-4s %3s %10s %10s %7s %10s %10s %10s\n", "size (MxNxK)", "type", "thr",
+	       "cachet", "openblas", "ratio", "cachet", "openblas", "max err");
+	printf("%-16s %-4s %3s %10s %10s %7s %10s %10s\n", "", "", "", "GFLOP/s", "GFLOP/s", "",
+	       "% peak", "% peak");
 	double t0 = now(), compile_s = 0;
 	int bad = 0;
-	for (int i = 0; i < nshapes; i++)
-		for (int ti = 0; ti < 2; ti++) {
-			int r =
-			    bench_one(ctx, &pi, ti == 0 ? CT_F32 : CT_F64, shapes[i], &compile_s);
-			if (r < 0)
-				return 1;
-			bad += r;
-		}
+	for (int h = 0; h < nthreads; h++)
+		for (int i = 0; i < nshapes; i++)
+			for (int ti = 0; ti < 2; ti++) {
+				int r = bench_one(ctx, &pi, ti == 0 ? CT_F32 : CT_F64, shapes[i],
+				                  threads[h], &compile_s);
+				if (r < 0)
+					return 1;
+				bad += r;
+			}
 	printf("\n%d of %d results within tolerance; total %.1f s (compiles %.1f s)\n",
-	       2 * nshapes - bad, 2 * nshapes, now() - t0, compile_s);
+	       2 * nshapes * nthreads - bad, 2 * nshapes * nthreads, now() - t0, compile_s);
 	ct_ctx_free(ctx);
 	return bad ? 1 : 0;
 }

@@ -129,6 +129,13 @@ ct_status ct_ctx_set_option(ct_ctx *ctx, ct_option opt, int64_t value)
 	case CT_OPT_SEED:
 		ctx->seed = value;
 		return CT_OK;
+	case CT_OPT_VECTOR_BYTES:
+		if (value != 0 && (value < 8 || value > 256 || (value & (value - 1)) != 0))
+			return ct_error(ctx, CT_ERR_USAGE,
+			                "vector bytes must be 0 (the target's) or a power of two in 8..256, not %lld",
+			                (long long)value);
+		ctx->vector_bytes = value;
+		return CT_OK;
 	}
 	return ct_error(ctx, CT_ERR_USAGE, "unknown option %d", (int)opt);
 }
@@ -141,6 +148,7 @@ int64_t ct_ctx_get_option(const ct_ctx *ctx, ct_option opt)
 	case CT_OPT_THREADS: return ctx->threads;
 	case CT_OPT_MAX_ERRORS: return ctx->max_errors;
 	case CT_OPT_SEED: return ctx->seed;
+	case CT_OPT_VECTOR_BYTES: return ctx->vector_bytes;
 	}
 	return 0;
 }

@@ -34,7 +34,7 @@ struct ct_ctx {
 	size_t src_len;
 	char *rendered;    /* last ct_ctx_diag_render result */
 	/* options */
-	int64_t threads, max_errors, seed;
+	int64_t threads, max_errors, seed, vector_bytes;
 	/* later modules hang their state here (plan cache, code cache, target)
 	 * and register a cleanup with ct_ctx_on_free */
 	void *plan_cache;

@@ -80,6 +80,15 @@ static char *make_header(const ct_kernel *k)
 		}
 	}
 	free(proto);
+	if (gen_c_openmp(k) == 2) {
+		char name[300];
+		gen_threads_symbol(k, name, sizeof name);
+		ct_buf_printf(&p,
+			      "/* Threads of the parallel loops of the next calls (n <= 0: one per\n"
+			      " * processor); the default is OpenMP's (OMP_NUM_THREADS). */\n"
+			      "void %s(int n);\n",
+			      name);
+	}
 	char *body = ct_buf_take(&p);
 	if (!body)
 		return NULL;
@@ -87,14 +96,15 @@ static char *make_header(const ct_kernel *k)
 	ct_buf_init(&b);
 	ct_buf_printf(&b,
 		      "/* %s.h: kernel '%s' built by cachet %s for this machine (-march=native).\n"
-		      " * Link with -l%s (static: also -lm). Arrays are dense, in the layout given\n"
+		      " * Link with -l%s (static: also -lm%s). Arrays are dense, in the layout given\n"
 		      " * per argument; runtime sizes come last. */\n"
 		      "#ifndef CACHET_%s_H\n#define CACHET_%s_H\n\n#include <stdint.h>\n\n"
 		      "#ifndef CACHET_RESTRICT\n#ifdef __cplusplus\n#define CACHET_RESTRICT __restrict\n"
 		      "#else\n#define CACHET_RESTRICT restrict\n#endif\n#endif\n\n"
 		      "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n%s\n"
 		      "#ifdef __cplusplus\n}\n#endif\n#endif\n",
-		      k->name, k->name, CACHET_VERSION, k->name, k->name, k->name, body);
+		      k->name, k->name, CACHET_VERSION, k->name, gen_c_openmp(k) == 2 ? " -fopenmp" : "", k->name,
+		      k->name, body);
 	free(body);
 	return ct_buf_take(&b);
 }
@@ -145,6 +155,11 @@ ct_status ct_kernel_build(ct_kernel *k, const char *dir)
 		char *flags[] = {o3, march, fpic, dc, dout, obj, path};
 		for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
 			argv[n++] = flags[i];
+		/* OpenMP for parallel loops, its simd pragmas for vectorized ones */
+		char omp[] = "-fopenmp", simd[] = "-fopenmp-simd";
+		int need = gen_c_openmp(k);
+		if (need)
+			argv[n++] = need == 2 ? omp : simd;
 		argv[n] = NULL;
 		st = run_tool(ctx, cc->exe, argv, "compiling the package");
 		if (!st) {
@@ -152,6 +167,8 @@ ct_status ct_kernel_build(ct_kernel *k, const char *dir)
 			char *lflags[] = {shared, dout, lib_so, obj, lm};
 			for (size_t i = 0; i < sizeof lflags / sizeof lflags[0]; i++)
 				argv[n++] = lflags[i];
+			if (need == 2)
+				argv[n++] = omp;
 			argv[n] = NULL;
 			st = run_tool(ctx, cc->exe, argv, "linking the shared library");
 		}

@@ -1,7 +1,7 @@
 /* cgen.c: the C backend: a loop tree becomes one readable C99 function, emitted through kgen. */
 #include "gen/gen.h"
 
-#include "gen/kgen.h"
+#include "gen/cgen.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +10,14 @@
  * as all of them together stay within the total; the others on the heap. */
 #define CG_STACK_TEMP_BYTES 65536
 #define CG_STACK_TOTAL_BYTES 262144
+/* Per-thread cache buffers (in parallel loops) up to this many bytes live
+ * on the stack of each thread, as long as all of them together stay within
+ * the total (thread stacks are the process's default, 8 MiB on Linux; set
+ * OMP_STACKSIZE if it is smaller): a heap slab allocated per call costs a
+ * page fault per page whenever malloc has given the memory back, which
+ * made a 257^3 sgemm 8x slower. */
+#define CG_PRIV_STACK_BYTES (1 << 20)
+#define CG_PRIV_STACK_TOTAL_BYTES (2 << 20)
 
 /* C keywords and the names the generated code itself uses: a user name
  * among them gets a trailing underscore. */
@@ -23,28 +31,7 @@ static const char *const reserved[] = {
 	"size_t", "sqrt", "sqrtf", "exp", "expf", "fma", "fmaf", "fabs", "fabsf", "malloc", "calloc",
 	"free", "args", "params", "main", "min", "max", "abs"};
 
-typedef struct cg {
-	ct_looptree *t;
-	const ct_kernel *k;
-	kg_ctx *kg;
-	int64_t *pval;          /* compile-time param values */
-	/* storage: the kernel's arrays, then cache buffers (t->arrays) */
-	int narrays;
-	const ir_array *arrays;
-	/* loop-tree indices: the kernel's, then copy-loop indices (t->indices) */
-	int nindices;
-	const ir_index *indices;
-	char **aname;           /* C names of storage */
-	char **iname;           /* C names of indices */
-	char **pname;           /* C names of params */
-	const char **lname;     /* C names of lets (as kgen returned them) */
-	char **stride;          /* per storage, per dim: stride as C text */
-	const lt_node **open;   /* per index: the innermost open loop over it */
-	bool floordiv;          /* ct_floordiv64 is in the preamble */
-	ct_arena arena;         /* bound expressions built while generating */
-	bool failed;
-	bool reported;          /* an error more precise than "out of memory" is on ctx */
-} cg;
+
 
 static bool is_reserved(const char *s)
 {
@@ -82,14 +69,39 @@ static void free_names(char **v, int n)
 	free(v);
 }
 
-/* A malformed tree (the plan pass and the backend disagree): a precise
- * error on the kernel's ctx, once. */
-static void cg_bad(cg *g, const char *what, int id)
+void cg_bad(cg *g, const char *what, int id)
 {
 	if (!g->reported)
 		ct_error(g->k->ctx, CT_ERR_INPUT, "cannot generate C: %s %d in the loop tree", what, id);
 	g->reported = true;
 	g->failed = true;
+}
+
+static bool expr_uses_storage(const ir_expr *e, int a)
+{
+	if (!e)
+		return false;
+	if (e->kind == EX_ACCESS && e->id == a)
+		return true;
+	for (int i = 0; i < e->nargs; i++)
+		if (expr_uses_storage(e->args[i], a))
+			return true;
+	return false;
+}
+
+/* Whether a statement under x accesses storage a. */
+static bool uses_storage(const lt_node *x, int a)
+{
+	if (x->stmt && (x->kind == LT_STMT || x->kind == LT_LET) &&
+	    (expr_uses_storage(x->stmt->rhs, a) || (x->kind == LT_STMT && expr_uses_storage(x->stmt->lhs, a))))
+		return true;
+	for (int i = 0; i < x->nkids; i++)
+		if (uses_storage(x->kids[i], a))
+			return true;
+	for (int i = 0; i < x->nels; i++)
+		if (uses_storage(x->els[i], a))
+			return true;
+	return false;
 }
 
 /* The floor-division helper, added to the preamble on first use (kernels
@@ -107,6 +119,15 @@ static void need_floordiv(cg *g)
 
 /* ------------------------------------------------------------ affine text */
 
+/* Loop variable v as C: its name, or its fixed value. */
+static void put_loop_var(cg *g, ct_buf *b, int v)
+{
+	if (g->fixed[v])
+		ct_buf_printf(b, g->fixed_val[v] < 0 ? "(%lld)" : "%lld", (long long)g->fixed_val[v]);
+	else
+		ct_buf_puts(b, g->iname[v]);
+}
+
 /* The value of original index id as C: the sum of its chain's loop variables. */
 static void put_orig_index(cg *g, ct_buf *b, int id, bool paren)
 {
@@ -119,14 +140,35 @@ static void put_orig_index(cg *g, ct_buf *b, int id, bool paren)
 	 * its loop variable */
 	int n = t->chain_len && id < g->k->nindices ? t->chain_len[id] : 0;
 	if (n <= 1) {
-		ct_buf_puts(b, g->iname[n == 1 && t->chain ? t->chain[id][0] : id]);
+		put_loop_var(g, b, n == 1 && t->chain ? t->chain[id][0] : id);
 		return;
 	}
-	if (paren)
+	/* the variables, then the fixed ones folded into one constant */
+	int64_t c = 0;
+	int vars = 0;
+	for (int i = 0; i < n; i++) {
+		int v = t->chain[id][i];
+		if (g->fixed[v])
+			c += g->fixed_val[v];
+		else
+			vars++;
+	}
+	if (vars == 0) {
+		ct_buf_printf(b, c < 0 && paren ? "(%lld)" : "%lld", (long long)c);
+		return;
+	}
+	bool wrap = paren && (vars > 1 || c != 0);
+	if (wrap)
 		ct_buf_putc(b, '(');
+	bool first = true;
 	for (int i = 0; i < n; i++)
-		ct_buf_printf(b, "%s%s", i ? " + " : "", g->iname[t->chain[id][i]]);
-	if (paren)
+		if (!g->fixed[t->chain[id][i]]) {
+			ct_buf_printf(b, "%s%s", first ? "" : " + ", g->iname[t->chain[id][i]]);
+			first = false;
+		}
+	if (c != 0)
+		ct_buf_printf(b, " %c %lld", c < 0 ? '-' : '+', (long long)(c < 0 ? -c : c));
+	if (wrap)
 		ct_buf_putc(b, ')');
 }
 
@@ -150,7 +192,11 @@ static void put_trip(cg *g, ct_buf *b, int id)
 		return;
 	}
 	if (x->step == 1) {
-		ct_buf_puts(b, g->iname[id]);
+		put_loop_var(g, b, id);
+		return;
+	}
+	if (g->fixed[id]) {
+		ct_buf_printf(b, "%lld", (long long)ct_floordiv(g->fixed_val[id], x->step));
 		return;
 	}
 	need_floordiv(g);
@@ -172,7 +218,7 @@ static void put_sym(cg *g, ct_buf *b, const aff_term *tm, bool paren)
 	case AFF_INDEX: put_orig_index(g, b, tm->id, paren); return;
 	case AFF_LOOP:
 		if (tm->id >= 0 && tm->id < g->nindices)
-			ct_buf_puts(b, g->iname[tm->id]);
+			put_loop_var(g, b, tm->id);
 		else
 			cg_bad(g, "loop index", tm->id);
 		return;
@@ -198,6 +244,14 @@ static void put_aff(cg *g, ct_buf *b, aff x)
 			c += tm->coef * g->pval[tm->id];
 			continue;
 		}
+		/* a loop variable that a register tile fixed folds into the constant */
+		if ((tm->kind == AFF_LOOP || tm->kind == AFF_TRIP) && tm->id >= 0 && tm->id < g->nindices &&
+		    g->fixed[tm->id]) {
+			const lt_node *o = g->open[tm->id];
+			int64_t val = g->fixed_val[tm->id];
+			c += tm->coef * (tm->kind == AFF_TRIP && o ? ct_floordiv(val, o->step) : val);
+			continue;
+		}
 		int64_t a = tm->coef;
 		if (any)
 			ct_buf_puts(b, a < 0 ? " - " : " + ");
@@ -216,8 +270,7 @@ static void put_aff(cg *g, ct_buf *b, aff x)
 		ct_buf_printf(b, " %c %lld", c < 0 ? '-' : '+', (long long)(c < 0 ? -c : c));
 }
 
-/* A loop bound as C; runtime params by name, min/max through helpers. */
-static void put_bx(cg *g, ct_buf *b, const bx *x)
+void cg_bound(cg *g, ct_buf *b, const bx *x)
 {
 	switch (x->kind) {
 	case BX_CONST: ct_buf_printf(b, "%lld", (long long)x->v); return;
@@ -235,9 +288,9 @@ static void put_bx(cg *g, ct_buf *b, const bx *x)
 	case BX_MIN:
 	case BX_MAX:
 		ct_buf_puts(b, x->kind == BX_MIN ? "ct_min64(" : "ct_max64(");
-		put_bx(g, b, x->a);
+		cg_bound(g, b, x->a);
 		ct_buf_puts(b, ", ");
-		put_bx(g, b, x->b);
+		cg_bound(g, b, x->b);
 		ct_buf_putc(b, ')');
 		return;
 	default: {
@@ -245,9 +298,9 @@ static void put_bx(cg *g, ct_buf *b, const bx *x)
 		static const char *const ops[] = {[BX_ADD] = " + ", [BX_SUB] = " - ", [BX_MUL] = " * ",
 						  [BX_FLOORDIV] = " / ", [BX_MOD] = " % "};
 		ct_buf_putc(b, '(');
-		put_bx(g, b, x->a);
+		cg_bound(g, b, x->a);
 		ct_buf_puts(b, ops[x->kind]);
-		put_bx(g, b, x->b);
+		cg_bound(g, b, x->b);
 		ct_buf_putc(b, ')');
 		return;
 	}
@@ -263,13 +316,13 @@ static const bx *storage_ext(cg *g, int a, int d)
 	return bx_from_aff(&g->arena, g->k, g->arrays[a].ext[d]);
 }
 
-/* A bound as C without the parentheses that put_bx puts around a whole
+/* A bound as C without the parentheses that cg_bound puts around a whole
  * binary operation: `(N / 4) * 4` (for declarations and comments). */
 static void put_bx_bare(cg *g, ct_buf *b, const bx *x)
 {
 	ct_buf t;
 	ct_buf_init(&t);
-	put_bx(g, &t, x);
+	cg_bound(g, &t, x);
 	const char *s = t.s ? t.s : "";
 	size_t n = strlen(s);
 	bool wrapped = n >= 2 && s[0] == '(';
@@ -316,7 +369,7 @@ static bool make_strides(cg *g)
 				return false;
 			ct_buf b;
 			ct_buf_init(&b);
-			put_bx(g, &b, st);
+			cg_bound(g, &b, st);
 			g->stride[a * IR_MAX_RANK + arr->order[r]] = ct_buf_take(&b);
 			if (!g->stride[a * IR_MAX_RANK + arr->order[r]])
 				return false;
@@ -340,7 +393,7 @@ static bool top_level_space(const char *s)
 }
 
 /* The element of array a at subscripts sub[] as C: A[linear offset]. */
-static void put_access(cg *g, ct_buf *b, int a, const aff *sub)
+void cg_access(cg *g, ct_buf *b, int a, const aff *sub)
 {
 	if (a < 0 || a >= g->narrays || !sub) {
 		cg_bad(g, "storage", a);
@@ -353,12 +406,16 @@ static void put_access(cg *g, ct_buf *b, int a, const aff *sub)
 		const char *s = g->stride[a * IR_MAX_RANK + d];
 		if (sub[d].n == 0 && sub[d].c == 0)
 			continue;
-		if (any)
-			ct_buf_puts(b, " + ");
 		ct_buf t;
 		ct_buf_init(&t);
 		put_aff(g, &t, sub[d]);
 		const char *txt = t.s ? t.s : "0";
+		if (strcmp(txt, "0") == 0) { /* fixed loop variables that sum to 0 */
+			ct_buf_free(&t);
+			continue;
+		}
+		if (any)
+			ct_buf_puts(b, " + ");
 		if (strcmp(s, "1") == 0)
 			ct_buf_puts(b, txt);
 		else if (top_level_space(txt))
@@ -379,7 +436,6 @@ static void put_access(cg *g, ct_buf *b, int a, const aff *sub)
 
 static bool is_int(ct_dtype t) { return t == CT_I32 || t == CT_I64; }
 
-static void put_expr(cg *g, ct_buf *b, const ir_expr *e, ct_dtype want);
 
 /* A literal in type t. */
 static void put_num(ct_buf *b, const ir_expr *e, ct_dtype t)
@@ -414,15 +470,15 @@ static void put_op(cg *g, ct_buf *b, const ir_expr *e)
 			ct_buf_printf(b, "%lld", (long long)g->pval[e->id]);
 		return;
 	case EX_LET: ct_buf_puts(b, g->lname[e->id] ? g->lname[e->id] : "ct_undefined_let"); return;
-	case EX_ACCESS: put_access(g, b, e->id, e->sub); return;
+	case EX_ACCESS: cg_access(g, b, e->id, e->sub); return;
 	case EX_NEG:
 		if (is_int(t)) {
 			ct_buf_puts(b, "ct_ineg(");
-			put_expr(g, b, a[0], t);
+			cg_expr(g, b, a[0], t);
 			ct_buf_putc(b, ')');
 		} else {
 			ct_buf_puts(b, "(-");
-			put_expr(g, b, a[0], t);
+			cg_expr(g, b, a[0], t);
 			ct_buf_putc(b, ')');
 		}
 		return;
@@ -436,15 +492,15 @@ static void put_op(cg *g, ct_buf *b, const ir_expr *e)
 						   [EX_DIV] = " / "};
 		if (is_int(t)) {
 			ct_buf_puts(b, iops[e->kind]);
-			put_expr(g, b, a[0], t);
+			cg_expr(g, b, a[0], t);
 			ct_buf_puts(b, ", ");
-			put_expr(g, b, a[1], t);
+			cg_expr(g, b, a[1], t);
 			ct_buf_putc(b, ')');
 		} else {
 			ct_buf_putc(b, '(');
-			put_expr(g, b, a[0], t);
+			cg_expr(g, b, a[0], t);
 			ct_buf_puts(b, fops[e->kind]);
-			put_expr(g, b, a[1], t);
+			cg_expr(g, b, a[1], t);
 			ct_buf_putc(b, ')');
 		}
 		return;
@@ -454,9 +510,9 @@ static void put_op(cg *g, ct_buf *b, const ir_expr *e)
 		case FN_MIN:
 		case FN_MAX:
 			ct_buf_printf(b, "ct_%s_%s(", e->fn == FN_MIN ? "min" : "max", ir_dtype_c(t));
-			put_expr(g, b, a[0], t);
+			cg_expr(g, b, a[0], t);
 			ct_buf_puts(b, ", ");
-			put_expr(g, b, a[1], t);
+			cg_expr(g, b, a[1], t);
 			ct_buf_putc(b, ')');
 			return;
 		case FN_ABS:
@@ -464,7 +520,7 @@ static void put_op(cg *g, ct_buf *b, const ir_expr *e)
 				ct_buf_puts(b, "ct_iabs(");
 			else
 				ct_buf_printf(b, "fabs%s(", fn_suffix(t));
-			put_expr(g, b, a[0], t);
+			cg_expr(g, b, a[0], t);
 			ct_buf_putc(b, ')');
 			return;
 		case FN_SQRT:
@@ -472,40 +528,40 @@ static void put_op(cg *g, ct_buf *b, const ir_expr *e)
 			/* integer sqrt/exp go through double, then truncate */
 			if (is_int(t)) {
 				ct_buf_printf(b, "ct_itrunc(%s((double)", e->fn == FN_SQRT ? "sqrt" : "exp");
-				put_expr(g, b, a[0], t);
+				cg_expr(g, b, a[0], t);
 				ct_buf_puts(b, "))");
 			} else {
 				ct_buf_printf(b, "%s%s(", e->fn == FN_SQRT ? "sqrt" : "exp", fn_suffix(t));
-				put_expr(g, b, a[0], t);
+				cg_expr(g, b, a[0], t);
 				ct_buf_putc(b, ')');
 			}
 			return;
 		case FN_FMA:
 			if (is_int(t)) {
 				ct_buf_puts(b, "ct_iadd(ct_imul(");
-				put_expr(g, b, a[0], t);
+				cg_expr(g, b, a[0], t);
 				ct_buf_puts(b, ", ");
-				put_expr(g, b, a[1], t);
+				cg_expr(g, b, a[1], t);
 				ct_buf_puts(b, "), ");
-				put_expr(g, b, a[2], t);
+				cg_expr(g, b, a[2], t);
 				ct_buf_putc(b, ')');
 			} else {
 				ct_buf_printf(b, "fma%s(", fn_suffix(t));
 				for (int i = 0; i < 3; i++) {
 					if (i)
 						ct_buf_puts(b, ", ");
-					put_expr(g, b, a[i], t);
+					cg_expr(g, b, a[i], t);
 				}
 				ct_buf_putc(b, ')');
 			}
 			return;
 		case FN_SELECT:
 			ct_buf_putc(b, '(');
-			put_expr(g, b, a[0], a[0]->type);
+			cg_expr(g, b, a[0], a[0]->type);
 			ct_buf_puts(b, " ? ");
-			put_expr(g, b, a[1], t);
+			cg_expr(g, b, a[1], t);
 			ct_buf_puts(b, " : ");
-			put_expr(g, b, a[2], t);
+			cg_expr(g, b, a[2], t);
 			ct_buf_putc(b, ')');
 			return;
 		}
@@ -520,23 +576,23 @@ static void put_op(cg *g, ct_buf *b, const ir_expr *e)
 		else if (a[1]->untyped && !a[0]->untyped)
 			ct = a[0]->type;
 		ct_buf_putc(b, '(');
-		put_expr(g, b, a[0], ct);
+		cg_expr(g, b, a[0], ct);
 		ct_buf_puts(b, ops[e->cmp]);
-		put_expr(g, b, a[1], ct);
+		cg_expr(g, b, a[1], ct);
 		ct_buf_putc(b, ')');
 		return;
 	}
 	case EX_AND:
 	case EX_OR:
 		ct_buf_putc(b, '(');
-		put_expr(g, b, a[0], a[0]->type);
+		cg_expr(g, b, a[0], a[0]->type);
 		ct_buf_puts(b, e->kind == EX_AND ? " && " : " || ");
-		put_expr(g, b, a[1], a[1]->type);
+		cg_expr(g, b, a[1], a[1]->type);
 		ct_buf_putc(b, ')');
 		return;
 	case EX_NOT:
 		ct_buf_puts(b, "(!");
-		put_expr(g, b, a[0], a[0]->type);
+		cg_expr(g, b, a[0], a[0]->type);
 		ct_buf_putc(b, ')');
 		return;
 	}
@@ -572,7 +628,7 @@ static void put_plain(cg *g, ct_buf *b, const ir_expr *e)
 }
 
 /* Expression e converted to type want (integers compute in int64). */
-static void put_expr(cg *g, ct_buf *b, const ir_expr *e, ct_dtype want)
+void cg_expr(cg *g, ct_buf *b, const ir_expr *e, ct_dtype want)
 {
 	ct_dtype have = e->type;
 	if (e->untyped && e->kind != EX_NUM) {
@@ -609,7 +665,6 @@ static void put_expr(cg *g, ct_buf *b, const ir_expr *e, ct_dtype want)
 
 /* ------------------------------------------------------------ statements */
 
-static void gen_nodes(cg *g, lt_node *const *v, int n);
 
 static void gen_stmt(cg *g, const ir_node *s)
 {
@@ -622,16 +677,16 @@ static void gen_stmt(cg *g, const ir_node *s)
 	ct_buf l, r;
 	ct_buf_init(&l);
 	ct_buf_init(&r);
-	put_access(g, &l, lhs->id, lhs->sub);
+	cg_access(g, &l, lhs->id, lhs->sub);
 	const char *arr = g->aname[lhs->id];
 	if (is_int(t) && s->op != AS_SET) {
 		static const char *const iops[] = {[AS_ADD] = "ct_iadd", [AS_SUB] = "ct_isub", [AS_MUL] = "ct_imul"};
-		put_expr(g, &r, s->rhs, CT_I64);
+		cg_expr(g, &r, s->rhs, CT_I64);
 		kg_stmt(g->kg, KG_OTHER, arr, arr, "%s = (%s)%s(%s, %s);", l.s, ir_dtype_c(t), iops[s->op], l.s,
 			r.s);
 	} else {
 		static const char *const ops[] = {[AS_SET] = "=", [AS_ADD] = "+=", [AS_SUB] = "-=", [AS_MUL] = "*="};
-		put_expr(g, &r, s->rhs, is_int(t) ? CT_I64 : t);
+		cg_expr(g, &r, s->rhs, is_int(t) ? CT_I64 : t);
 		if (is_int(t))
 			kg_stmt(g->kg, KG_OTHER, arr, NULL, "%s = (%s)%s;", l.s, ir_dtype_c(t), r.s);
 		else
@@ -649,7 +704,7 @@ static void gen_let(cg *g, const ir_node *s)
 	ct_dtype t = let->type;
 	ct_buf r;
 	ct_buf_init(&r);
-	put_expr(g, &r, s->rhs, is_int(t) ? CT_I64 : t);
+	cg_expr(g, &r, s->rhs, is_int(t) ? CT_I64 : t);
 	char ctype[32];
 	snprintf(ctype, sizeof ctype, "const %s", is_int(t) ? "int64_t" : ir_dtype_c(t));
 	char *name = c_name(g, let->name);
@@ -681,21 +736,83 @@ static void gen_if(cg *g, const lt_node *x)
 	ct_buf c;
 	ct_buf_init(&c);
 	if (x->stmt)
-		put_expr(g, &c, x->stmt->cond, CT_I64);
+		cg_expr(g, &c, x->stmt->cond, CT_I64);
 	else if (x->nguard > 0 && !x->guard)
 		cg_bad(g, "guards of an if, count", x->nguard);
 	else
 		put_guards(g, &c, x);
 	kg_block_open(g->kg, "if %s", c.s ? c.s : "(0)");
-	gen_nodes(g, x->kids, x->nkids);
+	cg_nodes(g, x->kids, x->nkids);
 	if (x->nels) {
 		kg_block_next(g->kg, "else");
-		gen_nodes(g, x->els, x->nels);
+		cg_nodes(g, x->els, x->nels);
 	}
 	kg_block_close(g->kg);
 	if (c.failed)
 		g->failed = true;
 	ct_buf_free(&c);
+}
+
+/* The loop x fully unrolled: each iteration a block with the loop
+ * variable a constant (plan: unroll). */
+static void gen_unrolled(cg *g, const lt_node *x)
+{
+	int64_t lo = 0, hi = 0;
+	if (!bx_is_const(x->lo, &lo) || !bx_is_const(x->hi, &hi)) {
+		cg_bad(g, "unrolled loop with runtime bounds over index", x->index);
+		return;
+	}
+	const char *v = g->iname[x->index];
+	kg_comment(g->kg, "%sunrolled: %s in %lld .. %lld step %lld", x->tail ? "tail, " : "", v, (long long)lo,
+		   (long long)hi, (long long)x->step);
+	const lt_node *outer = g->open[x->index];
+	g->open[x->index] = x;
+	for (int64_t i = lo; i < hi; i += x->step) {
+		kg_block_bare(g->kg);
+		kg_stmt(g->kg, KG_OTHER, NULL, NULL, "const int64_t %s = %lld;", v, (long long)i);
+		cg_nodes(g, x->kids, x->nkids);
+		kg_block_close(g->kg);
+	}
+	g->open[x->index] = outer;
+}
+
+/* The OpenMP directive of parallel loop x (plan: parallelize). */
+static void gen_parallel_pragma(cg *g, const lt_node *x)
+{
+	const ct_kernel *k = g->k;
+	const ir_plan_item *it = x->par_item >= 0 && x->par_item < k->nplan ? &k->plan[x->par_item] : NULL;
+	if (!it || it->kind != PL_PARALLELIZE) {
+		cg_bad(g, "parallelize item", x->par_item);
+		return;
+	}
+	char threads[64] = "ct_nt";
+	if (it->max_threads > 0)
+		snprintf(threads, sizeof threads, "ct_nt < %lld ? ct_nt : %lld", (long long)it->max_threads,
+			 (long long)it->max_threads);
+	char collapse[32] = "";
+	if (x->collapse > 1)
+		snprintf(collapse, sizeof collapse, " collapse(%d)", x->collapse);
+	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "#pragma omp parallel for%s schedule(%s) num_threads(%s)", collapse,
+		it->policy == POLICY_DYNAMIC ? "dynamic" : "static", threads);
+}
+
+/* In the body of the innermost loop of a parallel band: each thread's own
+ * copy of the private buffers used inside it. */
+static void gen_private_views(cg *g, const lt_node *band)
+{
+	const ct_looptree *t = g->t;
+	for (int a = 0; t->priv && a < g->narrays; a++) {
+		if (!t->priv[a] || !uses_storage(band, a))
+			continue;
+		const char *ty = ir_dtype_c(g->arrays[a].type);
+		if (g->priv_stack[a])
+			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "_Alignas(64) %s %s[%lld]; /* cache buffer %s, this thread's */",
+				ty, g->aname[a], (long long)g->priv_count[a], g->arrays[a].name);
+		else
+			kg_stmt(g->kg, KG_OTHER, NULL, NULL,
+				"%s *restrict %s = (%s *)(void *)((char *)ct_priv_%d + %s_bytes * (size_t)ct_thread_num());",
+				ty, g->aname[a], ty, a, g->aname[a]);
+	}
 }
 
 static void gen_loop(cg *g, const lt_node *x)
@@ -704,14 +821,29 @@ static void gen_loop(cg *g, const lt_node *x)
 		cg_bad(g, "loop over index", x->index);
 		return;
 	}
+	if (x->unroll) {
+		gen_unrolled(g, x);
+		return;
+	}
+	if (g->band_left == 0 && cg_register_tile(g, x))
+		return;
 	ct_buf lo, hi;
 	ct_buf_init(&lo);
 	ct_buf_init(&hi);
-	put_bx(g, &lo, x->lo);
-	put_bx(g, &hi, x->hi);
+	cg_bound(g, &lo, x->lo);
+	cg_bound(g, &hi, x->hi);
 	const char *v = g->iname[x->index];
 	if (x->tail)
 		kg_comment(g->kg, "tail of %s", v);
+	if (x->parallel) {
+		/* the tail of a split runs once: no threads for it alone */
+		if (!(x->tail && x->collapse == 1))
+			gen_parallel_pragma(g, x);
+		g->band = x;
+		g->band_left = x->collapse;
+	}
+	if (x->vector)
+		kg_stmt(g->kg, KG_OTHER, NULL, NULL, "#pragma omp simd");
 	if (x->step == 1)
 		kg_block_open(g->kg, "for (int64_t %s = %s; %s < %s; %s++)", v, lo.s, v, hi.s, v);
 	else
@@ -719,7 +851,9 @@ static void gen_loop(cg *g, const lt_node *x)
 			      (long long)x->step);
 	const lt_node *outer = g->open[x->index];
 	g->open[x->index] = x;
-	gen_nodes(g, x->kids, x->nkids);
+	if (g->band_left > 0 && --g->band_left == 0)
+		gen_private_views(g, g->band);
+	cg_nodes(g, x->kids, x->nkids);
 	g->open[x->index] = outer;
 	kg_block_close(g->kg);
 	if (lo.failed || hi.failed)
@@ -818,11 +952,11 @@ static void gen_cache(cg *g, const lt_node *x)
 		g->failed = true;
 	ct_buf_free(&c);
 	kg_block_bare(g->kg);
-	gen_nodes(g, x->kids, x->nkids);
+	cg_nodes(g, x->kids, x->nkids);
 	kg_block_close(g->kg);
 }
 
-static void gen_nodes(cg *g, lt_node *const *v, int n)
+void cg_nodes(cg *g, lt_node *const *v, int n)
 {
 	for (int i = 0; i < n; i++) {
 		const lt_node *x = v[i];
@@ -857,6 +991,36 @@ static const char *const helpers[] = {
 	"static inline int64_t ct_min_int64_t(int64_t a, int64_t b) { return a < b ? a : b; }",
 	"static inline int64_t ct_max_int64_t(int64_t a, int64_t b) { return a > b ? a : b; }",
 };
+
+/* Parallel loops (plan: parallelize) run under OpenMP when the code is
+ * compiled with -fopenmp, and serially otherwise. */
+static const char *const omp_helpers[] = {
+	"#ifdef _OPENMP",
+	"#include <omp.h>",
+	"static inline int ct_thread_num(void) { return omp_get_thread_num(); }",
+	"static inline int ct_max_threads(void) { return omp_get_max_threads(); }",
+	"#else",
+	"static inline int ct_thread_num(void) { return 0; }",
+	"static inline int ct_max_threads(void) { return 1; }",
+	"#endif",
+};
+
+/* `void cachet_NAME_set_threads(int n)`: the threads of the next runs' parallel
+ * loops (n <= 0: one per processor); the runner calls it before each run. */
+static void gen_set_threads(cg *g)
+{
+	char name[300], proto[400];
+	gen_threads_symbol(g->k, name, sizeof name);
+	snprintf(proto, sizeof proto, "void %s(int n)", name);
+	kg_func_declare(g->kg, name, KG_FUNC_KERNEL, proto, NULL, NULL);
+	kg_func_begin(g->kg, name);
+	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "#ifdef _OPENMP");
+	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "omp_set_num_threads(n > 0 ? n : omp_get_num_procs());");
+	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "#else");
+	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "(void)n;");
+	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "#endif");
+	kg_func_end(g->kg);
+}
 
 /* A comment describing array a: type, shape, layout, role. */
 static void describe_array(cg *g, ct_buf *b, int a)
@@ -940,7 +1104,7 @@ static void gen_derived(cg *g)
  * stack, the rest on the heap; all zeroed. */
 static void gen_temps(cg *g, bool *heap)
 {
-	int64_t on_stack = 0;
+	int64_t on_stack = 0, priv_on_stack = 0;
 	ct_buf freed; /* `free(T); ` for each heap temp so far: undone on out of memory */
 	ct_buf_init(&freed);
 	for (int a = 0; a < g->narrays; a++) {
@@ -957,9 +1121,35 @@ static void gen_temps(cg *g, bool *heap)
 		bool constant = bx_is_const(elems, &count);
 		ct_buf n;
 		ct_buf_init(&n);
-		put_bx(g, &n, elems);
+		cg_bound(g, &n, elems);
 		const char *ty = ir_dtype_c(arr->type);
-		if (constant && count <= CG_STACK_TEMP_BYTES / esize &&
+		bool priv = g->t->priv && g->t->priv[a];
+		if (priv && constant && count <= CG_PRIV_STACK_BYTES / esize &&
+		    priv_on_stack + (count > 0 ? count : 1) * esize <= CG_PRIV_STACK_TOTAL_BYTES) {
+			/* each thread's own array in the parallel loop's body
+			 * (gen_private_views); not zeroed: a cache's copies write
+			 * every element its body reads */
+			priv_on_stack += (count > 0 ? count : 1) * esize;
+			g->priv_stack[a] = true;
+			g->priv_count[a] = count > 0 ? count : 1;
+		} else if (priv) {
+			/* one copy per thread, each 64-byte aligned; parallel loops
+			 * point their threads at their own (gen_private_views); not
+			 * zeroed, as above */
+			heap[a] = true;
+			kg_stmt(g->kg, KG_OTHER, NULL, NULL,
+				"const size_t %s_bytes = ((size_t)(%s) * sizeof(%s) + 63) / 64 * 64; /* cache buffer %s, per thread */",
+				g->aname[a], n.s ? n.s : "1", ty, arr->name);
+			kg_stmt(g->kg, KG_OTHER, NULL, NULL,
+				"void *ct_priv_%d = aligned_alloc(64, %s_bytes ? %s_bytes * (size_t)ct_nt : 64);", a,
+				g->aname[a], g->aname[a]);
+			kg_block_open(g->kg, "if (!ct_priv_%d)", a);
+			if (freed.s)
+				kg_stmt(g->kg, KG_OTHER, NULL, NULL, "%s", freed.s);
+			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "return; /* out of memory: the outputs stay untouched */");
+			kg_block_close(g->kg);
+			ct_buf_printf(&freed, "%sfree(ct_priv_%d);", freed.s ? " " : "", a);
+		} else if (constant && count <= CG_STACK_TEMP_BYTES / esize &&
 		    on_stack + (count > 0 ? count : 1) * esize <= CG_STACK_TOTAL_BYTES) {
 			on_stack += (count > 0 ? count : 1) * esize;
 			char decl[64];
@@ -999,6 +1189,23 @@ static void gen_temps(cg *g, bool *heap)
 	ct_buf_free(&freed);
 }
 
+void gen_threads_symbol(const ct_kernel *k, char *name, size_t cap)
+{
+	snprintf(name, cap, "cachet_%s_set_threads", k->name);
+}
+
+int gen_c_openmp(const ct_kernel *k)
+{
+	int need = 0;
+	for (int i = 0; k->has_plan && k->target == TARGET_HOST && i < k->nplan; i++) {
+		if (k->plan[i].kind == PL_PARALLELIZE)
+			return 2;
+		if (k->plan[i].kind == PL_VECTORIZE)
+			need = 1;
+	}
+	return need;
+}
+
 void gen_symbol_names(const ct_kernel *k, char *fn, char *entry, size_t cap)
 {
 	snprintf(fn, cap, "cachet_%s", k->name);
@@ -1023,7 +1230,12 @@ static bool cg_init(cg *g, ct_looptree *t)
 	g->pname = calloc((size_t)k->nparams + 1, sizeof *g->pname);
 	g->lname = calloc((size_t)k->nlets + 1, sizeof *g->lname);
 	g->open = calloc((size_t)g->nindices + 1, sizeof *g->open);
-	if (!g->pval || !g->aname || !g->iname || !g->pname || !g->lname || !g->open)
+	g->fixed = calloc((size_t)g->nindices + 1, sizeof *g->fixed);
+	g->fixed_val = calloc((size_t)g->nindices + 1, sizeof *g->fixed_val);
+	g->priv_stack = calloc((size_t)g->narrays + 1, sizeof *g->priv_stack);
+	g->priv_count = calloc((size_t)g->narrays + 1, sizeof *g->priv_count);
+	if (!g->pval || !g->aname || !g->iname || !g->pname || !g->lname || !g->open || !g->fixed ||
+	    !g->fixed_val || !g->priv_stack || !g->priv_count)
 		return false;
 	ir_param_values(k, g->pval);
 	for (int i = 0; i < g->narrays; i++)
@@ -1044,6 +1256,10 @@ static void cg_free(cg *g)
 	free_names(g->pname, k ? k->nparams : 0);
 	free(g->lname);
 	free(g->open);
+	free(g->fixed);
+	free(g->fixed_val);
+	free(g->priv_stack);
+	free(g->priv_count);
 	free_names(g->stride, g->narrays * IR_MAX_RANK);
 	kg_free(g->kg);
 	if (g->arena.ctx)
@@ -1112,6 +1328,9 @@ char *gen_c(ct_looptree *t, size_t *len)
 	kg_preamble(g.kg, "#include <string.h>");
 	for (size_t i = 0; i < sizeof helpers / sizeof helpers[0]; i++)
 		kg_preamble(g.kg, "%s", helpers[i]);
+	if (t->has_parallel)
+		for (size_t i = 0; i < sizeof omp_helpers / sizeof omp_helpers[0]; i++)
+			kg_preamble(g.kg, "%s", omp_helpers[i]);
 
 	ct_buf proto;
 	ct_buf_init(&proto);
@@ -1121,14 +1340,20 @@ char *gen_c(ct_looptree *t, size_t *len)
 	kg_func_declare(g.kg, fn, KG_FUNC_KERNEL, proto.s ? proto.s : "void f(void)", NULL, NULL);
 	ct_buf_free(&proto);
 	kg_func_begin(g.kg, fn);
+	if (t->has_parallel)
+		kg_stmt(g.kg, KG_OTHER, NULL, NULL, "const int ct_nt = ct_max_threads(); /* threads of the parallel loops */");
 	gen_derived(&g);
 	gen_temps(&g, heap);
-	gen_nodes(&g, t->roots, t->nroots);
+	cg_nodes(&g, t->roots, t->nroots);
 	for (int a = 0; a < g.narrays; a++)
-		if (heap[a])
+		if (heap[a] && t->priv && t->priv[a])
+			kg_stmt(g.kg, KG_OTHER, NULL, NULL, "free(ct_priv_%d);", a);
+		else if (heap[a])
 			kg_stmt(g.kg, KG_OTHER, NULL, NULL, "free(%s);", g.aname[a]);
 	kg_func_end(g.kg);
 	gen_entry(&g, fn, entry);
+	if (t->has_parallel)
+		gen_set_threads(&g);
 
 	size_t n = 0;
 	char *text = kg_take(g.kg, &n);

@@ -16,6 +16,17 @@
  * malformed tree gives CT_ERR_INPUT). */
 char *gen_c(ct_looptree *t, size_t *len);
 
+/* What the C of kernel k needs from the compiler: 2 when it has parallel
+ * loops (-fopenmp), 1 when it has only vectorized ones (`#pragma omp simd`:
+ * -fopenmp-simd), 0 otherwise. Without those flags the code is still
+ * correct, serial and left to the compiler's own vectorizer. */
+int gen_c_openmp(const ct_kernel *k);
+
+/* The name of `void cachet_NAME_set_threads(int n)`, which the C of a kernel
+ * with parallel loops exports: the thread count of its next runs (n <= 0:
+ * one per processor). */
+void gen_threads_symbol(const ct_kernel *k, char *name, size_t cap);
+
 /* Write the kernel's C symbol names into fn / entry (cap bytes each). */
 void gen_symbol_names(const ct_kernel *k, char *fn, char *entry, size_t cap);
 

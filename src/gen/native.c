@@ -4,8 +4,10 @@
 #include "ir/canon.h"
 #include "run/run.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 char *ct_kernel_emit(ct_kernel *k, const char *target, size_t *len)
 {
@@ -31,37 +33,69 @@ static bool no_cache(void)
 	return v && *v && strcmp(v, "0") != 0;
 }
 
-static ct_status generate_and_load(ct_kernel *k, gen_entry_fn *entry, ct_run_result *r);
+/* A loaded kernel: its uniform entry and, with parallel loops, its thread
+ * setter (gen_threads_symbol). */
+typedef struct native_fns {
+	gen_entry_fn entry;
+	void (*set_threads)(int n);
+} native_fns;
 
-/* k's uniform entry point: from the plan cache when this ctx has already
- * loaded the same kernel (canonically), else generated and loaded. */
-static ct_status load_entry(ct_kernel *k, gen_entry_fn *entry, ct_run_result *r)
+static ct_status generate_and_load(ct_kernel *k, native_fns *fns, ct_run_result *r);
+
+/* The plan cache holds function pointers as void * (POSIX lets a dlsym
+ * data pointer convert to a function pointer and back). */
+static void *fn_to_ptr(const void *fn, size_t size)
+{
+	void *v = NULL;
+	memcpy(&v, fn, size);
+	return v;
+}
+
+/* k's functions: from the plan cache when this ctx has already loaded the
+ * same kernel (canonically), else generated and loaded. The thread setter
+ * is kept under the key plus a suffix. */
+static ct_status load_fns(ct_kernel *k, native_fns *fns, ct_run_result *r)
 {
 	if (no_cache())
-		return generate_and_load(k, entry, r);
+		return generate_and_load(k, fns, r);
 	size_t klen = 0;
-	char *key = canon_kernel(k, "host", &klen);
-	if (!key)
+	/* the register tiles' vector width is part of the code */
+	char target[32] = "host";
+	int64_t vb = ct_ctx_get_option(k->ctx, CT_OPT_VECTOR_BYTES);
+	if (vb > 0)
+		snprintf(target, sizeof target, "host:v%lld", (long long)vb);
+	char *key = canon_kernel(k, target, &klen);
+	char *tkey = key ? malloc(klen + 9) : NULL;
+	if (!key || !tkey) {
+		free(key);
 		return ct_error(k->ctx, CT_ERR_NOMEM, "out of memory");
+	}
+	memcpy(tkey, key, klen);
+	memcpy(tkey + klen, "\nthreads", 9);
+	bool parallel = gen_c_openmp(k) == 2;
 	void *hit = plan_cache_get(k->ctx, key, klen);
+	void *thit = hit && parallel ? plan_cache_get(k->ctx, tkey, klen + 8) : NULL;
 	ct_status st = CT_OK;
-	if (hit) {
-		memcpy(entry, &hit, sizeof hit);
+	if (hit && (!parallel || thit)) {
+		memcpy(&fns->entry, &hit, sizeof hit);
+		if (thit)
+			memcpy(&fns->set_threads, &thit, sizeof thit);
 		r->code_cache = "memory";
 		r->compile_seconds = 0;
 	} else {
-		st = generate_and_load(k, entry, r);
-		void *v;
-		memcpy(&v, entry, sizeof v);
+		st = generate_and_load(k, fns, r);
 		if (!st)
-			plan_cache_put(k->ctx, key, klen, v);
+			plan_cache_put(k->ctx, key, klen, fn_to_ptr(&fns->entry, sizeof fns->entry));
+		if (!st && fns->set_threads)
+			plan_cache_put(k->ctx, tkey, klen + 8, fn_to_ptr(&fns->set_threads, sizeof fns->set_threads));
 	}
 	free(key);
+	free(tkey);
 	return st;
 }
 
-/* Generate k's code, load it through the code cache; *entry is its uniform entry point. */
-static ct_status generate_and_load(ct_kernel *k, gen_entry_fn *entry, ct_run_result *r)
+/* Generate k's code, load it through the code cache; fill fns from it. */
+static ct_status generate_and_load(ct_kernel *k, native_fns *fns, ct_run_result *r)
 {
 	size_t len = 0;
 	char *src = ct_kernel_emit(k, "host", &len);
@@ -70,6 +104,13 @@ static ct_status generate_and_load(ct_kernel *k, gen_entry_fn *entry, ct_run_res
 	ct_compile_options co;
 	ct_compile_options_init(&co);
 	co.no_cache = no_cache();
+	int omp = gen_c_openmp(k);
+	static const char *const simd_flags[] = {"-fopenmp-simd"};
+	co.openmp = omp == 2;
+	if (omp == 1) {
+		co.flags = simd_flags;
+		co.nflags = 1;
+	}
 	ct_module *m = NULL;
 	ct_load_info info;
 	ct_status st = ct_module_load(k->ctx, src, len, &co, &m, &info);
@@ -84,7 +125,15 @@ static ct_status generate_and_load(ct_kernel *k, gen_entry_fn *entry, ct_run_res
 	if (!sym)
 		return ct_error(k->ctx, CT_ERR_COMPILE, "generated code lacks symbol %s", ename);
 	/* dlsym gives a data pointer; POSIX guarantees it converts to a function pointer */
-	memcpy(entry, &sym, sizeof sym);
+	memcpy(&fns->entry, &sym, sizeof sym);
+	fns->set_threads = NULL;
+	if (omp == 2) {
+		gen_threads_symbol(k, ename, sizeof ename);
+		sym = ct_module_symbol(m, ename);
+		if (!sym)
+			return ct_error(k->ctx, CT_ERR_COMPILE, "generated code lacks symbol %s", ename);
+		memcpy(&fns->set_threads, &sym, sizeof sym);
+	}
 	return CT_OK;
 }
 
@@ -101,13 +150,45 @@ static ct_status native_once(void *ud, void *const *buffers)
 	return CT_OK;
 }
 
+/* Threads a run with options o uses: --threads, else the ctx's option,
+ * else one per processor this process may use. */
+static int run_threads(const ct_kernel *k, const ct_run_options *o)
+{
+	int64_t n = o->threads > 0 ? o->threads : k->ctx->threads;
+	if (n <= 0) {
+		long p = sysconf(_SC_NPROCESSORS_ONLN);
+		n = p > 0 ? p : 1;
+	}
+	return n > 4096 ? 4096 : (int)n;
+}
+
+/* The most threads a parallel loop of k runs on with n available (its
+ * max_threads). */
+static int capped_threads(const ct_kernel *k, int n)
+{
+	int64_t most = 0;
+	for (int i = 0; i < k->nplan; i++)
+		if (k->plan[i].kind == PL_PARALLELIZE) {
+			int64_t m = k->plan[i].max_threads > 0 ? k->plan[i].max_threads : n;
+			most = m > most ? m : most;
+		}
+	return most > 0 && most < n ? (int)most : n;
+}
+
 ct_status run_native(ct_kernel *k, const ct_run_options *o, ct_run_result *r)
 {
 	native_call call = {NULL, NULL};
-	ct_status st = load_entry(k, &call.entry, r);
+	native_fns fns = {NULL, NULL};
+	ct_status st = load_fns(k, &fns, r);
 	if (st)
 		return st;
+	call.entry = fns.entry;
 	r->threads = 1;
+	if (fns.set_threads) {
+		int n = run_threads(k, o);
+		fns.set_threads(n);
+		r->threads = capped_threads(k, n);
+	}
 	int64_t *params = calloc((size_t)k->nparams + 1, sizeof *params);
 	if (!params)
 		return ct_error(k->ctx, CT_ERR_NOMEM, "out of memory");

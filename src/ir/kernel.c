@@ -41,11 +41,12 @@ const char *ct_role_name(ct_role r)
 }
 
 /* Apply the plan once, so that its errors (which depend on the schedule:
- * a level above the loops, blocks that cannot follow their uses) are
+ * a level above the loops, blocks that cannot follow their uses, loop
+ * verbs on loops that cannot take them) are
  * reported when the file is checked, not first when code is generated. */
 static ct_status validate_plan(ct_kernel *k)
 {
-	if (!plan_has_caches(k))
+	if (!plan_has_caches(k) && !plan_has_verbs(k))
 		return CT_OK;
 	ct_looptree *t = lt_build(k, true);
 	if (!t)

@@ -748,6 +748,27 @@ bool plan_has_caches(const ct_kernel *k)
 	return false;
 }
 
+int64_t lt_var_coef(const ct_looptree *t, aff s, int x, bool *bad)
+{
+	int64_t c = 0;
+	for (int i = 0; i < s.n; i++) {
+		const aff_term *tm = &s.t[i];
+		int64_t add = 0;
+		if (tm->kind == AFF_LOOP && tm->id == x)
+			add = tm->coef;
+		else if (tm->kind == AFF_TRIP && tm->id == x)
+			*bad = true;
+		else if (tm->kind == AFF_INDEX && tm->id >= 0 && tm->id < t->k->nindices && t->chain &&
+		         t->chain[tm->id])
+			for (int m = 0; m < t->chain_len[tm->id]; m++)
+				if (t->chain[tm->id][m] == x && !ct_add_ok(add, tm->coef, &add))
+					*bad = true;
+		if (!ct_add_ok(c, add, &c))
+			*bad = true;
+	}
+	return c;
+}
+
 bool lt_param_values(const ct_looptree *t, int64_t *pv)
 {
 	const ct_kernel *k = t->k;
@@ -832,6 +853,13 @@ ct_looptree *lt_build(ct_kernel *k, bool with_schedule)
 	ct_free(ctx, b.end);
 	if (ok && b.st == CT_OK && !t->arena.failed && with_schedule && plan_has_caches(k)) {
 		b.st = plan_apply(t);
+		if (b.st != CT_OK) {
+			ct_looptree_free(t);
+			return NULL;
+		}
+	}
+	if (ok && b.st == CT_OK && !t->arena.failed && with_schedule && plan_has_verbs(k)) {
+		b.st = plan_verbs(t);
 		if (b.st != CT_OK) {
 			ct_looptree_free(t);
 			return NULL;

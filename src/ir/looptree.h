@@ -73,6 +73,14 @@ typedef struct lt_node {
 	const aff *guard;
 	/* LT_CACHE: index into t->regions */
 	int cache;
+	/* LT_LOOP: the plan's loop verbs (src/plan/verbs.c) as marked on the
+	 * loops they apply to; false/0 everywhere without them. */
+	bool unroll;           /* unroll(x): constant trip count, emitted unrolled */
+	bool vector;           /* vectorize(x): innermost, contiguous, independent */
+	bool parallel;         /* parallelize: the outermost loop of a parallel band */
+	int par_item;          /* parallel: its PL_PARALLELIZE item of k->plan */
+	int collapse;          /* parallel: loops of the band (this one and the
+	                          collapse - 1 single loops nested in it) */
 	int nkids;
 	struct lt_node **kids;
 	int nels;
@@ -138,7 +146,19 @@ struct ct_looptree {
 	int *chain_len;
 	/* number of loop-tree indices (>= k->nindices) */
 	int nindices;
+	/* Loop verbs (src/plan/verbs.c): whether some loop is parallel or
+	 * vectorized, and per storage whether each thread of a parallel loop
+	 * has its own copy (cache buffers whose regions all lie inside
+	 * parallel loops); priv is NULL when no loop is parallel. */
+	bool has_parallel, has_vector;
+	bool *priv;
 };
+
+/* Coefficient of loop variable x (a tree index) in subscript s: its own
+ * AFF_LOOP terms plus the original indices (AFF_INDEX) whose split chain
+ * holds it. *bad is set when s uses floor(x / step) (AFF_TRIP) or the sum
+ * overflows. */
+int64_t lt_var_coef(const ct_looptree *t, aff s, int x, bool *bad);
 
 /* Param values then derived values of t: pv[k->nparams + t->nderived]
  * (runtime params without a value count as 0). False on overflow or
@@ -157,6 +177,19 @@ bool plan_has_caches(const ct_kernel *k);
  * regions, buffers, copy loops and rewrites accesses. CT_OK, or an error
  * with the position of the offending plan argument on the kernel's ctx. */
 ct_status plan_apply(ct_looptree *t);
+
+/* Whether k's plan has vectorize, unroll or parallelize items for the host
+ * (only then does plan_verbs run). */
+bool plan_has_verbs(const ct_kernel *k);
+/* Check the plan's loop verbs on a scheduled, planned tree and mark the
+ * loops they apply to (src/plan/verbs.c): unroll needs a constant trip
+ * count of at most PLAN_MAX_UNROLL; vectorize an innermost loop whose
+ * accesses are contiguous in it and whose iterations are independent;
+ * parallelize consecutive loops whose iterations are independent. CT_OK,
+ * or CT_ERR_INPUT with the position of the offending index on the
+ * kernel's ctx. */
+#define PLAN_MAX_UNROLL 64
+ct_status plan_verbs(ct_looptree *t);
 
 /* Build the loop tree of k (with or without the schedule). NULL with an
  * error on k->ctx on failure. */

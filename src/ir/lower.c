@@ -576,6 +576,36 @@ static void put_text_cache(const pr *p, const lt_node *x, int depth)
 	}
 }
 
+/* `  # tail, unroll` after a loop header's colon: its version and the plan's loop
+ * verbs on it. */
+static void put_loop_notes(const pr *p, const lt_node *x)
+{
+	ct_buf *b = p->b;
+	const char *sep = "  # ";
+	if (x->tail) {
+		ct_buf_printf(b, "%stail", sep);
+		sep = ", ";
+	}
+	if (x->unroll) {
+		ct_buf_printf(b, "%sunroll", sep);
+		sep = ", ";
+	}
+	if (x->vector) {
+		ct_buf_printf(b, "%svectorize", sep);
+		sep = ", ";
+	}
+	if (x->parallel) {
+		const ir_plan_item *it = x->par_item >= 0 && x->par_item < p->k->nplan ? &p->k->plan[x->par_item] : NULL;
+		ct_buf_printf(b, "%sparallel", sep);
+		if (x->collapse > 1)
+			ct_buf_printf(b, " collapse(%d)", x->collapse);
+		if (it && it->policy == POLICY_DYNAMIC)
+			ct_buf_puts(b, " dynamic");
+		if (it && it->max_threads > 0)
+			ct_buf_printf(b, " max_threads=%lld", (long long)it->max_threads);
+	}
+}
+
 static void put_text_node(const pr *p, const lt_node *x, int depth)
 {
 	ct_buf *b = p->b;
@@ -588,7 +618,9 @@ static void put_text_node(const pr *p, const lt_node *x, int depth)
 		bx_print(b, p->k, x->hi);
 		if (x->step != 1)
 			ct_buf_printf(b, ", step=%lld", (long long)x->step);
-		ct_buf_puts(b, x->tail ? "):  # tail\n" : "):\n");
+		ct_buf_puts(b, "):");
+		put_loop_notes(p, x);
+		ct_buf_putc(b, '\n');
 		const lt_node *outer = open_loop(p, x);
 		put_text_nodes(p, x->kids, x->nkids, depth + 1);
 		close_loop(p, x, outer);
@@ -684,8 +716,19 @@ static void put_json_node(const pr *p, const lt_node *x)
 		json_text(p, text_bx, x->lo);
 		ct_buf_puts(b, ", \"hi\": ");
 		json_text(p, text_bx, x->hi);
-		ct_buf_printf(b, ", \"step\": %lld, \"tail\": %s, \"body\": ", (long long)x->step,
-		              x->tail ? "true" : "false");
+		ct_buf_printf(b, ", \"step\": %lld, \"tail\": %s", (long long)x->step, x->tail ? "true" : "false");
+		if (x->unroll)
+			ct_buf_puts(b, ", \"unroll\": true");
+		if (x->vector)
+			ct_buf_puts(b, ", \"vectorize\": true");
+		if (x->parallel) {
+			const ir_plan_item *it =
+			    x->par_item >= 0 && x->par_item < p->k->nplan ? &p->k->plan[x->par_item] : NULL;
+			ct_buf_printf(b, ", \"parallel\": {\"collapse\": %d, \"policy\": \"%s\", \"max_threads\": %lld}",
+			              x->collapse, it && it->policy == POLICY_DYNAMIC ? "dynamic" : "static",
+			              it ? (long long)it->max_threads : 0LL);
+		}
+		ct_buf_puts(b, ", \"body\": ");
 		const lt_node *outer = open_loop(p, x);
 		put_json_nodes(p, x->kids, x->nkids);
 		close_loop(p, x, outer);

@@ -4,6 +4,6 @@ BUILD=${1:-build}
 for f in examples/*.cachet; do
 	name=$(basename "$f" .cachet)
 	defs=$(grep -m1 '^# run-with:' "$f" | sed 's/^# run-with://')
-	"$BUILD/cachet" emit "$f" $defs >"tests/golden/$name.c" || exit 1
+	"$BUILD/cachet" emit "$f" $defs --vector-bytes 64 >"tests/golden/$name.c" || exit 1
 done
 echo "golden files updated in tests/golden/"

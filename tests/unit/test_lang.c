@@ -530,7 +530,7 @@ static const char *matmul_src = "kernel matmul\n"
                                 "  AA = cache(A, index=ii, double_buffer=true)\n"
                                 "  BB = cache(B, level=3, layout=col_major)\n"
                                 "  CC = cache(C, max_elements=4096)\n"
-                                "  vectorize(jj)\n"
+                                "  unroll(jj)\n"
                                 "  parallelize(i, policy=dynamic, max_threads=8)\n"
                                 "}\n";
 
@@ -582,7 +582,7 @@ static void test_matmul_ir(void)
 	CHECK(k->plan[1].where == CP_LEVEL && k->plan[1].value == 3 && k->plan[1].has_layout);
 	CHECK(k->plan[1].order[0] == 1 && k->plan[2].where == CP_BUDGET &&
 	      k->plan[2].value == 4096);
-	CHECK(k->plan[3].kind == PL_VECTORIZE && k->plan[3].idx[0] == 4);
+	CHECK(k->plan[3].kind == PL_UNROLL && k->plan[3].idx[0] == 4);
 	CHECK(k->plan[4].kind == PL_PARALLELIZE && k->plan[4].policy == POLICY_DYNAMIC);
 	CHECK(k->plan[4].max_threads == 8);
 	/* flops: 2 per instance (one *, one +=) */

@@ -833,6 +833,199 @@ static void hand_planned_lower(void)
 	ct_ctx_free(ctx);
 }
 
+/* ------------------------------------------------------------ loop verbs */
+
+/* Parse text (runtime param L = l when l > 0) in a ctx whose register
+ * tiles use vectors of at most vb bytes (0: the machine's), run it natively
+ * on 2 threads with verification, and check that its C holds each of
+ * want[] (NULL-ended). */
+static void verb_case_vb(const char *name, const char *text, int64_t l, const char *const *want, int vb)
+{
+	h_begin(name);
+	ct_ctx *ctx = ct_ctx_new();
+	CHECK(ct_ctx_set_option(ctx, CT_OPT_VECTOR_BYTES, vb) == CT_OK);
+	ct_kernel *k = ct_kernel_parse(ctx, text, strlen(text), name);
+	if (k && l > 0 && (ct_kernel_set_param(k, "L", l) || ct_kernel_recheck(k))) {
+		ct_kernel_free(k);
+		k = NULL;
+	}
+	CHECKF(k != NULL, "%s: %s %s\n%s", name, ct_ctx_diag_render(ctx, 0), ct_ctx_last_message(ctx), text);
+	if (k) {
+		ct_run_options o;
+		ct_run_options_init(&o);
+		o.threads = 2;
+		ct_run_result r;
+		ct_status st = ct_kernel_run(k, &o, &r);
+		CHECKF(st == CT_OK && r.verified == 1, "%s: %s", name, ct_ctx_last_message(ctx));
+		char *src = ct_kernel_emit(k, "host", NULL);
+		CHECK(src != NULL);
+		for (int i = 0; src && want && want[i]; i++)
+			CHECKF(strstr(src, want[i]) != NULL, "%s: missing `%s` in\n%s", name, want[i], src);
+		free(src);
+	}
+	ct_kernel_free(k);
+	ct_ctx_free(ctx);
+	h_end();
+}
+
+#define VERB_MM(M, N, K, TYPE)                                                                     \
+	"kernel vm\nparam M = " M ", N = " N ", K = " K "\n"                                       \
+	"array A : " TYPE "[M, K] input\narray B : " TYPE "[K, N] input\n"                        \
+	"array C : " TYPE "[M, N] inout\n"                                                         \
+	"for (i: M, j: N, k: K) {\n  C[i, j] += A[i, k] * B[k, j]\n}\n"
+
+static void verb_case(const char *name, const char *text, int64_t l, const char *const *want)
+{
+	verb_case_vb(name, text, l, want, 0);
+}
+
+/* Every verb, alone and together, with caches, with dividing and
+ * non-dividing (tail) sizes and runtime sizes: the result equals the
+ * interpreter's, and the C shows the verb. */
+static void verbs(void)
+{
+	static const char *const sched = "schedule {\n  ii, jj, kk = tile(i=4, j=16, k=8)\n"
+	                                 "  reorder(i, j, k, ii, kk, jj)\n}\n";
+	static const char *const unroll_ii[] = {"const int64_t ii = 3;", NULL};
+	static const char *const simd[] = {"#pragma omp simd", NULL};
+	static const char *const row_tile[] = {"register tile: 16 of C", NULL};
+	static const char *const par[] = {"#pragma omp parallel for schedule(static) num_threads(ct_nt)",
+	                                  "this thread's */", NULL};
+	static const char *const par2[] = {"#pragma omp parallel for collapse(2) schedule(static)", NULL};
+	static const char *const dyn[] = {"schedule(dynamic) num_threads(ct_nt < 2 ? ct_nt : 2)", NULL};
+	static const struct {
+		const char *name, *sizes[3], *type, *plan;
+		const char *const *want;
+	} rows[] = {
+	    {"unroll(ii)", {"16", "32", "16"}, "f32", "unroll(ii)", unroll_ii},
+	    {"unroll(ii), tails", {"17", "35", "13"}, "f64", "unroll(ii)", unroll_ii},
+	    {"vectorize(jj): a one-row register tile", {"16", "32", "16"}, "f32", "vectorize(jj)", row_tile},
+	    {"vectorize(jj), tails", {"17", "35", "13"}, "i32", "vectorize(jj)", simd},
+	    {"parallelize(i) with per-thread caches", {"16", "32", "16"}, "f32",
+	     "AA = cache(A, index=kk)\n  CC = cache(C, index=ii)\n  parallelize(i)", par},
+	    {"parallelize(i) with per-thread caches, tails", {"17", "35", "13"}, "f64",
+	     "AA = cache(A, index=kk)\n  CC = cache(C, index=ii)\n  parallelize(i)", par},
+	    {"parallelize(i, j) collapsed", {"16", "32", "16"}, "f32", "parallelize(i, j)", par2},
+	    {"parallelize(j, dynamic, 2 threads), tails", {"17", "35", "13"}, "i64",
+	     "parallelize(j, policy=dynamic, max_threads=2)", dyn},
+	    {"all three", {"16", "32", "16"}, "f32",
+	     "BB = cache(B, index=kk)\n  unroll(kk)\n  vectorize(jj)\n  parallelize(i, j)", par2},
+	    {"all three, tails", {"17", "35", "13"}, "f64",
+	     "BB = cache(B, index=kk)\n  unroll(ii)\n  vectorize(jj)\n  parallelize(i)", par},
+	};
+	for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+		char text[2048], name[160];
+		snprintf(text, sizeof text, VERB_MM("%s", "%s", "%s", "%s") "%splan {\n  %s\n}\n", rows[r].sizes[0],
+		         rows[r].sizes[1], rows[r].sizes[2], rows[r].type, rows[r].type, rows[r].type, sched,
+		         rows[r].plan);
+		snprintf(name, sizeof name, "verbs: %s", rows[r].name);
+		verb_case(name, text, 0, rows[r].want);
+	}
+	/* a per-thread buffer too large for thread stacks: slices of a heap slab */
+	static const char *const slab[] = {"ct_thread_num()", "free(ct_priv_", NULL};
+	verb_case("verbs: parallelize(i), per-thread cache on the heap",
+	          "kernel vh\nparam N = 620\narray A : f32[N + 3, N] input\narray B : f32[4, N] output\n"
+	          "for (i: 4, j: N) {\n  B[i, j] = 0\n  for (k: N) { B[i, j] += A[i + j, k] * (i + 1) }\n}\n"
+	          "plan {\n  AA = cache(A, index=j, thrifty=false)\n  parallelize(i)\n}\n",
+	          0, slab);
+	/* runtime sizes: the unrolled main version, its runtime tail a loop */
+	static const char *const rt =
+	    "kernel vr\nparam L : runtime\narray X : f32[L, L] input\narray Y : f32[L] inout\n"
+	    "array Z : f32[L, L] output\n"
+	    "for (i: L, j: L) {\n  Z[i, j] = X[i, j] * Y[j] + i\n}\n"
+	    "schedule {\n  ii, jj = tile(i=4, j=8)\n  reorder(i, j, ii, jj)\n}\n"
+	    "plan {\n  XX = cache(X, index=ii)\n  unroll(ii)\n  vectorize(jj)\n  parallelize(i, j)\n}\n";
+	static const int64_t ls[] = {1, 4, 37};
+	for (size_t i = 0; i < sizeof ls / sizeof ls[0]; i++) {
+		char name[96];
+		snprintf(name, sizeof name, "verbs: runtime L=%lld", (long long)ls[i]);
+		verb_case(name, rt, ls[i], unroll_ii);
+	}
+}
+
+/* ------------------------------------------------------------ register tiles */
+
+#define RT_SCHED(NC, KC, MC, NR, MR)                                                               \
+	"schedule {\n  jj, kk, ii = tile(j=" NC ", k=" KC ", i=" MC ")\n  jjj = split(jj, " NR ")\n" \
+	"  iii = split(ii, " MR ")\n  reorder(j, k, i, jj, ii, kk, iii, jjj)\n}\n"
+
+/* The unroll x vectorize band becomes a register tile (the C shows it)
+ * and the result equals the interpreter's: packed BLIS-like matmul plans
+ * in f32 and f64 with dividing and tail sizes, at vector widths 16, 32
+ * and 64 bytes, `-=` and fma, a scalar expression broadcast, a 1-D
+ * convolution (the tile of a non-matmul statement), and runtime sizes
+ * whose runtime tails stay loops. */
+static void register_tiles(void)
+{
+	static const char *const plan =
+	    "plan {\n  BB = cache(B, index=kk, trigger_index=i)\n"
+	    "  AA = cache(A, index=kk, trigger_index=jj, layout=(1, 0))\n"
+	    "  unroll(iii)\n  vectorize(jjj)\n  parallelize(i)\n}\n";
+	static const char *const tile16[] = {"register tile: 4 x 16 of C", "ct_v16f ct_r3 = ct_ld_v16f(", NULL};
+	static const char *const tile8[] = {"register tile: 4 x 16 of C", "ct_v8f ct_r7 = ct_ld_v8f(", NULL};
+	static const char *const tile4d[] = {"register tile: 4 x 16 of C", "ct_v4d ct_r", NULL};
+	static const char *const tail13[] = {"register tile: 3 x 13 of C", "ct_v8f", "ct_v4f", "float ct_r2 =", NULL};
+	static const struct {
+		const char *name, *sizes, *type;
+		int vb;
+		const char *const *want;
+	} rows[] = {
+	    {"f32, 64-byte vectors", "M = 48, N = 64, K = 40", "f32", 64, tile16},
+	    {"f32, 32-byte vectors", "M = 48, N = 64, K = 40", "f32", 32, tile8},
+	    {"f32, tails", "M = 51, N = 45, K = 37", "f32", 64, tail13},
+	    {"f64, 32-byte vectors, tails", "M = 50, N = 64, K = 37", "f64", 32, tile4d},
+	    {"f64, 16-byte vectors, tails", "M = 7, N = 29, K = 3", "f64", 16, NULL},
+	};
+	for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+		char text[2048], name[128];
+		snprintf(text, sizeof text,
+		         "kernel rt\nparam %s\narray A : %s[M, K] input\narray B : %s[K, N] input\n"
+		         "array C : %s[M, N] inout\nfor (i: M, j: N, k: K) {\n  C[i, j] += A[i, k] * B[k, j]\n}\n"
+		         "%s%s",
+		         rows[r].sizes, rows[r].type, rows[r].type, rows[r].type, RT_SCHED("32", "16", "24", "16", "4"), plan);
+		snprintf(name, sizeof name, "register tile: %s", rows[r].name);
+		verb_case_vb(name, text, 0, rows[r].want, rows[r].vb);
+	}
+	static const char *const sub_fma[] = {"register tile: 3 x 8 of C", "ct_r5 = ct_r5 - ", NULL};
+	verb_case_vb("register tile: -= with fma and a broadcast expression",
+	             "kernel rf\nparam M = 13, N = 20, K = 9\narray A : f64[M, K] input\narray B : f64[K, N] input\n"
+	             "array C : f64[M, N] inout\n"
+	             "for (i: M, j: N, k: K) {\n  C[i, j] -= fma(2 * A[i, k] - 1, B[k, j], B[k, j] * A[i, k])\n}\n"
+	             "schedule {\n  ii, jj = tile(i=3, j=8)\n  reorder(i, j, k, ii, jj)\n}\n"
+	             "plan {\n  unroll(ii)\n  vectorize(jj)\n}\n",
+	             0, sub_fma, 32);
+	static const char *const conv[] = {"register tile: 16 of Y", "ct_ld_v16f(&X[", NULL};
+	verb_case_vb("register tile: 1-D convolution",
+	             "kernel conv\nparam N = 100, K = 7\narray X : f32[N + K] input\narray W : f32[K] input\n"
+	             "array Y : f32[N] inout\n"
+	             "for (i: N, k: K) {\n  Y[i] += W[k] * X[i + k]\n}\n"
+	             "schedule {\n  ii = split(i, 16)\n  reorder(i, k, ii)\n}\n"
+	             "plan {\n  vectorize(ii)\n}\n",
+	             0, conv, 64);
+	static const char *const none[] = {"#pragma omp simd", NULL};
+	verb_case_vb("no register tile: select in the statement",
+	             "kernel ns\nparam M = 12, N = 32, K = 5\narray A : f32[M, K] input\narray B : f32[K, N] input\n"
+	             "array C : f32[M, N] inout\n"
+	             "for (i: M, j: N, k: K) {\n  C[i, j] += select(A[i, k] > 0, B[k, j], 0)\n}\n"
+	             "schedule {\n  ii, jj = tile(i=4, j=16)\n  reorder(i, j, k, ii, jj)\n}\n"
+	             "plan {\n  unroll(ii)\n  vectorize(jj)\n}\n",
+	             0, none, 64);
+	static const char *const rt_tile[] = {"register tile: 4 x 16 of C", NULL};
+	static const char *const rt =
+	    "kernel rr\nparam L : runtime\narray A : f32[L, L] input\narray B : f32[L, L] input\n"
+	    "array C : f32[L, L] inout\nfor (i: L, j: L, k: L) {\n  C[i, j] += A[i, k] * B[k, j]\n}\n"
+	    RT_SCHED("32", "16", "24", "16", "4")
+	    "plan {\n  BB = cache(B, index=kk, trigger_index=i)\n"
+	    "  AA = cache(A, index=kk, trigger_index=jj, layout=(1, 0))\n"
+	    "  unroll(iii)\n  vectorize(jjj)\n  parallelize(j)\n}\n";
+	static const int64_t ls[] = {1, 16, 50};
+	for (size_t i = 0; i < sizeof ls / sizeof ls[0]; i++) {
+		char name[96];
+		snprintf(name, sizeof name, "register tile: runtime L=%lld", (long long)ls[i]);
+		verb_case_vb(name, rt, ls[i], rt_tile, 64);
+	}
+}
+
 int main(void)
 {
 	hand_planned_native();
@@ -842,5 +1035,7 @@ int main(void)
 	all_types();
 	more_kernels();
 	runtime_strides();
+	verbs();
+	register_tiles();
 	return h_report();
 }

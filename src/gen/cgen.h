@@ -1,0 +1,66 @@
+/* cgen.h: the C backend's shared state, between the loop/statement emitter (cgen.c) and register tiles (rtile.c). */
+#ifndef CT_CGEN_H
+#define CT_CGEN_H
+
+#include "gen/gen.h"
+#include "gen/kgen.h"
+
+/* The state of one gen_c run. */
+typedef struct cg {
+	ct_looptree *t;
+	const ct_kernel *k;
+	kg_ctx *kg;
+	int64_t *pval;          /* compile-time param values */
+	/* storage: the kernel's arrays, then cache buffers (t->arrays) */
+	int narrays;
+	const ir_array *arrays;
+	/* loop-tree indices: the kernel's, then copy-loop indices (t->indices) */
+	int nindices;
+	const ir_index *indices;
+	char **aname;           /* C names of storage */
+	char **iname;           /* C names of indices */
+	char **pname;           /* C names of params */
+	const char **lname;     /* C names of lets (as kgen returned them) */
+	char **stride;          /* per storage, per dim: stride as C text */
+	const lt_node **open;   /* per index: the innermost open loop over it */
+	/* per index: a constant that replaces the loop variable in the text
+	 * (register tiles spell each unrolled iteration and vector lane base) */
+	bool *fixed;
+	int64_t *fixed_val;
+	bool floordiv;          /* ct_floordiv64 is in the preamble */
+	const lt_node *band;    /* the parallel loop being emitted */
+	int band_left;          /* loops of its collapsed band still to open */
+	/* per storage, for per-thread buffers: a stack array of priv_count
+	 * elements in the parallel loop's body (else a slice of a heap slab) */
+	bool *priv_stack;
+	int64_t *priv_count;
+	/* register tiles: the widest vector in bytes (from the target, or the
+	 * ctx's CT_OPT_VECTOR_BYTES; 0 until first needed) and the vector
+	 * types whose typedef and helpers are in the preamble (bit log2(lanes)
+	 * of vtypes[0] for float, vtypes[1] for double) */
+	int vector_bytes;
+	unsigned vtypes[2];
+	ct_arena arena;         /* bound expressions built while generating */
+	bool failed;
+	bool reported;          /* an error more precise than "out of memory" is on ctx */
+} cg;
+
+/* A malformed tree (the plan pass and the backend disagree): a precise
+ * error on the kernel's ctx, once. */
+void cg_bad(cg *g, const char *what, int id);
+/* The element of storage a at subscripts sub[] as C: A[linear offset]. */
+void cg_access(cg *g, ct_buf *b, int a, const aff *sub);
+/* Expression e as C converted to type want (integers compute in int64). */
+void cg_expr(cg *g, ct_buf *b, const ir_expr *e, ct_dtype want);
+/* A loop bound as C; runtime params by name, min/max through helpers. */
+void cg_bound(cg *g, ct_buf *b, const bx *x);
+/* Emit the nodes v[0..n). */
+void cg_nodes(cg *g, lt_node *const *v, int n);
+
+/* Emit loop x as a register tile when it is the reduction loop around an
+ * unrolled x vectorized band over one `+=` / `-=` statement whose left-hand
+ * side does not move with x (rtile.c); false, with nothing emitted, when
+ * the pattern does not apply. */
+bool cg_register_tile(cg *g, const lt_node *x);
+
+#endif

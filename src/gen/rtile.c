@@ -1,0 +1,491 @@
+/* rtile.c: register tiles: an unrolled x vectorized band's left-hand side kept in vector variables across the loop around it. */
+#include "gen/cgen.h"
+#include "tune/tune.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * The pattern (Accera's kernelize, BLIS's micro-kernel), on the planned tree:
+ *
+ *   for r ...                 R: a loop that is not unrolled, vectorized or parallel
+ *     for u ... (unroll)      U: zero or more unrolled loops, each the only kid of the last
+ *       for v ... (vectorize) V: constant trip count, step 1
+ *         L[..] op= e         the only statement: op is += or -=, L is f32 or f64 and
+ *                             does not move with r; e is made of + - * / unary -, fma,
+ *                             accesses of other storage and values that do not move with v
+ *
+ * becomes, in C with GCC/Clang vector extensions:
+ *
+ *   { acc(u, c) = L at (u, lanes c)           one accumulator per unrolled iteration and chunk
+ *     for r ... { each operand at (u, c) fetched once: a vector load where it moves with v,
+ *                 a scalar (broadcast by the vector arithmetic) where it does not;
+ *                 acc(u, c) = acc(u, c) + e(u, c) }     (a * b + c contracts to an FMA)
+ *     L at (u, c) = acc(u, c) }
+ *
+ * V's iterations are cut into chunks of power-of-two lanes, widest first, up to the
+ * target's vector width (tune_target, or the ctx's CT_OPT_VECTOR_BYTES): 16 floats in one
+ * chunk on AVX-512, 13 as 8 + 4 + 1 (a one-lane chunk is a scalar). The operations are
+ * those of the loops, in the same order per element, so the result equals the loops' up
+ * to the FMA contraction. Tails need nothing of their own: every version of the loops
+ * (main, tail) has its own trip counts and gets its own tile; a version whose trip count
+ * is only known at run time does not match and is emitted as loops.
+ */
+
+#define RT_MAX_U 8     /* unrolled loops in one band */
+#define RT_MAX_ACC 64  /* accumulators of one tile (more would only spill) */
+#define RT_MAX_CHUNKS 16
+
+typedef struct chunk {
+	int64_t off; /* first iteration of V it covers, from V's lower bound */
+	int lanes;
+} chunk;
+
+/* An operand fetched once per iteration of R. */
+typedef struct operand {
+	char *text;  /* the access (scalar) or its address (vector) as C */
+	int lanes;   /* 0: scalar */
+} operand;
+
+typedef struct rtile {
+	cg *g;
+	const lt_node *r;
+	const lt_node *u[RT_MAX_U];
+	int nu;
+	int64_t utrip[RT_MAX_U];
+	const lt_node *v;
+	int64_t vlo, vtrip;
+	const ir_node *s;
+	ct_dtype type;
+	chunk ch[RT_MAX_CHUNKS];
+	int nch;
+	operand *op;
+	int nop, cap;
+	bool failed;
+} rtile;
+
+/* ------------------------------------------------------------ matching */
+
+static bool const_bounds(const lt_node *x, int64_t *lo, int64_t *trip)
+{
+	int64_t l, h;
+	if (!bx_is_const(x->lo, &l) || !bx_is_const(x->hi, &h) || x->step < 1)
+		return false;
+	*lo = l;
+	*trip = h <= l ? 0 : (h - l + x->step - 1) / x->step;
+	return true;
+}
+
+/* Whether e moves with loop variable v (its accesses or index values). */
+static bool moves_with(const rtile *rt, const ir_expr *e, int v)
+{
+	const ct_looptree *t = rt->g->t;
+	bool bad = false;
+	if (e->kind == EX_ACCESS)
+		for (int d = 0; d < t->arrays[e->id].rank; d++)
+			if (lt_var_coef(t, e->sub[d], v, &bad) != 0 || bad)
+				return true;
+	if (e->kind == EX_INDEX && e->id >= 0 && e->id < t->k->nindices && t->chain && t->chain[e->id])
+		for (int m = 0; m < t->chain_len[e->id]; m++)
+			if (t->chain[e->id][m] == v)
+				return true;
+	for (int i = 0; i < e->nargs; i++)
+		if (moves_with(rt, e->args[i], v))
+			return true;
+	return false;
+}
+
+/* Whether the right-hand side e can be computed on vectors: the parts that
+ * move with V are accesses of the statement's type (other than its
+ * left-hand side's storage) joined by + - * / unary - and fma. */
+static bool vector_expr_ok(const rtile *rt, const ir_expr *e)
+{
+	int vv = rt->v->index, lhs = rt->s->lhs->id;
+	if (e->kind == EX_ACCESS && e->id == lhs)
+		return false;
+	if (!moves_with(rt, e, vv)) {
+		for (int i = 0; i < e->nargs; i++)
+			if (!vector_expr_ok(rt, e->args[i]))
+				return false;
+		return true;
+	}
+	if (e->type != rt->type)
+		return false;
+	switch (e->kind) {
+	case EX_ACCESS: return true;
+	case EX_NEG: return vector_expr_ok(rt, e->args[0]);
+	case EX_ADD:
+	case EX_SUB:
+	case EX_MUL:
+	case EX_DIV: return vector_expr_ok(rt, e->args[0]) && vector_expr_ok(rt, e->args[1]);
+	case EX_CALL:
+		return e->fn == FN_FMA && vector_expr_ok(rt, e->args[0]) && vector_expr_ok(rt, e->args[1]) &&
+		       vector_expr_ok(rt, e->args[2]);
+	default: return false;
+	}
+}
+
+/* The widest vector of the target in lanes of type t (at least 1). */
+static int max_lanes(cg *g, ct_dtype t)
+{
+	if (g->vector_bytes == 0) {
+		int64_t opt = ct_ctx_get_option(g->k->ctx, CT_OPT_VECTOR_BYTES);
+		const ct_probe_info *p = opt > 0 ? NULL : tune_target(g->k->ctx);
+		g->vector_bytes = opt > 0 ? (int)opt : p && p->vector_bytes > 0 ? p->vector_bytes : 16;
+	}
+	int lanes = g->vector_bytes / (int)ct_dtype_size(t);
+	return lanes < 1 ? 1 : lanes > 64 ? 64 : lanes;
+}
+
+/* Cut V's trip count into chunks of power-of-two lanes, widest first. */
+static bool make_chunks(rtile *rt)
+{
+	int most = max_lanes(rt->g, rt->type);
+	int64_t off = 0;
+	rt->nch = 0;
+	while (off < rt->vtrip) {
+		int lanes = most;
+		while (lanes > rt->vtrip - off)
+			lanes /= 2;
+		if (rt->nch == RT_MAX_CHUNKS)
+			return false;
+		rt->ch[rt->nch++] = (chunk){off, lanes};
+		off += lanes;
+	}
+	return true;
+}
+
+static bool match(rtile *rt, const lt_node *x)
+{
+	const ct_looptree *t = rt->g->t;
+	if (x->kind != LT_LOOP || x->unroll || x->vector || x->parallel || x->nkids != 1)
+		return false;
+	rt->r = x;
+	const lt_node *y = x->kids[0];
+	rt->nu = 0;
+	while (y->kind == LT_LOOP && y->unroll && y->nkids == 1 && rt->nu < RT_MAX_U) {
+		int64_t lo;
+		if (!const_bounds(y, &lo, &rt->utrip[rt->nu]) || rt->utrip[rt->nu] == 0)
+			return false;
+		rt->u[rt->nu++] = y;
+		y = y->kids[0];
+	}
+	if (y->kind != LT_LOOP || !y->vector || y->step != 1 || y->nkids != 1 ||
+	    !const_bounds(y, &rt->vlo, &rt->vtrip) || rt->vtrip == 0)
+		return false;
+	rt->v = y;
+	const lt_node *st = y->kids[0];
+	if (st->kind != LT_STMT || !st->stmt || !st->stmt->lhs || st->stmt->lhs->kind != EX_ACCESS)
+		return false;
+	rt->s = st->stmt;
+	const ir_expr *lhs = rt->s->lhs;
+	if ((rt->s->op != AS_ADD && rt->s->op != AS_SUB) || lhs->id < 0 || lhs->id >= t->narrays)
+		return false;
+	rt->type = t->arrays[lhs->id].type;
+	if (rt->type != CT_F32 && rt->type != CT_F64)
+		return false;
+	/* the left-hand side stays put while R runs */
+	for (int d = 0; d < t->arrays[lhs->id].rank; d++) {
+		bool bad = false;
+		if (lt_var_coef(t, lhs->sub[d], x->index, &bad) != 0 || bad)
+			return false;
+	}
+	if (!vector_expr_ok(rt, rt->s->rhs) || !make_chunks(rt))
+		return false;
+	int64_t acc = rt->nch;
+	for (int i = 0; i < rt->nu; i++)
+		acc *= rt->utrip[i];
+	return acc <= RT_MAX_ACC;
+}
+
+/* ------------------------------------------------------------ text */
+
+static const char *elem_c(ct_dtype t) { return t == CT_F32 ? "float" : "double"; }
+static char elem_tag(ct_dtype t) { return t == CT_F32 ? 'f' : 'd'; }
+
+/* The typedef and load/store helpers of the vector of `lanes` elements of
+ * type t, in the preamble once. */
+static void need_vtype(cg *g, ct_dtype t, int lanes)
+{
+	int bit = 0;
+	while ((1 << bit) < lanes)
+		bit++;
+	unsigned *have = &g->vtypes[t == CT_F64];
+	if (lanes < 2 || (*have & (1u << bit)))
+		return;
+	*have |= 1u << bit;
+	const char *e = elem_c(t);
+	char n[32];
+	snprintf(n, sizeof n, "v%d%c", lanes, elem_tag(t));
+	size_t bytes = (size_t)lanes * ct_dtype_size(t);
+	/* unaligned loads and stores through memcpy: one vector move each */
+	kg_preamble(g->kg, "typedef %s ct_%s __attribute__((vector_size(%zu)));", e, n, bytes);
+	kg_preamble(g->kg, "static inline ct_%s ct_ld_%s(const %s *p) { ct_%s v; memcpy(&v, p, sizeof v); return v; }",
+	            n, n, e, n);
+	kg_preamble(g->kg, "static inline void ct_st_%s(%s *p, ct_%s v) { memcpy(p, &v, sizeof v); }", n, e, n);
+}
+
+/* The C type of an accumulator or operand of `lanes` lanes, and the
+ * suffix of its load/store helpers. */
+static void type_name(const rtile *rt, int lanes, char *out, size_t cap)
+{
+	if (lanes < 2)
+		snprintf(out, cap, "%s", elem_c(rt->type));
+	else
+		snprintf(out, cap, "ct_v%d%c", lanes, elem_tag(rt->type));
+}
+
+static const char *helper_suffix(const char *type_name_text)
+{
+	return type_name_text + 3; /* "ct_v16f" -> "v16f" */
+}
+
+/* Fix the unrolled loops at iteration m of their product (last fastest)
+ * and V at the first lane of chunk c. */
+static void fix_vars(rtile *rt, int64_t m, int c)
+{
+	cg *g = rt->g;
+	for (int i = rt->nu - 1; i >= 0; i--) {
+		int64_t lo, trip;
+		const_bounds(rt->u[i], &lo, &trip);
+		int x = rt->u[i]->index;
+		g->fixed[x] = true;
+		g->fixed_val[x] = lo + m % rt->utrip[i] * rt->u[i]->step;
+		m /= rt->utrip[i];
+	}
+	g->fixed[rt->v->index] = true;
+	g->fixed_val[rt->v->index] = rt->vlo + rt->ch[c].off;
+}
+
+static void unfix_vars(rtile *rt)
+{
+	for (int i = 0; i < rt->nu; i++)
+		rt->g->fixed[rt->u[i]->index] = false;
+	rt->g->fixed[rt->v->index] = false;
+}
+
+/* The name of the operand text/lanes, added on first use. */
+static const char *intern(rtile *rt, ct_buf *text, int lanes, char *name, size_t cap)
+{
+	const char *s = text->s ? text->s : "";
+	int i = 0;
+	while (i < rt->nop && !(rt->op[i].lanes == lanes && strcmp(rt->op[i].text, s) == 0))
+		i++;
+	if (i == rt->nop) {
+		char *copy = strdup(s);
+		if (!copy || !ct_vec_grow(rt->g->k->ctx, (void **)&rt->op, &rt->cap, rt->nop + 1, sizeof *rt->op)) {
+			free(copy);
+			rt->failed = true;
+			return "0";
+		}
+		rt->op[rt->nop++] = (operand){copy, lanes};
+	}
+	snprintf(name, cap, "ct_o%d", i);
+	return name;
+}
+
+/* e in chunk c of `lanes` lanes as vector C, its operands interned. */
+static void put_vexpr(rtile *rt, ct_buf *b, const ir_expr *e, int lanes)
+{
+	cg *g = rt->g;
+	char name[32];
+	const ir_expr *const *a = (const ir_expr *const *)e->args;
+	if (!moves_with(rt, e, rt->v->index)) {
+		/* a scalar (broadcast by the arithmetic): fetched once when it reads memory */
+		ct_buf t;
+		ct_buf_init(&t);
+		cg_expr(g, &t, e, rt->type);
+		if (t.s && strchr(t.s, '['))
+			ct_buf_puts(b, intern(rt, &t, 0, name, sizeof name));
+		else
+			ct_buf_printf(b, "(%s)", t.s ? t.s : "0");
+		rt->failed = rt->failed || t.failed;
+		ct_buf_free(&t);
+		return;
+	}
+	switch (e->kind) {
+	case EX_ACCESS: {
+		ct_buf t;
+		ct_buf_init(&t);
+		cg_access(g, &t, e->id, e->sub);
+		ct_buf_puts(b, intern(rt, &t, lanes, name, sizeof name));
+		rt->failed = rt->failed || t.failed;
+		ct_buf_free(&t);
+		return;
+	}
+	case EX_NEG:
+		ct_buf_puts(b, "(-");
+		put_vexpr(rt, b, a[0], lanes);
+		ct_buf_putc(b, ')');
+		return;
+	case EX_ADD:
+	case EX_SUB:
+	case EX_MUL:
+	case EX_DIV: {
+		static const char *const ops[] = {[EX_ADD] = " + ", [EX_SUB] = " - ", [EX_MUL] = " * ",
+		                                  [EX_DIV] = " / "};
+		ct_buf_putc(b, '(');
+		put_vexpr(rt, b, a[0], lanes);
+		ct_buf_puts(b, ops[e->kind]);
+		put_vexpr(rt, b, a[1], lanes);
+		ct_buf_putc(b, ')');
+		return;
+	}
+	case EX_CALL: /* fma, checked by vector_expr_ok */
+		ct_buf_putc(b, '(');
+		put_vexpr(rt, b, a[0], lanes);
+		ct_buf_puts(b, " * ");
+		put_vexpr(rt, b, a[1], lanes);
+		ct_buf_puts(b, " + ");
+		put_vexpr(rt, b, a[2], lanes);
+		ct_buf_putc(b, ')');
+		return;
+	default: rt->failed = true; return;
+	}
+}
+
+/* The left-hand side element at (m, c) as C. */
+static void put_lhs(rtile *rt, ct_buf *b, int64_t m, int c)
+{
+	fix_vars(rt, m, c);
+	cg_access(rt->g, b, rt->s->lhs->id, rt->s->lhs->sub);
+	unfix_vars(rt);
+}
+
+/* ------------------------------------------------------------ emission */
+
+/* Accumulators loaded from the left-hand side (or stored back). */
+static void emit_moves(rtile *rt, int64_t nm, bool load)
+{
+	cg *g = rt->g;
+	int acc = 0;
+	for (int64_t m = 0; m < nm; m++)
+		for (int c = 0; c < rt->nch; c++, acc++) {
+			int lanes = rt->ch[c].lanes;
+			char ty[32];
+			type_name(rt, lanes, ty, sizeof ty);
+			ct_buf l;
+			ct_buf_init(&l);
+			put_lhs(rt, &l, m, c);
+			const char *s = l.s ? l.s : "0";
+			if (load && lanes > 1)
+				kg_stmt(g->kg, KG_OTHER, NULL, NULL, "%s ct_r%d = ct_ld_%s(&%s);", ty, acc, helper_suffix(ty), s);
+			else if (load)
+				kg_stmt(g->kg, KG_OTHER, NULL, NULL, "%s ct_r%d = %s;", ty, acc, s);
+			else if (lanes > 1)
+				kg_stmt(g->kg, KG_OTHER, NULL, NULL, "ct_st_%s(&%s, ct_r%d);", helper_suffix(ty), s, acc);
+			else
+				kg_stmt(g->kg, KG_OTHER, NULL, NULL, "%s = ct_r%d;", s, acc);
+			rt->failed = rt->failed || l.failed;
+			ct_buf_free(&l);
+		}
+}
+
+/* The body of R: operands, then one update per accumulator. */
+static void emit_body(rtile *rt, int64_t nm)
+{
+	cg *g = rt->g;
+	ct_buf upd;
+	ct_buf_init(&upd);
+	int acc = 0;
+	for (int64_t m = 0; m < nm; m++)
+		for (int c = 0; c < rt->nch; c++, acc++) {
+			fix_vars(rt, m, c);
+			ct_buf e;
+			ct_buf_init(&e);
+			put_vexpr(rt, &e, rt->s->rhs, rt->ch[c].lanes);
+			unfix_vars(rt);
+			ct_buf_printf(&upd, "%sct_r%d = ct_r%d %c %s;", acc ? "\n" : "", acc, acc,
+			              rt->s->op == AS_SUB ? '-' : '+', e.s ? e.s : "0");
+			rt->failed = rt->failed || e.failed;
+			ct_buf_free(&e);
+		}
+	for (int i = 0; i < rt->nop; i++) {
+		const operand *o = &rt->op[i];
+		char ty[32];
+		type_name(rt, o->lanes, ty, sizeof ty);
+		if (o->lanes > 1)
+			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "const %s ct_o%d = ct_ld_%s(&%s);", ty, i, helper_suffix(ty),
+			        o->text);
+		else
+			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "const %s ct_o%d = %s;", ty, i, o->text);
+	}
+	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "%s", upd.s ? upd.s : "");
+	rt->failed = rt->failed || upd.failed;
+	ct_buf_free(&upd);
+}
+
+/* The header of loop R, as gen_loop writes it. */
+static void open_r(rtile *rt)
+{
+	cg *g = rt->g;
+	const lt_node *x = rt->r;
+	ct_buf lo, hi;
+	ct_buf_init(&lo);
+	ct_buf_init(&hi);
+	cg_bound(g, &lo, x->lo);
+	cg_bound(g, &hi, x->hi);
+	const char *v = g->iname[x->index];
+	if (x->step == 1)
+		kg_block_open(g->kg, "for (int64_t %s = %s; %s < %s; %s++)", v, lo.s, v, hi.s, v);
+	else
+		kg_block_open(g->kg, "for (int64_t %s = %s; %s < %s; %s += %lld)", v, lo.s, v, hi.s, v,
+		              (long long)x->step);
+	rt->failed = rt->failed || lo.failed || hi.failed;
+	ct_buf_free(&lo);
+	ct_buf_free(&hi);
+}
+
+bool cg_register_tile(cg *g, const lt_node *x)
+{
+	rtile rt;
+	memset(&rt, 0, sizeof rt);
+	rt.g = g;
+	if (!match(&rt, x))
+		return false;
+	int64_t nm = 1;
+	for (int i = 0; i < rt.nu; i++)
+		nm *= rt.utrip[i];
+	for (int c = 0; c < rt.nch; c++)
+		need_vtype(g, rt.type, rt.ch[c].lanes);
+	const char *v = g->iname[x->index];
+	ct_buf shape;
+	ct_buf_init(&shape);
+	for (int i = 0; i < rt.nu; i++)
+		ct_buf_printf(&shape, "%lld x ", (long long)rt.utrip[i]);
+	ct_buf_printf(&shape, "%lld", (long long)rt.vtrip);
+	if (x->tail)
+		kg_comment(g->kg, "tail of %s", v);
+	kg_comment(g->kg, "register tile: %s of %s (%lld accumulators, lanes %d%s) across the loop over %s",
+	           shape.s ? shape.s : "?", g->arrays[rt.s->lhs->id].name, (long long)(nm * rt.nch), rt.ch[0].lanes,
+	           rt.nch > 1 ? " ..." : "", v);
+	ct_buf_free(&shape);
+	/* the unrolled and vectorized loops are spelled by fixed values; R is open */
+	const lt_node *open_u[RT_MAX_U + 1];
+	for (int i = 0; i < rt.nu; i++) {
+		open_u[i] = g->open[rt.u[i]->index];
+		g->open[rt.u[i]->index] = rt.u[i];
+	}
+	open_u[rt.nu] = g->open[rt.v->index];
+	g->open[rt.v->index] = rt.v;
+	kg_block_bare(g->kg);
+	emit_moves(&rt, nm, true);
+	open_r(&rt);
+	const lt_node *outer = g->open[x->index];
+	g->open[x->index] = x;
+	emit_body(&rt, nm);
+	g->open[x->index] = outer;
+	kg_block_close(g->kg);
+	emit_moves(&rt, nm, false);
+	kg_block_close(g->kg);
+	for (int i = 0; i < rt.nu; i++)
+		g->open[rt.u[i]->index] = open_u[i];
+	g->open[rt.v->index] = open_u[rt.nu];
+	for (int i = 0; i < rt.nop; i++)
+		free(rt.op[i].text);
+	ct_free(g->k->ctx, rt.op);
+	if (rt.failed)
+		g->failed = true;
+	return true;
+}

@@ -1,0 +1,755 @@
+/* verbs.c: the plan's loop verbs (unroll, vectorize, parallelize): checked on the planned loop tree and marked on its loops. */
+#include "ir/looptree.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/*
+ * The verbs run after the caches are placed, on the tree the backends read,
+ * so that every check sees the accesses as they will run: a cache buffer's
+ * layout decides contiguity, and a buffer whose region lies inside a
+ * parallel loop belongs to each thread. Each check is sufficient, not
+ * exact: a verb that cannot be proved safe is an error, never a wrong
+ * kernel. Only plan(target=host) runs here.
+ *
+ *   unroll(x)       every loop over x has a constant trip count of at most
+ *                   PLAN_MAX_UNROLL, except loops in the tail version of a
+ *                   runtime-sized split, which stay loops;
+ *   vectorize(x)    every loop over x holds only statements, lets and ifs;
+ *                   every access moves with x only in its contiguous
+ *                   dimension, by 1; every storage written there is
+ *                   accessed at one subscript that moves with x;
+ *   parallelize(x, y, ...)
+ *                   the loops are consecutive (y's loops are the whole body
+ *                   of x's); nested as single loops they are collapsed; the
+ *                   iterations are independent: for each storage written
+ *                   inside (other than the buffers of regions inside, which
+ *                   become per-thread) and each parallel index p, one
+ *                   dimension is subscripted alike by every access, moves
+ *                   by a from one iteration of p to the next, and its other
+ *                   moving terms span less than |a|; one parallel loop is
+ *                   not inside another.
+ */
+
+typedef struct vb {
+	ct_looptree *t;
+	ct_kernel *k;
+	ct_arena *a;
+	int item;               /* the plan item being applied */
+	const ir_plan_item *it;
+	int *verb_of;           /* per kernel index: the item that names it, or -1 */
+	ct_status st;
+} vb;
+
+/* An error about argument arg of the current item (its index). */
+static bool vb_err(vb *v, int arg, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static bool vb_err(vb *v, int arg, const char *fmt, ...)
+{
+	if (v->st == CT_OK) {
+		ir_pos pos = v->it->pos;
+		if (arg >= 0 && arg < v->it->n && v->it->idx_pos)
+			pos = v->it->idx_pos[arg];
+		va_list ap;
+		va_start(ap, fmt);
+		ct_verror_at(v->k->ctx, CT_ERR_INPUT, v->k->file, pos.line, pos.col, fmt, ap);
+		va_end(ap);
+		v->st = CT_ERR_INPUT;
+	}
+	return false;
+}
+
+static bool vb_nomem(vb *v)
+{
+	if (v->st == CT_OK)
+		v->st = ct_error(v->k->ctx, CT_ERR_NOMEM, "out of memory checking the plan's loop verbs");
+	return false;
+}
+
+static const char *iname(const vb *v, int index)
+{
+	return index >= 0 && index < v->t->nindices ? v->t->indices[index].name : "?";
+}
+
+static const char *verb_name(ir_plan_kind kind)
+{
+	switch (kind) {
+	case PL_UNROLL: return "unroll";
+	case PL_VECTORIZE: return "vectorize";
+	case PL_PARALLELIZE: return "parallelize";
+	case PL_CACHE: break;
+	}
+	return "?";
+}
+
+/* "parallelize(i, j)" of the current item, for messages. */
+static void item_text(const vb *v, char *out, size_t cap)
+{
+	size_t n = (size_t)snprintf(out, cap, "%s(", verb_name(v->it->kind));
+	for (int i = 0; i < v->it->n && n < cap; i++)
+		n += (size_t)snprintf(out + n, cap - n, "%s%s", i ? ", " : "", iname(v, v->it->idx[i]));
+	if (n < cap)
+		snprintf(out + n, cap - n, ")");
+}
+
+/* ------------------------------------------------------------ tree helpers */
+
+typedef bool (*loop_fn)(vb *v, lt_node *x);
+
+/* Call fn on every loop over index under the nodes (outer loops first);
+ * false as soon as fn fails. */
+static bool each_loop(vb *v, lt_node *const *nodes, int n, int index, loop_fn fn)
+{
+	for (int i = 0; i < n; i++) {
+		lt_node *x = nodes[i];
+		if (x->kind == LT_LOOP && x->index == index && !fn(v, x))
+			return false;
+		if (!each_loop(v, x->kids, x->nkids, index, fn) || !each_loop(v, x->els, x->nels, index, fn))
+			return false;
+	}
+	return true;
+}
+
+/* Constant trip count of loop x, or -1 when its bounds are not constants. */
+static int64_t trip_count(const lt_node *x)
+{
+	int64_t lo, hi, w;
+	if (!bx_is_const(x->lo, &lo) || !bx_is_const(x->hi, &hi) || x->step < 1)
+		return -1;
+	if (hi <= lo)
+		return 0;
+	if (!ct_sub_ok(hi, lo, &w) || !ct_add_ok(w, x->step - 1, &w))
+		return -1;
+	return w / x->step;
+}
+
+/* Whether x is the tail version of a split or lies inside one. */
+static bool in_tail(const lt_node *x)
+{
+	for (; x; x = x->parent)
+		if (x->kind == LT_LOOP && x->tail)
+			return true;
+	return false;
+}
+
+/* The first loop or cache region under x (x itself excluded), or NULL. */
+static const lt_node *inner_block(const lt_node *x)
+{
+	for (int i = 0; i < x->nkids + x->nels; i++) {
+		const lt_node *y = i < x->nkids ? x->kids[i] : x->els[i - x->nkids];
+		if (y->kind == LT_LOOP || y->kind == LT_CACHE)
+			return y;
+		const lt_node *z = inner_block(y);
+		if (z)
+			return z;
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------------------ accesses */
+
+typedef struct acc {
+	const lt_node *node;  /* the statement */
+	const ir_expr *e;     /* the EX_ACCESS */
+	bool write;
+} acc;
+
+typedef struct acclist {
+	acc *v;
+	int n, cap;
+} acclist;
+
+static void add_acc(vb *v, acclist *l, const lt_node *node, const ir_expr *e, bool write)
+{
+	if (v->st != CT_OK)
+		return;
+	if (!ct_vec_grow(v->k->ctx, (void **)&l->v, &l->cap, l->n + 1, sizeof *l->v)) {
+		vb_nomem(v);
+		return;
+	}
+	l->v[l->n++] = (acc){node, e, write};
+}
+
+static void collect_expr(vb *v, acclist *l, const lt_node *node, const ir_expr *e)
+{
+	if (!e)
+		return;
+	if (e->kind == EX_ACCESS)
+		add_acc(v, l, node, e, false);
+	for (int i = 0; i < e->nargs; i++)
+		collect_expr(v, l, node, e->args[i]);
+}
+
+/* Every array or buffer access under x (x included). */
+static void collect(vb *v, acclist *l, const lt_node *x)
+{
+	if (x->stmt && (x->kind == LT_STMT || x->kind == LT_LET)) {
+		collect_expr(v, l, x, x->stmt->rhs);
+		if (x->kind == LT_STMT && x->stmt->lhs)
+			add_acc(v, l, x, x->stmt->lhs, true);
+	}
+	for (int i = 0; i < x->nkids; i++)
+		collect(v, l, x->kids[i]);
+	for (int i = 0; i < x->nels; i++)
+		collect(v, l, x->els[i]);
+}
+
+static bool storage_ok(const vb *v, const ir_expr *e)
+{
+	return e->id >= 0 && e->id < v->t->narrays && e->sub;
+}
+
+/* ------------------------------------------------------------ unroll */
+
+static bool unroll_loop(vb *v, lt_node *x)
+{
+	int64_t n = trip_count(x);
+	const char *name = iname(v, x->index);
+	if (n < 0) {
+		/* the partial block of a runtime-sized split stays a loop */
+		if (in_tail(x))
+			return true;
+		return vb_err(v, 0,
+		              "unroll(%s): the loop over '%s' has no compile-time trip count (its bounds "
+		              "depend on runtime params)",
+		              name, name);
+	}
+	if (n > PLAN_MAX_UNROLL)
+		return vb_err(v, 0, "unroll(%s): the loop over '%s' has %lld iterations; unroll takes at most %d",
+		              name, name, (long long)n, PLAN_MAX_UNROLL);
+	x->unroll = true;
+	return true;
+}
+
+/* ------------------------------------------------------------ vectorize */
+
+/* Accesses under the loop x move with it only in their contiguous
+ * dimension, by 1. */
+static bool vector_contiguous(vb *v, const lt_node *x, const acclist *l)
+{
+	const char *name = iname(v, x->index);
+	for (int i = 0; i < l->n; i++) {
+		const ir_expr *e = l->v[i].e;
+		if (!storage_ok(v, e))
+			return vb_err(v, 0, "vectorize(%s): malformed access in the loop tree", name);
+		const ir_array *arr = &v->t->arrays[e->id];
+		int inner = arr->order[arr->rank - 1];
+		for (int d = 0; d < arr->rank; d++) {
+			bool bad = false;
+			int64_t c = lt_var_coef(v->t, e->sub[d], x->index, &bad);
+			if (bad || (d == inner ? c != 0 && c != 1 : c != 0))
+				return vb_err(v, 0,
+				              "vectorize(%s): '%s' is not contiguous in '%s' (its dimension %d "
+				              "moves with '%s' by %s%lld, its contiguous dimension is %d)",
+				              name, arr->name, name, d + 1, name, bad ? "a non-affine step, not " : "",
+				              (long long)c, inner + 1);
+		}
+	}
+	return true;
+}
+
+static bool same_subscripts(const ir_expr *a, const ir_expr *b, int rank)
+{
+	for (int d = 0; d < rank; d++)
+		if (!aff_equal(a->sub[d], b->sub[d]))
+			return false;
+	return true;
+}
+
+/* Every storage written under x is accessed there at one subscript, which
+ * moves with x: iterations touch different elements. */
+static bool vector_independent(vb *v, const lt_node *x, const acclist *l)
+{
+	const char *name = iname(v, x->index);
+	for (int i = 0; i < l->n; i++) {
+		if (!l->v[i].write)
+			continue;
+		const ir_expr *w = l->v[i].e;
+		const ir_array *arr = &v->t->arrays[w->id];
+		bool bad = false;
+		if (lt_var_coef(v->t, w->sub[arr->order[arr->rank - 1]], x->index, &bad) != 1)
+			return vb_err(v, 0,
+			              "vectorize(%s): every iteration of '%s' updates the same element of "
+			              "'%s' (a reduction over '%s')",
+			              name, name, arr->name, name);
+		for (int j = 0; j < l->n; j++)
+			if (l->v[j].e->id == w->id && !same_subscripts(w, l->v[j].e, arr->rank))
+				return vb_err(v, 0,
+				              "vectorize(%s): iterations of '%s' are not independent: '%s' is "
+				              "written and accessed at different elements",
+				              name, name, arr->name);
+	}
+	return true;
+}
+
+static bool vector_loop(vb *v, lt_node *x)
+{
+	const char *name = iname(v, x->index);
+	const lt_node *in = inner_block(x);
+	if (in && in->kind == LT_LOOP)
+		return vb_err(v, 0, "vectorize(%s): '%s' is not the innermost loop (the loop over '%s' is inside it)",
+		              name, name, iname(v, in->index));
+	if (in)
+		return vb_err(v, 0, "vectorize(%s): '%s' is not the innermost loop (a cache region is inside it)",
+		              name, name);
+	acclist l = {NULL, 0, 0};
+	collect(v, &l, x);
+	bool ok = v->st == CT_OK && vector_contiguous(v, x, &l) && vector_independent(v, x, &l);
+	ct_free(v->k->ctx, l.v);
+	if (ok)
+		x->vector = true;
+	v->t->has_vector = v->t->has_vector || ok;
+	return ok;
+}
+
+/* ------------------------------------------------------------ parallelize: shape */
+
+/* The loops over the item's indices k.. are the whole body of y, nested in
+ * the item's order. */
+static bool consecutive(vb *v, const lt_node *y, int k)
+{
+	if (k == v->it->n)
+		return true;
+	const char *outer = iname(v, v->it->idx[k - 1]), *inner = iname(v, v->it->idx[k]);
+	char what[256];
+	item_text(v, what, sizeof what);
+	if (y->nkids == 0)
+		return vb_err(v, k, "%s: '%s' must be the loop right inside '%s'", what, inner, outer);
+	for (int i = 0; i < y->nkids; i++) {
+		const lt_node *z = y->kids[i];
+		if (z->kind != LT_LOOP || z->index != v->it->idx[k])
+			return vb_err(v, k, "%s: '%s' must be the loop right inside '%s'%s", what, inner, outer,
+			              z->kind == LT_CACHE ? " (a cache region is between them)" : "");
+		if (!consecutive(v, z, k + 1))
+			return false;
+	}
+	return true;
+}
+
+/* ------------------------------------------------------------ parallelize: independence */
+
+/*
+ * Iterations of the parallel band (x1, ..., xn) are independent when, for
+ * each loop over each xk inside the outermost one, two of its iterations
+ * never touch a common element of a storage the loop writes: taking the
+ * iterations in lexicographic order, two that differ first in xk have the
+ * same x1 .. x(k-1) (fixed) and any values of the loops inside xk (ranged).
+ * For one loop P and storage s that suffices when some dimension of s is
+ * subscripted by every access with the same fixed terms, grows by the same
+ * a != 0 from one iteration of P to the next, and spans less than |a| with
+ * its other terms (constants and the variables of loops inside P).
+ */
+
+/* A subscript split for the test of one loop P. */
+typedef struct pform {
+	int64_t a;      /* growth from one iteration of P to the next */
+	aff fixed;      /* terms equal in every iteration of P */
+	int64_t lo, hi; /* range of the constant plus the inner loops' terms */
+	bool ok;
+} pform;
+
+/* Range of the value of term kind (loop variable or trip count) of the
+ * inner loop x: from its constant bounds, or for the inner index of a split
+ * from its window (a runtime tail runs part of it). */
+static bool term_range(const vb *v, const lt_node *x, int kind, int64_t *lo, int64_t *hi)
+{
+	int64_t l, h;
+	const ir_index *ix = x->index >= 0 && x->index < v->k->nindices ? &v->k->indices[x->index] : NULL;
+	if (!bx_is_const(x->lo, &l) || !bx_is_const(x->hi, &h)) {
+		if (!ix || ix->kind != IX_SPLIT || ix->window < 1)
+			return false;
+		l = 0;
+		h = ix->window;
+	}
+	if (h <= l)
+		h = l + 1; /* never runs: any point will do */
+	/* the last value the loop takes: lo + a whole number of steps */
+	int64_t last = l + (h - 1 - l) / x->step * x->step;
+	*lo = l;
+	*hi = last;
+	if (kind == AFF_TRIP) {
+		*lo = ct_floordiv(l, x->step);
+		*hi = ct_floordiv(last, x->step);
+	}
+	return true;
+}
+
+/* Add coef * [lo, hi] to f's range. */
+static bool add_range(pform *f, int64_t coef, int64_t lo, int64_t hi)
+{
+	int64_t a, b;
+	if (!ct_mul_ok(coef, lo, &a) || !ct_mul_ok(coef, hi, &b))
+		return false;
+	if (a > b) {
+		int64_t t = a;
+		a = b;
+		b = t;
+	}
+	return ct_add_ok(f->lo, a, &f->lo) && ct_add_ok(f->hi, b, &f->hi);
+}
+
+/* The loop over index id between statement s and loop P, or NULL (then
+ * the variable is fixed while P runs). */
+static const lt_node *inner_loop_of(const lt_node *P, const lt_node *s, int id)
+{
+	for (const lt_node *x = s->parent; x && x != P; x = x->parent)
+		if (x->kind == LT_LOOP && x->index == id)
+			return x;
+	return NULL;
+}
+
+static void put_term(vb *v, pform *f, int kind, int id, int64_t coef)
+{
+	bool ok = true;
+	f->fixed = aff_add(v->a, f->fixed, aff_sym1(v->a, kind, id, coef, &ok), &ok);
+	f->ok = f->ok && ok;
+}
+
+/* One loop-variable term of a subscript of access x. */
+static void form_term(vb *v, const lt_node *P, const acc *x, pform *f, int kind, int id, int64_t coef)
+{
+	if (P->index == id) {
+		/* from one iteration to the next the variable grows by its step
+		 * and its trip count by 1 */
+		int64_t d = coef;
+		f->ok = f->ok && (kind == AFF_TRIP || ct_mul_ok(coef, P->step, &d)) && ct_add_ok(f->a, d, &f->a);
+		return;
+	}
+	const lt_node *in = inner_loop_of(P, x->node, id);
+	int64_t lo, hi;
+	if (!in)
+		put_term(v, f, kind, id, coef);
+	else if (!term_range(v, in, kind, &lo, &hi) || !add_range(f, coef, lo, hi))
+		f->ok = false;
+}
+
+/* Split subscript dimension d of access x for loop P. */
+static void make_form(vb *v, const lt_node *P, const acc *x, int d, pform *f)
+{
+	const ct_looptree *t = v->t;
+	aff s = x->e->sub[d];
+	f->a = 0;
+	f->fixed = aff_const(0);
+	f->lo = f->hi = s.c;
+	f->ok = true;
+	for (int i = 0; i < s.n && f->ok; i++) {
+		const aff_term *tm = &s.t[i];
+		switch (tm->kind) {
+		case AFF_LOOP:
+		case AFF_TRIP: form_term(v, P, x, f, tm->kind, tm->id, tm->coef); break;
+		case AFF_INDEX:
+			if (tm->id < 0 || tm->id >= t->k->nindices || !t->chain || !t->chain[tm->id]) {
+				f->ok = false;
+				break;
+			}
+			for (int m = 0; m < t->chain_len[tm->id]; m++)
+				form_term(v, P, x, f, AFF_LOOP, t->chain[tm->id][m], tm->coef);
+			break;
+		default: put_term(v, f, tm->kind, tm->id, tm->coef); break;
+		}
+	}
+}
+
+/* Whether dimension d of storage s separates the iterations of loop P
+ * (accesses l are those under P). */
+static bool separates(vb *v, const lt_node *P, const acclist *l, int s, int d)
+{
+	bool first = true;
+	int64_t a = 0, lo = 0, hi = 0, span;
+	aff fixed = aff_const(0);
+	pform f;
+	for (int i = 0; i < l->n; i++) {
+		if (l->v[i].e->id != s)
+			continue;
+		make_form(v, P, &l->v[i], d, &f);
+		if (!f.ok || f.a == 0)
+			return false;
+		if (first) {
+			a = f.a;
+			fixed = f.fixed;
+			lo = f.lo;
+			hi = f.hi;
+			first = false;
+		} else if (f.a != a || !aff_equal(f.fixed, fixed)) {
+			return false;
+		}
+		lo = f.lo < lo ? f.lo : lo;
+		hi = f.hi > hi ? f.hi : hi;
+	}
+	return !first && a != INT64_MIN && ct_sub_ok(hi, lo, &span) && span < (a < 0 ? -a : a);
+}
+
+/* Whether storage s is the buffer (or double-buffer temp) of a region
+ * inside the loop x. */
+static bool private_to(const vb *v, int s, const lt_node *x)
+{
+	const ct_looptree *t = v->t;
+	for (int r = 0; r < t->nregions; r++) {
+		const lt_region *rg = &t->regions[r];
+		if ((rg->elided || rg->buffer != s) && rg->temp != s)
+			continue;
+		for (const lt_node *y = rg->node; y; y = y->parent)
+			if (y == x)
+				return true;
+	}
+	return false;
+}
+
+/* The iterations of loop P (argument k of the item) are independent, the
+ * buffers of regions inside the parallel loop top being per thread. */
+static bool loop_independent(vb *v, const lt_node *top, const lt_node *P, int k)
+{
+	acclist l = {NULL, 0, 0};
+	collect(v, &l, P);
+	bool ok = v->st == CT_OK;
+	for (int i = 0; i < l.n && ok; i++) {
+		int s = l.v[i].e->id;
+		if (!l.v[i].write || private_to(v, s, top))
+			continue;
+		bool seen = false; /* test each storage once: at its first write */
+		for (int j = 0; j < i && !seen; j++)
+			seen = l.v[j].write && l.v[j].e->id == s;
+		if (seen)
+			continue;
+		const ir_array *arr = &v->t->arrays[s];
+		bool sep = false;
+		for (int d = 0; d < arr->rank && !sep; d++)
+			sep = separates(v, P, &l, s, d);
+		if (!sep) {
+			char what[256];
+			item_text(v, what, sizeof what);
+			ok = vb_err(v, k,
+			            "%s: the iterations of '%s' are not independent: they may access the "
+			            "same elements of '%s', which the loop writes",
+			            what, iname(v, P->index), arr->name);
+		}
+	}
+	ct_free(v->k->ctx, l.v);
+	return ok && v->st == CT_OK;
+}
+
+/* Every loop over argument k.. of the item under y (a loop over argument
+ * k - 1) has independent iterations. */
+static bool band_independent(vb *v, const lt_node *top, const lt_node *y, int k)
+{
+	if (!loop_independent(v, top, y, k - 1))
+		return false;
+	for (int i = 0; k < v->it->n && i < y->nkids; i++)
+		if (!band_independent(v, top, y->kids[i], k + 1))
+			return false;
+	return true;
+}
+
+/* The cache node of a double-buffered region directly in the body of a
+ * loop of the collapsed band b[0..n) (through ifs and other regions), or
+ * NULL: its blocks flow from one iteration of that loop to the next. */
+static const lt_node *carried(const lt_node *x, lt_node *const *b, int n, const ct_looptree *t)
+{
+	for (int i = 0; i < x->nkids + x->nels; i++) {
+		const lt_node *y = i < x->nkids ? x->kids[i] : x->els[i - x->nkids];
+		if (y->kind == LT_CACHE && y->cache >= 0 && y->cache < t->nregions &&
+		    t->regions[y->cache].double_buffer) {
+			const lt_node *p = y->parent;
+			while (p && p->kind != LT_LOOP)
+				p = p->parent;
+			for (int k = 0; k < n; k++)
+				if (p == b[k])
+					return y;
+		}
+		const lt_node *z = carried(y, b, n, t);
+		if (z)
+			return z;
+	}
+	return NULL;
+}
+
+/* No double-buffered region carries blocks between iterations of the
+ * collapsed band b[0..n). */
+static bool band_no_carry(vb *v, lt_node *const *b, int n)
+{
+	const ct_looptree *t = v->t;
+	const lt_node *y = carried(b[0], b, n, t);
+	if (!y)
+		return true;
+	const lt_region *rg = &t->regions[y->cache];
+	const ir_plan_item *ci = rg->item >= 0 && rg->item < v->k->nplan ? &v->k->plan[rg->item] : NULL;
+	const lt_node *p = y->parent;
+	while (p && p->kind != LT_LOOP)
+		p = p->parent;
+	int k = 0;
+	while (k < n - 1 && b[k] != p)
+		k++;
+	char what[256];
+	item_text(v, what, sizeof what);
+	return vb_err(v, k, "%s: the double-buffered cache '%s' carries blocks from one iteration of '%s' to the next",
+	              what, ci && ci->name ? ci->name : "?", iname(v, b[k]->index));
+}
+
+/* The loops collapsed with x into band[] (at most 64), their count: the
+ * single nested loops of the item's next indices; a loop holding main and
+ * tail versions of the next index ends the band there. */
+static int collapsed_band(const vb *v, lt_node *x, lt_node **band)
+{
+	int n = 1;
+	band[0] = x;
+	while (n < v->it->n && n < 64 && band[n - 1]->nkids == 1 && band[n - 1]->kids[0]->kind == LT_LOOP &&
+	       band[n - 1]->kids[0]->index == v->it->idx[n]) {
+		band[n] = band[n - 1]->kids[0];
+		n++;
+	}
+	return n;
+}
+
+/* Checked first on every loop of the item, for the clearer message. */
+static bool carry_loop(vb *v, lt_node *x)
+{
+	lt_node *band[64];
+	int n = collapsed_band(v, x, band);
+	return band_no_carry(v, band, n);
+}
+
+/* A parallel loop under x, or NULL. */
+static const lt_node *parallel_inside(const lt_node *x)
+{
+	for (int i = 0; i < x->nkids + x->nels; i++) {
+		const lt_node *y = i < x->nkids ? x->kids[i] : x->els[i - x->nkids];
+		if (y->kind == LT_LOOP && y->parallel)
+			return y;
+		const lt_node *z = parallel_inside(y);
+		if (z)
+			return z;
+	}
+	return NULL;
+}
+
+static bool parallel_loop(vb *v, lt_node *x)
+{
+	char what[256];
+	item_text(v, what, sizeof what);
+	for (const lt_node *y = x->parent; y; y = y->parent)
+		if (y->kind == LT_LOOP && y->parallel)
+			return vb_err(v, 0, "%s: the loop over '%s' is inside the parallel loop over '%s' (one level of parallelism)",
+			              what, iname(v, x->index), iname(v, y->index));
+	const lt_node *in = parallel_inside(x);
+	if (in)
+		return vb_err(v, 0, "%s: the parallel loop over '%s' is inside the loop over '%s' (one level of parallelism)",
+		              what, iname(v, in->index), iname(v, x->index));
+	if (!consecutive(v, x, 1))
+		return false;
+	lt_node *band[64];
+	int n = collapsed_band(v, x, band);
+	if (!band_independent(v, x, x, 1))
+		return false;
+	x->parallel = true;
+	x->par_item = v->item;
+	x->collapse = n;
+	v->t->has_parallel = true;
+	return true;
+}
+
+/* Per-storage privacy: the buffers of regions inside parallel loops. */
+static bool mark_private(vb *v)
+{
+	ct_looptree *t = v->t;
+	t->priv = ct_arena_alloc(v->a, sizeof *t->priv * (size_t)(t->narrays + 1));
+	if (!t->priv)
+		return vb_nomem(v);
+	for (int r = 0; r < t->nregions; r++) {
+		const lt_region *rg = &t->regions[r];
+		bool inside = false;
+		for (const lt_node *y = rg->node; y && !inside; y = y->parent)
+			inside = y->kind == LT_LOOP && y->parallel;
+		if (!inside)
+			continue;
+		if (!rg->elided && rg->buffer >= 0 && rg->buffer < t->narrays)
+			t->priv[rg->buffer] = true;
+		if (rg->temp >= 0 && rg->temp < t->narrays)
+			t->priv[rg->temp] = true;
+	}
+	/* a buffer also used by a region outside every parallel loop would be
+	 * shared by that region's code: refuse rather than guess */
+	for (int r = 0; r < t->nregions; r++) {
+		const lt_region *rg = &t->regions[r];
+		bool inside = false;
+		for (const lt_node *y = rg->node; y && !inside; y = y->parent)
+			inside = y->kind == LT_LOOP && y->parallel;
+		bool uses = (!rg->elided && rg->buffer >= 0 && rg->buffer < t->narrays && t->priv[rg->buffer]) ||
+		            (rg->temp >= 0 && rg->temp < t->narrays && t->priv[rg->temp]);
+		if (uses && !inside) {
+			v->st = ct_error(v->k->ctx, CT_ERR_INPUT,
+			                 "a cache buffer is used both inside and outside parallel loops");
+			return false;
+		}
+	}
+	return true;
+}
+
+/* ------------------------------------------------------------ items */
+
+/* Each index takes one loop verb. */
+static bool one_verb(vb *v)
+{
+	for (int i = 0; i < v->it->n; i++) {
+		int x = v->it->idx[i];
+		if (x < 0 || x >= v->k->nindices)
+			return vb_err(v, i, "%s: unknown index", verb_name(v->it->kind));
+		int prev = v->verb_of[x];
+		if (prev >= 0) {
+			const ir_plan_item *p = &v->k->plan[prev];
+			return vb_err(v, i, "'%s' already takes %s at %d:%d (one loop verb per index)", iname(v, x),
+			              verb_name(p->kind), p->pos.line, p->pos.col);
+		}
+		v->verb_of[x] = v->item;
+	}
+	return true;
+}
+
+static bool apply_verb(vb *v)
+{
+	const ir_plan_item *it = v->it;
+	if (!one_verb(v))
+		return false;
+	if (it->kind == PL_PARALLELIZE && it->spmd)
+		return vb_err(v, -1, "parallelize(..., spmd=true) is not implemented for plan(target=host)");
+	if (it->kind == PL_PARALLELIZE && !each_loop(v, v->t->roots, v->t->nroots, it->idx[0], carry_loop))
+		return false;
+	loop_fn fn = it->kind == PL_UNROLL ? unroll_loop : it->kind == PL_VECTORIZE ? vector_loop : parallel_loop;
+	return each_loop(v, v->t->roots, v->t->nroots, it->idx[0], fn);
+}
+
+bool plan_has_verbs(const ct_kernel *k)
+{
+	if (!k->has_plan || k->target != TARGET_HOST)
+		return false;
+	for (int i = 0; i < k->nplan; i++)
+		if (k->plan[i].kind != PL_CACHE)
+			return true;
+	return false;
+}
+
+ct_status plan_verbs(ct_looptree *t)
+{
+	vb v;
+	memset(&v, 0, sizeof v);
+	v.t = t;
+	v.k = t->k;
+	v.a = &t->arena;
+	v.verb_of = ct_alloc(v.k->ctx, sizeof *v.verb_of * (size_t)(v.k->nindices + 1));
+	if (!v.verb_of)
+		return CT_ERR_NOMEM;
+	for (int i = 0; i < v.k->nindices; i++)
+		v.verb_of[i] = -1;
+	for (int i = 0; i < v.k->nplan && v.st == CT_OK; i++) {
+		if (v.k->plan[i].kind == PL_CACHE || v.k->plan[i].n < 1)
+			continue;
+		v.item = i;
+		v.it = &v.k->plan[i];
+		apply_verb(&v);
+	}
+	if (v.st == CT_OK && t->has_parallel)
+		mark_private(&v);
+	if (v.st == CT_OK && t->arena.failed)
+		vb_nomem(&v);
+	ct_free(v.k->ctx, v.verb_of);
+	return v.st;
+}
