@@ -841,7 +841,7 @@ static void gen_parallel_pragma(cg *g, const lt_node *x)
 }
 
 /* In the body of the innermost loop of a parallel band: each thread's own
- * copy of the private buffers used inside it. */
+ * slice of the heap slabs of the private buffers used inside it. */
 static void gen_private_views(cg *g, const lt_node *band)
 {
 	const ct_looptree *t = g->t;
@@ -849,10 +849,7 @@ static void gen_private_views(cg *g, const lt_node *band)
 		if (!t->priv[a] || !uses_storage(band, a))
 			continue;
 		const char *ty = ir_dtype_c(g->arrays[a].type);
-		if (g->priv_stack[a])
-			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "_Alignas(64) %s %s[%lld]; /* cache buffer %s, this thread's */",
-				ty, g->aname[a], (long long)g->priv_count[a], g->arrays[a].name);
-		else
+		if (!g->priv_stack[a]) /* stack ones are declared by their regions */
 			kg_stmt(g->kg, KG_OTHER, NULL, NULL,
 				"%s *restrict %s = (%s *)(void *)((char *)ct_priv_%d + %s_bytes * (size_t)ct_thread_num());",
 				ty, g->aname[a], ty, a, g->aname[a]);
@@ -925,6 +922,27 @@ static const char *epilogue_name(lt_epilogue e)
 	return "?";
 }
 
+/* Whether no cache node above x belongs to x's region (double buffering
+ * nests nodes of one region). */
+static bool outermost_node_of_region(const lt_node *x)
+{
+	for (const lt_node *y = x->parent; y; y = y->parent)
+		if (y->kind == LT_CACHE && y->cache == x->cache)
+			return false;
+	return true;
+}
+
+/* A per-thread buffer kept on the stack is declared in its region's block
+ * (not zeroed: a cache's copies write every element its body reads), so
+ * the buffers of the main and tail versions of a region share stack. */
+static void declare_private_on_stack(cg *g, int a)
+{
+	if (a < 0 || a >= g->narrays || !g->priv_stack[a])
+		return;
+	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "_Alignas(64) %s %s[%lld]; /* cache buffer %s, this thread's */",
+		ir_dtype_c(g->arrays[a].type), g->aname[a], (long long)g->priv_count[a], g->arrays[a].name);
+}
+
 /* A cache region: a comment that describes it, then its kids (copies in,
  * the body, copies out) in a block of their own. */
 static void gen_cache(cg *g, const lt_node *x)
@@ -994,6 +1012,10 @@ static void gen_cache(cg *g, const lt_node *x)
 		g->failed = true;
 	ct_buf_free(&c);
 	kg_block_bare(g->kg);
+	if (outermost_node_of_region(x)) {
+		declare_private_on_stack(g, r->elided ? -1 : r->buffer);
+		declare_private_on_stack(g, r->temp);
+	}
 	cg_nodes(g, x->kids, x->nkids);
 	kg_block_close(g->kg);
 }
@@ -1146,9 +1168,31 @@ static void gen_derived(cg *g)
 
 /* Declare the temps and cache buffers: small constant-sized ones on the
  * stack, the rest on the heap; all zeroed. */
+/* A slot per plan item and role of storage a: 2 * item for the buffer of a
+ * region of that cache, 2 * item + 1 for its double-buffer temp; -1 when
+ * no region uses it. */
+static int storage_item(const ct_looptree *t, int a)
+{
+	for (int r = 0; r < t->nregions; r++) {
+		const lt_region *rg = &t->regions[r];
+		if (rg->item < 0 || rg->item >= t->k->nplan)
+			continue;
+		if (!rg->elided && rg->buffer == a)
+			return 2 * rg->item;
+		if (rg->temp == a)
+			return 2 * rg->item + 1;
+	}
+	return -1;
+}
+
 static void gen_temps(cg *g, bool *heap)
 {
 	int64_t on_stack = 0, priv_on_stack = 0;
+	int64_t *item_stack = calloc(2 * (size_t)g->k->nplan + 2, sizeof *item_stack);
+	if (!item_stack) {
+		g->failed = true;
+		return;
+	}
 	ct_buf freed; /* `free(T); ` for each heap temp so far: undone on out of memory */
 	ct_buf_init(&freed);
 	for (int a = 0; a < g->narrays; a++) {
@@ -1168,12 +1212,18 @@ static void gen_temps(cg *g, bool *heap)
 		cg_bound(g, &n, elems);
 		const char *ty = ir_dtype_c(arr->type);
 		bool priv = g->t->priv && g->t->priv[a];
-		if (priv && constant && count <= CG_PRIV_STACK_BYTES / esize &&
-		    priv_on_stack + (count > 0 ? count : 1) * esize <= CG_PRIV_STACK_TOTAL_BYTES) {
-			/* each thread's own array in the parallel loop's body
-			 * (gen_private_views); not zeroed: a cache's copies write
-			 * every element its body reads */
-			priv_on_stack += (count > 0 ? count : 1) * esize;
+		int64_t bytes = (count > 0 ? count : 1) * esize, grow = 0;
+		int item = priv ? storage_item(g->t, a) : -1;
+		if (item >= 0 && bytes > item_stack[item])
+			grow = bytes - item_stack[item];
+		if (priv && constant && item >= 0 && count <= CG_PRIV_STACK_BYTES / esize &&
+		    priv_on_stack + grow <= CG_PRIV_STACK_TOTAL_BYTES) {
+			/* each thread's own array, declared in its region's block
+			 * (declare_private_on_stack): the versions of one cache
+			 * share the stack, so the total counts each cache's
+			 * largest buffer */
+			priv_on_stack += grow;
+			item_stack[item] += grow;
 			g->priv_stack[a] = true;
 			g->priv_count[a] = count > 0 ? count : 1;
 		} else if (priv) {
@@ -1231,6 +1281,7 @@ static void gen_temps(cg *g, bool *heap)
 	if (freed.failed)
 		g->failed = true;
 	ct_buf_free(&freed);
+	free(item_stack);
 }
 
 void gen_threads_symbol(const ct_kernel *k, char *name, size_t cap)

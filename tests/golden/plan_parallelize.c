@@ -40,9 +40,9 @@ void cachet_plan_parallelize(const float *restrict A, const float *restrict B, f
 	#pragma omp parallel for collapse(2) schedule(dynamic) num_threads(ct_team(ct_nt, 0, 32))
 	for (int64_t i = 0; i < 128; i += 16) {
 		for (int64_t j = 0; j < 128; j += 32) {
-			_Alignas(64) float CC[512]; /* cache buffer CC, this thread's */
 			/* cache CC of C: CC[16][32] first_major, zero_fill, reduce */
 			{
+				_Alignas(64) float CC[512]; /* cache buffer CC, this thread's */
 				for (int64_t c0 = 0; c0 < 16; c0++) {
 					for (int64_t c1 = 0; c1 < 32; c1++) {
 						CC[c0 * 32 + c1] = 0.0f;
