@@ -21,7 +21,7 @@
  * against OpenBLAS's from the same C, with the verification tolerance of
  * the type (ct_dtype_tolerance). % of peak is of the FMA peak that
  * ct_probe_run measures at the start: one core's for 1 thread, all
- * threads' together otherwise.
+ * threads' together otherwise. OMP_WAIT_POLICY is passive unless set.
  */
 
 #define NMEAS 5
@@ -228,6 +228,9 @@ static int bench_one(ct_ctx *ctx, const ct_probe_info *pi, ct_dtype t, shape s, 
 
 int main(int argc, char **argv)
 {
+	/* as the cachet CLI: waiting OpenMP threads sleep (see tools/cachet.c);
+	 * set before the first kernel loads libgomp */
+	setenv("OMP_WAIT_POLICY", "passive", 0);
 	int big = 0, threads[8] = {1, 2}, nthreads = 2;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--big") == 0) {

@@ -776,7 +776,43 @@ static void gen_unrolled(cg *g, const lt_node *x)
 	g->open[x->index] = outer;
 }
 
-/* The OpenMP directive of parallel loop x (plan: parallelize). */
+/* The iterations of the collapsed band of parallel loop x as C: a number
+ * when the bounds are constants (*known set, *n its value). */
+static void put_band_trips(cg *g, ct_buf *b, const lt_node *x, bool *known, int64_t *n)
+{
+	*known = true;
+	*n = 1;
+	const lt_node *y = x;
+	for (int c = 0; c < x->collapse && y && y->kind == LT_LOOP; c++) {
+		int64_t lo, hi;
+		if (bx_is_const(y->lo, &lo) && bx_is_const(y->hi, &hi)) {
+			int64_t t = hi > lo ? (hi - lo + y->step - 1) / y->step : 0;
+			*n = ct_mul_ok(*n, t, n) ? *n : INT64_MAX;
+		} else {
+			*known = false;
+		}
+		y = y->nkids == 1 ? y->kids[0] : NULL;
+	}
+	if (*known) {
+		ct_buf_printf(b, "%lld", (long long)*n);
+		return;
+	}
+	y = x;
+	for (int c = 0; c < x->collapse && y && y->kind == LT_LOOP; c++) {
+		ct_buf_puts(b, c ? " * ct_trips(" : "ct_trips(");
+		cg_bound(g, b, y->lo);
+		ct_buf_puts(b, ", ");
+		cg_bound(g, b, y->hi);
+		ct_buf_printf(b, ", %lld)", (long long)y->step);
+		y = y->nkids == 1 ? y->kids[0] : NULL;
+	}
+}
+
+/* The OpenMP directive of parallel loop x (plan: parallelize), with a team
+ * of at most as many threads as the band has iterations: an idle thread
+ * spinning at the barrier steals a core on a busy machine (it made a
+ * one-block 512^3 sgemm 6x slower on 2 threads). None when the band runs
+ * at most once. */
 static void gen_parallel_pragma(cg *g, const lt_node *x)
 {
 	const ct_kernel *k = g->k;
@@ -785,19 +821,27 @@ static void gen_parallel_pragma(cg *g, const lt_node *x)
 		cg_bad(g, "parallelize item", x->par_item);
 		return;
 	}
-	char threads[64] = "ct_nt";
-	if (it->max_threads > 0)
-		snprintf(threads, sizeof threads, "ct_nt < %lld ? ct_nt : %lld", (long long)it->max_threads,
-			 (long long)it->max_threads);
-	char collapse[32] = "";
-	if (x->collapse > 1)
-		snprintf(collapse, sizeof collapse, " collapse(%d)", x->collapse);
-	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "#pragma omp parallel for%s schedule(%s) num_threads(%s)", collapse,
-		it->policy == POLICY_DYNAMIC ? "dynamic" : "static", threads);
+	ct_buf trips;
+	ct_buf_init(&trips);
+	bool known;
+	int64_t n;
+	put_band_trips(g, &trips, x, &known, &n);
+	if (!known || n > 1) {
+		char collapse[32] = "";
+		if (x->collapse > 1)
+			snprintf(collapse, sizeof collapse, " collapse(%d)", x->collapse);
+		kg_stmt(g->kg, KG_OTHER, NULL, NULL,
+			"#pragma omp parallel for%s schedule(%s) num_threads(ct_team(ct_nt, %lld, %s))", collapse,
+			it->policy == POLICY_DYNAMIC ? "dynamic" : "static", (long long)it->max_threads,
+			trips.s ? trips.s : "1");
+	}
+	if (trips.failed)
+		g->failed = true;
+	ct_buf_free(&trips);
 }
 
 /* In the body of the innermost loop of a parallel band: each thread's own
- * copy of the private buffers used inside it. */
+ * slice of the heap slabs of the private buffers used inside it. */
 static void gen_private_views(cg *g, const lt_node *band)
 {
 	const ct_looptree *t = g->t;
@@ -805,10 +849,7 @@ static void gen_private_views(cg *g, const lt_node *band)
 		if (!t->priv[a] || !uses_storage(band, a))
 			continue;
 		const char *ty = ir_dtype_c(g->arrays[a].type);
-		if (g->priv_stack[a])
-			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "_Alignas(64) %s %s[%lld]; /* cache buffer %s, this thread's */",
-				ty, g->aname[a], (long long)g->priv_count[a], g->arrays[a].name);
-		else
+		if (!g->priv_stack[a]) /* stack ones are declared by their regions */
 			kg_stmt(g->kg, KG_OTHER, NULL, NULL,
 				"%s *restrict %s = (%s *)(void *)((char *)ct_priv_%d + %s_bytes * (size_t)ct_thread_num());",
 				ty, g->aname[a], ty, a, g->aname[a]);
@@ -836,9 +877,7 @@ static void gen_loop(cg *g, const lt_node *x)
 	if (x->tail)
 		kg_comment(g->kg, "tail of %s", v);
 	if (x->parallel) {
-		/* the tail of a split runs once: no threads for it alone */
-		if (!(x->tail && x->collapse == 1))
-			gen_parallel_pragma(g, x);
+		gen_parallel_pragma(g, x);
 		g->band = x;
 		g->band_left = x->collapse;
 	}
@@ -881,6 +920,27 @@ static const char *epilogue_name(lt_epilogue e)
 	case LT_EPI_REDUCE: return "reduce";
 	}
 	return "?";
+}
+
+/* Whether no cache node above x belongs to x's region (double buffering
+ * nests nodes of one region). */
+static bool outermost_node_of_region(const lt_node *x)
+{
+	for (const lt_node *y = x->parent; y; y = y->parent)
+		if (y->kind == LT_CACHE && y->cache == x->cache)
+			return false;
+	return true;
+}
+
+/* A per-thread buffer kept on the stack is declared in its region's block
+ * (not zeroed: a cache's copies write every element its body reads), so
+ * the buffers of the main and tail versions of a region share stack. */
+static void declare_private_on_stack(cg *g, int a)
+{
+	if (a < 0 || a >= g->narrays || !g->priv_stack[a])
+		return;
+	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "_Alignas(64) %s %s[%lld]; /* cache buffer %s, this thread's */",
+		ir_dtype_c(g->arrays[a].type), g->aname[a], (long long)g->priv_count[a], g->arrays[a].name);
 }
 
 /* A cache region: a comment that describes it, then its kids (copies in,
@@ -952,6 +1012,10 @@ static void gen_cache(cg *g, const lt_node *x)
 		g->failed = true;
 	ct_buf_free(&c);
 	kg_block_bare(g->kg);
+	if (outermost_node_of_region(x)) {
+		declare_private_on_stack(g, r->elided ? -1 : r->buffer);
+		declare_private_on_stack(g, r->temp);
+	}
 	cg_nodes(g, x->kids, x->nkids);
 	kg_block_close(g->kg);
 }
@@ -995,6 +1059,8 @@ static const char *const helpers[] = {
 /* Parallel loops (plan: parallelize) run under OpenMP when the code is
  * compiled with -fopenmp, and serially otherwise. */
 static const char *const omp_helpers[] = {
+	"static inline int64_t ct_trips(int64_t lo, int64_t hi, int64_t step) { return hi > lo ? (hi - lo + step - 1) / step : 0; }",
+	"static inline int ct_team(int nt, int64_t most, int64_t trips) { int64_t n = nt; if (most > 0 && most < n) n = most; if (trips < n) n = trips; return n < 1 ? 1 : (int)n; }",
 	"#ifdef _OPENMP",
 	"#include <omp.h>",
 	"static inline int ct_thread_num(void) { return omp_get_thread_num(); }",
@@ -1102,9 +1168,31 @@ static void gen_derived(cg *g)
 
 /* Declare the temps and cache buffers: small constant-sized ones on the
  * stack, the rest on the heap; all zeroed. */
+/* A slot per plan item and role of storage a: 2 * item for the buffer of a
+ * region of that cache, 2 * item + 1 for its double-buffer temp; -1 when
+ * no region uses it. */
+static int storage_item(const ct_looptree *t, int a)
+{
+	for (int r = 0; r < t->nregions; r++) {
+		const lt_region *rg = &t->regions[r];
+		if (rg->item < 0 || rg->item >= t->k->nplan)
+			continue;
+		if (!rg->elided && rg->buffer == a)
+			return 2 * rg->item;
+		if (rg->temp == a)
+			return 2 * rg->item + 1;
+	}
+	return -1;
+}
+
 static void gen_temps(cg *g, bool *heap)
 {
 	int64_t on_stack = 0, priv_on_stack = 0;
+	int64_t *item_stack = calloc(2 * (size_t)g->k->nplan + 2, sizeof *item_stack);
+	if (!item_stack) {
+		g->failed = true;
+		return;
+	}
 	ct_buf freed; /* `free(T); ` for each heap temp so far: undone on out of memory */
 	ct_buf_init(&freed);
 	for (int a = 0; a < g->narrays; a++) {
@@ -1124,12 +1212,18 @@ static void gen_temps(cg *g, bool *heap)
 		cg_bound(g, &n, elems);
 		const char *ty = ir_dtype_c(arr->type);
 		bool priv = g->t->priv && g->t->priv[a];
-		if (priv && constant && count <= CG_PRIV_STACK_BYTES / esize &&
-		    priv_on_stack + (count > 0 ? count : 1) * esize <= CG_PRIV_STACK_TOTAL_BYTES) {
-			/* each thread's own array in the parallel loop's body
-			 * (gen_private_views); not zeroed: a cache's copies write
-			 * every element its body reads */
-			priv_on_stack += (count > 0 ? count : 1) * esize;
+		int64_t bytes = (count > 0 ? count : 1) * esize, grow = 0;
+		int item = priv ? storage_item(g->t, a) : -1;
+		if (item >= 0 && bytes > item_stack[item])
+			grow = bytes - item_stack[item];
+		if (priv && constant && item >= 0 && count <= CG_PRIV_STACK_BYTES / esize &&
+		    priv_on_stack + grow <= CG_PRIV_STACK_TOTAL_BYTES) {
+			/* each thread's own array, declared in its region's block
+			 * (declare_private_on_stack): the versions of one cache
+			 * share the stack, so the total counts each cache's
+			 * largest buffer */
+			priv_on_stack += grow;
+			item_stack[item] += grow;
 			g->priv_stack[a] = true;
 			g->priv_count[a] = count > 0 ? count : 1;
 		} else if (priv) {
@@ -1187,6 +1281,7 @@ static void gen_temps(cg *g, bool *heap)
 	if (freed.failed)
 		g->failed = true;
 	ct_buf_free(&freed);
+	free(item_stack);
 }
 
 void gen_threads_symbol(const ct_kernel *k, char *name, size_t cap)

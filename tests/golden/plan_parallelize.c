@@ -20,6 +20,8 @@ static inline int64_t ct_min_int32_t(int64_t a, int64_t b) { return a < b ? a : 
 static inline int64_t ct_max_int32_t(int64_t a, int64_t b) { return a > b ? a : b; }
 static inline int64_t ct_min_int64_t(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t ct_max_int64_t(int64_t a, int64_t b) { return a > b ? a : b; }
+static inline int64_t ct_trips(int64_t lo, int64_t hi, int64_t step) { return hi > lo ? (hi - lo + step - 1) / step : 0; }
+static inline int ct_team(int nt, int64_t most, int64_t trips) { int64_t n = nt; if (most > 0 && most < n) n = most; if (trips < n) n = trips; return n < 1 ? 1 : (int)n; }
 #ifdef _OPENMP
 #include <omp.h>
 static inline int ct_thread_num(void) { return omp_get_thread_num(); }
@@ -35,12 +37,12 @@ static inline void ct_st_v16f(float *p, ct_v16f v) { memcpy(p, &v, sizeof v); }
 void cachet_plan_parallelize(const float *restrict A, const float *restrict B, float *restrict C)
 {
 	const int ct_nt = ct_max_threads(); /* threads of the parallel loops */
-	#pragma omp parallel for collapse(2) schedule(dynamic) num_threads(ct_nt)
+	#pragma omp parallel for collapse(2) schedule(dynamic) num_threads(ct_team(ct_nt, 0, 32))
 	for (int64_t i = 0; i < 128; i += 16) {
 		for (int64_t j = 0; j < 128; j += 32) {
-			_Alignas(64) float CC[512]; /* cache buffer CC, this thread's */
 			/* cache CC of C: CC[16][32] first_major, zero_fill, reduce */
 			{
+				_Alignas(64) float CC[512]; /* cache buffer CC, this thread's */
 				for (int64_t c0 = 0; c0 < 16; c0++) {
 					for (int64_t c1 = 0; c1 < 32; c1++) {
 						CC[c0 * 32 + c1] = 0.0f;

@@ -20,6 +20,8 @@ static inline int64_t ct_min_int32_t(int64_t a, int64_t b) { return a < b ? a : 
 static inline int64_t ct_max_int32_t(int64_t a, int64_t b) { return a > b ? a : b; }
 static inline int64_t ct_min_int64_t(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t ct_max_int64_t(int64_t a, int64_t b) { return a > b ? a : b; }
+static inline int64_t ct_trips(int64_t lo, int64_t hi, int64_t step) { return hi > lo ? (hi - lo + step - 1) / step : 0; }
+static inline int ct_team(int nt, int64_t most, int64_t trips) { int64_t n = nt; if (most > 0 && most < n) n = most; if (trips < n) n = trips; return n < 1 ? 1 : (int)n; }
 #ifdef _OPENMP
 #include <omp.h>
 static inline int ct_thread_num(void) { return omp_get_thread_num(); }
@@ -38,11 +40,10 @@ void cachet_sgemm(const float *restrict A, const float *restrict B, float *restr
 	const int ct_nt = ct_max_threads(); /* threads of the parallel loops */
 	/* tail of j */
 	for (int64_t j = 0; j < 256; j += 512) {
-		_Alignas(64) float BB[65536]; /* cache buffer BB, this thread's */
-		_Alignas(64) float AA[32768]; /* cache buffer AA, this thread's */
 		for (int64_t k = 0; k < 256; k += 256) {
 			/* cache BB of B: BB[8][256][32] first_major, 1 multicache dim, copy_in */
 			{
+				_Alignas(64) float BB[65536]; /* cache buffer BB, this thread's */
 				for (int64_t jj = 0; jj < 256; jj += 32) {
 					for (int64_t c0 = 0; c0 < 256; c0++) {
 						for (int64_t c1 = 0; c1 < 32; c1++) {
@@ -53,6 +54,7 @@ void cachet_sgemm(const float *restrict A, const float *restrict B, float *restr
 				for (int64_t i = 0; i < 256; i += 128) {
 					/* cache AA of A: AA[16][8][256] last_major, 1 multicache dim, copy_in */
 					{
+						_Alignas(64) float AA[32768]; /* cache buffer AA, this thread's */
 						for (int64_t ii = 0; ii < 128; ii += 8) {
 							for (int64_t c0 = 0; c0 < 8; c0++) {
 								for (int64_t c1 = 0; c1 < 256; c1++) {

@@ -889,10 +889,10 @@ static void verbs(void)
 	static const char *const unroll_ii[] = {"const int64_t ii = 3;", NULL};
 	static const char *const simd[] = {"#pragma omp simd", NULL};
 	static const char *const row_tile[] = {"register tile: 16 of C", NULL};
-	static const char *const par[] = {"#pragma omp parallel for schedule(static) num_threads(ct_nt)",
+	static const char *const par[] = {"#pragma omp parallel for schedule(static) num_threads(ct_team(ct_nt, 0, 4))",
 	                                  "this thread's */", NULL};
 	static const char *const par2[] = {"#pragma omp parallel for collapse(2) schedule(static)", NULL};
-	static const char *const dyn[] = {"schedule(dynamic) num_threads(ct_nt < 2 ? ct_nt : 2)", NULL};
+	static const char *const dyn[] = {"schedule(dynamic) num_threads(ct_team(ct_nt, 2, 2))", NULL};
 	static const struct {
 		const char *name, *sizes[3], *type, *plan;
 		const char *const *want;
