@@ -1,41 +1,6 @@
 #!/bin/sh
 # cli_basic.sh: table-driven tests of the command line: exit codes, messages, JSON fields.
-CACHET=${CACHET:-build/cachet}
-pass=0
-fail=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
-
-# expect NAME EXIT_CODE PATTERN_IN_OUTPUT COMMAND...
-expect() {
-	name=$1 want=$2 pat=$3
-	shift 3
-	"$@" >"$tmp/o" 2>"$tmp/e"
-	rc=$?
-	if [ "$rc" != "$want" ]; then
-		bad "$name: exit $rc, want $want"
-		sed 's/^/    /' "$tmp/e" | head -5 >&2
-		return
-	fi
-	if [ -n "$pat" ] && ! grep -qE -- "$pat" "$tmp/o" "$tmp/e"; then
-		bad "$name: output lacks /$pat/"
-		head -5 "$tmp/o" "$tmp/e" | sed 's/^/    /' >&2
-		return
-	fi
-	ok
-}
-
-# a kernel file with one line of text per argument
-kfile() {
-	f=$tmp/$1
-	shift
-	: >"$f"
-	for l in "$@"; do printf '%s\n' "$l" >>"$f"; done
-	echo "$f"
-}
+. "$(dirname "$0")/lib/expect.sh"
 
 good=$(kfile good.cachet "kernel k" "param N = 8" "array A : f32[N] input" "array B : f32[N] output" \
 	"for (i: N) {" "  B[i] = A[i] * 2" "}")

@@ -1,33 +1,7 @@
 #!/bin/sh
 # model.sh: `cachet predict` and `cachet tiles`: usage errors, exit codes, JSON shape, counts
 # checked by hand and against the simulator, a tile search on a small kernel.
-CACHET=${CACHET:-build/cachet}
-pass=0
-fail=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
-
-# expect NAME EXIT_CODE PATTERN_IN_OUTPUT COMMAND...
-expect() {
-	name=$1 want=$2 pat=$3
-	shift 3
-	"$@" >"$tmp/o" 2>"$tmp/e"
-	rc=$?
-	if [ "$rc" != "$want" ]; then
-		bad "$name: exit $rc, want $want"
-		sed 's/^/    /' "$tmp/e" | head -5 >&2
-		return
-	fi
-	if [ -n "$pat" ] && ! grep -qE -- "$pat" "$tmp/o" "$tmp/e"; then
-		bad "$name: output lacks /$pat/"
-		head -5 "$tmp/o" "$tmp/e" | sed 's/^/    /' >&2
-		return
-	fi
-	ok
-}
+. "$(dirname "$0")/lib/expect.sh"
 
 # expect_not NAME PATTERN COMMAND...: exit 0 and the output does not match
 expect_not() {
@@ -41,15 +15,6 @@ expect_not() {
 	else
 		ok
 	fi
-}
-
-# a kernel file with one line of text per argument
-kfile() {
-	f=$tmp/$1
-	shift
-	: >"$f"
-	for l in "$@"; do printf '%s\n' "$l" >>"$f"; done
-	echo "$f"
 }
 
 # 64 doubles each = 8 lines each; per iteration X is read, then Y written

@@ -1,0 +1,39 @@
+# expect.sh: what the table-driven CLI test scripts share (sourced, not run): the binary, pass
+# and fail counters, a scratch folder, expect and kfile. The script prints the counts itself.
+CACHET=${CACHET:-build/cachet}
+pass=0
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
+
+# expect NAME EXIT_CODE PATTERN_IN_OUTPUT COMMAND...
+expect() {
+	name=$1 want=$2 pat=$3
+	shift 3
+	"$@" >"$tmp/o" 2>"$tmp/e"
+	rc=$?
+	if [ "$rc" != "$want" ]; then
+		bad "$name: exit $rc, want $want"
+		sed 's/^/    /' "$tmp/e" | head -5 >&2
+		return
+	fi
+	if [ -n "$pat" ] && ! grep -qE -- "$pat" "$tmp/o" "$tmp/e"; then
+		bad "$name: output lacks /$pat/"
+		head -5 "$tmp/o" "$tmp/e" | sed 's/^/    /' >&2
+		return
+	fi
+	ok
+}
+
+
+# a kernel file with one line of text per argument
+kfile() {
+	f=$tmp/$1
+	shift
+	: >"$f"
+	for l in "$@"; do printf '%s\n' "$l" >>"$f"; done
+	echo "$f"
+}
