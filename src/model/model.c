@@ -52,6 +52,7 @@ typedef struct macc {
 
 struct mnode {
 	bool is_loop;
+	const lt_node *lt;         /* the loop or statement of the tree it comes from (NULL: the run) */
 	int64_t n;                 /* loop piece: trip count (>= 1) */
 	int depth;                 /* loops enclosing this node; a loop's counter is t_depth */
 	mnode *parent;
@@ -507,6 +508,7 @@ static bool build_stmt(model *m, const lt_node *n, mnode *parent)
 	mnode *x = m_alloc(m, sizeof *x);
 	if (!x)
 		return false;
+	x->lt = n;
 	x->depth = m->depth;
 	x->stmt_id = s->kind == ND_STMT ? s->stmt_id : 0;
 	x->nacc = nr + nw;
@@ -561,6 +563,7 @@ static bool build_loop(model *m, const lt_node *n, mnode *parent)
 		if (!x)
 			return false;
 		x->is_loop = true;
+		x->lt = n;
 		x->n = end - start;
 		x->depth = m->depth;
 		if (!add_kid(m, parent, x))
@@ -1271,8 +1274,7 @@ static bool emit(model *m, int array, model_reuse kind, int delta, const mnode *
 	p->array = array;
 	p->kind = kind;
 	p->delta = delta;
-	p->node = NULL;
-	(void)node;
+	p->node = node ? node->lt : NULL;
 	p->count = count;
 	p->distance = kind == MR_COLD ? -1 : (int64_t)(dist + 0.5);
 	p->distance_lo = kind == MR_COLD ? -1 : (int64_t)(lo < 0 ? 0 : lo + 0.5);
@@ -1496,6 +1498,7 @@ typedef struct grid {
 	wspec between;     /* np == 0: nothing in between */
 	model_reuse kind;
 	int delta;
+	const mnode *node; /* the loop that carries the reuse, or the parent of the siblings */
 	bool inexact;
 	int64_t found;
 } grid;
@@ -1679,7 +1682,7 @@ static bool grid_emit(grid *g, int64_t cnt, double est, double lo, double hi)
 {
 	g->found += cnt;
 	bool exact = !g->inexact && !straddles(g->m, lo, hi);
-	return emit(g->m, g->array, g->kind, g->delta, NULL, cnt, est, lo, hi, exact);
+	return emit(g->m, g->array, g->kind, g->delta, g->node, cnt, est, lo, hi, exact);
 }
 
 /* Split `total` accesses of reuse between the sequences prev and next into cells of known
@@ -1699,7 +1702,7 @@ static bool grid_run(grid *g, const useq *prev, const useq *next, int64_t total)
 	if (ok && total != g->found) {
 		/* what the cells did not account for (an inexact footprint somewhere) */
 		double l, h, f = grid_fp(g, pa, W, na, U, &l, &h) - 1;
-		ok = emit(g->m, g->array, g->kind, g->delta, NULL, total - g->found, f / 2, 0, h - 1, false);
+		ok = emit(g->m, g->array, g->kind, g->delta, g->node, total - g->found, f / 2, 0, h - 1, false);
 	}
 	free(pa);
 	return ok;
@@ -1755,6 +1758,7 @@ static bool carried_delta(model *m, const mnode *x, int a, int64_t dl, int64_t c
 		g.between.p[0] = (wpart){.x = x, .a = 1, .b = dl};
 	}
 	g.kind = MR_CARRIED;
+	g.node = x;
 	g.delta = (int)dl;
 	g.inexact = ix;
 	return grid_run(&g, &qp, &qn, count);
@@ -1835,6 +1839,7 @@ static bool sibling_parts(model *m, const mnode *parent, int i, int fix)
 		useq qp = {.k = (const mnode *const *)parent->kids + lo0, .nk = i - lo0};
 		useq qn = {.k = (const mnode *const *)parent->kids + i, .nk = 1};
 		g.kind = MR_SIBLING;
+		g.node = parent;
 		wspec pre = g.base, only = g.base, withi;
 		seq_window(&qp, seq_units(&qp), false, &pre);
 		seq_window(&qn, seq_units(&qn), true, &only);
