@@ -87,12 +87,22 @@ typedef struct wpart {
 } wpart;
 
 #define MAX_PARTS 32
+#define MAX_FILTERS 2
+/* Most residues of one filter (the bits of flt_mask). */
+#define MAX_PERIOD 32
 
 /* A window: instances are the values of counters 0 .. fix-1 of the parts' common path
  * (counter fix-1 ranges over [0, mlast) when mlast > 0); parts hang below. */
 typedef struct wspec {
 	int fix;
 	int64_t mlast;
+	/* instance classes: counter flt_j[i] (< fix) takes only the values whose residue mod
+	 * flt_per[i] is in the bit set flt_mask[i] (a reuse whose distance varies from
+	 * instance to instance, split by the residues of its address shifts) */
+	int nflt;
+	int flt_j[MAX_FILTERS];
+	int64_t flt_per[MAX_FILTERS];
+	uint32_t flt_mask[MAX_FILTERS];
 	int np;
 	wpart p[MAX_PARTS];
 } wspec;
@@ -947,12 +957,42 @@ static void counter_range(const wspec *w, const wacc *wa, int j, int64_t *lo, in
 	}
 }
 
+/* The values counter j (< fix) of window w takes when its loop runs n times: how many, and
+ * the k-th of them. */
+static int64_t inst_count(const wspec *w, int j, int64_t n)
+{
+	if (j == w->fix - 1 && w->mlast > 0)
+		n = w->mlast;
+	for (int i = 0; i < w->nflt; i++)
+		if (w->flt_j[i] == j) {
+			int64_t c = 0, per = w->flt_per[i];
+			for (int r = 0; r < per; r++)
+				if (w->flt_mask[i] >> r & 1)
+					c += n > r ? (n - r + per - 1) / per : 0;
+			return c;
+		}
+	return n;
+}
+
+static int64_t inst_value(const wspec *w, int j, int64_t k)
+{
+	for (int i = 0; i < w->nflt; i++)
+		if (w->flt_j[i] == j) {
+			/* in increasing order: block k / pc, the (k % pc)-th residue of the set */
+			uint32_t mask = w->flt_mask[i];
+			int pc = __builtin_popcount(mask), idx = (int)(k % pc), r = 0;
+			for (;; r++)
+				if ((mask >> r & 1) && idx-- == 0)
+					break;
+			return k / pc * w->flt_per[i] + r;
+		}
+	return k;
+}
+
 /* The instance ranges m_j of a window (j < fix). */
 static int64_t inst_range(const wspec *w, const wacc *wa, int j)
 {
-	if (j == w->fix - 1 && w->mlast > 0)
-		return w->mlast;
-	return wa->stmt->anc[j]->n;
+	return inst_count(w, j, wa->stmt->anc[j]->n);
 }
 
 /* Boxes of the accesses at instance 0 (plus per-access shifts s of the instance counters). */
@@ -1006,6 +1046,12 @@ static int spec_key(int array, const wspec *w, int64_t *key)
 	key[n++] = array;
 	key[n++] = w->fix;
 	key[n++] = w->mlast;
+	key[n++] = w->nflt;
+	for (int i = 0; i < w->nflt; i++) {
+		key[n++] = w->flt_j[i];
+		key[n++] = w->flt_per[i];
+		key[n++] = w->flt_mask[i];
+	}
 	key[n++] = w->np;
 	for (int i = 0; i < w->np; i++) {
 		const wpart *p = &w->p[i];
@@ -1023,7 +1069,7 @@ static int spec_key(int array, const wspec *w, int64_t *key)
 	return n;
 }
 
-#define KEY_MAX (4 + MAX_PARTS * (6 + 2 * MAX_PINS))
+#define KEY_MAX (5 + 3 * MAX_FILTERS + MAX_PARTS * (6 + 2 * MAX_PINS))
 
 static uint64_t hash_key(const int64_t *key, int n)
 {
@@ -1128,9 +1174,28 @@ static int64_t spec_instances(const wspec *w)
 	for (; y && y->is_loop; y = y->parent) {
 		if (y->depth >= w->fix)
 			continue;
-		n *= y->depth == w->fix - 1 && w->mlast > 0 ? w->mlast : y->n;
+		n *= inst_count(w, y->depth, y->n);
 	}
 	return n;
+}
+
+/* Add to h2 the histogram h of address residues (mod L) shifted by v0 + t * step for each t
+ * in [0, cnt): the residues of a counter's values convolved with the others'. */
+static void hist_shift(const int64_t *h, int64_t *h2, int64_t L, int64_t v0, int64_t step, int64_t cnt)
+{
+	if (cnt <= 0)
+		return;
+	/* t * step mod L has period P; each of the first P values occurs cnt / P times, the
+	 * first cnt % P once more */
+	int64_t P = L / gcd64(step, L), full = cnt / P, rem = cnt % P;
+	for (int64_t t = 0; t < P; t++) {
+		int64_t c = full + (t < rem), v = (v0 + t * step) % L;
+		if (!c)
+			continue;
+		for (int64_t r = 0; r < L; r++)
+			if (h[r])
+				h2[(r + v) % L] += h[r] * c;
+	}
 }
 
 static dlstat dl_sum_eval(model *m, int array, const wspec *w, bool *inexact)
@@ -1181,31 +1246,24 @@ static dlstat dl_sum_eval(model *m, int array, const wspec *w, bool *inexact)
 		memset(h, 0, sizeof *h * (size_t)L);
 		h[0] = 1;
 		for (int j = 0; j < w->fix; j++) {
-			int64_t mj = inst_range(w, &wl.v[0], j), gj = ct_mod(gam[j], L);
-			if (mj <= 1)
+			int64_t mj = inst_range(w, &wl.v[0], j);
+			if (mj == 1 && inst_value(w, j, 0) == 0)
 				continue;
-			if (gj == 0) {
-				for (int r = 0; r < L; r++)
-					h[r] *= mj;
-				continue;
-			}
-			/* t gj mod L has period P; each of the first P values occurs mj / P times, the
-			 * first mj % P once more */
-			int64_t g = gj, l = L;
-			while (l) {
-				int64_t tmp = g % l;
-				g = l;
-				l = tmp;
-			}
-			int64_t P = L / g, full = mj / P, rem = mj % P;
 			memset(h2, 0, sizeof *h2 * (size_t)L);
-			for (int64_t t = 0; t < P; t++) {
-				int64_t cnt = full + (t < rem), v = (t * gj) % L;
-				if (!cnt)
-					continue;
-				for (int64_t r = 0; r < L; r++)
-					if (h[r])
-						h2[(r + v) % L] += h[r] * cnt;
+			int f = -1;
+			for (int i = 0; i < w->nflt; i++)
+				if (w->flt_j[i] == j)
+					f = i;
+			if (f < 0) {
+				hist_shift(h, h2, L, 0, ct_mod(gam[j], L), mj);
+			} else {
+				int64_t n = wl.v[0].stmt->anc[j]->n, per = w->flt_per[f];
+				if (j == w->fix - 1 && w->mlast > 0)
+					n = w->mlast;
+				for (int r = 0; r < per; r++)
+					if ((w->flt_mask[f] >> r & 1) && n > r)
+						hist_shift(h, h2, L, ct_mod(r * gam[j], L), ct_mod(per * gam[j], L),
+						           (n - r + per - 1) / per);
 			}
 			memcpy(h, h2, sizeof *h * (size_t)L);
 		}
@@ -1228,7 +1286,7 @@ static dlstat dl_sum_eval(model *m, int array, const wspec *w, bool *inexact)
 			int64_t idx = samples == ninst ? k : (int64_t)((double)k * (double)ninst / (double)samples);
 			for (int j = w->fix - 1; j >= 0; j--) {
 				int64_t mj = inst_range(w, &wl.v[0], j);
-				s[j] = idx % mj;
+				s[j] = inst_value(w, j, idx % mj);
 				idx /= mj;
 			}
 			d.inexact = false;
@@ -1327,6 +1385,7 @@ static wspec one_part(int fix, int64_t mlast, const mnode *x, int64_t a, int64_t
 	wspec w;
 	w.fix = fix;
 	w.mlast = mlast;
+	w.nflt = 0;
 	w.np = 1;
 	w.p[0] = (wpart){.x = x, .a = a, .b = b};
 	return w;
@@ -1479,6 +1538,7 @@ static bool axis_inside(const axis *ax, int64_t w0, axis *in)
 	wspec s;
 	s.fix = 0;
 	s.mlast = 0;
+	s.nflt = 0;
 	s.np = 0;
 	if (!axis_window(ax, w0, &s))
 		return false;
@@ -1503,12 +1563,22 @@ typedef struct grid {
 	int64_t found;
 } grid;
 
+/* Start window s with the instances of base (fix, mlast, classes) and no parts. */
+static void copy_instances(wspec *s, const wspec *base)
+{
+	s->fix = base->fix;
+	s->mlast = base->mlast;
+	s->nflt = base->nflt;
+	memcpy(s->flt_j, base->flt_j, sizeof s->flt_j);
+	memcpy(s->flt_per, base->flt_per, sizeof s->flt_per);
+	memcpy(s->flt_mask, base->flt_mask, sizeof s->flt_mask);
+	s->np = 0;
+}
+
 static bool grid_window(const grid *g, const axis *pa, int64_t w, const axis *na, int64_t u,
                         bool with_between, wspec *s)
 {
-	s->fix = g->base.fix;
-	s->mlast = g->base.mlast;
-	s->np = 0;
+	copy_instances(s, &g->base);
 	if ((pa && !axis_window(pa, w, s)) || (na && !axis_window(na, u, s)))
 		return false;
 	for (int i = 0; with_between && i < g->between.np; i++) {
@@ -1540,9 +1610,7 @@ static int64_t grid_common(grid *g, const axis *pa, int64_t w, const axis *na, i
 	if (g->between.np) {
 		/* |S n P n B| by inclusion-exclusion */
 		wspec *B = &ws[3], *SB = &ws[4], *PB = &ws[5], *SPB = &ws[6];
-		B->fix = g->base.fix;
-		B->mlast = g->base.mlast;
-		B->np = 0;
+		copy_instances(B, &g->base);
 		for (int i = 0; i < g->between.np; i++)
 			B->p[B->np++] = g->between.p[i];
 		if (!grid_window(g, pa, w, NULL, 0, true, SB) || !grid_window(g, NULL, 0, na, u, true, PB) ||
@@ -1598,6 +1666,133 @@ static int64_t grid_count(grid *g, const axis *pa, int64_t w0, int64_t w1, const
 	       grid_common(g, pa, w1, na, u0) + grid_common(g, pa, w0, na, u0);
 }
 
+/* gcd of g and the address shifts (bytes, mod the line) per step of counter j of the
+ * accesses below x. */
+static int64_t shift_gcd(const model *m, const mnode *x, int j, int64_t g)
+{
+	for (int i = 0; i < x->nacc; i++)
+		if (x->acc[i].depth > j)
+			g = gcd64(g, ct_mod(gamma_of(m, &x->acc[i], j), m->line));
+	for (int i = 0; i < x->nkids && g != 1; i++)
+		g = shift_gcd(m, x->kids[i], j, g);
+	return g;
+}
+
+/* The loop of counter j above (or at) x. */
+static const mnode *counter_loop(const mnode *x, int j)
+{
+	for (; x && x->is_loop; x = x->parent)
+		if (x->depth == j)
+			return x;
+	for (; x; x = x->parent)
+		if (x->is_loop && x->depth == j)
+			return x;
+	return NULL;
+}
+
+static bool grid_cell(grid *g, const axis *pa, int64_t w0, int64_t w1, const axis *na, int64_t u0,
+                      int64_t u1, int depth);
+
+/* The footprint bounds of a cell's inner and outer corners: equal ones refine alike. */
+typedef struct csig {
+	double l0, h0, l1, h1;
+} csig;
+
+static csig cell_sig(grid *g, const axis *pa, int64_t w0, int64_t w1, const axis *na, int64_t u0,
+                     int64_t u1)
+{
+	csig c;
+	grid_fp(g, pa, w0, na, u0, &c.l0, &c.h0);
+	grid_fp(g, pa, w1, na, u1, &c.l1, &c.h1);
+	return c;
+}
+
+/* Group the residues of mask (mod per) of counter j, in filter slot f of the grid's
+ * instances, by the bounds of the cell restricted to each: groups[i] are bit sets. Returns
+ * how many groups. */
+static int class_groups(grid *g, const axis *pa, int64_t w0, int64_t w1, const axis *na, int64_t u0,
+                        int64_t u1, int f, uint32_t mask, uint32_t *groups)
+{
+	wspec *base = &g->base;
+	csig sig[MAX_PERIOD];
+	int ng = 0;
+	for (int r = 0; r < base->flt_per[f]; r++) {
+		if (!(mask >> r & 1))
+			continue;
+		base->flt_mask[f] = 1u << r;
+		csig c = cell_sig(g, pa, w0, w1, na, u0, u1);
+		int k = 0;
+		while (k < ng && memcmp(&sig[k], &c, sizeof c) != 0)
+			k++;
+		if (k == ng) {
+			sig[ng] = c;
+			groups[ng++] = 0;
+		}
+		groups[k] |= 1u << r;
+	}
+	base->flt_mask[f] = mask;
+	return ng;
+}
+
+/* Split a cell whose distance varies from instance to instance by the residues (mod the
+ * line) of an instance counter's address shifts, grouping the residues whose cells have the
+ * same bounds: inside a class every instance touches the same number of lines, so the
+ * bounds close. *done is false when no counter's residues make a difference. */
+static bool grid_classes(grid *g, const axis *pa, int64_t w0, int64_t w1, const axis *na, int64_t u0,
+                         int64_t u1, int depth, bool *done)
+{
+	model *m = g->m;
+	wspec *s = &m->ws[7];
+	*done = false;
+	if (!grid_window(g, pa, w1, na, u1, true, s) || !s->np)
+		return true;
+	const mnode *x0 = s->p[0].x;
+	int np = s->np;
+	const mnode *xs[MAX_PARTS];
+	for (int i = 0; i < np; i++)
+		xs[i] = s->p[i].x;
+	wspec *base = &g->base;
+	for (int j = base->fix - 1; j >= 0; j--) {
+		int f = 0;
+		while (f < base->nflt && base->flt_j[f] != j)
+			f++;
+		if (f == MAX_FILTERS)
+			continue;
+		int64_t gj = 0;
+		for (int i = 0; i < np; i++)
+			gj = shift_gcd(m, xs[i], j, gj);
+		int64_t per = m->line / gcd64(m->line, gj);
+		const mnode *y = counter_loop(x0, j);
+		if (per < 2 || per > MAX_PERIOD || !y || inst_count(base, j, y->n) < 2)
+			continue;
+		bool fresh = f == base->nflt;
+		uint32_t mask = fresh ? (uint32_t)((1ull << per) - 1) : base->flt_mask[f];
+		if (fresh) {
+			base->flt_j[f] = j;
+			base->flt_per[f] = per;
+			base->nflt++;
+		} else if (base->flt_per[f] != per) {
+			continue;
+		}
+		uint32_t groups[MAX_PERIOD];
+		int ng = class_groups(g, pa, w0, w1, na, u0, u1, f, mask, groups);
+		bool ok = true;
+		if (ng > 1 && !m->st) {
+			*done = true;
+			for (int k = 0; k < ng && ok; k++) {
+				base->flt_mask[f] = groups[k];
+				ok = grid_cell(g, pa, w0, w1, na, u0, u1, depth + 1);
+			}
+		}
+		base->flt_mask[f] = mask;
+		if (fresh)
+			base->nflt--;
+		if (*done || !ok || m->st)
+			return ok && !m->st;
+	}
+	return true;
+}
+
 static bool grid_cell(grid *g, const axis *pa, int64_t w0, int64_t w1, const axis *na, int64_t u0,
                       int64_t u1, int depth)
 {
@@ -1605,18 +1800,28 @@ static bool grid_cell(grid *g, const axis *pa, int64_t w0, int64_t w1, const axi
 	if (cnt <= 0 || g->m->st)
 		return !g->m->st;
 	/* the distance of a line in the cell lies between the footprints of the windows at
-	 * the cell's inner and outer corners (between included): the least of the inner one and
-	 * the most of the outer one bound it, their averages estimate it */
+	 * the cell's inner and outer corners (between included): the inner window lies between
+	 * source and target and holds no copy of the line (else the cell would not count it),
+	 * the outer one holds it once; the least of the inner one and the most of the outer one
+	 * bound the distance, their averages estimate it */
 	double l0, h0, l1, h1;
 	double f0 = grid_fp(g, pa, w0, na, u0, &l0, &h0), f1 = grid_fp(g, pa, w1, na, u1, &l1, &h1);
-	double lo = l0 - 1, hi = h1 - 1, est = (f0 + f1) / 2 - 1;
+	double lo = l0, hi = h1 - 1, est = (f0 + f1) / 2 - 1;
 	if (straddles(g->m, lo, hi) && depth < g->m->refine) {
+		bool done = false;
+		/* instances alone straddle a capacity: smaller cells would not close the bounds */
+		if (straddles(g->m, l0, h0) || straddles(g->m, l1 - 1, h1 - 1)) {
+			if (!grid_classes(g, pa, w0, w1, na, u0, u1, depth, &done))
+				return false;
+			if (done)
+				return true;
+		}
 		bool split_w = w1 - w0 > 1, split_u = u1 - u0 > 1;
 		/* reuse often lies along the diagonal (the same order on both sides): halving
 		 * both sides at once keeps the cells square, and the off-diagonal ones empty */
 		int64_t wm = w0 + (w1 - w0) / 2, um = u0 + (u1 - u0) / 2;
 		/* a side that is one unit: look inside it first, so both sides shrink together */
-		bool done = false, ok = true;
+		bool ok = true;
 		if (!split_u && split_w)
 			ok = grid_inside(g, pa, w0, w1, na, u0, u1, false, depth, &done);
 		else if (!split_w && split_u)
@@ -1776,7 +1981,7 @@ static bool carried_range(model *m, const mnode *x, int a, int64_t d0, int64_t d
 	/* at least d0 whole iterations lie between source and target, at most d1 + 1 */
 	double l0, h0, l1, h1;
 	double f0 = iter_footprint(m, x, d0, &l0, &h0), f1 = iter_footprint(m, x, d1 + 1, &l1, &h1);
-	double lo = l0 - 1, hi = h1 - 1;
+	double lo = l0, hi = h1 - 1;
 	if (!straddles(m, lo, hi) || depth >= m->refine)
 		return emit(m, a, MR_FAR, (int)d1, x, w1 - w0, (f0 + f1) / 2 - 1, lo, hi,
 		            !ix && !straddles(m, lo, hi));
