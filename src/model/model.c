@@ -87,7 +87,7 @@ typedef struct wpart {
 } wpart;
 
 #define MAX_PARTS 32
-#define MAX_FILTERS 2
+#define MAX_FILTERS 4
 /* Most residues of one filter (the bits of flt_mask). */
 #define MAX_PERIOD 32
 
@@ -96,12 +96,13 @@ typedef struct wpart {
 typedef struct wspec {
 	int fix;
 	int64_t mlast;
-	/* instance classes: counter flt_j[i] (< fix) takes only the values whose residue mod
-	 * flt_per[i] is in the bit set flt_mask[i] (a reuse whose distance varies from
-	 * instance to instance, split by the residues of its address shifts) */
+	/* instance classes: counter flt_j[i] (< fix) takes only the values in [flt_lo[i],
+	 * flt_hi[i]) whose residue mod flt_per[i] is in the bit set flt_mask[i] (a reuse whose
+	 * distance varies from instance to instance, split by the residues of its address
+	 * shifts or by ranges) */
 	int nflt;
 	int flt_j[MAX_FILTERS];
-	int64_t flt_per[MAX_FILTERS];
+	int64_t flt_per[MAX_FILTERS], flt_lo[MAX_FILTERS], flt_hi[MAX_FILTERS];
 	uint32_t flt_mask[MAX_FILTERS];
 	int np;
 	wpart p[MAX_PARTS];
@@ -142,7 +143,7 @@ typedef struct model {
 	memo *memo;
 	int nmemo, capmemo;
 	/* scratch of dl_sum_eval */
-	int64_t *hist, *hist2;
+	int64_t *hist, *hist2, *nz;  /* [line] each */
 	struct wlist_s {
 		struct wacc *v;
 		int n, cap;
@@ -957,36 +958,48 @@ static void counter_range(const wspec *w, const wacc *wa, int j, int64_t *lo, in
 	}
 }
 
+/* Values t < x with t = r (mod per). */
+static int64_t below(int64_t x, int64_t r, int64_t per) { return x > r ? (x - r + per - 1) / per : 0; }
+
+/* The filter of counter j in w, or -1. */
+static int filter_of(const wspec *w, int j)
+{
+	for (int i = 0; i < w->nflt; i++)
+		if (w->flt_j[i] == j)
+			return i;
+	return -1;
+}
+
 /* The values counter j (< fix) of window w takes when its loop runs n times: how many, and
- * the k-th of them. */
+ * the k-th of them (in increasing order). */
 static int64_t inst_count(const wspec *w, int j, int64_t n)
 {
 	if (j == w->fix - 1 && w->mlast > 0)
 		n = w->mlast;
-	for (int i = 0; i < w->nflt; i++)
-		if (w->flt_j[i] == j) {
-			int64_t c = 0, per = w->flt_per[i];
-			for (int r = 0; r < per; r++)
-				if (w->flt_mask[i] >> r & 1)
-					c += n > r ? (n - r + per - 1) / per : 0;
-			return c;
-		}
-	return n;
+	int f = filter_of(w, j);
+	if (f < 0)
+		return n;
+	int64_t c = 0, per = w->flt_per[f], lo = w->flt_lo[f], hi = w->flt_hi[f] < n ? w->flt_hi[f] : n;
+	for (int r = 0; r < per; r++)
+		if (w->flt_mask[f] >> r & 1 && hi > lo)
+			c += below(hi, r, per) - below(lo, r, per);
+	return c;
 }
 
 static int64_t inst_value(const wspec *w, int j, int64_t k)
 {
-	for (int i = 0; i < w->nflt; i++)
-		if (w->flt_j[i] == j) {
-			/* in increasing order: block k / pc, the (k % pc)-th residue of the set */
-			uint32_t mask = w->flt_mask[i];
-			int pc = __builtin_popcount(mask), idx = (int)(k % pc), r = 0;
-			for (;; r++)
-				if ((mask >> r & 1) && idx-- == 0)
-					break;
-			return k / pc * w->flt_per[i] + r;
-		}
-	return k;
+	int f = filter_of(w, j);
+	if (f < 0)
+		return k;
+	uint32_t mask = w->flt_mask[f];
+	int64_t per = w->flt_per[f], lo = w->flt_lo[f];
+	/* skip the values of lo's block below lo, then whole blocks of pc values */
+	int64_t k2 = k + (int64_t)__builtin_popcount(mask & ((1u << (lo % per)) - 1u));
+	int pc = __builtin_popcount(mask), idx = (int)(k2 % pc), r = 0;
+	for (;; r++)
+		if ((mask >> r & 1) && idx-- == 0)
+			break;
+	return (lo / per + k2 / pc) * per + r;
 }
 
 /* The instance ranges m_j of a window (j < fix). */
@@ -1051,6 +1064,8 @@ static int spec_key(int array, const wspec *w, int64_t *key)
 		key[n++] = w->flt_j[i];
 		key[n++] = w->flt_per[i];
 		key[n++] = w->flt_mask[i];
+		key[n++] = w->flt_lo[i];
+		key[n++] = w->flt_hi[i];
 	}
 	key[n++] = w->np;
 	for (int i = 0; i < w->np; i++) {
@@ -1069,7 +1084,7 @@ static int spec_key(int array, const wspec *w, int64_t *key)
 	return n;
 }
 
-#define KEY_MAX (5 + 3 * MAX_FILTERS + MAX_PARTS * (6 + 2 * MAX_PINS))
+#define KEY_MAX (5 + 5 * MAX_FILTERS + MAX_PARTS * (6 + 2 * MAX_PINS))
 
 static uint64_t hash_key(const int64_t *key, int n)
 {
@@ -1181,20 +1196,27 @@ static int64_t spec_instances(const wspec *w)
 
 /* Add to h2 the histogram h of address residues (mod L) shifted by v0 + t * step for each t
  * in [0, cnt): the residues of a counter's values convolved with the others'. */
-static void hist_shift(const int64_t *h, int64_t *h2, int64_t L, int64_t v0, int64_t step, int64_t cnt)
+static void hist_shift(const int64_t *h, int64_t *h2, int64_t *nz, int64_t L, int64_t v0, int64_t step,
+                       int64_t cnt)
 {
 	if (cnt <= 0)
 		return;
 	/* t * step mod L has period P; each of the first P values occurs cnt / P times, the
 	 * first cnt % P once more */
 	int64_t P = L / gcd64(step, L), full = cnt / P, rem = cnt % P;
+	/* the histogram is sparse (one residue before the first counter): visit its support */
+	int64_t nnz = 0;
+	for (int64_t r = 0; r < L; r++)
+		if (h[r])
+			nz[nnz++] = r;
 	for (int64_t t = 0; t < P; t++) {
 		int64_t c = full + (t < rem), v = (v0 + t * step) % L;
 		if (!c)
 			continue;
-		for (int64_t r = 0; r < L; r++)
-			if (h[r])
-				h2[(r + v) % L] += h[r] * c;
+		for (int64_t i = 0; i < nnz; i++) {
+			int64_t r = nz[i] + v;
+			h2[r >= L ? r - L : r] += h[nz[i]] * c;
+		}
 	}
 }
 
@@ -1236,7 +1258,8 @@ static dlstat dl_sum_eval(model *m, int array, const wspec *w, bool *inexact)
 	for (int j = 0; j < w->fix; j++) {
 		gam[j] = gamma_of(m, wl.v[0].acc, j);
 		for (int i = 1; i < wl.n && uniform; i++)
-			if (gamma_of(m, wl.v[i].acc, j) != gam[j] && inst_range(w, &wl.v[0], j) > 1)
+			if (gamma_of(m, wl.v[i].acc, j) != gam[j] &&
+			    (inst_range(w, &wl.v[0], j) > 1 || inst_value(w, j, 0) != 0))
 				uniform = false;
 	}
 	int64_t L = m->line;
@@ -1250,20 +1273,21 @@ static dlstat dl_sum_eval(model *m, int array, const wspec *w, bool *inexact)
 			if (mj == 1 && inst_value(w, j, 0) == 0)
 				continue;
 			memset(h2, 0, sizeof *h2 * (size_t)L);
-			int f = -1;
-			for (int i = 0; i < w->nflt; i++)
-				if (w->flt_j[i] == j)
-					f = i;
+			int f = filter_of(w, j);
 			if (f < 0) {
-				hist_shift(h, h2, L, 0, ct_mod(gam[j], L), mj);
+				hist_shift(h, h2, m->nz, L, 0, ct_mod(gam[j], L), mj);
 			} else {
-				int64_t n = wl.v[0].stmt->anc[j]->n, per = w->flt_per[f];
+				int64_t n = wl.v[0].stmt->anc[j]->n, per = w->flt_per[f], lo = w->flt_lo[f];
 				if (j == w->fix - 1 && w->mlast > 0)
 					n = w->mlast;
-				for (int r = 0; r < per; r++)
-					if ((w->flt_mask[f] >> r & 1) && n > r)
-						hist_shift(h, h2, L, ct_mod(r * gam[j], L), ct_mod(per * gam[j], L),
-						           (n - r + per - 1) / per);
+				if (w->flt_hi[f] < n)
+					n = w->flt_hi[f];
+				for (int r = 0; r < per; r++) {
+					int64_t t0 = lo + ct_mod(r - lo, per); /* the first value >= lo */
+					if ((w->flt_mask[f] >> r & 1) && n > t0)
+						hist_shift(h, h2, m->nz, L, ct_mod(t0 * gam[j], L), ct_mod(per * gam[j], L),
+						           (n - t0 + per - 1) / per);
+				}
 			}
 			memcpy(h, h2, sizeof *h * (size_t)L);
 		}
@@ -1572,6 +1596,8 @@ static void copy_instances(wspec *s, const wspec *base)
 	memcpy(s->flt_j, base->flt_j, sizeof s->flt_j);
 	memcpy(s->flt_per, base->flt_per, sizeof s->flt_per);
 	memcpy(s->flt_mask, base->flt_mask, sizeof s->flt_mask);
+	memcpy(s->flt_lo, base->flt_lo, sizeof s->flt_lo);
+	memcpy(s->flt_hi, base->flt_hi, sizeof s->flt_hi);
 	s->np = 0;
 }
 
@@ -1707,9 +1733,8 @@ static csig cell_sig(grid *g, const axis *pa, int64_t w0, int64_t w1, const axis
 	return c;
 }
 
-/* Group the residues of mask (mod per) of counter j, in filter slot f of the grid's
- * instances, by the bounds of the cell restricted to each: groups[i] are bit sets. Returns
- * how many groups. */
+/* Group the residues of mask (mod per) in filter f of the grid's instances by the bounds of
+ * the cell restricted to each: groups[i] are bit sets. Returns how many groups. */
 static int class_groups(grid *g, const axis *pa, int64_t w0, int64_t w1, const axis *na, int64_t u0,
                         int64_t u1, int f, uint32_t mask, uint32_t *groups)
 {
@@ -1734,10 +1759,56 @@ static int class_groups(grid *g, const axis *pa, int64_t w0, int64_t w1, const a
 	return ng;
 }
 
-/* Split a cell whose distance varies from instance to instance by the residues (mod the
+/* Refine the cell once per residue group of filter f (groups from class_groups). */
+static bool split_residues(grid *g, const axis *pa, int64_t w0, int64_t w1, const axis *na, int64_t u0,
+                           int64_t u1, int depth, int f, const uint32_t *groups, int ng)
+{
+	uint32_t mask = g->base.flt_mask[f];
+	bool ok = true;
+	for (int k = 0; k < ng && ok; k++) {
+		g->base.flt_mask[f] = groups[k];
+		ok = grid_cell(g, pa, w0, w1, na, u0, u1, depth + 1);
+	}
+	g->base.flt_mask[f] = mask;
+	return ok;
+}
+
+/* Refine the cell once per half of filter f's range [lo, hi) when the halves' bounds differ
+ * (instances whose accesses shift apart: the distance moves with the counter). *done is
+ * false when they do not. */
+static bool split_range(grid *g, const axis *pa, int64_t w0, int64_t w1, const axis *na, int64_t u0,
+                        int64_t u1, int depth, int f, int64_t hi, bool *done)
+{
+	wspec *base = &g->base;
+	int64_t lo0 = base->flt_lo[f], hi0 = base->flt_hi[f], mid = lo0 + (hi - lo0) / 2;
+	*done = false;
+	if (hi - lo0 < 2)
+		return true;
+	base->flt_hi[f] = mid;
+	csig a = cell_sig(g, pa, w0, w1, na, u0, u1);
+	base->flt_hi[f] = hi0;
+	base->flt_lo[f] = mid;
+	csig b = cell_sig(g, pa, w0, w1, na, u0, u1);
+	base->flt_lo[f] = lo0;
+	if (memcmp(&a, &b, sizeof a) == 0)
+		return true;
+	*done = true;
+	base->flt_hi[f] = mid;
+	bool ok = grid_cell(g, pa, w0, w1, na, u0, u1, depth + 1);
+	base->flt_hi[f] = hi0;
+	if (ok) {
+		base->flt_lo[f] = mid;
+		ok = grid_cell(g, pa, w0, w1, na, u0, u1, depth + 1);
+		base->flt_lo[f] = lo0;
+	}
+	return ok;
+}
+
+/* Split a cell whose distance varies from instance to instance: by the residues (mod the
  * line) of an instance counter's address shifts, grouping the residues whose cells have the
- * same bounds: inside a class every instance touches the same number of lines, so the
- * bounds close. *done is false when no counter's residues make a difference. */
+ * same bounds (inside a class every instance of a uniformly shifting window touches the
+ * same number of lines, so the bounds close), else by halves of the counter's range.
+ * *done is false when no counter makes a difference. */
 static bool grid_classes(grid *g, const axis *pa, int64_t w0, int64_t w1, const axis *na, int64_t u0,
                          int64_t u1, int depth, bool *done)
 {
@@ -1752,43 +1823,54 @@ static bool grid_classes(grid *g, const axis *pa, int64_t w0, int64_t w1, const 
 	for (int i = 0; i < np; i++)
 		xs[i] = s->p[i].x;
 	wspec *base = &g->base;
-	for (int j = base->fix - 1; j >= 0; j--) {
-		int f = 0;
-		while (f < base->nflt && base->flt_j[f] != j)
-			f++;
-		if (f == MAX_FILTERS)
+	for (int j = base->fix - 1; j >= 0 && !*done; j--) {
+		const mnode *y = counter_loop(x0, j);
+		int f = filter_of(base, j);
+		if (!y || (f < 0 && base->nflt == MAX_FILTERS) || inst_count(base, j, y->n) < 2)
 			continue;
 		int64_t gj = 0;
 		for (int i = 0; i < np; i++)
 			gj = shift_gcd(m, xs[i], j, gj);
-		int64_t per = m->line / gcd64(m->line, gj);
-		const mnode *y = counter_loop(x0, j);
-		if (per < 2 || per > MAX_PERIOD || !y || inst_count(base, j, y->n) < 2)
-			continue;
-		bool fresh = f == base->nflt;
-		uint32_t mask = fresh ? (uint32_t)((1ull << per) - 1) : base->flt_mask[f];
-		if (fresh) {
+		int64_t per = m->line / gcd64(m->line, gj), n = y->n;
+		if (j == base->fix - 1 && base->mlast > 0)
+			n = base->mlast;
+		int saved_n = base->nflt;
+		int64_t per_before = f < 0 ? 0 : base->flt_per[f];
+		uint32_t mask_before = f < 0 ? 0 : base->flt_mask[f];
+		if (f < 0) {
+			f = base->nflt++;
 			base->flt_j[f] = j;
-			base->flt_per[f] = per;
-			base->nflt++;
-		} else if (base->flt_per[f] != per) {
-			continue;
+			base->flt_per[f] = 1;
+			base->flt_mask[f] = 1;
+			base->flt_lo[f] = 0;
+			base->flt_hi[f] = n;
 		}
-		uint32_t groups[MAX_PERIOD];
-		int ng = class_groups(g, pa, w0, w1, na, u0, u1, f, mask, groups);
+		if (base->flt_per[f] == 1 && per > 1 && per <= MAX_PERIOD) {
+			base->flt_per[f] = per;
+			base->flt_mask[f] = (uint32_t)((1ull << per) - 1);
+		}
 		bool ok = true;
-		if (ng > 1 && !m->st) {
-			*done = true;
-			for (int k = 0; k < ng && ok; k++) {
-				base->flt_mask[f] = groups[k];
-				ok = grid_cell(g, pa, w0, w1, na, u0, u1, depth + 1);
+		if (base->flt_per[f] > 1) {
+			uint32_t groups[MAX_PERIOD];
+			int ng = class_groups(g, pa, w0, w1, na, u0, u1, f, base->flt_mask[f], groups);
+			if (ng > 1 && !m->st) {
+				*done = true;
+				ok = split_residues(g, pa, w0, w1, na, u0, u1, depth, f, groups, ng);
 			}
 		}
-		base->flt_mask[f] = mask;
-		if (fresh)
-			base->nflt--;
-		if (*done || !ok || m->st)
-			return ok && !m->st;
+		if (!*done && ok && !m->st) {
+			int64_t hi = base->flt_hi[f] < n ? base->flt_hi[f] : n;
+			ok = split_range(g, pa, w0, w1, na, u0, u1, depth, f, hi, done);
+		}
+		/* split_residues and split_range restore the mask and range they change */
+		if (base->nflt > saved_n) {
+			base->nflt = saved_n;
+		} else if (base->flt_per[f] != per_before) {
+			base->flt_per[f] = per_before;
+			base->flt_mask[f] = mask_before;
+		}
+		if (!ok || m->st)
+			return false;
 	}
 	return true;
 }
@@ -2106,9 +2188,11 @@ static bool analyse_line(model *m, const sim_spec *spec, int64_t line, model_lin
 	memo_clear(m);
 	free(m->hist);
 	free(m->hist2);
+	free(m->nz);
 	m->hist = malloc(sizeof *m->hist * (size_t)line);
 	m->hist2 = malloc(sizeof *m->hist2 * (size_t)line);
-	if (!m->hist || !m->hist2)
+	m->nz = malloc(sizeof *m->nz * (size_t)line);
+	if (!m->hist || !m->hist2 || !m->nz)
 		return fail(m, CT_ERR_NOMEM, "out of memory");
 	return cold_parts(m) && node_parts(m, &m->root);
 }
@@ -2242,6 +2326,7 @@ out:
 	free(m->ws);
 	free(m->hist);
 	free(m->hist2);
+	free(m->nz);
 	ct_arena_free(&m->arena);
 	free(m);
 	if (st)

@@ -37,7 +37,7 @@
 #define TL_DEFAULT_BOUND 1024 /* largest tile of an index whose extent is a runtime param */
 #define TL_SEEDS 16           /* maximal tilings refined */
 #define TL_CLIMB_ROUNDS 64
-#define TL_SCREEN_DEPTH 6 /* model refinement depth while searching (model.h) */
+#define TL_SCREEN_DEPTH 3 /* model refinement depth while searching (model.h) */
 #define TL_FINAL_MIN 16   /* best screened tilings re-analysed at full depth: at least */
 
 /* One searched param. */
