@@ -101,6 +101,16 @@ $(BUILD)/bench/sim_speed: bench/model/sim_speed.c $(BUILD)/libcachet.a
 bench-model: $(BUILD)/bench/bench_model
 	./$(BUILD)/bench/bench_model $(BENCH_ARGS)
 
+# make bench-tiles [BENCH_ARGS=--quick]: the tile search vs an exhaustively simulated grid, its
+# speed, and the TCE paper's two-index experiment (issue #5)
+.PHONY: bench-tiles
+bench-tiles: $(BUILD)/bench/bench_tiles
+	./$(BUILD)/bench/bench_tiles $(BENCH_ARGS)
+
+$(BUILD)/bench/bench_tiles: bench/model/bench_tiles.c $(BUILD)/libcachet.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) $(EXTRA_LIBS) $(LDLIBS)
+
 $(BUILD)/bench/bench_model: bench/model/bench_model.c $(BUILD)/libcachet.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) $(EXTRA_LIBS) $(LDLIBS)
