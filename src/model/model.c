@@ -1585,6 +1585,7 @@ typedef struct grid {
 	const mnode *node; /* the loop that carries the reuse, or the parent of the siblings */
 	bool inexact;
 	int64_t found;
+	int forced;        /* grid_force splits in the cells above */
 } grid;
 
 /* Start window s with the instances of base (fix, mlast, classes) and no parts. */
@@ -1875,6 +1876,62 @@ static bool grid_classes(grid *g, const axis *pa, int64_t w0, int64_t w1, const 
 	return true;
 }
 
+/* The last resort for a cell that still straddles through its instances: split the
+ * innermost counter whose residues matter into single residues, even where each residue's
+ * cell has the same bounds (the distance then depends on two counters' residues together,
+ * which the next split tells apart). At most MODEL_FORCED such splits nest. */
+#define MODEL_FORCED 2
+
+static bool grid_force(grid *g, const axis *pa, int64_t w0, int64_t w1, const axis *na, int64_t u0,
+                       int64_t u1, int depth, bool *done)
+{
+	model *m = g->m;
+	wspec *s = &m->ws[7], *base = &g->base;
+	*done = false;
+	if (g->forced >= MODEL_FORCED || !grid_window(g, pa, w1, na, u1, true, s) || !s->np)
+		return true;
+	const mnode *x0 = s->p[0].x;
+	int np = s->np;
+	const mnode *xs[MAX_PARTS];
+	for (int i = 0; i < np; i++)
+		xs[i] = s->p[i].x;
+	for (int j = base->fix - 1; j >= 0; j--) {
+		const mnode *y = counter_loop(x0, j);
+		int f = filter_of(base, j);
+		if (!y || (f < 0 && base->nflt == MAX_FILTERS) || inst_count(base, j, y->n) < 2)
+			continue;
+		int64_t gj = 0;
+		for (int i = 0; i < np; i++)
+			gj = shift_gcd(m, xs[i], j, gj);
+		int64_t per = m->line / gcd64(m->line, gj);
+		if (per < 2 || per > MAX_PERIOD || (f >= 0 && base->flt_per[f] != per) ||
+		    (f >= 0 && __builtin_popcount(base->flt_mask[f]) < 2))
+			continue;
+		bool fresh = f < 0;
+		if (fresh) {
+			f = base->nflt++;
+			base->flt_j[f] = j;
+			base->flt_per[f] = per;
+			base->flt_mask[f] = (uint32_t)((1ull << per) - 1);
+			base->flt_lo[f] = 0;
+			base->flt_hi[f] = INT64_MAX;
+		}
+		uint32_t mask = base->flt_mask[f], groups[MAX_PERIOD];
+		int ng = 0;
+		for (int r = 0; r < per; r++)
+			if (mask >> r & 1)
+				groups[ng++] = 1u << r;
+		*done = true;
+		g->forced++;
+		bool ok = split_residues(g, pa, w0, w1, na, u0, u1, depth, f, groups, ng);
+		g->forced--;
+		if (fresh)
+			base->nflt--;
+		return ok;
+	}
+	return true;
+}
+
 static bool grid_cell(grid *g, const axis *pa, int64_t w0, int64_t w1, const axis *na, int64_t u0,
                       int64_t u1, int depth)
 {
@@ -1940,6 +1997,11 @@ static bool grid_cell(grid *g, const axis *pa, int64_t w0, int64_t w1, const axi
 			ok = grid_inside(g, pa, w0, w1, na, u0, u1, !wider_w, depth, &done);
 		if (done || !ok)
 			return ok;
+		if (h0 > l0 || h1 > l1) {
+			ok = grid_force(g, pa, w0, w1, na, u0, u1, depth, &done);
+			if (done || !ok)
+				return ok;
+		}
 	}
 	return grid_emit(g, cnt, est, lo, hi);
 }

@@ -89,9 +89,7 @@ static ct_kernel *load(ct_ctx *ctx, const char *src, const char *params)
 	return k;
 }
 
-/* Every case at every cache: exact levels equal the simulator, others within 5% (two rows
- * are inexact by a few misses: distances that depend jointly on two counters' residues,
- * docs/MODEL.md). */
+/* Every case at every cache: the model calls its count exact and it equals the simulator's. */
 static void test_table(void)
 {
 	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
@@ -110,13 +108,8 @@ static void test_table(void)
 				CHECKF(ct_kernel_predict(k, specs[s], &pr) == CT_OK, "%s", ct_ctx_last_message(ctx));
 				CHECK(pr.accesses == sr.accesses);
 				int64_t want = sr.level[0].misses, got = pr.level[0].misses;
-				int64_t diff = want > got ? want - got : got - want;
-				if (pr.level[0].exact)
-					CHECKF(got == want, "model %lld, simulator %lld (exact)", (long long)got,
-					       (long long)want);
-				else
-					CHECKF(diff * 20 <= want, "model %lld, simulator %lld", (long long)got,
-					       (long long)want);
+				CHECKF(pr.level[0].exact && got == want, "model %lld (exact %d), simulator %lld",
+				       (long long)got, pr.level[0].exact, (long long)want);
 				int64_t acc = 0, miss = 0;
 				for (int a = 0; a < pr.narrays; a++) {
 					acc += pr.arrays[a].accesses;
