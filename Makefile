@@ -135,3 +135,12 @@ $(BUILD)/.bench-deps-ok: scripts/bench-deps.sh
 $(BUILD)/bench/bench_gemm: bench/gemm/bench_gemm.c $(BUILD)/libcachet.a | $(BUILD)/.bench-deps-ok
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) -lopenblas $(EXTRA_LIBS) $(LDLIBS)
+
+# make bench-contraction [BENCH_ARGS="--threads 1,2 --sizes 512,1024"]: the two-index transform vs two OpenBLAS dgemm calls
+.PHONY: bench-contraction
+bench-contraction: $(BUILD)/bench/bench_contraction
+	./$(BUILD)/bench/bench_contraction $(BENCH_ARGS)
+
+$(BUILD)/bench/bench_contraction: bench/contraction/bench_contraction.c $(BUILD)/libcachet.a | $(BUILD)/.bench-deps-ok
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) -lopenblas $(EXTRA_LIBS) $(LDLIBS)

@@ -51,6 +51,7 @@ typedef struct pp {
 	pending *db;           /* double buffers to apply at the end */
 	int ndb;
 	int order_len;         /* the loop order L around the deepest use */
+	int order_need;        /* >= 0: only uses with this index around them count (find_order) */
 	int order[IR_MAX_DEPTH * 4];
 } pp;
 
@@ -458,6 +459,17 @@ static bool inside_parent(const pp *p, const lt_node *x)
 	return false;
 }
 
+/* Whether index (or no index: < 0) is among stack[0..depth). */
+static bool stack_has(const int *stack, int depth, int index)
+{
+	if (index < 0)
+		return true;
+	for (int i = 0; i < depth; i++)
+		if (stack[i] == index)
+			return true;
+	return false;
+}
+
 /* The loop order around the deepest use: p->order[0..order_len). */
 static void find_order(pp *p, const lt_node *x, int *stack, int depth)
 {
@@ -466,7 +478,8 @@ static void find_order(pp *p, const lt_node *x, int *stack, int depth)
 			return;
 		stack[depth++] = x->index;
 	}
-	if (node_uses(p, x) && inside_parent(p, x) && depth > p->order_len) {
+	if (node_uses(p, x) && inside_parent(p, x) && depth > p->order_len &&
+	    stack_has(stack, depth, p->order_need)) {
 		memcpy(p->order, stack, sizeof *stack * (size_t)depth);
 		p->order_len = depth;
 	}
@@ -1836,9 +1849,20 @@ static bool apply_item(pp *p, int item)
 	if (!set_sources(p))
 		return p->ok; /* the source cache made no region: nothing to cache */
 	p->order_len = 0;
+	p->order_need = -1;
 	int stack[IR_MAX_DEPTH * 4];
 	for (int i = 0; i < t->nroots; i++)
 		find_order(p, t->roots[i], stack, 0);
+	if (it->where == CP_INDEX && order_pos(p, it->index_id) < 0) {
+		/* an array used by several nests (a temp written by one and read by
+		 * the next) is cached in the nest whose loops hold the index: the
+		 * order is that of the deepest use under that index */
+		p->order_len = 0;
+		p->order_need = it->index_id;
+		for (int i = 0; i < t->nroots; i++)
+			find_order(p, t->roots[i], stack, 0);
+		p->order_need = -1;
+	}
 	if (p->order_len == 0)
 		return true; /* no loop around any use: nothing to cache */
 	sitelist l = {NULL, 0, 0};
