@@ -447,6 +447,20 @@ static bool subtree_uses(const pp *p, const lt_node *x)
 	return false;
 }
 
+/* Whether a statement under x (copies aside) writes the cached array. */
+static bool subtree_writes(const pp *p, const lt_node *x)
+{
+	if (x->kind == LT_STMT && x->stmt && !is_copy(x) && expr_uses(p, x->stmt->lhs))
+		return true;
+	for (int i = 0; i < x->nkids; i++)
+		if (subtree_writes(p, x->kids[i]))
+			return true;
+	for (int i = 0; i < x->nels; i++)
+		if (subtree_writes(p, x->els[i]))
+			return true;
+	return false;
+}
+
 /* Inside a region of the source cache (hierarchical caches only). */
 static bool inside_parent(const pp *p, const lt_node *x)
 {
@@ -1414,6 +1428,15 @@ static bool make_region(pp *p, site *s, int ns)
 	if (src < 0)
 		src = p->src_store;
 	const ir_array *sa = &t->arrays[src];
+	/* the checker lets a temp be multicached (read by a later nest); its
+	 * blocks are copied ahead only if nothing under the trigger writes it */
+	ct_role role = t->arrays[it->root_array].role;
+	if (it->has_trigger && role != CT_INPUT && role != CT_CONST && T != s[0].node &&
+	    subtree_writes(p, T))
+		return pp_err(p, it->trigger_opt.pos,
+		              "multicache '%s': '%s' is written inside its trigger loop (a temp is "
+		              "multicached only where it is only read)",
+		              it->name, t->arrays[it->root_array].name);
 	/* multicache loops: on the path from the trigger down to the site
 	 * (trigger included), those that move the block */
 	mcloop mc[IR_MAX_RANK];
