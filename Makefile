@@ -144,3 +144,12 @@ bench-contraction: $(BUILD)/bench/bench_contraction
 $(BUILD)/bench/bench_contraction: bench/contraction/bench_contraction.c $(BUILD)/libcachet.a | $(BUILD)/.bench-deps-ok
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) -lopenblas $(EXTRA_LIBS) $(LDLIBS)
+
+# make bench-stencil [BENCH_ARGS="--threads 1,2 --size 4096"]: the 5-point stencil vs the copy bandwidth bound and the plain loop
+.PHONY: bench-stencil
+bench-stencil: $(BUILD)/bench/bench_stencil
+	./$(BUILD)/bench/bench_stencil $(BENCH_ARGS)
+
+$(BUILD)/bench/bench_stencil: bench/stencil/bench_stencil.c $(BUILD)/libcachet.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) $(EXTRA_LIBS) $(LDLIBS)
