@@ -9,7 +9,9 @@
 #include <time.h>
 
 /*
- * Usage: bench_gemm [--big] [--threads LIST]   (run from the repository root)
+ * Usage: bench_gemm [--big] [--threads LIST] [--shapes LIST]   (run from the repository root)
+ * --shapes replaces the default shapes by LIST: comma-separated N (N x N x N)
+ * or MxNxK.
  * For each thread count of LIST (comma-separated, default 1,2), shape and
  * type: the example kernel with M, N, K overridden, its C compiled with
  * -fopenmp and loaded through the code cache (a compile on the first run,
@@ -226,12 +228,40 @@ static int bench_one(ct_ctx *ctx, const ct_probe_info *pi, ct_dtype t, shape s, 
 	return ok ? 0 : 1;
 }
 
+/* "N" or "MxNxK" items, comma-separated, into out (at most max); the count, 0 on error. */
+static int parse_shapes(const char *s, shape *out, int max)
+{
+	int n = 0;
+	while (*s && n < max) {
+		long long v[3];
+		int got = 0;
+		char *end = NULL;
+		while (got < 3) {
+			v[got] = strtoll(s, &end, 10);
+			if (end == s || v[got] < 1 || v[got] > 65536)
+				return 0;
+			got++;
+			s = end;
+			if (*s != 'x')
+				break;
+			s++;
+		}
+		if (got == 2 || (*s && *s != ','))
+			return 0;
+		out[n++] = got == 1 ? (shape){v[0], v[0], v[0]} : (shape){v[0], v[1], v[2]};
+		if (*s)
+			s++;
+	}
+	return *s ? 0 : n;
+}
+
 int main(int argc, char **argv)
 {
 	/* as the cachet CLI: waiting OpenMP threads sleep (see tools/cachet.c);
 	 * set before the first kernel loads libgomp */
 	setenv("OMP_WAIT_POLICY", "passive", 0);
-	int big = 0, threads[8] = {1, 2}, nthreads = 2;
+	int big = 0, threads[8] = {1, 2}, nthreads = 2, nuser = 0;
+	shape user[16];
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--big") == 0) {
 			big = 1;
@@ -251,8 +281,14 @@ int main(int argc, char **argv)
 				fprintf(stderr, "usage: bench_gemm [--big] [--threads 1,2]\n");
 				return 2;
 			}
+		} else if (strcmp(argv[i], "--shapes") == 0 && i + 1 < argc) {
+			nuser = parse_shapes(argv[++i], user, 16);
+			if (nuser == 0) {
+				fprintf(stderr, "usage: bench_gemm [--shapes 1000,2048x32x2048]\n");
+				return 2;
+			}
 		} else {
-			fprintf(stderr, "usage: bench_gemm [--big] [--threads 1,2]\n");
+			fprintf(stderr, "usage: bench_gemm [--big] [--threads 1,2] [--shapes LIST]\n");
 			return 2;
 		}
 	}
@@ -273,6 +309,10 @@ int main(int argc, char **argv)
 		shapes[nshapes++] = (shape){sizes[i], sizes[i], sizes[i]};
 	for (size_t i = 0; i < sizeof rect / sizeof *rect; i++)
 		shapes[nshapes++] = rect[i];
+	if (nuser > 0) {
+		memcpy(shapes, user, sizeof *user * (size_t)nuser);
+		nshapes = nuser;
+	}
 
 	printf("gemm C += A * B, row-major: cachet (examples/sgemm|dgemm.cachet, "
 	       "cc -O3 -march=native -fopenmp) vs OpenBLAS %s\n",
