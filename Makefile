@@ -132,9 +132,13 @@ $(BUILD)/.bench-deps-ok: scripts/bench-deps.sh
 	@sh scripts/bench-deps.sh
 	@touch $@
 
+# LIBXSMM (bench-deps installs it where Debian packages it): compared at sizes <= 128
+XSMM_FLAGS = $(if $(wildcard /usr/include/libxsmm.h),-DHAVE_LIBXSMM,)
+XSMM_LIBS = $(if $(wildcard /usr/include/libxsmm.h),$(shell pkg-config --libs libxsmm 2>/dev/null || echo -lxsmm),)
+
 $(BUILD)/bench/bench_gemm: bench/gemm/bench_gemm.c $(BUILD)/libcachet.a | $(BUILD)/.bench-deps-ok
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) -lopenblas $(EXTRA_LIBS) $(LDLIBS)
+	$(CC) $(CPPFLAGS) $(XSMM_FLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) $(XSMM_LIBS) -lopenblas $(EXTRA_LIBS) $(LDLIBS)
 
 # make bench-contraction [BENCH_ARGS="--threads 1,2 --sizes 512,1024"]: the two-index transform vs two OpenBLAS dgemm calls
 .PHONY: bench-contraction
