@@ -23,12 +23,14 @@ static inline int64_t ct_max_int64_t(int64_t a, int64_t b) { return a > b ? a : 
 typedef float ct_v16f __attribute__((vector_size(64)));
 static inline ct_v16f ct_ld_v16f(const float *p) { ct_v16f v; memcpy(&v, p, sizeof v); return v; }
 static inline void ct_st_v16f(float *p, ct_v16f v) { memcpy(p, &v, sizeof v); }
-typedef float ct_v8f __attribute__((vector_size(32)));
-static inline ct_v8f ct_ld_v8f(const float *p) { ct_v8f v; memcpy(&v, p, sizeof v); return v; }
-static inline void ct_st_v8f(float *p, ct_v8f v) { memcpy(p, &v, sizeof v); }
-typedef float ct_v4f __attribute__((vector_size(16)));
-static inline ct_v4f ct_ld_v4f(const float *p) { ct_v4f v; memcpy(&v, p, sizeof v); return v; }
-static inline void ct_st_v4f(float *p, ct_v4f v) { memcpy(p, &v, sizeof v); }
+#if defined(__AVX512F__)
+#include <immintrin.h>
+static inline ct_v16f ct_ldm_v16f(const float *p, int n) { return (ct_v16f)_mm512_maskz_loadu_ps((__mmask16)((1u << n) - 1), p); }
+static inline void ct_stm_v16f(float *p, ct_v16f v, int n) { _mm512_mask_storeu_ps(p, (__mmask16)((1u << n) - 1), (__m512)v); }
+#else
+static inline ct_v16f ct_ldm_v16f(const float *p, int n) { ct_v16f v = {0}; memcpy(&v, p, (size_t)n * sizeof *p); return v; }
+static inline void ct_stm_v16f(float *p, ct_v16f v, int n) { memcpy(p, &v, (size_t)n * sizeof *p); }
+#endif
 
 void cachet_sgemm_small(const float *restrict A, const float *restrict B, float *restrict C)
 {
@@ -147,154 +149,72 @@ void cachet_sgemm_small(const float *restrict A, const float *restrict B, float 
 	/* tail of j */
 	for (int64_t j = 32; j < 45; j += 32) {
 		for (int64_t i = 0; i < 32; i += 8) {
-			/* register tile: 8 x 13 of C (24 accumulators, lanes 8 ...) across the loop over k */
+			/* register tile: 8 x 13 of C (8 accumulators, lanes 16) across the loop over k */
 			{
-				ct_v8f ct_r0 = ct_ld_v8f(&C[i * 45 + j]);
-				ct_v4f ct_r1 = ct_ld_v4f(&C[i * 45 + j + 8]);
-				float ct_r2 = C[i * 45 + j + 12];
-				ct_v8f ct_r3 = ct_ld_v8f(&C[(i + 1) * 45 + j]);
-				ct_v4f ct_r4 = ct_ld_v4f(&C[(i + 1) * 45 + j + 8]);
-				float ct_r5 = C[(i + 1) * 45 + j + 12];
-				ct_v8f ct_r6 = ct_ld_v8f(&C[(i + 2) * 45 + j]);
-				ct_v4f ct_r7 = ct_ld_v4f(&C[(i + 2) * 45 + j + 8]);
-				float ct_r8 = C[(i + 2) * 45 + j + 12];
-				ct_v8f ct_r9 = ct_ld_v8f(&C[(i + 3) * 45 + j]);
-				ct_v4f ct_r10 = ct_ld_v4f(&C[(i + 3) * 45 + j + 8]);
-				float ct_r11 = C[(i + 3) * 45 + j + 12];
-				ct_v8f ct_r12 = ct_ld_v8f(&C[(i + 4) * 45 + j]);
-				ct_v4f ct_r13 = ct_ld_v4f(&C[(i + 4) * 45 + j + 8]);
-				float ct_r14 = C[(i + 4) * 45 + j + 12];
-				ct_v8f ct_r15 = ct_ld_v8f(&C[(i + 5) * 45 + j]);
-				ct_v4f ct_r16 = ct_ld_v4f(&C[(i + 5) * 45 + j + 8]);
-				float ct_r17 = C[(i + 5) * 45 + j + 12];
-				ct_v8f ct_r18 = ct_ld_v8f(&C[(i + 6) * 45 + j]);
-				ct_v4f ct_r19 = ct_ld_v4f(&C[(i + 6) * 45 + j + 8]);
-				float ct_r20 = C[(i + 6) * 45 + j + 12];
-				ct_v8f ct_r21 = ct_ld_v8f(&C[(i + 7) * 45 + j]);
-				ct_v4f ct_r22 = ct_ld_v4f(&C[(i + 7) * 45 + j + 8]);
-				float ct_r23 = C[(i + 7) * 45 + j + 12];
+				ct_v16f ct_r0 = ct_ldm_v16f(&C[i * 45 + j], 13);
+				ct_v16f ct_r1 = ct_ldm_v16f(&C[(i + 1) * 45 + j], 13);
+				ct_v16f ct_r2 = ct_ldm_v16f(&C[(i + 2) * 45 + j], 13);
+				ct_v16f ct_r3 = ct_ldm_v16f(&C[(i + 3) * 45 + j], 13);
+				ct_v16f ct_r4 = ct_ldm_v16f(&C[(i + 4) * 45 + j], 13);
+				ct_v16f ct_r5 = ct_ldm_v16f(&C[(i + 5) * 45 + j], 13);
+				ct_v16f ct_r6 = ct_ldm_v16f(&C[(i + 6) * 45 + j], 13);
+				ct_v16f ct_r7 = ct_ldm_v16f(&C[(i + 7) * 45 + j], 13);
 				for (int64_t k = 0; k < 29; k++) {
 					const float ct_o0 = A[i * 29 + k];
-					const ct_v8f ct_o1 = ct_ld_v8f(&B[k * 45 + j]);
-					const ct_v4f ct_o2 = ct_ld_v4f(&B[k * 45 + j + 8]);
-					const float ct_o3 = B[k * 45 + j + 12];
-					const float ct_o4 = A[(i + 1) * 29 + k];
-					const float ct_o5 = A[(i + 2) * 29 + k];
-					const float ct_o6 = A[(i + 3) * 29 + k];
-					const float ct_o7 = A[(i + 4) * 29 + k];
-					const float ct_o8 = A[(i + 5) * 29 + k];
-					const float ct_o9 = A[(i + 6) * 29 + k];
-					const float ct_o10 = A[(i + 7) * 29 + k];
+					const ct_v16f ct_o1 = ct_ldm_v16f(&B[k * 45 + j], 13);
+					const float ct_o2 = A[(i + 1) * 29 + k];
+					const float ct_o3 = A[(i + 2) * 29 + k];
+					const float ct_o4 = A[(i + 3) * 29 + k];
+					const float ct_o5 = A[(i + 4) * 29 + k];
+					const float ct_o6 = A[(i + 5) * 29 + k];
+					const float ct_o7 = A[(i + 6) * 29 + k];
+					const float ct_o8 = A[(i + 7) * 29 + k];
 					ct_r0 = ct_r0 + (ct_o0 * ct_o1);
-					ct_r1 = ct_r1 + (ct_o0 * ct_o2);
-					ct_r2 = ct_r2 + (ct_o0 * ct_o3);
+					ct_r1 = ct_r1 + (ct_o2 * ct_o1);
+					ct_r2 = ct_r2 + (ct_o3 * ct_o1);
 					ct_r3 = ct_r3 + (ct_o4 * ct_o1);
-					ct_r4 = ct_r4 + (ct_o4 * ct_o2);
-					ct_r5 = ct_r5 + (ct_o4 * ct_o3);
-					ct_r6 = ct_r6 + (ct_o5 * ct_o1);
-					ct_r7 = ct_r7 + (ct_o5 * ct_o2);
-					ct_r8 = ct_r8 + (ct_o5 * ct_o3);
-					ct_r9 = ct_r9 + (ct_o6 * ct_o1);
-					ct_r10 = ct_r10 + (ct_o6 * ct_o2);
-					ct_r11 = ct_r11 + (ct_o6 * ct_o3);
-					ct_r12 = ct_r12 + (ct_o7 * ct_o1);
-					ct_r13 = ct_r13 + (ct_o7 * ct_o2);
-					ct_r14 = ct_r14 + (ct_o7 * ct_o3);
-					ct_r15 = ct_r15 + (ct_o8 * ct_o1);
-					ct_r16 = ct_r16 + (ct_o8 * ct_o2);
-					ct_r17 = ct_r17 + (ct_o8 * ct_o3);
-					ct_r18 = ct_r18 + (ct_o9 * ct_o1);
-					ct_r19 = ct_r19 + (ct_o9 * ct_o2);
-					ct_r20 = ct_r20 + (ct_o9 * ct_o3);
-					ct_r21 = ct_r21 + (ct_o10 * ct_o1);
-					ct_r22 = ct_r22 + (ct_o10 * ct_o2);
-					ct_r23 = ct_r23 + (ct_o10 * ct_o3);
+					ct_r4 = ct_r4 + (ct_o5 * ct_o1);
+					ct_r5 = ct_r5 + (ct_o6 * ct_o1);
+					ct_r6 = ct_r6 + (ct_o7 * ct_o1);
+					ct_r7 = ct_r7 + (ct_o8 * ct_o1);
 				}
-				ct_st_v8f(&C[i * 45 + j], ct_r0);
-				ct_st_v4f(&C[i * 45 + j + 8], ct_r1);
-				C[i * 45 + j + 12] = ct_r2;
-				ct_st_v8f(&C[(i + 1) * 45 + j], ct_r3);
-				ct_st_v4f(&C[(i + 1) * 45 + j + 8], ct_r4);
-				C[(i + 1) * 45 + j + 12] = ct_r5;
-				ct_st_v8f(&C[(i + 2) * 45 + j], ct_r6);
-				ct_st_v4f(&C[(i + 2) * 45 + j + 8], ct_r7);
-				C[(i + 2) * 45 + j + 12] = ct_r8;
-				ct_st_v8f(&C[(i + 3) * 45 + j], ct_r9);
-				ct_st_v4f(&C[(i + 3) * 45 + j + 8], ct_r10);
-				C[(i + 3) * 45 + j + 12] = ct_r11;
-				ct_st_v8f(&C[(i + 4) * 45 + j], ct_r12);
-				ct_st_v4f(&C[(i + 4) * 45 + j + 8], ct_r13);
-				C[(i + 4) * 45 + j + 12] = ct_r14;
-				ct_st_v8f(&C[(i + 5) * 45 + j], ct_r15);
-				ct_st_v4f(&C[(i + 5) * 45 + j + 8], ct_r16);
-				C[(i + 5) * 45 + j + 12] = ct_r17;
-				ct_st_v8f(&C[(i + 6) * 45 + j], ct_r18);
-				ct_st_v4f(&C[(i + 6) * 45 + j + 8], ct_r19);
-				C[(i + 6) * 45 + j + 12] = ct_r20;
-				ct_st_v8f(&C[(i + 7) * 45 + j], ct_r21);
-				ct_st_v4f(&C[(i + 7) * 45 + j + 8], ct_r22);
-				C[(i + 7) * 45 + j + 12] = ct_r23;
+				ct_stm_v16f(&C[i * 45 + j], ct_r0, 13);
+				ct_stm_v16f(&C[(i + 1) * 45 + j], ct_r1, 13);
+				ct_stm_v16f(&C[(i + 2) * 45 + j], ct_r2, 13);
+				ct_stm_v16f(&C[(i + 3) * 45 + j], ct_r3, 13);
+				ct_stm_v16f(&C[(i + 4) * 45 + j], ct_r4, 13);
+				ct_stm_v16f(&C[(i + 5) * 45 + j], ct_r5, 13);
+				ct_stm_v16f(&C[(i + 6) * 45 + j], ct_r6, 13);
+				ct_stm_v16f(&C[(i + 7) * 45 + j], ct_r7, 13);
 			}
 		}
 		/* tail of i */
 		for (int64_t i = 32; i < 37; i += 8) {
-			/* register tile: 5 x 13 of C (15 accumulators, lanes 8 ...) across the loop over k */
+			/* register tile: 5 x 13 of C (5 accumulators, lanes 16) across the loop over k */
 			{
-				ct_v8f ct_r0 = ct_ld_v8f(&C[i * 45 + j]);
-				ct_v4f ct_r1 = ct_ld_v4f(&C[i * 45 + j + 8]);
-				float ct_r2 = C[i * 45 + j + 12];
-				ct_v8f ct_r3 = ct_ld_v8f(&C[(i + 1) * 45 + j]);
-				ct_v4f ct_r4 = ct_ld_v4f(&C[(i + 1) * 45 + j + 8]);
-				float ct_r5 = C[(i + 1) * 45 + j + 12];
-				ct_v8f ct_r6 = ct_ld_v8f(&C[(i + 2) * 45 + j]);
-				ct_v4f ct_r7 = ct_ld_v4f(&C[(i + 2) * 45 + j + 8]);
-				float ct_r8 = C[(i + 2) * 45 + j + 12];
-				ct_v8f ct_r9 = ct_ld_v8f(&C[(i + 3) * 45 + j]);
-				ct_v4f ct_r10 = ct_ld_v4f(&C[(i + 3) * 45 + j + 8]);
-				float ct_r11 = C[(i + 3) * 45 + j + 12];
-				ct_v8f ct_r12 = ct_ld_v8f(&C[(i + 4) * 45 + j]);
-				ct_v4f ct_r13 = ct_ld_v4f(&C[(i + 4) * 45 + j + 8]);
-				float ct_r14 = C[(i + 4) * 45 + j + 12];
+				ct_v16f ct_r0 = ct_ldm_v16f(&C[i * 45 + j], 13);
+				ct_v16f ct_r1 = ct_ldm_v16f(&C[(i + 1) * 45 + j], 13);
+				ct_v16f ct_r2 = ct_ldm_v16f(&C[(i + 2) * 45 + j], 13);
+				ct_v16f ct_r3 = ct_ldm_v16f(&C[(i + 3) * 45 + j], 13);
+				ct_v16f ct_r4 = ct_ldm_v16f(&C[(i + 4) * 45 + j], 13);
 				for (int64_t k = 0; k < 29; k++) {
 					const float ct_o0 = A[i * 29 + k];
-					const ct_v8f ct_o1 = ct_ld_v8f(&B[k * 45 + j]);
-					const ct_v4f ct_o2 = ct_ld_v4f(&B[k * 45 + j + 8]);
-					const float ct_o3 = B[k * 45 + j + 12];
-					const float ct_o4 = A[(i + 1) * 29 + k];
-					const float ct_o5 = A[(i + 2) * 29 + k];
-					const float ct_o6 = A[(i + 3) * 29 + k];
-					const float ct_o7 = A[(i + 4) * 29 + k];
+					const ct_v16f ct_o1 = ct_ldm_v16f(&B[k * 45 + j], 13);
+					const float ct_o2 = A[(i + 1) * 29 + k];
+					const float ct_o3 = A[(i + 2) * 29 + k];
+					const float ct_o4 = A[(i + 3) * 29 + k];
+					const float ct_o5 = A[(i + 4) * 29 + k];
 					ct_r0 = ct_r0 + (ct_o0 * ct_o1);
-					ct_r1 = ct_r1 + (ct_o0 * ct_o2);
-					ct_r2 = ct_r2 + (ct_o0 * ct_o3);
+					ct_r1 = ct_r1 + (ct_o2 * ct_o1);
+					ct_r2 = ct_r2 + (ct_o3 * ct_o1);
 					ct_r3 = ct_r3 + (ct_o4 * ct_o1);
-					ct_r4 = ct_r4 + (ct_o4 * ct_o2);
-					ct_r5 = ct_r5 + (ct_o4 * ct_o3);
-					ct_r6 = ct_r6 + (ct_o5 * ct_o1);
-					ct_r7 = ct_r7 + (ct_o5 * ct_o2);
-					ct_r8 = ct_r8 + (ct_o5 * ct_o3);
-					ct_r9 = ct_r9 + (ct_o6 * ct_o1);
-					ct_r10 = ct_r10 + (ct_o6 * ct_o2);
-					ct_r11 = ct_r11 + (ct_o6 * ct_o3);
-					ct_r12 = ct_r12 + (ct_o7 * ct_o1);
-					ct_r13 = ct_r13 + (ct_o7 * ct_o2);
-					ct_r14 = ct_r14 + (ct_o7 * ct_o3);
+					ct_r4 = ct_r4 + (ct_o5 * ct_o1);
 				}
-				ct_st_v8f(&C[i * 45 + j], ct_r0);
-				ct_st_v4f(&C[i * 45 + j + 8], ct_r1);
-				C[i * 45 + j + 12] = ct_r2;
-				ct_st_v8f(&C[(i + 1) * 45 + j], ct_r3);
-				ct_st_v4f(&C[(i + 1) * 45 + j + 8], ct_r4);
-				C[(i + 1) * 45 + j + 12] = ct_r5;
-				ct_st_v8f(&C[(i + 2) * 45 + j], ct_r6);
-				ct_st_v4f(&C[(i + 2) * 45 + j + 8], ct_r7);
-				C[(i + 2) * 45 + j + 12] = ct_r8;
-				ct_st_v8f(&C[(i + 3) * 45 + j], ct_r9);
-				ct_st_v4f(&C[(i + 3) * 45 + j + 8], ct_r10);
-				C[(i + 3) * 45 + j + 12] = ct_r11;
-				ct_st_v8f(&C[(i + 4) * 45 + j], ct_r12);
-				ct_st_v4f(&C[(i + 4) * 45 + j + 8], ct_r13);
-				C[(i + 4) * 45 + j + 12] = ct_r14;
+				ct_stm_v16f(&C[i * 45 + j], ct_r0, 13);
+				ct_stm_v16f(&C[(i + 1) * 45 + j], ct_r1, 13);
+				ct_stm_v16f(&C[(i + 2) * 45 + j], ct_r2, 13);
+				ct_stm_v16f(&C[(i + 3) * 45 + j], ct_r3, 13);
+				ct_stm_v16f(&C[(i + 4) * 45 + j], ct_r4, 13);
 			}
 		}
 	}
