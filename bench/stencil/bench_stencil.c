@@ -24,7 +24,9 @@
  * same arrays; cachet's B is compared with the plain loop's (max relative
  * error, f32 tolerance; both sum in the same order, so they agree exactly)
  * and the checksums (sum of B) of both are printed. Median of NMEAS
- * measurements of >= MIN_SECONDS. "% bound" is copy time / stencil time.
+ * measurements of >= MIN_SECONDS, the three interleaved (copy, plain, cachet,
+ * then again) so that each round sees the same load. "% bound" is copy
+ * time / stencil time.
  * OMP_WAIT_POLICY is passive unless set.
  */
 
@@ -92,24 +94,35 @@ static void do_copy(const run *r) { r->copy(r->a, r->b, r->n, r->threads); }
 
 static void do_plain(const run *r) { r->plain(r->a, r->b, r->n, r->threads); }
 
-/* Median seconds of one call of fn. */
-static double time_it(void (*fn)(const run *), const run *r)
+/* Seconds per call of fn over reps calls. */
+static double time_reps(void (*fn)(const run *), const run *r, long reps)
 {
 	double t0 = now();
-	fn(r);
-	double one = now() - t0;
-	long reps = one > 0 ? (long)ceil(MIN_SECONDS / one) : 1000;
-	if (reps < 1)
-		reps = 1;
-	double v[NMEAS];
-	for (int i = 0; i < NMEAS; i++) {
-		t0 = now();
-		for (long k = 0; k < reps; k++)
-			fn(r);
-		v[i] = (now() - t0) / (double)reps;
+	for (long k = 0; k < reps; k++)
+		fn(r);
+	return (now() - t0) / (double)reps;
+}
+
+/* Median seconds of one call of each of fn[0..n): the measurements are
+ * interleaved (fn[0], fn[1], ... then again), so that on a shared machine
+ * each round compares the kernels under the same load. */
+static void time_all(void (*const *fn)(const run *), int n, const run *r, double *out)
+{
+	long reps[4];
+	double v[4][NMEAS];
+	for (int j = 0; j < n; j++) {
+		double one = time_reps(fn[j], r, 1);
+		reps[j] = one > 0 ? (long)ceil(MIN_SECONDS / one) : 1000;
+		if (reps[j] < 1)
+			reps[j] = 1;
 	}
-	qsort(v, NMEAS, sizeof *v, cmp_double);
-	return v[NMEAS / 2];
+	for (int i = 0; i < NMEAS; i++)
+		for (int j = 0; j < n; j++)
+			v[j][i] = time_reps(fn[j], r, reps[j]);
+	for (int j = 0; j < n; j++) {
+		qsort(v[j], NMEAS, sizeof v[j][0], cmp_double);
+		out[j] = v[j][NMEAS / 2];
+	}
 }
 
 static void *symbol(ct_module *m, const char *name)
@@ -244,7 +257,7 @@ int main(int argc, char **argv)
 	printf("5-point stencil %ld x %ld f32: cachet (%s) vs the copy bound (STREAM-style "
 	       "B[i] = A[i] on the same arrays) and the plain loop; all cc -O3 -march=native -fopenmp\n",
 	       n, n, path);
-	printf("median of %d measurements of >= %.1f s each; GB/s = bytes read + written (2 x %.0f MiB); "
+	printf("median of %d interleaved measurements of >= %.1f s each; GB/s = bytes read + written (2 x %.0f MiB); "
 	       "%% bound = copy time / stencil time\n\n",
 	       NMEAS, MIN_SECONDS, (double)bytes / 1048576.0);
 	printf("%3s %9s %9s %9s %9s %9s %8s %8s %16s %16s %9s\n", "thr", "copy", "copy", "plain",
@@ -266,8 +279,10 @@ int main(int argc, char **argv)
 		double sc = checksum(b_cachet, count), sp = checksum(b_plain, count);
 		int ok = err <= ct_dtype_tolerance(CT_F32);
 		bad += !ok;
-		double tcopy = time_it(do_copy, &r), tplain = time_it(do_plain, &r),
-		       tc = time_it(do_cachet, &r);
+		void (*const fns[3])(const run *) = {do_copy, do_plain, do_cachet};
+		double t[3];
+		time_all(fns, 3, &r, t);
+		double tcopy = t[0], tplain = t[1], tc = t[2];
 		double gb = 2.0 * (double)bytes * 1e-9;
 		printf("%3d %9.3f %9.2f %9.3f %9.3f %9.2f %7.1f%% %8.2f %16.9e %16.9e %9.2e  %s\n",
 		       r.threads, tcopy * 1e3, gb / tcopy, tplain * 1e3, tc * 1e3, gb / tc,
