@@ -142,6 +142,28 @@ $(BUILD)/.bench-deps-ok: scripts/bench-deps.sh
 	@sh scripts/bench-deps.sh
 	@touch $@
 
+# LIBXSMM (bench-deps installs it where Debian packages it): compared at sizes <= 128
+XSMM_FLAGS = $(if $(wildcard /usr/include/libxsmm.h),-DHAVE_LIBXSMM,)
+XSMM_LIBS = $(if $(wildcard /usr/include/libxsmm.h),$(shell pkg-config --libs libxsmm 2>/dev/null || echo -lxsmm),)
+
 $(BUILD)/bench/bench_gemm: bench/gemm/bench_gemm.c $(BUILD)/libcachet.a | $(BUILD)/.bench-deps-ok
 	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(XSMM_FLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) $(XSMM_LIBS) -lopenblas $(EXTRA_LIBS) $(LDLIBS)
+
+# make bench-contraction [BENCH_ARGS="--threads 1,2 --sizes 512,1024"]: the two-index transform vs two OpenBLAS dgemm calls
+.PHONY: bench-contraction
+bench-contraction: $(BUILD)/bench/bench_contraction
+	./$(BUILD)/bench/bench_contraction $(BENCH_ARGS)
+
+$(BUILD)/bench/bench_contraction: bench/contraction/bench_contraction.c $(BUILD)/libcachet.a | $(BUILD)/.bench-deps-ok
+	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) -lopenblas $(EXTRA_LIBS) $(LDLIBS)
+
+# make bench-stencil [BENCH_ARGS="--threads 1,2 --size 4096"]: the 5-point stencil vs the copy bandwidth bound and the plain loop
+.PHONY: bench-stencil
+bench-stencil: $(BUILD)/bench/bench_stencil
+	./$(BUILD)/bench/bench_stencil $(BENCH_ARGS)
+
+$(BUILD)/bench/bench_stencil: bench/stencil/bench_stencil.c $(BUILD)/libcachet.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) $(EXTRA_LIBS) $(LDLIBS)

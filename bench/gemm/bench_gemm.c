@@ -1,6 +1,9 @@
 /* bench_gemm.c: cachet's generated sgemm/dgemm vs OpenBLAS on 1 and 2 threads, as a table. */
 #include <cachet.h>
 #include <cblas.h>
+#ifdef HAVE_LIBXSMM
+#include <libxsmm.h>
+#endif
 
 #include <math.h>
 #include <stdio.h>
@@ -9,7 +12,9 @@
 #include <time.h>
 
 /*
- * Usage: bench_gemm [--big] [--threads LIST]   (run from the repository root)
+ * Usage: bench_gemm [--big] [--threads LIST] [--shapes LIST]   (run from the repository root)
+ * --shapes replaces the default shapes by LIST: comma-separated N (N x N x N)
+ * or MxNxK.
  * For each thread count of LIST (comma-separated, default 1,2), shape and
  * type: the example kernel with M, N, K overridden, its C compiled with
  * -fopenmp and loaded through the code cache (a compile on the first run,
@@ -60,6 +65,10 @@ typedef struct problem {
 	void *a, *b, *c;
 	entry_fn entry;     /* cachet's entry point */
 	int64_t params[16]; /* the kernel's params in declaration order */
+#ifdef HAVE_LIBXSMM
+	libxsmm_smmfunction xs; /* LIBXSMM's kernel of the shape (f32 or f64) */
+	libxsmm_dmmfunction xd;
+#endif
 } problem;
 
 static void run_cachet(const problem *p)
@@ -107,10 +116,20 @@ static void *alloc_buf(size_t bytes)
 
 /* Load the example of type t with sizes s; returns its entry point and fills
  * params, NULL (a message printed) on error. */
+static entry_fn load_kernel_from(ct_ctx *ctx, const char *path, shape s, int64_t *params, int maxp,
+                                 const char **how, double *load_s, threads_fn *set_threads);
+
 static entry_fn load_kernel(ct_ctx *ctx, ct_dtype t, shape s, int64_t *params, int maxp,
                             const char **how, double *load_s, threads_fn *set_threads)
 {
 	const char *path = t == CT_F32 ? "examples/sgemm.cachet" : "examples/dgemm.cachet";
+	return load_kernel_from(ctx, path, s, params, maxp, how, load_s, set_threads);
+}
+
+/* As load_kernel, from the example at path. */
+static entry_fn load_kernel_from(ct_ctx *ctx, const char *path, shape s, int64_t *params, int maxp,
+                                 const char **how, double *load_s, threads_fn *set_threads)
+{
 	ct_kernel *k = ct_kernel_parse_file(ctx, path);
 	if (!k) {
 		fprintf(stderr, "bench: %s: %s (run from the repository root)\n", path,
@@ -226,12 +245,159 @@ static int bench_one(ct_ctx *ctx, const ct_probe_info *pi, ct_dtype t, shape s, 
 	return ok ? 0 : 1;
 }
 
+#ifdef HAVE_LIBXSMM
+/* LIBXSMM's kernel: row-major C += A B computed as the column-major
+ * C^T += B^T A^T. */
+static void run_xsmm(const problem *p)
+{
+	if (p->t == CT_F32)
+		p->xs(p->b, p->a, p->c);
+	else
+		p->xd(p->b, p->a, p->c);
+}
+
+/* cachet on 1 thread vs LIBXSMM's JIT kernel for one small shape; one row.
+ * 0 ok, 1 mismatch, -1 error. */
+static int bench_xsmm(ct_ctx *ctx, const ct_probe_info *pi, ct_dtype t, shape s)
+{
+	size_t es = ct_dtype_size(t);
+	int64_t na = s.m * s.k, nb = s.k * s.n, nc = s.m * s.n;
+	problem p = {.t = t, .s = s};
+	const char *how = "";
+	double load_s = 0;
+	threads_fn set_threads = NULL;
+	const char *path = t == CT_F32 ? "examples/sgemm_small.cachet" : "examples/dgemm_small.cachet";
+	p.entry = load_kernel_from(ctx, path, s, p.params, 16, &how, &load_s, &set_threads);
+	if (!p.entry)
+		return -1;
+	if (set_threads)
+		set_threads(1);
+	openblas_set_num_threads(1);
+	libxsmm_blasint m = (libxsmm_blasint)s.n, n = (libxsmm_blasint)s.m, k = (libxsmm_blasint)s.k;
+	libxsmm_blasint lda = m, ldb = k, ldc = m;
+	int flags = LIBXSMM_GEMM_FLAG_NONE;
+	if (t == CT_F32) {
+		float alpha = 1, beta = 1;
+		p.xs = libxsmm_smmdispatch(m, n, k, &lda, &ldb, &ldc, &alpha, &beta, &flags, NULL);
+	} else {
+		double alpha = 1, beta = 1;
+		p.xd = libxsmm_dmmdispatch(m, n, k, &lda, &ldb, &ldc, &alpha, &beta, &flags, NULL);
+	}
+	if (!p.xs && !p.xd) {
+		fprintf(stderr, "bench: libxsmm has no kernel for %lldx%lldx%lld\n", (long long)s.m,
+		        (long long)s.n, (long long)s.k);
+		return -1;
+	}
+	void *c0 = alloc_buf((size_t)nc * es), *c_blas = alloc_buf((size_t)nc * es),
+	     *c_x = alloc_buf((size_t)nc * es);
+	p.a = alloc_buf((size_t)na * es);
+	p.b = alloc_buf((size_t)nb * es);
+	p.c = alloc_buf((size_t)nc * es);
+	if (!c0 || !c_blas || !c_x || !p.a || !p.b || !p.c) {
+		fprintf(stderr, "bench: out of memory\n");
+		return -1;
+	}
+	ct_fill_random(p.a, t, na, 1, 0);
+	ct_fill_random(p.b, t, nb, 1, 1);
+	ct_fill_random(c0, t, nc, 1, 2);
+	/* correctness: cachet and LIBXSMM each against OpenBLAS from the same C */
+	void *c_cachet = p.c;
+	memcpy(c_cachet, c0, (size_t)nc * es);
+	run_cachet(&p);
+	p.c = c_blas;
+	memcpy(c_blas, c0, (size_t)nc * es);
+	run_blas(&p);
+	p.c = c_x;
+	memcpy(c_x, c0, (size_t)nc * es);
+	run_xsmm(&p);
+	double err = ct_max_rel_error(c_cachet, c_blas, t, nc), errx = ct_max_rel_error(c_x, c_blas, t, nc);
+	int ok = err <= ct_dtype_tolerance(t) && errx <= ct_dtype_tolerance(t);
+	double tx = time_it(run_xsmm, &p);
+	p.c = c_cachet;
+	double tc = time_it(run_cachet, &p);
+	double flop = 2.0 * (double)s.m * (double)s.n * (double)s.k;
+	double gc = flop / tc * 1e-9, gx = flop / tx * 1e-9;
+	double peak = t == CT_F32 ? pi->gflops_f32_core : pi->gflops_f64_core;
+	printf("%-16lld %-4s %3d %10.2f %10.2f %7.2f %9.1f%% %9.1f%% %10.2e %10.2e  %s\n", (long long)s.m,
+	       ct_dtype_name(t), 1, gc, gx, gc / gx, peak > 0 ? 100 * gc / peak : 0.0,
+	       peak > 0 ? 100 * gx / peak : 0.0, err, errx, ok ? "ok" : "MISMATCH");
+	fflush(stdout);
+	free(c0);
+	free(c_blas);
+	free(c_x);
+	free(c_cachet);
+	free(p.a);
+	free(p.b);
+	return ok ? 0 : 1;
+}
+
+/* The LIBXSMM table: square sizes <= 128 of the run, f32 and f64, 1 thread.
+ * Returns the number of mismatches, -1 on error; *rows counts the rows. */
+static int xsmm_table(ct_ctx *ctx, const ct_probe_info *pi, const shape *shapes, int nshapes,
+                      int *rows)
+{
+	libxsmm_init();
+	printf("\nsmall gemm: cachet (examples/sgemm_small|dgemm_small.cachet: register tiles, no "
+	       "packing) vs LIBXSMM %s (JIT kernel from libxsmm_?mmdispatch, C^T += B^T A^T "
+	       "column-major = row-major C += A B), 1 thread, square sizes <= 128; err = max "
+	       "relative error vs OpenBLAS\n\n",
+	       LIBXSMM_VERSION);
+	printf("%-16s %-4s %3s %10s %10s %7s %10s %10s %10s %10s\n", "size (MxNxK)", "type", "thr",
+	       "cachet", "libxsmm", "ratio", "cachet", "libxsmm", "err", "err");
+	printf("%-16s %-4s %3s %10s %10s %7s %10s %10s %10s %10s\n", "", "", "", "GFLOP/s",
+	       "GFLOP/s", "", "% peak", "% peak", "cachet", "libxsmm");
+	int bad = 0;
+	for (int i = 0; i < nshapes; i++) {
+		shape s = shapes[i];
+		if (s.m != s.n || s.n != s.k || s.m > 128)
+			continue;
+		for (int ti = 0; ti < 2; ti++) {
+			int r = bench_xsmm(ctx, pi, ti == 0 ? CT_F32 : CT_F64, s);
+			if (r < 0)
+				return -1;
+			bad += r;
+			(*rows)++;
+		}
+	}
+	libxsmm_finalize();
+	return bad;
+}
+#endif
+
+/* "N" or "MxNxK" items, comma-separated, into out (at most max); the count, 0 on error. */
+static int parse_shapes(const char *s, shape *out, int max)
+{
+	int n = 0;
+	while (*s && n < max) {
+		long long v[3];
+		int got = 0;
+		char *end = NULL;
+		while (got < 3) {
+			v[got] = strtoll(s, &end, 10);
+			if (end == s || v[got] < 1 || v[got] > 65536)
+				return 0;
+			got++;
+			s = end;
+			if (*s != 'x')
+				break;
+			s++;
+		}
+		if (got == 2 || (*s && *s != ','))
+			return 0;
+		out[n++] = got == 1 ? (shape){v[0], v[0], v[0]} : (shape){v[0], v[1], v[2]};
+		if (*s)
+			s++;
+	}
+	return *s ? 0 : n;
+}
+
 int main(int argc, char **argv)
 {
 	/* as the cachet CLI: waiting OpenMP threads sleep (see tools/cachet.c);
 	 * set before the first kernel loads libgomp */
 	setenv("OMP_WAIT_POLICY", "passive", 0);
-	int big = 0, threads[8] = {1, 2}, nthreads = 2;
+	int big = 0, threads[8] = {1, 2}, nthreads = 2, nuser = 0;
+	shape user[16];
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--big") == 0) {
 			big = 1;
@@ -251,8 +417,14 @@ int main(int argc, char **argv)
 				fprintf(stderr, "usage: bench_gemm [--big] [--threads 1,2]\n");
 				return 2;
 			}
+		} else if (strcmp(argv[i], "--shapes") == 0 && i + 1 < argc) {
+			nuser = parse_shapes(argv[++i], user, 16);
+			if (nuser == 0) {
+				fprintf(stderr, "usage: bench_gemm [--shapes 1000,2048x32x2048]\n");
+				return 2;
+			}
 		} else {
-			fprintf(stderr, "usage: bench_gemm [--big] [--threads 1,2]\n");
+			fprintf(stderr, "usage: bench_gemm [--big] [--threads 1,2] [--shapes LIST]\n");
 			return 2;
 		}
 	}
@@ -273,6 +445,10 @@ int main(int argc, char **argv)
 		shapes[nshapes++] = (shape){sizes[i], sizes[i], sizes[i]};
 	for (size_t i = 0; i < sizeof rect / sizeof *rect; i++)
 		shapes[nshapes++] = rect[i];
+	if (nuser > 0) {
+		memcpy(shapes, user, sizeof *user * (size_t)nuser);
+		nshapes = nuser;
+	}
 
 	printf("gemm C += A * B, row-major: cachet (examples/sgemm|dgemm.cachet, "
 	       "cc -O3 -march=native -fopenmp) vs OpenBLAS %s\n",
@@ -299,8 +475,18 @@ int main(int argc, char **argv)
 					return 1;
 				bad += r;
 			}
-	printf("\n%d of %d results within tolerance; total %.1f s (compiles %.1f s)\n",
-	       2 * nshapes * nthreads - bad, 2 * nshapes * nthreads, now() - t0, compile_s);
+	int rows = 2 * nshapes * nthreads;
+#ifdef HAVE_LIBXSMM
+	int xrows = 0, xbad = xsmm_table(ctx, &pi, shapes, nshapes, &xrows);
+	if (xbad < 0)
+		return 1;
+	bad += xbad;
+	rows += xrows;
+#else
+	printf("\n(no LIBXSMM comparison: built without libxsmm; make bench-deps installs it)\n");
+#endif
+	printf("\n%d of %d results within tolerance; total %.1f s (compiles %.1f s)\n", rows - bad,
+	       rows, now() - t0, compile_s);
 	ct_ctx_free(ctx);
 	return bad ? 1 : 0;
 }

@@ -270,6 +270,8 @@ static void put_aff(cg *g, ct_buf *b, aff x)
 		ct_buf_printf(b, " %c %lld", c < 0 ? '-' : '+', (long long)(c < 0 ? -c : c));
 }
 
+void cg_aff(cg *g, ct_buf *b, aff x) { put_aff(g, b, x); }
+
 void cg_bound(cg *g, ct_buf *b, const bx *x)
 {
 	switch (x->kind) {
@@ -868,6 +870,8 @@ static void gen_loop(cg *g, const lt_node *x)
 	}
 	if (g->band_left == 0 && cg_register_tile(g, x))
 		return;
+	if (g->band_left == 0 && cg_index_split(g, x))
+		return;
 	ct_buf lo, hi;
 	ct_buf_init(&lo);
 	ct_buf_init(&hi);
@@ -899,6 +903,98 @@ static void gen_loop(cg *g, const lt_node *x)
 		g->failed = true;
 	ct_buf_free(&lo);
 	ct_buf_free(&hi);
+}
+
+/* Whether loops x and y (siblings, y right after x) are the main and tail
+ * versions of one parallel loop, to be run as one parallel loop. */
+static bool parallel_versions(const cg *g, const lt_node *x, const lt_node *y)
+{
+	return g->band_left == 0 && x->kind == LT_LOOP && y->kind == LT_LOOP && x->parallel && y->parallel &&
+	       x->collapse == 1 && y->collapse == 1 && x->index == y->index && !x->tail && y->tail &&
+	       x->par_item == y->par_item && !x->unroll && !y->unroll && x->index >= 0 &&
+	       x->index < g->nindices;
+}
+
+/* The trip count of loop x as C (a number when its bounds are constants). */
+static void put_loop_trips(cg *g, ct_buf *b, const lt_node *x, int64_t *known)
+{
+	int64_t lo, hi;
+	*known = -1;
+	if (bx_is_const(x->lo, &lo) && bx_is_const(x->hi, &hi)) {
+		*known = hi > lo ? (hi - lo + x->step - 1) / x->step : 0;
+		ct_buf_printf(b, "%lld", (long long)*known);
+		return;
+	}
+	ct_buf_puts(b, "ct_trips(");
+	cg_bound(g, b, x->lo);
+	ct_buf_puts(b, ", ");
+	cg_bound(g, b, x->hi);
+	ct_buf_printf(b, ", %lld)", (long long)x->step);
+}
+
+/* One version of a merged parallel loop: its variable from the shared
+ * iteration number, then its body. */
+static void gen_version_body(cg *g, const lt_node *x, const char *it, const char *first)
+{
+	ct_buf lo;
+	ct_buf_init(&lo);
+	cg_bound(g, &lo, x->lo);
+	const char *v = g->iname[x->index];
+	if (x->tail)
+		kg_comment(g->kg, "tail of %s", v);
+	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "const int64_t %s = %s + (%s - %s) * %lld;", v, lo.s ? lo.s : "0", it,
+		first, (long long)x->step);
+	const lt_node *outer = g->open[x->index];
+	g->open[x->index] = x;
+	gen_private_views(g, x);
+	cg_nodes(g, x->kids, x->nkids);
+	g->open[x->index] = outer;
+	if (lo.failed)
+		g->failed = true;
+	ct_buf_free(&lo);
+}
+
+/* The main version x and the tail version y of a parallel loop as one
+ * parallel loop over the iterations of both: with a separate parallel loop
+ * per version, a 1000-column gemm in 512-column blocks ran its one main
+ * block and then its tail block on one thread each. */
+static void gen_parallel_versions(cg *g, const lt_node *x, const lt_node *y)
+{
+	const ct_kernel *k = g->k;
+	const ir_plan_item *it = x->par_item >= 0 && x->par_item < k->nplan ? &k->plan[x->par_item] : NULL;
+	if (!it || it->kind != PL_PARALLELIZE) {
+		cg_bad(g, "parallelize item", x->par_item);
+		return;
+	}
+	ct_buf tx, ty;
+	ct_buf_init(&tx);
+	ct_buf_init(&ty);
+	int64_t nx, ny;
+	put_loop_trips(g, &tx, x, &nx);
+	put_loop_trips(g, &ty, y, &ny);
+	const char *v = g->iname[x->index];
+	char iv[300], total[600];
+	snprintf(iv, sizeof iv, "ct_pv_%s", v);
+	if (nx >= 0 && ny >= 0)
+		snprintf(total, sizeof total, "%lld", (long long)(nx + ny));
+	else
+		snprintf(total, sizeof total, "%s + %s", tx.s ? tx.s : "0", ty.s ? ty.s : "0");
+	kg_comment(g->kg, "parallel over the main and tail versions of %s together", v);
+	if (!(nx >= 0 && ny >= 0 && nx + ny <= 1))
+		kg_stmt(g->kg, KG_OTHER, NULL, NULL,
+			"#pragma omp parallel for schedule(%s) num_threads(ct_team(ct_nt, %lld, %s))",
+			it->policy == POLICY_DYNAMIC ? "dynamic" : "static", (long long)it->max_threads, total);
+	kg_block_open(g->kg, "for (int64_t %s = 0; %s < %s; %s++)", iv, iv, total, iv);
+	kg_block_open(g->kg, "if (%s < %s)", iv, tx.s ? tx.s : "0");
+	gen_version_body(g, x, iv, "0");
+	kg_block_next(g->kg, "else");
+	gen_version_body(g, y, iv, tx.s ? tx.s : "0");
+	kg_block_close(g->kg);
+	kg_block_close(g->kg);
+	if (tx.failed || ty.failed)
+		g->failed = true;
+	ct_buf_free(&tx);
+	ct_buf_free(&ty);
 }
 
 /* Names of the copies of a region (as in `cachet lower --json`). */
@@ -1025,7 +1121,14 @@ void cg_nodes(cg *g, lt_node *const *v, int n)
 	for (int i = 0; i < n; i++) {
 		const lt_node *x = v[i];
 		switch (x->kind) {
-		case LT_LOOP: gen_loop(g, x); break;
+		case LT_LOOP:
+			if (i + 1 < n && parallel_versions(g, x, v[i + 1])) {
+				gen_parallel_versions(g, x, v[i + 1]);
+				i++;
+			} else {
+				gen_loop(g, x);
+			}
+			break;
 		case LT_STMT: gen_stmt(g, x->stmt); break;
 		case LT_LET: gen_let(g, x->stmt); break;
 		case LT_IF: gen_if(g, x); break;

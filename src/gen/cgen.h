@@ -63,4 +63,11 @@ void cg_nodes(cg *g, lt_node *const *v, int n);
  * the pattern does not apply. */
 bool cg_register_tile(cg *g, const lt_node *x);
 
+/* Emit loop x as up to three loops without its if when its only kid is an
+ * if whose tests are affine bounds on x's index and tests that do not move
+ * with x (isplit.c); false, with nothing emitted, otherwise. */
+bool cg_index_split(cg *g, const lt_node *x);
+/* An affine expression over indices, loop variables and params as C. */
+void cg_aff(cg *g, ct_buf *b, aff x);
+
 #endif

@@ -40,12 +40,14 @@
 typedef struct chunk {
 	int64_t off; /* first iteration of V it covers, from V's lower bound */
 	int lanes;
+	int active;  /* lanes in use: < lanes for a masked last chunk */
 } chunk;
 
 /* An operand fetched once per iteration of R. */
 typedef struct operand {
 	char *text;  /* the access (scalar) or its address (vector) as C */
 	int lanes;   /* 0: scalar */
+	int active;  /* lanes loaded (the rest zero): < lanes in a masked chunk */
 } operand;
 
 typedef struct rtile {
@@ -62,6 +64,7 @@ typedef struct rtile {
 	int nch;
 	operand *op;
 	int nop, cap;
+	int cur_active; /* lanes in use of the chunk being spelled */
 	bool failed;
 } rtile;
 
@@ -138,20 +141,31 @@ static int max_lanes(cg *g, ct_dtype t)
 	return lanes < 1 ? 1 : lanes > 64 ? 64 : lanes;
 }
 
-/* Cut V's trip count into chunks of power-of-two lanes, widest first. */
+/* Cut V's trip count into chunks of power-of-two lanes, widest first. With
+ * 64-byte vectors (AVX-512, whose loads and stores take a lane mask) a
+ * remainder that is not a power of two is one masked full-width chunk
+ * instead: 31 floats are 16 + 16 (15 in use), two accumulators per row
+ * where 16 + 8 + 4 + 2 + 1 took five (and a scalar). */
 static bool make_chunks(rtile *rt)
 {
 	int most = max_lanes(rt->g, rt->type);
+	bool masks = most > 1 && (size_t)most * ct_dtype_size(rt->type) == 64;
 	int64_t off = 0;
 	rt->nch = 0;
 	while (off < rt->vtrip) {
-		int lanes = most;
-		while (lanes > rt->vtrip - off)
-			lanes /= 2;
+		int64_t left = rt->vtrip - off;
+		int lanes = most, active;
+		if (masks && left < most && (left & (left - 1)) != 0) {
+			active = (int)left;
+		} else {
+			while (lanes > left)
+				lanes /= 2;
+			active = lanes;
+		}
 		if (rt->nch == RT_MAX_CHUNKS)
 			return false;
-		rt->ch[rt->nch++] = (chunk){off, lanes};
-		off += lanes;
+		rt->ch[rt->nch++] = (chunk){off, lanes, active};
+		off += active;
 	}
 	return true;
 }
@@ -224,6 +238,26 @@ static void need_vtype(cg *g, ct_dtype t, int lanes)
 	kg_preamble(g->kg, "static inline ct_%s ct_ld_%s(const %s *p) { ct_%s v; memcpy(&v, p, sizeof v); return v; }",
 	            n, n, e, n);
 	kg_preamble(g->kg, "static inline void ct_st_%s(%s *p, ct_%s v) { memcpy(p, &v, sizeof v); }", n, e, n);
+	if (bytes != 64)
+		return;
+	/* masked chunks (make_chunks): the first n lanes, with AVX-512 mask
+	 * moves where the compiler targets them, else through memcpy */
+	const char *ps = t == CT_F64 ? "pd" : "ps", *mt = t == CT_F64 ? "__mmask8" : "__mmask16";
+	kg_preamble(g->kg, "#if defined(__AVX512F__)");
+	kg_preamble(g->kg, "#include <immintrin.h>");
+	kg_preamble(g->kg,
+	            "static inline ct_%s ct_ldm_%s(const %s *p, int n) { return (ct_%s)_mm512_maskz_loadu_%s((%s)((1u << n) - 1), p); }",
+	            n, n, e, n, ps, mt);
+	kg_preamble(g->kg,
+	            "static inline void ct_stm_%s(%s *p, ct_%s v, int n) { _mm512_mask_storeu_%s(p, (%s)((1u << n) - 1), (__m512%s)v); }",
+	            n, e, n, ps, mt, t == CT_F64 ? "d" : "");
+	kg_preamble(g->kg, "#else");
+	kg_preamble(g->kg,
+	            "static inline ct_%s ct_ldm_%s(const %s *p, int n) { ct_%s v = {0}; memcpy(&v, p, (size_t)n * sizeof *p); return v; }",
+	            n, n, e, n);
+	kg_preamble(g->kg,
+	            "static inline void ct_stm_%s(%s *p, ct_%s v, int n) { memcpy(p, &v, (size_t)n * sizeof *p); }", n, e, n);
+	kg_preamble(g->kg, "#endif");
 }
 
 /* The C type of an accumulator or operand of `lanes` lanes, and the
@@ -270,7 +304,9 @@ static const char *intern(rtile *rt, ct_buf *text, int lanes, char *name, size_t
 {
 	const char *s = text->s ? text->s : "";
 	int i = 0;
-	while (i < rt->nop && !(rt->op[i].lanes == lanes && strcmp(rt->op[i].text, s) == 0))
+	int active = lanes > 1 ? rt->cur_active : lanes;
+	while (i < rt->nop &&
+	       !(rt->op[i].lanes == lanes && rt->op[i].active == active && strcmp(rt->op[i].text, s) == 0))
 		i++;
 	if (i == rt->nop) {
 		char *copy = strdup(s);
@@ -279,7 +315,7 @@ static const char *intern(rtile *rt, ct_buf *text, int lanes, char *name, size_t
 			rt->failed = true;
 			return "0";
 		}
-		rt->op[rt->nop++] = (operand){copy, lanes};
+		rt->op[rt->nop++] = (operand){copy, lanes, active};
 	}
 	snprintf(name, cap, "ct_o%d", i);
 	return name;
@@ -369,7 +405,14 @@ static void emit_moves(rtile *rt, int64_t nm, bool load)
 			ct_buf_init(&l);
 			put_lhs(rt, &l, m, c);
 			const char *s = l.s ? l.s : "0";
-			if (load && lanes > 1)
+			int active = rt->ch[c].active;
+			if (load && lanes > 1 && active < lanes)
+				kg_stmt(g->kg, KG_OTHER, NULL, NULL, "%s ct_r%d = ct_ldm_%s(&%s, %d);", ty, acc,
+				        helper_suffix(ty), s, active);
+			else if (!load && lanes > 1 && active < lanes)
+				kg_stmt(g->kg, KG_OTHER, NULL, NULL, "ct_stm_%s(&%s, ct_r%d, %d);", helper_suffix(ty), s, acc,
+				        active);
+			else if (load && lanes > 1)
 				kg_stmt(g->kg, KG_OTHER, NULL, NULL, "%s ct_r%d = ct_ld_%s(&%s);", ty, acc, helper_suffix(ty), s);
 			else if (load)
 				kg_stmt(g->kg, KG_OTHER, NULL, NULL, "%s ct_r%d = %s;", ty, acc, s);
@@ -394,6 +437,7 @@ static void emit_body(rtile *rt, int64_t nm)
 			fix_vars(rt, m, c);
 			ct_buf e;
 			ct_buf_init(&e);
+			rt->cur_active = rt->ch[c].active;
 			put_vexpr(rt, &e, rt->s->rhs, rt->ch[c].lanes);
 			unfix_vars(rt);
 			ct_buf_printf(&upd, "%sct_r%d = ct_r%d %c %s;", acc ? "\n" : "", acc, acc,
@@ -405,7 +449,10 @@ static void emit_body(rtile *rt, int64_t nm)
 		const operand *o = &rt->op[i];
 		char ty[32];
 		type_name(rt, o->lanes, ty, sizeof ty);
-		if (o->lanes > 1)
+		if (o->lanes > 1 && o->active < o->lanes)
+			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "const %s ct_o%d = ct_ldm_%s(&%s, %d);", ty, i,
+			        helper_suffix(ty), o->text, o->active);
+		else if (o->lanes > 1)
 			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "const %s ct_o%d = ct_ld_%s(&%s);", ty, i, helper_suffix(ty),
 			        o->text);
 		else

@@ -721,9 +721,11 @@ static void check_cache(plan_ctx *pc, int ci, cache_lv *lv)
 		return;
 	}
 	bool input = arr->role == CT_INPUT || arr->role == CT_CONST;
-	if (it->has_trigger && !input)
+	/* a temp may be multicached where it is only read (checked when the
+	 * plan is applied): a later nest reading what an earlier one wrote */
+	if (it->has_trigger && !input && arr->role != CT_TEMP)
 		cerr(k, &c->nerr, it->trigger_opt.pos,
-		     "%s applies only to input and const arrays ('%s' is %s)",
+		     "%s applies only to input, const and temp arrays ('%s' is %s)",
 		     it->trigger_is_index ? "trigger_index" : "trigger_level", arr->name,
 		     ct_role_name(arr->role));
 	if (it->double_buffer && !input)

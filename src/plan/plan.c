@@ -51,6 +51,7 @@ typedef struct pp {
 	pending *db;           /* double buffers to apply at the end */
 	int ndb;
 	int order_len;         /* the loop order L around the deepest use */
+	int order_need;        /* >= 0: only uses with this index around them count (find_order) */
 	int order[IR_MAX_DEPTH * 4];
 } pp;
 
@@ -446,6 +447,20 @@ static bool subtree_uses(const pp *p, const lt_node *x)
 	return false;
 }
 
+/* Whether a statement under x (copies aside) writes the cached array. */
+static bool subtree_writes(const pp *p, const lt_node *x)
+{
+	if (x->kind == LT_STMT && x->stmt && !is_copy(x) && expr_uses(p, x->stmt->lhs))
+		return true;
+	for (int i = 0; i < x->nkids; i++)
+		if (subtree_writes(p, x->kids[i]))
+			return true;
+	for (int i = 0; i < x->nels; i++)
+		if (subtree_writes(p, x->els[i]))
+			return true;
+	return false;
+}
+
 /* Inside a region of the source cache (hierarchical caches only). */
 static bool inside_parent(const pp *p, const lt_node *x)
 {
@@ -458,6 +473,17 @@ static bool inside_parent(const pp *p, const lt_node *x)
 	return false;
 }
 
+/* Whether index (or no index: < 0) is among stack[0..depth). */
+static bool stack_has(const int *stack, int depth, int index)
+{
+	if (index < 0)
+		return true;
+	for (int i = 0; i < depth; i++)
+		if (stack[i] == index)
+			return true;
+	return false;
+}
+
 /* The loop order around the deepest use: p->order[0..order_len). */
 static void find_order(pp *p, const lt_node *x, int *stack, int depth)
 {
@@ -466,7 +492,8 @@ static void find_order(pp *p, const lt_node *x, int *stack, int depth)
 			return;
 		stack[depth++] = x->index;
 	}
-	if (node_uses(p, x) && inside_parent(p, x) && depth > p->order_len) {
+	if (node_uses(p, x) && inside_parent(p, x) && depth > p->order_len &&
+	    stack_has(stack, depth, p->order_need)) {
 		memcpy(p->order, stack, sizeof *stack * (size_t)depth);
 		p->order_len = depth;
 	}
@@ -1401,6 +1428,15 @@ static bool make_region(pp *p, site *s, int ns)
 	if (src < 0)
 		src = p->src_store;
 	const ir_array *sa = &t->arrays[src];
+	/* the checker lets a temp be multicached (read by a later nest); its
+	 * blocks are copied ahead only if nothing under the trigger writes it */
+	ct_role role = t->arrays[it->root_array].role;
+	if (it->has_trigger && role != CT_INPUT && role != CT_CONST && T != s[0].node &&
+	    subtree_writes(p, T))
+		return pp_err(p, it->trigger_opt.pos,
+		              "multicache '%s': '%s' is written inside its trigger loop (a temp is "
+		              "multicached only where it is only read)",
+		              it->name, t->arrays[it->root_array].name);
 	/* multicache loops: on the path from the trigger down to the site
 	 * (trigger included), those that move the block */
 	mcloop mc[IR_MAX_RANK];
@@ -1836,9 +1872,20 @@ static bool apply_item(pp *p, int item)
 	if (!set_sources(p))
 		return p->ok; /* the source cache made no region: nothing to cache */
 	p->order_len = 0;
+	p->order_need = -1;
 	int stack[IR_MAX_DEPTH * 4];
 	for (int i = 0; i < t->nroots; i++)
 		find_order(p, t->roots[i], stack, 0);
+	if (it->where == CP_INDEX && order_pos(p, it->index_id) < 0) {
+		/* an array used by several nests (a temp written by one and read by
+		 * the next) is cached in the nest whose loops hold the index: the
+		 * order is that of the deepest use under that index */
+		p->order_len = 0;
+		p->order_need = it->index_id;
+		for (int i = 0; i < t->nroots; i++)
+			find_order(p, t->roots[i], stack, 0);
+		p->order_need = -1;
+	}
 	if (p->order_len == 0)
 		return true; /* no loop around any use: nothing to cache */
 	sitelist l = {NULL, 0, 0};

@@ -34,6 +34,14 @@ static inline int64_t ct_floordiv64(int64_t a, int64_t b) { int64_t q = a / b; r
 typedef double ct_v8d __attribute__((vector_size(64)));
 static inline ct_v8d ct_ld_v8d(const double *p) { ct_v8d v; memcpy(&v, p, sizeof v); return v; }
 static inline void ct_st_v8d(double *p, ct_v8d v) { memcpy(p, &v, sizeof v); }
+#if defined(__AVX512F__)
+#include <immintrin.h>
+static inline ct_v8d ct_ldm_v8d(const double *p, int n) { return (ct_v8d)_mm512_maskz_loadu_pd((__mmask8)((1u << n) - 1), p); }
+static inline void ct_stm_v8d(double *p, ct_v8d v, int n) { _mm512_mask_storeu_pd(p, (__mmask8)((1u << n) - 1), (__m512d)v); }
+#else
+static inline ct_v8d ct_ldm_v8d(const double *p, int n) { ct_v8d v = {0}; memcpy(&v, p, (size_t)n * sizeof *p); return v; }
+static inline void ct_stm_v8d(double *p, ct_v8d v, int n) { memcpy(p, &v, (size_t)n * sizeof *p); }
+#endif
 
 void cachet_dgemm(const double *restrict A, const double *restrict B, double *restrict C)
 {

@@ -46,11 +46,24 @@ void cachet_plan_halo(const float *restrict A, float *restrict B)
 						}
 					}
 					for (int64_t xx = 0; xx < 16; xx++) {
-						for (int64_t yy = 0; yy < 32; yy++) {
-							if ((((0 < (x + xx)) && ((x + xx) < (64 - 1))) && (0 < (y + yy))) && ((y + yy) < (64 - 1))) {
-								BB[xx * 32 + yy] = (((((AA[xx * 34 + yy + 1] + AA[(xx + 2) * 34 + yy + 1]) + AA[(xx + 1) * 34 + yy]) + AA[(xx + 1) * 34 + yy + 2]) + AA[(xx + 1) * 34 + yy + 1]) / 5.0f);
+						/* index-set split of yy: the if's bounds on yy as loop bounds */
+						{
+							const int64_t ct_first_yy = ct_min64(ct_max64(0, ((0) + 1 - (y))), 32);
+							const int64_t ct_end_yy = ct_max64(ct_min64(32, (-(-63) + 0 - (y))), ct_first_yy);
+							if ((0 < (x + xx)) && ((x + xx) < (64 - 1))) {
+								for (int64_t yy = 0; yy < ct_first_yy; yy++) {
+									BB[xx * 32 + yy] = AA[(xx + 1) * 34 + yy + 1];
+								}
+								for (int64_t yy = ct_first_yy; yy < ct_end_yy; yy++) {
+									BB[xx * 32 + yy] = (((((AA[xx * 34 + yy + 1] + AA[(xx + 2) * 34 + yy + 1]) + AA[(xx + 1) * 34 + yy]) + AA[(xx + 1) * 34 + yy + 2]) + AA[(xx + 1) * 34 + yy + 1]) / 5.0f);
+								}
+								for (int64_t yy = ct_end_yy; yy < 32; yy++) {
+									BB[xx * 32 + yy] = AA[(xx + 1) * 34 + yy + 1];
+								}
 							} else {
-								BB[xx * 32 + yy] = AA[(xx + 1) * 34 + yy + 1];
+								for (int64_t yy = 0; yy < 32; yy++) {
+									BB[xx * 32 + yy] = AA[(xx + 1) * 34 + yy + 1];
+								}
 							}
 						}
 					}

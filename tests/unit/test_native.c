@@ -893,6 +893,13 @@ static void verbs(void)
 	                                  "this thread's */", NULL};
 	static const char *const par2[] = {"#pragma omp parallel for collapse(2) schedule(static)", NULL};
 	static const char *const dyn[] = {"schedule(dynamic) num_threads(ct_team(ct_nt, 2, 2))", NULL};
+	/* with tails the main and tail versions of the parallel loop are one loop:
+	 * 17 rows by 4 = 4 + 1 blocks of i, 35 columns by 16 = 2 + 1 blocks of j */
+	static const char *const par_tail[] = {"parallel over the main and tail versions of i together",
+	                                       "#pragma omp parallel for schedule(static) num_threads(ct_team(ct_nt, 0, 5))",
+	                                       "this thread's */", NULL};
+	static const char *const dyn_tail[] = {"parallel over the main and tail versions of j together",
+	                                       "schedule(dynamic) num_threads(ct_team(ct_nt, 2, 3))", NULL};
 	static const struct {
 		const char *name, *sizes[3], *type, *plan;
 		const char *const *want;
@@ -904,14 +911,16 @@ static void verbs(void)
 	    {"parallelize(i) with per-thread caches", {"16", "32", "16"}, "f32",
 	     "AA = cache(A, index=kk)\n  CC = cache(C, index=ii)\n  parallelize(i)", par},
 	    {"parallelize(i) with per-thread caches, tails", {"17", "35", "13"}, "f64",
-	     "AA = cache(A, index=kk)\n  CC = cache(C, index=ii)\n  parallelize(i)", par},
+	     "AA = cache(A, index=kk)\n  CC = cache(C, index=ii)\n  parallelize(i)", par_tail},
 	    {"parallelize(i, j) collapsed", {"16", "32", "16"}, "f32", "parallelize(i, j)", par2},
-	    {"parallelize(j, dynamic, 2 threads), tails", {"17", "35", "13"}, "i64",
+	    {"parallelize(j, dynamic, 2 threads)", {"16", "32", "16"}, "i64",
 	     "parallelize(j, policy=dynamic, max_threads=2)", dyn},
+	    {"parallelize(j, dynamic, 2 threads), tails", {"17", "35", "13"}, "i64",
+	     "parallelize(j, policy=dynamic, max_threads=2)", dyn_tail},
 	    {"all three", {"16", "32", "16"}, "f32",
 	     "BB = cache(B, index=kk)\n  unroll(kk)\n  vectorize(jj)\n  parallelize(i, j)", par2},
 	    {"all three, tails", {"17", "35", "13"}, "f64",
-	     "BB = cache(B, index=kk)\n  unroll(ii)\n  vectorize(jj)\n  parallelize(i)", par},
+	     "BB = cache(B, index=kk)\n  unroll(ii)\n  vectorize(jj)\n  parallelize(i)", par_tail},
 	};
 	for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
 		char text[2048], name[160];
@@ -964,7 +973,10 @@ static void register_tiles(void)
 	static const char *const tile16[] = {"register tile: 4 x 16 of C", "ct_v16f ct_r3 = ct_ld_v16f(", NULL};
 	static const char *const tile8[] = {"register tile: 4 x 16 of C", "ct_v8f ct_r7 = ct_ld_v8f(", NULL};
 	static const char *const tile4d[] = {"register tile: 4 x 16 of C", "ct_v4d ct_r", NULL};
-	static const char *const tail13[] = {"register tile: 3 x 13 of C", "ct_v8f", "ct_v4f", "float ct_r2 =", NULL};
+	/* 13 floats: one masked 16-lane chunk with 64-byte vectors, 8 + 4 + 1 with 32 */
+	static const char *const tail13[] = {"register tile: 3 x 13 of C (3 accumulators", "ct_ldm_v16f(&",
+	                                     ", 13);", "ct_stm_v16f(&", NULL};
+	static const char *const tail13_32[] = {"register tile: 3 x 13 of C", "ct_v8f", "ct_v4f", "float ct_r2 =", NULL};
 	static const struct {
 		const char *name, *sizes, *type;
 		int vb;
@@ -973,6 +985,7 @@ static void register_tiles(void)
 	    {"f32, 64-byte vectors", "M = 48, N = 64, K = 40", "f32", 64, tile16},
 	    {"f32, 32-byte vectors", "M = 48, N = 64, K = 40", "f32", 32, tile8},
 	    {"f32, tails", "M = 51, N = 45, K = 37", "f32", 64, tail13},
+	    {"f32, 32-byte vectors, tails", "M = 51, N = 45, K = 37", "f32", 32, tail13_32},
 	    {"f64, 32-byte vectors, tails", "M = 50, N = 64, K = 37", "f64", 32, tile4d},
 	    {"f64, 16-byte vectors, tails", "M = 7, N = 29, K = 3", "f64", 16, NULL},
 	};
