@@ -927,6 +927,13 @@ CT_API ct_status ct_select(CT_KEEP ct_selector *s, CT_KEEP const int64_t *sizes,
  * k's params are left as they were. */
 CT_API ct_status ct_solution_run(CT_KEEP ct_selector *s, CT_KEEP const ct_solution *sol,
 				 CT_KEEP void *const *buffers);
+/* Run k (the selector's kernel, with its current sizes) as cachet run does:
+ * select the solution for its sizes (into *sol), run it on deterministic
+ * inputs o->repeat times (after one untimed run that loads its pieces) and
+ * verify it against the unscheduled interpreter when o->verify. Only the
+ * native engine. */
+CT_API ct_status ct_kernel_run_selected(CT_KEEP ct_selector *s, CT_KEEP const ct_run_options *o,
+					CT_KEEP ct_run_result *r, CT_KEEP ct_solution *sol);
 /* @@tuner-api end */
 
 #ifdef __cplusplus

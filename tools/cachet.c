@@ -339,10 +339,80 @@ static void print_run_text(const ct_kernel *k, const ct_run_result *r)
 		printf("  code     %s (compile %.3f s)\n", r->code_cache, r->compile_seconds);
 }
 
+/* Whether `cachet run` asks the solution selector: the file has tunable
+ * params, none is set with -D, and the engine is native. */
+static int wants_selector(const ct_kernel *k, const cli *c)
+{
+	if (c->run.engine != CT_ENGINE_NATIVE)
+		return 0;
+	int tunable = 0;
+	for (int i = 0; i < ct_kernel_param_count(k); i++) {
+		if (!ct_kernel_param_candidates(k, i, NULL))
+			continue;
+		tunable = 1;
+		for (int d = 0; d < c->ndefs; d++)
+			if (strcmp(c->defs[d].name, ct_kernel_param_name(k, i)) == 0)
+				return 0;
+	}
+	return tunable;
+}
+
+/* The selector's choice, for the run's report. */
+static void print_solution(const ct_kernel *k, const ct_solution *sol, int json)
+{
+	if (json) {
+		printf("{\"source\": \"%s\", \"size_class\": \"%s\", \"pieces\": %d, \"params\": {",
+		       ct_select_source_name(sol->source), sol->size_class, sol->npieces);
+		for (int i = 0; i < sol->ntuned; i++)
+			printf("%s\"%s\": %lld", i ? ", " : "", ct_kernel_param_name(k, sol->tuned[i]),
+			       (long long)sol->values[i]);
+		printf("}}");
+		return;
+	}
+	printf("  tuned    ");
+	for (int i = 0; i < sol->ntuned; i++)
+		printf("%s%s=%lld", i ? " " : "", ct_kernel_param_name(k, sol->tuned[i]),
+		       (long long)sol->values[i]);
+	printf(" (%s%s%s), %d piece%s\n", ct_select_source_name(sol->source),
+	       sol->size_class[0] ? " " : "", sol->size_class, sol->npieces, sol->npieces == 1 ? "" : "s");
+}
+
 static int run_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
 {
 	ct_run_result r;
-	ct_status st = ct_kernel_run(k, &c->run, &r);
+	ct_solution sol;
+	ct_selector *sel;
+	ct_status st;
+	if (wants_selector(k, c)) {
+		if (!(sel = ct_selector_new(k, NULL)))
+			return fail(ctx, ct_ctx_last_status(ctx));
+		st = ct_kernel_run_selected(sel, &c->run, &r, &sol);
+		if (st && st != CT_ERR_VERIFY) {
+			ct_selector_free(sel);
+			return fail(ctx, st);
+		}
+		if (c->json) {
+			/* the run's object with one more field */
+			printf("{\"kernel\": \"%s\", \"target\": \"host\", \"engine\": \"%s\", \"threads\": %d, "
+			       "\"seconds\": %.9g, \"gflops\": %.6g, \"verified\": %s, \"max_rel_error\": %.6g, "
+			       "\"code_cache\": \"%s\", \"compile_seconds\": %.6g, \"tuned\": ",
+			       ct_kernel_name(k), r.engine, r.threads, r.seconds, r.gflops,
+			       r.verified == 1 ? "true" : r.verified == 0 ? "false" : "null", r.max_rel_error,
+			       r.code_cache, r.compile_seconds);
+			print_solution(k, &sol, 1);
+			printf("}\n");
+		} else {
+			print_run_text(k, &r);
+			print_solution(k, &sol, 0);
+		}
+		ct_selector_free(sel);
+		if (st) {
+			print_error(ctx);
+			return EXIT_FAILED;
+		}
+		return EXIT_OK;
+	}
+	st = ct_kernel_run(k, &c->run, &r);
 	if (st && st != CT_ERR_VERIFY)
 		return fail(ctx, st);
 	if (c->json)

@@ -76,5 +76,13 @@ CT_INTERN void tune_weights(ct_ctx *ctx, int nlevels, double *w);
 /* "TI=64:TJ=128" for params ids[0..n-1] with values v. */
 CT_INTERN void tune_params_text(const struct ct_kernel *k, const int *ids, const int64_t *v, int n,
 				char *out, size_t cap);
+/* The model's best values of params ids[0..nt-1] for k's current sizes: every point of
+ * their space ranked (at most max_evals of them, evenly spread); k is left with
+ * them applied. CT_ERR_INPUT when no point is valid. */
+CT_INTERN ct_status tune_model_best(struct ct_kernel *k, const int *ids, int nt, int max_evals,
+				    int64_t *best);
+/* native.c: k's compiled entry point (plan cache, code cache). */
+CT_INTERN ct_status native_entry(struct ct_kernel *k, void (**entry)(void *const *, const int64_t *),
+				 void (**set_threads)(int));
 
 #endif

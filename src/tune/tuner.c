@@ -606,3 +606,36 @@ ct_status ct_tune_print(const ct_tune_result *r, int json, FILE *out)
 	ct_buf_free(&b);
 	return st;
 }
+
+ct_status tune_model_best(ct_kernel *k, const int *ids, int nt, int max_evals, int64_t *best)
+{
+	int64_t space = 1;
+	for (int i = 0; i < nt; i++)
+		space *= k->params[ids[i]].ntune;
+	double w[CT_SIM_MAX_LEVELS];
+	sim_spec spec;
+	ct_status st = sim_machine_spec(k->ctx, &spec);
+	if (st)
+		return st;
+	tune_weights(k->ctx, spec.nlevels, w);
+	int64_t step = space > max_evals ? (space + max_evals - 1) / max_evals : 1;
+	double best_cost = -1;
+	int64_t v[64];
+	for (int64_t p = 0; p < space; p += step) {
+		point_values(k, ids, nt, p, v);
+		ct_tune_candidate c;
+		memset(&c, 0, sizeof c);
+		int nl = 0;
+		if (tune_apply(k, ids, v, nt) != CT_OK || model_cost(k, NULL, w, &c, &nl) != CT_OK)
+			continue;
+		/* ties: the later point, as the tuner ranks */
+		if (best_cost < 0 || c.cost <= best_cost) {
+			best_cost = c.cost;
+			memcpy(best, v, sizeof *v * (size_t)nt);
+		}
+	}
+	ct_ctx_clear_error(k->ctx);
+	if (best_cost < 0)
+		return ct_error(k->ctx, CT_ERR_INPUT, "no candidate of kernel '%s' passes the checks", k->name);
+	return tune_apply(k, ids, best, nt);
+}
