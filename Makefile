@@ -135,3 +135,13 @@ $(BUILD)/.bench-deps-ok: scripts/bench-deps.sh
 $(BUILD)/bench/bench_gemm: bench/gemm/bench_gemm.c $(BUILD)/libcachet.a | $(BUILD)/.bench-deps-ok
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) -lopenblas $(EXTRA_LIBS) $(LDLIBS)
+
+# make bench-tune [BENCH_ARGS="--size 512 --gemm 256,512 --skip-exhaustive --selector"]: model-pruned vs
+# exhaustive tuning, tuned vs hand-written sgemm, selector overhead (issue #7)
+.PHONY: bench-tune
+bench-tune: $(BUILD)/bench/bench_tune
+	./$(BUILD)/bench/bench_tune $(BENCH_ARGS)
+
+$(BUILD)/bench/bench_tune: bench/tune/bench_tune.c $(BUILD)/libcachet.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) $(EXTRA_LIBS) $(LDLIBS)

@@ -43,22 +43,51 @@ ct_dtype tune_kernel_dtype(const ct_kernel *k)
 	return k->narrays ? k->arrays[0].type : CT_F32;
 }
 
+/* Every value that follows from params (param values, split sizes, index
+ * steps and windows), saved and zeroed so that canon sees none of them. */
+static size_t value_slots(const ct_kernel *k)
+{
+	size_t n = (size_t)k->nparams + 4 * (size_t)k->nindices;
+	for (int s = 0; s < k->nsched; s++)
+		n += k->sched[s].size ? (size_t)k->sched[s].n : 0;
+	return n;
+}
+
+/* Swap k's values with w->v (zeros first, then the saved ones back). */
+static void swap_values(ct_kernel *k, int64_t *w)
+{
+	size_t j = 0;
+	int64_t t;
+#define SWAP(x) (t = (x), (x) = w[j], w[j++] = t)
+	for (int i = 0; i < k->nparams; i++)
+		SWAP(k->params[i].value);
+	for (int i = 0; i < k->nindices; i++) {
+		SWAP(k->indices[i].step);
+		SWAP(k->indices[i].window);
+		/* a split index runs over its window: constant bounds that follow the tile */
+		if (k->indices[i].kind == IX_SPLIT) {
+			SWAP(k->indices[i].lo.c);
+			SWAP(k->indices[i].hi.c);
+		}
+	}
+	for (int s = 0; s < k->nsched; s++)
+		for (int i = 0; k->sched[s].size && i < k->sched[s].n; i++)
+			SWAP(k->sched[s].size[i]);
+#undef SWAP
+}
+
 ct_status tune_family(ct_kernel *k, char *out, size_t n)
 {
-	/* the canonical bytes with every param value zeroed: sizes and tiles do
-	 * not enter the family (restored right after; canon only reads) */
-	int64_t *saved = ct_alloc(k->ctx, sizeof *saved * ((size_t)k->nparams + 1));
-	if (!saved)
-		return CT_ERR_NOMEM;
-	for (int i = 0; i < k->nparams; i++) {
-		saved[i] = k->params[i].value;
-		k->params[i].value = 0;
-	}
+	/* the canonical bytes with every size and tile left out (restored right
+	 * after; canon only reads) */
+	int64_t *w = calloc(value_slots(k) + 1, sizeof *w);
+	if (!w)
+		return ct_error(k->ctx, CT_ERR_NOMEM, "out of memory");
+	swap_values(k, w);
 	size_t len = 0;
 	char *c = canon_kernel(k, "host", &len);
-	for (int i = 0; i < k->nparams; i++)
-		k->params[i].value = saved[i];
-	ct_free(k->ctx, saved);
+	swap_values(k, w);
+	free(w);
 	if (!c)
 		return ct_error(k->ctx, CT_ERR_NOMEM, "out of memory");
 	snprintf(out, n, "%.60s-%016llx", k->name, (unsigned long long)XXH3_64bits(c, len));
