@@ -814,6 +814,8 @@ typedef struct ct_tune_opts {
 	double fraction;        /* most candidates measured, as a share of the valid ones
 				   (0 = 0.05); at least 1 is measured */
 	int exhaustive;         /* measure every valid candidate (benchmarks) */
+	int no_default;         /* do not measure the file's default point first (it is
+				   otherwise the first of the measured ones, as the baseline) */
 	int verify;             /* check each measured candidate against the interpreter
 				   on a small instance; a wrong one is discarded (default 1) */
 	int64_t verify_max;     /* the small instance: each size param capped to this (0 = 37) */
@@ -860,7 +862,8 @@ typedef struct ct_tune_result {
 /* Tune k's tunable params for k's current sizes: enumerate the product of
  * their candidate values, drop the combinations the checks refuse, rank all
  * the others by the cache model's cost, compile and time the best
- * ceil(fraction * valid) of them (all with exhaustive) within the budget,
+ * ceil(fraction * valid) of them (all with exhaustive; the file's default
+ * point first, counted among them, unless no_default) within the budget,
  * verify each against the interpreter on a small instance, and write the
  * fastest verified one to the per-device store. k is left as it was.
  * CT_ERR_INPUT (at the kernel's name) when k has no tunable param,

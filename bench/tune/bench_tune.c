@@ -116,7 +116,7 @@ static void progress(void *ud, const char *phase, int done, int total)
 		fputc('\n', stderr);
 }
 
-static ct_status tune(ct_kernel *k, int exhaustive, ct_tune_result *r)
+static ct_status tune(ct_kernel *k, int exhaustive, int no_default, ct_tune_result *r)
 {
 	ct_tune_opts o;
 	ct_tune_opts_init(&o);
@@ -124,6 +124,7 @@ static ct_status tune(ct_kernel *k, int exhaustive, ct_tune_result *r)
 	o.threads = 1;
 	o.no_store = 1;
 	o.exhaustive = exhaustive;
+	o.no_default = no_default;
 	o.verify = !exhaustive; /* the exhaustive reference only needs times */
 	o.progress = progress;
 	return ct_tune(k, &o, r);
@@ -141,51 +142,73 @@ static int bench_pruning(ct_ctx *ctx, int64_t n, int skip_exhaustive)
 	ct_kernel_recheck(k);
 	printf("(a) model-pruned vs exhaustive tuning: bench/tune/sgemm_tune.cachet at %lld^3, f32, 1 thread\n",
 	       (long long)n);
-	ct_tune_result p, e;
+	ct_tune_result p, q, e;
 	double t0 = now();
-	if (tune(k, 0, &p) != CT_OK) {
-		fprintf(stderr, "bench: %s\n", ct_ctx_last_message(ctx));
+	if (tune(k, 0, 1, &p) != CT_OK || p.best < 0) {
+		fprintf(stderr, "bench: pruned: %s\n", ct_ctx_last_message(ctx));
 		return 1;
 	}
 	double tp = now() - t0;
-	if (p.best < 0) {
-		fprintf(stderr, "bench: the pruned tuner found nothing\n");
+	t0 = now();
+	if (tune(k, 0, 0, &q) != CT_OK || q.best < 0) {
+		fprintf(stderr, "bench: pruned + default: %s\n", ct_ctx_last_message(ctx));
 		return 1;
 	}
-	char vp[256], ve[256];
+	double tq = now() - t0;
+	char vp[256], vq[256], ve[256];
 	print_values(&p, p.best, vp, sizeof vp);
-	printf("%-11s %7s %7s %9s  %-32s %10s %11s\n", "search", "space", "valid", "measured", "best",
+	print_values(&q, q.best, vq, sizeof vq);
+	printf("%-16s %6s %6s %13s  %-32s %8s %8s\n", "search", "space", "valid", "measured", "best",
 	       "GFLOP/s", "wall s");
-	printf("%-11s %7lld %7d %4d (%.1f%%)  %-32s %10.2f %11.1f\n", "pruned", (long long)p.space,
+	printf("%-16s %6lld %6d %6d (%4.1f%%)  %-32s %8.2f %8.1f\n", "model top 5%", (long long)p.space,
 	       p.ncandidates, p.nmeasured, 100.0 * p.nmeasured / p.ncandidates, vp,
 	       p.candidates[p.best].gflops, tp);
+	printf("%-16s %6lld %6d %6d (%4.1f%%)  %-32s %8.2f %8.1f\n", "default + model", (long long)q.space,
+	       q.ncandidates, q.nmeasured, 100.0 * q.nmeasured / q.ncandidates, vq,
+	       q.candidates[q.best].gflops, tq);
 	if (skip_exhaustive) {
 		ct_tune_result_free(&p);
+		ct_tune_result_free(&q);
 		ct_kernel_free(k);
 		return 0;
 	}
 	t0 = now();
-	if (tune(k, 1, &e) != CT_OK || e.best < 0) {
+	if (tune(k, 1, 1, &e) != CT_OK || e.best < 0) {
 		fprintf(stderr, "bench: exhaustive: %s\n", ct_ctx_last_message(ctx));
 		return 1;
 	}
 	double te = now() - t0;
 	print_values(&e, e.best, ve, sizeof ve);
-	printf("%-11s %7lld %7d %4d (%.1f%%)  %-32s %10.2f %11.1f\n", "exhaustive", (long long)e.space,
+	printf("%-16s %6lld %6d %6d (%4.1f%%)  %-32s %8.2f %8.1f\n", "exhaustive", (long long)e.space,
 	       e.ncandidates, e.nmeasured, 100.0 * e.nmeasured / e.ncandidates, ve,
 	       e.candidates[e.best].gflops, te);
-	/* where the model ranked the exhaustive winner, and the fastest the pruned set held */
-	printf("model rank of the exhaustive winner: %d of %d\n", e.best, e.ncandidates);
-	choice a = {k, p.params, {0}, p.nparams}, b = {k, e.params, {0}, e.nparams};
+	/* how good the model's order is: the best measured time among its first k% */
+	printf("model rank of the exhaustive winner: %d of %d; best of the model's first k%% "
+	       "(exhaustive times), as a share of the winner's GFLOP/s:", e.best, e.ncandidates);
+	static const double ks[] = {0.05, 0.10, 0.25, 0.50};
+	for (int j = 0; j < 4; j++) {
+		int m = (int)ceil(ks[j] * e.ncandidates);
+		double b = 0;
+		for (int i = 0; i < m && i < e.ncandidates; i++)
+			if (e.candidates[i].seconds > 0 && (b == 0 || e.candidates[i].seconds < b))
+				b = e.candidates[i].seconds;
+		printf(" %.0f%%: %.3f", ks[j] * 100, b > 0 ? e.candidates[e.best].seconds / b : 0);
+	}
+	printf("\n");
+	choice a = {k, p.params, {0}, p.nparams}, b = {k, e.params, {0}, e.nparams},
+	       c = {k, q.params, {0}, q.nparams};
 	memcpy(a.values, p.candidates[p.best].values, sizeof(int64_t) * (size_t)p.nparams);
 	memcpy(b.values, e.candidates[e.best].values, sizeof(int64_t) * (size_t)e.nparams);
-	double t[2];
-	if (duel(&a, &b, t) == 0)
-		printf("re-timed back to back (median of %d): pruned %.4f ms, exhaustive %.4f ms, "
-		       "pruned/exhaustive time %.3f; measured %d vs %d candidates (%.1fx fewer)\n",
-		       NREP, t[0] * 1e3, t[1] * 1e3, t[0] / t[1], p.nmeasured, e.nmeasured,
-		       (double)e.nmeasured / p.nmeasured);
+	memcpy(c.values, q.candidates[q.best].values, sizeof(int64_t) * (size_t)q.nparams);
+	double t[2], u[2];
+	if (duel(&a, &b, t) == 0 && duel(&c, &b, u) == 0)
+		printf("re-timed back to back (median of %d): exhaustive winner %.4f ms; model top 5%% %.4f ms "
+		       "(exhaustive/pruned speed %.3f); default + model %.4f ms (%.3f); measured %d and %d vs %d "
+		       "candidates (%.1fx fewer)\n",
+		       NREP, t[1] * 1e3, t[0] * 1e3, t[1] / t[0], u[0] * 1e3, u[1] / u[0], p.nmeasured,
+		       q.nmeasured, e.nmeasured, (double)e.nmeasured / p.nmeasured);
 	ct_tune_result_free(&p);
+	ct_tune_result_free(&q);
 	ct_tune_result_free(&e);
 	ct_kernel_free(k);
 	return 0;
@@ -209,7 +232,7 @@ static int bench_vs_hand(ct_ctx *ctx, const char *list)
 		ct_kernel_recheck(k);
 		ct_kernel_recheck(h);
 		ct_tune_result r;
-		if (tune(k, 0, &r) != CT_OK || r.best < 0)
+		if (tune(k, 0, 0, &r) != CT_OK || r.best < 0)
 			return 1;
 		choice a = {k, r.params, {0}, r.nparams}, b = {h, NULL, {0}, 0};
 		memcpy(a.values, r.candidates[r.best].values, sizeof(int64_t) * (size_t)r.nparams);

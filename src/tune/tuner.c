@@ -374,20 +374,37 @@ static void measure_best(tuner *t, const saved_params *sizes)
 		want = 1;
 	if (want > r->ncandidates)
 		want = r->ncandidates;
+	/* the file's default point (the plan as written) is measured first, as
+	 * the baseline, within the same count: tuning never returns a slower one */
+	int dflt = -1;
+	for (int i = 0; i < r->ncandidates && !t->o->exhaustive && !t->o->no_default; i++) {
+		bool same = true;
+		for (int p = 0; p < t->nt; p++)
+			same &= r->candidates[i].values[p] == sizes->value[t->ids[p]];
+		if (same) {
+			dflt = i;
+			break;
+		}
+	}
 	double t0 = ct_now();
-	for (int i = 0; i < want; i++) {
+	int done = 0;
+	for (int j = dflt >= 0 ? -1 : 0; j < r->ncandidates && done < want; j++) {
+		int i = j < 0 ? dflt : j;
+		if (j >= 0 && j == dflt)
+			continue;
 		/* the first candidate is always measured; later ones only in time */
-		if (i > 0 && ct_now() > t->deadline) {
+		if (done > 0 && ct_now() > t->deadline) {
 			r->budget_hit = 1;
 			break;
 		}
 		ct_tune_candidate *c = &r->candidates[i];
+		done++;
 		if (tune_apply(k, t->ids, c->values, t->nt) != CT_OK) {
 			ct_ctx_clear_error(k->ctx);
 			continue;
 		}
 		measure_one(t, c, sizes);
-		progress(t, "measure", i + 1, want);
+		progress(t, "measure", done, want);
 		bool ok = c->seconds > 0 && (c->verified == 1 || !t->o->verify);
 		if (ok && (r->best < 0 || c->seconds < r->candidates[r->best].seconds))
 			r->best = i;

@@ -200,8 +200,9 @@ static void tune_roundtrip(void)
 	CHECKF(st == CT_OK, "%s", ct_ctx_last_message(ctx));
 	if (st == CT_OK) {
 		CHECK(r.space == 4 && r.ncandidates == 4);
-		CHECK(r.nmeasured == 1); /* 5% of 4, at least one */
-		CHECK(r.best == 0 && r.candidates[0].verified == 1 && r.candidates[0].seconds > 0);
+		CHECK(r.nmeasured == 1); /* 5% of 4, at least one: the file's default first */
+		CHECK(r.best >= 0 && r.candidates[r.best].verified == 1 && r.candidates[r.best].seconds > 0);
+		CHECK(r.best >= 0 && r.candidates[r.best].values[0] == 8 && r.candidates[r.best].values[1] == 4);
 		CHECK(r.stored == 1);
 		/* ranked by the model: costs never decrease */
 		for (int i = 1; i < r.ncandidates; i++)
@@ -214,8 +215,8 @@ static void tune_roundtrip(void)
 		CHECK(s && ct_store_get(s, r.family, r.dtype, r.size_class, &rec, &found) == CT_OK && found);
 		if (found) {
 			char want[64];
-			snprintf(want, sizeof want, "TI=%lld:TJ=%lld:TK=8", (long long)r.candidates[0].values[0],
-			         (long long)r.candidates[0].values[1]);
+			snprintf(want, sizeof want, "TI=%lld:TJ=%lld:TK=8", (long long)r.candidates[r.best].values[0],
+			         (long long)r.candidates[r.best].values[1]);
 			CHECKF(strcmp(rec.params, want) == 0, "params %s, want %s", rec.params, want);
 			CHECK(rec.verified == 1 && rec.seconds > 0);
 		}
@@ -255,6 +256,12 @@ static void tune_fraction_and_budget(void)
 	ct_tune_result_free(&r);
 	o.budget = 1e-6;
 	CHECK(ct_tune(k, &o, &r) == CT_OK && r.nmeasured == 1 && r.budget_hit == 1);
+	ct_tune_result_free(&r);
+	/* without the default: the model's first */
+	o.budget = 0;
+	o.fraction = 0;
+	o.no_default = 1;
+	CHECK(ct_tune(k, &o, &r) == CT_OK && r.nmeasured == 1 && r.best == 0 && r.candidates[0].measured);
 	ct_tune_result_free(&r);
 	ct_kernel_free(k);
 	ct_ctx_free(ctx);
