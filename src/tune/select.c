@@ -57,18 +57,18 @@ const char *ct_select_source_name(ct_select_source s)
 
 /* ------------------------------------------------------------ which sizes can be cut */
 
-static bool expr_uses_param(const ir_expr *e, int p)
+static bool expr_uses_param(const ct_kernel *k, const ir_expr *e, int p)
 {
 	if (!e)
 		return false;
 	if (e->kind == EX_PARAM && e->id == p)
 		return true;
 	if (e->kind == EX_ACCESS && e->sub)
-		for (int d = 0; d < IR_MAX_RANK && e->sub_expr && e->sub_expr[d]; d++)
+		for (int d = 0; d < k->arrays[e->id].rank; d++)
 			if (aff_coef(e->sub[d], AFF_PARAM, p))
 				return true;
 	for (int i = 0; i < e->nargs; i++)
-		if (expr_uses_param(e->args[i], p))
+		if (expr_uses_param(k, e->args[i], p))
 			return true;
 	return false;
 }
@@ -180,11 +180,11 @@ static int cut_param(const ct_kernel *k, int t)
 	check_nodes(&c, k->body, k->nbody);
 	/* P in other params' definitions, split sizes or other extents */
 	for (int i = 0; i < k->nparams && c.ok; i++)
-		if (expr_uses_param(k->params[i].def, p))
+		if (expr_uses_param(k, k->params[i].def, p))
 			c.ok = false;
 	for (int s = 0; s < k->nsched && c.ok; s++)
 		for (int i = 0; i < k->sched[s].n && k->sched[s].size_expr; i++)
-			if (expr_uses_param(k->sched[s].size_expr[i], p))
+			if (expr_uses_param(k, k->sched[s].size_expr[i], p))
 				c.ok = false;
 	for (int a = 0; a < k->narrays && c.ok; a++)
 		for (int d = 0; d < k->arrays[a].rank; d++)
