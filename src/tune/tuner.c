@@ -353,6 +353,17 @@ static void measure_one(tuner *t, ct_tune_candidate *c, const saved_params *size
 		ro.repeat = want > 200 ? 200 : (int)want;
 		st = ct_kernel_run(k, &ro, &rr);
 	}
+	/* the best of three such medians: on a shared machine noise only adds time */
+	double best = rr.seconds;
+	for (int round = 1; round < 3 && st == CT_OK; round++) {
+		ct_run_result r2;
+		st = ct_kernel_run(k, &ro, &r2);
+		if (st == CT_OK && r2.seconds < best) {
+			best = r2.seconds;
+			rr.gflops = r2.gflops;
+		}
+	}
+	rr.seconds = best;
 	if (st == CT_OK) {
 		c->seconds = rr.seconds;
 		c->gflops = rr.gflops;
