@@ -167,3 +167,13 @@ bench-stencil: $(BUILD)/bench/bench_stencil
 $(BUILD)/bench/bench_stencil: bench/stencil/bench_stencil.c $(BUILD)/libcachet.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) $(EXTRA_LIBS) $(LDLIBS)
+
+# make bench-tune [BENCH_ARGS="--size 512 --gemm 256,512 --skip-exhaustive --selector"]: model-pruned vs
+# exhaustive tuning, tuned vs hand-written sgemm, selector overhead (issue #7)
+.PHONY: bench-tune
+bench-tune: $(BUILD)/bench/bench_tune
+	./$(BUILD)/bench/bench_tune $(BENCH_ARGS)
+
+$(BUILD)/bench/bench_tune: bench/tune/bench_tune.c $(BUILD)/libcachet.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) $(EXTRA_LIBS) $(LDLIBS)

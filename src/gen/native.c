@@ -198,3 +198,17 @@ ct_status run_native(ct_kernel *k, const ct_run_options *o, ct_run_result *r)
 	free(params);
 	return st;
 }
+
+/* For the solution selector (src/tune/select.c): k's entry point as it stands,
+ * through the plan and code caches; declared in tune/tune.h. */
+ct_status native_entry(ct_kernel *k, gen_entry_fn *entry, void (**set_threads)(int));
+ct_status native_entry(ct_kernel *k, gen_entry_fn *entry, void (**set_threads)(int))
+{
+	native_fns fns = {NULL, NULL};
+	ct_run_result r;
+	memset(&r, 0, sizeof r);
+	ct_status st = load_fns(k, &fns, &r);
+	*entry = fns.entry;
+	*set_threads = fns.set_threads;
+	return st;
+}
