@@ -2,6 +2,7 @@
 #include "gen/gen.h"
 
 #include "gen/cgen.h"
+#include "run/views.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -355,6 +356,28 @@ static const bx *layout_product(cg *g, int a, int from)
 	return p;
 }
 
+/* Whether storage a is a kernel array declared `strided`: its base offset
+ * and strides are arguments (ct_vo_A, ct_vs_A_D), not constants. */
+static bool strided_arg(const cg *g, int a)
+{
+	return a < g->k->narrays && g->arrays[a].strided && g->arrays[a].role != CT_TEMP;
+}
+
+/* The stride texts of strided array a: the run-time arguments. */
+static bool strided_stride_names(cg *g, int a)
+{
+	for (int d = 0; d < g->arrays[a].rank; d++) {
+		char name[48];
+		snprintf(name, sizeof name, "ct_vs%d_%d", a, d);
+		size_t n = strlen(name) + 1;
+		g->stride[a * IR_MAX_RANK + d] = malloc(n);
+		if (!g->stride[a * IR_MAX_RANK + d])
+			return false;
+		memcpy(g->stride[a * IR_MAX_RANK + d], name, n);
+	}
+	return true;
+}
+
 /* Strides of all storage as C text, from its layout (most major first). */
 static bool make_strides(cg *g)
 {
@@ -363,6 +386,11 @@ static bool make_strides(cg *g)
 		return false;
 	for (int a = 0; a < g->narrays; a++) {
 		const ir_array *arr = &g->arrays[a];
+		if (strided_arg(g, a)) {
+			if (!strided_stride_names(g, a))
+				return false;
+			continue;
+		}
 		for (int r = 0; r < arr->rank; r++) {
 			const bx *st = layout_product(g, a, r + 1);
 			if (!st)
@@ -402,6 +430,10 @@ void cg_access(cg *g, ct_buf *b, int a, const aff *sub)
 	const ir_array *arr = &g->arrays[a];
 	ct_buf_printf(b, "%s[", g->aname[a]);
 	bool any = false;
+	if (strided_arg(g, a)) { /* the view's base: any offset, even below the data */
+		ct_buf_printf(b, "ct_vo%d", a);
+		any = true;
+	}
 	for (int d = 0; d < arr->rank; d++) {
 		const char *s = g->stride[a * IR_MAX_RANK + d];
 		if (sub[d].n == 0 && sub[d].c == 0)
@@ -1116,6 +1148,21 @@ static void describe_array(cg *g, ct_buf *b, int a)
 	ct_buf_printf(b, ", %s", ct_role_name(arr->role));
 }
 
+/* The layout arguments of strided array a: its base offset, then one
+ * stride per dimension (elements). */
+static void put_strided_params(cg *g, ct_buf *b, int a, bool comments)
+{
+	const char *sep = comments ? ",\n\t" : ", ";
+	ct_buf_printf(b, "%sint64_t ct_vo%d", sep, a);
+	if (comments)
+		ct_buf_printf(b, " /* %s: offset of element (0, ...) */", g->arrays[a].name);
+	for (int d = 0; d < g->arrays[a].rank; d++) {
+		ct_buf_printf(b, "%sint64_t ct_vs%d_%d", sep, a, d);
+		if (comments)
+			ct_buf_printf(b, " /* %s: stride of dimension %d */", g->arrays[a].name, d);
+	}
+}
+
 /* The parameter list of the kernel function. */
 static void put_params(cg *g, ct_buf *b, bool comments)
 {
@@ -1134,6 +1181,8 @@ static void put_params(cg *g, ct_buf *b, bool comments)
 			ct_buf_puts(b, " */");
 		}
 		first = false;
+		if (strided_arg(g, a))
+			put_strided_params(g, b, a, comments);
 	}
 	for (int p = 0; p < k->nparams; p++) {
 		if (!k->params[p].runtime)
@@ -1380,6 +1429,9 @@ static void gen_entry(cg *g, const char *fn, const char *entry)
 		bool ro = arr->role == CT_INPUT || arr->role == CT_CONST;
 		ct_buf_printf(&call, "%s(%s%s *)args[%d]", first ? "" : ", ", ro ? "const " : "", ir_dtype_c(arr->type), a);
 		first = false;
+		int slot = view_slot(k, a);
+		for (int d = 0; slot >= 0 && d <= arr->rank; d++)
+			ct_buf_printf(&call, ", params[%d]", k->nparams + slot + d);
 	}
 	for (int p = 0; p < k->nparams; p++)
 		if (k->params[p].runtime) {
@@ -1488,7 +1540,8 @@ char *gen_c_prototype(const ct_kernel *k)
 		put_params(&g, &b, true);
 		ct_buf_puts(&b, ");\n");
 		ct_buf_printf(&b, "/* Uniform entry: args[i] = array i in declaration order (temps NULL),\n"
-				  " * params[i] = param i in declaration order. */\n"
+				  " * params[i] = param i in declaration order, then for each strided\n"
+				  " * array its base offset and strides. */\n"
 				  "void %s(void *const *args, const int64_t *params);\n",
 			      entry);
 		r = ct_buf_take(&b);
