@@ -888,8 +888,106 @@ static void gen_private_views(cg *g, const lt_node *band)
 	}
 }
 
+/* The PL_PARALLELIZE item of parallel loop x when it asks for SPMD. */
+static const ir_plan_item *spmd_item(const cg *g, const lt_node *x)
+{
+	const ct_kernel *k = g->k;
+	if (!x->parallel || x->par_item < 0 || x->par_item >= k->nplan)
+		return NULL;
+	const ir_plan_item *it = &k->plan[x->par_item];
+	return it->kind == PL_PARALLELIZE && it->spmd ? it : NULL;
+}
+
+/* ct_trips(lo, hi, step) of loop y as C into b. */
+static void put_trips(cg *g, ct_buf *b, const lt_node *y)
+{
+	ct_buf_puts(b, "ct_trips(");
+	cg_bound(g, b, y->lo);
+	ct_buf_puts(b, ", ");
+	cg_bound(g, b, y->hi);
+	ct_buf_printf(b, ", %lld)", (long long)y->step);
+}
+
+/* Open the loop over y restricted to the trips [ct_sb[2*d], ct_sb[2*d+1])
+ * of this thread's block. */
+static void open_block_loop(cg *g, const lt_node *y, int d)
+{
+	ct_buf lo, hi;
+	ct_buf_init(&lo);
+	ct_buf_init(&hi);
+	cg_bound(g, &lo, y->lo);
+	cg_bound(g, &hi, y->hi);
+	const char *v = g->iname[y->index];
+	kg_block_open(g->kg, "for (int64_t %s = %s + ct_sb[%d] * %lld; %s < ct_min64(%s, %s + ct_sb[%d] * %lld); %s += %lld)",
+		      v, lo.s ? lo.s : "0", 2 * d, (long long)y->step, v, hi.s ? hi.s : "0", lo.s ? lo.s : "0",
+		      2 * d + 1, (long long)y->step, v, (long long)y->step);
+	if (lo.failed || hi.failed)
+		g->failed = true;
+	ct_buf_free(&lo);
+	ct_buf_free(&hi);
+}
+
+/*
+ * SPMD (parallelize(..., spmd=true)): one parallel region; each thread
+ * takes its place on a grid of one or two dimensions (the band's first
+ * loops) and runs the same loops over its own block of their iterations:
+ * trips / grid extent each, the remainder spread one by one over the first
+ * blocks (ct_spmd_blocks). Caches inside the band get per-thread buffers,
+ * as with any parallel loop, so a cache of the block is the thread's
+ * private tile with its halo.
+ */
+static void gen_spmd(cg *g, const lt_node *x, const ir_plan_item *it)
+{
+	int dims = x->collapse >= 2 && x->nkids == 1 && x->kids[0]->kind == LT_LOOP ? 2 : 1;
+	const lt_node *y = dims == 2 ? x->kids[0] : NULL;
+	ct_buf tx, ty;
+	ct_buf_init(&tx);
+	ct_buf_init(&ty);
+	put_trips(g, &tx, x);
+	if (y)
+		put_trips(g, &ty, y);
+	else
+		ct_buf_puts(&ty, "1");
+	kg_comment(g->kg, "SPMD: a %s grid of threads, one block of %s%s%s each", dims == 2 ? "2-D" : "1-D",
+		   g->iname[x->index], y ? " x " : "", y ? g->iname[y->index] : "");
+	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "#pragma omp parallel num_threads(ct_team(ct_nt, %lld, %s * %s))",
+		(long long)it->max_threads, tx.s ? tx.s : "1", ty.s ? ty.s : "1");
+	kg_block_bare(g->kg);
+	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "int64_t ct_sb[4];");
+	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "ct_spmd_blocks(ct_thread_num(), ct_num_threads(), %d, %s, %s, ct_sb);",
+		dims, tx.s ? tx.s : "1", ty.s ? ty.s : "1");
+	const lt_node *outer_x = g->open[x->index], *outer_y = y ? g->open[y->index] : NULL;
+	open_block_loop(g, x, 0);
+	g->open[x->index] = x;
+	if (y) {
+		open_block_loop(g, y, 1);
+		g->open[y->index] = y;
+	}
+	const lt_node *inner = y ? y : x;
+	g->band = x;
+	g->band_left = 0;
+	gen_private_views(g, x);
+	cg_nodes(g, inner->kids, inner->nkids);
+	if (y) {
+		kg_block_close(g->kg);
+		g->open[y->index] = outer_y;
+	}
+	kg_block_close(g->kg);
+	g->open[x->index] = outer_x;
+	kg_block_close(g->kg);
+	if (tx.failed || ty.failed)
+		g->failed = true;
+	ct_buf_free(&tx);
+	ct_buf_free(&ty);
+}
+
 static void gen_loop(cg *g, const lt_node *x)
 {
+	const ir_plan_item *spmd = spmd_item(g, x);
+	if (spmd && x->index >= 0 && x->index < g->nindices) {
+		gen_spmd(g, x, spmd);
+		return;
+	}
 	if (x->index < 0 || x->index >= g->nindices) {
 		cg_bad(g, "loop over index", x->index);
 		return;
@@ -1102,6 +1200,27 @@ static const char *const omp_helpers[] = {
 	"static inline int ct_max_threads(void) { return 1; }",
 	"#endif",
 };
+
+/* SPMD grids (gen_spmd), only in code that has one. */
+static const char *const spmd_helpers[] = {
+	"#ifdef _OPENMP",
+	"static inline int ct_num_threads(void) { return omp_get_num_threads(); }",
+	"#else",
+	"static inline int ct_num_threads(void) { return 1; }",
+	"#endif",
+	"/* the trips [b[2d], b[2d+1]) of thread t of p along each grid dimension d: p threads on a gx x gy grid (gy the largest divisor of p at most sqrt(p) for 2 dimensions, 1 otherwise), n / g trips per block and the remainder one by one over the first blocks */",
+	"static inline void ct_spmd_share(int64_t n, int64_t g, int64_t c, int64_t *b) { int64_t q = n / g, r = n % g; b[0] = c * q + (c < r ? c : r); b[1] = b[0] + q + (c < r ? 1 : 0); }",
+	"static inline void ct_spmd_blocks(int t, int p, int dims, int64_t nx, int64_t ny, int64_t *b) { int64_t gy = 1; for (int64_t d = 1; dims == 2 && d * d <= p; d++) if (p % d == 0) gy = d; int64_t gx = p / gy; ct_spmd_share(nx, gx, t / gy, b); ct_spmd_share(ny, gy, t % gy, b + 2); }",
+};
+
+/* Whether some parallelize item of k asks for SPMD. */
+static bool has_spmd(const ct_kernel *k)
+{
+	for (int i = 0; i < k->nplan; i++)
+		if (k->plan[i].kind == PL_PARALLELIZE && k->plan[i].spmd)
+			return true;
+	return false;
+}
 
 /* `void cachet_NAME_set_threads(int n)`: the threads of the next runs' parallel
  * loops (n <= 0: one per processor); the runner calls it before each run. */
@@ -1478,6 +1597,9 @@ char *gen_c(ct_looptree *t, size_t *len)
 	if (t->has_parallel)
 		for (size_t i = 0; i < sizeof omp_helpers / sizeof omp_helpers[0]; i++)
 			kg_preamble(g.kg, "%s", omp_helpers[i]);
+	if (t->has_parallel && has_spmd(k))
+		for (size_t i = 0; i < sizeof spmd_helpers / sizeof spmd_helpers[0]; i++)
+			kg_preamble(g.kg, "%s", spmd_helpers[i]);
 
 	ct_buf proto;
 	ct_buf_init(&proto);

@@ -729,8 +729,9 @@ static bool apply_verb(vb *v)
 	const ir_plan_item *it = v->it;
 	if (!one_verb(v))
 		return false;
-	if (it->kind == PL_PARALLELIZE && it->spmd)
-		return vb_err(v, -1, "parallelize(..., spmd=true) is not implemented for plan(target=host)");
+	if (it->kind == PL_PARALLELIZE && it->spmd && it->n > 2)
+		return vb_err(v, -1,
+		              "parallelize(..., spmd=true) takes one or two indices (the dimensions of the thread grid)");
 	if (it->kind == PL_PARALLELIZE && !each_loop(v, v->t->roots, v->t->nroots, it->idx[0], carry_loop))
 		return false;
 	loop_fn fn = it->kind == PL_UNROLL ? unroll_loop : it->kind == PL_VECTORIZE ? vector_loop : parallel_loop;
