@@ -810,6 +810,13 @@ CT_API ct_status ct_tensor_window(CT_KEEP const ct_tensor *t, int d, CT_KEEP int
  * window, else the engine's errors. */
 CT_API ct_status ct_kernel_run_views(CT_KEEP ct_kernel *k, CT_KEEP ct_tensor *const *views,
 				     ct_engine engine, int threads);
+/* ct_ctx_set_option(ctx, CT_OPT_BRANCHING, 1): the C backend emits the
+ * branching form: per-element bounds tests in the copies of halo caches,
+ * and boundary `if`s tested in every iteration. 0 (the default) is
+ * branch-free: copy loops whose bounds absorb the tests, and loops split
+ * into boundary and interior pieces so that the interior runs without
+ * tests (docs/VIEWS.md, "Branch-free code"). Same results either way. */
+#define CT_OPT_BRANCHING ((ct_option)5)
 /* @@views-api end */
 
 #ifdef __cplusplus

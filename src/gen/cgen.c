@@ -271,6 +271,11 @@ static void put_aff(cg *g, ct_buf *b, aff x)
 		ct_buf_printf(b, " %c %lld", c < 0 ? '-' : '+', (long long)(c < 0 ? -c : c));
 }
 
+void cg_aff(cg *g, ct_buf *b, aff x)
+{
+	put_aff(g, b, x);
+}
+
 void cg_bound(cg *g, ct_buf *b, const bx *x)
 {
 	switch (x->kind) {
@@ -997,6 +1002,8 @@ static void gen_loop(cg *g, const lt_node *x)
 		return;
 	}
 	if (g->band_left == 0 && cg_register_tile(g, x))
+		return;
+	if (cg_guarded_nest(g, x) || cg_split_boundary(g, x))
 		return;
 	ct_buf lo, hi;
 	ct_buf_init(&lo);

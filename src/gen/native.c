@@ -65,6 +65,8 @@ static ct_status load_fns(ct_kernel *k, native_fns *fns, ct_run_result *r)
 	int64_t vb = ct_ctx_get_option(k->ctx, CT_OPT_VECTOR_BYTES);
 	if (vb > 0)
 		snprintf(target, sizeof target, "host:v%lld", (long long)vb);
+	if (ct_ctx_get_option(k->ctx, CT_OPT_BRANCHING)) /* the branching form is other code */
+		strcat(target, ":branching");
 	char *key = canon_kernel(k, target, &klen);
 	char *tkey = key ? malloc(klen + 9) : NULL;
 	if (!key || !tkey) {

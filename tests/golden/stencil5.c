@@ -26,11 +26,29 @@ void cachet_stencil5(const float *restrict A, float *restrict B)
 	for (int64_t x = 0; x < 256; x += 16) {
 		for (int64_t y = 0; y < 256; y += 64) {
 			for (int64_t xx = 0; xx < 16; xx++) {
-				for (int64_t yy = 0; yy < 64; yy++) {
-					if ((((0 < (x + xx)) && ((x + xx) < (256 - 1))) && (0 < (y + yy))) && ((y + yy) < (256 - 1))) {
-						B[(x + xx) * 256 + y + yy] = (((((A[(x + xx - 1) * 256 + y + yy] + A[(x + xx + 1) * 256 + y + yy]) + A[(x + xx) * 256 + y + yy - 1]) + A[(x + xx) * 256 + y + yy + 1]) + A[(x + xx) * 256 + y + yy]) / 5.0f);
+				/* branch-free: the loop over yy split into boundary and interior pieces */
+				{
+					const int64_t ct_lo_yy = 0, ct_hi_yy = 64;
+					const int64_t ct_a_yy = ct_min64(ct_max64(ct_lo_yy, -y + 1), ct_hi_yy);
+					const int64_t ct_b_yy = ct_max64(ct_min64(ct_hi_yy, -y + 255), ct_a_yy);
+					if ((0 < (x + xx)) && ((x + xx) < (256 - 1))) {
+						/* boundary (else branch) */
+						for (int64_t yy = ct_lo_yy; yy < ct_a_yy; yy++) {
+							B[(x + xx) * 256 + y + yy] = A[(x + xx) * 256 + y + yy];
+						}
+						/* interior: no tests */
+						for (int64_t yy = ct_a_yy; yy < ct_b_yy; yy++) {
+							B[(x + xx) * 256 + y + yy] = (((((A[(x + xx - 1) * 256 + y + yy] + A[(x + xx + 1) * 256 + y + yy]) + A[(x + xx) * 256 + y + yy - 1]) + A[(x + xx) * 256 + y + yy + 1]) + A[(x + xx) * 256 + y + yy]) / 5.0f);
+						}
+						/* boundary (else branch) */
+						for (int64_t yy = ct_b_yy; yy < ct_hi_yy; yy++) {
+							B[(x + xx) * 256 + y + yy] = A[(x + xx) * 256 + y + yy];
+						}
 					} else {
-						B[(x + xx) * 256 + y + yy] = A[(x + xx) * 256 + y + yy];
+						/* boundary (else branch) */
+						for (int64_t yy = ct_lo_yy; yy < ct_hi_yy; yy++) {
+							B[(x + xx) * 256 + y + yy] = A[(x + xx) * 256 + y + yy];
+						}
 					}
 				}
 			}
