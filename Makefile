@@ -135,3 +135,13 @@ $(BUILD)/.bench-deps-ok: scripts/bench-deps.sh
 $(BUILD)/bench/bench_gemm: bench/gemm/bench_gemm.c $(BUILD)/libcachet.a | $(BUILD)/.bench-deps-ok
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) -lopenblas $(EXTRA_LIBS) $(LDLIBS)
+
+# make bench-stencil-spmd [BENCH_ARGS="--quick --threads T"]: the HammerBlade stencil experiment (issue #8):
+# SPMD 5-point stencil, non-cached vs cached with halo, branching vs branch-free, as a table
+.PHONY: bench-stencil-spmd
+bench-stencil-spmd: $(BUILD)/bench/bench_stencil_spmd
+	./$(BUILD)/bench/bench_stencil_spmd $(BENCH_ARGS)
+
+$(BUILD)/bench/bench_stencil_spmd: bench/stencil_spmd/bench_stencil_spmd.c $(BUILD)/libcachet.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) $(EXTRA_LIBS) $(LDLIBS)
