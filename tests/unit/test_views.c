@@ -47,6 +47,29 @@ static const char planned_text[] =
     "  AA = cache(A, index=xx)\n"
     "}\n";
 
+/* The same, SPMD on a grid of threads with a per-thread halo cache read
+ * from the strided view. */
+static const char spmd_text[] =
+    "kernel vstencil_spmd\n"
+    "param N = 30, M = 28, X0 = 0, X1 = 30, Y0 = 0, Y1 = 28\n"
+    "array A : f64[N, M] input strided\n"
+    "array B : f64[N, M] output strided\n"
+    "for (x: X0 .. X1, y: Y0 .. Y1) {\n"
+    "  if (0 < x && x < N-1 && 0 < y && y < M-1) {\n"
+    "    B[x, y] = (A[x-1, y] + A[x+1, y] + A[x, y-1] + A[x, y+1] + 2*A[x, y]) / 6\n"
+    "  } else {\n"
+    "    B[x, y] = A[x, y] + 1\n"
+    "  }\n"
+    "}\n"
+    "schedule {\n"
+    "  xx, yy = tile(x=5, y=7)\n"
+    "  reorder(x, y, xx, yy)\n"
+    "}\n"
+    "plan {\n"
+    "  AA = cache(A, index=xx)\n"
+    "  parallelize(x, y, spmd=true)\n"
+    "}\n";
+
 /* The stencil on dense row-major arrays, written directly: the reference. */
 static void reference(const double *a, double *b)
 {
@@ -98,7 +121,8 @@ static double max_diff(const ct_tensor *v, const double *want)
 }
 
 static const ct_engine engines[] = {CT_ENGINE_INTERP, CT_ENGINE_NATIVE};
-static const char *const texts[] = {stencil_text, planned_text};
+static const char *const texts[] = {stencil_text, planned_text, spmd_text};
+#define NTEXTS 3
 
 /* Column-major top-level tensors for A and B. */
 static void test_col_major(void)
@@ -110,7 +134,7 @@ static void test_col_major(void)
 		for (int y = 0; y < M; y++)
 			ac[y * N + x] = a[x * M + y];
 	int64_t ext[2] = {N, M};
-	for (int t = 0; t < 2; t++)
+	for (int t = 0; t < NTEXTS; t++)
 		for (int e = 0; e < 2; e++) {
 			ct_ctx *ctx = ct_ctx_new();
 			ct_kernel *k = parse(ctx, texts[t]);
@@ -118,7 +142,7 @@ static void test_col_major(void)
 			ct_tensor *va = ct_tensor_new(ctx, ac, CT_F64, 2, ext, CT_TENSOR_COL_MAJOR);
 			ct_tensor *vb = ct_tensor_new(ctx, bc, CT_F64, 2, ext, CT_TENSOR_COL_MAJOR);
 			ct_tensor *views[2] = {va, vb};
-			ct_status st = k ? ct_kernel_run_views(k, views, engines[e], 1) : CT_ERR_INPUT;
+			ct_status st = k ? ct_kernel_run_views(k, views, engines[e], 1 + t / 2) : CT_ERR_INPUT;
 			CHECKF(st == CT_OK, "text %d engine %d: %s", t, e, ct_ctx_last_message(ctx));
 			CHECKF(max_diff(vb, ref) < 1e-12, "text %d engine %d", t, e);
 			ct_tensor_free(va);
@@ -142,7 +166,7 @@ static void test_strided_buffers(void)
 		for (int y = 0; y < M; y++)
 			sa[ORG + x * RS + 2 * y] = a[x * M + y];
 	int64_t ext[2] = {N, M}, st[2] = {RS, 2};
-	for (int t = 0; t < 2; t++)
+	for (int t = 0; t < NTEXTS; t++)
 		for (int e = 0; e < 2; e++) {
 			ct_ctx *ctx = ct_ctx_new();
 			ct_kernel *k = parse(ctx, texts[t]);
@@ -151,7 +175,7 @@ static void test_strided_buffers(void)
 			ct_tensor *va = ct_tensor_new_strided(ctx, sa, TOTAL, CT_F64, 2, ext, st, ORG);
 			ct_tensor *vb = ct_tensor_new_strided(ctx, sb, TOTAL, CT_F64, 2, ext, st, ORG);
 			ct_tensor *views[2] = {va, vb};
-			ct_status s = k ? ct_kernel_run_views(k, views, engines[e], 1) : CT_ERR_INPUT;
+			ct_status s = k ? ct_kernel_run_views(k, views, engines[e], 1 + t / 2) : CT_ERR_INPUT;
 			CHECKF(s == CT_OK, "text %d engine %d: %s", t, e, ct_ctx_last_message(ctx));
 			CHECKF(max_diff(vb, ref) < 1e-12, "text %d engine %d", t, e);
 			/* the gaps between B's elements are untouched */
@@ -182,7 +206,7 @@ static void test_blocks(void)
 	reference(a, ref);
 	int64_t ext[2] = {N, M}, one[2] = {1, 1};
 	const int64_t xs[4] = {0, 9, 20, N}, ys[4] = {0, 11, 17, M};
-	for (int t = 0; t < 2; t++)
+	for (int t = 0; t < NTEXTS; t++)
 		for (int e = 0; e < 2; e++) {
 			ct_ctx *ctx = ct_ctx_new();
 			ct_kernel *k = parse(ctx, texts[t]);
@@ -205,7 +229,7 @@ static void test_blocks(void)
 					CHECK(ct_tensor_copy_in(ca) == CT_OK);
 					CHECK(set_block(k, off[0], off[0] + be[0], off[1], off[1] + be[1]));
 					ct_tensor *views[2] = {ca, ssb};
-					ct_status st = ct_kernel_run_views(k, views, engines[e], 1);
+					ct_status st = ct_kernel_run_views(k, views, engines[e], 1 + t / 2);
 					CHECKF(st == CT_OK, "block %d,%d text %d engine %d: %s", bi, bj, t, e,
 					       ct_ctx_last_message(ctx));
 					ct_tensor_free(ssb);
@@ -306,7 +330,7 @@ static void test_emitted_strides(void)
 /* ct_kernel_run (dense buffers) still verifies a strided kernel. */
 static void test_dense_run(void)
 {
-	for (int t = 0; t < 2; t++)
+	for (int t = 0; t < NTEXTS; t++)
 		for (int e = 0; e < 2; e++) {
 			ct_ctx *ctx = ct_ctx_new();
 			ct_kernel *k = parse(ctx, texts[t]);
