@@ -177,3 +177,13 @@ bench-tune: $(BUILD)/bench/bench_tune
 $(BUILD)/bench/bench_tune: bench/tune/bench_tune.c $(BUILD)/libcachet.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) $(EXTRA_LIBS) $(LDLIBS)
+
+# make bench-stencil-spmd [BENCH_ARGS="--quick --threads T"]: the HammerBlade stencil experiment (issue #8):
+# SPMD 5-point stencil, non-cached vs cached with halo, branching vs branch-free, as a table
+.PHONY: bench-stencil-spmd
+bench-stencil-spmd: $(BUILD)/bench/bench_stencil_spmd
+	./$(BUILD)/bench/bench_stencil_spmd $(BENCH_ARGS)
+
+$(BUILD)/bench/bench_stencil_spmd: bench/stencil_spmd/bench_stencil_spmd.c $(BUILD)/libcachet.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) $(EXTRA_LIBS) $(LDLIBS)

@@ -939,6 +939,35 @@ CT_API ct_status ct_kernel_run_selected(CT_KEEP ct_selector *s, CT_KEEP const ct
 					CT_KEEP ct_run_result *r, CT_KEEP ct_solution *sol);
 /* @@tuner-api end */
 
+/* ---------------------------------------------------------------- kernels on views (src/run/views.c) */
+/* @@views-api */
+/* Run kernel k once on views: views[i] is array i's tensor, in declaration
+ * order (temps: NULL, ignored). The kernel's subscripts and `if` tests are
+ * logical indices of each view's top-level tensor (ct_tensor_root), whose
+ * extents must equal the array's declared ones: a view is cast to them
+ * (index casting), so the kernel may run on a sub-view, a sub-view of a
+ * sub-view or a cached copy with a halo, and its boundary tests still
+ * speak of the whole tensor. Every element the kernel may access (its
+ * subscripts' ranges over the loops, narrowed by one-index `if` atoms) must
+ * lie in the view's window (ct_tensor_window). An array declared `strided`
+ * takes any strides and base offset, passed at run time; any other array's
+ * view must be the dense buffer of its top-level tensor in the declared
+ * layout (its strides are compiled in). Views written by the kernel must
+ * not overlap other views. engine: CT_ENGINE_NATIVE (generated code, via the
+ * code caches; threads as ct_run_options.threads) or CT_ENGINE_INTERP.
+ * CT_ERR_USAGE for a missing or mismatched view or an access outside a
+ * window, else the engine's errors. */
+CT_API ct_status ct_kernel_run_views(CT_KEEP ct_kernel *k, CT_KEEP ct_tensor *const *views,
+				     ct_engine engine, int threads);
+/* ct_ctx_set_option(ctx, CT_OPT_BRANCHING, 1): the C backend emits the
+ * branching form: per-element bounds tests in the copies of halo caches,
+ * and boundary `if`s tested in every iteration. 0 (the default) is
+ * branch-free: copy loops whose bounds absorb the tests, and loops split
+ * into boundary and interior pieces so that the interior runs without
+ * tests (docs/VIEWS.md, "Branch-free code"). Same results either way. */
+#define CT_OPT_BRANCHING ((ct_option)5)
+/* @@views-api end */
+
 #ifdef __cplusplus
 }
 #endif

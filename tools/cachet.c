@@ -36,6 +36,7 @@ typedef struct cli {
 	const char *cc;       /* --cc: compiler command for generated code */
 	int64_t vector_bytes; /* --vector-bytes: widest register-tile vector (0 = the machine's) */
 	int show;             /* tune --show */
+	int branching;        /* --branching: CT_OPT_BRANCHING (tested copies and boundary ifs) */
 	int help;
 } cli;
 
@@ -158,6 +159,8 @@ static int parse_args(cli *c, int argc, char **argv, int first)
 			int rc = parse_define(c, d);
 			if (rc)
 				return rc;
+		} else if (strcmp(a, "--branching") == 0) {
+			c->branching = 1;
 		} else if (strcmp(a, "--json") == 0) {
 			c->json = 1;
 		} else if (strcmp(a, "--no-verify") == 0) {
@@ -242,7 +245,8 @@ static ct_kernel *load_kernel(ct_ctx *ctx, cli *c, int *rc)
 		return NULL;
 	}
 	if ((c->cc && ct_ctx_set_compiler(ctx, c->cc) != CT_OK) ||
-	    ct_ctx_set_option(ctx, CT_OPT_VECTOR_BYTES, c->vector_bytes) != CT_OK) {
+	    ct_ctx_set_option(ctx, CT_OPT_VECTOR_BYTES, c->vector_bytes) != CT_OK ||
+	    ct_ctx_set_option(ctx, CT_OPT_BRANCHING, c->branching) != CT_OK) {
 		*rc = fail(ctx, ct_ctx_last_status(ctx));
 		return NULL;
 	}
@@ -951,20 +955,22 @@ static const command commands[] = {
 	 cmd_lower},
 	{"run", "run a kernel on deterministic inputs, time it and verify it",
 	 "cachet run FILE [-D ...] [--engine native|interp] [--repeat N] [--threads T] [--no-verify] [--cc CC] "
-	 "[--vector-bytes B] [--json]",
+	 "[--vector-bytes B] [--branching] [--json]",
 	 "  --engine E      native (compiled, default) or interp (the reference interpreter)\n"
 	 "  --cc CC         compiler command for the generated C (default $CC, else cc)\n"
 	 "  --repeat N      timed runs; the median is reported\n"
 	 "  --threads T     threads of the plan's parallel loops (0 = all cores)\n"
 	 "  --vector-bytes B  widest vector of register tiles (0 = this machine's)\n"
+	 "  --branching     per-element tests in halo copies and boundary ifs (default: branch-free)\n"
 	 "  --no-verify     skip the comparison with the unscheduled reference\n"
 	 "  --json          one JSON object on stdout\n"
 	 "exit codes: 0 verified, 1 the kernel ran but failed, 2 bad input\n",
 	 cmd_run},
 	{"emit", "print the generated source",
-	 "cachet emit FILE [-D ...] [--target host] [--vector-bytes B]",
+	 "cachet emit FILE [-D ...] [--target host] [--vector-bytes B] [--branching]",
 	 "  --target T      host (C99, the default)\n"
-	 "  --vector-bytes B  widest vector of register tiles (0 = this machine's)\n",
+	 "  --vector-bytes B  widest vector of register tiles (0 = this machine's)\n"
+	 "  --branching     per-element tests in halo copies and boundary ifs (default: branch-free)\n",
 	 cmd_emit},
 	{"build", "write an ahead-of-time package: NAME.h, libNAME.a, libNAME.so",
 	 "cachet build FILE [-D ...] -o DIR [--cc CC] [--vector-bytes B]",

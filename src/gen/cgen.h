@@ -63,11 +63,14 @@ void cg_nodes(cg *g, lt_node *const *v, int n);
  * the pattern does not apply. */
 bool cg_register_tile(cg *g, const lt_node *x);
 
-/* Emit loop x as up to three loops without its if when its only kid is an
- * if whose tests are affine bounds on x's index and tests that do not move
- * with x (isplit.c); false, with nothing emitted, otherwise. */
-bool cg_index_split(cg *g, const lt_node *x);
-/* An affine expression over indices, loop variables and params as C. */
+/* Affine expression x as C (params by name, original indices as the sums
+ * of their chains). */
 void cg_aff(cg *g, ct_buf *b, aff x);
-
+/* Branch-free forms (bfree.c), unless the ctx asks for CT_OPT_BRANCHING:
+ * emit the nest of single loops x .. around a guard if (halo copies) with
+ * the guards moved into the loop bounds; emit loop x around a boundary `if`
+ * split into boundary and interior pieces. False, with nothing emitted,
+ * when the pattern does not apply. */
+bool cg_guarded_nest(cg *g, const lt_node *x);
+bool cg_split_boundary(cg *g, const lt_node *x);
 #endif

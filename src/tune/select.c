@@ -614,7 +614,7 @@ static ct_status run_piece(ct_selector *s, const ct_solution *sol, int i, void *
 			st = ct_kernel_recheck(k);
 		void (*set_threads)(int) = NULL;
 		if (!st)
-			st = native_entry(k, &fn, &set_threads);
+			st = native_entry_fns(k, &fn, &set_threads);
 		put_back(k, &kp);
 		if (st)
 			return st;

@@ -82,7 +82,7 @@ CT_INTERN void tune_params_text(const struct ct_kernel *k, const int *ids, const
 CT_INTERN ct_status tune_model_best(struct ct_kernel *k, const int *ids, int nt, int max_evals,
 				    int64_t *best);
 /* native.c: k's compiled entry point (plan cache, code cache). */
-CT_INTERN ct_status native_entry(struct ct_kernel *k, void (**entry)(void *const *, const int64_t *),
-				 void (**set_threads)(int));
+CT_INTERN ct_status native_entry_fns(struct ct_kernel *k, void (**entry)(void *const *, const int64_t *),
+				     void (**set_threads)(int));
 
 #endif

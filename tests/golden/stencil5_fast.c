@@ -36,26 +36,31 @@ void cachet_stencil5_fast(const float *restrict A, float *restrict B)
 	const int ct_nt = ct_max_threads(); /* threads of the parallel loops */
 	#pragma omp parallel for schedule(static) num_threads(ct_team(ct_nt, 0, 256))
 	for (int64_t x = 0; x < 256; x++) {
-		/* index-set split of y: the if's bounds on y as loop bounds */
+		/* branch-free: the loop over y split into boundary and interior pieces */
 		{
-			const int64_t ct_first_y = ct_min64(ct_max64(0, ((0) + 1 - (0))), 256);
-			const int64_t ct_end_y = ct_max64(ct_min64(256, (-(-255) + 0 - (0))), ct_first_y);
+			const int64_t ct_lo_y = 0, ct_hi_y = 256;
+			const int64_t ct_a_y = ct_min64(ct_max64(ct_lo_y, 1), ct_hi_y);
+			const int64_t ct_b_y = ct_max64(ct_min64(ct_hi_y, 255), ct_a_y);
 			if ((0 < x) && (x < (256 - 1))) {
+				/* boundary (else branch) */
 				#pragma omp simd
-				for (int64_t y = 0; y < ct_first_y; y++) {
+				for (int64_t y = ct_lo_y; y < ct_a_y; y++) {
 					B[x * 256 + y] = A[x * 256 + y];
 				}
+				/* interior: no tests */
 				#pragma omp simd
-				for (int64_t y = ct_first_y; y < ct_end_y; y++) {
+				for (int64_t y = ct_a_y; y < ct_b_y; y++) {
 					B[x * 256 + y] = (((((A[(x - 1) * 256 + y] + A[(x + 1) * 256 + y]) + A[x * 256 + y - 1]) + A[x * 256 + y + 1]) + A[x * 256 + y]) / 5.0f);
 				}
+				/* boundary (else branch) */
 				#pragma omp simd
-				for (int64_t y = ct_end_y; y < 256; y++) {
+				for (int64_t y = ct_b_y; y < ct_hi_y; y++) {
 					B[x * 256 + y] = A[x * 256 + y];
 				}
 			} else {
+				/* boundary (else branch) */
 				#pragma omp simd
-				for (int64_t y = 0; y < 256; y++) {
+				for (int64_t y = ct_lo_y; y < ct_hi_y; y++) {
 					B[x * 256 + y] = A[x * 256 + y];
 				}
 			}
