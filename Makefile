@@ -135,3 +135,13 @@ $(BUILD)/.bench-deps-ok: scripts/bench-deps.sh
 $(BUILD)/bench/bench_gemm: bench/gemm/bench_gemm.c $(BUILD)/libcachet.a | $(BUILD)/.bench-deps-ok
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) -lopenblas $(EXTRA_LIBS) $(LDLIBS)
+
+# make bench-opencl [BENCH_ARGS="--quick --reps N"]: sgemm on the OpenCL device (PoCL), cachet's kernel
+# (examples/opencl_sgemm.cachet) vs CLBlast, 256..2048, with cold build vs binary load times
+.PHONY: bench-opencl
+bench-opencl: $(BUILD)/bench/bench_opencl
+	./$(BUILD)/bench/bench_opencl $(BENCH_ARGS)
+
+$(BUILD)/bench/bench_opencl: bench/opencl/bench_opencl.c $(BUILD)/libcachet.a | $(BUILD)/.bench-deps-ok
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) -lclblast -lOpenCL $(EXTRA_LIBS) $(LDLIBS)

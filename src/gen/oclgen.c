@@ -61,6 +61,7 @@ typedef struct og {
 	int cur[IR_MAX_DEPTH * 4]; /* regions entered (innermost last) */
 	int ncur;
 	int nest;               /* numbers the cooperative copies */
+	bool any_local;         /* some region is location=local (the kernel has barriers) */
 	ct_status st;
 } og;
 
@@ -297,6 +298,7 @@ static bool check_regions(og *o)
 			}
 			if (!rg->elided)
 				o->local_region[r] = 1;
+			o->any_local = o->any_local || !rg->elided;
 			if (!rg->elided && rg->buffer >= 0 && rg->buffer < t->narrays)
 				o->is_local[rg->buffer] = true;
 		} else if (!rg->elided && rg->epilogue != LT_EPI_NONE) {
@@ -324,15 +326,19 @@ static void open_mapped(og *o, const lt_node *x, const char *value, bool guard_l
 	cg_bound(g, &hi, x->hi);
 	const char *v = g->iname[x->index];
 	kg_block_bare(g->kg);
-	if (guard_lo) {
+	if (guard_lo && o->any_local) {
 		/* a loop of at most one iteration rather than an `if`: PoCL
 		 * (3.1, LLVM 15) miscompiled barriers under group-uniform ifs
-		 * of main and tail versions, never under loops */
+		 * of main and tail versions, never under loops; without
+		 * barriers the `if` vectorizes better */
 		kg_block_open(g->kg, "for (int64_t %s = %s; %s >= %s && %s < %s; %s = INT64_MAX)", v, value, v,
 		              lo.s ? lo.s : "0", v, hi.s ? hi.s : "0", v);
 	} else {
 		kg_stmt(g->kg, KG_OTHER, NULL, NULL, "const int64_t %s = %s;", v, value);
-		kg_block_open(g->kg, "if (%s < %s)", v, hi.s ? hi.s : "0");
+		if (guard_lo)
+			kg_block_open(g->kg, "if (%s >= %s && %s < %s)", v, lo.s ? lo.s : "0", v, hi.s ? hi.s : "0");
+		else
+			kg_block_open(g->kg, "if (%s < %s)", v, hi.s ? hi.s : "0");
 	}
 	if (lo.failed || hi.failed)
 		g->failed = true;
