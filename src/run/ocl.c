@@ -67,7 +67,7 @@ typedef struct ocl_dev {
 	cl_device_id dev;
 	cl_context cx;
 	cl_command_queue q;
-	char desc[768];        /* "platform | device | driver | version": names it in messages and cache keys */
+	char desc[1024];       /* "platform | version | device | driver | version": names it in messages and cache keys */
 	size_t max_wg;         /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
 	size_t max_items[3];   /* CL_DEVICE_MAX_WORK_ITEM_SIZES */
 	cl_ulong local_mem;    /* CL_DEVICE_LOCAL_MEM_SIZE */
