@@ -52,6 +52,13 @@ expect "runs with split i" 0 '"verified": true' "$CACHET" run "$f" --json
 CACHET_OPENCL_OPTIONS='-Dct_lid=1' expect "build failure shows the log" 1 'failed to build.*build log' \
 	"$CACHET" run "$f"
 
+# a runtime size: the NDRange and the tail are computed from L at run time
+f=$(kfile axpy.cachet 'kernel axpy' 'param L : runtime' 'array X : f32[L] input' 'array Y : f32[L] inout' \
+	'for (i: L) {' '  Y[i] = 2.5 * X[i] + Y[i]' '}' 'schedule {' '  ii = split(i, 16)' '}' \
+	'plan(target=opencl) {' '  parallelize(i)' '}')
+expect "runtime size, emitted as a long argument" 0 'cachet_axpy\(.*, long L\)' "$CACHET" emit "$f" --target opencl
+expect "runtime size, verified" 0 '"verified": true' "$CACHET" run "$f" -D L=1001 --json
+
 f=$(mm host 'plan(target=host) {' '  parallelize(i)' '}')
 expect "--target opencl needs an opencl plan" 2 'needs plan\(target=opencl\)' "$CACHET" emit "$f" --target opencl
 
