@@ -124,9 +124,12 @@ static bool sym(ocl_api *a, void *slot, const char *name)
 static ct_status load_api(ct_ctx *ctx, ocl_api *a)
 {
 	memset(a, 0, sizeof *a);
-	a->lib = dlopen("libOpenCL.so.1", RTLD_NOW | RTLD_LOCAL);
+	/* RTLD_NODELETE: the ICD loader and its drivers keep process-wide
+	 * state (platform lists, PoCL's worker threads) that unloading would
+	 * pull from under them; a later dlopen finds the same copy */
+	a->lib = dlopen("libOpenCL.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
 	if (!a->lib)
-		a->lib = dlopen("libOpenCL.so", RTLD_NOW | RTLD_LOCAL);
+		a->lib = dlopen("libOpenCL.so", RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
 	if (!a->lib)
 		return ct_error(ctx, CT_ERR_UNSUPPORTED,
 		                "OpenCL is not available: libOpenCL.so.1 cannot be loaded (install an OpenCL ICD "
