@@ -59,6 +59,10 @@ f=$(kfile axpy.cachet 'kernel axpy' 'param L : runtime' 'array X : f32[L] input'
 expect "runtime size, emitted as a long argument" 0 'cachet_axpy\(.*, long L\)' "$CACHET" emit "$f" --target opencl
 expect "runtime size, verified" 0 '"verified": true' "$CACHET" run "$f" -D L=1001 --json
 
+# no OpenCL platform (the ICD loader finds no driver): a clear error, exit 2
+OCL_ICD_VENDORS=$tmp/no-vendors expect "no OpenCL: a clear error" 2 'OpenCL is not available: no OpenCL platform' \
+	"$CACHET" run "$f" -D L=100
+
 f=$(mm host 'plan(target=host) {' '  parallelize(i)' '}')
 expect "--target opencl needs an opencl plan" 2 'needs plan\(target=opencl\)' "$CACHET" emit "$f" --target opencl
 
