@@ -295,19 +295,29 @@ static ct_status build_source(ocl_dev *d, const char *src, size_t len, const cha
 	return CT_OK;
 }
 
-/* The program's binary for the device (malloc'd), or NULL. */
+/* The program's binary for the device (malloc'd), or NULL. PoCL wrote
+ * more bytes for CL_PROGRAM_BINARIES than CL_PROGRAM_BINARY_SIZES had
+ * announced (its kernel cache folder grows between the two calls), which
+ * overran the buffer; so the buffer has room to spare, the size is asked
+ * again afterwards, and a binary that would not have fitted is dropped. */
 static unsigned char *program_binary(ocl_dev *d, cl_program p, size_t *n)
 {
 	*n = 0;
-	if (d->cl.GetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof *n, n, NULL) != CL_SUCCESS || *n == 0)
+	size_t n1 = 0, n2 = 0;
+	if (d->cl.GetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof n1, &n1, NULL) != CL_SUCCESS || n1 == 0 ||
+	    n1 > ((size_t)64 << 20))
 		return NULL;
-	unsigned char *bin = malloc(*n);
+	size_t cap = 2 * n1 + ((size_t)1 << 20);
+	unsigned char *bin = calloc(cap, 1);
 	if (!bin)
 		return NULL;
-	if (d->cl.GetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof bin, &bin, NULL) != CL_SUCCESS) {
+	if (d->cl.GetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof bin, &bin, NULL) != CL_SUCCESS ||
+	    d->cl.GetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof n2, &n2, NULL) != CL_SUCCESS || n2 == 0 ||
+	    n2 > cap) {
 		free(bin);
 		return NULL;
 	}
+	*n = n2;
 	return bin;
 }
 
@@ -397,11 +407,14 @@ static void keep_binary(ocl_dev *d, cl_program p, const char *key, size_t klen)
 
 /* ------------------------------------------------------------ running */
 
+#define OCL_GUARD 256 /* bytes checked after each array */
+
 typedef struct ocl_run {
 	ocl_dev *d;
 	ct_kernel *k;
 	cl_kernel kern;
 	const ocl_launch *L;
+	unsigned char guard[OCL_GUARD]; /* the pattern written after each array */
 } ocl_run;
 
 /* The device limits the launch must respect (CT_ERR_LIMIT naming them). */
@@ -437,6 +450,22 @@ static ct_status check_limits(ocl_dev *d, const ocl_launch *L, cl_kernel kern)
 	return CT_OK;
 }
 
+/* The guard bytes after each array's device buffer still hold their
+ * pattern: a kernel that wrote past an array's end (a wrong bound, or a
+ * miscompile) is an error rather than silent corruption. */
+static ct_status check_guard(ocl_run *R, cl_mem m, size_t bytes, const char *name)
+{
+	ocl_dev *d = R->d;
+	unsigned char back[OCL_GUARD];
+	cl_int e = d->cl.EnqueueReadBuffer(d->q, m, CL_TRUE, bytes, OCL_GUARD, back, 0, NULL, NULL);
+	if (e != CL_SUCCESS)
+		return cl_fail(d, CT_ERR_RUNTIME, "clEnqueueReadBuffer", e);
+	if (memcmp(back, R->guard, OCL_GUARD) != 0)
+		return ct_error(d->ctx, CT_ERR_RUNTIME, "OpenCL: the kernel wrote past the end of array '%s' (%s)", name,
+		                d->desc);
+	return CT_OK;
+}
+
 /* One run: buffers in, the NDRange, outputs back. */
 static ct_status ocl_once(void *ud, void *const *buffers)
 {
@@ -455,11 +484,15 @@ static ct_status ocl_once(void *ud, void *const *buffers)
 			continue;
 		size_t bytes = (size_t)ct_kernel_array_elements(k, a) * ct_dtype_size(ar->type);
 		cl_mem_flags fl = ar->role == CT_INPUT || ar->role == CT_CONST ? CL_MEM_READ_ONLY : CL_MEM_READ_WRITE;
-		if (bytes)
-			fl |= CL_MEM_COPY_HOST_PTR;
-		mem[a] = d->cl.CreateBuffer(d->cx, fl, bytes ? bytes : 64, bytes ? buffers[a] : NULL, &e);
+		mem[a] = d->cl.CreateBuffer(d->cx, fl, bytes + OCL_GUARD, NULL, &e);
 		if (!mem[a])
 			st = cl_fail(d, CT_ERR_RUNTIME, "clCreateBuffer", e);
+		else if (bytes && (e = d->cl.EnqueueWriteBuffer(d->q, mem[a], CL_FALSE, 0, bytes, buffers[a], 0, NULL,
+		                                                NULL)) != CL_SUCCESS)
+			st = cl_fail(d, CT_ERR_RUNTIME, "clEnqueueWriteBuffer", e);
+		else if ((e = d->cl.EnqueueWriteBuffer(d->q, mem[a], CL_TRUE, bytes, OCL_GUARD, R->guard, 0, NULL,
+		                                       NULL)) != CL_SUCCESS)
+			st = cl_fail(d, CT_ERR_RUNTIME, "clEnqueueWriteBuffer", e);
 		else if ((e = d->cl.SetKernelArg(R->kern, arg++, sizeof mem[a], &mem[a])) != CL_SUCCESS)
 			st = cl_fail(d, CT_ERR_RUNTIME, "clSetKernelArg", e);
 	}
@@ -485,6 +518,10 @@ static ct_status ocl_once(void *ud, void *const *buffers)
 	}
 	if (!st && (e = d->cl.Finish(d->q)) != CL_SUCCESS)
 		st = cl_fail(d, CT_ERR_RUNTIME, "clFinish", e);
+	for (int a = 0; a < k->narrays && !st; a++)
+		if (mem[a])
+			st = check_guard(R, mem[a], (size_t)ct_kernel_array_elements(k, a) * ct_dtype_size(k->arrays[a].type),
+			                 k->arrays[a].name);
 	for (int a = 0; a < k->narrays; a++)
 		if (mem[a])
 			d->cl.ReleaseMemObject(mem[a]);
@@ -522,7 +559,9 @@ ct_status run_opencl(ct_kernel *k, const ct_run_options *o, ct_run_result *r)
 	free(src);
 	if (!st)
 		st = check_limits(&d, &L, kern);
-	ocl_run R = {&d, k, kern, &L};
+	ocl_run R = {&d, k, kern, &L, {0}};
+	for (int i = 0; i < OCL_GUARD; i++)
+		R.guard[i] = (unsigned char)(0xa5 ^ i);
 	if (!st) {
 		/* warm: the first launch finishes the driver's compile (PoCL's
 		 * work-group function); counted as compile time, and only then
