@@ -187,3 +187,13 @@ bench-stencil-spmd: $(BUILD)/bench/bench_stencil_spmd
 $(BUILD)/bench/bench_stencil_spmd: bench/stencil_spmd/bench_stencil_spmd.c $(BUILD)/libcachet.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) $(EXTRA_LIBS) $(LDLIBS)
+
+# make bench-opencl [BENCH_ARGS="--quick --reps N"]: sgemm on the OpenCL device (PoCL), cachet's kernel
+# (examples/opencl_sgemm.cachet) vs CLBlast, 256..2048, with cold build vs binary load times
+.PHONY: bench-opencl
+bench-opencl: $(BUILD)/bench/bench_opencl
+	./$(BUILD)/bench/bench_opencl $(BENCH_ARGS)
+
+$(BUILD)/bench/bench_opencl: bench/opencl/bench_opencl.c $(BUILD)/libcachet.a | $(BUILD)/.bench-deps-ok
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) -lclblast -lOpenCL $(EXTRA_LIBS) $(LDLIBS)

@@ -968,6 +968,25 @@ CT_API ct_status ct_kernel_run_views(CT_KEEP ct_kernel *k, CT_KEEP ct_tensor *co
 #define CT_OPT_BRANCHING ((ct_option)5)
 /* @@views-api end */
 
+/* ---------------------------------------------------------------- OpenCL target (issue #9) */
+
+/* Kernels with plan(target=opencl) run through OpenCL: ct_kernel_run with
+ * the native engine generates OpenCL C (ct_kernel_emit(k, "opencl")),
+ * builds it on the first OpenCL device (CACHET_OPENCL_DEVICE: a substring
+ * of the platform or device name picks another; CACHET_OPENCL_OPTIONS: build
+ * options), keeps the program binary in the code cache folder, and reports
+ * engine "opencl". libOpenCL.so.1 is loaded at first use: without it these
+ * calls return CT_ERR_UNSUPPORTED with a message, and nothing else changes. */
+
+/* Build OpenCL C source with options (NULL: none) on the OpenCL device, to
+ * check it. CT_OK; CT_ERR_COMPILE with the device's build log in the ctx's
+ * message; CT_ERR_UNSUPPORTED without OpenCL. */
+CT_API ct_status ct_opencl_build(CT_KEEP ct_ctx *ctx, CT_KEEP const char *source, CT_KEEP const char *options);
+/* Write "platform | version | device | driver | device version" of the
+ * OpenCL device into buf (cap bytes, truncated). CT_ERR_UNSUPPORTED (and
+ * buf "") without OpenCL. */
+CT_API ct_status ct_opencl_device(CT_KEEP ct_ctx *ctx, CT_KEEP char *buf, size_t cap);
+
 #ifdef __cplusplus
 }
 #endif

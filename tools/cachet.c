@@ -317,10 +317,11 @@ static int cmd_lower(cli *c) { return with_kernel(c, lower_kernel); }
 
 static void print_run_json(const ct_kernel *k, const ct_run_result *r)
 {
-	printf("{\"kernel\": \"%s\", \"target\": \"host\", \"engine\": \"%s\", \"threads\": %d, "
+	printf("{\"kernel\": \"%s\", \"target\": \"%s\", \"engine\": \"%s\", \"threads\": %d, "
 	       "\"seconds\": %.9g, \"gflops\": %.6g, \"verified\": %s, \"max_rel_error\": %.6g, "
 	       "\"code_cache\": \"%s\", \"compile_seconds\": %.6g}\n",
-	       ct_kernel_name(k), r->engine, r->threads, r->seconds, r->gflops,
+	       ct_kernel_name(k), strcmp(r->engine, "opencl") == 0 ? "opencl" : "host", r->engine, r->threads,
+	       r->seconds, r->gflops,
 	       r->verified == 1 ? "true" : r->verified == 0 ? "false" : "null", r->max_rel_error,
 	       r->code_cache, r->compile_seconds);
 }

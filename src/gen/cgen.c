@@ -997,6 +997,8 @@ static void gen_loop(cg *g, const lt_node *x)
 		cg_bad(g, "loop over index", x->index);
 		return;
 	}
+	if (g->hook_loop && g->hook_loop(g, x))
+		return;
 	if (x->unroll) {
 		gen_unrolled(g, x);
 		return;
@@ -1245,7 +1247,11 @@ static void gen_cache(cg *g, const lt_node *x)
 		declare_private_on_stack(g, r->elided ? -1 : r->buffer);
 		declare_private_on_stack(g, r->temp);
 	}
+	if (g->hook_region)
+		g->hook_region(g, x, true);
 	cg_nodes(g, x->kids, x->nkids);
+	if (g->hook_region)
+		g->hook_region(g, x, false);
 	kg_block_close(g->kg);
 }
 
@@ -1776,4 +1782,21 @@ char *gen_c_prototype(const ct_kernel *k)
 	}
 	cg_free(&g);
 	return r;
+}
+
+/* ------------------------------------------------------------ for other backends */
+
+bool cg_setup(cg *g, ct_looptree *t)
+{
+	return cg_init(g, t);
+}
+
+void cg_teardown(cg *g)
+{
+	cg_free(g);
+}
+
+void cg_derived(cg *g)
+{
+	gen_derived(g);
 }

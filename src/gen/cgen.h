@@ -41,6 +41,12 @@ typedef struct cg {
 	int vector_bytes;
 	unsigned vtypes[2];
 	ct_arena arena;         /* bound expressions built while generating */
+	/* Backend hooks (the OpenCL backend, oclgen.c; NULL for C): loop is
+	 * asked first for every loop and returns true when it emitted it;
+	 * region is told when a cache region's kids start (enter) and end. */
+	bool (*hook_loop)(struct cg *g, const lt_node *x);
+	void (*hook_region)(struct cg *g, const lt_node *x, bool enter);
+	void *hook_ud;
 	bool failed;
 	bool reported;          /* an error more precise than "out of memory" is on ctx */
 } cg;
@@ -73,4 +79,11 @@ void cg_aff(cg *g, ct_buf *b, aff x);
  * when the pattern does not apply. */
 bool cg_guarded_nest(cg *g, const lt_node *x);
 bool cg_split_boundary(cg *g, const lt_node *x);
+/* For other backends (oclgen.c): set up g for tree t (false when out of
+ * memory), free it, and emit the tree's derived values (`const int64_t
+ * ct_dI = ...;`) at the current position of g->kg. */
+bool cg_setup(cg *g, ct_looptree *t);
+void cg_teardown(cg *g);
+void cg_derived(cg *g);
+
 #endif

@@ -1,5 +1,6 @@
 /* native.c: the native engine: generate C, compile or fetch it from the code cache, run and verify. */
 #include "gen/gen.h"
+#include "gen/ocl.h"
 #include "gen/plancache.h"
 #include "ir/canon.h"
 #include "run/run.h"
@@ -10,13 +11,29 @@
 #include <string.h>
 #include <unistd.h>
 
+/* OpenCL C of a plan(target=opencl) kernel (oclgen.c). */
+static char *emit_opencl(ct_kernel *k, size_t *len)
+{
+	if (k->has_plan && k->target != TARGET_OPENCL) {
+		ct_error(k->ctx, CT_ERR_USAGE, "--target opencl needs plan(target=opencl), not plan(target=host)");
+		return NULL;
+	}
+	ct_looptree *t = ct_kernel_lower(k, 1);
+	if (!t)
+		return NULL;
+	char *src = gen_opencl(t, len, NULL);
+	ct_looptree_free(t);
+	return src;
+}
+
 char *ct_kernel_emit(ct_kernel *k, const char *target, size_t *len)
 {
 	if (!k)
 		return NULL;
+	if (target && strcmp(target, "opencl") == 0)
+		return emit_opencl(k, len);
 	if (target && strcmp(target, "host") != 0 && strcmp(target, "c") != 0) {
-		ct_error(k->ctx, CT_ERR_UNSUPPORTED, "target '%s' is not supported by this build (host only)",
-			 target);
+		ct_error(k->ctx, CT_ERR_UNSUPPORTED, "target '%s' is not supported (host or opencl)", target);
 		return NULL;
 	}
 	ct_looptree *t = ct_kernel_lower(k, 1);
