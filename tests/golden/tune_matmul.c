@@ -23,6 +23,14 @@ static inline int64_t ct_max_int64_t(int64_t a, int64_t b) { return a > b ? a : 
 typedef float ct_v16f __attribute__((vector_size(64)));
 static inline ct_v16f ct_ld_v16f(const float *p) { ct_v16f v; memcpy(&v, p, sizeof v); return v; }
 static inline void ct_st_v16f(float *p, ct_v16f v) { memcpy(p, &v, sizeof v); }
+#if defined(__AVX512F__)
+#include <immintrin.h>
+static inline ct_v16f ct_ldm_v16f(const float *p, int n) { return (ct_v16f)_mm512_maskz_loadu_ps((__mmask16)((1u << n) - 1), p); }
+static inline void ct_stm_v16f(float *p, ct_v16f v, int n) { _mm512_mask_storeu_ps(p, (__mmask16)((1u << n) - 1), (__m512)v); }
+#else
+static inline ct_v16f ct_ldm_v16f(const float *p, int n) { ct_v16f v = {0}; memcpy(&v, p, (size_t)n * sizeof *p); return v; }
+static inline void ct_stm_v16f(float *p, ct_v16f v, int n) { memcpy(p, &v, (size_t)n * sizeof *p); }
+#endif
 
 void cachet_tune_matmul(const float *restrict A, const float *restrict B, float *restrict C)
 {
