@@ -19,7 +19,7 @@
  *
  * Everything else is counted per statement execution: its accesses as load
  * or store slots and its arithmetic as FMA-unit slots, divided by the lanes
- * of an enclosing vectorized loop.
+ * of its type that an enclosing vectorized loop fills.
  */
 
 #define CC_MAX_U 8
@@ -185,12 +185,22 @@ static bool tile_cycles(cc *c, const lt_node *r, double *cycles, double *flops)
 	return true;
 }
 
-/* Cycles of one execution of statement or let x, inside `lanes`-wide vectors. */
-static double stmt_cycles(const cc *c, const lt_node *x, int64_t lanes)
+/* Cycles of one execution of statement or let x, inside a vectorized loop
+ * of `vtrip` iterations (0: none): divided by the lanes of the statement's
+ * type (its left-hand side's; f32 for a let) that the loop fills. */
+static double stmt_cycles(const cc *c, const lt_node *x, int64_t vtrip)
 {
 	const ir_node *s = x->stmt;
 	if (!s)
 		return 0;
+	size_t bytes = 4;
+	if (x->kind == LT_STMT && s->lhs && s->lhs->id >= 0 && s->lhs->id < c->t->narrays)
+		bytes = ct_dtype_size(c->t->arrays[s->lhs->id].type);
+	int64_t lanes = 1;
+	if (vtrip > 0) {
+		int64_t most = max_lanes(c->m, bytes);
+		lanes = vtrip < most ? vtrip : most;
+	}
 	int reads = 0, ops = 0;
 	count_expr(s->rhs, &reads, &ops);
 	int writes = 0;
@@ -206,7 +216,9 @@ static double stmt_cycles(const cc *c, const lt_node *x, int64_t lanes)
 	return cy / (double)lanes;
 }
 
-static void walk(cc *c, const lt_node *x, double times, int64_t lanes)
+/* Add the cycles of x, run `times` times, inside a vectorized loop of
+ * vtrip iterations (0: none). */
+static void walk(cc *c, const lt_node *x, double times, int64_t vtrip)
 {
 	switch (x->kind) {
 	case LT_LOOP: {
@@ -218,23 +230,19 @@ static void walk(cc *c, const lt_node *x, double times, int64_t lanes)
 			return;
 		}
 		int64_t trip = trip_of(c, x);
-		int64_t l = lanes;
-		if (x->vector) {
-			int64_t most = c->m->vector_lanes_f32;
-			l = trip < most ? (trip > 0 ? trip : 1) : most;
-		}
+		int64_t v = x->vector ? (trip > 0 ? trip : 1) : vtrip;
 		for (int i = 0; i < x->nkids; i++)
-			walk(c, x->kids[i], times * (double)trip, l);
+			walk(c, x->kids[i], times * (double)trip, v);
 		return;
 	}
 	case LT_STMT:
-	case LT_LET: c->cycles += times * stmt_cycles(c, x, lanes); return;
+	case LT_LET: c->cycles += times * stmt_cycles(c, x, vtrip); return;
 	case LT_IF:
 	case LT_CACHE:
 		for (int i = 0; i < x->nkids; i++)
-			walk(c, x->kids[i], times, lanes);
+			walk(c, x->kids[i], times, vtrip);
 		for (int i = 0; i < x->nels; i++)
-			walk(c, x->els[i], times, lanes);
+			walk(c, x->els[i], times, vtrip);
 		return;
 	}
 }
@@ -255,7 +263,6 @@ void tune_machine_init(ct_ctx *ctx, tune_machine *m)
 	/* not probed: a core that issues n vector FMAs per cycle also issues n
 	 * vector loads (true of the x86 and Arm cores of the last decade) */
 	m->load_ports = m->fma_units;
-	m->vector_lanes_f32 = max_lanes(m, 4);
 }
 
 ct_status tune_core_cycles(const ct_looptree *t, const tune_machine *m, tune_core_cost *out)
@@ -271,7 +278,7 @@ ct_status tune_core_cycles(const ct_looptree *t, const tune_machine *m, tune_cor
 	}
 	cc c = {t, m, pv, 0, out};
 	for (int i = 0; i < t->nroots; i++)
-		walk(&c, t->roots[i], 1.0, 1);
+		walk(&c, t->roots[i], 1.0, 0);
 	out->cycles = c.cycles;
 	out->ns = c.cycles / m->ghz;
 	ct_free(ctx, pv);

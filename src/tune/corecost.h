@@ -12,7 +12,6 @@ typedef struct tune_machine {
 	int vector_bytes;      /* widest vector */
 	int vector_registers;
 	int load_ports;        /* vector loads issued per cycle */
-	int64_t vector_lanes_f32;
 } tune_machine;
 
 /* The core cost of one run of t, in issue cycles and in ns. */
@@ -31,8 +30,8 @@ CT_INTERN void tune_machine_init(ct_ctx *ctx, tune_machine *m);
  * its vector FMAs / fma_units, its operand loads / load_ports and the FMA
  * latency, plus its load, store and drain once per execution of the loop;
  * any other statement the larger of its accesses / load_ports and its
- * operations / fma_units, divided by the lanes of an enclosing vectorized
- * loop. CT_ERR_LIMIT (on t's ctx) when the sizes overflow. */
+ * operations / fma_units, divided by the lanes of its type that an
+ * enclosing vectorized loop fills. CT_ERR_LIMIT (on t's ctx) when the sizes overflow. */
 CT_INTERN ct_status tune_core_cycles(const ct_looptree *t, const tune_machine *m, tune_core_cost *out);
 
 #endif

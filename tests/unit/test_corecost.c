@@ -41,7 +41,6 @@ static tune_machine test_machine(void)
 	m.vector_bytes = 32;
 	m.vector_registers = 16;
 	m.load_ports = 2;
-	m.vector_lanes_f32 = 8;
 	return m;
 }
 
@@ -143,6 +142,15 @@ static void plain_statements(void)
 	}
 	ct_kernel_free(v);
 	ct_kernel_free(s);
+	/* f64: 4 lanes of a 32-byte vector, twice the f32 loop's cycles */
+	const char *dsrc = "kernel cp\nparam N = 64\narray A : f64[N] input\narray B : f64[N] output\n"
+	                   "for (i: N) { B[i] = A[i] }\n"
+	                   "schedule { ii = split(i, 8) }\nplan { vectorize(ii) }\n";
+	ct_kernel *d = ct_kernel_parse(ctx, dsrc, strlen(dsrc), "cp.cachet");
+	CHECKF(d != NULL, "%s", ct_ctx_last_message(ctx));
+	if (d)
+		CHECKF(cycles_of(d, &m, &c) == 16, "%g", c.cycles);
+	ct_kernel_free(d);
 	ct_ctx_free(ctx);
 }
 
