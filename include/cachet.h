@@ -833,12 +833,14 @@ CT_API void ct_tune_opts_init(CT_KEEP ct_tune_opts *o);
 /* One point of the candidate space. */
 typedef struct ct_tune_candidate {
 	int64_t *values;        /* [nparams] in the order of ct_tune_result.params */
-	double cost;            /* the model's cost: weighted misses, in ns (docs/TUNE.md) */
+	double cost;            /* the tuner's cost in ns: max(core_ns, memory_ns) (docs/TUNE.md) */
 	int64_t misses[CT_SIM_MAX_LEVELS]; /* predicted misses per level */
 	int measured;           /* 1: compiled and timed */
 	double seconds;         /* median measured time (0: not measured) */
 	double gflops;
 	int verified;           /* 1 ok, 0 wrong (discarded), -1 not verified */
+	double core_ns;         /* the cost's parts: the core's issue time (register tiles, */
+	double memory_ns;       /* loads, FMAs) and misses x weight; cost = the larger */
 } ct_tune_candidate;
 
 typedef struct ct_tune_result {
@@ -847,7 +849,7 @@ typedef struct ct_tune_result {
 	char family[96], size_class[256];
 	ct_dtype dtype;
 	int nlevels;
-	double weight_ns[CT_SIM_MAX_LEVELS]; /* cost of one miss of each level (docs/TUNE.md) */
+	double weight_ns[CT_SIM_MAX_LEVELS]; /* cost of one (overlapped) miss of each level (docs/TUNE.md) */
 	int64_t space;          /* candidates enumerated */
 	int ncandidates;        /* valid ones (checked and modelled), best model cost first */
 	ct_tune_candidate *candidates;

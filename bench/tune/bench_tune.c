@@ -8,7 +8,8 @@
 #include <time.h>
 
 /*
- * Usage: bench_tune [--size N] [--gemm SIZES] [--skip-exhaustive]   (from the repository root)
+ * Usage: bench_tune [--size N] [--gemm SIZES] [--skip-exhaustive] [--dump FILE]   (from the repository root)
+ * (--dump FILE: every point of the exhaustive search, model rank, values, cost, seconds)
  * (a) bench/tune/sgemm_tune.cachet (288 points) at N x N x N, 1 thread:
  *     ct_tune as `cachet tune` runs it (the model ranks every point, the best 5%
  *     are measured and verified) against ct_tune measuring every valid point;
@@ -136,7 +137,7 @@ static ct_status tune(ct_kernel *k, int exhaustive, int no_default, ct_tune_resu
 }
 
 /* (a) */
-static int bench_pruning(ct_ctx *ctx, int64_t n, int skip_exhaustive)
+static int bench_pruning(ct_ctx *ctx, int64_t n, int skip_exhaustive, const char *dump)
 {
 	ct_kernel *k = ct_kernel_parse_file(ctx, "bench/tune/sgemm_tune.cachet");
 	if (!k) {
@@ -163,14 +164,14 @@ static int bench_pruning(ct_ctx *ctx, int64_t n, int skip_exhaustive)
 	char vp[256], vq[256], ve[256];
 	print_values(&p, p.best, vp, sizeof vp);
 	print_values(&q, q.best, vq, sizeof vq);
-	printf("%-16s %6s %6s %13s  %-32s %8s %8s\n", "search", "space", "valid", "measured", "best",
-	       "GFLOP/s", "wall s");
-	printf("%-16s %6lld %6d %6d (%4.1f%%)  %-32s %8.2f %8.1f\n", "model top 5%", (long long)p.space,
+	printf("%-16s %6s %6s %13s  %-32s %8s %8s %8s\n", "search", "space", "valid", "measured", "best",
+	       "GFLOP/s", "model s", "wall s");
+	printf("%-16s %6lld %6d %6d (%4.1f%%)  %-32s %8.2f %8.2f %8.1f\n", "model top 5%", (long long)p.space,
 	       p.ncandidates, p.nmeasured, 100.0 * p.nmeasured / p.ncandidates, vp,
-	       p.candidates[p.best].gflops, tp);
-	printf("%-16s %6lld %6d %6d (%4.1f%%)  %-32s %8.2f %8.1f\n", "default + model", (long long)q.space,
+	       p.candidates[p.best].gflops, p.model_seconds, tp);
+	printf("%-16s %6lld %6d %6d (%4.1f%%)  %-32s %8.2f %8.2f %8.1f\n", "default + model", (long long)q.space,
 	       q.ncandidates, q.nmeasured, 100.0 * q.nmeasured / q.ncandidates, vq,
-	       q.candidates[q.best].gflops, tq);
+	       q.candidates[q.best].gflops, q.model_seconds, tq);
 	if (skip_exhaustive) {
 		ct_tune_result_free(&p);
 		ct_tune_result_free(&q);
@@ -184,9 +185,9 @@ static int bench_pruning(ct_ctx *ctx, int64_t n, int skip_exhaustive)
 	}
 	double te = now() - t0;
 	print_values(&e, e.best, ve, sizeof ve);
-	printf("%-16s %6lld %6d %6d (%4.1f%%)  %-32s %8.2f %8.1f\n", "exhaustive", (long long)e.space,
+	printf("%-16s %6lld %6d %6d (%4.1f%%)  %-32s %8.2f %8.2f %8.1f\n", "exhaustive", (long long)e.space,
 	       e.ncandidates, e.nmeasured, 100.0 * e.nmeasured / e.ncandidates, ve,
-	       e.candidates[e.best].gflops, te);
+	       e.candidates[e.best].gflops, e.model_seconds, te);
 	/* how good the model's order is: the best measured time among its first k% */
 	printf("model rank of the exhaustive winner: %d of %d; best of the model's first k%% "
 	       "(exhaustive times), as a share of the winner's GFLOP/s:", e.best, e.ncandidates);
@@ -200,6 +201,17 @@ static int bench_pruning(ct_ctx *ctx, int64_t n, int skip_exhaustive)
 		printf(" %.0f%%: %.3f", ks[j] * 100, b > 0 ? e.candidates[e.best].seconds / b : 0);
 	}
 	printf("\n");
+	if (dump) {
+		/* every measured point: its values, model cost and time, for offline study of the ranking */
+		FILE *f = fopen(dump, "w");
+		for (int i = 0; f && i < e.ncandidates; i++) {
+			char v[256];
+			print_values(&e, i, v, sizeof v);
+			fprintf(f, "%d\t%s\t%.6g\t%.9g\n", i, v, e.candidates[i].cost, e.candidates[i].seconds);
+		}
+		if (f)
+			fclose(f);
+	}
 	choice a = {k, p.params, {0}, p.nparams}, b = {k, e.params, {0}, e.nparams},
 	       c = {k, q.params, {0}, q.nparams};
 	memcpy(a.values, p.candidates[p.best].values, sizeof(int64_t) * (size_t)p.nparams);
@@ -338,19 +350,21 @@ static int bench_selector(ct_ctx *ctx)
 int main(int argc, char **argv)
 {
 	int64_t n = 512;
-	const char *gemm = NULL;
+	const char *gemm = NULL, *dump = NULL;
 	int skip = 0, only_sel = 0;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--size") == 0 && i + 1 < argc)
 			n = strtoll(argv[++i], NULL, 10);
 		else if (strcmp(argv[i], "--gemm") == 0 && i + 1 < argc)
 			gemm = argv[++i];
+		else if (strcmp(argv[i], "--dump") == 0 && i + 1 < argc)
+			dump = argv[++i];
 		else if (strcmp(argv[i], "--skip-exhaustive") == 0)
 			skip = 1;
 		else if (strcmp(argv[i], "--selector") == 0)
 			only_sel = 1;
 		else {
-			fprintf(stderr, "usage: bench_tune [--size N] [--gemm 256,512] [--skip-exhaustive] [--selector]\n");
+			fprintf(stderr, "usage: bench_tune [--size N] [--gemm 256,512] [--skip-exhaustive] [--selector] [--dump FILE]\n");
 			return 2;
 		}
 	}
@@ -362,7 +376,7 @@ int main(int argc, char **argv)
 	printf("cpu: %s\n", pi.model);
 	int rc = 0;
 	if (!only_sel)
-		rc |= bench_pruning(ctx, n, skip);
+		rc |= bench_pruning(ctx, n, skip, dump);
 	if (!only_sel && gemm)
 		rc |= bench_vs_hand(ctx, gemm);
 	rc |= bench_selector(ctx);

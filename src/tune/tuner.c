@@ -1,6 +1,8 @@
 /* tuner.c: the model-guided tuner: enumerate tunable params, rank by the cache model, measure the best few, store the winner. */
 #include "ir/canon.h"
+#include "model/model.h"
 #include "model/sim.h"
+#include "tune/corecost.h"
 #include "tune/tune.h"
 
 #include <math.h>
@@ -13,9 +15,19 @@
 #define TUNER_VERSION "1"
 /* More points than this are refused: ranking each costs a model analysis. */
 #define TUNE_MAX_SPACE 1000000
+/* Every point is ranked with the model at this refinement depth (model.h),
+ * as the tile search screens; the best few are analysed again in full. */
+#define TUNE_SCREEN_DEPTH 3
+#define TUNE_FINAL_MIN 16
+/* Interleaved re-timings of the winner against the file's default point. */
+#define TUNE_CONFIRM_ROUNDS 3
 /* Latency of one miss served by the next level when the probe has not
  * measured it (ns; typical of current x86 cores): L2, L3, memory. */
 static const double default_next_ns[] = {4.0, 12.0, 80.0};
+/* Lines in flight between memory and a core (Little's law: latency x
+ * bandwidth / line) when the probe could not measure the bandwidth; about
+ * 100-160 on the machines measured (docs/TUNE.md). */
+#define TUNE_DEFAULT_INFLIGHT 100.0
 
 void ct_tune_opts_init(ct_tune_opts *o)
 {
@@ -185,9 +197,18 @@ void tune_weights(ct_ctx *ctx, int nlevels, double *w)
 {
 	ct_probe_info pi;
 	memset(&pi, 0, sizeof pi);
-	/* pointer chases of a few ms: the latencies the weights come from */
-	if (ct_probe_run(ctx, CT_PROBE_MEASURE_LATENCY, &pi) != CT_OK)
+	/* pointer chases and a copy of a few hundred ms in all, once per ctx:
+	 * the latencies and the bandwidth the weights come from */
+	if (ct_probe_run(ctx, CT_PROBE_MEASURE_LATENCY | CT_PROBE_MEASURE_BANDWIDTH, &pi) != CT_OK)
 		memset(&pi, 0, sizeof pi);
+	/* streams are prefetched: misses overlap, as many as the memory keeps in
+	 * flight; a miss then costs its latency over that count (at memory:
+	 * the time the bandwidth takes to move its line) */
+	double line = pi.ncaches > 0 && pi.caches[pi.ncaches - 1].line > 0 ? (double)pi.caches[pi.ncaches - 1].line : 64;
+	double inflight = pi.mem_latency_ns > 0 && pi.copy_gbs_core > 0 ? pi.mem_latency_ns * pi.copy_gbs_core / line
+	                                                                 : TUNE_DEFAULT_INFLIGHT;
+	if (inflight < 1)
+		inflight = 1;
 	for (int l = 0; l < nlevels; l++) {
 		double ns = 0;
 		if (l + 1 < nlevels && l + 1 < pi.ncaches)
@@ -198,27 +219,41 @@ void tune_weights(ct_ctx *ctx, int nlevels, double *w)
 			int d = l + 1 == nlevels ? 2 : (l < 2 ? l : 1);
 			ns = default_next_ns[d];
 		}
-		w[l] = ns;
+		w[l] = ns / inflight;
 	}
 }
 
-/* The model's cost of k as it stands: sum over levels of misses x weight. */
-static ct_status model_cost(ct_kernel *k, const char *spec, const double *w, ct_tune_candidate *c,
-                            int *nlevels)
+/* The tuner's cost of k as it stands (docs/TUNE.md): the larger of the
+ * core's issue time (register tiles, vector loads, FMAs) and the memory
+ * time (the model's misses per level x weight), which an out-of-order core
+ * with prefetchers overlaps. The tree is lowered and analysed here, not
+ * through ct_kernel_predict, which also attributes misses to arrays. */
+static ct_status model_cost(ct_kernel *k, const sim_spec *spec, const tune_machine *m,
+                            const double *w, int depth, ct_tune_candidate *c, int *nlevels)
 {
-	ct_predict_result pr;
-	ct_status st = ct_kernel_predict(k, spec, &pr);
-	if (st)
-		return st;
-	double cost = 0;
-	for (int l = 0; l < pr.nlevels && l < CT_SIM_MAX_LEVELS; l++) {
-		c->misses[l] = pr.level[l].misses;
-		cost += (double)pr.level[l].misses * w[l];
+	ct_looptree *t = ct_kernel_lower(k, 1);
+	if (!t)
+		return ct_ctx_last_status(k->ctx);
+	tune_core_cost core;
+	model_result mr;
+	ct_status st = tune_core_cycles(t, m, &core);
+	if (!st)
+		st = model_analyse_depth(t, spec, depth, &mr);
+	if (!st) {
+		double mem = 0;
+		for (int l = 0; l < spec->nlevels && l < CT_SIM_MAX_LEVELS; l++) {
+			const sim_level *sl = &spec->level[l];
+			c->misses[l] = model_misses(model_for_line(&mr, sl->line), sl->size / sl->line, -1, NULL);
+			mem += (double)c->misses[l] * w[l];
+		}
+		*nlevels = spec->nlevels;
+		c->core_ns = core.ns;
+		c->memory_ns = mem;
+		c->cost = core.ns > mem ? core.ns : mem;
+		model_result_free(&mr);
 	}
-	*nlevels = pr.nlevels;
-	c->cost = cost;
-	ct_predict_result_free(&pr);
-	return CT_OK;
+	ct_looptree_free(t);
+	return st;
 }
 
 /* ------------------------------------------------------------ search */
@@ -231,6 +266,8 @@ typedef struct tuner {
 	int nt;
 	double deadline;
 	int64_t *values;     /* [ncandidates * nt] */
+	sim_spec spec;       /* the levels the model predicts */
+	tune_machine m;      /* what the core cost reads of the target */
 } tuner;
 
 static void progress(const tuner *t, const char *phase, int done, int total)
@@ -249,14 +286,58 @@ static void point_values(const ct_kernel *k, const int *ids, int nt, int64_t p, 
 	}
 }
 
+/* The model's order of two candidates (0: a tie). */
+static int cmp_model(const ct_tune_candidate *x, const ct_tune_candidate *y)
+{
+	if (x->cost != y->cost)
+		return x->cost < y->cost ? -1 : 1;
+	/* the same bound: the one that leaves more slack to the other term */
+	double sx = x->core_ns + x->memory_ns, sy = y->core_ns + y->memory_ns;
+	return sx < sy ? -1 : sx > sy ? 1 : 0;
+}
+
 static int cmp_cost(const void *a, const void *b)
 {
 	const ct_tune_candidate *x = a, *y = b;
-	if (x->cost != y->cost)
-		return x->cost < y->cost ? -1 : 1;
+	int m = cmp_model(x, y);
+	if (m)
+		return m;
 	/* ties: the later point of the enumeration first (larger values of the
 	 * last params: fewer loop iterations for the same misses) */
 	return x->values < y->values ? 1 : x->values > y->values ? -1 : 0;
+}
+
+/* How many candidates measure_best measures (before the budget). */
+static int measure_count(const tuner *t)
+{
+	const ct_tune_result *r = t->r;
+	double frac = t->o->fraction > 0 ? t->o->fraction : 0.05;
+	int want = t->o->exhaustive ? r->ncandidates : (int)ceil(frac * r->ncandidates);
+	if (want < 1)
+		want = 1;
+	return want > r->ncandidates ? r->ncandidates : want;
+}
+
+/* Every point was screened at a shallow depth of the model; the ones that
+ * may be measured (the first max(TUNE_FINAL_MIN, 2 x the measured count))
+ * are analysed again at full depth and re-ordered. Refining the others
+ * would change the order of points that are never measured. */
+static void refine_best(tuner *t)
+{
+	ct_kernel *k = t->k;
+	ct_tune_result *r = t->r;
+	int want = 2 * (t->o->exhaustive ? (int)ceil(0.05 * r->ncandidates) : measure_count(t));
+	int n = want > TUNE_FINAL_MIN ? want : TUNE_FINAL_MIN;
+	if (n > r->ncandidates)
+		n = r->ncandidates;
+	for (int i = 0; i < n; i++) {
+		ct_tune_candidate *c = &r->candidates[i];
+		int nl = 0;
+		if (tune_apply(k, t->ids, c->values, t->nt) != CT_OK ||
+		    model_cost(k, &t->spec, &t->m, r->weight_ns, MODEL_REFINE_FULL, c, &nl) != CT_OK)
+			ct_ctx_clear_error(k->ctx); /* it keeps its screened cost */
+	}
+	qsort(r->candidates, (size_t)n, sizeof *r->candidates, cmp_cost);
 }
 
 /* Rank every valid point of the space by the model. */
@@ -281,7 +362,7 @@ static ct_status rank_all(tuner *t)
 		c->values = v;
 		c->verified = -1;
 		int nl = 0;
-		if (tune_apply(k, t->ids, v, t->nt) == CT_OK && model_cost(k, t->o->cache_spec, r->weight_ns, c, &nl) == CT_OK) {
+		if (tune_apply(k, t->ids, v, t->nt) == CT_OK && model_cost(k, &t->spec, &t->m, r->weight_ns, TUNE_SCREEN_DEPTH, c, &nl) == CT_OK) {
 			r->ncandidates++;
 			if (nl > r->nlevels)
 				r->nlevels = nl;
@@ -295,6 +376,7 @@ static ct_status rank_all(tuner *t)
 		t->values = NULL;
 	}
 	qsort(r->candidates, (size_t)r->ncandidates, sizeof *r->candidates, cmp_cost);
+	refine_best(t);
 	r->model_seconds = ct_now() - t0;
 	return CT_OK;
 }
@@ -374,17 +456,73 @@ static void measure_one(tuner *t, ct_tune_candidate *c, const saved_params *size
 	}
 }
 
+/* The median seconds of one timing of candidate c at the real sizes (about
+ * 20 ms of runs); 0 when it does not run. */
+static double time_again(tuner *t, ct_tune_candidate *c)
+{
+	ct_kernel *k = t->k;
+	if (tune_apply(k, t->ids, c->values, t->nt) != CT_OK) {
+		ct_ctx_clear_error(k->ctx);
+		return 0;
+	}
+	ct_run_options ro;
+	ct_run_options_init(&ro);
+	ro.verify = 0;
+	ro.threads = t->o->threads;
+	ro.repeat = t->o->repeat > 0 ? t->o->repeat : 3;
+	if (t->o->repeat <= 0 && c->seconds > 0 && c->seconds * ro.repeat < 0.02) {
+		double want = 0.02 / c->seconds;
+		ro.repeat = want > 200 ? 200 : (int)want;
+	}
+	ct_run_result rr;
+	if (ct_kernel_run(k, &ro, &rr) != CT_OK) {
+		ct_ctx_clear_error(k->ctx);
+		return 0;
+	}
+	return rr.seconds;
+}
+
+/* When a candidate beat the file's default point during the search, the
+ * two are timed again back to back, interleaved (TUNE_CONFIRM_ROUNDS
+ * rounds, the minimum of each): a point that only looked faster because
+ * the machine was quieter while it ran does not replace the plan as
+ * written. Each keeps the fastest time it had. */
+static void confirm_best(tuner *t, int dflt)
+{
+	ct_tune_result *r = t->r;
+	if (dflt < 0 || r->best < 0 || r->best == dflt)
+		return;
+	ct_tune_candidate *d = &r->candidates[dflt], *b = &r->candidates[r->best];
+	if (!(d->seconds > 0) || (t->o->verify && d->verified != 1))
+		return;
+	double td = 0, tb = 0;
+	for (int round = 0; round < TUNE_CONFIRM_ROUNDS && ct_now() < t->deadline; round++) {
+		double x = time_again(t, d), y = time_again(t, b);
+		if (x > 0 && (td == 0 || x < td))
+			td = x;
+		if (y > 0 && (tb == 0 || y < tb))
+			tb = y;
+	}
+	if (!(td > 0 && tb > 0))
+		return;
+	if (td < d->seconds) {
+		d->gflops *= d->seconds / td;
+		d->seconds = td;
+	}
+	if (tb < b->seconds) {
+		b->gflops *= b->seconds / tb;
+		b->seconds = tb;
+	}
+	if (d->seconds <= b->seconds)
+		r->best = dflt;
+}
+
 /* Measure the best-ranked candidates, within the budget. */
 static void measure_best(tuner *t, const saved_params *sizes)
 {
 	ct_kernel *k = t->k;
 	ct_tune_result *r = t->r;
-	double frac = t->o->fraction > 0 ? t->o->fraction : 0.05;
-	int want = t->o->exhaustive ? r->ncandidates : (int)ceil(frac * r->ncandidates);
-	if (want < 1)
-		want = 1;
-	if (want > r->ncandidates)
-		want = r->ncandidates;
+	int want = measure_count(t);
 	/* the file's default point (the plan as written) is measured first, as
 	 * the baseline, within the same count: tuning never returns a slower one */
 	int dflt = -1;
@@ -420,6 +558,7 @@ static void measure_best(tuner *t, const saved_params *sizes)
 		if (ok && (r->best < 0 || c->seconds < r->candidates[r->best].seconds))
 			r->best = i;
 	}
+	confirm_best(t, dflt);
 	r->measure_seconds = ct_now() - t0;
 }
 
@@ -504,13 +643,13 @@ static ct_status tune_setup(tuner *t)
 	                                  sizeof r->size_class, &r->dtype);
 	if (st)
 		return st;
-	sim_spec spec;
-	st = t->o->cache_spec ? sim_spec_parse(k->ctx, t->o->cache_spec, &spec)
-	                      : sim_machine_spec(k->ctx, &spec);
+	st = t->o->cache_spec ? sim_spec_parse(k->ctx, t->o->cache_spec, &t->spec)
+	                      : sim_machine_spec(k->ctx, &t->spec);
 	if (st)
 		return st;
-	tune_weights(k->ctx, spec.nlevels, r->weight_ns);
-	r->nlevels = spec.nlevels;
+	tune_weights(k->ctx, t->spec.nlevels, r->weight_ns);
+	tune_machine_init(k->ctx, &t->m);
+	r->nlevels = t->spec.nlevels;
 	return CT_OK;
 }
 
@@ -610,8 +749,9 @@ static void print_json(ct_buf *b, const ct_tune_result *r)
 			continue;
 		ct_buf_printf(b, "%s{\"rank\": %d, \"params\": {", first ? "" : ", ", i);
 		put_values(b, r, c, true);
-		ct_buf_printf(b, "}, \"cost_ns\": %.6g, \"seconds\": %.9g, \"verified\": %s}", c->cost,
-		              c->seconds, c->verified == 1 ? "true" : c->verified == 0 ? "false" : "null");
+		ct_buf_printf(b, "}, \"cost_ns\": %.6g, \"core_ns\": %.6g, \"memory_ns\": %.6g, \"seconds\": %.9g, "
+		                 "\"verified\": %s}",
+		              c->cost, c->core_ns, c->memory_ns, c->seconds, c->verified == 1 ? "true" : c->verified == 0 ? "false" : "null");
 		first = false;
 	}
 	ct_buf_printf(b, "], \"model_seconds\": %.6g, \"measure_seconds\": %.6g, \"seconds\": %.6g}\n",
@@ -675,24 +815,29 @@ ct_status tune_model_best(ct_kernel *k, const int *ids, int nt, int max_evals, i
 	if (st)
 		return st;
 	tune_weights(k->ctx, spec.nlevels, w);
+	tune_machine m;
+	tune_machine_init(k->ctx, &m);
 	int64_t step = space > max_evals ? (space + max_evals - 1) / max_evals : 1;
-	double best_cost = -1;
+	ct_tune_candidate top;
+	memset(&top, 0, sizeof top);
+	bool found = false;
 	int64_t v[64];
 	for (int64_t p = 0; p < space; p += step) {
 		point_values(k, ids, nt, p, v);
 		ct_tune_candidate c;
 		memset(&c, 0, sizeof c);
 		int nl = 0;
-		if (tune_apply(k, ids, v, nt) != CT_OK || model_cost(k, NULL, w, &c, &nl) != CT_OK)
+		if (tune_apply(k, ids, v, nt) != CT_OK || model_cost(k, &spec, &m, w, MODEL_REFINE_FULL, &c, &nl) != CT_OK)
 			continue;
-		/* ties: the later point, as the tuner ranks */
-		if (best_cost < 0 || c.cost <= best_cost) {
-			best_cost = c.cost;
+		/* the tuner's order; ties: the later point */
+		if (!found || cmp_model(&c, &top) <= 0) {
+			top = c;
+			found = true;
 			memcpy(best, v, sizeof *v * (size_t)nt);
 		}
 	}
 	ct_ctx_clear_error(k->ctx);
-	if (best_cost < 0)
+	if (!found)
 		return ct_error(k->ctx, CT_ERR_INPUT, "no candidate of kernel '%s' passes the checks", k->name);
 	return tune_apply(k, ids, best, nt);
 }

@@ -1,0 +1,286 @@
+/* corecost.c: the tuner's core cost of a planned loop tree: register tiles, vector loads and FMAs in cycles (docs/TUNE.md). */
+#include "tune/corecost.h"
+
+#include <string.h>
+
+/*
+ * The cache model counts the loop tree's accesses; the C backend keeps a
+ * register tile's left-hand side in vector registers (src/gen/rtile.c), so
+ * what decides the speed of a compute-bound kernel is invisible to it: how
+ * many vector FMAs and operand loads one iteration of the tile's loop
+ * issues, whether enough independent accumulators hide the FMA latency, and
+ * how often the tile is loaded and stored. This file counts those issue
+ * slots on the same tree the model sees, with the pattern rtile.c matches:
+ *
+ *   for r (not unrolled, vectorized or parallel)
+ *     for u ... (unrolled, constant trips)
+ *       for v (vectorized, constant trip, step 1)
+ *         L[..] op= e     (op += or -=, L does not move with r)
+ *
+ * Everything else is counted per statement execution: its accesses as load
+ * or store slots and its arithmetic as FMA-unit slots, divided by the lanes
+ * of its type that an enclosing vectorized loop fills.
+ */
+
+#define CC_MAX_U 8
+
+typedef struct cc {
+	const ct_looptree *t;
+	const tune_machine *m;
+	int64_t *pv;
+	double cycles;
+	tune_core_cost *out;
+} cc;
+
+static int64_t trip_of(const cc *c, const lt_node *x)
+{
+	bool ok = true;
+	int64_t lo = bx_eval(x->lo, c->pv, &ok), hi = bx_eval(x->hi, c->pv, &ok);
+	if (!ok || hi <= lo || x->step < 1)
+		return 0;
+	return (hi - lo + x->step - 1) / x->step;
+}
+
+/* Whether expression e moves with tree loop variable x. */
+static bool moves(const ct_looptree *t, const ir_expr *e, int x)
+{
+	bool bad = false;
+	if (e->kind == EX_ACCESS && e->id >= 0 && e->id < t->narrays)
+		for (int d = 0; d < t->arrays[e->id].rank; d++)
+			if (lt_var_coef(t, e->sub[d], x, &bad) != 0 || bad)
+				return true;
+	if (e->kind == EX_INDEX && e->id >= 0 && e->id < t->k->nindices && t->chain && t->chain[e->id])
+		for (int m = 0; m < t->chain_len[e->id]; m++)
+			if (t->chain[e->id][m] == x)
+				return true;
+	for (int i = 0; i < e->nargs; i++)
+		if (moves(t, e->args[i], x))
+			return true;
+	return false;
+}
+
+/* Accesses (reads) and arithmetic operations of e. */
+static void count_expr(const ir_expr *e, int *reads, int *ops)
+{
+	if (!e)
+		return;
+	if (e->kind == EX_ACCESS)
+		(*reads)++;
+	else if (e->kind == EX_NEG || e->kind == EX_ADD || e->kind == EX_SUB || e->kind == EX_MUL ||
+	         e->kind == EX_DIV || e->kind == EX_CALL)
+		(*ops)++;
+	for (int i = 0; i < e->nargs; i++)
+		count_expr(e->args[i], reads, ops);
+}
+
+/* Vector instructions of one element update `L op= e`: e's operations plus
+ * the accumulation, a product feeding it contracted into one FMA. */
+static int update_instructions(const ir_node *s)
+{
+	int reads = 0, ops = 0;
+	count_expr(s->rhs, &reads, &ops);
+	int n = ops + (s->op != AS_SET);
+	if (s->op != AS_SET && s->rhs && s->rhs->kind == EX_MUL)
+		n--;
+	return n < 1 ? 1 : n;
+}
+
+/* Lanes of the target's widest vector for elements of `bytes` bytes. */
+static int64_t max_lanes(const tune_machine *m, size_t bytes)
+{
+	int64_t l = m->vector_bytes / (int64_t)(bytes ? bytes : 4);
+	return l < 1 ? 1 : l;
+}
+
+/* Vector registers (chunks) rtile.c cuts `trip` lanes into: full vectors,
+ * then one masked vector on 64-byte targets or power-of-two pieces. */
+static int64_t chunks_of(int64_t trip, int64_t lanes, int vector_bytes)
+{
+	int64_t n = trip / lanes, left = trip % lanes;
+	if (left && vector_bytes == 64)
+		return n + 1;
+	for (; left; left &= left - 1)
+		n++;
+	return n;
+}
+
+/* The register tile rooted at loop r, when r matches rtile.c's pattern:
+ * cycles of the whole of r (all its iterations, the tile's load and store,
+ * the chains' drain) and the flops counted as FMA pairs, for one execution
+ * of r. */
+static bool tile_cycles(cc *c, const lt_node *r, double *cycles, double *flops)
+{
+	const ct_looptree *t = c->t;
+	const tune_machine *m = c->m;
+	if (r->kind != LT_LOOP || r->unroll || r->vector || r->parallel || r->nkids != 1)
+		return false;
+	const lt_node *u[CC_MAX_U], *y = r->kids[0];
+	int64_t utrip[CC_MAX_U];
+	int nu = 0;
+	while (y->kind == LT_LOOP && y->unroll && y->nkids == 1 && nu < CC_MAX_U) {
+		utrip[nu] = trip_of(c, y);
+		if (utrip[nu] == 0)
+			return false;
+		u[nu++] = y;
+		y = y->kids[0];
+	}
+	if (y->kind != LT_LOOP || !y->vector || y->step != 1 || y->nkids != 1)
+		return false;
+	const lt_node *v = y, *st = y->kids[0];
+	int64_t vtrip = trip_of(c, v);
+	if (vtrip == 0 || st->kind != LT_STMT || !st->stmt || !st->stmt->lhs ||
+	    st->stmt->lhs->kind != EX_ACCESS || (st->stmt->op != AS_ADD && st->stmt->op != AS_SUB))
+		return false;
+	const ir_node *s = st->stmt;
+	int lhs = s->lhs->id;
+	if (lhs < 0 || lhs >= t->narrays || (t->arrays[lhs].type != CT_F32 && t->arrays[lhs].type != CT_F64))
+		return false;
+	if (moves(t, s->lhs, r->index))
+		return false;
+	int64_t lanes = max_lanes(m, ct_dtype_size(t->arrays[lhs].type));
+	int64_t nch = chunks_of(vtrip, lanes, m->vector_bytes);
+	int64_t rows = 1;
+	for (int i = 0; i < nu; i++)
+		rows *= utrip[i];
+	int64_t nacc = rows * nch;
+	if (nacc > 64) /* rtile.c emits loops then */
+		return false;
+	/* operands fetched once per iteration of r: each access of e once per
+	 * combination of the unrolled loops and chunks it moves with */
+	int64_t loads = 0;
+	const ir_expr *stack[64];
+	int sp = 0;
+	stack[sp++] = s->rhs;
+	while (sp > 0) {
+		const ir_expr *e = stack[--sp];
+		if (!e)
+			continue;
+		if (e->kind == EX_ACCESS) {
+			int64_t n = moves(t, e, v->index) ? nch : 1;
+			for (int i = 0; i < nu; i++)
+				if (moves(t, e, u[i]->index))
+					n *= utrip[i];
+			loads += n;
+			continue;
+		}
+		for (int i = 0; i < e->nargs && sp < 64; i++)
+			stack[sp++] = e->args[i];
+	}
+	int64_t rtrip = trip_of(c, r);
+	double fma = (double)(nacc * update_instructions(s)) / m->fma_units;
+	double ld = (double)loads / m->load_ports;
+	/* every accumulator is one dependent chain: an iteration lasts at least
+	 * the FMA latency */
+	double iter = fma > ld ? fma : ld;
+	if (iter < m->fma_latency)
+		iter = m->fma_latency;
+	/* more live vectors than registers: the excess is spilled and reloaded */
+	int64_t live = nacc + loads;
+	if (live > m->vector_registers)
+		iter += 2.0 * (double)(live - m->vector_registers) / m->load_ports;
+	/* the tile: loaded before r, stored after it, once the chains drain */
+	double moves_cy = (double)(2 * nacc) / m->load_ports + m->fma_latency;
+	*cycles = (double)rtrip * iter + moves_cy;
+	*flops = 2.0 * (double)(rows * vtrip * rtrip) * (double)update_instructions(s);
+	return true;
+}
+
+/* Cycles of one execution of statement or let x, inside a vectorized loop
+ * of `vtrip` iterations (0: none): divided by the lanes of the statement's
+ * type (its left-hand side's; f32 for a let) that the loop fills. */
+static double stmt_cycles(const cc *c, const lt_node *x, int64_t vtrip)
+{
+	const ir_node *s = x->stmt;
+	if (!s)
+		return 0;
+	size_t bytes = 4;
+	if (x->kind == LT_STMT && s->lhs && s->lhs->id >= 0 && s->lhs->id < c->t->narrays)
+		bytes = ct_dtype_size(c->t->arrays[s->lhs->id].type);
+	int64_t lanes = 1;
+	if (vtrip > 0) {
+		int64_t most = max_lanes(c->m, bytes);
+		lanes = vtrip < most ? vtrip : most;
+	}
+	int reads = 0, ops = 0;
+	count_expr(s->rhs, &reads, &ops);
+	int writes = 0;
+	if (x->kind == LT_STMT && s->lhs) {
+		writes = 1;
+		reads += s->op != AS_SET;
+	}
+	double mem = (double)(reads + writes) / c->m->load_ports;
+	double alu = (double)update_instructions(s) / c->m->fma_units;
+	if (x->kind == LT_LET || !s->lhs)
+		alu = (double)ops / c->m->fma_units;
+	double cy = mem > alu ? mem : alu;
+	return cy / (double)lanes;
+}
+
+/* Add the cycles of x, run `times` times, inside a vectorized loop of
+ * vtrip iterations (0: none). */
+static void walk(cc *c, const lt_node *x, double times, int64_t vtrip)
+{
+	switch (x->kind) {
+	case LT_LOOP: {
+		double cy, fl;
+		if (tile_cycles(c, x, &cy, &fl)) {
+			c->cycles += times * cy;
+			c->out->tiles++;
+			c->out->tile_flops += times * fl;
+			return;
+		}
+		int64_t trip = trip_of(c, x);
+		int64_t v = x->vector ? (trip > 0 ? trip : 1) : vtrip;
+		for (int i = 0; i < x->nkids; i++)
+			walk(c, x->kids[i], times * (double)trip, v);
+		return;
+	}
+	case LT_STMT:
+	case LT_LET: c->cycles += times * stmt_cycles(c, x, vtrip); return;
+	case LT_IF:
+	case LT_CACHE:
+		for (int i = 0; i < x->nkids; i++)
+			walk(c, x->kids[i], times, vtrip);
+		for (int i = 0; i < x->nels; i++)
+			walk(c, x->els[i], times, vtrip);
+		return;
+	}
+}
+
+void tune_machine_init(ct_ctx *ctx, tune_machine *m)
+{
+	ct_probe_info pi;
+	memset(&pi, 0, sizeof pi);
+	/* the clock comes from the FMA microbenchmark (~0.3 s, once per ctx) */
+	if (ct_probe_run(ctx, CT_PROBE_MEASURE_FLOPS, &pi) != CT_OK)
+		memset(&pi, 0, sizeof pi);
+	memset(m, 0, sizeof *m);
+	m->ghz = pi.ghz > 0 ? pi.ghz : 3.0;
+	m->fma_units = pi.fma_units > 0 ? pi.fma_units : 1;
+	m->fma_latency = pi.fma_latency > 0 ? pi.fma_latency : 4;
+	m->vector_bytes = pi.vector_bytes >= 8 ? pi.vector_bytes : 16;
+	m->vector_registers = pi.vector_registers > 0 ? pi.vector_registers : 16;
+	/* not probed: a core that issues n vector FMAs per cycle also issues n
+	 * vector loads (true of the x86 and Arm cores of the last decade) */
+	m->load_ports = m->fma_units;
+}
+
+ct_status tune_core_cycles(const ct_looptree *t, const tune_machine *m, tune_core_cost *out)
+{
+	memset(out, 0, sizeof *out);
+	ct_ctx *ctx = t->k->ctx;
+	int64_t *pv = ct_alloc(ctx, sizeof *pv * ((size_t)t->k->nparams + (size_t)t->nderived + 1));
+	if (!pv)
+		return CT_ERR_NOMEM;
+	if (!lt_param_values(t, pv)) {
+		ct_free(ctx, pv);
+		return ct_error(ctx, CT_ERR_LIMIT, "overflow in the sizes of kernel '%s'", t->k->name);
+	}
+	cc c = {t, m, pv, 0, out};
+	for (int i = 0; i < t->nroots; i++)
+		walk(&c, t->roots[i], 1.0, 0);
+	out->cycles = c.cycles;
+	out->ns = c.cycles / m->ghz;
+	ct_free(ctx, pv);
+	return CT_OK;
+}
