@@ -138,7 +138,7 @@ static void put_bound(cg *g, ct_buf *b, const ir_expr *x, int coef, int o, int v
 static void split_loop(cg *g, const lt_node *x, const char *from, const char *to,
                        lt_node *const *nodes, int n)
 {
-	if (n == 0)
+	if (n == 0 || cg_stream_loop(g, x, from, to, nodes, n))
 		return;
 	const char *v = g->iname[x->index];
 	if (x->vector)

@@ -30,36 +30,157 @@ static inline int ct_max_threads(void) { return omp_get_max_threads(); }
 static inline int ct_thread_num(void) { return 0; }
 static inline int ct_max_threads(void) { return 1; }
 #endif
+#if defined(__AVX512F__) || defined(__AVX__) || defined(__SSE2__)
+#include <immintrin.h>
+#endif
+static inline int ct_line_aligned(const void *p) { return ((uintptr_t)p & 63) == 0; }
+static inline void ct_stream64(void *p, const void *v)
+{
+#if defined(__AVX512F__)
+	_mm512_stream_ps((float *)p, _mm512_load_ps((const float *)v));
+#elif defined(__AVX__)
+	_mm256_stream_ps((float *)p, _mm256_load_ps((const float *)v));
+	_mm256_stream_ps((float *)p + 8, _mm256_load_ps((const float *)v + 8));
+#elif defined(__SSE2__)
+	for (int i = 0; i < 16; i += 4)
+		_mm_stream_ps((float *)p + i, _mm_load_ps((const float *)v + i));
+#elif defined(__clang__)
+	typedef float ct_line16 __attribute__((vector_size(64)));
+	ct_line16 x;
+	memcpy(&x, v, 64);
+	__builtin_nontemporal_store(x, (ct_line16 *)p);
+#else
+	memcpy(p, v, 64);
+#endif
+}
+#if defined(__SSE2__)
+static inline void ct_stream_fence(void) { _mm_sfence(); }
+#else
+static inline void ct_stream_fence(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+#endif
 
 void cachet_stencil5_fast(const float *restrict A, float *restrict B)
 {
 	const int ct_nt = ct_max_threads(); /* threads of the parallel loops */
-	#pragma omp parallel for schedule(static) num_threads(ct_team(ct_nt, 0, 256))
-	for (int64_t x = 0; x < 256; x++) {
-		/* index-set split of y: the if's bounds on y as loop bounds */
-		{
-			const int64_t ct_first_y = ct_min64(ct_max64(0, ((0) + 1 - (0))), 256);
-			const int64_t ct_end_y = ct_max64(ct_min64(256, (-(-255) + 0 - (0))), ct_first_y);
-			if ((0 < x) && (x < (256 - 1))) {
-				#pragma omp simd
-				for (int64_t y = 0; y < ct_first_y; y++) {
-					B[x * 256 + y] = A[x * 256 + y];
-				}
-				#pragma omp simd
-				for (int64_t y = ct_first_y; y < ct_end_y; y++) {
-					B[x * 256 + y] = (((((A[(x - 1) * 256 + y] + A[(x + 1) * 256 + y]) + A[x * 256 + y - 1]) + A[x * 256 + y + 1]) + A[x * 256 + y]) / 5.0f);
-				}
-				#pragma omp simd
-				for (int64_t y = ct_end_y; y < 256; y++) {
-					B[x * 256 + y] = A[x * 256 + y];
-				}
-			} else {
-				#pragma omp simd
-				for (int64_t y = 0; y < 256; y++) {
-					B[x * 256 + y] = A[x * 256 + y];
+	/* streaming stores inside: each thread fences once after its share of the loop */
+	#pragma omp parallel num_threads(ct_team(ct_nt, 0, 256))
+	{
+		#pragma omp for schedule(static) nowait
+		for (int64_t x = 0; x < 256; x++) {
+			/* index-set split of y: the if's bounds on y as loop bounds */
+			{
+				const int64_t ct_first_y = ct_min64(ct_max64(0, ((0) + 1 - (0))), 256);
+				const int64_t ct_end_y = ct_max64(ct_min64(256, (-(-255) + 0 - (0))), ct_first_y);
+				if ((0 < x) && (x < (256 - 1))) {
+					/* streaming stores of B over y: to a 64-byte boundary, whole lines (16 elements) non-temporal, the rest */
+					{
+						int64_t ct_nt_y = 0;
+						const int64_t ct_nt_end_y = ct_first_y;
+						for (; ct_nt_y < ct_nt_end_y; ct_nt_y++) {
+							const int64_t y = ct_nt_y;
+							if (ct_line_aligned(&B[x * 256 + y])) {
+								break;
+							}
+							B[x * 256 + y] = A[x * 256 + y];
+						}
+						for (; ct_nt_y + 16 <= ct_nt_end_y; ct_nt_y += 16) {
+							float ct_line[16] __attribute__((aligned(64)));
+							#pragma omp simd
+							for (int64_t y = ct_nt_y; y < ct_nt_y + 16; y++) {
+								ct_line[y - ct_nt_y] = A[x * 256 + y];
+							}
+							{
+								const int64_t y = ct_nt_y;
+								ct_stream64(&B[x * 256 + y], ct_line);
+							}
+						}
+						for (int64_t y = ct_nt_y; y < ct_nt_end_y; y++) {
+							B[x * 256 + y] = A[x * 256 + y];
+						}
+					}
+					/* streaming stores of B over y: to a 64-byte boundary, whole lines (16 elements) non-temporal, the rest */
+					{
+						int64_t ct_nt_y = ct_first_y;
+						const int64_t ct_nt_end_y = ct_end_y;
+						for (; ct_nt_y < ct_nt_end_y; ct_nt_y++) {
+							const int64_t y = ct_nt_y;
+							if (ct_line_aligned(&B[x * 256 + y])) {
+								break;
+							}
+							B[x * 256 + y] = (((((A[(x - 1) * 256 + y] + A[(x + 1) * 256 + y]) + A[x * 256 + y - 1]) + A[x * 256 + y + 1]) + A[x * 256 + y]) / 5.0f);
+						}
+						for (; ct_nt_y + 16 <= ct_nt_end_y; ct_nt_y += 16) {
+							float ct_line[16] __attribute__((aligned(64)));
+							#pragma omp simd
+							for (int64_t y = ct_nt_y; y < ct_nt_y + 16; y++) {
+								ct_line[y - ct_nt_y] = (((((A[(x - 1) * 256 + y] + A[(x + 1) * 256 + y]) + A[x * 256 + y - 1]) + A[x * 256 + y + 1]) + A[x * 256 + y]) / 5.0f);
+							}
+							{
+								const int64_t y = ct_nt_y;
+								ct_stream64(&B[x * 256 + y], ct_line);
+							}
+						}
+						for (int64_t y = ct_nt_y; y < ct_nt_end_y; y++) {
+							B[x * 256 + y] = (((((A[(x - 1) * 256 + y] + A[(x + 1) * 256 + y]) + A[x * 256 + y - 1]) + A[x * 256 + y + 1]) + A[x * 256 + y]) / 5.0f);
+						}
+					}
+					/* streaming stores of B over y: to a 64-byte boundary, whole lines (16 elements) non-temporal, the rest */
+					{
+						int64_t ct_nt_y = ct_end_y;
+						const int64_t ct_nt_end_y = 256;
+						for (; ct_nt_y < ct_nt_end_y; ct_nt_y++) {
+							const int64_t y = ct_nt_y;
+							if (ct_line_aligned(&B[x * 256 + y])) {
+								break;
+							}
+							B[x * 256 + y] = A[x * 256 + y];
+						}
+						for (; ct_nt_y + 16 <= ct_nt_end_y; ct_nt_y += 16) {
+							float ct_line[16] __attribute__((aligned(64)));
+							#pragma omp simd
+							for (int64_t y = ct_nt_y; y < ct_nt_y + 16; y++) {
+								ct_line[y - ct_nt_y] = A[x * 256 + y];
+							}
+							{
+								const int64_t y = ct_nt_y;
+								ct_stream64(&B[x * 256 + y], ct_line);
+							}
+						}
+						for (int64_t y = ct_nt_y; y < ct_nt_end_y; y++) {
+							B[x * 256 + y] = A[x * 256 + y];
+						}
+					}
+				} else {
+					/* streaming stores of B over y: to a 64-byte boundary, whole lines (16 elements) non-temporal, the rest */
+					{
+						int64_t ct_nt_y = 0;
+						const int64_t ct_nt_end_y = 256;
+						for (; ct_nt_y < ct_nt_end_y; ct_nt_y++) {
+							const int64_t y = ct_nt_y;
+							if (ct_line_aligned(&B[x * 256 + y])) {
+								break;
+							}
+							B[x * 256 + y] = A[x * 256 + y];
+						}
+						for (; ct_nt_y + 16 <= ct_nt_end_y; ct_nt_y += 16) {
+							float ct_line[16] __attribute__((aligned(64)));
+							#pragma omp simd
+							for (int64_t y = ct_nt_y; y < ct_nt_y + 16; y++) {
+								ct_line[y - ct_nt_y] = A[x * 256 + y];
+							}
+							{
+								const int64_t y = ct_nt_y;
+								ct_stream64(&B[x * 256 + y], ct_line);
+							}
+						}
+						for (int64_t y = ct_nt_y; y < ct_nt_end_y; y++) {
+							B[x * 256 + y] = A[x * 256 + y];
+						}
+					}
 				}
 			}
 		}
+		ct_stream_fence();
 	}
 }
 
