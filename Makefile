@@ -167,3 +167,33 @@ bench-stencil: $(BUILD)/bench/bench_stencil
 $(BUILD)/bench/bench_stencil: bench/stencil/bench_stencil.c $(BUILD)/libcachet.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) $(EXTRA_LIBS) $(LDLIBS)
+
+# make bench-tune [BENCH_ARGS="--size 512 --gemm 256,512 --skip-exhaustive --selector"]: model-pruned vs
+# exhaustive tuning, tuned vs hand-written sgemm, selector overhead (issue #7)
+.PHONY: bench-tune
+bench-tune: $(BUILD)/bench/bench_tune
+	./$(BUILD)/bench/bench_tune $(BENCH_ARGS)
+
+$(BUILD)/bench/bench_tune: bench/tune/bench_tune.c $(BUILD)/libcachet.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) $(EXTRA_LIBS) $(LDLIBS)
+
+# make bench-stencil-spmd [BENCH_ARGS="--quick --threads T"]: the HammerBlade stencil experiment (issue #8):
+# SPMD 5-point stencil, non-cached vs cached with halo, branching vs branch-free, as a table
+.PHONY: bench-stencil-spmd
+bench-stencil-spmd: $(BUILD)/bench/bench_stencil_spmd
+	./$(BUILD)/bench/bench_stencil_spmd $(BENCH_ARGS)
+
+$(BUILD)/bench/bench_stencil_spmd: bench/stencil_spmd/bench_stencil_spmd.c $(BUILD)/libcachet.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) $(EXTRA_LIBS) $(LDLIBS)
+
+# make bench-opencl [BENCH_ARGS="--quick --reps N"]: sgemm on the OpenCL device (PoCL), cachet's kernel
+# (examples/opencl_sgemm.cachet) vs CLBlast, 256..2048, with cold build vs binary load times
+.PHONY: bench-opencl
+bench-opencl: $(BUILD)/bench/bench_opencl
+	./$(BUILD)/bench/bench_opencl $(BENCH_ARGS)
+
+$(BUILD)/bench/bench_opencl: bench/opencl/bench_opencl.c $(BUILD)/libcachet.a | $(BUILD)/.bench-deps-ok
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) -lclblast -lOpenCL $(EXTRA_LIBS) $(LDLIBS)

@@ -790,6 +790,203 @@ CT_API ct_status ct_tensor_window(CT_KEEP const ct_tensor *t, int d, CT_KEEP int
 				  CT_KEEP int64_t *hi);
 /* @@tensor-api end */
 
+/* ---------------------------------------------------------------- tuner and solution selector (src/tune/tuner.c, select.c) */
+/* @@tuner-api: `param T = 64 tune {..}` params, ct_tune, ct_select (docs/TUNE.md). */
+
+/* The candidate values of param i (`tune {...}` or `tune lo..hi step s` in the
+ * file): their count, 0 for a param that is not tunable, and *values (may be
+ * NULL; owned by k, increasing, the default among them). */
+CT_API int ct_kernel_param_candidates(CT_KEEP const ct_kernel *k, int i,
+				      CT_KEEP const int64_t **values);
+
+/* How the store names k's tuning problem: family = kernel name + "-" + the
+ * XXH3-64 (hex) of the canonical kernel with every param value left out (so
+ * every size and tile shares it), size_class = the values of the size params
+ * (compile-time params that are neither tunable nor derived, and runtime
+ * params with a value) as "M=256:N=256:K=256", dtype = the type of the first
+ * output/inout array. Strings are written into the caller's buffers. */
+CT_API ct_status ct_kernel_tune_key(CT_KEEP ct_kernel *k, CT_KEEP char *family, size_t nfamily,
+				    CT_KEEP char *size_class, size_t nclass, CT_KEEP ct_dtype *dtype);
+
+/* Options of ct_tune; ct_tune_opts_init sets the defaults. */
+typedef struct ct_tune_opts {
+	double budget;          /* wall seconds for the whole tuning (0 = 60) */
+	double fraction;        /* most candidates measured, as a share of the valid ones
+				   (0 = 0.05); at least 1 is measured */
+	int exhaustive;         /* measure every valid candidate (benchmarks) */
+	int no_default;         /* do not measure the file's default point first (it is
+				   otherwise the first of the measured ones, as the baseline) */
+	int verify;             /* check each measured candidate against the interpreter
+				   on a small instance; a wrong one is discarded (default 1) */
+	int64_t verify_max;     /* the small instance: each size param capped to this (0 = 37) */
+	int repeat;             /* timed runs per candidate, the median counts (0 = 3) */
+	int threads;            /* threads of parallel loops while timing (0 = the ctx's) */
+	const char *cache_spec; /* levels for the model (NULL = this machine's caches) */
+	const char *store_dir;  /* store folder (NULL = the cachet cache folder) */
+	int no_store;           /* do not write the winner */
+	/* called after each candidate ranked or measured (may be NULL) */
+	void (*progress)(void *ud, const char *phase, int done, int total);
+	void *progress_ud;
+} ct_tune_opts;
+CT_API void ct_tune_opts_init(CT_KEEP ct_tune_opts *o);
+
+/* One point of the candidate space. */
+typedef struct ct_tune_candidate {
+	int64_t *values;        /* [nparams] in the order of ct_tune_result.params */
+	double cost;            /* the model's cost: weighted misses, in ns (docs/TUNE.md) */
+	int64_t misses[CT_SIM_MAX_LEVELS]; /* predicted misses per level */
+	int measured;           /* 1: compiled and timed */
+	double seconds;         /* median measured time (0: not measured) */
+	double gflops;
+	int verified;           /* 1 ok, 0 wrong (discarded), -1 not verified */
+} ct_tune_candidate;
+
+typedef struct ct_tune_result {
+	int nparams;
+	const char **params;    /* [nparams] names of the tunable params (owned by the kernel) */
+	char family[96], size_class[256];
+	ct_dtype dtype;
+	int nlevels;
+	double weight_ns[CT_SIM_MAX_LEVELS]; /* cost of one miss of each level (docs/TUNE.md) */
+	int64_t space;          /* candidates enumerated */
+	int ncandidates;        /* valid ones (checked and modelled), best model cost first */
+	ct_tune_candidate *candidates;
+	int nmeasured, nwrong;  /* timed; discarded by verification */
+	int best;               /* index of the fastest verified candidate, -1 if none */
+	int stored;             /* 1: written to the store (it beat what was there) */
+	int budget_hit;         /* 1: the budget stopped measuring early */
+	char store_path[512];
+	double model_seconds, measure_seconds, seconds;
+} ct_tune_result;
+
+/* Tune k's tunable params for k's current sizes: enumerate the product of
+ * their candidate values, drop the combinations the checks refuse, rank all
+ * the others by the cache model's cost, compile and time the best
+ * ceil(fraction * valid) of them (all with exhaustive; the file's default
+ * point first, counted among them, unless no_default) within the budget,
+ * verify each against the interpreter on a small instance, and write the
+ * fastest verified one to the per-device store. k is left as it was.
+ * CT_ERR_INPUT (at the kernel's name) when k has no tunable param,
+ * CT_ERR_LIMIT when the space exceeds 1,000,000 points. */
+CT_API ct_status ct_tune(CT_KEEP ct_kernel *k, CT_KEEP const ct_tune_opts *o,
+			 CT_KEEP ct_tune_result *r);
+CT_API void ct_tune_result_free(CT_KEEP ct_tune_result *r);
+/* Print r as a table (json = 0) or one JSON object (json = 1). */
+CT_API ct_status ct_tune_print(CT_KEEP const ct_tune_result *r, int json, CT_KEEP FILE *out);
+
+/* The run-time solution selector of one kernel: reads the store once, keeps
+ * its records and every answer in memory, so a repeated ct_select costs a
+ * hash lookup. */
+typedef struct ct_selector ct_selector;
+
+/* Where a solution's values came from. */
+typedef enum ct_select_source {
+	CT_SELECT_EXACT = 0,   /* a verified store record of these sizes */
+	CT_SELECT_NEAREST = 1, /* the record of the nearest size class */
+	CT_SELECT_MODEL = 2    /* no record: the model's best candidate */
+} ct_select_source;
+CT_API const char *ct_select_source_name(ct_select_source s);
+
+#define CT_SELECT_MAX_PARAMS 16
+#define CT_SELECT_MAX_PIECES 64
+
+/* One subproblem: for each param of the kernel its value in this piece
+ * (sizes and tiles) and, for a size param, the offset of the piece. */
+typedef struct ct_select_piece {
+	int64_t value[CT_SELECT_MAX_PARAMS * 4];
+	int64_t offset[CT_SELECT_MAX_PARAMS * 4];
+} ct_select_piece;
+
+/* What to run for one problem. */
+typedef struct ct_solution {
+	ct_select_source source;
+	int ntuned;                        /* tunable params */
+	int tuned[CT_SELECT_MAX_PARAMS];   /* their param numbers */
+	int64_t values[CT_SELECT_MAX_PARAMS]; /* their chosen values */
+	const char *size_class;            /* the record's class ("" for the model); owned by the selector */
+	int npieces;                       /* main piece first, then the tails */
+	const ct_select_piece *pieces;     /* owned by the selector */
+} ct_solution;
+
+/* A selector for k (kept; it must outlive the selector) reading the store in
+ * store_dir (NULL = the cachet cache folder; a missing or unreadable store
+ * means no records). NULL on CT_ERR_NOMEM, CT_ERR_INPUT when k has no
+ * tunable param or more than CT_SELECT_MAX_PARAMS tunable ones. */
+CT_API CT_GIVE ct_selector *ct_selector_new(CT_KEEP ct_kernel *k, CT_KEEP const char *store_dir);
+CT_API void ct_selector_free(CT_TAKE ct_selector *s);
+/* The solution for the sizes sizes[0..nsizes-1] (the values of k's size
+ * params in declaration order, as ct_kernel_tune_key names them): the
+ * verified record of exactly these sizes, else the record of the nearest
+ * size class (the least sum of |log2| ratios of the sizes), else the
+ * model's best candidate. Where a size is not a multiple of its tile and
+ * the index it sizes can be cut (docs/TUNE.md), the problem is cut into a
+ * main piece (the multiples) and tail pieces. sol's pointers are owned by s
+ * and valid until s is freed. */
+CT_API ct_status ct_select(CT_KEEP ct_selector *s, CT_KEEP const int64_t *sizes, int nsizes,
+			   CT_KEEP ct_solution *sol);
+/* Run sol on buffers (one per array of the kernel, as ct_interp_run takes
+ * them, for the sizes it was selected for): each piece is compiled (or
+ * fetched from the code cache) and run in order on its block of the arrays.
+ * k's params are left as they were. */
+CT_API ct_status ct_solution_run(CT_KEEP ct_selector *s, CT_KEEP const ct_solution *sol,
+				 CT_KEEP void *const *buffers);
+/* Run k (the selector's kernel, with its current sizes) as cachet run does:
+ * select the solution for its sizes (into *sol), run it on deterministic
+ * inputs o->repeat times (after one untimed run that loads its pieces) and
+ * verify it against the unscheduled interpreter when o->verify. Only the
+ * native engine. */
+CT_API ct_status ct_kernel_run_selected(CT_KEEP ct_selector *s, CT_KEEP const ct_run_options *o,
+					CT_KEEP ct_run_result *r, CT_KEEP ct_solution *sol);
+/* @@tuner-api end */
+
+/* ---------------------------------------------------------------- kernels on views (src/run/views.c) */
+/* @@views-api */
+/* Run kernel k once on views: views[i] is array i's tensor, in declaration
+ * order (temps: NULL, ignored). The kernel's subscripts and `if` tests are
+ * logical indices of each view's top-level tensor (ct_tensor_root), whose
+ * extents must equal the array's declared ones: a view is cast to them
+ * (index casting), so the kernel may run on a sub-view, a sub-view of a
+ * sub-view or a cached copy with a halo, and its boundary tests still
+ * speak of the whole tensor. Every element the kernel may access (its
+ * subscripts' ranges over the loops, narrowed by one-index `if` atoms) must
+ * lie in the view's window (ct_tensor_window). An array declared `strided`
+ * takes any strides and base offset, passed at run time; any other array's
+ * view must be the dense buffer of its top-level tensor in the declared
+ * layout (its strides are compiled in). Views written by the kernel must
+ * not overlap other views. engine: CT_ENGINE_NATIVE (generated code, via the
+ * code caches; threads as ct_run_options.threads) or CT_ENGINE_INTERP.
+ * CT_ERR_USAGE for a missing or mismatched view or an access outside a
+ * window, else the engine's errors. */
+CT_API ct_status ct_kernel_run_views(CT_KEEP ct_kernel *k, CT_KEEP ct_tensor *const *views,
+				     ct_engine engine, int threads);
+/* ct_ctx_set_option(ctx, CT_OPT_BRANCHING, 1): the C backend emits the
+ * branching form: per-element bounds tests in the copies of halo caches,
+ * and boundary `if`s tested in every iteration. 0 (the default) is
+ * branch-free: copy loops whose bounds absorb the tests, and loops split
+ * into boundary and interior pieces so that the interior runs without
+ * tests (docs/VIEWS.md, "Branch-free code"). Same results either way. */
+#define CT_OPT_BRANCHING ((ct_option)5)
+/* @@views-api end */
+
+/* ---------------------------------------------------------------- OpenCL target (issue #9) */
+
+/* Kernels with plan(target=opencl) run through OpenCL: ct_kernel_run with
+ * the native engine generates OpenCL C (ct_kernel_emit(k, "opencl")),
+ * builds it on the first OpenCL device (CACHET_OPENCL_DEVICE: a substring
+ * of the platform or device name picks another; CACHET_OPENCL_OPTIONS: build
+ * options), keeps the program binary in the code cache folder, and reports
+ * engine "opencl". libOpenCL.so.1 is loaded at first use: without it these
+ * calls return CT_ERR_UNSUPPORTED with a message, and nothing else changes. */
+
+/* Build OpenCL C source with options (NULL: none) on the OpenCL device, to
+ * check it. CT_OK; CT_ERR_COMPILE with the device's build log in the ctx's
+ * message; CT_ERR_UNSUPPORTED without OpenCL. */
+CT_API ct_status ct_opencl_build(CT_KEEP ct_ctx *ctx, CT_KEEP const char *source, CT_KEEP const char *options);
+/* Write "platform | version | device | driver | device version" of the
+ * OpenCL device into buf (cap bytes, truncated). CT_ERR_UNSUPPORTED (and
+ * buf "") without OpenCL. */
+CT_API ct_status ct_opencl_device(CT_KEEP ct_ctx *ctx, CT_KEEP char *buf, size_t cap);
+
 #ifdef __cplusplus
 }
 #endif

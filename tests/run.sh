@@ -9,6 +9,10 @@ failed_names=""
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export CACHET_CACHE_DIR="$tmp/cache"
+# under the sanitizers, leaks inside PoCL/LLVM (third-party frames only) are suppressed
+if [ "${SAN:-}" = 1 ] && [ -z "${LSAN_OPTIONS:-}" ]; then
+	export LSAN_OPTIONS="suppressions=$(pwd)/tests/sanitize/lsan-thirdparty.supp:print_suppressions=0"
+fi
 run_one() {
 	name=$1
 	shift

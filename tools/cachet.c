@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Exit codes of CLI.md. */
 enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_BAD_INPUT = 2 };
@@ -34,6 +35,8 @@ typedef struct cli {
 	const char *sub;      /* cache subcommand */
 	const char *cc;       /* --cc: compiler command for generated code */
 	int64_t vector_bytes; /* --vector-bytes: widest register-tile vector (0 = the machine's) */
+	int show;             /* tune --show */
+	int branching;        /* --branching: CT_OPT_BRANCHING (tested copies and boundary ifs) */
 	int help;
 } cli;
 
@@ -156,12 +159,16 @@ static int parse_args(cli *c, int argc, char **argv, int first)
 			int rc = parse_define(c, d);
 			if (rc)
 				return rc;
+		} else if (strcmp(a, "--branching") == 0) {
+			c->branching = 1;
 		} else if (strcmp(a, "--json") == 0) {
 			c->json = 1;
 		} else if (strcmp(a, "--no-verify") == 0) {
 			c->run.verify = 0;
 		} else if (strcmp(a, "--simulate") == 0) {
 			c->simulate = 1;
+		} else if (strcmp(a, "--show") == 0 && strcmp(c->cmd, "tune") == 0) {
+			c->show = 1;
 		} else if (is_opt(a, "--engine")) {
 			if (!(v = opt_value(argc, argv, &i, "--engine")))
 				return usage_error("%s expects native or interp", a);
@@ -238,7 +245,8 @@ static ct_kernel *load_kernel(ct_ctx *ctx, cli *c, int *rc)
 		return NULL;
 	}
 	if ((c->cc && ct_ctx_set_compiler(ctx, c->cc) != CT_OK) ||
-	    ct_ctx_set_option(ctx, CT_OPT_VECTOR_BYTES, c->vector_bytes) != CT_OK) {
+	    ct_ctx_set_option(ctx, CT_OPT_VECTOR_BYTES, c->vector_bytes) != CT_OK ||
+	    ct_ctx_set_option(ctx, CT_OPT_BRANCHING, c->branching) != CT_OK) {
 		*rc = fail(ctx, ct_ctx_last_status(ctx));
 		return NULL;
 	}
@@ -309,10 +317,11 @@ static int cmd_lower(cli *c) { return with_kernel(c, lower_kernel); }
 
 static void print_run_json(const ct_kernel *k, const ct_run_result *r)
 {
-	printf("{\"kernel\": \"%s\", \"target\": \"host\", \"engine\": \"%s\", \"threads\": %d, "
+	printf("{\"kernel\": \"%s\", \"target\": \"%s\", \"engine\": \"%s\", \"threads\": %d, "
 	       "\"seconds\": %.9g, \"gflops\": %.6g, \"verified\": %s, \"max_rel_error\": %.6g, "
 	       "\"code_cache\": \"%s\", \"compile_seconds\": %.6g}\n",
-	       ct_kernel_name(k), r->engine, r->threads, r->seconds, r->gflops,
+	       ct_kernel_name(k), strcmp(r->engine, "opencl") == 0 ? "opencl" : "host", r->engine, r->threads,
+	       r->seconds, r->gflops,
 	       r->verified == 1 ? "true" : r->verified == 0 ? "false" : "null", r->max_rel_error,
 	       r->code_cache, r->compile_seconds);
 }
@@ -335,10 +344,80 @@ static void print_run_text(const ct_kernel *k, const ct_run_result *r)
 		printf("  code     %s (compile %.3f s)\n", r->code_cache, r->compile_seconds);
 }
 
+/* Whether `cachet run` asks the solution selector: the file has tunable
+ * params, none is set with -D, and the engine is native. */
+static int wants_selector(const ct_kernel *k, const cli *c)
+{
+	if (c->run.engine != CT_ENGINE_NATIVE)
+		return 0;
+	int tunable = 0;
+	for (int i = 0; i < ct_kernel_param_count(k); i++) {
+		if (!ct_kernel_param_candidates(k, i, NULL))
+			continue;
+		tunable = 1;
+		for (int d = 0; d < c->ndefs; d++)
+			if (strcmp(c->defs[d].name, ct_kernel_param_name(k, i)) == 0)
+				return 0;
+	}
+	return tunable;
+}
+
+/* The selector's choice, for the run's report. */
+static void print_solution(const ct_kernel *k, const ct_solution *sol, int json)
+{
+	if (json) {
+		printf("{\"source\": \"%s\", \"size_class\": \"%s\", \"pieces\": %d, \"params\": {",
+		       ct_select_source_name(sol->source), sol->size_class, sol->npieces);
+		for (int i = 0; i < sol->ntuned; i++)
+			printf("%s\"%s\": %lld", i ? ", " : "", ct_kernel_param_name(k, sol->tuned[i]),
+			       (long long)sol->values[i]);
+		printf("}}");
+		return;
+	}
+	printf("  tuned    ");
+	for (int i = 0; i < sol->ntuned; i++)
+		printf("%s%s=%lld", i ? " " : "", ct_kernel_param_name(k, sol->tuned[i]),
+		       (long long)sol->values[i]);
+	printf(" (%s%s%s), %d piece%s\n", ct_select_source_name(sol->source),
+	       sol->size_class[0] ? " " : "", sol->size_class, sol->npieces, sol->npieces == 1 ? "" : "s");
+}
+
 static int run_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
 {
 	ct_run_result r;
-	ct_status st = ct_kernel_run(k, &c->run, &r);
+	ct_solution sol;
+	ct_selector *sel;
+	ct_status st;
+	if (wants_selector(k, c)) {
+		if (!(sel = ct_selector_new(k, NULL)))
+			return fail(ctx, ct_ctx_last_status(ctx));
+		st = ct_kernel_run_selected(sel, &c->run, &r, &sol);
+		if (st && st != CT_ERR_VERIFY) {
+			ct_selector_free(sel);
+			return fail(ctx, st);
+		}
+		if (c->json) {
+			/* the run's object with one more field */
+			printf("{\"kernel\": \"%s\", \"target\": \"host\", \"engine\": \"%s\", \"threads\": %d, "
+			       "\"seconds\": %.9g, \"gflops\": %.6g, \"verified\": %s, \"max_rel_error\": %.6g, "
+			       "\"code_cache\": \"%s\", \"compile_seconds\": %.6g, \"tuned\": ",
+			       ct_kernel_name(k), r.engine, r.threads, r.seconds, r.gflops,
+			       r.verified == 1 ? "true" : r.verified == 0 ? "false" : "null", r.max_rel_error,
+			       r.code_cache, r.compile_seconds);
+			print_solution(k, &sol, 1);
+			printf("}\n");
+		} else {
+			print_run_text(k, &r);
+			print_solution(k, &sol, 0);
+		}
+		ct_selector_free(sel);
+		if (st) {
+			print_error(ctx);
+			return EXIT_FAILED;
+		}
+		return EXIT_OK;
+	}
+	st = ct_kernel_run(k, &c->run, &r);
 	if (st && st != CT_ERR_VERIFY)
 		return fail(ctx, st);
 	if (c->json)
@@ -672,6 +751,132 @@ static int tiles_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
 
 static int cmd_tiles(cli *c) { return with_kernel(c, tiles_kernel); }
 
+/* ------------------------------------------------------------ tune */
+
+/* A one-line progress bar on stderr (only when it is a terminal). */
+static void tune_progress(void *ud, const char *phase, int done, int total)
+{
+	(void)ud;
+	int width = 30, fill = total > 0 ? (int)((int64_t)done * width / total) : width;
+	fprintf(stderr, "\r%-7s [%.*s%*s] %d/%d", phase, fill, "##############################",
+	        width - fill, "", done, total);
+	if (done == total)
+		fputc('\n', stderr);
+	fflush(stderr);
+}
+
+/* Apply one --sizes set ("64x48x32": the size params in order) to k. */
+static ct_status apply_sizes(ct_kernel *k, const char *set, size_t len)
+{
+	char buf[256];
+	if (len >= sizeof buf)
+		return CT_ERR_INPUT;
+	memcpy(buf, set, len);
+	buf[len] = 0;
+	char fam[8], cls[512];
+	ct_status st = ct_kernel_tune_key(k, fam, 0, cls, sizeof cls, NULL);
+	if (st)
+		return st;
+	/* the size params are the names in the size class */
+	char *save = NULL, *tok = strtok_r(buf, "x", &save);
+	char *csave = NULL, *name = strtok_r(cls, ":", &csave);
+	while (tok && name) {
+		char *eq = strchr(name, '=');
+		if (eq)
+			*eq = 0;
+		int64_t v;
+		if (!parse_int(tok, &v) || v < 1)
+			return CT_ERR_INPUT;
+		if ((st = ct_kernel_set_param(k, name, v)))
+			return st;
+		tok = strtok_r(NULL, "x", &save);
+		name = strtok_r(NULL, ":", &csave);
+	}
+	if (tok || name)
+		return CT_ERR_INPUT;
+	return ct_kernel_recheck(k);
+}
+
+static int tune_one(ct_ctx *ctx, ct_kernel *k, cli *c, double budget)
+{
+	ct_tune_opts o;
+	ct_tune_opts_init(&o);
+	o.budget = budget;
+	o.cache_spec = c->cache_spec;
+	o.threads = c->run.threads;
+	if (isatty(2))
+		o.progress = tune_progress;
+	ct_tune_result r;
+	ct_status st = ct_tune(k, &o, &r);
+	if (st)
+		return fail(ctx, st);
+	ct_tune_print(&r, c->json, stdout);
+	int rc = r.best >= 0 ? EXIT_OK : EXIT_FAILED;
+	ct_tune_result_free(&r);
+	return rc;
+}
+
+static int tune_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
+{
+	double budget = c->budget > 0 ? c->budget : 60;
+	if (!c->sizes)
+		return tune_one(ctx, k, c, budget);
+	int nsets = 1;
+	for (const char *p = c->sizes; *p; p++)
+		nsets += *p == ',';
+	const char *p = c->sizes;
+	int rc = EXIT_OK;
+	for (int i = 0; i < nsets; i++) {
+		const char *e = strchr(p, ',');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		if (apply_sizes(k, p, len) != CT_OK) {
+			if (ct_ctx_last_status(ctx) == CT_ERR_INPUT && ct_ctx_diag_count(ctx))
+				return fail(ctx, CT_ERR_INPUT);
+			fprintf(stderr, "cachet: error: --sizes: '%.*s' is not one value per size param "
+			                "(e.g. 256x256x256 for M, N, K)\n", (int)len, p);
+			return EXIT_BAD_INPUT;
+		}
+		/* the budget is shared evenly by the size sets */
+		int r1 = tune_one(ctx, k, c, budget / nsets);
+		if (r1 > rc)
+			rc = r1;
+		p = e ? e + 1 : p + len;
+	}
+	return rc;
+}
+
+static int cmd_tune(cli *c)
+{
+	if (!c->show)
+		return with_kernel(c, tune_kernel);
+	ct_ctx *ctx = ct_ctx_new();
+	if (!ctx)
+		return EXIT_FAILED;
+	char family[128] = "";
+	int rc = EXIT_OK;
+	if (c->file) {
+		ct_kernel *k = load_kernel(ctx, c, &rc);
+		if (!k) {
+			ct_ctx_free(ctx);
+			return rc;
+		}
+		ct_status st = ct_kernel_tune_key(k, family, sizeof family, NULL, 0, NULL);
+		ct_kernel_free(k);
+		if (st) {
+			rc = fail(ctx, st);
+			ct_ctx_free(ctx);
+			return rc;
+		}
+	}
+	ct_store *s = ct_store_open(ctx, NULL, CT_STORE_READONLY);
+	ct_status st = s ? ct_store_show(s, family[0] ? family : NULL, c->json, stdout)
+	                 : ct_ctx_last_status(ctx);
+	ct_store_close(s);
+	rc = st ? fail(ctx, st) : EXIT_OK;
+	ct_ctx_free(ctx);
+	return rc;
+}
+
 static int cmd_probe(cli *c)
 {
 	ct_ctx *ctx = ct_ctx_new();
@@ -751,20 +956,22 @@ static const command commands[] = {
 	 cmd_lower},
 	{"run", "run a kernel on deterministic inputs, time it and verify it",
 	 "cachet run FILE [-D ...] [--engine native|interp] [--repeat N] [--threads T] [--no-verify] [--cc CC] "
-	 "[--vector-bytes B] [--json]",
+	 "[--vector-bytes B] [--branching] [--json]",
 	 "  --engine E      native (compiled, default) or interp (the reference interpreter)\n"
 	 "  --cc CC         compiler command for the generated C (default $CC, else cc)\n"
 	 "  --repeat N      timed runs; the median is reported\n"
 	 "  --threads T     threads of the plan's parallel loops (0 = all cores)\n"
 	 "  --vector-bytes B  widest vector of register tiles (0 = this machine's)\n"
+	 "  --branching     per-element tests in halo copies and boundary ifs (default: branch-free)\n"
 	 "  --no-verify     skip the comparison with the unscheduled reference\n"
 	 "  --json          one JSON object on stdout\n"
 	 "exit codes: 0 verified, 1 the kernel ran but failed, 2 bad input\n",
 	 cmd_run},
 	{"emit", "print the generated source",
-	 "cachet emit FILE [-D ...] [--target host] [--vector-bytes B]",
+	 "cachet emit FILE [-D ...] [--target host] [--vector-bytes B] [--branching]",
 	 "  --target T      host (C99, the default)\n"
-	 "  --vector-bytes B  widest vector of register tiles (0 = this machine's)\n",
+	 "  --vector-bytes B  widest vector of register tiles (0 = this machine's)\n"
+	 "  --branching     per-element tests in halo copies and boundary ifs (default: branch-free)\n",
 	 cmd_emit},
 	{"build", "write an ahead-of-time package: NAME.h, libNAME.a, libNAME.so",
 	 "cachet build FILE [-D ...] -o DIR [--cc CC] [--vector-bytes B]",
@@ -809,6 +1016,19 @@ static const command commands[] = {
 	 "bounds. Ranked by the misses of the smallest level, then the next; ties:\n"
 	 "larger tiles first. The 10 best are shown.\n",
 	 cmd_tiles},
+	{"tune", "tune a kernel's tunable params: rank by the cache model, measure the best few, store the winner",
+	 "cachet tune FILE [-D ...] [--sizes SETS] [--budget SECONDS] [--cache SPEC] [--threads T] [--json]\n"
+	 "       cachet tune --show [FILE] [--json]",
+	 "  --sizes SETS    size sets to tune, comma-separated, each the size params'\n"
+	 "                  values joined by x in declaration order (64x64x64,128x96x80);\n"
+	 "                  default: the file's sizes (with -D)\n"
+	 "  --budget S      wall seconds for the whole run (default 60), shared by the sets\n"
+	 "  --cache SPEC    cache levels for the model (default: this machine's)\n"
+	 "  --show          print the store's records (of FILE's family when given)\n"
+	 "  --json          one JSON object on stdout (per size set)\n"
+	 "Tunable params are written `param T = 64 tune {16, 32, 64}` or\n"
+	 "`tune 16..256 step 16`; see docs/TUNE.md. CACHET_CACHE_DIR sets the store's folder.\n",
+	 cmd_tune},
 	{"probe", "describe this machine: cores, caches, vector ISA, measured peak and bandwidth",
 	 "cachet probe [--json]", "  --json          one JSON object on stdout\n", cmd_probe},
 	{"demo", "the default job: an embedded matmul, run and explained", "cachet demo", "", cmd_demo},

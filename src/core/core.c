@@ -115,6 +115,12 @@ ct_status ct_ctx_set_option(ct_ctx *ctx, ct_option opt, int64_t value)
 {
 	if (!ctx)
 		return CT_ERR_USAGE;
+	if (opt == CT_OPT_BRANCHING) { /* views issue: outside the enum, see cachet.h */
+		if (value != 0 && value != 1)
+			return ct_error(ctx, CT_ERR_USAGE, "branching must be 0 or 1, not %lld", (long long)value);
+		ctx->branching = value;
+		return CT_OK;
+	}
 	switch (opt) {
 	case CT_OPT_THREADS:
 		if (value < 0 || value > 4096)
@@ -144,6 +150,8 @@ int64_t ct_ctx_get_option(const ct_ctx *ctx, ct_option opt)
 {
 	if (!ctx)
 		return 0;
+	if (opt == CT_OPT_BRANCHING)
+		return ctx->branching;
 	switch (opt) {
 	case CT_OPT_THREADS: return ctx->threads;
 	case CT_OPT_MAX_ERRORS: return ctx->max_errors;

@@ -35,6 +35,7 @@ struct ct_ctx {
 	char *rendered;    /* last ct_ctx_diag_render result */
 	/* options */
 	int64_t threads, max_errors, seed, vector_bytes;
+	int64_t branching; /* CT_OPT_BRANCHING: 1 = guarded copies and boundary ifs as written */
 	/* later modules hang their state here (plan cache, code cache, target)
 	 * and register a cleanup with ct_ctx_on_free */
 	void *plan_cache;

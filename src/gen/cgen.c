@@ -2,6 +2,7 @@
 #include "gen/gen.h"
 
 #include "gen/cgen.h"
+#include "run/views.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -270,7 +271,10 @@ static void put_aff(cg *g, ct_buf *b, aff x)
 		ct_buf_printf(b, " %c %lld", c < 0 ? '-' : '+', (long long)(c < 0 ? -c : c));
 }
 
-void cg_aff(cg *g, ct_buf *b, aff x) { put_aff(g, b, x); }
+void cg_aff(cg *g, ct_buf *b, aff x)
+{
+	put_aff(g, b, x);
+}
 
 void cg_bound(cg *g, ct_buf *b, const bx *x)
 {
@@ -357,6 +361,28 @@ static const bx *layout_product(cg *g, int a, int from)
 	return p;
 }
 
+/* Whether storage a is a kernel array declared `strided`: its base offset
+ * and strides are arguments (ct_vo_A, ct_vs_A_D), not constants. */
+static bool strided_arg(const cg *g, int a)
+{
+	return a < g->k->narrays && g->arrays[a].strided && g->arrays[a].role != CT_TEMP;
+}
+
+/* The stride texts of strided array a: the run-time arguments. */
+static bool strided_stride_names(cg *g, int a)
+{
+	for (int d = 0; d < g->arrays[a].rank; d++) {
+		char name[48];
+		snprintf(name, sizeof name, "ct_vs%d_%d", a, d);
+		size_t n = strlen(name) + 1;
+		g->stride[a * IR_MAX_RANK + d] = malloc(n);
+		if (!g->stride[a * IR_MAX_RANK + d])
+			return false;
+		memcpy(g->stride[a * IR_MAX_RANK + d], name, n);
+	}
+	return true;
+}
+
 /* Strides of all storage as C text, from its layout (most major first). */
 static bool make_strides(cg *g)
 {
@@ -365,6 +391,11 @@ static bool make_strides(cg *g)
 		return false;
 	for (int a = 0; a < g->narrays; a++) {
 		const ir_array *arr = &g->arrays[a];
+		if (strided_arg(g, a)) {
+			if (!strided_stride_names(g, a))
+				return false;
+			continue;
+		}
 		for (int r = 0; r < arr->rank; r++) {
 			const bx *st = layout_product(g, a, r + 1);
 			if (!st)
@@ -404,6 +435,10 @@ void cg_access(cg *g, ct_buf *b, int a, const aff *sub)
 	const ir_array *arr = &g->arrays[a];
 	ct_buf_printf(b, "%s[", g->aname[a]);
 	bool any = false;
+	if (strided_arg(g, a)) { /* the view's base: any offset, even below the data */
+		ct_buf_printf(b, "ct_vo%d", a);
+		any = true;
+	}
 	for (int d = 0; d < arr->rank; d++) {
 		const char *s = g->stride[a * IR_MAX_RANK + d];
 		if (sub[d].n == 0 && sub[d].c == 0)
@@ -866,19 +901,119 @@ static void gen_private_views(cg *g, const lt_node *band)
 	}
 }
 
+/* The PL_PARALLELIZE item of parallel loop x when it asks for SPMD. */
+static const ir_plan_item *spmd_item(const cg *g, const lt_node *x)
+{
+	const ct_kernel *k = g->k;
+	if (!x->parallel || x->par_item < 0 || x->par_item >= k->nplan)
+		return NULL;
+	const ir_plan_item *it = &k->plan[x->par_item];
+	return it->kind == PL_PARALLELIZE && it->spmd ? it : NULL;
+}
+
+/* ct_trips(lo, hi, step) of loop y as C into b. */
+static void put_trips(cg *g, ct_buf *b, const lt_node *y)
+{
+	ct_buf_puts(b, "ct_trips(");
+	cg_bound(g, b, y->lo);
+	ct_buf_puts(b, ", ");
+	cg_bound(g, b, y->hi);
+	ct_buf_printf(b, ", %lld)", (long long)y->step);
+}
+
+/* Open the loop over y restricted to the trips [ct_sb[2*d], ct_sb[2*d+1])
+ * of this thread's block. */
+static void open_block_loop(cg *g, const lt_node *y, int d)
+{
+	ct_buf lo, hi;
+	ct_buf_init(&lo);
+	ct_buf_init(&hi);
+	cg_bound(g, &lo, y->lo);
+	cg_bound(g, &hi, y->hi);
+	const char *v = g->iname[y->index];
+	kg_block_open(g->kg, "for (int64_t %s = %s + ct_sb[%d] * %lld; %s < ct_min64(%s, %s + ct_sb[%d] * %lld); %s += %lld)",
+		      v, lo.s ? lo.s : "0", 2 * d, (long long)y->step, v, hi.s ? hi.s : "0", lo.s ? lo.s : "0",
+		      2 * d + 1, (long long)y->step, v, (long long)y->step);
+	if (lo.failed || hi.failed)
+		g->failed = true;
+	ct_buf_free(&lo);
+	ct_buf_free(&hi);
+}
+
+/*
+ * SPMD (parallelize(..., spmd=true)): one parallel region; each thread
+ * takes its place on a grid of one or two dimensions (the band's first
+ * loops) and runs the same loops over its own block of their iterations:
+ * trips / grid extent each, the remainder spread one by one over the first
+ * blocks (ct_spmd_blocks). Caches inside the band get per-thread buffers,
+ * as with any parallel loop, so a cache of the block is the thread's
+ * private tile with its halo.
+ */
+static void gen_spmd(cg *g, const lt_node *x, const ir_plan_item *it)
+{
+	int dims = x->collapse >= 2 && x->nkids == 1 && x->kids[0]->kind == LT_LOOP ? 2 : 1;
+	const lt_node *y = dims == 2 ? x->kids[0] : NULL;
+	ct_buf tx, ty;
+	ct_buf_init(&tx);
+	ct_buf_init(&ty);
+	put_trips(g, &tx, x);
+	if (y)
+		put_trips(g, &ty, y);
+	else
+		ct_buf_puts(&ty, "1");
+	kg_comment(g->kg, "SPMD: a %s grid of threads, one block of %s%s%s each", dims == 2 ? "2-D" : "1-D",
+		   g->iname[x->index], y ? " x " : "", y ? g->iname[y->index] : "");
+	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "#pragma omp parallel num_threads(ct_team(ct_nt, %lld, %s * %s))",
+		(long long)it->max_threads, tx.s ? tx.s : "1", ty.s ? ty.s : "1");
+	kg_block_bare(g->kg);
+	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "int64_t ct_sb[4];");
+	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "ct_spmd_blocks(ct_thread_num(), ct_num_threads(), %d, %s, %s, ct_sb);",
+		dims, tx.s ? tx.s : "1", ty.s ? ty.s : "1");
+	const lt_node *outer_x = g->open[x->index], *outer_y = y ? g->open[y->index] : NULL;
+	open_block_loop(g, x, 0);
+	g->open[x->index] = x;
+	if (y) {
+		open_block_loop(g, y, 1);
+		g->open[y->index] = y;
+	}
+	const lt_node *inner = y ? y : x;
+	g->band = x;
+	g->band_left = 0;
+	gen_private_views(g, x);
+	cg_nodes(g, inner->kids, inner->nkids);
+	if (y) {
+		kg_block_close(g->kg);
+		g->open[y->index] = outer_y;
+	}
+	kg_block_close(g->kg);
+	g->open[x->index] = outer_x;
+	kg_block_close(g->kg);
+	if (tx.failed || ty.failed)
+		g->failed = true;
+	ct_buf_free(&tx);
+	ct_buf_free(&ty);
+}
+
 static void gen_loop(cg *g, const lt_node *x)
 {
+	const ir_plan_item *spmd = spmd_item(g, x);
+	if (spmd && x->index >= 0 && x->index < g->nindices) {
+		gen_spmd(g, x, spmd);
+		return;
+	}
 	if (x->index < 0 || x->index >= g->nindices) {
 		cg_bad(g, "loop over index", x->index);
 		return;
 	}
+	if (g->hook_loop && g->hook_loop(g, x))
+		return;
 	if (x->unroll) {
 		gen_unrolled(g, x);
 		return;
 	}
 	if (g->band_left == 0 && cg_register_tile(g, x))
 		return;
-	if (g->band_left == 0 && cg_index_split(g, x))
+	if (cg_guarded_nest(g, x) || cg_split_boundary(g, x))
 		return;
 	if (g->band_left == 0 && cg_stream_loop(g, x, NULL, NULL, x->kids, x->nkids))
 		return;
@@ -1124,7 +1259,11 @@ static void gen_cache(cg *g, const lt_node *x)
 		declare_private_on_stack(g, r->elided ? -1 : r->buffer);
 		declare_private_on_stack(g, r->temp);
 	}
+	if (g->hook_region)
+		g->hook_region(g, x, true);
 	cg_nodes(g, x->kids, x->nkids);
+	if (g->hook_region)
+		g->hook_region(g, x, false);
 	kg_block_close(g->kg);
 }
 
@@ -1186,6 +1325,27 @@ static const char *const omp_helpers[] = {
 	"#endif",
 };
 
+/* SPMD grids (gen_spmd), only in code that has one. */
+static const char *const spmd_helpers[] = {
+	"#ifdef _OPENMP",
+	"static inline int ct_num_threads(void) { return omp_get_num_threads(); }",
+	"#else",
+	"static inline int ct_num_threads(void) { return 1; }",
+	"#endif",
+	"/* the trips [b[2d], b[2d+1]) of thread t of p along each grid dimension d: p threads on a gx x gy grid (gy the largest divisor of p at most sqrt(p) for 2 dimensions, 1 otherwise), n / g trips per block and the remainder one by one over the first blocks */",
+	"static inline void ct_spmd_share(int64_t n, int64_t g, int64_t c, int64_t *b) { int64_t q = n / g, r = n % g; b[0] = c * q + (c < r ? c : r); b[1] = b[0] + q + (c < r ? 1 : 0); }",
+	"static inline void ct_spmd_blocks(int t, int p, int dims, int64_t nx, int64_t ny, int64_t *b) { int64_t gy = 1; for (int64_t d = 1; dims == 2 && d * d <= p; d++) if (p % d == 0) gy = d; int64_t gx = p / gy; ct_spmd_share(nx, gx, t / gy, b); ct_spmd_share(ny, gy, t % gy, b + 2); }",
+};
+
+/* Whether some parallelize item of k asks for SPMD. */
+static bool has_spmd(const ct_kernel *k)
+{
+	for (int i = 0; i < k->nplan; i++)
+		if (k->plan[i].kind == PL_PARALLELIZE && k->plan[i].spmd)
+			return true;
+	return false;
+}
+
 /* `void cachet_NAME_set_threads(int n)`: the threads of the next runs' parallel
  * loops (n <= 0: one per processor); the runner calls it before each run. */
 static void gen_set_threads(cg *g)
@@ -1231,6 +1391,21 @@ static void describe_array(cg *g, ct_buf *b, int a)
 	ct_buf_printf(b, ", %s", ct_role_name(arr->role));
 }
 
+/* The layout arguments of strided array a: its base offset, then one
+ * stride per dimension (elements). */
+static void put_strided_params(cg *g, ct_buf *b, int a, bool comments)
+{
+	const char *sep = comments ? ",\n\t" : ", ";
+	ct_buf_printf(b, "%sint64_t ct_vo%d", sep, a);
+	if (comments)
+		ct_buf_printf(b, " /* %s: offset of element (0, ...) */", g->arrays[a].name);
+	for (int d = 0; d < g->arrays[a].rank; d++) {
+		ct_buf_printf(b, "%sint64_t ct_vs%d_%d", sep, a, d);
+		if (comments)
+			ct_buf_printf(b, " /* %s: stride of dimension %d */", g->arrays[a].name, d);
+	}
+}
+
 /* The parameter list of the kernel function. */
 static void put_params(cg *g, ct_buf *b, bool comments)
 {
@@ -1249,6 +1424,8 @@ static void put_params(cg *g, ct_buf *b, bool comments)
 			ct_buf_puts(b, " */");
 		}
 		first = false;
+		if (strided_arg(g, a))
+			put_strided_params(g, b, a, comments);
 	}
 	for (int p = 0; p < k->nparams; p++) {
 		if (!k->params[p].runtime)
@@ -1495,6 +1672,9 @@ static void gen_entry(cg *g, const char *fn, const char *entry)
 		bool ro = arr->role == CT_INPUT || arr->role == CT_CONST;
 		ct_buf_printf(&call, "%s(%s%s *)args[%d]", first ? "" : ", ", ro ? "const " : "", ir_dtype_c(arr->type), a);
 		first = false;
+		int slot = view_slot(k, a);
+		for (int d = 0; slot >= 0 && d <= arr->rank; d++)
+			ct_buf_printf(&call, ", params[%d]", k->nparams + slot + d);
 	}
 	for (int p = 0; p < k->nparams; p++)
 		if (k->params[p].runtime) {
@@ -1541,6 +1721,9 @@ char *gen_c(ct_looptree *t, size_t *len)
 	if (t->has_parallel)
 		for (size_t i = 0; i < sizeof omp_helpers / sizeof omp_helpers[0]; i++)
 			kg_preamble(g.kg, "%s", omp_helpers[i]);
+	if (t->has_parallel && has_spmd(k))
+		for (size_t i = 0; i < sizeof spmd_helpers / sizeof spmd_helpers[0]; i++)
+			kg_preamble(g.kg, "%s", spmd_helpers[i]);
 
 	ct_buf proto;
 	ct_buf_init(&proto);
@@ -1604,11 +1787,29 @@ char *gen_c_prototype(const ct_kernel *k)
 		put_params(&g, &b, true);
 		ct_buf_puts(&b, ");\n");
 		ct_buf_printf(&b, "/* Uniform entry: args[i] = array i in declaration order (temps NULL),\n"
-				  " * params[i] = param i in declaration order. */\n"
+				  " * params[i] = param i in declaration order, then for each strided\n"
+				  " * array its base offset and strides. */\n"
 				  "void %s(void *const *args, const int64_t *params);\n",
 			      entry);
 		r = ct_buf_take(&b);
 	}
 	cg_free(&g);
 	return r;
+}
+
+/* ------------------------------------------------------------ for other backends */
+
+bool cg_setup(cg *g, ct_looptree *t)
+{
+	return cg_init(g, t);
+}
+
+void cg_teardown(cg *g)
+{
+	cg_free(g);
+}
+
+void cg_derived(cg *g)
+{
+	gen_derived(g);
 }

@@ -44,6 +44,12 @@ typedef struct cg {
 	bool stream_team;       /* in a parallel loop whose threads fence once at its end (stream.c) */
 	bool stream_fence_end;  /* streaming stores outside parallel loops: fence before returning */
 	ct_arena arena;         /* bound expressions built while generating */
+	/* Backend hooks (the OpenCL backend, oclgen.c; NULL for C): loop is
+	 * asked first for every loop and returns true when it emitted it;
+	 * region is told when a cache region's kids start (enter) and end. */
+	bool (*hook_loop)(struct cg *g, const lt_node *x);
+	void (*hook_region)(struct cg *g, const lt_node *x, bool enter);
+	void *hook_ud;
 	bool failed;
 	bool reported;          /* an error more precise than "out of memory" is on ctx */
 } cg;
@@ -66,12 +72,22 @@ void cg_nodes(cg *g, lt_node *const *v, int n);
  * the pattern does not apply. */
 bool cg_register_tile(cg *g, const lt_node *x);
 
-/* Emit loop x as up to three loops without its if when its only kid is an
- * if whose tests are affine bounds on x's index and tests that do not move
- * with x (isplit.c); false, with nothing emitted, otherwise. */
-bool cg_index_split(cg *g, const lt_node *x);
-/* An affine expression over indices, loop variables and params as C. */
+/* Affine expression x as C (params by name, original indices as the sums
+ * of their chains). */
 void cg_aff(cg *g, ct_buf *b, aff x);
+/* Branch-free forms (bfree.c), unless the ctx asks for CT_OPT_BRANCHING:
+ * emit the nest of single loops x .. around a guard if (halo copies) with
+ * the guards moved into the loop bounds; emit loop x around a boundary `if`
+ * split into boundary and interior pieces. False, with nothing emitted,
+ * when the pattern does not apply. */
+bool cg_guarded_nest(cg *g, const lt_node *x);
+bool cg_split_boundary(cg *g, const lt_node *x);
+/* For other backends (oclgen.c): set up g for tree t (false when out of
+ * memory), free it, and emit the tree's derived values (`const int64_t
+ * ct_dI = ...;`) at the current position of g->kg. */
+bool cg_setup(cg *g, ct_looptree *t);
+void cg_teardown(cg *g);
+void cg_derived(cg *g);
 
 /* Emit loop x over [from, to) (NULL: x's own bounds) around nodes with
  * streaming stores when x is vectorized with nontemporal=true and nodes are

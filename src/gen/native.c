@@ -1,21 +1,39 @@
 /* native.c: the native engine: generate C, compile or fetch it from the code cache, run and verify. */
 #include "gen/gen.h"
+#include "gen/ocl.h"
 #include "gen/plancache.h"
 #include "ir/canon.h"
 #include "run/run.h"
+#include "run/views.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+/* OpenCL C of a plan(target=opencl) kernel (oclgen.c). */
+static char *emit_opencl(ct_kernel *k, size_t *len)
+{
+	if (k->has_plan && k->target != TARGET_OPENCL) {
+		ct_error(k->ctx, CT_ERR_USAGE, "--target opencl needs plan(target=opencl), not plan(target=host)");
+		return NULL;
+	}
+	ct_looptree *t = ct_kernel_lower(k, 1);
+	if (!t)
+		return NULL;
+	char *src = gen_opencl(t, len, NULL);
+	ct_looptree_free(t);
+	return src;
+}
+
 char *ct_kernel_emit(ct_kernel *k, const char *target, size_t *len)
 {
 	if (!k)
 		return NULL;
+	if (target && strcmp(target, "opencl") == 0)
+		return emit_opencl(k, len);
 	if (target && strcmp(target, "host") != 0 && strcmp(target, "c") != 0) {
-		ct_error(k->ctx, CT_ERR_UNSUPPORTED, "target '%s' is not supported by this build (host only)",
-			 target);
+		ct_error(k->ctx, CT_ERR_UNSUPPORTED, "target '%s' is not supported (host or opencl)", target);
 		return NULL;
 	}
 	ct_looptree *t = ct_kernel_lower(k, 1);
@@ -64,6 +82,8 @@ static ct_status load_fns(ct_kernel *k, native_fns *fns, ct_run_result *r)
 	int64_t vb = ct_ctx_get_option(k->ctx, CT_OPT_VECTOR_BYTES);
 	if (vb > 0)
 		snprintf(target, sizeof target, "host:v%lld", (long long)vb);
+	if (ct_ctx_get_option(k->ctx, CT_OPT_BRANCHING)) /* the branching form is other code */
+		strcat(target, ":branching");
 	char *key = canon_kernel(k, target, &klen);
 	char *tkey = key ? malloc(klen + 9) : NULL;
 	if (!key || !tkey) {
@@ -189,12 +209,48 @@ ct_status run_native(ct_kernel *k, const ct_run_options *o, ct_run_result *r)
 		fns.set_threads(n);
 		r->threads = capped_threads(k, n);
 	}
-	int64_t *params = calloc((size_t)k->nparams + 1, sizeof *params);
+	int64_t *params = calloc((size_t)k->nparams + (size_t)view_slots(k) + 1, sizeof *params);
 	if (!params)
 		return ct_error(k->ctx, CT_ERR_NOMEM, "out of memory");
 	ir_param_values(k, params);
+	view_dense_values(k, params, params + k->nparams);
 	call.params = params;
 	st = run_measure(k, o, native_once, &call, r);
 	free(params);
 	return st;
+}
+
+/* For the solution selector (src/tune/select.c): k's entry point and thread setter as they
+ * stand, through the plan and code caches; declared in tune/tune.h. */
+ct_status native_entry_fns(ct_kernel *k, gen_entry_fn *entry, void (**set_threads)(int));
+ct_status native_entry_fns(ct_kernel *k, gen_entry_fn *entry, void (**set_threads)(int))
+{
+	native_fns fns = {NULL, NULL};
+	ct_run_result r;
+	memset(&r, 0, sizeof r);
+	ct_status st = load_fns(k, &fns, &r);
+	*entry = fns.entry;
+	*set_threads = fns.set_threads;
+	return st;
+}
+
+ct_status native_entry(ct_kernel *k, int threads, gen_entry_fn *entry, int *used)
+{
+	native_fns fns = {NULL, NULL};
+	ct_run_result r;
+	memset(&r, 0, sizeof r);
+	ct_status st = load_fns(k, &fns, &r);
+	if (st)
+		return st;
+	ct_run_options o;
+	ct_run_options_init(&o);
+	o.threads = threads;
+	*used = 1;
+	if (fns.set_threads) {
+		int n = run_threads(k, &o);
+		fns.set_threads(n);
+		*used = capped_threads(k, n);
+	}
+	*entry = fns.entry;
+	return CT_OK;
 }

@@ -1,5 +1,6 @@
 /* interp.c: reference interpreter and address-trace walker over a loop tree compiled to code. */
 #include "interp/interp.h"
+#include "run/views.h"
 
 #include <math.h>
 #include <string.h>
@@ -166,6 +167,11 @@ typedef struct cp {
 	int npv;
 	int64_t *stride; /* [storage * IR_MAX_RANK + d] */
 	int64_t *nelem;
+	/* a run on views (interp_run_views): the layout values of the strided
+	 * arrays (src/run/views.h) and each array's buffer size; NULL otherwise */
+	const int64_t *view;
+	const int64_t *view_nelem;
+	int64_t *origin; /* per storage: element offset of logical (0, ...) */
 	/* value registers (constants are written at compile time) */
 	ip_val *regs;
 	int nregs, cap_regs;
@@ -546,6 +552,8 @@ static bool comp_access(cp *c, const ir_expr *e, int *reg, int64_t *disp)
 	if (c->st)
 		return false;
 	*reg = r;
+	if (!ct_add_ok(cst, c->origin[e->id], &cst))
+		return cp_err(c, CT_ERR_LIMIT, "an offset into '%s' overflows 64 bits", a->name);
 	*disp = cst;
 	int64_t lo, hi;
 	if (!disp_range(c, r, cst, &lo, &hi))
@@ -1303,6 +1311,7 @@ static void cp_release(cp *c)
 	ct_free(ctx, c->lvl);
 	ct_free(ctx, c->pv);
 	ct_free(ctx, c->stride);
+	ct_free(ctx, c->origin);
 	ct_free(ctx, c->let_reg);
 	ct_free(ctx, c->range);
 	ct_free(ctx, c->coef);
@@ -1316,9 +1325,34 @@ static void cp_release(cp *c)
 	ct_free(ctx, c->regs);
 }
 
+static ip_prog *compile_views(ct_looptree *t, bool trace, const int64_t *view,
+                              const int64_t *view_nelem);
+
 /* Compile t for a run (trace = false) or for the trace. NULL with the error
  * on the kernel's ctx. */
 static ip_prog *compile(ct_looptree *t, bool trace)
+{
+	return compile_views(t, trace, NULL, NULL);
+}
+
+/* The layout of strided array a from the view values: its strides replace
+ * the declared layout's, its base becomes the origin of every access, and
+ * its buffer size bounds the run-time checks. */
+static void apply_view(cp *c, int a)
+{
+	int slot = view_slot(c->k, a);
+	if (!c->view || slot < 0)
+		return;
+	const int64_t *v = c->view + c->k->nparams + slot;
+	c->origin[a] = v[0];
+	for (int d = 0; d < c->t->arrays[a].rank; d++)
+		c->stride[a * IR_MAX_RANK + d] = v[1 + d];
+	c->nelem[a] = c->view_nelem[a];
+}
+
+/* compile(), with the strided arrays laid out by view (NULL: densely). */
+static ip_prog *compile_views(ct_looptree *t, bool trace, const int64_t *view,
+                              const int64_t *view_nelem)
 {
 	ct_kernel *k = t->k;
 	ct_ctx *ctx = k->ctx;
@@ -1358,6 +1392,9 @@ static ip_prog *compile(ct_looptree *t, bool trace)
 	c.npv = k->nparams + t->nderived;
 	c.pv = ct_alloc(ctx, sizeof *c.pv * (size_t)(c.npv + 1));
 	c.stride = ct_alloc(ctx, sizeof *c.stride * (size_t)(na + 1) * IR_MAX_RANK);
+	c.origin = ct_alloc(ctx, sizeof *c.origin * (size_t)(na + 1));
+	c.view = view;
+	c.view_nelem = view_nelem;
 	p->nelem = ct_arena_alloc(&p->arena, sizeof *p->nelem * (size_t)(na + 1));
 	c.let_reg = ct_alloc(ctx, sizeof *c.let_reg * (size_t)(k->nlets + 1));
 	c.coef = ct_alloc(ctx, sizeof *c.coef * (size_t)(2 * ni + 1));
@@ -1366,7 +1403,7 @@ static ip_prog *compile(ct_looptree *t, bool trace)
 	c.stmt_ref = ct_alloc(ctx, sizeof *c.stmt_ref * (size_t)(k->nstmts + 2));
 	c.let_ref = ct_alloc(ctx, sizeof *c.let_ref * (size_t)(k->nlets + 1));
 	c.nelem = p->nelem;
-	if (!c.pv || !c.stride || !p->nelem || !c.let_reg || !c.coef || !c.lvl || !c.ext ||
+	if (!c.pv || !c.stride || !c.origin || !p->nelem || !c.let_reg || !c.coef || !c.lvl || !c.ext ||
 	    !c.stmt_ref || !c.let_ref)
 		c.st = CT_ERR_NOMEM;
 	if (!c.st && !lt_param_values(t, c.pv))
@@ -1376,6 +1413,9 @@ static ip_prog *compile(ct_looptree *t, bool trace)
 		for (int a = 0; a < na && !c.st; a++) {
 			c.st =
 			    lt_array_layout(t, c.pv, a, &c.stride[a * IR_MAX_RANK], &p->nelem[a]);
+			c.origin[a] = 0;
+			if (!c.st && a < k->narrays)
+				apply_view(&c, a);
 			for (int d = 0; d < t->arrays[a].rank && !c.st; d++) {
 				bool ok = true;
 				c.ext[a * IR_MAX_RANK + d] =
@@ -1931,13 +1971,19 @@ static int64_t dtype_bytes(ct_dtype t)
 
 ct_status ct_interp_run(ct_looptree *t, void *const *buffers)
 {
-	if (!t)
+	return interp_run_views(t, buffers, NULL, NULL);
+}
+
+ct_status interp_run_views(ct_looptree *t, void *const *buffers, const int64_t *view,
+                           const int64_t *view_nelem)
+{
+	if (!t || (view && !view_nelem))
 		return CT_ERR_USAGE;
 	ct_kernel *k = t->k;
 	ct_ctx *ctx = k->ctx;
 	if (!buffers && k->narrays > 0)
 		return ct_error(ctx, CT_ERR_USAGE, "ct_interp_run needs one buffer per array");
-	ip_prog *p = compile(t, false);
+	ip_prog *p = compile_views(t, false, view, view_nelem);
 	if (!p)
 		return ct_ctx_last_status(ctx);
 	ct_status st = CT_OK;

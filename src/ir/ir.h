@@ -66,6 +66,12 @@ typedef struct ir_param {
 	 * (compile-time ones only); NULL for a plain integer. Re-evaluated by
 	 * lang_recheck unless N2 itself is overridden. */
 	struct ir_expr *def;
+	/* `param T = 64 tune {16, 32, 64}` / `tune 16..256 step 16`: the values the
+	 * tuner may give it (ntune of them, increasing, the default among them);
+	 * 0 / NULL for a param that is not tunable. Arena memory of the kernel. */
+	int ntune;
+	int64_t *tune;
+	ir_pos tune_pos;       /* the `tune` word */
 } ir_param;
 
 /* Roles match ct_role of cachet.h. */

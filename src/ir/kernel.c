@@ -480,3 +480,11 @@ double ct_kernel_flops(const ct_kernel *k)
 	ct_free(ctx, used);
 	return r;
 }
+
+int ct_kernel_param_candidates(const ct_kernel *k, int i, const int64_t **values)
+{
+	bool ok = k && i >= 0 && i < k->nparams && k->params[i].ntune > 0;
+	if (values)
+		*values = ok ? k->params[i].tune : NULL;
+	return ok ? k->params[i].ntune : 0;
+}

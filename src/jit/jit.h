@@ -225,4 +225,13 @@ ct_status jit_disk_verify(jit_state *st, int64_t *bad);
 /* Remove every entry. */
 ct_status jit_disk_clear(jit_state *st);
 
+/* ------------------------------------------------------------ blobcache.c */
+
+/* Opaque byte blobs (OpenCL program binaries) kept in the cache folder
+ * under the whole key: get gives a malloc'd copy (CT_OK with *data NULL on
+ * a miss, or when the cache is off); put is best effort (a failure is a
+ * warning, never an error). */
+ct_status jit_blob_get(ct_ctx *ctx, const char *key, size_t klen, void **data, size_t *n);
+void jit_blob_put(ct_ctx *ctx, const char *key, size_t klen, const void *data, size_t n);
+
 #endif

@@ -3,6 +3,7 @@
 
 #include <setjmp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
 
@@ -998,7 +999,118 @@ static void parse_kernel_line(parser *p)
 	p->k->name_pos = npos;
 }
 
-/* `param A = 1, B : runtime, C = 2*A` */
+/* Most candidates one tunable param may list or a range may make. */
+#define TUNE_MAX_VALUES 4096
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* One candidate value: an integer literal expression >= 1. */
+static bool tune_value(parser *p, const char *name, int64_t *v)
+{
+	ir_pos vp = tpos(cur(p));
+	if (!parse_int(p, false, "a tune value", v, NULL))
+		return false;
+	if (*v < 1) {
+		perr(p, vp, "tune value %lld of '%s' must be at least 1", (long long)*v, name);
+		return false;
+	}
+	return true;
+}
+
+/* `{v1, v2, ...}` after `tune`: the values into out[], their count into *n. */
+static bool tune_list(parser *p, const char *name, int64_t *out, int *n)
+{
+	next(p);
+	for (;;) {
+		ir_pos vp = tpos(cur(p));
+		if (*n >= TUNE_MAX_VALUES) {
+			perr(p, vp, "param '%s' has more than %d tune values", name, TUNE_MAX_VALUES);
+			return false;
+		}
+		if (!tune_value(p, name, &out[*n]))
+			return false;
+		(*n)++;
+		if (at(p, T_RBRACE)) {
+			next(p);
+			return true;
+		}
+		if (!expect(p, T_COMMA))
+			return false;
+	}
+}
+
+/* `lo .. hi [step s]` after `tune`: both ends included, hi reached by steps. */
+static bool tune_range(parser *p, const char *name, int64_t *out, int *n)
+{
+	int64_t lo, hi, step = 1;
+	ir_pos rp = tpos(cur(p));
+	if (!tune_value(p, name, &lo) || !expect(p, T_DOTDOT) || !tune_value(p, name, &hi))
+		return false;
+	if (at_word(p, "step")) {
+		next(p);
+		if (!tune_value(p, name, &step))
+			return false;
+	}
+	if (hi < lo) {
+		perr(p, rp, "empty tune range %lld..%lld of '%s'", (long long)lo, (long long)hi,
+		     name);
+		return false;
+	}
+	if ((hi - lo) % step != 0) {
+		perr(p, rp,
+		     "tune range %lld..%lld of '%s' does not end on a step of %lld (both ends are included)",
+		     (long long)lo, (long long)hi, name, (long long)step);
+		return false;
+	}
+	if ((hi - lo) / step >= TUNE_MAX_VALUES) {
+		perr(p, rp, "param '%s' has more than %d tune values", name, TUNE_MAX_VALUES);
+		return false;
+	}
+	for (int64_t v = lo; v <= hi; v += step)
+		out[(*n)++] = v;
+	return true;
+}
+
+/* `tune {..}` or `tune lo..hi [step s]` after a param's default value. */
+static bool parse_tune(parser *p, ir_param *pr)
+{
+	pr->tune_pos = tpos(cur(p));
+	next(p);
+	if (pr->def) {
+		perr(p, pr->tune_pos, "tunable param '%s' needs a plain integer default, not an expression of params",
+		     pr->name);
+		return false;
+	}
+	int64_t *vals = palloc(p, sizeof *vals * TUNE_MAX_VALUES);
+	int n = 0;
+	bool ok = at(p, T_LBRACE) ? tune_list(p, pr->name, vals, &n) : tune_range(p, pr->name, vals, &n);
+	if (!ok)
+		return false;
+	qsort(vals, (size_t)n, sizeof *vals, cmp_i64);
+	bool has_default = false;
+	for (int i = 0; i < n; i++) {
+		if (i > 0 && vals[i] == vals[i - 1]) {
+			perr(p, pr->tune_pos, "tune value %lld of '%s' is listed twice", (long long)vals[i],
+			     pr->name);
+			return false;
+		}
+		has_default |= vals[i] == pr->value;
+	}
+	if (!has_default) {
+		perr(p, pr->tune_pos, "the default %lld of '%s' is not among its tune values",
+		     (long long)pr->value, pr->name);
+		return false;
+	}
+	pr->ntune = n;
+	pr->tune = vals;
+	return true;
+}
+
+/* `param A = 1, B : runtime, C = 2*A, T = 64 tune {32, 64}` */
 static bool parse_param(parser *p)
 {
 	next(p);
@@ -1019,11 +1131,17 @@ static bool parse_param(parser *p)
 			pr.has_value = true;
 			if (e->kind != EX_NUM)
 				pr.def = e;
+			if (at_word(p, "tune") && !parse_tune(p, &pr))
+				return false;
 		} else if (at(p, T_COLON)) {
 			next(p);
 			if (!expect(p, T_RUNTIME))
 				return false;
 			pr.runtime = true;
+			if (at_word(p, "tune")) {
+				perr(p, tpos(cur(p)), "runtime param '%s' cannot be tuned", name);
+				return false;
+			}
 		} else {
 			perr(p, tpos(cur(p)), "expected '= VALUE' or ': runtime' after param '%s'",
 			     name);

@@ -1805,6 +1805,44 @@ static bool split_range(grid *g, const axis *pa, int64_t w0, int64_t w1, const a
 	return ok;
 }
 
+/* An instance counter of a cell that may be split: its depth, how many values its loop runs
+ * (the window's mlast for the sliding one), the period (mod the line) of its address shifts,
+ * and its filter slot (-1: none yet). */
+typedef struct ccounter {
+	int j, f;
+	int64_t n, per;
+} ccounter;
+
+/* Counters a cell split considers (the innermost ones; the grid recurses, so this lives on
+ * the stack many times over). */
+#define MAX_CELL_COUNTERS 16
+
+/* The counters of the cell with corners (w1, u1) that take at least two values and can get
+ * a filter, innermost first, at most MAX_CELL_COUNTERS. Returns how many (0 when the window
+ * is empty). */
+static int cell_counters(grid *g, const axis *pa, int64_t w1, const axis *na, int64_t u1, ccounter *out)
+{
+	model *m = g->m;
+	wspec *s = &m->ws[7], *base = &g->base;
+	if (!grid_window(g, pa, w1, na, u1, true, s) || !s->np)
+		return 0;
+	int nc = 0;
+	for (int j = base->fix - 1; j >= 0 && nc < MAX_CELL_COUNTERS; j--) {
+		const mnode *y = counter_loop(s->p[0].x, j);
+		int f = filter_of(base, j);
+		if (!y || (f < 0 && base->nflt == MAX_FILTERS) || inst_count(base, j, y->n) < 2)
+			continue;
+		int64_t gj = 0;
+		for (int i = 0; i < s->np; i++)
+			gj = shift_gcd(m, s->p[i].x, j, gj);
+		ccounter c = {j, f, y->n, m->line / gcd64(m->line, gj)};
+		if (j == base->fix - 1 && base->mlast > 0)
+			c.n = base->mlast;
+		out[nc++] = c;
+	}
+	return nc;
+}
+
 /* Split a cell whose distance varies from instance to instance: by the residues (mod the
  * line) of an instance counter's address shifts, grouping the residues whose cells have the
  * same bounds (inside a class every instance of a uniformly shifting window touches the
@@ -1814,27 +1852,13 @@ static bool grid_classes(grid *g, const axis *pa, int64_t w0, int64_t w1, const 
                          int64_t u1, int depth, bool *done)
 {
 	model *m = g->m;
-	wspec *s = &m->ws[7];
-	*done = false;
-	if (!grid_window(g, pa, w1, na, u1, true, s) || !s->np)
-		return true;
-	const mnode *x0 = s->p[0].x;
-	int np = s->np;
-	const mnode *xs[MAX_PARTS];
-	for (int i = 0; i < np; i++)
-		xs[i] = s->p[i].x;
 	wspec *base = &g->base;
-	for (int j = base->fix - 1; j >= 0 && !*done; j--) {
-		const mnode *y = counter_loop(x0, j);
-		int f = filter_of(base, j);
-		if (!y || (f < 0 && base->nflt == MAX_FILTERS) || inst_count(base, j, y->n) < 2)
-			continue;
-		int64_t gj = 0;
-		for (int i = 0; i < np; i++)
-			gj = shift_gcd(m, xs[i], j, gj);
-		int64_t per = m->line / gcd64(m->line, gj), n = y->n;
-		if (j == base->fix - 1 && base->mlast > 0)
-			n = base->mlast;
+	ccounter cs[MAX_CELL_COUNTERS];
+	int nc = cell_counters(g, pa, w1, na, u1, cs);
+	*done = false;
+	for (int c = 0; c < nc && !*done; c++) {
+		int j = cs[c].j, f = cs[c].f;
+		int64_t per = cs[c].per, n = cs[c].n;
 		int saved_n = base->nflt;
 		int64_t per_before = f < 0 ? 0 : base->flt_per[f];
 		uint32_t mask_before = f < 0 ? 0 : base->flt_mask[f];
@@ -1885,25 +1909,13 @@ static bool grid_classes(grid *g, const axis *pa, int64_t w0, int64_t w1, const 
 static bool grid_force(grid *g, const axis *pa, int64_t w0, int64_t w1, const axis *na, int64_t u0,
                        int64_t u1, int depth, bool *done)
 {
-	model *m = g->m;
-	wspec *s = &m->ws[7], *base = &g->base;
+	wspec *base = &g->base;
+	ccounter cs[MAX_CELL_COUNTERS];
 	*done = false;
-	if (g->forced >= MODEL_FORCED || !grid_window(g, pa, w1, na, u1, true, s) || !s->np)
-		return true;
-	const mnode *x0 = s->p[0].x;
-	int np = s->np;
-	const mnode *xs[MAX_PARTS];
-	for (int i = 0; i < np; i++)
-		xs[i] = s->p[i].x;
-	for (int j = base->fix - 1; j >= 0; j--) {
-		const mnode *y = counter_loop(x0, j);
-		int f = filter_of(base, j);
-		if (!y || (f < 0 && base->nflt == MAX_FILTERS) || inst_count(base, j, y->n) < 2)
-			continue;
-		int64_t gj = 0;
-		for (int i = 0; i < np; i++)
-			gj = shift_gcd(m, xs[i], j, gj);
-		int64_t per = m->line / gcd64(m->line, gj);
+	int nc = g->forced >= MODEL_FORCED ? 0 : cell_counters(g, pa, w1, na, u1, cs);
+	for (int c = 0; c < nc; c++) {
+		int j = cs[c].j, f = cs[c].f;
+		int64_t per = cs[c].per;
 		if (per < 2 || per > MAX_PERIOD || (f >= 0 && base->flt_per[f] != per) ||
 		    (f >= 0 && __builtin_popcount(base->flt_mask[f]) < 2))
 			continue;

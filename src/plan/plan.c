@@ -1006,6 +1006,8 @@ static void source_strides(pp *p, int storage, int64_t *stride)
 {
 	const ir_array *ar = &p->t->arrays[storage];
 	int64_t s = 1, e;
+	if (ar->strided) /* strides come with the call: never elided */
+		return;
 	for (int j = ar->rank - 1; j >= 0; j--) {
 		int d = ar->order[j];
 		stride[d] = s;

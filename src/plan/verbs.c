@@ -223,6 +223,21 @@ static bool unroll_loop(vb *v, lt_node *x)
 
 /* ------------------------------------------------------------ vectorize */
 
+/* Whether access e is to a `strided` kernel array and moves with loop
+ * index x: its layout is known only at run time (views issue). */
+static bool strided_moves(vb *v, const ir_expr *e, int x)
+{
+	const ir_array *arr = &v->t->arrays[e->id];
+	if (e->id >= v->t->k->narrays || !arr->strided)
+		return false;
+	for (int d = 0; d < arr->rank; d++) {
+		bool bad = false;
+		if (lt_var_coef(v->t, e->sub[d], x, &bad) != 0 || bad)
+			return true;
+	}
+	return false;
+}
+
 /* Accesses under the loop x move with it only in their contiguous
  * dimension, by 1. */
 static bool vector_contiguous(vb *v, const lt_node *x, const acclist *l)
@@ -234,6 +249,11 @@ static bool vector_contiguous(vb *v, const lt_node *x, const acclist *l)
 			return vb_err(v, 0, "vectorize(%s): malformed access in the loop tree", name);
 		const ir_array *arr = &v->t->arrays[e->id];
 		int inner = arr->order[arr->rank - 1];
+		if (strided_moves(v, e, x->index))
+			return vb_err(v, 0,
+			              "vectorize(%s): '%s' is strided (its strides come with the call), so it "
+			              "is not known to be contiguous in '%s'",
+			              name, arr->name, name);
 		for (int d = 0; d < arr->rank; d++) {
 			bool bad = false;
 			int64_t c = lt_var_coef(v->t, e->sub[d], x->index, &bad);
@@ -772,8 +792,9 @@ static bool apply_verb(vb *v)
 	const ir_plan_item *it = v->it;
 	if (!one_verb(v))
 		return false;
-	if (it->kind == PL_PARALLELIZE && it->spmd)
-		return vb_err(v, -1, "parallelize(..., spmd=true) is not implemented for plan(target=host)");
+	if (it->kind == PL_PARALLELIZE && it->spmd && it->n > 2)
+		return vb_err(v, -1,
+		              "parallelize(..., spmd=true) takes one or two indices (the dimensions of the thread grid)");
 	if (it->kind == PL_PARALLELIZE && !each_loop(v, v->t->roots, v->t->nroots, it->idx[0], carry_loop))
 		return false;
 	loop_fn fn = it->kind == PL_UNROLL ? unroll_loop : it->kind == PL_VECTORIZE ? vector_loop : parallel_loop;

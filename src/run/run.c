@@ -211,6 +211,8 @@ ct_status ct_kernel_run(ct_kernel *k, const ct_run_options *o, ct_run_result *r)
 				return ct_error(ctx, CT_ERR_USAGE,
 						"runtime param '%s' needs a value (-D %s=VALUE)",
 						k->params[i].name, k->params[i].name);
+	if (o->engine == CT_ENGINE_NATIVE && k->has_plan && k->target == TARGET_OPENCL)
+		return run_opencl(k, o, r);
 	if (o->engine == CT_ENGINE_NATIVE)
 		return run_native(k, o, r);
 

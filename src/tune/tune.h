@@ -59,4 +59,30 @@ CT_INTERN ct_store *tune_store_open(ct_ctx *ctx, const tune_store_cfg *cfg);
  * store, not from r. The trusted flag is not covered: it is derived. */
 CT_INTERN uint64_t tune_record_checksum(const ct_tune_record *r, const char *cachet_version);
 
+/* ------------------------------------------------------------ tuner (tuner.c) and selector (select.c) */
+struct ct_kernel;
+/* A size param: compile-time, neither tunable nor derived; or runtime with a value. */
+CT_INTERN bool tune_is_size_param(const struct ct_kernel *k, int i);
+/* The type the store files k under: its first output/inout array's. */
+CT_INTERN ct_dtype tune_kernel_dtype(const struct ct_kernel *k);
+/* The family key of k (see ct_kernel_tune_key) into out. */
+CT_INTERN ct_status tune_family(struct ct_kernel *k, char *out, size_t n);
+/* "M=256:N=256" from sizes[] (the size params in order; NULL = k's values). */
+CT_INTERN void tune_size_class(const struct ct_kernel *k, const int64_t *sizes, char *out, size_t n);
+/* Set params ids[0..n-1] to values and re-check k. */
+CT_INTERN ct_status tune_apply(struct ct_kernel *k, const int *ids, const int64_t *values, int n);
+/* Cost in ns of one miss of each of nlevels levels (docs/TUNE.md). */
+CT_INTERN void tune_weights(ct_ctx *ctx, int nlevels, double *w);
+/* "TI=64:TJ=128" for params ids[0..n-1] with values v. */
+CT_INTERN void tune_params_text(const struct ct_kernel *k, const int *ids, const int64_t *v, int n,
+				char *out, size_t cap);
+/* The model's best values of params ids[0..nt-1] for k's current sizes: every point of
+ * their space ranked (at most max_evals of them, evenly spread); k is left with
+ * them applied. CT_ERR_INPUT when no point is valid. */
+CT_INTERN ct_status tune_model_best(struct ct_kernel *k, const int *ids, int nt, int max_evals,
+				    int64_t *best);
+/* native.c: k's compiled entry point (plan cache, code cache). */
+CT_INTERN ct_status native_entry_fns(struct ct_kernel *k, void (**entry)(void *const *, const int64_t *),
+				     void (**set_threads)(int));
+
 #endif

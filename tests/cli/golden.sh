@@ -17,6 +17,14 @@ for f in examples/*.cachet; do
 		fail=$((fail + 1))
 		echo "FAIL: emit $f differs from $g (run make golden if intended)" >&2
 	fi
+	# an OpenCL example also has its OpenCL C (NAME.cl)
+	grep -q 'plan(target=opencl)' "$f" || continue
+	if "$CACHET" emit "$f" $defs --target opencl | diff -u "tests/golden/$name.cl" - >&2; then
+		pass=$((pass + 1))
+	else
+		fail=$((fail + 1))
+		echo "FAIL: emit --target opencl $f differs from tests/golden/$name.cl (run make golden if intended)" >&2
+	fi
 done
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

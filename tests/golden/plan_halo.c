@@ -29,49 +29,51 @@ void cachet_plan_halo(const float *restrict A, float *restrict B)
 		for (int64_t y = 0; y < 64; y += 32) {
 			/* cache AA of A: AA[18][34] first_major, copy_in */
 			{
-				for (int64_t c0 = 0; c0 < 18; c0++) {
-					for (int64_t c1 = 0; c1 < 34; c1++) {
-						if (x + c0 - 1 >= 0 && -x - c0 + 64 >= 0 && y + c1 - 1 >= 0 && -y - c1 + 64 >= 0) {
-							AA[c0 * 34 + c1] = A[(x + c0 - 1) * 64 + y + c1 - 1];
-						}
+				/* branch-free: the bounds tests are in the loop bounds */
+				for (int64_t c0 = ct_max64(0, -x + 1); c0 < ct_min64(18, -x + 65); c0++) {
+					for (int64_t c1 = ct_max64(0, -y + 1); c1 < ct_min64(34, -y + 65); c1++) {
+						AA[c0 * 34 + c1] = A[(x + c0 - 1) * 64 + y + c1 - 1];
 					}
 				}
 				/* cache BB of B: BB[16][32] first_major, copy_in, copy_out */
 				{
-					for (int64_t c0 = 0; c0 < 16; c0++) {
-						for (int64_t c1 = 0; c1 < 32; c1++) {
-							if (x + c0 >= 0 && -x - c0 + 63 >= 0 && y + c1 >= 0 && -y - c1 + 63 >= 0) {
-								BB[c0 * 32 + c1] = B[(x + c0) * 64 + y + c1];
-							}
+					/* branch-free: the bounds tests are in the loop bounds */
+					for (int64_t c0 = ct_max64(0, -x); c0 < ct_min64(16, -x + 64); c0++) {
+						for (int64_t c1 = ct_max64(0, -y); c1 < ct_min64(32, -y + 64); c1++) {
+							BB[c0 * 32 + c1] = B[(x + c0) * 64 + y + c1];
 						}
 					}
 					for (int64_t xx = 0; xx < 16; xx++) {
-						/* index-set split of yy: the if's bounds on yy as loop bounds */
+						/* branch-free: the loop over yy split into boundary and interior pieces */
 						{
-							const int64_t ct_first_yy = ct_min64(ct_max64(0, ((0) + 1 - (y))), 32);
-							const int64_t ct_end_yy = ct_max64(ct_min64(32, (-(-63) + 0 - (y))), ct_first_yy);
+							const int64_t ct_lo_yy = 0, ct_hi_yy = 32;
+							const int64_t ct_a_yy = ct_min64(ct_max64(ct_lo_yy, -y + 1), ct_hi_yy);
+							const int64_t ct_b_yy = ct_max64(ct_min64(ct_hi_yy, -y + 63), ct_a_yy);
 							if ((0 < (x + xx)) && ((x + xx) < (64 - 1))) {
-								for (int64_t yy = 0; yy < ct_first_yy; yy++) {
+								/* boundary (else branch) */
+								for (int64_t yy = ct_lo_yy; yy < ct_a_yy; yy++) {
 									BB[xx * 32 + yy] = AA[(xx + 1) * 34 + yy + 1];
 								}
-								for (int64_t yy = ct_first_yy; yy < ct_end_yy; yy++) {
+								/* interior: no tests */
+								for (int64_t yy = ct_a_yy; yy < ct_b_yy; yy++) {
 									BB[xx * 32 + yy] = (((((AA[xx * 34 + yy + 1] + AA[(xx + 2) * 34 + yy + 1]) + AA[(xx + 1) * 34 + yy]) + AA[(xx + 1) * 34 + yy + 2]) + AA[(xx + 1) * 34 + yy + 1]) / 5.0f);
 								}
-								for (int64_t yy = ct_end_yy; yy < 32; yy++) {
+								/* boundary (else branch) */
+								for (int64_t yy = ct_b_yy; yy < ct_hi_yy; yy++) {
 									BB[xx * 32 + yy] = AA[(xx + 1) * 34 + yy + 1];
 								}
 							} else {
-								for (int64_t yy = 0; yy < 32; yy++) {
+								/* boundary (else branch) */
+								for (int64_t yy = ct_lo_yy; yy < ct_hi_yy; yy++) {
 									BB[xx * 32 + yy] = AA[(xx + 1) * 34 + yy + 1];
 								}
 							}
 						}
 					}
-					for (int64_t c0 = 0; c0 < 16; c0++) {
-						for (int64_t c1 = 0; c1 < 32; c1++) {
-							if (x + c0 >= 0 && -x - c0 + 63 >= 0 && y + c1 >= 0 && -y - c1 + 63 >= 0) {
-								B[(x + c0) * 64 + y + c1] = BB[c0 * 32 + c1];
-							}
+					/* branch-free: the bounds tests are in the loop bounds */
+					for (int64_t c0 = ct_max64(0, -x); c0 < ct_min64(16, -x + 64); c0++) {
+						for (int64_t c1 = ct_max64(0, -y); c1 < ct_min64(32, -y + 64); c1++) {
+							B[(x + c0) * 64 + y + c1] = BB[c0 * 32 + c1];
 						}
 					}
 				}

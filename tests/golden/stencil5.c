@@ -26,22 +26,27 @@ void cachet_stencil5(const float *restrict A, float *restrict B)
 	for (int64_t x = 0; x < 256; x += 16) {
 		for (int64_t y = 0; y < 256; y += 64) {
 			for (int64_t xx = 0; xx < 16; xx++) {
-				/* index-set split of yy: the if's bounds on yy as loop bounds */
+				/* branch-free: the loop over yy split into boundary and interior pieces */
 				{
-					const int64_t ct_first_yy = ct_min64(ct_max64(0, ((0) + 1 - (y))), 64);
-					const int64_t ct_end_yy = ct_max64(ct_min64(64, (-(-255) + 0 - (y))), ct_first_yy);
+					const int64_t ct_lo_yy = 0, ct_hi_yy = 64;
+					const int64_t ct_a_yy = ct_min64(ct_max64(ct_lo_yy, -y + 1), ct_hi_yy);
+					const int64_t ct_b_yy = ct_max64(ct_min64(ct_hi_yy, -y + 255), ct_a_yy);
 					if ((0 < (x + xx)) && ((x + xx) < (256 - 1))) {
-						for (int64_t yy = 0; yy < ct_first_yy; yy++) {
+						/* boundary (else branch) */
+						for (int64_t yy = ct_lo_yy; yy < ct_a_yy; yy++) {
 							B[(x + xx) * 256 + y + yy] = A[(x + xx) * 256 + y + yy];
 						}
-						for (int64_t yy = ct_first_yy; yy < ct_end_yy; yy++) {
+						/* interior: no tests */
+						for (int64_t yy = ct_a_yy; yy < ct_b_yy; yy++) {
 							B[(x + xx) * 256 + y + yy] = (((((A[(x + xx - 1) * 256 + y + yy] + A[(x + xx + 1) * 256 + y + yy]) + A[(x + xx) * 256 + y + yy - 1]) + A[(x + xx) * 256 + y + yy + 1]) + A[(x + xx) * 256 + y + yy]) / 5.0f);
 						}
-						for (int64_t yy = ct_end_yy; yy < 64; yy++) {
+						/* boundary (else branch) */
+						for (int64_t yy = ct_b_yy; yy < ct_hi_yy; yy++) {
 							B[(x + xx) * 256 + y + yy] = A[(x + xx) * 256 + y + yy];
 						}
 					} else {
-						for (int64_t yy = 0; yy < 64; yy++) {
+						/* boundary (else branch) */
+						for (int64_t yy = ct_lo_yy; yy < ct_hi_yy; yy++) {
 							B[(x + xx) * 256 + y + yy] = A[(x + xx) * 256 + y + yy];
 						}
 					}

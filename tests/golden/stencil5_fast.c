@@ -67,15 +67,17 @@ void cachet_stencil5_fast(const float *restrict A, float *restrict B)
 	{
 		#pragma omp for schedule(static) nowait
 		for (int64_t x = 0; x < 256; x++) {
-			/* index-set split of y: the if's bounds on y as loop bounds */
+			/* branch-free: the loop over y split into boundary and interior pieces */
 			{
-				const int64_t ct_first_y = ct_min64(ct_max64(0, ((0) + 1 - (0))), 256);
-				const int64_t ct_end_y = ct_max64(ct_min64(256, (-(-255) + 0 - (0))), ct_first_y);
+				const int64_t ct_lo_y = 0, ct_hi_y = 256;
+				const int64_t ct_a_y = ct_min64(ct_max64(ct_lo_y, 1), ct_hi_y);
+				const int64_t ct_b_y = ct_max64(ct_min64(ct_hi_y, 255), ct_a_y);
 				if ((0 < x) && (x < (256 - 1))) {
+					/* boundary (else branch) */
 					/* streaming stores of B over y: to a 64-byte boundary, whole lines (16 elements) non-temporal, the rest */
 					{
-						int64_t ct_nt_y = 0;
-						const int64_t ct_nt_end_y = ct_first_y;
+						int64_t ct_nt_y = ct_lo_y;
+						const int64_t ct_nt_end_y = ct_a_y;
 						for (; ct_nt_y < ct_nt_end_y; ct_nt_y++) {
 							const int64_t y = ct_nt_y;
 							if (ct_line_aligned(&B[x * 256 + y])) {
@@ -98,10 +100,11 @@ void cachet_stencil5_fast(const float *restrict A, float *restrict B)
 							B[x * 256 + y] = A[x * 256 + y];
 						}
 					}
+					/* interior: no tests */
 					/* streaming stores of B over y: to a 64-byte boundary, whole lines (16 elements) non-temporal, the rest */
 					{
-						int64_t ct_nt_y = ct_first_y;
-						const int64_t ct_nt_end_y = ct_end_y;
+						int64_t ct_nt_y = ct_a_y;
+						const int64_t ct_nt_end_y = ct_b_y;
 						for (; ct_nt_y < ct_nt_end_y; ct_nt_y++) {
 							const int64_t y = ct_nt_y;
 							if (ct_line_aligned(&B[x * 256 + y])) {
@@ -124,10 +127,11 @@ void cachet_stencil5_fast(const float *restrict A, float *restrict B)
 							B[x * 256 + y] = (((((A[(x - 1) * 256 + y] + A[(x + 1) * 256 + y]) + A[x * 256 + y - 1]) + A[x * 256 + y + 1]) + A[x * 256 + y]) / 5.0f);
 						}
 					}
+					/* boundary (else branch) */
 					/* streaming stores of B over y: to a 64-byte boundary, whole lines (16 elements) non-temporal, the rest */
 					{
-						int64_t ct_nt_y = ct_end_y;
-						const int64_t ct_nt_end_y = 256;
+						int64_t ct_nt_y = ct_b_y;
+						const int64_t ct_nt_end_y = ct_hi_y;
 						for (; ct_nt_y < ct_nt_end_y; ct_nt_y++) {
 							const int64_t y = ct_nt_y;
 							if (ct_line_aligned(&B[x * 256 + y])) {
@@ -151,10 +155,11 @@ void cachet_stencil5_fast(const float *restrict A, float *restrict B)
 						}
 					}
 				} else {
+					/* boundary (else branch) */
 					/* streaming stores of B over y: to a 64-byte boundary, whole lines (16 elements) non-temporal, the rest */
 					{
-						int64_t ct_nt_y = 0;
-						const int64_t ct_nt_end_y = 256;
+						int64_t ct_nt_y = ct_lo_y;
+						const int64_t ct_nt_end_y = ct_hi_y;
 						for (; ct_nt_y < ct_nt_end_y; ct_nt_y++) {
 							const int64_t y = ct_nt_y;
 							if (ct_line_aligned(&B[x * 256 + y])) {

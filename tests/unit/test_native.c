@@ -596,7 +596,7 @@ static void hand_planned_native(void)
 		"const int64_t ct_d0 = (N / 4) * 4;",
 		"/* cache AA of A: AA[(N + 3) / 4][4] last_major, 1 multicache dim, copy_in */",
 		"/* cache SS of S: SS[1] first_major, zero_fill, reduce */",
-		"if (N - 4 * c0 - c1 - 1 >= 0) {",
+		"for (int64_t c1 = 0; c1 < ct_min64(4, N - 4 * c0); c1++) {", /* the guard, branch-free */
 		"AA[c0 + c1 * ((N + 3) / 4)] = (int32_t)A[4 * c0 + c1];",
 		"ct_floordiv64(i, 4) + ii * ((N + 3) / 4)",
 		"ct_floordiv64(i, 4) + (i + ii - ct_d0) * ((N + 3) / 4)",

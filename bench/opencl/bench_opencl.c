@@ -1,0 +1,299 @@
+/* bench_opencl.c: sgemm on the OpenCL device (PoCL): cachet's generated kernel vs CLBlast, and cold build vs binary load times. */
+#define CL_TARGET_OPENCL_VERSION 120
+#define CL_USE_DEPRECATED_OPENCL_1_2_APIS
+#include <CL/cl.h>
+#include <clblast_c.h>
+
+#include "cachet.h"
+#include "gen/ocl.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/*
+ * For each size n (M = N = K = n): the kernel of examples/opencl_sgemm.cachet
+ * (source and NDRange from cachet's OpenCL backend) and CLBlastSgemm run on
+ * the same device, queue and buffers; each timed run starts from C = 0
+ * (the reset is not timed) and is enqueue .. clFinish; the median of
+ * `reps` runs is reported. The C of each one's last timed run is
+ * compared with the other's (|a - b| <= 1e-4 * max|C| + 1e-6), and 256
+ * sampled elements of cachet's with a double-precision host sum: a
+ * mismatch fails the bench. Build times: source -> kernel ready (clBuildProgram,
+ * clCreateKernel and the first launch, where PoCL compiles the work-group
+ * function), with PoCL's own kernel cache off (POCL_KERNEL_CACHE=0), vs
+ * binary -> kernel ready (clCreateProgramWithBinary, clBuildProgram,
+ * clCreateKernel), the binary taken after the first launch, as the
+ * library's code cache does.
+ */
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *t, int n)
+{
+	qsort(t, (size_t)n, sizeof *t, cmp_d);
+	return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+}
+
+#define DIE(...)                                                                                     \
+	do {                                                                                         \
+		fprintf(stderr, "bench_opencl: " __VA_ARGS__);                                       \
+		fputc('\n', stderr);                                                                 \
+		exit(1);                                                                             \
+	} while (0)
+
+typedef struct dev {
+	cl_device_id d;
+	cl_context cx;
+	cl_command_queue q;
+} dev;
+
+/* cachet's source and launch for size n. */
+static char *cachet_source(ct_ctx *ctx, const char *file, int n, ocl_launch *L)
+{
+	FILE *f = fopen(file, "rb");
+	if (!f)
+		DIE("cannot open %s", file);
+	static char text[1 << 16];
+	size_t len = fread(text, 1, sizeof text - 1, f);
+	fclose(f);
+	text[len] = 0;
+	ct_kernel *k = ct_kernel_parse(ctx, text, len, file);
+	if (!k || ct_kernel_set_param(k, "M", n) || ct_kernel_set_param(k, "N", n) || ct_kernel_set_param(k, "K", n) ||
+	    ct_kernel_recheck(k))
+		DIE("%s: %s", file, ct_ctx_last_message(ctx));
+	ct_looptree *t = ct_kernel_lower(k, 1);
+	char *src = t ? gen_opencl(t, NULL, L) : NULL;
+	if (!src)
+		DIE("%s: %s", file, ct_ctx_last_message(ctx));
+	ct_looptree_free(t);
+	ct_kernel_free(k);
+	return src;
+}
+
+static void fill(float *x, size_t n, unsigned seed)
+{
+	for (size_t i = 0; i < n; i++) {
+		seed = seed * 1103515245u + 12345u;
+		x[i] = (float)((seed >> 8) & 0xffff) / 32768.0f - 1.0f;
+	}
+}
+
+static cl_kernel make_kernel(dev *v, cl_program p, const char *fn, cl_mem A, cl_mem B, cl_mem C)
+{
+	cl_int e;
+	cl_kernel k = clCreateKernel(p, fn, &e);
+	if (!k)
+		DIE("clCreateKernel: %d", e);
+	clSetKernelArg(k, 0, sizeof A, &A);
+	clSetKernelArg(k, 1, sizeof B, &B);
+	clSetKernelArg(k, 2, sizeof C, &C);
+	(void)v;
+	return k;
+}
+
+static void launch(dev *v, cl_kernel k, const ocl_launch *L)
+{
+	cl_int e = clEnqueueNDRangeKernel(v->q, k, (cl_uint)L->ndims, NULL, L->global,
+	                                  L->explicit_local ? L->local : NULL, 0, NULL, NULL);
+	if (e != CL_SUCCESS || clFinish(v->q) != CL_SUCCESS)
+		DIE("launch failed: %d", e);
+}
+
+static void zero(dev *v, cl_mem C, const float *zeros, size_t bytes)
+{
+	if (clEnqueueWriteBuffer(v->q, C, CL_TRUE, 0, bytes, zeros, 0, NULL, NULL) != CL_SUCCESS)
+		DIE("write failed");
+}
+
+static void clblast_once(dev *v, int n, cl_mem A, cl_mem B, cl_mem C)
+{
+	CLBlastStatusCode s = CLBlastSgemm(CLBlastLayoutRowMajor, CLBlastTransposeNo, CLBlastTransposeNo, (size_t)n,
+	                                   (size_t)n, (size_t)n, 1.0f, A, 0, (size_t)n, B, 0, (size_t)n, 1.0f, C, 0,
+	                                   (size_t)n, &v->q, NULL);
+	if (s != CLBlastSuccess || clFinish(v->q) != CL_SUCCESS)
+		DIE("CLBlastSgemm failed: %d", (int)s);
+}
+
+static double max_diff(const float *a, const float *b, size_t n, double *scale)
+{
+	double d = 0, m = 0;
+	for (size_t i = 0; i < n; i++) {
+		double x = fabs((double)a[i] - (double)b[i]);
+		d = x > d ? x : d;
+		m = fabs((double)b[i]) > m ? fabs((double)b[i]) : m;
+	}
+	*scale = m;
+	return d;
+}
+
+int main(int argc, char **argv)
+{
+	const char *file = "examples/opencl_sgemm.cachet";
+	int sizes[8] = {256, 512, 1024, 2048}, nsizes = 4, reps = 3;
+	bool pocl_cache = false;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--quick") == 0) {
+			nsizes = 2;
+			reps = 1;
+		} else if (strcmp(argv[i], "--pocl-cache") == 0) {
+			pocl_cache = true;
+		} else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
+			reps = atoi(argv[++i]);
+		}
+	}
+	if (reps < 1)
+		reps = 1;
+	/* cold builds must compile: PoCL's own kernel cache (on by default)
+	 * would hide it; --pocl-cache leaves it on, to see the binary load
+	 * with it */
+	if (!pocl_cache)
+		setenv("POCL_KERNEL_CACHE", "0", 1);
+	dev v;
+	cl_platform_id plat;
+	cl_int e;
+	if (clGetPlatformIDs(1, &plat, NULL) != CL_SUCCESS || clGetDeviceIDs(plat, CL_DEVICE_TYPE_ALL, 1, &v.d, NULL) != CL_SUCCESS)
+		DIE("no OpenCL device (install pocl-opencl-icd)");
+	v.cx = clCreateContext(NULL, 1, &v.d, NULL, NULL, &e);
+	v.q = v.cx ? clCreateCommandQueue(v.cx, v.d, 0, &e) : NULL;
+	if (!v.q)
+		DIE("no context/queue: %d", e);
+	char dname[256] = "";
+	clGetDeviceInfo(v.d, CL_DEVICE_NAME, sizeof dname - 1, dname, NULL);
+	cl_uint cus = 0;
+	clGetDeviceInfo(v.d, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cus, &cus, NULL);
+	printf("device: %s (%u compute units); %s; median of %d runs, the last verified\n", dname, cus,
+	       file, reps);
+	printf("%6s | %12s %9s | %12s %9s | %7s | %10s %11s\n", "n", "cachet s", "GFLOP/s", "CLBlast s", "GFLOP/s",
+	       "ratio", "cold build", "binary load");
+	ct_ctx *ctx = ct_ctx_new();
+	int failed = 0;
+	for (int si = 0; si < nsizes; si++) {
+		int n = sizes[si];
+		size_t elems = (size_t)n * (size_t)n, bytes = elems * sizeof(float);
+		float *a = malloc(bytes), *b = malloc(bytes), *c1 = malloc(bytes), *c2 = calloc(elems, sizeof(float)),
+		      *zeros = calloc(elems, sizeof(float));
+		if (!a || !b || !c1 || !c2 || !zeros)
+			DIE("out of memory");
+		fill(a, elems, 1u + (unsigned)n);
+		fill(b, elems, 7u + (unsigned)n);
+		cl_mem A = clCreateBuffer(v.cx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, a, &e);
+		cl_mem B = clCreateBuffer(v.cx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, b, &e);
+		cl_mem C = clCreateBuffer(v.cx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, zeros, &e);
+		if (!A || !B || !C)
+			DIE("buffers: %d", e);
+
+		/* cachet: cold build (source -> first launch done) */
+		ocl_launch L;
+		char *src = cachet_source(ctx, file, n, &L);
+		double t0 = now();
+		const char *s = src;
+		cl_program p = clCreateProgramWithSource(v.cx, 1, &s, NULL, &e);
+		if (!p || clBuildProgram(p, 1, &v.d, "", NULL, NULL) != CL_SUCCESS)
+			DIE("build failed");
+		cl_kernel k = make_kernel(&v, p, L.fn, A, B, C);
+		launch(&v, k, &L);
+		double cold = now() - t0;
+		/* the binary, after the first launch; then binary -> kernel */
+		size_t bn = 0;
+		clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof bn, &bn, NULL);
+		unsigned char *bin = malloc(bn ? bn : 1);
+		clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof bin, &bin, NULL);
+		clReleaseKernel(k);
+		clReleaseProgram(p);
+		double loads[5];
+		for (int r = 0; r < 5; r++) {
+			t0 = now();
+			const unsigned char *bp = bin;
+			cl_program q = clCreateProgramWithBinary(v.cx, 1, &v.d, &bn, &bp, NULL, &e);
+			if (!q || clBuildProgram(q, 1, &v.d, "", NULL, NULL) != CL_SUCCESS)
+				DIE("binary load failed");
+			cl_kernel kq = make_kernel(&v, q, L.fn, A, B, C);
+			loads[r] = now() - t0;
+			if (r < 4) {
+				clReleaseKernel(kq);
+				clReleaseProgram(q);
+			} else {
+				k = kq;
+				p = q;
+			}
+		}
+		double load = median(loads, 5);
+		/* first launch of the binary-loaded kernel: no compile left */
+		zero(&v, C, zeros, bytes);
+		t0 = now();
+		launch(&v, k, &L);
+		double first = now() - t0;
+		double tc[16], tb[16];
+		for (int r = 0; r < reps && r < 16; r++) {
+			zero(&v, C, zeros, bytes);
+			t0 = now();
+			launch(&v, k, &L);
+			tc[r] = now() - t0;
+		}
+		clEnqueueReadBuffer(v.q, C, CL_TRUE, 0, bytes, c1, 0, NULL, NULL);
+		/* CLBlast: one untimed call compiles its kernels */
+		zero(&v, C, zeros, bytes);
+		clblast_once(&v, n, A, B, C);
+		for (int r = 0; r < reps && r < 16; r++) {
+			zero(&v, C, zeros, bytes);
+			t0 = now();
+			clblast_once(&v, n, A, B, C);
+			tb[r] = now() - t0;
+		}
+		clEnqueueReadBuffer(v.q, C, CL_TRUE, 0, bytes, c2, 0, NULL, NULL);
+		double scale = 0, d = max_diff(c1, c2, elems, &scale);
+		bool ok = d <= 1e-4 * scale + 1e-6;
+		/* and 256 sampled elements against a double-precision host sum */
+		unsigned seed = 99u;
+		for (int smp = 0; smp < 256; smp++) {
+			seed = seed * 1103515245u + 12345u;
+			size_t i = (seed >> 4) % (size_t)n, j = (seed >> 16) % (size_t)n;
+			double ref = 0;
+			for (int kk = 0; kk < n; kk++)
+				ref += (double)a[i * (size_t)n + (size_t)kk] * (double)b[(size_t)kk * (size_t)n + j];
+			if (fabs(ref - (double)c1[i * (size_t)n + j]) > 1e-4 * scale + 1e-5)
+				ok = false;
+		}
+		double mc = median(tc, reps < 16 ? reps : 16), mb = median(tb, reps < 16 ? reps : 16);
+		double fl = 2.0 * n * (double)n * n;
+		printf("%6d | %12.6f %9.2f | %12.6f %9.2f | %6.2fx | %9.3fs %9.3fms%s\n", n, mc, fl / mc * 1e-9, mb,
+		       fl / mb * 1e-9, mb / mc, cold, load * 1e3, ok ? "" : "  MISMATCH");
+		printf("       first launch after the binary load: %.3f ms (a steady run: %.3f ms); max |diff| %.3g of max|C| %.3g\n",
+		       first * 1e3, mc * 1e3, d, scale);
+		fflush(stdout);
+		if (!ok)
+			failed = 1;
+		clReleaseKernel(k);
+		clReleaseProgram(p);
+		clReleaseMemObject(A);
+		clReleaseMemObject(B);
+		clReleaseMemObject(C);
+		free(bin);
+		free(src);
+		free(a);
+		free(b);
+		free(c1);
+		free(c2);
+		free(zeros);
+	}
+	printf("ratio = CLBlast time / cachet time (> 1: cachet faster)\n");
+	ct_ctx_free(ctx);
+	clReleaseCommandQueue(v.q);
+	clReleaseContext(v.cx);
+	return failed;
+}

@@ -1,0 +1,33 @@
+/* ocl.h: the OpenCL backend (oclgen.c) and the OpenCL runtime (src/run/ocl.c) share this launch description. */
+#ifndef CT_OCL_H
+#define CT_OCL_H
+
+#include "ir/looptree.h"
+
+#include <stddef.h>
+
+/* How a generated OpenCL kernel is launched: its NDRange. Each
+ * parallelized index is one dimension: a split index gives work-groups
+ * (its outer loop, one group per tile) of work-items (its inner loop, one
+ * per iteration of the inner index); an unsplit one gives work-items only
+ * (the runtime picks the group size, or 1 when another dimension is
+ * split). A kernel without parallelize runs as one work-item. */
+typedef struct ocl_launch {
+	int ndims;               /* 1..3 */
+	bool sizes_known;        /* global/local evaluated (every param has a value) */
+	bool explicit_local;     /* local[] is given to clEnqueueNDRangeKernel */
+	size_t global[3], local[3];
+	int64_t local_bytes;     /* __local memory the kernel declares */
+	char dim_name[3][64];    /* per dimension, for messages: "i" or "i/ii" */
+	char fn[300];            /* the __kernel's name */
+} ocl_launch;
+
+/* The OpenCL C source of loop tree t (scheduled and planned for
+ * plan(target=opencl)) and, when L is not NULL, its launch. The kernel
+ * takes the kernel's arrays (temps excluded) as __global pointers in
+ * declaration order, then the runtime params as long. Returns a malloc'd
+ * string; NULL with CT_ERR_INPUT (a plan the target cannot honour: the
+ * message names the cache or index) or another error on the kernel's ctx. */
+char *gen_opencl(ct_looptree *t, size_t *len, ocl_launch *L);
+
+#endif

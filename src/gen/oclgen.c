@@ -1,0 +1,898 @@
+/* oclgen.c: the OpenCL C backend: a planned loop tree becomes one __kernel, with work-group mapping and __local caches. */
+#include "gen/ocl.h"
+
+#include "gen/cgen.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * The statements, expressions and accesses are the C backend's (cgen.c):
+ * OpenCL C is C99 with address spaces, so the preamble maps the C names
+ * the C backend uses (int64_t, sqrtf, ...) onto OpenCL's, and this file
+ * takes over three things through cgen's hooks:
+ *
+ *   loops over parallelized indices: parallelize(i, j) on plan(target=
+ *     opencl) makes each index a dimension of the NDRange. A split index
+ *     (ii = split(i, 16)) gives one work-group per tile: the loops over i
+ *     become `i = lo + get_group_id(d) * 16` and the loops over ii
+ *     `ii = get_local_id(d) * step(ii)`, each guarded by its loop's own
+ *     bounds (so main and tail versions both work); an unsplit index gives
+ *     `i = lo + get_global_id(d)`;
+ *   copies of location=local caches: the buffer is `__local`, declared at
+ *     kernel scope, and each copy nest is flattened and shared among the
+ *     work-items of the group (blocked: one contiguous chunk each;
+ *     striped: round-robin chunks of OCL_STRIPE elements), with a
+ *     barrier after the copies that fill the buffer, one before the copies
+ *     that read it back or refill it, and none elsewhere;
+ *   declarations: private caches and temps are per-work-item arrays;
+ *     double-buffered local caches prefetch the next block into a private
+ *     array (each work-item its own share of the flattened block) and move
+ *     it into the local buffer between two barriers.
+ *
+ * What would be wrong is refused with a message rather than generated:
+ * statements outside the work-item loops (every work-item would run them),
+ * writes that two work-items could make to one element, local caches
+ * inside a work-item loop or outside a work-group loop, private caches
+ * that write back from outside the work-item loops, location=global.
+ */
+
+#define OCL_STRIPE 4             /* elements per chunk of a striped copy */
+#define OCL_MAX_PRIVATE_BYTES 65536 /* a private array larger than this is refused */
+
+typedef enum ocl_role { OR_NONE, OR_GROUP, OR_ITEM, OR_GLOBAL } ocl_role;
+
+typedef struct og {
+	cg *g;
+	ct_looptree *t;
+	const ct_kernel *k;
+	ocl_launch *L;
+	int ndims;
+	int root[3];            /* the parallelized (original) index of each dimension */
+	int item[3];            /* the index of its work-item loops: the root's split child, or the root */
+	bool split[3];
+	int64_t lsize[3];       /* work-items per group (1 where unsplit) */
+	int *role;              /* per tree index: ocl_role */
+	int *dim;               /* per tree index: its dimension */
+	bool *is_local;         /* per storage: a __local buffer */
+	int *local_region;      /* per region: 1 when its copies are cooperative */
+	int cur[IR_MAX_DEPTH * 4]; /* regions entered (innermost last) */
+	int ncur;
+	int nest;               /* numbers the cooperative copies */
+	bool any_local;         /* some region is location=local (the kernel has barriers) */
+	ct_status st;
+} og;
+
+static bool og_err(og *o, ir_pos pos, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static bool og_err(og *o, ir_pos pos, const char *fmt, ...)
+{
+	if (o->st == CT_OK) {
+		va_list ap;
+		va_start(ap, fmt);
+		ct_verror_at(o->k->ctx, CT_ERR_INPUT, o->k->file, pos.line, pos.col, fmt, ap);
+		va_end(ap);
+		o->st = CT_ERR_INPUT;
+	}
+	return false;
+}
+
+static const char *ix_name(const og *o, int i)
+{
+	return i >= 0 && i < o->t->nindices ? o->t->indices[i].name : "?";
+}
+
+/* ------------------------------------------------------------ the mapping */
+
+/* The dimensions from the plan's parallelize items. */
+static bool map_dims(og *o)
+{
+	const ct_kernel *k = o->k;
+	for (int i = 0; i < k->nplan; i++) {
+		const ir_plan_item *it = &k->plan[i];
+		if (it->kind != PL_PARALLELIZE)
+			continue;
+		if (it->spmd)
+			return og_err(o, it->pos, "parallelize(..., spmd=true) is not implemented for plan(target=opencl)");
+		for (int j = 0; j < it->n; j++) {
+			int x = it->idx[j];
+			ir_pos pos = it->idx_pos ? it->idx_pos[j] : it->pos;
+			if (x < 0 || x >= k->nindices)
+				return og_err(o, pos, "parallelize: unknown index");
+			const ir_index *ix = &k->indices[x];
+			if (ix->kind != IX_LOOP)
+				return og_err(o, pos,
+				              "parallelize(%s): on plan(target=opencl) name the loop's own index ('%s'); "
+				              "its split index becomes the work-items",
+				              ix->name, k->indices[ix->root].name);
+			for (int d = 0; d < o->ndims; d++)
+				if (o->root[d] == x)
+					return og_err(o, pos, "parallelize: '%s' is parallelized twice", ix->name);
+			if (o->ndims == 3)
+				return og_err(o, pos, "opencl parallelizes at most 3 indices (work-group dimensions)");
+			int d = o->ndims++;
+			o->root[d] = x;
+			o->split[d] = ix->child >= 0;
+			o->item[d] = ix->child >= 0 ? ix->child : x;
+			int64_t istep = ix->child >= 0 ? k->indices[ix->child].step : 1;
+			o->lsize[d] = ix->child >= 0 ? (ix->step + istep - 1) / istep : 1;
+			if (ix->child >= 0) {
+				o->role[x] = OR_GROUP;
+				o->role[ix->child] = OR_ITEM;
+				o->dim[ix->child] = d;
+			} else {
+				o->role[x] = OR_GLOBAL;
+			}
+			o->dim[x] = d;
+			if (ix->child >= 0)
+				snprintf(o->L->dim_name[d], sizeof o->L->dim_name[d], "%s/%s", ix->name,
+				         k->indices[ix->child].name);
+			else
+				snprintf(o->L->dim_name[d], sizeof o->L->dim_name[d], "%s", ix->name);
+		}
+	}
+	return true;
+}
+
+/* Whether every access of array a in e (and in the statement's left-hand
+ * side) has subscript `sub` in dimension d. */
+static bool same_dim(const ir_expr *e, int a, int d, aff sub)
+{
+	if (!e)
+		return true;
+	if (e->kind == EX_ACCESS && e->id == a && !aff_equal(e->sub[d], sub))
+		return false;
+	for (int i = 0; i < e->nargs; i++)
+		if (!same_dim(e->args[i], a, d, sub))
+			return false;
+	return true;
+}
+
+static bool all_same_dim(const ir_node *const *v, int n, int a, int d, aff sub)
+{
+	for (int i = 0; i < n; i++) {
+		const ir_node *x = v[i];
+		if (x->kind == ND_STMT && (!same_dim(x->lhs, a, d, sub) || !same_dim(x->rhs, a, d, sub)))
+			return false;
+		if (x->kind == ND_LET && !same_dim(x->rhs, a, d, sub))
+			return false;
+		if (x->kind == ND_IF && !same_dim(x->cond, a, d, sub))
+			return false;
+		if (!all_same_dim((const ir_node *const *)x->body, x->nbody, a, d, sub) ||
+		    !all_same_dim((const ir_node *const *)x->els, x->nels, a, d, sub))
+			return false;
+	}
+	return true;
+}
+
+/* Subscript s moves with index x only (params and constants aside). */
+static bool only_index(aff s, int x)
+{
+	bool has = false;
+	for (int i = 0; i < s.n; i++) {
+		if (s.t[i].kind != AFF_INDEX)
+			continue;
+		if (s.t[i].id != x)
+			return false;
+		has = true;
+	}
+	return has;
+}
+
+/* Two work-items differ in some parallel index x; they never touch one
+ * element of an array that either writes when, for each x, one dimension
+ * of that array is subscripted alike everywhere by a function of x alone. */
+static bool independent_stmt(og *o, const ir_node *s)
+{
+	const ct_kernel *k = o->k;
+	int a = s->lhs->id;
+	for (int d = 0; d < o->ndims; d++) {
+		int x = o->root[d];
+		bool found = false;
+		for (int j = 0; j < k->arrays[a].rank && !found; j++)
+			found = only_index(s->lhs->sub[j], x) &&
+			        all_same_dim((const ir_node *const *)k->body, k->nbody, a, j, s->lhs->sub[j]);
+		if (!found)
+			return og_err(o, s->pos,
+			              "parallelize(%s): the iterations of '%s' are not independent: they may access the "
+			              "same elements of '%s', which the loop writes",
+			              k->indices[x].name, k->indices[x].name, k->arrays[a].name);
+	}
+	return true;
+}
+
+static bool independent(og *o, const ir_node *const *v, int n)
+{
+	for (int i = 0; i < n; i++) {
+		const ir_node *x = v[i];
+		if (x->kind == ND_STMT && !independent_stmt(o, x))
+			return false;
+		if (!independent(o, (const ir_node *const *)x->body, x->nbody) ||
+		    !independent(o, (const ir_node *const *)x->els, x->nels))
+			return false;
+	}
+	return true;
+}
+
+/* Roles of the loops around x: bit (2 * d) a group (or global) loop of
+ * dimension d, bit (2 * d + 1) a work-item (or global) loop. */
+static unsigned around(const og *o, const lt_node *x)
+{
+	unsigned m = 0;
+	for (const lt_node *y = x->parent; y; y = y->parent) {
+		if (y->kind != LT_LOOP || y->index < 0 || y->index >= o->t->nindices)
+			continue;
+		int r = o->role[y->index], d = o->dim[y->index];
+		if (r == OR_GROUP)
+			m |= 1u << (2 * d);
+		else if (r == OR_ITEM)
+			m |= 1u << (2 * d + 1);
+		else if (r == OR_GLOBAL)
+			m |= 3u << (2 * d);
+	}
+	return m;
+}
+
+static unsigned all_bits(const og *o, int which)
+{
+	unsigned m = 0;
+	for (int d = 0; d < o->ndims; d++)
+		m |= 1u << (2 * d + which);
+	return m;
+}
+
+/* Every statement of the kernel runs inside the loops of every dimension. */
+static bool stmts_inside(og *o, const lt_node *const *v, int n)
+{
+	unsigned want = all_bits(o, 0) | all_bits(o, 1);
+	for (int i = 0; i < n; i++) {
+		const lt_node *x = v[i];
+		if (x->kind == LT_STMT && x->stmt && x->stmt->stmt_id > 0 && (around(o, x) & want) != want) {
+			for (int d = 0; d < o->ndims; d++)
+				if ((around(o, x) & (3u << (2 * d))) != (3u << (2 * d)))
+					return og_err(o, x->stmt->pos,
+					              "parallelize(%s): this statement is outside the loops over '%s' "
+					              "(every work-item would run it)",
+					              ix_name(o, o->root[d]), o->L->dim_name[d]);
+		}
+		if (!stmts_inside(o, (const lt_node *const *)x->kids, x->nkids) ||
+		    !stmts_inside(o, (const lt_node *const *)x->els, x->nels))
+			return false;
+	}
+	return true;
+}
+
+/* The location rules of each region (see the top of this file). */
+static bool check_regions(og *o)
+{
+	const ct_looptree *t = o->t;
+	const ct_kernel *k = o->k;
+	for (int r = 0; r < t->nregions; r++) {
+		const lt_region *rg = &t->regions[r];
+		if (rg->item < 0 || rg->item >= k->nplan || !rg->node)
+			continue;
+		const ir_plan_item *it = &k->plan[rg->item];
+		ir_pos pos = it->location_opt.given ? it->location_opt.pos : it->pos;
+		if (it->location == LOC_GLOBAL)
+			return og_err(o, pos,
+			              "cache '%s': location=global cannot be honoured on plan(target=opencl) (the "
+			              "buffer would need one slice of global memory per work-group); use local or private",
+			              it->name);
+		if (it->strategy != STRAT_DEFAULT && it->location != LOC_LOCAL)
+			return og_err(o, it->strategy_opt.pos,
+			              "cache '%s': strategy= applies to location=local caches (their copies are shared "
+			              "by the work-group)", it->name);
+		unsigned m = around(o, rg->node);
+		if (it->location == LOC_LOCAL) {
+			for (int d = 0; d < o->ndims; d++) {
+				if (m & (1u << (2 * d + 1)))
+					return og_err(o, pos,
+					              "cache '%s': a location=local cache must sit outside the work-item loop "
+					              "over '%s' (at a level between the work-group and work-item loops)",
+					              it->name, ix_name(o, o->item[d]));
+				if (!(m & (1u << (2 * d))))
+					return og_err(o, pos,
+					              "cache '%s': a location=local cache must sit inside the work-group loop "
+					              "over '%s'", it->name, ix_name(o, o->root[d]));
+			}
+			if (!rg->elided)
+				o->local_region[r] = 1;
+			o->any_local = o->any_local || !rg->elided;
+			if (!rg->elided && rg->buffer >= 0 && rg->buffer < t->narrays)
+				o->is_local[rg->buffer] = true;
+		} else if (!rg->elided && rg->epilogue != LT_EPI_NONE) {
+			unsigned want = all_bits(o, 0) | all_bits(o, 1);
+			if ((m & want) != want)
+				return og_err(o, pos,
+				              "cache '%s' (location=private) writes back to '%s' from outside the work-item "
+				              "loops: every work-item would write the whole block; place it inside them or "
+				              "use location=local", it->name, t->arrays[rg->source].name);
+		}
+	}
+	return true;
+}
+
+/* ------------------------------------------------------------ loops */
+
+/* Open `{ const int64_t v = VALUE; if (guard) {` for loop x. */
+static void open_mapped(og *o, const lt_node *x, const char *value, bool guard_lo)
+{
+	cg *g = o->g;
+	ct_buf lo, hi;
+	ct_buf_init(&lo);
+	ct_buf_init(&hi);
+	cg_bound(g, &lo, x->lo);
+	cg_bound(g, &hi, x->hi);
+	const char *v = g->iname[x->index];
+	kg_block_bare(g->kg);
+	if (guard_lo && o->any_local) {
+		/* a loop of at most one iteration rather than an `if`: PoCL
+		 * (3.1, LLVM 15) miscompiled barriers under group-uniform ifs
+		 * of main and tail versions, never under loops; without
+		 * barriers the `if` vectorizes better */
+		kg_block_open(g->kg, "for (int64_t %s = %s; %s >= %s && %s < %s; %s = INT64_MAX)", v, value, v,
+		              lo.s ? lo.s : "0", v, hi.s ? hi.s : "0", v);
+	} else {
+		kg_stmt(g->kg, KG_OTHER, NULL, NULL, "const int64_t %s = %s;", v, value);
+		if (guard_lo)
+			kg_block_open(g->kg, "if (%s >= %s && %s < %s)", v, lo.s ? lo.s : "0", v, hi.s ? hi.s : "0");
+		else
+			kg_block_open(g->kg, "if (%s < %s)", v, hi.s ? hi.s : "0");
+	}
+	if (lo.failed || hi.failed)
+		g->failed = true;
+	ct_buf_free(&lo);
+	ct_buf_free(&hi);
+}
+
+static void close_mapped(og *o)
+{
+	kg_block_close(o->g->kg);
+	kg_block_close(o->g->kg);
+}
+
+
+/* A loop over a parallel index: its iteration of this work-item. */
+static void gen_mapped(og *o, const lt_node *x)
+{
+	cg *g = o->g;
+	int r = o->role[x->index], d = o->dim[x->index];
+	ct_buf val;
+	ct_buf_init(&val);
+	if (r == OR_ITEM) {
+		/* the inner index of a split: one work-item per iteration */
+		cg_bound(g, &val, x->lo);
+		ct_buf_printf(&val, " + (int64_t)get_local_id(%d) * %lld", d, (long long)x->step);
+	} else {
+		/* the outer loop: the tile of this group (or this work-item's
+		 * iteration, unsplit), counted from the start of the index */
+		const ir_index *ix = &o->k->indices[o->root[d]];
+		const bx *lo = bx_from_aff(&g->arena, o->k, ix->lo);
+		if (!lo) {
+			g->failed = true;
+			ct_buf_free(&val);
+			return;
+		}
+		cg_bound(g, &val, lo);
+		if (r == OR_GROUP)
+			ct_buf_printf(&val, " + (int64_t)get_group_id(%d) * %lld", d, (long long)x->step);
+		else
+			ct_buf_printf(&val, " + (int64_t)get_global_id(%d)", d);
+	}
+	if (val.failed)
+		g->failed = true;
+	open_mapped(o, x, val.s ? val.s : "0", r != OR_ITEM);
+	ct_buf_free(&val);
+	const lt_node *outer = g->open[x->index];
+	g->open[x->index] = x;
+	cg_nodes(g, x->kids, x->nkids);
+	g->open[x->index] = outer;
+	close_mapped(o);
+}
+
+/* ------------------------------------------------------------ cooperative copies */
+
+/* The storage a copy statement writes, and the one it reads (-1 for a zero fill). */
+static void copy_sides(const lt_node *s, int *w, int *rd)
+{
+	*w = s->stmt->lhs ? s->stmt->lhs->id : -1;
+	*rd = s->stmt->rhs && s->stmt->rhs->kind == EX_ACCESS ? s->stmt->rhs->id : -1;
+}
+
+/* The copy statement at the bottom of nest x (through its loops and guard). */
+static const lt_node *copy_stmt(const lt_node *x)
+{
+	while (x && (x->kind == LT_LOOP || (x->kind == LT_IF && !x->stmt)) && x->nkids == 1)
+		x = x->kids[0];
+	return x && x->kind == LT_STMT && x->stmt && x->stmt->kind == ND_STMT && x->stmt->stmt_id == 0 ? x : NULL;
+}
+
+typedef enum copy_kind { CK_NONE, CK_FILL, CK_DRAIN, CK_PRIVATE } copy_kind;
+
+/* What a node of a local region's copies does to the local buffers:
+ * fills one, reads one back (drain), or neither (a prefetch into a private
+ * array); CK_NONE when x is no copy nest. */
+static copy_kind kind_of(const og *o, const lt_node *x)
+{
+	if (x->kind != LT_LOOP || x->index < o->k->nindices)
+		return CK_NONE;
+	const lt_node *s = copy_stmt(x);
+	if (!s)
+		return CK_NONE;
+	int w, rd;
+	copy_sides(s, &w, &rd);
+	if (w >= 0 && w < o->t->narrays && o->is_local[w])
+		return CK_FILL;
+	if (rd >= 0 && rd < o->t->narrays && o->is_local[rd])
+		return CK_DRAIN;
+	return CK_PRIVATE;
+}
+
+static const lt_node *sibling(const lt_node *x, int dir);
+
+/* Whether x is the first code a work-group runs: nothing before it at any
+ * level up to the work-group loops, and no other loop around it (whose
+ * next iteration would refill what this one reads). Only then may a fill
+ * go without a barrier before it. */
+static bool first_in_group(const og *o, const lt_node *x)
+{
+	for (const lt_node *y = x; y; y = y->parent) {
+		if (y != x && y->kind == LT_LOOP && y->index >= 0 && y->index < o->t->nindices) {
+			if (o->role[y->index] != OR_GROUP)
+				return false;
+			continue;
+		}
+		if (sibling(y, -1))
+			return false;
+		if (!y->parent) {
+			for (int i = 0; i < o->t->nroots; i++)
+				if (o->t->roots[i] == y)
+					return i == 0;
+		}
+	}
+	return true;
+}
+
+/* The sibling before (dir -1) or after (+1) x in its parent's kids. */
+static const lt_node *sibling(const lt_node *x, int dir)
+{
+	const lt_node *p = x->parent;
+	if (!p)
+		return NULL;
+	for (int i = 0; i < p->nkids; i++)
+		if (p->kids[i] == x) {
+			int j = i + dir;
+			return j >= 0 && j < p->nkids ? p->kids[j] : NULL;
+		}
+	return NULL;
+}
+
+/* The code emitted right before x: its previous sibling, or that of the
+ * cache region nodes it opens (they add no code of their own); NULL at
+ * the start of a loop, an if or the kernel. */
+static const lt_node *prev_code(const lt_node *x)
+{
+	for (const lt_node *y = x; y; y = y->parent) {
+		const lt_node *p = sibling(y, -1);
+		if (p)
+			return p;
+		if (!y->parent || y->parent->kind != LT_CACHE)
+			return NULL;
+	}
+	return NULL;
+}
+
+static void barrier(og *o)
+{
+	kg_stmt(o->g->kg, KG_OTHER, NULL, NULL, "barrier(CLK_LOCAL_MEM_FENCE);");
+}
+
+/* The strategy of the innermost region entered. */
+static ir_strategy cur_strategy(const og *o)
+{
+	if (o->ncur == 0)
+		return STRAT_BLOCKED;
+	const lt_region *rg = &o->t->regions[o->cur[o->ncur - 1]];
+	ir_strategy s = rg->item >= 0 && rg->item < o->k->nplan ? o->k->plan[rg->item].strategy : STRAT_DEFAULT;
+	return s == STRAT_STRIPED ? STRAT_STRIPED : STRAT_BLOCKED;
+}
+
+static void buf_reset(ct_buf *b)
+{
+	b->len = 0;
+	if (b->s)
+		b->s[0] = 0;
+}
+
+static int cmp_loop(const void *a, const void *b)
+{
+	const lt_node *x = *(const lt_node *const *)a, *y = *(const lt_node *const *)b;
+	return (x->index > y->index) - (x->index < y->index);
+}
+
+/* Copy nest x shared by the work-group: its iterations flattened in the
+ * order of the buffer's dimensions (copy index c0 outermost; the same for
+ * every nest of one shape, so a prefetch and its move give each element
+ * to the same work-item), then split among the work-items. */
+static void gen_shared_copy(og *o, const lt_node *x)
+{
+	cg *g = o->g;
+	const lt_node *nest[IR_MAX_RANK];
+	int n = 0;
+	const lt_node *y = x;
+	while (y && y->kind == LT_LOOP && n < IR_MAX_RANK) {
+		nest[n++] = y;
+		y = y->nkids == 1 ? y->kids[0] : NULL;
+	}
+	if (!y || y->kind == LT_LOOP) {
+		cg_bad(g, "copy nest of index", x->index);
+		return;
+	}
+	const lt_node *sorted[IR_MAX_RANK];
+	memcpy(sorted, nest, sizeof *nest * (size_t)n);
+	qsort(sorted, (size_t)n, sizeof *sorted, cmp_loop);
+	int id = o->nest++;
+	ir_strategy s = cur_strategy(o);
+	kg_comment(g->kg, "shared by the work-group (%s)", s == STRAT_STRIPED ? "striped" : "blocked");
+	kg_block_bare(g->kg);
+	ct_buf e;
+	ct_buf_init(&e);
+	for (int i = 0; i < n; i++) {
+		buf_reset(&e);
+		ct_buf_puts(&e, "(");
+		cg_bound(g, &e, sorted[i]->hi);
+		ct_buf_puts(&e, ") - (");
+		cg_bound(g, &e, sorted[i]->lo);
+		ct_buf_puts(&e, ")");
+		kg_stmt(g->kg, KG_OTHER, NULL, NULL, "const int64_t ct_e%d_%d = %s;", id, i, e.s ? e.s : "0");
+	}
+	buf_reset(&e);
+	for (int i = 0; i < n; i++)
+		ct_buf_printf(&e, "%sct_e%d_%d", i ? " * " : "", id, i);
+	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "const int64_t ct_n%d = %s;", id, n ? (e.s ? e.s : "0") : "1");
+	if (s == STRAT_STRIPED) {
+		kg_block_open(g->kg, "for (int64_t ct_s%d = ct_lid * %d; ct_s%d < ct_n%d; ct_s%d += ct_nwi * %d)", id,
+		              OCL_STRIPE, id, id, id, OCL_STRIPE);
+		kg_block_open(g->kg, "for (int64_t ct_f%d = ct_s%d; ct_f%d < ct_min64(ct_s%d + %d, ct_n%d); ct_f%d++)",
+		              id, id, id, id, OCL_STRIPE, id, id);
+	} else {
+		kg_stmt(g->kg, KG_OTHER, NULL, NULL, "const int64_t ct_c%d = (ct_n%d + ct_nwi - 1) / ct_nwi;", id, id);
+		kg_block_open(g->kg,
+		              "for (int64_t ct_f%d = ct_lid * ct_c%d; ct_f%d < ct_min64((ct_lid + 1) * ct_c%d, ct_n%d); ct_f%d++)",
+		              id, id, id, id, id, id);
+	}
+	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "int64_t ct_r%d = ct_f%d;", id, id);
+	const lt_node *outer[IR_MAX_RANK];
+	for (int i = n - 1; i >= 0; i--) {
+		buf_reset(&e);
+		cg_bound(g, &e, sorted[i]->lo);
+		const char *v = g->iname[sorted[i]->index];
+		if (i > 0) {
+			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "const int64_t %s = %s + ct_r%d %% ct_e%d_%d;", v,
+			        e.s ? e.s : "0", id, id, i);
+			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "ct_r%d /= ct_e%d_%d;", id, id, i);
+		} else {
+			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "const int64_t %s = %s + ct_r%d;", v, e.s ? e.s : "0", id);
+		}
+		outer[i] = g->open[sorted[i]->index];
+		g->open[sorted[i]->index] = sorted[i];
+	}
+	if (e.failed)
+		g->failed = true;
+	ct_buf_free(&e);
+	cg_nodes(g, nest[n - 1]->kids, 1);
+	for (int i = 0; i < n; i++)
+		g->open[sorted[i]->index] = outer[i];
+	if (s == STRAT_STRIPED)
+		kg_block_close(g->kg);
+	kg_block_close(g->kg);
+	kg_block_close(g->kg);
+}
+
+/* A copy nest of a local region, with the barriers it needs: after the
+ * fills (before the first reader), before a fill that may overwrite what
+ * the group still reads, before a drain (after the writers). Consecutive
+ * nests of the same kind share their barriers. */
+static void gen_local_copy(og *o, const lt_node *x, copy_kind ck)
+{
+	const lt_node *prev = prev_code(x), *next = sibling(x, 1);
+	copy_kind pk = prev ? kind_of(o, prev) : CK_NONE, nk = next ? kind_of(o, next) : CK_NONE;
+	if (ck == CK_FILL && pk != CK_FILL && !first_in_group(o, x))
+		barrier(o);
+	if (ck == CK_DRAIN && pk != CK_DRAIN)
+		barrier(o);
+	gen_shared_copy(o, x);
+	if (ck == CK_FILL && nk != CK_FILL)
+		barrier(o);
+}
+
+static bool hook_loop(cg *g, const lt_node *x)
+{
+	og *o = g->hook_ud;
+	if (x->index < 0 || x->index >= o->t->nindices)
+		return false;
+	if (o->role[x->index] != OR_NONE) {
+		gen_mapped(o, x);
+		return true;
+	}
+	if (o->ncur > 0 && o->local_region[o->cur[o->ncur - 1]]) {
+		copy_kind ck = kind_of(o, x);
+		if (ck != CK_NONE) {
+			gen_local_copy(o, x, ck);
+			return true;
+		}
+	}
+	return false;
+}
+
+static void hook_region(cg *g, const lt_node *x, bool enter)
+{
+	og *o = g->hook_ud;
+	if (enter && o->ncur < (int)(sizeof o->cur / sizeof o->cur[0]))
+		o->cur[o->ncur++] = x->cache;
+	else if (!enter && o->ncur > 0)
+		o->ncur--;
+}
+
+/* ------------------------------------------------------------ the kernel */
+
+/* OpenCL C spellings of what the C backend's code uses. */
+static const char *const preamble[] = {
+	"#if defined(cl_khr_fp64)",
+	"#pragma OPENCL EXTENSION cl_khr_fp64 : enable",
+	"#endif",
+	"typedef long int64_t;",
+	"typedef ulong uint64_t;",
+	"typedef int int32_t;",
+	"#define INT64_MAX LONG_MAX",
+	"#define INT64_MIN LONG_MIN",
+	"#define sqrtf sqrt",
+	"#define expf exp",
+	"#define fmaf fma",
+	"#define fabsf fabs",
+	"static inline int64_t ct_iadd(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }",
+	"static inline int64_t ct_isub(int64_t a, int64_t b) { return (int64_t)((uint64_t)a - (uint64_t)b); }",
+	"static inline int64_t ct_imul(int64_t a, int64_t b) { return (int64_t)((uint64_t)a * (uint64_t)b); }",
+	"static inline int64_t ct_ineg(int64_t a) { return (int64_t)((uint64_t)0 - (uint64_t)a); }",
+	"static inline int64_t ct_idiv(int64_t a, int64_t b) { return b == 0 ? 0 : (b == -1 ? ct_ineg(a) : a / b); }",
+	"static inline int64_t ct_iabs(int64_t a) { return a < 0 ? ct_ineg(a) : a; }",
+	"static inline int64_t ct_min64(int64_t a, int64_t b) { return a < b ? a : b; }",
+	"static inline int64_t ct_max64(int64_t a, int64_t b) { return a > b ? a : b; }",
+	"static inline float ct_min_float(float a, float b) { return a < b ? a : b; }",
+	"static inline float ct_max_float(float a, float b) { return a > b ? a : b; }",
+	"static inline int64_t ct_min_int32_t(int64_t a, int64_t b) { return a < b ? a : b; }",
+	"static inline int64_t ct_max_int32_t(int64_t a, int64_t b) { return a > b ? a : b; }",
+	"static inline int64_t ct_min_int64_t(int64_t a, int64_t b) { return a < b ? a : b; }",
+	"static inline int64_t ct_max_int64_t(int64_t a, int64_t b) { return a > b ? a : b; }",
+};
+
+static const char *const preamble_fp64[] = {
+	"static inline int64_t ct_itrunc(double x) { return x != x ? 0 : x >= 9.2e18 ? INT64_MAX : x <= -9.2e18 ? INT64_MIN : (int64_t)x; }",
+	"static inline double ct_min_double(double a, double b) { return a < b ? a : b; }",
+	"static inline double ct_max_double(double a, double b) { return a > b ? a : b; }",
+};
+
+static const char *const preamble_fp32[] = {
+	"static inline int64_t ct_itrunc(float x) { return x != x ? 0 : x >= 9.2e18f ? INT64_MAX : x <= -9.2e18f ? INT64_MIN : (int64_t)x; }",
+};
+
+static bool uses_double(const ct_looptree *t)
+{
+	for (int a = 0; a < t->narrays; a++)
+		if (t->arrays[a].type == CT_F64)
+			return true;
+	return false;
+}
+
+/* The __kernel's parameter list. */
+static void put_kernel_params(cg *g, ct_buf *b)
+{
+	const ct_kernel *k = g->k;
+	bool first = true;
+	for (int a = 0; a < k->narrays; a++) {
+		const ir_array *arr = &k->arrays[a];
+		if (arr->role == CT_TEMP)
+			continue;
+		bool ro = arr->role == CT_INPUT || arr->role == CT_CONST;
+		ct_buf_printf(b, "%s__global %s%s *restrict %s", first ? "" : ", ", ro ? "const " : "",
+		              ir_dtype_c(arr->type), g->aname[a]);
+		first = false;
+	}
+	for (int p = 0; p < k->nparams; p++)
+		if (k->params[p].runtime) {
+			ct_buf_printf(b, "%slong %s", first ? "" : ", ", g->pname[p]);
+			first = false;
+		}
+	if (first)
+		ct_buf_puts(b, "void");
+}
+
+/* Temps and cache buffers: __local or per work-item arrays of their
+ * (compile-time) size. */
+static bool declare_buffers(og *o, const int64_t *pv)
+{
+	cg *g = o->g;
+	const ct_looptree *t = o->t;
+	for (int a = 0; a < t->narrays; a++) {
+		const ir_array *arr = &t->arrays[a];
+		if (arr->role != CT_TEMP)
+			continue;
+		bool used = a < o->k->narrays;
+		for (int r = 0; r < t->nregions && !used; r++)
+			used = (!t->regions[r].elided && t->regions[r].buffer == a) || t->regions[r].temp == a;
+		if (!used)
+			continue;
+		for (int d = 0; d < arr->rank; d++)
+			if (!bx_is_const(t->ext[a * IR_MAX_RANK + d], &(int64_t){0}))
+				return og_err(o, arr->pos,
+				              "'%s' needs a compile-time size on plan(target=opencl) (its extent %d depends "
+				              "on a runtime param)", arr->name, d);
+		int64_t stride[IR_MAX_RANK], count = 0;
+		ct_status st = lt_array_layout(t, pv, a, stride, &count);
+		if (st) {
+			o->st = st;
+			return false;
+		}
+		if (count < 1)
+			count = 1;
+		int64_t bytes = count * (int64_t)ct_dtype_size(arr->type);
+		const char *what = a < o->k->narrays ? "temp" : "cache buffer";
+		if (o->is_local[a]) {
+			o->L->local_bytes += bytes;
+			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "__local %s %s[%lld]; /* %s %s, shared by the work-group */",
+			        ir_dtype_c(arr->type), g->aname[a], (long long)count, what, arr->name);
+		} else {
+			if (bytes > OCL_MAX_PRIVATE_BYTES)
+				return og_err(o, arr->pos,
+				              "%s '%s' needs %lld bytes per work-item: more than the %d of private memory "
+				              "plan(target=opencl) allows (use location=local or a smaller block)",
+				              what, arr->name, (long long)bytes, OCL_MAX_PRIVATE_BYTES);
+			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "%s %s[%lld]%s; /* %s %s, this work-item's */",
+			        ir_dtype_c(arr->type), g->aname[a], (long long)count, a < o->k->narrays ? " = {0}" : "",
+			        what, arr->name);
+		}
+	}
+	return true;
+}
+
+/* Global and local sizes of the NDRange under param values pv. */
+static void launch_sizes(og *o, const int64_t *pv)
+{
+	ocl_launch *L = o->L;
+	L->ndims = o->ndims > 0 ? o->ndims : 1;
+	L->explicit_local = false;
+	for (int d = 0; d < o->ndims; d++)
+		L->explicit_local = L->explicit_local || o->split[d];
+	L->sizes_known = ir_params_complete(o->k);
+	for (int d = 0; d < 3; d++)
+		L->global[d] = L->local[d] = 1;
+	for (int d = 0; d < o->ndims; d++) {
+		const ir_index *ix = &o->k->indices[o->root[d]];
+		bool ok = true;
+		int64_t lo = aff_eval(ix->lo, pv, NULL, &ok), hi = aff_eval(ix->hi, pv, NULL, &ok);
+		int64_t n = hi > lo ? hi - lo : 0;
+		int64_t groups = o->split[d] ? (n + ix->step - 1) / ix->step : n;
+		L->global[d] = (size_t)(groups < 1 ? 1 : groups) * (size_t)o->lsize[d];
+		L->local[d] = (size_t)o->lsize[d];
+		if (!ok)
+			L->sizes_known = false;
+	}
+}
+
+static void og_free(og *o)
+{
+	free(o->role);
+	free(o->dim);
+	free(o->is_local);
+	free(o->local_region);
+}
+
+char *gen_opencl(ct_looptree *t, size_t *len, ocl_launch *Lout)
+{
+	ct_kernel *k = t->k;
+	ct_ctx *ctx = k->ctx;
+	ocl_launch Lbuf;
+	ocl_launch *L = Lout ? Lout : &Lbuf;
+	memset(L, 0, sizeof *L);
+	og o;
+	memset(&o, 0, sizeof o);
+	o.t = t;
+	o.k = k;
+	o.L = L;
+	o.role = calloc((size_t)t->nindices + 1, sizeof *o.role);
+	o.dim = calloc((size_t)t->nindices + 1, sizeof *o.dim);
+	o.is_local = calloc((size_t)t->narrays + 1, sizeof *o.is_local);
+	o.local_region = calloc((size_t)t->nregions + 1, sizeof *o.local_region);
+	int64_t *pv = calloc((size_t)k->nparams + (size_t)t->nderived + 1, sizeof *pv);
+	if (!o.role || !o.dim || !o.is_local || !o.local_region || !pv) {
+		og_free(&o);
+		free(pv);
+		ct_error(ctx, CT_ERR_NOMEM, "out of memory generating OpenCL");
+		return NULL;
+	}
+	lt_param_values(t, pv);
+	if (!map_dims(&o) || !independent(&o, (const ir_node *const *)k->body, k->nbody) ||
+	    !stmts_inside(&o, (const lt_node *const *)t->roots, t->nroots) || !check_regions(&o)) {
+		og_free(&o);
+		free(pv);
+		return NULL;
+	}
+	launch_sizes(&o, pv);
+
+	cg g;
+	char *result = NULL;
+	if (!cg_setup(&g, t)) {
+		cg_teardown(&g);
+		og_free(&o);
+		free(pv);
+		ct_error(ctx, CT_ERR_NOMEM, "out of memory generating OpenCL");
+		return NULL;
+	}
+	o.g = &g;
+	g.hook_loop = hook_loop;
+	g.hook_region = hook_region;
+	g.hook_ud = &o;
+	g.kg = kg_new(ctx, KG_OPENCL);
+	if (!g.kg)
+		goto out;
+	char fn[300], entry[300];
+	gen_symbol_names(k, fn, entry, sizeof fn);
+	snprintf(L->fn, sizeof L->fn, "%s", fn);
+	kg_preamble(g.kg, "/* %s: OpenCL C generated by cachet %s from kernel '%s'. */", fn, CACHET_VERSION, k->name);
+	for (size_t i = 0; i < sizeof preamble / sizeof preamble[0]; i++)
+		kg_preamble(g.kg, "%s", preamble[i]);
+	bool fp64 = uses_double(t);
+	for (size_t i = 0; fp64 && i < sizeof preamble_fp64 / sizeof preamble_fp64[0]; i++)
+		kg_preamble(g.kg, "%s", preamble_fp64[i]);
+	for (size_t i = 0; !fp64 && i < sizeof preamble_fp32 / sizeof preamble_fp32[0]; i++)
+		kg_preamble(g.kg, "%s", preamble_fp32[i]);
+	ct_buf proto;
+	ct_buf_init(&proto);
+	ct_buf_printf(&proto, "void %s(", fn);
+	put_kernel_params(&g, &proto);
+	ct_buf_putc(&proto, ')');
+	if (proto.failed)
+		g.failed = true;
+	kg_func_declare(g.kg, fn, KG_FUNC_KERNEL, proto.s ? proto.s : "void f(void)", NULL, NULL);
+	ct_buf_free(&proto);
+	kg_func_begin(g.kg, fn);
+	for (int d = 0; d < o.ndims; d++)
+		kg_comment(g.kg, "NDRange dimension %d: %s (%s)", d, L->dim_name[d],
+		           o.split[d] ? "work-groups of work-items" : "work-items");
+	if (!declare_buffers(&o, pv)) {
+		kg_func_end(g.kg);
+		goto out;
+	}
+	kg_stmt(g.kg, KG_OTHER, NULL, NULL,
+	        "const int64_t ct_lid = (int64_t)(get_local_id(0) + get_local_size(0) * (get_local_id(1) + "
+	        "get_local_size(1) * get_local_id(2))); /* this work-item in its group */");
+	kg_stmt(g.kg, KG_OTHER, NULL, NULL,
+	        "const int64_t ct_nwi = (int64_t)(get_local_size(0) * get_local_size(1) * get_local_size(2));");
+	kg_stmt(g.kg, KG_OTHER, NULL, NULL, "(void)ct_lid;");
+	kg_stmt(g.kg, KG_OTHER, NULL, NULL, "(void)ct_nwi;");
+	cg_derived(&g);
+	cg_nodes(&g, t->roots, t->nroots);
+	kg_func_end(g.kg);
+
+	size_t n = 0;
+	char *text = kg_take(g.kg, &n);
+	if (text && !g.failed && o.st == CT_OK) {
+		result = malloc(n + 1);
+		if (result) {
+			memcpy(result, text, n);
+			result[n] = 0;
+			if (len)
+				*len = n;
+		}
+	}
+	if (text)
+		ct_free(ctx, text);
+out:
+	if (!result && o.st == CT_OK && !g.reported && ct_ctx_last_status(ctx) == CT_OK)
+		ct_error(ctx, CT_ERR_NOMEM, "out of memory generating OpenCL");
+	cg_teardown(&g);
+	og_free(&o);
+	free(pv);
+	return result;
+}

@@ -1,0 +1,116 @@
+/* blobcache.c: byte blobs (OpenCL program binaries) kept in the code cache's folder, looked up by their whole key. */
+#include "jit/jit.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+/*
+ * An entry is the file ROOT/blob-v1/DIGEST.bin (DIGEST: hex XXH3-128 of
+ * the key) holding "ctblob1\n", the key's length and bytes, the blob's
+ * length and bytes (lengths as 8 little-endian bytes). A hit compares the
+ * whole key, so a digest collision is a miss. Entries are written to a
+ * temporary file and renamed into place: readers never see half a file.
+ * The code cache's folder checks (owner, mode) and CACHET_NO_CACHE apply.
+ */
+
+#define BLOB_MAGIC "ctblob1\n"
+#define BLOB_MAX ((size_t)256 << 20)
+
+static void blob_digest(const char *key, size_t klen, char hex[JIT_DIGEST_HEX])
+{
+	XXH128_hash_t h = XXH3_128bits(key, klen);
+	XXH128_canonical_t c;
+	XXH128_canonicalFromHash(&c, h);
+	static const char digits[] = "0123456789abcdef";
+	for (int i = 0; i < 16; i++) {
+		hex[2 * i] = digits[c.digest[i] >> 4];
+		hex[2 * i + 1] = digits[c.digest[i] & 15];
+	}
+	hex[32] = 0;
+}
+
+/* The folder of the blobs (created), or false when the cache is off. */
+static bool blob_dir(ct_ctx *ctx, char *dir, size_t cap)
+{
+	jit_state *st = jit_state_get(ctx);
+	if (!st || st->no_cache || !jit_disk_ready(st) || !st->root)
+		return false;
+	if (!jit_fmt(dir, cap, "%s/blob-v1", st->root))
+		return false;
+	return mkdir(dir, 0700) == 0 || errno == EEXIST;
+}
+
+static void put_u64(unsigned char *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t get_u64(const unsigned char *p)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < 8; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+ct_status jit_blob_get(ct_ctx *ctx, const char *key, size_t klen, void **data, size_t *n)
+{
+	*data = NULL;
+	*n = 0;
+	char dir[4096], path[4200], hex[JIT_DIGEST_HEX];
+	if (!blob_dir(ctx, dir, sizeof dir))
+		return CT_OK;
+	blob_digest(key, klen, hex);
+	if (!jit_fmt(path, sizeof path, "%s/%s.bin", dir, hex))
+		return CT_OK;
+	unsigned char *f = NULL;
+	size_t flen = 0;
+	if (access(path, R_OK) != 0 || jit_read_file(ctx, path, BLOB_MAX, &f, &flen) != CT_OK) {
+		ct_ctx_clear_error(ctx); /* a miss is no error */
+		return CT_OK;
+	}
+	size_t m = sizeof BLOB_MAGIC - 1;
+	bool ok = flen >= m + 16 && memcmp(f, BLOB_MAGIC, m) == 0 && get_u64(f + m) == klen &&
+	          flen >= m + 16 + klen && memcmp(f + m + 8, key, klen) == 0;
+	uint64_t bn = ok ? get_u64(f + m + 8 + klen) : 0;
+	ok = ok && bn == flen - m - 16 - klen;
+	if (ok) {
+		*data = malloc(bn ? bn : 1);
+		if (*data) {
+			memcpy(*data, f + m + 16 + klen, bn);
+			*n = bn;
+		}
+	}
+	ct_free(ctx, f);
+	return CT_OK;
+}
+
+void jit_blob_put(ct_ctx *ctx, const char *key, size_t klen, const void *data, size_t n)
+{
+	char dir[4096], path[4200], tmp[4300], hex[JIT_DIGEST_HEX];
+	if (!blob_dir(ctx, dir, sizeof dir))
+		return;
+	blob_digest(key, klen, hex);
+	if (!jit_fmt(path, sizeof path, "%s/%s.bin", dir, hex) ||
+	    !jit_fmt(tmp, sizeof tmp, "%s/.%s.%ld.tmp", dir, hex, (long)getpid()))
+		return;
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	unsigned char len8[8];
+	bool ok = jit_write_all(fd, BLOB_MAGIC, sizeof BLOB_MAGIC - 1);
+	put_u64(len8, klen);
+	ok = ok && jit_write_all(fd, len8, 8) && jit_write_all(fd, key, klen);
+	put_u64(len8, n);
+	ok = ok && jit_write_all(fd, len8, 8) && jit_write_all(fd, data, n);
+	ok = close(fd) == 0 && ok;
+	if (!ok || rename(tmp, path) != 0)
+		unlink(tmp);
+}

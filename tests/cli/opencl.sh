@@ -1,0 +1,70 @@
+#!/bin/sh
+# opencl.sh: `cachet emit --target opencl` and `cachet run` on plan(target=opencl) kernels (PoCL, from make deps): verified runs, plan errors with positions, device limits, build logs.
+. tests/cli/lib/expect.sh
+
+MM='kernel mm
+param M = 9, N = 8, K = 6
+array A : f32[M, K] input
+array B : f32[K, N] input
+array C : f32[M, N] inout
+for (i: M, j: N, k: K) {
+  C[i, j] += A[i, k] * B[k, j]
+}'
+
+# a matmul with the schedule and plan given as one line each
+mm() {
+	name=$1
+	shift
+	f=$tmp/$name.cachet
+	printf '%s\n' "$MM" >"$f"
+	for l in "$@"; do printf '%s\n' "$l" >>"$f"; done
+	echo "$f"
+}
+
+ex=examples/opencl_local.cachet
+expect "emit: a __kernel" 0 '^__kernel void cachet_matmul_local\(' "$CACHET" emit "$ex" --target opencl
+expect "emit: __local buffers" 0 '__local float AA\[64\]' "$CACHET" emit "$ex" --target opencl
+expect "emit: barriers" 0 'barrier\(CLK_LOCAL_MEM_FENCE\)' "$CACHET" emit "$ex" --target opencl
+expect "emit: groups and items" 0 'get_group_id\(1\) \* 8' "$CACHET" emit "$ex" --target opencl
+expect "emit: striped copies" 0 'shared by the work-group \(striped\)' "$CACHET" emit "$ex" --target opencl
+expect "run: verified on opencl" 0 '"target": "opencl", "engine": "opencl".*"verified": true' \
+	"$CACHET" run "$ex" --json
+expect "run: interpreter still runs it" 0 '"verified": true' "$CACHET" run "$ex" --engine interp --json
+
+f=$(mm glob 'schedule {' '  ii, jj = tile(i=4, j=4)' '  reorder(i, j, k, ii, jj)' '}' \
+	'plan(target=opencl) {' '  AA = cache(A, index=ii, location=global)' '  parallelize(i, j)' '}')
+expect "location=global refused" 2 'glob.cachet:14:27: error: cache .AA.: location=global cannot be honoured' \
+	"$CACHET" emit "$f" --target opencl
+expect "location=global refused by run" 2 'location=global cannot be honoured' "$CACHET" run "$f"
+
+f=$(mm dep 'plan(target=opencl) {' '  parallelize(k)' '}')
+expect "a reduction index is refused" 2 "dep.cachet:7:3: error: parallelize\(k\): the iterations of 'k' are not independent" \
+	"$CACHET" emit "$f" --target opencl
+
+f=$(mm big 'schedule {' '  ii, jj = tile(i=128, j=128)' '  reorder(i, j, k, ii, jj)' '}' \
+	'plan(target=opencl) {' '  parallelize(i, j)' '}')
+expect "device limit" 2 'a work-group of 128 x 128 = 16384 work-items exceeds the device.s limit' \
+	"$CACHET" run "$f" -D M=256 -D N=256 -D K=1
+
+f=$(mm small 'schedule {' '  ii = split(i, 4)' '}' 'plan(target=opencl) {' '  parallelize(i)' '}')
+expect "runs with split i" 0 '"verified": true' "$CACHET" run "$f" --json
+# build options that break the generated code: the device's build log is shown
+CACHET_OPENCL_OPTIONS='-Dct_lid=1' expect "build failure shows the log" 1 'failed to build.*build log' \
+	"$CACHET" run "$f"
+
+# a runtime size: the NDRange and the tail are computed from L at run time
+f=$(kfile axpy.cachet 'kernel axpy' 'param L : runtime' 'array X : f32[L] input' 'array Y : f32[L] inout' \
+	'for (i: L) {' '  Y[i] = 2.5 * X[i] + Y[i]' '}' 'schedule {' '  ii = split(i, 16)' '}' \
+	'plan(target=opencl) {' '  parallelize(i)' '}')
+expect "runtime size, emitted as a long argument" 0 'cachet_axpy\(.*, long L\)' "$CACHET" emit "$f" --target opencl
+expect "runtime size, verified" 0 '"verified": true' "$CACHET" run "$f" -D L=1001 --json
+
+# no OpenCL platform (the ICD loader finds no driver): a clear error, exit 2
+OCL_ICD_VENDORS=$tmp/no-vendors expect "no OpenCL: a clear error" 2 'OpenCL is not available: no OpenCL platform' \
+	"$CACHET" run "$f" -D L=100
+
+f=$(mm host 'plan(target=host) {' '  parallelize(i)' '}')
+expect "--target opencl needs an opencl plan" 2 'needs plan\(target=opencl\)' "$CACHET" emit "$f" --target opencl
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]

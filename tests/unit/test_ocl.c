@@ -1,0 +1,224 @@
+/* test_ocl.c: the OpenCL target on PoCL: generated kernels equal the interpreter; plans it cannot honour, device limits and build failures are clear errors. */
+#include "cachet.h"
+#include "harness.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * PoCL compiles slowly (seconds per program on a busy machine), so the
+ * kernels are small and each run case combines several features. Every
+ * run is verified against the unscheduled interpreter by ct_kernel_run.
+ */
+
+#define MATMUL_HEAD                                                                                  \
+	"kernel mm\n"                                                                                \
+	"param M = %d, N = %d, K = %d\n"                                                             \
+	"array A : f32[M, K] input\n"                                                                \
+	"array B : f32[K, N] input\n"                                                                \
+	"array C : f32[M, N] inout\n"                                                                \
+	"for (i: M, j: N, k: K) {\n"                                                                 \
+	"  C[i, j] += A[i, k] * B[k, j]\n"                                                           \
+	"}\n"
+
+typedef struct run_case {
+	const char *name;
+	int m, n, k;
+	const char *rest; /* schedule and plan */
+} run_case;
+
+static const run_case runs[] = {
+	/* no parallelize: one work-item runs the whole nest */
+	{"serial", 5, 6, 7, "plan(target=opencl) {\n  AA = cache(A, level=1)\n}\n"},
+	/* unsplit indices: one work-item per (i, j), the runtime's group size */
+	{"global_ids", 9, 7, 5, "plan(target=opencl) {\n  parallelize(i, j)\n}\n"},
+	/* work-groups of 4 x 4, non-dividing M and K; a private cache per
+	 * work-item that accumulates and writes back (zero_fill / reduce) */
+	{"private_reduce", 10, 8, 7,
+	 "schedule {\n  ii, jj, kk = tile(i=4, j=4, k=4)\n  reorder(i, j, k, ii, jj, kk)\n}\n"
+	 "plan(target=opencl) {\n  CC = cache(C, index=kk, location=private)\n  parallelize(i, j)\n}\n"},
+	/* __local caches filled by the group, blocked and striped, a tail in i
+	 * (tails in i and k together: docs/OPENCL.md, known problems) */
+	{"local_blocked_striped", 11, 8, 8,
+	 "schedule {\n  ii, jj, kk = tile(i=4, j=4, k=4)\n  reorder(i, j, k, ii, jj, kk)\n}\n"
+	 "plan(target=opencl) {\n  AA = cache(A, index=ii, location=local, strategy=blocked)\n"
+	 "  BB = cache(B, index=ii, location=local, strategy=striped)\n  parallelize(i, j)\n}\n"},
+	/* double buffering: the next block into private memory, moved in between barriers */
+	{"local_double_buffer", 8, 8, 12,
+	 "schedule {\n  ii, jj, kk = tile(i=4, j=4, k=4)\n  reorder(i, j, k, ii, jj, kk)\n}\n"
+	 "plan(target=opencl) {\n  AA = cache(A, index=ii, location=local, double_buffer=true)\n"
+	 "  parallelize(i, j)\n}\n"},
+	/* a __local cache of C drained back to global memory (reduce), after a barrier */
+	{"local_reduce", 8, 12, 6,
+	 "schedule {\n  ii, jj, kk = tile(i=4, j=4, k=3)\n  reorder(i, j, k, ii, jj, kk)\n}\n"
+	 "plan(target=opencl) {\n  CC = cache(C, index=ii, location=local, strategy=striped)\n"
+	 "  parallelize(i, j)\n}\n"},
+};
+
+static char *kernel_text(const run_case *c)
+{
+	size_t cap = strlen(MATMUL_HEAD) + strlen(c->rest) + 64;
+	char *s = malloc(cap);
+	if (!s)
+		return NULL;
+	int n = snprintf(s, cap, MATMUL_HEAD, c->m, c->n, c->k);
+	snprintf(s + n, cap - (size_t)n, "%s", c->rest);
+	return s;
+}
+
+/* Parse, run on OpenCL and verify; the status, and the message in msg. */
+static ct_status run_text(const char *name, const char *text, char *msg, size_t cap, ct_run_result *r)
+{
+	ct_ctx *ctx = ct_ctx_new();
+	ct_kernel *k = ct_kernel_parse(ctx, text, strlen(text), name);
+	ct_status st = k ? CT_OK : ct_ctx_last_status(ctx);
+	if (k) {
+		ct_run_options o;
+		ct_run_options_init(&o);
+		st = ct_kernel_run(k, &o, r);
+	}
+	if (st && ct_ctx_last_line(ctx) > 0)
+		snprintf(msg, cap, "%s:%d:%d: error: %s", ct_ctx_last_file(ctx), ct_ctx_last_line(ctx),
+		         ct_ctx_last_col(ctx), ct_ctx_last_message(ctx));
+	else
+		snprintf(msg, cap, "%s", st ? ct_ctx_last_message(ctx) : "");
+	ct_kernel_free(k);
+	ct_ctx_free(ctx);
+	return st;
+}
+
+static void test_device(void)
+{
+	ct_ctx *ctx = ct_ctx_new();
+	char desc[512];
+	ct_status st = ct_opencl_device(ctx, desc, sizeof desc);
+	CHECKF(st == CT_OK, "no OpenCL device (install pocl-opencl-icd: make deps): %s", ct_ctx_last_message(ctx));
+	CHECKF(strstr(desc, "|") != NULL, "description '%s'", desc);
+	ct_ctx_free(ctx);
+}
+
+static void test_runs(void)
+{
+	for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+		h_begin(runs[i].name);
+		char *text = kernel_text(&runs[i]);
+		char msg[4096];
+		ct_run_result r;
+		memset(&r, 0, sizeof r);
+		ct_status st = text ? run_text(runs[i].name, text, msg, sizeof msg, &r) : CT_ERR_NOMEM;
+		CHECKF(st == CT_OK, "%s\n%s", msg, text ? text : "");
+		CHECK(st != CT_OK || r.verified == 1);
+		CHECK(st != CT_OK || strcmp(r.engine, "opencl") == 0);
+		free(text);
+		h_end();
+	}
+}
+
+typedef struct err_case {
+	const char *name;
+	int m, n, k;
+	const char *rest;
+	ct_status want;
+	const char *text; /* part of the message */
+} err_case;
+
+static const err_case errs[] = {
+	{"location_global", 8, 8, 8,
+	 "schedule {\n  ii, jj = tile(i=4, j=4)\n  reorder(i, j, k, ii, jj)\n}\n"
+	 "plan(target=opencl) {\n  AA = cache(A, index=ii, location=global)\n  parallelize(i, j)\n}\n",
+	 CT_ERR_INPUT, "location=global cannot be honoured"},
+	{"local_inside_items", 8, 8, 8,
+	 "schedule {\n  ii, jj, kk = tile(i=4, j=4, k=4)\n  reorder(i, j, k, ii, jj, kk)\n}\n"
+	 "plan(target=opencl) {\n  AA = cache(A, index=kk, location=local)\n  parallelize(i, j)\n}\n",
+	 CT_ERR_INPUT, "must sit outside the work-item loop over 'ii'"},
+	{"private_writeback_outside", 8, 8, 8,
+	 "schedule {\n  ii, jj = tile(i=4, j=4)\n  reorder(i, j, k, ii, jj)\n}\n"
+	 "plan(target=opencl) {\n  CC = cache(C, index=k, location=private)\n  parallelize(i, j)\n}\n",
+	 CT_ERR_INPUT, "writes back to 'C' from outside the work-item loops"},
+	{"reduction_index", 8, 8, 8, "plan(target=opencl) {\n  parallelize(k)\n}\n", CT_ERR_INPUT,
+	 "iterations of 'k' are not independent"},
+	{"split_index_named", 8, 8, 8,
+	 "schedule {\n  ii = split(i, 4)\n}\nplan(target=opencl) {\n  parallelize(ii)\n}\n", CT_ERR_INPUT,
+	 "name the loop's own index ('i')"},
+	{"strategy_on_private", 8, 8, 8,
+	 "schedule {\n  ii, jj = tile(i=4, j=4)\n  reorder(i, j, k, ii, jj)\n}\n"
+	 "plan(target=opencl) {\n  CC = cache(C, index=jj, strategy=striped)\n  parallelize(i, j)\n}\n",
+	 CT_ERR_INPUT, "strategy= applies to location=local"},
+	/* 128 x 128 = 16384 work-items per group: above PoCL's 4096 (and any GPU's) */
+	{"device_limit", 256, 256, 1,
+	 "schedule {\n  ii, jj = tile(i=128, j=128)\n  reorder(i, j, k, ii, jj)\n}\n"
+	 "plan(target=opencl) {\n  parallelize(i, j)\n}\n",
+	 CT_ERR_LIMIT, "exceeds the device's limit"},
+};
+
+static void test_errors(void)
+{
+	for (size_t i = 0; i < sizeof errs / sizeof errs[0]; i++) {
+		h_begin(errs[i].name);
+		run_case c = {errs[i].name, errs[i].m, errs[i].n, errs[i].k, errs[i].rest};
+		char *text = kernel_text(&c);
+		char msg[4096];
+		ct_run_result r;
+		ct_status st = text ? run_text(errs[i].name, text, msg, sizeof msg, &r) : CT_ERR_NOMEM;
+		CHECKF(st == errs[i].want, "status %d, want %d: %s", (int)st, (int)errs[i].want, msg);
+		CHECKF(strstr(msg, errs[i].text) != NULL, "message '%s' lacks '%s'", msg, errs[i].text);
+		if (errs[i].want == CT_ERR_INPUT)
+			CHECKF(strstr(msg, errs[i].name) != NULL && strstr(msg, ": error: ") != NULL,
+			       "message '%s' is not FILE:LINE:COL: error: ...", msg);
+		free(text);
+		h_end();
+	}
+}
+
+/* A program that does not compile: CT_ERR_COMPILE with the device's log. */
+static void test_build_failure(void)
+{
+	ct_ctx *ctx = ct_ctx_new();
+	const char *bad = "__kernel void f(__global float *x) { x[0] = undeclared_name; }\n";
+	ct_status st = ct_opencl_build(ctx, bad, NULL);
+	const char *m = ct_ctx_last_message(ctx);
+	CHECKF(st == CT_ERR_COMPILE, "status %d: %s", (int)st, m);
+	CHECKF(strstr(m, "build log") && strstr(m, "undeclared_name"), "message '%s'", m);
+	const char *good = "__kernel void f(__global float *x) { x[get_global_id(0)] *= 2.0f; }\n";
+	CHECKF(ct_opencl_build(ctx, good, NULL) == CT_OK, "%s", ct_ctx_last_message(ctx));
+	ct_ctx_free(ctx);
+}
+
+/* The OpenCL source: a __kernel with __local buffers and barriers; a host
+ * plan cannot be emitted for OpenCL. */
+static void test_emit(void)
+{
+	ct_ctx *ctx = ct_ctx_new();
+	char *text = kernel_text(&runs[3]);
+	ct_kernel *k = text ? ct_kernel_parse(ctx, text, strlen(text), "emit") : NULL;
+	CHECK(k != NULL);
+	size_t len = 0;
+	char *src = k ? ct_kernel_emit(k, "opencl", &len) : NULL;
+	CHECKF(src != NULL, "%s", ct_ctx_last_message(ctx));
+	CHECK(!src || (strstr(src, "__kernel void cachet_mm(") && strstr(src, "__local float") &&
+	               strstr(src, "barrier(CLK_LOCAL_MEM_FENCE);") && strstr(src, "get_group_id(1)") &&
+	               strstr(src, "get_local_id(0)") && strlen(src) == len));
+	free(src);
+	ct_kernel_free(k);
+	const char *host = "kernel h\nparam N = 4\narray A : f32[N] inout\nfor (i: N) {\n  A[i] = A[i] * 2\n}\n"
+	                   "plan(target=host) {\n  parallelize(i)\n}\n";
+	k = ct_kernel_parse(ctx, host, strlen(host), "host");
+	CHECK(k != NULL);
+	src = k ? ct_kernel_emit(k, "opencl", &len) : NULL;
+	CHECK(src == NULL && strstr(ct_ctx_last_message(ctx), "plan(target=opencl)"));
+	free(src);
+	ct_kernel_free(k);
+	free(text);
+	ct_ctx_free(ctx);
+}
+
+int main(void)
+{
+	RUN(test_device);
+	RUN(test_emit);
+	RUN(test_build_failure);
+	test_errors();
+	test_runs();
+	return h_report();
+}

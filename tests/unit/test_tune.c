@@ -1,0 +1,476 @@
+/* test_tune.c: tunable params, the model-guided tuner, the store round trip through it, the
+ * solution selector's fallbacks and its main + tail decomposition. */
+#include "harness.h"
+
+#include "cachet.h"
+
+#include <ftw.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------ language */
+
+#define TMM_HEAD                                                                                   \
+	"kernel tmm\n"                                                                             \
+	"param M = 24, N = 20, K = 16\n"
+
+#define TMM_BODY                                                                                   \
+	"array A : f32[M, K] input\n"                                                              \
+	"array B : f32[K, N] input\n"                                                              \
+	"array C : f32[M, N] inout\n"                                                              \
+	"for (i: M, j: N, k: K) { C[i, j] += A[i, k] * B[k, j] }\n"                                \
+	"schedule { ii, jj, kk = tile(i=TI, j=TJ, k=TK); reorder(i, j, k, ii, kk, jj) }\n"
+
+/* One row of the language table: the tune lines (line 3 on), and the first
+ * diagnostic expected ("LINE:COL: error: message" prefix) or NULL. */
+typedef struct lrow {
+	const char *name;
+	const char *tune;
+	const char *want;
+	const char *values; /* accepted rows: TI's candidates, comma-separated */
+} lrow;
+
+static const lrow lrows[] = {
+    {"list", "param TI = 8 tune {4, 8, 16}, TJ = 4, TK = 4\n", NULL, "4,8,16"},
+    {"list sorted", "param TI = 8 tune {16, 4, 8}, TJ = 4, TK = 4\n", NULL, "4,8,16"},
+    {"range step", "param TI = 8 tune 4..16 step 4, TJ = 4, TK = 4\n", NULL, "4,8,12,16"},
+    {"range unit", "param TI = 3 tune 1..4, TJ = 4, TK = 4\n", NULL, "1,2,3,4"},
+    {"literal arithmetic", "param TI = 8 tune {2*2, 2*4}, TJ = 4, TK = 4\n", NULL, "4,8"},
+    {"two tunables", "param TI = 8 tune {4, 8}, TJ = 4 tune {2, 4}, TK = 4\n", NULL, "4,8"},
+    {"default missing", "param TI = 6 tune {4, 8}, TJ = 4, TK = 4\n",
+     "3:14: error: the default 6 of 'TI' is not among its tune values", NULL},
+    {"duplicate", "param TI = 8 tune {4, 8, 4}, TJ = 4, TK = 4\n",
+     "3:14: error: tune value 4 of 'TI' is listed twice", NULL},
+    {"zero", "param TI = 8 tune {0, 8}, TJ = 4, TK = 4\n",
+     "3:20: error: tune value 0 of 'TI' must be at least 1", NULL},
+    {"param in value", "param TI = 8 tune {M, 8}, TJ = 4, TK = 4\n", "3:20: error: a tune value must be an integer constant", NULL},
+    {"bad step", "param TI = 8 tune 4..18 step 4, TJ = 4, TK = 4\n",
+     "3:19: error: tune range 4..18 of 'TI' does not end on a step of 4", NULL},
+    {"empty range", "param TI = 8 tune 16..4, TJ = 4, TK = 4\n",
+     "3:19: error: empty tune range 16..4 of 'TI'", NULL},
+    {"too many", "param TI = 8 tune 1..100000, TJ = 4, TK = 4\n",
+     "3:19: error: param 'TI' has more than 4096 tune values", NULL},
+    {"derived default", "param TI = M/3 tune {8}, TJ = 4, TK = 4\n",
+     "3:16: error: tunable param 'TI' needs a plain integer default", NULL},
+    {"runtime", "param TI = 8, TJ = 4, TK = 4\nparam L : runtime tune {1, 2}\n",
+     "4:19: error: runtime param 'L' cannot be tuned", NULL},
+    {"unclosed list", "param TI = 8 tune {4, 8, TJ = 4, TK = 4\n", "3:26: error: unknown name 'TJ'", NULL},
+};
+
+static void lang_rows(void)
+{
+	for (size_t r = 0; r < sizeof lrows / sizeof lrows[0]; r++) {
+		const lrow *w = &lrows[r];
+		h_begin(w->name);
+		char src[2048];
+		snprintf(src, sizeof src, "%s%s%s", TMM_HEAD, w->tune, TMM_BODY);
+		ct_ctx *ctx = ct_ctx_new();
+		ct_kernel *k = ct_kernel_parse(ctx, src, strlen(src), "t.cachet");
+		if (!w->want) {
+			CHECKF(k != NULL, "%s", ct_ctx_diag_count(ctx) ? ct_ctx_diag_render(ctx, 0) : "");
+			if (k) {
+				const int64_t *v = NULL;
+				int n = ct_kernel_param_candidates(k, 3, &v);
+				char got[256] = "";
+				for (int i = 0; i < n; i++)
+					snprintf(got + strlen(got), sizeof got - strlen(got), "%s%lld",
+					         i ? "," : "", (long long)v[i]);
+				CHECKF(strcmp(got, w->values) == 0, "candidates %s, want %s", got, w->values);
+				/* the default is what normal compilation uses */
+				CHECK(ct_kernel_param_value(k, 3, NULL) ==
+				      strtoll(strstr(w->tune, "= ") + 2, NULL, 10));
+				CHECK(ct_kernel_param_candidates(k, 0, NULL) == 0);
+			}
+		} else {
+			CHECK(k == NULL);
+			const char *d = ct_ctx_diag_count(ctx) ? ct_ctx_diag_render(ctx, 0) : "";
+			char want[256];
+			snprintf(want, sizeof want, "t.cachet:%s", w->want);
+			CHECKF(strncmp(d, want, strlen(want)) == 0, "got '%s', want '%s'", d, want);
+		}
+		ct_kernel_free(k);
+		ct_ctx_free(ctx);
+		h_end();
+	}
+}
+
+/* The family leaves every size and tile out; the size class names the sizes. */
+static void tune_key(void)
+{
+	const char *src = TMM_HEAD "param TI = 8 tune {4, 8}, TJ = 4 tune {4}, TK = 4 tune {4}\n" TMM_BODY;
+	ct_ctx *ctx = ct_ctx_new();
+	ct_kernel *k = ct_kernel_parse(ctx, src, strlen(src), "t.cachet");
+	char f1[128], f2[128], c1[128], c2[128];
+	ct_dtype t;
+	CHECK(k && ct_kernel_tune_key(k, f1, sizeof f1, c1, sizeof c1, &t) == CT_OK);
+	if (k) {
+		CHECK(strncmp(f1, "tmm-", 4) == 0 && strlen(f1) == 20 && t == CT_F32);
+		CHECK(strcmp(c1, "M=24:N=20:K=16") == 0);
+		CHECK(ct_kernel_set_param(k, "TI", 4) == CT_OK && ct_kernel_set_param(k, "M", 99) == CT_OK &&
+		      ct_kernel_recheck(k) == CT_OK);
+		CHECK(ct_kernel_tune_key(k, f2, sizeof f2, c2, sizeof c2, NULL) == CT_OK);
+		CHECK(strcmp(f1, f2) == 0);
+		CHECK(strcmp(c2, "M=99:N=20:K=16") == 0);
+		/* and the kernel still has its values */
+		CHECK(ct_kernel_param_value(k, 0, NULL) == 99 && ct_kernel_param_value(k, 3, NULL) == 4);
+	}
+	ct_kernel_free(k);
+	/* another computation is another family */
+	const char *other = TMM_HEAD "param TI = 8 tune {4, 8}, TJ = 4 tune {4}, TK = 4 tune {4}\n"
+	                    "array A : f32[M, K] input\narray B : f32[K, N] input\narray C : f32[M, N] inout\n"
+	                    "for (i: M, j: N, k: K) { C[i, j] += A[i, k] + B[k, j] }\n"
+	                    "schedule { ii, jj, kk = tile(i=TI, j=TJ, k=TK); reorder(i, j, k, ii, kk, jj) }\n";
+	k = ct_kernel_parse(ctx, other, strlen(other), "t.cachet");
+	CHECK(k && ct_kernel_tune_key(k, f2, sizeof f2, NULL, 0, NULL) == CT_OK && strcmp(f1, f2) != 0);
+	ct_kernel_free(k);
+	ct_ctx_free(ctx);
+}
+
+/* -D (ct_kernel_set_param) overrides a tunable param with any value, as any param. */
+static void lang_override(void)
+{
+	const char *src = TMM_HEAD "param TI = 8 tune {4, 8}, TJ = 4, TK = 4\n" TMM_BODY;
+	ct_ctx *ctx = ct_ctx_new();
+	ct_kernel *k = ct_kernel_parse(ctx, src, strlen(src), "t.cachet");
+	CHECK(k != NULL);
+	if (k) {
+		CHECK(ct_kernel_set_param(k, "TI", 5) == CT_OK);
+		CHECK(ct_kernel_recheck(k) == CT_OK);
+		CHECK(ct_kernel_param_value(k, 3, NULL) == 5);
+		ct_run_options o;
+		ct_run_options_init(&o);
+		o.engine = CT_ENGINE_INTERP;
+		ct_run_result rr;
+		CHECK(ct_kernel_run(k, &o, &rr) == CT_OK && rr.verified == 1);
+	}
+	ct_kernel_free(k);
+	ct_ctx_free(ctx);
+}
+
+/* ------------------------------------------------------------ tuner and selector */
+
+static char tmp_root[] = "/tmp/ct_tune_XXXXXX";
+static int dir_seq;
+
+static void new_dir(char *out, size_t n)
+{
+	snprintf(out, n, "%s/d%d", tmp_root, ++dir_seq);
+}
+
+static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+/* A plain (scalar) matmul with tunable TI, TJ at sizes m x n x k. */
+static ct_kernel *tmm(ct_ctx *ctx, int64_t m, int64_t n, int64_t k, const char *ti, const char *tj)
+{
+	char src[2048];
+	snprintf(src, sizeof src,
+	         "kernel tmm\nparam M = %lld, N = %lld, K = %lld\nparam TI = %s\nparam TJ = %s\n"
+	         "param TK = 8 tune {8}\n" TMM_BODY,
+	         (long long)m, (long long)n, (long long)k, ti, tj);
+	ct_kernel *kk = ct_kernel_parse(ctx, src, strlen(src), "tmm.cachet");
+	CHECKF(kk != NULL, "%s", ct_ctx_diag_count(ctx) ? ct_ctx_diag_render(ctx, 0) : ct_ctx_last_message(ctx));
+	return kk;
+}
+
+/* The store round trip through the tuner: a short real run at tiny sizes. */
+static void tune_roundtrip(void)
+{
+	char dir[256];
+	new_dir(dir, sizeof dir);
+	ct_ctx *ctx = ct_ctx_new();
+	ct_kernel *k = tmm(ctx, 24, 20, 16, "8 tune {4, 8}", "4 tune {4, 8}");
+	if (!k)
+		return;
+	ct_tune_opts o;
+	ct_tune_opts_init(&o);
+	o.budget = 30;
+	o.store_dir = dir;
+	ct_tune_result r;
+	ct_status st = ct_tune(k, &o, &r);
+	CHECKF(st == CT_OK, "%s", ct_ctx_last_message(ctx));
+	if (st == CT_OK) {
+		CHECK(r.space == 4 && r.ncandidates == 4);
+		CHECK(r.nmeasured == 1); /* 5% of 4, at least one: the file's default first */
+		CHECK(r.best >= 0 && r.candidates[r.best].verified == 1 && r.candidates[r.best].seconds > 0);
+		CHECK(r.best >= 0 && r.candidates[r.best].values[0] == 8 && r.candidates[r.best].values[1] == 4);
+		CHECK(r.stored == 1);
+		/* ranked by the model: costs never decrease */
+		for (int i = 1; i < r.ncandidates; i++)
+			CHECK(r.candidates[i].cost >= r.candidates[i - 1].cost);
+		CHECK(strcmp(r.size_class, "M=24:N=20:K=16") == 0);
+		/* the record is in the store, under the family, with the winner's values */
+		ct_store *s = ct_store_open(ctx, dir, CT_STORE_QUIET);
+		ct_tune_record rec;
+		int found = 0;
+		CHECK(s && ct_store_get(s, r.family, r.dtype, r.size_class, &rec, &found) == CT_OK && found);
+		if (found) {
+			char want[64];
+			snprintf(want, sizeof want, "TI=%lld:TJ=%lld:TK=8", (long long)r.candidates[r.best].values[0],
+			         (long long)r.candidates[r.best].values[1]);
+			CHECKF(strcmp(rec.params, want) == 0, "params %s, want %s", rec.params, want);
+			CHECK(rec.verified == 1 && rec.seconds > 0);
+		}
+		ct_store_close(s);
+		FILE *out = tmpfile();
+		char text[4096] = "";
+		CHECK(out && ct_tune_print(&r, 1, out) == CT_OK);
+		if (out) {
+			rewind(out);
+			size_t n = fread(text, 1, sizeof text - 1, out);
+			text[n] = 0;
+			fclose(out);
+		}
+		CHECKF(strstr(text, "\"stored\": true") && strstr(text, "\"space\": 4"), "%s", text);
+		ct_tune_result_free(&r);
+	}
+	/* k is left with its defaults */
+	CHECK(ct_kernel_param_value(k, 3, NULL) == 8 && ct_kernel_param_value(k, 4, NULL) == 4);
+	ct_kernel_free(k);
+	ct_ctx_free(ctx);
+}
+
+/* fraction 1 measures all; a spent budget stops after the first. */
+static void tune_fraction_and_budget(void)
+{
+	ct_ctx *ctx = ct_ctx_new();
+	ct_kernel *k = tmm(ctx, 16, 16, 8, "8 tune {4, 8}", "4 tune {4, 8}");
+	if (!k)
+		return;
+	ct_tune_opts o;
+	ct_tune_opts_init(&o);
+	o.no_store = 1;
+	o.fraction = 1;
+	o.verify = 0;
+	ct_tune_result r;
+	CHECK(ct_tune(k, &o, &r) == CT_OK && r.nmeasured == 4 && r.best >= 0 && !r.stored);
+	ct_tune_result_free(&r);
+	o.budget = 1e-6;
+	CHECK(ct_tune(k, &o, &r) == CT_OK && r.nmeasured == 1 && r.budget_hit == 1);
+	ct_tune_result_free(&r);
+	/* without the default: the model's first */
+	o.budget = 0;
+	o.fraction = 0;
+	o.no_default = 1;
+	CHECK(ct_tune(k, &o, &r) == CT_OK && r.nmeasured == 1 && r.best == 0 && r.candidates[0].measured);
+	ct_tune_result_free(&r);
+	ct_kernel_free(k);
+	ct_ctx_free(ctx);
+}
+
+/* A candidate that computes a wrong result is discarded, and nothing is stored. */
+static void tune_wrong_discarded(void)
+{
+	char dir[256], cc[300];
+	new_dir(dir, sizeof dir);
+	snprintf(cc, sizeof cc, "%s/badcc.sh", tmp_root);
+	FILE *f = fopen(cc, "w");
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	/* a compiler that turns every `ARRAY[..] +=` of the kernel into -= */
+	fprintf(f, "#!/bin/sh\nargs=\nfor a in \"$@\"; do\n  case $a in\n  *.c) b=$(mktemp %s/bad_XXXXXX).c; sed 's/\\] += /] -= /g' \"$a\" > $b; "
+	           "args=\"$args $b\";;\n  *) args=\"$args $a\";;\n  esac\ndone\nexec cc $args\n", tmp_root);
+	fclose(f);
+	chmod(cc, 0755);
+	ct_ctx *ctx = ct_ctx_new();
+	CHECK(ct_ctx_set_compiler(ctx, cc) == CT_OK);
+	ct_kernel *k = tmm(ctx, 12, 12, 8, "4 tune {4, 8}", "4");
+	if (k) {
+		ct_tune_opts o;
+		ct_tune_opts_init(&o);
+		o.store_dir = dir;
+		o.fraction = 1;
+		ct_tune_result r;
+		CHECK(ct_tune(k, &o, &r) == CT_OK);
+		CHECKF(r.nwrong == 2 && r.best == -1 && !r.stored, "wrong %d best %d", r.nwrong, r.best);
+		ct_tune_result_free(&r);
+	}
+	ct_kernel_free(k);
+	ct_ctx_free(ctx);
+}
+
+static void put_rec(ct_ctx *ctx, const char *dir, ct_kernel *k, const char *cls, const char *params,
+                    int verified)
+{
+	char family[128];
+	ct_dtype t;
+	CHECK(ct_kernel_tune_key(k, family, sizeof family, NULL, 0, &t) == CT_OK);
+	ct_store *s = ct_store_open(ctx, dir, CT_STORE_QUIET);
+	ct_tune_record r;
+	memset(&r, 0, sizeof r);
+	r.family = family;
+	r.dtype = t;
+	r.size_class = cls;
+	r.params = params;
+	r.seconds = 1e-3;
+	r.gflops = 1;
+	r.verified = verified;
+	r.tuner_version = "1";
+	int stored = 0;
+	CHECK(s && ct_store_put(s, &r, &stored) == CT_OK && stored);
+	ct_store_close(s);
+}
+
+/* exact record, else nearest size class, else the model; mismatches never. */
+static void select_fallbacks(void)
+{
+	char dir[256];
+	new_dir(dir, sizeof dir);
+	ct_ctx *ctx = ct_ctx_new();
+	ct_kernel *k = tmm(ctx, 24, 20, 16, "8 tune {4, 8, 16}", "4 tune {4, 8, 16}");
+	if (!k)
+		return;
+	/* no store yet: the model */
+	ct_selector *s = ct_selector_new(k, dir);
+	ct_solution sol;
+	int64_t a[3] = {24, 20, 16}, b[3] = {30, 20, 16}, c[3] = {40, 40, 30}, d[3] = {24, 20, 16};
+	CHECK(s && ct_select(s, a, 3, &sol) == CT_OK && sol.source == CT_SELECT_MODEL &&
+	      sol.ntuned == 3 && sol.size_class[0] == 0);
+	ct_selector_free(s);
+	put_rec(ctx, dir, k, "M=24:N=20:K=16", "TI=4:TJ=8:TK=8", 1);
+	put_rec(ctx, dir, k, "M=48:N=40:K=32", "TI=16:TJ=4:TK=8", 1);
+	put_rec(ctx, dir, k, "M=30:N=20:K=16", "TI=8:TJ=8:TK=8", 0); /* failed verification */
+	s = ct_selector_new(k, dir);
+	CHECK(s != NULL);
+	if (s) {
+		CHECK(ct_select(s, a, 3, &sol) == CT_OK && sol.source == CT_SELECT_EXACT &&
+		      sol.values[0] == 4 && sol.values[1] == 8);
+		CHECK(ct_select(s, b, 3, &sol) == CT_OK && sol.source == CT_SELECT_NEAREST &&
+		      strcmp(sol.size_class, "M=24:N=20:K=16") == 0);
+		CHECK(ct_select(s, c, 3, &sol) == CT_OK && sol.source == CT_SELECT_NEAREST &&
+		      strcmp(sol.size_class, "M=48:N=40:K=32") == 0 && sol.values[0] == 16);
+		/* warm: the same answer from memory */
+		CHECK(ct_select(s, d, 3, &sol) == CT_OK && sol.source == CT_SELECT_EXACT);
+		CHECK(ct_select(s, a, 2, &sol) == CT_ERR_USAGE);
+	}
+	ct_selector_free(s);
+	ct_kernel_free(k);
+	/* a kernel without tunable params has no selector */
+	const char *plain = "kernel p\nparam N = 4\narray A : f32[N] inout\nfor (i: N) { A[i] += 1 }\n";
+	k = ct_kernel_parse(ctx, plain, strlen(plain), "p.cachet");
+	CHECK(k && ct_selector_new(k, dir) == NULL && ct_ctx_last_status(ctx) == CT_ERR_INPUT);
+	ct_kernel_free(k);
+	ct_ctx_free(ctx);
+}
+
+/* Run sol and the unscheduled interpreter from the same inputs; the largest error. */
+static double solution_error(ct_kernel *k, ct_selector *s, const ct_solution *sol)
+{
+	int na = ct_kernel_array_count(k);
+	void *got[8] = {0}, *want[8] = {0};
+	for (int a = 0; a < na; a++) {
+		int64_t n = ct_kernel_array_elements(k, a);
+		got[a] = malloc((size_t)n * 4);
+		want[a] = malloc((size_t)n * 4);
+		ct_fill_random(got[a], CT_F32, n, 7, (uint64_t)a);
+		memcpy(want[a], got[a], (size_t)n * 4);
+	}
+	double err = 1e30;
+	ct_looptree *ref = ct_kernel_lower(k, 0);
+	if (ref && ct_solution_run(s, sol, got) == CT_OK && ct_interp_run(ref, want) == CT_OK)
+		err = ct_max_rel_error(got[2], want[2], CT_F32, ct_kernel_array_elements(k, 2));
+	ct_looptree_free(ref);
+	for (int a = 0; a < na; a++) {
+		free(got[a]);
+		free(want[a]);
+	}
+	return err;
+}
+
+/* Prime sizes: a main piece and tails, in order, equal to the interpreter. */
+static void select_tails_prime(void)
+{
+	char dir[256];
+	new_dir(dir, sizeof dir);
+	ct_ctx *ctx = ct_ctx_new();
+	/* 67 x 31 x 401: M is cut without copies (rows are contiguous); N is cut
+	 * too, its blocks gathered, since K makes the copies small next to the work */
+	ct_kernel *k = tmm(ctx, 67, 31, 401, "16 tune {16}", "8 tune {8}");
+	if (!k)
+		return;
+	put_rec(ctx, dir, k, "M=67:N=31:K=401", "TI=16:TJ=8:TK=8", 1);
+	ct_selector *s = ct_selector_new(k, dir);
+	ct_solution sol;
+	int64_t sz[3] = {67, 31, 401};
+	CHECK(s && ct_select(s, sz, 3, &sol) == CT_OK && sol.source == CT_SELECT_EXACT);
+	if (s) {
+		CHECKF(sol.npieces == 4, "%d pieces", sol.npieces);
+		/* main first: 64 x 24, then the tails 3 and 7 */
+		CHECK(sol.pieces[0].value[0] == 64 && sol.pieces[0].value[1] == 24);
+		CHECK(sol.pieces[0].offset[0] == 0 && sol.pieces[0].offset[1] == 0);
+		CHECK(sol.pieces[3].value[0] == 3 && sol.pieces[3].offset[0] == 64);
+		CHECK(sol.pieces[3].value[1] == 7 && sol.pieces[3].offset[1] == 24);
+		double e = solution_error(k, s, &sol);
+		CHECKF(e <= 1e-3, "error %g", e);
+		/* and the run path of cachet run, verified by the library */
+		ct_run_options o;
+		ct_run_options_init(&o);
+		ct_run_result rr;
+		CHECK(ct_kernel_run_selected(s, &o, &rr, &sol) == CT_OK && rr.verified == 1);
+	}
+	ct_selector_free(s);
+	ct_kernel_free(k);
+	/* small primes: only the contiguous cut pays (copies would cost more than the work) */
+	k = tmm(ctx, 37, 29, 13, "8 tune {8}", "8 tune {8}");
+	new_dir(dir, sizeof dir); /* no records: the same family has one in the other folder */
+	s = k ? ct_selector_new(k, dir) : NULL;
+	int64_t sm[3] = {37, 29, 13};
+	CHECK(s && ct_select(s, sm, 3, &sol) == CT_OK && sol.source == CT_SELECT_MODEL);
+	if (s) {
+		CHECKF(sol.npieces == 2 && sol.pieces[1].offset[0] == 32 && sol.pieces[1].value[0] == 5,
+		       "%d pieces", sol.npieces);
+		double e = solution_error(k, s, &sol);
+		CHECKF(e <= 1e-3, "error %g", e);
+	}
+	ct_selector_free(s);
+	ct_kernel_free(k);
+	ct_ctx_free(ctx);
+}
+
+/* A size used other than as a plain extent is never cut. */
+static void select_no_unsafe_cut(void)
+{
+	const char *src = "kernel sh\nparam N = 37\nparam T = 8 tune {8}\n"
+	                  "array A : f32[N] input\narray B : f32[N] inout\n"
+	                  "for (i: N) { B[i] += A[i] * N }\n"
+	                  "schedule { ii = split(i, T) }\n";
+	ct_ctx *ctx = ct_ctx_new();
+	ct_kernel *k = ct_kernel_parse(ctx, src, strlen(src), "sh.cachet");
+	CHECK(k != NULL);
+	ct_selector *s = k ? ct_selector_new(k, "/nonexistent/folder") : NULL;
+	ct_solution sol;
+	int64_t n = 1000003;
+	CHECK(s && ct_select(s, &n, 1, &sol) == CT_OK && sol.npieces == 1);
+	ct_selector_free(s);
+	ct_kernel_free(k);
+	ct_ctx_free(ctx);
+}
+
+int main(void)
+{
+	lang_rows();
+	RUN(lang_override);
+	RUN(tune_key);
+	if (!mkdtemp(tmp_root)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	RUN(tune_roundtrip);
+	RUN(tune_fraction_and_budget);
+	RUN(tune_wrong_discarded);
+	RUN(select_fallbacks);
+	RUN(select_tails_prime);
+	RUN(select_no_unsafe_cut);
+	nftw(tmp_root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	return h_report();
+}
