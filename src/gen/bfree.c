@@ -237,6 +237,8 @@ static void split_piece(cg *g, const lt_node *x, const char *from, const char *t
 {
 	const char *v = g->iname[x->index];
 	kg_comment(g->kg, "%s", what);
+	if (cg_stream_loop(g, x, from, to, nodes, n))
+		return;
 	if (x->vector)
 		kg_stmt(g->kg, KG_OTHER, NULL, NULL, "#pragma omp simd");
 	kg_block_open(g->kg, "for (int64_t %s = %s; %s < %s; %s++)", v, from, v, to, v);

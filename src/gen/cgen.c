@@ -867,10 +867,18 @@ static void gen_parallel_pragma(cg *g, const lt_node *x)
 		char collapse[32] = "";
 		if (x->collapse > 1)
 			snprintf(collapse, sizeof collapse, " collapse(%d)", x->collapse);
-		kg_stmt(g->kg, KG_OTHER, NULL, NULL,
-			"#pragma omp parallel for%s schedule(%s) num_threads(ct_team(ct_nt, %lld, %s))", collapse,
-			it->policy == POLICY_DYNAMIC ? "dynamic" : "static", (long long)it->max_threads,
-			trips.s ? trips.s : "1");
+		ct_buf psched, team;
+		ct_buf_init(&psched);
+		ct_buf_init(&team);
+		ct_buf_printf(&psched, "%s schedule(%s)", collapse, it->policy == POLICY_DYNAMIC ? "dynamic" : "static");
+		ct_buf_printf(&team, "num_threads(ct_team(ct_nt, %lld, %s))", (long long)it->max_threads,
+			      trips.s ? trips.s : "1");
+		if (psched.failed || team.failed)
+			g->failed = true;
+		else if (!cg_stream_team_open(g, x, psched.s, team.s))
+			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "#pragma omp parallel for%s %s", psched.s, team.s);
+		ct_buf_free(&psched);
+		ct_buf_free(&team);
 	}
 	if (trips.failed)
 		g->failed = true;
@@ -1007,6 +1015,8 @@ static void gen_loop(cg *g, const lt_node *x)
 		return;
 	if (cg_guarded_nest(g, x) || cg_split_boundary(g, x))
 		return;
+	if (g->band_left == 0 && cg_stream_loop(g, x, NULL, NULL, x->kids, x->nkids))
+		return;
 	ct_buf lo, hi;
 	ct_buf_init(&lo);
 	ct_buf_init(&hi);
@@ -1034,6 +1044,8 @@ static void gen_loop(cg *g, const lt_node *x)
 	cg_nodes(g, x->kids, x->nkids);
 	g->open[x->index] = outer;
 	kg_block_close(g->kg);
+	if (x->parallel)
+		cg_stream_team_close(g, x);
 	if (lo.failed || hi.failed)
 		g->failed = true;
 	ct_buf_free(&lo);
@@ -1726,6 +1738,7 @@ char *gen_c(ct_looptree *t, size_t *len)
 	gen_derived(&g);
 	gen_temps(&g, heap);
 	cg_nodes(&g, t->roots, t->nroots);
+	cg_stream_finish(&g);
 	for (int a = 0; a < g.narrays; a++)
 		if (heap[a] && t->priv && t->priv[a])
 			kg_stmt(g.kg, KG_OTHER, NULL, NULL, "free(ct_priv_%d);", a);

@@ -40,6 +40,9 @@ typedef struct cg {
 	 * of vtypes[0] for float, vtypes[1] for double) */
 	int vector_bytes;
 	unsigned vtypes[2];
+	bool stream_helpers;    /* ct_stream64 and ct_stream_fence are in the preamble (stream.c) */
+	bool stream_team;       /* in a parallel loop whose threads fence once at its end (stream.c) */
+	bool stream_fence_end;  /* streaming stores outside parallel loops: fence before returning */
 	ct_arena arena;         /* bound expressions built while generating */
 	/* Backend hooks (the OpenCL backend, oclgen.c; NULL for C): loop is
 	 * asked first for every loop and returns true when it emitted it;
@@ -85,5 +88,26 @@ bool cg_split_boundary(cg *g, const lt_node *x);
 bool cg_setup(cg *g, ct_looptree *t);
 void cg_teardown(cg *g);
 void cg_derived(cg *g);
+
+/* Emit loop x over [from, to) (NULL: x's own bounds) around nodes with
+ * streaming stores when x is vectorized with nontemporal=true and nodes are
+ * one assignment to an array (stream.c): scalar iterations up to a 64-byte
+ * boundary of the stored element, then whole 64-byte lines computed into a
+ * local line and stored non-temporally, then the rest, then a store fence;
+ * false, with nothing emitted, otherwise. */
+bool cg_stream_loop(cg *g, const lt_node *x, const char *from, const char *to, lt_node *const *nodes, int n);
+/* The OpenMP directive of parallel loop x with clauses sched (collapse,
+ * schedule) and team (num_threads): when x holds a nontemporal vectorized
+ * loop, a parallel region whose worksharing loop (nowait) is followed by
+ * one store fence per thread, opened here and closed by
+ * cg_stream_team_close after the loop; false, with nothing emitted,
+ * otherwise. */
+bool cg_stream_team_open(cg *g, const lt_node *x, const char *sched, const char *team);
+/* After parallel loop x: the fence and the end of the region that
+ * cg_stream_team_open opened, if it did. */
+void cg_stream_team_close(cg *g, const lt_node *x);
+/* At the end of the kernel: a store fence when streaming stores ran outside
+ * parallel loops. */
+void cg_stream_finish(cg *g);
 
 #endif

@@ -308,6 +308,7 @@ typedef struct ir_plan_item {
 	ir_policy policy;
 	int64_t max_threads;   /* 0 = no limit */
 	bool spmd;
+	bool nontemporal;      /* PL_VECTORIZE: nontemporal=true (streaming stores) */
 } ir_plan_item;
 
 /* ------------------------------------------------------------ kernel */

@@ -1844,7 +1844,7 @@ static bool parse_cache(parser *p)
 	return true;
 }
 
-/* `vectorize(x)`, `unroll(x)`, `parallelize(x, y, policy=..., max_threads=n, spmd=b)` */
+/* `vectorize(x, nontemporal=b)`, `unroll(x)`, `parallelize(x, y, policy=..., max_threads=n, spmd=b)` */
 static bool parse_loop_item(parser *p)
 {
 	tok *t = cur(p);
@@ -1877,6 +1877,7 @@ static bool parse_loop_item(parser *p)
 	int n = 0;
 	bool ok = true, opts = false;
 	ir_opt_pos policy = {false, {0, 0}}, threads = {false, {0, 0}}, spmd = {false, {0, 0}};
+	ir_opt_pos nontemporal = {false, {0, 0}};
 	for (;;) {
 		tok *a = cur(p);
 		ir_pos ap;
@@ -1885,11 +1886,16 @@ static bool parse_loop_item(parser *p)
 		if (at(p, T_ASSIGN)) {
 			next(p);
 			opts = true;
-			if (c.kind != PL_PARALLELIZE) {
+			if (c.kind == PL_VECTORIZE && strcmp(a->s, "nontemporal") == 0) {
+				if (!opt_once(p, &nontemporal, a->s, ap) || !parse_bool(p, a->s, &c.nontemporal))
+					return false;
+			} else if (c.kind == PL_VECTORIZE) {
+				perr(p, ap, "unknown vectorize option '%s' (use nontemporal)", a->s);
+				return false;
+			} else if (c.kind != PL_PARALLELIZE) {
 				perr(p, ap, "%s takes no options", what);
 				return false;
-			}
-			if (strcmp(a->s, "policy") == 0) {
+			} else if (strcmp(a->s, "policy") == 0) {
 				if (!opt_once(p, &policy, a->s, ap))
 					return false;
 				tok *v = cur(p);

@@ -302,6 +302,68 @@ static bool vector_independent(vb *v, const lt_node *x, const acclist *l)
 	return true;
 }
 
+/* Whether expression e reads storage a. */
+static bool expr_reads(const ir_expr *e, int a)
+{
+	if (!e)
+		return false;
+	if (e->kind == EX_ACCESS && e->id == a)
+		return true;
+	for (int i = 0; i < e->nargs; i++)
+		if (expr_reads(e->args[i], a))
+			return true;
+	return false;
+}
+
+/* Whether some node under the nodes reads storage a (a right-hand side, a
+ * condition, or an update `a op= ..` other than `=`). */
+static bool tree_reads(lt_node *const *nodes, int n, int a)
+{
+	for (int i = 0; i < n; i++) {
+		const lt_node *x = nodes[i];
+		const ir_node *s = x->stmt;
+		if (s && (expr_reads(s->rhs, a) || expr_reads(s->cond, a)))
+			return true;
+		if (s && x->kind == LT_STMT && s->lhs && s->lhs->id == a && s->op != AS_SET)
+			return true;
+		if (tree_reads(x->kids, x->nkids, a) || tree_reads(x->els, x->nels, a))
+			return true;
+	}
+	return false;
+}
+
+/* vectorize(x, nontemporal=true): every array written under x is an output
+ * array that the kernel only assigns (never reads, never updates), so that
+ * stores that bypass the caches cost nothing later: no load misses on what
+ * was just written. */
+static bool vector_nontemporal(vb *v, const lt_node *x, const acclist *l)
+{
+	const char *name = iname(v, x->index);
+	for (int i = 0; i < l->n; i++) {
+		if (!l->v[i].write)
+			continue;
+		int a = l->v[i].e->id;
+		const ir_array *arr = &v->t->arrays[a];
+		if (a >= v->k->narrays || arr->role != CT_OUTPUT)
+			return vb_err(v, 0,
+			              "vectorize(%s, nontemporal=true): '%s' is written in the loop but is not an "
+			              "output array (streaming stores are for arrays the kernel only writes)",
+			              name, arr->name);
+		for (int r = 0; r < v->t->nregions; r++)
+			if (v->t->regions[r].source == a)
+				return vb_err(v, 0,
+				              "vectorize(%s, nontemporal=true): '%s' has a cache (streaming stores "
+				              "are for arrays written straight to memory)",
+				              name, arr->name);
+		if (tree_reads(v->t->roots, v->t->nroots, a))
+			return vb_err(v, 0,
+			              "vectorize(%s, nontemporal=true): the kernel reads '%s' (streaming stores are "
+			              "for arrays the kernel only writes)",
+			              name, arr->name);
+	}
+	return true;
+}
+
 static bool vector_loop(vb *v, lt_node *x)
 {
 	const char *name = iname(v, x->index);
@@ -314,7 +376,8 @@ static bool vector_loop(vb *v, lt_node *x)
 		              name, name);
 	acclist l = {NULL, 0, 0};
 	collect(v, &l, x);
-	bool ok = v->st == CT_OK && vector_contiguous(v, x, &l) && vector_independent(v, x, &l);
+	bool ok = v->st == CT_OK && vector_contiguous(v, x, &l) && vector_independent(v, x, &l) &&
+	          (!v->it->nontemporal || vector_nontemporal(v, x, &l));
 	ct_free(v->k->ctx, l.v);
 	if (ok)
 		x->vector = true;

@@ -30,41 +30,162 @@ static inline int ct_max_threads(void) { return omp_get_max_threads(); }
 static inline int ct_thread_num(void) { return 0; }
 static inline int ct_max_threads(void) { return 1; }
 #endif
+#if defined(__AVX512F__) || defined(__AVX__) || defined(__SSE2__)
+#include <immintrin.h>
+#endif
+static inline int ct_line_aligned(const void *p) { return ((uintptr_t)p & 63) == 0; }
+static inline void ct_stream64(void *p, const void *v)
+{
+#if defined(__AVX512F__)
+	_mm512_stream_ps((float *)p, _mm512_load_ps((const float *)v));
+#elif defined(__AVX__)
+	_mm256_stream_ps((float *)p, _mm256_load_ps((const float *)v));
+	_mm256_stream_ps((float *)p + 8, _mm256_load_ps((const float *)v + 8));
+#elif defined(__SSE2__)
+	for (int i = 0; i < 16; i += 4)
+		_mm_stream_ps((float *)p + i, _mm_load_ps((const float *)v + i));
+#elif defined(__clang__)
+	typedef float ct_line16 __attribute__((vector_size(64)));
+	ct_line16 x;
+	memcpy(&x, v, 64);
+	__builtin_nontemporal_store(x, (ct_line16 *)p);
+#else
+	memcpy(p, v, 64);
+#endif
+}
+#if defined(__SSE2__)
+static inline void ct_stream_fence(void) { _mm_sfence(); }
+#else
+static inline void ct_stream_fence(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+#endif
 
 void cachet_stencil5_fast(const float *restrict A, float *restrict B)
 {
 	const int ct_nt = ct_max_threads(); /* threads of the parallel loops */
-	#pragma omp parallel for schedule(static) num_threads(ct_team(ct_nt, 0, 256))
-	for (int64_t x = 0; x < 256; x++) {
-		/* branch-free: the loop over y split into boundary and interior pieces */
-		{
-			const int64_t ct_lo_y = 0, ct_hi_y = 256;
-			const int64_t ct_a_y = ct_min64(ct_max64(ct_lo_y, 1), ct_hi_y);
-			const int64_t ct_b_y = ct_max64(ct_min64(ct_hi_y, 255), ct_a_y);
-			if ((0 < x) && (x < (256 - 1))) {
-				/* boundary (else branch) */
-				#pragma omp simd
-				for (int64_t y = ct_lo_y; y < ct_a_y; y++) {
-					B[x * 256 + y] = A[x * 256 + y];
-				}
-				/* interior: no tests */
-				#pragma omp simd
-				for (int64_t y = ct_a_y; y < ct_b_y; y++) {
-					B[x * 256 + y] = (((((A[(x - 1) * 256 + y] + A[(x + 1) * 256 + y]) + A[x * 256 + y - 1]) + A[x * 256 + y + 1]) + A[x * 256 + y]) / 5.0f);
-				}
-				/* boundary (else branch) */
-				#pragma omp simd
-				for (int64_t y = ct_b_y; y < ct_hi_y; y++) {
-					B[x * 256 + y] = A[x * 256 + y];
-				}
-			} else {
-				/* boundary (else branch) */
-				#pragma omp simd
-				for (int64_t y = ct_lo_y; y < ct_hi_y; y++) {
-					B[x * 256 + y] = A[x * 256 + y];
+	/* streaming stores inside: each thread fences once after its share of the loop */
+	#pragma omp parallel num_threads(ct_team(ct_nt, 0, 256))
+	{
+		#pragma omp for schedule(static) nowait
+		for (int64_t x = 0; x < 256; x++) {
+			/* branch-free: the loop over y split into boundary and interior pieces */
+			{
+				const int64_t ct_lo_y = 0, ct_hi_y = 256;
+				const int64_t ct_a_y = ct_min64(ct_max64(ct_lo_y, 1), ct_hi_y);
+				const int64_t ct_b_y = ct_max64(ct_min64(ct_hi_y, 255), ct_a_y);
+				if ((0 < x) && (x < (256 - 1))) {
+					/* boundary (else branch) */
+					/* streaming stores of B over y: to a 64-byte boundary, whole lines (16 elements) non-temporal, the rest */
+					{
+						int64_t ct_nt_y = ct_lo_y;
+						const int64_t ct_nt_end_y = ct_a_y;
+						for (; ct_nt_y < ct_nt_end_y; ct_nt_y++) {
+							const int64_t y = ct_nt_y;
+							if (ct_line_aligned(&B[x * 256 + y])) {
+								break;
+							}
+							B[x * 256 + y] = A[x * 256 + y];
+						}
+						for (; ct_nt_y + 16 <= ct_nt_end_y; ct_nt_y += 16) {
+							float ct_line[16] __attribute__((aligned(64)));
+							#pragma omp simd
+							for (int64_t y = ct_nt_y; y < ct_nt_y + 16; y++) {
+								ct_line[y - ct_nt_y] = A[x * 256 + y];
+							}
+							{
+								const int64_t y = ct_nt_y;
+								ct_stream64(&B[x * 256 + y], ct_line);
+							}
+						}
+						for (int64_t y = ct_nt_y; y < ct_nt_end_y; y++) {
+							B[x * 256 + y] = A[x * 256 + y];
+						}
+					}
+					/* interior: no tests */
+					/* streaming stores of B over y: to a 64-byte boundary, whole lines (16 elements) non-temporal, the rest */
+					{
+						int64_t ct_nt_y = ct_a_y;
+						const int64_t ct_nt_end_y = ct_b_y;
+						for (; ct_nt_y < ct_nt_end_y; ct_nt_y++) {
+							const int64_t y = ct_nt_y;
+							if (ct_line_aligned(&B[x * 256 + y])) {
+								break;
+							}
+							B[x * 256 + y] = (((((A[(x - 1) * 256 + y] + A[(x + 1) * 256 + y]) + A[x * 256 + y - 1]) + A[x * 256 + y + 1]) + A[x * 256 + y]) / 5.0f);
+						}
+						for (; ct_nt_y + 16 <= ct_nt_end_y; ct_nt_y += 16) {
+							float ct_line[16] __attribute__((aligned(64)));
+							#pragma omp simd
+							for (int64_t y = ct_nt_y; y < ct_nt_y + 16; y++) {
+								ct_line[y - ct_nt_y] = (((((A[(x - 1) * 256 + y] + A[(x + 1) * 256 + y]) + A[x * 256 + y - 1]) + A[x * 256 + y + 1]) + A[x * 256 + y]) / 5.0f);
+							}
+							{
+								const int64_t y = ct_nt_y;
+								ct_stream64(&B[x * 256 + y], ct_line);
+							}
+						}
+						for (int64_t y = ct_nt_y; y < ct_nt_end_y; y++) {
+							B[x * 256 + y] = (((((A[(x - 1) * 256 + y] + A[(x + 1) * 256 + y]) + A[x * 256 + y - 1]) + A[x * 256 + y + 1]) + A[x * 256 + y]) / 5.0f);
+						}
+					}
+					/* boundary (else branch) */
+					/* streaming stores of B over y: to a 64-byte boundary, whole lines (16 elements) non-temporal, the rest */
+					{
+						int64_t ct_nt_y = ct_b_y;
+						const int64_t ct_nt_end_y = ct_hi_y;
+						for (; ct_nt_y < ct_nt_end_y; ct_nt_y++) {
+							const int64_t y = ct_nt_y;
+							if (ct_line_aligned(&B[x * 256 + y])) {
+								break;
+							}
+							B[x * 256 + y] = A[x * 256 + y];
+						}
+						for (; ct_nt_y + 16 <= ct_nt_end_y; ct_nt_y += 16) {
+							float ct_line[16] __attribute__((aligned(64)));
+							#pragma omp simd
+							for (int64_t y = ct_nt_y; y < ct_nt_y + 16; y++) {
+								ct_line[y - ct_nt_y] = A[x * 256 + y];
+							}
+							{
+								const int64_t y = ct_nt_y;
+								ct_stream64(&B[x * 256 + y], ct_line);
+							}
+						}
+						for (int64_t y = ct_nt_y; y < ct_nt_end_y; y++) {
+							B[x * 256 + y] = A[x * 256 + y];
+						}
+					}
+				} else {
+					/* boundary (else branch) */
+					/* streaming stores of B over y: to a 64-byte boundary, whole lines (16 elements) non-temporal, the rest */
+					{
+						int64_t ct_nt_y = ct_lo_y;
+						const int64_t ct_nt_end_y = ct_hi_y;
+						for (; ct_nt_y < ct_nt_end_y; ct_nt_y++) {
+							const int64_t y = ct_nt_y;
+							if (ct_line_aligned(&B[x * 256 + y])) {
+								break;
+							}
+							B[x * 256 + y] = A[x * 256 + y];
+						}
+						for (; ct_nt_y + 16 <= ct_nt_end_y; ct_nt_y += 16) {
+							float ct_line[16] __attribute__((aligned(64)));
+							#pragma omp simd
+							for (int64_t y = ct_nt_y; y < ct_nt_y + 16; y++) {
+								ct_line[y - ct_nt_y] = A[x * 256 + y];
+							}
+							{
+								const int64_t y = ct_nt_y;
+								ct_stream64(&B[x * 256 + y], ct_line);
+							}
+						}
+						for (int64_t y = ct_nt_y; y < ct_nt_end_y; y++) {
+							B[x * 256 + y] = A[x * 256 + y];
+						}
+					}
 				}
 			}
 		}
+		ct_stream_fence();
 	}
 }
 
