@@ -1691,6 +1691,24 @@ static void gen_entry(cg *g, const char *fn, const char *entry)
 	kg_func_end(g->kg);
 }
 
+char *cg_take_text(cg *g, bool ok, size_t *len)
+{
+	size_t n = 0;
+	char *text = kg_take(g->kg, &n), *result = NULL;
+	if (text && ok) {
+		result = malloc(n + 1);
+		if (result) {
+			memcpy(result, text, n);
+			result[n] = 0;
+			if (len)
+				*len = n;
+		}
+	}
+	if (text)
+		ct_free(g->k->ctx, text);
+	return result;
+}
+
 char *gen_c(ct_looptree *t, size_t *len)
 {
 	ct_kernel *k = t->k;
@@ -1749,19 +1767,7 @@ char *gen_c(ct_looptree *t, size_t *len)
 	if (t->has_parallel)
 		gen_set_threads(&g);
 
-	size_t n = 0;
-	char *text = kg_take(g.kg, &n);
-	if (text && !g.failed) {
-		result = malloc(n + 1);
-		if (result) {
-			memcpy(result, text, n);
-			result[n] = 0;
-			if (len)
-				*len = n;
-		}
-	}
-	if (text)
-		ct_free(ctx, text);
+	result = cg_take_text(&g, !g.failed, len);
 out:
 	if (!result && !g.reported && ct_ctx_last_status(ctx) == CT_OK)
 		ct_error(ctx, CT_ERR_NOMEM, "out of memory generating C");

@@ -86,6 +86,9 @@ bool cg_split_boundary(cg *g, const lt_node *x);
  * memory), free it, and emit the tree's derived values (`const int64_t
  * ct_dI = ...;`) at the current position of g->kg. */
 bool cg_setup(cg *g, ct_looptree *t);
+/* The text g->kg generated, as a malloc'd string (its length in *len when len
+ * is not NULL) when ok, else NULL; g->kg's buffer is released either way. */
+char *cg_take_text(cg *g, bool ok, size_t *len);
 void cg_teardown(cg *g);
 void cg_derived(cg *g);
 

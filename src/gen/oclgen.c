@@ -875,19 +875,7 @@ char *gen_opencl(ct_looptree *t, size_t *len, ocl_launch *Lout)
 	cg_nodes(&g, t->roots, t->nroots);
 	kg_func_end(g.kg);
 
-	size_t n = 0;
-	char *text = kg_take(g.kg, &n);
-	if (text && !g.failed && o.st == CT_OK) {
-		result = malloc(n + 1);
-		if (result) {
-			memcpy(result, text, n);
-			result[n] = 0;
-			if (len)
-				*len = n;
-		}
-	}
-	if (text)
-		ct_free(ctx, text);
+	result = cg_take_text(&g, !g.failed && o.st == CT_OK, len);
 out:
 	if (!result && o.st == CT_OK && !g.reported && ct_ctx_last_status(ctx) == CT_OK)
 		ct_error(ctx, CT_ERR_NOMEM, "out of memory generating OpenCL");
