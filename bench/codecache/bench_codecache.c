@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../common/bench_util.h"
+
 /*
  * Usage: bench_codecache [REPEATS]   (default 40 disk hits per source)
  * Uses a private temporary cache folder, removed at the end. The compiler
@@ -25,18 +27,6 @@ static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW 
 	else
 		unlink(path);
 	return 0;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof *v, cmp_double);
-	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 /* A generated-looking source: nk small kernels (f0 ... f{nk-1}). */

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "../common/bench_util.h"
+
 /*
  * Usage: bench_contraction [--threads LIST] [--sizes LIST]   (from the repository root)
  * B += C1^T A C2 with A: N x N, C1, C2: N x V, B: V x V, all f64 row-major,
@@ -36,19 +38,6 @@ typedef struct problem {
 	entry_fn entry;
 	int64_t params[8];
 } problem;
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
 
 static void run_cachet(const problem *p)
 {

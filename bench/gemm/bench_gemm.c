@@ -11,6 +11,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "../common/bench_util.h"
+
 /*
  * Usage: bench_gemm [--big] [--threads LIST] [--shapes LIST]   (run from the repository root)
  * --shapes replaces the default shapes by LIST: comma-separated N (N x N x N)
@@ -38,25 +40,6 @@ typedef void (*threads_fn)(int n);
 typedef struct shape {
 	int64_t m, n, k;
 } shape;
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof *v, cmp_double);
-	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 /* One problem: the buffers both sides use, and what to call. */
 typedef struct problem {

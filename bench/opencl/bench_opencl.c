@@ -14,6 +14,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "../common/bench_util.h"
+
 /*
  * For each size n (M = N = K = n): the kernel of examples/opencl_sgemm.cachet
  * (source and NDRange from cachet's OpenCL backend) and CLBlastSgemm run on
@@ -29,25 +31,6 @@
  * clCreateKernel), the binary taken after the first launch, as the
  * library's code cache does.
  */
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *t, int n)
-{
-	qsort(t, (size_t)n, sizeof *t, cmp_d);
-	return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
-}
 
 #define DIE(...)                                                                                     \
 	do {                                                                                         \

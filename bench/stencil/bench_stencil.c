@@ -7,6 +7,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "../common/bench_util.h"
+
 /*
  * Usage: bench_stencil [--threads LIST] [--size N] [--example FILE]   (from the repository root)
  * The 5-point stencil of examples/stencil5.cachet on an N x N f32 grid
@@ -70,19 +72,6 @@ typedef struct run {
 	int64_t params[8];
 	peer_fn copy, plain;
 } run;
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
 
 static void do_cachet(const run *r)
 {

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "../common/bench_util.h"
+
 /*
  * Usage: bench_stencil_spmd [--quick] [--threads T]   (default 2 threads;
  * OMP_WAIT_POLICY=passive unless set)
@@ -23,13 +25,6 @@
  * (CT_OPT_BRANCHING 0). Times are per call (a parallel region), the
  * best of many batches of at least 1 ms (time_calls).
  */
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 typedef void (*entry_fn)(void *const *args, const int64_t *params);
 typedef void (*threads_fn)(int n);

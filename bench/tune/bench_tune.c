@@ -7,6 +7,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "../common/bench_util.h"
+
 /*
  * Usage: bench_tune [--size N] [--gemm SIZES] [--skip-exhaustive] [--dump FILE]   (from the repository root)
  * (--dump FILE: every point of the exhaustive search, model rank, values, cost, seconds)
@@ -22,25 +24,6 @@
  */
 
 #define NREP 7
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof *v, cmp_double);
-	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 static void set_sizes(ct_kernel *k, int64_t n)
 {
