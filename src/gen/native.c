@@ -236,21 +236,18 @@ ct_status native_entry_fns(ct_kernel *k, gen_entry_fn *entry, void (**set_thread
 
 ct_status native_entry(ct_kernel *k, int threads, gen_entry_fn *entry, int *used)
 {
-	native_fns fns = {NULL, NULL};
-	ct_run_result r;
-	memset(&r, 0, sizeof r);
-	ct_status st = load_fns(k, &fns, &r);
+	void (*set_threads)(int) = NULL;
+	ct_status st = native_entry_fns(k, entry, &set_threads);
 	if (st)
 		return st;
 	ct_run_options o;
 	ct_run_options_init(&o);
 	o.threads = threads;
 	*used = 1;
-	if (fns.set_threads) {
+	if (set_threads) {
 		int n = run_threads(k, &o);
-		fns.set_threads(n);
+		set_threads(n);
 		*used = capped_threads(k, n);
 	}
-	*entry = fns.entry;
 	return CT_OK;
 }
