@@ -1708,9 +1708,6 @@ static int64_t shift_gcd(const model *m, const mnode *x, int j, int64_t g)
 /* The loop of counter j above (or at) x. */
 static const mnode *counter_loop(const mnode *x, int j)
 {
-	for (; x && x->is_loop; x = x->parent)
-		if (x->depth == j)
-			return x;
 	for (; x; x = x->parent)
 		if (x->is_loop && x->depth == j)
 			return x;
