@@ -196,38 +196,23 @@ static int cut_param(const ct_kernel *k, int t)
 
 /* ------------------------------------------------------------ records */
 
-/* "M=256:N=96" -> sizes in the selector's size-param order; false if the names differ. */
-static bool parse_class(const ct_selector *s, const char *text, int64_t *sizes)
+/* "M=256:N=96" -> out[i] = the value of param ids[i] (n of them, in that order); false if the
+ * names differ or a value is below min. */
+static bool parse_named(const ct_selector *s, const char *text, const int *ids, int n, int64_t min,
+                        int64_t *out)
 {
 	const char *p = text;
-	for (int i = 0; i < s->nsizes; i++) {
-		const char *name = s->k->params[s->size_ids[i]].name;
-		size_t n = strlen(name);
-		if (strncmp(p, name, n) != 0 || p[n] != '=')
+	for (int i = 0; i < n; i++) {
+		const char *name = s->k->params[ids[i]].name;
+		size_t len = strlen(name);
+		if (strncmp(p, name, len) != 0 || p[len] != '=')
 			return false;
 		char *end;
-		sizes[i] = strtoll(p + n + 1, &end, 10);
-		p = end;
-		if (i + 1 < s->nsizes && *p++ != ':')
-			return false;
-	}
-	return *p == 0;
-}
-
-static bool parse_values(const ct_selector *s, const char *text, int64_t *values)
-{
-	const char *p = text;
-	for (int i = 0; i < s->nt; i++) {
-		const char *name = s->k->params[s->tids[i]].name;
-		size_t n = strlen(name);
-		if (strncmp(p, name, n) != 0 || p[n] != '=')
-			return false;
-		char *end;
-		values[i] = strtoll(p + n + 1, &end, 10);
-		if (values[i] < 1)
+		out[i] = strtoll(p + len + 1, &end, 10);
+		if (out[i] < min)
 			return false;
 		p = end;
-		if (i + 1 < s->nt && *p++ != ':')
+		if (i + 1 < n && *p++ != ':')
 			return false;
 	}
 	return *p == 0;
@@ -247,8 +232,8 @@ static void load_records(ct_selector *s, const char *dir)
 		for (int i = 0; s->recs && i < n; i++) {
 			sel_rec *r = &s->recs[s->nrecs];
 			/* a record that failed verification is never used */
-			if (recs[i].verified == 0 || !parse_class(s, recs[i].size_class, r->sizes) ||
-			    !parse_values(s, recs[i].params, r->values))
+			if (recs[i].verified == 0 || !parse_named(s, recs[i].size_class, s->size_ids, s->nsizes, INT64_MIN, r->sizes) ||
+			    !parse_named(s, recs[i].params, s->tids, s->nt, 1, r->values))
 				continue;
 			snprintf(r->size_class, sizeof r->size_class, "%s", recs[i].size_class);
 			r->exact_ok = recs[i].trusted != 0;
