@@ -519,6 +519,21 @@ typedef struct ct_cache_level {
 	ct_probe_source source;
 } ct_cache_level;
 
+#define CT_PROBE_MAX_OPENCL 8
+
+/* One OpenCL device as the probe lists it (CT_PROBE_OPENCL). */
+typedef struct ct_opencl_devinfo {
+	char platform[64];   /* CL_PLATFORM_NAME ("Portable Computing Language") */
+	char name[128];      /* CL_DEVICE_NAME */
+	char type[16];       /* "cpu", "gpu", "accelerator" or "other" */
+	char version[128];   /* CL_DEVICE_VERSION ("OpenCL 3.0 PoCL ...") */
+	char driver[64];     /* CL_DRIVER_VERSION */
+	int compute_units;   /* CL_DEVICE_MAX_COMPUTE_UNITS */
+	int64_t max_work_group; /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
+	int64_t local_mem;   /* CL_DEVICE_LOCAL_MEM_SIZE, bytes */
+	int64_t global_mem;  /* CL_DEVICE_GLOBAL_MEM_SIZE, bytes */
+} ct_opencl_devinfo;
+
 /* The target description: what the model, the emitter and the tuner read.
  * A plain value (copy it freely). Measured fields are 0 until measured. */
 typedef struct ct_probe_info {
@@ -552,6 +567,11 @@ typedef struct ct_probe_info {
 	int64_t copy_bytes; /* size of each copied array */
 	double mem_latency_ns; /* main-memory latency by pointer chase */
 	double measure_seconds; /* wall time the microbenchmarks took */
+	/* OpenCL devices: listed only when asked (CT_PROBE_OPENCL), because
+	 * starting an OpenCL platform can take a noticeable time */
+	int opencl_probed;  /* 1 once the devices were listed (nopencl may still be 0) */
+	int nopencl;        /* devices in opencl[] (0: no OpenCL, or none found) */
+	ct_opencl_devinfo opencl[CT_PROBE_MAX_OPENCL];
 } ct_probe_info;
 
 /* Flags of ct_probe_run. */
@@ -560,6 +580,7 @@ enum {
 	CT_PROBE_MEASURE_BANDWIDTH = 1 << 1, /* copy bandwidth over arrays >> last-level cache */
 	CT_PROBE_MEASURE_LATENCY = 1 << 2,   /* pointer chase per cache level and memory */
 	CT_PROBE_MEASURE = 7,                /* all three */
+	CT_PROBE_OPENCL = 1 << 3,            /* list the OpenCL devices (libOpenCL loaded with dlopen) */
 	CT_PROBE_REFRESH = 1 << 8,           /* forget the ctx's result and probe again */
 	CT_PROBE_NO_HWLOC = 1 << 9,          /* do not ask hwloc (on a fresh probe) */
 	CT_PROBE_NO_SYSFS = 1 << 10          /* do not read sysfs (on a fresh probe) */

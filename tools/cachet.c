@@ -883,7 +883,7 @@ static int cmd_probe(cli *c)
 	if (!ctx)
 		return EXIT_FAILED;
 	int rc = EXIT_OK;
-	ct_status st = ct_probe_run(ctx, CT_PROBE_MEASURE, NULL);
+	ct_status st = ct_probe_run(ctx, CT_PROBE_MEASURE | CT_PROBE_OPENCL, NULL);
 	if (!st)
 		st = ct_probe_print(ctx, c->json, stdout);
 	if (st)

@@ -619,3 +619,78 @@ ct_status ct_opencl_device(ct_ctx *ctx, char *buf, size_t cap)
 	dev_close(&d);
 	return CT_OK;
 }
+
+/* ------------------------------------------------------------ listing devices (the probe) */
+
+/* The device type as the probe prints it. */
+static const char *dev_type_name(cl_device_type t)
+{
+	if (t & CL_DEVICE_TYPE_GPU)
+		return "gpu";
+	if (t & CL_DEVICE_TYPE_ACCELERATOR)
+		return "accelerator";
+	if (t & CL_DEVICE_TYPE_CPU)
+		return "cpu";
+	return "other";
+}
+
+/* Fill one entry of the probe's list from device dev of platform pname. */
+static void describe_device(ocl_dev *d, const char *pname, ct_opencl_devinfo *o)
+{
+	memset(o, 0, sizeof *o);
+	/* read into a roomy buffer and cut: a driver refuses (CL_INVALID_VALUE)
+	 * to write a string into a buffer shorter than it */
+	char buf[1024];
+	snprintf(o->platform, sizeof o->platform, "%s", pname);
+	info_str(d, CL_DEVICE_NAME, buf, sizeof buf);
+	snprintf(o->name, sizeof o->name, "%s", buf);
+	info_str(d, CL_DEVICE_VERSION, buf, sizeof buf);
+	snprintf(o->version, sizeof o->version, "%s", buf);
+	info_str(d, CL_DRIVER_VERSION, buf, sizeof buf);
+	snprintf(o->driver, sizeof o->driver, "%s", buf);
+	cl_device_type t = 0;
+	cl_uint cu = 0;
+	size_t wg = 0;
+	cl_ulong lm = 0, gm = 0;
+	d->cl.GetDeviceInfo(d->dev, CL_DEVICE_TYPE, sizeof t, &t, NULL);
+	d->cl.GetDeviceInfo(d->dev, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cu, &cu, NULL);
+	d->cl.GetDeviceInfo(d->dev, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof wg, &wg, NULL);
+	d->cl.GetDeviceInfo(d->dev, CL_DEVICE_LOCAL_MEM_SIZE, sizeof lm, &lm, NULL);
+	d->cl.GetDeviceInfo(d->dev, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof gm, &gm, NULL);
+	snprintf(o->type, sizeof o->type, "%s", dev_type_name(t));
+	o->compute_units = (int)cu;
+	o->max_work_group = (int64_t)wg;
+	o->local_mem = (int64_t)lm;
+	o->global_mem = (int64_t)gm;
+}
+
+ct_status ocl_list_devices(ct_ctx *ctx, ct_opencl_devinfo *out, int cap, int *n)
+{
+	*n = 0;
+	ocl_dev d;
+	memset(&d, 0, sizeof d);
+	d.ctx = ctx;
+	if (load_api(ctx, &d.cl) != CT_OK) {
+		ct_ctx_clear_error(ctx); /* no OpenCL is an answer here, not an error */
+		return CT_OK;
+	}
+	cl_platform_id plats[16];
+	cl_uint np = 0;
+	if (d.cl.GetPlatformIDs(16, plats, &np) != CL_SUCCESS)
+		np = 0;
+	for (cl_uint p = 0; p < np && p < 16 && *n < cap; p++) {
+		cl_device_id devs[16];
+		cl_uint nd = 0;
+		if (d.cl.GetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, 16, devs, &nd) != CL_SUCCESS)
+			continue;
+		char pname[256] = "";
+		d.cl.GetPlatformInfo(plats[p], CL_PLATFORM_NAME, sizeof pname - 1, pname, NULL);
+		pname[sizeof pname - 1] = 0;
+		for (cl_uint i = 0; i < nd && i < 16 && *n < cap; i++) {
+			d.dev = devs[i];
+			describe_device(&d, pname, &out[(*n)++]);
+		}
+	}
+	dev_close(&d);
+	return CT_OK;
+}

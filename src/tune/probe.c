@@ -1,5 +1,6 @@
 /* probe.c: the hardware probe: cores, caches, vector ISA, device identity, and measured peaks. */
 #include "tune/tune.h"
+#include "run/run.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -1314,6 +1315,12 @@ ct_status ct_probe_run(ct_ctx *ctx, unsigned flags, ct_probe_info *out)
 	unsigned missing = (flags & CT_PROBE_MEASURE) & ~p->measured;
 	if (missing && probe_measure(ctx, p, missing) != CT_OK)
 		return ct_ctx_last_status(ctx);
+	if ((flags & CT_PROBE_OPENCL) && !p->opencl_probed) {
+		ct_status st = ocl_list_devices(ctx, p->opencl, CT_PROBE_MAX_OPENCL, &p->nopencl);
+		if (st)
+			return st;
+		p->opencl_probed = 1;
+	}
 	if (out)
 		*out = *p;
 	return CT_OK;
@@ -1339,6 +1346,25 @@ static void put_bytes(ct_buf *b, int64_t v)
 		ct_buf_printf(b, "%lld KiB", (long long)(v / KIB));
 	else
 		ct_buf_printf(b, "%lld B", (long long)v);
+}
+
+/* One line per OpenCL device, when they were listed. */
+static void print_opencl_text(ct_buf *b, const ct_probe_info *p)
+{
+	if (!p->opencl_probed)
+		return;
+	if (p->nopencl == 0)
+		ct_buf_puts(b, "opencl      none (no OpenCL loader, platform or device)\n");
+	for (int i = 0; i < p->nopencl; i++) {
+		const ct_opencl_devinfo *o = &p->opencl[i];
+		ct_buf_printf(b, "%s %s | %s | %s | %s | %d compute units, work-groups up to %lld, local ",
+		              i == 0 ? "opencl     " : "           ", o->platform, o->name, o->type, o->version,
+		              o->compute_units, (long long)o->max_work_group);
+		put_bytes(b, o->local_mem);
+		ct_buf_puts(b, ", global ");
+		put_bytes(b, o->global_mem);
+		ct_buf_puts(b, "\n");
+	}
 }
 
 static void print_text(ct_buf *b, const ct_probe_info *p)
@@ -1402,6 +1428,7 @@ static void print_text(ct_buf *b, const ct_probe_info *p)
 	}
 	if (p->measured & CT_PROBE_MEASURE_LATENCY)
 		ct_buf_printf(b, "memory      %.1f ns latency  [measured]\n", p->mem_latency_ns);
+	print_opencl_text(b, p);
 	if (!p->measured)
 		ct_buf_puts(b, "peak        not measured\n");
 	else
@@ -1411,6 +1438,31 @@ static void print_text(ct_buf *b, const ct_probe_info *p)
 static void json_num(ct_buf *b, const char *key, double v, bool comma)
 {
 	ct_buf_printf(b, "\"%s\": %.6g%s", key, v, comma ? ", " : "");
+}
+
+/* ", "opencl": [...]" when the devices were listed. */
+static void print_opencl_json(ct_buf *b, const ct_probe_info *p)
+{
+	if (!p->opencl_probed)
+		return;
+	ct_buf_puts(b, ", \"opencl\": [");
+	for (int i = 0; i < p->nopencl; i++) {
+		const ct_opencl_devinfo *o = &p->opencl[i];
+		ct_buf_puts(b, i ? ", {\"platform\": " : "{\"platform\": ");
+		ct_buf_json_str(b, o->platform);
+		ct_buf_puts(b, ", \"name\": ");
+		ct_buf_json_str(b, o->name);
+		ct_buf_printf(b, ", \"type\": \"%s\", \"version\": ", o->type);
+		ct_buf_json_str(b, o->version);
+		ct_buf_puts(b, ", \"driver\": ");
+		ct_buf_json_str(b, o->driver);
+		ct_buf_printf(b,
+		              ", \"compute_units\": %d, \"max_work_group\": %lld, \"local_mem\": %lld, "
+		              "\"global_mem\": %lld}",
+		              o->compute_units, (long long)o->max_work_group, (long long)o->local_mem,
+		              (long long)o->global_mem);
+	}
+	ct_buf_puts(b, "]");
 }
 
 static void print_json(ct_buf *b, const ct_probe_info *p)
@@ -1457,7 +1509,9 @@ static void print_json(ct_buf *b, const ct_probe_info *p)
 			json_num(b, "latency_ns", l->latency_ns, true);
 		ct_buf_printf(b, "\"source\": \"%s\"}", ct_probe_source_name(l->source));
 	}
-	ct_buf_puts(b, "], \"measured\": ");
+	ct_buf_puts(b, "]");
+	print_opencl_json(b, p);
+	ct_buf_puts(b, ", \"measured\": ");
 	if (!p->measured) {
 		ct_buf_puts(b, "null}");
 		return;

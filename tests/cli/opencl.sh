@@ -66,5 +66,15 @@ OCL_ICD_VENDORS=$tmp/no-vendors expect "no OpenCL: a clear error" 2 'OpenCL is n
 f=$(mm host 'plan(target=host) {' '  parallelize(i)' '}')
 expect "--target opencl needs an opencl plan" 2 'needs plan\(target=opencl\)' "$CACHET" emit "$f" --target opencl
 
+# the probe lists OpenCL devices, and says so when there are none
+expect "probe lists PoCL's device" 0 '^opencl +Portable Computing Language \| .+ \| cpu \| OpenCL [0-9.]+ .*compute units' \
+	"$CACHET" probe
+expect "probe --json lists it" 0 '"opencl": \[\{"platform": "Portable Computing Language", "name": ".+", "type": "cpu"' \
+	"$CACHET" probe --json
+expect "probe without an OpenCL platform" 0 '^opencl +none \(no OpenCL loader, platform or device\)' \
+	env OCL_ICD_VENDORS=/nonexistent "$CACHET" probe
+expect "probe --json without an OpenCL platform" 0 '"opencl": \[\]' \
+	env OCL_ICD_VENDORS=/nonexistent "$CACHET" probe --json
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

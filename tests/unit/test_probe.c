@@ -451,6 +451,43 @@ static void probe_uses_ctx_allocator(void)
 	CHECKF(live_allocs == 0, "%ld allocations left", live_allocs);
 }
 
+/* OpenCL devices are listed on request only; make deps installs PoCL, so
+ * the suite expects its CPU device. */
+static void probe_opencl_devices(void)
+{
+	ct_ctx *ctx = ct_ctx_new();
+	ct_probe_info p = probe_plain(ctx);
+	CHECK(!p.opencl_probed && p.nopencl == 0);
+	CHECKF(ct_probe_run(ctx, CT_PROBE_OPENCL, &p) == CT_OK, "%s", ct_ctx_last_message(ctx));
+	CHECK(p.opencl_probed == 1);
+	CHECKF(p.nopencl >= 1, "no OpenCL device listed (is PoCL installed? make deps)");
+	bool cpu = false;
+	for (int i = 0; i < p.nopencl; i++) {
+		const ct_opencl_devinfo *o = &p.opencl[i];
+		CHECKF(o->name[0] && o->platform[0], "device %d has no name", i);
+		CHECK(strncmp(o->version, "OpenCL ", 7) == 0);
+		CHECK(o->compute_units >= 1 && o->max_work_group >= 1);
+		CHECK(o->local_mem > 0 && o->global_mem > o->local_mem);
+		cpu |= strcmp(o->type, "cpu") == 0;
+	}
+	CHECKF(cpu, "PoCL's CPU device is not among the %d listed", p.nopencl);
+	CHECK(ct_ctx_last_status(ctx) == CT_OK);
+	/* printed in both forms */
+	char *text = NULL, *json = NULL;
+	size_t tn = 0, jn = 0;
+	FILE *f = open_memstream(&text, &tn);
+	CHECK(ct_probe_print(ctx, 0, f) == CT_OK);
+	fclose(f);
+	f = open_memstream(&json, &jn);
+	CHECK(ct_probe_print(ctx, 1, f) == CT_OK);
+	fclose(f);
+	CHECK(text && strstr(text, "\nopencl      ") && strstr(text, p.opencl[0].name));
+	CHECK(json && strstr(json, "\"opencl\": [{\"platform\": "));
+	free(text);
+	free(json);
+	ct_ctx_free(ctx);
+}
+
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	(void)st;
@@ -479,6 +516,7 @@ int main(void)
 	RUN(probe_bad_arguments);
 	RUN(probe_uses_ctx_allocator);
 	RUN(probe_measure);
+	RUN(probe_opencl_devices);
 	nftw(tmp_root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 	return h_report();
 }
