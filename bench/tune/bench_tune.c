@@ -2,6 +2,7 @@
 #include <cachet.h>
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +12,7 @@
 
 /*
  * Usage: bench_tune [--size N] [--gemm LIST|all] [--budget S] [--big-budget S] [--skip-exhaustive]
- *                   [--skip-pruning] [--selector] [--dump FILE]   (from the repository root)
+ *                   [--skip-pruning] [--control] [--selector] [--dump FILE]   (from the repository root)
  * (--dump FILE: every point of the exhaustive search, model rank, values, cost, seconds)
  * (a) bench/tune/sgemm_tune.cachet (288 points) at N x N x N, 1 thread:
  *     ct_tune as `cachet tune` runs it (the model ranks every point, the best 5%
@@ -25,7 +26,8 @@
  *     sizes over 4e10 flops), then the tuned and the hand-written kernels
  *     timed interleaved, NREP rounds (5 where a run takes over 0.5 s):
  *     medians, the ratio hand/tuned of the medians and the spread of the
- *     per-round ratios (median absolute deviation).
+ *     per-round ratios (median absolute deviation). --control adds the
+ *     hand-written kernel timed against itself the same way: the noise floor.
  * (c) ct_select warm: ns per call, against a ct_store_get per call (what the
  *     selector's memory saves).
  */
@@ -84,8 +86,9 @@ static int duel(choice *a, choice *b, int rounds, double *t)
 		rounds = NREP;
 	for (int r = 0; r < rounds; r++) {
 		for (int s = 0; s < 2; s++) {
-			choice *c = (s == 0) == (r % 2 == 0) ? a : b;
-			double *out = c == a ? &va[r] : &vb[r];
+			bool first = (s == 0) == (r % 2 == 0);
+			choice *c = first ? a : b;
+			double *out = first ? &va[r] : &vb[r];
 			if (apply(c->k, c->names, c->values, c->n) || (*out = time_kernel(c->k)) < 0)
 				return -1;
 		}
@@ -328,7 +331,7 @@ static void put_values(const char *const *names, const int64_t *v, int n, char *
 		len += (size_t)snprintf(out + len, cap - len, "%s%s=%lld", p ? " " : "", names[p], (long long)v[p]);
 }
 
-static int bench_vs_hand(ct_ctx *ctx, const char *list, double budget, double big_budget)
+static int bench_vs_hand(ct_ctx *ctx, const char *list, double budget, double big_budget, int control)
 {
 	gshape shapes[GEMM_MAX];
 	int nshapes = parse_gemm(list, shapes);
@@ -399,9 +402,14 @@ static int bench_vs_hand(ct_ctx *ctx, const char *list, double budget, double bi
 			nnoise += ratio < 1 && 1 - ratio <= t[3];
 			nfail += ratio < 1 && 1 - ratio > t[3];
 			static const char *const dn[] = {"nodflt", "default", "kept", "tuned"};
-			printf("%-15s %-32s %-8s %9s %9.2f %9.2f %7.3f %7.3f %-5s %8.1f\n", shape, v,
+			printf("%-15s %-32s %-8s %9s %9.2f %9.2f %7.3f %7.3f %-5s %8.1f", shape, v,
 			       r.decision >= 0 && r.decision <= 3 ? dn[r.decision] : "?", meas, fl / t[0] * 1e-9,
 			       fl / t[1] * 1e-9, ratio, t[3], holds, tt);
+			/* the noise floor: the hand-written kernel against itself, the same way */
+			double c[4];
+			if (control && duel(&b, &b, one > 0.5 ? 5 : NREP, c) == 0)
+				printf("   control %.3f (spread %.3f)", c[1] / c[0], c[3]);
+			printf("\n");
 		} else {
 			printf("%-15s %-32s timing failed: %s\n", shape, v, ct_ctx_last_message(ctx));
 			nfail++;
@@ -500,7 +508,7 @@ int main(int argc, char **argv)
 {
 	int64_t n = 512;
 	const char *gemm = NULL, *dump = NULL;
-	int skip = 0, only_sel = 0, skip_pruning = 0;
+	int skip = 0, only_sel = 0, skip_pruning = 0, control = 0;
 	double budget = 90, big_budget = 420;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--size") == 0 && i + 1 < argc)
@@ -513,6 +521,8 @@ int main(int argc, char **argv)
 			budget = strtod(argv[++i], NULL);
 		else if (strcmp(argv[i], "--big-budget") == 0 && i + 1 < argc)
 			big_budget = strtod(argv[++i], NULL);
+		else if (strcmp(argv[i], "--control") == 0)
+			control = 1;
 		else if (strcmp(argv[i], "--skip-pruning") == 0)
 			skip_pruning = 1;
 		else if (strcmp(argv[i], "--skip-exhaustive") == 0)
@@ -521,7 +531,7 @@ int main(int argc, char **argv)
 			only_sel = 1;
 		else {
 			fprintf(stderr, "usage: bench_tune [--size N] [--gemm all|256,2048x32x2048] [--budget S] [--big-budget S] "
-			                "[--skip-exhaustive] [--skip-pruning] [--selector] [--dump FILE]\n");
+			                "[--control] [--skip-exhaustive] [--skip-pruning] [--selector] [--dump FILE]\n");
 			return 2;
 		}
 	}
@@ -535,7 +545,7 @@ int main(int argc, char **argv)
 	if (!only_sel && !skip_pruning)
 		rc |= bench_pruning(ctx, n, skip, dump);
 	if (!only_sel && gemm)
-		rc |= bench_vs_hand(ctx, gemm, budget, big_budget);
+		rc |= bench_vs_hand(ctx, gemm, budget, big_budget, control);
 	rc |= bench_selector(ctx);
 	ct_ctx_free(ctx);
 	return rc;

@@ -588,7 +588,13 @@ static void confirm_best(tuner *t, int dflt, const saved_params *sizes)
 		b->gflops *= b->seconds / v.best_s;
 		b->seconds = v.best_s;
 	}
-	if (!v.keep_default && (!t->o->verify || verify_winner(t, b, sizes))) {
+	bool checked = v.keep_default || !t->o->verify || verify_winner(t, b, sizes);
+	if (!checked) {
+		/* wrong with whole tiles: discarded like any wrong candidate */
+		b->verified = 0;
+		r->nwrong++;
+	}
+	if (!v.keep_default && checked) {
 		r->decision = CT_TUNE_REPLACED;
 	} else {
 		r->decision = CT_TUNE_DEFAULT_KEPT;
