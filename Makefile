@@ -168,7 +168,7 @@ $(BUILD)/bench/bench_stencil: bench/stencil/bench_stencil.c $(BUILD)/libcachet.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) $(EXTRA_LIBS) $(LDLIBS)
 
-# make bench-tune [BENCH_ARGS="--size 512 --gemm 256,512 --skip-exhaustive --selector"]: model-pruned vs
+# make bench-tune [BENCH_ARGS="--size 512 --gemm all|256,2048x32x2048 --budget 90 --skip-exhaustive --skip-pruning --selector"]: model-pruned vs
 # exhaustive tuning, tuned vs hand-written sgemm, selector overhead (issue #7)
 .PHONY: bench-tune
 bench-tune: $(BUILD)/bench/bench_tune

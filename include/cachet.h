@@ -839,8 +839,9 @@ typedef struct ct_tune_opts {
 				   otherwise the first of the measured ones, as the baseline) */
 	int verify;             /* check each measured candidate against the interpreter
 				   on a small instance; a wrong one is discarded (default 1) */
-	int64_t verify_max;     /* the small instance: each size param capped to this (0 = 37) */
-	int repeat;             /* timed runs per candidate, the median counts (0 = 3) */
+	int64_t verify_max;     /* the small instance: each size param capped to this (0 = 67) */
+	int repeat;             /* least timed runs per timing (more until they last 50 ms, after
+				   one untimed warm-up run); the median counts (0 = 3) */
 	int threads;            /* threads of parallel loops while timing (0 = the ctx's) */
 	const char *cache_spec; /* levels for the model (NULL = this machine's caches) */
 	const char *store_dir;  /* store folder (NULL = the cachet cache folder) */
@@ -880,7 +881,27 @@ typedef struct ct_tune_result {
 	int budget_hit;         /* 1: the budget stopped measuring early */
 	char store_path[512];
 	double model_seconds, measure_seconds, seconds;
+	/* how the winner was chosen (docs/TUNE.md, "Keeping the hand-written point") */
+	int default_index;      /* the default point's candidate (measured first), -1 if none */
+	int decision;           /* a ct_tune_decision; also written into the store record */
+	int challenger;         /* the candidate re-timed against the default, -1 if none */
+	int confirm_rounds;     /* interleaved re-timings of the challenger and the default */
+	double confirm_gain;    /* median over them of default time / candidate time, minus 1 */
+	double confirm_spread;  /* the median absolute deviation of those ratios */
+	int64_t final_verify_size; /* largest size of the winner's final check (0: not run) */
 } ct_tune_result;
+
+/* Why ct_tune_result.best is what it is. */
+typedef enum ct_tune_decision {
+	CT_TUNE_NO_DEFAULT = 0,      /* the default point was not measured (no_default, or it
+					failed): the fastest candidate */
+	CT_TUNE_DEFAULT_FASTEST = 1, /* no candidate was faster than the default in the search */
+	CT_TUNE_DEFAULT_KEPT = 2,    /* one looked faster, but not by more than the spread of the
+					interleaved re-timings: the default is kept */
+	CT_TUNE_REPLACED = 3         /* the re-timings confirmed the candidate faster */
+} ct_tune_decision;
+/* "no-default", "default", "default-kept", "tuned" ("?" otherwise). */
+CT_API const char *ct_tune_decision_name(int d);
 
 /* Tune k's tunable params for k's current sizes: enumerate the product of
  * their candidate values, drop the combinations the checks refuse, rank all
@@ -888,7 +909,10 @@ typedef struct ct_tune_result {
  * ceil(fraction * valid) of them (all with exhaustive; the file's default
  * point first, counted among them, unless no_default) within the budget,
  * verify each against the interpreter on a small instance, and write the
- * fastest verified one to the per-device store. k is left as it was.
+ * winner to the per-device store. The default point (the tunable params'
+ * values when ct_tune is called) is always measured; a faster candidate
+ * replaces it only when interleaved re-timings of the two confirm it faster
+ * by more than their spread (decision; docs/TUNE.md). k is left as it was.
  * CT_ERR_INPUT (at the kernel's name) when k has no tunable param,
  * CT_ERR_LIMIT when the space exceeds 1,000,000 points. */
 CT_API ct_status ct_tune(CT_KEEP ct_kernel *k, CT_KEEP const ct_tune_opts *o,

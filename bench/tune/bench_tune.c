@@ -2,6 +2,7 @@
 #include <cachet.h>
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,15 +11,23 @@
 #include "../common/bench_util.h"
 
 /*
- * Usage: bench_tune [--size N] [--gemm SIZES] [--skip-exhaustive] [--dump FILE]   (from the repository root)
+ * Usage: bench_tune [--size N] [--gemm LIST|all] [--budget S] [--big-budget S] [--skip-exhaustive]
+ *                   [--skip-pruning] [--control] [--selector] [--dump FILE]   (from the repository root)
  * (--dump FILE: every point of the exhaustive search, model rank, values, cost, seconds)
  * (a) bench/tune/sgemm_tune.cachet (288 points) at N x N x N, 1 thread:
  *     ct_tune as `cachet tune` runs it (the model ranks every point, the best 5%
  *     are measured and verified) against ct_tune measuring every valid point;
  *     the winners are then re-timed back to back (interleaved, NREP times)
  *     and the ratio of the best times is reported.
- * (b) with --gemm 256,512,...: at each size, the pruned tuner's winner against
- *     the hand-written plan of examples/sgemm.cachet, re-timed back to back.
+ * (b) with --gemm LIST (N or MxNxK, comma-separated; "all" = every size and
+ *     shape of bench/gemm): at each, ct_tune on sgemm_tune starting from the
+ *     hand-written tiles of examples/sgemm.cachet (so its default point is
+ *     the hand-written plan; --budget S seconds per size, --big-budget S for
+ *     sizes over 4e10 flops), then the tuned and the hand-written kernels
+ *     timed interleaved, NREP rounds (5 where a run takes over 0.5 s):
+ *     medians, the ratio hand/tuned of the medians and the spread of the
+ *     per-round ratios (median absolute deviation). --control adds the
+ *     hand-written kernel timed against itself the same way: the noise floor.
  * (c) ct_select warm: ns per call, against a ct_store_get per call (what the
  *     selector's memory saves).
  */
@@ -41,22 +50,21 @@ static int apply(ct_kernel *k, const char *const *names, const int64_t *values, 
 	return ct_kernel_recheck(k) == CT_OK ? 0 : -1;
 }
 
-/* Median seconds of one run of k as it stands, 1 thread. */
+/* Median seconds of one run of k as it stands, 1 thread: an untimed warm-up
+ * run, then enough runs to last 0.1 s (at least one, at most 200). */
 static double time_kernel(ct_kernel *k)
 {
 	ct_run_options o;
 	ct_run_options_init(&o);
 	o.verify = 0;
 	o.threads = 1;
-	o.repeat = 3;
+	o.repeat = 1;
 	ct_run_result r;
 	if (ct_kernel_run(k, &o, &r) != CT_OK)
 		return -1;
-	if (r.seconds * 3 < 0.1) {
-		o.repeat = (int)fmin(200, 0.1 / r.seconds);
-		if (ct_kernel_run(k, &o, &r) != CT_OK)
-			return -1;
-	}
+	o.repeat = r.seconds > 0 ? (int)fmax(1, fmin(200, ceil(0.1 / r.seconds))) : 3;
+	if (ct_kernel_run(k, &o, &r) != CT_OK)
+		return -1;
 	return r.seconds;
 }
 
@@ -67,23 +75,31 @@ typedef struct choice {
 	int n;
 } choice;
 
-/* Re-time two configurations back to back, interleaved; medians in t[0], t[1]. */
-static int duel(choice *a, choice *b, double *t)
+/* Re-time two configurations back to back, interleaved (the order swapped
+ * each round), rounds times (at most NREP): the medians in t[0], t[1], the
+ * median of the per-round ratios b/a in t[2] and their median absolute
+ * deviation (the spread) in t[3]. */
+static int duel(choice *a, choice *b, int rounds, double *t)
 {
-	double va[NREP], vb[NREP];
-	for (int r = 0; r < NREP; r++) {
-		if (apply(a->k, a->names, a->values, a->n) || (va[r] = time_kernel(a->k)) < 0)
-			return -1;
-		if (apply(b->k, b->names, b->values, b->n) || (vb[r] = time_kernel(b->k)) < 0)
-			return -1;
+	double va[NREP], vb[NREP], ratio[NREP], dev[NREP];
+	if (rounds > NREP)
+		rounds = NREP;
+	for (int r = 0; r < rounds; r++) {
+		for (int s = 0; s < 2; s++) {
+			bool first = (s == 0) == (r % 2 == 0);
+			choice *c = first ? a : b;
+			double *out = first ? &va[r] : &vb[r];
+			if (apply(c->k, c->names, c->values, c->n) || (*out = time_kernel(c->k)) < 0)
+				return -1;
+		}
+		ratio[r] = vb[r] / va[r];
 	}
-	/* the minimum: on a shared machine noise only adds time */
-	t[0] = va[0];
-	t[1] = vb[0];
-	for (int r = 1; r < NREP; r++) {
-		t[0] = fmin(t[0], va[r]);
-		t[1] = fmin(t[1], vb[r]);
-	}
+	t[0] = median(va, rounds);
+	t[1] = median(vb, rounds);
+	t[2] = median(ratio, rounds);
+	for (int r = 0; r < rounds; r++)
+		dev[r] = fabs(ratio[r] - t[2]);
+	t[3] = median(dev, rounds);
 	return 0;
 }
 
@@ -105,11 +121,11 @@ static void progress(void *ud, const char *phase, int done, int total)
 		fputc('\n', stderr);
 }
 
-static ct_status tune(ct_kernel *k, int exhaustive, int no_default, ct_tune_result *r)
+static ct_status tune(ct_kernel *k, int exhaustive, int no_default, double budget, ct_tune_result *r)
 {
 	ct_tune_opts o;
 	ct_tune_opts_init(&o);
-	o.budget = 3600;
+	o.budget = budget;
 	o.threads = 1;
 	o.no_store = 1;
 	o.exhaustive = exhaustive;
@@ -133,13 +149,13 @@ static int bench_pruning(ct_ctx *ctx, int64_t n, int skip_exhaustive, const char
 	       (long long)n);
 	ct_tune_result p, q, e;
 	double t0 = now();
-	if (tune(k, 0, 1, &p) != CT_OK || p.best < 0) {
+	if (tune(k, 0, 1, 3600, &p) != CT_OK || p.best < 0) {
 		fprintf(stderr, "bench: pruned: %s\n", ct_ctx_last_message(ctx));
 		return 1;
 	}
 	double tp = now() - t0;
 	t0 = now();
-	if (tune(k, 0, 0, &q) != CT_OK || q.best < 0) {
+	if (tune(k, 0, 0, 3600, &q) != CT_OK || q.best < 0) {
 		fprintf(stderr, "bench: pruned + default: %s\n", ct_ctx_last_message(ctx));
 		return 1;
 	}
@@ -162,7 +178,7 @@ static int bench_pruning(ct_ctx *ctx, int64_t n, int skip_exhaustive, const char
 		return 0;
 	}
 	t0 = now();
-	if (tune(k, 1, 1, &e) != CT_OK || e.best < 0) {
+	if (tune(k, 1, 1, 3600, &e) != CT_OK || e.best < 0) {
 		fprintf(stderr, "bench: exhaustive: %s\n", ct_ctx_last_message(ctx));
 		return 1;
 	}
@@ -200,9 +216,9 @@ static int bench_pruning(ct_ctx *ctx, int64_t n, int skip_exhaustive, const char
 	memcpy(a.values, p.candidates[p.best].values, sizeof(int64_t) * (size_t)p.nparams);
 	memcpy(b.values, e.candidates[e.best].values, sizeof(int64_t) * (size_t)e.nparams);
 	memcpy(c.values, q.candidates[q.best].values, sizeof(int64_t) * (size_t)q.nparams);
-	double t[2], u[2];
-	if (duel(&a, &b, t) == 0 && duel(&c, &b, u) == 0)
-		printf("re-timed back to back (best of %d): exhaustive winner %.4f ms; model top 5%% %.4f ms "
+	double t[4], u[4];
+	if (duel(&a, &b, NREP, t) == 0 && duel(&c, &b, NREP, u) == 0)
+		printf("re-timed back to back (medians of %d): exhaustive winner %.4f ms; model top 5%% %.4f ms "
 		       "(exhaustive/pruned speed %.3f); default + model %.4f ms (%.3f); measured %d and %d vs %d "
 		       "candidates (%.1fx fewer)\n",
 		       NREP, t[1] * 1e3, t[0] * 1e3, t[1] / t[0], u[0] * 1e3, u[1] / u[0], p.nmeasured,
@@ -215,42 +231,200 @@ static int bench_pruning(ct_ctx *ctx, int64_t n, int skip_exhaustive, const char
 }
 
 /* (b) */
-static int bench_vs_hand(ct_ctx *ctx, const char *list)
+
+typedef struct gshape {
+	int64_t m, n, k;
+} gshape;
+
+/* bench/gemm's problems (bench/gemm/bench_gemm.c: its sizes, then its rectangular shapes). */
+static const gshape gemm_all[] = {{32, 32, 32},       {64, 64, 64},       {100, 100, 100},
+                                  {127, 127, 127},    {256, 256, 256},    {257, 257, 257},
+                                  {512, 512, 512},    {1000, 1000, 1000}, {1024, 1024, 1024},
+                                  {2048, 2048, 2048}, {4096, 4096, 4096}, {2048, 32, 2048},
+                                  {32, 2048, 2048},   {2048, 2048, 32}};
+#define GEMM_MAX 32
+
+/* "all", or N / MxNxK comma-separated, into out; the count, 0 if malformed. */
+static int parse_gemm(const char *s, gshape *out)
 {
-	printf("\n(b) tuned sgemm_tune (pruned search at each size) vs examples/sgemm.cachet, 1 thread, "
-	       "re-timed back to back (best of %d)\n", NREP);
-	printf("%-8s %-32s %12s %12s %8s\n", "size", "tuned params", "tuned GF/s", "hand GF/s", "ratio");
-	const char *p = list;
-	while (*p) {
-		int64_t n = strtoll(p, NULL, 10);
+	if (strcmp(s, "all") == 0) {
+		int n = (int)(sizeof gemm_all / sizeof gemm_all[0]);
+		memcpy(out, gemm_all, sizeof gemm_all);
+		return n;
+	}
+	int n = 0;
+	while (*s && n < GEMM_MAX) {
+		int64_t v[3];
+		int got = 0;
+		char *end;
+		for (;;) {
+			v[got] = strtoll(s, &end, 10);
+			if (end == s || v[got] < 1)
+				return 0;
+			got++;
+			s = end;
+			if (*s != 'x' || got == 3)
+				break;
+			s++;
+		}
+		if (got == 2 || (*s && *s != ','))
+			return 0;
+		out[n++] = got == 1 ? (gshape){v[0], v[0], v[0]} : (gshape){v[0], v[1], v[2]};
+		if (*s)
+			s++;
+	}
+	return *s ? 0 : n;
+}
+
+/* The integer after `key` in text (after spaces), or -1. */
+static int64_t number_after(const char *text, const char *key)
+{
+	const char *p = text ? strstr(text, key) : NULL;
+	if (!p)
+		return -1;
+	p += strlen(key);
+	while (*p == ' ')
+		p++;
+	char *end;
+	long long v = strtoll(p, &end, 10);
+	return end == p ? -1 : v;
+}
+
+/* The tiles of the hand-written plan (examples/sgemm.cachet) as sgemm_tune's
+ * NC, KC, MC, NR, MR: read from its schedule's tile(j=, k=, i=) and the splits
+ * of jj and ii. 0 when they are not found there (the plan was rewritten):
+ * then the tuner starts from sgemm_tune's own defaults. */
+static int hand_tiles(const char *path, int64_t *v)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	static char text[1 << 16];
+	size_t n = fread(text, 1, sizeof text - 1, f);
+	text[n] = 0;
+	fclose(f);
+	const char *sched = strstr(text, "\nschedule");
+	const char *tile = sched ? strstr(sched, "tile(") : NULL;
+	v[0] = number_after(tile, "j=");
+	v[1] = number_after(tile, "k=");
+	v[2] = number_after(tile, "i=");
+	v[3] = number_after(sched, "split(jj,");
+	v[4] = number_after(sched, "split(ii,");
+	for (int i = 0; i < 5; i++)
+		if (v[i] < 1)
+			return 0;
+	return 1;
+}
+
+static void set_shape(ct_kernel *k, gshape s)
+{
+	ct_kernel_set_param(k, "M", s.m);
+	ct_kernel_set_param(k, "N", s.n);
+	ct_kernel_set_param(k, "K", s.k);
+}
+
+static void put_values(const char *const *names, const int64_t *v, int n, char *out, size_t cap)
+{
+	size_t len = 0;
+	out[0] = 0;
+	for (int p = 0; p < n && len < cap; p++)
+		len += (size_t)snprintf(out + len, cap - len, "%s%s=%lld", p ? " " : "", names[p], (long long)v[p]);
+}
+
+static int bench_vs_hand(ct_ctx *ctx, const char *list, double budget, double big_budget, int control)
+{
+	gshape shapes[GEMM_MAX];
+	int nshapes = parse_gemm(list, shapes);
+	if (nshapes == 0) {
+		fprintf(stderr, "bench: --gemm takes all or N[,MxNxK...]\n");
+		return 2;
+	}
+	static const char *const tnames[] = {"NC", "KC", "MC", "NR", "MR"};
+	int64_t hand[5] = {0};
+	int known = hand_tiles("examples/sgemm.cachet", hand);
+	char hv[128];
+	put_values(tnames, hand, 5, hv, sizeof hv);
+	printf("\n(b) tuned sgemm_tune vs the hand-written examples/sgemm.cachet (%s), 1 thread\n",
+	       known ? hv : "tiles not recognised: the tuner starts from sgemm_tune's defaults");
+	printf("    tuner: default point = the hand-written tiles, budget %.0f s per size (%.0f s over 4e10 "
+	       "flops); then both timed interleaved, medians of %d rounds (5 where a run takes > 0.5 s)\n",
+	       budget, big_budget, NREP);
+	printf("    decision: default = no candidate beat it; kept = a candidate looked faster, not "
+	       "confirmed; tuned = confirmed faster\n");
+	printf("%-15s %-32s %-8s %9s %9s %9s %7s %7s %-5s %8s\n", "shape MxNxK", "tuned params", "decision",
+	       "measured", "tuned GF", "hand GF", "ratio", "spread", "holds", "tune s");
+	int total_measured = 0, total_valid = 0, nhold = 0, nnoise = 0, nfail = 0;
+	double total_tune = 0;
+	for (int i = 0; i < nshapes; i++) {
+		gshape g = shapes[i];
 		ct_kernel *k = ct_kernel_parse_file(ctx, "bench/tune/sgemm_tune.cachet");
 		ct_kernel *h = ct_kernel_parse_file(ctx, "examples/sgemm.cachet");
-		if (!k || !h || n < 1)
+		if (!k || !h) {
+			fprintf(stderr, "bench: %s\n", ct_ctx_last_message(ctx));
 			return 1;
-		set_sizes(k, n);
-		set_sizes(h, n);
-		ct_kernel_recheck(k);
-		ct_kernel_recheck(h);
+		}
+		set_shape(k, g);
+		set_shape(h, g);
+		if (known && apply(k, tnames, hand, 5) != 0) {
+			fprintf(stderr, "bench: the hand-written tiles do not fit sgemm_tune: %s\n", ct_ctx_last_message(ctx));
+			return 1;
+		}
+		if (ct_kernel_recheck(k) != CT_OK || ct_kernel_recheck(h) != CT_OK) {
+			fprintf(stderr, "bench: %s\n", ct_ctx_last_message(ctx));
+			return 1;
+		}
+		double fl = 2.0 * (double)g.m * (double)g.n * (double)g.k;
 		ct_tune_result r;
-		if (tune(k, 0, 0, &r) != CT_OK || r.best < 0)
+		double t0 = now();
+		if (tune(k, 0, 0, fl > 4e10 ? big_budget : budget, &r) != CT_OK || r.best < 0) {
+			fprintf(stderr, "bench: tune %lldx%lldx%lld: %s\n", (long long)g.m, (long long)g.n,
+			        (long long)g.k, ct_ctx_last_message(ctx));
 			return 1;
+		}
+		double tt = now() - t0;
+		total_tune += tt;
+		total_measured += r.nmeasured;
+		total_valid += r.ncandidates;
 		choice a = {k, r.params, {0}, r.nparams}, b = {h, NULL, {0}, 0};
 		memcpy(a.values, r.candidates[r.best].values, sizeof(int64_t) * (size_t)r.nparams);
-		double t[2];
-		char v[256];
-		print_values(&r, r.best, v, sizeof v);
-		if (duel(&a, &b, t) == 0) {
-			double fl = 2.0 * (double)n * (double)n * (double)n;
-			printf("%-8lld %-32s %12.2f %12.2f %8.3f\n", (long long)n, v, fl / t[0] * 1e-9,
-			       fl / t[1] * 1e-9, t[1] / t[0]);
+		/* one run's time picks the rounds: long runs get the minimum of 5 */
+		double one = time_kernel(h);
+		double t[4];
+		char v[128], shape[48], meas[32];
+		put_values(r.params, a.values, r.nparams, v, sizeof v);
+		snprintf(shape, sizeof shape, "%lldx%lldx%lld", (long long)g.m, (long long)g.n, (long long)g.k);
+		snprintf(meas, sizeof meas, "%d/%d%s", r.nmeasured, r.ncandidates, r.budget_hit ? "b" : "");
+		if (one > 0 && duel(&a, &b, one > 0.5 ? 5 : NREP, t) == 0) {
+			/* ratio = hand time / tuned time: >= 1 when the tuned kernel is at least as fast */
+			double ratio = t[1] / t[0];
+			const char *holds = ratio >= 1 ? "yes" : 1 - ratio <= t[3] ? "noise" : "NO";
+			nhold += ratio >= 1;
+			nnoise += ratio < 1 && 1 - ratio <= t[3];
+			nfail += ratio < 1 && 1 - ratio > t[3];
+			static const char *const dn[] = {"nodflt", "default", "kept", "tuned"};
+			printf("%-15s %-32s %-8s %9s %9.2f %9.2f %7.3f %7.3f %-5s %8.1f", shape, v,
+			       r.decision >= 0 && r.decision <= 3 ? dn[r.decision] : "?", meas, fl / t[0] * 1e-9,
+			       fl / t[1] * 1e-9, ratio, t[3], holds, tt);
+			/* the noise floor: the hand-written kernel against itself, the same way */
+			double c[4];
+			if (control && duel(&b, &b, one > 0.5 ? 5 : NREP, c) == 0)
+				printf("   control %.3f (spread %.3f)", c[1] / c[0], c[3]);
+			printf("\n");
+		} else {
+			printf("%-15s %-32s timing failed: %s\n", shape, v, ct_ctx_last_message(ctx));
+			nfail++;
 		}
 		fflush(stdout);
 		ct_tune_result_free(&r);
 		ct_kernel_free(k);
 		ct_kernel_free(h);
-		const char *c = strchr(p, ',');
-		p = c ? c + 1 : p + strlen(p);
 	}
+	printf("tuned >= hand-written: %d of %d rows; below but within the spread: %d; below beyond it: %d\n",
+	       nhold, nshapes, nnoise, nfail);
+	printf("model pruning: measured %d of %d valid candidates in all (%.1f%%, %.1fx fewer than "
+	       "measuring every one); tuning took %.0f s\n",
+	       total_measured, total_valid, 100.0 * total_measured / (total_valid ? total_valid : 1),
+	       (double)total_valid / (total_measured ? total_measured : 1), total_tune);
 	return 0;
 }
 
@@ -334,7 +508,8 @@ int main(int argc, char **argv)
 {
 	int64_t n = 512;
 	const char *gemm = NULL, *dump = NULL;
-	int skip = 0, only_sel = 0;
+	int skip = 0, only_sel = 0, skip_pruning = 0, control = 0;
+	double budget = 90, big_budget = 420;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--size") == 0 && i + 1 < argc)
 			n = strtoll(argv[++i], NULL, 10);
@@ -342,12 +517,21 @@ int main(int argc, char **argv)
 			gemm = argv[++i];
 		else if (strcmp(argv[i], "--dump") == 0 && i + 1 < argc)
 			dump = argv[++i];
+		else if (strcmp(argv[i], "--budget") == 0 && i + 1 < argc)
+			budget = strtod(argv[++i], NULL);
+		else if (strcmp(argv[i], "--big-budget") == 0 && i + 1 < argc)
+			big_budget = strtod(argv[++i], NULL);
+		else if (strcmp(argv[i], "--control") == 0)
+			control = 1;
+		else if (strcmp(argv[i], "--skip-pruning") == 0)
+			skip_pruning = 1;
 		else if (strcmp(argv[i], "--skip-exhaustive") == 0)
 			skip = 1;
 		else if (strcmp(argv[i], "--selector") == 0)
 			only_sel = 1;
 		else {
-			fprintf(stderr, "usage: bench_tune [--size N] [--gemm 256,512] [--skip-exhaustive] [--selector] [--dump FILE]\n");
+			fprintf(stderr, "usage: bench_tune [--size N] [--gemm all|256,2048x32x2048] [--budget S] [--big-budget S] "
+			                "[--control] [--skip-exhaustive] [--skip-pruning] [--selector] [--dump FILE]\n");
 			return 2;
 		}
 	}
@@ -358,10 +542,10 @@ int main(int argc, char **argv)
 	ct_probe_run(ctx, 0, &pi);
 	printf("cpu: %s\n", pi.model);
 	int rc = 0;
-	if (!only_sel)
+	if (!only_sel && !skip_pruning)
 		rc |= bench_pruning(ctx, n, skip, dump);
 	if (!only_sel && gemm)
-		rc |= bench_vs_hand(ctx, gemm);
+		rc |= bench_vs_hand(ctx, gemm, budget, big_budget, control);
 	rc |= bench_selector(ctx);
 	ct_ctx_free(ctx);
 	return rc;

@@ -215,7 +215,8 @@ static bool parse_named(const ct_selector *s, const char *text, const int *ids, 
 		if (i + 1 < n && *p++ != ':')
 			return false;
 	}
-	return *p == 0;
+	/* the tuner writes its decision after a ';' (tuner.c, store_best) */
+	return *p == 0 || *p == ';';
 }
 
 static void load_records(ct_selector *s, const char *dir)

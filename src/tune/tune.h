@@ -81,6 +81,24 @@ CT_INTERN void tune_params_text(const struct ct_kernel *k, const int *ids, const
  * them applied. CT_ERR_INPUT when no point is valid. */
 CT_INTERN ct_status tune_model_best(struct ct_kernel *k, const int *ids, int nt, int max_evals,
 				    int64_t *best);
+/* decide.c: whether the tuner's best candidate replaces the default (hand-written)
+ * point, from n rounds of interleaved timings td[i] (default) and tb[i] (the
+ * candidate) in seconds; a round where either is <= 0 (did not run) is left
+ * out. The candidate wins only if, over at least TUNE_DECIDE_MIN_ROUNDS
+ * rounds, the median of the per-round ratios td/tb exceeds 1 by more than
+ * the measured spread (the median absolute deviation of those ratios) and by
+ * more than TUNE_DECIDE_MIN_GAIN; otherwise the default is kept. */
+#define TUNE_DECIDE_MIN_ROUNDS 3
+#define TUNE_DECIDE_MIN_GAIN 0.01
+typedef struct tune_verdict {
+	int rounds;          /* rounds where both ran */
+	double default_s;    /* median of the default's times */
+	double best_s;       /* median of the candidate's times */
+	double gain;         /* median(td/tb) - 1: > 0 when the candidate is faster */
+	double spread;       /* median |td/tb - median(td/tb)| */
+	int keep_default;    /* 1: the default stays */
+} tune_verdict;
+CT_INTERN void tune_decide(const double *td, const double *tb, int n, tune_verdict *v);
 /* native.c: k's compiled entry point (plan cache, code cache). */
 CT_INTERN ct_status native_entry_fns(struct ct_kernel *k, void (**entry)(void *const *, const int64_t *),
 				     void (**set_threads)(int));

@@ -12,15 +12,26 @@
 
 #include <xxhash.h>
 
-#define TUNER_VERSION "1"
+/* 2: the default point is always measured and kept unless the winner is
+ * confirmed faster by more than the spread; params carry ";decision=..". */
+#define TUNER_VERSION "2"
 /* More points than this are refused: ranking each costs a model analysis. */
 #define TUNE_MAX_SPACE 1000000
 /* Every point is ranked with the model at this refinement depth (model.h),
  * as the tile search screens; the best few are analysed again in full. */
 #define TUNE_SCREEN_DEPTH 3
 #define TUNE_FINAL_MIN 16
-/* Interleaved re-timings of the winner against the file's default point. */
-#define TUNE_CONFIRM_ROUNDS 3
+/* Interleaved re-timings of the winner against the file's default point
+ * (tune_decide needs at least TUNE_DECIDE_MIN_ROUNDS of them). */
+#define TUNE_CONFIRM_ROUNDS 5
+/* A timing lasts at least this long (runs repeated), and at most this many runs. */
+#define TUNE_MIN_SECONDS 0.05
+#define TUNE_MAX_REPEAT 1000
+/* The small verification instance: each size capped to this. */
+#define TUNE_VERIFY_CAP 67
+/* The winner's final check (verify_winner) is skipped beyond this many flops:
+ * the interpreter takes a few seconds for 3e8. */
+#define TUNE_VERIFY_MAX_FLOPS 4e8
 /* Latency of one miss served by the next level when the probe has not
  * measured it (ns; typical of current x86 cores): L2, L3, memory. */
 static const double default_next_ns[] = {4.0, 12.0, 80.0};
@@ -345,7 +356,8 @@ static ct_status rank_all(tuner *t)
 {
 	ct_kernel *k = t->k;
 	ct_tune_result *r = t->r;
-	t->values = malloc(sizeof *t->values * (size_t)(r->space * t->nt + 1));
+	/* one point more: the default, should the ranking stop before it (find_default) */
+	t->values = malloc(sizeof *t->values * (size_t)((r->space + 1) * t->nt + 1));
 	r->candidates = calloc((size_t)r->space + 1, sizeof *r->candidates);
 	if (!t->values || !r->candidates)
 		return ct_error(k->ctx, CT_ERR_NOMEM, "out of memory");
@@ -381,168 +393,233 @@ static ct_status rank_all(tuner *t)
 	return CT_OK;
 }
 
-/* Compile and run the candidate on a small instance against the interpreter:
- * 1 right, 0 wrong, -1 could not be built (discarded too). */
-static int verify_small(tuner *t)
+/* Set every size param to min(its real size, cap) and re-check k. */
+static ct_status cap_sizes(tuner *t, const saved_params *sizes, int64_t cap)
 {
 	ct_kernel *k = t->k;
-	int64_t cap = t->o->verify_max > 0 ? t->o->verify_max : 67;
+	/* through set_param: the params derived from the sizes follow */
 	for (int i = 0; i < k->nparams; i++)
-		if (tune_is_size_param(k, i) && k->params[i].value > cap)
-			ct_kernel_set_param(k, k->params[i].name, cap);
-	int res = -1;
-	if (ct_kernel_recheck(k) == CT_OK) {
-		ct_run_options ro;
-		ct_run_options_init(&ro);
-		ro.threads = t->o->threads;
-		ct_run_result rr;
-		ct_status st = ct_kernel_run(k, &ro, &rr);
-		res = st == CT_OK ? 1 : st == CT_ERR_VERIFY ? 0 : -1;
-	}
-	return res;
+		if (tune_is_size_param(k, i) &&
+		    ct_kernel_set_param(k, k->params[i].name, sizes->value[i] > cap ? cap : sizes->value[i]) != CT_OK)
+			return ct_ctx_last_status(k->ctx);
+	return ct_kernel_recheck(k);
 }
 
-/* Measure candidate c (its values applied): verify, then time. */
-static void measure_one(tuner *t, ct_tune_candidate *c, const saved_params *sizes)
+/* Run k as it stands against the interpreter: 1 right, 0 wrong, -1 could
+ * not be built or run (discarded too). */
+static int verify_run(tuner *t)
 {
 	ct_kernel *k = t->k;
-	ct_tune_result *r = t->r;
-	c->measured = 1;
-	r->nmeasured++;
-	if (t->o->verify) {
-		c->verified = verify_small(t);
-		/* back to the real sizes */
-		for (int i = 0; i < k->nparams; i++)
-			if (tune_is_size_param(k, i))
-				k->params[i].value = sizes->value[i];
-		if (ct_kernel_recheck(k) != CT_OK || c->verified != 1) {
-			r->nwrong += c->verified == 0;
-			c->seconds = 0;
-			ct_ctx_clear_error(k->ctx);
-			return;
-		}
-	}
 	ct_run_options ro;
 	ct_run_options_init(&ro);
-	ro.verify = 0;
-	ro.repeat = t->o->repeat > 0 ? t->o->repeat : 3;
 	ro.threads = t->o->threads;
 	ct_run_result rr;
 	ct_status st = ct_kernel_run(k, &ro, &rr);
-	/* short kernels: enough runs for about 20 ms in all, so the median is not noise */
-	if (st == CT_OK && t->o->repeat <= 0 && rr.seconds > 0 && rr.seconds * ro.repeat < 0.02) {
-		double want = 0.02 / rr.seconds;
-		ro.repeat = want > 200 ? 200 : (int)want;
-		st = ct_kernel_run(k, &ro, &rr);
-	}
-	/* the best of three such medians: on a shared machine noise only adds time */
-	double best = rr.seconds;
-	for (int round = 1; round < 3 && st == CT_OK; round++) {
-		ct_run_result r2;
-		st = ct_kernel_run(k, &ro, &r2);
-		if (st == CT_OK && r2.seconds < best) {
-			best = r2.seconds;
-			rr.gflops = r2.gflops;
-		}
-	}
-	rr.seconds = best;
-	if (st == CT_OK) {
-		c->seconds = rr.seconds;
-		c->gflops = rr.gflops;
-	} else {
-		c->verified = t->o->verify ? -1 : c->verified;
-		c->seconds = 0;
+	if (st != CT_OK)
 		ct_ctx_clear_error(k->ctx);
-	}
+	return st == CT_OK ? 1 : st == CT_ERR_VERIFY ? 0 : -1;
 }
 
-/* The median seconds of one timing of candidate c at the real sizes (about
- * 20 ms of runs); 0 when it does not run. */
-static double time_again(tuner *t, ct_tune_candidate *c)
+/* Verify the candidate applied to k on a small instance (every size capped
+ * to verify_max), then put the real sizes back: 1 right, 0 wrong, -1 not
+ * built. Tiles larger than the cap only run in their partial versions
+ * here: verify_winner checks the winner with its full tiles. */
+static int verify_small(tuner *t, const saved_params *sizes)
+{
+	int64_t cap = t->o->verify_max > 0 ? t->o->verify_max : TUNE_VERIFY_CAP;
+	int res = cap_sizes(t, sizes, cap) == CT_OK ? verify_run(t) : -1;
+	if (cap_sizes(t, sizes, INT64_MAX) != CT_OK)
+		res = -1;
+	ct_ctx_clear_error(t->k->ctx);
+	return res;
+}
+
+/* The median seconds of one run of k as it stands, at the real sizes: one
+ * untimed warm-up run (it loads the code and shows how long a run takes),
+ * then enough runs to last TUNE_MIN_SECONDS (at least opts.repeat, 3 by
+ * default, at most TUNE_MAX_REPEAT). *gflops (may be NULL) gets its speed,
+ * *wall the wall time all this took. 0 when it does not run. */
+static double time_point(tuner *t, double *gflops, double *wall)
 {
 	ct_kernel *k = t->k;
-	if (tune_apply(k, t->ids, c->values, t->nt) != CT_OK) {
-		ct_ctx_clear_error(k->ctx);
-		return 0;
-	}
+	double t0 = ct_now();
 	ct_run_options ro;
 	ct_run_options_init(&ro);
 	ro.verify = 0;
 	ro.threads = t->o->threads;
-	ro.repeat = t->o->repeat > 0 ? t->o->repeat : 3;
-	if (t->o->repeat <= 0 && c->seconds > 0 && c->seconds * ro.repeat < 0.02) {
-		double want = 0.02 / c->seconds;
-		ro.repeat = want > 200 ? 200 : (int)want;
-	}
+	ro.repeat = 1;
 	ct_run_result rr;
-	if (ct_kernel_run(k, &ro, &rr) != CT_OK) {
+	ct_status st = ct_kernel_run(k, &ro, &rr);
+	if (st == CT_OK) {
+		int least = t->o->repeat > 0 ? t->o->repeat : 3;
+		double want = rr.seconds > 0 ? ceil(TUNE_MIN_SECONDS / rr.seconds) : least;
+		ro.repeat = want < least ? least : want > TUNE_MAX_REPEAT ? TUNE_MAX_REPEAT : (int)want;
+		st = ct_kernel_run(k, &ro, &rr);
+	}
+	if (wall)
+		*wall = ct_now() - t0;
+	if (st != CT_OK) {
 		ct_ctx_clear_error(k->ctx);
 		return 0;
 	}
+	if (gflops)
+		*gflops = rr.gflops;
 	return rr.seconds;
 }
 
-/* When a candidate beat the file's default point during the search, the
- * two are timed again back to back, interleaved (TUNE_CONFIRM_ROUNDS
- * rounds, the minimum of each): a point that only looked faster because
- * the machine was quieter while it ran does not replace the plan as
- * written. Each keeps the fastest time it had. */
-static void confirm_best(tuner *t, int dflt)
+/* Measure candidate c (its values applied): verify, then time. */
+static void measure_one(tuner *t, ct_tune_candidate *c, const saved_params *sizes, double *wall)
 {
 	ct_tune_result *r = t->r;
-	if (dflt < 0 || r->best < 0 || r->best == dflt)
-		return;
-	ct_tune_candidate *d = &r->candidates[dflt], *b = &r->candidates[r->best];
-	if (!(d->seconds > 0) || (t->o->verify && d->verified != 1))
-		return;
-	double td = 0, tb = 0;
-	for (int round = 0; round < TUNE_CONFIRM_ROUNDS && ct_now() < t->deadline; round++) {
-		double x = time_again(t, d), y = time_again(t, b);
-		if (x > 0 && (td == 0 || x < td))
-			td = x;
-		if (y > 0 && (tb == 0 || y < tb))
-			tb = y;
+	c->measured = 1;
+	r->nmeasured++;
+	c->seconds = 0;
+	*wall = 0;
+	if (t->o->verify) {
+		c->verified = verify_small(t, sizes);
+		if (c->verified != 1) {
+			r->nwrong += c->verified == 0;
+			return;
+		}
 	}
-	if (!(td > 0 && tb > 0))
-		return;
-	if (td < d->seconds) {
-		d->gflops *= d->seconds / td;
-		d->seconds = td;
-	}
-	if (tb < b->seconds) {
-		b->gflops *= b->seconds / tb;
-		b->seconds = tb;
-	}
-	if (d->seconds <= b->seconds)
-		r->best = dflt;
+	c->seconds = time_point(t, &c->gflops, wall);
+	if (!(c->seconds > 0) && t->o->verify)
+		c->verified = -1;
 }
 
-/* Measure the best-ranked candidates, within the budget. */
+/* Whether candidate c holds the values the kernel had when tuning began. */
+static bool is_default(const tuner *t, const ct_tune_candidate *c, const saved_params *sizes)
+{
+	for (int p = 0; p < t->nt; p++)
+		if (c->values[p] != sizes->value[t->ids[p]])
+			return false;
+	return true;
+}
+
+/* The default point's candidate: found among the ranked ones, else (the
+ * ranking stopped at the budget before it) modelled and appended, since it
+ * is always measured. -1 when the checks refuse it. */
+static int find_default(tuner *t, const saved_params *sizes)
+{
+	ct_kernel *k = t->k;
+	ct_tune_result *r = t->r;
+	for (int i = 0; i < r->ncandidates; i++)
+		if (is_default(t, &r->candidates[i], sizes))
+			return i;
+	if (r->ncandidates >= r->space + 1 || !t->values)
+		return -1;
+	ct_tune_candidate *c = &r->candidates[r->ncandidates];
+	memset(c, 0, sizeof *c);
+	c->values = t->values + (size_t)r->ncandidates * (size_t)t->nt;
+	c->verified = -1;
+	for (int p = 0; p < t->nt; p++)
+		c->values[p] = sizes->value[t->ids[p]];
+	int nl = 0;
+	if (tune_apply(k, t->ids, c->values, t->nt) != CT_OK ||
+	    model_cost(k, &t->spec, &t->m, r->weight_ns, MODEL_REFINE_FULL, c, &nl) != CT_OK) {
+		ct_ctx_clear_error(k->ctx);
+		return -1;
+	}
+	return r->ncandidates++;
+}
+
+/* The winner, when it is not the default, runs against the interpreter once
+ * more on an instance where each size is its real one or, if smaller, the
+ * winner's largest tile + 1 (so every tile runs whole and with a tail):
+ * the small instance of the search may have run only partial tiles. An
+ * instance beyond TUNE_VERIFY_MAX_FLOPS is not checked further (the small
+ * check stands). Returns 0 when the winner computes a wrong result. */
+static int verify_winner(tuner *t, const ct_tune_candidate *c, const saved_params *sizes)
+{
+	ct_kernel *k = t->k;
+	int64_t cap = t->o->verify_max > 0 ? t->o->verify_max : TUNE_VERIFY_CAP;
+	for (int p = 0; p < t->nt; p++)
+		if (c->values[p] + 1 > cap)
+			cap = c->values[p] + 1;
+	int ok = 1;
+	if (tune_apply(k, t->ids, c->values, t->nt) == CT_OK && cap_sizes(t, sizes, cap) == CT_OK &&
+	    ct_kernel_flops(k) <= TUNE_VERIFY_MAX_FLOPS) {
+		int64_t big = 0;
+		for (int i = 0; i < k->nparams; i++)
+			if (tune_is_size_param(k, i) && k->params[i].value > big)
+				big = k->params[i].value;
+		t->r->final_verify_size = big;
+		ok = verify_run(t) == 1;
+	}
+	(void)cap_sizes(t, sizes, INT64_MAX);
+	ct_ctx_clear_error(k->ctx);
+	return ok;
+}
+
+/* A candidate (b) that beat the default point (d) during the search is
+ * timed again against it, interleaved (TUNE_CONFIRM_ROUNDS rounds, the
+ * order swapped each round so that a drift of the machine's load hits both
+ * alike), and replaces it only when tune_decide finds it faster by more
+ * than the spread of those rounds: the plan as written is not replaced on
+ * the strength of a quieter moment. Rounds stop at the deadline. */
+static void confirm_best(tuner *t, int dflt, const saved_params *sizes)
+{
+	ct_kernel *k = t->k;
+	ct_tune_result *r = t->r;
+	ct_tune_candidate *d = &r->candidates[dflt], *b = &r->candidates[r->best];
+	double td[TUNE_CONFIRM_ROUNDS], tb[TUNE_CONFIRM_ROUNDS];
+	int n = 0;
+	r->challenger = r->best;
+	for (; n < TUNE_CONFIRM_ROUNDS && (n < TUNE_DECIDE_MIN_ROUNDS || ct_now() < t->deadline); n++) {
+		for (int s = 0; s < 2; s++) {
+			bool def = (s == 0) == (n % 2 == 0);
+			ct_tune_candidate *c = def ? d : b;
+			double *out = def ? &td[n] : &tb[n];
+			*out = tune_apply(k, t->ids, c->values, t->nt) == CT_OK ? time_point(t, NULL, NULL) : 0;
+			ct_ctx_clear_error(k->ctx);
+		}
+	}
+	tune_verdict v;
+	tune_decide(td, tb, n, &v);
+	r->confirm_rounds = v.rounds;
+	r->confirm_gain = v.gain;
+	r->confirm_spread = v.spread;
+	/* the medians of the re-timings are the figures that count now */
+	if (v.default_s > 0) {
+		d->gflops *= d->seconds / v.default_s;
+		d->seconds = v.default_s;
+	}
+	if (v.best_s > 0) {
+		b->gflops *= b->seconds / v.best_s;
+		b->seconds = v.best_s;
+	}
+	bool checked = v.keep_default || !t->o->verify || verify_winner(t, b, sizes);
+	if (!checked) {
+		/* wrong with whole tiles: discarded like any wrong candidate */
+		b->verified = 0;
+		r->nwrong++;
+	}
+	if (!v.keep_default && checked) {
+		r->decision = CT_TUNE_REPLACED;
+	} else {
+		r->decision = CT_TUNE_DEFAULT_KEPT;
+		r->best = dflt;
+	}
+}
+
+/* Measure the best-ranked candidates, within the budget: the default point
+ * first (it always is, within the count), then the model's order; the
+ * time the confirmation needs is kept back from the budget. */
 static void measure_best(tuner *t, const saved_params *sizes)
 {
 	ct_kernel *k = t->k;
 	ct_tune_result *r = t->r;
 	int want = measure_count(t);
-	/* the file's default point (the plan as written) is measured first, as
-	 * the baseline, within the same count: tuning never returns a slower one */
-	int dflt = -1;
-	for (int i = 0; i < r->ncandidates && !t->o->exhaustive && !t->o->no_default; i++) {
-		bool same = true;
-		for (int p = 0; p < t->nt; p++)
-			same &= r->candidates[i].values[p] == sizes->value[t->ids[p]];
-		if (same) {
-			dflt = i;
-			break;
-		}
-	}
-	double t0 = ct_now();
+	int dflt = t->o->no_default ? -1 : find_default(t, sizes);
+	r->default_index = dflt;
+	double t0 = ct_now(), reserve = 0;
 	int done = 0;
 	for (int j = dflt >= 0 ? -1 : 0; j < r->ncandidates && done < want; j++) {
 		int i = j < 0 ? dflt : j;
 		if (j >= 0 && j == dflt)
 			continue;
 		/* the first candidate is always measured; later ones only in time */
-		if (done > 0 && ct_now() > t->deadline) {
+		if (done > 0 && ct_now() + reserve > t->deadline) {
 			r->budget_hit = 1;
 			break;
 		}
@@ -552,14 +629,36 @@ static void measure_best(tuner *t, const saved_params *sizes)
 			ct_ctx_clear_error(k->ctx);
 			continue;
 		}
-		measure_one(t, c, sizes);
+		double wall = 0;
+		measure_one(t, c, sizes, &wall);
+		/* two timings per confirmation round, each about as long as the default's */
+		if (i == dflt)
+			reserve = 2.0 * TUNE_CONFIRM_ROUNDS * wall;
 		progress(t, "measure", done, want);
 		bool ok = c->seconds > 0 && (c->verified == 1 || !t->o->verify);
 		if (ok && (r->best < 0 || c->seconds < r->candidates[r->best].seconds))
 			r->best = i;
 	}
-	confirm_best(t, dflt);
+	const ct_tune_candidate *d = dflt >= 0 ? &r->candidates[dflt] : NULL;
+	bool dok = d && d->seconds > 0 && (d->verified == 1 || !t->o->verify);
+	if (!dok)
+		r->decision = CT_TUNE_NO_DEFAULT;
+	else if (r->best == dflt)
+		r->decision = CT_TUNE_DEFAULT_FASTEST;
+	else
+		confirm_best(t, dflt, sizes);
 	r->measure_seconds = ct_now() - t0;
+}
+
+const char *ct_tune_decision_name(int d)
+{
+	switch (d) {
+	case CT_TUNE_NO_DEFAULT: return "no-default";
+	case CT_TUNE_DEFAULT_FASTEST: return "default";
+	case CT_TUNE_DEFAULT_KEPT: return "default-kept";
+	case CT_TUNE_REPLACED: return "tuned";
+	}
+	return "?";
 }
 
 /* "TI=64:TJ=128", the store's params text. */
@@ -588,6 +687,14 @@ static void store_best(tuner *t)
 	const ct_tune_candidate *c = &r->candidates[r->best];
 	char params[1024];
 	tune_params_text(k, t->ids, c->values, t->nt, params, sizeof params);
+	/* which way the decision went, after the values (the selector reads up to the ';') */
+	size_t len = strlen(params);
+	if (r->decision == CT_TUNE_DEFAULT_KEPT || r->decision == CT_TUNE_REPLACED)
+		snprintf(params + len, sizeof params - len, ";decision=%s,gain=%.4f,spread=%.4f,rounds=%d",
+		         ct_tune_decision_name(r->decision), r->confirm_gain, r->confirm_spread,
+		         r->confirm_rounds);
+	else
+		snprintf(params + len, sizeof params - len, ";decision=%s", ct_tune_decision_name(r->decision));
 	ct_tune_record rec;
 	memset(&rec, 0, sizeof rec);
 	rec.family = r->family;
@@ -659,6 +766,8 @@ ct_status ct_tune(ct_kernel *k, const ct_tune_opts *opts, ct_tune_result *r)
 		return CT_ERR_USAGE;
 	memset(r, 0, sizeof *r);
 	r->best = -1;
+	r->default_index = -1;
+	r->challenger = -1;
 	ct_tune_opts dflt;
 	ct_tune_opts_init(&dflt);
 	tuner t;
@@ -739,6 +848,10 @@ static void print_json(ct_buf *b, const ct_tune_result *r)
 	} else {
 		ct_buf_puts(b, "null");
 	}
+	ct_buf_printf(b, ", \"decision\": \"%s\", \"default_rank\": %d, \"confirm\": {\"challenger\": %d, \"rounds\": %d, "
+	                 "\"gain\": %.6g, \"spread\": %.6g}, \"final_verify_size\": %lld",
+	              ct_tune_decision_name(r->decision), r->default_index, r->challenger, r->confirm_rounds, r->confirm_gain,
+	              r->confirm_spread, (long long)r->final_verify_size);
 	ct_buf_printf(b, ", \"stored\": %s, \"store\": ", r->stored ? "true" : "false");
 	ct_buf_json_str(b, r->store_path);
 	ct_buf_puts(b, ", \"candidates\": [");
@@ -758,8 +871,29 @@ static void print_json(ct_buf *b, const ct_tune_result *r)
 	              r->model_seconds, r->measure_seconds, r->seconds);
 }
 
+/* One line on how the winner was chosen. */
+static const char *decision_text(const ct_tune_result *r, char *out, size_t n)
+{
+	switch (r->decision) {
+	case CT_TUNE_DEFAULT_FASTEST:
+		snprintf(out, n, "the default point (rank %d), no candidate was faster", r->default_index);
+		break;
+	case CT_TUNE_DEFAULT_KEPT:
+	case CT_TUNE_REPLACED:
+		snprintf(out, n, "%s: rank %d against the default (rank %d) over %d interleaved rounds, "
+		         "%+.1f%% faster, spread %.1f%%",
+		         r->decision == CT_TUNE_REPLACED ? "tuned" : "default kept", r->challenger,
+		         r->default_index, r->confirm_rounds, 100 * r->confirm_gain, 100 * r->confirm_spread);
+		break;
+	default:
+		snprintf(out, n, "the fastest candidate (the default point was not measured)");
+	}
+	return out;
+}
+
 static void print_text(ct_buf *b, const ct_tune_result *r)
 {
+	char why[256];
 	ct_buf_printf(b, "family %s, %s, %s\n", r->family, ct_dtype_name(r->dtype), r->size_class);
 	ct_buf_printf(b, "space %lld points, %d valid, ranked by the model in %.3f s; measured %d (%.1f%%)"
 	                 "%s in %.3f s\n",
@@ -782,6 +916,8 @@ static void print_text(ct_buf *b, const ct_tune_result *r)
 	if (r->best < 0)
 		ct_buf_puts(b, "no candidate was measured and verified: nothing stored\n");
 	else
+		ct_buf_printf(b, "decision: %s\n", decision_text(r, why, sizeof why));
+	if (r->best >= 0)
 		ct_buf_printf(b, "best: rank %d, %.4g GFLOP/s; %s %s\n", r->best,
 		              r->candidates[r->best].gflops, r->stored ? "stored in" : "not better than the record in",
 		              r->store_path[0] ? r->store_path : "(no store)");

@@ -204,6 +204,7 @@ static void tune_roundtrip(void)
 		CHECK(r.best >= 0 && r.candidates[r.best].verified == 1 && r.candidates[r.best].seconds > 0);
 		CHECK(r.best >= 0 && r.candidates[r.best].values[0] == 8 && r.candidates[r.best].values[1] == 4);
 		CHECK(r.stored == 1);
+		CHECK(r.decision == CT_TUNE_DEFAULT_FASTEST && r.default_index == r.best && r.challenger == -1);
 		/* ranked by the model: costs never decrease */
 		for (int i = 1; i < r.ncandidates; i++)
 			CHECK(r.candidates[i].cost >= r.candidates[i - 1].cost);
@@ -215,7 +216,8 @@ static void tune_roundtrip(void)
 		CHECK(s && ct_store_get(s, r.family, r.dtype, r.size_class, &rec, &found) == CT_OK && found);
 		if (found) {
 			char want[64];
-			snprintf(want, sizeof want, "TI=%lld:TJ=%lld:TK=8", (long long)r.candidates[r.best].values[0],
+			/* the values, then which way the decision went: only the default was measured */
+			snprintf(want, sizeof want, "TI=%lld:TJ=%lld:TK=8;decision=default", (long long)r.candidates[r.best].values[0],
 			         (long long)r.candidates[r.best].values[1]);
 			CHECKF(strcmp(rec.params, want) == 0, "params %s, want %s", rec.params, want);
 			CHECK(rec.verified == 1 && rec.seconds > 0);
@@ -253,6 +255,17 @@ static void tune_fraction_and_budget(void)
 	o.verify = 0;
 	ct_tune_result r;
 	CHECK(ct_tune(k, &o, &r) == CT_OK && r.nmeasured == 4 && r.best >= 0 && !r.stored);
+	/* the default was measured; a candidate replaces it only when confirmed faster by
+	 * more than the spread of the interleaved re-timings */
+	CHECK(r.default_index >= 0 && r.candidates[r.default_index].measured);
+	CHECKF(r.decision == CT_TUNE_DEFAULT_FASTEST ? r.best == r.default_index && r.challenger < 0
+	       : r.decision == CT_TUNE_DEFAULT_KEPT ? r.best == r.default_index && r.challenger >= 0 &&
+	                                                  r.challenger != r.default_index
+	       : r.decision == CT_TUNE_REPLACED && r.best == r.challenger && r.best != r.default_index &&
+	             r.confirm_rounds >= 3 && r.confirm_gain > r.confirm_spread && r.confirm_gain > 0.01,
+	       "decision %s best %d default %d challenger %d rounds %d gain %g spread %g",
+	       ct_tune_decision_name(r.decision), r.best, r.default_index, r.challenger, r.confirm_rounds,
+	       r.confirm_gain, r.confirm_spread);
 	ct_tune_result_free(&r);
 	o.budget = 1e-6;
 	CHECK(ct_tune(k, &o, &r) == CT_OK && r.nmeasured == 1 && r.budget_hit == 1);
@@ -262,7 +275,36 @@ static void tune_fraction_and_budget(void)
 	o.fraction = 0;
 	o.no_default = 1;
 	CHECK(ct_tune(k, &o, &r) == CT_OK && r.nmeasured == 1 && r.best == 0 && r.candidates[0].measured);
+	CHECK(r.decision == CT_TUNE_NO_DEFAULT && r.default_index == -1);
 	ct_tune_result_free(&r);
+	ct_kernel_free(k);
+	ct_ctx_free(ctx);
+}
+
+/* A default point outside the tune set (a value set by the caller) is still
+ * measured, appended to the candidates, and is the baseline. */
+static void tune_default_outside_set(void)
+{
+	ct_ctx *ctx = ct_ctx_new();
+	ct_kernel *k = tmm(ctx, 16, 16, 8, "8 tune {4, 8}", "4 tune {4, 8}");
+	if (!k)
+		return;
+	CHECK(ct_kernel_set_param(k, "TI", 16) == CT_OK && ct_kernel_recheck(k) == CT_OK);
+	ct_tune_opts o;
+	ct_tune_opts_init(&o);
+	o.no_store = 1;
+	ct_tune_result r;
+	ct_status st = ct_tune(k, &o, &r);
+	CHECKF(st == CT_OK, "%s", ct_ctx_last_message(ctx));
+	if (st == CT_OK) {
+		CHECKF(r.space == 4 && r.ncandidates == 5 && r.default_index == 4, "space %lld valid %d default %d",
+		       (long long)r.space, r.ncandidates, r.default_index);
+		CHECK(r.default_index == 4 && r.candidates[4].values[0] == 16 && r.candidates[4].values[1] == 4 &&
+		      r.candidates[4].measured && r.candidates[4].verified == 1);
+		CHECK(r.nmeasured == 1 && r.best == 4 && r.decision == CT_TUNE_DEFAULT_FASTEST);
+		ct_tune_result_free(&r);
+	}
+	CHECK(ct_kernel_param_value(k, 3, NULL) == 16);
 	ct_kernel_free(k);
 	ct_ctx_free(ctx);
 }
@@ -467,6 +509,7 @@ int main(void)
 	}
 	RUN(tune_roundtrip);
 	RUN(tune_fraction_and_budget);
+	RUN(tune_default_outside_set);
 	RUN(tune_wrong_discarded);
 	RUN(select_fallbacks);
 	RUN(select_tails_prime);
