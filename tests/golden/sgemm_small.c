@@ -36,8 +36,8 @@ void cachet_sgemm_small(const float *restrict A, const float *restrict B, float 
 {
 	/* tail of j */
 	for (int64_t j = 0; j < 45; j += 64) {
-		for (int64_t i = 0; i < 36; i += 6) {
-			/* register tile: 6 x 45 of C (18 accumulators, lanes 16 ...) across the loop over k */
+		for (int64_t i = 0; i < 35; i += 5) {
+			/* register tile: 5 x 45 of C (15 accumulators, lanes 16 ...) across the loop over k */
 			{
 				ct_v16f ct_r0 = ct_ld_v16f(&C[i * 45 + j]);
 				ct_v16f ct_r1 = ct_ld_v16f(&C[i * 45 + j + 16]);
@@ -54,9 +54,6 @@ void cachet_sgemm_small(const float *restrict A, const float *restrict B, float 
 				ct_v16f ct_r12 = ct_ld_v16f(&C[(i + 4) * 45 + j]);
 				ct_v16f ct_r13 = ct_ld_v16f(&C[(i + 4) * 45 + j + 16]);
 				ct_v16f ct_r14 = ct_ldm_v16f(&C[(i + 4) * 45 + j + 32], 13);
-				ct_v16f ct_r15 = ct_ld_v16f(&C[(i + 5) * 45 + j]);
-				ct_v16f ct_r16 = ct_ld_v16f(&C[(i + 5) * 45 + j + 16]);
-				ct_v16f ct_r17 = ct_ldm_v16f(&C[(i + 5) * 45 + j + 32], 13);
 				#pragma GCC unroll 4
 				for (int64_t k = 0; k < 29; k++) {
 					const float ct_o0 = A[i * 29 + k];
@@ -67,7 +64,6 @@ void cachet_sgemm_small(const float *restrict A, const float *restrict B, float 
 					const float ct_o5 = A[(i + 2) * 29 + k];
 					const float ct_o6 = A[(i + 3) * 29 + k];
 					const float ct_o7 = A[(i + 4) * 29 + k];
-					const float ct_o8 = A[(i + 5) * 29 + k];
 					ct_r0 = ct_r0 + (ct_o0 * ct_o1);
 					ct_r1 = ct_r1 + (ct_o0 * ct_o2);
 					ct_r2 = ct_r2 + (ct_o0 * ct_o3);
@@ -83,9 +79,6 @@ void cachet_sgemm_small(const float *restrict A, const float *restrict B, float 
 					ct_r12 = ct_r12 + (ct_o7 * ct_o1);
 					ct_r13 = ct_r13 + (ct_o7 * ct_o2);
 					ct_r14 = ct_r14 + (ct_o7 * ct_o3);
-					ct_r15 = ct_r15 + (ct_o8 * ct_o1);
-					ct_r16 = ct_r16 + (ct_o8 * ct_o2);
-					ct_r17 = ct_r17 + (ct_o8 * ct_o3);
 				}
 				ct_st_v16f(&C[i * 45 + j], ct_r0);
 				ct_st_v16f(&C[i * 45 + j + 16], ct_r1);
@@ -102,31 +95,38 @@ void cachet_sgemm_small(const float *restrict A, const float *restrict B, float 
 				ct_st_v16f(&C[(i + 4) * 45 + j], ct_r12);
 				ct_st_v16f(&C[(i + 4) * 45 + j + 16], ct_r13);
 				ct_stm_v16f(&C[(i + 4) * 45 + j + 32], ct_r14, 13);
-				ct_st_v16f(&C[(i + 5) * 45 + j], ct_r15);
-				ct_st_v16f(&C[(i + 5) * 45 + j + 16], ct_r16);
-				ct_stm_v16f(&C[(i + 5) * 45 + j + 32], ct_r17, 13);
 			}
 		}
 		/* tail of i */
-		for (int64_t i = 36; i < 37; i += 6) {
-			/* register tile: 1 x 45 of C (3 accumulators, lanes 16 ...) across the loop over k */
+		for (int64_t i = 35; i < 37; i += 5) {
+			/* register tile: 2 x 45 of C (6 accumulators, lanes 16 ...) across the loop over k */
 			{
 				ct_v16f ct_r0 = ct_ld_v16f(&C[i * 45 + j]);
 				ct_v16f ct_r1 = ct_ld_v16f(&C[i * 45 + j + 16]);
 				ct_v16f ct_r2 = ct_ldm_v16f(&C[i * 45 + j + 32], 13);
+				ct_v16f ct_r3 = ct_ld_v16f(&C[(i + 1) * 45 + j]);
+				ct_v16f ct_r4 = ct_ld_v16f(&C[(i + 1) * 45 + j + 16]);
+				ct_v16f ct_r5 = ct_ldm_v16f(&C[(i + 1) * 45 + j + 32], 13);
 				#pragma GCC unroll 4
 				for (int64_t k = 0; k < 29; k++) {
 					const float ct_o0 = A[i * 29 + k];
 					const ct_v16f ct_o1 = ct_ld_v16f(&B[k * 45 + j]);
 					const ct_v16f ct_o2 = ct_ld_v16f(&B[k * 45 + j + 16]);
 					const ct_v16f ct_o3 = ct_ldm_v16f(&B[k * 45 + j + 32], 13);
+					const float ct_o4 = A[(i + 1) * 29 + k];
 					ct_r0 = ct_r0 + (ct_o0 * ct_o1);
 					ct_r1 = ct_r1 + (ct_o0 * ct_o2);
 					ct_r2 = ct_r2 + (ct_o0 * ct_o3);
+					ct_r3 = ct_r3 + (ct_o4 * ct_o1);
+					ct_r4 = ct_r4 + (ct_o4 * ct_o2);
+					ct_r5 = ct_r5 + (ct_o4 * ct_o3);
 				}
 				ct_st_v16f(&C[i * 45 + j], ct_r0);
 				ct_st_v16f(&C[i * 45 + j + 16], ct_r1);
 				ct_stm_v16f(&C[i * 45 + j + 32], ct_r2, 13);
+				ct_st_v16f(&C[(i + 1) * 45 + j], ct_r3);
+				ct_st_v16f(&C[(i + 1) * 45 + j + 16], ct_r4);
+				ct_stm_v16f(&C[(i + 1) * 45 + j + 32], ct_r5, 13);
 			}
 		}
 	}
