@@ -790,6 +790,13 @@ static void gen_if(cg *g, const lt_node *x)
 	ct_buf_free(&c);
 }
 
+void cg_unroll_hint(cg *g, const lt_node *x)
+{
+	/* GCC's spelling; Clang accepts it too, other compilers ignore it */
+	if (x->unroll_by > 1)
+		kg_stmt(g->kg, KG_OTHER, NULL, NULL, "#pragma GCC unroll %d", x->unroll_by);
+}
+
 /* The loop x fully unrolled: each iteration a block with the loop
  * variable a constant (plan: unroll). */
 static void gen_unrolled(cg *g, const lt_node *x)
@@ -1032,6 +1039,7 @@ static void gen_loop(cg *g, const lt_node *x)
 	}
 	if (x->vector)
 		kg_stmt(g->kg, KG_OTHER, NULL, NULL, "#pragma omp simd");
+	cg_unroll_hint(g, x);
 	if (x->step == 1)
 		kg_block_open(g->kg, "for (int64_t %s = %s; %s < %s; %s++)", v, lo.s, v, hi.s, v);
 	else
@@ -1077,6 +1085,16 @@ static void put_loop_trips(cg *g, ct_buf *b, const lt_node *x, int64_t *known)
 	ct_buf_puts(b, ", ");
 	cg_bound(g, b, x->hi);
 	ct_buf_printf(b, ", %lld)", (long long)x->step);
+}
+
+void cg_loop_trips(cg *g, ct_buf *b, const lt_node *x, int64_t *known)
+{
+	put_loop_trips(g, b, x, known);
+}
+
+void cg_private_views(cg *g, const lt_node *band)
+{
+	gen_private_views(g, band);
 }
 
 /* One version of a merged parallel loop: its variable from the shared
@@ -1272,14 +1290,18 @@ void cg_nodes(cg *g, lt_node *const *v, int n)
 	for (int i = 0; i < n; i++) {
 		const lt_node *x = v[i];
 		switch (x->kind) {
-		case LT_LOOP:
-			if (i + 1 < n && parallel_versions(g, x, v[i + 1])) {
+		case LT_LOOP: {
+			int grid = cg_parallel_grid(g, v + i, n - i);
+			if (grid > 0) {
+				i += grid - 1;
+			} else if (i + 1 < n && parallel_versions(g, x, v[i + 1])) {
 				gen_parallel_versions(g, x, v[i + 1]);
 				i++;
 			} else {
 				gen_loop(g, x);
 			}
 			break;
+		}
 		case LT_STMT: gen_stmt(g, x->stmt); break;
 		case LT_LET: gen_let(g, x->stmt); break;
 		case LT_IF: gen_if(g, x); break;

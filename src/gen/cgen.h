@@ -71,6 +71,19 @@ void cg_nodes(cg *g, lt_node *const *v, int n);
  * side does not move with x (rtile.c); false, with nothing emitted, when
  * the pattern does not apply. */
 bool cg_register_tile(cg *g, const lt_node *x);
+/* `#pragma GCC unroll n` before loop x's header where the plan says
+ * unroll(x, by=n) (src/gen/cgen.c). */
+void cg_unroll_hint(cg *g, const lt_node *x);
+/* The trip count of loop x as C (known: the number, or -1 when it depends on
+ * runtime params), and the per-thread buffer pointers a parallel band's
+ * body uses (src/gen/cgen.c). */
+void cg_loop_trips(cg *g, ct_buf *b, const lt_node *x, int64_t *known);
+void cg_private_views(cg *g, const lt_node *band);
+/* Emit the parallel band of two indices starting at v[0] whose loops have
+ * main and tail versions as one parallel loop over every pair of blocks
+ * (src/gen/pgrid.c); returns how many of v[0..n) it emitted (the versions
+ * of the outer loop), 0 with nothing emitted where it does not apply. */
+int cg_parallel_grid(cg *g, lt_node *const *v, int n);
 
 /* Affine expression x as C (params by name, original indices as the sums
  * of their chains). */

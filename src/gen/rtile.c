@@ -474,6 +474,7 @@ static void open_r(rtile *rt)
 	cg_bound(g, &lo, x->lo);
 	cg_bound(g, &hi, x->hi);
 	const char *v = g->iname[x->index];
+	cg_unroll_hint(g, x);
 	if (x->step == 1)
 		kg_block_open(g->kg, "for (int64_t %s = %s; %s < %s; %s++)", v, lo.s, v, hi.s, v);
 	else

@@ -110,6 +110,10 @@ static void put_plan_item(ct_buf *b, const ir_plan_item *p)
 	put_i64(b, 'Y', p->policy);
 	put_i64(b, 'M', p->max_threads);
 	put_i64(b, 'Z', p->spmd);
+	/* loop verb options that change the emitted code: two plans differing
+	 * only there must not share a compiled kernel */
+	put_i64(b, 'N', p->nontemporal);
+	put_i64(b, 'U', p->unroll_by);
 }
 
 char *canon_kernel(const ct_kernel *k, const char *target, size_t *len)

@@ -309,7 +309,12 @@ typedef struct ir_plan_item {
 	int64_t max_threads;   /* 0 = no limit */
 	bool spmd;
 	bool nontemporal;      /* PL_VECTORIZE: nontemporal=true (streaming stores) */
+	int64_t unroll_by;     /* PL_UNROLL: by=n (2 .. IR_MAX_UNROLL_BY; an unroll hint to the C
+	                          compiler, the loop kept), 0 = unrolled fully */
 } ir_plan_item;
+
+/* Largest n of `unroll(x, by=n)` (as PLAN_MAX_UNROLL for full unrolls). */
+#define IR_MAX_UNROLL_BY 64
 
 /* ------------------------------------------------------------ kernel */
 

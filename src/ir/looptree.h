@@ -76,6 +76,7 @@ typedef struct lt_node {
 	/* LT_LOOP: the plan's loop verbs (src/plan/verbs.c) as marked on the
 	 * loops they apply to; false/0 everywhere without them. */
 	bool unroll;           /* unroll(x): constant trip count, emitted unrolled */
+	int unroll_by;         /* unroll(x, by=n): n, the loop kept with an unroll hint; 0 none */
 	bool vector;           /* vectorize(x): innermost, contiguous, independent */
 	bool parallel;         /* parallelize: the outermost loop of a parallel band */
 	int par_item;          /* parallel: its PL_PARALLELIZE item of k->plan */

@@ -590,6 +590,10 @@ static void put_loop_notes(const pr *p, const lt_node *x)
 		ct_buf_printf(b, "%sunroll", sep);
 		sep = ", ";
 	}
+	if (x->unroll_by > 0) {
+		ct_buf_printf(b, "%sunroll by %d", sep, x->unroll_by);
+		sep = ", ";
+	}
 	if (x->vector) {
 		ct_buf_printf(b, "%svectorize", sep);
 		sep = ", ";
@@ -719,6 +723,8 @@ static void put_json_node(const pr *p, const lt_node *x)
 		ct_buf_printf(b, ", \"step\": %lld, \"tail\": %s", (long long)x->step, x->tail ? "true" : "false");
 		if (x->unroll)
 			ct_buf_puts(b, ", \"unroll\": true");
+		if (x->unroll_by > 0)
+			ct_buf_printf(b, ", \"unroll_by\": %d", x->unroll_by);
 		if (x->vector)
 			ct_buf_puts(b, ", \"vectorize\": true");
 		if (x->parallel) {

@@ -1844,7 +1844,21 @@ static bool parse_cache(parser *p)
 	return true;
 }
 
-/* `vectorize(x, nontemporal=b)`, `unroll(x)`, `parallelize(x, y, policy=..., max_threads=n, spmd=b)` */
+/* The n of `unroll(x, by=n)`: 2 .. IR_MAX_UNROLL_BY copies of the body per
+ * iteration of the compiled loop. */
+static bool parse_unroll_by(parser *p, int64_t *out)
+{
+	ir_pos vp = tpos(cur(p));
+	if (!parse_int(p, false, "by", out, NULL))
+		return false;
+	if (*out < 2 || *out > IR_MAX_UNROLL_BY) {
+		perr(p, vp, "unroll by=%lld: the factor must be 2 .. %d", (long long)*out, IR_MAX_UNROLL_BY);
+		return false;
+	}
+	return true;
+}
+
+/* `vectorize(x, nontemporal=b)`, `unroll(x)`, `unroll(x, by=n)`, `parallelize(x, y, policy=..., max_threads=n, spmd=b)` */
 static bool parse_loop_item(parser *p)
 {
 	tok *t = cur(p);
@@ -1877,7 +1891,7 @@ static bool parse_loop_item(parser *p)
 	int n = 0;
 	bool ok = true, opts = false;
 	ir_opt_pos policy = {false, {0, 0}}, threads = {false, {0, 0}}, spmd = {false, {0, 0}};
-	ir_opt_pos nontemporal = {false, {0, 0}};
+	ir_opt_pos nontemporal = {false, {0, 0}}, by = {false, {0, 0}};
 	for (;;) {
 		tok *a = cur(p);
 		ir_pos ap;
@@ -1892,8 +1906,11 @@ static bool parse_loop_item(parser *p)
 			} else if (c.kind == PL_VECTORIZE) {
 				perr(p, ap, "unknown vectorize option '%s' (use nontemporal)", a->s);
 				return false;
-			} else if (c.kind != PL_PARALLELIZE) {
-				perr(p, ap, "%s takes no options", what);
+			} else if (c.kind == PL_UNROLL && strcmp(a->s, "by") == 0) {
+				if (!opt_once(p, &by, a->s, ap) || !parse_unroll_by(p, &c.unroll_by))
+					return false;
+			} else if (c.kind == PL_UNROLL) {
+				perr(p, ap, "unknown unroll option '%s' (use by)", a->s);
 				return false;
 			} else if (strcmp(a->s, "policy") == 0) {
 				if (!opt_once(p, &policy, a->s, ap))

@@ -16,6 +16,8 @@
  *   unroll(x)       every loop over x has a constant trip count of at most
  *                   PLAN_MAX_UNROLL, except loops in the tail version of a
  *                   runtime-sized split, which stay loops;
+ *   unroll(x, by=n) nothing to check: every loop over x is marked for the C
+ *                   compiler to unroll n times (the loop and its bounds stay);
  *   vectorize(x)    every loop over x holds only statements, lets and ifs;
  *                   every access moves with x only in its contiguous
  *                   dimension, by 1; every storage written there is
@@ -203,6 +205,11 @@ static bool storage_ok(const vb *v, const ir_expr *e)
 
 static bool unroll_loop(vb *v, lt_node *x)
 {
+	if (v->it->unroll_by > 0) {
+		/* a hint to the C compiler: any loop, its bounds as they are */
+		x->unroll_by = (int)v->it->unroll_by;
+		return true;
+	}
 	int64_t n = trip_count(x);
 	const char *name = iname(v, x->index);
 	if (n < 0) {

@@ -19,14 +19,14 @@ expect "sgemm 37x61x29" 0 '"verified": true' "$CACHET" run examples/sgemm.cachet
 expect "dgemm 37x61x29" 0 '"verified": true' "$CACHET" run examples/dgemm.cachet -D M=37 -D N=61 -D K=29 --vector-bytes 64 --json
 
 # what is emitted: 31 floats = 16 + 16 with 15 in use (two accumulators per
-# row: 8 x 2 = 16), no masks with 32-byte vectors
+# row: 5 x 2 = 10), no masks with 32-byte vectors
 expect "31 floats: a masked chunk of 15" 0 'ct_ldm_v16f\(&B\[k \* 31 \+ j \+ 16\], 15\)' \
 	"$CACHET" emit examples/sgemm_small.cachet -D M=9 -D N=31 -D K=5 --vector-bytes 64
-expect "31 floats: 16 accumulators" 0 'register tile: 8 x 31 of C \(16 accumulators' \
+expect "31 floats: 10 accumulators" 0 'register tile: 5 x 31 of C \(10 accumulators' \
 	"$CACHET" emit examples/sgemm_small.cachet -D M=9 -D N=31 -D K=5 --vector-bytes 64
 "$CACHET" emit examples/sgemm_small.cachet -D M=9 -D N=31 -D K=5 --vector-bytes 32 >"$tmp/e32" 2>&1
 if grep -q 'ct_ldm_v[0-9]*[fd](&' "$tmp/e32"; then bad "32-byte vectors: no masked chunks"; else ok; fi
-# a power-of-two remainder keeps its narrower vector (100 = 3 x 32 + 4)
+# a power-of-two remainder keeps its narrower vector (100 = 64 + 16 + 16 + 4)
 "$CACHET" emit examples/sgemm_small.cachet -D M=8 -D N=100 -D K=4 --vector-bytes 64 >"$tmp/e100" 2>&1
 if grep -q 'ct_ldm_v[0-9]*[fd](&' "$tmp/e100"; then bad "remainder 4: a 4-lane chunk, not a mask"; else ok; fi
 

@@ -105,7 +105,7 @@ other=$(kfile e7.cachet 'kernel e7' 'param N = 8' 'array X : f32[N] input' 'arra
 expect "unknown option" 2 "e7.cachet:9:16: error: unknown vectorize option 'aligned' \(use nontemporal\)" "$CACHET" check "$other"
 unr=$(kfile e8.cachet 'kernel e8' 'param N = 8' 'array X : f32[N] input' 'array Y : f32[N] output' \
 	'for (i: N) {' '  Y[i] = X[i]' '}' 'plan {' '  unroll(i, nontemporal=true)' '}')
-expect "unroll takes no options" 2 "e8.cachet:9:13: error: unroll takes no options" "$CACHET" check "$unr"
+expect "unroll has no nontemporal" 2 "e8.cachet:9:13: error: unknown unroll option 'nontemporal' \(use by\)" "$CACHET" check "$unr"
 # with the option off, an inout array is fine
 off=$(kfile e9.cachet 'kernel e9' 'param N = 8' 'array X : f32[N] input' 'array Y : f32[N] inout' \
 	'for (i: N) {' '  Y[i] = X[i] + Y[i]' '}' 'plan {' '  vectorize(i, nontemporal=false)' '}')

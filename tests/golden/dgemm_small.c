@@ -54,6 +54,7 @@ void cachet_dgemm_small(const double *restrict A, const double *restrict B, doub
 				ct_v8d ct_r13 = ct_ld_v8d(&C[(i + 6) * 45 + j + 8]);
 				ct_v8d ct_r14 = ct_ld_v8d(&C[(i + 7) * 45 + j]);
 				ct_v8d ct_r15 = ct_ld_v8d(&C[(i + 7) * 45 + j + 8]);
+				#pragma GCC unroll 4
 				for (int64_t k = 0; k < 29; k++) {
 					const double ct_o0 = A[i * 29 + k];
 					const ct_v8d ct_o1 = ct_ld_v8d(&B[k * 45 + j]);
@@ -114,6 +115,7 @@ void cachet_dgemm_small(const double *restrict A, const double *restrict B, doub
 				ct_v8d ct_r7 = ct_ld_v8d(&C[(i + 3) * 45 + j + 8]);
 				ct_v8d ct_r8 = ct_ld_v8d(&C[(i + 4) * 45 + j]);
 				ct_v8d ct_r9 = ct_ld_v8d(&C[(i + 4) * 45 + j + 8]);
+				#pragma GCC unroll 4
 				for (int64_t k = 0; k < 29; k++) {
 					const double ct_o0 = A[i * 29 + k];
 					const ct_v8d ct_o1 = ct_ld_v8d(&B[k * 45 + j]);
@@ -167,6 +169,7 @@ void cachet_dgemm_small(const double *restrict A, const double *restrict B, doub
 				ct_v8d ct_r13 = ct_ldm_v8d(&C[(i + 6) * 45 + j + 8], 5);
 				ct_v8d ct_r14 = ct_ld_v8d(&C[(i + 7) * 45 + j]);
 				ct_v8d ct_r15 = ct_ldm_v8d(&C[(i + 7) * 45 + j + 8], 5);
+				#pragma GCC unroll 4
 				for (int64_t k = 0; k < 29; k++) {
 					const double ct_o0 = A[i * 29 + k];
 					const ct_v8d ct_o1 = ct_ld_v8d(&B[k * 45 + j]);
@@ -227,6 +230,7 @@ void cachet_dgemm_small(const double *restrict A, const double *restrict B, doub
 				ct_v8d ct_r7 = ct_ldm_v8d(&C[(i + 3) * 45 + j + 8], 5);
 				ct_v8d ct_r8 = ct_ld_v8d(&C[(i + 4) * 45 + j]);
 				ct_v8d ct_r9 = ct_ldm_v8d(&C[(i + 4) * 45 + j + 8], 5);
+				#pragma GCC unroll 4
 				for (int64_t k = 0; k < 29; k++) {
 					const double ct_o0 = A[i * 29 + k];
 					const ct_v8d ct_o1 = ct_ld_v8d(&B[k * 45 + j]);

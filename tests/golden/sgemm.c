@@ -46,94 +46,97 @@ static inline void ct_stm_v16f(float *p, ct_v16f v, int n) { memcpy(p, &v, (size
 void cachet_sgemm(const float *restrict A, const float *restrict B, float *restrict C)
 {
 	const int ct_nt = ct_max_threads(); /* threads of the parallel loops */
-	/* tail of j */
-	for (int64_t j = 0; j < 256; j += 512) {
-		for (int64_t k = 0; k < 256; k += 256) {
-			/* cache BB of B: BB[8][256][32] first_major, 1 multicache dim, copy_in */
-			{
-				_Alignas(64) float BB[65536]; /* cache buffer BB, this thread's */
-				for (int64_t jj = 0; jj < 256; jj += 32) {
-					for (int64_t c0 = 0; c0 < 256; c0++) {
-						for (int64_t c1 = 0; c1 < 32; c1++) {
-							BB[ct_floordiv64(jj, 32) * 8192 + c0 * 32 + c1] = B[(k + c0) * 256 + j + jj + c1];
-						}
-					}
-				}
-				for (int64_t i = 0; i < 256; i += 128) {
-					/* cache AA of A: AA[16][8][256] last_major, 1 multicache dim, copy_in */
-					{
-						_Alignas(64) float AA[32768]; /* cache buffer AA, this thread's */
-						for (int64_t ii = 0; ii < 128; ii += 8) {
-							for (int64_t c0 = 0; c0 < 8; c0++) {
-								for (int64_t c1 = 0; c1 < 256; c1++) {
-									AA[ct_floordiv64(ii, 8) * 2048 + c0 + c1 * 8] = A[(i + ii + c0) * 256 + k + c1];
-								}
+	#pragma omp parallel for collapse(2) schedule(static) num_threads(ct_team(ct_nt, 0, 2))
+	for (int64_t i = 0; i < 256; i += 128) {
+		/* tail of j */
+		for (int64_t j = 0; j < 256; j += 512) {
+			for (int64_t k = 0; k < 256; k += 256) {
+				/* cache BB of B: BB[8][256][32] first_major, 1 multicache dim, copy_in */
+				{
+					_Alignas(64) float BB[65536]; /* cache buffer BB, this thread's */
+					for (int64_t jj = 0; jj < 256; jj += 32) {
+						for (int64_t c0 = 0; c0 < 256; c0++) {
+							for (int64_t c1 = 0; c1 < 32; c1++) {
+								BB[ct_floordiv64(jj, 32) * 8192 + c0 * 32 + c1] = B[(k + c0) * 256 + j + jj + c1];
 							}
 						}
-						for (int64_t jj = 0; jj < 256; jj += 32) {
+					}
+					for (int64_t ih = 0; ih < 128; ih += 128) {
+						/* cache AA of A: AA[16][8][256] last_major, 1 multicache dim, copy_in */
+						{
+							_Alignas(64) float AA[32768]; /* cache buffer AA, this thread's */
 							for (int64_t ii = 0; ii < 128; ii += 8) {
-								/* register tile: 8 x 32 of C (16 accumulators, lanes 16 ...) across the loop over kk */
-								{
-									ct_v16f ct_r0 = ct_ld_v16f(&C[(i + ii) * 256 + j + jj]);
-									ct_v16f ct_r1 = ct_ld_v16f(&C[(i + ii) * 256 + j + jj + 16]);
-									ct_v16f ct_r2 = ct_ld_v16f(&C[(i + ii + 1) * 256 + j + jj]);
-									ct_v16f ct_r3 = ct_ld_v16f(&C[(i + ii + 1) * 256 + j + jj + 16]);
-									ct_v16f ct_r4 = ct_ld_v16f(&C[(i + ii + 2) * 256 + j + jj]);
-									ct_v16f ct_r5 = ct_ld_v16f(&C[(i + ii + 2) * 256 + j + jj + 16]);
-									ct_v16f ct_r6 = ct_ld_v16f(&C[(i + ii + 3) * 256 + j + jj]);
-									ct_v16f ct_r7 = ct_ld_v16f(&C[(i + ii + 3) * 256 + j + jj + 16]);
-									ct_v16f ct_r8 = ct_ld_v16f(&C[(i + ii + 4) * 256 + j + jj]);
-									ct_v16f ct_r9 = ct_ld_v16f(&C[(i + ii + 4) * 256 + j + jj + 16]);
-									ct_v16f ct_r10 = ct_ld_v16f(&C[(i + ii + 5) * 256 + j + jj]);
-									ct_v16f ct_r11 = ct_ld_v16f(&C[(i + ii + 5) * 256 + j + jj + 16]);
-									ct_v16f ct_r12 = ct_ld_v16f(&C[(i + ii + 6) * 256 + j + jj]);
-									ct_v16f ct_r13 = ct_ld_v16f(&C[(i + ii + 6) * 256 + j + jj + 16]);
-									ct_v16f ct_r14 = ct_ld_v16f(&C[(i + ii + 7) * 256 + j + jj]);
-									ct_v16f ct_r15 = ct_ld_v16f(&C[(i + ii + 7) * 256 + j + jj + 16]);
-									for (int64_t kk = 0; kk < 256; kk++) {
-										const float ct_o0 = AA[ct_floordiv64(ii, 8) * 2048 + kk * 8];
-										const ct_v16f ct_o1 = ct_ld_v16f(&BB[ct_floordiv64(jj, 32) * 8192 + kk * 32]);
-										const ct_v16f ct_o2 = ct_ld_v16f(&BB[ct_floordiv64(jj, 32) * 8192 + kk * 32 + 16]);
-										const float ct_o3 = AA[ct_floordiv64(ii, 8) * 2048 + 1 + kk * 8];
-										const float ct_o4 = AA[ct_floordiv64(ii, 8) * 2048 + 2 + kk * 8];
-										const float ct_o5 = AA[ct_floordiv64(ii, 8) * 2048 + 3 + kk * 8];
-										const float ct_o6 = AA[ct_floordiv64(ii, 8) * 2048 + 4 + kk * 8];
-										const float ct_o7 = AA[ct_floordiv64(ii, 8) * 2048 + 5 + kk * 8];
-										const float ct_o8 = AA[ct_floordiv64(ii, 8) * 2048 + 6 + kk * 8];
-										const float ct_o9 = AA[ct_floordiv64(ii, 8) * 2048 + 7 + kk * 8];
-										ct_r0 = ct_r0 + (ct_o0 * ct_o1);
-										ct_r1 = ct_r1 + (ct_o0 * ct_o2);
-										ct_r2 = ct_r2 + (ct_o3 * ct_o1);
-										ct_r3 = ct_r3 + (ct_o3 * ct_o2);
-										ct_r4 = ct_r4 + (ct_o4 * ct_o1);
-										ct_r5 = ct_r5 + (ct_o4 * ct_o2);
-										ct_r6 = ct_r6 + (ct_o5 * ct_o1);
-										ct_r7 = ct_r7 + (ct_o5 * ct_o2);
-										ct_r8 = ct_r8 + (ct_o6 * ct_o1);
-										ct_r9 = ct_r9 + (ct_o6 * ct_o2);
-										ct_r10 = ct_r10 + (ct_o7 * ct_o1);
-										ct_r11 = ct_r11 + (ct_o7 * ct_o2);
-										ct_r12 = ct_r12 + (ct_o8 * ct_o1);
-										ct_r13 = ct_r13 + (ct_o8 * ct_o2);
-										ct_r14 = ct_r14 + (ct_o9 * ct_o1);
-										ct_r15 = ct_r15 + (ct_o9 * ct_o2);
+								for (int64_t c0 = 0; c0 < 8; c0++) {
+									for (int64_t c1 = 0; c1 < 256; c1++) {
+										AA[ct_floordiv64(ii, 8) * 2048 + c0 + c1 * 8] = A[(i + ih + ii + c0) * 256 + k + c1];
 									}
-									ct_st_v16f(&C[(i + ii) * 256 + j + jj], ct_r0);
-									ct_st_v16f(&C[(i + ii) * 256 + j + jj + 16], ct_r1);
-									ct_st_v16f(&C[(i + ii + 1) * 256 + j + jj], ct_r2);
-									ct_st_v16f(&C[(i + ii + 1) * 256 + j + jj + 16], ct_r3);
-									ct_st_v16f(&C[(i + ii + 2) * 256 + j + jj], ct_r4);
-									ct_st_v16f(&C[(i + ii + 2) * 256 + j + jj + 16], ct_r5);
-									ct_st_v16f(&C[(i + ii + 3) * 256 + j + jj], ct_r6);
-									ct_st_v16f(&C[(i + ii + 3) * 256 + j + jj + 16], ct_r7);
-									ct_st_v16f(&C[(i + ii + 4) * 256 + j + jj], ct_r8);
-									ct_st_v16f(&C[(i + ii + 4) * 256 + j + jj + 16], ct_r9);
-									ct_st_v16f(&C[(i + ii + 5) * 256 + j + jj], ct_r10);
-									ct_st_v16f(&C[(i + ii + 5) * 256 + j + jj + 16], ct_r11);
-									ct_st_v16f(&C[(i + ii + 6) * 256 + j + jj], ct_r12);
-									ct_st_v16f(&C[(i + ii + 6) * 256 + j + jj + 16], ct_r13);
-									ct_st_v16f(&C[(i + ii + 7) * 256 + j + jj], ct_r14);
-									ct_st_v16f(&C[(i + ii + 7) * 256 + j + jj + 16], ct_r15);
+								}
+							}
+							for (int64_t jj = 0; jj < 256; jj += 32) {
+								for (int64_t ii = 0; ii < 128; ii += 8) {
+									/* register tile: 8 x 32 of C (16 accumulators, lanes 16 ...) across the loop over kk */
+									{
+										ct_v16f ct_r0 = ct_ld_v16f(&C[(i + ih + ii) * 256 + j + jj]);
+										ct_v16f ct_r1 = ct_ld_v16f(&C[(i + ih + ii) * 256 + j + jj + 16]);
+										ct_v16f ct_r2 = ct_ld_v16f(&C[(i + ih + ii + 1) * 256 + j + jj]);
+										ct_v16f ct_r3 = ct_ld_v16f(&C[(i + ih + ii + 1) * 256 + j + jj + 16]);
+										ct_v16f ct_r4 = ct_ld_v16f(&C[(i + ih + ii + 2) * 256 + j + jj]);
+										ct_v16f ct_r5 = ct_ld_v16f(&C[(i + ih + ii + 2) * 256 + j + jj + 16]);
+										ct_v16f ct_r6 = ct_ld_v16f(&C[(i + ih + ii + 3) * 256 + j + jj]);
+										ct_v16f ct_r7 = ct_ld_v16f(&C[(i + ih + ii + 3) * 256 + j + jj + 16]);
+										ct_v16f ct_r8 = ct_ld_v16f(&C[(i + ih + ii + 4) * 256 + j + jj]);
+										ct_v16f ct_r9 = ct_ld_v16f(&C[(i + ih + ii + 4) * 256 + j + jj + 16]);
+										ct_v16f ct_r10 = ct_ld_v16f(&C[(i + ih + ii + 5) * 256 + j + jj]);
+										ct_v16f ct_r11 = ct_ld_v16f(&C[(i + ih + ii + 5) * 256 + j + jj + 16]);
+										ct_v16f ct_r12 = ct_ld_v16f(&C[(i + ih + ii + 6) * 256 + j + jj]);
+										ct_v16f ct_r13 = ct_ld_v16f(&C[(i + ih + ii + 6) * 256 + j + jj + 16]);
+										ct_v16f ct_r14 = ct_ld_v16f(&C[(i + ih + ii + 7) * 256 + j + jj]);
+										ct_v16f ct_r15 = ct_ld_v16f(&C[(i + ih + ii + 7) * 256 + j + jj + 16]);
+										for (int64_t kk = 0; kk < 256; kk++) {
+											const float ct_o0 = AA[ct_floordiv64(ii, 8) * 2048 + kk * 8];
+											const ct_v16f ct_o1 = ct_ld_v16f(&BB[ct_floordiv64(jj, 32) * 8192 + kk * 32]);
+											const ct_v16f ct_o2 = ct_ld_v16f(&BB[ct_floordiv64(jj, 32) * 8192 + kk * 32 + 16]);
+											const float ct_o3 = AA[ct_floordiv64(ii, 8) * 2048 + 1 + kk * 8];
+											const float ct_o4 = AA[ct_floordiv64(ii, 8) * 2048 + 2 + kk * 8];
+											const float ct_o5 = AA[ct_floordiv64(ii, 8) * 2048 + 3 + kk * 8];
+											const float ct_o6 = AA[ct_floordiv64(ii, 8) * 2048 + 4 + kk * 8];
+											const float ct_o7 = AA[ct_floordiv64(ii, 8) * 2048 + 5 + kk * 8];
+											const float ct_o8 = AA[ct_floordiv64(ii, 8) * 2048 + 6 + kk * 8];
+											const float ct_o9 = AA[ct_floordiv64(ii, 8) * 2048 + 7 + kk * 8];
+											ct_r0 = ct_r0 + (ct_o0 * ct_o1);
+											ct_r1 = ct_r1 + (ct_o0 * ct_o2);
+											ct_r2 = ct_r2 + (ct_o3 * ct_o1);
+											ct_r3 = ct_r3 + (ct_o3 * ct_o2);
+											ct_r4 = ct_r4 + (ct_o4 * ct_o1);
+											ct_r5 = ct_r5 + (ct_o4 * ct_o2);
+											ct_r6 = ct_r6 + (ct_o5 * ct_o1);
+											ct_r7 = ct_r7 + (ct_o5 * ct_o2);
+											ct_r8 = ct_r8 + (ct_o6 * ct_o1);
+											ct_r9 = ct_r9 + (ct_o6 * ct_o2);
+											ct_r10 = ct_r10 + (ct_o7 * ct_o1);
+											ct_r11 = ct_r11 + (ct_o7 * ct_o2);
+											ct_r12 = ct_r12 + (ct_o8 * ct_o1);
+											ct_r13 = ct_r13 + (ct_o8 * ct_o2);
+											ct_r14 = ct_r14 + (ct_o9 * ct_o1);
+											ct_r15 = ct_r15 + (ct_o9 * ct_o2);
+										}
+										ct_st_v16f(&C[(i + ih + ii) * 256 + j + jj], ct_r0);
+										ct_st_v16f(&C[(i + ih + ii) * 256 + j + jj + 16], ct_r1);
+										ct_st_v16f(&C[(i + ih + ii + 1) * 256 + j + jj], ct_r2);
+										ct_st_v16f(&C[(i + ih + ii + 1) * 256 + j + jj + 16], ct_r3);
+										ct_st_v16f(&C[(i + ih + ii + 2) * 256 + j + jj], ct_r4);
+										ct_st_v16f(&C[(i + ih + ii + 2) * 256 + j + jj + 16], ct_r5);
+										ct_st_v16f(&C[(i + ih + ii + 3) * 256 + j + jj], ct_r6);
+										ct_st_v16f(&C[(i + ih + ii + 3) * 256 + j + jj + 16], ct_r7);
+										ct_st_v16f(&C[(i + ih + ii + 4) * 256 + j + jj], ct_r8);
+										ct_st_v16f(&C[(i + ih + ii + 4) * 256 + j + jj + 16], ct_r9);
+										ct_st_v16f(&C[(i + ih + ii + 5) * 256 + j + jj], ct_r10);
+										ct_st_v16f(&C[(i + ih + ii + 5) * 256 + j + jj + 16], ct_r11);
+										ct_st_v16f(&C[(i + ih + ii + 6) * 256 + j + jj], ct_r12);
+										ct_st_v16f(&C[(i + ih + ii + 6) * 256 + j + jj + 16], ct_r13);
+										ct_st_v16f(&C[(i + ih + ii + 7) * 256 + j + jj], ct_r14);
+										ct_st_v16f(&C[(i + ih + ii + 7) * 256 + j + jj + 16], ct_r15);
+									}
 								}
 							}
 						}

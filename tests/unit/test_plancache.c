@@ -74,6 +74,34 @@ static void type_changes_key(void)
 	free(other);
 }
 
+/* Loop verb options change the emitted code, so they change the key: each
+ * pair differs only in the option's value. */
+static void verb_options_change_key(void)
+{
+	static const char *const pairs[][2] = {
+		{"plan {\n  unroll(k, by=2)\n}\n", "plan {\n  unroll(k, by=4)\n}\n"},
+		{"plan {\n  unroll(k, by=2)\n}\n", "plan {\n  unroll(ii)\n}\n"},
+		{"plan {\n  vectorize(j, nontemporal=true)\n}\n", "plan {\n  vectorize(j, nontemporal=false)\n}\n"},
+	};
+	static const char *y =
+		"kernel y\nparam N = 64\narray X : f32[N, N] input\narray Y : f32[N, N] output\n"
+		"for (i: N, j: N) {\n  Y[i, j] = X[i, j]\n}\n";
+	for (size_t c = 0; c < sizeof pairs / sizeof pairs[0]; c++) {
+		const char *base = c < 2 ? mm : y;
+		size_t n = strlen(base) + 64;
+		char *a = malloc(n), *b = malloc(n);
+		CHECK(a && b);
+		if (a && b) {
+			snprintf(a, n, "%s%s", base, pairs[c][0]);
+			snprintf(b, n, "%s%s", base, pairs[c][1]);
+			CHECK(same_key(a, a, NULL, 0));
+			CHECK(!same_key(a, b, NULL, 0));
+		}
+		free(a);
+		free(b);
+	}
+}
+
 static void lru_eviction(void)
 {
 	ct_ctx *ctx = ct_ctx_new();
@@ -137,6 +165,7 @@ int main(void)
 	RUN(split_changes_key);
 	RUN(op_changes_key);
 	RUN(type_changes_key);
+	RUN(verb_options_change_key);
 	RUN(lru_eviction);
 	RUN(full_compare_not_hash);
 	RUN(run_twice_hits_memory);
