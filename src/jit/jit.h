@@ -233,6 +233,9 @@ ct_status jit_disk_clear(jit_state *st);
  * warning, never an error). */
 ct_status jit_blob_get(ct_ctx *ctx, const char *key, size_t klen, void **data, size_t *n);
 void jit_blob_put(ct_ctx *ctx, const char *key, size_t klen, const void *data, size_t n);
+/* Report key's entry as bad (why: a short reason; the device refused it),
+ * count it as corrupt and remove it, so the caller rebuilds. */
+void jit_blob_drop(ct_ctx *ctx, const char *key, size_t klen, const char *why);
 
 /* ------------------------------------------------------------ cachedirs.c */
 
