@@ -723,6 +723,73 @@ ct_status run_opencl(ct_kernel *k, const ct_run_options *o, ct_run_result *r)
 	return st;
 }
 
+/* ------------------------------------------------------------ packages */
+
+ct_status run_opencl_binary(ct_kernel *k, unsigned char **bin, size_t *n, char *desc, size_t cap)
+{
+	ct_ctx *ctx = k->ctx;
+	*bin = NULL;
+	*n = 0;
+	if (cap)
+		desc[0] = 0;
+	ct_looptree *t = ct_kernel_lower(k, 1);
+	if (!t)
+		return ct_ctx_last_status(ctx);
+	ocl_launch L;
+	size_t len = 0;
+	char *src = gen_opencl(t, &len, &L);
+	ct_looptree_free(t);
+	if (!src)
+		return ct_ctx_last_status(ctx);
+	ocl_state *s = NULL;
+	ct_status st = L.sizes_known ? state_device(ctx, &s) : CT_OK;
+	if (!L.sizes_known || st == CT_ERR_UNSUPPORTED) {
+		/* runtime sizes (no launch to warm it with) or no OpenCL here:
+		 * the package builds from source on its device */
+		free(src);
+		ct_ctx_clear_error(ctx);
+		return CT_OK;
+	}
+	if (st) {
+		free(src);
+		return st;
+	}
+	ocl_dev *d = &s->d;
+	size_t klen = 0;
+	char *key = binary_key(d, src, len, build_options(), &klen);
+	cl_program prog = NULL;
+	cl_kernel kern = NULL;
+	const char *how = "compiled";
+	st = key ? load_program(d, key, klen, src, len, build_options(), L.fn, &prog, &kern, &how)
+	         : ct_error(ctx, CT_ERR_NOMEM, "out of memory");
+	free(src);
+	if (!st)
+		st = check_limits(d, &L, kern);
+	if (!st) {
+		/* run once with the launch the package uses, so the binary holds
+		 * the work-group function compiled for it */
+		ocl_run R = {d, k, kern, &L, {0}};
+		for (int i = 0; i < OCL_GUARD; i++)
+			R.guard[i] = (unsigned char)(0xa5 ^ i);
+		run_buffers wb;
+		st = run_buffers_alloc(k, &wb, false);
+		if (!st) {
+			st = ocl_once(&R, wb.data);
+			run_buffers_free(&wb);
+		}
+	}
+	if (!st) {
+		*bin = program_binary(d, prog, n);
+		snprintf(desc, cap, "%s", d->desc);
+	}
+	if (kern)
+		d->cl.ReleaseKernel(kern);
+	if (prog)
+		d->cl.ReleaseProgram(prog);
+	free(key);
+	return st;
+}
+
 /* ------------------------------------------------------------ public */
 
 ct_status ct_opencl_build(ct_ctx *ctx, const char *source, const char *options)
