@@ -992,11 +992,13 @@ static const command commands[] = {
 	 "  --cc CC         compiler command (default $CC, else cc)\n"
 	 "  --vector-bytes B  widest vector of register tiles (0 = this machine's)\n"
 	 "The package needs no cachet at run time; it is compiled with -O3\n"
-	 "-march=native for this machine.\n",
+	 "-march=native for this machine. For plan(target=opencl): NAME.cl and a C\n"
+	 "wrapper (link with -lOpenCL) embedding the source and this device's binary.\n",
 	 cmd_build},
 	{"cache", "inspect or clean the code cache", "cachet cache stats|clear|verify|path",
-	 "  stats           the folder, its entries and bytes\n"
-	 "  clear           remove every entry\n"
+	 "  stats           the folder, its entries and bytes, per folder (compiled\n"
+	 "                  kernels, OpenCL binaries, PoCL's cache, tuning stores)\n"
+	 "  clear           remove every entry (tuning stores are kept)\n"
 	 "  verify          check every entry's key and checksum, remove bad ones\n"
 	 "  path            print the folder\n"
 	 "CACHET_CACHE_DIR sets the folder (default ${XDG_CACHE_HOME:-~/.cache}/cachet);\n"

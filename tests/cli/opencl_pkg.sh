@@ -2,7 +2,10 @@
 # opencl_pkg.sh: `cachet build` on plan(target=opencl) kernels: the package (OpenCL C source, this device's binary, a C host wrapper) compiles with cc against -lOpenCL, runs on PoCL, and gives the interpreter's results.
 . tests/cli/lib/expect.sh
 B=${CACHET_BUILD:-build}
-LIBS="$B/libcachet.a $(pkg-config --libs libxxhash hwloc sqlite3 2>/dev/null || echo -lxxhash -lhwloc -lsqlite3) -lm -ldl -lpthread"
+# a sanitizer build's libcachet.a needs the sanitizer runtimes in the program too
+SANFL=""
+[ "${SAN:-}" = 1 ] && SANFL="-fsanitize=address,undefined"
+LIBS="$SANFL $B/libcachet.a $(pkg-config --libs libxxhash hwloc sqlite3 2>/dev/null || echo -lxxhash -lhwloc -lsqlite3) -lm -ldl -lpthread"
 
 # the checking program: the wrapper's results against ct_interp_run on the
 # same inputs, through the handle's own context (run on host arrays) and
