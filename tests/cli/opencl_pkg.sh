@@ -126,6 +126,12 @@ int main(int argc, char **argv)
 	for (int a = 0; a < na && a < 8; a++)
 		ok = same(got[a], ref[a], n[a], "run") && same(got2[a], ref[a], n[a], "enqueue") && ok;
 	printf(ok ? "matches the interpreter\n" : "MISMATCH\n");
+	for (int a = 0; a < na && a < 8; a++) {
+		free(init[a]);
+		free(ref[a]);
+		free(got[a]);
+		free(got2[a]);
+	}
 	ct_kernel_free(k);
 	ct_ctx_free(ctx);
 	return ok ? 0 : 1;
