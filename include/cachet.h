@@ -1034,6 +1034,26 @@ CT_API ct_status ct_opencl_build(CT_KEEP ct_ctx *ctx, CT_KEEP const char *source
  * buf "") without OpenCL. */
 CT_API ct_status ct_opencl_device(CT_KEEP ct_ctx *ctx, CT_KEEP char *buf, size_t cap);
 
+/* ---------------------------------------------------------------- cache folders (issue #9: the cache command) */
+
+/* One folder (or family of files) that cachet writes in its cache folder
+ * (ct_cache_path): "code-v1" (compiled kernels, the part ct_cache_info
+ * counts and the size cap prunes), "blob-v1" (OpenCL program binaries),
+ * "pocl-v1" (PoCL's own kernel cache, where the cachet tool points PoCL
+ * when POCL_CACHE_DIR is unset) and "*.sqlite" (tuning stores). entries:
+ * kernels, binaries, PoCL programs or stores; bytes: their files. */
+typedef struct ct_cache_folder {
+	const char *name; /* static */
+	const char *what; /* static, one line */
+	int64_t entries, bytes;
+} ct_cache_folder;
+/* Fill out[0 .. min(cap, n)) with each folder's totals read from disk now
+ * and return n, the number of folders (4); -1 with the ctx's error when the
+ * cache folder is not usable. ct_cache_clear empties every folder but the
+ * tuning stores, and removes only names of the shapes cachet and PoCL
+ * write (a user's own file in the cache folder is kept). */
+CT_API int ct_cache_folders(CT_KEEP ct_ctx *ctx, CT_KEEP ct_cache_folder *out, int cap);
+
 #ifdef __cplusplus
 }
 #endif

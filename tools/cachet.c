@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* Exit codes of CLI.md. */
@@ -470,8 +471,20 @@ static int cache_stats(ct_ctx *ctx)
 	if (st)
 		return fail(ctx, st);
 	printf("folder      %s%s\n", info.path, info.disk_enabled ? "" : " (not used)");
-	printf("entries     %lld\n", (long long)info.entries);
-	printf("bytes       %lld of %lld\n", (long long)info.bytes, (long long)info.max_bytes);
+	ct_cache_folder f[8];
+	int n = info.disk_enabled ? ct_cache_folders(ctx, f, 8) : 0;
+	int64_t entries = 0, bytes = 0;
+	for (int i = 0; i < n && i < 8; i++)
+		if (strcmp(f[i].name, "*.sqlite") != 0) {
+			entries += f[i].entries;
+			bytes += f[i].bytes;
+		}
+	printf("entries     %lld\n", (long long)entries);
+	printf("bytes       %lld (compiled kernels %lld of %lld)\n", (long long)bytes, (long long)info.bytes,
+	       (long long)info.max_bytes);
+	for (int i = 0; i < n && i < 8; i++)
+		printf("  %-9s %6lld entries %10lld bytes  %s\n", f[i].name, (long long)f[i].entries,
+		       (long long)f[i].bytes, f[i].what);
 	return EXIT_OK;
 }
 
@@ -979,11 +992,13 @@ static const command commands[] = {
 	 "  --cc CC         compiler command (default $CC, else cc)\n"
 	 "  --vector-bytes B  widest vector of register tiles (0 = this machine's)\n"
 	 "The package needs no cachet at run time; it is compiled with -O3\n"
-	 "-march=native for this machine.\n",
+	 "-march=native for this machine. For plan(target=opencl): NAME.cl and a C\n"
+	 "wrapper (link with -lOpenCL) embedding the source and this device's binary.\n",
 	 cmd_build},
 	{"cache", "inspect or clean the code cache", "cachet cache stats|clear|verify|path",
-	 "  stats           the folder, its entries and bytes\n"
-	 "  clear           remove every entry\n"
+	 "  stats           the folder, its entries and bytes, per folder (compiled\n"
+	 "                  kernels, OpenCL binaries, PoCL's cache, tuning stores)\n"
+	 "  clear           remove every entry (tuning stores are kept)\n"
 	 "  verify          check every entry's key and checksum, remove bad ones\n"
 	 "  path            print the folder\n"
 	 "CACHET_CACHE_DIR sets the folder (default ${XDG_CACHE_HOME:-~/.cache}/cachet);\n"
@@ -1057,6 +1072,36 @@ static void print_help(FILE *f)
 		   "ran but failed, 2 bad input or usage.\n");
 }
 
+/* PoCL keeps its own kernel cache (compiled work-group functions), by
+ * default in ~/.cache/pocl. For the commands that may run OpenCL, the tool
+ * points it at CACHE/pocl-v1 when the user has not set POCL_CACHE_DIR, so
+ * that `cachet cache stats|clear` see and empty it. The library never sets
+ * it: an environment variable is the process's, and PoCL reads it once, at
+ * its first call; a program is the one to decide, as this one does here
+ * before any OpenCL call. */
+static void quiet(void *ud, const char *msg)
+{
+	(void)ud;
+	(void)msg; /* the command itself reports an unusable cache folder */
+}
+
+static void point_pocl_cache(const char *cmd)
+{
+	const char *e = getenv("POCL_CACHE_DIR"), *nc = getenv("CACHET_NO_CACHE");
+	if ((e && *e) || (nc && strcmp(nc, "1") == 0) ||
+	    (strcmp(cmd, "run") != 0 && strcmp(cmd, "build") != 0 && strcmp(cmd, "tune") != 0))
+		return;
+	ct_ctx *ctx = ct_ctx_new();
+	if (ctx)
+		ct_cache_set_warning_handler(ctx, quiet, NULL);
+	char dir[4096];
+	if (ctx && ct_cache_folders(ctx, NULL, 0) >= 0 &&
+	    snprintf(dir, sizeof dir, "%s/pocl-v1", ct_cache_path(ctx)) < (int)sizeof dir &&
+	    (mkdir(dir, 0700) == 0 || errno == EEXIST))
+		setenv("POCL_CACHE_DIR", dir, 1);
+	ct_ctx_free(ctx);
+}
+
 int main(int argc, char **argv)
 {
 	/* Threads of parallel loops that wait at a barrier sleep rather than
@@ -1091,5 +1136,6 @@ int main(int argc, char **argv)
 		print_command_help(stdout, cmd);
 		return EXIT_OK;
 	}
+	point_pocl_cache(cmd->name);
 	return cmd->fn(&c);
 }

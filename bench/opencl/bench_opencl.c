@@ -29,7 +29,10 @@
  * function), with PoCL's own kernel cache off (POCL_KERNEL_CACHE=0), vs
  * binary -> kernel ready (clCreateProgramWithBinary, clBuildProgram,
  * clCreateKernel), the binary taken after the first launch, as the
- * library's code cache does.
+ * library's code cache does: "load(same)" in this process (PoCL's cache
+ * off, median of 5), "fresh 1st" in a new process whose PoCL cache folder
+ * is empty, "fresh" the median of 5 new processes after it (PoCL's cache
+ * on, as a user's next runs see it), "launch" their first launch.
  */
 
 #define DIE(...)                                                                                     \
@@ -124,9 +127,178 @@ static double max_diff(const float *a, const float *b, size_t n, double *scale)
 	return d;
 }
 
+/* --load-child N BIN POCLDIR: in this fresh process, load the binary in
+ * file BIN (the sgemm of size N) as a user's process would: PoCL's kernel
+ * cache on, in POCLDIR. Prints "LOAD_MS FIRST_LAUNCH_MS": program from
+ * binary + build + kernel, then the first launch. Opening the platform and
+ * context is not timed (every OpenCL program pays it, cached or not). */
+static int load_child(const char *file, int n, const char *binfile, const char *pocl_dir)
+{
+	unsetenv("POCL_KERNEL_CACHE");
+	setenv("POCL_CACHE_DIR", pocl_dir, 1);
+	ct_ctx *ctx = ct_ctx_new();
+	ocl_launch L;
+	char *src = cachet_source(ctx, file, n, &L);
+	FILE *f = fopen(binfile, "rb");
+	if (!f)
+		DIE("cannot open %s", binfile);
+	fseek(f, 0, SEEK_END);
+	size_t bn = (size_t)ftell(f);
+	fseek(f, 0, SEEK_SET);
+	unsigned char *bin = malloc(bn ? bn : 1);
+	if (!bin || fread(bin, 1, bn, f) != bn)
+		DIE("cannot read %s", binfile);
+	fclose(f);
+	dev v;
+	cl_platform_id plat;
+	cl_int e;
+	if (clGetPlatformIDs(1, &plat, NULL) != CL_SUCCESS || clGetDeviceIDs(plat, CL_DEVICE_TYPE_ALL, 1, &v.d, NULL) != CL_SUCCESS)
+		DIE("no OpenCL device");
+	v.cx = clCreateContext(NULL, 1, &v.d, NULL, NULL, &e);
+	v.q = v.cx ? clCreateCommandQueue(v.cx, v.d, 0, &e) : NULL;
+	size_t bytes = (size_t)n * (size_t)n * sizeof(float);
+	cl_mem A = clCreateBuffer(v.cx, CL_MEM_READ_WRITE, bytes, NULL, &e);
+	cl_mem B = clCreateBuffer(v.cx, CL_MEM_READ_WRITE, bytes, NULL, &e);
+	cl_mem C = clCreateBuffer(v.cx, CL_MEM_READ_WRITE, bytes, NULL, &e);
+	if (!v.q || !A || !B || !C)
+		DIE("no context, queue or buffers: %d", e);
+	double t0 = now();
+	const unsigned char *bp = bin;
+	cl_program p = clCreateProgramWithBinary(v.cx, 1, &v.d, &bn, &bp, NULL, &e);
+	if (!p || clBuildProgram(p, 1, &v.d, "", NULL, NULL) != CL_SUCCESS)
+		DIE("binary load failed");
+	cl_kernel k = make_kernel(&v, p, L.fn, A, B, C);
+	double load = now() - t0;
+	t0 = now();
+	launch(&v, k, &L);
+	double first = now() - t0;
+	/* the same binary again in this process (LLVM's bitcode reader warm) */
+	t0 = now();
+	bp = bin;
+	cl_program p2 = clCreateProgramWithBinary(v.cx, 1, &v.d, &bn, &bp, NULL, &e);
+	if (!p2 || clBuildProgram(p2, 1, &v.d, "", NULL, NULL) != CL_SUCCESS)
+		DIE("binary load failed");
+	cl_kernel k2 = make_kernel(&v, p2, L.fn, A, B, C);
+	double again = now() - t0;
+	clReleaseKernel(k2);
+	clReleaseProgram(p2);
+	/* through the library, as `cachet run` does (cache folder next to the
+	 * binary): the first run of this process ("compiled" in the first
+	 * child, "disk" after it: load + first launch), then the same kernel
+	 * in the same ctx ("memory"); not verified (the interpreter is slow),
+	 * the bench's runs are */
+	double lib1 = -1, lib2 = -1;
+	const char *how1 = "-", *how2 = "-";
+	if (n <= 1024) {
+		char cdir[300];
+		snprintf(cdir, sizeof cdir, "%s-cache", binfile);
+		ct_ctx *lc = ct_ctx_new();
+		ct_cache_set_dir(lc, cdir);
+		FILE *kf = fopen(file, "rb");
+		static char text[1 << 16];
+		size_t tl = kf ? fread(text, 1, sizeof text - 1, kf) : 0;
+		if (kf)
+			fclose(kf);
+		ct_kernel *kk = ct_kernel_parse(lc, text, tl, file);
+		if (!kk || ct_kernel_set_param(kk, "M", n) || ct_kernel_set_param(kk, "N", n) ||
+		    ct_kernel_set_param(kk, "K", n) || ct_kernel_recheck(kk))
+			DIE("%s: %s", file, ct_ctx_last_message(lc));
+		ct_run_options o;
+		ct_run_options_init(&o);
+		o.verify = 0;
+		ct_run_result r1, r2;
+		if (ct_kernel_run(kk, &o, &r1) || ct_kernel_run(kk, &o, &r2))
+			DIE("library run: %s", ct_ctx_last_message(lc));
+		lib1 = r1.compile_seconds * 1e3;
+		lib2 = r2.compile_seconds * 1e3;
+		how1 = r1.code_cache;
+		how2 = r2.code_cache;
+		ct_kernel_free(kk);
+		ct_ctx_free(lc);
+	}
+	printf("%.6f %.6f %.6f %.6f %s %.6f %s\n", load * 1e3, first * 1e3, again * 1e3, lib1, how1, lib2, how2);
+	clReleaseKernel(k);
+	clReleaseProgram(p);
+	clReleaseMemObject(A);
+	clReleaseMemObject(B);
+	clReleaseMemObject(C);
+	clReleaseCommandQueue(v.q);
+	clReleaseContext(v.cx);
+	free(bin);
+	free(src);
+	ct_ctx_free(ctx);
+	return 0;
+}
+
+/* Load the binary in `reps` fresh processes (this program with
+ * --load-child), PoCL's kernel cache in a new folder: the first finds it
+ * empty (PoCL unpacks the binary), the others find the unpacked files, as a
+ * user's later processes do. *first_ms: the first one's load; returns the
+ * median load of the others (the first launch's median in *launch_ms). */
+/* What the fresh processes measured (ms; medians of all but the first). */
+typedef struct fresh_result {
+	double first;             /* the first process: PoCL's cache folder empty */
+	double load, launch;      /* the others: load, its first launch */
+	double again;             /* the same binary again in that process */
+	double lib_disk, lib_mem; /* the library: first run of the process (load + first launch), then "memory" */
+	char lib_how[2][16];
+} fresh_result;
+
+/* Load the binary in 1 + reps fresh processes (this program with
+ * --load-child), PoCL's kernel cache in a new folder: the first finds it
+ * empty (PoCL unpacks the binary), the others find the unpacked files, as a
+ * user's later processes do. */
+static void fresh_loads(const char *self, const char *file, int n, const unsigned char *bin, size_t bn, int reps,
+                        fresh_result *fr)
+{
+	char dir[] = "/tmp/cachet-bench-ocl-XXXXXX";
+	if (!mkdtemp(dir))
+		DIE("mkdtemp failed");
+	char binfile[300], pocl[300], cmd[2048];
+	snprintf(binfile, sizeof binfile, "%s/program.bin", dir);
+	snprintf(pocl, sizeof pocl, "%s/pocl-v1", dir);
+	FILE *f = fopen(binfile, "wb");
+	if (!f || fwrite(bin, 1, bn, f) != bn)
+		DIE("cannot write %s", binfile);
+	fclose(f);
+	double v[6][16];
+	int got = 0;
+	memset(fr, 0, sizeof *fr);
+	for (int r = 0; r <= reps && r < 16; r++) {
+		snprintf(cmd, sizeof cmd, "'%s' --load-child %d '%s' '%s' '%s'", self, n, file, binfile, pocl);
+		FILE *c = popen(cmd, "r");
+		double l = 0, fl = 0, ag = 0, l1 = 0, l2 = 0;
+		char h1[16] = "", h2[16] = "";
+		if (!c || fscanf(c, "%lf %lf %lf %lf %15s %lf %15s", &l, &fl, &ag, &l1, h1, &l2, h2) != 7)
+			DIE("the load child failed: %s", cmd);
+		if (pclose(c) != 0)
+			DIE("the load child failed: %s", cmd);
+		if (r == 0) {
+			fr->first = l;
+			continue;
+		}
+		double row[6] = {l, fl, ag, l1, l2, 0};
+		for (int i = 0; i < 5; i++)
+			v[i][got] = row[i];
+		got++;
+		snprintf(fr->lib_how[0], sizeof fr->lib_how[0], "%s", h1);
+		snprintf(fr->lib_how[1], sizeof fr->lib_how[1], "%s", h2);
+	}
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "bench_opencl: cannot remove %s\n", dir);
+	fr->load = median(v[0], got);
+	fr->launch = median(v[1], got);
+	fr->again = median(v[2], got);
+	fr->lib_disk = median(v[3], got);
+	fr->lib_mem = median(v[4], got);
+}
+
 int main(int argc, char **argv)
 {
 	const char *file = "examples/opencl_sgemm.cachet";
+	if (argc == 6 && strcmp(argv[1], "--load-child") == 0)
+		return load_child(argv[3], atoi(argv[2]), argv[4], argv[5]);
 	int sizes[8] = {256, 512, 1024, 2048}, nsizes = 4, reps = 3;
 	bool pocl_cache = false;
 	for (int i = 1; i < argc; i++) {
@@ -216,6 +388,8 @@ int main(int argc, char **argv)
 			}
 		}
 		double load = median(loads, 5);
+		fresh_result fr;
+		fresh_loads(argv[0], file, n, bin, bn, 5, &fr);
 		/* first launch of the binary-loaded kernel: no compile left */
 		zero(&v, C, zeros, bytes);
 		t0 = now();
@@ -256,6 +430,12 @@ int main(int argc, char **argv)
 		double fl = 2.0 * n * (double)n * n;
 		printf("%6d | %12.6f %9.2f | %12.6f %9.2f | %6.2fx | %9.3fs %9.3fms%s\n", n, mc, fl / mc * 1e-9, mb,
 		       fl / mb * 1e-9, mb / mc, cold, load * 1e3, ok ? "" : "  MISMATCH");
+		printf("       binary load in fresh processes (PoCL's cache on): first %.3f ms (its cache empty), then "
+		       "%.3f ms (median of 5), again in that process %.3f ms, first launch %.3f ms\n",
+		       fr.first, fr.load, fr.again, fr.launch);
+		if (fr.lib_disk >= 0)
+			printf("       library (cachet run's path), fresh process: %s %.3f ms (load + first launch), then "
+			       "%s %.3f ms\n", fr.lib_how[0], fr.lib_disk, fr.lib_how[1], fr.lib_mem);
 		printf("       first launch after the binary load: %.3f ms (a steady run: %.3f ms); max |diff| %.3g of max|C| %.3g\n",
 		       first * 1e3, mc * 1e3, d, scale);
 		fflush(stdout);

@@ -41,6 +41,7 @@ struct ct_ctx {
 	void *plan_cache;
 	void *code_cache;
 	void *target;
+	void *opencl; /* src/run/ocl.c: the open device and the programs loaded in this ctx */
 	void (*cleanup[CT_MAX_CLEANUPS])(ct_ctx *);
 };
 

@@ -12,7 +12,7 @@
 
 /* Write data to path atomically: a temp file in the same folder, then rename,
  * so an existing package file is never left half written. */
-static ct_status write_atomic(ct_ctx *ctx, const char *path, const char *data, size_t len)
+ct_status aot_write_atomic(ct_ctx *ctx, const char *path, const char *data, size_t len)
 {
 	char tmp[4200];
 	snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid());
@@ -109,6 +109,66 @@ static char *make_header(const ct_kernel *k)
 	return ct_buf_take(&b);
 }
 
+ct_status aot_compile_package(ct_kernel *k, const char *src, const char *obj, const char *lib_a, const char *lib_so,
+                              const char *lib, bool openmp)
+{
+	ct_ctx *ctx = k->ctx;
+	jit_state *js = jit_state_get(ctx);
+	if (!js)
+		return ct_ctx_last_status(ctx);
+	/* the same compiler as native runs: ct_ctx_set_compiler, else $CC, else cc */
+	const char *cmd = js->cc_override ? js->cc_override : js->env_cc ? js->env_cc : "cc";
+	jit_compiler *cc = jit_compiler_get(js, cmd);
+	if (!cc)
+		return ct_ctx_last_status(ctx);
+	/* compile once to an object, then archive it and link it; the words
+	 * are writable copies because exec takes char *const[] */
+	char o3[] = "-O3", march[] = "-march=native", fpic[] = "-fPIC", dc[] = "-c", dout[] = "-o";
+	char shared[] = "-shared", lm[] = "-lm", arw[] = "ar", rcs[] = "rcs";
+	char p_src[4096], p_obj[4096], p_a[4096], p_so[4096], p_lib[256];
+	snprintf(p_src, sizeof p_src, "%s", src);
+	snprintf(p_obj, sizeof p_obj, "%s", obj);
+	snprintf(p_a, sizeof p_a, "%s", lib_a);
+	snprintf(p_so, sizeof p_so, "%s", lib_so);
+	snprintf(p_lib, sizeof p_lib, "%s", lib ? lib : "");
+	char *argv[64];
+	int n = 0;
+	for (int i = 0; i < cc->nwords && n < 48; i++)
+		argv[n++] = cc->words[i];
+	char *flags[] = {o3, march, fpic, dc, dout, p_obj, p_src};
+	for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
+		argv[n++] = flags[i];
+	/* OpenMP for parallel loops, its simd pragmas for vectorized ones */
+	char omp[] = "-fopenmp", simd[] = "-fopenmp-simd";
+	int need = openmp ? gen_c_openmp(k) : 0;
+	if (need)
+		argv[n++] = need == 2 ? omp : simd;
+	argv[n] = NULL;
+	ct_status st = run_tool(ctx, cc->exe, argv, "compiling the package");
+	if (!st) {
+		n = cc->nwords < 48 ? cc->nwords : 48;
+		char *lflags[] = {shared, dout, p_so, p_obj, lm};
+		for (size_t i = 0; i < sizeof lflags / sizeof lflags[0]; i++)
+			argv[n++] = lflags[i];
+		if (need == 2)
+			argv[n++] = omp;
+		if (lib)
+			argv[n++] = p_lib;
+		argv[n] = NULL;
+		st = run_tool(ctx, cc->exe, argv, "linking the shared library");
+	}
+	if (!st) {
+		unlink(lib_a);
+		char ar[4096];
+		char *aargv[] = {arw, rcs, p_a, p_obj, NULL};
+		st = find_on_path(ctx, "ar", ar, sizeof ar);
+		if (!st)
+			st = run_tool(ctx, ar, aargv, "archiving the static library");
+	}
+	unlink(obj);
+	return st;
+}
+
 ct_status ct_kernel_build(ct_kernel *k, const char *dir)
 {
 	if (!k || !dir)
@@ -119,6 +179,8 @@ ct_status ct_kernel_build(ct_kernel *k, const char *dir)
 	struct stat sb;
 	if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
 		return ct_error(ctx, CT_ERR_IO, "%s is not a folder", dir);
+	if (k->has_plan && k->target == TARGET_OPENCL)
+		return gen_opencl_package(k, dir);
 	size_t len = 0;
 	char *src = ct_kernel_emit(k, "host", &len);
 	if (!src)
@@ -132,56 +194,11 @@ ct_status ct_kernel_build(ct_kernel *k, const char *dir)
 	snprintf(lib_so, sizeof lib_so, "%s/lib%s.so", dir, k->name);
 	ct_status st = hdr ? CT_OK : ct_error(ctx, CT_ERR_NOMEM, "out of memory");
 	if (!st)
-		st = write_atomic(ctx, path, src, len);
+		st = aot_write_atomic(ctx, path, src, len);
 	if (!st)
-		st = write_atomic(ctx, hpath, hdr, strlen(hdr));
-	jit_state *js = st ? NULL : jit_state_get(ctx);
-	if (!st && !js)
-		st = ct_ctx_last_status(ctx);
-	/* the same compiler as native runs: ct_ctx_set_compiler, else $CC, else cc */
-	const char *cmd = !js ? "cc" : js->cc_override ? js->cc_override : js->env_cc ? js->env_cc : "cc";
-	jit_compiler *cc = st ? NULL : jit_compiler_get(js, cmd);
-	if (!st && !cc)
-		st = ct_ctx_last_status(ctx);
-	if (!st) {
-		/* compile once to an object, then archive it and link it; the
-		 * words are writable copies because exec takes char *const[] */
-		char o3[] = "-O3", march[] = "-march=native", fpic[] = "-fPIC", dc[] = "-c", dout[] = "-o";
-		char shared[] = "-shared", lm[] = "-lm", arw[] = "ar", rcs[] = "rcs";
-		char *argv[64];
-		int n = 0;
-		for (int i = 0; i < cc->nwords && n < 48; i++)
-			argv[n++] = cc->words[i];
-		char *flags[] = {o3, march, fpic, dc, dout, obj, path};
-		for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
-			argv[n++] = flags[i];
-		/* OpenMP for parallel loops, its simd pragmas for vectorized ones */
-		char omp[] = "-fopenmp", simd[] = "-fopenmp-simd";
-		int need = gen_c_openmp(k);
-		if (need)
-			argv[n++] = need == 2 ? omp : simd;
-		argv[n] = NULL;
-		st = run_tool(ctx, cc->exe, argv, "compiling the package");
-		if (!st) {
-			n = cc->nwords < 48 ? cc->nwords : 48;
-			char *lflags[] = {shared, dout, lib_so, obj, lm};
-			for (size_t i = 0; i < sizeof lflags / sizeof lflags[0]; i++)
-				argv[n++] = lflags[i];
-			if (need == 2)
-				argv[n++] = omp;
-			argv[n] = NULL;
-			st = run_tool(ctx, cc->exe, argv, "linking the shared library");
-		}
-		if (!st) {
-			unlink(lib_a);
-			char ar[4096];
-			char *aargv[] = {arw, rcs, lib_a, obj, NULL};
-			st = find_on_path(ctx, "ar", ar, sizeof ar);
-			if (!st)
-				st = run_tool(ctx, ar, aargv, "archiving the static library");
-		}
-		unlink(obj);
-	}
+		st = aot_write_atomic(ctx, hpath, hdr, strlen(hdr));
+	if (!st)
+		st = aot_compile_package(k, path, obj, lib_a, lib_so, NULL, true);
 	free(src);
 	free(hdr);
 	return st;

@@ -12,14 +12,18 @@
 
 /*
  * An entry is the file ROOT/blob-v1/DIGEST.bin (DIGEST: hex XXH3-128 of
- * the key) holding "ctblob1\n", the key's length and bytes, the blob's
- * length and bytes (lengths as 8 little-endian bytes). A hit compares the
- * whole key, so a digest collision is a miss. Entries are written to a
- * temporary file and renamed into place: readers never see half a file.
- * The code cache's folder checks (owner, mode) and CACHET_NO_CACHE apply.
+ * the key) holding "ctblob2\n", the key's length and bytes, the blob's
+ * length and bytes, and the XXH3-128 of the blob (lengths as 8
+ * little-endian bytes; the checksum in canonical byte order). A hit
+ * compares the whole key, so a digest collision is a miss. A file whose
+ * header, length or checksum is wrong (a torn disk write, an older format,
+ * an edit) is reported as a warning, counted as corrupt and removed: the
+ * caller rebuilds. Entries are written to a temporary file and renamed into
+ * place: readers never see half a file. The code cache's folder checks
+ * (owner, mode) and CACHET_NO_CACHE apply.
  */
 
-#define BLOB_MAGIC "ctblob1\n"
+#define BLOB_MAGIC "ctblob2\n"
 #define BLOB_MAX ((size_t)256 << 20)
 
 static void blob_digest(const char *key, size_t klen, char hex[JIT_DIGEST_HEX])
@@ -46,6 +50,14 @@ static bool blob_dir(ct_ctx *ctx, char *dir, size_t cap)
 	return mkdir(dir, 0700) == 0 || errno == EEXIST;
 }
 
+/* The canonical XXH3-128 of n bytes. */
+static void blob_sum(const void *data, size_t n, unsigned char out[16])
+{
+	XXH128_canonical_t c;
+	XXH128_canonicalFromHash(&c, XXH3_128bits(data, n));
+	memcpy(out, c.digest, 16);
+}
+
 static void put_u64(unsigned char *p, uint64_t v)
 {
 	for (int i = 0; i < 8; i++)
@@ -60,15 +72,33 @@ static uint64_t get_u64(const unsigned char *p)
 	return v;
 }
 
+/* The path of key's entry (false: cache off or path too long). */
+static bool blob_path(ct_ctx *ctx, const char *key, size_t klen, char *path, size_t cap)
+{
+	char dir[4096], hex[JIT_DIGEST_HEX];
+	if (!blob_dir(ctx, dir, sizeof dir))
+		return false;
+	blob_digest(key, klen, hex);
+	return jit_fmt(path, cap, "%s/%s.bin", dir, hex);
+}
+
+/* Report the entry at path as bad, count it, remove it. */
+static void blob_bad(ct_ctx *ctx, const char *path, const char *why)
+{
+	jit_state *st = jit_state_get(ctx);
+	if (!st)
+		return;
+	st->n.corrupt++;
+	jit_warn(st, "OpenCL binary cache entry %s is bad (%s): removed, rebuilding", path, why);
+	unlink(path);
+}
+
 ct_status jit_blob_get(ct_ctx *ctx, const char *key, size_t klen, void **data, size_t *n)
 {
 	*data = NULL;
 	*n = 0;
-	char dir[4096], path[4200], hex[JIT_DIGEST_HEX];
-	if (!blob_dir(ctx, dir, sizeof dir))
-		return CT_OK;
-	blob_digest(key, klen, hex);
-	if (!jit_fmt(path, sizeof path, "%s/%s.bin", dir, hex))
+	char path[4200];
+	if (!blob_path(ctx, key, klen, path, sizeof path))
 		return CT_OK;
 	unsigned char *f = NULL;
 	size_t flen = 0;
@@ -77,19 +107,37 @@ ct_status jit_blob_get(ct_ctx *ctx, const char *key, size_t klen, void **data, s
 		return CT_OK;
 	}
 	size_t m = sizeof BLOB_MAGIC - 1;
-	bool ok = flen >= m + 16 && memcmp(f, BLOB_MAGIC, m) == 0 && get_u64(f + m) == klen &&
-	          flen >= m + 16 + klen && memcmp(f + m + 8, key, klen) == 0;
-	uint64_t bn = ok ? get_u64(f + m + 8 + klen) : 0;
-	ok = ok && bn == flen - m - 16 - klen;
-	if (ok) {
-		*data = malloc(bn ? bn : 1);
-		if (*data) {
+	const char *why = NULL;
+	uint64_t bn = 0;
+	if (flen < m + 16 || memcmp(f, BLOB_MAGIC, m) != 0) {
+		why = "not a cachet blob of this format";
+	} else if (get_u64(f + m) != klen || flen < m + 16 + klen) {
+		why = get_u64(f + m) > flen ? "truncated" : NULL; /* another key: a digest collision, a miss */
+	} else if (memcmp(f + m + 8, key, klen) != 0) {
+		why = NULL;
+	} else if (flen < m + 32 + klen || (bn = get_u64(f + m + 8 + klen)) != flen - m - 32 - klen) {
+		why = "its length does not match the file's";
+	} else {
+		unsigned char sum[16];
+		blob_sum(f + m + 16 + klen, bn, sum);
+		if (memcmp(sum, f + m + 16 + klen + bn, 16) != 0)
+			why = "checksum mismatch";
+		else if ((*data = malloc(bn ? bn : 1)) != NULL) {
 			memcpy(*data, f + m + 16 + klen, bn);
 			*n = bn;
 		}
 	}
 	ct_free(ctx, f);
+	if (why)
+		blob_bad(ctx, path, why);
 	return CT_OK;
+}
+
+void jit_blob_drop(ct_ctx *ctx, const char *key, size_t klen, const char *why)
+{
+	char path[4200];
+	if (blob_path(ctx, key, klen, path, sizeof path) && access(path, F_OK) == 0)
+		blob_bad(ctx, path, why);
 }
 
 void jit_blob_put(ct_ctx *ctx, const char *key, size_t klen, const void *data, size_t n)
@@ -109,7 +157,9 @@ void jit_blob_put(ct_ctx *ctx, const char *key, size_t klen, const void *data, s
 	put_u64(len8, klen);
 	ok = ok && jit_write_all(fd, len8, 8) && jit_write_all(fd, key, klen);
 	put_u64(len8, n);
-	ok = ok && jit_write_all(fd, len8, 8) && jit_write_all(fd, data, n);
+	unsigned char sum[16];
+	blob_sum(data, n, sum);
+	ok = ok && jit_write_all(fd, len8, 8) && jit_write_all(fd, data, n) && jit_write_all(fd, sum, 16);
 	ok = close(fd) == 0 && ok;
 	if (!ok || rename(tmp, path) != 0)
 		unlink(tmp);

@@ -719,7 +719,23 @@ ct_status ct_cache_clear(ct_ctx *ctx)
 		return CT_ERR_NOMEM;
 	if (!jit_disk_ready(st))
 		return not_usable(st);
-	return jit_disk_clear(st);
+	ct_status s = jit_disk_clear(st);
+	ct_status o = jit_cache_clear_others(st);
+	return s ? s : o;
+}
+
+int ct_cache_folders(ct_ctx *ctx, ct_cache_folder *out, int cap)
+{
+	if (!ctx || (!out && cap > 0))
+		return -1;
+	jit_state *st = jit_state_get(ctx);
+	if (!st)
+		return -1;
+	if (!jit_disk_ready(st)) {
+		not_usable(st);
+		return -1;
+	}
+	return jit_cache_folders(st, out, cap);
 }
 
 ct_status ct_cache_verify(ct_ctx *ctx, int64_t *bad)

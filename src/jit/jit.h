@@ -233,5 +233,17 @@ ct_status jit_disk_clear(jit_state *st);
  * warning, never an error). */
 ct_status jit_blob_get(ct_ctx *ctx, const char *key, size_t klen, void **data, size_t *n);
 void jit_blob_put(ct_ctx *ctx, const char *key, size_t klen, const void *data, size_t n);
+/* Report key's entry as bad (why: a short reason; the device refused it),
+ * count it as corrupt and remove it, so the caller rebuilds. */
+void jit_blob_drop(ct_ctx *ctx, const char *key, size_t klen, const char *why);
+
+/* ------------------------------------------------------------ cachedirs.c */
+
+#define JIT_CACHE_FOLDERS 4
+/* Totals of every folder cachet writes in st->root (ct_cache_folders). */
+int jit_cache_folders(jit_state *st, ct_cache_folder *out, int cap);
+/* Remove the OpenCL binaries and PoCL's cache folder's contents (names of
+ * their shapes only; young temp files are another process's writes). */
+ct_status jit_cache_clear_others(jit_state *st);
 
 #endif

@@ -19,9 +19,11 @@
  * CT_ERR_UNSUPPORTED with a message saying what is missing. The device is
  * the first one of the first platform that has one, or the one that
  * CACHET_OPENCL_DEVICE names (a substring of "platform device"). Nothing
- * is kept between calls (no globals): each run opens, uses and releases
- * its own context; compiled programs persist in the code cache's disk
- * store as binaries (see ocl_program).
+ * is global: the device (its context and queue) and the programs a ctx
+ * has loaded stay open in the ctx (ctx->opencl, released by ct_ctx_free),
+ * so the next run of the same program in the same ctx needs no load at all
+ * ("memory"); programs persist across processes in the code cache's folder
+ * as binaries ("disk"; see load_program).
  */
 
 /* The entry points cachet uses. */
@@ -340,59 +342,50 @@ static char *binary_key(ocl_dev *d, const char *src, size_t len, const char *opt
 }
 
 /* The kernel fn of src: from a binary in the code cache's folder when one
- * was kept for this key (how = "disk"), else built from source (how =
- * "compiled", and *put_key is the key under which the caller keeps the
- * binary once the kernel has run: PoCL compiles a kernel's work-group
- * function at its first launch, and a binary taken before would not hold
- * it). */
-static ct_status load_program(ocl_dev *d, const char *src, size_t len, const char *fn, cl_program *pp,
-                              cl_kernel *kp, const char **how, char **put_key, size_t *put_klen)
+ * was kept for key (how = "disk"), else built from source (how =
+ * "compiled"; the caller keeps the binary once the kernel has run: PoCL
+ * compiles a kernel's work-group function for the launch's sizes at its
+ * first launch, and a binary taken before would not hold it). A kept binary
+ * the device refuses is reported, removed and rebuilt from source. */
+static ct_status load_program(ocl_dev *d, const char *key, size_t klen, const char *src, size_t len,
+                              const char *opts, const char *fn, cl_program *pp, cl_kernel *kp, const char **how)
 {
-	const char *opts = build_options();
-	size_t klen = 0;
-	char *key = binary_key(d, src, len, opts, &klen);
-	if (!key)
-		return ct_error(d->ctx, CT_ERR_NOMEM, "out of memory");
-	cl_int e;
+	cl_int e = CL_SUCCESS;
 	void *bin = NULL;
 	size_t bn = 0;
 	*pp = NULL;
 	*kp = NULL;
-	*put_key = NULL;
 	if (jit_blob_get(d->ctx, key, klen, &bin, &bn) == CT_OK && bin) {
 		const unsigned char *b = bin;
 		cl_int bst = CL_SUCCESS;
+		const char *step = "clCreateProgramWithBinary";
 		cl_program p = d->cl.CreateProgramWithBinary(d->cx, 1, &d->dev, &bn, &b, &bst, &e);
-		if (p && d->cl.BuildProgram(p, 1, &d->dev, opts, NULL, NULL) == CL_SUCCESS) {
-			*kp = d->cl.CreateKernel(p, fn, &e);
-			if (*kp) {
-				*pp = p;
-				*how = "disk";
-			} else {
+		if (p && (step = "clBuildProgram", e = d->cl.BuildProgram(p, 1, &d->dev, opts, NULL, NULL)) == CL_SUCCESS &&
+		    (step = "clCreateKernel", *kp = d->cl.CreateKernel(p, fn, &e)) != NULL) {
+			*pp = p;
+			*how = "disk";
+		} else {
+			if (p)
 				d->cl.ReleaseProgram(p);
-			}
-		} else if (p) {
-			d->cl.ReleaseProgram(p);
+			char why[160];
+			snprintf(why, sizeof why, "%s refused it: %s (%d)", step, cl_err_name(e), (int)e);
+			jit_blob_drop(d->ctx, key, klen, why);
 		}
 		free(bin);
 	}
-	ct_status st = CT_OK;
-	if (!*pp) {
-		st = build_source(d, src, len, opts, pp);
-		if (!st) {
-			*kp = d->cl.CreateKernel(*pp, fn, &e);
-			if (!*kp)
-				st = cl_fail(d, CT_ERR_COMPILE, "clCreateKernel", e);
-		}
-		if (!st) {
-			*how = "compiled";
-			*put_key = key;
-			*put_klen = klen;
-			return CT_OK;
-		}
+	if (*pp)
+		return CT_OK;
+	ct_status st = build_source(d, src, len, opts, pp);
+	if (st)
+		return st;
+	*kp = d->cl.CreateKernel(*pp, fn, &e);
+	if (!*kp) {
+		d->cl.ReleaseProgram(*pp);
+		*pp = NULL;
+		return cl_fail(d, CT_ERR_COMPILE, "clCreateKernel", e);
 	}
-	free(key);
-	return st;
+	*how = "compiled";
+	return CT_OK;
 }
 
 /* Keep the binary of program p under key (best effort). */
@@ -529,6 +522,133 @@ static ct_status ocl_once(void *ud, void *const *buffers)
 	return st;
 }
 
+/* ------------------------------------------------------------ the ctx's programs */
+
+#define OCL_MEM_PROGRAMS 64 /* programs a ctx keeps loaded; the oldest goes first */
+
+/* A loaded program and its kernel, under the code cache's key. */
+typedef struct ocl_prog {
+	char *key;
+	size_t klen;
+	cl_program p;
+	cl_kernel k;
+	struct ocl_prog *next; /* most recently used first */
+} ocl_prog;
+
+/* What a ctx keeps open between runs (ctx->opencl). */
+typedef struct ocl_state {
+	ocl_dev d;
+	bool open;
+	char want[256]; /* CACHET_OPENCL_DEVICE when d was picked */
+	ocl_prog *progs;
+	int nprogs;
+} ocl_state;
+
+static void prog_free(ocl_state *s, ocl_prog *g)
+{
+	if (g->k)
+		s->d.cl.ReleaseKernel(g->k);
+	if (g->p)
+		s->d.cl.ReleaseProgram(g->p);
+	free(g->key);
+	free(g);
+}
+
+static void state_close(ocl_state *s)
+{
+	while (s->progs) {
+		ocl_prog *g = s->progs;
+		s->progs = g->next;
+		prog_free(s, g);
+	}
+	s->nprogs = 0;
+	if (s->open)
+		dev_close(&s->d);
+	s->open = false;
+}
+
+static void state_release(ct_ctx *ctx)
+{
+	ocl_state *s = ctx->opencl;
+	if (!s)
+		return;
+	state_close(s);
+	ct_free(ctx, s);
+	ctx->opencl = NULL;
+}
+
+/* The ctx's open device, opened (again, if CACHET_OPENCL_DEVICE changed). */
+static ct_status state_device(ct_ctx *ctx, ocl_state **out)
+{
+	ocl_state *s = ctx->opencl;
+	if (!s) {
+		if (!(s = ct_alloc(ctx, sizeof *s)))
+			return CT_ERR_NOMEM;
+		if (!ct_ctx_on_free(ctx, state_release)) {
+			ct_free(ctx, s);
+			return ct_error(ctx, CT_ERR_NOMEM, "no room for another cleanup in the ctx");
+		}
+		ctx->opencl = s;
+	}
+	const char *w = getenv("CACHET_OPENCL_DEVICE");
+	if (s->open && strcmp(s->want, w ? w : "") != 0)
+		state_close(s);
+	if (!s->open) {
+		ct_status st = dev_open(ctx, &s->d);
+		if (st)
+			return st;
+		s->open = true;
+		snprintf(s->want, sizeof s->want, "%s", w ? w : "");
+	}
+	s->d.ctx = ctx;
+	*out = s;
+	return CT_OK;
+}
+
+/* The program kept under key (moved to the front), or NULL. */
+static ocl_prog *mem_find(ocl_state *s, const char *key, size_t klen)
+{
+	for (ocl_prog **at = &s->progs; *at; at = &(*at)->next) {
+		ocl_prog *g = *at;
+		if (g->klen == klen && memcmp(g->key, key, klen) == 0) {
+			*at = g->next;
+			g->next = s->progs;
+			s->progs = g;
+			return g;
+		}
+	}
+	return NULL;
+}
+
+/* Keep p and k under key (taking all three); false (nothing taken) on
+ * out-of-memory. */
+static bool mem_put(ocl_state *s, char *key, size_t klen, cl_program p, cl_kernel k)
+{
+	ocl_prog *g = calloc(1, sizeof *g);
+	if (!g)
+		return false;
+	*g = (ocl_prog){key, klen, p, k, s->progs};
+	s->progs = g;
+	if (++s->nprogs > OCL_MEM_PROGRAMS) {
+		ocl_prog **at = &s->progs;
+		while ((*at)->next)
+			at = &(*at)->next;
+		prog_free(s, *at);
+		*at = NULL;
+		s->nprogs--;
+	}
+	return true;
+}
+
+/* ------------------------------------------------------------ run */
+
+/* Whether the ctx bypasses its caches (CACHET_NO_CACHE=1). */
+static bool no_cache(ct_ctx *ctx)
+{
+	jit_state *js = jit_state_get(ctx);
+	return !js || js->no_cache;
+}
+
 ct_status run_opencl(ct_kernel *k, const ct_run_options *o, ct_run_result *r)
 {
 	ct_ctx *ctx = k->ctx;
@@ -543,48 +663,130 @@ ct_status run_opencl(ct_kernel *k, const ct_run_options *o, ct_run_result *r)
 	ct_looptree_free(t);
 	if (!src)
 		return ct_ctx_last_status(ctx);
-	ocl_dev d;
-	ct_status st = dev_open(ctx, &d);
+	ocl_state *s = NULL;
+	ct_status st = state_device(ctx, &s);
 	if (st) {
 		free(src);
 		return st;
 	}
+	ocl_dev *d = &s->d;
+	const char *opts = build_options();
+	size_t klen = 0;
+	char *key = binary_key(d, src, len, opts, &klen);
+	if (!key) {
+		free(src);
+		return ct_error(ctx, CT_ERR_NOMEM, "out of memory");
+	}
+	bool keep = !no_cache(ctx);
 	cl_program prog = NULL;
 	cl_kernel kern = NULL;
-	const char *how = "compiled";
-	char *put_key = NULL;
-	size_t put_klen = 0;
+	const char *how = "memory";
 	double t0 = ct_now();
-	st = load_program(&d, src, len, L.fn, &prog, &kern, &how, &put_key, &put_klen);
+	ocl_prog *hit = keep ? mem_find(s, key, klen) : NULL;
+	if (hit) {
+		prog = hit->p;
+		kern = hit->k;
+	} else {
+		st = load_program(d, key, klen, src, len, opts, L.fn, &prog, &kern, &how);
+	}
 	free(src);
 	if (!st)
-		st = check_limits(&d, &L, kern);
-	ocl_run R = {&d, k, kern, &L, {0}};
+		st = check_limits(d, &L, kern);
+	ocl_run R = {d, k, kern, &L, {0}};
 	for (int i = 0; i < OCL_GUARD; i++)
 		R.guard[i] = (unsigned char)(0xa5 ^ i);
-	if (!st) {
-		/* warm: the first launch finishes the driver's compile (PoCL's
-		 * work-group function); counted as compile time, and only then
-		 * is the binary taken */
+	if (!st && !hit) {
+		/* warm: the first launch, with the sizes of the timed runs,
+		 * finishes the driver's compile (PoCL's work-group function);
+		 * counted as compile time, and only then is the binary taken */
 		run_buffers wb;
 		st = run_buffers_alloc(k, &wb, false);
 		if (!st) {
 			st = ocl_once(&R, wb.data);
 			run_buffers_free(&wb);
 		}
-		if (!st && put_key)
-			keep_binary(&d, prog, put_key, put_klen);
+		if (!st && strcmp(how, "compiled") == 0)
+			keep_binary(d, prog, key, klen);
 	}
-	free(put_key);
 	r->compile_seconds = ct_now() - t0;
 	r->code_cache = how;
 	if (!st)
 		st = run_measure(k, o, ocl_once, &R, r);
+	if (!hit && prog && (st || !keep || !mem_put(s, key, klen, prog, kern))) {
+		if (kern)
+			d->cl.ReleaseKernel(kern);
+		d->cl.ReleaseProgram(prog);
+		free(key);
+	} else if (hit || !prog) {
+		free(key);
+	}
+	return st;
+}
+
+/* ------------------------------------------------------------ packages */
+
+ct_status run_opencl_binary(ct_kernel *k, unsigned char **bin, size_t *n, char *desc, size_t cap)
+{
+	ct_ctx *ctx = k->ctx;
+	*bin = NULL;
+	*n = 0;
+	if (cap)
+		desc[0] = 0;
+	ct_looptree *t = ct_kernel_lower(k, 1);
+	if (!t)
+		return ct_ctx_last_status(ctx);
+	ocl_launch L;
+	size_t len = 0;
+	char *src = gen_opencl(t, &len, &L);
+	ct_looptree_free(t);
+	if (!src)
+		return ct_ctx_last_status(ctx);
+	ocl_state *s = NULL;
+	ct_status st = L.sizes_known ? state_device(ctx, &s) : CT_OK;
+	if (!L.sizes_known || st == CT_ERR_UNSUPPORTED) {
+		/* runtime sizes (no launch to warm it with) or no OpenCL here:
+		 * the package builds from source on its device */
+		free(src);
+		ct_ctx_clear_error(ctx);
+		return CT_OK;
+	}
+	if (st) {
+		free(src);
+		return st;
+	}
+	ocl_dev *d = &s->d;
+	size_t klen = 0;
+	char *key = binary_key(d, src, len, build_options(), &klen);
+	cl_program prog = NULL;
+	cl_kernel kern = NULL;
+	const char *how = "compiled";
+	st = key ? load_program(d, key, klen, src, len, build_options(), L.fn, &prog, &kern, &how)
+	         : ct_error(ctx, CT_ERR_NOMEM, "out of memory");
+	free(src);
+	if (!st)
+		st = check_limits(d, &L, kern);
+	if (!st) {
+		/* run once with the launch the package uses, so the binary holds
+		 * the work-group function compiled for it */
+		ocl_run R = {d, k, kern, &L, {0}};
+		for (int i = 0; i < OCL_GUARD; i++)
+			R.guard[i] = (unsigned char)(0xa5 ^ i);
+		run_buffers wb;
+		st = run_buffers_alloc(k, &wb, false);
+		if (!st) {
+			st = ocl_once(&R, wb.data);
+			run_buffers_free(&wb);
+		}
+	}
+	if (!st) {
+		*bin = program_binary(d, prog, n);
+		snprintf(desc, cap, "%s", d->desc);
+	}
 	if (kern)
-		d.cl.ReleaseKernel(kern);
+		d->cl.ReleaseKernel(kern);
 	if (prog)
-		d.cl.ReleaseProgram(prog);
-	dev_close(&d);
+		d->cl.ReleaseProgram(prog);
+	free(key);
 	return st;
 }
 

@@ -55,4 +55,13 @@ ct_status run_opencl(ct_kernel *k, const ct_run_options *o, ct_run_result *r);
  * with the ctx's error left clear. */
 ct_status ocl_list_devices(ct_ctx *ctx, ct_opencl_devinfo *out, int cap, int *n);
 
+/* For `cachet build`: the program binary of k (malloc'd) for the OpenCL
+ * device, built (or loaded) and run once on zero-filled arrays with the
+ * launch of k's param values, so it holds the work-group function compiled
+ * for that launch; desc: the device description it is for (as in the
+ * binary cache's key). CT_OK with *bin NULL when none can be had (no
+ * OpenCL here, or runtime sizes): the package builds from source. Build
+ * failures are CT_ERR_COMPILE with the log. */
+ct_status run_opencl_binary(ct_kernel *k, unsigned char **bin, size_t *n, char *desc, size_t cap);
+
 #endif
