@@ -307,7 +307,9 @@ static int hand_tiles(const char *path, int64_t *v)
 	const char *tile = sched ? strstr(sched, "tile(") : NULL;
 	v[0] = number_after(tile, "j=");
 	v[1] = number_after(tile, "k=");
-	v[2] = number_after(tile, "i=");
+	v[2] = number_after(tile, "ih="); /* the row blocks' tile (rows cut in halves first) */
+	if (v[2] < 1)
+		v[2] = number_after(tile, "i=");
 	v[3] = number_after(sched, "split(jj,");
 	v[4] = number_after(sched, "split(ii,");
 	for (int i = 0; i < 5; i++)
