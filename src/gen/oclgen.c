@@ -57,6 +57,8 @@ typedef struct og {
 	int *role;              /* per tree index: ocl_role */
 	int *dim;               /* per tree index: its dimension */
 	bool *is_local;         /* per storage: a __local buffer */
+	bool *is_next;          /* per storage: the __local prefetch buffer of a double-buffered
+	                           cache (each work-item uses only its own share: no barriers) */
 	int *local_region;      /* per region: 1 when its copies are cooperative */
 	int cur[IR_MAX_DEPTH * 4]; /* regions entered (innermost last) */
 	int ncur;
@@ -301,6 +303,11 @@ static bool check_regions(og *o)
 			o->any_local = o->any_local || !rg->elided;
 			if (!rg->elided && rg->buffer >= 0 && rg->buffer < t->narrays)
 				o->is_local[rg->buffer] = true;
+			/* the prefetch of a double buffer: __local too, not a private
+			 * array: PoCL 3.1 lost per-work-item private arrays kept across
+			 * the barriers of tail versions (docs/OPENCL.md, section 4) */
+			if (!rg->elided && rg->double_buffer && rg->temp >= 0 && rg->temp < t->narrays)
+				o->is_local[rg->temp] = o->is_next[rg->temp] = true;
 		} else if (!rg->elided && rg->epilogue != LT_EPI_NONE) {
 			unsigned want = all_bits(o, 0) | all_bits(o, 1);
 			if ((m & want) != want)
@@ -353,6 +360,23 @@ static void close_mapped(og *o)
 }
 
 
+static void barrier(og *o);
+
+static bool has_barrier(const og *o, const lt_node *x);
+
+/* Whether the last code in x's body is a loop that ends each iteration
+ * with a barrier (gen_barrier_loop, gen_mapped): x needs no second one. */
+static bool ends_with_barrier(const og *o, const lt_node *x)
+{
+	const lt_node *y = x;
+	do
+		y = y->nkids > 0 && y->nels == 0 ? y->kids[y->nkids - 1] : NULL;
+	while (y && y->kind == LT_CACHE);
+	if (!y || y->kind != LT_LOOP || y->index < 0 || y->index >= o->t->nindices || !has_barrier(o, y))
+		return false;
+	return o->role[y->index] == OR_NONE || o->role[y->index] == OR_GROUP;
+}
+
 /* A loop over a parallel index: its iteration of this work-item. */
 static void gen_mapped(og *o, const lt_node *x)
 {
@@ -388,7 +412,49 @@ static void gen_mapped(og *o, const lt_node *x)
 	g->open[x->index] = x;
 	cg_nodes(g, x->kids, x->nkids);
 	g->open[x->index] = outer;
+	if (r == OR_GROUP && has_barrier(o, x) && !ends_with_barrier(o, x))
+		barrier(o); /* see gen_barrier_loop */
 	close_mapped(o);
+}
+
+/*
+ * A sequential loop whose body has barriers ends every iteration with a
+ * barrier. OpenCL does not need it (a fill that repeats already has one
+ * before it), but PoCL 3.1 does: when the code after a body's last
+ * barrier branches on the work-item (`if (ii < 5)` of a tail) and the
+ * branch rejoins at the loop latch, whose successors are barriers (the
+ * next iteration's, and the next loop's), its parallel-region formation
+ * runs the guarded code for every work-item of the group: clang hoists the
+ * test above the barriers, and the region that starts at the guarded code
+ * is entered without it. The tail work-items then read past their __local
+ * block and write rows past the end of C (docs/OPENCL.md, section 4). A
+ * barrier at the end of the body makes the branch rejoin before a barrier
+ * inside the region, which PoCL compiles correctly.
+ */
+static void gen_barrier_loop(og *o, const lt_node *x)
+{
+	cg *g = o->g;
+	ct_buf lo, hi;
+	ct_buf_init(&lo);
+	ct_buf_init(&hi);
+	cg_bound(g, &lo, x->lo);
+	cg_bound(g, &hi, x->hi);
+	const char *v = g->iname[x->index];
+	if (x->tail)
+		kg_comment(g->kg, "tail of %s", v);
+	kg_block_open(g->kg, "for (int64_t %s = %s; %s < %s; %s += %lld)", v, lo.s ? lo.s : "0", v,
+	              hi.s ? hi.s : "0", v, (long long)x->step);
+	const lt_node *outer = g->open[x->index];
+	g->open[x->index] = x;
+	cg_nodes(g, x->kids, x->nkids);
+	g->open[x->index] = outer;
+	if (!ends_with_barrier(o, x))
+		barrier(o);
+	kg_block_close(g->kg);
+	if (lo.failed || hi.failed)
+		g->failed = true;
+	ct_buf_free(&lo);
+	ct_buf_free(&hi);
 }
 
 /* ------------------------------------------------------------ cooperative copies */
@@ -411,8 +477,9 @@ static const lt_node *copy_stmt(const lt_node *x)
 typedef enum copy_kind { CK_NONE, CK_FILL, CK_DRAIN, CK_PRIVATE } copy_kind;
 
 /* What a node of a local region's copies does to the local buffers:
- * fills one, reads one back (drain), or neither (a prefetch into a private
- * array); CK_NONE when x is no copy nest. */
+ * fills one, reads one back (drain), or neither (a prefetch into the next
+ * block, whose elements only the work-item that moves them touches);
+ * CK_NONE when x is no copy nest. */
 static copy_kind kind_of(const og *o, const lt_node *x)
 {
 	if (x->kind != LT_LOOP || x->index < o->k->nindices)
@@ -422,11 +489,27 @@ static copy_kind kind_of(const og *o, const lt_node *x)
 		return CK_NONE;
 	int w, rd;
 	copy_sides(s, &w, &rd);
-	if (w >= 0 && w < o->t->narrays && o->is_local[w])
+	if (w >= 0 && w < o->t->narrays && o->is_local[w] && !o->is_next[w])
 		return CK_FILL;
-	if (rd >= 0 && rd < o->t->narrays && o->is_local[rd])
+	if (rd >= 0 && rd < o->t->narrays && o->is_local[rd] && !o->is_next[rd])
 		return CK_DRAIN;
 	return CK_PRIVATE;
+}
+
+/* Whether the code of x's kids has barriers: they copy a local region's
+ * buffer (fills, drains and double-buffer moves all have one). */
+static bool has_barrier(const og *o, const lt_node *x)
+{
+	for (int i = 0; i < x->nkids + x->nels; i++) {
+		const lt_node *y = i < x->nkids ? x->kids[i] : x->els[i - x->nkids];
+		if (y->kind == LT_CACHE && y->cache >= 0 && y->cache < o->t->nregions && o->local_region[y->cache])
+			return true;
+		if (y->kind == LT_LOOP && (kind_of(o, y) == CK_FILL || kind_of(o, y) == CK_DRAIN))
+			return true;
+		if (has_barrier(o, y))
+			return true;
+	}
+	return false;
 }
 
 static const lt_node *sibling(const lt_node *x, int dir);
@@ -623,6 +706,10 @@ static bool hook_loop(cg *g, const lt_node *x)
 			return true;
 		}
 	}
+	if (o->any_local && has_barrier(o, x)) {
+		gen_barrier_loop(o, x);
+		return true;
+	}
 	return false;
 }
 
@@ -740,8 +827,10 @@ static bool declare_buffers(og *o, const int64_t *pv)
 		const char *what = a < o->k->narrays ? "temp" : "cache buffer";
 		if (o->is_local[a]) {
 			o->L->local_bytes += bytes;
-			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "__local %s %s[%lld]; /* %s %s, shared by the work-group */",
-			        ir_dtype_c(arr->type), g->aname[a], (long long)count, what, arr->name);
+			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "__local %s %s[%lld]; /* %s %s, %s */", ir_dtype_c(arr->type),
+			        g->aname[a], (long long)count, what, arr->name,
+			        o->is_next[a] ? "the next block: each work-item fills and moves its own share"
+			                      : "shared by the work-group");
 		} else {
 			if (bytes > OCL_MAX_PRIVATE_BYTES)
 				return og_err(o, arr->pos,
@@ -785,6 +874,7 @@ static void og_free(og *o)
 	free(o->role);
 	free(o->dim);
 	free(o->is_local);
+	free(o->is_next);
 	free(o->local_region);
 }
 
@@ -803,9 +893,10 @@ char *gen_opencl(ct_looptree *t, size_t *len, ocl_launch *Lout)
 	o.role = calloc((size_t)t->nindices + 1, sizeof *o.role);
 	o.dim = calloc((size_t)t->nindices + 1, sizeof *o.dim);
 	o.is_local = calloc((size_t)t->narrays + 1, sizeof *o.is_local);
+	o.is_next = calloc((size_t)t->narrays + 1, sizeof *o.is_next);
 	o.local_region = calloc((size_t)t->nregions + 1, sizeof *o.local_region);
 	int64_t *pv = calloc((size_t)k->nparams + (size_t)t->nderived + 1, sizeof *pv);
-	if (!o.role || !o.dim || !o.is_local || !o.local_region || !pv) {
+	if (!o.role || !o.dim || !o.is_local || !o.is_next || !o.local_region || !pv) {
 		og_free(&o);
 		free(pv);
 		ct_error(ctx, CT_ERR_NOMEM, "out of memory generating OpenCL");
