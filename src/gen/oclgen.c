@@ -389,18 +389,25 @@ static void close_mapped(og *o)
 static void barrier(og *o);
 
 static bool has_barrier(const og *o, const lt_node *x);
+typedef enum copy_kind { CK_NONE, CK_FILL, CK_DRAIN, CK_PRIVATE } copy_kind;
+static copy_kind kind_of(const og *o, const lt_node *x);
 
-/* Whether the last code in x's body is a loop that ends each iteration
- * with a barrier (gen_plain_loop, gen_mapped): x needs no second one. */
+/* Whether the last code in x's body ends with a barrier: a fill of a local
+ * buffer (a barrier follows the last fill), or a loop that ends each
+ * iteration with one (gen_plain_loop, gen_mapped); x needs no second one.
+ * A drain or a prefetch ends without one. */
 static bool ends_with_barrier(const og *o, const lt_node *x)
 {
 	const lt_node *y = x;
 	do
 		y = y->nkids > 0 && y->nels == 0 ? y->kids[y->nkids - 1] : NULL;
 	while (y && y->kind == LT_CACHE);
-	if (!y || y->kind != LT_LOOP || y->index < 0 || y->index >= o->t->nindices || !has_barrier(o, y))
+	if (!y || y->kind != LT_LOOP || y->index < 0 || y->index >= o->t->nindices)
 		return false;
-	return o->role[y->index] == OR_NONE || o->role[y->index] == OR_GROUP;
+	copy_kind ck = kind_of(o, y);
+	if (ck != CK_NONE)
+		return ck == CK_FILL;
+	return (o->role[y->index] == OR_NONE || o->role[y->index] == OR_GROUP) && has_barrier(o, y);
 }
 
 /* A loop over a parallel index: its iteration of this work-item. */
@@ -501,8 +508,6 @@ static const lt_node *copy_stmt(const lt_node *x)
 		x = x->kids[0];
 	return x && x->kind == LT_STMT && x->stmt && x->stmt->kind == ND_STMT && x->stmt->stmt_id == 0 ? x : NULL;
 }
-
-typedef enum copy_kind { CK_NONE, CK_FILL, CK_DRAIN, CK_PRIVATE } copy_kind;
 
 /* What a node of a local region's copies does to the local buffers:
  * fills one, reads one back (drain), or neither (a prefetch into the next
