@@ -57,6 +57,8 @@ typedef struct og {
 	int *role;              /* per tree index: ocl_role */
 	int *dim;               /* per tree index: its dimension */
 	bool *is_local;         /* per storage: a __local buffer */
+	bool *is_next;          /* per storage: the __local prefetch buffer of a double-buffered
+	                           cache (each work-item uses only its own share: no barriers) */
 	int *local_region;      /* per region: 1 when its copies are cooperative */
 	int cur[IR_MAX_DEPTH * 4]; /* regions entered (innermost last) */
 	int ncur;
@@ -301,6 +303,11 @@ static bool check_regions(og *o)
 			o->any_local = o->any_local || !rg->elided;
 			if (!rg->elided && rg->buffer >= 0 && rg->buffer < t->narrays)
 				o->is_local[rg->buffer] = true;
+			/* the prefetch of a double buffer: __local too, not a private
+			 * array: PoCL 3.1 lost per-work-item private arrays kept across
+			 * the barriers of tail versions (docs/OPENCL.md, section 4) */
+			if (!rg->elided && rg->double_buffer && rg->temp >= 0 && rg->temp < t->narrays)
+				o->is_local[rg->temp] = o->is_next[rg->temp] = true;
 		} else if (!rg->elided && rg->epilogue != LT_EPI_NONE) {
 			unsigned want = all_bits(o, 0) | all_bits(o, 1);
 			if ((m & want) != want)
@@ -308,6 +315,32 @@ static bool check_regions(og *o)
 				              "cache '%s' (location=private) writes back to '%s' from outside the work-item "
 				              "loops: every work-item would write the whole block; place it inside them or "
 				              "use location=local", it->name, t->arrays[rg->source].name);
+		}
+	}
+	return true;
+}
+
+/* The loop verbs of the plan that plan(target=opencl) cannot honour:
+ * unroll or vectorize of a parallelized index (its loops are the NDRange),
+ * streaming stores. */
+static bool check_verbs(og *o)
+{
+	const ct_kernel *k = o->k;
+	for (int i = 0; i < k->nplan; i++) {
+		const ir_plan_item *it = &k->plan[i];
+		if (it->kind != PL_UNROLL && it->kind != PL_VECTORIZE)
+			continue;
+		const char *verb = it->kind == PL_UNROLL ? "unroll" : "vectorize";
+		if (it->kind == PL_VECTORIZE && it->nontemporal)
+			return og_err(o, it->pos, "vectorize(..., nontemporal=true) is not implemented for plan(target=opencl)");
+		for (int j = 0; j < it->n; j++) {
+			int x = it->idx[j];
+			ir_pos pos = it->idx_pos ? it->idx_pos[j] : it->pos;
+			if (x >= 0 && x < o->t->nindices && o->role[x] != OR_NONE)
+				return og_err(o, pos,
+				              "%s(%s): '%s' is parallelized on plan(target=opencl) (its loops are the "
+				              "work-groups or work-items); split it and name the inner index",
+				              verb, ix_name(o, x), ix_name(o, x));
 		}
 	}
 	return true;
@@ -353,6 +386,30 @@ static void close_mapped(og *o)
 }
 
 
+static void barrier(og *o);
+
+static bool has_barrier(const og *o, const lt_node *x);
+typedef enum copy_kind { CK_NONE, CK_FILL, CK_DRAIN, CK_PRIVATE } copy_kind;
+static copy_kind kind_of(const og *o, const lt_node *x);
+
+/* Whether the last code in x's body ends with a barrier: a fill of a local
+ * buffer (a barrier follows the last fill), or a loop that ends each
+ * iteration with one (gen_plain_loop, gen_mapped); x needs no second one.
+ * A drain or a prefetch ends without one. */
+static bool ends_with_barrier(const og *o, const lt_node *x)
+{
+	const lt_node *y = x;
+	do
+		y = y->nkids > 0 && y->nels == 0 ? y->kids[y->nkids - 1] : NULL;
+	while (y && y->kind == LT_CACHE);
+	if (!y || y->kind != LT_LOOP || y->index < 0 || y->index >= o->t->nindices)
+		return false;
+	copy_kind ck = kind_of(o, y);
+	if (ck != CK_NONE)
+		return ck == CK_FILL;
+	return (o->role[y->index] == OR_NONE || o->role[y->index] == OR_GROUP) && has_barrier(o, y);
+}
+
 /* A loop over a parallel index: its iteration of this work-item. */
 static void gen_mapped(og *o, const lt_node *x)
 {
@@ -388,7 +445,51 @@ static void gen_mapped(og *o, const lt_node *x)
 	g->open[x->index] = x;
 	cg_nodes(g, x->kids, x->nkids);
 	g->open[x->index] = outer;
+	if (r == OR_GROUP && has_barrier(o, x) && !ends_with_barrier(o, x))
+		barrier(o); /* see gen_plain_loop */
 	close_mapped(o);
+}
+
+/*
+ * A sequential loop, as written. One whose body has barriers (end_barrier)
+ * ends every iteration with a barrier. OpenCL does not need it (a fill that repeats already has one
+ * before it), but PoCL 3.1 does: when the code after a body's last
+ * barrier branches on the work-item (`if (ii < 5)` of a tail) and the
+ * branch rejoins at the loop latch, whose successors are barriers (the
+ * next iteration's, and the next loop's), its parallel-region formation
+ * runs the guarded code for every work-item of the group: clang hoists the
+ * test above the barriers, and the region that starts at the guarded code
+ * is entered without it. The tail work-items then read past their __local
+ * block and write rows past the end of C (docs/OPENCL.md, section 4). A
+ * barrier at the end of the body makes the branch rejoin before a barrier
+ * inside the region, which PoCL compiles correctly.
+ */
+static void gen_plain_loop(og *o, const lt_node *x, bool end_barrier, bool hint_vector)
+{
+	cg *g = o->g;
+	ct_buf lo, hi;
+	ct_buf_init(&lo);
+	ct_buf_init(&hi);
+	cg_bound(g, &lo, x->lo);
+	cg_bound(g, &hi, x->hi);
+	const char *v = g->iname[x->index];
+	if (x->tail)
+		kg_comment(g->kg, "tail of %s", v);
+	if (hint_vector)
+		kg_comment(g->kg, "vectorize(%s): a scalar loop, vectorized by the OpenCL compiler", v);
+	kg_block_open(g->kg, "for (int64_t %s = %s; %s < %s; %s += %lld)", v, lo.s ? lo.s : "0", v,
+	              hi.s ? hi.s : "0", v, (long long)x->step);
+	const lt_node *outer = g->open[x->index];
+	g->open[x->index] = x;
+	cg_nodes(g, x->kids, x->nkids);
+	g->open[x->index] = outer;
+	if (end_barrier && !ends_with_barrier(o, x))
+		barrier(o);
+	kg_block_close(g->kg);
+	if (lo.failed || hi.failed)
+		g->failed = true;
+	ct_buf_free(&lo);
+	ct_buf_free(&hi);
 }
 
 /* ------------------------------------------------------------ cooperative copies */
@@ -408,11 +509,10 @@ static const lt_node *copy_stmt(const lt_node *x)
 	return x && x->kind == LT_STMT && x->stmt && x->stmt->kind == ND_STMT && x->stmt->stmt_id == 0 ? x : NULL;
 }
 
-typedef enum copy_kind { CK_NONE, CK_FILL, CK_DRAIN, CK_PRIVATE } copy_kind;
-
 /* What a node of a local region's copies does to the local buffers:
- * fills one, reads one back (drain), or neither (a prefetch into a private
- * array); CK_NONE when x is no copy nest. */
+ * fills one, reads one back (drain), or neither (a prefetch into the next
+ * block, whose elements only the work-item that moves them touches);
+ * CK_NONE when x is no copy nest. */
 static copy_kind kind_of(const og *o, const lt_node *x)
 {
 	if (x->kind != LT_LOOP || x->index < o->k->nindices)
@@ -422,11 +522,27 @@ static copy_kind kind_of(const og *o, const lt_node *x)
 		return CK_NONE;
 	int w, rd;
 	copy_sides(s, &w, &rd);
-	if (w >= 0 && w < o->t->narrays && o->is_local[w])
+	if (w >= 0 && w < o->t->narrays && o->is_local[w] && !o->is_next[w])
 		return CK_FILL;
-	if (rd >= 0 && rd < o->t->narrays && o->is_local[rd])
+	if (rd >= 0 && rd < o->t->narrays && o->is_local[rd] && !o->is_next[rd])
 		return CK_DRAIN;
 	return CK_PRIVATE;
+}
+
+/* Whether the code of x's kids has barriers: they copy a local region's
+ * buffer (fills, drains and double-buffer moves all have one). */
+static bool has_barrier(const og *o, const lt_node *x)
+{
+	for (int i = 0; i < x->nkids + x->nels; i++) {
+		const lt_node *y = i < x->nkids ? x->kids[i] : x->els[i - x->nkids];
+		if (y->kind == LT_CACHE && y->cache >= 0 && y->cache < o->t->nregions && o->local_region[y->cache])
+			return true;
+		if (y->kind == LT_LOOP && (kind_of(o, y) == CK_FILL || kind_of(o, y) == CK_DRAIN))
+			return true;
+		if (has_barrier(o, y))
+			return true;
+	}
+	return false;
 }
 
 static const lt_node *sibling(const lt_node *x, int dir);
@@ -607,6 +723,226 @@ static void gen_local_copy(og *o, const lt_node *x, copy_kind ck)
 		barrier(o);
 }
 
+/* ------------------------------------------------------------ vectorize */
+
+#define OCL_MAX_LANES 16 /* float16, double16: OpenCL's widest vector types */
+
+/* Whether a loop below x (not x) is unrolled or vectorized. */
+static bool has_verb_inside(const lt_node *x)
+{
+	for (int i = 0; i < x->nkids + x->nels; i++) {
+		const lt_node *y = i < x->nkids ? x->kids[i] : x->els[i - x->nkids];
+		if ((y->kind == LT_LOOP && (y->unroll || y->vector)) || has_verb_inside(y))
+			return true;
+	}
+	return false;
+}
+
+/* Whether scalar expression e (as C, converted to t) is the same for every
+ * iteration of loop xi: its text with xi fixed to 0 and to 1. */
+static bool lane_invariant(cg *g, const ir_expr *e, ct_dtype t, int xi)
+{
+	ct_buf a, b;
+	ct_buf_init(&a);
+	ct_buf_init(&b);
+	bool was = g->fixed[xi];
+	int64_t val = g->fixed_val[xi];
+	g->fixed[xi] = true;
+	g->fixed_val[xi] = 0;
+	cg_expr(g, &a, e, t);
+	g->fixed_val[xi] = 1;
+	cg_expr(g, &b, e, t);
+	g->fixed[xi] = was;
+	g->fixed_val[xi] = val;
+	bool same = !a.failed && !b.failed && a.s && b.s && strcmp(a.s, b.s) == 0;
+	ct_buf_free(&a);
+	ct_buf_free(&b);
+	return same;
+}
+
+/* Whether e can be computed as an OpenCL vector of type t over loop xi:
+ * lane-invariant parts (broadcast), accesses of type t (contiguous in xi:
+ * the plan pass checked it), + - * / and unary minus, and the calls that
+ * OpenCL C overloads for vectors. */
+static bool vec_ok(cg *g, const ir_expr *e, ct_dtype t, int xi)
+{
+	if (lane_invariant(g, e, t, xi))
+		return true;
+	switch (e->kind) {
+	case EX_ACCESS:
+		return e->type == t && e->id >= 0 && e->id < g->narrays && g->arrays[e->id].type == t;
+	case EX_NEG: case EX_ADD: case EX_SUB: case EX_MUL: case EX_DIV:
+		break;
+	case EX_CALL:
+		if (e->fn == FN_SELECT)
+			return false;
+		break;
+	default:
+		return false;
+	}
+	if (e->type != t)
+		return false;
+	for (int i = 0; i < e->nargs; i++)
+		if (!vec_ok(g, e->args[i], t, xi))
+			return false;
+	return true;
+}
+
+/* e (vec_ok) as an OpenCL expression of type tN (N lanes from loop xi's
+ * current value). */
+static void put_vec(cg *g, ct_buf *b, const ir_expr *e, ct_dtype t, int n, int xi)
+{
+	const char *ty = ir_dtype_c(t);
+	if (lane_invariant(g, e, t, xi)) {
+		ct_buf_printf(b, "(%s%d)(", ty, n);
+		cg_expr(g, b, e, t);
+		ct_buf_putc(b, ')');
+		return;
+	}
+	if (e->kind == EX_ACCESS) {
+		ct_buf_printf(b, "vload%d(0, &", n);
+		cg_access(g, b, e->id, e->sub);
+		ct_buf_putc(b, ')');
+		return;
+	}
+	static const char *const op[] = {[EX_ADD] = " + ", [EX_SUB] = " - ", [EX_MUL] = " * ", [EX_DIV] = " / "};
+	static const char *const fn[] = {[FN_MIN] = "fmin", [FN_MAX] = "fmax", [FN_ABS] = "fabs",
+	                                 [FN_SQRT] = "sqrt", [FN_EXP] = "exp", [FN_FMA] = "fma"};
+	if (e->kind == EX_NEG) {
+		ct_buf_puts(b, "(-");
+		put_vec(g, b, e->args[0], t, n, xi);
+		ct_buf_putc(b, ')');
+	} else if (e->kind == EX_CALL) {
+		ct_buf_printf(b, "%s(", fn[e->fn]);
+		for (int i = 0; i < e->nargs; i++) {
+			if (i)
+				ct_buf_puts(b, ", ");
+			put_vec(g, b, e->args[i], t, n, xi);
+		}
+		ct_buf_putc(b, ')');
+	} else {
+		ct_buf_putc(b, '(');
+		put_vec(g, b, e->args[0], t, n, xi);
+		ct_buf_puts(b, op[e->kind]);
+		put_vec(g, b, e->args[1], t, n, xi);
+		ct_buf_putc(b, ')');
+	}
+}
+
+/* Whether every node of vector loop x is a statement on a float array
+ * whose right-hand side vec_ok accepts. */
+static bool vec_body_ok(cg *g, const lt_node *x)
+{
+	for (int i = 0; i < x->nkids; i++) {
+		const lt_node *y = x->kids[i];
+		if (y->kind != LT_STMT || !y->stmt || y->stmt->kind != ND_STMT || !y->stmt->lhs ||
+		    y->stmt->lhs->kind != EX_ACCESS || y->stmt->lhs->id < 0 || y->stmt->lhs->id >= g->narrays)
+			return false;
+		ct_dtype t = g->arrays[y->stmt->lhs->id].type;
+		if ((t != CT_F32 && t != CT_F64) || !vec_ok(g, y->stmt->rhs, t, x->index) ||
+		    lane_invariant(g, y->stmt->lhs, t, x->index))
+			return false;
+	}
+	return x->nkids > 0 && x->nels == 0;
+}
+
+/* The statements of vector loop x, N lanes at a time. */
+static void gen_vec_stmts(cg *g, const lt_node *x, int n)
+{
+	for (int i = 0; i < x->nkids; i++) {
+		const ir_node *s = x->kids[i]->stmt;
+		ct_dtype t = g->arrays[s->lhs->id].type;
+		ct_buf l, r;
+		ct_buf_init(&l);
+		ct_buf_init(&r);
+		cg_access(g, &l, s->lhs->id, s->lhs->sub);
+		put_vec(g, &r, s->rhs, t, n, x->index);
+		static const char *const op[] = {[AS_ADD] = "+", [AS_SUB] = "-", [AS_MUL] = "*"};
+		const char *arr = g->aname[s->lhs->id];
+		if (s->op == AS_SET)
+			kg_stmt(g->kg, KG_OTHER, arr, NULL, "vstore%d(%s, 0, &%s);", n, r.s ? r.s : "0", l.s ? l.s : "0");
+		else
+			kg_stmt(g->kg, KG_OTHER, arr, arr, "vstore%d(vload%d(0, &%s) %s %s, 0, &%s);", n, n,
+			        l.s ? l.s : "0", op[s->op], r.s ? r.s : "0", l.s ? l.s : "0");
+		if (l.failed || r.failed)
+			g->failed = true;
+		ct_buf_free(&l);
+		ct_buf_free(&r);
+	}
+}
+
+/* The lanes of vector loop x under vectors of vb bytes: the widest power
+ * of two up to vb / element size (and OpenCL's 16) that its (constant)
+ * trip count reaches; that limit when the trip count is known at run
+ * time only. */
+static int vec_lanes(const og *o, const lt_node *x, int64_t vb, int64_t *trips)
+{
+	const lt_node *s = x->kids[0];
+	ct_dtype t = o->g->arrays[s->stmt->lhs->id].type;
+	int64_t most = vb / (int64_t)ct_dtype_size(t);
+	int cap = 1;
+	while (cap * 2 <= most && cap * 2 <= OCL_MAX_LANES)
+		cap *= 2;
+	int64_t lo = 0, hi = 0;
+	*trips = -1;
+	if (!bx_is_const(x->lo, &lo) || !bx_is_const(x->hi, &hi))
+		return cap;
+	*trips = hi > lo ? hi - lo : 0;
+	int n = 1;
+	while (n * 2 <= cap && n * 2 <= *trips)
+		n *= 2;
+	return n;
+}
+
+/*
+ * vectorize(x) on plan(target=opencl). By default a scalar loop, left to
+ * the OpenCL compiler's vectorizer: on PoCL 3.1 it ran as fast as float4
+ * and twice as fast as float16 code (docs/OPENCL.md, section 4; a
+ * `#pragma clang loop vectorize(enable)` on it gained nothing measurable
+ * and made PoCL print warnings where it could not vectorize). With CT_OPT_VECTOR_BYTES set
+ * (`--vector-bytes B`) the statements of x run N lanes at a time in
+ * OpenCL vector types (vloadN / vstoreN of the contiguous accesses,
+ * lane-invariant operands broadcast), then a scalar loop over the
+ * iterations left (none when N divides a constant trip count); a body that
+ * is not only such statements (lets, ifs, integer arrays, select) stays a
+ * scalar loop.
+ */
+static void gen_vector_loop(og *o, const lt_node *x)
+{
+	cg *g = o->g;
+	int64_t trips = -1, vb = ct_ctx_get_option(o->k->ctx, CT_OPT_VECTOR_BYTES);
+	int n = vb > 0 && x->step == 1 && vec_body_ok(g, x) ? vec_lanes(o, x, vb, &trips) : 1;
+	if (n < 2) {
+		gen_plain_loop(o, x, false, true);
+		return;
+	}
+	ct_buf lo, hi;
+	ct_buf_init(&lo);
+	ct_buf_init(&hi);
+	cg_bound(g, &lo, x->lo);
+	cg_bound(g, &hi, x->hi);
+	const char *v = g->iname[x->index];
+	kg_comment(g->kg, "%svectorized: %s, %d lanes", x->tail ? "tail, " : "", v, n);
+	kg_block_bare(g->kg);
+	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "int64_t %s = %s;", v, lo.s ? lo.s : "0");
+	const lt_node *outer = g->open[x->index];
+	g->open[x->index] = x;
+	kg_block_open(g->kg, "for (; %s <= (%s) - %d; %s += %d)", v, hi.s ? hi.s : "0", n, v, n);
+	gen_vec_stmts(g, x, n);
+	kg_block_close(g->kg);
+	if (trips < 0 || trips % n != 0) {
+		kg_block_open(g->kg, "for (; %s < %s; %s++)", v, hi.s ? hi.s : "0", v);
+		cg_nodes(g, x->kids, x->nkids);
+		kg_block_close(g->kg);
+	}
+	g->open[x->index] = outer;
+	kg_block_close(g->kg);
+	if (lo.failed || hi.failed)
+		g->failed = true;
+	ct_buf_free(&lo);
+	ct_buf_free(&hi);
+}
+
 static bool hook_loop(cg *g, const lt_node *x)
 {
 	og *o = g->hook_ud;
@@ -622,6 +958,20 @@ static bool hook_loop(cg *g, const lt_node *x)
 			gen_local_copy(o, x, ck);
 			return true;
 		}
+	}
+	if (x->vector) {
+		gen_vector_loop(o, x);
+		return true;
+	}
+	if (o->any_local && has_barrier(o, x)) {
+		gen_plain_loop(o, x, true, false);
+		return true;
+	}
+	if (!x->unroll && has_verb_inside(x)) {
+		/* a plain loop: the C backend would make a register tile of a
+		 * reduction loop around unrolled and vectorized loops */
+		gen_plain_loop(o, x, false, false);
+		return true;
 	}
 	return false;
 }
@@ -740,8 +1090,10 @@ static bool declare_buffers(og *o, const int64_t *pv)
 		const char *what = a < o->k->narrays ? "temp" : "cache buffer";
 		if (o->is_local[a]) {
 			o->L->local_bytes += bytes;
-			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "__local %s %s[%lld]; /* %s %s, shared by the work-group */",
-			        ir_dtype_c(arr->type), g->aname[a], (long long)count, what, arr->name);
+			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "__local %s %s[%lld]; /* %s %s, %s */", ir_dtype_c(arr->type),
+			        g->aname[a], (long long)count, what, arr->name,
+			        o->is_next[a] ? "the next block: each work-item fills and moves its own share"
+			                      : "shared by the work-group");
 		} else {
 			if (bytes > OCL_MAX_PRIVATE_BYTES)
 				return og_err(o, arr->pos,
@@ -785,6 +1137,7 @@ static void og_free(og *o)
 	free(o->role);
 	free(o->dim);
 	free(o->is_local);
+	free(o->is_next);
 	free(o->local_region);
 }
 
@@ -803,9 +1156,10 @@ char *gen_opencl(ct_looptree *t, size_t *len, ocl_launch *Lout)
 	o.role = calloc((size_t)t->nindices + 1, sizeof *o.role);
 	o.dim = calloc((size_t)t->nindices + 1, sizeof *o.dim);
 	o.is_local = calloc((size_t)t->narrays + 1, sizeof *o.is_local);
+	o.is_next = calloc((size_t)t->narrays + 1, sizeof *o.is_next);
 	o.local_region = calloc((size_t)t->nregions + 1, sizeof *o.local_region);
 	int64_t *pv = calloc((size_t)k->nparams + (size_t)t->nderived + 1, sizeof *pv);
-	if (!o.role || !o.dim || !o.is_local || !o.local_region || !pv) {
+	if (!o.role || !o.dim || !o.is_local || !o.is_next || !o.local_region || !pv) {
 		og_free(&o);
 		free(pv);
 		ct_error(ctx, CT_ERR_NOMEM, "out of memory generating OpenCL");
@@ -813,7 +1167,8 @@ char *gen_opencl(ct_looptree *t, size_t *len, ocl_launch *Lout)
 	}
 	lt_param_values(t, pv);
 	if (!map_dims(&o) || !independent(&o, (const ir_node *const *)k->body, k->nbody) ||
-	    !stmts_inside(&o, (const lt_node *const *)t->roots, t->nroots) || !check_regions(&o)) {
+	    !stmts_inside(&o, (const lt_node *const *)t->roots, t->nroots) || !check_regions(&o) ||
+	    !check_verbs(&o)) {
 		og_free(&o);
 		free(pv);
 		return NULL;

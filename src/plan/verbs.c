@@ -11,7 +11,8 @@
  * layout decides contiguity, and a buffer whose region lies inside a
  * parallel loop belongs to each thread. Each check is sufficient, not
  * exact: a verb that cannot be proved safe is an error, never a wrong
- * kernel. Only plan(target=host) runs here.
+ * kernel. plan(target=host) runs here; plan(target=opencl) too for unroll
+ * and vectorize (its parallelize is the NDRange mapping of oclgen.c).
  *
  *   unroll(x)       every loop over x has a constant trip count of at most
  *                   PLAN_MAX_UNROLL, except loops in the tail version of a
@@ -808,12 +809,23 @@ static bool apply_verb(vb *v)
 	return each_loop(v, v->t->roots, v->t->nroots, it->idx[0], fn);
 }
 
+/* Whether this pass applies plan item it of k: every loop verb on host
+ * plans, unroll and vectorize on OpenCL plans. */
+static bool verb_here(const ct_kernel *k, const ir_plan_item *it)
+{
+	if (it->kind == PL_CACHE)
+		return false;
+	if (k->target == TARGET_OPENCL)
+		return it->kind == PL_UNROLL || it->kind == PL_VECTORIZE;
+	return k->target == TARGET_HOST;
+}
+
 bool plan_has_verbs(const ct_kernel *k)
 {
-	if (!k->has_plan || k->target != TARGET_HOST)
+	if (!k->has_plan)
 		return false;
 	for (int i = 0; i < k->nplan; i++)
-		if (k->plan[i].kind != PL_CACHE)
+		if (verb_here(k, &k->plan[i]))
 			return true;
 	return false;
 }
@@ -831,7 +843,7 @@ ct_status plan_verbs(ct_looptree *t)
 	for (int i = 0; i < v.k->nindices; i++)
 		v.verb_of[i] = -1;
 	for (int i = 0; i < v.k->nplan && v.st == CT_OK; i++) {
-		if (v.k->plan[i].kind == PL_CACHE || v.k->plan[i].n < 1)
+		if (!verb_here(v.k, &v.k->plan[i]) || v.k->plan[i].n < 1)
 			continue;
 		v.item = i;
 		v.it = &v.k->plan[i];

@@ -407,8 +407,28 @@ typedef struct ocl_run {
 	ct_kernel *k;
 	cl_kernel kern;
 	const ocl_launch *L;
-	unsigned char guard[OCL_GUARD]; /* the pattern written after each array */
+	unsigned char guard[3][OCL_GUARD]; /* the pattern written after each array: [1] f32, [2] f64 */
 } ocl_run;
+
+/* The guard patterns. Floating-point arrays get signalling NaNs: a kernel
+ * that updates an element past the end (`C[x] += 0.0f`) stores a quiet
+ * NaN, so even an update that adds zero changes the bytes. */
+static void guard_patterns(ocl_run *R)
+{
+	for (int i = 0; i < OCL_GUARD; i++)
+		R->guard[0][i] = (unsigned char)(0xa5 ^ i);
+	static const unsigned char snan32[4] = {0x5a, 0x5a, 0x8a, 0x7f}; /* 0x7f8a5a5a, little-endian */
+	static const unsigned char snan64[8] = {0xa5, 0xa5, 0xa5, 0xa5, 0xa5, 0xa5, 0xf4, 0x7f}; /* 0x7ff4a5a5a5a5a5a5 */
+	for (int i = 0; i < OCL_GUARD; i++) {
+		R->guard[1][i] = snan32[i % 4];
+		R->guard[2][i] = snan64[i % 8];
+	}
+}
+
+static const unsigned char *guard_of(const ocl_run *R, ct_dtype t)
+{
+	return R->guard[t == CT_F32 ? 1 : t == CT_F64 ? 2 : 0];
+}
 
 /* The device limits the launch must respect (CT_ERR_LIMIT naming them). */
 static ct_status check_limits(ocl_dev *d, const ocl_launch *L, cl_kernel kern)
@@ -446,14 +466,14 @@ static ct_status check_limits(ocl_dev *d, const ocl_launch *L, cl_kernel kern)
 /* The guard bytes after each array's device buffer still hold their
  * pattern: a kernel that wrote past an array's end (a wrong bound, or a
  * miscompile) is an error rather than silent corruption. */
-static ct_status check_guard(ocl_run *R, cl_mem m, size_t bytes, const char *name)
+static ct_status check_guard(ocl_run *R, cl_mem m, size_t bytes, ct_dtype t, const char *name)
 {
 	ocl_dev *d = R->d;
 	unsigned char back[OCL_GUARD];
 	cl_int e = d->cl.EnqueueReadBuffer(d->q, m, CL_TRUE, bytes, OCL_GUARD, back, 0, NULL, NULL);
 	if (e != CL_SUCCESS)
 		return cl_fail(d, CT_ERR_RUNTIME, "clEnqueueReadBuffer", e);
-	if (memcmp(back, R->guard, OCL_GUARD) != 0)
+	if (memcmp(back, guard_of(R, t), OCL_GUARD) != 0)
 		return ct_error(d->ctx, CT_ERR_RUNTIME, "OpenCL: the kernel wrote past the end of array '%s' (%s)", name,
 		                d->desc);
 	return CT_OK;
@@ -483,7 +503,7 @@ static ct_status ocl_once(void *ud, void *const *buffers)
 		else if (bytes && (e = d->cl.EnqueueWriteBuffer(d->q, mem[a], CL_FALSE, 0, bytes, buffers[a], 0, NULL,
 		                                                NULL)) != CL_SUCCESS)
 			st = cl_fail(d, CT_ERR_RUNTIME, "clEnqueueWriteBuffer", e);
-		else if ((e = d->cl.EnqueueWriteBuffer(d->q, mem[a], CL_TRUE, bytes, OCL_GUARD, R->guard, 0, NULL,
+		else if ((e = d->cl.EnqueueWriteBuffer(d->q, mem[a], CL_TRUE, bytes, OCL_GUARD, guard_of(R, ar->type), 0, NULL,
 		                                       NULL)) != CL_SUCCESS)
 			st = cl_fail(d, CT_ERR_RUNTIME, "clEnqueueWriteBuffer", e);
 		else if ((e = d->cl.SetKernelArg(R->kern, arg++, sizeof mem[a], &mem[a])) != CL_SUCCESS)
@@ -514,7 +534,7 @@ static ct_status ocl_once(void *ud, void *const *buffers)
 	for (int a = 0; a < k->narrays && !st; a++)
 		if (mem[a])
 			st = check_guard(R, mem[a], (size_t)ct_kernel_array_elements(k, a) * ct_dtype_size(k->arrays[a].type),
-			                 k->arrays[a].name);
+			                 k->arrays[a].type, k->arrays[a].name);
 	for (int a = 0; a < k->narrays; a++)
 		if (mem[a])
 			d->cl.ReleaseMemObject(mem[a]);
@@ -692,9 +712,8 @@ ct_status run_opencl(ct_kernel *k, const ct_run_options *o, ct_run_result *r)
 	free(src);
 	if (!st)
 		st = check_limits(d, &L, kern);
-	ocl_run R = {d, k, kern, &L, {0}};
-	for (int i = 0; i < OCL_GUARD; i++)
-		R.guard[i] = (unsigned char)(0xa5 ^ i);
+	ocl_run R = {d, k, kern, &L, {{0}}};
+	guard_patterns(&R);
 	if (!st && !hit) {
 		/* warm: the first launch, with the sizes of the timed runs,
 		 * finishes the driver's compile (PoCL's work-group function);
@@ -768,9 +787,8 @@ ct_status run_opencl_binary(ct_kernel *k, unsigned char **bin, size_t *n, char *
 	if (!st) {
 		/* run once with the launch the package uses, so the binary holds
 		 * the work-group function compiled for it */
-		ocl_run R = {d, k, kern, &L, {0}};
-		for (int i = 0; i < OCL_GUARD; i++)
-			R.guard[i] = (unsigned char)(0xa5 ^ i);
+		ocl_run R = {d, k, kern, &L, {{0}}};
+		guard_patterns(&R);
 		run_buffers wb;
 		st = run_buffers_alloc(k, &wb, false);
 		if (!st) {

@@ -63,6 +63,19 @@ expect "runtime size, verified" 0 '"verified": true' "$CACHET" run "$f" -D L=100
 OCL_ICD_VENDORS=$tmp/no-vendors expect "no OpenCL: a clear error" 2 'OpenCL is not available: no OpenCL platform' \
 	"$CACHET" run "$f" -D L=100
 
+# unroll and vectorize (examples/opencl_verbs.cachet): the default form, explicit vectors, errors
+ex=examples/opencl_verbs.cachet
+expect "unroll: one copy per iteration" 0 'const int64_t kk = 3;' "$CACHET" emit "$ex" --target opencl
+expect "vectorize: a scalar loop by default" 0 'vectorize\(jj\): a scalar loop' "$CACHET" emit "$ex" --target opencl
+expect "vectorize: float4 with --vector-bytes 16" 0 'vstore4\(vload4\(0, &C\[' \
+	"$CACHET" emit "$ex" --target opencl --vector-bytes 16
+expect "vectorize: verified with float8" 0 '"verified": true' "$CACHET" run "$ex" --vector-bytes 32 --json
+f=$(mm vitem 'schedule {' '  ii, jj = tile(i=4, j=4)' '  reorder(i, j, k, ii, jj)' '}' \
+	'plan(target=opencl) {' '  vectorize(jj)' '  parallelize(i, j)' '}')
+expect "vectorize of a work-item index is refused" 2 \
+	"vitem.cachet:14:13: error: vectorize\(jj\): 'jj' is parallelized on plan\(target=opencl\)" \
+	"$CACHET" emit "$f" --target opencl
+
 f=$(mm host 'plan(target=host) {' '  parallelize(i)' '}')
 expect "--target opencl needs an opencl plan" 2 'needs plan\(target=opencl\)' "$CACHET" emit "$f" --target opencl
 

@@ -25,8 +25,12 @@ void cachet_matmul_local(const float *restrict A, const float *restrict B, float
 {
 	_Alignas(64) float AA[64] = {0}; /* cache buffer AA */
 	_Alignas(64) float AA_2[40] = {0}; /* cache buffer AA_2 */
+	_Alignas(64) float AA_3[40] = {0}; /* cache buffer AA_3 */
+	_Alignas(64) float AA_4[25] = {0}; /* cache buffer AA_4 */
 	_Alignas(64) float BB[64] = {0}; /* cache buffer BB */
-	_Alignas(64) float BB_2[64] = {0}; /* cache buffer BB_2 */
+	_Alignas(64) float BB_2[40] = {0}; /* cache buffer BB_2 */
+	_Alignas(64) float BB_3[64] = {0}; /* cache buffer BB_3 */
+	_Alignas(64) float BB_4[40] = {0}; /* cache buffer BB_4 */
 	for (int64_t i = 0; i < 32; i += 8) {
 		for (int64_t j = 0; j < 32; j += 8) {
 			for (int64_t k = 0; k < 16; k += 8) {
@@ -34,7 +38,7 @@ void cachet_matmul_local(const float *restrict A, const float *restrict B, float
 				{
 					for (int64_t c0 = 0; c0 < 8; c0++) {
 						for (int64_t c1 = 0; c1 < 8; c1++) {
-							AA[c0 * 8 + c1] = A[(i + c0) * 16 + k + c1];
+							AA[c0 * 8 + c1] = A[(i + c0) * 21 + k + c1];
 						}
 					}
 					/* cache BB of B: BB[8][8] first_major, copy_in */
@@ -54,30 +58,82 @@ void cachet_matmul_local(const float *restrict A, const float *restrict B, float
 					}
 				}
 			}
+			/* tail of k */
+			for (int64_t k = 16; k < 21; k += 8) {
+				/* cache AA of A: AA_2[8][5] first_major, copy_in */
+				{
+					for (int64_t c0 = 0; c0 < 8; c0++) {
+						for (int64_t c1 = 0; c1 < 5; c1++) {
+							AA_2[c0 * 5 + c1] = A[(i + c0) * 21 + k + c1];
+						}
+					}
+					/* cache BB of B: BB_2[5][8] first_major, copy_in */
+					{
+						for (int64_t c0 = 0; c0 < 5; c0++) {
+							for (int64_t c1 = 0; c1 < 8; c1++) {
+								BB_2[c0 * 8 + c1] = B[(k + c0) * 32 + j + c1];
+							}
+						}
+						for (int64_t ii = 0; ii < 8; ii++) {
+							for (int64_t jj = 0; jj < 8; jj++) {
+								for (int64_t kk = 0; kk < 5; kk++) {
+									C[(i + ii) * 32 + j + jj] += (AA_2[ii * 5 + kk] * BB_2[kk * 8 + jj]);
+								}
+							}
+						}
+					}
+				}
+			}
 		}
 	}
 	/* tail of i */
 	for (int64_t i = 32; i < 37; i += 8) {
 		for (int64_t j = 0; j < 32; j += 8) {
 			for (int64_t k = 0; k < 16; k += 8) {
-				/* cache AA of A: AA_2[5][8] first_major, copy_in */
+				/* cache AA of A: AA_3[5][8] first_major, copy_in */
 				{
 					for (int64_t c0 = 0; c0 < 5; c0++) {
 						for (int64_t c1 = 0; c1 < 8; c1++) {
-							AA_2[c0 * 8 + c1] = A[(i + c0) * 16 + k + c1];
+							AA_3[c0 * 8 + c1] = A[(i + c0) * 21 + k + c1];
 						}
 					}
-					/* cache BB of B: BB_2[8][8] first_major, copy_in */
+					/* cache BB of B: BB_3[8][8] first_major, copy_in */
 					{
 						for (int64_t c0 = 0; c0 < 8; c0++) {
 							for (int64_t c1 = 0; c1 < 8; c1++) {
-								BB_2[c0 * 8 + c1] = B[(k + c0) * 32 + j + c1];
+								BB_3[c0 * 8 + c1] = B[(k + c0) * 32 + j + c1];
 							}
 						}
 						for (int64_t ii = 0; ii < 5; ii++) {
 							for (int64_t jj = 0; jj < 8; jj++) {
 								for (int64_t kk = 0; kk < 8; kk++) {
-									C[(i + ii) * 32 + j + jj] += (AA_2[ii * 8 + kk] * BB_2[kk * 8 + jj]);
+									C[(i + ii) * 32 + j + jj] += (AA_3[ii * 8 + kk] * BB_3[kk * 8 + jj]);
+								}
+							}
+						}
+					}
+				}
+			}
+			/* tail of k */
+			for (int64_t k = 16; k < 21; k += 8) {
+				/* cache AA of A: AA_4[5][5] first_major, copy_in */
+				{
+					for (int64_t c0 = 0; c0 < 5; c0++) {
+						for (int64_t c1 = 0; c1 < 5; c1++) {
+							AA_4[c0 * 5 + c1] = A[(i + c0) * 21 + k + c1];
+						}
+					}
+					/* cache BB of B: BB_4[5][8] first_major, copy_in */
+					{
+						for (int64_t c0 = 0; c0 < 5; c0++) {
+							for (int64_t c1 = 0; c1 < 8; c1++) {
+								BB_4[c0 * 8 + c1] = B[(k + c0) * 32 + j + c1];
+							}
+						}
+						for (int64_t ii = 0; ii < 5; ii++) {
+							for (int64_t jj = 0; jj < 8; jj++) {
+								for (int64_t kk = 0; kk < 5; kk++) {
+									C[(i + ii) * 32 + j + jj] += (AA_4[ii * 5 + kk] * BB_4[kk * 8 + jj]);
 								}
 							}
 						}

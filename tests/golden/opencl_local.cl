@@ -33,8 +33,12 @@ __kernel void cachet_matmul_local(__global const float *restrict A, __global con
 	/* NDRange dimension 1: j/jj (work-groups of work-items) */
 	__local float AA[64]; /* cache buffer AA, shared by the work-group */
 	__local float AA_2[40]; /* cache buffer AA_2, shared by the work-group */
+	__local float AA_3[40]; /* cache buffer AA_3, shared by the work-group */
+	__local float AA_4[25]; /* cache buffer AA_4, shared by the work-group */
 	__local float BB[64]; /* cache buffer BB, shared by the work-group */
-	__local float BB_2[64]; /* cache buffer BB_2, shared by the work-group */
+	__local float BB_2[40]; /* cache buffer BB_2, shared by the work-group */
+	__local float BB_3[64]; /* cache buffer BB_3, shared by the work-group */
+	__local float BB_4[40]; /* cache buffer BB_4, shared by the work-group */
 	const int64_t ct_lid = (int64_t)(get_local_id(0) + get_local_size(0) * (get_local_id(1) + get_local_size(1) * get_local_id(2))); /* this work-item in its group */
 	const int64_t ct_nwi = (int64_t)(get_local_size(0) * get_local_size(1) * get_local_size(2));
 	(void)ct_lid;
@@ -58,7 +62,7 @@ __kernel void cachet_matmul_local(__global const float *restrict A, __global con
 									const int64_t c1 = 0 + ct_r0 % ct_e0_1;
 									ct_r0 /= ct_e0_1;
 									const int64_t c0 = 0 + ct_r0;
-									AA[c0 * 8 + c1] = A[(i + c0) * 16 + k + c1];
+									AA[c0 * 8 + c1] = A[(i + c0) * 21 + k + c1];
 								}
 							}
 							barrier(CLK_LOCAL_MEM_FENCE);
@@ -95,23 +99,17 @@ __kernel void cachet_matmul_local(__global const float *restrict A, __global con
 								}
 							}
 						}
+						barrier(CLK_LOCAL_MEM_FENCE);
 					}
-				}
-			}
-		}
-	}
-	{
-		for (int64_t i = 0 + (int64_t)get_group_id(0) * 8; i >= 32 && i < 37; i = INT64_MAX) {
-			{
-				for (int64_t j = 0 + (int64_t)get_group_id(1) * 8; j >= 0 && j < 32; j = INT64_MAX) {
-					for (int64_t k = 0; k < 16; k += 8) {
-						/* cache AA of A: AA_2[5][8] first_major, copy_in */
+					/* tail of k */
+					for (int64_t k = 16; k < 21; k += 8) {
+						/* cache AA of A: AA_2[8][5] first_major, copy_in */
 						{
 							barrier(CLK_LOCAL_MEM_FENCE);
 							/* shared by the work-group (blocked) */
 							{
-								const int64_t ct_e2_0 = (5) - (0);
-								const int64_t ct_e2_1 = (8) - (0);
+								const int64_t ct_e2_0 = (8) - (0);
+								const int64_t ct_e2_1 = (5) - (0);
 								const int64_t ct_n2 = ct_e2_0 * ct_e2_1;
 								const int64_t ct_c2 = (ct_n2 + ct_nwi - 1) / ct_nwi;
 								for (int64_t ct_f2 = ct_lid * ct_c2; ct_f2 < ct_min64((ct_lid + 1) * ct_c2, ct_n2); ct_f2++) {
@@ -119,15 +117,15 @@ __kernel void cachet_matmul_local(__global const float *restrict A, __global con
 									const int64_t c1 = 0 + ct_r2 % ct_e2_1;
 									ct_r2 /= ct_e2_1;
 									const int64_t c0 = 0 + ct_r2;
-									AA_2[c0 * 8 + c1] = A[(i + c0) * 16 + k + c1];
+									AA_2[c0 * 5 + c1] = A[(i + c0) * 21 + k + c1];
 								}
 							}
 							barrier(CLK_LOCAL_MEM_FENCE);
-							/* cache BB of B: BB_2[8][8] first_major, copy_in */
+							/* cache BB of B: BB_2[5][8] first_major, copy_in */
 							{
 								/* shared by the work-group (striped) */
 								{
-									const int64_t ct_e3_0 = (8) - (0);
+									const int64_t ct_e3_0 = (5) - (0);
 									const int64_t ct_e3_1 = (8) - (0);
 									const int64_t ct_n3 = ct_e3_0 * ct_e3_1;
 									for (int64_t ct_s3 = ct_lid * 4; ct_s3 < ct_n3; ct_s3 += ct_nwi * 4) {
@@ -143,12 +141,12 @@ __kernel void cachet_matmul_local(__global const float *restrict A, __global con
 								barrier(CLK_LOCAL_MEM_FENCE);
 								{
 									const int64_t ii = 0 + (int64_t)get_local_id(0) * 1;
-									if (ii < 5) {
+									if (ii < 8) {
 										{
 											const int64_t jj = 0 + (int64_t)get_local_id(1) * 1;
 											if (jj < 8) {
-												for (int64_t kk = 0; kk < 8; kk++) {
-													C[(i + ii) * 32 + j + jj] += (AA_2[ii * 8 + kk] * BB_2[kk * 8 + jj]);
+												for (int64_t kk = 0; kk < 5; kk++) {
+													C[(i + ii) * 32 + j + jj] += (AA_2[ii * 5 + kk] * BB_2[kk * 8 + jj]);
 												}
 											}
 										}
@@ -156,6 +154,124 @@ __kernel void cachet_matmul_local(__global const float *restrict A, __global con
 								}
 							}
 						}
+						barrier(CLK_LOCAL_MEM_FENCE);
+					}
+				}
+			}
+		}
+	}
+	{
+		for (int64_t i = 0 + (int64_t)get_group_id(0) * 8; i >= 32 && i < 37; i = INT64_MAX) {
+			{
+				for (int64_t j = 0 + (int64_t)get_group_id(1) * 8; j >= 0 && j < 32; j = INT64_MAX) {
+					for (int64_t k = 0; k < 16; k += 8) {
+						/* cache AA of A: AA_3[5][8] first_major, copy_in */
+						{
+							barrier(CLK_LOCAL_MEM_FENCE);
+							/* shared by the work-group (blocked) */
+							{
+								const int64_t ct_e4_0 = (5) - (0);
+								const int64_t ct_e4_1 = (8) - (0);
+								const int64_t ct_n4 = ct_e4_0 * ct_e4_1;
+								const int64_t ct_c4 = (ct_n4 + ct_nwi - 1) / ct_nwi;
+								for (int64_t ct_f4 = ct_lid * ct_c4; ct_f4 < ct_min64((ct_lid + 1) * ct_c4, ct_n4); ct_f4++) {
+									int64_t ct_r4 = ct_f4;
+									const int64_t c1 = 0 + ct_r4 % ct_e4_1;
+									ct_r4 /= ct_e4_1;
+									const int64_t c0 = 0 + ct_r4;
+									AA_3[c0 * 8 + c1] = A[(i + c0) * 21 + k + c1];
+								}
+							}
+							barrier(CLK_LOCAL_MEM_FENCE);
+							/* cache BB of B: BB_3[8][8] first_major, copy_in */
+							{
+								/* shared by the work-group (striped) */
+								{
+									const int64_t ct_e5_0 = (8) - (0);
+									const int64_t ct_e5_1 = (8) - (0);
+									const int64_t ct_n5 = ct_e5_0 * ct_e5_1;
+									for (int64_t ct_s5 = ct_lid * 4; ct_s5 < ct_n5; ct_s5 += ct_nwi * 4) {
+										for (int64_t ct_f5 = ct_s5; ct_f5 < ct_min64(ct_s5 + 4, ct_n5); ct_f5++) {
+											int64_t ct_r5 = ct_f5;
+											const int64_t c1 = 0 + ct_r5 % ct_e5_1;
+											ct_r5 /= ct_e5_1;
+											const int64_t c0 = 0 + ct_r5;
+											BB_3[c0 * 8 + c1] = B[(k + c0) * 32 + j + c1];
+										}
+									}
+								}
+								barrier(CLK_LOCAL_MEM_FENCE);
+								{
+									const int64_t ii = 0 + (int64_t)get_local_id(0) * 1;
+									if (ii < 5) {
+										{
+											const int64_t jj = 0 + (int64_t)get_local_id(1) * 1;
+											if (jj < 8) {
+												for (int64_t kk = 0; kk < 8; kk++) {
+													C[(i + ii) * 32 + j + jj] += (AA_3[ii * 8 + kk] * BB_3[kk * 8 + jj]);
+												}
+											}
+										}
+									}
+								}
+							}
+						}
+						barrier(CLK_LOCAL_MEM_FENCE);
+					}
+					/* tail of k */
+					for (int64_t k = 16; k < 21; k += 8) {
+						/* cache AA of A: AA_4[5][5] first_major, copy_in */
+						{
+							barrier(CLK_LOCAL_MEM_FENCE);
+							/* shared by the work-group (blocked) */
+							{
+								const int64_t ct_e6_0 = (5) - (0);
+								const int64_t ct_e6_1 = (5) - (0);
+								const int64_t ct_n6 = ct_e6_0 * ct_e6_1;
+								const int64_t ct_c6 = (ct_n6 + ct_nwi - 1) / ct_nwi;
+								for (int64_t ct_f6 = ct_lid * ct_c6; ct_f6 < ct_min64((ct_lid + 1) * ct_c6, ct_n6); ct_f6++) {
+									int64_t ct_r6 = ct_f6;
+									const int64_t c1 = 0 + ct_r6 % ct_e6_1;
+									ct_r6 /= ct_e6_1;
+									const int64_t c0 = 0 + ct_r6;
+									AA_4[c0 * 5 + c1] = A[(i + c0) * 21 + k + c1];
+								}
+							}
+							barrier(CLK_LOCAL_MEM_FENCE);
+							/* cache BB of B: BB_4[5][8] first_major, copy_in */
+							{
+								/* shared by the work-group (striped) */
+								{
+									const int64_t ct_e7_0 = (5) - (0);
+									const int64_t ct_e7_1 = (8) - (0);
+									const int64_t ct_n7 = ct_e7_0 * ct_e7_1;
+									for (int64_t ct_s7 = ct_lid * 4; ct_s7 < ct_n7; ct_s7 += ct_nwi * 4) {
+										for (int64_t ct_f7 = ct_s7; ct_f7 < ct_min64(ct_s7 + 4, ct_n7); ct_f7++) {
+											int64_t ct_r7 = ct_f7;
+											const int64_t c1 = 0 + ct_r7 % ct_e7_1;
+											ct_r7 /= ct_e7_1;
+											const int64_t c0 = 0 + ct_r7;
+											BB_4[c0 * 8 + c1] = B[(k + c0) * 32 + j + c1];
+										}
+									}
+								}
+								barrier(CLK_LOCAL_MEM_FENCE);
+								{
+									const int64_t ii = 0 + (int64_t)get_local_id(0) * 1;
+									if (ii < 5) {
+										{
+											const int64_t jj = 0 + (int64_t)get_local_id(1) * 1;
+											if (jj < 8) {
+												for (int64_t kk = 0; kk < 5; kk++) {
+													C[(i + ii) * 32 + j + jj] += (AA_4[ii * 5 + kk] * BB_4[kk * 8 + jj]);
+												}
+											}
+										}
+									}
+								}
+							}
+						}
+						barrier(CLK_LOCAL_MEM_FENCE);
 					}
 				}
 			}

@@ -127,10 +127,12 @@ static const row rows[] = {
      "11:53: error: reorder puts inner index 'pp' before its outer index 'p'", 0},
     {"plan all options",
      MM
-     "plan(target=opencl) {\n  AA = cache(A, index=ii, double_buffer=true, thrifty=false)\n"
-     "  BB = cache(B, level=3, layout=col_major, trigger_level=4, location=local, "
+     /* the layouts sit on caches of A: vectorize(jj) on OpenCL plans is
+      * checked, and needs B and C contiguous in jj */
+     "plan(target=opencl) {\n  AA = cache(A, index=ii, double_buffer=true, thrifty=false, layout=(1, 0))\n"
+     "  BB = cache(B, level=3, layout=row_major, trigger_level=4, location=local, "
      "strategy=striped)\n  CC = cache(C, max_elements=4096)\n  CCC = cache(CC, max_elements=64)\n"
-     "  AAA = cache(AA, level=2, layout=(1, 0), trigger_index=kk)\n"
+     "  AAA = cache(AA, level=2, layout=col_major, trigger_index=kk)\n"
      "  vectorize(jj)\n  unroll(kk)\n  parallelize(i, j, policy=dynamic, max_threads=4, "
      "spmd=true)\n}\n",
      NULL, 0},
