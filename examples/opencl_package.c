@@ -11,7 +11,7 @@
 #include <math.h>
 #include <stdio.h>
 
-enum { M = 37, N = 32, K = 16 }; /* the sizes of examples/opencl_local.cachet */
+enum { M = 37, N = 32, K = 21 }; /* the sizes of examples/opencl_local.cachet */
 
 int main(void)
 {
