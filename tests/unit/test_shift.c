@@ -73,6 +73,12 @@ static const scase cases[] = {
 	{"no offsets: no windows",
 	 "kernel s15\nparam N = 90\narray A : f32[N] input\narray B : f32[N] output\n"
 	 "for (i: N) {\n  B[i] = A[i] * 2\n}\nplan {\n  vectorize(i)\n}\n", 64, 1, 0},
+	{"1-D f32 that reads A from A[5] on",
+	 "kernel s17\nparam N = 1000\narray A : f32[N] input\narray B : f32[N] output\n"
+	 "for (i: 8 .. N-3) {\n  " SUM1(f32) "}\nplan {\n  vectorize(i)\n}\n", 64, 1, 6},
+	{"1-D f32 that reads A from A[5] on, nontemporal",
+	 "kernel s18\nparam N = 1000\narray A : f32[N] input\narray B : f32[N] output\n"
+	 "for (i: 8 .. N-3) {\n  " SUM1(f32) "}\nplan {\n  vectorize(i, nontemporal=true)\n}\n", 64, 1, 6},
 	{"short rows: fewer elements than one window step (M = 9)",
 	 "kernel s16\nparam N = 4, M = 9\narray A : f32[N, M] input\narray B : f32[N, M] output\n" STENCIL
 	 "plan {\n  vectorize(y, nontemporal=true)\n}\n", 64, 1, 2},
@@ -84,6 +90,17 @@ static int count(const char *s, const char *what)
 	for (const char *p = s; (p = strstr(p, what)) != NULL; p++)
 		n++;
 	return n;
+}
+
+/* The case of kernel name. */
+static const scase *find_case(const char *name)
+{
+	char key[32];
+	snprintf(key, sizeof key, "kernel %s\n", name);
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		if (strncmp(cases[i].text, key, strlen(key)) == 0)
+			return &cases[i];
+	return NULL;
 }
 
 /* Case c parsed in ctx with its options; runtime params set. */
@@ -173,7 +190,10 @@ static int run_src(ct_ctx *ctx, const char *src, const char *name, void *a, void
  * computes the same bits as the vector form. */
 static void test_portable_fallback(void)
 {
-	const scase *c = &cases[4]; /* 2-D f32, M = 101 */
+	const scase *c = find_case("s5"); /* 2-D f32, M = 101 */
+	CHECK(c != NULL);
+	if (!c)
+		return;
 	ct_ctx *ctx = ct_ctx_new();
 	ct_kernel *k = load(ctx, c);
 	char *src = k ? ct_kernel_emit(k, NULL, NULL) : NULL;
@@ -216,40 +236,54 @@ static void test_portable_fallback(void)
 }
 
 /* The windows' whole-vector loads stay within the elements the loop reads:
- * with A's first element just after an unmapped page, and then with its
- * last just before one, the 1-D kernels (which read all of A) run without
- * a fault and compute what the interpreter-checked code computes. */
+ * with the first element the kernel reads just after an unmapped page, and
+ * then with A's last element just before one, the 1-D kernels run without
+ * a fault and compute the sums of their reads. The kernels that read from
+ * A[5] on put A[0..5) in the unmapped page; streamed (s18), their vector
+ * steps start on B's line boundaries, not A's vector boundaries, so that a
+ * step that loaded below A[5] or past A's end would fault. */
 static void test_loads_in_bounds(void)
 {
+	static const struct {
+		const char *name; /* the case's kernel */
+		size_t es, n;     /* element size, elements */
+		size_t first;     /* first element read */
+	} runs[] = {{"s1", 4, 1000, 0}, {"s2", 8, 997, 0}, {"s17", 4, 1000, 5}, {"s18", 4, 1000, 5}};
 	long page = sysconf(_SC_PAGESIZE);
-	for (int c = 0; c < 2; c++) {
-		const scase *sc = &cases[c]; /* 1-D f32 N = 1000, 1-D f64 N = 997 */
-		size_t es = c == 0 ? 4 : 8, n = c == 0 ? 1000 : 997, bytes = n * es;
-		size_t span = (bytes + (size_t)page - 1) / (size_t)page * (size_t)page;
+	for (size_t u = 0; u < sizeof runs / sizeof runs[0]; u++) {
+		const char *name = runs[u].name;
+		const scase *sc = find_case(name);
+		CHECK(sc != NULL);
+		if (!sc)
+			continue;
+		size_t es = runs[u].es, n = runs[u].n, first = runs[u].first, bytes = n * es;
+		size_t span = (bytes + (size_t)page - 1) / (size_t)page * (size_t)page + (size_t)page;
 		ct_ctx *ctx = ct_ctx_new();
 		ct_kernel *k = load(ctx, sc);
 		char *src = k ? ct_kernel_emit(k, NULL, NULL) : NULL;
 		CHECK(src != NULL);
 		char *map = mmap(NULL, span + 2 * (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		CHECK(map != MAP_FAILED);
-		double *b = calloc(n, 8), *ref = calloc(n, 8);
+		/* B on a line boundary: the streamed steps start where B[i] is */
+		double *b = aligned_alloc(64, n * 8), *ref = calloc(n, 8);
 		if (src && map != MAP_FAILED && b && ref) {
 			CHECK(mprotect(map, (size_t)page, PROT_NONE) == 0);
 			CHECK(mprotect(map + (size_t)page + span, (size_t)page, PROT_NONE) == 0);
-			char *at[2] = {map + page, map + page + span - bytes}; /* guard before, guard after */
+			/* guard before the first element read, guard after the last */
+			char *at[2] = {map + page - first * es, map + page + span - bytes};
 			for (int g = 0; g < 2; g++) {
-				ct_fill_random(at[g], c == 0 ? CT_F32 : CT_F64, (int64_t)n, 3, 0);
+				ct_fill_random(at[g] + first * es, es == 4 ? CT_F32 : CT_F64, (int64_t)(n - first), 3, 0);
 				memset(b, 0, n * 8);
-				CHECK(run_src(ctx, src, c == 0 ? "s1" : "s2", at[g], b) == 0);
+				CHECK(run_src(ctx, src, name, at[g], b) == 0);
 				if (g == 0)
 					memcpy(ref, b, n * 8);
 				else
 					CHECK(memcmp(ref, b, n * es) == 0);
 			}
 			int bad = 0;
-			for (size_t i = 3; i + 3 < n; i++) {
+			for (size_t i = first + 3; i + 3 < n; i++) {
 				double e;
-				if (c == 0) {
+				if (es == 4) {
 					const float *r = (const float *)at[1] + i;
 					e = (((((((r[-3] + r[-2]) + r[-1] / 2) + r[0]) - r[1]) + r[2] / 3) + r[3]) / 7);
 					bad += ((const float *)b)[i] != (float)e;
