@@ -237,7 +237,7 @@ static void split_piece(cg *g, const lt_node *x, const char *from, const char *t
 {
 	const char *v = g->iname[x->index];
 	kg_comment(g->kg, "%s", what);
-	if (cg_stream_loop(g, x, from, to, nodes, n))
+	if (cg_stream_loop(g, x, from, to, nodes, n) || cg_shift_loop(g, x, from, to, nodes, n))
 		return;
 	if (x->vector)
 		kg_stmt(g->kg, KG_OTHER, NULL, NULL, "#pragma omp simd");

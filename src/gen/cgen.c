@@ -432,6 +432,8 @@ void cg_access(cg *g, ct_buf *b, int a, const aff *sub)
 		cg_bad(g, "storage", a);
 		return;
 	}
+	if (g->shift && cg_shift_access(g, b, a, sub))
+		return;
 	const ir_array *arr = &g->arrays[a];
 	ct_buf_printf(b, "%s[", g->aname[a]);
 	bool any = false;
@@ -1023,6 +1025,8 @@ static void gen_loop(cg *g, const lt_node *x)
 	if (cg_guarded_nest(g, x) || cg_split_boundary(g, x))
 		return;
 	if (g->band_left == 0 && cg_stream_loop(g, x, NULL, NULL, x->kids, x->nkids))
+		return;
+	if (cg_shift_loop(g, x, NULL, NULL, x->kids, x->nkids))
 		return;
 	ct_buf lo, hi;
 	ct_buf_init(&lo);

@@ -5,6 +5,8 @@
 #include "gen/gen.h"
 #include "gen/kgen.h"
 
+struct cg_shift;
+
 /* The state of one gen_c run. */
 typedef struct cg {
 	ct_looptree *t;
@@ -43,6 +45,8 @@ typedef struct cg {
 	bool stream_helpers;    /* ct_stream64 and ct_stream_fence are in the preamble (stream.c) */
 	bool stream_team;       /* in a parallel loop whose threads fence once at its end (stream.c) */
 	bool stream_fence_end;  /* streaming stores outside parallel loops: fence before returning */
+	const struct cg_shift *shift; /* while a lane loop is emitted: reads that come from windows (shift.c) */
+	unsigned shift_types;   /* the window helpers in the preamble (shift.c) */
 	ct_arena arena;         /* bound expressions built while generating */
 	/* Backend hooks (the OpenCL backend, oclgen.c; NULL for C): loop is
 	 * asked first for every loop and returns true when it emitted it;
@@ -125,5 +129,16 @@ void cg_stream_team_close(cg *g, const lt_node *x);
 /* At the end of the kernel: a store fence when streaming stores ran outside
  * parallel loops. */
 void cg_stream_finish(cg *g);
+
+/* Emit loop x over [from, to) (NULL: x's own bounds) around nodes when x
+ * is vectorized and nodes are one assignment that reads a contiguous array
+ * at constant offsets of x's index (shift.c): each vector step loads the
+ * array's vectors once, carried to the next step, and the offset reads
+ * take lanes of two neighbouring vectors; false, with nothing emitted,
+ * otherwise. */
+bool cg_shift_loop(cg *g, const lt_node *x, const char *from, const char *to, lt_node *const *nodes, int n);
+/* While g->shift is set: the read of storage a at sub[] as a window lane
+ * (true), or false when it is not one of the windows. */
+bool cg_shift_access(cg *g, ct_buf *b, int a, const aff *sub);
 
 #endif

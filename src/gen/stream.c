@@ -1,5 +1,6 @@
 /* stream.c: vectorize(x, nontemporal=true): a vectorized loop that assigns an output array stores it with non-temporal (streaming) stores of whole, aligned 64-byte lines. */
 #include "gen/cgen.h"
+#include "gen/shift.h"
 
 #include <string.h>
 
@@ -35,6 +36,12 @@
  * streamed loop fence at its end. ct_stream64 is chosen when the generated code is
  * compiled: AVX-512, AVX or SSE2 streaming stores, clang's
  * __builtin_nontemporal_store elsewhere, else a plain copy.
+ *
+ * When the statement reads an array at offsets of v (A[x, y-1], A[x, y+1]),
+ * the lines where it can take those reads from lane shifts (shift.c) do:
+ * the scalar head also runs up to where the shifts' whole-vector loads stay
+ * in range, a first line loop uses the shifts up to where they stop being
+ * in range, and the plain line loop does the lines after it.
  */
 
 #define ST_LINE 64
@@ -184,6 +191,47 @@ void cg_stream_finish(cg *g)
 		kg_stmt(g->kg, KG_OTHER, NULL, NULL, "ct_stream_fence(); /* the streaming stores, before returning */");
 }
 
+/* The loop over whole lines of statement s (v: the loop variable, w lanes
+ * of a line, L: the stored element as C) from ct_nt_v on: each line computed
+ * into an aligned local line, then streamed; with sp, only the lines up to
+ * ct_sh_hi_v, and the reads of sp's windows from lane shifts. */
+static void put_lines(cg *g, const ir_node *s, const char *v, int64_t w, const char *L, cg_shift *sp)
+{
+	const char *arr = g->aname[s->lhs->id];
+	ct_dtype t = g->arrays[s->lhs->id].type;
+	if (sp)
+		kg_block_open(g->kg, "for (; ct_nt_%s + %lld <= ct_nt_end_%s && ct_nt_%s <= ct_sh_hi_%s; ct_nt_%s += %lld)", v,
+		              (long long)w, v, v, v, v, (long long)w);
+	else
+		kg_block_open(g->kg, "for (; ct_nt_%s + %lld <= ct_nt_end_%s; ct_nt_%s += %lld)", v, (long long)w, v, v,
+		              (long long)w);
+	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "%s ct_line[%lld] __attribute__((aligned(64)));", ir_dtype_c(t),
+	        (long long)w);
+	if (sp)
+		sh_step_begin(g, sp);
+	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "#pragma omp simd");
+	kg_block_open(g->kg, "for (int64_t %s = ct_nt_%s; %s < ct_nt_%s + %lld; %s++)", v, v, v, v, (long long)w, v);
+	ct_buf dst, line;
+	ct_buf_init(&dst);
+	ct_buf_init(&line);
+	ct_buf_printf(&dst, "ct_line[%s - ct_nt_%s]", v, v);
+	g->shift = sp;
+	put_assign(g, &line, s, dst.s ? dst.s : "ct_line[0]");
+	g->shift = NULL;
+	put_line(g, arr, &line);
+	kg_block_close(g->kg);
+	kg_block_bare(g->kg);
+	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "const int64_t %s = ct_nt_%s;", v, v);
+	kg_stmt(g->kg, KG_OTHER, arr, arr, "ct_stream64(&%s, ct_line);", L);
+	kg_block_close(g->kg);
+	if (sp)
+		sh_step_end(g, sp);
+	kg_block_close(g->kg);
+	g->failed = g->failed || dst.failed;
+	ct_buf_free(&dst);
+	ct_buf_free(&line);
+}
+
 bool cg_stream_loop(cg *g, const lt_node *x, const char *from, const char *to, lt_node *const *nodes, int n)
 {
 	if (x->kind != LT_LOOP || !x->vector || x->step != 1 || x->unroll || x->parallel || x->index < 0 ||
@@ -215,10 +263,33 @@ bool cg_stream_loop(cg *g, const lt_node *x, const char *from, const char *to, l
 	kg_block_bare(g->kg);
 	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "int64_t ct_nt_%s = %s;", v, from ? from : lo.s ? lo.s : "0");
 	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "const int64_t ct_nt_end_%s = %s;", v, to ? to : hi.s ? hi.s : "0");
+	/* reads at offsets of v from lane shifts (shift.c), in the lines where
+	 * the windows' loads stay within what the loop reads */
+	char base[300];
+	snprintf(base, sizeof base, "ct_nt_%s", v);
+	cg_shift sp;
+	bool shifts = sh_plan(g, s, x->index, w, &sp);
+	if (shifts) {
+		ct_buf shlo, shhi;
+		ct_buf_init(&shlo);
+		ct_buf_init(&shhi);
+		char e[340];
+		snprintf(e, sizeof e, "ct_nt_end_%s", v);
+		sp.base = base;
+		sh_range(&sp, base, e, &shlo, &shhi);
+		kg_stmt(g->kg, KG_OTHER, NULL, NULL, "const int64_t ct_sh_lo_%s = %s, ct_sh_hi_%s = %s;", v,
+		        shlo.s ? shlo.s : "0", v, shhi.s ? shhi.s : "0");
+		g->failed = g->failed || shlo.failed || shhi.failed;
+		ct_buf_free(&shlo);
+		ct_buf_free(&shhi);
+	}
 	/* scalar iterations up to the first line boundary of the stored element */
 	kg_block_open(g->kg, "for (; ct_nt_%s < ct_nt_end_%s; ct_nt_%s++)", v, v, v);
 	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "const int64_t %s = ct_nt_%s;", v, v);
-	kg_block_open(g->kg, "if (ct_line_aligned(&%s))", L);
+	if (shifts)
+		kg_block_open(g->kg, "if (ct_line_aligned(&%s) && ct_nt_%s >= ct_sh_lo_%s)", L, v, v);
+	else
+		kg_block_open(g->kg, "if (ct_line_aligned(&%s))", L);
 	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "break;");
 	kg_block_close(g->kg);
 	put_assign(g, &line, s, L);
@@ -228,23 +299,15 @@ bool cg_stream_loop(cg *g, const lt_node *x, const char *from, const char *to, l
 	bool fence_here = !g->stream_team && inside_parallel(x);
 	if (fence_here)
 		kg_stmt(g->kg, KG_OTHER, NULL, NULL, "const int64_t ct_nt_lines_%s = ct_nt_%s;", v, v);
-	kg_block_open(g->kg, "for (; ct_nt_%s + %lld <= ct_nt_end_%s; ct_nt_%s += %lld)", v, (long long)w, v, v,
-	              (long long)w);
-	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "%s ct_line[%lld] __attribute__((aligned(64)));", ir_dtype_c(t),
-	        (long long)w);
-	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "#pragma omp simd");
-	kg_block_open(g->kg, "for (int64_t %s = ct_nt_%s; %s < ct_nt_%s + %lld; %s++)", v, v, v, v, (long long)w, v);
-	ct_buf dst;
-	ct_buf_init(&dst);
-	ct_buf_printf(&dst, "ct_line[%s - ct_nt_%s]", v, v);
-	put_assign(g, &line, s, dst.s ? dst.s : "ct_line[0]");
-	put_line(g, arr, &line);
-	kg_block_close(g->kg);
-	kg_block_bare(g->kg);
-	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "const int64_t %s = ct_nt_%s;", v, v);
-	kg_stmt(g->kg, KG_OTHER, arr, arr, "ct_stream64(&%s, ct_line);", L);
-	kg_block_close(g->kg);
-	kg_block_close(g->kg);
+	if (shifts) {
+		/* the lines whose windows' loads stay in range, with lane shifts */
+		kg_block_open(g->kg, "if (ct_nt_%s + %lld <= ct_nt_end_%s && ct_nt_%s <= ct_sh_hi_%s)", v, (long long)w,
+		              v, v, v);
+		sh_prime(g, &sp);
+		put_lines(g, s, v, w, L, &sp);
+		kg_block_close(g->kg);
+	}
+	put_lines(g, s, v, w, L, NULL);
 	/* the rest of the loop, scalar */
 	kg_block_open(g->kg, "for (int64_t %s = ct_nt_%s; %s < ct_nt_end_%s; %s++)", v, v, v, v, v);
 	put_assign(g, &line, s, L);
@@ -260,12 +323,11 @@ bool cg_stream_loop(cg *g, const lt_node *x, const char *from, const char *to, l
 	}
 	kg_block_close(g->kg);
 	g->open[x->index] = outer;
-	if (lo.failed || hi.failed || lhs.failed || dst.failed)
+	if (lo.failed || hi.failed || lhs.failed)
 		g->failed = true;
 	ct_buf_free(&lo);
 	ct_buf_free(&hi);
 	ct_buf_free(&lhs);
 	ct_buf_free(&line);
-	ct_buf_free(&dst);
 	return true;
 }

@@ -58,6 +58,27 @@ static inline void ct_stream_fence(void) { _mm_sfence(); }
 #else
 static inline void ct_stream_fence(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 #endif
+#if defined(__GNUC__)
+typedef float ct_svf16 __attribute__((vector_size(64)));
+#else
+typedef struct { float e[16]; } ct_svf16;
+#endif
+static inline ct_svf16 ct_svf16_load(const float *p) { ct_svf16 r; memcpy(&r, p, sizeof r); return r; }
+/* lanes s .. s+15 of lo:hi (0 < s < 16) into w: one shuffle where the compiler has vector shuffles */
+static inline void ct_svf16_win(float *w, ct_svf16 lo, ct_svf16 hi, int s)
+{
+#if defined(__GNUC__) && !defined(__clang__)
+	typedef int32_t ct_m __attribute__((vector_size(64)));
+	const ct_m id = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+	const ct_svf16 r = __builtin_shuffle(lo, hi, id + s);
+	memcpy(w, &r, sizeof r);
+#else
+	float t[32];
+	memcpy(t, &lo, sizeof lo);
+	memcpy(t + 16, &hi, sizeof hi);
+	memcpy(w, t + s, sizeof lo);
+#endif
+}
 
 void cachet_stencil5_fast(const float *restrict A, float *restrict B)
 {
@@ -105,12 +126,35 @@ void cachet_stencil5_fast(const float *restrict A, float *restrict B)
 					{
 						int64_t ct_nt_y = ct_a_y;
 						const int64_t ct_nt_end_y = ct_b_y;
+						const int64_t ct_sh_lo_y = ct_nt_y + (15), ct_sh_hi_y = ct_nt_end_y + (-31);
 						for (; ct_nt_y < ct_nt_end_y; ct_nt_y++) {
 							const int64_t y = ct_nt_y;
-							if (ct_line_aligned(&B[x * 256 + y])) {
+							if (ct_line_aligned(&B[x * 256 + y]) && ct_nt_y >= ct_sh_lo_y) {
 								break;
 							}
 							B[x * 256 + y] = (((((A[(x - 1) * 256 + y] + A[(x + 1) * 256 + y]) + A[x * 256 + y - 1]) + A[x * 256 + y + 1]) + A[x * 256 + y]) / 5.0f);
+						}
+						if (ct_nt_y + 16 <= ct_nt_end_y && ct_nt_y <= ct_sh_hi_y) {
+							ct_svf16 ct_svp2 = ct_svf16_load(&A[x * 256 + ct_nt_y] - 16);
+							ct_svf16 ct_svq2 = ct_svf16_load(&A[x * 256 + ct_nt_y]);
+							for (; ct_nt_y + 16 <= ct_nt_end_y && ct_nt_y <= ct_sh_hi_y; ct_nt_y += 16) {
+								float ct_line[16] __attribute__((aligned(64)));
+								const ct_svf16 ct_svr2 = ct_svf16_load(&A[x * 256 + ct_nt_y] + 16);
+								float ct_sw0[16] __attribute__((aligned(64))); /* A at offset -1 */
+								ct_svf16_win(ct_sw0, ct_svp2, ct_svq2, 15);
+								float ct_sw1[16] __attribute__((aligned(64))); /* A at offset +1 */
+								ct_svf16_win(ct_sw1, ct_svq2, ct_svr2, 1);
+								#pragma omp simd
+								for (int64_t y = ct_nt_y; y < ct_nt_y + 16; y++) {
+									ct_line[y - ct_nt_y] = (((((A[(x - 1) * 256 + y] + A[(x + 1) * 256 + y]) + ct_sw0[y - ct_nt_y]) + ct_sw1[y - ct_nt_y]) + A[x * 256 + y]) / 5.0f);
+								}
+								{
+									const int64_t y = ct_nt_y;
+									ct_stream64(&B[x * 256 + y], ct_line);
+								}
+								ct_svp2 = ct_svq2;
+								ct_svq2 = ct_svr2;
+							}
 						}
 						for (; ct_nt_y + 16 <= ct_nt_end_y; ct_nt_y += 16) {
 							float ct_line[16] __attribute__((aligned(64)));

@@ -1,0 +1,470 @@
+/* shift.c: vectorized loops whose statement reads an array at constant offsets of the vectorized index take those reads from lane shifts of vectors loaded once, not from loads that straddle cache lines. */
+#include "gen/shift.h"
+
+#include "tune/tune.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/*
+ * The 5-point stencil's row x reads A[x, y-1], A[x, y] and A[x, y+1] for
+ * the W lanes y .. y+W-1 of one vector step. Loaded as written, the reads
+ * at y-1 and y+1 are vectors W-1 elements off the line boundary that the
+ * step's y sits on: each spans two cache lines, and such loads cost about
+ * twice an aligned one (bench/RESULTS.md, "lane shifts": alone they held a
+ * one-row loop to 74-87% of memcpy's speed, against 112-126% with shifts).
+ * With the three vectors P = A[x, y-W .. y), Q = A[x, y .. y+W) and
+ * R = A[x, y+W .. y+2W) in registers, A[x, y+c .. y+c+W) is lanes W+c ..
+ * 2W+c of P:Q (c < 0) or lanes c .. c+W of Q:R (c > 0): one shuffle
+ * (valignd with AVX-512). Q and R of one step are P and Q of the next, so
+ * each step loads one vector per group of reads, aligned when the step is.
+ *
+ * A group is the reads of one storage whose subscripts are equal except
+ * for the constant of the one subscript that the vectorized index moves by
+ * 1 per iteration (and whose stride is 1). Each window (a group's offset
+ * 0 < |c| < W) is a local aligned array of W lanes filled by the shuffle
+ * before the step's lane loop, which then reads lane `y - base` of it where
+ * it read A[.., y + c]; the expression and its order of operations are
+ * unchanged, so the results are the loop's bit for bit. The compiler keeps
+ * the window in a register (its store and the lane loop's load of it fold
+ * away). Reads of the array the statement writes stay as they are (a
+ * carried vector would miss the step's own stores).
+ *
+ * Bounds: a step loads whole vectors around its base, wider than what its
+ * lanes read. Steps use windows only where every vector they load lies
+ * within the elements the loop over [from, to) reads of that row anyway,
+ * [from + cmin, to + cmax) (cmin, cmax: the group's extreme offsets); the
+ * first and last steps otherwise fall back to the plain form. Loads are
+ * unaligned loads (memcpy), so rows at any alignment stay correct; they
+ * are aligned, and cost least, when the step's base is: the streaming
+ * loop (stream.c) steps at line boundaries of the stored array, and the
+ * plain vector loop here first runs scalar to a vector boundary of the
+ * first group's row.
+ *
+ * The shuffle is GCC's __builtin_shuffle where the compiler is GCC; other
+ * compilers build the window through a local array of two vectors, which
+ * clang folds into a shuffle, and which is the plain unaligned load (the
+ * form before this) for a compiler without vector extensions.
+ */
+
+/* Whether loop variable v is a term of the sum that index id stands for. */
+static bool chain_has(const cg *g, int id, int v)
+{
+	const ct_looptree *t = g->t;
+	int n = t->chain_len && id < g->k->nindices ? t->chain_len[id] : 0;
+	if (n == 0)
+		return id == v;
+	for (int i = 0; i < n; i++)
+		if (t->chain[id][i] == v)
+			return true;
+	return false;
+}
+
+/* How much subscript x moves when loop variable v moves by 1; *bad when
+ * it moves in steps of the loop rather than with v itself. */
+static int64_t moves(const cg *g, aff x, int v, bool *bad)
+{
+	int64_t m = 0;
+	for (int i = 0; i < x.n; i++) {
+		const aff_term *tm = &x.t[i];
+		if (tm->kind == AFF_INDEX && tm->id >= 0 && tm->id < g->nindices && chain_has(g, tm->id, v))
+			m += tm->coef;
+		else if (tm->kind == AFF_LOOP && tm->id == v)
+			m += tm->coef;
+		else if (tm->kind == AFF_TRIP && tm->id == v)
+			*bad = true;
+	}
+	return m;
+}
+
+static bool is_float(ct_dtype t) { return t == CT_F32 || t == CT_F64; }
+
+/* Whether access (a, sub) belongs to group gr; its offset in *c. */
+static bool in_group(const sh_group *gr, int a, int rank, const aff *sub, int64_t *c)
+{
+	if (gr->a != a)
+		return false;
+	for (int d = 0; d < rank; d++) {
+		aff x = sub[d];
+		if (d == gr->dim)
+			x.c = 0;
+		if (!aff_equal(x, gr->sub[d]))
+			return false;
+	}
+	*c = sub[gr->dim].c;
+	return true;
+}
+
+/* Add the read e (an access) to the groups of sp. */
+static void add_read(cg *g, const ir_expr *e, int written, cg_shift *sp)
+{
+	int a = e->id;
+	if (a < 0 || a >= g->narrays || a == written || !e->sub || !is_float(g->arrays[a].type))
+		return;
+	int rank = g->arrays[a].rank, dim = -1;
+	bool bad = false;
+	for (int d = 0; d < rank; d++) {
+		int64_t m = moves(g, e->sub[d], sp->v, &bad);
+		if (m != 0 && (dim >= 0 || m != 1))
+			bad = true;
+		if (m != 0)
+			dim = d;
+	}
+	if (bad || dim < 0 || strcmp(g->stride[a * IR_MAX_RANK + dim], "1") != 0)
+		return;
+	int64_t c = 0;
+	int k = 0;
+	while (k < sp->ngroups && !in_group(&sp->grp[k], a, rank, e->sub, &c))
+		k++;
+	if (k == sp->ngroups) {
+		if (k == SH_MAX_GROUPS)
+			return;
+		sh_group *gr = &sp->grp[sp->ngroups++];
+		memset(gr, 0, sizeof *gr);
+		gr->a = a;
+		gr->dim = dim;
+		for (int d = 0; d < rank; d++)
+			gr->sub[d] = e->sub[d];
+		gr->sub[dim].c = 0;
+		c = e->sub[dim].c;
+		gr->cmin = gr->cmax = c;
+	}
+	sh_group *gr = &sp->grp[k];
+	gr->cmin = c < gr->cmin ? c : gr->cmin;
+	gr->cmax = c > gr->cmax ? c : gr->cmax;
+	if (c == 0 || c <= -sp->w || c >= sp->w)
+		return;
+	for (int i = 0; i < sp->nwins; i++)
+		if (sp->win[i].grp == k && sp->win[i].c == c)
+			return;
+	if (sp->nwins == SH_MAX_WINS)
+		return;
+	sp->win[sp->nwins++] = (sh_win){k, c};
+	gr->before = gr->before || c < 0;
+	gr->after = gr->after || c > 0;
+}
+
+/* The reads of e, into the groups of sp. */
+static void add_reads(cg *g, const ir_expr *e, int written, cg_shift *sp)
+{
+	if (!e)
+		return;
+	if (e->kind == EX_ACCESS)
+		add_read(g, e, written, sp);
+	for (int i = 0; i < e->nargs; i++)
+		add_reads(g, e->args[i], written, sp);
+}
+
+bool sh_plan(cg *g, const ir_node *s, int v, int64_t w, cg_shift *sp)
+{
+	memset(sp, 0, sizeof *sp);
+	sp->v = v;
+	sp->w = w;
+	/* lanes: a power of two the helpers spell, vectors of at most 128 bytes */
+	if (!s || s->kind != ND_STMT || !s->lhs || s->lhs->kind != EX_ACCESS || w < 2 || w > 16 || (w & (w - 1)) != 0 ||
+	    v < 0 || v >= g->nindices || g->fixed[v])
+		return false;
+	add_reads(g, s->rhs, s->lhs->id, sp);
+	return sp->nwins > 0;
+}
+
+/* ------------------------------------------------------------ helpers */
+
+/* The C names of group gr's vector type: ct_svf16, ct_svd8 ... */
+static void type_name(const cg *g, const cg_shift *sp, int gr, char *out, size_t cap)
+{
+	bool dbl = g->arrays[sp->grp[gr].a].type == CT_F64;
+	snprintf(out, cap, "ct_sv%c%lld", dbl ? 'd' : 'f', (long long)sp->w);
+}
+
+/* The vector type, its load and its window function for lanes of type t,
+ * once per kernel. */
+static void need_helpers(cg *g, ct_dtype t, int64_t w)
+{
+	int lg = 0;
+	while ((1 << lg) < w)
+		lg++;
+	unsigned bit = 1u << (lg + (t == CT_F64 ? 8 : 0));
+	if (g->shift_types & bit)
+		return;
+	g->shift_types |= bit;
+	const char *e = ir_dtype_c(t);
+	char ty[32];
+	snprintf(ty, sizeof ty, "ct_sv%c%lld", t == CT_F64 ? 'd' : 'f', (long long)w);
+	long long bytes = w * (int64_t)ct_dtype_size(t);
+	kg_preamble(g->kg, "#if defined(__GNUC__)");
+	kg_preamble(g->kg, "typedef %s %s __attribute__((vector_size(%lld)));", e, ty, bytes);
+	kg_preamble(g->kg, "#else");
+	kg_preamble(g->kg, "typedef struct { %s e[%lld]; } %s;", e, (long long)w, ty);
+	kg_preamble(g->kg, "#endif");
+	kg_preamble(g->kg, "static inline %s %s_load(const %s *p) { %s r; memcpy(&r, p, sizeof r); return r; }", ty,
+	             ty, e, ty);
+	kg_preamble(g->kg, "/* lanes s .. s+%lld of lo:hi (0 < s < %lld) into w: one shuffle where the compiler has "
+	                   "vector shuffles */",
+	             (long long)w - 1, (long long)w);
+	kg_preamble(g->kg, "static inline void %s_win(%s *w, %s lo, %s hi, int s)", ty, e, ty, ty);
+	kg_preamble(g->kg, "{");
+	kg_preamble(g->kg, "#if defined(__GNUC__) && !defined(__clang__)");
+	kg_preamble(g->kg, "\ttypedef %s ct_m __attribute__((vector_size(%lld)));",
+	             t == CT_F64 ? "int64_t" : "int32_t", bytes);
+	ct_buf id;
+	ct_buf_init(&id);
+	for (int64_t i = 0; i < w; i++)
+		ct_buf_printf(&id, "%s%lld", i ? ", " : "", (long long)i);
+	kg_preamble(g->kg, "\tconst ct_m id = {%s};", id.s ? id.s : "0");
+	if (id.failed)
+		g->failed = true;
+	ct_buf_free(&id);
+	kg_preamble(g->kg, "\tconst %s r = __builtin_shuffle(lo, hi, id + s);", ty);
+	kg_preamble(g->kg, "\tmemcpy(w, &r, sizeof r);");
+	kg_preamble(g->kg, "#else");
+	kg_preamble(g->kg, "\t%s t[%lld];", e, 2 * (long long)w);
+	kg_preamble(g->kg, "\tmemcpy(t, &lo, sizeof lo);");
+	kg_preamble(g->kg, "\tmemcpy(t + %lld, &hi, sizeof hi);", (long long)w);
+	kg_preamble(g->kg, "\tmemcpy(w, t + s, sizeof lo);");
+	kg_preamble(g->kg, "#endif");
+	kg_preamble(g->kg, "}");
+}
+
+void sh_base_addr(cg *g, const cg_shift *sp, int gr, ct_buf *b)
+{
+	/* the access at the step's first lane: v spelt as the base's name */
+	char *saved = g->iname[sp->v], name[320];
+	const struct cg_shift *on = g->shift;
+	snprintf(name, sizeof name, "%s", sp->base);
+	g->iname[sp->v] = name;
+	g->shift = NULL;
+	ct_buf_putc(b, '&');
+	cg_access(g, b, sp->grp[gr].a, sp->grp[gr].sub);
+	g->shift = on;
+	g->iname[sp->v] = saved;
+}
+
+void sh_range(const cg_shift *sp, const char *from, const char *to, ct_buf *lo, ct_buf *hi)
+{
+	int64_t l = INT64_MIN, h = INT64_MAX;
+	for (int k = 0; k < sp->ngroups; k++) {
+		const sh_group *gr = &sp->grp[k];
+		if (!gr->before && !gr->after)
+			continue;
+		/* loads from base - W (before) or base, to base + 2W (after) or base + W */
+		int64_t gl = gr->cmin + (gr->before ? sp->w : 0), gh = gr->cmax - (gr->after ? 2 : 1) * sp->w;
+		l = gl > l ? gl : l;
+		h = gh < h ? gh : h;
+	}
+	ct_buf_printf(lo, "%s + (%lld)", from, (long long)l);
+	ct_buf_printf(hi, "%s + (%lld)", to, (long long)h);
+}
+
+/* A statement line into kgen. */
+static void put(cg *g, ct_buf *b)
+{
+	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "%s", b->s ? b->s : "");
+	if (b->failed)
+		g->failed = true;
+	ct_buf_free(b);
+	ct_buf_init(b);
+}
+
+void sh_prime(cg *g, cg_shift *sp)
+{
+	ct_buf b;
+	ct_buf_init(&b);
+	for (int k = 0; k < sp->ngroups; k++) {
+		const sh_group *gr = &sp->grp[k];
+		if (!gr->before && !gr->after)
+			continue;
+		char ty[32];
+		type_name(g, sp, k, ty, sizeof ty);
+		need_helpers(g, g->arrays[gr->a].type, sp->w);
+		if (gr->before) {
+			ct_buf_printf(&b, "%s ct_svp%d = %s_load(", ty, k, ty);
+			sh_base_addr(g, sp, k, &b);
+			ct_buf_printf(&b, " - %lld);", (long long)sp->w);
+			put(g, &b);
+		}
+		if (gr->after) {
+			ct_buf_printf(&b, "%s ct_svq%d = %s_load(", ty, k, ty);
+			sh_base_addr(g, sp, k, &b);
+			ct_buf_puts(&b, ");");
+			put(g, &b);
+		}
+	}
+	ct_buf_free(&b);
+}
+
+void sh_step_begin(cg *g, cg_shift *sp)
+{
+	ct_buf b;
+	ct_buf_init(&b);
+	for (int k = 0; k < sp->ngroups; k++) {
+		const sh_group *gr = &sp->grp[k];
+		if (!gr->before && !gr->after)
+			continue;
+		char ty[32];
+		type_name(g, sp, k, ty, sizeof ty);
+		ct_buf_printf(&b, "const %s ct_sv%c%d = %s_load(", ty, gr->after ? 'r' : 'q', k, ty);
+		sh_base_addr(g, sp, k, &b);
+		if (gr->after)
+			ct_buf_printf(&b, " + %lld", (long long)sp->w);
+		ct_buf_puts(&b, ");");
+		put(g, &b);
+	}
+	for (int i = 0; i < sp->nwins; i++) {
+		const sh_win *wn = &sp->win[i];
+		ct_dtype t = g->arrays[sp->grp[wn->grp].a].type;
+		char ty[32];
+		type_name(g, sp, wn->grp, ty, sizeof ty);
+		ct_buf_printf(&b, "%s ct_sw%d[%lld] __attribute__((aligned(%lld))); /* %s at offset %+lld */",
+		              ir_dtype_c(t), i, (long long)sp->w, (long long)(sp->w * (int64_t)ct_dtype_size(t)),
+		              g->aname[sp->grp[wn->grp].a], (long long)wn->c);
+		put(g, &b);
+		if (wn->c < 0)
+			ct_buf_printf(&b, "%s_win(ct_sw%d, ct_svp%d, ct_svq%d, %lld);", ty, i, wn->grp, wn->grp,
+			              (long long)(sp->w + wn->c));
+		else
+			ct_buf_printf(&b, "%s_win(ct_sw%d, ct_svq%d, ct_svr%d, %lld);", ty, i, wn->grp, wn->grp,
+			              (long long)wn->c);
+		put(g, &b);
+	}
+	ct_buf_free(&b);
+}
+
+void sh_step_end(cg *g, const cg_shift *sp)
+{
+	for (int k = 0; k < sp->ngroups; k++) {
+		const sh_group *gr = &sp->grp[k];
+		if (gr->before)
+			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "ct_svp%d = ct_svq%d;", k, k);
+		if (gr->after)
+			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "ct_svq%d = ct_svr%d;", k, k);
+	}
+}
+
+bool cg_shift_access(cg *g, ct_buf *b, int a, const aff *sub)
+{
+	const cg_shift *sp = g->shift;
+	if (!sp || a < 0 || a >= g->narrays || !sub)
+		return false;
+	int rank = g->arrays[a].rank;
+	for (int k = 0; k < sp->ngroups; k++) {
+		int64_t c = 0;
+		if (!in_group(&sp->grp[k], a, rank, sub, &c))
+			continue;
+		for (int i = 0; i < sp->nwins; i++)
+			if (sp->win[i].grp == k && sp->win[i].c == c) {
+				ct_buf_printf(b, "ct_sw%d[%s - %s]", i, g->iname[sp->v], sp->base);
+				return true;
+			}
+		return false;
+	}
+	return false;
+}
+
+/* ------------------------------------------------------------ plain vector loops */
+
+/* The widest vector of the target in bytes, as register tiles take it
+ * (rtile.c): the ctx's CT_OPT_VECTOR_BYTES, else the probe's, else 16. */
+static int vector_bytes(cg *g)
+{
+	if (g->vector_bytes == 0) {
+		int64_t opt = ct_ctx_get_option(g->k->ctx, CT_OPT_VECTOR_BYTES);
+		const ct_probe_info *p = opt > 0 ? NULL : tune_target(g->k->ctx);
+		g->vector_bytes = opt > 0 ? (int)opt : p && p->vector_bytes > 0 ? p->vector_bytes : 16;
+	}
+	return g->vector_bytes;
+}
+
+/* The one assignment of nodes; NULL otherwise. */
+static const ir_node *one_stmt(const cg *g, lt_node *const *nodes, int n)
+{
+	if (n != 1 || nodes[0]->kind != LT_STMT || !nodes[0]->stmt)
+		return NULL;
+	const ir_node *s = nodes[0]->stmt;
+	if (!s->lhs || s->lhs->kind != EX_ACCESS || s->lhs->id < 0 || s->lhs->id >= g->narrays || !s->rhs)
+		return NULL;
+	return s;
+}
+
+bool cg_shift_loop(cg *g, const lt_node *x, const char *from, const char *to, lt_node *const *nodes, int n)
+{
+	if (x->kind != LT_LOOP || !x->vector || x->step != 1 || x->unroll || x->parallel || g->band_left > 0 ||
+	    x->index < 0 || x->index >= g->nindices || g->fixed[x->index] || g->shift || g->hook_loop)
+		return false; /* (hook_loop: another backend's C dialect, without GNU vectors) */
+	const ir_node *s = one_stmt(g, nodes, n);
+	if (!s)
+		return false;
+	size_t es = ct_dtype_size(g->arrays[s->lhs->id].type);
+	int64_t w = es ? vector_bytes(g) / (int64_t)es : 0;
+	const char *v = g->iname[x->index];
+	char base[300];
+	snprintf(base, sizeof base, "ct_sv_%s", v);
+	cg_shift sp;
+	if (!sh_plan(g, s, x->index, w, &sp))
+		return false;
+	sp.base = base;
+	ct_buf lo, hi, shlo, shhi, addr;
+	ct_buf_init(&lo);
+	ct_buf_init(&hi);
+	ct_buf_init(&shlo);
+	ct_buf_init(&shhi);
+	ct_buf_init(&addr);
+	if (!from)
+		cg_bound(g, &lo, x->lo);
+	if (!to)
+		cg_bound(g, &hi, x->hi);
+	const char *f = from ? from : lo.s ? lo.s : "0", *t = to ? to : hi.s ? hi.s : "0";
+	const lt_node *outer = g->open[x->index];
+	g->open[x->index] = x;
+	int k0 = sp.win[0].grp;
+	sh_base_addr(g, &sp, k0, &addr);
+	sh_range(&sp, "ct_sv_from", "ct_sv_end", &shlo, &shhi);
+	kg_comment(g->kg, "%svector loop over %s in steps of %lld lanes: reads at offsets of %s from lane shifts of "
+	           "vectors loaded once",
+	           x->tail ? "tail, " : "", v, (long long)w, v);
+	kg_block_bare(g->kg);
+	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "const int64_t ct_sv_from = %s, ct_sv_end = %s;", f, t);
+	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "const int64_t ct_sh_lo = %s, ct_sh_hi = %s;", shlo.s ? shlo.s : "0",
+	        shhi.s ? shhi.s : "0");
+	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "int64_t %s = ct_sv_from;", base);
+	/* scalar up to where the windows' loads stay in range and start on a
+	 * vector boundary of the first group's row (at most w more) */
+	kg_block_open(g->kg, "for (; %s < ct_sv_end; %s++)", base, base);
+	kg_block_open(g->kg, "if (%s >= ct_sh_lo && (((uintptr_t)(%s) & %lld) == 0 || %s >= ct_sh_lo + %lld))", base,
+	              addr.s ? addr.s : "0", (long long)(w * (int64_t)ct_dtype_size(g->arrays[sp.grp[k0].a].type) - 1),
+	              base, (long long)w);
+	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "break;");
+	kg_block_close(g->kg);
+	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "const int64_t %s = %s;", v, base);
+	cg_nodes(g, nodes, n);
+	kg_block_close(g->kg);
+	/* the vector steps */
+	kg_block_open(g->kg, "if (%s + %lld <= ct_sv_end && %s <= ct_sh_hi)", base, (long long)w, base);
+	sh_prime(g, &sp);
+	kg_block_open(g->kg, "for (; %s + %lld <= ct_sv_end && %s <= ct_sh_hi; %s += %lld)", base, (long long)w, base,
+	              base, (long long)w);
+	sh_step_begin(g, &sp);
+	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "#pragma omp simd");
+	kg_block_open(g->kg, "for (int64_t %s = %s; %s < %s + %lld; %s++)", v, base, v, base, (long long)w, v);
+	g->shift = &sp;
+	cg_nodes(g, nodes, n);
+	g->shift = NULL;
+	kg_block_close(g->kg);
+	sh_step_end(g, &sp);
+	kg_block_close(g->kg);
+	kg_block_close(g->kg);
+	/* the rest */
+	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "#pragma omp simd");
+	kg_block_open(g->kg, "for (int64_t %s = %s; %s < ct_sv_end; %s++)", v, base, v, v);
+	cg_nodes(g, nodes, n);
+	kg_block_close(g->kg);
+	kg_block_close(g->kg);
+	g->open[x->index] = outer;
+	g->failed = g->failed || lo.failed || hi.failed || shlo.failed || shhi.failed || addr.failed;
+	ct_buf_free(&lo);
+	ct_buf_free(&hi);
+	ct_buf_free(&shlo);
+	ct_buf_free(&shhi);
+	ct_buf_free(&addr);
+	return true;
+}
