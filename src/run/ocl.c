@@ -669,18 +669,26 @@ static bool no_cache(ct_ctx *ctx)
 	return !js || js->no_cache;
 }
 
+/* k lowered and written as OpenCL C (malloc'd, *len bytes) with its
+ * launch in *L; NULL with the ctx's error on failure. */
+static char *kernel_source(ct_kernel *k, size_t *len, ocl_launch *L)
+{
+	ct_looptree *t = ct_kernel_lower(k, 1);
+	if (!t)
+		return NULL;
+	char *src = gen_opencl(t, len, L);
+	ct_looptree_free(t);
+	return src;
+}
+
 ct_status run_opencl(ct_kernel *k, const ct_run_options *o, ct_run_result *r)
 {
 	ct_ctx *ctx = k->ctx;
 	r->engine = "opencl";
 	r->threads = 1;
-	ct_looptree *t = ct_kernel_lower(k, 1);
-	if (!t)
-		return ct_ctx_last_status(ctx);
 	ocl_launch L;
 	size_t len = 0;
-	char *src = gen_opencl(t, &len, &L);
-	ct_looptree_free(t);
+	char *src = kernel_source(k, &len, &L);
 	if (!src)
 		return ct_ctx_last_status(ctx);
 	ocl_state *s = NULL;
@@ -751,13 +759,9 @@ ct_status run_opencl_binary(ct_kernel *k, unsigned char **bin, size_t *n, char *
 	*n = 0;
 	if (cap)
 		desc[0] = 0;
-	ct_looptree *t = ct_kernel_lower(k, 1);
-	if (!t)
-		return ct_ctx_last_status(ctx);
 	ocl_launch L;
 	size_t len = 0;
-	char *src = gen_opencl(t, &len, &L);
-	ct_looptree_free(t);
+	char *src = kernel_source(k, &len, &L);
 	if (!src)
 		return ct_ctx_last_status(ctx);
 	ocl_state *s = NULL;
