@@ -125,6 +125,21 @@ static int open_sub(const jit_state *st, const char *name)
 	return open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 }
 
+/* The folder name under the cache root, opened for a walk; NULL with
+ * *absent set when it does not exist (or cannot be opened as a folder),
+ * NULL with *absent clear when it could not be read. */
+static DIR *open_dir_sub(const jit_state *st, const char *name, bool *absent)
+{
+	int fd = open_sub(st, name);
+	*absent = fd < 0;
+	if (fd < 0)
+		return NULL;
+	DIR *d = fdopendir(fd);
+	if (!d)
+		close(fd);
+	return d;
+}
+
 /* What a folder walk does with each name it owns. */
 typedef enum dir_op { OP_COUNT, OP_CLEAR } dir_op;
 
@@ -132,14 +147,10 @@ typedef enum dir_op { OP_COUNT, OP_CLEAR } dir_op;
  * JIT_ORPHAN_AGE: a young one is another process's write). */
 static bool blob_walk(jit_state *st, dir_op op, int64_t *entries, int64_t *bytes)
 {
-	int fd = open_sub(st, "blob-v1");
-	if (fd < 0)
-		return true;
-	DIR *d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return false;
-	}
+	bool absent = false;
+	DIR *d = open_dir_sub(st, "blob-v1", &absent);
+	if (!d)
+		return absent; /* a folder that is not there holds nothing to count or clear */
 	bool ok = true;
 	time_t now = time(NULL);
 	struct dirent *e;
@@ -165,14 +176,10 @@ static bool blob_walk(jit_state *st, dir_op op, int64_t *entries, int64_t *bytes
  * files. */
 static bool pocl_walk(jit_state *st, dir_op op, int64_t *entries, int64_t *bytes)
 {
-	int fd = open_sub(st, "pocl-v1");
-	if (fd < 0)
-		return true;
-	DIR *d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return false;
-	}
+	bool absent = false;
+	DIR *d = open_dir_sub(st, "pocl-v1", &absent);
+	if (!d)
+		return absent; /* a folder that is not there holds nothing to count or clear */
 	bool ok = true;
 	struct dirent *e;
 	while ((e = readdir(d))) {
