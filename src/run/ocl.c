@@ -858,6 +858,17 @@ static const char *dev_type_name(cl_device_type t)
 	return "other";
 }
 
+/* src into dst (cap bytes), cut to fit: the probe's fields are short,
+ * drivers' strings can be long. */
+static void cut_copy(char *dst, size_t cap, const char *src)
+{
+	size_t n = strlen(src);
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(dst, src, n);
+	dst[n] = 0;
+}
+
 /* Fill one entry of the probe's list from device dev of platform pname. */
 static void describe_device(ocl_dev *d, const char *pname, ct_opencl_devinfo *o)
 {
@@ -865,13 +876,13 @@ static void describe_device(ocl_dev *d, const char *pname, ct_opencl_devinfo *o)
 	/* read into a roomy buffer and cut: a driver refuses (CL_INVALID_VALUE)
 	 * to write a string into a buffer shorter than it */
 	char buf[1024];
-	snprintf(o->platform, sizeof o->platform, "%s", pname);
+	cut_copy(o->platform, sizeof o->platform, pname);
 	info_str(d, CL_DEVICE_NAME, buf, sizeof buf);
-	snprintf(o->name, sizeof o->name, "%s", buf);
+	cut_copy(o->name, sizeof o->name, buf);
 	info_str(d, CL_DEVICE_VERSION, buf, sizeof buf);
-	snprintf(o->version, sizeof o->version, "%s", buf);
+	cut_copy(o->version, sizeof o->version, buf);
 	info_str(d, CL_DRIVER_VERSION, buf, sizeof buf);
-	snprintf(o->driver, sizeof o->driver, "%s", buf);
+	cut_copy(o->driver, sizeof o->driver, buf);
 	cl_device_type t = 0;
 	cl_uint cu = 0;
 	size_t wg = 0;
@@ -881,7 +892,7 @@ static void describe_device(ocl_dev *d, const char *pname, ct_opencl_devinfo *o)
 	d->cl.GetDeviceInfo(d->dev, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof wg, &wg, NULL);
 	d->cl.GetDeviceInfo(d->dev, CL_DEVICE_LOCAL_MEM_SIZE, sizeof lm, &lm, NULL);
 	d->cl.GetDeviceInfo(d->dev, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof gm, &gm, NULL);
-	snprintf(o->type, sizeof o->type, "%s", dev_type_name(t));
+	cut_copy(o->type, sizeof o->type, dev_type_name(t));
 	o->compute_units = (int)cu;
 	o->max_work_group = (int64_t)wg;
 	o->local_mem = (int64_t)lm;
