@@ -906,7 +906,7 @@ CT_API const char *ct_tune_decision_name(int d);
 /* Tune k's tunable params for k's current sizes: enumerate the product of
  * their candidate values, drop the combinations the checks refuse, rank all
  * the others by the cache model's cost, compile and time the best
- * ceil(fraction * valid) of them (all with exhaustive; the file's default
+ * floor(fraction * valid) of them (at least 1) (all with exhaustive; the file's default
  * point first, counted among them, unless no_default) within the budget,
  * verify each against the interpreter on a small instance, and write the
  * winner to the per-device store. The default point (the tunable params'

@@ -323,7 +323,8 @@ static int measure_count(const tuner *t)
 {
 	const ct_tune_result *r = t->r;
 	double frac = t->o->fraction > 0 ? t->o->fraction : 0.05;
-	int want = t->o->exhaustive ? r->ncandidates : (int)ceil(frac * r->ncandidates);
+	/* floor: the fraction is the most that is measured (5% of 288 is 14, not 15) */
+	int want = t->o->exhaustive ? r->ncandidates : (int)floor(frac * r->ncandidates);
 	if (want < 1)
 		want = 1;
 	return want > r->ncandidates ? r->ncandidates : want;
