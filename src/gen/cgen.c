@@ -1103,7 +1103,7 @@ void cg_private_views(cg *g, const lt_node *band)
 
 /* One version of a merged parallel loop: its variable from the shared
  * iteration number, then its body. */
-static void gen_version_body(cg *g, const lt_node *x, const char *it, const char *first)
+void cg_version_var(cg *g, const lt_node *x, const char *it, const char *first)
 {
 	ct_buf lo;
 	ct_buf_init(&lo);
@@ -1111,16 +1111,21 @@ static void gen_version_body(cg *g, const lt_node *x, const char *it, const char
 	const char *v = g->iname[x->index];
 	if (x->tail)
 		kg_comment(g->kg, "tail of %s", v);
-	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "const int64_t %s = %s + (%s - %s) * %lld;", v, lo.s ? lo.s : "0", it,
-		first, (long long)x->step);
+	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "const int64_t %s = %s + (%s - (%s)) * %lld;", v, lo.s ? lo.s : "0",
+		it, first, (long long)x->step);
+	if (lo.failed)
+		g->failed = true;
+	ct_buf_free(&lo);
+}
+
+static void gen_version_body(cg *g, const lt_node *x, const char *it, const char *first)
+{
+	cg_version_var(g, x, it, first);
 	const lt_node *outer = g->open[x->index];
 	g->open[x->index] = x;
 	gen_private_views(g, x);
 	cg_nodes(g, x->kids, x->nkids);
 	g->open[x->index] = outer;
-	if (lo.failed)
-		g->failed = true;
-	ct_buf_free(&lo);
 }
 
 /* The main version x and the tail version y of a parallel loop as one

@@ -141,4 +141,9 @@ bool cg_shift_loop(cg *g, const lt_node *x, const char *from, const char *to, lt
  * (true), or false when it is not one of the windows. */
 bool cg_shift_access(cg *g, ct_buf *b, int a, const aff *sub);
 
+/* `const int64_t v = lo + (it - (first)) * step;` for version x of a
+ * merged parallel loop whose shared iteration number is it and whose
+ * first iteration of x is first (preceded by "tail of v" for a tail). */
+void cg_version_var(cg *g, const lt_node *x, const char *it, const char *first);
+
 #endif

@@ -140,17 +140,7 @@ static void gen_level(cg *g, pgrid *gr, bool outer, int o, const char *num)
 			kg_block_open(g->kg, "if (%s < %s)", num, trips->s ? trips->s : "0");
 		else if (nv > 1)
 			kg_block_next(g->kg, "else");
-		ct_buf lo;
-		ct_buf_init(&lo);
-		cg_bound(g, &lo, x->lo);
-		const char *v = g->iname[x->index];
-		if (x->tail)
-			kg_comment(g->kg, "tail of %s", v);
-		kg_stmt(g->kg, KG_OTHER, NULL, NULL, "const int64_t %s = %s + (%s - (%s)) * %lld;", v, lo.s ? lo.s : "0",
-			num, first.s, (long long)x->step);
-		if (lo.failed)
-			g->failed = true;
-		ct_buf_free(&lo);
+		cg_version_var(g, x, num, first.s ? first.s : "0");
 		const lt_node *saved = g->open[x->index];
 		g->open[x->index] = x;
 		if (outer) {
