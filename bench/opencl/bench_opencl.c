@@ -127,12 +127,60 @@ static double max_diff(const float *a, const float *b, size_t n, double *scale)
 	return d;
 }
 
-/* --load-child N BIN POCLDIR: in this fresh process, load the binary in
- * file BIN (the sgemm of size N) as a user's process would: PoCL's kernel
- * cache on, in POCLDIR. Prints "LOAD_MS FIRST_LAUNCH_MS": program from
- * binary + build + kernel, then the first launch. Opening the platform and
- * context is not timed (every OpenCL program pays it, cached or not). */
-static int load_child(const char *file, int n, const char *binfile, const char *pocl_dir)
+/* Load the program binary in file path and drop it (the process's first
+ * program; see load_child). */
+static void warm_program(dev *v, const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		DIE("cannot open %s", path);
+	fseek(f, 0, SEEK_END);
+	size_t n = (size_t)ftell(f);
+	fseek(f, 0, SEEK_SET);
+	unsigned char *b = malloc(n ? n : 1);
+	if (!b || fread(b, 1, n, f) != n)
+		DIE("cannot read %s", path);
+	fclose(f);
+	const unsigned char *bp = b;
+	cl_int e;
+	cl_program p = clCreateProgramWithBinary(v->cx, 1, &v->d, &n, &bp, NULL, &e);
+	if (!p || clBuildProgram(p, 1, &v->d, "", NULL, NULL) != CL_SUCCESS)
+		DIE("warm-up binary load failed");
+	clReleaseProgram(p);
+	free(b);
+}
+
+/* The binary of a one-line kernel (malloc'd, *n bytes): the other
+ * program the "after a first program" children load first. */
+static unsigned char *tiny_binary(dev *v, size_t *n)
+{
+	const char *src = "__kernel void ct_tiny(__global float *x) { x[get_global_id(0)] = 0.0f; }\n";
+	cl_int e;
+	cl_program p = clCreateProgramWithSource(v->cx, 1, &src, NULL, &e);
+	if (!p || clBuildProgram(p, 1, &v->d, "", NULL, NULL) != CL_SUCCESS)
+		DIE("tiny program failed to build");
+	cl_kernel k = clCreateKernel(p, "ct_tiny", &e);
+	*n = 0;
+	clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof *n, n, NULL);
+	unsigned char *b = malloc(*n ? *n : 1);
+	if (!b || clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof b, &b, NULL) != CL_SUCCESS)
+		DIE("tiny program: no binary");
+	if (k)
+		clReleaseKernel(k);
+	clReleaseProgram(p);
+	return b;
+}
+
+/* --load-child N BIN POCLDIR WARM: in this fresh process, load the binary
+ * in file BIN (the sgemm of size N) as a user's process would: PoCL's
+ * kernel cache on, in POCLDIR. Prints "LOAD_MS FIRST_LAUNCH_MS ...":
+ * program from binary + build + kernel, then the first launch. Opening the
+ * platform and context is not timed (every OpenCL program pays it, cached
+ * or not). WARM ("-": none) is another program's binary, loaded untimed
+ * first, as cachet's device open loads the binary it kept last: the timed
+ * load is then not the process's first program (PoCL's first costs about
+ * 2 ms more, whatever the program). */
+static int load_child(const char *file, int n, const char *binfile, const char *pocl_dir, const char *warmfile)
 {
 	unsetenv("POCL_KERNEL_CACHE");
 	setenv("POCL_CACHE_DIR", pocl_dir, 1);
@@ -162,6 +210,8 @@ static int load_child(const char *file, int n, const char *binfile, const char *
 	cl_mem C = clCreateBuffer(v.cx, CL_MEM_READ_WRITE, bytes, NULL, &e);
 	if (!v.q || !A || !B || !C)
 		DIE("no context, queue or buffers: %d", e);
+	if (strcmp(warmfile, "-") != 0)
+		warm_program(&v, warmfile);
 	double t0 = now();
 	const unsigned char *bp = bin;
 	cl_program p = clCreateProgramWithBinary(v.cx, 1, &v.d, &bn, &bp, NULL, &e);
@@ -230,59 +280,72 @@ static int load_child(const char *file, int n, const char *binfile, const char *
 	return 0;
 }
 
-/* Load the binary in `reps` fresh processes (this program with
- * --load-child), PoCL's kernel cache in a new folder: the first finds it
- * empty (PoCL unpacks the binary), the others find the unpacked files, as a
- * user's later processes do. *first_ms: the first one's load; returns the
- * median load of the others (the first launch's median in *launch_ms). */
 /* What the fresh processes measured (ms; medians of all but the first). */
 typedef struct fresh_result {
 	double first;             /* the first process: PoCL's cache folder empty */
 	double load, launch;      /* the others: load, its first launch */
 	double again;             /* the same binary again in that process */
+	double after_first;       /* the load when another program was loaded first (as cachet's device open does) */
 	double lib_disk, lib_mem; /* the library: first run of the process (load + first launch), then "memory" */
 	char lib_how[2][16];
 } fresh_result;
 
-/* Load the binary in 1 + reps fresh processes (this program with
+/* Write n bytes of b to path. */
+static void write_file(const char *path, const unsigned char *b, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+	if (!f || fwrite(b, 1, n, f) != n)
+		DIE("cannot write %s", path);
+	fclose(f);
+}
+
+/* Run one --load-child process; its seven figures in row, the library's
+ * "how" words in h1, h2. */
+static void one_child(const char *self, const char *file, int n, const char *binfile, const char *pocl,
+                      const char *warm, double row[5], char h1[16], char h2[16])
+{
+	char cmd[2048];
+	snprintf(cmd, sizeof cmd, "'%s' --load-child %d '%s' '%s' '%s' '%s'", self, n, file, binfile, pocl, warm);
+	FILE *c = popen(cmd, "r");
+	if (!c || fscanf(c, "%lf %lf %lf %lf %15s %lf %15s", &row[0], &row[1], &row[2], &row[3], h1, &row[4], h2) != 7)
+		DIE("the load child failed: %s", cmd);
+	if (pclose(c) != 0)
+		DIE("the load child failed: %s", cmd);
+}
+
+/* Load the binary in 1 + 2 x reps fresh processes (this program with
  * --load-child), PoCL's kernel cache in a new folder: the first finds it
  * empty (PoCL unpacks the binary), the others find the unpacked files, as a
- * user's later processes do. */
-static void fresh_loads(const char *self, const char *file, int n, const unsigned char *bin, size_t bn, int reps,
-                        fresh_result *fr)
+ * user's later processes do; they alternate between loading it as the
+ * process's first program and after the tiny program's binary tb. */
+static void fresh_loads(const char *self, const char *file, int n, const unsigned char *bin, size_t bn,
+                        const unsigned char *tb, size_t tn, int reps, fresh_result *fr)
 {
 	char dir[] = "/tmp/cachet-bench-ocl-XXXXXX";
 	if (!mkdtemp(dir))
 		DIE("mkdtemp failed");
-	char binfile[300], pocl[300], cmd[2048];
+	char binfile[300], warmfile[300], pocl[300], cmd[400];
 	snprintf(binfile, sizeof binfile, "%s/program.bin", dir);
+	snprintf(warmfile, sizeof warmfile, "%s/tiny.bin", dir);
 	snprintf(pocl, sizeof pocl, "%s/pocl-v1", dir);
-	FILE *f = fopen(binfile, "wb");
-	if (!f || fwrite(bin, 1, bn, f) != bn)
-		DIE("cannot write %s", binfile);
-	fclose(f);
+	write_file(binfile, bin, bn);
+	write_file(warmfile, tb, tn);
 	double v[6][16];
 	int got = 0;
 	memset(fr, 0, sizeof *fr);
-	for (int r = 0; r <= reps && r < 16; r++) {
-		snprintf(cmd, sizeof cmd, "'%s' --load-child %d '%s' '%s' '%s'", self, n, file, binfile, pocl);
-		FILE *c = popen(cmd, "r");
-		double l = 0, fl = 0, ag = 0, l1 = 0, l2 = 0;
-		char h1[16] = "", h2[16] = "";
-		if (!c || fscanf(c, "%lf %lf %lf %lf %15s %lf %15s", &l, &fl, &ag, &l1, h1, &l2, h2) != 7)
-			DIE("the load child failed: %s", cmd);
-		if (pclose(c) != 0)
-			DIE("the load child failed: %s", cmd);
-		if (r == 0) {
-			fr->first = l;
-			continue;
-		}
-		double row[6] = {l, fl, ag, l1, l2, 0};
+	double row[5];
+	char h1[16] = "", h2[16] = "";
+	one_child(self, file, n, binfile, pocl, "-", row, h1, h2);
+	fr->first = row[0];
+	for (int r = 0; r < reps && r < 16; r++) {
+		one_child(self, file, n, binfile, pocl, "-", row, h1, h2);
 		for (int i = 0; i < 5; i++)
 			v[i][got] = row[i];
-		got++;
 		snprintf(fr->lib_how[0], sizeof fr->lib_how[0], "%s", h1);
 		snprintf(fr->lib_how[1], sizeof fr->lib_how[1], "%s", h2);
+		one_child(self, file, n, binfile, pocl, warmfile, row, h1, h2);
+		v[5][got] = row[0];
+		got++;
 	}
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
@@ -292,13 +355,14 @@ static void fresh_loads(const char *self, const char *file, int n, const unsigne
 	fr->again = median(v[2], got);
 	fr->lib_disk = median(v[3], got);
 	fr->lib_mem = median(v[4], got);
+	fr->after_first = median(v[5], got);
 }
 
 int main(int argc, char **argv)
 {
 	const char *file = "examples/opencl_sgemm.cachet";
-	if (argc == 6 && strcmp(argv[1], "--load-child") == 0)
-		return load_child(argv[3], atoi(argv[2]), argv[4], argv[5]);
+	if (argc == 7 && strcmp(argv[1], "--load-child") == 0)
+		return load_child(argv[3], atoi(argv[2]), argv[4], argv[5], argv[6]);
 	int sizes[8] = {256, 512, 1024, 2048}, nsizes = 4, reps = 3;
 	bool pocl_cache = false;
 	for (int i = 1; i < argc; i++) {
@@ -335,6 +399,8 @@ int main(int argc, char **argv)
 	       file, reps);
 	printf("%6s | %12s %9s | %12s %9s | %7s | %10s %11s\n", "n", "cachet s", "GFLOP/s", "CLBlast s", "GFLOP/s",
 	       "ratio", "cold build", "binary load");
+	size_t tiny_n = 0;
+	unsigned char *tiny = tiny_binary(&v, &tiny_n);
 	ct_ctx *ctx = ct_ctx_new();
 	int failed = 0;
 	for (int si = 0; si < nsizes; si++) {
@@ -389,7 +455,7 @@ int main(int argc, char **argv)
 		}
 		double load = median(loads, 5);
 		fresh_result fr;
-		fresh_loads(argv[0], file, n, bin, bn, 5, &fr);
+		fresh_loads(argv[0], file, n, bin, bn, tiny, tiny_n, 5, &fr);
 		/* first launch of the binary-loaded kernel: no compile left */
 		zero(&v, C, zeros, bytes);
 		t0 = now();
@@ -433,6 +499,9 @@ int main(int argc, char **argv)
 		printf("       binary load in fresh processes (PoCL's cache on): first %.3f ms (its cache empty), then "
 		       "%.3f ms (median of 5), again in that process %.3f ms, first launch %.3f ms\n",
 		       fr.first, fr.load, fr.again, fr.launch);
+		printf("       binary load in fresh processes after another program's binary (as cachet's device open "
+		       "loads the one it kept last): %.3f ms (median of 5)\n",
+		       fr.after_first);
 		if (fr.lib_disk >= 0)
 			printf("       library (cachet run's path), fresh process: %s %.3f ms (load + first launch), then "
 			       "%s %.3f ms\n", fr.lib_how[0], fr.lib_disk, fr.lib_how[1], fr.lib_mem);
@@ -455,6 +524,7 @@ int main(int argc, char **argv)
 		free(zeros);
 	}
 	printf("ratio = CLBlast time / cachet time (> 1: cachet faster)\n");
+	free(tiny);
 	ct_ctx_free(ctx);
 	clReleaseCommandQueue(v.q);
 	clReleaseContext(v.cx);

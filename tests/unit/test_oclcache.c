@@ -75,8 +75,44 @@ static const char *run_how(ct_ctx *ctx)
 	return how;
 }
 
-/* The path of the only blob in dir/blob-v1 (false when not exactly one). */
+static unsigned char *slurp(const char *path, size_t *n);
+static bool has(const unsigned char *b, size_t n, const char *s);
+
+/* Whether the blob at path is the device's warm-up record (its key names
+ * it), which holds the key of the binary kept last. */
+static bool is_record(const char *path)
+{
+	size_t n = 0;
+	unsigned char *b = slurp(path, &n);
+	bool r = b && has(b, n, "opencl-warmup\n");
+	free(b);
+	return r;
+}
+
+/* The path of the only program binary in dir/blob-v1, the warm-up record
+ * aside (false when not exactly one). */
 static bool the_blob(const char *dir, char *path, size_t cap)
+{
+	char sub[4200], p[4400];
+	snprintf(sub, sizeof sub, "%s/blob-v1", dir);
+	DIR *d = opendir(sub);
+	int n = 0;
+	struct dirent *e;
+	while (d && (e = readdir(d)))
+		if (strlen(e->d_name) == 36 && strcmp(e->d_name + 32, ".bin") == 0) {
+			snprintf(p, sizeof p, "%s/%s", sub, e->d_name);
+			if (!is_record(p)) {
+				snprintf(path, cap, "%s", p);
+				n++;
+			}
+		}
+	if (d)
+		closedir(d);
+	return n == 1;
+}
+
+/* The number of blobs in dir/blob-v1. */
+static int blob_count(const char *dir)
 {
 	char sub[4200];
 	snprintf(sub, sizeof sub, "%s/blob-v1", dir);
@@ -84,13 +120,10 @@ static bool the_blob(const char *dir, char *path, size_t cap)
 	int n = 0;
 	struct dirent *e;
 	while (d && (e = readdir(d)))
-		if (strlen(e->d_name) == 36 && strcmp(e->d_name + 32, ".bin") == 0) {
-			snprintf(path, cap, "%s/%s", sub, e->d_name);
-			n++;
-		}
+		n += strlen(e->d_name) == 36 && strcmp(e->d_name + 32, ".bin") == 0;
 	if (d)
 		closedir(d);
-	return n == 1;
+	return n;
 }
 
 static unsigned char *slurp(const char *path, size_t *n)
@@ -206,6 +239,32 @@ static void test_corrupt(void)
 	ct_ctx_free(a);
 }
 
+/* Keeping a binary also writes the device's warm-up record (the key of
+ * the binary kept last), which the next ctx's device open loads; a record
+ * whose binary is gone is skipped without a warning, and a record whose
+ * bytes changed is reported and removed like any bad entry. */
+static void test_warm_up(void)
+{
+	char dir[4096], path[4400];
+	fresh_dir(dir, sizeof dir, "warm");
+	ct_ctx *a = ctx_on(dir);
+	CHECK(strcmp(run_how(a), "compiled") == 0);
+	ct_ctx_free(a);
+	CHECKF(blob_count(dir) == 2, "blobs after one kept binary: %d", blob_count(dir));
+	CHECK(the_blob(dir, path, sizeof path));
+	CHECK(unlink(path) == 0); /* the record now names a missing binary */
+	warned[0] = 0;
+	a = ctx_on(dir);
+	const char *h = run_how(a);
+	CHECKF(strcmp(h, "compiled") == 0 && warned[0] == 0, "record of a missing binary: '%s', warning '%s'", h,
+	       warned);
+	ct_ctx_free(a);
+	CHECK(blob_count(dir) == 2);
+	a = ctx_on(dir);
+	CHECK(strcmp(run_how(a), "disk") == 0);
+	ct_ctx_free(a);
+}
+
 /* CACHET_NO_CACHE=1: neither the ctx's programs nor the disk. */
 static void test_no_cache(void)
 {
@@ -224,10 +283,11 @@ int main(void)
 	RUN(test_memory_then_disk);
 	RUN(test_key);
 	RUN(test_corrupt);
+	RUN(test_warm_up);
 	RUN(test_no_cache);
 	char dir[4096];
-	const char *names[] = {"md", "key", "bad", "nc"};
-	for (int i = 0; i < 4; i++)
+	const char *names[] = {"md", "key", "bad", "warm", "nc"};
+	for (int i = 0; i < 5; i++)
 		fresh_dir(dir, sizeof dir, names[i]); /* removes it */
 	return h_report();
 }
