@@ -358,7 +358,7 @@ static int bench_xsmm(ct_ctx *ctx, const ct_probe_info *pi, ct_dtype t, shape s)
 	double flop = 2.0 * (double)s.m * (double)s.n * (double)s.k;
 	double gc = flop / tc * 1e-9, gx = flop / tx * 1e-9;
 	double peak = t == CT_F32 ? pi->gflops_f32_core : pi->gflops_f64_core;
-	printf("%-16lld %-4s %3d %10.2f %10.2f %7.2f %9.1f%% %9.1f%% %10.2e %10.2e  %s\n", (long long)s.m,
+	printf("%-16lld %-4s %3d %10.2f %10.2f %7.3f %9.1f%% %9.1f%% %10.2e %10.2e  %s\n", (long long)s.m,
 	       ct_dtype_name(t), 1, gc, gx, ratio, peak > 0 ? 100 * gc / peak : 0.0,
 	       peak > 0 ? 100 * gx / peak : 0.0, err, errx, ok ? "ok" : "MISMATCH");
 	fflush(stdout);
