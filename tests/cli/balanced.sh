@@ -42,6 +42,32 @@ for d in "" "-D M=1" "-D M=4" "-D M=9 -D K=3" "-D M=100 -D N=100 -D K=100"; do
 	# shellcheck disable=SC2086
 	expect "tile run $d" 0 '"verified": true' "$CACHET" run "$t2" $d --json
 done
+# parallel over the versions of a balanced split with a runtime size (the
+# blocks of s - 1 and the tail run as one parallel loop: long trip counts)
+pa=$(kfile pa.cachet 'kernel pa' 'param M : runtime' 'param N = 40, K = 17' 'array A : f64[M, K] input' \
+	'array B : f64[K, N] input' 'array C : f64[M, N] inout' \
+	'for (i: M, j: N, k: K) { C[i, j] += A[i, k] * B[k, j] }' \
+	'schedule {' '  ii = split(i, 4, balanced=true)' '  reorder(i, k, ii, j)' '}' \
+	'plan { parallelize(i); unroll(ii); vectorize(j) }')
+for m in 1 3 5 11 100 127; do
+	expect "parallel M=$m" 0 '"verified": true' "$CACHET" run "$pa" -D M="$m" --threads 2 --json
+done
+# a balanced split of an inner index (k -> kk -> kkk)
+ne=$(kfile ne.cachet 'kernel ne' 'param M = 100, N = 37, K = 29' 'array A : f32[M, K] input' \
+	'array B : f32[K, N] input' 'array C : f32[M, N] inout' \
+	'for (i: M, j: N, k: K) { C[i, j] += A[i, k] * B[k, j] }' \
+	'schedule {' '  ii = split(i, 32)' '  iii = split(ii, 6, balanced=true)' '  jj = split(j, 16)' \
+	'  reorder(j, i, ii, k, iii, jj)' '}' 'plan { unroll(iii); vectorize(jj) }')
+for m in 1 5 31 33 100; do
+	expect "inner index M=$m" 0 '"verified": true' "$CACHET" run "$ne" -D M="$m" --json
+done
+# a loop that does not start at 0
+of=$(kfile of.cachet 'kernel of' 'param N : runtime' 'array X : f32[N] input' 'array Y : f32[N] inout' \
+	'for (i: 1 .. N - 1) { Y[i] += X[i - 1] + X[i + 1] }' 'schedule { ii = split(i, 7, balanced=true) }' \
+	'plan { unroll(ii) }')
+for n in 2 3 9 51 53; do
+	expect "offset N=$n" 0 '"verified": true' "$CACHET" run "$of" -D N="$n" --json
+done
 # balanced=false is the plain split
 pf=$(kfile pf.cachet 'kernel pf' 'param M = 13' 'array X : f32[M] inout' 'for (i: M) { X[i] += 1 }' \
 	'schedule { ii = split(i, 6, balanced=false) }')
