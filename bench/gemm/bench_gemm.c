@@ -14,7 +14,12 @@
 #include "../common/bench_util.h"
 
 /*
- * Usage: bench_gemm [--big] [--threads LIST] [--shapes LIST]   (run from the repository root)
+ * Usage: bench_gemm [--big] [--threads LIST] [--shapes LIST] [--small-only]
+ *                  [--pairs]
+ * (run from the repository root; --small-only: only the LIBXSMM table;
+ * --pairs: the LIBXSMM table times cachet and LIBXSMM in 21 alternating
+ * rounds of ~0.03 s, times and ratio the medians over the rounds, which a
+ * change of the machine's load biases less)
  * --shapes replaces the default shapes by LIST: comma-separated N (N x N x N)
  * or MxNxK.
  * For each thread count of LIST (comma-separated, default 1,2), shape and
@@ -29,6 +34,9 @@
  * the type (ct_dtype_tolerance). % of peak is of the FMA peak that
  * ct_probe_run measures at the start: one core's for 1 thread, all
  * threads' together otherwise. OMP_WAIT_POLICY is passive unless set.
+ * The LIBXSMM table (sizes <= 128) runs examples/sgemm_small.cachet and
+ * dgemm_small.cachet, or the files that BENCH_SMALL_F32 and
+ * BENCH_SMALL_F64 name (variants measured against LIBXSMM in one run).
  */
 
 #define NMEAS 5
@@ -90,6 +98,43 @@ static double time_it(void (*fn)(const problem *), const problem *p)
 	}
 	return median(v, NMEAS);
 }
+
+/* --pairs: fa and fb timed in NPAIRS alternating rounds of about PAIR_SECONDS
+ * each (fa then fb), so that a change of the machine's load hits both; the
+ * medians of the per-round times into *ta, *tb and of the per-round ratios
+ * tb / ta into *ratio. */
+#define NPAIRS 21
+#define PAIR_SECONDS 0.03
+static int use_pairs;
+
+#ifdef HAVE_LIBXSMM
+static double time_reps(void (*fn)(const problem *), const problem *p, long reps)
+{
+	double t0 = now();
+	for (long r = 0; r < reps; r++)
+		fn(p);
+	return (now() - t0) / (double)reps;
+}
+
+static void time_pair(void (*fa)(const problem *), const problem *pa, void (*fb)(const problem *),
+                      const problem *pb, double *ta, double *tb, double *ratio)
+{
+	double one = time_reps(fa, pa, 1);
+	time_reps(fb, pb, 1);
+	long reps = one > 0 ? (long)ceil(PAIR_SECONDS / one) : 1000;
+	if (reps < 1)
+		reps = 1;
+	double va[NPAIRS], vb[NPAIRS], vr[NPAIRS];
+	for (int i = 0; i < NPAIRS; i++) {
+		va[i] = time_reps(fa, pa, reps);
+		vb[i] = time_reps(fb, pb, reps);
+		vr[i] = vb[i] / va[i];
+	}
+	*ta = median(va, NPAIRS);
+	*tb = median(vb, NPAIRS);
+	*ratio = median(vr, NPAIRS);
+}
+#endif
 
 static void *alloc_buf(size_t bytes)
 {
@@ -249,7 +294,10 @@ static int bench_xsmm(ct_ctx *ctx, const ct_probe_info *pi, ct_dtype t, shape s)
 	const char *how = "";
 	double load_s = 0;
 	threads_fn set_threads = NULL;
-	const char *path = t == CT_F32 ? "examples/sgemm_small.cachet" : "examples/dgemm_small.cachet";
+	/* BENCH_SMALL_F32 / BENCH_SMALL_F64 name another kernel file (A/B runs of variants) */
+	const char *path = getenv(t == CT_F32 ? "BENCH_SMALL_F32" : "BENCH_SMALL_F64");
+	if (!path || !*path)
+		path = t == CT_F32 ? "examples/sgemm_small.cachet" : "examples/dgemm_small.cachet";
 	p.entry = load_kernel_from(ctx, path, s, p.params, 16, &how, &load_s, &set_threads);
 	if (!p.entry)
 		return -1;
@@ -295,14 +343,23 @@ static int bench_xsmm(ct_ctx *ctx, const ct_probe_info *pi, ct_dtype t, shape s)
 	run_xsmm(&p);
 	double err = ct_max_rel_error(c_cachet, c_blas, t, nc), errx = ct_max_rel_error(c_x, c_blas, t, nc);
 	int ok = err <= ct_dtype_tolerance(t) && errx <= ct_dtype_tolerance(t);
-	double tx = time_it(run_xsmm, &p);
-	p.c = c_cachet;
-	double tc = time_it(run_cachet, &p);
+	double tx, tc, ratio;
+	if (use_pairs) {
+		problem px = p;
+		p.c = c_cachet;
+		time_pair(run_xsmm, &px, run_cachet, &p, &tx, &tc, &ratio);
+		ratio = 1 / ratio;
+	} else {
+		tx = time_it(run_xsmm, &p);
+		p.c = c_cachet;
+		tc = time_it(run_cachet, &p);
+		ratio = tx / tc;
+	}
 	double flop = 2.0 * (double)s.m * (double)s.n * (double)s.k;
 	double gc = flop / tc * 1e-9, gx = flop / tx * 1e-9;
 	double peak = t == CT_F32 ? pi->gflops_f32_core : pi->gflops_f64_core;
-	printf("%-16lld %-4s %3d %10.2f %10.2f %7.2f %9.1f%% %9.1f%% %10.2e %10.2e  %s\n", (long long)s.m,
-	       ct_dtype_name(t), 1, gc, gx, gc / gx, peak > 0 ? 100 * gc / peak : 0.0,
+	printf("%-16lld %-4s %3d %10.2f %10.2f %7.3f %9.1f%% %9.1f%% %10.2e %10.2e  %s\n", (long long)s.m,
+	       ct_dtype_name(t), 1, gc, gx, ratio, peak > 0 ? 100 * gc / peak : 0.0,
 	       peak > 0 ? 100 * gx / peak : 0.0, err, errx, ok ? "ok" : "MISMATCH");
 	fflush(stdout);
 	free(c0);
@@ -379,11 +436,15 @@ int main(int argc, char **argv)
 	/* as the cachet CLI: waiting OpenMP threads sleep (see tools/cachet.c);
 	 * set before the first kernel loads libgomp */
 	setenv("OMP_WAIT_POLICY", "passive", 0);
-	int big = 0, threads[8] = {1, 2}, nthreads = 2, nuser = 0;
+	int big = 0, small_only = 0, threads[8] = {1, 2}, nthreads = 2, nuser = 0;
 	shape user[16];
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--big") == 0) {
 			big = 1;
+		} else if (strcmp(argv[i], "--small-only") == 0) {
+			small_only = 1;
+		} else if (strcmp(argv[i], "--pairs") == 0) {
+			use_pairs = 1;
 		} else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
 			nthreads = 0;
 			for (char *q = argv[++i]; *q && nthreads < 8;) {
@@ -407,7 +468,7 @@ int main(int argc, char **argv)
 				return 2;
 			}
 		} else {
-			fprintf(stderr, "usage: bench_gemm [--big] [--threads 1,2] [--shapes LIST]\n");
+			fprintf(stderr, "usage: bench_gemm [--big] [--threads 1,2] [--shapes LIST] [--small-only] [--pairs]\n");
 			return 2;
 		}
 	}
@@ -449,7 +510,7 @@ int main(int argc, char **argv)
 	       "% peak", "% peak");
 	double t0 = now(), compile_s = 0;
 	int bad = 0;
-	for (int h = 0; h < nthreads; h++)
+	for (int h = 0; h < nthreads && !small_only; h++)
 		for (int i = 0; i < nshapes; i++)
 			for (int ti = 0; ti < 2; ti++) {
 				int r = bench_one(ctx, &pi, ti == 0 ? CT_F32 : CT_F64, shapes[i],
@@ -458,7 +519,7 @@ int main(int argc, char **argv)
 					return 1;
 				bad += r;
 			}
-	int rows = 2 * nshapes * nthreads;
+	int rows = small_only ? 0 : 2 * nshapes * nthreads;
 #ifdef HAVE_LIBXSMM
 	int xrows = 0, xbad = xsmm_table(ctx, &pi, shapes, nshapes, &xrows);
 	if (xbad < 0)

@@ -1147,12 +1147,17 @@ static void gen_parallel_versions(cg *g, const lt_node *x, const lt_node *y)
 	put_loop_trips(g, &tx, x, &nx);
 	put_loop_trips(g, &ty, y, &ny);
 	const char *v = g->iname[x->index];
-	char iv[300], total[600];
+	char iv[300];
 	snprintf(iv, sizeof iv, "ct_pv_%s", v);
+	/* a buffer, not a fixed array: runtime trip counts can be long
+	 * (balanced splits) */
+	ct_buf tb;
+	ct_buf_init(&tb);
 	if (nx >= 0 && ny >= 0)
-		snprintf(total, sizeof total, "%lld", (long long)(nx + ny));
+		ct_buf_printf(&tb, "%lld", (long long)(nx + ny));
 	else
-		snprintf(total, sizeof total, "%s + %s", tx.s ? tx.s : "0", ty.s ? ty.s : "0");
+		ct_buf_printf(&tb, "%s + %s", tx.s ? tx.s : "0", ty.s ? ty.s : "0");
+	const char *total = tb.s ? tb.s : "0";
 	kg_comment(g->kg, "parallel over the main and tail versions of %s together", v);
 	if (!(nx >= 0 && ny >= 0 && nx + ny <= 1))
 		kg_stmt(g->kg, KG_OTHER, NULL, NULL,
@@ -1165,10 +1170,11 @@ static void gen_parallel_versions(cg *g, const lt_node *x, const lt_node *y)
 	gen_version_body(g, y, iv, tx.s ? tx.s : "0");
 	kg_block_close(g->kg);
 	kg_block_close(g->kg);
-	if (tx.failed || ty.failed)
+	if (tx.failed || ty.failed || tb.failed)
 		g->failed = true;
 	ct_buf_free(&tx);
 	ct_buf_free(&ty);
+	ct_buf_free(&tb);
 }
 
 /* Names of the copies of a region (as in `cachet lower --json`). */

@@ -151,6 +151,10 @@ char *canon_kernel(const ct_kernel *k, const char *target, size_t *len)
 		put_i64(&b, 'p', x->parent);
 		put_i64(&b, 'c', x->child);
 		put_i64(&b, 'r', x->root);
+		/* balanced blocks change the loops, not only their sizes (the tag
+		 * only when set: keys of kernels without it stay as they were) */
+		if (x->balanced)
+			put_i64(&b, 'B', 1);
 	}
 	put_i64(&b, 'l', k->nlets);
 	for (int i = 0; i < k->nlets; i++)
@@ -166,6 +170,8 @@ char *canon_kernel(const ct_kernel *k, const char *target, size_t *len)
 			put_i64(&b, 'z', s->size ? s->size[j] : 0);
 			put_i64(&b, 'o', s->out ? s->out[j] : 0);
 		}
+		if (s->balanced)
+			put_i64(&b, 'B', 1);
 	}
 	put_i64(&b, 'T', k->has_plan ? (int64_t)k->target : -1);
 	put_i64(&b, 'Q', k->nplan);

@@ -112,6 +112,9 @@ typedef struct ir_index {
 	int parent;            /* IX_SPLIT: the index that was split; -1 otherwise */
 	int child;             /* index created by splitting this one; -1 if none */
 	int root;              /* IX_LOOP: itself */
+	/* split with balanced=true: besides blocks of step, blocks of step - 1
+	 * instead of a short tail where that covers the range (docs/LANGUAGE.md) */
+	bool balanced;
 } ir_index;
 
 /* A scalar `let`. Its type is the type of its expression. */
@@ -239,6 +242,9 @@ typedef struct ir_sched {
 	 * compile-time params); lang_recheck re-evaluates it into size[] and
 	 * into the step/window fields of the indices after param overrides */
 	struct ir_expr **size_expr;
+	/* SC_SPLIT/SC_TILE: balanced=true (every index split by this item) */
+	bool balanced;
+	ir_pos balanced_pos;
 } ir_sched;
 
 /* ------------------------------------------------------------ plan */

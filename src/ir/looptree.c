@@ -455,6 +455,59 @@ static bool emit_loop(lb *b, const band *bd, int pos, lt_node *parent, nlist *ou
 	return ok && b->st == CT_OK && nl_push(b, out, x);
 }
 
+/* A balanced split of v by s (split(.., balanced=true)): the window w =
+ * q*s + r is run as nb blocks of s, then ns blocks of s - 1, then a tail of
+ * the rest, where ns = (s - r) mod s and nb = q + 1 - ns when r > 0 and ns
+ * <= q + 1 (no tail then), else ns = 0 and nb = q (the tail is r, as a
+ * plain split). As expressions: r1 = min(r, 1), ok = min(1, max(0, q + r1
+ * - ns0 + 1)), ns = ns0 * ok, nb = q + r1 * ok - ns. Loops whose trip count
+ * is a constant 0 are left out (the first stays when all are empty). */
+static bool emit_balanced(lb *b, const band *bd, int pos, lt_node *parent, nlist *out, int v,
+                          int child, int64_t s)
+{
+	ct_arena *a = b->a;
+	const bx *w = b->win[v], *lo = b->off[v], *sb = bx_const(a, s), *s1 = bx_const(a, s - 1);
+	const bx *one = bx_const(a, 1), *zero = bx_const(a, 0);
+	const bx *q = bx_bin(a, BX_FLOORDIV, w, sb), *r = bx_bin(a, BX_MOD, w, sb);
+	const bx *ns0 = bx_bin(a, BX_MOD, bx_bin(a, BX_SUB, sb, r), sb);
+	const bx *r1 = bx_bin(a, BX_MIN, r, one);
+	const bx *okb = bx_bin(a, BX_MIN, one,
+	                       bx_bin(a, BX_MAX, zero,
+	                              bx_bin(a, BX_ADD, bx_bin(a, BX_SUB, bx_bin(a, BX_ADD, q, r1), ns0), one)));
+	const bx *ns = bx_bin(a, BX_MUL, ns0, okb);
+	const bx *nb = bx_bin(a, BX_SUB, bx_bin(a, BX_ADD, q, bx_bin(a, BX_MUL, r1, okb)), ns);
+	const bx *e1 = bx_bin(a, BX_ADD, lo, bx_bin(a, BX_MUL, nb, sb));
+	const bx *e2 = bx_bin(a, BX_ADD, e1, bx_bin(a, BX_MUL, ns, s1));
+	const bx *rest = bx_bin(a, BX_SUB, bx_bin(a, BX_SUB, w, bx_bin(a, BX_MUL, nb, sb)),
+	                        bx_bin(a, BX_MUL, ns, s1));
+	if (!e2 || !rest || !zero)
+		return lb_fail(b, CT_ERR_NOMEM);
+	int64_t cnb = 0, cns = 0, crest = 0;
+	bool knb = bx_is_const(nb, &cnb), kns = bx_is_const(ns, &cns), krest = bx_is_const(rest, &crest);
+	bool want_big = !knb || cnb > 0 || ((kns && cns == 0) && (krest && crest == 0));
+	bool want_small = !kns || cns > 0;
+	bool want_tail = !krest || crest != 0;
+	if (want_big) {
+		b->off[child] = zero;
+		b->win[child] = b->end[child] = sb;
+		if (!emit_loop(b, bd, pos, parent, out, v, lo, e1, s, false))
+			return false;
+	}
+	if (want_small) {
+		b->off[child] = zero;
+		b->win[child] = b->end[child] = s1;
+		if (!emit_loop(b, bd, pos, parent, out, v, e1, e2, s - 1, false))
+			return false;
+	}
+	if (want_tail) {
+		b->off[child] = zero;
+		b->win[child] = b->end[child] = rest;
+		if (!emit_loop(b, bd, pos, parent, out, v, e2, b->end[v], s, true))
+			return false;
+	}
+	return true;
+}
+
 /* Emit the loop at band position pos and, inside it, the rest of the band.
  * A split index with a non-dividing step gets a main version (whole
  * windows) and a tail version (the partial window), each with its own copy
@@ -481,6 +534,8 @@ static bool emit_band(lb *b, const band *bd, int pos, lt_node *parent, nlist *ou
 	if (!sb || !rest || !mhi)
 		return lb_fail(b, CT_ERR_NOMEM);
 	bool wc = bx_is_const(w, &wv);
+	if (ix->balanced && s > 1)
+		return emit_balanced(b, bd, pos, parent, out, v, child, s);
 	/* an empty main loop stays when the whole range is empty, so that the
 	 * tree keeps its shape */
 	bool want_main = !wc || wv / s > 0 || wv <= 0;
@@ -823,9 +878,29 @@ ct_status lt_array_layout(const ct_looptree *t, const int64_t *pv, int a, int64_
 	return CT_OK;
 }
 
+/* Balanced splits (split(.., balanced=true)) give one index versions with
+ * different steps; caches (multicache slots count trips of one step) and
+ * the OpenCL mapping (one step per work-group dimension) assume one step,
+ * so they do not combine yet. */
+static bool balanced_ok(ct_kernel *k)
+{
+	bool caches = plan_has_caches(k), ocl = k->has_plan && k->target == TARGET_OPENCL;
+	for (int s = 0; (caches || ocl) && s < k->nsched; s++) {
+		const ir_sched *sc = &k->sched[s];
+		if (!sc->balanced)
+			continue;
+		ct_error_at(k->ctx, CT_ERR_INPUT, k->file, sc->balanced_pos.line, sc->balanced_pos.col,
+		            "balanced=true does not combine with %s yet", ocl ? "the opencl target" : "cache(...) in the plan");
+		return false;
+	}
+	return true;
+}
+
 ct_looptree *lt_build(ct_kernel *k, bool with_schedule)
 {
 	ct_ctx *ctx = k->ctx;
+	if (with_schedule && !balanced_ok(k))
+		return NULL;
 	ct_looptree *t = ct_alloc(ctx, sizeof *t);
 	if (!t)
 		return NULL;

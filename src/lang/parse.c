@@ -1483,7 +1483,37 @@ static bool parse_reorder(parser *p)
 	return true;
 }
 
-/* `a, b = tile(x=32, y=64)` or `a = split(x, 32)` */
+static bool parse_bool(parser *p, const char *opt, bool *v);
+
+/* Whether the parser is at the `balanced = ...` option of split/tile (in
+ * tile, `balanced=true|false`: an index called balanced with a size keeps
+ * its meaning). */
+static bool at_balanced(parser *p, bool tile)
+{
+	if (!at_word(p, "balanced") || peek(p, 1)->kind != T_ASSIGN)
+		return false;
+	if (!tile)
+		return true;
+	const tok *v = peek(p, 2);
+	return v->kind == T_IDENT && (strcmp(v->s, "true") == 0 || strcmp(v->s, "false") == 0);
+}
+
+/* `balanced = true|false` of split/tile; false after an error. */
+static bool parse_balanced(parser *p, bool *given, bool *v, ir_pos *pos)
+{
+	*pos = tpos(cur(p));
+	if (*given) {
+		perr(p, *pos, "option 'balanced' is given twice");
+		return false;
+	}
+	*given = true;
+	next(p);
+	next(p);
+	return parse_bool(p, "balanced", v);
+}
+
+/* `a, b = tile(x=32, y=64)` or `a = split(x, 32)`, each with an optional
+ * `balanced=true` after the sizes */
 static bool parse_split(parser *p)
 {
 	tok *st = cur(p);
@@ -1522,9 +1552,25 @@ static bool parse_split(parser *p)
 	int64_t sizes[MAX_SCHED_ARGS];
 	ir_expr *sexpr[MAX_SCHED_ARGS];
 	int n = 0;
-	bool ok = true;
+	bool ok = true, bal = false, bal_given = false;
+	ir_pos bal_pos = {0, 0};
 	for (;;) {
 		tok *t = cur(p);
+		if (n > 0 && at_balanced(p, tile)) {
+			if (!parse_balanced(p, &bal_given, &bal, &bal_pos))
+				return false;
+			if (!at(p, T_COMMA))
+				break;
+			next(p);
+			continue;
+		}
+		if (!tile && n > 0) {
+			char found[64];
+			tok_desc(t, found, sizeof found);
+			perr(p, tpos(t), "expected the option balanced=true or false after the split size, found %s",
+			     found);
+			return false;
+		}
 		if (n >= MAX_SCHED_ARGS) {
 			perr(p, tpos(t), "too many indices in %s (at most %d)", what,
 			     MAX_SCHED_ARGS);
@@ -1548,7 +1594,7 @@ static bool parse_split(parser *p)
 			ok = false;
 		}
 		n++;
-		if (!tile || !at(p, T_COMMA))
+		if (!at(p, T_COMMA))
 			break;
 		next(p);
 	}
@@ -1574,7 +1620,10 @@ static bool parse_split(parser *p)
 		s->out[a] = outs[a];
 		s->arg_pos[a] = xpos[a];
 		s->size_expr[a] = sexpr[a];
+		p->k->indices[xs[a]].balanced = bal;
 	}
+	s->balanced = bal;
+	s->balanced_pos = bal_pos;
 	return true;
 }
 
