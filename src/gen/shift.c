@@ -27,8 +27,13 @@
  * it read A[.., y + c]; the expression and its order of operations are
  * unchanged, so the results are the loop's bit for bit. The compiler keeps
  * the window in a register (its store and the lane loop's load of it fold
- * away). Reads of the array the statement writes stay as they are (a
- * carried vector would miss the step's own stores).
+ * away). The group's reads at offset 0 read the lanes of the step's own
+ * vector Q the same way (a local copy of Q that folds away), so that the
+ * row is loaded once per step, not once for the shifts and again for the
+ * read at y (bench/RESULTS.md, "stencil: the centre from the register":
+ * the second load cost the stencil a few points of the copy bound). Reads
+ * of the array the statement writes stay as they are (a carried vector
+ * would miss the step's own stores).
  *
  * Bounds: a step loads whole vectors around its base, wider than what its
  * lanes read. Steps use windows only where every vector they load lies
@@ -132,6 +137,8 @@ static void add_read(cg *g, const ir_expr *e, int written, cg_shift *sp)
 	sh_group *gr = &sp->grp[k];
 	gr->cmin = c < gr->cmin ? c : gr->cmin;
 	gr->cmax = c > gr->cmax ? c : gr->cmax;
+	if (c == 0)
+		gr->center = true;
 	if (c == 0 || c <= -sp->w || c >= sp->w)
 		return;
 	for (int i = 0; i < sp->nwins; i++)
@@ -310,6 +317,19 @@ void sh_step_begin(cg *g, cg_shift *sp)
 		ct_buf_puts(&b, ");");
 		put(g, &b);
 	}
+	for (int k = 0; k < sp->ngroups; k++) {
+		const sh_group *gr = &sp->grp[k];
+		if (!gr->center || (!gr->before && !gr->after))
+			continue;
+		/* the reads at offset 0: lanes of the step's own vector, not a second load of them */
+		ct_dtype t = g->arrays[gr->a].type;
+		long long w = (long long)sp->w;
+		ct_buf_printf(&b, "%s ct_sz%d[%lld] __attribute__((aligned(%lld))); /* %s at offset 0 */", ir_dtype_c(t), k, w,
+		              w * (long long)ct_dtype_size(t), g->aname[gr->a]);
+		put(g, &b);
+		ct_buf_printf(&b, "memcpy(ct_sz%d, &ct_svq%d, sizeof ct_sz%d);", k, k, k);
+		put(g, &b);
+	}
 	for (int i = 0; i < sp->nwins; i++) {
 		const sh_win *wn = &sp->win[i];
 		ct_dtype t = g->arrays[sp->grp[wn->grp].a].type;
@@ -351,6 +371,10 @@ bool cg_shift_access(cg *g, ct_buf *b, int a, const aff *sub)
 		int64_t c = 0;
 		if (!in_group(&sp->grp[k], a, rank, sub, &c))
 			continue;
+		if (c == 0 && sp->grp[k].center && (sp->grp[k].before || sp->grp[k].after)) {
+			ct_buf_printf(b, "ct_sz%d[%s - %s]", k, g->iname[sp->v], sp->base);
+			return true;
+		}
 		for (int i = 0; i < sp->nwins; i++)
 			if (sp->win[i].grp == k && sp->win[i].c == c) {
 				ct_buf_printf(b, "ct_sw%d[%s - %s]", i, g->iname[sp->v], sp->base);
@@ -441,8 +465,8 @@ bool cg_shift_loop(cg *g, const lt_node *x, const char *from, const char *to, lt
 	/* the vector steps */
 	kg_block_open(g->kg, "if (%s + %lld <= ct_sv_end && %s <= ct_sh_hi)", base, (long long)w, base);
 	sh_prime(g, &sp);
-	kg_block_open(g->kg, "for (; %s + %lld <= ct_sv_end && %s <= ct_sh_hi; %s += %lld)", base, (long long)w, base,
-	              base, (long long)w);
+	kg_block_open(g->kg, "for (const int64_t ct_sv_last = ct_min64(ct_sv_end - %lld, ct_sh_hi); %s <= ct_sv_last; %s += %lld)",
+	              (long long)w, base, base, (long long)w);
 	sh_step_begin(g, &sp);
 	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "#pragma omp simd");
 	kg_block_open(g->kg, "for (int64_t %s = %s; %s < %s + %lld; %s++)", v, base, v, base, (long long)w, v);

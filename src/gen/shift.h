@@ -15,6 +15,7 @@ typedef struct sh_group {
 	aff sub[IR_MAX_RANK];     /* the subscripts with that one's constant 0: the base */
 	int64_t cmin, cmax;       /* constants of every read of the group */
 	bool before, after;       /* a window needs the vector before / after the base's */
+	bool center;              /* a read at offset 0 (from the step's own vector where it is loaded) */
 } sh_group;
 
 /* One window: the lanes of group grp at offset c (0 < |c| < lanes). */

@@ -60,8 +60,10 @@ void cachet_plan_shifts(const float *restrict A, float *restrict B)
 			if (ct_sv_y + 16 <= ct_sv_end && ct_sv_y <= ct_sh_hi) {
 				ct_svf16 ct_svp0 = ct_svf16_load(&A[x * 200 + ct_sv_y] - 16);
 				ct_svf16 ct_svq0 = ct_svf16_load(&A[x * 200 + ct_sv_y]);
-				for (; ct_sv_y + 16 <= ct_sv_end && ct_sv_y <= ct_sh_hi; ct_sv_y += 16) {
+				for (const int64_t ct_sv_last = ct_min64(ct_sv_end - 16, ct_sh_hi); ct_sv_y <= ct_sv_last; ct_sv_y += 16) {
 					const ct_svf16 ct_svr0 = ct_svf16_load(&A[x * 200 + ct_sv_y] + 16);
+					float ct_sz0[16] __attribute__((aligned(64))); /* A at offset 0 */
+					memcpy(ct_sz0, &ct_svq0, sizeof ct_sz0);
 					float ct_sw0[16] __attribute__((aligned(64))); /* A at offset -3 */
 					ct_svf16_win(ct_sw0, ct_svp0, ct_svq0, 13);
 					float ct_sw1[16] __attribute__((aligned(64))); /* A at offset -2 */
@@ -76,7 +78,7 @@ void cachet_plan_shifts(const float *restrict A, float *restrict B)
 					ct_svf16_win(ct_sw5, ct_svq0, ct_svr0, 3);
 					#pragma omp simd
 					for (int64_t y = ct_sv_y; y < ct_sv_y + 16; y++) {
-						B[x * 200 + y] = (((((((ct_sw0[y - ct_sv_y] + ct_sw1[y - ct_sv_y]) + ct_sw2[y - ct_sv_y]) + A[x * 200 + y]) + ct_sw3[y - ct_sv_y]) + ct_sw4[y - ct_sv_y]) + ct_sw5[y - ct_sv_y]) / 7.0f);
+						B[x * 200 + y] = (((((((ct_sw0[y - ct_sv_y] + ct_sw1[y - ct_sv_y]) + ct_sw2[y - ct_sv_y]) + ct_sz0[y - ct_sv_y]) + ct_sw3[y - ct_sv_y]) + ct_sw4[y - ct_sv_y]) + ct_sw5[y - ct_sv_y]) / 7.0f);
 					}
 					ct_svp0 = ct_svq0;
 					ct_svq0 = ct_svr0;

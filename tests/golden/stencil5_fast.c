@@ -137,16 +137,18 @@ void cachet_stencil5_fast(const float *restrict A, float *restrict B)
 						if (ct_nt_y + 16 <= ct_nt_end_y && ct_nt_y <= ct_sh_hi_y) {
 							ct_svf16 ct_svp2 = ct_svf16_load(&A[x * 256 + ct_nt_y] - 16);
 							ct_svf16 ct_svq2 = ct_svf16_load(&A[x * 256 + ct_nt_y]);
-							for (; ct_nt_y + 16 <= ct_nt_end_y && ct_nt_y <= ct_sh_hi_y; ct_nt_y += 16) {
+							for (const int64_t ct_sh_end_y = ct_min64(ct_nt_end_y - 16, ct_sh_hi_y); ct_nt_y <= ct_sh_end_y; ct_nt_y += 16) {
 								float ct_line[16] __attribute__((aligned(64)));
 								const ct_svf16 ct_svr2 = ct_svf16_load(&A[x * 256 + ct_nt_y] + 16);
+								float ct_sz2[16] __attribute__((aligned(64))); /* A at offset 0 */
+								memcpy(ct_sz2, &ct_svq2, sizeof ct_sz2);
 								float ct_sw0[16] __attribute__((aligned(64))); /* A at offset -1 */
 								ct_svf16_win(ct_sw0, ct_svp2, ct_svq2, 15);
 								float ct_sw1[16] __attribute__((aligned(64))); /* A at offset +1 */
 								ct_svf16_win(ct_sw1, ct_svq2, ct_svr2, 1);
 								#pragma omp simd
 								for (int64_t y = ct_nt_y; y < ct_nt_y + 16; y++) {
-									ct_line[y - ct_nt_y] = (((((A[(x - 1) * 256 + y] + A[(x + 1) * 256 + y]) + ct_sw0[y - ct_nt_y]) + ct_sw1[y - ct_nt_y]) + A[x * 256 + y]) / 5.0f);
+									ct_line[y - ct_nt_y] = (((((A[(x - 1) * 256 + y] + A[(x + 1) * 256 + y]) + ct_sw0[y - ct_nt_y]) + ct_sw1[y - ct_nt_y]) + ct_sz2[y - ct_nt_y]) / 5.0f);
 								}
 								{
 									const int64_t y = ct_nt_y;

@@ -79,6 +79,13 @@ static const scase cases[] = {
 	{"1-D f32 that reads A from A[5] on, nontemporal",
 	 "kernel s18\nparam N = 1000\narray A : f32[N] input\narray B : f32[N] output\n"
 	 "for (i: 8 .. N-3) {\n  " SUM1(f32) "}\nplan {\n  vectorize(i, nontemporal=true)\n}\n", 64, 1, 6},
+	{"the centre and one negative offset, odd N (centre from the step's vector)",
+	 "kernel s19\nparam N = 203\narray A : f32[N] input\narray B : f32[N] output\n"
+	 "for (i: 1 .. N) {\n  B[i] = A[i] / 3 - A[i-1]\n}\nplan {\n  vectorize(i)\n}\n", 64, 1, 1},
+	{"the centre and one positive offset, nontemporal, parallel rows (f64 9 x 45)",
+	 "kernel s20\nparam N = 9, M = 45\narray A : f64[N, M] input\narray B : f64[N, M] output\n"
+	 "for (x: N, y: 0 .. M-1) {\n  B[x, y] = A[x, y+1] * 2 - A[x, y] / 3\n}\n"
+	 "plan {\n  vectorize(y, nontemporal=true)\n  parallelize(x)\n}\n", 64, 2, 1},
 	{"short rows: fewer elements than one window step (M = 9)",
 	 "kernel s16\nparam N = 4, M = 9\narray A : f32[N, M] input\narray B : f32[N, M] output\n" STENCIL
 	 "plan {\n  vectorize(y, nontemporal=true)\n}\n", 64, 1, 2},
@@ -310,11 +317,53 @@ static void test_loads_in_bounds(void)
 	}
 }
 
+/* The reads at offset 0 of a group with windows take the lanes of the
+ * step's own vector (ct_szK, a copy of ct_svqK), not a second load; the
+ * vector steps run to one limit computed before the loop. A kernel without
+ * windows (s15) and the array the statement writes (s14) keep their loads. */
+static void test_centre_from_vector(void)
+{
+	static const struct {
+		const char *name;
+		int centre;  /* reads of A at offset 0 from ct_sz */
+		int stream; /* streamed lines (the limit named ct_sh_end_) or plain vectors (ct_sv_last) */
+	} want[] = {{"s1", 1, 0}, {"s8", 1, 1}, {"s9", 1, 0}, {"s19", 1, 0}, {"s20", 1, 1}, {"s12", 0, 0},
+	            {"s13", 0, 1}, {"s14", 0, 0}, {"s15", 0, 0}};
+	for (size_t u = 0; u < sizeof want / sizeof want[0]; u++) {
+		const scase *c = find_case(want[u].name);
+		CHECK(c != NULL);
+		if (!c)
+			continue;
+		ct_ctx *ctx = ct_ctx_new();
+		ct_kernel *k = load(ctx, c);
+		char *src = k ? ct_kernel_emit(k, NULL, NULL) : NULL;
+		CHECK(src != NULL);
+		if (src) {
+			/* per vector step: the declaration and the memcpy name ct_szK three times, the reads after */
+			int copies = count(src, "memcpy(ct_sz"), has = copies > 0 && count(src, "ct_sz") > 3 * copies;
+			CHECKF(has == (want[u].centre != 0), "%s: centre from the vector %d, expected %d:\n%s", c->name, has,
+			       want[u].centre, src);
+			if (strcmp(want[u].name, "s15") != 0) {
+				const char *lim = want[u].stream ? "ct_nt_y <= ct_sh_end_y" : "<= ct_sv_last;";
+				if (strcmp(want[u].name, "s13") == 0)
+					lim = "ct_nt_i <= ct_sh_end_i";
+				CHECKF(strstr(src, lim) != NULL, "%s: no '%s' in:\n%s", c->name, lim, src);
+			}
+			if (strcmp(want[u].name, "s14") == 0)
+				CHECKF(strstr(src, "ct_sz") == NULL, "%s: the written array from a window:\n%s", c->name, src);
+		}
+		free(src);
+		ct_kernel_free(k);
+		ct_ctx_free(ctx);
+	}
+}
+
 int main(void)
 {
 	RUN(test_cases_equal_interpreter);
 	RUN(test_cases_clang);
 	RUN(test_portable_fallback);
 	RUN(test_loads_in_bounds);
+	RUN(test_centre_from_vector);
 	return h_report();
 }
