@@ -6,6 +6,8 @@
 
 #define SH_MAX_GROUPS 8
 #define SH_MAX_WINS 32
+/* how far ahead of a vector step the leading row is prefetched (shift.c) */
+#define SH_PREFETCH_BYTES 4096
 
 /* Reads of one storage that differ only in the constant of the subscript
  * that the vectorized index moves: A[x, y-1], A[x, y], A[x, y+1]. */
