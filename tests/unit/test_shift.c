@@ -358,6 +358,54 @@ static void test_centre_from_vector(void)
 	}
 }
 
+/* Each vector step prefetches the leading row of each array only: A[x+1, y]
+ * of the stencil (not rows x-1 and x, which the caches hold), row x where
+ * the kernel reads rows x-1 and x (s5), the one row of a 1-D kernel; a
+ * kernel without windows (s15) prefetches nothing. The prefetch changes no
+ * result (test_cases_equal_interpreter) and does not fault past the
+ * array's end (test_loads_in_bounds, s1 and s18: the prefetch of the last
+ * steps lies in the unmapped page). */
+static void test_prefetch_leading_row(void)
+{
+	static const struct {
+		const char *name;
+		const char *want; /* in every prefetch line; NULL: no prefetch */
+		const char *not1, *not2;
+	} want[] = {{"s8", "&A[(x + 1) * 100 + ", "(x - 1)", "&A[x * "},
+	            {"s10", "&A[(x + 1) * M + ", "(x - 1)", "&A[x * "},
+	            {"s6", "&A[x * 77 + ", "(x - 1)", NULL},
+	            {"s5", "&A[x * 101 + ", "(x - 1)", NULL},
+	            {"s1", "&A[ct_sv_i]", NULL, NULL},
+	            {"s15", NULL, NULL, NULL}};
+	for (size_t u = 0; u < sizeof want / sizeof want[0]; u++) {
+		const scase *c = find_case(want[u].name);
+		CHECK(c != NULL);
+		if (!c)
+			continue;
+		ct_ctx *ctx = ct_ctx_new();
+		ct_kernel *k = load(ctx, c);
+		char *src = k ? ct_kernel_emit(k, NULL, NULL) : NULL;
+		CHECK(src != NULL);
+		if (src) {
+			int calls = 0;
+			for (const char *p = src; (p = strstr(p, "ct_prefetch((uintptr_t)(")) != NULL; p++) {
+				const char *e = strchr(p, '\n');
+				size_t len = e ? (size_t)(e - p) : strlen(p);
+				char line[256];
+				snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line - 1 ? len : sizeof line - 1), p);
+				calls++;
+				CHECKF(want[u].want && strstr(line, want[u].want) != NULL, "%s: prefetch '%s'", c->name, line);
+				CHECKF(!want[u].not1 || strstr(line, want[u].not1) == NULL, "%s: prefetch '%s'", c->name, line);
+				CHECKF(!want[u].not2 || strstr(line, want[u].not2) == NULL, "%s: prefetch '%s'", c->name, line);
+			}
+			CHECKF((calls > 0) == (want[u].want != NULL), "%s: %d prefetches:\n%s", c->name, calls, src);
+		}
+		free(src);
+		ct_kernel_free(k);
+		ct_ctx_free(ctx);
+	}
+}
+
 int main(void)
 {
 	RUN(test_cases_equal_interpreter);
@@ -365,5 +413,6 @@ int main(void)
 	RUN(test_portable_fallback);
 	RUN(test_loads_in_bounds);
 	RUN(test_centre_from_vector);
+	RUN(test_prefetch_leading_row);
 	return h_report();
 }
