@@ -53,11 +53,11 @@
  * enclosing loops and come from the caches; the leading row is the one
  * stream from memory, and with two or three rows read at a distance of a
  * row from each other the hardware prefetcher alone left the stencil at
- * 65-80% of the copy bound, with the prefetch 100-112% (bench/RESULTS.md,
- * "stencil: prefetch of the leading row"). The address is computed as an
- * integer (it may lie past the array's end near the last rows; a prefetch
- * never faults) and the helper is empty for compilers without
- * __builtin_prefetch. It changes no result.
+ * 71-79% of the copy bound, with the prefetch 101-110% on 1 and 2 threads
+ * (bench/RESULTS.md, "5-point stencil: prefetch of the leading row"). The
+ * address is computed as an integer (it may lie past the array's end near
+ * the last rows; a prefetch never faults) and the helper is empty for
+ * compilers without __builtin_prefetch. It changes no result.
  *
  * The shuffle is GCC's __builtin_shuffle where the compiler is GCC; other
  * compilers build the window through a local array of two vectors, which
