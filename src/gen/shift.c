@@ -53,7 +53,7 @@
  * enclosing loops and come from the caches; the leading row is the one
  * stream from memory, and with two or three rows read at a distance of a
  * row from each other the hardware prefetcher alone left the stencil at
- * 71-79% of the copy bound, with the prefetch 101-110% on 1 and 2 threads
+ * 64-79% of the copy bound, with the prefetch 101-120% on 1 and 2 threads
  * (bench/RESULTS.md, "5-point stencil: prefetch of the leading row"). The
  * address is computed as an integer (it may lie past the array's end near
  * the last rows; a prefetch never faults) and the helper is empty for
