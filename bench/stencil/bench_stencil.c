@@ -62,6 +62,33 @@ static const char peer_src[] =
 	"\tfor (int64_t i = 0; i < total; i++)\n"
 	"\t\tb[i] = a[i];\n"
 	"}\n"
+	"#include <immintrin.h>\n"
+	"/* the copy with streaming stores: each row's aligned middle in vectors\n"
+	" * that bypass the caches (no read for ownership of B), like the kernel's */\n"
+	"void bench_copy_nt(const float *restrict a, float *restrict b, int64_t n, int nt)\n"
+	"{\n"
+	"\t#pragma omp parallel for schedule(static) num_threads(nt)\n"
+	"\tfor (int64_t x = 0; x < n; x++) {\n"
+	"\t\tconst float *s = a + x * n;\n"
+	"\t\tfloat *d = b + x * n;\n"
+	"\t\tint64_t y = 0;\n"
+	"\t\tfor (; y < n && ((uintptr_t)(d + y) & 63); y++)\n"
+	"\t\t\td[y] = s[y];\n"
+	"#if defined(__AVX512F__)\n"
+	"\t\tfor (; y + 16 <= n; y += 16)\n"
+	"\t\t\t_mm512_stream_ps(d + y, _mm512_loadu_ps(s + y));\n"
+	"#elif defined(__AVX__)\n"
+	"\t\tfor (; y + 8 <= n; y += 8)\n"
+	"\t\t\t_mm256_stream_ps(d + y, _mm256_loadu_ps(s + y));\n"
+	"#else\n"
+	"\t\tfor (; y + 4 <= n; y += 4)\n"
+	"\t\t\t_mm_stream_ps(d + y, _mm_loadu_ps(s + y));\n"
+	"#endif\n"
+	"\t\tfor (; y < n; y++)\n"
+	"\t\t\td[y] = s[y];\n"
+	"\t}\n"
+	"\t_mm_sfence();\n"
+	"}\n"
 	"void bench_plain(const float *restrict A, float *restrict B, int64_t N, int nt)\n"
 	"{\n"
 	"\tconst int64_t M = N;\n"
@@ -82,7 +109,7 @@ typedef struct run {
 	float *a, *b;
 	entry_fn entry;
 	int64_t params[8];
-	peer_fn copy, plain;
+	peer_fn copy, copy_nt, plain;
 } run;
 
 static void do_cachet(const run *r)
@@ -92,6 +119,8 @@ static void do_cachet(const run *r)
 }
 
 static void do_copy(const run *r) { r->copy(r->a, r->b, r->n, r->threads); }
+
+static void do_copy_nt(const run *r) { r->copy_nt(r->a, r->b, r->n, r->threads); }
 
 static void do_plain(const run *r) { r->plain(r->a, r->b, r->n, r->threads); }
 
@@ -106,13 +135,15 @@ static double time_reps(void (*fn)(const run *), const run *r, long reps)
 
 /* Seconds of one call of each of fn[0..n) over NMEAS rounds: their medians
  * in out[], and in ratio[j] the median over the rounds of that round's
- * time of fn[0] / time of fn[j], in best[j] the best time of fn[j]. The
- * measurements are interleaved (fn[0], fn[1], ... then the reverse order),
- * so that on a shared machine each round compares them under one load. */
-static void time_all(void (*const *fn)(const run *), int n, const run *r, double *out, double *ratio, double *best)
+ * time of fn[0] / time of fn[j] (in ratio2[j] the same with fn[ref2] for
+ * fn[0]), in best[j] the best time of fn[j]. The measurements are
+ * interleaved (fn[0], fn[1], ... then the reverse order), so that on a
+ * shared machine each round compares them under one load. */
+static void time_all(void (*const *fn)(const run *), int n, const run *r, double *out, double *ratio, double *best,
+                     int ref2, double *ratio2)
 {
 	long reps[4];
-	double v[4][NMEAS], q[4][NMEAS];
+	double v[4][NMEAS], q[4][NMEAS], q2[4][NMEAS];
 	for (int j = 0; j < n; j++) {
 		double one = time_reps(fn[j], r, 1);
 		reps[j] = one > 0 ? (long)ceil(MIN_SECONDS / one) : 1000;
@@ -124,11 +155,14 @@ static void time_all(void (*const *fn)(const run *), int n, const run *r, double
 			int j = i % 2 ? n - 1 - k : k;
 			v[j][i] = time_reps(fn[j], r, reps[j]);
 		}
-		for (int j = 0; j < n; j++)
+		for (int j = 0; j < n; j++) {
 			q[j][i] = v[0][i] / v[j][i];
+			q2[j][i] = v[ref2][i] / v[j][i];
+		}
 	}
 	for (int j = 0; j < n; j++) {
 		ratio[j] = median(q[j], NMEAS);
+		ratio2[j] = median(q2[j], NMEAS);
 		out[j] = median(v[j], NMEAS);
 		best[j] = v[j][0]; /* sorted by median */
 	}
@@ -153,10 +187,11 @@ static int load_peers(ct_ctx *ctx, run *r)
 		fprintf(stderr, "bench: peers: %s\n", ct_ctx_last_message(ctx));
 		return -1;
 	}
-	void *c = symbol(m, "bench_copy"), *p = symbol(m, "bench_plain");
-	if (!c || !p)
+	void *c = symbol(m, "bench_copy"), *cn = symbol(m, "bench_copy_nt"), *p = symbol(m, "bench_plain");
+	if (!c || !cn || !p)
 		return -1;
 	memcpy(&r->copy, &c, sizeof c);
+	memcpy(&r->copy_nt, &cn, sizeof cn);
 	memcpy(&r->plain, &p, sizeof p);
 	return 0;
 }
@@ -268,12 +303,13 @@ int main(int argc, char **argv)
 	       n, n, path);
 	printf("%d interleaved rounds of >= %.2f s per kernel (order reversed every other round); ms: medians; "
 	       "GB/s = bytes read + written (2 x %.0f MiB);\n%% bound: median over the rounds of copy time / stencil "
-	       "time in the same round; best: best copy time / best stencil time\n\n",
+	       "time in the same round; best: best copy time / best stencil time;\n%% nt bound: the same against the copy "
+	       "with streaming stores (nt copy: no read for ownership of B, as the kernel's stores)\n\n",
 	       NMEAS, MIN_SECONDS, (double)bytes / 1048576.0);
-	printf("%3s %9s %9s %9s %9s %9s %8s %8s %8s %16s %16s %9s\n", "thr", "copy", "copy", "plain",
-	       "cachet", "cachet", "cachet", "cachet", "cachet/", "checksum", "checksum", "max err");
-	printf("%3s %9s %9s %9s %9s %9s %8s %8s %8s %16s %16s\n", "", "ms", "GB/s", "ms", "ms", "GB/s",
-	       "% bound", "best", "plain", "cachet", "plain");
+	printf("%3s %9s %9s %9s %9s %9s %9s %8s %8s %8s %8s %16s %16s %9s\n", "thr", "copy", "copy", "nt copy",
+	       "plain", "cachet", "cachet", "cachet", "cachet", "% nt", "cachet/", "checksum", "checksum", "max err");
+	printf("%3s %9s %9s %9s %9s %9s %9s %8s %8s %8s %8s %16s %16s\n", "", "ms", "GB/s", "ms", "ms", "ms", "GB/s",
+	       "% bound", "best", "bound", "plain", "cachet", "plain");
 	int bad = 0;
 	for (int h = 0; h < nthreads; h++) {
 		r.threads = (int)threads[h];
@@ -289,14 +325,14 @@ int main(int argc, char **argv)
 		double sc = checksum(b_cachet, count), sp = checksum(b_plain, count);
 		int ok = err <= ct_dtype_tolerance(CT_F32);
 		bad += !ok;
-		void (*const fns[3])(const run *) = {do_copy, do_plain, do_cachet};
-		double t[3], q[3], b[3];
-		time_all(fns, 3, &r, t, q, b);
-		double tcopy = t[0], tplain = t[1], tc = t[2];
+		void (*const fns[4])(const run *) = {do_copy, do_plain, do_cachet, do_copy_nt};
+		double t[4], q[4], b[4], qn[4];
+		time_all(fns, 4, &r, t, q, b, 3, qn);
+		double tcopy = t[0], tplain = t[1], tc = t[2], tnt = t[3];
 		double gb = 2.0 * (double)bytes * 1e-9;
-		printf("%3d %9.3f %9.2f %9.3f %9.3f %9.2f %7.1f%% %7.1f%% %8.2f %16.9e %16.9e %9.2e  %s\n",
-		       r.threads, tcopy * 1e3, gb / tcopy, tplain * 1e3, tc * 1e3, gb / tc, 100 * q[2],
-		       100 * b[0] / b[2], tplain / tc, sc, sp, err, ok ? "ok" : "MISMATCH");
+		printf("%3d %9.3f %9.2f %9.3f %9.3f %9.3f %9.2f %7.1f%% %7.1f%% %7.1f%% %8.2f %16.9e %16.9e %9.2e  %s\n",
+		       r.threads, tcopy * 1e3, gb / tcopy, tnt * 1e3, tplain * 1e3, tc * 1e3, gb / tc, 100 * q[2],
+		       100 * b[0] / b[2], 100 * qn[2], tplain / tc, sc, sp, err, ok ? "ok" : "MISMATCH");
 		fflush(stdout);
 	}
 	free(r.a);
