@@ -912,7 +912,8 @@ static ir_expr *side_expr(pp *p, const side *s, int rank)
 
 /*
  * The copy nest `buf (op) array` over ext[] (one per copied dimension),
- * loops in the order of ord[] (most major first: the source's order),
+ * loops in the order of ord[] (most major first: the buffer's layout for
+ * fills, the array's for write-backs),
  * guarded by the array's extents when guard is set. Returns the outermost
  * node, parent set.
  */
@@ -1635,11 +1636,16 @@ static bool make_region(pp *p, site *s, int ns)
 		if (dup && nmc > 0)
 			continue;
 		side bs = {buf, nmc, m.slot, zero}, as = {src, 0, NULL, base};
-		int sord[IR_MAX_RANK];
-		for (int j = 0; j < rank; j++)
+		int sord[IR_MAX_RANK], bord[IR_MAX_RANK];
+		for (int j = 0; j < rank; j++) {
 			sord[j] = sa->order[j];
+			bord[j] = border[nmc + j] - nmc;
+		}
 		if (rg.prologue != LT_PRO_NONE) {
-			lt_node *c = copy_nest(p, rg.prologue == LT_PRO_COPY_IN ? CP_IN : CP_ZERO, &bs, &as, rank, cext, sord,
+			/* fills walk the buffer in its layout (stores in sequence, the
+			 * loads strided where the layout transposes: BLIS's packing
+			 * order); write-backs walk the array in its own */
+			lt_node *c = copy_nest(p, rg.prologue == LT_PRO_COPY_IN ? CP_IN : CP_ZERO, &bs, &as, rank, cext, bord,
 			                       guard, NULL);
 			/* multicache: the slot loops around the copy */
 			for (int j = nmc - 1; j >= 0 && c; j--) {

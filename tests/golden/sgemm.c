@@ -66,8 +66,8 @@ void cachet_sgemm(const float *restrict A, const float *restrict B, float *restr
 						{
 							_Alignas(64) float AA[32768]; /* cache buffer AA, this thread's */
 							for (int64_t ii = 0; ii < 128; ii += 8) {
-								for (int64_t c0 = 0; c0 < 8; c0++) {
-									for (int64_t c1 = 0; c1 < 256; c1++) {
+								for (int64_t c1 = 0; c1 < 256; c1++) {
+									for (int64_t c0 = 0; c0 < 8; c0++) {
 										AA[ct_floordiv64(ii, 8) * 2048 + c0 + c1 * 8] = A[(i + ih + ii + c0) * 256 + k + c1];
 									}
 								}

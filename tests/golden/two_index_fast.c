@@ -243,8 +243,8 @@ void cachet_two_index_fast(const double *restrict A, const double *restrict C1, 
 					{
 						_Alignas(64) double TP[2080]; /* cache buffer TP, this thread's */
 						for (int64_t aa2 = 0; aa2 < 40; aa2 += 8) {
-							for (int64_t c0 = 0; c0 < 8; c0++) {
-								for (int64_t c1 = 0; c1 < 52; c1++) {
+							for (int64_t c1 = 0; c1 < 52; c1++) {
+								for (int64_t c0 = 0; c0 < 8; c0++) {
 									TP[ct_floordiv64(aa2, 8) * 416 + c0 + c1 * 8] = T[(a2 + aa2 + c0) * 52 + q2 + c1];
 								}
 							}
@@ -321,8 +321,8 @@ void cachet_two_index_fast(const double *restrict A, const double *restrict C1, 
 					{
 						_Alignas(64) double TP_2[2080]; /* cache buffer TP_2, this thread's */
 						for (int64_t aa2 = 0; aa2 < 40; aa2 += 8) {
-							for (int64_t c0 = 0; c0 < 8; c0++) {
-								for (int64_t c1 = 0; c1 < 52; c1++) {
+							for (int64_t c1 = 0; c1 < 52; c1++) {
+								for (int64_t c0 = 0; c0 < 8; c0++) {
 									TP_2[ct_floordiv64(aa2, 8) * 416 + c0 + c1 * 8] = T[(a2 + aa2 + c0) * 52 + q2 + c1];
 								}
 							}
