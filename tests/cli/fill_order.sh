@@ -1,5 +1,5 @@
 #!/bin/sh
-# fill_order.sh: a cache's fill (copy_in, zero_fill) walks the buffer in its layout order, so that its stores go in sequence and only the loads stride where the layout transposes; the write-back walks the array in its own order; results equal the interpreter's with tails on 1 and 2 threads.
+# fill_order.sh: the versions of a multicache's trigger loop share one buffer; a cache's fill (copy_in, zero_fill) walks the buffer in its layout order, so that its stores go in sequence and only the loads stride where the layout transposes; the write-back walks the array in its own order; results equal the interpreter's with tails on 1 and 2 threads.
 . tests/cli/lib/expect.sh
 
 # plan_layout: BB = B[k.., j..] last_major: the loop over c1 (B's columns,
@@ -22,12 +22,25 @@ if [ "$order" = "c1 c0 c2 c2 c1 c0 c0 c1 c2 " ]; then ok; else bad "layout_list:
 "$CACHET" emit examples/dgemm.cachet -D M=300 -D N=20 -D K=270 >"$tmp/emit3" 2>&1
 if grep -A1 'for (int64_t c0 = 0; c0 < 8; c0++)' "$tmp/emit3" | grep -qE 'AA\[(.* \+ )?c0 \+ c1 \* 8\] = A\['; then ok; else bad "dgemm: AA stored in sequence"; fi
 
+# versions of a multicache's trigger loop share one buffer when the block does
+# not move with it: dgemm at M = 257 (rows 128 + 1 per half): one BB per
+# parallel version (the blocks of i), not one more for the tail of ih
+"$CACHET" emit examples/dgemm.cachet -D M=257 -D N=256 -D K=256 >"$tmp/emit4" 2>&1
+n=$(grep -c 'cache BB of B' "$tmp/emit4")
+if [ "$n" = 2 ]; then ok; else bad "dgemm M=257: two BB regions, found $n"; fi
+if grep -q 'BB_3' "$tmp/emit4"; then bad "dgemm M=257: no third BB"; else ok; fi
+# two_index_fast: the tails of qq and bb use C1P and TP, no second copies
+"$CACHET" emit examples/two_index_fast.cachet >"$tmp/emit5" 2>&1
+if grep -qE 'C1P_2|TP_2' "$tmp/emit5"; then bad "two_index_fast: one C1P and one TP"; else ok; fi
+
 # results with tails (rows, columns, the sum, the multicache slots), 1 and 2 threads
 set -- \
 	"examples/plan_layout.cachet|-D M=37 -D N=45 -D K=29" \
 	"tests/plans/layout_list.cachet|-D P=5 -D Q=7 -D R=13" \
 	"examples/dgemm.cachet|-D M=300 -D N=20 -D K=270" \
 	"examples/dgemm.cachet|-D M=261 -D N=600 -D K=33" \
+	"examples/dgemm.cachet|-D M=257 -D N=256 -D K=256" \
+	"examples/dgemm.cachet|-D M=1000 -D N=40 -D K=300" \
 	"examples/sgemm.cachet|-D M=300 -D N=40 -D K=37" \
 	"examples/sgemm.cachet|-D M=45 -D N=530 -D K=300" \
 	"examples/two_index_fast.cachet|-D V=60 -D N=53"
