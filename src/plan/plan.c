@@ -1679,7 +1679,7 @@ static bool make_region(pp *p, site *s, int ns)
 			}
 			dup = same;
 		}
-		if (dup && nmc > 0)
+		if (dup && (nmc > 0 || s[i].version))
 			continue;
 		side bs = {buf, nmc, m.slot, zero}, as = {src, 0, NULL, base};
 		int sord[IR_MAX_RANK], bord[IR_MAX_RANK];
@@ -1903,10 +1903,10 @@ static int kid_pos(const lt_node *x)
 }
 
 /*
- * Versions of a multicache's trigger loop share one buffer: a site whose
- * trigger is a later version (the tail) of the loop that triggers an earlier
- * site, with the same block, and a block that the loop does not move, is
- * grouped with that site; its region then spans the versions (one copy,
+ * Versions of a cache's trigger loop share one buffer (a cache with a
+ * trigger; one without is hoisted over the loops that do not move it): a site whose trigger is a later version (the
+ * tail) of the loop that triggers an earlier site, with the same block, and
+ * a block that the loop does not move, is grouped with that site; its region then spans the versions (one copy,
  * filled once, instead of one per version: B packed again for a tail of
  * rows). The versions must follow each other among their parent's kids.
  */
@@ -1915,7 +1915,7 @@ static void fold_versions(pp *p, site *v, int n)
 	for (int i = 0; i < n; i++) {
 		site *s = &v[i];
 		lt_node *T = s->trigger;
-		if (!s->b.any || s->b.mismatch || s->element || T == s->node || T->kind != LT_LOOP ||
+		if (!s->b.any || s->b.mismatch || s->element || T->kind != LT_LOOP ||
 		    blk_uses_loop(&s->b, T->index))
 			continue;
 		int pt = kid_pos(T);
@@ -1924,7 +1924,7 @@ static void fold_versions(pp *p, site *v, int n)
 		for (int j = 0; j < i; j++) {
 			const site *o = &v[j];
 			lt_node *U = o->trigger;
-			if (U == T || U == o->node || U->parent != T->parent || U->kind != LT_LOOP ||
+			if (U == T || o->element || U->parent != T->parent || U->kind != LT_LOOP ||
 			    U->index != T->index || !blk_equal(p, &s->b, &o->b))
 				continue;
 			int pu = kid_pos(U);
@@ -2065,7 +2065,7 @@ static bool apply_item(pp *p, int item)
 			if (s->node == trig)
 				s->trigger = s->node;
 		}
-		if (!it->double_buffer)
+		if (!it->double_buffer && it->has_trigger)
 			fold_versions(p, l.v, l.n);
 	}
 	for (int i = 0; i < l.n && p->ok; i++) {

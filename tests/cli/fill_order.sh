@@ -29,6 +29,11 @@ if grep -A1 'for (int64_t c0 = 0; c0 < 8; c0++)' "$tmp/emit3" | grep -qE 'AA\[(.
 n=$(grep -c 'cache BB of B' "$tmp/emit4")
 if [ "$n" = 2 ]; then ok; else bad "dgemm M=257: two BB regions, found $n"; fi
 if grep -q 'BB_3' "$tmp/emit4"; then bad "dgemm M=257: no third BB"; else ok; fi
+# dgemm at N = 257: the packed row of A (trigger jj) serves the main and the
+# tail version of jj: one AA per parallel version, not two
+"$CACHET" emit examples/dgemm.cachet -D M=257 -D N=257 -D K=256 >"$tmp/emit6" 2>&1
+n=$(grep -c 'cache AA of A: AA' "$tmp/emit6")
+if [ "$n" = 2 ]; then ok; else bad "dgemm N=257: two AA regions, found $n"; fi
 # two_index_fast: the tails of qq and bb use C1P and TP, no second copies
 "$CACHET" emit examples/two_index_fast.cachet >"$tmp/emit5" 2>&1
 if grep -qE 'C1P_2|TP_2' "$tmp/emit5"; then bad "two_index_fast: one C1P and one TP"; else ok; fi
@@ -40,6 +45,7 @@ set -- \
 	"examples/dgemm.cachet|-D M=300 -D N=20 -D K=270" \
 	"examples/dgemm.cachet|-D M=261 -D N=600 -D K=33" \
 	"examples/dgemm.cachet|-D M=257 -D N=256 -D K=256" \
+	"examples/dgemm.cachet|-D M=257 -D N=257 -D K=257" \
 	"examples/dgemm.cachet|-D M=1000 -D N=40 -D K=300" \
 	"examples/sgemm.cachet|-D M=300 -D N=40 -D K=37" \
 	"examples/sgemm.cachet|-D M=45 -D N=530 -D K=300" \
