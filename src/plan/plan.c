@@ -912,7 +912,8 @@ static ir_expr *side_expr(pp *p, const side *s, int rank)
 
 /*
  * The copy nest `buf (op) array` over ext[] (one per copied dimension),
- * loops in the order of ord[] (most major first: the source's order),
+ * loops in the order of ord[] (most major first: the buffer's layout for
+ * fills, the array's for write-backs),
  * guarded by the array's extents when guard is set. Returns the outermost
  * node, parent set.
  */
@@ -1053,6 +1054,8 @@ typedef struct site {
 	lt_node *trigger;   /* where the copies go (== node unless multicache) */
 	bool element;       /* element level: the region wraps node's body, not node */
 	blk b;
+	lt_node *version;   /* a later version (tail) of the trigger loop folded into
+	                       an earlier version's region (trigger), or NULL */
 } site;
 
 static void classify(const blk *b, lt_prologue *pro, lt_epilogue *epi)
@@ -1420,6 +1423,47 @@ static int site_source(const pp *p, const lt_node *x)
 }
 
 /* Make one region for the sites sharing trigger s[0].trigger. */
+/*
+ * The region r (in T's place, T its kid after npro prologue nodes) also
+ * takes the later versions of T that sites were folded from (fold_versions)
+ * and the versions between: they move from r's parent into r, right after T.
+ */
+static bool take_versions(pp *p, lt_node *r, lt_node *T, const site *s, int ns, int npro)
+{
+	lt_node *par = r->parent;
+	if (!par)
+		return true;
+	int pr = -1, last = -1;
+	for (int i = 0; i < par->nkids; i++)
+		if (par->kids[i] == r)
+			pr = i;
+	for (int i = 0; i < ns; i++)
+		for (int q = pr + 1; pr >= 0 && q < par->nkids; q++)
+			if (s[i].version && par->kids[q] == s[i].version && q > last)
+				last = q;
+	if (last < 0)
+		return true;
+	int nv = last - pr;
+	lt_node **rk = ct_arena_alloc(p->a, sizeof *rk * (size_t)(r->nkids + nv));
+	lt_node **pk = ct_arena_alloc(p->a, sizeof *pk * (size_t)(par->nkids - nv));
+	if (!rk || !pk)
+		return pp_nomem(p);
+	int m = 0;
+	for (int i = 0; i < r->nkids; i++) {
+		rk[m++] = r->kids[i];
+		if (i == npro) {
+			(void)T;
+			for (int q = pr + 1; q <= last; q++)
+				rk[m++] = par->kids[q];
+		}
+	}
+	int pm = 0;
+	for (int i = 0; i < par->nkids; i++)
+		if (i <= pr || i > last)
+			pk[pm++] = par->kids[i];
+	return set_kids(p, r, rk, m) && set_kids(p, par, pk, pm);
+}
+
 static bool make_region(pp *p, site *s, int ns)
 {
 	ct_looptree *t = p->t;
@@ -1528,7 +1572,10 @@ static bool make_region(pp *p, site *s, int ns)
 	}
 
 	/* thrifty: elide when the copy would be the source itself */
-	if (it->thrifty && ns == 1) {
+	bool one = true; /* one site, or one and its copies in later versions */
+	for (int i = 1; i < ns; i++)
+		one = one && s[i].version;
+	if (it->thrifty && one) {
 		int64_t slot_step[IR_MAX_RANK];
 		int64_t sst[IR_MAX_RANK];
 		for (int d = 0; d < IR_MAX_RANK; d++)
@@ -1578,7 +1625,7 @@ static bool make_region(pp *p, site *s, int ns)
 		if (elem)
 			return wrap(p, r, NULL, 0, T, true, NULL, 0) && set_kids(p, T, &r, 1);
 		*slot = r;
-		return wrap(p, r, NULL, 0, T, false, NULL, 0);
+		return wrap(p, r, NULL, 0, T, false, NULL, 0) && take_versions(p, r, T, s, ns, 0);
 	}
 
 	/* a buffer, and every access inside rewritten to it */
@@ -1632,14 +1679,19 @@ static bool make_region(pp *p, site *s, int ns)
 			}
 			dup = same;
 		}
-		if (dup && nmc > 0)
+		if (dup && (nmc > 0 || s[i].version))
 			continue;
 		side bs = {buf, nmc, m.slot, zero}, as = {src, 0, NULL, base};
-		int sord[IR_MAX_RANK];
-		for (int j = 0; j < rank; j++)
+		int sord[IR_MAX_RANK], bord[IR_MAX_RANK];
+		for (int j = 0; j < rank; j++) {
 			sord[j] = sa->order[j];
+			bord[j] = border[nmc + j] - nmc;
+		}
 		if (rg.prologue != LT_PRO_NONE) {
-			lt_node *c = copy_nest(p, rg.prologue == LT_PRO_COPY_IN ? CP_IN : CP_ZERO, &bs, &as, rank, cext, sord,
+			/* fills walk the buffer in its layout (stores in sequence, the
+			 * loads strided where the layout transposes: BLIS's packing
+			 * order); write-backs walk the array in its own */
+			lt_node *c = copy_nest(p, rg.prologue == LT_PRO_COPY_IN ? CP_IN : CP_ZERO, &bs, &as, rank, cext, bord,
 			                       guard, NULL);
 			/* multicache: the slot loops around the copy */
 			for (int j = nmc - 1; j >= 0 && c; j--) {
@@ -1673,7 +1725,7 @@ static bool make_region(pp *p, site *s, int ns)
 	if (elem)
 		return wrap(p, r, pro, npro, T, true, epi, nepi) && set_kids(p, T, &r, 1);
 	*slot = r;
-	if (!wrap(p, r, pro, npro, T, false, epi, nepi))
+	if (!wrap(p, r, pro, npro, T, false, epi, nepi) || !take_versions(p, r, T, s, ns, npro))
 		return false;
 	if (it->double_buffer && npro > 0) {
 		/* applied when every cache is placed, so that peeling the loop
@@ -1838,6 +1890,58 @@ static void hoist(pp *p, site *s, const lt_node *limit)
 	}
 }
 
+/* Position of x among its parent's kids, -1 when it is not one. */
+static int kid_pos(const lt_node *x)
+{
+	const lt_node *par = x->parent;
+	if (!par)
+		return -1;
+	for (int i = 0; i < par->nkids; i++)
+		if (par->kids[i] == x)
+			return i;
+	return -1;
+}
+
+/*
+ * Versions of a cache's trigger loop share one buffer (a cache with a
+ * trigger; one without is hoisted over the loops that do not move it): a site whose trigger is a later version (the
+ * tail) of the loop that triggers an earlier site, with the same block, and
+ * a block that the loop does not move, is grouped with that site; its region then spans the versions (one copy,
+ * filled once, instead of one per version: B packed again for a tail of
+ * rows). The versions must follow each other among their parent's kids.
+ */
+static void fold_versions(pp *p, site *v, int n)
+{
+	for (int i = 0; i < n; i++) {
+		site *s = &v[i];
+		lt_node *T = s->trigger;
+		if (!s->b.any || s->b.mismatch || s->element || T->kind != LT_LOOP ||
+		    blk_uses_loop(&s->b, T->index))
+			continue;
+		int pt = kid_pos(T);
+		if (pt < 0)
+			continue;
+		for (int j = 0; j < i; j++) {
+			const site *o = &v[j];
+			lt_node *U = o->trigger;
+			if (U == T || o->element || U->parent != T->parent || U->kind != LT_LOOP ||
+			    U->index != T->index || !blk_equal(p, &s->b, &o->b))
+				continue;
+			int pu = kid_pos(U);
+			bool between = pu >= 0 && pu < pt;
+			for (int q = pu + 1; q < pt && between; q++) {
+				const lt_node *w = T->parent->kids[q];
+				between = w->kind == LT_LOOP && w->index == T->index;
+			}
+			if (!between)
+				continue;
+			s->version = T;
+			s->trigger = U;
+			break;
+		}
+	}
+}
+
 /* The storages that count as the item's source. */
 static bool set_sources(pp *p)
 {
@@ -1961,6 +2065,8 @@ static bool apply_item(pp *p, int item)
 			if (s->node == trig)
 				s->trigger = s->node;
 		}
+		if (!it->double_buffer && it->has_trigger)
+			fold_versions(p, l.v, l.n);
 	}
 	for (int i = 0; i < l.n && p->ok; i++) {
 		site *s = &l.v[i];

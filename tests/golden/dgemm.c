@@ -62,18 +62,16 @@ void cachet_dgemm(const double *restrict A, const double *restrict B, double *re
 						}
 					}
 					for (int64_t ih = 0; ih < 128; ih += 128) {
-						/* cache AA of A: AA[16][8][256] last_major, 1 multicache dim, copy_in */
-						{
-							_Alignas(64) double AA[32768]; /* cache buffer AA, this thread's */
-							for (int64_t ii = 0; ii < 128; ii += 8) {
-								for (int64_t c0 = 0; c0 < 8; c0++) {
-									for (int64_t c1 = 0; c1 < 256; c1++) {
-										AA[ct_floordiv64(ii, 8) * 2048 + c0 + c1 * 8] = A[(i + ih + ii + c0) * 256 + k + c1];
+						for (int64_t ii = 0; ii < 128; ii += 8) {
+							/* cache AA of A: AA[8][256] last_major, copy_in */
+							{
+								_Alignas(64) double AA[2048]; /* cache buffer AA, this thread's */
+								for (int64_t c1 = 0; c1 < 256; c1++) {
+									for (int64_t c0 = 0; c0 < 8; c0++) {
+										AA[c0 + c1 * 8] = A[(i + ih + ii + c0) * 256 + k + c1];
 									}
 								}
-							}
-							for (int64_t jj = 0; jj < 256; jj += 16) {
-								for (int64_t ii = 0; ii < 128; ii += 8) {
+								for (int64_t jj = 0; jj < 256; jj += 16) {
 									/* register tile: 8 x 16 of C (16 accumulators, lanes 8 ...) across the loop over kk */
 									{
 										ct_v8d ct_r0 = ct_ld_v8d(&C[(i + ih + ii) * 256 + j + jj]);
@@ -93,16 +91,16 @@ void cachet_dgemm(const double *restrict A, const double *restrict B, double *re
 										ct_v8d ct_r14 = ct_ld_v8d(&C[(i + ih + ii + 7) * 256 + j + jj]);
 										ct_v8d ct_r15 = ct_ld_v8d(&C[(i + ih + ii + 7) * 256 + j + jj + 8]);
 										for (int64_t kk = 0; kk < 256; kk++) {
-											const double ct_o0 = AA[ct_floordiv64(ii, 8) * 2048 + kk * 8];
+											const double ct_o0 = AA[kk * 8];
 											const ct_v8d ct_o1 = ct_ld_v8d(&BB[ct_floordiv64(jj, 16) * 4096 + kk * 16]);
 											const ct_v8d ct_o2 = ct_ld_v8d(&BB[ct_floordiv64(jj, 16) * 4096 + kk * 16 + 8]);
-											const double ct_o3 = AA[ct_floordiv64(ii, 8) * 2048 + 1 + kk * 8];
-											const double ct_o4 = AA[ct_floordiv64(ii, 8) * 2048 + 2 + kk * 8];
-											const double ct_o5 = AA[ct_floordiv64(ii, 8) * 2048 + 3 + kk * 8];
-											const double ct_o6 = AA[ct_floordiv64(ii, 8) * 2048 + 4 + kk * 8];
-											const double ct_o7 = AA[ct_floordiv64(ii, 8) * 2048 + 5 + kk * 8];
-											const double ct_o8 = AA[ct_floordiv64(ii, 8) * 2048 + 6 + kk * 8];
-											const double ct_o9 = AA[ct_floordiv64(ii, 8) * 2048 + 7 + kk * 8];
+											const double ct_o3 = AA[1 + kk * 8];
+											const double ct_o4 = AA[2 + kk * 8];
+											const double ct_o5 = AA[3 + kk * 8];
+											const double ct_o6 = AA[4 + kk * 8];
+											const double ct_o7 = AA[5 + kk * 8];
+											const double ct_o8 = AA[6 + kk * 8];
+											const double ct_o9 = AA[7 + kk * 8];
 											ct_r0 = ct_r0 + (ct_o0 * ct_o1);
 											ct_r1 = ct_r1 + (ct_o0 * ct_o2);
 											ct_r2 = ct_r2 + (ct_o3 * ct_o1);

@@ -45,8 +45,8 @@ void cachet_plan_hierarchical(const float *restrict A, const float *restrict B, 
 					for (int64_t k = 0; k < 64; k += 16) {
 						/* cache BBB of BB: BBB[16][32] last_major, copy_in */
 						{
-							for (int64_t c0 = 0; c0 < 16; c0++) {
-								for (int64_t c1 = 0; c1 < 32; c1++) {
+							for (int64_t c1 = 0; c1 < 32; c1++) {
+								for (int64_t c0 = 0; c0 < 16; c0++) {
 									BBB[c0 + c1 * 16] = BB[(k + c0) * 32 + c1];
 								}
 							}

@@ -29,8 +29,8 @@ void cachet_plan_layout(const float *restrict A, const float *restrict B, float 
 			for (int64_t k = 0; k < 64; k += 16) {
 				/* cache BB of B: BB[16][32] last_major, copy_in */
 				{
-					for (int64_t c0 = 0; c0 < 16; c0++) {
-						for (int64_t c1 = 0; c1 < 32; c1++) {
+					for (int64_t c1 = 0; c1 < 32; c1++) {
+						for (int64_t c0 = 0; c0 < 16; c0++) {
 							BB[c0 + c1 * 16] = B[(k + c0) * 64 + j + c1];
 						}
 					}

@@ -156,17 +156,6 @@ void cachet_two_index_fast(const double *restrict A, const double *restrict C1, 
 								}
 							}
 						}
-					}
-					/* cache C1P of C1: C1P_2[5][52][8] first_major, 1 multicache dim, copy_in */
-					{
-						_Alignas(64) double C1P_2[2080]; /* cache buffer C1P_2, this thread's */
-						for (int64_t aa = 0; aa < 40; aa += 8) {
-							for (int64_t c0 = 0; c0 < 52; c0++) {
-								for (int64_t c1 = 0; c1 < 8; c1++) {
-									C1P_2[ct_floordiv64(aa, 8) * 416 + c0 * 8 + c1] = C1[(p + c0) * 40 + a + aa + c1];
-								}
-							}
-						}
 						/* tail of qq */
 						for (int64_t qq = 48; qq < 52; qq += 16) {
 							for (int64_t aa = 0; aa < 40; aa += 8) {
@@ -181,15 +170,15 @@ void cachet_two_index_fast(const double *restrict A, const double *restrict C1, 
 									ct_v4d ct_r6 = ct_ld_v4d(&T[(a + aa + 6) * 52 + q + qq]);
 									ct_v4d ct_r7 = ct_ld_v4d(&T[(a + aa + 7) * 52 + q + qq]);
 									for (int64_t pp = 0; pp < 52; pp++) {
-										const double ct_o0 = C1P_2[ct_floordiv64(aa, 8) * 416 + pp * 8];
+										const double ct_o0 = C1P[ct_floordiv64(aa, 8) * 416 + pp * 8];
 										const ct_v4d ct_o1 = ct_ld_v4d(&AP[ct_floordiv64(qq, 16) * 832 + pp * 16]);
-										const double ct_o2 = C1P_2[ct_floordiv64(aa, 8) * 416 + pp * 8 + 1];
-										const double ct_o3 = C1P_2[ct_floordiv64(aa, 8) * 416 + pp * 8 + 2];
-										const double ct_o4 = C1P_2[ct_floordiv64(aa, 8) * 416 + pp * 8 + 3];
-										const double ct_o5 = C1P_2[ct_floordiv64(aa, 8) * 416 + pp * 8 + 4];
-										const double ct_o6 = C1P_2[ct_floordiv64(aa, 8) * 416 + pp * 8 + 5];
-										const double ct_o7 = C1P_2[ct_floordiv64(aa, 8) * 416 + pp * 8 + 6];
-										const double ct_o8 = C1P_2[ct_floordiv64(aa, 8) * 416 + pp * 8 + 7];
+										const double ct_o2 = C1P[ct_floordiv64(aa, 8) * 416 + pp * 8 + 1];
+										const double ct_o3 = C1P[ct_floordiv64(aa, 8) * 416 + pp * 8 + 2];
+										const double ct_o4 = C1P[ct_floordiv64(aa, 8) * 416 + pp * 8 + 3];
+										const double ct_o5 = C1P[ct_floordiv64(aa, 8) * 416 + pp * 8 + 4];
+										const double ct_o6 = C1P[ct_floordiv64(aa, 8) * 416 + pp * 8 + 5];
+										const double ct_o7 = C1P[ct_floordiv64(aa, 8) * 416 + pp * 8 + 6];
+										const double ct_o8 = C1P[ct_floordiv64(aa, 8) * 416 + pp * 8 + 7];
 										ct_r0 = ct_r0 + (ct_o0 * ct_o1);
 										ct_r1 = ct_r1 + (ct_o2 * ct_o1);
 										ct_r2 = ct_r2 + (ct_o3 * ct_o1);
@@ -243,8 +232,8 @@ void cachet_two_index_fast(const double *restrict A, const double *restrict C1, 
 					{
 						_Alignas(64) double TP[2080]; /* cache buffer TP, this thread's */
 						for (int64_t aa2 = 0; aa2 < 40; aa2 += 8) {
-							for (int64_t c0 = 0; c0 < 8; c0++) {
-								for (int64_t c1 = 0; c1 < 52; c1++) {
+							for (int64_t c1 = 0; c1 < 52; c1++) {
+								for (int64_t c0 = 0; c0 < 8; c0++) {
 									TP[ct_floordiv64(aa2, 8) * 416 + c0 + c1 * 8] = T[(a2 + aa2 + c0) * 52 + q2 + c1];
 								}
 							}
@@ -316,17 +305,6 @@ void cachet_two_index_fast(const double *restrict A, const double *restrict C1, 
 								}
 							}
 						}
-					}
-					/* cache TP of T: TP_2[5][8][52] last_major, 1 multicache dim, copy_in */
-					{
-						_Alignas(64) double TP_2[2080]; /* cache buffer TP_2, this thread's */
-						for (int64_t aa2 = 0; aa2 < 40; aa2 += 8) {
-							for (int64_t c0 = 0; c0 < 8; c0++) {
-								for (int64_t c1 = 0; c1 < 52; c1++) {
-									TP_2[ct_floordiv64(aa2, 8) * 416 + c0 + c1 * 8] = T[(a2 + aa2 + c0) * 52 + q2 + c1];
-								}
-							}
-						}
 						/* tail of bb */
 						for (int64_t bb = 32; bb < 40; bb += 16) {
 							for (int64_t aa2 = 0; aa2 < 40; aa2 += 8) {
@@ -341,15 +319,15 @@ void cachet_two_index_fast(const double *restrict A, const double *restrict C1, 
 									ct_v8d ct_r6 = ct_ld_v8d(&B[(a2 + aa2 + 6) * 40 + b + bb]);
 									ct_v8d ct_r7 = ct_ld_v8d(&B[(a2 + aa2 + 7) * 40 + b + bb]);
 									for (int64_t qq2 = 0; qq2 < 52; qq2++) {
-										const double ct_o0 = TP_2[ct_floordiv64(aa2, 8) * 416 + qq2 * 8];
+										const double ct_o0 = TP[ct_floordiv64(aa2, 8) * 416 + qq2 * 8];
 										const ct_v8d ct_o1 = ct_ld_v8d(&C2P[ct_floordiv64(bb, 16) * 832 + qq2 * 16]);
-										const double ct_o2 = TP_2[ct_floordiv64(aa2, 8) * 416 + 1 + qq2 * 8];
-										const double ct_o3 = TP_2[ct_floordiv64(aa2, 8) * 416 + 2 + qq2 * 8];
-										const double ct_o4 = TP_2[ct_floordiv64(aa2, 8) * 416 + 3 + qq2 * 8];
-										const double ct_o5 = TP_2[ct_floordiv64(aa2, 8) * 416 + 4 + qq2 * 8];
-										const double ct_o6 = TP_2[ct_floordiv64(aa2, 8) * 416 + 5 + qq2 * 8];
-										const double ct_o7 = TP_2[ct_floordiv64(aa2, 8) * 416 + 6 + qq2 * 8];
-										const double ct_o8 = TP_2[ct_floordiv64(aa2, 8) * 416 + 7 + qq2 * 8];
+										const double ct_o2 = TP[ct_floordiv64(aa2, 8) * 416 + 1 + qq2 * 8];
+										const double ct_o3 = TP[ct_floordiv64(aa2, 8) * 416 + 2 + qq2 * 8];
+										const double ct_o4 = TP[ct_floordiv64(aa2, 8) * 416 + 3 + qq2 * 8];
+										const double ct_o5 = TP[ct_floordiv64(aa2, 8) * 416 + 4 + qq2 * 8];
+										const double ct_o6 = TP[ct_floordiv64(aa2, 8) * 416 + 5 + qq2 * 8];
+										const double ct_o7 = TP[ct_floordiv64(aa2, 8) * 416 + 6 + qq2 * 8];
+										const double ct_o8 = TP[ct_floordiv64(aa2, 8) * 416 + 7 + qq2 * 8];
 										ct_r0 = ct_r0 + (ct_o0 * ct_o1);
 										ct_r1 = ct_r1 + (ct_o2 * ct_o1);
 										ct_r2 = ct_r2 + (ct_o3 * ct_o1);
