@@ -93,7 +93,7 @@ static bool is_record(const char *path)
  * aside (false when not exactly one). */
 static bool the_blob(const char *dir, char *path, size_t cap)
 {
-	char sub[4200], p[4400];
+	char sub[4200], p[4200 + 260];
 	snprintf(sub, sizeof sub, "%s/blob-v1", dir);
 	DIR *d = opendir(sub);
 	int n = 0;
