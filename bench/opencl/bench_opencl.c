@@ -127,20 +127,28 @@ static double max_diff(const float *a, const float *b, size_t n, double *scale)
 	return d;
 }
 
-/* Load the program binary in file path and drop it (the process's first
- * program; see load_child). */
-static void warm_program(dev *v, const char *path)
+/* The bytes of file path (malloc'd, *n of them); dies when unreadable. */
+static unsigned char *read_binary(const char *path, size_t *n)
 {
 	FILE *f = fopen(path, "rb");
 	if (!f)
 		DIE("cannot open %s", path);
 	fseek(f, 0, SEEK_END);
-	size_t n = (size_t)ftell(f);
+	*n = (size_t)ftell(f);
 	fseek(f, 0, SEEK_SET);
-	unsigned char *b = malloc(n ? n : 1);
-	if (!b || fread(b, 1, n, f) != n)
+	unsigned char *b = malloc(*n ? *n : 1);
+	if (!b || fread(b, 1, *n, f) != *n)
 		DIE("cannot read %s", path);
 	fclose(f);
+	return b;
+}
+
+/* Load the program binary in file path and drop it (the process's first
+ * program; see load_child). */
+static void warm_program(dev *v, const char *path)
+{
+	size_t n = 0;
+	unsigned char *b = read_binary(path, &n);
 	const unsigned char *bp = b;
 	cl_int e;
 	cl_program p = clCreateProgramWithBinary(v->cx, 1, &v->d, &n, &bp, NULL, &e);
@@ -187,16 +195,8 @@ static int load_child(const char *file, int n, const char *binfile, const char *
 	ct_ctx *ctx = ct_ctx_new();
 	ocl_launch L;
 	char *src = cachet_source(ctx, file, n, &L);
-	FILE *f = fopen(binfile, "rb");
-	if (!f)
-		DIE("cannot open %s", binfile);
-	fseek(f, 0, SEEK_END);
-	size_t bn = (size_t)ftell(f);
-	fseek(f, 0, SEEK_SET);
-	unsigned char *bin = malloc(bn ? bn : 1);
-	if (!bin || fread(bin, 1, bn, f) != bn)
-		DIE("cannot read %s", binfile);
-	fclose(f);
+	size_t bn = 0;
+	unsigned char *bin = read_binary(binfile, &bn);
 	dev v;
 	cl_platform_id plat;
 	cl_int e;
