@@ -75,6 +75,9 @@ static const char *run_how(ct_ctx *ctx)
 	return how;
 }
 
+/* Room for a blob's path: the folder (at most 4199 bytes) and a name. */
+#define BLOB_PATH (4200 + 260)
+
 static unsigned char *slurp(const char *path, size_t *n);
 static bool has(const unsigned char *b, size_t n, const char *s);
 
@@ -93,7 +96,7 @@ static bool is_record(const char *path)
  * aside (false when not exactly one). */
 static bool the_blob(const char *dir, char *path, size_t cap)
 {
-	char sub[4200], p[4200 + 260];
+	char sub[4200], p[BLOB_PATH];
 	snprintf(sub, sizeof sub, "%s/blob-v1", dir);
 	DIR *d = opendir(sub);
 	int n = 0;
@@ -172,7 +175,7 @@ static void test_memory_then_disk(void)
  * kept file names them, and other options never load that binary. */
 static void test_key(void)
 {
-	char dir[4096], path[4400], desc[1024];
+	char dir[4096], path[BLOB_PATH], desc[1024];
 	fresh_dir(dir, sizeof dir, "key");
 	ct_ctx *a = ctx_on(dir);
 	CHECK(ct_opencl_device(a, desc, sizeof desc) == CT_OK);
@@ -200,7 +203,7 @@ static void test_key(void)
  * rebuilt one loads). */
 static void test_corrupt(void)
 {
-	char dir[4096], path[4400];
+	char dir[4096], path[BLOB_PATH];
 	fresh_dir(dir, sizeof dir, "bad");
 	ct_ctx *a = ctx_on(dir);
 	CHECK(strcmp(run_how(a), "compiled") == 0);
@@ -245,7 +248,7 @@ static void test_corrupt(void)
  * bytes changed is reported and removed like any bad entry. */
 static void test_warm_up(void)
 {
-	char dir[4096], path[4400];
+	char dir[4096], path[BLOB_PATH];
 	fresh_dir(dir, sizeof dir, "warm");
 	ct_ctx *a = ctx_on(dir);
 	CHECK(strcmp(run_how(a), "compiled") == 0);
