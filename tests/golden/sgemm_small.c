@@ -36,7 +36,78 @@ void cachet_sgemm_small(const float *restrict A, const float *restrict B, float 
 {
 	/* tail of j */
 	for (int64_t j = 0; j < 45; j += 64) {
-		for (int64_t i = 0; i < 35; i += 5) {
+		for (int64_t i = 0; i < 12; i += 6) {
+			/* register tile: 6 x 45 of C (18 accumulators, lanes 16 ...) across the loop over k */
+			{
+				ct_v16f ct_r0 = ct_ld_v16f(&C[i * 45 + j]);
+				ct_v16f ct_r1 = ct_ld_v16f(&C[i * 45 + j + 16]);
+				ct_v16f ct_r2 = ct_ldm_v16f(&C[i * 45 + j + 32], 13);
+				ct_v16f ct_r3 = ct_ld_v16f(&C[(i + 1) * 45 + j]);
+				ct_v16f ct_r4 = ct_ld_v16f(&C[(i + 1) * 45 + j + 16]);
+				ct_v16f ct_r5 = ct_ldm_v16f(&C[(i + 1) * 45 + j + 32], 13);
+				ct_v16f ct_r6 = ct_ld_v16f(&C[(i + 2) * 45 + j]);
+				ct_v16f ct_r7 = ct_ld_v16f(&C[(i + 2) * 45 + j + 16]);
+				ct_v16f ct_r8 = ct_ldm_v16f(&C[(i + 2) * 45 + j + 32], 13);
+				ct_v16f ct_r9 = ct_ld_v16f(&C[(i + 3) * 45 + j]);
+				ct_v16f ct_r10 = ct_ld_v16f(&C[(i + 3) * 45 + j + 16]);
+				ct_v16f ct_r11 = ct_ldm_v16f(&C[(i + 3) * 45 + j + 32], 13);
+				ct_v16f ct_r12 = ct_ld_v16f(&C[(i + 4) * 45 + j]);
+				ct_v16f ct_r13 = ct_ld_v16f(&C[(i + 4) * 45 + j + 16]);
+				ct_v16f ct_r14 = ct_ldm_v16f(&C[(i + 4) * 45 + j + 32], 13);
+				ct_v16f ct_r15 = ct_ld_v16f(&C[(i + 5) * 45 + j]);
+				ct_v16f ct_r16 = ct_ld_v16f(&C[(i + 5) * 45 + j + 16]);
+				ct_v16f ct_r17 = ct_ldm_v16f(&C[(i + 5) * 45 + j + 32], 13);
+				#pragma GCC unroll 4
+				for (int64_t k = 0; k < 29; k++) {
+					const float ct_o0 = A[i * 29 + k];
+					const ct_v16f ct_o1 = ct_ld_v16f(&B[k * 45 + j]);
+					const ct_v16f ct_o2 = ct_ld_v16f(&B[k * 45 + j + 16]);
+					const ct_v16f ct_o3 = ct_ldm_v16f(&B[k * 45 + j + 32], 13);
+					const float ct_o4 = A[(i + 1) * 29 + k];
+					const float ct_o5 = A[(i + 2) * 29 + k];
+					const float ct_o6 = A[(i + 3) * 29 + k];
+					const float ct_o7 = A[(i + 4) * 29 + k];
+					const float ct_o8 = A[(i + 5) * 29 + k];
+					ct_r0 = ct_r0 + (ct_o0 * ct_o1);
+					ct_r1 = ct_r1 + (ct_o0 * ct_o2);
+					ct_r2 = ct_r2 + (ct_o0 * ct_o3);
+					ct_r3 = ct_r3 + (ct_o4 * ct_o1);
+					ct_r4 = ct_r4 + (ct_o4 * ct_o2);
+					ct_r5 = ct_r5 + (ct_o4 * ct_o3);
+					ct_r6 = ct_r6 + (ct_o5 * ct_o1);
+					ct_r7 = ct_r7 + (ct_o5 * ct_o2);
+					ct_r8 = ct_r8 + (ct_o5 * ct_o3);
+					ct_r9 = ct_r9 + (ct_o6 * ct_o1);
+					ct_r10 = ct_r10 + (ct_o6 * ct_o2);
+					ct_r11 = ct_r11 + (ct_o6 * ct_o3);
+					ct_r12 = ct_r12 + (ct_o7 * ct_o1);
+					ct_r13 = ct_r13 + (ct_o7 * ct_o2);
+					ct_r14 = ct_r14 + (ct_o7 * ct_o3);
+					ct_r15 = ct_r15 + (ct_o8 * ct_o1);
+					ct_r16 = ct_r16 + (ct_o8 * ct_o2);
+					ct_r17 = ct_r17 + (ct_o8 * ct_o3);
+				}
+				ct_st_v16f(&C[i * 45 + j], ct_r0);
+				ct_st_v16f(&C[i * 45 + j + 16], ct_r1);
+				ct_stm_v16f(&C[i * 45 + j + 32], ct_r2, 13);
+				ct_st_v16f(&C[(i + 1) * 45 + j], ct_r3);
+				ct_st_v16f(&C[(i + 1) * 45 + j + 16], ct_r4);
+				ct_stm_v16f(&C[(i + 1) * 45 + j + 32], ct_r5, 13);
+				ct_st_v16f(&C[(i + 2) * 45 + j], ct_r6);
+				ct_st_v16f(&C[(i + 2) * 45 + j + 16], ct_r7);
+				ct_stm_v16f(&C[(i + 2) * 45 + j + 32], ct_r8, 13);
+				ct_st_v16f(&C[(i + 3) * 45 + j], ct_r9);
+				ct_st_v16f(&C[(i + 3) * 45 + j + 16], ct_r10);
+				ct_stm_v16f(&C[(i + 3) * 45 + j + 32], ct_r11, 13);
+				ct_st_v16f(&C[(i + 4) * 45 + j], ct_r12);
+				ct_st_v16f(&C[(i + 4) * 45 + j + 16], ct_r13);
+				ct_stm_v16f(&C[(i + 4) * 45 + j + 32], ct_r14, 13);
+				ct_st_v16f(&C[(i + 5) * 45 + j], ct_r15);
+				ct_st_v16f(&C[(i + 5) * 45 + j + 16], ct_r16);
+				ct_stm_v16f(&C[(i + 5) * 45 + j + 32], ct_r17, 13);
+			}
+		}
+		for (int64_t i = 12; i < 37; i += 5) {
 			/* register tile: 5 x 45 of C (15 accumulators, lanes 16 ...) across the loop over k */
 			{
 				ct_v16f ct_r0 = ct_ld_v16f(&C[i * 45 + j]);
@@ -95,38 +166,6 @@ void cachet_sgemm_small(const float *restrict A, const float *restrict B, float 
 				ct_st_v16f(&C[(i + 4) * 45 + j], ct_r12);
 				ct_st_v16f(&C[(i + 4) * 45 + j + 16], ct_r13);
 				ct_stm_v16f(&C[(i + 4) * 45 + j + 32], ct_r14, 13);
-			}
-		}
-		/* tail of i */
-		for (int64_t i = 35; i < 37; i += 5) {
-			/* register tile: 2 x 45 of C (6 accumulators, lanes 16 ...) across the loop over k */
-			{
-				ct_v16f ct_r0 = ct_ld_v16f(&C[i * 45 + j]);
-				ct_v16f ct_r1 = ct_ld_v16f(&C[i * 45 + j + 16]);
-				ct_v16f ct_r2 = ct_ldm_v16f(&C[i * 45 + j + 32], 13);
-				ct_v16f ct_r3 = ct_ld_v16f(&C[(i + 1) * 45 + j]);
-				ct_v16f ct_r4 = ct_ld_v16f(&C[(i + 1) * 45 + j + 16]);
-				ct_v16f ct_r5 = ct_ldm_v16f(&C[(i + 1) * 45 + j + 32], 13);
-				#pragma GCC unroll 4
-				for (int64_t k = 0; k < 29; k++) {
-					const float ct_o0 = A[i * 29 + k];
-					const ct_v16f ct_o1 = ct_ld_v16f(&B[k * 45 + j]);
-					const ct_v16f ct_o2 = ct_ld_v16f(&B[k * 45 + j + 16]);
-					const ct_v16f ct_o3 = ct_ldm_v16f(&B[k * 45 + j + 32], 13);
-					const float ct_o4 = A[(i + 1) * 29 + k];
-					ct_r0 = ct_r0 + (ct_o0 * ct_o1);
-					ct_r1 = ct_r1 + (ct_o0 * ct_o2);
-					ct_r2 = ct_r2 + (ct_o0 * ct_o3);
-					ct_r3 = ct_r3 + (ct_o4 * ct_o1);
-					ct_r4 = ct_r4 + (ct_o4 * ct_o2);
-					ct_r5 = ct_r5 + (ct_o4 * ct_o3);
-				}
-				ct_st_v16f(&C[i * 45 + j], ct_r0);
-				ct_st_v16f(&C[i * 45 + j + 16], ct_r1);
-				ct_stm_v16f(&C[i * 45 + j + 32], ct_r2, 13);
-				ct_st_v16f(&C[(i + 1) * 45 + j], ct_r3);
-				ct_st_v16f(&C[(i + 1) * 45 + j + 16], ct_r4);
-				ct_stm_v16f(&C[(i + 1) * 45 + j + 32], ct_r5, 13);
 			}
 		}
 	}
