@@ -1422,21 +1422,30 @@ static int site_source(const pp *p, const lt_node *x)
 	return -1;
 }
 
-/* Make one region for the sites sharing trigger s[0].trigger. */
+/* Position of x among its parent's kids, -1 when it is not one. */
+static int kid_pos(const lt_node *x)
+{
+	const lt_node *par = x->parent;
+	if (!par)
+		return -1;
+	for (int i = 0; i < par->nkids; i++)
+		if (par->kids[i] == x)
+			return i;
+	return -1;
+}
+
 /*
- * The region r (in T's place, T its kid after npro prologue nodes) also
- * takes the later versions of T that sites were folded from (fold_versions)
- * and the versions between: they move from r's parent into r, right after T.
+ * The region r (in the trigger loop's place, which is r's kid after npro
+ * prologue nodes) also takes the later versions of that loop that sites
+ * were folded from (fold_versions) and the versions between: they move
+ * from r's parent into r, right after the loop.
  */
-static bool take_versions(pp *p, lt_node *r, lt_node *T, const site *s, int ns, int npro)
+static bool take_versions(pp *p, lt_node *r, const site *s, int ns, int npro)
 {
 	lt_node *par = r->parent;
 	if (!par)
 		return true;
-	int pr = -1, last = -1;
-	for (int i = 0; i < par->nkids; i++)
-		if (par->kids[i] == r)
-			pr = i;
+	int pr = kid_pos(r), last = -1;
 	for (int i = 0; i < ns; i++)
 		for (int q = pr + 1; pr >= 0 && q < par->nkids; q++)
 			if (s[i].version && par->kids[q] == s[i].version && q > last)
@@ -1451,11 +1460,9 @@ static bool take_versions(pp *p, lt_node *r, lt_node *T, const site *s, int ns, 
 	int m = 0;
 	for (int i = 0; i < r->nkids; i++) {
 		rk[m++] = r->kids[i];
-		if (i == npro) {
-			(void)T;
+		if (i == npro)
 			for (int q = pr + 1; q <= last; q++)
 				rk[m++] = par->kids[q];
-		}
 	}
 	int pm = 0;
 	for (int i = 0; i < par->nkids; i++)
@@ -1464,6 +1471,7 @@ static bool take_versions(pp *p, lt_node *r, lt_node *T, const site *s, int ns, 
 	return set_kids(p, r, rk, m) && set_kids(p, par, pk, pm);
 }
 
+/* Make one region for the sites sharing trigger s[0].trigger. */
 static bool make_region(pp *p, site *s, int ns)
 {
 	ct_looptree *t = p->t;
@@ -1625,7 +1633,7 @@ static bool make_region(pp *p, site *s, int ns)
 		if (elem)
 			return wrap(p, r, NULL, 0, T, true, NULL, 0) && set_kids(p, T, &r, 1);
 		*slot = r;
-		return wrap(p, r, NULL, 0, T, false, NULL, 0) && take_versions(p, r, T, s, ns, 0);
+		return wrap(p, r, NULL, 0, T, false, NULL, 0) && take_versions(p, r, s, ns, 0);
 	}
 
 	/* a buffer, and every access inside rewritten to it */
@@ -1725,7 +1733,7 @@ static bool make_region(pp *p, site *s, int ns)
 	if (elem)
 		return wrap(p, r, pro, npro, T, true, epi, nepi) && set_kids(p, T, &r, 1);
 	*slot = r;
-	if (!wrap(p, r, pro, npro, T, false, epi, nepi) || !take_versions(p, r, T, s, ns, npro))
+	if (!wrap(p, r, pro, npro, T, false, epi, nepi) || !take_versions(p, r, s, ns, npro))
 		return false;
 	if (it->double_buffer && npro > 0) {
 		/* applied when every cache is placed, so that peeling the loop
@@ -1890,25 +1898,15 @@ static void hoist(pp *p, site *s, const lt_node *limit)
 	}
 }
 
-/* Position of x among its parent's kids, -1 when it is not one. */
-static int kid_pos(const lt_node *x)
-{
-	const lt_node *par = x->parent;
-	if (!par)
-		return -1;
-	for (int i = 0; i < par->nkids; i++)
-		if (par->kids[i] == x)
-			return i;
-	return -1;
-}
-
 /*
  * Versions of a cache's trigger loop share one buffer (a cache with a
- * trigger; one without is hoisted over the loops that do not move it): a site whose trigger is a later version (the
- * tail) of the loop that triggers an earlier site, with the same block, and
- * a block that the loop does not move, is grouped with that site; its region then spans the versions (one copy,
- * filled once, instead of one per version: B packed again for a tail of
- * rows). The versions must follow each other among their parent's kids.
+ * trigger; one without is hoisted over the loops that do not move it): a
+ * site whose trigger is a later version (the tail) of the loop that
+ * triggers an earlier site, with the same block, and a block that the loop
+ * does not move, is grouped with that site; its region then spans the
+ * versions (one copy, filled once, instead of one per version: B packed
+ * again for a tail of rows). The versions must follow each other among
+ * their parent's kids.
  */
 static void fold_versions(pp *p, site *v, int n)
 {
