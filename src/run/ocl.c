@@ -341,6 +341,29 @@ static char *binary_key(ocl_dev *d, const char *src, size_t len, const char *opt
 	return key;
 }
 
+/* The program built from the binary kept under key, or NULL: *found says
+ * whether a binary was kept, and when the device refused it, *step names
+ * the call that failed with its code in *e. */
+static cl_program blob_program(ocl_dev *d, const char *key, size_t klen, const char *opts, bool *found,
+                               const char **step, cl_int *e)
+{
+	void *bin = NULL;
+	size_t bn = 0;
+	*found = jit_blob_get(d->ctx, key, klen, &bin, &bn) == CT_OK && bin;
+	if (!*found)
+		return NULL;
+	const unsigned char *b = bin;
+	cl_int bst = CL_SUCCESS;
+	*step = "clCreateProgramWithBinary";
+	cl_program p = d->cl.CreateProgramWithBinary(d->cx, 1, &d->dev, &bn, &b, &bst, e);
+	if (p && (*step = "clBuildProgram", *e = d->cl.BuildProgram(p, 1, &d->dev, opts, NULL, NULL)) != CL_SUCCESS) {
+		d->cl.ReleaseProgram(p);
+		p = NULL;
+	}
+	free(bin);
+	return p;
+}
+
 /* The kernel fn of src: from a binary in the code cache's folder when one
  * was kept for key (how = "disk"), else built from source (how =
  * "compiled"; the caller keeps the binary once the kernel has run: PoCL
@@ -351,27 +374,20 @@ static ct_status load_program(ocl_dev *d, const char *key, size_t klen, const ch
                               const char *opts, const char *fn, cl_program *pp, cl_kernel *kp, const char **how)
 {
 	cl_int e = CL_SUCCESS;
-	void *bin = NULL;
-	size_t bn = 0;
+	bool found = false;
+	const char *step = "";
 	*pp = NULL;
 	*kp = NULL;
-	if (jit_blob_get(d->ctx, key, klen, &bin, &bn) == CT_OK && bin) {
-		const unsigned char *b = bin;
-		cl_int bst = CL_SUCCESS;
-		const char *step = "clCreateProgramWithBinary";
-		cl_program p = d->cl.CreateProgramWithBinary(d->cx, 1, &d->dev, &bn, &b, &bst, &e);
-		if (p && (step = "clBuildProgram", e = d->cl.BuildProgram(p, 1, &d->dev, opts, NULL, NULL)) == CL_SUCCESS &&
-		    (step = "clCreateKernel", *kp = d->cl.CreateKernel(p, fn, &e)) != NULL) {
-			*pp = p;
-			*how = "disk";
-		} else {
-			if (p)
-				d->cl.ReleaseProgram(p);
-			char why[160];
-			snprintf(why, sizeof why, "%s refused it: %s (%d)", step, cl_err_name(e), (int)e);
-			jit_blob_drop(d->ctx, key, klen, why);
-		}
-		free(bin);
+	cl_program p = blob_program(d, key, klen, opts, &found, &step, &e);
+	if (p && (step = "clCreateKernel", *kp = d->cl.CreateKernel(p, fn, &e)) != NULL) {
+		*pp = p;
+		*how = "disk";
+	} else if (found) {
+		if (p)
+			d->cl.ReleaseProgram(p);
+		char why[160];
+		snprintf(why, sizeof why, "%s refused it: %s (%d)", step, cl_err_name(e), (int)e);
+		jit_blob_drop(d->ctx, key, klen, why);
 	}
 	if (*pp)
 		return CT_OK;
@@ -423,20 +439,16 @@ static void warm_up(ocl_dev *d)
 {
 	char wk[sizeof d->desc + 32];
 	int wn = warm_key(d, wk, sizeof wk);
-	void *key = NULL, *bin = NULL;
-	size_t klen = 0, bn = 0;
+	void *key = NULL;
+	size_t klen = 0;
 	if (wn <= 0 || (size_t)wn >= sizeof wk || jit_blob_get(d->ctx, wk, (size_t)wn, &key, &klen) != CT_OK || !key)
 		return;
-	if (jit_blob_get(d->ctx, key, klen, &bin, &bn) == CT_OK && bin) {
-		const unsigned char *b = bin;
-		cl_int e = CL_SUCCESS;
-		cl_program p = d->cl.CreateProgramWithBinary(d->cx, 1, &d->dev, &bn, &b, NULL, &e);
-		if (p) {
-			d->cl.BuildProgram(p, 1, &d->dev, build_options(), NULL, NULL); /* refused: its own load reports it */
-			d->cl.ReleaseProgram(p);
-		}
-	}
-	free(bin);
+	bool found = false;
+	const char *step = "";
+	cl_int e = CL_SUCCESS;
+	cl_program p = blob_program(d, key, klen, build_options(), &found, &step, &e); /* refused: its own load reports it */
+	if (p)
+		d->cl.ReleaseProgram(p);
 	free(key);
 }
 
