@@ -273,13 +273,16 @@ static bool leading(const cg_shift *sp, int k)
 	return true;
 }
 
+/* The bit of shift_types for the prefetch helper: above need_helpers'
+ * bits (lane count's log2, + 8 for f64: below 16). */
+#define SH_PREFETCH_BIT (1u << 20)
+
 /* The prefetch helper, once per kernel. */
 static void need_prefetch(cg *g)
 {
-	unsigned bit = 1u << 20;
-	if (g->shift_types & bit)
+	if (g->shift_types & SH_PREFETCH_BIT)
 		return;
-	g->shift_types |= bit;
+	g->shift_types |= SH_PREFETCH_BIT;
 	kg_preamble(g->kg, "/* a hint: fetch the line at p into the caches (no fault where p is not mapped) */");
 	kg_preamble(g->kg, "static inline void ct_prefetch(uintptr_t p)");
 	kg_preamble(g->kg, "{");
