@@ -173,6 +173,8 @@ ct_status ct_kernel_build(ct_kernel *k, const char *dir)
 {
 	if (!k || !dir)
 		return CT_ERR_USAGE;
+	if (ir_kernel_ready(k) != CT_OK)
+		return CT_ERR_USAGE;
 	ct_ctx *ctx = k->ctx;
 	if (mkdir(dir, 0755) != 0 && errno != EEXIST)
 		return ct_error(ctx, CT_ERR_IO, "cannot create folder %s: %s", dir, strerror(errno));

@@ -28,7 +28,7 @@ static char *emit_opencl(ct_kernel *k, size_t *len)
 
 char *ct_kernel_emit(ct_kernel *k, const char *target, size_t *len)
 {
-	if (!k)
+	if (!k || ir_kernel_ready(k) != CT_OK)
 		return NULL;
 	if (target && strcmp(target, "opencl") == 0)
 		return emit_opencl(k, len);

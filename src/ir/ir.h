@@ -351,6 +351,10 @@ struct ct_kernel {
 	/* set by the front end: text of the file for re-checks */
 	const char *text;
 	size_t text_len;
+	/* a compile-time param changed since the last successful check (or that
+	 * check failed): the sizes and split steps may not match the values, so
+	 * nothing may lower, emit or run the kernel until a recheck succeeds */
+	bool stale;
 };
 
 /* Front end (src/lang): parse and check; NULL with diagnostics on ctx on error. */
@@ -358,7 +362,14 @@ ct_kernel *lang_parse(ct_ctx *ctx, const char *text, size_t len, const char *fil
 /* Re-run the semantic checks (after param overrides); CT_OK or CT_ERR_INPUT
  * with diagnostics on the kernel's ctx. */
 ct_status lang_recheck(ct_kernel *k);
+/* CT_OK, or CT_ERR_USAGE with a message naming k when its params changed
+ * since the last successful check (every entry point that lowers, emits,
+ * runs or models k calls it first). */
+ct_status ir_kernel_ready(const ct_kernel *k);
 
+/* Record why ct_kernel_array_elements(k, i) is negative (a runtime param
+ * without a value, an extent below 1, an overflow) and return its status. */
+ct_status ir_array_size_error(const ct_kernel *k, int i);
 /* Value of each param (runtime params without a value are 0): params[nparams]. */
 void ir_param_values(const ct_kernel *k, int64_t *params);
 /* True when every runtime param has a value. */

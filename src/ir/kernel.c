@@ -179,14 +179,20 @@ ct_status ct_kernel_set_param(ct_kernel *k, const char *name, int64_t value)
 		ir_param *p = &k->params[i];
 		if (strcmp(p->name, name) != 0)
 			continue;
+		/* a runtime param stays symbolic in the checks and the code: a new
+		 * value needs no recheck; any other change does */
+		if (!p->runtime && (!p->has_value || p->value != value))
+			k->stale = true;
 		p->value = value;
 		p->has_value = true;
 		p->overridden = true;
 		for (int j = 0; j < k->nparams; j++) {
 			ir_param *q = &k->params[j];
 			int64_t v;
-			if (q->def && !q->overridden && quiet_eval(k, q->def, &v))
+			if (q->def && !q->overridden && quiet_eval(k, q->def, &v) && v != q->value) {
 				q->value = v;
+				k->stale |= !q->runtime;
+			}
 		}
 		return CT_OK;
 	}
@@ -197,6 +203,7 @@ ct_status lang_recheck(ct_kernel *k)
 {
 	ct_diag_begin(k->ctx, k->file, k->text, k->text_len);
 	int nerr = check_sizes(k);
+	k->stale = nerr != 0 || k->arena.failed;
 	if (k->arena.failed)
 		return ct_error(k->ctx, CT_ERR_NOMEM, "out of memory while checking");
 	return nerr ? CT_ERR_INPUT : CT_OK;
@@ -207,7 +214,20 @@ ct_status ct_kernel_recheck(ct_kernel *k)
 	if (!k)
 		return CT_ERR_USAGE;
 	ct_status st = lang_recheck(k);
-	return st == CT_OK ? validate_plan(k) : st;
+	if (st == CT_OK)
+		st = validate_plan(k);
+	k->stale = st != CT_OK;
+	return st;
+}
+
+ct_status ir_kernel_ready(const ct_kernel *k)
+{
+	if (!k->stale)
+		return CT_OK;
+	return ct_error(k->ctx, CT_ERR_USAGE,
+			"kernel '%s': params changed since the last successful check; call "
+			"ct_kernel_recheck",
+			k->name);
 }
 
 const char *ct_kernel_name(const ct_kernel *k) { return k ? k->name : NULL; }
@@ -287,6 +307,30 @@ int64_t ct_kernel_array_elements(const ct_kernel *k, int i)
 			return -1;
 	}
 	return n;
+}
+
+ct_status ir_array_size_error(const ct_kernel *k, int i)
+{
+	const ir_array *a = &k->arrays[i];
+	for (int d = 0; d < a->rank; d++) {
+		aff x = a->ext[d];
+		for (int t = 0; t < x.n; t++) {
+			const ir_param *p = &k->params[x.t[t].id];
+			if (x.t[t].kind == AFF_PARAM && !p->has_value)
+				return ct_error(k->ctx, CT_ERR_USAGE,
+						"array '%s' needs a value of runtime param '%s' (-D %s=VALUE)",
+						a->name, p->name, p->name);
+		}
+		int64_t v;
+		if (!param_aff_value(k, x, &v))
+			return ct_error(k->ctx, CT_ERR_LIMIT, "extent of dimension %d of '%s' overflows",
+					d + 1, a->name);
+		if (v < 1)
+			return ct_error(k->ctx, CT_ERR_USAGE,
+					"extent of dimension %d of '%s' is %lld (it must be at least 1)",
+					d + 1, a->name, (long long)v);
+	}
+	return ct_error(k->ctx, CT_ERR_LIMIT, "array '%s' has more than 2^63 elements", a->name);
 }
 
 int ct_kernel_index_count(const ct_kernel *k) { return k ? k->nindices : 0; }

@@ -951,7 +951,7 @@ ct_looptree *lt_build(ct_kernel *k, bool with_schedule)
 
 ct_looptree *ct_kernel_lower(ct_kernel *k, int with_schedule)
 {
-	if (!k)
+	if (!k || ir_kernel_ready(k) != CT_OK)
 		return NULL;
 	return lt_build(k, with_schedule != 0);
 }

@@ -105,6 +105,8 @@ ct_status ct_kernel_predict(ct_kernel *k, const char *spec_text, ct_predict_resu
 		return CT_ERR_USAGE;
 	ct_ctx *ctx = k->ctx;
 	memset(r, 0, sizeof *r);
+	if (ir_kernel_ready(k) != CT_OK)
+		return CT_ERR_USAGE;
 	for (int i = 0; i < k->nparams; i++)
 		if (k->params[i].runtime && !k->params[i].has_value)
 			return ct_error(ctx, CT_ERR_USAGE, "runtime param '%s' needs a value (-D %s=VALUE)",

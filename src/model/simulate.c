@@ -53,6 +53,8 @@ ct_status ct_kernel_simulate(ct_kernel *k, const char *spec_text, ct_sim_result 
 		return CT_ERR_USAGE;
 	ct_ctx *ctx = k->ctx;
 	memset(r, 0, sizeof *r);
+	if (ir_kernel_ready(k) != CT_OK)
+		return CT_ERR_USAGE;
 	if (!ir_params_complete(k))
 		for (int i = 0; i < k->nparams; i++)
 			if (!k->params[i].has_value)

@@ -953,6 +953,8 @@ ct_status ct_kernel_tiles(ct_kernel *k, const char *spec_text, const ct_tiles_op
 	if (!k || !r)
 		return CT_ERR_USAGE;
 	memset(r, 0, sizeof *r);
+	if (ir_kernel_ready(k) != CT_OK)
+		return CT_ERR_USAGE;
 	double t0 = ct_now();
 	ct_tiles_opts o = effective_opts(opts);
 	tl_search s;

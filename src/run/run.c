@@ -68,8 +68,7 @@ ct_status run_buffers_alloc(ct_kernel *k, run_buffers *b, bool fill)
 		int64_t n = ct_kernel_array_elements(k, i), bytes;
 		if (n < 0) {
 			run_buffers_free(b);
-			return ct_error(ctx, CT_ERR_USAGE, "array '%s' has a runtime size with no value (use -D)",
-					k->arrays[i].name);
+			return ir_array_size_error(k, i);
 		}
 		if (!ct_mul_ok(n, (int64_t)ct_dtype_size(k->arrays[i].type), &bytes) ||
 		    !ct_add_ok(total, bytes, &total) || total > max_bytes) {
@@ -205,6 +204,8 @@ ct_status ct_kernel_run(ct_kernel *k, const ct_run_options *o, ct_run_result *r)
 	r->threads = o->threads > 0 ? o->threads : (int)ctx->threads;
 	if (o->repeat < 1 || o->repeat > 1000000)
 		return ct_error(ctx, CT_ERR_USAGE, "repeat must be in 1..1000000");
+	if (ir_kernel_ready(k) != CT_OK)
+		return CT_ERR_USAGE;
 	if (!ir_params_complete(k))
 		for (int i = 0; i < k->nparams; i++)
 			if (!k->params[i].has_value)

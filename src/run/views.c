@@ -437,6 +437,8 @@ ct_status ct_kernel_run_views(ct_kernel *k, ct_tensor *const *views, ct_engine e
 	if (!k)
 		return CT_ERR_USAGE;
 	ct_ctx *ctx = k->ctx;
+	if (ir_kernel_ready(k) != CT_OK)
+		return CT_ERR_USAGE;
 	if (!views)
 		return ct_error(ctx, CT_ERR_USAGE, "ct_kernel_run_views needs one view per array");
 	if (engine != CT_ENGINE_NATIVE && engine != CT_ENGINE_INTERP)

@@ -247,7 +247,7 @@ static void load_records(ct_selector *s, const char *dir)
 
 ct_selector *ct_selector_new(ct_kernel *k, const char *store_dir)
 {
-	if (!k)
+	if (!k || ir_kernel_ready(k) != CT_OK)
 		return NULL;
 	ct_selector *s = calloc(1, sizeof *s);
 	if (!s) {
@@ -710,6 +710,8 @@ ct_status ct_kernel_run_selected(ct_selector *s, const ct_run_options *o, ct_run
 	r->threads = o->threads > 0 ? o->threads : (int)k->ctx->threads;
 	if (o->repeat < 1 || o->repeat > 1000000)
 		return ct_error(k->ctx, CT_ERR_USAGE, "repeat must be in 1..1000000");
+	if (ir_kernel_ready(k) != CT_OK)
+		return CT_ERR_USAGE;
 	if (!ir_params_complete(k))
 		return ct_error(k->ctx, CT_ERR_USAGE, "every runtime param needs a value (-D)");
 	int64_t sizes[MAX_P];

@@ -141,6 +141,8 @@ ct_status ct_kernel_tune_key(ct_kernel *k, char *family, size_t nfamily, char *s
 {
 	if (!k)
 		return CT_ERR_USAGE;
+	if (ir_kernel_ready(k) != CT_OK)
+		return CT_ERR_USAGE;
 	if (family && nfamily) {
 		ct_status st = tune_family(k, family, nfamily);
 		if (st)
@@ -767,6 +769,8 @@ ct_status ct_tune(ct_kernel *k, const ct_tune_opts *opts, ct_tune_result *r)
 		return CT_ERR_USAGE;
 	memset(r, 0, sizeof *r);
 	r->best = -1;
+	if (ir_kernel_ready(k) != CT_OK)
+		return CT_ERR_USAGE;
 	r->default_index = -1;
 	r->challenger = -1;
 	ct_tune_opts dflt;
