@@ -12,6 +12,9 @@ PREFIX   ?= /usr/local
 CC       ?= cc
 SAN      ?=
 VERSION  := 0.1.0
+# the shared library's ABI version: bump SOVERSION on an incompatible change of include/cachet.h
+SOVERSION := 0
+SONAME   := libcachet.so.$(SOVERSION)
 
 WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
             -Wconversion -Wno-sign-conversion -Wpointer-arith -Wcast-qual \
@@ -52,8 +55,14 @@ $(BUILD)/libcachet.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/libcachet.so: $(LIB_OBJ)
-	$(CC) -shared $(OPT) $(LDSAN) -o $@ $^ $(EXTRA_LIBS) $(LDLIBS)
+# libcachet.so.$(VERSION) carries the SONAME libcachet.so.$(SOVERSION); libcachet.so.$(SOVERSION) (what
+# programs load) and libcachet.so (what -lcachet finds) are symlinks to it, here and installed
+$(BUILD)/libcachet.so: $(BUILD)/libcachet.so.$(VERSION)
+	ln -sf libcachet.so.$(VERSION) $(BUILD)/$(SONAME)
+	ln -sf $(SONAME) $@
+
+$(BUILD)/libcachet.so.$(VERSION): $(LIB_OBJ)
+	$(CC) -shared $(OPT) $(LDSAN) -Wl,-soname,$(SONAME) -o $@ $^ $(EXTRA_LIBS) $(LDLIBS)
 
 $(BUILD)/cachet: $(CLI_OBJ) $(BUILD)/libcachet.a
 	$(CC) $(OPT) $(LDSAN) -o $@ $(CLI_OBJ) $(BUILD)/libcachet.a $(EXTRA_LIBS) $(LDLIBS)
@@ -119,7 +128,9 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
 	install -m 644 include/cachet.h $(DESTDIR)$(PREFIX)/include/
 	install -m 644 $(BUILD)/libcachet.a $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(BUILD)/libcachet.so $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(BUILD)/libcachet.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/
+	ln -sf libcachet.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(PREFIX)/lib/libcachet.so
 	install -m 755 $(BUILD)/cachet $(DESTDIR)$(PREFIX)/bin/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' cachet.pc.in \
 	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/cachet.pc

@@ -114,11 +114,19 @@ CT_API CT_GIVE ct_kernel *ct_kernel_parse(CT_KEEP ct_ctx *ctx, CT_KEEP const cha
 CT_API CT_GIVE ct_kernel *ct_kernel_parse_file(CT_KEEP ct_ctx *ctx, CT_KEEP const char *path);
 CT_API void ct_kernel_free(CT_TAKE ct_kernel *k);
 
-/* Override param `name` (compile-time or runtime) with value. Must be called
- * before lowering; the kernel is re-checked with the new sizes by
- * ct_kernel_recheck (out-of-bounds subscripts may appear or vanish). */
+/* Override param `name` (compile-time or runtime) with value. A new value of
+ * a compile-time param (or of a derived param that follows it) makes k
+ * stale: every call that lowers, emits, builds, runs, models or tunes k
+ * (ct_kernel_lower, _emit, _build, _run, _run_views, _compile, _simulate,
+ * _predict, _tiles, _tune_key, ct_tune, ct_selector_new,
+ * ct_kernel_run_selected) returns CT_ERR_USAGE ("kernel 'X': params changed
+ * since the last successful check; call ct_kernel_recheck") until
+ * ct_kernel_recheck succeeds. A runtime param's value needs no recheck
+ * (runtime params are symbols, at least 1, in the checks). */
 CT_API ct_status ct_kernel_set_param(CT_KEEP ct_kernel *k, CT_KEEP const char *name, int64_t value);
-/* Re-run the semantic checks with the current param values. */
+/* Re-run the semantic checks with the current param values (out-of-bounds
+ * subscripts may appear or vanish). CT_OK makes k usable again; on an error
+ * (CT_ERR_INPUT with diagnostics) k stays stale. */
 CT_API ct_status ct_kernel_recheck(CT_KEEP ct_kernel *k);
 
 CT_API const char *ct_kernel_name(CT_KEEP const ct_kernel *k);
@@ -217,6 +225,41 @@ CT_API ct_status ct_kernel_run(CT_KEEP ct_kernel *k, CT_KEEP const ct_run_option
 			       CT_KEEP ct_run_result *r);
 /* Relative tolerance used by verification for type t. */
 CT_API double ct_dtype_tolerance(ct_dtype t);
+
+/* ---------------------------------------------------------------- calling a kernel on your own buffers (src/run/callable.c) */
+
+/* A compiled kernel with a plain C entry point: no ct_tensor, no copies,
+ * no verification. */
+typedef struct ct_callable ct_callable;
+
+/* Compile k (host code, through the plan and code caches as ct_kernel_run)
+ * and return a handle to call it. The compile-time params are fixed now;
+ * the runtime params are given at each call. k is kept: it must outlive
+ * the handle (later ct_kernel_set_param calls on k do not change it).
+ * NULL with the ctx's error: CT_ERR_USAGE when k's params changed since its
+ * last successful check, CT_ERR_UNSUPPORTED for an OpenCL kernel,
+ * CT_ERR_COMPILE, CT_ERR_NOMEM. Free with ct_callable_free before k and its
+ * ctx. */
+CT_API CT_GIVE ct_callable *ct_kernel_compile(CT_KEEP ct_kernel *k);
+/* Run h once. args: one buffer per array of the kernel in declaration order,
+ * temps left out (ct_callable_arg_count of them), each holding
+ * ct_kernel_array_elements() elements in the array's declared layout (a
+ * strided array is taken dense in that layout); the kernel reads inputs,
+ * writes outputs and temps are its own. params: the values of the runtime
+ * params in declaration order (ct_callable_param_count of them; may be NULL
+ * when there are none), each at least 1. Buffers the kernel writes must not
+ * overlap others. The call uses the ctx's CT_OPT_THREADS (read at compile
+ * time). CT_ERR_USAGE (nothing run) for a NULL buffer, a missing params
+ * array or a runtime value below 1; CT_ERR_LIMIT when an array would exceed
+ * 2^62 bytes. Errors go to the kernel's ctx, so call from one thread at a
+ * time. */
+CT_API ct_status ct_callable_call(CT_KEEP const ct_callable *h, CT_KEEP void *const *args,
+				  CT_KEEP const int64_t *params);
+/* Buffers and runtime values one call takes (0 for NULL). */
+CT_API int ct_callable_arg_count(CT_KEEP const ct_callable *h);
+CT_API int ct_callable_param_count(CT_KEEP const ct_callable *h);
+/* Free h (NULL: no-op). The compiled code stays loaded in the ctx. */
+CT_API void ct_callable_free(CT_TAKE ct_callable *h);
 
 /* ---------------------------------------------------------------- code generation (src/gen) */
 /* @@gen-api */

@@ -13,6 +13,17 @@ for f in include/cachet.h lib/libcachet.a lib/libcachet.so lib/pkgconfig/cachet.
 	test -f "$tmp/p/$f"
 	check $? "installed $f"
 done
+# a versioned SONAME: libcachet.so -> libcachet.so.0 -> libcachet.so.0.x.y, which says libcachet.so.0
+test -L "$tmp/p/lib/libcachet.so" && [ "$(readlink "$tmp/p/lib/libcachet.so")" = libcachet.so.0 ]
+check $? "libcachet.so is a symlink to libcachet.so.0"
+test -L "$tmp/p/lib/libcachet.so.0" && test -f "$tmp/p/lib/$(readlink "$tmp/p/lib/libcachet.so.0")"
+check $? "libcachet.so.0 is a symlink to the versioned file"
+if command -v readelf >/dev/null 2>&1; then
+	readelf -d "$tmp/p/lib/libcachet.so" | grep -q 'SONAME.*\[libcachet\.so\.0\]'
+	check $? "readelf -d shows SONAME libcachet.so.0"
+else
+	echo "skip: no readelf, SONAME not read" >&2
+fi
 cat >"$tmp/use.c" <<'C'
 #include <cachet.h>
 #include <stdio.h>
@@ -35,6 +46,16 @@ SANFL=""
 [ "${SAN:-}" = 1 ] && SANFL="-fsanitize=address,undefined"
 cc $SANFL "$tmp/use.c" $(pkg-config --cflags --libs cachet) -o "$tmp/use" && LD_LIBRARY_PATH="$tmp/p/lib" "$tmp/use" >/dev/null
 check $? "program linked with pkg-config --libs cachet (shared)"
+if command -v readelf >/dev/null 2>&1; then
+	readelf -d "$tmp/use" | grep -q 'NEEDED.*\[libcachet\.so\.0\]'
+	check $? "the program needs libcachet.so.0 (the SONAME), not libcachet.so"
+fi
+# examples/callable.c: ct_kernel_compile + ct_callable_call on the program's own buffers
+cc $SANFL examples/callable.c $(pkg-config --cflags --libs cachet) -lm -o "$tmp/callable" &&
+	LD_LIBRARY_PATH="$tmp/p/lib" "$tmp/callable" examples/axpy_runtime.cachet >"$tmp/callable.out"
+check $? "examples/callable.c builds and runs"
+grep -q "L = 1000: all right" "$tmp/callable.out" && grep -q "L = 37: all right" "$tmp/callable.out"
+check $? "examples/callable.c is right at two sizes"
 cc $SANFL "$tmp/use.c" $(pkg-config --cflags cachet) "$tmp/p/lib/libcachet.a" $(pkg-config --libs --static cachet | sed 's/-lcachet//') -o "$tmp/use_static" && "$tmp/use_static" >/dev/null
 check $? "program linked with libcachet.a"
 "$tmp/p/bin/cachet" --version | grep -q "^cachet "

@@ -1,0 +1,163 @@
+/* callable.c: ct_kernel_compile -> a native entry point the user calls on their own buffers. */
+#include "gen/gen.h"
+#include "run/run.h"
+#include "run/views.h"
+#include "tune/tune.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Arguments and params of one call live on the stack up to this many
+ * entries (so calls from several threads need no lock), else on the heap. */
+#define CALL_STACK 64
+
+struct ct_callable {
+	ct_ctx *ctx;                  /* allocated from it */
+	ct_kernel *k;                 /* kept: array shapes and the param layout */
+	gen_entry_fn entry;
+	void (*set_threads)(int);     /* NULL without parallel loops */
+	int threads;
+	int nslots;                   /* k->nparams + view slots */
+	int64_t *pv;                  /* [nslots]: param values at compile time */
+	int nrt;                      /* runtime params */
+	int *rt;                      /* [nrt] their param numbers */
+};
+
+/* Threads of parallel loops: the ctx's CT_OPT_THREADS, else every processor. */
+static int callable_threads(const ct_ctx *ctx)
+{
+	int64_t n = ctx->threads;
+	if (n <= 0) {
+		long p = sysconf(_SC_NPROCESSORS_ONLN);
+		n = p > 0 ? p : 1;
+	}
+	return n > 4096 ? 4096 : (int)n;
+}
+
+void ct_callable_free(ct_callable *h)
+{
+	if (!h)
+		return;
+	ct_ctx *ctx = h->ctx;
+	ct_free(ctx, h->pv);
+	ct_free(ctx, h->rt);
+	ct_free(ctx, h);
+}
+
+/* The param layout of k: compile-time values now, the runtime params' numbers. */
+static ct_status callable_layout(ct_callable *h)
+{
+	ct_kernel *k = h->k;
+	h->nslots = k->nparams + view_slots(k);
+	h->pv = ct_alloc(k->ctx, sizeof *h->pv * ((size_t)h->nslots + 1));
+	h->rt = ct_alloc(k->ctx, sizeof *h->rt * ((size_t)k->nparams + 1));
+	if (!h->pv || !h->rt)
+		return CT_ERR_NOMEM;
+	ir_param_values(k, h->pv);
+	for (int i = 0; i < k->nparams; i++)
+		if (k->params[i].runtime)
+			h->rt[h->nrt++] = i;
+	return CT_OK;
+}
+
+ct_callable *ct_kernel_compile(ct_kernel *k)
+{
+	if (!k || ir_kernel_ready(k) != CT_OK)
+		return NULL;
+	if (k->has_plan && k->target == TARGET_OPENCL) {
+		ct_error(k->ctx, CT_ERR_UNSUPPORTED,
+			 "kernel '%s' targets OpenCL: ct_kernel_compile gives host code only "
+			 "(use ct_kernel_run or cachet build)",
+			 k->name);
+		return NULL;
+	}
+	ct_callable *h = ct_alloc(k->ctx, sizeof *h);
+	if (!h)
+		return NULL;
+	h->ctx = k->ctx;
+	h->k = k;
+	ct_status st = callable_layout(h);
+	if (!st)
+		st = native_entry_fns(k, &h->entry, &h->set_threads);
+	if (st) {
+		ct_callable_free(h);
+		return NULL;
+	}
+	h->threads = callable_threads(k->ctx);
+	return h;
+}
+
+/* Check one call's arguments and fill args (one slot per array, temps NULL)
+ * and pv (the runtime values and the strided arrays' dense layouts). */
+static ct_status callable_bind(const ct_callable *h, void *const *user, const int64_t *params,
+			       void **args, int64_t *pv)
+{
+	const ct_kernel *k = h->k;
+	memcpy(pv, h->pv, sizeof *pv * (size_t)h->nslots);
+	if (h->nrt > 0 && !params)
+		return ct_error(k->ctx, CT_ERR_USAGE, "kernel '%s': params is NULL but it has %d runtime param%s",
+				k->name, h->nrt, h->nrt == 1 ? "" : "s");
+	for (int i = 0; i < h->nrt; i++) {
+		if (params[i] < 1)
+			return ct_error(k->ctx, CT_ERR_USAGE,
+					"kernel '%s': runtime param '%s' is %lld (it must be at least 1)",
+					k->name, k->params[h->rt[i]].name, (long long)params[i]);
+		pv[h->rt[i]] = params[i];
+	}
+	int u = 0;
+	for (int a = 0; a < k->narrays; a++) {
+		const ir_array *arr = &k->arrays[a];
+		args[a] = NULL;
+		if (arr->role == CT_TEMP)
+			continue;
+		if (!user || !user[u])
+			return ct_error(k->ctx, CT_ERR_USAGE, "kernel '%s': argument %d (array '%s') is NULL",
+					k->name, u, arr->name);
+		args[a] = user[u++];
+		int64_t n = (int64_t)ct_dtype_size(arr->type);
+		for (int d = 0; d < arr->rank; d++) {
+			bool ok = true;
+			int64_t e = aff_eval(arr->ext[d], pv, NULL, &ok);
+			if (!ok || !ct_mul_ok(n, e, &n) || n > ((int64_t)1 << 62))
+				return ct_error(k->ctx, CT_ERR_LIMIT,
+						"kernel '%s': array '%s' is too large for these params",
+						k->name, arr->name);
+		}
+	}
+	view_dense_values(k, pv, pv + k->nparams);
+	return CT_OK;
+}
+
+ct_status ct_callable_call(const ct_callable *h, void *const *args, const int64_t *params)
+{
+	if (!h)
+		return CT_ERR_USAGE;
+	const ct_kernel *k = h->k;
+	void *args_s[CALL_STACK];
+	int64_t pv_s[CALL_STACK];
+	void **argv = k->narrays <= CALL_STACK ? args_s : malloc(sizeof *argv * (size_t)k->narrays);
+	int64_t *pv = h->nslots <= CALL_STACK ? pv_s : malloc(sizeof *pv * (size_t)h->nslots);
+	ct_status st = argv && pv ? callable_bind(h, args, params, argv, pv)
+				  : ct_error(k->ctx, CT_ERR_NOMEM, "out of memory");
+	if (!st) {
+		if (h->set_threads)
+			h->set_threads(h->threads);
+		h->entry(argv, pv);
+	}
+	if (argv != args_s)
+		free(argv);
+	if (pv != pv_s)
+		free(pv);
+	return st;
+}
+
+int ct_callable_arg_count(const ct_callable *h)
+{
+	int n = 0;
+	for (int a = 0; h && a < h->k->narrays; a++)
+		n += h->k->arrays[a].role != CT_TEMP;
+	return n;
+}
+
+int ct_callable_param_count(const ct_callable *h) { return h ? h->nrt : 0; }
