@@ -220,7 +220,9 @@ CT_API void ct_run_options_init(CT_KEEP ct_run_options *o);
 /* Run kernel k (every runtime param set) on deterministic pseudo-random
  * inputs from the ctx seed, time it, and verify it against the unscheduled
  * reference interpreter. Returns CT_ERR_VERIFY (with the result filled) on
- * a mismatch beyond the per-type tolerance. */
+ * a mismatch beyond the per-type tolerance; the native code that gave it is
+ * then evicted from the plan cache and the code cache (memory and disk), so
+ * the next run compiles it again instead of reusing a wrong binary. */
 CT_API ct_status ct_kernel_run(CT_KEEP ct_kernel *k, CT_KEEP const ct_run_options *o,
 			       CT_KEEP ct_run_result *r);
 /* Relative tolerance used by verification for type t. */
@@ -322,7 +324,9 @@ typedef struct ct_load_info {
 
 /* Compile C source src (len bytes, need not be NUL-terminated) with options o
  * (NULL = defaults) and load it, or fetch it from the code cache. The key is
- * the source, the compiler's resolved path and --version text, the flags with
+ * the source, the compiler's resolved path (found on PATH), that file's size,
+ * mtime and XXH3 hash (read once per compiler per ctx, so a wrapper script or
+ * a compiler replaced in place is a new key) and --version text, the flags with
  * -march=native resolved to the CPU's features, the compiler's environment
  * (CPATH, C_INCLUDE_PATH, LIBRARY_PATH, GCC_EXEC_PREFIX, COMPILER_PATH), the
  * cachet version and the cache format. On success *out is the module and

@@ -3,6 +3,7 @@
 #include "gen/ocl.h"
 #include "gen/plancache.h"
 #include "ir/canon.h"
+#include "jit/jit.h"
 #include "run/run.h"
 #include "run/views.h"
 
@@ -114,6 +115,21 @@ static ct_status load_fns(ct_kernel *k, native_fns *fns, ct_run_result *r)
 	return st;
 }
 
+/* The compile options of k's generated code: OpenMP for parallel loops,
+ * -fopenmp-simd for simd pragmas alone. */
+static void native_options(ct_kernel *k, ct_compile_options *co)
+{
+	static const char *const simd_flags[] = {"-fopenmp-simd"};
+	ct_compile_options_init(co);
+	co->no_cache = no_cache();
+	int omp = gen_c_openmp(k);
+	co->openmp = omp == 2;
+	if (omp == 1) {
+		co->flags = simd_flags;
+		co->nflags = 1;
+	}
+}
+
 /* Generate k's code, load it through the code cache; fill fns from it. */
 static ct_status generate_and_load(ct_kernel *k, native_fns *fns, ct_run_result *r)
 {
@@ -122,15 +138,8 @@ static ct_status generate_and_load(ct_kernel *k, native_fns *fns, ct_run_result 
 	if (!src)
 		return ct_ctx_last_status(k->ctx);
 	ct_compile_options co;
-	ct_compile_options_init(&co);
-	co.no_cache = no_cache();
+	native_options(k, &co);
 	int omp = gen_c_openmp(k);
-	static const char *const simd_flags[] = {"-fopenmp-simd"};
-	co.openmp = omp == 2;
-	if (omp == 1) {
-		co.flags = simd_flags;
-		co.nflags = 1;
-	}
 	ct_module *m = NULL;
 	ct_load_info info;
 	ct_status st = ct_module_load(k->ctx, src, len, &co, &m, &info);
@@ -195,6 +204,29 @@ static int capped_threads(const ct_kernel *k, int n)
 	return most > 0 && most < n ? (int)most : n;
 }
 
+/* k's compiled code gave wrong results: forget it in the plan cache, the
+ * code cache's memory table and its disk entry, so the next run compiles
+ * it again (with a compiler that may have been fixed meanwhile) instead
+ * of reusing a wrong binary. The verification error on the ctx is kept. */
+static void evict_wrong(ct_kernel *k)
+{
+	ct_ctx *ctx = k->ctx;
+	ct_status saved = ctx->status;
+	char saved_msg[sizeof ctx->msg];
+	memcpy(saved_msg, ctx->msg, sizeof saved_msg);
+	plan_cache_clear(ctx);
+	size_t len = 0;
+	char *src = ct_kernel_emit(k, "host", &len);
+	if (src) {
+		ct_compile_options co;
+		native_options(k, &co);
+		(void)jit_evict(ctx, src, len, &co);
+		free(src);
+	}
+	ctx->status = saved;
+	memcpy(ctx->msg, saved_msg, sizeof saved_msg);
+}
+
 ct_status run_native(ct_kernel *k, const ct_run_options *o, ct_run_result *r)
 {
 	native_call call = {NULL, NULL};
@@ -217,6 +249,8 @@ ct_status run_native(ct_kernel *k, const ct_run_options *o, ct_run_result *r)
 	call.params = params;
 	st = run_measure(k, o, native_once, &call, r);
 	free(params);
+	if (st == CT_ERR_VERIFY)
+		evict_wrong(k);
 	return st;
 }
 

@@ -193,6 +193,7 @@ static char *config_text(jit_state *st, const jit_config *cfg, size_t *len)
 	ct_buf_printf(&b, "cachet code key\nformat %d\n", JIT_FORMAT_VERSION);
 	key_field(&b, "cachet-version", st->version);
 	key_field(&b, "compiler", cc->real);
+	key_field(&b, "compiler-file", cc->file);
 	/* the name it is called by matters (clang vs clang++ are one binary) */
 	const char *base = strrchr(cc->words[0], '/');
 	key_field(&b, "compiler-name", base ? base + 1 : cc->words[0]);
@@ -374,6 +375,33 @@ static bool mem_insert(jit_state *st, ct_module *m)
 	return true;
 }
 
+/* Take m out of the table (linear probing: the entries after it in its
+ * cluster move up) and out of the front table; it stays loaded. */
+static void mem_remove(jit_state *st, ct_module *m)
+{
+	for (int i = 0; i < JIT_FRONT_SLOTS; i++)
+		if (st->front[i] == m)
+			st->front[i] = NULL;
+	if (!st->table_cap)
+		return;
+	size_t mask = st->table_cap - 1, i = (size_t)m->hash & mask;
+	while (st->table[i] && st->table[i] != m)
+		i = (i + 1) & mask;
+	if (!st->table[i])
+		return;
+	st->table[i] = NULL;
+	st->table_used--;
+	m->cached = false;
+	for (size_t j = (i + 1) & mask; st->table[j]; j = (j + 1) & mask) {
+		ct_module *x = st->table[j];
+		st->table[j] = NULL;
+		size_t k = (size_t)x->hash & mask;
+		while (st->table[k])
+			k = (k + 1) & mask;
+		st->table[k] = x;
+	}
+}
+
 /* Front-table slot of a lookup: mixes the length and the config. */
 static size_t front_slot(const jit_config *cfg, size_t len)
 {
@@ -529,6 +557,29 @@ ct_status jit_load(ct_ctx *ctx, const char *src, size_t len, const ct_compile_op
 		*how = how_s;
 	if (seconds)
 		*seconds = ct_now() - t0;
+	return CT_OK;
+}
+
+ct_status jit_evict(ct_ctx *ctx, const char *src, size_t len, const ct_compile_options *o)
+{
+	ct_compile_options defaults;
+	if (!o) {
+		ct_compile_options_init(&defaults);
+		o = &defaults;
+	}
+	jit_state *st = jit_state_get(ctx);
+	if (!st)
+		return CT_ERR_NOMEM;
+	jit_config *cfg = config_get(st, o);
+	if (!cfg)
+		return ctx->status ? ctx->status : CT_ERR_NOMEM;
+	ct_module *m;
+	while ((m = mem_find(st, cfg, XXH3_64bits_withSeed(src, len, cfg->seed), src, len)))
+		mem_remove(st, m);
+	char hex[JIT_DIGEST_HEX];
+	key_digest(cfg, src, len, hex);
+	if (!st->no_cache && !o->no_cache)
+		jit_disk_remove(st, hex);
 	return CT_OK;
 }
 

@@ -17,6 +17,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack */
+#include <xxhash.h>
+
 #define RUN_KEEP (64 * 1024) /* bytes of compiler output kept */
 #define MSG_EXCERPT 700      /* bytes of compiler output put in an error message */
 
@@ -470,9 +473,47 @@ void jit_compiler_free(jit_state *st, jit_compiler *c)
 	ct_free(ctx, c->cmd);
 	ct_free(ctx, c->exe);
 	ct_free(ctx, c->real);
+	ct_free(ctx, c->file);
 	ct_free(ctx, c->version);
 	ct_free(ctx, c->march);
 	ct_free(ctx, c);
+}
+
+/* "size N mtime S.NS xxh3 H" of the executable at path: a wrapper script or a
+ * compiler replaced in place (same name, same --version) changes the key.
+ * Read once per compiler per ctx. NULL (with the ctx's error) when it cannot
+ * be read. */
+static char *file_identity(ct_ctx *ctx, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat sb;
+	if (fd < 0 || fstat(fd, &sb) != 0) {
+		ct_error(ctx, CT_ERR_COMPILE, "cannot read the compiler %s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	XXH3_state_t s;
+	XXH3_INITSTATE(&s);
+	XXH3_64bits_reset(&s);
+	unsigned char buf[64 * 1024];
+	ssize_t r;
+	while ((r = read(fd, buf, sizeof buf)) != 0) {
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			ct_error(ctx, CT_ERR_COMPILE, "cannot read the compiler %s: %s", path, strerror(errno));
+			close(fd);
+			return NULL;
+		}
+		XXH3_64bits_update(&s, buf, (size_t)r);
+	}
+	close(fd);
+	char text[160];
+	snprintf(text, sizeof text, "size %lld mtime %lld.%09ld xxh3 %016llx", (long long)sb.st_size,
+		 (long long)sb.st_mtim.tv_sec, (long)sb.st_mtim.tv_nsec,
+		 (unsigned long long)XXH3_64bits_digest(&s));
+	return ct_strdup(ctx, text);
 }
 
 jit_compiler *jit_compiler_get(jit_state *st, const char *cmd)
@@ -504,7 +545,7 @@ jit_compiler *jit_compiler_get(jit_state *st, const char *cmd)
 	char *real = realpath(c->exe, NULL);
 	c->real = ct_strdup(ctx, real ? real : c->exe);
 	free(real);
-	if (!c->real)
+	if (!c->real || !(c->file = file_identity(ctx, c->real)))
 		goto fail;
 
 	static const char *const vtail[] = {"--version", NULL};

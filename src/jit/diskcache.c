@@ -454,6 +454,14 @@ out:
 
 /* ------------------------------------------------------------ lookup and publish */
 
+void jit_disk_remove(jit_state *st, const char *digest)
+{
+	char dir[PATH_MAX];
+	struct stat sb;
+	if (jit_disk_ready(st) && entry_path(st, digest, NULL, dir, sizeof dir) && lstat(dir, &sb) == 0)
+		remove_entry(st, dir);
+}
+
 bool jit_disk_lookup(jit_state *st, const jit_config *cfg, const char *src, size_t len,
                      const char *digest, void **handle)
 {

@@ -44,6 +44,7 @@ typedef struct jit_compiler {
 	int nwords;
 	char *exe;        /* absolute path that is executed (found on PATH, symlinks kept) */
 	char *real;       /* realpath(exe): the compiler's identity */
+	char *file;       /* size, mtime and XXH3 of the file at real (file_identity) */
 	char *version;    /* output of `cc --version` */
 	int version_exit; /* its exit status */
 	char *march;      /* what -march=native resolves to (target flags of the driver's -###) */
@@ -141,6 +142,11 @@ jit_state *jit_state_get(ct_ctx *ctx);
  * with a malloc'd copy of the full key (free() it). Probes the compiler. */
 ct_status jit_key(ct_ctx *ctx, const char *src, size_t len, const ct_compile_options *o,
                   char hex[JIT_DIGEST_HEX], char **text);
+/* Forget the module of src under o in ctx's memory table and remove its disk
+ * entry, so the next jit_load compiles it again (a run of it failed
+ * verification: a compiler that miscompiled must not be trusted twice).
+ * Modules already loaded stay mapped. */
+ct_status jit_evict(ct_ctx *ctx, const char *src, size_t len, const ct_compile_options *o);
 /* Use version v instead of CACHET_VERSION in keys (tests of key sensitivity). */
 ct_status jit_set_version(ct_ctx *ctx, const char *v);
 /* Drop the memory table and unload every module (benchmarks: forces the next
@@ -215,6 +221,9 @@ bool jit_disk_lookup(jit_state *st, const jit_config *cfg, const char *src, size
  * folder renamed into place). Failures are warnings: the cache is optional. */
 void jit_disk_publish(jit_state *st, const jit_config *cfg, const char *src, size_t len,
                       const char *digest, const unsigned char *so_bytes, size_t so_len);
+/* Remove the entry named digest, if there is one (a module whose results
+ * proved wrong: it must not be loaded again). */
+void jit_disk_remove(jit_state *st, const char *digest);
 /* Prune least-recently-used entries when over the cap and sweep orphan
  * temp folders; force = ignore the debounce interval. */
 void jit_disk_prune(jit_state *st, bool force);

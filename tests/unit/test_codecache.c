@@ -1020,6 +1020,27 @@ static void test_key_sensitivity(void)
 	                   "exec cc \"$@\"\n"));
 	key_of(0, NULL, &o, NULL, hex);
 	CHECKF(strcmp(hex, fake1) != 0 && strcmp(hex, "error") != 0, "compiler version");
+	/* the same path, size, mtime and --version, another content (a wrapper
+	 * fixed in place): the file's hash is in the key (issue 22, row 4) */
+	char fake_v[JIT_DIGEST_HEX], fake_w[JIT_DIGEST_HEX];
+	key_of(0, NULL, &o, NULL, fake_v);
+	struct stat before;
+	CHECK(stat(fake, &before) == 0);
+	CHECK(write_script(fake,
+	                   "#!/bin/sh\n[ \"$1\" = --version ] && { echo 'fakecc 1.1'; exit 0; }\n"
+	                   "exec\tcc \"$@\"\n"));
+	struct timespec times[2] = {before.st_atim, before.st_mtim};
+	CHECK(utimensat(AT_FDCWD, fake, times, 0) == 0);
+	struct stat after;
+	CHECK(stat(fake, &after) == 0 && after.st_size == before.st_size &&
+	      after.st_mtim.tv_sec == before.st_mtim.tv_sec);
+	key_of(0, NULL, &o, NULL, fake_w);
+	CHECKF(strcmp(fake_w, fake_v) != 0 && strcmp(fake_w, "error") != 0, "compiler content");
+	/* and its mtime alone */
+	times[1].tv_sec -= 100;
+	CHECK(utimensat(AT_FDCWD, fake, times, 0) == 0);
+	key_of(0, NULL, &o, NULL, hex);
+	CHECKF(strcmp(hex, fake_w) != 0 && strcmp(hex, "error") != 0, "compiler mtime");
 	if (access("/usr/bin/clang", X_OK) == 0) {
 		o.cc = "clang";
 		key_of(0, NULL, &o, NULL, hex);

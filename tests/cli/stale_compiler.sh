@@ -1,0 +1,49 @@
+#!/bin/sh
+# stale_compiler.sh: the code cache's key names the compiler's file itself (size, mtime, content
+# hash), and an entry whose run fails verification is evicted (issue 22, row 4): a wrapper that
+# miscompiles gives a mismatch every time (never a cached wrong binary), and once the wrapper is
+# fixed in place (same size, same mtime, same --version) the kernel is compiled again, right.
+. tests/cli/lib/expect.sh
+
+export CACHET_CACHE_DIR=$tmp/c
+command -v cc >/dev/null 2>&1 || { echo "skip: no cc" >&2; echo "0 passed, 0 failed"; exit 0; }
+f=$(kfile scale.cachet 'kernel scale' 'param N = 256' 'array X : f32[N] input' \
+	'array Y : f32[N] output' 'for (i: N) {' '  Y[i] = X[i] * 3' '}')
+# the wrapper rewrites " * " into " + " in the source it compiles; its fixed twin has the same
+# length, and gets the same mtime below, so only the content hash tells them apart
+cat >"$tmp/evilcc" <<'SH'
+#!/bin/sh
+for a in "$@"; do case $a in *.c) sed -i 's/ \* / + /g' "$a" ;; esac; done
+exec cc "$@"
+SH
+sed 's/ + \/g/ * \/g/' "$tmp/evilcc" >"$tmp/goodcc"
+chmod +x "$tmp/evilcc" "$tmp/goodcc"
+[ "$(wc -c <"$tmp/evilcc")" = "$(wc -c <"$tmp/goodcc")" ] && ok || bad "the fixed wrapper differs in size"
+cmp -s "$tmp/evilcc" "$tmp/goodcc" && bad "the fixed wrapper is the same file" || ok
+
+# unverified, the wrong binary is cached; the first verified run finds it, fails and evicts it
+expect "the miscompiling wrapper, unverified" 0 '"code_cache": "compiled"' \
+	"$CACHET" run "$f" --cc "$tmp/evilcc" --no-verify --json
+expect "verified: the cached wrong binary, a mismatch" 1 '"verified": false' "$CACHET" run "$f" --cc "$tmp/evilcc" --json
+expect "again: the wrong entry was evicted, compiled again" 1 '"code_cache": "compiled"' \
+	"$CACHET" run "$f" --cc "$tmp/evilcc" --json
+n=$(find "$CACHET_CACHE_DIR/code-v1" -name kernel.so 2>/dev/null | wc -l)
+[ "$n" = 0 ] && ok || bad "a binary that failed verification is still on disk ($n entries)"
+
+# fix the wrapper in place: same path, size and mtime
+touch -r "$tmp/evilcc" "$tmp/goodcc"
+cp -p "$tmp/goodcc" "$tmp/evilcc.new" && mv "$tmp/evilcc.new" "$tmp/evilcc"
+touch -r "$tmp/goodcc" "$tmp/evilcc"
+expect "the fixed wrapper: compiled again" 0 '"code_cache": "compiled"' "$CACHET" run "$f" --cc "$tmp/evilcc" --json
+expect "  and right" 0 '"verified": true' "$CACHET" run "$f" --cc "$tmp/evilcc" --json
+expect "  then from the disk cache" 0 '"code_cache": "disk"' "$CACHET" run "$f" --cc "$tmp/evilcc" --json
+
+# the compiler found on PATH under a plain name is keyed by its file too
+mkdir -p "$tmp/bin"
+cp "$tmp/evilcc" "$tmp/bin/mycc"
+PATH="$tmp/bin:$PATH" expect "a compiler on PATH (right)" 0 '"verified": true' "$CACHET" run "$f" --cc mycc --json
+sed 's/ \* \/g/ + \/g/' "$tmp/evilcc" >"$tmp/bin/mycc"
+PATH="$tmp/bin:$PATH" expect "the same name on PATH miscompiling: not the cached binary" 1 '"code_cache": "compiled"' \
+	"$CACHET" run "$f" --cc mycc --json
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
