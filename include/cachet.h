@@ -353,7 +353,11 @@ CT_API void ct_cache_set_warning_handler(CT_KEEP ct_ctx *ctx, ct_warn_fn fn, voi
 /* The disk cache lives in dir (copied); NULL restores $CACHET_CACHE_DIR,
  * else ${XDG_CACHE_HOME:-~/.cache}/cachet. The folder is created with mode
  * 0700; one owned by another user or writable by group or others is not
- * used (a warning; loads still work, without the disk cache). The ctx reads
+ * used (a warning; loads still work, without the disk cache); below it the
+ * same holds for every shard and entry folder and file (an entry that fails
+ * is not loaded but rebuilt; an unsafe shard is not used). Tuning stores
+ * (ct_store_open with dir NULL) and OpenCL binaries live in this folder under
+ * the same rules. The ctx reads
  * CACHET_CACHE_DIR, CACHET_NO_CACHE (=1 bypasses memory and disk caches),
  * CACHET_CACHE_MAX_BYTES and CC when it first uses the code cache. */
 CT_API ct_status ct_cache_set_dir(CT_KEEP ct_ctx *ctx, CT_KEEP const char *dir);
@@ -675,9 +679,11 @@ enum {
 	CT_STORE_QUIET = 2     /* keep warnings in ct_store_warnings, not on stderr */
 };
 
-/* Open the store of this device in dir (NULL: $CACHET_CACHE_DIR, else
- * ${XDG_CACHE_HOME:-~/.cache}/cachet), creating the folder (0700) and the file
- * as needed. A corrupt or foreign file is renamed <file>.bad-<timestamp> with
+/* Open the store of this device in dir (NULL: the code cache's folder,
+ * ct_cache_path), creating the folder (0700) and the file as needed. A
+ * folder or store file that group or others may write, or that another user
+ * owns, is neither read nor written (a warning; reads find nothing, puts
+ * fail with CT_ERR_IO), as for the code cache. A corrupt or foreign file is renamed <file>.bad-<timestamp> with
  * a warning and a fresh store is used. Never fails for I/O reasons: a store
  * that cannot be written opens read-only (or empty) with a warning, and
  * ct_store_put then fails with CT_ERR_IO. NULL only on CT_ERR_NOMEM/USAGE. */

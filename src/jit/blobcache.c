@@ -39,7 +39,8 @@ static void blob_digest(const char *key, size_t klen, char hex[JIT_DIGEST_HEX])
 	hex[32] = 0;
 }
 
-/* The folder of the blobs (created), or false when the cache is off. */
+/* The folder of the blobs (created), or false when the cache is off or the
+ * folder fails the folder policy (a warning: its files are not read). */
 static bool blob_dir(ct_ctx *ctx, char *dir, size_t cap)
 {
 	jit_state *st = jit_state_get(ctx);
@@ -47,7 +48,13 @@ static bool blob_dir(ct_ctx *ctx, char *dir, size_t cap)
 		return false;
 	if (!jit_fmt(dir, cap, "%s/blob-v1", st->root))
 		return false;
-	return mkdir(dir, 0700) == 0 || errno == EEXIST;
+	if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+		return false;
+	char why[4200];
+	if (jit_path_safe(dir, true, false, why, sizeof why))
+		return true;
+	jit_warn(st, "OpenCL binary cache not used: %s", why);
+	return false;
 }
 
 /* The canonical XXH3-128 of n bytes. */
@@ -102,6 +109,12 @@ ct_status jit_blob_get(ct_ctx *ctx, const char *key, size_t klen, void **data, s
 		return CT_OK;
 	unsigned char *f = NULL;
 	size_t flen = 0;
+	struct stat sb;
+	char why_unsafe[4400];
+	if (lstat(path, &sb) == 0 && !jit_stat_safe(&sb, false, path, why_unsafe, sizeof why_unsafe)) {
+		blob_bad(ctx, path, why_unsafe);
+		return CT_OK;
+	}
 	if (access(path, R_OK) != 0 || jit_read_file(ctx, path, BLOB_MAX, &f, &flen) != CT_OK) {
 		ct_ctx_clear_error(ctx); /* a miss is no error */
 		return CT_OK;

@@ -36,6 +36,20 @@ void jit_warn(jit_state *st, const char *fmt, ...)
 		fprintf(stderr, "cachet: warning: %s\n", msg);
 }
 
+void jit_warn_ctx(ct_ctx *ctx, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	jit_state *st = jit_state_get(ctx);
+	if (st)
+		jit_warn(st, "%s", msg);
+	else
+		fprintf(stderr, "cachet: warning: %s\n", msg);
+}
+
 /* ------------------------------------------------------------ state */
 
 static void module_unload(ct_ctx *ctx, ct_module *m)

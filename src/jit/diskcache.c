@@ -190,30 +190,39 @@ static void make_dirs(const char *path)
 	mkdir(buf, 0700);
 }
 
-/* Whether the folder at path may hold binaries this process loads: ours and
- * writable by nobody else. */
-static bool safe_dir(jit_state *st, const char *path, bool follow)
+bool jit_stat_safe(const struct stat *sb, bool dir, const char *path, char *why, size_t cap)
 {
-	struct stat sb;
-	if ((follow ? stat(path, &sb) : lstat(path, &sb)) != 0) {
-		set_why(st, "cannot use %s: %s", path, strerror(errno));
+	if (dir ? !S_ISDIR(sb->st_mode) : !S_ISREG(sb->st_mode)) {
+		snprintf(why, cap, "%s is not a %s", path, dir ? "folder" : "regular file");
 		return false;
 	}
-	if (!S_ISDIR(sb.st_mode)) {
-		set_why(st, "%s is not a folder", path);
+	if (sb->st_uid != geteuid()) {
+		snprintf(why, cap, "%s is owned by another user (uid %ld)", path, (long)sb->st_uid);
 		return false;
 	}
-	if (sb.st_uid != geteuid()) {
-		set_why(st, "%s is owned by another user (uid %ld)", path, (long)sb.st_uid);
-		return false;
-	}
-	if (sb.st_mode & (S_IWGRP | S_IWOTH)) {
-		snprintf(st->disk_why, sizeof st->disk_why,
-		         "%s is writable by group or others (mode %04o; chmod 700 it)", path,
-		         (unsigned)(sb.st_mode & 07777));
+	if (sb->st_mode & (S_IWGRP | S_IWOTH)) {
+		snprintf(why, cap, "%s is writable by group or others (mode %04o; chmod %s it)", path,
+		         (unsigned)(sb->st_mode & 07777), dir ? "700" : "600");
 		return false;
 	}
 	return true;
+}
+
+bool jit_path_safe(const char *path, bool dir, bool follow, char *why, size_t cap)
+{
+	struct stat sb;
+	if ((follow ? stat(path, &sb) : lstat(path, &sb)) != 0) {
+		snprintf(why, cap, "cannot use %s: %s", path, strerror(errno));
+		return false;
+	}
+	return jit_stat_safe(&sb, dir, path, why, cap);
+}
+
+/* Whether the folder at path may hold binaries this process loads (the
+ * policy of jit_path_safe); why in st->disk_why. */
+static bool safe_dir(jit_state *st, const char *path, bool follow)
+{
+	return jit_path_safe(path, true, follow, st->disk_why, sizeof st->disk_why);
 }
 
 bool jit_disk_ready(jit_state *st)
@@ -363,6 +372,8 @@ static int entry_check(jit_state *st, int kfd, int sfd, const char *digest, cons
 		snprintf(why, cap, "key file is not a regular file of ours");
 		return CHECK_BAD;
 	}
+	if (!jit_stat_safe(&ks, false, KEY_FILE, why, cap))
+		return CHECK_BAD;
 	if (ks.st_size < 16 || (uint64_t)ks.st_size > KEY_FILE_MAX) {
 		snprintf(why, cap, "key file has %lld bytes", (long long)ks.st_size);
 		return CHECK_BAD;
@@ -425,6 +436,8 @@ static int entry_check(jit_state *st, int kfd, int sfd, const char *digest, cons
 		snprintf(why, cap, "shared object is not a regular file of ours");
 		goto out;
 	}
+	if (!jit_stat_safe(&ss, false, SO_FILE, why, cap))
+		goto out;
 	if ((uint64_t)ss.st_size != so_bytes) {
 		snprintf(why, cap, "shared object has %lld bytes, want %llu", (long long)ss.st_size,
 		         (unsigned long long)so_bytes);
@@ -454,6 +467,23 @@ out:
 
 /* ------------------------------------------------------------ lookup and publish */
 
+/* Whether digest's shard folder (code-v1/ab), if it exists, passes the
+ * folder policy; a warning when not (its entries are neither loaded nor
+ * added: anyone may have written them). */
+static bool shard_safe(jit_state *st, const char *digest)
+{
+	char shard[PATH_MAX], why[PATH_MAX + 128];
+	struct stat sb;
+	if (!jit_fmt(shard, sizeof shard, "%s/%.2s", st->code_dir, digest))
+		return false;
+	if (lstat(shard, &sb) != 0)
+		return true; /* missing: created private by publish */
+	if (jit_stat_safe(&sb, true, shard, why, sizeof why))
+		return true;
+	jit_warn(st, "code cache shard not used: %s; compiling without it", why);
+	return false;
+}
+
 void jit_disk_remove(jit_state *st, const char *digest)
 {
 	char dir[PATH_MAX];
@@ -471,9 +501,18 @@ bool jit_disk_lookup(jit_state *st, const jit_config *cfg, const char *src, size
 	    !entry_path(st, digest, KEY_FILE, kpath, sizeof kpath) ||
 	    !entry_path(st, digest, SO_FILE, spath, sizeof spath))
 		return false;
-	char why[256];
+	char why[PATH_MAX + 128];
 	int r;
 	struct stat ks, ss;
+	if (!shard_safe(st, digest))
+		return false;
+	struct stat ds;
+	if (lstat(dir, &ds) == 0 && !jit_stat_safe(&ds, true, dir, why, sizeof why)) {
+		st->n.corrupt++;
+		jit_warn(st, "code cache entry not loaded: %s; removed, rebuilding", why);
+		remove_entry(st, dir);
+		return false;
+	}
 	int kfd = open(kpath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	int sfd = -1;
 	if (kfd < 0) {
@@ -573,6 +612,11 @@ void jit_disk_publish(jit_state *st, const jit_config *cfg, const char *src, siz
 		jit_warn(st, "cannot create %s: %s; the code is not cached", shard,
 		         strerror(errno));
 		return;
+	}
+	char why[PATH_MAX + 128];
+	if (!jit_path_safe(shard, true, false, why, sizeof why)) {
+		st->n.publish_failed++;
+		return; /* the lookup warned about it */
 	}
 	if (!mkdtemp(tmp)) {
 		st->n.publish_failed++;

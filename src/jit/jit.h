@@ -6,6 +6,7 @@
 #include "core/core.h"
 
 #include <dlfcn.h>
+#include <sys/stat.h>
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -154,6 +155,8 @@ ct_status jit_set_version(ct_ctx *ctx, const char *v);
 void jit_forget_memory(ct_ctx *ctx);
 /* Report a warning through the ctx's handler (default: stderr). */
 void jit_warn(jit_state *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* jit_warn through ctx's code-cache state (for warnings of other modules). */
+void jit_warn_ctx(ct_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ------------------------------------------------------------ compile.c */
 
@@ -207,6 +210,14 @@ ct_status jit_read_file(ct_ctx *ctx, const char *path, size_t max, unsigned char
 bool jit_write_all(int fd, const void *data, size_t len);
 
 /* ------------------------------------------------------------ diskcache.c */
+
+/* The folder policy of every file cachet reads back (compiled code, OpenCL
+ * binaries, tuning stores), at every level below the cache folder: a
+ * folder (dir) or regular file (!dir) owned by this process's effective
+ * user and writable by nobody else. false with why filled otherwise. */
+bool jit_stat_safe(const struct stat *sb, bool dir, const char *path, char *why, size_t cap);
+/* jit_stat_safe of path (lstat, or stat when follow). */
+bool jit_path_safe(const char *path, bool dir, bool follow, char *why, size_t cap);
 
 /* Check (once per ctx) the cache folder: create it (mode 0700), refuse it
  * with a warning when owned by another user or writable by group/others.

@@ -1,4 +1,5 @@
 /* select.c: the run-time solution selector: store record, nearest size class or model, cut into main and tail pieces. */
+#include "jit/jit.h"
 #include "tune/tune.h"
 
 #include "ir/ir.h"
@@ -219,6 +220,22 @@ static bool parse_named(const ct_selector *s, const char *text, const int *ids, 
 	return *p == 0 || *p == ';';
 }
 
+/* Whether every tuned value of a record is among its param's declared
+ * candidates: a record is data from a file, and a value outside the space
+ * (a planted TI = 2^63-1) was never checked or measured. */
+static bool values_in_space(const ct_selector *s, const int64_t *values)
+{
+	for (int t = 0; t < s->nt; t++) {
+		const ir_param *p = &s->k->params[s->tids[t]];
+		bool found = false;
+		for (int c = 0; c < p->ntune && !found; c++)
+			found = p->tune[c] == values[t];
+		if (!found)
+			return false;
+	}
+	return true;
+}
+
 static void load_records(ct_selector *s, const char *dir)
 {
 	ct_ctx *ctx = s->k->ctx;
@@ -236,6 +253,12 @@ static void load_records(ct_selector *s, const char *dir)
 			if (recs[i].verified == 0 || !parse_named(s, recs[i].size_class, s->size_ids, s->nsizes, INT64_MIN, r->sizes) ||
 			    !parse_named(s, recs[i].params, s->tids, s->nt, 1, r->values))
 				continue;
+			if (!values_in_space(s, r->values)) {
+				jit_warn_ctx(ctx, "tuning store record %s of '%s' ignored: its values (%s) are not "
+						  "among the params' tune values",
+					     recs[i].size_class, s->k->name, recs[i].params);
+				continue;
+			}
 			snprintf(r->size_class, sizeof r->size_class, "%s", recs[i].size_class);
 			r->exact_ok = recs[i].trusted != 0;
 			s->nrecs++;

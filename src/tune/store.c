@@ -1,4 +1,5 @@
 /* store.c: the per-device tuning store: one SQLite file per device, safe for concurrent tuners. */
+#include "jit/jit.h"
 #include "tune/tune.h"
 
 #include <errno.h>
@@ -69,6 +70,7 @@ struct ct_store {
 	bool writable;     /* puts can succeed */
 	bool dir_writable; /* the folder accepts new files (-shm, set-aside) */
 	bool all_stale;    /* read-only store of another identity: trust nothing */
+	bool untrusted;    /* refused by the folder policy (warned once) */
 	char why_ro[600];  /* why puts fail */
 	ct_buf warnings;
 	ct_arena arena;       /* strings of the last get/list */
@@ -118,22 +120,37 @@ static char *join3(ct_ctx *ctx, const char *a, const char *b, const char *c)
 
 char *tune_cache_dir(ct_ctx *ctx)
 {
-	const char *e = getenv("CACHET_CACHE_DIR");
-	if (e && *e)
-		return ct_strdup(ctx, e);
-	e = getenv("XDG_CACHE_HOME");
-	if (e && e[0] == '/') /* the XDG spec ignores relative values */
-		return join3(ctx, e, "/cachet", "");
-	e = getenv("HOME");
-	char pwbuf[4096];
-	struct passwd pw, *res = NULL;
-	if ((!e || !*e) && getpwuid_r(getuid(), &pw, pwbuf, sizeof pwbuf, &res) == 0 && res)
-		e = res->pw_dir;
-	if (!e || !*e) {
+	/* the code cache's folder, found the one way (ct_cache_set_dir,
+	 * CACHET_CACHE_DIR, an absolute XDG_CACHE_HOME or HOME, else the
+	 * effective user's home from the password file) */
+	const char *root = ct_cache_path(ctx);
+	if (!*root) {
 		ct_error(ctx, CT_ERR_IO, "no cache folder: set CACHET_CACHE_DIR or HOME");
 		return NULL;
 	}
-	return join3(ctx, e, "/.cache/cachet", "");
+	return ct_strdup(ctx, root);
+}
+
+/* The folder policy of the code cache (jit_path_safe) for the store's
+ * folder and file: false with a warning when either may have been written
+ * by someone else; then nothing is read from it and nothing written. */
+static bool store_trusted(ct_store *s)
+{
+	char why[1100];
+	struct stat sb;
+	if (stat(s->dir, &sb) == 0 && !jit_stat_safe(&sb, true, s->dir, why, sizeof why)) {
+		store_warn(s, "tuning store folder not used: %s; tuning results are neither read nor kept", why);
+		set_readonly(s, "%s", why);
+		s->untrusted = true;
+		return false;
+	}
+	if (lstat(s->path, &sb) == 0 && !jit_stat_safe(&sb, false, s->path, why, sizeof why)) {
+		store_warn(s, "tuning store not used: %s; tuning results are neither read nor kept", why);
+		set_readonly(s, "%s", why);
+		s->untrusted = true;
+		return false;
+	}
+	return true;
 }
 
 /* mkdir -p with mode 0700 for every folder created; 0 or an errno. */
@@ -538,6 +555,8 @@ static void store_setup(ct_store *s)
 		if (err)
 			set_readonly(s, "cannot create folder %s: %s", s->dir, strerror(err));
 	}
+	if (!store_trusted(s))
+		return;
 	s->dir_writable = access(s->dir, W_OK | X_OK) == 0;
 	if (!ro && !s->why_ro[0] && !s->dir_writable)
 		set_readonly(s, "folder %s is not writable: %s", s->dir, strerror(errno));
@@ -666,7 +685,7 @@ ct_store *tune_store_open(ct_ctx *ctx, const tune_store_cfg *cfg)
 		return NULL;
 	}
 	store_setup(s);
-	if (!s->writable && !(s->flags & CT_STORE_READONLY))
+	if (!s->writable && !(s->flags & CT_STORE_READONLY) && !s->untrusted)
 		store_warn(s, "tuning store %s is read-only (%s); tuning results are not kept",
 		           s->path, s->why_ro);
 	return s;

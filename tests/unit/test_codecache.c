@@ -852,6 +852,114 @@ static void test_unsafe_folder(void)
 	rm_rf(dir);
 }
 
+/* Below code-v1, every level passes the folder policy or is not loaded
+ * (issue 22, row 9): a shard folder, an entry folder or a file that others
+ * may write (or that another user owns) gives a warning and a compile. */
+typedef struct unsafe_row {
+	const char *name;
+	const char *what;   /* "shard", "entry", "kernel.so", "key" */
+	int mode;           /* chmod to this, or -1 */
+	int chown_nobody;   /* chown to 65534 (as root only) */
+	const char *warning;
+	int republished;    /* the rebuilt entry is on disk again (a safe shard) */
+} unsafe_row;
+
+static const unsafe_row unsafe_rows[] = {
+	{"unsafe: shard folder 0777", "shard", 0777, 0, "writable by group or others", 0},
+	{"unsafe: shard folder 0770", "shard", 0770, 0, "writable by group or others", 0},
+	{"unsafe: entry folder 0777", "entry", 0777, 0, "writable by group or others", 1},
+	{"unsafe: kernel.so 0666", "kernel.so", 0666, 0, "writable by group or others", 1},
+	{"unsafe: key 0622", "key", 0622, 0, "writable by group or others", 1},
+	{"unsafe: kernel.so of another user", "kernel.so", -1, 1, "not a regular file of ours", 1},
+	{"unsafe: shard of another user", "shard", -1, 1, "owned by another user", 0},
+};
+
+static void unsafe_path(const char *dir, const char *key, const char *what, char *buf, size_t cap)
+{
+	char e[PATH_MAX];
+	entry_dir(dir, key, e, sizeof e);
+	if (strcmp(what, "shard") == 0)
+		snprintf(buf, cap, "%s/code-v1/%.2s", dir, key);
+	else if (strcmp(what, "entry") == 0)
+		snprintf(buf, cap, "%s", e);
+	else
+		snprintf(buf, cap, "%s/%s", e, what);
+}
+
+static void test_unsafe_below(const unsafe_row *r)
+{
+	if (r->chown_nobody && geteuid() != 0) {
+		fprintf(stderr, "skip: %s (needs root)\n", r->name);
+		return;
+	}
+	char dir[64], path[PATH_MAX + 64];
+	make_tmp(dir, sizeof dir);
+	warnings w = {0};
+	ct_ctx *ctx = new_ctx(dir, &w);
+	ct_load_info a;
+	CHECK(load_call(ctx, 0, NULL, &a) == expected(0, 10) && strcmp(a.how, "compiled") == 0);
+	ct_ctx_free(ctx);
+	unsafe_path(dir, a.key, r->what, path, sizeof path);
+	if (r->mode >= 0)
+		CHECK(chmod(path, (mode_t)r->mode) == 0);
+	if (r->chown_nobody)
+		CHECK(chown(path, 65534, 65534) == 0);
+	ctx = new_ctx(dir, &w);
+	CHECK(load_call(ctx, 0, NULL, &a) == expected(0, 10));
+	CHECKF(strcmp(a.how, "compiled") == 0, "loaded from %s", a.how);
+	CHECKF(w.n >= 1 && strstr(w.last, r->warning), "%d: %s", w.n, w.last);
+	ct_ctx_free(ctx);
+	/* a fresh ctx: from disk again where the entry could be rebuilt in a safe
+	 * shard; never from an unsafe shard */
+	w.n = 0;
+	ctx = new_ctx(dir, &w);
+	CHECK(load_call(ctx, 0, NULL, &a) == expected(0, 10));
+	CHECKF(strcmp(a.how, r->republished ? "disk" : "compiled") == 0, "loaded from %s", a.how);
+	CHECK(r->republished ? w.n == 0 : w.n >= 1);
+	ct_ctx_free(ctx);
+	if (!r->republished && r->chown_nobody)
+		CHECK(chown(path, 0, 0) == 0);
+	rm_rf(dir);
+}
+
+/* The OpenCL binary cache keeps the same policy: a blob-v1 folder or a blob
+ * that others may write is not read. */
+static void test_unsafe_blobs(void)
+{
+	char dir[64], blobs[PATH_MAX];
+	make_tmp(dir, sizeof dir);
+	warnings w = {0};
+	ct_ctx *ctx = new_ctx(dir, &w);
+	static const char key[] = "a key", blob[] = "the bytes";
+	jit_blob_put(ctx, key, sizeof key, blob, sizeof blob);
+	void *data = NULL;
+	size_t n = 0;
+	CHECK(jit_blob_get(ctx, key, sizeof key, &data, &n) == CT_OK && n == sizeof blob);
+	free(data);
+	snprintf(blobs, sizeof blobs, "%s/blob-v1", dir);
+	/* a blob file others may write */
+	DIR *d = opendir(blobs);
+	struct dirent *de;
+	char file[PATH_MAX * 2] = "";
+	while (d && (de = readdir(d)))
+		if (strstr(de->d_name, ".bin"))
+			snprintf(file, sizeof file, "%s/%s", blobs, de->d_name);
+	if (d)
+		closedir(d);
+	CHECK(file[0] && chmod(file, 0666) == 0);
+	data = NULL;
+	n = 0;
+	CHECK(jit_blob_get(ctx, key, sizeof key, &data, &n) == CT_OK && data == NULL);
+	CHECKF(w.n == 1 && strstr(w.last, "writable by group or others"), "%d: %s", w.n, w.last);
+	/* the folder itself */
+	jit_blob_put(ctx, key, sizeof key, blob, sizeof blob);
+	CHECK(chmod(blobs, 0777) == 0);
+	CHECK(jit_blob_get(ctx, key, sizeof key, &data, &n) == CT_OK && data == NULL);
+	CHECKF(w.n == 2 && strstr(w.last, "OpenCL binary cache not used"), "%d: %s", w.n, w.last);
+	ct_ctx_free(ctx);
+	rm_rf(dir);
+}
+
 /* Set the LRU time of the entry with key digest to now - age seconds. */
 static void set_age(const char *dir, const char *key, int age)
 {
@@ -1249,6 +1357,12 @@ int main(int argc, char **argv)
 	TRUN(test_verify_finds_damage);
 	TRUN(test_sweep_orphans);
 	TRUN(test_unsafe_folder);
+	for (size_t i = 0; i < sizeof unsafe_rows / sizeof *unsafe_rows; i++) {
+		h_begin(unsafe_rows[i].name);
+		test_unsafe_below(&unsafe_rows[i]);
+		h_end();
+	}
+	TRUN(test_unsafe_blobs);
 	TRUN(test_size_cap_lru);
 	TRUN(test_prune_after_compile);
 	TRUN(test_no_cache);

@@ -852,18 +852,43 @@ static void store_default_folder(void)
 	CHECKF(s && strcmp(ct_store_path(s), want) == 0, "%s", ct_store_path(s));
 	CHECK(ct_store_writable(s));
 	ct_store_close(s);
+	ct_ctx_free(ctx);
+	/* the environment is read once per ctx, as by the code cache: a fresh ctx each */
 	unsetenv("CACHET_CACHE_DIR");
 	new_dir(xdg, sizeof xdg, false);
 	setenv("XDG_CACHE_HOME", xdg, 1);
+	ctx = ct_ctx_new();
 	char *d = tune_cache_dir(ctx);
 	snprintf(want, sizeof want, "%s/cachet", xdg);
 	CHECK(d && strcmp(d, want) == 0);
 	ct_free(ctx, d);
+	ct_ctx_free(ctx);
 	unsetenv("XDG_CACHE_HOME");
 	setenv("HOME", "/home/someone", 1);
+	ctx = ct_ctx_new();
 	d = tune_cache_dir(ctx);
 	CHECK(d && strcmp(d, "/home/someone/.cache/cachet") == 0);
 	ct_free(ctx, d);
+	ct_ctx_free(ctx);
+	/* a relative HOME is not a folder to trust: the password file's home of
+	 * the effective user is used, as by the code cache (issue 22, row 9) */
+	setenv("HOME", "relative/home", 1);
+	ctx = ct_ctx_new();
+	d = tune_cache_dir(ctx);
+	CHECKF(d && d[0] == '/' && !strstr(d, "relative/home"), "%s", d ? d : "(null)");
+	CHECK(d && strcmp(d, ct_cache_path(ctx)) == 0);
+	ct_free(ctx, d);
+	ct_ctx_free(ctx);
+	/* ct_cache_set_dir moves the store with the code cache */
+	setenv("CACHET_CACHE_DIR", "/nonexistent/elsewhere", 1);
+	new_dir(dir, sizeof dir, false);
+	ctx = ct_ctx_new();
+	CHECK(ct_cache_set_dir(ctx, dir) == CT_OK);
+	s = ct_store_open(ctx, NULL, CT_STORE_QUIET);
+	store_file(dir, want, sizeof want);
+	CHECKF(s && strcmp(ct_store_path(s), want) == 0, "%s", s ? ct_store_path(s) : "");
+	CHECK(s && ct_store_writable(s));
+	ct_store_close(s);
 	ct_ctx_free(ctx);
 	for (int i = 0; i < 3; i++) {
 		if (saved[i])
@@ -871,6 +896,67 @@ static void store_default_folder(void)
 		else
 			unsetenv(names[i]);
 		free(saved[i]);
+	}
+}
+
+/* The folder policy of the code cache applies to the store (issue 22, row
+ * 9): a folder or file that others may write, or that another user owns,
+ * is neither read nor written, with a warning. */
+typedef struct unsafe_store_row {
+	const char *name;
+	int dir_mode;      /* the folder's mode */
+	int file_mode;     /* the store file's mode, or -1: no file */
+	int file_nobody;   /* the store file belongs to uid 65534 (as root only) */
+	const char *warning;
+} unsafe_store_row;
+
+static const unsafe_store_row unsafe_store_rows[] = {
+	{"store: folder 0777", 0777, -1, 0, "writable by group or others (mode 0777"},
+	{"store: folder 0770 with a record", 0770, 0644, 0, "writable by group or others (mode 0770"},
+	{"store: file 0666", 0700, 0666, 0, "writable by group or others (mode 0666"},
+	{"store: file 0620", 0700, 0620, 0, "writable by group or others (mode 0620"},
+	{"store: file of another user", 0700, 0644, 1, "owned by another user (uid 65534)"},
+};
+
+static void store_unsafe_rows(void)
+{
+	for (size_t i = 0; i < sizeof unsafe_store_rows / sizeof *unsafe_store_rows; i++) {
+		const unsafe_store_row *r = &unsafe_store_rows[i];
+		h_begin(r->name);
+		if (r->file_nobody && geteuid() != 0) {
+			printf("skip: %s (needs root)\n", r->name);
+			h_end();
+			continue;
+		}
+		char dir[256], file[640];
+		new_dir(dir, sizeof dir, true);
+		store_file(dir, file, sizeof file);
+		ct_ctx *ctx = ct_ctx_new();
+		if (r->file_mode >= 0) {
+			ct_store *s = open_q(ctx, dir);
+			CHECK(s && put(s, rec("f", CT_F32, "c", "p", 0.5, 1), NULL) == CT_OK);
+			ct_store_close(s);
+			CHECK(chmod(file, (mode_t)r->file_mode) == 0);
+			if (r->file_nobody)
+				CHECK(chown(file, 65534, 65534) == 0);
+		}
+		CHECK(chmod(dir, (mode_t)r->dir_mode) == 0);
+		ct_store *s = open_q(ctx, dir);
+		CHECK(s && !ct_store_writable(s));
+		CHECKF(s && strstr(ct_store_warnings(s), r->warning), "%s", s ? ct_store_warnings(s) : "");
+		/* one warning, not a second one about read-only */
+		CHECKF(s && !strstr(ct_store_warnings(s), "read-only"), "%s", s ? ct_store_warnings(s) : "");
+		ct_tune_record g;
+		int found = 1;
+		CHECK(s && ct_store_get(s, "f", CT_F32, "c", &g, &found) == CT_OK && !found);
+		CHECK(s && put(s, rec("f", CT_F32, "d", "p", 0.5, 1), NULL) == CT_ERR_IO);
+		ct_store_close(s);
+		ct_ctx_free(ctx);
+		struct stat sb;
+		if (r->file_mode < 0)
+			CHECKF(stat(file, &sb) != 0, "a store was written into an unsafe folder");
+		chmod(dir, 0700);
+		h_end();
 	}
 }
 
@@ -981,6 +1067,7 @@ int main(void)
 	RUN(store_show_formats);
 	RUN(store_bad_arguments);
 	RUN(store_default_folder);
+	store_unsafe_rows();
 	store_checksum_rows();
 	nftw(tmp_root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 	return h_report();

@@ -405,6 +405,56 @@ static void select_fallbacks(void)
 	ct_ctx_free(ctx);
 }
 
+static void count_warning(void *ud, const char *msg)
+{
+	char *last = ud;
+	snprintf(last, 512, "%s", msg);
+}
+
+/* A record whose tuned values lie outside the params' tune sets (a planted
+ * TI = 2^63-1) is ignored with a warning when read (issue 22, row 9). */
+static void select_out_of_space(void)
+{
+	static const struct {
+		const char *params;
+		int ok;
+	} rows[] = {
+		{"TI=9223372036854775807:TJ=8:TK=8", 0},
+		{"TI=5:TJ=8:TK=8", 0},
+		{"TI=4:TJ=8:TK=16", 0},
+		{"TI=16:TJ=16:TK=8", 1},
+	};
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		char dir[256], last[512] = "";
+		new_dir(dir, sizeof dir);
+		ct_ctx *ctx = ct_ctx_new();
+		ct_cache_set_warning_handler(ctx, count_warning, last);
+		ct_kernel *k = tmm(ctx, 24, 20, 16, "8 tune {4, 8, 16}", "4 tune {4, 8, 16}");
+		if (!k) {
+			ct_ctx_free(ctx);
+			continue;
+		}
+		put_rec(ctx, dir, k, "M=24:N=20:K=16", rows[i].params, 1);
+		ct_selector *s = ct_selector_new(k, dir);
+		int64_t a[3] = {24, 20, 16};
+		ct_solution sol;
+		CHECK(s && ct_select(s, a, 3, &sol) == CT_OK);
+		if (rows[i].ok) {
+			CHECKF(s && sol.source == CT_SELECT_EXACT && sol.values[0] == 16, "%s", rows[i].params);
+			CHECK(last[0] == 0);
+		} else {
+			CHECKF(s && sol.source == CT_SELECT_MODEL, "%s: %d", rows[i].params, (int)sol.source);
+			CHECKF(s && (sol.values[0] == 4 || sol.values[0] == 8 || sol.values[0] == 16),
+			       "%lld", (long long)sol.values[0]);
+			CHECKF(strstr(last, "not among the params' tune values") && strstr(last, rows[i].params),
+			       "%s", last);
+		}
+		ct_selector_free(s);
+		ct_kernel_free(k);
+		ct_ctx_free(ctx);
+	}
+}
+
 /* Run sol and the unscheduled interpreter from the same inputs; the largest error. */
 static double solution_error(ct_kernel *k, ct_selector *s, const ct_solution *sol)
 {
@@ -512,6 +562,7 @@ int main(void)
 	RUN(tune_default_outside_set);
 	RUN(tune_wrong_discarded);
 	RUN(select_fallbacks);
+	RUN(select_out_of_space);
 	RUN(select_tails_prime);
 	RUN(select_no_unsafe_cut);
 	nftw(tmp_root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
