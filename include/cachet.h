@@ -119,8 +119,9 @@ CT_API void ct_kernel_free(CT_TAKE ct_kernel *k);
  * stale: every call that lowers, emits, builds, runs, models or tunes k
  * (ct_kernel_lower, _emit, _build, _run, _run_views, _compile, _simulate,
  * _predict, _tiles, _tune_key, ct_tune, ct_selector_new,
- * ct_kernel_run_selected) returns CT_ERR_USAGE ("kernel 'X': params changed
- * since the last successful check; call ct_kernel_recheck") until
+ * ct_kernel_run_selected, and ct_interp_run / ct_interp_trace of a tree
+ * lowered before) returns CT_ERR_USAGE ("kernel 'X': params changed since
+ * the last successful check; call ct_kernel_recheck") until
  * ct_kernel_recheck succeeds. A runtime param's value needs no recheck
  * (runtime params are symbols, at least 1, in the checks). */
 CT_API ct_status ct_kernel_set_param(CT_KEEP ct_kernel *k, CT_KEEP const char *name, int64_t value);

@@ -1971,6 +1971,9 @@ static int64_t dtype_bytes(ct_dtype t)
 
 ct_status ct_interp_run(ct_looptree *t, void *const *buffers)
 {
+	/* a tree lowered before its kernel's params changed runs no more */
+	if (t && ir_kernel_ready(t->k) != CT_OK)
+		return CT_ERR_USAGE;
 	return interp_run_views(t, buffers, NULL, NULL);
 }
 
@@ -2097,6 +2100,8 @@ static ct_status trace_each(void *ud, const interp_access *acc, int n)
 ct_status ct_interp_trace(ct_looptree *t, ct_trace_fn fn, void *ud)
 {
 	if (!t || !fn)
+		return CT_ERR_USAGE;
+	if (ir_kernel_ready(t->k) != CT_OK)
 		return CT_ERR_USAGE;
 	trace_cb cb = {fn, ud};
 	return interp_trace_batch(t, trace_each, &cb);

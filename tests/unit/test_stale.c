@@ -25,6 +25,7 @@ typedef struct env {
 	ct_kernel *k;
 	ct_selector *sel;
 	const char *dir;
+	ct_looptree *tree; /* lowered while the kernel was good */
 } env;
 
 typedef ct_status (*entry_fn)(env *e);
@@ -154,6 +155,27 @@ static ct_status e_run_views(env *e)
 	return st;
 }
 
+/* A tree lowered while the kernel was good, run after its params changed. */
+static ct_status e_interp_old_tree(env *e)
+{
+	float a[64] = {0}, b[64] = {0};
+	void *p[2] = {a, b};
+	return e->tree ? ct_interp_run(e->tree, p) : CT_ERR_USAGE;
+}
+
+static void ignore_access(void *ud, int buffer, int64_t offset, int is_write)
+{
+	(void)ud;
+	(void)buffer;
+	(void)offset;
+	(void)is_write;
+}
+
+static ct_status e_trace_old_tree(env *e)
+{
+	return e->tree ? ct_interp_trace(e->tree, ignore_access, NULL) : CT_ERR_USAGE;
+}
+
 static ct_status e_compile(env *e)
 {
 	ct_callable *h = ct_kernel_compile(e->k);
@@ -182,6 +204,8 @@ static const struct entry {
 	{"ct_kernel_run_selected", e_run_selected},
 	{"ct_kernel_run_views", e_run_views},
 	{"ct_kernel_compile", e_compile},
+	{"ct_interp_run (tree lowered before)", e_interp_old_tree},
+	{"ct_interp_trace (tree lowered before)", e_trace_old_tree},
 };
 #define NENTRIES (sizeof entries / sizeof entries[0])
 
@@ -214,7 +238,7 @@ static void stale_table(void)
 		const struct staling *w = &stalings[s];
 		ct_ctx *ctx = ct_ctx_new();
 		ct_kernel *k = ct_kernel_parse(ctx, copy_text, strlen(copy_text), "copy.cachet");
-		env e = {ctx, k, k ? ct_selector_new(k, dir) : NULL, dir};
+		env e = {ctx, k, k ? ct_selector_new(k, dir) : NULL, dir, k ? ct_kernel_lower(k, 1) : NULL};
 		for (size_t i = 0; k && i < NENTRIES; i++) {
 			char name[160];
 			snprintf(name, sizeof name, "%s: %s", w->name, entries[i].name);
@@ -240,6 +264,7 @@ static void stale_table(void)
 			h_end();
 		}
 		ct_selector_free(e.sel);
+		ct_looptree_free(e.tree);
 		ct_kernel_free(k);
 		ct_ctx_free(ctx);
 	}
