@@ -2,10 +2,13 @@
 #include "cachet.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 /* Exit codes of CLI.md. */
@@ -1078,11 +1081,85 @@ static void print_help(FILE *f)
  * that `cachet cache stats|clear` see and empty it. The library never sets
  * it: an environment variable is the process's, and PoCL reads it once, at
  * its first call; a program is the one to decide, as this one does here
- * before any OpenCL call. */
+ * before any OpenCL call.
+ *
+ * PoCL does not survive a cache folder it cannot write: on a full disk
+ * LLVM aborts the process ("IO failure on output stream"), on a read-only
+ * one the build fails. So the folder is handed over only after a probe
+ * write and with POCL_MIN_FREE bytes free; otherwise PoCL gets a private
+ * temporary folder, removed at exit, and the run goes on without a kept
+ * PoCL cache, as host kernels go on without the code cache. */
+#define POCL_MIN_FREE ((int64_t)64 << 20)
+
 static void quiet(void *ud, const char *msg)
 {
 	(void)ud;
 	(void)msg; /* the command itself reports an unusable cache folder */
+}
+
+/* Whether PoCL may write in dir: NULL if so, else why not (written in why). */
+static const char *pocl_folder_problem(const char *dir, char *why, size_t cap)
+{
+	struct statvfs fs;
+	if (statvfs(dir, &fs) == 0 && (int64_t)fs.f_bavail * (int64_t)fs.f_frsize < POCL_MIN_FREE) {
+		snprintf(why, cap, "only %lld KiB free (PoCL needs %lld MiB)",
+		         (long long)((int64_t)fs.f_bavail * (int64_t)fs.f_frsize >> 10),
+		         (long long)(POCL_MIN_FREE >> 20));
+		return why;
+	}
+	char probe[4200];
+	if (snprintf(probe, sizeof probe, "%s/.cachet-probe.%ld", dir, (long)getpid()) >= (int)sizeof probe) {
+		snprintf(why, cap, "its name is too long");
+		return why;
+	}
+	static const char block[4096];
+	int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	int ok = fd >= 0 && write(fd, block, sizeof block) == (ssize_t)sizeof block;
+	int err = errno;
+	if (fd >= 0) {
+		ok = close(fd) == 0 && ok;
+		unlink(probe);
+	}
+	if (!ok) {
+		snprintf(why, cap, "cannot write in it: %s", strerror(err));
+		return why;
+	}
+	return NULL;
+}
+
+static char pocl_tmp[4096]; /* the private folder to remove at exit ("" = none) */
+
+static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)ftw;
+	if (flag == FTW_DP)
+		rmdir(path);
+	else
+		unlink(path);
+	return 0;
+}
+
+static void remove_pocl_tmp(void)
+{
+	if (pocl_tmp[0])
+		nftw(pocl_tmp, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* A private folder for PoCL's cache, removed at exit; 0 if none can be made. */
+static int pocl_private_folder(void)
+{
+	const char *t = getenv("TMPDIR");
+	if (!t || !*t)
+		t = "/tmp";
+	if (snprintf(pocl_tmp, sizeof pocl_tmp, "%s/cachet-pocl.XXXXXX", t) >= (int)sizeof pocl_tmp ||
+	    !mkdtemp(pocl_tmp)) {
+		pocl_tmp[0] = 0;
+		return 0;
+	}
+	atexit(remove_pocl_tmp);
+	setenv("POCL_CACHE_DIR", pocl_tmp, 1);
+	return 1;
 }
 
 static void point_pocl_cache(const char *cmd)
@@ -1094,12 +1171,23 @@ static void point_pocl_cache(const char *cmd)
 	ct_ctx *ctx = ct_ctx_new();
 	if (ctx)
 		ct_cache_set_warning_handler(ctx, quiet, NULL);
-	char dir[4096];
+	char dir[4096], why[160];
+	const char *problem = NULL;
 	if (ctx && ct_cache_folders(ctx, NULL, 0) >= 0 &&
 	    snprintf(dir, sizeof dir, "%s/pocl-v1", ct_cache_path(ctx)) < (int)sizeof dir &&
-	    (mkdir(dir, 0700) == 0 || errno == EEXIST))
-		setenv("POCL_CACHE_DIR", dir, 1);
+	    (mkdir(dir, 0700) == 0 || errno == EEXIST)) {
+		if (!(problem = pocl_folder_problem(dir, why, sizeof why))) {
+			setenv("POCL_CACHE_DIR", dir, 1);
+			ct_ctx_free(ctx);
+			return;
+		}
+		fprintf(stderr, "cachet: warning: not giving PoCL the cache folder %s: %s; "
+		        "OpenCL kernels run without a kept PoCL cache\n", dir, problem);
+	}
+	/* the cache folder is not usable (the library says why when it is
+	 * used): PoCL's cache goes to a private folder too */
 	ct_ctx_free(ctx);
+	pocl_private_folder();
 }
 
 int main(int argc, char **argv)

@@ -21,5 +21,36 @@ done
 ms=$(millis "$CACHET" run examples/opencl_local.cachet -D M=60000 -D N=60000 -D K=60000)
 if [ "$ms" -lt 2000 ]; then ok; else bad "opencl size refusal took $ms ms"; fi
 
-echo "$pass passed, $fail failed"
+# -- rows 2 and 3: OpenCL with a full or read-only cache folder: a warning, and the run goes on
+# (PoCL gets a private folder, removed at exit). Needs root for a tmpfs mount; else skipped.
+skipped=""
+mnt=$tmp/mnt
+mkdir -p "$mnt"
+trap 'umount "$mnt" 2>/dev/null; rm -rf "$tmp"' EXIT
+ocl_private() { ls -d "${TMPDIR:-/tmp}"/cachet-pocl.* 2>/dev/null | wc -l; }
+if mount -t tmpfs -o size=2m,mode=0755 tmpfs "$mnt" 2>/dev/null; then
+	dd if=/dev/zero of="$mnt/fill" bs=1k count=1900 2>/dev/null
+	before=$(ocl_private)
+	CACHET_CACHE_DIR=$mnt/c expect "opencl on a full disk: runs" 0 '"verified": true' \
+		"$CACHET" run examples/opencl_local.cachet --json
+	CACHET_CACHE_DIR=$mnt/c expect "opencl on a full disk: warns" 0 'warning: not giving PoCL the cache folder .*KiB free' \
+		"$CACHET" run examples/opencl_local.cachet --json
+	if [ "$(ocl_private)" = "$before" ]; then ok; else bad "PoCL's private folder left behind"; fi
+	umount "$mnt"
+	mount -t tmpfs -o size=256m,mode=0755 tmpfs "$mnt"
+	CACHET_CACHE_DIR=$mnt/c "$CACHET" run examples/matmul.cachet -D M=8 -D N=8 -D K=8 >/dev/null 2>&1
+	mount -o remount,ro "$mnt"
+	CACHET_CACHE_DIR=$mnt/c expect "opencl on a read-only cache folder: runs" 0 '"verified": true' \
+		"$CACHET" run examples/opencl_local.cachet --json
+	CACHET_CACHE_DIR=$mnt/c expect "opencl on a read-only cache folder: warns" 0 'cannot write in it: Read-only' \
+		"$CACHET" run examples/opencl_local.cachet --json
+	CACHET_CACHE_DIR=$mnt/empty expect "opencl with a cache folder that cannot be made" 0 '"verified": true' \
+		"$CACHET" run examples/opencl_local.cachet --json
+	umount "$mnt"
+else
+	skipped="$skipped full/read-only-tmpfs"
+	echo "SKIP: rows 2/3 need a tmpfs mount (not root?)"
+fi
+
+echo "$pass passed, $fail failed${skipped:+ (skipped:$skipped)}"
 [ "$fail" = 0 ]
