@@ -42,7 +42,30 @@ typedef struct cli {
 	int show;             /* tune --show */
 	int branching;        /* --branching: CT_OPT_BRANCHING (tested copies and boundary ifs) */
 	int help;
+	unsigned accepts; /* the command's O_* and A_* bits */
 } cli;
+
+/* What a command accepts: one bit per option, and its positional words. */
+enum {
+	O_D = 1u << 0, O_BRANCHING = 1u << 1, O_JSON = 1u << 2, O_NO_VERIFY = 1u << 3,
+	O_SIMULATE = 1u << 4, O_SHOW = 1u << 5, O_ENGINE = 1u << 6, O_REPEAT = 1u << 7,
+	O_THREADS = 1u << 8, O_VECTOR_BYTES = 1u << 9, O_TARGET = 1u << 10, O_CACHE = 1u << 11,
+	O_CC = 1u << 12, O_MAX = 1u << 13, O_SIZES = 1u << 14, O_BUDGET = 1u << 15, O_OUT = 1u << 16,
+	A_FILE = 1u << 20, /* one kernel FILE ('-' = stdin) */
+	A_SUB = 1u << 21   /* one subcommand word (cache) */
+};
+
+/* Option spellings and their bits; -D is matched as a prefix (-DN=1). */
+static const struct option_name {
+	const char *name;
+	unsigned bit;
+} option_names[] = {
+	{"--branching", O_BRANCHING}, {"--json", O_JSON}, {"--no-verify", O_NO_VERIFY},
+	{"--simulate", O_SIMULATE}, {"--show", O_SHOW}, {"--engine", O_ENGINE}, {"--repeat", O_REPEAT},
+	{"--threads", O_THREADS}, {"--vector-bytes", O_VECTOR_BYTES}, {"--target", O_TARGET},
+	{"--cache", O_CACHE}, {"--cc", O_CC}, {"--max", O_MAX}, {"--sizes", O_SIZES},
+	{"--budget", O_BUDGET}, {"-o", O_OUT}, {"--output", O_OUT},
+};
 
 /* One command: name, one-line summary, usage, flags it accepts, handler. */
 typedef struct command {
@@ -51,9 +74,11 @@ typedef struct command {
 	const char *usage;
 	const char *details;
 	int (*fn)(cli *c);
+	unsigned accepts; /* O_* and A_* bits */
 } command;
 
 static const command *find_command(const char *name);
+static void quiet(void *ud, const char *msg);
 static void print_command_help(FILE *f, const command *cmd);
 
 static int usage_error(const char *fmt, const char *arg)
@@ -148,12 +173,46 @@ static int is_opt(const char *arg, const char *opt)
 	return strncmp(arg, opt, n) == 0 && (arg[n] == 0 || arg[n] == '=');
 }
 
+/* The bit of option a (0: no such option). */
+static unsigned option_bit(const char *a)
+{
+	if (strncmp(a, "-D", 2) == 0)
+		return O_D;
+	for (size_t i = 0; i < sizeof option_names / sizeof option_names[0]; i++)
+		if (is_opt(a, option_names[i].name))
+			return option_names[i].bit;
+	return 0;
+}
+
+/* An option the command does not take, or a word too many: exit 2. */
+static int refuse_arg(const cli *c, const char *what, const char *a)
+{
+	fprintf(stderr, "cachet: error: 'cachet %s' takes no %s '%s'\n(run 'cachet %s --help' for usage)\n",
+	        c->cmd, what, a, c->cmd);
+	return EXIT_BAD_INPUT;
+}
+
+/* A word that is not an option: the cache subcommand, else the FILE. */
+static int positional(cli *c, const char *a)
+{
+	if ((c->accepts & A_SUB) && !c->sub)
+		c->sub = a;
+	else if ((c->accepts & A_FILE) && !c->file)
+		c->file = a;
+	else
+		return refuse_arg(c, c->accepts & (A_SUB | A_FILE) ? "further argument" : "argument", a);
+	return EXIT_OK;
+}
+
 static int parse_args(cli *c, int argc, char **argv, int first)
 {
 	for (int i = first; i < argc; i++) {
 		char *a = argv[i];
 		const char *v;
 		int64_t n;
+		unsigned bit = a[0] == '-' && a[1] ? option_bit(a) : 0;
+		if (bit && !(c->accepts & bit))
+			return refuse_arg(c, "option", a);
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			c->help = 1;
 		} else if (strncmp(a, "-D", 2) == 0) {
@@ -171,7 +230,7 @@ static int parse_args(cli *c, int argc, char **argv, int first)
 			c->run.verify = 0;
 		} else if (strcmp(a, "--simulate") == 0) {
 			c->simulate = 1;
-		} else if (strcmp(a, "--show") == 0 && strcmp(c->cmd, "tune") == 0) {
+		} else if (strcmp(a, "--show") == 0) {
 			c->show = 1;
 		} else if (is_opt(a, "--engine")) {
 			if (!(v = opt_value(argc, argv, &i, "--engine")))
@@ -230,12 +289,10 @@ static int parse_args(cli *c, int argc, char **argv, int first)
 			c->out_dir = v;
 		} else if (a[0] == '-' && a[1]) {
 			return usage_error("unknown option '%s'", a);
-		} else if (strcmp(c->cmd, "cache") == 0 && !c->sub) {
-			c->sub = a;
-		} else if (!c->file) {
-			c->file = a;
 		} else {
-			return usage_error("unexpected argument '%s'", a);
+			int rc = positional(c, a);
+			if (rc)
+				return rc;
 		}
 	}
 	return EXIT_OK;
@@ -491,6 +548,33 @@ static int cache_stats(ct_ctx *ctx)
 	return EXIT_OK;
 }
 
+/* `cache clear`: the library empties the folders; what is still there
+ * afterwards (a read-only file system, another owner's files) is named,
+ * folder by folder, and the exit code is 1. */
+static int cache_clear(ct_ctx *ctx)
+{
+	ct_cache_set_warning_handler(ctx, quiet, NULL); /* the error below says it */
+	ct_status st = ct_cache_clear(ctx);
+	if (st)
+		print_error(ctx);
+	ct_cache_folder f[8];
+	int n = ct_cache_folders(ctx, f, 8);
+	int64_t left = 0;
+	for (int i = 0; i < n && i < 8; i++)
+		if (strcmp(f[i].name, "*.sqlite") != 0)
+			left += f[i].entries;
+	if (left > 0) {
+		fprintf(stderr, "cachet: error: could not remove %lld entr%s of %s:", (long long)left,
+		        left == 1 ? "y" : "ies", ct_cache_path(ctx));
+		for (int i = 0; i < n && i < 8; i++)
+			if (strcmp(f[i].name, "*.sqlite") != 0 && f[i].entries > 0)
+				fprintf(stderr, " %s %lld (%lld bytes)", f[i].name, (long long)f[i].entries,
+				        (long long)f[i].bytes);
+		fputc('\n', stderr);
+	}
+	return st || left > 0 ? EXIT_FAILED : EXIT_OK;
+}
+
 static int cmd_cache(cli *c)
 {
 	if (!c->sub)
@@ -505,8 +589,7 @@ static int cmd_cache(cli *c)
 	} else if (strcmp(c->sub, "path") == 0) {
 		printf("%s\n", ct_cache_path(ctx));
 	} else if (strcmp(c->sub, "clear") == 0) {
-		if ((st = ct_cache_clear(ctx)))
-			rc = fail(ctx, st);
+		rc = cache_clear(ctx);
 	} else if (strcmp(c->sub, "verify") == 0) {
 		int64_t bad = 0;
 		if ((st = ct_cache_verify(ctx, &bad)))
@@ -965,11 +1048,11 @@ static int cmd_demo(cli *c)
 static const command commands[] = {
 	{"check", "parse and validate a kernel file; prints nothing on success",
 	 "cachet check FILE [-D NAME=VALUE]...",
-	 "  -D NAME=VALUE   override a param, or give a runtime param its value\n", cmd_check},
+	 "  -D NAME=VALUE   override a param, or give a runtime param its value\n", cmd_check, A_FILE | O_D},
 	{"lower", "print the scheduled, planned loop tree as pseudo-code",
 	 "cachet lower FILE [-D NAME=VALUE]... [--json]",
 	 "  -D NAME=VALUE   override a param\n  --json          print the loop tree as one JSON object\n",
-	 cmd_lower},
+	 cmd_lower, A_FILE | O_D | O_JSON},
 	{"run", "run a kernel on deterministic inputs, time it and verify it",
 	 "cachet run FILE [-D ...] [--engine native|interp] [--repeat N] [--threads T] [--no-verify] [--cc CC] "
 	 "[--vector-bytes B] [--branching] [--json]",
@@ -982,22 +1065,23 @@ static const command commands[] = {
 	 "  --no-verify     skip the comparison with the unscheduled reference\n"
 	 "  --json          one JSON object on stdout\n"
 	 "exit codes: 0 verified, 1 the kernel ran but failed, 2 bad input\n",
-	 cmd_run},
+	 cmd_run, A_FILE | O_D | O_ENGINE | O_REPEAT | O_THREADS | O_NO_VERIFY | O_CC | O_VECTOR_BYTES | O_BRANCHING | O_JSON},
 	{"emit", "print the generated source",
 	 "cachet emit FILE [-D ...] [--target host] [--vector-bytes B] [--branching]",
 	 "  --target T      host (C99, the default)\n"
 	 "  --vector-bytes B  widest vector of register tiles (0 = this machine's)\n"
 	 "  --branching     per-element tests in halo copies and boundary ifs (default: branch-free)\n",
-	 cmd_emit},
+	 cmd_emit, A_FILE | O_D | O_TARGET | O_VECTOR_BYTES | O_BRANCHING},
 	{"build", "write an ahead-of-time package: NAME.h, libNAME.a, libNAME.so",
-	 "cachet build FILE [-D ...] -o DIR [--cc CC] [--vector-bytes B]",
+	 "cachet build FILE [-D ...] -o DIR [--cc CC] [--vector-bytes B] [--branching]",
 	 "  -o DIR          the package folder (created if missing)\n"
 	 "  --cc CC         compiler command (default $CC, else cc)\n"
 	 "  --vector-bytes B  widest vector of register tiles (0 = this machine's)\n"
+	 "  --branching     per-element tests in halo copies and boundary ifs (default: branch-free)\n"
 	 "The package needs no cachet at run time; it is compiled with -O3\n"
 	 "-march=native for this machine. For plan(target=opencl): NAME.cl and a C\n"
 	 "wrapper (link with -lOpenCL) embedding the source and this device's binary.\n",
-	 cmd_build},
+	 cmd_build, A_FILE | O_D | O_OUT | O_CC | O_VECTOR_BYTES | O_BRANCHING},
 	{"cache", "inspect or clean the code cache", "cachet cache stats|clear|verify|path",
 	 "  stats           the folder, its entries and bytes, per folder (compiled\n"
 	 "                  kernels, OpenCL binaries, PoCL's cache, tuning stores)\n"
@@ -1006,7 +1090,7 @@ static const command commands[] = {
 	 "  path            print the folder\n"
 	 "CACHET_CACHE_DIR sets the folder (default ${XDG_CACHE_HOME:-~/.cache}/cachet);\n"
 	 "CACHET_NO_CACHE=1 bypasses it.\n",
-	 cmd_cache},
+	 cmd_cache, A_SUB},
 	{"simulate", "count the cache misses of a kernel's exact address trace",
 	 "cachet simulate FILE [-D ...] [--cache SPEC] [--json]",
 	 "  --cache SPEC    cache levels SIZE:LINE[:WAYS],... (sizes in bytes or with K/M\n"
@@ -1014,7 +1098,7 @@ static const command commands[] = {
 	 "                  default: this machine's caches\n"
 	 "  --json          one JSON object on stdout\n"
 	 "Every level is an LRU, write-allocate cache seeing the whole access stream.\n",
-	 cmd_simulate},
+	 cmd_simulate, A_FILE | O_D | O_CACHE | O_JSON},
 	{"predict", "predict a kernel's cache misses with the stack-distance model (no trace)",
 	 "cachet predict FILE [-D ...] [--cache SPEC] [--simulate] [--json]",
 	 "  --cache SPEC    cache levels SIZE:LINE[:WAYS],... as for simulate; default: this\n"
@@ -1023,7 +1107,7 @@ static const command commands[] = {
 	 "  --simulate      also run the exact simulator and print its counts side by side\n"
 	 "  --json          one JSON object on stdout\n"
 	 "Misses are attributed per array (all references of an array together).\n",
-	 cmd_predict},
+	 cmd_predict, A_FILE | O_D | O_CACHE | O_SIMULATE | O_JSON},
 	{"tiles", "search tile sizes with the cache model (the Tensor Contraction Engine's search)",
 	 "cachet tiles FILE [-D ...] [--cache SPEC] [--max T] [--json]",
 	 "  --cache SPEC    cache levels as for simulate; default: this machine's caches\n"
@@ -1033,23 +1117,27 @@ static const command commands[] = {
 	 "(param TA = 16 ... tile(a=TA)). Runtime params left without -D are unknown\n"
 	 "bounds. Ranked by the misses of the smallest level, then the next; ties:\n"
 	 "larger tiles first. The 10 best are shown.\n",
-	 cmd_tiles},
+	 cmd_tiles, A_FILE | O_D | O_CACHE | O_MAX | O_JSON},
 	{"tune", "tune a kernel's tunable params: rank by the cache model, measure the best few, store the winner",
-	 "cachet tune FILE [-D ...] [--sizes SETS] [--budget SECONDS] [--cache SPEC] [--threads T] [--json]\n"
+	 "cachet tune FILE [-D ...] [--sizes SETS] [--budget SECONDS] [--cache SPEC] [--threads T] [--cc CC]\n"
+	 "       [--vector-bytes B] [--json]\n"
 	 "       cachet tune --show [FILE] [--json]",
 	 "  --sizes SETS    size sets to tune, comma-separated, each the size params'\n"
 	 "                  values joined by x in declaration order (64x64x64,128x96x80);\n"
 	 "                  default: the file's sizes (with -D)\n"
 	 "  --budget S      wall seconds for the whole run (default 60), shared by the sets\n"
 	 "  --cache SPEC    cache levels for the model (default: this machine's)\n"
+	 "  --threads T     threads of the measured runs (0 = all cores)\n"
+	 "  --cc CC         compiler command for the measured candidates (default $CC, else cc)\n"
+	 "  --vector-bytes B  widest vector of register tiles (0 = this machine's)\n"
 	 "  --show          print the store's records (of FILE's family when given)\n"
 	 "  --json          one JSON object on stdout (per size set)\n"
 	 "Tunable params are written `param T = 64 tune {16, 32, 64}` or\n"
 	 "`tune 16..256 step 16`; see docs/TUNE.md. CACHET_CACHE_DIR sets the store's folder.\n",
-	 cmd_tune},
+	 cmd_tune, A_FILE | O_D | O_SIZES | O_BUDGET | O_CACHE | O_THREADS | O_SHOW | O_CC | O_VECTOR_BYTES | O_JSON},
 	{"probe", "describe this machine: cores, caches, vector ISA, measured peak and bandwidth",
-	 "cachet probe [--json]", "  --json          one JSON object on stdout\n", cmd_probe},
-	{"demo", "the default job: an embedded matmul, run and explained", "cachet demo", "", cmd_demo},
+	 "cachet probe [--json]", "  --json          one JSON object on stdout\n", cmd_probe, O_JSON},
+	{"demo", "the default job: an embedded matmul, run and explained", "cachet demo", "", cmd_demo, 0},
 };
 
 static const command *find_command(const char *name)
@@ -1216,6 +1304,7 @@ int main(int argc, char **argv)
 	cli c;
 	memset(&c, 0, sizeof c);
 	c.cmd = cmd->name;
+	c.accepts = cmd->accepts;
 	ct_run_options_init(&c.run);
 	int rc = parse_args(&c, argc, argv, 2);
 	if (rc)

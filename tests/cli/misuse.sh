@@ -52,5 +52,44 @@ else
 	echo "SKIP: rows 2/3 need a tmpfs mount (not root?)"
 fi
 
+# -- row 5: every argument a command does not take is an error (exit 2), never ignored
+k=examples/matmul.cachet
+while IFS='|' read -r name pat args; do
+	# shellcheck disable=SC2086
+	expect "$name" 2 "$pat" "$CACHET" $args
+done <<ROWS
+cache stats --json|'cachet cache' takes no option '--json'|cache stats --json
+demo --json|'cachet demo' takes no option '--json'|demo --json
+demo extra|'cachet demo' takes no argument 'extra'|demo extra
+probe extra|'cachet probe' takes no argument 'extra'|probe extra
+cache clear now|'cachet cache' takes no further argument 'now'|cache clear now
+cache path x|takes no further argument 'x'|cache path x
+check --json|'cachet check' takes no option '--json'|check $k --json
+check two files|takes no further argument|check $k $k
+lower --engine|'cachet lower' takes no option '--engine'|lower $k --engine interp
+emit --repeat|'cachet emit' takes no option '--repeat'|emit $k --repeat 2
+simulate --max|'cachet simulate' takes no option '--max'|simulate $k --max 4
+predict -o|'cachet predict' takes no option '-o'|predict $k -o x
+tiles --threads|'cachet tiles' takes no option '--threads'|tiles $k --threads 1
+tune --target|'cachet tune' takes no option '--target'|tune $k --target host
+build --json|'cachet build' takes no option '--json'|build $k -o x --json
+run --show|'cachet run' takes no option '--show'|run $k --show
+run unknown option|unknown option '--frob'|run $k --frob
+ROWS
+
+# cache clear names what it could not remove, exit 1 (a read-only mount; root only)
+if mount -t tmpfs -o size=256m,mode=0755 tmpfs "$mnt" 2>/dev/null; then
+	CACHET_CACHE_DIR=$mnt/c "$CACHET" run examples/matmul.cachet -D M=8 -D N=8 -D K=8 >/dev/null 2>&1
+	mount -o remount,ro "$mnt"
+	CACHET_CACHE_DIR=$mnt/c expect "cache clear on a read-only folder" 1 'could not remove 1 entry of .*code-v1 1' \
+		"$CACHET" cache clear
+	CACHET_CACHE_DIR=$mnt/none expect "cache clear on a folder that cannot be made" 1 'not usable' \
+		"$CACHET" cache clear
+	umount "$mnt"
+else
+	skipped="$skipped clear-read-only"
+	echo "SKIP: cache clear on a read-only folder needs a tmpfs mount (not root?)"
+fi
+
 echo "$pass passed, $fail failed${skipped:+ (skipped:$skipped)}"
 [ "$fail" = 0 ]
