@@ -89,21 +89,123 @@ static int usage_error(const char *fmt, const char *arg)
 	return EXIT_BAD_INPUT;
 }
 
-/* Print the last error of ctx (every diagnostic of a parse, with carets). */
+/* The text of the kernel the command works on, for the source line under
+ * an error that is not a parse diagnostic (a plan verb's, tiles'): stdin's
+ * text as read, a file's read back when such an error needs it. */
+static struct {
+	char *name;
+	char *text;
+	size_t len;
+} source;
+
+/* Kernel text read from stdin is refused beyond this (a file's limit is the library's). */
+#define MAX_STDIN_BYTES ((size_t)16 << 20)
+
+/* All of f (at most max bytes; NULL with errno set when more, or on a read error). */
+static char *read_all(FILE *f, size_t max, size_t *len)
+{
+	size_t cap = 4096, n = 0;
+	char *buf = malloc(cap + 1);
+	while (buf) {
+		size_t got = fread(buf + n, 1, cap - n, f);
+		n += got;
+		if (got == 0)
+			break;
+		if (n == cap) {
+			char *nb = cap < max ? realloc(buf, cap * 2 + 1) : NULL;
+			if (!nb) {
+				free(buf);
+				errno = cap < max ? ENOMEM : EFBIG;
+				return NULL;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+	}
+	if (buf && ferror(f)) {
+		int err = errno;
+		free(buf);
+		errno = err ? err : EIO;
+		return NULL;
+	}
+	if (buf) {
+		buf[n] = 0;
+		*len = n;
+	}
+	return buf;
+}
+
+/* Keep text (taken) as the source named name. */
+static void keep_source(const char *name, char *text, size_t len)
+{
+	free(source.name);
+	free(source.text);
+	source.name = strdup(name);
+	source.text = text;
+	source.len = len;
+}
+
+/* The source text of file (read on first need); NULL if it cannot be had. */
+static const char *source_of(const char *file, size_t *len)
+{
+	if (!source.name || strcmp(source.name, file) != 0) {
+		FILE *f = strcmp(file, "<stdin>") != 0 ? fopen(file, "rb") : NULL;
+		size_t n = 0;
+		char *t = f ? read_all(f, MAX_STDIN_BYTES, &n) : NULL;
+		if (f)
+			fclose(f);
+		if (!t)
+			return NULL;
+		keep_source(file, t, n);
+	}
+	*len = source.len;
+	return source.text;
+}
+
+/* "FILE:LINE:COL: error: MSG", then the source line and a caret under
+ * COL, as the library renders parse diagnostics (ct_ctx_diag_render). */
+static void print_located(const char *file, int line, int col, const char *msg)
+{
+	fprintf(stderr, "%s:%d:%d: error: %s\n", file, line, col, msg);
+	size_t len;
+	const char *t = source_of(file, &len), *end = t ? t + len : NULL;
+	for (int l = 1; t && l < line && t < end; t++)
+		if (*t == '\n')
+			l++;
+	if (!t || (t >= end && line > 1))
+		return;
+	const char *e = t;
+	while (e < end && *e != '\n')
+		e++;
+	if (e - t >= 400)
+		return;
+	fputs("  ", stderr);
+	for (const char *q = t; q < e; q++)
+		fputc(*q == '\t' || (*q >= 32 && *q < 127) ? *q : '?', stderr);
+	fputs("\n  ", stderr);
+	for (int k = 1; k < col && t + k - 1 < e; k++)
+		fputc(t[k - 1] == '\t' ? '\t' : ' ', stderr);
+	fputs("^\n", stderr);
+}
+
+/* Print the last error of ctx: every diagnostic of a parse (with carets,
+ * then how many more were found than kept), else the error alone, with
+ * its source line when it has a position. */
 static void print_error(ct_ctx *ctx)
 {
-	int n = ct_ctx_diag_count(ctx);
+	int n = ct_ctx_diag_count(ctx), more = ct_ctx_diag_suppressed(ctx);
 	if (n > 0) {
 		for (int i = 0; i < n; i++)
 			fprintf(stderr, "%s\n", ct_ctx_diag_render(ctx, i));
-		if (n > 1)
+		if (more > 0)
+			fprintf(stderr, "%d errors (the first %d shown, %d more suppressed)\n", n + more, n, more);
+		else if (n > 1)
 			fprintf(stderr, "%d errors\n", n);
 		return;
 	}
 	const char *file = ct_ctx_last_file(ctx);
 	if (file[0] && ct_ctx_last_line(ctx) > 0)
-		fprintf(stderr, "%s:%d:%d: error: %s\n", file, ct_ctx_last_line(ctx), ct_ctx_last_col(ctx),
-			ct_ctx_last_message(ctx));
+		print_located(file, ct_ctx_last_line(ctx), ct_ctx_last_col(ctx), ct_ctx_last_message(ctx));
 	else if (file[0])
 		fprintf(stderr, "%s: error: %s\n", file, ct_ctx_last_message(ctx));
 	else
@@ -311,7 +413,21 @@ static ct_kernel *load_kernel(ct_ctx *ctx, cli *c, int *rc)
 		*rc = fail(ctx, ct_ctx_last_status(ctx));
 		return NULL;
 	}
-	ct_kernel *k = ct_kernel_parse_file(ctx, c->file);
+	ct_kernel *k;
+	if (strcmp(c->file, "-") == 0) {
+		size_t len = 0;
+		char *text = read_all(stdin, MAX_STDIN_BYTES, &len);
+		if (!text) {
+			fprintf(stderr, "<stdin>: error: cannot read the kernel: %s\n",
+			        errno == EFBIG ? "more than 16 MiB" : strerror(errno));
+			*rc = EXIT_BAD_INPUT;
+			return NULL;
+		}
+		keep_source("<stdin>", text, len);
+		k = ct_kernel_parse(ctx, text, len, "<stdin>");
+	} else {
+		k = ct_kernel_parse_file(ctx, c->file);
+	}
 	if (!k) {
 		*rc = fail(ctx, ct_ctx_last_status(ctx));
 		return NULL;
@@ -443,9 +559,25 @@ static void print_solution(const ct_kernel *k, const ct_solution *sol, int json)
 	       sol->size_class[0] ? " " : "", sol->size_class, sol->npieces, sol->npieces == 1 ? "" : "s");
 }
 
+/* The reference run of a verification, on a terminal: "verify [####   ] 12/64"
+ * (the library calls only for a run past a second). */
+static void verify_progress(void *ud, const char *phase, int done, int total)
+{
+	(void)ud;
+	int width = 30, fill = total > 0 ? (int)((int64_t)done * width / total) : width;
+	fprintf(stderr, "\r%s [%.*s%*s] %d%%", phase, fill, "##############################", width - fill, "",
+	        total > 0 ? (int)((int64_t)done * 100 / total) : 100);
+	/* the finished line is wiped: the report follows on stdout */
+	if (done == total)
+		fprintf(stderr, "\r%*s\r", width + 20, "");
+	fflush(stderr);
+}
+
 static int run_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
 {
 	ct_run_result r;
+	if (isatty(2))
+		ct_ctx_set_progress(ctx, verify_progress, NULL);
 	ct_solution sol;
 	ct_selector *sel;
 	ct_status st;
@@ -507,8 +639,33 @@ static int emit_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
 
 static int cmd_emit(cli *c) { return with_kernel(c, emit_kernel); }
 
+/* mkdir -p of dir's parents (the library makes dir itself); 0 after
+ * printing why not. */
+static int make_parents(const char *dir)
+{
+	char path[4096];
+	if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path) {
+		fprintf(stderr, "cachet: error: -o: the folder name is too long\n");
+		return 0;
+	}
+	for (char *p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		struct stat sb;
+		if (stat(path, &sb) != 0 && mkdir(path, 0777) != 0 && errno != EEXIST) {
+			fprintf(stderr, "cachet: error: cannot create folder '%s': %s\n", path, strerror(errno));
+			return 0;
+		}
+		*p = '/';
+	}
+	return 1;
+}
+
 static int build_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
 {
+	if (!make_parents(c->out_dir))
+		return EXIT_FAILED;
 	ct_status st = ct_kernel_build(k, c->out_dir);
 	if (st)
 		return fail(ctx, st);

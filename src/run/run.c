@@ -197,7 +197,9 @@ ct_status run_reference(ct_kernel *k, const run_buffers *init, run_buffers *want
 	if (!ref)
 		return ct_ctx_last_status(k->ctx);
 	run_buffers_copy(want, init);
+	k->ctx->progress_phase = "verify"; /* the interpreter reports a long run */
 	ct_status st = ct_interp_run(ref, (void *const *)want->data);
+	k->ctx->progress_phase = NULL;
 	ct_looptree_free(ref);
 	return st;
 }

@@ -91,5 +91,51 @@ else
 	echo "SKIP: cache clear on a read-only folder needs a tmpfs mount (not root?)"
 fi
 
+# -- row 6: every error with a position shows its source line and a caret; past 20, a count
+sed 's/parallelize(i, j, policy=dynamic)/parallelize(k)/' examples/plan_parallelize.cachet >"$tmp/par.cachet"
+sed 's/  vectorize(jj)/  vectorize(ii)/' examples/plan_parallelize.cachet >"$tmp/vec.cachet"
+for cmd in check lower run emit; do
+	expect "parallelize over a reduction ($cmd): source line" 2 '^    parallelize\(k\)$' "$CACHET" $cmd "$tmp/par.cachet"
+	expect "parallelize over a reduction ($cmd): caret" 2 '^                \^$' "$CACHET" $cmd "$tmp/par.cachet"
+	expect "vectorize not innermost ($cmd): source line" 2 '^    vectorize\(ii\)$' "$CACHET" $cmd "$tmp/vec.cachet"
+done
+expect "tiles without tile params: source line" 2 '^  kernel transpose$' "$CACHET" tiles examples/transpose.cachet
+expect "tiles without tile params: caret" 2 '^         \^$' "$CACHET" tiles examples/transpose.cachet
+{
+	printf 'kernel k\nparam N = 8\narray A : f32[N] inout\nfor (i: N) {\n'
+	i=1
+	while [ $i -le 30 ]; do printf '  A[i] = Q%d\n' $i; i=$((i + 1)); done
+	printf '}\n'
+} >"$tmp/many.cachet"
+expect "30 errors: 20 shown, 10 suppressed" 2 '^30 errors \(the first 20 shown, 10 more suppressed\)$' "$CACHET" check "$tmp/many.cachet"
+n=$("$CACHET" check "$tmp/many.cachet" 2>&1 | grep -c '^    A\[i\] = Q')
+[ "$n" = 20 ] && ok || bad "20 errors with source lines, got $n"
+
+# -- row 11: '-' reads the kernel from stdin; build -o creates parents; verify progress on a terminal
+expect "stdin: lower" 0 "for i in range" sh -c "\"$CACHET\" lower - <examples/matmul.cachet"
+expect "stdin: run" 0 '"verified": true' sh -c "\"$CACHET\" run - --engine interp -D M=8 -D N=8 -D K=8 --json <examples/matmul.cachet"
+printf 'kernel k\nparam N = 8\narray A : f32[N] inout\nfor (i: N) {\n  A[i] = B\n}\n' >"$tmp/bad.cachet"
+expect "stdin: diagnostics name <stdin>" 2 '^<stdin>:5:10: error: unknown name' sh -c "\"$CACHET\" check - <\"$tmp/bad.cachet\""
+expect "stdin: with the source line" 2 '^    A\[i\] = B$' sh -c "\"$CACHET\" check - <\"$tmp/bad.cachet\""
+expect "stdin: plan error with the source line" 2 '^    vectorize\(ii\)$' sh -c "\"$CACHET\" check - <\"$tmp/vec.cachet\""
+expect "stdin: empty" 2 '^<stdin>' sh -c "\"$CACHET\" check - </dev/null"
+expect "build -o a/b/c creates parents" 0 "wrote $tmp/pkg/a/b/c/matmul.h" "$CACHET" build examples/matmul.cachet -o "$tmp/pkg/a/b/c"
+[ -f "$tmp/pkg/a/b/c/libmatmul.a" ] && ok || bad "build -o a/b/c: no libmatmul.a"
+: >"$tmp/afile"
+expect "build -o under a file" 1 "cannot create folder '$tmp/afile/x'" "$CACHET" build examples/matmul.cachet -o "$tmp/afile/x/y"
+# a reference run of about two seconds (512x512x1024 in the interpreter)
+big="run examples/matmul.cachet -D M=512 -D N=512 -D K=1024"
+"$CACHET" $big >"$tmp/plain.out" 2>"$tmp/plain.err"
+[ -s "$tmp/plain.err" ] && bad "verify progress printed when stderr is not a terminal" || ok
+if command -v script >/dev/null 2>&1; then
+	script -qec "\"$CACHET\" $big >\"$tmp/tty.out\"" /dev/null >"$tmp/tty.err" 2>&1
+	grep -q 'verify \[#*' "$tmp/tty.err" && ok || bad "no verify progress on a terminal: $(head -c 200 "$tmp/tty.err")"
+	grep -q 'verified against' "$tmp/tty.out" && ok || bad "the run's report after the progress line"
+	grep -q 'verify \[' "$tmp/tty.out" && bad "progress on stdout" || ok
+else
+	skipped="$skipped progress-on-a-terminal"
+	echo "SKIP: no 'script' to give stderr a terminal"
+fi
+
 echo "$pass passed, $fail failed${skipped:+ (skipped:$skipped)}"
 [ "$fail" = 0 ]
