@@ -14,8 +14,8 @@ millis() {
 # -- row 7: a run too large for memory is refused before anything is allocated or compiled
 for eng in native interp; do
 	expect "size refusal ($eng)" 2 "the arrays need more than" \
-		"$CACHET" run examples/matmul.cachet -D M=30000 -D N=30000 -D K=30000 --no-verify --engine $eng
-	ms=$(millis "$CACHET" run examples/matmul.cachet -D M=30000 -D N=30000 -D K=30000 --no-verify --engine $eng)
+		"$CACHET" run examples/matmul.cachet -D M=300000 -D N=300000 -D K=300000 --no-verify --engine $eng
+	ms=$(millis "$CACHET" run examples/matmul.cachet -D M=300000 -D N=300000 -D K=300000 --no-verify --engine $eng)
 	if [ "$ms" -lt 2000 ]; then ok; else bad "size refusal ($eng) took $ms ms"; fi
 done
 ms=$(millis "$CACHET" run examples/opencl_local.cachet -D M=60000 -D N=60000 -D K=60000)
