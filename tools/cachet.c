@@ -1224,8 +1224,9 @@ static const command commands[] = {
 	 "exit codes: 0 verified, 1 the kernel ran but failed, 2 bad input\n",
 	 cmd_run, A_FILE | O_D | O_ENGINE | O_REPEAT | O_THREADS | O_NO_VERIFY | O_CC | O_VECTOR_BYTES | O_BRANCHING | O_JSON},
 	{"emit", "print the generated source",
-	 "cachet emit FILE [-D ...] [--target host] [--vector-bytes B] [--branching]",
-	 "  --target T      host (C99, the default)\n"
+	 "cachet emit FILE [-D ...] [--target host|opencl] [--vector-bytes B] [--branching]",
+	 "  --target T      host (C99, the default) or opencl (OpenCL C,\n"
+	 "                  docs/OPENCL.md)\n"
 	 "  --vector-bytes B  widest vector of register tiles (0 = this machine's)\n"
 	 "  --branching     per-element tests in halo copies and boundary ifs (default: branch-free)\n",
 	 cmd_emit, A_FILE | O_D | O_TARGET | O_VECTOR_BYTES | O_BRANCHING},
@@ -1250,7 +1251,7 @@ static const command commands[] = {
 	 cmd_cache, A_SUB},
 	{"simulate", "count the cache misses of a kernel's exact address trace",
 	 "cachet simulate FILE [-D ...] [--cache SPEC] [--json]",
-	 "  --cache SPEC    cache levels SIZE:LINE[:WAYS],... (sizes in bytes or with K/M\n"
+	 "  --cache SPEC    cache levels SIZE:LINE[:WAYS],... (sizes in bytes or with K/M/G\n"
 	 "                  suffixes; WAYS 0 or absent = fully associative), e.g. 32K:64,1M:64;\n"
 	 "                  default: this machine's caches\n"
 	 "  --json          one JSON object on stdout\n"

@@ -18,7 +18,7 @@ for eng in native interp; do
 	ms=$(millis "$CACHET" run examples/matmul.cachet -D M=300000 -D N=300000 -D K=300000 --no-verify --engine $eng)
 	if [ "$ms" -lt 2000 ]; then ok; else bad "size refusal ($eng) took $ms ms"; fi
 done
-ms=$(millis "$CACHET" run examples/opencl_local.cachet -D M=60000 -D N=60000 -D K=60000)
+ms=$(millis "$CACHET" run examples/opencl_local.cachet -D M=600000 -D N=600000 -D K=600000)
 if [ "$ms" -lt 2000 ]; then ok; else bad "opencl size refusal took $ms ms"; fi
 
 # -- rows 2 and 3: OpenCL with a full or read-only cache folder: a warning, and the run goes on
