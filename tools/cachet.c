@@ -1448,6 +1448,10 @@ int main(int argc, char **argv)
 		print_help(stderr);
 		return EXIT_BAD_INPUT;
 	}
+	int top = strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0 ||
+	          strcmp(argv[1], "--version") == 0;
+	if (top && argc > 2)
+		return usage_error("unexpected argument '%s'", argv[2]);
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
 		print_help(stdout);
 		return EXIT_OK;

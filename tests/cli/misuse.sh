@@ -75,6 +75,8 @@ tune --target|'cachet tune' takes no option '--target'|tune $k --target host
 build --json|'cachet build' takes no option '--json'|build $k -o x --json
 run --show|'cachet run' takes no option '--show'|run $k --show
 run unknown option|unknown option '--frob'|run $k --frob
+--version extra|unexpected argument 'extra'|--version extra
+--help extra|unexpected argument 'extra'|--help extra
 ROWS
 
 # cache clear names what it could not remove, exit 1 (a read-only mount; root only)
