@@ -98,6 +98,9 @@ static struct {
 	size_t len;
 } source;
 
+/* Whether a progress line is on stderr, not yet wiped (verify_progress). */
+static int progress_drawn;
+
 /* Kernel text read from stdin is refused beyond this (a file's limit is the library's). */
 #define MAX_STDIN_BYTES ((size_t)16 << 20)
 
@@ -193,6 +196,10 @@ static void print_located(const char *file, int line, int col, const char *msg)
  * its source line when it has a position. */
 static void print_error(ct_ctx *ctx)
 {
+	if (progress_drawn) { /* a run that failed half-way: the error gets a line of its own */
+		fputc('\n', stderr);
+		progress_drawn = 0;
+	}
 	int n = ct_ctx_diag_count(ctx), more = ct_ctx_diag_suppressed(ctx);
 	if (n > 0) {
 		for (int i = 0; i < n; i++)
@@ -559,11 +566,12 @@ static void print_solution(const ct_kernel *k, const ct_solution *sol, int json)
 	       sol->size_class[0] ? " " : "", sol->size_class, sol->npieces, sol->npieces == 1 ? "" : "s");
 }
 
-/* The reference run of a verification, on a terminal: "verify [####   ] 12/64"
+/* The reference run of a verification, on a terminal: "verify [####   ] 12%"
  * (the library calls only for a run past a second). */
 static void verify_progress(void *ud, const char *phase, int done, int total)
 {
 	(void)ud;
+	progress_drawn = done != total;
 	int width = 30, fill = total > 0 ? (int)((int64_t)done * width / total) : width;
 	fprintf(stderr, "\r%s [%.*s%*s] %d%%", phase, fill, "##############################", width - fill, "",
 	        total > 0 ? (int)((int64_t)done * 100 / total) : 100);
