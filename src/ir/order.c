@@ -57,7 +57,7 @@ void sched_band_order(const ct_kernel *k, const ir_node *head, bool with_schedul
 typedef struct walk {
 	const ct_kernel *k;
 	int array;  /* the bottom array of the cache */
-	int want;   /* index that must be around the reference use, or -1 */
+	int want[2]; /* indices that must be around the reference use, or -1 */
 	int *stack; /* loop order around the current node */
 	int uses;
 	sched_place *pl;
@@ -93,7 +93,8 @@ static void walk_nodes(walk *w, ir_node *const *body, int n, int len)
 		const ir_node *s = body[i];
 		if (node_uses(s, w->array)) {
 			w->uses++;
-			if (len > w->pl->depth && (w->want < 0 || find(w->stack, len, w->want) >= 0)) {
+			if (len > w->pl->depth && (w->want[0] < 0 || find(w->stack, len, w->want[0]) >= 0) &&
+			    (w->want[1] < 0 || find(w->stack, len, w->want[1]) >= 0)) {
 				memcpy(w->pl->order, w->stack, sizeof *w->stack * (size_t)len);
 				w->pl->depth = len;
 			}
@@ -162,11 +163,27 @@ static bool place_trigger(const ct_kernel *k, const ir_plan_item *it, sched_plac
 	return true;
 }
 
+/* The loop of the source cache of a cache of a cache (the uses it holds
+ * are those inside that loop), or -1: none, a max_elements= source, or a
+ * source that cannot be placed (its own error is reported for it). */
+static int source_loop(const ct_kernel *k, const ir_plan_item *it)
+{
+	if (it->src_cache < 0 || k->plan[it->src_cache].where == CP_BUDGET)
+		return -1;
+	sched_place sp;
+	sp.order = ct_alloc(k->ctx, sizeof *sp.order * ((size_t)k->nindices + 1));
+	if (!sp.order)
+		return -1;
+	int x = sched_place_cache(k, it->src_cache, &sp) ? sp.index : -1;
+	ct_free(k->ctx, sp.order);
+	return x;
+}
+
 bool sched_place_cache(const ct_kernel *k, int item, sched_place *pl)
 {
 	const ir_plan_item *it = &k->plan[item];
 	const char *aname = k->arrays[it->root_array].name;
-	walk w = {k, it->root_array, it->where == CP_INDEX ? it->index_id : -1, NULL, 0, pl};
+	walk w = {k, it->root_array, {it->where == CP_INDEX ? it->index_id : -1, source_loop(k, it)}, NULL, 0, pl};
 	pl->depth = pl->uses = 0;
 	pl->index = pl->trigger_index = -1;
 	pl->level = pl->trigger_level = 0;
@@ -192,6 +209,12 @@ bool sched_place_cache(const ct_kernel *k, int item, sched_place *pl)
 		pl->index = pl->order[pl->depth - pl->level];
 	} else if (it->where == CP_INDEX) {
 		pl->level = level_in(pl, it->index_id);
+		if (pl->level == 0 && w.want[1] >= 0)
+			return place_err(pl, it->where_opt.pos,
+			                 "index '%s' of cache '%s' is not a loop around any use of '%s' inside its "
+			                 "source '%s' (at '%s')",
+			                 k->indices[it->index_id].name, it->name, aname, k->plan[it->src_cache].name,
+			                 k->indices[w.want[1]].name);
 		if (pl->level == 0)
 			return place_err(pl, it->where_opt.pos,
 			                 "index '%s' of cache '%s' is not a loop around any use of '%s'",

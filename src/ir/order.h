@@ -26,7 +26,9 @@ void sched_band_order(const ct_kernel *k, const ir_node *head, bool with_schedul
 
 /* Where cache item `item` of k's plan sits: the loop order L[0..depth)
  * around the deepest statement using its bottom array (for index=x the
- * deepest one with x around it), its loop and level (level 1 = L[depth-1])
+ * deepest one with x around it; for a cache of a level= or index= cache
+ * the deepest one inside that cache's loop), its loop and level (level 1 =
+ * L[depth-1])
  * and its trigger's loop and level (the cache's own without a trigger).
  * index and level are -1 and 0 for a max_elements= cache. */
 typedef struct sched_place {
