@@ -23,13 +23,31 @@ static ct_status positioned(ct_kernel *k)
 	return ct_error_at(ctx, st, k->file, at.line, at.col, "%s", msg);
 }
 
+/* The source for k's plan target from tree t (NULL with the error on ctx). */
+static char *emit_source(ct_kernel *k, ct_looptree *t)
+{
+	size_t len = 0;
+	if (k->has_plan && k->target == TARGET_OPENCL)
+		return gen_opencl(t, &len, NULL);
+	/* the register tiles' vector width shapes the C, never whether it can
+	 * be generated: unless one is set (or this machine already probed),
+	 * check with 16 bytes rather than probe the machine, which costs more
+	 * than the whole check */
+	ct_ctx *ctx = k->ctx;
+	int64_t vb = ct_ctx_get_option(ctx, CT_OPT_VECTOR_BYTES);
+	bool pin = vb <= 0 && !ctx->target && ct_ctx_set_option(ctx, CT_OPT_VECTOR_BYTES, 16) == CT_OK;
+	char *src = gen_c(t, &len);
+	if (pin)
+		(void)ct_ctx_set_option(ctx, CT_OPT_VECTOR_BYTES, vb);
+	return src;
+}
+
 ct_status gen_validate(ct_kernel *k)
 {
 	ct_looptree *t = lt_build(k, true);
 	if (!t)
 		return positioned(k);
-	size_t len = 0;
-	char *src = k->has_plan && k->target == TARGET_OPENCL ? gen_opencl(t, &len, NULL) : gen_c(t, &len);
+	char *src = emit_source(k, t);
 	ct_looptree_free(t);
 	if (!src)
 		return positioned(k);
