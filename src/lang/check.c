@@ -235,27 +235,6 @@ void lang_aff_print(ct_buf *b, const ct_kernel *k, aff x)
 		ct_buf_printf(b, "%lld", (long long)x.c);
 }
 
-/* ------------------------------------------------------------ bands and depth */
-
-/* Number of loops an original index becomes after the schedule. */
-static int chain_len(const ct_kernel *k, int x)
-{
-	int n = 0;
-	for (int y = x; y >= 0 && n <= k->nindices; y = k->indices[y].child)
-		n++;
-	return n;
-}
-
-int lang_stmt_depth(const ct_kernel *k, const ir_node *n)
-{
-	int d = 0;
-	for (const ir_node *q = n->parent; q; q = q->parent)
-		if (q->kind == ND_FOR)
-			for (int i = 0; i < q->nidx; i++)
-				d += chain_len(k, q->idx[i]);
-	return d;
-}
-
 /* ------------------------------------------------------------ types */
 
 typedef struct checker {

@@ -102,7 +102,4 @@ int check_sizes(ct_kernel *k);
 /* Print affine expression x with param and index names of k into b. */
 void lang_aff_print(ct_buf *b, const ct_kernel *k, aff x);
 
-/* Loops enclosing statement node n after the schedule (its depth). */
-int lang_stmt_depth(const ct_kernel *k, const ir_node *n);
-
 #endif
