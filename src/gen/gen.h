@@ -38,6 +38,14 @@ char *gen_c_prototype(const ct_kernel *k);
 /* Signature of the uniform entry point. */
 typedef void (*gen_entry_fn)(void *const *args, const int64_t *params);
 
+/* Everything that lowering, the plan pass, the loop verbs and the emitter
+ * of k's plan target (OpenCL C for plan(target=opencl), C otherwise) would
+ * refuse, found without compiling (validate.c): the check behind
+ * ct_kernel_parse and ct_kernel_recheck. Runtime params without a value
+ * stay symbolic. CT_OK, or the first error on k's ctx, always with a
+ * position in the file. */
+ct_status gen_validate(ct_kernel *k);
+
 /* ------------------------------------------------------------ packages (aot.c, oclpkg.c) */
 
 /* Write data to path atomically (a temp file renamed into place). */
