@@ -16,6 +16,42 @@
  * malformed tree gives CT_ERR_INPUT). */
 char *gen_c(ct_looptree *t, size_t *len);
 
+/* Checked mode (run --checked): every access of an array or cache buffer
+ * is tested against the storage's element count before it happens. The
+ * kernel function takes one more argument, `ct_oob *ct_ck` (a gen_oob),
+ * and the uniform entry is `int cachet_<name>_checked_entry(void *const
+ * *args, const int64_t *params, void *oob)`. A failing test records the
+ * first violation in *oob (one compare-exchange on its flag, so threads of
+ * parallel loops keep one) and redirects the access to element 0 of the
+ * storage (always allocated), or skips a vector load (zeros) or store:
+ * memory outside a storage is never touched, and the run's results are to
+ * be discarded. site numbers the tests in the order of generation. */
+typedef struct gen_oob {
+	int hit;        /* 0: no violation */
+	int site;       /* the test that failed (gen_site) */
+	int64_t elem;   /* the element index (dense, linear) */
+	int64_t count;  /* the storage's element count */
+} gen_oob;
+
+/* What a test site of checked code accesses: storage (t->arrays) and the
+ * statement it belongs to (NULL: none), or for a cache's copies the region
+ * (-1: none). */
+typedef struct gen_site {
+	int storage;
+	const ir_node *stmt;
+	int region;
+} gen_site;
+
+/* gen_c, checked when checked is set; with sites not NULL, *sites receives
+ * the malloc'd table of test sites (*nsites of them; free()). */
+char *gen_c_opts(ct_looptree *t, size_t *len, bool checked, gen_site **sites, int *nsites);
+
+/* The error of violation o of k's checked code: regenerates the code to
+ * find the site, then CT_ERR_RUNTIME with "out-of-bounds access to array
+ * 'A' (element E of N) in statement at FILE:LINE" (or "in a copy of cache
+ * 'AA' (FILE:LINE)") on k's ctx. */
+ct_status gen_oob_error(ct_kernel *k, const gen_oob *o);
+
 /* What the C of kernel k needs from the compiler: 2 when it has parallel
  * loops (-fopenmp), 1 when it has only vectorized ones (`#pragma omp simd`:
  * -fopenmp-simd), 0 otherwise. Without those flags the code is still
@@ -35,8 +71,11 @@ void gen_symbol_names(const ct_kernel *k, char *fn, char *entry, size_t cap);
  * layout and role. malloc'd; NULL on error. */
 char *gen_c_prototype(const ct_kernel *k);
 
-/* Signature of the uniform entry point. */
-typedef void (*gen_entry_fn)(void *const *args, const int64_t *params);
+/* Signature of the uniform entry point: 0, or non-zero when the kernel
+ * could not allocate its temps and cache buffers (outputs untouched). */
+typedef int (*gen_entry_fn)(void *const *args, const int64_t *params);
+/* Signature of the checked entry point (gen_c_opts). */
+typedef int (*gen_checked_entry_fn)(void *const *args, const int64_t *params, void *oob);
 
 /* ------------------------------------------------------------ packages (aot.c, oclpkg.c) */
 

@@ -195,7 +195,8 @@ void cg_stream_finish(cg *g)
  * of a line, L: the stored element as C) from ct_nt_v on: each line computed
  * into an aligned local line, then streamed; with sp, only the lines up to
  * ct_sh_hi_v, and the reads of sp's windows from lane shifts. */
-static void put_lines(cg *g, const ir_node *s, const char *v, int64_t w, const char *L, cg_shift *sp)
+static void put_lines(cg *g, const ir_node *s, const char *v, int64_t w, const char *L, const char *chk,
+                      cg_shift *sp)
 {
 	const char *arr = g->aname[s->lhs->id];
 	ct_dtype t = g->arrays[s->lhs->id].type;
@@ -225,7 +226,10 @@ static void put_lines(cg *g, const ir_node *s, const char *v, int64_t w, const c
 	kg_block_close(g->kg);
 	kg_block_bare(g->kg);
 	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "const int64_t %s = ct_nt_%s;", v, v);
-	kg_stmt(g->kg, KG_OTHER, arr, arr, "ct_stream64(&%s, ct_line);", L);
+	if (chk) /* checked: a line out of range is not stored */
+		kg_stmt(g->kg, KG_OTHER, arr, arr, "if (%s) ct_stream64(&%s, ct_line);", chk, L);
+	else
+		kg_stmt(g->kg, KG_OTHER, arr, arr, "ct_stream64(&%s, ct_line);", L);
 	kg_block_close(g->kg);
 	if (sp)
 		sh_step_end(g, sp);
@@ -248,11 +252,14 @@ bool cg_stream_loop(cg *g, const lt_node *x, const char *from, const char *to, l
 	const char *arr = g->aname[s->lhs->id];
 	ct_dtype t = g->arrays[s->lhs->id].type;
 	int64_t w = ST_LINE / (int64_t)ct_dtype_size(t);
-	ct_buf lo, hi, lhs, line;
+	ct_buf lo, hi, lhs, line, raw, chk;
 	ct_buf_init(&lo);
 	ct_buf_init(&hi);
 	ct_buf_init(&lhs);
 	ct_buf_init(&line);
+	ct_buf_init(&raw);
+	ct_buf_init(&chk);
+	g->cur_stmt = s;
 	if (!from)
 		cg_bound(g, &lo, x->lo);
 	if (!to)
@@ -261,6 +268,14 @@ bool cg_stream_loop(cg *g, const lt_node *x, const char *from, const char *to, l
 	g->open[x->index] = x;
 	cg_access(g, &lhs, s->lhs->id, s->lhs->sub);
 	const char *L = lhs.s ? lhs.s : "0";
+	/* checked mode: the element as is for addresses and whole lines, whose
+	 * w elements are tested together (chk) */
+	bool was_raw = g->raw;
+	g->raw = true;
+	cg_access(g, &raw, s->lhs->id, s->lhs->sub);
+	g->raw = was_raw;
+	cg_check_range(g, &chk, s->lhs->id, s->lhs->sub, NULL, w);
+	const char *LA = raw.s ? raw.s : "0", *C = g->checked ? chk.s : NULL;
 	kg_comment(g->kg, "%sstreaming stores of %s over %s: to a 64-byte boundary, whole lines (%lld elements) "
 	           "non-temporal, the rest", x->tail ? "tail, " : "", arr, v, (long long)w);
 	kg_block_bare(g->kg);
@@ -290,9 +305,9 @@ bool cg_stream_loop(cg *g, const lt_node *x, const char *from, const char *to, l
 	kg_block_open(g->kg, "for (; ct_nt_%s < ct_nt_end_%s; ct_nt_%s++)", v, v, v);
 	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "const int64_t %s = ct_nt_%s;", v, v);
 	if (shifts)
-		kg_block_open(g->kg, "if (ct_line_aligned(&%s) && ct_nt_%s >= ct_sh_lo_%s)", L, v, v);
+		kg_block_open(g->kg, "if (ct_line_aligned(&%s) && ct_nt_%s >= ct_sh_lo_%s)", LA, v, v);
 	else
-		kg_block_open(g->kg, "if (ct_line_aligned(&%s))", L);
+		kg_block_open(g->kg, "if (ct_line_aligned(&%s))", LA);
 	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "break;");
 	kg_block_close(g->kg);
 	put_assign(g, &line, s, L);
@@ -307,10 +322,10 @@ bool cg_stream_loop(cg *g, const lt_node *x, const char *from, const char *to, l
 		kg_block_open(g->kg, "if (ct_nt_%s + %lld <= ct_nt_end_%s && ct_nt_%s <= ct_sh_hi_%s)", v, (long long)w,
 		              v, v, v);
 		sh_prime(g, &sp);
-		put_lines(g, s, v, w, L, &sp);
+		put_lines(g, s, v, w, LA, C, &sp);
 		kg_block_close(g->kg);
 	}
-	put_lines(g, s, v, w, L, NULL);
+	put_lines(g, s, v, w, LA, C, NULL);
 	/* the rest of the loop, scalar */
 	kg_block_open(g->kg, "for (int64_t %s = ct_nt_%s; %s < ct_nt_end_%s; %s++)", v, v, v, v, v);
 	put_assign(g, &line, s, L);
@@ -326,11 +341,13 @@ bool cg_stream_loop(cg *g, const lt_node *x, const char *from, const char *to, l
 	}
 	kg_block_close(g->kg);
 	g->open[x->index] = outer;
-	if (lo.failed || hi.failed || lhs.failed)
+	if (lo.failed || hi.failed || lhs.failed || raw.failed || chk.failed)
 		g->failed = true;
 	ct_buf_free(&lo);
 	ct_buf_free(&hi);
 	ct_buf_free(&lhs);
 	ct_buf_free(&line);
+	ct_buf_free(&raw);
+	ct_buf_free(&chk);
 	return true;
 }
