@@ -523,6 +523,20 @@ void cg_check_range(cg *g, ct_buf *b, int a, const aff *sub, const char *delta, 
 	ct_buf_printf(b, ", %lld, %s)", (long long)lanes, g->count[a] ? g->count[a] : "0");
 }
 
+void cg_pend_begin(cg *g, ct_buf *b)
+{
+	ct_buf_init(b);
+	g->pend = g->checked ? b : NULL;
+}
+
+const char *cg_pend_end(cg *g, ct_buf *b)
+{
+	g->pend = NULL;
+	if (b->failed)
+		g->failed = true;
+	return g->checked && b->s && b->s[0] ? b->s : NULL;
+}
+
 /* The element of array a at subscripts sub[] as C: A[linear offset]; in
  * checked mode (unless raw) the offset goes through the bounds test
  * (ct_ix: element 0 when it fails), or for a strided array the test of its
@@ -536,7 +550,12 @@ void cg_access(cg *g, ct_buf *b, int a, const aff *sub)
 	if (g->shift && cg_shift_access(g, b, a, sub))
 		return;
 	ct_buf_printf(b, "%s[", g->aname[a]);
-	if (!g->checked || g->raw) {
+	if (g->checked && !g->raw && g->pend) {
+		if (g->pend->s && g->pend->s[0])
+			ct_buf_puts(g->pend, " && ");
+		cg_check_range(g, g->pend, a, sub, NULL, 1);
+		put_offset(g, b, a, sub, false);
+	} else if (!g->checked || g->raw) {
 		put_offset(g, b, a, sub, false);
 	} else if (strided_arg(g, a)) {
 		cg_check_range(g, b, a, sub, NULL, 1);
@@ -793,48 +812,67 @@ static void gen_stmt(cg *g, const ir_node *s)
 		return;
 	}
 	ct_dtype t = g->arrays[lhs->id].type;
-	ct_buf l, r;
+	ct_buf l, r, pend;
 	ct_buf_init(&l);
 	ct_buf_init(&r);
 	g->cur_stmt = s;
+	/* checked: the statement as written, under the tests of its accesses */
+	cg_pend_begin(g, &pend);
 	cg_access(g, &l, lhs->id, lhs->sub);
+	if (is_int(t) && s->op != AS_SET)
+		cg_expr(g, &r, s->rhs, CT_I64);
+	else
+		cg_expr(g, &r, s->rhs, is_int(t) ? CT_I64 : t);
+	const char *cond = cg_pend_end(g, &pend);
+	if (cond)
+		kg_block_open(g->kg, "if (%s)", cond);
 	const char *arr = g->aname[lhs->id];
 	if (is_int(t) && s->op != AS_SET) {
 		static const char *const iops[] = {[AS_ADD] = "ct_iadd", [AS_SUB] = "ct_isub", [AS_MUL] = "ct_imul"};
-		cg_expr(g, &r, s->rhs, CT_I64);
 		kg_stmt(g->kg, KG_OTHER, arr, arr, "%s = (%s)%s(%s, %s);", l.s, ir_dtype_c(t), iops[s->op], l.s,
 			r.s);
 	} else {
 		static const char *const ops[] = {[AS_SET] = "=", [AS_ADD] = "+=", [AS_SUB] = "-=", [AS_MUL] = "*="};
-		cg_expr(g, &r, s->rhs, is_int(t) ? CT_I64 : t);
 		if (is_int(t))
 			kg_stmt(g->kg, KG_OTHER, arr, NULL, "%s = (%s)%s;", l.s, ir_dtype_c(t), r.s);
 		else
 			kg_stmt(g->kg, KG_OTHER, arr, NULL, "%s %s %s;", l.s, ops[s->op], r.s);
 	}
+	if (cond)
+		kg_block_close(g->kg);
 	if (l.failed || r.failed)
 		g->failed = true;
 	ct_buf_free(&l);
 	ct_buf_free(&r);
+	ct_buf_free(&pend);
 }
 
 static void gen_let(cg *g, const ir_node *s)
 {
 	const ir_let *let = &g->k->lets[s->let_id];
 	ct_dtype t = let->type;
-	ct_buf r;
+	ct_buf r, pend, v;
 	ct_buf_init(&r);
+	ct_buf_init(&v);
 	g->cur_stmt = s;
+	cg_pend_begin(g, &pend);
 	cg_expr(g, &r, s->rhs, is_int(t) ? CT_I64 : t);
+	const char *cond = cg_pend_end(g, &pend);
+	/* checked: the value when its accesses pass their tests, else 0 */
+	if (cond)
+		ct_buf_printf(&v, "%s ? %s : 0", cond, r.s ? r.s : "0");
+	const char *value = cond ? v.s : r.s;
 	char ctype[32];
 	snprintf(ctype, sizeof ctype, "const %s", is_int(t) ? "int64_t" : ir_dtype_c(t));
 	char *name = c_name(g, let->name);
-	if (name && r.s)
-		g->lname[s->let_id] = kg_var_declare(g->kg, name, ctype, KG_PRIVATE, r.s);
+	if (name && value)
+		g->lname[s->let_id] = kg_var_declare(g->kg, name, ctype, KG_PRIVATE, value);
 	else
 		g->failed = true;
 	free(name);
 	ct_buf_free(&r);
+	ct_buf_free(&v);
+	ct_buf_free(&pend);
 }
 
 /* The condition of an if without statement: every guard >= 0. */
@@ -2040,12 +2078,8 @@ static void put_site_place(const ct_looptree *t, const gen_site *s, ct_buf *b)
 		ct_buf_printf(b, " (%s:%d)", file, k->plan[item].pos.line);
 }
 
-ct_status gen_oob_error(ct_kernel *k, const gen_oob *o)
+ct_status gen_oob_report(ct_looptree *t, const gen_oob *o)
 {
-	/* the same tree and options give the same code, so the same sites */
-	ct_looptree *t = ct_kernel_lower(k, 1);
-	if (!t)
-		return ct_ctx_last_status(k->ctx);
 	gen_site *sites = NULL;
 	int n = 0;
 	char *src = gen_c_opts(t, NULL, true, &sites, &n);
@@ -2058,10 +2092,21 @@ ct_status gen_oob_error(ct_kernel *k, const gen_oob *o)
 		name = t->arrays[sites[o->site].storage].name;
 		put_site_place(t, &sites[o->site], &where);
 	}
-	ct_status st = ct_error(k->ctx, CT_ERR_RUNTIME, "out-of-bounds access to array '%s' (element %lld of %lld)%s",
-	                        name, (long long)o->elem, (long long)o->count, where.s ? where.s : "");
+	ct_status st = ct_error(t->k->ctx, CT_ERR_RUNTIME,
+	                        "out-of-bounds access to array '%s' (element %lld of %lld)%s", name,
+	                        (long long)o->elem, (long long)o->count, where.s ? where.s : "");
 	ct_buf_free(&where);
 	free(sites);
+	return st;
+}
+
+ct_status gen_oob_error(ct_kernel *k, const gen_oob *o)
+{
+	/* the same tree and options give the same code, so the same sites */
+	ct_looptree *t = ct_kernel_lower(k, 1);
+	if (!t)
+		return ct_ctx_last_status(k->ctx);
+	ct_status st = gen_oob_report(t, o);
 	ct_looptree_free(t);
 	return st;
 }

@@ -51,6 +51,9 @@ char *gen_c_opts(ct_looptree *t, size_t *len, bool checked, gen_site **sites, in
  * 'A' (element E of N) in statement at FILE:LINE" (or "in a copy of cache
  * 'AA' (FILE:LINE)") on k's ctx. */
 ct_status gen_oob_error(ct_kernel *k, const gen_oob *o);
+/* The same for violation o of the checked code of tree t (its sites come
+ * from generating t's checked code again). */
+ct_status gen_oob_report(ct_looptree *t, const gen_oob *o);
 
 /* What the C of kernel k needs from the compiler: 2 when it has parallel
  * loops (-fopenmp), 1 when it has only vectorized ones (`#pragma omp simd`:

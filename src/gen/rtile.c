@@ -332,30 +332,33 @@ static void put_vexpr(rtile *rt, ct_buf *b, const ir_expr *e, int lanes)
 	char name[32];
 	const ir_expr *const *a = (const ir_expr *const *)e->args;
 	if (!moves_with(rt, e, rt->v->index)) {
-		/* a scalar (broadcast by the arithmetic): fetched once when it reads memory */
-		ct_buf t;
+		/* a scalar (broadcast by the arithmetic): fetched once when it reads
+		 * memory (checked: under the tests of its accesses) */
+		ct_buf t, pend;
 		ct_buf_init(&t);
+		cg_pend_begin(g, &pend);
 		cg_expr(g, &t, e, rt->type);
+		const char *check = cg_pend_end(g, &pend);
 		if (t.s && strchr(t.s, '['))
-			ct_buf_puts(b, intern(rt, &t, NULL, 0, name, sizeof name));
+			ct_buf_puts(b, intern(rt, &t, check, 0, name, sizeof name));
 		else
 			ct_buf_printf(b, "(%s)", t.s ? t.s : "0");
 		rt->failed = rt->failed || t.failed;
 		ct_buf_free(&t);
+		ct_buf_free(&pend);
 		return;
 	}
 	switch (e->kind) {
 	case EX_ACCESS: {
-		/* checked vectors: the address as is and a test of all its lanes */
+		/* checked: the access as is and a test of all its lanes */
 		ct_buf t, c;
 		ct_buf_init(&t);
 		ct_buf_init(&c);
 		bool raw = g->raw;
-		g->raw = raw || lanes > 1;
+		g->raw = true;
 		cg_access(g, &t, e->id, e->sub);
 		g->raw = raw;
-		if (lanes > 1)
-			cg_check_range(g, &c, e->id, e->sub, NULL, rt->cur_active);
+		cg_check_range(g, &c, e->id, e->sub, NULL, lanes > 1 ? rt->cur_active : 1);
 		ct_buf_puts(b, intern(rt, &t, c.s, lanes, name, sizeof name));
 		rt->failed = rt->failed || t.failed || c.failed;
 		ct_buf_free(&t);
@@ -393,18 +396,17 @@ static void put_vexpr(rtile *rt, ct_buf *b, const ir_expr *e, int lanes)
 	}
 }
 
-/* The left-hand side element at (m, c) as C; in checked mode for a
- * vector chunk, the element as is and the test of the chunk's lanes in chk. */
+/* The left-hand side element at (m, c) as C; in checked mode the test of
+ * the chunk's lanes in chk. */
 static void put_lhs(rtile *rt, ct_buf *b, ct_buf *chk, int64_t m, int c)
 {
 	cg *g = rt->g;
 	fix_vars(rt, m, c);
 	bool raw = g->raw;
-	g->raw = raw || rt->ch[c].lanes > 1;
+	g->raw = true;
 	cg_access(g, b, rt->s->lhs->id, rt->s->lhs->sub);
 	g->raw = raw;
-	if (rt->ch[c].lanes > 1)
-		cg_check_range(g, chk, rt->s->lhs->id, rt->s->lhs->sub, NULL, rt->ch[c].active);
+	cg_check_range(g, chk, rt->s->lhs->id, rt->s->lhs->sub, NULL, rt->ch[c].lanes > 1 ? rt->ch[c].active : 1);
 	unfix_vars(rt);
 }
 
@@ -440,7 +442,7 @@ static void emit_moves(rtile *rt, int64_t nm, bool load)
 			else
 				ct_buf_printf(&mv, "%s = ct_r%d;", s, acc);
 			const char *text = mv.s ? mv.s : "0";
-			/* checked: a vector out of range is neither loaded (zeros) nor stored */
+			/* checked: elements out of range are neither loaded (zeros) nor stored */
 			if (load && chk.s)
 				kg_stmt(g->kg, KG_OTHER, NULL, NULL, "%s ct_r%d = %s ? %s : (%s){0};", ty, acc, chk.s, text, ty);
 			else if (load)
@@ -492,7 +494,8 @@ static void emit_body(rtile *rt, int64_t nm)
 			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "const %s ct_o%d = %s%sct_ld_%s(&%s)%s;", ty, i,
 			        o->check ? o->check : "", guard, helper_suffix(ty), o->text, zero);
 		else
-			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "const %s ct_o%d = %s;", ty, i, o->text);
+			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "const %s ct_o%d = %s%s%s%s;", ty, i, o->check ? o->check : "",
+			        guard, o->text, zero);
 	}
 	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "%s", upd.s ? upd.s : "");
 	rt->failed = rt->failed || upd.failed;
