@@ -108,6 +108,12 @@ rc=$?
 test "$rc" = 0 && test "$out" = 1
 check $? "a temp too large to allocate: status 1 and the outputs untouched (got rc $rc, status '$out')"
 
+# examples/host_package.c: the documented way to call a package, status checked
+"$CACHET" build examples/axpy_runtime.cachet -o "$tmp/axpy" >/dev/null &&
+	cc -std=c11 -I"$tmp/axpy" examples/host_package.c "$tmp/axpy/libaxpy.a" -lm -o "$tmp/axpy_main" &&
+	test "$("$tmp/axpy_main")" = "axpy: ok"
+check $? "examples/host_package.c builds against its package and runs"
+
 "$CACHET" build "$tmp/k.cachet" >/dev/null 2>&1
 test $? = 2
 check $? "build without -o is a usage error"
