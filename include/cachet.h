@@ -989,7 +989,7 @@ CT_API ct_status ct_solution_run(CT_KEEP ct_selector *s, CT_KEEP const ct_soluti
  * select the solution for its sizes (into *sol), run it on deterministic
  * inputs o->repeat times (after one untimed run that loads its pieces) and
  * verify it against the unscheduled interpreter when o->verify. Only the
- * native engine. */
+ * native engine, unchecked (o->checked set: CT_ERR_UNSUPPORTED). */
 CT_API ct_status ct_kernel_run_selected(CT_KEEP ct_selector *s, CT_KEEP const ct_run_options *o,
 					CT_KEEP ct_run_result *r, CT_KEEP ct_solution *sol);
 /* @@tuner-api end */

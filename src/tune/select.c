@@ -710,6 +710,9 @@ ct_status ct_kernel_run_selected(ct_selector *s, const ct_run_options *o, ct_run
 	r->threads = o->threads > 0 ? o->threads : (int)k->ctx->threads;
 	if (o->repeat < 1 || o->repeat > 1000000)
 		return ct_error(k->ctx, CT_ERR_USAGE, "repeat must be in 1..1000000");
+	if (o->checked) /* its pieces are unchecked code: never pass them off as checked */
+		return ct_error(k->ctx, CT_ERR_UNSUPPORTED,
+				"checked runs go through ct_kernel_run, not the solution selector");
 	if (!ir_params_complete(k))
 		return ct_error(k->ctx, CT_ERR_USAGE, "every runtime param needs a value (-D)");
 	int64_t sizes[MAX_P];

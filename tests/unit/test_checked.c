@@ -475,6 +475,27 @@ static void test_opencl_refused(void)
 	ct_ctx_free(ctx);
 }
 
+/* The solution selector runs unchecked pieces: it refuses a checked run. */
+static void test_selector_refused(void)
+{
+	static const char text[] = "kernel k\nparam N = 16\nparam T = 4 tune {2, 4}\narray A : f32[N] input\n"
+				   "array B : f32[N] output\nfor (i: N) {\n  B[i] = A[i]\n}\n"
+				   "schedule {\n  ii = split(i, T)\n}\n";
+	ct_ctx *ctx = ct_ctx_new();
+	ct_kernel *k = parse(ctx, text, "t.cachet");
+	ct_selector *sel = k ? ct_selector_new(k, NULL) : NULL;
+	CHECKF(sel != NULL, "%s", ct_ctx_last_message(ctx));
+	ct_run_options o;
+	ct_run_options_init(&o);
+	o.checked = 1;
+	ct_run_result r;
+	ct_solution sol;
+	CHECK(sel && ct_kernel_run_selected(sel, &o, &r, &sol) == CT_ERR_UNSUPPORTED);
+	ct_selector_free(sel);
+	ct_kernel_free(k);
+	ct_ctx_free(ctx);
+}
+
 int main(void)
 {
 	RUN(test_record);
@@ -482,6 +503,7 @@ int main(void)
 	RUN(test_issue17_repro3);
 	RUN(test_cache_keys);
 	RUN(test_opencl_refused);
+	RUN(test_selector_refused);
 	RUN(test_examples_equal);
 	return h_report();
 }
