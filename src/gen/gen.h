@@ -4,11 +4,12 @@
 
 #include "ir/looptree.h"
 
-/* The C source of loop tree t: `void cachet_<name>(arrays..., runtime
- * params...)` plus a uniform entry `void cachet_<name>_entry(void *const
+/* The C source of loop tree t: `int cachet_<name>(arrays..., runtime
+ * params...)` plus a uniform entry `int cachet_<name>_entry(void *const
  * *args, const int64_t *params)` (args: one pointer per array in
  * declaration order, temps ignored; params: every param's value in
- * declaration order). Temps and the cache buffers of a planned tree
+ * declaration order); both return 0, or 1 when a temp or cache buffer on
+ * the heap could not be allocated (no output touched). Temps and the cache buffers of a planned tree
  * (storage t->arrays[k->narrays ..]) are zeroed locals of the kernel
  * function, never arguments; derived values are `const int64_t ct_dI`
  * declared at its start; each cache region is a commented block. Returns a
@@ -20,12 +21,14 @@ char *gen_c(ct_looptree *t, size_t *len);
  * is tested against the storage's element count before it happens. The
  * kernel function takes one more argument, `ct_oob *ct_ck` (a gen_oob),
  * and the uniform entry is `int cachet_<name>_checked_entry(void *const
- * *args, const int64_t *params, void *oob)`. A failing test records the
- * first violation in *oob (one compare-exchange on its flag, so threads of
- * parallel loops keep one) and redirects the access to element 0 of the
- * storage (always allocated), or skips a vector load (zeros) or store:
- * memory outside a storage is never touched, and the run's results are to
- * be discarded. site numbers the tests in the order of generation. */
+ * *args, const int64_t *params, void *oob)`. A statement runs as written
+ * under the tests of its accesses (skipped when one fails); vector loads
+ * and stores test their lane range (zeros, or no store); any other access
+ * goes to element 0 of its storage (always allocated) when it fails. A
+ * failing test records the first violation in *oob (one compare-exchange
+ * on its flag, so threads of parallel loops keep one): memory outside a
+ * storage is never touched, and the run's results are to be discarded.
+ * site numbers the tests in the order of generation. */
 typedef struct gen_oob {
 	int hit;        /* 0: no violation */
 	int site;       /* the test that failed (gen_site) */
