@@ -203,6 +203,13 @@ typedef struct ct_run_options {
 	int repeat;         /* timed runs (>= 1); the median is reported */
 	int threads;        /* 0 = the ctx's CT_OPT_THREADS */
 	int verify;         /* compare with the unscheduled interpreter run */
+	int checked;        /* native engine: compile the kernel with a bounds test on
+	                       every array and cache-buffer access; the first access
+	                       outside its storage fails the run with CT_ERR_RUNTIME
+	                       ("out-of-bounds access to array 'A' (element E of N) in
+	                       statement at FILE:LINE"). The interpreter always tests;
+	                       plan(target=opencl) kernels refuse it (CT_ERR_UNSUPPORTED).
+	                       Default 0. */
 } ct_run_options;
 
 typedef struct ct_run_result {
@@ -217,7 +224,8 @@ typedef struct ct_run_result {
 	const char *mismatch_array; /* first array that failed verification, or "" */
 } ct_run_result;
 
-/* Set o to the defaults: native engine, repeat 1, threads 0, verify on. */
+/* Set o to the defaults: native engine, repeat 1, threads 0, verify on,
+ * checked off. */
 CT_API void ct_run_options_init(CT_KEEP ct_run_options *o);
 /* Run kernel k (every runtime param set) on deterministic pseudo-random
  * inputs from the ctx seed, time it, and verify it against the unscheduled
@@ -991,7 +999,7 @@ CT_API ct_status ct_solution_run(CT_KEEP ct_selector *s, CT_KEEP const ct_soluti
  * select the solution for its sizes (into *sol), run it on deterministic
  * inputs o->repeat times (after one untimed run that loads its pieces) and
  * verify it against the unscheduled interpreter when o->verify. Only the
- * native engine. */
+ * native engine, unchecked (o->checked set: CT_ERR_UNSUPPORTED). */
 CT_API ct_status ct_kernel_run_selected(CT_KEEP ct_selector *s, CT_KEEP const ct_run_options *o,
 					CT_KEEP ct_run_result *r, CT_KEEP ct_solution *sol);
 /* @@tuner-api end */

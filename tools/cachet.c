@@ -337,6 +337,8 @@ static int parse_args(cli *c, int argc, char **argv, int first)
 			c->json = 1;
 		} else if (strcmp(a, "--no-verify") == 0) {
 			c->run.verify = 0;
+		} else if (strcmp(a, "--checked") == 0 && strcmp(c->cmd, "run") == 0) {
+			c->run.checked = 1;
 		} else if (strcmp(a, "--simulate") == 0) {
 			c->simulate = 1;
 		} else if (strcmp(a, "--show") == 0) {
@@ -499,21 +501,21 @@ static int lower_kernel(ct_ctx *ctx, ct_kernel *k, cli *c) { return print_lowere
 
 static int cmd_lower(cli *c) { return with_kernel(c, lower_kernel); }
 
-static void print_run_json(const ct_kernel *k, const ct_run_result *r)
+static void print_run_json(const ct_kernel *k, const ct_run_result *r, int checked)
 {
 	printf("{\"kernel\": \"%s\", \"target\": \"%s\", \"engine\": \"%s\", \"threads\": %d, "
 	       "\"seconds\": %.9g, \"gflops\": %.6g, \"verified\": %s, \"max_rel_error\": %.6g, "
-	       "\"code_cache\": \"%s\", \"compile_seconds\": %.6g}\n",
+	       "\"code_cache\": \"%s\", \"compile_seconds\": %.6g, \"checked\": %s}\n",
 	       ct_kernel_name(k), strcmp(r->engine, "opencl") == 0 ? "opencl" : "host", r->engine, r->threads,
 	       r->seconds, r->gflops,
 	       r->verified == 1 ? "true" : r->verified == 0 ? "false" : "null", r->max_rel_error,
-	       r->code_cache, r->compile_seconds);
+	       r->code_cache, r->compile_seconds, checked ? "true" : "false");
 }
 
-static void print_run_text(const ct_kernel *k, const ct_run_result *r)
+static void print_run_text(const ct_kernel *k, const ct_run_result *r, int checked)
 {
-	printf("kernel %s: %s engine, %d thread%s\n", ct_kernel_name(k), r->engine, r->threads,
-	       r->threads == 1 ? "" : "s");
+	printf("kernel %s: %s engine, %d thread%s%s\n", ct_kernel_name(k), r->engine, r->threads,
+	       r->threads == 1 ? "" : "s", checked ? ", checked (every access bounds-tested)" : "");
 	printf("  time     %.6f s (median)\n", r->seconds);
 	printf("  speed    %.3f GFLOP/s\n", r->gflops);
 	if (r->verified == 1)
@@ -532,7 +534,7 @@ static void print_run_text(const ct_kernel *k, const ct_run_result *r)
  * params, none is set with -D, and the engine is native. */
 static int wants_selector(const ct_kernel *k, const cli *c)
 {
-	if (c->run.engine != CT_ENGINE_NATIVE)
+	if (c->run.engine != CT_ENGINE_NATIVE || c->run.checked) /* checked: the file's own values */
 		return 0;
 	int tunable = 0;
 	for (int i = 0; i < ct_kernel_param_count(k); i++) {
@@ -601,14 +603,14 @@ static int run_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
 			/* the run's object with one more field */
 			printf("{\"kernel\": \"%s\", \"target\": \"host\", \"engine\": \"%s\", \"threads\": %d, "
 			       "\"seconds\": %.9g, \"gflops\": %.6g, \"verified\": %s, \"max_rel_error\": %.6g, "
-			       "\"code_cache\": \"%s\", \"compile_seconds\": %.6g, \"tuned\": ",
+			       "\"code_cache\": \"%s\", \"compile_seconds\": %.6g, \"checked\": false, \"tuned\": ",
 			       ct_kernel_name(k), r.engine, r.threads, r.seconds, r.gflops,
 			       r.verified == 1 ? "true" : r.verified == 0 ? "false" : "null", r.max_rel_error,
 			       r.code_cache, r.compile_seconds);
 			print_solution(k, &sol, 1);
 			printf("}\n");
 		} else {
-			print_run_text(k, &r);
+			print_run_text(k, &r, 0);
 			print_solution(k, &sol, 0);
 		}
 		ct_selector_free(sel);
@@ -622,9 +624,9 @@ static int run_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
 	if (st && st != CT_ERR_VERIFY)
 		return fail(ctx, st);
 	if (c->json)
-		print_run_json(k, &r);
+		print_run_json(k, &r, c->run.checked);
 	else
-		print_run_text(k, &r);
+		print_run_text(k, &r, c->run.checked);
 	if (st) {
 		print_error(ctx);
 		return EXIT_FAILED;
@@ -1219,8 +1221,8 @@ static const command commands[] = {
 	 "  -D NAME=VALUE   override a param\n  --json          print the loop tree as one JSON object\n",
 	 cmd_lower, A_FILE | O_D | O_JSON},
 	{"run", "run a kernel on deterministic inputs, time it and verify it",
-	 "cachet run FILE [-D ...] [--engine native|interp] [--repeat N] [--threads T] [--no-verify] [--cc CC] "
-	 "[--vector-bytes B] [--branching] [--json]",
+	 "cachet run FILE [-D ...] [--engine native|interp] [--repeat N] [--threads T] [--no-verify] [--checked] "
+	 "[--cc CC] [--vector-bytes B] [--branching] [--json]",
 	 "  --engine E      native (compiled, default) or interp (the reference interpreter)\n"
 	 "  --cc CC         compiler command for the generated C (default $CC, else cc)\n"
 	 "  --repeat N      timed runs; the median is reported\n"
@@ -1228,6 +1230,9 @@ static const command commands[] = {
 	 "  --vector-bytes B  widest vector of register tiles (0 = this machine's)\n"
 	 "  --branching     per-element tests in halo copies and boundary ifs (default: branch-free)\n"
 	 "  --no-verify     skip the comparison with the unscheduled reference\n"
+	 "  --checked       compile with a bounds test on every array and cache access; the\n"
+	 "                  first access outside its storage fails the run (host kernels;\n"
+	 "                  tunable params keep the file's values)\n"
 	 "  --json          one JSON object on stdout\n"
 	 "exit codes: 0 verified, 1 the kernel ran but failed, 2 bad input\n",
 	 cmd_run, A_FILE | O_D | O_ENGINE | O_REPEAT | O_THREADS | O_NO_VERIFY | O_CC | O_VECTOR_BYTES | O_BRANCHING | O_JSON},

@@ -26,6 +26,7 @@ void ct_run_options_init(ct_run_options *o)
 	o->engine = CT_ENGINE_NATIVE;
 	o->repeat = 1;
 	o->verify = 1;
+	o->checked = 0;
 }
 
 double ct_dtype_tolerance(ct_dtype t)
@@ -223,6 +224,9 @@ ct_status ct_kernel_run(ct_kernel *k, const ct_run_options *o, ct_run_result *r)
 				return ct_error(ctx, CT_ERR_USAGE,
 						"runtime param '%s' needs a value (-D %s=VALUE)",
 						k->params[i].name, k->params[i].name);
+	if (o->engine == CT_ENGINE_NATIVE && k->has_plan && k->target == TARGET_OPENCL && o->checked)
+		return ct_error(ctx, CT_ERR_UNSUPPORTED,
+				"checked runs (--checked) cover host kernels only, not plan(target=opencl)");
 	/* refused before any compile or allocation */
 	ct_status sz = run_check_size(k);
 	if (sz)
