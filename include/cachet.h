@@ -78,6 +78,8 @@ CT_API void ct_ctx_clear_error(CT_KEEP ct_ctx *ctx);
  * a caret; the string stays valid until the next parse on ctx. */
 CT_API int ct_ctx_diag_count(CT_KEEP const ct_ctx *ctx);
 CT_API const char *ct_ctx_diag_render(CT_KEEP ct_ctx *ctx, int i);
+/* Errors of the last parse/check beyond CT_OPT_MAX_ERRORS: found, not kept. */
+CT_API int ct_ctx_diag_suppressed(CT_KEEP const ct_ctx *ctx);
 
 /* Integer options of a context. */
 typedef enum ct_option {
@@ -88,6 +90,14 @@ typedef enum ct_option {
 	                           bytes (a power of two, 8..256); 0 (default) = the
 	                           target's, from the hardware probe */
 } ct_option;
+/* Progress of long steps: fn(ud, phase, done, total) is called while one
+ * runs, first once it has taken a second, then at most ten times a second,
+ * and a last time with done == total if it was called before. One step
+ * reports today: "verify", the reference interpreter's run that a
+ * verification compares with (done: outermost loop iterations). fn = NULL
+ * (the default): no calls. fn must not call back into ctx. */
+typedef void (*ct_progress_fn)(void *ud, const char *phase, int done, int total);
+CT_API void ct_ctx_set_progress(CT_KEEP ct_ctx *ctx, ct_progress_fn fn, void *ud);
 CT_API ct_status ct_ctx_set_option(CT_KEEP ct_ctx *ctx, ct_option opt, int64_t value);
 CT_API int64_t ct_ctx_get_option(CT_KEEP const ct_ctx *ctx, ct_option opt);
 
@@ -202,6 +212,13 @@ typedef struct ct_run_options {
 	int repeat;         /* timed runs (>= 1); the median is reported */
 	int threads;        /* 0 = the ctx's CT_OPT_THREADS */
 	int verify;         /* compare with the unscheduled interpreter run */
+	int checked;        /* native engine: compile the kernel with a bounds test on
+	                       every array and cache-buffer access; the first access
+	                       outside its storage fails the run with CT_ERR_RUNTIME
+	                       ("out-of-bounds access to array 'A' (element E of N) in
+	                       statement at FILE:LINE"). The interpreter always tests;
+	                       plan(target=opencl) kernels refuse it (CT_ERR_UNSUPPORTED).
+	                       Default 0. */
 } ct_run_options;
 
 typedef struct ct_run_result {
@@ -216,7 +233,8 @@ typedef struct ct_run_result {
 	const char *mismatch_array; /* first array that failed verification, or "" */
 } ct_run_result;
 
-/* Set o to the defaults: native engine, repeat 1, threads 0, verify on. */
+/* Set o to the defaults: native engine, repeat 1, threads 0, verify on,
+ * checked off. */
 CT_API void ct_run_options_init(CT_KEEP ct_run_options *o);
 /* Run kernel k (every runtime param set) on deterministic pseudo-random
  * inputs from the ctx seed, time it, and verify it against the unscheduled
@@ -254,8 +272,9 @@ CT_API CT_GIVE ct_callable *ct_kernel_compile(CT_KEEP ct_kernel *k);
  * overlap others. The call uses the ctx's CT_OPT_THREADS (read at compile
  * time). CT_ERR_USAGE (nothing run) for a NULL buffer, a missing params
  * array or a runtime value below 1; CT_ERR_LIMIT when an array would exceed
- * 2^62 bytes. Errors go to the kernel's ctx, so call from one thread at a
- * time. */
+ * 2^62 bytes; CT_ERR_NOMEM when the kernel could not allocate its temps and
+ * cache buffers (outputs untouched). Errors go to the kernel's ctx, so call
+ * from one thread at a time. */
 CT_API ct_status ct_callable_call(CT_KEEP const ct_callable *h, CT_KEEP void *const *args,
 				  CT_KEEP const int64_t *params);
 /* Buffers and runtime values one call takes (0 for NULL). */
@@ -1035,7 +1054,7 @@ CT_API ct_status ct_solution_run(CT_KEEP ct_selector *s, CT_KEEP const ct_soluti
  * select the solution for its sizes (into *sol), run it on deterministic
  * inputs o->repeat times (after one untimed run that loads its pieces) and
  * verify it against the unscheduled interpreter when o->verify. Only the
- * native engine. */
+ * native engine, unchecked (o->checked set: CT_ERR_UNSUPPORTED). */
 CT_API ct_status ct_kernel_run_selected(CT_KEEP ct_selector *s, CT_KEEP const ct_run_options *o,
 					CT_KEEP ct_run_result *r, CT_KEEP ct_solution *sol);
 /* @@tuner-api end */

@@ -29,7 +29,7 @@
 #define MIN_SECONDS 0.2
 #define EXAMPLE "examples/two_index_fast.cachet"
 
-typedef void (*entry_fn)(void *const *args, const int64_t *params);
+typedef int (*entry_fn)(void *const *args, const int64_t *params); /* 0, or 1: out of memory */
 typedef void (*threads_fn)(int n);
 
 typedef struct problem {

@@ -48,7 +48,7 @@
 #define MIN_SECONDS 0.1
 #define DEFAULT_EXAMPLE "examples/stencil5_fast.cachet"
 
-typedef void (*entry_fn)(void *const *args, const int64_t *params);
+typedef int (*entry_fn)(void *const *args, const int64_t *params); /* 0, or 1: out of memory */
 typedef void (*threads_fn)(int n);
 typedef void (*peer_fn)(const float *a, float *b, int64_t n, int threads);
 

@@ -27,7 +27,7 @@
 #include <time.h>
 #define N 4096
 #define M 4096
-void ka(const float *restrict A, float *restrict B);
+int ka(const float *restrict A, float *restrict B);
 static void copy(const float *restrict a, float *restrict b)
 {
 	#pragma omp parallel for schedule(static)

@@ -26,8 +26,8 @@
 #define N 4096
 #define M 4096
 
-void ka(const float *restrict A, float *restrict B);
-void kb(const float *restrict A, float *restrict B);
+int ka(const float *restrict A, float *restrict B);
+int kb(const float *restrict A, float *restrict B);
 
 typedef float v16 __attribute__((vector_size(64)));
 typedef int32_t m16 __attribute__((vector_size(64)));

@@ -26,7 +26,7 @@
  * best of many batches of at least 1 ms (time_calls).
  */
 
-typedef void (*entry_fn)(void *const *args, const int64_t *params);
+typedef int (*entry_fn)(void *const *args, const int64_t *params); /* 0, or 1: out of memory */
 typedef void (*threads_fn)(int n);
 
 static char *kernel_text(int64_t n, int64_t m, int64_t tx, int64_t ty, int cached)

@@ -411,6 +411,35 @@ static bool make_strides(cg *g)
 	return true;
 }
 
+/* Checked mode: the element count of every storage as C, and the dense
+ * strides of strided arrays (their tests use the dense offset). */
+static bool make_counts(cg *g)
+{
+	g->count = calloc((size_t)g->narrays + 1, sizeof *g->count);
+	g->dstride = calloc((size_t)g->narrays * IR_MAX_RANK + 1, sizeof *g->dstride);
+	if (!g->count || !g->dstride)
+		return false;
+	for (int a = 0; a < g->narrays; a++) {
+		const ir_array *arr = &g->arrays[a];
+		for (int r = -1; r < (strided_arg(g, a) ? arr->rank : 0); r++) {
+			const bx *p = layout_product(g, a, r + 1);
+			if (!p)
+				return false;
+			ct_buf b;
+			ct_buf_init(&b);
+			cg_bound(g, &b, p);
+			char *txt = ct_buf_take(&b);
+			if (!txt)
+				return false;
+			if (r < 0)
+				g->count[a] = txt;
+			else
+				g->dstride[a * IR_MAX_RANK + arr->order[r]] = txt;
+		}
+	}
+	return true;
+}
+
 /* Whether C text s has a space outside parentheses: a sum or product that
  * needs parentheses before `* stride` (a call such as `ct_floordiv64(k, 8)`
  * does not). */
@@ -425,24 +454,22 @@ static bool top_level_space(const char *s)
 	return false;
 }
 
-/* The element of array a at subscripts sub[] as C: A[linear offset]. */
-void cg_access(cg *g, ct_buf *b, int a, const aff *sub)
+/* The linear offset of storage a at subscripts sub[] as C (no brackets):
+ * with the strides of its layout (a strided array's arguments and base
+ * offset), or with dense set, those of the dense layout of its extents
+ * (what checked mode tests against the element count). */
+static void put_offset(cg *g, ct_buf *b, int a, const aff *sub, bool dense)
 {
-	if (a < 0 || a >= g->narrays || !sub) {
-		cg_bad(g, "storage", a);
-		return;
-	}
-	if (g->shift && cg_shift_access(g, b, a, sub))
-		return;
 	const ir_array *arr = &g->arrays[a];
-	ct_buf_printf(b, "%s[", g->aname[a]);
 	bool any = false;
-	if (strided_arg(g, a)) { /* the view's base: any offset, even below the data */
+	bool view = strided_arg(g, a) && !(dense && g->dstride);
+	if (view) { /* the view's base: any offset, even below the data */
 		ct_buf_printf(b, "ct_vo%d", a);
 		any = true;
 	}
+	char **strides = strided_arg(g, a) && !view ? g->dstride : g->stride;
 	for (int d = 0; d < arr->rank; d++) {
-		const char *s = g->stride[a * IR_MAX_RANK + d];
+		const char *s = strides[a * IR_MAX_RANK + d];
 		if (sub[d].n == 0 && sub[d].c == 0)
 			continue;
 		ct_buf t;
@@ -455,7 +482,7 @@ void cg_access(cg *g, ct_buf *b, int a, const aff *sub)
 		}
 		if (any)
 			ct_buf_puts(b, " + ");
-		if (strcmp(s, "1") == 0)
+		if (!s || strcmp(s, "1") == 0)
 			ct_buf_puts(b, txt);
 		else if (top_level_space(txt))
 			ct_buf_printf(b, "(%s) * %s", txt, s);
@@ -468,6 +495,78 @@ void cg_access(cg *g, ct_buf *b, int a, const aff *sub)
 	}
 	if (!any)
 		ct_buf_putc(b, '0');
+}
+
+/* A new test site of checked code for storage a, in the statement (or the
+ * cache copy) being emitted; its number, -1 when out of memory. */
+static int new_site(cg *g, int a)
+{
+	if (!ct_vec_grow(g->k->ctx, (void **)&g->sites, &g->capsites, g->nsites + 1, sizeof *g->sites)) {
+		g->failed = true;
+		return -1;
+	}
+	const ir_node *s = g->cur_stmt && g->cur_stmt->stmt_id > 0 ? g->cur_stmt : NULL;
+	g->sites[g->nsites] = (gen_site){a, s, s ? -1 : g->cur_region};
+	return g->nsites++;
+}
+
+void cg_check_range(cg *g, ct_buf *b, int a, const aff *sub, const char *delta, int64_t lanes)
+{
+	if (!g->checked || a < 0 || a >= g->narrays || !sub)
+		return;
+	ct_buf_printf(b, "ct_inb(ct_ck, %d, ", new_site(g, a));
+	if (delta)
+		ct_buf_putc(b, '(');
+	put_offset(g, b, a, sub, true);
+	if (delta)
+		ct_buf_printf(b, ") + %s", delta);
+	ct_buf_printf(b, ", %lld, %s)", (long long)lanes, g->count[a] ? g->count[a] : "0");
+}
+
+void cg_pend_begin(cg *g, ct_buf *b)
+{
+	ct_buf_init(b);
+	g->pend = g->checked ? b : NULL;
+}
+
+const char *cg_pend_end(cg *g, ct_buf *b)
+{
+	g->pend = NULL;
+	if (b->failed)
+		g->failed = true;
+	return g->checked && b->s && b->s[0] ? b->s : NULL;
+}
+
+/* The element of array a at subscripts sub[] as C: A[linear offset]; in
+ * checked mode (unless raw) the offset goes through the bounds test
+ * (ct_ix: element 0 when it fails), or for a strided array the test of its
+ * dense offset chooses between the offset and the view's base. */
+void cg_access(cg *g, ct_buf *b, int a, const aff *sub)
+{
+	if (a < 0 || a >= g->narrays || !sub) {
+		cg_bad(g, "storage", a);
+		return;
+	}
+	if (g->shift && cg_shift_access(g, b, a, sub))
+		return;
+	ct_buf_printf(b, "%s[", g->aname[a]);
+	if (g->checked && !g->raw && g->pend) {
+		if (g->pend->s && g->pend->s[0])
+			ct_buf_puts(g->pend, " && ");
+		cg_check_range(g, g->pend, a, sub, NULL, 1);
+		put_offset(g, b, a, sub, false);
+	} else if (!g->checked || g->raw) {
+		put_offset(g, b, a, sub, false);
+	} else if (strided_arg(g, a)) {
+		cg_check_range(g, b, a, sub, NULL, 1);
+		ct_buf_puts(b, " ? ");
+		put_offset(g, b, a, sub, false);
+		ct_buf_printf(b, " : ct_vo%d", a);
+	} else {
+		ct_buf_printf(b, "ct_ix(ct_ck, %d, ", new_site(g, a));
+		put_offset(g, b, a, sub, false);
+		ct_buf_printf(b, ", %s)", g->count[a] ? g->count[a] : "0");
+	}
 	ct_buf_putc(b, ']');
 }
 
@@ -713,46 +812,67 @@ static void gen_stmt(cg *g, const ir_node *s)
 		return;
 	}
 	ct_dtype t = g->arrays[lhs->id].type;
-	ct_buf l, r;
+	ct_buf l, r, pend;
 	ct_buf_init(&l);
 	ct_buf_init(&r);
+	g->cur_stmt = s;
+	/* checked: the statement as written, under the tests of its accesses */
+	cg_pend_begin(g, &pend);
 	cg_access(g, &l, lhs->id, lhs->sub);
+	if (is_int(t) && s->op != AS_SET)
+		cg_expr(g, &r, s->rhs, CT_I64);
+	else
+		cg_expr(g, &r, s->rhs, is_int(t) ? CT_I64 : t);
+	const char *cond = cg_pend_end(g, &pend);
+	if (cond)
+		kg_block_open(g->kg, "if (%s)", cond);
 	const char *arr = g->aname[lhs->id];
 	if (is_int(t) && s->op != AS_SET) {
 		static const char *const iops[] = {[AS_ADD] = "ct_iadd", [AS_SUB] = "ct_isub", [AS_MUL] = "ct_imul"};
-		cg_expr(g, &r, s->rhs, CT_I64);
 		kg_stmt(g->kg, KG_OTHER, arr, arr, "%s = (%s)%s(%s, %s);", l.s, ir_dtype_c(t), iops[s->op], l.s,
 			r.s);
 	} else {
 		static const char *const ops[] = {[AS_SET] = "=", [AS_ADD] = "+=", [AS_SUB] = "-=", [AS_MUL] = "*="};
-		cg_expr(g, &r, s->rhs, is_int(t) ? CT_I64 : t);
 		if (is_int(t))
 			kg_stmt(g->kg, KG_OTHER, arr, NULL, "%s = (%s)%s;", l.s, ir_dtype_c(t), r.s);
 		else
 			kg_stmt(g->kg, KG_OTHER, arr, NULL, "%s %s %s;", l.s, ops[s->op], r.s);
 	}
+	if (cond)
+		kg_block_close(g->kg);
 	if (l.failed || r.failed)
 		g->failed = true;
 	ct_buf_free(&l);
 	ct_buf_free(&r);
+	ct_buf_free(&pend);
 }
 
 static void gen_let(cg *g, const ir_node *s)
 {
 	const ir_let *let = &g->k->lets[s->let_id];
 	ct_dtype t = let->type;
-	ct_buf r;
+	ct_buf r, pend, v;
 	ct_buf_init(&r);
+	ct_buf_init(&v);
+	g->cur_stmt = s;
+	cg_pend_begin(g, &pend);
 	cg_expr(g, &r, s->rhs, is_int(t) ? CT_I64 : t);
+	const char *cond = cg_pend_end(g, &pend);
+	/* checked: the value when its accesses pass their tests, else 0 */
+	if (cond)
+		ct_buf_printf(&v, "%s ? %s : 0", cond, r.s ? r.s : "0");
+	const char *value = cond ? v.s : r.s;
 	char ctype[32];
 	snprintf(ctype, sizeof ctype, "const %s", is_int(t) ? "int64_t" : ir_dtype_c(t));
 	char *name = c_name(g, let->name);
-	if (name && r.s)
-		g->lname[s->let_id] = kg_var_declare(g->kg, name, ctype, KG_PRIVATE, r.s);
+	if (name && value)
+		g->lname[s->let_id] = kg_var_declare(g->kg, name, ctype, KG_PRIVATE, value);
 	else
 		g->failed = true;
 	free(name);
 	ct_buf_free(&r);
+	ct_buf_free(&v);
+	ct_buf_free(&pend);
 }
 
 /* The condition of an if without statement: every guard >= 0. */
@@ -1294,7 +1414,10 @@ static void gen_cache(cg *g, const lt_node *x)
 	}
 	if (g->hook_region)
 		g->hook_region(g, x, true);
+	int outer_region = g->cur_region;
+	g->cur_region = x->cache;
 	cg_nodes(g, x->kids, x->nkids);
+	g->cur_region = outer_region;
 	if (g->hook_region)
 		g->hook_region(g, x, false);
 	kg_block_close(g->kg);
@@ -1372,6 +1495,32 @@ static const char *const spmd_helpers[] = {
 	"/* the trips [b[2d], b[2d+1]) of thread t of p along each grid dimension d: p threads on a gx x gy grid (gy the largest divisor of p at most sqrt(p) for 2 dimensions, 1 otherwise), n / g trips per block and the remainder one by one over the first blocks */",
 	"static inline void ct_spmd_share(int64_t n, int64_t g, int64_t c, int64_t *b) { int64_t q = n / g, r = n % g; b[0] = c * q + (c < r ? c : r); b[1] = b[0] + q + (c < r ? 1 : 0); }",
 	"static inline void ct_spmd_blocks(int t, int p, int dims, int64_t nx, int64_t ny, int64_t *b) { int64_t gy = 1; for (int64_t d = 1; dims == 2 && d * d <= p; d++) if (p % d == 0) gy = d; int64_t gx = p / gy; ct_spmd_share(nx, gx, t / gy, b); ct_spmd_share(ny, gy, t % gy, b + 2); }",
+};
+
+/* Checked mode (gen_c_opts): the record of the first violation and the
+ * tests. The flag is claimed by one compare-exchange, so of threads that
+ * fail at once one writes the record; the caller reads it after the call. */
+static const char *const checked_helpers[] = {
+	"typedef struct ct_oob { int hit; int site; int64_t elem; int64_t count; } ct_oob;",
+	"static inline void ct_oob_note(ct_oob *o, int site, int64_t e, int64_t n)",
+	"{",
+	"#if defined(__GNUC__)",
+	"\tint none = 0;",
+	"\tif (!__atomic_compare_exchange_n(&o->hit, &none, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))",
+	"\t\treturn;",
+	"#else",
+	"\tif (o->hit)",
+	"\t\treturn;",
+	"\to->hit = 1;",
+	"#endif",
+	"\to->site = site;",
+	"\to->elem = e;",
+	"\to->count = n;",
+	"}",
+	"/* element e of a storage of n elements: e when it lies inside, else 0 (always allocated) after noting it */",
+	"static inline int64_t ct_ix(ct_oob *o, int site, int64_t e, int64_t n) { if (e >= 0 && e < n) return e; ct_oob_note(o, site, e, n); return 0; }",
+	"/* whether elements e .. e+w-1 lie inside a storage of n elements; notes the first one outside when not */",
+	"static inline int ct_inb(ct_oob *o, int site, int64_t e, int64_t w, int64_t n) { if (e >= 0 && e <= n - w) return 1; ct_oob_note(o, site, e < 0 || e >= n ? e : n, n); return 0; }",
 };
 
 /* Whether some parallelize item of k asks for SPMD. */
@@ -1473,6 +1622,10 @@ static void put_params(cg *g, ct_buf *b, bool comments)
 			ct_buf_puts(b, " /* runtime size */");
 		first = false;
 	}
+	if (g->checked) {
+		ct_buf_printf(b, "%s%sct_oob *ct_ck", first ? "" : ",", comments ? "\n\t" : (first ? "" : " "));
+		first = false;
+	}
 	if (first)
 		ct_buf_puts(b, "void");
 }
@@ -1569,7 +1722,7 @@ static void gen_temps(cg *g, bool *heap)
 			kg_block_open(g->kg, "if (!ct_priv_%d)", a);
 			if (freed.s)
 				kg_stmt(g->kg, KG_OTHER, NULL, NULL, "%s", freed.s);
-			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "return; /* out of memory: the outputs stay untouched */");
+			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "return 1; /* out of memory: the outputs stay untouched */");
 			kg_block_close(g->kg);
 			ct_buf_printf(&freed, "%sfree(ct_priv_%d);", freed.s ? " " : "", a);
 		} else if (constant && count <= CG_STACK_TEMP_BYTES / esize &&
@@ -1592,12 +1745,12 @@ static void gen_temps(cg *g, bool *heap)
 			if (!freed.s) {
 				kg_stmt(g->kg, KG_OTHER, NULL, NULL, "if (!%s)", g->aname[a]);
 				kg_stmt(g->kg, KG_OTHER, NULL, NULL,
-					"\treturn; /* out of memory: the outputs stay untouched */");
+					"\treturn 1; /* out of memory: the outputs stay untouched */");
 			} else {
 				kg_block_open(g->kg, "if (!%s)", g->aname[a]);
 				kg_stmt(g->kg, KG_OTHER, NULL, NULL, "%s", freed.s);
 				kg_stmt(g->kg, KG_OTHER, NULL, NULL,
-					"return; /* out of memory: the outputs stay untouched */");
+					"return 1; /* out of memory: the outputs stay untouched */");
 				kg_block_close(g->kg);
 			}
 			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "memset(%s, 0, %s_bytes);", g->aname[a], g->aname[a]);
@@ -1641,6 +1794,7 @@ static bool cg_init(cg *g, ct_looptree *t)
 	memset(g, 0, sizeof *g);
 	g->t = t;
 	g->k = t->k;
+	g->cur_region = -1;
 	const ct_kernel *k = t->k;
 	/* a tree's storage and index tables; the kernel's without a tree */
 	g->narrays = t->arrays ? t->narrays : k->narrays;
@@ -1685,22 +1839,32 @@ static void cg_free(cg *g)
 	free(g->priv_stack);
 	free(g->priv_count);
 	free_names(g->stride, g->narrays * IR_MAX_RANK);
+	free_names(g->count, g->narrays);
+	free_names(g->dstride, g->narrays * IR_MAX_RANK);
+	if (g->sites && k)
+		ct_free(k->ctx, g->sites);
 	kg_free(g->kg);
 	if (g->arena.ctx)
 		ct_arena_free(&g->arena);
 }
 
-/* The uniform entry: unpack args[] and params[] and call the kernel. */
+/* The uniform entry: unpack args[] and params[] and call the kernel; its
+ * status is the kernel's. Checked code has the checked entry instead, whose
+ * third argument is the violation record. */
 static void gen_entry(cg *g, const char *fn, const char *entry)
 {
 	const ct_kernel *k = g->k;
-	char proto[400];
-	snprintf(proto, sizeof proto, "void %s(void *const *args, const int64_t *params)", entry);
-	kg_func_declare(g->kg, entry, KG_FUNC_KERNEL, proto, NULL, NULL);
-	kg_func_begin(g->kg, entry);
+	char proto[400], name[340];
+	snprintf(name, sizeof name, g->checked ? "cachet_%s_checked_entry" : "%s", g->checked ? k->name : entry);
+	if (g->checked)
+		snprintf(proto, sizeof proto, "int %s(void *const *args, const int64_t *params, void *oob)", name);
+	else
+		snprintf(proto, sizeof proto, "int %s(void *const *args, const int64_t *params)", name);
+	kg_func_declare(g->kg, name, KG_FUNC_KERNEL, proto, NULL, NULL);
+	kg_func_begin(g->kg, name);
 	ct_buf call;
 	ct_buf_init(&call);
-	ct_buf_printf(&call, "%s(", fn);
+	ct_buf_printf(&call, "return %s(", fn);
 	bool first = true;
 	for (int a = 0; a < k->narrays; a++) {
 		const ir_array *arr = &k->arrays[a];
@@ -1718,6 +1882,8 @@ static void gen_entry(cg *g, const char *fn, const char *entry)
 			ct_buf_printf(&call, "%sparams[%d]", first ? "" : ", ", p);
 			first = false;
 		}
+	if (g->checked)
+		ct_buf_printf(&call, "%s(ct_oob *)oob", first ? "" : ", ");
 	ct_buf_puts(&call, ");");
 	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "(void)args;");
 	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "(void)params;");
@@ -1746,7 +1912,27 @@ char *cg_take_text(cg *g, bool ok, size_t *len)
 	return result;
 }
 
+/* The site table of g as a malloc'd copy into *sites (NULL when empty). */
+static bool take_sites(cg *g, gen_site **sites, int *nsites)
+{
+	*sites = NULL;
+	*nsites = 0;
+	if (g->nsites == 0)
+		return true;
+	*sites = malloc((size_t)g->nsites * sizeof **sites);
+	if (!*sites)
+		return false;
+	memcpy(*sites, g->sites, (size_t)g->nsites * sizeof **sites);
+	*nsites = g->nsites;
+	return true;
+}
+
 char *gen_c(ct_looptree *t, size_t *len)
+{
+	return gen_c_opts(t, len, false, NULL, NULL);
+}
+
+char *gen_c_opts(ct_looptree *t, size_t *len, bool checked, gen_site **sites, int *nsites)
 {
 	ct_kernel *k = t->k;
 	ct_ctx *ctx = k->ctx;
@@ -1755,24 +1941,28 @@ char *gen_c(ct_looptree *t, size_t *len)
 	memset(&g, 0, sizeof g);
 	g.k = k;
 	bool *heap = calloc((size_t)(t->arrays ? t->narrays : k->narrays) + 1, sizeof *heap);
-	if (!heap || !cg_init(&g, t)) {
+	if (!heap || !cg_init(&g, t) || (checked && !make_counts(&g))) {
 		cg_free(&g);
 		free(heap);
 		ct_error(ctx, CT_ERR_NOMEM, "out of memory generating C");
 		return NULL;
 	}
+	g.checked = checked;
 	g.kg = kg_new(ctx, 0);
 	if (!g.kg)
 		goto out;
 	char fn[300], entry[300];
 	gen_symbol_names(k, fn, entry, sizeof fn);
-	kg_preamble(g.kg, "/* %s: generated by cachet %s from kernel '%s'. */", fn, CACHET_VERSION, k->name);
+	kg_preamble(g.kg, "/* %s: generated by cachet %s from kernel '%s'%s. */", fn, CACHET_VERSION, k->name,
+		    checked ? ", checked: every access is tested first" : "");
 	kg_preamble(g.kg, "#include <math.h>");
 	kg_preamble(g.kg, "#include <stdint.h>");
 	kg_preamble(g.kg, "#include <stdlib.h>");
 	kg_preamble(g.kg, "#include <string.h>");
 	for (size_t i = 0; i < sizeof helpers / sizeof helpers[0]; i++)
 		kg_preamble(g.kg, "%s", helpers[i]);
+	for (size_t i = 0; checked && i < sizeof checked_helpers / sizeof checked_helpers[0]; i++)
+		kg_preamble(g.kg, "%s", checked_helpers[i]);
 	if (t->has_parallel)
 		for (size_t i = 0; i < sizeof omp_helpers / sizeof omp_helpers[0]; i++)
 			kg_preamble(g.kg, "%s", omp_helpers[i]);
@@ -1782,10 +1972,10 @@ char *gen_c(ct_looptree *t, size_t *len)
 
 	ct_buf proto;
 	ct_buf_init(&proto);
-	ct_buf_printf(&proto, "void %s(", fn);
+	ct_buf_printf(&proto, "int %s(", fn);
 	put_params(&g, &proto, false);
 	ct_buf_putc(&proto, ')');
-	kg_func_declare(g.kg, fn, KG_FUNC_KERNEL, proto.s ? proto.s : "void f(void)", NULL, NULL);
+	kg_func_declare(g.kg, fn, KG_FUNC_KERNEL, proto.s ? proto.s : "int f(void)", NULL, NULL);
 	ct_buf_free(&proto);
 	kg_func_begin(g.kg, fn);
 	if (t->has_parallel)
@@ -1799,12 +1989,19 @@ char *gen_c(ct_looptree *t, size_t *len)
 			kg_stmt(g.kg, KG_OTHER, NULL, NULL, "free(ct_priv_%d);", a);
 		else if (heap[a])
 			kg_stmt(g.kg, KG_OTHER, NULL, NULL, "free(%s);", g.aname[a]);
+	kg_stmt(g.kg, KG_OTHER, NULL, NULL, "return 0;");
 	kg_func_end(g.kg);
 	gen_entry(&g, fn, entry);
 	if (t->has_parallel)
 		gen_set_threads(&g);
 
+	if (sites && !g.failed && !take_sites(&g, sites, nsites))
+		g.failed = true;
 	result = cg_take_text(&g, !g.failed, len);
+	if (!result && sites) {
+		free(*sites);
+		*sites = NULL;
+	}
 out:
 	if (!result && !g.reported && ct_ctx_last_status(ctx) == CT_OK)
 		ct_error(ctx, CT_ERR_NOMEM, "out of memory generating C");
@@ -1826,14 +2023,16 @@ char *gen_c_prototype(const ct_kernel *k)
 		ct_buf_init(&b);
 		char fn[300], entry[300];
 		gen_symbol_names(k, fn, entry, sizeof fn);
-		ct_buf_printf(&b, "void %s(", fn);
+		ct_buf_printf(&b, "/* Returns 0, or 1 when the temps and cache buffers it allocates could\n"
+				  " * not be allocated: then no output was touched. */\n"
+				  "int %s(", fn);
 		put_params(&g, &b, true);
 		ct_buf_puts(&b, ");\n");
 		ct_buf_printf(&b, "/* Uniform entry: args[i] = array i in declaration order (temps NULL),\n"
 				  " * params[i] = param i in declaration order, then for each strided\n"
-				  " * array its base offset and strides. */\n"
-				  "void %s(void *const *args, const int64_t *params);\n",
-			      entry);
+				  " * array its base offset and strides. Returns as %s. */\n"
+				  "int %s(void *const *args, const int64_t *params);\n",
+			      fn, entry);
 		r = ct_buf_take(&b);
 	}
 	cg_free(&g);
@@ -1855,4 +2054,59 @@ void cg_teardown(cg *g)
 void cg_derived(cg *g)
 {
 	gen_derived(g);
+}
+
+/* ------------------------------------------------------------ checked mode */
+
+/* Where site s lies, as " in statement at FILE:LINE" or " in a copy of
+ * cache 'AA' (FILE:LINE)", into b (nothing when unknown). */
+static void put_site_place(const ct_looptree *t, const gen_site *s, ct_buf *b)
+{
+	const ct_kernel *k = t->k;
+	const char *file = k->file && *k->file ? k->file : "<kernel>";
+	if (s->stmt && s->stmt->pos.line > 0) {
+		ct_buf_printf(b, " in statement at %s:%d", file, s->stmt->pos.line);
+		return;
+	}
+	if (s->region < 0 || s->region >= t->nregions)
+		return;
+	int item = t->regions[s->region].item;
+	if (item < 0 || item >= k->nplan || !k->plan[item].name)
+		return;
+	ct_buf_printf(b, " in a copy of cache '%s'", k->plan[item].name);
+	if (k->plan[item].pos.line > 0)
+		ct_buf_printf(b, " (%s:%d)", file, k->plan[item].pos.line);
+}
+
+ct_status gen_oob_report(ct_looptree *t, const gen_oob *o)
+{
+	gen_site *sites = NULL;
+	int n = 0;
+	char *src = gen_c_opts(t, NULL, true, &sites, &n);
+	free(src);
+	ct_buf where;
+	ct_buf_init(&where);
+	const char *name = "?";
+	if (src && o->site >= 0 && o->site < n && sites[o->site].storage >= 0 &&
+	    sites[o->site].storage < t->narrays) {
+		name = t->arrays[sites[o->site].storage].name;
+		put_site_place(t, &sites[o->site], &where);
+	}
+	ct_status st = ct_error(t->k->ctx, CT_ERR_RUNTIME,
+	                        "out-of-bounds access to array '%s' (element %lld of %lld)%s", name,
+	                        (long long)o->elem, (long long)o->count, where.s ? where.s : "");
+	ct_buf_free(&where);
+	free(sites);
+	return st;
+}
+
+ct_status gen_oob_error(ct_kernel *k, const gen_oob *o)
+{
+	/* the same tree and options give the same code, so the same sites */
+	ct_looptree *t = ct_kernel_lower(k, 1);
+	if (!t)
+		return ct_ctx_last_status(k->ctx);
+	ct_status st = gen_oob_report(t, o);
+	ct_looptree_free(t);
+	return st;
 }

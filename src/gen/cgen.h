@@ -56,6 +56,22 @@ typedef struct cg {
 	void *hook_ud;
 	bool failed;
 	bool reported;          /* an error more precise than "out of memory" is on ctx */
+	/* checked mode (gen_c_opts): every access tested first; raw turns the
+	 * test off for addresses whose range the caller tests (cg_check_range);
+	 * while pend is set, accesses are spelled raw and their tests joined
+	 * into *pend with &&, for the caller to put the statement under them
+	 * (cg_pend_begin/end): a statement's arithmetic stays one expression
+	 * without branches inside, so the compiler contracts a * b + c as in
+	 * unchecked code and the results are the same bits */
+	bool checked;
+	bool raw;
+	ct_buf *pend;
+	const ir_node *cur_stmt; /* the statement being emitted (for test sites) */
+	int cur_region;          /* the innermost cache region being emitted, -1 */
+	gen_site *sites;         /* the test sites so far */
+	int nsites, capsites;
+	char **count;            /* checked: per storage, its element count as C */
+	char **dstride;          /* checked: per strided array and dim, its dense stride as C */
 } cg;
 
 /* A malformed tree (the plan pass and the backend disagree): a precise
@@ -63,6 +79,15 @@ typedef struct cg {
 void cg_bad(cg *g, const char *what, int id);
 /* The element of storage a at subscripts sub[] as C: A[linear offset]. */
 void cg_access(cg *g, ct_buf *b, int a, const aff *sub);
+/* Checked mode: `ct_inb(ct_ck, SITE, OFFSET + delta, lanes, COUNT)` into b,
+ * the test that elements [offset + delta, offset + delta + lanes) of storage
+ * a at sub[] lie in it (delta: C text or NULL); nothing outside checked mode. */
+void cg_check_range(cg *g, ct_buf *b, int a, const aff *sub, const char *delta, int64_t lanes);
+/* Checked mode: collect the tests of the accesses spelled from now into
+ * b (initialized here) until cg_pend_end, which returns b's text (NULL
+ * when there is none, or outside checked mode). */
+void cg_pend_begin(cg *g, ct_buf *b);
+const char *cg_pend_end(cg *g, ct_buf *b);
 /* Expression e as C converted to type want (integers compute in int64). */
 void cg_expr(cg *g, ct_buf *b, const ir_expr *e, ct_dtype want);
 /* A loop bound as C; runtime params by name, min/max through helpers. */

@@ -56,10 +56,11 @@ static bool no_cache(void)
  * setter (gen_threads_symbol). */
 typedef struct native_fns {
 	gen_entry_fn entry;
+	gen_checked_entry_fn checked; /* instead of entry, for checked code */
 	void (*set_threads)(int n);
 } native_fns;
 
-static ct_status generate_and_load(ct_kernel *k, native_fns *fns, ct_run_result *r);
+static ct_status generate_and_load(ct_kernel *k, bool checked, native_fns *fns, ct_run_result *r);
 
 /* The plan cache holds function pointers as void * (POSIX lets a dlsym
  * data pointer convert to a function pointer and back). */
@@ -70,13 +71,14 @@ static void *fn_to_ptr(const void *fn, size_t size)
 	return v;
 }
 
-/* k's functions: from the plan cache when this ctx has already loaded the
- * same kernel (canonically), else generated and loaded. The thread setter
- * is kept under the key plus a suffix. */
-static ct_status load_fns(ct_kernel *k, native_fns *fns, ct_run_result *r)
+/* k's functions (checked: the checked entry): from the plan cache when
+ * this ctx has already loaded the same kernel (canonically), else
+ * generated and loaded. The thread setter is kept under the key plus a
+ * suffix. */
+static ct_status load_fns(ct_kernel *k, bool checked, native_fns *fns, ct_run_result *r)
 {
 	if (no_cache())
-		return generate_and_load(k, fns, r);
+		return generate_and_load(k, checked, fns, r);
 	size_t klen = 0;
 	/* the register tiles' vector width is part of the code */
 	char target[32] = "host";
@@ -85,6 +87,8 @@ static ct_status load_fns(ct_kernel *k, native_fns *fns, ct_run_result *r)
 		snprintf(target, sizeof target, "host:v%lld", (long long)vb);
 	if (ct_ctx_get_option(k->ctx, CT_OPT_BRANCHING)) /* the branching form is other code */
 		strcat(target, ":branching");
+	if (checked) /* checked code has another entry: never shared with unchecked code */
+		strcat(target, ":checked");
 	char *key = canon_kernel(k, target, &klen);
 	char *tkey = key ? malloc(klen + 9) : NULL;
 	if (!key || !tkey) {
@@ -98,14 +102,19 @@ static ct_status load_fns(ct_kernel *k, native_fns *fns, ct_run_result *r)
 	void *thit = hit && parallel ? plan_cache_get(k->ctx, tkey, klen + 8) : NULL;
 	ct_status st = CT_OK;
 	if (hit && (!parallel || thit)) {
-		memcpy(&fns->entry, &hit, sizeof hit);
+		if (checked)
+			memcpy(&fns->checked, &hit, sizeof hit);
+		else
+			memcpy(&fns->entry, &hit, sizeof hit);
 		if (thit)
 			memcpy(&fns->set_threads, &thit, sizeof thit);
 		r->code_cache = "memory";
 		r->compile_seconds = 0;
 	} else {
-		st = generate_and_load(k, fns, r);
-		if (!st)
+		st = generate_and_load(k, checked, fns, r);
+		if (!st && checked)
+			plan_cache_put(k->ctx, key, klen, fn_to_ptr(&fns->checked, sizeof fns->checked));
+		else if (!st)
 			plan_cache_put(k->ctx, key, klen, fn_to_ptr(&fns->entry, sizeof fns->entry));
 		if (!st && fns->set_threads)
 			plan_cache_put(k->ctx, tkey, klen + 8, fn_to_ptr(&fns->set_threads, sizeof fns->set_threads));
@@ -116,29 +125,47 @@ static ct_status load_fns(ct_kernel *k, native_fns *fns, ct_run_result *r)
 }
 
 /* The compile options of k's generated code: OpenMP for parallel loops,
- * -fopenmp-simd for simd pragmas alone. */
-static void native_options(ct_kernel *k, ct_compile_options *co)
+ * -fopenmp-simd for simd pragmas alone, and for checked code its flag (in
+ * the code cache's key too, though the source differs anyway). */
+static void native_options(ct_kernel *k, bool checked, ct_compile_options *co)
 {
-	static const char *const simd_flags[] = {"-fopenmp-simd"};
+	static const char *const simd_flags[] = {"-fopenmp-simd", "-DCACHET_CHECKED=1"};
+	static const char *const checked_flags[] = {"-DCACHET_CHECKED=1"};
 	ct_compile_options_init(co);
 	co->no_cache = no_cache();
 	int omp = gen_c_openmp(k);
 	co->openmp = omp == 2;
 	if (omp == 1) {
 		co->flags = simd_flags;
+		co->nflags = checked ? 2 : 1;
+	} else if (checked) {
+		co->flags = checked_flags;
 		co->nflags = 1;
 	}
 }
 
+/* k's C, checked or not. */
+static char *emit_host(ct_kernel *k, bool checked, size_t *len)
+{
+	if (!checked)
+		return ct_kernel_emit(k, "host", len);
+	ct_looptree *t = ct_kernel_lower(k, 1);
+	if (!t)
+		return NULL;
+	char *src = gen_c_opts(t, len, true, NULL, NULL);
+	ct_looptree_free(t);
+	return src;
+}
+
 /* Generate k's code, load it through the code cache; fill fns from it. */
-static ct_status generate_and_load(ct_kernel *k, native_fns *fns, ct_run_result *r)
+static ct_status generate_and_load(ct_kernel *k, bool checked, native_fns *fns, ct_run_result *r)
 {
 	size_t len = 0;
-	char *src = ct_kernel_emit(k, "host", &len);
+	char *src = emit_host(k, checked, &len);
 	if (!src)
 		return ct_ctx_last_status(k->ctx);
 	ct_compile_options co;
-	native_options(k, &co);
+	native_options(k, checked, &co);
 	int omp = gen_c_openmp(k);
 	ct_module *m = NULL;
 	ct_load_info info;
@@ -150,11 +177,16 @@ static ct_status generate_and_load(ct_kernel *k, native_fns *fns, ct_run_result 
 	r->compile_seconds = strcmp(info.how, "compiled") == 0 ? info.seconds : 0;
 	char fn[300], ename[300];
 	gen_symbol_names(k, fn, ename, sizeof fn);
+	if (checked)
+		snprintf(ename, sizeof ename, "cachet_%s_checked_entry", k->name);
 	void *sym = ct_module_symbol(m, ename);
 	if (!sym)
 		return ct_error(k->ctx, CT_ERR_COMPILE, "generated code lacks symbol %s", ename);
 	/* dlsym gives a data pointer; POSIX guarantees it converts to a function pointer */
-	memcpy(&fns->entry, &sym, sizeof sym);
+	if (checked)
+		memcpy(&fns->checked, &sym, sizeof sym);
+	else
+		memcpy(&fns->entry, &sym, sizeof sym);
 	fns->set_threads = NULL;
 	if (omp == 2) {
 		gen_threads_symbol(k, ename, sizeof ename);
@@ -168,14 +200,26 @@ static ct_status generate_and_load(ct_kernel *k, native_fns *fns, ct_run_result 
 
 /* A loaded kernel and its param values: one native run (run_once_fn). */
 typedef struct native_call {
-	gen_entry_fn entry;
+	ct_kernel *k;
+	native_fns fns;
 	const int64_t *params;
 } native_call;
 
 static ct_status native_once(void *ud, void *const *buffers)
 {
 	const native_call *c = ud;
-	c->entry(buffers, c->params);
+	int rc;
+	if (c->fns.checked) {
+		gen_oob oob;
+		memset(&oob, 0, sizeof oob);
+		rc = c->fns.checked(buffers, c->params, &oob);
+		if (oob.hit)
+			return gen_oob_error(c->k, &oob);
+	} else {
+		rc = c->fns.entry(buffers, c->params);
+	}
+	if (rc != 0)
+		return ct_error(c->k->ctx, CT_ERR_NOMEM, "the kernel could not allocate its temps and cache buffers");
 	return CT_OK;
 }
 
@@ -208,7 +252,7 @@ static int capped_threads(const ct_kernel *k, int n)
  * code cache's memory table and its disk entry, so the next run compiles
  * it again (with a compiler that may have been fixed meanwhile) instead
  * of reusing a wrong binary. The verification error on the ctx is kept. */
-static void evict_wrong(ct_kernel *k)
+static void evict_wrong(ct_kernel *k, bool checked)
 {
 	ct_ctx *ctx = k->ctx;
 	ct_status saved = ctx->status;
@@ -216,10 +260,10 @@ static void evict_wrong(ct_kernel *k)
 	memcpy(saved_msg, ctx->msg, sizeof saved_msg);
 	plan_cache_clear(ctx);
 	size_t len = 0;
-	char *src = ct_kernel_emit(k, "host", &len);
+	char *src = emit_host(k, checked, &len);
 	if (src) {
 		ct_compile_options co;
-		native_options(k, &co);
+		native_options(k, checked, &co);
 		(void)jit_evict(ctx, src, len, &co);
 		free(src);
 	}
@@ -229,12 +273,14 @@ static void evict_wrong(ct_kernel *k)
 
 ct_status run_native(ct_kernel *k, const ct_run_options *o, ct_run_result *r)
 {
-	native_call call = {NULL, NULL};
-	native_fns fns = {NULL, NULL};
-	ct_status st = load_fns(k, &fns, r);
+	native_call call;
+	memset(&call, 0, sizeof call);
+	native_fns fns = {NULL, NULL, NULL};
+	ct_status st = load_fns(k, o->checked != 0, &fns, r);
 	if (st)
 		return st;
-	call.entry = fns.entry;
+	call.k = k;
+	call.fns = fns;
 	r->threads = 1;
 	if (fns.set_threads) {
 		int n = run_threads(k, o);
@@ -250,7 +296,7 @@ ct_status run_native(ct_kernel *k, const ct_run_options *o, ct_run_result *r)
 	st = run_measure(k, o, native_once, &call, r);
 	free(params);
 	if (st == CT_ERR_VERIFY)
-		evict_wrong(k);
+		evict_wrong(k, o->checked != 0);
 	return st;
 }
 
@@ -259,10 +305,10 @@ ct_status run_native(ct_kernel *k, const ct_run_options *o, ct_run_result *r)
 ct_status native_entry_fns(ct_kernel *k, gen_entry_fn *entry, void (**set_threads)(int));
 ct_status native_entry_fns(ct_kernel *k, gen_entry_fn *entry, void (**set_threads)(int))
 {
-	native_fns fns = {NULL, NULL};
+	native_fns fns = {NULL, NULL, NULL};
 	ct_run_result r;
 	memset(&r, 0, sizeof r);
-	ct_status st = load_fns(k, &fns, &r);
+	ct_status st = load_fns(k, false, &fns, &r);
 	*entry = fns.entry;
 	*set_threads = fns.set_threads;
 	return st;

@@ -1058,6 +1058,19 @@ static void put_kernel_params(cg *g, ct_buf *b)
 		ct_buf_puts(b, "void");
 }
 
+/* Where storage a comes from in the file: a kernel array's declaration, or
+ * the cache(...) statement whose buffer (or prefetch buffer) it is. */
+static ir_pos storage_pos(const og *o, int a)
+{
+	const ct_looptree *t = o->t;
+	for (int r = 0; a >= o->k->narrays && r < t->nregions; r++) {
+		const lt_region *rg = &t->regions[r];
+		if ((rg->buffer == a || rg->temp == a) && rg->item >= 0 && rg->item < o->k->nplan)
+			return o->k->plan[rg->item].pos;
+	}
+	return t->arrays[a].pos;
+}
+
 /* Temps and cache buffers: __local or per work-item arrays of their
  * (compile-time) size. */
 static bool declare_buffers(og *o, const int64_t *pv)
@@ -1075,7 +1088,7 @@ static bool declare_buffers(og *o, const int64_t *pv)
 			continue;
 		for (int d = 0; d < arr->rank; d++)
 			if (!bx_is_const(t->ext[a * IR_MAX_RANK + d], &(int64_t){0}))
-				return og_err(o, arr->pos,
+				return og_err(o, storage_pos(o, a),
 				              "'%s' needs a compile-time size on plan(target=opencl) (its extent %d depends "
 				              "on a runtime param)", arr->name, d);
 		int64_t stride[IR_MAX_RANK], count = 0;
@@ -1096,7 +1109,7 @@ static bool declare_buffers(og *o, const int64_t *pv)
 			                      : "shared by the work-group");
 		} else {
 			if (bytes > OCL_MAX_PRIVATE_BYTES)
-				return og_err(o, arr->pos,
+				return og_err(o, storage_pos(o, a),
 				              "%s '%s' needs %lld bytes per work-item: more than the %d of private memory "
 				              "plan(target=opencl) allows (use location=local or a smaller block)",
 				              what, arr->name, (long long)bytes, OCL_MAX_PRIVATE_BYTES);

@@ -46,6 +46,7 @@ typedef struct chunk {
 /* An operand fetched once per iteration of R. */
 typedef struct operand {
 	char *text;  /* the access (scalar) or its address (vector) as C */
+	char *check; /* checked mode, vectors: the test of its lanes' range (cg_check_range); else NULL */
 	int lanes;   /* 0: scalar */
 	int active;  /* lanes loaded (the rest zero): < lanes in a masked chunk */
 } operand;
@@ -299,8 +300,9 @@ static void unfix_vars(rtile *rt)
 	rt->g->fixed[rt->v->index] = false;
 }
 
-/* The name of the operand text/lanes, added on first use. */
-static const char *intern(rtile *rt, ct_buf *text, int lanes, char *name, size_t cap)
+/* The name of the operand text/lanes, added on first use (check: its
+ * range test in checked mode, or NULL). */
+static const char *intern(rtile *rt, ct_buf *text, const char *check, int lanes, char *name, size_t cap)
 {
 	const char *s = text->s ? text->s : "";
 	int i = 0;
@@ -309,13 +311,15 @@ static const char *intern(rtile *rt, ct_buf *text, int lanes, char *name, size_t
 	       !(rt->op[i].lanes == lanes && rt->op[i].active == active && strcmp(rt->op[i].text, s) == 0))
 		i++;
 	if (i == rt->nop) {
-		char *copy = strdup(s);
-		if (!copy || !ct_vec_grow(rt->g->k->ctx, (void **)&rt->op, &rt->cap, rt->nop + 1, sizeof *rt->op)) {
+		char *copy = strdup(s), *ccopy = check ? strdup(check) : NULL;
+		if (!copy || (check && !ccopy) ||
+		    !ct_vec_grow(rt->g->k->ctx, (void **)&rt->op, &rt->cap, rt->nop + 1, sizeof *rt->op)) {
 			free(copy);
+			free(ccopy);
 			rt->failed = true;
 			return "0";
 		}
-		rt->op[rt->nop++] = (operand){copy, lanes, active};
+		rt->op[rt->nop++] = (operand){copy, ccopy, lanes, active};
 	}
 	snprintf(name, cap, "ct_o%d", i);
 	return name;
@@ -328,26 +332,37 @@ static void put_vexpr(rtile *rt, ct_buf *b, const ir_expr *e, int lanes)
 	char name[32];
 	const ir_expr *const *a = (const ir_expr *const *)e->args;
 	if (!moves_with(rt, e, rt->v->index)) {
-		/* a scalar (broadcast by the arithmetic): fetched once when it reads memory */
-		ct_buf t;
+		/* a scalar (broadcast by the arithmetic): fetched once when it reads
+		 * memory (checked: under the tests of its accesses) */
+		ct_buf t, pend;
 		ct_buf_init(&t);
+		cg_pend_begin(g, &pend);
 		cg_expr(g, &t, e, rt->type);
+		const char *check = cg_pend_end(g, &pend);
 		if (t.s && strchr(t.s, '['))
-			ct_buf_puts(b, intern(rt, &t, 0, name, sizeof name));
+			ct_buf_puts(b, intern(rt, &t, check, 0, name, sizeof name));
 		else
 			ct_buf_printf(b, "(%s)", t.s ? t.s : "0");
 		rt->failed = rt->failed || t.failed;
 		ct_buf_free(&t);
+		ct_buf_free(&pend);
 		return;
 	}
 	switch (e->kind) {
 	case EX_ACCESS: {
-		ct_buf t;
+		/* checked: the access as is and a test of all its lanes */
+		ct_buf t, c;
 		ct_buf_init(&t);
+		ct_buf_init(&c);
+		bool raw = g->raw;
+		g->raw = true;
 		cg_access(g, &t, e->id, e->sub);
-		ct_buf_puts(b, intern(rt, &t, lanes, name, sizeof name));
-		rt->failed = rt->failed || t.failed;
+		g->raw = raw;
+		cg_check_range(g, &c, e->id, e->sub, NULL, lanes > 1 ? rt->cur_active : 1);
+		ct_buf_puts(b, intern(rt, &t, c.s, lanes, name, sizeof name));
+		rt->failed = rt->failed || t.failed || c.failed;
 		ct_buf_free(&t);
+		ct_buf_free(&c);
 		return;
 	}
 	case EX_NEG:
@@ -381,11 +396,17 @@ static void put_vexpr(rtile *rt, ct_buf *b, const ir_expr *e, int lanes)
 	}
 }
 
-/* The left-hand side element at (m, c) as C. */
-static void put_lhs(rtile *rt, ct_buf *b, int64_t m, int c)
+/* The left-hand side element at (m, c) as C; in checked mode the test of
+ * the chunk's lanes in chk. */
+static void put_lhs(rtile *rt, ct_buf *b, ct_buf *chk, int64_t m, int c)
 {
+	cg *g = rt->g;
 	fix_vars(rt, m, c);
-	cg_access(rt->g, b, rt->s->lhs->id, rt->s->lhs->sub);
+	bool raw = g->raw;
+	g->raw = true;
+	cg_access(g, b, rt->s->lhs->id, rt->s->lhs->sub);
+	g->raw = raw;
+	cg_check_range(g, chk, rt->s->lhs->id, rt->s->lhs->sub, NULL, rt->ch[c].lanes > 1 ? rt->ch[c].active : 1);
 	unfix_vars(rt);
 }
 
@@ -401,27 +422,39 @@ static void emit_moves(rtile *rt, int64_t nm, bool load)
 			int lanes = rt->ch[c].lanes;
 			char ty[32];
 			type_name(rt, lanes, ty, sizeof ty);
-			ct_buf l;
+			ct_buf l, chk, mv;
 			ct_buf_init(&l);
-			put_lhs(rt, &l, m, c);
+			ct_buf_init(&chk);
+			ct_buf_init(&mv);
+			put_lhs(rt, &l, &chk, m, c);
 			const char *s = l.s ? l.s : "0";
 			int active = rt->ch[c].active;
 			if (load && lanes > 1 && active < lanes)
-				kg_stmt(g->kg, KG_OTHER, NULL, NULL, "%s ct_r%d = ct_ldm_%s(&%s, %d);", ty, acc,
-				        helper_suffix(ty), s, active);
+				ct_buf_printf(&mv, "ct_ldm_%s(&%s, %d)", helper_suffix(ty), s, active);
 			else if (!load && lanes > 1 && active < lanes)
-				kg_stmt(g->kg, KG_OTHER, NULL, NULL, "ct_stm_%s(&%s, ct_r%d, %d);", helper_suffix(ty), s, acc,
-				        active);
+				ct_buf_printf(&mv, "ct_stm_%s(&%s, ct_r%d, %d);", helper_suffix(ty), s, acc, active);
 			else if (load && lanes > 1)
-				kg_stmt(g->kg, KG_OTHER, NULL, NULL, "%s ct_r%d = ct_ld_%s(&%s);", ty, acc, helper_suffix(ty), s);
+				ct_buf_printf(&mv, "ct_ld_%s(&%s)", helper_suffix(ty), s);
 			else if (load)
-				kg_stmt(g->kg, KG_OTHER, NULL, NULL, "%s ct_r%d = %s;", ty, acc, s);
+				ct_buf_printf(&mv, "%s", s);
 			else if (lanes > 1)
-				kg_stmt(g->kg, KG_OTHER, NULL, NULL, "ct_st_%s(&%s, ct_r%d);", helper_suffix(ty), s, acc);
+				ct_buf_printf(&mv, "ct_st_%s(&%s, ct_r%d);", helper_suffix(ty), s, acc);
 			else
-				kg_stmt(g->kg, KG_OTHER, NULL, NULL, "%s = ct_r%d;", s, acc);
-			rt->failed = rt->failed || l.failed;
+				ct_buf_printf(&mv, "%s = ct_r%d;", s, acc);
+			const char *text = mv.s ? mv.s : "0";
+			/* checked: elements out of range are neither loaded (zeros) nor stored */
+			if (load && chk.s)
+				kg_stmt(g->kg, KG_OTHER, NULL, NULL, "%s ct_r%d = %s ? %s : (%s){0};", ty, acc, chk.s, text, ty);
+			else if (load)
+				kg_stmt(g->kg, KG_OTHER, NULL, NULL, "%s ct_r%d = %s;", ty, acc, text);
+			else if (chk.s)
+				kg_stmt(g->kg, KG_OTHER, NULL, NULL, "if (%s) %s", chk.s, text);
+			else
+				kg_stmt(g->kg, KG_OTHER, NULL, NULL, "%s", text);
+			rt->failed = rt->failed || l.failed || chk.failed || mv.failed;
 			ct_buf_free(&l);
+			ct_buf_free(&chk);
+			ct_buf_free(&mv);
 		}
 }
 
@@ -449,14 +482,20 @@ static void emit_body(rtile *rt, int64_t nm)
 		const operand *o = &rt->op[i];
 		char ty[32];
 		type_name(rt, o->lanes, ty, sizeof ty);
+		char guard[16] = "", zero[48] = "";
+		if (o->check) { /* checked: zeros instead of a vector out of range */
+			snprintf(guard, sizeof guard, "%s", " ? ");
+			snprintf(zero, sizeof zero, " : (%s){0}", ty);
+		}
 		if (o->lanes > 1 && o->active < o->lanes)
-			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "const %s ct_o%d = ct_ldm_%s(&%s, %d);", ty, i,
-			        helper_suffix(ty), o->text, o->active);
+			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "const %s ct_o%d = %s%sct_ldm_%s(&%s, %d)%s;", ty, i,
+			        o->check ? o->check : "", guard, helper_suffix(ty), o->text, o->active, zero);
 		else if (o->lanes > 1)
-			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "const %s ct_o%d = ct_ld_%s(&%s);", ty, i, helper_suffix(ty),
-			        o->text);
+			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "const %s ct_o%d = %s%sct_ld_%s(&%s)%s;", ty, i,
+			        o->check ? o->check : "", guard, helper_suffix(ty), o->text, zero);
 		else
-			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "const %s ct_o%d = %s;", ty, i, o->text);
+			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "const %s ct_o%d = %s%s%s%s;", ty, i, o->check ? o->check : "",
+			        guard, o->text, zero);
 	}
 	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "%s", upd.s ? upd.s : "");
 	rt->failed = rt->failed || upd.failed;
@@ -492,6 +531,7 @@ bool cg_register_tile(cg *g, const lt_node *x)
 	rt.g = g;
 	if (!match(&rt, x))
 		return false;
+	g->cur_stmt = rt.s;
 	int64_t nm = 1;
 	for (int i = 0; i < rt.nu; i++)
 		nm *= rt.utrip[i];
@@ -530,8 +570,10 @@ bool cg_register_tile(cg *g, const lt_node *x)
 	for (int i = 0; i < rt.nu; i++)
 		g->open[rt.u[i]->index] = open_u[i];
 	g->open[rt.v->index] = open_u[rt.nu];
-	for (int i = 0; i < rt.nop; i++)
+	for (int i = 0; i < rt.nop; i++) {
 		free(rt.op[i].text);
+		free(rt.op[i].check);
+	}
 	ct_free(g->k->ctx, rt.op);
 	if (rt.failed)
 		g->failed = true;

@@ -302,10 +302,36 @@ void sh_base_addr(cg *g, const cg_shift *sp, int gr, ct_buf *b)
 	snprintf(name, sizeof name, "%s", sp->base);
 	g->iname[sp->v] = name;
 	g->shift = NULL;
+	bool raw = g->raw; /* an address: what is loaded from it is tested apart (sh_load) */
+	g->raw = true;
 	ct_buf_putc(b, '&');
 	cg_access(g, b, sp->grp[gr].a, sp->grp[gr].sub);
+	g->raw = raw;
 	g->shift = on;
 	g->iname[sp->v] = saved;
+}
+
+/* `ty_load(&BASE + delta)` of group gr into b (delta: elements, may be 0);
+ * in checked mode `TEST ? ty_load(..) : (ty){0}` with the test of the
+ * vector's w lanes. */
+static void sh_load(cg *g, const cg_shift *sp, int gr, const char *ty, int64_t delta, ct_buf *b)
+{
+	if (g->checked) {
+		char *saved = g->iname[sp->v], name[320], d[32];
+		snprintf(name, sizeof name, "%s", sp->base);
+		snprintf(d, sizeof d, "(%lld)", (long long)delta);
+		g->iname[sp->v] = name;
+		cg_check_range(g, b, sp->grp[gr].a, sp->grp[gr].sub, d, sp->w);
+		g->iname[sp->v] = saved;
+		ct_buf_puts(b, " ? ");
+	}
+	ct_buf_printf(b, "%s_load(", ty);
+	sh_base_addr(g, sp, gr, b);
+	if (delta)
+		ct_buf_printf(b, " %c %lld", delta < 0 ? '-' : '+', (long long)(delta < 0 ? -delta : delta));
+	ct_buf_putc(b, ')');
+	if (g->checked)
+		ct_buf_printf(b, " : (%s){0}", ty);
 }
 
 void sh_range(const cg_shift *sp, const char *from, const char *to, ct_buf *lo, ct_buf *hi)
@@ -346,15 +372,15 @@ void sh_prime(cg *g, cg_shift *sp)
 		type_name(g, sp, k, ty, sizeof ty);
 		need_helpers(g, g->arrays[gr->a].type, sp->w);
 		if (gr->before) {
-			ct_buf_printf(&b, "%s ct_svp%d = %s_load(", ty, k, ty);
-			sh_base_addr(g, sp, k, &b);
-			ct_buf_printf(&b, " - %lld);", (long long)sp->w);
+			ct_buf_printf(&b, "%s ct_svp%d = ", ty, k);
+			sh_load(g, sp, k, ty, -sp->w, &b);
+			ct_buf_putc(&b, ';');
 			put(g, &b);
 		}
 		if (gr->after) {
-			ct_buf_printf(&b, "%s ct_svq%d = %s_load(", ty, k, ty);
-			sh_base_addr(g, sp, k, &b);
-			ct_buf_puts(&b, ");");
+			ct_buf_printf(&b, "%s ct_svq%d = ", ty, k);
+			sh_load(g, sp, k, ty, 0, &b);
+			ct_buf_putc(&b, ';');
 			put(g, &b);
 		}
 	}
@@ -371,11 +397,9 @@ void sh_step_begin(cg *g, cg_shift *sp)
 			continue;
 		char ty[32];
 		type_name(g, sp, k, ty, sizeof ty);
-		ct_buf_printf(&b, "const %s ct_sv%c%d = %s_load(", ty, gr->after ? 'r' : 'q', k, ty);
-		sh_base_addr(g, sp, k, &b);
-		if (gr->after)
-			ct_buf_printf(&b, " + %lld", (long long)sp->w);
-		ct_buf_puts(&b, ");");
+		ct_buf_printf(&b, "const %s ct_sv%c%d = ", ty, gr->after ? 'r' : 'q', k);
+		sh_load(g, sp, k, ty, gr->after ? sp->w : 0, &b);
+		ct_buf_putc(&b, ';');
 		put(g, &b);
 	}
 	for (int k = 0; k < sp->ngroups; k++) {
@@ -497,6 +521,7 @@ bool cg_shift_loop(cg *g, const lt_node *x, const char *from, const char *to, lt
 	if (!sh_plan(g, s, x->index, w, &sp))
 		return false;
 	sp.base = base;
+	g->cur_stmt = s;
 	ct_buf lo, hi, shlo, shhi, addr;
 	ct_buf_init(&lo);
 	ct_buf_init(&hi);

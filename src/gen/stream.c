@@ -113,14 +113,21 @@ static const ir_node *streamed_stmt(const cg *g, lt_node *const *nodes, int n)
 	return s;
 }
 
-/* `L = e;` of statement s as C, with the value converted to L's type. */
-static void put_assign(cg *g, ct_buf *b, const ir_node *s, const char *dst)
+/* `L = e;` of statement s as C, with the value converted to L's type; in
+ * checked mode under the tests of e's accesses and dst_check (the test of
+ * dst, or NULL). */
+static void put_assign(cg *g, ct_buf *b, const ir_node *s, const char *dst, const char *dst_check)
 {
 	ct_dtype t = g->arrays[s->lhs->id].type;
 	bool integer = t == CT_I32 || t == CT_I64;
-	ct_buf r;
+	ct_buf r, pend;
 	ct_buf_init(&r);
+	cg_pend_begin(g, &pend);
 	cg_expr(g, &r, s->rhs, integer ? CT_I64 : t);
+	const char *cond = cg_pend_end(g, &pend);
+	if (cond || dst_check)
+		ct_buf_printf(b, "if (%s%s%s) ", dst_check ? dst_check : "", cond && dst_check ? " && " : "",
+		              cond ? cond : "");
 	if (integer)
 		ct_buf_printf(b, "%s = (%s)(%s);", dst, ir_dtype_c(t), r.s ? r.s : "0");
 	else
@@ -128,6 +135,7 @@ static void put_assign(cg *g, ct_buf *b, const ir_node *s, const char *dst)
 	if (r.failed)
 		g->failed = true;
 	ct_buf_free(&r);
+	ct_buf_free(&pend);
 }
 
 /* One line of the body, as C, into kgen (statement defs/uses: the array). */
@@ -195,7 +203,8 @@ void cg_stream_finish(cg *g)
  * of a line, L: the stored element as C) from ct_nt_v on: each line computed
  * into an aligned local line, then streamed; with sp, only the lines up to
  * ct_sh_hi_v, and the reads of sp's windows from lane shifts. */
-static void put_lines(cg *g, const ir_node *s, const char *v, int64_t w, const char *L, cg_shift *sp)
+static void put_lines(cg *g, const ir_node *s, const char *v, int64_t w, const char *L, const char *chk,
+                      cg_shift *sp)
 {
 	const char *arr = g->aname[s->lhs->id];
 	ct_dtype t = g->arrays[s->lhs->id].type;
@@ -219,13 +228,16 @@ static void put_lines(cg *g, const ir_node *s, const char *v, int64_t w, const c
 	ct_buf_init(&line);
 	ct_buf_printf(&dst, "ct_line[%s - ct_nt_%s]", v, v);
 	g->shift = sp;
-	put_assign(g, &line, s, dst.s ? dst.s : "ct_line[0]");
+	put_assign(g, &line, s, dst.s ? dst.s : "ct_line[0]", NULL);
 	g->shift = NULL;
 	put_line(g, arr, &line);
 	kg_block_close(g->kg);
 	kg_block_bare(g->kg);
 	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "const int64_t %s = ct_nt_%s;", v, v);
-	kg_stmt(g->kg, KG_OTHER, arr, arr, "ct_stream64(&%s, ct_line);", L);
+	if (chk) /* checked: a line out of range is not stored */
+		kg_stmt(g->kg, KG_OTHER, arr, arr, "if (%s) ct_stream64(&%s, ct_line);", chk, L);
+	else
+		kg_stmt(g->kg, KG_OTHER, arr, arr, "ct_stream64(&%s, ct_line);", L);
 	kg_block_close(g->kg);
 	if (sp)
 		sh_step_end(g, sp);
@@ -248,19 +260,29 @@ bool cg_stream_loop(cg *g, const lt_node *x, const char *from, const char *to, l
 	const char *arr = g->aname[s->lhs->id];
 	ct_dtype t = g->arrays[s->lhs->id].type;
 	int64_t w = ST_LINE / (int64_t)ct_dtype_size(t);
-	ct_buf lo, hi, lhs, line;
+	ct_buf lo, hi, line, raw, chk, chk1;
+	ct_buf_init(&chk1);
 	ct_buf_init(&lo);
 	ct_buf_init(&hi);
-	ct_buf_init(&lhs);
 	ct_buf_init(&line);
+	ct_buf_init(&raw);
+	ct_buf_init(&chk);
+	g->cur_stmt = s;
 	if (!from)
 		cg_bound(g, &lo, x->lo);
 	if (!to)
 		cg_bound(g, &hi, x->hi);
 	const lt_node *outer = g->open[x->index];
 	g->open[x->index] = x;
-	cg_access(g, &lhs, s->lhs->id, s->lhs->sub);
-	const char *L = lhs.s ? lhs.s : "0";
+	/* the stored element as is (L); checked mode tests it alone for scalar stores
+	 * (chk1) and with the w elements of its line for streamed ones (chk) */
+	bool was_raw = g->raw;
+	g->raw = true;
+	cg_access(g, &raw, s->lhs->id, s->lhs->sub);
+	g->raw = was_raw;
+	cg_check_range(g, &chk, s->lhs->id, s->lhs->sub, NULL, w);
+	cg_check_range(g, &chk1, s->lhs->id, s->lhs->sub, NULL, 1);
+	const char *L = raw.s ? raw.s : "0", *C = g->checked ? chk.s : NULL, *C1 = g->checked ? chk1.s : NULL;
 	kg_comment(g->kg, "%sstreaming stores of %s over %s: to a 64-byte boundary, whole lines (%lld elements) "
 	           "non-temporal, the rest", x->tail ? "tail, " : "", arr, v, (long long)w);
 	kg_block_bare(g->kg);
@@ -295,7 +317,7 @@ bool cg_stream_loop(cg *g, const lt_node *x, const char *from, const char *to, l
 		kg_block_open(g->kg, "if (ct_line_aligned(&%s))", L);
 	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "break;");
 	kg_block_close(g->kg);
-	put_assign(g, &line, s, L);
+	put_assign(g, &line, s, L, C1);
 	put_line(g, arr, &line);
 	kg_block_close(g->kg);
 	/* whole lines: computed into an aligned local line, then streamed */
@@ -307,13 +329,13 @@ bool cg_stream_loop(cg *g, const lt_node *x, const char *from, const char *to, l
 		kg_block_open(g->kg, "if (ct_nt_%s + %lld <= ct_nt_end_%s && ct_nt_%s <= ct_sh_hi_%s)", v, (long long)w,
 		              v, v, v);
 		sh_prime(g, &sp);
-		put_lines(g, s, v, w, L, &sp);
+		put_lines(g, s, v, w, L, C, &sp);
 		kg_block_close(g->kg);
 	}
-	put_lines(g, s, v, w, L, NULL);
+	put_lines(g, s, v, w, L, C, NULL);
 	/* the rest of the loop, scalar */
 	kg_block_open(g->kg, "for (int64_t %s = ct_nt_%s; %s < ct_nt_end_%s; %s++)", v, v, v, v, v);
-	put_assign(g, &line, s, L);
+	put_assign(g, &line, s, L, C1);
 	put_line(g, arr, &line);
 	kg_block_close(g->kg);
 	if (fence_here) {
@@ -326,11 +348,13 @@ bool cg_stream_loop(cg *g, const lt_node *x, const char *from, const char *to, l
 	}
 	kg_block_close(g->kg);
 	g->open[x->index] = outer;
-	if (lo.failed || hi.failed || lhs.failed)
+	if (lo.failed || hi.failed || raw.failed || chk.failed || chk1.failed)
 		g->failed = true;
 	ct_buf_free(&lo);
 	ct_buf_free(&hi);
-	ct_buf_free(&lhs);
 	ct_buf_free(&line);
+	ct_buf_free(&raw);
+	ct_buf_free(&chk);
+	ct_buf_free(&chk1);
 	return true;
 }

@@ -1,6 +1,7 @@
 /* kernel.c: the public kernel API: parse, params, accessors, flop count, type and role names. */
 #include "lang/lang.h"
 #include "ir/looptree.h"
+#include "gen/gen.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -40,20 +41,9 @@ const char *ct_role_name(ct_role r)
 	return "?";
 }
 
-/* Apply the plan once, so that its errors (which depend on the schedule:
- * a level above the loops, blocks that cannot follow their uses, loop
- * verbs on loops that cannot take them) are
- * reported when the file is checked, not first when code is generated. */
-static ct_status validate_plan(ct_kernel *k)
-{
-	if (!plan_has_caches(k) && !plan_has_verbs(k))
-		return CT_OK;
-	ct_looptree *t = lt_build(k, true);
-	if (!t)
-		return ct_ctx_last_status(k->ctx) ? ct_ctx_last_status(k->ctx) : CT_ERR_NOMEM;
-	ct_looptree_free(t);
-	return CT_OK;
-}
+/* Lower, plan and emit once (gen_validate), so that what lower, emit,
+ * build and run would refuse is reported when the file is checked. */
+static ct_status validate_plan(ct_kernel *k) { return gen_validate(k); }
 
 static ct_kernel *validated(ct_kernel *k)
 {

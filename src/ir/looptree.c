@@ -1,5 +1,6 @@
 /* looptree.c: bound expressions and the loop tree (bands, split chains, tails) of a kernel. */
 #include "ir/looptree.h"
+#include "ir/order.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -555,86 +556,6 @@ static bool emit_band(lb *b, const band *bd, int pos, lt_node *parent, nlist *ou
 	return true;
 }
 
-static bool in_list(const int *v, int n, int x)
-{
-	for (int i = 0; i < n; i++)
-		if (v[i] == x)
-			return true;
-	return false;
-}
-
-static int int_cmp(const void *x, const void *y)
-{
-	int a = *(const int *)x, c = *(const int *)y;
-	return (a > c) - (a < c);
-}
-
-/* The band's loop order: declared roots, then split indices innermost in
- * creation order, then each reorder that names band indices rearranges the
- * positions those indices hold. */
-static bool band_order(lb *b, int *order, int nroots, int *pos, int *n)
-{
-	ct_kernel *k = b->k;
-	int m = nroots;
-	if (b->sched) {
-		/* Accera's default order: each split inserts its new inner index
-		 * right after the index it splits, in creation order (split
-		 * indices are numbered in creation order) */
-		int first_split = m;
-		for (int r = 0; r < nroots; r++)
-			for (int c = k->indices[order[r]].child; c >= 0; c = k->indices[c].child)
-				order[m++] = c;
-		qsort(order + first_split, (size_t)(m - first_split), sizeof *order, int_cmp);
-		int placed = first_split;
-		for (int q = first_split; q < m; q++) {
-			int c = order[q], parent = k->indices[c].parent, at = 0;
-			while (at < placed && order[at] != parent)
-				at++;
-			memmove(order + at + 2, order + at + 1, (size_t)(q - at - 1) * sizeof *order);
-			order[at + 1] = c;
-			placed++;
-		}
-		for (int s = 0; s < k->nsched; s++) {
-			const ir_sched *sc = &k->sched[s];
-			if (sc->kind != SC_REORDER)
-				continue;
-			int hits = 0;
-			for (int j = 0; j < sc->n; j++)
-				hits += in_list(order, m, sc->idx[j]);
-			if (hits == 0)
-				continue;
-			if (hits != sc->n) {
-				ct_error_at(k->ctx, CT_ERR_INPUT, k->file, sc->pos.line,
-				            sc->pos.col,
-				            "reorder names indices of different loop bands");
-				return lb_fail(b, CT_ERR_INPUT);
-			}
-			int np = 0;
-			for (int p = 0; p < m; p++)
-				if (in_list(sc->idx, sc->n, order[p]))
-					pos[np++] = p;
-			if (np != sc->n) {
-				ct_error_at(k->ctx, CT_ERR_INPUT, k->file, sc->pos.line,
-				            sc->pos.col, "reorder names an index twice");
-				return lb_fail(b, CT_ERR_INPUT);
-			}
-			for (int j = 0; j < np; j++)
-				order[pos[j]] = sc->idx[j];
-		}
-		for (int p = 0; p < m; p++) {
-			const ir_index *ix = &k->indices[order[p]];
-			if (ix->kind == IX_SPLIT && !in_list(order, p, ix->parent)) {
-				ct_error(k->ctx, CT_ERR_INPUT,
-				         "loop order puts '%s' before '%s', which it splits",
-				         ix->name, k->indices[ix->parent].name);
-				return lb_fail(b, CT_ERR_INPUT);
-			}
-		}
-	}
-	*n = m;
-	return true;
-}
-
 /* Window of root index v: [lo, hi), its width clamped at 0 unless it is
  * provably non-negative (a negative width would make the tail run). */
 static bool root_window(lb *b, int v)
@@ -663,30 +584,17 @@ static bool root_window(lb *b, int v)
 static bool build_band(lb *b, const ir_node *f, lt_node *parent, nlist *out)
 {
 	ct_kernel *k = b->k;
-	int nroots = 0;
-	for (const ir_node *g = f;; g = g->body[0]) {
-		nroots += g->nidx;
-		if (g->nbody != 1 || g->body[0]->kind != ND_FOR)
-			break;
-	}
-	/* room for every chain member of the roots, and as much again for
-	 * band_order's scratch */
-	int cap = b->sched && k->nindices > nroots ? k->nindices : nroots;
-	int *order = ct_alloc(k->ctx, sizeof *order * 2 * (size_t)(cap + 1));
+	int *order = ct_alloc(k->ctx, sizeof *order * ((size_t)k->nindices + 1));
 	if (!order)
 		return lb_fail(b, CT_ERR_NOMEM);
 	band bd = {0, order, NULL, 0};
-	int m = 0;
 	const ir_node *g = f;
-	for (;; g = g->body[0]) {
-		for (int i = 0; i < g->nidx; i++)
-			order[m++] = g->idx[i];
-		if (g->nbody != 1 || g->body[0]->kind != ND_FOR)
-			break;
-	}
+	while (g->nbody == 1 && g->body[0]->kind == ND_FOR)
+		g = g->body[0];
 	bd.body = g->body;
 	bd.nbody = g->nbody;
-	bool ok = band_order(b, order, nroots, order + cap + 1, &bd.n);
+	sched_band_order(k, f, b->sched, order, &bd.n);
+	bool ok = true;
 	for (int p = 0; ok && p < bd.n; p++)
 		if (k->indices[order[p]].kind == IX_LOOP)
 			ok = root_window(b, order[p]);

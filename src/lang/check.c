@@ -1,5 +1,6 @@
 /* check.c: semantic checks that complete the IR: types, affine forms, roles, plan rules. */
 #include "lang/lang.h"
+#include "ir/order.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -232,35 +233,6 @@ void lang_aff_print(ct_buf *b, const ct_kernel *k, aff x)
 		ct_buf_printf(b, "+%lld", (long long)x.c);
 	else if (x.c < 0)
 		ct_buf_printf(b, "%lld", (long long)x.c);
-}
-
-/* ------------------------------------------------------------ bands and depth */
-
-const ir_node *lang_band_head(const ct_kernel *k, int x)
-{
-	const ir_node *n = k->indices[k->indices[x].root].loop;
-	while (n && n->parent && n->parent->kind == ND_FOR && n->parent->nbody == 1)
-		n = n->parent;
-	return n;
-}
-
-/* Number of loops an original index becomes after the schedule. */
-static int chain_len(const ct_kernel *k, int x)
-{
-	int n = 0;
-	for (int y = x; y >= 0 && n <= k->nindices; y = k->indices[y].child)
-		n++;
-	return n;
-}
-
-int lang_stmt_depth(const ct_kernel *k, const ir_node *n)
-{
-	int d = 0;
-	for (const ir_node *q = n->parent; q; q = q->parent)
-		if (q->kind == ND_FOR)
-			for (int i = 0; i < q->nidx; i++)
-				d += chain_len(k, q->idx[i]);
-	return d;
 }
 
 /* ------------------------------------------------------------ types */
@@ -600,96 +572,10 @@ int check_structure(ct_kernel *k)
 
 /* ------------------------------------------------------------ plan */
 
-/* The loop order of one band after the schedule, as the loop tree will
- * build it: the band's indices outermost first, each new split index
- * appended innermost in creation order, a reorder replacing the order. */
-typedef struct band {
-	const ir_node *head;
-	int n;
-	int *order;
-} band;
-
-typedef struct plan_ctx {
-	checker *c;
-	band *bands;
-	int nbands;
-	int *band_of; /* per index */
-	int *stack;   /* bands around the current node */
-	int nstack;
-	/* per cache item being checked */
-	int array; /* root array */
-	int depth; /* max loops around its uses */
-	int uses;
-	int want_index;  /* index whose level we look for, or -1 */
-	int index_level; /* max level of want_index over the uses it encloses */
-	int want_index2;
-	int index_level2;
-} plan_ctx;
-
-static bool uses_array(const ir_expr *e, int a)
-{
-	if (e->kind == EX_ACCESS && e->id == a)
-		return true;
-	for (int i = 0; i < e->nargs; i++)
-		if (uses_array(e->args[i], a))
-			return true;
-	return false;
-}
-
-static void level_of(const plan_ctx *pc, int x, int len, int *best)
-{
-	int pos = 0;
-	for (int b = 0; b < pc->nstack; b++) {
-		const band *bd = &pc->bands[pc->stack[b]];
-		for (int i = 0; i < bd->n; i++, pos++)
-			if (bd->order[i] == x && len - pos > *best)
-				*best = len - pos;
-	}
-}
-
-static void plan_walk(plan_ctx *pc, ir_node *const *body, int n)
-{
-	const ct_kernel *k = pc->c->k;
-	for (int i = 0; i < n; i++) {
-		const ir_node *s = body[i];
-		switch (s->kind) {
-		case ND_FOR: {
-			int save = pc->nstack;
-			if (s->nidx > 0) {
-				int b = pc->band_of[s->idx[0]];
-				if (b >= 0 && pc->bands[b].head == s)
-					pc->stack[pc->nstack++] = b;
-			}
-			plan_walk(pc, s->body, s->nbody);
-			pc->nstack = save;
-			break;
-		}
-		case ND_IF:
-			plan_walk(pc, s->body, s->nbody);
-			plan_walk(pc, s->els, s->nels);
-			break;
-		case ND_LET:
-		case ND_STMT: {
-			bool use = uses_array(s->rhs, pc->array) ||
-			           (s->kind == ND_STMT && s->lhs->id == pc->array);
-			if (!use)
-				break;
-			int len = 0;
-			for (int b = 0; b < pc->nstack; b++)
-				len += pc->bands[pc->stack[b]].n;
-			(void)k;
-			pc->uses++;
-			if (len > pc->depth)
-				pc->depth = len;
-			if (pc->want_index >= 0)
-				level_of(pc, pc->want_index, len, &pc->index_level);
-			if (pc->want_index2 >= 0)
-				level_of(pc, pc->want_index2, len, &pc->index_level2);
-			break;
-		}
-		}
-	}
-}
+/* The place of each cache (its loop and level, its trigger) comes from
+ * sched_place_cache (src/ir/order.c), the same function the plan pass
+ * asks; here only the rules between options and between a cache and its
+ * source are added. */
 
 /* Level and trigger level of cache item i (0 when not level-based). */
 typedef struct cache_lv {
@@ -697,27 +583,19 @@ typedef struct cache_lv {
 	bool checked_ok;
 } cache_lv;
 
-static void check_cache(plan_ctx *pc, int ci, cache_lv *lv)
+static void check_cache(checker *c, int ci, cache_lv *lv, int *room)
 {
-	checker *c = pc->c;
 	ct_kernel *k = c->k;
 	const ir_plan_item *it = &k->plan[ci];
 	const ir_array *arr = &k->arrays[it->root_array];
-	pc->array = it->root_array;
-	pc->depth = 0;
-	pc->uses = 0;
-	pc->want_index = it->where == CP_INDEX ? it->index_id : -1;
-	pc->want_index2 = it->has_trigger && it->trigger_is_index ? it->trigger_index : -1;
-	pc->index_level = pc->index_level2 = 0;
-	pc->nstack = 0;
-	plan_walk(pc, k->body, k->nbody);
 	lv->level = lv->trigger = 0;
 	lv->checked_ok = false;
 	int before = c->nerr;
-	if (pc->uses == 0) {
-		cerr(k, &c->nerr, it->src_pos,
-		     "array '%s' is not used by any statement, so cache '%s' has nothing to hold",
-		     arr->name, it->name);
+	sched_place pl;
+	pl.order = room;
+	bool placed = sched_place_cache(k, ci, &pl);
+	if (pl.uses == 0) {
+		cerr(k, &c->nerr, pl.err_pos, "%s", pl.err);
 		return;
 	}
 	bool input = arr->role == CT_INPUT || arr->role == CT_CONST;
@@ -732,49 +610,12 @@ static void check_cache(plan_ctx *pc, int ci, cache_lv *lv)
 		cerr(k, &c->nerr, it->double_buffer_opt.pos,
 		     "double_buffer applies only to input and const arrays ('%s' is %s)", arr->name,
 		     ct_role_name(arr->role));
-	if (it->where == CP_LEVEL) {
-		lv->level = it->value;
-		if (it->value < 1 || it->value > pc->depth)
-			cerr(k, &c->nerr, it->where_opt.pos,
-			     "level %lld of cache '%s' is out of range 1..%d (the loops around the "
-			     "uses of "
-			     "'%s')",
-			     (long long)it->value, it->name, pc->depth, arr->name);
-	} else if (it->where == CP_INDEX) {
-		lv->level = pc->index_level;
-		if (pc->index_level == 0)
-			cerr(k, &c->nerr, it->where_opt.pos,
-			     "index '%s' of cache '%s' is not a loop around any use of '%s'",
-			     k->indices[it->index_id].name, it->name, arr->name);
+	if (!placed) {
+		cerr(k, &c->nerr, pl.err_pos, "%s", pl.err);
+		return;
 	}
-	if (it->has_trigger) {
-		if (it->where == CP_BUDGET) {
-			cerr(k, &c->nerr, it->trigger_opt.pos,
-			     "%s needs level= or index= (a max_elements= cache has no fixed level)",
-			     it->trigger_is_index ? "trigger_index" : "trigger_level");
-		} else if (it->trigger_is_index) {
-			lv->trigger = pc->index_level2;
-			if (pc->index_level2 == 0)
-				cerr(k, &c->nerr, it->trigger_opt.pos,
-				     "trigger_index '%s' of cache '%s' is not a loop around any "
-				     "use of '%s'",
-				     k->indices[it->trigger_index].name, it->name, arr->name);
-		} else {
-			lv->trigger = it->trigger_level;
-			if (it->trigger_level < 1 || it->trigger_level > pc->depth)
-				cerr(k, &c->nerr, it->trigger_opt.pos,
-				     "trigger_level %lld of cache '%s' is out of range 1..%d (the "
-				     "loops around "
-				     "the uses of '%s')",
-				     (long long)it->trigger_level, it->name, pc->depth, arr->name);
-		}
-		if (c->nerr == before && lv->level > 0 && lv->trigger < lv->level)
-			cerr(k, &c->nerr, it->trigger_opt.pos,
-			     "trigger level %lld of cache '%s' is below its level %lld",
-			     (long long)lv->trigger, it->name, (long long)lv->level);
-	} else {
-		lv->trigger = lv->level;
-	}
+	lv->level = pl.level;
+	lv->trigger = pl.trigger_level;
 	if (it->src_cache >= 0 && c->nerr == before) {
 		const ir_plan_item *src = &k->plan[it->src_cache];
 		const cache_lv *sl = &lv[it->src_cache - ci];
@@ -815,60 +656,13 @@ static void check_plan(checker *c)
 	ct_kernel *k = c->k;
 	if (k->nplan == 0)
 		return;
-	plan_ctx pc;
-	memset(&pc, 0, sizeof pc);
-	pc.c = c;
-	size_t ni = (size_t)k->nindices + 1;
-	pc.bands = ct_arena_alloc(&k->arena, sizeof *pc.bands * ni);
-	pc.band_of = ct_arena_alloc(&k->arena, sizeof *pc.band_of * ni);
-	pc.stack = ct_arena_alloc(&k->arena, sizeof *pc.stack * ni);
-	int *cnt = ct_arena_alloc(&k->arena, sizeof *cnt * ni);
 	cache_lv *lv = ct_arena_alloc(&k->arena, sizeof *lv * ((size_t)k->nplan + 1));
-	if (!pc.bands || !pc.band_of || !pc.stack || !cnt || !lv)
+	int *room = ct_arena_alloc(&k->arena, sizeof *room * ((size_t)k->nindices + 1));
+	if (!lv || !room)
 		return;
-	for (int x = 0; x < k->nindices; x++) {
-		pc.band_of[x] = -1;
-		if (k->indices[x].kind != IX_LOOP)
-			continue;
-		const ir_node *h = lang_band_head(k, x);
-		int b = 0;
-		while (b < pc.nbands && pc.bands[b].head != h)
-			b++;
-		if (b == pc.nbands)
-			pc.bands[pc.nbands++].head = h;
-		pc.band_of[x] = b;
-	}
-	for (int x = 0; x < k->nindices; x++) {
-		pc.band_of[x] = pc.band_of[k->indices[x].root];
-		cnt[pc.band_of[x]]++;
-	}
-	for (int b = 0; b < pc.nbands; b++) {
-		pc.bands[b].order = ct_arena_alloc(&k->arena, sizeof(int) * (size_t)(cnt[b] + 1));
-		if (!pc.bands[b].order)
-			return;
-	}
-	for (int x = 0; x < k->nindices; x++)
-		if (k->indices[x].kind == IX_LOOP) {
-			band *bd = &pc.bands[pc.band_of[x]];
-			bd->order[bd->n++] = x;
-		}
-	for (int s = 0; s < k->nsched; s++) {
-		const ir_sched *sc = &k->sched[s];
-		band *bd = &pc.bands[pc.band_of[sc->idx[0]]];
-		if (sc->kind == SC_REORDER) {
-			for (int a = 0; a < sc->n && a < cnt[pc.band_of[sc->idx[0]]]; a++)
-				bd->order[a] = sc->idx[a];
-			continue;
-		}
-		for (int a = 0; a < sc->n; a++) {
-			bd = &pc.bands[pc.band_of[sc->out[a]]];
-			if (bd->n < cnt[pc.band_of[sc->out[a]]])
-				bd->order[bd->n++] = sc->out[a];
-		}
-	}
 	for (int i = 0; i < k->nplan; i++)
 		if (k->plan[i].kind == PL_CACHE)
-			check_cache(&pc, i, &lv[i]);
+			check_cache(c, i, &lv[i], room);
 }
 
 /* ------------------------------------------------------------ bounds */

@@ -89,10 +89,6 @@ bool lang_to_aff(ct_kernel *k, ct_arena *a, const ir_expr *e, bool allow_index, 
  * one diagnostic and returns false. Division truncates toward zero. */
 bool lang_eval_int(ct_kernel *k, const ir_expr *e, bool allow_params, const char *what,
                    int64_t *out);
-/* The FOR node that heads the loop band of index x: the band is one `for`
- * plus the `for`s nested in it as the only child, plus the split children
- * of all their indices. */
-const ir_node *lang_band_head(const ct_kernel *k, int x);
 
 /* Structural checks and IR completion after parsing: expression types,
  * affine subscripts and conditions, roles (writes to inputs, reads of
@@ -105,8 +101,5 @@ int check_sizes(ct_kernel *k);
 
 /* Print affine expression x with param and index names of k into b. */
 void lang_aff_print(ct_buf *b, const ct_kernel *k, aff x);
-
-/* Loops enclosing statement node n after the schedule (its depth). */
-int lang_stmt_depth(const ct_kernel *k, const ir_node *n);
 
 #endif

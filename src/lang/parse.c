@@ -1,5 +1,6 @@
 /* parse.c: recursive-descent parser from .cachet tokens to the kernel IR, resolving names. */
 #include "lang/lang.h"
+#include "ir/order.h"
 
 #include <setjmp.h>
 #include <stdio.h>
@@ -1442,9 +1443,9 @@ static bool parse_reorder(parser *p)
 				     k->indices[ids[a]].name);
 				return true;
 			}
-	const ir_node *band = lang_band_head(k, ids[0]);
+	const ir_node *band = sched_band_head(k, ids[0]);
 	for (int a = 1; a < n; a++)
-		if (lang_band_head(k, ids[a]) != band) {
+		if (sched_band_head(k, ids[a]) != band) {
 			perr(p, pos[a],
 			     "reorder mixes loop bands: '%s' is not in the band of '%s' (a band is "
 			     "one "
@@ -1453,7 +1454,7 @@ static bool parse_reorder(parser *p)
 			return true;
 		}
 	for (int x = 0; x < k->nindices; x++) {
-		if (lang_band_head(k, x) != band)
+		if (sched_band_head(k, x) != band)
 			continue;
 		bool named = false;
 		for (int a = 0; a < n; a++)

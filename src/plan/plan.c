@@ -1,5 +1,6 @@
 /* plan.c: the plan pass: cache regions, buffers, copy loops and access rewriting (Accera's plan.cache). */
 #include "ir/looptree.h"
+#include "ir/order.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -51,7 +52,6 @@ typedef struct pp {
 	pending *db;           /* double buffers to apply at the end */
 	int ndb;
 	int order_len;         /* the loop order L around the deepest use */
-	int order_need;        /* >= 0: only uses with this index around them count (find_order) */
 	int order[IR_MAX_DEPTH * 4];
 } pp;
 
@@ -471,36 +471,6 @@ static bool inside_parent(const pp *p, const lt_node *x)
 		    p->t->regions[y->cache].item == p->parent_item)
 			return true;
 	return false;
-}
-
-/* Whether index (or no index: < 0) is among stack[0..depth). */
-static bool stack_has(const int *stack, int depth, int index)
-{
-	if (index < 0)
-		return true;
-	for (int i = 0; i < depth; i++)
-		if (stack[i] == index)
-			return true;
-	return false;
-}
-
-/* The loop order around the deepest use: p->order[0..order_len). */
-static void find_order(pp *p, const lt_node *x, int *stack, int depth)
-{
-	if (x->kind == LT_LOOP) {
-		if (depth >= (int)(sizeof p->order / sizeof p->order[0]))
-			return;
-		stack[depth++] = x->index;
-	}
-	if (node_uses(p, x) && inside_parent(p, x) && depth > p->order_len &&
-	    stack_has(stack, depth, p->order_need)) {
-		memcpy(p->order, stack, sizeof *stack * (size_t)depth);
-		p->order_len = depth;
-	}
-	for (int i = 0; i < x->nkids; i++)
-		find_order(p, x->kids[i], stack, depth);
-	for (int i = 0; i < x->nels; i++)
-		find_order(p, x->els[i], stack, depth);
 }
 
 static int order_pos(const pp *p, int index)
@@ -1975,25 +1945,22 @@ static bool apply_item(pp *p, int item)
 	p->it = it;
 	if (!set_sources(p))
 		return p->ok; /* the source cache made no region: nothing to cache */
-	p->order_len = 0;
-	p->order_need = -1;
-	int stack[IR_MAX_DEPTH * 4];
-	for (int i = 0; i < t->nroots; i++)
-		find_order(p, t->roots[i], stack, 0);
-	if (it->where == CP_INDEX && order_pos(p, it->index_id) < 0) {
-		/* an array used by several nests (a temp written by one and read by
-		 * the next) is cached in the nest whose loops hold the index: the
-		 * order is that of the deepest use under that index */
-		p->order_len = 0;
-		p->order_need = it->index_id;
-		for (int i = 0; i < t->nroots; i++)
-			find_order(p, t->roots[i], stack, 0);
-		p->order_need = -1;
-	}
+	/* the loop order and the cache's place in it: asked of the one
+	 * authority the checks use too (src/ir/order.c) */
+	sched_place pl;
+	pl.order = ct_arena_alloc(p->a, sizeof *pl.order * ((size_t)p->k->nindices + 1));
+	if (!pl.order)
+		return pp_nomem(p);
+	bool placed = sched_place_cache(p->k, item, &pl);
+	if (pl.uses == 0)
+		return true; /* no use: nothing to cache */
+	if (!placed)
+		return pp_err(p, pl.err_pos, "%s%s", pl.err, "");
+	p->order_len = pl.depth < (int)(sizeof p->order / sizeof p->order[0]) ? pl.depth : 0;
+	memcpy(p->order, pl.order, sizeof *p->order * (size_t)p->order_len);
 	if (p->order_len == 0)
 		return true; /* no loop around any use: nothing to cache */
 	sitelist l = {NULL, 0, 0};
-	int d = p->order_len;
 	if (it->where == CP_BUDGET) {
 		for (int i = 0; i < t->nroots; i++)
 			find_innermost(p, t->roots[i], &l);
@@ -2011,41 +1978,7 @@ static bool apply_item(pp *p, int item)
 				l.v[m++] = l.v[i];
 		l.n = m;
 	} else {
-		int index;
-		if (it->where == CP_INDEX) {
-			index = it->index_id;
-			if (order_pos(p, index) < 0) {
-				ct_free(p->ctx, l.v);
-				return pp_err(p, it->where_opt.pos, "index '%s' of cache '%s' is not a loop around the uses",
-				              t->indices[index].name, it->name);
-			}
-		} else {
-			if (it->value < 1 || it->value > d) {
-				ct_free(p->ctx, l.v);
-				char lv[32];
-				snprintf(lv, sizeof lv, "%lld", (long long)it->value);
-				return pp_err(p, it->where_opt.pos, "level %s of cache '%s' is above the loops around its uses",
-				              lv, it->name);
-			}
-			index = p->order[d - (int)it->value];
-		}
-		int tindex = index;
-		if (it->has_trigger) {
-			if (it->trigger_is_index) {
-				tindex = it->trigger_index;
-			} else if (it->trigger_level >= 1 && it->trigger_level <= d) {
-				tindex = p->order[d - (int)it->trigger_level];
-			} else {
-				ct_free(p->ctx, l.v);
-				return pp_err(p, it->trigger_opt.pos,
-				              "trigger level of cache '%s' is above the loops around its uses%s", it->name, "");
-			}
-			if (order_pos(p, tindex) > order_pos(p, index) || order_pos(p, tindex) < 0) {
-				ct_free(p->ctx, l.v);
-				return pp_err(p, it->trigger_opt.pos, "the trigger of cache '%s' is not around its position%s",
-				              it->name, "");
-			}
-		}
+		int index = pl.index, tindex = pl.trigger_index;
 		for (int i = 0; i < t->nroots; i++)
 			find_index_sites(p, t->roots[i], index, &l);
 		for (int i = 0; i < l.n && p->ok; i++) {

@@ -11,6 +11,9 @@ typedef struct run_buffers {
 	int64_t *bytes;
 } run_buffers;
 
+/* Whether one copy of k's arrays fits the run's memory limit (a quarter of
+ * the physical memory): CT_ERR_LIMIT, before anything is allocated, if not. */
+ct_status run_check_size(ct_kernel *k);
 /* Allocate every array of k (temps too); fill = deterministic random data
  * from the ctx seed (stream = array index), else zeros. */
 ct_status run_buffers_alloc(ct_kernel *k, run_buffers *b, bool fill);
@@ -40,9 +43,10 @@ ct_status run_measure(ct_kernel *k, const ct_run_options *o, run_once_fn once, v
 ct_status run_native(ct_kernel *k, const ct_run_options *o, ct_run_result *r);
 
 /* The loaded uniform entry of k (generated, compiled or fetched from the
- * code caches), its parallel loops set to `threads` threads (0: the ctx's
+ * code caches; it returns non-zero when the kernel could not allocate its
+ * temps and cache buffers), its parallel loops set to `threads` threads (0: the ctx's
  * option, else one per processor); *used is the count they will run on. */
-ct_status native_entry(ct_kernel *k, int threads, void (**entry)(void *const *, const int64_t *), int *used);
+ct_status native_entry(ct_kernel *k, int threads, int (**entry)(void *const *, const int64_t *), int *used);
 
 /* The OpenCL engine (src/run/ocl.c), for plan(target=opencl) kernels:
  * generate OpenCL C, build it (or load its cached binary), run it on the

@@ -422,13 +422,14 @@ static ct_status run_interp_views(ct_kernel *k, const vrun *run)
 /* One run of the compiled kernel. */
 static ct_status run_native_views(ct_kernel *k, const vrun *run, int threads)
 {
-	void (*entry)(void *const *, const int64_t *) = NULL;
+	int (*entry)(void *const *, const int64_t *) = NULL;
 	int used = 1;
 	ct_status st = native_entry(k, threads, &entry, &used);
 	if (st)
 		return st;
 	(void)used;
-	entry(run->args, run->params);
+	if (entry(run->args, run->params) != 0)
+		return ct_error(k->ctx, CT_ERR_NOMEM, "the kernel could not allocate its temps and cache buffers");
 	return CT_OK;
 }
 

@@ -15,7 +15,7 @@
 #define MAX_P (CT_SELECT_MAX_PARAMS * 4) /* params of a kernel the selector handles */
 #define MEMO_SLOTS 256                   /* answers kept in memory (direct-mapped) */
 
-typedef void (*entry_fn)(void *const *, const int64_t *);
+typedef int (*entry_fn)(void *const *, const int64_t *);
 
 /* One store record of the kernel's family, parsed. */
 typedef struct sel_rec {
@@ -663,8 +663,8 @@ static ct_status run_piece(ct_selector *s, const ct_solution *sol, int i, void *
 		copy_block(ar, es, buffers[a], owned[a], full, off, ext, true);
 		args[a] = owned[a];
 	}
-	if (!st)
-		fn((void *const *)args, pc->value);
+	if (!st && fn((void *const *)args, pc->value) != 0)
+		st = ct_error(k->ctx, CT_ERR_NOMEM, "the kernel could not allocate its temps and cache buffers");
 	for (int a = 0; a < k->narrays; a++) {
 		if (!owned[a])
 			continue;
@@ -735,12 +735,18 @@ ct_status ct_kernel_run_selected(ct_selector *s, const ct_run_options *o, ct_run
 		return ct_error(k->ctx, CT_ERR_USAGE, "repeat must be in 1..1000000");
 	if (ir_kernel_ready(k) != CT_OK)
 		return CT_ERR_USAGE;
+	if (o->checked) /* its pieces are unchecked code: never pass them off as checked */
+		return ct_error(k->ctx, CT_ERR_UNSUPPORTED,
+				"checked runs go through ct_kernel_run, not the solution selector");
 	if (!ir_params_complete(k))
 		return ct_error(k->ctx, CT_ERR_USAGE, "every runtime param needs a value (-D)");
+	ct_status st = run_check_size(k); /* refused before any piece is compiled */
+	if (st)
+		return st;
 	int64_t sizes[MAX_P];
 	for (int i = 0; i < s->nsizes; i++)
 		sizes[i] = k->params[s->size_ids[i]].value;
-	ct_status st = ct_select(s, sizes, s->nsizes, sol);
+	st = ct_select(s, sizes, s->nsizes, sol);
 	if (st)
 		return st;
 	int64_t threads = k->ctx->threads;

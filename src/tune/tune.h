@@ -100,7 +100,7 @@ typedef struct tune_verdict {
 } tune_verdict;
 CT_INTERN void tune_decide(const double *td, const double *tb, int n, tune_verdict *v);
 /* native.c: k's compiled entry point (plan cache, code cache). */
-CT_INTERN ct_status native_entry_fns(struct ct_kernel *k, void (**entry)(void *const *, const int64_t *),
+CT_INTERN ct_status native_entry_fns(struct ct_kernel *k, int (**entry)(void *const *, const int64_t *),
 				     void (**set_threads)(int));
 
 #endif

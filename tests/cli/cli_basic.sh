@@ -43,7 +43,7 @@ expect "run no-verify" 0 '"verified": null' "$CACHET" run "$good" --engine inter
 expect "demo" 0 "verified" "$CACHET" demo
 
 # native runs, the code cache across processes, emit, cache subcommands
-expect "emit" 0 "void cachet_k\(const float \*restrict A, float \*restrict B\)" "$CACHET" emit "$good"
+expect "emit" 0 "int cachet_k\(const float \*restrict A, float \*restrict B\)" "$CACHET" emit "$good"
 expect "emit help" 0 "usage: cachet emit" "$CACHET" emit --help
 expect "emit bad target" 2 "unknown target" "$CACHET" emit "$good" --target cuda
 expect "run native first" 0 '"code_cache": "(compiled|disk)"' "$CACHET" run "$good" --json

@@ -21,7 +21,7 @@ static inline int64_t ct_max_int32_t(int64_t a, int64_t b) { return a > b ? a : 
 static inline int64_t ct_min_int64_t(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t ct_max_int64_t(int64_t a, int64_t b) { return a > b ? a : b; }
 
-void cachet_axpy(const float *restrict X, float *restrict Y, int64_t L)
+int cachet_axpy(const float *restrict X, float *restrict Y, int64_t L)
 {
 	for (int64_t i = 0; i < ((L / 16) * 16); i += 16) {
 		for (int64_t ii = 0; ii < 16; ii++) {
@@ -34,11 +34,12 @@ void cachet_axpy(const float *restrict X, float *restrict Y, int64_t L)
 			Y[i + ii] = ((2.5f * X[i + ii]) + Y[i + ii]);
 		}
 	}
+	return 0;
 }
 
-void cachet_axpy_entry(void *const *args, const int64_t *params)
+int cachet_axpy_entry(void *const *args, const int64_t *params)
 {
 	(void)args;
 	(void)params;
-	cachet_axpy((const float *)args[0], (float *)args[1], params[0]);
+	return cachet_axpy((const float *)args[0], (float *)args[1], params[0]);
 }

@@ -32,7 +32,7 @@ static inline ct_v8d ct_ldm_v8d(const double *p, int n) { ct_v8d v = {0}; memcpy
 static inline void ct_stm_v8d(double *p, ct_v8d v, int n) { memcpy(p, &v, (size_t)n * sizeof *p); }
 #endif
 
-void cachet_dgemm_small(const double *restrict A, const double *restrict B, double *restrict C)
+int cachet_dgemm_small(const double *restrict A, const double *restrict B, double *restrict C)
 {
 	for (int64_t j = 0; j < 32; j += 16) {
 		for (int64_t i = 0; i < 32; i += 8) {
@@ -263,11 +263,12 @@ void cachet_dgemm_small(const double *restrict A, const double *restrict B, doub
 			}
 		}
 	}
+	return 0;
 }
 
-void cachet_dgemm_small_entry(void *const *args, const int64_t *params)
+int cachet_dgemm_small_entry(void *const *args, const int64_t *params)
 {
 	(void)args;
 	(void)params;
-	cachet_dgemm_small((const double *)args[0], (const double *)args[1], (double *)args[2]);
+	return cachet_dgemm_small((const double *)args[0], (const double *)args[1], (double *)args[2]);
 }

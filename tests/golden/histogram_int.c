@@ -21,7 +21,7 @@ static inline int64_t ct_max_int32_t(int64_t a, int64_t b) { return a > b ? a : 
 static inline int64_t ct_min_int64_t(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t ct_max_int64_t(int64_t a, int64_t b) { return a > b ? a : b; }
 
-void cachet_int_ops(const int32_t *restrict X, int64_t *restrict S, int32_t *restrict Y)
+int cachet_int_ops(const int32_t *restrict X, int64_t *restrict S, int32_t *restrict Y)
 {
 	for (int64_t r = 0; r < 64; r++) {
 		for (int64_t c = 0; c < 40; c++) {
@@ -31,11 +31,12 @@ void cachet_int_ops(const int32_t *restrict X, int64_t *restrict S, int32_t *res
 			Y[r * 40 + c2] = (int32_t)ct_isub(ct_idiv(ct_imul(X[r * 40 + c2], 3), 2), r);
 		}
 	}
+	return 0;
 }
 
-void cachet_int_ops_entry(void *const *args, const int64_t *params)
+int cachet_int_ops_entry(void *const *args, const int64_t *params)
 {
 	(void)args;
 	(void)params;
-	cachet_int_ops((const int32_t *)args[0], (int64_t *)args[1], (int32_t *)args[2]);
+	return cachet_int_ops((const int32_t *)args[0], (int64_t *)args[1], (int32_t *)args[2]);
 }

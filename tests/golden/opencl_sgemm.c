@@ -21,7 +21,7 @@ static inline int64_t ct_max_int32_t(int64_t a, int64_t b) { return a > b ? a : 
 static inline int64_t ct_min_int64_t(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t ct_max_int64_t(int64_t a, int64_t b) { return a > b ? a : b; }
 
-void cachet_sgemm_ocl(const float *restrict A, const float *restrict B, float *restrict C)
+int cachet_sgemm_ocl(const float *restrict A, const float *restrict B, float *restrict C)
 {
 	_Alignas(64) float CC[64] = {0}; /* cache buffer CC */
 	for (int64_t i = 0; i < 128; i += 32) {
@@ -52,11 +52,12 @@ void cachet_sgemm_ocl(const float *restrict A, const float *restrict B, float *r
 			}
 		}
 	}
+	return 0;
 }
 
-void cachet_sgemm_ocl_entry(void *const *args, const int64_t *params)
+int cachet_sgemm_ocl_entry(void *const *args, const int64_t *params)
 {
 	(void)args;
 	(void)params;
-	cachet_sgemm_ocl((const float *)args[0], (const float *)args[1], (float *)args[2]);
+	return cachet_sgemm_ocl((const float *)args[0], (const float *)args[1], (float *)args[2]);
 }

@@ -21,7 +21,7 @@ static inline int64_t ct_max_int32_t(int64_t a, int64_t b) { return a > b ? a : 
 static inline int64_t ct_min_int64_t(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t ct_max_int64_t(int64_t a, int64_t b) { return a > b ? a : b; }
 
-void cachet_plan_accumulate(const float *restrict A, const float *restrict B, float *restrict C, float *restrict D, float *restrict E)
+int cachet_plan_accumulate(const float *restrict A, const float *restrict B, float *restrict C, float *restrict D, float *restrict E)
 {
 	_Alignas(64) float CC[128] = {0}; /* cache buffer CC */
 	_Alignas(64) float DD[128] = {0}; /* cache buffer DD */
@@ -86,11 +86,12 @@ void cachet_plan_accumulate(const float *restrict A, const float *restrict B, fl
 			}
 		}
 	}
+	return 0;
 }
 
-void cachet_plan_accumulate_entry(void *const *args, const int64_t *params)
+int cachet_plan_accumulate_entry(void *const *args, const int64_t *params)
 {
 	(void)args;
 	(void)params;
-	cachet_plan_accumulate((const float *)args[0], (const float *)args[1], (float *)args[2], (float *)args[3], (float *)args[4]);
+	return cachet_plan_accumulate((const float *)args[0], (const float *)args[1], (float *)args[2], (float *)args[3], (float *)args[4]);
 }

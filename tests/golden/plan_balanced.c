@@ -32,7 +32,7 @@ static inline ct_v16f ct_ldm_v16f(const float *p, int n) { ct_v16f v = {0}; memc
 static inline void ct_stm_v16f(float *p, ct_v16f v, int n) { memcpy(p, &v, (size_t)n * sizeof *p); }
 #endif
 
-void cachet_plan_balanced(const float *restrict A, const float *restrict B, float *restrict C, int64_t M)
+int cachet_plan_balanced(const float *restrict A, const float *restrict B, float *restrict C, int64_t M)
 {
 	for (int64_t i = 0; i < ((((M / 6) + (ct_min64((M % 6), 1) * ct_min64(1, ct_max64(0, ((((M / 6) + ct_min64((M % 6), 1)) - ((6 - (M % 6)) % 6)) + 1))))) - (((6 - (M % 6)) % 6) * ct_min64(1, ct_max64(0, ((((M / 6) + ct_min64((M % 6), 1)) - ((6 - (M % 6)) % 6)) + 1))))) * 6); i += 6) {
 		/* register tile: 6 x 32 of C (12 accumulators, lanes 16 ...) across the loop over k */
@@ -140,11 +140,12 @@ void cachet_plan_balanced(const float *restrict A, const float *restrict B, floa
 			}
 		}
 	}
+	return 0;
 }
 
-void cachet_plan_balanced_entry(void *const *args, const int64_t *params)
+int cachet_plan_balanced_entry(void *const *args, const int64_t *params)
 {
 	(void)args;
 	(void)params;
-	cachet_plan_balanced((const float *)args[0], (const float *)args[1], (float *)args[2], params[0]);
+	return cachet_plan_balanced((const float *)args[0], (const float *)args[1], (float *)args[2], params[0]);
 }

@@ -21,7 +21,7 @@ static inline int64_t ct_max_int32_t(int64_t a, int64_t b) { return a > b ? a : 
 static inline int64_t ct_min_int64_t(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t ct_max_int64_t(int64_t a, int64_t b) { return a > b ? a : b; }
 
-void cachet_plan_double_buffer(const float *restrict A, const float *restrict B, float *restrict C)
+int cachet_plan_double_buffer(const float *restrict A, const float *restrict B, float *restrict C)
 {
 	_Alignas(64) float AA[128] = {0}; /* cache buffer AA */
 	_Alignas(64) float AA_next[128] = {0}; /* cache buffer AA_next */
@@ -74,11 +74,12 @@ void cachet_plan_double_buffer(const float *restrict A, const float *restrict B,
 			}
 		}
 	}
+	return 0;
 }
 
-void cachet_plan_double_buffer_entry(void *const *args, const int64_t *params)
+int cachet_plan_double_buffer_entry(void *const *args, const int64_t *params)
 {
 	(void)args;
 	(void)params;
-	cachet_plan_double_buffer((const float *)args[0], (const float *)args[1], (float *)args[2]);
+	return cachet_plan_double_buffer((const float *)args[0], (const float *)args[1], (float *)args[2]);
 }

@@ -21,7 +21,7 @@ static inline int64_t ct_max_int32_t(int64_t a, int64_t b) { return a > b ? a : 
 static inline int64_t ct_min_int64_t(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t ct_max_int64_t(int64_t a, int64_t b) { return a > b ? a : b; }
 
-void cachet_plan_halo(const float *restrict A, float *restrict B)
+int cachet_plan_halo(const float *restrict A, float *restrict B)
 {
 	_Alignas(64) float AA[612] = {0}; /* cache buffer AA */
 	_Alignas(64) float BB[512] = {0}; /* cache buffer BB */
@@ -80,11 +80,12 @@ void cachet_plan_halo(const float *restrict A, float *restrict B)
 			}
 		}
 	}
+	return 0;
 }
 
-void cachet_plan_halo_entry(void *const *args, const int64_t *params)
+int cachet_plan_halo_entry(void *const *args, const int64_t *params)
 {
 	(void)args;
 	(void)params;
-	cachet_plan_halo((const float *)args[0], (float *)args[1]);
+	return cachet_plan_halo((const float *)args[0], (float *)args[1]);
 }

@@ -21,7 +21,7 @@ static inline int64_t ct_max_int32_t(int64_t a, int64_t b) { return a > b ? a : 
 static inline int64_t ct_min_int64_t(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t ct_max_int64_t(int64_t a, int64_t b) { return a > b ? a : b; }
 
-void cachet_plan_hierarchical(const float *restrict A, const float *restrict B, float *restrict C)
+int cachet_plan_hierarchical(const float *restrict A, const float *restrict B, float *restrict C)
 {
 	_Alignas(64) float BB[2048] = {0}; /* cache buffer BB */
 	_Alignas(64) float BBB[512] = {0}; /* cache buffer BBB */
@@ -71,11 +71,12 @@ void cachet_plan_hierarchical(const float *restrict A, const float *restrict B, 
 			}
 		}
 	}
+	return 0;
 }
 
-void cachet_plan_hierarchical_entry(void *const *args, const int64_t *params)
+int cachet_plan_hierarchical_entry(void *const *args, const int64_t *params)
 {
 	(void)args;
 	(void)params;
-	cachet_plan_hierarchical((const float *)args[0], (const float *)args[1], (float *)args[2]);
+	return cachet_plan_hierarchical((const float *)args[0], (const float *)args[1], (float *)args[2]);
 }

@@ -22,7 +22,7 @@ static inline int64_t ct_min_int64_t(int64_t a, int64_t b) { return a < b ? a : 
 static inline int64_t ct_max_int64_t(int64_t a, int64_t b) { return a > b ? a : b; }
 static inline int64_t ct_floordiv64(int64_t a, int64_t b) { int64_t q = a / b; return (a % b != 0 && ((a % b < 0) != (b < 0))) ? q - 1 : q; }
 
-void cachet_plan_multicache(const float *restrict A, const float *restrict B, float *restrict C)
+int cachet_plan_multicache(const float *restrict A, const float *restrict B, float *restrict C)
 {
 	_Alignas(64) float BB[1024] = {0}; /* cache buffer BB */
 	for (int64_t i = 0; i < 32; i++) {
@@ -46,11 +46,12 @@ void cachet_plan_multicache(const float *restrict A, const float *restrict B, fl
 			}
 		}
 	}
+	return 0;
 }
 
-void cachet_plan_multicache_entry(void *const *args, const int64_t *params)
+int cachet_plan_multicache_entry(void *const *args, const int64_t *params)
 {
 	(void)args;
 	(void)params;
-	cachet_plan_multicache((const float *)args[0], (const float *)args[1], (float *)args[2]);
+	return cachet_plan_multicache((const float *)args[0], (const float *)args[1], (float *)args[2]);
 }

@@ -59,7 +59,7 @@ static inline void ct_stream_fence(void) { _mm_sfence(); }
 static inline void ct_stream_fence(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 #endif
 
-void cachet_plan_nontemporal(const float *restrict X, const float *restrict Z, float *restrict Y)
+int cachet_plan_nontemporal(const float *restrict X, const float *restrict Z, float *restrict Y)
 {
 	const int ct_nt = ct_max_threads(); /* threads of the parallel loops */
 	/* streaming stores inside: each thread fences once after its share of the loop */
@@ -96,13 +96,14 @@ void cachet_plan_nontemporal(const float *restrict X, const float *restrict Z, f
 		}
 		ct_stream_fence();
 	}
+	return 0;
 }
 
-void cachet_plan_nontemporal_entry(void *const *args, const int64_t *params)
+int cachet_plan_nontemporal_entry(void *const *args, const int64_t *params)
 {
 	(void)args;
 	(void)params;
-	cachet_plan_nontemporal((const float *)args[0], (const float *)args[1], (float *)args[2]);
+	return cachet_plan_nontemporal((const float *)args[0], (const float *)args[1], (float *)args[2]);
 }
 
 void cachet_plan_nontemporal_set_threads(int n)

@@ -42,7 +42,7 @@ static inline ct_v16f ct_ldm_v16f(const float *p, int n) { ct_v16f v = {0}; memc
 static inline void ct_stm_v16f(float *p, ct_v16f v, int n) { memcpy(p, &v, (size_t)n * sizeof *p); }
 #endif
 
-void cachet_plan_parallelize(const float *restrict A, const float *restrict B, float *restrict C)
+int cachet_plan_parallelize(const float *restrict A, const float *restrict B, float *restrict C)
 {
 	const int ct_nt = ct_max_threads(); /* threads of the parallel loops */
 	#pragma omp parallel for collapse(2) schedule(dynamic) num_threads(ct_team(ct_nt, 0, 32))
@@ -82,13 +82,14 @@ void cachet_plan_parallelize(const float *restrict A, const float *restrict B, f
 			}
 		}
 	}
+	return 0;
 }
 
-void cachet_plan_parallelize_entry(void *const *args, const int64_t *params)
+int cachet_plan_parallelize_entry(void *const *args, const int64_t *params)
 {
 	(void)args;
 	(void)params;
-	cachet_plan_parallelize((const float *)args[0], (const float *)args[1], (float *)args[2]);
+	return cachet_plan_parallelize((const float *)args[0], (const float *)args[1], (float *)args[2]);
 }
 
 void cachet_plan_parallelize_set_threads(int n)

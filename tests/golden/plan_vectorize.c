@@ -21,7 +21,7 @@ static inline int64_t ct_max_int32_t(int64_t a, int64_t b) { return a > b ? a : 
 static inline int64_t ct_min_int64_t(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t ct_max_int64_t(int64_t a, int64_t b) { return a > b ? a : b; }
 
-void cachet_plan_vectorize(const float *restrict X, const float *restrict Bias, float *restrict Y)
+int cachet_plan_vectorize(const float *restrict X, const float *restrict Bias, float *restrict Y)
 {
 	for (int64_t r = 0; r < 128; r++) {
 		#pragma omp simd
@@ -30,11 +30,12 @@ void cachet_plan_vectorize(const float *restrict X, const float *restrict Bias, 
 			Y[r * 96 + c] = ((t > 0.0f) ? t : 0.0f);
 		}
 	}
+	return 0;
 }
 
-void cachet_plan_vectorize_entry(void *const *args, const int64_t *params)
+int cachet_plan_vectorize_entry(void *const *args, const int64_t *params)
 {
 	(void)args;
 	(void)params;
-	cachet_plan_vectorize((const float *)args[0], (const float *)args[1], (float *)args[2]);
+	return cachet_plan_vectorize((const float *)args[0], (const float *)args[1], (float *)args[2]);
 }

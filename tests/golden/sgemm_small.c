@@ -32,7 +32,7 @@ static inline ct_v16f ct_ldm_v16f(const float *p, int n) { ct_v16f v = {0}; memc
 static inline void ct_stm_v16f(float *p, ct_v16f v, int n) { memcpy(p, &v, (size_t)n * sizeof *p); }
 #endif
 
-void cachet_sgemm_small(const float *restrict A, const float *restrict B, float *restrict C)
+int cachet_sgemm_small(const float *restrict A, const float *restrict B, float *restrict C)
 {
 	/* tail of j */
 	for (int64_t j = 0; j < 45; j += 64) {
@@ -169,11 +169,12 @@ void cachet_sgemm_small(const float *restrict A, const float *restrict B, float 
 			}
 		}
 	}
+	return 0;
 }
 
-void cachet_sgemm_small_entry(void *const *args, const int64_t *params)
+int cachet_sgemm_small_entry(void *const *args, const int64_t *params)
 {
 	(void)args;
 	(void)params;
-	cachet_sgemm_small((const float *)args[0], (const float *)args[1], (float *)args[2]);
+	return cachet_sgemm_small((const float *)args[0], (const float *)args[1], (float *)args[2]);
 }

@@ -39,7 +39,7 @@ static inline int ct_num_threads(void) { return 1; }
 static inline void ct_spmd_share(int64_t n, int64_t g, int64_t c, int64_t *b) { int64_t q = n / g, r = n % g; b[0] = c * q + (c < r ? c : r); b[1] = b[0] + q + (c < r ? 1 : 0); }
 static inline void ct_spmd_blocks(int t, int p, int dims, int64_t nx, int64_t ny, int64_t *b) { int64_t gy = 1; for (int64_t d = 1; dims == 2 && d * d <= p; d++) if (p % d == 0) gy = d; int64_t gx = p / gy; ct_spmd_share(nx, gx, t / gy, b); ct_spmd_share(ny, gy, t % gy, b + 2); }
 
-void cachet_stencil_spmd(const float *restrict A, float *restrict B)
+int cachet_stencil_spmd(const float *restrict A, float *restrict B)
 {
 	const int ct_nt = ct_max_threads(); /* threads of the parallel loops */
 	/* SPMD: a 2-D grid of threads, one block of x x y each */
@@ -89,13 +89,14 @@ void cachet_stencil_spmd(const float *restrict A, float *restrict B)
 			}
 		}
 	}
+	return 0;
 }
 
-void cachet_stencil_spmd_entry(void *const *args, const int64_t *params)
+int cachet_stencil_spmd_entry(void *const *args, const int64_t *params)
 {
 	(void)args;
 	(void)params;
-	cachet_stencil_spmd((const float *)args[0], (float *)args[1]);
+	return cachet_stencil_spmd((const float *)args[0], (float *)args[1]);
 }
 
 void cachet_stencil_spmd_set_threads(int n)

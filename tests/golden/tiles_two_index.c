@@ -21,7 +21,7 @@ static inline int64_t ct_max_int32_t(int64_t a, int64_t b) { return a > b ? a : 
 static inline int64_t ct_min_int64_t(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t ct_max_int64_t(int64_t a, int64_t b) { return a > b ? a : b; }
 
-void cachet_two_index_tiled(const double *restrict A, const double *restrict C1, const double *restrict C2, double *restrict B)
+int cachet_two_index_tiled(const double *restrict A, const double *restrict C1, const double *restrict C2, double *restrict B)
 {
 	_Alignas(64) double T[6144] = {0}; /* temp T */
 	for (int64_t a0 = 0; a0 < 64; a0++) {
@@ -67,11 +67,12 @@ void cachet_two_index_tiled(const double *restrict A, const double *restrict C1,
 			}
 		}
 	}
+	return 0;
 }
 
-void cachet_two_index_tiled_entry(void *const *args, const int64_t *params)
+int cachet_two_index_tiled_entry(void *const *args, const int64_t *params)
 {
 	(void)args;
 	(void)params;
-	cachet_two_index_tiled((const double *)args[0], (const double *)args[1], (const double *)args[2], (double *)args[4]);
+	return cachet_two_index_tiled((const double *)args[0], (const double *)args[1], (const double *)args[2], (double *)args[4]);
 }

@@ -46,7 +46,7 @@ typedef double ct_v4d __attribute__((vector_size(32)));
 static inline ct_v4d ct_ld_v4d(const double *p) { ct_v4d v; memcpy(&v, p, sizeof v); return v; }
 static inline void ct_st_v4d(double *p, ct_v4d v) { memcpy(p, &v, sizeof v); }
 
-void cachet_two_index_fast(const double *restrict A, const double *restrict C1, const double *restrict C2, double *restrict B)
+int cachet_two_index_fast(const double *restrict A, const double *restrict C1, const double *restrict C2, double *restrict B)
 {
 	const int ct_nt = ct_max_threads(); /* threads of the parallel loops */
 	_Alignas(64) double T[2080] = {0}; /* temp T */
@@ -353,13 +353,14 @@ void cachet_two_index_fast(const double *restrict A, const double *restrict C1, 
 			}
 		}
 	}
+	return 0;
 }
 
-void cachet_two_index_fast_entry(void *const *args, const int64_t *params)
+int cachet_two_index_fast_entry(void *const *args, const int64_t *params)
 {
 	(void)args;
 	(void)params;
-	cachet_two_index_fast((const double *)args[0], (const double *)args[1], (const double *)args[2], (double *)args[4]);
+	return cachet_two_index_fast((const double *)args[0], (const double *)args[1], (const double *)args[2], (double *)args[4]);
 }
 
 void cachet_two_index_fast_set_threads(int n)

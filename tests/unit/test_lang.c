@@ -31,6 +31,16 @@
 	"schedule { ii, jj, kk = tile(i=32, j=16, k=8); reorder(i, j, k, ii, kk, jj) }\n"          \
 	"array Z : f32[M] const\n"
 
+/* MM with one nest (an OpenCL plan parallelizes every statement). */
+#define MM1                                                                                        \
+	"kernel mm\n"                                                                              \
+	"param M = 64, N = 64, K = 64\n"                                                           \
+	"array A : f32[M, K] input\n"                                                              \
+	"array B : f32[K, N] input\n"                                                              \
+	"array C : f32[M, N] inout\n"                                                              \
+	"for (i: M, j: N, k: K) { C[i, j] += A[i, k] * B[k, j] }\n"                                \
+	"schedule { ii, jj, kk = tile(i=32, j=16, k=8); reorder(i, j, k, ii, kk, jj) }\n"
+
 /* One row: the text, and the first diagnostic expected ("LINE:COL: error:
  * message"), or NULL when the text must be accepted; ndiag > 0 also checks
  * the number of diagnostics. */
@@ -127,14 +137,22 @@ static const row rows[] = {
      "11:53: error: reorder puts inner index 'pp' before its outer index 'p'", 0},
     {"plan all options",
      MM
-     /* the layouts sit on caches of A: vectorize(jj) on OpenCL plans is
-      * checked, and needs B and C contiguous in jj */
-     "plan(target=opencl) {\n  AA = cache(A, index=ii, double_buffer=true, thrifty=false, layout=(1, 0))\n"
-     "  BB = cache(B, level=3, layout=row_major, trigger_level=4, location=local, "
-     "strategy=striped)\n  CC = cache(C, max_elements=4096)\n  CCC = cache(CC, max_elements=64)\n"
+     /* every host option; the layouts sit on caches of A: vectorize(jj)
+      * needs B and C contiguous in jj */
+     "plan {\n  AA = cache(A, index=ii, double_buffer=true, thrifty=false, layout=(1, 0))\n"
+     "  BB = cache(B, level=3, layout=row_major, trigger_level=4)\n"
+     "  CC = cache(C, max_elements=4096)\n  CCC = cache(CC, max_elements=64)\n"
      "  AAA = cache(AA, level=2, layout=col_major, trigger_index=kk)\n"
-     "  vectorize(jj)\n  unroll(kk)\n  parallelize(i, j, policy=dynamic, max_threads=4, "
-     "spmd=true)\n}\n",
+     "  vectorize(jj)\n  unroll(kk)\n  parallelize(i, policy=dynamic, max_threads=4, spmd=true)\n}\n",
+     NULL, 0},
+    {"plan all opencl options",
+     MM1
+     /* a check runs the OpenCL emitter too: only what the target honours
+      * (private caches inside the work-item loops, local ones between the
+      * work-group and work-item loops) */
+     "plan(target=opencl) {\n  AA = cache(A, index=kk, location=private, thrifty=false, layout=(1, 0))\n"
+     "  BB = cache(B, index=ii, layout=row_major, location=local, strategy=striped)\n"
+     "  AAA = cache(AA, level=1, location=private)\n  unroll(kk)\n  parallelize(i, j)\n}\n",
      NULL, 0},
     {"plan without target", MM "plan { AA = cache(A, level=1) }\n", NULL, 0},
 

@@ -191,10 +191,10 @@ static void temps_stack_and_heap(void)
 	char *src = k ? ct_kernel_emit(k, "host", NULL) : NULL;
 	CHECK(src != NULL);
 	static const char *const want[] = {
-		"if (!T1)\n\t\treturn;",
-		"if (!T2) {\n\t\tfree(T1);\n\t\treturn;",
+		"if (!T1)\n\t\treturn 1;",
+		"if (!T2) {\n\t\tfree(T1);\n\t\treturn 1;",
 		"_Alignas(64) double S8[4000] = {0};",
-		"if (!S9) {\n\t\tfree(T1); free(T2);\n\t\treturn;",
+		"if (!S9) {\n\t\tfree(T1); free(T2);\n\t\treturn 1;",
 		"free(S9);",
 	};
 	for (size_t i = 0; src && i < sizeof want / sizeof want[0]; i++)
@@ -605,8 +605,8 @@ static void hand_planned_native(void)
 		"S[0] = (int32_t)ct_iadd(S[0], SS[0]);",
 		"_Alignas(64) int32_t SS[1] = {0}; /* cache buffer SS */",
 		"memset(AA, 0, AA_bytes);",
-		"void cachet_hand(const int32_t *restrict A, int32_t *restrict B, int32_t *restrict S, int64_t N)",
-		"cachet_hand((const int32_t *)args[0], (int32_t *)args[1], (int32_t *)args[2], params[0]);",
+		"int cachet_hand(const int32_t *restrict A, int32_t *restrict B, int32_t *restrict S, int64_t N)",
+		"return cachet_hand((const int32_t *)args[0], (int32_t *)args[1], (int32_t *)args[2], params[0]);",
 	};
 	for (size_t i = 0; src && i < sizeof want / sizeof want[0]; i++)
 		CHECKF(strstr(src, want[i]) != NULL, "missing `%s` in\n%s", want[i], src);

@@ -174,7 +174,7 @@ static void test_cases_clang(void)
 	verify_all("clang");
 }
 
-typedef void (*entry_fn)(void *const *args, const int64_t *params);
+typedef int (*entry_fn)(void *const *args, const int64_t *params); /* 0, or 1: out of memory */
 
 /* Run src's kernel name on A into B. */
 static int run_src(ct_ctx *ctx, const char *src, const char *name, void *a, void *b)

@@ -1,0 +1,56 @@
+/* validate.c: what `cachet check` promises: every plan error that lower, emit, build or run would report, found without compiling. */
+#include "gen/gen.h"
+#include "gen/ocl.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+/* A failure of the later stages without a position (an internal error of
+ * the plan pass or an emitter, a limit) is given the position of the plan
+ * (or of the kernel's name), so that every error of a check names a place
+ * in the file. */
+static ct_status positioned(ct_kernel *k)
+{
+	ct_ctx *ctx = k->ctx;
+	ct_status st = ct_ctx_last_status(ctx);
+	if (st == CT_OK)
+		st = ct_error(ctx, CT_ERR_NOMEM, "out of memory checking kernel '%s'", k->name);
+	if (ct_ctx_last_line(ctx) > 0)
+		return st;
+	char msg[sizeof ctx->msg];
+	snprintf(msg, sizeof msg, "%s", ct_ctx_last_message(ctx));
+	ir_pos at = k->has_plan ? k->plan_pos : k->name_pos;
+	return ct_error_at(ctx, st, k->file, at.line, at.col, "%s", msg);
+}
+
+/* The source for k's plan target from tree t (NULL with the error on ctx). */
+static char *emit_source(ct_kernel *k, ct_looptree *t)
+{
+	size_t len = 0;
+	if (k->has_plan && k->target == TARGET_OPENCL)
+		return gen_opencl(t, &len, NULL);
+	/* the register tiles' vector width shapes the C, never whether it can
+	 * be generated: unless one is set (or this machine already probed),
+	 * check with 16 bytes rather than probe the machine, which costs more
+	 * than the whole check */
+	ct_ctx *ctx = k->ctx;
+	int64_t vb = ct_ctx_get_option(ctx, CT_OPT_VECTOR_BYTES);
+	bool pin = vb <= 0 && !ctx->target && ct_ctx_set_option(ctx, CT_OPT_VECTOR_BYTES, 16) == CT_OK;
+	char *src = gen_c(t, &len);
+	if (pin)
+		(void)ct_ctx_set_option(ctx, CT_OPT_VECTOR_BYTES, vb);
+	return src;
+}
+
+ct_status gen_validate(ct_kernel *k)
+{
+	ct_looptree *t = lt_build(k, true);
+	if (!t)
+		return positioned(k);
+	char *src = emit_source(k, t);
+	ct_looptree_free(t);
+	if (!src)
+		return positioned(k);
+	free(src);
+	return CT_OK;
+}
