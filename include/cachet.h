@@ -78,6 +78,8 @@ CT_API void ct_ctx_clear_error(CT_KEEP ct_ctx *ctx);
  * a caret; the string stays valid until the next parse on ctx. */
 CT_API int ct_ctx_diag_count(CT_KEEP const ct_ctx *ctx);
 CT_API const char *ct_ctx_diag_render(CT_KEEP ct_ctx *ctx, int i);
+/* Errors of the last parse/check beyond CT_OPT_MAX_ERRORS: found, not kept. */
+CT_API int ct_ctx_diag_suppressed(CT_KEEP const ct_ctx *ctx);
 
 /* Integer options of a context. */
 typedef enum ct_option {
@@ -88,6 +90,14 @@ typedef enum ct_option {
 	                           bytes (a power of two, 8..256); 0 (default) = the
 	                           target's, from the hardware probe */
 } ct_option;
+/* Progress of long steps: fn(ud, phase, done, total) is called while one
+ * runs, first once it has taken a second, then at most ten times a second,
+ * and a last time with done == total if it was called before. One step
+ * reports today: "verify", the reference interpreter's run that a
+ * verification compares with (done: outermost loop iterations). fn = NULL
+ * (the default): no calls. fn must not call back into ctx. */
+typedef void (*ct_progress_fn)(void *ud, const char *phase, int done, int total);
+CT_API void ct_ctx_set_progress(CT_KEEP ct_ctx *ctx, ct_progress_fn fn, void *ud);
 CT_API ct_status ct_ctx_set_option(CT_KEEP ct_ctx *ctx, ct_option opt, int64_t value);
 CT_API int64_t ct_ctx_get_option(CT_KEEP const ct_ctx *ctx, ct_option opt);
 

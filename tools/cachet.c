@@ -2,10 +2,13 @@
 #include "cachet.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 /* Exit codes of CLI.md. */
@@ -39,7 +42,30 @@ typedef struct cli {
 	int show;             /* tune --show */
 	int branching;        /* --branching: CT_OPT_BRANCHING (tested copies and boundary ifs) */
 	int help;
+	unsigned accepts; /* the command's O_* and A_* bits */
 } cli;
+
+/* What a command accepts: one bit per option, and its positional words. */
+enum {
+	O_D = 1u << 0, O_BRANCHING = 1u << 1, O_JSON = 1u << 2, O_NO_VERIFY = 1u << 3,
+	O_SIMULATE = 1u << 4, O_SHOW = 1u << 5, O_ENGINE = 1u << 6, O_REPEAT = 1u << 7,
+	O_THREADS = 1u << 8, O_VECTOR_BYTES = 1u << 9, O_TARGET = 1u << 10, O_CACHE = 1u << 11,
+	O_CC = 1u << 12, O_MAX = 1u << 13, O_SIZES = 1u << 14, O_BUDGET = 1u << 15, O_OUT = 1u << 16,
+	A_FILE = 1u << 20, /* one kernel FILE ('-' = stdin) */
+	A_SUB = 1u << 21   /* one subcommand word (cache) */
+};
+
+/* Option spellings and their bits; -D is matched as a prefix (-DN=1). */
+static const struct option_name {
+	const char *name;
+	unsigned bit;
+} option_names[] = {
+	{"--branching", O_BRANCHING}, {"--json", O_JSON}, {"--no-verify", O_NO_VERIFY},
+	{"--simulate", O_SIMULATE}, {"--show", O_SHOW}, {"--engine", O_ENGINE}, {"--repeat", O_REPEAT},
+	{"--threads", O_THREADS}, {"--vector-bytes", O_VECTOR_BYTES}, {"--target", O_TARGET},
+	{"--cache", O_CACHE}, {"--cc", O_CC}, {"--max", O_MAX}, {"--sizes", O_SIZES},
+	{"--budget", O_BUDGET}, {"-o", O_OUT}, {"--output", O_OUT},
+};
 
 /* One command: name, one-line summary, usage, flags it accepts, handler. */
 typedef struct command {
@@ -48,9 +74,11 @@ typedef struct command {
 	const char *usage;
 	const char *details;
 	int (*fn)(cli *c);
+	unsigned accepts; /* O_* and A_* bits */
 } command;
 
 static const command *find_command(const char *name);
+static void quiet(void *ud, const char *msg);
 static void print_command_help(FILE *f, const command *cmd);
 
 static int usage_error(const char *fmt, const char *arg)
@@ -61,21 +89,130 @@ static int usage_error(const char *fmt, const char *arg)
 	return EXIT_BAD_INPUT;
 }
 
-/* Print the last error of ctx (every diagnostic of a parse, with carets). */
+/* The text of the kernel the command works on, for the source line under
+ * an error that is not a parse diagnostic (a plan verb's, tiles'): stdin's
+ * text as read, a file's read back when such an error needs it. */
+static struct {
+	char *name;
+	char *text;
+	size_t len;
+} source;
+
+/* Whether a progress line is on stderr, not yet wiped (verify_progress). */
+static int progress_drawn;
+
+/* Kernel text read from stdin is refused beyond this (a file's limit is the library's). */
+#define MAX_STDIN_BYTES ((size_t)16 << 20)
+
+/* All of f (at most max bytes; NULL with errno set when more, or on a read error). */
+static char *read_all(FILE *f, size_t max, size_t *len)
+{
+	size_t cap = 4096, n = 0;
+	char *buf = malloc(cap + 1);
+	while (buf) {
+		size_t got = fread(buf + n, 1, cap - n, f);
+		n += got;
+		if (got == 0)
+			break;
+		if (n == cap) {
+			char *nb = cap < max ? realloc(buf, cap * 2 + 1) : NULL;
+			if (!nb) {
+				free(buf);
+				errno = cap < max ? ENOMEM : EFBIG;
+				return NULL;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+	}
+	if (buf && ferror(f)) {
+		int err = errno;
+		free(buf);
+		errno = err ? err : EIO;
+		return NULL;
+	}
+	if (buf) {
+		buf[n] = 0;
+		*len = n;
+	}
+	return buf;
+}
+
+/* Keep text (taken) as the source named name. */
+static void keep_source(const char *name, char *text, size_t len)
+{
+	free(source.name);
+	free(source.text);
+	source.name = strdup(name);
+	source.text = text;
+	source.len = len;
+}
+
+/* The source text of file (read on first need); NULL if it cannot be had. */
+static const char *source_of(const char *file, size_t *len)
+{
+	if (!source.name || strcmp(source.name, file) != 0) {
+		FILE *f = strcmp(file, "<stdin>") != 0 ? fopen(file, "rb") : NULL;
+		size_t n = 0;
+		char *t = f ? read_all(f, MAX_STDIN_BYTES, &n) : NULL;
+		if (f)
+			fclose(f);
+		if (!t)
+			return NULL;
+		keep_source(file, t, n);
+	}
+	*len = source.len;
+	return source.text;
+}
+
+/* "FILE:LINE:COL: error: MSG", then the source line and a caret under
+ * COL, as the library renders parse diagnostics (ct_ctx_diag_render). */
+static void print_located(const char *file, int line, int col, const char *msg)
+{
+	fprintf(stderr, "%s:%d:%d: error: %s\n", file, line, col, msg);
+	size_t len;
+	const char *t = source_of(file, &len), *end = t ? t + len : NULL;
+	for (int l = 1; t && l < line && t < end; t++)
+		if (*t == '\n')
+			l++;
+	if (!t || (t >= end && line > 1))
+		return;
+	const char *e = t;
+	while (e < end && *e != '\n')
+		e++;
+	if (e - t >= 400)
+		return;
+	fputs("  ", stderr);
+	for (const char *q = t; q < e; q++)
+		fputc(*q == '\t' || (*q >= 32 && *q < 127) ? *q : '?', stderr);
+	fputs("\n  ", stderr);
+	for (int k = 1; k < col && t + k - 1 < e; k++)
+		fputc(t[k - 1] == '\t' ? '\t' : ' ', stderr);
+	fputs("^\n", stderr);
+}
+
+/* Print the last error of ctx: every diagnostic of a parse (with carets,
+ * then how many more were found than kept), else the error alone, with
+ * its source line when it has a position. */
 static void print_error(ct_ctx *ctx)
 {
-	int n = ct_ctx_diag_count(ctx);
+	if (progress_drawn) { /* a run that failed half-way: the error gets a line of its own */
+		fputc('\n', stderr);
+		progress_drawn = 0;
+	}
+	int n = ct_ctx_diag_count(ctx), more = ct_ctx_diag_suppressed(ctx);
 	if (n > 0) {
 		for (int i = 0; i < n; i++)
 			fprintf(stderr, "%s\n", ct_ctx_diag_render(ctx, i));
-		if (n > 1)
+		if (more > 0)
+			fprintf(stderr, "%d errors (the first %d shown, %d more suppressed)\n", n + more, n, more);
+		else if (n > 1)
 			fprintf(stderr, "%d errors\n", n);
 		return;
 	}
 	const char *file = ct_ctx_last_file(ctx);
 	if (file[0] && ct_ctx_last_line(ctx) > 0)
-		fprintf(stderr, "%s:%d:%d: error: %s\n", file, ct_ctx_last_line(ctx), ct_ctx_last_col(ctx),
-			ct_ctx_last_message(ctx));
+		print_located(file, ct_ctx_last_line(ctx), ct_ctx_last_col(ctx), ct_ctx_last_message(ctx));
 	else if (file[0])
 		fprintf(stderr, "%s: error: %s\n", file, ct_ctx_last_message(ctx));
 	else
@@ -145,12 +282,46 @@ static int is_opt(const char *arg, const char *opt)
 	return strncmp(arg, opt, n) == 0 && (arg[n] == 0 || arg[n] == '=');
 }
 
+/* The bit of option a (0: no such option). */
+static unsigned option_bit(const char *a)
+{
+	if (strncmp(a, "-D", 2) == 0)
+		return O_D;
+	for (size_t i = 0; i < sizeof option_names / sizeof option_names[0]; i++)
+		if (is_opt(a, option_names[i].name))
+			return option_names[i].bit;
+	return 0;
+}
+
+/* An option the command does not take, or a word too many: exit 2. */
+static int refuse_arg(const cli *c, const char *what, const char *a)
+{
+	fprintf(stderr, "cachet: error: 'cachet %s' takes no %s '%s'\n(run 'cachet %s --help' for usage)\n",
+	        c->cmd, what, a, c->cmd);
+	return EXIT_BAD_INPUT;
+}
+
+/* A word that is not an option: the cache subcommand, else the FILE. */
+static int positional(cli *c, const char *a)
+{
+	if ((c->accepts & A_SUB) && !c->sub)
+		c->sub = a;
+	else if ((c->accepts & A_FILE) && !c->file)
+		c->file = a;
+	else
+		return refuse_arg(c, c->accepts & (A_SUB | A_FILE) ? "further argument" : "argument", a);
+	return EXIT_OK;
+}
+
 static int parse_args(cli *c, int argc, char **argv, int first)
 {
 	for (int i = first; i < argc; i++) {
 		char *a = argv[i];
 		const char *v;
 		int64_t n;
+		unsigned bit = a[0] == '-' && a[1] ? option_bit(a) : 0;
+		if (bit && !(c->accepts & bit))
+			return refuse_arg(c, "option", a);
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			c->help = 1;
 		} else if (strncmp(a, "-D", 2) == 0) {
@@ -168,7 +339,7 @@ static int parse_args(cli *c, int argc, char **argv, int first)
 			c->run.verify = 0;
 		} else if (strcmp(a, "--simulate") == 0) {
 			c->simulate = 1;
-		} else if (strcmp(a, "--show") == 0 && strcmp(c->cmd, "tune") == 0) {
+		} else if (strcmp(a, "--show") == 0) {
 			c->show = 1;
 		} else if (is_opt(a, "--engine")) {
 			if (!(v = opt_value(argc, argv, &i, "--engine")))
@@ -227,12 +398,10 @@ static int parse_args(cli *c, int argc, char **argv, int first)
 			c->out_dir = v;
 		} else if (a[0] == '-' && a[1]) {
 			return usage_error("unknown option '%s'", a);
-		} else if (strcmp(c->cmd, "cache") == 0 && !c->sub) {
-			c->sub = a;
-		} else if (!c->file) {
-			c->file = a;
 		} else {
-			return usage_error("unexpected argument '%s'", a);
+			int rc = positional(c, a);
+			if (rc)
+				return rc;
 		}
 	}
 	return EXIT_OK;
@@ -251,7 +420,21 @@ static ct_kernel *load_kernel(ct_ctx *ctx, cli *c, int *rc)
 		*rc = fail(ctx, ct_ctx_last_status(ctx));
 		return NULL;
 	}
-	ct_kernel *k = ct_kernel_parse_file(ctx, c->file);
+	ct_kernel *k;
+	if (strcmp(c->file, "-") == 0) {
+		size_t len = 0;
+		char *text = read_all(stdin, MAX_STDIN_BYTES, &len);
+		if (!text) {
+			fprintf(stderr, "<stdin>: error: cannot read the kernel: %s\n",
+			        errno == EFBIG ? "more than 16 MiB" : strerror(errno));
+			*rc = EXIT_BAD_INPUT;
+			return NULL;
+		}
+		keep_source("<stdin>", text, len);
+		k = ct_kernel_parse(ctx, text, len, "<stdin>");
+	} else {
+		k = ct_kernel_parse_file(ctx, c->file);
+	}
 	if (!k) {
 		*rc = fail(ctx, ct_ctx_last_status(ctx));
 		return NULL;
@@ -383,9 +566,26 @@ static void print_solution(const ct_kernel *k, const ct_solution *sol, int json)
 	       sol->size_class[0] ? " " : "", sol->size_class, sol->npieces, sol->npieces == 1 ? "" : "s");
 }
 
+/* The reference run of a verification, on a terminal: "verify [####   ] 12%"
+ * (the library calls only for a run past a second). */
+static void verify_progress(void *ud, const char *phase, int done, int total)
+{
+	(void)ud;
+	progress_drawn = done != total;
+	int width = 30, fill = total > 0 ? (int)((int64_t)done * width / total) : width;
+	fprintf(stderr, "\r%s [%.*s%*s] %d%%", phase, fill, "##############################", width - fill, "",
+	        total > 0 ? (int)((int64_t)done * 100 / total) : 100);
+	/* the finished line is wiped: the report follows on stdout */
+	if (done == total)
+		fprintf(stderr, "\r%*s\r", width + 20, "");
+	fflush(stderr);
+}
+
 static int run_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
 {
 	ct_run_result r;
+	if (isatty(2))
+		ct_ctx_set_progress(ctx, verify_progress, NULL);
 	ct_solution sol;
 	ct_selector *sel;
 	ct_status st;
@@ -447,8 +647,33 @@ static int emit_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
 
 static int cmd_emit(cli *c) { return with_kernel(c, emit_kernel); }
 
+/* mkdir -p of dir's parents (the library makes dir itself); 0 after
+ * printing why not. */
+static int make_parents(const char *dir)
+{
+	char path[4096];
+	if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path) {
+		fprintf(stderr, "cachet: error: -o: the folder name is too long\n");
+		return 0;
+	}
+	for (char *p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		struct stat sb;
+		if (stat(path, &sb) != 0 && mkdir(path, 0777) != 0 && errno != EEXIST) {
+			fprintf(stderr, "cachet: error: cannot create folder '%s': %s\n", path, strerror(errno));
+			return 0;
+		}
+		*p = '/';
+	}
+	return 1;
+}
+
 static int build_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
 {
+	if (!make_parents(c->out_dir))
+		return EXIT_FAILED;
 	ct_status st = ct_kernel_build(k, c->out_dir);
 	if (st)
 		return fail(ctx, st);
@@ -488,6 +713,33 @@ static int cache_stats(ct_ctx *ctx)
 	return EXIT_OK;
 }
 
+/* `cache clear`: the library empties the folders; what is still there
+ * afterwards (a read-only file system, another owner's files) is named,
+ * folder by folder, and the exit code is 1. */
+static int cache_clear(ct_ctx *ctx)
+{
+	ct_cache_set_warning_handler(ctx, quiet, NULL); /* the error below says it */
+	ct_status st = ct_cache_clear(ctx);
+	if (st)
+		print_error(ctx);
+	ct_cache_folder f[8];
+	int n = ct_cache_folders(ctx, f, 8);
+	int64_t left = 0;
+	for (int i = 0; i < n && i < 8; i++)
+		if (strcmp(f[i].name, "*.sqlite") != 0)
+			left += f[i].entries;
+	if (left > 0) {
+		fprintf(stderr, "cachet: error: could not remove %lld entr%s of %s:", (long long)left,
+		        left == 1 ? "y" : "ies", ct_cache_path(ctx));
+		for (int i = 0; i < n && i < 8; i++)
+			if (strcmp(f[i].name, "*.sqlite") != 0 && f[i].entries > 0)
+				fprintf(stderr, " %s %lld (%lld bytes)", f[i].name, (long long)f[i].entries,
+				        (long long)f[i].bytes);
+		fputc('\n', stderr);
+	}
+	return st || left > 0 ? EXIT_FAILED : EXIT_OK;
+}
+
 static int cmd_cache(cli *c)
 {
 	if (!c->sub)
@@ -502,8 +754,7 @@ static int cmd_cache(cli *c)
 	} else if (strcmp(c->sub, "path") == 0) {
 		printf("%s\n", ct_cache_path(ctx));
 	} else if (strcmp(c->sub, "clear") == 0) {
-		if ((st = ct_cache_clear(ctx)))
-			rc = fail(ctx, st);
+		rc = cache_clear(ctx);
 	} else if (strcmp(c->sub, "verify") == 0) {
 		int64_t bad = 0;
 		if ((st = ct_cache_verify(ctx, &bad)))
@@ -962,11 +1213,11 @@ static int cmd_demo(cli *c)
 static const command commands[] = {
 	{"check", "parse and validate a kernel file; prints nothing on success",
 	 "cachet check FILE [-D NAME=VALUE]...",
-	 "  -D NAME=VALUE   override a param, or give a runtime param its value\n", cmd_check},
+	 "  -D NAME=VALUE   override a param, or give a runtime param its value\n", cmd_check, A_FILE | O_D},
 	{"lower", "print the scheduled, planned loop tree as pseudo-code",
 	 "cachet lower FILE [-D NAME=VALUE]... [--json]",
 	 "  -D NAME=VALUE   override a param\n  --json          print the loop tree as one JSON object\n",
-	 cmd_lower},
+	 cmd_lower, A_FILE | O_D | O_JSON},
 	{"run", "run a kernel on deterministic inputs, time it and verify it",
 	 "cachet run FILE [-D ...] [--engine native|interp] [--repeat N] [--threads T] [--no-verify] [--cc CC] "
 	 "[--vector-bytes B] [--branching] [--json]",
@@ -979,22 +1230,24 @@ static const command commands[] = {
 	 "  --no-verify     skip the comparison with the unscheduled reference\n"
 	 "  --json          one JSON object on stdout\n"
 	 "exit codes: 0 verified, 1 the kernel ran but failed, 2 bad input\n",
-	 cmd_run},
+	 cmd_run, A_FILE | O_D | O_ENGINE | O_REPEAT | O_THREADS | O_NO_VERIFY | O_CC | O_VECTOR_BYTES | O_BRANCHING | O_JSON},
 	{"emit", "print the generated source",
-	 "cachet emit FILE [-D ...] [--target host] [--vector-bytes B] [--branching]",
-	 "  --target T      host (C99, the default)\n"
+	 "cachet emit FILE [-D ...] [--target host|opencl] [--vector-bytes B] [--branching]",
+	 "  --target T      host (C99, the default) or opencl (OpenCL C,\n"
+	 "                  docs/OPENCL.md)\n"
 	 "  --vector-bytes B  widest vector of register tiles (0 = this machine's)\n"
 	 "  --branching     per-element tests in halo copies and boundary ifs (default: branch-free)\n",
-	 cmd_emit},
+	 cmd_emit, A_FILE | O_D | O_TARGET | O_VECTOR_BYTES | O_BRANCHING},
 	{"build", "write an ahead-of-time package: NAME.h, libNAME.a, libNAME.so",
-	 "cachet build FILE [-D ...] -o DIR [--cc CC] [--vector-bytes B]",
+	 "cachet build FILE [-D ...] -o DIR [--cc CC] [--vector-bytes B] [--branching]",
 	 "  -o DIR          the package folder (created if missing)\n"
 	 "  --cc CC         compiler command (default $CC, else cc)\n"
 	 "  --vector-bytes B  widest vector of register tiles (0 = this machine's)\n"
+	 "  --branching     per-element tests in halo copies and boundary ifs (default: branch-free)\n"
 	 "The package needs no cachet at run time; it is compiled with -O3\n"
 	 "-march=native for this machine. For plan(target=opencl): NAME.cl and a C\n"
 	 "wrapper (link with -lOpenCL) embedding the source and this device's binary.\n",
-	 cmd_build},
+	 cmd_build, A_FILE | O_D | O_OUT | O_CC | O_VECTOR_BYTES | O_BRANCHING},
 	{"cache", "inspect or clean the code cache", "cachet cache stats|clear|verify|path",
 	 "  stats           the folder, its entries and bytes, per folder (compiled\n"
 	 "                  kernels, OpenCL binaries, PoCL's cache, tuning stores)\n"
@@ -1003,15 +1256,15 @@ static const command commands[] = {
 	 "  path            print the folder\n"
 	 "CACHET_CACHE_DIR sets the folder (default ${XDG_CACHE_HOME:-~/.cache}/cachet);\n"
 	 "CACHET_NO_CACHE=1 bypasses it.\n",
-	 cmd_cache},
+	 cmd_cache, A_SUB},
 	{"simulate", "count the cache misses of a kernel's exact address trace",
 	 "cachet simulate FILE [-D ...] [--cache SPEC] [--json]",
-	 "  --cache SPEC    cache levels SIZE:LINE[:WAYS],... (sizes in bytes or with K/M\n"
+	 "  --cache SPEC    cache levels SIZE:LINE[:WAYS],... (sizes in bytes or with K/M/G\n"
 	 "                  suffixes; WAYS 0 or absent = fully associative), e.g. 32K:64,1M:64;\n"
 	 "                  default: this machine's caches\n"
 	 "  --json          one JSON object on stdout\n"
 	 "Every level is an LRU, write-allocate cache seeing the whole access stream.\n",
-	 cmd_simulate},
+	 cmd_simulate, A_FILE | O_D | O_CACHE | O_JSON},
 	{"predict", "predict a kernel's cache misses with the stack-distance model (no trace)",
 	 "cachet predict FILE [-D ...] [--cache SPEC] [--simulate] [--json]",
 	 "  --cache SPEC    cache levels SIZE:LINE[:WAYS],... as for simulate; default: this\n"
@@ -1020,7 +1273,7 @@ static const command commands[] = {
 	 "  --simulate      also run the exact simulator and print its counts side by side\n"
 	 "  --json          one JSON object on stdout\n"
 	 "Misses are attributed per array (all references of an array together).\n",
-	 cmd_predict},
+	 cmd_predict, A_FILE | O_D | O_CACHE | O_SIMULATE | O_JSON},
 	{"tiles", "search tile sizes with the cache model (the Tensor Contraction Engine's search)",
 	 "cachet tiles FILE [-D ...] [--cache SPEC] [--max T] [--json]",
 	 "  --cache SPEC    cache levels as for simulate; default: this machine's caches\n"
@@ -1030,23 +1283,27 @@ static const command commands[] = {
 	 "(param TA = 16 ... tile(a=TA)). Runtime params left without -D are unknown\n"
 	 "bounds. Ranked by the misses of the smallest level, then the next; ties:\n"
 	 "larger tiles first. The 10 best are shown.\n",
-	 cmd_tiles},
+	 cmd_tiles, A_FILE | O_D | O_CACHE | O_MAX | O_JSON},
 	{"tune", "tune a kernel's tunable params: rank by the cache model, measure the best few, store the winner",
-	 "cachet tune FILE [-D ...] [--sizes SETS] [--budget SECONDS] [--cache SPEC] [--threads T] [--json]\n"
+	 "cachet tune FILE [-D ...] [--sizes SETS] [--budget SECONDS] [--cache SPEC] [--threads T] [--cc CC]\n"
+	 "       [--vector-bytes B] [--json]\n"
 	 "       cachet tune --show [FILE] [--json]",
 	 "  --sizes SETS    size sets to tune, comma-separated, each the size params'\n"
 	 "                  values joined by x in declaration order (64x64x64,128x96x80);\n"
 	 "                  default: the file's sizes (with -D)\n"
 	 "  --budget S      wall seconds for the whole run (default 60), shared by the sets\n"
 	 "  --cache SPEC    cache levels for the model (default: this machine's)\n"
+	 "  --threads T     threads of the measured runs (0 = all cores)\n"
+	 "  --cc CC         compiler command for the measured candidates (default $CC, else cc)\n"
+	 "  --vector-bytes B  widest vector of register tiles (0 = this machine's)\n"
 	 "  --show          print the store's records (of FILE's family when given)\n"
 	 "  --json          one JSON object on stdout (per size set)\n"
 	 "Tunable params are written `param T = 64 tune {16, 32, 64}` or\n"
 	 "`tune 16..256 step 16`; see docs/TUNE.md. CACHET_CACHE_DIR sets the store's folder.\n",
-	 cmd_tune},
+	 cmd_tune, A_FILE | O_D | O_SIZES | O_BUDGET | O_CACHE | O_THREADS | O_SHOW | O_CC | O_VECTOR_BYTES | O_JSON},
 	{"probe", "describe this machine: cores, caches, vector ISA, measured peak and bandwidth",
-	 "cachet probe [--json]", "  --json          one JSON object on stdout\n", cmd_probe},
-	{"demo", "the default job: an embedded matmul, run and explained", "cachet demo", "", cmd_demo},
+	 "cachet probe [--json]", "  --json          one JSON object on stdout\n", cmd_probe, O_JSON},
+	{"demo", "the default job: an embedded matmul, run and explained", "cachet demo", "", cmd_demo, 0},
 };
 
 static const command *find_command(const char *name)
@@ -1078,11 +1335,85 @@ static void print_help(FILE *f)
  * that `cachet cache stats|clear` see and empty it. The library never sets
  * it: an environment variable is the process's, and PoCL reads it once, at
  * its first call; a program is the one to decide, as this one does here
- * before any OpenCL call. */
+ * before any OpenCL call.
+ *
+ * PoCL does not survive a cache folder it cannot write: on a full disk
+ * LLVM aborts the process ("IO failure on output stream"), on a read-only
+ * one the build fails. So the folder is handed over only after a probe
+ * write and with POCL_MIN_FREE bytes free; otherwise PoCL gets a private
+ * temporary folder, removed at exit, and the run goes on without a kept
+ * PoCL cache, as host kernels go on without the code cache. */
+#define POCL_MIN_FREE ((int64_t)64 << 20)
+
 static void quiet(void *ud, const char *msg)
 {
 	(void)ud;
 	(void)msg; /* the command itself reports an unusable cache folder */
+}
+
+/* Whether PoCL may write in dir: NULL if so, else why not (written in why). */
+static const char *pocl_folder_problem(const char *dir, char *why, size_t cap)
+{
+	struct statvfs fs;
+	if (statvfs(dir, &fs) == 0 && (int64_t)fs.f_bavail * (int64_t)fs.f_frsize < POCL_MIN_FREE) {
+		snprintf(why, cap, "only %lld KiB free (PoCL needs %lld MiB)",
+		         (long long)((int64_t)fs.f_bavail * (int64_t)fs.f_frsize >> 10),
+		         (long long)(POCL_MIN_FREE >> 20));
+		return why;
+	}
+	char probe[4200];
+	if (snprintf(probe, sizeof probe, "%s/.cachet-probe.%ld", dir, (long)getpid()) >= (int)sizeof probe) {
+		snprintf(why, cap, "its name is too long");
+		return why;
+	}
+	static const char block[4096];
+	int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	int ok = fd >= 0 && write(fd, block, sizeof block) == (ssize_t)sizeof block;
+	int err = errno;
+	if (fd >= 0) {
+		ok = close(fd) == 0 && ok;
+		unlink(probe);
+	}
+	if (!ok) {
+		snprintf(why, cap, "cannot write in it: %s", strerror(err));
+		return why;
+	}
+	return NULL;
+}
+
+static char pocl_tmp[4096]; /* the private folder to remove at exit ("" = none) */
+
+static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)ftw;
+	if (flag == FTW_DP)
+		rmdir(path);
+	else
+		unlink(path);
+	return 0;
+}
+
+static void remove_pocl_tmp(void)
+{
+	if (pocl_tmp[0])
+		nftw(pocl_tmp, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* A private folder for PoCL's cache, removed at exit; 0 if none can be made. */
+static int pocl_private_folder(void)
+{
+	const char *t = getenv("TMPDIR");
+	if (!t || !*t)
+		t = "/tmp";
+	if (snprintf(pocl_tmp, sizeof pocl_tmp, "%s/cachet-pocl.XXXXXX", t) >= (int)sizeof pocl_tmp ||
+	    !mkdtemp(pocl_tmp)) {
+		pocl_tmp[0] = 0;
+		return 0;
+	}
+	atexit(remove_pocl_tmp);
+	setenv("POCL_CACHE_DIR", pocl_tmp, 1);
+	return 1;
 }
 
 static void point_pocl_cache(const char *cmd)
@@ -1094,12 +1425,23 @@ static void point_pocl_cache(const char *cmd)
 	ct_ctx *ctx = ct_ctx_new();
 	if (ctx)
 		ct_cache_set_warning_handler(ctx, quiet, NULL);
-	char dir[4096];
+	char dir[4096], why[160];
+	const char *problem = NULL;
 	if (ctx && ct_cache_folders(ctx, NULL, 0) >= 0 &&
 	    snprintf(dir, sizeof dir, "%s/pocl-v1", ct_cache_path(ctx)) < (int)sizeof dir &&
-	    (mkdir(dir, 0700) == 0 || errno == EEXIST))
-		setenv("POCL_CACHE_DIR", dir, 1);
+	    (mkdir(dir, 0700) == 0 || errno == EEXIST)) {
+		if (!(problem = pocl_folder_problem(dir, why, sizeof why))) {
+			setenv("POCL_CACHE_DIR", dir, 1);
+			ct_ctx_free(ctx);
+			return;
+		}
+		fprintf(stderr, "cachet: warning: not giving PoCL the cache folder %s: %s; "
+		        "OpenCL kernels run without a kept PoCL cache\n", dir, problem);
+	}
+	/* the cache folder is not usable (the library says why when it is
+	 * used): PoCL's cache goes to a private folder too */
 	ct_ctx_free(ctx);
+	pocl_private_folder();
 }
 
 int main(int argc, char **argv)
@@ -1114,6 +1456,10 @@ int main(int argc, char **argv)
 		print_help(stderr);
 		return EXIT_BAD_INPUT;
 	}
+	int top = strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0 ||
+	          strcmp(argv[1], "--version") == 0;
+	if (top && argc > 2)
+		return usage_error("unexpected argument '%s'", argv[2]);
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
 		print_help(stdout);
 		return EXIT_OK;
@@ -1128,6 +1474,7 @@ int main(int argc, char **argv)
 	cli c;
 	memset(&c, 0, sizeof c);
 	c.cmd = cmd->name;
+	c.accepts = cmd->accepts;
 	ct_run_options_init(&c.run);
 	int rc = parse_args(&c, argc, argv, 2);
 	if (rc)

@@ -61,6 +61,7 @@ static void diag_clear(ct_ctx *ctx)
 	for (int i = 0; i < ctx->ndiags; i++)
 		ct_free(ctx, ctx->diags[i].msg);
 	ctx->ndiags = 0;
+	ctx->ndropped = 0;
 }
 
 void ct_ctx_free(ct_ctx *ctx)
@@ -109,6 +110,14 @@ void ct_ctx_clear_error(ct_ctx *ctx)
 	ctx->file[0] = 0;
 	ctx->line = ctx->col = 0;
 	diag_clear(ctx);
+}
+
+void ct_ctx_set_progress(ct_ctx *ctx, ct_progress_fn fn, void *ud)
+{
+	if (!ctx)
+		return;
+	ctx->progress = fn;
+	ctx->progress_ud = ud;
 }
 
 ct_status ct_ctx_set_option(ct_ctx *ctx, ct_option opt, int64_t value)
@@ -277,8 +286,10 @@ void ct_diag_vadd(ct_ctx *ctx, int line, int col, const char *fmt, va_list ap)
 	if (first || ctx->status == CT_OK)
 		ct_verror_at(ctx, CT_ERR_INPUT, file, line, col, fmt, ap2);
 	va_end(ap2);
-	if (ctx->ndiags >= ctx->max_errors)
+	if (ctx->ndiags >= ctx->max_errors) {
+		ctx->ndropped++;
 		return;
+	}
 	if (!ct_vec_grow(ctx, (void **)&ctx->diags, &ctx->cap_diags, ctx->ndiags + 1, sizeof(ct_diag)))
 		return;
 	char msg[1024];
@@ -301,6 +312,8 @@ void ct_diag_add(ct_ctx *ctx, int line, int col, const char *fmt, ...)
 }
 
 int ct_ctx_diag_count(const ct_ctx *ctx) { return ctx ? ctx->ndiags : 0; }
+
+int ct_ctx_diag_suppressed(const ct_ctx *ctx) { return ctx ? ctx->ndropped : 0; }
 
 /* The text of source line `line` (1-based) as [start, end). */
 static bool source_line(const ct_ctx *ctx, int line, const char **start, size_t *n)

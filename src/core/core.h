@@ -30,6 +30,7 @@ struct ct_ctx {
 	/* diagnostics of the last parse */
 	ct_diag *diags;
 	int ndiags, cap_diags;
+	int ndropped;      /* diagnostics past max_errors, counted but not kept */
 	char *src;         /* copy of the last parsed text, for caret lines */
 	size_t src_len;
 	char *rendered;    /* last ct_ctx_diag_render result */
@@ -42,6 +43,11 @@ struct ct_ctx {
 	void *code_cache;
 	void *target;
 	void *opencl; /* src/run/ocl.c: the open device and the programs loaded in this ctx */
+	/* ct_ctx_set_progress; phase names the step under way that reports
+	 * (NULL: none; src/run sets it around the reference run) */
+	ct_progress_fn progress;
+	void *progress_ud;
+	const char *progress_phase;
 	void (*cleanup[CT_MAX_CLEANUPS])(ct_ctx *);
 };
 

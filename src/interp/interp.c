@@ -2,6 +2,7 @@
 #include "interp/interp.h"
 #include "run/views.h"
 
+#include <limits.h>
 #include <math.h>
 #include <string.h>
 
@@ -1470,6 +1471,7 @@ typedef struct ip_state {
 	interp_batch_fn fn;
 	void *ud;
 	ct_status st;
+	ct_ctx *report; /* the ctx whose progress callback hears of the roots' loops (NULL: none) */
 } ip_state;
 
 static inline int64_t wadd(int64_t a, int64_t b)
@@ -1949,6 +1951,73 @@ static bool exec_nodes(ip_state *s, ip_node *const *v, int n)
 	return true;
 }
 
+/* Progress of a long run (ct_ctx_set_progress): the iterations of the
+ * outermost loops, counted as they end. */
+typedef struct ip_progress {
+	ct_ctx *ctx;
+	double start, next; /* when the run began; no report before next */
+	int64_t done, total;
+	bool said;          /* a report was made: the last one is owed */
+} ip_progress;
+
+static void progress_tick(ip_progress *g, int64_t n)
+{
+	g->done += n;
+	double now = ct_now();
+	if (now < g->next && g->done < g->total)
+		return;
+	if (!g->said && g->done >= g->total)
+		return; /* a run that ends within the first second says nothing */
+	g->next = now + 0.1;
+	g->said = true;
+	/* scaled into an int when the counts do not fit one */
+	int64_t scale = g->total / INT_MAX + 1;
+	g->ctx->progress(g->ctx->progress_ud, g->ctx->progress_phase, (int)(g->done / scale),
+	                 (int)(g->total / scale));
+}
+
+/* A root loop run one iteration at a time here: no fused body, no trip counters. */
+static bool plain_loop(const ip_node *x)
+{
+	return x->kind == LT_LOOP && !x->fast && !x->ntupd && x->step > 0;
+}
+
+/* Progress units of a root: a plain loop's iterations, else 1. */
+static int64_t root_trips(const ip_node *x)
+{
+	if (!plain_loop(x))
+		return 1;
+	return x->hi <= x->lo ? 0 : (x->hi - x->lo + x->step - 1) / x->step;
+}
+
+/* exec_nodes over the roots, the plain outermost loops one iteration at a
+ * time so that their progress can be told. */
+static bool exec_roots_progress(ip_state *s, ip_node *const *v, int n)
+{
+	ip_progress g = {s->report, ct_now(), 0, 0, 0, false};
+	g.next = g.start + 1.0;
+	for (int i = 0; i < n; i++)
+		g.total += root_trips(v[i]);
+	for (int i = 0; i < n; i++) {
+		const ip_node *x = v[i];
+		if (!plain_loop(x)) {
+			if (!exec_nodes(s, &v[i], 1))
+				return false;
+			progress_tick(&g, 1);
+			continue;
+		}
+		const ip_upd *u = x->upd, *ue = x->upd + x->nupd;
+		for (int64_t it = x->lo; it < x->hi; it += x->step) {
+			for (const ip_upd *p = u; p < ue; p++)
+				s->o[p->dst] = s->o[p->src] + p->coef * it;
+			if (!exec_nodes(s, x->kids, x->nkids))
+				return false;
+			progress_tick(&g, 1);
+		}
+	}
+	return true;
+}
+
 /* Run program p with the state's buffers (run) or batch consumer (trace). */
 static ct_status exec_prog(ip_prog *p, ip_state *s, ct_ctx *ctx)
 {
@@ -1958,7 +2027,9 @@ static ct_status exec_prog(ip_prog *p, ip_state *s, ct_ctx *ctx)
 		return CT_ERR_NOMEM;
 	s->nelem = p->nelem;
 	s->st = CT_OK;
-	if (exec_nodes(s, p->roots, p->nroots) && s->trace)
+	bool ok = s->report && !s->trace ? exec_roots_progress(s, p->roots, p->nroots)
+	                                 : exec_nodes(s, p->roots, p->nroots);
+	if (ok && s->trace)
 		flush(s);
 	ct_free(ctx, s->o);
 	return s->st;
@@ -2025,6 +2096,7 @@ ct_status interp_run_views(ct_looptree *t, void *const *buffers, const int64_t *
 		s.base = base;
 		s.k = k;
 		s.arrays = t->arrays;
+		s.report = ctx->progress && ctx->progress_phase ? ctx : NULL;
 		st = exec_prog(p, &s, ctx);
 	}
 	for (int a = 0; base && owned && a < na; a++)

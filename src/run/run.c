@@ -52,10 +52,31 @@ void run_buffers_free(run_buffers *b)
 	b->n = 0;
 }
 
+ct_status run_check_size(ct_kernel *k)
+{
+	int64_t total = 0, max_bytes = run_max_bytes();
+	for (int i = 0; i < k->narrays; i++) {
+		int64_t n = ct_kernel_array_elements(k, i), bytes;
+		if (n < 0)
+			return ir_array_size_error(k, i);
+		if (!ct_mul_ok(n, (int64_t)ct_dtype_size(k->arrays[i].type), &bytes) ||
+		    !ct_add_ok(total, bytes, &total) || total > max_bytes)
+			return ct_error(k->ctx, CT_ERR_LIMIT,
+					"the arrays need more than %lld bytes (a quarter of this machine's memory)",
+					(long long)max_bytes);
+	}
+	return CT_OK;
+}
+
 ct_status run_buffers_alloc(ct_kernel *k, run_buffers *b, bool fill)
 {
 	ct_ctx *ctx = k->ctx;
 	memset(b, 0, sizeof *b);
+	/* the whole size is checked before the first byte is allocated: a
+	 * refusal is instant, not after gigabytes were filled */
+	ct_status st = run_check_size(k);
+	if (st)
+		return st;
 	b->n = k->narrays;
 	b->data = calloc((size_t)b->n + 1, sizeof *b->data);
 	b->bytes = calloc((size_t)b->n + 1, sizeof *b->bytes);
@@ -63,20 +84,9 @@ ct_status run_buffers_alloc(ct_kernel *k, run_buffers *b, bool fill)
 		run_buffers_free(b);
 		return ct_error(ctx, CT_ERR_NOMEM, "out of memory");
 	}
-	int64_t total = 0, max_bytes = run_max_bytes();
 	for (int i = 0; i < b->n; i++) {
-		int64_t n = ct_kernel_array_elements(k, i), bytes;
-		if (n < 0) {
-			run_buffers_free(b);
-			return ir_array_size_error(k, i);
-		}
-		if (!ct_mul_ok(n, (int64_t)ct_dtype_size(k->arrays[i].type), &bytes) ||
-		    !ct_add_ok(total, bytes, &total) || total > max_bytes) {
-			run_buffers_free(b);
-			return ct_error(ctx, CT_ERR_LIMIT,
-					"the arrays need more than %lld bytes (a quarter of this machine's memory)",
-					(long long)max_bytes);
-		}
+		int64_t n = ct_kernel_array_elements(k, i);
+		int64_t bytes = n * (int64_t)ct_dtype_size(k->arrays[i].type);
 		b->bytes[i] = bytes;
 		/* 64-byte alignment (a cache line, an AVX-512 vector); never size 0 */
 		size_t sz = ((size_t)bytes + 63) & ~(size_t)63;
@@ -186,7 +196,9 @@ ct_status run_reference(ct_kernel *k, const run_buffers *init, run_buffers *want
 	if (!ref)
 		return ct_ctx_last_status(k->ctx);
 	run_buffers_copy(want, init);
+	k->ctx->progress_phase = "verify"; /* the interpreter reports a long run */
 	ct_status st = ct_interp_run(ref, (void *const *)want->data);
+	k->ctx->progress_phase = NULL;
 	ct_looptree_free(ref);
 	return st;
 }
@@ -212,6 +224,10 @@ ct_status ct_kernel_run(ct_kernel *k, const ct_run_options *o, ct_run_result *r)
 				return ct_error(ctx, CT_ERR_USAGE,
 						"runtime param '%s' needs a value (-D %s=VALUE)",
 						k->params[i].name, k->params[i].name);
+	/* refused before any compile or allocation */
+	ct_status sz = run_check_size(k);
+	if (sz)
+		return sz;
 	if (o->engine == CT_ENGINE_NATIVE && k->has_plan && k->target == TARGET_OPENCL)
 		return run_opencl(k, o, r);
 	if (o->engine == CT_ENGINE_NATIVE)

@@ -11,6 +11,9 @@ typedef struct run_buffers {
 	int64_t *bytes;
 } run_buffers;
 
+/* Whether one copy of k's arrays fits the run's memory limit (a quarter of
+ * the physical memory): CT_ERR_LIMIT, before anything is allocated, if not. */
+ct_status run_check_size(ct_kernel *k);
 /* Allocate every array of k (temps too); fill = deterministic random data
  * from the ctx seed (stream = array index), else zeros. */
 ct_status run_buffers_alloc(ct_kernel *k, run_buffers *b, bool fill);

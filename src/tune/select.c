@@ -737,10 +737,13 @@ ct_status ct_kernel_run_selected(ct_selector *s, const ct_run_options *o, ct_run
 		return CT_ERR_USAGE;
 	if (!ir_params_complete(k))
 		return ct_error(k->ctx, CT_ERR_USAGE, "every runtime param needs a value (-D)");
+	ct_status st = run_check_size(k); /* refused before any piece is compiled */
+	if (st)
+		return st;
 	int64_t sizes[MAX_P];
 	for (int i = 0; i < s->nsizes; i++)
 		sizes[i] = k->params[s->size_ids[i]].value;
-	ct_status st = ct_select(s, sizes, s->nsizes, sol);
+	st = ct_select(s, sizes, s->nsizes, sol);
 	if (st)
 		return st;
 	int64_t threads = k->ctx->threads;
