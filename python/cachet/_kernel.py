@@ -656,19 +656,23 @@ class Kernel:
                 raise _ctx_error(self._ctx, st, f"kernel '{self.name}'")
             try:
                 levels = [{"size": r.level[i].size, "line": r.level[i].line, "ways": r.level[i].ways,
-                           "predicted_misses": r.level[i].misses, "exact": bool(r.level[i].exact)}
+                           "misses": r.level[i].misses, "exact": bool(r.level[i].exact)}
                           for i in range(r.nlevels)]
-                arrays = [{"array": _s(a.array), "stmt": a.stmt, "references": a.nrefs, "exact": bool(a.exact),
-                           "accesses": a.accesses, "misses": [a.misses[lv] for lv in range(r.nlevels)]}
-                          for a in (r.arrays[i] for i in range(r.narrays))]
+                refs = [{"array": _s(a.array), "stmt": a.stmt, "nrefs": a.nrefs, "exact": bool(a.exact),
+                         "accesses": a.accesses, "misses": [a.misses[lv] for lv in range(r.nlevels)]}
+                        for a in (r.arrays[i] for i in range(r.narrays))]
                 return {"kernel": self.name, "accesses": r.accesses, "levels": levels,
-                        "predict_seconds": r.seconds, "arrays": arrays}
+                        "model_seconds": r.seconds, "references": refs}
             finally:
                 lib.ct_predict_result_free(r)
 
     def tiles(self, cache: Optional[str] = None, max_tile: int = 0, keep: int = 0,
               max_evals: int = 0, **params: int) -> dict:
-        """The model's tile-size search (`cachet tiles --json`): candidates best first."""
+        """The model's tile-size search (`cachet tiles --json`): candidates best first.
+
+        Each candidate's "tiles" are in the order of "params":
+        dict(zip(r["params"], r["candidates"][0]["tiles"])) is the best tiling.
+        """
         with self._lock:
             self._set_runtime(params)
             o = ffi.new("ct_tiles_opts *")
@@ -682,12 +686,13 @@ class Kernel:
                 names = [_s(r.params[i]) for i in range(r.nindices)]
                 cands = []
                 for c in (r.candidates[i] for i in range(r.ncandidates)):
-                    cands.append({"tiles": {names[i]: c.tiles[i] for i in range(r.nindices)},
-                                  "misses": [c.misses[lv] for lv in range(r.nlevels)],
-                                  "misses_max": [c.misses_max[lv] for lv in range(r.nlevels)],
+                    cands.append({"tiles": [c.tiles[i] for i in range(r.nindices)],
+                                  "misses": c.misses_max[r.rank_level],
+                                  "level_misses": [c.misses[lv] for lv in range(r.nlevels)],
+                                  "level_misses_max": [c.misses_max[lv] for lv in range(r.nlevels)],
                                   "exact": bool(c.exact)})
-                return {"kernel": self.name, "params": names,
-                        "indices": [_s(r.indices[i]) for i in range(r.nindices)],
+                return {"kernel": self.name, "indices": [_s(r.indices[i]) for i in range(r.nindices)],
+                        "params": names,
                         "levels": [{"size": r.level[i].size, "line": r.level[i].line, "ways": r.level[i].ways}
                                    for i in range(r.nlevels)],
                         "rank_level": r.rank_level, "runtime_bounds": bool(r.runtime_bounds),
