@@ -173,6 +173,7 @@ class Kernel:
         self.threads = int(threads or 0)
         self._lock = threading.RLock()
         self._handles: Dict[int, Any] = {}
+        self._h_default = None  # the handle for Kernel(threads=...), once compiled
         ctx = lib.ct_ctx_new()
         if ctx == ffi.NULL:
             raise MemoryError("ct_ctx_new failed")
@@ -235,6 +236,7 @@ class Kernel:
         lib.ct_ctx_clear_error(self._ctx)
 
     def _drop_handles(self) -> None:
+        self._h_default = None
         handles = list(self._handles.values())
         self._handles.clear()
         for h in handles:
@@ -375,6 +377,8 @@ class Kernel:
                 raise _ctx_error(self._ctx, lib.ct_ctx_last_status(self._ctx) or 7,
                                  f"kernel '{self.name}'")
             self._handles[t] = h
+            if t == self.threads:
+                self._h_default = h
             return h
 
     def __call__(self, *arrays: np.ndarray, threads: Optional[int] = None, **named: Any) -> None:
@@ -392,17 +396,23 @@ class Kernel:
         loops for this call (default: Kernel(threads=...)).
         """
         fast = self._fast
-        if fast is not None and not named:
-            try:
-                keep, rt = fast(*arrays)
-            except Exception:
-                pass  # the checked path below says what is wrong (or takes the strided views)
-            else:
-                h = self._handles.get(self.threads if threads is None else threads) or self.compile(threads)
-                st = lib.ct_callable_call(h, keep, rt)
-                if st:
-                    raise _ctx_error(self._ctx, st, f"kernel '{self.name}'")
-                return
+        if fast is not None:
+            if named and not arrays and len(named) == len(self.args):
+                try:
+                    arrays = tuple(named[a] for a in self.args)
+                    named = {}
+                except KeyError:
+                    pass
+            h = self._h_default if threads is None else self._handles.get(threads)
+            if h is not None and not named:
+                try:
+                    st = fast(h, *arrays)
+                except Exception:
+                    pass  # the checked path below says what is wrong (or takes the strided views)
+                else:
+                    if st:
+                        raise _ctx_error(self._ctx, st, f"kernel '{self.name}'")
+                    return
         specs = self._specs
         n = len(specs)
         if named:
@@ -956,7 +966,7 @@ def _inference_plan(specs: Sequence[_ArgSpec], nrt: int):
 
 
 def _fast_checker(specs: Sequence[_ArgSpec], plan, nrt: int):
-    """A function specialised to one kernel that checks positional arrays and returns (buffers, params).
+    """A function specialised to one kernel: fast(h, arrays...) checks them and calls handle h.
 
     It raises on anything unusual (wrong type, dtype, shape, layout,
     alignment, writability); the caller then takes the general path, which
@@ -967,16 +977,19 @@ def _fast_checker(specs: Sequence[_ArgSpec], plan, nrt: int):
         return None
     n = len(specs)
     names = [f"a{i}" for i in range(n)]
-    lines = [f"def fast({', '.join(names)}):"]
-    env: Dict[str, Any] = {"ndarray": np.ndarray, "from_buffer": ffi.from_buffer, "NULL": ffi.NULL}
+    lines = [f"def fast(h, {', '.join(names)}):"]
+    env: Dict[str, Any] = {"ndarray": np.ndarray, "from_buffer": ffi.from_buffer, "NULL": ffi.NULL,
+                           "call": lib.ct_callable_call}
     for i, spec in enumerate(specs):
         env[f"dt{i}"] = spec.dtype
-        lines.append(f"    if type(a{i}) is not ndarray or a{i}.dtype != dt{i}: raise TypeError")
+        # numpy's dtype singletons make `is` the usual answer; == only for an equal, distinct dtype
+        lines.append(f"    d = a{i}.dtype")
+        lines.append(f"    if type(a{i}) is not ndarray or (d is not dt{i} and d != dt{i}): raise TypeError")
         lines.append(f"    s{i} = a{i}.shape")
     for p, slot, dim, ext in (plan or ()):
         rest = "".join(f" - {c} * v{q}" for q, c in ext.coefs.items() if q != p)
         c = ext.coefs[p]
-        lines.append(f"    num = s{slot}[{dim}] - {ext.const}{rest}")
+        lines.append(f"    num = s{slot}[{dim}]{f' - {ext.const}' if ext.const else ''}{rest}")
         if c == 1:
             lines.append(f"    v{p} = num")
         else:
@@ -986,7 +999,9 @@ def _fast_checker(specs: Sequence[_ArgSpec], plan, nrt: int):
     for i, spec in enumerate(specs):
         dims = []
         for e in spec.extents:
-            terms = [str(e.const)] + [f"{c} * v{q}" for q, c in e.coefs.items()]
+            terms = [f"v{q}" if c == 1 else f"{c} * v{q}" for q, c in e.coefs.items()]
+            if e.const or not terms:
+                terms.append(str(e.const))
             dims.append(" + ".join(terms))
         lines.append(f"    if s{i} != ({', '.join(dims)},): raise ValueError")
         if spec.perm is None:
@@ -997,6 +1012,7 @@ def _fast_checker(specs: Sequence[_ArgSpec], plan, nrt: int):
         lines.append(f"    if not b{i}.flags.{'behaved' if spec.written else 'aligned'}: raise ValueError")
     bufs = ", ".join(f"from_buffer(b{i})" for i in range(n))
     rts = ", ".join(f"v{p}" for p in range(nrt))
-    lines.append(f"    return [{bufs}], {('[' + rts + ']') if nrt else 'NULL'}")
-    exec("\n".join(lines), env)
+    lines.append(f"    return call(h, [{bufs}], {('[' + rts + ']') if nrt else 'NULL'})")
+    env["__source__"] = "\n".join(lines)
+    exec(env["__source__"], env)
     return env["fast"]
