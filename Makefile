@@ -4,6 +4,7 @@
 #   make demo       build and run `cachet demo`
 #   make sanitize   the whole suite under ASan + UBSan (in build-asan/)
 #   make deps       install missing Debian packages (as root)
+#   make python     the Python package into build/python (docs/PYTHON.md); make bench-python
 #   make golden     regenerate the golden files of generated code
 #   make install PREFIX=/usr/local
 

@@ -65,9 +65,13 @@ def overhead(quick):
         params = rffi.new("int64_t[]", [16])
         h = rffi.cast("void *", int(ffi.cast("uintptr_t", h)))
         raw_ns = min(raw.cachet_bench_raw_ns(h, args, params, number) for _ in range(7))
-    g = {"k": k, "x": x, "y": y, "np": np, "a2": np.ones((2, 2), np.float32),
+    from cachet._lib import lib
+    g = {"lib": lib, "h": h, "argv": ffi.new("void *[]", [ffi.from_buffer(x), ffi.from_buffer(y)]),
+         "pv": ffi.new("int64_t[]", [16]),
+         "k": k, "x": x, "y": y, "np": np, "a2": np.ones((2, 2), np.float32),
          "a4": np.ones((4, 4), np.float32), "o2": np.empty((2, 2), np.float32)}
     rows = [("cachet k(x, y) from Python (axpy, 16 floats)", best_us("k(x, y)", g, number)),
+            ("cffi call of the handle, prebuilt C arrays, no checks", best_us("lib.ct_callable_call(h, argv, pv)", g, number)),
             ("cachet k(X=x, Y=y) by name", best_us("k(X=x, Y=y)", g, number // 4)),
             ("numpy a @ a (2x2 f32)", best_us("a2 @ a2", g, number)),
             ("numpy np.matmul(a, a, out=o) (2x2 f32)", best_us("np.matmul(a2, a2, out=o2)", g, number)),
