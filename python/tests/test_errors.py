@@ -66,8 +66,16 @@ def test_param_errors():
     with pytest.raises(cachet.KernelError):
         k.set_params({"N": -5})
     assert k.params["N"] == 4  # refused values leave the kernel as it was
+    a = np.arange(12.0).reshape(4, 3)
+    b = np.zeros((4, 3), order="F")
+    k(a, b)                              # compiled with N = 4
     k.set_params({"N": 6})
     assert k.params["N"] == 6
+    with pytest.raises(ValueError, match=r"shape \(6, 3\)"):
+        k(a, b)                          # the checks follow the new value
+    a6, b6 = np.arange(18.0).reshape(6, 3), np.zeros((6, 3), order="F")
+    k(a6, b6)                            # and so does the code
+    np.testing.assert_array_equal(b6, a6)
 
 
 def test_argument_binding_errors(axpy):
