@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 import weakref
 from dataclasses import dataclass, field
@@ -275,7 +276,13 @@ class Kernel:
         self._rt_slot = {name: j for j, name in enumerate(rt_names)}
         self._infer = _inference_plan(specs, len(rt_names))
         self._has_strided = any(s.info.strided for s in specs)
-        self._fast = _fast_checker(specs, self._infer, len(rt_names))
+        self._fast, call = _fast_checker(specs, self._infer, len(rt_names))
+        # a class of its own whose __call__ has the kernel's checks inlined (the call is then ~1 us shorter)
+        cls = Kernel if call is None else type("Kernel", (Kernel,), {"__call__": call, "__doc__": Kernel.__doc__,
+                                                                     "__module__": Kernel.__module__})
+        if call is not None:
+            call.__doc__ = Kernel.__call__.__doc__
+        self.__class__ = cls
 
     def _extents(self) -> List[List[_Extent]]:
         """Each array dimension's extent as an affine form of the runtime params.
@@ -381,7 +388,7 @@ class Kernel:
                 self._h_default = h
             return h
 
-    def __call__(self, *arrays: np.ndarray, threads: Optional[int] = None, **named: Any) -> None:
+    def __call__(self, *arrays: np.ndarray, **named: Any) -> None:
         """Run the kernel once, in place, on numpy arrays.
 
         Arrays are given in declaration order (temps left out; see k.args) or
@@ -395,6 +402,25 @@ class Kernel:
         GIL is released while the kernel runs. threads: threads of parallel
         loops for this call (default: Kernel(threads=...)).
         """
+        if not named:
+            # the common call, kept short: the kernel's own checker, then the C call
+            h = self._h_default
+            if h is not None:
+                try:
+                    st = self._fast(h, *arrays)
+                except Exception:
+                    pass  # the checked path below says what is wrong (or takes the strided views)
+                else:
+                    if st:
+                        raise _ctx_error(self._ctx, st, f"kernel '{self.name}'")
+                    return
+        return self._call(arrays, named.pop("threads", None), named)
+
+    def _raise(self, st: int) -> None:
+        raise _ctx_error(self._ctx, st, f"kernel '{self.name}'")
+
+    def _call(self, arrays: Sequence[Any], threads: Optional[int], named: Dict[str, Any]) -> None:
+        """Every call the short path did not take: named arguments, threads=, the first call, errors."""
         fast = self._fast
         if fast is not None:
             if named and not arrays and len(named) == len(self.args):
@@ -403,12 +429,12 @@ class Kernel:
                     named = {}
                 except KeyError:
                     pass
-            h = self._h_default if threads is None else self._handles.get(threads)
-            if h is not None and not named:
+            if not named:
+                h = self._handles.get(self.threads if threads is None else threads) or self.compile(threads)
                 try:
                     st = fast(h, *arrays)
                 except Exception:
-                    pass  # the checked path below says what is wrong (or takes the strided views)
+                    pass
                 else:
                     if st:
                         raise _ctx_error(self._ctx, st, f"kernel '{self.name}'")
@@ -966,36 +992,37 @@ def _inference_plan(specs: Sequence[_ArgSpec], nrt: int):
 
 
 def _fast_checker(specs: Sequence[_ArgSpec], plan, nrt: int):
-    """A function specialised to one kernel: fast(h, arrays...) checks them and calls handle h.
+    """Functions specialised to one kernel: (fast, call), or (None, None).
 
-    It raises on anything unusual (wrong type, dtype, shape, layout,
-    alignment, writability); the caller then takes the general path, which
-    says precisely what is wrong or runs declared-`strided` views. None when
-    some runtime param cannot be read off a shape (it must be named).
+    fast(h, arrays...) checks positional arrays and calls handle h, raising
+    on anything unusual (wrong type, dtype, shape, layout, alignment,
+    writability); call(self, arrays...) is the same inlined into a
+    __call__ that falls back to Kernel._call, which says precisely what is
+    wrong or runs declared-`strided` views. None when some runtime param
+    cannot be read off a shape (it must be named).
     """
     if nrt and (plan is None or len({p for p, *_ in plan}) < nrt):
-        return None
+        return None, None
     n = len(specs)
-    names = [f"a{i}" for i in range(n)]
-    lines = [f"def fast(h, {', '.join(names)}):"]
+    body: List[str] = []
     env: Dict[str, Any] = {"ndarray": np.ndarray, "from_buffer": ffi.from_buffer, "NULL": ffi.NULL,
-                           "call": lib.ct_callable_call}
+                           "c_call": lib.ct_callable_call, "_M": _MISSING}
     for i, spec in enumerate(specs):
         env[f"dt{i}"] = spec.dtype
         # numpy's dtype singletons make `is` the usual answer; == only for an equal, distinct dtype
-        lines.append(f"    d = a{i}.dtype")
-        lines.append(f"    if type(a{i}) is not ndarray or (d is not dt{i} and d != dt{i}): raise TypeError")
-        lines.append(f"    s{i} = a{i}.shape")
+        body.append(f"d = a{i}.dtype")
+        body.append(f"if type(a{i}) is not ndarray or (d is not dt{i} and d != dt{i}): raise TypeError")
+        body.append(f"s{i} = a{i}.shape")
     for p, slot, dim, ext in (plan or ()):
         rest = "".join(f" - {c} * v{q}" for q, c in ext.coefs.items() if q != p)
         c = ext.coefs[p]
-        lines.append(f"    num = s{slot}[{dim}]{f' - {ext.const}' if ext.const else ''}{rest}")
+        body.append(f"num = s{slot}[{dim}]{f' - {ext.const}' if ext.const else ''}{rest}")
         if c == 1:
-            lines.append(f"    v{p} = num")
+            body.append(f"v{p} = num")
         else:
-            lines.append(f"    v{p}, r = divmod(num, {c})")
-            lines.append("    if r: raise ValueError")
-        lines.append(f"    if v{p} < 1: raise ValueError")
+            body.append(f"v{p}, r = divmod(num, {c})")
+            body.append("if r: raise ValueError")
+        body.append(f"if v{p} < 1: raise ValueError")
     for i, spec in enumerate(specs):
         dims = []
         for e in spec.extents:
@@ -1003,16 +1030,41 @@ def _fast_checker(specs: Sequence[_ArgSpec], plan, nrt: int):
             if e.const or not terms:
                 terms.append(str(e.const))
             dims.append(" + ".join(terms))
-        lines.append(f"    if s{i} != ({', '.join(dims)},): raise ValueError")
-        if spec.perm is None:
-            lines.append(f"    b{i} = a{i}")
-        else:
-            lines.append(f"    b{i} = a{i}.transpose({spec.perm})")
+        body.append(f"if s{i} != ({', '.join(dims)},): raise ValueError")
+        body.append(f"b{i} = a{i}" if spec.perm is None else f"b{i} = a{i}.transpose({spec.perm})")
         # behaved = aligned and writeable (from_buffer's own writability test costs a keyword argument)
-        lines.append(f"    if not b{i}.flags.{'behaved' if spec.written else 'aligned'}: raise ValueError")
+        body.append(f"if not b{i}.flags.{'behaved' if spec.written else 'aligned'}: raise ValueError")
     bufs = ", ".join(f"from_buffer(b{i})" for i in range(n))
     rts = ", ".join(f"v{p}" for p in range(nrt))
-    lines.append(f"    return call(h, [{bufs}], {('[' + rts + ']') if nrt else 'NULL'})")
-    env["__source__"] = "\n".join(lines)
+    body.append(f"st = c_call(h, [{bufs}], {('[' + rts + ']') if nrt else 'NULL'})")
+    args = [f"a{i}" for i in range(n)]
+    lines = [f"def fast(h{''.join(', ' + a for a in args)}):"]
+    lines += ["    " + b for b in body] + ["    return st"]
+    # the __call__: positional arrays only, the default handle compiled; else Kernel._call
+    params = "".join(f", {a}=_M" for a in args)
+    given = " or ".join(f"{a} is _M" for a in args) or "False"
+    lines += [f"def call(self{params}, *more, **named):",
+              "    h = self._h_default",
+              f"    if h is None or more or named or {given}:",
+              f"        return self._call(tuple(a for a in ({''.join(a + ', ' for a in args)}) if a is not _M) + more,",
+              "                          named.pop('threads', None), named)",
+              "    try:"]
+    lines += ["        " + b for b in body]
+    lines += ["    except Exception:",
+              f"        return self._call(({''.join(a + ', ' for a in args)}), None, {{}})",
+              "    if st:",
+              "        self._raise(st)"]
+    # the arrays' local names cannot meet an array's name given by keyword (k(A=a))
+    env["__source__"] = re.sub(r"\ba(\d+)\b", r"_ct_a\1", "\n".join(lines))
     exec(env["__source__"], env)
-    return env["fast"]
+    return env["fast"], env["call"]
+
+
+class _Missing:
+    """The default of an array not given by position."""
+
+    def __repr__(self) -> str:
+        return "<missing>"
+
+
+_MISSING = _Missing()

@@ -182,3 +182,18 @@ def test_verb_errors(axpy, tmp_path):
     blocker.write_text("x")
     with pytest.raises(cachet.CachetError):
         axpy.build(blocker / "pkg")
+
+
+def test_call_forms():
+    """Positional, by name, mixed, threads=, and the first call (which compiles) give the same result."""
+    k = cachet.Kernel(AXPY)
+    x = np.arange(6, dtype=np.float32)
+    ys = [np.ones(6, np.float32) for _ in range(5)]
+    k(X=x, Y=ys[0])                      # first call: compiles
+    k(x, ys[1])
+    k(x, Y=ys[2])
+    k(x, ys[3], threads=1)
+    k(Y=ys[4], X=x, L=6)
+    for y in ys:
+        np.testing.assert_array_equal(y, 2.5 * x + 1)
+    assert isinstance(k, cachet.Kernel) and "axpy" in repr(k)
