@@ -330,6 +330,45 @@ class Kernel:
             out.append(dims)
         return out
 
+    @classmethod
+    def from_einsum(cls, spec: str, dtype: str = "f32", schedule: str = "", name: str = "einsum",
+                    threads: Optional[int] = None) -> "Kernel":
+        """A kernel for an einsum contraction: Out[out] += product of the operands.
+
+        spec is numpy's explicit form ("ij,jk->ik", "bij,bjk->bik"); dtype
+        one of f32, f64, i32, i64. The arrays are A0, A1, ... (inputs) and
+        Out (inout, of at least one dimension): call k(a0, a1, ..., out)
+        with out set to zeros for np.einsum's result (the kernel adds to
+        it). Every letter becomes a runtime param D_<letter>, inferred from
+        the shapes; the loops run over the output's letters, then the
+        others, in order of first appearance. schedule: the text of a
+        `schedule { ... }` body (the loop indices are the letters).
+        """
+        if dtype not in _DTYPE_NAMES.values():
+            raise ValueError(f"dtype must be one of f32, f64, i32, i64, not {dtype!r}")
+        if "->" not in spec:
+            raise ValueError(f"einsum spec {spec!r} needs an explicit output ('ij,jk->ik')")
+        ins, out = spec.replace(" ", "").split("->")
+        ops = ins.split(",")
+        letters = [c for c in ins if c.isalpha()]
+        for term in ops + [out]:
+            if not term or not all(c.isalpha() and c.isascii() for c in term):
+                raise ValueError(f"einsum spec {spec!r}: each operand is one or more letters")
+        if len(set(out)) != len(out) or any(c not in letters for c in out):
+            raise ValueError(f"einsum spec {spec!r}: the output's letters must be distinct and appear in an input")
+        order = list(dict.fromkeys(list(out) + letters))
+        lines = [f"kernel {name}"] + [f"param D_{c} : runtime" for c in order]
+        for i, t in enumerate(ops):
+            lines.append(f"array A{i} : {dtype}[{', '.join('D_' + c for c in t)}] input")
+        lines.append(f"array Out : {dtype}[{', '.join('D_' + c for c in out)}] inout")
+        lines.append(f"for ({', '.join(f'{c}: D_{c}' for c in order)}) {{")
+        prod = " * ".join(f"A{i}[{', '.join(t)}]" for i, t in enumerate(ops))
+        lines.append(f"  Out[{', '.join(out)}] += {prod}")
+        lines.append("}")
+        if schedule:
+            lines.append("schedule {\n" + schedule.strip() + "\n}")
+        return cls("\n".join(lines) + "\n", threads=threads)
+
     # ------------------------------------------------------------ description
 
     @property

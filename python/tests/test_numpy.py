@@ -158,3 +158,25 @@ def test_parallel_kernel_threads():
         c = np.zeros((64, 96), np.float32)
         k(a, b, c, threads=threads)
         close(c, a @ b, np.float32)
+
+
+@pytest.mark.parametrize("spec,t", [("ij,jk->ik", "f64"), ("bij,bjk->bik", "f32"), ("i,i->i", "i32"),
+                                    ("ij->j", "i64"), ("pa,pq,qb->ab", "f64")])
+def test_from_einsum(spec, t):
+    dt = DTYPES[t]
+    k = cachet.Kernel.from_einsum(spec, dtype=t)
+    rng = np.random.default_rng(9)
+    sizes = {c: 3 + i for i, c in enumerate(sorted(set(spec) - set(",->")))}
+    ins, out = spec.split("->")
+    ops = [rand(tuple(sizes[c] for c in term), dt, rng) for term in ins.split(",")]
+    res = np.zeros(tuple(sizes[c] for c in out), dt)
+    k(*ops, res)
+    close(res, np.einsum(spec, *ops).astype(dt), dt)
+
+
+def test_from_einsum_refusals():
+    for bad in ("ij,jk", "ij,jk->iz", "i1->i", "ii->ii"):
+        with pytest.raises(ValueError):
+            cachet.Kernel.from_einsum(bad)
+    with pytest.raises(ValueError):
+        cachet.Kernel.from_einsum("ij->i", dtype="f16")
