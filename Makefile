@@ -4,6 +4,7 @@
 #   make demo       build and run `cachet demo`
 #   make sanitize   the whole suite under ASan + UBSan (in build-asan/)
 #   make deps       install missing Debian packages (as root)
+#   make python     the Python package into build/python (docs/PYTHON.md); make bench-python
 #   make golden     regenerate the golden files of generated code
 #   make install PREFIX=/usr/local
 
@@ -37,7 +38,7 @@ TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 DEPS_OK  := $(BUILD)/.deps-ok
 
 .PHONY: all check demo sanitize deps golden install clean fuzz
-all: $(BUILD)/libcachet.a $(BUILD)/libcachet.so $(BUILD)/cachet
+all: $(BUILD)/libcachet.a $(BUILD)/libcachet.so $(BUILD)/cachet python
 
 $(DEPS_OK): scripts/deps.sh
 	@mkdir -p $(BUILD)
@@ -208,3 +209,33 @@ bench-opencl: $(BUILD)/bench/bench_opencl
 $(BUILD)/bench/bench_opencl: bench/opencl/bench_opencl.c $(BUILD)/libcachet.a | $(BUILD)/.bench-deps-ok
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) -lclblast -lOpenCL $(EXTRA_LIBS) $(LDLIBS)
+
+# make python: the Python package (python/, docs/PYTHON.md) into $(BUILD)/python with the library it was
+# built with beside it, for PYTHONPATH=$(BUILD)/python $(PYTHON) -c "import cachet".
+# Debian's interpreter: the first python3 on PATH may lack numpy and cffi.
+PYTHON   ?= /usr/bin/python3
+PY_SRC   := $(sort $(wildcard python/cachet/*.py))
+PY_OUT   := $(BUILD)/python/cachet
+.PHONY: python bench-python
+python: $(PY_OUT)/_cachet_ffi.py $(PY_OUT)/libcachet.so.0 $(PY_SRC:python/cachet/%=$(PY_OUT)/%)
+
+$(PY_OUT)/%.py: python/cachet/%.py
+	@mkdir -p $(dir $@)
+	cp $< $@
+
+$(PY_OUT)/_cachet_ffi.py: include/cachet.h python/gen_ffi.py | $(DEPS_OK)
+	@mkdir -p $(dir $@)
+	$(PYTHON) python/gen_ffi.py include/cachet.h $(PY_OUT) >/dev/null
+
+$(PY_OUT)/libcachet.so.0: $(BUILD)/libcachet.so.$(VERSION)
+	@mkdir -p $(dir $@)
+	cp $< $@
+
+# make bench-python [BENCH_ARGS="--quick"]: per-call overhead from Python vs a raw C call and numpy, and
+# sgemm from Python vs numpy.matmul (OpenBLAS) at 64..4096
+bench-python: python $(BUILD)/bench/callraw.so
+	CACHET_BENCH_RAW=$(BUILD)/bench/callraw.so PYTHONPATH=$(BUILD)/python $(PYTHON) bench/python/bench_python.py $(BENCH_ARGS)
+
+$(BUILD)/bench/callraw.so: bench/python/callraw.c $(BUILD)/libcachet.so
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -shared -o $@ $< -L$(BUILD) -lcachet

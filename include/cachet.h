@@ -152,6 +152,15 @@ CT_API const char *ct_kernel_array_name(CT_KEEP const ct_kernel *k, int i);
 CT_API ct_dtype ct_kernel_array_dtype(CT_KEEP const ct_kernel *k, int i);
 CT_API ct_role ct_kernel_array_role(CT_KEEP const ct_kernel *k, int i);
 CT_API int ct_kernel_array_rank(CT_KEEP const ct_kernel *k, int i);
+/* The layout of array i as a dimension order, most major first (row_major:
+ * 0, 1, ..., r-1; col_major: r-1, ..., 0; layout=(1, 0) as written): writes
+ * rank entries into order (may be NULL; room for CT_TENSOR_MAX_RANK is
+ * enough) and returns the rank, 0 for a bad k or i. A binding uses it to
+ * check that a caller's dense buffer is laid out as the kernel expects. */
+CT_API int ct_kernel_array_order(CT_KEEP const ct_kernel *k, int i, CT_KEEP int *order);
+/* 1 when array i is declared `strided` (its strides and base offset come
+ * with each call on views, ct_kernel_run_views), else 0. */
+CT_API int ct_kernel_array_is_strided(CT_KEEP const ct_kernel *k, int i);
 /* Extent of dimension d of array i under the current params; -1 if it
  * depends on a runtime param that has no value yet. */
 CT_API int64_t ct_kernel_array_extent(CT_KEEP const ct_kernel *k, int i, int d);

@@ -263,6 +263,21 @@ int ct_kernel_array_rank(const ct_kernel *k, int i)
 	return k && i >= 0 && i < k->narrays ? k->arrays[i].rank : 0;
 }
 
+int ct_kernel_array_order(const ct_kernel *k, int i, int *order)
+{
+	if (!k || i < 0 || i >= k->narrays)
+		return 0;
+	const ir_array *a = &k->arrays[i];
+	for (int d = 0; order && d < a->rank; d++)
+		order[d] = a->order[d];
+	return a->rank;
+}
+
+int ct_kernel_array_is_strided(const ct_kernel *k, int i)
+{
+	return k && i >= 0 && i < k->narrays && k->arrays[i].strided;
+}
+
 /* Value of an affine form of params; false if a runtime param has no value
  * or on overflow. */
 static bool param_aff_value(const ct_kernel *k, aff x, int64_t *v)

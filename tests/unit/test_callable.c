@@ -144,9 +144,31 @@ static void misuse(void)
 	ct_ctx_free(ctx);
 }
 
+/* ct_kernel_array_order and ct_kernel_array_is_strided: what a binding reads to check a buffer's layout. */
+static void layouts(void)
+{
+	ct_ctx *ctx = ct_ctx_new();
+	const char *text = "kernel lay\nparam N = 4\narray A : f32[N, N, N] input layout=(2, 0, 1)\n"
+			   "array B : f32[N, N] input layout=col_major strided\narray C : f32[N, N] output\n"
+			   "for (i: N, j: N) {\n  C[i, j] = A[i, j, 0] + B[i, j]\n}\n";
+	ct_kernel *k = ct_kernel_parse(ctx, text, strlen(text), "lay.cachet");
+	CHECKF(k != NULL, "%s", ct_ctx_last_message(ctx));
+	int o[CT_TENSOR_MAX_RANK] = {0};
+	CHECK(ct_kernel_array_order(k, 0, o) == 3 && o[0] == 2 && o[1] == 0 && o[2] == 1);
+	CHECK(ct_kernel_array_order(k, 1, o) == 2 && o[0] == 1 && o[1] == 0);
+	CHECK(ct_kernel_array_order(k, 2, o) == 2 && o[0] == 0 && o[1] == 1);
+	CHECK(ct_kernel_array_order(k, 2, NULL) == 2);
+	CHECK(ct_kernel_array_is_strided(k, 1) == 1 && ct_kernel_array_is_strided(k, 0) == 0);
+	CHECK(ct_kernel_array_order(k, 3, o) == 0 && ct_kernel_array_order(NULL, 0, o) == 0);
+	CHECK(ct_kernel_array_is_strided(k, -1) == 0 && ct_kernel_array_is_strided(NULL, 0) == 0);
+	ct_kernel_free(k);
+	ct_ctx_free(ctx);
+}
+
 int main(void)
 {
 	table();
 	RUN(misuse);
+	RUN(layouts);
 	return h_report();
 }

@@ -1,0 +1,148 @@
+"""bench_python.py: the Python binding's per-call overhead and sgemm from Python vs numpy.matmul (make bench-python).
+
+1. A cached tiny kernel (axpy on 16 floats, sizes inferred from the shapes)
+   called from Python, against the same compiled handle called in a C loop
+   (bench/python/callraw.c) and against numpy's own call overhead (a 2x2 and
+   a 4x4 matmul, np.add on 16 floats).
+2. examples/sgemm.cachet (C += A B, f32, all cores) from Python against
+   numpy.matmul (Debian's numpy: OpenBLAS) at 64 .. 4096; the ratio is
+   numpy's time over cachet's (above 1: cachet faster).
+"""
+import argparse
+import os
+import platform
+import sys
+import time
+import timeit
+
+import numpy as np
+
+import cachet
+from cachet._lib import ffi
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+AXPY = """kernel axpy16
+param L : runtime
+array X : f32[L] input
+array Y : f32[L] inout
+for (i: L) {
+  Y[i] = 2.5 * X[i] + Y[i]
+}
+"""
+
+
+def cpu_line():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def best_us(stmt, g, number, repeat=7):
+    return min(timeit.repeat(stmt, globals=g, number=number, repeat=repeat)) / number * 1e6
+
+
+def overhead(quick):
+    k = cachet.Kernel(AXPY)
+    x, y = np.ones(16, np.float32), np.zeros(16, np.float32)
+    k(x, y)
+    h = k.compile()
+    number = 20000 if quick else 200000
+    raw_lib = os.environ.get("CACHET_BENCH_RAW")
+    raw_ns = None
+    if raw_lib:
+        import cffi
+        rffi = cffi.FFI()  # the package's ffi is out-of-line (no cdef): addresses cross as integers
+        rffi.cdef("double cachet_bench_raw_ns(void *h, void **args, int64_t *params, int64_t n);")
+        raw = rffi.dlopen(raw_lib)
+        addr = [int(ffi.cast("uintptr_t", ffi.from_buffer(v))) for v in (x, y)]
+        args = rffi.new("void *[]", [rffi.cast("void *", a) for a in addr])
+        params = rffi.new("int64_t[]", [16])
+        h = rffi.cast("void *", int(ffi.cast("uintptr_t", h)))
+        raw_ns = min(raw.cachet_bench_raw_ns(h, args, params, number) for _ in range(7))
+    from cachet._lib import lib
+    g = {"lib": lib, "h": h, "argv": ffi.new("void *[]", [ffi.from_buffer(x), ffi.from_buffer(y)]),
+         "pv": ffi.new("int64_t[]", [16]),
+         "k": k, "x": x, "y": y, "np": np, "a2": np.ones((2, 2), np.float32),
+         "a4": np.ones((4, 4), np.float32), "o2": np.empty((2, 2), np.float32)}
+    rows = [("cachet k(x, y) from Python (axpy, 16 floats)", best_us("k(x, y)", g, number)),
+            ("cffi call of the handle, prebuilt C arrays, no checks", best_us("lib.ct_callable_call(h, argv, pv)", g, number)),
+            ("cachet k(X=x, Y=y) by name", best_us("k(X=x, Y=y)", g, number // 4)),
+            ("numpy a @ a (2x2 f32)", best_us("a2 @ a2", g, number)),
+            ("numpy np.matmul(a, a, out=o) (2x2 f32)", best_us("np.matmul(a2, a2, out=o2)", g, number)),
+            ("numpy a @ a (4x4 f32)", best_us("a4 @ a4", g, number)),
+            ("numpy np.add(x, y, out=y) (16 f32)", best_us("np.add(x, y, out=y)", g, number))]
+    print("## Per-call overhead (best of 7 rounds)\n")
+    print("| call | us per call |")
+    print("|---|---:|")
+    if raw_ns is not None:
+        print(f"| raw C loop: ct_callable_call on the same handle | {raw_ns / 1000:.3f} |")
+    for name, us in rows:
+        print(f"| {name} | {us:.3f} |")
+    if raw_ns is not None:
+        us = dict(rows)
+        pos = us["cachet k(x, y) from Python (axpy, 16 floats)"]
+        named = us["cachet k(X=x, Y=y) by name"]
+        print(f"\nPython call overhead above the raw C call: {pos - raw_ns / 1000:.2f} us "
+              f"(by name: {named - raw_ns / 1000:.2f} us)")
+    print()
+
+
+def sgemm(sizes, threads):
+    path = os.path.join(ROOT, "examples", "sgemm.cachet")
+    print(f"## sgemm C += A B (f32, {threads or 'all'} threads): cachet from Python vs numpy.matmul\n")
+    print("| n | cachet ms | cachet GFLOP/s | numpy ms | numpy GFLOP/s | numpy/cachet |")
+    print("|---:|---:|---:|---:|---:|---:|")
+    for n in sizes:
+        k = cachet.load(path, params={"M": n, "N": n, "K": n}, threads=threads)
+        rng = np.random.default_rng(n)
+        a = rng.standard_normal((n, n), dtype=np.float32)
+        b = rng.standard_normal((n, n), dtype=np.float32)
+        c = np.zeros((n, n), np.float32)
+        out = np.empty((n, n), np.float32)
+        k(a, b, c)
+        ref = a @ b
+        assert np.allclose(c, ref, rtol=1e-3, atol=1e-2 * np.sqrt(n)), f"sgemm {n} differs from numpy"
+        np.matmul(a, b, out=out)
+        flops = 2.0 * n ** 3
+        reps = max(3, min(200, int(2e9 / flops)))
+
+        def timed(fn):
+            best = float("inf")
+            for _ in range(reps):
+                t = time.perf_counter()
+                fn()
+                best = min(best, time.perf_counter() - t)
+            return best
+        # cachet accumulates into C; its time does not depend on C's values
+        tc = timed(lambda: k(a, b, c))
+        tn = timed(lambda: np.matmul(a, b, out=out))
+        print(f"| {n} | {tc * 1e3:.3f} | {flops / tc / 1e9:.1f} | {tn * 1e3:.3f} | {flops / tn / 1e9:.1f} "
+              f"| {tn / tc:.2f} |")
+        k.close()
+    print()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="fewer calls, sizes up to 1024")
+    ap.add_argument("--sizes", default=None, help="comma-separated sgemm sizes (default 64..4096)")
+    ap.add_argument("--threads", type=int, default=0, help="threads of the sgemm kernel (0: all cores)")
+    args = ap.parse_args()
+    sizes = ([int(s) for s in args.sizes.split(",")] if args.sizes else
+             [64, 128, 256, 512, 1024] + ([] if args.quick else [2048, 4096]))
+    print(f"# cachet Python bench, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+    print(f"CPU: {cpu_line()} ({os.cpu_count()} CPUs online)")
+    print(f"Python {platform.python_version()} ({sys.executable}), numpy {np.__version__}, "
+          f"libcachet {cachet.library_path}\n")
+    overhead(args.quick)
+    sgemm(sizes, args.threads)
+
+
+if __name__ == "__main__":
+    main()

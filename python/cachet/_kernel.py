@@ -1,0 +1,1109 @@
+"""_kernel.py: cachet.Kernel, a .cachet kernel compiled by libcachet and called on numpy arrays."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+import weakref
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from ._lib import ffi, lib, libc
+
+# ct_dtype -> numpy dtype; ct_role names (include/cachet.h)
+_DTYPES = {0: np.dtype(np.float32), 1: np.dtype(np.float64),
+           2: np.dtype(np.int32), 3: np.dtype(np.int64)}
+_DTYPE_NAMES = {0: "f32", 1: "f64", 2: "i32", 3: "i64"}
+_ROLES = {0: "input", 1: "output", 2: "inout", 3: "temp", 4: "const"}
+_CT_INPUT, _CT_OUTPUT, _CT_INOUT, _CT_TEMP = 0, 1, 2, 3
+_CT_ERR_NOMEM, _CT_ERR_INPUT = 1, 2
+_PROBE_BASE = 1000  # runtime params take this value while their extents' coefficients are read
+
+
+class CachetError(RuntimeError):
+    """An error reported by libcachet (status and message of its ctx)."""
+
+    def __init__(self, message: str, status: int = 0):
+        super().__init__(message)
+        self.status = status
+        self.status_name = ffi.string(lib.ct_strerror(status)).decode() if status else ""
+
+
+class KernelError(CachetError, ValueError):
+    """Bad kernel text, a bad param value or a kernel the checks refuse.
+
+    file, line and col (1-based; 0 when unknown) locate the first error;
+    diagnostics holds every error rendered as "file:line:col: error: ..."
+    followed by the source line and a caret, as the cachet tool prints them.
+    """
+
+    def __init__(self, message: str, status: int = _CT_ERR_INPUT, file: str = "",
+                 line: int = 0, col: int = 0, diagnostics: Sequence[str] = ()):
+        super().__init__(message, status)
+        self.file, self.line, self.col = file, line, col
+        self.diagnostics = list(diagnostics)
+
+
+def _s(p) -> str:
+    return ffi.string(p).decode("utf-8", "replace") if p != ffi.NULL else ""
+
+
+def _ctx_error(ctx, status: int, what: str = "") -> CachetError:
+    """The exception for a failed call: KernelError for bad input, MemoryError, else CachetError."""
+    msg = _s(lib.ct_ctx_last_message(ctx)) or _s(lib.ct_strerror(status))
+    if what:
+        msg = f"{what}: {msg}"
+    if status == _CT_ERR_NOMEM:
+        return MemoryError(msg)
+    if status == _CT_ERR_INPUT:
+        diags = [_s(lib.ct_ctx_diag_render(ctx, i)) for i in range(lib.ct_ctx_diag_count(ctx))]
+        file, line, col = _s(lib.ct_ctx_last_file(ctx)), lib.ct_ctx_last_line(ctx), lib.ct_ctx_last_col(ctx)
+        if diags:
+            msg = "\n".join(diags)
+            extra = lib.ct_ctx_diag_suppressed(ctx)
+            if extra:
+                msg += f"\n({extra} more errors not shown)"
+        elif file and line:
+            msg = f"{file}:{line}:{col}: error: {msg}"
+        return KernelError(msg, status, file, line, col, diags)
+    return CachetError(msg, status)
+
+
+def _capture(write) -> Tuple[int, str]:
+    """Run write(FILE *) on an in-memory stream (open_memstream) and return (status, text)."""
+    buf = ffi.new("char **")
+    size = ffi.new("size_t *")
+    f = libc.open_memstream(buf, size)
+    if f == ffi.NULL:
+        raise MemoryError("open_memstream failed")
+    try:
+        st = write(f)
+    finally:
+        libc.fclose(f)
+    try:
+        text = ffi.unpack(buf[0], size[0]).decode("utf-8", "replace") if buf[0] != ffi.NULL else ""
+    finally:
+        libc.free(buf[0])
+    return st, text
+
+
+def _take_string(p) -> str:
+    """A malloc'd C string returned by the library, as str, freed."""
+    try:
+        return _s(p)
+    finally:
+        if p != ffi.NULL:
+            libc.free(p)
+
+
+@dataclass(frozen=True)
+class ArrayInfo:
+    """One array of a kernel as the C API describes it."""
+    name: str
+    dtype: np.dtype
+    role: str
+    rank: int
+    order: Tuple[int, ...]      # layout: dimensions most major first (row_major = 0, 1, ...)
+    strided: bool               # declared `strided`: any positive strides are accepted
+    extents: Tuple[str, ...]    # each dimension's extent as written in terms of params ("L+2")
+
+    @property
+    def written(self) -> bool:
+        """The kernel writes it (output or inout)."""
+        return self.role in ("output", "inout")
+
+
+@dataclass
+class RunResult:
+    """What k.verify() measured (the fields of ct_run_result, as `cachet run --json`)."""
+    seconds: float
+    gflops: float
+    verified: Optional[bool]    # None: not verified
+    max_rel_error: float
+    engine: str
+    code_cache: str
+    compile_seconds: float
+    threads: int
+    mismatch_array: str = ""
+
+
+class _Extent:
+    """An array dimension's extent: const + sum(coef[p] * value of runtime param p)."""
+
+    __slots__ = ("const", "coefs")
+
+    def __init__(self, const: int, coefs: Dict[int, int]):
+        self.const = const
+        self.coefs = coefs  # runtime param slot -> coefficient (non-zero only)
+
+    def text(self, names: Sequence[str]) -> str:
+        parts = []
+        for p, c in self.coefs.items():
+            parts.append(names[p] if c == 1 else f"{c}*{names[p]}")
+        if self.const or not parts:
+            parts.append(str(self.const))
+        return "+".join(parts).replace("+-", "-")
+
+
+class Kernel:
+    """A .cachet kernel parsed and checked by libcachet, callable on numpy arrays.
+
+    Kernel(text_or_path, params={...}, target=None, threads=None)
+
+    text_or_path is the kernel's text (anything with a newline) or the path of
+    a .cachet file (str or os.PathLike). params overrides compile-time params
+    (as `cachet -D NAME=VALUE`) and may give runtime params a default value.
+    target is "host" or "opencl" (None: "host"); threads is the default
+    number of threads of parallel loops (None or 0: every core).
+    Raises KernelError (a ValueError) carrying file:line:col on bad text.
+
+    Calling k(A=a, B=b) or k(a, b) runs the compiled kernel in place on the
+    arrays (every array but the temps, in declaration order); see __call__.
+    The compiled code comes from libcachet's code cache, shared with the
+    cachet tool (same folder: $CACHET_CACHE_DIR, else ~/.cache/cachet).
+    """
+
+    def __init__(self, text_or_path: Union[str, os.PathLike], params: Optional[Mapping[str, int]] = None,
+                 target: Optional[str] = None, threads: Optional[int] = None):
+        if target not in (None, "host", "opencl"):
+            raise ValueError(f"target must be 'host' or 'opencl', not {target!r}")
+        self.target = target or "host"
+        self.threads = int(threads or 0)
+        self._lock = threading.RLock()
+        self._handles: Dict[int, Any] = {}
+        self._h_default = None  # the handle for Kernel(threads=...), once compiled
+        ctx = lib.ct_ctx_new()
+        if ctx == ffi.NULL:
+            raise MemoryError("ct_ctx_new failed")
+        self._ctx = ctx
+        self._k = ffi.NULL
+        self._finalizer = weakref.finalize(self, _release, self._handles, [ctx, ffi.NULL])
+        self._source, self.path = _read_source(text_or_path)
+        self._k = self._parse()
+        self._finalizer.detach()
+        self._finalizer = weakref.finalize(self, _release, self._handles, [ctx, self._k])
+        if params:
+            self.set_params(params)
+        self._describe()
+
+    # ------------------------------------------------------------ construction
+
+    def _parse(self):
+        ctx = self._ctx
+        if self.path is not None:
+            k = lib.ct_kernel_parse_file(ctx, os.fsencode(self.path))
+        else:
+            data = self._source.encode("utf-8")
+            k = lib.ct_kernel_parse(ctx, data, len(data), b"<string>")
+        if k == ffi.NULL:
+            st = lib.ct_ctx_last_status(ctx)
+            raise _ctx_error(ctx, st or _CT_ERR_INPUT)
+        return k
+
+    def set_params(self, params: Mapping[str, int]) -> None:
+        """Set params (compile-time ones are checked again; compiled handles are dropped).
+
+        Unknown names and values the checks refuse raise KernelError; the
+        kernel then keeps its previous values.
+        """
+        with self._lock:
+            old = {n: v for n, v in self.params.items()} if hasattr(self, "_pnames") else {}
+            changed = False
+            for name, value in params.items():
+                st = lib.ct_kernel_set_param(self._k, name.encode(), int(value))
+                if st:
+                    err = _ctx_error(self._ctx, st, f"param '{name}'")
+                    self._restore(old)
+                    raise err
+                changed = True
+            if changed:
+                st = lib.ct_kernel_recheck(self._k)
+                if st:
+                    err = _ctx_error(self._ctx, st)
+                    self._restore(old)
+                    raise err
+                self._drop_handles()
+                if hasattr(self, "_pnames"):
+                    self._describe()
+
+    def _restore(self, old: Mapping[str, Optional[int]]) -> None:
+        for name, value in old.items():
+            if value is not None:
+                lib.ct_kernel_set_param(self._k, name.encode(), value)
+        lib.ct_kernel_recheck(self._k)
+        lib.ct_ctx_clear_error(self._ctx)
+
+    def _drop_handles(self) -> None:
+        self._h_default = None
+        handles = list(self._handles.values())
+        self._handles.clear()
+        for h in handles:
+            lib.ct_callable_free(h)
+
+    def _describe(self) -> None:
+        """Read the kernel's arrays and params once; precompute what each call checks."""
+        k = self._k
+        self.name = _s(lib.ct_kernel_name(k))
+        n = lib.ct_kernel_param_count(k)
+        self._pnames = [_s(lib.ct_kernel_param_name(k, i)) for i in range(n)]
+        self._runtime = [i for i in range(n) if lib.ct_kernel_param_is_runtime(k, i)]
+        self.runtime_params: Tuple[str, ...] = tuple(self._pnames[i] for i in self._runtime)
+        rt_names = list(self.runtime_params)
+        extents = self._extents()
+        order = ffi.new("int[]", 8)
+        arrays, specs = [], []
+        for i in range(lib.ct_kernel_array_count(k)):
+            rank = lib.ct_kernel_array_order(k, i, order)
+            info = ArrayInfo(
+                name=_s(lib.ct_kernel_array_name(k, i)),
+                dtype=_DTYPES[lib.ct_kernel_array_dtype(k, i)],
+                role=_ROLES[lib.ct_kernel_array_role(k, i)],
+                rank=rank,
+                order=tuple(order[d] for d in range(rank)),
+                strided=bool(lib.ct_kernel_array_is_strided(k, i)),
+                extents=tuple(e.text(rt_names) for e in extents[i]),
+            )
+            arrays.append(info)
+            if info.role != "temp":
+                specs.append(_ArgSpec(info, extents[i]))
+        self.arrays: Tuple[ArrayInfo, ...] = tuple(arrays)
+        self._specs = specs
+        self.args: Tuple[str, ...] = tuple(s.info.name for s in specs)
+        self._slot = {s.info.name: j for j, s in enumerate(specs)}
+        self._rt_slot = {name: j for j, name in enumerate(rt_names)}
+        self._infer = _inference_plan(specs, len(rt_names))
+        self._has_strided = any(s.info.strided for s in specs)
+        self._fast, call = _fast_checker(specs, self._infer, len(rt_names))
+        # a class of its own whose __call__ has the kernel's checks inlined (the call is then ~1 us shorter)
+        cls = Kernel if call is None else type("Kernel", (Kernel,), {"__call__": call, "__doc__": Kernel.__doc__,
+                                                                     "__module__": Kernel.__module__})
+        if call is not None:
+            call.__doc__ = Kernel.__call__.__doc__
+        self.__class__ = cls
+
+    def _extents(self) -> List[List[_Extent]]:
+        """Each array dimension's extent as an affine form of the runtime params.
+
+        A shadow copy of the kernel is given probe values, so that this kernel
+        keeps its runtime params unset (only the public C API is used).
+        """
+        k = self._k
+        narr = lib.ct_kernel_array_count(k)
+        if not self._runtime:
+            return [[_Extent(lib.ct_kernel_array_extent(k, i, d), {})
+                     for d in range(lib.ct_kernel_array_rank(k, i))] for i in range(narr)]
+        shadow = self._parse()
+        try:
+            is_set, was = ffi.new("int *"), ffi.new("int *")
+            for i in range(lib.ct_kernel_param_count(k)):
+                v = lib.ct_kernel_param_value(k, i, is_set)
+                if not lib.ct_kernel_param_is_runtime(k, i) and v != lib.ct_kernel_param_value(shadow, i, was):
+                    lib.ct_kernel_set_param(shadow, lib.ct_kernel_param_name(k, i), v)
+            lib.ct_kernel_recheck(shadow)
+            names = [lib.ct_kernel_param_name(k, i) for i in self._runtime]
+            for nm in names:
+                lib.ct_kernel_set_param(shadow, nm, _PROBE_BASE)
+
+            def read():
+                return [[lib.ct_kernel_array_extent(shadow, i, d)
+                         for d in range(lib.ct_kernel_array_rank(shadow, i))] for i in range(narr)]
+            base = read()
+            coefs = []
+            for nm in names:
+                lib.ct_kernel_set_param(shadow, nm, _PROBE_BASE + 1)
+                moved = read()
+                lib.ct_kernel_set_param(shadow, nm, _PROBE_BASE)
+                coefs.append([[m - b for m, b in zip(mr, br)] for mr, br in zip(moved, base)])
+        finally:
+            lib.ct_kernel_free(shadow)
+            lib.ct_ctx_clear_error(self._ctx)
+        out = []
+        for i in range(narr):
+            dims = []
+            for d in range(len(base[i])):
+                cs = {p: coefs[p][i][d] for p in range(len(names)) if coefs[p][i][d]}
+                const = base[i][d] - sum(c * _PROBE_BASE for c in cs.values())
+                dims.append(_Extent(const, cs))
+            out.append(dims)
+        return out
+
+    @classmethod
+    def from_einsum(cls, spec: str, dtype: str = "f32", schedule: str = "", name: str = "einsum",
+                    threads: Optional[int] = None) -> "Kernel":
+        """A kernel for an einsum contraction: Out[out] += product of the operands.
+
+        spec is numpy's explicit form ("ij,jk->ik", "bij,bjk->bik"); dtype
+        one of f32, f64, i32, i64. The arrays are A0, A1, ... (inputs) and
+        Out (inout, of at least one dimension): call k(a0, a1, ..., out)
+        with out set to zeros for np.einsum's result (the kernel adds to
+        it). Every letter becomes a runtime param D_<letter>, inferred from
+        the shapes; the loops run over the output's letters, then the
+        others, in order of first appearance. schedule: the text of a
+        `schedule { ... }` body (the loop indices are the letters).
+        """
+        if dtype not in _DTYPE_NAMES.values():
+            raise ValueError(f"dtype must be one of f32, f64, i32, i64, not {dtype!r}")
+        if "->" not in spec:
+            raise ValueError(f"einsum spec {spec!r} needs an explicit output ('ij,jk->ik')")
+        ins, out = spec.replace(" ", "").split("->")
+        ops = ins.split(",")
+        letters = [c for c in ins if c.isalpha()]
+        for term in ops + [out]:
+            if not term or not all(c.isalpha() and c.isascii() for c in term):
+                raise ValueError(f"einsum spec {spec!r}: each operand is one or more letters")
+        if len(set(out)) != len(out) or any(c not in letters for c in out):
+            raise ValueError(f"einsum spec {spec!r}: the output's letters must be distinct and appear in an input")
+        order = list(dict.fromkeys(list(out) + letters))
+        lines = [f"kernel {name}"] + [f"param D_{c} : runtime" for c in order]
+        for i, t in enumerate(ops):
+            lines.append(f"array A{i} : {dtype}[{', '.join('D_' + c for c in t)}] input")
+        lines.append(f"array Out : {dtype}[{', '.join('D_' + c for c in out)}] inout")
+        lines.append(f"for ({', '.join(f'{c}: D_{c}' for c in order)}) {{")
+        prod = " * ".join(f"A{i}[{', '.join(t)}]" for i, t in enumerate(ops))
+        lines.append(f"  Out[{', '.join(out)}] += {prod}")
+        lines.append("}")
+        if schedule:
+            lines.append("schedule {\n" + schedule.strip() + "\n}")
+        return cls("\n".join(lines) + "\n", threads=threads)
+
+    # ------------------------------------------------------------ description
+
+    @property
+    def params(self) -> Dict[str, Optional[int]]:
+        """Every param's current value (None: a runtime param without a value)."""
+        is_set = ffi.new("int *")
+        out = {}
+        for i, name in enumerate(self._pnames):
+            v = lib.ct_kernel_param_value(self._k, i, is_set)
+            out[name] = int(v) if is_set[0] else None
+        return out
+
+    @property
+    def signature(self) -> str:
+        """The call's signature: arrays (type, shape, role) and runtime params."""
+        parts = [f"{s.info.name}: {_DTYPE_NAMES[_dt_code(s.info.dtype)]}[{', '.join(s.info.extents)}] {s.info.role}"
+                 for s in self._specs]
+        parts += [f"{p}: int" for p in self.runtime_params]
+        return f"{self.name}({', '.join(parts)})"
+
+    def __repr__(self) -> str:
+        return f"<cachet.Kernel {self.signature}>"
+
+    def flops(self, **params: int) -> float:
+        """Floating-point operations of one run (a multiply-add counts 2)."""
+        with self._lock:
+            self._set_runtime(params)
+            return float(lib.ct_kernel_flops(self._k))
+
+    # ------------------------------------------------------------ calling
+
+    def compile(self, threads: Optional[int] = None):
+        """Compile (or fetch from the code cache) the host code for `threads` threads.
+
+        Done by the first call; call it to pay the compile before timing.
+        """
+        t = self.threads if threads is None else int(threads)
+        h = self._handles.get(t)
+        if h is not None:
+            return h
+        with self._lock:
+            h = self._handles.get(t)
+            if h is not None:
+                return h
+            if self.target == "opencl":
+                raise CachetError(
+                    f"kernel '{self.name}': calling an OpenCL kernel on numpy arrays is not supported "
+                    "(ct_kernel_compile gives host code only); use k.verify() or k.build(dir)", 9)
+            lib.ct_ctx_set_option(self._ctx, lib.CT_OPT_THREADS, t)
+            h = lib.ct_kernel_compile(self._k)
+            if h == ffi.NULL:
+                raise _ctx_error(self._ctx, lib.ct_ctx_last_status(self._ctx) or 7,
+                                 f"kernel '{self.name}'")
+            self._handles[t] = h
+            if t == self.threads:
+                self._h_default = h
+            return h
+
+    def __call__(self, *arrays: np.ndarray, **named: Any) -> None:
+        """Run the kernel once, in place, on numpy arrays.
+
+        Arrays are given in declaration order (temps left out; see k.args) or
+        by name; runtime params by name (k(X=x, Y=y, L=1000)) or inferred from
+        the arrays' shapes. Each array must be a numpy.ndarray of the kernel's
+        dtype (TypeError otherwise), of the declared shape, dense in the
+        declared layout (row_major = C order, col_major = Fortran order),
+        aligned, and writable when the kernel writes it (ValueError
+        otherwise). An array declared `strided` may be any view with positive
+        strides. Nothing is ever copied: outputs are written in place. The
+        GIL is released while the kernel runs. threads: threads of parallel
+        loops for this call (default: Kernel(threads=...)).
+        """
+        if not named:
+            # the common call, kept short: the kernel's own checker, then the C call
+            h = self._h_default
+            if h is not None:
+                try:
+                    st = self._fast(h, *arrays)
+                except Exception:
+                    pass  # the checked path below says what is wrong (or takes the strided views)
+                else:
+                    if st:
+                        raise _ctx_error(self._ctx, st, f"kernel '{self.name}'")
+                    return
+        return self._call(arrays, named.pop("threads", None), named)
+
+    def _raise(self, st: int) -> None:
+        raise _ctx_error(self._ctx, st, f"kernel '{self.name}'")
+
+    def _call(self, arrays: Sequence[Any], threads: Optional[int], named: Dict[str, Any]) -> None:
+        """Every call the short path did not take: named arguments, threads=, the first call, errors."""
+        fast = self._fast
+        if fast is not None:
+            if named and not arrays and len(named) == len(self.args):
+                try:
+                    arrays = tuple(named[a] for a in self.args)
+                    named = {}
+                except KeyError:
+                    pass
+            if not named:
+                h = self._handles.get(self.threads if threads is None else threads) or self.compile(threads)
+                try:
+                    st = fast(h, *arrays)
+                except Exception:
+                    pass
+                else:
+                    if st:
+                        raise _ctx_error(self._ctx, st, f"kernel '{self.name}'")
+                    return
+        specs = self._specs
+        n = len(specs)
+        if named:
+            vals, rt = self._bind_named(arrays, named)
+        else:
+            if len(arrays) != n:
+                self._bind_named(arrays, named)  # raises the TypeError
+            vals, rt = arrays, None
+        if self._infer is not None or rt:
+            rt = self._runtime_values(vals, rt or {})
+        ptrs = []
+        try:
+            for spec, a in zip(specs, vals):
+                if type(a) is not np.ndarray or a.dtype != spec.dtype:
+                    spec.check_type(a)
+                want = spec.fixed_shape if spec.fixed_shape is not None else spec.shape(rt)
+                if a.shape != want:
+                    spec.check_shape(a, rt, self.runtime_params)
+                phys = a if spec.perm is None else a.transpose(spec.perm)
+                if not phys.flags.aligned:
+                    spec.refuse_unaligned()
+                ptrs.append(ffi.from_buffer(phys, require_writable=spec.written))
+        except (BufferError, ValueError, TypeError) as e:
+            if getattr(e, "_cachet", False):
+                raise
+            # not dense in the declared layout, or read-only: the strided path or a clear error
+            return self._call_views(vals, rt, threads, e)
+        self._run(ptrs, rt, threads)
+
+    def _run(self, ptrs: List[Any], rt: Optional[List[int]], threads: Optional[int]) -> None:
+        """Call the compiled handle on checked buffers (ptrs keeps them alive; the GIL is released)."""
+        h = self._handles.get(self.threads if threads is None else threads)
+        if h is None:
+            h = self.compile(threads)
+        st = lib.ct_callable_call(h, ptrs, rt if rt else ffi.NULL)
+        if st:
+            raise _ctx_error(self._ctx, st, f"kernel '{self.name}'")
+
+    def _bind_named(self, arrays: Sequence[Any], named: Mapping[str, Any]):
+        """Map positional and keyword arguments to the array slots and runtime params."""
+        specs = self._specs
+        if len(arrays) > len(specs):
+            raise TypeError(f"{self.name}() takes {len(specs)} arrays ({', '.join(self.args)}) "
+                            f"but {len(arrays)} were given")
+        vals: List[Any] = list(arrays) + [None] * (len(specs) - len(arrays))
+        rt: Dict[str, int] = {}
+        for key, v in named.items():
+            j = self._slot.get(key)
+            if j is not None:
+                if vals[j] is not None:
+                    raise TypeError(f"{self.name}() got array '{key}' twice (by position and by name)")
+                vals[j] = v
+            elif key in self._rt_slot:
+                if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+                    raise TypeError(f"runtime param '{key}' must be an int, not {type(v).__name__}")
+                rt[key] = int(v)
+            elif key in self._pnames:
+                raise TypeError(f"'{key}' is a compile-time param of kernel '{self.name}': "
+                                f"set it with Kernel(..., params={{'{key}': ...}}) or k.set_params()")
+            else:
+                raise TypeError(f"{self.name}() got an unexpected argument '{key}' "
+                                f"(arrays: {', '.join(self.args) or 'none'}; runtime params: "
+                                f"{', '.join(self.runtime_params) or 'none'})")
+        missing = [s.info.name for s, v in zip(specs, vals) if v is None]
+        if missing:
+            raise TypeError(f"{self.name}() is missing array{'s' if len(missing) > 1 else ''} "
+                            f"{', '.join(repr(m) for m in missing)}")
+        return vals, rt
+
+    def _runtime_values(self, vals: Sequence[Any], given: Mapping[str, int]) -> List[int]:
+        """Values of the runtime params: given by name, else inferred from shapes, else defaults."""
+        names = self.runtime_params
+        out: List[Optional[int]] = [given.get(nm) for nm in names]
+        for p, slot, dim, ext in (self._infer or ()):
+            if out[p] is not None:
+                continue
+            a = vals[slot]
+            spec = self._specs[slot]
+            spec.check_type(a)
+            if a.ndim != len(spec.extents):
+                spec._fail(ValueError, f"array '{spec.info.name}' must have {len(spec.extents)} dimension"
+                                       f"{'s' if len(spec.extents) > 1 else ''}, not {a.ndim}")
+            rest = sum(c * out[q] for q, c in ext.coefs.items() if q != p)
+            num = a.shape[dim] - ext.const - rest
+            c = ext.coefs[p]
+            if num % c or num // c < 1:
+                spec._fail(ValueError,
+                    f"array '{spec.info.name}' has extent {a.shape[dim]} in dimension {dim}, which no value "
+                    f"of runtime param '{names[p]}' gives (extent {ext.text(names)}, {names[p]} >= 1)")
+            out[p] = num // c
+        if any(v is None for v in out):
+            defaults = self.params
+            for i, nm in enumerate(names):
+                if out[i] is None:
+                    out[i] = defaults[nm]
+            missing = [nm for nm, v in zip(names, out) if v is None]
+            if missing:
+                raise TypeError(f"{self.name}(): runtime param{'s' if len(missing) > 1 else ''} "
+                                f"{', '.join(missing)} cannot be inferred from the arrays' shapes: "
+                                f"give {'them' if len(missing) > 1 else 'it'} by name")
+        for nm, v in zip(names, out):
+            if v < 1:
+                raise ValueError(f"runtime param '{nm}' is {v} (it must be at least 1)")
+        return out  # type: ignore[return-value]
+
+    def _call_views(self, vals, rt, threads, cause) -> None:
+        """Arrays not dense in their layout: declared-`strided` ones run through ct_kernel_run_views."""
+        views_needed = False
+        for spec, a in zip(self._specs, vals):
+            spec.check_type(a)
+            if a.shape != (spec.fixed_shape if spec.fixed_shape is not None else spec.shape(rt)):
+                spec.check_shape(a, rt, self.runtime_params)
+            if spec.dense_error(a) is None:
+                continue
+            if not spec.info.strided:
+                raise ValueError(spec.dense_error(a)) from None
+            spec.check_strides(a)
+            views_needed = True
+        if not views_needed:
+            raise cause
+        if self.target == "opencl":
+            self.compile(threads)  # raises the OpenCL refusal
+        with self._lock:
+            self._set_runtime(dict(zip(self.runtime_params, rt or ())))
+            tensors = []
+            try:
+                views = ffi.new("ct_tensor *[]", lib.ct_kernel_array_count(self._k))
+                j = 0
+                for i, info in enumerate(self.arrays):
+                    if info.role == "temp":
+                        continue
+                    t = self._tensor(self._specs[j], vals[j])
+                    tensors.append(t)
+                    views[i] = t
+                    j += 1
+                t_count = self.threads if threads is None else int(threads)
+                st = lib.ct_kernel_run_views(self._k, views, 0, t_count)
+                if st:
+                    raise _ctx_error(self._ctx, st, f"kernel '{self.name}'")
+            finally:
+                for t in tensors:
+                    lib.ct_tensor_free(t)
+
+    def _tensor(self, spec: "_ArgSpec", a: np.ndarray):
+        """A ct_tensor over a's memory: strided (any positive strides) or dense in the layout."""
+        item = a.itemsize
+        code = _dt_code(spec.info.dtype)
+        ext = ffi.new("int64_t[]", list(a.shape))
+        ptr = ffi.cast("void *", a.__array_interface__["data"][0])
+        if spec.info.strided:
+            strides = [s // item for s in a.strides]
+            span = 1 + sum((e - 1) * s for e, s in zip(a.shape, strides))
+            t = lib.ct_tensor_new_strided(self._ctx, ptr, span, code, a.ndim, ext,
+                                          ffi.new("int64_t[]", strides), 0)
+        else:
+            t = lib.ct_tensor_new_ordered(self._ctx, ptr, code, a.ndim, ext,
+                                          ffi.new("int[]", list(spec.info.order)))
+        if t == ffi.NULL:
+            raise _ctx_error(self._ctx, lib.ct_ctx_last_status(self._ctx), f"array '{spec.info.name}'")
+        return t
+
+    def _set_runtime(self, params: Mapping[str, int]) -> None:
+        for name, v in params.items():
+            if name not in self._pnames:
+                raise TypeError(f"kernel '{self.name}' has no param '{name}'")
+            if name not in self._rt_slot:
+                raise TypeError(f"'{name}' is a compile-time param: use k.set_params() or Kernel(params=...)")
+            st = lib.ct_kernel_set_param(self._k, name.encode(), int(v))
+            if st:
+                raise _ctx_error(self._ctx, st, f"param '{name}'")
+
+    # ------------------------------------------------------------ the cachet tool's verbs
+
+    def lower(self, json_output: bool = False, schedule: bool = True) -> Union[str, dict]:
+        """The scheduled loop tree as pseudo-code (`cachet lower`), or its JSON as a dict."""
+        with self._lock:
+            t = lib.ct_kernel_lower(self._k, 1 if schedule else 0)
+            if t == ffi.NULL:
+                raise _ctx_error(self._ctx, lib.ct_ctx_last_status(self._ctx))
+            try:
+                text = _take_string(lib.ct_looptree_print(t, 1 if json_output else 0))
+            finally:
+                lib.ct_looptree_free(t)
+        return json.loads(text) if json_output else text
+
+    def emit(self, target: Optional[str] = None) -> str:
+        """The generated source (`cachet emit`): C for "host", OpenCL C for "opencl"."""
+        tgt = (target or self.target).encode()
+        with self._lock:
+            p = lib.ct_kernel_emit(self._k, tgt, ffi.NULL)
+            if p == ffi.NULL:
+                raise _ctx_error(self._ctx, lib.ct_ctx_last_status(self._ctx))
+            return _take_string(p)
+
+    def verify(self, repeat: int = 1, threads: Optional[int] = None, engine: str = "native",
+               check: bool = True, **params: int) -> RunResult:
+        """Run on deterministic inputs and compare with the reference interpreter (`cachet run`).
+
+        params gives runtime params their values. A mismatch returns a
+        RunResult with verified False (the wrong binary is evicted from the
+        code cache by the library); other failures raise.
+        """
+        if engine not in ("native", "interp"):
+            raise ValueError(f"engine must be 'native' or 'interp', not {engine!r}")
+        with self._lock:
+            self._set_runtime(params)
+            o = ffi.new("ct_run_options *")
+            lib.ct_run_options_init(o)
+            o.engine = 0 if engine == "native" else 1
+            o.repeat = int(repeat)
+            o.threads = self.threads if threads is None else int(threads)
+            o.verify = 1 if check else 0
+            r = ffi.new("ct_run_result *")
+            st = lib.ct_kernel_run(self._k, o, r)
+            if st and st != 7:  # CT_ERR_VERIFY fills r
+                raise _ctx_error(self._ctx, st, f"kernel '{self.name}'")
+            return RunResult(seconds=r.seconds, gflops=r.gflops,
+                             verified=None if r.verified < 0 else bool(r.verified),
+                             max_rel_error=r.max_rel_error, engine=_s(r.engine),
+                             code_cache=_s(r.code_cache), compile_seconds=r.compile_seconds,
+                             threads=r.threads, mismatch_array=_s(r.mismatch_array))
+
+    def simulate(self, cache: Optional[str] = None, **params: int) -> dict:
+        """Exact LRU simulation of the address trace (`cachet simulate --json`).
+
+        cache: "SIZE:LINE[:WAYS],..." (None: this machine's caches).
+        """
+        with self._lock:
+            self._set_runtime(params)
+            r = ffi.new("ct_sim_result *")
+            st = lib.ct_kernel_simulate(self._k, cache.encode() if cache else ffi.NULL, r)
+            if st:
+                raise _ctx_error(self._ctx, st, f"kernel '{self.name}'")
+            try:
+                levels = [{"size": r.level[i].size, "line": r.level[i].line, "ways": r.level[i].ways,
+                           "simulated_misses": r.level[i].misses} for i in range(r.nlevels)]
+                refs = [{"array": _s(r.refs[i].array), "stmt": r.refs[i].stmt, "write": bool(r.refs[i].is_write),
+                         "misses": [r.refs[i].misses[lv] for lv in range(r.nlevels)]} for i in range(r.nrefs)]
+                return {"kernel": self.name, "accesses": r.accesses, "levels": levels,
+                        "simulate_seconds": r.seconds, "references": refs}
+            finally:
+                lib.ct_sim_result_free(r)
+
+    def predict(self, cache: Optional[str] = None, **params: int) -> dict:
+        """The analytical model's misses per level and per array (`cachet predict --json`)."""
+        with self._lock:
+            self._set_runtime(params)
+            r = ffi.new("ct_predict_result *")
+            st = lib.ct_kernel_predict(self._k, cache.encode() if cache else ffi.NULL, r)
+            if st:
+                raise _ctx_error(self._ctx, st, f"kernel '{self.name}'")
+            try:
+                levels = [{"size": r.level[i].size, "line": r.level[i].line, "ways": r.level[i].ways,
+                           "misses": r.level[i].misses, "exact": bool(r.level[i].exact)}
+                          for i in range(r.nlevels)]
+                refs = [{"array": _s(a.array), "stmt": a.stmt, "nrefs": a.nrefs, "exact": bool(a.exact),
+                         "accesses": a.accesses, "misses": [a.misses[lv] for lv in range(r.nlevels)]}
+                        for a in (r.arrays[i] for i in range(r.narrays))]
+                return {"kernel": self.name, "accesses": r.accesses, "levels": levels,
+                        "model_seconds": r.seconds, "references": refs}
+            finally:
+                lib.ct_predict_result_free(r)
+
+    def tiles(self, cache: Optional[str] = None, max_tile: int = 0, keep: int = 0,
+              max_evals: int = 0, **params: int) -> dict:
+        """The model's tile-size search (`cachet tiles --json`): candidates best first.
+
+        Each candidate's "tiles" are in the order of "params":
+        dict(zip(r["params"], r["candidates"][0]["tiles"])) is the best tiling.
+        """
+        with self._lock:
+            self._set_runtime(params)
+            o = ffi.new("ct_tiles_opts *")
+            lib.ct_tiles_opts_init(o)
+            o.max_tile, o.keep, o.max_evals = int(max_tile), int(keep), int(max_evals)
+            r = ffi.new("ct_tiles_result *")
+            st = lib.ct_kernel_tiles(self._k, cache.encode() if cache else ffi.NULL, o, r)
+            if st:
+                raise _ctx_error(self._ctx, st, f"kernel '{self.name}'")
+            try:
+                names = [_s(r.params[i]) for i in range(r.nindices)]
+                cands = []
+                for c in (r.candidates[i] for i in range(r.ncandidates)):
+                    cands.append({"tiles": [c.tiles[i] for i in range(r.nindices)],
+                                  "misses": c.misses_max[r.rank_level],
+                                  "level_misses": [c.misses[lv] for lv in range(r.nlevels)],
+                                  "level_misses_max": [c.misses_max[lv] for lv in range(r.nlevels)],
+                                  "exact": bool(c.exact)})
+                return {"kernel": self.name, "indices": [_s(r.indices[i]) for i in range(r.nindices)],
+                        "params": names,
+                        "levels": [{"size": r.level[i].size, "line": r.level[i].line, "ways": r.level[i].ways}
+                                   for i in range(r.nlevels)],
+                        "rank_level": r.rank_level, "runtime_bounds": bool(r.runtime_bounds),
+                        "evaluated": r.evaluated, "candidates": cands, "seconds": r.seconds}
+            finally:
+                lib.ct_tiles_result_free(r)
+
+    def tune(self, sizes: Optional[Iterable[Union[str, Sequence[int], Mapping[str, int]]]] = None,
+             budget: float = 60.0, cache: Optional[str] = None, threads: Optional[int] = None,
+             store_dir: Optional[str] = None, no_store: bool = False, fraction: float = 0.0) -> List[dict]:
+        """Tune the tunable params (`cachet tune --json`), once per size set.
+
+        sizes: size sets, each "64x64x64", a sequence of the size params'
+        values in order, or a dict {name: value} (None: the current sizes).
+        The budget (seconds) is shared evenly by the sets. Each result is the
+        JSON of ct_tune_print as a dict, plus "best_params" (the winner's
+        values, for Kernel(..., params=...)). The winner is written to the
+        tuning store shared with the cachet tool unless no_store. The
+        kernel's params are left as they were.
+        """
+        sets = list(sizes) if sizes is not None else [None]
+        if not sets:
+            raise ValueError("sizes is empty")
+        with self._lock:
+            saved = {n: v for n, v in self.params.items() if v is not None and n in self._size_params()}
+            try:
+                out = []
+                for s in sets:
+                    if s is not None:
+                        self._apply_sizes(s)
+                    out.append(self._tune_one(budget / len(sets), cache, threads, store_dir, no_store,
+                                              fraction))
+                return out
+            finally:
+                for name, v in saved.items():
+                    lib.ct_kernel_set_param(self._k, name.encode(), v)
+                lib.ct_kernel_recheck(self._k)
+
+    def _size_params(self) -> List[str]:
+        fam = ffi.new("char[]", 128)
+        cls = ffi.new("char[]", 512)
+        st = lib.ct_kernel_tune_key(self._k, fam, 128, cls, 512, ffi.NULL)
+        if st:
+            raise _ctx_error(self._ctx, st)
+        text = _s(cls)
+        return [part.split("=")[0] for part in text.split(":") if part]
+
+    def _apply_sizes(self, s) -> None:
+        names = self._size_params()
+        if isinstance(s, Mapping):
+            values = dict(s)
+        else:
+            seq = [int(x) for x in s.split("x")] if isinstance(s, str) else [int(x) for x in s]
+            if len(seq) != len(names):
+                raise ValueError(f"size set {s!r} is not one value per size param ({', '.join(names)})")
+            values = dict(zip(names, seq))
+        for name, v in values.items():
+            st = lib.ct_kernel_set_param(self._k, name.encode(), int(v))
+            if st:
+                raise _ctx_error(self._ctx, st, f"param '{name}'")
+        st = lib.ct_kernel_recheck(self._k)
+        if st:
+            raise _ctx_error(self._ctx, st)
+
+    def _tune_one(self, budget, cache, threads, store_dir, no_store, fraction) -> dict:
+        o = ffi.new("ct_tune_opts *")
+        lib.ct_tune_opts_init(o)
+        o.budget = float(budget)
+        o.fraction = float(fraction)
+        keep = []
+        if cache:
+            keep.append(ffi.new("char[]", cache.encode()))
+            o.cache_spec = keep[-1]
+        if store_dir:
+            keep.append(ffi.new("char[]", os.fsencode(store_dir)))
+            o.store_dir = keep[-1]
+        o.no_store = 1 if no_store else 0
+        o.threads = self.threads if threads is None else int(threads)
+        r = ffi.new("ct_tune_result *")
+        st = lib.ct_tune(self._k, o, r)
+        if st:
+            raise _ctx_error(self._ctx, st, f"kernel '{self.name}'")
+        try:
+            st, text = _capture(lambda f: lib.ct_tune_print(r, 1, f))
+            res = json.loads(text)
+            if r.best >= 0:
+                best = r.candidates[r.best]
+                res["best_params"] = {_s(r.params[i]): best.values[i] for i in range(r.nparams)}
+            else:
+                res["best_params"] = None
+            return res
+        finally:
+            lib.ct_tune_result_free(r)
+
+    def build(self, directory: Union[str, os.PathLike]) -> Dict[str, str]:
+        """Build the ahead-of-time package (`cachet build -o DIR`): NAME.h, libNAME.a/.so, NAME.c.
+
+        Returns the paths of the files written, by kind.
+        """
+        d = os.fspath(directory)
+        with self._lock:
+            st = lib.ct_kernel_build(self._k, os.fsencode(d))
+            if st:
+                raise _ctx_error(self._ctx, st, f"kernel '{self.name}'")
+        files = {"header": f"{self.name}.h", "static": f"lib{self.name}.a",
+                 "shared": f"lib{self.name}.so", "source": f"{self.name}.c",
+                 "opencl": f"{self.name}.cl"}
+        return {kind: os.path.join(d, f) for kind, f in files.items() if os.path.exists(os.path.join(d, f))}
+
+    def close(self) -> None:
+        """Free the compiled handles, the kernel and its ctx now (also done when k is collected)."""
+        self._finalizer()
+
+
+def _release(handles: Dict[int, Any], objs: List[Any]) -> None:
+    """Free order the C API asks for: callables, then the kernel, then its ctx."""
+    for h in list(handles.values()):
+        lib.ct_callable_free(h)
+    handles.clear()
+    ctx, k = objs
+    if k != ffi.NULL:
+        lib.ct_kernel_free(k)
+    lib.ct_ctx_free(ctx)
+
+
+def _dt_code(dt: np.dtype) -> int:
+    for code, d in _DTYPES.items():
+        if d == dt:
+            return code
+    raise TypeError(dt)
+
+
+def _read_source(src) -> Tuple[str, Optional[str]]:
+    """(text, path): a path-like or a string without a newline names a file."""
+    if isinstance(src, os.PathLike) or (isinstance(src, str) and "\n" not in src):
+        path = os.fspath(src)
+        if not os.path.exists(path):
+            raise FileNotFoundError(f"no kernel file {path!r} (kernel text must contain a newline)")
+        return "", path
+    if isinstance(src, bytes):
+        src = src.decode("utf-8")
+    if not isinstance(src, str):
+        raise TypeError(f"Kernel() takes kernel text or a path, not {type(src).__name__}")
+    return src, None
+
+
+def load(path: Union[str, os.PathLike], params: Optional[Mapping[str, int]] = None,
+         target: Optional[str] = None, threads: Optional[int] = None) -> Kernel:
+    """Parse the .cachet file at path: Kernel(path, params, target, threads)."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"load() takes a path, not {type(path).__name__}")
+    p = os.fspath(path)
+    if not os.path.exists(p):
+        raise FileNotFoundError(f"no kernel file {p!r}")
+    return Kernel(os.path.abspath(p) if "\n" in p else p, params=params, target=target, threads=threads)
+
+
+class _ArgSpec:
+    """What a call checks about one array argument (precomputed per kernel)."""
+
+    def __init__(self, info: ArrayInfo, extents: List[_Extent]):
+        self.info = info
+        self.dtype = info.dtype
+        self.written = info.written
+        self.extents = extents
+        ident = tuple(range(info.rank))
+        self.perm = None if info.order == ident else info.order
+        rt_free = all(not e.coefs for e in extents)
+        self.fixed_shape = tuple(e.const for e in extents) if rt_free else None
+
+    def shape(self, rt: Sequence[int]) -> Tuple[int, ...]:
+        return tuple(e.const + sum(c * rt[p] for p, c in e.coefs.items()) for e in self.extents)
+
+    def _fail(self, exc_type, msg):
+        e = exc_type(msg)
+        e._cachet = True  # a diagnosis, not a buffer failure to fall back from
+        raise e
+
+    def check_type(self, a) -> None:
+        name = self.info.name
+        if not isinstance(a, np.ndarray):
+            self._fail(TypeError, f"array '{name}' must be a numpy.ndarray of {self.dtype}, "
+                                  f"not {type(a).__name__}")
+        if a.dtype != self.dtype:
+            self._fail(TypeError, f"array '{name}' must have dtype {self.dtype} "
+                                  f"({_DTYPE_NAMES[_dt_code(self.dtype)]} in the kernel), not {a.dtype}")
+
+    def check_shape(self, a, rt, names) -> None:
+        want = self.fixed_shape if self.fixed_shape is not None else self.shape(rt)
+        text = ", ".join(e.text(names) for e in self.extents)
+        if a.ndim != len(want):
+            self._fail(ValueError, f"array '{self.info.name}' must have {len(want)} dimension"
+                                   f"{'s' if len(want) > 1 else ''} [{text}], not {a.ndim}")
+        shown = "" if self.fixed_shape is not None else f" = [{text}]"
+        self._fail(ValueError, f"array '{self.info.name}' must have shape {want}{shown}, not {a.shape}")
+
+    def refuse_unaligned(self) -> None:
+        self._fail(ValueError, f"array '{self.info.name}' is not aligned to its {self.dtype.itemsize}-byte "
+                               f"elements (the kernel needs aligned data: np.require(a, requirements='A'))")
+
+    def dense_error(self, a: np.ndarray) -> Optional[str]:
+        """Why a cannot be passed as it is (None: it can)."""
+        name = self.info.name
+        if self.written and not a.flags.writeable:
+            return f"array '{name}' is read-only but the kernel writes it ({self.info.role})"
+        phys = a if self.perm is None else a.transpose(self.perm)
+        if phys.flags.c_contiguous:
+            return None
+        layout = {None: "row_major, numpy C order"}.get(self.perm)
+        if layout is None:
+            layout = ("col_major, numpy Fortran order" if self.perm == tuple(reversed(range(self.info.rank)))
+                      else f"layout={self.info.order}")
+        fix = ("np.ascontiguousarray" if self.perm is None else
+               "np.asfortranarray" if "Fortran" in layout else "a dense copy")
+        hint = (f"pass {fix}(...) for an input" if not self.written else
+                "a copy would lose the kernel's writes, so pass a dense array")
+        return (f"array '{name}' is not dense in its declared layout ({layout}; strides {a.strides}); "
+                f"{hint}, or declare the array `strided` in the kernel")
+
+    def check_strides(self, a: np.ndarray) -> None:
+        name, item = self.info.name, a.itemsize
+        if self.written and not a.flags.writeable:
+            self._fail(ValueError, f"array '{name}' is read-only but the kernel writes it ({self.info.role})")
+        if not a.flags.aligned:
+            self.refuse_unaligned()
+        for d, s in enumerate(a.strides):
+            if a.shape[d] == 1:
+                continue
+            if s < 0:
+                self._fail(ValueError, f"array '{name}' has a negative stride {s} in dimension {d} "
+                                       f"(strided arrays take strides >= 0): pass a view with positive strides")
+            if s % item:
+                self._fail(ValueError, f"array '{name}' has stride {s} in dimension {d}, "
+                                       f"not a multiple of its {item}-byte elements")
+            if s == 0 and self.written:
+                self._fail(ValueError, f"array '{name}' repeats elements (stride 0 in dimension {d}) "
+                                       f"but the kernel writes it")
+
+
+def _inference_plan(specs: Sequence[_ArgSpec], nrt: int):
+    """Which array dimension gives each runtime param, in an order where each needs only known ones.
+
+    None when the kernel has no runtime params.
+    """
+    if not nrt:
+        return None
+    known: set = set()
+    plan = []
+    progress = True
+    while progress and len(known) < nrt:
+        progress = False
+        for slot, spec in enumerate(specs):
+            for dim, ext in enumerate(spec.extents):
+                unknown = [p for p in ext.coefs if p not in known]
+                if len(unknown) == 1:
+                    p = unknown[0]
+                    plan.append((p, slot, dim, ext))
+                    known.add(p)
+                    progress = True
+    return plan
+
+
+def _fast_checker(specs: Sequence[_ArgSpec], plan, nrt: int):
+    """Functions specialised to one kernel: (fast, call), or (None, None).
+
+    fast(h, arrays...) checks positional arrays and calls handle h, raising
+    on anything unusual (wrong type, dtype, shape, layout, alignment,
+    writability); call(self, arrays...) is the same inlined into a
+    __call__ that falls back to Kernel._call, which says precisely what is
+    wrong or runs declared-`strided` views. None when some runtime param
+    cannot be read off a shape (it must be named).
+    """
+    if nrt and (plan is None or len({p for p, *_ in plan}) < nrt):
+        return None, None
+    n = len(specs)
+    body: List[str] = []
+    env: Dict[str, Any] = {"ndarray": np.ndarray, "from_buffer": ffi.from_buffer, "NULL": ffi.NULL,
+                           "c_call": lib.ct_callable_call, "_M": _MISSING}
+    for i, spec in enumerate(specs):
+        env[f"dt{i}"] = spec.dtype
+        # numpy's dtype singletons make `is` the usual answer; == only for an equal, distinct dtype
+        body.append(f"d = a{i}.dtype")
+        body.append(f"if type(a{i}) is not ndarray or (d is not dt{i} and d != dt{i}): raise TypeError")
+        body.append(f"s{i} = a{i}.shape")
+    for p, slot, dim, ext in (plan or ()):
+        rest = "".join(f" - {c} * v{q}" for q, c in ext.coefs.items() if q != p)
+        c = ext.coefs[p]
+        body.append(f"num = s{slot}[{dim}]{f' - {ext.const}' if ext.const else ''}{rest}")
+        if c == 1:
+            body.append(f"v{p} = num")
+        else:
+            body.append(f"v{p}, r = divmod(num, {c})")
+            body.append("if r: raise ValueError")
+        body.append(f"if v{p} < 1: raise ValueError")
+    for i, spec in enumerate(specs):
+        dims = []
+        for e in spec.extents:
+            terms = [f"v{q}" if c == 1 else f"{c} * v{q}" for q, c in e.coefs.items()]
+            if e.const or not terms:
+                terms.append(str(e.const))
+            dims.append(" + ".join(terms))
+        body.append(f"if s{i} != ({', '.join(dims)},): raise ValueError")
+        body.append(f"b{i} = a{i}" if spec.perm is None else f"b{i} = a{i}.transpose({spec.perm})")
+        # behaved = aligned and writeable (from_buffer's own writability test costs a keyword argument)
+        body.append(f"if not b{i}.flags.{'behaved' if spec.written else 'aligned'}: raise ValueError")
+    bufs = ", ".join(f"from_buffer(b{i})" for i in range(n))
+    rts = ", ".join(f"v{p}" for p in range(nrt))
+    body.append(f"st = c_call(h, [{bufs}], {('[' + rts + ']') if nrt else 'NULL'})")
+    args = [f"a{i}" for i in range(n)]
+    lines = [f"def fast(h{''.join(', ' + a for a in args)}):"]
+    lines += ["    " + b for b in body] + ["    return st"]
+    # the __call__: positional arrays only, the default handle compiled; else Kernel._call
+    params = "".join(f", {a}=_M" for a in args)
+    given = " or ".join(f"{a} is _M" for a in args) or "False"
+    lines += [f"def call(self{params}, *more, **named):",
+              "    h = self._h_default",
+              f"    if h is None or more or named or {given}:",
+              f"        return self._call(tuple(a for a in ({''.join(a + ', ' for a in args)}) if a is not _M) + more,",
+              "                          named.pop('threads', None), named)",
+              "    try:"]
+    lines += ["        " + b for b in body]
+    lines += ["    except Exception:",
+              f"        return self._call(({''.join(a + ', ' for a in args)}), None, {{}})",
+              "    if st:",
+              "        self._raise(st)"]
+    # the arrays' local names cannot meet an array's name given by keyword (k(A=a))
+    env["__source__"] = re.sub(r"\ba(\d+)\b", r"_ct_a\1", "\n".join(lines))
+    exec(env["__source__"], env)
+    return env["fast"], env["call"]
+
+
+class _Missing:
+    """The default of an array not given by position."""
+
+    def __repr__(self) -> str:
+        return "<missing>"
+
+
+_MISSING = _Missing()

@@ -1,0 +1,93 @@
+"""test_verbs.py: lower, emit, verify, simulate, predict, tiles, tune, build and probe, against the cachet tool."""
+import json
+import os
+import subprocess
+
+import pytest
+
+import cachet
+from test_errors import AXPY
+from test_numpy import cachet_example
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CLI = os.environ.get("CACHET") or os.path.join(ROOT, "build", "cachet")
+
+
+def cli_json(*args):
+    if not os.path.exists(CLI):
+        pytest.skip("no cachet tool to compare with")
+    out = subprocess.run([CLI, *args, "--json"], check=True, capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+def without(d, *keys):
+    return {k: v for k, v in d.items() if k not in keys}
+
+
+def test_lower_and_emit():
+    k = cachet.load(cachet_example("matmul"))
+    text = k.lower()
+    assert "for " in text and "C[" in text
+    tree = k.lower(json_output=True)
+    assert tree == cli_json("lower", cachet_example("matmul"))
+    assert "void cachet_matmul(" in k.emit() and "cachet_matmul_entry" in k.emit()
+
+
+def test_verify_runs_and_compares():
+    k = cachet.Kernel(AXPY)
+    r = k.verify(L=1000, repeat=2)
+    assert isinstance(r, cachet.RunResult)
+    assert r.verified is True and r.engine == "native" and r.seconds > 0
+    r = k.verify(L=10, engine="interp", check=False)
+    assert r.verified is None and r.engine == "interp"
+    assert k.params["L"] == 10
+
+
+def test_simulate_and_predict_match_the_tool():
+    p = cachet_example("matmul")
+    k = cachet.load(p, params={"M": 64, "N": 64, "K": 64})
+    dims = ["-D", "M=64", "-D", "N=64", "-D", "K=64", "--cache", "4K:64,32K:64:8"]
+    sim = k.simulate(cache="4K:64,32K:64:8")
+    assert without(sim, "simulate_seconds") == without(cli_json("simulate", p, *dims), "simulate_seconds")
+    pred = k.predict(cache="4K:64,32K:64:8")
+    assert without(pred, "model_seconds") == without(cli_json("predict", p, *dims), "model_seconds")
+    assert pred["levels"][0]["misses"] > 0
+
+
+def test_tiles_match_the_tool():
+    p = cachet_example("tiles_two_index")
+    k = cachet.load(p)
+    t = k.tiles(cache="32K:64")
+    assert without(t, "seconds") == without(cli_json("tiles", p, "--cache", "32K:64"), "seconds")
+    best = dict(zip(t["params"], t["candidates"][0]["tiles"]))
+    assert set(best) == {"TA", "TQ", "TP", "TB"}
+
+
+def test_tune_then_use_the_winner(tmp_path):
+    k = cachet.load(cachet_example("tune_matmul"))
+    res = k.tune(sizes=["32x32x32", {"M": 48, "N": 32, "K": 32}], budget=4, fraction=0.02,
+                 store_dir=str(tmp_path))
+    assert len(res) == 2
+    assert res[0]["best_params"] and set(res[0]["best_params"]) == {"TI", "TJ", "TK"}
+    assert k.params["M"] == 96         # the kernel is left as it was
+    tuned = cachet.load(cachet_example("tune_matmul"), params={"M": 32, "N": 32, "K": 32, **res[0]["best_params"]})
+    import numpy as np
+    a, b, c = np.ones((32, 32), np.float32), np.ones((32, 32), np.float32), np.zeros((32, 32), np.float32)
+    tuned(a, b, c)
+    assert (c == 32).all()
+
+
+def test_build_package(tmp_path):
+    k = cachet.load(cachet_example("copy"))
+    files = k.build(tmp_path / "pkg")
+    assert set(files) >= {"header", "static", "shared", "source"}
+    assert all(os.path.exists(f) for f in files.values())
+    assert "cachet_cp" in open(files["header"]).read()
+
+
+def test_probe_and_cache_path():
+    info = cachet.probe()
+    assert info["device_id"] and info["caches"]
+    assert info == cli_json("probe") or info["device_id"] == cli_json("probe")["device_id"]
+    assert cachet.cache_path() == os.environ["CACHET_CACHE_DIR"]
+    assert cachet.library_path.endswith("libcachet.so.0")
