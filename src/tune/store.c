@@ -1012,14 +1012,58 @@ static void put_time(ct_buf *b, int64_t t)
 		ct_buf_printf(b, "%lld", (long long)t);
 }
 
+/* Whether a tuner could write this store: a store opened read-only (as
+ * --show opens it) says what a writable open would find, not "read-only". */
+static bool could_write(const ct_store *s)
+{
+	if (ct_store_writable(s))
+		return true;
+	if (!(s->flags & CT_STORE_READONLY) || s->untrusted || !s->dir[0] || !s->path[0])
+		return false;
+	if (access(s->path, W_OK) == 0)
+		return access(s->dir, W_OK | X_OK) == 0; /* WAL files are made next to it */
+	return errno == ENOENT && (access(s->dir, W_OK | X_OK) == 0 || errno == ENOENT);
+}
+
+/* What the selector makes of record r (docs/TUNE.md, section 3). */
+static const char *selector_use(const ct_tune_record *r)
+{
+	if (r->verified == 0)
+		return "never";
+	return r->trusted ? "exact" : "nearest";
+}
+
+/* The product of the numbers in a size class ("M=64:N=128" -> 8192): the
+ * rows of a family go from small to large problems. */
+static double class_volume(const char *sc)
+{
+	double v = 1;
+	for (const char *p = sc; (p = strchr(p, '=')); p++)
+		v *= strtod(p + 1, NULL);
+	return v;
+}
+
+static int cmp_show(const void *a, const void *b)
+{
+	const ct_tune_record *x = a, *y = b;
+	int c = strcmp(x->family, y->family);
+	if (c)
+		return c;
+	if (x->dtype != y->dtype)
+		return x->dtype < y->dtype ? -1 : 1;
+	double vx = class_volume(x->size_class), vy = class_volume(y->size_class);
+	if (vx != vy)
+		return vx < vy ? -1 : 1;
+	return strcmp(x->size_class, y->size_class);
+}
+
 static void show_json(ct_store *s, ct_buf *b, const ct_tune_record *r, int n)
 {
 	ct_buf_puts(b, "{\"path\": ");
 	ct_buf_json_str(b, s->path);
 	ct_buf_puts(b, ", \"device_id\": ");
 	ct_buf_json_str(b, s->device_id);
-	ct_buf_printf(b, ", \"writable\": %s, \"records\": [",
-	              ct_store_writable(s) ? "true" : "false");
+	ct_buf_printf(b, ", \"writable\": %s, \"records\": [", could_write(s) ? "true" : "false");
 	for (int i = 0; i < n; i++) {
 		ct_buf_puts(b, i ? ", {\"family\": " : "{\"family\": ");
 		ct_buf_json_str(b, r[i].family);
@@ -1029,9 +1073,9 @@ static void show_json(ct_store *s, ct_buf *b, const ct_tune_record *r, int n)
 		ct_buf_json_str(b, r[i].params);
 		ct_buf_printf(b,
 		              ", \"seconds\": %.9g, \"gflops\": %.6g, \"verified\": %d, "
-		              "\"trusted\": %s, \"tuner_version\": ",
+		              "\"trusted\": %s, \"selector\": \"%s\", \"tuner_version\": ",
 		              r[i].seconds, r[i].gflops, r[i].verified,
-		              r[i].trusted ? "true" : "false");
+		              r[i].trusted ? "true" : "false", selector_use(&r[i]));
 		ct_buf_json_str(b, r[i].tuner_version);
 		ct_buf_puts(b, ", \"cachet_version\": ");
 		ct_buf_json_str(b, r[i].cachet_version);
@@ -1040,29 +1084,44 @@ static void show_json(ct_store *s, ct_buf *b, const ct_tune_record *r, int n)
 	ct_buf_puts(b, "]}\n");
 }
 
+/* One block per kernel family and type, its size classes from small to
+ * large, each with the values the selector runs for exactly those sizes
+ * (and whether it would use the record at all). */
 static void show_text(ct_store *s, ct_buf *b, const ct_tune_record *r, int n)
 {
 	ct_buf_printf(b, "tuning store %s (device %s, %d record%s%s)\n", s->path, s->device_id, n,
-	              n == 1 ? "" : "s", ct_store_writable(s) ? "" : ", read-only");
+	              n == 1 ? "" : "s", could_write(s) ? "" : ", read-only");
 	if (n == 0)
 		return;
-	int wf = 6, ws = 10;
+	int ws = 10;
 	for (int i = 0; i < n; i++) {
-		int lf = (int)strlen(r[i].family), ls = (int)strlen(r[i].size_class);
-		wf = lf > wf ? lf : wf;
+		int ls = (int)strlen(r[i].size_class);
 		ws = ls > ws ? ls : ws;
 	}
-	ct_buf_printf(b, "%-*s  %-4s  %-*s  %9s  %11s  %-8s  %-7s  %-7s  %-20s  %s\n", wf, "FAMILY",
-	              "TYPE", ws, "SIZE CLASS", "GFLOP/S", "SECONDS", "VERIFIED", "TRUSTED",
-	              "TUNER", "MEASURED", "PARAMS");
 	for (int i = 0; i < n; i++) {
-		ct_buf_printf(b, "%-*s  %-4s  %-*s  %9.2f  %11.6g  %-8s  %-7s  %-7s  ", wf,
-		              r[i].family, dtype_names[r[i].dtype], ws, r[i].size_class,
+		if (i == 0 || strcmp(r[i].family, r[i - 1].family) != 0 || r[i].dtype != r[i - 1].dtype) {
+			ct_buf_printf(b, "\n%s (%s)\n", r[i].family, dtype_names[r[i].dtype]);
+			ct_buf_printf(b, "  %-*s  %-24s  %9s  %11s  %-8s  %-7s  %-5s  %-20s  %s\n", ws, "SIZE CLASS",
+			              "SELECTOR PICKS", "GFLOP/S", "SECONDS", "VERIFIED", "TRUSTED", "TUNER", "MEASURED",
+			              "HOW");
+		}
+		const char *semi = strchr(r[i].params, ';');
+		int plen = semi ? (int)(semi - r[i].params) : (int)strlen(r[i].params);
+		char picks[160];
+		const char *use = selector_use(&r[i]);
+		if (strcmp(use, "never") == 0)
+			snprintf(picks, sizeof picks, "nothing (mismatch)");
+		else
+			snprintf(picks, sizeof picks, "%.*s%s", plen, r[i].params,
+			         strcmp(use, "exact") == 0 ? "" : " (nearest only)");
+		ct_buf_printf(b, "  %-*s  %-24s  %9.2f  %11.6g  %-8s  %-7s  %-5s  ", ws, r[i].size_class, picks,
 		              r[i].gflops, r[i].seconds, verified_name(r[i].verified),
 		              r[i].trusted ? "yes" : "stale", r[i].tuner_version);
 		put_time(b, r[i].timestamp);
-		ct_buf_printf(b, "  %s\n", r[i].params);
+		ct_buf_printf(b, "  %s\n", semi ? semi + 1 : "");
 	}
+	ct_buf_puts(b, "\nother sizes: the nearest trusted size class of the family (sum of |log2| size ratios),\n"
+	               "else the cache model's best point (docs/TUNE.md, section 3)\n");
 }
 
 ct_status ct_store_show(ct_store *s, const char *family, int json, FILE *out)
@@ -1075,12 +1134,22 @@ ct_status ct_store_show(ct_store *s, const char *family, int json, FILE *out)
 	ct_status st = ct_store_list(s, family, -1, &r, &n);
 	if (st != CT_OK)
 		return st;
+	/* a copy: the rows are sorted for the table */
+	ct_tune_record *rows = n ? malloc(sizeof *rows * (size_t)n) : NULL;
+	if (n && !rows)
+		return ct_error(s->ctx, CT_ERR_NOMEM, "out of memory printing the tuning store");
+	if (n) {
+		memcpy(rows, r, sizeof *rows * (size_t)n);
+		qsort(rows, (size_t)n, sizeof *rows, cmp_show);
+	}
+	r = rows;
 	ct_buf b;
 	ct_buf_init(&b);
 	if (json)
 		show_json(s, &b, r, n);
 	else
 		show_text(s, &b, r, n);
+	free(rows);
 	char *text = ct_buf_take(&b);
 	if (!text)
 		return ct_error(s->ctx, CT_ERR_NOMEM, "out of memory printing the tuning store");
