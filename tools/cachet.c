@@ -1206,6 +1206,20 @@ static int apply_sizes(ct_ctx *ctx, ct_kernel *k, const char *set, size_t len, c
 	return st ? fail(ctx, st) : EXIT_OK;
 }
 
+/* A file without tunable params may have a tunable variant next to it
+ * (examples/sgemm.cachet, examples/sgemm_tune.cachet): say so. */
+static void tune_variant_note(ct_ctx *ctx, const cli *c)
+{
+	size_t n = c->file ? strlen(c->file) : 0;
+	const char *msg = ct_ctx_last_message(ctx);
+	if (n < 8 || strcmp(c->file + n - 7, ".cachet") != 0 || !msg || !strstr(msg, "has no tunable param"))
+		return;
+	char alt[4096];
+	snprintf(alt, sizeof alt, "%.*s_tune.cachet", (int)(n - 7), c->file);
+	if (access(alt, R_OK) == 0)
+		fprintf(stderr, "cachet: note: %s is its variant with the blocking as tune params\n", alt);
+}
+
 static void tune_options(cli *c, ct_tune_opts *o, double budget, tune_view *view)
 {
 	ct_tune_opts_init(o);
@@ -1231,8 +1245,11 @@ static int tune_one(ct_ctx *ctx, ct_kernel *k, cli *c, double budget)
 		fprintf(stderr, "\r\033[K"); /* the report follows on stdout */
 		progress_drawn = 0;
 	}
-	if (st)
-		return fail(ctx, st);
+	if (st) {
+		int rc = fail(ctx, st);
+		tune_variant_note(ctx, c);
+		return rc;
+	}
 	ct_tune_print(&r, c->json, stdout);
 	int rc = r.best >= 0 ? EXIT_OK : EXIT_FAILED;
 	ct_tune_result_free(&r);
