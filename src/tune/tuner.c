@@ -1017,8 +1017,8 @@ static ct_status budget_check(tuner *t)
 		return CT_OK; /* the ranking says more */
 	}
 	/* two runs: the warm-up and one timed */
-	double run = c.cost * 1e-9, left = t->deadline - ct_now();
-	if (2 * run <= left)
+	double run = c.cost * 1e-9;
+	if (2 * run <= t->r->budget)
 		return CT_OK;
 	return ct_error(k->ctx, CT_ERR_LIMIT,
 	                "at these sizes one run of '%s' takes about %.3g s by the model (one core); a candidate "
