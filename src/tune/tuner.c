@@ -293,6 +293,7 @@ typedef struct tuner {
 	tune_machine m;      /* what the core cost reads of the target */
 	double t0;           /* when tuning began */
 	double reserve;      /* seconds held back for the end (re-timings, the final check) */
+	double reserve_confirm; /* the part of it after remeasure_top (confirmation, final check) */
 	double *key;         /* [ncandidates] the model's cost corrected by the measurements */
 	ct_store *store;     /* where measured points are kept (NULL: not kept) */
 } tuner;
@@ -844,13 +845,14 @@ static void remeasure_top(tuner *t, int dflt)
 		done[n] = top;
 		ct_tune_candidate *c = &r->candidates[top];
 		/* its timing again, within what the confirmation leaves */
-		if (ct_now() + c->seconds * 4 + 0.05 > t->deadline - t->reserve)
+		double until = t->deadline - t->reserve_confirm;
+		if (ct_now() + c->seconds * 4 + 0.05 > until)
 			return;
 		if (tune_apply(t->k, t->ids, c->values, t->nt) != CT_OK) {
 			ct_ctx_clear_error(t->k->ctx);
 			continue;
 		}
-		double g = 0, again = time_point(t, 0, t->deadline - t->reserve, &g, NULL, NULL);
+		double g = 0, again = time_point(t, 0, until, &g, NULL, NULL);
 		if (again > 0) {
 			c->seconds = (c->seconds + again) / 2;
 			c->gflops = (c->gflops + g) / 2;
@@ -861,10 +863,12 @@ static void remeasure_top(tuner *t, int dflt)
 
 /* The time the end of the search needs, from one timing of the default
  * point (wall): the confirmation's rounds (two timings each) and the top
- * few's re-timings, and the final check's share of the budget. */
-static double end_reserve(const tuner *t, double wall)
+ * few's re-timings, and the final check's share of the budget; into
+ * t->reserve (all of it) and t->reserve_confirm (what follows the re-timings). */
+static void end_reserve(tuner *t, double wall)
 {
-	return (2.0 * TUNE_CONFIRM_ROUNDS + TUNE_TOP_REMEASURE) * wall + TUNE_VERIFY_SHARE * t->r->budget;
+	t->reserve_confirm = 2.0 * TUNE_CONFIRM_ROUNDS * wall + TUNE_VERIFY_SHARE * t->r->budget;
+	t->reserve = t->reserve_confirm + TUNE_TOP_REMEASURE * wall;
 }
 
 /* Measure in the model's order, corrected by the measurements, until the
@@ -879,7 +883,7 @@ static void measure_best(tuner *t, const saved_params *sizes)
 	int dflt = t->o->no_default ? -1 : find_default(t, sizes);
 	r->default_index = dflt;
 	double t0 = ct_now(), typical = 0;
-	t->reserve = TUNE_VERIFY_SHARE * r->budget;
+	t->reserve = t->reserve_confirm = TUNE_VERIFY_SHARE * r->budget;
 	t->key = malloc(sizeof *t->key * ((size_t)r->ncandidates + 1));
 	if (!t->key) {
 		ct_error(k->ctx, CT_ERR_NOMEM, "out of memory");
@@ -888,6 +892,9 @@ static void measure_best(tuner *t, const saved_params *sizes)
 	}
 	if (t->store && !t->o->no_resume)
 		tune_points_each(t->store, r->family, r->dtype, r->size_class, TUNER_VERSION, resume_point, t);
+	/* a default measured by an earlier run: its time sizes the end's share */
+	if (dflt >= 0 && r->candidates[dflt].resumed && r->candidates[dflt].seconds > 0)
+		end_reserve(t, 4 * r->candidates[dflt].seconds + 0.05);
 	correct_keys(t);
 	int done = 0, i;
 	while (done < want && (i = next_candidate(t, dflt)) >= 0) {
@@ -911,7 +918,7 @@ static void measure_best(tuner *t, const saved_params *sizes)
 		double took = ct_now() - c0;
 		typical = typical > 0 ? 0.5 * (typical + took) : took;
 		if (i == dflt && wall > 0)
-			t->reserve = end_reserve(t, wall);
+			end_reserve(t, wall);
 		if (usable(t, c) && (r->best < 0 || c->seconds < r->candidates[r->best].seconds))
 			r->best = i;
 		correct_keys(t);
@@ -919,8 +926,6 @@ static void measure_best(tuner *t, const saved_params *sizes)
 		if (t->o->on_measure)
 			t->o->on_measure(t->o->progress_ud, r, i, t->deadline - ct_now());
 	}
-	if (dflt >= 0 && r->candidates[dflt].resumed && r->candidates[dflt].seconds > 0)
-		t->reserve = end_reserve(t, 4 * r->candidates[dflt].seconds + 0.05);
 	r->rank_agreement = rank_agreement(t);
 	remeasure_top(t, dflt);
 	r->best = -1;
