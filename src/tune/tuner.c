@@ -459,13 +459,13 @@ static int verify_small(tuner *t, const saved_params *sizes)
 
 /* The median seconds of one run of k as it stands, at the real sizes: one
  * untimed warm-up run (it loads the code and shows how long a run takes),
- * then enough runs to last TUNE_MIN_SECONDS (at least opts.repeat, 3 by
- * default, at most TUNE_MAX_REPEAT, fewer when they would end after
+ * then enough runs to last TUNE_MIN_SECONDS (at least `least` or, if 0,
+ * opts.repeat, 3 by default; at most TUNE_MAX_REPEAT, fewer when they would end after
  * `until`, at least one). A warm-up run longer than `abandon` (> 0) ends it
  * there: *abandoned = 1 and the warm-up's time is returned. *gflops and
  * *abandoned may be NULL; *wall gets what a re-timing costs (all this less
  * compiling and loading). 0 when it does not run. */
-static double time_point(tuner *t, double abandon, double until, double *gflops, double *wall,
+static double time_point(tuner *t, int least, double abandon, double until, double *gflops, double *wall,
                          int *abandoned)
 {
 	ct_kernel *k = t->k;
@@ -487,7 +487,8 @@ static double time_point(tuner *t, double abandon, double until, double *gflops,
 	} else if (st == CT_OK && until > 0 && ct_now() + rr.seconds > until) {
 		/* not one more run fits the budget: the warm-up's time stands */
 	} else if (st == CT_OK) {
-		int least = t->o->repeat > 0 ? t->o->repeat : 3;
+		if (least <= 0)
+			least = t->o->repeat > 0 ? t->o->repeat : 3;
 		double want = rr.seconds > 0 ? ceil(TUNE_MIN_SECONDS / rr.seconds) : least;
 		want = want < least ? least : want > TUNE_MAX_REPEAT ? TUNE_MAX_REPEAT : want;
 		/* the budget bounds the timing too */
@@ -529,7 +530,7 @@ static void measure_one(tuner *t, ct_tune_candidate *c, const saved_params *size
 		}
 	}
 	double abandon = r->best >= 0 ? CT_TUNE_ABANDON * r->candidates[r->best].seconds : 0;
-	c->seconds = time_point(t, abandon, t->deadline - t->reserve, &c->gflops, wall, &c->abandoned);
+	c->seconds = time_point(t, 0, abandon, t->deadline - t->reserve, &c->gflops, wall, &c->abandoned);
 	r->nabandoned += c->abandoned;
 	if (!(c->seconds > 0) && t->o->verify)
 		c->verified = -1;
@@ -629,7 +630,7 @@ static void confirm_best(tuner *t, int dflt, const saved_params *sizes)
 			bool def = (s == 0) == (n % 2 == 0);
 			ct_tune_candidate *c = def ? d : b;
 			double *out = def ? &td[n] : &tb[n];
-			*out = tune_apply(k, t->ids, c->values, t->nt) == CT_OK ? time_point(t, 0, 0, NULL, NULL, NULL) : 0;
+			*out = tune_apply(k, t->ids, c->values, t->nt) == CT_OK ? time_point(t, 1, 0, 0, NULL, NULL, NULL) : 0;
 			ct_ctx_clear_error(k->ctx);
 		}
 		round_s = ct_now() - r0;
@@ -846,13 +847,13 @@ static void remeasure_top(tuner *t, int dflt)
 		ct_tune_candidate *c = &r->candidates[top];
 		/* its timing again, within what the confirmation leaves */
 		double until = t->deadline - t->reserve_confirm;
-		if (ct_now() + c->seconds * 4 + 0.05 > until)
+		if (ct_now() + c->seconds * 2 + TUNE_MIN_SECONDS > until)
 			return;
 		if (tune_apply(t->k, t->ids, c->values, t->nt) != CT_OK) {
 			ct_ctx_clear_error(t->k->ctx);
 			continue;
 		}
-		double g = 0, again = time_point(t, 0, until, &g, NULL, NULL);
+		double g = 0, again = time_point(t, 1, 0, until, &g, NULL, NULL);
 		if (again > 0) {
 			c->seconds = (c->seconds + again) / 2;
 			c->gflops = (c->gflops + g) / 2;
@@ -861,13 +862,14 @@ static void remeasure_top(tuner *t, int dflt)
 	}
 }
 
-/* The time the end of the search needs, from one timing of the default
- * point (wall): the confirmation's rounds (two timings each) and the top
- * few's re-timings, and the final check's share of the budget; into
+/* The time the end of the search needs, from one re-timing of the default
+ * point (wall: a warm-up and one run, or 50 ms of runs): the confirmation's
+ * least rounds (two re-timings each; more rounds run when time is left)
+ * and the top few's re-timings, and the final check's share of the budget; into
  * t->reserve (all of it) and t->reserve_confirm (what follows the re-timings). */
 static void end_reserve(tuner *t, double wall)
 {
-	t->reserve_confirm = 2.0 * TUNE_CONFIRM_ROUNDS * wall + TUNE_VERIFY_SHARE * t->r->budget;
+	t->reserve_confirm = 2.0 * TUNE_DECIDE_MIN_ROUNDS * wall + TUNE_VERIFY_SHARE * t->r->budget;
 	t->reserve = t->reserve_confirm + TUNE_TOP_REMEASURE * wall;
 }
 
@@ -894,7 +896,7 @@ static void measure_best(tuner *t, const saved_params *sizes)
 		tune_points_each(t->store, r->family, r->dtype, r->size_class, TUNER_VERSION, resume_point, t);
 	/* a default measured by an earlier run: its time sizes the end's share */
 	if (dflt >= 0 && r->candidates[dflt].resumed && r->candidates[dflt].seconds > 0)
-		end_reserve(t, 4 * r->candidates[dflt].seconds + 0.05);
+		end_reserve(t, 2 * r->candidates[dflt].seconds + TUNE_MIN_SECONDS);
 	correct_keys(t);
 	int done = 0, i;
 	while (done < want && (i = next_candidate(t, dflt)) >= 0) {
@@ -917,8 +919,9 @@ static void measure_best(tuner *t, const saved_params *sizes)
 		keep_point(t, c);
 		double took = ct_now() - c0;
 		typical = typical > 0 ? 0.5 * (typical + took) : took;
-		if (i == dflt && wall > 0)
-			end_reserve(t, wall);
+		/* a re-timing: the warm-up and 50 ms of runs, at least one */
+		if (i == dflt && c->seconds > 0)
+			end_reserve(t, 2 * c->seconds + TUNE_MIN_SECONDS);
 		if (usable(t, c) && (r->best < 0 || c->seconds < r->candidates[r->best].seconds))
 			r->best = i;
 		correct_keys(t);
