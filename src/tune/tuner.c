@@ -22,7 +22,7 @@
 /* Share of the budget held back for the winner's final reference check. */
 #define TUNE_VERIFY_SHARE 0.05
 /* Speed of the reference interpreter assumed when sizing that check (flops/s). */
-#define TUNE_INTERP_FLOPS 1e8
+#define TUNE_INTERP_FLOPS 5e7
 /* Measured points needed before they re-rank the rest (correct_keys). */
 #define TUNE_CORRECT_MIN 3
 /* More points than this are refused: ranking each costs a model analysis. */
