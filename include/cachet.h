@@ -748,6 +748,21 @@ CT_API ct_status ct_store_list(CT_KEEP ct_store *s, CT_KEEP const char *family, 
  * one JSON object {"path", "device_id", "writable", "records": [...]}. */
 CT_API ct_status ct_store_show(CT_KEEP ct_store *s, CT_KEEP const char *family, int json,
 			       CT_KEEP FILE *out);
+/* Write the records of family (NULL: all) to the file path as JSON
+ * {"format": "cachet-tune-export", "version": 1, "device_id", "device",
+ * "records": [...]}, each record naming the device id and description it was
+ * measured on. CT_ERR_IO when path cannot be written. */
+CT_API ct_status ct_store_export(CT_KEEP ct_store *s, CT_KEEP const char *family,
+				 CT_KEEP const char *path);
+/* Read an export file into s (opened writable). Records of another device id
+ * are refused (CT_ERR_INPUT, nothing after the first such record is read)
+ * unless force; forced ones, and records of another cachet version, are
+ * kept stale (the selector uses them as nearest only, never over a trusted
+ * record of this machine) with "from=<device id>" after the params' ';'.
+ * Each record replaces the store's only when it is better (ct_store_put).
+ * *imported (may be NULL) gets how many were kept, *total how many were read. */
+CT_API ct_status ct_store_import(CT_KEEP ct_store *s, CT_KEEP const char *path, int force,
+				 CT_KEEP int *imported, CT_KEEP int *total);
 
 /* ---------------------------------------------------------------- tensor views (src/run/tensor.c) */
 /* @@tensor-api */
@@ -912,10 +927,13 @@ CT_API ct_status ct_kernel_tune_key(CT_KEEP ct_kernel *k, CT_KEEP char *family, 
 				    CT_KEEP char *size_class, size_t nclass, CT_KEEP ct_dtype *dtype);
 
 /* Options of ct_tune; ct_tune_opts_init sets the defaults. */
+struct ct_tune_result;
 typedef struct ct_tune_opts {
-	double budget;          /* wall seconds for the whole tuning (0 = 60) */
-	double fraction;        /* most candidates measured, as a share of the valid ones
-				   (0 = 0.05); at least 1 is measured */
+	double budget;          /* wall seconds for the whole tuning, ranking, measuring,
+				   re-timing and the reference checks included (0 = 60) */
+	double fraction;        /* 0: measure in the model's order (corrected by the
+				   measurements) until the budget or the space ends; > 0:
+				   at most this share of the valid ones (at least 1) */
 	int exhaustive;         /* measure every valid candidate (benchmarks) */
 	int no_default;         /* do not measure the file's default point first (it is
 				   otherwise the first of the measured ones, as the baseline) */
@@ -931,6 +949,11 @@ typedef struct ct_tune_opts {
 	/* called after each candidate ranked or measured (may be NULL) */
 	void (*progress)(void *ud, const char *phase, int done, int total);
 	void *progress_ud;
+	/* called after each candidate measured (may be NULL): r as it stands,
+	   the candidate's index, the seconds of the budget left; same ud */
+	void (*on_measure)(void *ud, const struct ct_tune_result *r, int cand, double left_s);
+	int check_only;         /* only check k, the sizes and the arrays' total (no ranking) */
+	int no_resume;          /* re-measure points an earlier run of these sizes measured */
 } ct_tune_opts;
 CT_API void ct_tune_opts_init(CT_KEEP ct_tune_opts *o);
 
@@ -945,7 +968,13 @@ typedef struct ct_tune_candidate {
 	int verified;           /* 1 ok, 0 wrong (discarded), -1 not verified */
 	double core_ns;         /* the cost's parts: the core's issue time (register tiles, */
 	double memory_ns;       /* loads, FMAs) and misses x weight; cost = the larger */
+	int abandoned;          /* 1: its first run was over CT_TUNE_ABANDON x the best: not timed further */
+	int resumed;            /* 1: measured by an earlier run (the store's points), not here */
+	double at_seconds;      /* when it was measured, seconds after tuning began (0: resumed) */
 } ct_tune_candidate;
+/* A candidate whose first (warm-up) run takes more than this many times the
+ * best median so far is abandoned (docs/TUNE.md). */
+#define CT_TUNE_ABANDON 2.0
 
 typedef struct ct_tune_result {
 	int nparams;
@@ -971,6 +1000,13 @@ typedef struct ct_tune_result {
 	double confirm_gain;    /* median over them of default time / candidate time, minus 1 */
 	double confirm_spread;  /* the median absolute deviation of those ratios */
 	int64_t final_verify_size; /* largest size of the winner's final check (0: not run) */
+	double budget;          /* the budget in seconds (seconds / budget = the share used) */
+	int nabandoned;         /* abandoned after their first run */
+	int nresumed;           /* measured by an earlier run, read from the store */
+	int nremeasured;        /* the fastest few timed again at the end */
+	double rank_agreement;  /* Kendall's tau of model cost and measured time (1: same order) */
+	int reranked;           /* 1: the measurements re-ranked the unmeasured candidates */
+	double best_found_seconds; /* when the winner was first measured (0: resumed) */
 } ct_tune_result;
 
 /* Why ct_tune_result.best is what it is. */

@@ -129,6 +129,8 @@ static ct_status tune(ct_kernel *k, int exhaustive, int no_default, double budge
 	o.threads = 1;
 	o.no_store = 1;
 	o.exhaustive = exhaustive;
+	/* the model's pruning: its first 5%, as before the tuner measured until the budget */
+	o.fraction = exhaustive ? 0 : 0.05;
 	o.no_default = no_default;
 	o.verify = !exhaustive; /* the exhaustive reference only needs times */
 	o.progress = progress;

@@ -302,16 +302,29 @@ ct_status run_native(ct_kernel *k, const ct_run_options *o, ct_run_result *r)
 
 /* For the solution selector (src/tune/select.c): k's entry point and thread setter as they
  * stand, through the plan and code caches; declared in tune/tune.h. */
-ct_status native_entry_fns(ct_kernel *k, gen_entry_fn *entry, void (**set_threads)(int));
-ct_status native_entry_fns(ct_kernel *k, gen_entry_fn *entry, void (**set_threads)(int))
+ct_status native_entry_load(ct_kernel *k, gen_entry_fn *entry, void (**set_threads)(int), const char **how,
+                            double *compile_s);
+ct_status native_entry_load(ct_kernel *k, gen_entry_fn *entry, void (**set_threads)(int), const char **how,
+                            double *compile_s)
 {
 	native_fns fns = {NULL, NULL, NULL};
 	ct_run_result r;
 	memset(&r, 0, sizeof r);
+	r.code_cache = "memory";
 	ct_status st = load_fns(k, false, &fns, &r);
 	*entry = fns.entry;
 	*set_threads = fns.set_threads;
+	if (how)
+		*how = r.code_cache;
+	if (compile_s)
+		*compile_s = r.compile_seconds;
 	return st;
+}
+
+ct_status native_entry_fns(ct_kernel *k, gen_entry_fn *entry, void (**set_threads)(int));
+ct_status native_entry_fns(ct_kernel *k, gen_entry_fn *entry, void (**set_threads)(int))
+{
+	return native_entry_load(k, entry, set_threads, NULL, NULL);
 }
 
 ct_status native_entry(ct_kernel *k, int threads, gen_entry_fn *entry, int *used)

@@ -28,6 +28,19 @@
 	"family,dtype,size_class,params,seconds,gflops,verified,tuner_version,"       \
 	"cachet_version,timestamp,stale,checksum"
 
+/* Every point a tuner measured (not only winners): a rerun of the same
+ * sizes resumes from them. Added after format 1 without a format change: a
+ * store without it gets it on a writable open, and readers of format 1
+ * ignore it. */
+#define POINTS_SQL                                                                     \
+	"CREATE TABLE IF NOT EXISTS points("                                           \
+	" family TEXT NOT NULL, dtype TEXT NOT NULL, size_class TEXT NOT NULL,"        \
+	" params TEXT NOT NULL, seconds REAL NOT NULL, gflops REAL NOT NULL,"          \
+	" verified INTEGER NOT NULL, abandoned INTEGER NOT NULL,"                      \
+	" tuner_version TEXT NOT NULL, cachet_version TEXT NOT NULL,"                  \
+	" timestamp INTEGER NOT NULL,"                                                 \
+	" PRIMARY KEY(family, dtype, size_class, params));"
+
 static const char schema_sql[] =
 	"CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
 	"CREATE TABLE IF NOT EXISTS tune("
@@ -36,7 +49,8 @@ static const char schema_sql[] =
 	" verified INTEGER NOT NULL, tuner_version TEXT NOT NULL,"
 	" cachet_version TEXT NOT NULL, timestamp INTEGER NOT NULL,"
 	" stale INTEGER NOT NULL DEFAULT 0, checksum TEXT NOT NULL,"
-	" PRIMARY KEY(family, dtype, size_class));";
+	" PRIMARY KEY(family, dtype, size_class));"
+	POINTS_SQL;
 
 /* verified 1 beats -1 (not verified) beats 0 (mismatch); then the shorter
  * time, an unmeasured time (0) being the worst. A stale, other-version or
@@ -44,12 +58,12 @@ static const char schema_sql[] =
 #define RANK(t) "(CASE " t ".verified WHEN 1 THEN 2 WHEN -1 THEN 1 ELSE 0 END)"
 #define TIME(t) "(CASE WHEN " t ".seconds > 0 THEN " t ".seconds ELSE 1e300 END)"
 static const char upsert_sql[] =
-	"INSERT INTO tune(" TUNE_COLUMNS ") VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,0,?11)"
+	"INSERT INTO tune(" TUNE_COLUMNS ") VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?13,?11)"
 	" ON CONFLICT(family, dtype, size_class) DO UPDATE SET"
 	" params=excluded.params, seconds=excluded.seconds, gflops=excluded.gflops,"
 	" verified=excluded.verified, tuner_version=excluded.tuner_version,"
 	" cachet_version=excluded.cachet_version, timestamp=excluded.timestamp,"
-	" stale=0, checksum=excluded.checksum"
+	" stale=excluded.stale, checksum=excluded.checksum"
 	" WHERE ?12 OR tune.stale != 0 OR tune.cachet_version != excluded.cachet_version"
 	" OR " RANK("excluded") " > " RANK("tune")
 	" OR (" RANK("excluded") " = " RANK("tune") " AND " TIME("excluded") " < " TIME("tune") ")";
@@ -607,6 +621,8 @@ static void store_setup(ct_store *s)
 			v = is_damage(rc) ? V_BAD : V_FAIL;
 		}
 		if (v == V_OK) {
+			if (s->writable)
+				exec_sql(s->db, POINTS_SQL); /* a store from before the points table */
 			revalidate(s);
 			break;
 		}
@@ -806,6 +822,11 @@ static bool record_ok(ct_store *s, const ct_tune_record *r)
 
 ct_status ct_store_put(ct_store *s, const ct_tune_record *r, int *stored)
 {
+	return tune_store_put_stale(s, r, 0, stored);
+}
+
+ct_status tune_store_put_stale(ct_store *s, const ct_tune_record *r, int stale, int *stored)
+{
 	if (stored)
 		*stored = 0;
 	if (!s || !r)
@@ -872,6 +893,7 @@ ct_status ct_store_put(ct_store *s, const ct_tune_record *r, int *stored)
 			sqlite3_bind_int64(st, 10, w.timestamp);
 			sqlite3_bind_text(st, 11, sum, -1, SQLITE_STATIC);
 			sqlite3_bind_int(st, 12, force);
+			sqlite3_bind_int(st, 13, stale ? 1 : 0);
 			rc = sqlite3_step(st);
 			changes = sqlite3_changes(s->db);
 		}
@@ -990,14 +1012,58 @@ static void put_time(ct_buf *b, int64_t t)
 		ct_buf_printf(b, "%lld", (long long)t);
 }
 
+/* Whether a tuner could write this store: a store opened read-only (as
+ * --show opens it) says what a writable open would find, not "read-only". */
+static bool could_write(const ct_store *s)
+{
+	if (ct_store_writable(s))
+		return true;
+	if (!(s->flags & CT_STORE_READONLY) || s->untrusted || !s->dir[0] || !s->path[0])
+		return false;
+	if (access(s->path, W_OK) == 0)
+		return access(s->dir, W_OK | X_OK) == 0; /* WAL files are made next to it */
+	return errno == ENOENT && (access(s->dir, W_OK | X_OK) == 0 || errno == ENOENT);
+}
+
+/* What the selector makes of record r (docs/TUNE.md, section 3). */
+static const char *selector_use(const ct_tune_record *r)
+{
+	if (r->verified == 0)
+		return "never";
+	return r->trusted ? "exact" : "nearest";
+}
+
+/* The product of the numbers in a size class ("M=64:N=128" -> 8192): the
+ * rows of a family go from small to large problems. */
+static double class_volume(const char *sc)
+{
+	double v = 1;
+	for (const char *p = sc; (p = strchr(p, '=')); p++)
+		v *= strtod(p + 1, NULL);
+	return v;
+}
+
+static int cmp_show(const void *a, const void *b)
+{
+	const ct_tune_record *x = a, *y = b;
+	int c = strcmp(x->family, y->family);
+	if (c)
+		return c;
+	if (x->dtype != y->dtype)
+		return x->dtype < y->dtype ? -1 : 1;
+	double vx = class_volume(x->size_class), vy = class_volume(y->size_class);
+	if (vx != vy)
+		return vx < vy ? -1 : 1;
+	return strcmp(x->size_class, y->size_class);
+}
+
 static void show_json(ct_store *s, ct_buf *b, const ct_tune_record *r, int n)
 {
 	ct_buf_puts(b, "{\"path\": ");
 	ct_buf_json_str(b, s->path);
 	ct_buf_puts(b, ", \"device_id\": ");
 	ct_buf_json_str(b, s->device_id);
-	ct_buf_printf(b, ", \"writable\": %s, \"records\": [",
-	              ct_store_writable(s) ? "true" : "false");
+	ct_buf_printf(b, ", \"writable\": %s, \"records\": [", could_write(s) ? "true" : "false");
 	for (int i = 0; i < n; i++) {
 		ct_buf_puts(b, i ? ", {\"family\": " : "{\"family\": ");
 		ct_buf_json_str(b, r[i].family);
@@ -1007,9 +1073,9 @@ static void show_json(ct_store *s, ct_buf *b, const ct_tune_record *r, int n)
 		ct_buf_json_str(b, r[i].params);
 		ct_buf_printf(b,
 		              ", \"seconds\": %.9g, \"gflops\": %.6g, \"verified\": %d, "
-		              "\"trusted\": %s, \"tuner_version\": ",
+		              "\"trusted\": %s, \"selector\": \"%s\", \"tuner_version\": ",
 		              r[i].seconds, r[i].gflops, r[i].verified,
-		              r[i].trusted ? "true" : "false");
+		              r[i].trusted ? "true" : "false", selector_use(&r[i]));
 		ct_buf_json_str(b, r[i].tuner_version);
 		ct_buf_puts(b, ", \"cachet_version\": ");
 		ct_buf_json_str(b, r[i].cachet_version);
@@ -1018,29 +1084,44 @@ static void show_json(ct_store *s, ct_buf *b, const ct_tune_record *r, int n)
 	ct_buf_puts(b, "]}\n");
 }
 
+/* One block per kernel family and type, its size classes from small to
+ * large, each with the values the selector runs for exactly those sizes
+ * (and whether it would use the record at all). */
 static void show_text(ct_store *s, ct_buf *b, const ct_tune_record *r, int n)
 {
 	ct_buf_printf(b, "tuning store %s (device %s, %d record%s%s)\n", s->path, s->device_id, n,
-	              n == 1 ? "" : "s", ct_store_writable(s) ? "" : ", read-only");
+	              n == 1 ? "" : "s", could_write(s) ? "" : ", read-only");
 	if (n == 0)
 		return;
-	int wf = 6, ws = 10;
+	int ws = 10;
 	for (int i = 0; i < n; i++) {
-		int lf = (int)strlen(r[i].family), ls = (int)strlen(r[i].size_class);
-		wf = lf > wf ? lf : wf;
+		int ls = (int)strlen(r[i].size_class);
 		ws = ls > ws ? ls : ws;
 	}
-	ct_buf_printf(b, "%-*s  %-4s  %-*s  %9s  %11s  %-8s  %-7s  %-7s  %-20s  %s\n", wf, "FAMILY",
-	              "TYPE", ws, "SIZE CLASS", "GFLOP/S", "SECONDS", "VERIFIED", "TRUSTED",
-	              "TUNER", "MEASURED", "PARAMS");
 	for (int i = 0; i < n; i++) {
-		ct_buf_printf(b, "%-*s  %-4s  %-*s  %9.2f  %11.6g  %-8s  %-7s  %-7s  ", wf,
-		              r[i].family, dtype_names[r[i].dtype], ws, r[i].size_class,
+		if (i == 0 || strcmp(r[i].family, r[i - 1].family) != 0 || r[i].dtype != r[i - 1].dtype) {
+			ct_buf_printf(b, "\n%s (%s)\n", r[i].family, dtype_names[r[i].dtype]);
+			ct_buf_printf(b, "  %-*s  %-24s  %9s  %11s  %-8s  %-7s  %-5s  %-20s  %s\n", ws, "SIZE CLASS",
+			              "SELECTOR PICKS", "GFLOP/S", "SECONDS", "VERIFIED", "TRUSTED", "TUNER", "MEASURED",
+			              "HOW");
+		}
+		const char *semi = strchr(r[i].params, ';');
+		int plen = semi ? (int)(semi - r[i].params) : (int)strlen(r[i].params);
+		char picks[160];
+		const char *use = selector_use(&r[i]);
+		if (strcmp(use, "never") == 0)
+			snprintf(picks, sizeof picks, "nothing (mismatch)");
+		else
+			snprintf(picks, sizeof picks, "%.*s%s", plen, r[i].params,
+			         strcmp(use, "exact") == 0 ? "" : " (nearest only)");
+		ct_buf_printf(b, "  %-*s  %-24s  %9.2f  %11.6g  %-8s  %-7s  %-5s  ", ws, r[i].size_class, picks,
 		              r[i].gflops, r[i].seconds, verified_name(r[i].verified),
 		              r[i].trusted ? "yes" : "stale", r[i].tuner_version);
 		put_time(b, r[i].timestamp);
-		ct_buf_printf(b, "  %s\n", r[i].params);
+		ct_buf_printf(b, "  %s\n", semi ? semi + 1 : "");
 	}
+	ct_buf_puts(b, "\nother sizes: the nearest trusted size class of the family (sum of |log2| size ratios),\n"
+	               "else the cache model's best point (docs/TUNE.md, section 3)\n");
 }
 
 ct_status ct_store_show(ct_store *s, const char *family, int json, FILE *out)
@@ -1053,12 +1134,22 @@ ct_status ct_store_show(ct_store *s, const char *family, int json, FILE *out)
 	ct_status st = ct_store_list(s, family, -1, &r, &n);
 	if (st != CT_OK)
 		return st;
+	/* a copy: the rows are sorted for the table */
+	ct_tune_record *rows = n ? malloc(sizeof *rows * (size_t)n) : NULL;
+	if (n && !rows)
+		return ct_error(s->ctx, CT_ERR_NOMEM, "out of memory printing the tuning store");
+	if (n) {
+		memcpy(rows, r, sizeof *rows * (size_t)n);
+		qsort(rows, (size_t)n, sizeof *rows, cmp_show);
+	}
+	r = rows;
 	ct_buf b;
 	ct_buf_init(&b);
 	if (json)
 		show_json(s, &b, r, n);
 	else
 		show_text(s, &b, r, n);
+	free(rows);
 	char *text = ct_buf_take(&b);
 	if (!text)
 		return ct_error(s->ctx, CT_ERR_NOMEM, "out of memory printing the tuning store");
@@ -1067,4 +1158,267 @@ ct_status ct_store_show(ct_store *s, const char *family, int json, FILE *out)
 	return ok ? CT_OK
 	          : ct_error(s->ctx, CT_ERR_IO, "cannot print the tuning store: %s",
 	                     strerror(errno));
+}
+
+/* ------------------------------------------------------------ measured points (resume) */
+
+ct_status tune_points_put(ct_store *s, const char *family, ct_dtype dtype, const char *size_class,
+                          const char *tuner_version, const tune_point *p)
+{
+	if (!s || !s->writable || !s->db || (int)dtype < 0 || (int)dtype >= NDTYPES)
+		return CT_OK; /* nothing to keep it in: the run goes on without */
+	sqlite3_stmt *st = NULL;
+	int rc = sqlite3_prepare_v2(s->db,
+	                            "INSERT OR REPLACE INTO points(family, dtype, size_class, params, seconds,"
+	                            " gflops, verified, abandoned, tuner_version, cachet_version, timestamp)"
+	                            " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)",
+	                            -1, &st, NULL);
+	if (rc == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, family, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, dtype_names[dtype], -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 3, size_class, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 4, p->params, -1, SQLITE_STATIC);
+		sqlite3_bind_double(st, 5, p->seconds);
+		sqlite3_bind_double(st, 6, p->gflops);
+		sqlite3_bind_int(st, 7, p->verified);
+		sqlite3_bind_int(st, 8, p->abandoned);
+		sqlite3_bind_text(st, 9, tuner_version, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 10, s->version, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 11, (sqlite3_int64)time(NULL));
+		rc = sqlite3_step(st);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? CT_OK : db_error(s, "cannot write a measured point");
+}
+
+int tune_points_each(ct_store *s, const char *family, ct_dtype dtype, const char *size_class,
+                     const char *tuner_version, void (*fn)(void *ud, const tune_point *p), void *ud)
+{
+	/* points of another device identity or cachet version are not resumed */
+	if (!s || !s->db || s->all_stale || (int)dtype < 0 || (int)dtype >= NDTYPES)
+		return 0;
+	sqlite3_stmt *st = NULL;
+	if (sqlite3_prepare_v2(s->db,
+	                       "SELECT params, seconds, gflops, verified, abandoned FROM points"
+	                       " WHERE family=?1 AND dtype=?2 AND size_class=?3 AND tuner_version=?4"
+	                       " AND cachet_version=?5",
+	                       -1, &st, NULL) != SQLITE_OK)
+		return 0; /* a read-only store from before the points table */
+	sqlite3_bind_text(st, 1, family, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, dtype_names[dtype], -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, size_class, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 4, tuner_version, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 5, s->version, -1, SQLITE_STATIC);
+	int n = 0;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		tune_point p;
+		p.params = text_col(st, 0);
+		p.seconds = sqlite3_column_double(st, 1);
+		p.gflops = sqlite3_column_double(st, 2);
+		p.verified = sqlite3_column_int(st, 3);
+		p.abandoned = sqlite3_column_int(st, 4);
+		if (!p.params || !isfinite(p.seconds) || p.seconds < 0 || p.verified < -1 || p.verified > 1)
+			continue;
+		fn(ud, &p);
+		n++;
+	}
+	sqlite3_finalize(st);
+	return n;
+}
+
+/* ------------------------------------------------------------ export and import */
+
+#define EXPORT_FORMAT "cachet-tune-export"
+#define EXPORT_VERSION 1
+
+ct_status ct_store_export(ct_store *s, const char *family, const char *path)
+{
+	if (!s || !path)
+		return s ? ct_error(s->ctx, CT_ERR_USAGE, "ct_store_export: no file") : CT_ERR_USAGE;
+	const ct_tune_record *r;
+	int n;
+	ct_status st = ct_store_list(s, family, -1, &r, &n);
+	if (st)
+		return st;
+	ct_buf b;
+	ct_buf_init(&b);
+	ct_buf_printf(&b, "{\"format\": \"%s\", \"version\": %d, \"device_id\": ", EXPORT_FORMAT, EXPORT_VERSION);
+	ct_buf_json_str(&b, s->device_id);
+	ct_buf_puts(&b, ", \"device\": ");
+	ct_buf_json_str(&b, s->identity);
+	ct_buf_puts(&b, ", \"records\": [");
+	for (int i = 0; i < n; i++) {
+		ct_buf_puts(&b, i ? ",\n  {\"family\": " : "\n  {\"family\": ");
+		ct_buf_json_str(&b, r[i].family);
+		ct_buf_printf(&b, ", \"dtype\": \"%s\", \"size_class\": ", dtype_names[r[i].dtype]);
+		ct_buf_json_str(&b, r[i].size_class);
+		ct_buf_puts(&b, ", \"params\": ");
+		ct_buf_json_str(&b, r[i].params);
+		ct_buf_printf(&b, ", \"seconds\": %.9g, \"gflops\": %.6g, \"verified\": %d, \"trusted\": %s, \"tuner_version\": ",
+		              r[i].seconds, r[i].gflops, r[i].verified, r[i].trusted ? "true" : "false");
+		ct_buf_json_str(&b, r[i].tuner_version);
+		ct_buf_puts(&b, ", \"cachet_version\": ");
+		ct_buf_json_str(&b, r[i].cachet_version);
+		/* each record names the machine it was measured on */
+		ct_buf_puts(&b, ", \"device_id\": ");
+		ct_buf_json_str(&b, s->device_id);
+		ct_buf_puts(&b, ", \"device\": ");
+		ct_buf_json_str(&b, s->identity);
+		ct_buf_printf(&b, ", \"timestamp\": %lld}", (long long)r[i].timestamp);
+	}
+	ct_buf_printf(&b, "%s]}\n", n ? "\n" : "");
+	char *text = ct_buf_take(&b);
+	if (!text)
+		return ct_error(s->ctx, CT_ERR_NOMEM, "out of memory writing %s", path);
+	FILE *f = fopen(path, "w");
+	bool ok = f && fputs(text, f) >= 0;
+	if (f && fclose(f) != 0)
+		ok = false;
+	int err = errno;
+	free(text);
+	return ok ? CT_OK : ct_error(s->ctx, CT_ERR_IO, "cannot write %s: %s", path, strerror(err));
+}
+
+/* The file's text, NUL-terminated (NULL with an error on s's ctx). */
+static char *read_text(ct_store *s, const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		ct_error(s->ctx, CT_ERR_IO, "cannot read %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	ct_buf b;
+	ct_buf_init(&b);
+	char chunk[8192];
+	size_t got;
+	while ((got = fread(chunk, 1, sizeof chunk, f)) > 0 && b.len < (64u << 20))
+		ct_buf_printf(&b, "%.*s", (int)got, chunk);
+	fclose(f);
+	char *text = ct_buf_take(&b);
+	if (!text)
+		ct_error(s->ctx, CT_ERR_NOMEM, "out of memory reading %s", path);
+	return text;
+}
+
+/* One record of an export file, through SQLite's JSON functions. */
+static const char import_sql[] =
+	"SELECT json_extract(value, '$.family'), json_extract(value, '$.dtype'),"
+	" json_extract(value, '$.size_class'), json_extract(value, '$.params'),"
+	" json_extract(value, '$.seconds'), json_extract(value, '$.gflops'),"
+	" json_extract(value, '$.verified'), json_extract(value, '$.tuner_version'),"
+	" json_extract(value, '$.cachet_version'), json_extract(value, '$.timestamp'),"
+	" json_extract(?1, '$.format'), json_extract(?1, '$.version'), json_extract(?1, '$.device_id'),"
+	" json_extract(value, '$.device_id')"
+	" FROM json_each(?1, '$.records')";
+
+/* Import one row of import_sql into s: 1 stored, 0 not (older or worse than
+ * what is there), -1 a bad record (error on ctx). */
+static int import_row(ct_store *s, sqlite3_stmt *st, const char *path, int force)
+{
+	ct_tune_record r;
+	memset(&r, 0, sizeof r);
+	const char *dt = text_col(st, 1), *dev = text_col(st, 13) ? text_col(st, 13) : text_col(st, 12);
+	r.family = text_col(st, 0);
+	r.size_class = text_col(st, 2);
+	const char *params = text_col(st, 3);
+	r.seconds = sqlite3_column_double(st, 4);
+	r.gflops = sqlite3_column_double(st, 5);
+	r.verified = sqlite3_column_int(st, 6);
+	r.tuner_version = text_col(st, 7);
+	const char *cv = text_col(st, 8);
+	r.timestamp = sqlite3_column_int64(st, 9);
+	r.dtype = (ct_dtype)-1;
+	for (int i = 0; dt && i < NDTYPES; i++)
+		if (strcmp(dt, dtype_names[i]) == 0)
+			r.dtype = (ct_dtype)i;
+	if (!r.family || !r.size_class || !params || !dev || (int)r.dtype < 0) {
+		ct_error(s->ctx, CT_ERR_INPUT, "%s: a record lacks family, dtype, size_class, params or device_id", path);
+		return -1;
+	}
+	bool foreign = strcmp(dev, s->device_id) != 0;
+	if (foreign && !force) {
+		ct_error(s->ctx, CT_ERR_INPUT,
+		         "%s: records of device '%s', this is '%s' (--force imports them as stale: the selector uses "
+		         "them only as nearest, never as exact)", path, dev, s->device_id);
+		return -1;
+	}
+	/* a foreign record keeps the machine it came from after the ';' (the selector reads up to it) */
+	char p2[2048];
+	snprintf(p2, sizeof p2, "%s%s%s%s", params, foreign ? (strchr(params, ';') ? "," : ";") : "",
+	         foreign ? "from=" : "", foreign ? dev : "");
+	r.params = p2;
+	int stale = foreign || !cv || strcmp(cv, s->version) != 0;
+	if (stale) {
+		/* never over a trusted record of this machine */
+		ct_tune_record old;
+		int found = 0;
+		ct_status g = ct_store_get(s, r.family, r.dtype, r.size_class, &old, &found);
+		if (g)
+			return -1;
+		if (found && old.trusted)
+			return 0;
+	}
+	int stored = 0;
+	if (tune_store_put_stale(s, &r, stale, &stored) != CT_OK)
+		return -1;
+	return stored;
+}
+
+ct_status ct_store_import(ct_store *s, const char *path, int force, int *imported, int *total)
+{
+	if (imported)
+		*imported = 0;
+	if (total)
+		*total = 0;
+	if (!s || !path)
+		return s ? ct_error(s->ctx, CT_ERR_USAGE, "ct_store_import: no file") : CT_ERR_USAGE;
+	if (!s->writable || !s->db)
+		return ct_error(s->ctx, CT_ERR_IO, "tuning store %s cannot be written: %s",
+		                s->path[0] ? s->path : "(none)", s->why_ro);
+	char *text = read_text(s, path);
+	if (!text)
+		return ct_ctx_last_status(s->ctx);
+	ct_status status = CT_OK;
+	sqlite3_stmt *st = NULL;
+	/* the file is read through its own in-memory connection: the puts
+	 * below write s->db while its rows are stepped */
+	sqlite3 *mem = NULL;
+	char ok[8] = "", fmt[64] = "";
+	if (sqlite3_open(":memory:", &mem) != SQLITE_OK)
+		status = ct_error(s->ctx, CT_ERR_NOMEM, "cannot open an in-memory database");
+	/* json_valid first: json_each of a broken text is an SQL error without a place */
+	else if (query_text(mem, "SELECT json_valid(?1)", text, ok, sizeof ok) != SQLITE_ROW || strcmp(ok, "1") != 0)
+		status = ct_error(s->ctx, CT_ERR_INPUT, "%s: not JSON", path);
+	else if (query_text(mem, "SELECT json_extract(?1, '$.format') || '/' || json_extract(?1, '$.version')", text,
+	                    fmt, sizeof fmt) != SQLITE_ROW || strcmp(fmt, EXPORT_FORMAT "/1") != 0)
+		status = ct_error(s->ctx, CT_ERR_INPUT, "%s: not a cachet tuning export (format %s version %d)",
+		                  path, EXPORT_FORMAT, EXPORT_VERSION);
+	else if (sqlite3_prepare_v2(mem, import_sql, -1, &st, NULL) != SQLITE_OK)
+		status = ct_error(s->ctx, CT_ERR_INPUT, "%s: cannot read it: %s", path, sqlite3_errmsg(mem));
+	int rows = 0, kept = 0;
+	if (!status) {
+		sqlite3_bind_text(st, 1, text, -1, SQLITE_STATIC);
+		int rc;
+		while (!status && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+			const char *rfmt = text_col(st, 10);
+			if (!rfmt || strcmp(rfmt, EXPORT_FORMAT) != 0 || sqlite3_column_int(st, 11) != EXPORT_VERSION) {
+				status = ct_error(s->ctx, CT_ERR_INPUT, "%s: not a cachet tuning export (format %s version %d)",
+				                  path, EXPORT_FORMAT, EXPORT_VERSION);
+				break;
+			}
+			rows++;
+			int k = import_row(s, st, path, force);
+			if (k < 0)
+				status = ct_ctx_last_status(s->ctx);
+			kept += k > 0;
+		}
+	}
+	sqlite3_finalize(st);
+	sqlite3_close(mem);
+	free(text);
+	if (imported)
+		*imported = kept;
+	if (total)
+		*total = rows;
+	return status;
 }

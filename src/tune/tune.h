@@ -59,6 +59,26 @@ CT_INTERN ct_store *tune_store_open(ct_ctx *ctx, const tune_store_cfg *cfg);
  * store, not from r. The trusted flag is not covered: it is derived. */
 CT_INTERN uint64_t tune_record_checksum(const ct_tune_record *r, const char *cachet_version);
 
+/* ct_store_put that marks the record stale (stale != 0): the selector uses it
+ * as nearest at best (imports from another device or cachet version). */
+CT_INTERN ct_status tune_store_put_stale(ct_store *s, const ct_tune_record *r, int stale, int *stored);
+/* One point the tuner measured (the store's points table): a rerun of the
+ * same sizes resumes from these instead of measuring them again. */
+typedef struct tune_point {
+	const char *params; /* "TI=64:TJ=32" */
+	double seconds, gflops;
+	int verified;  /* 1, 0 (wrong), -1 (did not build or run) */
+	int abandoned; /* 1: seconds is its first run only (docs/TUNE.md) */
+} tune_point;
+/* Keep p for (family, dtype, size_class); a store that cannot be written keeps nothing (CT_OK). */
+CT_INTERN ct_status tune_points_put(ct_store *s, const char *family, ct_dtype dtype, const char *size_class,
+				    const char *tuner_version, const tune_point *p);
+/* Call fn for each point of (family, dtype, size_class) written by this
+ * cachet version and tuner_version into a store of this device identity;
+ * returns how many. p's strings live until fn returns. */
+CT_INTERN int tune_points_each(ct_store *s, const char *family, ct_dtype dtype, const char *size_class,
+			       const char *tuner_version, void (*fn)(void *ud, const tune_point *p), void *ud);
+
 /* ------------------------------------------------------------ tuner (tuner.c) and selector (select.c) */
 struct ct_kernel;
 /* A size param: compile-time, neither tunable nor derived; or runtime with a value. */
@@ -99,7 +119,11 @@ typedef struct tune_verdict {
 	int keep_default;    /* 1: the default stays */
 } tune_verdict;
 CT_INTERN void tune_decide(const double *td, const double *tb, int n, tune_verdict *v);
-/* native.c: k's compiled entry point (plan cache, code cache). */
+/* native.c: k's compiled entry point (plan cache, code cache); native_entry_load
+ * also says where the code came from ("memory", "disk", "compiled"; how may be
+ * NULL) and how long compiling took (0 unless compiled). */
+CT_INTERN ct_status native_entry_load(struct ct_kernel *k, int (**entry)(void *const *, const int64_t *),
+				      void (**set_threads)(int), const char **how, double *compile_s);
 CT_INTERN ct_status native_entry_fns(struct ct_kernel *k, int (**entry)(void *const *, const int64_t *),
 				     void (**set_threads)(int));
 

@@ -3,6 +3,7 @@
 #include "model/model.h"
 #include "model/sim.h"
 #include "tune/corecost.h"
+#include "run/run.h"
 #include "tune/tune.h"
 
 #include <math.h>
@@ -13,8 +14,17 @@
 #include <xxhash.h>
 
 /* 2: the default point is always measured and kept unless the winner is
- * confirmed faster by more than the spread; params carry ";decision=..". */
-#define TUNER_VERSION "2"
+ * confirmed faster by more than the spread; params carry ";decision=..".
+ * 3: measuring goes on until the budget; points are kept (resume). */
+#define TUNER_VERSION "3"
+/* The fastest few (other than the default) are timed once more at the end. */
+#define TUNE_TOP_REMEASURE 3
+/* Share of the budget held back for the winner's final reference check. */
+#define TUNE_VERIFY_SHARE 0.05
+/* Speed of the reference interpreter assumed when sizing that check (flops/s). */
+#define TUNE_INTERP_FLOPS 5e7
+/* Measured points needed before they re-rank the rest (correct_keys). */
+#define TUNE_CORRECT_MIN 3
 /* More points than this are refused: ranking each costs a model analysis. */
 #define TUNE_MAX_SPACE 1000000
 /* Every point is ranked with the model at this refinement depth (model.h),
@@ -281,6 +291,11 @@ typedef struct tuner {
 	int64_t *values;     /* [ncandidates * nt] */
 	sim_spec spec;       /* the levels the model predicts */
 	tune_machine m;      /* what the core cost reads of the target */
+	double t0;           /* when tuning began */
+	double reserve;      /* seconds held back for the end (re-timings, the final check) */
+	double reserve_confirm; /* the part of it after remeasure_top (confirmation, final check) */
+	double *key;         /* [ncandidates] the model's cost corrected by the measurements */
+	ct_store *store;     /* where measured points are kept (NULL: not kept) */
 } tuner;
 
 static void progress(const tuner *t, const char *phase, int done, int total)
@@ -320,13 +335,16 @@ static int cmp_cost(const void *a, const void *b)
 	return x->values < y->values ? 1 : x->values > y->values ? -1 : 0;
 }
 
-/* How many candidates measure_best measures (before the budget). */
+/* The most candidates measure_best measures: every valid one (the budget
+ * stops it), or a share of them when opts.fraction is set (benchmarks of
+ * the model's pruning). */
 static int measure_count(const tuner *t)
 {
 	const ct_tune_result *r = t->r;
-	double frac = t->o->fraction > 0 ? t->o->fraction : 0.05;
+	if (t->o->exhaustive || !(t->o->fraction > 0))
+		return r->ncandidates;
 	/* floor: the fraction is the most that is measured (5% of 288 is 14, not 15) */
-	int want = t->o->exhaustive ? r->ncandidates : (int)floor(frac * r->ncandidates);
+	int want = (int)floor(t->o->fraction * r->ncandidates);
 	if (want < 1)
 		want = 1;
 	return want > r->ncandidates ? r->ncandidates : want;
@@ -340,7 +358,9 @@ static void refine_best(tuner *t)
 {
 	ct_kernel *k = t->k;
 	ct_tune_result *r = t->r;
-	int want = 2 * (t->o->exhaustive ? (int)ceil(0.05 * r->ncandidates) : measure_count(t));
+	/* the measurements re-rank the rest (correct_keys): the full depth
+	 * matters most for the first ones measured */
+	int want = 2 * (t->o->fraction > 0 && !t->o->exhaustive ? measure_count(t) : (int)ceil(0.05 * r->ncandidates));
 	int n = want > TUNE_FINAL_MIN ? want : TUNE_FINAL_MIN;
 	if (n > r->ncandidates)
 		n = r->ncandidates;
@@ -439,13 +459,16 @@ static int verify_small(tuner *t, const saved_params *sizes)
 
 /* The median seconds of one run of k as it stands, at the real sizes: one
  * untimed warm-up run (it loads the code and shows how long a run takes),
- * then enough runs to last TUNE_MIN_SECONDS (at least opts.repeat, 3 by
- * default, at most TUNE_MAX_REPEAT). *gflops (may be NULL) gets its speed,
- * *wall the wall time all this took. 0 when it does not run. */
-static double time_point(tuner *t, double *gflops, double *wall)
+ * then enough runs to last TUNE_MIN_SECONDS (at least `least` or, if 0,
+ * opts.repeat, 3 by default; at most TUNE_MAX_REPEAT, fewer when they would end after
+ * `until`, at least one). A warm-up run longer than `abandon` (> 0) ends it
+ * there: *abandoned = 1 and the warm-up's time is returned. *gflops and
+ * *abandoned may be NULL; *wall gets what a re-timing costs (all this less
+ * compiling and loading). 0 when it does not run. */
+static double time_point(tuner *t, int least, double abandon, double until, double *gflops, double *wall,
+                         int *abandoned)
 {
 	ct_kernel *k = t->k;
-	double t0 = ct_now();
 	ct_run_options ro;
 	ct_run_options_init(&ro);
 	ro.verify = 0;
@@ -453,14 +476,28 @@ static double time_point(tuner *t, double *gflops, double *wall)
 	ro.repeat = 1;
 	ct_run_result rr;
 	ct_status st = ct_kernel_run(k, &ro, &rr);
-	if (st == CT_OK) {
-		int least = t->o->repeat > 0 ? t->o->repeat : 3;
+	/* the first call compiled and loaded the code: what follows is what a
+	 * re-timing with the code loaded costs */
+	double t1 = ct_now(), first = st == CT_OK ? rr.seconds : 0;
+	if (abandoned)
+		*abandoned = 0;
+	if (st == CT_OK && abandon > 0 && rr.seconds > abandon) {
+		if (abandoned)
+			*abandoned = 1;
+	} else if (st == CT_OK && until > 0 && ct_now() + rr.seconds > until) {
+		/* not one more run fits the budget: the warm-up's time stands */
+	} else if (st == CT_OK) {
+		if (least <= 0)
+			least = t->o->repeat > 0 ? t->o->repeat : 3;
 		double want = rr.seconds > 0 ? ceil(TUNE_MIN_SECONDS / rr.seconds) : least;
-		ro.repeat = want < least ? least : want > TUNE_MAX_REPEAT ? TUNE_MAX_REPEAT : (int)want;
+		want = want < least ? least : want > TUNE_MAX_REPEAT ? TUNE_MAX_REPEAT : want;
+		/* the budget bounds the timing too */
+		double fit = until > 0 && rr.seconds > 0 ? floor((until - ct_now()) / rr.seconds) : want;
+		ro.repeat = (int)(fit < want ? (fit < 1 ? 1 : fit) : want);
 		st = ct_kernel_run(k, &ro, &rr);
 	}
 	if (wall)
-		*wall = ct_now() - t0;
+		*wall = ct_now() - t1 + first;
 	if (st != CT_OK) {
 		ct_ctx_clear_error(k->ctx);
 		return 0;
@@ -470,7 +507,14 @@ static double time_point(tuner *t, double *gflops, double *wall)
 	return rr.seconds;
 }
 
-/* Measure candidate c (its values applied): verify, then time. */
+/* Whether c can win: timed in full, and verified (when verifying). */
+static bool usable(const tuner *t, const ct_tune_candidate *c)
+{
+	return c->measured && c->seconds > 0 && !c->abandoned && (c->verified == 1 || !t->o->verify);
+}
+
+/* Measure candidate c (its values applied): verify, then time, abandoning
+ * it after its first run when that is over CT_TUNE_ABANDON x the best so far. */
 static void measure_one(tuner *t, ct_tune_candidate *c, const saved_params *sizes, double *wall)
 {
 	ct_tune_result *r = t->r;
@@ -485,7 +529,9 @@ static void measure_one(tuner *t, ct_tune_candidate *c, const saved_params *size
 			return;
 		}
 	}
-	c->seconds = time_point(t, &c->gflops, wall);
+	double abandon = r->best >= 0 ? CT_TUNE_ABANDON * r->candidates[r->best].seconds : 0;
+	c->seconds = time_point(t, 0, abandon, t->deadline - t->reserve, &c->gflops, wall, &c->abandoned);
+	r->nabandoned += c->abandoned;
 	if (!(c->seconds > 0) && t->o->verify)
 		c->verified = -1;
 }
@@ -530,8 +576,9 @@ static int find_default(tuner *t, const saved_params *sizes)
  * more on an instance where each size is its real one or, if smaller, the
  * winner's largest tile + 1 (so every tile runs whole and with a tail):
  * the small instance of the search may have run only partial tiles. An
- * instance beyond TUNE_VERIFY_MAX_FLOPS is not checked further (the small
- * check stands). Returns 0 when the winner computes a wrong result. */
+ * instance beyond TUNE_VERIFY_MAX_FLOPS, or beyond what the interpreter
+ * does in the budget left, is not checked further (the small check stands).
+ * Returns 0 when the winner computes a wrong result. */
 static int verify_winner(tuner *t, const ct_tune_candidate *c, const saved_params *sizes)
 {
 	ct_kernel *k = t->k;
@@ -539,9 +586,12 @@ static int verify_winner(tuner *t, const ct_tune_candidate *c, const saved_param
 	for (int p = 0; p < t->nt; p++)
 		if (c->values[p] + 1 > cap)
 			cap = c->values[p] + 1;
+	double left = t->deadline - ct_now(), most = TUNE_VERIFY_MAX_FLOPS;
+	if (left * TUNE_INTERP_FLOPS < most)
+		most = left > 0 ? left * TUNE_INTERP_FLOPS : 0;
 	int ok = 1;
 	if (tune_apply(k, t->ids, c->values, t->nt) == CT_OK && cap_sizes(t, sizes, cap) == CT_OK &&
-	    ct_kernel_flops(k) <= TUNE_VERIFY_MAX_FLOPS) {
+	    ct_kernel_flops(k) <= most) {
 		int64_t big = 0;
 		for (int i = 0; i < k->nparams; i++)
 			if (tune_is_size_param(k, i) && k->params[i].value > big)
@@ -559,7 +609,9 @@ static int verify_winner(tuner *t, const ct_tune_candidate *c, const saved_param
  * order swapped each round so that a drift of the machine's load hits both
  * alike), and replaces it only when tune_decide finds it faster by more
  * than the spread of those rounds: the plan as written is not replaced on
- * the strength of a quieter moment. Rounds stop at the deadline. */
+ * the strength of a quieter moment. Rounds stop where the next would end
+ * past the deadline (the search held their time back); with fewer than
+ * TUNE_DECIDE_MIN_ROUNDS the default stays. */
 static void confirm_best(tuner *t, int dflt, const saved_params *sizes)
 {
 	ct_kernel *k = t->k;
@@ -568,14 +620,20 @@ static void confirm_best(tuner *t, int dflt, const saved_params *sizes)
 	double td[TUNE_CONFIRM_ROUNDS], tb[TUNE_CONFIRM_ROUNDS];
 	int n = 0;
 	r->challenger = r->best;
-	for (; n < TUNE_CONFIRM_ROUNDS && (n < TUNE_DECIDE_MIN_ROUNDS || ct_now() < t->deadline); n++) {
+	double round_s = 0;
+	for (; n < TUNE_CONFIRM_ROUNDS; n++) {
+		double r0 = ct_now();
+		/* the final check's share stays held back */
+		if (n > 0 && r0 + round_s > t->deadline - TUNE_VERIFY_SHARE * r->budget)
+			break;
 		for (int s = 0; s < 2; s++) {
 			bool def = (s == 0) == (n % 2 == 0);
 			ct_tune_candidate *c = def ? d : b;
 			double *out = def ? &td[n] : &tb[n];
-			*out = tune_apply(k, t->ids, c->values, t->nt) == CT_OK ? time_point(t, NULL, NULL) : 0;
+			*out = tune_apply(k, t->ids, c->values, t->nt) == CT_OK ? time_point(t, 1, 0, 0, NULL, NULL, NULL) : 0;
 			ct_ctx_clear_error(k->ctx);
 		}
+		round_s = ct_now() - r0;
 	}
 	tune_verdict v;
 	tune_decide(td, tb, n, &v);
@@ -605,9 +663,220 @@ static void confirm_best(tuner *t, int dflt, const saved_params *sizes)
 	}
 }
 
-/* Measure the best-ranked candidates, within the budget: the default point
- * first (it always is, within the count), then the model's order; the
- * time the confirmation needs is kept back from the budget. */
+/* ------------------------------------------------------------ the measurements' correction */
+
+/* Where value v is in param p's candidate list. */
+static int value_slot(const ir_param *q, int64_t v)
+{
+	for (int i = 0; i < q->ntune; i++)
+		if (q->tune[i] == v)
+			return i;
+	return 0;
+}
+
+/* Kendall's tau of model cost and measured time over the usable measured
+ * candidates: 1 when the model ordered them as they measured, 0 when the
+ * order is unrelated, -1 reversed (0 with fewer than 3). */
+static double rank_agreement(const tuner *t)
+{
+	const ct_tune_result *r = t->r;
+	int64_t conc = 0, disc = 0;
+	int m = 0;
+	for (int i = 0; i < r->ncandidates; i++) {
+		const ct_tune_candidate *x = &r->candidates[i];
+		if (!usable(t, x))
+			continue;
+		m++;
+		for (int j = i + 1; j < r->ncandidates; j++) {
+			const ct_tune_candidate *y = &r->candidates[j];
+			if (!usable(t, y) || x->cost == y->cost || x->seconds == y->seconds)
+				continue;
+			if ((x->cost < y->cost) == (x->seconds < y->seconds))
+				conc++;
+			else
+				disc++;
+		}
+	}
+	return m < 3 || conc + disc == 0 ? 0 : (double)(conc - disc) / (double)(conc + disc);
+}
+
+/* The cheap correction (docs/TUNE.md): the log of measured / modelled time
+ * of each measured candidate, less its mean, averaged per value of each
+ * tunable param (shrunk towards 0 by n / (n + 1) for n points of that
+ * value); an unmeasured candidate's key is its cost times exp(the sum of
+ * its values' averages). A candidate whose first run was abandoned counts
+ * with that run's time (a lower bound of its median). So where the model
+ * underrates, say, a register-tile width, the measurements push every
+ * candidate of that width down or up the order. */
+static void correct_keys(tuner *t)
+{
+	ct_tune_result *r = t->r;
+	ct_kernel *k = t->k;
+	int total = 0, m = 0;
+	int off[64];
+	for (int p = 0; p < t->nt; p++) {
+		off[p] = total;
+		total += k->params[t->ids[p]].ntune;
+	}
+	double g = 0;
+	for (int i = 0; i < r->ncandidates; i++) {
+		const ct_tune_candidate *c = &r->candidates[i];
+		if (c->measured && c->seconds > 0 && c->cost > 0) {
+			g += log(c->seconds * 1e9 / c->cost);
+			m++;
+		}
+	}
+	for (int i = 0; i < r->ncandidates; i++)
+		t->key[i] = r->candidates[i].cost;
+	if (m < TUNE_CORRECT_MIN)
+		return;
+	g /= m;
+	double *sum = calloc((size_t)total + 1, sizeof *sum), *cnt = calloc((size_t)total + 1, sizeof *cnt);
+	if (!sum || !cnt) {
+		free(sum);
+		free(cnt);
+		return; /* the model's order stands */
+	}
+	for (int i = 0; i < r->ncandidates; i++) {
+		const ct_tune_candidate *c = &r->candidates[i];
+		if (!(c->measured && c->seconds > 0 && c->cost > 0))
+			continue;
+		double e = log(c->seconds * 1e9 / c->cost) - g;
+		for (int p = 0; p < t->nt; p++) {
+			int s = off[p] + value_slot(&k->params[t->ids[p]], c->values[p]);
+			sum[s] += e;
+			cnt[s] += 1;
+		}
+	}
+	double biggest = 0;
+	for (int s = 0; s < total; s++) {
+		sum[s] = cnt[s] > 0 ? sum[s] / (cnt[s] + 1) : 0; /* mean x n / (n + 1) */
+		biggest = fabs(sum[s]) > biggest ? fabs(sum[s]) : biggest;
+	}
+	for (int i = 0; i < r->ncandidates; i++) {
+		const ct_tune_candidate *c = &r->candidates[i];
+		double e = 0;
+		for (int p = 0; p < t->nt; p++)
+			e += sum[off[p] + value_slot(&k->params[t->ids[p]], c->values[p])];
+		t->key[i] = c->cost * exp(e);
+	}
+	/* a correction of more than 10% on some value changes the order */
+	if (biggest > log(1.1))
+		r->reranked = 1;
+	free(sum);
+	free(cnt);
+}
+
+/* The next candidate to measure: the default point first, then the
+ * unmeasured one of the smallest corrected cost (-1: none left). */
+static int next_candidate(const tuner *t, int dflt)
+{
+	const ct_tune_result *r = t->r;
+	if (dflt >= 0 && !r->candidates[dflt].measured)
+		return dflt;
+	int best = -1;
+	for (int i = 0; i < r->ncandidates; i++)
+		if (!r->candidates[i].measured && (best < 0 || t->key[i] < t->key[best]))
+			best = i;
+	return best;
+}
+
+/* ------------------------------------------------------------ measuring, resuming */
+
+/* Keep what candidate c measured in the store, so that an interrupted run
+ * (Ctrl-C, kill) loses nothing it measured. */
+static void keep_point(tuner *t, const ct_tune_candidate *c)
+{
+	if (!t->store)
+		return;
+	char params[1024];
+	tune_params_text(t->k, t->ids, c->values, t->nt, params, sizeof params);
+	tune_point p = {params, c->seconds, c->gflops, c->verified, c->abandoned};
+	if (tune_points_put(t->store, t->r->family, t->r->dtype, t->r->size_class, TUNER_VERSION, &p) != CT_OK)
+		ct_ctx_clear_error(t->k->ctx);
+}
+
+/* A point an earlier run measured: its candidate counts as measured. */
+static void resume_point(void *ud, const tune_point *p)
+{
+	tuner *t = ud;
+	ct_tune_result *r = t->r;
+	char params[1024];
+	for (int i = 0; i < r->ncandidates; i++) {
+		ct_tune_candidate *c = &r->candidates[i];
+		if (c->measured)
+			continue;
+		tune_params_text(t->k, t->ids, c->values, t->nt, params, sizeof params);
+		if (strcmp(params, p->params) != 0)
+			continue;
+		c->measured = c->resumed = 1;
+		c->seconds = p->seconds;
+		c->gflops = p->gflops;
+		c->verified = p->verified;
+		c->abandoned = p->abandoned;
+		r->nmeasured++;
+		r->nresumed++;
+		r->nwrong += c->verified == 0;
+		r->nabandoned += c->abandoned;
+		if (usable(t, c) && (r->best < 0 || c->seconds < r->candidates[r->best].seconds))
+			r->best = i;
+		return;
+	}
+}
+
+/* The fastest few other than the default, timed once more: each one's time
+ * becomes the mean of its two timings, so that one lucky timing does not
+ * make a winner. */
+static void remeasure_top(tuner *t, int dflt)
+{
+	ct_tune_result *r = t->r;
+	int done[TUNE_TOP_REMEASURE];
+	for (int n = 0; n < TUNE_TOP_REMEASURE; n++) {
+		int top = -1;
+		for (int i = 0; i < r->ncandidates; i++) {
+			const ct_tune_candidate *c = &r->candidates[i];
+			bool seen = false;
+			for (int j = 0; j < n; j++)
+				seen |= done[j] == i;
+			if (i != dflt && !seen && usable(t, c) && (top < 0 || c->seconds < r->candidates[top].seconds))
+				top = i;
+		}
+		if (top < 0)
+			return;
+		done[n] = top;
+		ct_tune_candidate *c = &r->candidates[top];
+		/* its timing again, within what the confirmation leaves */
+		double until = t->deadline - t->reserve_confirm;
+		if (ct_now() + c->seconds * 2 + TUNE_MIN_SECONDS > until)
+			return;
+		if (tune_apply(t->k, t->ids, c->values, t->nt) != CT_OK) {
+			ct_ctx_clear_error(t->k->ctx);
+			continue;
+		}
+		double g = 0, again = time_point(t, 1, 0, until, &g, NULL, NULL);
+		if (again > 0) {
+			c->seconds = (c->seconds + again) / 2;
+			c->gflops = (c->gflops + g) / 2;
+			r->nremeasured++;
+		}
+	}
+}
+
+/* The time the end of the search needs, from one re-timing of the default
+ * point (wall: a warm-up and one run, or 50 ms of runs): the confirmation's
+ * least rounds (two re-timings each; more rounds run when time is left)
+ * and the top few's re-timings, and the final check's share of the budget; into
+ * t->reserve (all of it) and t->reserve_confirm (what follows the re-timings). */
+static void end_reserve(tuner *t, double wall)
+{
+	t->reserve_confirm = 2.0 * TUNE_DECIDE_MIN_ROUNDS * wall + TUNE_VERIFY_SHARE * t->r->budget;
+	t->reserve = t->reserve_confirm + TUNE_TOP_REMEASURE * wall;
+}
+
+/* Measure in the model's order, corrected by the measurements, until the
+ * budget (less what the end needs) or the space runs out: the default point
+ * first, then the unmeasured candidate of the smallest corrected cost.
+ * Then re-time the fastest few, and confirm the fastest against the default. */
 static void measure_best(tuner *t, const saved_params *sizes)
 {
 	ct_kernel *k = t->k;
@@ -615,41 +884,69 @@ static void measure_best(tuner *t, const saved_params *sizes)
 	int want = measure_count(t);
 	int dflt = t->o->no_default ? -1 : find_default(t, sizes);
 	r->default_index = dflt;
-	double t0 = ct_now(), reserve = 0;
-	int done = 0;
-	for (int j = dflt >= 0 ? -1 : 0; j < r->ncandidates && done < want; j++) {
-		int i = j < 0 ? dflt : j;
-		if (j >= 0 && j == dflt)
-			continue;
-		/* the first candidate is always measured; later ones only in time */
-		if (done > 0 && ct_now() + reserve > t->deadline) {
+	double t0 = ct_now(), typical = 0;
+	t->reserve = t->reserve_confirm = TUNE_VERIFY_SHARE * r->budget;
+	t->key = malloc(sizeof *t->key * ((size_t)r->ncandidates + 1));
+	if (!t->key) {
+		ct_error(k->ctx, CT_ERR_NOMEM, "out of memory");
+		ct_ctx_clear_error(k->ctx);
+		return;
+	}
+	if (t->store && !t->o->no_resume)
+		tune_points_each(t->store, r->family, r->dtype, r->size_class, TUNER_VERSION, resume_point, t);
+	/* a default measured by an earlier run: its time sizes the end's share */
+	if (dflt >= 0 && r->candidates[dflt].resumed && r->candidates[dflt].seconds > 0)
+		end_reserve(t, 2 * r->candidates[dflt].seconds + TUNE_MIN_SECONDS);
+	correct_keys(t);
+	int done = 0, i;
+	while (done < want && (i = next_candidate(t, dflt)) >= 0) {
+		/* the first candidate is always measured; later ones when one
+		 * more (as long as those so far took) fits */
+		if (done > 0 && ct_now() + typical + t->reserve > t->deadline) {
 			r->budget_hit = 1;
 			break;
 		}
 		ct_tune_candidate *c = &r->candidates[i];
 		done++;
+		double c0 = ct_now(), wall = 0;
 		if (tune_apply(k, t->ids, c->values, t->nt) != CT_OK) {
 			ct_ctx_clear_error(k->ctx);
+			c->measured = 1; /* refused: not a candidate after all */
 			continue;
 		}
-		double wall = 0;
 		measure_one(t, c, sizes, &wall);
-		/* two timings per confirmation round, each about as long as the default's */
-		if (i == dflt)
-			reserve = 2.0 * TUNE_CONFIRM_ROUNDS * wall;
-		progress(t, "measure", done, want);
-		bool ok = c->seconds > 0 && (c->verified == 1 || !t->o->verify);
-		if (ok && (r->best < 0 || c->seconds < r->candidates[r->best].seconds))
+		c->at_seconds = ct_now() - t->t0;
+		keep_point(t, c);
+		double took = ct_now() - c0;
+		typical = typical > 0 ? 0.5 * (typical + took) : took;
+		/* a re-timing: the warm-up and 50 ms of runs, at least one */
+		if (i == dflt && c->seconds > 0)
+			end_reserve(t, 2 * c->seconds + TUNE_MIN_SECONDS);
+		if (usable(t, c) && (r->best < 0 || c->seconds < r->candidates[r->best].seconds))
 			r->best = i;
+		correct_keys(t);
+		progress(t, "measure", r->nmeasured, r->ncandidates);
+		if (t->o->on_measure)
+			t->o->on_measure(t->o->progress_ud, r, i, t->deadline - ct_now());
 	}
+	r->rank_agreement = rank_agreement(t);
+	remeasure_top(t, dflt);
+	r->best = -1;
+	for (int j = 0; j < r->ncandidates; j++)
+		if (usable(t, &r->candidates[j]) && (r->best < 0 || r->candidates[j].seconds < r->candidates[r->best].seconds))
+			r->best = j;
 	const ct_tune_candidate *d = dflt >= 0 ? &r->candidates[dflt] : NULL;
-	bool dok = d && d->seconds > 0 && (d->verified == 1 || !t->o->verify);
+	bool dok = d && usable(t, d);
 	if (!dok)
 		r->decision = CT_TUNE_NO_DEFAULT;
 	else if (r->best == dflt)
 		r->decision = CT_TUNE_DEFAULT_FASTEST;
 	else
 		confirm_best(t, dflt, sizes);
+	if (r->best >= 0)
+		r->best_found_seconds = r->candidates[r->best].at_seconds;
+	free(t->key);
+	t->key = NULL;
 	r->measure_seconds = ct_now() - t0;
 }
 
@@ -683,7 +980,7 @@ static void store_best(tuner *t)
 {
 	ct_kernel *k = t->k;
 	ct_tune_result *r = t->r;
-	ct_store *s = ct_store_open(k->ctx, t->o->store_dir, 0);
+	ct_store *s = t->store;
 	if (!s)
 		return;
 	snprintf(r->store_path, sizeof r->store_path, "%s", ct_store_path(s));
@@ -713,7 +1010,29 @@ static void store_best(tuner *t)
 		r->stored = stored;
 	else
 		ct_ctx_clear_error(k->ctx);
-	ct_store_close(s);
+}
+
+/* Refuse up front a budget that cannot time one run: the model's cost of
+ * the default point (one core's time) is a run's length. */
+static ct_status budget_check(tuner *t)
+{
+	ct_kernel *k = t->k;
+	ct_tune_candidate c;
+	memset(&c, 0, sizeof c);
+	int nl = 0;
+	if (model_cost(k, &t->spec, &t->m, t->r->weight_ns, TUNE_SCREEN_DEPTH, &c, &nl) != CT_OK) {
+		ct_ctx_clear_error(k->ctx);
+		return CT_OK; /* the ranking says more */
+	}
+	/* two runs: the warm-up and one timed */
+	double run = c.cost * 1e-9;
+	if (2 * run <= t->r->budget)
+		return CT_OK;
+	return ct_error(k->ctx, CT_ERR_LIMIT,
+	                "at these sizes one run of '%s' takes about %.3g s by the model (one core); a candidate "
+	                "needs two runs (warm-up, timing), more than the budget of %.3g s allows: give a budget "
+	                "of at least %.0f s (room for a few candidates)",
+	                k->name, run, t->r->budget, ceil(20 * run));
 }
 
 static ct_status tune_setup(tuner *t)
@@ -751,8 +1070,8 @@ static ct_status tune_setup(tuner *t)
 		r->params[i] = k->params[t->ids[i]].name;
 	ct_status st = ct_kernel_tune_key(k, r->family, sizeof r->family, r->size_class,
 	                                  sizeof r->size_class, &r->dtype);
-	if (st)
-		return st;
+	if (st || t->o->check_only)
+		return st; /* a check needs no probe (seconds of microbenchmarks) */
 	st = t->o->cache_spec ? sim_spec_parse(k->ctx, t->o->cache_spec, &t->spec)
 	                      : sim_machine_spec(k->ctx, &t->spec);
 	if (st)
@@ -781,19 +1100,37 @@ ct_status ct_tune(ct_kernel *k, const ct_tune_opts *opts, ct_tune_result *r)
 	t.o = opts ? opts : &dflt;
 	t.r = r;
 	double t0 = ct_now();
-	t.deadline = t0 + (t.o->budget > 0 ? t.o->budget : 60);
+	t.t0 = t0;
+	r->budget = t.o->budget > 0 ? t.o->budget : 60;
+	t.deadline = t0 + r->budget;
 	saved_params saved;
 	memset(&saved, 0, sizeof saved);
 	ct_status st = tune_setup(&t);
 	if (!st)
 		st = save_params(k, &saved);
+	/* refusals come before any work: arrays too large to run, a budget
+	 * shorter than one run */
 	if (!st)
+		st = run_check_size(k);
+	if (!st && !t.o->check_only)
+		st = budget_check(&t);
+	if (!st && !t.o->check_only) {
+		if (!t.o->no_store)
+			t.store = ct_store_open(k->ctx, t.o->store_dir, 0);
 		st = rank_all(&t);
-	if (!st)
+	}
+	if (!st && !t.o->check_only)
 		measure_best(&t, &saved);
+	/* putting the params back re-checks k, which clears the ctx's error */
+	char why[512] = "";
+	if (st && saved.value)
+		snprintf(why, sizeof why, "%s", ct_ctx_last_message(k->ctx));
 	restore_params(k, &saved);
+	if (why[0])
+		ct_error(k->ctx, st, "%s", why);
 	if (!st && r->best >= 0 && !t.o->no_store)
 		store_best(&t);
+	ct_store_close(t.store);
 	if (!r->ncandidates)
 		free(t.values);
 	r->seconds = ct_now() - t0;
@@ -868,12 +1205,17 @@ static void print_json(ct_buf *b, const ct_tune_result *r)
 		ct_buf_printf(b, "%s{\"rank\": %d, \"params\": {", first ? "" : ", ", i);
 		put_values(b, r, c, true);
 		ct_buf_printf(b, "}, \"cost_ns\": %.6g, \"core_ns\": %.6g, \"memory_ns\": %.6g, \"seconds\": %.9g, "
-		                 "\"verified\": %s}",
-		              c->cost, c->core_ns, c->memory_ns, c->seconds, c->verified == 1 ? "true" : c->verified == 0 ? "false" : "null");
+		                 "\"verified\": %s, \"abandoned\": %s, \"resumed\": %s, \"at_seconds\": %.4g}",
+		              c->cost, c->core_ns, c->memory_ns, c->seconds, c->verified == 1 ? "true" : c->verified == 0 ? "false" : "null",
+		              c->abandoned ? "true" : "false", c->resumed ? "true" : "false", c->at_seconds);
 		first = false;
 	}
-	ct_buf_printf(b, "], \"model_seconds\": %.6g, \"measure_seconds\": %.6g, \"seconds\": %.6g}\n",
-	              r->model_seconds, r->measure_seconds, r->seconds);
+	ct_buf_printf(b, "], \"model_seconds\": %.6g, \"measure_seconds\": %.6g, \"seconds\": %.6g, "
+	                 "\"budget\": %.6g, \"budget_used\": %.4f, \"abandoned\": %d, \"resumed\": %d, "
+	                 "\"remeasured\": %d, \"rank_agreement\": %.4f, \"reranked\": %s, \"best_found_seconds\": %.6g}\n",
+	              r->model_seconds, r->measure_seconds, r->seconds, r->budget,
+	              r->budget > 0 ? r->seconds / r->budget : 0.0, r->nabandoned, r->nresumed, r->nremeasured,
+	              r->rank_agreement, r->reranked ? "true" : "false", r->best_found_seconds);
 }
 
 /* One line on how the winner was chosen. */
@@ -905,6 +1247,22 @@ static void print_text(ct_buf *b, const ct_tune_result *r)
 	              (long long)r->space, r->ncandidates, r->model_seconds, r->nmeasured,
 	              r->ncandidates ? 100.0 * r->nmeasured / r->ncandidates : 0.0,
 	              r->budget_hit ? ", budget reached" : "", r->measure_seconds);
+	ct_buf_printf(b, "budget %.3g s, used %.3g s (%.0f%%)", r->budget, r->seconds,
+	              r->budget > 0 ? 100 * r->seconds / r->budget : 0.0);
+	if (r->nresumed)
+		ct_buf_printf(b, "; %d point%s resumed from an earlier run", r->nresumed, r->nresumed == 1 ? "" : "s");
+	if (r->nabandoned)
+		ct_buf_printf(b, "; %d abandoned after a first run over %.0fx the best", r->nabandoned, CT_TUNE_ABANDON);
+	if (r->nremeasured)
+		ct_buf_printf(b, "; the fastest %d timed again", r->nremeasured);
+	ct_buf_puts(b, "\n");
+	if (r->seconds > 1.05 * r->budget && r->default_index >= 0 && r->candidates[r->default_index].at_seconds > 0.5 * r->budget)
+		ct_buf_printf(b, "over budget: the default point, always measured (compiled, checked, timed), was done only "
+		                 "after %.3g s\n", r->candidates[r->default_index].at_seconds);
+	if (r->nmeasured - r->nwrong >= 3)
+		ct_buf_printf(b, "model vs measured order: Kendall tau %.2f%s%s\n", r->rank_agreement,
+		              r->rank_agreement < 0.5 ? " (the model's order disagrees with the measurements)" : "",
+		              r->reranked ? "; the unmeasured were re-ranked by measured/model time per param value" : "");
 	ct_buf_puts(b, "  rank  params                          model cost (ns)     seconds  verified\n");
 	for (int i = 0; i < r->ncandidates; i++) {
 		const ct_tune_candidate *c = &r->candidates[i];
@@ -913,9 +1271,10 @@ static void print_text(ct_buf *b, const ct_tune_result *r)
 		ct_buf vb;
 		ct_buf_init(&vb);
 		put_values(&vb, r, c, false);
-		ct_buf_printf(b, "%s %4d  %-30s  %15.4g  %10.4g  %s\n", i == r->best ? "*" : " ", i,
+		ct_buf_printf(b, "%s %4d  %-30s  %15.4g  %10.4g  %s%s%s\n", i == r->best ? "*" : " ", i,
 		              vb.s ? vb.s : "", c->cost, c->seconds,
-		              c->verified == 1 ? "yes" : c->verified == 0 ? "WRONG" : "-");
+		              c->verified == 1 ? "yes" : c->verified == 0 ? "WRONG" : "-",
+		              c->abandoned ? "  abandoned (first run)" : "", c->resumed ? "  (earlier run)" : "");
 		ct_buf_free(&vb);
 	}
 	if (r->best < 0)
@@ -923,8 +1282,8 @@ static void print_text(ct_buf *b, const ct_tune_result *r)
 	else
 		ct_buf_printf(b, "decision: %s\n", decision_text(r, why, sizeof why));
 	if (r->best >= 0)
-		ct_buf_printf(b, "best: rank %d, %.4g GFLOP/s; %s %s\n", r->best,
-		              r->candidates[r->best].gflops, r->stored ? "stored in" : "not better than the record in",
+		ct_buf_printf(b, "best: rank %d, %.4g GFLOP/s, found after %.3g s; %s %s\n", r->best,
+		              r->candidates[r->best].gflops, r->best_found_seconds, r->stored ? "stored in" : "not better than the record in",
 		              r->store_path[0] ? r->store_path : "(no store)");
 }
 

@@ -8,7 +8,7 @@ ex=examples/tune_matmul.cachet
 export CACHET_CACHE_DIR=$tmp/open
 mkdir -p "$CACHET_CACHE_DIR" && chmod 0777 "$CACHET_CACHE_DIR"
 expect "tune in a 0777 cache folder: still tunes" 0 "best: rank" \
-	"$CACHET" tune "$ex" -D M=24 -D N=20 -D K=16 --budget 10
+	"$CACHET" tune "$ex" -D M=24 -D N=20 -D K=16 --budget 3
 grep -q "tuning store folder not used: .* is writable by group or others (mode 0777" "$tmp/e" && ok ||
 	bad "tune: no warning about the 0777 folder: $(head -c 300 "$tmp/e")"
 [ -z "$(find "$CACHET_CACHE_DIR" -name '*.sqlite' 2>/dev/null)" ] && ok ||
@@ -20,7 +20,7 @@ grep -q "writable by group or others" "$tmp/e" && ok || bad "run: no warning abo
 # a safe folder: the store is written (not group/world-writable), then made 0666: not read
 export CACHET_CACHE_DIR=$tmp/safe
 expect "tune in a safe folder: stored" 0 '"stored": true' \
-	"$CACHET" tune "$ex" -D M=24 -D N=20 -D K=16 --budget 10 --json
+	"$CACHET" tune "$ex" -D M=24 -D N=20 -D K=16 --budget 3 --json
 store=$(find "$CACHET_CACHE_DIR" -name '*.sqlite' | head -n 1)
 [ -n "$store" ] && ok || bad "no store written in a safe folder"
 mode=$(stat -c %a "$store" 2>/dev/null)

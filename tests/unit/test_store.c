@@ -789,8 +789,9 @@ static void store_show_formats(void)
 	FILE *f = open_memstream(&buf, &len);
 	CHECK(ct_store_show(s, NULL, 0, f) == CT_OK);
 	fclose(f);
-	CHECK(buf && strstr(buf, "FAMILY") && strstr(buf, "matmul|rm") &&
-	      strstr(buf, "M=64:N=64:K=64"));
+	/* one heading per family and type, then its size classes with what the selector picks */
+	CHECK(buf && strstr(buf, "\nmatmul|rm (f32)\n") && strstr(buf, "SIZE CLASS") &&
+	      strstr(buf, "M=64:N=64:K=64  {\"tiles\":[8,8,8]}"));
 	CHECK(buf && strstr(buf, "2 records") && strstr(buf, "vec=8"));
 	free(buf);
 	buf = NULL;
@@ -798,7 +799,17 @@ static void store_show_formats(void)
 	CHECK(ct_store_show(s, "axpy", 1, f) == CT_OK);
 	fclose(f);
 	CHECK(buf && strncmp(buf, "{\"path\": ", 9) == 0 && strstr(buf, "\"family\": \"axpy\""));
+	CHECK(buf && strstr(buf, "\"selector\": \"exact\""));
 	CHECK(buf && !strstr(buf, "matmul") && strstr(buf, "\"trusted\": true"));
+	free(buf);
+	buf = NULL;
+	/* opened read-only (as tune --show does), a store a tuner can write says so */
+	ct_store *ro = ct_store_open(ctx, dir, CT_STORE_READONLY | CT_STORE_QUIET);
+	f = open_memstream(&buf, &len);
+	CHECK(ro && ct_store_show(ro, NULL, 1, f) == CT_OK);
+	fclose(f);
+	CHECKF(buf && strstr(buf, "\"writable\": true"), "%s", buf ? buf : "");
+	ct_store_close(ro);
 	free(buf);
 	ct_store_close(s);
 	ct_ctx_free(ctx);

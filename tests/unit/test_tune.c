@@ -194,6 +194,7 @@ static void tune_roundtrip(void)
 	ct_tune_opts o;
 	ct_tune_opts_init(&o);
 	o.budget = 30;
+	o.fraction = 0.05; /* a cap: 5% of 4, at least one */
 	o.store_dir = dir;
 	ct_tune_result r;
 	ct_status st = ct_tune(k, &o, &r);
@@ -267,12 +268,13 @@ static void tune_fraction_and_budget(void)
 	       ct_tune_decision_name(r.decision), r.best, r.default_index, r.challenger, r.confirm_rounds,
 	       r.confirm_gain, r.confirm_spread);
 	ct_tune_result_free(&r);
-	o.budget = 1e-6;
-	CHECK(ct_tune(k, &o, &r) == CT_OK && r.nmeasured == 1 && r.budget_hit == 1);
+	/* a millisecond: past the ranking, one candidate (always), then the budget stops it */
+	o.budget = 1e-3;
+	CHECKF(ct_tune(k, &o, &r) == CT_OK && r.nmeasured == 1 && r.budget_hit == 1, "%s", ct_ctx_last_message(ctx));
 	ct_tune_result_free(&r);
 	/* without the default: the model's first */
 	o.budget = 0;
-	o.fraction = 0;
+	o.fraction = 0.05;
 	o.no_default = 1;
 	CHECK(ct_tune(k, &o, &r) == CT_OK && r.nmeasured == 1 && r.best == 0 && r.candidates[0].measured);
 	CHECK(r.decision == CT_TUNE_NO_DEFAULT && r.default_index == -1);
@@ -293,6 +295,7 @@ static void tune_default_outside_set(void)
 	ct_tune_opts o;
 	ct_tune_opts_init(&o);
 	o.no_store = 1;
+	o.fraction = 0.05; /* the default alone */
 	ct_tune_result r;
 	ct_status st = ct_tune(k, &o, &r);
 	CHECKF(st == CT_OK, "%s", ct_ctx_last_message(ctx));
@@ -338,6 +341,194 @@ static void tune_wrong_discarded(void)
 		ct_tune_result_free(&r);
 	}
 	ct_kernel_free(k);
+	ct_ctx_free(ctx);
+}
+
+
+/* Measuring goes on past 5% until the budget or the space ends; the run
+ * stays within its budget; the winner is the default or confirmed faster. */
+static void tune_spends_budget(void)
+{
+	ct_ctx *ctx = ct_ctx_new();
+	ct_kernel *k = tmm(ctx, 16, 16, 8, "8 tune {2, 4, 8, 16}", "4 tune {2, 4, 8, 16}");
+	if (!k)
+		return;
+	ct_tune_opts o;
+	ct_tune_opts_init(&o);
+	o.no_store = 1;
+	o.verify = 0;
+	o.budget = 3;
+	ct_tune_result r;
+	ct_status st = ct_tune(k, &o, &r);
+	CHECKF(st == CT_OK, "%s", ct_ctx_last_message(ctx));
+	if (st == CT_OK) {
+		/* more than floor(5% of 16) = 0 -> 1 point, unless one compile took it all */
+		CHECKF(r.nmeasured == r.ncandidates || r.budget_hit, "measured %d of %d", r.nmeasured, r.ncandidates);
+		CHECKF(r.seconds < o.budget + 1.5, "%.2f s for a budget of %.0f", r.seconds, o.budget);
+		CHECK(r.budget == 3);
+		CHECK(r.best == r.default_index || (r.decision == CT_TUNE_REPLACED && r.confirm_gain > 0));
+		CHECK(r.rank_agreement >= -1 && r.rank_agreement <= 1);
+		ct_tune_result_free(&r);
+	}
+	ct_kernel_free(k);
+	ct_ctx_free(ctx);
+}
+
+/* A candidate whose first run is over CT_TUNE_ABANDON x the best is not
+ * timed further and cannot win: R = 64 does 64 times the work of R = 1. */
+static void tune_abandons_slow(void)
+{
+	static const char src[] = "kernel slow\nparam N = 8192\nparam R = 1 tune {1, 64}\nparam W = N * R\n"
+	                          "array A : f32[W] inout\nfor (i: W) { A[i] += 1 }\n";
+	ct_ctx *ctx = ct_ctx_new();
+	ct_kernel *k = ct_kernel_parse(ctx, src, strlen(src), "slow.cachet");
+	CHECKF(k != NULL, "%s", ct_ctx_diag_count(ctx) ? ct_ctx_diag_render(ctx, 0) : ct_ctx_last_message(ctx));
+	if (!k) {
+		ct_ctx_free(ctx);
+		return;
+	}
+	ct_tune_opts o;
+	ct_tune_opts_init(&o);
+	o.no_store = 1;
+	o.budget = 20;
+	ct_tune_result r;
+	ct_status st = ct_tune(k, &o, &r);
+	CHECKF(st == CT_OK, "%s", ct_ctx_last_message(ctx));
+	if (st == CT_OK) {
+		int slow = -1;
+		for (int i = 0; i < r.ncandidates; i++)
+			if (r.candidates[i].values[0] == 64)
+				slow = i;
+		CHECK(slow >= 0 && r.candidates[slow].measured);
+		CHECKF(slow >= 0 && r.candidates[slow].abandoned == 1 && r.nabandoned == 1, "abandoned %d",
+		       slow >= 0 ? r.candidates[slow].abandoned : -1);
+		CHECK(r.best == r.default_index && r.candidates[r.best].values[0] == 1);
+		ct_tune_result_free(&r);
+	}
+	ct_kernel_free(k);
+	ct_ctx_free(ctx);
+}
+
+/* The points a run measured are kept in the store: a second run of the
+ * same sizes resumes from them and measures the others. */
+static void tune_resumes(void)
+{
+	char dir[256];
+	new_dir(dir, sizeof dir);
+	ct_ctx *ctx = ct_ctx_new();
+	ct_kernel *k = tmm(ctx, 16, 16, 8, "8 tune {4, 8}", "4 tune {4, 8}");
+	if (!k)
+		return;
+	ct_tune_opts o;
+	ct_tune_opts_init(&o);
+	o.store_dir = dir;
+	o.verify = 0;
+	o.fraction = 0.5; /* 2 of 4 per run: as if the first were interrupted */
+	ct_tune_result r;
+	CHECK(ct_tune(k, &o, &r) == CT_OK && r.nmeasured == 2 && r.nresumed == 0);
+	ct_tune_result_free(&r);
+	CHECK(ct_tune(k, &o, &r) == CT_OK);
+	CHECKF(r.nresumed == 2 && r.nmeasured == 4, "resumed %d measured %d", r.nresumed, r.nmeasured);
+	int resumed = 0;
+	for (int i = 0; i < r.ncandidates; i++)
+		resumed += r.candidates[i].resumed;
+	CHECK(resumed == 2);
+	ct_tune_result_free(&r);
+	/* no_resume measures again */
+	o.no_resume = 1;
+	CHECK(ct_tune(k, &o, &r) == CT_OK && r.nresumed == 0 && r.nmeasured == 2);
+	ct_tune_result_free(&r);
+	ct_kernel_free(k);
+	ct_ctx_free(ctx);
+}
+
+/* check_only: the sizes and the arrays' total, no ranking; a budget shorter
+ * than one run is refused up front. */
+static void tune_refusals(void)
+{
+	ct_ctx *ctx = ct_ctx_new();
+	ct_kernel *k = tmm(ctx, 16, 16, 8, "8 tune {4, 8}", "4 tune {4, 8}");
+	if (!k)
+		return;
+	ct_tune_opts o;
+	ct_tune_opts_init(&o);
+	o.no_store = 1;
+	o.check_only = 1;
+	ct_tune_result r;
+	CHECK(ct_tune(k, &o, &r) == CT_OK && r.nmeasured == 0 && r.ncandidates == 0);
+	ct_tune_result_free(&r);
+	CHECK(ct_kernel_set_param(k, "M", 100000000) == CT_OK && ct_kernel_set_param(k, "N", 100000000) == CT_OK &&
+	      ct_kernel_recheck(k) == CT_OK);
+	CHECK(ct_tune(k, &o, &r) == CT_ERR_LIMIT && strstr(ct_ctx_last_message(ctx), "the arrays need more than"));
+	CHECK(ct_kernel_set_param(k, "M", 2000) == CT_OK && ct_kernel_set_param(k, "N", 2000) == CT_OK &&
+	      ct_kernel_set_param(k, "K", 2000) == CT_OK && ct_kernel_recheck(k) == CT_OK);
+	o.check_only = 0;
+	o.budget = 0.01;
+	CHECKF(ct_tune(k, &o, &r) == CT_ERR_LIMIT && strstr(ct_ctx_last_message(ctx), "give a budget of at least"),
+	       "%s", ct_ctx_last_message(ctx));
+	ct_kernel_free(k);
+	ct_ctx_free(ctx);
+}
+
+/* Export, import on "another machine" (another folder), refusal of another
+ * device id unless forced; forced records are stale (nearest only). */
+static void store_export_import(void)
+{
+	char d1[256], d2[256], file[300], file2[300];
+	new_dir(d1, sizeof d1);
+	new_dir(d2, sizeof d2);
+	snprintf(file, sizeof file, "%s/export.json", tmp_root);
+	snprintf(file2, sizeof file2, "%s/export2.json", tmp_root);
+	ct_ctx *ctx = ct_ctx_new();
+	ct_store *s = ct_store_open(ctx, d1, CT_STORE_QUIET);
+	ct_tune_record rec;
+	memset(&rec, 0, sizeof rec);
+	rec.family = "fam-1";
+	rec.dtype = CT_F32;
+	rec.size_class = "M=64";
+	rec.params = "T=8;decision=default";
+	rec.seconds = 0.5;
+	rec.gflops = 1;
+	rec.verified = 1;
+	rec.tuner_version = "3";
+	CHECK(s && ct_store_put(s, &rec, NULL) == CT_OK && ct_store_export(s, NULL, file) == CT_OK);
+	ct_store_close(s);
+	/* the same device elsewhere: trusted */
+	s = ct_store_open(ctx, d2, CT_STORE_QUIET);
+	int kept = 0, total = 0;
+	CHECKF(s && ct_store_import(s, file, 0, &kept, &total) == CT_OK && kept == 1 && total == 1, "%s",
+	       ct_ctx_last_message(ctx));
+	ct_tune_record got;
+	int found = 0;
+	CHECK(ct_store_get(s, "fam-1", CT_F32, "M=64", &got, &found) == CT_OK && found && got.trusted &&
+	      strcmp(got.params, rec.params) == 0);
+	ct_store_close(s);
+	/* the file, as another device wrote it */
+	FILE *in = fopen(file, "r"), *out = fopen(file2, "w");
+	char line[8192];
+	const char *id = ct_device_id(ctx);
+	while (in && out && fgets(line, sizeof line, in)) {
+		for (char *p; id && (p = strstr(line, id));) {
+			memmove(p + 5, p + strlen(id), strlen(p + strlen(id)) + 1);
+			memcpy(p, "other", 5);
+		}
+		fputs(line, out);
+	}
+	if (in)
+		fclose(in);
+	if (out)
+		fclose(out);
+	rec.family = "fam-2";
+	char d3[256];
+	new_dir(d3, sizeof d3);
+	s = ct_store_open(ctx, d3, CT_STORE_QUIET);
+	CHECK(s && ct_store_import(s, file2, 0, &kept, &total) == CT_ERR_INPUT &&
+	      strstr(ct_ctx_last_message(ctx), "records of device 'other'"));
+	CHECK(ct_store_import(s, file2, 1, &kept, &total) == CT_OK && kept == 1);
+	found = 0;
+	CHECK(ct_store_get(s, "fam-1", CT_F32, "M=64", &got, &found) == CT_OK && found && !got.trusted &&
+	      strstr(got.params, "from=other"));
+	ct_store_close(s);
 	ct_ctx_free(ctx);
 }
 
@@ -561,6 +752,11 @@ int main(void)
 	RUN(tune_fraction_and_budget);
 	RUN(tune_default_outside_set);
 	RUN(tune_wrong_discarded);
+	RUN(tune_spends_budget);
+	RUN(tune_abandons_slow);
+	RUN(tune_resumes);
+	RUN(tune_refusals);
+	RUN(store_export_import);
 	RUN(select_fallbacks);
 	RUN(select_out_of_space);
 	RUN(select_tails_prime);
