@@ -30,7 +30,7 @@ def test_lower_and_emit():
     assert "for " in text and "C[" in text
     tree = k.lower(json_output=True)
     assert tree == cli_json("lower", cachet_example("matmul"))
-    assert "void cachet_matmul(" in k.emit() and "cachet_matmul_entry" in k.emit()
+    assert "int cachet_matmul(" in k.emit() and "cachet_matmul_entry" in k.emit()
 
 
 def test_verify_runs_and_compares():

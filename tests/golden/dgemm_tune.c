@@ -43,7 +43,7 @@ static inline ct_v8d ct_ldm_v8d(const double *p, int n) { ct_v8d v = {0}; memcpy
 static inline void ct_stm_v8d(double *p, ct_v8d v, int n) { memcpy(p, &v, (size_t)n * sizeof *p); }
 #endif
 
-void cachet_dgemm_tune(const double *restrict A, const double *restrict B, double *restrict C)
+int cachet_dgemm_tune(const double *restrict A, const double *restrict B, double *restrict C)
 {
 	const int ct_nt = ct_max_threads(); /* threads of the parallel loops */
 	#pragma omp parallel for collapse(2) schedule(static) num_threads(ct_team(ct_nt, 0, 2))
@@ -143,13 +143,14 @@ void cachet_dgemm_tune(const double *restrict A, const double *restrict B, doubl
 			}
 		}
 	}
+	return 0;
 }
 
-void cachet_dgemm_tune_entry(void *const *args, const int64_t *params)
+int cachet_dgemm_tune_entry(void *const *args, const int64_t *params)
 {
 	(void)args;
 	(void)params;
-	cachet_dgemm_tune((const double *)args[0], (const double *)args[1], (double *)args[2]);
+	return cachet_dgemm_tune((const double *)args[0], (const double *)args[1], (double *)args[2]);
 }
 
 void cachet_dgemm_tune_set_threads(int n)

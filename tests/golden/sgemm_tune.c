@@ -43,7 +43,7 @@ static inline ct_v16f ct_ldm_v16f(const float *p, int n) { ct_v16f v = {0}; memc
 static inline void ct_stm_v16f(float *p, ct_v16f v, int n) { memcpy(p, &v, (size_t)n * sizeof *p); }
 #endif
 
-void cachet_sgemm_tune(const float *restrict A, const float *restrict B, float *restrict C)
+int cachet_sgemm_tune(const float *restrict A, const float *restrict B, float *restrict C)
 {
 	const int ct_nt = ct_max_threads(); /* threads of the parallel loops */
 	#pragma omp parallel for collapse(2) schedule(static) num_threads(ct_team(ct_nt, 0, 2))
@@ -143,13 +143,14 @@ void cachet_sgemm_tune(const float *restrict A, const float *restrict B, float *
 			}
 		}
 	}
+	return 0;
 }
 
-void cachet_sgemm_tune_entry(void *const *args, const int64_t *params)
+int cachet_sgemm_tune_entry(void *const *args, const int64_t *params)
 {
 	(void)args;
 	(void)params;
-	cachet_sgemm_tune((const float *)args[0], (const float *)args[1], (float *)args[2]);
+	return cachet_sgemm_tune((const float *)args[0], (const float *)args[1], (float *)args[2]);
 }
 
 void cachet_sgemm_tune_set_threads(int n)
