@@ -1268,8 +1268,24 @@ static bool drop_prologue(pp *p, lt_node *x, int cache, int npro, int nbody)
 	return true;
 }
 
+/* Whether x is a region node of a cache that this item copies from
+ * (its source cache, that cache's source, ...). */
+static bool in_source_chain(const pp *p, const lt_node *x)
+{
+	if (x->kind != LT_CACHE || x->cache < 0 || x->cache >= p->t->nregions)
+		return false;
+	int item = p->t->regions[x->cache].item;
+	for (int c = p->it->src_cache; c >= 0; c = p->k->plan[c].src_cache)
+		if (c == item)
+			return true;
+	return false;
+}
+
 /*
- * Double buffering around loop P (the nearest loop around region node r):
+ * Double buffering around loop P (the nearest loop around region node r
+ * inside the regions of its source caches: the next block of a cache of a
+ * cache can only be fetched while its parent's buffer holds it, so a
+ * parent region between r and the loop leaves nothing to double buffer):
  *   fill:   for P in [lo, min(hi, lo+1)): the prologue into buf
  *   main:   for P in [lo, last): prefetch block(P+step) into tmp; body; tmp -> buf
  *   last:   for P in [max(lo, last), hi): body
@@ -1283,9 +1299,9 @@ static bool double_buffer(pp *p, lt_region *rg, lt_node *r, int npro)
 	if (nbody < 1)
 		return pp_err(p, p->it->pos, "internal error: double buffer of cache '%s'%s", p->it->name, "");
 	lt_node *P = r->parent;
-	while (P && P->kind != LT_LOOP)
+	while (P && P->kind != LT_LOOP && !in_source_chain(p, P))
 		P = P->parent;
-	if (!P)
+	if (!P || P->kind != LT_LOOP)
 		return true; /* nothing encloses the trigger: a plain cache (as Accera) */
 	ct_looptree *t = p->t;
 	const ir_array *ba = &t->arrays[rg->buffer];
