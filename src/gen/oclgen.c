@@ -1177,7 +1177,7 @@ char *gen_opencl(ct_looptree *t, size_t *len, ocl_launch *Lout)
 
 	cg g;
 	char *result = NULL;
-	if (!cg_setup(&g, t)) {
+	if (!cg_setup(&g, t, true)) {
 		cg_teardown(&g);
 		og_free(&o);
 		free(pv);
