@@ -212,7 +212,8 @@ CT_API void ct_run_options_init(CT_KEEP ct_run_options *o);
 /* Run kernel k (every runtime param set) on deterministic pseudo-random
  * inputs from the ctx seed, time it, and verify it against the unscheduled
  * reference interpreter. Returns CT_ERR_VERIFY (with the result filled) on
- * a mismatch beyond the per-type tolerance. */
+ * a mismatch beyond the per-type tolerance (ct_dtype_tolerance; an f64
+ * array of a kernel that also holds an f32 array gets f32's). */
 CT_API ct_status ct_kernel_run(CT_KEEP ct_kernel *k, CT_KEEP const ct_run_options *o,
 			       CT_KEEP ct_run_result *r);
 /* Relative tolerance used by verification for type t. */
