@@ -2111,6 +2111,29 @@ static bool share_slots(pp *p, const site *a, const site *b)
 	return false;
 }
 
+/* The loop over tindex around site x (*trig; left alone when there is
+ * none). False when a cache of a cache would find it only outside its
+ * source cache's region: the copies would read a buffer that does not
+ * hold the block yet (levels that check and the loop tree count alike
+ * never place it so; this keeps the tree sound if they ever differ). */
+static bool find_trigger(const pp *p, lt_node *x, int tindex, lt_node **trig)
+{
+	for (lt_node *y = x->parent; y; y = y->parent) {
+		if (y->kind == LT_LOOP && y->index == tindex) {
+			*trig = y;
+			return true;
+		}
+		if (p->parent_item >= 0 && y->kind == LT_CACHE && y->cache >= 0 && y->cache < p->t->nregions &&
+		    p->t->regions[y->cache].item == p->parent_item) {
+			for (const lt_node *z = y->parent; z; z = z->parent)
+				if (z->kind == LT_LOOP && z->index == tindex)
+					return false;
+			return true;
+		}
+	}
+	return true;
+}
+
 /* The storages that count as the item's source. */
 static bool set_sources(pp *p)
 {
@@ -2213,12 +2236,12 @@ static bool apply_item(pp *p, int item)
 			site *s = &l.v[i];
 			block_of(p, s->node, &s->b);
 			lt_node *trig = s->node;
-			if (tindex != index)
-				for (lt_node *y = s->node->parent; y; y = y->parent)
-					if (y->kind == LT_LOOP && y->index == tindex) {
-						trig = y;
-						break;
-					}
+			if (tindex != index && !find_trigger(p, s->node, tindex, &trig)) {
+				ct_free(p->ctx, l.v);
+				return pp_err(p, it->trigger_opt.pos,
+				              "the trigger of cache '%s' lies outside the region of its source cache '%s'",
+				              it->name, p->k->plan[p->parent_item].name);
+			}
 			s->trigger = trig;
 			hoist(p, s, trig != s->node ? trig : NULL);
 			if (s->node == trig)
