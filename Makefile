@@ -197,3 +197,11 @@ bench-opencl: $(BUILD)/bench/bench_opencl
 $(BUILD)/bench/bench_opencl: bench/opencl/bench_opencl.c $(BUILD)/libcachet.a | $(BUILD)/.bench-deps-ok
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) -lclblast -lOpenCL $(EXTRA_LIBS) $(LDLIBS)
+
+# The differential fuzzer of the schedule and plan space (docs/FUZZ.md): tests/fuzz/plangen.c makes
+# random kernels, tests/fuzz/difffuzz.c checks them in every engine. ct_run_options.checked is used
+# when this tree's cachet.h has it (the bounds-checked native mode).
+FUZZ_CHECKED := $(if $(shell grep -s 'int checked' include/cachet.h),-DFUZZ_HAVE_CHECKED,)
+$(BUILD)/fuzz/difffuzz: tests/fuzz/difffuzz.c tests/fuzz/plangen.c tests/fuzz/plangen.h $(BUILD)/libcachet.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(FUZZ_CHECKED) $(CFLAGS) -o $@ tests/fuzz/difffuzz.c tests/fuzz/plangen.c $(BUILD)/libcachet.a $(LDSAN) $(EXTRA_LIBS) $(LDLIBS)
