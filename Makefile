@@ -5,6 +5,9 @@
 #   make sanitize   the whole suite under ASan + UBSan (in build-asan/)
 #   make deps       install missing Debian packages (as root)
 #   make golden     regenerate the golden files of generated code
+#   make fuzz [SECONDS=60]   the libFuzzer targets tests/fuzz/fuzz_*.c (clang), SECONDS each
+#   make fuzz-plans SECONDS=N [SEED=S] [ENGINES=interp,native,opencl] [FINDINGS=DIR]
+#                   the differential fuzzer's long campaign (docs/FUZZ.md)
 #   make install PREFIX=/usr/local
 
 BUILD    ?= build
@@ -62,7 +65,7 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/harness.h $(BUILD)/libcachet.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) $(EXTRA_LIBS) $(LDLIBS)
 
-check: all $(TEST_BIN)
+check: all $(TEST_BIN) $(BUILD)/fuzz/difffuzz
 	@SAN=$(SAN) sh tests/run.sh $(BUILD)
 
 demo: all
@@ -205,3 +208,11 @@ FUZZ_CHECKED := $(if $(shell grep -s 'int checked' include/cachet.h),-DFUZZ_HAVE
 $(BUILD)/fuzz/difffuzz: tests/fuzz/difffuzz.c tests/fuzz/plangen.c tests/fuzz/plangen.h $(BUILD)/libcachet.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(FUZZ_CHECKED) $(CFLAGS) -o $@ tests/fuzz/difffuzz.c tests/fuzz/plangen.c $(BUILD)/libcachet.a $(LDSAN) $(EXTRA_LIBS) $(LDLIBS)
+
+# make fuzz-plans SECONDS=N [SEED=S] [ENGINES=interp,native,opencl] [FINDINGS=DIR]: the long
+# differential campaign; the seed defaults to the clock (make check uses seeds 1..3000); minimized
+# findings go to FINDINGS (default $(BUILD)/fuzz-findings) with an INDEX.md
+.PHONY: fuzz-plans
+fuzz-plans: $(BUILD)/fuzz/difffuzz
+	nice -n 10 ./$(BUILD)/fuzz/difffuzz --seconds $(or $(SECONDS),600) --seed $(or $(SEED),$(shell date +%s)) \
+		--engines $(or $(ENGINES),interp,native) --out $(or $(FINDINGS),$(BUILD)/fuzz-findings) $(FUZZ_ARGS)
