@@ -267,6 +267,19 @@ static void test_kernel(const pg_kernel *k, int native, verdict *v)
 static void normalize(const char *m, char *out, size_t cap)
 {
 	size_t n = 0;
+	/* an OpenCL build log: its first error, without the device and the temp file's name */
+	const char *log = strstr(m, "build log:"), *cl = log ? strstr(log, ".cl:") : NULL;
+	char first[300];
+	if (cl) {
+		cl += 4;
+		while ((*cl >= '0' && *cl <= '9') || *cl == ':')
+			cl++;
+		snprintf(first, sizeof first, "opencl build: %s", cl);
+		char *cut = strstr(first, " error:");
+		if (cut)
+			*cut = 0;
+		m = first;
+	}
 	for (const char *p = m; *p && n + 2 < cap; p++) {
 		if (*p >= '0' && *p <= '9') {
 			while (p[1] >= '0' && p[1] <= '9')
@@ -359,6 +372,9 @@ static void features(const pg_kernel *k, char *buf, size_t cap)
 static int minimize(pg_kernel *k, int native, verdict *v)
 {
 	int tests = 0, e = 0;
+	/* a failure before any run needs no compiled runs to reproduce */
+	if (strcmp(v->engine, "lower") == 0 || strcmp(v->engine, "emit") == 0 || strcmp(v->engine, "check") == 0)
+		native = 0;
 	time_t start = time(NULL);
 	pg_kernel cand;
 	while (tests < 400 && time(NULL) - start < 120 && pg_edit(k, e, &cand)) {
@@ -436,7 +452,16 @@ static void write_finding(const char *dir, const char *fname, const char *text, 
 	if (fstat(fd, &st) == 0 && st.st_size == 0)
 		dprintf(fd, "# Differential fuzzer findings (tests/fuzz/difffuzz, docs/FUZZ.md)\n\n"
 			    "| file | class | engine | message | features |\n|---|---|---|---|---|\n");
-	dprintf(fd, "| %s | %s | %s | %.200s | %s |\n", fname, cls_name[v->cls], v->engine, v->msg, feat);
+	const char *m = v->msg, *log = strstr(m, "build log:"), *cl = log ? strstr(log, ".cl:") : NULL;
+	char first[300];
+	if (cl) {
+		snprintf(first, sizeof first, "OpenCL build: %s", cl + 4);
+		char *cut = strstr(first, " error:");
+		if (cut)
+			*cut = 0;
+		m = first;
+	}
+	dprintf(fd, "| %s | %s | %s | %.200s | %s |\n", fname, cls_name[v->cls], v->engine, m, feat);
 	flock(fd, LOCK_UN);
 	close(fd);
 }
@@ -659,6 +684,10 @@ int main(int argc, char **argv)
 	char tmpl[] = "/tmp/difffuzz-cache-XXXXXX";
 	if (mkdtemp(tmpl))
 		snprintf(cfg.cachedir, sizeof cfg.cachedir, "%s", tmpl);
+	char pocl[300];
+	snprintf(pocl, sizeof pocl, "%s/pocl", cfg.cachedir);
+	if (cfg.cachedir[0] && !getenv("POCL_CACHE_DIR"))
+		setenv("POCL_CACHE_DIR", pocl, 1);
 	setenv("CACHET_OPENCL_OPTIONS", getenv("CACHET_OPENCL_OPTIONS") ? getenv("CACHET_OPENCL_OPTIONS") : "-cl-opt-disable", 1);
 	static char wrap[600];
 	char *abs = realpath("tests/fuzz/cc-fast.sh", NULL);
