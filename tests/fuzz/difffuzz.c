@@ -82,7 +82,7 @@ static int classify(ct_status st, const char *msg)
 {
 	if (st == CT_ERR_VERIFY)
 		return C_WRONG;
-	if (strstr(msg, "out-of-bounds") || strstr(msg, "out of bounds") || strstr(msg, "outside"))
+	if (strstr(msg, "out-of-bounds") || strstr(msg, "out of bounds"))
 		return C_OOB;
 	if (st == CT_ERR_LIMIT)
 		return C_LIMIT;
