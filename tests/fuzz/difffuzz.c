@@ -149,6 +149,18 @@ static void check_kernel(const char *text, size_t len, const pg_kernel *pk, int 
 			k = NULL;
 		}
 	}
+	/* a file: the -D NAME=VALUE of its "# run-with:" line */
+	const char *rw = k && !pk ? strstr(text, "# run-with:") : NULL;
+	while (k && rw && (rw = strstr(rw, "-D ")) != NULL && rw < text + len) {
+		char name[64];
+		long long val;
+		rw += 3;
+		if (sscanf(rw, "%63[A-Za-z0-9_]=%lld", name, &val) == 2 &&
+		    (ct_kernel_set_param(k, name, val) != CT_OK || ct_kernel_recheck(k) != CT_OK)) {
+			ct_kernel_free(k);
+			k = NULL;
+		}
+	}
 	if (!k) {
 		int line = ct_ctx_last_line(ctx), col = ct_ctx_last_col(ctx);
 		set_verdict(v, line > 0 && col > 0 ? C_REJECT : C_REJECT_NOLOC, -1, "%d:%d: %s", line, col,

@@ -686,6 +686,8 @@ void pg_generate(pg_kernel *k, uint64_t seed, int opencl_share)
 		k->plan = 1;
 		for (int i = 0; i < k->np; i++)
 			k->p[i].runtime = 0;
+		for (int i = 0; i < k->na; i++) /* strided arrays: rarely (the emitter's gap is a finding) */
+			k->a[i].strided &= chance(&r, 15);
 		gen_opencl(k, &r);
 		return;
 	}
