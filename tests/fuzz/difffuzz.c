@@ -374,6 +374,9 @@ static void features(const pg_kernel *k, char *buf, size_t cap)
 	for (int a = 0; a < k->na; a++)
 		FEAT(k->a[a].strided, "strided");
 	FEAT(k->opencl, "opencl");
+	static const char *const kinds[] = {"matmul", "matmul_imperfect", "matvec", "transpose", "stencil1d",
+					    "stencil2d", "stencil3d", "two_index", "reduce_temp"};
+	snprintf(buf + strlen(buf), cap - strlen(buf), "kernel=%s ", kinds[k->kind % PG_NKINDS]);
 #undef FEAT
 	size_t n = strlen(buf);
 	if (n)
@@ -488,8 +491,20 @@ static int report_failure(pg_kernel *k, int native, verdict *v)
 	char feat[256], norm[600], sig[1024];
 	features(k, feat, sizeof feat);
 	normalize(v->msg, norm, sizeof norm);
-	if (v->cls == C_WRONG || v->cls == C_OOB)
-		snprintf(sig, sizeof sig, "%s|%s|%s|%s", cls_name[v->cls], v->engine, norm, feat);
+	if (v->cls == C_WRONG || v->cls == C_OOB) {
+		/* the features that change what the plan pass builds; not layouts, orders or the kernel */
+		static const char *const core[] = {"hierarchy", "trigger", "double_buffer", "max_elements",
+						   "runtime", "local", "private", "parallelize", "spmd",
+						   "balanced", "nontemporal", "unroll", "vectorize", "cache", "split"};
+		char cf[256] = "";
+		for (size_t i = 0; i < sizeof core / sizeof core[0]; i++) {
+			const char *f = strstr(feat, core[i]);
+			size_t n = strlen(core[i]);
+			if (f && (f[n] == ' ' || f[n] == 0) && (f == feat || f[-1] == ' '))
+				snprintf(cf + strlen(cf), sizeof cf - strlen(cf), "%s ", core[i]);
+		}
+		snprintf(sig, sizeof sig, "%s|%s|%s|%s", cls_name[v->cls], v->engine, norm, cf);
+	}
 	else
 		snprintf(sig, sizeof sig, "%s|%s|%s", cls_name[v->cls], v->engine, norm);
 	char fname[128];
