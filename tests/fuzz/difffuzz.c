@@ -275,6 +275,12 @@ static void test_kernel(const pg_kernel *k, int native, verdict *v)
 
 /* ------------------------------------------------------------------ findings */
 
+static int ends_with(const char *s, size_t n, const char *w)
+{
+	size_t m = strlen(w);
+	return n >= m && memcmp(s + n - m, w, m) == 0;
+}
+
 /* The message with numbers and quoted names blanked (the dedupe key). */
 static void normalize(const char *m, char *out, size_t cap)
 {
@@ -292,13 +298,17 @@ static void normalize(const char *m, char *out, size_t cap)
 			*cut = 0;
 		m = first;
 	}
-	for (const char *p = m; *p && n + 2 < cap; p++) {
+	for (const char *p = m; *p && n + 4 < cap; p++) {
 		if (*p >= '0' && *p <= '9') {
 			while (p[1] >= '0' && p[1] <= '9')
 				p++;
 			if (n && out[n - 1] == '-')
 				n--;
 			out[n++] = '#';
+		} else if (*p == '(' && (ends_with(out, n, "unroll") || ends_with(out, n, "vectorize") ||
+					 ends_with(out, n, "parallelize")) && strchr(p, ')')) {
+			p = strchr(p, ')'); /* the indices of a verb: unroll(?) */
+			out[n++] = '(', out[n++] = '?', out[n++] = ')';
 		} else if (*p == '\'') {
 			const char *q = strchr(p + 1, '\'');
 			if (q && q - p < 40) {
@@ -438,6 +448,8 @@ static int seen_before(const char *dir, const char *sig, const char *file)
 	return seen;
 }
 
+static void append_index(const char *dir, const char *fname, const verdict *v, const char *feat);
+
 static void write_finding(const char *dir, const char *fname, const char *text, const pg_kernel *k,
 			  const verdict *v, const char *feat, int index)
 {
@@ -456,8 +468,14 @@ static void write_finding(const char *dir, const char *fname, const char *text, 
 		fprintf(f, "# run-with: %s\n", rw);
 	fputs(text, f);
 	fclose(f);
-	if (!index)
-		return;
+	if (index)
+		append_index(dir, fname, v, feat);
+}
+
+/* One line of dir/INDEX.md (the table's head first when the file is new). */
+static void append_index(const char *dir, const char *fname, const verdict *v, const char *feat)
+{
+	char path[512];
 	snprintf(path, sizeof path, "%s/INDEX.md", dir);
 	int fd = open(path, O_RDWR | O_CREAT | O_APPEND, 0644);
 	if (fd < 0)
@@ -481,6 +499,85 @@ static void write_finding(const char *dir, const char *fname, const char *text, 
 	close(fd);
 }
 
+/* The dedupe key of a finding: class, engine, blanked message; for wrong results and oob also the
+ * features that change what the plan pass builds (not layouts, orders or the kernel). */
+static void sig_of(int cls, const char *engine, const char *msg, const char *feat, char *sig, size_t cap)
+{
+	char norm[600], cf[256] = "";
+	normalize(msg, norm, sizeof norm);
+	if (cls == C_WRONG || cls == C_OOB) {
+		static const char *const core[] = {"hierarchy", "trigger", "double_buffer", "max_elements",
+						   "runtime", "local", "private", "parallelize", "spmd",
+						   "balanced", "nontemporal", "unroll", "vectorize", "cache", "split"};
+		for (size_t i = 0; i < sizeof core / sizeof core[0]; i++) {
+			size_t n = strlen(core[i]);
+			for (const char *f = strstr(feat, core[i]); f; f = strstr(f + 1, core[i]))
+				if ((f[n] == ' ' || f[n] == 0) && (f == feat || f[-1] == ' ')) {
+					snprintf(cf + strlen(cf), sizeof cf - strlen(cf), "%s ", core[i]);
+					break;
+				}
+		}
+	}
+	snprintf(sig, cap, "%s|%s|%s|%s", cls_name[cls], engine, norm, cf);
+}
+
+/* Rebuild dir/INDEX.md and dir/.sigs from the findings' headers, moving duplicates (by sig_of)
+ * to dir/dups/. */
+static int reindex(const char *dir)
+{
+	char cmd[1200], path[1024];
+	snprintf(cmd, sizeof cmd, "ls '%s' | grep '\\.cachet$' | sort -t- -k2 -n", dir);
+	FILE *ls = popen(cmd, "r");
+	if (!ls)
+		return 2;
+	snprintf(path, sizeof path, "%s/.sigs", dir);
+	unlink(path);
+	snprintf(path, sizeof path, "%s/INDEX.md", dir);
+	unlink(path);
+	snprintf(path, sizeof path, "%s/dups", dir);
+	mkdir(path, 0755);
+	char name[256];
+	int kept = 0, moved = 0;
+	while (fgets(name, sizeof name, ls)) {
+		name[strcspn(name, "\n")] = 0;
+		snprintf(path, sizeof path, "%s/%s", dir, name);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue;
+		char line[2048], clsn[64] = "", eng[16] = "", feat[256] = "";
+		verdict v;
+		memset(&v, 0, sizeof v);
+		unsigned long long seed = 0;
+		while (fgets(line, sizeof line, f) && line[0] == '#') {
+			line[strcspn(line, "\n")] = 0;
+			sscanf(line, "# fuzz finding (tests/fuzz/difffuzz): seed %llu, class %63[^,], engine %15s", &seed, clsn, eng);
+			if (strncmp(line, "# message: ", 11) == 0)
+				snprintf(v.msg, sizeof v.msg, "%.590s", line + 11);
+			if (strncmp(line, "# features: ", 12) == 0)
+				snprintf(feat, sizeof feat, "%.250s", line + 12);
+		}
+		fclose(f);
+		for (int c = 0; c < C_NCLS; c++)
+			if (strcmp(clsn, cls_name[c]) == 0)
+				v.cls = c;
+		snprintf(v.engine, sizeof v.engine, "%s", eng);
+		char sig[1024];
+		sig_of(v.cls, v.engine, v.msg, feat, sig, sizeof sig);
+		if (seen_before(dir, sig, name)) {
+			char to[1024];
+			snprintf(to, sizeof to, "%s/dups/%s", dir, name);
+			rename(path, to);
+			moved++;
+			continue;
+		}
+		kept++;
+		append_index(dir, name, &v, feat);
+	}
+	pclose(ls);
+	printf("%d findings kept, %d duplicates moved to %s/dups\n", kept, moved, dir);
+	return 0;
+}
+
 /* A failure: minimize it, dedupe it, write it. Returns 1 when it is new. */
 static int report_failure(pg_kernel *k, int native, verdict *v)
 {
@@ -488,25 +585,9 @@ static int report_failure(pg_kernel *k, int native, verdict *v)
 		minimize(k, native, v);
 	static char text[65536];
 	pg_print(k, text, sizeof text);
-	char feat[256], norm[600], sig[1024];
+	char feat[256], sig[1024];
 	features(k, feat, sizeof feat);
-	normalize(v->msg, norm, sizeof norm);
-	if (v->cls == C_WRONG || v->cls == C_OOB) {
-		/* the features that change what the plan pass builds; not layouts, orders or the kernel */
-		static const char *const core[] = {"hierarchy", "trigger", "double_buffer", "max_elements",
-						   "runtime", "local", "private", "parallelize", "spmd",
-						   "balanced", "nontemporal", "unroll", "vectorize", "cache", "split"};
-		char cf[256] = "";
-		for (size_t i = 0; i < sizeof core / sizeof core[0]; i++) {
-			const char *f = strstr(feat, core[i]);
-			size_t n = strlen(core[i]);
-			if (f && (f[n] == ' ' || f[n] == 0) && (f == feat || f[-1] == ' '))
-				snprintf(cf + strlen(cf), sizeof cf - strlen(cf), "%s ", core[i]);
-		}
-		snprintf(sig, sizeof sig, "%s|%s|%s|%s", cls_name[v->cls], v->engine, norm, cf);
-	}
-	else
-		snprintf(sig, sizeof sig, "%s|%s|%s", cls_name[v->cls], v->engine, norm);
+	sig_of(v->cls, v->engine, v->msg, feat, sig, sizeof sig);
 	char fname[128];
 	snprintf(fname, sizeof fname, "%s-%llu.cachet", cls_name[v->cls], (unsigned long long)k->seed);
 	int fresh = 1;
@@ -635,7 +716,8 @@ static void usage(void)
 		"                [--native-every N] [--opencl-share P] [--out DIR] [--findings DIR]\n"
 		"                [--no-minimize] [--timeout S] [--cc CMD] [--checked 0|1] [--quiet]\n"
 		"       difffuzz --print SEED [--opencl-share P]     print the kernel of one seed\n"
-		"       difffuzz --file F.cachet [--engines ...]     check one file\n");
+		"       difffuzz --file F.cachet [--engines ...]     check one file\n"
+		"       difffuzz --reindex DIR                       rebuild DIR/INDEX.md, duplicates to DIR/dups\n");
 }
 
 int main(int argc, char **argv)
@@ -681,6 +763,8 @@ int main(int argc, char **argv)
 			print_seed = atol(val);
 		else if (ARG("--file"))
 			file = val;
+		else if (ARG("--reindex"))
+			return reindex(val);
 		else if (strcmp(a, "--no-minimize") == 0)
 			cfg.minimize = 0;
 		else if (strcmp(a, "--verbose") == 0)
