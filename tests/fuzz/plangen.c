@@ -599,7 +599,8 @@ static void gen_opencl(pg_kernel *k, rng *r)
 {
 	static const int64_t wg[] = {1, 2, 3, 4, 5, 8};
 	pg_band *bd = &k->b[0];
-	int npar = bd->norig > 1 && chance(r, 70) ? 2 : 1;
+	/* matvec's j is its reduction: parallel only over i (mostly; a refusal now and then) */
+	int npar = bd->norig > 1 && chance(r, k->kind == PG_MATVEC ? 5 : 70) ? 2 : 1;
 	int grp = 1;
 	for (int i = 0; i < bd->norig; i++) {
 		if (i >= npar && !chance(r, 50))
@@ -629,7 +630,7 @@ static void gen_opencl(pg_kernel *k, rng *r)
 		pg_cache *c = &k->c[ci];
 		int ro = k->a[ai].role == 0 || k->a[ai].role == 4;
 		/* between the last work-group loop and the first work-item loop */
-		int lastg = 0, firsti = n - 1;
+		int lastg = 0, firsti = n - 1, lasti = 0;
 		for (int i = 0; i < n; i++) {
 			for (int p = 0; p < npar; p++) {
 				if (strcmp(ord[i], bd->orig[p]) == 0 && i > lastg)
@@ -638,8 +639,11 @@ static void gen_opencl(pg_kernel *k, rng *r)
 				name_inner(wi, bd->orig[p]);
 				if (strcmp(ord[i], wi) == 0 && i < firsti)
 					firsti = i;
+				if (strcmp(ord[i], wi) == 0 && i > lasti)
+					lasti = i;
 			}
 		}
+		int writes = !(k->a[ai].role == 0 || k->a[ai].role == 4);
 		c->place = PG_INDEX;
 		if (chance(r, 55)) {
 			c->loc = 1;
@@ -650,7 +654,9 @@ static void gen_opencl(pg_kernel *k, rng *r)
 				c->dbuf = 1;
 		} else {
 			c->loc = chance(r, 80) ? 2 : 0;
-			memcpy(c->index, ord[rint_(r, n)], PG_NAME);
+			/* a private cache that writes back belongs inside the work-item loops (mostly) */
+			int lo = writes && lasti + 1 < n && chance(r, 80) ? lasti + 1 : 0;
+			memcpy(c->index, ord[lo + rint_(r, n - lo)], PG_NAME);
 		}
 		if (chance(r, 20))
 			random_layout(r, k->a[ai].rank, &c->layout, c->perm);
@@ -660,9 +666,21 @@ static void gen_opencl(pg_kernel *k, rng *r)
 	if (chance(r, 15)) {
 		char ord[3 * PG_MAXBI][PG_NAME];
 		int n = array_order(k, 0, ord);
+		/* not a work-group or work-item loop (mostly) */
+		int cand[3 * PG_MAXBI], nc = 0;
+		for (int i = 0; i < n; i++) {
+			int par = 0;
+			for (int p = 0; p < npar; p++) {
+				char wi[PG_NAME];
+				name_inner(wi, bd->orig[p]);
+				par |= strcmp(ord[i], bd->orig[p]) == 0 || strcmp(ord[i], wi) == 0;
+			}
+			if (!par || chance(r, 5))
+				cand[nc++] = i;
+		}
 		int v = add_verb(k, chance(r, 50) ? PG_UNROLL : PG_VECTORIZE);
 		k->v[v].n = 1;
-		memcpy(k->v[v].idx[0], ord[n - 1], PG_NAME);
+		memcpy(k->v[v].idx[0], ord[nc ? cand[nc - 1 - rint_(r, nc > 1 ? 2 : 1)] : n - 1], PG_NAME);
 	}
 }
 
