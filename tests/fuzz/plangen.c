@@ -418,7 +418,7 @@ static int add_cache(pg_kernel *k, int array, int parent)
 	memcpy(pn, parent < 0 ? an : k->c[parent].name, PG_NAME);
 	snprintf(c->src, sizeof c->src, "%s", pn);
 	if (parent < 0)
-		snprintf(c->name, sizeof c->name, "%s%s", an, an);
+		snprintf(c->name, sizeof c->name, "%.11s%.11s", an, an);
 	else
 		snprintf(c->name, sizeof c->name, "%.20s%c", pn, an[0]);
 	/* unique even for two-letter arrays (C1C1 -> C1C1C) */
