@@ -558,11 +558,71 @@ static int has_output_only(const pg_kernel *k)
 	return 0;
 }
 
+/* The written array of each template and the original index of each of its dimensions ("" where
+ * vectorizing it cannot work: a loop nest lies inside). */
+static const struct {
+	const char *array;
+	const char *dims[3];
+} written[PG_NKINDS] = {
+	[PG_MATMUL] = {"C", {"i", "j", ""}},     [PG_MATMUL_IMP] = {"C", {"", "", ""}},
+	[PG_MATVEC] = {"Y", {"i", "", ""}},      [PG_TRANSPOSE] = {"B", {"j", "i", ""}},
+	[PG_ST1] = {"B", {"x", "", ""}},         [PG_ST2] = {"B", {"x", "y", ""}},
+	[PG_ST3] = {"B", {"x", "y", "z"}},       [PG_TWOIDX] = {"B", {"", "b", ""}},
+	[PG_REDTEMP] = {"Y", {"m", "", ""}},
+};
+
+/* Vectorize the written array's contiguous index: its innermost split moved to the end of its band
+ * (a legal reorder), so the loop is innermost and the written accesses contiguous. 0 when the
+ * template has no such loop. */
+static int smart_vectorize(pg_kernel *k, rng *r)
+{
+	int ai = -1;
+	for (int i = 0; i < k->na; i++)
+		if (strcmp(k->a[i].name, written[k->kind].array) == 0)
+			ai = i;
+	if (ai < 0)
+		return 0;
+	const pg_array *a = &k->a[ai];
+	int d = a->layout == 2 ? 0 : a->layout == 3 ? a->perm[a->rank - 1] : a->rank - 1;
+	const char *orig = written[k->kind].dims[d];
+	int b = -1;
+	for (int i = 0; orig[0] && i < k->nb; i++)
+		for (int j = 0; j < k->b[i].norig; j++)
+			if (strcmp(k->b[i].orig[j], orig) == 0)
+				b = i;
+	if (b < 0)
+		return 0;
+	char inner[PG_NAME];
+	snprintf(inner, sizeof inner, "%s", orig);
+	for (int s = 0; s < k->ns; s++) /* splits come after their parents */
+		if (k->s[s].alive && strcmp(k->s[s].parent, inner) == 0)
+			memcpy(inner, k->s[s].inner, PG_NAME);
+	char ord[PG_MAXBI][PG_NAME];
+	int n = pg_band_order(k, b, ord), m = 0;
+	pg_band *bd = &k->b[b];
+	for (int i = 0; i < n; i++)
+		if (strcmp(ord[i], inner) != 0)
+			memcpy(bd->ord[m++], ord[i], PG_NAME);
+	memcpy(bd->ord[m++], inner, PG_NAME);
+	bd->nord = m;
+	bd->reorder = 1;
+	int v = add_verb(k, PG_VECTORIZE);
+	if (v < 0)
+		return 0;
+	memcpy(k->v[v].idx[0], inner, PG_NAME);
+	k->v[v].n = 1;
+	if (a->role == 1 && chance(r, 40))
+		k->v[v].nontemporal = 1;
+	return 1;
+}
+
 static void gen_host_verbs(pg_kernel *k, rng *r)
 {
 	char ord[3 * PG_MAXBI][PG_NAME];
 	int ai = rint_(r, k->na), n = array_order(k, ai, ord);
-	if (n > 0 && chance(r, 30)) {
+	if (chance(r, 25) && smart_vectorize(k, r)) {
+		n = array_order(k, ai, ord);
+	} else if (n > 0 && chance(r, 15)) {
 		int v = add_verb(k, PG_VECTORIZE);
 		memcpy(k->v[v].idx[0], ord[n - 1], PG_NAME);
 		k->v[v].n = 1;
