@@ -53,6 +53,7 @@ typedef struct config {
 	const char *ccwrap;
 	char cachedir[256];
 	int checked;
+	int jobs;         /* worker processes */
 } config;
 
 static config cfg;
@@ -635,13 +636,13 @@ static void summary(const tally *t, double secs)
 	printf("%s\n", any ? "" : " none");
 }
 
-static int campaign(void)
+/* Worker w of jobs: kernels seed + w, seed + w + jobs, ... into t. */
+static void run_share(int w, int jobs, tally *t)
 {
-	tally t;
-	memset(&t, 0, sizeof t);
+	memset(t, 0, sizeof *t);
 	double t0 = now(), last = t0;
 	long accepted_seen = 0;
-	for (long i = 0; cfg.count <= 0 || i < cfg.count; i++) {
+	for (long i = w; cfg.count <= 0 || i < cfg.count; i += jobs) {
 		if (cfg.seconds > 0 && now() - t0 >= cfg.seconds)
 			break;
 		pg_kernel k;
@@ -650,29 +651,75 @@ static int campaign(void)
 			     (accepted_seen % cfg.native_every) == 0;
 		verdict v;
 		test_kernel(&k, native, &v);
-		t.tried++;
+		t->tried++;
 		if (v.accepted)
 			accepted_seen++;
 		for (int e = 0; e < E_NENG; e++)
-			t.verified[e] += v.verified[e];
+			t->verified[e] += v.verified[e];
 		if (cfg.verbose)
 			printf("seed %llu: %s (%s) %s\n", (unsigned long long)k.seed, cls_name[v.cls], v.engine, v.msg);
 		if (v.cls == C_REJECT)
-			t.rejected++;
+			t->rejected++;
 		else if (v.accepted)
-			t.accepted++;
+			t->accepted++;
 		if (v.cls == C_LIMIT)
-			t.limit++;
+			t->limit++;
 		if (is_failure(v.cls)) {
-			t.failed++;
-			t.bycls[v.cls]++;
-			t.newfail += report_failure(&k, native, &v);
+			t->failed++;
+			t->bycls[v.cls]++;
+			t->newfail += report_failure(&k, native, &v);
 		}
 		if (!cfg.quiet && now() - last >= 10) {
 			last = now();
-			printf("[%.0f s] %ld kernels, %ld accepted, %ld failed (%ld new)\n", last - t0, t.tried,
-			       t.accepted, t.failed, t.newfail);
+			char who[32] = "";
+			if (jobs > 1)
+				snprintf(who, sizeof who, ", worker %d", w);
+			printf("[%.0f s%s] %ld kernels, %ld accepted, %ld failed (%ld new)\n", last - t0, who, t->tried,
+			       t->accepted, t->failed, t->newfail);
 			fflush(stdout);
+		}
+	}
+}
+
+/* The campaign, on cfg.jobs worker processes; one summary. */
+static int campaign(void)
+{
+	tally t, part;
+	double t0 = now();
+	if (cfg.jobs <= 1) {
+		run_share(0, 1, &t);
+	} else {
+		memset(&t, 0, sizeof t);
+		int fds[64];
+		pid_t pids[64];
+		for (int w = 0; w < cfg.jobs; w++) {
+			int fd[2];
+			if (pipe(fd) != 0)
+				return 2;
+			fflush(stdout);
+			pids[w] = fork();
+			if (pids[w] == 0) {
+				close(fd[0]);
+				run_share(w, cfg.jobs, &part);
+				ssize_t wr = write(fd[1], &part, sizeof part);
+				_exit(wr == (ssize_t)sizeof part ? 0 : 1);
+			}
+			close(fd[1]);
+			fds[w] = fd[0];
+		}
+		for (int w = 0; w < cfg.jobs; w++) {
+			memset(&part, 0, sizeof part);
+			if (read(fds[w], &part, sizeof part) != (ssize_t)sizeof part)
+				part.failed++, part.bycls[C_CRASH]++; /* a worker lost: count it */
+			close(fds[w]);
+			if (pids[w] > 0)
+				waitpid(pids[w], NULL, 0);
+			t.tried += part.tried, t.rejected += part.rejected, t.accepted += part.accepted;
+			t.limit += part.limit, t.failed += part.failed, t.newfail += part.newfail;
+			for (int e = 0; e < E_NENG; e++)
+				t.verified[e] += part.verified[e];
+			for (int c = 0; c < C_NCLS; c++)
+				t.bycls[c] += part.bycls[c];
 		}
 	}
 	summary(&t, now() - t0);
@@ -716,7 +763,7 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: difffuzz [--seed S] [--count N] [--seconds T] [--engines interp,native,opencl]\n"
 		"                [--native-every N] [--opencl-share P] [--out DIR] [--findings DIR]\n"
-		"                [--no-minimize] [--timeout S] [--cc CMD] [--checked 0|1] [--quiet]\n"
+		"                [--no-minimize] [--timeout S] [--cc CMD] [--checked 0|1] [--jobs J] [--verbose] [--quiet]\n"
 		"       difffuzz --print SEED [--opencl-share P]     print the kernel of one seed\n"
 		"       difffuzz --file F.cachet [--engines ...]     check one file\n"
 		"       difffuzz --reindex DIR                       rebuild DIR/INDEX.md, duplicates to DIR/dups\n");
@@ -755,6 +802,8 @@ int main(int argc, char **argv)
 			cfg.out = val;
 		else if (ARG("--findings"))
 			cfg.findings = val;
+		else if (ARG("--jobs"))
+			cfg.jobs = atoi(val) < 1 ? 1 : atoi(val) > 64 ? 64 : atoi(val);
 		else if (ARG("--timeout"))
 			cfg.timeout = atoi(val);
 		else if (ARG("--cc"))
