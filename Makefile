@@ -209,7 +209,8 @@ $(BUILD)/fuzz/difffuzz: tests/fuzz/difffuzz.c tests/fuzz/plangen.c tests/fuzz/pl
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(FUZZ_CHECKED) $(CFLAGS) -o $@ tests/fuzz/difffuzz.c tests/fuzz/plangen.c $(BUILD)/libcachet.a $(LDSAN) $(EXTRA_LIBS) $(LDLIBS)
 
-# make fuzz-plans SECONDS=N [SEED=S] [ENGINES=interp,native,opencl] [FINDINGS=DIR] [JOBS=J]: the long
+# make fuzz-plans SECONDS=N [SEED=S] [ENGINES=interp,native,opencl] [FINDINGS=DIR] [JOBS=J]
+# [NATIVE_EVERY=N] (default 10: every 10th accepted kernel also natively / on OpenCL): the long
 # differential campaign; the seed defaults to the clock (make check uses seeds 1..3000); minimized
 # findings go to FINDINGS (default $(BUILD)/fuzz-findings) with an INDEX.md
 .PHONY: fuzz-plans
@@ -217,4 +218,4 @@ FUZZ_ENGINES := interp,native
 fuzz-plans: $(BUILD)/fuzz/difffuzz
 	nice -n 10 ./$(BUILD)/fuzz/difffuzz --seconds $(or $(SECONDS),600) --seed $(or $(SEED),$(shell date +%s)) \
 		--engines $(or $(ENGINES),$(FUZZ_ENGINES)) --out $(or $(FINDINGS),$(BUILD)/fuzz-findings) \
-		--jobs $(or $(JOBS),1) $(FUZZ_ARGS)
+		--jobs $(or $(JOBS),1) --native-every $(or $(NATIVE_EVERY),10) $(FUZZ_ARGS)
