@@ -227,6 +227,14 @@ static void decorate(pg_kernel *k, rng *r)
 		if (a->role != 3 && chance(r, 8))
 			a->strided = 1;
 	}
+	/* an f32 array the kernel writes (a temp read back later) rounds what follows to f32, while an
+	 * f64 output is verified to 1e-10: then every written float array is f32 */
+	int f32w = 0;
+	for (int i = 0; i < k->na; i++)
+		f32w |= k->a[i].role != 0 && k->a[i].role != 4 && k->a[i].dtype == 0;
+	for (int i = 0; f32w && i < k->na; i++)
+		if (k->a[i].role != 0 && k->a[i].role != 4 && k->a[i].dtype == 1)
+			k->a[i].dtype = 0;
 	for (int i = 0; i < k->np; i++)
 		if (chance(r, 10))
 			k->p[i].runtime = 1;
