@@ -203,8 +203,6 @@ static void check_kernel(const char *text, size_t len, const pg_kernel *pk, int 
 	}
 	v->cls = C_PASS;
 done:
-	if (v->cls == C_LIMIT) /* a device or size limit at run time: not a finding */
-		v->cls = C_LIMIT;
 	ct_kernel_free(k);
 	ct_ctx_free(ctx);
 }
@@ -602,8 +600,8 @@ static int report_failure(pg_kernel *k, int native, verdict *v)
 	if (cfg.findings && !seen_before(cfg.findings, sig, fname))
 		write_finding(cfg.findings, fname, text, k, v, feat, 1);
 	if (!cfg.quiet)
-		printf("FAIL seed %llu: %s (%s): %s%s%s\n", (unsigned long long)k->seed, cls_name[v->cls], v->engine,
-		       v->msg, fresh ? "" : " [seen]", cfg.out && fresh ? "" : "");
+		printf("FAIL seed %llu: %s (%s): %s%s\n", (unsigned long long)k->seed, cls_name[v->cls], v->engine,
+		       v->msg, fresh ? "" : " [seen]");
 	return fresh;
 }
 
