@@ -99,35 +99,52 @@ out:
 	return st;
 }
 
-ct_status ct_kernel_predict(ct_kernel *k, const char *spec_text, ct_predict_result *r)
+ct_status predict_run(ct_kernel *k, const char *spec_text, sim_spec *spec, ct_looptree **tp,
+                      model_result *m, ct_predict_result *r)
 {
-	if (!k || !r)
-		return CT_ERR_USAGE;
 	ct_ctx *ctx = k->ctx;
 	memset(r, 0, sizeof *r);
+	memset(m, 0, sizeof *m);
+	*tp = NULL;
 	if (ir_kernel_ready(k) != CT_OK)
 		return CT_ERR_USAGE;
 	for (int i = 0; i < k->nparams; i++)
 		if (k->params[i].runtime && !k->params[i].has_value)
 			return ct_error(ctx, CT_ERR_USAGE, "runtime param '%s' needs a value (-D %s=VALUE)",
 			                k->params[i].name, k->params[i].name);
-	sim_spec spec;
-	ct_status st = spec_text ? sim_spec_parse(ctx, spec_text, &spec) : sim_machine_spec(ctx, &spec);
+	ct_status st = spec_text ? sim_spec_parse(ctx, spec_text, spec) : sim_machine_spec(ctx, spec);
 	if (st)
 		return st;
 	ct_looptree *t = ct_kernel_lower(k, 1);
 	if (!t)
 		return ct_ctx_last_status(ctx);
-	model_result m;
 	double t0 = ct_now();
-	st = model_analyse(t, &spec, &m);
+	st = model_analyse(t, spec, m);
 	double secs = ct_now() - t0;
 	if (!st)
-		st = fill_result(t, &spec, &m, r);
+		st = fill_result(t, spec, m, r);
 	r->seconds = secs;
+	if (st) {
+		model_result_free(m);
+		ct_predict_result_free(r);
+		ct_looptree_free(t);
+		return st;
+	}
+	*tp = t;
+	return CT_OK;
+}
+
+ct_status ct_kernel_predict(ct_kernel *k, const char *spec_text, ct_predict_result *r)
+{
+	if (!k || !r)
+		return CT_ERR_USAGE;
+	sim_spec spec;
+	ct_looptree *t;
+	model_result m;
+	ct_status st = predict_run(k, spec_text, &spec, &t, &m, r);
+	if (st)
+		return st;
 	model_result_free(&m);
 	ct_looptree_free(t);
-	if (st)
-		ct_predict_result_free(r);
-	return st;
+	return CT_OK;
 }
