@@ -475,14 +475,30 @@ typedef struct ct_predict_result {
 	double seconds;           /* time of the model itself */
 	int narrays;
 	ct_model_ref *arrays;     /* free with ct_predict_result_free */
+	/* Appended (issue #20): where each level's counts come from, a ct_count_source. */
+	int source[CT_SIM_MAX_LEVELS];
+	double simulate_seconds;  /* time of the fallback simulation (0 without one) */
 } ct_predict_result;
+
+/* Where ct_kernel_predict's count of a level comes from. The model predicts
+ * fully associative levels; a set-associative level (more than one set) is
+ * simulated exactly instead when the kernel makes at most
+ * CT_PREDICT_SIM_MAX accesses (its per-array counts too), and otherwise
+ * predicted as if fully associative, which misses its conflict misses. */
+typedef enum ct_count_source {
+	CT_SOURCE_MODEL = 0,      /* the stack-distance model */
+	CT_SOURCE_SIMULATOR = 1,  /* set-associative: the exact simulator (exact) */
+	CT_SOURCE_FA_ESTIMATE = 2 /* set-associative, trace too long: the model as if fully associative (not exact) */
+} ct_count_source;
+#define CT_PREDICT_SIM_MAX ((int64_t)1 << 21)
 
 /* Predict the misses of kernel k (every runtime param set) for the LRU
  * levels of spec (as ct_kernel_simulate; NULL = this machine's caches)
  * with the stack-distance model (docs/MODEL.md), without walking the
  * trace: the counts of reuse partitions come from footprints of loop
  * iterations and their distances from the footprints between source and
- * target. Set-associative levels are predicted as fully associative. */
+ * target. Set-associative levels are simulated or predicted as fully
+ * associative: r->source says which (ct_count_source). */
 CT_API ct_status ct_kernel_predict(CT_KEEP ct_kernel *k, CT_KEEP const char *spec, CT_KEEP ct_predict_result *r);
 CT_API void ct_predict_result_free(CT_KEEP ct_predict_result *r);
 
@@ -1180,7 +1196,9 @@ typedef enum ct_carrier {
 	CT_CARRIER_NONE = 0,     /* no capacity misses at this level */
 	CT_CARRIER_LOOP = 1,     /* an earlier iteration of the loop `carried_by` */
 	CT_CARRIER_SIBLING = 2,  /* an earlier child of one iteration of loop `carried_by` (NULL: of the run) */
-	CT_CARRIER_STMT = 3      /* an earlier access of the same statement execution */
+	CT_CARRIER_STMT = 3,     /* an earlier access of the same statement execution */
+	CT_CARRIER_CONFLICT = 4  /* a simulated set-associative level: misses beyond the cold ones
+	                            where a fully associative cache would have none (conflicts) */
 } ct_carrier;
 
 /* How a reference's counts were obtained from the model's per-array counts. */

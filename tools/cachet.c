@@ -862,6 +862,8 @@ static void print_json_counts(const int64_t *v, int n)
 /* `predict --json`: CLI.md's object; s (may be NULL) adds the simulator's
  * counts per level and per array. */
 static void print_refs_json(const ct_ref_table *t, int nlevels);
+/* ct_count_source as JSON and text say it. */
+static const char *const source_names[] = {"model", "simulator", "fully associative estimate"};
 static void print_predict_json(const ct_kernel *k, const ct_predict_result *r, const ct_sim_result *s,
                                const ct_ref_table *t)
 {
@@ -872,11 +874,14 @@ static void print_predict_json(const ct_kernel *k, const ct_predict_result *r, c
 		       l ? ", " : "", (long long)r->level[l].size, (long long)r->level[l].line,
 		       (long long)r->level[l].ways, (long long)r->level[l].misses,
 		       r->level[l].exact ? "true" : "false");
+		printf(", \"source\": \"%s\"", source_names[r->source[l]]);
 		if (s)
 			printf(", \"simulated_misses\": %lld", (long long)s->level[l].misses);
 		printf("}");
 	}
 	printf("], \"model_seconds\": %.6g", r->seconds);
+	if (r->simulate_seconds > 0)
+		printf(", \"fallback_seconds\": %.6g", r->simulate_seconds);
 	if (s)
 		printf(", \"simulate_seconds\": %.6g", s->seconds);
 	printf(", \"references\": [");
@@ -908,18 +913,31 @@ static void print_predict_text(const ct_kernel *k, const ct_predict_result *r, c
 	       r->seconds * 1e3);
 	if (s)
 		printf(", simulated in %.3f s", s->seconds);
-	printf("\n  level  %10s %5s %4s %14s %8s %6s%s\n", "bytes", "line", "ways", "misses", "(%)",
-	       "exact", s ? "      simulated" : "");
+	printf("\n  level  %10s %5s %4s %14s %8s %6s %-*s%s\n", "bytes", "line", "ways", "misses", "(%)",
+	       "exact", s ? 10 : 0, "source", s ? "      simulated" : "");
 	for (int l = 0; l < r->nlevels; l++) {
 		printf("  L%-5d %10lld %5lld %4lld %14lld %7.2f%% %6s", l + 1, (long long)r->level[l].size,
 		       (long long)r->level[l].line, (long long)r->level[l].ways,
 		       (long long)r->level[l].misses,
 		       r->accesses ? 100.0 * (double)r->level[l].misses / (double)r->accesses : 0.0,
 		       r->level[l].exact ? "yes" : "no");
+		printf(" %-*s", s ? 10 : 0, r->source[l] == CT_SOURCE_SIMULATOR ? "simulator"
+		                 : r->source[l] == CT_SOURCE_FA_ESTIMATE ? "FA-model" : "model");
 		if (s)
 			printf(" %14lld", (long long)s->level[l].misses);
 		printf("\n");
 	}
+	for (int l = 0; l < r->nlevels; l++)
+		if (r->source[l] == CT_SOURCE_SIMULATOR) {
+			printf("  (set-associative levels: the model predicts fully associative caches only, so "
+			       "they were simulated exactly, in %.3f ms)\n", r->simulate_seconds * 1e3);
+			break;
+		} else if (r->source[l] == CT_SOURCE_FA_ESTIMATE) {
+			printf("  (set-associative levels: the model predicts fully associative caches only and "
+			       "the trace is too long to simulate (over %lld accesses): predicted as fully "
+			       "associative, conflict misses not counted)\n", (long long)CT_PREDICT_SIM_MAX);
+			break;
+		}
 	printf("  array      stmt refs       accesses  exact  misses per level%s\n",
 	       s ? " (simulated)" : "");
 	for (int a = 0; a < r->narrays; a++) {
@@ -951,6 +969,9 @@ static const char *carrier_text(const ct_ref_misses *m, int l, char *buf, size_t
 		break;
 	case CT_CARRIER_STMT:
 		snprintf(buf, cap, "statement");
+		break;
+	case CT_CARRIER_CONFLICT:
+		snprintf(buf, cap, "conflicts");
 		break;
 	default:
 		snprintf(buf, cap, "-");
@@ -1618,8 +1639,8 @@ static const command commands[] = {
 	{"predict", "predict a kernel's cache misses with the stack-distance model (no trace)",
 	 "cachet predict FILE [-D ...] [--cache SPEC] [--simulate] [--per-ref] [--json]",
 	 "  --cache SPEC    cache levels SIZE:LINE[:WAYS],... as for simulate; default: this\n"
-	 "                  machine's caches (set-associative levels are predicted as fully\n"
-	 "                  associative)\n"
+	 "                  machine's caches (set-associative levels are simulated exactly up\n"
+	 "                  to 2M accesses, else predicted as fully associative; `source` says)\n"
 	 "  --simulate      also run the exact simulator and print its counts side by side\n"
 	 "  --per-ref       also one row per source reference (FILE:LINE:COL), most misses\n"
 	 "                  first: accesses, misses and cold misses per level, and the loop\n"

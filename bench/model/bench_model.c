@@ -860,7 +860,7 @@ static bool random_report(const rk_stats *s, const options *o)
 	}
 	qsort(t, (size_t)n, sizeof *t, cmp_double);
 	qsort(by, (size_t)n, sizeof *by, cmp_err_desc);
-	double p50 = t[n / 2], p99 = t[(int)((double)(n - 1) * 0.99)], tmax = t[n - 1];
+	double p50 = t[n / 2], p99 = t[(int)((double)(n - 1) * 0.99)], tmax = t[n - 1]; /* t is scratch below */
 	double exact_pct = 100.0 * s->equal / n, mean = sum / n;
 	printf("random cases: %d (seed %llu; %d generated schedules refused by the checker and replaced, "
 	       "%d model or simulator failures)\n",
@@ -870,7 +870,8 @@ static bool random_report(const rk_stats *s, const options *o)
 	printf("  error: mean %.4f%%, max %.2f%%\n", mean, max);
 	printf("  model time (thread CPU, lowering included): p50 %.3f ms, p99 %.3f ms, max %.3f ms\n", p50, p99,
 	       tmax);
-	printf("\n  %-24s %7s %9s %9s %10s %10s\n", "family", "cases", "not exact", "claimed", "mean err", "max err");
+	printf("\n  %-24s %7s %9s %9s %10s %10s %9s %9s\n", "family", "cases", "not exact", "claimed", "mean err",
+	       "max err", "p99 ms", "max ms");
 	for (int f = 0; f < RK_NFAM; f++) {
 		int cnt = 0, ne = 0, cl = 0;
 		double fs = 0, fm = 0;
@@ -878,13 +879,40 @@ static bool random_report(const rk_stats *s, const options *o)
 			const rk_result *x = &s->res[i];
 			if (x->family != f)
 				continue;
+			t[cnt] = x->model_s * 1e3;
 			cnt++;
 			ne += x->predicted != x->simulated;
 			cl += x->claimed_exact;
 			fs += x->err_pct;
 			fm = x->err_pct > fm ? x->err_pct : fm;
 		}
-		printf("  %-24s %7d %9d %9d %9.4f%% %9.2f%%\n", rk_family_name[f], cnt, ne, cl, cnt ? fs / cnt : 0.0, fm);
+		qsort(t, (size_t)cnt, sizeof *t, cmp_double);
+		printf("  %-24s %7d %9d %9d %9.4f%% %9.2f%% %9.3f %9.3f\n", rk_family_name[f], cnt, ne, cl,
+		       cnt ? fs / cnt : 0.0, fm, cnt ? t[(int)((double)(cnt - 1) * 0.99)] : 0.0, cnt ? t[cnt - 1] : 0.0);
+	}
+	/* by capacity in lines: the inexact cases are the tiny ones */
+	printf("\n  %-24s %7s %9s %10s\n", "capacity (lines)", "cases", "not exact", "max err");
+	static const int64_t cap_hi[] = {4, 8, 32, 128, 512, INT64_MAX};
+	for (int b = 0; b < 6; b++) {
+		int64_t lo = b ? cap_hi[b - 1] + 1 : 1;
+		int cnt = 0, ne = 0;
+		double fm = 0;
+		for (int i = 0; i < n; i++) {
+			long long size = 0, line = 1;
+			sscanf(s->res[i].kernel.spec, "%lld:%lld", &size, &line);
+			int64_t lines = size / line;
+			if (lines < lo || lines > cap_hi[b])
+				continue;
+			cnt++;
+			ne += s->res[i].predicted != s->res[i].simulated;
+			fm = s->res[i].err_pct > fm ? s->res[i].err_pct : fm;
+		}
+		char label[64];
+		if (cap_hi[b] == INT64_MAX)
+			snprintf(label, sizeof label, "%lld ..", (long long)lo);
+		else
+			snprintf(label, sizeof label, "%lld .. %lld", (long long)lo, (long long)cap_hi[b]);
+		printf("  %-24s %7d %9d %9.2f%%\n", label, cnt, ne, fm);
 	}
 	/* errors by line size: short lines were the worst in the issue */
 	printf("\n  %-24s %7s %9s %10s\n", "line", "cases", "not exact", "max err");

@@ -25,6 +25,7 @@ typedef struct pr {
 	ct_looptree *t;
 	const sim_spec *spec;
 	const model_result *m;
+	const ct_predict_result *r;
 	uref *u;
 	int nu, capu;
 	interp_ref *refs;
@@ -319,6 +320,18 @@ static void carrier_of(const pr *p, const model_lines *ml, int64_t lines, int a,
 	}
 }
 
+/* The misses of storage a at level l: the model's, or the fallback simulation's for a simulated
+ * set-associative level (ct_predict_result lists the storages with accesses, in order). */
+static int64_t level_misses(const pr *p, const model_lines *ml, int64_t lines, int l, int a)
+{
+	if (p->r->source[l] != CT_SOURCE_SIMULATOR)
+		return model_misses(ml, lines, a, NULL);
+	int e = 0;
+	for (int b = 0; b < a; b++)
+		e += p->m->array_accesses[b] != 0;
+	return p->m->array_accesses[a] && e < p->r->narrays ? p->r->arrays[e].misses[l] : 0;
+}
+
 static int cmp_rows(const void *x, const void *y)
 {
 	const ct_ref_misses *a = x, *b = y;
@@ -379,7 +392,7 @@ static ct_status fill_table(pr *p, int split, ct_ref_table *tab)
 		const model_lines *ml = model_for_line(p->m, sl->line);
 		int64_t lines = sl->size / sl->line;
 		for (int a = 0; a < p->t->narrays; a++) {
-			int64_t miss = model_misses(ml, lines, a, NULL), cold = 0;
+			int64_t miss = level_misses(p, ml, lines, l, a), cold = 0;
 			for (int i = 0; ml && i < ml->nparts; i++)
 				if (ml->parts[i].array == a && ml->parts[i].kind == MR_COLD)
 					cold += ml->parts[i].count;
@@ -405,8 +418,12 @@ static ct_status fill_table(pr *p, int split, ct_ref_table *tab)
 					/* a share of cold misses never above the row's misses */
 					int64_t c = share[i] < tab->refs[i].misses[l] ? share[i] : tab->refs[i].misses[l];
 					tab->refs[i].cold[l] = c;
-					if (c == tab->refs[i].misses[l])
-						tab->refs[i].carrier[l] = CT_CARRIER_NONE, tab->refs[i].carried_by[l] = NULL;
+					if (c == tab->refs[i].misses[l]) {
+						tab->refs[i].carrier[l] = CT_CARRIER_NONE;
+						tab->refs[i].carried_by[l] = NULL;
+					} else if (kind == CT_CARRIER_NONE && p->r->source[l] == CT_SOURCE_SIMULATOR) {
+						tab->refs[i].carrier[l] = CT_CARRIER_CONFLICT;
+					}
 				}
 		}
 	}
@@ -434,7 +451,7 @@ ct_status ct_kernel_predict_refs(ct_kernel *k, const char *spec_text, int64_t si
 	memset(tab, 0, sizeof *tab);
 	sim_spec spec;
 	model_result m;
-	pr p = {.ctx = k->ctx, .k = k, .spec = &spec, .m = &m};
+	pr p = {.ctx = k->ctx, .k = k, .spec = &spec, .m = &m, .r = r};
 	ct_status st = predict_run(k, spec_text, &spec, &p.t, &m, r);
 	if (st)
 		return st;

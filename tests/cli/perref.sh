@@ -44,7 +44,7 @@ PY
 # ---------------------------------------------------------------- every example (table)
 for f in examples/*.cachet; do
 	defs=$(grep -m1 '^# run-with:' "$f" | sed 's/^# run-with://')
-	for spec in 2K:32,16K:64 1K:8; do
+	for spec in 2K:32,16K:64 1K:8 4K:64:4; do
 		if ! "$CACHET" predict "$f" $defs --cache "$spec" --per-ref --json >"$tmp/j" 2>"$tmp/e"; then
 			bad "per-ref $f $spec: failed: $(head -c 200 "$tmp/e")"
 			continue

@@ -186,8 +186,18 @@ static void test_partition_sums(void)
 		}
 		ct_looptree_free(t);
 		ct_predict_result pr;
-		CHECK(ct_kernel_predict(k, "4K:64:4", &pr) == CT_OK);
-		CHECK(!pr.level[0].exact && pr.level[0].ways == 4);
+		/* a set-associative level is simulated exactly (the trace is short) */
+		CHECK(ct_kernel_predict(k, "4K:64:4,4K:64", &pr) == CT_OK);
+		CHECK(pr.level[0].exact && pr.level[0].ways == 4 && pr.source[0] == CT_SOURCE_SIMULATOR);
+		CHECK(pr.source[1] == CT_SOURCE_MODEL);
+		ct_sim_result sr;
+		CHECK(ct_kernel_simulate(k, "4K:64:4", &sr) == CT_OK);
+		CHECK(pr.level[0].misses == sr.level[0].misses);
+		int64_t sum = 0;
+		for (int a = 0; a < pr.narrays; a++)
+			sum += pr.arrays[a].misses[0];
+		CHECK(sum == pr.level[0].misses);
+		ct_sim_result_free(&sr);
 		ct_predict_result_free(&pr);
 		ct_kernel_free(k);
 	}
