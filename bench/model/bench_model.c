@@ -930,12 +930,27 @@ static bool random_report(const rk_stats *s, const options *o)
 		}
 		printf("  %-24s %7d %9d %9.2f%%\n", lines[l] + 1, cnt, ne, fm);
 	}
-	printf("\n  the worst cases:\n");
-	for (int i = 0; i < n && i < 5 && by[i]->err_pct > 0; i++) {
+	printf("\n  the worst case of each family that has one:\n");
+	for (int f = 0; f < RK_NFAM; f++) {
+		int i = 0;
+		while (i < n && by[i]->family != f)
+			i++;
+		if (i == n || by[i]->err_pct <= 0)
+			continue;
 		const rk_result *x = by[i];
 		printf("  -- %s, cache %s: model %lld, simulator %lld (%.2f%%, claimed exact: %s)\n%s",
 		       rk_family_name[x->family], x->kernel.spec, (long long)x->predicted, (long long)x->simulated,
 		       x->err_pct, x->claimed_exact ? "yes" : "no", x->kernel.src);
+	}
+	printf("\n  the slowest case of each family (model time):\n");
+	for (int f = 0; f < RK_NFAM; f++) {
+		const rk_result *w = NULL;
+		for (int i = 0; i < n; i++)
+			if (s->res[i].family == f && (!w || s->res[i].model_s > w->model_s))
+				w = &s->res[i];
+		if (w)
+			printf("  -- %s, cache %s: %.3f ms\n%s", rk_family_name[f], w->kernel.spec, w->model_s * 1e3,
+			       w->kernel.src);
 	}
 	bool ok = s->wrong_claims == 0;
 	printf("\n  targets (issue #20): never claims exact wrongly %s; exact >= %.0f%%: %s; max error <= %.0f%%: %s; "
