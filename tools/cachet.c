@@ -880,8 +880,6 @@ static void print_predict_json(const ct_kernel *k, const ct_predict_result *r, c
 		printf("}");
 	}
 	printf("], \"model_seconds\": %.6g", r->seconds);
-	if (r->simulate_seconds > 0)
-		printf(", \"fallback_seconds\": %.6g", r->simulate_seconds);
 	if (s)
 		printf(", \"simulate_seconds\": %.6g", s->seconds);
 	printf(", \"references\": [");

@@ -90,5 +90,5 @@ expect "per-ref plan copies" 0 "\(copy loops\) +A +0 copy +4620 " \
 expect "per-ref help" 0 "--per-ref" "$CACHET" predict --help
 expect "per-ref refused elsewhere" 2 "--per-ref" "$CACHET" simulate "$copy" --per-ref
 
-echo "perref.sh: $pass passed, $fail failed"
+echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
