@@ -477,14 +477,30 @@ typedef struct ct_predict_result {
 	double seconds;           /* time of the model itself */
 	int narrays;
 	ct_model_ref *arrays;     /* free with ct_predict_result_free */
+	/* Appended (issue #20): where each level's counts come from, a ct_count_source. */
+	int source[CT_SIM_MAX_LEVELS];
+	double simulate_seconds;  /* time of the fallback simulation (0 without one) */
 } ct_predict_result;
+
+/* Where ct_kernel_predict's count of a level comes from. The model predicts
+ * fully associative levels; a set-associative level (more than one set) is
+ * simulated exactly instead when the kernel makes at most
+ * CT_PREDICT_SIM_MAX accesses (its per-array counts too), and otherwise
+ * predicted as if fully associative, which misses its conflict misses. */
+typedef enum ct_count_source {
+	CT_SOURCE_MODEL = 0,      /* the stack-distance model */
+	CT_SOURCE_SIMULATOR = 1,  /* set-associative: the exact simulator (exact) */
+	CT_SOURCE_FA_ESTIMATE = 2 /* set-associative, trace too long: the model as if fully associative (not exact) */
+} ct_count_source;
+#define CT_PREDICT_SIM_MAX ((int64_t)1 << 21)
 
 /* Predict the misses of kernel k (every runtime param set) for the LRU
  * levels of spec (as ct_kernel_simulate; NULL = this machine's caches)
  * with the stack-distance model (docs/MODEL.md), without walking the
  * trace: the counts of reuse partitions come from footprints of loop
  * iterations and their distances from the footprints between source and
- * target. Set-associative levels are predicted as fully associative. */
+ * target. Set-associative levels are simulated or predicted as fully
+ * associative: r->source says which (ct_count_source). */
 CT_API ct_status ct_kernel_predict(CT_KEEP ct_kernel *k, CT_KEEP const char *spec, CT_KEEP ct_predict_result *r);
 CT_API void ct_predict_result_free(CT_KEEP ct_predict_result *r);
 
@@ -1173,6 +1189,61 @@ typedef struct ct_cache_folder {
  * tuning stores, and removes only names of the shapes cachet and PoCL
  * write (a user's own file in the cache folder is kept). */
 CT_API int ct_cache_folders(CT_KEEP ct_ctx *ctx, CT_KEEP ct_cache_folder *out, int cap);
+
+/* ---------------------------------------------------------------- per-reference misses (issue #20: predict --per-ref) */
+
+/* What carries the reuse whose misses dominate a reference's capacity
+ * misses at one level (docs/MODEL.md's reuse partitions). */
+typedef enum ct_carrier {
+	CT_CARRIER_NONE = 0,     /* no capacity misses at this level */
+	CT_CARRIER_LOOP = 1,     /* an earlier iteration of the loop `carried_by` */
+	CT_CARRIER_SIBLING = 2,  /* an earlier child of one iteration of loop `carried_by` (NULL: of the run) */
+	CT_CARRIER_STMT = 3,     /* an earlier access of the same statement execution */
+	CT_CARRIER_CONFLICT = 4  /* a simulated set-associative level: misses beyond the cold ones
+	                            where a fully associative cache would have none (conflicts) */
+} ct_carrier;
+
+/* How a reference's counts were obtained from the model's per-array counts. */
+typedef enum ct_ref_split {
+	CT_SPLIT_MODEL = 0,      /* the array's only reference: the model's own counts */
+	CT_SPLIT_SIM = 1,        /* the array's counts shared out by an exact simulation's per-reference counts */
+	CT_SPLIT_ACCESSES = 2    /* shared out by accesses (the trace was too long to simulate) */
+} ct_ref_split;
+
+/* One array reference of the source: an access of a statement or let (the
+ * read and the write of an `op=` element are one reference). */
+typedef struct ct_ref_misses {
+	const char *array;        /* owned by the kernel */
+	int stmt;                 /* statement number (1..; 0 for a let) */
+	int line, col;            /* source position of the access (1-based; 0 = unknown) */
+	int is_write;             /* 0 read, 1 store, 2 read-modify-write (op=) */
+	int split;                /* ct_ref_split */
+	int64_t accesses;
+	int64_t misses[CT_SIM_MAX_LEVELS];   /* predicted misses per level */
+	int64_t cold[CT_SIM_MAX_LEVELS];     /* of which compulsory; the rest are capacity misses */
+	int carrier[CT_SIM_MAX_LEVELS];      /* ct_carrier of the array's largest missing reuse */
+	const char *carried_by[CT_SIM_MAX_LEVELS]; /* loop index name, owned by the kernel; NULL if none */
+} ct_ref_misses;
+
+typedef struct ct_ref_table {
+	const char *file;         /* the kernel's source file, owned by the kernel (may be NULL) */
+	int nrefs;
+	ct_ref_misses *refs;      /* sorted by misses (first level, then the next), then by position */
+} ct_ref_table;
+
+/* Predict the misses of kernel k as ct_kernel_predict does (filling r, which
+ * the caller frees with ct_predict_result_free) and also per source
+ * reference (filling t, freed with ct_ref_table_free). The model attributes
+ * reuse per array: an array with one reference gives it the model's counts;
+ * the counts of an array with several references are shared out in
+ * proportion to an exact simulation's per-reference counts when the kernel
+ * makes at most sim_max accesses (sim_max < 0: 16M), otherwise in
+ * proportion to their accesses; `split` says which. The references' misses
+ * add up to the array's and so to r's per-level totals. On error both are
+ * left empty. */
+CT_API ct_status ct_kernel_predict_refs(CT_KEEP ct_kernel *k, CT_KEEP const char *spec, int64_t sim_max,
+                                        CT_KEEP ct_predict_result *r, CT_KEEP ct_ref_table *t);
+CT_API void ct_ref_table_free(CT_KEEP ct_ref_table *t);
 
 #ifdef __cplusplus
 }

@@ -34,6 +34,7 @@ typedef struct cli {
 	const char *out_dir;
 	const char *cache_spec;
 	int simulate;
+	int per_ref;
 	int64_t max_tile;
 	const char *sizes;
 	double budget;
@@ -57,6 +58,7 @@ enum {
 	O_THREADS = 1u << 8, O_VECTOR_BYTES = 1u << 9, O_TARGET = 1u << 10, O_CACHE = 1u << 11,
 	O_CC = 1u << 12, O_MAX = 1u << 13, O_SIZES = 1u << 14, O_BUDGET = 1u << 15, O_OUT = 1u << 16,
 	O_QUIET = 1u << 17, O_FORCE = 1u << 18, O_EXPORT = 1u << 19, O_IMPORT = 1u << 22,
+	O_PER_REF = 1u << 23,
 	A_FILE = 1u << 20, /* one kernel FILE ('-' = stdin) */
 	A_SUB = 1u << 21   /* one subcommand word (cache) */
 };
@@ -72,6 +74,7 @@ static const struct option_name {
 	{"--cache", O_CACHE}, {"--cc", O_CC}, {"--max", O_MAX}, {"--sizes", O_SIZES},
 	{"--budget", O_BUDGET}, {"-o", O_OUT}, {"--output", O_OUT}, {"--quiet", O_QUIET},
 	{"--force", O_FORCE}, {"--export", O_EXPORT}, {"--import", O_IMPORT},
+	{"--per-ref", O_PER_REF},
 };
 
 /* One command: name, one-line summary, usage, flags it accepts, handler. */
@@ -348,6 +351,8 @@ static int parse_args(cli *c, int argc, char **argv, int first)
 			c->run.checked = 1;
 		} else if (strcmp(a, "--simulate") == 0) {
 			c->simulate = 1;
+		} else if (strcmp(a, "--per-ref") == 0) {
+			c->per_ref = 1;
 		} else if (strcmp(a, "--show") == 0) {
 			c->show = 1;
 		} else if (strcmp(a, "--quiet") == 0) {
@@ -856,7 +861,11 @@ static void print_json_counts(const int64_t *v, int n)
 
 /* `predict --json`: CLI.md's object; s (may be NULL) adds the simulator's
  * counts per level and per array. */
-static void print_predict_json(const ct_kernel *k, const ct_predict_result *r, const ct_sim_result *s)
+static void print_refs_json(const ct_ref_table *t, int nlevels);
+/* ct_count_source as JSON and text say it. */
+static const char *const source_names[] = {"model", "simulator", "fully associative estimate"};
+static void print_predict_json(const ct_kernel *k, const ct_predict_result *r, const ct_sim_result *s,
+                               const ct_ref_table *t)
 {
 	printf("{\"kernel\": \"%s\", \"accesses\": %lld, \"levels\": [", ct_kernel_name(k),
 	       (long long)r->accesses);
@@ -865,6 +874,7 @@ static void print_predict_json(const ct_kernel *k, const ct_predict_result *r, c
 		       l ? ", " : "", (long long)r->level[l].size, (long long)r->level[l].line,
 		       (long long)r->level[l].ways, (long long)r->level[l].misses,
 		       r->level[l].exact ? "true" : "false");
+		printf(", \"source\": \"%s\"", source_names[r->source[l]]);
 		if (s)
 			printf(", \"simulated_misses\": %lld", (long long)s->level[l].misses);
 		printf("}");
@@ -888,7 +898,10 @@ static void print_predict_json(const ct_kernel *k, const ct_predict_result *r, c
 		}
 		printf("}");
 	}
-	printf("]}\n");
+	printf("]");
+	if (t)
+		print_refs_json(t, r->nlevels);
+	printf("}\n");
 }
 
 /* `predict` as text: one row per level, then one per array. */
@@ -898,18 +911,31 @@ static void print_predict_text(const ct_kernel *k, const ct_predict_result *r, c
 	       r->seconds * 1e3);
 	if (s)
 		printf(", simulated in %.3f s", s->seconds);
-	printf("\n  level  %10s %5s %4s %14s %8s %6s%s\n", "bytes", "line", "ways", "misses", "(%)",
-	       "exact", s ? "      simulated" : "");
+	printf("\n  level  %10s %5s %4s %14s %8s %6s %-*s%s\n", "bytes", "line", "ways", "misses", "(%)",
+	       "exact", s ? 10 : 0, "source", s ? "      simulated" : "");
 	for (int l = 0; l < r->nlevels; l++) {
 		printf("  L%-5d %10lld %5lld %4lld %14lld %7.2f%% %6s", l + 1, (long long)r->level[l].size,
 		       (long long)r->level[l].line, (long long)r->level[l].ways,
 		       (long long)r->level[l].misses,
 		       r->accesses ? 100.0 * (double)r->level[l].misses / (double)r->accesses : 0.0,
 		       r->level[l].exact ? "yes" : "no");
+		printf(" %-*s", s ? 10 : 0, r->source[l] == CT_SOURCE_SIMULATOR ? "simulator"
+		                 : r->source[l] == CT_SOURCE_FA_ESTIMATE ? "FA-model" : "model");
 		if (s)
 			printf(" %14lld", (long long)s->level[l].misses);
 		printf("\n");
 	}
+	for (int l = 0; l < r->nlevels; l++)
+		if (r->source[l] == CT_SOURCE_SIMULATOR) {
+			printf("  (set-associative levels: the model predicts fully associative caches only, so "
+			       "they were simulated exactly, in %.3f ms)\n", r->simulate_seconds * 1e3);
+			break;
+		} else if (r->source[l] == CT_SOURCE_FA_ESTIMATE) {
+			printf("  (set-associative levels: the model predicts fully associative caches only and "
+			       "the trace is too long to simulate (over %lld accesses): predicted as fully "
+			       "associative, conflict misses not counted)\n", (long long)CT_PREDICT_SIM_MAX);
+			break;
+		}
 	printf("  array      stmt refs       accesses  exact  misses per level%s\n",
 	       s ? " (simulated)" : "");
 	for (int a = 0; a < r->narrays; a++) {
@@ -928,22 +954,123 @@ static void print_predict_text(const ct_kernel *k, const ct_predict_result *r, c
 	}
 }
 
+/* What carries a per-ref row's capacity misses at level l, as text ("-" when none). */
+static const char *carrier_text(const ct_ref_misses *m, int l, char *buf, size_t cap)
+{
+	const char *name = m->carried_by[l];
+	switch (m->carrier[l]) {
+	case CT_CARRIER_LOOP:
+		snprintf(buf, cap, "%s", name ? name : "?");
+		break;
+	case CT_CARRIER_SIBLING:
+		snprintf(buf, cap, "sibling in %s", name ? name : "run");
+		break;
+	case CT_CARRIER_STMT:
+		snprintf(buf, cap, "statement");
+		break;
+	case CT_CARRIER_CONFLICT:
+		snprintf(buf, cap, "conflicts");
+		break;
+	default:
+		snprintf(buf, cap, "-");
+	}
+	return buf;
+}
+
+static const char *const split_names[] = {"model", "simulation", "accesses"};
+
+/* A per-ref row's place in the source: FILE:LINE:COL, or what it stands for. */
+static const char *ref_where(const ct_ref_table *t, const ct_ref_misses *m, char *buf, size_t cap)
+{
+	if (m->line > 0)
+		snprintf(buf, cap, "%s:%d:%d", t->file ? t->file : "-", m->line, m->col);
+	else
+		snprintf(buf, cap, "(copy loops)");
+	return buf;
+}
+
+/* What a per-ref row does: a source read, write or op= update, or a plan's copy loops. */
+static const char *ref_access(const ct_ref_misses *m)
+{
+	return m->line <= 0 ? "copy" : m->is_write == 2 ? "update" : m->is_write ? "write" : "read";
+}
+
+/* The `per_ref` member of `predict --per-ref --json`. */
+static void print_refs_json(const ct_ref_table *t, int nlevels)
+{
+	printf(", \"per_ref\": [");
+	for (int i = 0; i < t->nrefs; i++) {
+		const ct_ref_misses *m = &t->refs[i];
+		char where[512], carrier[128];
+		printf("%s{\"array\": \"%s\", \"stmt\": %d, \"where\": \"%s\", \"line\": %d, \"col\": %d, "
+		       "\"access\": \"%s\", \"split\": \"%s\", \"accesses\": %lld, \"misses\": ",
+		       i ? ", " : "", m->array, m->stmt, ref_where(t, m, where, sizeof where), m->line, m->col,
+		       ref_access(m), split_names[m->split],
+		       (long long)m->accesses);
+		print_json_counts(m->misses, nlevels);
+		printf(", \"cold\": ");
+		print_json_counts(m->cold, nlevels);
+		printf(", \"carried_by\": [");
+		for (int l = 0; l < nlevels; l++)
+			printf("%s\"%s\"", l ? ", " : "", carrier_text(m, l, carrier, sizeof carrier));
+		printf("]}");
+	}
+	printf("]");
+}
+
+/* `predict --per-ref` as text: one row per reference, most misses first. */
+static void print_refs_text(const ct_ref_table *t, int nlevels)
+{
+	int width = 12;
+	for (int i = 0; i < t->nrefs; i++) {
+		char where[512];
+		int n = (int)strlen(ref_where(t, &t->refs[i], where, sizeof where));
+		width = n > width ? n : width;
+	}
+	printf("  %-*s %-8s %4s %-6s %12s", width, "reference", "array", "stmt", "access", "accesses");
+	for (int l = 0; l < nlevels; l++)
+		printf("  L%d misses (cold) carried by", l + 1);
+	printf("\n");
+	int shared = 0;
+	for (int i = 0; i < t->nrefs; i++) {
+		const ct_ref_misses *m = &t->refs[i];
+		char where[512], carrier[128];
+		shared |= m->split != CT_SPLIT_MODEL;
+		printf("  %-*s %-8s %4d %-6s %12lld", width, ref_where(t, m, where, sizeof where), m->array,
+		       m->stmt, ref_access(m), (long long)m->accesses);
+		for (int l = 0; l < nlevels; l++)
+			printf("  %9lld (%lld) %s", (long long)m->misses[l], (long long)m->cold[l],
+			       carrier_text(m, l, carrier, sizeof carrier));
+		printf("%s\n", m->split == CT_SPLIT_SIM ? "  [split by simulation]"
+		               : m->split == CT_SPLIT_ACCESSES ? "  [split by accesses]" : "");
+	}
+	if (shared)
+		printf("  (the model counts per array; an array's counts are shared out over its references)\n");
+}
+
 static int predict_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
 {
 	ct_predict_result r;
 	ct_sim_result s;
+	ct_ref_table t;
 	memset(&r, 0, sizeof r);
 	memset(&s, 0, sizeof s);
+	memset(&t, 0, sizeof t);
 	int rc = EXIT_OK;
-	ct_status st = ct_kernel_predict(k, c->cache_spec, &r);
+	ct_status st = c->per_ref ? ct_kernel_predict_refs(k, c->cache_spec, -1, &r, &t)
+	                          : ct_kernel_predict(k, c->cache_spec, &r);
 	if (!st && c->simulate)
 		st = ct_kernel_simulate(k, c->cache_spec, &s);
-	if (st)
+	if (st) {
 		rc = fail(ctx, st);
-	else if (c->json)
-		print_predict_json(k, &r, c->simulate ? &s : NULL);
-	else
+	} else if (c->json) {
+		print_predict_json(k, &r, c->simulate ? &s : NULL, c->per_ref ? &t : NULL);
+	} else {
 		print_predict_text(k, &r, c->simulate ? &s : NULL);
+		if (c->per_ref)
+			print_refs_text(&t, r.nlevels);
+	}
+	ct_ref_table_free(&t);
 	ct_sim_result_free(&s);
 	ct_predict_result_free(&r);
 	return rc;
@@ -1508,14 +1635,19 @@ static const command commands[] = {
 	 "Every level is an LRU, write-allocate cache seeing the whole access stream.\n",
 	 cmd_simulate, A_FILE | O_D | O_CACHE | O_JSON},
 	{"predict", "predict a kernel's cache misses with the stack-distance model (no trace)",
-	 "cachet predict FILE [-D ...] [--cache SPEC] [--simulate] [--json]",
+	 "cachet predict FILE [-D ...] [--cache SPEC] [--simulate] [--per-ref] [--json]",
 	 "  --cache SPEC    cache levels SIZE:LINE[:WAYS],... as for simulate; default: this\n"
-	 "                  machine's caches (set-associative levels are predicted as fully\n"
-	 "                  associative)\n"
+	 "                  machine's caches (set-associative levels are simulated exactly up\n"
+	 "                  to 2M accesses, else predicted as fully associative; `source` says)\n"
 	 "  --simulate      also run the exact simulator and print its counts side by side\n"
+	 "  --per-ref       also one row per source reference (FILE:LINE:COL), most misses\n"
+	 "                  first: accesses, misses and cold misses per level, and the loop\n"
+	 "                  carrying the reuse that misses\n"
 	 "  --json          one JSON object on stdout\n"
-	 "Misses are attributed per array (all references of an array together).\n",
-	 cmd_predict, A_FILE | O_D | O_CACHE | O_SIMULATE | O_JSON},
+	 "Misses are attributed per array (all references of an array together); --per-ref\n"
+	 "shares an array's counts out over its references (by an exact simulation of up to\n"
+	 "16M accesses, else by accesses) and says so.\n",
+	 cmd_predict, A_FILE | O_D | O_CACHE | O_SIMULATE | O_PER_REF | O_JSON},
 	{"tiles", "search tile sizes with the cache model (the Tensor Contraction Engine's search)",
 	 "cachet tiles FILE [-D ...] [--cache SPEC] [--max T] [--json]",
 	 "  --cache SPEC    cache levels as for simulate; default: this machine's caches\n"

@@ -22,6 +22,9 @@ _CT_INPUT, _CT_OUTPUT, _CT_INOUT, _CT_TEMP = 0, 1, 2, 3
 _CT_ERR_NOMEM, _CT_ERR_INPUT = 1, 2
 _PROBE_BASE = 1000  # runtime params take this value while their extents' coefficients are read
 
+# ct_count_source as `cachet predict --json` names it: where each level's count comes from.
+_PREDICT_SOURCES = ("model", "simulator", "fully associative estimate")
+
 
 class CachetError(RuntimeError):
     """An error reported by libcachet (status and message of its ctx)."""
@@ -731,7 +734,8 @@ class Kernel:
                 raise _ctx_error(self._ctx, st, f"kernel '{self.name}'")
             try:
                 levels = [{"size": r.level[i].size, "line": r.level[i].line, "ways": r.level[i].ways,
-                           "misses": r.level[i].misses, "exact": bool(r.level[i].exact)}
+                           "misses": r.level[i].misses, "exact": bool(r.level[i].exact),
+                           "source": _PREDICT_SOURCES[r.source[i]]}
                           for i in range(r.nlevels)]
                 refs = [{"array": _s(a.array), "stmt": a.stmt, "nrefs": a.nrefs, "exact": bool(a.exact),
                          "accesses": a.accesses, "misses": [a.misses[lv] for lv in range(r.nlevels)]}

@@ -2278,6 +2278,7 @@ void model_result_free(model_result *r)
 		free(r->lines[i].parts);
 	free(r->array_accesses);
 	free(r->array_exact);
+	free(r->exec);
 	memset(r, 0, sizeof *r);
 }
 
@@ -2346,6 +2347,55 @@ static bool setup(model *m, ct_looptree *t)
 	return true;
 }
 
+/* True when statement x accesses the storages of entry e (a tail of a planned loop may read
+ * another buffer than the main part). */
+static bool same_storage(const model_exec *e, const mnode *x)
+{
+	if (e->nacc != x->nacc)
+		return false;
+	for (int i = 0; i < x->nacc && i < 16; i++)
+		if (e->acc_array[i] != x->acc[i].array)
+			return false;
+	return true;
+}
+
+/* Add the executions of every statement and let below x to r (one entry per statement number
+ * and storages: the pieces and tails of a statement are one unless a plan gave them different
+ * buffers); false when out of memory. */
+static bool add_execs(const mnode *x, model_result *r, int *cap)
+{
+	if (!x->is_loop && x->nkids == 0 && x->lt && x->lt->stmt) {
+		const ir_node *s = x->lt->stmt;
+		for (int i = 0; i < r->nexec; i++)
+			if ((x->stmt_id > 0 ? r->exec[i].stmt_id == x->stmt_id : r->exec[i].node == s) &&
+			    same_storage(&r->exec[i], x)) {
+				r->exec[i].count += x->inst;
+				return true;
+			}
+		if (r->nexec == *cap) {
+			int nc = *cap ? 2 * *cap : 16;
+			model_exec *ne = realloc(r->exec, sizeof *ne * (size_t)nc);
+			if (!ne)
+				return false;
+			r->exec = ne;
+			*cap = nc;
+		}
+		model_exec *e = &r->exec[r->nexec++];
+		memset(e, 0, sizeof *e);
+		e->stmt_id = x->stmt_id;
+		e->node = s;
+		e->count = x->inst;
+		e->nacc = x->nacc;
+		for (int i = 0; i < 16; i++)
+			e->acc_array[i] = i < x->nacc ? x->acc[i].array : -1;
+		return true;
+	}
+	for (int i = 0; i < x->nkids; i++)
+		if (!add_execs(x->kids[i], r, cap))
+			return false;
+	return true;
+}
+
 ct_status model_analyse(ct_looptree *t, const sim_spec *spec, model_result *r)
 {
 	return model_analyse_depth(t, spec, MODEL_REFINE_FULL, r);
@@ -2377,6 +2427,11 @@ ct_status model_analyse_depth(ct_looptree *t, const sim_spec *spec, int refine, 
 	for (int a = 0; a < m->na; a++) {
 		r->array_accesses[a] = m->root.per_iter[a];
 		r->accesses += m->root.per_iter[a];
+	}
+	int ecap = 0;
+	if (!add_execs(&m->root, r, &ecap)) {
+		fail(m, CT_ERR_NOMEM, "out of memory");
+		goto out;
 	}
 	for (int l = 0; l < spec->nlevels; l++) {
 		int64_t line = spec->level[l].line;

@@ -38,6 +38,17 @@ typedef struct model_lines {
 	model_part *parts;      /* malloc'd */
 } model_lines;
 
+/* One statement or let of the tree: its executions and the storage of each of its accesses (the
+ * reads in textual order, then for op= the left-hand side read, then the write; a plan's cache
+ * buffer where the plan made the statement read one). */
+typedef struct model_exec {
+	int stmt_id;                       /* 1..; 0 for a let */
+	const ir_node *node;               /* the IR node of the first copy met */
+	int64_t count;                     /* executions, all copies together */
+	int nacc;
+	int acc_array[16];                 /* the storage of the first 16 accesses (-1 unknown) */
+} model_exec;
+
 typedef struct model_result {
 	int64_t accesses;
 	int nlines;
@@ -45,6 +56,11 @@ typedef struct model_result {
 	int narrays;
 	int64_t *array_accesses;           /* [t->narrays], malloc'd */
 	bool *array_exact;                 /* [t->narrays]: false if some partition of it is inexact */
+	/* The statements and lets of the tree, one entry per statement number (a let: per IR node)
+	 * and storages accessed: the copies a tail makes of a statement are one entry, unless a
+	 * plan gave them other buffers. */
+	int nexec;
+	model_exec *exec;                  /* [nexec], malloc'd */
 } model_result;
 
 /* Analyse tree t (params as lt_param_values gives them; runtime params must have values) for
@@ -65,5 +81,11 @@ const model_lines *model_for_line(const model_result *r, int64_t line);
  * (per storage when array >= 0, all of them when array < 0); *exact (may be NULL) is set false
  * when an inexact partition's distance range straddles the capacity. */
 int64_t model_misses(const model_lines *ml, int64_t lines, int array, bool *exact);
+
+/* ct_kernel_predict's work, keeping what the per-reference table needs: the spec, the lowered
+ * tree *tp (ct_looptree_free) and the model's partitions m (model_result_free), as well as r.
+ * On error everything is freed and empty. */
+ct_status predict_run(ct_kernel *k, const char *spec_text, sim_spec *spec, ct_looptree **tp,
+                      model_result *m, ct_predict_result *r);
 
 #endif

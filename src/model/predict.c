@@ -39,6 +39,8 @@ static ct_status ref_counts(ct_looptree *t, int *nrefs, int *first)
 	return CT_OK;
 }
 
+static bool conflict_level(const sim_level *l);
+
 /* Fill r from the partitions of m for the levels of spec. */
 static ct_status fill_result(ct_looptree *t, const sim_spec *spec, const model_result *m,
                              ct_predict_result *r)
@@ -67,7 +69,7 @@ static ct_status fill_result(ct_looptree *t, const sim_spec *spec, const model_r
 	for (int l = 0; l < spec->nlevels; l++) {
 		const sim_level *sl = &spec->level[l];
 		const model_lines *ml = model_for_line(m, sl->line);
-		bool exact = all_exact && sl->ways == 0;
+		bool exact = all_exact && !conflict_level(sl);
 		r->level[l].size = sl->size;
 		r->level[l].line = sl->line;
 		r->level[l].ways = sl->ways;
@@ -99,35 +101,134 @@ out:
 	return st;
 }
 
-ct_status ct_kernel_predict(ct_kernel *k, const char *spec_text, ct_predict_result *r)
+static ct_status feed_sim(void *ud, const interp_access *acc, int n)
 {
-	if (!k || !r)
-		return CT_ERR_USAGE;
+	sim *s = ud;
+	for (int i = 0; i < n; i++)
+		sim_access(s, acc[i].buffer, acc[i].offset, acc[i].is_write);
+	return CT_OK;
+}
+
+/* True for a level the model does not predict exactly: set-associative with more than one set. */
+static bool conflict_level(const sim_level *l)
+{
+	return l->ways > 0 && sim_level_sets(l) > 1;
+}
+
+/* The set-associative levels of r: simulated exactly (totals and per-array counts) when the
+ * trace has at most CT_PREDICT_SIM_MAX accesses, else left as the model's fully associative
+ * estimate; r->source says which. */
+static ct_status sa_fallback(ct_looptree *t, const sim_spec *spec, const model_result *m,
+                             ct_predict_result *r)
+{
+	sim_spec sa;
+	memset(&sa, 0, sizeof sa);
+	int of[SIM_MAX_LEVELS];
+	for (int l = 0; l < spec->nlevels; l++)
+		if (conflict_level(&spec->level[l])) {
+			of[sa.nlevels] = l;
+			sa.level[sa.nlevels++] = spec->level[l];
+			r->source[l] = CT_SOURCE_FA_ESTIMATE;
+		}
+	if (sa.nlevels == 0 || m->accesses > CT_PREDICT_SIM_MAX)
+		return CT_OK;
+	ct_ctx *ctx = t->k->ctx;
+	int nbuf = t->narrays;
+	int64_t *params = calloc((size_t)t->k->nparams + (size_t)t->nderived + 1, sizeof *params);
+	sim_buffer *buf = calloc((size_t)nbuf + 1, sizeof *buf);
+	sim *s = NULL;
+	ct_status st = CT_OK;
+	double t0 = ct_now();
+	if (!params || !buf) {
+		st = ct_error(ctx, CT_ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	if (!lt_param_values(t, params)) {
+		st = ct_error(ctx, CT_ERR_LIMIT, "a derived value overflows 64 bits");
+		goto out;
+	}
+	for (int a = 0; a < nbuf && !st; a++) {
+		int64_t stride[IR_MAX_RANK];
+		buf[a].elem_size = (int64_t)ct_dtype_size(t->arrays[a].type);
+		st = lt_array_layout(t, params, a, stride, &buf[a].count);
+	}
+	/* the buffers keep the layout of the whole spec: its largest line aligns them */
+	if (!st && !(s = sim_new(ctx, spec, buf, nbuf, 0)))
+		st = ct_ctx_last_status(ctx);
+	if (!st)
+		st = interp_trace_batch(t, feed_sim, s);
+	uint64_t misses[SIM_MAX_LEVELS];
+	if (!st)
+		st = sim_result(s, misses, NULL, NULL);
+	if (st)
+		goto out;
+	for (int j = 0; j < sa.nlevels; j++) {
+		int l = of[j];
+		r->level[l].misses = (int64_t)misses[l];
+		r->level[l].exact = 1;
+		r->source[l] = CT_SOURCE_SIMULATOR;
+		/* the entries of r->arrays are the storages with accesses, in order */
+		int e = 0;
+		for (int a = 0; a < nbuf && e < r->narrays; a++)
+			if (m->array_accesses[a])
+				r->arrays[e++].misses[l] = (int64_t)sim_buffer_misses(s, l, a);
+	}
+out:
+	r->simulate_seconds = ct_now() - t0;
+	sim_free(s);
+	free(params);
+	free(buf);
+	return st;
+}
+
+ct_status predict_run(ct_kernel *k, const char *spec_text, sim_spec *spec, ct_looptree **tp,
+                      model_result *m, ct_predict_result *r)
+{
 	ct_ctx *ctx = k->ctx;
 	memset(r, 0, sizeof *r);
+	memset(m, 0, sizeof *m);
+	*tp = NULL;
 	if (ir_kernel_ready(k) != CT_OK)
 		return CT_ERR_USAGE;
 	for (int i = 0; i < k->nparams; i++)
 		if (k->params[i].runtime && !k->params[i].has_value)
 			return ct_error(ctx, CT_ERR_USAGE, "runtime param '%s' needs a value (-D %s=VALUE)",
 			                k->params[i].name, k->params[i].name);
-	sim_spec spec;
-	ct_status st = spec_text ? sim_spec_parse(ctx, spec_text, &spec) : sim_machine_spec(ctx, &spec);
+	ct_status st = spec_text ? sim_spec_parse(ctx, spec_text, spec) : sim_machine_spec(ctx, spec);
 	if (st)
 		return st;
 	ct_looptree *t = ct_kernel_lower(k, 1);
 	if (!t)
 		return ct_ctx_last_status(ctx);
-	model_result m;
 	double t0 = ct_now();
-	st = model_analyse(t, &spec, &m);
+	st = model_analyse(t, spec, m);
 	double secs = ct_now() - t0;
 	if (!st)
-		st = fill_result(t, &spec, &m, r);
+		st = fill_result(t, spec, m, r);
 	r->seconds = secs;
+	if (!st)
+		st = sa_fallback(t, spec, m, r);
+	if (st) {
+		model_result_free(m);
+		ct_predict_result_free(r);
+		ct_looptree_free(t);
+		return st;
+	}
+	*tp = t;
+	return CT_OK;
+}
+
+ct_status ct_kernel_predict(ct_kernel *k, const char *spec_text, ct_predict_result *r)
+{
+	if (!k || !r)
+		return CT_ERR_USAGE;
+	sim_spec spec;
+	ct_looptree *t;
+	model_result m;
+	ct_status st = predict_run(k, spec_text, &spec, &t, &m, r);
+	if (st)
+		return st;
 	model_result_free(&m);
 	ct_looptree_free(t);
-	if (st)
-		ct_predict_result_free(r);
-	return st;
+	return CT_OK;
 }

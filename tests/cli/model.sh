@@ -42,7 +42,7 @@ expect "predict unknown option" 2 "unknown option '--frob'" "$CACHET" predict "$
 expect "predict runtime without value" 2 "needs a value" "$CACHET" predict "$rt" --cache 4K:64
 expect "predict runtime with value" 0 '"accesses": 100,' "$CACHET" predict "$rt" -D L=50 --cache 4K:64 --json
 expect "predict cold misses only" 0 \
-	'^\{"kernel": "cp", "accesses": 128, "levels": \[\{"size": 4096, "line": 64, "ways": 0, "misses": 16, "exact": true\}\], "model_seconds": [0-9.e+-]+, "references": \[' \
+	'^\{"kernel": "cp", "accesses": 128, "levels": \[\{"size": 4096, "line": 64, "ways": 0, "misses": 16, "exact": true, "source": "model"\}\], "model_seconds": [0-9.e+-]+, "references": \[' \
 	"$CACHET" predict "$copy" --cache 4K:64 --json
 expect "predict one-line cache" 0 '"misses": 128, "exact": (true|false)' "$CACHET" predict "$copy" --cache 64:64 --json
 expect "predict per array" 0 \
@@ -51,20 +51,38 @@ expect "predict per array" 0 \
 expect_not "predict without --simulate has no simulator counts" "simulate" \
 	"$CACHET" predict "$copy" --cache 4K:64 --json
 expect "predict --simulate levels" 0 \
-	'"misses": 16, "exact": true, "simulated_misses": 16\}\], "model_seconds": [0-9.e+-]+, "simulate_seconds": [0-9.e+-]+, "references"' \
+	'"misses": 16, "exact": true, "source": "model", "simulated_misses": 16\}\], "model_seconds": [0-9.e+-]+, "simulate_seconds": [0-9.e+-]+, "references"' \
 	"$CACHET" predict "$copy" --cache 4K:64 --json --simulate
 expect "predict --simulate per array" 0 '"array": "Y", .*"misses": \[8\], "simulated_misses": \[8\]\}' \
 	"$CACHET" predict "$copy" --cache 4K:64 --json --simulate
-expect "predict set-associative is not exact" 0 '"ways": 2, "misses": [0-9]+, "exact": false' \
-	"$CACHET" predict "$copy" --cache 1K:64:2 --json
-expect "predict text" 0 "^  L1 +4096 +64 +0 +16 " "$CACHET" predict "$copy" --cache 4K:64
+# set-associative levels: simulated exactly when the trace is short (conflicts of a 4 KiB row
+# stride walked by columns: 16 rows map to one set of 8 ways), the model as if fully
+# associative beyond 2M accesses, and the output says which
+col=$(kfile col.cachet "kernel colwalk" "param N = 256, M = 64" "array A : f32[N, 1024] input" \
+	"array B : f32[M, N] output" "for (j: M, i: N) {" "  B[j, i] = A[i, j]" "}")
+expect "predict set-associative simulated" 0 \
+	'"ways": 8, "misses": 17408, "exact": true, "source": "simulator"\}, \{"size": 32768, "line": 64, "ways": 0, "misses": 2048, "exact": true, "source": "model"\}' \
+	"$CACHET" predict "$col" --cache 32K:64:8,32K:64 --json
+expect "predict set-associative per array" 0 '"array": "A", .*"misses": \[16384, 1024\]' \
+	"$CACHET" predict "$col" --cache 32K:64:8,32K:64 --json
+expect "predict set-associative text" 0 "simulated exactly" "$CACHET" predict "$col" --cache 32K:64:8
+expect "predict one-set level is the model's" 0 '"ways": 8, "misses": [0-9]+, "exact": true, "source": "model"' \
+	"$CACHET" predict "$copy" --cache 512:64:8 --json
+big=$(kfile big.cachet "kernel big" "param N = 1100000" "array X : f32[N] input" "array Y : f32[N] output" \
+	"for (i: N) {" "  Y[i] = X[i]" "}")
+expect "predict set-associative too long" 0 '"ways": 2, "misses": [0-9]+, "exact": false, "source": "fully associative estimate"' \
+	"$CACHET" predict "$big" --cache 1K:64:2 --json
+expect "predict set-associative too long text" 0 "conflict misses not counted" "$CACHET" predict "$big" --cache 1K:64:2
+expect "predict per-ref set-associative" 0 "col.cachet:6:13 +A +1 read +16384 +16384 \(1024\) conflicts" \
+	"$CACHET" predict "$col" --cache 32K:64:8 --per-ref
+expect "predict text" 0 "^  L1 +4096 +64 +0 +16 +[0-9.]+% +yes model" "$CACHET" predict "$copy" --cache 4K:64
 expect "predict text per array" 0 "^  X +1 +1 +64 +yes +8" "$CACHET" predict "$copy" --cache 4K:64
 expect "predict text --simulate" 0 "simulated in" "$CACHET" predict "$copy" --cache 4K:64 --simulate
 expect "predict machine caches" 0 '"levels": \[\{' "$CACHET" predict "$copy" --json
 # a tiled matmul with tails: the model is exact on it, so it equals the simulator
-expect "predict = simulate (tiled matmul, 1K)" 0 '"misses": ([0-9]+), "exact": true, "simulated_misses": \1\}' \
+expect "predict = simulate (tiled matmul, 1K)" 0 '"misses": ([0-9]+), "exact": true, "source": "model", "simulated_misses": \1\}' \
 	"$CACHET" predict "$mm" --cache 1K:64 --json --simulate
-expect "predict = simulate (tiled matmul, 4K)" 0 '"misses": ([0-9]+), "exact": true, "simulated_misses": \1\}' \
+expect "predict = simulate (tiled matmul, 4K)" 0 '"misses": ([0-9]+), "exact": true, "source": "model", "simulated_misses": \1\}' \
 	"$CACHET" predict "$mm" --cache 4K:64 --json --simulate
 expect "predict example" 0 '"kernel": "two_index_tiled"' "$CACHET" predict "$two" --cache 32K:64 --json
 

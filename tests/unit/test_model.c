@@ -186,8 +186,18 @@ static void test_partition_sums(void)
 		}
 		ct_looptree_free(t);
 		ct_predict_result pr;
-		CHECK(ct_kernel_predict(k, "4K:64:4", &pr) == CT_OK);
-		CHECK(!pr.level[0].exact && pr.level[0].ways == 4);
+		/* a set-associative level is simulated exactly (the trace is short) */
+		CHECK(ct_kernel_predict(k, "4K:64:4,4K:64", &pr) == CT_OK);
+		CHECK(pr.level[0].exact && pr.level[0].ways == 4 && pr.source[0] == CT_SOURCE_SIMULATOR);
+		CHECK(pr.source[1] == CT_SOURCE_MODEL);
+		ct_sim_result sr;
+		CHECK(ct_kernel_simulate(k, "4K:64:4", &sr) == CT_OK);
+		CHECK(pr.level[0].misses == sr.level[0].misses);
+		int64_t sum = 0;
+		for (int a = 0; a < pr.narrays; a++)
+			sum += pr.arrays[a].misses[0];
+		CHECK(sum == pr.level[0].misses);
+		ct_sim_result_free(&sr);
 		ct_predict_result_free(&pr);
 		ct_kernel_free(k);
 	}
@@ -269,9 +279,51 @@ static void test_exact_cases(void)
 	}
 }
 
+/* ct_kernel_predict_refs on every kernel of the table, split by simulation and by accesses: the
+ * rows add up to the per-level totals, the accesses to the kernel's, cold misses stay within the
+ * misses, and the split says how it was made. */
+static void test_per_ref(void)
+{
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+		for (int64_t sim_max = 0; sim_max >= -1; sim_max--) {
+			ct_ctx *ctx = ct_ctx_new();
+			ct_kernel *k = load(ctx, cases[c].src, cases[c].params);
+			ct_predict_result pr;
+			ct_ref_table t;
+			if (!k || ct_kernel_predict_refs(k, "2K:32,16K:64", sim_max, &pr, &t) != CT_OK) {
+				CHECKF(0, "%s: %s", cases[c].name, ct_ctx_last_message(ctx));
+				ct_kernel_free(k);
+				ct_ctx_free(ctx);
+				continue;
+			}
+			int64_t acc = 0, miss[2] = {0, 0};
+			for (int i = 0; i < t.nrefs; i++) {
+				const ct_ref_misses *r = &t.refs[i];
+				acc += r->accesses;
+				for (int l = 0; l < 2; l++) {
+					miss[l] += r->misses[l];
+					CHECK(r->cold[l] >= 0 && r->cold[l] <= r->misses[l]);
+				}
+				CHECK(r->split == CT_SPLIT_MODEL || r->split == (sim_max == 0 ? CT_SPLIT_ACCESSES : CT_SPLIT_SIM));
+				if (i > 0)
+					CHECK(t.refs[i - 1].misses[0] >= r->misses[0]);
+			}
+			CHECKF(acc == pr.accesses, "%s: %lld accesses in rows, %lld", cases[c].name, (long long)acc,
+			       (long long)pr.accesses);
+			for (int l = 0; l < 2; l++)
+				CHECKF(miss[l] == pr.level[l].misses, "%s level %d: rows %lld, level %lld", cases[c].name,
+				       l, (long long)miss[l], (long long)pr.level[l].misses);
+			ct_ref_table_free(&t);
+			ct_predict_result_free(&pr);
+			ct_kernel_free(k);
+			ct_ctx_free(ctx);
+		}
+}
+
 int main(void)
 {
 	test_table();
+	RUN(test_per_ref);
 	RUN(test_exact_cases);
 	RUN(test_hand_counted);
 	RUN(test_partition_sums);

@@ -97,6 +97,16 @@ static ct_status e_predict(env *e)
 	return st;
 }
 
+static ct_status e_predict_refs(env *e)
+{
+	ct_predict_result r;
+	ct_ref_table t;
+	ct_status st = ct_kernel_predict_refs(e->k, "32768:64", -1, &r, &t);
+	ct_ref_table_free(&t);
+	ct_predict_result_free(&r);
+	return st;
+}
+
 static ct_status e_tiles(env *e)
 {
 	ct_tiles_result r;
@@ -197,6 +207,7 @@ static const struct entry {
 	{"ct_kernel_run interp", e_run_interp},
 	{"ct_kernel_simulate", e_simulate},
 	{"ct_kernel_predict", e_predict},
+	{"ct_kernel_predict_refs", e_predict_refs},
 	{"ct_kernel_tiles", e_tiles},
 	{"ct_kernel_tune_key", e_tune_key},
 	{"ct_tune", e_tune},

@@ -1,0 +1,338 @@
+/* random_kernels.h: random (kernel, schedule, cache) cases for the model bench's --random mode and
+ * its test: the model's prediction against the exact simulator. Header-only (static functions):
+ * bench_model.c and tests/unit/test_model_random.c include it. */
+#ifndef CT_BENCH_RANDOM_KERNELS_H
+#define CT_BENCH_RANDOM_KERNELS_H
+
+#include "cachet.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* The kernel families; the order of the report. */
+enum { RK_MATMUL, RK_MATVEC, RK_TRANSPOSE, RK_STENCIL5, RK_TWO_INDEX, RK_STENCIL3D, RK_NFAM };
+static const char *const rk_family_name[RK_NFAM] = {"matmul", "matvec", "transpose",
+                                                    "stencil5 (guarded)", "two-index (imperfect)",
+                                                    "stencil3d (guarded)"};
+
+/* xorshift64*: small, fast, and the same sequence on every machine. */
+typedef struct rk_rng {
+	uint64_t s;
+} rk_rng;
+
+static uint64_t rk_next(rk_rng *r)
+{
+	r->s ^= r->s >> 12;
+	r->s ^= r->s << 25;
+	r->s ^= r->s >> 27;
+	return r->s * UINT64_C(2685821657736338717);
+}
+
+/* Uniform in lo .. hi (inclusive). */
+static int64_t rk_range(rk_rng *r, int64_t lo, int64_t hi)
+{
+	return lo + (int64_t)(rk_next(r) % (uint64_t)(hi - lo + 1));
+}
+
+/* One generated case. */
+typedef struct rk_case {
+	int family;
+	char src[2048];
+	char spec[32];
+} rk_case;
+
+/* Append printf text to c->src. */
+static void rk_put(rk_case *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#include <stdarg.h>
+static void rk_put(rk_case *c, const char *fmt, ...)
+{
+	size_t n = strlen(c->src);
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(c->src + n, sizeof c->src - n, fmt, ap);
+	va_end(ap);
+}
+
+/* A random schedule of one band of loops idx[0..n) with extents ext[]: each index tiled with
+ * probability 3/5 (tile 2 .. extent, often small, dividing or not), then a random order of all
+ * outer and inner indices in which an inner index follows its outer one. `sfx` makes the inner
+ * names unique across bands. Nothing is written when nothing is tiled and the order is kept. */
+static void rk_band(rk_rng *r, rk_case *c, const char *const *idx, const int64_t *ext, int n,
+                    const char *sfx)
+{
+	bool tiled[8] = {false};
+	int64_t tile[8];
+	int ntiled = 0;
+	for (int i = 0; i < n; i++) {
+		if (ext[i] >= 4 && rk_range(r, 0, 4) < 3) {
+			tiled[i] = true;
+			int64_t hi = ext[i] - 1;
+			tile[i] = rk_range(r, 0, 1) ? rk_range(r, 2, hi < 8 ? hi : 8) : rk_range(r, 2, hi);
+			ntiled++;
+		}
+	}
+	/* names: 0..n-1 the outer (original) indices, n..2n-1 the inner ones */
+	char name[16][16];
+	int all = 0;
+	for (int i = 0; i < n; i++)
+		snprintf(name[i], sizeof name[i], "%s", idx[i]);
+	for (int i = 0; i < n; i++)
+		snprintf(name[n + i], sizeof name[n + i], "%s%s%s", idx[i], idx[i], sfx);
+	if (ntiled) {
+		rk_put(c, "  ");
+		int k = 0;
+		for (int i = 0; i < n; i++)
+			if (tiled[i])
+				rk_put(c, "%s%s", k++ ? ", " : "", name[n + i]);
+		rk_put(c, " = tile(");
+		k = 0;
+		for (int i = 0; i < n; i++)
+			if (tiled[i])
+				rk_put(c, "%s%s=%lld", k++ ? ", " : "", name[i], (long long)tile[i]);
+		rk_put(c, ")\n");
+	}
+	bool placed[16] = {false};
+	int order[16];
+	for (int i = 0; i < n; i++)
+		all += tiled[i] ? 2 : 1;
+	for (int p = 0; p < all; p++) {
+		int cand[16], nc = 0;
+		for (int i = 0; i < 2 * n; i++) {
+			bool exists = i < n || tiled[i - n];
+			if (exists && !placed[i] && (i < n || placed[i - n]))
+				cand[nc++] = i;
+		}
+		int pick = cand[rk_range(r, 0, nc - 1)];
+		placed[pick] = true;
+		order[p] = pick;
+	}
+	bool same = !ntiled;
+	for (int p = 0; p < all && same; p++)
+		same = order[p] == p;
+	if (same)
+		return;
+	rk_put(c, "  reorder(");
+	for (int p = 0; p < all; p++)
+		rk_put(c, "%s%s", p ? ", " : "", name[order[p]]);
+	rk_put(c, ")\n");
+}
+
+static const char *rk_type(rk_rng *r) { return rk_range(r, 0, 1) ? "f32" : "f64"; }
+
+static void rk_matmul(rk_rng *r, rk_case *c)
+{
+	int64_t e[3] = {rk_range(r, 4, 48), rk_range(r, 4, 48), rk_range(r, 4, 48)};
+	const char *t = rk_type(r);
+	rk_put(c, "kernel mm\nparam M = %lld, N = %lld, K = %lld\n", (long long)e[0], (long long)e[1],
+	       (long long)e[2]);
+	rk_put(c, "array A : %s[M, K] input\narray B : %s[K, N] input\narray C : %s[M, N] inout\n", t, t, t);
+	rk_put(c, "for (i: M, j: N, k: K) {\n  C[i, j] += A[i, k] * B[k, j]\n}\nschedule {\n");
+	static const char *const idx[] = {"i", "j", "k"};
+	rk_band(r, c, idx, e, 3, "");
+	rk_put(c, "}\n");
+}
+
+static void rk_matvec(rk_rng *r, rk_case *c)
+{
+	int64_t e[2] = {rk_range(r, 8, 256), rk_range(r, 8, 256)};
+	const char *t = rk_type(r);
+	rk_put(c, "kernel mv\nparam M = %lld, N = %lld\n", (long long)e[0], (long long)e[1]);
+	rk_put(c, "array A : %s[M, N] input\narray X : %s[N] input\narray Y : %s[M] inout\n", t, t, t);
+	rk_put(c, "for (i: M, j: N) {\n  Y[i] += A[i, j] * X[j]\n}\nschedule {\n");
+	static const char *const idx[] = {"i", "j"};
+	rk_band(r, c, idx, e, 2, "");
+	rk_put(c, "}\n");
+}
+
+static void rk_transpose(rk_rng *r, rk_case *c)
+{
+	int64_t e[2] = {rk_range(r, 8, 128), rk_range(r, 8, 128)};
+	const char *t = rk_type(r);
+	rk_put(c, "kernel tr\nparam M = %lld, N = %lld\n", (long long)e[0], (long long)e[1]);
+	rk_put(c, "array A : %s[M, N] input\narray B : %s[N, M] output\n", t, t);
+	rk_put(c, "for (i: M, j: N) {\n  B[j, i] = A[i, j]\n}\nschedule {\n");
+	static const char *const idx[] = {"i", "j"};
+	rk_band(r, c, idx, e, 2, "");
+	rk_put(c, "}\n");
+}
+
+static void rk_stencil5(rk_rng *r, rk_case *c)
+{
+	int64_t e[2] = {rk_range(r, 6, 96), rk_range(r, 6, 96)};
+	const char *t = rk_type(r);
+	rk_put(c, "kernel s5\nparam N = %lld, M = %lld\n", (long long)e[0], (long long)e[1]);
+	rk_put(c, "array A : %s[N, M] input\narray B : %s[N, M] output\n", t, t);
+	rk_put(c, "for (x: N, y: M) {\n  if (0 < x && x < N-1 && 0 < y && y < M-1) {\n"
+	          "    B[x, y] = (A[x-1, y] + A[x+1, y] + A[x, y-1] + A[x, y+1] + A[x, y]) / 5\n"
+	          "  } else {\n    B[x, y] = A[x, y]\n  }\n}\nschedule {\n");
+	static const char *const idx[] = {"x", "y"};
+	rk_band(r, c, idx, e, 2, "");
+	rk_put(c, "}\n");
+}
+
+static void rk_two_index(rk_rng *r, rk_case *c)
+{
+	int64_t e[2] = {rk_range(r, 4, 24), rk_range(r, 4, 32)};
+	rk_put(c, "kernel ti\nparam V = %lld, N = %lld\n", (long long)e[0], (long long)e[1]);
+	rk_put(c, "array A : f64[N, N] input\narray C1 : f64[N, V] input\narray C2 : f64[N, V] input\n"
+	          "array T : f64[V, N] temp\narray B : f64[V, V] inout\n");
+	rk_put(c, "for (a: V, q: N) {\n  T[a, q] = 0\n  for (p: N) { T[a, q] += C1[p, a] * A[p, q] }\n"
+	          "  for (b: V) { B[a, b] += C2[q, b] * T[a, q] }\n}\nschedule {\n");
+	static const char *const idx[] = {"a", "q"};
+	rk_band(r, c, idx, e, 2, "");
+	rk_put(c, "}\n");
+}
+
+static void rk_stencil3d(rk_rng *r, rk_case *c)
+{
+	int64_t e[3] = {rk_range(r, 4, 24), rk_range(r, 4, 24), rk_range(r, 4, 24)};
+	const char *t = rk_type(r);
+	rk_put(c, "kernel s3\nparam N = %lld, M = %lld, P = %lld\n", (long long)e[0], (long long)e[1],
+	       (long long)e[2]);
+	rk_put(c, "array A : %s[N, M, P] input\narray B : %s[N, M, P] output\n", t, t);
+	rk_put(c, "for (x: N, y: M, z: P) {\n"
+	          "  if (0 < x && x < N-1 && 0 < y && y < M-1 && 0 < z && z < P-1) {\n"
+	          "    B[x, y, z] = (A[x-1, y, z] + A[x+1, y, z] + A[x, y-1, z] + A[x, y+1, z] + "
+	          "A[x, y, z-1] + A[x, y, z+1]) / 6\n"
+	          "  } else {\n    B[x, y, z] = A[x, y, z]\n  }\n}\nschedule {\n");
+	static const char *const idx[] = {"x", "y", "z"};
+	rk_band(r, c, idx, e, 3, "");
+	rk_put(c, "}\n");
+}
+
+/* A fully associative level of 256 B .. 32 KiB (a power of two, or 3/2 of one) with 8-, 32- or
+ * 64-byte lines. */
+static void rk_cache(rk_rng *r, rk_case *c)
+{
+	static const int lines[] = {8, 32, 64};
+	int line = lines[rk_range(r, 0, 2)];
+	int64_t size = (int64_t)1 << rk_range(r, 8, 15);
+	if (size < 32768 && rk_range(r, 0, 2) == 0)
+		size = size * 3 / 2;
+	snprintf(c->spec, sizeof c->spec, "%lld:%d", (long long)size, line);
+}
+
+static void rk_generate(rk_rng *r, rk_case *c)
+{
+	memset(c, 0, sizeof *c);
+	c->family = (int)rk_range(r, 0, RK_NFAM - 1);
+	switch (c->family) {
+	case RK_MATMUL: rk_matmul(r, c); break;
+	case RK_MATVEC: rk_matvec(r, c); break;
+	case RK_TRANSPOSE: rk_transpose(r, c); break;
+	case RK_STENCIL5: rk_stencil5(r, c); break;
+	case RK_TWO_INDEX: rk_two_index(r, c); break;
+	default: rk_stencil3d(r, c); break;
+	}
+	rk_cache(r, c);
+}
+
+/* ---------------------------------------------------------------- the run */
+
+/* What one case gave. */
+typedef struct rk_result {
+	int family;
+	int64_t predicted, simulated;
+	bool claimed_exact;
+	double err_pct;   /* |predicted - simulated| / simulated, in percent (0 when both are 0) */
+	double model_s;   /* thread CPU time of ct_kernel_predict (lowering included) */
+	rk_case kernel;   /* the case itself, to print the worst ones */
+} rk_result;
+
+typedef struct rk_stats {
+	int cases, rejected, failed;
+	int equal, claimed, wrong_claims;
+	rk_result *res;   /* [cases] */
+} rk_stats;
+
+static double rk_cpu_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Run one generated case: 0 done, 1 rejected (the checker refuses the schedule), 2 the model or
+ * the simulator failed (logged). */
+static int rk_run_case(ct_ctx *ctx, const rk_case *c, rk_result *out, FILE *log)
+{
+	ct_kernel *k = ct_kernel_parse(ctx, c->src, strlen(c->src), "random.cachet");
+	if (!k)
+		return 1;
+	ct_predict_result pr;
+	ct_sim_result sr;
+	double t0 = rk_cpu_s();
+	ct_status st = ct_kernel_predict(k, c->spec, &pr);
+	double secs = rk_cpu_s() - t0;
+	if (st) {
+		if (log)
+			fprintf(log, "model failed (%s) on %s:\n%s\n", ct_ctx_last_message(ctx), c->spec, c->src);
+		ct_kernel_free(k);
+		return 2;
+	}
+	st = ct_kernel_simulate(k, c->spec, &sr);
+	if (st) {
+		if (log)
+			fprintf(log, "simulator failed (%s) on %s:\n%s\n", ct_ctx_last_message(ctx), c->spec, c->src);
+		ct_predict_result_free(&pr);
+		ct_kernel_free(k);
+		return 2;
+	}
+	out->family = c->family;
+	out->predicted = pr.level[0].misses;
+	out->simulated = sr.level[0].misses;
+	out->claimed_exact = pr.level[0].exact != 0;
+	out->model_s = secs;
+	int64_t d = out->predicted - out->simulated;
+	out->err_pct = out->simulated ? 100.0 * fabs((double)d) / (double)out->simulated : (d ? 100.0 : 0.0);
+	ct_predict_result_free(&pr);
+	ct_sim_result_free(&sr);
+	ct_kernel_free(k);
+	return 0;
+}
+
+/* n accepted cases from seed; rejected kernels (schedules the checker refuses) are replaced. */
+static bool rk_run(int n, uint64_t seed, rk_stats *s, FILE *log)
+{
+	memset(s, 0, sizeof *s);
+	s->res = calloc((size_t)n + 1, sizeof *s->res);
+	if (!s->res)
+		return false;
+	rk_rng r = {seed ? seed : 1};
+	rk_case c;
+	while (s->cases < n) {
+		rk_generate(&r, &c);
+		ct_ctx *ctx = ct_ctx_new();
+		if (!ctx)
+			return false;
+		rk_result *x = &s->res[s->cases];
+		int rc = rk_run_case(ctx, &c, x, log);
+		if (rc) {
+			s->rejected += rc == 1;
+			s->failed += rc == 2;
+			ct_ctx_free(ctx);
+			if (s->rejected + s->failed > 10 * n + 100)
+				return false;
+			continue;
+		}
+		ct_ctx_free(ctx);
+		x->kernel = c;
+		s->cases++;
+		s->equal += x->predicted == x->simulated;
+		s->claimed += x->claimed_exact;
+		if (x->claimed_exact && x->predicted != x->simulated) {
+			s->wrong_claims++;
+			if (log)
+				fprintf(log, "WRONG exact claim: model %lld, simulator %lld at %s:\n%s\n",
+				        (long long)x->predicted, (long long)x->simulated, c.spec, c.src);
+		}
+	}
+	return true;
+}
+
+#endif
