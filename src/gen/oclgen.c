@@ -268,6 +268,17 @@ static bool stmts_inside(og *o, const lt_node *const *v, int n)
 	return true;
 }
 
+/* Whether the loop a double buffer pipelines (the nearest loop around its
+ * region node, src/plan) is a sequential one, not a work-group or
+ * work-item loop. */
+static bool pipelines_sequential(const og *o, const lt_node *x)
+{
+	const lt_node *p = x->parent;
+	while (p && p->kind != LT_LOOP)
+		p = p->parent;
+	return !p || p->index < 0 || p->index >= o->t->nindices || o->role[p->index] == OR_NONE;
+}
+
 /* The location rules of each region (see the top of this file). */
 static bool check_regions(og *o)
 {
@@ -288,6 +299,12 @@ static bool check_regions(og *o)
 			return og_err(o, it->strategy_opt.pos,
 			              "cache '%s': strategy= applies to location=local caches (their copies are shared "
 			              "by the work-group)", it->name);
+		if (rg->double_buffer && !pipelines_sequential(o, rg->node))
+			return og_err(o, it->pos,
+			              "cache '%s': double_buffer=true prefetches the next iteration of a parallelized "
+			              "loop on plan(target=opencl) (its iterations run in other work-groups or "
+			              "work-items, which never fill the buffer); place the cache inside a sequential "
+			              "loop or drop double_buffer", it->name);
 		unsigned m = around(o, rg->node);
 		if (it->location == LOC_LOCAL) {
 			for (int d = 0; d < o->ndims; d++) {
@@ -500,12 +517,12 @@ static void gen_plain_loop(og *o, const lt_node *x, bool end_barrier, bool hint_
 	cg_bound(g, &lo, x->lo);
 	cg_bound(g, &hi, x->hi);
 	const char *v = g->iname[x->index];
+	if (end_barrier)
+		barrier(o);
 	if (x->tail)
 		kg_comment(g->kg, "tail of %s", v);
 	if (hint_vector)
 		kg_comment(g->kg, "vectorize(%s): a scalar loop, vectorized by the OpenCL compiler", v);
-	if (end_barrier)
-		barrier(o);
 	kg_block_open(g->kg, "for (int64_t %s = %s; %s < %s; %s += %lld)", v, lo.s ? lo.s : "0", v,
 	              hi.s ? hi.s : "0", v, (long long)x->step);
 	const lt_node *outer = g->open[x->index];
