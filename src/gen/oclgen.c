@@ -268,6 +268,23 @@ static bool stmts_inside(og *o, const lt_node *const *v, int n)
 	return true;
 }
 
+static const lt_node *copy_stmt(const lt_node *x);
+
+/* The work-item loop (over a parallelized kernel index) that one of region node x's
+ * copy nests (prologue or epilogue: a multicache's slots) runs in; NULL
+ * when there is none. */
+static const lt_node *parallel_copy_loop(const og *o, const lt_node *x)
+{
+	for (int i = 0; i < x->nkids; i++) {
+		const lt_node *y = x->kids[i];
+		if (y->kind != LT_LOOP || y->index < 0 || y->index >= o->k->nindices || o->role[y->index] != OR_ITEM)
+			continue;
+		if (copy_stmt(y))
+			return y;
+	}
+	return NULL;
+}
+
 /* Whether the loop a double buffer pipelines (the nearest loop around its
  * region node, src/plan) is a sequential one, not a work-group or
  * work-item loop. */
@@ -299,6 +316,13 @@ static bool check_regions(og *o)
 			return og_err(o, it->strategy_opt.pos,
 			              "cache '%s': strategy= applies to location=local caches (their copies are shared "
 			              "by the work-group)", it->name);
+		const lt_node *par = parallel_copy_loop(o, rg->node);
+		if (par && it->location == LOC_LOCAL)
+			return og_err(o, pos,
+			              "cache '%s': the copies of this location=local multicache loop over '%s', which "
+			              "is parallelized on plan(target=opencl) (each work-item would copy its own slot "
+			              "with the whole group's copy loop); trigger it at a level outside the work-item "
+			              "loops or use location=private", it->name, ix_name(o, par->index));
 		if (rg->double_buffer && !pipelines_sequential(o, rg->node))
 			return og_err(o, it->pos,
 			              "cache '%s': double_buffer=true prefetches the next iteration of a parallelized "

@@ -126,5 +126,12 @@ expect "double buffer over a parallelized loop refused" 2 \
 	"dbpar.cachet:14:3: error: cache 'AA': double_buffer=true prefetches the next iteration of a parallelized loop" \
 	"$CACHET" check "$f"
 
+# a local multicache whose slots are work-items is refused (finding wrong-result-opencl-order-k1_15)
+f=$(mm mcitem 'schedule {' '  ii, jj, kk = tile(i=2, j=2, k=2)' '  reorder(j, i, k, ii, kk, jj)' '}' \
+	'plan(target=opencl) {' '  AA = cache(A, level=2, trigger_level=3, location=local)' '  parallelize(j, i)' '}')
+expect "local multicache over a work-item index refused" 2 \
+	"mcitem.cachet:14:43: error: cache 'AA': the copies of this location=local multicache loop over 'ii'" \
+	"$CACHET" check "$f"
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
