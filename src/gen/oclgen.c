@@ -285,17 +285,6 @@ static const lt_node *parallel_copy_loop(const og *o, const lt_node *x)
 	return NULL;
 }
 
-/* Whether the loop a double buffer pipelines (the nearest loop around its
- * region node, src/plan) is a sequential one, not a work-group or
- * work-item loop. */
-static bool pipelines_sequential(const og *o, const lt_node *x)
-{
-	const lt_node *p = x->parent;
-	while (p && p->kind != LT_LOOP)
-		p = p->parent;
-	return !p || p->index < 0 || p->index >= o->t->nindices || o->role[p->index] == OR_NONE;
-}
-
 /* The location rules of each region (see the top of this file). */
 static bool check_regions(og *o)
 {
@@ -323,12 +312,6 @@ static bool check_regions(og *o)
 			              "is parallelized on plan(target=opencl) (each work-item would copy its own slot "
 			              "with the whole group's copy loop); trigger it at a level outside the work-item "
 			              "loops or use location=private", it->name, ix_name(o, par->index));
-		if (rg->double_buffer && !pipelines_sequential(o, rg->node))
-			return og_err(o, it->pos,
-			              "cache '%s': double_buffer=true prefetches the next iteration of a parallelized "
-			              "loop on plan(target=opencl) (its iterations run in other work-groups or "
-			              "work-items, which never fill the buffer); place the cache inside a sequential "
-			              "loop or drop double_buffer", it->name);
 		unsigned m = around(o, rg->node);
 		if (it->location == LOC_LOCAL) {
 			for (int d = 0; d < o->ndims; d++) {
