@@ -6,6 +6,9 @@
 #   make deps       install missing Debian packages (as root)
 #   make python     the Python package into build/python (docs/PYTHON.md); make bench-python
 #   make golden     regenerate the golden files of generated code
+#   make fuzz [SECONDS=60]   the libFuzzer targets tests/fuzz/fuzz_*.c (clang), SECONDS each
+#   make fuzz-plans SECONDS=N [SEED=S] [ENGINES=interp,native,opencl] [FINDINGS=DIR]
+#                   the differential fuzzer's long campaign (docs/FUZZ.md)
 #   make install PREFIX=/usr/local
 
 BUILD    ?= build
@@ -72,7 +75,7 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/harness.h $(BUILD)/libcachet.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) $(EXTRA_LIBS) $(LDLIBS)
 
-check: all $(TEST_BIN)
+check: all $(TEST_BIN) $(BUILD)/fuzz/difffuzz
 	@SAN=$(SAN) sh tests/run.sh $(BUILD)
 
 demo: all
@@ -239,3 +242,22 @@ bench-python: python $(BUILD)/bench/callraw.so
 $(BUILD)/bench/callraw.so: bench/python/callraw.c $(BUILD)/libcachet.so
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -shared -o $@ $< -L$(BUILD) -lcachet
+
+# The differential fuzzer of the schedule and plan space (docs/FUZZ.md): tests/fuzz/plangen.c makes
+# random kernels, tests/fuzz/difffuzz.c checks them in every engine. ct_run_options.checked is used
+# when this tree's cachet.h has it (the bounds-checked native mode).
+FUZZ_CHECKED := $(if $(shell grep -s 'int checked' include/cachet.h),-DFUZZ_HAVE_CHECKED,)
+$(BUILD)/fuzz/difffuzz: tests/fuzz/difffuzz.c tests/fuzz/plangen.c tests/fuzz/plangen.h $(BUILD)/libcachet.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(FUZZ_CHECKED) $(CFLAGS) -o $@ tests/fuzz/difffuzz.c tests/fuzz/plangen.c $(BUILD)/libcachet.a $(LDSAN) $(EXTRA_LIBS) $(LDLIBS)
+
+# make fuzz-plans SECONDS=N [SEED=S] [ENGINES=interp,native,opencl] [FINDINGS=DIR] [JOBS=J]
+# [NATIVE_EVERY=N] (default 10: every 10th accepted kernel also natively / on OpenCL): the long
+# differential campaign; the seed defaults to the clock (make check uses seeds 1..3000); minimized
+# findings go to FINDINGS (default $(BUILD)/fuzz-findings) with an INDEX.md
+.PHONY: fuzz-plans
+FUZZ_ENGINES := interp,native
+fuzz-plans: $(BUILD)/fuzz/difffuzz
+	nice -n 10 ./$(BUILD)/fuzz/difffuzz --seconds $(or $(SECONDS),600) --seed $(or $(SEED),$(shell date +%s)) \
+		--engines $(or $(ENGINES),$(FUZZ_ENGINES)) --out $(or $(FINDINGS),$(BUILD)/fuzz-findings) \
+		--jobs $(or $(JOBS),1) --native-every $(or $(NATIVE_EVERY),10) $(FUZZ_ARGS)

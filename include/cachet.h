@@ -248,9 +248,11 @@ CT_API void ct_run_options_init(CT_KEEP ct_run_options *o);
 /* Run kernel k (every runtime param set) on deterministic pseudo-random
  * inputs from the ctx seed, time it, and verify it against the unscheduled
  * reference interpreter. Returns CT_ERR_VERIFY (with the result filled) on
- * a mismatch beyond the per-type tolerance; the native code that gave it is
- * then evicted from the plan cache and the code cache (memory and disk), so
- * the next run compiles it again instead of reusing a wrong binary. */
+ * a mismatch beyond the per-type tolerance (ct_dtype_tolerance; an f64
+ * array of a kernel that also holds an f32 array gets f32's); the native
+ * code that gave it is then evicted from the plan cache and the code cache
+ * (memory and disk), so the next run compiles it again instead of reusing
+ * a wrong binary. */
 CT_API ct_status ct_kernel_run(CT_KEEP ct_kernel *k, CT_KEEP const ct_run_options *o,
 			       CT_KEEP ct_run_result *r);
 /* Relative tolerance used by verification for type t. */

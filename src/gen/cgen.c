@@ -365,7 +365,7 @@ static const bx *layout_product(cg *g, int a, int from)
  * and strides are arguments (ct_vo_A, ct_vs_A_D), not constants. */
 static bool strided_arg(const cg *g, int a)
 {
-	return a < g->k->narrays && g->arrays[a].strided && g->arrays[a].role != CT_TEMP;
+	return !g->dense_views && a < g->k->narrays && g->arrays[a].strided && g->arrays[a].role != CT_TEMP;
 }
 
 /* The stride texts of strided array a: the run-time arguments. */
@@ -1789,9 +1789,10 @@ void gen_symbol_names(const ct_kernel *k, char *fn, char *entry, size_t cap)
 	snprintf(entry, cap, "cachet_%s_entry", k->name);
 }
 
-static bool cg_init(cg *g, ct_looptree *t)
+static bool cg_init(cg *g, ct_looptree *t, bool dense_views)
 {
 	memset(g, 0, sizeof *g);
+	g->dense_views = dense_views;
 	g->t = t;
 	g->k = t->k;
 	g->cur_region = -1;
@@ -1941,7 +1942,7 @@ char *gen_c_opts(ct_looptree *t, size_t *len, bool checked, gen_site **sites, in
 	memset(&g, 0, sizeof g);
 	g.k = k;
 	bool *heap = calloc((size_t)(t->arrays ? t->narrays : k->narrays) + 1, sizeof *heap);
-	if (!heap || !cg_init(&g, t) || (checked && !make_counts(&g))) {
+	if (!heap || !cg_init(&g, t, false) || (checked && !make_counts(&g))) {
 		cg_free(&g);
 		free(heap);
 		ct_error(ctx, CT_ERR_NOMEM, "out of memory generating C");
@@ -2018,7 +2019,7 @@ char *gen_c_prototype(const ct_kernel *k)
 	memset(&fake, 0, sizeof fake);
 	fake.k = (ct_kernel *)(uintptr_t)k;
 	char *r = NULL;
-	if (cg_init(&g, &fake)) {
+	if (cg_init(&g, &fake, false)) {
 		ct_buf b;
 		ct_buf_init(&b);
 		char fn[300], entry[300];
@@ -2041,9 +2042,9 @@ char *gen_c_prototype(const ct_kernel *k)
 
 /* ------------------------------------------------------------ for other backends */
 
-bool cg_setup(cg *g, ct_looptree *t)
+bool cg_setup(cg *g, ct_looptree *t, bool dense_views)
 {
-	return cg_init(g, t);
+	return cg_init(g, t, dense_views);
 }
 
 void cg_teardown(cg *g)

@@ -54,6 +54,10 @@ typedef struct cg {
 	bool (*hook_loop)(struct cg *g, const lt_node *x);
 	void (*hook_region)(struct cg *g, const lt_node *x, bool enter);
 	void *hook_ud;
+	/* strided arrays are addressed in their declared dense layout, not
+	 * through layout arguments: the OpenCL backend, whose device buffers
+	 * (cachet run, the package's wrapper) are always dense copies */
+	bool dense_views;
 	bool failed;
 	bool reported;          /* an error more precise than "out of memory" is on ctx */
 	/* checked mode (gen_c_opts): every access tested first; raw turns the
@@ -126,8 +130,10 @@ bool cg_guarded_nest(cg *g, const lt_node *x);
 bool cg_split_boundary(cg *g, const lt_node *x);
 /* For other backends (oclgen.c): set up g for tree t (false when out of
  * memory), free it, and emit the tree's derived values (`const int64_t
- * ct_dI = ...;`) at the current position of g->kg. */
-bool cg_setup(cg *g, ct_looptree *t);
+ * ct_dI = ...;`) at the current position of g->kg. dense_views: arrays
+ * declared `strided` get their declared dense layout instead of layout
+ * arguments (see cg.dense_views). */
+bool cg_setup(cg *g, ct_looptree *t, bool dense_views);
 /* The text g->kg generated, as a malloc'd string (its length in *len when len
  * is not NULL) when ok, else NULL; g->kg's buffer is released either way. */
 char *cg_take_text(cg *g, bool ok, size_t *len);

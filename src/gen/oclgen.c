@@ -285,6 +285,35 @@ static const lt_node *parallel_copy_loop(const og *o, const lt_node *x)
 	return NULL;
 }
 
+/* A double-buffered region prefetches the next iteration's block of the
+ * loop around it (docs/PLANS.md section 9); when that loop is a work-group,
+ * work-item or global loop its iterations run in different work-items, so
+ * the prefetched block never reaches the one that uses it: refused, as
+ * for a parallel loop on the host (src/plan/verbs.c). */
+static bool check_carry(og *o, const lt_region *rg, const ir_plan_item *ci)
+{
+	if (!rg->double_buffer || rg->elided)
+		return true;
+	const lt_node *P = rg->node->parent;
+	while (P && P->kind != LT_LOOP)
+		P = P->parent;
+	if (!P || P->index < 0 || P->index >= o->t->nindices || o->role[P->index] == OR_NONE)
+		return true;
+	int d = o->dim[P->index];
+	const ct_kernel *k = o->k;
+	ir_pos pos = ci->pos;
+	for (int i = 0; i < k->nplan; i++) {
+		const ir_plan_item *it = &k->plan[i];
+		for (int j = 0; it->kind == PL_PARALLELIZE && j < it->n; j++)
+			if (it->idx[j] == o->root[d])
+				pos = it->idx_pos ? it->idx_pos[j] : it->pos;
+	}
+	return og_err(o, pos,
+	              "parallelize(%s): the double-buffered cache '%s' carries blocks from one iteration of '%s' "
+	              "to the next (on plan(target=opencl) its iterations are work-groups or work-items)",
+	              ix_name(o, o->root[d]), ci->name, ix_name(o, P->index));
+}
+
 /* The location rules of each region (see the top of this file). */
 static bool check_regions(og *o)
 {
@@ -295,6 +324,8 @@ static bool check_regions(og *o)
 		if (rg->item < 0 || rg->item >= k->nplan || !rg->node)
 			continue;
 		const ir_plan_item *it = &k->plan[rg->item];
+		if (!check_carry(o, rg, it))
+			return false;
 		ir_pos pos = it->location_opt.given ? it->location_opt.pos : it->pos;
 		if (it->location == LOC_GLOBAL)
 			return og_err(o, pos,
@@ -1360,7 +1391,7 @@ char *gen_opencl(ct_looptree *t, size_t *len, ocl_launch *Lout)
 
 	cg g;
 	char *result = NULL;
-	if (!cg_setup(&g, t)) {
+	if (!cg_setup(&g, t, true)) {
 		cg_teardown(&g);
 		og_free(&o);
 		free(pv);

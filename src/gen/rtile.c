@@ -171,6 +171,71 @@ static bool make_chunks(rtile *rt)
 	return true;
 }
 
+/* One element of the left-hand side, relative to its place at the first
+ * iteration of the band: per dimension the offset. */
+typedef struct lelem {
+	int64_t off[IR_MAX_RANK];
+} lelem;
+
+static int cmp_lelem(const void *a, const void *b)
+{
+	const lelem *x = a, *y = b;
+	for (int d = 0; d < IR_MAX_RANK; d++)
+		if (x->off[d] != y->off[d])
+			return x->off[d] < y->off[d] ? -1 : 1;
+	return 0;
+}
+
+#define RT_MAX_ELEMS 65536 /* iterations of U x V checked for distinct elements */
+
+/*
+ * Whether every iteration of the unrolled loops and V updates its own
+ * element of the left-hand side: each gets an accumulator of its own, so
+ * two iterations on one element (a U loop the left-hand side does not move
+ * with: a reduction, `unroll(kkk)` over `C[i, j] +=`) would each store
+ * their partial sum and the last would win. Such a band stays loops.
+ */
+static bool lhs_distinct(const rtile *rt)
+{
+	const ct_looptree *t = rt->g->t;
+	const ir_expr *lhs = rt->s->lhs;
+	int rank = t->arrays[lhs->id].rank, nl = rt->nu + 1;
+	int64_t coef[RT_MAX_U + 1][IR_MAX_RANK], trip[RT_MAX_U + 1], step[RT_MAX_U + 1], n = 1;
+	for (int l = 0; l < nl; l++) {
+		const lt_node *y = l < rt->nu ? rt->u[l] : rt->v;
+		trip[l] = l < rt->nu ? rt->utrip[l] : rt->vtrip;
+		step[l] = y->step;
+		for (int d = 0; d < rank; d++) {
+			bool bad = false;
+			coef[l][d] = lt_var_coef(t, lhs->sub[d], y->index, &bad);
+			if (bad)
+				return false;
+		}
+		if (!ct_mul_ok(n, trip[l], &n) || n > RT_MAX_ELEMS)
+			return false;
+	}
+	lelem *e = calloc((size_t)n, sizeof *e);
+	if (!e)
+		return false;
+	bool ok = true;
+	for (int64_t i = 0; i < n && ok; i++) {
+		int64_t r = i;
+		for (int l = nl - 1; l >= 0; l--) {
+			int64_t it = r % trip[l], v;
+			r /= trip[l];
+			for (int d = 0; d < rank && ok; d++)
+				ok = ct_mul_ok(it * step[l], coef[l][d], &v) && ct_add_ok(e[i].off[d], v, &e[i].off[d]);
+		}
+	}
+	if (ok) {
+		qsort(e, (size_t)n, sizeof *e, cmp_lelem);
+		for (int64_t i = 1; i < n && ok; i++)
+			ok = cmp_lelem(&e[i - 1], &e[i]) != 0;
+	}
+	free(e);
+	return ok;
+}
+
 static bool match(rtile *rt, const lt_node *x)
 {
 	const ct_looptree *t = rt->g->t;
@@ -206,7 +271,7 @@ static bool match(rtile *rt, const lt_node *x)
 		if (lt_var_coef(t, lhs->sub[d], x->index, &bad) != 0 || bad)
 			return false;
 	}
-	if (!vector_expr_ok(rt, rt->s->rhs) || !make_chunks(rt))
+	if (!vector_expr_ok(rt, rt->s->rhs) || !lhs_distinct(rt) || !make_chunks(rt))
 		return false;
 	int64_t acc = rt->nch;
 	for (int i = 0; i < rt->nu; i++)

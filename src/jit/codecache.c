@@ -574,19 +574,32 @@ ct_status jit_load(ct_ctx *ctx, const char *src, size_t len, const ct_compile_op
 	return CT_OK;
 }
 
+/* The ctx's jit state and the configuration of options *o (the defaults,
+ * written into *defaults, when *o is NULL): the shared start of evict and key. */
+static ct_status state_and_config(ct_ctx *ctx, const ct_compile_options **o, ct_compile_options *defaults,
+                                  jit_state **st, jit_config **cfg)
+{
+	if (!*o) {
+		ct_compile_options_init(defaults);
+		*o = defaults;
+	}
+	*st = jit_state_get(ctx);
+	if (!*st)
+		return CT_ERR_NOMEM;
+	*cfg = config_get(*st, *o);
+	if (!*cfg)
+		return ctx->status ? ctx->status : CT_ERR_NOMEM;
+	return CT_OK;
+}
+
 ct_status jit_evict(ct_ctx *ctx, const char *src, size_t len, const ct_compile_options *o)
 {
 	ct_compile_options defaults;
-	if (!o) {
-		ct_compile_options_init(&defaults);
-		o = &defaults;
-	}
-	jit_state *st = jit_state_get(ctx);
-	if (!st)
-		return CT_ERR_NOMEM;
-	jit_config *cfg = config_get(st, o);
-	if (!cfg)
-		return ctx->status ? ctx->status : CT_ERR_NOMEM;
+	jit_state *st;
+	jit_config *cfg;
+	ct_status rc = state_and_config(ctx, &o, &defaults, &st, &cfg);
+	if (rc)
+		return rc;
 	ct_module *m;
 	while ((m = mem_find(st, cfg, XXH3_64bits_withSeed(src, len, cfg->seed), src, len)))
 		mem_remove(st, m);
@@ -603,16 +616,11 @@ ct_status jit_key(ct_ctx *ctx, const char *src, size_t len, const ct_compile_opt
 	if (!ctx)
 		return CT_ERR_USAGE;
 	ct_compile_options defaults;
-	if (!o) {
-		ct_compile_options_init(&defaults);
-		o = &defaults;
-	}
-	jit_state *st = jit_state_get(ctx);
-	if (!st)
-		return CT_ERR_NOMEM;
-	jit_config *cfg = config_get(st, o);
-	if (!cfg)
-		return ctx->status ? ctx->status : CT_ERR_NOMEM;
+	jit_state *st;
+	jit_config *cfg;
+	ct_status rc = state_and_config(ctx, &o, &defaults, &st, &cfg);
+	if (rc)
+		return rc;
 	key_digest(cfg, src, len, hex);
 	if (text) {
 		char hdr[48];

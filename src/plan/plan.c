@@ -27,6 +27,15 @@
 
 #define PP_MAX_WRITES 64
 
+/* Where a cache buffer's elements lie in the root array: buffer element
+ * (slots..., u) is root element off + u for the region at site node
+ * (a cache of a cache guards its copies with the root array's extents). */
+typedef struct bufsite {
+	int storage, root, nslot;
+	const struct lt_node *node;
+	aff off[IR_MAX_RANK];
+} bufsite;
+
 /* A double buffer to apply once every cache is placed. */
 typedef struct pending {
 	int region, npro, item;
@@ -51,6 +60,8 @@ typedef struct pp {
 	int src_store;         /* a storage of the source (for types and rank) */
 	pending *db;           /* double buffers to apply at the end */
 	int ndb;
+	bufsite *bs;           /* every buffer's sites, in the order made */
+	int nbs;
 	int order_len;         /* the loop order L around the deepest use */
 	int order[IR_MAX_DEPTH * 4];
 } pp;
@@ -856,6 +867,14 @@ static void rw_tree(pp *p, const rwmap *m, lt_node *x)
 
 typedef enum copy_op { CP_IN, CP_ZERO, CP_OUT, CP_REDUCE } copy_op;
 
+/* The bounds test of a copy: the copied element of dimension d >= nskip
+ * of the array side is root element off[d - nskip] + base[d] + c_d, which
+ * must lie in root's extents (halo elements outside it are skipped). */
+typedef struct gspec {
+	int root, nskip;
+	const aff *off;
+} gspec;
+
 /* One side of a copy: storage[prefix..., base[d] + c_d] */
 typedef struct side {
 	int storage;
@@ -884,11 +903,11 @@ static ir_expr *side_expr(pp *p, const side *s, int rank)
  * The copy nest `buf (op) array` over ext[] (one per copied dimension),
  * loops in the order of ord[] (most major first: the buffer's layout for
  * fills, the array's for write-backs),
- * guarded by the array's extents when guard is set. Returns the outermost
+ * guarded by the root array's extents when g is set. Returns the outermost
  * node, parent set.
  */
 static lt_node *copy_nest(pp *p, copy_op op, const side *buf, const side *arr, int rank, const bx *const *ext,
-                          const int *ord, bool guard, lt_node *parent)
+                          const int *ord, const gspec *g, lt_node *parent)
 {
 	ct_dtype ty = p->t->arrays[buf->storage].type;
 	ir_node *s = ct_arena_alloc(p->a, sizeof *s);
@@ -936,30 +955,31 @@ static lt_node *copy_nest(pp *p, copy_op op, const side *buf, const side *arr, i
 		hole = &l->kids[0];
 		at = l;
 	}
-	if (guard && arr->storage < p->k->narrays) {
-		lt_node *g = new_node(p, LT_IF, at);
+	if (g && g->nskip < rank) {
+		lt_node *gn = new_node(p, LT_IF, at);
 		aff *gv = ct_arena_alloc(p->a, sizeof *gv * (size_t)(2 * rank + 1));
-		if (!g || !gv) {
+		if (!gn || !gv) {
 			pp_nomem(p);
 			return NULL;
 		}
-		const ir_array *ar = &p->t->arrays[arr->storage];
-		for (int d = 0; d < rank; d++) {
-			aff v = side_sub(p, arr, d);
-			gv[2 * d] = v;
-			gv[2 * d + 1] = aff_plus(p, aff_plus(p, ar->ext[d], aff_const(-1), 1), v, -1);
+		const ir_array *ar = &p->t->arrays[g->root];
+		int ng = 0;
+		for (int d = g->nskip; d < rank; d++) {
+			aff v = aff_plus(p, g->off[d - g->nskip], side_sub(p, arr, d), 1);
+			gv[ng++] = v;
+			gv[ng++] = aff_plus(p, aff_plus(p, ar->ext[d - g->nskip], aff_const(-1), 1), v, -1);
 		}
-		g->guard = gv;
-		g->nguard = 2 * rank;
-		g->kids = ct_arena_alloc(p->a, sizeof *g->kids);
-		if (!g->kids) {
+		gn->guard = gv;
+		gn->nguard = ng;
+		gn->kids = ct_arena_alloc(p->a, sizeof *gn->kids);
+		if (!gn->kids) {
 			pp_nomem(p);
 			return NULL;
 		}
-		g->nkids = 1;
-		*hole = g;
-		hole = &g->kids[0];
-		at = g;
+		gn->nkids = 1;
+		*hole = gn;
+		hole = &gn->kids[0];
+		at = gn;
 	}
 	lt_node *st = new_node(p, LT_STMT, at);
 	if (!st)
@@ -1218,8 +1238,24 @@ static bool drop_prologue(pp *p, lt_node *x, int cache, int npro, int nbody)
 	return true;
 }
 
+/* Whether x is a region node of a cache that this item copies from
+ * (its source cache, that cache's source, ...). */
+static bool in_source_chain(const pp *p, const lt_node *x)
+{
+	if (x->kind != LT_CACHE || x->cache < 0 || x->cache >= p->t->nregions)
+		return false;
+	int item = p->t->regions[x->cache].item;
+	for (int c = p->it->src_cache; c >= 0; c = p->k->plan[c].src_cache)
+		if (c == item)
+			return true;
+	return false;
+}
+
 /*
- * Double buffering around loop P (the nearest loop around region node r):
+ * Double buffering around loop P (the nearest loop around region node r
+ * inside the regions of its source caches: the next block of a cache of a
+ * cache can only be fetched while its parent's buffer holds it, so a
+ * parent region between r and the loop leaves nothing to double buffer):
  *   fill:   for P in [lo, min(hi, lo+1)): the prologue into buf
  *   main:   for P in [lo, last): prefetch block(P+step) into tmp; body; tmp -> buf
  *   last:   for P in [max(lo, last), hi): body
@@ -1233,9 +1269,9 @@ static bool double_buffer(pp *p, lt_region *rg, lt_node *r, int npro)
 	if (nbody < 1)
 		return pp_err(p, p->it->pos, "internal error: double buffer of cache '%s'%s", p->it->name, "");
 	lt_node *P = r->parent;
-	while (P && P->kind != LT_LOOP)
+	while (P && P->kind != LT_LOOP && !in_source_chain(p, P))
 		P = P->parent;
-	if (!P)
+	if (!P || P->kind != LT_LOOP)
 		return true; /* nothing encloses the trigger: a plain cache (as Accera) */
 	ct_looptree *t = p->t;
 	const ir_array *ba = &t->arrays[rg->buffer];
@@ -1289,7 +1325,7 @@ static bool double_buffer(pp *p, lt_region *rg, lt_node *r, int npro)
 		zero[d] = aff_const(0);
 	}
 	side sb = {rg->buffer, 0, NULL, zero}, st = {tmp, 0, NULL, zero};
-	lt_node *mv = copy_nest(p, CP_IN, &sb, &st, ba->rank, ext, ord, false, NULL);
+	lt_node *mv = copy_nest(p, CP_IN, &sb, &st, ba->rank, ext, ord, NULL, NULL);
 	if (!mv)
 		return false;
 	kids[n++] = mv;
@@ -1311,16 +1347,26 @@ static bool double_buffer(pp *p, lt_region *rg, lt_node *r, int npro)
 	return set_kids(p, outer, three, 3);
 }
 
+/* Whether dimension d of a guarded block is clamped to the array: it does
+ * not move (the whole array of a boundary stencil) and every bound is a
+ * constant. */
+static bool box_clamps(pp *p, const blk *b, int src, int d)
+{
+	int64_t v;
+	return b->guarded && src < p->k->narrays && b->outer[d].n == 0 && bx_is_const(b->lo[d], &v) &&
+	       bx_is_const(blk_extent(p, b, d), &v) && bx_is_const(p->t->ext[src * IR_MAX_RANK + d], &v);
+}
+
 /* Start and extent of dimension d of a site's block. A guarded block
- * that does not move (the whole array of a boundary stencil) is clamped
- * to the array, so its halo never reaches outside it. */
+ * that does not move is clamped to the array where it can be
+ * (box_clamps), so its halo never reaches outside it. */
 static void site_box(pp *p, const blk *b, int src, int d, const bx **lo, const bx **ex)
 {
 	int64_t l0, e0, E;
 	*lo = b->lo[d];
 	*ex = blk_extent(p, b, d);
-	if (b->guarded && src < p->k->narrays && b->outer[d].n == 0 && bx_is_const(*lo, &l0) &&
-	    bx_is_const(*ex, &e0) && bx_is_const(p->t->ext[src * IR_MAX_RANK + d], &E)) {
+	if (box_clamps(p, b, src, d) && bx_is_const(*lo, &l0) && bx_is_const(*ex, &e0) &&
+	    bx_is_const(p->t->ext[src * IR_MAX_RANK + d], &E)) {
 		int64_t l1 = l0 + b->outer[d].c, h1 = l1 + e0 - 1;
 		if (l1 < 0)
 			l1 = 0;
@@ -1331,16 +1377,57 @@ static void site_box(pp *p, const blk *b, int src, int d, const bx **lo, const b
 	}
 }
 
-/* Whether the copies of a site need bounds tests: a guarded block that
- * moves with the loops may reach past the array (its halo at the edges). */
-static bool site_guard(const blk *b)
+/* Whether the copies of a site need bounds tests: a guarded block may
+ * reach past the array (its halo at the edges) unless it is clamped in
+ * every dimension; a block of a parent cache's buffer is never clamped
+ * (the parent's place in the array moves with the loops). */
+static bool site_guard(pp *p, const blk *b, int src)
 {
 	if (!b->guarded)
 		return false;
 	for (int d = 0; d < b->rank; d++)
-		if (b->outer[d].n != 0)
+		if (!box_clamps(p, b, src, d))
 			return true;
 	return false;
+}
+
+/* The root-array place of a parent buffer's region around site node x. */
+static const bufsite *parent_site(const pp *p, int storage, const lt_node *x)
+{
+	for (int i = p->nbs - 1; i >= 0; i--) {
+		const bufsite *b = &p->bs[i];
+		if (b->storage != storage)
+			continue;
+		for (const lt_node *y = x; y; y = y->parent)
+			if (y == b->node)
+				return b;
+	}
+	return NULL;
+}
+
+/* Record where buffer buf of a site at node x lies in the root array: the
+ * block starts at off[] of its source src (slot dimensions of a multicache
+ * parent first). False when the parent's place is unknown. */
+static bool note_bufsite(pp *p, int buf, int nmc, const lt_node *x, int src, const aff *off, int rank, bufsite *out)
+{
+	memset(out, 0, sizeof *out);
+	out->storage = buf;
+	out->node = x;
+	if (src < p->k->narrays) {
+		out->root = src;
+		out->nslot = nmc;
+		for (int d = 0; d < rank; d++)
+			out->off[d] = off[d];
+		return true;
+	}
+	const bufsite *ps = parent_site(p, src, x);
+	if (!ps)
+		return false;
+	out->root = ps->root;
+	out->nslot = nmc + ps->nslot;
+	for (int d = ps->nslot; d < rank; d++)
+		out->off[d - ps->nslot] = aff_plus(p, ps->off[d - ps->nslot], off[d], 1);
+	return true;
 }
 
 /* The loop over index around site x (a multicache loop's version there). */
@@ -1468,10 +1555,12 @@ static bool make_region(pp *p, site *s, int ns)
 	if (T != s[0].node) {
 		const lt_node *path[IR_MAX_DEPTH * 4];
 		int np = 0;
+		/* a site folded from a later version of the trigger loop lies
+		 * under that version (s[0].version), not under T */
 		for (const lt_node *y = s[0].node->parent; y && np < IR_MAX_DEPTH * 4; y = y->parent) {
 			if (y->kind == LT_LOOP)
 				path[np++] = y;
-			if (y == T)
+			if (y == T || y == s[0].version)
 				break;
 		}
 		for (int i = np - 1; i >= 0; i--) {
@@ -1633,7 +1722,6 @@ static bool make_region(pp *p, site *s, int ns)
 		const blk *bi = &s[i].b;
 		aff base[IR_MAX_RANK], zero[IR_MAX_RANK];
 		const bx *cext[IR_MAX_RANK];
-		bool guard = site_guard(bi);
 		for (int d = 0; d < rank; d++) {
 			const bx *lo, *ex;
 			site_box(p, bi, src, d, &lo, &ex);
@@ -1641,6 +1729,29 @@ static bool make_region(pp *p, site *s, int ns)
 			base[d] = m.off[d];
 			zero[d] = aff_const(0);
 			cext[d] = ex;
+		}
+		/* where the block lies in the root array: for the bounds tests of
+		 * guarded copies, here and in caches of this cache */
+		bufsite here;
+		bool placed = note_bufsite(p, buf, nmc, s[i].node, src, m.off, rank, &here);
+		if (placed) {
+			bufsite *bv = arena_grow(p, p->bs, p->nbs, sizeof *bv);
+			if (!bv)
+				return false;
+			bv[p->nbs] = here;
+			p->bs = bv;
+			p->nbs++;
+		}
+		aff groot[IR_MAX_RANK];
+		gspec gs = {here.root, 0, groot};
+		const gspec *guard = NULL;
+		if (site_guard(p, bi, src) && placed) {
+			/* the copied element d is root element (root offset of the
+			 * source) + base[d] + c_d: the source's own root offset */
+			gs.nskip = src < p->k->narrays ? 0 : here.nslot - nmc;
+			for (int d = gs.nskip; d < rank; d++)
+				groot[d - gs.nskip] = aff_plus(p, here.off[d - gs.nskip], m.off[d], -1);
+			guard = &gs;
 		}
 		rw_tree(p, &m, s[i].node);
 		/* copies: one per distinct site below the trigger (sites under
@@ -1795,6 +1906,23 @@ static bool is_ancestor(const lt_node *a, const lt_node *x)
 	return false;
 }
 
+/* A site inside another site (or at the same node as an earlier one)
+ * belongs to it: that site's block covers its uses, and a second region
+ * there would copy the block twice (a reduce would add it twice). */
+static void drop_nested_sites(sitelist *l)
+{
+	for (int i = 0; i < l->n; i++)
+		for (int j = 0; j < l->n; j++)
+			if (i != j && l->v[i].node && l->v[j].node &&
+			    (is_ancestor(l->v[j].node, l->v[i].node) || (j < i && l->v[j].node == l->v[i].node)))
+				l->v[i].node = NULL;
+	int m = 0;
+	for (int i = 0; i < l->n; i++)
+		if (l->v[i].node)
+			l->v[m++] = l->v[i];
+	l->n = m;
+}
+
 /* The loop directly around x, looking through the region nodes of other
  * caches (never through one of the source cache: a cache of a cache stays
  * inside it); NULL at an `if` or the top. */
@@ -1910,6 +2038,72 @@ static void fold_versions(pp *p, site *v, int n)
 	}
 }
 
+/* Whether two versions x, y of one loop run disjoint trip numbers
+ * floor(v / step): constant ranges that do not meet, or a main version
+ * ending where the other (its tail) starts. */
+static bool trips_disjoint(const lt_node *x, const lt_node *y)
+{
+	int64_t xl, xh, yl, yh;
+	if (bx_is_const(x->lo, &xl) && bx_is_const(x->hi, &xh) && bx_is_const(y->lo, &yl) && bx_is_const(y->hi, &yh)) {
+		if (xh <= xl || yh <= yl)
+			return true; /* an empty version fills nothing */
+		int64_t s = x->step;
+		int64_t x0 = ct_floordiv(xl, s), x1 = ct_floordiv(xh - 1, s);
+		int64_t y0 = ct_floordiv(yl, s), y1 = ct_floordiv(yh - 1, s);
+		return x1 < y0 || y1 < x0;
+	}
+	return bx_equal(x->hi, y->lo) || bx_equal(y->hi, x->lo);
+}
+
+/*
+ * Whether two sites under one trigger can share a buffer. The buffer has
+ * one slot per iteration of the loops between the trigger and the sites
+ * that move the block, and each site's copy fills the slots of its own
+ * iterations. Two sites under versions (main, tail) of such a loop with
+ * disjoint trips fill different slots; two with the same block fill the
+ * same slots with the same elements. Any other pair would fill one slot
+ * with two different blocks (the main and the tail version of the cache
+ * loop itself under one trigger iteration): those get a region each.
+ */
+static bool share_slots(pp *p, const site *a, const site *b)
+{
+	if (blk_equal(p, &a->b, &b->b))
+		return true;
+	for (const lt_node *y = a->node->parent; y; y = y->parent) {
+		if (y->kind == LT_LOOP && blk_uses_loop(&a->b, y->index)) {
+			const lt_node *z = anc_loop(b->node, y->index);
+			if (z && z != y && z->step == y->step && trips_disjoint(y, z))
+				return true;
+		}
+		if (y == a->trigger || y == a->version)
+			break;
+	}
+	return false;
+}
+
+/* The loop over tindex around site x (*trig; left alone when there is
+ * none). False when a cache of a cache would find it only outside its
+ * source cache's region: the copies would read a buffer that does not
+ * hold the block yet (levels that check and the loop tree count alike
+ * never place it so; this keeps the tree sound if they ever differ). */
+static bool find_trigger(const pp *p, lt_node *x, int tindex, lt_node **trig)
+{
+	for (lt_node *y = x->parent; y; y = y->parent) {
+		if (y->kind == LT_LOOP && y->index == tindex) {
+			*trig = y;
+			return true;
+		}
+		if (p->parent_item >= 0 && y->kind == LT_CACHE && y->cache >= 0 && y->cache < p->t->nregions &&
+		    p->t->regions[y->cache].item == p->parent_item) {
+			for (const lt_node *z = y->parent; z; z = z->parent)
+				if (z->kind == LT_LOOP && z->index == tindex)
+					return false;
+			return true;
+		}
+	}
+	return true;
+}
+
 /* The storages that count as the item's source. */
 static bool set_sources(pp *p)
 {
@@ -1966,17 +2160,7 @@ static bool apply_item(pp *p, int item)
 			find_innermost(p, t->roots[i], &l);
 		for (int i = 0; i < l.n && p->ok; i++)
 			budget_site(p, &l.v[i]);
-		/* a site inside another site belongs to it */
-		for (int i = 0; i < l.n; i++)
-			for (int j = 0; j < l.n; j++)
-				if (i != j && l.v[i].node && l.v[j].node &&
-				    (is_ancestor(l.v[j].node, l.v[i].node) || (j < i && l.v[j].node == l.v[i].node)))
-					l.v[i].node = NULL;
-		int m = 0;
-		for (int i = 0; i < l.n; i++)
-			if (l.v[i].node)
-				l.v[m++] = l.v[i];
-		l.n = m;
+		drop_nested_sites(&l);
 	} else {
 		int index = pl.index, tindex = pl.trigger_index;
 		for (int i = 0; i < t->nroots; i++)
@@ -1985,17 +2169,20 @@ static bool apply_item(pp *p, int item)
 			site *s = &l.v[i];
 			block_of(p, s->node, &s->b);
 			lt_node *trig = s->node;
-			if (tindex != index)
-				for (lt_node *y = s->node->parent; y; y = y->parent)
-					if (y->kind == LT_LOOP && y->index == tindex) {
-						trig = y;
-						break;
-					}
+			if (tindex != index && !find_trigger(p, s->node, tindex, &trig)) {
+				ct_free(p->ctx, l.v);
+				return pp_err(p, it->trigger_opt.pos,
+				              "the trigger of cache '%s' lies outside the region of its source cache '%s'",
+				              it->name, p->k->plan[p->parent_item].name);
+			}
 			s->trigger = trig;
 			hoist(p, s, trig != s->node ? trig : NULL);
 			if (s->node == trig)
 				s->trigger = s->node;
 		}
+		/* versions of a loop inside one that does not move the block (the
+		 * main and tail k2 inside a tail k) hoist to the same loop: one site */
+		drop_nested_sites(&l);
 		if (!it->double_buffer && it->has_trigger)
 			fold_versions(p, l.v, l.n);
 	}
@@ -2011,7 +2198,8 @@ static bool apply_item(pp *p, int item)
 			              it->name, t->arrays[p->src_store].name);
 		}
 	}
-	/* one region per trigger: sites sharing a trigger are multicached together */
+	/* one region per trigger: sites sharing a trigger are multicached
+	 * together, as long as their blocks can share the buffer's slots */
 	site *group = l.n ? ct_alloc(p->ctx, sizeof *group * (size_t)l.n) : NULL;
 	if (l.n && !group)
 		pp_nomem(p);
@@ -2019,11 +2207,17 @@ static bool apply_item(pp *p, int item)
 		if (!l.v[i].node || !l.v[i].b.any)
 			continue;
 		int ng = 0;
-		for (int j = i; j < l.n; j++)
-			if (l.v[j].node && l.v[j].trigger == l.v[i].trigger && l.v[j].b.any) {
+		for (int j = i; j < l.n; j++) {
+			if (!l.v[j].node || l.v[j].trigger != l.v[i].trigger || !l.v[j].b.any)
+				continue;
+			bool fits = true;
+			for (int q = 0; q < ng && fits; q++)
+				fits = share_slots(p, &group[q], &l.v[j]);
+			if (fits) {
 				group[ng++] = l.v[j];
 				l.v[j].node = NULL;
 			}
+		}
 		make_region(p, group, ng);
 	}
 	ct_free(p->ctx, group);

@@ -89,5 +89,14 @@ expect "runtime check" 0 "" "$CACHET" check "$rt"
 expect "runtime run without value" 2 "needs a value" "$CACHET" run "$rt" --engine interp
 expect "runtime run" 0 '"verified": true' "$CACHET" run "$rt" -D L=77 --engine interp --json
 
+# an f64 result computed through an f32 temp carries f32's accuracy: verified
+# to f32's tolerance (the compiled code may contract the f32 multiply-add
+# into an fma; issue 17, fuzz finding wrong-result-125261)
+f=$(kfile mixed.cachet 'kernel mixed' 'param M = 7, N = 23' 'array A : f32[M, N] input' 'array T : f32[M] temp' \
+	'array X : f64[M] input' 'array Y : f64[M] inout' 'for (i: M) {' '  T[i] = 0' \
+	'  for (j: N) {' '    T[i] += A[i, j] * A[i, j]' '  }' '}' 'for (m: M) {' '  Y[m] = T[m] + X[m]' '}')
+expect "f64 through an f32 temp: verified" 0 "verified" "$CACHET" run "$f"
+expect "f64 through an f32 temp: verified in the interpreter" 0 "verified" "$CACHET" run "$f" --engine interp
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

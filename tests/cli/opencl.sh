@@ -79,6 +79,27 @@ expect "vectorize of a work-item index is refused" 2 \
 f=$(mm host 'plan(target=host) {' '  parallelize(i)' '}')
 expect "--target opencl needs an opencl plan" 2 'needs plan\(target=opencl\)' "$CACHET" emit "$f" --target opencl
 
+# a strided array is addressed densely: no layout arguments (issue 17, compile-error-200003)
+f=$(kfile strided.cachet 'kernel strided' 'param N = 5' 'array A : f64[N] const' 'array B : f32[N] output strided' \
+	'for (x: N) {' '  if (0 < x && x < N-1) {' '    B[x] = (A[x-1] + A[x] + A[x+1]) / 3' '  } else {' \
+	'    B[x] = A[x]' '  }' '}' 'schedule {' '  xx = split(x, 2)' '}' 'plan(target=opencl) {' \
+	'  AA = cache(A, index=x, location=private)' '  BB = cache(B, index=xx, location=local)' \
+	'  parallelize(x)' '}')
+expect "strided array: no layout arguments" 0 '^__kernel void cachet_strided\(__global const double \*restrict A, __global float \*restrict B\)' \
+	"$CACHET" emit "$f" --target opencl
+expect "strided array: verified" 0 '"verified": true' "$CACHET" run "$f" --json
+
+# a double buffer around a work-group loop would prefetch for another work-group: refused as on
+# the host (issue 17, fuzz finding wrong-result-220074: it gave wrong results)
+f=$(kfile dbcarry.cachet 'kernel dbcarry' 'param M = 2, N = 4' 'array A : i32[M, N] const layout=last_major' \
+	'array B : i32[N, M] output' 'for (i: M, j: N) {' '  B[j, i] = 2 * A[i, j] + 1' '}' 'schedule {' \
+	'  ii = split(i, 1)' '  jj = split(j, 2)' '  reorder(j, i, jj, ii)' '}' 'plan(target=opencl) {' \
+	'  AA = cache(A, index=jj, double_buffer=true)' '  parallelize(j, i)' '}')
+expect "double buffer across work-groups refused" 2 \
+	"dbcarry.cachet:15:18: error: parallelize\(i\): the double-buffered cache 'AA' carries blocks from one iteration of 'i' to the next" \
+	"$CACHET" emit "$f" --target opencl
+expect "double buffer across work-groups refused by run" 2 "carries blocks from one iteration of 'i'" "$CACHET" run "$f"
+
 # the probe lists OpenCL devices, and says so when there are none
 expect "probe lists PoCL's device" 0 '^opencl +Portable Computing Language \| .+ \| cpu \| OpenCL [0-9.]+ .*compute units' \
 	"$CACHET" probe

@@ -1,0 +1,1187 @@
+/* plangen.c: random kernels, schedules and plans for the differential fuzzer (tests/fuzz/difffuzz.c). */
+#include "plangen.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ random numbers */
+
+typedef struct rng {
+	uint64_t s;
+} rng;
+
+static uint64_t rnext(rng *r)
+{
+	uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* A uniform integer in 0 .. n-1 (n >= 1). */
+static int rint_(rng *r, int n)
+{
+	return n <= 1 ? 0 : (int)(rnext(r) % (uint64_t)n);
+}
+
+/* True with probability pct percent. */
+static int chance(rng *r, int pct)
+{
+	return rint_(r, 100) < pct;
+}
+
+static int64_t pick64(rng *r, const int64_t *v, int n)
+{
+	return v[rint_(r, n)];
+}
+
+/* ------------------------------------------------------------------ the kernel's header */
+
+static int add_param(pg_kernel *k, const char *name, int64_t v)
+{
+	pg_param *p = &k->p[k->np];
+	snprintf(p->name, sizeof p->name, "%s", name);
+	p->value = v;
+	p->runtime = 0;
+	return k->np++;
+}
+
+static int64_t param_value(const pg_kernel *k, const char *name)
+{
+	for (int i = 0; i < k->np; i++)
+		if (strcmp(k->p[i].name, name) == 0)
+			return k->p[i].value;
+	return 1;
+}
+
+static int add_array(pg_kernel *k, const char *name, int role, int rank, const char *e0, const char *e1,
+		     const char *e2)
+{
+	pg_array *a = &k->a[k->na];
+	memset(a, 0, sizeof *a);
+	snprintf(a->name, sizeof a->name, "%s", name);
+	a->role = role;
+	a->rank = rank;
+	a->dtype = k->dtype;
+	const char *e[3] = {e0, e1, e2};
+	for (int d = 0; d < rank; d++)
+		snprintf(a->ext[d], sizeof a->ext[d], "%s", e[d]);
+	return k->na++;
+}
+
+/* Record one use path (list of bands) of array ai. */
+static void use(pg_kernel *k, int ai, int n, ...)
+{
+	pg_array *a = &k->a[ai];
+	va_list ap;
+	va_start(ap, n);
+	for (int i = 0; i < n; i++)
+		a->path[a->npaths][i] = va_arg(ap, int);
+	va_end(ap);
+	a->pathlen[a->npaths++] = n;
+}
+
+static int add_band(pg_kernel *k, int n, const char *i0, const char *e0, const char *i1, const char *e1,
+		    const char *i2, const char *e2)
+{
+	pg_band *b = &k->b[k->nb];
+	memset(b, 0, sizeof *b);
+	b->norig = n;
+	const char *is[3] = {i0, i1, i2}, *es[3] = {e0, e1, e2};
+	for (int d = 0; d < n; d++) {
+		snprintf(b->orig[d], sizeof b->orig[d], "%s", is[d]);
+		b->trips[d] = param_value(k, es[d]);
+	}
+	return k->nb++;
+}
+
+/* Small sizes, primes and edge values; stencils get smaller ones (3-D boxes grow fast). */
+static int64_t pick_extent(rng *r, int small)
+{
+	static const int64_t v[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 16, 17, 19, 23, 24, 31, 32, 37};
+	static const int64_t s[] = {1, 2, 3, 4, 5, 6, 7, 8};
+	return small ? pick64(r, s, 8) : pick64(r, v, small ? 8 : (chance(r, 70) ? 13 : 20));
+}
+
+static int pick_input_role(rng *r)
+{
+	return chance(r, 20) ? 4 /* const */ : 0 /* input */;
+}
+
+/* The kernel's templates: params, arrays, bands and use paths. The body is printed by print_body. */
+static void make_template(pg_kernel *k, rng *r)
+{
+	int A, B, C, X, Y, T, b0, b1, b2;
+	switch (k->kind) {
+	case PG_MATMUL:
+	case PG_MATMUL_IMP:
+		add_param(k, "M", pick_extent(r, 0));
+		add_param(k, "N", pick_extent(r, 0));
+		add_param(k, "K", pick_extent(r, 0));
+		A = add_array(k, "A", pick_input_role(r), 2, "M", "K", "");
+		B = add_array(k, "B", pick_input_role(r), 2, "K", "N", "");
+		if (k->kind == PG_MATMUL) {
+			C = add_array(k, "C", 2, 2, "M", "N", "");
+			b0 = add_band(k, 3, "i", "M", "j", "N", "k", "K");
+			use(k, A, 1, b0), use(k, B, 1, b0), use(k, C, 1, b0);
+		} else {
+			C = add_array(k, "C", chance(r, 50) ? 1 : 2, 2, "M", "N", "");
+			b0 = add_band(k, 2, "i", "M", "j", "N", "", "");
+			b1 = add_band(k, 1, "k", "K", "", "", "", "");
+			use(k, A, 2, b0, b1), use(k, B, 2, b0, b1), use(k, C, 1, b0), use(k, C, 2, b0, b1);
+		}
+		break;
+	case PG_MATVEC:
+		add_param(k, "M", pick_extent(r, 0));
+		add_param(k, "N", pick_extent(r, 0));
+		A = add_array(k, "A", pick_input_role(r), 2, "M", "N", "");
+		X = add_array(k, "X", pick_input_role(r), 1, "N", "", "");
+		Y = add_array(k, "Y", 2, 1, "M", "", "");
+		b0 = add_band(k, 2, "i", "M", "j", "N", "", "");
+		use(k, A, 1, b0), use(k, X, 1, b0), use(k, Y, 1, b0);
+		break;
+	case PG_TRANSPOSE:
+		add_param(k, "M", pick_extent(r, 0));
+		add_param(k, "N", pick_extent(r, 0));
+		A = add_array(k, "A", pick_input_role(r), 2, "M", "N", "");
+		B = add_array(k, "B", chance(r, 70) ? 1 : 2, 2, "N", "M", "");
+		b0 = add_band(k, 2, "i", "M", "j", "N", "", "");
+		use(k, A, 1, b0), use(k, B, 1, b0);
+		break;
+	case PG_ST1:
+		add_param(k, "N", pick_extent(r, 0));
+		A = add_array(k, "A", pick_input_role(r), 1, "N", "", "");
+		B = add_array(k, "B", chance(r, 70) ? 1 : 2, 1, "N", "", "");
+		b0 = add_band(k, 1, "x", "N", "", "", "", "");
+		use(k, A, 1, b0), use(k, B, 1, b0);
+		break;
+	case PG_ST2:
+		add_param(k, "N", pick_extent(r, 0));
+		add_param(k, "M", pick_extent(r, 0));
+		A = add_array(k, "A", pick_input_role(r), 2, "N", "M", "");
+		B = add_array(k, "B", chance(r, 70) ? 1 : 2, 2, "N", "M", "");
+		b0 = add_band(k, 2, "x", "N", "y", "M", "", "");
+		use(k, A, 1, b0), use(k, B, 1, b0);
+		break;
+	case PG_ST3:
+		add_param(k, "N", pick_extent(r, 1));
+		add_param(k, "M", pick_extent(r, 1));
+		add_param(k, "L", pick_extent(r, 1));
+		A = add_array(k, "A", pick_input_role(r), 3, "N", "M", "L");
+		B = add_array(k, "B", chance(r, 70) ? 1 : 2, 3, "N", "M", "L");
+		b0 = add_band(k, 3, "x", "N", "y", "M", "z", "L");
+		use(k, A, 1, b0), use(k, B, 1, b0);
+		break;
+	case PG_TWOIDX:
+		add_param(k, "V", pick_extent(r, 1) + 1);
+		add_param(k, "N", pick_extent(r, 1) + 1);
+		A = add_array(k, "A", pick_input_role(r), 2, "N", "N", "");
+		C = add_array(k, "C1", pick_input_role(r), 2, "N", "V", "");
+		X = add_array(k, "C2", pick_input_role(r), 2, "N", "V", "");
+		T = add_array(k, "T", 3, 2, "V", "N", "");
+		B = add_array(k, "B", 2, 2, "V", "V", "");
+		b0 = add_band(k, 2, "a", "V", "q", "N", "", "");
+		b1 = add_band(k, 1, "p", "N", "", "", "", "");
+		b2 = add_band(k, 1, "b", "V", "", "", "", "");
+		use(k, A, 2, b0, b1), use(k, C, 2, b0, b1), use(k, X, 2, b0, b2);
+		use(k, T, 1, b0), use(k, T, 2, b0, b1), use(k, T, 2, b0, b2), use(k, B, 2, b0, b2);
+		break;
+	default: /* PG_REDTEMP */
+		add_param(k, "M", pick_extent(r, 0));
+		add_param(k, "N", pick_extent(r, 0));
+		A = add_array(k, "A", pick_input_role(r), 2, "M", "N", "");
+		T = add_array(k, "T", 3, 1, "M", "", "");
+		X = add_array(k, "X", pick_input_role(r), 1, "M", "", "");
+		Y = add_array(k, "Y", chance(r, 70) ? 1 : 2, 1, "M", "", "");
+		b0 = add_band(k, 1, "i", "M", "", "", "", "");
+		b1 = add_band(k, 1, "j", "N", "", "", "", "");
+		b2 = add_band(k, 1, "m", "M", "", "", "", "");
+		use(k, A, 2, b0, b1), use(k, T, 1, b0), use(k, T, 2, b0, b1), use(k, T, 1, b2);
+		use(k, X, 1, b2), use(k, Y, 1, b2);
+		break;
+	}
+}
+
+static int is_int(int dt)
+{
+	return dt == 2 || dt == 3;
+}
+
+/* Element types, layouts, strided arrays and runtime params. */
+static void decorate(pg_kernel *k, rng *r)
+{
+	for (int i = 0; i < k->na; i++) {
+		pg_array *a = &k->a[i];
+		if (chance(r, 12)) /* a second type: floats mix with floats, integers with integers */
+			a->dtype = is_int(k->dtype) ? (k->dtype == 2 ? 3 : 2) : (k->dtype == 0 ? 1 : 0);
+		if (a->rank >= 2 && chance(r, 40)) {
+			a->layout = 1 + rint_(r, 3);
+			int p[3] = {0, 1, 2};
+			for (int d = a->rank - 1; d > 0; d--) {
+				int e = rint_(r, d + 1), t = p[d];
+				p[d] = p[e], p[e] = t;
+			}
+			memcpy(a->perm, p, sizeof p);
+		}
+		if (a->role != 3 && chance(r, 8))
+			a->strided = 1;
+	}
+	/* an f32 array the kernel writes (a temp read back later) rounds what follows to f32, while an
+	 * f64 output is verified to 1e-10: then every written float array is f32 */
+	int f32w = 0;
+	for (int i = 0; i < k->na; i++)
+		f32w |= k->a[i].role != 0 && k->a[i].role != 4 && k->a[i].dtype == 0;
+	for (int i = 0; f32w && i < k->na; i++)
+		if (k->a[i].role != 0 && k->a[i].role != 4 && k->a[i].dtype == 1)
+			k->a[i].dtype = 0;
+	for (int i = 0; i < k->np; i++)
+		if (chance(r, 10))
+			k->p[i].runtime = 1;
+}
+
+/* ------------------------------------------------------------------ the schedule */
+
+static int index_alive(const pg_kernel *k, const char *name)
+{
+	for (int b = 0; b < k->nb; b++)
+		for (int i = 0; i < k->b[b].norig; i++)
+			if (strcmp(k->b[b].orig[i], name) == 0)
+				return 1;
+	for (int s = 0; s < k->ns; s++)
+		if (k->s[s].alive && strcmp(k->s[s].inner, name) == 0)
+			return 1;
+	return 0;
+}
+
+int pg_band_order(const pg_kernel *k, int b, char out[][PG_NAME])
+{
+	const pg_band *bd = &k->b[b];
+	int n = 0;
+	if (bd->reorder) {
+		for (int i = 0; i < bd->nord; i++)
+			if (index_alive(k, bd->ord[i]))
+				memcpy(out[n++], bd->ord[i], PG_NAME);
+		return n;
+	}
+	for (int i = 0; i < bd->norig; i++)
+		memcpy(out[n++], bd->orig[i], PG_NAME);
+	for (int s = 0; s < k->ns; s++) {
+		const pg_split *sp = &k->s[s];
+		if (!sp->alive || sp->band != b)
+			continue;
+		int at = -1;
+		for (int i = 0; i < n; i++)
+			if (strcmp(out[i], sp->parent) == 0)
+				at = i;
+		if (at < 0 || n >= PG_MAXBI)
+			continue;
+		memmove(out[at + 2], out[at + 1], (size_t)(n - at - 1) * PG_NAME);
+		memcpy(out[at + 1], sp->inner, PG_NAME);
+		n++;
+	}
+	return n;
+}
+
+/* The loop order of a use path: the band orders concatenated. */
+static int path_order(const pg_kernel *k, const pg_array *a, int u, char out[][PG_NAME])
+{
+	int n = 0;
+	for (int i = 0; i < a->pathlen[u]; i++) {
+		char tmp[PG_MAXBI][PG_NAME];
+		int m = pg_band_order(k, a->path[u][i], tmp);
+		for (int j = 0; j < m && n < 3 * PG_MAXBI; j++)
+			memcpy(out[n++], tmp[j], PG_NAME);
+	}
+	return n;
+}
+
+/* The deepest use's order of array ai (the order levels count in). */
+static int array_order(const pg_kernel *k, int ai, char out[][PG_NAME])
+{
+	int best = 0;
+	for (int u = 0; u < k->a[ai].npaths; u++) {
+		char tmp[3 * PG_MAXBI][PG_NAME];
+		int n = path_order(k, &k->a[ai], u, tmp);
+		if (n > best) {
+			best = n;
+			memcpy(out, tmp, (size_t)n * PG_NAME);
+		}
+	}
+	return best;
+}
+
+static int64_t pick_split_size(rng *r, int64_t trips)
+{
+	switch (rint_(r, 9)) {
+	case 0: return 1;
+	case 1: return 2;
+	case 2: return 3;
+	case 3: return 5;
+	case 4: return 7;
+	case 5: return trips + 1 + rint_(r, 5);        /* larger than the extent */
+	case 6: return trips > 1 ? trips : 4;
+	case 7: return trips / 2 > 1 ? trips / 2 : 2;
+	default: return 1 + rint_(r, (int)(trips + 2));
+	}
+}
+
+static void name_inner(char *out, const char *parent)
+{
+	/* i -> ii -> iii: the inner repeats the original letter once more */
+	snprintf(out, PG_NAME, "%s%c", parent, parent[0]);
+}
+
+static int add_split(pg_kernel *k, int band, const char *parent, int64_t size, int group, int balanced)
+{
+	if (k->ns >= PG_MAXS)
+		return -1;
+	pg_split *s = &k->s[k->ns];
+	memset(s, 0, sizeof *s);
+	s->alive = 1;
+	s->band = band;
+	snprintf(s->parent, sizeof s->parent, "%s", parent);
+	name_inner(s->inner, parent);
+	s->size = size;
+	s->group = group;
+	s->balanced = balanced;
+	return k->ns++;
+}
+
+/* A random order of a band in which every chain goes outer before inner. tiled: all first-level
+ * indices, then all second-level ones, ... (each level shuffled). */
+static void random_reorder(pg_kernel *k, int b, rng *r, int tiled)
+{
+	pg_band *bd = &k->b[b];
+	char all[PG_MAXBI][PG_NAME];
+	int n = pg_band_order(k, b, all), placed[PG_MAXBI] = {0};
+	bd->nord = 0;
+	while (bd->nord < n) {
+		int cand[PG_MAXBI], nc = 0, minlen = 99;
+		for (int i = 0; i < n; i++) {
+			if (placed[i])
+				continue;
+			/* available when its parent (the name minus one letter) is placed or original */
+			int ok = 1;
+			for (int s = 0; s < k->ns; s++)
+				if (k->s[s].alive && strcmp(k->s[s].inner, all[i]) == 0)
+					for (int j = 0; j < n; j++)
+						if (!placed[j] && strcmp(all[j], k->s[s].parent) == 0)
+							ok = 0;
+			if (!ok)
+				continue;
+			int len = (int)strlen(all[i]);
+			if (tiled && len > minlen)
+				continue;
+			if (tiled && len < minlen)
+				nc = 0, minlen = len;
+			cand[nc++] = i;
+		}
+		int c = cand[rint_(r, nc)];
+		placed[c] = 1;
+		memcpy(bd->ord[bd->nord++], all[c], PG_NAME);
+	}
+	bd->reorder = 1;
+}
+
+static void gen_schedule(pg_kernel *k, rng *r)
+{
+	int group = 0;
+	for (int b = 0; b < k->nb; b++) {
+		pg_band *bd = &k->b[b];
+		int tile = chance(r, 40) && bd->norig > 1, bal = chance(r, 8);
+		if (tile)
+			group++;
+		for (int i = 0; i < bd->norig; i++) {
+			if (!chance(r, 55))
+				continue;
+			int64_t trips = bd->trips[i];
+			int s = add_split(k, b, bd->orig[i], pick_split_size(r, trips), tile ? group : 0,
+					  tile ? bal : chance(r, 8));
+			/* chains: split the inner index again, to depth 3 */
+			for (int d = 0; s >= 0 && d < 2 && chance(r, 35); d++) {
+				int64_t outer = k->s[s].size;
+				s = add_split(k, b, k->s[s].inner, pick_split_size(r, outer), 0, chance(r, 5));
+			}
+		}
+		if (chance(r, 65))
+			random_reorder(k, b, r, chance(r, 50));
+	}
+}
+
+/* ------------------------------------------------------------------ the plan */
+
+static int add_cache(pg_kernel *k, int array, int parent)
+{
+	if (k->nc >= PG_MAXC)
+		return -1;
+	pg_cache *c = &k->c[k->nc];
+	memset(c, 0, sizeof *c);
+	c->alive = 1;
+	c->array = array;
+	c->parent = parent;
+	c->thrifty = -1;
+	char an[PG_NAME], pn[PG_NAME];
+	memcpy(an, k->a[array].name, PG_NAME);
+	memcpy(pn, parent < 0 ? an : k->c[parent].name, PG_NAME);
+	snprintf(c->src, sizeof c->src, "%s", pn);
+	if (parent < 0)
+		snprintf(c->name, sizeof c->name, "%.11s%.11s", an, an);
+	else
+		snprintf(c->name, sizeof c->name, "%.20s%c", pn, an[0]);
+	/* unique even for two-letter arrays (C1C1 -> C1C1C) */
+	for (int i = 0; i < k->nc; i++)
+		if (strcmp(k->c[i].name, c->name) == 0)
+			snprintf(c->name, sizeof c->name, "%.16s_%d", pn, k->nc % 100);
+	return k->nc++;
+}
+
+static int level_of_index(const char ord[][PG_NAME], int n, const char *idx)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(ord[i], idx) == 0)
+			return n - i;
+	return 0;
+}
+
+/* The level a cache ends at in its array's order (an approximation for index=: the deepest use). */
+static int cache_level(const pg_kernel *k, const pg_cache *c, const char ord[][PG_NAME], int n)
+{
+	(void)k;
+	if (c->place == PG_LEVEL)
+		return c->level;
+	if (c->place == PG_INDEX)
+		return level_of_index(ord, n, c->index);
+	return 0;
+}
+
+static void random_layout(rng *r, int rank, int *layout, int *perm)
+{
+	*layout = 1 + rint_(r, 3);
+	int p[3] = {0, 1, 2};
+	for (int d = rank - 1; d > 0; d--) {
+		int e = rint_(r, d + 1), t = p[d];
+		p[d] = p[e], p[e] = t;
+	}
+	memcpy(perm, p, sizeof p);
+}
+
+/* Place cache c at a random level below maxlevel (its source's level for a hierarchy). */
+static void place_cache(pg_kernel *k, pg_cache *c, rng *r, const char ord[][PG_NAME], int n, int maxlevel,
+			int64_t maxel_below)
+{
+	static const int64_t budgets[] = {1, 2, 3, 4, 8, 16, 30, 64, 100, 1000, 1 << 20};
+	if (maxel_below > 0 || (maxel_below == 0 && chance(r, 15)) || (maxel_below < 0 && chance(r, 2))) {
+		c->place = PG_MAXEL;
+		c->maxel = pick64(r, budgets, 11);
+		if (maxel_below > 1 && c->maxel >= maxel_below)
+			c->maxel = 1 + rint_(r, (int)(maxel_below > 1000 ? 1000 : maxel_below - 1));
+		return;
+	}
+	int lv = 1 + rint_(r, maxlevel > 0 ? maxlevel : 1);
+	if (chance(r, 2))
+		lv = n + 1; /* out of range: a refusal to test */
+	if (chance(r, 45) && lv <= n) {
+		c->place = PG_INDEX;
+		memcpy(c->index, ord[n - lv], PG_NAME);
+	} else {
+		c->place = PG_LEVEL;
+		c->level = lv;
+	}
+	(void)k;
+}
+
+static void gen_host_caches(pg_kernel *k, rng *r)
+{
+	for (int ai = 0; ai < k->na; ai++) {
+		if (!chance(r, 40))
+			continue;
+		char ord[3 * PG_MAXBI][PG_NAME];
+		int n = array_order(k, ai, ord), role = k->a[ai].role;
+		int ro = role == 0 || role == 4, parent = -1;
+		int depth = 1 + (chance(r, 35) ? 1 + chance(r, 35) : 0);
+		for (int d = 0; d < depth; d++) {
+			int ci = add_cache(k, ai, parent);
+			if (ci < 0)
+				break;
+			pg_cache *c = &k->c[ci];
+			int maxlevel = n;
+			int64_t below = 0;
+			if (parent >= 0) {
+				const pg_cache *pc = &k->c[parent];
+				if (pc->place == PG_MAXEL)
+					below = pc->maxel;
+				else
+					maxlevel = cache_level(k, pc, ord, n) - 1, below = -1;
+				if (below < 0 && maxlevel < 1) {
+					c->alive = 0, k->nc--;
+					break;
+				}
+			}
+			place_cache(k, c, r, ord, n, maxlevel, below);
+			if (chance(r, 30))
+				random_layout(r, k->a[ai].rank, &c->layout, c->perm);
+			if (chance(r, 35))
+				c->thrifty = chance(r, 50);
+			int lv = cache_level(k, c, ord, n);
+			int trig_ok = ro || role == 3 || chance(r, 3);
+			if (c->place != PG_MAXEL && lv > 0 && trig_ok && chance(r, 30)) {
+				int top = parent >= 0 ? cache_level(k, &k->c[parent], ord, n) : n;
+				if (top < lv)
+					top = lv;
+				int tl = lv + rint_(r, top - lv + 1);
+				if (tl <= n && chance(r, 40)) {
+					c->trig = PG_TINDEX;
+					memcpy(c->tindex, ord[n - tl], PG_NAME);
+				} else {
+					c->trig = PG_TLEVEL;
+					c->tlevel = tl;
+				}
+			}
+			if ((ro || chance(r, 3)) && chance(r, 20))
+				c->dbuf = 1;
+			if (chance(r, 1))
+				c->loc = 1 + rint_(r, 3); /* refused on host */
+			parent = ci;
+		}
+	}
+}
+
+static int add_verb(pg_kernel *k, int kind)
+{
+	if (k->nv >= PG_MAXV)
+		return -1;
+	pg_verbi *v = &k->v[k->nv];
+	memset(v, 0, sizeof *v);
+	v->alive = 1;
+	v->kind = kind;
+	return k->nv++;
+}
+
+static int has_output_only(const pg_kernel *k)
+{
+	for (int i = 0; i < k->na; i++)
+		if (k->a[i].role == 1)
+			return 1;
+	return 0;
+}
+
+/* The written array of each template and the original index of each of its dimensions ("" where
+ * vectorizing it cannot work: a loop nest lies inside). */
+static const struct {
+	const char *array;
+	const char *dims[3];
+} written[PG_NKINDS] = {
+	[PG_MATMUL] = {"C", {"i", "j", ""}},     [PG_MATMUL_IMP] = {"C", {"", "", ""}},
+	[PG_MATVEC] = {"Y", {"i", "", ""}},      [PG_TRANSPOSE] = {"B", {"j", "i", ""}},
+	[PG_ST1] = {"B", {"x", "", ""}},         [PG_ST2] = {"B", {"x", "y", ""}},
+	[PG_ST3] = {"B", {"x", "y", "z"}},       [PG_TWOIDX] = {"B", {"", "b", ""}},
+	[PG_REDTEMP] = {"Y", {"m", "", ""}},
+};
+
+/* Vectorize the written array's contiguous index: its innermost split moved to the end of its band
+ * (a legal reorder), so the loop is innermost and the written accesses contiguous. 0 when the
+ * template has no such loop. */
+static int smart_vectorize(pg_kernel *k, rng *r)
+{
+	int ai = -1;
+	for (int i = 0; i < k->na; i++)
+		if (strcmp(k->a[i].name, written[k->kind].array) == 0)
+			ai = i;
+	if (ai < 0)
+		return 0;
+	const pg_array *a = &k->a[ai];
+	int d = a->layout == 2 ? 0 : a->layout == 3 ? a->perm[a->rank - 1] : a->rank - 1;
+	const char *orig = written[k->kind].dims[d];
+	int b = -1;
+	for (int i = 0; orig[0] && i < k->nb; i++)
+		for (int j = 0; j < k->b[i].norig; j++)
+			if (strcmp(k->b[i].orig[j], orig) == 0)
+				b = i;
+	if (b < 0)
+		return 0;
+	char inner[PG_NAME];
+	snprintf(inner, sizeof inner, "%s", orig);
+	for (int s = 0; s < k->ns; s++) /* splits come after their parents */
+		if (k->s[s].alive && strcmp(k->s[s].parent, inner) == 0)
+			memcpy(inner, k->s[s].inner, PG_NAME);
+	char ord[PG_MAXBI][PG_NAME];
+	int n = pg_band_order(k, b, ord), m = 0;
+	pg_band *bd = &k->b[b];
+	for (int i = 0; i < n; i++)
+		if (strcmp(ord[i], inner) != 0)
+			memcpy(bd->ord[m++], ord[i], PG_NAME);
+	memcpy(bd->ord[m++], inner, PG_NAME);
+	bd->nord = m;
+	bd->reorder = 1;
+	int v = add_verb(k, PG_VECTORIZE);
+	if (v < 0)
+		return 0;
+	memcpy(k->v[v].idx[0], inner, PG_NAME);
+	k->v[v].n = 1;
+	if (a->role == 1 && chance(r, 40))
+		k->v[v].nontemporal = 1;
+	return 1;
+}
+
+static void gen_host_verbs(pg_kernel *k, rng *r)
+{
+	char ord[3 * PG_MAXBI][PG_NAME];
+	int ai = rint_(r, k->na), n = array_order(k, ai, ord);
+	if (chance(r, 25) && smart_vectorize(k, r)) {
+		n = array_order(k, ai, ord);
+	} else if (n > 0 && chance(r, 15)) {
+		int v = add_verb(k, PG_VECTORIZE);
+		memcpy(k->v[v].idx[0], ord[n - 1], PG_NAME);
+		k->v[v].n = 1;
+		if (has_output_only(k) && chance(r, 35))
+			k->v[v].nontemporal = 1;
+	}
+	if (n > 0 && chance(r, 30)) {
+		int v = add_verb(k, PG_UNROLL), vec = k->nv > 1 && n > 1; /* not the vectorized loop */
+		memcpy(k->v[v].idx[0], ord[n - 1 - vec - rint_(r, n - vec > 2 ? 3 : n - vec)], PG_NAME);
+		k->v[v].n = 1;
+		if (chance(r, 45))
+			k->v[v].by = 2 + rint_(r, 7);
+	}
+	if (chance(r, 35)) {
+		char bo[PG_MAXBI][PG_NAME];
+		int m = pg_band_order(k, 0, bo);
+		int v = add_verb(k, PG_PARALLELIZE);
+		pg_verbi *pv = &k->v[v];
+		pv->n = m > 1 && chance(r, 40) ? 2 : 1;
+		for (int i = 0; i < pv->n; i++)
+			memcpy(pv->idx[i], bo[i], PG_NAME);
+		if (chance(r, 25))
+			pv->policy = 1 + rint_(r, 2);
+		if (chance(r, 20))
+			pv->max_threads = 1 + rint_(r, 4);
+		if (chance(r, 20))
+			pv->spmd = 1;
+	}
+}
+
+/* OpenCL: tile the first one or two indices of band 0 into work-groups and work-items, keep the
+ * tiles outermost, and put local caches between the two and private ones anywhere. */
+static void gen_opencl(pg_kernel *k, rng *r)
+{
+	static const int64_t wg[] = {1, 2, 3, 4, 5, 8};
+	pg_band *bd = &k->b[0];
+	/* matvec's j is its reduction: parallel only over i (mostly; a refusal now and then) */
+	int npar = bd->norig > 1 && chance(r, k->kind == PG_MATVEC ? 5 : 70) ? 2 : 1;
+	int grp = 1;
+	for (int i = 0; i < bd->norig; i++) {
+		if (i >= npar && !chance(r, 50))
+			continue;
+		int s = add_split(k, 0, bd->orig[i], pick64(r, wg, 6), grp, 0);
+		if (s >= 0 && chance(r, 20))
+			add_split(k, 0, k->s[s].inner, 2, 0, 0);
+	}
+	random_reorder(k, 0, r, 1);
+	/* the work-group indices first, in the order parallelize names them */
+	pg_verbi *pv = &k->v[add_verb(k, PG_PARALLELIZE)];
+	pv->n = npar;
+	for (int i = 0; i < npar; i++)
+		memcpy(pv->idx[i], bd->orig[i], PG_NAME);
+	if (npar == 2 && chance(r, 30)) {
+		memcpy(pv->idx[0], bd->orig[1], PG_NAME);
+		memcpy(pv->idx[1], bd->orig[0], PG_NAME);
+	}
+	for (int ai = 0; ai < k->na; ai++) {
+		if (!chance(r, 50))
+			continue;
+		char ord[3 * PG_MAXBI][PG_NAME];
+		int n = array_order(k, ai, ord);
+		int ci = add_cache(k, ai, -1);
+		if (ci < 0 || n == 0)
+			break;
+		pg_cache *c = &k->c[ci];
+		int ro = k->a[ai].role == 0 || k->a[ai].role == 4;
+		/* between the last work-group loop and the first work-item loop */
+		int lastg = 0, firsti = n - 1, lasti = 0;
+		for (int i = 0; i < n; i++) {
+			for (int p = 0; p < npar; p++) {
+				if (strcmp(ord[i], bd->orig[p]) == 0 && i > lastg)
+					lastg = i;
+				char wi[PG_NAME];
+				name_inner(wi, bd->orig[p]);
+				if (strcmp(ord[i], wi) == 0 && i < firsti)
+					firsti = i;
+				if (strcmp(ord[i], wi) == 0 && i > lasti)
+					lasti = i;
+			}
+		}
+		int writes = !(k->a[ai].role == 0 || k->a[ai].role == 4);
+		c->place = PG_INDEX;
+		if (chance(r, 55)) {
+			c->loc = 1;
+			int lo = lastg + 1 <= firsti ? lastg + 1 : firsti;
+			memcpy(c->index, ord[lo + rint_(r, firsti - lo + 1)], PG_NAME);
+			c->strat = chance(r, 60) ? 1 + rint_(r, 2) : 0;
+			if (ro && chance(r, 30))
+				c->dbuf = 1;
+		} else {
+			c->loc = chance(r, 80) ? 2 : 0;
+			/* a private cache that writes back belongs inside the work-item loops (mostly) */
+			int lo = writes && lasti + 1 < n && chance(r, 80) ? lasti + 1 : 0;
+			memcpy(c->index, ord[lo + rint_(r, n - lo)], PG_NAME);
+		}
+		if (chance(r, 20))
+			random_layout(r, k->a[ai].rank, &c->layout, c->perm);
+		if (chance(r, 20))
+			c->thrifty = chance(r, 50);
+	}
+	if (chance(r, 15)) {
+		char ord[3 * PG_MAXBI][PG_NAME];
+		int n = array_order(k, 0, ord);
+		/* not a work-group or work-item loop (mostly) */
+		int cand[3 * PG_MAXBI], nc = 0;
+		for (int i = 0; i < n; i++) {
+			int par = 0;
+			for (int p = 0; p < npar; p++) {
+				char wi[PG_NAME];
+				name_inner(wi, bd->orig[p]);
+				par |= strcmp(ord[i], bd->orig[p]) == 0 || strcmp(ord[i], wi) == 0;
+			}
+			if (!par || chance(r, 5))
+				cand[nc++] = i;
+		}
+		int v = add_verb(k, chance(r, 50) ? PG_UNROLL : PG_VECTORIZE);
+		k->v[v].n = 1;
+		memcpy(k->v[v].idx[0], ord[nc ? cand[nc - 1 - rint_(r, nc > 1 ? 2 : 1)] : n - 1], PG_NAME);
+	}
+}
+
+void pg_generate(pg_kernel *k, uint64_t seed, int opencl_share)
+{
+	rng r = {seed * 0x2545F4914F6CDD1Dull + 12345};
+	memset(k, 0, sizeof *k);
+	k->seed = seed;
+	k->opencl = chance(&r, opencl_share);
+	if (k->opencl) {
+		static const int okinds[] = {PG_MATMUL, PG_MATMUL, PG_MATVEC, PG_TRANSPOSE, PG_ST1, PG_ST2};
+		k->kind = okinds[rint_(&r, 6)];
+	} else {
+		k->kind = rint_(&r, PG_NKINDS);
+	}
+	k->dtype = rint_(&r, 4);
+	snprintf(k->name, sizeof k->name, "fz%llu", (unsigned long long)seed);
+	make_template(k, &r);
+	decorate(k, &r);
+	if (k->opencl) {
+		k->plan = 1;
+		for (int i = 0; i < k->np; i++)
+			k->p[i].runtime = 0;
+		for (int i = 0; i < k->na; i++) /* strided arrays: rarely (the emitter's gap is a finding) */
+			k->a[i].strided &= chance(&r, 15);
+		gen_opencl(k, &r);
+		return;
+	}
+	if (chance(&r, 85))
+		gen_schedule(k, &r);
+	k->plan = chance(&r, 90);
+	if (k->plan) {
+		gen_host_caches(k, &r);
+		gen_host_verbs(k, &r);
+	}
+	/* balanced splits do not combine with caches yet (check refuses it): keep a few such refusals */
+	if (k->nc > 0 && chance(&r, 90))
+		for (int s = 0; s < k->ns; s++)
+			k->s[s].balanced = 0;
+}
+
+/* ------------------------------------------------------------------ printing */
+
+typedef struct obuf {
+	char *p;
+	size_t n, cap;
+} obuf;
+
+static void put(obuf *o, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int m = vsnprintf(o->p + o->n, o->n < o->cap ? o->cap - o->n : 0, fmt, ap);
+	va_end(ap);
+	if (m > 0)
+		o->n += (size_t)m;
+	if (o->n >= o->cap)
+		o->n = o->cap ? o->cap - 1 : 0;
+}
+
+static const char *dtn(int t)
+{
+	static const char *n[] = {"f32", "f64", "i32", "i64"};
+	return n[t & 3];
+}
+
+static const char *rolen(int r)
+{
+	static const char *n[] = {"input", "output", "inout", "temp", "const"};
+	return n[r % 5];
+}
+
+static void put_layout(obuf *o, int layout, const int *perm, int rank)
+{
+	if (layout == 1)
+		put(o, "first_major");
+	else if (layout == 2)
+		put(o, "last_major");
+	else {
+		put(o, "(");
+		for (int d = 0; d < rank; d++)
+			put(o, "%s%d", d ? ", " : "", perm[d]);
+		put(o, ")");
+	}
+}
+
+/* Whether every array the kernel writes is an integer one (then no division in the body). */
+static int int_kernel(const pg_kernel *k)
+{
+	for (int i = 0; i < k->na; i++)
+		if (!is_int(k->a[i].dtype))
+			return 0;
+	return 1;
+}
+
+static void print_body(const pg_kernel *k, obuf *o)
+{
+	int ik = int_kernel(k);
+	switch (k->kind) {
+	case PG_MATMUL:
+		put(o, "for (i: M, j: N, k: K) {\n  C[i, j] += A[i, k] * B[k, j]\n}\n");
+		break;
+	case PG_MATMUL_IMP:
+		put(o, "for (i: M, j: N) {\n  C[i, j] = 0\n  for (k: K) {\n    C[i, j] += A[i, k] * B[k, j]\n  }\n}\n");
+		break;
+	case PG_MATVEC:
+		put(o, "for (i: M, j: N) {\n  Y[i] += A[i, j] * X[j]\n}\n");
+		break;
+	case PG_TRANSPOSE:
+		put(o, "for (i: M, j: N) {\n  B[j, i] = 2 * A[i, j] + 1\n}\n");
+		break;
+	case PG_ST1:
+		put(o, "for (x: N) {\n  if (%s) {\n    B[x] = %sA[x-1] + A[x] + A[x+1]%s\n  } else {\n    B[x] = A[x]\n  }\n}\n",
+		    k->seed % 2 ? "0 < x && x < N-1" : "x >= 1 && x <= N-2", ik ? "" : "(", ik ? "" : ") / 3");
+		break;
+	case PG_ST2:
+		put(o, "for (x: N, y: M) {\n  if (0 < x && x < N-1 && 0 < y && y < M-1) {\n"
+		       "    B[x, y] = %sA[x-1, y] + A[x+1, y] + A[x, y-1] + A[x, y+1] + A[x, y]%s\n"
+		       "  } else {\n    B[x, y] = A[x, y]\n  }\n}\n",
+		    ik ? "" : "(", ik ? "" : ") / 5");
+		break;
+	case PG_ST3:
+		put(o, "for (x: N, y: M, z: L) {\n  if (0 < x && x < N-1 && 0 < y && y < M-1 && 0 < z && z < L-1) {\n"
+		       "    B[x, y, z] = A[x-1, y, z] + A[x+1, y, z] + A[x, y-1, z] + A[x, y+1, z] + A[x, y, z-1] + "
+		       "A[x, y, z+1] - 2 * A[x, y, z]\n  } else {\n    B[x, y, z] = A[x, y, z]\n  }\n}\n");
+		break;
+	case PG_TWOIDX:
+		put(o, "for (a: V, q: N) {\n  T[a, q] = 0\n  for (p: N) { T[a, q] += C1[p, a] * A[p, q] }\n"
+		       "  for (b: V) { B[a, b] += C2[q, b] * T[a, q] }\n}\n");
+		break;
+	default:
+		put(o, "for (i: M) {\n  T[i] = 0\n  for (j: N) {\n    T[i] += A[i, j] * A[i, j]\n  }\n}\n"
+		       "for (m: M) {\n  Y[m] = T[m] + X[m]\n}\n");
+		break;
+	}
+}
+
+static int split_printed_in_group(const pg_kernel *k, int s)
+{
+	for (int t = 0; t < s; t++)
+		if (k->s[t].alive && k->s[t].group && k->s[t].group == k->s[s].group)
+			return 1;
+	return 0;
+}
+
+static void print_schedule(const pg_kernel *k, obuf *o)
+{
+	int any = 0;
+	for (int s = 0; s < k->ns; s++)
+		any |= k->s[s].alive;
+	for (int b = 0; b < k->nb; b++)
+		any |= k->b[b].reorder;
+	if (!any)
+		return;
+	put(o, "\nschedule {\n");
+	for (int s = 0; s < k->ns; s++) {
+		const pg_split *sp = &k->s[s];
+		if (!sp->alive || (sp->group && split_printed_in_group(k, s)))
+			continue;
+		int members[PG_MAXS], nm = 0;
+		for (int t = s; t < k->ns; t++)
+			if (k->s[t].alive && (t == s || (sp->group && k->s[t].group == sp->group)))
+				members[nm++] = t;
+		put(o, "  ");
+		for (int m = 0; m < nm; m++)
+			put(o, "%s%s", m ? ", " : "", k->s[members[m]].inner);
+		if (nm == 1 && !sp->group) {
+			put(o, " = split(%s, %lld%s)\n", sp->parent, (long long)sp->size,
+			    sp->balanced ? ", balanced=true" : "");
+			continue;
+		}
+		put(o, " = tile(");
+		for (int m = 0; m < nm; m++)
+			put(o, "%s%s=%lld", m ? ", " : "", k->s[members[m]].parent, (long long)k->s[members[m]].size);
+		put(o, "%s)\n", sp->balanced ? ", balanced=true" : "");
+	}
+	for (int b = 0; b < k->nb; b++) {
+		if (!k->b[b].reorder)
+			continue;
+		char ord[PG_MAXBI][PG_NAME];
+		int n = pg_band_order(k, b, ord);
+		put(o, "  reorder(");
+		for (int i = 0; i < n; i++)
+			put(o, "%s%s", i ? ", " : "", ord[i]);
+		put(o, ")\n");
+	}
+	put(o, "}\n");
+}
+
+static void print_cache(const pg_kernel *k, const pg_cache *c, obuf *o)
+{
+	put(o, "  %s = cache(%s", c->name, c->src);
+	if (c->place == PG_LEVEL)
+		put(o, ", level=%d", c->level);
+	else if (c->place == PG_INDEX)
+		put(o, ", index=%s", c->index);
+	else
+		put(o, ", max_elements=%lld", (long long)c->maxel);
+	if (c->layout) {
+		put(o, ", layout=");
+		put_layout(o, c->layout, c->perm, k->a[c->array].rank);
+	}
+	if (c->thrifty >= 0)
+		put(o, ", thrifty=%s", c->thrifty ? "true" : "false");
+	if (c->trig == PG_TLEVEL)
+		put(o, ", trigger_level=%d", c->tlevel);
+	else if (c->trig == PG_TINDEX)
+		put(o, ", trigger_index=%s", c->tindex);
+	if (c->dbuf)
+		put(o, ", double_buffer=true");
+	if (c->loc)
+		put(o, ", location=%s", c->loc == 1 ? "local" : c->loc == 2 ? "private" : "global");
+	if (c->strat)
+		put(o, ", strategy=%s", c->strat == 1 ? "blocked" : "striped");
+	put(o, ")\n");
+}
+
+static void print_verb(const pg_verbi *v, obuf *o)
+{
+	static const char *names[] = {"vectorize", "unroll", "parallelize"};
+	put(o, "  %s(", names[v->kind]);
+	for (int i = 0; i < v->n; i++)
+		put(o, "%s%s", i ? ", " : "", v->idx[i]);
+	if (v->nontemporal)
+		put(o, ", nontemporal=true");
+	if (v->by)
+		put(o, ", by=%d", v->by);
+	if (v->policy)
+		put(o, ", policy=%s", v->policy == 1 ? "static" : "dynamic");
+	if (v->max_threads)
+		put(o, ", max_threads=%d", v->max_threads);
+	if (v->spmd)
+		put(o, ", spmd=true");
+	put(o, ")\n");
+}
+
+size_t pg_print(const pg_kernel *k, char *buf, size_t cap)
+{
+	obuf o = {buf, 0, cap};
+	if (cap)
+		buf[0] = 0;
+	put(&o, "kernel %s\n", k->name);
+	int first = 1;
+	for (int i = 0; i < k->np; i++) {
+		if (k->p[i].runtime)
+			continue;
+		put(&o, "%s%s = %lld", first ? "param " : ", ", k->p[i].name, (long long)k->p[i].value);
+		first = 0;
+	}
+	if (!first)
+		put(&o, "\n");
+	for (int i = 0; i < k->np; i++)
+		if (k->p[i].runtime)
+			put(&o, "param %s : runtime\n", k->p[i].name);
+	for (int i = 0; i < k->na; i++) {
+		const pg_array *a = &k->a[i];
+		put(&o, "array %s : %s[", a->name, dtn(a->dtype));
+		for (int d = 0; d < a->rank; d++)
+			put(&o, "%s%s", d ? ", " : "", a->ext[d]);
+		put(&o, "] %s", rolen(a->role));
+		if (a->layout) {
+			put(&o, " layout=");
+			put_layout(&o, a->layout, a->perm, a->rank);
+		}
+		if (a->strided)
+			put(&o, " strided");
+		put(&o, "\n");
+	}
+	put(&o, "\n");
+	print_body(k, &o);
+	print_schedule(k, &o);
+	int any = k->plan;
+	for (int c = 0; c < k->nc; c++)
+		any |= k->c[c].alive;
+	for (int v = 0; v < k->nv; v++)
+		any |= k->v[v].alive;
+	if (any) {
+		put(&o, "\nplan%s {\n", k->opencl ? "(target=opencl)" : "");
+		for (int c = 0; c < k->nc; c++)
+			if (k->c[c].alive)
+				print_cache(k, &k->c[c], &o);
+		for (int v = 0; v < k->nv; v++)
+			if (k->v[v].alive)
+				print_verb(&k->v[v], &o);
+		put(&o, "}\n");
+	}
+	return o.n;
+}
+
+void pg_run_with(const pg_kernel *k, char *buf, size_t cap)
+{
+	obuf o = {buf, 0, cap};
+	if (cap)
+		buf[0] = 0;
+	for (int i = 0; i < k->np; i++)
+		if (k->p[i].runtime)
+			put(&o, "%s-D %s=%lld", o.n ? " " : "", k->p[i].name, (long long)k->p[i].value);
+}
+
+/* ------------------------------------------------------------------ minimizer edits */
+
+static int names_index(const char *a, const char *idx)
+{
+	return a[0] && strcmp(a, idx) == 0;
+}
+
+/* Remove split s, the splits of its inner index and every plan item naming a removed index. */
+static void kill_split(pg_kernel *k, int s)
+{
+	k->s[s].alive = 0;
+	const char *gone = k->s[s].inner;
+	for (int t = 0; t < k->ns; t++)
+		if (k->s[t].alive && strcmp(k->s[t].parent, gone) == 0)
+			kill_split(k, t);
+	for (int c = 0; c < k->nc; c++) {
+		pg_cache *cc = &k->c[c];
+		if (!cc->alive)
+			continue;
+		if ((cc->place == PG_INDEX && names_index(cc->index, gone)))
+			cc->place = PG_LEVEL, cc->level = 1;
+		if (cc->trig == PG_TINDEX && names_index(cc->tindex, gone))
+			cc->trig = PG_TNONE;
+	}
+	for (int v = 0; v < k->nv; v++)
+		for (int i = 0; i < k->v[v].n; i++)
+			if (k->v[v].alive && names_index(k->v[v].idx[i], gone))
+				k->v[v].alive = 0;
+}
+
+static void kill_cache(pg_kernel *k, int c)
+{
+	k->c[c].alive = 0;
+	for (int d = 0; d < k->nc; d++)
+		if (k->c[d].alive && k->c[d].parent == c)
+			kill_cache(k, d);
+}
+
+int pg_edit(const pg_kernel *k, int e, pg_kernel *out)
+{
+	*out = *k;
+	/* 1. whole items: verbs, caches, splits, reorders */
+	for (int v = 0; v < k->nv; v++)
+		if (k->v[v].alive && e-- == 0)
+			return out->v[v].alive = 0, 1;
+	for (int c = k->nc - 1; c >= 0; c--)
+		if (k->c[c].alive && e-- == 0)
+			return kill_cache(out, c), 1;
+	for (int s = k->ns - 1; s >= 0; s--)
+		if (k->s[s].alive && e-- == 0)
+			return kill_split(out, s), 1;
+	for (int b = 0; b < k->nb; b++)
+		if (k->b[b].reorder && e-- == 0)
+			return out->b[b].reorder = 0, 1;
+	/* 2. options */
+	for (int c = 0; c < k->nc; c++) {
+		const pg_cache *cc = &k->c[c];
+		pg_cache *oc = &out->c[c];
+		if (!cc->alive)
+			continue;
+		if (cc->layout && e-- == 0)
+			return oc->layout = 0, 1;
+		if (cc->thrifty >= 0 && e-- == 0)
+			return oc->thrifty = -1, 1;
+		if (cc->trig && e-- == 0)
+			return oc->trig = 0, 1;
+		if (cc->dbuf && e-- == 0)
+			return oc->dbuf = 0, 1;
+		if (cc->strat && e-- == 0)
+			return oc->strat = 0, 1;
+		if (cc->loc && e-- == 0)
+			return oc->loc = 0, 1;
+		if (cc->place == PG_LEVEL && cc->level > 1 && e-- == 0)
+			return oc->level--, 1;
+		if (cc->place == PG_MAXEL && cc->maxel > 1 && e-- == 0)
+			return oc->maxel /= 2, 1;
+	}
+	for (int v = 0; v < k->nv; v++) {
+		const pg_verbi *vv = &k->v[v];
+		pg_verbi *ov = &out->v[v];
+		if (!vv->alive)
+			continue;
+		if (vv->nontemporal && e-- == 0)
+			return ov->nontemporal = 0, 1;
+		if (vv->by && e-- == 0)
+			return ov->by = 0, 1;
+		if (vv->policy && e-- == 0)
+			return ov->policy = 0, 1;
+		if (vv->max_threads && e-- == 0)
+			return ov->max_threads = 0, 1;
+		if (vv->spmd && e-- == 0)
+			return ov->spmd = 0, 1;
+		if (vv->n > 1 && e-- == 0)
+			return ov->n--, 1;
+	}
+	for (int s = 0; s < k->ns; s++) {
+		if (!k->s[s].alive)
+			continue;
+		if (k->s[s].balanced && e-- == 0)
+			return out->s[s].balanced = 0, 1;
+		if (k->s[s].group && e-- == 0) { /* a tile item as separate splits */
+			for (int t = 0; t < k->ns; t++)
+				if (out->s[t].group == k->s[s].group)
+					out->s[t].group = 0;
+			return 1;
+		}
+		if (k->s[s].size > 1 && e-- == 0)
+			return out->s[s].size = k->s[s].size / 2, 1;
+		if (k->s[s].size > 1 && e-- == 0)
+			return out->s[s].size = k->s[s].size - 1, 1;
+	}
+	int items = 0;
+	for (int c = 0; c < k->nc; c++)
+		items |= k->c[c].alive;
+	for (int v = 0; v < k->nv; v++)
+		items |= k->v[v].alive;
+	if (k->plan && !items && !k->opencl && e-- == 0)
+		return out->plan = 0, 1;
+	/* 3. sizes and declarations */
+	for (int p = 0; p < k->np; p++) {
+		if (k->p[p].value > 1 && e-- == 0)
+			return out->p[p].value = k->p[p].value / 2, 1;
+		if (k->p[p].value > 1 && e-- == 0)
+			return out->p[p].value = k->p[p].value - 1, 1;
+		if (k->p[p].runtime && e-- == 0)
+			return out->p[p].runtime = 0, 1;
+	}
+	for (int a = 0; a < k->na; a++) {
+		if (k->a[a].layout && e-- == 0)
+			return out->a[a].layout = 0, 1;
+		if (k->a[a].strided && e-- == 0)
+			return out->a[a].strided = 0, 1;
+		if (k->a[a].dtype != k->dtype && e-- == 0)
+			return out->a[a].dtype = k->dtype, 1;
+	}
+	return 0;
+}

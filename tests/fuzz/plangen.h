@@ -1,0 +1,120 @@
+/* plangen.h: the differential fuzzer's kernel model: a random kernel with its schedule and plan as
+ * editable records (so the minimizer can drop items and shrink sizes), printed as .cachet text. */
+#ifndef PLANGEN_H
+#define PLANGEN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PG_NAME 24
+#define PG_MAXP 8      /* params */
+#define PG_MAXA 8      /* arrays */
+#define PG_MAXB 4      /* bands */
+#define PG_MAXBI 16    /* indices of one band (originals and split inners) */
+#define PG_MAXS 24     /* splits */
+#define PG_MAXC 16     /* caches */
+#define PG_MAXV 8      /* loop verbs */
+#define PG_MAXU 6      /* use paths of one array */
+
+enum pg_kind {
+	PG_MATMUL, PG_MATMUL_IMP, PG_MATVEC, PG_TRANSPOSE, PG_ST1, PG_ST2, PG_ST3, PG_TWOIDX, PG_REDTEMP,
+	PG_NKINDS
+};
+enum pg_place { PG_LEVEL, PG_INDEX, PG_MAXEL };
+enum pg_trig { PG_TNONE, PG_TLEVEL, PG_TINDEX };
+enum pg_verb { PG_VECTORIZE, PG_UNROLL, PG_PARALLELIZE };
+
+typedef struct pg_param {
+	char name[PG_NAME];
+	int64_t value;
+	int runtime;  /* declared `: runtime`, the value given with ct_kernel_set_param (-D) */
+} pg_param;
+
+typedef struct pg_array {
+	char name[PG_NAME];
+	int dtype;    /* ct_dtype */
+	int role;     /* ct_role */
+	int rank;
+	char ext[3][PG_NAME];
+	int layout;   /* 0 none, 1 row_major, 2 col_major, 3 perm */
+	int perm[3];
+	int strided;
+	int npaths;   /* uses: each a list of bands, outermost first */
+	int path[PG_MAXU][PG_MAXB];
+	int pathlen[PG_MAXU];
+} pg_array;
+
+typedef struct pg_band {
+	int norig;
+	char orig[3][PG_NAME];
+	int64_t trips[3];          /* extent of each original index under the params */
+	int reorder;               /* print a reorder of this band */
+	int nord;
+	char ord[PG_MAXBI][PG_NAME]; /* the reorder's list (alive indices only are printed) */
+} pg_band;
+
+typedef struct pg_split {
+	int alive;
+	int band;
+	char inner[PG_NAME], parent[PG_NAME];
+	int64_t size;
+	int balanced;
+	int group;     /* splits of one tile(...) share a group > 0 */
+} pg_split;
+
+typedef struct pg_cache {
+	int alive;
+	char name[PG_NAME], src[PG_NAME];
+	int array;     /* root array */
+	int parent;    /* index of the source cache, -1 for an array */
+	int place;     /* pg_place */
+	int level;
+	char index[PG_NAME];
+	int64_t maxel;
+	int layout, perm[3];
+	int thrifty;   /* -1 absent, 0, 1 */
+	int trig, tlevel;
+	char tindex[PG_NAME];
+	int dbuf;
+	int loc;       /* 0 absent, 1 local, 2 private, 3 global */
+	int strat;     /* 0 absent, 1 blocked, 2 striped */
+} pg_cache;
+
+typedef struct pg_verbi {
+	int alive;
+	int kind;      /* pg_verb */
+	int n;
+	char idx[3][PG_NAME];
+	int nontemporal, by, policy, max_threads, spmd; /* 0 = absent; policy 1 static 2 dynamic */
+} pg_verbi;
+
+typedef struct pg_kernel {
+	uint64_t seed;
+	int kind;
+	char name[PG_NAME];
+	int np, na, nb, ns, nc, nv;
+	pg_param p[PG_MAXP];
+	pg_array a[PG_MAXA];
+	pg_band b[PG_MAXB];
+	pg_split s[PG_MAXS];
+	pg_cache c[PG_MAXC];
+	pg_verbi v[PG_MAXV];
+	int opencl;    /* plan(target=opencl) */
+	int plan;      /* print a plan block (even empty) */
+	int dtype;     /* the kernel's main element type */
+} pg_kernel;
+
+/* Generate kernel number seed (deterministic). opencl_share: percent of kernels given an OpenCL plan. */
+void pg_generate(pg_kernel *k, uint64_t seed, int opencl_share);
+/* Print k as .cachet text into buf (cap bytes); returns the length (truncated text beyond cap). */
+size_t pg_print(const pg_kernel *k, char *buf, size_t cap);
+/* The -D arguments of k's runtime params ("-D M=5 -D N=3"), "" when none. */
+void pg_run_with(const pg_kernel *k, char *buf, size_t cap);
+/* The loop order (alive indices, outermost first) of band b after the schedule. */
+int pg_band_order(const pg_kernel *k, int b, char out[][PG_NAME]);
+
+/* The minimizer's edits: edit number e of kernel k into *out; 0 when e is past the last edit.
+ * Edits only remove or shrink (so repeated application terminates). */
+int pg_edit(const pg_kernel *k, int e, pg_kernel *out);
+
+#endif
