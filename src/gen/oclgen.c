@@ -64,6 +64,9 @@ typedef struct og {
 	int ncur;
 	int nest;               /* numbers the cooperative copies */
 	bool any_local;         /* some region is location=local (the kernel has barriers) */
+	const lt_node *hoist_at; /* the loop whose work-item guard is open above it (hoist_guard) */
+	unsigned hoisted;       /* bit d: the work-item index of dimension d is defined and
+	                           guarded above the loops being generated */
 	ct_status st;
 } og;
 
@@ -265,6 +268,23 @@ static bool stmts_inside(og *o, const lt_node *const *v, int n)
 	return true;
 }
 
+static const lt_node *copy_stmt(const lt_node *x);
+
+/* The work-item loop (over a parallelized kernel index) that one of region node x's
+ * copy nests (prologue or epilogue: a multicache's slots) runs in; NULL
+ * when there is none. */
+static const lt_node *parallel_copy_loop(const og *o, const lt_node *x)
+{
+	for (int i = 0; i < x->nkids; i++) {
+		const lt_node *y = x->kids[i];
+		if (y->kind != LT_LOOP || y->index < 0 || y->index >= o->k->nindices || o->role[y->index] != OR_ITEM)
+			continue;
+		if (copy_stmt(y))
+			return y;
+	}
+	return NULL;
+}
+
 /* A double-buffered region prefetches the next iteration's block of the
  * loop around it (docs/PLANS.md section 9); when that loop is a work-group,
  * work-item or global loop its iterations run in different work-items, so
@@ -316,6 +336,13 @@ static bool check_regions(og *o)
 			return og_err(o, it->strategy_opt.pos,
 			              "cache '%s': strategy= applies to location=local caches (their copies are shared "
 			              "by the work-group)", it->name);
+		const lt_node *par = parallel_copy_loop(o, rg->node);
+		if (par && it->location == LOC_LOCAL)
+			return og_err(o, pos,
+			              "cache '%s': the copies of this location=local multicache loop over '%s', which "
+			              "is parallelized on plan(target=opencl) (each work-item would copy its own slot "
+			              "with the whole group's copy loop); trigger it at a level outside the work-item "
+			              "loops or use location=private", it->name, ix_name(o, par->index));
 		unsigned m = around(o, rg->node);
 		if (it->location == LOC_LOCAL) {
 			for (int d = 0; d < o->ndims; d++) {
@@ -470,14 +497,26 @@ static void gen_mapped(og *o, const lt_node *x)
 	}
 	if (val.failed)
 		g->failed = true;
+	if (r == OR_ITEM && (o->hoisted & (1u << d))) {
+		/* defined and guarded above the sequential loops (hoist_guard) */
+		ct_buf_free(&val);
+		const lt_node *outer = g->open[x->index];
+		g->open[x->index] = x;
+		cg_nodes(g, x->kids, x->nkids);
+		g->open[x->index] = outer;
+		return;
+	}
+	bool fenced = r == OR_GROUP && has_barrier(o, x);
+	if (fenced)
+		barrier(o); /* a barrier before it and one at the end: see gen_plain_loop */
 	open_mapped(o, x, val.s ? val.s : "0", r != OR_ITEM);
 	ct_buf_free(&val);
 	const lt_node *outer = g->open[x->index];
 	g->open[x->index] = x;
 	cg_nodes(g, x->kids, x->nkids);
 	g->open[x->index] = outer;
-	if (r == OR_GROUP && has_barrier(o, x) && !ends_with_barrier(o, x))
-		barrier(o); /* see gen_plain_loop */
+	if (fenced && !ends_with_barrier(o, x))
+		barrier(o);
 	close_mapped(o);
 }
 
@@ -494,6 +533,18 @@ static void gen_mapped(og *o, const lt_node *x)
  * block and write rows past the end of C (docs/OPENCL.md, section 4). A
  * barrier at the end of the body makes the branch rejoin before a barrier
  * inside the region, which PoCL compiles correctly.
+ *
+ * Such a loop also starts with a barrier before it (so does a work-group
+ * loop with barriers, gen_mapped). PoCL forms parallel regions between
+ * barriers; a region with two exits (a loop latch: the next iteration's
+ * barrier or the code after the loop) is "diverging": PoCL runs its first
+ * work-item alone and assumes (llvm.assume) that every other one takes the
+ * same branches. A work-item guard in such a region is then decided by
+ * work-item 0 for the whole group: the guarded `C[..] += ..` of a tail ran
+ * for the inactive work-items too (docs/OPENCL.md, section 5). With the
+ * barrier before each loop with barriers, the guarded code after a loop
+ * (tested above its barrier-free loops, hoist_guard) no longer shares a
+ * region with a loop test that PoCL 3.1 compiled that way.
  */
 static void gen_plain_loop(og *o, const lt_node *x, bool end_barrier, bool hint_vector)
 {
@@ -504,6 +555,8 @@ static void gen_plain_loop(og *o, const lt_node *x, bool end_barrier, bool hint_
 	cg_bound(g, &lo, x->lo);
 	cg_bound(g, &hi, x->hi);
 	const char *v = g->iname[x->index];
+	if (end_barrier)
+		barrier(o);
 	if (x->tail)
 		kg_comment(g->kg, "tail of %s", v);
 	if (hint_vector)
@@ -974,11 +1027,128 @@ static void gen_vector_loop(og *o, const lt_node *x)
 	ct_buf_free(&hi);
 }
 
+/* Whether copy nest x (of a cache region) writes or reads a __local
+ * buffer: the work-items of the group share its copies. */
+static bool touches_local(const og *o, const lt_node *x)
+{
+	if (x->index < o->k->nindices)
+		return false;
+	const lt_node *s = copy_stmt(x);
+	if (!s)
+		return false;
+	int w, rd;
+	copy_sides(s, &w, &rd);
+	return (w >= 0 && w < o->t->narrays && o->is_local[w]) || (rd >= 0 && rd < o->t->narrays && o->is_local[rd]);
+}
+
+/* Collect into item[d] the work-item loop of each dimension below x; false
+ * when two of one dimension differ (index or bounds), or when x holds a
+ * barrier or a cooperative copy (code that every work-item of the group
+ * must run). */
+static bool item_loops_below(const og *o, const lt_node *x, const lt_node **item)
+{
+	for (int i = 0; i < x->nkids + x->nels; i++) {
+		const lt_node *y = i < x->nkids ? x->kids[i] : x->els[i - x->nkids];
+		if (y->kind == LT_CACHE && y->cache >= 0 && y->cache < o->t->nregions && o->local_region[y->cache])
+			return false;
+		if (y->kind == LT_LOOP && y->index >= 0 && y->index < o->t->nindices) {
+			if (touches_local(o, y))
+				return false;
+			if (o->role[y->index] == OR_ITEM) {
+				const lt_node *z = item[o->dim[y->index]];
+				if (z && (z->index != y->index || z->step != y->step || !bx_equal(z->lo, y->lo) ||
+				          !bx_equal(z->hi, y->hi)))
+					return false;
+				item[o->dim[y->index]] = y;
+			} else if (o->role[y->index] != OR_NONE) {
+				return false;
+			}
+		}
+		if (!item_loops_below(o, y, item))
+			return false;
+	}
+	return true;
+}
+
+/* The slot that holds x in its parent's kids (or among the roots). */
+static lt_node *const *node_slot(const og *o, const lt_node *x)
+{
+	const lt_node *p = x->parent;
+	lt_node *const *v = p ? p->kids : o->t->roots;
+	int n = p ? p->nkids : o->t->nroots;
+	for (int i = 0; i < n; i++)
+		if (v[i] == x)
+			return &v[i];
+	return NULL;
+}
+
+/*
+ * A sequential loop without barriers around work-item loops, in a kernel
+ * with barriers: the work-item indices are defined and their guards
+ * (`if (ii < 5 && jj < 8)`) tested once above the loop, and the work-item
+ * loops below it open no guard of their own. Each work-item runs its own
+ * copy of the sequential loops, so testing the guard outside them is the
+ * same program; only the private copies a work-item makes for itself move
+ * under the guard. It keeps divergent branches out of the sequential loops,
+ * which PoCL 3.1 turns into loops with barriers in kernels that have
+ * barriers (docs/OPENCL.md, section 5): with the guard inside them, the
+ * vectorized work-item loops of loopvec lost updates of tail work-groups.
+ */
+static bool hoist_guard(og *o, const lt_node *x)
+{
+	cg *g = o->g;
+	if (!o->any_local || o->hoisted || x == o->hoist_at || o->role[x->index] != OR_NONE || has_barrier(o, x))
+		return false;
+	const lt_node *item[3] = {NULL, NULL, NULL};
+	if (!item_loops_below(o, x, item) || (!item[0] && !item[1] && !item[2]))
+		return false;
+	lt_node *const *slot = node_slot(o, x);
+	if (!slot)
+		return false;
+	ct_buf cond;
+	ct_buf_init(&cond);
+	kg_block_bare(g->kg);
+	unsigned mask = 0;
+	for (int d = 0; d < 3; d++) {
+		if (!item[d])
+			continue;
+		ct_buf lo, hi;
+		ct_buf_init(&lo);
+		ct_buf_init(&hi);
+		cg_bound(g, &lo, item[d]->lo);
+		cg_bound(g, &hi, item[d]->hi);
+		const char *v = g->iname[item[d]->index];
+		kg_stmt(g->kg, KG_OTHER, NULL, NULL, "const int64_t %s = %s + (int64_t)get_local_id(%d) * %lld;", v,
+		        lo.s ? lo.s : "0", d, (long long)item[d]->step);
+		ct_buf_printf(&cond, "%s%s < %s", mask ? " && " : "", v, hi.s ? hi.s : "0");
+		if (lo.failed || hi.failed)
+			g->failed = true;
+		ct_buf_free(&lo);
+		ct_buf_free(&hi);
+		mask |= 1u << d;
+	}
+	kg_block_open(g->kg, "if (%s)", cond.s ? cond.s : "0");
+	if (cond.failed)
+		g->failed = true;
+	ct_buf_free(&cond);
+	const lt_node *was = o->hoist_at;
+	o->hoist_at = x;
+	o->hoisted = mask;
+	cg_nodes(g, slot, 1);
+	o->hoisted = 0;
+	o->hoist_at = was;
+	kg_block_close(g->kg);
+	kg_block_close(g->kg);
+	return true;
+}
+
 static bool hook_loop(cg *g, const lt_node *x)
 {
 	og *o = g->hook_ud;
 	if (x->index < 0 || x->index >= o->t->nindices)
 		return false;
+	if (hoist_guard(o, x))
+		return true;
 	if (o->role[x->index] != OR_NONE) {
 		gen_mapped(o, x);
 		return true;

@@ -110,5 +110,40 @@ expect "probe without an OpenCL platform" 0 '^opencl +none \(no OpenCL loader, p
 expect "probe --json without an OpenCL platform" 0 '"opencl": \[\]' \
 	env OCL_ICD_VENDORS=/nonexistent "$CACHET" probe --json
 
+# PoCL 3.1 and work-items outside the tail (docs/OPENCL.md, section 5):
+# issue 17's random OpenCL plans (planfix), reduced. A tail group whose
+# guarded `C[..] += ..` follows a loop with barriers wrote past the end of C
+# (every work-item ran the guarded code); a private cache filled in a k loop
+# with the guard inside lost updates of the tail group. The generator puts a
+# barrier before each loop with barriers and tests the work-item guard above
+# barrier-free sequential loops.
+MM1='kernel fz
+param M = 1, N = 3, K = 16
+array A : f32[M, K] input
+array B : f32[K, N] input
+array C : f32[M, N] inout
+for (i: M, j: N, k: K) {
+  C[i, j] += A[i, k] * B[k, j]
+}'
+f=$(kfile rmw.cachet "$MM1" 'schedule {' '  ii, jj, kk = tile(i=4, j=2, k=3)' '  kkk = split(kk, 2)' \
+	'  reorder(i, j, k, kk, kkk, ii, jj)' '}' 'plan(target=opencl) {' '  BB = cache(B, index=kkk, location=local)' \
+	'  parallelize(i, j)' '}')
+expect "tail group: the guard above the barrier-free loops" 0 'if \(ii < 1 && jj < 2\)' "$CACHET" emit "$f" --target opencl
+expect "tail group: verified, nothing written past C" 0 '"verified": true' "$CACHET" run "$f" --json
+f=$(kfile reduce.cachet 'kernel fz' 'param M = 16, N = 9, K = 9' 'array A : f32[M, K] input' \
+	'array B : f32[K, N] input' 'array C : f32[M, N] inout' 'for (i: M, j: N, k: K) {' \
+	'  C[i, j] += A[i, k] * B[k, j]' '}' 'schedule {' '  ii, jj, kk = tile(i=8, j=8, k=8)' \
+	'  reorder(i, j, k, kk, ii, jj)' '}' 'plan(target=opencl) {' '  AA = cache(A, index=ii, location=private)' \
+	'  BB = cache(B, index=j, location=private)' '  CC = cache(C, index=ii, location=local)' \
+	'  parallelize(i, j)' '}')
+expect "private caches in a local reduction: verified" 0 '"verified": true' "$CACHET" run "$f" --json
+
+# a local multicache whose slots are work-items is refused (finding wrong-result-opencl-order-k1_15)
+f=$(mm mcitem 'schedule {' '  ii, jj, kk = tile(i=2, j=2, k=2)' '  reorder(j, i, k, ii, kk, jj)' '}' \
+	'plan(target=opencl) {' '  AA = cache(A, level=2, trigger_level=3, location=local)' '  parallelize(j, i)' '}')
+expect "local multicache over a work-item index refused" 2 \
+	"mcitem.cachet:14:43: error: cache 'AA': the copies of this location=local multicache loop over 'ii'" \
+	"$CACHET" check "$f"
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -43,10 +43,13 @@ __kernel void cachet_matmul_local(__global const float *restrict A, __global con
 	const int64_t ct_nwi = (int64_t)(get_local_size(0) * get_local_size(1) * get_local_size(2));
 	(void)ct_lid;
 	(void)ct_nwi;
+	barrier(CLK_LOCAL_MEM_FENCE);
 	{
 		for (int64_t i = 0 + (int64_t)get_group_id(0) * 8; i >= 0 && i < 32; i = INT64_MAX) {
+			barrier(CLK_LOCAL_MEM_FENCE);
 			{
 				for (int64_t j = 0 + (int64_t)get_group_id(1) * 8; j >= 0 && j < 32; j = INT64_MAX) {
+					barrier(CLK_LOCAL_MEM_FENCE);
 					for (int64_t k = 0; k < 16; k += 8) {
 						/* cache AA of A: AA[8][8] first_major, copy_in */
 						{
@@ -101,6 +104,7 @@ __kernel void cachet_matmul_local(__global const float *restrict A, __global con
 						}
 						barrier(CLK_LOCAL_MEM_FENCE);
 					}
+					barrier(CLK_LOCAL_MEM_FENCE);
 					/* tail of k */
 					for (int64_t k = 16; k < 21; k += 8) {
 						/* cache AA of A: AA_2[8][5] first_major, copy_in */
@@ -160,10 +164,13 @@ __kernel void cachet_matmul_local(__global const float *restrict A, __global con
 			}
 		}
 	}
+	barrier(CLK_LOCAL_MEM_FENCE);
 	{
 		for (int64_t i = 0 + (int64_t)get_group_id(0) * 8; i >= 32 && i < 37; i = INT64_MAX) {
+			barrier(CLK_LOCAL_MEM_FENCE);
 			{
 				for (int64_t j = 0 + (int64_t)get_group_id(1) * 8; j >= 0 && j < 32; j = INT64_MAX) {
+					barrier(CLK_LOCAL_MEM_FENCE);
 					for (int64_t k = 0; k < 16; k += 8) {
 						/* cache AA of A: AA_3[5][8] first_major, copy_in */
 						{
@@ -218,6 +225,7 @@ __kernel void cachet_matmul_local(__global const float *restrict A, __global con
 						}
 						barrier(CLK_LOCAL_MEM_FENCE);
 					}
+					barrier(CLK_LOCAL_MEM_FENCE);
 					/* tail of k */
 					for (int64_t k = 16; k < 21; k += 8) {
 						/* cache AA of A: AA_4[5][5] first_major, copy_in */
