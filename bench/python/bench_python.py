@@ -133,6 +133,7 @@ def main():
     ap.add_argument("--quick", action="store_true", help="fewer calls, sizes up to 1024")
     ap.add_argument("--sizes", default=None, help="comma-separated sgemm sizes (default 64..4096)")
     ap.add_argument("--threads", type=int, default=0, help="threads of the sgemm kernel (0: all cores)")
+    ap.add_argument("--overhead-only", action="store_true", help="the per-call overhead table only (no sgemm)")
     args = ap.parse_args()
     sizes = ([int(s) for s in args.sizes.split(",")] if args.sizes else
              [64, 128, 256, 512, 1024] + ([] if args.quick else [2048, 4096]))
@@ -141,7 +142,8 @@ def main():
     print(f"Python {platform.python_version()} ({sys.executable}), numpy {np.__version__}, "
           f"libcachet {cachet.library_path}\n")
     overhead(args.quick)
-    sgemm(sizes, args.threads)
+    if not args.overhead_only:
+        sgemm(sizes, args.threads)
 
 
 if __name__ == "__main__":

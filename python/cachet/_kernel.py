@@ -461,6 +461,11 @@ class Kernel:
     def _raise(self, st: int) -> None:
         raise _ctx_error(self._ctx, st, f"kernel '{self.name}'")
 
+    def _slow(self, pos: Tuple[Any, ...], named: Dict[str, Any]) -> None:
+        """The generated __call__'s other calls (mixed, threads=, runtime params by name, ...): Kernel._call."""
+        arrays = tuple(a for a in pos if a is not _MISSING)
+        return self._call(arrays, named.pop("threads", None), named)
+
     def _call(self, arrays: Sequence[Any], threads: Optional[int], named: Dict[str, Any]) -> None:
         """Every call the short path did not take: named arguments, threads=, the first call, errors."""
         fast = self._fast
@@ -1040,65 +1045,118 @@ def _fast_checker(specs: Sequence[_ArgSpec], plan, nrt: int):
     fast(h, arrays...) checks positional arrays and calls handle h, raising
     on anything unusual (wrong type, dtype, shape, layout, alignment,
     writability); call(self, arrays...) is the same inlined into a
-    __call__ that falls back to Kernel._call, which says precisely what is
-    wrong or runs declared-`strided` views. None when some runtime param
-    cannot be read off a shape (it must be named).
+    __call__ that also takes every array by name and falls back to Kernel._call, which says precisely what is wrong or runs
+    declared-`strided` views. None when some runtime param cannot be read
+    off a shape (it must be named).
+
+    The checks are written for speed (per-call overhead is the point of
+    this function): one `if` per kind of check, shapes unpacked into locals
+    (a wrong rank fails the unpacking), runtime params read straight from
+    the unpacked extents, one flags attribute per array (`behaved` =
+    aligned and writeable for written arrays, `aligned` for the others),
+    C-contiguity of the (layout-permuted) array left to ffi.from_buffer,
+    which refuses anything else. Every local and global of the generated
+    code starts with `_ct_`, so that arrays' names never shadow them.
     """
     if nrt and (plan is None or len({p for p, *_ in plan}) < nrt):
         return None, None
     n = len(specs)
+    env: Dict[str, Any] = {"_ct_ndarray": np.ndarray, "_ct_from_buffer": ffi.from_buffer, "_ct_NULL": ffi.NULL,
+                           "_ct_c_call": lib.ct_callable_call, "_M": _MISSING}
+    src = {(slot, dim): (p, ext) for p, slot, dim, ext in (plan or ())}
+    # each array dimension's local: the runtime param itself when the extent is exactly that param
+    dim_var: Dict[Tuple[int, int], str] = {}
+    direct = set()
+    for (slot, dim), (p, ext) in src.items():
+        if ext.const == 0 and ext.coefs == {p: 1}:
+            dim_var[(slot, dim)] = f"_ct_v{p}"
+            direct.add(p)
     body: List[str] = []
-    env: Dict[str, Any] = {"ndarray": np.ndarray, "from_buffer": ffi.from_buffer, "NULL": ffi.NULL,
-                           "c_call": lib.ct_callable_call, "_M": _MISSING}
+    # 1. exact type and dtype (numpy's dtype singletons make `is` the usual answer; == for an equal one)
+    conds = []
     for i, spec in enumerate(specs):
-        env[f"dt{i}"] = spec.dtype
-        # numpy's dtype singletons make `is` the usual answer; == only for an equal, distinct dtype
-        body.append(f"d = a{i}.dtype")
-        body.append(f"if type(a{i}) is not ndarray or (d is not dt{i} and d != dt{i}): raise TypeError")
-        body.append(f"s{i} = a{i}.shape")
+        env[f"_ct_dt{i}"] = spec.dtype
+        conds.append(f"type(_ct_a{i}) is not _ct_ndarray or (_ct_a{i}.dtype is not _ct_dt{i} "
+                     f"and _ct_a{i}.dtype != _ct_dt{i})")
+    if conds:
+        body.append(f"if {' or '.join(conds)}: raise TypeError")
+    # 2. shapes unpacked (a wrong rank raises ValueError here)
+    fixed = []
+    for i, spec in enumerate(specs):
+        rank = len(spec.extents)
+        if spec.fixed_shape is not None:
+            fixed.append(f"_ct_a{i}.shape != {spec.fixed_shape!r}")
+            continue
+        names = [dim_var.get((i, d), f"_ct_e{i}_{d}") for d in range(rank)]
+        body.append(f"{', '.join(names)}{',' if rank == 1 else ''} = _ct_a{i}.shape")
+    # 3. runtime params that are not an extent by themselves, in the plan's order
     for p, slot, dim, ext in (plan or ()):
-        rest = "".join(f" - {c} * v{q}" for q, c in ext.coefs.items() if q != p)
+        if p in direct:
+            continue
+        rest = "".join(f" - {c} * _ct_v{q}" for q, c in ext.coefs.items() if q != p)
+        num = f"_ct_e{slot}_{dim}{f' - {ext.const}' if ext.const else ''}{rest}"
         c = ext.coefs[p]
-        body.append(f"num = s{slot}[{dim}]{f' - {ext.const}' if ext.const else ''}{rest}")
         if c == 1:
-            body.append(f"v{p} = num")
+            body.append(f"_ct_v{p} = {num}")
         else:
-            body.append(f"v{p}, r = divmod(num, {c})")
-            body.append("if r: raise ValueError")
-        body.append(f"if v{p} < 1: raise ValueError")
+            body.append(f"_ct_v{p}, _ct_r = divmod({num}, {c})")
+            body.append("if _ct_r: raise ValueError")
+    # 4. every param >= 1, every other extent equal to its formula, the fixed shapes
+    checks = [f"_ct_v{p} < 1" for p in range(nrt)]
     for i, spec in enumerate(specs):
-        dims = []
-        for e in spec.extents:
-            terms = [f"v{q}" if c == 1 else f"{c} * v{q}" for q, c in e.coefs.items()]
+        if spec.fixed_shape is not None:
+            continue
+        for d, e in enumerate(spec.extents):
+            if (i, d) in src:
+                continue  # the extent a param was read from (exactly: divmod's remainder is checked)
+            terms = [f"_ct_v{q}" if c == 1 else f"{c} * _ct_v{q}" for q, c in e.coefs.items()]
             if e.const or not terms:
                 terms.append(str(e.const))
-            dims.append(" + ".join(terms))
-        body.append(f"if s{i} != ({', '.join(dims)},): raise ValueError")
-        body.append(f"b{i} = a{i}" if spec.perm is None else f"b{i} = a{i}.transpose({spec.perm})")
-        # behaved = aligned and writeable (from_buffer's own writability test costs a keyword argument)
-        body.append(f"if not b{i}.flags.{'behaved' if spec.written else 'aligned'}: raise ValueError")
-    bufs = ", ".join(f"from_buffer(b{i})" for i in range(n))
-    rts = ", ".join(f"v{p}" for p in range(nrt))
-    body.append(f"st = c_call(h, [{bufs}], {('[' + rts + ']') if nrt else 'NULL'})")
-    args = [f"a{i}" for i in range(n)]
-    lines = [f"def fast(h{''.join(', ' + a for a in args)}):"]
-    lines += ["    " + b for b in body] + ["    return st"]
-    # the __call__: positional arrays only, the default handle compiled; else Kernel._call
+            checks.append(f"_ct_e{i}_{d} != {' + '.join(terms)}")
+    checks += fixed
+    # 5. the layout's C-order view; alignment and (written arrays) writability
+    for i, spec in enumerate(specs):
+        if spec.perm is None:
+            continue
+        rev = spec.perm == tuple(reversed(range(len(spec.perm))))
+        body.append(f"_ct_b{i} = _ct_a{i}.{'T' if rev else f'transpose({spec.perm})'}")
+    phys = [f"_ct_a{i}" if spec.perm is None else f"_ct_b{i}" for i, spec in enumerate(specs)]
+    checks += [f"not {b}.flags.{'behaved' if spec.written else 'aligned'}" for b, spec in zip(phys, specs)]
+    if checks:
+        body.append(f"if {' or '.join(checks)}: raise ValueError")
+    bufs = ", ".join(f"_ct_from_buffer({b})" for b in phys)
+    rts = ", ".join(f"_ct_v{p}" for p in range(nrt))
+    body.append(f"_ct_st = _ct_c_call(_ct_h, [{bufs}], {('[' + rts + ']') if nrt else '_ct_NULL'})")
+    args = [f"_ct_a{i}" for i in range(n)]
+    lines = [f"def fast(_ct_h{''.join(', ' + a for a in args)}):"]
+    lines += ["    " + b for b in body] + ["    return _ct_st"]
+    # the __call__: positional arrays or every array by name, the default handle compiled; else Kernel._call.
+    # Names are looked up in **named only when no array came by position (keyword-only parameters
+    # would cost every positional call a lookup of their defaults).
+    names = [s.info.name for s in specs]
+    by_name = bool(n) and "threads" not in names
     params = "".join(f", {a}=_M" for a in args)
-    given = " or ".join(f"{a} is _M" for a in args) or "False"
-    lines += [f"def call(self{params}, *more, **named):",
-              "    h = self._h_default",
-              f"    if h is None or more or named or {given}:",
-              f"        return self._call(tuple(a for a in ({''.join(a + ', ' for a in args)}) if a is not _M) + more,",
-              "                          named.pop('threads', None), named)",
-              "    try:"]
+    lines += [f"def call(_ct_self{params}, *_ct_more, **_ct_named):",
+              "    _ct_h = _ct_self._h_default",
+              f"    if _ct_h is None or _ct_more or _ct_named or {f'_ct_a{n - 1} is _M' if n else 'False'}:"]
+    if by_name:
+        lines += [f"        if _ct_h is not None and _ct_a0 is _M and not _ct_more and len(_ct_named) == {n}:",
+                  "            try:",
+                  f"                {', '.join(args)}{',' if n == 1 else ''} = "
+                  f"{', '.join(f'_ct_named[{nm!r}]' for nm in names)}{',' if n == 1 else ''}",
+                  "            except KeyError:",
+                  "                return _ct_self._slow(_ct_more, _ct_named)",
+                  "        else:",
+                  f"            return _ct_self._slow(({''.join(a + ', ' for a in args)}) + _ct_more, _ct_named)"]
+    else:
+        lines += [f"        return _ct_self._slow(({''.join(a + ', ' for a in args)}) + _ct_more, _ct_named)"]
+    lines += ["    try:"]
     lines += ["        " + b for b in body]
     lines += ["    except Exception:",
-              f"        return self._call(({''.join(a + ', ' for a in args)}), None, {{}})",
-              "    if st:",
-              "        self._raise(st)"]
-    # the arrays' local names cannot meet an array's name given by keyword (k(A=a))
-    env["__source__"] = re.sub(r"\ba(\d+)\b", r"_ct_a\1", "\n".join(lines))
+              f"        return _ct_self._call(({''.join(a + ', ' for a in args)}), None, {{}})",
+              "    if _ct_st:",
+              "        _ct_self._raise(_ct_st)"]
+    env["__source__"] = "\n".join(lines)
     exec(env["__source__"], env)
     return env["fast"], env["call"]
 

@@ -197,3 +197,74 @@ def test_call_forms():
     for y in ys:
         np.testing.assert_array_equal(y, 2.5 * x + 1)
     assert isinstance(k, cachet.Kernel) and "axpy" in repr(k)
+
+
+def _bad_axpy_args():
+    """(x, y, exception, message) for calls of AXPY that must be refused (positional or by name)."""
+    x, y = np.ones(4, np.float32), np.ones(4, np.float32)
+    ro = np.ones(4, np.float32)
+    ro.flags.writeable = False
+    raw = np.zeros(4 * 4 + 1, np.uint8)[1:].view(np.float32)
+    return [([1.0] * 4, y, TypeError, "numpy.ndarray"),
+            (x, [1.0] * 4, TypeError, "numpy.ndarray"),
+            (x.astype(np.float64), y, TypeError, "dtype float32"),
+            (x, y.astype(">f4"), TypeError, "dtype float32"),
+            (np.ones((2, 2), np.float32), y, ValueError, "1 dimension"),
+            (x, np.ones((4, 1), np.float32), ValueError, "1 dimension"),
+            (x, np.ones(5, np.float32), ValueError, r"shape \(4,\)"),
+            (x, ro, ValueError, "read-only"),
+            (np.ones(8, np.float32)[::2], y, ValueError, "not dense"),
+            (x, np.ones(8, np.float32)[::2], ValueError, "not dense"),
+            (raw, y, ValueError, "not aligned"),
+            (x, raw, ValueError, "not aligned"),
+            (np.ones(0, np.float32), np.ones(0, np.float32), ValueError, "no value of runtime param 'L'")]
+
+
+@pytest.mark.parametrize("form", ["positional", "by name", "by name reversed"])
+def test_array_errors_every_call_form(form):
+    """The generated fast path refuses each bad argument by position and by name, with the same error."""
+    k = cachet.Kernel(AXPY)
+    k(np.ones(4, np.float32), np.ones(4, np.float32))   # compiled: later calls take the fast path
+    for x, y, exc, match in _bad_axpy_args():
+        before = y.copy() if isinstance(y, np.ndarray) else None
+        with pytest.raises(exc, match=match):
+            if form == "positional":
+                k(x, y)
+            elif form == "by name":
+                k(X=x, Y=y)
+            else:
+                k(Y=y, X=x)
+        if before is not None:
+            np.testing.assert_array_equal(y, before)     # nothing ran
+    with pytest.raises(TypeError, match="unexpected argument 'Z'"):
+        k(X=np.ones(4, np.float32), Z=np.ones(4, np.float32))
+    with pytest.raises(TypeError, match="missing array 'Y'"):
+        k(X=np.ones(4, np.float32))
+
+
+def test_layout_errors_by_name():
+    """A col_major array refused by name as by position; a dense call by name runs."""
+    k = cachet.Kernel(TWO)
+    a = np.arange(12.0).reshape(4, 3)
+    b = np.zeros((4, 3), order="F")
+    k(a, b)
+    with pytest.raises(ValueError, match="Fortran order"):
+        k(A=a, B=np.zeros((4, 3)))
+    with pytest.raises(ValueError, match=r"shape \(4, 3\) = \[4, R\+2\]"):
+        k(B=np.zeros((4, 5), order="F"), A=a)
+    b2 = np.zeros((4, 3), order="F")
+    k(B=b2, A=a)
+    np.testing.assert_array_equal(b2, a)
+
+
+def test_array_named_threads():
+    """An array called `threads` is bound by name through the general path."""
+    text = "kernel t\narray threads : f32[4] inout\nfor (i: 4) {\n  threads[i] = threads[i] + 1\n}\n"
+    try:
+        k = cachet.Kernel(text)
+    except cachet.KernelError:
+        pytest.skip("`threads` is not an identifier of the kernel language")
+    t = np.zeros(4, np.float32)
+    k(t)
+    k(t)
+    np.testing.assert_array_equal(t, np.full(4, 2.0))
