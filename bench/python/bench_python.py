@@ -3,7 +3,9 @@
 1. A cached tiny kernel (axpy on 16 floats, sizes inferred from the shapes)
    called from Python, against the same compiled handle called in a C loop
    (bench/python/callraw.c) and against numpy's own call overhead (a 2x2 and
-   a 4x4 matmul, np.add on 16 floats).
+   a 4x4 matmul, np.add on 16 floats). Each row: the best wall-clock time of
+   7 rounds and the median CPU time (process time: on a shared, loaded
+   machine the wall clock also counts the time the process waits for a core).
 2. examples/sgemm.cachet (C += A B, f32, all cores) from Python against
    numpy.matmul (Debian's numpy: OpenBLAS) at 64 .. 4096; the ratio is
    numpy's time over cachet's (above 1: cachet faster).
@@ -11,6 +13,7 @@
 import argparse
 import os
 import platform
+import statistics
 import sys
 import time
 import timeit
@@ -43,8 +46,19 @@ def cpu_line():
     return platform.processor() or "unknown"
 
 
-def best_us(stmt, g, number, repeat=7):
-    return min(timeit.repeat(stmt, globals=g, number=number, repeat=repeat)) / number * 1e6
+def rounds_us(fn, number, repeat=7):
+    """Wall-clock and CPU (process) microseconds per call of each of `repeat` rounds of fn(number)."""
+    wall, cpu = [], []
+    for _ in range(repeat):
+        w, c = time.perf_counter(), time.process_time()
+        fn(number)
+        cpu.append((time.process_time() - c) / number * 1e6)
+        wall.append((time.perf_counter() - w) / number * 1e6)
+    return wall, cpu
+
+
+def stmt_us(stmt, g, number, repeat=7):
+    return rounds_us(timeit.Timer(stmt, globals=g).timeit, number, repeat)
 
 
 def overhead(quick):
@@ -54,42 +68,44 @@ def overhead(quick):
     h = k.compile()
     number = 20000 if quick else 200000
     raw_lib = os.environ.get("CACHET_BENCH_RAW")
-    raw_ns = None
+    raw = None
     if raw_lib:
         import cffi
         rffi = cffi.FFI()  # the package's ffi is out-of-line (no cdef): addresses cross as integers
         rffi.cdef("double cachet_bench_raw_ns(void *h, void **args, int64_t *params, int64_t n);")
-        raw = rffi.dlopen(raw_lib)
+        rlib = rffi.dlopen(raw_lib)
         addr = [int(ffi.cast("uintptr_t", ffi.from_buffer(v))) for v in (x, y)]
         args = rffi.new("void *[]", [rffi.cast("void *", a) for a in addr])
         params = rffi.new("int64_t[]", [16])
-        h = rffi.cast("void *", int(ffi.cast("uintptr_t", h)))
-        raw_ns = min(raw.cachet_bench_raw_ns(h, args, params, number) for _ in range(7))
+        rh = rffi.cast("void *", int(ffi.cast("uintptr_t", h)))
+        raw = rounds_us(lambda n: rlib.cachet_bench_raw_ns(rh, args, params, n), number * 10)
     from cachet._lib import lib
     g = {"lib": lib, "h": h, "argv": ffi.new("void *[]", [ffi.from_buffer(x), ffi.from_buffer(y)]),
          "pv": ffi.new("int64_t[]", [16]),
          "k": k, "x": x, "y": y, "np": np, "a2": np.ones((2, 2), np.float32),
          "a4": np.ones((4, 4), np.float32), "o2": np.empty((2, 2), np.float32)}
-    rows = [("cachet k(x, y) from Python (axpy, 16 floats)", best_us("k(x, y)", g, number)),
-            ("cffi call of the handle, prebuilt C arrays, no checks", best_us("lib.ct_callable_call(h, argv, pv)", g, number)),
-            ("cachet k(X=x, Y=y) by name", best_us("k(X=x, Y=y)", g, number // 4)),
-            ("numpy a @ a (2x2 f32)", best_us("a2 @ a2", g, number)),
-            ("numpy np.matmul(a, a, out=o) (2x2 f32)", best_us("np.matmul(a2, a2, out=o2)", g, number)),
-            ("numpy a @ a (4x4 f32)", best_us("a4 @ a4", g, number)),
-            ("numpy np.add(x, y, out=y) (16 f32)", best_us("np.add(x, y, out=y)", g, number))]
-    print("## Per-call overhead (best of 7 rounds)\n")
-    print("| call | us per call |")
-    print("|---|---:|")
-    if raw_ns is not None:
-        print(f"| raw C loop: ct_callable_call on the same handle | {raw_ns / 1000:.3f} |")
-    for name, us in rows:
-        print(f"| {name} | {us:.3f} |")
-    if raw_ns is not None:
-        us = dict(rows)
-        pos = us["cachet k(x, y) from Python (axpy, 16 floats)"]
-        named = us["cachet k(X=x, Y=y) by name"]
-        print(f"\nPython call overhead above the raw C call: {pos - raw_ns / 1000:.2f} us "
-              f"(by name: {named - raw_ns / 1000:.2f} us)")
+    pos, named = "cachet k(x, y) from Python (axpy, 16 floats)", "cachet k(X=x, Y=y) by name"
+    rows = [(pos, stmt_us("k(x, y)", g, number)),
+            ("cffi call of the handle, prebuilt C arrays, no checks",
+             stmt_us("lib.ct_callable_call(h, argv, pv)", g, number)),
+            (named, stmt_us("k(X=x, Y=y)", g, number)),
+            ("numpy a @ a (2x2 f32)", stmt_us("a2 @ a2", g, number)),
+            ("numpy np.matmul(a, a, out=o) (2x2 f32)", stmt_us("np.matmul(a2, a2, out=o2)", g, number)),
+            ("numpy a @ a (4x4 f32)", stmt_us("a4 @ a4", g, number)),
+            ("numpy np.add(x, y, out=y) (16 f32)", stmt_us("np.add(x, y, out=y)", g, number))]
+    if raw is not None:
+        rows.insert(0, ("raw C loop: ct_callable_call on the same handle", raw))
+    print("## Per-call overhead (7 rounds: wall-clock best, CPU time median)\n")
+    print("| call | us per call (wall, best) | us per call (CPU, median) |")
+    print("|---|---:|---:|")
+    for name, (wall, cpu) in rows:
+        print(f"| {name} | {min(wall):.3f} | {statistics.median(cpu):.3f} |")
+    if raw is not None:
+        us = {name: (min(wall), statistics.median(cpu)) for name, (wall, cpu) in rows}
+        r = us["raw C loop: ct_callable_call on the same handle"]
+        print(f"\nPython call overhead above the raw C call: {us[pos][0] - r[0]:.2f} us wall-clock, "
+              f"{us[pos][1] - r[1]:.2f} us CPU (by name: {us[named][0] - r[0]:.2f} us wall-clock, "
+              f"{us[named][1] - r[1]:.2f} us CPU)")
     print()
 
 
