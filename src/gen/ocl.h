@@ -20,7 +20,15 @@ typedef struct ocl_launch {
 	int64_t local_bytes;     /* __local memory the kernel declares */
 	char dim_name[3][64];    /* per dimension, for messages: "i" or "i/ii" */
 	char fn[300];            /* the __kernel's name */
+	bool barriers;           /* the kernel has barriers (a location=local cache) */
 } ocl_launch;
+
+/* The build options of a kernel for the OpenCL platform named platform
+ * ("Portable Computing Language" is PoCL): CACHET_OPENCL_OPTIONS when set;
+ * else "-cl-opt-disable" for a kernel with barriers on PoCL, whose
+ * optimizing build (3.1, LLVM 15) miscompiled some of them
+ * (docs/OPENCL.md, section 5); else none. */
+const char *ocl_build_options(const char *platform, bool barriers);
 
 /* The OpenCL C source of loop tree t (scheduled and planned for
  * plan(target=opencl)) and, when L is not NULL, its launch. The kernel

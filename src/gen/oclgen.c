@@ -1326,6 +1326,7 @@ static bool declare_buffers(og *o, const int64_t *pv)
 static void launch_sizes(og *o, const int64_t *pv)
 {
 	ocl_launch *L = o->L;
+	L->barriers = o->any_local;
 	L->ndims = o->ndims > 0 ? o->ndims : 1;
 	L->explicit_local = false;
 	for (int d = 0; d < o->ndims; d++)

@@ -227,7 +227,10 @@ static char *make_source(const ct_kernel *k, const char *cl, size_t cl_len, cons
 	              "const char cachet_%s_cl_source[] =\n",
 	              n, n, CACHET_VERSION, n, n);
 	c_string(&b, cl, cl_len);
-	ct_buf_puts(&b, ";\n\n/* the build options the binary was built with */\nstatic const char ct_options[] = ");
+	ct_buf_puts(&b, ";\n\n/* the build options: on PoCL, and on other platforms */\nstatic const char ct_pocl_options[] = ");
+	const char *pocl = ocl_build_options("Portable Computing Language", L->barriers);
+	c_string(&b, pocl, strlen(pocl));
+	ct_buf_puts(&b, ";\nstatic const char ct_options[] = ");
 	c_string(&b, opts, strlen(opts));
 	ct_buf_puts(&b, ";\n/* \"platform | version | device | driver | version\" of the binary's device */\n"
 	                "static const char ct_binary_device[] = ");
@@ -284,16 +287,17 @@ static char *make_source(const ct_kernel *k, const char *cl, size_t cl_len, cons
 	              "\t\tif (!h->q) {\n\t\t\tct_say(err, cap, \"creating the context and queue\", e);\n"
 	              "\t\t\tcachet_%s_cl_free(h);\n\t\t\treturn NULL;\n\t\t}\n\t}\n"
 	              "\tchar desc[1024];\n\tct_describe(h->dev, desc, sizeof desc);\n"
+	              "\tconst char *ct_opts = strncmp(desc, \"Portable Computing Language \", 28) == 0 ? ct_pocl_options : ct_options;\n"
 	              "\tif (ct_binary_size && strcmp(desc, ct_binary_device) == 0) {\n"
 	              "\t\tconst unsigned char *bp = ct_binary;\n\t\tsize_t bn = ct_binary_size;\n"
 	              "\t\th->prog = clCreateProgramWithBinary(h->cx, 1, &h->dev, &bn, &bp, NULL, &e);\n"
-	              "\t\tif (h->prog && clBuildProgram(h->prog, 1, &h->dev, ct_options, NULL, NULL) == CL_SUCCESS)\n"
+	              "\t\tif (h->prog && clBuildProgram(h->prog, 1, &h->dev, ct_opts, NULL, NULL) == CL_SUCCESS)\n"
 	              "\t\t\th->from_binary = 1;\n"
 	              "\t\telse if (h->prog) {\n\t\t\tclReleaseProgram(h->prog);\n\t\t\th->prog = NULL;\n\t\t}\n\t}\n"
 	              "\tif (!h->prog) {\n"
 	              "\t\tconst char *s = cachet_%s_cl_source;\n"
 	              "\t\th->prog = clCreateProgramWithSource(h->cx, 1, &s, NULL, &e);\n"
-	              "\t\tif (h->prog && (e = clBuildProgram(h->prog, 1, &h->dev, ct_options, NULL, NULL)) != CL_SUCCESS) {\n"
+	              "\t\tif (h->prog && (e = clBuildProgram(h->prog, 1, &h->dev, ct_opts, NULL, NULL)) != CL_SUCCESS) {\n"
 	              "\t\t\tsize_t at = 0;\n"
 	              "\t\t\tif (err && cap) {\n"
 	              "\t\t\t\tat = (size_t)snprintf(err, cap, \"the program failed to build (OpenCL error %%d); log:\\n\", (int)e);\n"
@@ -397,7 +401,7 @@ ct_status gen_opencl_package(ct_kernel *k, const char *dir)
 	size_t bn = 0;
 	char desc[1024] = "";
 	/* the options the wrapper builds with: those of `cachet run` */
-	const char *opts = getenv("CACHET_OPENCL_OPTIONS") ? getenv("CACHET_OPENCL_OPTIONS") : "";
+	const char *opts = ocl_build_options(NULL, false);
 	ct_status st = run_opencl_binary(k, &bin, &bn, desc, sizeof desc);
 	char *hdr = st ? NULL : make_header(k, bin != NULL, desc);
 	char *src = st ? NULL : make_source(k, cl, cl_len, &L, bin, bin ? bn : 0, bin ? desc : "", opts);

@@ -254,11 +254,23 @@ static ct_status dev_open(ct_ctx *ctx, ocl_dev *d)
 
 /* ------------------------------------------------------------ programs */
 
-/* Build options: CACHET_OPENCL_OPTIONS, else none. */
-static const char *build_options(void)
+/* The platform name PoCL reports (CL_PLATFORM_NAME). */
+#define POCL_PLATFORM "Portable Computing Language"
+
+const char *ocl_build_options(const char *platform, bool barriers)
 {
 	const char *o = getenv("CACHET_OPENCL_OPTIONS");
-	return o ? o : "";
+	if (o)
+		return o;
+	return barriers && platform && strncmp(platform, POCL_PLATFORM, strlen(POCL_PLATFORM)) == 0 ? "-cl-opt-disable"
+	                                                                                          : "";
+}
+
+/* Build options of a kernel with launch L on device d (its desc starts
+ * with the platform's name). */
+static const char *build_options(const ocl_dev *d, const ocl_launch *L)
+{
+	return ocl_build_options(d->desc, L->barriers);
 }
 
 /* The build log of program p (malloc'd; "" when none). */
@@ -446,7 +458,7 @@ static void warm_up(ocl_dev *d)
 	bool found = false;
 	const char *step = "";
 	cl_int e = CL_SUCCESS;
-	cl_program p = blob_program(d, key, klen, build_options(), &found, &step, &e); /* refused: its own load reports it */
+	cl_program p = blob_program(d, key, klen, ocl_build_options(d->desc, false), &found, &step, &e); /* refused: its own load reports it */
 	if (p)
 		d->cl.ReleaseProgram(p);
 	free(key);
@@ -755,7 +767,7 @@ ct_status run_opencl(ct_kernel *k, const ct_run_options *o, ct_run_result *r)
 		return st;
 	}
 	ocl_dev *d = &s->d;
-	const char *opts = build_options();
+	const char *opts = build_options(d, &L);
 	size_t klen = 0;
 	char *key = binary_key(d, src, len, opts, &klen);
 	if (!key) {
@@ -836,11 +848,12 @@ ct_status run_opencl_binary(ct_kernel *k, unsigned char **bin, size_t *n, char *
 	}
 	ocl_dev *d = &s->d;
 	size_t klen = 0;
-	char *key = binary_key(d, src, len, build_options(), &klen);
+	const char *opts = build_options(d, &L);
+	char *key = binary_key(d, src, len, opts, &klen);
 	cl_program prog = NULL;
 	cl_kernel kern = NULL;
 	const char *how = "compiled";
-	st = key ? load_program(d, key, klen, src, len, build_options(), L.fn, &prog, &kern, &how)
+	st = key ? load_program(d, key, klen, src, len, opts, L.fn, &prog, &kern, &how)
 	         : ct_error(ctx, CT_ERR_NOMEM, "out of memory");
 	free(src);
 	if (!st)

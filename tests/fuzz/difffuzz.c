@@ -848,7 +848,8 @@ int main(int argc, char **argv)
 	snprintf(pocl, sizeof pocl, "%s/pocl", cfg.cachedir);
 	if (cfg.cachedir[0] && !getenv("POCL_CACHE_DIR"))
 		setenv("POCL_CACHE_DIR", pocl, 1);
-	setenv("CACHET_OPENCL_OPTIONS", getenv("CACHET_OPENCL_OPTIONS") ? getenv("CACHET_OPENCL_OPTIONS") : "-cl-opt-disable", 1);
+	/* OpenCL programs build with the engine's own options (ocl_build_options),
+	 * as a user's do, unless CACHET_OPENCL_OPTIONS says otherwise */
 	static char wrap[600];
 	char *abs = realpath("tests/fuzz/cc-fast.sh", NULL);
 	if (!cfg.ccwrap && getenv("FUZZ_CC_WRAP"))
