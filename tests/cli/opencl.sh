@@ -145,5 +145,14 @@ expect "local multicache over a work-item index refused" 2 \
 	"mcitem.cachet:14:43: error: cache 'AA': the copies of this location=local multicache loop over 'ii'" \
 	"$CACHET" check "$f"
 
+# issue 17's OpenCL campaign on PoCL at full optimization (docs/OPENCL.md,
+# section 5): kernels with barriers that PoCL 3.1's optimizing build got
+# wrong; the engine builds such kernels with -cl-opt-disable on PoCL.
+for f in tests/plans/opencl/*.cachet; do
+	expect "$(basename "$f"): verified on PoCL" 0 '"verified": true' env -u CACHET_OPENCL_OPTIONS "$CACHET" run "$f" --json
+done
+expect "CACHET_OPENCL_OPTIONS still overrides the engine's options" 1 'Invalid build option: -no-such-option' \
+	env CACHET_OPENCL_OPTIONS=-no-such-option "$CACHET" run tests/plans/opencl/pocl_double_buffer.cachet
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
