@@ -5,7 +5,7 @@
 #include "ir/canon.h"
 #include "jit/jit.h"
 #include "run/run.h"
-#include "run/views.h"
+#include "ir/slots.h"
 
 #include <stdio.h>
 #include <stdlib.h>

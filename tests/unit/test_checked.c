@@ -3,7 +3,7 @@
 #include "gen/gen.h"
 #include "harness.h"
 #include "run/run.h"
-#include "run/views.h"
+#include "ir/slots.h"
 
 #include <dirent.h>
 #include <stdlib.h>
