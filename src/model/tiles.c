@@ -1,6 +1,7 @@
 /* tiles.c: the Tensor Contraction Engine's tile-size search over the params that size a schedule's
  * splits. */
 #include "model/model.h"
+#include "lang/lang.h"
 #include "plan/plan.h"
 
 #include <math.h>
