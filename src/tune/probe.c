@@ -1,6 +1,6 @@
 /* probe.c: the hardware probe: cores, caches, vector ISA, device identity, and measured peaks. */
 #include "tune/tune.h"
-#include "run/run.h"
+#include "engine/engine.h"
 
 #include <errno.h>
 #include <pthread.h>

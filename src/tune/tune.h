@@ -119,12 +119,4 @@ typedef struct tune_verdict {
 	int keep_default;    /* 1: the default stays */
 } tune_verdict;
 CT_INTERN void tune_decide(const double *td, const double *tb, int n, tune_verdict *v);
-/* native.c: k's compiled entry point (plan cache, code cache); native_entry_load
- * also says where the code came from ("memory", "disk", "compiled"; how may be
- * NULL) and how long compiling took (0 unless compiled). */
-CT_INTERN ct_status native_entry_load(struct ct_kernel *k, int (**entry)(void *const *, const int64_t *),
-				      void (**set_threads)(int), const char **how, double *compile_s);
-CT_INTERN ct_status native_entry_fns(struct ct_kernel *k, int (**entry)(void *const *, const int64_t *),
-				     void (**set_threads)(int));
-
 #endif

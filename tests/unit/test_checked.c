@@ -2,7 +2,7 @@
 #include "cachet.h"
 #include "gen/gen.h"
 #include "harness.h"
-#include "run/run.h"
+#include "engine/engine.h"
 #include "ir/slots.h"
 
 #include <dirent.h>

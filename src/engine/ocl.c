@@ -5,7 +5,7 @@
 
 #include "gen/ocl.h"
 #include "jit/jit.h"
-#include "run/run.h"
+#include "engine/engine.h"
 
 #include <dlfcn.h>
 #include <stdio.h>

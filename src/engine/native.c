@@ -1,10 +1,10 @@
 /* native.c: the native engine: generate C, compile or fetch it from the code cache, run and verify. */
 #include "gen/gen.h"
 #include "gen/ocl.h"
-#include "gen/plancache.h"
+#include "engine/plancache.h"
 #include "ir/canon.h"
 #include "jit/jit.h"
-#include "run/run.h"
+#include "engine/engine.h"
 #include "ir/slots.h"
 
 #include <stdio.h>

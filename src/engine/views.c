@@ -3,7 +3,7 @@
 
 #include "interp/interp.h"
 #include "ir/looptree.h"
-#include "run/run.h"
+#include "engine/engine.h"
 
 #include <stdlib.h>
 #include <string.h>
