@@ -54,11 +54,6 @@ ct_status native_entry(ct_kernel *k, int threads, int (**entry)(void *const *, c
  * CT_ERR_UNSUPPORTED where OpenCL is not available. */
 ct_status run_opencl(ct_kernel *k, const ct_run_options *o, ct_run_result *r);
 
-/* List up to cap OpenCL devices of every platform into out (*n of them),
- * for the probe. No OpenCL (no loader, no platform) is *n = 0 and CT_OK,
- * with the ctx's error left clear. */
-ct_status ocl_list_devices(ct_ctx *ctx, ct_opencl_devinfo *out, int cap, int *n);
-
 /* For `cachet build`: the program binary of k (malloc'd) for the OpenCL
  * device, built (or loaded) and run once on zero-filled arrays with the
  * launch of k's param values, so it holds the work-group function compiled

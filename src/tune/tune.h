@@ -15,24 +15,6 @@
 /* Written into the meta table so that a stranger's SQLite file is recognised. */
 #define TUNE_STORE_MAGIC "cachet-tune-store"
 
-/* The ctx's target description, probed on first use (no microbenchmarks) and
- * kept in ctx->target until the ctx is freed (a re-probe updates it in
- * place, so the pointer stays valid). NULL (error on ctx) only when
- * out of memory. Modules read per-target numbers from here, never constants. */
-CT_INTERN const ct_probe_info *tune_target(ct_ctx *ctx);
-
-/* Read the caches described under dir (a sysfs cpuN/cache folder: index0,
- * index1 ... with level, type, size, coherency_line_size,
- * ways_of_associativity, shared_cpu_list) into out[0..max): data and unified
- * caches only, sorted by level, one per level, marked CT_SRC_SYSFS. Returns
- * how many were found (0 if dir is missing or unreadable). */
-CT_INTERN int tune_caches_sysfs(const char *dir, ct_cache_level *out, int max);
-
-/* Write s into out (n bytes, NUL-terminated) as an id: lower case, "(R)" and
- * "(TM)" dropped, every run of other characters than [a-z0-9] one '_', no
- * leading or trailing '_'; "unknown" when nothing is left. */
-CT_INTERN void tune_sanitize(const char *s, char *out, size_t n);
-
 /* The cachet cache folder: $CACHET_CACHE_DIR, else $XDG_CACHE_HOME/cachet,
  * else ~/.cache/cachet. Returns a ctx-allocated string, NULL (CT_ERR_IO on ctx)
  * when no home folder is known. */
@@ -40,7 +22,7 @@ CT_INTERN char *tune_cache_dir(ct_ctx *ctx);
 
 /* How to open a store. The identity fields let tests and tools open a store
  * as another device or another cachet version would; NULL means this
- * process's own (tune_target and CACHET_VERSION). */
+ * process's own (target_get and CACHET_VERSION). */
 typedef struct tune_store_cfg {
 	const char *dir;            /* NULL: tune_cache_dir */
 	unsigned flags;             /* CT_STORE_* */

@@ -3,7 +3,7 @@
 #include "harness.h"
 
 #include "cachet.h"
-#include "tune/tune.h"
+#include "target/target.h"
 
 #include <ftw.h>
 #include <sched.h>
@@ -186,18 +186,18 @@ static void probe_device_id_stable(void)
 static void probe_cached_on_ctx(void)
 {
 	ct_ctx *ctx = ct_ctx_new();
-	const ct_probe_info *t1 = tune_target(ctx);
-	const ct_probe_info *t2 = tune_target(ctx);
+	const ct_probe_info *t1 = target_get(ctx);
+	const ct_probe_info *t2 = target_get(ctx);
 	CHECK(t1 && t1 == t2);
 	ct_probe_info p;
 	CHECK(ct_probe_run(ctx, 0, &p) == CT_OK);
-	CHECK(tune_target(ctx) == t1);
+	CHECK(target_get(ctx) == t1);
 	CHECK(memcmp(&p, t1, sizeof p) == 0);
 	CHECK(ct_probe_run(ctx, 0, NULL) == CT_OK);
 	/* a re-probe updates the same struct: pointers stay valid */
 	const char *id = ct_device_id(ctx);
 	CHECK(ct_probe_run(ctx, CT_PROBE_REFRESH, NULL) == CT_OK);
-	CHECK(tune_target(ctx) == t1 && ct_device_id(ctx) == id);
+	CHECK(target_get(ctx) == t1 && ct_device_id(ctx) == id);
 	ct_ctx_free(ctx);
 }
 
@@ -218,13 +218,13 @@ static void probe_sanitize_rows(void)
 		snprintf(name, sizeof name, "probe_sanitize[%s]", rows[i].in);
 		h_begin(name);
 		char out[64];
-		tune_sanitize(rows[i].in, out, sizeof out);
+		target_sanitize(rows[i].in, out, sizeof out);
 		CHECKF(strcmp(out, rows[i].want) == 0, "got '%s'", out);
 		h_end();
 	}
 	h_begin("probe_sanitize[truncated]");
 	char small[8];
-	tune_sanitize("abcdefghijklmnop", small, sizeof small);
+	target_sanitize("abcdefghijklmnop", small, sizeof small);
 	CHECK(strlen(small) == 7 && id_chars_ok(small));
 	h_end();
 }
@@ -264,7 +264,7 @@ static void probe_sysfs_parser(void)
 		write_file(dir, idx[i][0], "shared_cpu_list", i == 3 ? "0-7,16-23\n" : "0,16\n");
 	}
 	ct_cache_level c[CT_PROBE_MAX_CACHES];
-	int n = tune_caches_sysfs(dir, c, CT_PROBE_MAX_CACHES);
+	int n = target_caches_sysfs(dir, c, CT_PROBE_MAX_CACHES);
 	CHECKF(n == 3, "n = %d", n);
 	if (n == 3) {
 		CHECK(c[0].level == 1 && c[0].size == 48 * 1024 && c[0].line == 64 &&
@@ -275,13 +275,13 @@ static void probe_sysfs_parser(void)
 		CHECK(c[0].source == CT_SRC_SYSFS);
 	}
 	/* only two fit */
-	CHECK(tune_caches_sysfs(dir, c, 2) == 2);
+	CHECK(target_caches_sysfs(dir, c, 2) == 2);
 	/* a missing folder and a malformed size */
 	char none[300];
 	snprintf(none, sizeof none, "%s/nothing", tmp_root);
-	CHECK(tune_caches_sysfs(none, c, CT_PROBE_MAX_CACHES) == 0);
+	CHECK(target_caches_sysfs(none, c, CT_PROBE_MAX_CACHES) == 0);
 	write_file(dir, "index2", "size", "lots\n");
-	n = tune_caches_sysfs(dir, c, CT_PROBE_MAX_CACHES);
+	n = target_caches_sysfs(dir, c, CT_PROBE_MAX_CACHES);
 	CHECKF(n == 2 && c[1].level == 3, "n = %d", n);
 }
 
@@ -302,7 +302,7 @@ static void probe_fallbacks(void)
 	CHECK(ct_probe_run(ctx, CT_PROBE_REFRESH | CT_PROBE_NO_HWLOC, &p) == CT_OK);
 	check_caches(&p);
 	ct_cache_level c[CT_PROBE_MAX_CACHES];
-	int n = tune_caches_sysfs("/sys/devices/system/cpu/cpu0/cache", c, CT_PROBE_MAX_CACHES);
+	int n = target_caches_sysfs("/sys/devices/system/cpu/cpu0/cache", c, CT_PROBE_MAX_CACHES);
 	CHECK(p.caches[0].source == (n > 0 ? CT_SRC_SYSFS : CT_SRC_DEFAULT));
 	printf("hwloc caches from %s; sysfs has %d levels\n",
 	       ct_probe_source_name(full.caches[0].source), n);
