@@ -1,5 +1,4 @@
-/* tune.h: internal interface of src/tune: the ctx's target description, probe helpers, the store.
- */
+/* tune.h: internal interface of src/tune: the store, the tuner and the selector. */
 #ifndef CT_TUNE_H
 #define CT_TUNE_H
 
