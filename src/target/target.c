@@ -2,6 +2,7 @@
 #include "target/target.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -234,113 +235,157 @@ static void print_text(ct_buf *b, const ct_probe_info *p)
 		ct_buf_printf(b, "measured in %.2f s\n", p->measure_seconds);
 }
 
-static void json_num(ct_buf *b, const char *key, double v, bool comma)
+/*
+ * The JSON form is built with jansson and dumped on one line with ASCII
+ * escapes, keys in insertion order. Reals keep the form the probe has always
+ * printed (%.6g: "3.65219", "3" for a whole number), which jansson's own
+ * real printer would write as "3.0".
+ */
+
+/* v as %.6g: an integer when that form is a whole number, else a real of
+ * 6 significant digits. */
+static json_t *jnum(double v)
 {
-	ct_buf_printf(b, "\"%s\": %.6g%s", key, v, comma ? ", " : "");
+	char t[64];
+	snprintf(t, sizeof t, "%.6g", v);
+	if (!strpbrk(t, ".eEni"))
+		return json_integer(strtoll(t, NULL, 10));
+	return json_real(strtod(t, NULL));
 }
 
-/* ", "opencl": [...]" when the devices were listed. */
-static void print_opencl_json(ct_buf *b, const ct_probe_info *p)
+/* s as a JSON string; bytes that are not UTF-8 (a driver's Latin-1 name)
+ * are taken as U+0080..U+00FF, as the probe's JSON has always read them. */
+static json_t *jstr(const char *s)
 {
-	if (!p->opencl_probed)
-		return;
-	ct_buf_puts(b, ", \"opencl\": [");
-	for (int i = 0; i < p->nopencl; i++) {
-		const ct_opencl_devinfo *o = &p->opencl[i];
-		ct_buf_puts(b, i ? ", {\"platform\": " : "{\"platform\": ");
-		ct_buf_json_str(b, o->platform);
-		ct_buf_puts(b, ", \"name\": ");
-		ct_buf_json_str(b, o->name);
-		ct_buf_printf(b, ", \"type\": \"%s\", \"version\": ", o->type);
-		ct_buf_json_str(b, o->version);
-		ct_buf_puts(b, ", \"driver\": ");
-		ct_buf_json_str(b, o->driver);
-		ct_buf_printf(b,
-		              ", \"compute_units\": %d, \"max_work_group\": %lld, \"local_mem\": %lld, "
-		              "\"global_mem\": %lld}",
-		              o->compute_units, (long long)o->max_work_group, (long long)o->local_mem,
-		              (long long)o->global_mem);
-	}
-	ct_buf_puts(b, "]");
-}
-
-static void print_json(ct_buf *b, const ct_probe_info *p)
-{
-	ct_buf_puts(b, "{\"device_id\": ");
-	ct_buf_json_str(b, p->device_id);
-	ct_buf_puts(b, ", \"identity\": ");
-	ct_buf_json_str(b, p->identity);
-	ct_buf_puts(b, ", \"vendor\": ");
-	ct_buf_json_str(b, p->vendor);
-	ct_buf_puts(b, ", \"model\": ");
-	ct_buf_json_str(b, p->model);
-	ct_buf_puts(b, ", \"arch\": ");
-	ct_buf_json_str(b, p->arch);
-	ct_buf_printf(b, ", \"family\": %d, \"model_number\": %d, \"stepping\": %d", p->family,
-	              p->model_number, p->stepping);
-	ct_buf_printf(b, ", \"vendor_source\": \"%s\"", ct_probe_source_name(p->vendor_source));
-	ct_buf_printf(
-	    b,
-	    ", \"cores\": %d, \"hw_threads\": %d, \"cpus_allowed\": %d, \"cores_source\": \"%s\"",
-	    p->cores, p->hw_threads, p->cpus_allowed, ct_probe_source_name(p->cores_source));
-	ct_buf_puts(b, ", \"isa\": [");
-	bool first = true;
-	for (size_t i = 0; i < sizeof isa_names / sizeof isa_names[0]; i++)
-		if (p->isa & isa_names[i].bit) {
-			ct_buf_printf(b, "%s\"%s\"", first ? "" : ", ", isa_names[i].name);
-			first = false;
+	json_t *j = json_string(s);
+	if (j)
+		return j;
+	size_t n = strlen(s);
+	char *u = malloc(2 * n + 1), *w = u;
+	if (!u)
+		return NULL;
+	for (const unsigned char *c = (const unsigned char *)s; *c; c++)
+		if (*c < 0x80) {
+			*w++ = (char)*c;
+		} else {
+			*w++ = (char)(0xc0 | (*c >> 6));
+			*w++ = (char)(0x80 | (*c & 0x3f));
 		}
-	ct_buf_printf(b, "], \"isa_source\": \"%s\"", ct_probe_source_name(p->isa_source));
-	ct_buf_printf(b,
-	              ", \"vector_bytes\": %d, \"vector_registers\": %d, \"fma_units\": %d, "
-	              "\"fma_latency\": %d, \"fma_source\": \"%s\"",
-	              p->vector_bytes, p->vector_registers, p->fma_units, p->fma_latency,
-	              ct_probe_source_name(p->fma_source));
-	ct_buf_puts(b, ", \"caches\": [");
-	for (int i = 0; i < p->ncaches; i++) {
+	*w = 0;
+	j = json_string(u);
+	free(u);
+	return j;
+}
+
+/* Set key of o to v (taken); false when v or the set failed (out of memory). */
+static bool jset(json_t *o, const char *key, json_t *v)
+{
+	return v && json_object_set_new(o, key, v) == 0;
+}
+
+/* The OpenCL devices as an array of objects; NULL when out of memory. */
+static json_t *opencl_json(const ct_probe_info *p)
+{
+	json_t *a = json_array();
+	for (int i = 0; a && i < p->nopencl; i++) {
+		const ct_opencl_devinfo *o = &p->opencl[i];
+		json_t *d = json_object();
+		bool ok = d && jset(d, "platform", jstr(o->platform)) && jset(d, "name", jstr(o->name)) &&
+		          jset(d, "type", jstr(o->type)) && jset(d, "version", jstr(o->version)) &&
+		          jset(d, "driver", jstr(o->driver)) &&
+		          jset(d, "compute_units", json_integer(o->compute_units)) &&
+		          jset(d, "max_work_group", json_integer(o->max_work_group)) &&
+		          jset(d, "local_mem", json_integer(o->local_mem)) &&
+		          jset(d, "global_mem", json_integer(o->global_mem));
+		if (!ok || json_array_append_new(a, d) != 0) {
+			json_decref(ok ? NULL : d);
+			json_decref(a);
+			return NULL;
+		}
+	}
+	return a;
+}
+
+/* The cache levels as an array of objects; NULL when out of memory. */
+static json_t *caches_json(const ct_probe_info *p)
+{
+	json_t *a = json_array();
+	for (int i = 0; a && i < p->ncaches; i++) {
 		const ct_cache_level *l = &p->caches[i];
-		ct_buf_printf(b,
-		              "%s{\"level\": %d, \"size\": %lld, \"line\": %d, \"ways\": %d, "
-		              "\"shared_by\": %d, \"instances\": %d, ",
-		              i ? ", " : "", l->level, (long long)l->size, l->line, l->ways,
-		              l->shared_by, l->instances);
-		if (l->latency_ns > 0)
-			json_num(b, "latency_ns", l->latency_ns, true);
-		ct_buf_printf(b, "\"source\": \"%s\"}", ct_probe_source_name(l->source));
+		json_t *c = json_object();
+		bool ok = c && jset(c, "level", json_integer(l->level)) && jset(c, "size", json_integer(l->size)) &&
+		          jset(c, "line", json_integer(l->line)) && jset(c, "ways", json_integer(l->ways)) &&
+		          jset(c, "shared_by", json_integer(l->shared_by)) &&
+		          jset(c, "instances", json_integer(l->instances)) &&
+		          (l->latency_ns <= 0 || jset(c, "latency_ns", jnum(l->latency_ns))) &&
+		          jset(c, "source", jstr(ct_probe_source_name(l->source)));
+		if (!ok || json_array_append_new(a, c) != 0) {
+			json_decref(ok ? NULL : c);
+			json_decref(a);
+			return NULL;
+		}
 	}
-	ct_buf_puts(b, "]");
-	print_opencl_json(b, p);
-	ct_buf_puts(b, ", \"measured\": ");
-	if (!p->measured) {
-		ct_buf_puts(b, "null}");
-		return;
+	return a;
+}
+
+/* The measured part: null when nothing was measured; NULL when out of memory. */
+static json_t *measured_json(const ct_probe_info *p)
+{
+	if (!p->measured)
+		return json_null();
+	json_t *m = json_object();
+	bool ok = m != NULL;
+	if (ok && (p->measured & CT_PROBE_MEASURE_FLOPS))
+		ok = jset(m, "ghz", jnum(p->ghz)) && jset(m, "gflops_f32_core", jnum(p->gflops_f32_core)) &&
+		     jset(m, "gflops_f64_core", jnum(p->gflops_f64_core)) &&
+		     jset(m, "gflops_f32_all", jnum(p->gflops_f32_all)) &&
+		     jset(m, "gflops_f64_all", jnum(p->gflops_f64_all)) &&
+		     jset(m, "threads", json_integer(p->threads_measured));
+	if (ok && (p->measured & CT_PROBE_MEASURE_BANDWIDTH))
+		ok = jset(m, "copy_gbs_core", jnum(p->copy_gbs_core)) && jset(m, "copy_gbs_all", jnum(p->copy_gbs_all)) &&
+		     jset(m, "copy_bytes", json_integer(p->copy_bytes));
+	if (ok && (p->measured & CT_PROBE_MEASURE_LATENCY))
+		ok = jset(m, "memory_latency_ns", jnum(p->mem_latency_ns));
+	ok = ok && jset(m, "seconds", jnum(p->measure_seconds));
+	if (!ok) {
+		json_decref(m);
+		return NULL;
 	}
-	ct_buf_puts(b, "{");
-	bool any = false;
-	if (p->measured & CT_PROBE_MEASURE_FLOPS) {
-		json_num(b, "ghz", p->ghz, true);
-		json_num(b, "gflops_f32_core", p->gflops_f32_core, true);
-		json_num(b, "gflops_f64_core", p->gflops_f64_core, true);
-		json_num(b, "gflops_f32_all", p->gflops_f32_all, true);
-		json_num(b, "gflops_f64_all", p->gflops_f64_all, true);
-		ct_buf_printf(b, "\"threads\": %d", p->threads_measured);
-		any = true;
+	return m;
+}
+
+/* The probe as one JSON object; NULL when out of memory. */
+static json_t *probe_json(const ct_probe_info *p)
+{
+	json_t *o = json_object(), *isa = json_array();
+	bool ok = o && isa;
+	for (size_t i = 0; ok && i < sizeof isa_names / sizeof isa_names[0]; i++)
+		if (p->isa & isa_names[i].bit)
+			ok = json_array_append_new(isa, json_string(isa_names[i].name)) == 0;
+	ok = ok && jset(o, "device_id", jstr(p->device_id)) && jset(o, "identity", jstr(p->identity)) &&
+	     jset(o, "vendor", jstr(p->vendor)) && jset(o, "model", jstr(p->model)) && jset(o, "arch", jstr(p->arch)) &&
+	     jset(o, "family", json_integer(p->family)) && jset(o, "model_number", json_integer(p->model_number)) &&
+	     jset(o, "stepping", json_integer(p->stepping)) &&
+	     jset(o, "vendor_source", jstr(ct_probe_source_name(p->vendor_source))) &&
+	     jset(o, "cores", json_integer(p->cores)) && jset(o, "hw_threads", json_integer(p->hw_threads)) &&
+	     jset(o, "cpus_allowed", json_integer(p->cpus_allowed)) &&
+	     jset(o, "cores_source", jstr(ct_probe_source_name(p->cores_source)));
+	if (ok) {
+		ok = jset(o, "isa", isa);
+		isa = NULL;
 	}
-	if (p->measured & CT_PROBE_MEASURE_BANDWIDTH) {
-		ct_buf_puts(b, any ? ", " : "");
-		json_num(b, "copy_gbs_core", p->copy_gbs_core, true);
-		json_num(b, "copy_gbs_all", p->copy_gbs_all, true);
-		ct_buf_printf(b, "\"copy_bytes\": %lld", (long long)p->copy_bytes);
-		any = true;
+	ok = ok && jset(o, "isa_source", jstr(ct_probe_source_name(p->isa_source))) &&
+	     jset(o, "vector_bytes", json_integer(p->vector_bytes)) &&
+	     jset(o, "vector_registers", json_integer(p->vector_registers)) &&
+	     jset(o, "fma_units", json_integer(p->fma_units)) && jset(o, "fma_latency", json_integer(p->fma_latency)) &&
+	     jset(o, "fma_source", jstr(ct_probe_source_name(p->fma_source))) && jset(o, "caches", caches_json(p)) &&
+	     (!p->opencl_probed || jset(o, "opencl", opencl_json(p))) && jset(o, "measured", measured_json(p));
+	json_decref(isa);
+	if (!ok) {
+		json_decref(o);
+		return NULL;
 	}
-	if (p->measured & CT_PROBE_MEASURE_LATENCY) {
-		ct_buf_puts(b, any ? ", " : "");
-		json_num(b, "memory_latency_ns", p->mem_latency_ns, false);
-		any = true;
-	}
-	ct_buf_puts(b, any ? ", " : "");
-	json_num(b, "seconds", p->measure_seconds, false);
-	ct_buf_puts(b, "}}");
+	return o;
 }
 
 ct_status ct_probe_print(ct_ctx *ctx, int json, FILE *out)
@@ -351,15 +396,21 @@ ct_status ct_probe_print(ct_ctx *ctx, int json, FILE *out)
 	const ct_probe_info *p = target_get(ctx);
 	if (!p)
 		return ct_ctx_last_status(ctx);
-	ct_buf b;
-	ct_buf_init(&b);
+	char *s = NULL;
 	if (json) {
-		print_json(&b, p);
-		ct_buf_putc(&b, '\n');
+		json_t *j = probe_json(p);
+		char *d = j ? json_dumps(j, JSON_ENSURE_ASCII | JSON_REAL_PRECISION(6)) : NULL;
+		json_decref(j);
+		s = d ? malloc(strlen(d) + 2) : NULL;
+		if (s)
+			snprintf(s, strlen(d) + 2, "%s\n", d);
+		free(d);
 	} else {
+		ct_buf b;
+		ct_buf_init(&b);
 		print_text(&b, p);
+		s = ct_buf_take(&b);
 	}
-	char *s = ct_buf_take(&b);
 	if (!s)
 		return ct_error(ctx, CT_ERR_NOMEM, "out of memory printing the probe");
 	bool ok = fputs(s, out) >= 0 && fflush(out) == 0;

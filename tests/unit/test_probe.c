@@ -6,6 +6,7 @@
 #include "target/target.h"
 
 #include <ftw.h>
+#include <jansson.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -409,6 +410,33 @@ static void probe_print_formats(void)
 	ct_ctx_free(ctx);
 }
 
+/* The JSON form reads back as JSON with the probe's values (jansson writes it). */
+static void probe_json_reads_back(void)
+{
+	ct_ctx *ctx = ct_ctx_new();
+	ct_probe_info p;
+	CHECK(ct_probe_run(ctx, 0, &p) == CT_OK);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	CHECK(ct_probe_print(ctx, 1, f) == CT_OK);
+	fclose(f);
+	json_error_t err;
+	json_t *j = buf ? json_loads(buf, 0, &err) : NULL;
+	CHECKF(j && json_is_object(j), "%s", buf ? err.text : "(no output)");
+	CHECK(buf && len > 0 && strchr(buf, '\n') == buf + len - 1); /* one line */
+	CHECK(json_is_string(json_object_get(j, "device_id")) &&
+	      strcmp(json_string_value(json_object_get(j, "device_id")), p.device_id) == 0);
+	CHECK(json_integer_value(json_object_get(j, "cores")) == p.cores);
+	CHECK(json_integer_value(json_object_get(j, "vector_bytes")) == p.vector_bytes);
+	CHECK(json_array_size(json_object_get(j, "caches")) == (size_t)p.ncaches);
+	CHECK(json_is_null(json_object_get(j, "measured")));
+	CHECK(!json_object_get(j, "opencl")); /* not listed: not asked for */
+	json_decref(j);
+	free(buf);
+	ct_ctx_free(ctx);
+}
+
 static void probe_bad_arguments(void)
 {
 	CHECK(ct_probe_run(NULL, 0, NULL) == CT_ERR_USAGE);
@@ -513,6 +541,7 @@ int main(void)
 	RUN(probe_sysfs_parser);
 	RUN(probe_fallbacks);
 	RUN(probe_print_formats);
+	RUN(probe_json_reads_back);
 	RUN(probe_bad_arguments);
 	RUN(probe_uses_ctx_allocator);
 	RUN(probe_measure);
