@@ -42,9 +42,9 @@ struct ct_ctx {
 	void *plan_cache;
 	void *code_cache;
 	void *target;
-	void *opencl; /* src/run/ocl.c: the open device and the programs loaded in this ctx */
+	void *opencl; /* src/engine/ocl.c: the open device and the programs loaded in this ctx */
 	/* ct_ctx_set_progress; phase names the step under way that reports
-	 * (NULL: none; src/run sets it around the reference run) */
+	 * (NULL: none; src/engine sets it around the reference run) */
 	ct_progress_fn progress;
 	void *progress_ud;
 	const char *progress_phase;

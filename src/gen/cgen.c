@@ -2,7 +2,7 @@
 #include "gen/gen.h"
 
 #include "gen/cgen.h"
-#include "run/views.h"
+#include "ir/slots.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -91,19 +91,4 @@ typedef int (*gen_checked_entry_fn)(void *const *args, const int64_t *params, vo
  * position in the file. */
 ct_status gen_validate(ct_kernel *k);
 
-/* ------------------------------------------------------------ packages (aot.c, oclpkg.c) */
-
-/* Write data to path atomically (a temp file renamed into place). */
-ct_status aot_write_atomic(ct_ctx *ctx, const char *path, const char *data, size_t len);
-/* Compile the package source src into lib_a and lib_so (through obj,
- * removed after) with the code cache's compiler, -O3 -march=native; lib
- * (e.g. "-lOpenCL", or NULL) is linked into lib_so; openmp: apply k's
- * OpenMP flags (host kernels). */
-ct_status aot_compile_package(ct_kernel *k, const char *src, const char *obj, const char *lib_a, const char *lib_so,
-                              const char *lib, bool openmp);
-/* The package of a plan(target=opencl) kernel (oclpkg.c): DIR/NAME.cl,
- * NAME.h, NAME.c (the host wrapper embedding the source and this device's
- * binary), libNAME.a, libNAME.so. */
-ct_status gen_opencl_package(ct_kernel *k, const char *dir);
-
 #endif

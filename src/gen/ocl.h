@@ -1,4 +1,4 @@
-/* ocl.h: the OpenCL backend (oclgen.c) and the OpenCL runtime (src/run/ocl.c) share this launch description. */
+/* ocl.h: the OpenCL backend (oclgen.c) and the OpenCL runtime (src/engine/ocl.c) share this launch description. */
 #ifndef CT_OCL_H
 #define CT_OCL_H
 

@@ -1,6 +1,6 @@
 /* rtile.c: register tiles: an unrolled x vectorized band's left-hand side kept in vector variables across the loop around it. */
 #include "gen/cgen.h"
-#include "tune/tune.h"
+#include "target/target.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +25,7 @@
  *     L at (u, c) = acc(u, c) }
  *
  * V's iterations are cut into chunks of power-of-two lanes, widest first, up to the
- * target's vector width (tune_target, or the ctx's CT_OPT_VECTOR_BYTES): 16 floats in one
+ * target's vector width (target_vector_bytes: the ctx's CT_OPT_VECTOR_BYTES, else the probe's): 16 floats in one
  * chunk on AVX-512, 13 as 8 + 4 + 1 (a one-lane chunk is a scalar). The operations are
  * those of the loops, in the same order per element, so the result equals the loops' up
  * to the FMA contraction. Tails need nothing of their own: every version of the loops
@@ -133,11 +133,8 @@ static bool vector_expr_ok(const rtile *rt, const ir_expr *e)
 /* The widest vector of the target in lanes of type t (at least 1). */
 static int max_lanes(cg *g, ct_dtype t)
 {
-	if (g->vector_bytes == 0) {
-		int64_t opt = ct_ctx_get_option(g->k->ctx, CT_OPT_VECTOR_BYTES);
-		const ct_probe_info *p = opt > 0 ? NULL : tune_target(g->k->ctx);
-		g->vector_bytes = opt > 0 ? (int)opt : p && p->vector_bytes > 0 ? p->vector_bytes : 16;
-	}
+	if (g->vector_bytes == 0)
+		g->vector_bytes = target_vector_bytes(g->k->ctx);
 	int lanes = g->vector_bytes / (int)ct_dtype_size(t);
 	return lanes < 1 ? 1 : lanes > 64 ? 64 : lanes;
 }

@@ -1,7 +1,7 @@
 /* shift.c: vectorized loops whose statement reads an array at constant offsets of the vectorized index take those reads from lane shifts of vectors loaded once, not from loads that straddle cache lines. */
 #include "gen/shift.h"
 
-#include "tune/tune.h"
+#include "target/target.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -481,15 +481,12 @@ bool cg_shift_access(cg *g, ct_buf *b, int a, const aff *sub)
 
 /* ------------------------------------------------------------ plain vector loops */
 
-/* The widest vector of the target in bytes, as register tiles take it
- * (rtile.c): the ctx's CT_OPT_VECTOR_BYTES, else the probe's, else 16. */
+/* The widest vector of the target in bytes (target_vector_bytes), kept
+ * for the rest of the generation as register tiles keep it (rtile.c). */
 static int vector_bytes(cg *g)
 {
-	if (g->vector_bytes == 0) {
-		int64_t opt = ct_ctx_get_option(g->k->ctx, CT_OPT_VECTOR_BYTES);
-		const ct_probe_info *p = opt > 0 ? NULL : tune_target(g->k->ctx);
-		g->vector_bytes = opt > 0 ? (int)opt : p && p->vector_bytes > 0 ? p->vector_bytes : 16;
-	}
+	if (g->vector_bytes == 0)
+		g->vector_bytes = target_vector_bytes(g->k->ctx);
 	return g->vector_bytes;
 }
 

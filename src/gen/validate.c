@@ -1,6 +1,7 @@
 /* validate.c: what `cachet check` promises: every plan error that lower, emit, build or run would report, found without compiling. */
 #include "gen/gen.h"
 #include "gen/ocl.h"
+#include "plan/plan.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,7 +45,7 @@ static char *emit_source(ct_kernel *k, ct_looptree *t)
 
 ct_status gen_validate(ct_kernel *k)
 {
-	ct_looptree *t = lt_build(k, true);
+	ct_looptree *t = plan_lower(k, true);
 	if (!t)
 		return positioned(k);
 	char *src = emit_source(k, t);

@@ -1,6 +1,6 @@
 /* interp.c: reference interpreter and address-trace walker over a loop tree compiled to code. */
 #include "interp/interp.h"
-#include "run/views.h"
+#include "ir/slots.h"
 
 #include <limits.h>
 #include <math.h>
@@ -169,7 +169,7 @@ typedef struct cp {
 	int64_t *stride; /* [storage * IR_MAX_RANK + d] */
 	int64_t *nelem;
 	/* a run on views (interp_run_views): the layout values of the strided
-	 * arrays (src/run/views.h) and each array's buffer size; NULL otherwise */
+	 * arrays (src/ir/slots.h) and each array's buffer size; NULL otherwise */
 	const int64_t *view;
 	const int64_t *view_nelem;
 	int64_t *origin; /* per storage: element offset of logical (0, ...) */

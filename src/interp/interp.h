@@ -49,7 +49,7 @@ ct_status interp_refs(const ct_looptree *t, interp_ref **refs, int *n);
 ct_status interp_unproven(ct_looptree *t, int *n);
 
 /* ct_interp_run with the strided arrays laid out by view (the values of
- * src/run/views.h after k->nparams params; NULL: densely) and
+ * src/ir/slots.h after k->nparams params; NULL: densely) and
  * view_nelem[a] the element count of array a's buffer (the run-time bounds
  * checks of a strided array use it). */
 ct_status interp_run_views(ct_looptree *t, void *const *buffers, const int64_t *view,

@@ -357,11 +357,6 @@ struct ct_kernel {
 	bool stale;
 };
 
-/* Front end (src/lang): parse and check; NULL with diagnostics on ctx on error. */
-ct_kernel *lang_parse(ct_ctx *ctx, const char *text, size_t len, const char *file);
-/* Re-run the semantic checks (after param overrides); CT_OK or CT_ERR_INPUT
- * with diagnostics on the kernel's ctx. */
-ct_status lang_recheck(ct_kernel *k);
 /* CT_OK, or CT_ERR_USAGE with a message naming k when its params changed
  * since the last successful check (every entry point that lowers, emits,
  * runs or models k calls it first). */

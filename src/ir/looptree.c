@@ -703,14 +703,6 @@ static bool init_tables(lb *b)
 	return true;
 }
 
-bool plan_has_caches(const ct_kernel *k)
-{
-	for (int i = 0; k->has_plan && i < k->nplan; i++)
-		if (k->plan[i].kind == PL_CACHE)
-			return true;
-	return false;
-}
-
 int64_t lt_var_coef(const ct_looptree *t, aff s, int x, bool *bad)
 {
 	int64_t c = 0;
@@ -786,29 +778,9 @@ ct_status lt_array_layout(const ct_looptree *t, const int64_t *pv, int a, int64_
 	return CT_OK;
 }
 
-/* Balanced splits (split(.., balanced=true)) give one index versions with
- * different steps; caches (multicache slots count trips of one step) and
- * the OpenCL mapping (one step per work-group dimension) assume one step,
- * so they do not combine yet. */
-static bool balanced_ok(ct_kernel *k)
-{
-	bool caches = plan_has_caches(k), ocl = k->has_plan && k->target == TARGET_OPENCL;
-	for (int s = 0; (caches || ocl) && s < k->nsched; s++) {
-		const ir_sched *sc = &k->sched[s];
-		if (!sc->balanced)
-			continue;
-		ct_error_at(k->ctx, CT_ERR_INPUT, k->file, sc->balanced_pos.line, sc->balanced_pos.col,
-		            "balanced=true does not combine with %s yet", ocl ? "the opencl target" : "cache(...) in the plan");
-		return false;
-	}
-	return true;
-}
-
-ct_looptree *lt_build(ct_kernel *k, bool with_schedule)
+ct_looptree *lt_build_loops(ct_kernel *k, bool with_schedule)
 {
 	ct_ctx *ctx = k->ctx;
-	if (with_schedule && !balanced_ok(k))
-		return NULL;
 	ct_looptree *t = ct_alloc(ctx, sizeof *t);
 	if (!t)
 		return NULL;
@@ -834,20 +806,6 @@ ct_looptree *lt_build(ct_kernel *k, bool with_schedule)
 	ct_free(ctx, b.off);
 	ct_free(ctx, b.win);
 	ct_free(ctx, b.end);
-	if (ok && b.st == CT_OK && !t->arena.failed && with_schedule && plan_has_caches(k)) {
-		b.st = plan_apply(t);
-		if (b.st != CT_OK) {
-			ct_looptree_free(t);
-			return NULL;
-		}
-	}
-	if (ok && b.st == CT_OK && !t->arena.failed && with_schedule && plan_has_verbs(k)) {
-		b.st = plan_verbs(t);
-		if (b.st != CT_OK) {
-			ct_looptree_free(t);
-			return NULL;
-		}
-	}
 	if (!ok || b.st != CT_OK || t->arena.failed) {
 		if (b.st == CT_OK)
 			ct_error(ctx, CT_ERR_NOMEM, "cannot build the loop tree");
@@ -855,13 +813,6 @@ ct_looptree *lt_build(ct_kernel *k, bool with_schedule)
 		return NULL;
 	}
 	return t;
-}
-
-ct_looptree *ct_kernel_lower(ct_kernel *k, int with_schedule)
-{
-	if (!k || ir_kernel_ready(k) != CT_OK)
-		return NULL;
-	return lt_build(k, with_schedule != 0);
 }
 
 void ct_looptree_free(ct_looptree *t)

@@ -1266,3 +1266,13 @@ int check_sizes(ct_kernel *k)
 		nerr += check_bounds(k);
 	return nerr;
 }
+
+ct_status lang_recheck(ct_kernel *k)
+{
+	ct_diag_begin(k->ctx, k->file, k->text, k->text_len);
+	int nerr = check_sizes(k);
+	k->stale = nerr != 0 || k->arena.failed;
+	if (k->arena.failed)
+		return ct_error(k->ctx, CT_ERR_NOMEM, "out of memory while checking");
+	return nerr ? CT_ERR_INPUT : CT_OK;
+}

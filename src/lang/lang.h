@@ -90,6 +90,11 @@ bool lang_to_aff(ct_kernel *k, ct_arena *a, const ir_expr *e, bool allow_index, 
 bool lang_eval_int(ct_kernel *k, const ir_expr *e, bool allow_params, const char *what,
                    int64_t *out);
 
+/* The front end: parse and check; NULL with diagnostics on ctx on error. */
+ct_kernel *lang_parse(ct_ctx *ctx, const char *text, size_t len, const char *file);
+/* Re-run the semantic checks (after param overrides); CT_OK or CT_ERR_INPUT
+ * with diagnostics on the kernel's ctx. */
+ct_status lang_recheck(ct_kernel *k);
 /* Structural checks and IR completion after parsing: expression types,
  * affine subscripts and conditions, roles (writes to inputs, reads of
  * outputs), the schedule's names and bands, the plan. Returns the number of

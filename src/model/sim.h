@@ -33,7 +33,7 @@ typedef struct sim_spec {
  * SIM_MAX_LEVELS levels. On error: CT_ERR_INPUT with a message naming the level, *spec zeroed. */
 ct_status sim_spec_parse(ct_ctx *ctx, const char *text, sim_spec *spec);
 
-/* The machine's own caches (ct_probe_run) as a spec: a level of unknown associativity, or
+/* The machine's own caches (target_get) as a spec: a level of unknown associativity, or
  * whose size does not split into whole sets, is fully associative; sizes are capped at 1 GiB.
  * CT_ERR_UNSUPPORTED when no level is known. What a NULL spec means to the commands. */
 ct_status sim_machine_spec(ct_ctx *ctx, sim_spec *spec);

@@ -1,6 +1,7 @@
 /* simulate.c: run a kernel's exact address trace through the cache simulator (cachet simulate). */
 #include "interp/interp.h"
 #include "model/sim.h"
+#include "target/target.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -8,16 +9,15 @@
 /* The machine's caches as a spec (sim.h): also what predict and tiles use without a spec. */
 ct_status sim_machine_spec(ct_ctx *ctx, sim_spec *spec)
 {
-	ct_probe_info info;
-	ct_status st = ct_probe_run(ctx, 0, &info);
-	if (st)
-		return st;
+	const ct_probe_info *t = target_get(ctx);
+	if (!t)
+		return ct_ctx_last_status(ctx);
 	memset(spec, 0, sizeof *spec);
-	for (int i = 0; i < info.ncaches && spec->nlevels < SIM_MAX_LEVELS; i++) {
+	for (int i = 0; i < t->ncaches && spec->nlevels < SIM_MAX_LEVELS; i++) {
 		sim_level *l = &spec->level[spec->nlevels];
-		l->size = info.caches[i].size;
-		l->line = info.caches[i].line > 0 ? info.caches[i].line : 64;
-		l->ways = info.caches[i].ways;
+		l->size = t->caches[i].size;
+		l->line = t->caches[i].line > 0 ? t->caches[i].line : 64;
+		l->ways = t->caches[i].ways;
 		if (l->ways > 0 && l->size % (l->line * l->ways) != 0)
 			l->ways = 0;
 		/* keep the simulated state bounded: the hypervisor may report huge L3s */

@@ -1,6 +1,8 @@
 /* tiles.c: the Tensor Contraction Engine's tile-size search over the params that size a schedule's
  * splits. */
 #include "model/model.h"
+#include "lang/lang.h"
+#include "plan/plan.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -441,7 +443,7 @@ static ct_status analyse_tiling(tl_search *s, const int64_t *t, int depth, tl_en
 	ct_status st = apply_tiles(s, t);
 	if (st)
 		return st;
-	ct_looptree *tree = lt_build(s->k, true);
+	ct_looptree *tree = plan_lower(s->k, true);
 	if (!tree)
 		return ct_ctx_last_status(s->ctx) ? ct_ctx_last_status(s->ctx) : CT_ERR_NOMEM;
 	model_result a, b;

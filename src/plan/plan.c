@@ -1,5 +1,5 @@
 /* plan.c: the plan pass: cache regions, buffers, copy loops and access rewriting (Accera's plan.cache). */
-#include "ir/looptree.h"
+#include "plan/plan.h"
 #include "ir/order.h"
 
 #include <stdio.h>

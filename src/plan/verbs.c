@@ -1,5 +1,5 @@
 /* verbs.c: the plan's loop verbs (unroll, vectorize, parallelize): checked on the planned loop tree and marked on its loops. */
-#include "ir/looptree.h"
+#include "plan/plan.h"
 
 #include <stdarg.h>
 #include <stdio.h>

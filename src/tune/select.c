@@ -3,7 +3,7 @@
 #include "tune/tune.h"
 
 #include "ir/ir.h"
-#include "run/run.h"
+#include "engine/engine.h"
 
 #include <math.h>
 #include <stdio.h>

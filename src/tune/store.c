@@ -1,5 +1,6 @@
 /* store.c: the per-device tuning store: one SQLite file per device, safe for concurrent tuners. */
 #include "jit/jit.h"
+#include "target/target.h"
 #include "tune/tune.h"
 
 #include <errno.h>
@@ -648,7 +649,7 @@ ct_store *tune_store_open(ct_ctx *ctx, const tune_store_cfg *cfg)
 		return NULL;
 	const ct_probe_info *t = NULL;
 	if (!cfg->device_id || !cfg->identity) {
-		t = tune_target(ctx);
+		t = target_get(ctx);
 		if (!t)
 			return NULL;
 	}

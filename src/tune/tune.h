@@ -1,5 +1,4 @@
-/* tune.h: internal interface of src/tune: the ctx's target description, probe helpers, the store.
- */
+/* tune.h: internal interface of src/tune: the store, the tuner and the selector. */
 #ifndef CT_TUNE_H
 #define CT_TUNE_H
 
@@ -15,24 +14,6 @@
 /* Written into the meta table so that a stranger's SQLite file is recognised. */
 #define TUNE_STORE_MAGIC "cachet-tune-store"
 
-/* The ctx's target description, probed on first use (no microbenchmarks) and
- * kept in ctx->target until the ctx is freed (a re-probe updates it in
- * place, so the pointer stays valid). NULL (error on ctx) only when
- * out of memory. Modules read per-target numbers from here, never constants. */
-CT_INTERN const ct_probe_info *tune_target(ct_ctx *ctx);
-
-/* Read the caches described under dir (a sysfs cpuN/cache folder: index0,
- * index1 ... with level, type, size, coherency_line_size,
- * ways_of_associativity, shared_cpu_list) into out[0..max): data and unified
- * caches only, sorted by level, one per level, marked CT_SRC_SYSFS. Returns
- * how many were found (0 if dir is missing or unreadable). */
-CT_INTERN int tune_caches_sysfs(const char *dir, ct_cache_level *out, int max);
-
-/* Write s into out (n bytes, NUL-terminated) as an id: lower case, "(R)" and
- * "(TM)" dropped, every run of other characters than [a-z0-9] one '_', no
- * leading or trailing '_'; "unknown" when nothing is left. */
-CT_INTERN void tune_sanitize(const char *s, char *out, size_t n);
-
 /* The cachet cache folder: $CACHET_CACHE_DIR, else $XDG_CACHE_HOME/cachet,
  * else ~/.cache/cachet. Returns a ctx-allocated string, NULL (CT_ERR_IO on ctx)
  * when no home folder is known. */
@@ -40,7 +21,7 @@ CT_INTERN char *tune_cache_dir(ct_ctx *ctx);
 
 /* How to open a store. The identity fields let tests and tools open a store
  * as another device or another cachet version would; NULL means this
- * process's own (tune_target and CACHET_VERSION). */
+ * process's own (target_get and CACHET_VERSION). */
 typedef struct tune_store_cfg {
 	const char *dir;            /* NULL: tune_cache_dir */
 	unsigned flags;             /* CT_STORE_* */
@@ -119,12 +100,4 @@ typedef struct tune_verdict {
 	int keep_default;    /* 1: the default stays */
 } tune_verdict;
 CT_INTERN void tune_decide(const double *td, const double *tb, int n, tune_verdict *v);
-/* native.c: k's compiled entry point (plan cache, code cache); native_entry_load
- * also says where the code came from ("memory", "disk", "compiled"; how may be
- * NULL) and how long compiling took (0 unless compiled). */
-CT_INTERN ct_status native_entry_load(struct ct_kernel *k, int (**entry)(void *const *, const int64_t *),
-				      void (**set_threads)(int), const char **how, double *compile_s);
-CT_INTERN ct_status native_entry_fns(struct ct_kernel *k, int (**entry)(void *const *, const int64_t *),
-				     void (**set_threads)(int));
-
 #endif

@@ -3,7 +3,7 @@
 #include "model/model.h"
 #include "model/sim.h"
 #include "tune/corecost.h"
-#include "run/run.h"
+#include "engine/engine.h"
 #include "tune/tune.h"
 
 #include <math.h>

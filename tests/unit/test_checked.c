@@ -2,8 +2,8 @@
 #include "cachet.h"
 #include "gen/gen.h"
 #include "harness.h"
-#include "run/run.h"
-#include "run/views.h"
+#include "engine/engine.h"
+#include "ir/slots.h"
 
 #include <dirent.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* test_plancache.c: canonical kernel keys and the in-memory plan cache. */
-#include "gen/plancache.h"
+#include "engine/plancache.h"
 #include "harness.h"
 #include "ir/canon.h"
 

@@ -3,9 +3,10 @@
 #include "harness.h"
 
 #include "cachet.h"
-#include "tune/tune.h"
+#include "target/target.h"
 
 #include <ftw.h>
+#include <jansson.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -186,18 +187,18 @@ static void probe_device_id_stable(void)
 static void probe_cached_on_ctx(void)
 {
 	ct_ctx *ctx = ct_ctx_new();
-	const ct_probe_info *t1 = tune_target(ctx);
-	const ct_probe_info *t2 = tune_target(ctx);
+	const ct_probe_info *t1 = target_get(ctx);
+	const ct_probe_info *t2 = target_get(ctx);
 	CHECK(t1 && t1 == t2);
 	ct_probe_info p;
 	CHECK(ct_probe_run(ctx, 0, &p) == CT_OK);
-	CHECK(tune_target(ctx) == t1);
+	CHECK(target_get(ctx) == t1);
 	CHECK(memcmp(&p, t1, sizeof p) == 0);
 	CHECK(ct_probe_run(ctx, 0, NULL) == CT_OK);
 	/* a re-probe updates the same struct: pointers stay valid */
 	const char *id = ct_device_id(ctx);
 	CHECK(ct_probe_run(ctx, CT_PROBE_REFRESH, NULL) == CT_OK);
-	CHECK(tune_target(ctx) == t1 && ct_device_id(ctx) == id);
+	CHECK(target_get(ctx) == t1 && ct_device_id(ctx) == id);
 	ct_ctx_free(ctx);
 }
 
@@ -218,13 +219,13 @@ static void probe_sanitize_rows(void)
 		snprintf(name, sizeof name, "probe_sanitize[%s]", rows[i].in);
 		h_begin(name);
 		char out[64];
-		tune_sanitize(rows[i].in, out, sizeof out);
+		target_sanitize(rows[i].in, out, sizeof out);
 		CHECKF(strcmp(out, rows[i].want) == 0, "got '%s'", out);
 		h_end();
 	}
 	h_begin("probe_sanitize[truncated]");
 	char small[8];
-	tune_sanitize("abcdefghijklmnop", small, sizeof small);
+	target_sanitize("abcdefghijklmnop", small, sizeof small);
 	CHECK(strlen(small) == 7 && id_chars_ok(small));
 	h_end();
 }
@@ -264,7 +265,7 @@ static void probe_sysfs_parser(void)
 		write_file(dir, idx[i][0], "shared_cpu_list", i == 3 ? "0-7,16-23\n" : "0,16\n");
 	}
 	ct_cache_level c[CT_PROBE_MAX_CACHES];
-	int n = tune_caches_sysfs(dir, c, CT_PROBE_MAX_CACHES);
+	int n = target_caches_sysfs(dir, c, CT_PROBE_MAX_CACHES);
 	CHECKF(n == 3, "n = %d", n);
 	if (n == 3) {
 		CHECK(c[0].level == 1 && c[0].size == 48 * 1024 && c[0].line == 64 &&
@@ -275,13 +276,13 @@ static void probe_sysfs_parser(void)
 		CHECK(c[0].source == CT_SRC_SYSFS);
 	}
 	/* only two fit */
-	CHECK(tune_caches_sysfs(dir, c, 2) == 2);
+	CHECK(target_caches_sysfs(dir, c, 2) == 2);
 	/* a missing folder and a malformed size */
 	char none[300];
 	snprintf(none, sizeof none, "%s/nothing", tmp_root);
-	CHECK(tune_caches_sysfs(none, c, CT_PROBE_MAX_CACHES) == 0);
+	CHECK(target_caches_sysfs(none, c, CT_PROBE_MAX_CACHES) == 0);
 	write_file(dir, "index2", "size", "lots\n");
-	n = tune_caches_sysfs(dir, c, CT_PROBE_MAX_CACHES);
+	n = target_caches_sysfs(dir, c, CT_PROBE_MAX_CACHES);
 	CHECKF(n == 2 && c[1].level == 3, "n = %d", n);
 }
 
@@ -302,7 +303,7 @@ static void probe_fallbacks(void)
 	CHECK(ct_probe_run(ctx, CT_PROBE_REFRESH | CT_PROBE_NO_HWLOC, &p) == CT_OK);
 	check_caches(&p);
 	ct_cache_level c[CT_PROBE_MAX_CACHES];
-	int n = tune_caches_sysfs("/sys/devices/system/cpu/cpu0/cache", c, CT_PROBE_MAX_CACHES);
+	int n = target_caches_sysfs("/sys/devices/system/cpu/cpu0/cache", c, CT_PROBE_MAX_CACHES);
 	CHECK(p.caches[0].source == (n > 0 ? CT_SRC_SYSFS : CT_SRC_DEFAULT));
 	printf("hwloc caches from %s; sysfs has %d levels\n",
 	       ct_probe_source_name(full.caches[0].source), n);
@@ -405,6 +406,33 @@ static void probe_print_formats(void)
 	fclose(f);
 	CHECK(buf && strstr(buf, "device") && strstr(buf, ct_device_id(ctx)) &&
 	      strstr(buf, " L1 "));
+	free(buf);
+	ct_ctx_free(ctx);
+}
+
+/* The JSON form reads back as JSON with the probe's values (jansson writes it). */
+static void probe_json_reads_back(void)
+{
+	ct_ctx *ctx = ct_ctx_new();
+	ct_probe_info p;
+	CHECK(ct_probe_run(ctx, 0, &p) == CT_OK);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	CHECK(ct_probe_print(ctx, 1, f) == CT_OK);
+	fclose(f);
+	json_error_t err;
+	json_t *j = buf ? json_loads(buf, 0, &err) : NULL;
+	CHECKF(j && json_is_object(j), "%s", buf ? err.text : "(no output)");
+	CHECK(buf && len > 0 && strchr(buf, '\n') == buf + len - 1); /* one line */
+	CHECK(json_is_string(json_object_get(j, "device_id")) &&
+	      strcmp(json_string_value(json_object_get(j, "device_id")), p.device_id) == 0);
+	CHECK(json_integer_value(json_object_get(j, "cores")) == p.cores);
+	CHECK(json_integer_value(json_object_get(j, "vector_bytes")) == p.vector_bytes);
+	CHECK(json_array_size(json_object_get(j, "caches")) == (size_t)p.ncaches);
+	CHECK(json_is_null(json_object_get(j, "measured")));
+	CHECK(!json_object_get(j, "opencl")); /* not listed: not asked for */
+	json_decref(j);
 	free(buf);
 	ct_ctx_free(ctx);
 }
@@ -513,6 +541,7 @@ int main(void)
 	RUN(probe_sysfs_parser);
 	RUN(probe_fallbacks);
 	RUN(probe_print_formats);
+	RUN(probe_json_reads_back);
 	RUN(probe_bad_arguments);
 	RUN(probe_uses_ctx_allocator);
 	RUN(probe_measure);

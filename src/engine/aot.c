@@ -1,5 +1,6 @@
 /* aot.c: ahead-of-time packages: a header, a static and a shared library a C program links without cachet. */
 #include "gen/gen.h"
+#include "engine/engine.h"
 #include "jit/jit.h"
 
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* run.c: run a kernel on deterministic data, time it and verify it against the reference interpreter. */
-#include "run/run.h"
+#include "engine/engine.h"
 
 #include "ir/looptree.h"
 

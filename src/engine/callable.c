@@ -1,8 +1,7 @@
 /* callable.c: ct_kernel_compile -> a native entry point the user calls on their own buffers. */
 #include "gen/gen.h"
-#include "run/run.h"
-#include "run/views.h"
-#include "tune/tune.h"
+#include "engine/engine.h"
+#include "ir/slots.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,11 +1,9 @@
 /* ocl.c: the OpenCL engine: libOpenCL loaded at first use, one device, programs built (or loaded from cached binaries), kernels run and verified. */
-#define CL_TARGET_OPENCL_VERSION 120
-#define CL_USE_DEPRECATED_OPENCL_1_2_APIS
-#include <CL/cl.h>
+#include "target/opencl.h"
 
 #include "gen/ocl.h"
 #include "jit/jit.h"
-#include "run/run.h"
+#include "engine/engine.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -26,40 +24,6 @@
  * as binaries ("disk"; see load_program).
  */
 
-/* The entry points cachet uses. */
-typedef struct ocl_api {
-	void *lib;
-	cl_int (*GetPlatformIDs)(cl_uint, cl_platform_id *, cl_uint *);
-	cl_int (*GetPlatformInfo)(cl_platform_id, cl_platform_info, size_t, void *, size_t *);
-	cl_int (*GetDeviceIDs)(cl_platform_id, cl_device_type, cl_uint, cl_device_id *, cl_uint *);
-	cl_int (*GetDeviceInfo)(cl_device_id, cl_device_info, size_t, void *, size_t *);
-	cl_context (*CreateContext)(const cl_context_properties *, cl_uint, const cl_device_id *,
-	                            void(CL_CALLBACK *)(const char *, const void *, size_t, void *), void *, cl_int *);
-	cl_command_queue (*CreateCommandQueue)(cl_context, cl_device_id, cl_command_queue_properties, cl_int *);
-	cl_program (*CreateProgramWithSource)(cl_context, cl_uint, const char **, const size_t *, cl_int *);
-	cl_program (*CreateProgramWithBinary)(cl_context, cl_uint, const cl_device_id *, const size_t *,
-	                                      const unsigned char **, cl_int *, cl_int *);
-	cl_int (*BuildProgram)(cl_program, cl_uint, const cl_device_id *, const char *,
-	                       void(CL_CALLBACK *)(cl_program, void *), void *);
-	cl_int (*GetProgramBuildInfo)(cl_program, cl_device_id, cl_program_build_info, size_t, void *, size_t *);
-	cl_int (*GetProgramInfo)(cl_program, cl_program_info, size_t, void *, size_t *);
-	cl_kernel (*CreateKernel)(cl_program, const char *, cl_int *);
-	cl_int (*GetKernelWorkGroupInfo)(cl_kernel, cl_device_id, cl_kernel_work_group_info, size_t, void *, size_t *);
-	cl_int (*SetKernelArg)(cl_kernel, cl_uint, size_t, const void *);
-	cl_mem (*CreateBuffer)(cl_context, cl_mem_flags, size_t, void *, cl_int *);
-	cl_int (*EnqueueWriteBuffer)(cl_command_queue, cl_mem, cl_bool, size_t, size_t, const void *, cl_uint,
-	                             const cl_event *, cl_event *);
-	cl_int (*EnqueueReadBuffer)(cl_command_queue, cl_mem, cl_bool, size_t, size_t, void *, cl_uint,
-	                            const cl_event *, cl_event *);
-	cl_int (*EnqueueNDRangeKernel)(cl_command_queue, cl_kernel, cl_uint, const size_t *, const size_t *,
-	                               const size_t *, cl_uint, const cl_event *, cl_event *);
-	cl_int (*Finish)(cl_command_queue);
-	cl_int (*ReleaseMemObject)(cl_mem);
-	cl_int (*ReleaseKernel)(cl_kernel);
-	cl_int (*ReleaseProgram)(cl_program);
-	cl_int (*ReleaseCommandQueue)(cl_command_queue);
-	cl_int (*ReleaseContext)(cl_context);
-} ocl_api;
 
 /* One device with its context and in-order queue. */
 typedef struct ocl_dev {
@@ -114,51 +78,6 @@ static ct_status cl_fail(ocl_dev *d, ct_status st, const char *what, cl_int e)
 
 /* ------------------------------------------------------------ loading */
 
-static bool sym(ocl_api *a, void *slot, const char *name)
-{
-	void *p = dlsym(a->lib, name);
-	if (!p)
-		return false;
-	memcpy(slot, &p, sizeof p); /* POSIX: a dlsym pointer converts to a function pointer */
-	return true;
-}
-
-static ct_status load_api(ct_ctx *ctx, ocl_api *a)
-{
-	memset(a, 0, sizeof *a);
-	/* RTLD_NODELETE: the ICD loader and its drivers keep process-wide
-	 * state (platform lists, PoCL's worker threads) that unloading would
-	 * pull from under them; a later dlopen finds the same copy */
-	a->lib = dlopen("libOpenCL.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-	if (!a->lib)
-		a->lib = dlopen("libOpenCL.so", RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-	if (!a->lib)
-		return ct_error(ctx, CT_ERR_UNSUPPORTED,
-		                "OpenCL is not available: libOpenCL.so.1 cannot be loaded (install an OpenCL ICD "
-		                "loader and a driver, e.g. Debian's ocl-icd-libopencl1 and pocl-opencl-icd)");
-	static const char *const names[] = {
-		"clGetPlatformIDs", "clGetPlatformInfo", "clGetDeviceIDs", "clGetDeviceInfo", "clCreateContext",
-		"clCreateCommandQueue", "clCreateProgramWithSource", "clCreateProgramWithBinary", "clBuildProgram",
-		"clGetProgramBuildInfo", "clGetProgramInfo", "clCreateKernel", "clGetKernelWorkGroupInfo",
-		"clSetKernelArg", "clCreateBuffer", "clEnqueueWriteBuffer", "clEnqueueReadBuffer",
-		"clEnqueueNDRangeKernel", "clFinish", "clReleaseMemObject", "clReleaseKernel", "clReleaseProgram",
-		"clReleaseCommandQueue", "clReleaseContext"};
-	void *slots[] = {
-		&a->GetPlatformIDs, &a->GetPlatformInfo, &a->GetDeviceIDs, &a->GetDeviceInfo, &a->CreateContext,
-		&a->CreateCommandQueue, &a->CreateProgramWithSource, &a->CreateProgramWithBinary, &a->BuildProgram,
-		&a->GetProgramBuildInfo, &a->GetProgramInfo, &a->CreateKernel, &a->GetKernelWorkGroupInfo,
-		&a->SetKernelArg, &a->CreateBuffer, &a->EnqueueWriteBuffer, &a->EnqueueReadBuffer,
-		&a->EnqueueNDRangeKernel, &a->Finish, &a->ReleaseMemObject, &a->ReleaseKernel, &a->ReleaseProgram,
-		&a->ReleaseCommandQueue, &a->ReleaseContext};
-	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-		if (!sym(a, slots[i], names[i])) {
-			dlclose(a->lib);
-			a->lib = NULL;
-			return ct_error(ctx, CT_ERR_UNSUPPORTED, "OpenCL is not available: libOpenCL lacks %s", names[i]);
-		}
-	return CT_OK;
-}
-
 static void dev_close(ocl_dev *d)
 {
 	if (d->q)
@@ -192,7 +111,7 @@ static ct_status dev_open(ct_ctx *ctx, ocl_dev *d)
 {
 	memset(d, 0, sizeof *d);
 	d->ctx = ctx;
-	ct_status st = load_api(ctx, &d->cl);
+	ct_status st = target_opencl_load(ctx, &d->cl);
 	if (st)
 		return st;
 	cl_platform_id plats[16];
@@ -910,92 +829,6 @@ ct_status ct_opencl_device(ct_ctx *ctx, char *buf, size_t cap)
 	if (st)
 		return st;
 	snprintf(buf, cap, "%s", d.desc);
-	dev_close(&d);
-	return CT_OK;
-}
-
-/* ------------------------------------------------------------ listing devices (the probe) */
-
-/* The device type as the probe prints it. */
-static const char *dev_type_name(cl_device_type t)
-{
-	if (t & CL_DEVICE_TYPE_GPU)
-		return "gpu";
-	if (t & CL_DEVICE_TYPE_ACCELERATOR)
-		return "accelerator";
-	if (t & CL_DEVICE_TYPE_CPU)
-		return "cpu";
-	return "other";
-}
-
-/* src into dst (cap bytes), cut to fit: the probe's fields are short,
- * drivers' strings can be long. */
-static void cut_copy(char *dst, size_t cap, const char *src)
-{
-	size_t n = strlen(src);
-	if (n >= cap)
-		n = cap - 1;
-	memcpy(dst, src, n);
-	dst[n] = 0;
-}
-
-/* Fill one entry of the probe's list from device dev of platform pname. */
-static void describe_device(ocl_dev *d, const char *pname, ct_opencl_devinfo *o)
-{
-	memset(o, 0, sizeof *o);
-	/* read into a roomy buffer and cut: a driver refuses (CL_INVALID_VALUE)
-	 * to write a string into a buffer shorter than it */
-	char buf[1024];
-	cut_copy(o->platform, sizeof o->platform, pname);
-	info_str(d, CL_DEVICE_NAME, buf, sizeof buf);
-	cut_copy(o->name, sizeof o->name, buf);
-	info_str(d, CL_DEVICE_VERSION, buf, sizeof buf);
-	cut_copy(o->version, sizeof o->version, buf);
-	info_str(d, CL_DRIVER_VERSION, buf, sizeof buf);
-	cut_copy(o->driver, sizeof o->driver, buf);
-	cl_device_type t = 0;
-	cl_uint cu = 0;
-	size_t wg = 0;
-	cl_ulong lm = 0, gm = 0;
-	d->cl.GetDeviceInfo(d->dev, CL_DEVICE_TYPE, sizeof t, &t, NULL);
-	d->cl.GetDeviceInfo(d->dev, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cu, &cu, NULL);
-	d->cl.GetDeviceInfo(d->dev, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof wg, &wg, NULL);
-	d->cl.GetDeviceInfo(d->dev, CL_DEVICE_LOCAL_MEM_SIZE, sizeof lm, &lm, NULL);
-	d->cl.GetDeviceInfo(d->dev, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof gm, &gm, NULL);
-	cut_copy(o->type, sizeof o->type, dev_type_name(t));
-	o->compute_units = (int)cu;
-	o->max_work_group = (int64_t)wg;
-	o->local_mem = (int64_t)lm;
-	o->global_mem = (int64_t)gm;
-}
-
-ct_status ocl_list_devices(ct_ctx *ctx, ct_opencl_devinfo *out, int cap, int *n)
-{
-	*n = 0;
-	ocl_dev d;
-	memset(&d, 0, sizeof d);
-	d.ctx = ctx;
-	if (load_api(ctx, &d.cl) != CT_OK) {
-		ct_ctx_clear_error(ctx); /* no OpenCL is an answer here, not an error */
-		return CT_OK;
-	}
-	cl_platform_id plats[16];
-	cl_uint np = 0;
-	if (d.cl.GetPlatformIDs(16, plats, &np) != CL_SUCCESS)
-		np = 0;
-	for (cl_uint p = 0; p < np && p < 16 && *n < cap; p++) {
-		cl_device_id devs[16];
-		cl_uint nd = 0;
-		if (d.cl.GetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, 16, devs, &nd) != CL_SUCCESS)
-			continue;
-		char pname[256] = "";
-		d.cl.GetPlatformInfo(plats[p], CL_PLATFORM_NAME, sizeof pname - 1, pname, NULL);
-		pname[sizeof pname - 1] = 0;
-		for (cl_uint i = 0; i < nd && i < 16 && *n < cap; i++) {
-			d.dev = devs[i];
-			describe_device(&d, pname, &out[(*n)++]);
-		}
-	}
 	dev_close(&d);
 	return CT_OK;
 }

@@ -1,6 +1,6 @@
-/* views.h: strided arrays and kernels run on ct_tensor views: the run-time layout values the generated code and the interpreter take. */
-#ifndef CT_VIEWS_H
-#define CT_VIEWS_H
+/* slots.h: the run-time layout values (slots) of strided arrays that the generated code and the interpreter take after the params. */
+#ifndef CT_SLOTS_H
+#define CT_SLOTS_H
 
 #include "ir/ir.h"
 
@@ -18,6 +18,9 @@
 int view_slot(const ct_kernel *k, int a);
 /* Number of slots of all strided arrays of k. */
 int view_slots(const ct_kernel *k);
+/* The dense strides of array a in its declared layout under params pv (one
+ * per dimension, in elements); false on overflow. */
+bool view_dense_strides(const ct_kernel *k, int a, const int64_t *pv, int64_t *stride);
 /* The slots of a dense run (every array in its declared layout, base 0),
  * from the param values pv (k->nparams of them); out has view_slots(k). */
 void view_dense_values(const ct_kernel *k, const int64_t *pv, int64_t *out);

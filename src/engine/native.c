@@ -1,11 +1,11 @@
 /* native.c: the native engine: generate C, compile or fetch it from the code cache, run and verify. */
 #include "gen/gen.h"
 #include "gen/ocl.h"
-#include "gen/plancache.h"
+#include "engine/plancache.h"
 #include "ir/canon.h"
 #include "jit/jit.h"
-#include "run/run.h"
-#include "run/views.h"
+#include "engine/engine.h"
+#include "ir/slots.h"
 
 #include <stdio.h>
 #include <stdlib.h>

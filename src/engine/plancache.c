@@ -1,5 +1,5 @@
 /* plancache.c: the in-memory plan cache: canonical kernel bytes -> loaded entry point, bounded, LRU. */
-#include "gen/plancache.h"
+#include "engine/plancache.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,6 @@
-/* run.h: buffers, timing and verification shared by the interpreter and native run paths. */
-#ifndef CT_RUN_H
-#define CT_RUN_H
+/* engine.h: interface of src/engine: loading and running compiled code (native, OpenCL), packages, and the buffers, timing and verification every run path shares. */
+#ifndef CT_ENGINE_H
+#define CT_ENGINE_H
 
 #include "ir/ir.h"
 
@@ -38,7 +38,7 @@ typedef ct_status (*run_once_fn)(void *ud, void *const *buffers);
  * reference when o->verify (CT_ERR_VERIFY on a mismatch). */
 ct_status run_measure(ct_kernel *k, const ct_run_options *o, run_once_fn once, void *ud, ct_run_result *r);
 
-/* The native engine (src/gen): compile (or fetch from the code cache), run
+/* The native engine (engine/native.c): compile (or fetch from the code cache), run
  * and verify. Fills r; CT_ERR_UNSUPPORTED where no native engine is built. */
 ct_status run_native(ct_kernel *k, const ct_run_options *o, ct_run_result *r);
 
@@ -48,16 +48,11 @@ ct_status run_native(ct_kernel *k, const ct_run_options *o, ct_run_result *r);
  * option, else one per processor); *used is the count they will run on. */
 ct_status native_entry(ct_kernel *k, int threads, int (**entry)(void *const *, const int64_t *), int *used);
 
-/* The OpenCL engine (src/run/ocl.c), for plan(target=opencl) kernels:
+/* The OpenCL engine (engine/ocl.c), for plan(target=opencl) kernels:
  * generate OpenCL C, build it (or load its cached binary), run it on the
  * first OpenCL device and verify. Fills r (engine "opencl");
  * CT_ERR_UNSUPPORTED where OpenCL is not available. */
 ct_status run_opencl(ct_kernel *k, const ct_run_options *o, ct_run_result *r);
-
-/* List up to cap OpenCL devices of every platform into out (*n of them),
- * for the probe. No OpenCL (no loader, no platform) is *n = 0 and CT_OK,
- * with the ctx's error left clear. */
-ct_status ocl_list_devices(ct_ctx *ctx, ct_opencl_devinfo *out, int cap, int *n);
 
 /* For `cachet build`: the program binary of k (malloc'd) for the OpenCL
  * device, built (or loaded) and run once on zero-filled arrays with the
@@ -67,5 +62,28 @@ ct_status ocl_list_devices(ct_ctx *ctx, ct_opencl_devinfo *out, int cap, int *n)
  * OpenCL here, or runtime sizes): the package builds from source. Build
  * failures are CT_ERR_COMPILE with the log. */
 ct_status run_opencl_binary(ct_kernel *k, unsigned char **bin, size_t *n, char *desc, size_t cap);
+
+/* native.c: k's compiled entry point (plan cache, code cache); native_entry_load
+ * also says where the code came from ("memory", "disk", "compiled"; how may be
+ * NULL) and how long compiling took (0 unless compiled). */
+ct_status native_entry_load(ct_kernel *k, int (**entry)(void *const *, const int64_t *),
+                            void (**set_threads)(int), const char **how, double *compile_s);
+ct_status native_entry_fns(ct_kernel *k, int (**entry)(void *const *, const int64_t *),
+                           void (**set_threads)(int));
+
+/* ------------------------------------------------------------ packages (aot.c, oclpkg.c) */
+
+/* Write data to path atomically (a temp file renamed into place). */
+ct_status aot_write_atomic(ct_ctx *ctx, const char *path, const char *data, size_t len);
+/* Compile the package source src into lib_a and lib_so (through obj,
+ * removed after) with the code cache's compiler, -O3 -march=native; lib
+ * (e.g. "-lOpenCL", or NULL) is linked into lib_so; openmp: apply k's
+ * OpenMP flags (host kernels). */
+ct_status aot_compile_package(ct_kernel *k, const char *src, const char *obj, const char *lib_a, const char *lib_so,
+                              const char *lib, bool openmp);
+/* The package of a plan(target=opencl) kernel (oclpkg.c): DIR/NAME.cl,
+ * NAME.h, NAME.c (the host wrapper embedding the source and this device's
+ * binary), libNAME.a, libNAME.so. */
+ct_status gen_opencl_package(ct_kernel *k, const char *dir);
 
 #endif

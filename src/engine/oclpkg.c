@@ -2,7 +2,7 @@
 #include "gen/gen.h"
 #include "gen/ocl.h"
 #include "jit/jit.h"
-#include "run/run.h"
+#include "engine/engine.h"
 
 #include <errno.h>
 #include <stdio.h>

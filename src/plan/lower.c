@@ -1,0 +1,56 @@
+/* lower.c: the lowering behind ct_kernel_lower: ir's loop tree, then the plan's passes (caches, loop verbs) in order. */
+#include "plan/plan.h"
+
+bool plan_has_caches(const ct_kernel *k)
+{
+	for (int i = 0; k->has_plan && i < k->nplan; i++)
+		if (k->plan[i].kind == PL_CACHE)
+			return true;
+	return false;
+}
+
+/* Balanced splits (split(.., balanced=true)) give one index versions with
+ * different steps; caches (multicache slots count trips of one step) and
+ * the OpenCL mapping (one step per work-group dimension) assume one step,
+ * so they do not combine yet. */
+static bool balanced_ok(ct_kernel *k)
+{
+	bool caches = plan_has_caches(k), ocl = k->has_plan && k->target == TARGET_OPENCL;
+	for (int s = 0; (caches || ocl) && s < k->nsched; s++) {
+		const ir_sched *sc = &k->sched[s];
+		if (!sc->balanced)
+			continue;
+		ct_error_at(k->ctx, CT_ERR_INPUT, k->file, sc->balanced_pos.line, sc->balanced_pos.col,
+		            "balanced=true does not combine with %s yet", ocl ? "the opencl target" : "cache(...) in the plan");
+		return false;
+	}
+	return true;
+}
+
+ct_looptree *plan_lower(ct_kernel *k, bool with_schedule)
+{
+	if (with_schedule && !balanced_ok(k))
+		return NULL;
+	ct_looptree *t = lt_build_loops(k, with_schedule);
+	if (!t || !with_schedule)
+		return t;
+	ct_status st = CT_OK;
+	if (plan_has_caches(k))
+		st = plan_apply(t);
+	if (st == CT_OK && !t->arena.failed && plan_has_verbs(k))
+		st = plan_verbs(t);
+	if (st == CT_OK && t->arena.failed)
+		st = ct_error(k->ctx, CT_ERR_NOMEM, "cannot build the loop tree");
+	if (st != CT_OK) {
+		ct_looptree_free(t);
+		return NULL;
+	}
+	return t;
+}
+
+ct_looptree *ct_kernel_lower(ct_kernel *k, int with_schedule)
+{
+	if (!k || ir_kernel_ready(k) != CT_OK)
+		return NULL;
+	return plan_lower(k, with_schedule != 0);
+}
