@@ -1,131 +1,276 @@
 /* parse_plan.c: the plan grammar: `plan(target=...)`, caches and the loop items; options by table. */
 #include "lang/parse_internal.h"
 
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
-/* Mark option opt as given at pos; false (after an error) when repeated. */
-static bool opt_once(parser *p, ir_opt_pos *o, const char *opt, ir_pos pos)
+/* ------------------------------------------------------------ options by table
+ * Every option of a plan item is one row: its name, how its value is written, where the value is
+ * stored and which values are allowed. One reader (parse_opt) walks the rows, so the checks and the
+ * messages ("given twice", "unknown ... option (use ...)", out of range) are the same for all. */
+
+/* How an option's value is written. */
+typedef enum opt_kind {
+	OPT_BOOL,  /* true | false, into a bool */
+	OPT_INT,   /* an integer expression, into an int64_t */
+	OPT_INDEX, /* an index name, into an int (the index id) */
+	OPT_WORD,  /* one of a fixed set of words, into an enum */
+	OPT_LAYOUT /* a layout, into the cache's order[] */
+} opt_kind;
+
+/* One allowed word of an OPT_WORD option and the enum value it stands for. */
+typedef struct opt_word {
+	const char *word;
+	int value;
+} opt_word;
+
+/* The allowed words of an OPT_WORD option and the names its messages use. */
+typedef struct opt_words {
+	const char *what; /* what lp_expect_ident asks for: "a location" */
+	const char *noun; /* "unknown location 'x' (use ...)" */
+	const opt_word *v;
+	int n;
+} opt_words;
+
+/* No field to set (offsetof never gives this). */
+#define NO_FIELD ((size_t)-1)
+
+typedef struct opt_spec {
+	const char *name;
+	opt_kind kind;
+	size_t seen;       /* offsetof the ir_opt_pos in the item's seen record; exclusive options share one */
+	const char *clash; /* message when that ir_opt_pos is already given (NULL: "given twice") */
+	size_t field;      /* offsetof the value in ir_plan_item */
+	bool bounded;      /* OPT_INT: the value must lie in min .. max */
+	int64_t min, max;  /* max INT64_MAX: "at least min" */
+	const opt_words *words; /* OPT_WORD */
+	size_t flag, flag2;     /* bools of ir_plan_item set when the option is given, or NO_FIELD */
+	int where;              /* the ir_cache_pos this option places the cache at, or -1 */
+	bool opencl_only;       /* only under plan(target=opencl) */
+} opt_spec;
+
+/* The options of one kind of item, for lookup and for the "(use ...)" list. */
+typedef struct opt_table {
+	const opt_spec *v;
+	int n;
+} opt_table;
+
+#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+/* OPT_WORD values are stored as int. */
+_Static_assert(sizeof(ir_location) == sizeof(int), "enum stored as int");
+_Static_assert(sizeof(ir_strategy) == sizeof(int), "enum stored as int");
+_Static_assert(sizeof(ir_policy) == sizeof(int), "enum stored as int");
+
+static const opt_word location_words[] = {
+	{"global", LOC_GLOBAL}, {"local", LOC_LOCAL}, {"private", LOC_PRIVATE}};
+static const opt_words locations = {"a location", "location", location_words, COUNT(location_words)};
+static const opt_word strategy_words[] = {{"blocked", STRAT_BLOCKED}, {"striped", STRAT_STRIPED}};
+static const opt_words strategies = {"a strategy", "strategy", strategy_words, COUNT(strategy_words)};
+static const opt_word policy_words[] = {{"static", POLICY_STATIC}, {"dynamic", POLICY_DYNAMIC}};
+static const opt_words policies = {"a policy", "policy", policy_words, COUNT(policy_words)};
+static const opt_word target_words[] = {{"host", TARGET_HOST}, {"opencl", TARGET_OPENCL}};
+static const opt_words targets = {"a target", "target", target_words, COUNT(target_words)};
+
+#define IT(f) offsetof(ir_plan_item, f)
+#define WHERE_CLASH "give only one of level=, index= and max_elements="
+#define TRIGGER_CLASH "give trigger_level= or trigger_index=, not both (nor twice)"
+
+/* `cache(SOURCE, ...)`; the order is that of the "(use ...)" list. */
+static const opt_spec cache_spec[] = {
+	{"level", OPT_INT, IT(where_opt), WHERE_CLASH, IT(value), false, 0, 0, NULL, NO_FIELD, NO_FIELD, CP_LEVEL, false},
+	{"index", OPT_INDEX, IT(where_opt), WHERE_CLASH, IT(index_id), false, 0, 0, NULL, NO_FIELD, NO_FIELD, CP_INDEX, false},
+	{"max_elements", OPT_INT, IT(where_opt), WHERE_CLASH, IT(value), true, 1, INT64_MAX, NULL, NO_FIELD, NO_FIELD, CP_BUDGET, false},
+	{"layout", OPT_LAYOUT, IT(layout_opt), NULL, IT(order), false, 0, 0, NULL, IT(has_layout), NO_FIELD, -1, false},
+	{"thrifty", OPT_BOOL, IT(thrifty_opt), NULL, IT(thrifty), false, 0, 0, NULL, NO_FIELD, NO_FIELD, -1, false},
+	{"trigger_level", OPT_INT, IT(trigger_opt), TRIGGER_CLASH, IT(trigger_level), false, 0, 0, NULL, IT(has_trigger), NO_FIELD, -1, false},
+	{"trigger_index", OPT_INDEX, IT(trigger_opt), TRIGGER_CLASH, IT(trigger_index), false, 0, 0, NULL, IT(has_trigger), IT(trigger_is_index), -1, false},
+	{"double_buffer", OPT_BOOL, IT(double_buffer_opt), NULL, IT(double_buffer), false, 0, 0, NULL, NO_FIELD, NO_FIELD, -1, false},
+	{"location", OPT_WORD, IT(location_opt), NULL, IT(location), false, 0, 0, &locations, NO_FIELD, NO_FIELD, -1, true},
+	{"strategy", OPT_WORD, IT(strategy_opt), NULL, IT(strategy), false, 0, 0, &strategies, NO_FIELD, NO_FIELD, -1, true},
+};
+static const opt_table cache_opts = {cache_spec, COUNT(cache_spec)};
+
+/* Where the options of vectorize, unroll and parallelize were given (they are not kept in the item). */
+typedef struct loop_seen {
+	ir_opt_pos nontemporal, by, policy, max_threads, spmd;
+} loop_seen;
+#define LS(f) offsetof(loop_seen, f)
+
+static const opt_spec vectorize_spec[] = {
+	{"nontemporal", OPT_BOOL, LS(nontemporal), NULL, IT(nontemporal), false, 0, 0, NULL, NO_FIELD, NO_FIELD, -1, false},
+};
+static const opt_spec unroll_spec[] = {
+	{"by", OPT_INT, LS(by), NULL, IT(unroll_by), true, 2, IR_MAX_UNROLL_BY, NULL, NO_FIELD, NO_FIELD, -1, false},
+};
+static const opt_spec parallelize_spec[] = {
+	{"policy", OPT_WORD, LS(policy), NULL, IT(policy), false, 0, 0, &policies, NO_FIELD, NO_FIELD, -1, false},
+	{"max_threads", OPT_INT, LS(max_threads), NULL, IT(max_threads), true, 1, INT64_MAX, NULL, NO_FIELD, NO_FIELD, -1, false},
+	{"spmd", OPT_BOOL, LS(spmd), NULL, IT(spmd), false, 0, 0, NULL, NO_FIELD, NO_FIELD, -1, false},
+};
+
+/* The options of a vectorize, unroll or parallelize item. */
+static opt_table loop_opts(ir_plan_kind kind)
 {
-	if (o->given) {
-		lp_err(p, pos, "option '%s' is given twice", opt);
+	switch (kind) {
+	case PL_VECTORIZE: return (opt_table){vectorize_spec, COUNT(vectorize_spec)};
+	case PL_UNROLL: return (opt_table){unroll_spec, COUNT(unroll_spec)};
+	case PL_PARALLELIZE: return (opt_table){parallelize_spec, COUNT(parallelize_spec)};
+	case PL_CACHE: break;
+	}
+	return cache_opts;
+}
+
+/* "a, b or c" from n names, each name at byte offset off of a row of size bytes. */
+static void or_list(char *buf, size_t cap, const void *rows, int n, size_t size, size_t off)
+{
+	size_t len = 0;
+	buf[0] = '\0';
+	for (int i = 0; i < n && len < cap; i++) {
+		const char *name = *(const char *const *)((const char *)rows + (size_t)i * size + off);
+		const char *sep = i == 0 ? "" : i == n - 1 ? " or " : ", ";
+		int w = snprintf(buf + len, cap - len, "%s%s", sep, name);
+		if (w < 0)
+			return;
+		len += (size_t)w;
+	}
+}
+
+/* The row of option name, or NULL. */
+static const opt_spec *opt_find(opt_table t, const char *name)
+{
+	for (int i = 0; i < t.n; i++)
+		if (strcmp(t.v[i].name, name) == 0)
+			return &t.v[i];
+	return NULL;
+}
+
+/* The value of word t (at vp) among ws, in *v; false after reporting an unknown word. */
+static bool match_word(parser *p, const opt_words *ws, const tok *t, ir_pos vp, int *v)
+{
+	for (int i = 0; i < ws->n; i++)
+		if (word_is(t, ws->v[i].word)) {
+			*v = ws->v[i].value;
+			return true;
+		}
+	char use[128];
+	or_list(use, sizeof use, ws->v, ws->n, sizeof *ws->v, offsetof(opt_word, word));
+	lp_err(p, vp, "unknown %s '%s' (use %s)", ws->noun, t->s, use);
+	return false;
+}
+
+/* A name that must be one of ws, its value in *v; false after an error. */
+static bool parse_word(parser *p, const opt_words *ws, int *v)
+{
+	tok *t = cur(p);
+	ir_pos vp;
+	return lp_expect_ident(p, ws->what, &vp) && match_word(p, ws, t, vp, v);
+}
+
+/* Mark option o as given at pos in the seen record; false (after an error) when it, or an
+ * option it excludes, was given already. */
+static bool opt_claim(parser *p, const opt_spec *o, void *seen, ir_pos pos)
+{
+	ir_opt_pos *g = (ir_opt_pos *)((char *)seen + o->seen);
+	if (g->given) {
+		if (o->clash)
+			lp_err(p, pos, "%s", o->clash);
+		else
+			lp_err(p, pos, "option '%s' is given twice", o->name);
 		return false;
 	}
-	o->given = true;
-	o->pos = pos;
+	g->given = true;
+	g->pos = pos;
 	return true;
 }
 
+/* An OPT_INT value in range; false after an error. */
+static bool parse_int_opt(parser *p, const opt_spec *o, const char *item, int64_t *v)
+{
+	ir_pos vp = tpos(cur(p));
+	if (!lp_parse_int(p, false, o->name, v, NULL))
+		return false;
+	if (!o->bounded || (*v >= o->min && *v <= o->max))
+		return true;
+	if (o->max == INT64_MAX)
+		lp_err(p, vp, "%s must be at least %lld, not %lld", o->name, (long long)o->min,
+		       (long long)*v);
+	else
+		lp_err(p, vp, "%s %s=%lld: the factor must be %lld .. %lld", item, o->name,
+		       (long long)*v, (long long)o->min, (long long)o->max);
+	return false;
+}
+
+/* The value of option o into item c (a cache or loop item called item); false after an error. */
+static bool parse_opt_value(parser *p, const opt_spec *o, const char *item, ir_plan_item *c)
+{
+	char *at_field = (char *)c + o->field;
+	switch (o->kind) {
+	case OPT_BOOL: return lp_parse_bool(p, o->name, (bool *)at_field);
+	case OPT_INT: return parse_int_opt(p, o, item, (int64_t *)at_field);
+	case OPT_INDEX: {
+		tok *t = cur(p);
+		ir_pos ip;
+		if (!lp_expect_ident(p, "an index name", &ip))
+			return false;
+		int id = lp_find_index(p, t, item);
+		memcpy(at_field, &id, sizeof id);
+		return id >= 0;
+	}
+	case OPT_WORD: {
+		int v;
+		if (!parse_word(p, o->words, &v))
+			return false;
+		memcpy(at_field, &v, sizeof v);
+		return true;
+	}
+	case OPT_LAYOUT: {
+		char owner[300];
+		snprintf(owner, sizeof owner, "cache '%s'", c->name);
+		return lp_parse_layout(p, p->k->arrays[c->root_array].rank, owner, c->order);
+	}
+	}
+	return false;
+}
+
+/* Option name (at opos, its `=` already read) of item c, looked up in table t; seen records
+ * where each option was given. False after an error. */
+static bool parse_opt(parser *p, opt_table t, const char *item, ir_plan_item *c, void *seen,
+                      const char *name, ir_pos opos)
+{
+	const opt_spec *o = opt_find(t, name);
+	if (!o) {
+		char use[256];
+		or_list(use, sizeof use, t.v, t.n, sizeof *t.v, offsetof(opt_spec, name));
+		lp_err(p, opos, "unknown %s option '%s' (use %s)", item, name, use);
+		return false;
+	}
+	if (!opt_claim(p, o, seen, opos) || !parse_opt_value(p, o, item, c))
+		return false;
+	if (o->opencl_only && p->k->target != TARGET_OPENCL) {
+		lp_err(p, opos, "%s= is only for plan(target=opencl)", o->name);
+		return false;
+	}
+	if (o->flag != NO_FIELD)
+		*((bool *)((char *)c + o->flag)) = true;
+	if (o->flag2 != NO_FIELD)
+		*((bool *)((char *)c + o->flag2)) = true;
+	if (o->where >= 0)
+		c->where = (ir_cache_pos)o->where;
+	return true;
+}
+
+/* ------------------------------------------------------------ items */
+
+/* `, opt=value` of a cache */
 static bool parse_cache_opt(parser *p, ir_plan_item *c)
 {
-	tok *o = cur(p);
 	ir_pos opos;
 	const char *opt = lp_expect_ident(p, "a cache option", &opos);
 	if (!opt || !lp_expect(p, T_ASSIGN))
 		return false;
-	const ct_kernel *k = p->k;
-	if (strcmp(opt, "level") == 0 || strcmp(opt, "max_elements") == 0 ||
-	    strcmp(opt, "index") == 0) {
-		if (c->where_opt.given) {
-			lp_err(p, opos, "give only one of level=, index= and max_elements=");
-			return false;
-		}
-		opt_once(p, &c->where_opt, opt, opos);
-		if (opt[0] == 'i') {
-			tok *t = cur(p);
-			ir_pos ip;
-			if (!lp_expect_ident(p, "an index name", &ip))
-				return false;
-			c->where = CP_INDEX;
-			c->index_id = lp_find_index(p, t, "cache");
-			return c->index_id >= 0;
-		}
-		ir_pos vpos = tpos(cur(p));
-		if (!lp_parse_int(p, false, opt, &c->value, NULL))
-			return false;
-		c->where = opt[0] == 'l' ? CP_LEVEL : CP_BUDGET;
-		if (c->where == CP_BUDGET && c->value < 1) {
-			lp_err(p, vpos, "max_elements must be at least 1, not %lld",
-			     (long long)c->value);
-			return false;
-		}
-		return true;
-	}
-	if (strcmp(opt, "layout") == 0) {
-		if (!opt_once(p, &c->layout_opt, opt, opos))
-			return false;
-		c->has_layout = true;
-		char owner[300];
-		snprintf(owner, sizeof owner, "cache '%s'", c->name);
-		return lp_parse_layout(p, k->arrays[c->root_array].rank, owner, c->order);
-	}
-	if (strcmp(opt, "thrifty") == 0)
-		return opt_once(p, &c->thrifty_opt, opt, opos) && lp_parse_bool(p, opt, &c->thrifty);
-	if (strcmp(opt, "double_buffer") == 0)
-		return opt_once(p, &c->double_buffer_opt, opt, opos) &&
-		       lp_parse_bool(p, opt, &c->double_buffer);
-	if (strcmp(opt, "trigger_level") == 0 || strcmp(opt, "trigger_index") == 0) {
-		if (c->trigger_opt.given) {
-			lp_err(p, opos,
-			     "give trigger_level= or trigger_index=, not both (nor twice)");
-			return false;
-		}
-		opt_once(p, &c->trigger_opt, opt, opos);
-		c->has_trigger = true;
-		if (strcmp(opt, "trigger_index") == 0) {
-			tok *t = cur(p);
-			ir_pos ip;
-			if (!lp_expect_ident(p, "an index name", &ip))
-				return false;
-			c->trigger_is_index = true;
-			c->trigger_index = lp_find_index(p, t, "cache");
-			return c->trigger_index >= 0;
-		}
-		return lp_parse_int(p, false, opt, &c->trigger_level, NULL);
-	}
-	if (strcmp(opt, "location") == 0 || strcmp(opt, "strategy") == 0) {
-		bool loc = opt[0] == 'l';
-		if (!opt_once(p, loc ? &c->location_opt : &c->strategy_opt, opt, opos))
-			return false;
-		tok *t = cur(p);
-		ir_pos vp;
-		if (!lp_expect_ident(p, loc ? "a location" : "a strategy", &vp))
-			return false;
-		bool good = true;
-		if (loc) {
-			if (word_is(t, "global"))
-				c->location = LOC_GLOBAL;
-			else if (word_is(t, "local"))
-				c->location = LOC_LOCAL;
-			else if (word_is(t, "private"))
-				c->location = LOC_PRIVATE;
-			else
-				good = false;
-		} else {
-			if (word_is(t, "blocked"))
-				c->strategy = STRAT_BLOCKED;
-			else if (word_is(t, "striped"))
-				c->strategy = STRAT_STRIPED;
-			else
-				good = false;
-		}
-		if (!good) {
-			lp_err(p, vp,
-			     loc ? "unknown location '%s' (use global, local or private)"
-			         : "unknown strategy '%s' (use blocked or striped)",
-			     t->s);
-			return false;
-		}
-		if (p->k->target != TARGET_OPENCL) {
-			lp_err(p, opos, "%s= is only for plan(target=opencl)", opt);
-			return false;
-		}
-		return true;
-	}
-	lp_err(p, tpos(o),
-	     "unknown cache option '%s' (use level, index, max_elements, layout, thrifty, "
-	     "trigger_level, trigger_index, double_buffer, location or strategy)",
-	     opt);
-	return false;
+	return parse_opt(p, cache_opts, "cache", c, c, opt, opos);
 }
 
 /* `NAME = cache(SOURCE, opt=value, ...)` */
@@ -197,20 +342,6 @@ static bool parse_cache(parser *p)
 	return true;
 }
 
-/* The n of `unroll(x, by=n)`: 2 .. IR_MAX_UNROLL_BY copies of the body per
- * iteration of the compiled loop. */
-static bool parse_unroll_by(parser *p, int64_t *out)
-{
-	ir_pos vp = tpos(cur(p));
-	if (!lp_parse_int(p, false, "by", out, NULL))
-		return false;
-	if (*out < 2 || *out > IR_MAX_UNROLL_BY) {
-		lp_err(p, vp, "unroll by=%lld: the factor must be 2 .. %d", (long long)*out, IR_MAX_UNROLL_BY);
-		return false;
-	}
-	return true;
-}
-
 /* `vectorize(x, nontemporal=b)`, `unroll(x)`, `unroll(x, by=n)`, `parallelize(x, y, policy=..., max_threads=n, spmd=b)` */
 static bool parse_loop_item(parser *p)
 {
@@ -243,8 +374,8 @@ static bool parse_loop_item(parser *p)
 	ir_pos pos[MAX_SCHED_ARGS];
 	int n = 0;
 	bool ok = true, opts = false;
-	ir_opt_pos policy = {false, {0, 0}}, threads = {false, {0, 0}}, spmd = {false, {0, 0}};
-	ir_opt_pos nontemporal = {false, {0, 0}}, by = {false, {0, 0}};
+	loop_seen seen;
+	memset(&seen, 0, sizeof seen);
 	for (;;) {
 		tok *a = cur(p);
 		ir_pos ap;
@@ -253,55 +384,8 @@ static bool parse_loop_item(parser *p)
 		if (at(p, T_ASSIGN)) {
 			next(p);
 			opts = true;
-			if (c.kind == PL_VECTORIZE && strcmp(a->s, "nontemporal") == 0) {
-				if (!opt_once(p, &nontemporal, a->s, ap) || !lp_parse_bool(p, a->s, &c.nontemporal))
-					return false;
-			} else if (c.kind == PL_VECTORIZE) {
-				lp_err(p, ap, "unknown vectorize option '%s' (use nontemporal)", a->s);
+			if (!parse_opt(p, loop_opts(c.kind), what, &c, &seen, a->s, ap))
 				return false;
-			} else if (c.kind == PL_UNROLL && strcmp(a->s, "by") == 0) {
-				if (!opt_once(p, &by, a->s, ap) || !parse_unroll_by(p, &c.unroll_by))
-					return false;
-			} else if (c.kind == PL_UNROLL) {
-				lp_err(p, ap, "unknown unroll option '%s' (use by)", a->s);
-				return false;
-			} else if (strcmp(a->s, "policy") == 0) {
-				if (!opt_once(p, &policy, a->s, ap))
-					return false;
-				tok *v = cur(p);
-				ir_pos vp;
-				if (!lp_expect_ident(p, "a policy", &vp))
-					return false;
-				if (word_is(v, "static"))
-					c.policy = POLICY_STATIC;
-				else if (word_is(v, "dynamic"))
-					c.policy = POLICY_DYNAMIC;
-				else {
-					lp_err(p, vp, "unknown policy '%s' (use static or dynamic)",
-					     v->s);
-					return false;
-				}
-			} else if (strcmp(a->s, "max_threads") == 0) {
-				if (!opt_once(p, &threads, a->s, ap))
-					return false;
-				ir_pos vp = tpos(cur(p));
-				if (!lp_parse_int(p, false, "max_threads", &c.max_threads, NULL))
-					return false;
-				if (c.max_threads < 1) {
-					lp_err(p, vp, "max_threads must be at least 1, not %lld",
-					     (long long)c.max_threads);
-					return false;
-				}
-			} else if (strcmp(a->s, "spmd") == 0) {
-				if (!opt_once(p, &spmd, a->s, ap) || !lp_parse_bool(p, a->s, &c.spmd))
-					return false;
-			} else {
-				lp_err(p, ap,
-				     "unknown parallelize option '%s' (use policy, max_threads or "
-				     "spmd)",
-				     a->s);
-				return false;
-			}
 		} else {
 			if (opts) {
 				lp_err(p, ap, "indices must come before the options of %s", what);
@@ -394,16 +478,13 @@ void lp_parse_plan(parser *p)
 		}
 		tok *v = cur(p);
 		ir_pos vp;
-		if (!lp_expect_ident(p, "a target", &vp)) {
+		if (!lp_expect_ident(p, targets.what, &vp)) {
 			lp_sync(p, p->i);
 			return;
 		}
-		if (word_is(v, "host"))
-			p->k->target = TARGET_HOST;
-		else if (word_is(v, "opencl"))
-			p->k->target = TARGET_OPENCL;
-		else
-			lp_err(p, vp, "unknown target '%s' (use host or opencl)", v->s);
+		int target;
+		if (match_word(p, &targets, v, vp, &target))
+			p->k->target = (ir_target)target; /* an unknown target is reported; the block is still read */
 		if (!lp_expect(p, T_RPAREN)) {
 			lp_sync(p, p->i);
 			return;
