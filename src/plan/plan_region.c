@@ -486,59 +486,79 @@ static bool take_versions(pp *p, lt_node *r, const site *s, int ns, int npro)
 	return pl_set_kids(p, r, rk, m) && pl_set_kids(p, par, pk, pm);
 }
 
-/* Make one region for the sites sharing trigger s[0].trigger. */
-bool pl_make_region(pp *p, site *s, int ns)
+/* What the steps of making one region share (pl_make_region). */
+typedef struct rbuild {
+	site *s; /* the sites sharing trigger s[0].trigger */
+	int ns;
+	lt_node *T;                   /* the trigger: the copies go around it */
+	int src, rank;                /* the storage copied from, and its rank */
+	mcloop mc[IR_MAX_RANK];       /* the multicache loops, outermost first */
+	int nmc;
+	const bx *shape[IR_MAX_RANK]; /* buffer extents: the slots, then the block */
+	int border[IR_MAX_RANK];      /* buffer layout, most major first */
+	lt_region rg;
+	lt_node *r;    /* the region node */
+	lt_node **slot;/* where r takes the trigger's place (NULL at element level) */
+	int rid;       /* r's region */
+	int buf;       /* the buffer storage */
+	lt_node **pro, **epi; /* at most one prologue and one epilogue nest per site */
+	int npro, nepi;
+} rbuild;
+
+/* The checker lets a temp be multicached (read by a later nest); its blocks
+ * are copied ahead only if nothing under the trigger writes it. */
+static bool check_multicached_temp(pp *p, const rbuild *b)
 {
-	ct_looptree *t = p->t;
 	const ir_plan_item *it = p->it;
-	lt_node *T = s[0].trigger;
-	const blk *b0 = &s[0].b;
-	int rank = b0->rank, src = site_source(p, s[0].node);
-	if (src < 0)
-		src = p->src_store;
-	const ir_array *sa = &t->arrays[src];
-	/* the checker lets a temp be multicached (read by a later nest); its
-	 * blocks are copied ahead only if nothing under the trigger writes it */
-	ct_role role = t->arrays[it->root_array].role;
-	if (it->has_trigger && role != CT_INPUT && role != CT_CONST && T != s[0].node &&
-	    pl_subtree_writes(p, T))
+	ct_role role = p->t->arrays[it->root_array].role;
+	if (it->has_trigger && role != CT_INPUT && role != CT_CONST && b->T != b->s[0].node &&
+	    pl_subtree_writes(p, b->T))
 		return pp_err(p, it->trigger_opt.pos,
 		              "multicache '%s': '%s' is written inside its trigger loop (a temp is "
 		              "multicached only where it is only read)",
-		              it->name, t->arrays[it->root_array].name);
-	/* multicache loops: on the path from the trigger down to the site
-	 * (trigger included), those that move the block */
-	mcloop mc[IR_MAX_RANK];
-	int nmc = 0;
-	if (T != s[0].node) {
-		const lt_node *path[IR_MAX_DEPTH * 4];
-		int np = 0;
-		/* a site folded from a later version of the trigger loop lies
-		 * under that version (s[0].version), not under T */
-		for (const lt_node *y = s[0].node->parent; y && np < IR_MAX_DEPTH * 4; y = y->parent) {
-			if (y->kind == LT_LOOP)
-				path[np++] = y;
-			if (y == T || y == s[0].version)
-				break;
-		}
-		for (int i = np - 1; i >= 0; i--) {
-			if (!pl_blk_uses_loop(b0, path[i]->index))
-				continue;
-			if (nmc + rank >= IR_MAX_RANK)
-				return pp_err(p, it->trigger_opt.pos,
-				              "multicache '%s' would need more than 8 buffer dimensions%s", it->name, "");
-			make_mcloop(p, T, path[i], &mc[nmc++]);
-		}
+		              it->name, p->t->arrays[it->root_array].name);
+	return true;
+}
+
+/* Multicache loops: on the path from the trigger down to the site (trigger
+ * included), those that move the block. */
+static bool find_mcloops(pp *p, rbuild *b)
+{
+	const site *s0 = &b->s[0];
+	b->nmc = 0;
+	if (b->T == s0->node)
+		return true;
+	const lt_node *path[IR_MAX_DEPTH * 4];
+	int np = 0;
+	/* a site folded from a later version of the trigger loop lies
+	 * under that version (s[0].version), not under T */
+	for (const lt_node *y = s0->node->parent; y && np < IR_MAX_DEPTH * 4; y = y->parent) {
+		if (y->kind == LT_LOOP)
+			path[np++] = y;
+		if (y == b->T || y == s0->version)
+			break;
 	}
-	/* buffer shape: slots, then the largest block of any site */
-	const bx *shape[IR_MAX_RANK];
-	for (int j = 0; j < nmc; j++)
-		shape[j] = mc[j].trips;
-	for (int d = 0; d < rank; d++) {
+	for (int i = np - 1; i >= 0; i--) {
+		if (!pl_blk_uses_loop(&s0->b, path[i]->index))
+			continue;
+		if (b->nmc + b->rank >= IR_MAX_RANK)
+			return pp_err(p, p->it->trigger_opt.pos,
+			              "multicache '%s' would need more than 8 buffer dimensions%s", p->it->name, "");
+		make_mcloop(p, b->T, path[i], &b->mc[b->nmc++]);
+	}
+	return true;
+}
+
+/* Buffer shape: the slots, then the largest block of any site. */
+static void buffer_shape(pp *p, rbuild *b)
+{
+	for (int j = 0; j < b->nmc; j++)
+		b->shape[j] = b->mc[j].trips;
+	for (int d = 0; d < b->rank; d++) {
 		const bx *e = NULL;
-		for (int i = 0; i < ns; i++) {
+		for (int i = 0; i < b->ns; i++) {
 			const bx *lo0, *ex0;
-			site_box(p, &s[i].b, src, d, &lo0, &ex0);
+			site_box(p, &b->s[i].b, b->src, d, &lo0, &ex0);
 			const bx *u = pl_bx_ub(p, ex0, true);
 			e = e ? pl_bxb(p, BX_MAX, e, u) : u;
 		}
@@ -547,245 +567,348 @@ bool pl_make_region(pp *p, site *s, int ns)
 			e = pl_bxc(p, 1);
 		else if (!bx_is_const(e, &v))
 			e = pl_bxb(p, BX_MAX, e, pl_bxc(p, 0));
-		shape[nmc + d] = e;
+		b->shape[b->nmc + d] = e;
 	}
-	/* layout: slot dims most major, then the requested or the source's order */
-	int border[IR_MAX_RANK];
+}
+
+/* Buffer layout: the slot dimensions most major, then the requested order
+ * or the source's (a layout of the root array given to a cache of a
+ * multicache keeps the parent's slot dimensions in front). */
+static void buffer_layout(pp *p, rbuild *b)
+{
+	const ir_plan_item *it = p->it;
+	const ir_array *sa = &p->t->arrays[b->src];
+	int nmc = b->nmc, rank = b->rank;
 	for (int j = 0; j < nmc; j++)
-		border[j] = j;
+		b->border[j] = j;
 	const int *ord = it->has_layout ? it->order : sa->order;
-	int extra = it->has_layout ? rank - t->arrays[it->root_array].rank : 0;
+	int extra = it->has_layout ? rank - p->t->arrays[it->root_array].rank : 0;
 	for (int j = 0; j < rank; j++) {
 		if (it->has_layout && extra > 0)
-			border[nmc + j] = nmc + (j < extra ? sa->order[j] : it->order[j - extra] + extra);
+			b->border[nmc + j] = nmc + (j < extra ? sa->order[j] : it->order[j - extra] + extra);
 		else
-			border[nmc + j] = nmc + ord[j];
+			b->border[nmc + j] = nmc + ord[j];
 	}
+}
 
-	lt_region rg;
-	memset(&rg, 0, sizeof rg);
-	rg.item = p->item;
-	rg.source = src;
-	rg.buffer = src;
-	rg.temp = -1;
-	rg.index = s[0].element ? -1 : s[0].node->index;
-	rg.level = s[0].element ? 0 : level_of(p, s[0].node->index);
-	rg.trigger_index = s[0].element ? -1 : T->index;
-	rg.trigger_level = s[0].element ? 0 : level_of(p, T->index);
-	rg.rank = nmc + rank;
-	rg.nmulti = nmc;
+/* The region's record: where it sits, its buffer's shape and layout, and
+ * what its copies do (sites that disagree get a copy-in and a copy-out). */
+static void describe_region(pp *p, rbuild *b)
+{
+	const site *s = b->s;
+	int nmc = b->nmc, rank = b->rank;
+	lt_region *rg = &b->rg;
+	memset(rg, 0, sizeof *rg);
+	rg->item = p->item;
+	rg->source = b->src;
+	rg->buffer = b->src;
+	rg->temp = -1;
+	rg->index = s[0].element ? -1 : s[0].node->index;
+	rg->level = s[0].element ? 0 : level_of(p, s[0].node->index);
+	rg->trigger_index = s[0].element ? -1 : b->T->index;
+	rg->trigger_level = s[0].element ? 0 : level_of(p, b->T->index);
+	rg->rank = nmc + rank;
+	rg->nmulti = nmc;
 	bool id = true, rev = true;
 	for (int j = 0; j < rank; j++) {
-		id = id && border[nmc + j] == nmc + j;
-		rev = rev && border[nmc + j] == nmc + rank - 1 - j;
+		id = id && b->border[nmc + j] == nmc + j;
+		rev = rev && b->border[nmc + j] == nmc + rank - 1 - j;
 	}
 	for (int j = 0; j < nmc + rank; j++) {
-		rg.shape[j] = shape[j];
-		rg.order[j] = border[j];
+		rg->shape[j] = b->shape[j];
+		rg->order[j] = b->border[j];
 	}
-	rg.first_major = id;
-	rg.last_major = rev && !id;
-	classify(b0, &rg.prologue, &rg.epilogue);
-	for (int i = 1; i < ns; i++) {
+	rg->first_major = id;
+	rg->last_major = rev && !id;
+	classify(&s[0].b, &rg->prologue, &rg->epilogue);
+	for (int i = 1; i < b->ns; i++) {
 		lt_prologue pr;
 		lt_epilogue ep;
 		classify(&s[i].b, &pr, &ep);
-		if (pr != rg.prologue || ep != rg.epilogue) {
-			rg.prologue = LT_PRO_COPY_IN;
-			rg.epilogue = rg.epilogue == LT_EPI_NONE && ep == LT_EPI_NONE ? LT_EPI_NONE : LT_EPI_COPY_OUT;
+		if (pr != rg->prologue || ep != rg->epilogue) {
+			rg->prologue = LT_PRO_COPY_IN;
+			rg->epilogue = rg->epilogue == LT_EPI_NONE && ep == LT_EPI_NONE ? LT_EPI_NONE : LT_EPI_COPY_OUT;
 		}
 	}
+}
 
-	/* thrifty: elide when the copy would be the source itself */
-	bool one = true; /* one site, or one and its copies in later versions */
-	for (int i = 1; i < ns; i++)
-		one = one && s[i].version;
-	if (it->thrifty && one) {
-		int64_t slot_step[IR_MAX_RANK];
-		int64_t sst[IR_MAX_RANK];
-		for (int d = 0; d < IR_MAX_RANK; d++)
-			sst[d] = -1;
-		pl_source_strides(p, src, sst);
-		for (int j = 0; j < nmc; j++) {
-			int64_t tot = 0;
-			bool known = true;
-			for (int d = 0; d < rank && known; d++) {
-				int64_t c = 0;
-				const aff *o = &b0->outer[d];
-				for (int i = 0; i < o->n; i++)
-					if (o->t[i].id == mc[j].index)
-						c += o->t[i].kind == AFF_LOOP ? o->t[i].coef * mc[j].step : o->t[i].coef;
-				if (c)
-					known = sst[d] >= 0 && ct_mul_ok(c, sst[d], &c) && ct_add_ok(tot, c, &tot);
-			}
-			slot_step[j] = known ? tot : -1;
+/* Source elements the block moves per slot of each multicache loop (-1 when
+ * a stride is not a constant): the thrifty test needs them. */
+static void slot_steps(pp *p, const rbuild *b, int64_t *slot_step)
+{
+	int64_t sst[IR_MAX_RANK];
+	for (int d = 0; d < IR_MAX_RANK; d++)
+		sst[d] = -1;
+	pl_source_strides(p, b->src, sst);
+	const blk *b0 = &b->s[0].b;
+	for (int j = 0; j < b->nmc; j++) {
+		int64_t tot = 0;
+		bool known = true;
+		for (int d = 0; d < b->rank && known; d++) {
+			int64_t c = 0;
+			const aff *o = &b0->outer[d];
+			for (int i = 0; i < o->n; i++)
+				if (o->t[i].id == b->mc[j].index)
+					c += o->t[i].kind == AFF_LOOP ? o->t[i].coef * b->mc[j].step : o->t[i].coef;
+			if (c)
+				known = sst[d] >= 0 && ct_mul_ok(c, sst[d], &c) && ct_add_ok(tot, c, &tot);
 		}
-		const bx *bext[IR_MAX_RANK];
-		for (int j = 0; j < nmc; j++)
-			bext[j] = shape[j];
-		for (int d = 0; d < rank; d++) {
-			const bx *lo0;
-			site_box(p, b0, src, d, &lo0, &bext[nmc + d]);
-		}
-		rg.elided = pl_elidable(p, src, rank, nmc, slot_step, bext, border);
+		slot_step[j] = known ? tot : -1;
 	}
+}
 
-	/* the region node around the trigger (element level: inside the loop) */
-	bool elem = s[0].element;
-	lt_node *r = pl_new_node(p, LT_CACHE, elem ? T : T->parent);
-	lt_node **slot = elem ? NULL : pl_kid_slot(t, T);
-	if (!r || (!slot && !elem))
-		return r ? pp_err(p, it->pos, "internal error: cache '%s'%s has no place in the tree", it->name, "")
-		         : false;
+/* Thrifty: whether the copy would be the source itself (then elided). Only
+ * for one site, or one and its copies in later versions. */
+static bool thrifty_elides(pp *p, const rbuild *b)
+{
+	bool one = true;
+	for (int i = 1; i < b->ns; i++)
+		one = one && b->s[i].version;
+	if (!p->it->thrifty || !one)
+		return false;
+	int64_t slot_step[IR_MAX_RANK];
+	slot_steps(p, b, slot_step);
+	const bx *bext[IR_MAX_RANK];
+	for (int j = 0; j < b->nmc; j++)
+		bext[j] = b->shape[j];
+	for (int d = 0; d < b->rank; d++) {
+		const bx *lo0;
+		site_box(p, &b->s[0].b, b->src, d, &lo0, &bext[b->nmc + d]);
+	}
+	return pl_elidable(p, b->src, b->rank, b->nmc, slot_step, bext, b->border);
+}
+
+/* The region node around the trigger (element level: inside the loop), and
+ * its record in the tree's regions; r is not linked in yet. */
+static bool add_region_node(pp *p, rbuild *b)
+{
+	ct_looptree *t = p->t;
+	bool elem = b->s[0].element;
+	b->r = pl_new_node(p, LT_CACHE, elem ? b->T : b->T->parent);
+	b->slot = elem ? NULL : pl_kid_slot(t, b->T);
+	if (!b->r || (!b->slot && !elem))
+		return b->r ? pp_err(p, p->it->pos, "internal error: cache '%s'%s has no place in the tree", p->it->name, "")
+		            : false;
 	lt_region *v = pl_arena_grow(p, t->regions, t->nregions, sizeof *v);
 	if (!v)
 		return false;
-	int rid = t->nregions;
-	r->cache = rid;
-	rg.node = r;
-	v[rid] = rg;
+	b->rid = t->nregions;
+	b->r->cache = b->rid;
+	b->rg.node = b->r;
+	v[b->rid] = b->rg;
 	t->regions = v;
 	t->nregions++;
-	if (rg.elided) {
-		if (elem)
-			return wrap(p, r, NULL, 0, T, true, NULL, 0) && pl_set_kids(p, T, &r, 1);
-		*slot = r;
-		return wrap(p, r, NULL, 0, T, false, NULL, 0) && take_versions(p, r, s, ns, 0);
-	}
+	return true;
+}
 
-	/* a buffer, and every access inside rewritten to it */
+/* The buffer, and room for the copy nests. */
+static bool make_buffer(pp *p, rbuild *b)
+{
 	char nm[300];
-	snprintf(nm, sizeof nm, "%s", it->name);
-	int buf = pl_new_storage(p, nm, sa->type, nmc + rank, shape, border);
-	if (buf < 0)
+	snprintf(nm, sizeof nm, "%s", p->it->name);
+	b->buf = pl_new_storage(p, nm, p->t->arrays[b->src].type, b->nmc + b->rank, b->shape, b->border);
+	if (b->buf < 0)
 		return false;
-	sa = &t->arrays[src];
-	t->regions[rid].buffer = buf;
-	aff slots[IR_MAX_RANK];
-	for (int j = 0; j < nmc; j++)
-		slots[j] = mc[j].slot;
-	/* at most one prologue and one epilogue nest per site */
-	lt_node **pro = ct_arena_alloc(p->a, sizeof *pro * (size_t)(ns + 1));
-	lt_node **epi = ct_arena_alloc(p->a, sizeof *epi * (size_t)(ns + 1));
-	if (!pro || !epi)
+	p->t->regions[b->rid].buffer = b->buf;
+	b->pro = ct_arena_alloc(p->a, sizeof *b->pro * (size_t)(b->ns + 1));
+	b->epi = ct_arena_alloc(p->a, sizeof *b->epi * (size_t)(b->ns + 1));
+	if (!b->pro || !b->epi)
 		return pp_nomem(p);
-	int npro = 0, nepi = 0;
-	for (int i = 0; i < ns && p->ok; i++) {
-		rwmap m;
-		memset(&m, 0, sizeof m);
-		m.buffer = buf;
-		m.nslot = nmc;
-		for (int j = 0; j < nmc; j++)
-			m.slot[j] = slots[j];
-		const blk *bi = &s[i].b;
-		aff base[IR_MAX_RANK], zero[IR_MAX_RANK];
-		const bx *cext[IR_MAX_RANK];
-		for (int d = 0; d < rank; d++) {
-			const bx *lo, *ex;
-			site_box(p, bi, src, d, &lo, &ex);
-			m.off[d] = pl_aff_plus(p, bi->outer[d], pl_bx_aff(p, lo), 1);
-			base[d] = m.off[d];
-			zero[d] = aff_const(0);
-			cext[d] = ex;
-		}
-		/* where the block lies in the root array: for the bounds tests of
-		 * guarded copies, here and in caches of this cache */
-		bufsite here;
-		bool placed = note_bufsite(p, buf, nmc, s[i].node, src, m.off, rank, &here);
-		if (placed) {
-			bufsite *bv = pl_arena_grow(p, p->bs, p->nbs, sizeof *bv);
-			if (!bv)
-				return false;
-			bv[p->nbs] = here;
-			p->bs = bv;
-			p->nbs++;
-		}
-		aff groot[IR_MAX_RANK];
-		gspec gs = {here.root, 0, groot};
-		const gspec *guard = NULL;
-		if (site_guard(p, bi, src) && placed) {
-			/* the copied element d is root element (root offset of the
-			 * source) + base[d] + c_d: the source's own root offset */
-			gs.nskip = src < p->k->narrays ? 0 : here.nslot - nmc;
-			for (int d = gs.nskip; d < rank; d++)
-				groot[d - gs.nskip] = pl_aff_plus(p, here.off[d - gs.nskip], m.off[d], -1);
-			guard = &gs;
-		}
-		pl_rw_tree(p, &m, s[i].node);
-		/* copies: one per distinct site below the trigger (sites under
-		 * versions of a loop that does not move the block repeat them) */
-		bool dup = false;
-		for (int j = 0; j < i && !dup; j++) {
-			bool same = true;
-			for (int d = 0; d < rank && same; d++)
-				same = bx_equal(pl_blk_extent(p, &s[j].b, d), pl_blk_extent(p, bi, d)) &&
-				       bx_equal(s[j].b.lo[d], bi->lo[d]) && aff_equal(s[j].b.outer[d], bi->outer[d]);
-			for (int q = 0; q < nmc && same; q++) {
-				const lt_node *x = pl_anc_loop(s[j].node, mc[q].index), *y = pl_anc_loop(s[i].node, mc[q].index);
-				same = x && y && bx_equal(x->lo, y->lo) && bx_equal(x->hi, y->hi);
-			}
-			dup = same;
-		}
-		if (dup && (nmc > 0 || s[i].version))
-			continue;
-		side bs = {buf, nmc, m.slot, zero}, as = {src, 0, NULL, base};
-		int sord[IR_MAX_RANK], bord[IR_MAX_RANK];
-		for (int j = 0; j < rank; j++) {
-			sord[j] = sa->order[j];
-			bord[j] = border[nmc + j] - nmc;
-		}
-		if (rg.prologue != LT_PRO_NONE) {
-			/* fills walk the buffer in its layout (stores in sequence, the
-			 * loads strided where the layout transposes: BLIS's packing
-			 * order); write-backs walk the array in its own */
-			lt_node *c = pl_copy_nest(p, rg.prologue == LT_PRO_COPY_IN ? CP_IN : CP_ZERO, &bs, &as, rank, cext, bord,
-			                       guard, NULL);
-			/* multicache: the slot loops around the copy */
-			for (int j = nmc - 1; j >= 0 && c; j--) {
-				const lt_node *l = pl_anc_loop(s[i].node, mc[j].index);
-				lt_node *w = pl_new_node(p, LT_LOOP, NULL);
-				if (!w || !l)
-					return pp_nomem(p);
-				w->index = l->index;
-				w->lo = l->lo;
-				w->hi = l->hi;
-				w->step = l->step;
-				w->tail = l->tail;
-				if (!pl_set_kids(p, w, &c, 1))
-					return false;
-				c = w;
-			}
-			if (!c)
-				return false;
-			pro[npro++] = c;
-		}
-		if (rg.epilogue != LT_EPI_NONE) {
-			lt_node *c = pl_copy_nest(p, rg.epilogue == LT_EPI_REDUCE ? CP_REDUCE : CP_OUT, &bs, &as, rank, cext,
-			                       sord, guard, NULL);
-			if (!c)
-				return false;
-			epi[nepi++] = c;
-		}
+	b->npro = b->nepi = 0;
+	return true;
+}
+
+/* Whether site i's copies repeat site j's: the same block at the same place
+ * in every multicache loop (sites under versions of a loop that does not
+ * move the block). */
+static bool same_copies(pp *p, const rbuild *b, int j, int i)
+{
+	const blk *bi = &b->s[i].b, *bj = &b->s[j].b;
+	for (int d = 0; d < b->rank; d++)
+		if (!bx_equal(pl_blk_extent(p, bj, d), pl_blk_extent(p, bi, d)) || !bx_equal(bj->lo[d], bi->lo[d]) ||
+		    !aff_equal(bj->outer[d], bi->outer[d]))
+			return false;
+	for (int q = 0; q < b->nmc; q++) {
+		const lt_node *x = pl_anc_loop(b->s[j].node, b->mc[q].index);
+		const lt_node *y = pl_anc_loop(b->s[i].node, b->mc[q].index);
+		if (!x || !y || !bx_equal(x->lo, y->lo) || !bx_equal(x->hi, y->hi))
+			return false;
 	}
+	return true;
+}
+
+/* The fill c of site i inside the multicache slot loops (copies of the
+ * site's own versions of those loops); NULL after an error. */
+static lt_node *in_slot_loops(pp *p, const rbuild *b, int i, lt_node *c)
+{
+	for (int j = b->nmc - 1; j >= 0 && c; j--) {
+		const lt_node *l = pl_anc_loop(b->s[i].node, b->mc[j].index);
+		lt_node *w = pl_new_node(p, LT_LOOP, NULL);
+		if (!w || !l) {
+			pp_nomem(p);
+			return NULL;
+		}
+		w->index = l->index;
+		w->lo = l->lo;
+		w->hi = l->hi;
+		w->step = l->step;
+		w->tail = l->tail;
+		if (!pl_set_kids(p, w, &c, 1))
+			return NULL;
+		c = w;
+	}
+	return c;
+}
+
+/* Where site i's block lies in the root array, recorded for the bounds
+ * tests of guarded copies, here and in caches of this cache; *placed false
+ * when the parent's place is unknown. */
+static bool note_site(pp *p, const rbuild *b, int i, const aff *off, bufsite *here, bool *placed)
+{
+	*placed = note_bufsite(p, b->buf, b->nmc, b->s[i].node, b->src, off, b->rank, here);
+	if (!*placed)
+		return true;
+	bufsite *bv = pl_arena_grow(p, p->bs, p->nbs, sizeof *bv);
+	if (!bv)
+		return false;
+	bv[p->nbs] = *here;
+	p->bs = bv;
+	p->nbs++;
+	return true;
+}
+
+/* Site i: its accesses rewritten to the buffer, and its prologue and
+ * epilogue nests (once per distinct site under a multicache or versions). */
+static bool site_copies(pp *p, rbuild *b, int i)
+{
+	int nmc = b->nmc, rank = b->rank, src = b->src;
+	rwmap m;
+	memset(&m, 0, sizeof m);
+	m.buffer = b->buf;
+	m.nslot = nmc;
+	for (int j = 0; j < nmc; j++)
+		m.slot[j] = b->mc[j].slot;
+	const blk *bi = &b->s[i].b;
+	aff base[IR_MAX_RANK], zero[IR_MAX_RANK];
+	const bx *cext[IR_MAX_RANK];
+	for (int d = 0; d < rank; d++) {
+		const bx *lo, *ex;
+		site_box(p, bi, src, d, &lo, &ex);
+		m.off[d] = pl_aff_plus(p, bi->outer[d], pl_bx_aff(p, lo), 1);
+		base[d] = m.off[d];
+		zero[d] = aff_const(0);
+		cext[d] = ex;
+	}
+	bufsite here;
+	bool placed;
+	if (!note_site(p, b, i, m.off, &here, &placed))
+		return false;
+	aff groot[IR_MAX_RANK];
+	gspec gs = {here.root, 0, groot};
+	const gspec *guard = NULL;
+	if (site_guard(p, bi, src) && placed) {
+		/* the copied element d is root element (root offset of the
+		 * source) + base[d] + c_d: the source's own root offset */
+		gs.nskip = src < p->k->narrays ? 0 : here.nslot - nmc;
+		for (int d = gs.nskip; d < rank; d++)
+			groot[d - gs.nskip] = pl_aff_plus(p, here.off[d - gs.nskip], m.off[d], -1);
+		guard = &gs;
+	}
+	pl_rw_tree(p, &m, b->s[i].node);
+	bool dup = false;
+	for (int j = 0; j < i && !dup; j++)
+		dup = same_copies(p, b, j, i);
+	if (dup && (nmc > 0 || b->s[i].version))
+		return true;
+	side bs = {b->buf, nmc, m.slot, zero}, as = {src, 0, NULL, base};
+	int sord[IR_MAX_RANK], bord[IR_MAX_RANK];
+	for (int j = 0; j < rank; j++) {
+		sord[j] = p->t->arrays[src].order[j];
+		bord[j] = b->border[nmc + j] - nmc;
+	}
+	if (b->rg.prologue != LT_PRO_NONE) {
+		/* fills walk the buffer in its layout (stores in sequence, the
+		 * loads strided where the layout transposes: BLIS's packing
+		 * order); write-backs walk the array in its own */
+		lt_node *c = pl_copy_nest(p, b->rg.prologue == LT_PRO_COPY_IN ? CP_IN : CP_ZERO, &bs, &as, rank, cext,
+		                          bord, guard, NULL);
+		c = in_slot_loops(p, b, i, c);
+		if (!c)
+			return false;
+		b->pro[b->npro++] = c;
+	}
+	if (b->rg.epilogue != LT_EPI_NONE) {
+		lt_node *c = pl_copy_nest(p, b->rg.epilogue == LT_EPI_REDUCE ? CP_REDUCE : CP_OUT, &bs, &as, rank, cext,
+		                          sord, guard, NULL);
+		if (!c)
+			return false;
+		b->epi[b->nepi++] = c;
+	}
+	return true;
+}
+
+/* Double buffering is applied when every cache is placed, so that peeling
+ * the loop around the trigger does not split other caches' regions. */
+static bool queue_double_buffer(pp *p, const rbuild *b)
+{
+	pending *d = pl_arena_grow(p, p->db, p->ndb, sizeof *d);
+	if (!d)
+		return false;
+	d[p->ndb].region = b->rid;
+	d[p->ndb].node = b->r;
+	d[p->ndb].npro = b->npro;
+	d[p->ndb].item = p->item;
+	p->db = d;
+	p->ndb++;
+	return true;
+}
+
+/* Link region node r in: around the trigger's body (element level) or in the
+ * trigger's place, with the prologue and epilogue nests around it. */
+static bool link_region(pp *p, rbuild *b)
+{
+	if (b->s[0].element)
+		return wrap(p, b->r, b->pro, b->npro, b->T, true, b->epi, b->nepi) && pl_set_kids(p, b->T, &b->r, 1);
+	*b->slot = b->r;
+	return wrap(p, b->r, b->pro, b->npro, b->T, false, b->epi, b->nepi) &&
+	       take_versions(p, b->r, b->s, b->ns, b->npro);
+}
+
+/* Make one region for the sites sharing trigger s[0].trigger: find its
+ * multicache loops, size and lay out the buffer, describe the region, test
+ * thrifty elision, then rewrite each site and place its copies. */
+bool pl_make_region(pp *p, site *s, int ns)
+{
+	rbuild b;
+	memset(&b, 0, sizeof b);
+	b.s = s;
+	b.ns = ns;
+	b.T = s[0].trigger;
+	b.rank = s[0].b.rank;
+	b.src = site_source(p, s[0].node);
+	if (b.src < 0)
+		b.src = p->src_store;
+	if (!check_multicached_temp(p, &b) || !find_mcloops(p, &b))
+		return false;
+	buffer_shape(p, &b);
+	buffer_layout(p, &b);
+	describe_region(p, &b);
+	b.rg.elided = thrifty_elides(p, &b);
+	if (!add_region_node(p, &b))
+		return false;
+	if (b.rg.elided)
+		return link_region(p, &b); /* no buffer, no copies: the region only marks the place */
+	if (!make_buffer(p, &b))
+		return false;
+	for (int i = 0; i < ns && p->ok; i++)
+		if (!site_copies(p, &b, i))
+			return false;
 	if (!p->ok)
 		return false;
-	if (elem)
-		return wrap(p, r, pro, npro, T, true, epi, nepi) && pl_set_kids(p, T, &r, 1);
-	*slot = r;
-	if (!wrap(p, r, pro, npro, T, false, epi, nepi) || !take_versions(p, r, s, ns, npro))
+	if (!link_region(p, &b))
 		return false;
-	if (it->double_buffer && npro > 0) {
-		/* applied when every cache is placed, so that peeling the loop
-		 * around the trigger does not split other caches' regions */
-		pending *d = pl_arena_grow(p, p->db, p->ndb, sizeof *d);
-		if (!d)
-			return false;
-		d[p->ndb].region = rid;
-		d[p->ndb].node = r;
-		d[p->ndb].npro = npro;
-		d[p->ndb].item = p->item;
-		p->db = d;
-		p->ndb++;
-	}
+	/* element level: the region is inside the loop, there is no loop around it to peel */
+	if (p->it->double_buffer && b.npro > 0 && !s[0].element)
+		return queue_double_buffer(p, &b);
 	return true;
 }
