@@ -177,4 +177,27 @@ bool cg_shift_access(cg *g, ct_buf *b, int a, const aff *sub);
  * first iteration of x is first (preceded by "tail of v" for a tail). */
 void cg_version_var(cg *g, const lt_node *x, const char *it, const char *first);
 
+/* ------------------------------------------------------------ cexpr.c: the expression printer */
+
+/* Whether t is an integer type (integers compute in int64 in the generated C). */
+static inline bool cg_is_int(ct_dtype t) { return t == CT_I32 || t == CT_I64; }
+/* An affine expression over original indices, loop variables, trip counts,
+ * params and derived values as C (int64). */
+void cg_put_aff(cg *g, ct_buf *b, aff x);
+/* A bound as C without the parentheses that cg_bound puts around a whole
+ * binary operation: `(N / 4) * 4` (for declarations and comments). */
+void cg_put_bx_bare(cg *g, ct_buf *b, const bx *x);
+/* The element count of the dimensions of storage a after position r of its
+ * layout (its stride there), as a folded bound expression: a constant when
+ * every size is known, else a product of runtime params (and derived values). */
+const bx *cg_layout_product(cg *g, int a, int from);
+/* Whether storage a is a kernel array declared `strided`: its base offset
+ * and strides are arguments (ct_vo_A, ct_vs_A_D), not constants. */
+bool cg_strided_arg(const cg *g, int a);
+/* Strides of all storage as C text, from its layout (most major first). */
+bool cg_make_strides(cg *g);
+/* Checked mode: the element count of every storage as C, and the dense
+ * strides of strided arrays (their tests use the dense offset). */
+bool cg_make_counts(cg *g);
+
 #endif
