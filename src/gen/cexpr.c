@@ -471,6 +471,50 @@ void cg_access(cg *g, ct_buf *b, int a, const aff *sub)
 	ct_buf_putc(b, ']');
 }
 
+/* ------------------------------------------------------------ operator spellings */
+
+/* One table for every printer of arithmetic: the scalar one below (floats infix, integers
+ * through the overflow-checked helpers of the preamble), index arithmetic (put_plain), the
+ * statements (compound assignments), and the vector printers of rtile.c (GCC vector
+ * extensions) and oclgen.c (OpenCL vectors), which take the same infix operators. */
+static const cg_op_spell op_spell[] = {
+	[EX_ADD] = {" + ", "ct_iadd", "+"},
+	[EX_SUB] = {" - ", "ct_isub", "-"},
+	[EX_MUL] = {" * ", "ct_imul", "*"},
+	[EX_DIV] = {" / ", "ct_idiv", "/"},
+};
+
+const cg_op_spell *cg_op(ir_expr_kind k)
+{
+	static const cg_op_spell none = {" ? ", "ct_bad_op", "?"};
+	if (k < EX_ADD || k > EX_DIV)
+		return &none;
+	return &op_spell[k];
+}
+
+const cg_op_spell *cg_assign_op(ir_assign op)
+{
+	switch (op) {
+	case AS_ADD: return cg_op(EX_ADD);
+	case AS_SUB: return cg_op(EX_SUB);
+	case AS_MUL: return cg_op(EX_MUL);
+	case AS_SET: break;
+	}
+	return cg_op(EX_NEG); /* no operation: `=` is written by the caller */
+}
+
+/* The C math functions of the calls, by base name: C adds the f of float
+ * (fn_suffix); OpenCL C overloads them, vectors included. */
+static const char *const math_fn[] = {[FN_MIN] = "fmin", [FN_MAX] = "fmax", [FN_ABS] = "fabs",
+                                      [FN_SQRT] = "sqrt", [FN_EXP] = "exp", [FN_FMA] = "fma"};
+
+const char *cg_math_fn(ir_fn fn)
+{
+	if (fn < 0 || fn >= (int)(sizeof math_fn / sizeof math_fn[0]) || !math_fn[fn])
+		return "ct_bad_fn";
+	return math_fn[fn];
+}
+
 /* ------------------------------------------------------------ expressions */
 
 
@@ -524,12 +568,8 @@ static void put_op(cg *g, ct_buf *b, const ir_expr *e)
 	case EX_SUB:
 	case EX_MUL:
 	case EX_DIV: {
-		static const char *const iops[] = {[EX_ADD] = "ct_iadd(", [EX_SUB] = "ct_isub(",
-						   [EX_MUL] = "ct_imul(", [EX_DIV] = "ct_idiv("};
-		static const char *const fops[] = {[EX_ADD] = " + ", [EX_SUB] = " - ", [EX_MUL] = " * ",
-						   [EX_DIV] = " / "};
 		if (cg_is_int(t)) {
-			ct_buf_puts(b, iops[e->kind]);
+			ct_buf_printf(b, "%s(", cg_op(e->kind)->int_fn);
 			cg_expr(g, b, a[0], t);
 			ct_buf_puts(b, ", ");
 			cg_expr(g, b, a[1], t);
@@ -537,7 +577,7 @@ static void put_op(cg *g, ct_buf *b, const ir_expr *e)
 		} else {
 			ct_buf_putc(b, '(');
 			cg_expr(g, b, a[0], t);
-			ct_buf_puts(b, fops[e->kind]);
+			ct_buf_puts(b, cg_op(e->kind)->infix);
 			cg_expr(g, b, a[1], t);
 			ct_buf_putc(b, ')');
 		}
@@ -557,7 +597,7 @@ static void put_op(cg *g, ct_buf *b, const ir_expr *e)
 			if (cg_is_int(t))
 				ct_buf_puts(b, "ct_iabs(");
 			else
-				ct_buf_printf(b, "fabs%s(", fn_suffix(t));
+				ct_buf_printf(b, "%s%s(", cg_math_fn(FN_ABS), fn_suffix(t));
 			cg_expr(g, b, a[0], t);
 			ct_buf_putc(b, ')');
 			return;
@@ -565,11 +605,11 @@ static void put_op(cg *g, ct_buf *b, const ir_expr *e)
 		case FN_EXP:
 			/* integer sqrt/exp go through double, then truncate */
 			if (cg_is_int(t)) {
-				ct_buf_printf(b, "ct_itrunc(%s((double)", e->fn == FN_SQRT ? "sqrt" : "exp");
+				ct_buf_printf(b, "ct_itrunc(%s((double)", cg_math_fn(e->fn));
 				cg_expr(g, b, a[0], t);
 				ct_buf_puts(b, "))");
 			} else {
-				ct_buf_printf(b, "%s%s(", e->fn == FN_SQRT ? "sqrt" : "exp", fn_suffix(t));
+				ct_buf_printf(b, "%s%s(", cg_math_fn(e->fn), fn_suffix(t));
 				cg_expr(g, b, a[0], t);
 				ct_buf_putc(b, ')');
 			}
@@ -584,7 +624,7 @@ static void put_op(cg *g, ct_buf *b, const ir_expr *e)
 				cg_expr(g, b, a[2], t);
 				ct_buf_putc(b, ')');
 			} else {
-				ct_buf_printf(b, "fma%s(", fn_suffix(t));
+				ct_buf_printf(b, "%s%s(", cg_math_fn(FN_FMA), fn_suffix(t));
 				for (int i = 0; i < 3; i++) {
 					if (i)
 						ct_buf_puts(b, ", ");
@@ -653,10 +693,9 @@ static void put_plain(cg *g, ct_buf *b, const ir_expr *e)
 	case EX_ADD:
 	case EX_SUB:
 	case EX_MUL: {
-		static const char *const ops[] = {[EX_ADD] = " + ", [EX_SUB] = " - ", [EX_MUL] = " * "};
 		ct_buf_putc(b, '(');
 		put_plain(g, b, a[0]);
-		ct_buf_puts(b, ops[e->kind]);
+		ct_buf_puts(b, cg_op(e->kind)->infix);
 		put_plain(g, b, a[1]);
 		ct_buf_putc(b, ')');
 		return;

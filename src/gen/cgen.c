@@ -132,15 +132,15 @@ static void gen_stmt(cg *g, const ir_node *s)
 		kg_block_open(g->kg, "if (%s)", cond);
 	const char *arr = g->aname[lhs->id];
 	if (cg_is_int(t) && s->op != AS_SET) {
-		static const char *const iops[] = {[AS_ADD] = "ct_iadd", [AS_SUB] = "ct_isub", [AS_MUL] = "ct_imul"};
-		kg_stmt(g->kg, KG_OTHER, arr, arr, "%s = (%s)%s(%s, %s);", l.s, ir_dtype_c(t), iops[s->op], l.s,
-			r.s);
+		kg_stmt(g->kg, KG_OTHER, arr, arr, "%s = (%s)%s(%s, %s);", l.s, ir_dtype_c(t),
+			cg_assign_op(s->op)->int_fn, l.s, r.s);
 	} else {
-		static const char *const ops[] = {[AS_SET] = "=", [AS_ADD] = "+=", [AS_SUB] = "-=", [AS_MUL] = "*="};
 		if (cg_is_int(t))
 			kg_stmt(g->kg, KG_OTHER, arr, NULL, "%s = (%s)%s;", l.s, ir_dtype_c(t), r.s);
+		else if (s->op == AS_SET)
+			kg_stmt(g->kg, KG_OTHER, arr, NULL, "%s = %s;", l.s, r.s);
 		else
-			kg_stmt(g->kg, KG_OTHER, arr, NULL, "%s %s %s;", l.s, ops[s->op], r.s);
+			kg_stmt(g->kg, KG_OTHER, arr, NULL, "%s %s= %s;", l.s, cg_assign_op(s->op)->bare, r.s);
 	}
 	if (cond)
 		kg_block_close(g->kg);

@@ -179,6 +179,20 @@ void cg_version_var(cg *g, const lt_node *x, const char *it, const char *first);
 
 /* ------------------------------------------------------------ cexpr.c: the expression printer */
 
+/* How one arithmetic operation is written (cg_op): infix (" + ") on floats and vectors, through
+ * an overflow-checked helper ("ct_iadd") on integers, and as the bare operator ("+") of a
+ * compound assignment. */
+typedef struct cg_op_spell {
+	const char *infix;
+	const char *int_fn;
+	const char *bare;
+} cg_op_spell;
+/* The spelling of EX_ADD, EX_SUB, EX_MUL or EX_DIV (a placeholder for any other kind). */
+const cg_op_spell *cg_op(ir_expr_kind k);
+/* The spelling of the operation of a compound assignment (AS_ADD, ...). */
+const cg_op_spell *cg_assign_op(ir_assign op);
+/* The base name of a call's C math function ("fabs"; C adds f for float). */
+const char *cg_math_fn(ir_fn fn);
 /* Whether t is an integer type (integers compute in int64 in the generated C). */
 static inline bool cg_is_int(ct_dtype t) { return t == CT_I32 || t == CT_I64; }
 /* An affine expression over original indices, loop variables, trip counts,

@@ -889,15 +889,12 @@ static void put_vec(cg *g, ct_buf *b, const ir_expr *e, ct_dtype t, int n, int x
 		ct_buf_putc(b, ')');
 		return;
 	}
-	static const char *const op[] = {[EX_ADD] = " + ", [EX_SUB] = " - ", [EX_MUL] = " * ", [EX_DIV] = " / "};
-	static const char *const fn[] = {[FN_MIN] = "fmin", [FN_MAX] = "fmax", [FN_ABS] = "fabs",
-	                                 [FN_SQRT] = "sqrt", [FN_EXP] = "exp", [FN_FMA] = "fma"};
 	if (e->kind == EX_NEG) {
 		ct_buf_puts(b, "(-");
 		put_vec(g, b, e->args[0], t, n, xi);
 		ct_buf_putc(b, ')');
 	} else if (e->kind == EX_CALL) {
-		ct_buf_printf(b, "%s(", fn[e->fn]);
+		ct_buf_printf(b, "%s(", cg_math_fn(e->fn));
 		for (int i = 0; i < e->nargs; i++) {
 			if (i)
 				ct_buf_puts(b, ", ");
@@ -907,7 +904,7 @@ static void put_vec(cg *g, ct_buf *b, const ir_expr *e, ct_dtype t, int n, int x
 	} else {
 		ct_buf_putc(b, '(');
 		put_vec(g, b, e->args[0], t, n, xi);
-		ct_buf_puts(b, op[e->kind]);
+		ct_buf_puts(b, cg_op(e->kind)->infix);
 		put_vec(g, b, e->args[1], t, n, xi);
 		ct_buf_putc(b, ')');
 	}
@@ -941,13 +938,12 @@ static void gen_vec_stmts(cg *g, const lt_node *x, int n)
 		ct_buf_init(&r);
 		cg_access(g, &l, s->lhs->id, s->lhs->sub);
 		put_vec(g, &r, s->rhs, t, n, x->index);
-		static const char *const op[] = {[AS_ADD] = "+", [AS_SUB] = "-", [AS_MUL] = "*"};
 		const char *arr = g->aname[s->lhs->id];
 		if (s->op == AS_SET)
 			kg_stmt(g->kg, KG_OTHER, arr, NULL, "vstore%d(%s, 0, &%s);", n, r.s ? r.s : "0", l.s ? l.s : "0");
 		else
 			kg_stmt(g->kg, KG_OTHER, arr, arr, "vstore%d(vload%d(0, &%s) %s %s, 0, &%s);", n, n,
-			        l.s ? l.s : "0", op[s->op], r.s ? r.s : "0", l.s ? l.s : "0");
+			        l.s ? l.s : "0", cg_assign_op(s->op)->bare, r.s ? r.s : "0", l.s ? l.s : "0");
 		if (l.failed || r.failed)
 			g->failed = true;
 		ct_buf_free(&l);

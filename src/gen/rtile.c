@@ -439,11 +439,9 @@ static void put_vexpr(rtile *rt, ct_buf *b, const ir_expr *e, int lanes)
 	case EX_SUB:
 	case EX_MUL:
 	case EX_DIV: {
-		static const char *const ops[] = {[EX_ADD] = " + ", [EX_SUB] = " - ", [EX_MUL] = " * ",
-		                                  [EX_DIV] = " / "};
 		ct_buf_putc(b, '(');
 		put_vexpr(rt, b, a[0], lanes);
-		ct_buf_puts(b, ops[e->kind]);
+		ct_buf_puts(b, cg_op(e->kind)->infix);
 		put_vexpr(rt, b, a[1], lanes);
 		ct_buf_putc(b, ')');
 		return;
