@@ -427,6 +427,52 @@ static void gen_spmd(cg *g, const lt_node *x, const ir_plan_item *it)
 	ct_buf_free(&ty);
 }
 
+void cg_range_open(cg *g, const lt_node *x, cg_range *r)
+{
+	ct_buf_init(&r->lo);
+	ct_buf_init(&r->hi);
+	cg_bound(g, &r->lo, x->lo);
+	cg_bound(g, &r->hi, x->hi);
+}
+
+void cg_range_close(cg *g, cg_range *r)
+{
+	if (r->lo.failed || r->hi.failed)
+		g->failed = true;
+	ct_buf_free(&r->lo);
+	ct_buf_free(&r->hi);
+}
+
+void cg_for_open(cg *g, const lt_node *x, const cg_range *r, bool spell_step)
+{
+	const char *v = g->iname[x->index];
+	const char *lo = r->lo.s ? r->lo.s : "0", *hi = r->hi.s ? r->hi.s : "0";
+	if (x->step == 1 && !spell_step)
+		kg_block_open(g->kg, "for (int64_t %s = %s; %s < %s; %s++)", v, lo, v, hi, v);
+	else
+		kg_block_open(g->kg, "for (int64_t %s = %s; %s < %s; %s += %lld)", v, lo, v, hi, v,
+			      (long long)x->step);
+}
+
+const lt_node *cg_loop_enter(cg *g, const lt_node *x)
+{
+	const lt_node *outer = g->open[x->index];
+	g->open[x->index] = x;
+	return outer;
+}
+
+void cg_loop_leave(cg *g, const lt_node *x, const lt_node *outer)
+{
+	g->open[x->index] = outer;
+}
+
+void cg_loop_body(cg *g, const lt_node *x)
+{
+	const lt_node *outer = cg_loop_enter(g, x);
+	cg_nodes(g, x->kids, x->nkids);
+	cg_loop_leave(g, x, outer);
+}
+
 static void gen_loop(cg *g, const lt_node *x)
 {
 	const ir_plan_item *spmd = spmd_item(g, x);
@@ -452,14 +498,10 @@ static void gen_loop(cg *g, const lt_node *x)
 		return;
 	if (cg_shift_loop(g, x, NULL, NULL, x->kids, x->nkids))
 		return;
-	ct_buf lo, hi;
-	ct_buf_init(&lo);
-	ct_buf_init(&hi);
-	cg_bound(g, &lo, x->lo);
-	cg_bound(g, &hi, x->hi);
-	const char *v = g->iname[x->index];
+	cg_range r;
+	cg_range_open(g, x, &r);
 	if (x->tail)
-		kg_comment(g->kg, "tail of %s", v);
+		kg_comment(g->kg, "tail of %s", g->iname[x->index]);
 	if (x->parallel) {
 		gen_parallel_pragma(g, x);
 		g->band = x;
@@ -468,24 +510,16 @@ static void gen_loop(cg *g, const lt_node *x)
 	if (x->vector)
 		kg_stmt(g->kg, KG_OTHER, NULL, NULL, "#pragma omp simd");
 	cg_unroll_hint(g, x);
-	if (x->step == 1)
-		kg_block_open(g->kg, "for (int64_t %s = %s; %s < %s; %s++)", v, lo.s, v, hi.s, v);
-	else
-		kg_block_open(g->kg, "for (int64_t %s = %s; %s < %s; %s += %lld)", v, lo.s, v, hi.s, v,
-			      (long long)x->step);
-	const lt_node *outer = g->open[x->index];
-	g->open[x->index] = x;
+	cg_for_open(g, x, &r, false);
+	const lt_node *outer = cg_loop_enter(g, x);
 	if (g->band_left > 0 && --g->band_left == 0)
 		gen_private_views(g, g->band);
 	cg_nodes(g, x->kids, x->nkids);
-	g->open[x->index] = outer;
+	cg_loop_leave(g, x, outer);
 	kg_block_close(g->kg);
 	if (x->parallel)
 		cg_stream_team_close(g, x);
-	if (lo.failed || hi.failed)
-		g->failed = true;
-	ct_buf_free(&lo);
-	ct_buf_free(&hi);
+	cg_range_close(g, &r);
 }
 
 /* Whether loops x and y (siblings, y right after x) are the main and tail
@@ -545,11 +579,10 @@ void cg_version_var(cg *g, const lt_node *x, const char *it, const char *first)
 static void gen_version_body(cg *g, const lt_node *x, const char *it, const char *first)
 {
 	cg_version_var(g, x, it, first);
-	const lt_node *outer = g->open[x->index];
-	g->open[x->index] = x;
+	const lt_node *outer = cg_loop_enter(g, x);
 	gen_private_views(g, x);
 	cg_nodes(g, x->kids, x->nkids);
-	g->open[x->index] = outer;
+	cg_loop_leave(g, x, outer);
 }
 
 /* The main version x and the tail version y of a parallel loop as one

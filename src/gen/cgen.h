@@ -177,6 +177,26 @@ bool cg_shift_access(cg *g, ct_buf *b, int a, const aff *sub);
  * first iteration of x is first (preceded by "tail of v" for a tail). */
 void cg_version_var(cg *g, const lt_node *x, const char *it, const char *first);
 
+/* ------------------------------------------------------------ loops (cgen.c): written once for every backend */
+
+/* Loop x's bounds as C text, for its header (cg_range_open .. cg_range_close). */
+typedef struct cg_range {
+	ct_buf lo, hi;
+} cg_range;
+/* The bounds of loop x as C into r. */
+void cg_range_open(cg *g, const lt_node *x, cg_range *r);
+/* Free r; g fails when either bound could not be written. */
+void cg_range_close(cg *g, cg_range *r);
+/* Open `for (int64_t v = lo; v < hi; v++)` of loop x, `v += step` when the step is not 1 or
+ * spell_step is set (OpenCL C has always spelled it; its golden files keep that text). */
+void cg_for_open(cg *g, const lt_node *x, const cg_range *r, bool spell_step);
+/* Make x the open loop over its index (the version whose variable its body's accesses name);
+ * returns the loop it hides, for cg_loop_leave. */
+const lt_node *cg_loop_enter(cg *g, const lt_node *x);
+void cg_loop_leave(cg *g, const lt_node *x, const lt_node *outer);
+/* The kids of loop x with x open. */
+void cg_loop_body(cg *g, const lt_node *x);
+
 /* ------------------------------------------------------------ cexpr.c: the expression printer */
 
 /* How one arithmetic operation is written (cg_op): infix (" + ") on floats and vectors, through
