@@ -9,7 +9,7 @@
 #include <string.h>
 
 /*
- * The statements, expressions and accesses are the C backend's (cgen.c):
+ * The statements are the C backend's (cgen.c), the expressions and accesses its printer's (cexpr.c):
  * OpenCL C is C99 with address spaces, so the preamble maps the C names
  * the C backend uses (int64_t, sqrtf, ...) onto OpenCL's, and this file
  * takes over three things through cgen's hooks:
