@@ -342,6 +342,105 @@ static bool parse_cache(parser *p)
 	return true;
 }
 
+/* The loop items, by the word that starts them. */
+static const opt_word loop_item_words[] = {
+	{"vectorize", PL_VECTORIZE}, {"unroll", PL_UNROLL}, {"parallelize", PL_PARALLELIZE}};
+
+/* The kind of loop item that t names; false (after an error) when t names none. */
+static bool loop_item_kind(parser *p, const tok *t, ir_plan_kind *kind)
+{
+	for (int i = 0; i < COUNT(loop_item_words); i++)
+		if (word_is(t, loop_item_words[i].word)) {
+			*kind = (ir_plan_kind)loop_item_words[i].value;
+			return true;
+		}
+	char found[64];
+	lp_tok_desc(t, found, sizeof found);
+	lp_err(p, tpos(t),
+	       "expected a plan item (NAME = cache(...), vectorize, unroll or parallelize), "
+	       "found %s",
+	       found);
+	return false;
+}
+
+/* The indices a loop item names, in order. */
+typedef struct loop_args {
+	int ids[MAX_SCHED_ARGS];
+	ir_pos pos[MAX_SCHED_ARGS];
+	int n;
+	bool ok; /* false after an unknown or repeated index: the item is dropped, the line read on */
+} loop_args;
+
+/* Index a (at ap) of item what; false after an error that ends the item. */
+static bool add_loop_index(parser *p, loop_args *la, const tok *a, ir_pos ap, const char *what)
+{
+	if (la->n >= MAX_SCHED_ARGS) {
+		lp_err(p, ap, "too many indices (at most %d)", MAX_SCHED_ARGS);
+		return false;
+	}
+	int n = la->n;
+	la->ids[n] = lp_find_index(p, a, what);
+	if (la->ids[n] < 0)
+		la->ok = false;
+	for (int b = 0; b < n && la->ok; b++)
+		if (la->ids[b] == la->ids[n]) {
+			lp_err(p, ap, "index '%s' appears twice in %s", a->s, what);
+			la->ok = false;
+		}
+	la->pos[la->n++] = ap;
+	return true;
+}
+
+/* `(x, y, opt=value, ...)` of loop item c called what: the indices, then the options; false after
+ * an error that ends the item. */
+static bool parse_loop_args(parser *p, ir_plan_item *c, const char *what, loop_args *la)
+{
+	bool opts = false;
+	loop_seen seen;
+	memset(&seen, 0, sizeof seen);
+	if (!lp_expect(p, T_LPAREN))
+		return false;
+	for (;;) {
+		tok *a = cur(p);
+		ir_pos ap;
+		if (!lp_expect_ident(p, "an index name", &ap))
+			return false;
+		if (at(p, T_ASSIGN)) {
+			next(p);
+			opts = true;
+			if (!parse_opt(p, loop_opts(c->kind), what, c, &seen, a->s, ap))
+				return false;
+		} else if (opts) {
+			lp_err(p, ap, "indices must come before the options of %s", what);
+			return false;
+		} else if (!add_loop_index(p, la, a, ap, what)) {
+			return false;
+		}
+		if (!at(p, T_COMMA))
+			return lp_expect(p, T_RPAREN);
+		next(p);
+	}
+}
+
+/* Whether the indices suit item c: at least one, one for vectorize and unroll, at most three
+ * work-group dimensions on OpenCL; reports otherwise. */
+static bool loop_indices_fit(parser *p, const ir_plan_item *c, const char *what, const loop_args *la)
+{
+	if (la->n == 0) {
+		lp_err(p, c->pos, "%s needs an index", what);
+		return false;
+	}
+	if (c->kind != PL_PARALLELIZE && la->n != 1) {
+		lp_err(p, la->pos[1], "%s takes one index", what);
+		return false;
+	}
+	if (c->kind == PL_PARALLELIZE && p->k->target == TARGET_OPENCL && la->n > 3) {
+		lp_err(p, la->pos[3], "opencl parallelizes at most 3 indices (work-group dimensions)");
+		return false;
+	}
+	return true;
+}
+
 /* `vectorize(x, nontemporal=b)`, `unroll(x)`, `unroll(x, by=n)`, `parallelize(x, y, policy=..., max_threads=n, spmd=b)` */
 static bool parse_loop_item(parser *p)
 {
@@ -351,90 +450,27 @@ static bool parse_loop_item(parser *p)
 	c.pos = tpos(t);
 	c.src_array = c.src_cache = c.root_array = -1;
 	c.index_id = c.trigger_index = -1;
-	if (word_is(t, "vectorize"))
-		c.kind = PL_VECTORIZE;
-	else if (word_is(t, "unroll"))
-		c.kind = PL_UNROLL;
-	else if (word_is(t, "parallelize"))
-		c.kind = PL_PARALLELIZE;
-	else {
-		char found[64];
-		lp_tok_desc(t, found, sizeof found);
-		lp_err(p, tpos(t),
-		     "expected a plan item (NAME = cache(...), vectorize, unroll or parallelize), "
-		     "found %s",
-		     found);
+	if (!loop_item_kind(p, t, &c.kind))
 		return false;
-	}
 	const char *what = t->s;
 	next(p);
-	if (!lp_expect(p, T_LPAREN))
+	loop_args la;
+	la.n = 0;
+	la.ok = true;
+	if (!parse_loop_args(p, &c, what, &la))
 		return false;
-	int ids[MAX_SCHED_ARGS];
-	ir_pos pos[MAX_SCHED_ARGS];
-	int n = 0;
-	bool ok = true, opts = false;
-	loop_seen seen;
-	memset(&seen, 0, sizeof seen);
-	for (;;) {
-		tok *a = cur(p);
-		ir_pos ap;
-		if (!lp_expect_ident(p, "an index name", &ap))
-			return false;
-		if (at(p, T_ASSIGN)) {
-			next(p);
-			opts = true;
-			if (!parse_opt(p, loop_opts(c.kind), what, &c, &seen, a->s, ap))
-				return false;
-		} else {
-			if (opts) {
-				lp_err(p, ap, "indices must come before the options of %s", what);
-				return false;
-			}
-			if (n >= MAX_SCHED_ARGS) {
-				lp_err(p, ap, "too many indices (at most %d)", MAX_SCHED_ARGS);
-				return false;
-			}
-			ids[n] = lp_find_index(p, a, what);
-			if (ids[n] < 0)
-				ok = false;
-			for (int b = 0; b < n && ok; b++)
-				if (ids[b] == ids[n]) {
-					lp_err(p, ap, "index '%s' appears twice in %s", a->s, what);
-					ok = false;
-				}
-			pos[n++] = ap;
-		}
-		if (at(p, T_COMMA)) {
-			next(p);
-			continue;
-		}
-		if (!lp_expect(p, T_RPAREN))
-			return false;
-		break;
-	}
-	if (!ok)
+	/* after an error in the indices the line itself is well formed: no resynchronising */
+	if (!la.ok || !loop_indices_fit(p, &c, what, &la))
 		return true;
-	if (n == 0) {
-		lp_err(p, c.pos, "%s needs an index", what);
-		return true;
-	}
-	if (c.kind != PL_PARALLELIZE && n != 1) {
-		lp_err(p, pos[1], "%s takes one index", what);
-		return true;
-	}
-	if (c.kind == PL_PARALLELIZE && p->k->target == TARGET_OPENCL && n > 3) {
-		lp_err(p, pos[3], "opencl parallelizes at most 3 indices (work-group dimensions)");
-		return true;
-	}
 	ct_kernel *k = p->k;
 	if (lp_too_many(p, k->nplan, c.pos, "plan items"))
 		return true;
+	int n = la.n;
 	c.n = n;
 	c.idx = lp_alloc(p, sizeof *c.idx * (size_t)n);
 	c.idx_pos = lp_alloc(p, sizeof *c.idx_pos * (size_t)n);
-	memcpy(c.idx, ids, sizeof *c.idx * (size_t)n);
-	memcpy(c.idx_pos, pos, sizeof *c.idx_pos * (size_t)n);
+	memcpy(c.idx, la.ids, sizeof *c.idx * (size_t)n);
+	memcpy(c.idx_pos, la.pos, sizeof *c.idx_pos * (size_t)n);
 	k->plan = lp_grow(p, k->plan, &p->cap_plan, k->nplan + 1, sizeof *k->plan);
 	k->plan[k->nplan++] = c;
 	return true;
