@@ -121,7 +121,7 @@ void lp_sync(parser *p, int start)
 
 /* ------------------------------------------------------------ names */
 
-const char *lp_sym_kind_name(sym_kind k)
+static const char *sym_kind_name(sym_kind k)
 {
 	switch (k) {
 	case SYM_PARAM: return "a param";
@@ -179,7 +179,7 @@ bool lp_name_free(parser *p, const char *name, ir_pos at)
 	if (s) {
 		ir_pos d = sym_decl_pos(p, s);
 		lp_err(p, at, "'%s' is already declared as %s (line %d)", name,
-		     lp_sym_kind_name(s->kind), d.line);
+		     sym_kind_name(s->kind), d.line);
 		return false;
 	}
 	int l = scope_find(p, name);
@@ -348,7 +348,7 @@ static ir_expr *parse_access(parser *p)
 		if (scope_find(p, t->s) >= 0)
 			lp_err(p, tpos(t), "'%s' is a let, not an array", t->s);
 		else if (s)
-			lp_err(p, tpos(t), "'%s' is %s, not an array", t->s, lp_sym_kind_name(s->kind));
+			lp_err(p, tpos(t), "'%s' is %s, not an array", t->s, sym_kind_name(s->kind));
 		else
 			lp_err(p, tpos(t), "unknown array '%s'", t->s);
 		return NULL;
@@ -418,7 +418,7 @@ static ir_expr *parse_name(parser *p)
 	case SYM_NONE: break;
 	}
 	lp_err(p, tpos(t), "'%s' is %s and cannot be used in an expression", t->s,
-	     lp_sym_kind_name(s->kind));
+	     sym_kind_name(s->kind));
 	return NULL;
 }
 
@@ -945,7 +945,7 @@ int lp_find_index(parser *p, const tok *t, const char *where)
 	if (!s || s->kind != SYM_INDEX) {
 		if (s)
 			lp_err(p, tpos(t), "'%s' is %s, not an index, in %s", t->s,
-			     lp_sym_kind_name(s->kind), where);
+			     sym_kind_name(s->kind), where);
 		else
 			lp_err(p, tpos(t), "unknown index '%s' in %s", t->s, where);
 		return -1;

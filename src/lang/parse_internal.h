@@ -97,8 +97,6 @@ bool lp_expect(parser *p, tok_kind k);
 const char *lp_expect_ident(parser *p, const char *what, ir_pos *pos);
 /* Skip to the start of the next statement after the one that began at token index start. */
 void lp_sync(parser *p, int start);
-/* "a param", "an array", ... for messages. */
-const char *lp_sym_kind_name(sym_kind k);
 /* The kernel-wide name, or NULL. */
 sym *lp_sym_find(parser *p, const char *name);
 /* Report a clash when name is already declared; true when it is free. */

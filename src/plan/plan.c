@@ -55,12 +55,56 @@ static bool set_sources(pp *p)
 	return p->src_store >= 0;
 }
 
+/* Every site's block must move with the loops around the cache the same way in all its uses. */
+static bool check_blocks(pp *p, const sitelist *l)
+{
+	for (int i = 0; i < l->n && p->ok; i++) {
+		const site *s = &l->v[i];
+		if (!s->b.any)
+			continue;
+		if (s->b.mismatch)
+			return pp_err(p, p->it->pos,
+			              "cache '%s': the uses of '%s' move differently with the loops around the cache "
+			              "(e.g. A[i, j] and A[j, i]), so no single block follows them",
+			              p->it->name, p->t->arrays[p->src_store].name);
+	}
+	return true;
+}
+
+/* One region per trigger: sites sharing a trigger are multicached together,
+ * as long as their blocks can share the buffer's slots (construction,
+ * plan_region.c). */
+static void make_regions(pp *p, sitelist *l)
+{
+	site *group = l->n ? ct_alloc(p->ctx, sizeof *group * (size_t)l->n) : NULL;
+	if (l->n && !group)
+		pp_nomem(p);
+	for (int i = 0; i < l->n && p->ok; i++) {
+		if (!l->v[i].node || !l->v[i].b.any)
+			continue;
+		int ng = 0;
+		for (int j = i; j < l->n; j++) {
+			if (!l->v[j].node || l->v[j].trigger != l->v[i].trigger || !l->v[j].b.any)
+				continue;
+			bool fits = true;
+			for (int q = 0; q < ng && fits; q++)
+				fits = pl_share_slots(p, &group[q], &l->v[j]);
+			if (fits) {
+				group[ng++] = l->v[j];
+				l->v[j].node = NULL;
+			}
+		}
+		pl_make_region(p, group, ng);
+	}
+	ct_free(p->ctx, group);
+}
+
+/* Apply cache item `item`: its sources, its place in the loop order, its
+ * sites (placement), then its regions (construction). */
 static bool apply_item(pp *p, int item)
 {
-	ct_looptree *t = p->t;
-	const ir_plan_item *it = &p->k->plan[item];
 	p->item = item;
-	p->it = it;
+	p->it = &p->k->plan[item];
 	if (!set_sources(p))
 		return p->ok; /* the source cache made no region: nothing to cache */
 	/* the loop order and the cache's place in it: asked of the one
@@ -79,72 +123,8 @@ static bool apply_item(pp *p, int item)
 	if (p->order_len == 0)
 		return true; /* no loop around any use: nothing to cache */
 	sitelist l = {NULL, 0, 0};
-	if (it->where == CP_BUDGET) {
-		for (int i = 0; i < t->nroots; i++)
-			pl_find_innermost(p, t->roots[i], &l);
-		for (int i = 0; i < l.n && p->ok; i++)
-			pl_budget_site(p, &l.v[i]);
-		pl_drop_nested_sites(&l);
-	} else {
-		int index = pl.index, tindex = pl.trigger_index;
-		for (int i = 0; i < t->nroots; i++)
-			pl_find_index_sites(p, t->roots[i], index, &l);
-		for (int i = 0; i < l.n && p->ok; i++) {
-			site *s = &l.v[i];
-			pl_block_of(p, s->node, &s->b);
-			lt_node *trig = s->node;
-			if (tindex != index && !pl_find_trigger(p, s->node, tindex, &trig)) {
-				ct_free(p->ctx, l.v);
-				return pp_err(p, it->trigger_opt.pos,
-				              "the trigger of cache '%s' lies outside the region of its source cache '%s'",
-				              it->name, p->k->plan[p->parent_item].name);
-			}
-			s->trigger = trig;
-			pl_hoist(p, s, trig != s->node ? trig : NULL);
-			if (s->node == trig)
-				s->trigger = s->node;
-		}
-		/* versions of a loop inside one that does not move the block (the
-		 * main and tail k2 inside a tail k) pl_hoist to the same loop: one site */
-		pl_drop_nested_sites(&l);
-		if (!it->double_buffer && it->has_trigger)
-			pl_fold_versions(p, l.v, l.n);
-	}
-	for (int i = 0; i < l.n && p->ok; i++) {
-		site *s = &l.v[i];
-		if (!s->b.any)
-			continue;
-		if (s->b.mismatch) {
-			ct_free(p->ctx, l.v);
-			return pp_err(p, it->pos,
-			              "cache '%s': the uses of '%s' move differently with the loops around the cache "
-			              "(e.g. A[i, j] and A[j, i]), so no single block follows them",
-			              it->name, t->arrays[p->src_store].name);
-		}
-	}
-	/* one region per trigger: sites sharing a trigger are multicached
-	 * together, as long as their blocks can share the buffer's slots */
-	site *group = l.n ? ct_alloc(p->ctx, sizeof *group * (size_t)l.n) : NULL;
-	if (l.n && !group)
-		pp_nomem(p);
-	for (int i = 0; i < l.n && p->ok; i++) {
-		if (!l.v[i].node || !l.v[i].b.any)
-			continue;
-		int ng = 0;
-		for (int j = i; j < l.n; j++) {
-			if (!l.v[j].node || l.v[j].trigger != l.v[i].trigger || !l.v[j].b.any)
-				continue;
-			bool fits = true;
-			for (int q = 0; q < ng && fits; q++)
-				fits = pl_share_slots(p, &group[q], &l.v[j]);
-			if (fits) {
-				group[ng++] = l.v[j];
-				l.v[j].node = NULL;
-			}
-		}
-		pl_make_region(p, group, ng);
-	}
-	ct_free(p->ctx, group);
+	if (pl_place_sites(p, pl.index, pl.trigger_index, &l) && check_blocks(p, &l))
+		make_regions(p, &l);
 	ct_free(p->ctx, l.v);
 	return p->ok;
 }

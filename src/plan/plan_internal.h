@@ -208,24 +208,10 @@ bool pl_make_region(pp *p, site *s, int ns);
 
 /* ------------------------------------------------------------ plan_place.c */
 
-/* Loops over index x whose subtree uses the source (not inside another such loop). */
-void pl_find_index_sites(pp *p, lt_node *x, int index, sitelist *l);
-/* Innermost loops around uses (budget caches start there). */
-void pl_find_innermost(pp *p, lt_node *x, sitelist *l);
-/* Drop sites inside another site (or at the same node as an earlier one). */
-void pl_drop_nested_sites(sitelist *l);
-/* The max_elements walk from an innermost loop. */
-bool pl_budget_site(pp *p, site *s);
-/* Hoisting: out over loops that do not move or widen the block (never
- * above limit, the trigger of a multicache). */
-void pl_hoist(pp *p, site *s, const lt_node *limit);
-/* Group sites whose trigger is a later version (tail) of an earlier site's trigger loop
- * with the same block into that site's region. */
-void pl_fold_versions(pp *p, site *v, int n);
 /* Whether two sites under one trigger can share a buffer's slots. */
 bool pl_share_slots(pp *p, const site *a, const site *b);
-/* The loop over tindex around site x (*trig); false when it lies outside the source cache's region.
- */
-bool pl_find_trigger(const pp *p, lt_node *x, int tindex, lt_node **trig);
+/* The sites of the cache item being applied, over loops over index (trigger tindex), or by its
+ * max_elements= budget; false after an error. */
+bool pl_place_sites(pp *p, int index, int tindex, sitelist *l);
 
 #endif

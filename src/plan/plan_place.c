@@ -20,7 +20,7 @@ static bool add_site(pp *p, sitelist *l, lt_node *x, bool element)
 }
 
 /* Loops over index x whose subtree uses the source (not inside another such loop). */
-void pl_find_index_sites(pp *p, lt_node *x, int index, sitelist *l)
+static void find_index_sites(pp *p, lt_node *x, int index, sitelist *l)
 {
 	if (!p->ok)
 		return;
@@ -30,9 +30,9 @@ void pl_find_index_sites(pp *p, lt_node *x, int index, sitelist *l)
 		return;
 	}
 	for (int i = 0; i < x->nkids; i++)
-		pl_find_index_sites(p, x->kids[i], index, l);
+		find_index_sites(p, x->kids[i], index, l);
 	for (int i = 0; i < x->nels; i++)
-		pl_find_index_sites(p, x->els[i], index, l);
+		find_index_sites(p, x->els[i], index, l);
 }
 
 /* Whether x's body uses the source outside any loop nested in it. */
@@ -54,16 +54,16 @@ static bool direct_use(const pp *p, const lt_node *x)
 }
 
 /* Innermost loops around uses (budget caches start there). */
-void pl_find_innermost(pp *p, lt_node *x, sitelist *l)
+static void find_innermost(pp *p, lt_node *x, sitelist *l)
 {
 	if (!p->ok)
 		return;
 	if (x->kind == LT_LOOP && direct_use(p, x) && pl_inside_parent(p, x))
 		add_site(p, l, x, false);
 	for (int i = 0; i < x->nkids; i++)
-		pl_find_innermost(p, x->kids[i], l);
+		find_innermost(p, x->kids[i], l);
 	for (int i = 0; i < x->nels; i++)
-		pl_find_innermost(p, x->els[i], l);
+		find_innermost(p, x->els[i], l);
 }
 
 static bool is_ancestor(const lt_node *a, const lt_node *x)
@@ -77,7 +77,7 @@ static bool is_ancestor(const lt_node *a, const lt_node *x)
 /* A site inside another site (or at the same node as an earlier one)
  * belongs to it: that site's block covers its uses, and a second region
  * there would copy the block twice (a reduce would add it twice). */
-void pl_drop_nested_sites(sitelist *l)
+static void drop_nested_sites(sitelist *l)
 {
 	for (int i = 0; i < l->n; i++)
 		for (int j = 0; j < l->n; j++)
@@ -119,7 +119,7 @@ static void block_of_body(pp *p, const lt_node *x, blk *b)
 }
 
 /* The max_elements walk from an innermost loop. */
-bool pl_budget_site(pp *p, site *s)
+static bool budget_site(pp *p, site *s)
 {
 	lt_node *x = s->node;
 	blk b;
@@ -146,7 +146,7 @@ bool pl_budget_site(pp *p, site *s)
 
 /* Hoisting: out over loops that do not move or widen the block (never
  * above limit, the trigger of a multicache). */
-void pl_hoist(pp *p, site *s, const lt_node *limit)
+static void hoist(pp *p, site *s, const lt_node *limit)
 {
 	while (s->node != limit) {
 		lt_node *y = loop_above(p, s->node);
@@ -174,7 +174,7 @@ void pl_hoist(pp *p, site *s, const lt_node *limit)
  * again for a tail of rows). The versions must follow each other among
  * their parent's kids.
  */
-void pl_fold_versions(pp *p, site *v, int n)
+static void fold_versions(pp *p, site *v, int n)
 {
 	for (int i = 0; i < n; i++) {
 		site *s = &v[i];
@@ -254,7 +254,7 @@ bool pl_share_slots(pp *p, const site *a, const site *b)
  * source cache's region: the copies would read a buffer that does not
  * hold the block yet (levels that check and the loop tree count alike
  * never place it so; this keeps the tree sound if they ever differ). */
-bool pl_find_trigger(const pp *p, lt_node *x, int tindex, lt_node **trig)
+static bool find_trigger(const pp *p, lt_node *x, int tindex, lt_node **trig)
 {
 	for (lt_node *y = x->parent; y; y = y->parent) {
 		if (y->kind == LT_LOOP && y->index == tindex) {
@@ -273,3 +273,42 @@ bool pl_find_trigger(const pp *p, lt_node *x, int tindex, lt_node **trig)
 }
 
 /* The storages that count as the item's source. */
+
+/* The sites of the cache item being applied (index= and level=: the loops
+ * over index, each hoisted and given its trigger, the loop over tindex
+ * around it; max_elements=: the budget walk from the innermost loops);
+ * false after an error. */
+bool pl_place_sites(pp *p, int index, int tindex, sitelist *l)
+{
+	ct_looptree *t = p->t;
+	const ir_plan_item *it = p->it;
+	if (it->where == CP_BUDGET) {
+		for (int i = 0; i < t->nroots; i++)
+			find_innermost(p, t->roots[i], l);
+		for (int i = 0; i < l->n && p->ok; i++)
+			budget_site(p, &l->v[i]);
+		drop_nested_sites(l);
+		return true;
+	}
+	for (int i = 0; i < t->nroots; i++)
+		find_index_sites(p, t->roots[i], index, l);
+	for (int i = 0; i < l->n && p->ok; i++) {
+		site *s = &l->v[i];
+		pl_block_of(p, s->node, &s->b);
+		lt_node *trig = s->node;
+		if (tindex != index && !find_trigger(p, s->node, tindex, &trig))
+			return pp_err(p, it->trigger_opt.pos,
+			              "the trigger of cache '%s' lies outside the region of its source cache '%s'",
+			              it->name, p->k->plan[p->parent_item].name);
+		s->trigger = trig;
+		hoist(p, s, trig != s->node ? trig : NULL);
+		if (s->node == trig)
+			s->trigger = s->node;
+	}
+	/* versions of a loop inside one that does not move the block (the
+	 * main and tail k2 inside a tail k) hoist to the same loop: one site */
+	drop_nested_sites(l);
+	if (!it->double_buffer && it->has_trigger)
+		fold_versions(p, l->v, l->n);
+	return true;
+}

@@ -452,7 +452,7 @@ int pl_kid_pos(const lt_node *x)
 /*
  * The region r (in the trigger loop's place, which is r's kid after npro
  * prologue nodes) also takes the later versions of that loop that sites
- * were folded from (pl_fold_versions) and the versions between: they move
+ * were folded from (fold_versions, plan_place.c) and the versions between: they move
  * from r's parent into r, right after the loop.
  */
 static bool take_versions(pp *p, lt_node *r, const site *s, int ns, int npro)
