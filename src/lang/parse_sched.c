@@ -166,118 +166,160 @@ static bool parse_balanced(parser *p, bool *given, bool *v, ir_pos *pos)
 	return lp_parse_bool(p, "balanced", v);
 }
 
-/* `a, b = tile(x=32, y=64)` or `a = split(x, 32)`, each with an optional
- * `balanced=true` after the sizes */
-static bool parse_split(parser *p)
+/* The new index names on the left of a split or tile. */
+typedef struct split_names {
+	const char *v[MAX_SCHED_ARGS];
+	ir_pos pos[MAX_SCHED_ARGS];
+	int n;
+} split_names;
+
+/* What the parentheses of a split or tile give: per index its size, then the options. */
+typedef struct split_args {
+	bool tile;
+	const char *what; /* "split" or "tile" */
+	int x[MAX_SCHED_ARGS];
+	ir_pos xpos[MAX_SCHED_ARGS];
+	int64_t size[MAX_SCHED_ARGS];
+	ir_expr *size_expr[MAX_SCHED_ARGS];
+	int n;
+	bool ok; /* false after an unknown index or a bad size: nothing is split, the line is read on */
+	bool balanced, balanced_given;
+	ir_pos balanced_pos;
+} split_args;
+
+/* `a, b =`: the names of the new indices; false after an error. */
+static bool parse_split_names(parser *p, split_names *nm)
 {
-	tok *st = cur(p);
-	const char *names[MAX_SCHED_ARGS];
-	ir_pos npos[MAX_SCHED_ARGS];
-	int nn = 0;
+	nm->n = 0;
 	for (;;) {
-		if (nn >= MAX_SCHED_ARGS) {
+		if (nm->n >= MAX_SCHED_ARGS) {
 			lp_err(p, tpos(cur(p)), "too many names (at most %d)", MAX_SCHED_ARGS);
 			return false;
 		}
-		names[nn] = lp_expect_ident(p, "an index name", &npos[nn]);
-		if (!names[nn])
+		nm->v[nm->n] = lp_expect_ident(p, "an index name", &nm->pos[nm->n]);
+		if (!nm->v[nm->n])
 			return false;
-		nn++;
+		nm->n++;
 		if (!at(p, T_COMMA))
 			break;
 		next(p);
 	}
-	if (!lp_expect(p, T_ASSIGN))
-		return false;
+	return lp_expect(p, T_ASSIGN);
+}
+
+/* `split` or `tile`; false after an error. */
+static bool parse_split_word(parser *p, split_args *sa)
+{
 	tok *ft = cur(p);
-	bool tile = at_word(p, "tile");
-	if (!tile && !at_word(p, "split")) {
+	sa->tile = at_word(p, "tile");
+	if (!sa->tile && !at_word(p, "split")) {
 		char found[64];
 		lp_tok_desc(ft, found, sizeof found);
 		lp_err(p, tpos(ft), "expected split(...) or tile(...), found %s", found);
 		return false;
 	}
-	const char *what = tile ? "tile" : "split";
+	sa->what = sa->tile ? "tile" : "split";
 	next(p);
+	return true;
+}
+
+/* One `x, 32` of a split or `x=32` of a tile; false after an error that ends the item. */
+static bool parse_split_size(parser *p, split_args *sa)
+{
+	tok *t = cur(p);
+	int n = sa->n;
+	if (!sa->tile && n > 0) {
+		char found[64];
+		lp_tok_desc(t, found, sizeof found);
+		lp_err(p, tpos(t), "expected the option balanced=true or false after the split size, found %s",
+		       found);
+		return false;
+	}
+	if (n >= MAX_SCHED_ARGS) {
+		lp_err(p, tpos(t), "too many indices in %s (at most %d)", sa->what, MAX_SCHED_ARGS);
+		return false;
+	}
+	if (!lp_expect_ident(p, "an index name", &sa->xpos[n]))
+		return false;
+	sa->x[n] = lp_find_index(p, t, sa->what);
+	if (sa->x[n] < 0)
+		sa->ok = false;
+	if (!lp_expect(p, sa->tile ? T_ASSIGN : T_COMMA))
+		return false;
+	ir_pos spos = tpos(cur(p));
+	if (!lp_parse_int(p, true, "a split size", &sa->size[n], &sa->size_expr[n])) {
+		if (!sa->size_expr[n])
+			return false;
+		sa->ok = false;
+	} else if (sa->size[n] < 1) {
+		lp_err(p, spos, "split size must be at least 1, not %lld", (long long)sa->size[n]);
+		sa->ok = false;
+	}
+	sa->n++;
+	return true;
+}
+
+/* `(x, 32)` of a split or `(x=32, y=64)` of a tile, each with an optional
+ * `balanced=true` after the sizes; false after an error that ends the item. */
+static bool parse_split_args(parser *p, split_args *sa)
+{
 	if (!lp_expect(p, T_LPAREN))
 		return false;
-	int xs[MAX_SCHED_ARGS];
-	ir_pos xpos[MAX_SCHED_ARGS];
-	int64_t sizes[MAX_SCHED_ARGS];
-	ir_expr *sexpr[MAX_SCHED_ARGS];
-	int n = 0;
-	bool ok = true, bal = false, bal_given = false;
-	ir_pos bal_pos = {0, 0};
 	for (;;) {
-		tok *t = cur(p);
-		if (n > 0 && at_balanced(p, tile)) {
-			if (!parse_balanced(p, &bal_given, &bal, &bal_pos))
+		if (sa->n > 0 && at_balanced(p, sa->tile)) {
+			if (!parse_balanced(p, &sa->balanced_given, &sa->balanced, &sa->balanced_pos))
 				return false;
-			if (!at(p, T_COMMA))
-				break;
-			next(p);
-			continue;
-		}
-		if (!tile && n > 0) {
-			char found[64];
-			lp_tok_desc(t, found, sizeof found);
-			lp_err(p, tpos(t), "expected the option balanced=true or false after the split size, found %s",
-			     found);
+		} else if (!parse_split_size(p, sa)) {
 			return false;
 		}
-		if (n >= MAX_SCHED_ARGS) {
-			lp_err(p, tpos(t), "too many indices in %s (at most %d)", what,
-			     MAX_SCHED_ARGS);
-			return false;
-		}
-		if (!lp_expect_ident(p, "an index name", &xpos[n]))
-			return false;
-		xs[n] = lp_find_index(p, t, what);
-		if (xs[n] < 0)
-			ok = false;
-		if (!lp_expect(p, tile ? T_ASSIGN : T_COMMA))
-			return false;
-		ir_pos spos = tpos(cur(p));
-		if (!lp_parse_int(p, true, "a split size", &sizes[n], &sexpr[n])) {
-			if (!sexpr[n])
-				return false;
-			ok = false;
-		} else if (sizes[n] < 1) {
-			lp_err(p, spos, "split size must be at least 1, not %lld",
-			     (long long)sizes[n]);
-			ok = false;
-		}
-		n++;
 		if (!at(p, T_COMMA))
 			break;
 		next(p);
 	}
-	if (!lp_expect(p, T_RPAREN))
-		return false;
-	if (n != nn) {
-		lp_err(p, tpos(st), "%s makes %d ind%s, but %d name%s given on the left", what, n,
-		     n == 1 ? "ex" : "ices", nn, nn == 1 ? " is" : "s are");
-		return true;
-	}
-	if (!ok)
-		return true;
+	return lp_expect(p, T_RPAREN);
+}
+
+/* The new indices and the schedule entry of a well-formed split or tile at st. */
+static void add_split(parser *p, const split_names *nm, const split_args *sa, const tok *st)
+{
+	int n = sa->n;
 	int outs[MAX_SCHED_ARGS];
 	for (int a = 0; a < n; a++) {
-		outs[a] = do_split(p, xs[a], sizes[a], names[a], npos[a], xpos[a]);
+		outs[a] = do_split(p, sa->x[a], sa->size[a], nm->v[a], nm->pos[a], sa->xpos[a]);
 		if (outs[a] < 0)
-			return true;
+			return;
 	}
-	ir_sched *s = new_sched(p, tile ? SC_TILE : SC_SPLIT, tpos(st), n);
+	ir_sched *s = new_sched(p, sa->tile ? SC_TILE : SC_SPLIT, tpos(st), n);
 	for (int a = 0; a < n; a++) {
-		s->idx[a] = xs[a];
-		s->size[a] = sizes[a];
+		s->idx[a] = sa->x[a];
+		s->size[a] = sa->size[a];
 		s->out[a] = outs[a];
-		s->arg_pos[a] = xpos[a];
-		s->size_expr[a] = sexpr[a];
-		p->k->indices[xs[a]].balanced = bal;
+		s->arg_pos[a] = sa->xpos[a];
+		s->size_expr[a] = sa->size_expr[a];
+		p->k->indices[sa->x[a]].balanced = sa->balanced;
 	}
-	s->balanced = bal;
-	s->balanced_pos = bal_pos;
+	s->balanced = sa->balanced;
+	s->balanced_pos = sa->balanced_pos;
+}
+
+/* `a, b = tile(x=32, y=64)` or `a = split(x, 32)`, each with an optional
+ * `balanced=true` after the sizes */
+static bool parse_split(parser *p)
+{
+	tok *st = cur(p);
+	split_names nm;
+	split_args sa;
+	memset(&sa, 0, sizeof sa);
+	sa.ok = true;
+	if (!parse_split_names(p, &nm) || !parse_split_word(p, &sa) || !parse_split_args(p, &sa))
+		return false;
+	if (sa.n != nm.n) {
+		lp_err(p, tpos(st), "%s makes %d ind%s, but %d name%s given on the left", sa.what, sa.n,
+		       sa.n == 1 ? "ex" : "ices", nm.n, nm.n == 1 ? " is" : "s are");
+		return true;
+	}
+	if (sa.ok)
+		add_split(p, &nm, &sa, st);
 	return true;
 }
 
