@@ -537,6 +537,72 @@ static void put_num(ct_buf *b, const ir_expr *e, ct_dtype t)
 
 static const char *fn_suffix(ct_dtype t) { return t == CT_F32 ? "f" : ""; }
 
+/* A call in the type of e (integer sqrt and exp through double). */
+static void put_call(cg *g, ct_buf *b, const ir_expr *e)
+{
+	ct_dtype t = e->type;
+	const ir_expr *const *a = (const ir_expr *const *)e->args;
+	switch (e->fn) {
+	case FN_MIN:
+	case FN_MAX:
+		ct_buf_printf(b, "ct_%s_%s(", e->fn == FN_MIN ? "min" : "max", ir_dtype_c(t));
+		cg_expr(g, b, a[0], t);
+		ct_buf_puts(b, ", ");
+		cg_expr(g, b, a[1], t);
+		ct_buf_putc(b, ')');
+		return;
+	case FN_ABS:
+		if (cg_is_int(t))
+			ct_buf_puts(b, "ct_iabs(");
+		else
+			ct_buf_printf(b, "%s%s(", cg_math_fn(FN_ABS), fn_suffix(t));
+		cg_expr(g, b, a[0], t);
+		ct_buf_putc(b, ')');
+		return;
+	case FN_SQRT:
+	case FN_EXP:
+		/* integer sqrt/exp go through double, then truncate */
+		if (cg_is_int(t)) {
+			ct_buf_printf(b, "ct_itrunc(%s((double)", cg_math_fn(e->fn));
+			cg_expr(g, b, a[0], t);
+			ct_buf_puts(b, "))");
+		} else {
+			ct_buf_printf(b, "%s%s(", cg_math_fn(e->fn), fn_suffix(t));
+			cg_expr(g, b, a[0], t);
+			ct_buf_putc(b, ')');
+		}
+		return;
+	case FN_FMA:
+		if (cg_is_int(t)) {
+			ct_buf_puts(b, "ct_iadd(ct_imul(");
+			cg_expr(g, b, a[0], t);
+			ct_buf_puts(b, ", ");
+			cg_expr(g, b, a[1], t);
+			ct_buf_puts(b, "), ");
+			cg_expr(g, b, a[2], t);
+			ct_buf_putc(b, ')');
+		} else {
+			ct_buf_printf(b, "%s%s(", cg_math_fn(FN_FMA), fn_suffix(t));
+			for (int i = 0; i < 3; i++) {
+				if (i)
+					ct_buf_puts(b, ", ");
+				cg_expr(g, b, a[i], t);
+			}
+			ct_buf_putc(b, ')');
+		}
+		return;
+	case FN_SELECT:
+		ct_buf_putc(b, '(');
+		cg_expr(g, b, a[0], a[0]->type);
+		ct_buf_puts(b, " ? ");
+		cg_expr(g, b, a[1], t);
+		ct_buf_puts(b, " : ");
+		cg_expr(g, b, a[2], t);
+		ct_buf_putc(b, ')');
+		return;
+	}
+}
+
 /* The operation of e in its own type (no conversion). */
 static void put_op(cg *g, ct_buf *b, const ir_expr *e)
 {
@@ -583,67 +649,7 @@ static void put_op(cg *g, ct_buf *b, const ir_expr *e)
 		}
 		return;
 	}
-	case EX_CALL:
-		switch (e->fn) {
-		case FN_MIN:
-		case FN_MAX:
-			ct_buf_printf(b, "ct_%s_%s(", e->fn == FN_MIN ? "min" : "max", ir_dtype_c(t));
-			cg_expr(g, b, a[0], t);
-			ct_buf_puts(b, ", ");
-			cg_expr(g, b, a[1], t);
-			ct_buf_putc(b, ')');
-			return;
-		case FN_ABS:
-			if (cg_is_int(t))
-				ct_buf_puts(b, "ct_iabs(");
-			else
-				ct_buf_printf(b, "%s%s(", cg_math_fn(FN_ABS), fn_suffix(t));
-			cg_expr(g, b, a[0], t);
-			ct_buf_putc(b, ')');
-			return;
-		case FN_SQRT:
-		case FN_EXP:
-			/* integer sqrt/exp go through double, then truncate */
-			if (cg_is_int(t)) {
-				ct_buf_printf(b, "ct_itrunc(%s((double)", cg_math_fn(e->fn));
-				cg_expr(g, b, a[0], t);
-				ct_buf_puts(b, "))");
-			} else {
-				ct_buf_printf(b, "%s%s(", cg_math_fn(e->fn), fn_suffix(t));
-				cg_expr(g, b, a[0], t);
-				ct_buf_putc(b, ')');
-			}
-			return;
-		case FN_FMA:
-			if (cg_is_int(t)) {
-				ct_buf_puts(b, "ct_iadd(ct_imul(");
-				cg_expr(g, b, a[0], t);
-				ct_buf_puts(b, ", ");
-				cg_expr(g, b, a[1], t);
-				ct_buf_puts(b, "), ");
-				cg_expr(g, b, a[2], t);
-				ct_buf_putc(b, ')');
-			} else {
-				ct_buf_printf(b, "%s%s(", cg_math_fn(FN_FMA), fn_suffix(t));
-				for (int i = 0; i < 3; i++) {
-					if (i)
-						ct_buf_puts(b, ", ");
-					cg_expr(g, b, a[i], t);
-				}
-				ct_buf_putc(b, ')');
-			}
-			return;
-		case FN_SELECT:
-			ct_buf_putc(b, '(');
-			cg_expr(g, b, a[0], a[0]->type);
-			ct_buf_puts(b, " ? ");
-			cg_expr(g, b, a[1], t);
-			ct_buf_puts(b, " : ");
-			cg_expr(g, b, a[2], t);
-			ct_buf_putc(b, ')');
-			return;
-		}
-		return;
+	case EX_CALL: put_call(g, b, e); return;
 	case EX_CMP: {
 		static const char *const ops[] = {[CMP_LT] = " < ", [CMP_LE] = " <= ", [CMP_GT] = " > ",
 						  [CMP_GE] = " >= ", [CMP_EQ] = " == ", [CMP_NE] = " != "};
