@@ -177,4 +177,61 @@ bool cg_shift_access(cg *g, ct_buf *b, int a, const aff *sub);
  * first iteration of x is first (preceded by "tail of v" for a tail). */
 void cg_version_var(cg *g, const lt_node *x, const char *it, const char *first);
 
+/* ------------------------------------------------------------ loops (cgen.c): written once for every backend */
+
+/* Loop x's bounds as C text, for its header (cg_range_open .. cg_range_close). */
+typedef struct cg_range {
+	ct_buf lo, hi;
+} cg_range;
+/* The bounds of loop x as C into r. */
+void cg_range_open(cg *g, const lt_node *x, cg_range *r);
+/* Free r; g fails when either bound could not be written. */
+void cg_range_close(cg *g, cg_range *r);
+/* Open `for (int64_t v = lo; v < hi; v++)` of loop x, `v += step` when the step is not 1 or
+ * spell_step is set (OpenCL C has always spelled it; its golden files keep that text). */
+void cg_for_open(cg *g, const lt_node *x, const cg_range *r, bool spell_step);
+/* Make x the open loop over its index (the version whose variable its body's accesses name);
+ * returns the loop it hides, for cg_loop_leave. */
+const lt_node *cg_loop_enter(cg *g, const lt_node *x);
+void cg_loop_leave(cg *g, const lt_node *x, const lt_node *outer);
+/* The kids of loop x with x open. */
+void cg_loop_body(cg *g, const lt_node *x);
+
+/* ------------------------------------------------------------ cexpr.c: the expression printer */
+
+/* How one arithmetic operation is written (cg_op): infix (" + ") on floats and vectors, through
+ * an overflow-checked helper ("ct_iadd") on integers, and as the bare operator ("+") of a
+ * compound assignment. */
+typedef struct cg_op_spell {
+	const char *infix;
+	const char *int_fn;
+	const char *bare;
+} cg_op_spell;
+/* The spelling of EX_ADD, EX_SUB, EX_MUL or EX_DIV (a placeholder for any other kind). */
+const cg_op_spell *cg_op(ir_expr_kind k);
+/* The spelling of the operation of a compound assignment (AS_ADD, ...). */
+const cg_op_spell *cg_assign_op(ir_assign op);
+/* The base name of a call's C math function ("fabs"; C adds f for float). */
+const char *cg_math_fn(ir_fn fn);
+/* Whether t is an integer type (integers compute in int64 in the generated C). */
+static inline bool cg_is_int(ct_dtype t) { return t == CT_I32 || t == CT_I64; }
+/* An affine expression over original indices, loop variables, trip counts,
+ * params and derived values as C (int64). */
+void cg_put_aff(cg *g, ct_buf *b, aff x);
+/* A bound as C without the parentheses that cg_bound puts around a whole
+ * binary operation: `(N / 4) * 4` (for declarations and comments). */
+void cg_put_bx_bare(cg *g, ct_buf *b, const bx *x);
+/* The element count of the dimensions of storage a after position r of its
+ * layout (its stride there), as a folded bound expression: a constant when
+ * every size is known, else a product of runtime params (and derived values). */
+const bx *cg_layout_product(cg *g, int a, int from);
+/* Whether storage a is a kernel array declared `strided`: its base offset
+ * and strides are arguments (ct_vo_A, ct_vs_A_D), not constants. */
+bool cg_strided_arg(const cg *g, int a);
+/* Strides of all storage as C text, from its layout (most major first). */
+bool cg_make_strides(cg *g);
+/* Checked mode: the element count of every storage as C, and the dense
+ * strides of strided arrays (their tests use the dense offset). */
+bool cg_make_counts(cg *g);
+
 #endif

@@ -9,7 +9,7 @@
 #include <string.h>
 
 /*
- * The statements, expressions and accesses are the C backend's (cgen.c):
+ * The statements are the C backend's (cgen.c), the expressions and accesses its printer's (cexpr.c):
  * OpenCL C is C99 with address spaces, so the preamble maps the C names
  * the C backend uses (int64_t, sqrtf, ...) onto OpenCL's, and this file
  * takes over three things through cgen's hooks:
@@ -410,31 +410,25 @@ static bool check_verbs(og *o)
 static void open_mapped(og *o, const lt_node *x, const char *value, bool guard_lo)
 {
 	cg *g = o->g;
-	ct_buf lo, hi;
-	ct_buf_init(&lo);
-	ct_buf_init(&hi);
-	cg_bound(g, &lo, x->lo);
-	cg_bound(g, &hi, x->hi);
-	const char *v = g->iname[x->index];
+	cg_range r;
+	cg_range_open(g, x, &r);
+	const char *v = g->iname[x->index], *lo = r.lo.s ? r.lo.s : "0", *hi = r.hi.s ? r.hi.s : "0";
 	kg_block_bare(g->kg);
 	if (guard_lo && o->any_local) {
 		/* a loop of at most one iteration rather than an `if`: PoCL
 		 * (3.1, LLVM 15) miscompiled barriers under group-uniform ifs
 		 * of main and tail versions, never under loops; without
 		 * barriers the `if` vectorizes better */
-		kg_block_open(g->kg, "for (int64_t %s = %s; %s >= %s && %s < %s; %s = INT64_MAX)", v, value, v,
-		              lo.s ? lo.s : "0", v, hi.s ? hi.s : "0", v);
+		kg_block_open(g->kg, "for (int64_t %s = %s; %s >= %s && %s < %s; %s = INT64_MAX)", v, value, v, lo, v,
+		              hi, v);
 	} else {
 		kg_stmt(g->kg, KG_OTHER, NULL, NULL, "const int64_t %s = %s;", v, value);
 		if (guard_lo)
-			kg_block_open(g->kg, "if (%s >= %s && %s < %s)", v, lo.s ? lo.s : "0", v, hi.s ? hi.s : "0");
+			kg_block_open(g->kg, "if (%s >= %s && %s < %s)", v, lo, v, hi);
 		else
-			kg_block_open(g->kg, "if (%s < %s)", v, hi.s ? hi.s : "0");
+			kg_block_open(g->kg, "if (%s < %s)", v, hi);
 	}
-	if (lo.failed || hi.failed)
-		g->failed = true;
-	ct_buf_free(&lo);
-	ct_buf_free(&hi);
+	cg_range_close(g, &r);
 }
 
 static void close_mapped(og *o)
@@ -500,10 +494,7 @@ static void gen_mapped(og *o, const lt_node *x)
 	if (r == OR_ITEM && (o->hoisted & (1u << d))) {
 		/* defined and guarded above the sequential loops (hoist_guard) */
 		ct_buf_free(&val);
-		const lt_node *outer = g->open[x->index];
-		g->open[x->index] = x;
-		cg_nodes(g, x->kids, x->nkids);
-		g->open[x->index] = outer;
+		cg_loop_body(g, x);
 		return;
 	}
 	bool fenced = r == OR_GROUP && has_barrier(o, x);
@@ -511,10 +502,7 @@ static void gen_mapped(og *o, const lt_node *x)
 		barrier(o); /* a barrier before it and one at the end: see gen_plain_loop */
 	open_mapped(o, x, val.s ? val.s : "0", r != OR_ITEM);
 	ct_buf_free(&val);
-	const lt_node *outer = g->open[x->index];
-	g->open[x->index] = x;
-	cg_nodes(g, x->kids, x->nkids);
-	g->open[x->index] = outer;
+	cg_loop_body(g, x);
 	if (fenced && !ends_with_barrier(o, x))
 		barrier(o);
 	close_mapped(o);
@@ -549,11 +537,8 @@ static void gen_mapped(og *o, const lt_node *x)
 static void gen_plain_loop(og *o, const lt_node *x, bool end_barrier, bool hint_vector)
 {
 	cg *g = o->g;
-	ct_buf lo, hi;
-	ct_buf_init(&lo);
-	ct_buf_init(&hi);
-	cg_bound(g, &lo, x->lo);
-	cg_bound(g, &hi, x->hi);
+	cg_range r;
+	cg_range_open(g, x, &r);
 	const char *v = g->iname[x->index];
 	if (end_barrier)
 		barrier(o);
@@ -561,19 +546,12 @@ static void gen_plain_loop(og *o, const lt_node *x, bool end_barrier, bool hint_
 		kg_comment(g->kg, "tail of %s", v);
 	if (hint_vector)
 		kg_comment(g->kg, "vectorize(%s): a scalar loop, vectorized by the OpenCL compiler", v);
-	kg_block_open(g->kg, "for (int64_t %s = %s; %s < %s; %s += %lld)", v, lo.s ? lo.s : "0", v,
-	              hi.s ? hi.s : "0", v, (long long)x->step);
-	const lt_node *outer = g->open[x->index];
-	g->open[x->index] = x;
-	cg_nodes(g, x->kids, x->nkids);
-	g->open[x->index] = outer;
+	cg_for_open(g, x, &r, true);
+	cg_loop_body(g, x);
 	if (end_barrier && !ends_with_barrier(o, x))
 		barrier(o);
 	kg_block_close(g->kg);
-	if (lo.failed || hi.failed)
-		g->failed = true;
-	ct_buf_free(&lo);
-	ct_buf_free(&hi);
+	cg_range_close(g, &r);
 }
 
 /* ------------------------------------------------------------ cooperative copies */
@@ -889,15 +867,12 @@ static void put_vec(cg *g, ct_buf *b, const ir_expr *e, ct_dtype t, int n, int x
 		ct_buf_putc(b, ')');
 		return;
 	}
-	static const char *const op[] = {[EX_ADD] = " + ", [EX_SUB] = " - ", [EX_MUL] = " * ", [EX_DIV] = " / "};
-	static const char *const fn[] = {[FN_MIN] = "fmin", [FN_MAX] = "fmax", [FN_ABS] = "fabs",
-	                                 [FN_SQRT] = "sqrt", [FN_EXP] = "exp", [FN_FMA] = "fma"};
 	if (e->kind == EX_NEG) {
 		ct_buf_puts(b, "(-");
 		put_vec(g, b, e->args[0], t, n, xi);
 		ct_buf_putc(b, ')');
 	} else if (e->kind == EX_CALL) {
-		ct_buf_printf(b, "%s(", fn[e->fn]);
+		ct_buf_printf(b, "%s(", cg_math_fn(e->fn));
 		for (int i = 0; i < e->nargs; i++) {
 			if (i)
 				ct_buf_puts(b, ", ");
@@ -907,7 +882,7 @@ static void put_vec(cg *g, ct_buf *b, const ir_expr *e, ct_dtype t, int n, int x
 	} else {
 		ct_buf_putc(b, '(');
 		put_vec(g, b, e->args[0], t, n, xi);
-		ct_buf_puts(b, op[e->kind]);
+		ct_buf_puts(b, cg_op(e->kind)->infix);
 		put_vec(g, b, e->args[1], t, n, xi);
 		ct_buf_putc(b, ')');
 	}
@@ -941,13 +916,12 @@ static void gen_vec_stmts(cg *g, const lt_node *x, int n)
 		ct_buf_init(&r);
 		cg_access(g, &l, s->lhs->id, s->lhs->sub);
 		put_vec(g, &r, s->rhs, t, n, x->index);
-		static const char *const op[] = {[AS_ADD] = "+", [AS_SUB] = "-", [AS_MUL] = "*"};
 		const char *arr = g->aname[s->lhs->id];
 		if (s->op == AS_SET)
 			kg_stmt(g->kg, KG_OTHER, arr, NULL, "vstore%d(%s, 0, &%s);", n, r.s ? r.s : "0", l.s ? l.s : "0");
 		else
 			kg_stmt(g->kg, KG_OTHER, arr, arr, "vstore%d(vload%d(0, &%s) %s %s, 0, &%s);", n, n,
-			        l.s ? l.s : "0", op[s->op], r.s ? r.s : "0", l.s ? l.s : "0");
+			        l.s ? l.s : "0", cg_assign_op(s->op)->bare, r.s ? r.s : "0", l.s ? l.s : "0");
 		if (l.failed || r.failed)
 			g->failed = true;
 		ct_buf_free(&l);
@@ -1000,31 +974,24 @@ static void gen_vector_loop(og *o, const lt_node *x)
 		gen_plain_loop(o, x, false, true);
 		return;
 	}
-	ct_buf lo, hi;
-	ct_buf_init(&lo);
-	ct_buf_init(&hi);
-	cg_bound(g, &lo, x->lo);
-	cg_bound(g, &hi, x->hi);
-	const char *v = g->iname[x->index];
+	cg_range r;
+	cg_range_open(g, x, &r);
+	const char *v = g->iname[x->index], *hi = r.hi.s ? r.hi.s : "0";
 	kg_comment(g->kg, "%svectorized: %s, %d lanes", x->tail ? "tail, " : "", v, n);
 	kg_block_bare(g->kg);
-	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "int64_t %s = %s;", v, lo.s ? lo.s : "0");
-	const lt_node *outer = g->open[x->index];
-	g->open[x->index] = x;
-	kg_block_open(g->kg, "for (; %s <= (%s) - %d; %s += %d)", v, hi.s ? hi.s : "0", n, v, n);
+	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "int64_t %s = %s;", v, r.lo.s ? r.lo.s : "0");
+	const lt_node *outer = cg_loop_enter(g, x);
+	kg_block_open(g->kg, "for (; %s <= (%s) - %d; %s += %d)", v, hi, n, v, n);
 	gen_vec_stmts(g, x, n);
 	kg_block_close(g->kg);
 	if (trips < 0 || trips % n != 0) {
-		kg_block_open(g->kg, "for (; %s < %s; %s++)", v, hi.s ? hi.s : "0", v);
+		kg_block_open(g->kg, "for (; %s < %s; %s++)", v, hi, v);
 		cg_nodes(g, x->kids, x->nkids);
 		kg_block_close(g->kg);
 	}
-	g->open[x->index] = outer;
+	cg_loop_leave(g, x, outer);
 	kg_block_close(g->kg);
-	if (lo.failed || hi.failed)
-		g->failed = true;
-	ct_buf_free(&lo);
-	ct_buf_free(&hi);
+	cg_range_close(g, &r);
 }
 
 /* Whether copy nest x (of a cache region) writes or reads a __local

@@ -436,11 +436,9 @@ static void put_vexpr(rtile *rt, ct_buf *b, const ir_expr *e, int lanes)
 	case EX_SUB:
 	case EX_MUL:
 	case EX_DIV: {
-		static const char *const ops[] = {[EX_ADD] = " + ", [EX_SUB] = " - ", [EX_MUL] = " * ",
-		                                  [EX_DIV] = " / "};
 		ct_buf_putc(b, '(');
 		put_vexpr(rt, b, a[0], lanes);
-		ct_buf_puts(b, ops[e->kind]);
+		ct_buf_puts(b, cg_op(e->kind)->infix);
 		put_vexpr(rt, b, a[1], lanes);
 		ct_buf_putc(b, ')');
 		return;
@@ -569,21 +567,11 @@ static void open_r(rtile *rt)
 {
 	cg *g = rt->g;
 	const lt_node *x = rt->r;
-	ct_buf lo, hi;
-	ct_buf_init(&lo);
-	ct_buf_init(&hi);
-	cg_bound(g, &lo, x->lo);
-	cg_bound(g, &hi, x->hi);
-	const char *v = g->iname[x->index];
+	cg_range r;
+	cg_range_open(g, x, &r);
 	cg_unroll_hint(g, x);
-	if (x->step == 1)
-		kg_block_open(g->kg, "for (int64_t %s = %s; %s < %s; %s++)", v, lo.s, v, hi.s, v);
-	else
-		kg_block_open(g->kg, "for (int64_t %s = %s; %s < %s; %s += %lld)", v, lo.s, v, hi.s, v,
-		              (long long)x->step);
-	rt->failed = rt->failed || lo.failed || hi.failed;
-	ct_buf_free(&lo);
-	ct_buf_free(&hi);
+	cg_for_open(g, x, &r, false);
+	cg_range_close(g, &r);
 }
 
 bool cg_register_tile(cg *g, const lt_node *x)
@@ -622,10 +610,9 @@ bool cg_register_tile(cg *g, const lt_node *x)
 	kg_block_bare(g->kg);
 	emit_moves(&rt, nm, true);
 	open_r(&rt);
-	const lt_node *outer = g->open[x->index];
-	g->open[x->index] = x;
+	const lt_node *outer = cg_loop_enter(g, x);
 	emit_body(&rt, nm);
-	g->open[x->index] = outer;
+	cg_loop_leave(g, x, outer);
 	kg_block_close(g->kg);
 	emit_moves(&rt, nm, false);
 	kg_block_close(g->kg);
