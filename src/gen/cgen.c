@@ -2,6 +2,7 @@
 #include "gen/gen.h"
 
 #include "gen/cgen.h"
+#include "ir/layout.h"
 #include "run/views.h"
 
 #include <stdlib.h>
@@ -353,12 +354,10 @@ static void put_bx_bare(cg *g, ct_buf *b, const bx *x)
 static const bx *layout_product(cg *g, int a, int from)
 {
 	const ir_array *arr = &g->arrays[a];
-	const bx *p = bx_const(&g->arena, 1);
-	for (int r = from; r < arr->rank && p; r++) {
-		const bx *e = storage_ext(g, a, arr->order[r]);
-		p = e ? bx_bin(&g->arena, BX_MUL, p, e) : NULL;
-	}
-	return p;
+	const bx *ext[IR_MAX_RANK] = {NULL};
+	for (int d = 0; d < arr->rank && d < IR_MAX_RANK; d++)
+		ext[d] = storage_ext(g, a, d);
+	return ir_layout_product(&g->arena, arr->rank, arr->order, ext, from);
 }
 
 /* Whether storage a is a kernel array declared `strided`: its base offset

@@ -1,4 +1,5 @@
 /* plan.c: the plan pass: cache regions, buffers, copy loops and access rewriting (Accera's plan.cache). */
+#include "ir/layout.h"
 #include "ir/looptree.h"
 #include "ir/order.h"
 
@@ -996,15 +997,14 @@ static lt_node *copy_nest(pp *p, copy_op op, const side *buf, const side *arr, i
 static void source_strides(pp *p, int storage, int64_t *stride)
 {
 	const ir_array *ar = &p->t->arrays[storage];
-	int64_t s = 1, e;
+	int64_t ext[IR_MAX_RANK];
 	if (ar->strided) /* strides come with the call: never elided */
 		return;
-	for (int j = ar->rank - 1; j >= 0; j--) {
-		int d = ar->order[j];
-		stride[d] = s;
-		if (s < 0 || !bx_is_const(p->t->ext[storage * IR_MAX_RANK + d], &e) || !ct_mul_ok(s, e, &s))
-			s = -1;
-	}
+	for (int d = 0; d < ar->rank; d++)
+		if (!bx_is_const(p->t->ext[storage * IR_MAX_RANK + d], &ext[d]))
+			ext[d] = -1;
+	/* on overflow the dimensions not reached keep the caller's -1 */
+	(void)ir_layout_strides(ar->rank, ar->order, ext, stride, NULL, NULL);
 }
 
 /*

@@ -2,6 +2,7 @@
 #include "run/views.h"
 
 #include "interp/interp.h"
+#include "ir/layout.h"
 #include "ir/looptree.h"
 #include "run/run.h"
 
@@ -36,16 +37,11 @@ int view_slots(const ct_kernel *k)
 static bool dense_strides(const ct_kernel *k, int a, const int64_t *pv, int64_t *stride)
 {
 	const ir_array *arr = &k->arrays[a];
-	int64_t s = 1;
+	int64_t ext[IR_MAX_RANK];
 	bool ok = true;
-	for (int j = arr->rank - 1; j >= 0; j--) {
-		int d = arr->order[j];
-		stride[d] = s;
-		int64_t e = aff_eval(arr->ext[d], pv, NULL, &ok);
-		if (!ok || !ct_mul_ok(s, e, &s))
-			return false;
-	}
-	return true;
+	for (int d = 0; d < arr->rank; d++)
+		ext[d] = aff_eval(arr->ext[d], pv, NULL, &ok);
+	return ok && ir_layout_strides(arr->rank, arr->order, ext, stride, NULL, NULL) == IR_LAYOUT_OK;
 }
 
 void view_dense_values(const ct_kernel *k, const int64_t *pv, int64_t *out)
