@@ -1050,11 +1050,8 @@ static ct_status tune_setup(tuner *t)
 		return ct_error_at(k->ctx, CT_ERR_INPUT, k->file ? k->file : "", k->name_pos.line,
 		                   k->name_pos.col, "kernel '%s' has no tunable param (param T = 64 tune {..})",
 		                   k->name);
-	if (!ir_params_complete(k))
-		for (int i = 0; i < k->nparams; i++)
-			if (!k->params[i].has_value)
-				return ct_error(k->ctx, CT_ERR_USAGE, "runtime param '%s' needs a value (-D %s=VALUE)",
-				                k->params[i].name, k->params[i].name);
+	if (ir_params_need_values(k) != CT_OK)
+		return CT_ERR_USAGE;
 	r->space = 1;
 	for (int i = 0; i < t->nt; i++) {
 		r->space *= k->params[t->ids[i]].ntune;
