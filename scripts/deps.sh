@@ -1,7 +1,7 @@
 #!/bin/sh
 # deps.sh: install the Debian packages cachet needs when any is missing (run as root); PoCL (pocl-opencl-icd) is the OpenCL device the OpenCL tests run on; python3-numpy, -cffi and -pytest are what the Python package (make python) and its tests need.
 set -e
-PKGS="gcc make libc6-dev pkg-config libxxhash-dev libhwloc-dev libsqlite3-dev clang ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd python3 python3-numpy python3-cffi python3-pytest python3-setuptools python3-pip"
+PKGS="gcc make libc6-dev pkg-config libxxhash-dev libhwloc-dev libsqlite3-dev libjansson-dev clang ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd python3 python3-numpy python3-cffi python3-pytest python3-setuptools python3-pip"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
