@@ -1,5 +1,6 @@
 /* cachet.c: the command-line tool (argument parsing and library calls only). */
 #include "cachet.h"
+#include "core/json.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -500,6 +501,24 @@ static int with_kernel(cli *c, kernel_cmd fn)
 
 static int cmd_check(cli *c) { return with_kernel(c, NULL); }
 
+/* Print v (taken) as one line on stdout: the layout of every --json object. */
+static void print_json(json_t *v, bool ok)
+{
+	char *s = ok ? ct_json_line(v) : (json_decref(v), NULL);
+	if (!s) {
+		fprintf(stderr, "cachet: error: out of memory\n");
+		return;
+	}
+	fputs(s, stdout);
+	free(s);
+}
+
+/* ct_run_result.verified as JSON: true, false, or null (not verified). */
+static json_t *json_verified(int verified)
+{
+	return verified == 1 ? json_true() : verified == 0 ? json_false() : json_null();
+}
+
 static int print_lowered(ct_ctx *ctx, ct_kernel *k, int json)
 {
 	ct_looptree *t = ct_kernel_lower(k, 1);
@@ -522,15 +541,22 @@ static int lower_kernel(ct_ctx *ctx, ct_kernel *k, cli *c) { return print_lowere
 
 static int cmd_lower(cli *c) { return with_kernel(c, lower_kernel); }
 
-static void print_run_json(const ct_kernel *k, const ct_run_result *r, int checked)
+/* `run --json`: CLI.md's object (the selector's run adds "tuned"). */
+static json_t *run_json(const ct_kernel *k, const ct_run_result *r, int checked, bool *ok)
 {
-	printf("{\"kernel\": \"%s\", \"target\": \"%s\", \"engine\": \"%s\", \"threads\": %d, "
-	       "\"seconds\": %.9g, \"gflops\": %.6g, \"verified\": %s, \"max_rel_error\": %.6g, "
-	       "\"code_cache\": \"%s\", \"compile_seconds\": %.6g, \"checked\": %s}\n",
-	       ct_kernel_name(k), strcmp(r->engine, "opencl") == 0 ? "opencl" : "host", r->engine, r->threads,
-	       r->seconds, r->gflops,
-	       r->verified == 1 ? "true" : r->verified == 0 ? "false" : "null", r->max_rel_error,
-	       r->code_cache, r->compile_seconds, checked ? "true" : "false");
+	json_t *o = json_object();
+	ct_json_set(o, "kernel", json_string(ct_kernel_name(k)), ok);
+	ct_json_set(o, "target", json_string(strcmp(r->engine, "opencl") == 0 ? "opencl" : "host"), ok);
+	ct_json_set(o, "engine", json_string(r->engine), ok);
+	ct_json_set(o, "threads", json_integer(r->threads), ok);
+	ct_json_set(o, "seconds", ct_json_real(r->seconds, 9), ok);
+	ct_json_set(o, "gflops", ct_json_real(r->gflops, 6), ok);
+	ct_json_set(o, "verified", json_verified(r->verified), ok);
+	ct_json_set(o, "max_rel_error", ct_json_real(r->max_rel_error, 6), ok);
+	ct_json_set(o, "code_cache", json_string(r->code_cache), ok);
+	ct_json_set(o, "compile_seconds", ct_json_real(r->compile_seconds, 6), ok);
+	ct_json_set(o, "checked", json_boolean(checked), ok);
+	return o;
 }
 
 static void print_run_text(const ct_kernel *k, const ct_run_result *r, int checked)
@@ -570,17 +596,21 @@ static int wants_selector(const ct_kernel *k, const cli *c)
 }
 
 /* The selector's choice, for the run's report. */
-static void print_solution(const ct_kernel *k, const ct_solution *sol, int json)
+static json_t *solution_json(const ct_kernel *k, const ct_solution *sol, bool *ok)
 {
-	if (json) {
-		printf("{\"source\": \"%s\", \"size_class\": \"%s\", \"pieces\": %d, \"params\": {",
-		       ct_select_source_name(sol->source), sol->size_class, sol->npieces);
-		for (int i = 0; i < sol->ntuned; i++)
-			printf("%s\"%s\": %lld", i ? ", " : "", ct_kernel_param_name(k, sol->tuned[i]),
-			       (long long)sol->values[i]);
-		printf("}}");
-		return;
-	}
+	json_t *o = json_object(), *params = json_object();
+	ct_json_set(o, "source", json_string(ct_select_source_name(sol->source)), ok);
+	ct_json_set(o, "size_class", json_string(sol->size_class), ok);
+	ct_json_set(o, "pieces", json_integer(sol->npieces), ok);
+	for (int i = 0; i < sol->ntuned; i++)
+		ct_json_set(params, ct_kernel_param_name(k, sol->tuned[i]), json_integer((json_int_t)sol->values[i]),
+		            ok);
+	ct_json_set(o, "params", params, ok);
+	return o;
+}
+
+static void print_solution(const ct_kernel *k, const ct_solution *sol)
+{
 	printf("  tuned    ");
 	for (int i = 0; i < sol->ntuned; i++)
 		printf("%s%s=%lld", i ? " " : "", ct_kernel_param_name(k, sol->tuned[i]),
@@ -622,17 +652,13 @@ static int run_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
 		}
 		if (c->json) {
 			/* the run's object with one more field */
-			printf("{\"kernel\": \"%s\", \"target\": \"host\", \"engine\": \"%s\", \"threads\": %d, "
-			       "\"seconds\": %.9g, \"gflops\": %.6g, \"verified\": %s, \"max_rel_error\": %.6g, "
-			       "\"code_cache\": \"%s\", \"compile_seconds\": %.6g, \"checked\": false, \"tuned\": ",
-			       ct_kernel_name(k), r.engine, r.threads, r.seconds, r.gflops,
-			       r.verified == 1 ? "true" : r.verified == 0 ? "false" : "null", r.max_rel_error,
-			       r.code_cache, r.compile_seconds);
-			print_solution(k, &sol, 1);
-			printf("}\n");
+			bool ok = true;
+			json_t *o = run_json(k, &r, 0, &ok);
+			ct_json_set(o, "tuned", solution_json(k, &sol, &ok), &ok);
+			print_json(o, ok);
 		} else {
 			print_run_text(k, &r, 0);
-			print_solution(k, &sol, 0);
+			print_solution(k, &sol);
 		}
 		ct_selector_free(sel);
 		if (st) {
@@ -644,8 +670,9 @@ static int run_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
 	st = ct_kernel_run(k, &c->run, &r);
 	if (st && st != CT_ERR_VERIFY)
 		return fail(ctx, st);
+	bool ok = true;
 	if (c->json)
-		print_run_json(k, &r, c->run.checked);
+		print_json(run_json(k, &r, c->run.checked, &ok), ok);
 	else
 		print_run_text(k, &r, c->run.checked);
 	if (st) {
@@ -791,23 +818,39 @@ static int cmd_cache(cli *c)
 	return rc;
 }
 
+/* One cache level: size, line and ways (what every report lists per level). */
+static json_t *level_json(int64_t size, int64_t line, int64_t ways, bool *ok)
+{
+	json_t *o = json_object();
+	ct_json_set(o, "size", json_integer((json_int_t)size), ok);
+	ct_json_set(o, "line", json_integer((json_int_t)line), ok);
+	ct_json_set(o, "ways", json_integer((json_int_t)ways), ok);
+	return o;
+}
+
 static void print_sim_json(const ct_kernel *k, const ct_sim_result *r)
 {
-	printf("{\"kernel\": \"%s\", \"accesses\": %lld, \"levels\": [", ct_kernel_name(k),
-	       (long long)r->accesses);
-	for (int l = 0; l < r->nlevels; l++)
-		printf("%s{\"size\": %lld, \"line\": %lld, \"ways\": %lld, \"simulated_misses\": %lld}",
-		       l ? ", " : "", (long long)r->level[l].size, (long long)r->level[l].line,
-		       (long long)r->level[l].ways, (long long)r->level[l].misses);
-	printf("], \"simulate_seconds\": %.6g, \"references\": [", r->seconds);
-	for (int i = 0; i < r->nrefs; i++) {
-		printf("%s{\"array\": \"%s\", \"stmt\": %d, \"write\": %s, \"misses\": [", i ? ", " : "",
-		       r->refs[i].array, r->refs[i].stmt, r->refs[i].is_write ? "true" : "false");
-		for (int l = 0; l < r->nlevels; l++)
-			printf("%s%lld", l ? ", " : "", (long long)r->refs[i].misses[l]);
-		printf("]}");
+	bool ok = true;
+	json_t *o = json_object(), *levels = json_array(), *refs = json_array();
+	ct_json_set(o, "kernel", json_string(ct_kernel_name(k)), &ok);
+	ct_json_set(o, "accesses", json_integer((json_int_t)r->accesses), &ok);
+	for (int l = 0; l < r->nlevels; l++) {
+		json_t *lv = level_json(r->level[l].size, r->level[l].line, r->level[l].ways, &ok);
+		ct_json_set(lv, "simulated_misses", json_integer((json_int_t)r->level[l].misses), &ok);
+		ct_json_push(levels, lv, &ok);
 	}
-	printf("]}\n");
+	ct_json_set(o, "levels", levels, &ok);
+	ct_json_set(o, "simulate_seconds", ct_json_real(r->seconds, 6), &ok);
+	for (int i = 0; i < r->nrefs; i++) {
+		json_t *ref = json_object();
+		ct_json_set(ref, "array", json_string(r->refs[i].array), &ok);
+		ct_json_set(ref, "stmt", json_integer(r->refs[i].stmt), &ok);
+		ct_json_set(ref, "write", json_boolean(r->refs[i].is_write), &ok);
+		ct_json_set(ref, "misses", ct_json_ints(r->refs[i].misses, r->nlevels), &ok);
+		ct_json_push(refs, ref, &ok);
+	}
+	ct_json_set(o, "references", refs, &ok);
+	print_json(o, ok);
 }
 
 static void print_sim_text(const ct_kernel *k, const ct_sim_result *r)
@@ -850,58 +893,51 @@ static void sim_array_misses(const ct_sim_result *s, const char *array, int64_t 
 				misses[l] += s->refs[i].misses[l];
 }
 
-/* Print n counts as a JSON array. */
-static void print_json_counts(const int64_t *v, int n)
-{
-	printf("[");
-	for (int l = 0; l < n; l++)
-		printf("%s%lld", l ? ", " : "", (long long)v[l]);
-	printf("]");
-}
-
 /* `predict --json`: CLI.md's object; s (may be NULL) adds the simulator's
  * counts per level and per array. */
-static void print_refs_json(const ct_ref_table *t, int nlevels);
+static json_t *refs_json(const ct_ref_table *t, int nlevels, bool *ok);
 /* ct_count_source as JSON and text say it. */
 static const char *const source_names[] = {"model", "simulator", "fully associative estimate"};
 static void print_predict_json(const ct_kernel *k, const ct_predict_result *r, const ct_sim_result *s,
                                const ct_ref_table *t)
 {
-	printf("{\"kernel\": \"%s\", \"accesses\": %lld, \"levels\": [", ct_kernel_name(k),
-	       (long long)r->accesses);
+	bool ok = true;
+	json_t *o = json_object(), *levels = json_array(), *refs = json_array();
+	ct_json_set(o, "kernel", json_string(ct_kernel_name(k)), &ok);
+	ct_json_set(o, "accesses", json_integer((json_int_t)r->accesses), &ok);
 	for (int l = 0; l < r->nlevels; l++) {
-		printf("%s{\"size\": %lld, \"line\": %lld, \"ways\": %lld, \"misses\": %lld, \"exact\": %s",
-		       l ? ", " : "", (long long)r->level[l].size, (long long)r->level[l].line,
-		       (long long)r->level[l].ways, (long long)r->level[l].misses,
-		       r->level[l].exact ? "true" : "false");
-		printf(", \"source\": \"%s\"", source_names[r->source[l]]);
+		json_t *lv = level_json(r->level[l].size, r->level[l].line, r->level[l].ways, &ok);
+		ct_json_set(lv, "misses", json_integer((json_int_t)r->level[l].misses), &ok);
+		ct_json_set(lv, "exact", json_boolean(r->level[l].exact), &ok);
+		ct_json_set(lv, "source", json_string(source_names[r->source[l]]), &ok);
 		if (s)
-			printf(", \"simulated_misses\": %lld", (long long)s->level[l].misses);
-		printf("}");
+			ct_json_set(lv, "simulated_misses", json_integer((json_int_t)s->level[l].misses), &ok);
+		ct_json_push(levels, lv, &ok);
 	}
-	printf("], \"model_seconds\": %.6g", r->seconds);
+	ct_json_set(o, "levels", levels, &ok);
+	ct_json_set(o, "model_seconds", ct_json_real(r->seconds, 6), &ok);
 	if (s)
-		printf(", \"simulate_seconds\": %.6g", s->seconds);
-	printf(", \"references\": [");
+		ct_json_set(o, "simulate_seconds", ct_json_real(s->seconds, 6), &ok);
 	for (int a = 0; a < r->narrays; a++) {
 		const ct_model_ref *m = &r->arrays[a];
-		printf("%s{\"array\": \"%s\", \"stmt\": %d, \"nrefs\": %d, \"exact\": %s, \"accesses\": %lld, "
-		       "\"misses\": ",
-		       a ? ", " : "", m->array, m->stmt, m->nrefs, m->exact ? "true" : "false",
-		       (long long)m->accesses);
-		print_json_counts(m->misses, r->nlevels);
+		json_t *ref = json_object();
+		ct_json_set(ref, "array", json_string(m->array), &ok);
+		ct_json_set(ref, "stmt", json_integer(m->stmt), &ok);
+		ct_json_set(ref, "nrefs", json_integer(m->nrefs), &ok);
+		ct_json_set(ref, "exact", json_boolean(m->exact), &ok);
+		ct_json_set(ref, "accesses", json_integer((json_int_t)m->accesses), &ok);
+		ct_json_set(ref, "misses", ct_json_ints(m->misses, r->nlevels), &ok);
 		if (s) {
 			int64_t sm[CT_SIM_MAX_LEVELS];
 			sim_array_misses(s, m->array, sm);
-			printf(", \"simulated_misses\": ");
-			print_json_counts(sm, r->nlevels);
+			ct_json_set(ref, "simulated_misses", ct_json_ints(sm, r->nlevels), &ok);
 		}
-		printf("}");
+		ct_json_push(refs, ref, &ok);
 	}
-	printf("]");
+	ct_json_set(o, "references", refs, &ok);
 	if (t)
-		print_refs_json(t, r->nlevels);
-	printf("}\n");
+		ct_json_set(o, "per_ref", refs_json(t, r->nlevels, &ok), &ok);
+	print_json(o, ok);
 }
 
 /* `predict` as text: one row per level, then one per array. */
@@ -996,26 +1032,29 @@ static const char *ref_access(const ct_ref_misses *m)
 }
 
 /* The `per_ref` member of `predict --per-ref --json`. */
-static void print_refs_json(const ct_ref_table *t, int nlevels)
+static json_t *refs_json(const ct_ref_table *t, int nlevels, bool *ok)
 {
-	printf(", \"per_ref\": [");
+	json_t *a = json_array();
 	for (int i = 0; i < t->nrefs; i++) {
 		const ct_ref_misses *m = &t->refs[i];
 		char where[512], carrier[128];
-		printf("%s{\"array\": \"%s\", \"stmt\": %d, \"where\": \"%s\", \"line\": %d, \"col\": %d, "
-		       "\"access\": \"%s\", \"split\": \"%s\", \"accesses\": %lld, \"misses\": ",
-		       i ? ", " : "", m->array, m->stmt, ref_where(t, m, where, sizeof where), m->line, m->col,
-		       ref_access(m), split_names[m->split],
-		       (long long)m->accesses);
-		print_json_counts(m->misses, nlevels);
-		printf(", \"cold\": ");
-		print_json_counts(m->cold, nlevels);
-		printf(", \"carried_by\": [");
+		json_t *o = json_object(), *carried = json_array();
+		ct_json_set(o, "array", json_string(m->array), ok);
+		ct_json_set(o, "stmt", json_integer(m->stmt), ok);
+		ct_json_set(o, "where", json_string(ref_where(t, m, where, sizeof where)), ok);
+		ct_json_set(o, "line", json_integer(m->line), ok);
+		ct_json_set(o, "col", json_integer(m->col), ok);
+		ct_json_set(o, "access", json_string(ref_access(m)), ok);
+		ct_json_set(o, "split", json_string(split_names[m->split]), ok);
+		ct_json_set(o, "accesses", json_integer((json_int_t)m->accesses), ok);
+		ct_json_set(o, "misses", ct_json_ints(m->misses, nlevels), ok);
+		ct_json_set(o, "cold", ct_json_ints(m->cold, nlevels), ok);
 		for (int l = 0; l < nlevels; l++)
-			printf("%s\"%s\"", l ? ", " : "", carrier_text(m, l, carrier, sizeof carrier));
-		printf("]}");
+			ct_json_push(carried, json_string(carrier_text(m, l, carrier, sizeof carrier)), ok);
+		ct_json_set(o, "carried_by", carried, ok);
+		ct_json_push(a, o, ok);
 	}
-	printf("]");
+	return a;
 }
 
 /* `predict --per-ref` as text: one row per reference, most misses first. */
@@ -1081,29 +1120,35 @@ static int cmd_predict(cli *c) { return with_kernel(c, predict_kernel); }
 /* `tiles --json`: CLI.md's object plus the params, levels and search facts. */
 static void print_tiles_json(const ct_kernel *k, const ct_tiles_result *r)
 {
-	printf("{\"kernel\": \"%s\", \"indices\": [", ct_kernel_name(k));
-	for (int i = 0; i < r->nindices; i++)
-		printf("%s\"%s\"", i ? ", " : "", r->indices[i]);
-	printf("], \"params\": [");
-	for (int i = 0; i < r->nindices; i++)
-		printf("%s\"%s\"", i ? ", " : "", r->params[i]);
-	printf("], \"levels\": [");
+	bool ok = true;
+	json_t *o = json_object(), *indices = json_array(), *params = json_array(), *levels = json_array(),
+	       *cands = json_array();
+	ct_json_set(o, "kernel", json_string(ct_kernel_name(k)), &ok);
+	for (int i = 0; i < r->nindices; i++) {
+		ct_json_push(indices, json_string(r->indices[i]), &ok);
+		ct_json_push(params, json_string(r->params[i]), &ok);
+	}
+	ct_json_set(o, "indices", indices, &ok);
+	ct_json_set(o, "params", params, &ok);
 	for (int l = 0; l < r->nlevels; l++)
-		printf("%s{\"size\": %lld, \"line\": %lld, \"ways\": %lld}", l ? ", " : "",
-		       (long long)r->level[l].size, (long long)r->level[l].line, (long long)r->level[l].ways);
-	printf("], \"rank_level\": %d, \"runtime_bounds\": %s, \"evaluated\": %lld, \"candidates\": [",
-	       r->rank_level, r->runtime_bounds ? "true" : "false", (long long)r->evaluated);
+		ct_json_push(levels, level_json(r->level[l].size, r->level[l].line, r->level[l].ways, &ok), &ok);
+	ct_json_set(o, "levels", levels, &ok);
+	ct_json_set(o, "rank_level", json_integer(r->rank_level), &ok);
+	ct_json_set(o, "runtime_bounds", json_boolean(r->runtime_bounds), &ok);
+	ct_json_set(o, "evaluated", json_integer((json_int_t)r->evaluated), &ok);
 	for (int c = 0; c < r->ncandidates; c++) {
 		const ct_tiles_candidate *t = &r->candidates[c];
-		printf("%s{\"tiles\": ", c ? ", " : "");
-		print_json_counts(t->tiles, r->nindices);
-		printf(", \"misses\": %lld, \"level_misses\": ", (long long)t->misses[r->rank_level]);
-		print_json_counts(t->misses, r->nlevels);
-		printf(", \"level_misses_max\": ");
-		print_json_counts(t->misses_max, r->nlevels);
-		printf(", \"exact\": %s}", t->exact ? "true" : "false");
+		json_t *cand = json_object();
+		ct_json_set(cand, "tiles", ct_json_ints(t->tiles, r->nindices), &ok);
+		ct_json_set(cand, "misses", json_integer((json_int_t)t->misses[r->rank_level]), &ok);
+		ct_json_set(cand, "level_misses", ct_json_ints(t->misses, r->nlevels), &ok);
+		ct_json_set(cand, "level_misses_max", ct_json_ints(t->misses_max, r->nlevels), &ok);
+		ct_json_set(cand, "exact", json_boolean(t->exact), &ok);
+		ct_json_push(cands, cand, &ok);
 	}
-	printf("], \"seconds\": %.6g}\n", r->seconds);
+	ct_json_set(o, "candidates", cands, &ok);
+	ct_json_set(o, "seconds", ct_json_real(r->seconds, 6), &ok);
+	print_json(o, ok);
 }
 
 /* `tiles` as text: the searched params, then the candidates best first. */
