@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <ftw.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -64,18 +65,78 @@ enum {
 	A_SUB = 1u << 21   /* one subcommand word (cache) */
 };
 
-/* Option spellings and their bits; -D is matched as a prefix (-DN=1). */
-static const struct option_name {
-	const char *name;
+/* What getopt_long returns for each option: the letter of a short one,
+ * values above any character for the long-only ones. */
+enum {
+	K_HELP = 'h', K_D = 'D', K_OUT = 'o',
+	K_BRANCHING = 256, K_JSON, K_NO_VERIFY, K_CHECKED, K_SIMULATE, K_PER_REF, K_SHOW, K_QUIET, K_FORCE,
+	K_EXPORT, K_IMPORT, K_ENGINE, K_REPEAT, K_THREADS, K_VECTOR_BYTES, K_TARGET, K_CACHE, K_CC, K_MAX,
+	K_SIZES, K_BUDGET
+};
+
+/* "+": stop at each word that is not an option (parse_args takes it and
+ * goes on, so options and words mix in any order); ":": report a missing
+ * value apart from an unknown option. */
+static const char short_options[] = "+:hD:o:";
+
+static const struct option long_options[] = {
+	{"help", no_argument, NULL, K_HELP},
+	{"branching", no_argument, NULL, K_BRANCHING},
+	{"json", no_argument, NULL, K_JSON},
+	{"no-verify", no_argument, NULL, K_NO_VERIFY},
+	{"checked", no_argument, NULL, K_CHECKED},
+	{"simulate", no_argument, NULL, K_SIMULATE},
+	{"per-ref", no_argument, NULL, K_PER_REF},
+	{"show", no_argument, NULL, K_SHOW},
+	{"quiet", no_argument, NULL, K_QUIET},
+	{"force", no_argument, NULL, K_FORCE},
+	{"export", required_argument, NULL, K_EXPORT},
+	{"import", required_argument, NULL, K_IMPORT},
+	{"engine", required_argument, NULL, K_ENGINE},
+	{"repeat", required_argument, NULL, K_REPEAT},
+	{"threads", required_argument, NULL, K_THREADS},
+	{"vector-bytes", required_argument, NULL, K_VECTOR_BYTES},
+	{"target", required_argument, NULL, K_TARGET},
+	{"cache", required_argument, NULL, K_CACHE},
+	{"cc", required_argument, NULL, K_CC},
+	{"max", required_argument, NULL, K_MAX},
+	{"sizes", required_argument, NULL, K_SIZES},
+	{"budget", required_argument, NULL, K_BUDGET},
+	{"output", required_argument, NULL, K_OUT},
+	{NULL, 0, NULL, 0},
+};
+
+/* Per option: the O_* bit a command must have to take it (0: every command
+ * takes it) and what its value must be, said when it is missing or bad. */
+static const struct option_rule {
+	int key;
 	unsigned bit;
-} option_names[] = {
-	{"--branching", O_BRANCHING}, {"--json", O_JSON}, {"--no-verify", O_NO_VERIFY},
-	{"--simulate", O_SIMULATE}, {"--show", O_SHOW}, {"--engine", O_ENGINE}, {"--repeat", O_REPEAT},
-	{"--threads", O_THREADS}, {"--vector-bytes", O_VECTOR_BYTES}, {"--target", O_TARGET},
-	{"--cache", O_CACHE}, {"--cc", O_CC}, {"--max", O_MAX}, {"--sizes", O_SIZES},
-	{"--budget", O_BUDGET}, {"-o", O_OUT}, {"--output", O_OUT}, {"--quiet", O_QUIET},
-	{"--force", O_FORCE}, {"--export", O_EXPORT}, {"--import", O_IMPORT},
-	{"--per-ref", O_PER_REF},
+	const char *expects;
+} option_rules[] = {
+	{K_HELP, 0, NULL},
+	{K_D, O_D, "%s expects NAME=VALUE"},
+	{K_OUT, O_OUT, "%s expects a folder"},
+	{K_BRANCHING, O_BRANCHING, NULL},
+	{K_JSON, O_JSON, NULL},
+	{K_NO_VERIFY, O_NO_VERIFY, NULL},
+	{K_CHECKED, 0, NULL}, /* run only: any other command does not know it */
+	{K_SIMULATE, O_SIMULATE, NULL},
+	{K_PER_REF, O_PER_REF, NULL},
+	{K_SHOW, O_SHOW, NULL},
+	{K_QUIET, O_QUIET, NULL},
+	{K_FORCE, O_FORCE, NULL},
+	{K_EXPORT, O_EXPORT, "%s expects a FILE.json"},
+	{K_IMPORT, O_IMPORT, "%s expects a FILE.json"},
+	{K_ENGINE, O_ENGINE, "%s expects native or interp"},
+	{K_REPEAT, O_REPEAT, "%s expects an integer in 1..1000000"},
+	{K_THREADS, O_THREADS, "%s expects an integer in 0..4096"},
+	{K_VECTOR_BYTES, O_VECTOR_BYTES, "%s expects 0 or a power of two in 8..256"},
+	{K_TARGET, O_TARGET, "%s expects host or opencl"},
+	{K_CACHE, O_CACHE, "%s expects SIZE:LINE[:WAYS],..."},
+	{K_CC, O_CC, "%s expects a compiler command"},
+	{K_MAX, O_MAX, "%s expects a positive integer"},
+	{K_SIZES, O_SIZES, "%s expects a list of sizes"},
+	{K_BUDGET, O_BUDGET, "%s expects seconds"},
 };
 
 /* One command: name, one-line summary, usage, flags it accepts, handler. */
@@ -276,32 +337,13 @@ static int parse_define(cli *c, char *arg)
 	return EXIT_OK;
 }
 
-/* Value of an option that takes one: "--opt VALUE" or "--opt=VALUE". */
-static const char *opt_value(int argc, char **argv, int *i, const char *opt)
+/* The rule of option key (NULL: not an option of the tool). */
+static const struct option_rule *option_rule(int key)
 {
-	size_t n = strlen(opt);
-	if (strncmp(argv[*i], opt, n) == 0 && argv[*i][n] == '=')
-		return argv[*i] + n + 1;
-	if (strcmp(argv[*i], opt) == 0 && *i + 1 < argc)
-		return argv[++*i];
+	for (size_t i = 0; i < sizeof option_rules / sizeof option_rules[0]; i++)
+		if (option_rules[i].key == key)
+			return &option_rules[i];
 	return NULL;
-}
-
-static int is_opt(const char *arg, const char *opt)
-{
-	size_t n = strlen(opt);
-	return strncmp(arg, opt, n) == 0 && (arg[n] == 0 || arg[n] == '=');
-}
-
-/* The bit of option a (0: no such option). */
-static unsigned option_bit(const char *a)
-{
-	if (strncmp(a, "-D", 2) == 0)
-		return O_D;
-	for (size_t i = 0; i < sizeof option_names / sizeof option_names[0]; i++)
-		if (is_opt(a, option_names[i].name))
-			return option_names[i].bit;
-	return 0;
 }
 
 /* An option the command does not take, or a word too many: exit 2. */
@@ -324,109 +366,130 @@ static int positional(cli *c, const char *a)
 	return EXIT_OK;
 }
 
+/* Whether word a spells the option getopt_long matched, in full: getopt
+ * also takes abbreviations (--jso) and runs of short options (-hD), which
+ * CLI.md does not promise, so they stay unknown options. */
+static int spelled_in_full(const char *a, int key)
+{
+	if (a[0] == '-' && a[1] == '-') {
+		for (const struct option *o = long_options; o->name; o++) {
+			size_t n = strlen(o->name);
+			if (o->val == key && strncmp(a + 2, o->name, n) == 0 && (a[2 + n] == 0 || a[2 + n] == '='))
+				return 1;
+		}
+		return 0;
+	}
+	/* -D takes its value attached (-DN=1) or apart, -o only apart */
+	return a[0] == '-' && a[1] == key && (a[2] == 0 || key == K_D);
+}
+
+/* Apply option key with value v (NULL for a flag); a is the word that named it. */
+static int apply_option(cli *c, int key, const char *a, char *v)
+{
+	const char *expects = option_rule(key)->expects;
+	int64_t n;
+	switch (key) {
+	case K_HELP: c->help = 1; break;
+	case K_D: return parse_define(c, v);
+	case K_BRANCHING: c->branching = 1; break;
+	case K_JSON: c->json = 1; break;
+	case K_NO_VERIFY: c->run.verify = 0; break;
+	case K_CHECKED: c->run.checked = 1; break;
+	case K_SIMULATE: c->simulate = 1; break;
+	case K_PER_REF: c->per_ref = 1; break;
+	case K_SHOW: c->show = 1; break;
+	case K_QUIET: c->quiet = 1; break;
+	case K_FORCE: c->force = 1; break;
+	case K_EXPORT:
+	case K_IMPORT:
+		if (!*v)
+			return usage_error(expects, a);
+		*(key == K_IMPORT ? &c->import_path : &c->export_path) = v;
+		break;
+	case K_ENGINE:
+		if (strcmp(v, "native") == 0)
+			c->run.engine = CT_ENGINE_NATIVE;
+		else if (strcmp(v, "interp") == 0)
+			c->run.engine = CT_ENGINE_INTERP;
+		else
+			return usage_error("unknown engine '%s' (native or interp)", v);
+		break;
+	case K_REPEAT:
+		if (!parse_int(v, &n) || n < 1 || n > 1000000)
+			return usage_error(expects, a);
+		c->run.repeat = (int)n;
+		break;
+	case K_THREADS:
+		if (!parse_int(v, &n) || n < 0 || n > 4096)
+			return usage_error(expects, a);
+		c->run.threads = (int)n;
+		break;
+	case K_VECTOR_BYTES:
+		if (!parse_int(v, &n) || (n != 0 && (n < 8 || n > 256 || (n & (n - 1)) != 0)))
+			return usage_error(expects, a);
+		c->vector_bytes = n;
+		break;
+	case K_TARGET:
+		if (strcmp(v, "host") != 0 && strcmp(v, "opencl") != 0)
+			return usage_error("unknown target '%s' (host or opencl)", v);
+		c->target = v;
+		break;
+	case K_CACHE: c->cache_spec = v; break;
+	case K_CC:
+		if (!*v)
+			return usage_error(expects, a);
+		c->cc = v;
+		break;
+	case K_MAX:
+		if (!parse_int(v, &n) || n < 1)
+			return usage_error(expects, a);
+		c->max_tile = n;
+		break;
+	case K_SIZES: c->sizes = v; break;
+	case K_BUDGET: {
+		char *end;
+		c->budget = strtod(v, &end);
+		if (*end || !(c->budget > 0))
+			return usage_error("--budget expects positive seconds, not '%s'", v);
+		break;
+	}
+	case K_OUT: c->out_dir = v; break;
+	}
+	return EXIT_OK;
+}
+
+/* The command's words from argv[first] on, options (getopt_long) and
+ * positional words in any order. Every refusal exits 2 with what was wrong. */
 static int parse_args(cli *c, int argc, char **argv, int first)
 {
-	for (int i = first; i < argc; i++) {
-		char *a = argv[i];
-		const char *v;
-		int64_t n;
-		unsigned bit = a[0] == '-' && a[1] ? option_bit(a) : 0;
-		if (bit && !(c->accepts & bit))
-			return refuse_arg(c, "option", a);
-		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-			c->help = 1;
-		} else if (strncmp(a, "-D", 2) == 0) {
-			char *d = a[2] ? a + 2 : (i + 1 < argc ? argv[++i] : NULL);
-			if (!d)
-				return usage_error("%s expects NAME=VALUE", a);
-			int rc = parse_define(c, d);
-			if (rc)
-				return rc;
-		} else if (strcmp(a, "--branching") == 0) {
-			c->branching = 1;
-		} else if (strcmp(a, "--json") == 0) {
-			c->json = 1;
-		} else if (strcmp(a, "--no-verify") == 0) {
-			c->run.verify = 0;
-		} else if (strcmp(a, "--checked") == 0 && strcmp(c->cmd, "run") == 0) {
-			c->run.checked = 1;
-		} else if (strcmp(a, "--simulate") == 0) {
-			c->simulate = 1;
-		} else if (strcmp(a, "--per-ref") == 0) {
-			c->per_ref = 1;
-		} else if (strcmp(a, "--show") == 0) {
-			c->show = 1;
-		} else if (strcmp(a, "--quiet") == 0) {
-			c->quiet = 1;
-		} else if (strcmp(a, "--force") == 0) {
-			c->force = 1;
-		} else if (is_opt(a, "--export") || is_opt(a, "--import")) {
-			int imp = strncmp(a, "--import", 8) == 0;
-			if (!(v = opt_value(argc, argv, &i, imp ? "--import" : "--export")) || !*v)
-				return usage_error("%s expects a FILE.json", a);
-			*(imp ? &c->import_path : &c->export_path) = v;
-		} else if (is_opt(a, "--engine")) {
-			if (!(v = opt_value(argc, argv, &i, "--engine")))
-				return usage_error("%s expects native or interp", a);
-			if (strcmp(v, "native") == 0)
-				c->run.engine = CT_ENGINE_NATIVE;
-			else if (strcmp(v, "interp") == 0)
-				c->run.engine = CT_ENGINE_INTERP;
-			else
-				return usage_error("unknown engine '%s' (native or interp)", v);
-		} else if (is_opt(a, "--repeat")) {
-			if (!(v = opt_value(argc, argv, &i, "--repeat")) || !parse_int(v, &n) || n < 1 || n > 1000000)
-				return usage_error("%s expects an integer in 1..1000000", a);
-			c->run.repeat = (int)n;
-		} else if (is_opt(a, "--threads")) {
-			if (!(v = opt_value(argc, argv, &i, "--threads")) || !parse_int(v, &n) || n < 0 || n > 4096)
-				return usage_error("%s expects an integer in 0..4096", a);
-			c->run.threads = (int)n;
-		} else if (is_opt(a, "--vector-bytes")) {
-			if (!(v = opt_value(argc, argv, &i, "--vector-bytes")) || !parse_int(v, &n) ||
-			    (n != 0 && (n < 8 || n > 256 || (n & (n - 1)) != 0)))
-				return usage_error("%s expects 0 or a power of two in 8..256", a);
-			c->vector_bytes = n;
-		} else if (is_opt(a, "--target")) {
-			if (!(v = opt_value(argc, argv, &i, "--target")))
-				return usage_error("%s expects host or opencl", a);
-			if (strcmp(v, "host") != 0 && strcmp(v, "opencl") != 0)
-				return usage_error("unknown target '%s' (host or opencl)", v);
-			c->target = v;
-		} else if (is_opt(a, "--cache")) {
-			if (!(v = opt_value(argc, argv, &i, "--cache")))
-				return usage_error("%s expects SIZE:LINE[:WAYS],...", a);
-			c->cache_spec = v;
-		} else if (is_opt(a, "--cc")) {
-			if (!(v = opt_value(argc, argv, &i, "--cc")) || !*v)
-				return usage_error("%s expects a compiler command", a);
-			c->cc = v;
-		} else if (is_opt(a, "--max")) {
-			if (!(v = opt_value(argc, argv, &i, "--max")) || !parse_int(v, &n) || n < 1)
-				return usage_error("%s expects a positive integer", a);
-			c->max_tile = n;
-		} else if (is_opt(a, "--sizes")) {
-			if (!(v = opt_value(argc, argv, &i, "--sizes")))
-				return usage_error("%s expects a list of sizes", a);
-			c->sizes = v;
-		} else if (is_opt(a, "--budget")) {
-			if (!(v = opt_value(argc, argv, &i, "--budget")))
-				return usage_error("%s expects seconds", a);
-			char *end;
-			c->budget = strtod(v, &end);
-			if (*end || !(c->budget > 0))
-				return usage_error("--budget expects positive seconds, not '%s'", v);
-		} else if (strcmp(a, "-o") == 0 || is_opt(a, "--output")) {
-			if (!(v = opt_value(argc, argv, &i, a[1] == 'o' ? "-o" : "--output")))
-				return usage_error("%s expects a folder", a);
-			c->out_dir = v;
-		} else if (a[0] == '-' && a[1]) {
+	opterr = 0; /* the messages are ours */
+	optind = first;
+	while (optind < argc) {
+		const char *a = argv[optind];
+		if (strcmp(a, "--") == 0)
 			return usage_error("unknown option '%s'", a);
-		} else {
-			int rc = positional(c, a);
+		int key = getopt_long(argc, argv, short_options, long_options, NULL);
+		if (key == -1) {
+			/* a word that is not an option ("-" is stdin) */
+			int rc = positional(c, argv[optind]);
 			if (rc)
 				return rc;
+			optind++;
+			continue;
 		}
+		int missing = key == ':';
+		if (missing)
+			key = optopt;
+		const struct option_rule *rule = key == '?' ? NULL : option_rule(key);
+		if (!rule || !spelled_in_full(a, key) || (key == K_CHECKED && strcmp(c->cmd, "run") != 0))
+			return usage_error("unknown option '%s'", a);
+		if (rule->bit && !(c->accepts & rule->bit))
+			return refuse_arg(c, "option", a);
+		if (missing)
+			return usage_error(rule->expects, a);
+		int rc = apply_option(c, key, a, optarg);
+		if (rc)
+			return rc;
 	}
 	return EXIT_OK;
 }
