@@ -251,12 +251,6 @@ void print_json(json_t *v, bool ok)
 	free(s);
 }
 
-/* ct_run_result.verified as JSON: true, false, or null (not verified). */
-json_t *json_verified(int verified)
-{
-	return verified == 1 ? json_true() : verified == 0 ? json_false() : json_null();
-}
-
 void quiet(void *ud, const char *msg)
 {
 	(void)ud;

@@ -85,8 +85,6 @@ typedef int (*kernel_cmd)(ct_ctx *ctx, ct_kernel *k, cli *c);
 int with_kernel(cli *c, kernel_cmd fn);
 /* Print v (taken) as one line on stdout: the layout of every --json object. */
 void print_json(json_t *v, bool ok);
-/* ct_run_result.verified as JSON: true, false, or null (not verified). */
-json_t *json_verified(int verified);
 /* A warning handler that says nothing (the command reports the problem). */
 void quiet(void *ud, const char *msg);
 

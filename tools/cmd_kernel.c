@@ -42,7 +42,7 @@ static json_t *run_json(const ct_kernel *k, const ct_run_result *r, int checked,
 	ct_json_set(o, "threads", json_integer(r->threads), ok);
 	ct_json_set(o, "seconds", ct_json_real(r->seconds, 9), ok);
 	ct_json_set(o, "gflops", ct_json_real(r->gflops, 6), ok);
-	ct_json_set(o, "verified", json_verified(r->verified), ok);
+	ct_json_set(o, "verified", ct_json_tristate(r->verified), ok);
 	ct_json_set(o, "max_rel_error", ct_json_real(r->max_rel_error, 6), ok);
 	ct_json_set(o, "code_cache", json_string(r->code_cache), ok);
 	ct_json_set(o, "compile_seconds", ct_json_real(r->compile_seconds, 6), ok);

@@ -30,17 +30,37 @@ json_t *ct_json_str_or_null(const char *s)
 	return s ? json_string(s) : json_null();
 }
 
+/* text, a number printf wrote, as JSON: an integer when whole. */
+static json_t *number_of(const char *text)
+{
+	double r = strtod(text, NULL);
+	/* 2^53: every integer below it is exact in a double */
+	if (r == floor(r) && fabs(r) < 9007199254740992.0)
+		return json_integer((json_int_t)r);
+	return json_real(r);
+}
+
 json_t *ct_json_real(double v, int sig)
 {
 	if (!isfinite(v))
 		return json_null();
 	char text[64];
 	snprintf(text, sizeof text, "%.*g", sig, v);
-	double r = strtod(text, NULL);
-	/* 2^53: every integer below it is exact in a double */
-	if (r == floor(r) && fabs(r) < 9007199254740992.0)
-		return json_integer((json_int_t)r);
-	return json_real(r);
+	return number_of(text);
+}
+
+json_t *ct_json_fixed(double v, int decimals)
+{
+	if (!isfinite(v) || fabs(v) >= 1e15)
+		return ct_json_real(v, 9);
+	char text[64];
+	snprintf(text, sizeof text, "%.*f", decimals, v);
+	return number_of(text);
+}
+
+json_t *ct_json_tristate(int v)
+{
+	return v == 1 ? json_true() : v == 0 ? json_false() : json_null();
 }
 
 json_t *ct_json_ints(const int64_t *v, int n)

@@ -17,6 +17,12 @@ CT_INTERN json_t *ct_json_str_or_null(const char *s);
  * integers (0, not 0.0), others with up to 9 significant digits; NaN and the
  * infinities, which JSON cannot say, are null. */
 CT_INTERN json_t *ct_json_real(double v, int sig);
+/* A number rounded to `decimals` places (printf's %.{decimals}f), printed
+ * without trailing zeros (0.5, not 0.5000; 1, not 1.0000). */
+CT_INTERN json_t *ct_json_fixed(double v, int decimals);
+/* A yes/no/unknown flag as cachet keeps them (1, 0, -1: "verified"):
+ * true, false, or null. */
+CT_INTERN json_t *ct_json_tristate(int v);
 /* An array of n integers. */
 CT_INTERN json_t *ct_json_ints(const int64_t *v, int n);
 /* v (taken) as one line of text ending in "\n" (malloc'd, the caller frees
