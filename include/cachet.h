@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h> /* FILE, for the printers */
 
 #ifdef __cplusplus
 extern "C" {
@@ -16,7 +17,9 @@ extern "C" {
  *   CT_GIVE  the function returns an object the caller must free;
  *   CT_TAKE  the function takes over the argument (the caller must not use it again);
  *   CT_KEEP  the function only borrows the argument for the duration of the call
- *            (or, for a ctx, for the lifetime of the object it creates). */
+ *            (or, for a ctx, for the lifetime of the object it creates); on a
+ *            returned pointer: the library keeps it (never free it; how long it
+ *            stays valid is in the function's comment). */
 #define CT_GIVE
 #define CT_TAKE
 #define CT_KEEP
@@ -43,7 +46,7 @@ typedef enum ct_status {
 } ct_status;
 
 /* Return a static, human-readable name for status s (never NULL). */
-CT_API const char *ct_strerror(ct_status s);
+CT_API CT_KEEP const char *ct_strerror(ct_status s);
 
 /* ---------------------------------------------------------------- context */
 
@@ -57,7 +60,7 @@ typedef struct ct_ctx ct_ctx;
  * out-of-memory. A context is used by one thread at a time. */
 CT_API CT_GIVE ct_ctx *ct_ctx_new(void);
 /* Create a context whose every allocation goes through fn(ud, ...). */
-CT_API CT_GIVE ct_ctx *ct_ctx_new_with_alloc(ct_alloc_fn fn, void *ud);
+CT_API CT_GIVE ct_ctx *ct_ctx_new_with_alloc(ct_alloc_fn fn, CT_KEEP void *ud);
 /* Free a context and everything it still caches. ct_ctx_free(NULL) is a no-op.
  * Objects created from ctx must be freed before it. */
 CT_API void ct_ctx_free(CT_TAKE ct_ctx *ctx);
@@ -66,8 +69,8 @@ CT_API void ct_ctx_free(CT_TAKE ct_ctx *ctx);
  * errors about an input file its name ("" when unknown), line and column
  * (1-based; 0 when unknown). Pointers stay valid until the next call on ctx. */
 CT_API ct_status ct_ctx_last_status(CT_KEEP const ct_ctx *ctx);
-CT_API const char *ct_ctx_last_message(CT_KEEP const ct_ctx *ctx);
-CT_API const char *ct_ctx_last_file(CT_KEEP const ct_ctx *ctx);
+CT_API CT_KEEP const char *ct_ctx_last_message(CT_KEEP const ct_ctx *ctx);
+CT_API CT_KEEP const char *ct_ctx_last_file(CT_KEEP const ct_ctx *ctx);
 CT_API int ct_ctx_last_line(CT_KEEP const ct_ctx *ctx);
 CT_API int ct_ctx_last_col(CT_KEEP const ct_ctx *ctx);
 /* Forget the last error and all diagnostics. */
@@ -77,7 +80,7 @@ CT_API void ct_ctx_clear_error(CT_KEEP ct_ctx *ctx);
  * rendered as "file:line:col: error: message" followed by the source line and
  * a caret; the string stays valid until the next parse on ctx. */
 CT_API int ct_ctx_diag_count(CT_KEEP const ct_ctx *ctx);
-CT_API const char *ct_ctx_diag_render(CT_KEEP ct_ctx *ctx, int i);
+CT_API CT_KEEP const char *ct_ctx_diag_render(CT_KEEP ct_ctx *ctx, int i);
 /* Errors of the last parse/check beyond CT_OPT_MAX_ERRORS: found, not kept. */
 CT_API int ct_ctx_diag_suppressed(CT_KEEP const ct_ctx *ctx);
 
@@ -86,9 +89,11 @@ typedef enum ct_option {
 	CT_OPT_THREADS = 1,     /* threads for native kernels (0 = all cores) */
 	CT_OPT_MAX_ERRORS = 2,  /* diagnostics kept per parse (default 20) */
 	CT_OPT_SEED = 3,        /* seed of deterministic input data (default 1) */
-	CT_OPT_VECTOR_BYTES = 4 /* widest vector the C backend's register tiles use, in
-	                           bytes (a power of two, 8..256); 0 (default) = the
-	                           target's, from the hardware probe */
+	CT_OPT_VECTOR_BYTES = 4, /* widest vector the C backend's register tiles use, in
+	                            bytes (a power of two, 8..256); 0 (default) = the
+	                            target's, from the hardware probe */
+	CT_OPT_BRANCHING = 5     /* 1: the C backend emits the branching form (see
+	                            ct_kernel_run_views); 0 (default): branch-free */
 } ct_option;
 /* Progress of long steps: fn(ud, phase, done, total) is called while one
  * runs, first once it has taken a second, then at most ten times a second,
@@ -97,7 +102,7 @@ typedef enum ct_option {
  * verification compares with (done: outermost loop iterations). fn = NULL
  * (the default): no calls. fn must not call back into ctx. */
 typedef void (*ct_progress_fn)(void *ud, const char *phase, int done, int total);
-CT_API void ct_ctx_set_progress(CT_KEEP ct_ctx *ctx, ct_progress_fn fn, void *ud);
+CT_API void ct_ctx_set_progress(CT_KEEP ct_ctx *ctx, ct_progress_fn fn, CT_KEEP void *ud);
 CT_API ct_status ct_ctx_set_option(CT_KEEP ct_ctx *ctx, ct_option opt, int64_t value);
 CT_API int64_t ct_ctx_get_option(CT_KEEP const ct_ctx *ctx, ct_option opt);
 
@@ -110,8 +115,8 @@ typedef enum ct_role {
 
 /* Size in bytes and name ("f32" ...) of an element type. */
 CT_API size_t ct_dtype_size(ct_dtype t);
-CT_API const char *ct_dtype_name(ct_dtype t);
-CT_API const char *ct_role_name(ct_role r);
+CT_API CT_KEEP const char *ct_dtype_name(ct_dtype t);
+CT_API CT_KEEP const char *ct_role_name(ct_role r);
 
 typedef struct ct_kernel ct_kernel;
 
@@ -140,15 +145,15 @@ CT_API ct_status ct_kernel_set_param(CT_KEEP ct_kernel *k, CT_KEEP const char *n
  * (CT_ERR_INPUT with diagnostics) k stays stale. */
 CT_API ct_status ct_kernel_recheck(CT_KEEP ct_kernel *k);
 
-CT_API const char *ct_kernel_name(CT_KEEP const ct_kernel *k);
+CT_API CT_KEEP const char *ct_kernel_name(CT_KEEP const ct_kernel *k);
 CT_API int ct_kernel_param_count(CT_KEEP const ct_kernel *k);
-CT_API const char *ct_kernel_param_name(CT_KEEP const ct_kernel *k, int i);
+CT_API CT_KEEP const char *ct_kernel_param_name(CT_KEEP const ct_kernel *k, int i);
 /* Value of param i; 0 and *is_set = 0 for a runtime param not given yet. */
 CT_API int64_t ct_kernel_param_value(CT_KEEP const ct_kernel *k, int i, CT_KEEP int *is_set);
 CT_API int ct_kernel_param_is_runtime(CT_KEEP const ct_kernel *k, int i);
 
 CT_API int ct_kernel_array_count(CT_KEEP const ct_kernel *k);
-CT_API const char *ct_kernel_array_name(CT_KEEP const ct_kernel *k, int i);
+CT_API CT_KEEP const char *ct_kernel_array_name(CT_KEEP const ct_kernel *k, int i);
 CT_API ct_dtype ct_kernel_array_dtype(CT_KEEP const ct_kernel *k, int i);
 CT_API ct_role ct_kernel_array_role(CT_KEEP const ct_kernel *k, int i);
 CT_API int ct_kernel_array_rank(CT_KEEP const ct_kernel *k, int i);
@@ -168,7 +173,7 @@ CT_API int64_t ct_kernel_array_extent(CT_KEEP const ct_kernel *k, int i, int d);
 CT_API int64_t ct_kernel_array_elements(CT_KEEP const ct_kernel *k, int i);
 
 CT_API int ct_kernel_index_count(CT_KEEP const ct_kernel *k);
-CT_API const char *ct_kernel_index_name(CT_KEEP const ct_kernel *k, int i);
+CT_API CT_KEEP const char *ct_kernel_index_name(CT_KEEP const ct_kernel *k, int i);
 
 /* Floating-point operations of one run (a multiply-add counts 2), -1 if
  * runtime params are unset. */
@@ -201,16 +206,16 @@ typedef void (*ct_trace_fn)(void *ud, int buffer, int64_t offset, int is_write);
 /* Walk the loop tree without arithmetic, reporting each access in the order
  * fixed by CLI.md (right-hand side reads left to right, then for op= the
  * left-hand side read, then the left-hand side write). */
-CT_API ct_status ct_interp_trace(CT_KEEP ct_looptree *t, ct_trace_fn fn, void *ud);
+CT_API ct_status ct_interp_trace(CT_KEEP ct_looptree *t, ct_trace_fn fn, CT_KEEP void *ud);
 
 /* ---------------------------------------------------------------- data */
 
 /* Fill buffer (n elements of type t) with deterministic pseudo-random values
  * in [-1, 1] (integers in [-8, 8]) from seed and stream. */
-CT_API void ct_fill_random(void *buffer, ct_dtype t, int64_t n, uint64_t seed, uint64_t stream);
+CT_API void ct_fill_random(CT_KEEP void *buffer, ct_dtype t, int64_t n, uint64_t seed, uint64_t stream);
 /* Largest relative error between got and want (n elements); the error of an
  * element is |got-want| / max(1, |want|). */
-CT_API double ct_max_rel_error(const void *got, const void *want, ct_dtype t, int64_t n);
+CT_API double ct_max_rel_error(CT_KEEP const void *got, CT_KEEP const void *want, ct_dtype t, int64_t n);
 
 /* ---------------------------------------------------------------- running and verifying */
 
@@ -295,13 +300,12 @@ CT_API int ct_callable_param_count(CT_KEEP const ct_callable *h);
 CT_API void ct_callable_free(CT_TAKE ct_callable *h);
 
 /* ---------------------------------------------------------------- code generation (src/gen) */
-/* @@gen-api */
 
 /* The generated source of kernel k (scheduled and planned) for target
  * "host" (C; NULL means host). Returns a malloc'd NUL-terminated string the
  * caller frees with free(), its length in *len (may be NULL); NULL with an
  * error on the kernel's ctx. Runtime params stay symbolic (arguments). */
-CT_API CT_GIVE char *ct_kernel_emit(CT_KEEP ct_kernel *k, CT_KEEP const char *target, size_t *len);
+CT_API CT_GIVE char *ct_kernel_emit(CT_KEEP ct_kernel *k, CT_KEEP const char *target, CT_KEEP size_t *len);
 
 /* The in-memory plan cache of a ctx: a kernel's canonical form (names
  * alpha-renamed, so files differing only in index names share an entry)
@@ -322,7 +326,7 @@ CT_API ct_status ct_plan_cache_set_max(CT_KEEP ct_ctx *ctx, int64_t entries);
 CT_API ct_status ct_kernel_build(CT_KEEP ct_kernel *k, CT_KEEP const char *dir);
 
 /* ---------------------------------------------------------------- compile, load and code cache (src/jit) */
-/* @@jit-api: generated C -> compiler -> dlopen, with a memory and disk code cache. */
+/* Generated C -> compiler -> dlopen, with a memory and a disk code cache. */
 
 /* A shared object of generated code, compiled by the system compiler and
  * loaded with dlopen(RTLD_NOW | RTLD_LOCAL). Owned by the ctx that loaded it:
@@ -366,10 +370,10 @@ typedef struct ct_load_info {
  * source is kept in a private folder whose path is the error's file
  * (ct_ctx_last_file; ct_ctx_last_line/col point at the first error). */
 CT_API ct_status ct_module_load(CT_KEEP ct_ctx *ctx, CT_KEEP const char *src, size_t len,
-				CT_KEEP const ct_compile_options *o, ct_module **out,
+				CT_KEEP const ct_compile_options *o, CT_KEEP ct_module **out,
 				CT_KEEP ct_load_info *info);
 /* Address of symbol name in module m, or NULL when absent. */
-CT_API void *ct_module_symbol(CT_KEEP ct_module *m, CT_KEEP const char *name);
+CT_API CT_KEEP void *ct_module_symbol(CT_KEEP ct_module *m, CT_KEEP const char *name);
 
 /* Default compiler command of ctx (as ct_compile_options.cc); NULL restores
  * $CC / "cc". The string is copied. */
@@ -379,7 +383,7 @@ CT_API ct_status ct_ctx_set_compiler(CT_KEEP ct_ctx *ctx, CT_KEEP const char *cc
  * used, a failed publish) go to fn(ud, message); without a handler they are
  * printed on stderr as "cachet: warning: ...". fn = NULL restores stderr. */
 typedef void (*ct_warn_fn)(void *ud, const char *msg);
-CT_API void ct_cache_set_warning_handler(CT_KEEP ct_ctx *ctx, ct_warn_fn fn, void *ud);
+CT_API void ct_cache_set_warning_handler(CT_KEEP ct_ctx *ctx, ct_warn_fn fn, CT_KEEP void *ud);
 
 /* The disk cache lives in dir (copied); NULL restores $CACHET_CACHE_DIR,
  * else ${XDG_CACHE_HOME:-~/.cache}/cachet. The folder is created with mode
@@ -413,19 +417,17 @@ typedef struct ct_cache_info {
 CT_API ct_status ct_cache_stats(CT_KEEP ct_ctx *ctx, CT_KEEP ct_cache_info *info);
 /* The cache folder (whether or not it is usable); valid until ctx is freed
  * or the folder is changed. "" when no folder can be named (no HOME). */
-CT_API const char *ct_cache_path(CT_KEEP ct_ctx *ctx);
+CT_API CT_KEEP const char *ct_cache_path(CT_KEEP ct_ctx *ctx);
 /* Remove every disk entry. Loaded modules stay valid. */
 CT_API ct_status ct_cache_clear(CT_KEEP ct_ctx *ctx);
 /* Check every disk entry (key digest against its name, checksum of its
  * shared object); remove the bad ones and set *bad (if not NULL) to their
  * count. */
-CT_API ct_status ct_cache_verify(CT_KEEP ct_ctx *ctx, int64_t *bad);
+CT_API ct_status ct_cache_verify(CT_KEEP ct_ctx *ctx, CT_KEEP int64_t *bad);
 /* Apply the size cap now and sweep orphan temp folders. */
 CT_API ct_status ct_cache_prune(CT_KEEP ct_ctx *ctx);
-/* @@jit-api end */
 
 /* ---------------------------------------------------------------- cache model and simulator (src/model) */
-/* @@model-api */
 
 #define CT_SIM_MAX_LEVELS 8
 
@@ -477,7 +479,7 @@ typedef struct ct_predict_result {
 	double seconds;           /* time of the model itself */
 	int narrays;
 	ct_model_ref *arrays;     /* free with ct_predict_result_free */
-	/* Appended (issue #20): where each level's counts come from, a ct_count_source. */
+	/* Where each level's counts come from, a ct_count_source (appended: the fields above keep their offsets). */
 	int source[CT_SIM_MAX_LEVELS];
 	double simulate_seconds;  /* time of the fallback simulation (0 without one) */
 } ct_predict_result;
@@ -560,8 +562,6 @@ CT_API ct_status ct_kernel_tiles(CT_KEEP ct_kernel *k, CT_KEEP const char *spec,
 CT_API void ct_tiles_result_free(CT_KEEP ct_tiles_result *r);
 
 /* ---------------------------------------------------------------- hardware probe and tuning store (src/tune) */
-/* @@tune-api */
-#include <stdio.h> /* FILE, for the printers below */
 
 /* Where a probed value came from (printed next to it by ct_probe_print). */
 typedef enum ct_probe_source {
@@ -574,7 +574,7 @@ typedef enum ct_probe_source {
 } ct_probe_source;
 
 /* Static name of a source ("hwloc", "sysfs", ...; never NULL). */
-CT_API const char *ct_probe_source_name(ct_probe_source s);
+CT_API CT_KEEP const char *ct_probe_source_name(ct_probe_source s);
 
 /* Vector ISA extensions usable by this process: the CPU has them AND the OS
  * saves their registers (xgetbv), so code using them will not fault. */
@@ -601,7 +601,7 @@ enum {
 };
 
 /* Static name of one CT_ISA_* bit ("avx512f"), "" for anything else. */
-CT_API const char *ct_isa_name(uint32_t bit);
+CT_API CT_KEEP const char *ct_isa_name(uint32_t bit);
 
 #define CT_PROBE_MAX_CACHES 6
 
@@ -697,7 +697,7 @@ CT_API ct_status ct_probe_run(CT_KEEP ct_ctx *ctx, unsigned flags, CT_KEEP ct_pr
 CT_API ct_status ct_probe_print(CT_KEEP ct_ctx *ctx, int json, CT_KEEP FILE *out);
 /* The stable device id of this machine (probing if needed); owned by ctx,
  * valid until ctx is freed. NULL on failure. */
-CT_API const char *ct_device_id(CT_KEEP ct_ctx *ctx);
+CT_API CT_KEEP const char *ct_device_id(CT_KEEP ct_ctx *ctx);
 
 /* One tuning result: the best schedule found for a kernel family, element
  * type and size class on this device. Strings are NUL-terminated. */
@@ -739,11 +739,11 @@ CT_API CT_GIVE ct_store *ct_store_open(CT_KEEP ct_ctx *ctx, CT_KEEP const char *
 /* Close s; ct_store_close(NULL) is a no-op. */
 CT_API void ct_store_close(CT_TAKE ct_store *s);
 /* Path of the store file (owned by s). */
-CT_API const char *ct_store_path(CT_KEEP const ct_store *s);
+CT_API CT_KEEP const char *ct_store_path(CT_KEEP const ct_store *s);
 /* 1 if ct_store_put can write, else 0. */
 CT_API int ct_store_writable(CT_KEEP const ct_store *s);
 /* Warnings since open, one per line ("" if none); owned by s. */
-CT_API const char *ct_store_warnings(CT_KEEP const ct_store *s);
+CT_API CT_KEEP const char *ct_store_warnings(CT_KEEP const ct_store *s);
 /* Insert r, or update the record with the same (family, dtype, size_class)
  * if r is better: a stale or damaged old record is always replaced, else
  * verified beats not verified beats mismatch, then the shorter time wins.
@@ -783,7 +783,6 @@ CT_API ct_status ct_store_import(CT_KEEP ct_store *s, CT_KEEP const char *path, 
 				 CT_KEEP int *imported, CT_KEEP int *total);
 
 /* ---------------------------------------------------------------- tensor views (src/run/tensor.c) */
-/* @@tensor-api */
 /* Logical tensor indexing (docs/VIEWS.md). A ct_tensor maps the logical
  * indices a kernel uses onto a physical buffer: element (i0, ..., ir-1) lives
  * at data[origin + i0*stride0 + ... + ir-1*strider-1] (offsets and strides in
@@ -924,10 +923,9 @@ CT_API ct_status ct_tensor_clipped(CT_KEEP const ct_tensor *t, int d, CT_KEEP in
 /* The window along d: logical indices lo <= i < hi that t can address. */
 CT_API ct_status ct_tensor_window(CT_KEEP const ct_tensor *t, int d, CT_KEEP int64_t *lo,
 				  CT_KEEP int64_t *hi);
-/* @@tensor-api end */
 
 /* ---------------------------------------------------------------- tuner and solution selector (src/tune/tuner.c, select.c) */
-/* @@tuner-api: `param T = 64 tune {..}` params, ct_tune, ct_select (docs/TUNE.md). */
+/* `param T = 64 tune {..}` params, ct_tune, ct_select (docs/TUNE.md). */
 
 /* The candidate values of param i (`tune {...}` or `tune lo..hi step s` in the
  * file): their count, 0 for a param that is not tunable, and *values (may be
@@ -1037,7 +1035,7 @@ typedef enum ct_tune_decision {
 	CT_TUNE_REPLACED = 3         /* the re-timings confirmed the candidate faster */
 } ct_tune_decision;
 /* "no-default", "default", "default-kept", "tuned" ("?" otherwise). */
-CT_API const char *ct_tune_decision_name(int d);
+CT_API CT_KEEP const char *ct_tune_decision_name(int d);
 
 /* Tune k's tunable params for k's current sizes: enumerate the product of
  * their candidate values, drop the combinations the checks refuse, rank all
@@ -1068,7 +1066,7 @@ typedef enum ct_select_source {
 	CT_SELECT_NEAREST = 1, /* the record of the nearest size class */
 	CT_SELECT_MODEL = 2    /* no record: the model's best candidate */
 } ct_select_source;
-CT_API const char *ct_select_source_name(ct_select_source s);
+CT_API CT_KEEP const char *ct_select_source_name(ct_select_source s);
 
 #define CT_SELECT_MAX_PARAMS 16
 #define CT_SELECT_MAX_PIECES 64
@@ -1120,10 +1118,8 @@ CT_API ct_status ct_solution_run(CT_KEEP ct_selector *s, CT_KEEP const ct_soluti
  * native engine, unchecked (o->checked set: CT_ERR_UNSUPPORTED). */
 CT_API ct_status ct_kernel_run_selected(CT_KEEP ct_selector *s, CT_KEEP const ct_run_options *o,
 					CT_KEEP ct_run_result *r, CT_KEEP ct_solution *sol);
-/* @@tuner-api end */
 
 /* ---------------------------------------------------------------- kernels on views (src/run/views.c) */
-/* @@views-api */
 /* Run kernel k once on views: views[i] is array i's tensor, in declaration
  * order (temps: NULL, ignored). The kernel's subscripts and `if` tests are
  * logical indices of each view's top-level tensor (ct_tensor_root), whose
@@ -1148,10 +1144,8 @@ CT_API ct_status ct_kernel_run_views(CT_KEEP ct_kernel *k, CT_KEEP ct_tensor *co
  * branch-free: copy loops whose bounds absorb the tests, and loops split
  * into boundary and interior pieces so that the interior runs without
  * tests (docs/VIEWS.md, "Branch-free code"). Same results either way. */
-#define CT_OPT_BRANCHING ((ct_option)5)
-/* @@views-api end */
 
-/* ---------------------------------------------------------------- OpenCL target (issue #9) */
+/* ---------------------------------------------------------------- OpenCL target */
 
 /* Kernels with plan(target=opencl) run through OpenCL: ct_kernel_run with
  * the native engine generates OpenCL C (ct_kernel_emit(k, "opencl")),
@@ -1170,7 +1164,7 @@ CT_API ct_status ct_opencl_build(CT_KEEP ct_ctx *ctx, CT_KEEP const char *source
  * buf "") without OpenCL. */
 CT_API ct_status ct_opencl_device(CT_KEEP ct_ctx *ctx, CT_KEEP char *buf, size_t cap);
 
-/* ---------------------------------------------------------------- cache folders (issue #9: the cache command) */
+/* ---------------------------------------------------------------- cache folders (the cache command) */
 
 /* One folder (or family of files) that cachet writes in its cache folder
  * (ct_cache_path): "code-v1" (compiled kernels, the part ct_cache_info
@@ -1190,7 +1184,7 @@ typedef struct ct_cache_folder {
  * write (a user's own file in the cache folder is kept). */
 CT_API int ct_cache_folders(CT_KEEP ct_ctx *ctx, CT_KEEP ct_cache_folder *out, int cap);
 
-/* ---------------------------------------------------------------- per-reference misses (issue #20: predict --per-ref) */
+/* ---------------------------------------------------------------- per-reference misses (predict --per-ref) */
 
 /* What carries the reuse whose misses dominate a reference's capacity
  * misses at one level (docs/MODEL.md's reuse partitions). */

@@ -1,10 +1,10 @@
-/* cachet.c: the command-line tool (argument parsing and library calls only). */
-#include "cachet.h"
+/* cachet.c: the command-line tool: its options (getopt_long), the command table, help, and main; each command lives in a cmd_*.c file. */
+#include "cli.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
-#include <stdarg.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,69 +12,78 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-/* Exit codes of CLI.md. */
-enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_BAD_INPUT = 2 };
-
-#define MAX_DEFINES 64
-
-typedef struct define {
-	const char *name;
-	int64_t value;
-} define;
-
-/* Everything a command line can say; each command uses what it needs. */
-typedef struct cli {
-	const char *cmd;
-	const char *file;
-	define defs[MAX_DEFINES];
-	int ndefs;
-	int json;
-	ct_run_options run;
-	const char *target;
-	const char *out_dir;
-	const char *cache_spec;
-	int simulate;
-	int per_ref;
-	int64_t max_tile;
-	const char *sizes;
-	double budget;
-	const char *sub;      /* cache subcommand */
-	const char *cc;       /* --cc: compiler command for generated code */
-	int64_t vector_bytes; /* --vector-bytes: widest register-tile vector (0 = the machine's) */
-	int show;             /* tune --show */
-	int quiet;            /* tune --quiet: no progress lines */
-	int force;            /* tune --import --force: records of another device too */
-	const char *export_path; /* tune --export FILE.json */
-	const char *import_path; /* tune --import FILE.json */
-	int branching;        /* --branching: CT_OPT_BRANCHING (tested copies and boundary ifs) */
-	int help;
-	unsigned accepts; /* the command's O_* and A_* bits */
-} cli;
-
-/* What a command accepts: one bit per option, and its positional words. */
+/* What getopt_long returns for each option: the letter of a short one,
+ * values above any character for the long-only ones. */
 enum {
-	O_D = 1u << 0, O_BRANCHING = 1u << 1, O_JSON = 1u << 2, O_NO_VERIFY = 1u << 3,
-	O_SIMULATE = 1u << 4, O_SHOW = 1u << 5, O_ENGINE = 1u << 6, O_REPEAT = 1u << 7,
-	O_THREADS = 1u << 8, O_VECTOR_BYTES = 1u << 9, O_TARGET = 1u << 10, O_CACHE = 1u << 11,
-	O_CC = 1u << 12, O_MAX = 1u << 13, O_SIZES = 1u << 14, O_BUDGET = 1u << 15, O_OUT = 1u << 16,
-	O_QUIET = 1u << 17, O_FORCE = 1u << 18, O_EXPORT = 1u << 19, O_IMPORT = 1u << 22,
-	O_PER_REF = 1u << 23,
-	A_FILE = 1u << 20, /* one kernel FILE ('-' = stdin) */
-	A_SUB = 1u << 21   /* one subcommand word (cache) */
+	K_HELP = 'h', K_D = 'D', K_OUT = 'o',
+	K_BRANCHING = 256, K_JSON, K_NO_VERIFY, K_CHECKED, K_SIMULATE, K_PER_REF, K_SHOW, K_QUIET, K_FORCE,
+	K_EXPORT, K_IMPORT, K_ENGINE, K_REPEAT, K_THREADS, K_VECTOR_BYTES, K_TARGET, K_CACHE, K_CC, K_MAX,
+	K_SIZES, K_BUDGET
 };
 
-/* Option spellings and their bits; -D is matched as a prefix (-DN=1). */
-static const struct option_name {
-	const char *name;
+/* "+": stop at each word that is not an option (parse_args takes it and
+ * goes on, so options and words mix in any order); ":": report a missing
+ * value apart from an unknown option. */
+static const char short_options[] = "+:hD:o:";
+
+static const struct option long_options[] = {
+	{"help", no_argument, NULL, K_HELP},
+	{"branching", no_argument, NULL, K_BRANCHING},
+	{"json", no_argument, NULL, K_JSON},
+	{"no-verify", no_argument, NULL, K_NO_VERIFY},
+	{"checked", no_argument, NULL, K_CHECKED},
+	{"simulate", no_argument, NULL, K_SIMULATE},
+	{"per-ref", no_argument, NULL, K_PER_REF},
+	{"show", no_argument, NULL, K_SHOW},
+	{"quiet", no_argument, NULL, K_QUIET},
+	{"force", no_argument, NULL, K_FORCE},
+	{"export", required_argument, NULL, K_EXPORT},
+	{"import", required_argument, NULL, K_IMPORT},
+	{"engine", required_argument, NULL, K_ENGINE},
+	{"repeat", required_argument, NULL, K_REPEAT},
+	{"threads", required_argument, NULL, K_THREADS},
+	{"vector-bytes", required_argument, NULL, K_VECTOR_BYTES},
+	{"target", required_argument, NULL, K_TARGET},
+	{"cache", required_argument, NULL, K_CACHE},
+	{"cc", required_argument, NULL, K_CC},
+	{"max", required_argument, NULL, K_MAX},
+	{"sizes", required_argument, NULL, K_SIZES},
+	{"budget", required_argument, NULL, K_BUDGET},
+	{"output", required_argument, NULL, K_OUT},
+	{NULL, 0, NULL, 0},
+};
+
+/* Per option: the O_* bit a command must have to take it (0: every command
+ * takes it) and what its value must be, said when it is missing or bad. */
+static const struct option_rule {
+	int key;
 	unsigned bit;
-} option_names[] = {
-	{"--branching", O_BRANCHING}, {"--json", O_JSON}, {"--no-verify", O_NO_VERIFY},
-	{"--simulate", O_SIMULATE}, {"--show", O_SHOW}, {"--engine", O_ENGINE}, {"--repeat", O_REPEAT},
-	{"--threads", O_THREADS}, {"--vector-bytes", O_VECTOR_BYTES}, {"--target", O_TARGET},
-	{"--cache", O_CACHE}, {"--cc", O_CC}, {"--max", O_MAX}, {"--sizes", O_SIZES},
-	{"--budget", O_BUDGET}, {"-o", O_OUT}, {"--output", O_OUT}, {"--quiet", O_QUIET},
-	{"--force", O_FORCE}, {"--export", O_EXPORT}, {"--import", O_IMPORT},
-	{"--per-ref", O_PER_REF},
+	const char *expects;
+} option_rules[] = {
+	{K_HELP, 0, NULL},
+	{K_D, O_D, "%s expects NAME=VALUE"},
+	{K_OUT, O_OUT, "%s expects a folder"},
+	{K_BRANCHING, O_BRANCHING, NULL},
+	{K_JSON, O_JSON, NULL},
+	{K_NO_VERIFY, O_NO_VERIFY, NULL},
+	{K_CHECKED, 0, NULL}, /* run only: any other command does not know it */
+	{K_SIMULATE, O_SIMULATE, NULL},
+	{K_PER_REF, O_PER_REF, NULL},
+	{K_SHOW, O_SHOW, NULL},
+	{K_QUIET, O_QUIET, NULL},
+	{K_FORCE, O_FORCE, NULL},
+	{K_EXPORT, O_EXPORT, "%s expects a FILE.json"},
+	{K_IMPORT, O_IMPORT, "%s expects a FILE.json"},
+	{K_ENGINE, O_ENGINE, "%s expects native or interp"},
+	{K_REPEAT, O_REPEAT, "%s expects an integer in 1..1000000"},
+	{K_THREADS, O_THREADS, "%s expects an integer in 0..4096"},
+	{K_VECTOR_BYTES, O_VECTOR_BYTES, "%s expects 0 or a power of two in 8..256"},
+	{K_TARGET, O_TARGET, "%s expects host or opencl"},
+	{K_CACHE, O_CACHE, "%s expects SIZE:LINE[:WAYS],..."},
+	{K_CC, O_CC, "%s expects a compiler command"},
+	{K_MAX, O_MAX, "%s expects a positive integer"},
+	{K_SIZES, O_SIZES, "%s expects a list of sizes"},
+	{K_BUDGET, O_BUDGET, "%s expects seconds"},
 };
 
 /* One command: name, one-line summary, usage, flags it accepts, handler. */
@@ -88,176 +97,7 @@ typedef struct command {
 } command;
 
 static const command *find_command(const char *name);
-static void quiet(void *ud, const char *msg);
 static void print_command_help(FILE *f, const command *cmd);
-
-static int usage_error(const char *fmt, const char *arg)
-{
-	fprintf(stderr, "cachet: error: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\n(run 'cachet --help' for usage)\n");
-	return EXIT_BAD_INPUT;
-}
-
-/* The text of the kernel the command works on, for the source line under
- * an error that is not a parse diagnostic (a plan verb's, tiles'): stdin's
- * text as read, a file's read back when such an error needs it. */
-static struct {
-	char *name;
-	char *text;
-	size_t len;
-} source;
-
-/* Whether a progress line is on stderr, not yet wiped (verify_progress). */
-static int progress_drawn;
-
-/* Kernel text read from stdin is refused beyond this (a file's limit is the library's). */
-#define MAX_STDIN_BYTES ((size_t)16 << 20)
-
-/* All of f (at most max bytes; NULL with errno set when more, or on a read error). */
-static char *read_all(FILE *f, size_t max, size_t *len)
-{
-	size_t cap = 4096, n = 0;
-	char *buf = malloc(cap + 1);
-	while (buf) {
-		size_t got = fread(buf + n, 1, cap - n, f);
-		n += got;
-		if (got == 0)
-			break;
-		if (n == cap) {
-			char *nb = cap < max ? realloc(buf, cap * 2 + 1) : NULL;
-			if (!nb) {
-				free(buf);
-				errno = cap < max ? ENOMEM : EFBIG;
-				return NULL;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-	}
-	if (buf && ferror(f)) {
-		int err = errno;
-		free(buf);
-		errno = err ? err : EIO;
-		return NULL;
-	}
-	if (buf) {
-		buf[n] = 0;
-		*len = n;
-	}
-	return buf;
-}
-
-/* Keep text (taken) as the source named name. */
-static void keep_source(const char *name, char *text, size_t len)
-{
-	free(source.name);
-	free(source.text);
-	source.name = strdup(name);
-	source.text = text;
-	source.len = len;
-}
-
-/* The source text of file (read on first need); NULL if it cannot be had. */
-static const char *source_of(const char *file, size_t *len)
-{
-	if (!source.name || strcmp(source.name, file) != 0) {
-		FILE *f = strcmp(file, "<stdin>") != 0 ? fopen(file, "rb") : NULL;
-		size_t n = 0;
-		char *t = f ? read_all(f, MAX_STDIN_BYTES, &n) : NULL;
-		if (f)
-			fclose(f);
-		if (!t)
-			return NULL;
-		keep_source(file, t, n);
-	}
-	*len = source.len;
-	return source.text;
-}
-
-/* "FILE:LINE:COL: error: MSG", then the source line and a caret under
- * COL, as the library renders parse diagnostics (ct_ctx_diag_render). */
-static void print_located(const char *file, int line, int col, const char *msg)
-{
-	fprintf(stderr, "%s:%d:%d: error: %s\n", file, line, col, msg);
-	size_t len;
-	const char *t = source_of(file, &len), *end = t ? t + len : NULL;
-	for (int l = 1; t && l < line && t < end; t++)
-		if (*t == '\n')
-			l++;
-	if (!t || (t >= end && line > 1))
-		return;
-	const char *e = t;
-	while (e < end && *e != '\n')
-		e++;
-	if (e - t >= 400)
-		return;
-	fputs("  ", stderr);
-	for (const char *q = t; q < e; q++)
-		fputc(*q == '\t' || (*q >= 32 && *q < 127) ? *q : '?', stderr);
-	fputs("\n  ", stderr);
-	for (int k = 1; k < col && t + k - 1 < e; k++)
-		fputc(t[k - 1] == '\t' ? '\t' : ' ', stderr);
-	fputs("^\n", stderr);
-}
-
-/* Print the last error of ctx: every diagnostic of a parse (with carets,
- * then how many more were found than kept), else the error alone, with
- * its source line when it has a position. */
-static void print_error(ct_ctx *ctx)
-{
-	if (progress_drawn) { /* a run that failed half-way: the error gets a line of its own */
-		fputc('\n', stderr);
-		progress_drawn = 0;
-	}
-	int n = ct_ctx_diag_count(ctx), more = ct_ctx_diag_suppressed(ctx);
-	if (n > 0) {
-		for (int i = 0; i < n; i++)
-			fprintf(stderr, "%s\n", ct_ctx_diag_render(ctx, i));
-		if (more > 0)
-			fprintf(stderr, "%d errors (the first %d shown, %d more suppressed)\n", n + more, n, more);
-		else if (n > 1)
-			fprintf(stderr, "%d errors\n", n);
-		return;
-	}
-	const char *file = ct_ctx_last_file(ctx);
-	if (file[0] && ct_ctx_last_line(ctx) > 0)
-		print_located(file, ct_ctx_last_line(ctx), ct_ctx_last_col(ctx), ct_ctx_last_message(ctx));
-	else if (file[0])
-		fprintf(stderr, "%s: error: %s\n", file, ct_ctx_last_message(ctx));
-	else
-		fprintf(stderr, "cachet: error: %s\n", ct_ctx_last_message(ctx));
-}
-
-/* Map a library status to the exit codes of CLI.md. */
-static int exit_code(ct_status st)
-{
-	switch (st) {
-	case CT_OK: return EXIT_OK;
-	case CT_ERR_RUNTIME:
-	case CT_ERR_COMPILE:
-	case CT_ERR_VERIFY:
-	case CT_ERR_NOMEM: return EXIT_FAILED;
-	default: return EXIT_BAD_INPUT;
-	}
-}
-
-static int fail(ct_ctx *ctx, ct_status st)
-{
-	print_error(ctx);
-	return exit_code(st);
-}
-
-static int parse_int(const char *s, int64_t *v)
-{
-	char *end;
-	errno = 0;
-	long long x = strtoll(s, &end, 10);
-	if (errno || end == s || *end)
-		return 0;
-	*v = x;
-	return 1;
-}
 
 static int parse_define(cli *c, char *arg)
 {
@@ -275,32 +115,13 @@ static int parse_define(cli *c, char *arg)
 	return EXIT_OK;
 }
 
-/* Value of an option that takes one: "--opt VALUE" or "--opt=VALUE". */
-static const char *opt_value(int argc, char **argv, int *i, const char *opt)
+/* The rule of option key (NULL: not an option of the tool). */
+static const struct option_rule *option_rule(int key)
 {
-	size_t n = strlen(opt);
-	if (strncmp(argv[*i], opt, n) == 0 && argv[*i][n] == '=')
-		return argv[*i] + n + 1;
-	if (strcmp(argv[*i], opt) == 0 && *i + 1 < argc)
-		return argv[++*i];
+	for (size_t i = 0; i < sizeof option_rules / sizeof option_rules[0]; i++)
+		if (option_rules[i].key == key)
+			return &option_rules[i];
 	return NULL;
-}
-
-static int is_opt(const char *arg, const char *opt)
-{
-	size_t n = strlen(opt);
-	return strncmp(arg, opt, n) == 0 && (arg[n] == 0 || arg[n] == '=');
-}
-
-/* The bit of option a (0: no such option). */
-static unsigned option_bit(const char *a)
-{
-	if (strncmp(a, "-D", 2) == 0)
-		return O_D;
-	for (size_t i = 0; i < sizeof option_names / sizeof option_names[0]; i++)
-		if (is_opt(a, option_names[i].name))
-			return option_names[i].bit;
-	return 0;
 }
 
 /* An option the command does not take, or a word too many: exit 2. */
@@ -323,1257 +144,132 @@ static int positional(cli *c, const char *a)
 	return EXIT_OK;
 }
 
+/* Whether word a spells the option getopt_long matched, in full: getopt
+ * also takes abbreviations (--jso) and runs of short options (-hD), which
+ * CLI.md does not promise, so they stay unknown options. */
+static int spelled_in_full(const char *a, int key)
+{
+	if (a[0] == '-' && a[1] == '-') {
+		for (const struct option *o = long_options; o->name; o++) {
+			size_t n = strlen(o->name);
+			if (o->val == key && strncmp(a + 2, o->name, n) == 0 && (a[2 + n] == 0 || a[2 + n] == '='))
+				return 1;
+		}
+		return 0;
+	}
+	/* -D takes its value attached (-DN=1) or apart, -o only apart */
+	return a[0] == '-' && a[1] == key && (a[2] == 0 || key == K_D);
+}
+
+/* Apply option key with value v (NULL for a flag); a is the word that named it. */
+static int apply_option(cli *c, int key, const char *a, char *v)
+{
+	const char *expects = option_rule(key)->expects;
+	int64_t n;
+	switch (key) {
+	case K_HELP: c->help = 1; break;
+	case K_D: return parse_define(c, v);
+	case K_BRANCHING: c->branching = 1; break;
+	case K_JSON: c->json = 1; break;
+	case K_NO_VERIFY: c->run.verify = 0; break;
+	case K_CHECKED: c->run.checked = 1; break;
+	case K_SIMULATE: c->simulate = 1; break;
+	case K_PER_REF: c->per_ref = 1; break;
+	case K_SHOW: c->show = 1; break;
+	case K_QUIET: c->quiet = 1; break;
+	case K_FORCE: c->force = 1; break;
+	case K_EXPORT:
+	case K_IMPORT:
+		if (!*v)
+			return usage_error(expects, a);
+		*(key == K_IMPORT ? &c->import_path : &c->export_path) = v;
+		break;
+	case K_ENGINE:
+		if (strcmp(v, "native") == 0)
+			c->run.engine = CT_ENGINE_NATIVE;
+		else if (strcmp(v, "interp") == 0)
+			c->run.engine = CT_ENGINE_INTERP;
+		else
+			return usage_error("unknown engine '%s' (native or interp)", v);
+		break;
+	case K_REPEAT:
+		if (!parse_int(v, &n) || n < 1 || n > 1000000)
+			return usage_error(expects, a);
+		c->run.repeat = (int)n;
+		break;
+	case K_THREADS:
+		if (!parse_int(v, &n) || n < 0 || n > 4096)
+			return usage_error(expects, a);
+		c->run.threads = (int)n;
+		break;
+	case K_VECTOR_BYTES:
+		if (!parse_int(v, &n) || (n != 0 && (n < 8 || n > 256 || (n & (n - 1)) != 0)))
+			return usage_error(expects, a);
+		c->vector_bytes = n;
+		break;
+	case K_TARGET:
+		if (strcmp(v, "host") != 0 && strcmp(v, "opencl") != 0)
+			return usage_error("unknown target '%s' (host or opencl)", v);
+		c->target = v;
+		break;
+	case K_CACHE: c->cache_spec = v; break;
+	case K_CC:
+		if (!*v)
+			return usage_error(expects, a);
+		c->cc = v;
+		break;
+	case K_MAX:
+		if (!parse_int(v, &n) || n < 1)
+			return usage_error(expects, a);
+		c->max_tile = n;
+		break;
+	case K_SIZES: c->sizes = v; break;
+	case K_BUDGET: {
+		char *end;
+		c->budget = strtod(v, &end);
+		if (*end || !(c->budget > 0))
+			return usage_error("--budget expects positive seconds, not '%s'", v);
+		break;
+	}
+	case K_OUT: c->out_dir = v; break;
+	}
+	return EXIT_OK;
+}
+
+/* The command's words from argv[first] on, options (getopt_long) and
+ * positional words in any order. Every refusal exits 2 with what was wrong. */
 static int parse_args(cli *c, int argc, char **argv, int first)
 {
-	for (int i = first; i < argc; i++) {
-		char *a = argv[i];
-		const char *v;
-		int64_t n;
-		unsigned bit = a[0] == '-' && a[1] ? option_bit(a) : 0;
-		if (bit && !(c->accepts & bit))
-			return refuse_arg(c, "option", a);
-		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-			c->help = 1;
-		} else if (strncmp(a, "-D", 2) == 0) {
-			char *d = a[2] ? a + 2 : (i + 1 < argc ? argv[++i] : NULL);
-			if (!d)
-				return usage_error("%s expects NAME=VALUE", a);
-			int rc = parse_define(c, d);
-			if (rc)
-				return rc;
-		} else if (strcmp(a, "--branching") == 0) {
-			c->branching = 1;
-		} else if (strcmp(a, "--json") == 0) {
-			c->json = 1;
-		} else if (strcmp(a, "--no-verify") == 0) {
-			c->run.verify = 0;
-		} else if (strcmp(a, "--checked") == 0 && strcmp(c->cmd, "run") == 0) {
-			c->run.checked = 1;
-		} else if (strcmp(a, "--simulate") == 0) {
-			c->simulate = 1;
-		} else if (strcmp(a, "--per-ref") == 0) {
-			c->per_ref = 1;
-		} else if (strcmp(a, "--show") == 0) {
-			c->show = 1;
-		} else if (strcmp(a, "--quiet") == 0) {
-			c->quiet = 1;
-		} else if (strcmp(a, "--force") == 0) {
-			c->force = 1;
-		} else if (is_opt(a, "--export") || is_opt(a, "--import")) {
-			int imp = strncmp(a, "--import", 8) == 0;
-			if (!(v = opt_value(argc, argv, &i, imp ? "--import" : "--export")) || !*v)
-				return usage_error("%s expects a FILE.json", a);
-			*(imp ? &c->import_path : &c->export_path) = v;
-		} else if (is_opt(a, "--engine")) {
-			if (!(v = opt_value(argc, argv, &i, "--engine")))
-				return usage_error("%s expects native or interp", a);
-			if (strcmp(v, "native") == 0)
-				c->run.engine = CT_ENGINE_NATIVE;
-			else if (strcmp(v, "interp") == 0)
-				c->run.engine = CT_ENGINE_INTERP;
-			else
-				return usage_error("unknown engine '%s' (native or interp)", v);
-		} else if (is_opt(a, "--repeat")) {
-			if (!(v = opt_value(argc, argv, &i, "--repeat")) || !parse_int(v, &n) || n < 1 || n > 1000000)
-				return usage_error("%s expects an integer in 1..1000000", a);
-			c->run.repeat = (int)n;
-		} else if (is_opt(a, "--threads")) {
-			if (!(v = opt_value(argc, argv, &i, "--threads")) || !parse_int(v, &n) || n < 0 || n > 4096)
-				return usage_error("%s expects an integer in 0..4096", a);
-			c->run.threads = (int)n;
-		} else if (is_opt(a, "--vector-bytes")) {
-			if (!(v = opt_value(argc, argv, &i, "--vector-bytes")) || !parse_int(v, &n) ||
-			    (n != 0 && (n < 8 || n > 256 || (n & (n - 1)) != 0)))
-				return usage_error("%s expects 0 or a power of two in 8..256", a);
-			c->vector_bytes = n;
-		} else if (is_opt(a, "--target")) {
-			if (!(v = opt_value(argc, argv, &i, "--target")))
-				return usage_error("%s expects host or opencl", a);
-			if (strcmp(v, "host") != 0 && strcmp(v, "opencl") != 0)
-				return usage_error("unknown target '%s' (host or opencl)", v);
-			c->target = v;
-		} else if (is_opt(a, "--cache")) {
-			if (!(v = opt_value(argc, argv, &i, "--cache")))
-				return usage_error("%s expects SIZE:LINE[:WAYS],...", a);
-			c->cache_spec = v;
-		} else if (is_opt(a, "--cc")) {
-			if (!(v = opt_value(argc, argv, &i, "--cc")) || !*v)
-				return usage_error("%s expects a compiler command", a);
-			c->cc = v;
-		} else if (is_opt(a, "--max")) {
-			if (!(v = opt_value(argc, argv, &i, "--max")) || !parse_int(v, &n) || n < 1)
-				return usage_error("%s expects a positive integer", a);
-			c->max_tile = n;
-		} else if (is_opt(a, "--sizes")) {
-			if (!(v = opt_value(argc, argv, &i, "--sizes")))
-				return usage_error("%s expects a list of sizes", a);
-			c->sizes = v;
-		} else if (is_opt(a, "--budget")) {
-			if (!(v = opt_value(argc, argv, &i, "--budget")))
-				return usage_error("%s expects seconds", a);
-			char *end;
-			c->budget = strtod(v, &end);
-			if (*end || !(c->budget > 0))
-				return usage_error("--budget expects positive seconds, not '%s'", v);
-		} else if (strcmp(a, "-o") == 0 || is_opt(a, "--output")) {
-			if (!(v = opt_value(argc, argv, &i, a[1] == 'o' ? "-o" : "--output")))
-				return usage_error("%s expects a folder", a);
-			c->out_dir = v;
-		} else if (a[0] == '-' && a[1]) {
+	opterr = 0; /* the messages are ours */
+	optind = first;
+	while (optind < argc) {
+		const char *a = argv[optind];
+		if (strcmp(a, "--") == 0)
 			return usage_error("unknown option '%s'", a);
-		} else {
-			int rc = positional(c, a);
+		int key = getopt_long(argc, argv, short_options, long_options, NULL);
+		if (key == -1) {
+			/* a word that is not an option ("-" is stdin) */
+			int rc = positional(c, argv[optind]);
 			if (rc)
 				return rc;
-		}
-	}
-	return EXIT_OK;
-}
-
-/* Parse the file and apply -D; NULL after printing the error. */
-static ct_kernel *load_kernel(ct_ctx *ctx, cli *c, int *rc)
-{
-	if (!c->file) {
-		*rc = usage_error("%s needs a FILE", c->cmd);
-		return NULL;
-	}
-	if ((c->cc && ct_ctx_set_compiler(ctx, c->cc) != CT_OK) ||
-	    ct_ctx_set_option(ctx, CT_OPT_VECTOR_BYTES, c->vector_bytes) != CT_OK ||
-	    ct_ctx_set_option(ctx, CT_OPT_BRANCHING, c->branching) != CT_OK) {
-		*rc = fail(ctx, ct_ctx_last_status(ctx));
-		return NULL;
-	}
-	ct_kernel *k;
-	if (strcmp(c->file, "-") == 0) {
-		size_t len = 0;
-		char *text = read_all(stdin, MAX_STDIN_BYTES, &len);
-		if (!text) {
-			fprintf(stderr, "<stdin>: error: cannot read the kernel: %s\n",
-			        errno == EFBIG ? "more than 16 MiB" : strerror(errno));
-			*rc = EXIT_BAD_INPUT;
-			return NULL;
-		}
-		keep_source("<stdin>", text, len);
-		k = ct_kernel_parse(ctx, text, len, "<stdin>");
-	} else {
-		k = ct_kernel_parse_file(ctx, c->file);
-	}
-	if (!k) {
-		*rc = fail(ctx, ct_ctx_last_status(ctx));
-		return NULL;
-	}
-	if (c->ndefs) {
-		ct_status st = CT_OK;
-		for (int i = 0; i < c->ndefs && !st; i++)
-			st = ct_kernel_set_param(k, c->defs[i].name, c->defs[i].value);
-		if (!st)
-			st = ct_kernel_recheck(k);
-		if (st) {
-			*rc = fail(ctx, st);
-			ct_kernel_free(k);
-			return NULL;
-		}
-	}
-	*rc = EXIT_OK;
-	return k;
-}
-
-/* ------------------------------------------------------------ commands */
-
-/* A command that works on one kernel file: the ctx and the kernel (with -D
- * applied) are made and freed around it. */
-typedef int (*kernel_cmd)(ct_ctx *ctx, ct_kernel *k, cli *c);
-
-static int with_kernel(cli *c, kernel_cmd fn)
-{
-	ct_ctx *ctx = ct_ctx_new();
-	if (!ctx)
-		return EXIT_FAILED;
-	int rc;
-	ct_kernel *k = load_kernel(ctx, c, &rc);
-	if (k && fn)
-		rc = fn(ctx, k, c);
-	ct_kernel_free(k);
-	ct_ctx_free(ctx);
-	return rc;
-}
-
-static int cmd_check(cli *c) { return with_kernel(c, NULL); }
-
-static int print_lowered(ct_ctx *ctx, ct_kernel *k, int json)
-{
-	ct_looptree *t = ct_kernel_lower(k, 1);
-	if (!t)
-		return fail(ctx, ct_ctx_last_status(ctx));
-	char *s = ct_looptree_print(t, json);
-	ct_looptree_free(t);
-	if (!s) {
-		fprintf(stderr, "cachet: error: out of memory\n");
-		return EXIT_FAILED;
-	}
-	fputs(s, stdout);
-	if (s[0] && s[strlen(s) - 1] != '\n')
-		fputc('\n', stdout);
-	free(s);
-	return EXIT_OK;
-}
-
-static int lower_kernel(ct_ctx *ctx, ct_kernel *k, cli *c) { return print_lowered(ctx, k, c->json); }
-
-static int cmd_lower(cli *c) { return with_kernel(c, lower_kernel); }
-
-static void print_run_json(const ct_kernel *k, const ct_run_result *r, int checked)
-{
-	printf("{\"kernel\": \"%s\", \"target\": \"%s\", \"engine\": \"%s\", \"threads\": %d, "
-	       "\"seconds\": %.9g, \"gflops\": %.6g, \"verified\": %s, \"max_rel_error\": %.6g, "
-	       "\"code_cache\": \"%s\", \"compile_seconds\": %.6g, \"checked\": %s}\n",
-	       ct_kernel_name(k), strcmp(r->engine, "opencl") == 0 ? "opencl" : "host", r->engine, r->threads,
-	       r->seconds, r->gflops,
-	       r->verified == 1 ? "true" : r->verified == 0 ? "false" : "null", r->max_rel_error,
-	       r->code_cache, r->compile_seconds, checked ? "true" : "false");
-}
-
-static void print_run_text(const ct_kernel *k, const ct_run_result *r, int checked)
-{
-	printf("kernel %s: %s engine, %d thread%s%s\n", ct_kernel_name(k), r->engine, r->threads,
-	       r->threads == 1 ? "" : "s", checked ? ", checked (every access bounds-tested)" : "");
-	printf("  time     %.6f s (median)\n", r->seconds);
-	printf("  speed    %.3f GFLOP/s\n", r->gflops);
-	if (r->verified == 1)
-		printf("  verified against the reference interpreter (max relative error %.3g)\n",
-		       r->max_rel_error);
-	else if (r->verified == 0)
-		printf("  MISMATCH in array %s (max relative error %.3g)\n", r->mismatch_array,
-		       r->max_rel_error);
-	else
-		printf("  not verified (--no-verify)\n");
-	if (strcmp(r->code_cache, "none") != 0)
-		printf("  code     %s (compile %.3f s)\n", r->code_cache, r->compile_seconds);
-}
-
-/* Whether `cachet run` asks the solution selector: the file has tunable
- * params, none is set with -D, and the engine is native. */
-static int wants_selector(const ct_kernel *k, const cli *c)
-{
-	if (c->run.engine != CT_ENGINE_NATIVE || c->run.checked) /* checked: the file's own values */
-		return 0;
-	int tunable = 0;
-	for (int i = 0; i < ct_kernel_param_count(k); i++) {
-		if (!ct_kernel_param_candidates(k, i, NULL))
+			optind++;
 			continue;
-		tunable = 1;
-		for (int d = 0; d < c->ndefs; d++)
-			if (strcmp(c->defs[d].name, ct_kernel_param_name(k, i)) == 0)
-				return 0;
-	}
-	return tunable;
-}
-
-/* The selector's choice, for the run's report. */
-static void print_solution(const ct_kernel *k, const ct_solution *sol, int json)
-{
-	if (json) {
-		printf("{\"source\": \"%s\", \"size_class\": \"%s\", \"pieces\": %d, \"params\": {",
-		       ct_select_source_name(sol->source), sol->size_class, sol->npieces);
-		for (int i = 0; i < sol->ntuned; i++)
-			printf("%s\"%s\": %lld", i ? ", " : "", ct_kernel_param_name(k, sol->tuned[i]),
-			       (long long)sol->values[i]);
-		printf("}}");
-		return;
-	}
-	printf("  tuned    ");
-	for (int i = 0; i < sol->ntuned; i++)
-		printf("%s%s=%lld", i ? " " : "", ct_kernel_param_name(k, sol->tuned[i]),
-		       (long long)sol->values[i]);
-	printf(" (%s%s%s), %d piece%s\n", ct_select_source_name(sol->source),
-	       sol->size_class[0] ? " " : "", sol->size_class, sol->npieces, sol->npieces == 1 ? "" : "s");
-}
-
-/* The reference run of a verification, on a terminal: "verify [####   ] 12%"
- * (the library calls only for a run past a second). */
-static void verify_progress(void *ud, const char *phase, int done, int total)
-{
-	(void)ud;
-	progress_drawn = done != total;
-	int width = 30, fill = total > 0 ? (int)((int64_t)done * width / total) : width;
-	fprintf(stderr, "\r%s [%.*s%*s] %d%%", phase, fill, "##############################", width - fill, "",
-	        total > 0 ? (int)((int64_t)done * 100 / total) : 100);
-	/* the finished line is wiped: the report follows on stdout */
-	if (done == total)
-		fprintf(stderr, "\r%*s\r", width + 20, "");
-	fflush(stderr);
-}
-
-static int run_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
-{
-	ct_run_result r;
-	if (isatty(2))
-		ct_ctx_set_progress(ctx, verify_progress, NULL);
-	ct_solution sol;
-	ct_selector *sel;
-	ct_status st;
-	if (wants_selector(k, c)) {
-		if (!(sel = ct_selector_new(k, NULL)))
-			return fail(ctx, ct_ctx_last_status(ctx));
-		st = ct_kernel_run_selected(sel, &c->run, &r, &sol);
-		if (st && st != CT_ERR_VERIFY) {
-			ct_selector_free(sel);
-			return fail(ctx, st);
 		}
-		if (c->json) {
-			/* the run's object with one more field */
-			printf("{\"kernel\": \"%s\", \"target\": \"host\", \"engine\": \"%s\", \"threads\": %d, "
-			       "\"seconds\": %.9g, \"gflops\": %.6g, \"verified\": %s, \"max_rel_error\": %.6g, "
-			       "\"code_cache\": \"%s\", \"compile_seconds\": %.6g, \"checked\": false, \"tuned\": ",
-			       ct_kernel_name(k), r.engine, r.threads, r.seconds, r.gflops,
-			       r.verified == 1 ? "true" : r.verified == 0 ? "false" : "null", r.max_rel_error,
-			       r.code_cache, r.compile_seconds);
-			print_solution(k, &sol, 1);
-			printf("}\n");
-		} else {
-			print_run_text(k, &r, 0);
-			print_solution(k, &sol, 0);
-		}
-		ct_selector_free(sel);
-		if (st) {
-			print_error(ctx);
-			return EXIT_FAILED;
-		}
-		return EXIT_OK;
-	}
-	st = ct_kernel_run(k, &c->run, &r);
-	if (st && st != CT_ERR_VERIFY)
-		return fail(ctx, st);
-	if (c->json)
-		print_run_json(k, &r, c->run.checked);
-	else
-		print_run_text(k, &r, c->run.checked);
-	if (st) {
-		print_error(ctx);
-		return EXIT_FAILED;
-	}
-	return EXIT_OK;
-}
-
-static int cmd_run(cli *c) { return with_kernel(c, run_kernel); }
-
-static int emit_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
-{
-	size_t len = 0;
-	char *src = ct_kernel_emit(k, c->target, &len);
-	if (!src)
-		return fail(ctx, ct_ctx_last_status(ctx));
-	fwrite(src, 1, len, stdout);
-	free(src);
-	return EXIT_OK;
-}
-
-static int cmd_emit(cli *c) { return with_kernel(c, emit_kernel); }
-
-/* mkdir -p of dir's parents (the library makes dir itself); 0 after
- * printing why not. */
-static int make_parents(const char *dir)
-{
-	char path[4096];
-	if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path) {
-		fprintf(stderr, "cachet: error: -o: the folder name is too long\n");
-		return 0;
-	}
-	for (char *p = path + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = 0;
-		struct stat sb;
-		if (stat(path, &sb) != 0 && mkdir(path, 0777) != 0 && errno != EEXIST) {
-			fprintf(stderr, "cachet: error: cannot create folder '%s': %s\n", path, strerror(errno));
-			return 0;
-		}
-		*p = '/';
-	}
-	return 1;
-}
-
-static int build_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
-{
-	if (!make_parents(c->out_dir))
-		return EXIT_FAILED;
-	ct_status st = ct_kernel_build(k, c->out_dir);
-	if (st)
-		return fail(ctx, st);
-	const char *n = ct_kernel_name(k);
-	printf("wrote %s/%s.h, %s/lib%s.a and %s/lib%s.so\n", c->out_dir, n, c->out_dir, n, c->out_dir, n);
-	return EXIT_OK;
-}
-
-static int cmd_build(cli *c)
-{
-	if (!c->out_dir)
-		return usage_error("%s needs -o DIR", "build");
-	return with_kernel(c, build_kernel);
-}
-
-static int cache_stats(ct_ctx *ctx)
-{
-	ct_cache_info info;
-	ct_status st = ct_cache_stats(ctx, &info);
-	if (st)
-		return fail(ctx, st);
-	printf("folder      %s%s\n", info.path, info.disk_enabled ? "" : " (not used)");
-	ct_cache_folder f[8];
-	int n = info.disk_enabled ? ct_cache_folders(ctx, f, 8) : 0;
-	int64_t entries = 0, bytes = 0;
-	for (int i = 0; i < n && i < 8; i++)
-		if (strcmp(f[i].name, "*.sqlite") != 0) {
-			entries += f[i].entries;
-			bytes += f[i].bytes;
-		}
-	printf("entries     %lld\n", (long long)entries);
-	printf("bytes       %lld (compiled kernels %lld of %lld)\n", (long long)bytes, (long long)info.bytes,
-	       (long long)info.max_bytes);
-	for (int i = 0; i < n && i < 8; i++)
-		printf("  %-9s %6lld entries %10lld bytes  %s\n", f[i].name, (long long)f[i].entries,
-		       (long long)f[i].bytes, f[i].what);
-	return EXIT_OK;
-}
-
-/* `cache clear`: the library empties the folders; what is still there
- * afterwards (a read-only file system, another owner's files) is named,
- * folder by folder, and the exit code is 1. */
-static int cache_clear(ct_ctx *ctx)
-{
-	ct_cache_set_warning_handler(ctx, quiet, NULL); /* the error below says it */
-	ct_status st = ct_cache_clear(ctx);
-	if (st)
-		print_error(ctx);
-	ct_cache_folder f[8];
-	int n = ct_cache_folders(ctx, f, 8);
-	int64_t left = 0;
-	for (int i = 0; i < n && i < 8; i++)
-		if (strcmp(f[i].name, "*.sqlite") != 0)
-			left += f[i].entries;
-	if (left > 0) {
-		fprintf(stderr, "cachet: error: could not remove %lld entr%s of %s:", (long long)left,
-		        left == 1 ? "y" : "ies", ct_cache_path(ctx));
-		for (int i = 0; i < n && i < 8; i++)
-			if (strcmp(f[i].name, "*.sqlite") != 0 && f[i].entries > 0)
-				fprintf(stderr, " %s %lld (%lld bytes)", f[i].name, (long long)f[i].entries,
-				        (long long)f[i].bytes);
-		fputc('\n', stderr);
-	}
-	return st || left > 0 ? EXIT_FAILED : EXIT_OK;
-}
-
-static int cmd_cache(cli *c)
-{
-	if (!c->sub)
-		return usage_error("cache needs one of stats, clear, verify, path%s", "");
-	ct_ctx *ctx = ct_ctx_new();
-	if (!ctx)
-		return EXIT_FAILED;
-	int rc = EXIT_OK;
-	ct_status st;
-	if (strcmp(c->sub, "stats") == 0) {
-		rc = cache_stats(ctx);
-	} else if (strcmp(c->sub, "path") == 0) {
-		printf("%s\n", ct_cache_path(ctx));
-	} else if (strcmp(c->sub, "clear") == 0) {
-		rc = cache_clear(ctx);
-	} else if (strcmp(c->sub, "verify") == 0) {
-		int64_t bad = 0;
-		if ((st = ct_cache_verify(ctx, &bad)))
-			rc = fail(ctx, st);
-		else
-			printf("%lld bad entr%s removed\n", (long long)bad, bad == 1 ? "y" : "ies");
-	} else {
-		rc = usage_error("unknown cache command '%s' (stats, clear, verify, path)", c->sub);
-	}
-	ct_ctx_free(ctx);
-	return rc;
-}
-
-static void print_sim_json(const ct_kernel *k, const ct_sim_result *r)
-{
-	printf("{\"kernel\": \"%s\", \"accesses\": %lld, \"levels\": [", ct_kernel_name(k),
-	       (long long)r->accesses);
-	for (int l = 0; l < r->nlevels; l++)
-		printf("%s{\"size\": %lld, \"line\": %lld, \"ways\": %lld, \"simulated_misses\": %lld}",
-		       l ? ", " : "", (long long)r->level[l].size, (long long)r->level[l].line,
-		       (long long)r->level[l].ways, (long long)r->level[l].misses);
-	printf("], \"simulate_seconds\": %.6g, \"references\": [", r->seconds);
-	for (int i = 0; i < r->nrefs; i++) {
-		printf("%s{\"array\": \"%s\", \"stmt\": %d, \"write\": %s, \"misses\": [", i ? ", " : "",
-		       r->refs[i].array, r->refs[i].stmt, r->refs[i].is_write ? "true" : "false");
-		for (int l = 0; l < r->nlevels; l++)
-			printf("%s%lld", l ? ", " : "", (long long)r->refs[i].misses[l]);
-		printf("]}");
-	}
-	printf("]}\n");
-}
-
-static void print_sim_text(const ct_kernel *k, const ct_sim_result *r)
-{
-	printf("kernel %s: %lld accesses, simulated in %.3f s\n", ct_kernel_name(k), (long long)r->accesses,
-	       r->seconds);
-	for (int l = 0; l < r->nlevels; l++)
-		printf("  L%d %8lld bytes, line %lld, %s: %lld misses (%.2f%%)\n", l + 1,
-		       (long long)r->level[l].size, (long long)r->level[l].line,
-		       r->level[l].ways ? "set-associative" : "fully associative", (long long)r->level[l].misses,
-		       r->accesses ? 100.0 * (double)r->level[l].misses / (double)r->accesses : 0.0);
-}
-
-static int simulate_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
-{
-	ct_sim_result r;
-	ct_status st = ct_kernel_simulate(k, c->cache_spec, &r);
-	int rc = EXIT_OK;
-	if (st)
-		rc = fail(ctx, st);
-	else if (c->json)
-		print_sim_json(k, &r);
-	else
-		print_sim_text(k, &r);
-	ct_sim_result_free(&r);
-	return rc;
-}
-
-static int cmd_simulate(cli *c) { return with_kernel(c, simulate_kernel); }
-
-/* Misses of the simulator's references to the array named `array`, per
- * level: what --simulate prints next to the model's per-array counts. */
-static void sim_array_misses(const ct_sim_result *s, const char *array, int64_t *misses)
-{
-	for (int l = 0; l < CT_SIM_MAX_LEVELS; l++)
-		misses[l] = 0;
-	for (int i = 0; i < s->nrefs; i++)
-		if (strcmp(s->refs[i].array, array) == 0)
-			for (int l = 0; l < s->nlevels && l < CT_SIM_MAX_LEVELS; l++)
-				misses[l] += s->refs[i].misses[l];
-}
-
-/* Print n counts as a JSON array. */
-static void print_json_counts(const int64_t *v, int n)
-{
-	printf("[");
-	for (int l = 0; l < n; l++)
-		printf("%s%lld", l ? ", " : "", (long long)v[l]);
-	printf("]");
-}
-
-/* `predict --json`: CLI.md's object; s (may be NULL) adds the simulator's
- * counts per level and per array. */
-static void print_refs_json(const ct_ref_table *t, int nlevels);
-/* ct_count_source as JSON and text say it. */
-static const char *const source_names[] = {"model", "simulator", "fully associative estimate"};
-static void print_predict_json(const ct_kernel *k, const ct_predict_result *r, const ct_sim_result *s,
-                               const ct_ref_table *t)
-{
-	printf("{\"kernel\": \"%s\", \"accesses\": %lld, \"levels\": [", ct_kernel_name(k),
-	       (long long)r->accesses);
-	for (int l = 0; l < r->nlevels; l++) {
-		printf("%s{\"size\": %lld, \"line\": %lld, \"ways\": %lld, \"misses\": %lld, \"exact\": %s",
-		       l ? ", " : "", (long long)r->level[l].size, (long long)r->level[l].line,
-		       (long long)r->level[l].ways, (long long)r->level[l].misses,
-		       r->level[l].exact ? "true" : "false");
-		printf(", \"source\": \"%s\"", source_names[r->source[l]]);
-		if (s)
-			printf(", \"simulated_misses\": %lld", (long long)s->level[l].misses);
-		printf("}");
-	}
-	printf("], \"model_seconds\": %.6g", r->seconds);
-	if (s)
-		printf(", \"simulate_seconds\": %.6g", s->seconds);
-	printf(", \"references\": [");
-	for (int a = 0; a < r->narrays; a++) {
-		const ct_model_ref *m = &r->arrays[a];
-		printf("%s{\"array\": \"%s\", \"stmt\": %d, \"nrefs\": %d, \"exact\": %s, \"accesses\": %lld, "
-		       "\"misses\": ",
-		       a ? ", " : "", m->array, m->stmt, m->nrefs, m->exact ? "true" : "false",
-		       (long long)m->accesses);
-		print_json_counts(m->misses, r->nlevels);
-		if (s) {
-			int64_t sm[CT_SIM_MAX_LEVELS];
-			sim_array_misses(s, m->array, sm);
-			printf(", \"simulated_misses\": ");
-			print_json_counts(sm, r->nlevels);
-		}
-		printf("}");
-	}
-	printf("]");
-	if (t)
-		print_refs_json(t, r->nlevels);
-	printf("}\n");
-}
-
-/* `predict` as text: one row per level, then one per array. */
-static void print_predict_text(const ct_kernel *k, const ct_predict_result *r, const ct_sim_result *s)
-{
-	printf("kernel %s: %lld accesses, model %.3f ms", ct_kernel_name(k), (long long)r->accesses,
-	       r->seconds * 1e3);
-	if (s)
-		printf(", simulated in %.3f s", s->seconds);
-	printf("\n  level  %10s %5s %4s %14s %8s %6s %-*s%s\n", "bytes", "line", "ways", "misses", "(%)",
-	       "exact", s ? 10 : 0, "source", s ? "      simulated" : "");
-	for (int l = 0; l < r->nlevels; l++) {
-		printf("  L%-5d %10lld %5lld %4lld %14lld %7.2f%% %6s", l + 1, (long long)r->level[l].size,
-		       (long long)r->level[l].line, (long long)r->level[l].ways,
-		       (long long)r->level[l].misses,
-		       r->accesses ? 100.0 * (double)r->level[l].misses / (double)r->accesses : 0.0,
-		       r->level[l].exact ? "yes" : "no");
-		printf(" %-*s", s ? 10 : 0, r->source[l] == CT_SOURCE_SIMULATOR ? "simulator"
-		                 : r->source[l] == CT_SOURCE_FA_ESTIMATE ? "FA-model" : "model");
-		if (s)
-			printf(" %14lld", (long long)s->level[l].misses);
-		printf("\n");
-	}
-	for (int l = 0; l < r->nlevels; l++)
-		if (r->source[l] == CT_SOURCE_SIMULATOR) {
-			printf("  (set-associative levels: the model predicts fully associative caches only, so "
-			       "they were simulated exactly, in %.3f ms)\n", r->simulate_seconds * 1e3);
-			break;
-		} else if (r->source[l] == CT_SOURCE_FA_ESTIMATE) {
-			printf("  (set-associative levels: the model predicts fully associative caches only and "
-			       "the trace is too long to simulate (over %lld accesses): predicted as fully "
-			       "associative, conflict misses not counted)\n", (long long)CT_PREDICT_SIM_MAX);
-			break;
-		}
-	printf("  array      stmt refs       accesses  exact  misses per level%s\n",
-	       s ? " (simulated)" : "");
-	for (int a = 0; a < r->narrays; a++) {
-		const ct_model_ref *m = &r->arrays[a];
-		int64_t sm[CT_SIM_MAX_LEVELS];
-		if (s)
-			sim_array_misses(s, m->array, sm);
-		printf("  %-10s %4d %4d %14lld  %-5s", m->array, m->stmt, m->nrefs, (long long)m->accesses,
-		       m->exact ? "yes" : "no");
-		for (int l = 0; l < r->nlevels; l++) {
-			printf(" %lld", (long long)m->misses[l]);
-			if (s)
-				printf(" (%lld)", (long long)sm[l]);
-		}
-		printf("\n");
-	}
-}
-
-/* What carries a per-ref row's capacity misses at level l, as text ("-" when none). */
-static const char *carrier_text(const ct_ref_misses *m, int l, char *buf, size_t cap)
-{
-	const char *name = m->carried_by[l];
-	switch (m->carrier[l]) {
-	case CT_CARRIER_LOOP:
-		snprintf(buf, cap, "%s", name ? name : "?");
-		break;
-	case CT_CARRIER_SIBLING:
-		snprintf(buf, cap, "sibling in %s", name ? name : "run");
-		break;
-	case CT_CARRIER_STMT:
-		snprintf(buf, cap, "statement");
-		break;
-	case CT_CARRIER_CONFLICT:
-		snprintf(buf, cap, "conflicts");
-		break;
-	default:
-		snprintf(buf, cap, "-");
-	}
-	return buf;
-}
-
-static const char *const split_names[] = {"model", "simulation", "accesses"};
-
-/* A per-ref row's place in the source: FILE:LINE:COL, or what it stands for. */
-static const char *ref_where(const ct_ref_table *t, const ct_ref_misses *m, char *buf, size_t cap)
-{
-	if (m->line > 0)
-		snprintf(buf, cap, "%s:%d:%d", t->file ? t->file : "-", m->line, m->col);
-	else
-		snprintf(buf, cap, "(copy loops)");
-	return buf;
-}
-
-/* What a per-ref row does: a source read, write or op= update, or a plan's copy loops. */
-static const char *ref_access(const ct_ref_misses *m)
-{
-	return m->line <= 0 ? "copy" : m->is_write == 2 ? "update" : m->is_write ? "write" : "read";
-}
-
-/* The `per_ref` member of `predict --per-ref --json`. */
-static void print_refs_json(const ct_ref_table *t, int nlevels)
-{
-	printf(", \"per_ref\": [");
-	for (int i = 0; i < t->nrefs; i++) {
-		const ct_ref_misses *m = &t->refs[i];
-		char where[512], carrier[128];
-		printf("%s{\"array\": \"%s\", \"stmt\": %d, \"where\": \"%s\", \"line\": %d, \"col\": %d, "
-		       "\"access\": \"%s\", \"split\": \"%s\", \"accesses\": %lld, \"misses\": ",
-		       i ? ", " : "", m->array, m->stmt, ref_where(t, m, where, sizeof where), m->line, m->col,
-		       ref_access(m), split_names[m->split],
-		       (long long)m->accesses);
-		print_json_counts(m->misses, nlevels);
-		printf(", \"cold\": ");
-		print_json_counts(m->cold, nlevels);
-		printf(", \"carried_by\": [");
-		for (int l = 0; l < nlevels; l++)
-			printf("%s\"%s\"", l ? ", " : "", carrier_text(m, l, carrier, sizeof carrier));
-		printf("]}");
-	}
-	printf("]");
-}
-
-/* `predict --per-ref` as text: one row per reference, most misses first. */
-static void print_refs_text(const ct_ref_table *t, int nlevels)
-{
-	int width = 12;
-	for (int i = 0; i < t->nrefs; i++) {
-		char where[512];
-		int n = (int)strlen(ref_where(t, &t->refs[i], where, sizeof where));
-		width = n > width ? n : width;
-	}
-	printf("  %-*s %-8s %4s %-6s %12s", width, "reference", "array", "stmt", "access", "accesses");
-	for (int l = 0; l < nlevels; l++)
-		printf("  L%d misses (cold) carried by", l + 1);
-	printf("\n");
-	int shared = 0;
-	for (int i = 0; i < t->nrefs; i++) {
-		const ct_ref_misses *m = &t->refs[i];
-		char where[512], carrier[128];
-		shared |= m->split != CT_SPLIT_MODEL;
-		printf("  %-*s %-8s %4d %-6s %12lld", width, ref_where(t, m, where, sizeof where), m->array,
-		       m->stmt, ref_access(m), (long long)m->accesses);
-		for (int l = 0; l < nlevels; l++)
-			printf("  %9lld (%lld) %s", (long long)m->misses[l], (long long)m->cold[l],
-			       carrier_text(m, l, carrier, sizeof carrier));
-		printf("%s\n", m->split == CT_SPLIT_SIM ? "  [split by simulation]"
-		               : m->split == CT_SPLIT_ACCESSES ? "  [split by accesses]" : "");
-	}
-	if (shared)
-		printf("  (the model counts per array; an array's counts are shared out over its references)\n");
-}
-
-static int predict_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
-{
-	ct_predict_result r;
-	ct_sim_result s;
-	ct_ref_table t;
-	memset(&r, 0, sizeof r);
-	memset(&s, 0, sizeof s);
-	memset(&t, 0, sizeof t);
-	int rc = EXIT_OK;
-	ct_status st = c->per_ref ? ct_kernel_predict_refs(k, c->cache_spec, -1, &r, &t)
-	                          : ct_kernel_predict(k, c->cache_spec, &r);
-	if (!st && c->simulate)
-		st = ct_kernel_simulate(k, c->cache_spec, &s);
-	if (st) {
-		rc = fail(ctx, st);
-	} else if (c->json) {
-		print_predict_json(k, &r, c->simulate ? &s : NULL, c->per_ref ? &t : NULL);
-	} else {
-		print_predict_text(k, &r, c->simulate ? &s : NULL);
-		if (c->per_ref)
-			print_refs_text(&t, r.nlevels);
-	}
-	ct_ref_table_free(&t);
-	ct_sim_result_free(&s);
-	ct_predict_result_free(&r);
-	return rc;
-}
-
-static int cmd_predict(cli *c) { return with_kernel(c, predict_kernel); }
-
-/* `tiles --json`: CLI.md's object plus the params, levels and search facts. */
-static void print_tiles_json(const ct_kernel *k, const ct_tiles_result *r)
-{
-	printf("{\"kernel\": \"%s\", \"indices\": [", ct_kernel_name(k));
-	for (int i = 0; i < r->nindices; i++)
-		printf("%s\"%s\"", i ? ", " : "", r->indices[i]);
-	printf("], \"params\": [");
-	for (int i = 0; i < r->nindices; i++)
-		printf("%s\"%s\"", i ? ", " : "", r->params[i]);
-	printf("], \"levels\": [");
-	for (int l = 0; l < r->nlevels; l++)
-		printf("%s{\"size\": %lld, \"line\": %lld, \"ways\": %lld}", l ? ", " : "",
-		       (long long)r->level[l].size, (long long)r->level[l].line, (long long)r->level[l].ways);
-	printf("], \"rank_level\": %d, \"runtime_bounds\": %s, \"evaluated\": %lld, \"candidates\": [",
-	       r->rank_level, r->runtime_bounds ? "true" : "false", (long long)r->evaluated);
-	for (int c = 0; c < r->ncandidates; c++) {
-		const ct_tiles_candidate *t = &r->candidates[c];
-		printf("%s{\"tiles\": ", c ? ", " : "");
-		print_json_counts(t->tiles, r->nindices);
-		printf(", \"misses\": %lld, \"level_misses\": ", (long long)t->misses[r->rank_level]);
-		print_json_counts(t->misses, r->nlevels);
-		printf(", \"level_misses_max\": ");
-		print_json_counts(t->misses_max, r->nlevels);
-		printf(", \"exact\": %s}", t->exact ? "true" : "false");
-	}
-	printf("], \"seconds\": %.6g}\n", r->seconds);
-}
-
-/* `tiles` as text: the searched params, then the candidates best first. */
-static void print_tiles_text(const ct_kernel *k, const ct_tiles_result *r)
-{
-	printf("kernel %s: %d tile param%s, %lld tilings analysed in %.3f s\n", ct_kernel_name(k),
-	       r->nindices, r->nindices == 1 ? "" : "s", (long long)r->evaluated, r->seconds);
-	if (r->runtime_bounds)
-		printf("unknown loop bounds: partitions whose stack distance depends on them count as misses\n");
-	printf("  rank");
-	for (int i = 0; i < r->nindices; i++)
-		printf(" %8s", r->indices[i]);
-	for (int l = 0; l < r->nlevels; l++)
-		printf("  %9s L%d%s", "misses", l + 1, l == r->rank_level ? "*" : " ");
-	printf("\n  %4s", "");
-	for (int i = 0; i < r->nindices; i++)
-		printf(" %8s", r->params[i]);
-	printf("\n");
-	for (int c = 0; c < r->ncandidates; c++) {
-		printf("  %4d", c + 1);
-		for (int i = 0; i < r->nindices; i++)
-			printf(" %8lld", (long long)r->candidates[c].tiles[i]);
-		for (int l = 0; l < r->nlevels; l++)
-			printf("  %13lld", (long long)r->candidates[c].misses[l]);
-		if (!r->candidates[c].exact) {
-			printf("  (not exact; at most");
-			for (int l = 0; l < r->nlevels; l++)
-				printf(" %lld", (long long)r->candidates[c].misses_max[l]);
-			printf(")");
-		}
-		printf("\n");
-	}
-	printf("(* ranks first; the %d best shown)\n", r->ncandidates);
-}
-
-static int tiles_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
-{
-	ct_tiles_opts o;
-	ct_tiles_opts_init(&o);
-	o.max_tile = c->max_tile;
-	ct_tiles_result r;
-	memset(&r, 0, sizeof r);
-	int rc = EXIT_OK;
-	ct_status st = ct_kernel_tiles(k, c->cache_spec, &o, &r);
-	if (st)
-		rc = fail(ctx, st);
-	else if (c->json)
-		print_tiles_json(k, &r);
-	else
-		print_tiles_text(k, &r);
-	ct_tiles_result_free(&r);
-	return rc;
-}
-
-static int cmd_tiles(cli *c) { return with_kernel(c, tiles_kernel); }
-
-/* ------------------------------------------------------------ tune */
-
-/* Progress of a tuning run on stderr: on a terminal one line redrawn in
- * place, else one plain line per candidate measured; nothing with --quiet. */
-typedef struct tune_view {
-	int tty;
-} tune_view;
-
-/* The ranking phase, on a terminal only. */
-static void tune_progress(void *ud, const char *phase, int done, int total)
-{
-	const tune_view *v = ud;
-	if (!v->tty || strcmp(phase, "model") != 0)
-		return;
-	fprintf(stderr, "\rranking by the model %d/%d\033[K", done, total);
-	progress_drawn = 1;
-	fflush(stderr);
-}
-
-/* "0.59 ms" or "1.23 s". */
-static void put_time_s(char *out, size_t n, double s)
-{
-	if (s < 1)
-		snprintf(out, n, "%.3g ms", s * 1e3);
-	else
-		snprintf(out, n, "%.3g s", s);
-}
-
-static void put_point(char *out, size_t n, const ct_tune_result *r, const ct_tune_candidate *c)
-{
-	size_t len = 0;
-	out[0] = 0;
-	for (int i = 0; i < r->nparams && len < n; i++) {
-		int w = snprintf(out + len, n - len, "%s%s=%lld", i ? " " : "", r->params[i], (long long)c->values[i]);
-		if (w < 0)
-			break;
-		len += (size_t)w;
-	}
-}
-
-/* "[12/48] TI=32 TJ=64 TK=32  0.59 ms  best 0.55 ms (TI=64 ...)  18 s left" */
-static void tune_measured(void *ud, const ct_tune_result *r, int i, double left)
-{
-	const tune_view *v = ud;
-	const ct_tune_candidate *c = &r->candidates[i];
-	char pt[256], t[32], bp[256] = "", bt[32] = "", what[64];
-	put_point(pt, sizeof pt, r, c);
-	put_time_s(t, sizeof t, c->seconds);
-	if (c->verified == 0)
-		snprintf(what, sizeof what, "WRONG (discarded)");
-	else if (!(c->seconds > 0))
-		snprintf(what, sizeof what, "did not run");
-	else if (c->abandoned)
-		snprintf(what, sizeof what, "%s abandoned", t);
-	else
-		snprintf(what, sizeof what, "%s", t);
-	if (r->best >= 0) {
-		put_point(bp, sizeof bp, r, &r->candidates[r->best]);
-		put_time_s(bt, sizeof bt, r->candidates[r->best].seconds);
-	}
-	fprintf(stderr, "%s[%d/%d] %s  %s", v->tty ? "\r" : "", r->nmeasured, r->ncandidates, pt, what);
-	if (r->best >= 0)
-		fprintf(stderr, "  best %s (%s)", bt, bp);
-	fprintf(stderr, "  %.0f s left%s", left > 0 ? left : 0, v->tty ? "\033[K" : "\n");
-	progress_drawn = v->tty;
-	fflush(stderr);
-}
-
-/* The size params' names of k ("M", "N", "K") and their values (vals may
- * be NULL), from its size class. */
-static int size_names(ct_kernel *k, char names[][64], int64_t *vals, int most)
-{
-	char cls[512];
-	if (ct_kernel_tune_key(k, NULL, 0, cls, sizeof cls, NULL))
-		return -1;
-	int n = 0;
-	char *save = NULL;
-	for (char *tok = strtok_r(cls, ":", &save); tok && n < most; tok = strtok_r(NULL, ":", &save)) {
-		char *eq = strchr(tok, '=');
-		if (eq)
-			*eq = 0;
-		if (vals)
-			vals[n] = eq ? strtoll(eq + 1, NULL, 10) : 0;
-		snprintf(names[n++], 64, "%s", tok);
-	}
-	return n;
-}
-
-/* An error about --sizes (exit 2). */
-static int sizes_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sizes_error(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fprintf(stderr, "cachet: error: --sizes: ");
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	return EXIT_BAD_INPUT;
-}
-
-/* One size value of --sizes: 1 or more (exit code, after a message). */
-static int size_value(const char *tok, size_t len, int64_t *v)
-{
-	char buf[64];
-	snprintf(buf, sizeof buf, "%.*s", (int)(len < 63 ? len : 63), tok);
-	if (!parse_int(buf, v))
-		return sizes_error("'%s' is not a number", buf);
-	if (*v < 1)
-		return sizes_error("%s is not a size (a size is 1 or more)", buf);
-	return EXIT_OK;
-}
-
-/* Apply one --sizes set to k: "n" (every size param n), "M=64:N=128"
- * (those params; the others keep their values) or "64x48x32" (the size
- * params in order). base[] holds the values the others keep. Exit code. */
-static int apply_sizes(ct_ctx *ctx, ct_kernel *k, const char *set, size_t len, const int64_t *base)
-{
-	char names[32][64];
-	int n = size_names(k, names, NULL, 32);
-	if (n < 0)
-		return fail(ctx, ct_ctx_last_status(ctx));
-	if (n == 0)
-		return sizes_error("kernel '%s' has no size param (every param is tunable or derived)",
-		                   ct_kernel_name(k));
-	if (len == 0)
-		return sizes_error("an empty size set (a ',' too many?)");
-	char list[512] = "";
-	for (int i = 0; i < n; i++)
-		snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", names[i]);
-	int64_t v[32];
-	memcpy(v, base, sizeof *v * (size_t)n);
-	int rc;
-	if (memchr(set, '=', len)) {
-		for (const char *p = set, *end = set + len; p < end;) {
-			const char *e = memchr(p, ':', (size_t)(end - p));
-			size_t l = e ? (size_t)(e - p) : (size_t)(end - p);
-			const char *eq = memchr(p, '=', l);
-			int at = -1;
-			for (int i = 0; eq && i < n; i++)
-				if (strlen(names[i]) == (size_t)(eq - p) && strncmp(names[i], p, (size_t)(eq - p)) == 0)
-					at = i;
-			if (at < 0)
-				return sizes_error("'%.*s' does not name a size param of '%s' (%s)", (int)l, p,
-				                   ct_kernel_name(k), list);
-			if ((rc = size_value(eq + 1, l - (size_t)(eq + 1 - p), &v[at])))
-				return rc;
-			p += l + (e ? 1 : 0);
-		}
-	} else if (memchr(set, 'x', len)) {
-		int got = 0;
-		for (const char *p = set, *end = set + len; p <= end; got++) {
-			const char *e = memchr(p, 'x', (size_t)(end - p));
-			size_t l = e ? (size_t)(e - p) : (size_t)(end - p);
-			if (got < n && (rc = size_value(p, l, &v[got])))
-				return rc;
-			p += l + 1;
-		}
-		if (got != n)
-			return sizes_error("'%.*s' is not one value per size param (%d values for %s; "
-			                   "e.g. %s)", (int)len, set, got, list, n == 3 ? "256x256x256" : "a plain 256");
-	} else {
-		if ((rc = size_value(set, len, &v[0])))
-			return rc;
-		for (int i = 1; i < n; i++)
-			v[i] = v[0];
-	}
-	ct_status st = CT_OK;
-	for (int i = 0; i < n && !st; i++)
-		st = ct_kernel_set_param(k, names[i], v[i]);
-	if (!st)
-		st = ct_kernel_recheck(k);
-	return st ? fail(ctx, st) : EXIT_OK;
-}
-
-/* A file without tunable params may have a tunable variant next to it
- * (examples/sgemm.cachet, examples/sgemm_tune.cachet): say so. */
-static void tune_variant_note(ct_ctx *ctx, const cli *c)
-{
-	size_t n = c->file ? strlen(c->file) : 0;
-	const char *msg = ct_ctx_last_message(ctx);
-	if (n < 8 || strcmp(c->file + n - 7, ".cachet") != 0 || !msg || !strstr(msg, "has no tunable param"))
-		return;
-	char alt[4096];
-	snprintf(alt, sizeof alt, "%.*s_tune.cachet", (int)(n - 7), c->file);
-	if (access(alt, R_OK) == 0)
-		fprintf(stderr, "cachet: note: %s is its variant with the blocking as tune params\n", alt);
-}
-
-static void tune_options(cli *c, ct_tune_opts *o, double budget, tune_view *view)
-{
-	ct_tune_opts_init(o);
-	o->budget = budget;
-	o->cache_spec = c->cache_spec;
-	o->threads = c->run.threads;
-	view->tty = isatty(2);
-	o->progress_ud = view;
-	if (!c->quiet) {
-		o->progress = tune_progress;
-		o->on_measure = tune_measured;
-	}
-}
-
-static int tune_one(ct_ctx *ctx, ct_kernel *k, cli *c, double budget)
-{
-	ct_tune_opts o;
-	tune_view view;
-	tune_options(c, &o, budget, &view);
-	ct_tune_result r;
-	ct_status st = ct_tune(k, &o, &r);
-	if (progress_drawn) {
-		fprintf(stderr, "\r\033[K"); /* the report follows on stdout */
-		progress_drawn = 0;
-	}
-	if (st) {
-		int rc = fail(ctx, st);
-		tune_variant_note(ctx, c);
-		return rc;
-	}
-	ct_tune_print(&r, c->json, stdout);
-	int rc = r.best >= 0 ? EXIT_OK : EXIT_FAILED;
-	ct_tune_result_free(&r);
-	return rc;
-}
-
-/* Every set is checked first (syntax, values, the kernel's checks, the
- * arrays' total), so that a bad one is refused before any is tuned. */
-static int check_sets(ct_ctx *ctx, ct_kernel *k, cli *c, const int64_t *base, int *nsets)
-{
-	*nsets = 0;
-	for (const char *p = c->sizes;; (*nsets)++) {
-		const char *e = strchr(p, ',');
-		size_t len = e ? (size_t)(e - p) : strlen(p);
-		int rc = apply_sizes(ctx, k, p, len, base);
+		int missing = key == ':';
+		if (missing)
+			key = optopt;
+		const struct option_rule *rule = key == '?' ? NULL : option_rule(key);
+		if (!rule || !spelled_in_full(a, key) || (key == K_CHECKED && strcmp(c->cmd, "run") != 0))
+			return usage_error("unknown option '%s'", a);
+		if (rule->bit && !(c->accepts & rule->bit))
+			return refuse_arg(c, "option", a);
+		if (missing)
+			return usage_error(rule->expects, a);
+		int rc = apply_option(c, key, a, optarg);
 		if (rc)
 			return rc;
-		ct_tune_opts o;
-		ct_tune_opts_init(&o);
-		o.check_only = 1;
-		ct_tune_result r;
-		ct_status st = ct_tune(k, &o, &r);
-		ct_tune_result_free(&r);
-		if (st) {
-			if (ct_ctx_last_status(ctx) == CT_ERR_LIMIT)
-				fprintf(stderr, "cachet: error: --sizes %.*s: %s\n", (int)len, p, ct_ctx_last_message(ctx));
-			else
-				print_error(ctx);
-			return exit_code(st);
-		}
-		if (!e) {
-			(*nsets)++;
-			return EXIT_OK;
-		}
-		p = e + 1;
 	}
-}
-
-static int tune_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
-{
-	double budget = c->budget > 0 ? c->budget : 60;
-	if (c->export_path || c->import_path)
-		return usage_error("%s", "tune --export and --import take no kernel to tune (FILE names the family to export)");
-	if (!c->sizes)
-		return tune_one(ctx, k, c, budget);
-	char names[32][64];
-	int64_t base[32];
-	if (size_names(k, names, base, 32) < 0)
-		return fail(ctx, ct_ctx_last_status(ctx));
-	int nsets = 0, rc = check_sets(ctx, k, c, base, &nsets);
-	if (rc)
-		return rc;
-	const char *p = c->sizes;
-	for (int i = 0; i < nsets; i++) {
-		const char *e = strchr(p, ',');
-		size_t len = e ? (size_t)(e - p) : strlen(p);
-		if ((rc = apply_sizes(ctx, k, p, len, base)))
-			return rc;
-		/* the budget is shared evenly by the size sets */
-		int r1 = tune_one(ctx, k, c, budget / nsets);
-		if (r1 > rc)
-			rc = r1;
-		p = e ? e + 1 : p + len;
-	}
-	return rc;
-}
-
-/* The family of FILE (for --show and --export), "" without one. */
-static int file_family(ct_ctx *ctx, cli *c, char *family, size_t n)
-{
-	family[0] = 0;
-	if (!c->file)
-		return EXIT_OK;
-	int rc;
-	ct_kernel *k = load_kernel(ctx, c, &rc);
-	if (!k)
-		return rc;
-	ct_status st = ct_kernel_tune_key(k, family, n, NULL, 0, NULL);
-	ct_kernel_free(k);
-	return st ? fail(ctx, st) : EXIT_OK;
-}
-
-/* --export, --import and --show: the store without tuning. */
-static int store_command(ct_ctx *ctx, cli *c)
-{
-	char family[128];
-	int rc = file_family(ctx, c, family, sizeof family);
-	if (rc)
-		return rc;
-	if (c->import_path && c->file)
-		return usage_error("%s", "tune --import takes no FILE (the records name their families)");
-	ct_store *s = ct_store_open(ctx, NULL, c->import_path ? 0 : CT_STORE_READONLY);
-	if (!s)
-		return fail(ctx, ct_ctx_last_status(ctx));
-	ct_status st = CT_OK;
-	if (c->import_path) {
-		int kept = 0, total = 0;
-		st = ct_store_import(s, c->import_path, c->force, &kept, &total);
-		if (!st)
-			printf("imported %d of %d record%s from %s into %s\n", kept, total, total == 1 ? "" : "s",
-			       c->import_path, ct_store_path(s));
-	} else if (c->export_path) {
-		st = ct_store_export(s, family[0] ? family : NULL, c->export_path);
-		if (!st)
-			printf("exported the records of %s to %s\n", ct_store_path(s), c->export_path);
-	} else {
-		st = ct_store_show(s, family[0] ? family : NULL, c->json, stdout);
-	}
-	ct_store_close(s);
-	return st ? fail(ctx, st) : EXIT_OK;
-}
-
-static int cmd_tune(cli *c)
-{
-	if (c->force && !c->import_path)
-		return usage_error("%s", "tune --force goes with --import");
-	if (!c->show && !c->export_path && !c->import_path)
-		return with_kernel(c, tune_kernel);
-	if (c->show + !!c->export_path + !!c->import_path > 1)
-		return usage_error("%s", "tune: one of --show, --export, --import at a time");
-	ct_ctx *ctx = ct_ctx_new();
-	if (!ctx)
-		return EXIT_FAILED;
-	int rc = store_command(ctx, c);
-	ct_ctx_free(ctx);
-	return rc;
-}
-
-static int cmd_probe(cli *c)
-{
-	ct_ctx *ctx = ct_ctx_new();
-	if (!ctx)
-		return EXIT_FAILED;
-	int rc = EXIT_OK;
-	ct_status st = ct_probe_run(ctx, CT_PROBE_MEASURE | CT_PROBE_OPENCL, NULL);
-	if (!st)
-		st = ct_probe_print(ctx, c->json, stdout);
-	if (st)
-		rc = fail(ctx, st);
-	ct_ctx_free(ctx);
-	return rc;
-}
-
-/* The demo kernel: a tiled matmul with a non-dividing split, small enough
- * for the interpreter to verify in a blink. */
-static const char demo_text[] =
-	"# demo.cachet: C += A * B, tiled for the cache\n"
-	"kernel matmul\n"
-	"param M = 256, N = 256, K = 256\n"
-	"array A : f32[M, K] input\n"
-	"array B : f32[K, N] input\n"
-	"array C : f32[M, N] inout\n"
-	"for (i: M, j: N, k: K) {\n"
-	"  C[i, j] += A[i, k] * B[k, j]\n"
-	"}\n"
-	"schedule {\n"
-	"  ii, jj, kk = tile(i=32, j=64, k=48)   # 48 does not divide 256: a tail\n"
-	"  reorder(i, j, k, ii, kk, jj)\n"
-	"}\n";
-
-static int cmd_demo(cli *c)
-{
-	ct_ctx *ctx = ct_ctx_new();
-	if (!ctx)
-		return EXIT_FAILED;
-	printf("== The kernel (embedded demo.cachet) ==\n%s\n", demo_text);
-	ct_kernel *k = ct_kernel_parse(ctx, demo_text, sizeof demo_text - 1, "demo.cachet");
-	if (!k) {
-		int rc = fail(ctx, ct_ctx_last_status(ctx));
-		ct_ctx_free(ctx);
-		return rc;
-	}
-	printf("== The scheduled loop tree (cachet lower) ==\n");
-	int rc = print_lowered(ctx, k, 0);
-	if (!rc) {
-		printf("\n== Run and verify (cachet run) ==\n");
-		c->json = 0;
-		rc = run_kernel(ctx, k, c);
-	}
-	if (!rc) {
-		printf("\n== Its cache behaviour on this machine's caches (cachet simulate) ==\n");
-		ct_sim_result r;
-		ct_status st = ct_kernel_simulate(k, NULL, &r);
-		if (st)
-			rc = fail(ctx, st);
-		else
-			print_sim_text(k, &r);
-		ct_sim_result_free(&r);
-	}
-	if (!rc)
-		printf("\nThe schedule changed only the order of the iterations: the result equals the\n"
-		       "unscheduled reference. Try: cachet lower examples/matmul.cachet --json\n");
-	ct_kernel_free(k);
-	ct_ctx_free(ctx);
-	return rc;
+	return EXIT_OK;
 }
 
 static const command commands[] = {
@@ -1727,12 +423,6 @@ static void print_help(FILE *f)
  * temporary folder, removed at exit, and the run goes on without a kept
  * PoCL cache, as host kernels go on without the code cache. */
 #define POCL_MIN_FREE ((int64_t)64 << 20)
-
-static void quiet(void *ud, const char *msg)
-{
-	(void)ud;
-	(void)msg; /* the command itself reports an unusable cache folder */
-}
 
 /* Whether PoCL may write in dir: NULL if so, else why not (written in why). */
 static const char *pocl_folder_problem(const char *dir, char *why, size_t cap)

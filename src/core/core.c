@@ -124,12 +124,6 @@ ct_status ct_ctx_set_option(ct_ctx *ctx, ct_option opt, int64_t value)
 {
 	if (!ctx)
 		return CT_ERR_USAGE;
-	if (opt == CT_OPT_BRANCHING) { /* views issue: outside the enum, see cachet.h */
-		if (value != 0 && value != 1)
-			return ct_error(ctx, CT_ERR_USAGE, "branching must be 0 or 1, not %lld", (long long)value);
-		ctx->branching = value;
-		return CT_OK;
-	}
 	switch (opt) {
 	case CT_OPT_THREADS:
 		if (value < 0 || value > 4096)
@@ -151,6 +145,11 @@ ct_status ct_ctx_set_option(ct_ctx *ctx, ct_option opt, int64_t value)
 			                (long long)value);
 		ctx->vector_bytes = value;
 		return CT_OK;
+	case CT_OPT_BRANCHING:
+		if (value != 0 && value != 1)
+			return ct_error(ctx, CT_ERR_USAGE, "branching must be 0 or 1, not %lld", (long long)value);
+		ctx->branching = value;
+		return CT_OK;
 	}
 	return ct_error(ctx, CT_ERR_USAGE, "unknown option %d", (int)opt);
 }
@@ -159,9 +158,8 @@ int64_t ct_ctx_get_option(const ct_ctx *ctx, ct_option opt)
 {
 	if (!ctx)
 		return 0;
-	if (opt == CT_OPT_BRANCHING)
-		return ctx->branching;
 	switch (opt) {
+	case CT_OPT_BRANCHING: return ctx->branching;
 	case CT_OPT_THREADS: return ctx->threads;
 	case CT_OPT_MAX_ERRORS: return ctx->max_errors;
 	case CT_OPT_SEED: return ctx->seed;

@@ -235,12 +235,8 @@ ct_status ct_kernel_run(ct_kernel *k, const ct_run_options *o, ct_run_result *r)
 		return ct_error(ctx, CT_ERR_USAGE, "repeat must be in 1..1000000");
 	if (ir_kernel_ready(k) != CT_OK)
 		return CT_ERR_USAGE;
-	if (!ir_params_complete(k))
-		for (int i = 0; i < k->nparams; i++)
-			if (!k->params[i].has_value)
-				return ct_error(ctx, CT_ERR_USAGE,
-						"runtime param '%s' needs a value (-D %s=VALUE)",
-						k->params[i].name, k->params[i].name);
+	if (ir_params_need_values(k) != CT_OK)
+		return CT_ERR_USAGE;
 	if (o->engine == CT_ENGINE_NATIVE && k->has_plan && k->target == TARGET_OPENCL && o->checked)
 		return ct_error(ctx, CT_ERR_UNSUPPORTED,
 				"checked runs (--checked) cover host kernels only, not plan(target=opencl)");

@@ -1,5 +1,6 @@
 /* tensor.c: tensor views: logical indices over buffers, sub-views, halo caches, index casting. */
 #include "core/core.h"
+#include "ir/layout.h"
 
 #include <float.h>
 #include <math.h>
@@ -10,6 +11,7 @@
 #define TENSOR_MAX_CACHE_BYTES ((int64_t)16 << 30)
 
 #define MAXR CT_TENSOR_MAX_RANK
+_Static_assert(MAXR <= IR_MAX_RANK, "tensors use the kernel layout rule (ir/layout.h)");
 
 struct ct_tensor {
 	ct_ctx *ctx;
@@ -85,20 +87,14 @@ static ct_status layout_order(ct_ctx *ctx, ct_tensor_layout layout, int rank, in
 	return ct_error(ctx, CT_ERR_INPUT, "unknown tensor layout %d", (int)layout);
 }
 
-/* Dense strides visiting dimensions in order (order[rank-1] contiguous);
- * *total = number of elements of the buffer. Empty dimensions count as 1 so
- * that strides stay distinct and meaningful. */
+/* Dense strides visiting dimensions in order (order[rank-1] contiguous) by
+ * the one layout rule (ir/layout.h: empty dimensions count as 1, so strides
+ * stay distinct); *total = number of elements of the buffer. */
 static ct_status dense_strides(ct_ctx *ctx, int rank, const int64_t *ext, const int *order,
 			       int64_t *stride, int64_t *total)
 {
-	int64_t s = 1;
-	for (int k = rank - 1; k >= 0; k--) {
-		int d = order[k];
-		stride[d] = s;
-		if (!ct_mul_ok(s, ext[d] > 0 ? ext[d] : 1, &s))
-			return ct_error(ctx, CT_ERR_LIMIT, "tensor size overflows 64 bits");
-	}
-	*total = s;
+	if (ir_layout_strides(rank, order, ext, stride, total, NULL) != IR_LAYOUT_OK)
+		return ct_error(ctx, CT_ERR_LIMIT, "tensor size overflows 64 bits");
 	return CT_OK;
 }
 

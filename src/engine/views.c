@@ -392,9 +392,8 @@ ct_status ct_kernel_run_views(ct_kernel *k, ct_tensor *const *views, ct_engine e
 		return ct_error(ctx, CT_ERR_USAGE, "ct_kernel_run_views needs one view per array");
 	if (engine != CT_ENGINE_NATIVE && engine != CT_ENGINE_INTERP)
 		return ct_error(ctx, CT_ERR_USAGE, "unknown engine %d", (int)engine);
-	for (int i = 0; i < k->nparams; i++)
-		if (!k->params[i].has_value)
-			return ct_error(ctx, CT_ERR_USAGE, "runtime param '%s' needs a value", k->params[i].name);
+	if (ir_params_need_values(k) != CT_OK)
+		return CT_ERR_USAGE;
 	vrun run;
 	run.args = calloc((size_t)k->narrays + 1, sizeof *run.args);
 	run.params = calloc((size_t)k->nparams + (size_t)view_slots(k) + 1, sizeof *run.params);

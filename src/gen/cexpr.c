@@ -1,6 +1,7 @@
 /* cexpr.c: the C expression printer: affine bounds, array accesses (offsets, strides, checked-mode
  * ranges) and typed expressions; cgen.c, oclgen.c, rtile.c and the loop emitters all print through it. */
 #include "gen/cgen.h"
+#include "ir/layout.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -254,12 +255,10 @@ void cg_put_bx_bare(cg *g, ct_buf *b, const bx *x)
 const bx *cg_layout_product(cg *g, int a, int from)
 {
 	const ir_array *arr = &g->arrays[a];
-	const bx *p = bx_const(&g->arena, 1);
-	for (int r = from; r < arr->rank && p; r++) {
-		const bx *e = storage_ext(g, a, arr->order[r]);
-		p = e ? bx_bin(&g->arena, BX_MUL, p, e) : NULL;
-	}
-	return p;
+	const bx *ext[IR_MAX_RANK] = {NULL};
+	for (int d = 0; d < arr->rank && d < IR_MAX_RANK; d++)
+		ext[d] = storage_ext(g, a, d);
+	return ir_layout_product(&g->arena, arr->rank, arr->order, ext, from);
 }
 
 /* Whether storage a is a kernel array declared `strided`: its base offset

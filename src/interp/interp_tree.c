@@ -560,14 +560,10 @@ ip_prog *ip_compile_views(ct_looptree *t, bool trace, const int64_t *view,
 {
 	ct_kernel *k = t->k;
 	ct_ctx *ctx = k->ctx;
+	if (ir_params_need_values(k) != CT_OK)
+		return NULL;
 	for (int i = 0; i < k->nparams; i++) {
 		const ir_param *p = &k->params[i];
-		if (!p->has_value) {
-			ct_error(ctx, CT_ERR_USAGE,
-			         "runtime param '%s' needs a value (-D %s=VALUE)", p->name,
-			         p->name);
-			return NULL;
-		}
 		if (p->runtime && p->value < 0) {
 			ct_error(ctx, CT_ERR_USAGE,
 			         "runtime param '%s' must not be negative (it is %lld)", p->name,

@@ -142,6 +142,15 @@ bool ir_params_complete(const ct_kernel *k)
 	return true;
 }
 
+ct_status ir_params_need_values(const ct_kernel *k)
+{
+	for (int i = 0; i < k->nparams; i++)
+		if (!k->params[i].has_value)
+			return ct_error(k->ctx, CT_ERR_USAGE, "runtime param '%s' needs a value (-D %s=VALUE)",
+			                k->params[i].name, k->params[i].name);
+	return CT_OK;
+}
+
 const char *ir_dtype_c(ct_dtype t)
 {
 	switch (t) {

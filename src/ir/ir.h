@@ -369,6 +369,9 @@ ct_status ir_array_size_error(const ct_kernel *k, int i);
 void ir_param_values(const ct_kernel *k, int64_t *params);
 /* True when every runtime param has a value. */
 bool ir_params_complete(const ct_kernel *k);
+/* CT_OK when every runtime param has a value, else CT_ERR_USAGE with the one
+ * message every entry point gives: "runtime param 'N' needs a value (-D N=VALUE)". */
+ct_status ir_params_need_values(const ct_kernel *k);
 /* Name helpers for printers. */
 const char *ir_dtype_c(ct_dtype t);   /* "float", "double", "int32_t", "int64_t" */
 

@@ -1,5 +1,6 @@
 /* looptree.c: bound expressions and the loop tree (bands, split chains, tails) of a kernel. */
 #include "ir/looptree.h"
+#include "ir/layout.h"
 #include "ir/order.h"
 
 #include <stdlib.h>
@@ -758,24 +759,15 @@ ct_status lt_array_layout(const ct_looptree *t, const int64_t *pv, int a, int64_
 			                "array '%s' has a negative extent (%lld)", ar->name,
 			                (long long)ext[d]);
 	}
-	/* order[] lists dimensions most major first: the last one is contiguous */
-	int64_t s = 1;
-	bool seen[IR_MAX_RANK] = {false};
-	for (int j = ar->rank - 1; j >= 0; j--) {
-		int d = ar->order[j];
-		if (d < 0 || d >= ar->rank || seen[d])
-			return ct_error(k->ctx, CT_ERR_INPUT, "array '%s' has a malformed layout",
-			                ar->name);
-		seen[d] = true;
-		stride[d] = s;
-		if (!ct_mul_ok(s, ext[d], &s))
-			return ct_error(k->ctx, CT_ERR_LIMIT, "array '%s' is too large", ar->name);
+	switch (ir_layout_strides(ar->rank, ar->order, ext, stride, NULL, count)) {
+	case IR_LAYOUT_OK:
+		return CT_OK;
+	case IR_LAYOUT_MALFORMED:
+		return ct_error(k->ctx, CT_ERR_INPUT, "array '%s' has a malformed layout", ar->name);
+	case IR_LAYOUT_OVERFLOW:
+		break;
 	}
-	*count = s;
-	for (int d = 0; d < ar->rank; d++)
-		if (ext[d] == 0)
-			*count = 0;
-	return CT_OK;
+	return ct_error(k->ctx, CT_ERR_LIMIT, "array '%s' is too large", ar->name);
 }
 
 ct_looptree *lt_build_loops(ct_kernel *k, bool with_schedule)

@@ -1,4 +1,5 @@
 /* lower.c: print a loop tree as Accera-style pseudo-code or as one JSON object (`cachet lower`). */
+#include "core/json.h"
 #include "ir/looptree.h"
 
 #include <math.h>
@@ -681,17 +682,16 @@ static void put_text(const pr *p)
 
 /* ------------------------------------------------------------ JSON */
 
-/* Append the text that fn(p, arg) prints, as a JSON string. */
-static void json_text(const pr *p, void (*fn)(const pr *, const void *), const void *arg)
+/* The text that fn(p, arg) prints, as a JSON string. */
+static json_t *json_text(const pr *p, void (*fn)(const pr *, const void *), const void *arg)
 {
 	ct_buf tmp;
 	ct_buf_init(&tmp);
 	pr q = {&tmp, p->t, p->k, p->open};
 	fn(&q, arg);
-	if (tmp.failed)
-		p->b->failed = true;
-	ct_buf_json_str(p->b, tmp.s ? tmp.s : "");
+	json_t *v = tmp.failed ? NULL : json_string(tmp.s ? tmp.s : "");
 	ct_buf_free(&tmp);
+	return v;
 }
 
 static void text_bx(const pr *p, const void *x)
@@ -707,174 +707,166 @@ static void text_cond(const pr *p, const void *x)
 	put_cond(p, x);
 }
 
-static void put_json_nodes(const pr *p, lt_node *const *v, int n);
+static json_t *json_nodes(const pr *p, lt_node *const *v, int n, bool *ok);
 
-static void put_json_node(const pr *p, const lt_node *x)
+/* A loop's "parallel" member: collapse, policy and thread cap. */
+static json_t *json_parallel(const pr *p, const lt_node *x, bool *ok)
 {
-	ct_buf *b = p->b;
+	const ir_plan_item *it = x->par_item >= 0 && x->par_item < p->k->nplan ? &p->k->plan[x->par_item] : NULL;
+	json_t *o = json_object();
+	ct_json_set(o, "collapse", json_integer(x->collapse), ok);
+	ct_json_set(o, "policy", json_string(it && it->policy == POLICY_DYNAMIC ? "dynamic" : "static"), ok);
+	ct_json_set(o, "max_threads", json_integer(it ? (json_int_t)it->max_threads : 0), ok);
+	return o;
+}
+
+static json_t *json_loop(const pr *p, const lt_node *x, bool *ok)
+{
+	json_t *o = json_object();
+	ct_json_set(o, "loop", json_string(index_name(p, x->index)), ok);
+	ct_json_set(o, "lo", json_text(p, text_bx, x->lo), ok);
+	ct_json_set(o, "hi", json_text(p, text_bx, x->hi), ok);
+	ct_json_set(o, "step", json_integer((json_int_t)x->step), ok);
+	ct_json_set(o, "tail", json_boolean(x->tail), ok);
+	if (x->unroll)
+		ct_json_set(o, "unroll", json_true(), ok);
+	if (x->unroll_by > 0)
+		ct_json_set(o, "unroll_by", json_integer(x->unroll_by), ok);
+	if (x->vector)
+		ct_json_set(o, "vectorize", json_true(), ok);
+	if (x->parallel)
+		ct_json_set(o, "parallel", json_parallel(p, x, ok), ok);
+	const lt_node *outer = open_loop(p, x);
+	ct_json_set(o, "body", json_nodes(p, x->kids, x->nkids, ok), ok);
+	close_loop(p, x, outer);
+	return o;
+}
+
+static json_t *json_node(const pr *p, const lt_node *x, bool *ok)
+{
+	json_t *o = NULL;
 	switch (x->kind) {
-	case LT_LOOP: {
-		ct_buf_puts(b, "{\"loop\": ");
-		ct_buf_json_str(b, index_name(p, x->index));
-		ct_buf_puts(b, ", \"lo\": ");
-		json_text(p, text_bx, x->lo);
-		ct_buf_puts(b, ", \"hi\": ");
-		json_text(p, text_bx, x->hi);
-		ct_buf_printf(b, ", \"step\": %lld, \"tail\": %s", (long long)x->step, x->tail ? "true" : "false");
-		if (x->unroll)
-			ct_buf_puts(b, ", \"unroll\": true");
-		if (x->unroll_by > 0)
-			ct_buf_printf(b, ", \"unroll_by\": %d", x->unroll_by);
-		if (x->vector)
-			ct_buf_puts(b, ", \"vectorize\": true");
-		if (x->parallel) {
-			const ir_plan_item *it =
-			    x->par_item >= 0 && x->par_item < p->k->nplan ? &p->k->plan[x->par_item] : NULL;
-			ct_buf_printf(b, ", \"parallel\": {\"collapse\": %d, \"policy\": \"%s\", \"max_threads\": %lld}",
-			              x->collapse, it && it->policy == POLICY_DYNAMIC ? "dynamic" : "static",
-			              it ? (long long)it->max_threads : 0LL);
-		}
-		ct_buf_puts(b, ", \"body\": ");
-		const lt_node *outer = open_loop(p, x);
-		put_json_nodes(p, x->kids, x->nkids);
-		close_loop(p, x, outer);
-		ct_buf_putc(b, '}');
-		break;
-	}
+	case LT_LOOP:
+		return json_loop(p, x, ok);
 	case LT_STMT:
-		ct_buf_printf(b, "{\"stmt\": %d, \"text\": ", x->stmt->stmt_id);
-		json_text(p, text_stmt, x->stmt);
-		ct_buf_putc(b, '}');
+		o = json_object();
+		ct_json_set(o, "stmt", json_integer(x->stmt->stmt_id), ok);
+		ct_json_set(o, "text", json_text(p, text_stmt, x->stmt), ok);
 		break;
 	case LT_LET:
-		ct_buf_puts(b, "{\"let\": ");
-		ct_buf_json_str(b, x->stmt->let_id >= 0 && x->stmt->let_id < p->k->nlets
-		                       ? p->k->lets[x->stmt->let_id].name
-		                       : "?");
-		ct_buf_puts(b, ", \"text\": ");
-		json_text(p, text_stmt, x->stmt);
-		ct_buf_putc(b, '}');
+		o = json_object();
+		ct_json_set(o, "let",
+		            json_string(x->stmt->let_id >= 0 && x->stmt->let_id < p->k->nlets
+		                            ? p->k->lets[x->stmt->let_id].name
+		                            : "?"),
+		            ok);
+		ct_json_set(o, "text", json_text(p, text_stmt, x->stmt), ok);
 		break;
 	case LT_IF:
-		ct_buf_puts(b, "{\"if\": ");
-		json_text(p, text_cond, x);
-		ct_buf_puts(b, ", \"then\": ");
-		put_json_nodes(p, x->kids, x->nkids);
-		ct_buf_puts(b, ", \"else\": ");
-		put_json_nodes(p, x->els, x->nels);
-		ct_buf_putc(b, '}');
+		o = json_object();
+		ct_json_set(o, "if", json_text(p, text_cond, x), ok);
+		ct_json_set(o, "then", json_nodes(p, x->kids, x->nkids, ok), ok);
+		ct_json_set(o, "else", json_nodes(p, x->els, x->nels, ok), ok);
 		break;
 	case LT_CACHE:
-		ct_buf_printf(b, "{\"cache\": %d, \"body\": ", x->cache);
-		put_json_nodes(p, x->kids, x->nkids);
-		ct_buf_putc(b, '}');
+		o = json_object();
+		ct_json_set(o, "cache", json_integer(x->cache), ok);
+		ct_json_set(o, "body", json_nodes(p, x->kids, x->nkids, ok), ok);
 		break;
 	}
+	return o;
 }
 
-static void put_json_nodes(const pr *p, lt_node *const *v, int n)
+static json_t *json_nodes(const pr *p, lt_node *const *v, int n, bool *ok)
 {
-	ct_buf_putc(p->b, '[');
-	for (int i = 0; i < n; i++) {
-		if (i)
-			ct_buf_puts(p->b, ", ");
-		put_json_node(p, v[i]);
+	json_t *a = json_array();
+	for (int i = 0; i < n; i++)
+		ct_json_push(a, json_node(p, v[i], ok), ok);
+	return a;
+}
+
+/* A region's "shape": constants as numbers, runtime sizes as C text. */
+static json_t *json_shape(const pr *p, const lt_region *r, bool *ok)
+{
+	json_t *a = json_array();
+	for (int d = 0; d < r->rank && d < IR_MAX_RANK; d++) {
+		int64_t v;
+		ct_json_push(a, bx_is_const(r->shape[d], &v) ? json_integer((json_int_t)v)
+		                                             : json_text(p, text_bx, r->shape[d]),
+		             ok);
 	}
-	ct_buf_putc(p->b, ']');
+	return a;
 }
 
-/* A JSON string, or null for a missing name. */
-static void json_name_or_null(ct_buf *b, const char *s)
+/* A region's "layout": "first_major", "last_major" or the dimension order. */
+static json_t *json_layout(const lt_region *r, bool *ok)
 {
-	if (s)
-		ct_buf_json_str(b, s);
-	else
-		ct_buf_puts(b, "null");
+	if (r->first_major)
+		return json_string("first_major");
+	if (r->last_major)
+		return json_string("last_major");
+	json_t *a = json_array();
+	for (int d = 0; d < r->rank && d < IR_MAX_RANK; d++)
+		ct_json_push(a, json_integer(r->order[d]), ok);
+	return a;
 }
 
 /* One entry of "caches" (CLI.md), plus name, source_storage, buffer and
  * multicache_dims. */
-static void put_json_region(const pr *p, const lt_region *r)
+static json_t *json_region(const pr *p, const lt_region *r, bool *ok)
 {
-	ct_buf *b = p->b;
 	const ct_kernel *k = p->k;
 	const ir_plan_item *it = r->item >= 0 && r->item < k->nplan ? &k->plan[r->item] : NULL;
-	ct_buf_puts(b, "{\"name\": ");
-	json_name_or_null(b, it ? it->name : NULL);
-	ct_buf_puts(b, ", \"array\": ");
-	json_name_or_null(b, it && it->root_array >= 0 && it->root_array < k->narrays
-	                         ? k->arrays[it->root_array].name
-	                         : NULL);
+	json_t *o = json_object();
+	ct_json_set(o, "name", ct_json_str_or_null(it ? it->name : NULL), ok);
+	ct_json_set(o, "array",
+	            ct_json_str_or_null(it && it->root_array >= 0 && it->root_array < k->narrays
+	                                    ? k->arrays[it->root_array].name
+	                                    : NULL),
+	            ok);
 	/* source: what the plan names (an array, or the parent cache even when
 	 * that one is elided); source_storage: the storage the copies read */
 	const char *src_storage = storage(p, r->source) ? storage_name(p, r->source) : NULL;
-	ct_buf_puts(b, ", \"source\": ");
-	json_name_or_null(b, src_storage || it ? cache_source(p, r) : NULL);
-	ct_buf_puts(b, ", \"source_storage\": ");
-	json_name_or_null(b, src_storage);
-	ct_buf_puts(b, ", \"buffer\": ");
-	json_name_or_null(b,
-	                  !r->elided && storage(p, r->buffer) ? storage_name(p, r->buffer) : NULL);
-	ct_buf_puts(b, ", \"index\": ");
-	json_name_or_null(b, r->index >= 0 ? index_name(p, r->index) : NULL);
-	ct_buf_printf(b, ", \"level\": %d, \"trigger_index\": ", r->level);
-	json_name_or_null(b, r->trigger_index >= 0 ? index_name(p, r->trigger_index) : NULL);
-	ct_buf_printf(b, ", \"trigger_level\": %d, \"shape\": [", r->trigger_level);
-	for (int d = 0; d < r->rank && d < IR_MAX_RANK; d++) {
-		int64_t v;
-		if (d)
-			ct_buf_puts(b, ", ");
-		if (bx_is_const(r->shape[d], &v))
-			ct_buf_printf(b, "%lld", (long long)v);
-		else
-			json_text(p, text_bx, r->shape[d]);
-	}
-	ct_buf_printf(b, "], \"multicache_dims\": %d, \"layout\": ", r->nmulti);
-	if (r->first_major) {
-		ct_buf_puts(b, "\"first_major\"");
-	} else if (r->last_major) {
-		ct_buf_puts(b, "\"last_major\"");
-	} else {
-		ct_buf_putc(b, '[');
-		for (int d = 0; d < r->rank && d < IR_MAX_RANK; d++)
-			ct_buf_printf(b, "%s%d", d ? ", " : "", r->order[d]);
-		ct_buf_putc(b, ']');
-	}
-	ct_buf_printf(b,
-	              ", \"elided\": %s, \"prologue\": \"%s\", \"epilogue\": \"%s\", "
-	              "\"double_buffer\": %s}",
-	              r->elided ? "true" : "false", prologue_name(r->prologue),
-	              epilogue_name(r->epilogue), r->double_buffer ? "true" : "false");
+	ct_json_set(o, "source", ct_json_str_or_null(src_storage || it ? cache_source(p, r) : NULL), ok);
+	ct_json_set(o, "source_storage", ct_json_str_or_null(src_storage), ok);
+	ct_json_set(o, "buffer",
+	            ct_json_str_or_null(!r->elided && storage(p, r->buffer) ? storage_name(p, r->buffer) : NULL),
+	            ok);
+	ct_json_set(o, "index", ct_json_str_or_null(r->index >= 0 ? index_name(p, r->index) : NULL), ok);
+	ct_json_set(o, "level", json_integer(r->level), ok);
+	ct_json_set(o, "trigger_index",
+	            ct_json_str_or_null(r->trigger_index >= 0 ? index_name(p, r->trigger_index) : NULL), ok);
+	ct_json_set(o, "trigger_level", json_integer(r->trigger_level), ok);
+	ct_json_set(o, "shape", json_shape(p, r, ok), ok);
+	ct_json_set(o, "multicache_dims", json_integer(r->nmulti), ok);
+	ct_json_set(o, "layout", json_layout(r, ok), ok);
+	ct_json_set(o, "elided", json_boolean(r->elided), ok);
+	ct_json_set(o, "prologue", json_string(prologue_name(r->prologue)), ok);
+	ct_json_set(o, "epilogue", json_string(epilogue_name(r->epilogue)), ok);
+	ct_json_set(o, "double_buffer", json_boolean(r->double_buffer), ok);
+	return o;
 }
 
-static void put_json(const pr *p)
+/* The whole tree as one JSON object (CLI.md, `cachet lower --json`). */
+static json_t *json_tree(const pr *p, bool *ok)
 {
 	const ct_kernel *k = p->k;
-	ct_buf *b = p->b;
-	ct_buf_puts(b, "{\"kernel\": ");
-	ct_buf_json_str(b, k->name ? k->name : "");
-	ct_buf_printf(b, ", \"target\": \"%s\", \"scheduled\": %s, \"params\": {",
-	              k->has_plan && k->target == TARGET_OPENCL ? "opencl" : "host",
-	              p->t->scheduled ? "true" : "false");
+	json_t *o = json_object();
+	ct_json_set(o, "kernel", json_string(k->name ? k->name : ""), ok);
+	ct_json_set(o, "target", json_string(k->has_plan && k->target == TARGET_OPENCL ? "opencl" : "host"), ok);
+	ct_json_set(o, "scheduled", json_boolean(p->t->scheduled), ok);
+	json_t *params = json_object();
 	for (int i = 0; i < k->nparams; i++) {
 		const ir_param *pa = &k->params[i];
-		if (i)
-			ct_buf_puts(b, ", ");
-		ct_buf_json_str(b, pa->name);
-		if (pa->has_value)
-			ct_buf_printf(b, ": %lld", (long long)pa->value);
-		else
-			ct_buf_puts(b, ": null");
+		ct_json_set(params, pa->name, pa->has_value ? json_integer((json_int_t)pa->value) : json_null(), ok);
 	}
-	ct_buf_puts(b, "}, \"loops\": ");
-	put_json_nodes(p, p->t->roots, p->t->nroots);
-	ct_buf_puts(b, ", \"caches\": [");
-	for (int i = 0; i < p->t->nregions && p->t->regions; i++) {
-		if (i)
-			ct_buf_puts(b, ", ");
-		put_json_region(p, &p->t->regions[i]);
-	}
-	ct_buf_puts(b, "]}\n");
+	ct_json_set(o, "params", params, ok);
+	ct_json_set(o, "loops", json_nodes(p, p->t->roots, p->t->nroots, ok), ok);
+	json_t *caches = json_array();
+	for (int i = 0; i < p->t->nregions && p->t->regions; i++)
+		ct_json_push(caches, json_region(p, &p->t->regions[i], ok), ok);
+	ct_json_set(o, "caches", caches, ok);
+	return o;
 }
 
 char *ct_looptree_print(ct_looptree *t, int json)
@@ -889,12 +881,20 @@ char *ct_looptree_print(ct_looptree *t, int json)
 	else
 		b.failed = true;
 	pr p = {&b, t, t->k, open};
-	if (json)
-		put_json(&p);
-	else
+	char *s = NULL;
+	if (json) {
+		bool ok = open != NULL;
+		json_t *v = ok ? json_tree(&p, &ok) : NULL;
+		if (ok)
+			s = ct_json_line(v);
+		else
+			json_decref(v);
+		ct_buf_free(&b);
+	} else {
 		put_text(&p);
+		s = ct_buf_take(&b);
+	}
 	ct_free(t->k->ctx, open);
-	char *s = ct_buf_take(&b);
 	if (!s)
 		ct_error(t->k->ctx, CT_ERR_NOMEM, "out of memory printing the loop tree");
 	return s;

@@ -1,5 +1,6 @@
 /* slots.c: where the run-time layout values (base, strides) of strided arrays sit after the params, and their dense values. */
 #include "ir/slots.h"
+#include "ir/layout.h"
 
 #include <string.h>
 
@@ -29,16 +30,11 @@ int view_slots(const ct_kernel *k)
 bool view_dense_strides(const ct_kernel *k, int a, const int64_t *pv, int64_t *stride)
 {
 	const ir_array *arr = &k->arrays[a];
-	int64_t s = 1;
+	int64_t ext[IR_MAX_RANK];
 	bool ok = true;
-	for (int j = arr->rank - 1; j >= 0; j--) {
-		int d = arr->order[j];
-		stride[d] = s;
-		int64_t e = aff_eval(arr->ext[d], pv, NULL, &ok);
-		if (!ok || !ct_mul_ok(s, e, &s))
-			return false;
-	}
-	return true;
+	for (int d = 0; d < arr->rank; d++)
+		ext[d] = aff_eval(arr->ext[d], pv, NULL, &ok);
+	return ok && ir_layout_strides(arr->rank, arr->order, ext, stride, NULL, NULL) == IR_LAYOUT_OK;
 }
 
 void view_dense_values(const ct_kernel *k, const int64_t *pv, int64_t *out)

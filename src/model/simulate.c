@@ -55,11 +55,8 @@ ct_status ct_kernel_simulate(ct_kernel *k, const char *spec_text, ct_sim_result 
 	memset(r, 0, sizeof *r);
 	if (ir_kernel_ready(k) != CT_OK)
 		return CT_ERR_USAGE;
-	if (!ir_params_complete(k))
-		for (int i = 0; i < k->nparams; i++)
-			if (!k->params[i].has_value)
-				return ct_error(ctx, CT_ERR_USAGE, "runtime param '%s' needs a value (-D %s=VALUE)",
-						k->params[i].name, k->params[i].name);
+	if (ir_params_need_values(k) != CT_OK)
+		return CT_ERR_USAGE;
 	sim_spec spec;
 	ct_status st = spec_text ? sim_spec_parse(ctx, spec_text, &spec) : sim_machine_spec(ctx, &spec);
 	if (st)

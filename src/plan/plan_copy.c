@@ -1,5 +1,6 @@
 /* plan_copy.c: construction of a cache's copies: accesses rewritten to the buffer, copy loop nests, the thrifty test. */
 #include "plan/plan_internal.h"
+#include "ir/layout.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -217,15 +218,14 @@ lt_node *pl_copy_nest(pp *p, copy_op op, const side *buf, const side *arr, int r
 void pl_source_strides(pp *p, int storage, int64_t *stride)
 {
 	const ir_array *ar = &p->t->arrays[storage];
-	int64_t s = 1, e;
+	int64_t ext[IR_MAX_RANK];
 	if (ar->strided) /* strides come with the call: never elided */
 		return;
-	for (int j = ar->rank - 1; j >= 0; j--) {
-		int d = ar->order[j];
-		stride[d] = s;
-		if (s < 0 || !bx_is_const(p->t->ext[storage * IR_MAX_RANK + d], &e) || !ct_mul_ok(s, e, &s))
-			s = -1;
-	}
+	for (int d = 0; d < ar->rank; d++)
+		if (!bx_is_const(p->t->ext[storage * IR_MAX_RANK + d], &ext[d]))
+			ext[d] = -1;
+	/* on overflow the dimensions not reached keep the caller's -1 */
+	(void)ir_layout_strides(ar->rank, ar->order, ext, stride, NULL, NULL);
 }
 
 /*

@@ -750,8 +750,8 @@ ct_status ct_kernel_run_selected(ct_selector *s, const ct_run_options *o, ct_run
 	if (o->checked) /* its pieces are unchecked code: never pass them off as checked */
 		return ct_error(k->ctx, CT_ERR_UNSUPPORTED,
 				"checked runs go through ct_kernel_run, not the solution selector");
-	if (!ir_params_complete(k))
-		return ct_error(k->ctx, CT_ERR_USAGE, "every runtime param needs a value (-D)");
+	if (ir_params_need_values(k) != CT_OK)
+		return CT_ERR_USAGE;
 	ct_status st = run_check_size(k); /* refused before any piece is compiled */
 	if (st)
 		return st;

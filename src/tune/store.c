@@ -1,4 +1,5 @@
 /* store.c: the per-device tuning store: one SQLite file per device, safe for concurrent tuners. */
+#include "core/json.h"
 #include "jit/jit.h"
 #include "target/target.h"
 #include "tune/tune.h"
@@ -1058,31 +1059,48 @@ static int cmp_show(const void *a, const void *b)
 	return strcmp(x->size_class, y->size_class);
 }
 
-static void show_json(ct_store *s, ct_buf *b, const ct_tune_record *r, int n)
+/* One record as JSON: for --show with what the selector makes of it, for
+ * an export with the machine it was measured on. */
+static json_t *record_json(const ct_store *s, const ct_tune_record *r, bool show, bool *ok)
 {
-	ct_buf_puts(b, "{\"path\": ");
-	ct_buf_json_str(b, s->path);
-	ct_buf_puts(b, ", \"device_id\": ");
-	ct_buf_json_str(b, s->device_id);
-	ct_buf_printf(b, ", \"writable\": %s, \"records\": [", could_write(s) ? "true" : "false");
-	for (int i = 0; i < n; i++) {
-		ct_buf_puts(b, i ? ", {\"family\": " : "{\"family\": ");
-		ct_buf_json_str(b, r[i].family);
-		ct_buf_printf(b, ", \"dtype\": \"%s\", \"size_class\": ", dtype_names[r[i].dtype]);
-		ct_buf_json_str(b, r[i].size_class);
-		ct_buf_puts(b, ", \"params\": ");
-		ct_buf_json_str(b, r[i].params);
-		ct_buf_printf(b,
-		              ", \"seconds\": %.9g, \"gflops\": %.6g, \"verified\": %d, "
-		              "\"trusted\": %s, \"selector\": \"%s\", \"tuner_version\": ",
-		              r[i].seconds, r[i].gflops, r[i].verified,
-		              r[i].trusted ? "true" : "false", selector_use(&r[i]));
-		ct_buf_json_str(b, r[i].tuner_version);
-		ct_buf_puts(b, ", \"cachet_version\": ");
-		ct_buf_json_str(b, r[i].cachet_version);
-		ct_buf_printf(b, ", \"timestamp\": %lld}", (long long)r[i].timestamp);
+	json_t *o = json_object();
+	ct_json_set(o, "family", json_string(r->family), ok);
+	ct_json_set(o, "dtype", json_string(dtype_names[r->dtype]), ok);
+	ct_json_set(o, "size_class", json_string(r->size_class), ok);
+	ct_json_set(o, "params", json_string(r->params), ok);
+	ct_json_set(o, "seconds", ct_json_real(r->seconds, 9), ok);
+	ct_json_set(o, "gflops", ct_json_real(r->gflops, 6), ok);
+	ct_json_set(o, "verified", json_integer(r->verified), ok);
+	ct_json_set(o, "trusted", json_boolean(r->trusted), ok);
+	if (show)
+		ct_json_set(o, "selector", json_string(selector_use(r)), ok);
+	ct_json_set(o, "tuner_version", json_string(r->tuner_version), ok);
+	ct_json_set(o, "cachet_version", json_string(r->cachet_version), ok);
+	if (!show) {
+		/* each exported record names the machine it was measured on */
+		ct_json_set(o, "device_id", json_string(s->device_id), ok);
+		ct_json_set(o, "device", json_string(s->identity), ok);
 	}
-	ct_buf_puts(b, "]}\n");
+	ct_json_set(o, "timestamp", json_integer((json_int_t)r->timestamp), ok);
+	return o;
+}
+
+/* `tune --show --json`: the store and its records, one line (NULL: out of memory). */
+static char *show_json(ct_store *s, const ct_tune_record *r, int n)
+{
+	bool ok = true;
+	json_t *o = json_object(), *records = json_array();
+	ct_json_set(o, "path", json_string(s->path), &ok);
+	ct_json_set(o, "device_id", json_string(s->device_id), &ok);
+	ct_json_set(o, "writable", json_boolean(could_write(s)), &ok);
+	for (int i = 0; i < n; i++)
+		ct_json_push(records, record_json(s, &r[i], true, &ok), &ok);
+	ct_json_set(o, "records", records, &ok);
+	if (!ok) {
+		json_decref(o);
+		return NULL;
+	}
+	return ct_json_line(o);
 }
 
 /* One block per kernel family and type, its size classes from small to
@@ -1144,14 +1162,16 @@ ct_status ct_store_show(ct_store *s, const char *family, int json, FILE *out)
 		qsort(rows, (size_t)n, sizeof *rows, cmp_show);
 	}
 	r = rows;
-	ct_buf b;
-	ct_buf_init(&b);
-	if (json)
-		show_json(s, &b, r, n);
-	else
+	char *text;
+	if (json) {
+		text = show_json(s, r, n);
+	} else {
+		ct_buf b;
+		ct_buf_init(&b);
 		show_text(s, &b, r, n);
+		text = ct_buf_take(&b);
+	}
 	free(rows);
-	char *text = ct_buf_take(&b);
 	if (!text)
 		return ct_error(s->ctx, CT_ERR_NOMEM, "out of memory printing the tuning store");
 	bool ok = fputs(text, out) >= 0 && fflush(out) == 0;
@@ -1241,34 +1261,18 @@ ct_status ct_store_export(ct_store *s, const char *family, const char *path)
 	ct_status st = ct_store_list(s, family, -1, &r, &n);
 	if (st)
 		return st;
-	ct_buf b;
-	ct_buf_init(&b);
-	ct_buf_printf(&b, "{\"format\": \"%s\", \"version\": %d, \"device_id\": ", EXPORT_FORMAT, EXPORT_VERSION);
-	ct_buf_json_str(&b, s->device_id);
-	ct_buf_puts(&b, ", \"device\": ");
-	ct_buf_json_str(&b, s->identity);
-	ct_buf_puts(&b, ", \"records\": [");
-	for (int i = 0; i < n; i++) {
-		ct_buf_puts(&b, i ? ",\n  {\"family\": " : "\n  {\"family\": ");
-		ct_buf_json_str(&b, r[i].family);
-		ct_buf_printf(&b, ", \"dtype\": \"%s\", \"size_class\": ", dtype_names[r[i].dtype]);
-		ct_buf_json_str(&b, r[i].size_class);
-		ct_buf_puts(&b, ", \"params\": ");
-		ct_buf_json_str(&b, r[i].params);
-		ct_buf_printf(&b, ", \"seconds\": %.9g, \"gflops\": %.6g, \"verified\": %d, \"trusted\": %s, \"tuner_version\": ",
-		              r[i].seconds, r[i].gflops, r[i].verified, r[i].trusted ? "true" : "false");
-		ct_buf_json_str(&b, r[i].tuner_version);
-		ct_buf_puts(&b, ", \"cachet_version\": ");
-		ct_buf_json_str(&b, r[i].cachet_version);
-		/* each record names the machine it was measured on */
-		ct_buf_puts(&b, ", \"device_id\": ");
-		ct_buf_json_str(&b, s->device_id);
-		ct_buf_puts(&b, ", \"device\": ");
-		ct_buf_json_str(&b, s->identity);
-		ct_buf_printf(&b, ", \"timestamp\": %lld}", (long long)r[i].timestamp);
-	}
-	ct_buf_printf(&b, "%s]}\n", n ? "\n" : "");
-	char *text = ct_buf_take(&b);
+	bool built = true;
+	json_t *o = json_object(), *records = json_array();
+	ct_json_set(o, "format", json_string(EXPORT_FORMAT), &built);
+	ct_json_set(o, "version", json_integer(EXPORT_VERSION), &built);
+	ct_json_set(o, "device_id", json_string(s->device_id), &built);
+	ct_json_set(o, "device", json_string(s->identity), &built);
+	for (int i = 0; i < n; i++)
+		ct_json_push(records, record_json(s, &r[i], false, &built), &built);
+	ct_json_set(o, "records", records, &built);
+	if (!built)
+		json_decref(o);
+	char *text = built ? ct_json_line(o) : NULL;
 	if (!text)
 		return ct_error(s->ctx, CT_ERR_NOMEM, "out of memory writing %s", path);
 	FILE *f = fopen(path, "w");

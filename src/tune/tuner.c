@@ -1,4 +1,5 @@
 /* tuner.c: the model-guided tuner: enumerate tunable params, rank by the cache model, measure the best few, store the winner. */
+#include "core/json.h"
 #include "ir/canon.h"
 #include "model/model.h"
 #include "model/sim.h"
@@ -1050,11 +1051,8 @@ static ct_status tune_setup(tuner *t)
 		return ct_error_at(k->ctx, CT_ERR_INPUT, k->file ? k->file : "", k->name_pos.line,
 		                   k->name_pos.col, "kernel '%s' has no tunable param (param T = 64 tune {..})",
 		                   k->name);
-	if (!ir_params_complete(k))
-		for (int i = 0; i < k->nparams; i++)
-			if (!k->params[i].has_value)
-				return ct_error(k->ctx, CT_ERR_USAGE, "runtime param '%s' needs a value (-D %s=VALUE)",
-				                k->params[i].name, k->params[i].name);
+	if (ir_params_need_values(k) != CT_OK)
+		return CT_ERR_USAGE;
 	r->space = 1;
 	for (int i = 0; i < t->nt; i++) {
 		r->space *= k->params[t->ids[i]].ntune;
@@ -1160,62 +1158,111 @@ void ct_tune_result_free(ct_tune_result *r)
 
 /* ------------------------------------------------------------ printing */
 
-static void put_values(ct_buf *b, const ct_tune_result *r, const ct_tune_candidate *c, bool json)
+static void put_values(ct_buf *b, const ct_tune_result *r, const ct_tune_candidate *c)
 {
 	for (int i = 0; i < r->nparams; i++)
-		ct_buf_printf(b, json ? "%s\"%s\": %lld" : "%s%s=%lld", i ? (json ? ", " : " ") : "",
-		              r->params[i], (long long)c->values[i]);
+		ct_buf_printf(b, "%s%s=%lld", i ? " " : "", r->params[i], (long long)c->values[i]);
 }
 
-static void print_json(ct_buf *b, const ct_tune_result *r)
+/* A candidate's params as a JSON object, name: value. */
+static json_t *json_values(const ct_tune_result *r, const ct_tune_candidate *c, bool *ok)
 {
-	ct_buf_puts(b, "{\"family\": ");
-	ct_buf_json_str(b, r->family);
-	ct_buf_puts(b, ", \"size_class\": ");
-	ct_buf_json_str(b, r->size_class);
-	ct_buf_printf(b, ", \"dtype\": \"%s\", \"space\": %lld, \"valid\": %d, \"measured\": %d, "
-	                 "\"wrong\": %d, \"budget_hit\": %s, \"weights_ns\": [",
-	              ct_dtype_name(r->dtype), (long long)r->space, r->ncandidates, r->nmeasured,
-	              r->nwrong, r->budget_hit ? "true" : "false");
-	for (int l = 0; l < r->nlevels; l++)
-		ct_buf_printf(b, "%s%.3g", l ? ", " : "", r->weight_ns[l]);
-	ct_buf_puts(b, "], \"best\": ");
-	if (r->best >= 0) {
-		const ct_tune_candidate *c = &r->candidates[r->best];
-		ct_buf_puts(b, "{\"params\": {");
-		put_values(b, r, c, true);
-		ct_buf_printf(b, "}, \"rank\": %d, \"seconds\": %.9g, \"gflops\": %.6g, \"verified\": %s}",
-		              r->best, c->seconds, c->gflops,
-		              c->verified == 1 ? "true" : c->verified == 0 ? "false" : "null");
-	} else {
-		ct_buf_puts(b, "null");
-	}
-	ct_buf_printf(b, ", \"decision\": \"%s\", \"default_rank\": %d, \"confirm\": {\"challenger\": %d, \"rounds\": %d, "
-	                 "\"gain\": %.6g, \"spread\": %.6g}, \"final_verify_size\": %lld",
-	              ct_tune_decision_name(r->decision), r->default_index, r->challenger, r->confirm_rounds, r->confirm_gain,
-	              r->confirm_spread, (long long)r->final_verify_size);
-	ct_buf_printf(b, ", \"stored\": %s, \"store\": ", r->stored ? "true" : "false");
-	ct_buf_json_str(b, r->store_path);
-	ct_buf_puts(b, ", \"candidates\": [");
-	bool first = true;
+	json_t *o = json_object();
+	for (int i = 0; i < r->nparams; i++)
+		ct_json_set(o, r->params[i], json_integer((json_int_t)c->values[i]), ok);
+	return o;
+}
+
+/* "best": the winner's params, rank, time, speed; null when none. */
+static json_t *json_best(const ct_tune_result *r, bool *ok)
+{
+	if (r->best < 0)
+		return json_null();
+	const ct_tune_candidate *c = &r->candidates[r->best];
+	json_t *o = json_object();
+	ct_json_set(o, "params", json_values(r, c, ok), ok);
+	ct_json_set(o, "rank", json_integer(r->best), ok);
+	ct_json_set(o, "seconds", ct_json_real(c->seconds, 9), ok);
+	ct_json_set(o, "gflops", ct_json_real(c->gflops, 6), ok);
+	ct_json_set(o, "verified", ct_json_tristate(c->verified), ok);
+	return o;
+}
+
+/* "confirm": the default against its challenger. */
+static json_t *json_confirm(const ct_tune_result *r, bool *ok)
+{
+	json_t *o = json_object();
+	ct_json_set(o, "challenger", json_integer(r->challenger), ok);
+	ct_json_set(o, "rounds", json_integer(r->confirm_rounds), ok);
+	ct_json_set(o, "gain", ct_json_real(r->confirm_gain, 6), ok);
+	ct_json_set(o, "spread", ct_json_real(r->confirm_spread, 6), ok);
+	return o;
+}
+
+/* "candidates": every measured one, by model rank. */
+static json_t *json_candidates(const ct_tune_result *r, bool *ok)
+{
+	json_t *a = json_array();
 	for (int i = 0; i < r->ncandidates; i++) {
 		const ct_tune_candidate *c = &r->candidates[i];
 		if (!c->measured)
 			continue;
-		ct_buf_printf(b, "%s{\"rank\": %d, \"params\": {", first ? "" : ", ", i);
-		put_values(b, r, c, true);
-		ct_buf_printf(b, "}, \"cost_ns\": %.6g, \"core_ns\": %.6g, \"memory_ns\": %.6g, \"seconds\": %.9g, "
-		                 "\"verified\": %s, \"abandoned\": %s, \"resumed\": %s, \"at_seconds\": %.4g}",
-		              c->cost, c->core_ns, c->memory_ns, c->seconds, c->verified == 1 ? "true" : c->verified == 0 ? "false" : "null",
-		              c->abandoned ? "true" : "false", c->resumed ? "true" : "false", c->at_seconds);
-		first = false;
+		json_t *o = json_object();
+		ct_json_set(o, "rank", json_integer(i), ok);
+		ct_json_set(o, "params", json_values(r, c, ok), ok);
+		ct_json_set(o, "cost_ns", ct_json_real(c->cost, 6), ok);
+		ct_json_set(o, "core_ns", ct_json_real(c->core_ns, 6), ok);
+		ct_json_set(o, "memory_ns", ct_json_real(c->memory_ns, 6), ok);
+		ct_json_set(o, "seconds", ct_json_real(c->seconds, 9), ok);
+		ct_json_set(o, "verified", ct_json_tristate(c->verified), ok);
+		ct_json_set(o, "abandoned", json_boolean(c->abandoned), ok);
+		ct_json_set(o, "resumed", json_boolean(c->resumed), ok);
+		ct_json_set(o, "at_seconds", ct_json_real(c->at_seconds, 4), ok);
+		ct_json_push(a, o, ok);
 	}
-	ct_buf_printf(b, "], \"model_seconds\": %.6g, \"measure_seconds\": %.6g, \"seconds\": %.6g, "
-	                 "\"budget\": %.6g, \"budget_used\": %.4f, \"abandoned\": %d, \"resumed\": %d, "
-	                 "\"remeasured\": %d, \"rank_agreement\": %.4f, \"reranked\": %s, \"best_found_seconds\": %.6g}\n",
-	              r->model_seconds, r->measure_seconds, r->seconds, r->budget,
-	              r->budget > 0 ? r->seconds / r->budget : 0.0, r->nabandoned, r->nresumed, r->nremeasured,
-	              r->rank_agreement, r->reranked ? "true" : "false", r->best_found_seconds);
+	return a;
+}
+
+/* The result as CLI.md's `tune --json` object, one line. */
+static char *print_json(const ct_tune_result *r)
+{
+	bool ok = true;
+	json_t *o = json_object(), *weights = json_array();
+	ct_json_set(o, "family", json_string(r->family), &ok);
+	ct_json_set(o, "size_class", json_string(r->size_class), &ok);
+	ct_json_set(o, "dtype", json_string(ct_dtype_name(r->dtype)), &ok);
+	ct_json_set(o, "space", json_integer((json_int_t)r->space), &ok);
+	ct_json_set(o, "valid", json_integer(r->ncandidates), &ok);
+	ct_json_set(o, "measured", json_integer(r->nmeasured), &ok);
+	ct_json_set(o, "wrong", json_integer(r->nwrong), &ok);
+	ct_json_set(o, "budget_hit", json_boolean(r->budget_hit), &ok);
+	for (int l = 0; l < r->nlevels; l++)
+		ct_json_push(weights, ct_json_real(r->weight_ns[l], 3), &ok);
+	ct_json_set(o, "weights_ns", weights, &ok);
+	ct_json_set(o, "best", json_best(r, &ok), &ok);
+	ct_json_set(o, "decision", json_string(ct_tune_decision_name(r->decision)), &ok);
+	ct_json_set(o, "default_rank", json_integer(r->default_index), &ok);
+	ct_json_set(o, "confirm", json_confirm(r, &ok), &ok);
+	ct_json_set(o, "final_verify_size", json_integer((json_int_t)r->final_verify_size), &ok);
+	ct_json_set(o, "stored", json_boolean(r->stored), &ok);
+	ct_json_set(o, "store", json_string(r->store_path), &ok);
+	ct_json_set(o, "candidates", json_candidates(r, &ok), &ok);
+	ct_json_set(o, "model_seconds", ct_json_real(r->model_seconds, 6), &ok);
+	ct_json_set(o, "measure_seconds", ct_json_real(r->measure_seconds, 6), &ok);
+	ct_json_set(o, "seconds", ct_json_real(r->seconds, 6), &ok);
+	ct_json_set(o, "budget", ct_json_real(r->budget, 6), &ok);
+	ct_json_set(o, "budget_used", ct_json_fixed(r->budget > 0 ? r->seconds / r->budget : 0.0, 4), &ok);
+	ct_json_set(o, "abandoned", json_integer(r->nabandoned), &ok);
+	ct_json_set(o, "resumed", json_integer(r->nresumed), &ok);
+	ct_json_set(o, "remeasured", json_integer(r->nremeasured), &ok);
+	ct_json_set(o, "rank_agreement", ct_json_fixed(r->rank_agreement, 4), &ok);
+	ct_json_set(o, "reranked", json_boolean(r->reranked), &ok);
+	ct_json_set(o, "best_found_seconds", ct_json_real(r->best_found_seconds, 6), &ok);
+	if (!ok) {
+		json_decref(o);
+		return NULL;
+	}
+	return ct_json_line(o);
 }
 
 /* One line on how the winner was chosen. */
@@ -1270,7 +1317,7 @@ static void print_text(ct_buf *b, const ct_tune_result *r)
 			continue;
 		ct_buf vb;
 		ct_buf_init(&vb);
-		put_values(&vb, r, c, false);
+		put_values(&vb, r, c);
 		ct_buf_printf(b, "%s %4d  %-30s  %15.4g  %10.4g  %s%s%s\n", i == r->best ? "*" : " ", i,
 		              vb.s ? vb.s : "", c->cost, c->seconds,
 		              c->verified == 1 ? "yes" : c->verified == 0 ? "WRONG" : "-",
@@ -1291,12 +1338,15 @@ ct_status ct_tune_print(const ct_tune_result *r, int json, FILE *out)
 {
 	if (!r || !out)
 		return CT_ERR_USAGE;
+	if (json) {
+		char *line = print_json(r);
+		ct_status st = !line ? CT_ERR_NOMEM : fputs(line, out) < 0 ? CT_ERR_IO : CT_OK;
+		free(line);
+		return st;
+	}
 	ct_buf b;
 	ct_buf_init(&b);
-	if (json)
-		print_json(&b, r);
-	else
-		print_text(&b, r);
+	print_text(&b, r);
 	ct_status st = b.failed ? CT_ERR_NOMEM : CT_OK;
 	if (!st && b.s && fputs(b.s, out) < 0)
 		st = CT_ERR_IO;

@@ -98,5 +98,17 @@ f=$(kfile mixed.cachet 'kernel mixed' 'param M = 7, N = 23' 'array A : f32[M, N]
 expect "f64 through an f32 temp: verified" 0 "verified" "$CACHET" run "$f"
 expect "f64 through an f32 temp: verified in the interpreter" 0 "verified" "$CACHET" run "$f" --engine interp
 
+# --json is valid JSON even where a string holds a quote or a backslash (the
+# file name in predict --per-ref's "where"), and every command's object parses
+jf=$(kfile 'odd"name\.cachet' "kernel k" "param N = 8, T = 4" "array X : f64[N] inout" "for (i: N) {" "  X[i] *= 2" "}" \
+	"schedule { ii = split(i, T) }")
+for args in "lower" "run --engine interp" "simulate --cache 4K:64" "predict --cache 4K:64 --simulate --per-ref" \
+	"tiles --cache 4K:64"; do
+	# shellcheck disable=SC2086
+	expect "json parses: $args" 0 "" sh -c '"$1" $2 --json "$3" | python3 -c "import json, sys; json.loads(sys.stdin.read())"' \
+		sh "$CACHET" "$args" "$jf"
+done
+expect "json escapes the file name" 0 'odd\\"name\\\\\.cachet:' "$CACHET" predict "$jf" --cache 4K:64 --per-ref --json
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

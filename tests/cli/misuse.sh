@@ -77,7 +77,24 @@ run --show|'cachet run' takes no option '--show'|run $k --show
 run unknown option|unknown option '--frob'|run $k --frob
 --version extra|unexpected argument 'extra'|--version extra
 --help extra|unexpected argument 'extra'|--help extra
+abbreviated option|unknown option '--jso'|lower $k --jso
+run of short options|unknown option '-hD'|lower $k -hD
+value on a flag|unknown option '--json=1'|lower $k --json=1
+double dash|unknown option '--'|lower $k --
+-o with = attached|unknown option '-o=x'|build $k -o=x
+-o with the folder attached|unknown option '-ox'|build $k -ox
+--checked outside run|unknown option '--checked'|lower $k --checked
+missing value|--engine expects native or interp|run $k --engine
+missing value, not taken|'cachet probe' takes no option '--cache'|probe --cache
+-D without a value|-D expects NAME=VALUE|lower $k -D
+-D without =|-D expects NAME=INTEGER, not 'M'|lower $k -DM
 ROWS
+
+# options and words mix in any order; -D attached or apart; --opt=VALUE
+for args in "lower --json $k" "lower $k --json" "lower -D M=8 $k -DN=8 --json" "run --engine=interp $k --repeat 2 --no-verify"; do
+	# shellcheck disable=SC2086
+	expect "accepted: $args" 0 "" "$CACHET" $args
+done
 
 # cache clear names what it could not remove, exit 1 (a read-only mount; root only)
 if mount -t tmpfs -o size=256m,mode=0755 tmpfs "$mnt" 2>/dev/null; then

@@ -91,6 +91,10 @@ CACHET_CACHE_DIR="$tmp/empty" expect "run: selector, code from disk" 0 '"code_ca
 expect "tune --export" 0 "exported" "$CACHET" tune --export "$tmp/x.json" "$ex"
 grep -q '"device": "cachet=' "$tmp/x.json" && grep -q '"size_class": "M=24:N=20:K=16"' "$tmp/x.json" && ok ||
 	bad "export: $(head -c 300 "$tmp/x.json")"
+python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["format"] == "cachet-tune-export" and d["records"]' \
+	"$tmp/x.json" && ok || bad "export: not the JSON of an export"
+"$CACHET" tune --show --json | python3 -c 'import json, sys; assert "records" in json.loads(sys.stdin.read())' && ok ||
+	bad "tune --show --json: not JSON"
 CACHET_CACHE_DIR="$tmp/m2" expect "tune --import, same device" 0 "imported [0-9]+ of [0-9]+ records" \
 	"$CACHET" tune --import "$tmp/x.json"
 CACHET_CACHE_DIR="$tmp/m2" expect "run: imported record, exact" 0 "\(exact M=24:N=20:K=16\)" \

@@ -900,6 +900,14 @@ static void store_default_folder(void)
 	CHECKF(s && strcmp(ct_store_path(s), want) == 0, "%s", s ? ct_store_path(s) : "");
 	CHECK(s && ct_store_writable(s));
 	ct_store_close(s);
+	/* and `cache stats` counts it where it is */
+	ct_cache_folder rows[8];
+	int nrows = ct_cache_folders(ctx, rows, 8);
+	bool counted = false;
+	for (int i = 0; i < nrows && i < 8; i++)
+		if (strcmp(rows[i].name, "*.sqlite") == 0)
+			counted = rows[i].entries == 1 && rows[i].bytes > 0;
+	CHECK(counted);
 	ct_ctx_free(ctx);
 	for (int i = 0; i < 3; i++) {
 		if (saved[i])

@@ -1,0 +1,258 @@
+/* cli.c: the helpers every command of the cachet tool uses: kernel text and errors with their source line, loading a kernel with -D, JSON output. */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "cachet: error: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n(run 'cachet --help' for usage)\n");
+	return EXIT_BAD_INPUT;
+}
+
+/* The text of the kernel the command works on, for the source line under
+ * an error that is not a parse diagnostic (a plan verb's, tiles'): stdin's
+ * text as read, a file's read back when such an error needs it. */
+static struct {
+	char *name;
+	char *text;
+	size_t len;
+} source;
+
+/* Whether a progress line is on stderr, not yet wiped (verify_progress). */
+int progress_drawn;
+
+/* Kernel text read from stdin is refused beyond this (a file's limit is the library's). */
+#define MAX_STDIN_BYTES ((size_t)16 << 20)
+
+/* All of f (at most max bytes; NULL with errno set when more, or on a read error). */
+static char *read_all(FILE *f, size_t max, size_t *len)
+{
+	size_t cap = 4096, n = 0;
+	char *buf = malloc(cap + 1);
+	while (buf) {
+		size_t got = fread(buf + n, 1, cap - n, f);
+		n += got;
+		if (got == 0)
+			break;
+		if (n == cap) {
+			char *nb = cap < max ? realloc(buf, cap * 2 + 1) : NULL;
+			if (!nb) {
+				free(buf);
+				errno = cap < max ? ENOMEM : EFBIG;
+				return NULL;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+	}
+	if (buf && ferror(f)) {
+		int err = errno;
+		free(buf);
+		errno = err ? err : EIO;
+		return NULL;
+	}
+	if (buf) {
+		buf[n] = 0;
+		*len = n;
+	}
+	return buf;
+}
+
+/* Keep text (taken) as the source named name. */
+static void keep_source(const char *name, char *text, size_t len)
+{
+	free(source.name);
+	free(source.text);
+	source.name = strdup(name);
+	source.text = text;
+	source.len = len;
+}
+
+/* The source text of file (read on first need); NULL if it cannot be had. */
+static const char *source_of(const char *file, size_t *len)
+{
+	if (!source.name || strcmp(source.name, file) != 0) {
+		FILE *f = strcmp(file, "<stdin>") != 0 ? fopen(file, "rb") : NULL;
+		size_t n = 0;
+		char *t = f ? read_all(f, MAX_STDIN_BYTES, &n) : NULL;
+		if (f)
+			fclose(f);
+		if (!t)
+			return NULL;
+		keep_source(file, t, n);
+	}
+	*len = source.len;
+	return source.text;
+}
+
+/* "FILE:LINE:COL: error: MSG", then the source line and a caret under
+ * COL, as the library renders parse diagnostics (ct_ctx_diag_render). */
+static void print_located(const char *file, int line, int col, const char *msg)
+{
+	fprintf(stderr, "%s:%d:%d: error: %s\n", file, line, col, msg);
+	size_t len;
+	const char *t = source_of(file, &len), *end = t ? t + len : NULL;
+	for (int l = 1; t && l < line && t < end; t++)
+		if (*t == '\n')
+			l++;
+	if (!t || (t >= end && line > 1))
+		return;
+	const char *e = t;
+	while (e < end && *e != '\n')
+		e++;
+	if (e - t >= 400)
+		return;
+	fputs("  ", stderr);
+	for (const char *q = t; q < e; q++)
+		fputc(*q == '\t' || (*q >= 32 && *q < 127) ? *q : '?', stderr);
+	fputs("\n  ", stderr);
+	for (int k = 1; k < col && t + k - 1 < e; k++)
+		fputc(t[k - 1] == '\t' ? '\t' : ' ', stderr);
+	fputs("^\n", stderr);
+}
+
+/* Print the last error of ctx: every diagnostic of a parse (with carets,
+ * then how many more were found than kept), else the error alone, with
+ * its source line when it has a position. */
+void print_error(ct_ctx *ctx)
+{
+	if (progress_drawn) { /* a run that failed half-way: the error gets a line of its own */
+		fputc('\n', stderr);
+		progress_drawn = 0;
+	}
+	int n = ct_ctx_diag_count(ctx), more = ct_ctx_diag_suppressed(ctx);
+	if (n > 0) {
+		for (int i = 0; i < n; i++)
+			fprintf(stderr, "%s\n", ct_ctx_diag_render(ctx, i));
+		if (more > 0)
+			fprintf(stderr, "%d errors (the first %d shown, %d more suppressed)\n", n + more, n, more);
+		else if (n > 1)
+			fprintf(stderr, "%d errors\n", n);
+		return;
+	}
+	const char *file = ct_ctx_last_file(ctx);
+	if (file[0] && ct_ctx_last_line(ctx) > 0)
+		print_located(file, ct_ctx_last_line(ctx), ct_ctx_last_col(ctx), ct_ctx_last_message(ctx));
+	else if (file[0])
+		fprintf(stderr, "%s: error: %s\n", file, ct_ctx_last_message(ctx));
+	else
+		fprintf(stderr, "cachet: error: %s\n", ct_ctx_last_message(ctx));
+}
+
+/* Map a library status to the exit codes of CLI.md. */
+int exit_code(ct_status st)
+{
+	switch (st) {
+	case CT_OK: return EXIT_OK;
+	case CT_ERR_RUNTIME:
+	case CT_ERR_COMPILE:
+	case CT_ERR_VERIFY:
+	case CT_ERR_NOMEM: return EXIT_FAILED;
+	default: return EXIT_BAD_INPUT;
+	}
+}
+
+int fail(ct_ctx *ctx, ct_status st)
+{
+	print_error(ctx);
+	return exit_code(st);
+}
+
+int parse_int(const char *s, int64_t *v)
+{
+	char *end;
+	errno = 0;
+	long long x = strtoll(s, &end, 10);
+	if (errno || end == s || *end)
+		return 0;
+	*v = x;
+	return 1;
+}
+
+/* Parse the file and apply -D; NULL after printing the error. */
+ct_kernel *load_kernel(ct_ctx *ctx, cli *c, int *rc)
+{
+	if (!c->file) {
+		*rc = usage_error("%s needs a FILE", c->cmd);
+		return NULL;
+	}
+	if ((c->cc && ct_ctx_set_compiler(ctx, c->cc) != CT_OK) ||
+	    ct_ctx_set_option(ctx, CT_OPT_VECTOR_BYTES, c->vector_bytes) != CT_OK ||
+	    ct_ctx_set_option(ctx, CT_OPT_BRANCHING, c->branching) != CT_OK) {
+		*rc = fail(ctx, ct_ctx_last_status(ctx));
+		return NULL;
+	}
+	ct_kernel *k;
+	if (strcmp(c->file, "-") == 0) {
+		size_t len = 0;
+		char *text = read_all(stdin, MAX_STDIN_BYTES, &len);
+		if (!text) {
+			fprintf(stderr, "<stdin>: error: cannot read the kernel: %s\n",
+			        errno == EFBIG ? "more than 16 MiB" : strerror(errno));
+			*rc = EXIT_BAD_INPUT;
+			return NULL;
+		}
+		keep_source("<stdin>", text, len);
+		k = ct_kernel_parse(ctx, text, len, "<stdin>");
+	} else {
+		k = ct_kernel_parse_file(ctx, c->file);
+	}
+	if (!k) {
+		*rc = fail(ctx, ct_ctx_last_status(ctx));
+		return NULL;
+	}
+	if (c->ndefs) {
+		ct_status st = CT_OK;
+		for (int i = 0; i < c->ndefs && !st; i++)
+			st = ct_kernel_set_param(k, c->defs[i].name, c->defs[i].value);
+		if (!st)
+			st = ct_kernel_recheck(k);
+		if (st) {
+			*rc = fail(ctx, st);
+			ct_kernel_free(k);
+			return NULL;
+		}
+	}
+	*rc = EXIT_OK;
+	return k;
+}
+
+/* ------------------------------------------------------------ commands */
+
+int with_kernel(cli *c, kernel_cmd fn)
+{
+	ct_ctx *ctx = ct_ctx_new();
+	if (!ctx)
+		return EXIT_FAILED;
+	int rc;
+	ct_kernel *k = load_kernel(ctx, c, &rc);
+	if (k && fn)
+		rc = fn(ctx, k, c);
+	ct_kernel_free(k);
+	ct_ctx_free(ctx);
+	return rc;
+}
+
+/* Print v (taken) as one line on stdout: the layout of every --json object. */
+void print_json(json_t *v, bool ok)
+{
+	char *s = ok ? ct_json_line(v) : (json_decref(v), NULL);
+	if (!s) {
+		fprintf(stderr, "cachet: error: out of memory\n");
+		return;
+	}
+	fputs(s, stdout);
+	free(s);
+}
+
+void quiet(void *ud, const char *msg)
+{
+	(void)ud;
+	(void)msg; /* the command itself reports an unusable cache folder */
+}

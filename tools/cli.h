@@ -1,0 +1,111 @@
+/* cli.h: what the files of the cachet tool share: the parsed command line, exit codes, the helpers every command uses, and the commands. */
+#ifndef CT_CLI_H
+#define CT_CLI_H
+
+#include "cachet.h"
+#include "core/json.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Exit codes of CLI.md. */
+enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_BAD_INPUT = 2 };
+
+#define MAX_DEFINES 64
+
+typedef struct define {
+	const char *name;
+	int64_t value;
+} define;
+
+/* Everything a command line can say; each command uses what it needs. */
+typedef struct cli {
+	const char *cmd;
+	const char *file;
+	define defs[MAX_DEFINES];
+	int ndefs;
+	int json;
+	ct_run_options run;
+	const char *target;
+	const char *out_dir;
+	const char *cache_spec;
+	int simulate;
+	int per_ref;
+	int64_t max_tile;
+	const char *sizes;
+	double budget;
+	const char *sub;      /* cache subcommand */
+	const char *cc;       /* --cc: compiler command for generated code */
+	int64_t vector_bytes; /* --vector-bytes: widest register-tile vector (0 = the machine's) */
+	int show;             /* tune --show */
+	int quiet;            /* tune --quiet: no progress lines */
+	int force;            /* tune --import --force: records of another device too */
+	const char *export_path; /* tune --export FILE.json */
+	const char *import_path; /* tune --import FILE.json */
+	int branching;        /* --branching: CT_OPT_BRANCHING (tested copies and boundary ifs) */
+	int help;
+	unsigned accepts; /* the command's O_* and A_* bits */
+} cli;
+
+/* What a command accepts: one bit per option, and its positional words. */
+enum {
+	O_D = 1u << 0, O_BRANCHING = 1u << 1, O_JSON = 1u << 2, O_NO_VERIFY = 1u << 3,
+	O_SIMULATE = 1u << 4, O_SHOW = 1u << 5, O_ENGINE = 1u << 6, O_REPEAT = 1u << 7,
+	O_THREADS = 1u << 8, O_VECTOR_BYTES = 1u << 9, O_TARGET = 1u << 10, O_CACHE = 1u << 11,
+	O_CC = 1u << 12, O_MAX = 1u << 13, O_SIZES = 1u << 14, O_BUDGET = 1u << 15, O_OUT = 1u << 16,
+	O_QUIET = 1u << 17, O_FORCE = 1u << 18, O_EXPORT = 1u << 19, O_IMPORT = 1u << 22,
+	O_PER_REF = 1u << 23,
+	A_FILE = 1u << 20, /* one kernel FILE ('-' = stdin) */
+	A_SUB = 1u << 21   /* one subcommand word (cache) */
+};
+
+/* ------------------------------------------------------------ helpers (cli.c) */
+
+/* "cachet: error: " fmt (with arg), the --help hint; returns exit 2. */
+int usage_error(const char *fmt, const char *arg);
+/* Print the last error of ctx: a parse's diagnostics with carets, else the
+ * error with its source line when it has a position. */
+void print_error(ct_ctx *ctx);
+/* Map a library status to the exit codes of CLI.md. */
+int exit_code(ct_status st);
+/* print_error, then exit_code(st). */
+int fail(ct_ctx *ctx, ct_status st);
+/* A whole decimal int64 (1) or not (0). */
+int parse_int(const char *s, int64_t *v);
+/* Whether a progress line is on stderr, not yet wiped (verify_progress). */
+extern int progress_drawn;
+
+/* Parse c->file (or stdin for "-") with the ctx options and -D applied;
+ * NULL after printing the error, *rc then the exit code. */
+ct_kernel *load_kernel(ct_ctx *ctx, cli *c, int *rc);
+/* A command that works on one kernel file: the ctx and the kernel (with -D
+ * applied) are made and freed around it. */
+typedef int (*kernel_cmd)(ct_ctx *ctx, ct_kernel *k, cli *c);
+/* Parse c->file, apply -D and the ctx options, run fn (NULL: only check). */
+int with_kernel(cli *c, kernel_cmd fn);
+/* Print v (taken) as one line on stdout: the layout of every --json object. */
+void print_json(json_t *v, bool ok);
+/* A warning handler that says nothing (the command reports the problem). */
+void quiet(void *ud, const char *msg);
+
+/* ------------------------------------------------------------ the commands (cmd_*.c) */
+
+int cmd_check(cli *c);
+int cmd_lower(cli *c);
+int cmd_run(cli *c);
+int cmd_emit(cli *c);
+int cmd_build(cli *c);
+int cmd_demo(cli *c);
+int cmd_simulate(cli *c);
+int cmd_predict(cli *c);
+int cmd_tiles(cli *c);
+int cmd_tune(cli *c);
+int cmd_cache(cli *c);
+int cmd_probe(cli *c);
+
+/* Pieces the demo reuses. */
+int print_lowered(ct_ctx *ctx, ct_kernel *k, int json);
+int run_kernel(ct_ctx *ctx, ct_kernel *k, cli *c);
+void print_sim_text(const ct_kernel *k, const ct_sim_result *r);
+
+#endif

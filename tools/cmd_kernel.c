@@ -1,0 +1,285 @@
+/* cmd_kernel.c: the commands that take one kernel through the pipeline: check, lower, run, emit, build, and the demo. */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int cmd_check(cli *c) { return with_kernel(c, NULL); }
+
+int print_lowered(ct_ctx *ctx, ct_kernel *k, int json)
+{
+	ct_looptree *t = ct_kernel_lower(k, 1);
+	if (!t)
+		return fail(ctx, ct_ctx_last_status(ctx));
+	char *s = ct_looptree_print(t, json);
+	ct_looptree_free(t);
+	if (!s) {
+		fprintf(stderr, "cachet: error: out of memory\n");
+		return EXIT_FAILED;
+	}
+	fputs(s, stdout);
+	if (s[0] && s[strlen(s) - 1] != '\n')
+		fputc('\n', stdout);
+	free(s);
+	return EXIT_OK;
+}
+
+static int lower_kernel(ct_ctx *ctx, ct_kernel *k, cli *c) { return print_lowered(ctx, k, c->json); }
+
+int cmd_lower(cli *c) { return with_kernel(c, lower_kernel); }
+
+/* `run --json`: CLI.md's object (the selector's run adds "tuned"). */
+static json_t *run_json(const ct_kernel *k, const ct_run_result *r, int checked, bool *ok)
+{
+	json_t *o = json_object();
+	ct_json_set(o, "kernel", json_string(ct_kernel_name(k)), ok);
+	ct_json_set(o, "target", json_string(strcmp(r->engine, "opencl") == 0 ? "opencl" : "host"), ok);
+	ct_json_set(o, "engine", json_string(r->engine), ok);
+	ct_json_set(o, "threads", json_integer(r->threads), ok);
+	ct_json_set(o, "seconds", ct_json_real(r->seconds, 9), ok);
+	ct_json_set(o, "gflops", ct_json_real(r->gflops, 6), ok);
+	ct_json_set(o, "verified", ct_json_tristate(r->verified), ok);
+	ct_json_set(o, "max_rel_error", ct_json_real(r->max_rel_error, 6), ok);
+	ct_json_set(o, "code_cache", json_string(r->code_cache), ok);
+	ct_json_set(o, "compile_seconds", ct_json_real(r->compile_seconds, 6), ok);
+	ct_json_set(o, "checked", json_boolean(checked), ok);
+	return o;
+}
+
+static void print_run_text(const ct_kernel *k, const ct_run_result *r, int checked)
+{
+	printf("kernel %s: %s engine, %d thread%s%s\n", ct_kernel_name(k), r->engine, r->threads,
+	       r->threads == 1 ? "" : "s", checked ? ", checked (every access bounds-tested)" : "");
+	printf("  time     %.6f s (median)\n", r->seconds);
+	printf("  speed    %.3f GFLOP/s\n", r->gflops);
+	if (r->verified == 1)
+		printf("  verified against the reference interpreter (max relative error %.3g)\n",
+		       r->max_rel_error);
+	else if (r->verified == 0)
+		printf("  MISMATCH in array %s (max relative error %.3g)\n", r->mismatch_array,
+		       r->max_rel_error);
+	else
+		printf("  not verified (--no-verify)\n");
+	if (strcmp(r->code_cache, "none") != 0)
+		printf("  code     %s (compile %.3f s)\n", r->code_cache, r->compile_seconds);
+}
+
+/* Whether `cachet run` asks the solution selector: the file has tunable
+ * params, none is set with -D, and the engine is native. */
+static int wants_selector(const ct_kernel *k, const cli *c)
+{
+	if (c->run.engine != CT_ENGINE_NATIVE || c->run.checked) /* checked: the file's own values */
+		return 0;
+	int tunable = 0;
+	for (int i = 0; i < ct_kernel_param_count(k); i++) {
+		if (!ct_kernel_param_candidates(k, i, NULL))
+			continue;
+		tunable = 1;
+		for (int d = 0; d < c->ndefs; d++)
+			if (strcmp(c->defs[d].name, ct_kernel_param_name(k, i)) == 0)
+				return 0;
+	}
+	return tunable;
+}
+
+/* The selector's choice, for the run's report. */
+static json_t *solution_json(const ct_kernel *k, const ct_solution *sol, bool *ok)
+{
+	json_t *o = json_object(), *params = json_object();
+	ct_json_set(o, "source", json_string(ct_select_source_name(sol->source)), ok);
+	ct_json_set(o, "size_class", json_string(sol->size_class), ok);
+	ct_json_set(o, "pieces", json_integer(sol->npieces), ok);
+	for (int i = 0; i < sol->ntuned; i++)
+		ct_json_set(params, ct_kernel_param_name(k, sol->tuned[i]), json_integer((json_int_t)sol->values[i]),
+		            ok);
+	ct_json_set(o, "params", params, ok);
+	return o;
+}
+
+static void print_solution(const ct_kernel *k, const ct_solution *sol)
+{
+	printf("  tuned    ");
+	for (int i = 0; i < sol->ntuned; i++)
+		printf("%s%s=%lld", i ? " " : "", ct_kernel_param_name(k, sol->tuned[i]),
+		       (long long)sol->values[i]);
+	printf(" (%s%s%s), %d piece%s\n", ct_select_source_name(sol->source),
+	       sol->size_class[0] ? " " : "", sol->size_class, sol->npieces, sol->npieces == 1 ? "" : "s");
+}
+
+/* The reference run of a verification, on a terminal: "verify [####   ] 12%"
+ * (the library calls only for a run past a second). */
+static void verify_progress(void *ud, const char *phase, int done, int total)
+{
+	(void)ud;
+	progress_drawn = done != total;
+	int width = 30, fill = total > 0 ? (int)((int64_t)done * width / total) : width;
+	fprintf(stderr, "\r%s [%.*s%*s] %d%%", phase, fill, "##############################", width - fill, "",
+	        total > 0 ? (int)((int64_t)done * 100 / total) : 100);
+	/* the finished line is wiped: the report follows on stdout */
+	if (done == total)
+		fprintf(stderr, "\r%*s\r", width + 20, "");
+	fflush(stderr);
+}
+
+int run_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
+{
+	ct_run_result r;
+	if (isatty(2))
+		ct_ctx_set_progress(ctx, verify_progress, NULL);
+	ct_solution sol;
+	ct_selector *sel;
+	ct_status st;
+	if (wants_selector(k, c)) {
+		if (!(sel = ct_selector_new(k, NULL)))
+			return fail(ctx, ct_ctx_last_status(ctx));
+		st = ct_kernel_run_selected(sel, &c->run, &r, &sol);
+		if (st && st != CT_ERR_VERIFY) {
+			ct_selector_free(sel);
+			return fail(ctx, st);
+		}
+		if (c->json) {
+			/* the run's object with one more field */
+			bool ok = true;
+			json_t *o = run_json(k, &r, 0, &ok);
+			ct_json_set(o, "tuned", solution_json(k, &sol, &ok), &ok);
+			print_json(o, ok);
+		} else {
+			print_run_text(k, &r, 0);
+			print_solution(k, &sol);
+		}
+		ct_selector_free(sel);
+		if (st) {
+			print_error(ctx);
+			return EXIT_FAILED;
+		}
+		return EXIT_OK;
+	}
+	st = ct_kernel_run(k, &c->run, &r);
+	if (st && st != CT_ERR_VERIFY)
+		return fail(ctx, st);
+	bool ok = true;
+	if (c->json)
+		print_json(run_json(k, &r, c->run.checked, &ok), ok);
+	else
+		print_run_text(k, &r, c->run.checked);
+	if (st) {
+		print_error(ctx);
+		return EXIT_FAILED;
+	}
+	return EXIT_OK;
+}
+
+int cmd_run(cli *c) { return with_kernel(c, run_kernel); }
+
+static int emit_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
+{
+	size_t len = 0;
+	char *src = ct_kernel_emit(k, c->target, &len);
+	if (!src)
+		return fail(ctx, ct_ctx_last_status(ctx));
+	fwrite(src, 1, len, stdout);
+	free(src);
+	return EXIT_OK;
+}
+
+int cmd_emit(cli *c) { return with_kernel(c, emit_kernel); }
+
+/* mkdir -p of dir's parents (the library makes dir itself); 0 after
+ * printing why not. */
+static int make_parents(const char *dir)
+{
+	char path[4096];
+	if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path) {
+		fprintf(stderr, "cachet: error: -o: the folder name is too long\n");
+		return 0;
+	}
+	for (char *p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		struct stat sb;
+		if (stat(path, &sb) != 0 && mkdir(path, 0777) != 0 && errno != EEXIST) {
+			fprintf(stderr, "cachet: error: cannot create folder '%s': %s\n", path, strerror(errno));
+			return 0;
+		}
+		*p = '/';
+	}
+	return 1;
+}
+
+static int build_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
+{
+	if (!make_parents(c->out_dir))
+		return EXIT_FAILED;
+	ct_status st = ct_kernel_build(k, c->out_dir);
+	if (st)
+		return fail(ctx, st);
+	const char *n = ct_kernel_name(k);
+	printf("wrote %s/%s.h, %s/lib%s.a and %s/lib%s.so\n", c->out_dir, n, c->out_dir, n, c->out_dir, n);
+	return EXIT_OK;
+}
+
+int cmd_build(cli *c)
+{
+	if (!c->out_dir)
+		return usage_error("%s needs -o DIR", "build");
+	return with_kernel(c, build_kernel);
+}
+
+/* The demo kernel: a tiled matmul with a non-dividing split, small enough
+ * for the interpreter to verify in a blink. */
+static const char demo_text[] =
+	"# demo.cachet: C += A * B, tiled for the cache\n"
+	"kernel matmul\n"
+	"param M = 256, N = 256, K = 256\n"
+	"array A : f32[M, K] input\n"
+	"array B : f32[K, N] input\n"
+	"array C : f32[M, N] inout\n"
+	"for (i: M, j: N, k: K) {\n"
+	"  C[i, j] += A[i, k] * B[k, j]\n"
+	"}\n"
+	"schedule {\n"
+	"  ii, jj, kk = tile(i=32, j=64, k=48)   # 48 does not divide 256: a tail\n"
+	"  reorder(i, j, k, ii, kk, jj)\n"
+	"}\n";
+
+int cmd_demo(cli *c)
+{
+	ct_ctx *ctx = ct_ctx_new();
+	if (!ctx)
+		return EXIT_FAILED;
+	printf("== The kernel (embedded demo.cachet) ==\n%s\n", demo_text);
+	ct_kernel *k = ct_kernel_parse(ctx, demo_text, sizeof demo_text - 1, "demo.cachet");
+	if (!k) {
+		int rc = fail(ctx, ct_ctx_last_status(ctx));
+		ct_ctx_free(ctx);
+		return rc;
+	}
+	printf("== The scheduled loop tree (cachet lower) ==\n");
+	int rc = print_lowered(ctx, k, 0);
+	if (!rc) {
+		printf("\n== Run and verify (cachet run) ==\n");
+		c->json = 0;
+		rc = run_kernel(ctx, k, c);
+	}
+	if (!rc) {
+		printf("\n== Its cache behaviour on this machine's caches (cachet simulate) ==\n");
+		ct_sim_result r;
+		ct_status st = ct_kernel_simulate(k, NULL, &r);
+		if (st)
+			rc = fail(ctx, st);
+		else
+			print_sim_text(k, &r);
+		ct_sim_result_free(&r);
+	}
+	if (!rc)
+		printf("\nThe schedule changed only the order of the iterations: the result equals the\n"
+		       "unscheduled reference. Try: cachet lower examples/matmul.cachet --json\n");
+	ct_kernel_free(k);
+	ct_ctx_free(ctx);
+	return rc;
+}

@@ -1,0 +1,394 @@
+/* cmd_model.c: the commands that count cache misses: simulate, predict (--per-ref) and tiles. */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One cache level: size, line and ways (what every report lists per level). */
+static json_t *level_json(int64_t size, int64_t line, int64_t ways, bool *ok)
+{
+	json_t *o = json_object();
+	ct_json_set(o, "size", json_integer((json_int_t)size), ok);
+	ct_json_set(o, "line", json_integer((json_int_t)line), ok);
+	ct_json_set(o, "ways", json_integer((json_int_t)ways), ok);
+	return o;
+}
+
+static void print_sim_json(const ct_kernel *k, const ct_sim_result *r)
+{
+	bool ok = true;
+	json_t *o = json_object(), *levels = json_array(), *refs = json_array();
+	ct_json_set(o, "kernel", json_string(ct_kernel_name(k)), &ok);
+	ct_json_set(o, "accesses", json_integer((json_int_t)r->accesses), &ok);
+	for (int l = 0; l < r->nlevels; l++) {
+		json_t *lv = level_json(r->level[l].size, r->level[l].line, r->level[l].ways, &ok);
+		ct_json_set(lv, "simulated_misses", json_integer((json_int_t)r->level[l].misses), &ok);
+		ct_json_push(levels, lv, &ok);
+	}
+	ct_json_set(o, "levels", levels, &ok);
+	ct_json_set(o, "simulate_seconds", ct_json_real(r->seconds, 6), &ok);
+	for (int i = 0; i < r->nrefs; i++) {
+		json_t *ref = json_object();
+		ct_json_set(ref, "array", json_string(r->refs[i].array), &ok);
+		ct_json_set(ref, "stmt", json_integer(r->refs[i].stmt), &ok);
+		ct_json_set(ref, "write", json_boolean(r->refs[i].is_write), &ok);
+		ct_json_set(ref, "misses", ct_json_ints(r->refs[i].misses, r->nlevels), &ok);
+		ct_json_push(refs, ref, &ok);
+	}
+	ct_json_set(o, "references", refs, &ok);
+	print_json(o, ok);
+}
+
+void print_sim_text(const ct_kernel *k, const ct_sim_result *r)
+{
+	printf("kernel %s: %lld accesses, simulated in %.3f s\n", ct_kernel_name(k), (long long)r->accesses,
+	       r->seconds);
+	for (int l = 0; l < r->nlevels; l++)
+		printf("  L%d %8lld bytes, line %lld, %s: %lld misses (%.2f%%)\n", l + 1,
+		       (long long)r->level[l].size, (long long)r->level[l].line,
+		       r->level[l].ways ? "set-associative" : "fully associative", (long long)r->level[l].misses,
+		       r->accesses ? 100.0 * (double)r->level[l].misses / (double)r->accesses : 0.0);
+}
+
+static int simulate_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
+{
+	ct_sim_result r;
+	ct_status st = ct_kernel_simulate(k, c->cache_spec, &r);
+	int rc = EXIT_OK;
+	if (st)
+		rc = fail(ctx, st);
+	else if (c->json)
+		print_sim_json(k, &r);
+	else
+		print_sim_text(k, &r);
+	ct_sim_result_free(&r);
+	return rc;
+}
+
+int cmd_simulate(cli *c) { return with_kernel(c, simulate_kernel); }
+
+/* Misses of the simulator's references to the array named `array`, per
+ * level: what --simulate prints next to the model's per-array counts. */
+static void sim_array_misses(const ct_sim_result *s, const char *array, int64_t *misses)
+{
+	for (int l = 0; l < CT_SIM_MAX_LEVELS; l++)
+		misses[l] = 0;
+	for (int i = 0; i < s->nrefs; i++)
+		if (strcmp(s->refs[i].array, array) == 0)
+			for (int l = 0; l < s->nlevels && l < CT_SIM_MAX_LEVELS; l++)
+				misses[l] += s->refs[i].misses[l];
+}
+
+/* `predict --json`: CLI.md's object; s (may be NULL) adds the simulator's
+ * counts per level and per array. */
+static json_t *refs_json(const ct_ref_table *t, int nlevels, bool *ok);
+/* ct_count_source as JSON and text say it. */
+static const char *const source_names[] = {"model", "simulator", "fully associative estimate"};
+static void print_predict_json(const ct_kernel *k, const ct_predict_result *r, const ct_sim_result *s,
+                               const ct_ref_table *t)
+{
+	bool ok = true;
+	json_t *o = json_object(), *levels = json_array(), *refs = json_array();
+	ct_json_set(o, "kernel", json_string(ct_kernel_name(k)), &ok);
+	ct_json_set(o, "accesses", json_integer((json_int_t)r->accesses), &ok);
+	for (int l = 0; l < r->nlevels; l++) {
+		json_t *lv = level_json(r->level[l].size, r->level[l].line, r->level[l].ways, &ok);
+		ct_json_set(lv, "misses", json_integer((json_int_t)r->level[l].misses), &ok);
+		ct_json_set(lv, "exact", json_boolean(r->level[l].exact), &ok);
+		ct_json_set(lv, "source", json_string(source_names[r->source[l]]), &ok);
+		if (s)
+			ct_json_set(lv, "simulated_misses", json_integer((json_int_t)s->level[l].misses), &ok);
+		ct_json_push(levels, lv, &ok);
+	}
+	ct_json_set(o, "levels", levels, &ok);
+	ct_json_set(o, "model_seconds", ct_json_real(r->seconds, 6), &ok);
+	if (s)
+		ct_json_set(o, "simulate_seconds", ct_json_real(s->seconds, 6), &ok);
+	for (int a = 0; a < r->narrays; a++) {
+		const ct_model_ref *m = &r->arrays[a];
+		json_t *ref = json_object();
+		ct_json_set(ref, "array", json_string(m->array), &ok);
+		ct_json_set(ref, "stmt", json_integer(m->stmt), &ok);
+		ct_json_set(ref, "nrefs", json_integer(m->nrefs), &ok);
+		ct_json_set(ref, "exact", json_boolean(m->exact), &ok);
+		ct_json_set(ref, "accesses", json_integer((json_int_t)m->accesses), &ok);
+		ct_json_set(ref, "misses", ct_json_ints(m->misses, r->nlevels), &ok);
+		if (s) {
+			int64_t sm[CT_SIM_MAX_LEVELS];
+			sim_array_misses(s, m->array, sm);
+			ct_json_set(ref, "simulated_misses", ct_json_ints(sm, r->nlevels), &ok);
+		}
+		ct_json_push(refs, ref, &ok);
+	}
+	ct_json_set(o, "references", refs, &ok);
+	if (t)
+		ct_json_set(o, "per_ref", refs_json(t, r->nlevels, &ok), &ok);
+	print_json(o, ok);
+}
+
+/* `predict` as text: one row per level, then one per array. */
+static void print_predict_text(const ct_kernel *k, const ct_predict_result *r, const ct_sim_result *s)
+{
+	printf("kernel %s: %lld accesses, model %.3f ms", ct_kernel_name(k), (long long)r->accesses,
+	       r->seconds * 1e3);
+	if (s)
+		printf(", simulated in %.3f s", s->seconds);
+	printf("\n  level  %10s %5s %4s %14s %8s %6s %-*s%s\n", "bytes", "line", "ways", "misses", "(%)",
+	       "exact", s ? 10 : 0, "source", s ? "      simulated" : "");
+	for (int l = 0; l < r->nlevels; l++) {
+		printf("  L%-5d %10lld %5lld %4lld %14lld %7.2f%% %6s", l + 1, (long long)r->level[l].size,
+		       (long long)r->level[l].line, (long long)r->level[l].ways,
+		       (long long)r->level[l].misses,
+		       r->accesses ? 100.0 * (double)r->level[l].misses / (double)r->accesses : 0.0,
+		       r->level[l].exact ? "yes" : "no");
+		printf(" %-*s", s ? 10 : 0, r->source[l] == CT_SOURCE_SIMULATOR ? "simulator"
+		                 : r->source[l] == CT_SOURCE_FA_ESTIMATE ? "FA-model" : "model");
+		if (s)
+			printf(" %14lld", (long long)s->level[l].misses);
+		printf("\n");
+	}
+	for (int l = 0; l < r->nlevels; l++)
+		if (r->source[l] == CT_SOURCE_SIMULATOR) {
+			printf("  (set-associative levels: the model predicts fully associative caches only, so "
+			       "they were simulated exactly, in %.3f ms)\n", r->simulate_seconds * 1e3);
+			break;
+		} else if (r->source[l] == CT_SOURCE_FA_ESTIMATE) {
+			printf("  (set-associative levels: the model predicts fully associative caches only and "
+			       "the trace is too long to simulate (over %lld accesses): predicted as fully "
+			       "associative, conflict misses not counted)\n", (long long)CT_PREDICT_SIM_MAX);
+			break;
+		}
+	printf("  array      stmt refs       accesses  exact  misses per level%s\n",
+	       s ? " (simulated)" : "");
+	for (int a = 0; a < r->narrays; a++) {
+		const ct_model_ref *m = &r->arrays[a];
+		int64_t sm[CT_SIM_MAX_LEVELS];
+		if (s)
+			sim_array_misses(s, m->array, sm);
+		printf("  %-10s %4d %4d %14lld  %-5s", m->array, m->stmt, m->nrefs, (long long)m->accesses,
+		       m->exact ? "yes" : "no");
+		for (int l = 0; l < r->nlevels; l++) {
+			printf(" %lld", (long long)m->misses[l]);
+			if (s)
+				printf(" (%lld)", (long long)sm[l]);
+		}
+		printf("\n");
+	}
+}
+
+/* What carries a per-ref row's capacity misses at level l, as text ("-" when none). */
+static const char *carrier_text(const ct_ref_misses *m, int l, char *buf, size_t cap)
+{
+	const char *name = m->carried_by[l];
+	switch (m->carrier[l]) {
+	case CT_CARRIER_LOOP:
+		snprintf(buf, cap, "%s", name ? name : "?");
+		break;
+	case CT_CARRIER_SIBLING:
+		snprintf(buf, cap, "sibling in %s", name ? name : "run");
+		break;
+	case CT_CARRIER_STMT:
+		snprintf(buf, cap, "statement");
+		break;
+	case CT_CARRIER_CONFLICT:
+		snprintf(buf, cap, "conflicts");
+		break;
+	default:
+		snprintf(buf, cap, "-");
+	}
+	return buf;
+}
+
+static const char *const split_names[] = {"model", "simulation", "accesses"};
+
+/* A per-ref row's place in the source: FILE:LINE:COL, or what it stands for. */
+static const char *ref_where(const ct_ref_table *t, const ct_ref_misses *m, char *buf, size_t cap)
+{
+	if (m->line > 0)
+		snprintf(buf, cap, "%s:%d:%d", t->file ? t->file : "-", m->line, m->col);
+	else
+		snprintf(buf, cap, "(copy loops)");
+	return buf;
+}
+
+/* What a per-ref row does: a source read, write or op= update, or a plan's copy loops. */
+static const char *ref_access(const ct_ref_misses *m)
+{
+	return m->line <= 0 ? "copy" : m->is_write == 2 ? "update" : m->is_write ? "write" : "read";
+}
+
+/* The `per_ref` member of `predict --per-ref --json`. */
+static json_t *refs_json(const ct_ref_table *t, int nlevels, bool *ok)
+{
+	json_t *a = json_array();
+	for (int i = 0; i < t->nrefs; i++) {
+		const ct_ref_misses *m = &t->refs[i];
+		char where[512], carrier[128];
+		json_t *o = json_object(), *carried = json_array();
+		ct_json_set(o, "array", json_string(m->array), ok);
+		ct_json_set(o, "stmt", json_integer(m->stmt), ok);
+		ct_json_set(o, "where", json_string(ref_where(t, m, where, sizeof where)), ok);
+		ct_json_set(o, "line", json_integer(m->line), ok);
+		ct_json_set(o, "col", json_integer(m->col), ok);
+		ct_json_set(o, "access", json_string(ref_access(m)), ok);
+		ct_json_set(o, "split", json_string(split_names[m->split]), ok);
+		ct_json_set(o, "accesses", json_integer((json_int_t)m->accesses), ok);
+		ct_json_set(o, "misses", ct_json_ints(m->misses, nlevels), ok);
+		ct_json_set(o, "cold", ct_json_ints(m->cold, nlevels), ok);
+		for (int l = 0; l < nlevels; l++)
+			ct_json_push(carried, json_string(carrier_text(m, l, carrier, sizeof carrier)), ok);
+		ct_json_set(o, "carried_by", carried, ok);
+		ct_json_push(a, o, ok);
+	}
+	return a;
+}
+
+/* `predict --per-ref` as text: one row per reference, most misses first. */
+static void print_refs_text(const ct_ref_table *t, int nlevels)
+{
+	int width = 12;
+	for (int i = 0; i < t->nrefs; i++) {
+		char where[512];
+		int n = (int)strlen(ref_where(t, &t->refs[i], where, sizeof where));
+		width = n > width ? n : width;
+	}
+	printf("  %-*s %-8s %4s %-6s %12s", width, "reference", "array", "stmt", "access", "accesses");
+	for (int l = 0; l < nlevels; l++)
+		printf("  L%d misses (cold) carried by", l + 1);
+	printf("\n");
+	int shared = 0;
+	for (int i = 0; i < t->nrefs; i++) {
+		const ct_ref_misses *m = &t->refs[i];
+		char where[512], carrier[128];
+		shared |= m->split != CT_SPLIT_MODEL;
+		printf("  %-*s %-8s %4d %-6s %12lld", width, ref_where(t, m, where, sizeof where), m->array,
+		       m->stmt, ref_access(m), (long long)m->accesses);
+		for (int l = 0; l < nlevels; l++)
+			printf("  %9lld (%lld) %s", (long long)m->misses[l], (long long)m->cold[l],
+			       carrier_text(m, l, carrier, sizeof carrier));
+		printf("%s\n", m->split == CT_SPLIT_SIM ? "  [split by simulation]"
+		               : m->split == CT_SPLIT_ACCESSES ? "  [split by accesses]" : "");
+	}
+	if (shared)
+		printf("  (the model counts per array; an array's counts are shared out over its references)\n");
+}
+
+static int predict_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
+{
+	ct_predict_result r;
+	ct_sim_result s;
+	ct_ref_table t;
+	memset(&r, 0, sizeof r);
+	memset(&s, 0, sizeof s);
+	memset(&t, 0, sizeof t);
+	int rc = EXIT_OK;
+	ct_status st = c->per_ref ? ct_kernel_predict_refs(k, c->cache_spec, -1, &r, &t)
+	                          : ct_kernel_predict(k, c->cache_spec, &r);
+	if (!st && c->simulate)
+		st = ct_kernel_simulate(k, c->cache_spec, &s);
+	if (st) {
+		rc = fail(ctx, st);
+	} else if (c->json) {
+		print_predict_json(k, &r, c->simulate ? &s : NULL, c->per_ref ? &t : NULL);
+	} else {
+		print_predict_text(k, &r, c->simulate ? &s : NULL);
+		if (c->per_ref)
+			print_refs_text(&t, r.nlevels);
+	}
+	ct_ref_table_free(&t);
+	ct_sim_result_free(&s);
+	ct_predict_result_free(&r);
+	return rc;
+}
+
+int cmd_predict(cli *c) { return with_kernel(c, predict_kernel); }
+
+/* `tiles --json`: CLI.md's object plus the params, levels and search facts. */
+static void print_tiles_json(const ct_kernel *k, const ct_tiles_result *r)
+{
+	bool ok = true;
+	json_t *o = json_object(), *indices = json_array(), *params = json_array(), *levels = json_array(),
+	       *cands = json_array();
+	ct_json_set(o, "kernel", json_string(ct_kernel_name(k)), &ok);
+	for (int i = 0; i < r->nindices; i++) {
+		ct_json_push(indices, json_string(r->indices[i]), &ok);
+		ct_json_push(params, json_string(r->params[i]), &ok);
+	}
+	ct_json_set(o, "indices", indices, &ok);
+	ct_json_set(o, "params", params, &ok);
+	for (int l = 0; l < r->nlevels; l++)
+		ct_json_push(levels, level_json(r->level[l].size, r->level[l].line, r->level[l].ways, &ok), &ok);
+	ct_json_set(o, "levels", levels, &ok);
+	ct_json_set(o, "rank_level", json_integer(r->rank_level), &ok);
+	ct_json_set(o, "runtime_bounds", json_boolean(r->runtime_bounds), &ok);
+	ct_json_set(o, "evaluated", json_integer((json_int_t)r->evaluated), &ok);
+	for (int c = 0; c < r->ncandidates; c++) {
+		const ct_tiles_candidate *t = &r->candidates[c];
+		json_t *cand = json_object();
+		ct_json_set(cand, "tiles", ct_json_ints(t->tiles, r->nindices), &ok);
+		ct_json_set(cand, "misses", json_integer((json_int_t)t->misses[r->rank_level]), &ok);
+		ct_json_set(cand, "level_misses", ct_json_ints(t->misses, r->nlevels), &ok);
+		ct_json_set(cand, "level_misses_max", ct_json_ints(t->misses_max, r->nlevels), &ok);
+		ct_json_set(cand, "exact", json_boolean(t->exact), &ok);
+		ct_json_push(cands, cand, &ok);
+	}
+	ct_json_set(o, "candidates", cands, &ok);
+	ct_json_set(o, "seconds", ct_json_real(r->seconds, 6), &ok);
+	print_json(o, ok);
+}
+
+/* `tiles` as text: the searched params, then the candidates best first. */
+static void print_tiles_text(const ct_kernel *k, const ct_tiles_result *r)
+{
+	printf("kernel %s: %d tile param%s, %lld tilings analysed in %.3f s\n", ct_kernel_name(k),
+	       r->nindices, r->nindices == 1 ? "" : "s", (long long)r->evaluated, r->seconds);
+	if (r->runtime_bounds)
+		printf("unknown loop bounds: partitions whose stack distance depends on them count as misses\n");
+	printf("  rank");
+	for (int i = 0; i < r->nindices; i++)
+		printf(" %8s", r->indices[i]);
+	for (int l = 0; l < r->nlevels; l++)
+		printf("  %9s L%d%s", "misses", l + 1, l == r->rank_level ? "*" : " ");
+	printf("\n  %4s", "");
+	for (int i = 0; i < r->nindices; i++)
+		printf(" %8s", r->params[i]);
+	printf("\n");
+	for (int c = 0; c < r->ncandidates; c++) {
+		printf("  %4d", c + 1);
+		for (int i = 0; i < r->nindices; i++)
+			printf(" %8lld", (long long)r->candidates[c].tiles[i]);
+		for (int l = 0; l < r->nlevels; l++)
+			printf("  %13lld", (long long)r->candidates[c].misses[l]);
+		if (!r->candidates[c].exact) {
+			printf("  (not exact; at most");
+			for (int l = 0; l < r->nlevels; l++)
+				printf(" %lld", (long long)r->candidates[c].misses_max[l]);
+			printf(")");
+		}
+		printf("\n");
+	}
+	printf("(* ranks first; the %d best shown)\n", r->ncandidates);
+}
+
+static int tiles_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
+{
+	ct_tiles_opts o;
+	ct_tiles_opts_init(&o);
+	o.max_tile = c->max_tile;
+	ct_tiles_result r;
+	memset(&r, 0, sizeof r);
+	int rc = EXIT_OK;
+	ct_status st = ct_kernel_tiles(k, c->cache_spec, &o, &r);
+	if (st)
+		rc = fail(ctx, st);
+	else if (c->json)
+		print_tiles_json(k, &r);
+	else
+		print_tiles_text(k, &r);
+	ct_tiles_result_free(&r);
+	return rc;
+}
+
+int cmd_tiles(cli *c) { return with_kernel(c, tiles_kernel); }
