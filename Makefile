@@ -35,7 +35,7 @@ EXTRA_LIBS := $(shell pkg-config --libs libxxhash hwloc sqlite3 2>/dev/null || e
 
 LIB_SRC  := $(sort $(wildcard src/*/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
-CLI_OBJ  := $(BUILD)/obj/tools/cachet.o
+CLI_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(sort $(wildcard tools/*.c)))
 TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 DEPS_OK  := $(BUILD)/.deps-ok
