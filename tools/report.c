@@ -1392,7 +1392,7 @@ static char *inline_svg(const char *text, int n)
 	const char *s = strstr(text, "<svg");
 	if (!s)
 		return NULL;
-	static const char *const ids[] = {"gpPt", "gpDot", "gnuplot_", "gpImage"};
+	static const char *const ids[] = {"gpPt", "gpDot", "gnuplot_", "gpImage", "greybox", "textbox"};
 	size_t cap = strlen(s) * 2 + 64, len = 0;
 	char *out = malloc(cap), prefix[16];
 	snprintf(prefix, sizeof prefix, "p%d", n);
