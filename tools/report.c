@@ -1279,12 +1279,18 @@ static void gp_roofline(report *r, FILE *g, const char *dir)
 	double bw = f->bw_all > 0 ? f->bw_all : f->bw_core, peak = f->peak_all > 0 ? f->peak_all : f->peak_core;
 	double lo_x = 1e300, hi_x = 0;
 	for (int l = 0; l < nl; l++) {
-		if (f->oi[l] <= 0)
-			continue;
+		if (f->oi[l] <= 0 || (l > 0 && f->oi[l] == f->oi[l - 1]))
+			continue; /* levels with the same traffic share a point, labelled L2-L3 */
 		double y = f->ran ? f->gflops : (f->measured ? fmin(peak, bw * f->oi[l]) : 0);
 		if (y <= 0)
 			continue;
-		fprintf(d, "%.6g %.6g L%d\n", f->oi[l], y, l + 1);
+		int last = l;
+		while (last + 1 < nl && f->oi[last + 1] == f->oi[l])
+			last++;
+		if (last > l)
+			fprintf(d, "%.6g %.6g L%d-L%d\n", f->oi[l], y, l + 1, last + 1);
+		else
+			fprintf(d, "%.6g %.6g L%d\n", f->oi[l], y, l + 1);
 		lo_x = fmin(lo_x, f->oi[l]);
 		hi_x = fmax(hi_x, f->oi[l]);
 		any = 1;
