@@ -1335,9 +1335,11 @@ static void gp_tuning(report *r, FILE *g, const char *dir)
 	if (!d)
 		return;
 	int any = 0;
+	double top = 0;
 	for (int i = 0; i < r->ntp; i++)
 		if (r->tp[i].ok && r->tp[i].gflops > 0) {
 			fprintf(d, "%d %.6g\n", r->tp[i].rank, r->tp[i].gflops);
+			top = fmax(top, r->tp[i].gflops);
 			any = 1;
 		}
 	fclose(d);
@@ -1351,7 +1353,7 @@ static void gp_tuning(report *r, FILE *g, const char *dir)
 	add_plot(r, "tuning", cap);
 	fprintf(g, "set output '%s/tuning.svg'\nset title 'tuner: measured speed against model rank'\n", dir);
 	fprintf(g, "set xlabel 'model rank (1 = fewest predicted misses)'\nset ylabel 'measured GFLOP/s'\n");
-	fprintf(g, "set key outside right top\nset xrange [0:%d]\nset yrange [0:*]\n", r->ntp + 1);
+	fprintf(g, "set key outside right top\nset xrange [0:%d]\nset yrange [0:%g]\n", r->ntp + 1, top * 1.15);
 	fprintf(g, "plot '%s/tune.dat' using 1:2 with points pt 7 ps 1.2 lc rgb '#1f77b4' title 'measured points'\n", dir);
 	fprintf(g, "set autoscale\n");
 }

@@ -60,6 +60,11 @@ bad_k=$(kfile bad.cachet "kernel b" "param N = 8" "array X : f64[N] input" "for 
 expect "parse error at file:line:col" 2 "bad.cachet:5:[0-9]+: error" "$CACHET" report "$bad_k" -o "$tmp/x.html"
 expect "unwritable output" 1 "cannot write the report" "$CACHET" report $f --cache $SPEC --no-run --no-measure \
 	-o "$tmp/no/such/dir/x.html"
+# without gnuplot the page cannot be drawn (exit 1, says what to install); JSON and CSV need no gnuplot
+expect "no gnuplot: page refused" 1 "gnuplot is not installed" env PATH=/nonexistent "$CACHET" report $f --cache $SPEC \
+	--no-run --no-measure -o "$tmp/x.html"
+expect "no gnuplot: json still" 0 '"phases": \[\{"param": "TA"' env PATH=/nonexistent "$CACHET" report $f --cache $SPEC \
+	--no-run --no-measure --json
 expect "help" 0 "usage: cachet report FILE" "$CACHET" report --help
 expect "listed in cachet --help" 0 "^  report " "$CACHET" --help
 
