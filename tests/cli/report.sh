@@ -65,6 +65,8 @@ expect "no gnuplot: page refused" 1 "gnuplot is not installed" env PATH=/nonexis
 	--no-run --no-measure -o "$tmp/x.html"
 expect "no gnuplot: json still" 0 '"phases": \[\{"param": "TA"' env PATH=/nonexistent "$CACHET" report $f --cache $SPEC \
 	--no-run --no-measure --json
+expect "runtime param without a value" 2 "runtime param 'L' needs a value" "$CACHET" report examples/axpy_runtime.cachet \
+	--no-run --no-measure -o "$tmp/x.html"
 expect "help" 0 "usage: cachet report FILE" "$CACHET" report --help
 expect "listed in cachet --help" 0 "^  report " "$CACHET" --help
 
