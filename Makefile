@@ -76,6 +76,7 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/harness.h $(BUILD)/libcachet.a
 	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) $(EXTRA_LIBS) $(LDLIBS)
 
 check: all $(TEST_BIN) $(BUILD)/fuzz/difffuzz
+	@sh scripts/deps.sh --test
 	@SAN=$(SAN) sh tests/run.sh $(BUILD)
 
 demo: all

@@ -1,5 +1,6 @@
-/* cachet.c: the command-line tool: its options (getopt_long), the command table, help, and main; each command lives in a cmd_*.c file. */
+/* cachet.c: the command-line tool: its options (getopt_long), the command table, help, and main; each command lives in a cmd_*.c file (report in report.c). */
 #include "cli.h"
+#include "report.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -404,6 +405,7 @@ static void print_help(FILE *f)
 		CACHET_VERSION);
 	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
 		fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f, "  %-9s %s\n", "report", CACHET_REPORT_SUMMARY);
 	fprintf(f, "\n'cachet COMMAND --help' describes a command. Exit codes: 0 success, 1 the kernel\n"
 		   "ran but failed, 2 bad input or usage.\n");
 }
@@ -541,6 +543,8 @@ int main(int argc, char **argv)
 		printf("cachet %s\n", CACHET_VERSION);
 		return EXIT_OK;
 	}
+	if (strcmp(argv[1], "report") == 0)
+		return cachet_report_main(argc - 1, argv + 1);
 	const command *cmd = find_command(argv[1]);
 	if (!cmd)
 		return usage_error("unknown command '%s'", argv[1]);
