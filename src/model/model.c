@@ -1,652 +1,5 @@
-/* model.c: the analytical stack-distance model: reuse partitions of a loop tree from footprints. */
-#include "model/model.h"
-
-#include <stdlib.h>
-#include <string.h>
-
-/*
- * How it works (docs/MODEL.md has the long version).
- *
- * 1. The loop tree becomes a model tree of loops with constant trip counts
- *    (every loop of a scheduled tree has bounds over params only) and
- *    statements whose accesses are affine in the trip counters t_j of the
- *    enclosing loops. `if`s and the guards of halo copies are removed by
- *    index-set splitting: a loop is cut into pieces in which every
- *    condition below it is decided.
- * 2. DL(window) is the number of distinct lines of one array that a window
- *    of the run touches: some subtrees, with ranges of their own counters.
- *    Each access covers a box (a progression per dimension) of index space;
- *    the union is counted row by row in address order. The sum of DL over
- *    all instances of a window (all values of the enclosing counters)
- *    depends only on the residue of each instance's address shift modulo
- *    the line size, so it is a weighted sum over at most `line` residues.
- * 3. In any window, accesses - DL = the accesses that find their line
- *    earlier in the same window. Differences of these counts over nested
- *    windows give exactly how many accesses find their line in the same
- *    statement instance, in an iteration delta back of a loop, or in an
- *    earlier sibling subtree; their stack distance is the footprint (all
- *    arrays) of the window between source and target.
- */
-
-/* Deepest loop nest the model follows (the plan pass allows 256). */
-#define MODEL_MAX_DEPTH 300
-/* Instances of a window whose accesses shift differently are enumerated up to this many,
- * sampled beyond. */
-#define MODEL_ENUM_LIMIT 16384
-#define MODEL_SAMPLES 512
-/* A mixed piece of a split loop is cut into single iterations up to this length. */
-#define MODEL_CUT_LIMIT 64
-
-/* ------------------------------------------------------------ model tree */
-
-typedef struct mnode mnode;
-
-/* One access of a statement: index d = c[d] + sum_j beta[d * depth + j] * t_j. */
-typedef struct macc {
-	int array;
-	int depth;
-	int64_t c[IR_MAX_RANK];
-	int64_t *beta;
-	bool inexact;              /* a subscript the model could not express */
-} macc;
-
-struct mnode {
-	bool is_loop;
-	const lt_node *lt;         /* the loop or statement of the tree it comes from (NULL: the run) */
-	int64_t n;                 /* loop piece: trip count (>= 1) */
-	int depth;                 /* loops enclosing this node; a loop's counter is t_depth */
-	mnode *parent;
-	int nkids, capkids;
-	mnode **kids;
-	mnode **anc;               /* statement: anc[j] = the loop of counter j (depth entries) */
-	int nacc;
-	macc *acc;
-	int stmt_id;
-	int64_t *per_iter;         /* [na]: accesses in one iteration (one execution) */
-	int64_t inst;              /* executions of this node (product of enclosing trip counts) */
-};
-
-/* One loop piece on the builder's path: v = lo + step * (off + t), t in [0, n). */
-typedef struct mpath {
-	const lt_node *lt;
-	int64_t lo, step, off, n;
-	mnode *node;
-} mpath;
-
-#define MAX_PINS 6
-
-/* A window part: the subtree of x, with x's own counter in [a, b) when x is a loop. */
-typedef struct wpart {
-	const mnode *x;
-	int64_t a, b;
-	int64_t xoff;              /* counter fix-1 of a sliding window: start + xoff (parts below it) */
-	int alo, ahi;              /* a statement: only its accesses alo .. ahi-1 (ahi 0: all) */
-	int npin;                  /* counters below fix held at one value: pin_depth[i] = pin_value[i] */
-	int pin_depth[MAX_PINS];
-	int64_t pin_value[MAX_PINS];
-} wpart;
-
-#define MAX_PARTS 32
-#define MAX_FILTERS 4
-/* Most residues of one filter (the bits of flt_mask). */
-#define MAX_PERIOD 32
-
-/* A window: instances are the values of counters 0 .. fix-1 of the parts' common path
- * (counter fix-1 ranges over [0, mlast) when mlast > 0); parts hang below. */
-typedef struct wspec {
-	int fix;
-	int64_t mlast;
-	/* instance classes: counter flt_j[i] (< fix) takes only the values in [flt_lo[i],
-	 * flt_hi[i]) whose residue mod flt_per[i] is in the bit set flt_mask[i] (a reuse whose
-	 * distance varies from instance to instance, split by the residues of its address
-	 * shifts or by ranges) */
-	int nflt;
-	int flt_j[MAX_FILTERS];
-	int64_t flt_per[MAX_FILTERS], flt_lo[MAX_FILTERS], flt_hi[MAX_FILTERS];
-	uint32_t flt_mask[MAX_FILTERS];
-	int np;
-	wpart p[MAX_PARTS];
-} wspec;
-
-/* A memo entry of dl_sum. */
-typedef struct memo {
-	uint64_t hash;
-	int n;
-	int64_t *key;      /* spec_key, malloc'd; NULL: a free slot */
-	int64_t sum;
-	int64_t mn, mx;    /* the least and the most distinct lines of one instance */
-	bool inexact;
-} memo;
-
-typedef struct model {
-	ct_looptree *t;
-	ct_ctx *ctx;
-	ct_arena arena;
-	int64_t *pv;
-	int na;
-	int64_t *elem;             /* [na] bytes */
-	int64_t *stride;           /* [na * IR_MAX_RANK] elements */
-	int *order;                /* [na * IR_MAX_RANK] dims by decreasing stride */
-	int *rank;                 /* [na] */
-	mnode root;
-	ct_status st;
-	bool *inexact;             /* [na] */
-	mpath path[MODEL_MAX_DEPTH];
-	int depth;
-	/* the analysis of one line size */
-	int64_t line;
-	int64_t caps[SIM_MAX_LEVELS]; /* capacities in lines of the levels with this line size */
-	int refine;                /* how deep cells that straddle a capacity are split */
-	int ncaps;
-	model_lines *ml;
-	int capparts;
-	memo *memo;
-	int nmemo, capmemo;
-	/* scratch of dl_sum_eval */
-	int64_t *hist, *hist2, *nz;  /* [line] each */
-	struct wlist_s {
-		struct wacc *v;
-		int n, cap;
-	} scratch;
-	struct box *boxes;
-	int capboxes;
-	struct wspec *ws;          /* 8 windows of scratch for the grid */
-	int *cand;
-	int capcand;
-} model;
-
-static bool fail(model *m, ct_status st, const char *what)
-{
-	if (!m->st)
-		m->st = ct_error(m->ctx, st, "cache model: %s", what);
-	return false;
-}
-
-static void *m_alloc(model *m, size_t n)
-{
-	void *p = ct_arena_alloc(&m->arena, n ? n : 1);
-	if (!p)
-		fail(m, CT_ERR_NOMEM, "out of memory");
-	else
-		memset(p, 0, n ? n : 1);
-	return p;
-}
-
-static bool add_kid(model *m, mnode *parent, mnode *kid)
-{
-	if (parent->nkids == parent->capkids) {
-		int cap = parent->capkids ? 2 * parent->capkids : 4;
-		mnode **k = m_alloc(m, sizeof *k * (size_t)cap);
-		if (!k)
-			return false;
-		if (parent->nkids)
-			memcpy(k, parent->kids, sizeof *k * (size_t)parent->nkids);
-		parent->kids = k;
-		parent->capkids = cap;
-	}
-	kid->parent = parent;
-	parent->kids[parent->nkids++] = kid;
-	return true;
-}
-
-/* ------------------------------------------------------------ affine forms on the path */
-
-/* The innermost path entry that loops over tree index id, or -1. */
-static int path_of(const model *m, int id)
-{
-	for (int j = m->depth - 1; j >= 0; j--)
-		if (m->path[j].lt->index == id)
-			return j;
-	return -1;
-}
-
-/* Value range of tree index id over the loops of subtree n (not on the path), and the step
- * of such a loop; *found stays false when there is none. False on overflow. */
-static bool subtree_range(const model *m, const lt_node *n, int id, int64_t *lo, int64_t *hi,
-                          int64_t *step, bool *found)
-{
-	if (!n)
-		return true;
-	if (n->kind == LT_LOOP && n->index == id) {
-		bool ok = true;
-		int64_t l = bx_eval(n->lo, m->pv, &ok), h = bx_eval(n->hi, m->pv, &ok);
-		if (!ok)
-			return false;
-		if (h > l) {
-			int64_t last = l + (h - l - 1) / n->step * n->step;
-			if (!*found || l < *lo)
-				*lo = l;
-			if (!*found || last > *hi)
-				*hi = last;
-			*step = n->step;
-			*found = true;
-		}
-	}
-	for (int i = 0; i < n->nkids; i++)
-		if (!subtree_range(m, n->kids[i], id, lo, hi, step, found))
-			return false;
-	for (int i = 0; i < n->nels; i++)
-		if (!subtree_range(m, n->els[i], id, lo, hi, step, found))
-			return false;
-	return true;
-}
-
-/* x = *c + sum beta[j] t_j (j < m->depth) + a rest in [*rlo, *rhi] from symbols of loops in
- * subtree `below` (not on the path). False when a symbol has no loop at all. */
-static bool lin(const model *m, aff x, const lt_node *below, int64_t *c, int64_t *beta, int64_t *rlo,
-                int64_t *rhi)
-{
-	const ct_looptree *t = m->t;
-	*c = x.c;
-	*rlo = *rhi = 0;
-	memset(beta, 0, sizeof *beta * (size_t)(m->depth ? m->depth : 1));
-	for (int i = 0; i < x.n; i++) {
-		const aff_term *at = &x.t[i];
-		if (at->kind == AFF_PARAM) {
-			*c += at->coef * m->pv[at->id];
-			continue;
-		}
-		int nch = 1;
-		const int *ch = NULL;
-		if (at->kind == AFF_INDEX && at->id < t->k->nindices && t->chain && t->chain[at->id]) {
-			ch = t->chain[at->id];
-			nch = t->chain_len[at->id];
-		}
-		for (int q = 0; q < nch; q++) {
-			int id = ch ? ch[q] : at->id;
-			int j = path_of(m, id);
-			if (j >= 0) {
-				const mpath *p = &m->path[j];
-				if (at->kind == AFF_TRIP) {
-					*c += at->coef * (ct_floordiv(p->lo, p->step) + p->off);
-					beta[j] += at->coef;
-				} else {
-					*c += at->coef * (p->lo + p->step * p->off);
-					beta[j] += at->coef * p->step;
-				}
-				continue;
-			}
-			int64_t lo = 0, hi = 0, step = 1;
-			bool found = false;
-			if (!below || !subtree_range(m, below, id, &lo, &hi, &step, &found) || !found)
-				return false;
-			if (at->kind == AFF_TRIP) {
-				lo = ct_floordiv(lo, step);
-				hi = ct_floordiv(hi, step);
-			}
-			int64_t a = at->coef * lo, b = at->coef * hi;
-			*rlo += a < b ? a : b;
-			*rhi += a < b ? b : a;
-		}
-	}
-	return true;
-}
-
-/* Range of c + sum beta_j t_j over the path's counters. */
-static void path_range(const model *m, int64_t c, const int64_t *beta, int64_t *lo, int64_t *hi)
-{
-	*lo = *hi = c;
-	for (int j = 0; j < m->depth; j++) {
-		int64_t v = beta[j] * (m->path[j].n - 1);
-		if (v < 0)
-			*lo += v;
-		else
-			*hi += v;
-	}
-}
-
-/* ------------------------------------------------------------ conditions */
-
-enum { TV_FALSE = 0, TV_TRUE = 1, TV_UNKNOWN = 2 };
-
-/* Truth of g >= 0 over the path (g affine; every symbol on the path). */
-static int atom_truth(model *m, aff g)
-{
-	int64_t c, rlo, rhi, lo, hi;
-	int64_t beta[MODEL_MAX_DEPTH];
-	if (!lin(m, g, NULL, &c, beta, &rlo, &rhi))
-		return TV_UNKNOWN;
-	path_range(m, c, beta, &lo, &hi);
-	return lo >= 0 ? TV_TRUE : hi < 0 ? TV_FALSE : TV_UNKNOWN;
-}
-
-static int tv_and(int a, int b) { return a == TV_FALSE || b == TV_FALSE ? TV_FALSE : a == TV_TRUE && b == TV_TRUE ? TV_TRUE : TV_UNKNOWN; }
-static int tv_or(int a, int b) { return a == TV_TRUE || b == TV_TRUE ? TV_TRUE : a == TV_FALSE && b == TV_FALSE ? TV_FALSE : TV_UNKNOWN; }
-static int tv_not(int a) { return a == TV_UNKNOWN ? a : !a; }
-
-/* Truth of an `if` condition over the current path. */
-static int cond_truth(model *m, const ir_expr *e)
-{
-	if (!e)
-		return TV_UNKNOWN;
-	switch (e->kind) {
-	case EX_AND:
-		return tv_and(cond_truth(m, e->args[0]), cond_truth(m, e->args[1]));
-	case EX_OR:
-		return tv_or(cond_truth(m, e->args[0]), cond_truth(m, e->args[1]));
-	case EX_NOT:
-		return tv_not(cond_truth(m, e->args[0]));
-	case EX_CMP: {
-		if (!e->has_diff)
-			return TV_UNKNOWN;
-		aff d = e->diff, dm1 = d;
-		dm1.c = d.c - 1;
-		int ge0 = atom_truth(m, d), ge1 = atom_truth(m, dm1);
-		switch (e->cmp) {
-		case CMP_GE:
-			return ge0;
-		case CMP_GT:
-			return ge1;
-		case CMP_LT:
-			return tv_not(ge0);
-		case CMP_LE:
-			return tv_not(ge1);
-		case CMP_EQ:
-			return tv_and(ge0, tv_not(ge1));
-		case CMP_NE:
-			return tv_or(tv_not(ge0), ge1);
-		}
-		return TV_UNKNOWN;
-	}
-	default:
-		return TV_UNKNOWN;
-	}
-}
-
-static int if_truth(model *m, const lt_node *n)
-{
-	if (n->stmt)
-		return cond_truth(m, n->stmt->cond);
-	int r = TV_TRUE;
-	for (int i = 0; i < n->nguard; i++)
-		r = tv_and(r, atom_truth(m, n->guard[i]));
-	return r;
-}
-
-/* Cut points of counter t of the loop on top of the path (entry j) that decide g >= 0 for
- * every value of the symbols below: added to cuts (sorted later). */
-typedef struct cuts {
-	int64_t v[256];
-	int n;
-	bool overflow;
-} cuts;
-
-static void add_cut(cuts *cs, int64_t v, int64_t n)
-{
-	if (v <= 0 || v >= n)
-		return;
-	if (cs->n == (int)(sizeof cs->v / sizeof cs->v[0])) {
-		cs->overflow = true;
-		return;
-	}
-	cs->v[cs->n++] = v;
-}
-
-/* Smallest t >= 0 with c + b t >= 0 (b > 0). */
-static int64_t first_true(int64_t c, int64_t b)
-{
-	if (c >= 0)
-		return 0;
-	return (-c + b - 1) / b;
-}
-
-static void atom_cuts(model *m, aff g, const lt_node *below, cuts *cs, bool *mixed_inner)
-{
-	int64_t c, rlo, rhi, lo, hi;
-	int64_t beta[MODEL_MAX_DEPTH];
-	if (!lin(m, g, below, &c, beta, &rlo, &rhi))
-		return;
-	int j = m->depth - 1;
-	int64_t b = beta[j], n = m->path[j].n;
-	if (b == 0)
-		return;
-	beta[j] = 0;
-	path_range(m, c, beta, &lo, &hi);
-	lo += rlo;
-	hi += rhi;
-	/* g = b t + [lo, hi] */
-	int64_t t1, t2;
-	if (b > 0) {
-		t1 = first_true(lo, b); /* from t1 on: always true */
-		t2 = first_true(hi, b); /* before t2: always false */
-	} else {
-		/* -|b| t + x >= 0  <=>  t <= x / |b| */
-		int64_t ab = -b;
-		t1 = hi < 0 ? 0 : hi / ab + 1; /* from t1 on: always false */
-		t2 = lo < 0 ? 0 : lo / ab + 1; /* before t2: always true */
-	}
-	add_cut(cs, t1, n);
-	add_cut(cs, t2, n);
-	if (rlo != rhi) {
-		int64_t a = t1 < t2 ? t1 : t2, z = t1 < t2 ? t2 : t1;
-		if (a < 0)
-			a = 0;
-		if (z > n)
-			z = n;
-		if (z - a > 1 && z - a <= MODEL_CUT_LIMIT)
-			for (int64_t v = a + 1; v < z; v++)
-				add_cut(cs, v, n);
-		*mixed_inner = true;
-	}
-}
-
-static void cond_cuts(model *m, const ir_expr *e, const lt_node *below, cuts *cs, bool *mi)
-{
-	if (!e)
-		return;
-	if (e->kind == EX_CMP && e->has_diff) {
-		aff d = e->diff;
-		atom_cuts(m, d, below, cs, mi);
-		d.c -= 1;
-		atom_cuts(m, d, below, cs, mi);
-		return;
-	}
-	for (int i = 0; i < e->nargs; i++)
-		cond_cuts(m, e->args[i], below, cs, mi);
-}
-
-/* Cut points from every condition in the subtree of the loop on top of the path. */
-static void subtree_cuts(model *m, const lt_node *n, const lt_node *below, cuts *cs, bool *mi)
-{
-	if (n->kind == LT_IF) {
-		if (n->stmt)
-			cond_cuts(m, n->stmt->cond, below, cs, mi);
-		else
-			for (int i = 0; i < n->nguard; i++)
-				atom_cuts(m, n->guard[i], below, cs, mi);
-	}
-	for (int i = 0; i < n->nkids; i++)
-		subtree_cuts(m, n->kids[i], below, cs, mi);
-	for (int i = 0; i < n->nels; i++)
-		subtree_cuts(m, n->els[i], below, cs, mi);
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* ------------------------------------------------------------ building */
-
-static bool build_list(model *m, lt_node *const *kids, int nkids, mnode *parent);
-
-static void collect_reads(const ir_expr *e, const ir_expr **out, int *n, int cap)
-{
-	if (!e)
-		return;
-	if (e->kind == EX_ACCESS && *n < cap)
-		out[(*n)++] = e;
-	for (int i = 0; i < e->nargs; i++)
-		collect_reads(e->args[i], out, n, cap);
-}
-
-static int count_reads(const ir_expr *e)
-{
-	if (!e)
-		return 0;
-	int n = e->kind == EX_ACCESS;
-	for (int i = 0; i < e->nargs; i++)
-		n += count_reads(e->args[i]);
-	return n;
-}
-
-static bool make_access(model *m, const ir_expr *e, macc *a)
-{
-	a->array = e->id;
-	a->depth = m->depth;
-	if (e->id < 0 || e->id >= m->na)
-		return fail(m, CT_ERR_INPUT, "an access to an unknown array");
-	int rank = m->rank[e->id];
-	a->beta = m_alloc(m, sizeof *a->beta * (size_t)(rank * (m->depth ? m->depth : 1)));
-	if (!a->beta)
-		return false;
-	for (int d = 0; d < rank; d++) {
-		int64_t rlo, rhi;
-		if (!lin(m, e->sub[d], NULL, &a->c[d], a->beta + d * m->depth, &rlo, &rhi)) {
-			a->inexact = true;
-			m->inexact[e->id] = true;
-		}
-	}
-	return true;
-}
-
-static bool build_stmt(model *m, const lt_node *n, mnode *parent)
-{
-	const ir_node *s = n->stmt;
-	int nr = count_reads(s->rhs);
-	int nw = s->kind == ND_STMT && s->lhs ? (s->op == AS_SET ? 1 : 2) : 0;
-	mnode *x = m_alloc(m, sizeof *x);
-	if (!x)
-		return false;
-	x->lt = n;
-	x->depth = m->depth;
-	x->stmt_id = s->kind == ND_STMT ? s->stmt_id : 0;
-	x->nacc = nr + nw;
-	x->acc = m_alloc(m, sizeof *x->acc * (size_t)(x->nacc ? x->nacc : 1));
-	x->anc = m_alloc(m, sizeof *x->anc * (size_t)(m->depth ? m->depth : 1));
-	const ir_expr **reads = m_alloc(m, sizeof *reads * (size_t)(nr ? nr : 1));
-	if (!x->acc || !x->anc || !reads)
-		return false;
-	for (int j = 0; j < m->depth; j++)
-		x->anc[j] = m->path[j].node;
-	int k = 0;
-	collect_reads(s->rhs, reads, &k, nr);
-	for (int i = 0; i < nr; i++)
-		if (!make_access(m, reads[i], &x->acc[i]))
-			return false;
-	for (int w = 0; w < nw; w++)
-		if (!make_access(m, s->lhs, &x->acc[nr + w]))
-			return false;
-	return add_kid(m, parent, x);
-}
-
-static bool build_loop(model *m, const lt_node *n, mnode *parent)
-{
-	bool ok = true;
-	int64_t lo = bx_eval(n->lo, m->pv, &ok), hi = bx_eval(n->hi, m->pv, &ok);
-	if (!ok)
-		return fail(m, CT_ERR_LIMIT, "a loop bound overflows");
-	if (n->step < 1)
-		return fail(m, CT_ERR_INPUT, "a loop step below 1");
-	int64_t trips = hi > lo ? (hi - lo + n->step - 1) / n->step : 0;
-	if (trips == 0)
-		return true;
-	if (m->depth >= MODEL_MAX_DEPTH)
-		return fail(m, CT_ERR_LIMIT, "loops nested too deeply");
-	/* index-set splitting: cut the range where a condition below changes */
-	mpath *p = &m->path[m->depth++];
-	*p = (mpath){n, lo, n->step, 0, trips, NULL};
-	cuts cs = {0};
-	bool mixed = false;
-	subtree_cuts(m, n, n, &cs, &mixed);
-	m->depth--;
-	if (cs.overflow)
-		for (int a = 0; a < m->na; a++)
-			m->inexact[a] = true;
-	qsort(cs.v, (size_t)cs.n, sizeof cs.v[0], cmp_i64);
-	int64_t start = 0;
-	for (int c = 0; c <= cs.n; c++) {
-		int64_t end = c < cs.n ? cs.v[c] : trips;
-		if (end <= start)
-			continue;
-		mnode *x = m_alloc(m, sizeof *x);
-		if (!x)
-			return false;
-		x->is_loop = true;
-		x->lt = n;
-		x->n = end - start;
-		x->depth = m->depth;
-		if (!add_kid(m, parent, x))
-			return false;
-		p = &m->path[m->depth++];
-		*p = (mpath){n, lo, n->step, start, end - start, x};
-		bool r = build_list(m, n->kids, n->nkids, x);
-		m->depth--;
-		if (!r)
-			return false;
-		start = end;
-	}
-	return true;
-}
-
-static bool build_list(model *m, lt_node *const *kids, int nkids, mnode *parent)
-{
-	for (int i = 0; i < nkids && !m->st; i++) {
-		const lt_node *n = kids[i];
-		switch (n->kind) {
-		case LT_LOOP:
-			if (!build_loop(m, n, parent))
-				return false;
-			break;
-		case LT_STMT:
-		case LT_LET:
-			if (n->stmt && !build_stmt(m, n, parent))
-				return false;
-			break;
-		case LT_CACHE:
-			if (!build_list(m, n->kids, n->nkids, parent))
-				return false;
-			break;
-		case LT_IF: {
-			int tv = if_truth(m, n);
-			if (tv == TV_UNKNOWN)
-				for (int a = 0; a < m->na; a++)
-					m->inexact[a] = true;
-			if (tv != TV_FALSE && !build_list(m, n->kids, n->nkids, parent))
-				return false;
-			if (tv == TV_FALSE && !build_list(m, n->els, n->nels, parent))
-				return false;
-			break;
-		}
-		}
-	}
-	return !m->st;
-}
-
-/* per_iter and inst of every node below x. */
-static bool count_accesses(model *m, mnode *x, int64_t inst)
-{
-	x->inst = inst;
-	x->per_iter = m_alloc(m, sizeof *x->per_iter * (size_t)m->na);
-	if (!x->per_iter)
-		return false;
-	if (!x->is_loop && x->nkids == 0) {
-		for (int i = 0; i < x->nacc; i++)
-			x->per_iter[x->acc[i].array]++;
-		return true;
-	}
-	int64_t kinst = x->is_loop ? inst * x->n : inst;
-	for (int i = 0; i < x->nkids; i++) {
-		mnode *k = x->kids[i];
-		if (!count_accesses(m, k, kinst))
-			return false;
-		int64_t f = k->is_loop ? k->n : 1;
-		for (int a = 0; a < m->na; a++)
-			x->per_iter[a] += f * k->per_iter[a];
-	}
-	return true;
-}
+/* model.c: the analytical stack-distance model: its entry points (docs/MODEL.md; the parts in model_*.c). */
+#include "model/model_int.h"
 
 /* ------------------------------------------------------------ footprints */
 
@@ -921,7 +274,7 @@ static bool collect(model *m, const mnode *x, const wpart *part, int array, wlis
 				int cap = wl->cap ? 2 * wl->cap : 16;
 				wacc *v = realloc(wl->v, sizeof *v * (size_t)cap);
 				if (!v)
-					return fail(m, CT_ERR_NOMEM, "out of memory");
+					return mdl_fail(m, CT_ERR_NOMEM, "out of memory");
 				wl->v = v;
 				wl->cap = cap;
 			}
@@ -1109,7 +462,7 @@ static bool memo_grow(model *m)
 	int cap = m->capmemo ? 2 * m->capmemo : 4096;
 	memo *nm = calloc((size_t)cap, sizeof *nm);
 	if (!nm)
-		return fail(m, CT_ERR_NOMEM, "out of memory");
+		return mdl_fail(m, CT_ERR_NOMEM, "out of memory");
 	for (int i = 0; i < m->capmemo; i++) {
 		if (!m->memo[i].key)
 			continue;
@@ -1151,7 +504,7 @@ static dlstat dl_stat(model *m, int array, const wspec *w, bool *inexact)
 		return zero;
 	int64_t *k = ct_arena_alloc(&m->arena, sizeof *k * (size_t)n);
 	if (!k) {
-		fail(m, CT_ERR_NOMEM, "out of memory");
+		mdl_fail(m, CT_ERR_NOMEM, "out of memory");
 		return zero;
 	}
 	memcpy(k, key, sizeof *k * (size_t)n);
@@ -1249,7 +602,7 @@ static dlstat dl_sum_eval(model *m, int array, const wspec *w, bool *inexact)
 	d.shift = NULL;
 	int64_t total = 0, mn = INT64_MAX, mx = 0;
 	if (!d.b || !d.cand) {
-		fail(m, CT_ERR_NOMEM, "out of memory");
+		mdl_fail(m, CT_ERR_NOMEM, "out of memory");
 		return (dlstat){0, 0, 0};
 	}
 	/* do all accesses shift alike with the instance counters? */
@@ -1329,45 +682,6 @@ static dlstat dl_sum_eval(model *m, int array, const wspec *w, bool *inexact)
 	return (dlstat){total, mn == INT64_MAX ? 0 : mn, mx};
 }
 
-/* ------------------------------------------------------------ partitions */
-
-static bool emit(model *m, int array, model_reuse kind, int delta, const mnode *node, int64_t count,
-                 double dist, double lo, double hi, bool exact)
-{
-	if (count == 0)
-		return true;
-	if (count < 0) {
-		/* only sampling noise makes a difference negative */
-		m->inexact[array] = true;
-		return true;
-	}
-	model_lines *ml = m->ml;
-	if (ml->nparts == m->capparts) {
-		int cap = m->capparts ? 2 * m->capparts : 64;
-		model_part *p = realloc(ml->parts, sizeof *p * (size_t)cap);
-		if (!p)
-			return fail(m, CT_ERR_NOMEM, "out of memory");
-		ml->parts = p;
-		m->capparts = cap;
-	}
-	if (!exact)
-		m->inexact[array] = true;
-	model_part *p = &ml->parts[ml->nparts++];
-	p->array = array;
-	p->kind = kind;
-	p->delta = delta;
-	p->node = node ? node->lt : NULL;
-	p->count = count;
-	p->distance = kind == MR_COLD ? -1 : (int64_t)(dist + 0.5);
-	p->distance_lo = kind == MR_COLD ? -1 : (int64_t)(lo < 0 ? 0 : lo + 0.5);
-	p->distance_hi = kind == MR_COLD ? -1 : (int64_t)(hi + 0.5);
-	if (p->distance_lo > p->distance)
-		p->distance_lo = p->distance;
-	if (p->distance_hi < p->distance)
-		p->distance_hi = p->distance;
-	p->exact = exact;
-	return true;
-}
 
 /* Sum over the instances of window w of its footprint in lines (all arrays); the bounds
  * add the arrays' own bounds. */
@@ -1402,6 +716,46 @@ static void footprint_range(model *m, const wspec *w, double *lo, double *hi)
 	*lo = (double)d.mn;
 	*hi = (double)d.mx;
 }
+/* ------------------------------------------------------------ partitions */
+
+static bool emit(model *m, int array, model_reuse kind, int delta, const mnode *node, int64_t count,
+                 double dist, double lo, double hi, bool exact)
+{
+	if (count == 0)
+		return true;
+	if (count < 0) {
+		/* only sampling noise makes a difference negative */
+		m->inexact[array] = true;
+		return true;
+	}
+	model_lines *ml = m->ml;
+	if (ml->nparts == m->capparts) {
+		int cap = m->capparts ? 2 * m->capparts : 64;
+		model_part *p = realloc(ml->parts, sizeof *p * (size_t)cap);
+		if (!p)
+			return mdl_fail(m, CT_ERR_NOMEM, "out of memory");
+		ml->parts = p;
+		m->capparts = cap;
+	}
+	if (!exact)
+		m->inexact[array] = true;
+	model_part *p = &ml->parts[ml->nparts++];
+	p->array = array;
+	p->kind = kind;
+	p->delta = delta;
+	p->node = node ? node->lt : NULL;
+	p->count = count;
+	p->distance = kind == MR_COLD ? -1 : (int64_t)(dist + 0.5);
+	p->distance_lo = kind == MR_COLD ? -1 : (int64_t)(lo < 0 ? 0 : lo + 0.5);
+	p->distance_hi = kind == MR_COLD ? -1 : (int64_t)(hi + 0.5);
+	if (p->distance_lo > p->distance)
+		p->distance_lo = p->distance;
+	if (p->distance_hi < p->distance)
+		p->distance_hi = p->distance;
+	p->exact = exact;
+	return true;
+}
+
 
 static wspec one_part(int fix, int64_t mlast, const mnode *x, int64_t a, int64_t b)
 {
@@ -2023,7 +1377,7 @@ static bool grid_inside(grid *g, const axis *pa, int64_t w0, int64_t w1, const a
 	*done = false;
 	axis *in = malloc(sizeof *in);
 	if (!in)
-		return fail(g->m, CT_ERR_NOMEM, "out of memory");
+		return mdl_fail(g->m, CT_ERR_NOMEM, "out of memory");
 	bool ok = true;
 	if (prev_side && w1 - w0 == 1 && axis_inside(pa, w0, in)) {
 		*done = true;
@@ -2049,7 +1403,7 @@ static bool grid_run(grid *g, const useq *prev, const useq *next, int64_t total)
 {
 	axis *pa = calloc(2, sizeof *pa);
 	if (!pa)
-		return fail(g->m, CT_ERR_NOMEM, "out of memory");
+		return mdl_fail(g->m, CT_ERR_NOMEM, "out of memory");
 	axis *na = pa + 1;
 	pa->q = *prev;
 	pa->head = false;
@@ -2264,7 +1618,7 @@ static bool analyse_line(model *m, const sim_spec *spec, int64_t line, model_lin
 	m->hist2 = malloc(sizeof *m->hist2 * (size_t)line);
 	m->nz = malloc(sizeof *m->nz * (size_t)line);
 	if (!m->hist || !m->hist2 || !m->nz)
-		return fail(m, CT_ERR_NOMEM, "out of memory");
+		return mdl_fail(m, CT_ERR_NOMEM, "out of memory");
 	return cold_parts(m) && node_parts(m, &m->root);
 }
 
@@ -2313,16 +1667,16 @@ static bool setup(model *m, ct_looptree *t)
 	ct_arena_init(&m->arena, m->ctx);
 	m->na = t->narrays;
 	int npv = t->k->nparams + t->nderived;
-	m->pv = m_alloc(m, sizeof *m->pv * (size_t)(npv + 1));
-	m->elem = m_alloc(m, sizeof *m->elem * (size_t)m->na);
-	m->stride = m_alloc(m, sizeof *m->stride * (size_t)m->na * IR_MAX_RANK);
-	m->order = m_alloc(m, sizeof *m->order * (size_t)m->na * IR_MAX_RANK);
-	m->rank = m_alloc(m, sizeof *m->rank * (size_t)m->na);
-	m->inexact = m_alloc(m, sizeof *m->inexact * (size_t)m->na);
+	m->pv = mdl_alloc(m, sizeof *m->pv * (size_t)(npv + 1));
+	m->elem = mdl_alloc(m, sizeof *m->elem * (size_t)m->na);
+	m->stride = mdl_alloc(m, sizeof *m->stride * (size_t)m->na * IR_MAX_RANK);
+	m->order = mdl_alloc(m, sizeof *m->order * (size_t)m->na * IR_MAX_RANK);
+	m->rank = mdl_alloc(m, sizeof *m->rank * (size_t)m->na);
+	m->inexact = mdl_alloc(m, sizeof *m->inexact * (size_t)m->na);
 	if (m->st)
 		return false;
 	if (!lt_param_values(t, m->pv))
-		return fail(m, CT_ERR_LIMIT, "a derived value overflows 64 bits");
+		return mdl_fail(m, CT_ERR_LIMIT, "a derived value overflows 64 bits");
 	for (int a = 0; a < m->na; a++) {
 		int64_t count;
 		ct_status st = lt_array_layout(t, m->pv, a, m->stride + a * IR_MAX_RANK, &count);
@@ -2414,14 +1768,14 @@ ct_status model_analyse_depth(ct_looptree *t, const sim_spec *spec, int refine, 
 		return ct_error(t->k->ctx, CT_ERR_NOMEM, "out of memory");
 	}
 	ct_status st = CT_OK;
-	if (!setup(m, t) || !build_list(m, t->roots, t->nroots, &m->root) ||
-	    !count_accesses(m, &m->root, 1))
+	if (!setup(m, t) || !mdl_build_list(m, t->roots, t->nroots, &m->root) ||
+	    !mdl_count_accesses(m, &m->root, 1))
 		goto out;
 	r->narrays = m->na;
 	r->array_accesses = calloc((size_t)m->na + 1, sizeof *r->array_accesses);
 	r->array_exact = calloc((size_t)m->na + 1, sizeof *r->array_exact);
 	if (!r->array_accesses || !r->array_exact) {
-		fail(m, CT_ERR_NOMEM, "out of memory");
+		mdl_fail(m, CT_ERR_NOMEM, "out of memory");
 		goto out;
 	}
 	for (int a = 0; a < m->na; a++) {
@@ -2430,7 +1784,7 @@ ct_status model_analyse_depth(ct_looptree *t, const sim_spec *spec, int refine, 
 	}
 	int ecap = 0;
 	if (!add_execs(&m->root, r, &ecap)) {
-		fail(m, CT_ERR_NOMEM, "out of memory");
+		mdl_fail(m, CT_ERR_NOMEM, "out of memory");
 		goto out;
 	}
 	for (int l = 0; l < spec->nlevels; l++) {
