@@ -159,11 +159,34 @@ typedef struct model {
 	int capcand;
 } model;
 
+/* A sum over the instances of a window, with the least and the most of one instance. */
+typedef struct dlstat {
+	int64_t sum, mn, mx;
+} dlstat;
+
 /* model_tree.c */
 bool mdl_fail(model *m, ct_status st, const char *what);
 void *mdl_alloc(model *m, size_t n);
 bool mdl_build_list(model *m, lt_node *const *kids, int nkids, mnode *parent);
 /* per_iter and inst of every node below x. */
 bool mdl_count_accesses(model *m, mnode *x, int64_t inst);
+
+/* model_fp.c */
+int64_t mdl_gcd64(int64_t a, int64_t b);
+/* The filter of counter j in w, or -1. */
+int mdl_filter_of(const wspec *w, int j);
+/* The values counter j (< fix) of window w takes when its loop runs n times: how many, and
+ * the k-th of them (in increasing order). */
+int64_t mdl_inst_count(const wspec *w, int j, int64_t n);
+/* Address shift coefficient (bytes per step) of counter j for access wa. */
+int64_t mdl_gamma_of(const model *m, const macc *ac, int j);
+/* Sum over the instances of window w of the distinct lines of array it touches (memoized
+ * per line size; array -1: all arrays). */
+int64_t mdl_dl_sum(model *m, int array, const wspec *w, bool *inexact);
+void mdl_memo_clear(model *m);
+/* Average mdl_footprint in lines (all arrays) of one instance of window w. */
+double mdl_footprint(model *m, const wspec *w);
+/* The least and the most mdl_footprint of one instance of window w. */
+void mdl_footprint_range(model *m, const wspec *w, double *lo, double *hi);
 
 #endif
