@@ -676,7 +676,7 @@ static dlstat dl_sum_eval(model *m, int array, const wspec *w, bool *inexact)
 }
 
 
-/* Sum over the instances of window w of its mdl_footprint in lines (all arrays); the bounds
+/* Sum over the instances of window w of its footprint in lines (all arrays); the bounds
  * add the arrays' own bounds. */
 static dlstat fp_sum(model *m, const wspec *w)
 {
@@ -695,14 +695,14 @@ static dlstat fp_sum(model *m, const wspec *w)
 	return f;
 }
 
-/* Average mdl_footprint in lines (all arrays) of one instance of window w. */
+/* Average footprint in lines (all arrays) of one instance of window w. */
 double mdl_footprint(model *m, const wspec *w)
 {
 	int64_t ninst = spec_instances(w);
 	return ninst ? (double)mdl_dl_sum(m, -1, w, NULL) / (double)ninst : 0;
 }
 
-/* The least and the most mdl_footprint of one instance of window w. */
+/* The least and the most footprint of one instance of window w. */
 void mdl_footprint_range(model *m, const wspec *w, double *lo, double *hi)
 {
 	dlstat d = dl_stat(m, -1, w, NULL);

@@ -165,13 +165,17 @@ typedef struct dlstat {
 } dlstat;
 
 /* model_tree.c */
+/* Record status st with `what` on the ctx (the first failure wins); false. */
 bool mdl_fail(model *m, ct_status st, const char *what);
+/* Zeroed memory from the model's arena (NULL and a failure when out of memory). */
 void *mdl_alloc(model *m, size_t n);
+/* Build the model nodes of the tree nodes kids[0..nkids) under parent. */
 bool mdl_build_list(model *m, lt_node *const *kids, int nkids, mnode *parent);
 /* per_iter and inst of every node below x. */
 bool mdl_count_accesses(model *m, mnode *x, int64_t inst);
 
 /* model_fp.c */
+/* Greatest common divisor of |a| and |b|. */
 int64_t mdl_gcd64(int64_t a, int64_t b);
 /* The filter of counter j in w, or -1. */
 int mdl_filter_of(const wspec *w, int j);
@@ -183,10 +187,15 @@ int64_t mdl_gamma_of(const model *m, const macc *ac, int j);
 /* Sum over the instances of window w of the distinct lines of array it touches (memoized
  * per line size; array -1: all arrays). */
 int64_t mdl_dl_sum(model *m, int array, const wspec *w, bool *inexact);
+/* Forget the memo of dl_sum (a new line size). */
 void mdl_memo_clear(model *m);
-/* Average mdl_footprint in lines (all arrays) of one instance of window w. */
+/* Average footprint in lines (all arrays) of one instance of window w. */
 double mdl_footprint(model *m, const wspec *w);
-/* The least and the most mdl_footprint of one instance of window w. */
+/* The least and the most footprint of one instance of window w. */
 void mdl_footprint_range(model *m, const wspec *w, double *lo, double *hi);
+
+/* model_parts.c */
+/* The reuse partitions of line size `line` into *ml; false on failure (status on m). */
+bool mdl_analyse_line(model *m, const sim_spec *spec, int64_t line, model_lines *ml);
 
 #endif
