@@ -175,7 +175,7 @@ bool mdl_build_list(model *m, lt_node *const *kids, int nkids, mnode *parent);
 bool mdl_count_accesses(model *m, mnode *x, int64_t inst);
 
 /* model_fp.c */
-/* Greatest common divisor of |a| and |b|. */
+/* Greatest common divisor (Euclid; the callers pass values >= 0). */
 int64_t mdl_gcd64(int64_t a, int64_t b);
 /* The filter of counter j in w, or -1. */
 int mdl_filter_of(const wspec *w, int j);
