@@ -776,10 +776,11 @@ static void usage(void)
 	        "  --brute-only  only the brute-force check\n"
 	        "  --only S      only the cases whose label contains S\n"
 	        "  --strict      exit 1 when a target of issue #5 is not met (with --random: of issue #20)\n"
-	        "  --random N    instead: N random (kernel, schedule, fully associative cache) cases\n"
-	        "                (matmul, matvec, transpose, guarded 5-point and 3-D stencils, the\n"
-	        "                two-index imperfect nest; random tiles and orders; 256 B .. 32 KiB,\n"
-	        "                8/32/64-byte lines), model against simulator\n"
+	        "  --random N    instead: N random (kernel, schedule, cache) cases (matmul, matvec,\n"
+	        "                transpose, guarded 5-point and 3-D stencils, the two-index imperfect\n"
+	        "                nest, a multi-statement imperfect nest, planned kernels with caches;\n"
+	        "                random tiles and orders; a quarter with runtime sizes; 256 B .. 32 KiB,\n"
+	        "                8/32/64-byte lines, a quarter set-associative), predict against simulate\n"
 	        "  --seed S      the generator's seed (default 1)\n"
 	        "Run from the repository root (make bench-model BENCH_ARGS=...).\n");
 }
@@ -870,10 +871,17 @@ static bool random_report(const rk_stats *s, const options *o)
 	printf("  error: mean %.4f%%, max %.2f%%\n", mean, max);
 	printf("  model time (thread CPU, lowering included): p50 %.3f ms, p99 %.3f ms, max %.3f ms\n", p50, p99,
 	       tmax);
-	printf("\n  %-24s %7s %9s %9s %10s %10s %9s %9s\n", "family", "cases", "not exact", "claimed", "mean err",
-	       "max err", "p99 ms", "max ms");
+	int nsim = 0, nsim_fa = 0;
+	for (int i = 0; i < n; i++) {
+		nsim += s->res[i].simulated_by_predict;
+		nsim_fa += s->res[i].simulated_by_predict && !s->res[i].set_assoc;
+	}
+	printf("  counts from predict's simulator fallback: %d (%d of them fully associative levels the "
+	       "model could not decide exactly)\n", nsim, nsim_fa);
+	printf("\n  %-24s %7s %9s %9s %10s %10s %9s %9s %9s\n", "family", "cases", "not exact", "claimed", "mean err",
+	       "max err", "p99 ms", "max ms", "simulated");
 	for (int f = 0; f < RK_NFAM; f++) {
-		int cnt = 0, ne = 0, cl = 0;
+		int cnt = 0, ne = 0, cl = 0, sim = 0;
 		double fs = 0, fm = 0;
 		for (int i = 0; i < n; i++) {
 			const rk_result *x = &s->res[i];
@@ -883,12 +891,14 @@ static bool random_report(const rk_stats *s, const options *o)
 			cnt++;
 			ne += x->predicted != x->simulated;
 			cl += x->claimed_exact;
+			sim += x->simulated_by_predict;
 			fs += x->err_pct;
 			fm = x->err_pct > fm ? x->err_pct : fm;
 		}
 		qsort(t, (size_t)cnt, sizeof *t, cmp_double);
-		printf("  %-24s %7d %9d %9d %9.4f%% %9.2f%% %9.3f %9.3f\n", rk_family_name[f], cnt, ne, cl,
-		       cnt ? fs / cnt : 0.0, fm, cnt ? t[(int)((double)(cnt - 1) * 0.99)] : 0.0, cnt ? t[cnt - 1] : 0.0);
+		printf("  %-24s %7d %9d %9d %9.4f%% %9.2f%% %9.3f %9.3f %9d\n", rk_family_name[f], cnt, ne, cl,
+		       cnt ? fs / cnt : 0.0, fm, cnt ? t[(int)((double)(cnt - 1) * 0.99)] : 0.0, cnt ? t[cnt - 1] : 0.0,
+		       sim);
 	}
 	/* by capacity in lines: the inexact cases are the tiny ones */
 	printf("\n  %-24s %7s %9s %10s\n", "capacity (lines)", "cases", "not exact", "max err");
@@ -916,19 +926,36 @@ static bool random_report(const rk_stats *s, const options *o)
 	}
 	/* errors by line size: short lines were the worst in the issue */
 	printf("\n  %-24s %7s %9s %10s\n", "line", "cases", "not exact", "max err");
-	static const char *const lines[] = {":8", ":32", ":64"};
+	static const long long lines[] = {8, 32, 64};
 	for (int l = 0; l < 3; l++) {
 		int cnt = 0, ne = 0;
 		double fm = 0;
 		for (int i = 0; i < n; i++) {
-			const char *sp = strchr(s->res[i].kernel.spec, ':');
-			if (!sp || strcmp(sp, lines[l]) != 0)
+			long long size = 0, line = 0;
+			if (sscanf(s->res[i].kernel.spec, "%lld:%lld", &size, &line) != 2 || line != lines[l])
 				continue;
 			cnt++;
 			ne += s->res[i].predicted != s->res[i].simulated;
 			fm = s->res[i].err_pct > fm ? s->res[i].err_pct : fm;
 		}
-		printf("  %-24s %7d %9d %9.2f%%\n", lines[l] + 1, cnt, ne, fm);
+		printf("  %-24lld %7d %9d %9.2f%%\n", lines[l], cnt, ne, fm);
+	}
+	/* fully associative and set-associative levels: the latter are simulated up to
+	 * CT_PREDICT_SIM_MAX accesses */
+	printf("\n  %-24s %7s %9s %10s %9s\n", "level", "cases", "not exact", "max err", "simulated");
+	for (int sa = 0; sa < 2; sa++) {
+		int cnt = 0, ne = 0, sim = 0;
+		double fm = 0;
+		for (int i = 0; i < n; i++) {
+			const rk_result *x = &s->res[i];
+			if (x->set_assoc != (sa == 1))
+				continue;
+			cnt++;
+			ne += x->predicted != x->simulated;
+			sim += x->simulated_by_predict;
+			fm = x->err_pct > fm ? x->err_pct : fm;
+		}
+		printf("  %-24s %7d %9d %9.2f%% %9d\n", sa ? "set-associative" : "fully associative", cnt, ne, fm, sim);
 	}
 	printf("\n  the worst case of each family that has one:\n");
 	for (int f = 0; f < RK_NFAM; f++) {
@@ -941,6 +968,10 @@ static bool random_report(const rk_stats *s, const options *o)
 		printf("  -- %s, cache %s: model %lld, simulator %lld (%.2f%%, claimed exact: %s)\n%s",
 		       rk_family_name[x->family], x->kernel.spec, (long long)x->predicted, (long long)x->simulated,
 		       x->err_pct, x->claimed_exact ? "yes" : "no", x->kernel.src);
+		for (int j = 0; j < x->kernel.nrt; j++)
+			printf("%s-D %s=%lld", j ? " " : "  (runtime: ", x->kernel.rt_name[j], (long long)x->kernel.rt_val[j]);
+		if (x->kernel.nrt)
+			printf(")\n");
 	}
 	printf("\n  the slowest case of each family (model time):\n");
 	for (int f = 0; f < RK_NFAM; f++) {
