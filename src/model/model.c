@@ -136,11 +136,18 @@ ct_status model_analyse(ct_looptree *t, const sim_spec *spec, model_result *r)
 
 ct_status model_analyse_depth(ct_looptree *t, const sim_spec *spec, int refine, model_result *r)
 {
+	return model_analyse_budget(t, spec, refine, 0, r);
+}
+
+ct_status model_analyse_budget(ct_looptree *t, const sim_spec *spec, int refine, int64_t budget,
+                               model_result *r)
+{
 	memset(r, 0, sizeof *r);
 	model *m = calloc(1, sizeof *m);
 	if (!m)
 		return ct_error(t->k->ctx, CT_ERR_NOMEM, "out of memory");
 	m->refine = refine < 0 ? 0 : refine;
+	m->budget = budget > 0 ? budget : 0;
 	m->ws = malloc(sizeof *m->ws * 8);
 	if (!m->ws) {
 		free(m);
@@ -177,7 +184,17 @@ ct_status model_analyse_depth(ct_looptree *t, const sim_spec *spec, int refine, 
 	for (int a = 0; a < m->na; a++)
 		r->array_exact[a] = !m->inexact[a];
 out:
+	r->work = m->work;
 	st = m->st;
+	if (m->over_budget) {
+		/* keep what the tree gave (accesses, executions); drop the partial partitions */
+		for (int i = 0; i < r->nlines; i++)
+			free(r->lines[i].parts);
+		memset(r->lines, 0, sizeof r->lines);
+		r->nlines = 0;
+		r->over_budget = true;
+		st = CT_OK;
+	}
 	mdl_memo_clear(m);
 	free(m->scratch.v);
 	free(m->boxes);

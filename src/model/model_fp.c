@@ -107,6 +107,7 @@ static int64_t row_lines(dlctx *d, const rowgeo *g, const int64_t *x, int64_t ro
 		sg[ns].z = base + es * bb->hi[inner] + g->e - 1;
 		ns++;
 	}
+	d->m->work += 1 + g->ncand + ns;
 	for (int i = 1; i < ns; i++)
 		for (int j = i; j > 0 && sg[j].a < sg[j - 1].a; j--) {
 			seg sw = sg[j];
@@ -175,6 +176,12 @@ static int64_t band_lines(dlctx *d, const rowgeo *g, int64_t *x, int64_t x0, int
 	return count;
 }
 
+static int cmp_cut(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
 /* Distinct lines of the union of the boxes, every address shifted by r bytes. */
 static int64_t dl_boxes(dlctx *d, int64_t r)
 {
@@ -203,6 +210,9 @@ static int64_t dl_boxes(dlctx *d, int64_t r)
 			g.cand[g.ncand++] = i;
 		return row_lines(d, &g, x, r, &last);
 	}
+	int64_t cut[2 * 256 + 2];
+	int nc = 0, prev[256], nprev = 0;
+	bool have_cuts = false;
 	for (;;) {
 		/* the boxes that contain the outer coordinates but the last */
 		int64_t base = r;
@@ -219,22 +229,35 @@ static int64_t dl_boxes(dlctx *d, int64_t r)
 			if (in)
 				d->cand[g.ncand++] = i;
 		}
-		/* bands of the last outer dimension between the boxes' edges */
+		/* bands of the last outer dimension between the boxes' edges; the same boxes as at
+		 * the previous outer coordinates (the common case) make the same cuts */
 		int dl = g.ord[nout - 1];
-		int64_t cut[2 * 256 + 2];
-		int nc = 0;
-		cut[nc++] = blo[nout - 1];
-		cut[nc++] = bhi[nout - 1] + 1;
-		for (int c = 0; c < g.ncand && nc + 2 <= (int)(sizeof cut / sizeof cut[0]); c++) {
-			cut[nc++] = d->b[g.cand[c]].lo[dl];
-			cut[nc++] = d->b[g.cand[c]].hi[dl] + 1;
-		}
-		for (int i = 1; i < nc; i++)
-			for (int j = i; j > 0 && cut[j] < cut[j - 1]; j--) {
-				int64_t t = cut[j];
-				cut[j] = cut[j - 1];
-				cut[j - 1] = t;
+		bool same = have_cuts && g.ncand == nprev;
+		for (int c = 0; c < g.ncand && same; c++)
+			same = g.cand[c] == prev[c];
+		if (!same) {
+			nc = 0;
+			cut[nc++] = blo[nout - 1];
+			cut[nc++] = bhi[nout - 1] + 1;
+			for (int c = 0; c < g.ncand && nc + 2 <= (int)(sizeof cut / sizeof cut[0]); c++) {
+				cut[nc++] = d->b[g.cand[c]].lo[dl];
+				cut[nc++] = d->b[g.cand[c]].hi[dl] + 1;
 			}
+			/* many boxes make many cuts: an insertion sort of them was most of the model's time */
+			if (nc > 16)
+				qsort(cut, (size_t)nc, sizeof *cut, cmp_cut);
+			else
+				for (int i = 1; i < nc; i++)
+					for (int j = i; j > 0 && cut[j] < cut[j - 1]; j--) {
+						int64_t t = cut[j];
+						cut[j] = cut[j - 1];
+						cut[j - 1] = t;
+					}
+			have_cuts = g.ncand <= (int)(sizeof prev / sizeof prev[0]);
+			nprev = g.ncand;
+			for (int c = 0; c < g.ncand && have_cuts; c++)
+				prev[c] = g.cand[c];
+		}
 		for (int i = 0; i + 1 < nc; i++)
 			if (cut[i + 1] > cut[i] && cut[i] >= blo[nout - 1] && cut[i + 1] <= bhi[nout - 1] + 1)
 				count += band_lines(d, &g, x, cut[i], cut[i + 1], base, &last);
@@ -478,6 +501,14 @@ static dlstat dl_stat(model *m, int array, const wspec *w, bool *inexact)
 	int n = spec_key(array, w, key);
 	uint64_t h = hash_key(key, n);
 	dlstat zero = {0, 0, 0};
+	/* a lookup costs about as much as a hundred rows of boxes (measured on the random bench) */
+	m->work += MODEL_LOOKUP_WORK;
+	if (m->budget && m->work > m->budget && !m->st) {
+		m->over_budget = true;
+		m->st = CT_ERR_LIMIT;
+	}
+	if (m->st)
+		return zero;
 	if (m->capmemo) {
 		int i = (int)(h % (uint64_t)m->capmemo);
 		for (; m->memo[i].key; i = (i + 1) % m->capmemo) {

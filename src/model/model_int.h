@@ -40,6 +40,8 @@
 #define MODEL_SAMPLES 512
 /* A mixed piece of a split loop is cut into single iterations up to this length. */
 #define MODEL_CUT_LIMIT 64
+/* The work of one memo lookup of dl_stat in rows of boxes walked (model_result.work). */
+#define MODEL_LOOKUP_WORK 128
 
 /* ------------------------------------------------------------ model tree */
 
@@ -157,6 +159,9 @@ typedef struct model {
 	struct wspec *ws;          /* 8 windows of scratch for the grid */
 	int *cand;
 	int capcand;
+	/* the work done (rows of boxes walked, memo lookups) and the most allowed (0: no limit) */
+	int64_t work, budget;
+	bool over_budget;          /* the work went over budget: the analysis stopped (m->st set) */
 } model;
 
 /* A sum over the instances of a window, with the least and the most of one instance. */
