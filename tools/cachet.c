@@ -864,6 +864,8 @@ static void print_json_counts(const int64_t *v, int n)
 static void print_refs_json(const ct_ref_table *t, int nlevels);
 /* ct_count_source as JSON and text say it. */
 static const char *const source_names[] = {"model", "simulator", "fully associative estimate"};
+/* ct_fallback_reason as JSON says it: why a level was simulated. */
+static const char *const fallback_names[] = {"", "set-associative", "model not exact", "model over its work budget"};
 static void print_predict_json(const ct_kernel *k, const ct_predict_result *r, const ct_sim_result *s,
                                const ct_ref_table *t)
 {
@@ -875,6 +877,8 @@ static void print_predict_json(const ct_kernel *k, const ct_predict_result *r, c
 		       (long long)r->level[l].ways, (long long)r->level[l].misses,
 		       r->level[l].exact ? "true" : "false");
 		printf(", \"source\": \"%s\"", source_names[r->source[l]]);
+		if (r->fallback[l] > CT_FALLBACK_NONE && r->fallback[l] <= CT_FALLBACK_BUDGET)
+			printf(", \"fallback\": \"%s\"", fallback_names[r->fallback[l]]);
 		if (s)
 			printf(", \"simulated_misses\": %lld", (long long)s->level[l].misses);
 		printf("}");
@@ -926,11 +930,22 @@ static void print_predict_text(const ct_kernel *k, const ct_predict_result *r, c
 		printf("\n");
 	}
 	for (int l = 0; l < r->nlevels; l++)
-		if (r->source[l] == CT_SOURCE_SIMULATOR) {
+		if (r->fallback[l] == CT_FALLBACK_SET_ASSOC) {
 			printf("  (set-associative levels: the model predicts fully associative caches only, so "
 			       "they were simulated exactly, in %.3f ms)\n", r->simulate_seconds * 1e3);
 			break;
-		} else if (r->source[l] == CT_SOURCE_FA_ESTIMATE) {
+		}
+	for (int l = 0; l < r->nlevels; l++)
+		if (r->fallback[l] == CT_FALLBACK_INEXACT || r->fallback[l] == CT_FALLBACK_BUDGET) {
+			printf("  (fully associative levels: %s, so they were simulated exactly, in %.3f ms)\n",
+			       r->fallback[l] == CT_FALLBACK_INEXACT
+			           ? "the model could not decide their counts exactly and the trace is short"
+			           : "the model's analysis would take longer than simulating this short trace",
+			       r->simulate_seconds * 1e3);
+			break;
+		}
+	for (int l = 0; l < r->nlevels; l++)
+		if (r->source[l] == CT_SOURCE_FA_ESTIMATE) {
 			printf("  (set-associative levels: the model predicts fully associative caches only and "
 			       "the trace is too long to simulate (over %lld accesses): predicted as fully "
 			       "associative, conflict misses not counted)\n", (long long)CT_PREDICT_SIM_MAX);

@@ -61,7 +61,7 @@ expect "predict --simulate per array" 0 '"array": "Y", .*"misses": \[8\], "simul
 col=$(kfile col.cachet "kernel colwalk" "param N = 256, M = 64" "array A : f32[N, 1024] input" \
 	"array B : f32[M, N] output" "for (j: M, i: N) {" "  B[j, i] = A[i, j]" "}")
 expect "predict set-associative simulated" 0 \
-	'"ways": 8, "misses": 17408, "exact": true, "source": "simulator"\}, \{"size": 32768, "line": 64, "ways": 0, "misses": 2048, "exact": true, "source": "model"\}' \
+	'"ways": 8, "misses": 17408, "exact": true, "source": "simulator", "fallback": "set-associative"\}, \{"size": 32768, "line": 64, "ways": 0, "misses": 2048, "exact": true, "source": "model"\}' \
 	"$CACHET" predict "$col" --cache 32K:64:8,32K:64 --json
 expect "predict set-associative per array" 0 '"array": "A", .*"misses": \[16384, 1024\]' \
 	"$CACHET" predict "$col" --cache 32K:64:8,32K:64 --json
