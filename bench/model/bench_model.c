@@ -871,13 +871,15 @@ static bool random_report(const rk_stats *s, const options *o)
 	printf("  error: mean %.4f%%, max %.2f%%\n", mean, max);
 	printf("  model time (thread CPU, lowering included): p50 %.3f ms, p99 %.3f ms, max %.3f ms\n", p50, p99,
 	       tmax);
-	int nsim = 0, nsim_fa = 0;
+	int nsim = 0, why[4] = {0};
 	for (int i = 0; i < n; i++) {
 		nsim += s->res[i].simulated_by_predict;
-		nsim_fa += s->res[i].simulated_by_predict && !s->res[i].set_assoc;
+		if (s->res[i].simulated_by_predict && s->res[i].fallback >= 0 && s->res[i].fallback < 4)
+			why[s->res[i].fallback]++;
 	}
-	printf("  counts from predict's simulator fallback: %d (%d of them fully associative levels the "
-	       "model could not decide exactly)\n", nsim, nsim_fa);
+	printf("  counts from predict's simulator fallback: %d (set-associative %d; fully associative: "
+	       "the model not exact %d, over its work budget %d)\n", nsim, why[CT_FALLBACK_SET_ASSOC],
+	       why[CT_FALLBACK_INEXACT], why[CT_FALLBACK_BUDGET]);
 	printf("\n  %-24s %7s %9s %9s %10s %10s %9s %9s %9s\n", "family", "cases", "not exact", "claimed", "mean err",
 	       "max err", "p99 ms", "max ms", "simulated");
 	for (int f = 0; f < RK_NFAM; f++) {

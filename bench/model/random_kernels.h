@@ -348,6 +348,7 @@ typedef struct rk_result {
 	int64_t predicted, simulated;
 	bool claimed_exact;
 	bool simulated_by_predict;  /* ct_kernel_predict took level 0's count from the simulator */
+	int fallback;               /* why (a ct_fallback_reason) */
 	bool set_assoc;             /* the level is set-associative */
 	double err_pct;   /* |predicted - simulated| / simulated, in percent (0 when both are 0) */
 	double model_s;   /* thread CPU time of ct_kernel_predict (lowering included) */
@@ -405,6 +406,7 @@ static int rk_run_case(ct_ctx *ctx, const rk_case *c, rk_result *out, FILE *log)
 	out->simulated = sr.level[0].misses;
 	out->claimed_exact = pr.level[0].exact != 0;
 	out->simulated_by_predict = pr.source[0] == CT_SOURCE_SIMULATOR;
+	out->fallback = pr.fallback[0];
 	out->set_assoc = pr.level[0].ways > 0 && pr.level[0].size / (pr.level[0].line * pr.level[0].ways) > 1;
 	out->model_s = secs;
 	int64_t d = out->predicted - out->simulated;
