@@ -361,10 +361,10 @@ static row *row_add(row_list *l)
 	return r;
 }
 
-static double rel_err_pct(int64_t pred, int64_t sim)
+static double rel_err_pct(int64_t pred, int64_t simulated)
 {
-	double d = fabs((double)pred - (double)sim);
-	return 100.0 * d / (double)(sim > 1 ? sim : 1);
+	double d = fabs((double)pred - (double)simulated);
+	return 100.0 * d / (double)(simulated > 1 ? simulated : 1);
 }
 
 /* Predict one level, timed as the best of a few calls; *out holds the last successful result
@@ -420,9 +420,9 @@ static bool run_case(ct_ctx *ctx, const bench_case *c, row_list *rows)
 	ct_kernel *k = case_open(ctx, c);
 	if (!k)
 		return false;
-	ct_sim_result sim;
+	ct_sim_result sres;
 	double t0 = cpu_s();
-	ct_status st = ct_kernel_simulate(k, ALL_LEVELS, &sim);
+	ct_status st = ct_kernel_simulate(k, ALL_LEVELS, &sres);
 	double sim_s = cpu_s() - t0;
 	if (st != CT_OK) {
 		fprintf(stderr, "%s: simulate: %s\n", c->label, ct_ctx_last_message(ctx));
@@ -435,7 +435,7 @@ static bool run_case(ct_ctx *ctx, const bench_case *c, row_list *rows)
 			break;
 		r->c = c;
 		r->level = l;
-		r->sim = sim.level[l].misses;
+		r->sim = sres.level[l].misses;
 		r->sim_s = sim_s;
 		ct_predict_result pred;
 		memset(&pred, 0, sizeof pred);
@@ -448,13 +448,13 @@ static bool run_case(ct_ctx *ctx, const bench_case *c, row_list *rows)
 			r->pred = pred.level[0].misses;
 			r->exact = pred.level[0].exact;
 			r->err_pct = rel_err_pct(r->pred, r->sim);
-			r->accesses_differ = pred.accesses != sim.accesses;
+			r->accesses_differ = pred.accesses != sres.accesses;
 		}
 		ct_predict_result_free(&pred);
 		print_row(r);
 		fflush(stdout);
 	}
-	ct_sim_result_free(&sim);
+	ct_sim_result_free(&sres);
 	ct_kernel_free(k);
 	return true;
 }
@@ -708,8 +708,8 @@ static int brute_case(ct_ctx *ctx, const bench_case *src, bool sweep)
 	ct_kernel *k = case_open(ctx, &c);
 	if (!k)
 		return -1;
-	ct_sim_result sim;
-	if (ct_kernel_simulate(k, ALL_LEVELS, &sim) != CT_OK) {
+	ct_sim_result sres;
+	if (ct_kernel_simulate(k, ALL_LEVELS, &sres) != CT_OK) {
 		fprintf(stderr, "%s: simulate: %s\n", c.label, ct_ctx_last_message(ctx));
 		ct_kernel_free(k);
 		return -1;
@@ -717,23 +717,23 @@ static int brute_case(ct_ctx *ctx, const bench_case *src, bool sweep)
 	int verdict = 2;
 	brute b;
 	memset(&b, 0, sizeof b);
-	if (sim.accesses > BRUTE_MAX_ACCESSES) {
+	if (sres.accesses > BRUTE_MAX_ACCESSES) {
 		printf("%-30s %-36s %9" PRId64 "  skipped (trace too long)\n", c.label, c.settings,
-		       sim.accesses);
+		       sres.accesses);
 	} else if (!brute_run(ctx, k, &b, c.label)) {
 		verdict = -1;
 	} else {
-		bool same = b.accesses == (uint64_t)sim.accesses;
+		bool same = b.accesses == (uint64_t)sres.accesses;
 		for (int l = 0; l < NLEVELS; l++)
-			same = same && b.level[l].misses == (uint64_t)sim.level[l].misses;
+			same = same && b.level[l].misses == (uint64_t)sres.level[l].misses;
 		verdict = same;
 		printf("%-30s %-36s %9" PRId64 " %9" PRId64 "/%-9" PRId64 " %9" PRIu64 "/%-9" PRIu64
-		       " %s\n", c.label, c.settings, sim.accesses, sim.level[0].misses,
-		       sim.level[1].misses, b.level[0].misses, b.level[1].misses,
+		       " %s\n", c.label, c.settings, sres.accesses, sres.level[0].misses,
+		       sres.level[1].misses, b.level[0].misses, b.level[1].misses,
 		       same ? "0" : "DIFFERS");
 	}
 	brute_free(&b);
-	ct_sim_result_free(&sim);
+	ct_sim_result_free(&sres);
 	ct_kernel_free(k);
 	return verdict;
 }
@@ -782,6 +782,8 @@ static void usage(void)
 	        "                random tiles and orders; a quarter with runtime sizes; 256 B .. 32 KiB,\n"
 	        "                8/32/64-byte lines, a quarter set-associative), predict against simulate\n"
 	        "  --seed S      the generator's seed (default 1)\n"
+	        "  --model-only  with --random: the model alone, without predict's simulator fallback\n"
+	        "                (set-associative levels as if fully associative)\n"
 	        "Run from the repository root (make bench-model BENCH_ARGS=...).\n");
 }
 
@@ -799,6 +801,8 @@ static bool parse_args(int argc, char **argv, options *o)
 			o->strict = true;
 		else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc)
 			o->only = argv[++i];
+		else if (strcmp(argv[i], "--model-only") == 0)
+			rk_model_only = true;
 		else if (strcmp(argv[i], "--random") == 0 && i + 1 < argc)
 			o->random_n = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc)
@@ -864,8 +868,9 @@ static bool random_report(const rk_stats *s, const options *o)
 	double p50 = t[n / 2], p99 = t[(int)((double)(n - 1) * 0.99)], tmax = t[n - 1]; /* t is scratch below */
 	double exact_pct = 100.0 * s->equal / n, mean = sum / n;
 	printf("random cases: %d (seed %llu; %d generated schedules refused by the checker and replaced, "
-	       "%d model or simulator failures)\n",
-	       n, (unsigned long long)(o->seed ? o->seed : 1), s->rejected, s->failed);
+	       "%d model or simulator failures)%s\n",
+	       n, (unsigned long long)(o->seed ? o->seed : 1), s->rejected, s->failed,
+	       rk_model_only ? "; the model alone (--model-only)" : "; ct_kernel_predict");
 	printf("  model = simulator: %d (%.2f%%); claimed exact: %d; claimed exact wrongly: %d\n", s->equal,
 	       exact_pct, s->claimed, s->wrong_claims);
 	printf("  error: mean %.4f%%, max %.2f%%\n", mean, max);
@@ -883,7 +888,7 @@ static bool random_report(const rk_stats *s, const options *o)
 	printf("\n  %-24s %7s %9s %9s %10s %10s %9s %9s %9s\n", "family", "cases", "not exact", "claimed", "mean err",
 	       "max err", "p99 ms", "max ms", "simulated");
 	for (int f = 0; f < RK_NFAM; f++) {
-		int cnt = 0, ne = 0, cl = 0, sim = 0;
+		int cnt = 0, ne = 0, cl = 0, nsimd = 0;
 		double fs = 0, fm = 0;
 		for (int i = 0; i < n; i++) {
 			const rk_result *x = &s->res[i];
@@ -893,14 +898,14 @@ static bool random_report(const rk_stats *s, const options *o)
 			cnt++;
 			ne += x->predicted != x->simulated;
 			cl += x->claimed_exact;
-			sim += x->simulated_by_predict;
+			nsimd += x->simulated_by_predict;
 			fs += x->err_pct;
 			fm = x->err_pct > fm ? x->err_pct : fm;
 		}
 		qsort(t, (size_t)cnt, sizeof *t, cmp_double);
 		printf("  %-24s %7d %9d %9d %9.4f%% %9.2f%% %9.3f %9.3f %9d\n", rk_family_name[f], cnt, ne, cl,
 		       cnt ? fs / cnt : 0.0, fm, cnt ? t[(int)((double)(cnt - 1) * 0.99)] : 0.0, cnt ? t[cnt - 1] : 0.0,
-		       sim);
+		       nsimd);
 	}
 	/* by capacity in lines: the inexact cases are the tiny ones */
 	printf("\n  %-24s %7s %9s %10s\n", "capacity (lines)", "cases", "not exact", "max err");
@@ -946,7 +951,7 @@ static bool random_report(const rk_stats *s, const options *o)
 	 * CT_PREDICT_SIM_MAX accesses */
 	printf("\n  %-24s %7s %9s %10s %9s\n", "level", "cases", "not exact", "max err", "simulated");
 	for (int sa = 0; sa < 2; sa++) {
-		int cnt = 0, ne = 0, sim = 0;
+		int cnt = 0, ne = 0, nsimd = 0;
 		double fm = 0;
 		for (int i = 0; i < n; i++) {
 			const rk_result *x = &s->res[i];
@@ -954,10 +959,10 @@ static bool random_report(const rk_stats *s, const options *o)
 				continue;
 			cnt++;
 			ne += x->predicted != x->simulated;
-			sim += x->simulated_by_predict;
+			nsimd += x->simulated_by_predict;
 			fm = x->err_pct > fm ? x->err_pct : fm;
 		}
-		printf("  %-24s %7d %9d %9.2f%% %9d\n", sa ? "set-associative" : "fully associative", cnt, ne, fm, sim);
+		printf("  %-24s %7d %9d %9.2f%% %9d\n", sa ? "set-associative" : "fully associative", cnt, ne, fm, nsimd);
 	}
 	printf("\n  the worst case of each family that has one:\n");
 	for (int f = 0; f < RK_NFAM; f++) {

@@ -5,6 +5,7 @@
 #define CT_BENCH_RANDOM_KERNELS_H
 
 #include "cachet.h"
+#include "model/model.h" /* --model-only: the model without predict's simulator fallback */
 
 #include <math.h>
 #include <stdbool.h>
@@ -361,6 +362,37 @@ typedef struct rk_stats {
 	rk_result *res;   /* [cases] */
 } rk_stats;
 
+/* When set, cases run the model alone (model_analyse: no simulator fallback, set-associative
+ * levels as if fully associative) instead of ct_kernel_predict. */
+static bool rk_model_only;
+
+/* The model alone on k at spec: level 0's misses and whether the model calls them exact (a
+ * set-associative level never is). */
+static ct_status rk_model_alone(ct_ctx *ctx, ct_kernel *k, const char *spec_text, int64_t *misses,
+                                bool *exact)
+{
+	sim_spec spec;
+	ct_status st = sim_spec_parse(ctx, spec_text, &spec);
+	if (st)
+		return st;
+	ct_looptree *t = ct_kernel_lower(k, 1);
+	if (!t)
+		return ct_ctx_last_status(ctx);
+	model_result m;
+	st = model_analyse(t, &spec, &m);
+	if (!st) {
+		const sim_level *l = &spec.level[0];
+		bool ex = true;
+		for (int a = 0; a < m.narrays; a++)
+			ex = ex && (!m.array_accesses[a] || m.array_exact[a]);
+		*misses = model_misses(model_for_line(&m, l->line), l->size / l->line, -1, &ex);
+		*exact = ex && !(l->ways > 0 && sim_level_sets(l) > 1);
+		model_result_free(&m);
+	}
+	ct_looptree_free(t);
+	return st;
+}
+
 static double rk_cpu_s(void)
 {
 	struct timespec ts;
@@ -384,8 +416,12 @@ static int rk_run_case(ct_ctx *ctx, const rk_case *c, rk_result *out, FILE *log)
 		}
 	ct_predict_result pr;
 	ct_sim_result sr;
+	int64_t alone = 0;
+	bool alone_exact = false;
+	memset(&pr, 0, sizeof pr);
 	double t0 = rk_cpu_s();
-	ct_status st = ct_kernel_predict(k, c->spec, &pr);
+	ct_status st = rk_model_only ? rk_model_alone(ctx, k, c->spec, &alone, &alone_exact)
+	                             : ct_kernel_predict(k, c->spec, &pr);
 	double secs = rk_cpu_s() - t0;
 	if (st) {
 		if (log)
@@ -402,12 +438,12 @@ static int rk_run_case(ct_ctx *ctx, const rk_case *c, rk_result *out, FILE *log)
 		return 2;
 	}
 	out->family = c->family;
-	out->predicted = pr.level[0].misses;
+	out->predicted = rk_model_only ? alone : pr.level[0].misses;
 	out->simulated = sr.level[0].misses;
-	out->claimed_exact = pr.level[0].exact != 0;
-	out->simulated_by_predict = pr.source[0] == CT_SOURCE_SIMULATOR;
-	out->fallback = pr.fallback[0];
-	out->set_assoc = pr.level[0].ways > 0 && pr.level[0].size / (pr.level[0].line * pr.level[0].ways) > 1;
+	out->claimed_exact = rk_model_only ? alone_exact : pr.level[0].exact != 0;
+	out->simulated_by_predict = !rk_model_only && pr.source[0] == CT_SOURCE_SIMULATOR;
+	out->fallback = rk_model_only ? 0 : pr.fallback[0];
+	out->set_assoc = sr.level[0].ways > 0 && sr.level[0].size / (sr.level[0].line * sr.level[0].ways) > 1;
 	out->model_s = secs;
 	int64_t d = out->predicted - out->simulated;
 	out->err_pct = out->simulated ? 100.0 * fabs((double)d) / (double)out->simulated : (d ? 100.0 : 0.0);
