@@ -339,6 +339,7 @@ typedef struct row {
 	int exact;
 	double model_s, sim_s;
 	bool accesses_differ; /* the model's access count is not the trace's */
+	int fallback;         /* predict simulated the level (a ct_fallback_reason; 0: the model's) */
 } row;
 
 typedef struct row_list {
@@ -410,7 +411,7 @@ static void print_row(const row *r)
 	}
 	printf("%-30s %-7s %12" PRId64 " %12" PRId64 " %9.3f %5s %9.3f %8.3f %8.0fx\n",
 	       r->c->label, level_spec[r->level], r->sim, r->pred, r->err_pct,
-	       r->exact ? "yes" : "no", 1e3 * r->model_s, r->sim_s,
+	       r->fallback ? "sim" : r->exact ? "yes" : "no", 1e3 * r->model_s, r->sim_s,
 	       r->sim_s / (r->model_s > 1e-9 ? r->model_s : 1e-9));
 }
 
@@ -447,6 +448,7 @@ static bool run_case(ct_ctx *ctx, const bench_case *c, row_list *rows)
 		} else {
 			r->pred = pred.level[0].misses;
 			r->exact = pred.level[0].exact;
+			r->fallback = pred.fallback[0];
 			r->err_pct = rel_err_pct(r->pred, r->sim);
 			r->accesses_differ = pred.accesses != sres.accesses;
 		}
@@ -551,6 +553,7 @@ static bool summarize(const row_list *rows, bool quick)
 	const row *slow = NULL, *big = NULL;
 	int differ = 0;
 	const row *first_differ = NULL;
+	int nfallback = 0;
 	for (int i = 0; i < rows->n; i++) {
 		const row *r = &rows->v[i];
 		if (r->failed)
@@ -561,7 +564,10 @@ static bool summarize(const row_list *rows, bool quick)
 			big = r; /* the slower level decides the speed target */
 		if (r->accesses_differ && !differ++)
 			first_differ = r;
+		nfallback += r->fallback != 0;
 	}
+	printf("rows predict simulated (\"sim\": the model not exact, or over its work budget, on a "
+	       "short trace): %d of %d\n", nfallback, rows->n);
 	if (slow)
 		printf("worst model time: %.3f ms (%s, %s)\n", 1e3 * slow->model_s, slow->c->label,
 		       level_spec[slow->level]);
