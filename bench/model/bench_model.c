@@ -955,20 +955,25 @@ static bool random_report(const rk_stats *s, const options *o)
 	}
 	/* fully associative and set-associative levels: the latter are simulated up to
 	 * CT_PREDICT_SIM_MAX accesses */
-	printf("\n  %-24s %7s %9s %10s %9s\n", "level", "cases", "not exact", "max err", "simulated");
+	printf("\n  %-24s %7s %9s %10s %10s %9s %9s %9s\n", "level", "cases", "not exact", "mean err", "max err",
+	       "p99 ms", "max ms", "simulated");
 	for (int sa = 0; sa < 2; sa++) {
 		int cnt = 0, ne = 0, nsimd = 0;
-		double fm = 0;
+		double fm = 0, fs = 0;
 		for (int i = 0; i < n; i++) {
 			const rk_result *x = &s->res[i];
 			if (x->set_assoc != (sa == 1))
 				continue;
-			cnt++;
+			t[cnt++] = x->model_s * 1e3;
 			ne += x->predicted != x->simulated;
 			nsimd += x->simulated_by_predict;
+			fs += x->err_pct;
 			fm = x->err_pct > fm ? x->err_pct : fm;
 		}
-		printf("  %-24s %7d %9d %9.2f%% %9d\n", sa ? "set-associative" : "fully associative", cnt, ne, fm, nsimd);
+		qsort(t, (size_t)cnt, sizeof *t, cmp_double);
+		printf("  %-24s %7d %9d %9.4f%% %9.2f%% %9.3f %9.3f %9d\n", sa ? "set-associative" : "fully associative",
+		       cnt, ne, cnt ? fs / cnt : 0.0, fm, cnt ? t[(int)((double)(cnt - 1) * 0.99)] : 0.0,
+		       cnt ? t[cnt - 1] : 0.0, nsimd);
 	}
 	printf("\n  the worst case of each family that has one:\n");
 	for (int f = 0; f < RK_NFAM; f++) {
