@@ -865,7 +865,8 @@ static void print_refs_json(const ct_ref_table *t, int nlevels);
 /* ct_count_source as JSON and text say it. */
 static const char *const source_names[] = {"model", "simulator", "fully associative estimate"};
 /* ct_fallback_reason as JSON says it: why a level was simulated. */
-static const char *const fallback_names[] = {"", "set-associative", "model not exact", "model over its work budget"};
+static const char *const fallback_names[] = {"", "set-associative", "model not exact",
+                                             "model over its work budget"};
 static void print_predict_json(const ct_kernel *k, const ct_predict_result *r, const ct_sim_result *s,
                                const ct_ref_table *t)
 {
@@ -937,10 +938,13 @@ static void print_predict_text(const ct_kernel *k, const ct_predict_result *r, c
 		}
 	for (int l = 0; l < r->nlevels; l++)
 		if (r->fallback[l] == CT_FALLBACK_INEXACT || r->fallback[l] == CT_FALLBACK_BUDGET) {
-			printf("  (fully associative levels: %s, so they were simulated exactly, in %.3f ms)\n",
-			       r->fallback[l] == CT_FALLBACK_INEXACT
-			           ? "the model could not decide their counts exactly and the trace is short"
-			           : "the model's analysis would take longer than simulating this short trace",
+			bool inexact = r->fallback[l] == CT_FALLBACK_INEXACT;
+			printf("  (fully associative levels: %s, so they were simulated exactly, in "
+			       "%.3f ms)\n",
+			       inexact ? "the model could not decide their counts exactly and the trace is "
+			                 "short"
+			               : "the model's analysis would take longer than simulating this short "
+			                 "trace",
 			       r->simulate_seconds * 1e3);
 			break;
 		}

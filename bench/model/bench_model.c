@@ -880,7 +880,8 @@ static bool random_report(const rk_stats *s, const options *o)
 	printf("  model = simulator: %d (%.2f%%); claimed exact: %d; claimed exact wrongly: %d\n", s->equal,
 	       exact_pct, s->claimed, s->wrong_claims);
 	printf("  error: mean %.4f%%, max %.2f%%\n", mean, max);
-	printf("  model time (thread CPU, lowering included): p50 %.3f ms, p99 %.3f ms, max %.3f ms\n", p50, p99,
+	printf("  %s time (thread CPU, lowering%s included): p50 %.3f ms, p99 %.3f ms, max %.3f ms\n",
+	       rk_model_only ? "model" : "predict", rk_model_only ? "" : " and the fallback simulation", p50, p99,
 	       tmax);
 	int nsim = 0, why[4] = {0};
 	for (int i = 0; i < n; i++) {

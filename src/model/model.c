@@ -1,4 +1,4 @@
-/* model.c: the analytical stack-distance model: its entry points (docs/MODEL.md; the parts in model_*.c). */
+/* model.c: the stack-distance cache model's entry points (docs/MODEL.md; the parts: model_*.c). */
 #include "model/model_int.h"
 
 /* ------------------------------------------------------------ entry points */

@@ -62,7 +62,7 @@ typedef struct model_result {
 	int nexec;
 	model_exec *exec;                  /* [nexec], malloc'd */
 	int64_t work;                      /* the analysis's work (rows of boxes walked, lookups) */
-	bool over_budget;                  /* model_analyse_budget: stopped, no partitions (nlines 0) */
+	bool over_budget;                  /* model_analyse_budget stopped: no partitions */
 } model_result;
 
 /* Analyse tree t (params as lt_param_values gives them; runtime params must have values) for

@@ -1,4 +1,4 @@
-/* model_fp.c: the cache model's footprints: distinct lines of a window of the run, summed over its instances (memoised). */
+/* model_fp.c: the cache model's footprints: distinct lines of windows of the run, memoised. */
 #include "model/model_int.h"
 
 /* One access's box in a window: per dimension lo, hi and the step g of the progression. */

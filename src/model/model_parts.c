@@ -1,4 +1,4 @@
-/* model_parts.c: the cache model's reuse partitions: carried, sibling, statement and cold reuse with their stack distances. */
+/* model_parts.c: the cache model's reuse partitions (carried, sibling, statement, cold). */
 #include "model/model_int.h"
 
 static bool emit(model *m, int array, model_reuse kind, int delta, const mnode *node, int64_t count,

@@ -1,4 +1,4 @@
-/* model_tree.c: the cache model's tree: loops with constant trip counts, affine accesses, conditions decided by index-set splitting. */
+/* model_tree.c: the cache model's tree: constant trip counts, affine accesses, split conditions. */
 #include "model/model_int.h"
 
 bool mdl_fail(model *m, ct_status st, const char *what)

@@ -120,7 +120,8 @@ static bool conflict_level(const sim_level *l)
  * (longer: the model's fully associative estimate); fully associative levels the model could not
  * decide exactly, or every level when the model went over its work budget, when the trace has
  * at most CT_PREDICT_FA_SIM_MAX accesses. True when some level is to be simulated. */
-static bool plan_fallback(const sim_spec *spec, const model_result *m, ct_predict_result *r, int *why)
+static bool plan_fallback(const sim_spec *spec, const model_result *m, ct_predict_result *r,
+                          int *why)
 {
 	bool any = false;
 	for (int l = 0; l < spec->nlevels; l++) {
@@ -198,8 +199,9 @@ static ct_status sim_fallback(ct_looptree *t, const sim_spec *spec, const model_
 		bool exact = m->over_budget || m->array_exact[a];
 		for (int l = 0; l < spec->nlevels && exact; l++) {
 			const sim_level *sl = &spec->level[l];
+			const model_lines *ml = model_for_line(m, sl->line);
 			if (why[l] == CT_FALLBACK_NONE)
-				model_misses(model_for_line(m, sl->line), sl->size / sl->line, a, &exact);
+				model_misses(ml, sl->size / sl->line, a, &exact);
 			else if (r->source[l] == CT_SOURCE_FA_ESTIMATE)
 				exact = false;
 		}
@@ -245,8 +247,12 @@ static ct_status predict_core(ct_kernel *k, const char *spec_text, sim_spec *spe
 	for (int l = 0; l < spec->nlevels; l++)
 		all_sa = all_sa && conflict_level(&spec->level[l]);
 	double t0 = ct_now();
-	st = model_analyse_budget(t, spec, MODEL_REFINE_FULL, budget ? (all_sa ? 1 : PREDICT_WORK_BUDGET) : 0, m);
-	if (!st && m->over_budget && m->accesses > (all_sa ? CT_PREDICT_SIM_MAX : CT_PREDICT_FA_SIM_MAX)) {
+	/* all set-associative: a budget of 1 stops the analysis at once (its partitions would be
+	 * unused); 0 is no budget */
+	int64_t work = budget ? (all_sa ? 1 : PREDICT_WORK_BUDGET) : 0;
+	st = model_analyse_budget(t, spec, MODEL_REFINE_FULL, work, m);
+	int64_t sim_max = all_sa ? CT_PREDICT_SIM_MAX : CT_PREDICT_FA_SIM_MAX;
+	if (!st && m->over_budget && m->accesses > sim_max) {
 		/* too long to simulate: the whole analysis, however long it takes */
 		model_result_free(m);
 		st = model_analyse(t, spec, m);
