@@ -938,7 +938,7 @@ static void print_predict_text(const ct_kernel *k, const ct_predict_result *r, c
 		}
 	for (int l = 0; l < r->nlevels; l++)
 		if (r->fallback[l] == CT_FALLBACK_INEXACT || r->fallback[l] == CT_FALLBACK_BUDGET) {
-			bool inexact = r->fallback[l] == CT_FALLBACK_INEXACT;
+			int inexact = r->fallback[l] == CT_FALLBACK_INEXACT;
 			printf("  (fully associative levels: %s, so they were simulated exactly, in "
 			       "%.3f ms)\n",
 			       inexact ? "the model could not decide their counts exactly and the trace is "
