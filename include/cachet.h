@@ -482,6 +482,9 @@ typedef struct ct_predict_result {
 	/* Where each level's counts come from, a ct_count_source (appended: the fields above keep their offsets). */
 	int source[CT_SIM_MAX_LEVELS];
 	double simulate_seconds;  /* time of the fallback simulation (0 without one) */
+	/* Appended (issue #20): why a level with source CT_SOURCE_SIMULATOR was simulated, a
+	 * ct_fallback_reason (0 for the others). */
+	int fallback[CT_SIM_MAX_LEVELS];
 } ct_predict_result;
 
 /* Where ct_kernel_predict's count of a level comes from. The model predicts
@@ -495,6 +498,19 @@ typedef enum ct_count_source {
 	CT_SOURCE_FA_ESTIMATE = 2 /* set-associative, trace too long: the model as if fully associative (not exact) */
 } ct_count_source;
 #define CT_PREDICT_SIM_MAX ((int64_t)1 << 21)
+
+/* Why ct_kernel_predict simulated a level. A fully associative level is
+ * simulated when the kernel makes at most CT_PREDICT_FA_SIM_MAX accesses and
+ * the model cannot decide its count exactly, or (ct_kernel_predict, not
+ * ct_kernel_predict_refs) the model's analysis would take longer than
+ * simulating: then every level is simulated. */
+typedef enum ct_fallback_reason {
+	CT_FALLBACK_NONE = 0,      /* the model's count (or its fully associative estimate) */
+	CT_FALLBACK_SET_ASSOC = 1, /* a set-associative level */
+	CT_FALLBACK_INEXACT = 2,   /* the model's count would not have been exact */
+	CT_FALLBACK_BUDGET = 3     /* the model's analysis went over its work budget */
+} ct_fallback_reason;
+#define CT_PREDICT_FA_SIM_MAX ((int64_t)1 << 20)
 
 /* Predict the misses of kernel k (every runtime param set) for the LRU
  * levels of spec (as ct_kernel_simulate; NULL = this machine's caches)

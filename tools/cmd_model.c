@@ -86,6 +86,9 @@ static void sim_array_misses(const ct_sim_result *s, const char *array, int64_t 
 static json_t *refs_json(const ct_ref_table *t, int nlevels, bool *ok);
 /* ct_count_source as JSON and text say it. */
 static const char *const source_names[] = {"model", "simulator", "fully associative estimate"};
+/* ct_fallback_reason as JSON says it: why a level was simulated. */
+static const char *const fallback_names[] = {"", "set-associative", "model not exact",
+                                             "model over its work budget"};
 static void print_predict_json(const ct_kernel *k, const ct_predict_result *r, const ct_sim_result *s,
                                const ct_ref_table *t)
 {
@@ -98,6 +101,8 @@ static void print_predict_json(const ct_kernel *k, const ct_predict_result *r, c
 		ct_json_set(lv, "misses", json_integer((json_int_t)r->level[l].misses), &ok);
 		ct_json_set(lv, "exact", json_boolean(r->level[l].exact), &ok);
 		ct_json_set(lv, "source", json_string(source_names[r->source[l]]), &ok);
+		if (r->fallback[l] > CT_FALLBACK_NONE && r->fallback[l] <= CT_FALLBACK_BUDGET)
+			ct_json_set(lv, "fallback", json_string(fallback_names[r->fallback[l]]), &ok);
 		if (s)
 			ct_json_set(lv, "simulated_misses", json_integer((json_int_t)s->level[l].misses), &ok);
 		ct_json_push(levels, lv, &ok);
@@ -150,11 +155,25 @@ static void print_predict_text(const ct_kernel *k, const ct_predict_result *r, c
 		printf("\n");
 	}
 	for (int l = 0; l < r->nlevels; l++)
-		if (r->source[l] == CT_SOURCE_SIMULATOR) {
+		if (r->fallback[l] == CT_FALLBACK_SET_ASSOC) {
 			printf("  (set-associative levels: the model predicts fully associative caches only, so "
 			       "they were simulated exactly, in %.3f ms)\n", r->simulate_seconds * 1e3);
 			break;
-		} else if (r->source[l] == CT_SOURCE_FA_ESTIMATE) {
+		}
+	for (int l = 0; l < r->nlevels; l++)
+		if (r->fallback[l] == CT_FALLBACK_INEXACT || r->fallback[l] == CT_FALLBACK_BUDGET) {
+			int inexact = r->fallback[l] == CT_FALLBACK_INEXACT;
+			printf("  (fully associative levels: %s, so they were simulated exactly, in "
+			       "%.3f ms)\n",
+			       inexact ? "the model could not decide their counts exactly and the trace is "
+			                 "short"
+			               : "the model's analysis would take longer than simulating this short "
+			                 "trace",
+			       r->simulate_seconds * 1e3);
+			break;
+		}
+	for (int l = 0; l < r->nlevels; l++)
+		if (r->source[l] == CT_SOURCE_FA_ESTIMATE) {
 			printf("  (set-associative levels: the model predicts fully associative caches only and "
 			       "the trace is too long to simulate (over %lld accesses): predicted as fully "
 			       "associative, conflict misses not counted)\n", (long long)CT_PREDICT_SIM_MAX);

@@ -339,6 +339,7 @@ typedef struct row {
 	int exact;
 	double model_s, sim_s;
 	bool accesses_differ; /* the model's access count is not the trace's */
+	int fallback;         /* predict simulated the level (a ct_fallback_reason; 0: the model's) */
 } row;
 
 typedef struct row_list {
@@ -361,10 +362,10 @@ static row *row_add(row_list *l)
 	return r;
 }
 
-static double rel_err_pct(int64_t pred, int64_t sim)
+static double rel_err_pct(int64_t pred, int64_t simulated)
 {
-	double d = fabs((double)pred - (double)sim);
-	return 100.0 * d / (double)(sim > 1 ? sim : 1);
+	double d = fabs((double)pred - (double)simulated);
+	return 100.0 * d / (double)(simulated > 1 ? simulated : 1);
 }
 
 /* Predict one level, timed as the best of a few calls; *out holds the last successful result
@@ -410,7 +411,7 @@ static void print_row(const row *r)
 	}
 	printf("%-30s %-7s %12" PRId64 " %12" PRId64 " %9.3f %5s %9.3f %8.3f %8.0fx\n",
 	       r->c->label, level_spec[r->level], r->sim, r->pred, r->err_pct,
-	       r->exact ? "yes" : "no", 1e3 * r->model_s, r->sim_s,
+	       r->fallback ? "sim" : r->exact ? "yes" : "no", 1e3 * r->model_s, r->sim_s,
 	       r->sim_s / (r->model_s > 1e-9 ? r->model_s : 1e-9));
 }
 
@@ -420,9 +421,9 @@ static bool run_case(ct_ctx *ctx, const bench_case *c, row_list *rows)
 	ct_kernel *k = case_open(ctx, c);
 	if (!k)
 		return false;
-	ct_sim_result sim;
+	ct_sim_result sres;
 	double t0 = cpu_s();
-	ct_status st = ct_kernel_simulate(k, ALL_LEVELS, &sim);
+	ct_status st = ct_kernel_simulate(k, ALL_LEVELS, &sres);
 	double sim_s = cpu_s() - t0;
 	if (st != CT_OK) {
 		fprintf(stderr, "%s: simulate: %s\n", c->label, ct_ctx_last_message(ctx));
@@ -435,7 +436,7 @@ static bool run_case(ct_ctx *ctx, const bench_case *c, row_list *rows)
 			break;
 		r->c = c;
 		r->level = l;
-		r->sim = sim.level[l].misses;
+		r->sim = sres.level[l].misses;
 		r->sim_s = sim_s;
 		ct_predict_result pred;
 		memset(&pred, 0, sizeof pred);
@@ -447,14 +448,15 @@ static bool run_case(ct_ctx *ctx, const bench_case *c, row_list *rows)
 		} else {
 			r->pred = pred.level[0].misses;
 			r->exact = pred.level[0].exact;
+			r->fallback = pred.fallback[0];
 			r->err_pct = rel_err_pct(r->pred, r->sim);
-			r->accesses_differ = pred.accesses != sim.accesses;
+			r->accesses_differ = pred.accesses != sres.accesses;
 		}
 		ct_predict_result_free(&pred);
 		print_row(r);
 		fflush(stdout);
 	}
-	ct_sim_result_free(&sim);
+	ct_sim_result_free(&sres);
 	ct_kernel_free(k);
 	return true;
 }
@@ -551,6 +553,7 @@ static bool summarize(const row_list *rows, bool quick)
 	const row *slow = NULL, *big = NULL;
 	int differ = 0;
 	const row *first_differ = NULL;
+	int nfallback = 0;
 	for (int i = 0; i < rows->n; i++) {
 		const row *r = &rows->v[i];
 		if (r->failed)
@@ -561,7 +564,10 @@ static bool summarize(const row_list *rows, bool quick)
 			big = r; /* the slower level decides the speed target */
 		if (r->accesses_differ && !differ++)
 			first_differ = r;
+		nfallback += r->fallback != 0;
 	}
+	printf("rows predict simulated (\"sim\": the model not exact, or over its work budget, on a "
+	       "short trace): %d of %d\n", nfallback, rows->n);
 	if (slow)
 		printf("worst model time: %.3f ms (%s, %s)\n", 1e3 * slow->model_s, slow->c->label,
 		       level_spec[slow->level]);
@@ -708,8 +714,8 @@ static int brute_case(ct_ctx *ctx, const bench_case *src, bool sweep)
 	ct_kernel *k = case_open(ctx, &c);
 	if (!k)
 		return -1;
-	ct_sim_result sim;
-	if (ct_kernel_simulate(k, ALL_LEVELS, &sim) != CT_OK) {
+	ct_sim_result sres;
+	if (ct_kernel_simulate(k, ALL_LEVELS, &sres) != CT_OK) {
 		fprintf(stderr, "%s: simulate: %s\n", c.label, ct_ctx_last_message(ctx));
 		ct_kernel_free(k);
 		return -1;
@@ -717,23 +723,23 @@ static int brute_case(ct_ctx *ctx, const bench_case *src, bool sweep)
 	int verdict = 2;
 	brute b;
 	memset(&b, 0, sizeof b);
-	if (sim.accesses > BRUTE_MAX_ACCESSES) {
+	if (sres.accesses > BRUTE_MAX_ACCESSES) {
 		printf("%-30s %-36s %9" PRId64 "  skipped (trace too long)\n", c.label, c.settings,
-		       sim.accesses);
+		       sres.accesses);
 	} else if (!brute_run(ctx, k, &b, c.label)) {
 		verdict = -1;
 	} else {
-		bool same = b.accesses == (uint64_t)sim.accesses;
+		bool same = b.accesses == (uint64_t)sres.accesses;
 		for (int l = 0; l < NLEVELS; l++)
-			same = same && b.level[l].misses == (uint64_t)sim.level[l].misses;
+			same = same && b.level[l].misses == (uint64_t)sres.level[l].misses;
 		verdict = same;
 		printf("%-30s %-36s %9" PRId64 " %9" PRId64 "/%-9" PRId64 " %9" PRIu64 "/%-9" PRIu64
-		       " %s\n", c.label, c.settings, sim.accesses, sim.level[0].misses,
-		       sim.level[1].misses, b.level[0].misses, b.level[1].misses,
+		       " %s\n", c.label, c.settings, sres.accesses, sres.level[0].misses,
+		       sres.level[1].misses, b.level[0].misses, b.level[1].misses,
 		       same ? "0" : "DIFFERS");
 	}
 	brute_free(&b);
-	ct_sim_result_free(&sim);
+	ct_sim_result_free(&sres);
 	ct_kernel_free(k);
 	return verdict;
 }
@@ -776,11 +782,14 @@ static void usage(void)
 	        "  --brute-only  only the brute-force check\n"
 	        "  --only S      only the cases whose label contains S\n"
 	        "  --strict      exit 1 when a target of issue #5 is not met (with --random: of issue #20)\n"
-	        "  --random N    instead: N random (kernel, schedule, fully associative cache) cases\n"
-	        "                (matmul, matvec, transpose, guarded 5-point and 3-D stencils, the\n"
-	        "                two-index imperfect nest; random tiles and orders; 256 B .. 32 KiB,\n"
-	        "                8/32/64-byte lines), model against simulator\n"
+	        "  --random N    instead: N random (kernel, schedule, cache) cases (matmul, matvec,\n"
+	        "                transpose, guarded 5-point and 3-D stencils, the two-index imperfect\n"
+	        "                nest, a multi-statement imperfect nest, planned kernels with caches;\n"
+	        "                random tiles and orders; a quarter with runtime sizes; 256 B .. 32 KiB,\n"
+	        "                8/32/64-byte lines, a quarter set-associative), predict against simulate\n"
 	        "  --seed S      the generator's seed (default 1)\n"
+	        "  --model-only  with --random: the model alone, without predict's simulator fallback\n"
+	        "                (set-associative levels as if fully associative)\n"
 	        "Run from the repository root (make bench-model BENCH_ARGS=...).\n");
 }
 
@@ -798,6 +807,8 @@ static bool parse_args(int argc, char **argv, options *o)
 			o->strict = true;
 		else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc)
 			o->only = argv[++i];
+		else if (strcmp(argv[i], "--model-only") == 0)
+			rk_model_only = true;
 		else if (strcmp(argv[i], "--random") == 0 && i + 1 < argc)
 			o->random_n = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc)
@@ -863,17 +874,28 @@ static bool random_report(const rk_stats *s, const options *o)
 	double p50 = t[n / 2], p99 = t[(int)((double)(n - 1) * 0.99)], tmax = t[n - 1]; /* t is scratch below */
 	double exact_pct = 100.0 * s->equal / n, mean = sum / n;
 	printf("random cases: %d (seed %llu; %d generated schedules refused by the checker and replaced, "
-	       "%d model or simulator failures)\n",
-	       n, (unsigned long long)(o->seed ? o->seed : 1), s->rejected, s->failed);
+	       "%d model or simulator failures)%s\n",
+	       n, (unsigned long long)(o->seed ? o->seed : 1), s->rejected, s->failed,
+	       rk_model_only ? "; the model alone (--model-only)" : "; ct_kernel_predict");
 	printf("  model = simulator: %d (%.2f%%); claimed exact: %d; claimed exact wrongly: %d\n", s->equal,
 	       exact_pct, s->claimed, s->wrong_claims);
 	printf("  error: mean %.4f%%, max %.2f%%\n", mean, max);
-	printf("  model time (thread CPU, lowering included): p50 %.3f ms, p99 %.3f ms, max %.3f ms\n", p50, p99,
+	printf("  %s time (thread CPU, lowering%s included): p50 %.3f ms, p99 %.3f ms, max %.3f ms\n",
+	       rk_model_only ? "model" : "predict", rk_model_only ? "" : " and the fallback simulation", p50, p99,
 	       tmax);
-	printf("\n  %-24s %7s %9s %9s %10s %10s %9s %9s\n", "family", "cases", "not exact", "claimed", "mean err",
-	       "max err", "p99 ms", "max ms");
+	int nsim = 0, why[4] = {0};
+	for (int i = 0; i < n; i++) {
+		nsim += s->res[i].simulated_by_predict;
+		if (s->res[i].simulated_by_predict && s->res[i].fallback >= 0 && s->res[i].fallback < 4)
+			why[s->res[i].fallback]++;
+	}
+	printf("  counts from predict's simulator fallback: %d (set-associative %d; fully associative: "
+	       "the model not exact %d, over its work budget %d)\n", nsim, why[CT_FALLBACK_SET_ASSOC],
+	       why[CT_FALLBACK_INEXACT], why[CT_FALLBACK_BUDGET]);
+	printf("\n  %-24s %7s %9s %9s %10s %10s %9s %9s %9s\n", "family", "cases", "not exact", "claimed", "mean err",
+	       "max err", "p99 ms", "max ms", "simulated");
 	for (int f = 0; f < RK_NFAM; f++) {
-		int cnt = 0, ne = 0, cl = 0;
+		int cnt = 0, ne = 0, cl = 0, nsimd = 0;
 		double fs = 0, fm = 0;
 		for (int i = 0; i < n; i++) {
 			const rk_result *x = &s->res[i];
@@ -883,12 +905,14 @@ static bool random_report(const rk_stats *s, const options *o)
 			cnt++;
 			ne += x->predicted != x->simulated;
 			cl += x->claimed_exact;
+			nsimd += x->simulated_by_predict;
 			fs += x->err_pct;
 			fm = x->err_pct > fm ? x->err_pct : fm;
 		}
 		qsort(t, (size_t)cnt, sizeof *t, cmp_double);
-		printf("  %-24s %7d %9d %9d %9.4f%% %9.2f%% %9.3f %9.3f\n", rk_family_name[f], cnt, ne, cl,
-		       cnt ? fs / cnt : 0.0, fm, cnt ? t[(int)((double)(cnt - 1) * 0.99)] : 0.0, cnt ? t[cnt - 1] : 0.0);
+		printf("  %-24s %7d %9d %9d %9.4f%% %9.2f%% %9.3f %9.3f %9d\n", rk_family_name[f], cnt, ne, cl,
+		       cnt ? fs / cnt : 0.0, fm, cnt ? t[(int)((double)(cnt - 1) * 0.99)] : 0.0, cnt ? t[cnt - 1] : 0.0,
+		       nsimd);
 	}
 	/* by capacity in lines: the inexact cases are the tiny ones */
 	printf("\n  %-24s %7s %9s %10s\n", "capacity (lines)", "cases", "not exact", "max err");
@@ -916,19 +940,41 @@ static bool random_report(const rk_stats *s, const options *o)
 	}
 	/* errors by line size: short lines were the worst in the issue */
 	printf("\n  %-24s %7s %9s %10s\n", "line", "cases", "not exact", "max err");
-	static const char *const lines[] = {":8", ":32", ":64"};
+	static const long long lines[] = {8, 32, 64};
 	for (int l = 0; l < 3; l++) {
 		int cnt = 0, ne = 0;
 		double fm = 0;
 		for (int i = 0; i < n; i++) {
-			const char *sp = strchr(s->res[i].kernel.spec, ':');
-			if (!sp || strcmp(sp, lines[l]) != 0)
+			long long size = 0, line = 0;
+			if (sscanf(s->res[i].kernel.spec, "%lld:%lld", &size, &line) != 2 || line != lines[l])
 				continue;
 			cnt++;
 			ne += s->res[i].predicted != s->res[i].simulated;
 			fm = s->res[i].err_pct > fm ? s->res[i].err_pct : fm;
 		}
-		printf("  %-24s %7d %9d %9.2f%%\n", lines[l] + 1, cnt, ne, fm);
+		printf("  %-24lld %7d %9d %9.2f%%\n", lines[l], cnt, ne, fm);
+	}
+	/* fully associative and set-associative levels: the latter are simulated up to
+	 * CT_PREDICT_SIM_MAX accesses */
+	printf("\n  %-24s %7s %9s %10s %10s %9s %9s %9s\n", "level", "cases", "not exact", "mean err", "max err",
+	       "p99 ms", "max ms", "simulated");
+	for (int sa = 0; sa < 2; sa++) {
+		int cnt = 0, ne = 0, nsimd = 0;
+		double fm = 0, fs = 0;
+		for (int i = 0; i < n; i++) {
+			const rk_result *x = &s->res[i];
+			if (x->set_assoc != (sa == 1))
+				continue;
+			t[cnt++] = x->model_s * 1e3;
+			ne += x->predicted != x->simulated;
+			nsimd += x->simulated_by_predict;
+			fs += x->err_pct;
+			fm = x->err_pct > fm ? x->err_pct : fm;
+		}
+		qsort(t, (size_t)cnt, sizeof *t, cmp_double);
+		printf("  %-24s %7d %9d %9.4f%% %9.2f%% %9.3f %9.3f %9d\n", sa ? "set-associative" : "fully associative",
+		       cnt, ne, cnt ? fs / cnt : 0.0, fm, cnt ? t[(int)((double)(cnt - 1) * 0.99)] : 0.0,
+		       cnt ? t[cnt - 1] : 0.0, nsimd);
 	}
 	printf("\n  the worst case of each family that has one:\n");
 	for (int f = 0; f < RK_NFAM; f++) {
@@ -941,6 +987,10 @@ static bool random_report(const rk_stats *s, const options *o)
 		printf("  -- %s, cache %s: model %lld, simulator %lld (%.2f%%, claimed exact: %s)\n%s",
 		       rk_family_name[x->family], x->kernel.spec, (long long)x->predicted, (long long)x->simulated,
 		       x->err_pct, x->claimed_exact ? "yes" : "no", x->kernel.src);
+		for (int j = 0; j < x->kernel.nrt; j++)
+			printf("%s-D %s=%lld", j ? " " : "  (runtime: ", x->kernel.rt_name[j], (long long)x->kernel.rt_val[j]);
+		if (x->kernel.nrt)
+			printf(")\n");
 	}
 	printf("\n  the slowest case of each family (model time):\n");
 	for (int f = 0; f < RK_NFAM; f++) {

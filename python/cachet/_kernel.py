@@ -24,6 +24,8 @@ _PROBE_BASE = 1000  # runtime params take this value while their extents' coeffi
 
 # ct_count_source as `cachet predict --json` names it: where each level's count comes from.
 _PREDICT_SOURCES = ("model", "simulator", "fully associative estimate")
+# ct_fallback_reason as `cachet predict --json` names it: why a level was simulated.
+_PREDICT_FALLBACKS = ("", "set-associative", "model not exact", "model over its work budget")
 
 
 class CachetError(RuntimeError):
@@ -742,6 +744,9 @@ class Kernel:
                            "misses": r.level[i].misses, "exact": bool(r.level[i].exact),
                            "source": _PREDICT_SOURCES[r.source[i]]}
                           for i in range(r.nlevels)]
+                for i, lv in enumerate(levels):
+                    if 0 < r.fallback[i] < len(_PREDICT_FALLBACKS):
+                        lv["fallback"] = _PREDICT_FALLBACKS[r.fallback[i]]
                 refs = [{"array": _s(a.array), "stmt": a.stmt, "nrefs": a.nrefs, "exact": bool(a.exact),
                          "accesses": a.accesses, "misses": [a.misses[lv] for lv in range(r.nlevels)]}
                         for a in (r.arrays[i] for i in range(r.narrays))]

@@ -61,6 +61,8 @@ typedef struct model_result {
 	 * plan gave them other buffers. */
 	int nexec;
 	model_exec *exec;                  /* [nexec], malloc'd */
+	int64_t work;                      /* the analysis's work (rows of boxes walked, lookups) */
+	bool over_budget;                  /* model_analyse_budget stopped: no partitions */
 } model_result;
 
 /* Analyse tree t (params as lt_param_values gives them; runtime params must have values) for
@@ -73,6 +75,12 @@ void model_result_free(model_result *r);
  * cheaper and less exact: the tile search screens candidates with it. */
 #define MODEL_REFINE_FULL 200
 ct_status model_analyse_depth(ct_looptree *t, const sim_spec *spec, int refine, model_result *r);
+
+/* model_analyse_depth that stops once its work (model_result.work, about 10 ns a unit) passes
+ * budget (0: no limit): then it returns CT_OK with r->over_budget set, the accesses and
+ * executions filled and no partitions (ct_kernel_predict simulates such kernels instead). */
+ct_status model_analyse_budget(ct_looptree *t, const sim_spec *spec, int refine, int64_t budget,
+                               model_result *r);
 
 /* The partitions of line size `line` in r (NULL if r has none). */
 const model_lines *model_for_line(const model_result *r, int64_t line);

@@ -115,22 +115,38 @@ static bool conflict_level(const sim_level *l)
 	return l->ways > 0 && sim_level_sets(l) > 1;
 }
 
-/* The set-associative levels of r: simulated exactly (totals and per-array counts) when the
- * trace has at most CT_PREDICT_SIM_MAX accesses, else left as the model's fully associative
- * estimate; r->source says which. */
-static ct_status sa_fallback(ct_looptree *t, const sim_spec *spec, const model_result *m,
-                             ct_predict_result *r)
+/* Which levels of r to simulate, and why (a ct_fallback_reason per level, 0: keep the model's
+ * count): set-associative levels when the trace has at most CT_PREDICT_SIM_MAX accesses
+ * (longer: the model's fully associative estimate); fully associative levels the model could not
+ * decide exactly, or every level when the model went over its work budget, when the trace has
+ * at most CT_PREDICT_FA_SIM_MAX accesses. True when some level is to be simulated. */
+static bool plan_fallback(const sim_spec *spec, const model_result *m, ct_predict_result *r,
+                          int *why)
 {
-	sim_spec sa;
-	memset(&sa, 0, sizeof sa);
-	int of[SIM_MAX_LEVELS];
-	for (int l = 0; l < spec->nlevels; l++)
+	bool any = false;
+	for (int l = 0; l < spec->nlevels; l++) {
+		why[l] = CT_FALLBACK_NONE;
 		if (conflict_level(&spec->level[l])) {
-			of[sa.nlevels] = l;
-			sa.level[sa.nlevels++] = spec->level[l];
 			r->source[l] = CT_SOURCE_FA_ESTIMATE;
+			if (m->accesses <= CT_PREDICT_SIM_MAX)
+				why[l] = CT_FALLBACK_SET_ASSOC;
+		} else if (m->over_budget) {
+			why[l] = CT_FALLBACK_BUDGET;
+		} else if (!r->level[l].exact && m->accesses <= CT_PREDICT_FA_SIM_MAX) {
+			why[l] = CT_FALLBACK_INEXACT;
 		}
-	if (sa.nlevels == 0 || m->accesses > CT_PREDICT_SIM_MAX)
+		any = any || why[l] != CT_FALLBACK_NONE;
+	}
+	return any;
+}
+
+/* Simulate the kernel exactly and take the counts of the levels plan_fallback chose (totals and
+ * per-array counts) from the simulator; r->source and r->fallback say which. */
+static ct_status sim_fallback(ct_looptree *t, const sim_spec *spec, const model_result *m,
+                              ct_predict_result *r)
+{
+	int why[SIM_MAX_LEVELS];
+	if (!plan_fallback(spec, m, r, why))
 		return CT_OK;
 	ct_ctx *ctx = t->k->ctx;
 	int nbuf = t->narrays;
@@ -162,16 +178,34 @@ static ct_status sa_fallback(ct_looptree *t, const sim_spec *spec, const model_r
 		st = sim_result(s, misses, NULL, NULL);
 	if (st)
 		goto out;
-	for (int j = 0; j < sa.nlevels; j++) {
-		int l = of[j];
+	for (int l = 0; l < spec->nlevels; l++) {
+		if (why[l] == CT_FALLBACK_NONE)
+			continue;
 		r->level[l].misses = (int64_t)misses[l];
 		r->level[l].exact = 1;
 		r->source[l] = CT_SOURCE_SIMULATOR;
+		r->fallback[l] = why[l];
 		/* the entries of r->arrays are the storages with accesses, in order */
 		int e = 0;
 		for (int a = 0; a < nbuf && e < r->narrays; a++)
 			if (m->array_accesses[a])
 				r->arrays[e++].misses[l] = (int64_t)sim_buffer_misses(s, l, a);
+	}
+	/* an array's counts are exact when each level's is simulated or decided exactly */
+	int e = 0;
+	for (int a = 0; a < nbuf && e < r->narrays; a++) {
+		if (!m->array_accesses[a])
+			continue;
+		bool exact = m->over_budget || m->array_exact[a];
+		for (int l = 0; l < spec->nlevels && exact; l++) {
+			const sim_level *sl = &spec->level[l];
+			const model_lines *ml = model_for_line(m, sl->line);
+			if (why[l] == CT_FALLBACK_NONE)
+				model_misses(ml, sl->size / sl->line, a, &exact);
+			else if (r->source[l] == CT_SOURCE_FA_ESTIMATE)
+				exact = false;
+		}
+		r->arrays[e++].exact = exact;
 	}
 out:
 	r->simulate_seconds = ct_now() - t0;
@@ -181,8 +215,16 @@ out:
 	return st;
 }
 
-ct_status predict_run(ct_kernel *k, const char *spec_text, sim_spec *spec, ct_looptree **tp,
-                      model_result *m, ct_predict_result *r)
+/* The model's work budget (model_result.work; a unit is about 3 to 10 ns of model time on the
+ * bench's machine: 5 to 8 ms) for kernels short enough to simulate: past it the analysis stops
+ * and the simulator counts (bench_model --random: most kernels need far less; the rest took
+ * up to seconds). */
+#define PREDICT_WORK_BUDGET ((int64_t)1500000)
+
+/* predict_run's work; with `budget`, the model stops after PREDICT_WORK_BUDGET and a kernel short
+ * enough is simulated instead, and levels the simulator will count anyway are not analysed. */
+static ct_status predict_core(ct_kernel *k, const char *spec_text, sim_spec *spec, ct_looptree **tp,
+                              model_result *m, ct_predict_result *r, bool budget)
 {
 	ct_ctx *ctx = k->ctx;
 	memset(r, 0, sizeof *r);
@@ -198,14 +240,27 @@ ct_status predict_run(ct_kernel *k, const char *spec_text, sim_spec *spec, ct_lo
 	ct_looptree *t = ct_kernel_lower(k, 1);
 	if (!t)
 		return ct_ctx_last_status(ctx);
+	/* every level set-associative: the simulator counts them all when the trace is short */
+	bool all_sa = spec->nlevels > 0;
+	for (int l = 0; l < spec->nlevels; l++)
+		all_sa = all_sa && conflict_level(&spec->level[l]);
 	double t0 = ct_now();
-	st = model_analyse(t, spec, m);
+	/* all set-associative: a budget of 1 stops the analysis at once (its partitions would be
+	 * unused); 0 is no budget */
+	int64_t work = budget ? (all_sa ? 1 : PREDICT_WORK_BUDGET) : 0;
+	st = model_analyse_budget(t, spec, MODEL_REFINE_FULL, work, m);
+	int64_t sim_max = all_sa ? CT_PREDICT_SIM_MAX : CT_PREDICT_FA_SIM_MAX;
+	if (!st && m->over_budget && m->accesses > sim_max) {
+		/* too long to simulate: the whole analysis, however long it takes */
+		model_result_free(m);
+		st = model_analyse(t, spec, m);
+	}
 	double secs = ct_now() - t0;
 	if (!st)
 		st = fill_result(t, spec, m, r);
 	r->seconds = secs;
 	if (!st)
-		st = sa_fallback(t, spec, m, r);
+		st = sim_fallback(t, spec, m, r);
 	if (st) {
 		model_result_free(m);
 		ct_predict_result_free(r);
@@ -216,6 +271,12 @@ ct_status predict_run(ct_kernel *k, const char *spec_text, sim_spec *spec, ct_lo
 	return CT_OK;
 }
 
+ct_status predict_run(ct_kernel *k, const char *spec_text, sim_spec *spec, ct_looptree **tp,
+                      model_result *m, ct_predict_result *r)
+{
+	return predict_core(k, spec_text, spec, tp, m, r, false);
+}
+
 ct_status ct_kernel_predict(ct_kernel *k, const char *spec_text, ct_predict_result *r)
 {
 	if (!k || !r)
@@ -223,7 +284,7 @@ ct_status ct_kernel_predict(ct_kernel *k, const char *spec_text, ct_predict_resu
 	sim_spec spec;
 	ct_looptree *t;
 	model_result m;
-	ct_status st = predict_run(k, spec_text, &spec, &t, &m, r);
+	ct_status st = predict_core(k, spec_text, &spec, &t, &m, r, true);
 	if (st)
 		return st;
 	model_result_free(&m);

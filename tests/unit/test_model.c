@@ -189,7 +189,10 @@ static void test_partition_sums(void)
 		/* a set-associative level is simulated exactly (the trace is short) */
 		CHECK(ct_kernel_predict(k, "4K:64:4,4K:64", &pr) == CT_OK);
 		CHECK(pr.level[0].exact && pr.level[0].ways == 4 && pr.source[0] == CT_SOURCE_SIMULATOR);
-		CHECK(pr.source[1] == CT_SOURCE_MODEL);
+		/* the fully associative level: the model's, or simulated where the model could not
+		 * decide it exactly or would take longer (test_fallback_*) */
+		CHECK(pr.source[1] == CT_SOURCE_MODEL ||
+		      (pr.source[1] == CT_SOURCE_SIMULATOR && pr.fallback[1] != CT_FALLBACK_SET_ASSOC));
 		ct_sim_result sr;
 		CHECK(ct_kernel_simulate(k, "4K:64:4", &sr) == CT_OK);
 		CHECK(pr.level[0].misses == sr.level[0].misses);
@@ -201,6 +204,130 @@ static void test_partition_sums(void)
 		ct_predict_result_free(&pr);
 		ct_kernel_free(k);
 	}
+	ct_ctx_free(ctx);
+}
+
+/* A 3-D stencil whose tiny cache (4 lines of 64 bytes) the model cannot decide exactly
+ * (bench_model --random, seed 21), and a tiling whose analysis is slow (seed 21's slowest). */
+static const char s3d_src[] =
+	"kernel s3\nparam N = 12, M = 12, P = 9\narray A : f64[N, M, P] input\narray B : f64[N, M, P] output\n"
+	"for (x: N, y: M, z: P) {\n  if (0 < x && x < N-1 && 0 < y && y < M-1 && 0 < z && z < P-1) {\n"
+	"    B[x, y, z] = (A[x-1, y, z] + A[x+1, y, z] + A[x, y-1, z] + A[x, y+1, z] + A[x, y, z-1] + "
+	"A[x, y, z+1]) / 6\n  } else {\n    B[x, y, z] = A[x, y, z]\n  }\n}\n"
+	"schedule {\n  xx = tile(x=6)\n  reorder(y, x, xx, z)\n}\n";
+static const char s3d_slow_src[] =
+	"kernel s3\nparam N = 23, M = 10, P = 20\narray A : f64[N, M, P] input\narray B : f64[N, M, P] output\n"
+	"for (x: N, y: M, z: P) {\n  if (0 < x && x < N-1 && 0 < y && y < M-1 && 0 < z && z < P-1) {\n"
+	"    B[x, y, z] = (A[x-1, y, z] + A[x+1, y, z] + A[x, y-1, z] + A[x, y+1, z] + A[x, y, z-1] + "
+	"A[x, y, z+1]) / 6\n  } else {\n    B[x, y, z] = A[x, y, z]\n  }\n}\n"
+	"schedule {\n  xx, yy, zz = tile(x=3, y=6, z=3)\n  reorder(z, y, zz, x, yy, xx)\n}\n";
+
+/* The model alone on k at spec: level 0's misses, *exact its claim, *work its work. */
+static int64_t model_alone(ct_ctx *ctx, ct_kernel *k, const char *spec_text, bool *exact, int64_t *work)
+{
+	sim_spec spec;
+	ct_looptree *t = ct_kernel_lower(k, 1);
+	model_result m;
+	int64_t n = -1;
+	if (t && sim_spec_parse(ctx, spec_text, &spec) == CT_OK && model_analyse(t, &spec, &m) == CT_OK) {
+		*exact = true;
+		for (int a = 0; a < m.narrays; a++)
+			*exact = *exact && (!m.array_accesses[a] || m.array_exact[a]);
+		n = model_misses(&m.lines[0], spec.level[0].size / spec.level[0].line, -1, exact);
+		*work = m.work;
+		model_result_free(&m);
+	}
+	ct_looptree_free(t);
+	return n;
+}
+
+/* predict simulates a fully associative level the model cannot decide exactly (the trace is
+ * short), says so (source simulator, fallback "not exact") and gets the simulator's count;
+ * the per-array counts add up to it. */
+static void test_fallback_inexact(void)
+{
+	ct_ctx *ctx = ct_ctx_new();
+	ct_kernel *k = ct_kernel_parse(ctx, s3d_src, strlen(s3d_src), "s3.cachet");
+	CHECK(k != NULL);
+	bool exact = true;
+	int64_t work = 0;
+	int64_t alone = model_alone(ctx, k, "256:64", &exact, &work);
+	ct_sim_result sr;
+	CHECK(ct_kernel_simulate(k, "256:64", &sr) == CT_OK);
+	CHECKF(!exact && alone != sr.level[0].misses, "the model alone: %lld (exact %d), simulator %lld",
+	       (long long)alone, exact, (long long)sr.level[0].misses);
+	ct_predict_result pr;
+	CHECK(ct_kernel_predict(k, "256:64", &pr) == CT_OK);
+	CHECKF(pr.level[0].exact && pr.source[0] == CT_SOURCE_SIMULATOR && pr.fallback[0] == CT_FALLBACK_INEXACT,
+	       "exact %d source %d fallback %d work %lld", pr.level[0].exact, pr.source[0], pr.fallback[0],
+	       (long long)work);
+	CHECK(pr.level[0].misses == sr.level[0].misses);
+	int64_t sum = 0;
+	for (int a = 0; a < pr.narrays; a++) {
+		sum += pr.arrays[a].misses[0];
+		CHECK(pr.arrays[a].exact);
+	}
+	CHECK(sum == pr.level[0].misses);
+	ct_predict_result_free(&pr);
+	/* a level the model decides exactly keeps the model's count */
+	CHECK(ct_kernel_predict(k, "32K:64", &pr) == CT_OK);
+	CHECK(pr.level[0].exact && pr.source[0] == CT_SOURCE_MODEL && pr.fallback[0] == CT_FALLBACK_NONE);
+	ct_predict_result_free(&pr);
+	ct_sim_result_free(&sr);
+	ct_kernel_free(k);
+	ct_ctx_free(ctx);
+}
+
+/* An analysis over the model's work budget stops and predict simulates the short trace instead
+ * (fallback "over budget"); ct_kernel_predict_refs keeps the whole analysis (its table needs
+ * the partitions). */
+static void test_fallback_budget(void)
+{
+	ct_ctx *ctx = ct_ctx_new();
+	ct_kernel *k = ct_kernel_parse(ctx, s3d_slow_src, strlen(s3d_slow_src), "s3.cachet");
+	CHECK(k != NULL);
+	bool exact = false;
+	int64_t work = 0;
+	int64_t alone = model_alone(ctx, k, "8192:32", &exact, &work);
+	CHECKF(work > 1500000, "work %lld", (long long)work);
+	ct_sim_result sr;
+	CHECK(ct_kernel_simulate(k, "8192:32", &sr) == CT_OK);
+	ct_predict_result pr;
+	CHECK(ct_kernel_predict(k, "8192:32", &pr) == CT_OK);
+	CHECK(pr.level[0].exact && pr.source[0] == CT_SOURCE_SIMULATOR && pr.fallback[0] == CT_FALLBACK_BUDGET);
+	CHECK(pr.level[0].misses == sr.level[0].misses);
+	CHECK(!exact || alone == sr.level[0].misses);
+	ct_predict_result_free(&pr);
+	ct_ref_table tab;
+	CHECK(ct_kernel_predict_refs(k, "8192:32", -1, &pr, &tab) == CT_OK);
+	CHECK(pr.fallback[0] != CT_FALLBACK_BUDGET && pr.level[0].misses == sr.level[0].misses);
+	ct_ref_table_free(&tab);
+	ct_predict_result_free(&pr);
+	/* a set-associative level alone: simulated without the analysis */
+	CHECK(ct_kernel_predict(k, "8192:32:4", &pr) == CT_OK);
+	CHECK(pr.source[0] == CT_SOURCE_SIMULATOR && pr.fallback[0] == CT_FALLBACK_SET_ASSOC && pr.level[0].exact);
+	ct_predict_result_free(&pr);
+	ct_sim_result_free(&sr);
+	ct_kernel_free(k);
+	ct_ctx_free(ctx);
+}
+
+/* A trace longer than CT_PREDICT_FA_SIM_MAX keeps the model's count, however long the analysis. */
+static void test_fallback_long_trace(void)
+{
+	ct_ctx *ctx = ct_ctx_new();
+	static const char src[] = "kernel mm\nparam M = 80, N = 80, K = 80\narray A : f32[M, K] input\n"
+	                          "array B : f32[K, N] input\narray C : f32[M, N] inout\n"
+	                          "for (i: M, j: N, k: K) {\n  C[i, j] += A[i, k] * B[k, j]\n}\n"
+	                          "schedule {\n  ii, jj, kk = tile(i=16, j=16, k=16)\n  reorder(i, j, k, ii, jj, kk)\n}\n";
+	ct_kernel *k = ct_kernel_parse(ctx, src, strlen(src), "mm.cachet");
+	CHECK(k != NULL);
+	ct_predict_result pr;
+	CHECK(ct_kernel_predict(k, "4K:64", &pr) == CT_OK);
+	CHECK(pr.accesses > CT_PREDICT_FA_SIM_MAX);
+	CHECK(pr.source[0] == CT_SOURCE_MODEL && pr.fallback[0] == CT_FALLBACK_NONE);
+	ct_predict_result_free(&pr);
+	ct_kernel_free(k);
 	ct_ctx_free(ctx);
 }
 
@@ -328,5 +455,8 @@ int main(void)
 	RUN(test_hand_counted);
 	RUN(test_partition_sums);
 	RUN(test_errors);
+	RUN(test_fallback_inexact);
+	RUN(test_fallback_budget);
+	RUN(test_fallback_long_trace);
 	return h_report();
 }

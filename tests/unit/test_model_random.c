@@ -1,5 +1,6 @@
-/* test_model_random.c: the model never calls a count exact that the simulator contradicts, on a
- * fixed-seed run of the model bench's random (kernel, schedule, cache) cases (bench_model --random). */
+/* test_model_random.c: the model (alone, and through predict with its simulator fallback) never
+ * calls a count exact that the simulator contradicts, on a fixed-seed run of the model bench's
+ * random (kernel, schedule, cache) cases (bench_model --random). */
 #include "../../bench/model/random_kernels.h"
 
 #include "harness.h"
@@ -25,6 +26,55 @@ static void test_never_claims_exact_wrongly(void)
 	free(s.res);
 }
 
+/* The model alone (no simulator fallback) on 150 cases of seed 7: it never calls a count exact
+ * that the simulator contradicts (set-associative levels, predicted as fully associative, are
+ * never called exact), and it is exact on most fully associative ones. */
+static void test_model_alone_never_claims_exact_wrongly(void)
+{
+	rk_stats s;
+	rk_model_only = true;
+	bool ok = rk_run(150, 7, &s, stderr);
+	rk_model_only = false;
+	CHECK(ok);
+	CHECKF(s.cases == 150 && s.failed == 0, "%d cases, %d failures", s.cases, s.failed);
+	CHECKF(s.wrong_claims == 0, "%d wrong exact claims", s.wrong_claims);
+	int fa = 0, fa_equal = 0;
+	for (int i = 0; i < s.cases; i++) {
+		const rk_result *x = &s.res[i];
+		CHECK(!x->simulated_by_predict);
+		if (x->claimed_exact)
+			CHECK(x->predicted == x->simulated && !x->set_assoc);
+		if (!x->set_assoc) {
+			fa++;
+			fa_equal += x->predicted == x->simulated;
+		}
+	}
+	CHECKF(fa_equal * 100 >= 95 * fa, "exact on %d of %d fully associative cases", fa_equal, fa);
+	free(s.res);
+}
+
+/* predict's fallback on the same cases: every simulated count is the simulator's and says why;
+ * set-associative levels are all simulated (their traces are short). */
+static void test_predict_fallback_reasons(void)
+{
+	rk_stats s;
+	CHECK(rk_run(150, 7, &s, stderr));
+	int sa = 0;
+	for (int i = 0; i < s.cases; i++) {
+		const rk_result *x = &s.res[i];
+		if (x->simulated_by_predict)
+			CHECK(x->predicted == x->simulated && x->fallback != CT_FALLBACK_NONE);
+		else
+			CHECK(x->fallback == CT_FALLBACK_NONE);
+		if (x->set_assoc) {
+			sa++;
+			CHECK(x->simulated_by_predict && x->fallback == CT_FALLBACK_SET_ASSOC);
+		}
+	}
+	CHECKF(sa > 0, "no set-associative case");
+	free(s.res);
+}
+
 /* The generator is deterministic: the same seed gives the same cases. */
 static void test_generator_deterministic(void)
 {
@@ -40,6 +90,8 @@ static void test_generator_deterministic(void)
 int main(void)
 {
 	RUN(test_never_claims_exact_wrongly);
+	RUN(test_model_alone_never_claims_exact_wrongly);
+	RUN(test_predict_fallback_reasons);
 	RUN(test_generator_deterministic);
 	return h_report();
 }

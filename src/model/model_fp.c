@@ -1,0 +1,742 @@
+/* model_fp.c: the cache model's footprints: distinct lines of windows of the run, memoised. */
+#include "model/model_int.h"
+
+/* One access's box in a window: per dimension lo, hi and the step g of the progression. */
+typedef struct box {
+	int64_t lo[IR_MAX_RANK], hi[IR_MAX_RANK], g[IR_MAX_RANK];
+} box;
+
+typedef struct term {
+	int64_t b, len;
+} term;
+
+/* The set c + sum b_k [0, len_k) as lo, hi and step g; false when it is not exactly a
+ * progression (then lo, hi, g still bound it). */
+static bool progression(int64_t c, term *tm, int nt, int64_t *lo, int64_t *hi, int64_t *g)
+{
+	*lo = *hi = c;
+	*g = 1;
+	int k = 0;
+	for (int i = 0; i < nt; i++) {
+		if (tm[i].b == 0 || tm[i].len <= 1)
+			continue;
+		int64_t v = tm[i].b * (tm[i].len - 1);
+		if (v < 0)
+			*lo += v;
+		else
+			*hi += v;
+		tm[k].b = tm[i].b < 0 ? -tm[i].b : tm[i].b;
+		tm[k++].len = tm[i].len;
+	}
+	if (k == 0)
+		return true;
+	for (int i = 1; i < k; i++)
+		for (int j = i; j > 0 && tm[j].b < tm[j - 1].b; j--) {
+			term x = tm[j];
+			tm[j] = tm[j - 1];
+			tm[j - 1] = x;
+		}
+	*g = tm[0].b;
+	int64_t span = 0;
+	bool exact = true;
+	for (int i = 0; i < k; i++) {
+		if (tm[i].b % *g != 0 || tm[i].b > span + *g)
+			exact = false;
+		span += tm[i].b * (tm[i].len - 1);
+	}
+	return exact;
+}
+
+/* Everything one DL evaluation needs. */
+typedef struct dlctx {
+	model *m;
+	int array;
+	int nb;
+	box *b;
+	int64_t *shift;   /* per box: extra address shift in elements (enumerated instances) */
+	bool inexact;
+	int *cand;        /* scratch: nb entries */
+} dlctx;
+
+typedef struct seg {
+	int64_t a, z; /* byte range, inclusive */
+} seg;
+
+/* The geometry dl_boxes walks: the array's dims by stride, most major first. */
+typedef struct rowgeo {
+	const int *ord;
+	const int64_t *st;
+	int64_t e, L;
+	int inner, nout;
+	int *cand;            /* boxes that contain the current outer coordinates but the last */
+	int ncand;
+} rowgeo;
+
+/* New lines of the row at outer coordinates x (address rowaddr), given the highest line
+ * counted so far (*last, updated). Only the boxes in g->cand are looked at. */
+static int64_t row_lines(dlctx *d, const rowgeo *g, const int64_t *x, int64_t rowaddr, int64_t *last)
+{
+	seg sg[64];
+	int ns = 0;
+	int64_t count = 0;
+	int q = g->nout - 1, inner = g->inner;
+	for (int c = 0; c < g->ncand; c++) {
+		int i = g->cand[c];
+		const box *bb = &d->b[i];
+		if (q >= 0) {
+			int dd = g->ord[q];
+			if (x[q] < bb->lo[dd] || x[q] > bb->hi[dd] || (x[q] - bb->lo[dd]) % bb->g[dd] != 0)
+				continue;
+		}
+		int64_t base = rowaddr + g->e * (d->shift ? d->shift[i] : 0), es = g->e * g->st[inner];
+		if (bb->g[inner] * es > g->L && bb->hi[inner] > bb->lo[inner]) {
+			/* a sparse row: one line per element */
+			count += (bb->hi[inner] - bb->lo[inner]) / bb->g[inner] + 1;
+			if (d->nb > 1)
+				d->inexact = true;
+			int64_t zl = ct_floordiv(base + es * bb->hi[inner], g->L);
+			if (zl > *last)
+				*last = zl;
+			continue;
+		}
+		if (ns == (int)(sizeof sg / sizeof sg[0])) {
+			d->inexact = true;
+			continue;
+		}
+		sg[ns].a = base + es * bb->lo[inner];
+		sg[ns].z = base + es * bb->hi[inner] + g->e - 1;
+		ns++;
+	}
+	d->m->work += 1 + g->ncand + ns;
+	for (int i = 1; i < ns; i++)
+		for (int j = i; j > 0 && sg[j].a < sg[j - 1].a; j--) {
+			seg sw = sg[j];
+			sg[j] = sg[j - 1];
+			sg[j - 1] = sw;
+		}
+	for (int i = 0; i < ns; i++) {
+		int64_t la = ct_floordiv(sg[i].a, g->L), lz = ct_floordiv(sg[i].z, g->L);
+		if (la > *last)
+			count += lz - la + 1;
+		else if (lz > *last)
+			count += lz - *last;
+		if (lz > *last)
+			*last = lz;
+	}
+	return count;
+}
+
+int64_t mdl_gcd64(int64_t a, int64_t b)
+{
+	while (b) {
+		int64_t t = a % b;
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+/* Lines of the rows x[q] = x0 .. x1-1 of the last outer dimension q (the other outer
+ * coordinates fixed in x), all in the same boxes: after the first row, the new lines of a
+ * row repeat with the period of the row address modulo the line. */
+static int64_t band_lines(dlctx *d, const rowgeo *g, int64_t *x, int64_t x0, int64_t x1, int64_t base,
+                          int64_t *last)
+{
+	int q = g->nout - 1, dd = g->ord[q];
+	int64_t rs = g->e * g->st[dd], P = g->L / mdl_gcd64(ct_mod(rs, g->L) ? ct_mod(rs, g->L) : g->L, g->L);
+	bool periodic = true;
+	for (int c = 0; c < g->ncand && periodic; c++) {
+		const box *bb = &d->b[g->cand[c]];
+		if (bb->lo[dd] <= x0 && bb->hi[dd] >= x1 - 1)
+			periodic = bb->g[dd] == 1;
+	}
+	int64_t count = 0, R = x1 - x0;
+	if (!periodic || R <= 2 * P + 1 || P > 128) {
+		for (x[q] = x0; x[q] < x1; x[q]++)
+			count += row_lines(d, g, x, base + rs * x[q], last);
+		return count;
+	}
+	int64_t inc[129], sum = 0;
+	for (int64_t k = 0; k <= P; k++) {
+		x[q] = x0 + k;
+		inc[k] = row_lines(d, g, x, base + rs * x[q], last);
+		if (k)
+			sum += inc[k];
+	}
+	int64_t full = (R - 1) / P, rem = (R - 1) % P;
+	count = inc[0] + full * sum;
+	for (int64_t k = 1; k <= rem; k++)
+		count += inc[k];
+	/* the highest line is that of the band's last row */
+	x[q] = x1 - 1;
+	int64_t tail = INT64_MIN;
+	row_lines(d, g, x, base + rs * x[q], &tail);
+	if (tail > *last)
+		*last = tail;
+	return count;
+}
+
+static int cmp_cut(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Distinct lines of the union of the boxes, every address shifted by r bytes. */
+static int64_t dl_boxes(dlctx *d, int64_t r)
+{
+	model *m = d->m;
+	int a = d->array, rank = m->rank[a];
+	rowgeo g = {m->order + a * IR_MAX_RANK, m->stride + a * IR_MAX_RANK, m->elem[a], m->line, 0,
+	            rank - 1, d->cand, 0};
+	g.inner = g.ord[rank - 1];
+	int nout = g.nout;
+	int64_t blo[IR_MAX_RANK], bhi[IR_MAX_RANK], x[IR_MAX_RANK] = {0};
+	for (int q = 0; q < nout; q++) {
+		int dd = g.ord[q];
+		blo[q] = INT64_MAX;
+		bhi[q] = INT64_MIN;
+		for (int i = 0; i < d->nb; i++) {
+			if (d->b[i].lo[dd] < blo[q])
+				blo[q] = d->b[i].lo[dd];
+			if (d->b[i].hi[dd] > bhi[q])
+				bhi[q] = d->b[i].hi[dd];
+		}
+		x[q] = blo[q];
+	}
+	int64_t count = 0, last = INT64_MIN;
+	if (nout == 0) {
+		for (int i = 0; i < d->nb; i++)
+			g.cand[g.ncand++] = i;
+		return row_lines(d, &g, x, r, &last);
+	}
+	int64_t cut[2 * 256 + 2];
+	int nc = 0, prev[256], nprev = 0;
+	bool have_cuts = false;
+	for (;;) {
+		/* the boxes that contain the outer coordinates but the last */
+		int64_t base = r;
+		for (int q = 0; q < nout - 1; q++)
+			base += g.e * g.st[g.ord[q]] * x[q];
+		g.ncand = 0;
+		for (int i = 0; i < d->nb; i++) {
+			const box *bb = &d->b[i];
+			bool in = true;
+			for (int q = 0; q < nout - 1 && in; q++) {
+				int dd = g.ord[q];
+				in = x[q] >= bb->lo[dd] && x[q] <= bb->hi[dd] && (x[q] - bb->lo[dd]) % bb->g[dd] == 0;
+			}
+			if (in)
+				d->cand[g.ncand++] = i;
+		}
+		/* bands of the last outer dimension between the boxes' edges; the same boxes as at
+		 * the previous outer coordinates (the common case) make the same cuts */
+		int dl = g.ord[nout - 1];
+		bool same = have_cuts && g.ncand == nprev;
+		for (int c = 0; c < g.ncand && same; c++)
+			same = g.cand[c] == prev[c];
+		if (!same) {
+			nc = 0;
+			cut[nc++] = blo[nout - 1];
+			cut[nc++] = bhi[nout - 1] + 1;
+			for (int c = 0; c < g.ncand && nc + 2 <= (int)(sizeof cut / sizeof cut[0]); c++) {
+				cut[nc++] = d->b[g.cand[c]].lo[dl];
+				cut[nc++] = d->b[g.cand[c]].hi[dl] + 1;
+			}
+			/* many boxes make many cuts: an insertion sort of them was most of the model's time */
+			if (nc > 16)
+				qsort(cut, (size_t)nc, sizeof *cut, cmp_cut);
+			else
+				for (int i = 1; i < nc; i++)
+					for (int j = i; j > 0 && cut[j] < cut[j - 1]; j--) {
+						int64_t t = cut[j];
+						cut[j] = cut[j - 1];
+						cut[j - 1] = t;
+					}
+			have_cuts = g.ncand <= (int)(sizeof prev / sizeof prev[0]);
+			nprev = g.ncand;
+			for (int c = 0; c < g.ncand && have_cuts; c++)
+				prev[c] = g.cand[c];
+		}
+		for (int i = 0; i + 1 < nc; i++)
+			if (cut[i + 1] > cut[i] && cut[i] >= blo[nout - 1] && cut[i + 1] <= bhi[nout - 1] + 1)
+				count += band_lines(d, &g, x, cut[i], cut[i + 1], base, &last);
+		x[nout - 1] = blo[nout - 1];
+		int q = nout - 2;
+		while (q >= 0 && ++x[q] > bhi[q]) {
+			x[q] = blo[q];
+			q--;
+		}
+		if (q < 0)
+			break;
+	}
+	return count;
+}
+
+/* Collected accesses of a window. */
+typedef struct wacc {
+	const macc *acc;
+	const mnode *stmt;
+	const wpart *part;
+} wacc;
+
+typedef struct wlist_s wlist;
+
+static bool collect(model *m, const mnode *x, const wpart *part, int array, wlist *wl)
+{
+	if (!x->per_iter[array])
+		return true;
+	if (!x->is_loop && x->nkids == 0) {
+		int lo = part->x == x && part->ahi ? part->alo : 0, hi = part->x == x && part->ahi ? part->ahi : x->nacc;
+		for (int i = lo; i < hi; i++) {
+			if (x->acc[i].array != array)
+				continue;
+			if (wl->n == wl->cap) {
+				int cap = wl->cap ? 2 * wl->cap : 16;
+				wacc *v = realloc(wl->v, sizeof *v * (size_t)cap);
+				if (!v)
+					return mdl_fail(m, CT_ERR_NOMEM, "out of memory");
+				wl->v = v;
+				wl->cap = cap;
+			}
+			wl->v[wl->n++] = (wacc){&x->acc[i], x, part};
+		}
+		return true;
+	}
+	for (int i = 0; i < x->nkids; i++)
+		if (!collect(m, x->kids[i], part, array, wl))
+			return false;
+	return true;
+}
+
+/* Range of counter j for an access of a window at instance 0: [*lo, *lo + *len). */
+static void counter_range(const wspec *w, const wacc *wa, int j, int64_t *lo, int64_t *len)
+{
+	const wpart *p = wa->part;
+	bool own = p->x->is_loop && p->x->depth == j;
+	for (int k = 0; k < p->npin; k++)
+		if (p->pin_depth[k] == j) {
+			*lo = p->pin_value[k];
+			*len = 1;
+			return;
+		}
+	if (own) {
+		*lo = p->a;
+		*len = p->b - p->a;
+	} else if (j < w->fix) {
+		*lo = j == w->fix - 1 ? p->xoff : 0;
+		*len = 1;
+	} else {
+		*lo = 0;
+		*len = wa->stmt->anc[j]->n;
+	}
+}
+
+/* Values t < x with t = r (mod per). */
+static int64_t below(int64_t x, int64_t r, int64_t per) { return x > r ? (x - r + per - 1) / per : 0; }
+
+/* The filter of counter j in w, or -1. */
+int mdl_filter_of(const wspec *w, int j)
+{
+	for (int i = 0; i < w->nflt; i++)
+		if (w->flt_j[i] == j)
+			return i;
+	return -1;
+}
+
+/* The values counter j (< fix) of window w takes when its loop runs n times: how many, and
+ * the k-th of them (in increasing order). */
+int64_t mdl_inst_count(const wspec *w, int j, int64_t n)
+{
+	if (j == w->fix - 1 && w->mlast > 0)
+		n = w->mlast;
+	int f = mdl_filter_of(w, j);
+	if (f < 0)
+		return n;
+	int64_t c = 0, per = w->flt_per[f], lo = w->flt_lo[f], hi = w->flt_hi[f] < n ? w->flt_hi[f] : n;
+	for (int r = 0; r < per; r++)
+		if (w->flt_mask[f] >> r & 1 && hi > lo)
+			c += below(hi, r, per) - below(lo, r, per);
+	return c;
+}
+
+static int64_t inst_value(const wspec *w, int j, int64_t k)
+{
+	int f = mdl_filter_of(w, j);
+	if (f < 0)
+		return k;
+	uint32_t mask = w->flt_mask[f];
+	int64_t per = w->flt_per[f], lo = w->flt_lo[f];
+	/* skip the values of lo's block below lo, then whole blocks of pc values */
+	int64_t k2 = k + (int64_t)__builtin_popcount(mask & ((1u << (lo % per)) - 1u));
+	int pc = __builtin_popcount(mask), idx = (int)(k2 % pc), r = 0;
+	for (;; r++)
+		if ((mask >> r & 1) && idx-- == 0)
+			break;
+	return (lo / per + k2 / pc) * per + r;
+}
+
+/* The instance ranges m_j of a window (j < fix). */
+static int64_t inst_range(const wspec *w, const wacc *wa, int j)
+{
+	return mdl_inst_count(w, j, wa->stmt->anc[j]->n);
+}
+
+/* Boxes of the accesses at instance 0 (plus per-access shifts s of the instance counters). */
+static void make_boxes(dlctx *d, const wspec *w, const wlist *wl, const int64_t *s)
+{
+	model *m = d->m;
+	int rank = m->rank[d->array];
+	for (int i = 0; i < wl->n; i++) {
+		const wacc *wa = &wl->v[i];
+		const macc *ac = wa->acc;
+		box *b = &d->b[i];
+		if (ac->inexact)
+			d->inexact = true;
+		for (int dd = 0; dd < rank; dd++) {
+			term tm[MODEL_MAX_DEPTH];
+			int nt = 0;
+			int64_t c = ac->c[dd];
+			bool coupled = false;
+			for (int j = 0; j < ac->depth; j++) {
+				int64_t bt = ac->beta[dd * ac->depth + j], lo, len;
+				if (!bt)
+					continue;
+				counter_range(w, wa, j, &lo, &len);
+				c += bt * lo;
+				if (s && j < w->fix)
+					c += bt * s[j];
+				tm[nt++] = (term){bt, len};
+				for (int e2 = 0; e2 < rank && !coupled; e2++)
+					coupled = e2 != dd && len > 1 && ac->beta[e2 * ac->depth + j] != 0;
+			}
+			if (!progression(c, tm, nt, &b->lo[dd], &b->hi[dd], &b->g[dd]) || coupled)
+				d->inexact = true;
+		}
+	}
+}
+
+/* Address shift coefficient (bytes per step) of counter j for access wa. */
+int64_t mdl_gamma_of(const model *m, const macc *ac, int j)
+{
+	int a = ac->array;
+	int64_t g = 0;
+	for (int dd = 0; dd < m->rank[a]; dd++)
+		g += ac->beta[dd * ac->depth + j] * m->stride[a * IR_MAX_RANK + dd];
+	return g * m->elem[a];
+}
+
+/* The key of a window (with its array) as a flat list of integers; returns its length. */
+static int spec_key(int array, const wspec *w, int64_t *key)
+{
+	int n = 0;
+	key[n++] = array;
+	key[n++] = w->fix;
+	key[n++] = w->mlast;
+	key[n++] = w->nflt;
+	for (int i = 0; i < w->nflt; i++) {
+		key[n++] = w->flt_j[i];
+		key[n++] = w->flt_per[i];
+		key[n++] = w->flt_mask[i];
+		key[n++] = w->flt_lo[i];
+		key[n++] = w->flt_hi[i];
+	}
+	key[n++] = w->np;
+	for (int i = 0; i < w->np; i++) {
+		const wpart *p = &w->p[i];
+		key[n++] = (int64_t)(uintptr_t)p->x;
+		key[n++] = p->a;
+		key[n++] = p->b;
+		key[n++] = p->xoff;
+		key[n++] = p->alo * 4096 + p->ahi;
+		key[n++] = p->npin;
+		for (int k = 0; k < p->npin; k++) {
+			key[n++] = p->pin_depth[k];
+			key[n++] = p->pin_value[k];
+		}
+	}
+	return n;
+}
+
+#define KEY_MAX (5 + 5 * MAX_FILTERS + MAX_PARTS * (6 + 2 * MAX_PINS))
+
+static uint64_t hash_key(const int64_t *key, int n)
+{
+	uint64_t h = 1469598103934665603ULL;
+	for (int i = 0; i < n; i++)
+		h = (h ^ (uint64_t)key[i]) * 1099511628211ULL;
+	h ^= h >> 29;
+	h *= 0xBF58476D1CE4E5B9ULL;
+	return h ^ (h >> 32);
+}
+
+static dlstat dl_sum_eval(model *m, int array, const wspec *w, bool *inexact);
+static dlstat fp_sum(model *m, const wspec *w);
+
+static bool memo_grow(model *m)
+{
+	int cap = m->capmemo ? 2 * m->capmemo : 4096;
+	memo *nm = calloc((size_t)cap, sizeof *nm);
+	if (!nm)
+		return mdl_fail(m, CT_ERR_NOMEM, "out of memory");
+	for (int i = 0; i < m->capmemo; i++) {
+		if (!m->memo[i].key)
+			continue;
+		int j = (int)(m->memo[i].hash % (uint64_t)cap);
+		while (nm[j].key)
+			j = (j + 1) % cap;
+		nm[j] = m->memo[i];
+	}
+	free(m->memo);
+	m->memo = nm;
+	m->capmemo = cap;
+	return true;
+}
+
+/* Sum over the instances of window w of the distinct lines of array it touches (memoized
+ * per line size). */
+static dlstat dl_stat(model *m, int array, const wspec *w, bool *inexact)
+{
+	int64_t key[KEY_MAX];
+	int n = spec_key(array, w, key);
+	uint64_t h = hash_key(key, n);
+	dlstat zero = {0, 0, 0};
+	/* a lookup costs about as much as a hundred rows of boxes (measured on the random bench) */
+	m->work += MODEL_LOOKUP_WORK;
+	if (m->budget && m->work > m->budget && !m->st) {
+		m->over_budget = true;
+		m->st = CT_ERR_LIMIT;
+	}
+	if (m->st)
+		return zero;
+	if (m->capmemo) {
+		int i = (int)(h % (uint64_t)m->capmemo);
+		for (; m->memo[i].key; i = (i + 1) % m->capmemo) {
+			memo *e = &m->memo[i];
+			if (e->hash == h && e->n == n && memcmp(e->key, key, sizeof *key * (size_t)n) == 0) {
+				if (e->inexact && inexact)
+					*inexact = true;
+				return (dlstat){e->sum, e->mn, e->mx};
+			}
+		}
+	}
+	bool ix = false;
+	dlstat v = array < 0 ? fp_sum(m, w) : dl_sum_eval(m, array, w, &ix);
+	if (ix && inexact)
+		*inexact = true;
+	if (m->st || (2 * (m->nmemo + 1) > m->capmemo && !memo_grow(m)))
+		return zero;
+	int64_t *k = ct_arena_alloc(&m->arena, sizeof *k * (size_t)n);
+	if (!k) {
+		mdl_fail(m, CT_ERR_NOMEM, "out of memory");
+		return zero;
+	}
+	memcpy(k, key, sizeof *k * (size_t)n);
+	int i = (int)(h % (uint64_t)m->capmemo);
+	while (m->memo[i].key)
+		i = (i + 1) % m->capmemo;
+	m->memo[i] = (memo){h, n, k, v.sum, v.mn, v.mx, ix};
+	m->nmemo++;
+	return v;
+}
+
+/* Sum over the instances of window w of the distinct lines of array it touches (memoized
+ * per line size; array -1: all arrays). */
+int64_t mdl_dl_sum(model *m, int array, const wspec *w, bool *inexact)
+{
+	return dl_stat(m, array, w, inexact).sum;
+}
+
+void mdl_memo_clear(model *m)
+{
+	/* the keys live in the arena */
+	free(m->memo);
+	m->memo = NULL;
+	m->nmemo = m->capmemo = 0;
+}
+
+/* Number of instances of window w. */
+static int64_t spec_instances(const wspec *w)
+{
+	const mnode *x = w->p[0].x;
+	int64_t n = 1;
+	/* the counters 0 .. fix-1 are those of x's enclosing loops (x itself for a sliding
+	 * window: fix - 1 == x->depth) */
+	const mnode *y = x->is_loop && x->depth == w->fix - 1 ? x : x->parent;
+	for (; y && y->is_loop; y = y->parent) {
+		if (y->depth >= w->fix)
+			continue;
+		n *= mdl_inst_count(w, y->depth, y->n);
+	}
+	return n;
+}
+
+/* Add to h2 the histogram h of address residues (mod L) shifted by v0 + t * step for each t
+ * in [0, cnt): the residues of a counter's values convolved with the others'. */
+static void hist_shift(const int64_t *h, int64_t *h2, int64_t *nz, int64_t L, int64_t v0, int64_t step,
+                       int64_t cnt)
+{
+	if (cnt <= 0)
+		return;
+	/* t * step mod L has period P; each of the first P values occurs cnt / P times, the
+	 * first cnt % P once more */
+	int64_t P = L / mdl_gcd64(step, L), full = cnt / P, rem = cnt % P;
+	/* the histogram is sparse (one residue before the first counter): visit its support */
+	int64_t nnz = 0;
+	for (int64_t r = 0; r < L; r++)
+		if (h[r])
+			nz[nnz++] = r;
+	for (int64_t t = 0; t < P; t++) {
+		int64_t c = full + (t < rem), v = (v0 + t * step) % L;
+		if (!c)
+			continue;
+		for (int64_t i = 0; i < nnz; i++) {
+			int64_t r = nz[i] + v;
+			h2[r >= L ? r - L : r] += h[nz[i]] * c;
+		}
+	}
+}
+
+static dlstat dl_sum_eval(model *m, int array, const wspec *w, bool *inexact)
+{
+	wlist wl = m->scratch;
+	wl.n = 0;
+	for (int i = 0; i < w->np && !m->st; i++)
+		collect(m, w->p[i].x, &w->p[i], array, &wl);
+	m->scratch = wl;
+	if (m->st || wl.n == 0)
+		return (dlstat){0, 0, 0};
+	dlctx d = {m, array, wl.n, NULL, NULL, false, NULL};
+	if (wl.n > m->capboxes) {
+		free(m->boxes);
+		m->capboxes = 2 * wl.n;
+		m->boxes = malloc(sizeof *m->boxes * (size_t)m->capboxes);
+		if (!m->boxes)
+			m->capboxes = 0;
+	}
+	d.b = m->boxes;
+	if (wl.n > m->capcand) {
+		free(m->cand);
+		m->capcand = 2 * wl.n;
+		m->cand = malloc(sizeof *m->cand * (size_t)m->capcand);
+		if (!m->cand)
+			m->capcand = 0;
+	}
+	d.cand = m->cand;
+	d.shift = NULL;
+	int64_t total = 0, mn = INT64_MAX, mx = 0;
+	if (!d.b || !d.cand) {
+		mdl_fail(m, CT_ERR_NOMEM, "out of memory");
+		return (dlstat){0, 0, 0};
+	}
+	/* do all accesses shift alike with the instance counters? */
+	bool uniform = true;
+	int64_t gam[MODEL_MAX_DEPTH];
+	for (int j = 0; j < w->fix; j++) {
+		gam[j] = mdl_gamma_of(m, wl.v[0].acc, j);
+		for (int i = 1; i < wl.n && uniform; i++)
+			if (mdl_gamma_of(m, wl.v[i].acc, j) != gam[j] &&
+			    (inst_range(w, &wl.v[0], j) > 1 || inst_value(w, j, 0) != 0))
+				uniform = false;
+	}
+	int64_t L = m->line;
+	if (uniform) {
+		make_boxes(&d, w, &wl, NULL);
+		int64_t *h = m->hist, *h2 = m->hist2;
+		memset(h, 0, sizeof *h * (size_t)L);
+		h[0] = 1;
+		for (int j = 0; j < w->fix; j++) {
+			int64_t mj = inst_range(w, &wl.v[0], j);
+			if (mj == 1 && inst_value(w, j, 0) == 0)
+				continue;
+			memset(h2, 0, sizeof *h2 * (size_t)L);
+			int f = mdl_filter_of(w, j);
+			if (f < 0) {
+				hist_shift(h, h2, m->nz, L, 0, ct_mod(gam[j], L), mj);
+			} else {
+				int64_t n = wl.v[0].stmt->anc[j]->n, per = w->flt_per[f], lo = w->flt_lo[f];
+				if (j == w->fix - 1 && w->mlast > 0)
+					n = w->mlast;
+				if (w->flt_hi[f] < n)
+					n = w->flt_hi[f];
+				for (int r = 0; r < per; r++) {
+					int64_t t0 = lo + ct_mod(r - lo, per); /* the first value >= lo */
+					if ((w->flt_mask[f] >> r & 1) && n > t0)
+						hist_shift(h, h2, m->nz, L, ct_mod(t0 * gam[j], L), ct_mod(per * gam[j], L),
+						           (n - t0 + per - 1) / per);
+				}
+			}
+			memcpy(h, h2, sizeof *h * (size_t)L);
+		}
+		for (int64_t r = 0; r < L; r++)
+			if (h[r]) {
+				int64_t v = dl_boxes(&d, r);
+				total += h[r] * v;
+				mn = v < mn ? v : mn;
+				mx = v > mx ? v : mx;
+			}
+	} else {
+		/* enumerate the instances (or sample them) with per-access shifts */
+		int64_t ninst = spec_instances(w);
+		d.inexact = ninst > MODEL_ENUM_LIMIT;
+		int64_t samples = ninst > MODEL_ENUM_LIMIT ? MODEL_SAMPLES : ninst;
+		int64_t s[MODEL_MAX_DEPTH];
+		bool ix = d.inexact;
+		double acc = 0;
+		for (int64_t k = 0; k < samples; k++) {
+			int64_t idx = samples == ninst ? k : (int64_t)((double)k * (double)ninst / (double)samples);
+			for (int j = w->fix - 1; j >= 0; j--) {
+				int64_t mj = inst_range(w, &wl.v[0], j);
+				s[j] = inst_value(w, j, idx % mj);
+				idx /= mj;
+			}
+			d.inexact = false;
+			make_boxes(&d, w, &wl, s);
+			ix = ix || d.inexact;
+			int64_t v = dl_boxes(&d, 0);
+			acc += (double)v;
+			mn = v < mn ? v : mn;
+			mx = v > mx ? v : mx;
+		}
+		d.inexact = ix;
+		total = (int64_t)(acc * (double)ninst / (double)samples + 0.5);
+	}
+	if (d.inexact)
+		*inexact = true;
+	return (dlstat){total, mn == INT64_MAX ? 0 : mn, mx};
+}
+
+
+/* Sum over the instances of window w of its footprint in lines (all arrays); the bounds
+ * add the arrays' own bounds. */
+static dlstat fp_sum(model *m, const wspec *w)
+{
+	dlstat f = {0, 0, 0};
+	for (int a = 0; a < m->na; a++) {
+		bool any = false;
+		for (int i = 0; i < w->np && !any; i++)
+			any = w->p[i].x->per_iter[a] != 0;
+		if (any) {
+			dlstat d = dl_stat(m, a, w, NULL);
+			f.sum += d.sum;
+			f.mn += d.mn;
+			f.mx += d.mx;
+		}
+	}
+	return f;
+}
+
+/* Average footprint in lines (all arrays) of one instance of window w. */
+double mdl_footprint(model *m, const wspec *w)
+{
+	int64_t ninst = spec_instances(w);
+	return ninst ? (double)mdl_dl_sum(m, -1, w, NULL) / (double)ninst : 0;
+}
+
+/* The least and the most footprint of one instance of window w. */
+void mdl_footprint_range(model *m, const wspec *w, double *lo, double *hi)
+{
+	dlstat d = dl_stat(m, -1, w, NULL);
+	*lo = (double)d.mn;
+	*hi = (double)d.mx;
+}

@@ -1,0 +1,206 @@
+/* model_int.h: the cache model's internals shared by model.c and its model_*.c parts. */
+#ifndef CT_MODEL_MODEL_INT_H
+#define CT_MODEL_MODEL_INT_H
+
+#include "model/model.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * How it works (docs/MODEL.md has the long version).
+ *
+ * 1. The loop tree becomes a model tree of loops with constant trip counts
+ *    (every loop of a scheduled tree has bounds over params only) and
+ *    statements whose accesses are affine in the trip counters t_j of the
+ *    enclosing loops. `if`s and the guards of halo copies are removed by
+ *    index-set splitting: a loop is cut into pieces in which every
+ *    condition below it is decided.
+ * 2. DL(window) is the number of distinct lines of one array that a window
+ *    of the run touches: some subtrees, with ranges of their own counters.
+ *    Each access covers a box (a progression per dimension) of index space;
+ *    the union is counted row by row in address order. The sum of DL over
+ *    all instances of a window (all values of the enclosing counters)
+ *    depends only on the residue of each instance's address shift modulo
+ *    the line size, so it is a weighted sum over at most `line` residues.
+ * 3. In any window, accesses - DL = the accesses that find their line
+ *    earlier in the same window. Differences of these counts over nested
+ *    windows give exactly how many accesses find their line in the same
+ *    statement instance, in an iteration delta back of a loop, or in an
+ *    earlier sibling subtree; their stack distance is the footprint (all
+ *    arrays) of the window between source and target.
+ */
+
+
+/* Deepest loop nest the model follows (the plan pass allows 256). */
+#define MODEL_MAX_DEPTH 300
+/* Instances of a window whose accesses shift differently are enumerated up to this many,
+ * sampled beyond. */
+#define MODEL_ENUM_LIMIT 16384
+#define MODEL_SAMPLES 512
+/* A mixed piece of a split loop is cut into single iterations up to this length. */
+#define MODEL_CUT_LIMIT 64
+/* The work of one memo lookup of dl_stat in rows of boxes walked (model_result.work). */
+#define MODEL_LOOKUP_WORK 128
+
+/* ------------------------------------------------------------ model tree */
+
+typedef struct mnode mnode;
+
+/* One access of a statement: index d = c[d] + sum_j beta[d * depth + j] * t_j. */
+typedef struct macc {
+	int array;
+	int depth;
+	int64_t c[IR_MAX_RANK];
+	int64_t *beta;
+	bool inexact;              /* a subscript the model could not express */
+} macc;
+
+struct mnode {
+	bool is_loop;
+	const lt_node *lt;         /* the loop or statement of the tree it comes from (NULL: the run) */
+	int64_t n;                 /* loop piece: trip count (>= 1) */
+	int depth;                 /* loops enclosing this node; a loop's counter is t_depth */
+	mnode *parent;
+	int nkids, capkids;
+	mnode **kids;
+	mnode **anc;               /* statement: anc[j] = the loop of counter j (depth entries) */
+	int nacc;
+	macc *acc;
+	int stmt_id;
+	int64_t *per_iter;         /* [na]: accesses in one iteration (one execution) */
+	int64_t inst;              /* executions of this node (product of enclosing trip counts) */
+};
+
+/* One loop piece on the builder's path: v = lo + step * (off + t), t in [0, n). */
+typedef struct mpath {
+	const lt_node *lt;
+	int64_t lo, step, off, n;
+	mnode *node;
+} mpath;
+
+#define MAX_PINS 6
+
+/* A window part: the subtree of x, with x's own counter in [a, b) when x is a loop. */
+typedef struct wpart {
+	const mnode *x;
+	int64_t a, b;
+	int64_t xoff;              /* counter fix-1 of a sliding window: start + xoff (parts below it) */
+	int alo, ahi;              /* a statement: only its accesses alo .. ahi-1 (ahi 0: all) */
+	int npin;                  /* counters below fix held at one value: pin_depth[i] = pin_value[i] */
+	int pin_depth[MAX_PINS];
+	int64_t pin_value[MAX_PINS];
+} wpart;
+
+#define MAX_PARTS 32
+#define MAX_FILTERS 4
+/* Most residues of one filter (the bits of flt_mask). */
+#define MAX_PERIOD 32
+
+/* A window: instances are the values of counters 0 .. fix-1 of the parts' common path
+ * (counter fix-1 ranges over [0, mlast) when mlast > 0); parts hang below. */
+typedef struct wspec {
+	int fix;
+	int64_t mlast;
+	/* instance classes: counter flt_j[i] (< fix) takes only the values in [flt_lo[i],
+	 * flt_hi[i]) whose residue mod flt_per[i] is in the bit set flt_mask[i] (a reuse whose
+	 * distance varies from instance to instance, split by the residues of its address
+	 * shifts or by ranges) */
+	int nflt;
+	int flt_j[MAX_FILTERS];
+	int64_t flt_per[MAX_FILTERS], flt_lo[MAX_FILTERS], flt_hi[MAX_FILTERS];
+	uint32_t flt_mask[MAX_FILTERS];
+	int np;
+	wpart p[MAX_PARTS];
+} wspec;
+
+/* A memo entry of dl_sum. */
+typedef struct memo {
+	uint64_t hash;
+	int n;
+	int64_t *key;      /* spec_key, malloc'd; NULL: a free slot */
+	int64_t sum;
+	int64_t mn, mx;    /* the least and the most distinct lines of one instance */
+	bool inexact;
+} memo;
+
+typedef struct model {
+	ct_looptree *t;
+	ct_ctx *ctx;
+	ct_arena arena;
+	int64_t *pv;
+	int na;
+	int64_t *elem;             /* [na] bytes */
+	int64_t *stride;           /* [na * IR_MAX_RANK] elements */
+	int *order;                /* [na * IR_MAX_RANK] dims by decreasing stride */
+	int *rank;                 /* [na] */
+	mnode root;
+	ct_status st;
+	bool *inexact;             /* [na] */
+	mpath path[MODEL_MAX_DEPTH];
+	int depth;
+	/* the analysis of one line size */
+	int64_t line;
+	int64_t caps[SIM_MAX_LEVELS]; /* capacities in lines of the levels with this line size */
+	int refine;                /* how deep cells that straddle a capacity are split */
+	int ncaps;
+	model_lines *ml;
+	int capparts;
+	memo *memo;
+	int nmemo, capmemo;
+	/* scratch of dl_sum_eval */
+	int64_t *hist, *hist2, *nz;  /* [line] each */
+	struct wlist_s {
+		struct wacc *v;
+		int n, cap;
+	} scratch;
+	struct box *boxes;
+	int capboxes;
+	struct wspec *ws;          /* 8 windows of scratch for the grid */
+	int *cand;
+	int capcand;
+	/* the work done (rows of boxes walked, memo lookups) and the most allowed (0: no limit) */
+	int64_t work, budget;
+	bool over_budget;          /* the work went over budget: the analysis stopped (m->st set) */
+} model;
+
+/* A sum over the instances of a window, with the least and the most of one instance. */
+typedef struct dlstat {
+	int64_t sum, mn, mx;
+} dlstat;
+
+/* model_tree.c */
+/* Record status st with `what` on the ctx (the first failure wins); false. */
+bool mdl_fail(model *m, ct_status st, const char *what);
+/* Zeroed memory from the model's arena (NULL and a failure when out of memory). */
+void *mdl_alloc(model *m, size_t n);
+/* Build the model nodes of the tree nodes kids[0..nkids) under parent. */
+bool mdl_build_list(model *m, lt_node *const *kids, int nkids, mnode *parent);
+/* per_iter and inst of every node below x. */
+bool mdl_count_accesses(model *m, mnode *x, int64_t inst);
+
+/* model_fp.c */
+/* Greatest common divisor (Euclid; the callers pass values >= 0). */
+int64_t mdl_gcd64(int64_t a, int64_t b);
+/* The filter of counter j in w, or -1. */
+int mdl_filter_of(const wspec *w, int j);
+/* The values counter j (< fix) of window w takes when its loop runs n times: how many, and
+ * the k-th of them (in increasing order). */
+int64_t mdl_inst_count(const wspec *w, int j, int64_t n);
+/* Address shift coefficient (bytes per step) of counter j for access wa. */
+int64_t mdl_gamma_of(const model *m, const macc *ac, int j);
+/* Sum over the instances of window w of the distinct lines of array it touches (memoized
+ * per line size; array -1: all arrays). */
+int64_t mdl_dl_sum(model *m, int array, const wspec *w, bool *inexact);
+/* Forget the memo of dl_sum (a new line size). */
+void mdl_memo_clear(model *m);
+/* Average footprint in lines (all arrays) of one instance of window w. */
+double mdl_footprint(model *m, const wspec *w);
+/* The least and the most footprint of one instance of window w. */
+void mdl_footprint_range(model *m, const wspec *w, double *lo, double *hi);
+
+/* model_parts.c */
+/* The reuse partitions of line size `line` into *ml; false on failure (status on m). */
+bool mdl_analyse_line(model *m, const sim_spec *spec, int64_t line, model_lines *ml);
+
+#endif
