@@ -173,15 +173,12 @@ static ct_status dev_open(ct_ctx *ctx, ocl_dev *d)
 
 /* ------------------------------------------------------------ programs */
 
-/* The platform name PoCL reports (CL_PLATFORM_NAME). */
-#define POCL_PLATFORM "Portable Computing Language"
-
 const char *ocl_build_options(const char *platform, bool barriers)
 {
 	const char *o = getenv("CACHET_OPENCL_OPTIONS");
 	if (o)
 		return o;
-	return barriers && platform && strncmp(platform, POCL_PLATFORM, strlen(POCL_PLATFORM)) == 0 ? "-cl-opt-disable"
+	return barriers && platform && strncmp(platform, OCL_POCL_PLATFORM, strlen(OCL_POCL_PLATFORM)) == 0 ? "-cl-opt-disable"
 	                                                                                          : "";
 }
 

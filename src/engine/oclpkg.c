@@ -228,7 +228,7 @@ static char *make_source(const ct_kernel *k, const char *cl, size_t cl_len, cons
 	              n, n, CACHET_VERSION, n, n);
 	c_string(&b, cl, cl_len);
 	ct_buf_puts(&b, ";\n\n/* the build options: on PoCL, and on other platforms */\nstatic const char ct_pocl_options[] = ");
-	const char *pocl = ocl_build_options("Portable Computing Language", L->barriers);
+	const char *pocl = ocl_build_options(OCL_POCL_PLATFORM, L->barriers);
 	c_string(&b, pocl, strlen(pocl));
 	ct_buf_puts(&b, ";\nstatic const char ct_options[] = ");
 	c_string(&b, opts, strlen(opts));
@@ -287,7 +287,7 @@ static char *make_source(const ct_kernel *k, const char *cl, size_t cl_len, cons
 	              "\t\tif (!h->q) {\n\t\t\tct_say(err, cap, \"creating the context and queue\", e);\n"
 	              "\t\t\tcachet_%s_cl_free(h);\n\t\t\treturn NULL;\n\t\t}\n\t}\n"
 	              "\tchar desc[1024];\n\tct_describe(h->dev, desc, sizeof desc);\n"
-	              "\tconst char *ct_opts = strncmp(desc, \"Portable Computing Language \", 28) == 0 ? ct_pocl_options : ct_options;\n"
+	              "\tconst char *ct_opts = strncmp(desc, \"" OCL_POCL_PLATFORM " \", sizeof \"" OCL_POCL_PLATFORM " \" - 1) == 0 ? ct_pocl_options : ct_options;\n"
 	              "\tif (ct_binary_size && strcmp(desc, ct_binary_device) == 0) {\n"
 	              "\t\tconst unsigned char *bp = ct_binary;\n\t\tsize_t bn = ct_binary_size;\n"
 	              "\t\th->prog = clCreateProgramWithBinary(h->cx, 1, &h->dev, &bn, &bp, NULL, &e);\n"

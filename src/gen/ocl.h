@@ -30,6 +30,10 @@ typedef struct ocl_launch {
  * (docs/OPENCL.md, section 5); else none. */
 const char *ocl_build_options(const char *platform, bool barriers);
 
+/* The platform name PoCL reports (CL_PLATFORM_NAME); a device description
+ * ("platform | version | ...") of PoCL starts with it. */
+#define OCL_POCL_PLATFORM "Portable Computing Language"
+
 /* The OpenCL C source of loop tree t (scheduled and planned for
  * plan(target=opencl)) and, when L is not NULL, its launch. The kernel
  * takes the kernel's arrays (temps excluded) as __global pointers in
