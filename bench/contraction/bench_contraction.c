@@ -214,6 +214,7 @@ static int parse_list(const char *s, long *out, int max, long lo, long hi)
 int main(int argc, char **argv)
 {
 	setenv("OMP_WAIT_POLICY", "passive", 0); /* as the cachet CLI */
+	bench_openblas_at_best(argv); /* the peer at its best: OPENBLAS_CORETYPE */
 	long threads[8] = {1, 2}, sizes[8] = {512, 1024};
 	int nthreads = 2, nsizes = 2;
 	for (int i = 1; i < argc; i++) {

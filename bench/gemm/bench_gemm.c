@@ -436,6 +436,7 @@ int main(int argc, char **argv)
 	/* as the cachet CLI: waiting OpenMP threads sleep (see tools/cachet.c);
 	 * set before the first kernel loads libgomp */
 	setenv("OMP_WAIT_POLICY", "passive", 0);
+	bench_openblas_at_best(argv); /* the peer at its best: OPENBLAS_CORETYPE */
 	int big = 0, small_only = 0, threads[8] = {1, 2}, nthreads = 2, nuser = 0;
 	shape user[16];
 	for (int i = 1; i < argc; i++) {

@@ -16,12 +16,41 @@ import platform
 import statistics
 import sys
 import time
+import subprocess
 import timeit
 
-import numpy as np
 
-import cachet
-from cachet._lib import ffi
+def openblas_at_best():
+    """Re-run this script with OPENBLAS_CORETYPE set to OpenBLAS's fastest kernel set here.
+
+    numpy's OpenBLAS reads the variable only when it loads, so this runs before numpy is
+    imported. The probe is bench/common/openblas_best.c (CACHET_BENCH_OPENBLAS_BEST, which
+    make bench-python sets); without it OpenBLAS keeps its own pick, and the header says so.
+    """
+    probe = os.environ.get("CACHET_BENCH_OPENBLAS_BEST")
+    if "OPENBLAS_CORETYPE" in os.environ or os.environ.get("CACHET_BENCH_OPENBLAS_PICKED"):
+        return
+    os.environ["CACHET_BENCH_OPENBLAS_PICKED"] = "1"
+    if not probe:
+        print("bench: CACHET_BENCH_OPENBLAS_BEST not set; OpenBLAS keeps its own kernel pick", file=sys.stderr)
+        return
+    best = subprocess.run([probe], stdout=subprocess.PIPE, text=True, check=False)
+    name = best.stdout.strip()
+    if best.returncode != 0 or not name:
+        print(f"bench: {probe} failed; OpenBLAS keeps its own kernel pick", file=sys.stderr)
+        return
+    if name != "default":
+        os.environ["OPENBLAS_CORETYPE"] = name
+        sys.stdout.flush()
+        os.execv(sys.executable, [sys.executable] + sys.argv)
+
+
+openblas_at_best()
+
+import numpy as np  # noqa: E402  (after openblas_at_best: the variable counts only at load)
+
+import cachet  # noqa: E402
+from cachet._lib import ffi  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -156,7 +185,8 @@ def main():
     print(f"# cachet Python bench, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
     print(f"CPU: {cpu_line()} ({os.cpu_count()} CPUs online)")
     print(f"Python {platform.python_version()} ({sys.executable}), numpy {np.__version__}, "
-          f"libcachet {cachet.library_path}\n")
+          f"libcachet {cachet.library_path}")
+    print(f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset: the library's own pick)')}\n")
     overhead(args.quick)
     if not args.overhead_only:
         sgemm(sizes, args.threads)
