@@ -128,10 +128,7 @@ CT_API int64_t ct_ctx_get_option(CT_KEEP const ct_ctx *ctx, ct_option opt);
 
 /* ---------------------------------------------------------------- kernels (src/api: parse, check; src/ir: accessors) */
 
-typedef enum ct_dtype {
-	CT_DTYPE_ANY = -1, /* no type: only where a query says it means every type (ct_store_list) */
-	CT_F32 = 0, CT_F64 = 1, CT_I32 = 2, CT_I64 = 3
-} ct_dtype;
+typedef enum ct_dtype { CT_F32 = 0, CT_F64 = 1, CT_I32 = 2, CT_I64 = 3 } ct_dtype;
 typedef enum ct_role {
 	CT_INPUT = 0, CT_OUTPUT = 1, CT_INOUT = 2, CT_TEMP = 3, CT_CONST = 4
 } ct_role;
@@ -1070,11 +1067,11 @@ CT_API ct_status ct_store_put(CT_KEEP ct_store *s, CT_KEEP const ct_tune_record 
 CT_API ct_status ct_store_get(CT_KEEP ct_store *s, CT_KEEP const char *family, ct_dtype dtype,
 			      CT_KEEP const char *size_class, CT_KEEP ct_tune_record *out,
 			      CT_KEEP int *found);
-/* All records of family (NULL: every family) and dtype (CT_DTYPE_ANY: every type),
+/* All records of family (NULL: every family) and *dtype (NULL: every type),
  * sorted by family, type, size class, for nearest-size-class selection and
  * `cachet tune --show`. *recs is owned by s, valid until the next
  * get/list/print on s. Damaged records are skipped with a warning. */
-CT_API ct_status ct_store_list(CT_KEEP ct_store *s, CT_KEEP const char *family, ct_dtype dtype,
+CT_API ct_status ct_store_list(CT_KEEP ct_store *s, CT_KEEP const char *family, CT_KEEP const ct_dtype *dtype,
 			       CT_KEEP const ct_tune_record **recs, CT_KEEP int *n);
 /* Print the records of family (NULL: all) as an aligned table or one JSON
  * object {"path", "device_id", "writable", "records": [...]}, as every

@@ -962,7 +962,7 @@ ct_status ct_store_get(ct_store *s, const char *family, ct_dtype dtype, const ch
 	return status;
 }
 
-ct_status ct_store_list(ct_store *s, const char *family, ct_dtype dtype, const ct_tune_record **recs,
+ct_status ct_store_list(ct_store *s, const char *family, const ct_dtype *dtype, const ct_tune_record **recs,
                         int *n)
 {
 	if (recs)
@@ -974,7 +974,7 @@ ct_status ct_store_list(ct_store *s, const char *family, ct_dtype dtype, const c
 		         : CT_ERR_USAGE;
 	ct_arena_free(&s->arena);
 	s->nrecs = 0;
-	if (!s->db || (int)dtype >= NDTYPES || (int)dtype < (int)CT_DTYPE_ANY)
+	if (!s->db || (dtype && ((int)*dtype < 0 || (int)*dtype >= NDTYPES)))
 		return CT_OK;
 	sqlite3_stmt *st = NULL;
 	if (sqlite3_prepare_v2(s->db,
@@ -985,8 +985,8 @@ ct_status ct_store_list(ct_store *s, const char *family, ct_dtype dtype, const c
 		return db_error(s, "cannot read");
 	if (family)
 		sqlite3_bind_text(st, 1, family, -1, SQLITE_STATIC);
-	if (dtype != CT_DTYPE_ANY)
-		sqlite3_bind_text(st, 2, dtype_names[dtype], -1, SQLITE_STATIC);
+	if (dtype)
+		sqlite3_bind_text(st, 2, dtype_names[*dtype], -1, SQLITE_STATIC);
 	ct_status status = collect(s, st);
 	sqlite3_finalize(st);
 	if (status == CT_OK) {
@@ -1150,7 +1150,7 @@ ct_status ct_store_print(ct_store *s, const char *family, ct_format format, FILE
 		         : CT_ERR_USAGE;
 	const ct_tune_record *r;
 	int n;
-	ct_status st = ct_store_list(s, family, CT_DTYPE_ANY, &r, &n);
+	ct_status st = ct_store_list(s, family, NULL, &r, &n);
 	if (st != CT_OK)
 		return st;
 	/* a copy: the rows are sorted for the table */
@@ -1258,7 +1258,7 @@ ct_status ct_store_export(ct_store *s, const char *family, const char *path)
 		return s ? ct_error(s->ctx, CT_ERR_USAGE, "ct_store_export: no file") : CT_ERR_USAGE;
 	const ct_tune_record *r;
 	int n;
-	ct_status st = ct_store_list(s, family, CT_DTYPE_ANY, &r, &n);
+	ct_status st = ct_store_list(s, family, NULL, &r, &n);
 	if (st)
 		return st;
 	bool built = true;
@@ -1332,7 +1332,7 @@ static int import_row(ct_store *s, sqlite3_stmt *st, const char *path, int force
 	r.tuner_version = text_col(st, 7);
 	const char *cv = text_col(st, 8);
 	r.timestamp = sqlite3_column_int64(st, 9);
-	r.dtype = CT_DTYPE_ANY;
+	r.dtype = (ct_dtype)-1;
 	for (int i = 0; dt && i < NDTYPES; i++)
 		if (strcmp(dt, dtype_names[i]) == 0)
 			r.dtype = (ct_dtype)i;
