@@ -16,8 +16,9 @@ PREFIX   ?= /usr/local
 CC       ?= cc
 SAN      ?=
 VERSION  := 0.1.0
-# the shared library's ABI version: bump SOVERSION on an incompatible change of include/cachet.h
-SOVERSION := 0
+# the shared library's ABI version, CACHET_SOVERSION in include/cachet.h (bumped there on an
+# incompatible change of the header; CHANGES.md)
+SOVERSION := $(shell sed -n 's/^\#define CACHET_SOVERSION \([0-9][0-9]*\)$$/\1/p' include/cachet.h)
 SONAME   := libcachet.so.$(SOVERSION)
 
 WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
@@ -226,7 +227,7 @@ PYTHON   ?= /usr/bin/python3
 PY_SRC   := $(sort $(wildcard python/cachet/*.py))
 PY_OUT   := $(BUILD)/python/cachet
 .PHONY: python bench-python
-python: $(PY_OUT)/_cachet_ffi.py $(PY_OUT)/libcachet.so.0 $(PY_SRC:python/cachet/%=$(PY_OUT)/%)
+python: $(PY_OUT)/_cachet_ffi.py $(PY_OUT)/$(SONAME) $(PY_SRC:python/cachet/%=$(PY_OUT)/%)
 
 $(PY_OUT)/%.py: python/cachet/%.py
 	@mkdir -p $(dir $@)
@@ -236,7 +237,7 @@ $(PY_OUT)/_cachet_ffi.py: include/cachet.h python/gen_ffi.py | $(DEPS_OK)
 	@mkdir -p $(dir $@)
 	$(PYTHON) python/gen_ffi.py include/cachet.h $(PY_OUT) >/dev/null
 
-$(PY_OUT)/libcachet.so.0: $(BUILD)/libcachet.so.$(VERSION)
+$(PY_OUT)/$(SONAME): $(BUILD)/libcachet.so.$(VERSION)
 	@mkdir -p $(dir $@)
 	cp $< $@
 

@@ -11,6 +11,11 @@ extern "C" {
 #endif
 
 #define CACHET_VERSION "0.1.0"
+/* The ABI version: the library's SONAME is libcachet.so.<CACHET_SOVERSION>.
+ * It grows by one with every change of this header that breaks programs
+ * or bindings built against the previous one (CHANGES.md lists them); the
+ * Makefile reads it from here. */
+#define CACHET_SOVERSION 1
 
 /* Ownership annotations (as in isl). They expand to nothing; they document who
  * frees what:
@@ -30,7 +35,7 @@ extern "C" {
 #define CT_API
 #endif
 
-/* ---------------------------------------------------------------- status */
+/* ---------------------------------------------------------------- status and output formats (src/core) */
 
 typedef enum ct_status {
 	CT_OK = 0,
@@ -48,7 +53,16 @@ typedef enum ct_status {
 /* Return a static, human-readable name for status s (never NULL). */
 CT_API CT_KEEP const char *ct_strerror(ct_status s);
 
-/* ---------------------------------------------------------------- context */
+/* What a printer writes. Every printer is
+ *   ct_status ct_<object>_print(object, [what to print,] ct_format format, FILE *out)
+ * and writes to out (borrowed, not closed): CT_OK, CT_ERR_USAGE for a NULL
+ * object or out, CT_ERR_IO when writing fails. */
+typedef enum ct_format {
+	CT_FORMAT_TEXT = 0, /* aligned text for people */
+	CT_FORMAT_JSON = 1  /* one JSON object followed by a newline */
+} ct_format;
+
+/* ---------------------------------------------------------------- context (src/core) */
 
 /* realloc-style allocator hook (as in Lua): ptr == NULL allocates, size == 0
  * frees and returns NULL, otherwise resizes. Must return NULL on failure. */
@@ -92,8 +106,14 @@ typedef enum ct_option {
 	CT_OPT_VECTOR_BYTES = 4, /* widest vector the C backend's register tiles use, in
 	                            bytes (a power of two, 8..256); 0 (default) = the
 	                            target's, from the hardware probe */
-	CT_OPT_BRANCHING = 5     /* 1: the C backend emits the branching form (see
-	                            ct_kernel_run_views); 0 (default): branch-free */
+	CT_OPT_BRANCHING = 5     /* 1: the C backend emits the branching form:
+	                            per-element bounds tests in the copies of halo
+	                            caches, and boundary `if`s tested in every
+	                            iteration. 0 (default): branch-free: copy loops
+	                            whose bounds absorb the tests, and loops split
+	                            into boundary and interior pieces so that the
+	                            interior runs without tests (docs/VIEWS.md,
+	                            "Branch-free code"). Same results either way. */
 } ct_option;
 /* Progress of long steps: fn(ud, phase, done, total) is called while one
  * runs, first once it has taken a second, then at most ten times a second,
@@ -106,7 +126,7 @@ CT_API void ct_ctx_set_progress(CT_KEEP ct_ctx *ctx, ct_progress_fn fn, CT_KEEP 
 CT_API ct_status ct_ctx_set_option(CT_KEEP ct_ctx *ctx, ct_option opt, int64_t value);
 CT_API int64_t ct_ctx_get_option(CT_KEEP const ct_ctx *ctx, ct_option opt);
 
-/* ---------------------------------------------------------------- kernels */
+/* ---------------------------------------------------------------- kernels (src/api: parse, check; src/ir: accessors) */
 
 typedef enum ct_dtype { CT_F32 = 0, CT_F64 = 1, CT_I32 = 2, CT_I64 = 3 } ct_dtype;
 typedef enum ct_role {
@@ -179,7 +199,7 @@ CT_API CT_KEEP const char *ct_kernel_index_name(CT_KEEP const ct_kernel *k, int 
  * runtime params are unset. */
 CT_API double ct_kernel_flops(CT_KEEP const ct_kernel *k);
 
-/* ---------------------------------------------------------------- loop tree */
+/* ---------------------------------------------------------------- loop tree (src/plan lowers, src/ir prints) */
 
 typedef struct ct_looptree ct_looptree;
 
@@ -189,11 +209,14 @@ typedef struct ct_looptree ct_looptree;
  * values, lowering does not). */
 CT_API CT_GIVE ct_looptree *ct_kernel_lower(CT_KEEP ct_kernel *k, int with_schedule);
 CT_API void ct_looptree_free(CT_TAKE ct_looptree *t);
-/* Print the loop tree as pseudo-code (json = 0) or as one JSON object
- * (json = 1). Returns a NUL-terminated string the caller frees with free(). */
-CT_API CT_GIVE char *ct_looptree_print(CT_KEEP ct_looptree *t, int json);
+/* Print the loop tree as pseudo-code (CT_FORMAT_TEXT) or as one JSON
+ * object (CT_FORMAT_JSON), as every printer (ct_format). */
+CT_API ct_status ct_looptree_print(CT_KEEP ct_looptree *t, ct_format format, CT_KEEP FILE *out);
+/* The same text as a NUL-terminated string the caller frees with free();
+ * NULL (with the ctx's error) on out-of-memory. */
+CT_API CT_GIVE char *ct_looptree_to_string(CT_KEEP ct_looptree *t, ct_format format);
 
-/* ---------------------------------------------------------------- interpreter */
+/* ---------------------------------------------------------------- interpreter (src/interp) */
 
 /* One buffer per array of the kernel, in declaration order, each of
  * ct_kernel_array_elements() elements laid out by the array's layout. temp
@@ -208,7 +231,7 @@ typedef void (*ct_trace_fn)(void *ud, int buffer, int64_t offset, int is_write);
  * left-hand side read, then the left-hand side write). */
 CT_API ct_status ct_interp_trace(CT_KEEP ct_looptree *t, ct_trace_fn fn, CT_KEEP void *ud);
 
-/* ---------------------------------------------------------------- data */
+/* ---------------------------------------------------------------- data (src/engine/data.c) */
 
 /* Fill buffer (n elements of type t) with deterministic pseudo-random values
  * in [-1, 1] (integers in [-8, 8]) from seed and stream. */
@@ -217,7 +240,7 @@ CT_API void ct_fill_random(CT_KEEP void *buffer, ct_dtype t, int64_t n, uint64_t
  * element is |got-want| / max(1, |want|). */
 CT_API double ct_max_rel_error(CT_KEEP const void *got, CT_KEEP const void *want, ct_dtype t, int64_t n);
 
-/* ---------------------------------------------------------------- running and verifying */
+/* ---------------------------------------------------------------- running and verifying (src/engine/run.c) */
 
 typedef enum ct_engine { CT_ENGINE_NATIVE = 0, CT_ENGINE_INTERP = 1 } ct_engine;
 
@@ -241,7 +264,8 @@ typedef struct ct_run_result {
 	int verified;            /* 1 verified, 0 mismatch, -1 not verified */
 	double max_rel_error;    /* over every output/inout array */
 	const char *engine;      /* "native" or "interp" */
-	const char *code_cache;  /* "memory", "disk", "compiled" or "none" */
+	const char *code_cache;  /* where the code came from: "memory" (this ctx's kernel memo
+	                            or module memo), "disk" (the code cache), "compiled" or "none" */
 	double compile_seconds;
 	int threads;
 	const char *mismatch_array; /* first array that failed verification, or "" */
@@ -255,21 +279,21 @@ CT_API void ct_run_options_init(CT_KEEP ct_run_options *o);
  * reference interpreter. Returns CT_ERR_VERIFY (with the result filled) on
  * a mismatch beyond the per-type tolerance (ct_dtype_tolerance; an f64
  * array of a kernel that also holds an f32 array gets f32's); the native
- * code that gave it is then evicted from the plan cache and the code cache
- * (memory and disk), so the next run compiles it again instead of reusing
+ * code that gave it is then evicted from the kernel memo, the module memo
+ * and the code cache, so the next run compiles it again instead of reusing
  * a wrong binary. */
 CT_API ct_status ct_kernel_run(CT_KEEP ct_kernel *k, CT_KEEP const ct_run_options *o,
 			       CT_KEEP ct_run_result *r);
 /* Relative tolerance used by verification for type t. */
 CT_API double ct_dtype_tolerance(ct_dtype t);
 
-/* ---------------------------------------------------------------- calling a kernel on your own buffers (src/run/callable.c) */
+/* ---------------------------------------------------------------- calling a kernel on your own buffers (src/engine/callable.c) */
 
 /* A compiled kernel with a plain C entry point: no ct_tensor, no copies,
  * no verification. */
 typedef struct ct_callable ct_callable;
 
-/* Compile k (host code, through the plan and code caches as ct_kernel_run)
+/* Compile k (host code, through the kernel memo and the code cache as ct_kernel_run)
  * and return a handle to call it. The compile-time params are fixed now;
  * the runtime params are given at each call. k is kept: it must outlive
  * the handle (later ct_kernel_set_param calls on k do not change it).
@@ -299,7 +323,7 @@ CT_API int ct_callable_param_count(CT_KEEP const ct_callable *h);
 /* Free h (NULL: no-op). The compiled code stays loaded in the ctx. */
 CT_API void ct_callable_free(CT_TAKE ct_callable *h);
 
-/* ---------------------------------------------------------------- code generation (src/gen) */
+/* ---------------------------------------------------------------- generated code, kernel memo, packages (src/gen, src/engine) */
 
 /* The generated source of kernel k (scheduled and planned) for target
  * "host" (C; NULL means host). Returns a malloc'd NUL-terminated string the
@@ -307,15 +331,19 @@ CT_API void ct_callable_free(CT_TAKE ct_callable *h);
  * error on the kernel's ctx. Runtime params stay symbolic (arguments). */
 CT_API CT_GIVE char *ct_kernel_emit(CT_KEEP ct_kernel *k, CT_KEEP const char *target, CT_KEEP size_t *len);
 
-/* The in-memory plan cache of a ctx: a kernel's canonical form (names
+/* The kernel memo of a ctx (in memory): a kernel's canonical form (names
  * alpha-renamed, so files differing only in index names share an entry)
- * -> its loaded code. Bounded (default 256 entries), least recently used
- * out first. */
-typedef struct ct_plan_cache_info {
+ * -> its loaded entry points, so running the same kernel again emits and
+ * compiles nothing. Bounded (default 256 entries), least recently used out
+ * first. ct_kernel_run, ct_kernel_compile, ct_kernel_run_views and the
+ * selector go through it. */
+typedef struct ct_kernel_memo_info {
 	int64_t entries, max_entries, hits, misses, evictions;
-} ct_plan_cache_info;
-CT_API ct_status ct_plan_cache_stats(CT_KEEP ct_ctx *ctx, CT_KEEP ct_plan_cache_info *info);
-CT_API ct_status ct_plan_cache_set_max(CT_KEEP ct_ctx *ctx, int64_t entries);
+} ct_kernel_memo_info;
+CT_API ct_status ct_kernel_memo_stats(CT_KEEP ct_ctx *ctx, CT_KEEP ct_kernel_memo_info *info);
+/* Bound the kernel memo to entries (1..1048576), evicting the least
+ * recently used ones now if it holds more. */
+CT_API ct_status ct_kernel_memo_set_max(CT_KEEP ct_ctx *ctx, int64_t entries);
 
 /* Build an ahead-of-time package of kernel k in folder dir (created if
  * missing): dir/NAME.h (the prototype, each argument's shape, type, layout
@@ -325,13 +353,15 @@ CT_API ct_status ct_plan_cache_set_max(CT_KEEP ct_ctx *ctx, int64_t entries);
  * -march=native: the package is for this machine. */
 CT_API ct_status ct_kernel_build(CT_KEEP ct_kernel *k, CT_KEEP const char *dir);
 
-/* ---------------------------------------------------------------- compile, load and code cache (src/jit) */
-/* Generated C -> compiler -> dlopen, with a memory and a disk code cache. */
+/* ---------------------------------------------------------------- compile, load, module memo and code cache (src/jit) */
+/* Generated C -> compiler -> dlopen. A ctx remembers each module it loaded
+ * (its module memo, in memory) and shares compiled modules across processes
+ * through the code cache (on disk, in the cache folder). */
 
 /* A shared object of generated code, compiled by the system compiler and
  * loaded with dlopen(RTLD_NOW | RTLD_LOCAL). Owned by the ctx that loaded it:
  * valid until ct_ctx_free; every load of the same key in one ctx returns the
- * same module. */
+ * same module (the ctx's module memo: key -> module, in memory). */
 typedef struct ct_module ct_module;
 
 /* How generated code is compiled. The flags are always
@@ -344,7 +374,7 @@ typedef struct ct_compile_options {
 	const char *const *flags;  /* nflags extra flags, placed after the source file */
 	int nflags;
 	double timeout;            /* seconds the compiler may run (0 = 300) */
-	int no_cache;              /* bypass the memory and disk caches for this load */
+	int no_cache;              /* bypass the module memo and the code cache for this load */
 } ct_compile_options;
 
 /* Set o to the defaults (every field 0 / NULL). */
@@ -352,7 +382,8 @@ CT_API void ct_compile_options_init(CT_KEEP ct_compile_options *o);
 
 /* How one load was satisfied. */
 typedef struct ct_load_info {
-	const char *how;           /* "memory", "disk" or "compiled" (static string) */
+	const char *how;           /* "memory" (the module memo), "disk" (the code cache) or
+				      "compiled" (static string) */
 	double seconds;            /* wall time of this load, the compile included on a miss */
 	char key[33];              /* the key's XXH3-128 digest in hex (the entry's name on disk) */
 } ct_load_info;
@@ -393,7 +424,8 @@ CT_API void ct_cache_set_warning_handler(CT_KEEP ct_ctx *ctx, ct_warn_fn fn, CT_
  * is not loaded but rebuilt; an unsafe shard is not used). Tuning stores
  * (ct_store_open with dir NULL) and OpenCL binaries live in this folder under
  * the same rules. The ctx reads
- * CACHET_CACHE_DIR, CACHET_NO_CACHE (=1 bypasses memory and disk caches),
+ * CACHET_CACHE_DIR, CACHET_NO_CACHE (=1 bypasses the kernel memo, the module
+ * memo and the code cache),
  * CACHET_CACHE_MAX_BYTES and CC when it first uses the code cache. */
 CT_API ct_status ct_cache_set_dir(CT_KEEP ct_ctx *ctx, CT_KEEP const char *dir);
 /* Size cap of the disk cache in bytes (0 = the default, 1 GiB). Over the cap,
@@ -401,15 +433,17 @@ CT_API ct_status ct_cache_set_dir(CT_KEEP ct_ctx *ctx, CT_KEEP const char *dir);
  * compile, or now with ct_cache_prune). */
 CT_API ct_status ct_cache_set_max_bytes(CT_KEEP ct_ctx *ctx, int64_t bytes);
 
-/* The code cache as one ctx sees it: disk totals are read from the folder,
- * counters are this ctx's. */
+/* The code cache as one ctx sees it, with the ctx's module memo: disk
+ * totals are read from the folder, counters are this ctx's. */
 typedef struct ct_cache_info {
 	const char *path;          /* the cache folder (valid until the next call on ctx) */
 	int disk_enabled;          /* 0: bypassed (CACHET_NO_CACHE) or refused (unsafe folder) */
 	int64_t entries, bytes;    /* on disk now */
 	int64_t max_bytes;         /* the size cap */
-	int64_t memory_entries;    /* modules in this ctx's memory table */
-	int64_t memory_hits, disk_hits, compiles;
+	int64_t memo_entries;      /* modules in this ctx's module memo */
+	int64_t memo_hits;         /* loads answered by the module memo */
+	int64_t disk_hits;         /* loads answered by the code cache */
+	int64_t compiles;          /* loads that ran the compiler */
 	int64_t corrupt;           /* bad entries found (removed and rebuilt) */
 	int64_t evicted;           /* entries removed by the size cap */
 	int64_t swept;             /* orphan temp folders removed */
@@ -427,378 +461,46 @@ CT_API ct_status ct_cache_verify(CT_KEEP ct_ctx *ctx, CT_KEEP int64_t *bad);
 /* Apply the size cap now and sweep orphan temp folders. */
 CT_API ct_status ct_cache_prune(CT_KEEP ct_ctx *ctx);
 
-/* ---------------------------------------------------------------- cache model and simulator (src/model) */
+/* ---------------------------------------------------------------- cache folders (src/jit) */
 
-#define CT_SIM_MAX_LEVELS 8
+/* One folder (or family of files) that cachet writes in its cache folder
+ * (ct_cache_path): "code-v1" (compiled kernels, the part ct_cache_info
+ * counts and the size cap prunes), "blob-v1" (OpenCL program binaries),
+ * "pocl-v1" (PoCL's own kernel cache, where the cachet tool points PoCL
+ * when POCL_CACHE_DIR is unset) and "*.sqlite" (tuning stores). entries:
+ * kernels, binaries, PoCL programs or stores; bytes: their files. */
+typedef struct ct_cache_folder {
+	const char *name; /* static */
+	const char *what; /* static, one line */
+	int64_t entries, bytes;
+} ct_cache_folder;
+/* Fill out[0 .. min(cap, n)) with each folder's totals read from disk now
+ * and return n, the number of folders (4); -1 with the ctx's error when the
+ * cache folder is not usable. ct_cache_clear empties every folder but the
+ * tuning stores, and removes only names of the shapes cachet and PoCL
+ * write (a user's own file in the cache folder is kept). */
+CT_API int ct_cache_folders(CT_KEEP ct_ctx *ctx, CT_KEEP ct_cache_folder *out, int cap);
 
-/* Misses of one access reference (an array access of one statement) per level. */
-typedef struct ct_sim_ref {
-	const char *array;        /* owned by the kernel */
-	int stmt;                 /* statement number (1..; 0 for a let) */
-	int is_write;
-	int64_t misses[CT_SIM_MAX_LEVELS];
-} ct_sim_ref;
+/* ---------------------------------------------------------------- OpenCL target (src/engine/ocl.c; devices: src/target) */
 
-typedef struct ct_sim_result {
-	int64_t accesses;
-	int nlevels;
-	struct {
-		int64_t size, line, ways, misses;
-	} level[CT_SIM_MAX_LEVELS];
-	double seconds;           /* time of the simulation itself */
-	int nrefs;
-	ct_sim_ref *refs;         /* free with ct_sim_result_free */
-} ct_sim_result;
+/* Kernels with plan(target=opencl) run through OpenCL: ct_kernel_run with
+ * the native engine generates OpenCL C (ct_kernel_emit(k, "opencl")),
+ * builds it on the first OpenCL device (CACHET_OPENCL_DEVICE: a substring
+ * of the platform or device name picks another; CACHET_OPENCL_OPTIONS: build
+ * options), keeps the program binary in the code cache folder, and reports
+ * engine "opencl". libOpenCL.so.1 is loaded at first use: without it these
+ * calls return CT_ERR_UNSUPPORTED with a message, and nothing else changes. */
 
-/* Simulate kernel k (every runtime param set) exactly: its scheduled loop
- * tree's address trace (CLI.md conventions: arrays on their own line-aligned
- * regions, fixed access order in a statement) through LRU caches given by
- * spec ("SIZE:LINE[:WAYS],...", NULL = this machine's caches). Each level
- * sees the whole access stream. */
-CT_API ct_status ct_kernel_simulate(CT_KEEP ct_kernel *k, CT_KEEP const char *spec, CT_KEEP ct_sim_result *r);
-CT_API void ct_sim_result_free(CT_KEEP ct_sim_result *r);
+/* Build OpenCL C source with options (NULL: none) on the OpenCL device, to
+ * check it. CT_OK; CT_ERR_COMPILE with the device's build log in the ctx's
+ * message; CT_ERR_UNSUPPORTED without OpenCL. */
+CT_API ct_status ct_opencl_build(CT_KEEP ct_ctx *ctx, CT_KEEP const char *source, CT_KEEP const char *options);
+/* Write "platform | version | device | driver | device version" of the
+ * OpenCL device into buf (cap bytes, truncated). CT_ERR_UNSUPPORTED (and
+ * buf "") without OpenCL. */
+CT_API ct_status ct_opencl_device(CT_KEEP ct_ctx *ctx, CT_KEEP char *buf, size_t cap);
 
-/* The analytical model's count for one array (all of its references: the
- * model attributes reuse per array, see docs/MODEL.md). */
-typedef struct ct_model_ref {
-	const char *array;        /* owned by the result (cache buffers: the cache's name) */
-	int stmt;                 /* first statement that accesses it (1..; 0 for a copy-only buffer) */
-	int nrefs;                /* references of the kernel to it */
-	int exact;                /* 1 when every partition of it was decided exactly */
-	int64_t accesses;
-	int64_t misses[CT_SIM_MAX_LEVELS];
-} ct_model_ref;
-
-typedef struct ct_predict_result {
-	int64_t accesses;
-	int nlevels;
-	struct {
-		int64_t size, line, ways, misses;
-		int exact;            /* 1 when the count is exact (set-associative levels never are) */
-	} level[CT_SIM_MAX_LEVELS];
-	double seconds;           /* time of the model itself */
-	int narrays;
-	ct_model_ref *arrays;     /* free with ct_predict_result_free */
-	/* Where each level's counts come from, a ct_count_source (appended: the fields above keep their offsets). */
-	int source[CT_SIM_MAX_LEVELS];
-	double simulate_seconds;  /* time of the fallback simulation (0 without one) */
-	/* Appended (issue #20): why a level with source CT_SOURCE_SIMULATOR was simulated, a
-	 * ct_fallback_reason (0 for the others). */
-	int fallback[CT_SIM_MAX_LEVELS];
-} ct_predict_result;
-
-/* Where ct_kernel_predict's count of a level comes from. The model predicts
- * fully associative levels; a set-associative level (more than one set) is
- * simulated exactly instead when the kernel makes at most
- * CT_PREDICT_SIM_MAX accesses (its per-array counts too), and otherwise
- * predicted as if fully associative, which misses its conflict misses. */
-typedef enum ct_count_source {
-	CT_SOURCE_MODEL = 0,      /* the stack-distance model */
-	CT_SOURCE_SIMULATOR = 1,  /* set-associative: the exact simulator (exact) */
-	CT_SOURCE_FA_ESTIMATE = 2 /* set-associative, trace too long: the model as if fully associative (not exact) */
-} ct_count_source;
-#define CT_PREDICT_SIM_MAX ((int64_t)1 << 21)
-
-/* Why ct_kernel_predict simulated a level. A fully associative level is
- * simulated when the kernel makes at most CT_PREDICT_FA_SIM_MAX accesses and
- * the model cannot decide its count exactly, or (ct_kernel_predict, not
- * ct_kernel_predict_refs) the model's analysis would take longer than
- * simulating: then every level is simulated. */
-typedef enum ct_fallback_reason {
-	CT_FALLBACK_NONE = 0,      /* the model's count (or its fully associative estimate) */
-	CT_FALLBACK_SET_ASSOC = 1, /* a set-associative level */
-	CT_FALLBACK_INEXACT = 2,   /* the model's count would not have been exact */
-	CT_FALLBACK_BUDGET = 3     /* the model's analysis went over its work budget */
-} ct_fallback_reason;
-#define CT_PREDICT_FA_SIM_MAX ((int64_t)1 << 20)
-
-/* Predict the misses of kernel k (every runtime param set) for the LRU
- * levels of spec (as ct_kernel_simulate; NULL = this machine's caches)
- * with the stack-distance model (docs/MODEL.md), without walking the
- * trace: the counts of reuse partitions come from footprints of loop
- * iterations and their distances from the footprints between source and
- * target. Set-associative levels are simulated or predicted as fully
- * associative: r->source says which (ct_count_source). */
-CT_API ct_status ct_kernel_predict(CT_KEEP ct_kernel *k, CT_KEEP const char *spec, CT_KEEP ct_predict_result *r);
-CT_API void ct_predict_result_free(CT_KEEP ct_predict_result *r);
-
-/* Options of the tile-size search; ct_tiles_opts_init sets the defaults. */
-typedef struct ct_tiles_opts {
-	int64_t max_tile;         /* largest tile tried for any index (0 = the index's
-	                             extent, or 1024 when the extent is a runtime param) */
-	int max_evals;            /* tiles analysed at most (0 = 4096) */
-	int keep;                 /* candidates kept in the result (0 = 10) */
-	int64_t probe[2];         /* values runtime params without a value take to tell which
-	                             stack distances depend on them (0 = 4096 and 8192) */
-} ct_tiles_opts;
-
-/* The defaults: every field 0. */
-CT_API void ct_tiles_opts_init(CT_KEEP ct_tiles_opts *o);
-
-/* One tiling: a tile size per searched index and its predicted misses. */
-typedef struct ct_tiles_candidate {
-	int64_t *tiles;           /* [nindices], owned by the result */
-	int64_t misses[CT_SIM_MAX_LEVELS]; /* the model's count per level of the spec */
-	int64_t misses_max[CT_SIM_MAX_LEVELS]; /* its upper bound (= misses when exact): what ranks */
-	int exact;                /* 1 when every level's count is exact */
-} ct_tiles_candidate;
-
-typedef struct ct_tiles_result {
-	int nindices;             /* tile params searched */
-	const char **params;      /* [nindices] their names (owned by the kernel; array by the result) */
-	const char **indices;     /* [nindices] the index each one splits (the first, if several) */
-	int nlevels;
-	struct {
-		int64_t size, line, ways;
-	} level[CT_SIM_MAX_LEVELS];
-	int rank_level;           /* the level whose misses rank first (the smallest) */
-	int runtime_bounds;       /* 1: some runtime param had no value, so only the stack
-	                             distances that do not depend on the bounds were used */
-	int64_t evaluated;        /* tilings the model analysed */
-	int ncandidates;          /* at most opts->keep */
-	ct_tiles_candidate *candidates; /* best first */
-	double seconds;           /* time of the whole search */
-} ct_tiles_result;
-
-/* Search tile sizes for kernel k as the Tensor Contraction Engine does
- * (docs/MODEL.md, "Tile search"): the tiles are the compile-time params
- * that are, as written, the sizes of split/tile in k's schedule
- * (`param TA = 16` ... `tile(a=TA)`). Candidates on a coarse grid; keep
- * those that cannot grow in any index without one more reuse partition's
- * stack distance reaching a level's capacity; refine around them with
- * smaller steps; re-analyse the best with the full model; drop tilings
- * that a larger one predicts no worse; rank by the predicted misses of the
- * smallest level (their upper bound where the model is not exact), then of
- * the next ones; ties: larger tiles first. Runtime params without a value are unknown bounds:
- * then a partition whose stack distance changes with them counts as a
- * miss. spec as ct_kernel_predict; opts NULL = defaults. k is left as it
- * was. CT_ERR_INPUT (at the kernel's name) when no tile param exists. */
-CT_API ct_status ct_kernel_tiles(CT_KEEP ct_kernel *k, CT_KEEP const char *spec,
-                                 CT_KEEP const ct_tiles_opts *opts, CT_KEEP ct_tiles_result *r);
-CT_API void ct_tiles_result_free(CT_KEEP ct_tiles_result *r);
-
-/* ---------------------------------------------------------------- hardware probe and tuning store (src/tune) */
-
-/* Where a probed value came from (printed next to it by ct_probe_print). */
-typedef enum ct_probe_source {
-	CT_SRC_DEFAULT = 0, /* a portable default: nothing better was found */
-	CT_SRC_HWLOC = 1,   /* the hwloc topology */
-	CT_SRC_SYSFS = 2,   /* /sys/devices/system/cpu */
-	CT_SRC_CPUID = 3,   /* the cpuid instruction (x86) */
-	CT_SRC_OS = 4,      /* sysconf, sched_getaffinity, uname */
-	CT_SRC_MEASURED = 5 /* a microbenchmark */
-} ct_probe_source;
-
-/* Static name of a source ("hwloc", "sysfs", ...; never NULL). */
-CT_API CT_KEEP const char *ct_probe_source_name(ct_probe_source s);
-
-/* Vector ISA extensions usable by this process: the CPU has them AND the OS
- * saves their registers (xgetbv), so code using them will not fault. */
-enum {
-	CT_ISA_SSE2 = 1 << 0,
-	CT_ISA_SSE3 = 1 << 1,
-	CT_ISA_SSSE3 = 1 << 2,
-	CT_ISA_SSE41 = 1 << 3,
-	CT_ISA_SSE42 = 1 << 4,
-	CT_ISA_AVX = 1 << 5,
-	CT_ISA_AVX2 = 1 << 6,
-	CT_ISA_FMA = 1 << 7,
-	CT_ISA_F16C = 1 << 8,
-	CT_ISA_AVX512F = 1 << 9,
-	CT_ISA_AVX512CD = 1 << 10,
-	CT_ISA_AVX512DQ = 1 << 11,
-	CT_ISA_AVX512BW = 1 << 12,
-	CT_ISA_AVX512VL = 1 << 13,
-	CT_ISA_AVX512VNNI = 1 << 14,
-	CT_ISA_AVX512BF16 = 1 << 15,
-	CT_ISA_AVX512FP16 = 1 << 16,
-	CT_ISA_AVXVNNI = 1 << 17,
-	CT_ISA_NEON = 1 << 24 /* AArch64 Advanced SIMD (architectural there) */
-};
-
-/* Static name of one CT_ISA_* bit ("avx512f"), "" for anything else. */
-CT_API CT_KEEP const char *ct_isa_name(uint32_t bit);
-
-#define CT_PROBE_MAX_CACHES 6
-
-/* One level of data (or unified) cache, as seen by one core. */
-typedef struct ct_cache_level {
-	int level;          /* 1 = closest to the core */
-	int64_t size;       /* bytes of one instance */
-	int line;           /* line size in bytes (a power of two) */
-	int ways;           /* associativity; 0 = fully associative or unknown */
-	int shared_by;      /* hardware threads sharing one instance (0 = unknown) */
-	int instances;      /* instances in the machine (0 = unknown) */
-	double latency_ns;  /* load-to-use latency by pointer chase; 0 = not measured */
-	ct_probe_source source;
-} ct_cache_level;
-
-#define CT_PROBE_MAX_OPENCL 8
-
-/* One OpenCL device as the probe lists it (CT_PROBE_OPENCL). */
-typedef struct ct_opencl_devinfo {
-	char platform[64];   /* CL_PLATFORM_NAME ("Portable Computing Language") */
-	char name[128];      /* CL_DEVICE_NAME */
-	char type[16];       /* "cpu", "gpu", "accelerator" or "other" */
-	char version[128];   /* CL_DEVICE_VERSION ("OpenCL 3.0 PoCL ...") */
-	char driver[64];     /* CL_DRIVER_VERSION */
-	int compute_units;   /* CL_DEVICE_MAX_COMPUTE_UNITS */
-	int64_t max_work_group; /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
-	int64_t local_mem;   /* CL_DEVICE_LOCAL_MEM_SIZE, bytes */
-	int64_t global_mem;  /* CL_DEVICE_GLOBAL_MEM_SIZE, bytes */
-} ct_opencl_devinfo;
-
-/* The target description: what the model, the emitter and the tuner read.
- * A plain value (copy it freely). Measured fields are 0 until measured. */
-typedef struct ct_probe_info {
-	char device_id[96]; /* names the tuning store: vendor-model-<cores>c, [a-z0-9_-] only */
-	char identity[768]; /* everything a tuned result depends on, cachet version included */
-	char vendor[32];    /* "AuthenticAMD", "GenuineIntel", ... or "unknown" */
-	char model[80];     /* marketing name, blanks collapsed */
-	char arch[24];      /* uname machine: "x86_64", "aarch64" ... */
-	int family, model_number, stepping; /* x86 signature (0 elsewhere) */
-	ct_probe_source vendor_source;
-	int cores;          /* physical cores of the machine */
-	int hw_threads;     /* hardware threads of the machine */
-	int cpus_allowed;   /* CPUs this process may run on (sched_getaffinity) */
-	ct_probe_source cores_source;
-	int ncaches;
-	ct_cache_level caches[CT_PROBE_MAX_CACHES]; /* by level, sizes increasing */
-	uint32_t isa;       /* CT_ISA_* bits */
-	ct_probe_source isa_source;
-	int vector_bytes;   /* widest usable vector register, bytes (8 = scalar only) */
-	int vector_registers; /* architectural vector registers */
-	int fma_units;      /* vector FMAs issued per cycle and core */
-	int fma_latency;    /* cycles from one dependent FMA to the next */
-	ct_probe_source fma_source; /* CT_SRC_MEASURED once the flops were measured */
-	/* microbenchmarks (only those asked for with CT_PROBE_MEASURE_*) */
-	unsigned measured;  /* CT_PROBE_MEASURE_* bits done */
-	double ghz;         /* core clock estimated during the run (0 = unknown) */
-	double gflops_f32_core, gflops_f64_core; /* FMA peak of one core */
-	double gflops_f32_all, gflops_f64_all;   /* FMA peak of all threads together */
-	int threads_measured; /* threads used for the *_all numbers */
-	double copy_gbs_core, copy_gbs_all; /* copy bandwidth, GB/s of bytes read + written */
-	int64_t copy_bytes; /* size of each copied array */
-	double mem_latency_ns; /* main-memory latency by pointer chase */
-	double measure_seconds; /* wall time the microbenchmarks took */
-	/* OpenCL devices: listed only when asked (CT_PROBE_OPENCL), because
-	 * starting an OpenCL platform can take a noticeable time */
-	int opencl_probed;  /* 1 once the devices were listed (nopencl may still be 0) */
-	int nopencl;        /* devices in opencl[] (0: no OpenCL, or none found) */
-	ct_opencl_devinfo opencl[CT_PROBE_MAX_OPENCL];
-} ct_probe_info;
-
-/* Flags of ct_probe_run. */
-enum {
-	CT_PROBE_MEASURE_FLOPS = 1 << 0,     /* FMA peak f32/f64: one core, all cores (~0.3 s) */
-	CT_PROBE_MEASURE_BANDWIDTH = 1 << 1, /* copy bandwidth over arrays >> last-level cache */
-	CT_PROBE_MEASURE_LATENCY = 1 << 2,   /* pointer chase per cache level and memory */
-	CT_PROBE_MEASURE = 7,                /* all three */
-	CT_PROBE_OPENCL = 1 << 3,            /* list the OpenCL devices (libOpenCL loaded with dlopen) */
-	CT_PROBE_REFRESH = 1 << 8,           /* forget the ctx's result and probe again */
-	CT_PROBE_NO_HWLOC = 1 << 9,          /* do not ask hwloc (on a fresh probe) */
-	CT_PROBE_NO_SYSFS = 1 << 10          /* do not read sysfs (on a fresh probe) */
-};
-
-/* Probe the machine once per ctx (later calls reuse the ctx's result) and run
- * the microbenchmarks named in flags that have not run yet on this ctx; copy
- * the result to *out when out is not NULL. Detection never fails for lack of
- * hwloc or sysfs (the fallbacks are marked by their source); errors are
- * CT_ERR_NOMEM or CT_ERR_LIMIT. */
-CT_API ct_status ct_probe_run(CT_KEEP ct_ctx *ctx, unsigned flags, CT_KEEP ct_probe_info *out);
-/* Print the ctx's probe (probing first, without microbenchmarks, if needed;
- * call ct_probe_run with CT_PROBE_MEASURE before to include them) for
- * `cachet probe`: aligned human text (json = 0) or one JSON object followed
- * by a newline (json = 1). CT_ERR_IO if writing to out fails. */
-CT_API ct_status ct_probe_print(CT_KEEP ct_ctx *ctx, int json, CT_KEEP FILE *out);
-/* The stable device id of this machine (probing if needed); owned by ctx,
- * valid until ctx is freed. NULL on failure. */
-CT_API CT_KEEP const char *ct_device_id(CT_KEEP ct_ctx *ctx);
-
-/* One tuning result: the best schedule found for a kernel family, element
- * type and size class on this device. Strings are NUL-terminated. */
-typedef struct ct_tune_record {
-	const char *family;     /* canonical kernel key without sizes */
-	ct_dtype dtype;
-	const char *size_class; /* "M=1024:N=1024:K=1024" or a class name */
-	const char *params;     /* canonical schedule/plan text or JSON (opaque here) */
-	double seconds;         /* measured time (0 = not measured: worst) */
-	double gflops;
-	int verified;           /* 1 verified, 0 mismatch, -1 not verified */
-	const char *tuner_version;
-	int64_t timestamp;      /* unix seconds of the measurement (0 on put = now) */
-	/* set by reads, ignored by ct_store_put: */
-	const char *cachet_version; /* the cachet that wrote the record */
-	int trusted;            /* 0: stale (other cachet version, device identity or
-				   parameter names), re-measure before relying on it */
-} ct_tune_record;
-
-/* The per-device tuning store: one SQLite file <dir>/<device-id>.sqlite,
- * safe for concurrent tuners and readers (processes). */
-typedef struct ct_store ct_store;
-
-enum {
-	CT_STORE_READONLY = 1, /* never write (no folder, no schema, no set-aside) */
-	CT_STORE_QUIET = 2     /* keep warnings in ct_store_warnings, not on stderr */
-};
-
-/* Open the store of this device in dir (NULL: the code cache's folder,
- * ct_cache_path), creating the folder (0700) and the file as needed. A
- * folder or store file that group or others may write, or that another user
- * owns, is neither read nor written (a warning; reads find nothing, puts
- * fail with CT_ERR_IO), as for the code cache. A corrupt or foreign file is renamed <file>.bad-<timestamp> with
- * a warning and a fresh store is used. Never fails for I/O reasons: a store
- * that cannot be written opens read-only (or empty) with a warning, and
- * ct_store_put then fails with CT_ERR_IO. NULL only on CT_ERR_NOMEM/USAGE. */
-CT_API CT_GIVE ct_store *ct_store_open(CT_KEEP ct_ctx *ctx, CT_KEEP const char *dir,
-				       unsigned flags);
-/* Close s; ct_store_close(NULL) is a no-op. */
-CT_API void ct_store_close(CT_TAKE ct_store *s);
-/* Path of the store file (owned by s). */
-CT_API CT_KEEP const char *ct_store_path(CT_KEEP const ct_store *s);
-/* 1 if ct_store_put can write, else 0. */
-CT_API int ct_store_writable(CT_KEEP const ct_store *s);
-/* Warnings since open, one per line ("" if none); owned by s. */
-CT_API CT_KEEP const char *ct_store_warnings(CT_KEEP const ct_store *s);
-/* Insert r, or update the record with the same (family, dtype, size_class)
- * if r is better: a stale or damaged old record is always replaced, else
- * verified beats not verified beats mismatch, then the shorter time wins.
- * *stored (if not NULL) says whether r was kept. r's strings are copied. */
-CT_API ct_status ct_store_put(CT_KEEP ct_store *s, CT_KEEP const ct_tune_record *r,
-			      CT_KEEP int *stored);
-/* Look up one record exactly. *found = 0 if there is none (or only a damaged
- * one, skipped with a warning). out's strings are owned by s and stay valid
- * until the next get/list/show on s. */
-CT_API ct_status ct_store_get(CT_KEEP ct_store *s, CT_KEEP const char *family, ct_dtype dtype,
-			      CT_KEEP const char *size_class, CT_KEEP ct_tune_record *out,
-			      CT_KEEP int *found);
-/* All records of family (NULL: every family) and dtype (-1: every type),
- * sorted by family, type, size class, for nearest-size-class selection and
- * `cachet tune --show`. *recs is owned by s, valid until the next
- * get/list/show on s. Damaged records are skipped with a warning. */
-CT_API ct_status ct_store_list(CT_KEEP ct_store *s, CT_KEEP const char *family, int dtype,
-			       CT_KEEP const ct_tune_record **recs, CT_KEEP int *n);
-/* Print the records of family (NULL: all) as an aligned table (json = 0) or
- * one JSON object {"path", "device_id", "writable", "records": [...]}. */
-CT_API ct_status ct_store_show(CT_KEEP ct_store *s, CT_KEEP const char *family, int json,
-			       CT_KEEP FILE *out);
-/* Write the records of family (NULL: all) to the file path as JSON
- * {"format": "cachet-tune-export", "version": 1, "device_id", "device",
- * "records": [...]}, each record naming the device id and description it was
- * measured on. CT_ERR_IO when path cannot be written. */
-CT_API ct_status ct_store_export(CT_KEEP ct_store *s, CT_KEEP const char *family,
-				 CT_KEEP const char *path);
-/* Read an export file into s (opened writable). Records of another device id
- * are refused (CT_ERR_INPUT, nothing after the first such record is read)
- * unless force; forced ones, and records of another cachet version, are
- * kept stale (the selector uses them as nearest only, never over a trusted
- * record of this machine) with "from=<device id>" after the params' ';'.
- * Each record replaces the store's only when it is better (ct_store_put).
- * *imported (may be NULL) gets how many were kept, *total how many were read. */
-CT_API ct_status ct_store_import(CT_KEEP ct_store *s, CT_KEEP const char *path, int force,
-				 CT_KEEP int *imported, CT_KEEP int *total);
-
-/* ---------------------------------------------------------------- tensor views (src/run/tensor.c) */
+/* ---------------------------------------------------------------- tensor views (src/engine/tensor.c) */
 /* Logical tensor indexing (docs/VIEWS.md). A ct_tensor maps the logical
  * indices a kernel uses onto a physical buffer: element (i0, ..., ir-1) lives
  * at data[origin + i0*stride0 + ... + ir-1*strider-1] (offsets and strides in
@@ -940,7 +642,459 @@ CT_API ct_status ct_tensor_clipped(CT_KEEP const ct_tensor *t, int d, CT_KEEP in
 CT_API ct_status ct_tensor_window(CT_KEEP const ct_tensor *t, int d, CT_KEEP int64_t *lo,
 				  CT_KEEP int64_t *hi);
 
-/* ---------------------------------------------------------------- tuner and solution selector (src/tune/tuner.c, select.c) */
+/* ---------------------------------------------------------------- kernels on views (src/engine/views.c) */
+/* Run kernel k once on views: views[i] is array i's tensor, in declaration
+ * order (temps: NULL, ignored). The kernel's subscripts and `if` tests are
+ * logical indices of each view's top-level tensor (ct_tensor_root), whose
+ * extents must equal the array's declared ones: a view is cast to them
+ * (index casting), so the kernel may run on a sub-view, a sub-view of a
+ * sub-view or a cached copy with a halo, and its boundary tests still
+ * speak of the whole tensor. Every element the kernel may access (its
+ * subscripts' ranges over the loops, narrowed by one-index `if` atoms) must
+ * lie in the view's window (ct_tensor_window). An array declared `strided`
+ * takes any strides and base offset, passed at run time; any other array's
+ * view must be the dense buffer of its top-level tensor in the declared
+ * layout (its strides are compiled in). Views written by the kernel must
+ * not overlap other views. o (NULL: ct_run_options_init's defaults) gives
+ * the engine (CT_ENGINE_NATIVE: generated code, through the kernel memo and
+ * the code cache; or CT_ENGINE_INTERP) and the threads; the kernel runs
+ * once on the caller's data, so repeat and verify are not used, and
+ * checked with the native engine is CT_ERR_UNSUPPORTED (the interpreter
+ * always tests).
+ * CT_ERR_USAGE for a missing or mismatched view or an access outside a
+ * window, else the engine's errors. */
+CT_API ct_status ct_kernel_run_views(CT_KEEP ct_kernel *k, CT_KEEP ct_tensor *const *views,
+				     CT_KEEP const ct_run_options *o);
+
+/* ---------------------------------------------------------------- cache model and simulator (src/model) */
+
+#define CT_SIM_MAX_LEVELS 8
+
+/* Misses of one access reference (an array access of one statement) per level. */
+typedef struct ct_sim_ref {
+	const char *array;        /* owned by the kernel */
+	int stmt;                 /* statement number (1..; 0 for a let) */
+	int is_write;
+	int64_t misses[CT_SIM_MAX_LEVELS];
+} ct_sim_ref;
+
+typedef struct ct_sim_result {
+	int64_t accesses;
+	int nlevels;
+	struct {
+		int64_t size, line, ways, misses;
+	} level[CT_SIM_MAX_LEVELS];
+	double seconds;           /* time of the simulation itself */
+	int nrefs;
+	ct_sim_ref *refs;         /* free with ct_sim_result_free */
+} ct_sim_result;
+
+/* Simulate kernel k (every runtime param set) exactly: its scheduled loop
+ * tree's address trace (CLI.md conventions: arrays on their own line-aligned
+ * regions, fixed access order in a statement) through LRU caches given by
+ * spec ("SIZE:LINE[:WAYS],...", NULL = this machine's caches). Each level
+ * sees the whole access stream. */
+CT_API ct_status ct_kernel_simulate(CT_KEEP ct_kernel *k, CT_KEEP const char *spec, CT_KEEP ct_sim_result *r);
+CT_API void ct_sim_result_free(CT_KEEP ct_sim_result *r);
+
+/* The analytical model's count for one array (all of its references: the
+ * model attributes reuse per array, see docs/MODEL.md). */
+typedef struct ct_model_ref {
+	const char *array;        /* owned by the result (cache buffers: the cache's name) */
+	int stmt;                 /* first statement that accesses it (1..; 0 for a copy-only buffer) */
+	int nrefs;                /* references of the kernel to it */
+	int exact;                /* 1 when every partition of it was decided exactly */
+	int64_t accesses;
+	int64_t misses[CT_SIM_MAX_LEVELS];
+} ct_model_ref;
+
+/* Where ct_kernel_predict's count of a level comes from. The model predicts
+ * fully associative levels; a set-associative level (more than one set) is
+ * simulated exactly instead when the kernel makes at most
+ * CT_PREDICT_SIM_MAX accesses (its per-array counts too), and otherwise
+ * predicted as if fully associative, which misses its conflict misses. */
+typedef enum ct_count_source {
+	CT_SOURCE_MODEL = 0,      /* the stack-distance model */
+	CT_SOURCE_SIMULATOR = 1,  /* set-associative: the exact simulator (exact) */
+	CT_SOURCE_FA_ESTIMATE = 2 /* set-associative, trace too long: the model as if fully associative (not exact) */
+} ct_count_source;
+#define CT_PREDICT_SIM_MAX ((int64_t)1 << 21)
+
+/* Why ct_kernel_predict simulated a level. A fully associative level is
+ * simulated when the kernel makes at most CT_PREDICT_FA_SIM_MAX accesses and
+ * the model cannot decide its count exactly, or (ct_kernel_predict, not
+ * ct_kernel_predict_refs) the model's analysis would take longer than
+ * simulating: then every level is simulated. */
+typedef enum ct_fallback_reason {
+	CT_FALLBACK_NONE = 0,      /* the model's count (or its fully associative estimate) */
+	CT_FALLBACK_SET_ASSOC = 1, /* a set-associative level */
+	CT_FALLBACK_INEXACT = 2,   /* the model's count would not have been exact */
+	CT_FALLBACK_BUDGET = 3     /* the model's analysis went over its work budget */
+} ct_fallback_reason;
+#define CT_PREDICT_FA_SIM_MAX ((int64_t)1 << 20)
+
+typedef struct ct_predict_result {
+	int64_t accesses;
+	int nlevels;
+	struct {
+		int64_t size, line, ways, misses;
+		int exact;            /* 1 when the count is exact (set-associative levels never are) */
+	} level[CT_SIM_MAX_LEVELS];
+	double seconds;           /* time of the model itself */
+	int narrays;
+	ct_model_ref *arrays;     /* free with ct_predict_result_free */
+	ct_count_source source[CT_SIM_MAX_LEVELS]; /* where each level's counts come from */
+	double simulate_seconds;  /* time of the fallback simulation (0 without one) */
+	/* why a level with source CT_SOURCE_SIMULATOR was simulated (CT_FALLBACK_NONE for the others) */
+	ct_fallback_reason fallback[CT_SIM_MAX_LEVELS];
+} ct_predict_result;
+
+/* Predict the misses of kernel k (every runtime param set) for the LRU
+ * levels of spec (as ct_kernel_simulate; NULL = this machine's caches)
+ * with the stack-distance model (docs/MODEL.md), without walking the
+ * trace: the counts of reuse partitions come from footprints of loop
+ * iterations and their distances from the footprints between source and
+ * target. Set-associative levels are simulated or predicted as fully
+ * associative: r->source says which (ct_count_source). */
+CT_API ct_status ct_kernel_predict(CT_KEEP ct_kernel *k, CT_KEEP const char *spec, CT_KEEP ct_predict_result *r);
+CT_API void ct_predict_result_free(CT_KEEP ct_predict_result *r);
+
+/* Options of the tile-size search; ct_tiles_options_init sets the defaults. */
+typedef struct ct_tiles_options {
+	int64_t max_tile;         /* largest tile tried for any index (0 = the index's
+	                             extent, or 1024 when the extent is a runtime param) */
+	int max_evals;            /* tiles analysed at most (0 = 4096) */
+	int keep;                 /* candidates kept in the result (0 = 10) */
+	int64_t probe[2];         /* values runtime params without a value take to tell which
+	                             stack distances depend on them (0 = 4096 and 8192) */
+} ct_tiles_options;
+
+/* The defaults: every field 0. */
+CT_API void ct_tiles_options_init(CT_KEEP ct_tiles_options *o);
+
+/* One tiling: a tile size per searched index and its predicted misses. */
+typedef struct ct_tiles_candidate {
+	int64_t *tiles;           /* [nindices], owned by the result */
+	int64_t misses[CT_SIM_MAX_LEVELS]; /* the model's count per level of the spec */
+	int64_t misses_max[CT_SIM_MAX_LEVELS]; /* its upper bound (= misses when exact): what ranks */
+	int exact;                /* 1 when every level's count is exact */
+} ct_tiles_candidate;
+
+typedef struct ct_tiles_result {
+	int nindices;             /* tile params searched */
+	const char **params;      /* [nindices] their names (owned by the kernel; array by the result) */
+	const char **indices;     /* [nindices] the index each one splits (the first, if several) */
+	int nlevels;
+	struct {
+		int64_t size, line, ways;
+	} level[CT_SIM_MAX_LEVELS];
+	int rank_level;           /* the level whose misses rank first (the smallest) */
+	int runtime_bounds;       /* 1: some runtime param had no value, so only the stack
+	                             distances that do not depend on the bounds were used */
+	int64_t evaluated;        /* tilings the model analysed */
+	int ncandidates;          /* at most o->keep */
+	ct_tiles_candidate *candidates; /* best first */
+	double seconds;           /* time of the whole search */
+} ct_tiles_result;
+
+/* Search tile sizes for kernel k as the Tensor Contraction Engine does
+ * (docs/MODEL.md, "Tile search"): the tiles are the compile-time params
+ * that are, as written, the sizes of split/tile in k's schedule
+ * (`param TA = 16` ... `tile(a=TA)`). Candidates on a coarse grid; keep
+ * those that cannot grow in any index without one more reuse partition's
+ * stack distance reaching a level's capacity; refine around them with
+ * smaller steps; re-analyse the best with the full model; drop tilings
+ * that a larger one predicts no worse; rank by the predicted misses of the
+ * smallest level (their upper bound where the model is not exact), then of
+ * the next ones; ties: larger tiles first. Runtime params without a value are unknown bounds:
+ * then a partition whose stack distance changes with them counts as a
+ * miss. spec as ct_kernel_predict; o NULL = defaults. k is left as it
+ * was. CT_ERR_INPUT (at the kernel's name) when no tile param exists. */
+CT_API ct_status ct_kernel_tiles(CT_KEEP ct_kernel *k, CT_KEEP const char *spec,
+                                 CT_KEEP const ct_tiles_options *o, CT_KEEP ct_tiles_result *r);
+CT_API void ct_tiles_result_free(CT_KEEP ct_tiles_result *r);
+
+/* ---------------------------------------------------------------- per-reference misses (src/model/perref.c) */
+
+/* What carries the reuse whose misses dominate a reference's capacity
+ * misses at one level (docs/MODEL.md's reuse partitions). */
+typedef enum ct_carrier {
+	CT_CARRIER_NONE = 0,     /* no capacity misses at this level */
+	CT_CARRIER_LOOP = 1,     /* an earlier iteration of the loop `carried_by` */
+	CT_CARRIER_SIBLING = 2,  /* an earlier child of one iteration of loop `carried_by` (NULL: of the run) */
+	CT_CARRIER_STMT = 3,     /* an earlier access of the same statement execution */
+	CT_CARRIER_CONFLICT = 4  /* a simulated set-associative level: misses beyond the cold ones
+	                            where a fully associative cache would have none (conflicts) */
+} ct_carrier;
+
+/* How a reference's counts were obtained from the model's per-array counts. */
+typedef enum ct_ref_split {
+	CT_SPLIT_MODEL = 0,      /* the array's only reference: the model's own counts */
+	CT_SPLIT_SIM = 1,        /* the array's counts shared out by an exact simulation's per-reference counts */
+	CT_SPLIT_ACCESSES = 2    /* shared out by accesses (the trace was too long to simulate) */
+} ct_ref_split;
+
+/* One array reference of the source: an access of a statement or let (the
+ * read and the write of an `op=` element are one reference). */
+typedef struct ct_ref_misses {
+	const char *array;        /* owned by the kernel */
+	int stmt;                 /* statement number (1..; 0 for a let) */
+	int line, col;            /* source position of the access (1-based; 0 = unknown) */
+	int is_write;             /* 0 read, 1 store, 2 read-modify-write (op=) */
+	ct_ref_split split;       /* how its counts were obtained */
+	int64_t accesses;
+	int64_t misses[CT_SIM_MAX_LEVELS];   /* predicted misses per level */
+	int64_t cold[CT_SIM_MAX_LEVELS];     /* of which compulsory; the rest are capacity misses */
+	ct_carrier carrier[CT_SIM_MAX_LEVELS]; /* what carries the array's largest missing reuse */
+	const char *carried_by[CT_SIM_MAX_LEVELS]; /* loop index name, owned by the kernel; NULL if none */
+} ct_ref_misses;
+
+typedef struct ct_ref_table {
+	const char *file;         /* the kernel's source file, owned by the kernel (may be NULL) */
+	int nrefs;
+	ct_ref_misses *refs;      /* sorted by misses (first level, then the next), then by position */
+} ct_ref_table;
+
+/* Predict the misses of kernel k as ct_kernel_predict does (filling r, which
+ * the caller frees with ct_predict_result_free) and also per source
+ * reference (filling t, freed with ct_ref_table_free). The model attributes
+ * reuse per array: an array with one reference gives it the model's counts;
+ * the counts of an array with several references are shared out in
+ * proportion to an exact simulation's per-reference counts when the kernel
+ * makes at most sim_max accesses (sim_max < 0: 16M), otherwise in
+ * proportion to their accesses; `split` says which. The references' misses
+ * add up to the array's and so to r's per-level totals. On error both are
+ * left empty. */
+CT_API ct_status ct_kernel_predict_refs(CT_KEEP ct_kernel *k, CT_KEEP const char *spec, int64_t sim_max,
+                                        CT_KEEP ct_predict_result *r, CT_KEEP ct_ref_table *t);
+CT_API void ct_ref_table_free(CT_KEEP ct_ref_table *t);
+
+/* ---------------------------------------------------------------- hardware probe (src/target) */
+
+/* Where a probed value came from (printed next to it by ct_probe_print). */
+typedef enum ct_probe_source {
+	CT_SRC_DEFAULT = 0, /* a portable default: nothing better was found */
+	CT_SRC_HWLOC = 1,   /* the hwloc topology */
+	CT_SRC_SYSFS = 2,   /* /sys/devices/system/cpu */
+	CT_SRC_CPUID = 3,   /* the cpuid instruction (x86) */
+	CT_SRC_OS = 4,      /* sysconf, sched_getaffinity, uname */
+	CT_SRC_MEASURED = 5 /* a microbenchmark */
+} ct_probe_source;
+
+/* Static name of a source ("hwloc", "sysfs", ...; never NULL). */
+CT_API CT_KEEP const char *ct_probe_source_name(ct_probe_source s);
+
+/* Vector ISA extensions usable by this process: the CPU has them AND the OS
+ * saves their registers (xgetbv), so code using them will not fault. The
+ * bits of ct_probe_info.isa. */
+enum ct_isa_bit {
+	CT_ISA_SSE2 = 1 << 0,
+	CT_ISA_SSE3 = 1 << 1,
+	CT_ISA_SSSE3 = 1 << 2,
+	CT_ISA_SSE41 = 1 << 3,
+	CT_ISA_SSE42 = 1 << 4,
+	CT_ISA_AVX = 1 << 5,
+	CT_ISA_AVX2 = 1 << 6,
+	CT_ISA_FMA = 1 << 7,
+	CT_ISA_F16C = 1 << 8,
+	CT_ISA_AVX512F = 1 << 9,
+	CT_ISA_AVX512CD = 1 << 10,
+	CT_ISA_AVX512DQ = 1 << 11,
+	CT_ISA_AVX512BW = 1 << 12,
+	CT_ISA_AVX512VL = 1 << 13,
+	CT_ISA_AVX512VNNI = 1 << 14,
+	CT_ISA_AVX512BF16 = 1 << 15,
+	CT_ISA_AVX512FP16 = 1 << 16,
+	CT_ISA_AVXVNNI = 1 << 17,
+	CT_ISA_NEON = 1 << 24 /* AArch64 Advanced SIMD (architectural there) */
+};
+
+/* Static name of one CT_ISA_* bit ("avx512f"), "" for anything else. */
+CT_API CT_KEEP const char *ct_isa_name(uint32_t bit);
+
+#define CT_PROBE_MAX_CACHES 6
+
+/* One level of data (or unified) cache, as seen by one core. */
+typedef struct ct_cache_level {
+	int level;          /* 1 = closest to the core */
+	int64_t size;       /* bytes of one instance */
+	int line;           /* line size in bytes (a power of two) */
+	int ways;           /* associativity; 0 = fully associative or unknown */
+	int shared_by;      /* hardware threads sharing one instance (0 = unknown) */
+	int instances;      /* instances in the machine (0 = unknown) */
+	double latency_ns;  /* load-to-use latency by pointer chase; 0 = not measured */
+	ct_probe_source source;
+} ct_cache_level;
+
+#define CT_PROBE_MAX_OPENCL 8
+
+/* One OpenCL device as the probe lists it (CT_PROBE_OPENCL). */
+typedef struct ct_opencl_devinfo {
+	char platform[64];   /* CL_PLATFORM_NAME ("Portable Computing Language") */
+	char name[128];      /* CL_DEVICE_NAME */
+	char type[16];       /* "cpu", "gpu", "accelerator" or "other" */
+	char version[128];   /* CL_DEVICE_VERSION ("OpenCL 3.0 PoCL ...") */
+	char driver[64];     /* CL_DRIVER_VERSION */
+	int compute_units;   /* CL_DEVICE_MAX_COMPUTE_UNITS */
+	int64_t max_work_group; /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
+	int64_t local_mem;   /* CL_DEVICE_LOCAL_MEM_SIZE, bytes */
+	int64_t global_mem;  /* CL_DEVICE_GLOBAL_MEM_SIZE, bytes */
+} ct_opencl_devinfo;
+
+/* The target description: what the model, the emitter and the tuner read.
+ * A plain value (copy it freely). Measured fields are 0 until measured. */
+typedef struct ct_probe_info {
+	char device_id[96]; /* names the tuning store: vendor-model-<cores>c, [a-z0-9_-] only */
+	char identity[768]; /* everything a tuned result depends on, cachet version included */
+	char vendor[32];    /* "AuthenticAMD", "GenuineIntel", ... or "unknown" */
+	char model[80];     /* marketing name, blanks collapsed */
+	char arch[24];      /* uname machine: "x86_64", "aarch64" ... */
+	int family, model_number, stepping; /* x86 signature (0 elsewhere) */
+	ct_probe_source vendor_source;
+	int cores;          /* physical cores of the machine */
+	int hw_threads;     /* hardware threads of the machine */
+	int cpus_allowed;   /* CPUs this process may run on (sched_getaffinity) */
+	ct_probe_source cores_source;
+	int ncaches;
+	ct_cache_level caches[CT_PROBE_MAX_CACHES]; /* by level, sizes increasing */
+	uint32_t isa;       /* CT_ISA_* bits */
+	ct_probe_source isa_source;
+	int vector_bytes;   /* widest usable vector register, bytes (8 = scalar only) */
+	int vector_registers; /* architectural vector registers */
+	int fma_units;      /* vector FMAs issued per cycle and core */
+	int fma_latency;    /* cycles from one dependent FMA to the next */
+	ct_probe_source fma_source; /* CT_SRC_MEASURED once the flops were measured */
+	/* microbenchmarks (only those asked for with CT_PROBE_MEASURE_*) */
+	unsigned measured;  /* CT_PROBE_MEASURE_* bits done */
+	double ghz;         /* core clock estimated during the run (0 = unknown) */
+	double gflops_f32_core, gflops_f64_core; /* FMA peak of one core */
+	double gflops_f32_all, gflops_f64_all;   /* FMA peak of all threads together */
+	int threads_measured; /* threads used for the *_all numbers */
+	double copy_gbs_core, copy_gbs_all; /* copy bandwidth, GB/s of bytes read + written */
+	int64_t copy_bytes; /* size of each copied array */
+	double mem_latency_ns; /* main-memory latency by pointer chase */
+	double measure_seconds; /* wall time the microbenchmarks took */
+	/* OpenCL devices: listed only when asked (CT_PROBE_OPENCL), because
+	 * starting an OpenCL platform can take a noticeable time */
+	int opencl_probed;  /* 1 once the devices were listed (nopencl may still be 0) */
+	int nopencl;        /* devices in opencl[] (0: no OpenCL, or none found) */
+	ct_opencl_devinfo opencl[CT_PROBE_MAX_OPENCL];
+} ct_probe_info;
+
+/* Flags of ct_probe_run (or'ed into its unsigned flags). */
+enum ct_probe_flag {
+	CT_PROBE_MEASURE_FLOPS = 1 << 0,     /* FMA peak f32/f64: one core, all cores (~0.3 s) */
+	CT_PROBE_MEASURE_BANDWIDTH = 1 << 1, /* copy bandwidth over arrays >> last-level cache */
+	CT_PROBE_MEASURE_LATENCY = 1 << 2,   /* pointer chase per cache level and memory */
+	CT_PROBE_MEASURE = 7,                /* all three */
+	CT_PROBE_OPENCL = 1 << 3,            /* list the OpenCL devices (libOpenCL loaded with dlopen) */
+	CT_PROBE_REFRESH = 1 << 8,           /* forget the ctx's result and probe again */
+	CT_PROBE_NO_HWLOC = 1 << 9,          /* do not ask hwloc (on a fresh probe) */
+	CT_PROBE_NO_SYSFS = 1 << 10          /* do not read sysfs (on a fresh probe) */
+};
+
+/* Probe the machine once per ctx (later calls reuse the ctx's result) and run
+ * the microbenchmarks named in flags that have not run yet on this ctx; copy
+ * the result to *out when out is not NULL. Detection never fails for lack of
+ * hwloc or sysfs (the fallbacks are marked by their source); errors are
+ * CT_ERR_NOMEM or CT_ERR_LIMIT. */
+CT_API ct_status ct_probe_run(CT_KEEP ct_ctx *ctx, unsigned flags, CT_KEEP ct_probe_info *out);
+/* Print the ctx's probe (probing first, without microbenchmarks, if needed;
+ * call ct_probe_run with CT_PROBE_MEASURE before to include them) for
+ * `cachet probe`, as every printer (ct_format). */
+CT_API ct_status ct_probe_print(CT_KEEP ct_ctx *ctx, ct_format format, CT_KEEP FILE *out);
+/* The stable device id of this machine (probing if needed); owned by ctx,
+ * valid until ctx is freed. NULL on failure. */
+CT_API CT_KEEP const char *ct_device_id(CT_KEEP ct_ctx *ctx);
+
+/* ---------------------------------------------------------------- tuning store (src/tune/store.c) */
+
+/* One tuning result: the best schedule found for a kernel family, element
+ * type and size class on this device. Strings are NUL-terminated. */
+typedef struct ct_tune_record {
+	const char *family;     /* canonical kernel key without sizes */
+	ct_dtype dtype;
+	const char *size_class; /* "M=1024:N=1024:K=1024" or a class name */
+	const char *params;     /* canonical schedule/plan text or JSON (opaque here) */
+	double seconds;         /* measured time (0 = not measured: worst) */
+	double gflops;
+	int verified;           /* 1 verified, 0 mismatch, -1 not verified */
+	const char *tuner_version;
+	int64_t timestamp;      /* unix seconds of the measurement (0 on put = now) */
+	/* set by reads, ignored by ct_store_put: */
+	const char *cachet_version; /* the cachet that wrote the record */
+	int trusted;            /* 0: stale (other cachet version, device identity or
+				   parameter names), re-measure before relying on it */
+} ct_tune_record;
+
+/* The per-device tuning store: one SQLite file <dir>/<device-id>.sqlite,
+ * safe for concurrent tuners and readers (processes). */
+typedef struct ct_store ct_store;
+
+/* Flags of ct_store_open (or'ed into its unsigned flags). */
+enum ct_store_flag {
+	CT_STORE_READONLY = 1, /* never write (no folder, no schema, no set-aside) */
+	CT_STORE_QUIET = 2     /* keep warnings in ct_store_warnings, not on stderr */
+};
+
+/* Open the store of this device in dir (NULL: the code cache's folder,
+ * ct_cache_path), creating the folder (0700) and the file as needed. A
+ * folder or store file that group or others may write, or that another user
+ * owns, is neither read nor written (a warning; reads find nothing, puts
+ * fail with CT_ERR_IO), as for the code cache. A corrupt or foreign file is renamed <file>.bad-<timestamp> with
+ * a warning and a fresh store is used. Never fails for I/O reasons: a store
+ * that cannot be written opens read-only (or empty) with a warning, and
+ * ct_store_put then fails with CT_ERR_IO. NULL only on CT_ERR_NOMEM/USAGE. */
+CT_API CT_GIVE ct_store *ct_store_open(CT_KEEP ct_ctx *ctx, CT_KEEP const char *dir,
+				       unsigned flags);
+/* Close s; ct_store_close(NULL) is a no-op. */
+CT_API void ct_store_close(CT_TAKE ct_store *s);
+/* Path of the store file (owned by s). */
+CT_API CT_KEEP const char *ct_store_path(CT_KEEP const ct_store *s);
+/* 1 if ct_store_put can write, else 0. */
+CT_API int ct_store_writable(CT_KEEP const ct_store *s);
+/* Warnings since open, one per line ("" if none); owned by s. */
+CT_API CT_KEEP const char *ct_store_warnings(CT_KEEP const ct_store *s);
+/* Insert r, or update the record with the same (family, dtype, size_class)
+ * if r is better: a stale or damaged old record is always replaced, else
+ * verified beats not verified beats mismatch, then the shorter time wins.
+ * *stored (if not NULL) says whether r was kept. r's strings are copied. */
+CT_API ct_status ct_store_put(CT_KEEP ct_store *s, CT_KEEP const ct_tune_record *r,
+			      CT_KEEP int *stored);
+/* Look up one record exactly. *found = 0 if there is none (or only a damaged
+ * one, skipped with a warning). out's strings are owned by s and stay valid
+ * until the next get/list/print on s. */
+CT_API ct_status ct_store_get(CT_KEEP ct_store *s, CT_KEEP const char *family, ct_dtype dtype,
+			      CT_KEEP const char *size_class, CT_KEEP ct_tune_record *out,
+			      CT_KEEP int *found);
+/* All records of family (NULL: every family) and *dtype (NULL: every type),
+ * sorted by family, type, size class, for nearest-size-class selection and
+ * `cachet tune --show`. *recs is owned by s, valid until the next
+ * get/list/print on s. Damaged records are skipped with a warning. */
+CT_API ct_status ct_store_list(CT_KEEP ct_store *s, CT_KEEP const char *family, CT_KEEP const ct_dtype *dtype,
+			       CT_KEEP const ct_tune_record **recs, CT_KEEP int *n);
+/* Print the records of family (NULL: all) as an aligned table or one JSON
+ * object {"path", "device_id", "writable", "records": [...]}, as every
+ * printer (ct_format). */
+CT_API ct_status ct_store_print(CT_KEEP ct_store *s, CT_KEEP const char *family, ct_format format,
+				CT_KEEP FILE *out);
+/* Write the records of family (NULL: all) to the file path as JSON
+ * {"format": "cachet-tune-export", "version": 1, "device_id", "device",
+ * "records": [...]}, each record naming the device id and description it was
+ * measured on. CT_ERR_IO when path cannot be written. */
+CT_API ct_status ct_store_export(CT_KEEP ct_store *s, CT_KEEP const char *family,
+				 CT_KEEP const char *path);
+/* Read an export file into s (opened writable). Records of another device id
+ * are refused (CT_ERR_INPUT, nothing after the first such record is read)
+ * unless force; forced ones, and records of another cachet version, are
+ * kept stale (the selector uses them as nearest only, never over a trusted
+ * record of this machine) with "from=<device id>" after the params' ';'.
+ * Each record replaces the store's only when it is better (ct_store_put).
+ * *imported (may be NULL) gets how many were kept, *total how many were read. */
+CT_API ct_status ct_store_import(CT_KEEP ct_store *s, CT_KEEP const char *path, int force,
+				 CT_KEEP int *imported, CT_KEEP int *total);
+
+/* ---------------------------------------------------------------- tuner and solution selector (src/tune; param candidates: src/ir) */
 /* `param T = 64 tune {..}` params, ct_tune, ct_select (docs/TUNE.md). */
 
 /* The candidate values of param i (`tune {...}` or `tune lo..hi step s` in the
@@ -958,9 +1112,9 @@ CT_API int ct_kernel_param_candidates(CT_KEEP const ct_kernel *k, int i,
 CT_API ct_status ct_kernel_tune_key(CT_KEEP ct_kernel *k, CT_KEEP char *family, size_t nfamily,
 				    CT_KEEP char *size_class, size_t nclass, CT_KEEP ct_dtype *dtype);
 
-/* Options of ct_tune; ct_tune_opts_init sets the defaults. */
+/* Options of ct_tune; ct_tune_options_init sets the defaults. */
 struct ct_tune_result;
-typedef struct ct_tune_opts {
+typedef struct ct_tune_options {
 	double budget;          /* wall seconds for the whole tuning, ranking, measuring,
 				   re-timing and the reference checks included (0 = 60) */
 	double fraction;        /* 0: measure in the model's order (corrected by the
@@ -979,15 +1133,15 @@ typedef struct ct_tune_opts {
 	const char *store_dir;  /* store folder (NULL = the cachet cache folder) */
 	int no_store;           /* do not write the winner */
 	/* called after each candidate ranked or measured (may be NULL) */
-	void (*progress)(void *ud, const char *phase, int done, int total);
+	ct_progress_fn progress;
 	void *progress_ud;
 	/* called after each candidate measured (may be NULL): r as it stands,
 	   the candidate's index, the seconds of the budget left; same ud */
 	void (*on_measure)(void *ud, const struct ct_tune_result *r, int cand, double left_s);
 	int check_only;         /* only check k, the sizes and the arrays' total (no ranking) */
 	int no_resume;          /* re-measure points an earlier run of these sizes measured */
-} ct_tune_opts;
-CT_API void ct_tune_opts_init(CT_KEEP ct_tune_opts *o);
+} ct_tune_options;
+CT_API void ct_tune_options_init(CT_KEEP ct_tune_options *o);
 
 /* One point of the candidate space. */
 typedef struct ct_tune_candidate {
@@ -1008,6 +1162,16 @@ typedef struct ct_tune_candidate {
  * best median so far is abandoned (docs/TUNE.md). */
 #define CT_TUNE_ABANDON 2.0
 
+/* Why ct_tune_result.best is what it is. */
+typedef enum ct_tune_decision {
+	CT_TUNE_NO_DEFAULT = 0,      /* the default point was not measured (no_default, or it
+					failed): the fastest candidate */
+	CT_TUNE_DEFAULT_FASTEST = 1, /* no candidate was faster than the default in the search */
+	CT_TUNE_DEFAULT_KEPT = 2,    /* one looked faster, but not by more than the spread of the
+					interleaved re-timings: the default is kept */
+	CT_TUNE_REPLACED = 3         /* the re-timings confirmed the candidate faster */
+} ct_tune_decision;
+
 typedef struct ct_tune_result {
 	int nparams;
 	const char **params;    /* [nparams] names of the tunable params (owned by the kernel) */
@@ -1026,7 +1190,7 @@ typedef struct ct_tune_result {
 	double model_seconds, measure_seconds, seconds;
 	/* how the winner was chosen (docs/TUNE.md, "Keeping the hand-written point") */
 	int default_index;      /* the default point's candidate (measured first), -1 if none */
-	int decision;           /* a ct_tune_decision; also written into the store record */
+	ct_tune_decision decision; /* how best was chosen; also written into the store record */
 	int challenger;         /* the candidate re-timed against the default, -1 if none */
 	int confirm_rounds;     /* interleaved re-timings of the challenger and the default */
 	double confirm_gain;    /* median over them of default time / candidate time, minus 1 */
@@ -1041,17 +1205,8 @@ typedef struct ct_tune_result {
 	double best_found_seconds; /* when the winner was first measured (0: resumed) */
 } ct_tune_result;
 
-/* Why ct_tune_result.best is what it is. */
-typedef enum ct_tune_decision {
-	CT_TUNE_NO_DEFAULT = 0,      /* the default point was not measured (no_default, or it
-					failed): the fastest candidate */
-	CT_TUNE_DEFAULT_FASTEST = 1, /* no candidate was faster than the default in the search */
-	CT_TUNE_DEFAULT_KEPT = 2,    /* one looked faster, but not by more than the spread of the
-					interleaved re-timings: the default is kept */
-	CT_TUNE_REPLACED = 3         /* the re-timings confirmed the candidate faster */
-} ct_tune_decision;
 /* "no-default", "default", "default-kept", "tuned" ("?" otherwise). */
-CT_API CT_KEEP const char *ct_tune_decision_name(int d);
+CT_API CT_KEEP const char *ct_tune_decision_name(ct_tune_decision d);
 
 /* Tune k's tunable params for k's current sizes: enumerate the product of
  * their candidate values, drop the combinations the checks refuse, rank all
@@ -1065,11 +1220,11 @@ CT_API CT_KEEP const char *ct_tune_decision_name(int d);
  * by more than their spread (decision; docs/TUNE.md). k is left as it was.
  * CT_ERR_INPUT (at the kernel's name) when k has no tunable param,
  * CT_ERR_LIMIT when the space exceeds 1,000,000 points. */
-CT_API ct_status ct_tune(CT_KEEP ct_kernel *k, CT_KEEP const ct_tune_opts *o,
+CT_API ct_status ct_tune(CT_KEEP ct_kernel *k, CT_KEEP const ct_tune_options *o,
 			 CT_KEEP ct_tune_result *r);
 CT_API void ct_tune_result_free(CT_KEEP ct_tune_result *r);
-/* Print r as a table (json = 0) or one JSON object (json = 1). */
-CT_API ct_status ct_tune_print(CT_KEEP const ct_tune_result *r, int json, CT_KEEP FILE *out);
+/* Print r as a table or one JSON object, as every printer (ct_format). */
+CT_API ct_status ct_tune_print(CT_KEEP const ct_tune_result *r, ct_format format, CT_KEEP FILE *out);
 
 /* The run-time solution selector of one kernel: reads the store once, keeps
  * its records and every answer in memory, so a repeated ct_select costs a
@@ -1123,7 +1278,8 @@ CT_API ct_status ct_select(CT_KEEP ct_selector *s, CT_KEEP const int64_t *sizes,
 			   CT_KEEP ct_solution *sol);
 /* Run sol on buffers (one per array of the kernel, as ct_interp_run takes
  * them, for the sizes it was selected for): each piece is compiled (or
- * fetched from the code cache) and run in order on its block of the arrays.
+ * fetched from the kernel memo or the code cache) and run in order on its
+ * block of the arrays.
  * k's params are left as they were. */
 CT_API ct_status ct_solution_run(CT_KEEP ct_selector *s, CT_KEEP const ct_solution *sol,
 				 CT_KEEP void *const *buffers);
@@ -1134,126 +1290,6 @@ CT_API ct_status ct_solution_run(CT_KEEP ct_selector *s, CT_KEEP const ct_soluti
  * native engine, unchecked (o->checked set: CT_ERR_UNSUPPORTED). */
 CT_API ct_status ct_kernel_run_selected(CT_KEEP ct_selector *s, CT_KEEP const ct_run_options *o,
 					CT_KEEP ct_run_result *r, CT_KEEP ct_solution *sol);
-
-/* ---------------------------------------------------------------- kernels on views (src/run/views.c) */
-/* Run kernel k once on views: views[i] is array i's tensor, in declaration
- * order (temps: NULL, ignored). The kernel's subscripts and `if` tests are
- * logical indices of each view's top-level tensor (ct_tensor_root), whose
- * extents must equal the array's declared ones: a view is cast to them
- * (index casting), so the kernel may run on a sub-view, a sub-view of a
- * sub-view or a cached copy with a halo, and its boundary tests still
- * speak of the whole tensor. Every element the kernel may access (its
- * subscripts' ranges over the loops, narrowed by one-index `if` atoms) must
- * lie in the view's window (ct_tensor_window). An array declared `strided`
- * takes any strides and base offset, passed at run time; any other array's
- * view must be the dense buffer of its top-level tensor in the declared
- * layout (its strides are compiled in). Views written by the kernel must
- * not overlap other views. engine: CT_ENGINE_NATIVE (generated code, via the
- * code caches; threads as ct_run_options.threads) or CT_ENGINE_INTERP.
- * CT_ERR_USAGE for a missing or mismatched view or an access outside a
- * window, else the engine's errors. */
-CT_API ct_status ct_kernel_run_views(CT_KEEP ct_kernel *k, CT_KEEP ct_tensor *const *views,
-				     ct_engine engine, int threads);
-/* ct_ctx_set_option(ctx, CT_OPT_BRANCHING, 1): the C backend emits the
- * branching form: per-element bounds tests in the copies of halo caches,
- * and boundary `if`s tested in every iteration. 0 (the default) is
- * branch-free: copy loops whose bounds absorb the tests, and loops split
- * into boundary and interior pieces so that the interior runs without
- * tests (docs/VIEWS.md, "Branch-free code"). Same results either way. */
-
-/* ---------------------------------------------------------------- OpenCL target */
-
-/* Kernels with plan(target=opencl) run through OpenCL: ct_kernel_run with
- * the native engine generates OpenCL C (ct_kernel_emit(k, "opencl")),
- * builds it on the first OpenCL device (CACHET_OPENCL_DEVICE: a substring
- * of the platform or device name picks another; CACHET_OPENCL_OPTIONS: build
- * options), keeps the program binary in the code cache folder, and reports
- * engine "opencl". libOpenCL.so.1 is loaded at first use: without it these
- * calls return CT_ERR_UNSUPPORTED with a message, and nothing else changes. */
-
-/* Build OpenCL C source with options (NULL: none) on the OpenCL device, to
- * check it. CT_OK; CT_ERR_COMPILE with the device's build log in the ctx's
- * message; CT_ERR_UNSUPPORTED without OpenCL. */
-CT_API ct_status ct_opencl_build(CT_KEEP ct_ctx *ctx, CT_KEEP const char *source, CT_KEEP const char *options);
-/* Write "platform | version | device | driver | device version" of the
- * OpenCL device into buf (cap bytes, truncated). CT_ERR_UNSUPPORTED (and
- * buf "") without OpenCL. */
-CT_API ct_status ct_opencl_device(CT_KEEP ct_ctx *ctx, CT_KEEP char *buf, size_t cap);
-
-/* ---------------------------------------------------------------- cache folders (the cache command) */
-
-/* One folder (or family of files) that cachet writes in its cache folder
- * (ct_cache_path): "code-v1" (compiled kernels, the part ct_cache_info
- * counts and the size cap prunes), "blob-v1" (OpenCL program binaries),
- * "pocl-v1" (PoCL's own kernel cache, where the cachet tool points PoCL
- * when POCL_CACHE_DIR is unset) and "*.sqlite" (tuning stores). entries:
- * kernels, binaries, PoCL programs or stores; bytes: their files. */
-typedef struct ct_cache_folder {
-	const char *name; /* static */
-	const char *what; /* static, one line */
-	int64_t entries, bytes;
-} ct_cache_folder;
-/* Fill out[0 .. min(cap, n)) with each folder's totals read from disk now
- * and return n, the number of folders (4); -1 with the ctx's error when the
- * cache folder is not usable. ct_cache_clear empties every folder but the
- * tuning stores, and removes only names of the shapes cachet and PoCL
- * write (a user's own file in the cache folder is kept). */
-CT_API int ct_cache_folders(CT_KEEP ct_ctx *ctx, CT_KEEP ct_cache_folder *out, int cap);
-
-/* ---------------------------------------------------------------- per-reference misses (predict --per-ref) */
-
-/* What carries the reuse whose misses dominate a reference's capacity
- * misses at one level (docs/MODEL.md's reuse partitions). */
-typedef enum ct_carrier {
-	CT_CARRIER_NONE = 0,     /* no capacity misses at this level */
-	CT_CARRIER_LOOP = 1,     /* an earlier iteration of the loop `carried_by` */
-	CT_CARRIER_SIBLING = 2,  /* an earlier child of one iteration of loop `carried_by` (NULL: of the run) */
-	CT_CARRIER_STMT = 3,     /* an earlier access of the same statement execution */
-	CT_CARRIER_CONFLICT = 4  /* a simulated set-associative level: misses beyond the cold ones
-	                            where a fully associative cache would have none (conflicts) */
-} ct_carrier;
-
-/* How a reference's counts were obtained from the model's per-array counts. */
-typedef enum ct_ref_split {
-	CT_SPLIT_MODEL = 0,      /* the array's only reference: the model's own counts */
-	CT_SPLIT_SIM = 1,        /* the array's counts shared out by an exact simulation's per-reference counts */
-	CT_SPLIT_ACCESSES = 2    /* shared out by accesses (the trace was too long to simulate) */
-} ct_ref_split;
-
-/* One array reference of the source: an access of a statement or let (the
- * read and the write of an `op=` element are one reference). */
-typedef struct ct_ref_misses {
-	const char *array;        /* owned by the kernel */
-	int stmt;                 /* statement number (1..; 0 for a let) */
-	int line, col;            /* source position of the access (1-based; 0 = unknown) */
-	int is_write;             /* 0 read, 1 store, 2 read-modify-write (op=) */
-	int split;                /* ct_ref_split */
-	int64_t accesses;
-	int64_t misses[CT_SIM_MAX_LEVELS];   /* predicted misses per level */
-	int64_t cold[CT_SIM_MAX_LEVELS];     /* of which compulsory; the rest are capacity misses */
-	int carrier[CT_SIM_MAX_LEVELS];      /* ct_carrier of the array's largest missing reuse */
-	const char *carried_by[CT_SIM_MAX_LEVELS]; /* loop index name, owned by the kernel; NULL if none */
-} ct_ref_misses;
-
-typedef struct ct_ref_table {
-	const char *file;         /* the kernel's source file, owned by the kernel (may be NULL) */
-	int nrefs;
-	ct_ref_misses *refs;      /* sorted by misses (first level, then the next), then by position */
-} ct_ref_table;
-
-/* Predict the misses of kernel k as ct_kernel_predict does (filling r, which
- * the caller frees with ct_predict_result_free) and also per source
- * reference (filling t, freed with ct_ref_table_free). The model attributes
- * reuse per array: an array with one reference gives it the model's counts;
- * the counts of an array with several references are shared out in
- * proportion to an exact simulation's per-reference counts when the kernel
- * makes at most sim_max accesses (sim_max < 0: 16M), otherwise in
- * proportion to their accesses; `split` says which. The references' misses
- * add up to the array's and so to r's per-level totals. On error both are
- * left empty. */
-CT_API ct_status ct_kernel_predict_refs(CT_KEEP ct_kernel *k, CT_KEEP const char *spec, int64_t sim_max,
-                                        CT_KEEP ct_predict_result *r, CT_KEEP ct_ref_table *t);
-CT_API void ct_ref_table_free(CT_KEEP ct_ref_table *t);
 
 #ifdef __cplusplus
 }

@@ -1,11 +1,12 @@
-"""setup.py: generates cachet/_cachet_ffi.py from include/cachet.h and bundles libcachet.so.0.
+"""setup.py: generates cachet/_cachet_ffi.py from include/cachet.h and bundles libcachet.so.N.
 
-The library comes from $CACHET_LIBRARY if set, else ../build/libcachet.so.0
-(run `make` first). Without one the package is built without a bundled
-library and finds libcachet.so.0 through the dynamic loader at import
-(after `make install`) or through $CACHET_LIBRARY.
+N is CACHET_SOVERSION in the header. The library comes from $CACHET_LIBRARY
+if set, else ../build/libcachet.so.N (run `make` first). Without one the
+package is built without a bundled library and finds libcachet.so.N through
+the dynamic loader at import (after `make install`) or through $CACHET_LIBRARY.
 """
 import os
+import re
 import shutil
 import sys
 
@@ -26,8 +27,17 @@ def _header():
     sys.exit("cachet: include/cachet.h not found (set CACHET_HEADER)")
 
 
+def _soname():
+    """libcachet.so.N, N from the header's CACHET_SOVERSION (the loader in _lib.py names the same)."""
+    with open(_header(), encoding="utf-8") as f:
+        m = re.search(r"^#define CACHET_SOVERSION (\d+)$", f.read(), flags=re.M)
+    if not m:
+        sys.exit("cachet: CACHET_SOVERSION not found in the header")
+    return "libcachet.so." + m.group(1)
+
+
 def _library():
-    p = os.environ.get("CACHET_LIBRARY") or os.path.join(ROOT, "build", "libcachet.so.0")
+    p = os.environ.get("CACHET_LIBRARY") or os.path.join(ROOT, "build", _soname())
     return os.path.realpath(p) if os.path.exists(p) else None
 
 
@@ -41,10 +51,10 @@ class BuildPy(build_py):
         gen_ffi.build(_header(), out)
         lib = _library()
         if lib:
-            shutil.copyfile(lib, os.path.join(out, "libcachet.so.0"))
+            shutil.copyfile(lib, os.path.join(out, _soname()))
         else:
-            print("cachet: no libcachet.so.0 to bundle (run 'make' first); the package will use "
-                  "$CACHET_LIBRARY or the system's libcachet.so.0", file=sys.stderr)
+            print(f"cachet: no {_soname()} to bundle (run 'make' first); the package will use "
+                  f"$CACHET_LIBRARY or the system's {_soname()}", file=sys.stderr)
 
 
 class BinaryDistribution(Distribution):

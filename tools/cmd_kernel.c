@@ -15,17 +15,9 @@ int print_lowered(ct_ctx *ctx, ct_kernel *k, int json)
 	ct_looptree *t = ct_kernel_lower(k, 1);
 	if (!t)
 		return fail(ctx, ct_ctx_last_status(ctx));
-	char *s = ct_looptree_print(t, json);
+	ct_status st = ct_looptree_print(t, json ? CT_FORMAT_JSON : CT_FORMAT_TEXT, stdout);
 	ct_looptree_free(t);
-	if (!s) {
-		fprintf(stderr, "cachet: error: out of memory\n");
-		return EXIT_FAILED;
-	}
-	fputs(s, stdout);
-	if (s[0] && s[strlen(s) - 1] != '\n')
-		fputc('\n', stdout);
-	free(s);
-	return EXIT_OK;
+	return st ? fail(ctx, st) : EXIT_OK;
 }
 
 static int lower_kernel(ct_ctx *ctx, ct_kernel *k, cli *c) { return print_lowered(ctx, k, c->json); }

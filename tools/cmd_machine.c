@@ -93,7 +93,7 @@ int cmd_probe(cli *c)
 	int rc = EXIT_OK;
 	ct_status st = ct_probe_run(ctx, CT_PROBE_MEASURE | CT_PROBE_OPENCL, NULL);
 	if (!st)
-		st = ct_probe_print(ctx, c->json, stdout);
+		st = ct_probe_print(ctx, c->json ? CT_FORMAT_JSON : CT_FORMAT_TEXT, stdout);
 	if (st)
 		rc = fail(ctx, st);
 	ct_ctx_free(ctx);

@@ -393,8 +393,8 @@ static void print_tiles_text(const ct_kernel *k, const ct_tiles_result *r)
 
 static int tiles_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
 {
-	ct_tiles_opts o;
-	ct_tiles_opts_init(&o);
+	ct_tiles_options o;
+	ct_tiles_options_init(&o);
 	o.max_tile = c->max_tile;
 	ct_tiles_result r;
 	memset(&r, 0, sizeof r);

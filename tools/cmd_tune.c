@@ -196,9 +196,9 @@ static void tune_variant_note(ct_ctx *ctx, const cli *c)
 		fprintf(stderr, "cachet: note: %s is its variant with the blocking as tune params\n", alt);
 }
 
-static void tune_options(cli *c, ct_tune_opts *o, double budget, tune_view *view)
+static void tune_options(cli *c, ct_tune_options *o, double budget, tune_view *view)
 {
-	ct_tune_opts_init(o);
+	ct_tune_options_init(o);
 	o->budget = budget;
 	o->cache_spec = c->cache_spec;
 	o->threads = c->run.threads;
@@ -212,7 +212,7 @@ static void tune_options(cli *c, ct_tune_opts *o, double budget, tune_view *view
 
 static int tune_one(ct_ctx *ctx, ct_kernel *k, cli *c, double budget)
 {
-	ct_tune_opts o;
+	ct_tune_options o;
 	tune_view view;
 	tune_options(c, &o, budget, &view);
 	ct_tune_result r;
@@ -226,7 +226,7 @@ static int tune_one(ct_ctx *ctx, ct_kernel *k, cli *c, double budget)
 		tune_variant_note(ctx, c);
 		return rc;
 	}
-	ct_tune_print(&r, c->json, stdout);
+	ct_tune_print(&r, c->json ? CT_FORMAT_JSON : CT_FORMAT_TEXT, stdout);
 	int rc = r.best >= 0 ? EXIT_OK : EXIT_FAILED;
 	ct_tune_result_free(&r);
 	return rc;
@@ -243,8 +243,8 @@ static int check_sets(ct_ctx *ctx, ct_kernel *k, cli *c, const int64_t *base, in
 		int rc = apply_sizes(ctx, k, p, len, base);
 		if (rc)
 			return rc;
-		ct_tune_opts o;
-		ct_tune_opts_init(&o);
+		ct_tune_options o;
+		ct_tune_options_init(&o);
 		o.check_only = 1;
 		ct_tune_result r;
 		ct_status st = ct_tune(k, &o, &r);
@@ -332,7 +332,7 @@ static int store_command(ct_ctx *ctx, cli *c)
 		if (!st)
 			printf("exported the records of %s to %s\n", ct_store_path(s), c->export_path);
 	} else {
-		st = ct_store_show(s, family[0] ? family : NULL, c->json, stdout);
+		st = ct_store_print(s, family[0] ? family : NULL, c->json ? CT_FORMAT_JSON : CT_FORMAT_TEXT, stdout);
 	}
 	ct_store_close(s);
 	return st ? fail(ctx, st) : EXIT_OK;

@@ -429,8 +429,8 @@ static void lower_tree(report *r)
 		ct_ctx_clear_error(r->ctx);
 		return;
 	}
-	r->tree = ct_looptree_print(t, 0);
-	r->tree_json = ct_looptree_print(t, 1);
+	r->tree = ct_looptree_to_string(t, CT_FORMAT_TEXT);
+	r->tree_json = ct_looptree_to_string(t, CT_FORMAT_JSON);
 	ct_looptree_free(t);
 }
 

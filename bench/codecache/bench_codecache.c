@@ -154,7 +154,7 @@ int main(int argc, char **argv)
 			return 1;
 		/* cold: compile + load + publish, from an empty folder */
 		for (int i = 0; i < 3; i++) {
-			jit_forget_memory(ctx);
+			jit_forget_memo(ctx);
 			ct_cache_clear(ctx);
 			if (ct_module_load(ctx, src, len, &o, &m, &info) != CT_OK ||
 			    strcmp(info.how, "compiled") != 0) {
@@ -166,7 +166,7 @@ int main(int argc, char **argv)
 		/* disk: checksum + key compare + dlopen; the unload before is
 		 * not timed */
 		for (int i = 0; i < reps; i++) {
-			jit_forget_memory(ctx);
+			jit_forget_memo(ctx);
 			if (ct_module_load(ctx, src, len, &o, &m, &info) != CT_OK ||
 			    strcmp(info.how, "disk") != 0) {
 				fprintf(stderr, "bench: not a disk hit: %s\n",

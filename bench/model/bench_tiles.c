@@ -133,8 +133,8 @@ static bool run_case(ct_ctx *ctx, const tcase *c, bool *within, double *rate)
 	ct_kernel *k = open_case(ctx, c->path, c->settings);
 	if (!k)
 		return false;
-	ct_tiles_opts o;
-	ct_tiles_opts_init(&o);
+	ct_tiles_options o;
+	ct_tiles_options_init(&o);
 	o.max_tile = c->max_tile;
 	ct_tiles_result r;
 	double c0 = cpu_s();
@@ -190,8 +190,8 @@ static bool paper(ct_ctx *ctx, bool quick, double *min_rate)
 			ct_kernel_free(k);
 			return false;
 		}
-		ct_tiles_opts o;
-		ct_tiles_opts_init(&o);
+		ct_tiles_options o;
+		ct_tiles_options_init(&o);
 		o.max_tile = 512;
 		ct_tiles_result r;
 		double c0 = cpu_s();

@@ -123,8 +123,8 @@ static void progress(void *ud, const char *phase, int done, int total)
 
 static ct_status tune(ct_kernel *k, int exhaustive, int no_default, double budget, ct_tune_result *r)
 {
-	ct_tune_opts o;
-	ct_tune_opts_init(&o);
+	ct_tune_options o;
+	ct_tune_options_init(&o);
 	o.budget = budget;
 	o.threads = 1;
 	o.no_store = 1;

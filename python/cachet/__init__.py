@@ -41,7 +41,7 @@ def probe(measure: bool = False, opencl: bool = False) -> dict:
         st = _lib.ct_probe_run(ctx, flags, _ffi.NULL)
         if st:
             raise _ctx_error(ctx, st, "probe")
-        st, text = _capture(lambda f: _lib.ct_probe_print(ctx, 1, f))
+        st, text = _capture(lambda f: _lib.ct_probe_print(ctx, _lib.CT_FORMAT_JSON, f))
         if st:
             raise _ctx_error(ctx, st, "probe")
         return _json.loads(text)

@@ -624,7 +624,10 @@ class Kernel:
                     views[i] = t
                     j += 1
                 t_count = self.threads if threads is None else int(threads)
-                st = lib.ct_kernel_run_views(self._k, views, 0, t_count)
+                o = ffi.new("ct_run_options *")
+                lib.ct_run_options_init(o)
+                o.threads = t_count
+                st = lib.ct_kernel_run_views(self._k, views, o)
                 if st:
                     raise _ctx_error(self._ctx, st, f"kernel '{self.name}'")
             finally:
@@ -668,7 +671,7 @@ class Kernel:
             if t == ffi.NULL:
                 raise _ctx_error(self._ctx, lib.ct_ctx_last_status(self._ctx))
             try:
-                text = _take_string(lib.ct_looptree_print(t, 1 if json_output else 0))
+                text = _take_string(lib.ct_looptree_to_string(t, lib.CT_FORMAT_JSON if json_output else lib.CT_FORMAT_TEXT))
             finally:
                 lib.ct_looptree_free(t)
         return json.loads(text) if json_output else text
@@ -764,8 +767,8 @@ class Kernel:
         """
         with self._lock:
             self._set_runtime(params)
-            o = ffi.new("ct_tiles_opts *")
-            lib.ct_tiles_opts_init(o)
+            o = ffi.new("ct_tiles_options *")
+            lib.ct_tiles_options_init(o)
             o.max_tile, o.keep, o.max_evals = int(max_tile), int(keep), int(max_evals)
             r = ffi.new("ct_tiles_result *")
             st = lib.ct_kernel_tiles(self._k, cache.encode() if cache else ffi.NULL, o, r)
@@ -847,8 +850,8 @@ class Kernel:
             raise _ctx_error(self._ctx, st)
 
     def _tune_one(self, budget, cache, threads, store_dir, no_store, fraction) -> dict:
-        o = ffi.new("ct_tune_opts *")
-        lib.ct_tune_opts_init(o)
+        o = ffi.new("ct_tune_options *")
+        lib.ct_tune_options_init(o)
         o.budget = float(budget)
         o.fraction = float(fraction)
         keep = []
@@ -865,7 +868,7 @@ class Kernel:
         if st:
             raise _ctx_error(self._ctx, st, f"kernel '{self.name}'")
         try:
-            st, text = _capture(lambda f: lib.ct_tune_print(r, 1, f))
+            st, text = _capture(lambda f: lib.ct_tune_print(r, lib.CT_FORMAT_JSON, f))
             res = json.loads(text)
             if r.best >= 0:
                 best = r.candidates[r.best]

@@ -10,6 +10,8 @@ except ImportError as e:  # pragma: no cover - a package built without gen_ffi.p
     ) from e
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
+# the library's SONAME: CACHET_SOVERSION of include/cachet.h (a test holds them equal)
+SONAME = "libcachet.so.1"
 
 
 def _candidates():
@@ -17,7 +19,7 @@ def _candidates():
     env = os.environ.get("CACHET_LIBRARY")
     if env:
         return [env]
-    return [os.path.join(_HERE, "libcachet.so.0"), "libcachet.so.0"]
+    return [os.path.join(_HERE, SONAME), SONAME]
 
 
 def _load():
@@ -31,7 +33,7 @@ def _load():
         except OSError as e:
             errors.append(f"{path}: {e}")
     raise ImportError("cachet: cannot load libcachet: " + "; ".join(errors)
-                      + " (set CACHET_LIBRARY to the path of libcachet.so.0)")
+                      + f" (set CACHET_LIBRARY to the path of {SONAME})")
 
 
 lib, library_path = _load()

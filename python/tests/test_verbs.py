@@ -1,6 +1,7 @@
 """test_verbs.py: lower, emit, verify, simulate, predict, tiles, tune, build and probe, against the cachet tool."""
 import json
 import os
+import sys
 import subprocess
 
 import pytest
@@ -90,4 +91,7 @@ def test_probe_and_cache_path():
     assert info["device_id"] and info["caches"]
     assert info == cli_json("probe") or info["device_id"] == cli_json("probe")["device_id"]
     assert cachet.cache_path() == os.environ["CACHET_CACHE_DIR"]
-    assert cachet.library_path.endswith("libcachet.so.0")
+    # the loader's SONAME is the header's CACHET_SOVERSION (cachet._lib is the loaded library)
+    so = "libcachet.so.%d" % cachet._lib.CACHET_SOVERSION
+    assert cachet.library_path.endswith(so)
+    assert sys.modules["cachet._lib"].SONAME == so

@@ -37,9 +37,9 @@ struct ct_ctx {
 	/* options */
 	int64_t threads, max_errors, seed, vector_bytes;
 	int64_t branching; /* CT_OPT_BRANCHING: 1 = guarded copies and boundary ifs as written */
-	/* later modules hang their state here (plan cache, code cache, target)
+	/* later modules hang their state here (kernel memo, code cache, target)
 	 * and register a cleanup with ct_ctx_on_free */
-	void *plan_cache;
+	void *kernel_memo;
 	void *code_cache;
 	void *target;
 	void *opencl; /* src/engine/ocl.c: the open device and the programs loaded in this ctx */

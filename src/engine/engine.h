@@ -63,7 +63,7 @@ ct_status run_opencl(ct_kernel *k, const ct_run_options *o, ct_run_result *r);
  * failures are CT_ERR_COMPILE with the log. */
 ct_status run_opencl_binary(ct_kernel *k, unsigned char **bin, size_t *n, char *desc, size_t cap);
 
-/* native.c: k's compiled entry point (plan cache, code cache); native_entry_load
+/* native.c: k's compiled entry point (kernel memo, code cache); native_entry_load
  * also says where the code came from ("memory", "disk", "compiled"; how may be
  * NULL) and how long compiling took (0 unless compiled). */
 ct_status native_entry_load(ct_kernel *k, int (**entry)(void *const *, const int64_t *),

@@ -1,7 +1,7 @@
 /* native.c: the native engine: generate C, compile or fetch it from the code cache, run and verify. */
 #include "gen/gen.h"
 #include "gen/ocl.h"
-#include "engine/plancache.h"
+#include "engine/kernelmemo.h"
 #include "ir/canon.h"
 #include "jit/jit.h"
 #include "engine/engine.h"
@@ -62,7 +62,7 @@ typedef struct native_fns {
 
 static ct_status generate_and_load(ct_kernel *k, bool checked, native_fns *fns, ct_run_result *r);
 
-/* The plan cache holds function pointers as void * (POSIX lets a dlsym
+/* The kernel memo holds function pointers as void * (POSIX lets a dlsym
  * data pointer convert to a function pointer and back). */
 static void *fn_to_ptr(const void *fn, size_t size)
 {
@@ -71,7 +71,7 @@ static void *fn_to_ptr(const void *fn, size_t size)
 	return v;
 }
 
-/* k's functions (checked: the checked entry): from the plan cache when
+/* k's functions (checked: the checked entry): from the kernel memo when
  * this ctx has already loaded the same kernel (canonically), else
  * generated and loaded. The thread setter is kept under the key plus a
  * suffix. */
@@ -98,8 +98,8 @@ static ct_status load_fns(ct_kernel *k, bool checked, native_fns *fns, ct_run_re
 	memcpy(tkey, key, klen);
 	memcpy(tkey + klen, "\nthreads", 9);
 	bool parallel = gen_c_openmp(k) == 2;
-	void *hit = plan_cache_get(k->ctx, key, klen);
-	void *thit = hit && parallel ? plan_cache_get(k->ctx, tkey, klen + 8) : NULL;
+	void *hit = kernel_memo_get(k->ctx, key, klen);
+	void *thit = hit && parallel ? kernel_memo_get(k->ctx, tkey, klen + 8) : NULL;
 	ct_status st = CT_OK;
 	if (hit && (!parallel || thit)) {
 		if (checked)
@@ -113,11 +113,11 @@ static ct_status load_fns(ct_kernel *k, bool checked, native_fns *fns, ct_run_re
 	} else {
 		st = generate_and_load(k, checked, fns, r);
 		if (!st && checked)
-			plan_cache_put(k->ctx, key, klen, fn_to_ptr(&fns->checked, sizeof fns->checked));
+			kernel_memo_put(k->ctx, key, klen, fn_to_ptr(&fns->checked, sizeof fns->checked));
 		else if (!st)
-			plan_cache_put(k->ctx, key, klen, fn_to_ptr(&fns->entry, sizeof fns->entry));
+			kernel_memo_put(k->ctx, key, klen, fn_to_ptr(&fns->entry, sizeof fns->entry));
 		if (!st && fns->set_threads)
-			plan_cache_put(k->ctx, tkey, klen + 8, fn_to_ptr(&fns->set_threads, sizeof fns->set_threads));
+			kernel_memo_put(k->ctx, tkey, klen + 8, fn_to_ptr(&fns->set_threads, sizeof fns->set_threads));
 	}
 	free(key);
 	free(tkey);
@@ -248,8 +248,8 @@ static int capped_threads(const ct_kernel *k, int n)
 	return most > 0 && most < n ? (int)most : n;
 }
 
-/* k's compiled code gave wrong results: forget it in the plan cache, the
- * code cache's memory table and its disk entry, so the next run compiles
+/* k's compiled code gave wrong results: forget it in the kernel memo, the
+ * module memo and the code cache on disk, so the next run compiles
  * it again (with a compiler that may have been fixed meanwhile) instead
  * of reusing a wrong binary. The verification error on the ctx is kept. */
 static void evict_wrong(ct_kernel *k, bool checked)
@@ -258,7 +258,7 @@ static void evict_wrong(ct_kernel *k, bool checked)
 	ct_status saved = ctx->status;
 	char saved_msg[sizeof ctx->msg];
 	memcpy(saved_msg, ctx->msg, sizeof saved_msg);
-	plan_cache_clear(ctx);
+	kernel_memo_clear(ctx);
 	size_t len = 0;
 	char *src = emit_host(k, checked, &len);
 	if (src) {

@@ -381,7 +381,7 @@ static ct_status run_native_views(ct_kernel *k, const vrun *run, int threads)
 	return CT_OK;
 }
 
-ct_status ct_kernel_run_views(ct_kernel *k, ct_tensor *const *views, ct_engine engine, int threads)
+ct_status ct_kernel_run_views(ct_kernel *k, ct_tensor *const *views, const ct_run_options *opts)
 {
 	if (!k)
 		return CT_ERR_USAGE;
@@ -390,8 +390,16 @@ ct_status ct_kernel_run_views(ct_kernel *k, ct_tensor *const *views, ct_engine e
 		return CT_ERR_USAGE;
 	if (!views)
 		return ct_error(ctx, CT_ERR_USAGE, "ct_kernel_run_views needs one view per array");
+	ct_run_options dflt;
+	ct_run_options_init(&dflt);
+	const ct_run_options *o = opts ? opts : &dflt;
+	ct_engine engine = o->engine;
 	if (engine != CT_ENGINE_NATIVE && engine != CT_ENGINE_INTERP)
 		return ct_error(ctx, CT_ERR_USAGE, "unknown engine %d", (int)engine);
+	/* the checked entry reports through the run's own path; views run the plain one */
+	if (engine == CT_ENGINE_NATIVE && o->checked)
+		return ct_error(ctx, CT_ERR_UNSUPPORTED,
+				"checked runs cover ct_kernel_run only, not kernels on views (the interpreter engine always tests)");
 	if (ir_params_need_values(k) != CT_OK)
 		return CT_ERR_USAGE;
 	vrun run;
@@ -406,7 +414,7 @@ ct_status ct_kernel_run_views(ct_kernel *k, ct_tensor *const *views, ct_engine e
 		st = prepare(k, views, &run);
 	}
 	if (!st)
-		st = engine == CT_ENGINE_INTERP ? run_interp_views(k, &run) : run_native_views(k, &run, threads);
+		st = engine == CT_ENGINE_INTERP ? run_interp_views(k, &run) : run_native_views(k, &run, o->threads);
 	free(run.args);
 	free(run.params);
 	free(run.nelem);

@@ -1,4 +1,4 @@
-/* canon.h: canonical serialization of a kernel for the plan cache. */
+/* canon.h: canonical serialization of a kernel for the kernel memo. */
 #ifndef CT_CANON_H
 #define CT_CANON_H
 

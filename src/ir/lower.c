@@ -2,6 +2,7 @@
 #include "core/json.h"
 #include "ir/looptree.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -869,10 +870,11 @@ static json_t *json_tree(const pr *p, bool *ok)
 	return o;
 }
 
-char *ct_looptree_print(ct_looptree *t, int json)
+char *ct_looptree_to_string(ct_looptree *t, ct_format format)
 {
 	if (!t)
 		return NULL;
+	bool json = format == CT_FORMAT_JSON;
 	ct_buf b;
 	ct_buf_init(&b);
 	const lt_node **open = ct_alloc(t->k->ctx, sizeof *open * ((size_t)t->nindices + 1));
@@ -898,4 +900,18 @@ char *ct_looptree_print(ct_looptree *t, int json)
 	if (!s)
 		ct_error(t->k->ctx, CT_ERR_NOMEM, "out of memory printing the loop tree");
 	return s;
+}
+
+ct_status ct_looptree_print(ct_looptree *t, ct_format format, FILE *out)
+{
+	if (!t || !out)
+		return t ? ct_error(t->k->ctx, CT_ERR_USAGE, "ct_looptree_print: no output stream") : CT_ERR_USAGE;
+	char *s = ct_looptree_to_string(t, format);
+	if (!s)
+		return ct_ctx_last_status(t->k->ctx);
+	/* every printer ends its output with a newline */
+	size_t n = strlen(s);
+	bool ok = fputs(s, out) >= 0 && (n == 0 || s[n - 1] == '\n' || fputc('\n', out) != EOF) && fflush(out) == 0;
+	free(s);
+	return ok ? CT_OK : ct_error(t->k->ctx, CT_ERR_IO, "cannot print the loop tree: %s", strerror(errno));
 }

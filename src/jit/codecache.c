@@ -1,4 +1,4 @@
-/* codecache.c: the code cache of a ctx: keys, the in-memory table, jit_load and the public
+/* codecache.c: the code cache of a ctx: keys, the module memo, jit_load and the public
  * ct_module / ct_cache API. */
 #include "jit/jit.h"
 
@@ -60,7 +60,7 @@ static void module_unload(ct_ctx *ctx, ct_module *m)
 	ct_free(ctx, m);
 }
 
-void jit_forget_memory(ct_ctx *ctx)
+void jit_forget_memo(ct_ctx *ctx)
 {
 	jit_state *st = ctx ? ctx->code_cache : NULL;
 	if (!st)
@@ -92,7 +92,7 @@ static void jit_state_free(ct_ctx *ctx)
 	jit_state *st = ctx->code_cache;
 	if (!st)
 		return;
-	jit_forget_memory(ctx);
+	jit_forget_memo(ctx);
 	for (jit_config *c = st->configs, *next; c; c = next) {
 		next = c->next;
 		config_free(ctx, c);
@@ -331,7 +331,7 @@ fail:
 	return NULL;
 }
 
-/* ------------------------------------------------------------ memory table */
+/* ------------------------------------------------------------ module memo (key -> loaded module, in memory) */
 
 static bool same_key(const ct_module *m, const jit_config *cfg, uint64_t h, const char *src,
                      size_t len)
@@ -508,7 +508,7 @@ ct_status jit_load(ct_ctx *ctx, const char *src, size_t len, const ct_compile_op
 		ct_module *m = st->front[slot];
 		if (m && m->cfg == cfg && m->len == len &&
 		    (len == 0 || memcmp(m->src, src, len) == 0)) {
-			st->n.memory_hits++;
+			st->n.memo_hits++;
 			*out = m;
 			if (how)
 				*how = "memory";
@@ -522,7 +522,7 @@ ct_status jit_load(ct_ctx *ctx, const char *src, size_t len, const ct_compile_op
 		ct_module *m = mem_find(st, cfg, h, src, len);
 		if (m) {
 			st->front[slot] = m;
-			st->n.memory_hits++;
+			st->n.memo_hits++;
 			*out = m;
 			if (how)
 				*how = "memory";
@@ -766,8 +766,8 @@ ct_status ct_cache_stats(ct_ctx *ctx, ct_cache_info *info)
 	if (ok)
 		jit_disk_totals(st, &info->entries, &info->bytes);
 	info->max_bytes = st->max_bytes;
-	info->memory_entries = (int64_t)st->table_used;
-	info->memory_hits = st->n.memory_hits;
+	info->memo_entries = (int64_t)st->table_used;
+	info->memo_hits = st->n.memo_hits;
 	info->disk_hits = st->n.disk_hits;
 	info->compiles = st->n.compiles;
 	info->corrupt = st->n.corrupt;

@@ -16,7 +16,7 @@
  * Three files share this header:
  *   compile.c    running programs (posix_spawn, timeout, captured output),
  *                probing a compiler's identity, compiling one source;
- *   codecache.c  the per-ctx state, the key, the memory table, jit_load and
+ *   codecache.c  the per-ctx state, the key, the module memo, jit_load and
  *                the public ct_module / ct_cache_* functions;
  *   diskcache.c  the on-disk entries: folder checks, lookup, publish,
  *                verify, prune and sweep.
@@ -68,17 +68,17 @@ typedef struct jit_config {
 struct ct_module {
 	void *handle; /* from dlopen */
 	jit_config *cfg;
-	char *src; /* copy of the source (full-key compare on memory hits) */
+	char *src; /* copy of the source (full-key compare on module memo hits) */
 	size_t len;
 	uint64_t hash; /* memory-table hash */
 	char digest[JIT_DIGEST_HEX];
-	bool cached;            /* in the memory table (false: loaded with the cache bypassed) */
+	bool cached;            /* in the module memo (false: loaded with the memo and code cache bypassed) */
 	struct ct_module *next; /* every module of the ctx, for ct_ctx_free */
 };
 
 /* Counters of one ctx (process-local). */
 typedef struct jit_counters {
-	int64_t memory_hits, disk_hits, compiles, corrupt, evicted, swept, publish_failed;
+	int64_t memo_hits, disk_hits, compiles, corrupt, evicted, swept, publish_failed;
 } jit_counters;
 
 /* The code-cache state of a ctx, hung at ctx->code_cache. */
@@ -99,7 +99,7 @@ typedef struct jit_state {
 	/* probed compilers and configs */
 	jit_compiler *compilers;
 	jit_config *configs;
-	/* memory table: open addressing, power-of-two capacity */
+	/* module memo: open addressing, power-of-two capacity */
 	ct_module **table;
 	size_t table_cap, table_used;
 	ct_module *modules;
@@ -143,16 +143,16 @@ jit_state *jit_state_get(ct_ctx *ctx);
  * with a malloc'd copy of the full key (free() it). Probes the compiler. */
 ct_status jit_key(ct_ctx *ctx, const char *src, size_t len, const ct_compile_options *o,
                   char hex[JIT_DIGEST_HEX], char **text);
-/* Forget the module of src under o in ctx's memory table and remove its disk
+/* Forget the module of src under o in ctx's module memo and remove its disk
  * entry, so the next jit_load compiles it again (a run of it failed
  * verification: a compiler that miscompiled must not be trusted twice).
  * Modules already loaded stay mapped. */
 ct_status jit_evict(ct_ctx *ctx, const char *src, size_t len, const ct_compile_options *o);
 /* Use version v instead of CACHET_VERSION in keys (tests of key sensitivity). */
 ct_status jit_set_version(ct_ctx *ctx, const char *v);
-/* Drop the memory table and unload every module (benchmarks: forces the next
+/* Drop the module memo and unload every module (benchmarks: forces the next
  * lookup to the disk). Symbols taken from the modules become invalid. */
-void jit_forget_memory(ct_ctx *ctx);
+void jit_forget_memo(ct_ctx *ctx);
 /* Report a warning through the ctx's handler (default: stderr). */
 void jit_warn(jit_state *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* jit_warn through ctx's code-cache state (for warnings of other modules). */

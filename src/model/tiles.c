@@ -884,13 +884,13 @@ static ct_status result_candidates(tl_search *s, int *ids, int n, int *tmp, int 
 }
 
 /* Options with their defaults filled in. */
-static ct_tiles_opts effective_opts(const ct_tiles_opts *opts)
+static ct_tiles_options effective_opts(const ct_tiles_options *opts)
 {
-	ct_tiles_opts o;
+	ct_tiles_options o;
 	if (opts)
 		o = *opts;
 	else
-		ct_tiles_opts_init(&o);
+		ct_tiles_options_init(&o);
 	if (o.max_evals <= 0)
 		o.max_evals = TL_DEFAULT_EVALS;
 	if (o.max_evals > TL_MAX_EVALS)
@@ -905,7 +905,7 @@ static ct_tiles_opts effective_opts(const ct_tiles_opts *opts)
 }
 
 /* The search itself on a prepared s; fills r. */
-static ct_status run_search(tl_search *s, const ct_tiles_opts *o, ct_tiles_result *r)
+static ct_status run_search(tl_search *s, const ct_tiles_options *o, ct_tiles_result *r)
 {
 	set_bounds(s, o->max_tile);
 	ct_status st = make_grids(s);
@@ -943,13 +943,13 @@ static ct_status run_search(tl_search *s, const ct_tiles_opts *o, ct_tiles_resul
 	           : st;
 }
 
-void ct_tiles_opts_init(ct_tiles_opts *o)
+void ct_tiles_options_init(ct_tiles_options *o)
 {
 	if (o)
 		memset(o, 0, sizeof *o);
 }
 
-ct_status ct_kernel_tiles(ct_kernel *k, const char *spec_text, const ct_tiles_opts *opts,
+ct_status ct_kernel_tiles(ct_kernel *k, const char *spec_text, const ct_tiles_options *opts,
                           ct_tiles_result *r)
 {
 	if (!k || !r)
@@ -958,7 +958,7 @@ ct_status ct_kernel_tiles(ct_kernel *k, const char *spec_text, const ct_tiles_op
 	if (ir_kernel_ready(k) != CT_OK)
 		return CT_ERR_USAGE;
 	double t0 = ct_now();
-	ct_tiles_opts o = effective_opts(opts);
+	ct_tiles_options o = effective_opts(opts);
 	tl_search s;
 	memset(&s, 0, sizeof s);
 	s.k = k;

@@ -388,7 +388,7 @@ static json_t *probe_json(const ct_probe_info *p)
 	return o;
 }
 
-ct_status ct_probe_print(ct_ctx *ctx, int json, FILE *out)
+ct_status ct_probe_print(ct_ctx *ctx, ct_format format, FILE *out)
 {
 	if (!ctx || !out)
 		return ctx ? ct_error(ctx, CT_ERR_USAGE, "ct_probe_print: no output stream")
@@ -397,7 +397,7 @@ ct_status ct_probe_print(ct_ctx *ctx, int json, FILE *out)
 	if (!p)
 		return ct_ctx_last_status(ctx);
 	char *s = NULL;
-	if (json) {
+	if (format == CT_FORMAT_JSON) {
 		json_t *j = probe_json(p);
 		char *d = j ? json_dumps(j, JSON_ENSURE_ASCII | JSON_REAL_PRECISION(6)) : NULL;
 		json_decref(j);

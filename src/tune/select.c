@@ -247,7 +247,7 @@ static void load_records(ct_selector *s, const char *dir)
 	ct_store *st = ct_store_open(ctx, dir, CT_STORE_READONLY | CT_STORE_QUIET);
 	const ct_tune_record *recs = NULL;
 	int n = 0;
-	if (st && ct_store_list(st, family, (int)s->dtype, &recs, &n) == CT_OK && n > 0) {
+	if (st && ct_store_list(st, family, &s->dtype, &recs, &n) == CT_OK && n > 0) {
 		s->recs = calloc((size_t)n, sizeof *s->recs);
 		for (int i = 0; s->recs && i < n; i++) {
 			sel_rec *r = &s->recs[s->nrecs];

@@ -962,7 +962,7 @@ ct_status ct_store_get(ct_store *s, const char *family, ct_dtype dtype, const ch
 	return status;
 }
 
-ct_status ct_store_list(ct_store *s, const char *family, int dtype, const ct_tune_record **recs,
+ct_status ct_store_list(ct_store *s, const char *family, const ct_dtype *dtype, const ct_tune_record **recs,
                         int *n)
 {
 	if (recs)
@@ -974,7 +974,7 @@ ct_status ct_store_list(ct_store *s, const char *family, int dtype, const ct_tun
 		         : CT_ERR_USAGE;
 	ct_arena_free(&s->arena);
 	s->nrecs = 0;
-	if (!s->db || dtype >= NDTYPES || dtype < -1)
+	if (!s->db || (dtype && ((int)*dtype < 0 || (int)*dtype >= NDTYPES)))
 		return CT_OK;
 	sqlite3_stmt *st = NULL;
 	if (sqlite3_prepare_v2(s->db,
@@ -985,8 +985,8 @@ ct_status ct_store_list(ct_store *s, const char *family, int dtype, const ct_tun
 		return db_error(s, "cannot read");
 	if (family)
 		sqlite3_bind_text(st, 1, family, -1, SQLITE_STATIC);
-	if (dtype >= 0)
-		sqlite3_bind_text(st, 2, dtype_names[dtype], -1, SQLITE_STATIC);
+	if (dtype)
+		sqlite3_bind_text(st, 2, dtype_names[*dtype], -1, SQLITE_STATIC);
 	ct_status status = collect(s, st);
 	sqlite3_finalize(st);
 	if (status == CT_OK) {
@@ -1143,14 +1143,14 @@ static void show_text(ct_store *s, ct_buf *b, const ct_tune_record *r, int n)
 	               "else the cache model's best point (docs/TUNE.md, section 3)\n");
 }
 
-ct_status ct_store_show(ct_store *s, const char *family, int json, FILE *out)
+ct_status ct_store_print(ct_store *s, const char *family, ct_format format, FILE *out)
 {
 	if (!s || !out)
-		return s ? ct_error(s->ctx, CT_ERR_USAGE, "ct_store_show: no output stream")
+		return s ? ct_error(s->ctx, CT_ERR_USAGE, "ct_store_print: no output stream")
 		         : CT_ERR_USAGE;
 	const ct_tune_record *r;
 	int n;
-	ct_status st = ct_store_list(s, family, -1, &r, &n);
+	ct_status st = ct_store_list(s, family, NULL, &r, &n);
 	if (st != CT_OK)
 		return st;
 	/* a copy: the rows are sorted for the table */
@@ -1163,7 +1163,7 @@ ct_status ct_store_show(ct_store *s, const char *family, int json, FILE *out)
 	}
 	r = rows;
 	char *text;
-	if (json) {
+	if (format == CT_FORMAT_JSON) {
 		text = show_json(s, r, n);
 	} else {
 		ct_buf b;
@@ -1258,7 +1258,7 @@ ct_status ct_store_export(ct_store *s, const char *family, const char *path)
 		return s ? ct_error(s->ctx, CT_ERR_USAGE, "ct_store_export: no file") : CT_ERR_USAGE;
 	const ct_tune_record *r;
 	int n;
-	ct_status st = ct_store_list(s, family, -1, &r, &n);
+	ct_status st = ct_store_list(s, family, NULL, &r, &n);
 	if (st)
 		return st;
 	bool built = true;

@@ -51,7 +51,7 @@ static const double default_next_ns[] = {4.0, 12.0, 80.0};
  * 100-160 on the machines measured (docs/TUNE.md). */
 #define TUNE_DEFAULT_INFLIGHT 100.0
 
-void ct_tune_opts_init(ct_tune_opts *o)
+void ct_tune_options_init(ct_tune_options *o)
 {
 	if (!o)
 		return;
@@ -284,7 +284,7 @@ static ct_status model_cost(ct_kernel *k, const sim_spec *spec, const tune_machi
 
 typedef struct tuner {
 	ct_kernel *k;
-	const ct_tune_opts *o;
+	const ct_tune_options *o;
 	ct_tune_result *r;
 	int ids[64];         /* tunable params */
 	int nt;
@@ -951,7 +951,7 @@ static void measure_best(tuner *t, const saved_params *sizes)
 	r->measure_seconds = ct_now() - t0;
 }
 
-const char *ct_tune_decision_name(int d)
+const char *ct_tune_decision_name(ct_tune_decision d)
 {
 	switch (d) {
 	case CT_TUNE_NO_DEFAULT: return "no-default";
@@ -1080,7 +1080,7 @@ static ct_status tune_setup(tuner *t)
 	return CT_OK;
 }
 
-ct_status ct_tune(ct_kernel *k, const ct_tune_opts *opts, ct_tune_result *r)
+ct_status ct_tune(ct_kernel *k, const ct_tune_options *opts, ct_tune_result *r)
 {
 	if (!k || !r)
 		return CT_ERR_USAGE;
@@ -1090,8 +1090,8 @@ ct_status ct_tune(ct_kernel *k, const ct_tune_opts *opts, ct_tune_result *r)
 		return CT_ERR_USAGE;
 	r->default_index = -1;
 	r->challenger = -1;
-	ct_tune_opts dflt;
-	ct_tune_opts_init(&dflt);
+	ct_tune_options dflt;
+	ct_tune_options_init(&dflt);
 	tuner t;
 	memset(&t, 0, sizeof t);
 	t.k = k;
@@ -1334,11 +1334,11 @@ static void print_text(ct_buf *b, const ct_tune_result *r)
 		              r->store_path[0] ? r->store_path : "(no store)");
 }
 
-ct_status ct_tune_print(const ct_tune_result *r, int json, FILE *out)
+ct_status ct_tune_print(const ct_tune_result *r, ct_format format, FILE *out)
 {
 	if (!r || !out)
 		return CT_ERR_USAGE;
-	if (json) {
+	if (format == CT_FORMAT_JSON) {
 		char *line = print_json(r);
 		ct_status st = !line ? CT_ERR_NOMEM : fputs(line, out) < 0 ? CT_ERR_IO : CT_OK;
 		free(line);

@@ -13,14 +13,18 @@ for f in include/cachet.h lib/libcachet.a lib/libcachet.so lib/pkgconfig/cachet.
 	test -f "$tmp/p/$f"
 	check $? "installed $f"
 done
-# a versioned SONAME: libcachet.so -> libcachet.so.0 -> libcachet.so.0.x.y, which says libcachet.so.0
-test -L "$tmp/p/lib/libcachet.so" && [ "$(readlink "$tmp/p/lib/libcachet.so")" = libcachet.so.0 ]
-check $? "libcachet.so is a symlink to libcachet.so.0"
-test -L "$tmp/p/lib/libcachet.so.0" && test -f "$tmp/p/lib/$(readlink "$tmp/p/lib/libcachet.so.0")"
-check $? "libcachet.so.0 is a symlink to the versioned file"
+# a versioned SONAME: libcachet.so -> libcachet.so.N -> libcachet.so.x.y.z, which says libcachet.so.N,
+# N = CACHET_SOVERSION of the header
+so=libcachet.so.$(sed -n 's/^#define CACHET_SOVERSION \([0-9]*\)$/\1/p' include/cachet.h)
+[ "$so" != libcachet.so. ]
+check $? "the header names its ABI version (CACHET_SOVERSION)"
+test -L "$tmp/p/lib/libcachet.so" && [ "$(readlink "$tmp/p/lib/libcachet.so")" = "$so" ]
+check $? "libcachet.so is a symlink to $so"
+test -L "$tmp/p/lib/$so" && test -f "$tmp/p/lib/$(readlink "$tmp/p/lib/$so")"
+check $? "$so is a symlink to the versioned file"
 if command -v readelf >/dev/null 2>&1; then
-	readelf -d "$tmp/p/lib/libcachet.so" | grep -q 'SONAME.*\[libcachet\.so\.0\]'
-	check $? "readelf -d shows SONAME libcachet.so.0"
+	readelf -d "$tmp/p/lib/libcachet.so" | grep -q "SONAME.*\[$so\]"
+	check $? "readelf -d shows SONAME $so"
 else
 	echo "skip: no readelf, SONAME not read" >&2
 fi
@@ -47,8 +51,8 @@ SANFL=""
 cc $SANFL "$tmp/use.c" $(pkg-config --cflags --libs cachet) -o "$tmp/use" && LD_LIBRARY_PATH="$tmp/p/lib" "$tmp/use" >/dev/null
 check $? "program linked with pkg-config --libs cachet (shared)"
 if command -v readelf >/dev/null 2>&1; then
-	readelf -d "$tmp/use" | grep -q 'NEEDED.*\[libcachet\.so\.0\]'
-	check $? "the program needs libcachet.so.0 (the SONAME), not libcachet.so"
+	readelf -d "$tmp/use" | grep -q "NEEDED.*\[$so\]"
+	check $? "the program needs $so (the SONAME), not libcachet.so"
 fi
 # examples/callable.c: ct_kernel_compile + ct_callable_call on the program's own buffers
 cc $SANFL examples/callable.c $(pkg-config --cflags --libs cachet) -lm -o "$tmp/callable" &&

@@ -35,7 +35,7 @@ unset LD_PRELOAD
 if [ "${SAN:-}" != 1 ]; then
 	cp -r python "$tmp/src"
 	rm -rf "$tmp/src/build" "$tmp/src/tests"
-	if CACHET_HEADER="$(pwd)/include/cachet.h" CACHET_LIBRARY="$(pwd)/$BUILD/libcachet.so.0" \
+	if CACHET_HEADER="$(pwd)/include/cachet.h" CACHET_LIBRARY="$(pwd)/$BUILD/libcachet.so.$(sed -n 's/^#define CACHET_SOVERSION \([0-9]*\)$/\1/p' include/cachet.h)" \
 	   "$PY" -m pip install -q --no-index --no-build-isolation --no-deps --target "$tmp/site" "$tmp/src" \
 	   >"$tmp/pip" 2>&1 &&
 	   (cd "$tmp" && PYTHONPATH="$tmp/site" "$PY" -c '

@@ -180,8 +180,8 @@ static void check_kernel(const char *text, size_t len, const pg_kernel *pk, int 
 		snprintf(v->engine, sizeof v->engine, "lower");
 		goto done;
 	}
-	free(ct_looptree_print(t, 0));
-	free(ct_looptree_print(t, 1));
+	free(ct_looptree_to_string(t, CT_FORMAT_TEXT));
+	free(ct_looptree_to_string(t, CT_FORMAT_JSON));
 	ct_looptree_free(t);
 	size_t n = 0;
 	char *src = ct_kernel_emit(k, opencl ? "opencl" : "host", &n);

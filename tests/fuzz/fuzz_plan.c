@@ -26,8 +26,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			for (int s = 0; s < 2; s++) {
 				ct_looptree *t = ct_kernel_lower(k, s);
 				if (t) {
-					free(ct_looptree_print(t, 0));
-					free(ct_looptree_print(t, 1));
+					free(ct_looptree_to_string(t, CT_FORMAT_TEXT));
+					free(ct_looptree_to_string(t, CT_FORMAT_JSON));
 					ct_looptree_free(t);
 				}
 			}

@@ -445,14 +445,14 @@ static void test_cache_keys(void)
 	ct_run_options o;
 	ct_run_options_init(&o);
 	ct_run_result r;
-	ct_plan_cache_info before, after;
-	CHECK(ct_plan_cache_stats(ctx, &before) == CT_OK);
+	ct_kernel_memo_info before, after;
+	CHECK(ct_kernel_memo_stats(ctx, &before) == CT_OK);
 	CHECK(k && ct_kernel_run(k, &o, &r) == CT_OK);
 	o.checked = 1;
 	CHECK(k && ct_kernel_run(k, &o, &r) == CT_OK);
 	CHECK(k && ct_kernel_run(k, &o, &r) == CT_OK);
 	CHECKF(!strcmp(r.code_cache, "memory"), "%s", r.code_cache);
-	CHECK(ct_plan_cache_stats(ctx, &after) == CT_OK);
+	CHECK(ct_kernel_memo_stats(ctx, &after) == CT_OK);
 	CHECKF(after.entries == before.entries + 2, "%lld entries", (long long)after.entries);
 	ct_kernel_free(k);
 	ct_ctx_free(ctx);

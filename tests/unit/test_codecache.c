@@ -357,7 +357,7 @@ static void test_folder_removed_under_us(void)
 	rm_rf(dir);
 }
 
-static void test_memory_hit(void)
+static void test_memo_hit(void)
 {
 	char dir[64];
 	make_tmp(dir, sizeof dir);
@@ -396,8 +396,8 @@ static void test_memory_hit(void)
 	CHECKF(ns < 5000, "%.0f ns", ns);
 	ct_cache_info ci;
 	CHECK(ct_cache_stats(ctx, &ci) == CT_OK);
-	CHECK(ci.compiles == 1 && ci.memory_hits == N + 2 && ci.disk_hits == 0);
-	CHECK(ci.memory_entries == 1 && ci.entries == 1);
+	CHECK(ci.compiles == 1 && ci.memo_hits == N + 2 && ci.disk_hits == 0);
+	CHECK(ci.memo_entries == 1 && ci.entries == 1);
 	ct_ctx_free(ctx);
 	rm_rf(dir);
 }
@@ -421,9 +421,9 @@ static void test_counting(void)
 	}
 	ct_cache_info ci;
 	CHECK(ct_cache_stats(ctx, &ci) == CT_OK);
-	CHECKF(ci.compiles == 4 && ci.memory_hits == 8, "compiles %lld hits %lld",
-	       (long long)ci.compiles, (long long)ci.memory_hits);
-	CHECK(ci.entries == 4 && ci.memory_entries == 4);
+	CHECKF(ci.compiles == 4 && ci.memo_hits == 8, "compiles %lld hits %lld",
+	       (long long)ci.compiles, (long long)ci.memo_hits);
+	CHECK(ci.entries == 4 && ci.memo_entries == 4);
 	CHECK(ci.bytes > 4 * 1000);
 	CHECK(strcmp(ci.path, dir) == 0 && strcmp(ct_cache_path(ctx), dir) == 0);
 	CHECK(ci.disk_enabled == 1 && ci.max_bytes == ((int64_t)1 << 30));
@@ -445,8 +445,8 @@ static void test_disk_hit_new_ctx(void)
 	CHECK(strcmp(a.how, "compiled") == 0 && strcmp(b.how, "disk") == 0 &&
 	      strcmp(c.how, "memory") == 0);
 	CHECK(strcmp(a.key, b.key) == 0);
-	/* after jit_forget_memory the same ctx goes to the disk again */
-	jit_forget_memory(ctx);
+	/* after jit_forget_memo the same ctx goes to the disk again */
+	jit_forget_memo(ctx);
 	CHECK(load_call(ctx, 0, NULL, &b) == expected(0, 10) && strcmp(b.how, "disk") == 0);
 	ct_cache_info ci;
 	CHECK(ct_cache_stats(ctx, &ci) == CT_OK && ci.compiles == 0 && ci.disk_hits == 2);
@@ -1041,7 +1041,7 @@ static void test_no_cache(void)
 	CHECK(strcmp(a.how, "compiled") == 0 && strcmp(b.how, "compiled") == 0);
 	ct_cache_info ci;
 	CHECK(ct_cache_stats(ctx, &ci) == CT_OK && ci.disk_enabled == 0 && ci.compiles == 2);
-	CHECK(ci.entries == 0 && ci.memory_entries == 0);
+	CHECK(ci.entries == 0 && ci.memo_entries == 0);
 	ct_ctx_free(ctx);
 	/* per load, too */
 	ctx = new_ctx(dir, NULL);
@@ -1338,7 +1338,7 @@ int main(int argc, char **argv)
 
 	TRUN(test_compile_and_call);
 	TRUN(test_compile_error);
-	TRUN(test_memory_hit);
+	TRUN(test_memo_hit);
 	TRUN(test_counting);
 	TRUN(test_folder_removed_under_us);
 	TRUN(test_disk_hit_new_ctx);

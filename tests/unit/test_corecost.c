@@ -175,8 +175,8 @@ static void tuner_ranks_tiles(void)
 		ct_ctx_free(ctx);
 		return;
 	}
-	ct_tune_opts o;
-	ct_tune_opts_init(&o);
+	ct_tune_options o;
+	ct_tune_options_init(&o);
 	o.no_store = 1;
 	o.no_default = 1;
 	o.fraction = 0.01; /* one measured */

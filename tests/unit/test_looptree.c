@@ -422,9 +422,22 @@ static void check_print(const char *text, int sched, int json, const char *want)
 	CHECK(k != NULL);
 	ct_looptree *t = k ? ct_kernel_lower(k, sched) : NULL;
 	CHECK(t != NULL);
-	char *s = t ? ct_looptree_print(t, json) : NULL;
+	ct_format fmt = json ? CT_FORMAT_JSON : CT_FORMAT_TEXT;
+	char *s = t ? ct_looptree_to_string(t, fmt) : NULL;
 	CHECKF(s && strcmp(s, want) == 0, "\n--- got:\n%s--- want:\n%s", s ? s : "(null)\n", want);
 	free(s);
+	/* the printer writes the same text to a stream, ending in a newline */
+	char *buf = NULL;
+	size_t len = 0, wl = strlen(want);
+	FILE *f = t ? open_memstream(&buf, &len) : NULL;
+	CHECK(!t || (f && ct_looptree_print(t, fmt, f) == CT_OK));
+	if (f)
+		fclose(f);
+	CHECKF(!t || (buf && strncmp(buf, want, wl) == 0 &&
+	              strcmp(buf + wl, wl && want[wl - 1] == '\n' ? "" : "\n") == 0),
+	       "printed: %s", buf ? buf : "(null)");
+	free(buf);
+	CHECK(!t || ct_looptree_print(t, fmt, NULL) == CT_ERR_USAGE);
 	ct_looptree_free(t);
 	ct_kernel_free(k);
 	ct_ctx_free(ctx);
@@ -624,7 +637,7 @@ static void test_json(void)
 		ct_ctx *ctx = ct_ctx_new();
 		ct_kernel *k = parse(ctx, texts[i]);
 		ct_looptree *t = k ? ct_kernel_lower(k, 1) : NULL;
-		char *s = t ? ct_looptree_print(t, 1) : NULL;
+		char *s = t ? ct_looptree_to_string(t, CT_FORMAT_JSON) : NULL;
 		CHECKF(json_ok(s), "not JSON: %s", s ? s : "(null)");
 		CHECK(s && strstr(s, "\"target\": \"host\""));
 		CHECK(s && strstr(s, "\"caches\": []"));
@@ -648,7 +661,7 @@ static void test_json(void)
 			CHECK(strstr(s, "\"else\": [{\"stmt\": 2, \"text\": \"B[x] = t\"}]"));
 		}
 		/* deterministic */
-		char *s2 = t ? ct_looptree_print(t, 1) : NULL;
+		char *s2 = t ? ct_looptree_to_string(t, CT_FORMAT_JSON) : NULL;
 		CHECK(s && s2 && strcmp(s, s2) == 0);
 		free(s);
 		free(s2);

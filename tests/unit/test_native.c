@@ -778,8 +778,8 @@ static void hand_planned_lower(void)
 	ct_ctx *ctx = ct_ctx_new();
 	ct_kernel *k = ct_kernel_parse(ctx, cached_text, strlen(cached_text), "hand");
 	ct_looptree *t = k ? hand_planned(k) : NULL;
-	char *text = t ? ct_looptree_print(t, 0) : NULL;
-	char *json = t ? ct_looptree_print(t, 1) : NULL;
+	char *text = t ? ct_looptree_to_string(t, CT_FORMAT_TEXT) : NULL;
+	char *json = t ? ct_looptree_to_string(t, CT_FORMAT_JSON) : NULL;
 	h_begin("hand-planned tree: pseudo-code");
 	CHECK(text != NULL);
 	CHECKF(text && strcmp(text, hand_text) == 0, "got\n%s", text ? text : "(null)");
@@ -814,7 +814,7 @@ static void hand_planned_lower(void)
 		r->elided = true;
 		r->index = -1;
 		free(json);
-		json = ct_looptree_print(t, 1);
+		json = ct_looptree_to_string(t, CT_FORMAT_JSON);
 		static const cache_row more[] = {
 			{1, "layout", "[0]"}, {1, "elided", "true"}, {1, "buffer", "null"}, {1, "index", "null"}};
 		for (size_t i = 0; i < sizeof more / sizeof more[0]; i++) {

@@ -5,6 +5,16 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+/* ct_kernel_run_views on engine e with threads threads (the rest: defaults). */
+static ct_status run_views(ct_kernel *k, ct_tensor *const *v, ct_engine e, int threads)
+{
+	ct_run_options o;
+	ct_run_options_init(&o);
+	o.engine = e;
+	o.threads = threads;
+	return ct_kernel_run_views(k, v, &o);
+}
+
 static const char *const text = "kernel k\n"
                                 "param L : runtime\n"
                                 "param T = 2 tune {1, 2}\n"
@@ -50,13 +60,13 @@ static ct_status predict(ct_kernel *k)
 static ct_status views(ct_kernel *k)
 {
 	ct_tensor *v[1] = {NULL};
-	return ct_kernel_run_views(k, v, CT_ENGINE_INTERP, 1);
+	return run_views(k, v, CT_ENGINE_INTERP, 1);
 }
 
 static ct_status tune(ct_kernel *k)
 {
-	ct_tune_opts o;
-	ct_tune_opts_init(&o);
+	ct_tune_options o;
+	ct_tune_options_init(&o);
 	o.store_dir = "/nonexistent-cachet-test";
 	ct_tune_result r;
 	ct_status st = ct_tune(k, &o, &r);

@@ -372,14 +372,14 @@ static void probe_measure(void)
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
-	CHECK(ct_probe_print(ctx, 1, f) == CT_OK);
+	CHECK(ct_probe_print(ctx, CT_FORMAT_JSON, f) == CT_OK);
 	fclose(f);
 	CHECK(buf && strstr(buf, "\"gflops_f32_core\"") && strstr(buf, "\"memory_latency_ns\""));
 	CHECKF(buf && json_balanced(buf), "%s", buf ? buf : "(null)");
 	free(buf);
 	buf = NULL;
 	f = open_memstream(&buf, &len);
-	CHECK(ct_probe_print(ctx, 0, f) == CT_OK);
+	CHECK(ct_probe_print(ctx, CT_FORMAT_TEXT, f) == CT_OK);
 	fclose(f);
 	CHECK(buf && strstr(buf, "peak f32") && strstr(buf, "GB/s"));
 	if (buf)
@@ -394,7 +394,7 @@ static void probe_print_formats(void)
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
-	CHECK(ct_probe_print(ctx, 1, f) == CT_OK);
+	CHECK(ct_probe_print(ctx, CT_FORMAT_JSON, f) == CT_OK);
 	fclose(f);
 	CHECKF(buf && json_balanced(buf), "%s", buf ? buf : "(null)");
 	CHECK(buf && strstr(buf, ct_device_id(ctx)) && strstr(buf, "\"measured\": null"));
@@ -402,7 +402,7 @@ static void probe_print_formats(void)
 	free(buf);
 	buf = NULL;
 	f = open_memstream(&buf, &len);
-	CHECK(ct_probe_print(ctx, 0, f) == CT_OK);
+	CHECK(ct_probe_print(ctx, CT_FORMAT_TEXT, f) == CT_OK);
 	fclose(f);
 	CHECK(buf && strstr(buf, "device") && strstr(buf, ct_device_id(ctx)) &&
 	      strstr(buf, " L1 "));
@@ -419,7 +419,7 @@ static void probe_json_reads_back(void)
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
-	CHECK(ct_probe_print(ctx, 1, f) == CT_OK);
+	CHECK(ct_probe_print(ctx, CT_FORMAT_JSON, f) == CT_OK);
 	fclose(f);
 	json_error_t err;
 	json_t *j = buf ? json_loads(buf, 0, &err) : NULL;
@@ -442,8 +442,8 @@ static void probe_bad_arguments(void)
 	CHECK(ct_probe_run(NULL, 0, NULL) == CT_ERR_USAGE);
 	CHECK(ct_device_id(NULL) == NULL);
 	ct_ctx *ctx = ct_ctx_new();
-	CHECK(ct_probe_print(ctx, 0, NULL) == CT_ERR_USAGE);
-	CHECK(ct_probe_print(NULL, 0, stdout) == CT_ERR_USAGE);
+	CHECK(ct_probe_print(ctx, CT_FORMAT_TEXT, NULL) == CT_ERR_USAGE);
+	CHECK(ct_probe_print(NULL, CT_FORMAT_TEXT, stdout) == CT_ERR_USAGE);
 	CHECK(strcmp(ct_isa_name(CT_ISA_AVX512F), "avx512f") == 0);
 	CHECK(strcmp(ct_isa_name(0), "") == 0 && strcmp(ct_isa_name(3), "") == 0);
 	CHECK(strcmp(ct_probe_source_name(CT_SRC_HWLOC), "hwloc") == 0);
@@ -504,10 +504,10 @@ static void probe_opencl_devices(void)
 	char *text = NULL, *json = NULL;
 	size_t tn = 0, jn = 0;
 	FILE *f = open_memstream(&text, &tn);
-	CHECK(ct_probe_print(ctx, 0, f) == CT_OK);
+	CHECK(ct_probe_print(ctx, CT_FORMAT_TEXT, f) == CT_OK);
 	fclose(f);
 	f = open_memstream(&json, &jn);
-	CHECK(ct_probe_print(ctx, 1, f) == CT_OK);
+	CHECK(ct_probe_print(ctx, CT_FORMAT_JSON, f) == CT_OK);
 	fclose(f);
 	CHECK(text && strstr(text, "\nopencl      ") && strstr(text, p.opencl[0].name));
 	CHECK(json && strstr(json, "\"opencl\": [{\"platform\": "));

@@ -6,6 +6,16 @@
 #include <string.h>
 #include <unistd.h>
 
+/* ct_kernel_run_views on engine e with threads threads (the rest: defaults). */
+static ct_status run_views(ct_kernel *k, ct_tensor *const *v, ct_engine e, int threads)
+{
+	ct_run_options o;
+	ct_run_options_init(&o);
+	o.engine = e;
+	o.threads = threads;
+	return ct_kernel_run_views(k, v, &o);
+}
+
 /* The kernel: M is the loop's size, N the arrays'; T is tunable and a tile. */
 static const char copy_text[] = "kernel copy\n"
 				"param M = 64, N = 64\n"
@@ -124,8 +134,8 @@ static ct_status e_tune_key(env *e)
 
 static ct_status e_tune(env *e)
 {
-	ct_tune_opts o;
-	ct_tune_opts_init(&o);
+	ct_tune_options o;
+	ct_tune_options_init(&o);
 	o.budget = 5;
 	o.no_store = 1;
 	o.cache_spec = "32768:64";
@@ -159,7 +169,7 @@ static ct_status e_run_views(env *e)
 	int64_t ext[1] = {64};
 	ct_tensor *v[2] = {ct_tensor_new(ctx, a, CT_F32, 1, ext, CT_TENSOR_ROW_MAJOR),
 			ct_tensor_new(ctx, b, CT_F32, 1, ext, CT_TENSOR_ROW_MAJOR)};
-	ct_status st = ct_kernel_run_views(e->k, v, CT_ENGINE_INTERP, 1);
+	ct_status st = run_views(e->k, v, CT_ENGINE_INTERP, 1);
 	ct_tensor_free(v[0]);
 	ct_tensor_free(v[1]);
 	return st;

@@ -164,16 +164,17 @@ static void store_roundtrip(void)
 
 	const ct_tune_record *rs;
 	int n;
-	CHECK(ct_store_list(s, "matmul|A:rm,B:rm", -1, &rs, &n) == CT_OK && n == 3);
+	const ct_dtype f64 = CT_F64;
+	CHECK(ct_store_list(s, "matmul|A:rm,B:rm", NULL, &rs, &n) == CT_OK && n == 3);
 	CHECK(n == 3 && strcmp(rs[0].size_class, "M=1024:N=1024:K=1024") == 0 &&
 	      rs[0].dtype == CT_F32);
-	CHECK(ct_store_list(s, "matmul|A:rm,B:rm", CT_F64, &rs, &n) == CT_OK && n == 1);
-	CHECK(ct_store_list(s, NULL, -1, &rs, &n) == CT_OK && n == 4);
+	CHECK(ct_store_list(s, "matmul|A:rm,B:rm", &f64, &rs, &n) == CT_OK && n == 1);
+	CHECK(ct_store_list(s, NULL, NULL, &rs, &n) == CT_OK && n == 4);
 	ct_store_close(s);
 
 	/* persisted */
 	s = open_q(ctx, dir);
-	CHECK(ct_store_list(s, NULL, -1, &rs, &n) == CT_OK && n == 4);
+	CHECK(ct_store_list(s, NULL, NULL, &rs, &n) == CT_OK && n == 4);
 	CHECK(ct_store_get(s, "matmul|A:rm,B:rm", CT_F32, "M=64:N=64:K=64", &g, &found) == CT_OK &&
 	      found);
 	CHECK(found && strcmp(g.params, "small") == 0 && g.verified == -1 && g.trusted);
@@ -345,16 +346,17 @@ static void store_concurrent_writers(void)
 	ct_store *s = open_q(ctx, dir);
 	const ct_tune_record *rs;
 	int n = 0;
-	CHECK(ct_store_list(s, NULL, -1, &rs, &n) == CT_OK);
+	const ct_dtype f64 = CT_F64;
+	CHECK(ct_store_list(s, NULL, NULL, &rs, &n) == CT_OK);
 	CHECKF(n == WRITERS * PER_WRITER + SHARED, "%d records", n);
-	CHECK(ct_store_list(s, "shared", CT_F64, &rs, &n) == CT_OK && n == SHARED);
+	CHECK(ct_store_list(s, "shared", &f64, &rs, &n) == CT_OK && n == SHARED);
 	for (int i = 0; i < n; i++)
 		CHECKF(rs[i].seconds == 1.0 && rs[i].trusted, "%s: %g s", rs[i].size_class,
 		       rs[i].seconds);
 	for (int c = 0; c < WRITERS; c++) {
 		char fam[32];
 		snprintf(fam, sizeof fam, "own%d", c);
-		CHECK(ct_store_list(s, fam, -1, &rs, &n) == CT_OK && n == PER_WRITER);
+		CHECK(ct_store_list(s, fam, NULL, &rs, &n) == CT_OK && n == PER_WRITER);
 	}
 	CHECK(strcmp(ct_store_warnings(s), "") == 0);
 	ct_store_close(s);
@@ -384,7 +386,7 @@ static void expect_set_aside(const char *dir, const char *why_part)
 	CHECK(ct_store_writable(s));
 	const ct_tune_record *rs;
 	int n = -1, found = 0;
-	CHECK(ct_store_list(s, NULL, -1, &rs, &n) == CT_OK && n == 0);
+	CHECK(ct_store_list(s, NULL, NULL, &rs, &n) == CT_OK && n == 0);
 	CHECK(put(s, rec("f", CT_F32, "c", "fresh", 1, 1), NULL) == CT_OK);
 	ct_tune_record g;
 	CHECK(ct_store_get(s, "f", CT_F32, "c", &g, &found) == CT_OK && found &&
@@ -547,7 +549,7 @@ static void store_bad_checksum_skipped(void)
 	CHECK(ct_store_get(s, "f", CT_F32, "n=2", &g, &found) == CT_OK && !found);
 	CHECK(ct_store_get(s, "f", CT_F32, "n=3", &g, &found) == CT_OK && !found);
 	CHECK(ct_store_get(s, "f", CT_F32, "n=0", &g, &found) == CT_OK && found);
-	CHECK(ct_store_list(s, "f", -1, &rs, &n) == CT_OK && n == 1);
+	CHECK(ct_store_list(s, "f", NULL, &rs, &n) == CT_OK && n == 1);
 	/* a damaged record never wins: a slower new one replaces it */
 	int stored = 0;
 	CHECK(put(s, rec("f", CT_F32, "n=1", "remeasured", 3.0, 1), &stored) == CT_OK &&
@@ -672,7 +674,7 @@ static void store_readonly_flag(void)
 	s = ct_store_open(ctx, empty, CT_STORE_READONLY | CT_STORE_QUIET);
 	const ct_tune_record *rs;
 	int n = -1;
-	CHECK(s && ct_store_list(s, NULL, -1, &rs, &n) == CT_OK && n == 0);
+	CHECK(s && ct_store_list(s, NULL, NULL, &rs, &n) == CT_OK && n == 0);
 	struct stat st;
 	CHECK(stat(empty, &st) != 0);
 	ct_store_close(s);
@@ -700,7 +702,7 @@ static void store_unwritable_path(void)
 	CHECK(ct_ctx_last_status(ctx) == CT_ERR_IO &&
 	      strstr(ct_ctx_last_message(ctx), "Not a directory"));
 	FILE *null = fopen("/dev/null", "w");
-	CHECK(s && null && ct_store_show(s, NULL, 0, null) == CT_OK);
+	CHECK(s && null && ct_store_print(s, NULL, CT_FORMAT_TEXT, null) == CT_OK);
 	if (null)
 		fclose(null);
 	ct_store_close(s);
@@ -787,7 +789,7 @@ static void store_show_formats(void)
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
-	CHECK(ct_store_show(s, NULL, 0, f) == CT_OK);
+	CHECK(ct_store_print(s, NULL, CT_FORMAT_TEXT, f) == CT_OK);
 	fclose(f);
 	/* one heading per family and type, then its size classes with what the selector picks */
 	CHECK(buf && strstr(buf, "\nmatmul|rm (f32)\n") && strstr(buf, "SIZE CLASS") &&
@@ -796,7 +798,7 @@ static void store_show_formats(void)
 	free(buf);
 	buf = NULL;
 	f = open_memstream(&buf, &len);
-	CHECK(ct_store_show(s, "axpy", 1, f) == CT_OK);
+	CHECK(ct_store_print(s, "axpy", CT_FORMAT_JSON, f) == CT_OK);
 	fclose(f);
 	CHECK(buf && strncmp(buf, "{\"path\": ", 9) == 0 && strstr(buf, "\"family\": \"axpy\""));
 	CHECK(buf && strstr(buf, "\"selector\": \"exact\""));
@@ -806,7 +808,7 @@ static void store_show_formats(void)
 	/* opened read-only (as tune --show does), a store a tuner can write says so */
 	ct_store *ro = ct_store_open(ctx, dir, CT_STORE_READONLY | CT_STORE_QUIET);
 	f = open_memstream(&buf, &len);
-	CHECK(ro && ct_store_show(ro, NULL, 1, f) == CT_OK);
+	CHECK(ro && ct_store_print(ro, NULL, CT_FORMAT_JSON, f) == CT_OK);
 	fclose(f);
 	CHECKF(buf && strstr(buf, "\"writable\": true"), "%s", buf ? buf : "");
 	ct_store_close(ro);
@@ -831,8 +833,8 @@ static void store_bad_arguments(void)
 	int found;
 	CHECK(ct_store_get(s, NULL, CT_F32, "c", &g, &found) == CT_ERR_USAGE);
 	CHECK(ct_store_get(s, "f", CT_F32, "c", &g, NULL) == CT_ERR_USAGE);
-	CHECK(ct_store_list(s, NULL, -1, NULL, NULL) == CT_ERR_USAGE);
-	CHECK(ct_store_show(s, NULL, 0, NULL) == CT_ERR_USAGE);
+	CHECK(ct_store_list(s, NULL, NULL, NULL, NULL) == CT_ERR_USAGE);
+	CHECK(ct_store_print(s, NULL, CT_FORMAT_TEXT, NULL) == CT_ERR_USAGE);
 	ct_store_close(s);
 	ct_store_close(NULL);
 	CHECK(ct_store_open(NULL, dir, 0) == NULL);

@@ -136,8 +136,8 @@ static void test_options(void)
 		ct_ctx_free(ctx);
 		return;
 	}
-	ct_tiles_opts o;
-	ct_tiles_opts_init(&o);
+	ct_tiles_options o;
+	ct_tiles_options_init(&o);
 	o.max_tile = 8;
 	o.max_evals = 300;
 	o.keep = 3;
@@ -212,8 +212,8 @@ static void test_nested(void)
 	CHECK(k != NULL);
 	ct_tiles_result r;
 	memset(&r, 0, sizeof r);
-	ct_tiles_opts o;
-	ct_tiles_opts_init(&o);
+	ct_tiles_options o;
+	ct_tiles_options_init(&o);
 	o.max_evals = 600;
 	ct_status st = k ? ct_kernel_tiles(k, "1K:64", &o, &r) : CT_ERR_INPUT;
 	CHECKF(st == CT_OK, "%s", ct_ctx_last_message(ctx));
@@ -238,8 +238,8 @@ static void test_runtime(void)
 	ct_ctx *ctx = ct_ctx_new();
 	ct_kernel *k = parse(ctx, text);
 	CHECK(k != NULL);
-	ct_tiles_opts o;
-	ct_tiles_opts_init(&o);
+	ct_tiles_options o;
+	ct_tiles_options_init(&o);
 	o.max_tile = 32;
 	o.probe[0] = 256;
 	o.probe[1] = 512;

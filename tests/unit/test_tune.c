@@ -191,8 +191,8 @@ static void tune_roundtrip(void)
 	ct_kernel *k = tmm(ctx, 24, 20, 16, "8 tune {4, 8}", "4 tune {4, 8}");
 	if (!k)
 		return;
-	ct_tune_opts o;
-	ct_tune_opts_init(&o);
+	ct_tune_options o;
+	ct_tune_options_init(&o);
 	o.budget = 30;
 	o.fraction = 0.05; /* a cap: 5% of 4, at least one */
 	o.store_dir = dir;
@@ -226,7 +226,7 @@ static void tune_roundtrip(void)
 		ct_store_close(s);
 		FILE *out = tmpfile();
 		char text[4096] = "";
-		CHECK(out && ct_tune_print(&r, 1, out) == CT_OK);
+		CHECK(out && ct_tune_print(&r, CT_FORMAT_JSON, out) == CT_OK);
 		if (out) {
 			rewind(out);
 			size_t n = fread(text, 1, sizeof text - 1, out);
@@ -249,8 +249,8 @@ static void tune_fraction_and_budget(void)
 	ct_kernel *k = tmm(ctx, 16, 16, 8, "8 tune {4, 8}", "4 tune {4, 8}");
 	if (!k)
 		return;
-	ct_tune_opts o;
-	ct_tune_opts_init(&o);
+	ct_tune_options o;
+	ct_tune_options_init(&o);
 	o.no_store = 1;
 	o.fraction = 1;
 	o.verify = 0;
@@ -292,8 +292,8 @@ static void tune_default_outside_set(void)
 	if (!k)
 		return;
 	CHECK(ct_kernel_set_param(k, "TI", 16) == CT_OK && ct_kernel_recheck(k) == CT_OK);
-	ct_tune_opts o;
-	ct_tune_opts_init(&o);
+	ct_tune_options o;
+	ct_tune_options_init(&o);
 	o.no_store = 1;
 	o.fraction = 0.05; /* the default alone */
 	ct_tune_result r;
@@ -331,8 +331,8 @@ static void tune_wrong_discarded(void)
 	CHECK(ct_ctx_set_compiler(ctx, cc) == CT_OK);
 	ct_kernel *k = tmm(ctx, 12, 12, 8, "4 tune {4, 8}", "4");
 	if (k) {
-		ct_tune_opts o;
-		ct_tune_opts_init(&o);
+		ct_tune_options o;
+		ct_tune_options_init(&o);
 		o.store_dir = dir;
 		o.fraction = 1;
 		ct_tune_result r;
@@ -353,8 +353,8 @@ static void tune_spends_budget(void)
 	ct_kernel *k = tmm(ctx, 16, 16, 8, "8 tune {2, 4, 8, 16}", "4 tune {2, 4, 8, 16}");
 	if (!k)
 		return;
-	ct_tune_opts o;
-	ct_tune_opts_init(&o);
+	ct_tune_options o;
+	ct_tune_options_init(&o);
 	o.no_store = 1;
 	o.verify = 0;
 	o.budget = 3;
@@ -387,8 +387,8 @@ static void tune_abandons_slow(void)
 		ct_ctx_free(ctx);
 		return;
 	}
-	ct_tune_opts o;
-	ct_tune_opts_init(&o);
+	ct_tune_options o;
+	ct_tune_options_init(&o);
 	o.no_store = 1;
 	o.budget = 20;
 	ct_tune_result r;
@@ -419,8 +419,8 @@ static void tune_resumes(void)
 	ct_kernel *k = tmm(ctx, 16, 16, 8, "8 tune {4, 8}", "4 tune {4, 8}");
 	if (!k)
 		return;
-	ct_tune_opts o;
-	ct_tune_opts_init(&o);
+	ct_tune_options o;
+	ct_tune_options_init(&o);
 	o.store_dir = dir;
 	o.verify = 0;
 	o.fraction = 0.5; /* 2 of 4 per run: as if the first were interrupted */
@@ -450,8 +450,8 @@ static void tune_refusals(void)
 	ct_kernel *k = tmm(ctx, 16, 16, 8, "8 tune {4, 8}", "4 tune {4, 8}");
 	if (!k)
 		return;
-	ct_tune_opts o;
-	ct_tune_opts_init(&o);
+	ct_tune_options o;
+	ct_tune_options_init(&o);
 	o.no_store = 1;
 	o.check_only = 1;
 	ct_tune_result r;

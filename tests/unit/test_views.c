@@ -7,6 +7,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* ct_kernel_run_views on engine e with threads threads (the rest: defaults). */
+static ct_status run_views(ct_kernel *k, ct_tensor *const *v, ct_engine e, int threads)
+{
+	ct_run_options o;
+	ct_run_options_init(&o);
+	o.engine = e;
+	o.threads = threads;
+	return ct_kernel_run_views(k, v, &o);
+}
+
 #define N 30
 #define M 28
 
@@ -142,7 +152,7 @@ static void test_col_major(void)
 			ct_tensor *va = ct_tensor_new(ctx, ac, CT_F64, 2, ext, CT_TENSOR_COL_MAJOR);
 			ct_tensor *vb = ct_tensor_new(ctx, bc, CT_F64, 2, ext, CT_TENSOR_COL_MAJOR);
 			ct_tensor *views[2] = {va, vb};
-			ct_status st = k ? ct_kernel_run_views(k, views, engines[e], 1 + t / 2) : CT_ERR_INPUT;
+			ct_status st = k ? run_views(k, views, engines[e], 1 + t / 2) : CT_ERR_INPUT;
 			CHECKF(st == CT_OK, "text %d engine %d: %s", t, e, ct_ctx_last_message(ctx));
 			CHECKF(max_diff(vb, ref) < 1e-12, "text %d engine %d", t, e);
 			ct_tensor_free(va);
@@ -175,7 +185,7 @@ static void test_strided_buffers(void)
 			ct_tensor *va = ct_tensor_new_strided(ctx, sa, TOTAL, CT_F64, 2, ext, st, ORG);
 			ct_tensor *vb = ct_tensor_new_strided(ctx, sb, TOTAL, CT_F64, 2, ext, st, ORG);
 			ct_tensor *views[2] = {va, vb};
-			ct_status s = k ? ct_kernel_run_views(k, views, engines[e], 1 + t / 2) : CT_ERR_INPUT;
+			ct_status s = k ? run_views(k, views, engines[e], 1 + t / 2) : CT_ERR_INPUT;
 			CHECKF(s == CT_OK, "text %d engine %d: %s", t, e, ct_ctx_last_message(ctx));
 			CHECKF(max_diff(vb, ref) < 1e-12, "text %d engine %d", t, e);
 			/* the gaps between B's elements are untouched */
@@ -229,7 +239,7 @@ static void test_blocks(void)
 					CHECK(ct_tensor_copy_in(ca) == CT_OK);
 					CHECK(set_block(k, off[0], off[0] + be[0], off[1], off[1] + be[1]));
 					ct_tensor *views[2] = {ca, ssb};
-					ct_status st = ct_kernel_run_views(k, views, engines[e], 1 + t / 2);
+					ct_status st = run_views(k, views, engines[e], 1 + t / 2);
 					CHECKF(st == CT_OK, "block %d,%d text %d engine %d: %s", bi, bj, t, e,
 					       ct_ctx_last_message(ctx));
 					ct_tensor_free(ssb);
@@ -263,17 +273,17 @@ static void test_refusals(void)
 	ct_tensor *nohalo = ct_tensor_cache(ta, off, be, NULL, NULL, CT_TENSOR_ROW_MAJOR);
 	CHECK(k && set_block(k, 10, 15, 10, 15));
 	ct_tensor *v1[2] = {nohalo, tb};
-	CHECK(ct_kernel_run_views(k, v1, CT_ENGINE_INTERP, 1) == CT_ERR_USAGE);
+	CHECK(run_views(k, v1, CT_ENGINE_INTERP, 1) == CT_ERR_USAGE);
 	CHECKF(strstr(ct_ctx_last_message(ctx), "outside its view's window") != NULL, "%s",
 	       ct_ctx_last_message(ctx));
 	ct_tensor *v2[2] = {ta, tf};
-	CHECK(ct_kernel_run_views(k, v2, CT_ENGINE_INTERP, 1) == CT_ERR_USAGE);
+	CHECK(run_views(k, v2, CT_ENGINE_INTERP, 1) == CT_ERR_USAGE);
 	ct_tensor *v3[2] = {ta, ts};
-	CHECK(ct_kernel_run_views(k, v3, CT_ENGINE_NATIVE, 1) == CT_ERR_USAGE);
+	CHECK(run_views(k, v3, CT_ENGINE_NATIVE, 1) == CT_ERR_USAGE);
 	ct_tensor *v4[2] = {ta, NULL};
-	CHECK(ct_kernel_run_views(k, v4, CT_ENGINE_INTERP, 1) == CT_ERR_USAGE);
-	CHECK(ct_kernel_run_views(k, NULL, CT_ENGINE_INTERP, 1) == CT_ERR_USAGE);
-	CHECK(ct_kernel_run_views(NULL, v1, CT_ENGINE_INTERP, 1) == CT_ERR_USAGE);
+	CHECK(run_views(k, v4, CT_ENGINE_INTERP, 1) == CT_ERR_USAGE);
+	CHECK(run_views(k, NULL, CT_ENGINE_INTERP, 1) == CT_ERR_USAGE);
+	CHECK(run_views(NULL, v1, CT_ENGINE_INTERP, 1) == CT_ERR_USAGE);
 	ct_kernel_free(k);
 	/* without `strided`, only the dense declared layout is accepted */
 	static const char dense[] = "kernel vcopy\nparam N = 30, M = 28\narray A : f64[N, M] input\n"
@@ -281,12 +291,27 @@ static void test_refusals(void)
 	k = parse(ctx, dense);
 	ct_tensor *col = ct_tensor_new(ctx, a, CT_F64, 2, ext, CT_TENSOR_COL_MAJOR);
 	ct_tensor *v5[2] = {col, tb};
-	CHECK(k && ct_kernel_run_views(k, v5, CT_ENGINE_INTERP, 1) == CT_ERR_USAGE);
+	CHECK(k && run_views(k, v5, CT_ENGINE_INTERP, 1) == CT_ERR_USAGE);
 	CHECKF(strstr(ct_ctx_last_message(ctx), "not declared strided") != NULL, "%s", ct_ctx_last_message(ctx));
 	ct_tensor *v6[2] = {ta, tb};
 	memset(b, 0, sizeof b);
-	CHECK(k && ct_kernel_run_views(k, v6, CT_ENGINE_NATIVE, 1) == CT_OK);
+	CHECK(k && run_views(k, v6, CT_ENGINE_NATIVE, 1) == CT_OK);
 	CHECK(memcmp(a, b, sizeof a) == 0);
+	/* options: NULL is the defaults (native); checked native code is refused, the interpreter always tests */
+	memset(b, 0, sizeof b);
+	CHECK(k && ct_kernel_run_views(k, v6, NULL) == CT_OK);
+	CHECK(memcmp(a, b, sizeof a) == 0);
+	ct_run_options o;
+	ct_run_options_init(&o);
+	o.checked = 1;
+	CHECK(k && ct_kernel_run_views(k, v6, &o) == CT_ERR_UNSUPPORTED);
+	CHECKF(strstr(ct_ctx_last_message(ctx), "checked") != NULL, "%s", ct_ctx_last_message(ctx));
+	o.engine = CT_ENGINE_INTERP;
+	memset(b, 0, sizeof b);
+	CHECK(k && ct_kernel_run_views(k, v6, &o) == CT_OK);
+	CHECK(memcmp(a, b, sizeof a) == 0);
+	o.engine = (ct_engine)7;
+	CHECK(k && ct_kernel_run_views(k, v6, &o) == CT_ERR_USAGE);
 	ct_tensor_free(col);
 	ct_tensor_free(nohalo);
 	ct_tensor_free(ta);

@@ -1,5 +1,5 @@
-/* plancache.c: the in-memory plan cache: canonical kernel bytes -> loaded entry point, bounded, LRU. */
-#include "engine/plancache.h"
+/* kernelmemo.c: the kernel memo of a ctx (in memory): canonical kernel bytes -> loaded entry point, bounded, LRU. */
+#include "engine/kernelmemo.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -17,28 +17,28 @@ typedef struct pc_entry {
 	struct pc_entry *older, *newer;  /* LRU list */
 } pc_entry;
 
-typedef struct plan_cache {
+typedef struct kernel_memo {
 	pc_entry *bucket[PC_BUCKETS];
 	pc_entry *newest, *oldest;
 	int64_t entries, max_entries;
 	int64_t hits, misses, evictions;
-} plan_cache;
+} kernel_memo;
 
 static void pc_release(ct_ctx *ctx)
 {
-	plan_cache *pc = ctx->plan_cache;
+	kernel_memo *pc = ctx->kernel_memo;
 	if (!pc)
 		return;
-	plan_cache_clear(ctx);
+	kernel_memo_clear(ctx);
 	ct_free(ctx, pc);
-	ctx->plan_cache = NULL;
+	ctx->kernel_memo = NULL;
 }
 
-static plan_cache *pc_get(ct_ctx *ctx)
+static kernel_memo *pc_get(ct_ctx *ctx)
 {
-	if (ctx->plan_cache)
-		return ctx->plan_cache;
-	plan_cache *pc = ct_alloc(ctx, sizeof *pc);
+	if (ctx->kernel_memo)
+		return ctx->kernel_memo;
+	kernel_memo *pc = ct_alloc(ctx, sizeof *pc);
 	if (!pc)
 		return NULL;
 	if (!ct_ctx_on_free(ctx, pc_release)) {
@@ -46,11 +46,11 @@ static plan_cache *pc_get(ct_ctx *ctx)
 		return NULL;
 	}
 	pc->max_entries = PC_DEFAULT_MAX;
-	ctx->plan_cache = pc;
+	ctx->kernel_memo = pc;
 	return pc;
 }
 
-static void lru_unlink(plan_cache *pc, pc_entry *e)
+static void lru_unlink(kernel_memo *pc, pc_entry *e)
 {
 	if (e->older)
 		e->older->newer = e->newer;
@@ -63,7 +63,7 @@ static void lru_unlink(plan_cache *pc, pc_entry *e)
 	e->older = e->newer = NULL;
 }
 
-static void lru_push(plan_cache *pc, pc_entry *e)
+static void lru_push(kernel_memo *pc, pc_entry *e)
 {
 	e->older = pc->newest;
 	e->newer = NULL;
@@ -74,7 +74,7 @@ static void lru_push(plan_cache *pc, pc_entry *e)
 		pc->oldest = e;
 }
 
-static void entry_remove(ct_ctx *ctx, plan_cache *pc, pc_entry *e)
+static void entry_remove(ct_ctx *ctx, kernel_memo *pc, pc_entry *e)
 {
 	pc_entry **p = &pc->bucket[e->hash & (PC_BUCKETS - 1)];
 	while (*p && *p != e)
@@ -87,9 +87,9 @@ static void entry_remove(ct_ctx *ctx, plan_cache *pc, pc_entry *e)
 	pc->entries--;
 }
 
-void *plan_cache_get(ct_ctx *ctx, const char *key, size_t len)
+void *kernel_memo_get(ct_ctx *ctx, const char *key, size_t len)
 {
-	plan_cache *pc = pc_get(ctx);
+	kernel_memo *pc = pc_get(ctx);
 	if (!pc)
 		return NULL;
 	uint64_t h = XXH3_64bits(key, len);
@@ -106,9 +106,9 @@ void *plan_cache_get(ct_ctx *ctx, const char *key, size_t len)
 	return NULL;
 }
 
-bool plan_cache_put(ct_ctx *ctx, const char *key, size_t len, void *value)
+bool kernel_memo_put(ct_ctx *ctx, const char *key, size_t len, void *value)
 {
-	plan_cache *pc = pc_get(ctx);
+	kernel_memo *pc = pc_get(ctx);
 	if (!pc)
 		return false;
 	pc_entry *e = ct_alloc(ctx, sizeof *e);
@@ -134,19 +134,19 @@ bool plan_cache_put(ct_ctx *ctx, const char *key, size_t len, void *value)
 	return true;
 }
 
-void plan_cache_clear(ct_ctx *ctx)
+void kernel_memo_clear(ct_ctx *ctx)
 {
-	plan_cache *pc = ctx->plan_cache;
+	kernel_memo *pc = ctx->kernel_memo;
 	while (pc && pc->oldest)
 		entry_remove(ctx, pc, pc->oldest);
 }
 
-ct_status ct_plan_cache_stats(ct_ctx *ctx, ct_plan_cache_info *info)
+ct_status ct_kernel_memo_stats(ct_ctx *ctx, ct_kernel_memo_info *info)
 {
 	if (!ctx || !info)
 		return CT_ERR_USAGE;
 	memset(info, 0, sizeof *info);
-	plan_cache *pc = pc_get(ctx);
+	kernel_memo *pc = pc_get(ctx);
 	if (!pc)
 		return ct_ctx_last_status(ctx);
 	info->entries = pc->entries;
@@ -157,13 +157,13 @@ ct_status ct_plan_cache_stats(ct_ctx *ctx, ct_plan_cache_info *info)
 	return CT_OK;
 }
 
-ct_status ct_plan_cache_set_max(ct_ctx *ctx, int64_t entries)
+ct_status ct_kernel_memo_set_max(ct_ctx *ctx, int64_t entries)
 {
 	if (!ctx)
 		return CT_ERR_USAGE;
 	if (entries < 1 || entries > (1 << 20))
-		return ct_error(ctx, CT_ERR_USAGE, "plan cache size must be in 1..1048576");
-	plan_cache *pc = pc_get(ctx);
+		return ct_error(ctx, CT_ERR_USAGE, "kernel memo size must be in 1..1048576");
+	kernel_memo *pc = pc_get(ctx);
 	if (!pc)
 		return ct_ctx_last_status(ctx);
 	pc->max_entries = entries;

@@ -1,5 +1,5 @@
-/* test_plancache.c: canonical kernel keys and the in-memory plan cache. */
-#include "engine/plancache.h"
+/* test_kernelmemo.c: canonical kernel keys and the kernel memo (in memory). */
+#include "engine/kernelmemo.h"
 #include "harness.h"
 #include "ir/canon.h"
 
@@ -105,19 +105,19 @@ static void verb_options_change_key(void)
 static void lru_eviction(void)
 {
 	ct_ctx *ctx = ct_ctx_new();
-	CHECK(ct_plan_cache_set_max(ctx, 2) == CT_OK);
+	CHECK(ct_kernel_memo_set_max(ctx, 2) == CT_OK);
 	int v1 = 1, v2 = 2, v3 = 3;
-	CHECK(plan_cache_put(ctx, "a", 1, &v1));
-	CHECK(plan_cache_put(ctx, "b", 1, &v2));
-	CHECK(plan_cache_get(ctx, "a", 1) == &v1); /* a is now the most recent */
-	CHECK(plan_cache_put(ctx, "c", 1, &v3));   /* evicts b */
-	CHECK(plan_cache_get(ctx, "b", 1) == NULL);
-	CHECK(plan_cache_get(ctx, "a", 1) == &v1);
-	CHECK(plan_cache_get(ctx, "c", 1) == &v3);
-	ct_plan_cache_info info;
-	CHECK(ct_plan_cache_stats(ctx, &info) == CT_OK);
+	CHECK(kernel_memo_put(ctx, "a", 1, &v1));
+	CHECK(kernel_memo_put(ctx, "b", 1, &v2));
+	CHECK(kernel_memo_get(ctx, "a", 1) == &v1); /* a is now the most recent */
+	CHECK(kernel_memo_put(ctx, "c", 1, &v3));   /* evicts b */
+	CHECK(kernel_memo_get(ctx, "b", 1) == NULL);
+	CHECK(kernel_memo_get(ctx, "a", 1) == &v1);
+	CHECK(kernel_memo_get(ctx, "c", 1) == &v3);
+	ct_kernel_memo_info info;
+	CHECK(ct_kernel_memo_stats(ctx, &info) == CT_OK);
 	CHECK(info.entries == 2 && info.evictions == 1 && info.hits == 3 && info.misses == 1);
-	CHECK(ct_plan_cache_set_max(ctx, 0) == CT_ERR_USAGE);
+	CHECK(ct_kernel_memo_set_max(ctx, 0) == CT_ERR_USAGE);
 	ct_ctx_free(ctx);
 }
 
@@ -125,10 +125,10 @@ static void full_compare_not_hash(void)
 {
 	ct_ctx *ctx = ct_ctx_new();
 	int v = 7;
-	CHECK(plan_cache_put(ctx, "abcd", 4, &v));
-	CHECK(plan_cache_get(ctx, "abce", 4) == NULL);
-	CHECK(plan_cache_get(ctx, "abc", 3) == NULL);
-	CHECK(plan_cache_get(ctx, "abcd", 4) == &v);
+	CHECK(kernel_memo_put(ctx, "abcd", 4, &v));
+	CHECK(kernel_memo_get(ctx, "abce", 4) == NULL);
+	CHECK(kernel_memo_get(ctx, "abc", 3) == NULL);
+	CHECK(kernel_memo_get(ctx, "abcd", 4) == &v);
 	ct_ctx_free(ctx);
 }
 
