@@ -43,7 +43,7 @@ static int usage(const char *fmt, const char *arg)
 	fprintf(stderr, "cachet: error: ");
 	fprintf(stderr, fmt, arg);
 	fprintf(stderr, "\n%s(run 'cachet report --help' for more)\n", usage_text);
-	return RC_BAD;
+	return EXIT_BAD_INPUT;
 }
 
 /* A count with an optional K/M/G suffix (powers of 1024). */
@@ -82,7 +82,7 @@ static int parse_define(opts *o, char *arg)
 	*eq = 0;
 	o->names[o->ndefs] = arg;
 	o->values[o->ndefs++] = v;
-	return RC_OK;
+	return EXIT_OK;
 }
 
 enum { OPT_JSON = 256, OPT_CSV, OPT_CACHE, OPT_NO_RUN, OPT_NO_MEASURE, OPT_SIM_MAX, OPT_SIM_TOTAL };
@@ -108,7 +108,7 @@ static int parse_opts(opts *o, int argc, char **argv)
 	while ((c = getopt_long(argc, argv, ":D:o:h", longs, NULL)) != -1) {
 		switch (c) {
 		case 'D':
-			if ((rc = parse_define(o, optarg)) != RC_OK)
+			if ((rc = parse_define(o, optarg)) != EXIT_OK)
 				return rc;
 			break;
 		case 'o': o->out = optarg; break;
@@ -136,70 +136,7 @@ static int parse_opts(opts *o, int argc, char **argv)
 		return usage("%s needs a FILE", "report");
 	if (!o->out && !o->json && !o->csv_dir)
 		return usage("%s needs -o FILE, --json or --csv DIR", "report");
-	return RC_OK;
-}
-
-/* ------------------------------------------------------------ errors */
-
-/* The ctx's last error as the other commands print it: each parse
- * diagnostic, else FILE:LINE:COL: error: MSG. */
-static void print_error(ct_ctx *ctx)
-{
-	int n = ct_ctx_diag_count(ctx);
-	for (int i = 0; i < n; i++)
-		fprintf(stderr, "%s\n", ct_ctx_diag_render(ctx, i));
-	if (n > 0)
-		return;
-	const char *file = ct_ctx_last_file(ctx);
-	if (file[0] && ct_ctx_last_line(ctx) > 0)
-		fprintf(stderr, "%s:%d:%d: error: %s\n", file, ct_ctx_last_line(ctx), ct_ctx_last_col(ctx),
-		        ct_ctx_last_message(ctx));
-	else if (file[0])
-		fprintf(stderr, "%s: error: %s\n", file, ct_ctx_last_message(ctx));
-	else
-		fprintf(stderr, "cachet: error: %s\n", ct_ctx_last_message(ctx));
-}
-
-static int exit_code(ct_status st)
-{
-	return st == CT_OK ? RC_OK
-	       : st == CT_ERR_RUNTIME || st == CT_ERR_COMPILE || st == CT_ERR_VERIFY || st == CT_ERR_NOMEM
-	           ? RC_FAILED
-	           : RC_BAD;
-}
-
-static int fail(ct_ctx *ctx, ct_status st)
-{
-	print_error(ctx);
-	return exit_code(st);
-}
-
-/* ------------------------------------------------------------ small helpers */
-
-char *read_file(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	size_t cap = 8192, n = 0;
-	char *b = malloc(cap);
-	for (size_t got; b && (got = fread(b + n, 1, cap - n - 1, f)) > 0;) {
-		n += got;
-		if (n + 1 == cap) {
-			char *nb = realloc(b, cap * 2);
-			if (!nb) {
-				free(b);
-				b = NULL;
-				break;
-			}
-			b = nb;
-			cap *= 2;
-		}
-	}
-	fclose(f);
-	if (b)
-		b[n] = 0;
-	return b;
+	return EXIT_OK;
 }
 
 /* ------------------------------------------------------------ the command */
@@ -224,7 +161,7 @@ static int load(report *r)
 {
 	r->ctx = ct_ctx_new();
 	if (!r->ctx)
-		return RC_FAILED;
+		return EXIT_FAILED;
 	r->k = ct_kernel_parse_file(r->ctx, r->o.file);
 	if (!r->k)
 		return fail(r->ctx, ct_ctx_last_status(r->ctx));
@@ -235,29 +172,29 @@ static int load(report *r)
 		st = ct_kernel_recheck(r->k);
 	if (st)
 		return fail(r->ctx, st);
-	r->src = read_file(r->o.file);
-	return RC_OK;
+	r->src = read_path(r->o.file, SIZE_MAX, NULL);
+	return EXIT_OK;
 }
 
 int cachet_report_main(int argc, char **argv)
 {
 	report *r = calloc(1, sizeof *r);
 	if (!r)
-		return RC_FAILED;
+		return EXIT_FAILED;
 	double t0 = now_s();
 	int rc = parse_opts(&r->o, argc, argv);
 	if (rc < 0) {
 		free(r);
-		return RC_OK;
+		return EXIT_OK;
 	}
-	if (rc == RC_OK)
+	if (rc == EXIT_OK)
 		rc = load(r);
-	if (rc == RC_OK) {
+	if (rc == EXIT_OK) {
 		ct_status st = ct_kernel_predict_refs(r->k, r->o.cache, -1, &r->pr, &r->rt);
 		if (st != CT_OK)
 			rc = fail(r->ctx, st);
 	}
-	if (rc == RC_OK) {
+	if (rc == EXIT_OK) {
 		lower_tree(r);
 		search_tiles(r);
 		double deadline = now_s() + MODEL_BUDGET_S;
@@ -269,14 +206,14 @@ int cachet_report_main(int argc, char **argv)
 		tuning_points(r);
 		if (r->o.out && !make_plots(r)) {
 			fprintf(stderr, "cachet: error: %s\n", r->plot_note);
-			rc = RC_FAILED;
+			rc = EXIT_FAILED;
 		}
 		r->t_total = now_s() - t0;
-		if (rc == RC_OK && r->o.out && !write_html(r))
-			rc = RC_FAILED;
-		if (rc == RC_OK && r->o.csv_dir && !write_csv(r))
-			rc = RC_FAILED;
-		if (rc == RC_OK && r->o.json)
+		if (rc == EXIT_OK && r->o.out && !write_html(r))
+			rc = EXIT_FAILED;
+		if (rc == EXIT_OK && r->o.csv_dir && !write_csv(r))
+			rc = EXIT_FAILED;
+		if (rc == EXIT_OK && r->o.json)
 			write_json(stdout, r);
 	}
 	report_free(r);

@@ -41,7 +41,7 @@ static void html_levels(FILE *f, const report *r)
 		        l + 1, (long long)r->pr.level[l].size, (long long)r->pr.level[l].line, (long long)r->pr.level[l].ways,
 		        (long long)r->pr.level[l].misses,
 		        r->pr.accesses ? 100.0 * (double)r->pr.level[l].misses / (double)r->pr.accesses : 0.0,
-		        r->pr.level[l].exact ? "yes" : "no", level_source(r->pr.source[l]));
+		        r->pr.level[l].exact ? "yes" : "no", count_source_name(r->pr.source[l]));
 	fprintf(f, "</table>\n<p class=\"note\">%lld accesses; model %.3f ms.</p>\n", (long long)r->pr.accesses,
 	        r->pr.seconds * 1e3);
 }
@@ -58,7 +58,7 @@ static void html_refs(FILE *f, const report *r)
 		char where[512], carrier[128];
 		shared |= m->split != CT_SPLIT_MODEL;
 		fputs("<tr><td class=\"l\">", f);
-		html_text(f, ref_where(r, m, where, sizeof where));
+		html_text(f, ref_where(report_file(r), m, where, sizeof where));
 		fputs("</td><td class=\"l\">", f);
 		html_text(f, m->array);
 		fprintf(f, "</td><td>%d</td><td class=\"l\">%s%s</td><td>%lld</td>", m->stmt, ref_access(m),

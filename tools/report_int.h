@@ -6,10 +6,12 @@
 #include "report.h"
 
 #include "cachet.h"
+#include "cli.h"
 
 #include "report.h"
 
 #include "cachet.h"
+#include "cli.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -31,8 +33,6 @@
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 #endif
-enum { RC_OK = 0, RC_FAILED = 1, RC_BAD = 2 };
-
 #define MAX_DEFS 64
 #define MAX_TILES 8          /* tile params swept (the first ones the tile search names) */
 #define MAX_PTS 32           /* tile sizes per sweep */
@@ -120,11 +120,15 @@ typedef struct report {
 	char *svg[MAX_PLOTS];
 } report;
 
+/* The kernel file the per-reference rows name (the table's, else the command line's). */
+static inline const char *report_file(const report *r)
+{
+	return r->rt.file ? r->rt.file : r->o.file;
+}
+
 /* report.c */
 /* Seconds on the monotonic clock (the report's timings). */
 double now_s(void);
-/* The whole file at path (malloc'd, NUL-terminated); NULL when it cannot be read. */
-char *read_file(const char *path);
 
 /* report_data.c: each fills its part of r; what it cannot get becomes a note, never an error. */
 /* The lowered loop tree as text and as JSON (r->tree, r->tree_json). */
@@ -148,11 +152,7 @@ int make_plots(report *r);
 /* The HTML page r->o.out; 0 when it cannot be written. */
 int write_html(const report *r);
 
-/* report_out.c: the data as JSON and CSV, and the per-reference texts the HTML shares. */
-const char *level_source(int s);
-const char *carrier_text(const ct_ref_misses *m, int l, char *buf, size_t cap);
-const char *ref_where(const report *r, const ct_ref_misses *m, char *buf, size_t cap);
-const char *ref_access(const ct_ref_misses *m);
+/* report_out.c */
 /* The report's data as one JSON object (one line) on f. */
 void write_json(FILE *f, const report *r);
 /* The CSV files of --csv DIR; 0 when one cannot be written. */

@@ -3,39 +3,6 @@
 
 /* ------------------------------------------------------------ JSON and CSV */
 
-const char *level_source(int s)
-{
-	return s == CT_SOURCE_SIMULATOR ? "simulator" : s == CT_SOURCE_FA_ESTIMATE ? "fully associative estimate"
-	                                                                            : "model";
-}
-
-const char *carrier_text(const ct_ref_misses *m, int l, char *buf, size_t cap)
-{
-	const char *name = m->carried_by[l];
-	switch (m->carrier[l]) {
-	case CT_CARRIER_LOOP: snprintf(buf, cap, "%s", name ? name : "?"); break;
-	case CT_CARRIER_SIBLING: snprintf(buf, cap, "sibling in %s", name ? name : "run"); break;
-	case CT_CARRIER_STMT: snprintf(buf, cap, "statement"); break;
-	case CT_CARRIER_CONFLICT: snprintf(buf, cap, "conflicts"); break;
-	default: snprintf(buf, cap, "-");
-	}
-	return buf;
-}
-
-const char *ref_where(const report *r, const ct_ref_misses *m, char *buf, size_t cap)
-{
-	if (m->line > 0)
-		snprintf(buf, cap, "%s:%d:%d", r->rt.file ? r->rt.file : r->o.file, m->line, m->col);
-	else
-		snprintf(buf, cap, "(copy loops)");
-	return buf;
-}
-
-const char *ref_access(const ct_ref_misses *m)
-{
-	return m->line <= 0 ? "copy" : m->is_write == 2 ? "update" : m->is_write ? "write" : "read";
-}
-
 /* A JSON string: s with quotes, backslashes and control characters escaped. */
 static void json_str(FILE *f, const char *s)
 {
@@ -80,7 +47,7 @@ static void json_refs(FILE *f, const report *r)
 		fprintf(f, "%s{\"array\": ", i ? ", " : "");
 		json_str(f, m->array);
 		fprintf(f, ", \"stmt\": %d, \"where\": ", m->stmt);
-		json_str(f, ref_where(r, m, where, sizeof where));
+		json_str(f, ref_where(report_file(r), m, where, sizeof where));
 		fprintf(f, ", \"access\": \"%s\", \"accesses\": %lld, \"misses\": ", ref_access(m),
 		        (long long)m->accesses);
 		json_counts(f, m->misses, nl);
@@ -241,7 +208,7 @@ void write_json(FILE *f, const report *r)
 		fprintf(f, "%s{\"size\": %lld, \"line\": %lld, \"ways\": %lld, \"misses\": %lld, \"exact\": %s, \"source\": \"%s\"}",
 		        l ? ", " : "", (long long)r->pr.level[l].size, (long long)r->pr.level[l].line,
 		        (long long)r->pr.level[l].ways, (long long)r->pr.level[l].misses,
-		        r->pr.level[l].exact ? "true" : "false", level_source(r->pr.source[l]));
+		        r->pr.level[l].exact ? "true" : "false", count_source_name(r->pr.source[l]));
 	fputc(']', f);
 	json_refs(f, r);
 	json_tiles(f, r);
@@ -283,7 +250,7 @@ int write_csv(const report *r)
 		for (int l = 0; l < nl; l++)
 			fprintf(f, "L%d,%lld,%lld,%lld,%lld,%d,%s\n", l + 1, (long long)r->pr.level[l].size,
 			        (long long)r->pr.level[l].line, (long long)r->pr.level[l].ways,
-			        (long long)r->pr.level[l].misses, r->pr.level[l].exact, level_source(r->pr.source[l]));
+			        (long long)r->pr.level[l].misses, r->pr.level[l].exact, count_source_name(r->pr.source[l]));
 	}
 	ok &= csv_close(f);
 	if ((f = csv_open(r, "per_ref.csv")) != NULL) {
@@ -292,7 +259,7 @@ int write_csv(const report *r)
 			const ct_ref_misses *m = &r->rt.refs[i];
 			char where[512], carrier[128];
 			for (int l = 0; l < nl; l++)
-				fprintf(f, "%s,%s,%d,%s,%lld,L%d,%lld,%lld,%lld,%s\n", ref_where(r, m, where, sizeof where),
+				fprintf(f, "%s,%s,%d,%s,%lld,L%d,%lld,%lld,%lld,%s\n", ref_where(report_file(r), m, where, sizeof where),
 				        m->array, m->stmt, ref_access(m), (long long)m->accesses, l + 1,
 				        (long long)m->misses[l], (long long)m->cold[l], (long long)(m->misses[l] - m->cold[l]),
 				        carrier_text(m, l, carrier, sizeof carrier));

@@ -261,7 +261,7 @@ static int run_gnuplot(report *r, const char *dir, const char *script)
 		return 0;
 	}
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		char *msg = read_file(log);
+		char *msg = read_path(log, SIZE_MAX, NULL);
 		snprintf(r->plot_note, sizeof r->plot_note, "gnuplot failed: %.400s", msg ? msg : "");
 		free(msg);
 		return 0;
@@ -342,7 +342,7 @@ int make_plots(report *r)
 	for (int i = 0; ok && i < r->nplots; i++) {
 		char path[4200];
 		snprintf(path, sizeof path, "%s/%s.svg", dir, r->plot_id[i]);
-		char *text = read_file(path);
+		char *text = read_path(path, SIZE_MAX, NULL);
 		r->svg[i] = text ? inline_svg(text, i) : NULL;
 		free(text);
 	}
