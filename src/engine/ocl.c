@@ -478,7 +478,7 @@ static ct_status ocl_once(void *ud, void *const *buffers)
 		if (ar->role == CT_TEMP)
 			continue;
 		size_t bytes = (size_t)ct_kernel_array_elements(k, a) * ct_dtype_size(ar->type);
-		cl_mem_flags fl = ar->role == CT_INPUT || ar->role == CT_CONST ? CL_MEM_READ_ONLY : CL_MEM_READ_WRITE;
+		cl_mem_flags fl = ir_array_readonly(ar) ? CL_MEM_READ_ONLY : CL_MEM_READ_WRITE;
 		mem[a] = d->cl.CreateBuffer(d->cx, fl, bytes + OCL_GUARD, NULL, &e);
 		if (!mem[a])
 			st = cl_fail(d, CT_ERR_RUNTIME, "clCreateBuffer", e);

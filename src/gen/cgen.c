@@ -938,7 +938,7 @@ static void put_params(cg *g, ct_buf *b, bool comments)
 		const ir_array *arr = &k->arrays[a];
 		if (arr->role == CT_TEMP)
 			continue;
-		bool ro = arr->role == CT_INPUT || arr->role == CT_CONST;
+		bool ro = ir_array_readonly(arr);
 		ct_buf_printf(b, "%s%s%s%s *restrict %s", first ? "" : ",", comments ? "\n\t" : (first ? "" : " "),
 			      ro ? "const " : "", ir_dtype_c(arr->type), g->aname[a]);
 		if (comments) {
@@ -1208,7 +1208,7 @@ static void gen_entry(cg *g, const char *fn, const char *entry)
 		const ir_array *arr = &k->arrays[a];
 		if (arr->role == CT_TEMP)
 			continue;
-		bool ro = arr->role == CT_INPUT || arr->role == CT_CONST;
+		bool ro = ir_array_readonly(arr);
 		ct_buf_printf(&call, "%s(%s%s *)args[%d]", first ? "" : ", ", ro ? "const " : "", ir_dtype_c(arr->type), a);
 		first = false;
 		int slot = view_slot(k, a);
