@@ -634,27 +634,6 @@ static void gen_parallel_versions(cg *g, const lt_node *x, const lt_node *y)
 	ct_buf_free(&tb);
 }
 
-/* Names of the copies of a region (as in `cachet lower --json`). */
-static const char *prologue_name(lt_prologue p)
-{
-	switch (p) {
-	case LT_PRO_NONE: return "none";
-	case LT_PRO_COPY_IN: return "copy_in";
-	case LT_PRO_ZERO_FILL: return "zero_fill";
-	}
-	return "?";
-}
-
-static const char *epilogue_name(lt_epilogue e)
-{
-	switch (e) {
-	case LT_EPI_NONE: return "none";
-	case LT_EPI_COPY_OUT: return "copy_out";
-	case LT_EPI_REDUCE: return "reduce";
-	}
-	return "?";
-}
-
 /* Whether no cache node above x belongs to x's region (double buffering
  * nests nodes of one region). */
 static bool outermost_node_of_region(const lt_node *x)
@@ -733,9 +712,9 @@ static void gen_cache(cg *g, const lt_node *x)
 	bool pro = !r->elided && r->prologue != LT_PRO_NONE,
 	     epi = !r->elided && r->epilogue != LT_EPI_NONE;
 	if (pro)
-		ct_buf_printf(&c, ", %s", prologue_name(r->prologue));
+		ct_buf_printf(&c, ", %s", lt_prologue_name(r->prologue));
 	if (epi)
-		ct_buf_printf(&c, ", %s", epilogue_name(r->epilogue));
+		ct_buf_printf(&c, ", %s", lt_epilogue_name(r->epilogue));
 	if (!pro && !epi && !r->elided)
 		ct_buf_puts(&c, ", no copies");
 	if (r->double_buffer)
