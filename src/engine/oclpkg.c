@@ -388,13 +388,9 @@ static char *make_source(const ct_kernel *k, const char *cl, size_t cl_len, cons
 ct_status gen_opencl_package(ct_kernel *k, const char *dir)
 {
 	ct_ctx *ctx = k->ctx;
-	ct_looptree *t = ct_kernel_lower(k, 1);
-	if (!t)
-		return ct_ctx_last_status(ctx);
 	ocl_launch L;
 	size_t cl_len = 0;
-	char *cl = gen_opencl(t, &cl_len, &L);
-	ct_looptree_free(t);
+	char *cl = ocl_kernel_source(k, &cl_len, &L);
 	if (!cl)
 		return ct_ctx_last_status(ctx);
 	unsigned char *bin = NULL;
