@@ -30,7 +30,7 @@ int progress_drawn;
 /* Kernel text read from stdin is refused beyond this (a file's limit is the library's). */
 #define MAX_STDIN_BYTES ((size_t)16 << 20)
 
-/* All of f (at most max bytes; NULL with errno set when more, or on a read error). */
+/* All of f (at most max bytes; NULL with errno set when more, or on a read error); *len (optional) its length. */
 static char *read_all(FILE *f, size_t max, size_t *len)
 {
 	size_t cap = 4096, n = 0;
@@ -59,9 +59,20 @@ static char *read_all(FILE *f, size_t max, size_t *len)
 	}
 	if (buf) {
 		buf[n] = 0;
-		*len = n;
+		if (len)
+			*len = n;
 	}
 	return buf;
+}
+
+char *read_path(const char *path, size_t max, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	char *t = read_all(f, max, len);
+	fclose(f);
+	return t;
 }
 
 /* Keep text (taken) as the source named name. */
@@ -78,11 +89,8 @@ static void keep_source(const char *name, char *text, size_t len)
 static const char *source_of(const char *file, size_t *len)
 {
 	if (!source.name || strcmp(source.name, file) != 0) {
-		FILE *f = strcmp(file, "<stdin>") != 0 ? fopen(file, "rb") : NULL;
 		size_t n = 0;
-		char *t = f ? read_all(f, MAX_STDIN_BYTES, &n) : NULL;
-		if (f)
-			fclose(f);
+		char *t = strcmp(file, "<stdin>") != 0 ? read_path(file, MAX_STDIN_BYTES, &n) : NULL;
 		if (!t)
 			return NULL;
 		keep_source(file, t, n);
@@ -255,4 +263,40 @@ void quiet(void *ud, const char *msg)
 {
 	(void)ud;
 	(void)msg; /* the command itself reports an unusable cache folder */
+}
+
+/* ------------------------------------------------------------ per-reference rows (predict --per-ref, report) */
+
+const char *count_source_name(int s)
+{
+	return s == CT_SOURCE_SIMULATOR     ? "simulator"
+	       : s == CT_SOURCE_FA_ESTIMATE ? "fully associative estimate"
+	                                     : "model";
+}
+
+const char *carrier_text(const ct_ref_misses *m, int l, char *buf, size_t cap)
+{
+	const char *name = m->carried_by[l];
+	switch (m->carrier[l]) {
+	case CT_CARRIER_LOOP: snprintf(buf, cap, "%s", name ? name : "?"); break;
+	case CT_CARRIER_SIBLING: snprintf(buf, cap, "sibling in %s", name ? name : "run"); break;
+	case CT_CARRIER_STMT: snprintf(buf, cap, "statement"); break;
+	case CT_CARRIER_CONFLICT: snprintf(buf, cap, "conflicts"); break;
+	default: snprintf(buf, cap, "-");
+	}
+	return buf;
+}
+
+const char *ref_where(const char *file, const ct_ref_misses *m, char *buf, size_t cap)
+{
+	if (m->line > 0)
+		snprintf(buf, cap, "%s:%d:%d", file, m->line, m->col);
+	else
+		snprintf(buf, cap, "(copy loops)");
+	return buf;
+}
+
+const char *ref_access(const ct_ref_misses *m)
+{
+	return m->line <= 0 ? "copy" : m->is_write == 2 ? "update" : m->is_write ? "write" : "read";
 }

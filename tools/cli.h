@@ -70,6 +70,9 @@ void print_error(ct_ctx *ctx);
 int exit_code(ct_status st);
 /* print_error, then exit_code(st). */
 int fail(ct_ctx *ctx, ct_status st);
+/* The file at path, whole (malloc'd, NUL-terminated; at most max bytes); NULL
+ * with errno set when it cannot be read or is longer. *len (optional): its length. */
+char *read_path(const char *path, size_t max, size_t *len);
 /* A whole decimal int64 (1) or not (0). */
 int parse_int(const char *s, int64_t *v);
 /* Whether a progress line is on stderr, not yet wiped (verify_progress). */
@@ -87,6 +90,16 @@ int with_kernel(cli *c, kernel_cmd fn);
 void print_json(json_t *v, bool ok);
 /* A warning handler that says nothing (the command reports the problem). */
 void quiet(void *ud, const char *msg);
+
+/* A per-reference row (ct_ref_misses) as predict --per-ref and report print it: */
+/* where a level's count came from (ct_count_source): "model", "simulator", "fully associative estimate" */
+const char *count_source_name(int s);
+/* what carries the row's capacity misses at level l, into buf ("-" when none) */
+const char *carrier_text(const ct_ref_misses *m, int l, char *buf, size_t cap);
+/* its place in the source, FILE:LINE:COL (file: the table's), or "(copy loops)" */
+const char *ref_where(const char *file, const ct_ref_misses *m, char *buf, size_t cap);
+/* what it does: a source read, write or op= update, or a plan's copy loops */
+const char *ref_access(const ct_ref_misses *m);
 
 /* ------------------------------------------------------------ the commands (cmd_*.c) */
 

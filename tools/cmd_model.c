@@ -84,8 +84,6 @@ static void sim_array_misses(const ct_sim_result *s, const char *array, int64_t 
 /* `predict --json`: CLI.md's object; s (may be NULL) adds the simulator's
  * counts per level and per array. */
 static json_t *refs_json(const ct_ref_table *t, int nlevels, bool *ok);
-/* ct_count_source as JSON and text say it. */
-static const char *const source_names[] = {"model", "simulator", "fully associative estimate"};
 /* ct_fallback_reason as JSON says it: why a level was simulated. */
 static const char *const fallback_names[] = {"", "set-associative", "model not exact",
                                              "model over its work budget"};
@@ -100,7 +98,7 @@ static void print_predict_json(const ct_kernel *k, const ct_predict_result *r, c
 		json_t *lv = level_json(r->level[l].size, r->level[l].line, r->level[l].ways, &ok);
 		ct_json_set(lv, "misses", json_integer((json_int_t)r->level[l].misses), &ok);
 		ct_json_set(lv, "exact", json_boolean(r->level[l].exact), &ok);
-		ct_json_set(lv, "source", json_string(source_names[r->source[l]]), &ok);
+		ct_json_set(lv, "source", json_string(count_source_name(r->source[l])), &ok);
 		if (r->fallback[l] > CT_FALLBACK_NONE && r->fallback[l] <= CT_FALLBACK_BUDGET)
 			ct_json_set(lv, "fallback", json_string(fallback_names[r->fallback[l]]), &ok);
 		if (s)
@@ -197,46 +195,7 @@ static void print_predict_text(const ct_kernel *k, const ct_predict_result *r, c
 	}
 }
 
-/* What carries a per-ref row's capacity misses at level l, as text ("-" when none). */
-static const char *carrier_text(const ct_ref_misses *m, int l, char *buf, size_t cap)
-{
-	const char *name = m->carried_by[l];
-	switch (m->carrier[l]) {
-	case CT_CARRIER_LOOP:
-		snprintf(buf, cap, "%s", name ? name : "?");
-		break;
-	case CT_CARRIER_SIBLING:
-		snprintf(buf, cap, "sibling in %s", name ? name : "run");
-		break;
-	case CT_CARRIER_STMT:
-		snprintf(buf, cap, "statement");
-		break;
-	case CT_CARRIER_CONFLICT:
-		snprintf(buf, cap, "conflicts");
-		break;
-	default:
-		snprintf(buf, cap, "-");
-	}
-	return buf;
-}
-
 static const char *const split_names[] = {"model", "simulation", "accesses"};
-
-/* A per-ref row's place in the source: FILE:LINE:COL, or what it stands for. */
-static const char *ref_where(const ct_ref_table *t, const ct_ref_misses *m, char *buf, size_t cap)
-{
-	if (m->line > 0)
-		snprintf(buf, cap, "%s:%d:%d", t->file ? t->file : "-", m->line, m->col);
-	else
-		snprintf(buf, cap, "(copy loops)");
-	return buf;
-}
-
-/* What a per-ref row does: a source read, write or op= update, or a plan's copy loops. */
-static const char *ref_access(const ct_ref_misses *m)
-{
-	return m->line <= 0 ? "copy" : m->is_write == 2 ? "update" : m->is_write ? "write" : "read";
-}
 
 /* The `per_ref` member of `predict --per-ref --json`. */
 static json_t *refs_json(const ct_ref_table *t, int nlevels, bool *ok)
@@ -248,7 +207,7 @@ static json_t *refs_json(const ct_ref_table *t, int nlevels, bool *ok)
 		json_t *o = json_object(), *carried = json_array();
 		ct_json_set(o, "array", json_string(m->array), ok);
 		ct_json_set(o, "stmt", json_integer(m->stmt), ok);
-		ct_json_set(o, "where", json_string(ref_where(t, m, where, sizeof where)), ok);
+		ct_json_set(o, "where", json_string(ref_where(t->file ? t->file : "-", m, where, sizeof where)), ok);
 		ct_json_set(o, "line", json_integer(m->line), ok);
 		ct_json_set(o, "col", json_integer(m->col), ok);
 		ct_json_set(o, "access", json_string(ref_access(m)), ok);
@@ -270,7 +229,7 @@ static void print_refs_text(const ct_ref_table *t, int nlevels)
 	int width = 12;
 	for (int i = 0; i < t->nrefs; i++) {
 		char where[512];
-		int n = (int)strlen(ref_where(t, &t->refs[i], where, sizeof where));
+		int n = (int)strlen(ref_where(t->file ? t->file : "-", &t->refs[i], where, sizeof where));
 		width = n > width ? n : width;
 	}
 	printf("  %-*s %-8s %4s %-6s %12s", width, "reference", "array", "stmt", "access", "accesses");
@@ -282,7 +241,7 @@ static void print_refs_text(const ct_ref_table *t, int nlevels)
 		const ct_ref_misses *m = &t->refs[i];
 		char where[512], carrier[128];
 		shared |= m->split != CT_SPLIT_MODEL;
-		printf("  %-*s %-8s %4d %-6s %12lld", width, ref_where(t, m, where, sizeof where), m->array,
+		printf("  %-*s %-8s %4d %-6s %12lld", width, ref_where(t->file ? t->file : "-", m, where, sizeof where), m->array,
 		       m->stmt, ref_access(m), (long long)m->accesses);
 		for (int l = 0; l < nlevels; l++)
 			printf("  %9lld (%lld) %s", (long long)m->misses[l], (long long)m->cold[l],

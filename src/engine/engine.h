@@ -54,6 +54,12 @@ ct_status native_entry(ct_kernel *k, int threads, int (**entry)(void *const *, c
  * CT_ERR_UNSUPPORTED where OpenCL is not available. */
 ct_status run_opencl(ct_kernel *k, const ct_run_options *o, ct_run_result *r);
 
+struct ocl_launch;
+/* k lowered and written as OpenCL C (malloc'd, *len bytes), its launch in *L
+ * (L may be NULL); NULL with the ctx's error on failure: the one way the
+ * engine, `cachet emit --target opencl` and the package get the source. */
+char *ocl_kernel_source(ct_kernel *k, size_t *len, struct ocl_launch *L);
+
 /* For `cachet build`: the program binary of k (malloc'd) for the OpenCL
  * device, built (or loaded) and run once on zero-filled arrays with the
  * launch of k's param values, so it holds the work-group function compiled

@@ -1,6 +1,5 @@
 /* native.c: the native engine: generate C, compile or fetch it from the code cache, run and verify. */
 #include "gen/gen.h"
-#include "gen/ocl.h"
 #include "engine/kernelmemo.h"
 #include "ir/canon.h"
 #include "jit/jit.h"
@@ -12,19 +11,14 @@
 #include <string.h>
 #include <unistd.h>
 
-/* OpenCL C of a plan(target=opencl) kernel (oclgen.c). */
+/* OpenCL C of a plan(target=opencl) kernel (ocl_kernel_source). */
 static char *emit_opencl(ct_kernel *k, size_t *len)
 {
 	if (k->has_plan && k->target != TARGET_OPENCL) {
 		ct_error(k->ctx, CT_ERR_USAGE, "--target opencl needs plan(target=opencl), not plan(target=host)");
 		return NULL;
 	}
-	ct_looptree *t = ct_kernel_lower(k, 1);
-	if (!t)
-		return NULL;
-	char *src = gen_opencl(t, len, NULL);
-	ct_looptree_free(t);
-	return src;
+	return ocl_kernel_source(k, len, NULL);
 }
 
 char *ct_kernel_emit(ct_kernel *k, const char *target, size_t *len)

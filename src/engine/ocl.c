@@ -478,7 +478,7 @@ static ct_status ocl_once(void *ud, void *const *buffers)
 		if (ar->role == CT_TEMP)
 			continue;
 		size_t bytes = (size_t)ct_kernel_array_elements(k, a) * ct_dtype_size(ar->type);
-		cl_mem_flags fl = ar->role == CT_INPUT || ar->role == CT_CONST ? CL_MEM_READ_ONLY : CL_MEM_READ_WRITE;
+		cl_mem_flags fl = ir_array_readonly(ar) ? CL_MEM_READ_ONLY : CL_MEM_READ_WRITE;
 		mem[a] = d->cl.CreateBuffer(d->cx, fl, bytes + OCL_GUARD, NULL, &e);
 		if (!mem[a])
 			st = cl_fail(d, CT_ERR_RUNTIME, "clCreateBuffer", e);
@@ -654,9 +654,7 @@ static bool mem_put(ocl_state *s, char *key, size_t klen, cl_program p, cl_kerne
 
 /* ------------------------------------------------------------ run */
 
-/* k lowered and written as OpenCL C (malloc'd, *len bytes) with its
- * launch in *L; NULL with the ctx's error on failure. */
-static char *kernel_source(ct_kernel *k, size_t *len, ocl_launch *L)
+char *ocl_kernel_source(ct_kernel *k, size_t *len, ocl_launch *L)
 {
 	ct_looptree *t = ct_kernel_lower(k, 1);
 	if (!t)
@@ -673,7 +671,7 @@ ct_status run_opencl(ct_kernel *k, const ct_run_options *o, ct_run_result *r)
 	r->threads = 1;
 	ocl_launch L;
 	size_t len = 0;
-	char *src = kernel_source(k, &len, &L);
+	char *src = ocl_kernel_source(k, &len, &L);
 	if (!src)
 		return ct_ctx_last_status(ctx);
 	ocl_state *s = NULL;
@@ -746,7 +744,7 @@ ct_status run_opencl_binary(ct_kernel *k, unsigned char **bin, size_t *n, char *
 		desc[0] = 0;
 	ocl_launch L;
 	size_t len = 0;
-	char *src = kernel_source(k, &len, &L);
+	char *src = ocl_kernel_source(k, &len, &L);
 	if (!src)
 		return ct_ctx_last_status(ctx);
 	ocl_state *s = NULL;

@@ -75,7 +75,7 @@ static void c_args(ct_buf *b, const ct_kernel *k, bool host)
 		if (ar->role == CT_TEMP)
 			continue;
 		if (host)
-			ct_buf_printf(b, ", %s%s *%s", ar->role == CT_INPUT || ar->role == CT_CONST ? "const " : "",
+			ct_buf_printf(b, ", %s%s *%s", ir_array_readonly(ar) ? "const " : "",
 			              ir_dtype_c(ar->type), ar->name);
 		else
 			ct_buf_printf(b, ", cl_mem %s", ar->name);
@@ -356,7 +356,7 @@ static char *make_source(const ct_kernel *k, const char *cl, size_t cl_len, cons
 		              "\t                                (void *)(uintptr_t)%s, &e2); /* only read: COPY_HOST_PTR */\n"
 		              "\tif (!ct_m_%s && e == CL_SUCCESS)\n\t\te = e2;\n",
 		              ir_dtype_c(ar->type), ar->name,
-		              ar->role == CT_INPUT || ar->role == CT_CONST ? "CL_MEM_READ_ONLY" : "CL_MEM_READ_WRITE",
+		              ir_array_readonly(ar) ? "CL_MEM_READ_ONLY" : "CL_MEM_READ_WRITE",
 		              ar->name, ar->name, ar->name, ar->name);
 	}
 	ct_buf_puts(&b, "\tif (e == CL_SUCCESS)\n\t");
@@ -388,13 +388,9 @@ static char *make_source(const ct_kernel *k, const char *cl, size_t cl_len, cons
 ct_status gen_opencl_package(ct_kernel *k, const char *dir)
 {
 	ct_ctx *ctx = k->ctx;
-	ct_looptree *t = ct_kernel_lower(k, 1);
-	if (!t)
-		return ct_ctx_last_status(ctx);
 	ocl_launch L;
 	size_t cl_len = 0;
-	char *cl = gen_opencl(t, &cl_len, &L);
-	ct_looptree_free(t);
+	char *cl = ocl_kernel_source(k, &cl_len, &L);
 	if (!cl)
 		return ct_ctx_last_status(ctx);
 	unsigned char *bin = NULL;

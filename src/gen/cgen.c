@@ -634,27 +634,6 @@ static void gen_parallel_versions(cg *g, const lt_node *x, const lt_node *y)
 	ct_buf_free(&tb);
 }
 
-/* Names of the copies of a region (as in `cachet lower --json`). */
-static const char *prologue_name(lt_prologue p)
-{
-	switch (p) {
-	case LT_PRO_NONE: return "none";
-	case LT_PRO_COPY_IN: return "copy_in";
-	case LT_PRO_ZERO_FILL: return "zero_fill";
-	}
-	return "?";
-}
-
-static const char *epilogue_name(lt_epilogue e)
-{
-	switch (e) {
-	case LT_EPI_NONE: return "none";
-	case LT_EPI_COPY_OUT: return "copy_out";
-	case LT_EPI_REDUCE: return "reduce";
-	}
-	return "?";
-}
-
 /* Whether no cache node above x belongs to x's region (double buffering
  * nests nodes of one region). */
 static bool outermost_node_of_region(const lt_node *x)
@@ -733,9 +712,9 @@ static void gen_cache(cg *g, const lt_node *x)
 	bool pro = !r->elided && r->prologue != LT_PRO_NONE,
 	     epi = !r->elided && r->epilogue != LT_EPI_NONE;
 	if (pro)
-		ct_buf_printf(&c, ", %s", prologue_name(r->prologue));
+		ct_buf_printf(&c, ", %s", lt_prologue_name(r->prologue));
 	if (epi)
-		ct_buf_printf(&c, ", %s", epilogue_name(r->epilogue));
+		ct_buf_printf(&c, ", %s", lt_epilogue_name(r->epilogue));
 	if (!pro && !epi && !r->elided)
 		ct_buf_puts(&c, ", no copies");
 	if (r->double_buffer)
@@ -938,7 +917,7 @@ static void put_params(cg *g, ct_buf *b, bool comments)
 		const ir_array *arr = &k->arrays[a];
 		if (arr->role == CT_TEMP)
 			continue;
-		bool ro = arr->role == CT_INPUT || arr->role == CT_CONST;
+		bool ro = ir_array_readonly(arr);
 		ct_buf_printf(b, "%s%s%s%s *restrict %s", first ? "" : ",", comments ? "\n\t" : (first ? "" : " "),
 			      ro ? "const " : "", ir_dtype_c(arr->type), g->aname[a]);
 		if (comments) {
@@ -1208,7 +1187,7 @@ static void gen_entry(cg *g, const char *fn, const char *entry)
 		const ir_array *arr = &k->arrays[a];
 		if (arr->role == CT_TEMP)
 			continue;
-		bool ro = arr->role == CT_INPUT || arr->role == CT_CONST;
+		bool ro = ir_array_readonly(arr);
 		ct_buf_printf(&call, "%s(%s%s *)args[%d]", first ? "" : ", ", ro ? "const " : "", ir_dtype_c(arr->type), a);
 		first = false;
 		int slot = view_slot(k, a);

@@ -1212,7 +1212,7 @@ static void put_kernel_params(cg *g, ct_buf *b)
 		const ir_array *arr = &k->arrays[a];
 		if (arr->role == CT_TEMP)
 			continue;
-		bool ro = arr->role == CT_INPUT || arr->role == CT_CONST;
+		bool ro = ir_array_readonly(arr);
 		ct_buf_printf(b, "%s__global %s%s *restrict %s", first ? "" : ", ", ro ? "const " : "",
 		              ir_dtype_c(arr->type), g->aname[a]);
 		first = false;

@@ -360,6 +360,17 @@ static void put(cg *g, ct_buf *b)
 	ct_buf_init(b);
 }
 
+/* One statement "QUAL TY ct_svWK = <group k's vector at offset off>;" (W: p, q
+ * or r, the window before, at and after the step), flushed through b. */
+static void put_window(cg *g, cg_shift *sp, int k, const char *qual, const char *ty, char w, int64_t off,
+                       ct_buf *b)
+{
+	ct_buf_printf(b, "%s%s ct_sv%c%d = ", qual, ty, w, k);
+	sh_load(g, sp, k, ty, off, b);
+	ct_buf_putc(b, ';');
+	put(g, b);
+}
+
 void sh_prime(cg *g, cg_shift *sp)
 {
 	ct_buf b;
@@ -371,18 +382,10 @@ void sh_prime(cg *g, cg_shift *sp)
 		char ty[32];
 		type_name(g, sp, k, ty, sizeof ty);
 		need_helpers(g, g->arrays[gr->a].type, sp->w);
-		if (gr->before) {
-			ct_buf_printf(&b, "%s ct_svp%d = ", ty, k);
-			sh_load(g, sp, k, ty, -sp->w, &b);
-			ct_buf_putc(&b, ';');
-			put(g, &b);
-		}
-		if (gr->after) {
-			ct_buf_printf(&b, "%s ct_svq%d = ", ty, k);
-			sh_load(g, sp, k, ty, 0, &b);
-			ct_buf_putc(&b, ';');
-			put(g, &b);
-		}
+		if (gr->before)
+			put_window(g, sp, k, "", ty, 'p', -sp->w, &b);
+		if (gr->after)
+			put_window(g, sp, k, "", ty, 'q', 0, &b);
 	}
 	ct_buf_free(&b);
 }
@@ -397,10 +400,7 @@ void sh_step_begin(cg *g, cg_shift *sp)
 			continue;
 		char ty[32];
 		type_name(g, sp, k, ty, sizeof ty);
-		ct_buf_printf(&b, "const %s ct_sv%c%d = ", ty, gr->after ? 'r' : 'q', k);
-		sh_load(g, sp, k, ty, gr->after ? sp->w : 0, &b);
-		ct_buf_putc(&b, ';');
-		put(g, &b);
+		put_window(g, sp, k, "const ", ty, gr->after ? 'r' : 'q', gr->after ? sp->w : 0, &b);
 	}
 	for (int k = 0; k < sp->ngroups; k++) {
 		if (!leading(sp, k))

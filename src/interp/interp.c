@@ -98,50 +98,38 @@ static inline void run_code(ip_val *restrict r, const int64_t *restrict o, void 
 			*p = *p + r[ip->c].d * r[ip->dst].d;
 			return;
 		}
-#define ST_F(T, t, fld)                                                                            \
+/* A store of value V into a T element, plain or op= (ADD, SUB, MUL): floats
+ * with C's operators, integers wrapping (wadd, wsub, wmul). */
+#define ST(T, t, V, ADD, SUB, MUL)                                                                 \
 	case OP_ST + 4 * t + AS_SET:                                                               \
-		ELT(T, ip->a, o[ip->b] + ip->disp) = r[ip->c].fld;                                 \
+		ELT(T, ip->a, o[ip->b] + ip->disp) = (T)(V);                                       \
 		break;                                                                             \
 	case OP_ST + 4 * t + AS_ADD: {                                                             \
 		T *p = &ELT(T, ip->a, o[ip->b] + ip->disp);                                        \
-		*p = *p + r[ip->c].fld;                                                            \
+		*p = (T)ADD(*p, V);                                                                \
 		break;                                                                             \
 	}                                                                                          \
 	case OP_ST + 4 * t + AS_SUB: {                                                             \
 		T *p = &ELT(T, ip->a, o[ip->b] + ip->disp);                                        \
-		*p = *p - r[ip->c].fld;                                                            \
+		*p = (T)SUB(*p, V);                                                                \
 		break;                                                                             \
 	}                                                                                          \
 	case OP_ST + 4 * t + AS_MUL: {                                                             \
 		T *p = &ELT(T, ip->a, o[ip->b] + ip->disp);                                        \
-		*p = *p * r[ip->c].fld;                                                            \
+		*p = (T)MUL(*p, V);                                                                \
 		break;                                                                             \
 	}
-			ST_F(float, CT_F32, f)
-			ST_F(double, CT_F64, d)
-#undef ST_F
-#define ST_I(T, t)                                                                                 \
-	case OP_ST + 4 * t + AS_SET:                                                               \
-		ELT(T, ip->a, o[ip->b] + ip->disp) = (T)r[ip->c].i;                                \
-		break;                                                                             \
-	case OP_ST + 4 * t + AS_ADD: {                                                             \
-		T *p = &ELT(T, ip->a, o[ip->b] + ip->disp);                                        \
-		*p = (T)wadd(*p, r[ip->c].i);                                                      \
-		break;                                                                             \
-	}                                                                                          \
-	case OP_ST + 4 * t + AS_SUB: {                                                             \
-		T *p = &ELT(T, ip->a, o[ip->b] + ip->disp);                                        \
-		*p = (T)wsub(*p, r[ip->c].i);                                                      \
-		break;                                                                             \
-	}                                                                                          \
-	case OP_ST + 4 * t + AS_MUL: {                                                             \
-		T *p = &ELT(T, ip->a, o[ip->b] + ip->disp);                                        \
-		*p = (T)wmul(*p, r[ip->c].i);                                                      \
-		break;                                                                             \
-	}
-			ST_I(int32_t, CT_I32)
-			ST_I(int64_t, CT_I64)
-#undef ST_I
+#define FADD(x, y) ((x) + (y))
+#define FSUB(x, y) ((x) - (y))
+#define FMUL(x, y) ((x) * (y))
+			ST(float, CT_F32, r[ip->c].f, FADD, FSUB, FMUL)
+			ST(double, CT_F64, r[ip->c].d, FADD, FSUB, FMUL)
+			ST(int32_t, CT_I32, r[ip->c].i, wadd, wsub, wmul)
+			ST(int64_t, CT_I64, r[ip->c].i, wadd, wsub, wmul)
+#undef FADD
+#undef FSUB
+#undef FMUL
+#undef ST
 		case OP_IX + R_I:
 			r[ip->dst].i = o[ip->a] + ip->disp;
 			break;

@@ -89,6 +89,13 @@ typedef struct ir_array {
 	bool strided;          /* declared `strided` (views issue); parsed now */
 } ir_array;
 
+/* The kernel only reads a (input or const): a `const` pointer in generated
+ * code, a read-only device buffer, and the checker refuses writes to it. */
+static inline bool ir_array_readonly(const ir_array *a)
+{
+	return a->role == CT_INPUT || a->role == CT_CONST;
+}
+
 typedef enum ir_index_kind {
 	IX_LOOP = 0,           /* declared by a `for` */
 	IX_SPLIT = 1           /* created by split/tile in the schedule */

@@ -92,6 +92,10 @@ typedef struct lt_node {
 /* What a cache region does before and after its body. */
 typedef enum lt_prologue { LT_PRO_NONE, LT_PRO_COPY_IN, LT_PRO_ZERO_FILL } lt_prologue;
 typedef enum lt_epilogue { LT_EPI_NONE, LT_EPI_COPY_OUT, LT_EPI_REDUCE } lt_epilogue;
+/* Their names ("none", "copy_in", ...), as `cachet lower` (text and JSON) and
+ * the generated code's comments print them (ir/lower.c). */
+const char *lt_prologue_name(lt_prologue x);
+const char *lt_epilogue_name(lt_epilogue x);
 
 /* One cache region: where one `cache(...)` of the plan lives in the tree
  * (a cache yields several regions: main and tail versions of its loops, or

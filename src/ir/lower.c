@@ -372,7 +372,7 @@ static void put_cond(const pr *p, const lt_node *x)
 		ct_buf_puts(p->b, "true");
 }
 
-static const char *prologue_name(lt_prologue x)
+const char *lt_prologue_name(lt_prologue x)
 {
 	switch (x) {
 	case LT_PRO_NONE:
@@ -385,7 +385,7 @@ static const char *prologue_name(lt_prologue x)
 	return "?";
 }
 
-static const char *epilogue_name(lt_epilogue x)
+const char *lt_epilogue_name(lt_epilogue x)
 {
 	switch (x) {
 	case LT_EPI_NONE:
@@ -491,7 +491,7 @@ static void put_cache_header(const pr *p, const lt_region *r)
 			ct_buf_printf(b, ", %d multicache dim%s", r->nmulti,
 			              r->nmulti == 1 ? "" : "s");
 	}
-	ct_buf_printf(b, "; %s / %s", prologue_name(r->prologue), epilogue_name(r->epilogue));
+	ct_buf_printf(b, "; %s / %s", lt_prologue_name(r->prologue), lt_epilogue_name(r->epilogue));
 	if (r->double_buffer)
 		ct_buf_puts(b, "; double-buffered");
 	ct_buf_puts(b, ":\n");
@@ -842,8 +842,8 @@ static json_t *json_region(const pr *p, const lt_region *r, bool *ok)
 	ct_json_set(o, "multicache_dims", json_integer(r->nmulti), ok);
 	ct_json_set(o, "layout", json_layout(r, ok), ok);
 	ct_json_set(o, "elided", json_boolean(r->elided), ok);
-	ct_json_set(o, "prologue", json_string(prologue_name(r->prologue)), ok);
-	ct_json_set(o, "epilogue", json_string(epilogue_name(r->epilogue)), ok);
+	ct_json_set(o, "prologue", json_string(lt_prologue_name(r->prologue)), ok);
+	ct_json_set(o, "epilogue", json_string(lt_epilogue_name(r->epilogue)), ok);
 	ct_json_set(o, "double_buffer", json_boolean(r->double_buffer), ok);
 	return o;
 }

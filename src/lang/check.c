@@ -514,7 +514,7 @@ static void check_nodes(checker *c, ir_node **body, int n)
 			check_reads(c, s->rhs);
 			for (int d = 0; d < arr->rank; d++)
 				check_reads(c, s->lhs->sub_expr[d]);
-			if (arr->role == CT_INPUT || arr->role == CT_CONST) {
+			if (ir_array_readonly(arr)) {
 				cerr(k, &c->nerr, s->lhs->pos, "cannot write to %s array '%s'",
 				     ct_role_name(arr->role), arr->name);
 			} else if (s->op != AS_SET &&
@@ -598,7 +598,7 @@ static void check_cache(checker *c, int ci, cache_lv *lv, int *room)
 		cerr(k, &c->nerr, pl.err_pos, "%s", pl.err);
 		return;
 	}
-	bool input = arr->role == CT_INPUT || arr->role == CT_CONST;
+	bool input = ir_array_readonly(arr);
 	/* a temp may be multicached where it is only read (checked when the
 	 * plan is applied): a later nest reading what an earlier one wrote */
 	if (it->has_trigger && !input && arr->role != CT_TEMP)

@@ -510,8 +510,7 @@ typedef struct rbuild {
 static bool check_multicached_temp(pp *p, const rbuild *b)
 {
 	const ir_plan_item *it = p->it;
-	ct_role role = p->t->arrays[it->root_array].role;
-	if (it->has_trigger && role != CT_INPUT && role != CT_CONST && b->T != b->s[0].node &&
+	if (it->has_trigger && !ir_array_readonly(&p->t->arrays[it->root_array]) && b->T != b->s[0].node &&
 	    pl_subtree_writes(p, b->T))
 		return pp_err(p, it->trigger_opt.pos,
 		              "multicache '%s': '%s' is written inside its trigger loop (a temp is "

@@ -1,5 +1,6 @@
 /* detect.c: what the target is, detected without measuring: cores, caches (hwloc, sysfs, cpuid), vector ISA, the device identity. */
 #include "target/target.h"
+#include "target/target_int.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -14,17 +15,6 @@
 #include <unistd.h>
 
 #include <hwloc.h>
-
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-#include <immintrin.h>
-#define PROBE_X86 1
-#else
-#define PROBE_X86 0
-#endif
-
-#define KIB ((int64_t)1024)
-#define MIB (KIB * 1024)
 
 /* ------------------------------------------------------------ small helpers */
 

@@ -1,14 +1,12 @@
 /* target.c: the ctx's target (detected once, measured on demand), ct_probe_run, the device id, the target's vector width, and the probe's printers. */
 #include "target/target.h"
+#include "target/target_int.h"
 
 #include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define KIB ((int64_t)1024)
-#define MIB (KIB * 1024)
 
 /* ------------------------------------------------------------ the ctx's target */
 

@@ -16,20 +16,8 @@
 cd "$(dirname "$0")/../.." || exit 2
 BUILD=${CACHET_BUILD:-build}
 DOC=docs/ARCHITECTURE.md
-pass=0
-fail=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-ok() {
-	pass=$((pass + 1))
-	echo "ok   $*"
-}
-bad() {
-	fail=$((fail + 1))
-	echo "FAIL $*"
-	echo "FAIL: $*" >&2
-}
+verbose=1
+. tests/cli/lib/expect.sh
 
 # The documented order: "rank folder" per row of the layer table.
 awk -F'|' '/^\| *[0-9]+ *\| *`[a-z]+`/ { r = $2; f = $3; gsub(/[ `]/, "", r); gsub(/[ `]/, "", f); print r, f }' \

@@ -12,21 +12,8 @@
 # with the message `check` gave (a plan that checks must run).
 #
 # One line per case: "ok ..." or "FAIL ..."; the last line is "N passed, M failed".
-CACHET=${CACHET:-build/cachet}
-pass=0
-fail=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-ok() {
-	pass=$((pass + 1))
-	echo "ok   $*"
-}
-bad() {
-	fail=$((fail + 1))
-	echo "FAIL $*"
-	echo "FAIL: $*" >&2
-}
+verbose=1
+. "$(dirname "$0")/lib/expect.sh"
 
 # kernel FILE SCHEDULE PLAN: a matmul with the schedule and plan items
 # (items separated by ';' in both)

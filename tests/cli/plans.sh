@@ -30,21 +30,8 @@
 #
 # One line per case: "ok   ..." or "FAIL ..." (details on stderr); the last
 # line is "N passed, M failed". JSON is read with awk (no python needed).
-CACHET=${CACHET:-build/cachet}
-pass=0
-fail=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-ok() {
-	pass=$((pass + 1))
-	echo "ok   $*"
-}
-bad() {
-	fail=$((fail + 1))
-	echo "FAIL $*"
-	echo "FAIL: $*" >&2
-}
+verbose=1
+. "$(dirname "$0")/lib/expect.sh"
 
 # a C compiler for the native engine: $CC (its first word) or cc
 set -- ${CC:-cc}

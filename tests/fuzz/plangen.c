@@ -150,29 +150,20 @@ static void make_template(pg_kernel *k, rng *r)
 		use(k, A, 1, b0), use(k, B, 1, b0);
 		break;
 	case PG_ST1:
-		add_param(k, "N", pick_extent(r, 0));
-		A = add_array(k, "A", pick_input_role(r), 1, "N", "", "");
-		B = add_array(k, "B", chance(r, 70) ? 1 : 2, 1, "N", "", "");
-		b0 = add_band(k, 1, "x", "N", "", "", "", "");
-		use(k, A, 1, b0), use(k, B, 1, b0);
-		break;
 	case PG_ST2:
-		add_param(k, "N", pick_extent(r, 0));
-		add_param(k, "M", pick_extent(r, 0));
-		A = add_array(k, "A", pick_input_role(r), 2, "N", "M", "");
-		B = add_array(k, "B", chance(r, 70) ? 1 : 2, 2, "N", "M", "");
-		b0 = add_band(k, 2, "x", "N", "y", "M", "", "");
+	case PG_ST3: {
+		/* an n-d stencil: A read, B written (or updated), one band x, y, z over N, M, L; 3-d keeps extents small */
+		int n = k->kind - PG_ST1 + 1;
+		static const char *const ext[] = {"N", "M", "L"}, *const idx[] = {"x", "y", "z"};
+		for (int d = 0; d < n; d++)
+			add_param(k, ext[d], pick_extent(r, n == 3));
+		const char *e1 = n > 1 ? ext[1] : "", *e2 = n > 2 ? ext[2] : "";
+		A = add_array(k, "A", pick_input_role(r), n, "N", e1, e2);
+		B = add_array(k, "B", chance(r, 70) ? 1 : 2, n, "N", e1, e2);
+		b0 = add_band(k, n, "x", "N", n > 1 ? idx[1] : "", e1, n > 2 ? idx[2] : "", e2);
 		use(k, A, 1, b0), use(k, B, 1, b0);
 		break;
-	case PG_ST3:
-		add_param(k, "N", pick_extent(r, 1));
-		add_param(k, "M", pick_extent(r, 1));
-		add_param(k, "L", pick_extent(r, 1));
-		A = add_array(k, "A", pick_input_role(r), 3, "N", "M", "L");
-		B = add_array(k, "B", chance(r, 70) ? 1 : 2, 3, "N", "M", "L");
-		b0 = add_band(k, 3, "x", "N", "y", "M", "z", "L");
-		use(k, A, 1, b0), use(k, B, 1, b0);
-		break;
+	}
 	case PG_TWOIDX:
 		add_param(k, "V", pick_extent(r, 1) + 1);
 		add_param(k, "N", pick_extent(r, 1) + 1);

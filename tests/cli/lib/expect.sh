@@ -1,13 +1,22 @@
 # expect.sh: what the table-driven CLI test scripts share (sourced, not run): the binary, pass
-# and fail counters, a scratch folder, expect and kfile. The script prints the counts itself.
+# and fail counters (ok, bad), a scratch folder, expect and kfile. The script prints the counts itself.
 CACHET=${CACHET:-build/cachet}
 pass=0
 fail=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
+# A script that sets verbose=1 before sourcing this prints one line per check on
+# stdout, "ok   WHAT" or "FAIL WHAT"; a failure always goes to stderr.
+ok() {
+	pass=$((pass + 1))
+	if [ "${verbose:-0}" = 1 ]; then echo "ok   $*"; fi
+}
+bad() {
+	fail=$((fail + 1))
+	if [ "${verbose:-0}" = 1 ]; then echo "FAIL $*"; fi
+	echo "FAIL: $*" >&2
+}
 
 # expect NAME EXIT_CODE PATTERN_IN_OUTPUT COMMAND...
 expect() {
