@@ -300,3 +300,30 @@ const char *ref_access(const ct_ref_misses *m)
 {
 	return m->line <= 0 ? "copy" : m->is_write == 2 ? "update" : m->is_write ? "write" : "read";
 }
+
+static const char *const split_names[] = {"model", "simulation", "accesses"};
+
+json_t *ref_table_json(const ct_ref_table *t, const char *file, int nlevels, bool *ok)
+{
+	json_t *a = json_array();
+	for (int i = 0; i < t->nrefs; i++) {
+		const ct_ref_misses *m = &t->refs[i];
+		char where[512], carrier[128];
+		json_t *o = json_object(), *carried = json_array();
+		ct_json_set(o, "array", json_string(m->array), ok);
+		ct_json_set(o, "stmt", json_integer(m->stmt), ok);
+		ct_json_set(o, "where", json_string(ref_where(file, m, where, sizeof where)), ok);
+		ct_json_set(o, "line", json_integer(m->line), ok);
+		ct_json_set(o, "col", json_integer(m->col), ok);
+		ct_json_set(o, "access", json_string(ref_access(m)), ok);
+		ct_json_set(o, "split", json_string(split_names[m->split]), ok);
+		ct_json_set(o, "accesses", json_integer((json_int_t)m->accesses), ok);
+		ct_json_set(o, "misses", ct_json_ints(m->misses, nlevels), ok);
+		ct_json_set(o, "cold", ct_json_ints(m->cold, nlevels), ok);
+		for (int l = 0; l < nlevels; l++)
+			ct_json_push(carried, json_string(carrier_text(m, l, carrier, sizeof carrier)), ok);
+		ct_json_set(o, "carried_by", carried, ok);
+		ct_json_push(a, o, ok);
+	}
+	return a;
+}

@@ -100,6 +100,9 @@ const char *carrier_text(const ct_ref_misses *m, int l, char *buf, size_t cap);
 const char *ref_where(const char *file, const ct_ref_misses *m, char *buf, size_t cap);
 /* what it does: a source read, write or op= update, or a plan's copy loops */
 const char *ref_access(const ct_ref_misses *m);
+/* the rows of t as the `per_ref` JSON array of predict --per-ref --json and report --json
+ * (file: what FILE:LINE:COL names); *ok becomes false when memory runs out */
+json_t *ref_table_json(const ct_ref_table *t, const char *file, int nlevels, bool *ok);
 
 /* ------------------------------------------------------------ the commands (cmd_*.c) */
 

@@ -83,7 +83,6 @@ static void sim_array_misses(const ct_sim_result *s, const char *array, int64_t 
 
 /* `predict --json`: CLI.md's object; s (may be NULL) adds the simulator's
  * counts per level and per array. */
-static json_t *refs_json(const ct_ref_table *t, int nlevels, bool *ok);
 /* ct_fallback_reason as JSON says it: why a level was simulated. */
 static const char *const fallback_names[] = {"", "set-associative", "model not exact",
                                              "model over its work budget"};
@@ -127,7 +126,7 @@ static void print_predict_json(const ct_kernel *k, const ct_predict_result *r, c
 	}
 	ct_json_set(o, "references", refs, &ok);
 	if (t)
-		ct_json_set(o, "per_ref", refs_json(t, r->nlevels, &ok), &ok);
+		ct_json_set(o, "per_ref", ref_table_json(t, t->file ? t->file : "-", r->nlevels, &ok), &ok);
 	print_json(o, ok);
 }
 
@@ -195,33 +194,6 @@ static void print_predict_text(const ct_kernel *k, const ct_predict_result *r, c
 	}
 }
 
-static const char *const split_names[] = {"model", "simulation", "accesses"};
-
-/* The `per_ref` member of `predict --per-ref --json`. */
-static json_t *refs_json(const ct_ref_table *t, int nlevels, bool *ok)
-{
-	json_t *a = json_array();
-	for (int i = 0; i < t->nrefs; i++) {
-		const ct_ref_misses *m = &t->refs[i];
-		char where[512], carrier[128];
-		json_t *o = json_object(), *carried = json_array();
-		ct_json_set(o, "array", json_string(m->array), ok);
-		ct_json_set(o, "stmt", json_integer(m->stmt), ok);
-		ct_json_set(o, "where", json_string(ref_where(t->file ? t->file : "-", m, where, sizeof where)), ok);
-		ct_json_set(o, "line", json_integer(m->line), ok);
-		ct_json_set(o, "col", json_integer(m->col), ok);
-		ct_json_set(o, "access", json_string(ref_access(m)), ok);
-		ct_json_set(o, "split", json_string(split_names[m->split]), ok);
-		ct_json_set(o, "accesses", json_integer((json_int_t)m->accesses), ok);
-		ct_json_set(o, "misses", ct_json_ints(m->misses, nlevels), ok);
-		ct_json_set(o, "cold", ct_json_ints(m->cold, nlevels), ok);
-		for (int l = 0; l < nlevels; l++)
-			ct_json_push(carried, json_string(carrier_text(m, l, carrier, sizeof carrier)), ok);
-		ct_json_set(o, "carried_by", carried, ok);
-		ct_json_push(a, o, ok);
-	}
-	return a;
-}
 
 /* `predict --per-ref` as text: one row per reference, most misses first. */
 static void print_refs_text(const ct_ref_table *t, int nlevels)

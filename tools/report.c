@@ -213,8 +213,10 @@ int cachet_report_main(int argc, char **argv)
 			rc = EXIT_FAILED;
 		if (rc == EXIT_OK && r->o.csv_dir && !write_csv(r))
 			rc = EXIT_FAILED;
-		if (rc == EXIT_OK && r->o.json)
-			write_json(stdout, r);
+		if (rc == EXIT_OK && r->o.json && !write_json(stdout, r)) {
+			fprintf(stderr, "cachet: error: out of memory\n");
+			rc = EXIT_FAILED;
+		}
 	}
 	report_free(r);
 	free(r);

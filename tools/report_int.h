@@ -8,11 +8,6 @@
 #include "cachet.h"
 #include "cli.h"
 
-#include "report.h"
-
-#include "cachet.h"
-#include "cli.h"
-
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -154,7 +149,7 @@ int write_html(const report *r);
 
 /* report_out.c */
 /* The report's data as one JSON object (one line) on f. */
-void write_json(FILE *f, const report *r);
+int write_json(FILE *f, const report *r);
 /* The CSV files of --csv DIR; 0 when one cannot be written. */
 int write_csv(const report *r);
 

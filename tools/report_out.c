@@ -1,224 +1,190 @@
 /* report_out.c: `cachet report --json` and `--csv DIR`: the report's data as one JSON object and as CSV files. */
 #include "report_int.h"
 
-/* ------------------------------------------------------------ JSON and CSV */
+/* ------------------------------------------------------------ JSON (jansson) and CSV */
 
-/* A JSON string: s with quotes, backslashes and control characters escaped. */
-static void json_str(FILE *f, const char *s)
+/* A text member: NULL is the empty string, as the page shows it. */
+static json_t *text(const char *s)
 {
-	fputc('"', f);
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c == '\n')
-			fputs("\\n", f);
-		else if (c < 32)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
+	return json_string(s ? s : "");
 }
 
-static void json_counts(FILE *f, const int64_t *v, int n)
+/* Counts per level, or null where the point was not counted. */
+static json_t *counts_or_null(bool have, const int64_t *v, int n)
 {
-	fputc('[', f);
-	for (int i = 0; i < n; i++)
-		fprintf(f, "%s%lld", i ? ", " : "", (long long)v[i]);
-	fputc(']', f);
+	return have ? ct_json_ints(v, n) : json_null();
 }
 
-static void json_num(FILE *f, double v)
-{
-	if (isfinite(v))
-		fprintf(f, "%.6g", v);
-	else
-		fputs("null", f);
-}
-
-static void json_refs(FILE *f, const report *r)
+static json_t *json_phases(const report *r, bool *ok)
 {
 	int nl = r->pr.nlevels;
-	fputs(", \"per_ref\": [", f);
-	for (int i = 0; i < r->rt.nrefs; i++) {
-		const ct_ref_misses *m = &r->rt.refs[i];
-		char where[512], carrier[128];
-		fprintf(f, "%s{\"array\": ", i ? ", " : "");
-		json_str(f, m->array);
-		fprintf(f, ", \"stmt\": %d, \"where\": ", m->stmt);
-		json_str(f, ref_where(report_file(r), m, where, sizeof where));
-		fprintf(f, ", \"access\": \"%s\", \"accesses\": %lld, \"misses\": ", ref_access(m),
-		        (long long)m->accesses);
-		json_counts(f, m->misses, nl);
-		fputs(", \"cold\": ", f);
-		json_counts(f, m->cold, nl);
-		fputs(", \"carried_by\": [", f);
-		for (int l = 0; l < nl; l++) {
-			fputs(l ? ", " : "", f);
-			json_str(f, carrier_text(m, l, carrier, sizeof carrier));
-		}
-		fputs("]}", f);
-	}
-	fputc(']', f);
-}
-
-static void json_phases(FILE *f, const report *r)
-{
-	int nl = r->pr.nlevels;
-	fputs(", \"phases\": [", f);
+	json_t *a = json_array();
 	for (int i = 0; i < r->nphases; i++) {
 		const phase *ph = &r->ph[i];
-		fprintf(f, "%s{\"param\": \"%s\", \"index\": \"%s\", \"value\": %lld, \"extent\": %lld, \"points\": [",
-		        i ? ", " : "", ph->param, ph->index, (long long)ph->value, (long long)ph->extent);
+		json_t *o = json_object(), *pts = json_array();
+		ct_json_set(o, "param", json_string(ph->param), ok);
+		ct_json_set(o, "index", json_string(ph->index), ok);
+		ct_json_set(o, "value", json_integer((json_int_t)ph->value), ok);
+		ct_json_set(o, "extent", json_integer((json_int_t)ph->extent), ok);
 		for (int j = 0; j < ph->n; j++) {
 			const point *p = &ph->pts[j];
-			fprintf(f, "%s{\"tile\": %lld, \"model\": ", j ? ", " : "", (long long)p->tile);
-			if (p->ok)
-				json_counts(f, p->model, nl);
-			else
-				fputs("null", f);
-			fputs(", \"simulated\": ", f);
-			if (p->simulated)
-				json_counts(f, p->sim, nl);
-			else
-				fputs("null", f);
-			fputc('}', f);
+			json_t *pt = json_object();
+			ct_json_set(pt, "tile", json_integer((json_int_t)p->tile), ok);
+			ct_json_set(pt, "model", counts_or_null(p->ok, p->model, nl), ok);
+			ct_json_set(pt, "simulated", counts_or_null(p->simulated, p->sim, nl), ok);
+			ct_json_push(pts, pt, ok);
 		}
-		fputs("]}", f);
+		ct_json_set(o, "points", pts, ok);
+		ct_json_push(a, o, ok);
 	}
-	fputc(']', f);
+	return a;
 }
 
-static void json_heat(FILE *f, const report *r)
+static json_t *json_heat(const report *r, bool *ok)
 {
 	const heat *h = &r->hm;
-	fputs(", \"heatmap\": ", f);
-	if (!h->on) {
-		fputs("null", f);
-		return;
+	if (!h->on)
+		return json_null();
+	json_t *o = json_object(), *cells = json_array(), *picks = json_array();
+	ct_json_set(o, "x_param", json_string(r->ph[h->px].param), ok);
+	ct_json_set(o, "y_param", json_string(r->ph[h->py].param), ok);
+	ct_json_set(o, "level", json_integer(h->level + 1), ok);
+	ct_json_set(o, "fixed", text(h->fixed), ok);
+	ct_json_set(o, "x", ct_json_ints(h->xv, h->nx), ok);
+	ct_json_set(o, "y", ct_json_ints(h->yv, h->ny), ok);
+	for (int y = 0; y < h->ny; y++)
+		ct_json_push(cells, ct_json_ints(h->cell + y * h->nx, h->nx), ok);
+	ct_json_set(o, "misses", cells, ok);
+	for (int c = 0; c < h->npicks; c++) {
+		int64_t xy[2] = {h->xv[h->xi[c]], h->yv[h->yi[c]]};
+		ct_json_push(picks, ct_json_ints(xy, 2), ok);
 	}
-	fprintf(f, "{\"x_param\": \"%s\", \"y_param\": \"%s\", \"level\": %d, \"fixed\": ", r->ph[h->px].param,
-	        r->ph[h->py].param, h->level + 1);
-	json_str(f, h->fixed);
-	fputs(", \"x\": ", f);
-	json_counts(f, h->xv, h->nx);
-	fputs(", \"y\": ", f);
-	json_counts(f, h->yv, h->ny);
-	fputs(", \"misses\": [", f);
-	for (int y = 0; y < h->ny; y++) {
-		fputs(y ? ", " : "", f);
-		json_counts(f, h->cell + y * h->nx, h->nx);
-	}
-	fputs("], \"picks\": [", f);
-	for (int c = 0; c < h->npicks; c++)
-		fprintf(f, "%s[%lld, %lld]", c ? ", " : "", (long long)h->xv[h->xi[c]], (long long)h->yv[h->yi[c]]);
-	fputs("]}", f);
+	ct_json_set(o, "picks", picks, ok);
+	return o;
 }
 
-static void json_tiles(FILE *f, const report *r)
+static json_t *json_tiles(const report *r, bool *ok)
 {
-	fputs(", \"tiles\": ", f);
+	json_t *o = json_object();
 	if (!r->have_tiles) {
-		fputs("{\"note\": ", f);
-		json_str(f, r->tiles_note);
-		fputc('}', f);
-		return;
+		ct_json_set(o, "note", text(r->tiles_note), ok);
+		return o;
 	}
-	fputs("{\"params\": [", f);
+	json_t *params = json_array(), *picks = json_array();
 	for (int i = 0; i < r->tr.nindices; i++)
-		fprintf(f, "%s\"%s\"", i ? ", " : "", r->tr.params[i]);
-	fprintf(f, "], \"rank_level\": %d, \"picks\": [", r->tr.rank_level + 1);
+		ct_json_push(params, json_string(r->tr.params[i]), ok);
+	ct_json_set(o, "params", params, ok);
+	ct_json_set(o, "rank_level", json_integer(r->tr.rank_level + 1), ok);
 	for (int c = 0; c < r->tr.ncandidates; c++) {
-		fprintf(f, "%s{\"tiles\": ", c ? ", " : "");
-		json_counts(f, r->tr.candidates[c].tiles, r->tr.nindices);
-		fputs(", \"misses\": ", f);
-		json_counts(f, r->tr.candidates[c].misses, r->tr.nlevels);
-		fputc('}', f);
+		json_t *pick = json_object();
+		ct_json_set(pick, "tiles", ct_json_ints(r->tr.candidates[c].tiles, r->tr.nindices), ok);
+		ct_json_set(pick, "misses", ct_json_ints(r->tr.candidates[c].misses, r->tr.nlevels), ok);
+		ct_json_push(picks, pick, ok);
 	}
-	fputs("]}", f);
+	ct_json_set(o, "picks", picks, ok);
+	return o;
 }
 
-static void json_roof(FILE *f, const report *r)
+static json_t *json_roof(const report *r, bool *ok)
 {
 	const roof *rf = &r->rf;
-	fprintf(f, ", \"roofline\": {\"dtype\": \"%s\", \"measured\": %s, \"peak_gflops_core\": ", rf->dtype,
-	        rf->measured ? "true" : "false");
-	json_num(f, rf->peak_core);
-	fputs(", \"peak_gflops_all\": ", f);
-	json_num(f, rf->peak_all);
-	fputs(", \"copy_gbs_core\": ", f);
-	json_num(f, rf->bw_core);
-	fputs(", \"copy_gbs_all\": ", f);
-	json_num(f, rf->bw_all);
-	fprintf(f, ", \"threads_all\": %d, \"flops\": ", rf->threads_all);
-	json_num(f, rf->have_flops ? rf->flops : 0);
-	fputs(", \"intensity\": [", f);
-	for (int l = 0; l < r->pr.nlevels; l++) {
-		fputs(l ? ", " : "", f);
-		json_num(f, rf->oi[l]);
-	}
-	fprintf(f, "], \"ran\": %s, \"seconds\": ", rf->ran ? "true" : "false");
-	json_num(f, rf->seconds);
-	fputs(", \"gflops\": ", f);
-	json_num(f, rf->gflops);
-	fputs(", \"note\": ", f);
-	json_str(f, rf->note);
-	fputc('}', f);
+	json_t *o = json_object(), *oi = json_array();
+	ct_json_set(o, "dtype", json_string(rf->dtype), ok);
+	ct_json_set(o, "measured", json_boolean(rf->measured), ok);
+	ct_json_set(o, "peak_gflops_core", ct_json_real(rf->peak_core, 6), ok);
+	ct_json_set(o, "peak_gflops_all", ct_json_real(rf->peak_all, 6), ok);
+	ct_json_set(o, "copy_gbs_core", ct_json_real(rf->bw_core, 6), ok);
+	ct_json_set(o, "copy_gbs_all", ct_json_real(rf->bw_all, 6), ok);
+	ct_json_set(o, "threads_all", json_integer(rf->threads_all), ok);
+	ct_json_set(o, "flops", ct_json_real(rf->have_flops ? rf->flops : 0, 6), ok);
+	for (int l = 0; l < r->pr.nlevels; l++)
+		ct_json_push(oi, ct_json_real(rf->oi[l], 6), ok);
+	ct_json_set(o, "intensity", oi, ok);
+	ct_json_set(o, "ran", json_boolean(rf->ran), ok);
+	ct_json_set(o, "seconds", ct_json_real(rf->seconds, 6), ok);
+	ct_json_set(o, "gflops", ct_json_real(rf->gflops, 6), ok);
+	ct_json_set(o, "note", text(rf->note), ok);
+	return o;
 }
 
-static void json_tuning(FILE *f, const report *r)
+static json_t *json_tuning(const report *r, bool *ok)
 {
-	fputs(", \"tuning\": {\"family\": ", f);
-	json_str(f, r->family);
-	fputs(", \"size_class\": ", f);
-	json_str(f, r->size_class);
-	fputs(", \"note\": ", f);
-	json_str(f, r->tune_note);
-	fputs(", \"kendall_tau\": ", f);
-	json_num(f, r->tau);
-	fputs(", \"points\": [", f);
+	json_t *o = json_object(), *pts = json_array();
+	ct_json_set(o, "family", text(r->family), ok);
+	ct_json_set(o, "size_class", text(r->size_class), ok);
+	ct_json_set(o, "note", text(r->tune_note), ok);
+	ct_json_set(o, "kendall_tau", ct_json_real(r->tau, 6), ok);
 	for (int i = 0; i < r->ntp; i++) {
 		const tpoint *p = &r->tp[i];
-		fprintf(f, "%s{\"params\": ", i ? ", " : "");
-		json_str(f, p->params);
-		fprintf(f, ", \"seconds\": %.6g, \"gflops\": %.6g, \"verified\": %d, \"model_rank\": %d, \"misses\": ",
-		        p->seconds, p->gflops, p->verified, p->rank);
-		if (p->ok)
-			json_counts(f, p->misses, r->pr.nlevels);
-		else
-			fputs("null", f);
-		fputc('}', f);
+		json_t *pt = json_object();
+		ct_json_set(pt, "params", text(p->params), ok);
+		ct_json_set(pt, "seconds", ct_json_real(p->seconds, 6), ok);
+		ct_json_set(pt, "gflops", ct_json_real(p->gflops, 6), ok);
+		ct_json_set(pt, "verified", json_integer(p->verified), ok);
+		ct_json_set(pt, "model_rank", json_integer(p->rank), ok);
+		ct_json_set(pt, "misses", counts_or_null(p->ok, p->misses, r->pr.nlevels), ok);
+		ct_json_push(pts, pt, ok);
 	}
-	fputs("]}", f);
+	ct_json_set(o, "points", pts, ok);
+	return o;
 }
 
-void write_json(FILE *f, const report *r)
+static json_t *json_levels(const report *r, bool *ok)
 {
-	fputs("{\"kernel\": ", f);
-	json_str(f, ct_kernel_name(r->k));
-	fputs(", \"file\": ", f);
-	json_str(f, r->o.file);
-	fputs(", \"params\": {", f);
+	json_t *a = json_array();
+	for (int l = 0; l < r->pr.nlevels; l++) {
+		json_t *lv = json_object();
+		ct_json_set(lv, "size", json_integer((json_int_t)r->pr.level[l].size), ok);
+		ct_json_set(lv, "line", json_integer((json_int_t)r->pr.level[l].line), ok);
+		ct_json_set(lv, "ways", json_integer((json_int_t)r->pr.level[l].ways), ok);
+		ct_json_set(lv, "misses", json_integer((json_int_t)r->pr.level[l].misses), ok);
+		ct_json_set(lv, "exact", json_boolean(r->pr.level[l].exact), ok);
+		ct_json_set(lv, "source", json_string(count_source_name(r->pr.source[l])), ok);
+		ct_json_push(a, lv, ok);
+	}
+	return a;
+}
+
+static json_t *json_seconds(const report *r, bool *ok)
+{
+	json_t *o = json_object();
+	ct_json_set(o, "model", ct_json_fixed(r->t_model, 4), ok);
+	ct_json_set(o, "simulator", ct_json_fixed(r->t_sim, 4), ok);
+	ct_json_set(o, "probe", ct_json_fixed(r->t_probe, 4), ok);
+	ct_json_set(o, "run", ct_json_fixed(r->t_run, 4), ok);
+	ct_json_set(o, "plots", ct_json_fixed(r->t_plot, 4), ok);
+	ct_json_set(o, "total", ct_json_fixed(r->t_total, 4), ok);
+	return o;
+}
+
+/* --json: the report's data as one object on one line (docs/REPORT.md lists the members), built with
+ * jansson like every other --json of the CLI; 0 when memory ran out. */
+int write_json(FILE *f, const report *r)
+{
+	bool ok = true;
+	json_t *o = json_object(), *params = json_object();
+	ct_json_set(o, "kernel", json_string(ct_kernel_name(r->k)), &ok);
+	ct_json_set(o, "file", text(r->o.file), &ok);
 	for (int i = 0; i < ct_kernel_param_count(r->k); i++)
-		fprintf(f, "%s\"%s\": %lld", i ? ", " : "", ct_kernel_param_name(r->k, i),
-		        (long long)ct_kernel_param_value(r->k, i, NULL));
-	fprintf(f, "}, \"accesses\": %lld, \"levels\": [", (long long)r->pr.accesses);
-	for (int l = 0; l < r->pr.nlevels; l++)
-		fprintf(f, "%s{\"size\": %lld, \"line\": %lld, \"ways\": %lld, \"misses\": %lld, \"exact\": %s, \"source\": \"%s\"}",
-		        l ? ", " : "", (long long)r->pr.level[l].size, (long long)r->pr.level[l].line,
-		        (long long)r->pr.level[l].ways, (long long)r->pr.level[l].misses,
-		        r->pr.level[l].exact ? "true" : "false", count_source_name(r->pr.source[l]));
-	fputc(']', f);
-	json_refs(f, r);
-	json_tiles(f, r);
-	json_phases(f, r);
-	json_heat(f, r);
-	json_roof(f, r);
-	json_tuning(f, r);
-	fprintf(f, ", \"seconds\": {\"model\": %.4f, \"simulator\": %.4f, \"probe\": %.4f, \"run\": %.4f, \"plots\": %.4f, "
-	           "\"total\": %.4f}, \"simulated_accesses\": %lld}\n",
-	        r->t_model, r->t_sim, r->t_probe, r->t_run, r->t_plot, r->t_total, (long long)r->sim_used);
+		ct_json_set(params, ct_kernel_param_name(r->k, i),
+		            json_integer((json_int_t)ct_kernel_param_value(r->k, i, NULL)), &ok);
+	ct_json_set(o, "params", params, &ok);
+	ct_json_set(o, "accesses", json_integer((json_int_t)r->pr.accesses), &ok);
+	ct_json_set(o, "levels", json_levels(r, &ok), &ok);
+	ct_json_set(o, "per_ref", ref_table_json(&r->rt, report_file(r), r->pr.nlevels, &ok), &ok);
+	ct_json_set(o, "tiles", json_tiles(r, &ok), &ok);
+	ct_json_set(o, "phases", json_phases(r, &ok), &ok);
+	ct_json_set(o, "heatmap", json_heat(r, &ok), &ok);
+	ct_json_set(o, "roofline", json_roof(r, &ok), &ok);
+	ct_json_set(o, "tuning", json_tuning(r, &ok), &ok);
+	ct_json_set(o, "seconds", json_seconds(r, &ok), &ok);
+	ct_json_set(o, "simulated_accesses", json_integer((json_int_t)r->sim_used), &ok);
+	char *line = ok ? ct_json_line(o) : (json_decref(o), NULL);
+	if (!line)
+		return 0;
+	fputs(line, f);
+	free(line);
+	return 1;
 }
 
 static FILE *csv_open(const report *r, const char *name)
