@@ -62,18 +62,37 @@ static int sim_counts(report *r, int64_t accesses, int64_t *misses)
 
 /* ------------------------------------------------------------ gathering the data */
 
-/* The extent of loop index `index` as the lowered tree prints its first loop
- * ("hi" of "lo": "0"); 1024 when it is not a number (a runtime bound). */
+/* The first loop of `index` starting at 0 in `nodes` (the lowered tree's "loops" or a loop's "body",
+ * depth first in source order), or NULL. */
+static json_t *first_loop(json_t *nodes, const char *index)
+{
+	size_t i;
+	json_t *node;
+	json_array_foreach(nodes, i, node)
+	{
+		const char *name = json_string_value(json_object_get(node, "loop"));
+		const char *lo = json_string_value(json_object_get(node, "lo"));
+		if (name && lo && strcmp(name, index) == 0 && strcmp(lo, "0") == 0)
+			return node;
+		json_t *inner = first_loop(json_object_get(node, "body"), index);
+		if (inner)
+			return inner;
+	}
+	return NULL;
+}
+
+/* The extent of loop index `index`: the "hi" of its first loop from 0 in the lowered tree's JSON
+ * (read with jansson); 1024 when there is none or it is not a number (a runtime bound). */
 static int64_t index_extent(const report *r, const char *index)
 {
-	char key[160];
-	snprintf(key, sizeof key, "\"loop\": \"%s\", \"lo\": \"0\", \"hi\": \"", index);
-	const char *p = r->tree_json ? strstr(r->tree_json, key) : NULL;
-	if (!p)
-		return 1024;
-	char *end;
-	long long v = strtoll(p + strlen(key), &end, 10);
-	return *end == '"' && v > 0 ? v : 1024;
+	json_t *tree = r->tree_json ? json_loads(r->tree_json, 0, NULL) : NULL;
+	json_t *loop = tree ? first_loop(json_object_get(tree, "loops"), index) : NULL;
+	const char *hi = loop ? json_string_value(json_object_get(loop, "hi")) : NULL;
+	char *end = NULL;
+	long long v = hi ? strtoll(hi, &end, 10) : 0;
+	int64_t extent = hi && end != hi && *end == 0 && v > 0 ? v : 1024; /* before hi is freed */
+	json_decref(tree);
+	return extent;
 }
 
 static int cmp_i64(const void *a, const void *b)

@@ -24,6 +24,10 @@ check "html well formed, self-contained, series" $PY "$CHK" html "$tmp/t.html" \
 	'1 core:' 'kernel (measured)' 'id="per-ref"' 'id="looptree"' 'for aa in range(0, 16)' \
 	'tiles_two_index.cachet:19:48' 'reuse carried by'
 check "json members and sums" $PY "$CHK" json "$tmp/t.json"
+# each sweep runs up to the extent of its first loop from 0 in the lowered tree (read with jansson)
+expect "sweep extents from the loop tree" 0 "^TA 64 TQ 96 TP 96 TB 48$" $PY -c '
+import json, sys
+print(" ".join("%s %d" % (p["param"], p["extent"]) for p in json.load(open(sys.argv[1]))["phases"]))' "$tmp/t.json"
 for c in levels per_ref phases heatmap roofline tuning; do
 	if [ -s "$tmp/csv/$c.csv" ]; then ok; else bad "csv $c.csv missing or empty"; fi
 done
