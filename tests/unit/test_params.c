@@ -1,19 +1,10 @@
 /* test_params.c: every entry point refuses a runtime param without a value with the one message. */
 #include "cachet.h"
 #include "harness.h"
+#include "run_views.h"
 
 #include <stdlib.h>
 #include <unistd.h>
-
-/* ct_kernel_run_views on engine e with threads threads (the rest: defaults). */
-static ct_status run_views(ct_kernel *k, ct_tensor *const *v, ct_engine e, int threads)
-{
-	ct_run_options o;
-	ct_run_options_init(&o);
-	o.engine = e;
-	o.threads = threads;
-	return ct_kernel_run_views(k, v, &o);
-}
 
 static const char *const text = "kernel k\n"
                                 "param L : runtime\n"

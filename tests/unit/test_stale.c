@@ -1,20 +1,11 @@
 /* test_stale.c: a kernel whose params changed since its last successful check is refused by every entry point (issue 22, row 1). */
 #include "cachet.h"
 #include "harness.h"
+#include "run_views.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-/* ct_kernel_run_views on engine e with threads threads (the rest: defaults). */
-static ct_status run_views(ct_kernel *k, ct_tensor *const *v, ct_engine e, int threads)
-{
-	ct_run_options o;
-	ct_run_options_init(&o);
-	o.engine = e;
-	o.threads = threads;
-	return ct_kernel_run_views(k, v, &o);
-}
 
 /* The issue's kernel: M is the loop's size, N the arrays'; T is tunable and a tile. */
 static const char copy_text[] = "kernel copy\n"

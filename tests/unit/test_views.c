@@ -1,21 +1,12 @@
 /* test_views.c: kernels on tensor views: strided arrays, index casting of boundary tests, halo caches, both engines. */
 #include "cachet.h"
 #include "harness.h"
+#include "run_views.h"
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ct_kernel_run_views on engine e with threads threads (the rest: defaults). */
-static ct_status run_views(ct_kernel *k, ct_tensor *const *v, ct_engine e, int threads)
-{
-	ct_run_options o;
-	ct_run_options_init(&o);
-	o.engine = e;
-	o.threads = threads;
-	return ct_kernel_run_views(k, v, &o);
-}
 
 #define N 30
 #define M 28
