@@ -416,6 +416,81 @@ static void make_boxes(dlctx *d, const wspec *w, const wlist *wl, const int64_t 
 	}
 }
 
+/* The step of box b in dimension dd, 0 when it is one point there. */
+static int64_t box_step(const box *b, int dd) { return b->hi[dd] > b->lo[dd] ? b->g[dd] : 0; }
+
+/* Whether box q's points are all in box p. */
+static bool box_within(const box *p, const box *q, int rank)
+{
+	for (int dd = 0; dd < rank; dd++) {
+		int64_t gp = box_step(p, dd), gq = box_step(q, dd);
+		if (q->lo[dd] < p->lo[dd] || q->hi[dd] > p->hi[dd])
+			return false;
+		if (gp == 0 ? q->lo[dd] != p->lo[dd] || gq : (q->lo[dd] - p->lo[dd]) % gp || gq % gp)
+			return false;
+	}
+	return true;
+}
+
+/* Merge box q into box p when their union is one box (equal in every dimension but one, where
+ * the two progressions join into one); true when merged. */
+static bool box_join(box *p, const box *q, int rank, int inner)
+{
+	int diff = -1;
+	for (int dd = 0; dd < rank; dd++) {
+		if (p->lo[dd] == q->lo[dd] && p->hi[dd] == q->hi[dd] && box_step(p, dd) == box_step(q, dd))
+			continue;
+		if (diff >= 0)
+			return false;
+		diff = dd;
+	}
+	if (diff < 0)
+		return true; /* the same box */
+	int dd = diff;
+	int64_t gp = box_step(p, dd), gq = box_step(q, dd), g;
+	if (!gp && !gq) {
+		g = p->lo[dd] > q->lo[dd] ? p->lo[dd] - q->lo[dd] : q->lo[dd] - p->lo[dd];
+		/* a new step along the row would make it sparse (row_lines counts those apart) */
+		if (dd == inner && g != 1)
+			return false;
+	}
+	else if (gp && gq && gp != gq)
+		return false;
+	else
+		g = gp ? gp : gq;
+	/* one progression of step g: aligned, and overlapping or touching */
+	if ((q->lo[dd] - p->lo[dd]) % g || q->lo[dd] > p->hi[dd] + g || p->lo[dd] > q->hi[dd] + g)
+		return false;
+	p->lo[dd] = p->lo[dd] < q->lo[dd] ? p->lo[dd] : q->lo[dd];
+	p->hi[dd] = p->hi[dd] > q->hi[dd] ? p->hi[dd] : q->hi[dd];
+	p->g[dd] = g;
+	return true;
+}
+
+/* Fewer boxes with the same union: drop the boxes inside another and join pairs whose union
+ * is a box (the pieces of a split loop, the statements of one access), until none changes.
+ * A row costs one look at each box, and the guarded stencils' pieces make dozens. */
+static void merge_boxes(dlctx *d)
+{
+	int rank = d->m->rank[d->array], inner = d->m->order[d->array * IR_MAX_RANK + rank - 1];
+	bool changed = true;
+	while (changed && d->nb > 1) {
+		changed = false;
+		for (int i = 0; i < d->nb; i++)
+			for (int j = 0; j < d->nb; j++) {
+				if (i == j)
+					continue;
+				if (box_within(&d->b[i], &d->b[j], rank) || box_join(&d->b[i], &d->b[j], rank, inner)) {
+					d->b[j] = d->b[--d->nb];
+					if (i == d->nb)
+						i = j;
+					j = -1;
+					changed = true;
+				}
+			}
+	}
+}
+
 /* Address shift coefficient (bytes per step) of counter j for access wa. */
 int64_t mdl_gamma_of(const model *m, const macc *ac, int j)
 {
@@ -642,6 +717,7 @@ static dlstat dl_sum_eval(model *m, int array, const wspec *w, bool *inexact)
 	int64_t L = m->line;
 	if (uniform) {
 		make_boxes(&d, w, &wl, NULL);
+		merge_boxes(&d);
 		int64_t *h = m->hist, *h2 = m->hist2;
 		memset(h, 0, sizeof *h * (size_t)L);
 		h[0] = 1;
@@ -691,7 +767,9 @@ static dlstat dl_sum_eval(model *m, int array, const wspec *w, bool *inexact)
 				idx /= mj;
 			}
 			d.inexact = false;
+			d.nb = wl.n;
 			make_boxes(&d, w, &wl, s);
+			merge_boxes(&d);
 			ix = ix || d.inexact;
 			int64_t v = dl_boxes(&d, 0);
 			acc += (double)v;
