@@ -31,10 +31,15 @@ static bool emit(model *m, int array, model_reuse kind, int delta, const mnode *
 	p->distance = kind == MR_COLD ? -1 : (int64_t)(dist + 0.5);
 	p->distance_lo = kind == MR_COLD ? -1 : (int64_t)(lo < 0 ? 0 : lo + 0.5);
 	p->distance_hi = kind == MR_COLD ? -1 : (int64_t)(hi + 0.5);
-	if (p->distance_lo > p->distance)
-		p->distance_lo = p->distance;
-	if (p->distance_hi < p->distance)
-		p->distance_hi = p->distance;
+	/* the estimate (an average of footprints, less the line) can fall a little outside the
+	 * bounds: the bounds hold, so clamp it into them (a cell whose least distance is the
+	 * capacity is a miss, whatever the average says) */
+	if (p->distance_lo > p->distance_hi)
+		p->distance_lo = p->distance_hi;
+	if (p->distance < p->distance_lo)
+		p->distance = p->distance_lo;
+	if (p->distance > p->distance_hi)
+		p->distance = p->distance_hi;
 	p->exact = exact;
 	return true;
 }
@@ -55,17 +60,28 @@ static wspec one_part(int fix, int64_t mlast, const mnode *x, int64_t a, int64_t
 /* A node as a whole part. */
 static wpart whole(const mnode *x) { return (wpart){.x = x, .b = x->is_loop ? x->n : 0}; }
 
-/* Reuse within one statement instance. */
+static bool straddles(const model *m, double lo, double hi);
+static bool stmt_grid(model *m, const mnode *x, int a, int64_t total, bool ix);
+
+/* Reuse within one statement instance: one partition when its distance (below the instance's
+ * footprint) is on one side of every capacity, else split by access (stmt_grid). */
 static bool stmt_parts(model *m, const mnode *x)
 {
 	wspec w = one_part(x->depth, 0, x, 0, 0);
-	double f = mdl_footprint(m, &w);
+	/* the distance is below the most footprint of one instance (the average is no bound) */
+	double f = mdl_footprint(m, &w), flo, fhi;
+	mdl_footprint_range(m, &w, &flo, &fhi);
 	for (int a = 0; a < m->na; a++) {
 		if (!x->per_iter[a])
 			continue;
 		bool ix = false;
 		int64_t h = x->inst * x->per_iter[a] - mdl_dl_sum(m, a, &w, &ix);
-		if (!emit(m, a, MR_STMT, 0, x, h, f - 1, 0, f - 1, !ix))
+		if (h > 0 && straddles(m, 0, fhi - 1) && m->refine > 0 && x->nacc <= 4096) {
+			if (!stmt_grid(m, x, a, h, ix))
+				return false;
+			continue;
+		}
+		if (!emit(m, a, MR_STMT, 0, x, h, f - 1, 0, fhi - 1, !ix && !straddles(m, 0, fhi - 1)))
 			return false;
 	}
 	return true;
@@ -79,6 +95,7 @@ typedef struct useq {
 	int nk;                    /* with stmt_units: one statement whose accesses are the units */
 	int64_t xoff;
 	bool stmt_units;
+	int a0, a1;                /* with stmt_units: the accesses a0 .. a1-1 are the units */
 	int npin;
 	int pin_depth[MAX_PINS];
 	int64_t pin_value[MAX_PINS];
@@ -89,7 +106,7 @@ static int64_t units_of(const mnode *x) { return x->is_loop ? x->n : 1; }
 static int64_t seq_units(const useq *q)
 {
 	if (q->stmt_units)
-		return q->k[0]->nacc;
+		return q->a1 - q->a0;
 	int64_t u = 0;
 	for (int i = 0; i < q->nk; i++)
 		u += units_of(q->k[i]);
@@ -115,9 +132,8 @@ static bool seq_window(const useq *q, int64_t u, bool head, wspec *w)
 		if (w->np == MAX_PARTS)
 			return false;
 		wpart p = seq_part(q, q->k[0]);
-		int n = q->k[0]->nacc;
-		p.alo = head ? 0 : n - (int)u;
-		p.ahi = head ? (int)u : n;
+		p.alo = head ? q->a0 : q->a1 - (int)u;
+		p.ahi = head ? q->a0 + (int)u : q->a1;
 		w->p[w->np++] = p;
 		return true;
 	}
@@ -156,6 +172,8 @@ static bool seq_inside(const useq *q, int64_t idx, useq *in)
 			in->k = &q->k[c];
 			in->nk = 1;
 			in->stmt_units = true;
+			in->a0 = 0;
+			in->a1 = x->nacc;
 			return true;
 		}
 		if (!x->is_loop || x->nkids == 0 || q->npin == MAX_PINS)
@@ -538,7 +556,7 @@ static bool grid_classes(grid *g, const axis *pa, int64_t w0, int64_t w1, const 
  * innermost counter whose residues matter into single residues, even where each residue's
  * cell has the same bounds (the distance then depends on two counters' residues together,
  * which the next split tells apart). At most MODEL_FORCED such splits nest. */
-#define MODEL_FORCED 2
+#define MODEL_FORCED 4
 
 static bool grid_force(grid *g, const axis *pa, int64_t w0, int64_t w1, const axis *na, int64_t u0,
                        int64_t u1, int depth, bool *done)
@@ -701,6 +719,45 @@ static bool grid_run(grid *g, const useq *prev, const useq *next, int64_t total)
 	}
 	free(pa);
 	return ok;
+}
+
+/* The reuse within one statement instance of array a (total accesses) split by the access
+ * that reuses: access i finds its line in the accesses before it, a grid of those (the
+ * suffixes) against access i, like siblings. */
+static bool stmt_grid(model *m, const mnode *x, int a, int64_t total, bool ix)
+{
+	int64_t found = 0;
+	for (int i = 1; i < x->nacc && !m->st; i++) {
+		if (x->acc[i].array != a)
+			continue;
+		grid g;
+		memset(&g, 0, sizeof g);
+		g.m = m;
+		g.array = a;
+		g.base.fix = x->depth;
+		g.kind = MR_STMT;
+		g.node = x;
+		useq qp = {.k = &x, .nk = 1, .stmt_units = true, .a0 = 0, .a1 = i};
+		useq qn = {.k = &x, .nk = 1, .stmt_units = true, .a0 = i, .a1 = i + 1};
+		wspec pre = g.base, only = g.base, withi = g.base;
+		bool gix = ix;
+		if (!seq_window(&qp, i, false, &pre) || !seq_window(&qn, 1, true, &only) ||
+		    !seq_window(&qn, 1, true, &withi) || !seq_window(&qp, i, false, &withi))
+			return mdl_fail(m, CT_ERR_LIMIT, "a statement window has too many parts");
+		int64_t common = mdl_dl_sum(m, a, &pre, &gix) + mdl_dl_sum(m, a, &only, &gix) -
+		                 mdl_dl_sum(m, a, &withi, &gix);
+		g.inexact = gix;
+		if (common > 0 && !grid_run(&g, &qp, &qn, common))
+			return false;
+		found += common;
+	}
+	if (found != total && !m->st) {
+		/* the accesses' windows did not add up (an inexact footprint): the rest unrefined */
+		wspec w = one_part(x->depth, 0, x, 0, 0);
+		double f = mdl_footprint(m, &w);
+		return emit(m, a, MR_STMT, 0, x, total - found, f - 1, 0, f - 1, false);
+	}
+	return !m->st;
 }
 
 /* Average footprint (all arrays) of k consecutive iterations of loop x; *lo, *hi: the least

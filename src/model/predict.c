@@ -182,14 +182,17 @@ static ct_status sim_fallback(ct_looptree *t, const sim_spec *spec, const model_
 	for (int a = 0; a < nbuf && e < r->narrays; a++) {
 		if (!m->array_accesses[a])
 			continue;
-		bool exact = m->over_budget || m->array_exact[a];
+		/* the model's own inexactness of the array matters only for the levels it counts */
+		bool exact = true;
 		for (int l = 0; l < spec->nlevels && exact; l++) {
 			const sim_level *sl = &spec->level[l];
 			const model_lines *ml = model_for_line(m, sl->line);
-			if (why[l] == CT_FALLBACK_NONE)
+			if (why[l] == CT_FALLBACK_NONE) {
+				exact = m->over_budget || m->array_exact[a];
 				model_misses(ml, sl->size / sl->line, a, &exact);
-			else if (r->source[l] == CT_SOURCE_FA_ESTIMATE)
+			} else if (r->source[l] == CT_SOURCE_FA_ESTIMATE) {
 				exact = false;
+			}
 		}
 		r->arrays[e++].exact = exact;
 	}
