@@ -93,7 +93,7 @@ typedef struct wpart {
 } wpart;
 
 #define MAX_PARTS 32
-#define MAX_FILTERS 4
+#define MAX_FILTERS 6
 /* Most residues of one filter (the bits of flt_mask). */
 #define MAX_PERIOD 32
 

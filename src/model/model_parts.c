@@ -241,6 +241,7 @@ typedef struct grid {
 	bool inexact;
 	int64_t found;
 	int forced;        /* grid_force splits in the cells above */
+	int bisect;        /* grid_bisect splits in the cells above */
 } grid;
 
 /* Start window s with the instances of base (fix, mlast, classes) and no parts. */
@@ -596,6 +597,59 @@ static bool grid_force(grid *g, const axis *pa, int64_t w0, int64_t w1, const ax
 	return true;
 }
 
+/* The very last resort, for a cell of few reuses that still straddles: its reuses are a few
+ * instances among many, whose footprints differ; halve the range of an instance counter even
+ * where the halves have the same bounds, so that the halves without reuse drop out and the
+ * bounds close on the instances that have it. */
+#define MODEL_BISECT_COUNT 64
+#define MODEL_BISECT_DEPTH 40
+
+static bool grid_bisect(grid *g, const axis *pa, int64_t w0, int64_t w1, const axis *na, int64_t u0,
+                        int64_t u1, int depth, bool *done)
+{
+	wspec *base = &g->base;
+	ccounter cs[MAX_CELL_COUNTERS];
+	*done = false;
+	if (g->bisect >= MODEL_BISECT_DEPTH)
+		return true;
+	int nc = cell_counters(g, pa, w1, na, u1, cs);
+	for (int c = 0; c < nc; c++) {
+		int j = cs[c].j, f = cs[c].f;
+		int64_t n = cs[c].n;
+		bool fresh = f < 0;
+		if (fresh) {
+			f = base->nflt++;
+			base->flt_j[f] = j;
+			base->flt_per[f] = 1;
+			base->flt_mask[f] = 1;
+			base->flt_lo[f] = 0;
+			base->flt_hi[f] = n;
+		}
+		int64_t lo0 = base->flt_lo[f], hi0 = base->flt_hi[f] < n ? base->flt_hi[f] : n;
+		if (mdl_inst_count(base, j, n) < 2 || hi0 - lo0 < 2) {
+			if (fresh)
+				base->nflt--;
+			continue;
+		}
+		int64_t mid = lo0 + (hi0 - lo0) / 2, hsave = base->flt_hi[f];
+		*done = true;
+		g->bisect++;
+		base->flt_hi[f] = mid;
+		bool ok = grid_cell(g, pa, w0, w1, na, u0, u1, depth + 1);
+		base->flt_hi[f] = hsave;
+		if (ok) {
+			base->flt_lo[f] = mid;
+			ok = grid_cell(g, pa, w0, w1, na, u0, u1, depth + 1);
+			base->flt_lo[f] = lo0;
+		}
+		g->bisect--;
+		if (fresh)
+			base->nflt--;
+		return ok;
+	}
+	return true;
+}
+
 static bool grid_cell(grid *g, const axis *pa, int64_t w0, int64_t w1, const axis *na, int64_t u0,
                       int64_t u1, int depth)
 {
@@ -663,6 +717,11 @@ static bool grid_cell(grid *g, const axis *pa, int64_t w0, int64_t w1, const axi
 			return ok;
 		if (h0 > l0 || h1 > l1) {
 			ok = grid_force(g, pa, w0, w1, na, u0, u1, depth, &done);
+			if (done || !ok)
+				return ok;
+		}
+		if ((h0 > l0 || h1 > l1) && cnt <= MODEL_BISECT_COUNT) {
+			ok = grid_bisect(g, pa, w0, w1, na, u0, u1, depth, &done);
 			if (done || !ok)
 				return ok;
 		}
