@@ -69,8 +69,7 @@ static bool stmt_parts(model *m, const mnode *x)
 {
 	wspec w = one_part(x->depth, 0, x, 0, 0);
 	/* the distance is below the most footprint of one instance (the average is no bound) */
-	double f = mdl_footprint(m, &w), flo, fhi;
-	mdl_footprint_range(m, &w, &flo, &fhi);
+	double flo, fhi, f = mdl_footprint_stat(m, &w, &flo, &fhi);
 	for (int a = 0; a < m->na; a++) {
 		if (!x->per_iter[a])
 			continue;
@@ -324,8 +323,7 @@ static double grid_fp(grid *g, const axis *pa, int64_t w, const axis *na, int64_
 	}
 	if (!s->np)
 		return 0;
-	mdl_footprint_range(g->m, s, lo, hi);
-	return mdl_footprint(g->m, s);
+	return mdl_footprint_stat(g->m, s, lo, hi);
 }
 
 /* Whether some capacity of the line size lies in (lo, hi]: the cell is undecided. */
@@ -829,8 +827,7 @@ static double iter_footprint(model *m, const mnode *x, int64_t k, double *lo, do
 	if (k > x->n)
 		k = x->n;
 	wspec w = one_part(x->depth + 1, x->n - k + 1, x, 0, k);
-	mdl_footprint_range(m, &w, lo, hi);
-	return mdl_footprint(m, &w);
+	return mdl_footprint_stat(m, &w, lo, hi);
 }
 
 /* W_dl of loop x for array a: accesses whose line was touched in the same iteration or in
