@@ -478,6 +478,8 @@ static void merge_boxes(dlctx *d)
 	 * dropped box j takes the last one's place, which is looked at next */
 	while (changed && d->nb > 1) {
 		changed = false;
+		/* a pair costs about a row of boxes: the work budget counts it */
+		d->m->work += (int64_t)d->nb * (d->nb - 1) / 2;
 		for (int i = 0; i < d->nb; i++)
 			for (int j = i + 1; j < d->nb; j++) {
 				box *p = &d->b[i], *q = &d->b[j];
