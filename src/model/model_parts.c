@@ -425,6 +425,23 @@ static bool split_residues(grid *g, const axis *pa, int64_t w0, int64_t w1, cons
 	return ok;
 }
 
+/* Refine the cell on filter f's range below mid, then from mid on (the range restored). */
+static bool split_halves(grid *g, const axis *pa, int64_t w0, int64_t w1, const axis *na, int64_t u0,
+                         int64_t u1, int depth, int f, int64_t mid)
+{
+	wspec *base = &g->base;
+	int64_t lo0 = base->flt_lo[f], hi0 = base->flt_hi[f];
+	base->flt_hi[f] = mid;
+	bool ok = grid_cell(g, pa, w0, w1, na, u0, u1, depth + 1);
+	base->flt_hi[f] = hi0;
+	if (ok) {
+		base->flt_lo[f] = mid;
+		ok = grid_cell(g, pa, w0, w1, na, u0, u1, depth + 1);
+		base->flt_lo[f] = lo0;
+	}
+	return ok;
+}
+
 /* Refine the cell once per half of filter f's range [lo, hi) when the halves' bounds differ
  * (instances whose accesses shift apart: the distance moves with the counter). *done is
  * false when they do not. */
@@ -445,15 +462,7 @@ static bool split_range(grid *g, const axis *pa, int64_t w0, int64_t w1, const a
 	if (memcmp(&a, &b, sizeof a) == 0)
 		return true;
 	*done = true;
-	base->flt_hi[f] = mid;
-	bool ok = grid_cell(g, pa, w0, w1, na, u0, u1, depth + 1);
-	base->flt_hi[f] = hi0;
-	if (ok) {
-		base->flt_lo[f] = mid;
-		ok = grid_cell(g, pa, w0, w1, na, u0, u1, depth + 1);
-		base->flt_lo[f] = lo0;
-	}
-	return ok;
+	return split_halves(g, pa, w0, w1, na, u0, u1, depth, f, mid);
 }
 
 /* An instance counter of a cell that may be split: its depth, how many values its loop runs
@@ -629,17 +638,9 @@ static bool grid_bisect(grid *g, const axis *pa, int64_t w0, int64_t w1, const a
 				base->nflt--;
 			continue;
 		}
-		int64_t mid = lo0 + (hi0 - lo0) / 2, hsave = base->flt_hi[f];
 		*done = true;
 		g->bisect++;
-		base->flt_hi[f] = mid;
-		bool ok = grid_cell(g, pa, w0, w1, na, u0, u1, depth + 1);
-		base->flt_hi[f] = hsave;
-		if (ok) {
-			base->flt_lo[f] = mid;
-			ok = grid_cell(g, pa, w0, w1, na, u0, u1, depth + 1);
-			base->flt_lo[f] = lo0;
-		}
+		bool ok = split_halves(g, pa, w0, w1, na, u0, u1, depth, f, lo0 + (hi0 - lo0) / 2);
 		g->bisect--;
 		if (fresh)
 			base->nflt--;
