@@ -503,6 +503,18 @@ static int cell_counters(grid *g, const axis *pa, int64_t w1, const axis *na, in
 	return nc;
 }
 
+/* A new filter of counter j in w: the residues in mask (mod per) of [0, hi); its slot. */
+static int add_filter(wspec *w, int j, int64_t per, uint32_t mask, int64_t hi)
+{
+	int f = w->nflt++;
+	w->flt_j[f] = j;
+	w->flt_per[f] = per;
+	w->flt_mask[f] = mask;
+	w->flt_lo[f] = 0;
+	w->flt_hi[f] = hi;
+	return f;
+}
+
 /* Split a cell whose distance varies from instance to instance: by the residues (mod the
  * line) of an instance counter's address shifts, grouping the residues whose cells have the
  * same bounds (inside a class every instance of a uniformly shifting window touches the
@@ -523,12 +535,7 @@ static bool grid_classes(grid *g, const axis *pa, int64_t w0, int64_t w1, const 
 		int64_t per_before = f < 0 ? 0 : base->flt_per[f];
 		uint32_t mask_before = f < 0 ? 0 : base->flt_mask[f];
 		if (f < 0) {
-			f = base->nflt++;
-			base->flt_j[f] = j;
-			base->flt_per[f] = 1;
-			base->flt_mask[f] = 1;
-			base->flt_lo[f] = 0;
-			base->flt_hi[f] = n;
+			f = add_filter(base, j, 1, 1, n);
 		}
 		if (base->flt_per[f] == 1 && per > 1 && per <= MAX_PERIOD) {
 			base->flt_per[f] = per;
@@ -581,12 +588,7 @@ static bool grid_force(grid *g, const axis *pa, int64_t w0, int64_t w1, const ax
 			continue;
 		bool fresh = f < 0;
 		if (fresh) {
-			f = base->nflt++;
-			base->flt_j[f] = j;
-			base->flt_per[f] = per;
-			base->flt_mask[f] = (uint32_t)((1ull << per) - 1);
-			base->flt_lo[f] = 0;
-			base->flt_hi[f] = INT64_MAX;
+			f = add_filter(base, j, per, (uint32_t)((1ull << per) - 1), INT64_MAX);
 		}
 		uint32_t mask = base->flt_mask[f], groups[MAX_PERIOD];
 		int ng = 0;
@@ -625,12 +627,7 @@ static bool grid_bisect(grid *g, const axis *pa, int64_t w0, int64_t w1, const a
 		int64_t n = cs[c].n;
 		bool fresh = f < 0;
 		if (fresh) {
-			f = base->nflt++;
-			base->flt_j[f] = j;
-			base->flt_per[f] = 1;
-			base->flt_mask[f] = 1;
-			base->flt_lo[f] = 0;
-			base->flt_hi[f] = n;
+			f = add_filter(base, j, 1, 1, n);
 		}
 		int64_t lo0 = base->flt_lo[f], hi0 = base->flt_hi[f] < n ? base->flt_hi[f] : n;
 		if (mdl_inst_count(base, j, n) < 2 || hi0 - lo0 < 2) {
