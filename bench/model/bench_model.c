@@ -788,9 +788,32 @@ static void usage(void)
 	        "                random tiles and orders; a quarter with runtime sizes; 256 B .. 32 KiB,\n"
 	        "                8/32/64-byte lines, a quarter set-associative), predict against simulate\n"
 	        "  --seed S      the generator's seed (default 1)\n"
+	        "  --log-cases F with --random: one line per case to F (index family cache ms model\n"
+	        "                simulator claimed-exact)\n"
+	        "  --pick F      with --random: only the case indices in F's first column (the same stream)\n"
 	        "  --model-only  with --random: the model alone, without predict's simulator fallback\n"
 	        "                (set-associative levels as if fully associative)\n"
 	        "Run from the repository root (make bench-model BENCH_ARGS=...).\n");
+}
+
+/* --pick FILE: the case indices in the first column of FILE's lines (as --log-cases writes them). */
+static bool read_pick(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return false;
+	static bool pick[1 << 20];
+	char buf[512];
+	while (fgets(buf, sizeof buf, f)) {
+		int i = atoi(buf);
+		if (i >= 0 && i < (1 << 20)) {
+			pick[i] = true;
+			rk_npick = i + 1 > rk_npick ? i + 1 : rk_npick;
+		}
+	}
+	fclose(f);
+	rk_pick = pick;
+	return true;
 }
 
 static bool parse_args(int argc, char **argv, options *o)
@@ -811,7 +834,14 @@ static bool parse_args(int argc, char **argv, options *o)
 			rk_model_only = true;
 		else if (strcmp(argv[i], "--random") == 0 && i + 1 < argc)
 			o->random_n = atoi(argv[++i]);
-		else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc)
+		else if (strcmp(argv[i], "--log-cases") == 0 && i + 1 < argc) {
+			rk_case_log = fopen(argv[++i], "w");
+			if (!rk_case_log)
+				return false;
+		} else if (strcmp(argv[i], "--pick") == 0 && i + 1 < argc) {
+			if (!read_pick(argv[++i]))
+				return false;
+		} else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc)
 			o->seed = strtoull(argv[++i], NULL, 10);
 		else
 			return false;

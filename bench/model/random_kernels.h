@@ -362,6 +362,13 @@ typedef struct rk_stats {
 	rk_result *res;   /* [cases] */
 } rk_stats;
 
+/* --log-cases: one line per case (index, family, cache, ms, model, simulator, claimed exact). */
+static FILE *rk_case_log;
+/* --pick: only the cases whose index is set here run (the others are generated and parsed, so
+ * the stream is the same); NULL: all. */
+static const bool *rk_pick;
+static int rk_npick;
+
 /* When set, cases run the model alone (model_analyse: no simulator fallback, set-associative
  * levels as if fully associative) instead of ct_kernel_predict. */
 static bool rk_model_only;
@@ -400,13 +407,17 @@ static double rk_cpu_s(void)
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Run one generated case: 0 done, 1 rejected (the checker refuses the schedule), 2 the model or
- * the simulator failed (logged). */
-static int rk_run_case(ct_ctx *ctx, const rk_case *c, rk_result *out, FILE *log)
+/* Run generated case number index: 0 done, 1 rejected (the checker refuses the schedule), 2 the
+ * model or the simulator failed (logged), 3 not picked (--pick). */
+static int rk_run_case(ct_ctx *ctx, int index, const rk_case *c, rk_result *out, FILE *log)
 {
 	ct_kernel *k = ct_kernel_parse(ctx, c->src, strlen(c->src), "random.cachet");
 	if (!k)
 		return 1;
+	if (rk_pick && (index >= rk_npick || !rk_pick[index])) {
+		ct_kernel_free(k);
+		return 3;
+	}
 	for (int i = 0; i < c->nrt; i++)
 		if (ct_kernel_set_param(k, c->rt_name[i], c->rt_val[i])) {
 			if (log)
@@ -462,13 +473,19 @@ static bool rk_run(int n, uint64_t seed, rk_stats *s, FILE *log)
 		return false;
 	rk_rng r = {seed ? seed : 1};
 	rk_case c;
-	while (s->cases < n) {
+	int index = 0;
+	while (index < n) {
 		rk_generate(&r, &c);
 		ct_ctx *ctx = ct_ctx_new();
 		if (!ctx)
 			return false;
 		rk_result *x = &s->res[s->cases];
-		int rc = rk_run_case(ctx, &c, x, log);
+		int rc = rk_run_case(ctx, index, &c, x, log);
+		if (rc == 3) {
+			ct_ctx_free(ctx);
+			index++;
+			continue;
+		}
 		if (rc) {
 			s->rejected += rc == 1;
 			s->failed += rc == 2;
@@ -479,6 +496,10 @@ static bool rk_run(int n, uint64_t seed, rk_stats *s, FILE *log)
 		}
 		ct_ctx_free(ctx);
 		x->kernel = c;
+		if (rk_case_log)
+			fprintf(rk_case_log, "%d %s %s %.3f %lld %lld %d\n", index, rk_family_name[x->family], c.spec,
+			        x->model_s * 1e3, (long long)x->predicted, (long long)x->simulated, x->claimed_exact);
+		index++;
 		s->cases++;
 		s->equal += x->predicted == x->simulated;
 		s->claimed += x->claimed_exact;

@@ -90,6 +90,11 @@ const model_lines *model_for_line(const model_result *r, int64_t line);
  * when an inexact partition's distance range straddles the capacity. */
 int64_t model_misses(const model_lines *ml, int64_t lines, int array, bool *exact);
 
+/* The simulator's buffers of tree t (every storage: the kernel's arrays, then cache buffers),
+ * with their element sizes and counts at the tree's param values, in *out (malloc'd; the
+ * caller frees it). */
+ct_status sim_tree_buffers(ct_looptree *t, sim_buffer **out);
+
 /* ct_kernel_predict's work, keeping what the per-reference table needs: the spec, the lowered
  * tree *tp (ct_looptree_free) and the model's partitions m (model_result_free), as well as r.
  * On error everything is freed and empty. */

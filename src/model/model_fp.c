@@ -416,6 +416,83 @@ static void make_boxes(dlctx *d, const wspec *w, const wlist *wl, const int64_t 
 	}
 }
 
+/* The step of box b in dimension dd, 0 when it is one point there. */
+static int64_t box_step(const box *b, int dd) { return b->hi[dd] > b->lo[dd] ? b->g[dd] : 0; }
+
+/* Whether box q's points are all in box p. */
+static bool box_within(const box *p, const box *q, int rank)
+{
+	for (int dd = 0; dd < rank; dd++) {
+		int64_t gp = box_step(p, dd), gq = box_step(q, dd);
+		if (q->lo[dd] < p->lo[dd] || q->hi[dd] > p->hi[dd])
+			return false;
+		if (gp == 0 ? q->lo[dd] != p->lo[dd] || gq : (q->lo[dd] - p->lo[dd]) % gp || gq % gp)
+			return false;
+	}
+	return true;
+}
+
+/* Merge box q into box p when their union is one box (equal in every dimension but one, where
+ * the two progressions join into one); true when merged. */
+static bool box_join(box *p, const box *q, int rank, int inner)
+{
+	int diff = -1;
+	for (int dd = 0; dd < rank; dd++) {
+		if (p->lo[dd] == q->lo[dd] && p->hi[dd] == q->hi[dd] && box_step(p, dd) == box_step(q, dd))
+			continue;
+		if (diff >= 0)
+			return false;
+		diff = dd;
+	}
+	if (diff < 0)
+		return true; /* the same box */
+	int dd = diff;
+	int64_t gp = box_step(p, dd), gq = box_step(q, dd), g;
+	if (!gp && !gq) {
+		g = p->lo[dd] > q->lo[dd] ? p->lo[dd] - q->lo[dd] : q->lo[dd] - p->lo[dd];
+		/* a new step along the row would make it sparse (row_lines counts those apart) */
+		if (dd == inner && g != 1)
+			return false;
+	}
+	else if (gp && gq && gp != gq)
+		return false;
+	else
+		g = gp ? gp : gq;
+	/* one progression of step g: aligned, and overlapping or touching */
+	if ((q->lo[dd] - p->lo[dd]) % g || q->lo[dd] > p->hi[dd] + g || p->lo[dd] > q->hi[dd] + g)
+		return false;
+	p->lo[dd] = p->lo[dd] < q->lo[dd] ? p->lo[dd] : q->lo[dd];
+	p->hi[dd] = p->hi[dd] > q->hi[dd] ? p->hi[dd] : q->hi[dd];
+	p->g[dd] = g;
+	return true;
+}
+
+/* Fewer boxes with the same union: drop the boxes inside another and join pairs whose union
+ * is a box (the pieces of a split loop, the statements of one access), until none changes.
+ * A row costs one look at each box, and the guarded stencils' pieces make dozens. */
+static void merge_boxes(dlctx *d)
+{
+	int rank = d->m->rank[d->array], inner = d->m->order[d->array * IR_MAX_RANK + rank - 1];
+	bool changed = true;
+	/* passes until none changes (a join can make a box that swallows or joins another); a
+	 * dropped box j takes the last one's place, which is looked at next */
+	while (changed && d->nb > 1) {
+		changed = false;
+		/* a pair costs about a row of boxes: the work budget counts it */
+		d->m->work += (int64_t)d->nb * (d->nb - 1) / 2;
+		for (int i = 0; i < d->nb; i++)
+			for (int j = i + 1; j < d->nb; j++) {
+				box *p = &d->b[i], *q = &d->b[j];
+				if (box_within(q, p, rank))
+					*p = *q;
+				else if (!box_within(p, q, rank) && !box_join(p, q, rank, inner))
+					continue;
+				d->b[j--] = d->b[--d->nb];
+				changed = true;
+			}
+	}
+}
+
 /* Address shift coefficient (bytes per step) of counter j for access wa. */
 int64_t mdl_gamma_of(const model *m, const macc *ac, int j)
 {
@@ -462,12 +539,21 @@ static int spec_key(int array, const wspec *w, int64_t *key)
 
 static uint64_t hash_key(const int64_t *key, int n)
 {
-	uint64_t h = 1469598103934665603ULL;
-	for (int i = 0; i < n; i++)
-		h = (h ^ (uint64_t)key[i]) * 1099511628211ULL;
-	h ^= h >> 29;
-	h *= 0xBF58476D1CE4E5B9ULL;
-	return h ^ (h >> 32);
+	/* four independent multiply chains: one chain is latency-bound on long keys, and the
+	 * hash was a tenth of the model's time */
+	uint64_t h[4] = {1469598103934665603ULL, 0x9E3779B97F4A7C15ULL, 0xC2B2AE3D27D4EB4FULL,
+	                 0x165667B19E3779F9ULL};
+	int i = 0;
+	for (; i + 4 <= n; i += 4)
+		for (int k = 0; k < 4; k++)
+			h[k] = (h[k] ^ (uint64_t)key[i + k]) * 1099511628211ULL;
+	for (; i < n; i++)
+		h[0] = (h[0] ^ (uint64_t)key[i]) * 1099511628211ULL;
+	uint64_t x = h[0] ^ (h[1] * 0xBF58476D1CE4E5B9ULL) ^ (h[2] * 0x94D049BB133111EBULL) ^
+	             (h[3] * 0xD6E8FEB86659FD93ULL) ^ (uint64_t)n;
+	x ^= x >> 29;
+	x *= 0xBF58476D1CE4E5B9ULL;
+	return x ^ (x >> 32);
 }
 
 static dlstat dl_sum_eval(model *m, int array, const wspec *w, bool *inexact);
@@ -482,9 +568,9 @@ static bool memo_grow(model *m)
 	for (int i = 0; i < m->capmemo; i++) {
 		if (!m->memo[i].key)
 			continue;
-		int j = (int)(m->memo[i].hash % (uint64_t)cap);
+		int j = (int)(m->memo[i].hash & (uint64_t)(cap - 1));
 		while (nm[j].key)
-			j = (j + 1) % cap;
+			j = (j + 1) & (cap - 1);
 		nm[j] = m->memo[i];
 	}
 	free(m->memo);
@@ -510,8 +596,9 @@ static dlstat dl_stat(model *m, int array, const wspec *w, bool *inexact)
 	if (m->st)
 		return zero;
 	if (m->capmemo) {
-		int i = (int)(h % (uint64_t)m->capmemo);
-		for (; m->memo[i].key; i = (i + 1) % m->capmemo) {
+		/* capmemo is a power of two */
+		int i = (int)(h & (uint64_t)(m->capmemo - 1));
+		for (; m->memo[i].key; i = (i + 1) & (m->capmemo - 1)) {
 			memo *e = &m->memo[i];
 			if (e->hash == h && e->n == n && memcmp(e->key, key, sizeof *key * (size_t)n) == 0) {
 				if (e->inexact && inexact)
@@ -532,9 +619,9 @@ static dlstat dl_stat(model *m, int array, const wspec *w, bool *inexact)
 		return zero;
 	}
 	memcpy(k, key, sizeof *k * (size_t)n);
-	int i = (int)(h % (uint64_t)m->capmemo);
+	int i = (int)(h & (uint64_t)(m->capmemo - 1));
 	while (m->memo[i].key)
-		i = (i + 1) % m->capmemo;
+		i = (i + 1) & (m->capmemo - 1);
 	m->memo[i] = (memo){h, n, k, v.sum, v.mn, v.mx, ix};
 	m->nmemo++;
 	return v;
@@ -553,6 +640,9 @@ void mdl_memo_clear(model *m)
 	free(m->memo);
 	m->memo = NULL;
 	m->nmemo = m->capmemo = 0;
+	free(m->rmemo);
+	m->rmemo = NULL;
+	m->nrmemo = m->caprmemo = 0;
 }
 
 /* Number of instances of window w. */
@@ -595,6 +685,73 @@ static void hist_shift(const int64_t *h, int64_t *h2, int64_t *nz, int64_t L, in
 			h2[r >= L ? r - L : r] += h[nz[i]] * c;
 		}
 	}
+}
+
+/* Most line size whose per-residue counts are cached. */
+#define RMEMO_MAX_LINE 256
+
+static bool rmemo_grow(model *m)
+{
+	int cap = m->caprmemo ? 2 * m->caprmemo : 1024;
+	rmemo *nm = calloc((size_t)cap, sizeof *nm);
+	if (!nm)
+		return mdl_fail(m, CT_ERR_NOMEM, "out of memory");
+	for (int i = 0; i < m->caprmemo; i++) {
+		if (!m->rmemo[i].key)
+			continue;
+		int j = (int)(m->rmemo[i].hash & (uint64_t)(cap - 1));
+		while (nm[j].key)
+			j = (j + 1) & (cap - 1);
+		nm[j] = m->rmemo[i];
+	}
+	free(m->rmemo);
+	m->rmemo = nm;
+	m->caprmemo = cap;
+	return true;
+}
+
+/* The per-residue counts of array's boxes in window w (its parts and fix; not its instances),
+ * found or made (all -1); NULL when the line is too long to cache or out of memory. */
+static rmemo *residue_cache(model *m, int array, const wspec *w)
+{
+	if (m->line > RMEMO_MAX_LINE)
+		return NULL;
+	int64_t key[KEY_MAX];
+	int n = spec_key(array, w, key);
+	/* drop the instances: mlast and the filters */
+	int nf = w->nflt;
+	memmove(key + 4, key + 4 + 5 * nf, sizeof *key * (size_t)(n - 4 - 5 * nf));
+	n -= 5 * nf;
+	key[2] = 0;
+	key[3] = 0;
+	uint64_t h = hash_key(key, n);
+	if (m->caprmemo) {
+		int i = (int)(h & (uint64_t)(m->caprmemo - 1));
+		for (; m->rmemo[i].key; i = (i + 1) & (m->caprmemo - 1)) {
+			rmemo *e = &m->rmemo[i];
+			if (e->hash == h && e->n == n && memcmp(e->key, key, sizeof *key * (size_t)n) == 0)
+				return e;
+		}
+	}
+	if (2 * (m->nrmemo + 1) > m->caprmemo && !rmemo_grow(m))
+		return NULL;
+	int64_t *k = ct_arena_alloc(&m->arena, sizeof *k * (size_t)n);
+	int64_t *val = ct_arena_alloc(&m->arena, sizeof *val * (size_t)m->line);
+	uint8_t *ix = ct_arena_alloc(&m->arena, (size_t)m->line);
+	if (!k || !val || !ix) {
+		mdl_fail(m, CT_ERR_NOMEM, "out of memory");
+		return NULL;
+	}
+	memcpy(k, key, sizeof *k * (size_t)n);
+	for (int64_t r = 0; r < m->line; r++)
+		val[r] = -1;
+	memset(ix, 0, (size_t)m->line);
+	int i = (int)(h & (uint64_t)(m->caprmemo - 1));
+	while (m->rmemo[i].key)
+		i = (i + 1) & (m->caprmemo - 1);
+	m->rmemo[i] = (rmemo){h, n, k, val, ix};
+	m->nrmemo++;
+	return &m->rmemo[i];
 }
 
 static dlstat dl_sum_eval(model *m, int array, const wspec *w, bool *inexact)
@@ -641,7 +798,6 @@ static dlstat dl_sum_eval(model *m, int array, const wspec *w, bool *inexact)
 	}
 	int64_t L = m->line;
 	if (uniform) {
-		make_boxes(&d, w, &wl, NULL);
 		int64_t *h = m->hist, *h2 = m->hist2;
 		memset(h, 0, sizeof *h * (size_t)L);
 		h[0] = 1;
@@ -668,13 +824,39 @@ static dlstat dl_sum_eval(model *m, int array, const wspec *w, bool *inexact)
 			}
 			memcpy(h, h2, sizeof *h * (size_t)L);
 		}
+		/* the boxes are those of instance 0 whatever the instances: windows that differ only
+		 * in them (a split's classes) share the counts per residue */
+		rmemo *rc = residue_cache(m, array, w);
+		if (m->st)
+			return (dlstat){0, 0, 0};
+		bool built = false, box_ix = false, any_ix = false;
 		for (int64_t r = 0; r < L; r++)
 			if (h[r]) {
-				int64_t v = dl_boxes(&d, r);
+				int64_t v;
+				if (rc && rc->val[r] >= 0) {
+					v = rc->val[r];
+					any_ix = any_ix || rc->ix[r];
+				} else {
+					if (!built) {
+						d.inexact = false;
+						make_boxes(&d, w, &wl, NULL);
+						merge_boxes(&d);
+						box_ix = d.inexact;
+						built = true;
+					}
+					d.inexact = box_ix;
+					v = dl_boxes(&d, r);
+					if (rc) {
+						rc->val[r] = v;
+						rc->ix[r] = d.inexact;
+					}
+					any_ix = any_ix || d.inexact;
+				}
 				total += h[r] * v;
 				mn = v < mn ? v : mn;
 				mx = v > mx ? v : mx;
 			}
+		d.inexact = any_ix;
 	} else {
 		/* enumerate the instances (or sample them) with per-access shifts */
 		int64_t ninst = spec_instances(w);
@@ -691,7 +873,9 @@ static dlstat dl_sum_eval(model *m, int array, const wspec *w, bool *inexact)
 				idx /= mj;
 			}
 			d.inexact = false;
+			d.nb = wl.n;
 			make_boxes(&d, w, &wl, s);
+			merge_boxes(&d);
 			ix = ix || d.inexact;
 			int64_t v = dl_boxes(&d, 0);
 			acc += (double)v;
@@ -729,14 +913,15 @@ static dlstat fp_sum(model *m, const wspec *w)
 /* Average footprint in lines (all arrays) of one instance of window w. */
 double mdl_footprint(model *m, const wspec *w)
 {
-	int64_t ninst = spec_instances(w);
-	return ninst ? (double)mdl_dl_sum(m, -1, w, NULL) / (double)ninst : 0;
+	double lo, hi;
+	return mdl_footprint_stat(m, w, &lo, &hi);
 }
 
-/* The least and the most footprint of one instance of window w. */
-void mdl_footprint_range(model *m, const wspec *w, double *lo, double *hi)
+double mdl_footprint_stat(model *m, const wspec *w, double *lo, double *hi)
 {
 	dlstat d = dl_stat(m, -1, w, NULL);
 	*lo = (double)d.mn;
 	*hi = (double)d.mx;
+	int64_t ninst = spec_instances(w);
+	return ninst ? (double)d.sum / (double)ninst : 0;
 }

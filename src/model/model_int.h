@@ -93,7 +93,7 @@ typedef struct wpart {
 } wpart;
 
 #define MAX_PARTS 32
-#define MAX_FILTERS 4
+#define MAX_FILTERS 6
 /* Most residues of one filter (the bits of flt_mask). */
 #define MAX_PERIOD 32
 
@@ -124,6 +124,18 @@ typedef struct memo {
 	bool inexact;
 } memo;
 
+/* A residue-cache entry: the distinct lines of the union of one window's boxes (at instance 0)
+ * with every address shifted by r bytes, for each r < line (-1: not yet counted), and whether
+ * that count is inexact. Windows that differ only in their instances (the residue classes
+ * and ranges of the splits) share it. */
+typedef struct rmemo {
+	uint64_t hash;
+	int n;
+	int64_t *key;      /* NULL: a free slot */
+	int64_t *val;      /* [line] */
+	uint8_t *ix;       /* [line] */
+} rmemo;
+
 typedef struct model {
 	ct_looptree *t;
 	ct_ctx *ctx;
@@ -148,6 +160,8 @@ typedef struct model {
 	int capparts;
 	memo *memo;
 	int nmemo, capmemo;
+	rmemo *rmemo;
+	int nrmemo, caprmemo;
 	/* scratch of dl_sum_eval */
 	int64_t *hist, *hist2, *nz;  /* [line] each */
 	struct wlist_s {
@@ -196,8 +210,9 @@ int64_t mdl_dl_sum(model *m, int array, const wspec *w, bool *inexact);
 void mdl_memo_clear(model *m);
 /* Average footprint in lines (all arrays) of one instance of window w. */
 double mdl_footprint(model *m, const wspec *w);
-/* The least and the most footprint of one instance of window w. */
-void mdl_footprint_range(model *m, const wspec *w, double *lo, double *hi);
+/* Both: the average footprint of one instance of window w, *lo and *hi the least and the most
+ * (one memo lookup). */
+double mdl_footprint_stat(model *m, const wspec *w, double *lo, double *hi);
 
 /* model_parts.c */
 /* The reuse partitions of line size `line` into *ml; false on failure (status on m). */

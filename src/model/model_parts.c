@@ -31,10 +31,15 @@ static bool emit(model *m, int array, model_reuse kind, int delta, const mnode *
 	p->distance = kind == MR_COLD ? -1 : (int64_t)(dist + 0.5);
 	p->distance_lo = kind == MR_COLD ? -1 : (int64_t)(lo < 0 ? 0 : lo + 0.5);
 	p->distance_hi = kind == MR_COLD ? -1 : (int64_t)(hi + 0.5);
-	if (p->distance_lo > p->distance)
-		p->distance_lo = p->distance;
-	if (p->distance_hi < p->distance)
-		p->distance_hi = p->distance;
+	/* the estimate (an average of footprints, less the line) can fall a little outside the
+	 * bounds: the bounds hold, so clamp it into them (a cell whose least distance is the
+	 * capacity is a miss, whatever the average says) */
+	if (p->distance_lo > p->distance_hi)
+		p->distance_lo = p->distance_hi;
+	if (p->distance < p->distance_lo)
+		p->distance = p->distance_lo;
+	if (p->distance > p->distance_hi)
+		p->distance = p->distance_hi;
 	p->exact = exact;
 	return true;
 }
@@ -55,17 +60,27 @@ static wspec one_part(int fix, int64_t mlast, const mnode *x, int64_t a, int64_t
 /* A node as a whole part. */
 static wpart whole(const mnode *x) { return (wpart){.x = x, .b = x->is_loop ? x->n : 0}; }
 
-/* Reuse within one statement instance. */
+static bool straddles(const model *m, double lo, double hi);
+static bool stmt_grid(model *m, const mnode *x, int a, int64_t total, bool ix);
+
+/* Reuse within one statement instance: one partition when its distance (below the instance's
+ * footprint) is on one side of every capacity, else split by access (stmt_grid). */
 static bool stmt_parts(model *m, const mnode *x)
 {
 	wspec w = one_part(x->depth, 0, x, 0, 0);
-	double f = mdl_footprint(m, &w);
+	/* the distance is below the most footprint of one instance (the average is no bound) */
+	double flo, fhi, f = mdl_footprint_stat(m, &w, &flo, &fhi);
 	for (int a = 0; a < m->na; a++) {
 		if (!x->per_iter[a])
 			continue;
 		bool ix = false;
 		int64_t h = x->inst * x->per_iter[a] - mdl_dl_sum(m, a, &w, &ix);
-		if (!emit(m, a, MR_STMT, 0, x, h, f - 1, 0, f - 1, !ix))
+		if (h > 0 && straddles(m, 0, fhi - 1) && m->refine > 0 && x->nacc <= 4096) {
+			if (!stmt_grid(m, x, a, h, ix))
+				return false;
+			continue;
+		}
+		if (!emit(m, a, MR_STMT, 0, x, h, f - 1, 0, fhi - 1, !ix && !straddles(m, 0, fhi - 1)))
 			return false;
 	}
 	return true;
@@ -79,6 +94,7 @@ typedef struct useq {
 	int nk;                    /* with stmt_units: one statement whose accesses are the units */
 	int64_t xoff;
 	bool stmt_units;
+	int a0, a1;                /* with stmt_units: the accesses a0 .. a1-1 are the units */
 	int npin;
 	int pin_depth[MAX_PINS];
 	int64_t pin_value[MAX_PINS];
@@ -89,7 +105,7 @@ static int64_t units_of(const mnode *x) { return x->is_loop ? x->n : 1; }
 static int64_t seq_units(const useq *q)
 {
 	if (q->stmt_units)
-		return q->k[0]->nacc;
+		return q->a1 - q->a0;
 	int64_t u = 0;
 	for (int i = 0; i < q->nk; i++)
 		u += units_of(q->k[i]);
@@ -115,9 +131,8 @@ static bool seq_window(const useq *q, int64_t u, bool head, wspec *w)
 		if (w->np == MAX_PARTS)
 			return false;
 		wpart p = seq_part(q, q->k[0]);
-		int n = q->k[0]->nacc;
-		p.alo = head ? 0 : n - (int)u;
-		p.ahi = head ? (int)u : n;
+		p.alo = head ? q->a0 : q->a1 - (int)u;
+		p.ahi = head ? q->a0 + (int)u : q->a1;
 		w->p[w->np++] = p;
 		return true;
 	}
@@ -156,6 +171,8 @@ static bool seq_inside(const useq *q, int64_t idx, useq *in)
 			in->k = &q->k[c];
 			in->nk = 1;
 			in->stmt_units = true;
+			in->a0 = 0;
+			in->a1 = x->nacc;
 			return true;
 		}
 		if (!x->is_loop || x->nkids == 0 || q->npin == MAX_PINS)
@@ -223,6 +240,7 @@ typedef struct grid {
 	bool inexact;
 	int64_t found;
 	int forced;        /* grid_force splits in the cells above */
+	int bisect;        /* grid_bisect splits in the cells above */
 } grid;
 
 /* Start window s with the instances of base (fix, mlast, classes) and no parts. */
@@ -305,8 +323,7 @@ static double grid_fp(grid *g, const axis *pa, int64_t w, const axis *na, int64_
 	}
 	if (!s->np)
 		return 0;
-	mdl_footprint_range(g->m, s, lo, hi);
-	return mdl_footprint(g->m, s);
+	return mdl_footprint_stat(g->m, s, lo, hi);
 }
 
 /* Whether some capacity of the line size lies in (lo, hi]: the cell is undecided. */
@@ -408,6 +425,23 @@ static bool split_residues(grid *g, const axis *pa, int64_t w0, int64_t w1, cons
 	return ok;
 }
 
+/* Refine the cell on filter f's range below mid, then from mid on (the range restored). */
+static bool split_halves(grid *g, const axis *pa, int64_t w0, int64_t w1, const axis *na, int64_t u0,
+                         int64_t u1, int depth, int f, int64_t mid)
+{
+	wspec *base = &g->base;
+	int64_t lo0 = base->flt_lo[f], hi0 = base->flt_hi[f];
+	base->flt_hi[f] = mid;
+	bool ok = grid_cell(g, pa, w0, w1, na, u0, u1, depth + 1);
+	base->flt_hi[f] = hi0;
+	if (ok) {
+		base->flt_lo[f] = mid;
+		ok = grid_cell(g, pa, w0, w1, na, u0, u1, depth + 1);
+		base->flt_lo[f] = lo0;
+	}
+	return ok;
+}
+
 /* Refine the cell once per half of filter f's range [lo, hi) when the halves' bounds differ
  * (instances whose accesses shift apart: the distance moves with the counter). *done is
  * false when they do not. */
@@ -428,15 +462,7 @@ static bool split_range(grid *g, const axis *pa, int64_t w0, int64_t w1, const a
 	if (memcmp(&a, &b, sizeof a) == 0)
 		return true;
 	*done = true;
-	base->flt_hi[f] = mid;
-	bool ok = grid_cell(g, pa, w0, w1, na, u0, u1, depth + 1);
-	base->flt_hi[f] = hi0;
-	if (ok) {
-		base->flt_lo[f] = mid;
-		ok = grid_cell(g, pa, w0, w1, na, u0, u1, depth + 1);
-		base->flt_lo[f] = lo0;
-	}
-	return ok;
+	return split_halves(g, pa, w0, w1, na, u0, u1, depth, f, mid);
 }
 
 /* An instance counter of a cell that may be split: its depth, how many values its loop runs
@@ -477,6 +503,18 @@ static int cell_counters(grid *g, const axis *pa, int64_t w1, const axis *na, in
 	return nc;
 }
 
+/* A new filter of counter j in w: the residues in mask (mod per) of [0, hi); its slot. */
+static int add_filter(wspec *w, int j, int64_t per, uint32_t mask, int64_t hi)
+{
+	int f = w->nflt++;
+	w->flt_j[f] = j;
+	w->flt_per[f] = per;
+	w->flt_mask[f] = mask;
+	w->flt_lo[f] = 0;
+	w->flt_hi[f] = hi;
+	return f;
+}
+
 /* Split a cell whose distance varies from instance to instance: by the residues (mod the
  * line) of an instance counter's address shifts, grouping the residues whose cells have the
  * same bounds (inside a class every instance of a uniformly shifting window touches the
@@ -497,12 +535,7 @@ static bool grid_classes(grid *g, const axis *pa, int64_t w0, int64_t w1, const 
 		int64_t per_before = f < 0 ? 0 : base->flt_per[f];
 		uint32_t mask_before = f < 0 ? 0 : base->flt_mask[f];
 		if (f < 0) {
-			f = base->nflt++;
-			base->flt_j[f] = j;
-			base->flt_per[f] = 1;
-			base->flt_mask[f] = 1;
-			base->flt_lo[f] = 0;
-			base->flt_hi[f] = n;
+			f = add_filter(base, j, 1, 1, n);
 		}
 		if (base->flt_per[f] == 1 && per > 1 && per <= MAX_PERIOD) {
 			base->flt_per[f] = per;
@@ -538,7 +571,7 @@ static bool grid_classes(grid *g, const axis *pa, int64_t w0, int64_t w1, const 
  * innermost counter whose residues matter into single residues, even where each residue's
  * cell has the same bounds (the distance then depends on two counters' residues together,
  * which the next split tells apart). At most MODEL_FORCED such splits nest. */
-#define MODEL_FORCED 2
+#define MODEL_FORCED 4
 
 static bool grid_force(grid *g, const axis *pa, int64_t w0, int64_t w1, const axis *na, int64_t u0,
                        int64_t u1, int depth, bool *done)
@@ -555,12 +588,7 @@ static bool grid_force(grid *g, const axis *pa, int64_t w0, int64_t w1, const ax
 			continue;
 		bool fresh = f < 0;
 		if (fresh) {
-			f = base->nflt++;
-			base->flt_j[f] = j;
-			base->flt_per[f] = per;
-			base->flt_mask[f] = (uint32_t)((1ull << per) - 1);
-			base->flt_lo[f] = 0;
-			base->flt_hi[f] = INT64_MAX;
+			f = add_filter(base, j, per, (uint32_t)((1ull << per) - 1), INT64_MAX);
 		}
 		uint32_t mask = base->flt_mask[f], groups[MAX_PERIOD];
 		int ng = 0;
@@ -571,6 +599,46 @@ static bool grid_force(grid *g, const axis *pa, int64_t w0, int64_t w1, const ax
 		g->forced++;
 		bool ok = split_residues(g, pa, w0, w1, na, u0, u1, depth, f, groups, ng);
 		g->forced--;
+		if (fresh)
+			base->nflt--;
+		return ok;
+	}
+	return true;
+}
+
+/* The very last resort, for a cell of few reuses that still straddles: its reuses are a few
+ * instances among many, whose footprints differ; halve the range of an instance counter even
+ * where the halves have the same bounds, so that the halves without reuse drop out and the
+ * bounds close on the instances that have it. */
+#define MODEL_BISECT_COUNT 64
+#define MODEL_BISECT_DEPTH 40
+
+static bool grid_bisect(grid *g, const axis *pa, int64_t w0, int64_t w1, const axis *na, int64_t u0,
+                        int64_t u1, int depth, bool *done)
+{
+	wspec *base = &g->base;
+	ccounter cs[MAX_CELL_COUNTERS];
+	*done = false;
+	if (g->bisect >= MODEL_BISECT_DEPTH)
+		return true;
+	int nc = cell_counters(g, pa, w1, na, u1, cs);
+	for (int c = 0; c < nc; c++) {
+		int j = cs[c].j, f = cs[c].f;
+		int64_t n = cs[c].n;
+		bool fresh = f < 0;
+		if (fresh) {
+			f = add_filter(base, j, 1, 1, n);
+		}
+		int64_t lo0 = base->flt_lo[f], hi0 = base->flt_hi[f] < n ? base->flt_hi[f] : n;
+		if (mdl_inst_count(base, j, n) < 2 || hi0 - lo0 < 2) {
+			if (fresh)
+				base->nflt--;
+			continue;
+		}
+		*done = true;
+		g->bisect++;
+		bool ok = split_halves(g, pa, w0, w1, na, u0, u1, depth, f, lo0 + (hi0 - lo0) / 2);
+		g->bisect--;
 		if (fresh)
 			base->nflt--;
 		return ok;
@@ -648,6 +716,11 @@ static bool grid_cell(grid *g, const axis *pa, int64_t w0, int64_t w1, const axi
 			if (done || !ok)
 				return ok;
 		}
+		if ((h0 > l0 || h1 > l1) && cnt <= MODEL_BISECT_COUNT) {
+			ok = grid_bisect(g, pa, w0, w1, na, u0, u1, depth, &done);
+			if (done || !ok)
+				return ok;
+		}
 	}
 	return grid_emit(g, cnt, est, lo, hi);
 }
@@ -703,6 +776,45 @@ static bool grid_run(grid *g, const useq *prev, const useq *next, int64_t total)
 	return ok;
 }
 
+/* The reuse within one statement instance of array a (total accesses) split by the access
+ * that reuses: access i finds its line in the accesses before it, a grid of those (the
+ * suffixes) against access i, like siblings. */
+static bool stmt_grid(model *m, const mnode *x, int a, int64_t total, bool ix)
+{
+	int64_t found = 0;
+	for (int i = 1; i < x->nacc && !m->st; i++) {
+		if (x->acc[i].array != a)
+			continue;
+		grid g;
+		memset(&g, 0, sizeof g);
+		g.m = m;
+		g.array = a;
+		g.base.fix = x->depth;
+		g.kind = MR_STMT;
+		g.node = x;
+		useq qp = {.k = &x, .nk = 1, .stmt_units = true, .a0 = 0, .a1 = i};
+		useq qn = {.k = &x, .nk = 1, .stmt_units = true, .a0 = i, .a1 = i + 1};
+		wspec pre = g.base, only = g.base, withi = g.base;
+		bool gix = ix;
+		if (!seq_window(&qp, i, false, &pre) || !seq_window(&qn, 1, true, &only) ||
+		    !seq_window(&qn, 1, true, &withi) || !seq_window(&qp, i, false, &withi))
+			return mdl_fail(m, CT_ERR_LIMIT, "a statement window has too many parts");
+		int64_t common = mdl_dl_sum(m, a, &pre, &gix) + mdl_dl_sum(m, a, &only, &gix) -
+		                 mdl_dl_sum(m, a, &withi, &gix);
+		g.inexact = gix;
+		if (common > 0 && !grid_run(&g, &qp, &qn, common))
+			return false;
+		found += common;
+	}
+	if (found != total && !m->st) {
+		/* the accesses' windows did not add up (an inexact footprint): the rest unrefined */
+		wspec w = one_part(x->depth, 0, x, 0, 0);
+		double f = mdl_footprint(m, &w);
+		return emit(m, a, MR_STMT, 0, x, total - found, f - 1, 0, f - 1, false);
+	}
+	return !m->st;
+}
+
 /* Average footprint (all arrays) of k consecutive iterations of loop x; *lo, *hi: the least
  * and the most of one instance. */
 static double iter_footprint(model *m, const mnode *x, int64_t k, double *lo, double *hi)
@@ -713,8 +825,7 @@ static double iter_footprint(model *m, const mnode *x, int64_t k, double *lo, do
 	if (k > x->n)
 		k = x->n;
 	wspec w = one_part(x->depth + 1, x->n - k + 1, x, 0, k);
-	mdl_footprint_range(m, &w, lo, hi);
-	return mdl_footprint(m, &w);
+	return mdl_footprint_stat(m, &w, lo, hi);
 }
 
 /* W_dl of loop x for array a: accesses whose line was touched in the same iteration or in

@@ -195,23 +195,9 @@ static ct_status sim_weights(pr *p)
 	ct_ctx *ctx = p->ctx;
 	ct_looptree *t = p->t;
 	int nbuf = t->narrays;
-	int64_t *params = calloc((size_t)t->k->nparams + (size_t)t->nderived + 1, sizeof *params);
-	sim_buffer *buf = calloc((size_t)nbuf + 1, sizeof *buf);
+	sim_buffer *buf = NULL;
 	two_sims s = {0};
-	ct_status st = CT_OK;
-	if (!params || !buf) {
-		st = ct_error(ctx, CT_ERR_NOMEM, "out of memory");
-		goto out;
-	}
-	if (!lt_param_values(t, params)) {
-		st = ct_error(ctx, CT_ERR_LIMIT, "a derived value overflows 64 bits");
-		goto out;
-	}
-	for (int a = 0; a < nbuf && !st; a++) {
-		int64_t stride[IR_MAX_RANK];
-		buf[a].elem_size = (int64_t)ct_dtype_size(t->arrays[a].type);
-		st = lt_array_layout(t, params, a, stride, &buf[a].count);
-	}
+	ct_status st = sim_tree_buffers(t, &buf);
 	if (st)
 		goto out;
 	sim_spec cs;
@@ -236,7 +222,6 @@ static ct_status sim_weights(pr *p)
 out:
 	sim_free(s.miss);
 	sim_free(s.cold);
-	free(params);
 	free(buf);
 	return st;
 }
@@ -282,8 +267,16 @@ static void apportion(const pr *p, int a, int64_t total, const double *w, int64_
 	free(rem);
 }
 
-/* The partition kind and loop with the most misses of array a at a level of `lines` lines. */
-static void carrier_of(const pr *p, const model_lines *ml, int64_t lines, int a, int *kind,
+/* Whether partition q's reuse misses a level of `lines` lines: surely (its distance), or with
+ * `maybe` possibly (its distance range reaches the capacity). */
+static bool part_misses(const model_part *q, int64_t lines, bool maybe)
+{
+	return (maybe ? q->distance_hi : q->distance) >= lines;
+}
+
+/* The partition kind and loop with the most misses of array a at a level of `lines` lines
+ * (maybe: of the partitions whose distance range reaches the capacity). */
+static void carrier_of(const pr *p, const model_lines *ml, int64_t lines, int a, bool maybe, int *kind,
                        const char **name)
 {
 	*kind = CT_CARRIER_NONE;
@@ -291,14 +284,14 @@ static void carrier_of(const pr *p, const model_lines *ml, int64_t lines, int a,
 	int64_t best = 0;
 	for (int i = 0; ml && i < ml->nparts; i++) {
 		const model_part *q = &ml->parts[i];
-		if (q->array != a || q->kind == MR_COLD || q->distance < lines)
+		if (q->array != a || q->kind == MR_COLD || !part_misses(q, lines, maybe))
 			continue;
 		/* the partitions of one (kind, node) together */
 		int64_t n = 0;
 		bool first = true;
 		for (int j = 0; j < ml->nparts; j++) {
 			const model_part *r = &ml->parts[j];
-			bool same = r->array == a && r->node == q->node && r->distance >= lines &&
+			bool same = r->array == a && r->node == q->node && r->kind != MR_COLD && part_misses(r, lines, maybe) &&
 			            (r->kind == q->kind || ((r->kind == MR_CARRIED || r->kind == MR_FAR) &&
 			                                    (q->kind == MR_CARRIED || q->kind == MR_FAR)));
 			if (!same)
@@ -400,7 +393,13 @@ static ct_status fill_table(pr *p, int split, ct_ref_table *tab)
 				cold = miss;
 			int kind;
 			const char *carrier;
-			carrier_of(p, ml, lines, a, &kind, &carrier);
+			carrier_of(p, ml, lines, a, false, &kind, &carrier);
+			/* a simulated fully associative level (the model not exact there): its capacity
+			 * misses come from the reuse whose distance range reaches the capacity, and only
+			 * a set-associative level has conflicts */
+			bool set_assoc = sl->ways > 0 && sim_level_sets(sl) > 1;
+			if (kind == CT_CARRIER_NONE && p->r->source[l] == CT_SOURCE_SIMULATOR && !set_assoc)
+				carrier_of(p, ml, lines, a, true, &kind, &carrier);
 			for (int i = 0; i < nu; i++)
 				w[i] = p->u[i].wmiss[l];
 			apportion(p, a, miss, w, share);
@@ -421,7 +420,8 @@ static ct_status fill_table(pr *p, int split, ct_ref_table *tab)
 					if (c == tab->refs[i].misses[l]) {
 						tab->refs[i].carrier[l] = CT_CARRIER_NONE;
 						tab->refs[i].carried_by[l] = NULL;
-					} else if (kind == CT_CARRIER_NONE && p->r->source[l] == CT_SOURCE_SIMULATOR) {
+					} else if (kind == CT_CARRIER_NONE && p->r->source[l] == CT_SOURCE_SIMULATOR &&
+					           set_assoc) {
 						tab->refs[i].carrier[l] = CT_CARRIER_CONFLICT;
 					}
 				}

@@ -150,24 +150,10 @@ static ct_status sim_fallback(ct_looptree *t, const sim_spec *spec, const model_
 		return CT_OK;
 	ct_ctx *ctx = t->k->ctx;
 	int nbuf = t->narrays;
-	int64_t *params = calloc((size_t)t->k->nparams + (size_t)t->nderived + 1, sizeof *params);
-	sim_buffer *buf = calloc((size_t)nbuf + 1, sizeof *buf);
+	sim_buffer *buf = NULL;
 	sim *s = NULL;
-	ct_status st = CT_OK;
 	double t0 = ct_now();
-	if (!params || !buf) {
-		st = ct_error(ctx, CT_ERR_NOMEM, "out of memory");
-		goto out;
-	}
-	if (!lt_param_values(t, params)) {
-		st = ct_error(ctx, CT_ERR_LIMIT, "a derived value overflows 64 bits");
-		goto out;
-	}
-	for (int a = 0; a < nbuf && !st; a++) {
-		int64_t stride[IR_MAX_RANK];
-		buf[a].elem_size = (int64_t)ct_dtype_size(t->arrays[a].type);
-		st = lt_array_layout(t, params, a, stride, &buf[a].count);
-	}
+	ct_status st = sim_tree_buffers(t, &buf);
 	/* the buffers keep the layout of the whole spec: its largest line aligns them */
 	if (!st && !(s = sim_new(ctx, spec, buf, nbuf, 0)))
 		st = ct_ctx_last_status(ctx);
@@ -196,21 +182,23 @@ static ct_status sim_fallback(ct_looptree *t, const sim_spec *spec, const model_
 	for (int a = 0; a < nbuf && e < r->narrays; a++) {
 		if (!m->array_accesses[a])
 			continue;
-		bool exact = m->over_budget || m->array_exact[a];
+		/* the model's own inexactness of the array matters only for the levels it counts */
+		bool exact = true;
 		for (int l = 0; l < spec->nlevels && exact; l++) {
 			const sim_level *sl = &spec->level[l];
 			const model_lines *ml = model_for_line(m, sl->line);
-			if (why[l] == CT_FALLBACK_NONE)
+			if (why[l] == CT_FALLBACK_NONE) {
+				exact = m->over_budget || m->array_exact[a];
 				model_misses(ml, sl->size / sl->line, a, &exact);
-			else if (r->source[l] == CT_SOURCE_FA_ESTIMATE)
+			} else if (r->source[l] == CT_SOURCE_FA_ESTIMATE) {
 				exact = false;
+			}
 		}
 		r->arrays[e++].exact = exact;
 	}
 out:
 	r->simulate_seconds = ct_now() - t0;
 	sim_free(s);
-	free(params);
 	free(buf);
 	return st;
 }

@@ -1,5 +1,6 @@
 /* simulate.c: run a kernel's exact address trace through the cache simulator (cachet simulate). */
 #include "interp/interp.h"
+#include "model/model.h"
 #include "model/sim.h"
 #include "target/target.h"
 
@@ -47,6 +48,31 @@ void ct_sim_result_free(ct_sim_result *r)
 	r->nrefs = 0;
 }
 
+ct_status sim_tree_buffers(ct_looptree *t, sim_buffer **out)
+{
+	ct_ctx *ctx = t->k->ctx;
+	int nbuf = t->narrays;
+	int64_t *params = calloc((size_t)t->k->nparams + (size_t)t->nderived + 1, sizeof *params);
+	sim_buffer *buf = calloc((size_t)nbuf + 1, sizeof *buf);
+	ct_status st = CT_OK;
+	if (!params || !buf)
+		st = ct_error(ctx, CT_ERR_NOMEM, "out of memory");
+	else if (!lt_param_values(t, params))
+		st = ct_error(ctx, CT_ERR_LIMIT, "a derived value of kernel '%s' overflows 64 bits", t->k->name);
+	for (int a = 0; a < nbuf && !st; a++) {
+		int64_t stride[IR_MAX_RANK];
+		buf[a].elem_size = (int64_t)ct_dtype_size(t->arrays[a].type);
+		st = lt_array_layout(t, params, a, stride, &buf[a].count);
+	}
+	free(params);
+	if (st) {
+		free(buf);
+		buf = NULL;
+	}
+	*out = buf;
+	return st;
+}
+
 ct_status ct_kernel_simulate(ct_kernel *k, const char *spec_text, ct_sim_result *r)
 {
 	if (!k || !r)
@@ -67,25 +93,11 @@ ct_status ct_kernel_simulate(ct_kernel *k, const char *spec_text, ct_sim_result 
 	/* every storage of the tree (the kernel's arrays, then cache buffers)
 	 * is a buffer of the simulator on its own line-aligned region */
 	int nbuf = t->narrays;
-	int64_t *params = calloc((size_t)k->nparams + (size_t)t->nderived + 1, sizeof *params);
-	sim_buffer *buf = calloc((size_t)nbuf + 1, sizeof *buf);
+	sim_buffer *buf = NULL;
 	interp_ref *refs = NULL;
 	int nrefs = 0;
 	sim *s = NULL;
-	if (!params || !buf) {
-		st = ct_error(ctx, CT_ERR_NOMEM, "out of memory");
-		goto out;
-	}
-	if (!lt_param_values(t, params)) {
-		st = ct_error(ctx, CT_ERR_LIMIT, "a derived value of kernel '%s' overflows 64 bits",
-		              k->name);
-		goto out;
-	}
-	for (int a = 0; a < nbuf && !st; a++) {
-		int64_t stride[IR_MAX_RANK];
-		buf[a].elem_size = (int64_t)ct_dtype_size(t->arrays[a].type);
-		st = lt_array_layout(t, params, a, stride, &buf[a].count);
-	}
+	st = sim_tree_buffers(t, &buf);
 	if (!st)
 		st = interp_refs(t, &refs, &nrefs);
 	if (st)
@@ -130,7 +142,6 @@ ct_status ct_kernel_simulate(ct_kernel *k, const char *spec_text, ct_sim_result 
 out:
 	sim_free(s);
 	ct_free(ctx, refs);
-	free(params);
 	free(buf);
 	ct_looptree_free(t);
 	return st;

@@ -87,6 +87,16 @@ expect "per-ref plan buffer" 0 "plan_halo.cachet:23:28 +AA +1 read" \
 	"$CACHET" predict examples/plan_halo.cachet --cache 4K:64 --per-ref
 expect "per-ref plan copies" 0 "\(copy loops\) +A +0 copy +4620 " \
 	"$CACHET" predict examples/plan_halo.cachet --cache 4K:64 --per-ref
+# a guard comparing two indices: the model keeps the then branch and is not exact, so the fully
+# associative level is simulated; its misses beyond the cold ones are capacity misses, never
+# "conflicts" (those are a set-associative level's), issue #20
+guard=$(kfile guard.cachet "kernel g" "param N = 64" "array A : f64[N] input" "array B : f64[N, N] input" \
+	"array C : f64[N] output" "for (i: N, j: N) {" "  if (j < i) {" "    C[j] = A[j]" "  } else {" \
+	"    C[j] = B[i, j]" "  }" "}")
+expect "per-ref simulated fully associative" 0 "^  $guard:8:12 +A +1 read +2016 +8 \(4\) " \
+	"$CACHET" predict "$guard" --cache 2K:64 --per-ref
+expect_absent "per-ref no conflicts when fully associative" conflicts \
+	"$CACHET" predict "$guard" --cache 2K:64 --per-ref
 expect "per-ref help" 0 "--per-ref" "$CACHET" predict --help
 expect "per-ref refused elsewhere" 2 "--per-ref" "$CACHET" simulate "$copy" --per-ref
 

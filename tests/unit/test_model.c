@@ -209,7 +209,12 @@ static void test_partition_sums(void)
 
 /* A 3-D stencil whose tiny cache (4 lines of 64 bytes) the model cannot decide exactly
  * (bench_model --random, seed 21), and a tiling whose analysis is slow (seed 21's slowest). */
-static const char s3d_src[] =
+/* a guard that compares two indices: the model keeps its branch and is not exact, on a trace short
+ * enough for predict to simulate it */
+static const char tri_src[] =
+	"kernel tri\nparam N = 20\narray A : f64[N, N] input\narray C : f64[N, N] output\n"
+	"for (i: N, j: N) {\n  if (j < i) {\n    C[i, j] = A[i, j]\n  }\n}\n";
+static const char s3d_exact_src[] =
 	"kernel s3\nparam N = 12, M = 12, P = 9\narray A : f64[N, M, P] input\narray B : f64[N, M, P] output\n"
 	"for (x: N, y: M, z: P) {\n  if (0 < x && x < N-1 && 0 < y && y < M-1 && 0 < z && z < P-1) {\n"
 	"    B[x, y, z] = (A[x-1, y, z] + A[x+1, y, z] + A[x, y-1, z] + A[x, y+1, z] + A[x, y, z-1] + "
@@ -247,14 +252,14 @@ static int64_t model_alone(ct_ctx *ctx, ct_kernel *k, const char *spec_text, boo
 static void test_fallback_inexact(void)
 {
 	ct_ctx *ctx = ct_ctx_new();
-	ct_kernel *k = ct_kernel_parse(ctx, s3d_src, strlen(s3d_src), "s3.cachet");
+	ct_kernel *k = ct_kernel_parse(ctx, tri_src, strlen(tri_src), "s3.cachet");
 	CHECK(k != NULL);
 	bool exact = true;
 	int64_t work = 0;
 	int64_t alone = model_alone(ctx, k, "256:64", &exact, &work);
 	ct_sim_result sr;
 	CHECK(ct_kernel_simulate(k, "256:64", &sr) == CT_OK);
-	CHECKF(!exact && alone != sr.level[0].misses, "the model alone: %lld (exact %d), simulator %lld",
+	CHECKF(!exact, "the model alone: %lld (exact %d), simulator %lld",
 	       (long long)alone, exact, (long long)sr.level[0].misses);
 	ct_predict_result pr;
 	CHECK(ct_kernel_predict(k, "256:64", &pr) == CT_OK);
@@ -269,7 +274,11 @@ static void test_fallback_inexact(void)
 	}
 	CHECK(sum == pr.level[0].misses);
 	ct_predict_result_free(&pr);
-	/* a level the model decides exactly keeps the model's count */
+	/* a level the model decides exactly keeps the model's count (a tiled guarded 3-D
+	 * stencil, exact at 32K) */
+	ct_kernel_free(k);
+	k = ct_kernel_parse(ctx, s3d_exact_src, strlen(s3d_exact_src), "s3.cachet");
+	CHECK(k != NULL);
 	CHECK(ct_kernel_predict(k, "32K:64", &pr) == CT_OK);
 	CHECK(pr.level[0].exact && pr.source[0] == CT_SOURCE_MODEL && pr.fallback[0] == CT_FALLBACK_NONE);
 	ct_predict_result_free(&pr);
@@ -406,6 +415,41 @@ static void test_exact_cases(void)
 	}
 }
 
+/* Caches of four lines, where the reuse within a statement and the carried reuse lie at
+ * distances around the capacity: the model alone decides them exactly (random cases 5475 and
+ * 4984 of bench_model --random 10000 --seed 20, 46% and 11% off before the statement's reuse
+ * was split by access and a cell's estimate kept within its bounds). */
+static void test_tiny_caches(void)
+{
+	static const char *const srcs[] = {
+	    "kernel s3\nparam N = 22, M = 8, P = 7\narray A : f32[N, M, P] input\narray B : f32[N, M, P] output\n"
+	    "for (x: N, y: M, z: P) {\n  if (0 < x && x < N-1 && 0 < y && y < M-1 && 0 < z && z < P-1) {\n"
+	    "    B[x, y, z] = (A[x-1, y, z] + A[x+1, y, z] + A[x, y-1, z] + A[x, y+1, z] + A[x, y, z-1] + "
+	    "A[x, y, z+1]) / 6\n  } else {\n    B[x, y, z] = A[x, y, z]\n  }\n}\n"
+	    "schedule {\n  xx, yy = tile(x=21, y=7)\n  reorder(z, x, xx, y, yy)\n}\n",
+	    "kernel s5\nparam N = 76, M = 81\narray A : f32[N, M] input\narray B : f32[N, M] output\n"
+	    "for (x: N, y: M) {\n  if (0 < x && x < N-1 && 0 < y && y < M-1) {\n"
+	    "    B[x, y] = (A[x-1, y] + A[x+1, y] + A[x, y-1] + A[x, y+1] + A[x, y]) / 5\n"
+	    "  } else {\n    B[x, y] = A[x, y]\n  }\n}\n"
+	    "schedule {\n  yy = tile(y=72)\n  reorder(x, y, yy)\n}\n",
+	};
+	for (int i = 0; i < 2; i++) {
+		ct_ctx *ctx = ct_ctx_new();
+		ct_kernel *k = ct_kernel_parse(ctx, srcs[i], strlen(srcs[i]), "tiny.cachet");
+		CHECK(k != NULL);
+		bool exact = false;
+		int64_t work = 0;
+		int64_t alone = model_alone(ctx, k, "256:64", &exact, &work);
+		ct_sim_result sr;
+		CHECK(ct_kernel_simulate(k, "256:64", &sr) == CT_OK);
+		CHECKF(exact && alone == sr.level[0].misses, "case %d: the model alone %lld (exact %d), simulator %lld", i,
+		       (long long)alone, exact, (long long)sr.level[0].misses);
+		ct_sim_result_free(&sr);
+		ct_kernel_free(k);
+		ct_ctx_free(ctx);
+	}
+}
+
 /* ct_kernel_predict_refs on every kernel of the table, split by simulation and by accesses: the
  * rows add up to the per-level totals, the accesses to the kernel's, cold misses stay within the
  * misses, and the split says how it was made. */
@@ -455,6 +499,7 @@ int main(void)
 	RUN(test_hand_counted);
 	RUN(test_partition_sums);
 	RUN(test_errors);
+	RUN(test_tiny_caches);
 	RUN(test_fallback_inexact);
 	RUN(test_fallback_budget);
 	RUN(test_fallback_long_trace);
