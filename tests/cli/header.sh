@@ -123,7 +123,7 @@ grep -v 'passed, .* failed$' "$tmp/out"
 
 # the SONAME the Makefile builds is the header's ABI version
 so=$(sed -n 's/^#define CACHET_SOVERSION \([0-9][0-9]*\)$/\1/p' include/cachet.h)
-mk=$(make -s -f Makefile BUILD="$tmp/none" --eval 'print-soname: ; @echo $(SONAME)' print-soname 2>/dev/null)
+mk=$(make -s --no-print-directory -f Makefile BUILD="$tmp/none" --eval 'print-soname: ; @echo $(SONAME)' print-soname 2>/dev/null)
 if [ -n "$so" ] && [ "$mk" = "libcachet.so.$so" ]; then
 	pass=$((pass + 1))
 	echo "ok   the Makefile's SONAME is libcachet.so.\$CACHET_SOVERSION ($mk)"
