@@ -152,7 +152,7 @@ static void report_free(report *r)
 	ct_predict_result_free(&r->pr);
 	free(r->src);
 	free(r->tree);
-	free(r->tree_json);
+	json_decref(r->tree_doc);
 	ct_kernel_free(r->k);
 	ct_ctx_free(r->ctx);
 }

@@ -81,18 +81,15 @@ static json_t *first_loop(json_t *nodes, const char *index)
 	return NULL;
 }
 
-/* The extent of loop index `index`: the "hi" of its first loop from 0 in the lowered tree's JSON
- * (read with jansson); 1024 when there is none or it is not a number (a runtime bound). */
+/* The extent of loop index `index`: the "hi" of its first loop from 0 in the lowered tree (r->tree_doc)
+ * 1024 when there is none or it is not a number (a runtime bound). */
 static int64_t index_extent(const report *r, const char *index)
 {
-	json_t *tree = r->tree_json ? json_loads(r->tree_json, 0, NULL) : NULL;
-	json_t *loop = tree ? first_loop(json_object_get(tree, "loops"), index) : NULL;
+	json_t *loop = r->tree_doc ? first_loop(json_object_get(r->tree_doc, "loops"), index) : NULL;
 	const char *hi = loop ? json_string_value(json_object_get(loop, "hi")) : NULL;
 	char *end = NULL;
 	long long v = hi ? strtoll(hi, &end, 10) : 0;
-	int64_t extent = hi && end != hi && *end == 0 && v > 0 ? v : 1024; /* before hi is freed */
-	json_decref(tree);
-	return extent;
+	return hi && end != hi && *end == 0 && v > 0 ? v : 1024;
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -136,7 +133,9 @@ void lower_tree(report *r)
 		return;
 	}
 	r->tree = ct_looptree_to_string(t, CT_FORMAT_TEXT);
-	r->tree_json = ct_looptree_to_string(t, CT_FORMAT_JSON);
+	char *json = ct_looptree_to_string(t, CT_FORMAT_JSON);
+	r->tree_doc = json ? json_loads(json, 0, NULL) : NULL;
+	free(json);
 	ct_looptree_free(t);
 }
 

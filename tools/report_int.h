@@ -93,7 +93,8 @@ typedef struct report {
 	opts o;
 	ct_ctx *ctx;
 	ct_kernel *k;
-	char *src, *tree, *tree_json;
+	char *src, *tree;
+	json_t *tree_doc; /* the lowered tree as JSON, parsed once: the sweeps read their extents from it */
 	ct_predict_result pr;
 	ct_ref_table rt;
 	int have_tiles;
@@ -126,7 +127,7 @@ static inline const char *report_file(const report *r)
 double now_s(void);
 
 /* report_data.c: each fills its part of r; what it cannot get becomes a note, never an error. */
-/* The lowered loop tree as text and as JSON (r->tree, r->tree_json). */
+/* The lowered loop tree as text and as a JSON document (r->tree, r->tree_doc). */
 void lower_tree(report *r);
 /* The tile search (r->tr, r->have_tiles, r->tiles_note). */
 void search_tiles(report *r);
