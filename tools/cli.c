@@ -327,3 +327,27 @@ json_t *ref_table_json(const ct_ref_table *t, const char *file, int nlevels, boo
 	}
 	return a;
 }
+
+json_t *cache_level_json(int64_t size, int64_t line, int64_t ways, bool *ok)
+{
+	json_t *o = json_object();
+	ct_json_set(o, "size", json_integer((json_int_t)size), ok);
+	ct_json_set(o, "line", json_integer((json_int_t)line), ok);
+	ct_json_set(o, "ways", json_integer((json_int_t)ways), ok);
+	return o;
+}
+
+/* ct_fallback_reason as JSON says it: why a level was simulated. */
+static const char *const fallback_names[] = {"", "set-associative", "model not exact",
+                                             "model over its work budget"};
+
+json_t *predict_level_json(const ct_predict_result *r, int l, bool *ok)
+{
+	json_t *lv = cache_level_json(r->level[l].size, r->level[l].line, r->level[l].ways, ok);
+	ct_json_set(lv, "misses", json_integer((json_int_t)r->level[l].misses), ok);
+	ct_json_set(lv, "exact", json_boolean(r->level[l].exact), ok);
+	ct_json_set(lv, "source", json_string(count_source_name(r->source[l])), ok);
+	if (r->fallback[l] > CT_FALLBACK_NONE && r->fallback[l] <= CT_FALLBACK_BUDGET)
+		ct_json_set(lv, "fallback", json_string(fallback_names[r->fallback[l]]), ok);
+	return lv;
+}

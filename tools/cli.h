@@ -103,6 +103,11 @@ const char *ref_access(const ct_ref_misses *m);
 /* the rows of t as the `per_ref` JSON array of predict --per-ref --json and report --json
  * (file: what FILE:LINE:COL names); *ok becomes false when memory runs out */
 json_t *ref_table_json(const ct_ref_table *t, const char *file, int nlevels, bool *ok);
+/* one cache level's size, line and ways: the start of every command's per-level JSON object */
+json_t *cache_level_json(int64_t size, int64_t line, int64_t ways, bool *ok);
+/* level l of a prediction as predict --json and report --json list it: cache_level_json, then
+ * misses, exact, source and, where the level was simulated, why ("fallback") */
+json_t *predict_level_json(const ct_predict_result *r, int l, bool *ok);
 
 /* ------------------------------------------------------------ the commands (cmd_*.c) */
 

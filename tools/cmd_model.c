@@ -6,16 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* One cache level: size, line and ways (what every report lists per level). */
-static json_t *level_json(int64_t size, int64_t line, int64_t ways, bool *ok)
-{
-	json_t *o = json_object();
-	ct_json_set(o, "size", json_integer((json_int_t)size), ok);
-	ct_json_set(o, "line", json_integer((json_int_t)line), ok);
-	ct_json_set(o, "ways", json_integer((json_int_t)ways), ok);
-	return o;
-}
-
 static void print_sim_json(const ct_kernel *k, const ct_sim_result *r)
 {
 	bool ok = true;
@@ -23,7 +13,7 @@ static void print_sim_json(const ct_kernel *k, const ct_sim_result *r)
 	ct_json_set(o, "kernel", json_string(ct_kernel_name(k)), &ok);
 	ct_json_set(o, "accesses", json_integer((json_int_t)r->accesses), &ok);
 	for (int l = 0; l < r->nlevels; l++) {
-		json_t *lv = level_json(r->level[l].size, r->level[l].line, r->level[l].ways, &ok);
+		json_t *lv = cache_level_json(r->level[l].size, r->level[l].line, r->level[l].ways, &ok);
 		ct_json_set(lv, "simulated_misses", json_integer((json_int_t)r->level[l].misses), &ok);
 		ct_json_push(levels, lv, &ok);
 	}
@@ -83,9 +73,6 @@ static void sim_array_misses(const ct_sim_result *s, const char *array, int64_t 
 
 /* `predict --json`: CLI.md's object; s (may be NULL) adds the simulator's
  * counts per level and per array. */
-/* ct_fallback_reason as JSON says it: why a level was simulated. */
-static const char *const fallback_names[] = {"", "set-associative", "model not exact",
-                                             "model over its work budget"};
 static void print_predict_json(const ct_kernel *k, const ct_predict_result *r, const ct_sim_result *s,
                                const ct_ref_table *t)
 {
@@ -94,12 +81,7 @@ static void print_predict_json(const ct_kernel *k, const ct_predict_result *r, c
 	ct_json_set(o, "kernel", json_string(ct_kernel_name(k)), &ok);
 	ct_json_set(o, "accesses", json_integer((json_int_t)r->accesses), &ok);
 	for (int l = 0; l < r->nlevels; l++) {
-		json_t *lv = level_json(r->level[l].size, r->level[l].line, r->level[l].ways, &ok);
-		ct_json_set(lv, "misses", json_integer((json_int_t)r->level[l].misses), &ok);
-		ct_json_set(lv, "exact", json_boolean(r->level[l].exact), &ok);
-		ct_json_set(lv, "source", json_string(count_source_name(r->source[l])), &ok);
-		if (r->fallback[l] > CT_FALLBACK_NONE && r->fallback[l] <= CT_FALLBACK_BUDGET)
-			ct_json_set(lv, "fallback", json_string(fallback_names[r->fallback[l]]), &ok);
+		json_t *lv = predict_level_json(r, l, &ok);
 		if (s)
 			ct_json_set(lv, "simulated_misses", json_integer((json_int_t)s->level[l].misses), &ok);
 		ct_json_push(levels, lv, &ok);
@@ -269,7 +251,7 @@ static void print_tiles_json(const ct_kernel *k, const ct_tiles_result *r)
 	ct_json_set(o, "indices", indices, &ok);
 	ct_json_set(o, "params", params, &ok);
 	for (int l = 0; l < r->nlevels; l++)
-		ct_json_push(levels, level_json(r->level[l].size, r->level[l].line, r->level[l].ways, &ok), &ok);
+		ct_json_push(levels, cache_level_json(r->level[l].size, r->level[l].line, r->level[l].ways, &ok), &ok);
 	ct_json_set(o, "levels", levels, &ok);
 	ct_json_set(o, "rank_level", json_integer(r->rank_level), &ok);
 	ct_json_set(o, "runtime_bounds", json_boolean(r->runtime_bounds), &ok);

@@ -132,16 +132,8 @@ static json_t *json_tuning(const report *r, bool *ok)
 static json_t *json_levels(const report *r, bool *ok)
 {
 	json_t *a = json_array();
-	for (int l = 0; l < r->pr.nlevels; l++) {
-		json_t *lv = json_object();
-		ct_json_set(lv, "size", json_integer((json_int_t)r->pr.level[l].size), ok);
-		ct_json_set(lv, "line", json_integer((json_int_t)r->pr.level[l].line), ok);
-		ct_json_set(lv, "ways", json_integer((json_int_t)r->pr.level[l].ways), ok);
-		ct_json_set(lv, "misses", json_integer((json_int_t)r->pr.level[l].misses), ok);
-		ct_json_set(lv, "exact", json_boolean(r->pr.level[l].exact), ok);
-		ct_json_set(lv, "source", json_string(count_source_name(r->pr.source[l])), ok);
-		ct_json_push(a, lv, ok);
-	}
+	for (int l = 0; l < r->pr.nlevels; l++)
+		ct_json_push(a, predict_level_json(&r->pr, l, ok), ok);
 	return a;
 }
 
