@@ -42,14 +42,15 @@ static inline void bench_openblas_at_best(char **argv)
 		return;
 	setenv("CACHET_BENCH_OPENBLAS_PICKED", "1", 1);
 	char exe[4096], cmd[4200], name[64] = "";
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 16);
-	char *slash = n > 0 ? memchr(exe, '/', (size_t)n) : NULL;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 16); /* room for the probe's name */
+	if (n > 0)
+		exe[n] = 0;
+	char *slash = n > 0 ? strrchr(exe, '/') : NULL;
 	if (!slash) {
 		fprintf(stderr, "bench: cannot find openblas_best; OpenBLAS keeps its own kernel pick\n");
 		return;
 	}
-	exe[n] = 0;
-	strcpy(strrchr(exe, '/') + 1, "openblas_best");
+	strcpy(slash + 1, "openblas_best");
 	snprintf(cmd, sizeof cmd, "'%s'", exe);
 	FILE *p = popen(cmd, "r");
 	int ok = p && fgets(name, sizeof name, p) != NULL;
