@@ -255,6 +255,22 @@ bool ip_disp_range(cp *c, int r, int64_t disp, int64_t *lo, int64_t *hi)
 	              c->k->name);
 }
 
+/* The affine x as a register and a displacement (off[*reg] + *disp) whose range cannot
+ * overflow: how index values, guards and index comparisons enter the program. False on
+ * failure, with the error in c->st. */
+bool ip_aff_operand(cp *c, aff x, int *reg, int64_t *disp)
+{
+	int64_t cst = 0, lo, hi;
+	if (!ip_expand_aff(c, x, 1, &cst))
+		return false;
+	int r = ip_aff_reg(c);
+	if (c->st || !ip_disp_range(c, r, cst, &lo, &hi))
+		return false;
+	*reg = r;
+	*disp = cst;
+	return true;
+}
+
 /* Range [*lo, *hi] of sum((a[s] + sign * b[s]) * s) over the symbols of
  * the path (b may be NULL). False when a symbol with a nonzero coefficient
  * has no (non-empty) loop on the path, or on overflow. */
@@ -439,11 +455,7 @@ int ip_cx(cp *c, const ir_expr *e, int depth)
 		aff x = {0, 1, NULL};
 		aff_term t = {AFF_INDEX, e->id, 1};
 		x.t = &t;
-		if (!ip_expand_aff(c, x, 1, &cst))
-			return 0;
-		r = ip_aff_reg(c);
-		int64_t lo, hi;
-		if (c->st || !ip_disp_range(c, r, cst, &lo, &hi))
+		if (!ip_aff_operand(c, x, &r, &cst))
 			return 0;
 		d = ip_new_reg(c);
 		ip_emit(c, OP_IX + rep, d, r, 0, 0, cst);
@@ -488,11 +500,7 @@ int ip_cx(cp *c, const ir_expr *e, int depth)
 			return 0;
 		if (e->has_diff && ip_expr_is_index_only(e->args[0]) &&
 		    ip_expr_is_index_only(e->args[1])) {
-			if (!ip_expand_aff(c, e->diff, 1, &cst))
-				return 0;
-			r = ip_aff_reg(c);
-			int64_t lo, hi;
-			if (c->st || !ip_disp_range(c, r, cst, &lo, &hi))
+			if (!ip_aff_operand(c, e->diff, &r, &cst))
 				return 0;
 			d = ip_new_reg(c);
 			ip_emit(c, OP_ACMP + (int)e->cmp, d, r, 0, 0, cst);

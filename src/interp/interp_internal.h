@@ -247,6 +247,9 @@ bool ip_expand_aff(cp *c, aff x, int64_t scale, int64_t *cst);
 /* Range of off[r] + disp; fails when it can overflow (the interpreter
  * never does unchecked arithmetic that could). */
 bool ip_disp_range(cp *c, int r, int64_t disp, int64_t *lo, int64_t *hi);
+/* The affine x as a register and a displacement whose range cannot overflow (expand, register,
+ * range check); false on failure, with the error in c->st. */
+bool ip_aff_operand(cp *c, aff x, int *reg, int64_t *disp);
 /* Affine register and displacement of an element of storage e->id; records
  * a bounds check unless the static range proves the access in bounds. */
 bool ip_comp_access(cp *c, const ir_expr *e, int *reg, int64_t *disp);

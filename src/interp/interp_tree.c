@@ -125,11 +125,9 @@ static void comp_conj(cp *c, const ir_expr *e, ip_conj *out, int *n)
 		comp_conj(c, e->args[1], out, n);
 		return;
 	}
-	int64_t cst = 0, lo, hi;
-	if (!ip_expand_aff(c, e->diff, 1, &cst))
-		return;
-	int r = ip_aff_reg(c);
-	if (c->st || !ip_disp_range(c, r, cst, &lo, &hi))
+	int64_t cst;
+	int r;
+	if (!ip_aff_operand(c, e->diff, &r, &cst))
 		return;
 	out[*n].reg = r;
 	out[*n].disp = cst;
@@ -291,11 +289,9 @@ static void comp_guard_if(cp *c, ip_node *n, const lt_node *x)
 		}
 	}
 	for (int i = 0; i < x->nguard && !c->st; i++) {
-		int64_t cst = 0, lo, hi;
-		if (!ip_expand_aff(c, x->guard[i], 1, &cst))
-			return;
-		int r = ip_aff_reg(c);
-		if (c->st || !ip_disp_range(c, r, cst, &lo, &hi))
+		int64_t cst;
+		int r;
+		if (!ip_aff_operand(c, x->guard[i], &r, &cst))
 			return;
 		n->conj[n->nconj].reg = r;
 		n->conj[n->nconj].disp = cst;
