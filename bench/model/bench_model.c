@@ -793,6 +793,8 @@ static void usage(void)
 	        "  --pick F      with --random: only the case indices in F's first column (the same stream)\n"
 	        "  --model-only  with --random: the model alone, without predict's simulator fallback\n"
 	        "                (set-associative levels as if fully associative)\n"
+	        "  --no-enumerate with --model-only: the analysis alone, without partial enumeration\n"
+	        "                (a node whose analysis passes its share of work counted from its accesses)\n"
 	        "Run from the repository root (make bench-model BENCH_ARGS=...).\n");
 }
 
@@ -832,6 +834,8 @@ static bool parse_args(int argc, char **argv, options *o)
 			o->only = argv[++i];
 		else if (strcmp(argv[i], "--model-only") == 0)
 			rk_model_only = true;
+		else if (strcmp(argv[i], "--no-enumerate") == 0)
+			rk_enumerate = MODEL_ENUM_NEVER;
 		else if (strcmp(argv[i], "--random") == 0 && i + 1 < argc)
 			o->random_n = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--log-cases") == 0 && i + 1 < argc) {
@@ -881,6 +885,15 @@ static int cmp_err_desc(const void *a, const void *b)
 	return x->err_pct > y->err_pct ? -1 : x->err_pct < y->err_pct;
 }
 
+/* The values of a case's runtime params, as -D options (nothing when it has none). */
+static void print_runtime(const rk_case *c)
+{
+	for (int j = 0; j < c->nrt; j++)
+		printf("%s-D %s=%lld", j ? " " : "  (runtime: ", c->rt_name[j], (long long)c->rt_val[j]);
+	if (c->nrt)
+		printf(")\n");
+}
+
 /* The report of --random: totals, errors, the cases not exact by family, times, the worst cases. */
 static bool random_report(const rk_stats *s, const options *o)
 {
@@ -922,10 +935,23 @@ static bool random_report(const rk_stats *s, const options *o)
 	printf("  counts from predict's simulator fallback: %d (set-associative %d; fully associative: "
 	       "the model not exact %d, over its work budget %d)\n", nsim, why[CT_FALLBACK_SET_ASSOC],
 	       why[CT_FALLBACK_INEXACT], why[CT_FALLBACK_BUDGET]);
-	printf("\n  %-24s %7s %9s %9s %10s %10s %9s %9s %9s\n", "family", "cases", "not exact", "claimed", "mean err",
-	       "max err", "p99 ms", "max ms", "simulated");
+	if (rk_model_only) {
+		int nenum = 0;
+		int64_t acc = 0, en = 0;
+		for (int i = 0; i < n; i++) {
+			nenum += s->res[i].enumerated > 0;
+			acc += s->res[i].accesses;
+			en += s->res[i].enumerated;
+		}
+		printf("  partial enumeration%s: %d cases (%.2f%%) had a node counted from its accesses; "
+		       "%.2f%% of all accesses\n", rk_enumerate == MODEL_ENUM_NEVER ? " (off: --no-enumerate)" : "",
+		       nenum, 100.0 * nenum / n, acc ? 100.0 * (double)en / (double)acc : 0.0);
+	}
+	printf("\n  %-24s %7s %9s %9s %10s %10s %9s %9s %9s %9s\n", "family", "cases", "not exact", "claimed",
+	       "mean err", "max err", "p99 ms", "max ms", "simulated", "enum acc");
 	for (int f = 0; f < RK_NFAM; f++) {
 		int cnt = 0, ne = 0, cl = 0, nsimd = 0;
+		int64_t facc = 0, fen = 0;
 		double fs = 0, fm = 0;
 		for (int i = 0; i < n; i++) {
 			const rk_result *x = &s->res[i];
@@ -938,11 +964,13 @@ static bool random_report(const rk_stats *s, const options *o)
 			nsimd += x->simulated_by_predict;
 			fs += x->err_pct;
 			fm = x->err_pct > fm ? x->err_pct : fm;
+			facc += x->accesses;
+			fen += x->enumerated;
 		}
 		qsort(t, (size_t)cnt, sizeof *t, cmp_double);
-		printf("  %-24s %7d %9d %9d %9.4f%% %9.2f%% %9.3f %9.3f %9d\n", rk_family_name[f], cnt, ne, cl,
+		printf("  %-24s %7d %9d %9d %9.4f%% %9.2f%% %9.3f %9.3f %9d %8.2f%%\n", rk_family_name[f], cnt, ne, cl,
 		       cnt ? fs / cnt : 0.0, fm, cnt ? t[(int)((double)(cnt - 1) * 0.99)] : 0.0, cnt ? t[cnt - 1] : 0.0,
-		       nsimd);
+		       nsimd, facc ? 100.0 * (double)fen / (double)facc : 0.0);
 	}
 	/* by capacity in lines: the inexact cases are the tiny ones */
 	printf("\n  %-24s %7s %9s %10s\n", "capacity (lines)", "cases", "not exact", "max err");
@@ -1017,10 +1045,7 @@ static bool random_report(const rk_stats *s, const options *o)
 		printf("  -- %s, cache %s: model %lld, simulator %lld (%.2f%%, claimed exact: %s)\n%s",
 		       rk_family_name[x->family], x->kernel.spec, (long long)x->predicted, (long long)x->simulated,
 		       x->err_pct, x->claimed_exact ? "yes" : "no", x->kernel.src);
-		for (int j = 0; j < x->kernel.nrt; j++)
-			printf("%s-D %s=%lld", j ? " " : "  (runtime: ", x->kernel.rt_name[j], (long long)x->kernel.rt_val[j]);
-		if (x->kernel.nrt)
-			printf(")\n");
+		print_runtime(&x->kernel);
 	}
 	printf("\n  the slowest case of each family (model time):\n");
 	for (int f = 0; f < RK_NFAM; f++) {
@@ -1028,9 +1053,11 @@ static bool random_report(const rk_stats *s, const options *o)
 		for (int i = 0; i < n; i++)
 			if (s->res[i].family == f && (!w || s->res[i].model_s > w->model_s))
 				w = &s->res[i];
-		if (w)
-			printf("  -- %s, cache %s: %.3f ms\n%s", rk_family_name[f], w->kernel.spec, w->model_s * 1e3,
-			       w->kernel.src);
+		if (!w)
+			continue;
+		printf("  -- %s, cache %s: %.3f ms\n%s", rk_family_name[f], w->kernel.spec, w->model_s * 1e3,
+		       w->kernel.src);
+		print_runtime(&w->kernel);
 	}
 	bool ok = s->wrong_claims == 0;
 	printf("\n  targets (issue #20): never claims exact wrongly %s; exact >= %.0f%%: %s; max error <= %.0f%%: %s; "

@@ -353,6 +353,8 @@ typedef struct rk_result {
 	bool set_assoc;             /* the level is set-associative */
 	double err_pct;   /* |predicted - simulated| / simulated, in percent (0 when both are 0) */
 	double model_s;   /* thread CPU time of ct_kernel_predict (lowering included) */
+	int64_t accesses, enumerated; /* --model-only: the kernel's accesses, and those whose reuse
+	                               * the model counted by partial enumeration */
 	rk_case kernel;   /* the case itself, to print the worst ones */
 } rk_result;
 
@@ -372,11 +374,13 @@ static int rk_npick;
 /* When set, cases run the model alone (model_analyse: no simulator fallback, set-associative
  * levels as if fully associative) instead of ct_kernel_predict. */
 static bool rk_model_only;
+/* With rk_model_only: how the model may enumerate (--no-enumerate: the analysis alone). */
+static model_enum_mode rk_enumerate = MODEL_ENUM_AUTO;
 
 /* The model alone on k at spec: level 0's misses and whether the model calls them exact (a
- * set-associative level never is). */
+ * set-associative level never is); out's accesses and enumerated. */
 static ct_status rk_model_alone(ct_ctx *ctx, ct_kernel *k, const char *spec_text, int64_t *misses,
-                                bool *exact)
+                                bool *exact, rk_result *out)
 {
 	sim_spec spec;
 	ct_status st = sim_spec_parse(ctx, spec_text, &spec);
@@ -386,8 +390,11 @@ static ct_status rk_model_alone(ct_ctx *ctx, ct_kernel *k, const char *spec_text
 	if (!t)
 		return ct_ctx_last_status(ctx);
 	model_result m;
-	st = model_analyse(t, &spec, &m);
+	model_options o = {MODEL_REFINE_FULL, 0, rk_enumerate, 0};
+	st = model_analyse_opts(t, &spec, &o, &m);
 	if (!st) {
+		out->accesses = m.accesses;
+		out->enumerated = m.enumerated;
 		const sim_level *l = &spec.level[0];
 		bool ex = true;
 		for (int a = 0; a < m.narrays; a++)
@@ -431,12 +438,12 @@ static int rk_run_case(ct_ctx *ctx, int index, const rk_case *c, rk_result *out,
 	bool alone_exact = false;
 	memset(&pr, 0, sizeof pr);
 	double t0 = rk_cpu_s();
-	ct_status st = rk_model_only ? rk_model_alone(ctx, k, c->spec, &alone, &alone_exact)
+	ct_status st = rk_model_only ? rk_model_alone(ctx, k, c->spec, &alone, &alone_exact, out)
 	                             : ct_kernel_predict(k, c->spec, &pr);
 	double secs = rk_cpu_s() - t0;
 	if (st) {
 		if (log)
-			fprintf(log, "model failed (%s) on %s:\n%s\n", ct_ctx_last_message(ctx), c->spec, c->src);
+			fprintf(log, "model failed (%s) idx %d on %s:\n%s\n", ct_ctx_last_message(ctx), index, c->spec, c->src);
 		ct_kernel_free(k);
 		return 2;
 	}

@@ -142,12 +142,22 @@ ct_status model_analyse_depth(ct_looptree *t, const sim_spec *spec, int refine, 
 ct_status model_analyse_budget(ct_looptree *t, const sim_spec *spec, int refine, int64_t budget,
                                model_result *r)
 {
+	model_options o = {refine, budget, MODEL_ENUM_AUTO, 0};
+	return model_analyse_opts(t, spec, &o, r);
+}
+
+ct_status model_analyse_opts(ct_looptree *t, const sim_spec *spec, const model_options *o, model_result *r)
+{
 	memset(r, 0, sizeof *r);
 	model *m = calloc(1, sizeof *m);
 	if (!m)
 		return ct_error(t->k->ctx, CT_ERR_NOMEM, "out of memory");
-	m->refine = refine < 0 ? 0 : refine;
-	m->budget = budget > 0 ? budget : 0;
+	m->refine = o->refine < 0 ? 0 : o->refine;
+	m->budget = o->budget > 0 ? o->budget : 0;
+	/* partial enumeration stands in for full refinement only (the tile search's shallow
+	 * screens stay cheap by their depth) */
+	m->enumerate = m->refine >= MODEL_REFINE_FULL ? o->enumerate : MODEL_ENUM_NEVER;
+	m->enum_depth = o->enum_depth;
 	m->ws = malloc(sizeof *m->ws * 8);
 	if (!m->ws) {
 		free(m);
@@ -185,6 +195,7 @@ ct_status model_analyse_budget(ct_looptree *t, const sim_spec *spec, int refine,
 		r->array_exact[a] = !m->inexact[a];
 out:
 	r->work = m->work;
+	r->enumerated = m->enumerated;
 	st = m->st;
 	if (m->over_budget) {
 		/* keep what the tree gave (accesses, executions); drop the partial partitions */

@@ -63,6 +63,8 @@ typedef struct model_result {
 	model_exec *exec;                  /* [nexec], malloc'd */
 	int64_t work;                      /* the analysis's work (rows of boxes walked, lookups) */
 	bool over_budget;                  /* model_analyse_budget stopped: no partitions */
+	int64_t enumerated;                /* accesses whose reuse was counted by partial
+	                                    * enumeration (model_enum.c), all line sizes */
 } model_result;
 
 /* Analyse tree t (params as lt_param_values gives them; runtime params must have values) for
@@ -81,6 +83,23 @@ ct_status model_analyse_depth(ct_looptree *t, const sim_spec *spec, int refine, 
  * executions filled and no partitions (ct_kernel_predict simulates such kernels instead). */
 ct_status model_analyse_budget(ct_looptree *t, const sim_spec *spec, int refine, int64_t budget,
                                model_result *r);
+
+/* Partial enumeration (model_enum.c): a node whose analysis passes its share of work has its
+ * reuse counted from its accesses instead (AUTO, with full refinement), never (the analysis
+ * alone: the bench's --no-enumerate, the tests), or every node that can be at enum_depth or
+ * deeper loops, the nodes above analysed (the tests compare the two). */
+typedef enum model_enum_mode { MODEL_ENUM_AUTO, MODEL_ENUM_NEVER, MODEL_ENUM_ALWAYS } model_enum_mode;
+
+typedef struct model_options {
+	int refine;                /* MODEL_REFINE_FULL, or less (model_analyse_depth) */
+	int64_t budget;            /* as model_analyse_budget (0: no limit) */
+	model_enum_mode enumerate;
+	int enum_depth;            /* ALWAYS: nodes inside at least this many loops (0: the run's
+	                            * children) */
+} model_options;
+
+/* model_analyse with options o (model_analyse_budget is o = {refine, budget, AUTO}). */
+ct_status model_analyse_opts(ct_looptree *t, const sim_spec *spec, const model_options *o, model_result *r);
 
 /* The partitions of line size `line` in r (NULL if r has none). */
 const model_lines *model_for_line(const model_result *r, int64_t line);

@@ -593,6 +593,11 @@ static dlstat dl_stat(model *m, int array, const wspec *w, bool *inexact)
 		m->over_budget = true;
 		m->st = CT_ERR_LIMIT;
 	}
+	if (m->deadline && m->work > m->deadline && !m->st) {
+		m->bailing = true;
+		m->fired = m->deadline;
+		m->st = CT_ERR_LIMIT;
+	}
 	if (m->st)
 		return zero;
 	if (m->capmemo) {

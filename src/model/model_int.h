@@ -70,6 +70,9 @@ struct mnode {
 	int stmt_id;
 	int64_t *per_iter;         /* [na]: accesses in one iteration (one execution) */
 	int64_t inst;              /* executions of this node (product of enclosing trip counts) */
+	/* statement: access i's byte address is aff[i * (depth + 1)] + sum_j aff[i * (depth + 1)
+	 * + 1 + j] * t_j (its array's own region; model_enum.c walks accesses with it) */
+	int64_t *aff;
 };
 
 /* One loop piece on the builder's path: v = lo + step * (off + t), t in [0, n). */
@@ -176,6 +179,14 @@ typedef struct model {
 	/* the work done (rows of boxes walked, memo lookups) and the most allowed (0: no limit) */
 	int64_t work, budget;
 	bool over_budget;          /* the work went over budget: the analysis stopped (m->st set) */
+	/* partial enumeration (model_enum.c): the work at which the innermost node being analysed
+	 * is counted from its accesses instead (0: none), whether that stopped the analysis (m->st
+	 * set until the node catches it), and the accesses whose reuse was counted so */
+	model_enum_mode enumerate;
+	int enum_depth;
+	int64_t deadline, fired;   /* fired: the deadline that stopped it */
+	bool bailing;
+	int64_t enumerated;
 } model;
 
 /* A sum over the instances of a window, with the least and the most of one instance. */
@@ -213,6 +224,19 @@ double mdl_footprint(model *m, const wspec *w);
 /* Both: the average footprint of one instance of window w, *lo and *hi the least and the most
  * (one memo lookup). */
 double mdl_footprint_stat(model *m, const wspec *w, double *lo, double *hi);
+
+/* model_enum.c */
+/* Accesses of every instance of x together (-1: one instance is too long to walk). */
+int64_t mdl_enum_cost(const model *m, const mnode *x);
+/* Whether x's reuse can be counted from its accesses (none inexact, instances short enough). */
+bool mdl_enum_possible(const model *m, const mnode *x);
+/* The partitions of the reuse inside every instance of x, counted from its accesses: what
+ * the analysis of x (node_parts) gives, with exact distances. Adds the accesses walked (one
+ * instance of each class stands for all of them) to m->work. */
+bool mdl_enum_node(model *m, const mnode *x);
+
+/* Work units of one access walked by mdl_enum_node (about the time of one row of boxes). */
+#define MODEL_ENUM_WORK 8
 
 /* model_parts.c */
 /* The reuse partitions of line size `line` into *ml; false on failure (status on m). */

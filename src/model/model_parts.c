@@ -959,20 +959,70 @@ static bool sibling_parts(model *m, const mnode *parent, int i, int fix)
 	return !m->st;
 }
 
-static bool node_parts(model *m, const mnode *x)
+/* The reuse inside each instance of x that x itself carries: within a statement instance,
+ * carried by loop x, or between the children of one iteration (of the run for the root). */
+static bool own_parts(model *m, const mnode *x)
 {
 	if (!x->is_loop && x->nkids == 0 && x != &m->root)
 		return stmt_parts(m, x);
 	if (x->is_loop && !carried_parts(m, x))
 		return false;
 	int fix = x == &m->root ? 0 : x->depth + 1;
-	for (int i = 0; i < x->nkids; i++) {
-		if (i > 0 && !sibling_parts(m, x, i, fix))
+	for (int i = 1; i < x->nkids; i++)
+		if (!sibling_parts(m, x, i, fix))
 			return false;
-		if (!node_parts(m, x->kids[i]))
-			return false;
+	return !m->st;
+}
+
+/* The analysis's work allowed on the reuse a node carries before the node's accesses are
+ * enumerated instead: MODEL_ENUM_RATIO units per access, half the work of walking them (so the
+ * model never takes much longer than walking the kernel's accesses, however fine the grain at
+ * which its distances cross a capacity), and at least MODEL_ENUM_FLOOR (about half a
+ * millisecond: a small node's analysis finishes; bench_model --random measured the trade). */
+#define MODEL_ENUM_RATIO 4
+#define MODEL_ENUM_FLOOR 100000
+
+/* The reuse inside each instance of node x: the reuse x carries analysed, then its children's,
+ * top down; when the analysis of the reuse x carries passes its share of work (partial
+ * enumeration), all of x's reuse counted from its accesses instead. */
+static bool node_parts(model *m, const mnode *x)
+{
+	int64_t cost = m->enumerate != MODEL_ENUM_NEVER ? mdl_enum_cost(m, x) : -1;
+	bool can = cost >= 0 && mdl_enum_possible(m, x);
+	if (can && m->enumerate == MODEL_ENUM_ALWAYS && x != &m->root && x->depth >= m->enum_depth) {
+		m->enumerated += cost;
+		return mdl_enum_node(m, x);
 	}
-	return true;
+	int64_t mine = 0;
+	int nparts = m->ml->nparts;
+	bool *ix = NULL;
+	can = can && m->enumerate == MODEL_ENUM_AUTO;
+	if (can) {
+		int64_t allow = cost > (INT64_MAX / 4) / MODEL_ENUM_RATIO ? INT64_MAX / 4 : cost * MODEL_ENUM_RATIO;
+		mine = m->work + (allow > MODEL_ENUM_FLOOR ? allow : MODEL_ENUM_FLOOR);
+		/* what to restore when the analysis gives up */
+		ix = malloc(sizeof *ix * (size_t)(m->na ? m->na : 1));
+		if (!ix)
+			return mdl_fail(m, CT_ERR_NOMEM, "out of memory");
+		memcpy(ix, m->inexact, sizeof *ix * (size_t)m->na);
+		m->deadline = mine;
+	}
+	/* some steps finish their loop after a failure: the status tells */
+	bool ok = own_parts(m, x) && !m->st;
+	m->deadline = 0;
+	if (!ok && can && m->bailing && !m->over_budget && m->fired == mine) {
+		m->bailing = false;
+		m->st = CT_OK;
+		m->ml->nparts = nparts;
+		memcpy(m->inexact, ix, sizeof *ix * (size_t)m->na);
+		free(ix);
+		m->enumerated += cost;
+		return mdl_enum_node(m, x);
+	}
+	free(ix);
+	for (int i = 0; ok && i < x->nkids; i++)
+		ok = node_parts(m, x->kids[i]);
+	return ok;
 }
 
 static bool cold_parts(model *m)

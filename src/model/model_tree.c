@@ -470,6 +470,27 @@ bool mdl_build_list(model *m, lt_node *const *kids, int nkids, mnode *parent)
 }
 
 /* per_iter and inst of every node below x. */
+/* x->aff: the byte address of each access of statement x as an affine function of its
+ * counters. */
+static bool statement_affine(model *m, mnode *x)
+{
+	int w = x->depth + 1;
+	x->aff = mdl_alloc(m, sizeof *x->aff * (size_t)(x->nacc * w));
+	if (!x->aff)
+		return false;
+	for (int i = 0; i < x->nacc; i++) {
+		const macc *ac = &x->acc[i];
+		int a = ac->array;
+		int64_t base = 0;
+		for (int d = 0; d < m->rank[a]; d++)
+			base += ac->c[d] * m->stride[a * IR_MAX_RANK + d];
+		x->aff[i * w] = base * m->elem[a];
+		for (int j = 0; j < ac->depth && j < x->depth; j++)
+			x->aff[i * w + 1 + j] = mdl_gamma_of(m, ac, j);
+	}
+	return true;
+}
+
 bool mdl_count_accesses(model *m, mnode *x, int64_t inst)
 {
 	x->inst = inst;
@@ -479,7 +500,7 @@ bool mdl_count_accesses(model *m, mnode *x, int64_t inst)
 	if (!x->is_loop && x->nkids == 0) {
 		for (int i = 0; i < x->nacc; i++)
 			x->per_iter[x->acc[i].array]++;
-		return true;
+		return statement_affine(m, x);
 	}
 	int64_t kinst = x->is_loop ? inst * x->n : inst;
 	for (int i = 0; i < x->nkids; i++) {

@@ -26,15 +26,18 @@ static void test_never_claims_exact_wrongly(void)
 	free(s.res);
 }
 
-/* The model alone (no simulator fallback) on 150 cases of seed 7: it never calls a count exact
- * that the simulator contradicts (set-associative levels, predicted as fully associative, are
- * never called exact), and it is exact on most fully associative ones. */
-static void test_model_alone_never_claims_exact_wrongly(void)
+/* The model alone (no simulator fallback) on 150 cases of seed 7, with partial enumeration
+ * (enum AUTO) or the analysis alone (NEVER): it never calls a count exact that the simulator
+ * contradicts (set-associative levels, predicted as fully associative, are never called exact),
+ * and it is exact on most fully associative ones. */
+static void model_alone_cases(model_enum_mode mode)
 {
 	rk_stats s;
 	rk_model_only = true;
+	rk_enumerate = mode;
 	bool ok = rk_run(150, 7, &s, stderr);
 	rk_model_only = false;
+	rk_enumerate = MODEL_ENUM_AUTO;
 	CHECK(ok);
 	CHECKF(s.cases == 150 && s.failed == 0, "%d cases, %d failures", s.cases, s.failed);
 	CHECKF(s.wrong_claims == 0, "%d wrong exact claims", s.wrong_claims);
@@ -50,8 +53,16 @@ static void test_model_alone_never_claims_exact_wrongly(void)
 		}
 	}
 	CHECKF(fa_equal * 100 >= 95 * fa, "exact on %d of %d fully associative cases", fa_equal, fa);
+	int64_t enumerated = 0;
+	for (int i = 0; i < s.cases; i++)
+		enumerated += s.res[i].enumerated;
+	CHECK(mode == MODEL_ENUM_AUTO ? enumerated > 0 : enumerated == 0);
 	free(s.res);
 }
+
+static void test_model_alone_never_claims_exact_wrongly(void) { model_alone_cases(MODEL_ENUM_AUTO); }
+
+static void test_analysis_alone_never_claims_exact_wrongly(void) { model_alone_cases(MODEL_ENUM_NEVER); }
 
 /* predict's fallback on the same cases: every simulated count is the simulator's and says why;
  * set-associative levels are all simulated (their traces are short). */
@@ -91,6 +102,7 @@ int main(void)
 {
 	RUN(test_never_claims_exact_wrongly);
 	RUN(test_model_alone_never_claims_exact_wrongly);
+	RUN(test_analysis_alone_never_claims_exact_wrongly);
 	RUN(test_predict_fallback_reasons);
 	RUN(test_generator_deterministic);
 	return h_report();
