@@ -11,14 +11,16 @@
  * (partial enumeration): each instance of the node (each value of the enclosing counters) has
  * its accesses walked in order, in the model's own terms (the model tree's affine accesses),
  * and each access that finds its line earlier in the same instance gets its exact stack
- * distance (distinct lines since, by a Fenwick tree over the instance's access times) and
+ * distance (the distinct lines since: marks after its previous access, see enumr) and
  * the kind of its reuse (the same statement instance, an earlier sibling, or carried by a loop
  * d iterations back): exactly the reuse the node's analysis would have partitioned. Reuse
  * whose source lies outside the instance is the enclosing nodes' and stays analytic.
  */
 
-/* Most accesses of one instance walked (its Fenwick tree and line table live in memory). */
-#define ENUM_MAX_TRACE (1 << 21)
+/* Most accesses of one instance walked (its line table lives in memory: up to 48 MiB), and
+ * most instances of a node (the table's generations count them). */
+#define ENUM_MAX_TRACE (1 << 20)
+#define ENUM_MAX_INSTANCES ((int64_t)1 << 31)
 
 /* One group of enumerated reuses: the same array, kind, node and delta, with distances between
  * the same two capacities. */
@@ -428,7 +430,7 @@ static int64_t accesses_per_instance(const model *m, const mnode *x)
 int64_t mdl_enum_cost(const model *m, const mnode *x)
 {
 	int64_t per = accesses_per_instance(m, x), inst = x == &m->root ? 1 : x->inst;
-	if (per > ENUM_MAX_TRACE)
+	if (per > ENUM_MAX_TRACE || inst > ENUM_MAX_INSTANCES)
 		return -1;
 	return inst > INT64_MAX / (per ? per : 1) ? -1 : inst * per;
 }
