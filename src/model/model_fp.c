@@ -56,6 +56,7 @@ typedef struct dlctx {
 	int64_t *shift;   /* per box: extra address shift in elements (enumerated instances) */
 	bool inexact;
 	int *cand;        /* scratch: nb entries */
+	int *in;          /* scratch: nb entries */
 } dlctx;
 
 typedef struct seg {
@@ -136,6 +137,15 @@ int64_t mdl_gcd64(int64_t a, int64_t b)
 	return a;
 }
 
+/* The total of R increments: inc[0], then inc[1 .. P] (summing to sum) repeating. */
+static int64_t periodic_total(const int64_t *inc, int64_t sum, int64_t P, int64_t R)
+{
+	int64_t full = (R - 1) / P, rem = (R - 1) % P, t = inc[0] + full * sum;
+	for (int64_t k = 1; k <= rem; k++)
+		t += inc[k];
+	return t;
+}
+
 /* Lines of the rows x[q] = x0 .. x1-1 of the last outer dimension q (the other outer
  * coordinates fixed in x), all in the same boxes: after the first row, the new lines of a
  * row repeat with the period of the row address modulo the line. */
@@ -163,10 +173,7 @@ static int64_t band_lines(dlctx *d, const rowgeo *g, int64_t *x, int64_t x0, int
 		if (k)
 			sum += inc[k];
 	}
-	int64_t full = (R - 1) / P, rem = (R - 1) % P;
-	count = inc[0] + full * sum;
-	for (int64_t k = 1; k <= rem; k++)
-		count += inc[k];
+	count = periodic_total(inc, sum, P, R);
 	/* the highest line is that of the band's last row */
 	x[q] = x1 - 1;
 	int64_t tail = INT64_MIN;
@@ -180,6 +187,160 @@ static int cmp_cut(const void *a, const void *b)
 {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
 	return x < y ? -1 : x > y;
+}
+
+/* Sort n cut points (many boxes make many cuts: an insertion sort of them was most of the
+ * model's time). */
+static void sort_cuts(int64_t *cut, int n)
+{
+	if (n > 16) {
+		qsort(cut, (size_t)n, sizeof *cut, cmp_cut);
+		return;
+	}
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && cut[j] < cut[j - 1]; j--) {
+			int64_t t = cut[j];
+			cut[j] = cut[j - 1];
+			cut[j - 1] = t;
+		}
+}
+
+#define MAX_CUTS (2 * 256 + 2)
+
+/* The bands of one plane (all outer coordinates but the last fixed): the cuts of the last
+ * outer dimension at the edges of the plane's boxes, kept from one plane to the next while its
+ * boxes are the same (the common case). */
+typedef struct planecuts {
+	int64_t cut[MAX_CUTS];
+	int nc, nprev;
+	int prev[256];
+	bool have;
+} planecuts;
+
+/* Whether box bb holds coordinate v of its dimension dd. */
+static bool box_has(const box *bb, int dd, int64_t v)
+{
+	return v >= bb->lo[dd] && v <= bb->hi[dd] && (v - bb->lo[dd]) % bb->g[dd] == 0;
+}
+
+/* Lines of the plane at outer coordinates x[0 .. nout-2] (base: their address): its rows in
+ * bands between the boxes' edges. in[0 .. nin) are the boxes that may hold the plane. */
+static int64_t plane_lines(dlctx *d, rowgeo *g, int64_t *x, const int *in, int nin, const int64_t *blo,
+                           const int64_t *bhi, int64_t base, planecuts *pc, int64_t *last)
+{
+	int nout = g->nout;
+	g->ncand = 0;
+	for (int c = 0; c < nin; c++) {
+		const box *bb = &d->b[in[c]];
+		bool hold = true;
+		for (int q = 0; q < nout - 1 && hold; q++)
+			hold = box_has(bb, g->ord[q], x[q]);
+		if (hold)
+			g->cand[g->ncand++] = in[c];
+	}
+	int dl = g->ord[nout - 1];
+	bool same = pc->have && g->ncand == pc->nprev;
+	for (int c = 0; c < g->ncand && same; c++)
+		same = g->cand[c] == pc->prev[c];
+	if (!same) {
+		int nc = 0;
+		pc->cut[nc++] = blo[nout - 1];
+		pc->cut[nc++] = bhi[nout - 1] + 1;
+		for (int c = 0; c < g->ncand && nc + 2 <= MAX_CUTS; c++) {
+			pc->cut[nc++] = d->b[g->cand[c]].lo[dl];
+			pc->cut[nc++] = d->b[g->cand[c]].hi[dl] + 1;
+		}
+		sort_cuts(pc->cut, nc);
+		pc->nc = nc;
+		pc->have = g->ncand <= (int)(sizeof pc->prev / sizeof pc->prev[0]);
+		pc->nprev = g->ncand;
+		for (int c = 0; c < g->ncand && pc->have; c++)
+			pc->prev[c] = g->cand[c];
+	}
+	int64_t count = 0;
+	for (int i = 0; i + 1 < pc->nc; i++)
+		if (pc->cut[i + 1] > pc->cut[i] && pc->cut[i] >= blo[nout - 1] && pc->cut[i + 1] <= bhi[nout - 1] + 1)
+			count += band_lines(d, g, x, pc->cut[i], pc->cut[i + 1], base, last);
+	return count;
+}
+
+/* Lines of the planes x[q] = x0 .. x1-1 (q = nout - 2, the coordinates before it fixed in x,
+ * base their address), all held by the same boxes in[0 .. nin), each box holding every one of
+ * them: after the first plane, the new lines of a plane repeat with the period of the plane
+ * address modulo the line (as band_lines does for rows). */
+static int64_t planes_lines(dlctx *d, rowgeo *g, int64_t *x, int64_t x0, int64_t x1, const int *in, int nin,
+                            const int64_t *blo, const int64_t *bhi, int64_t base, planecuts *pc, int64_t *last)
+{
+	int q = g->nout - 2, dd = g->ord[q];
+	int64_t ps = g->e * g->st[dd], pm = ct_mod(ps, g->L), P = g->L / mdl_gcd64(pm ? pm : g->L, g->L);
+	int64_t count = 0, R = x1 - x0;
+	if (R <= 2 * P + 1 || P > 128) {
+		for (x[q] = x0; x[q] < x1; x[q]++)
+			count += plane_lines(d, g, x, in, nin, blo, bhi, base + ps * x[q], pc, last);
+		return count;
+	}
+	int64_t inc[129], sum = 0;
+	for (int64_t k = 0; k <= P; k++) {
+		x[q] = x0 + k;
+		inc[k] = plane_lines(d, g, x, in, nin, blo, bhi, base + ps * x[q], pc, last);
+		if (k)
+			sum += inc[k];
+	}
+	count = periodic_total(inc, sum, P, R);
+	/* the highest line is that of the last plane */
+	x[q] = x1 - 1;
+	int64_t tail = INT64_MIN;
+	plane_lines(d, g, x, in, nin, blo, bhi, base + ps * x[q], pc, &tail);
+	if (tail > *last)
+		*last = tail;
+	return count;
+}
+
+/* The planes of dimension q = nout - 2 at the coordinates before it (fixed in x, base their
+ * address): cut at the edges of the boxes that hold those coordinates, each stretch of planes
+ * the same boxes hold whole counted by planes_lines, the others plane by plane. */
+static int64_t dim_lines(dlctx *d, rowgeo *g, int64_t *x, int *in, const int64_t *blo, const int64_t *bhi,
+                         int64_t base, planecuts *pc, int64_t *last)
+{
+	int q = g->nout - 2, dd = g->ord[q], nin = 0;
+	for (int i = 0; i < d->nb; i++) {
+		bool hold = true;
+		for (int p = 0; p < q && hold; p++)
+			hold = box_has(&d->b[i], g->ord[p], x[p]);
+		if (hold)
+			in[nin++] = i;
+	}
+	int64_t cut[MAX_CUTS];
+	int nc = 0;
+	cut[nc++] = blo[q];
+	cut[nc++] = bhi[q] + 1;
+	for (int c = 0; c < nin && nc + 2 <= MAX_CUTS; c++) {
+		cut[nc++] = d->b[in[c]].lo[dd];
+		cut[nc++] = d->b[in[c]].hi[dd] + 1;
+	}
+	bool exact_cuts = 2 * nin + 2 <= MAX_CUTS;
+	sort_cuts(cut, nc);
+	int64_t count = 0;
+	for (int i = 0; i + 1 < nc; i++) {
+		int64_t x0 = cut[i], x1 = cut[i + 1];
+		if (x1 <= x0 || x0 < blo[q] || x1 > bhi[q] + 1)
+			continue;
+		/* the same boxes hold every plane of the stretch when those that reach it are dense
+		 * there (step 1) */
+		bool whole = exact_cuts;
+		for (int c = 0; c < nin && whole; c++) {
+			const box *bb = &d->b[in[c]];
+			if (bb->lo[dd] <= x0 && bb->hi[dd] >= x1 - 1)
+				whole = bb->g[dd] == 1 || bb->hi[dd] == bb->lo[dd];
+		}
+		if (whole) {
+			count += planes_lines(d, g, x, x0, x1, in, nin, blo, bhi, base, pc, last);
+			continue;
+		}
+		for (x[q] = x0; x[q] < x1; x[q]++)
+			count += plane_lines(d, g, x, in, nin, blo, bhi, base + g->e * g->st[dd] * x[q], pc, last);
+	}
+	return count;
 }
 
 /* Distinct lines of the union of the boxes, every address shifted by r bytes. */
@@ -210,59 +371,21 @@ static int64_t dl_boxes(dlctx *d, int64_t r)
 			g.cand[g.ncand++] = i;
 		return row_lines(d, &g, x, r, &last);
 	}
-	int64_t cut[2 * 256 + 2];
-	int nc = 0, prev[256], nprev = 0;
-	bool have_cuts = false;
+	planecuts cuts, *pc = &cuts;
+	pc->have = false;
+	int *in = d->in;
+	if (nout == 1) {
+		for (int i = 0; i < d->nb; i++)
+			in[i] = i;
+		return plane_lines(d, &g, x, in, d->nb, blo, bhi, r, pc, &last);
+	}
+	/* every value of the coordinates before dimension nout - 2, odometer order */
 	for (;;) {
-		/* the boxes that contain the outer coordinates but the last */
 		int64_t base = r;
-		for (int q = 0; q < nout - 1; q++)
+		for (int q = 0; q < nout - 2; q++)
 			base += g.e * g.st[g.ord[q]] * x[q];
-		g.ncand = 0;
-		for (int i = 0; i < d->nb; i++) {
-			const box *bb = &d->b[i];
-			bool in = true;
-			for (int q = 0; q < nout - 1 && in; q++) {
-				int dd = g.ord[q];
-				in = x[q] >= bb->lo[dd] && x[q] <= bb->hi[dd] && (x[q] - bb->lo[dd]) % bb->g[dd] == 0;
-			}
-			if (in)
-				d->cand[g.ncand++] = i;
-		}
-		/* bands of the last outer dimension between the boxes' edges; the same boxes as at
-		 * the previous outer coordinates (the common case) make the same cuts */
-		int dl = g.ord[nout - 1];
-		bool same = have_cuts && g.ncand == nprev;
-		for (int c = 0; c < g.ncand && same; c++)
-			same = g.cand[c] == prev[c];
-		if (!same) {
-			nc = 0;
-			cut[nc++] = blo[nout - 1];
-			cut[nc++] = bhi[nout - 1] + 1;
-			for (int c = 0; c < g.ncand && nc + 2 <= (int)(sizeof cut / sizeof cut[0]); c++) {
-				cut[nc++] = d->b[g.cand[c]].lo[dl];
-				cut[nc++] = d->b[g.cand[c]].hi[dl] + 1;
-			}
-			/* many boxes make many cuts: an insertion sort of them was most of the model's time */
-			if (nc > 16)
-				qsort(cut, (size_t)nc, sizeof *cut, cmp_cut);
-			else
-				for (int i = 1; i < nc; i++)
-					for (int j = i; j > 0 && cut[j] < cut[j - 1]; j--) {
-						int64_t t = cut[j];
-						cut[j] = cut[j - 1];
-						cut[j - 1] = t;
-					}
-			have_cuts = g.ncand <= (int)(sizeof prev / sizeof prev[0]);
-			nprev = g.ncand;
-			for (int c = 0; c < g.ncand && have_cuts; c++)
-				prev[c] = g.cand[c];
-		}
-		for (int i = 0; i + 1 < nc; i++)
-			if (cut[i + 1] > cut[i] && cut[i] >= blo[nout - 1] && cut[i + 1] <= bhi[nout - 1] + 1)
-				count += band_lines(d, &g, x, cut[i], cut[i + 1], base, &last);
-		x[nout - 1] = blo[nout - 1];
-		int q = nout - 2;
+		count += dim_lines(d, &g, x, in, blo, bhi, base, pc, &last);
+		int q = nout - 3;
 		while (q >= 0 && ++x[q] > bhi[q]) {
 			x[q] = blo[q];
 			q--;
@@ -768,7 +891,7 @@ static dlstat dl_sum_eval(model *m, int array, const wspec *w, bool *inexact)
 	m->scratch = wl;
 	if (m->st || wl.n == 0)
 		return (dlstat){0, 0, 0};
-	dlctx d = {m, array, wl.n, NULL, NULL, false, NULL};
+	dlctx d = {m, array, wl.n, NULL, NULL, false, NULL, NULL};
 	if (wl.n > m->capboxes) {
 		free(m->boxes);
 		m->capboxes = 2 * wl.n;
@@ -778,13 +901,15 @@ static dlstat dl_sum_eval(model *m, int array, const wspec *w, bool *inexact)
 	}
 	d.b = m->boxes;
 	if (wl.n > m->capcand) {
+		/* cand and in, capcand entries each */
 		free(m->cand);
 		m->capcand = 2 * wl.n;
-		m->cand = malloc(sizeof *m->cand * (size_t)m->capcand);
+		m->cand = malloc(sizeof *m->cand * (size_t)(2 * m->capcand));
 		if (!m->cand)
 			m->capcand = 0;
 	}
 	d.cand = m->cand;
+	d.in = m->cand ? m->cand + m->capcand : NULL;
 	d.shift = NULL;
 	int64_t total = 0, mn = INT64_MAX, mx = 0;
 	if (!d.b || !d.cand) {
