@@ -466,21 +466,14 @@ static int enclosing(const mnode *x, const mnode **out)
 	return n;
 }
 
+/* One partition per group. */
 static bool emit_groups(enumr *e)
 {
-	model *m = e->m;
-	model_lines *ml = m->ml;
 	for (int i = 0; i < e->ng; i++) {
 		const egroup *g = &e->g[i];
-		if (ml->nparts == m->capparts) {
-			int cap = m->capparts ? 2 * m->capparts : 64;
-			model_part *p = realloc(ml->parts, sizeof *p * (size_t)cap);
-			if (!p)
-				return mdl_fail(m, CT_ERR_NOMEM, "out of memory");
-			ml->parts = p;
-			m->capparts = cap;
-		}
-		model_part *p = &ml->parts[ml->nparts++];
+		model_part *p = mdl_new_part(e->m);
+		if (!p)
+			return false;
 		p->array = g->array;
 		p->kind = g->kind;
 		p->delta = g->delta > INT32_MAX ? INT32_MAX : (int)g->delta;

@@ -239,6 +239,8 @@ bool mdl_enum_node(model *m, const mnode *x);
 #define MODEL_ENUM_WORK 8
 
 /* model_parts.c */
+/* A new partition at the end of m->ml's (NULL and a failure when out of memory). */
+model_part *mdl_new_part(model *m);
 /* The reuse partitions of line size `line` into *ml; false on failure (status on m). */
 bool mdl_analyse_line(model *m, const sim_spec *spec, int64_t line, model_lines *ml);
 

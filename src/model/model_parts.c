@@ -1,6 +1,22 @@
 /* model_parts.c: the cache model's reuse partitions (carried, sibling, statement, cold). */
 #include "model/model_int.h"
 
+model_part *mdl_new_part(model *m)
+{
+	model_lines *ml = m->ml;
+	if (ml->nparts == m->capparts) {
+		int cap = m->capparts ? 2 * m->capparts : 64;
+		model_part *p = realloc(ml->parts, sizeof *p * (size_t)cap);
+		if (!p) {
+			mdl_fail(m, CT_ERR_NOMEM, "out of memory");
+			return NULL;
+		}
+		ml->parts = p;
+		m->capparts = cap;
+	}
+	return &ml->parts[ml->nparts++];
+}
+
 static bool emit(model *m, int array, model_reuse kind, int delta, const mnode *node, int64_t count,
                  double dist, double lo, double hi, bool exact)
 {
@@ -11,18 +27,11 @@ static bool emit(model *m, int array, model_reuse kind, int delta, const mnode *
 		m->inexact[array] = true;
 		return true;
 	}
-	model_lines *ml = m->ml;
-	if (ml->nparts == m->capparts) {
-		int cap = m->capparts ? 2 * m->capparts : 64;
-		model_part *p = realloc(ml->parts, sizeof *p * (size_t)cap);
-		if (!p)
-			return mdl_fail(m, CT_ERR_NOMEM, "out of memory");
-		ml->parts = p;
-		m->capparts = cap;
-	}
+	model_part *p = mdl_new_part(m);
+	if (!p)
+		return false;
 	if (!exact)
 		m->inexact[array] = true;
-	model_part *p = &ml->parts[ml->nparts++];
 	p->array = array;
 	p->kind = kind;
 	p->delta = delta;

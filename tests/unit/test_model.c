@@ -503,6 +503,34 @@ static bool analyse_with(ct_ctx *ctx, ct_looptree *t, const char *spec_text, con
 	return ok;
 }
 
+/* A kernel lowered once (the analyses to compare share its tree) and simulated at a spec. */
+typedef struct fixture {
+	ct_ctx *ctx;
+	ct_kernel *k;
+	ct_looptree *t;
+	ct_sim_result sr;
+	bool ok;
+} fixture;
+
+static fixture fixture_open(const char *src, const char *params, const char *spec)
+{
+	fixture f = {ct_ctx_new(), NULL, NULL, {0}, false};
+	f.k = load(f.ctx, src, params);
+	f.t = f.k ? ct_kernel_lower(f.k, 1) : NULL;
+	f.ok = f.t && ct_kernel_simulate(f.k, spec, &f.sr) == CT_OK;
+	CHECKF(f.ok, "%s", ct_ctx_last_message(f.ctx));
+	return f;
+}
+
+static void fixture_close(fixture *f)
+{
+	if (f->ok)
+		ct_sim_result_free(&f->sr);
+	ct_looptree_free(f->t);
+	ct_kernel_free(f->k);
+	ct_ctx_free(f->ctx);
+}
+
 static bool is_carried(model_reuse kind) { return kind == MR_CARRIED || kind == MR_FAR; }
 
 /* The same reuse: array, node and kind, a loop's carried reuse as one (the analysis gives a
@@ -538,17 +566,14 @@ static void test_enum_matches_analysis(void)
 		char name[96];
 		snprintf(name, sizeof name, "enumeration %s", cases[c].name);
 		h_begin(name);
-		ct_ctx *ctx = ct_ctx_new();
-		ct_kernel *k = load(ctx, cases[c].src, cases[c].params);
-		ct_looptree *t = k ? ct_kernel_lower(k, 1) : NULL;
-		ct_sim_result sr;
+		fixture f = fixture_open(cases[c].src, cases[c].params, spec);
+		ct_ctx *ctx = f.ctx;
+		ct_looptree *t = f.t;
+		const ct_sim_result sr = f.sr;
 		model_result a;
 		model_options never = {MODEL_REFINE_FULL, 0, MODEL_ENUM_NEVER, 0};
-		if (!t || ct_kernel_simulate(k, spec, &sr) != CT_OK || !analyse_with(ctx, t, spec, &never, &a)) {
-			CHECK(0);
-			ct_looptree_free(t);
-			ct_kernel_free(k);
-			ct_ctx_free(ctx);
+		if (!f.ok || !analyse_with(ctx, t, spec, &never, &a)) {
+			fixture_close(&f);
 			continue;
 		}
 		for (int d = 0; d <= 3; d++) {
@@ -582,10 +607,7 @@ static void test_enum_matches_analysis(void)
 			model_result_free(&b);
 		}
 		model_result_free(&a);
-		ct_sim_result_free(&sr);
-		ct_looptree_free(t);
-		ct_kernel_free(k);
-		ct_ctx_free(ctx);
+		fixture_close(&f);
 	}
 }
 
@@ -605,15 +627,12 @@ static void test_enum_large(void)
 	     "32K:8,33K:8,256:8"},
 	};
 	for (size_t c = 0; c < sizeof big / sizeof big[0]; c++) {
-		ct_ctx *ctx = ct_ctx_new();
-		ct_kernel *k = load(ctx, big[c].src, "");
-		ct_looptree *t = k ? ct_kernel_lower(k, 1) : NULL;
-		ct_sim_result sr;
-		if (!t || ct_kernel_simulate(k, big[c].spec, &sr) != CT_OK) {
-			CHECK(0);
-			ct_looptree_free(t);
-			ct_kernel_free(k);
-			ct_ctx_free(ctx);
+		fixture f = fixture_open(big[c].src, "", big[c].spec);
+		ct_ctx *ctx = f.ctx;
+		ct_looptree *t = f.t;
+		const ct_sim_result sr = f.sr;
+		if (!f.ok) {
+			fixture_close(&f);
 			continue;
 		}
 		for (int d = 0; d <= 1; d++) {
@@ -634,10 +653,7 @@ static void test_enum_large(void)
 			}
 			model_result_free(&b);
 		}
-		ct_sim_result_free(&sr);
-		ct_looptree_free(t);
-		ct_kernel_free(k);
-		ct_ctx_free(ctx);
+		fixture_close(&f);
 	}
 }
 
@@ -650,21 +666,16 @@ static void test_enum_auto(void)
 	                          "array B : f32[K, N] input\narray C : f32[M, N] inout\n"
 	                          "for (i: M, j: N, k: K) {\n  C[i, j] += A[i, k] * B[k, j]\n}\n"
 	                          "schedule {\n  ii, kk = tile(i=6, k=8)\n  reorder(k, j, kk, i, ii)\n}\n";
-	ct_ctx *ctx = ct_ctx_new();
-	ct_kernel *k = load(ctx, src, "");
-	ct_looptree *t = k ? ct_kernel_lower(k, 1) : NULL;
-	ct_sim_result sr;
+	fixture f = fixture_open(src, "", "4096:64");
+	const ct_sim_result sr = f.sr;
 	model_result a, b;
 	model_options never = {MODEL_REFINE_FULL, 0, MODEL_ENUM_NEVER, 0};
 	model_options auto_ = {MODEL_REFINE_FULL, 0, MODEL_ENUM_AUTO, 0};
-	if (!t || ct_kernel_simulate(k, "4096:64", &sr) != CT_OK || !analyse_with(ctx, t, "4096:64", &never, &a)) {
-		CHECK(0);
-		ct_looptree_free(t);
-		ct_kernel_free(k);
-		ct_ctx_free(ctx);
+	if (!f.ok || !analyse_with(f.ctx, f.t, "4096:64", &never, &a)) {
+		fixture_close(&f);
 		return;
 	}
-	if (analyse_with(ctx, t, "4096:64", &auto_, &b)) {
+	if (analyse_with(f.ctx, f.t, "4096:64", &auto_, &b)) {
 		bool ea = true, eb = true;
 		int64_t ma = model_misses(&a.lines[0], 64, -1, &ea), mb = model_misses(&b.lines[0], 64, -1, &eb);
 		CHECK(ea && eb && ma == (int64_t)sr.level[0].misses && mb == ma);
@@ -674,10 +685,7 @@ static void test_enum_auto(void)
 		model_result_free(&b);
 	}
 	model_result_free(&a);
-	ct_sim_result_free(&sr);
-	ct_looptree_free(t);
-	ct_kernel_free(k);
-	ct_ctx_free(ctx);
+	fixture_close(&f);
 }
 
 int main(void)
