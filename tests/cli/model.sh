@@ -95,6 +95,13 @@ expect "predict = simulate (tiled matmul, 4K)" 0 '"misses": ([0-9]+), "exact": t
 	"$CACHET" predict "$mm" --cache 4K:64 --json --simulate
 expect "predict example" 0 '"kernel": "two_index_tiled"' "$CACHET" predict "$two" --cache 32K:64 --json
 
+# distances that cross the capacity at the grain of single iterations: the model itself
+# (partial enumeration, not predict's simulator fallback) gives the simulator's count, exactly
+fine=examples/model_fine_grain.cachet
+expect "predict fine grain: the model's, exact" 0 '"misses": 4454, "exact": true, "source": "model"' \
+	"$CACHET" predict "$fine" --cache 4096:64 --json
+expect "predict fine grain: the simulator agrees" 0 '"simulated_misses": 4454' "$CACHET" simulate "$fine" --cache 4096:64 --json
+
 # ---------------------------------------------------------------- tiles
 expect "tiles help" 0 "usage: cachet tiles" "$CACHET" tiles --help
 expect "tiles no file" 2 "needs a FILE" "$CACHET" tiles
