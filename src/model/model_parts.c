@@ -991,6 +991,33 @@ static bool own_parts(model *m, const mnode *x)
 #define MODEL_ENUM_RATIO 4
 #define MODEL_ENUM_FLOOR 100000
 
+/* own_parts within the share of work of a node of `cost` accesses. When the share runs out,
+ * *over is set, the node's partitions and the arrays' inexact flags are as before, and the
+ * status is clear again (its reuse is for enumeration). */
+static bool own_parts_within(model *m, const mnode *x, int64_t cost, bool *over)
+{
+	int64_t allow = cost > (INT64_MAX / 4) / MODEL_ENUM_RATIO ? INT64_MAX / 4 : cost * MODEL_ENUM_RATIO;
+	int64_t mine = m->work + (allow > MODEL_ENUM_FLOOR ? allow : MODEL_ENUM_FLOOR);
+	int nparts = m->ml->nparts;
+	bool *ix = malloc(sizeof *ix * (size_t)(m->na ? m->na : 1));
+	if (!ix)
+		return mdl_fail(m, CT_ERR_NOMEM, "out of memory");
+	memcpy(ix, m->inexact, sizeof *ix * (size_t)m->na);
+	m->deadline = mine;
+	/* some steps finish their loop after a failure: the status tells */
+	bool ok = own_parts(m, x) && !m->st;
+	m->deadline = 0;
+	*over = !ok && m->bailing && !m->over_budget && m->fired == mine;
+	if (*over) {
+		m->bailing = false;
+		m->st = CT_OK;
+		m->ml->nparts = nparts;
+		memcpy(m->inexact, ix, sizeof *ix * (size_t)m->na);
+	}
+	free(ix);
+	return ok;
+}
+
 /* The reuse inside each instance of node x: the reuse x carries analysed, then its children's,
  * top down; when the analysis of the reuse x carries passes its share of work (partial
  * enumeration), all of x's reuse counted from its accesses instead. */
@@ -998,37 +1025,16 @@ static bool node_parts(model *m, const mnode *x)
 {
 	int64_t cost = m->enumerate != MODEL_ENUM_NEVER ? mdl_enum_cost(m, x) : -1;
 	bool can = cost >= 0 && mdl_enum_possible(m, x);
-	if (can && m->enumerate == MODEL_ENUM_ALWAYS && x != &m->root && x->depth >= m->enum_depth) {
+	bool always = m->enumerate == MODEL_ENUM_ALWAYS && x != &m->root && x->depth >= m->enum_depth;
+	bool over = false, ok = true;
+	if (can && m->enumerate == MODEL_ENUM_AUTO)
+		ok = own_parts_within(m, x, cost, &over);
+	else if (!(can && always))
+		ok = own_parts(m, x) && !m->st;
+	if (can && (always || over)) {
 		m->enumerated += cost;
 		return mdl_enum_node(m, x);
 	}
-	int64_t mine = 0;
-	int nparts = m->ml->nparts;
-	bool *ix = NULL;
-	can = can && m->enumerate == MODEL_ENUM_AUTO;
-	if (can) {
-		int64_t allow = cost > (INT64_MAX / 4) / MODEL_ENUM_RATIO ? INT64_MAX / 4 : cost * MODEL_ENUM_RATIO;
-		mine = m->work + (allow > MODEL_ENUM_FLOOR ? allow : MODEL_ENUM_FLOOR);
-		/* what to restore when the analysis gives up */
-		ix = malloc(sizeof *ix * (size_t)(m->na ? m->na : 1));
-		if (!ix)
-			return mdl_fail(m, CT_ERR_NOMEM, "out of memory");
-		memcpy(ix, m->inexact, sizeof *ix * (size_t)m->na);
-		m->deadline = mine;
-	}
-	/* some steps finish their loop after a failure: the status tells */
-	bool ok = own_parts(m, x) && !m->st;
-	m->deadline = 0;
-	if (!ok && can && m->bailing && !m->over_budget && m->fired == mine) {
-		m->bailing = false;
-		m->st = CT_OK;
-		m->ml->nparts = nparts;
-		memcpy(m->inexact, ix, sizeof *ix * (size_t)m->na);
-		free(ix);
-		m->enumerated += cost;
-		return mdl_enum_node(m, x);
-	}
-	free(ix);
 	for (int i = 0; ok && i < x->nkids; i++)
 		ok = node_parts(m, x->kids[i]);
 	return ok;
