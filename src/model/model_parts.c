@@ -1132,10 +1132,11 @@ bool mdl_analyse_line(model *m, const sim_spec *spec, int64_t line, model_lines 
 	free(m->hist);
 	free(m->hist2);
 	free(m->nz);
+	m->incs = m->incs ? m->incs : malloc(sizeof *m->incs * MODEL_INC_SCRATCH);
 	m->hist = malloc(sizeof *m->hist * (size_t)line);
 	m->hist2 = malloc(sizeof *m->hist2 * (size_t)line);
 	m->nz = malloc(sizeof *m->nz * (size_t)line);
-	if (!m->hist || !m->hist2 || !m->nz)
+	if (!m->hist || !m->hist2 || !m->nz || !m->incs)
 		return mdl_fail(m, CT_ERR_NOMEM, "out of memory");
 	return cold_parts(m) && node_parts(m, &m->root);
 }
