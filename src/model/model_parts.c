@@ -280,9 +280,33 @@ static bool grid_window(const grid *g, const axis *pa, int64_t w, const axis *na
 	return true;
 }
 
+/* What is known of one position of one side of a cell's grid (the same axes and instances):
+ * the lines of that side's window alone (v) and with the window between (vb); or, for the
+ * window between alone, v. */
+typedef struct sidek {
+	bool hv, hb;
+	int64_t v, vb;
+} sidek;
+
+/* dl_sum of window s, or the value k has for it (NULL: none kept). */
+static int64_t side_dl(model *m, int a, const wspec *s, sidek *k, bool with_between, bool *ix)
+{
+	if (!k)
+		return mdl_dl_sum(m, a, s, ix);
+	bool *h = with_between ? &k->hb : &k->hv;
+	int64_t *v = with_between ? &k->vb : &k->v;
+	if (!*h) {
+		*v = mdl_dl_sum(m, a, s, ix);
+		*h = true;
+	}
+	return *v;
+}
+
 /* Lines touched in the prev window (w) and in the next window (u), and not in between,
- * summed over the instances. */
-static int64_t grid_common(grid *g, const axis *pa, int64_t w, const axis *na, int64_t u)
+ * summed over the instances. ks, kp and kb keep the windows of w, of u and between alone for
+ * the other corners that share them (NULL: none). */
+static int64_t grid_common(grid *g, const axis *pa, int64_t w, const axis *na, int64_t u, sidek *ks, sidek *kp,
+                           sidek *kb)
 {
 	if ((w <= 0 && pa->nbase == 0) || (u <= 0 && na->nbase == 0))
 		return 0;
@@ -297,7 +321,8 @@ static int64_t grid_common(grid *g, const axis *pa, int64_t w, const axis *na, i
 		g->inexact = true;
 		return 0;
 	}
-	int64_t s = mdl_dl_sum(m, a, S, &ix), p = mdl_dl_sum(m, a, P, &ix), sp = mdl_dl_sum(m, a, SP, &ix);
+	int64_t s = side_dl(m, a, S, ks, false, &ix), p = side_dl(m, a, P, kp, false, &ix),
+	        sp = mdl_dl_sum(m, a, SP, &ix);
 	int64_t c = s + p - sp;
 	if (g->between.np) {
 		/* |S n P n B| by inclusion-exclusion */
@@ -311,8 +336,8 @@ static int64_t grid_common(grid *g, const axis *pa, int64_t w, const axis *na, i
 			return c;
 		}
 		/* S, P and SP as above (looked up once) */
-		int64_t spb = s + p + mdl_dl_sum(m, a, B, &ix) - sp - mdl_dl_sum(m, a, SB, &ix) -
-		              mdl_dl_sum(m, a, PB, &ix) + mdl_dl_sum(m, a, SPB, &ix);
+		int64_t spb = s + p + side_dl(m, a, B, kb, false, &ix) - sp - side_dl(m, a, SB, ks, true, &ix) -
+		              side_dl(m, a, PB, kp, true, &ix) + mdl_dl_sum(m, a, SPB, &ix);
 		c -= spb;
 	}
 	if (ix)
@@ -354,10 +379,11 @@ typedef struct corner {
 	double f, lo, hi;
 } corner;
 
-static int64_t corner_common(grid *g, const axis *pa, int64_t w, const axis *na, int64_t u, corner *k)
+static int64_t corner_common(grid *g, const axis *pa, int64_t w, const axis *na, int64_t u, corner *k,
+                             sidek *ks, sidek *kp, sidek *kb)
 {
 	if (!k->hc) {
-		k->c = grid_common(g, pa, w, na, u);
+		k->c = grid_common(g, pa, w, na, u, ks, kp, kb);
 		k->hc = true;
 	}
 	return k->c;
@@ -375,11 +401,15 @@ static double corner_fp(grid *g, const axis *pa, int64_t w, const axis *na, int6
 	return k->f;
 }
 
-/* A cell's known corners, (w0, u0), (w0, u1), (w1, u0), (w1, u1); NULL entries unknown. */
-typedef corner *corners[4];
+/* What a cell knows: its corners (w0, u0), (w0, u1), (w1, u0), (w1, u1), its sides' windows at
+ * w0, w1 and u0, u1, and the window between; NULL entries unknown. */
+typedef struct cellk {
+	corner *c[4];
+	sidek *row[2], *col[2], *b;
+} cellk;
 
 static bool grid_inside(grid *g, const axis *pa, int64_t w0, int64_t w1, const axis *na, int64_t u0,
-                        int64_t u1, bool prev_side, int depth, corner *const *known, bool *done);
+                        int64_t u1, bool prev_side, int depth, const cellk *known, bool *done);
 static bool grid_emit(grid *g, int64_t cnt, double est, double lo, double hi);
 
 /* gcd of g and the address shifts (bytes, mod the line) per step of counter j of the
@@ -404,7 +434,7 @@ static const mnode *counter_loop(const mnode *x, int j)
 }
 
 static bool grid_cell(grid *g, const axis *pa, int64_t w0, int64_t w1, const axis *na, int64_t u0,
-                      int64_t u1, int depth, corner *const *known);
+                      int64_t u1, int depth, const cellk *known);
 
 /* The footprint bounds of a cell's inner and outer corners: equal ones refine alike. */
 typedef struct csig {
@@ -687,15 +717,17 @@ typedef struct ctable {
 	int64_t xs[3], ys[3];
 	corner *t[3][3];
 	corner own[3][3];
+	sidek *row[3], *col[3], *b;  /* the sides' windows at xs[i] and ys[j], and between */
+	sidek ownrow[3], owncol[3], ownb;
 } ctable;
 
 /* The reuse of the cell (xs[i0], xs[i1]] x (ys[j0], ys[j1]]. */
 static int64_t tab_count(grid *g, const axis *pa, const axis *na, ctable *T, int i0, int i1, int j0, int j1)
 {
-	return corner_common(g, pa, T->xs[i1], na, T->ys[j1], T->t[i1][j1]) -
-	       corner_common(g, pa, T->xs[i0], na, T->ys[j1], T->t[i0][j1]) -
-	       corner_common(g, pa, T->xs[i1], na, T->ys[j0], T->t[i1][j0]) +
-	       corner_common(g, pa, T->xs[i0], na, T->ys[j0], T->t[i0][j0]);
+	return corner_common(g, pa, T->xs[i1], na, T->ys[j1], T->t[i1][j1], T->row[i1], T->col[j1], T->b) -
+	       corner_common(g, pa, T->xs[i0], na, T->ys[j1], T->t[i0][j1], T->row[i0], T->col[j1], T->b) -
+	       corner_common(g, pa, T->xs[i1], na, T->ys[j0], T->t[i1][j0], T->row[i1], T->col[j0], T->b) +
+	       corner_common(g, pa, T->xs[i0], na, T->ys[j0], T->t[i0][j0], T->row[i0], T->col[j0], T->b);
 }
 
 static double tab_fp(grid *g, const axis *pa, const axis *na, ctable *T, int i, int j, double *lo, double *hi)
@@ -703,25 +735,45 @@ static double tab_fp(grid *g, const axis *pa, const axis *na, ctable *T, int i, 
 	return corner_fp(g, pa, T->xs[i], na, T->ys[j], T->t[i][j], lo, hi);
 }
 
-/* Refine the sub-cell (xs[i0], xs[i1]] x (ys[j0], ys[j1]] with the corners known so far. */
+/* Refine the sub-cell (xs[i0], xs[i1]] x (ys[j0], ys[j1]] with the corners and sides known so far. */
 static bool tab_cell(grid *g, const axis *pa, const axis *na, ctable *T, int i0, int i1, int j0, int j1,
                      int depth)
 {
-	corners k = {T->t[i0][j0], T->t[i0][j1], T->t[i1][j0], T->t[i1][j1]};
-	return grid_cell(g, pa, T->xs[i0], T->xs[i1], na, T->ys[j0], T->ys[j1], depth, k);
+	cellk k = {{T->t[i0][j0], T->t[i0][j1], T->t[i1][j0], T->t[i1][j1]},
+	           {T->row[i0], T->row[i1]}, {T->col[j0], T->col[j1]}, T->b};
+	return grid_cell(g, pa, T->xs[i0], T->xs[i1], na, T->ys[j0], T->ys[j1], depth, &k);
 }
 
 static bool grid_cell(grid *g, const axis *pa, int64_t w0, int64_t w1, const axis *na, int64_t u0,
-                      int64_t u1, int depth, corner *const *known)
+                      int64_t u1, int depth, const cellk *known)
 {
-	ctable T = {{w0, w0 + (w1 - w0) / 2, w1}, {u0, u0 + (u1 - u0) / 2, u1}, {{NULL}}, {{{0}}}};
-	for (int i = 0; i < 3; i++)
+	ctable T;
+	memset(&T, 0, sizeof T);
+	T.xs[0] = w0;
+	T.xs[1] = w0 + (w1 - w0) / 2;
+	T.xs[2] = w1;
+	T.ys[0] = u0;
+	T.ys[1] = u0 + (u1 - u0) / 2;
+	T.ys[2] = u1;
+	for (int i = 0; i < 3; i++) {
 		for (int j = 0; j < 3; j++)
 			T.t[i][j] = &T.own[i][j];
+		T.row[i] = &T.ownrow[i];
+		T.col[i] = &T.owncol[i];
+	}
+	T.b = &T.ownb;
 	if (known) {
 		for (int c = 0; c < 4; c++)
-			if (known[c])
-				T.t[c / 2 * 2][c % 2 * 2] = known[c];
+			if (known->c[c])
+				T.t[c / 2 * 2][c % 2 * 2] = known->c[c];
+		for (int c = 0; c < 2; c++) {
+			if (known->row[c])
+				T.row[2 * c] = known->row[c];
+			if (known->col[c])
+				T.col[2 * c] = known->col[c];
+		}
+		if (known->b)
+			T.b = known->b;
 	}
 	int64_t cnt = tab_count(g, pa, na, &T, 0, 2, 0, 2);
 	if (cnt <= 0 || g->m->st)
@@ -746,13 +798,13 @@ static bool grid_cell(grid *g, const axis *pa, int64_t w0, int64_t w1, const axi
 		bool split_w = w1 - w0 > 1, split_u = u1 - u0 > 1;
 		/* reuse often lies along the diagonal (the same order on both sides): halving
 		 * both sides at once keeps the cells square, and the off-diagonal ones empty */
-		corners k = {T.t[0][0], T.t[0][2], T.t[2][0], T.t[2][2]};
+		cellk k = {{T.t[0][0], T.t[0][2], T.t[2][0], T.t[2][2]}, {T.row[0], T.row[2]}, {T.col[0], T.col[2]}, T.b};
 		/* a side that is one unit: look inside it first, so both sides shrink together */
 		bool ok = true;
 		if (!split_u && split_w)
-			ok = grid_inside(g, pa, w0, w1, na, u0, u1, false, depth, k, &done);
+			ok = grid_inside(g, pa, w0, w1, na, u0, u1, false, depth, &k, &done);
 		else if (!split_w && split_u)
-			ok = grid_inside(g, pa, w0, w1, na, u0, u1, true, depth, k, &done);
+			ok = grid_inside(g, pa, w0, w1, na, u0, u1, true, depth, &k, &done);
 		if (done || !ok)
 			return ok;
 		/* a side whose reuse all lies in one half narrows for free */
@@ -776,9 +828,9 @@ static bool grid_cell(grid *g, const axis *pa, int64_t w0, int64_t w1, const axi
 		/* one unit on each side: look inside the wider one, else the other */
 		double x0, x1;
 		bool wider_w = tab_fp(g, pa, na, &T, 2, 0, &x0, &x1) >= tab_fp(g, pa, na, &T, 0, 2, &x0, &x1);
-		ok = grid_inside(g, pa, w0, w1, na, u0, u1, wider_w, depth, k, &done);
+		ok = grid_inside(g, pa, w0, w1, na, u0, u1, wider_w, depth, &k, &done);
 		if (ok && !done)
-			ok = grid_inside(g, pa, w0, w1, na, u0, u1, !wider_w, depth, k, &done);
+			ok = grid_inside(g, pa, w0, w1, na, u0, u1, !wider_w, depth, &k, &done);
 		if (done || !ok)
 			return ok;
 		if (h0 > l0 || h1 > l1) {
@@ -798,7 +850,7 @@ static bool grid_cell(grid *g, const axis *pa, int64_t w0, int64_t w1, const axi
 /* Refine the cell inside the single unit of the prev (prev_side) or next side. *done is
  * false (and nothing happens) when that unit has nothing inside. */
 static bool grid_inside(grid *g, const axis *pa, int64_t w0, int64_t w1, const axis *na, int64_t u0,
-                        int64_t u1, bool prev_side, int depth, corner *const *known, bool *done)
+                        int64_t u1, bool prev_side, int depth, const cellk *known, bool *done)
 {
 	*done = false;
 	axis *in = malloc(sizeof *in);
@@ -809,12 +861,14 @@ static bool grid_inside(grid *g, const axis *pa, int64_t w0, int64_t w1, const a
 	 * corners carry over */
 	if (prev_side && w1 - w0 == 1 && axis_inside(pa, w0, in)) {
 		*done = true;
-		corners k = {known[0], known[1], NULL, NULL};
-		ok = grid_cell(g, in, 0, seq_units(&in->q), na, u0, u1, depth + 1, k);
+		cellk k = {{known->c[0], known->c[1], NULL, NULL}, {known->row[0], NULL}, {known->col[0], known->col[1]},
+		           known->b};
+		ok = grid_cell(g, in, 0, seq_units(&in->q), na, u0, u1, depth + 1, &k);
 	} else if (!prev_side && u1 - u0 == 1 && axis_inside(na, u0, in)) {
 		*done = true;
-		corners k = {known[0], NULL, known[2], NULL};
-		ok = grid_cell(g, pa, w0, w1, in, 0, seq_units(&in->q), depth + 1, k);
+		cellk k = {{known->c[0], NULL, known->c[2], NULL}, {known->row[0], known->row[1]}, {known->col[0], NULL},
+		           known->b};
+		ok = grid_cell(g, pa, w0, w1, in, 0, seq_units(&in->q), depth + 1, &k);
 	}
 	free(in);
 	return ok;
