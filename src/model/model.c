@@ -214,6 +214,7 @@ out:
 	free(m->hist);
 	free(m->hist2);
 	free(m->nz);
+	free(m->incs);
 	ct_arena_free(&m->arena);
 	free(m);
 	if (st)

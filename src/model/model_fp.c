@@ -57,7 +57,14 @@ typedef struct dlctx {
 	bool inexact;
 	int *cand;        /* scratch: nb entries */
 	int *in;          /* scratch: nb entries */
+	/* the walk counts nr address shifts at once (the residues of a window's instances): the
+	 * rows, bands and planes do not depend on the shift, only where their lines start */
+	int nr;
+	const int64_t *r; /* [nr] bytes */
 } dlctx;
+
+/* Most shifts one walk counts (RMEMO_MAX_LINE: the residues of a cached line size). */
+#define MAX_SHIFTS 256
 
 typedef struct seg {
 	int64_t a, z; /* byte range, inclusive */
@@ -73,13 +80,15 @@ typedef struct rowgeo {
 	int ncand;
 } rowgeo;
 
-/* New lines of the row at outer coordinates x (address rowaddr), given the highest line
- * counted so far (*last, updated). Only the boxes in g->cand are looked at. */
-static int64_t row_lines(dlctx *d, const rowgeo *g, const int64_t *x, int64_t rowaddr, int64_t *last)
+/* New lines of the row at outer coordinates x (address rowaddr), for each shift k of d added
+ * to cnt[k], given the highest line counted so far (last[k], updated). Only the boxes in
+ * g->cand are looked at. */
+static void row_lines(dlctx *d, const rowgeo *g, const int64_t *x, int64_t rowaddr, int64_t *last,
+                      int64_t *cnt)
 {
 	seg sg[64];
 	int ns = 0;
-	int64_t count = 0;
+	int64_t count = 0, sparse_top = INT64_MIN;
 	int q = g->nout - 1, inner = g->inner;
 	for (int c = 0; c < g->ncand; c++) {
 		int i = g->cand[c];
@@ -95,9 +104,9 @@ static int64_t row_lines(dlctx *d, const rowgeo *g, const int64_t *x, int64_t ro
 			count += (bb->hi[inner] - bb->lo[inner]) / bb->g[inner] + 1;
 			if (d->nb > 1)
 				d->inexact = true;
-			int64_t zl = ct_floordiv(base + es * bb->hi[inner], g->L);
-			if (zl > *last)
-				*last = zl;
+			int64_t top = base + es * bb->hi[inner];
+			if (top > sparse_top)
+				sparse_top = top;
 			continue;
 		}
 		if (ns == (int)(sizeof sg / sizeof sg[0])) {
@@ -108,23 +117,34 @@ static int64_t row_lines(dlctx *d, const rowgeo *g, const int64_t *x, int64_t ro
 		sg[ns].z = base + es * bb->hi[inner] + g->e - 1;
 		ns++;
 	}
-	d->m->work += 1 + g->ncand + ns;
+	/* a row of boxes costs its boxes once, each further shift its segments */
+	d->m->work += 1 + g->ncand + (int64_t)ns * d->nr;
 	for (int i = 1; i < ns; i++)
 		for (int j = i; j > 0 && sg[j].a < sg[j - 1].a; j--) {
 			seg sw = sg[j];
 			sg[j] = sg[j - 1];
 			sg[j - 1] = sw;
 		}
-	for (int i = 0; i < ns; i++) {
-		int64_t la = ct_floordiv(sg[i].a, g->L), lz = ct_floordiv(sg[i].z, g->L);
-		if (la > *last)
-			count += lz - la + 1;
-		else if (lz > *last)
-			count += lz - *last;
-		if (lz > *last)
-			*last = lz;
+	/* a shift moves every segment alike: the order holds for all of them */
+	for (int k = 0; k < d->nr; k++) {
+		int64_t r = d->r[k], lst = last[k], n = count;
+		if (sparse_top != INT64_MIN) {
+			int64_t zl = ct_floordiv(sparse_top + r, g->L);
+			if (zl > lst)
+				lst = zl;
+		}
+		for (int i = 0; i < ns; i++) {
+			int64_t la = ct_floordiv(sg[i].a + r, g->L), lz = ct_floordiv(sg[i].z + r, g->L);
+			if (la > lst)
+				n += lz - la + 1;
+			else if (lz > lst)
+				n += lz - lst;
+			if (lz > lst)
+				lst = lz;
+		}
+		last[k] = lst;
+		cnt[k] += n;
 	}
-	return count;
 }
 
 int64_t mdl_gcd64(int64_t a, int64_t b)
@@ -137,20 +157,46 @@ int64_t mdl_gcd64(int64_t a, int64_t b)
 	return a;
 }
 
-/* The total of R increments: inc[0], then inc[1 .. P] (summing to sum) repeating. */
-static int64_t periodic_total(const int64_t *inc, int64_t sum, int64_t P, int64_t R)
+/* The total of R increments: inc[0], then inc[1 .. P] (summing to sum) repeating; inc[k] is
+ * at inc[k * stride]. */
+static int64_t periodic_total(const int64_t *inc, int stride, int64_t sum, int64_t P, int64_t R)
 {
 	int64_t full = (R - 1) / P, rem = (R - 1) % P, t = inc[0] + full * sum;
 	for (int64_t k = 1; k <= rem; k++)
-		t += inc[k];
+		t += inc[k * stride];
 	return t;
+}
+
+/* Per shift: the new lines of the first P + 1 of R rows or planes, inc[k * nr + shift] (their
+ * highest lines in last), added to cnt as the total of all R (the increments after the first
+ * repeat with period P); last is then the highest line of the last one, tail. */
+static void periodic_add(const dlctx *d, const int64_t *inc, int64_t P, int64_t R, const int64_t *tail,
+                         int64_t *last, int64_t *cnt)
+{
+	for (int k = 0; k < d->nr; k++) {
+		int64_t sum = 0;
+		for (int64_t t = 1; t <= P; t++)
+			sum += inc[t * d->nr + k];
+		cnt[k] += periodic_total(inc + k, d->nr, sum, P, R);
+		if (tail[k] > last[k])
+			last[k] = tail[k];
+	}
+}
+
+_Static_assert(MODEL_INC_SCRATCH == 2 * 129 * MAX_SHIFTS, "dl_boxes's scratch: two levels of 129 x MAX_SHIFTS");
+
+/* Scratch for the increments of periodic_add: (P + 1) * nr entries, P <= 128; level 0 for
+ * rows, 1 for planes. */
+static int64_t *inc_scratch(dlctx *d, int level)
+{
+	return d->m->incs + (size_t)level * 129 * MAX_SHIFTS;
 }
 
 /* Lines of the rows x[q] = x0 .. x1-1 of the last outer dimension q (the other outer
  * coordinates fixed in x), all in the same boxes: after the first row, the new lines of a
  * row repeat with the period of the row address modulo the line. */
-static int64_t band_lines(dlctx *d, const rowgeo *g, int64_t *x, int64_t x0, int64_t x1, int64_t base,
-                          int64_t *last)
+static void band_lines(dlctx *d, const rowgeo *g, int64_t *x, int64_t x0, int64_t x1, int64_t base,
+                       int64_t *last, int64_t *cnt)
 {
 	int q = g->nout - 1, dd = g->ord[q];
 	int64_t rs = g->e * g->st[dd], P = g->L / mdl_gcd64(ct_mod(rs, g->L) ? ct_mod(rs, g->L) : g->L, g->L);
@@ -160,52 +206,46 @@ static int64_t band_lines(dlctx *d, const rowgeo *g, int64_t *x, int64_t x0, int
 		if (bb->lo[dd] <= x0 && bb->hi[dd] >= x1 - 1)
 			periodic = bb->g[dd] == 1;
 	}
-	int64_t count = 0, R = x1 - x0;
+	int64_t R = x1 - x0;
 	if (!periodic || R <= 2 * P + 1 || P > 128) {
 		for (x[q] = x0; x[q] < x1; x[q]++)
-			count += row_lines(d, g, x, base + rs * x[q], last);
-		return count;
-	}
-	int64_t inc[129], sum = 0;
-	for (int64_t k = 0; k <= P; k++) {
-		x[q] = x0 + k;
-		inc[k] = row_lines(d, g, x, base + rs * x[q], last);
-		if (k)
-			sum += inc[k];
-	}
-	count = periodic_total(inc, sum, P, R);
-	/* the highest line is that of the band's last row */
-	x[q] = x1 - 1;
-	int64_t tail = INT64_MIN;
-	row_lines(d, g, x, base + rs * x[q], &tail);
-	if (tail > *last)
-		*last = tail;
-	return count;
-}
-
-static int cmp_cut(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* Sort n cut points (many boxes make many cuts: an insertion sort of them was most of the
- * model's time). */
-static void sort_cuts(int64_t *cut, int n)
-{
-	if (n > 16) {
-		qsort(cut, (size_t)n, sizeof *cut, cmp_cut);
+			row_lines(d, g, x, base + rs * x[q], last, cnt);
 		return;
 	}
-	for (int i = 1; i < n; i++)
-		for (int j = i; j > 0 && cut[j] < cut[j - 1]; j--) {
-			int64_t t = cut[j];
-			cut[j] = cut[j - 1];
-			cut[j - 1] = t;
-		}
+	int64_t *inc = inc_scratch(d, 0), tail[MAX_SHIFTS];
+	memset(inc, 0, sizeof *inc * (size_t)((P + 1) * d->nr));
+	for (int64_t k = 0; k <= P; k++) {
+		x[q] = x0 + k;
+		row_lines(d, g, x, base + rs * x[q], last, inc + k * d->nr);
+	}
+	/* the highest line is that of the band's last row */
+	x[q] = x1 - 1;
+	int64_t junk[MAX_SHIFTS];
+	for (int k = 0; k < d->nr; k++)
+		tail[k] = INT64_MIN;
+	row_lines(d, g, x, base + rs * x[q], tail, junk);
+	periodic_add(d, inc, P, R, tail, last, cnt);
 }
 
 #define MAX_CUTS (2 * 256 + 2)
+
+/* Sort n cut points: insertion sort for a few, else Shell sort (Ciura's gaps; MAX_CUTS is
+ * below 701). Many boxes make many cuts: an insertion sort of them was most of the model's
+ * time, and qsort's comparator calls a tenth of it on the guarded 3-D stencils. */
+static void sort_cuts(int64_t *cut, int n)
+{
+	static const int gaps[] = {301, 132, 57, 23, 10, 4, 1};
+	for (size_t k = n > 16 ? 0 : sizeof gaps / sizeof gaps[0] - 1; k < sizeof gaps / sizeof gaps[0]; k++) {
+		int gap = gaps[k];
+		for (int i = gap; i < n; i++) {
+			int64_t t = cut[i];
+			int j = i;
+			for (; j >= gap && cut[j - gap] > t; j -= gap)
+				cut[j] = cut[j - gap];
+			cut[j] = t;
+		}
+	}
+}
 
 /* The bands of one plane (all outer coordinates but the last fixed): the cuts of the last
  * outer dimension at the edges of the plane's boxes, kept from one plane to the next while its
@@ -225,8 +265,8 @@ static bool box_has(const box *bb, int dd, int64_t v)
 
 /* Lines of the plane at outer coordinates x[0 .. nout-2] (base: their address): its rows in
  * bands between the boxes' edges. in[0 .. nin) are the boxes that may hold the plane. */
-static int64_t plane_lines(dlctx *d, rowgeo *g, int64_t *x, const int *in, int nin, const int64_t *blo,
-                           const int64_t *bhi, int64_t base, planecuts *pc, int64_t *last)
+static void plane_lines(dlctx *d, rowgeo *g, int64_t *x, const int *in, int nin, const int64_t *blo,
+                        const int64_t *bhi, int64_t base, planecuts *pc, int64_t *last, int64_t *cnt)
 {
 	int nout = g->nout;
 	g->ncand = 0;
@@ -257,50 +297,47 @@ static int64_t plane_lines(dlctx *d, rowgeo *g, int64_t *x, const int *in, int n
 		for (int c = 0; c < g->ncand && pc->have; c++)
 			pc->prev[c] = g->cand[c];
 	}
-	int64_t count = 0;
 	for (int i = 0; i + 1 < pc->nc; i++)
 		if (pc->cut[i + 1] > pc->cut[i] && pc->cut[i] >= blo[nout - 1] && pc->cut[i + 1] <= bhi[nout - 1] + 1)
-			count += band_lines(d, g, x, pc->cut[i], pc->cut[i + 1], base, last);
-	return count;
+			band_lines(d, g, x, pc->cut[i], pc->cut[i + 1], base, last, cnt);
 }
 
 /* Lines of the planes x[q] = x0 .. x1-1 (q = nout - 2, the coordinates before it fixed in x,
  * base their address), all held by the same boxes in[0 .. nin), each box holding every one of
  * them: after the first plane, the new lines of a plane repeat with the period of the plane
  * address modulo the line (as band_lines does for rows). */
-static int64_t planes_lines(dlctx *d, rowgeo *g, int64_t *x, int64_t x0, int64_t x1, const int *in, int nin,
-                            const int64_t *blo, const int64_t *bhi, int64_t base, planecuts *pc, int64_t *last)
+static void planes_lines(dlctx *d, rowgeo *g, int64_t *x, int64_t x0, int64_t x1, const int *in, int nin,
+                         const int64_t *blo, const int64_t *bhi, int64_t base, planecuts *pc, int64_t *last,
+                         int64_t *cnt)
 {
 	int q = g->nout - 2, dd = g->ord[q];
 	int64_t ps = g->e * g->st[dd], pm = ct_mod(ps, g->L), P = g->L / mdl_gcd64(pm ? pm : g->L, g->L);
-	int64_t count = 0, R = x1 - x0;
+	int64_t R = x1 - x0;
 	if (R <= 2 * P + 1 || P > 128) {
 		for (x[q] = x0; x[q] < x1; x[q]++)
-			count += plane_lines(d, g, x, in, nin, blo, bhi, base + ps * x[q], pc, last);
-		return count;
+			plane_lines(d, g, x, in, nin, blo, bhi, base + ps * x[q], pc, last, cnt);
+		return;
 	}
-	int64_t inc[129], sum = 0;
+	int64_t *inc = inc_scratch(d, 1), tail[MAX_SHIFTS];
+	memset(inc, 0, sizeof *inc * (size_t)((P + 1) * d->nr));
 	for (int64_t k = 0; k <= P; k++) {
 		x[q] = x0 + k;
-		inc[k] = plane_lines(d, g, x, in, nin, blo, bhi, base + ps * x[q], pc, last);
-		if (k)
-			sum += inc[k];
+		plane_lines(d, g, x, in, nin, blo, bhi, base + ps * x[q], pc, last, inc + k * d->nr);
 	}
-	count = periodic_total(inc, sum, P, R);
 	/* the highest line is that of the last plane */
 	x[q] = x1 - 1;
-	int64_t tail = INT64_MIN;
-	plane_lines(d, g, x, in, nin, blo, bhi, base + ps * x[q], pc, &tail);
-	if (tail > *last)
-		*last = tail;
-	return count;
+	int64_t junk[MAX_SHIFTS];
+	for (int k = 0; k < d->nr; k++)
+		tail[k] = INT64_MIN;
+	plane_lines(d, g, x, in, nin, blo, bhi, base + ps * x[q], pc, tail, junk);
+	periodic_add(d, inc, P, R, tail, last, cnt);
 }
 
 /* The planes of dimension q = nout - 2 at the coordinates before it (fixed in x, base their
  * address): cut at the edges of the boxes that hold those coordinates, each stretch of planes
  * the same boxes hold whole counted by planes_lines, the others plane by plane. */
-static int64_t dim_lines(dlctx *d, rowgeo *g, int64_t *x, int *in, const int64_t *blo, const int64_t *bhi,
-                         int64_t base, planecuts *pc, int64_t *last)
+static void dim_lines(dlctx *d, rowgeo *g, int64_t *x, int *in, const int64_t *blo, const int64_t *bhi,
+                      int64_t base, planecuts *pc, int64_t *last, int64_t *cnt)
 {
 	int q = g->nout - 2, dd = g->ord[q], nin = 0;
 	for (int i = 0; i < d->nb; i++) {
@@ -320,7 +357,6 @@ static int64_t dim_lines(dlctx *d, rowgeo *g, int64_t *x, int *in, const int64_t
 	}
 	bool exact_cuts = 2 * nin + 2 <= MAX_CUTS;
 	sort_cuts(cut, nc);
-	int64_t count = 0;
 	for (int i = 0; i + 1 < nc; i++) {
 		int64_t x0 = cut[i], x1 = cut[i + 1];
 		if (x1 <= x0 || x0 < blo[q] || x1 > bhi[q] + 1)
@@ -334,17 +370,17 @@ static int64_t dim_lines(dlctx *d, rowgeo *g, int64_t *x, int *in, const int64_t
 				whole = bb->g[dd] == 1 || bb->hi[dd] == bb->lo[dd];
 		}
 		if (whole) {
-			count += planes_lines(d, g, x, x0, x1, in, nin, blo, bhi, base, pc, last);
+			planes_lines(d, g, x, x0, x1, in, nin, blo, bhi, base, pc, last, cnt);
 			continue;
 		}
 		for (x[q] = x0; x[q] < x1; x[q]++)
-			count += plane_lines(d, g, x, in, nin, blo, bhi, base + g->e * g->st[dd] * x[q], pc, last);
+			plane_lines(d, g, x, in, nin, blo, bhi, base + g->e * g->st[dd] * x[q], pc, last, cnt);
 	}
-	return count;
 }
 
-/* Distinct lines of the union of the boxes, every address shifted by r bytes. */
-static int64_t dl_boxes(dlctx *d, int64_t r)
+/* Distinct lines of the union of the boxes with every address shifted by d->r[k] bytes, into
+ * cnt[k] for each of the d->nr shifts (one walk of the boxes for all of them). */
+static void dl_boxes(dlctx *d, int64_t *cnt)
 {
 	model *m = d->m;
 	int a = d->array, rank = m->rank[a];
@@ -365,11 +401,16 @@ static int64_t dl_boxes(dlctx *d, int64_t r)
 		}
 		x[q] = blo[q];
 	}
-	int64_t count = 0, last = INT64_MIN;
+	int64_t last[MAX_SHIFTS];
+	for (int k = 0; k < d->nr; k++) {
+		last[k] = INT64_MIN;
+		cnt[k] = 0;
+	}
 	if (nout == 0) {
 		for (int i = 0; i < d->nb; i++)
 			g.cand[g.ncand++] = i;
-		return row_lines(d, &g, x, r, &last);
+		row_lines(d, &g, x, 0, last, cnt);
+		return;
 	}
 	planecuts cuts, *pc = &cuts;
 	pc->have = false;
@@ -377,14 +418,15 @@ static int64_t dl_boxes(dlctx *d, int64_t r)
 	if (nout == 1) {
 		for (int i = 0; i < d->nb; i++)
 			in[i] = i;
-		return plane_lines(d, &g, x, in, d->nb, blo, bhi, r, pc, &last);
+		plane_lines(d, &g, x, in, d->nb, blo, bhi, 0, pc, last, cnt);
+		return;
 	}
 	/* every value of the coordinates before dimension nout - 2, odometer order */
 	for (;;) {
-		int64_t base = r;
+		int64_t base = 0;
 		for (int q = 0; q < nout - 2; q++)
 			base += g.e * g.st[g.ord[q]] * x[q];
-		count += dim_lines(d, &g, x, in, blo, bhi, base, pc, &last);
+		dim_lines(d, &g, x, in, blo, bhi, base, pc, last, cnt);
 		int q = nout - 3;
 		while (q >= 0 && ++x[q] > bhi[q]) {
 			x[q] = blo[q];
@@ -393,7 +435,6 @@ static int64_t dl_boxes(dlctx *d, int64_t r)
 		if (q < 0)
 			break;
 	}
-	return count;
 }
 
 /* Collected accesses of a window. */
@@ -891,7 +932,7 @@ static dlstat dl_sum_eval(model *m, int array, const wspec *w, bool *inexact)
 	m->scratch = wl;
 	if (m->st || wl.n == 0)
 		return (dlstat){0, 0, 0};
-	dlctx d = {m, array, wl.n, NULL, NULL, false, NULL, NULL};
+	dlctx d = {m, array, wl.n, NULL, NULL, false, NULL, NULL, 0, NULL};
 	if (wl.n > m->capboxes) {
 		free(m->boxes);
 		m->capboxes = 2 * wl.n;
@@ -959,28 +1000,42 @@ static dlstat dl_sum_eval(model *m, int array, const wspec *w, bool *inexact)
 		rmemo *rc = residue_cache(m, array, w);
 		if (m->st)
 			return (dlstat){0, 0, 0};
-		bool built = false, box_ix = false, any_ix = false;
+		/* the residues not cached yet, counted by one walk of the boxes (m->nz and m->hist2
+		 * are free again: the residues and their counts) */
+		int64_t *todo = m->nz, *cnt = m->hist2;
+		int nr = 0;
+		for (int64_t r = 0; r < L; r++)
+			if (h[r] && !(rc && rc->val[r] >= 0))
+				todo[nr++] = r;
+		/* whether a walk is inexact does not depend on the shift (its rows and boxes do not) */
+		bool walk_ix = false, any_ix = false;
+		if (nr) {
+			d.inexact = false;
+			make_boxes(&d, w, &wl, NULL);
+			merge_boxes(&d);
+			bool box_ix = d.inexact;
+			for (int k0 = 0; k0 < nr; k0 += MAX_SHIFTS) {
+				d.nr = nr - k0 < MAX_SHIFTS ? nr - k0 : MAX_SHIFTS;
+				d.r = todo + k0;
+				d.inexact = box_ix;
+				dl_boxes(&d, cnt + k0);
+				walk_ix = walk_ix || d.inexact;
+			}
+		}
+		int t = 0;
 		for (int64_t r = 0; r < L; r++)
 			if (h[r]) {
 				int64_t v;
-				if (rc && rc->val[r] >= 0) {
-					v = rc->val[r];
-					any_ix = any_ix || rc->ix[r];
-				} else {
-					if (!built) {
-						d.inexact = false;
-						make_boxes(&d, w, &wl, NULL);
-						merge_boxes(&d);
-						box_ix = d.inexact;
-						built = true;
-					}
-					d.inexact = box_ix;
-					v = dl_boxes(&d, r);
+				if (t < nr && todo[t] == r) {
+					v = cnt[t++];
 					if (rc) {
 						rc->val[r] = v;
-						rc->ix[r] = d.inexact;
+						rc->ix[r] = walk_ix;
 					}
-					any_ix = any_ix || d.inexact;
+					any_ix = any_ix || walk_ix;
+				} else {
+					v = rc->val[r];
+					any_ix = any_ix || rc->ix[r];
 				}
 				total += h[r] * v;
 				mn = v < mn ? v : mn;
@@ -1007,7 +1062,10 @@ static dlstat dl_sum_eval(model *m, int array, const wspec *w, bool *inexact)
 			make_boxes(&d, w, &wl, s);
 			merge_boxes(&d);
 			ix = ix || d.inexact;
-			int64_t v = dl_boxes(&d, 0);
+			int64_t v, r0 = 0;
+			d.nr = 1;
+			d.r = &r0;
+			dl_boxes(&d, &v);
 			acc += (double)v;
 			mn = v < mn ? v : mn;
 			mx = v > mx ? v : mx;

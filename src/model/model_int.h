@@ -40,6 +40,8 @@
 #define MODEL_SAMPLES 512
 /* A mixed piece of a split loop is cut into single iterations up to this length. */
 #define MODEL_CUT_LIMIT 64
+/* Scratch of dl_boxes's periodic rows and planes: 129 increments of up to 256 shifts each. */
+#define MODEL_INC_SCRATCH (2 * 129 * 256)
 /* The work of one memo lookup of dl_stat in rows of boxes walked (model_result.work). */
 #define MODEL_LOOKUP_WORK 128
 
@@ -167,6 +169,7 @@ typedef struct model {
 	int nrmemo, caprmemo;
 	/* scratch of dl_sum_eval */
 	int64_t *hist, *hist2, *nz;  /* [line] each */
+	int64_t *incs;             /* MODEL_INC_SCRATCH: the periodic increments of dl_boxes */
 	struct wlist_s {
 		struct wacc *v;
 		int n, cap;

@@ -280,9 +280,33 @@ static bool grid_window(const grid *g, const axis *pa, int64_t w, const axis *na
 	return true;
 }
 
+/* What is known of one position of one side of a cell's grid (the same axes and instances):
+ * the lines of that side's window alone (v) and with the window between (vb); or, for the
+ * window between alone, v. */
+typedef struct sidek {
+	bool hv, hb;
+	int64_t v, vb;
+} sidek;
+
+/* dl_sum of window s, or the value k has for it (NULL: none kept). */
+static int64_t side_dl(model *m, int a, const wspec *s, sidek *k, bool with_between, bool *ix)
+{
+	if (!k)
+		return mdl_dl_sum(m, a, s, ix);
+	bool *h = with_between ? &k->hb : &k->hv;
+	int64_t *v = with_between ? &k->vb : &k->v;
+	if (!*h) {
+		*v = mdl_dl_sum(m, a, s, ix);
+		*h = true;
+	}
+	return *v;
+}
+
 /* Lines touched in the prev window (w) and in the next window (u), and not in between,
- * summed over the instances. */
-static int64_t grid_common(grid *g, const axis *pa, int64_t w, const axis *na, int64_t u)
+ * summed over the instances. ks, kp and kb keep the windows of w, of u and between alone for
+ * the other corners that share them (NULL: none). */
+static int64_t grid_common(grid *g, const axis *pa, int64_t w, const axis *na, int64_t u, sidek *ks, sidek *kp,
+                           sidek *kb)
 {
 	if ((w <= 0 && pa->nbase == 0) || (u <= 0 && na->nbase == 0))
 		return 0;
@@ -297,7 +321,9 @@ static int64_t grid_common(grid *g, const axis *pa, int64_t w, const axis *na, i
 		g->inexact = true;
 		return 0;
 	}
-	int64_t c = mdl_dl_sum(m, a, S, &ix) + mdl_dl_sum(m, a, P, &ix) - mdl_dl_sum(m, a, SP, &ix);
+	int64_t s = side_dl(m, a, S, ks, false, &ix), p = side_dl(m, a, P, kp, false, &ix),
+	        sp = mdl_dl_sum(m, a, SP, &ix);
+	int64_t c = s + p - sp;
 	if (g->between.np) {
 		/* |S n P n B| by inclusion-exclusion */
 		wspec *B = &ws[3], *SB = &ws[4], *PB = &ws[5], *SPB = &ws[6];
@@ -309,9 +335,9 @@ static int64_t grid_common(grid *g, const axis *pa, int64_t w, const axis *na, i
 			g->inexact = true;
 			return c;
 		}
-		int64_t spb = mdl_dl_sum(m, a, S, &ix) + mdl_dl_sum(m, a, P, &ix) + mdl_dl_sum(m, a, B, &ix) -
-		              mdl_dl_sum(m, a, SP, &ix) - mdl_dl_sum(m, a, SB, &ix) - mdl_dl_sum(m, a, PB, &ix) +
-		              mdl_dl_sum(m, a, SPB, &ix);
+		/* S, P and SP as above (looked up once) */
+		int64_t spb = s + p + side_dl(m, a, B, kb, false, &ix) - sp - side_dl(m, a, SB, ks, true, &ix) -
+		              side_dl(m, a, PB, kp, true, &ix) + mdl_dl_sum(m, a, SPB, &ix);
 		c -= spb;
 	}
 	if (ix)
@@ -344,17 +370,47 @@ static bool straddles(const model *m, double lo, double hi)
 	return false;
 }
 
-static bool grid_inside(grid *g, const axis *pa, int64_t w0, int64_t w1, const axis *na, int64_t u0,
-                        int64_t u1, bool prev_side, int depth, bool *done);
-static bool grid_emit(grid *g, int64_t cnt, double est, double lo, double hi);
+/* What is known of one corner (w, u) of a cell: its grid_common and its footprint. A cell
+ * hands its corners to the cells it splits into (the same grid, axes and instances), which
+ * would otherwise look each one up again (three to seven memo lookups a corner). */
+typedef struct corner {
+	bool hc, hf;
+	int64_t c;
+	double f, lo, hi;
+} corner;
 
-/* Reuse of the cell (w0, w1] x (u0, u1]. */
-static int64_t grid_count(grid *g, const axis *pa, int64_t w0, int64_t w1, const axis *na, int64_t u0,
-                          int64_t u1)
+static int64_t corner_common(grid *g, const axis *pa, int64_t w, const axis *na, int64_t u, corner *k,
+                             sidek *ks, sidek *kp, sidek *kb)
 {
-	return grid_common(g, pa, w1, na, u1) - grid_common(g, pa, w0, na, u1) -
-	       grid_common(g, pa, w1, na, u0) + grid_common(g, pa, w0, na, u0);
+	if (!k->hc) {
+		k->c = grid_common(g, pa, w, na, u, ks, kp, kb);
+		k->hc = true;
+	}
+	return k->c;
 }
+
+static double corner_fp(grid *g, const axis *pa, int64_t w, const axis *na, int64_t u, corner *k,
+                        double *lo, double *hi)
+{
+	if (!k->hf) {
+		k->f = grid_fp(g, pa, w, na, u, &k->lo, &k->hi);
+		k->hf = true;
+	}
+	*lo = k->lo;
+	*hi = k->hi;
+	return k->f;
+}
+
+/* What a cell knows: its corners (w0, u0), (w0, u1), (w1, u0), (w1, u1), its sides' windows at
+ * w0, w1 and u0, u1, and the window between; NULL entries unknown. */
+typedef struct cellk {
+	corner *c[4];
+	sidek *row[2], *col[2], *b;
+} cellk;
+
+static bool grid_inside(grid *g, const axis *pa, int64_t w0, int64_t w1, const axis *na, int64_t u0,
+                        int64_t u1, bool prev_side, int depth, const cellk *known, bool *done);
+static bool grid_emit(grid *g, int64_t cnt, double est, double lo, double hi);
 
 /* gcd of g and the address shifts (bytes, mod the line) per step of counter j of the
  * accesses below x. */
@@ -378,7 +434,7 @@ static const mnode *counter_loop(const mnode *x, int j)
 }
 
 static bool grid_cell(grid *g, const axis *pa, int64_t w0, int64_t w1, const axis *na, int64_t u0,
-                      int64_t u1, int depth);
+                      int64_t u1, int depth, const cellk *known);
 
 /* The footprint bounds of a cell's inner and outer corners: equal ones refine alike. */
 typedef struct csig {
@@ -428,7 +484,7 @@ static bool split_residues(grid *g, const axis *pa, int64_t w0, int64_t w1, cons
 	bool ok = true;
 	for (int k = 0; k < ng && ok; k++) {
 		g->base.flt_mask[f] = groups[k];
-		ok = grid_cell(g, pa, w0, w1, na, u0, u1, depth + 1);
+		ok = grid_cell(g, pa, w0, w1, na, u0, u1, depth + 1, NULL);
 	}
 	g->base.flt_mask[f] = mask;
 	return ok;
@@ -441,11 +497,11 @@ static bool split_halves(grid *g, const axis *pa, int64_t w0, int64_t w1, const 
 	wspec *base = &g->base;
 	int64_t lo0 = base->flt_lo[f], hi0 = base->flt_hi[f];
 	base->flt_hi[f] = mid;
-	bool ok = grid_cell(g, pa, w0, w1, na, u0, u1, depth + 1);
+	bool ok = grid_cell(g, pa, w0, w1, na, u0, u1, depth + 1, NULL);
 	base->flt_hi[f] = hi0;
 	if (ok) {
 		base->flt_lo[f] = mid;
-		ok = grid_cell(g, pa, w0, w1, na, u0, u1, depth + 1);
+		ok = grid_cell(g, pa, w0, w1, na, u0, u1, depth + 1, NULL);
 		base->flt_lo[f] = lo0;
 	}
 	return ok;
@@ -655,10 +711,71 @@ static bool grid_bisect(grid *g, const axis *pa, int64_t w0, int64_t w1, const a
 	return true;
 }
 
-static bool grid_cell(grid *g, const axis *pa, int64_t w0, int64_t w1, const axis *na, int64_t u0,
-                      int64_t u1, int depth)
+/* The corners of a cell and of its halves: t[i][j] at (xs[i], ys[j]), the cell's own at i, j in
+ * {0, 2}, its midpoints at 1. */
+typedef struct ctable {
+	int64_t xs[3], ys[3];
+	corner *t[3][3];
+	corner own[3][3];
+	sidek *row[3], *col[3], *b;  /* the sides' windows at xs[i] and ys[j], and between */
+	sidek ownrow[3], owncol[3], ownb;
+} ctable;
+
+/* The reuse of the cell (xs[i0], xs[i1]] x (ys[j0], ys[j1]]. */
+static int64_t tab_count(grid *g, const axis *pa, const axis *na, ctable *T, int i0, int i1, int j0, int j1)
 {
-	int64_t cnt = grid_count(g, pa, w0, w1, na, u0, u1);
+	return corner_common(g, pa, T->xs[i1], na, T->ys[j1], T->t[i1][j1], T->row[i1], T->col[j1], T->b) -
+	       corner_common(g, pa, T->xs[i0], na, T->ys[j1], T->t[i0][j1], T->row[i0], T->col[j1], T->b) -
+	       corner_common(g, pa, T->xs[i1], na, T->ys[j0], T->t[i1][j0], T->row[i1], T->col[j0], T->b) +
+	       corner_common(g, pa, T->xs[i0], na, T->ys[j0], T->t[i0][j0], T->row[i0], T->col[j0], T->b);
+}
+
+static double tab_fp(grid *g, const axis *pa, const axis *na, ctable *T, int i, int j, double *lo, double *hi)
+{
+	return corner_fp(g, pa, T->xs[i], na, T->ys[j], T->t[i][j], lo, hi);
+}
+
+/* Refine the sub-cell (xs[i0], xs[i1]] x (ys[j0], ys[j1]] with the corners and sides known so far. */
+static bool tab_cell(grid *g, const axis *pa, const axis *na, ctable *T, int i0, int i1, int j0, int j1,
+                     int depth)
+{
+	cellk k = {{T->t[i0][j0], T->t[i0][j1], T->t[i1][j0], T->t[i1][j1]},
+	           {T->row[i0], T->row[i1]}, {T->col[j0], T->col[j1]}, T->b};
+	return grid_cell(g, pa, T->xs[i0], T->xs[i1], na, T->ys[j0], T->ys[j1], depth, &k);
+}
+
+static bool grid_cell(grid *g, const axis *pa, int64_t w0, int64_t w1, const axis *na, int64_t u0,
+                      int64_t u1, int depth, const cellk *known)
+{
+	ctable T;
+	memset(&T, 0, sizeof T);
+	T.xs[0] = w0;
+	T.xs[1] = w0 + (w1 - w0) / 2;
+	T.xs[2] = w1;
+	T.ys[0] = u0;
+	T.ys[1] = u0 + (u1 - u0) / 2;
+	T.ys[2] = u1;
+	for (int i = 0; i < 3; i++) {
+		for (int j = 0; j < 3; j++)
+			T.t[i][j] = &T.own[i][j];
+		T.row[i] = &T.ownrow[i];
+		T.col[i] = &T.owncol[i];
+	}
+	T.b = &T.ownb;
+	if (known) {
+		for (int c = 0; c < 4; c++)
+			if (known->c[c])
+				T.t[c / 2 * 2][c % 2 * 2] = known->c[c];
+		for (int c = 0; c < 2; c++) {
+			if (known->row[c])
+				T.row[2 * c] = known->row[c];
+			if (known->col[c])
+				T.col[2 * c] = known->col[c];
+		}
+		if (known->b)
+			T.b = known->b;
+	}
+	int64_t cnt = tab_count(g, pa, na, &T, 0, 2, 0, 2);
 	if (cnt <= 0 || g->m->st)
 		return !g->m->st;
 	/* the distance of a line in the cell lies between the footprints of the windows at
@@ -667,7 +784,7 @@ static bool grid_cell(grid *g, const axis *pa, int64_t w0, int64_t w1, const axi
 	 * the outer one holds it once; the least of the inner one and the most of the outer one
 	 * bound the distance, their averages estimate it */
 	double l0, h0, l1, h1;
-	double f0 = grid_fp(g, pa, w0, na, u0, &l0, &h0), f1 = grid_fp(g, pa, w1, na, u1, &l1, &h1);
+	double f0 = tab_fp(g, pa, na, &T, 0, 0, &l0, &h0), f1 = tab_fp(g, pa, na, &T, 2, 2, &l1, &h1);
 	double lo = l0, hi = h1 - 1, est = (f0 + f1) / 2 - 1;
 	if (straddles(g->m, lo, hi) && depth < g->m->refine) {
 		bool done = false;
@@ -681,43 +798,39 @@ static bool grid_cell(grid *g, const axis *pa, int64_t w0, int64_t w1, const axi
 		bool split_w = w1 - w0 > 1, split_u = u1 - u0 > 1;
 		/* reuse often lies along the diagonal (the same order on both sides): halving
 		 * both sides at once keeps the cells square, and the off-diagonal ones empty */
-		int64_t wm = w0 + (w1 - w0) / 2, um = u0 + (u1 - u0) / 2;
+		cellk k = {{T.t[0][0], T.t[0][2], T.t[2][0], T.t[2][2]}, {T.row[0], T.row[2]}, {T.col[0], T.col[2]}, T.b};
 		/* a side that is one unit: look inside it first, so both sides shrink together */
 		bool ok = true;
 		if (!split_u && split_w)
-			ok = grid_inside(g, pa, w0, w1, na, u0, u1, false, depth, &done);
+			ok = grid_inside(g, pa, w0, w1, na, u0, u1, false, depth, &k, &done);
 		else if (!split_w && split_u)
-			ok = grid_inside(g, pa, w0, w1, na, u0, u1, true, depth, &done);
+			ok = grid_inside(g, pa, w0, w1, na, u0, u1, true, depth, &k, &done);
 		if (done || !ok)
 			return ok;
 		/* a side whose reuse all lies in one half narrows for free */
 		if (split_u) {
-			int64_t c = grid_count(g, pa, w0, w1, na, u0, um);
+			int64_t c = tab_count(g, pa, na, &T, 0, 2, 0, 1);
 			if (c == 0 || c == cnt)
-				return grid_cell(g, pa, w0, w1, na, c ? u0 : um, c ? um : u1, depth + 1);
+				return tab_cell(g, pa, na, &T, 0, 2, c ? 0 : 1, c ? 1 : 2, depth + 1);
 		}
 		if (split_w) {
-			int64_t c = grid_count(g, pa, w0, wm, na, u0, u1);
+			int64_t c = tab_count(g, pa, na, &T, 0, 1, 0, 2);
 			if (c == 0 || c == cnt)
-				return grid_cell(g, pa, c ? w0 : wm, c ? wm : w1, na, u0, u1, depth + 1);
+				return tab_cell(g, pa, na, &T, c ? 0 : 1, c ? 1 : 2, 0, 2, depth + 1);
 		}
 		if (split_w && split_u)
-			return grid_cell(g, pa, w0, wm, na, u0, um, depth + 1) &&
-			       grid_cell(g, pa, w0, wm, na, um, u1, depth + 1) &&
-			       grid_cell(g, pa, wm, w1, na, u0, um, depth + 1) &&
-			       grid_cell(g, pa, wm, w1, na, um, u1, depth + 1);
+			return tab_cell(g, pa, na, &T, 0, 1, 0, 1, depth + 1) && tab_cell(g, pa, na, &T, 0, 1, 1, 2, depth + 1) &&
+			       tab_cell(g, pa, na, &T, 1, 2, 0, 1, depth + 1) && tab_cell(g, pa, na, &T, 1, 2, 1, 2, depth + 1);
 		if (split_w)
-			return grid_cell(g, pa, w0, wm, na, u0, u1, depth + 1) &&
-			       grid_cell(g, pa, wm, w1, na, u0, u1, depth + 1);
+			return tab_cell(g, pa, na, &T, 0, 1, 0, 2, depth + 1) && tab_cell(g, pa, na, &T, 1, 2, 0, 2, depth + 1);
 		if (split_u)
-			return grid_cell(g, pa, w0, w1, na, u0, um, depth + 1) &&
-			       grid_cell(g, pa, w0, w1, na, um, u1, depth + 1);
+			return tab_cell(g, pa, na, &T, 0, 2, 0, 1, depth + 1) && tab_cell(g, pa, na, &T, 0, 2, 1, 2, depth + 1);
 		/* one unit on each side: look inside the wider one, else the other */
 		double x0, x1;
-		bool wider_w = grid_fp(g, pa, w1, na, u0, &x0, &x1) >= grid_fp(g, pa, w0, na, u1, &x0, &x1);
-		ok = grid_inside(g, pa, w0, w1, na, u0, u1, wider_w, depth, &done);
+		bool wider_w = tab_fp(g, pa, na, &T, 2, 0, &x0, &x1) >= tab_fp(g, pa, na, &T, 0, 2, &x0, &x1);
+		ok = grid_inside(g, pa, w0, w1, na, u0, u1, wider_w, depth, &k, &done);
 		if (ok && !done)
-			ok = grid_inside(g, pa, w0, w1, na, u0, u1, !wider_w, depth, &done);
+			ok = grid_inside(g, pa, w0, w1, na, u0, u1, !wider_w, depth, &k, &done);
 		if (done || !ok)
 			return ok;
 		if (h0 > l0 || h1 > l1) {
@@ -737,19 +850,25 @@ static bool grid_cell(grid *g, const axis *pa, int64_t w0, int64_t w1, const axi
 /* Refine the cell inside the single unit of the prev (prev_side) or next side. *done is
  * false (and nothing happens) when that unit has nothing inside. */
 static bool grid_inside(grid *g, const axis *pa, int64_t w0, int64_t w1, const axis *na, int64_t u0,
-                        int64_t u1, bool prev_side, int depth, bool *done)
+                        int64_t u1, bool prev_side, int depth, const cellk *known, bool *done)
 {
 	*done = false;
 	axis *in = malloc(sizeof *in);
 	if (!in)
 		return mdl_fail(g->m, CT_ERR_NOMEM, "out of memory");
 	bool ok = true;
+	/* the inner axis at 0 units is the outer one at w0 (u0): the same windows, so those
+	 * corners carry over */
 	if (prev_side && w1 - w0 == 1 && axis_inside(pa, w0, in)) {
 		*done = true;
-		ok = grid_cell(g, in, 0, seq_units(&in->q), na, u0, u1, depth + 1);
+		cellk k = {{known->c[0], known->c[1], NULL, NULL}, {known->row[0], NULL}, {known->col[0], known->col[1]},
+		           known->b};
+		ok = grid_cell(g, in, 0, seq_units(&in->q), na, u0, u1, depth + 1, &k);
 	} else if (!prev_side && u1 - u0 == 1 && axis_inside(na, u0, in)) {
 		*done = true;
-		ok = grid_cell(g, pa, w0, w1, in, 0, seq_units(&in->q), depth + 1);
+		cellk k = {{known->c[0], NULL, known->c[2], NULL}, {known->row[0], known->row[1]}, {known->col[0], NULL},
+		           known->b};
+		ok = grid_cell(g, pa, w0, w1, in, 0, seq_units(&in->q), depth + 1, &k);
 	}
 	free(in);
 	return ok;
@@ -775,7 +894,7 @@ static bool grid_run(grid *g, const useq *prev, const useq *next, int64_t total)
 	na->q = *next;
 	na->head = true;
 	int64_t W = seq_units(prev), U = seq_units(next);
-	bool ok = grid_cell(g, pa, 0, W, na, 0, U, 0);
+	bool ok = grid_cell(g, pa, 0, W, na, 0, U, 0, NULL);
 	if (ok && total != g->found) {
 		/* what the cells did not account for (an inexact footprint somewhere) */
 		double l, h, f = grid_fp(g, pa, W, na, U, &l, &h) - 1;
@@ -1073,10 +1192,11 @@ bool mdl_analyse_line(model *m, const sim_spec *spec, int64_t line, model_lines 
 	free(m->hist);
 	free(m->hist2);
 	free(m->nz);
+	m->incs = m->incs ? m->incs : malloc(sizeof *m->incs * MODEL_INC_SCRATCH);
 	m->hist = malloc(sizeof *m->hist * (size_t)line);
 	m->hist2 = malloc(sizeof *m->hist2 * (size_t)line);
 	m->nz = malloc(sizeof *m->nz * (size_t)line);
-	if (!m->hist || !m->hist2 || !m->nz)
+	if (!m->hist || !m->hist2 || !m->nz || !m->incs)
 		return mdl_fail(m, CT_ERR_NOMEM, "out of memory");
 	return cold_parts(m) && node_parts(m, &m->root);
 }
