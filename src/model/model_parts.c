@@ -1105,10 +1105,10 @@ static bool own_parts(model *m, const mnode *x)
 /* The analysis's work allowed on the reuse a node carries before the node's accesses are
  * enumerated instead: MODEL_ENUM_RATIO units per access, half the work of walking them (so the
  * model never takes much longer than walking the kernel's accesses, however fine the grain at
- * which its distances cross a capacity), and at least MODEL_ENUM_FLOOR (about half a
+ * which its distances cross a capacity), and at least MODEL_ENUM_FLOOR (a few tenths of a
  * millisecond: a small node's analysis finishes; bench_model --random measured the trade). */
 #define MODEL_ENUM_RATIO 4
-#define MODEL_ENUM_FLOOR 100000
+#define MODEL_ENUM_FLOOR 50000
 
 /* own_parts within the share of work of a node of `cost` accesses. When the share runs out,
  * *over is set, the node's partitions and the arrays' inexact flags are as before, and the

@@ -209,11 +209,13 @@ static void test_partition_sums(void)
 
 /* A 3-D stencil whose tiny cache (4 lines of 64 bytes) the model cannot decide exactly
  * (bench_model --random, seed 21), and a tiling whose analysis is slow (seed 21's slowest,
- * made 9 times longer: at the bench's size partial enumeration keeps its work small). */
-/* a guard that compares two indices: the model keeps its branch and is not exact, on a trace short
- * enough for predict to simulate it */
+ * made 18 times longer, 0.5M accesses: at the bench's size partial enumeration keeps its work
+ * small). */
+/* a guard that compares two indices: the model keeps its branch and is not exact (the mixed
+ * pieces, 100 iterations, are too long to cut into single ones), on a trace short enough for
+ * predict to simulate it */
 static const char tri_src[] =
-	"kernel tri\nparam N = 20\narray A : f64[N, N] input\narray C : f64[N, N] output\n"
+	"kernel tri\nparam N = 100\narray A : f64[N, N] input\narray C : f64[N, N] output\n"
 	"for (i: N, j: N) {\n  if (j < i) {\n    C[i, j] = A[i, j]\n  }\n}\n";
 static const char s3d_exact_src[] =
 	"kernel s3\nparam N = 12, M = 12, P = 9\narray A : f64[N, M, P] input\narray B : f64[N, M, P] output\n"
@@ -222,7 +224,7 @@ static const char s3d_exact_src[] =
 	"A[x, y, z+1]) / 6\n  } else {\n    B[x, y, z] = A[x, y, z]\n  }\n}\n"
 	"schedule {\n  xx = tile(x=6)\n  reorder(y, x, xx, z)\n}\n";
 static const char s3d_slow_src[] =
-	"kernel s3\nparam N = 46, M = 20, P = 40\narray A : f64[N, M, P] input\narray B : f64[N, M, P] output\n"
+	"kernel s3\nparam N = 69, M = 30, P = 40\narray A : f64[N, M, P] input\narray B : f64[N, M, P] output\n"
 	"for (x: N, y: M, z: P) {\n  if (0 < x && x < N-1 && 0 < y && y < M-1 && 0 < z && z < P-1) {\n"
 	"    B[x, y, z] = (A[x-1, y, z] + A[x+1, y, z] + A[x, y-1, z] + A[x, y+1, z] + A[x, y, z-1] + "
 	"A[x, y, z+1]) / 6\n  } else {\n    B[x, y, z] = A[x, y, z]\n  }\n}\n"
