@@ -430,25 +430,9 @@ static int64_t accesses_per_instance(const model *m, const mnode *x)
 int64_t mdl_enum_cost(const model *m, const mnode *x)
 {
 	int64_t per = accesses_per_instance(m, x), inst = x == &m->root ? 1 : x->inst;
-	if (per > ENUM_MAX_TRACE || inst > ENUM_MAX_INSTANCES)
+	if (x->any_inexact || per > ENUM_MAX_TRACE || inst > ENUM_MAX_INSTANCES)
 		return -1;
 	return inst > INT64_MAX / (per ? per : 1) ? -1 : inst * per;
-}
-
-static bool has_inexact(const mnode *x)
-{
-	for (int i = 0; i < x->nacc; i++)
-		if (x->acc[i].inexact)
-			return true;
-	for (int i = 0; i < x->nkids; i++)
-		if (has_inexact(x->kids[i]))
-			return true;
-	return false;
-}
-
-bool mdl_enum_possible(const model *m, const mnode *x)
-{
-	return mdl_enum_cost(m, x) >= 0 && !has_inexact(x);
 }
 
 /* The loops enclosing x, outermost first; returns how many. */
@@ -593,7 +577,7 @@ static bool walk_instances(enumr *e, const mnode *x, const mnode *const *outer, 
 	model *m = e->m;
 	int64_t *gam = calloc((size_t)(m->na * (no ? no : 1)) + 1, sizeof *gam);
 	bool *seen = calloc((size_t)m->na + 1, sizeof *seen);
-	int64_t key[MODEL_MAX_DEPTH + 64], t[MODEL_MAX_DEPTH];
+	int64_t key[64], t[MODEL_MAX_DEPTH]; /* key: one residue per array (na <= 64) */
 	iclasses c = {NULL, 0, 0, m->na, no};
 	bool ok = gam && seen;
 	if (!ok)

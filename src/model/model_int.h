@@ -75,6 +75,7 @@ struct mnode {
 	/* statement: access i's byte address is aff[i * (depth + 1)] + sum_j aff[i * (depth + 1)
 	 * + 1 + j] * t_j (its array's own region; model_enum.c walks accesses with it) */
 	int64_t *aff;
+	bool any_inexact;          /* some access at or below this node is inexact */
 };
 
 /* One loop piece on the builder's path: v = lo + step * (off + t), t in [0, n). */
@@ -229,10 +230,9 @@ double mdl_footprint(model *m, const wspec *w);
 double mdl_footprint_stat(model *m, const wspec *w, double *lo, double *hi);
 
 /* model_enum.c */
-/* Accesses of every instance of x together (-1: one instance is too long to walk). */
+/* Accesses of every instance of x together; -1 when x cannot be enumerated (an instance too
+ * long to walk, or an access below it inexact). */
 int64_t mdl_enum_cost(const model *m, const mnode *x);
-/* Whether x's reuse can be counted from its accesses (none inexact, instances short enough). */
-bool mdl_enum_possible(const model *m, const mnode *x);
 /* The partitions of the reuse inside every instance of x, counted from its accesses: what
  * the analysis of x (node_parts) gives, with exact distances. Adds the accesses walked (one
  * instance of each class stands for all of them) to m->work. */

@@ -1143,7 +1143,7 @@ static bool own_parts_within(model *m, const mnode *x, int64_t cost, bool *over)
 static bool node_parts(model *m, const mnode *x)
 {
 	int64_t cost = m->enumerate != MODEL_ENUM_NEVER ? mdl_enum_cost(m, x) : -1;
-	bool can = cost >= 0 && mdl_enum_possible(m, x);
+	bool can = cost >= 0;
 	bool always = m->enumerate == MODEL_ENUM_ALWAYS && x != &m->root && x->depth >= m->enum_depth;
 	bool over = false, ok = true;
 	if (can && m->enumerate == MODEL_ENUM_AUTO)

@@ -498,8 +498,10 @@ bool mdl_count_accesses(model *m, mnode *x, int64_t inst)
 	if (!x->per_iter)
 		return false;
 	if (!x->is_loop && x->nkids == 0) {
-		for (int i = 0; i < x->nacc; i++)
+		for (int i = 0; i < x->nacc; i++) {
 			x->per_iter[x->acc[i].array]++;
+			x->any_inexact = x->any_inexact || x->acc[i].inexact;
+		}
 		return statement_affine(m, x);
 	}
 	int64_t kinst = x->is_loop ? inst * x->n : inst;
@@ -507,6 +509,7 @@ bool mdl_count_accesses(model *m, mnode *x, int64_t inst)
 		mnode *k = x->kids[i];
 		if (!mdl_count_accesses(m, k, kinst))
 			return false;
+		x->any_inexact = x->any_inexact || k->any_inexact;
 		int64_t f = k->is_loop ? k->n : 1;
 		for (int a = 0; a < m->na; a++)
 			x->per_iter[a] += f * k->per_iter[a];
