@@ -264,20 +264,16 @@ static bool box_has(const box *bb, int dd, int64_t v)
 }
 
 /* Lines of the plane at outer coordinates x[0 .. nout-2] (base: their address): its rows in
- * bands between the boxes' edges. in[0 .. nin) are the boxes that may hold the plane. */
+ * bands between the boxes' edges. in[0 .. nin) are the boxes that hold x[0 .. nout-3]
+ * (dim_lines chose them): only coordinate nout-2 is left to test. */
 static void plane_lines(dlctx *d, rowgeo *g, int64_t *x, const int *in, int nin, const int64_t *blo,
                         const int64_t *bhi, int64_t base, planecuts *pc, int64_t *last, int64_t *cnt)
 {
 	int nout = g->nout;
 	g->ncand = 0;
-	for (int c = 0; c < nin; c++) {
-		const box *bb = &d->b[in[c]];
-		bool hold = true;
-		for (int q = 0; q < nout - 1 && hold; q++)
-			hold = box_has(bb, g->ord[q], x[q]);
-		if (hold)
+	for (int c = 0; c < nin; c++)
+		if (nout < 2 || box_has(&d->b[in[c]], g->ord[nout - 2], x[nout - 2]))
 			g->cand[g->ncand++] = in[c];
-	}
 	int dl = g->ord[nout - 1];
 	bool same = pc->have && g->ncand == pc->nprev;
 	for (int c = 0; c < g->ncand && same; c++)
