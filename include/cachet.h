@@ -308,10 +308,11 @@ CT_API CT_GIVE ct_callable *ct_kernel_compile(CT_KEEP ct_kernel *k);
  * strided array is taken dense in that layout); the kernel reads inputs,
  * writes outputs and temps are its own. params: the values of the runtime
  * params in declaration order (ct_callable_param_count of them; may be NULL
- * when there are none), each at least 1. Buffers the kernel writes must not
- * overlap others. The call uses the ctx's CT_OPT_THREADS (read at compile
+ * when there are none), each at least 1. A buffer the kernel writes must not
+ * overlap another one (the byte ranges of their dense sizes; inputs may
+ * overlap each other). The call uses the ctx's CT_OPT_THREADS (read at compile
  * time). CT_ERR_USAGE (nothing run) for a NULL buffer, a missing params
- * array or a runtime value below 1; CT_ERR_LIMIT when an array would exceed
+ * array, a runtime value below 1 or a written buffer that overlaps another; CT_ERR_LIMIT when an array would exceed
  * 2^62 bytes; CT_ERR_NOMEM when the kernel could not allocate its temps and
  * cache buffers (outputs untouched). Errors go to the kernel's ctx, so call
  * from one thread at a time. */

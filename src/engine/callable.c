@@ -128,6 +128,40 @@ static ct_status callable_bind(const ct_callable *h, void *const *user, const in
 	return CT_OK;
 }
 
+/* Buffers the kernel writes must not share a byte with any other argument:
+ * the generated code declares its pointers restrict, so an overlap would
+ * give a wrong result silently. Each buffer spans its dense size (the
+ * extents were checked by callable_bind); two inputs may overlap. */
+static ct_status callable_overlap(const ct_kernel *k, void *const *argv, const int64_t *pv)
+{
+	for (int w = 0; w < k->narrays; w++) {
+		const ir_array *aw = &k->arrays[w];
+		if (aw->role != CT_OUTPUT && aw->role != CT_INOUT)
+			continue;
+		for (int o = 0; o < k->narrays; o++) {
+			const ir_array *ao = &k->arrays[o];
+			bool o_written = ao->role == CT_OUTPUT || ao->role == CT_INOUT;
+			if (o == w || ao->role == CT_TEMP || (o < w && o_written))
+				continue; /* a pair of written arrays is tested once */
+			int64_t span[2];
+			for (int s = 0; s < 2; s++) {
+				const ir_array *arr = s ? ao : aw;
+				span[s] = (int64_t)ct_dtype_size(arr->type);
+				for (int d = 0; d < arr->rank; d++) {
+					bool ok = true;
+					span[s] *= aff_eval(arr->ext[d], pv, NULL, &ok);
+				}
+			}
+			uintptr_t bw = (uintptr_t)argv[w], bo = (uintptr_t)argv[o];
+			if (bw < bo + (uintptr_t)span[1] && bo < bw + (uintptr_t)span[0])
+				return ct_error(k->ctx, CT_ERR_USAGE,
+						"kernel '%s': array '%s' (written) overlaps array '%s' in memory",
+						k->name, aw->name, ao->name);
+		}
+	}
+	return CT_OK;
+}
+
 ct_status ct_callable_call(const ct_callable *h, void *const *args, const int64_t *params)
 {
 	if (!h)
@@ -139,6 +173,8 @@ ct_status ct_callable_call(const ct_callable *h, void *const *args, const int64_
 	int64_t *pv = h->nslots <= CALL_STACK ? pv_s : malloc(sizeof *pv * (size_t)h->nslots);
 	ct_status st = argv && pv ? callable_bind(h, args, params, argv, pv)
 				  : ct_error(k->ctx, CT_ERR_NOMEM, "out of memory");
+	if (!st)
+		st = callable_overlap(k, argv, pv);
 	if (!st) {
 		if (h->set_threads)
 			h->set_threads(h->threads);

@@ -165,10 +165,43 @@ static void layouts(void)
 	ct_ctx_free(ctx);
 }
 
+/* A buffer the kernel writes that overlaps another argument is refused before anything runs
+ * (the generated pointers are restrict: the result would be wrong); inputs may overlap. */
+static void overlaps(void)
+{
+	ct_ctx *ctx = ct_ctx_new();
+	const char *text = "kernel mm\nparam N : runtime\narray A : f64[N, N] input\narray B : f64[N, N] input\n"
+			   "array C : f64[N, N] inout\nfor (i: N, j: N, k: N) {\n  C[i, j] += A[i, k] * B[k, j]\n}\n";
+	ct_kernel *k = ct_kernel_parse(ctx, text, strlen(text), "mm.cachet");
+	ct_callable *h = k ? ct_kernel_compile(k) : NULL;
+	CHECKF(h != NULL, "%s", ct_ctx_last_message(ctx));
+	double big[8 * 4], b[4 * 4], c[4 * 4];
+	for (int i = 0; i < 32; i++)
+		big[i] = 1;
+	for (int i = 0; i < 16; i++)
+		b[i] = 1, c[i] = 0;
+	int64_t n = 4;
+	void *same[3] = {big, big, big}, *shifted[3] = {big, b, big + 8}, *apart[3] = {big, b, big + 16},
+	     *inputs[3] = {b, b, c}, *last[3] = {big, b, big + 15}, *before[3] = {big + 16, b, big};
+	CHECK(ct_callable_call(h, same, &n) == CT_ERR_USAGE);
+	CHECKF(strcmp(ct_ctx_last_message(ctx), "kernel 'mm': array 'C' (written) overlaps array 'A' in memory") == 0,
+	       "%s", ct_ctx_last_message(ctx));
+	CHECK(ct_callable_call(h, shifted, &n) == CT_ERR_USAGE);
+	CHECK(ct_callable_call(h, last, &n) == CT_ERR_USAGE); /* one element in common */
+	CHECK(big[8] == 1 && big[15] == 1 && big[31] == 1);   /* nothing ran */
+	CHECK(ct_callable_call(h, apart, &n) == CT_OK && big[16] == 5 && big[31] == 5 && big[15] == 1);
+	CHECK(ct_callable_call(h, before, &n) == CT_OK);       /* adjacent, below the input */
+	CHECK(ct_callable_call(h, inputs, &n) == CT_OK && c[0] == 4 && c[15] == 4);
+	ct_callable_free(h);
+	ct_kernel_free(k);
+	ct_ctx_free(ctx);
+}
+
 int main(void)
 {
 	table();
 	RUN(misuse);
 	RUN(layouts);
+	RUN(overlaps);
 	return h_report();
 }
