@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 import json
+import math
+import operator
 import os
 import re
 import threading
+import time
 import weakref
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
@@ -19,7 +22,11 @@ _DTYPES = {0: np.dtype(np.float32), 1: np.dtype(np.float64),
 _DTYPE_NAMES = {0: "f32", 1: "f64", 2: "i32", 3: "i64"}
 _ROLES = {0: "input", 1: "output", 2: "inout", 3: "temp", 4: "const"}
 _CT_INPUT, _CT_OUTPUT, _CT_INOUT, _CT_TEMP = 0, 1, 2, 3
-_CT_ERR_NOMEM, _CT_ERR_INPUT = 1, 2
+_CT_ERR_NOMEM, _CT_ERR_INPUT, _CT_ERR_USAGE = 1, 2, 3
+_MAX_THREADS = 4096  # CT_OPT_THREADS takes 0..4096 (src/core/core.c)
+_INT64_MAX = (1 << 63) - 1
+# work np.shares_memory may spend deciding whether two strided views overlap; past it they count as overlapping
+_OVERLAP_WORK = 100000
 _PROBE_BASE = 1000  # runtime params take this value while their extents' coefficients are read
 
 # ct_count_source as `cachet predict --json` names it: where each level's count comes from.
@@ -176,20 +183,24 @@ class Kernel:
         if target not in (None, "host", "opencl"):
             raise ValueError(f"target must be 'host' or 'opencl', not {target!r}")
         self.target = target or "host"
-        self.threads = int(threads or 0)
+        self.threads = _threads_arg("threads", threads, 0)
         self._lock = threading.RLock()
         self._handles: Dict[int, Any] = {}
         self._h_default = None  # the handle for Kernel(threads=...), once compiled
+        # one entry per call running a handle outside the lock (list.append and .pop are atomic under the
+        # GIL): close() and set_params() wait for it to empty before they free handles
+        self._inflight: List[None] = []
+        self._closed = False
+        self._source, self.path = _read_source(text_or_path)
         ctx = lib.ct_ctx_new()
         if ctx == ffi.NULL:
             raise MemoryError("ct_ctx_new failed")
         self._ctx = ctx
         self._k = ffi.NULL
-        self._finalizer = weakref.finalize(self, _release, self._handles, [ctx, ffi.NULL])
-        self._source, self.path = _read_source(text_or_path)
+        self._finalizer = weakref.finalize(self, _release, self._handles, [ctx, ffi.NULL], self._inflight)
         self._k = self._parse()
         self._finalizer.detach()
-        self._finalizer = weakref.finalize(self, _release, self._handles, [ctx, self._k])
+        self._finalizer = weakref.finalize(self, _release, self._handles, [ctx, self._k], self._inflight)
         if params:
             self.set_params(params)
         self._describe()
@@ -214,11 +225,13 @@ class Kernel:
         Unknown names and values the checks refuse raise KernelError; the
         kernel then keeps its previous values.
         """
+        items = _param_items("set_params()", params)
         with self._lock:
+            self._check_open()
             old = {n: v for n, v in self.params.items()} if hasattr(self, "_pnames") else {}
             changed = False
-            for name, value in params.items():
-                st = lib.ct_kernel_set_param(self._k, name.encode(), int(value))
+            for name, value in items:
+                st = lib.ct_kernel_set_param(self._k, name.encode(), value)
                 if st:
                     err = _ctx_error(self._ctx, st, f"param '{name}'")
                     self._restore(old)
@@ -242,11 +255,19 @@ class Kernel:
         lib.ct_ctx_clear_error(self._ctx)
 
     def _drop_handles(self) -> None:
+        """Free the compiled handles (the lock held) once no call is running one."""
         self._h_default = None
         handles = list(self._handles.values())
         self._handles.clear()
+        _wait_idle(self._inflight)
         for h in handles:
             lib.ct_callable_free(h)
+
+    def _check_open(self) -> None:
+        """Raise KernelError once close() has run (with the lock held: close takes it too)."""
+        if self._closed:
+            raise KernelError(f"kernel is closed: '{self.name}'" if hasattr(self, "name") else "kernel is closed",
+                              _CT_ERR_USAGE)
 
     def _describe(self) -> None:
         """Read the kernel's arrays and params once; precompute what each call checks."""
@@ -381,9 +402,11 @@ class Kernel:
         """Every param's current value (None: a runtime param without a value)."""
         is_set = ffi.new("int *")
         out = {}
-        for i, name in enumerate(self._pnames):
-            v = lib.ct_kernel_param_value(self._k, i, is_set)
-            out[name] = int(v) if is_set[0] else None
+        with self._lock:
+            self._check_open()
+            for i, name in enumerate(self._pnames):
+                v = lib.ct_kernel_param_value(self._k, i, is_set)
+                out[name] = int(v) if is_set[0] else None
         return out
 
     @property
@@ -395,11 +418,28 @@ class Kernel:
         return f"{self.name}({', '.join(parts)})"
 
     def __repr__(self) -> str:
-        return f"<cachet.Kernel {self.signature}>"
+        return f"<cachet.Kernel {self.signature}{' (closed)' if self._closed else ''}>"
+
+    def __reduce__(self):
+        raise TypeError("a cachet.Kernel cannot be pickled or copied (it holds a compiled library handle): "
+                        "make a new one with cachet.Kernel(text_or_path, params=k.params, ...)")
+
+    def __copy__(self):
+        self.__reduce__()
+
+    def __deepcopy__(self, memo):
+        self.__reduce__()
+
+    def __enter__(self) -> "Kernel":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     def flops(self, **params: int) -> float:
         """Floating-point operations of one run (a multiply-add counts 2)."""
         with self._lock:
+            self._check_open()
             self._set_runtime(params)
             return float(lib.ct_kernel_flops(self._k))
 
@@ -410,11 +450,12 @@ class Kernel:
 
         Done by the first call; call it to pay the compile before timing.
         """
-        t = self.threads if threads is None else int(threads)
+        t = self.threads if threads is None else _threads_arg("threads", threads)
         h = self._handles.get(t)
         if h is not None:
             return h
         with self._lock:
+            self._check_open()
             h = self._handles.get(t)
             if h is not None:
                 return h
@@ -422,7 +463,9 @@ class Kernel:
                 raise CachetError(
                     f"kernel '{self.name}': calling an OpenCL kernel on numpy arrays is not supported "
                     "(ct_kernel_compile gives host code only); use k.verify() or k.build(dir)", 9)
-            lib.ct_ctx_set_option(self._ctx, lib.CT_OPT_THREADS, t)
+            st = lib.ct_ctx_set_option(self._ctx, lib.CT_OPT_THREADS, t)
+            if st:
+                raise _ctx_error(self._ctx, st, "threads")
             h = lib.ct_kernel_compile(self._k)
             if h == ffi.NULL:
                 raise _ctx_error(self._ctx, lib.ct_ctx_last_status(self._ctx) or 7,
@@ -446,22 +489,57 @@ class Kernel:
         GIL is released while the kernel runs. threads: threads of parallel
         loops for this call (default: Kernel(threads=...)).
         """
-        if not named:
-            # the common call, kept short: the kernel's own checker, then the C call
-            h = self._h_default
-            if h is not None:
-                try:
-                    st = self._fast(h, *arrays)
-                except Exception:
-                    pass  # the checked path below says what is wrong (or takes the strided views)
-                else:
-                    if st:
-                        raise _ctx_error(self._ctx, st, f"kernel '{self.name}'")
-                    return
+        # (a kernel whose runtime params some shape does not give; the others get a generated __call__)
         return self._call(arrays, named.pop("threads", None), named)
 
-    def _raise(self, st: int) -> None:
+    def _failed(self, st: int, arrays: Optional[Sequence[Any]]) -> None:
+        """Raise for a failed ct_callable_call: CT_ERR_USAGE on checked arrays is the library's overlap
+        refusal, said precisely by the numpy check (which names both arrays)."""
+        if st == _CT_ERR_USAGE and arrays is not None:
+            self._check_overlap(arrays)
         raise _ctx_error(self._ctx, st, f"kernel '{self.name}'")
+
+    def _check_overlap(self, vals: Sequence[Any]) -> None:
+        """Refuse an array the kernel writes that shares memory with another argument (ValueError).
+
+        The generated code declares its pointers restrict, so such a call would
+        compute a wrong result silently. np.may_share_memory compares the
+        arrays' bounds; when they meet, np.shares_memory decides exactly,
+        within _OVERLAP_WORK steps (past them the arrays count as overlapping).
+        Two inputs may share memory.
+        """
+        specs = self._specs
+        for i, (si, a) in enumerate(zip(specs, vals)):
+            if not si.written:
+                continue
+            for j, (sj, b) in enumerate(zip(specs, vals)):
+                if j == i or (j < i and sj.written) or not np.may_share_memory(a, b):
+                    continue
+                try:
+                    shared = np.shares_memory(a, b, max_work=_OVERLAP_WORK)
+                except np.TooHardError:
+                    shared = None
+                if shared is False:
+                    continue
+                how = "shares memory with" if shared else "may share memory with (not decided within the bound)"
+                raise ValueError(f"array '{si.info.name}' ({si.info.role}) {how} array '{sj.info.name}': "
+                                 f"the kernel writes '{si.info.name}' while it reads the other, so the "
+                                 f"result would be wrong; pass separate arrays (np.copy(...) of the input)")
+
+    def _acquire(self, t: int):
+        """The compiled handle for t threads, registered in self._inflight (the caller pops it).
+
+        Registered before it is looked up: close() and set_params() clear the
+        handles first and then wait for the registrations to end, so a handle
+        found here stays alive until the pop.
+        """
+        while True:
+            self._inflight.append(None)
+            h = None if self._closed else self._handles.get(t)
+            if h is not None:
+                return h
+            self._inflight.pop()
+            self.compile(t)  # under the lock: raises once closed
 
     def _slow(self, pos: Tuple[Any, ...], named: Dict[str, Any]) -> None:
         """The generated __call__'s other calls (mixed, threads=, runtime params by name, ...): Kernel._call."""
@@ -470,6 +548,7 @@ class Kernel:
 
     def _call(self, arrays: Sequence[Any], threads: Optional[int], named: Dict[str, Any]) -> None:
         """Every call the short path did not take: named arguments, threads=, the first call, errors."""
+        t = self.threads if threads is None else _threads_arg("threads", threads)
         fast = self._fast
         if fast is not None:
             if named and not arrays and len(named) == len(self.args):
@@ -479,14 +558,16 @@ class Kernel:
                 except KeyError:
                     pass
             if not named:
-                h = self._handles.get(self.threads if threads is None else threads) or self.compile(threads)
+                h = self._acquire(t)
                 try:
                     st = fast(h, *arrays)
                 except Exception:
-                    pass
-                else:
+                    st = -1  # the checks below say what is wrong (or take the strided views)
+                finally:
+                    self._inflight.pop()
+                if st >= 0:
                     if st:
-                        raise _ctx_error(self._ctx, st, f"kernel '{self.name}'")
+                        self._failed(st, arrays)
                     return
         specs = self._specs
         n = len(specs)
@@ -514,17 +595,19 @@ class Kernel:
             if getattr(e, "_cachet", False):
                 raise
             # not dense in the declared layout, or read-only: the strided path or a clear error
-            return self._call_views(vals, rt, threads, e)
-        self._run(ptrs, rt, threads)
+            return self._call_views(vals, rt, t, e)
+        self._check_overlap(vals)
+        self._run(ptrs, rt, t)
 
-    def _run(self, ptrs: List[Any], rt: Optional[List[int]], threads: Optional[int]) -> None:
+    def _run(self, ptrs: List[Any], rt: Optional[List[int]], t: int) -> None:
         """Call the compiled handle on checked buffers (ptrs keeps them alive; the GIL is released)."""
-        h = self._handles.get(self.threads if threads is None else threads)
-        if h is None:
-            h = self.compile(threads)
-        st = lib.ct_callable_call(h, ptrs, rt if rt else ffi.NULL)
+        h = self._acquire(t)
+        try:
+            st = lib.ct_callable_call(h, ptrs, rt if rt else ffi.NULL)
+        finally:
+            self._inflight.pop()
         if st:
-            raise _ctx_error(self._ctx, st, f"kernel '{self.name}'")
+            self._failed(st, None)
 
     def _bind_named(self, arrays: Sequence[Any], named: Mapping[str, Any]):
         """Map positional and keyword arguments to the array slots and runtime params."""
@@ -608,9 +691,11 @@ class Kernel:
             views_needed = True
         if not views_needed:
             raise cause
+        self._check_overlap(vals)
         if self.target == "opencl":
             self.compile(threads)  # raises the OpenCL refusal
         with self._lock:
+            self._check_open()
             self._set_runtime(dict(zip(self.runtime_params, rt or ())))
             tensors = []
             try:
@@ -623,10 +708,9 @@ class Kernel:
                     tensors.append(t)
                     views[i] = t
                     j += 1
-                t_count = self.threads if threads is None else int(threads)
                 o = ffi.new("ct_run_options *")
                 lib.ct_run_options_init(o)
-                o.threads = t_count
+                o.threads = threads
                 st = lib.ct_kernel_run_views(self._k, views, o)
                 if st:
                     raise _ctx_error(self._ctx, st, f"kernel '{self.name}'")
@@ -653,12 +737,16 @@ class Kernel:
         return t
 
     def _set_runtime(self, params: Mapping[str, int]) -> None:
+        """Give runtime params their values (the lock held): ints of at least 1, checked before any is set."""
+        checked = []
         for name, v in params.items():
             if name not in self._pnames:
                 raise TypeError(f"kernel '{self.name}' has no param '{name}'")
             if name not in self._rt_slot:
                 raise TypeError(f"'{name}' is a compile-time param: use k.set_params() or Kernel(params=...)")
-            st = lib.ct_kernel_set_param(self._k, name.encode(), int(v))
+            checked.append((name, _int_arg(f"runtime param '{name}'", v, 1, _INT64_MAX)))
+        for name, v in checked:
+            st = lib.ct_kernel_set_param(self._k, name.encode(), v)
             if st:
                 raise _ctx_error(self._ctx, st, f"param '{name}'")
 
@@ -667,6 +755,7 @@ class Kernel:
     def lower(self, json_output: bool = False, schedule: bool = True) -> Union[str, dict]:
         """The scheduled loop tree as pseudo-code (`cachet lower`), or its JSON as a dict."""
         with self._lock:
+            self._check_open()
             t = lib.ct_kernel_lower(self._k, 1 if schedule else 0)
             if t == ffi.NULL:
                 raise _ctx_error(self._ctx, lib.ct_ctx_last_status(self._ctx))
@@ -678,8 +767,11 @@ class Kernel:
 
     def emit(self, target: Optional[str] = None) -> str:
         """The generated source (`cachet emit`): C for "host", OpenCL C for "opencl"."""
+        if target is not None and not isinstance(target, str):
+            raise TypeError(f"target must be a str ('host' or 'opencl') or None, not {type(target).__name__}")
         tgt = (target or self.target).encode()
         with self._lock:
+            self._check_open()
             p = lib.ct_kernel_emit(self._k, tgt, ffi.NULL)
             if p == ffi.NULL:
                 raise _ctx_error(self._ctx, lib.ct_ctx_last_status(self._ctx))
@@ -696,12 +788,13 @@ class Kernel:
         if engine not in ("native", "interp"):
             raise ValueError(f"engine must be 'native' or 'interp', not {engine!r}")
         with self._lock:
+            self._check_open()
             self._set_runtime(params)
             o = ffi.new("ct_run_options *")
             lib.ct_run_options_init(o)
             o.engine = 0 if engine == "native" else 1
-            o.repeat = int(repeat)
-            o.threads = self.threads if threads is None else int(threads)
+            o.repeat = _int_arg("repeat", repeat, 1, 1000000)
+            o.threads = self.threads if threads is None else _threads_arg("threads", threads)
             o.verify = 1 if check else 0
             r = ffi.new("ct_run_result *")
             st = lib.ct_kernel_run(self._k, o, r)
@@ -719,9 +812,10 @@ class Kernel:
         cache: "SIZE:LINE[:WAYS],..." (None: this machine's caches).
         """
         with self._lock:
+            self._check_open()
             self._set_runtime(params)
             r = ffi.new("ct_sim_result *")
-            st = lib.ct_kernel_simulate(self._k, cache.encode() if cache else ffi.NULL, r)
+            st = lib.ct_kernel_simulate(self._k, _cache_arg(cache), r)
             if st:
                 raise _ctx_error(self._ctx, st, f"kernel '{self.name}'")
             try:
@@ -737,9 +831,10 @@ class Kernel:
     def predict(self, cache: Optional[str] = None, **params: int) -> dict:
         """The analytical model's misses per level and per array (`cachet predict --json`)."""
         with self._lock:
+            self._check_open()
             self._set_runtime(params)
             r = ffi.new("ct_predict_result *")
-            st = lib.ct_kernel_predict(self._k, cache.encode() if cache else ffi.NULL, r)
+            st = lib.ct_kernel_predict(self._k, _cache_arg(cache), r)
             if st:
                 raise _ctx_error(self._ctx, st, f"kernel '{self.name}'")
             try:
@@ -766,12 +861,14 @@ class Kernel:
         dict(zip(r["params"], r["candidates"][0]["tiles"])) is the best tiling.
         """
         with self._lock:
+            self._check_open()
             self._set_runtime(params)
             o = ffi.new("ct_tiles_options *")
             lib.ct_tiles_options_init(o)
-            o.max_tile, o.keep, o.max_evals = int(max_tile), int(keep), int(max_evals)
+            o.max_tile = _int_arg("max_tile", max_tile, 0, _INT64_MAX)
+            o.keep, o.max_evals = _int_arg("keep", keep, 0, 1 << 30), _int_arg("max_evals", max_evals, 0, 1 << 30)
             r = ffi.new("ct_tiles_result *")
-            st = lib.ct_kernel_tiles(self._k, cache.encode() if cache else ffi.NULL, o, r)
+            st = lib.ct_kernel_tiles(self._k, _cache_arg(cache), o, r)
             if st:
                 raise _ctx_error(self._ctx, st, f"kernel '{self.name}'")
             try:
@@ -805,10 +902,23 @@ class Kernel:
         tuning store shared with the cachet tool unless no_store. The
         kernel's params are left as they were.
         """
+        if isinstance(sizes, (str, Mapping)):
+            sizes = [sizes]  # one size set, not the characters or the names of one
         sets = list(sizes) if sizes is not None else [None]
         if not sets:
             raise ValueError("sizes is empty")
+        budget = _real_arg("budget", budget, positive=True)
+        fraction = _real_arg("fraction", fraction)
+        if fraction > 1:
+            raise ValueError(f"fraction is {fraction}: it must be in 0..1 (0: measure until the budget ends)")
+        if threads is not None:
+            threads = _threads_arg("threads", threads)
+        if cache is not None and not isinstance(cache, str):
+            raise TypeError(f"cache must be a str such as '32K:64,1M:64:16' or None, not {type(cache).__name__}")
+        if store_dir is not None and not isinstance(store_dir, (str, os.PathLike)):
+            raise TypeError(f"store_dir must be a path or None, not {type(store_dir).__name__}")
         with self._lock:
+            self._check_open()
             saved = {n: v for n, v in self.params.items() if v is not None and n in self._size_params()}
             try:
                 out = []
@@ -835,14 +945,22 @@ class Kernel:
     def _apply_sizes(self, s) -> None:
         names = self._size_params()
         if isinstance(s, Mapping):
-            values = dict(s)
+            values = dict(_param_items(f"size set {s!r}", s))
         else:
-            seq = [int(x) for x in s.split("x")] if isinstance(s, str) else [int(x) for x in s]
+            if isinstance(s, str):
+                if not re.fullmatch(r"[0-9]+(x[0-9]+)*", s):
+                    raise ValueError(f"size set {s!r} is not values joined by 'x' such as '64x64x64' "
+                                     f"(one per size param: {', '.join(names)})")
+                seq = [int(x) for x in s.split("x")]
+            else:
+                seq = [_int_arg(f"size set {s!r}", x, 1, _INT64_MAX) for x in s]
             if len(seq) != len(names):
                 raise ValueError(f"size set {s!r} is not one value per size param ({', '.join(names)})")
             values = dict(zip(names, seq))
         for name, v in values.items():
-            st = lib.ct_kernel_set_param(self._k, name.encode(), int(v))
+            if v < 1 or v > _INT64_MAX:
+                raise ValueError(f"size set {s!r}: '{name}' is {v} (it must be at least 1)")
+            st = lib.ct_kernel_set_param(self._k, name.encode(), v)
             if st:
                 raise _ctx_error(self._ctx, st, f"param '{name}'")
         st = lib.ct_kernel_recheck(self._k)
@@ -852,8 +970,8 @@ class Kernel:
     def _tune_one(self, budget, cache, threads, store_dir, no_store, fraction) -> dict:
         o = ffi.new("ct_tune_options *")
         lib.ct_tune_options_init(o)
-        o.budget = float(budget)
-        o.fraction = float(fraction)
+        o.budget = budget
+        o.fraction = fraction
         keep = []
         if cache:
             keep.append(ffi.new("char[]", cache.encode()))
@@ -884,8 +1002,11 @@ class Kernel:
 
         Returns the paths of the files written, by kind.
         """
+        if not isinstance(directory, (str, os.PathLike)):
+            raise TypeError(f"build() takes a folder path, not {type(directory).__name__}")
         d = os.fspath(directory)
         with self._lock:
+            self._check_open()
             st = lib.ct_kernel_build(self._k, os.fsencode(d))
             if st:
                 raise _ctx_error(self._ctx, st, f"kernel '{self.name}'")
@@ -895,12 +1016,31 @@ class Kernel:
         return {kind: os.path.join(d, f) for kind, f in files.items() if os.path.exists(os.path.join(d, f))}
 
     def close(self) -> None:
-        """Free the compiled handles, the kernel and its ctx now (also done when k is collected)."""
-        self._finalizer()
+        """Free the compiled handles, the kernel and its ctx now (also done when k is collected).
+
+        Calls running in other threads finish first (close waits for them);
+        every later use of k raises KernelError("kernel is closed"). Closing
+        twice does nothing. `with cachet.Kernel(...) as k:` closes at the end.
+        """
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._h_default = None  # calls starting now take the general path, which sees _closed
+            self._finalizer()       # waits for the calls in flight, then frees
 
 
-def _release(handles: Dict[int, Any], objs: List[Any]) -> None:
-    """Free order the C API asks for: callables, then the kernel, then its ctx."""
+def _wait_idle(inflight: List[None]) -> None:
+    """Wait until no call runs a compiled handle (calls only register for the length of one kernel run)."""
+    pause = 0.00005
+    while inflight:
+        time.sleep(pause)
+        pause = min(pause * 2, 0.005)
+
+
+def _release(handles: Dict[int, Any], objs: List[Any], inflight: List[None]) -> None:
+    """Free order the C API asks for: callables, then the kernel, then its ctx (once no call runs)."""
+    _wait_idle(inflight)
     for h in list(handles.values()):
         lib.ct_callable_free(h)
     handles.clear()
@@ -908,6 +1048,60 @@ def _release(handles: Dict[int, Any], objs: List[Any]) -> None:
     if k != ffi.NULL:
         lib.ct_kernel_free(k)
     lib.ct_ctx_free(ctx)
+
+
+def _int_arg(what: str, v: Any, lo: int, hi: int) -> int:
+    """v as an int in lo..hi: TypeError for a bool, float, str or None, ValueError out of range."""
+    if isinstance(v, (bool, np.bool_)):
+        raise TypeError(f"{what} must be an int, not bool")
+    try:
+        n = operator.index(v)
+    except TypeError:
+        raise TypeError(f"{what} must be an int, not {type(v).__name__}"
+                        f"{' (a float is not truncated)' if isinstance(v, (float, np.floating)) else ''}") from None
+    if n < lo or n > hi:
+        raise ValueError(f"{what} is {n}: it must be in {lo}..{hi}" if hi < _INT64_MAX else
+                         f"{what} is {n}: it must be at least {lo}" if n < lo else
+                         f"{what} is {n}: it must fit in 64 bits (at most {hi})")
+    return n
+
+
+def _threads_arg(what: str, v: Any, default: Optional[int] = None) -> int:
+    """A thread count: 0 (one per processor) .. 4096, as CT_OPT_THREADS takes; None gives default."""
+    if v is None and default is not None:
+        return default
+    return _int_arg(what, v, 0, _MAX_THREADS)
+
+
+def _real_arg(what: str, v: Any, positive: bool = False) -> float:
+    """A finite number (>= 0, or > 0 when positive): TypeError for a non-number, ValueError otherwise."""
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{what} must be a number, not {type(v).__name__}")
+    x = float(v)
+    if not math.isfinite(x) or x < 0 or (positive and x == 0):
+        raise ValueError(f"{what} is {v}: it must be a finite number {'> 0' if positive else '>= 0'}")
+    return x
+
+
+def _param_items(what: str, params: Any) -> List[Tuple[str, int]]:
+    """A mapping of param names to ints, checked (TypeError/ValueError name the param)."""
+    if not isinstance(params, Mapping):
+        raise TypeError(f"{what} takes a mapping of param names to ints, not {type(params).__name__}")
+    out = []
+    for name, v in params.items():
+        if not isinstance(name, str):
+            raise TypeError(f"{what}: param names are str, not {type(name).__name__} ({name!r})")
+        out.append((name, _int_arg(f"param '{name}'", v, -_INT64_MAX - 1, _INT64_MAX)))
+    return out
+
+
+def _cache_arg(cache: Any):
+    """A cache spec for the C API: bytes, or NULL for None (this machine's caches)."""
+    if cache is None or cache == "":
+        return ffi.NULL
+    if not isinstance(cache, str):
+        raise TypeError(f"cache must be a str such as '32K:64,1M:64:16' or None, not {type(cache).__name__}")
+    return cache.encode()
 
 
 def _dt_code(dt: np.dtype) -> int:
@@ -919,6 +1113,8 @@ def _dt_code(dt: np.dtype) -> int:
 
 def _read_source(src) -> Tuple[str, Optional[str]]:
     """(text, path): a path-like or a string without a newline names a file."""
+    if isinstance(src, bytes) and b"\n" not in src:
+        src = os.fsdecode(src)  # a path given as bytes
     if isinstance(src, os.PathLike) or (isinstance(src, str) and "\n" not in src):
         path = os.fspath(src)
         if not os.path.exists(path):
@@ -966,8 +1162,12 @@ class _ArgSpec:
     def check_type(self, a) -> None:
         name = self.info.name
         if not isinstance(a, np.ndarray):
-            self._fail(TypeError, f"array '{name}' must be a numpy.ndarray of {self.dtype}, "
-                                  f"not {type(a).__name__}")
+            kind = type(a).__name__ if type(a).__module__ == "builtins" else f"{type(a).__module__}.{type(a).__name__}"
+            self._fail(TypeError, f"array '{name}' must be a numpy.ndarray of {self.dtype}, not {kind}"
+                                  f"{' (a scalar: pass np.array([x]) or an array of the declared shape)' if np.isscalar(a) else ''}")
+        if isinstance(a, np.ma.MaskedArray):
+            self._fail(TypeError, f"array '{name}' is a masked array: the kernel would ignore its mask; "
+                                  f"pass a.filled(...) or a.data")
         if a.dtype != self.dtype:
             self._fail(TypeError, f"array '{name}' must have dtype {self.dtype} "
                                   f"({_DTYPE_NAMES[_dt_code(self.dtype)]} in the kernel), not {a.dtype}")
@@ -1022,6 +1222,15 @@ class _ArgSpec:
             if s == 0 and self.written:
                 self._fail(ValueError, f"array '{name}' repeats elements (stride 0 in dimension {d}) "
                                        f"but the kernel writes it")
+        if self.written:
+            # no two indices may reach one element: with the strides sorted, each must step past
+            # everything the smaller ones reach (sufficient; a rare interleaving that passes it is refused)
+            reach = item
+            for st, ext in sorted((st, ext) for st, ext in zip(a.strides, a.shape) if ext > 1):
+                if st < reach:
+                    self._fail(ValueError, f"array '{name}' overlaps itself (shape {a.shape}, strides {a.strides}): "
+                                           f"the kernel writes it, and two of its indices would reach one element")
+                reach += st * (ext - 1)
 
 
 def _inference_plan(specs: Sequence[_ArgSpec], nrt: int):
@@ -1138,32 +1347,41 @@ def _fast_checker(specs: Sequence[_ArgSpec], plan, nrt: int):
     args = [f"_ct_a{i}" for i in range(n)]
     lines = [f"def fast(_ct_h{''.join(', ' + a for a in args)}):"]
     lines += ["    " + b for b in body] + ["    return _ct_st"]
-    # the __call__: positional arrays or every array by name, the default handle compiled; else Kernel._call.
-    # Names are looked up in **named only when no array came by position (keyword-only parameters
-    # would cost every positional call a lookup of their defaults).
+    # the __call__: positional arrays or every array by name, the default handle compiled; else Kernel._call
+    # (through _slow). Names are looked up in **named only when no array came by position (keyword-only
+    # parameters would cost every positional call a lookup of their defaults). The call is registered in
+    # _inflight from before the handle is read until the C call returns, so that close() and set_params()
+    # never free a handle in use; the general path runs after the registration ends (it may take the lock).
     names = [s.info.name for s in specs]
     by_name = bool(n) and "threads" not in names
     params = "".join(f", {a}=_M" for a in args)
+    argt = f"({''.join(a + ', ' for a in args)})"
     lines += [f"def call(_ct_self{params}, *_ct_more, **_ct_named):",
-              "    _ct_h = _ct_self._h_default",
-              f"    if _ct_h is None or _ct_more or _ct_named or {f'_ct_a{n - 1} is _M' if n else 'False'}:"]
+              "    _ct_in = _ct_self._inflight",
+              "    _ct_st = -1",
+              "    try:",
+              "        _ct_in.append(None)",
+              "        _ct_h = _ct_self._h_default",
+              f"        if _ct_h is None or _ct_more or _ct_named or {f'_ct_a{n - 1} is _M' if n else 'False'}:"]
     if by_name:
-        lines += [f"        if _ct_h is not None and _ct_a0 is _M and not _ct_more and len(_ct_named) == {n}:",
-                  "            try:",
+        lines += [f"            if _ct_h is not None and _ct_a0 is _M and not _ct_more and len(_ct_named) == {n}:",
                   f"                {', '.join(args)}{',' if n == 1 else ''} = "
                   f"{', '.join(f'_ct_named[{nm!r}]' for nm in names)}{',' if n == 1 else ''}",
-                  "            except KeyError:",
-                  "                return _ct_self._slow(_ct_more, _ct_named)",
-                  "        else:",
-                  f"            return _ct_self._slow(({''.join(a + ', ' for a in args)}) + _ct_more, _ct_named)"]
+                  "                _ct_named = {}",
+                  "            else:",
+                  "                _ct_h = None"]
     else:
-        lines += [f"        return _ct_self._slow(({''.join(a + ', ' for a in args)}) + _ct_more, _ct_named)"]
-    lines += ["    try:"]
-    lines += ["        " + b for b in body]
+        lines += ["            _ct_h = None"]
+    lines += ["        if _ct_h is not None:"]
+    lines += ["            " + b for b in body]
     lines += ["    except Exception:",
-              f"        return _ct_self._call(({''.join(a + ', ' for a in args)}), None, {{}})",
+              "        _ct_st = -1",
+              "    finally:",
+              "        _ct_in.pop()",
               "    if _ct_st:",
-              "        _ct_self._raise(_ct_st)"]
+              "        if _ct_st < 0:",
+              f"            return _ct_self._slow({argt} + _ct_more, _ct_named)",
+              f"        _ct_self._failed(_ct_st, {argt})"]
     env["__source__"] = "\n".join(lines)
     exec(env["__source__"], env)
     return env["fast"], env["call"]
