@@ -6,6 +6,10 @@
 # "#", and a "..." in the docs standing for anything. A bare "cachet ..." line (a synopsis) is run
 # when it has no placeholders. A block that starts "# NAME.cachet:" must equal examples/NAME.cachet.
 # Commands that cannot run here (placeholders, missing files) are listed as skipped.
+# Python: a ```python block runs with Debian's interpreter on the package `make` built
+# (PYTHONPATH=build/python) and must exit 0; "$ " commands that name python3 or pip (docs/PYTHON.md's
+# installs, into folders of the scratch folder, from a copy of python/) run as the others. Without
+# Debian's numpy and cffi they are listed as skipped.
 . "$(dirname "$0")/lib/expect.sh"
 
 root=$(pwd)
@@ -16,6 +20,18 @@ work=$tmp/work
 mkdir -p "$work/build" "$tmp/bin"
 for d in examples tests bench docs include; do ln -s "$root/$d" "$work/$d"; done
 ln -s "$bin" "$work/build/cachet"
+# the Python package and the library it bundles as `make` leaves them; python/ copied, since pip
+# builds in the source folder (python/build, python/cachet.egg-info)
+build=$(dirname "$bin")
+PY=${PYTHON:-/usr/bin/python3}
+pyok=""
+if "$PY" -c 'import numpy, cffi' 2>/dev/null && [ -d "$build/python/cachet" ]; then
+	pyok=1
+	ln -s "$build/python" "$work/build/python"
+	for so in "$build"/libcachet.so*; do ln -s "$so" "$work/build/"; done
+	cp -r "$root/python" "$work/python"
+	rm -rf "$work/python/tests" "$work/python/build" "$work/python"/*.egg-info
+fi
 ln -s "$bin" "$tmp/bin/cachet"
 export CACHET_CACHE_DIR="$tmp/cache"
 
@@ -31,7 +47,11 @@ for md in README.md docs/*.md; do
 		want = id ".want"
 	}
 	/^[ \t]*```/ {
-		if (!inb) { inb = 1; first = 1; want = ""; kfile = ""; next }
+		if (!inb) {
+			inb = 1; first = 1; want = ""; kfile = ""
+			if ($0 ~ /```python[ \t]*$/) { newcase("python", "python block"); kfile = want; want = ""; first = 0 }
+			next
+		}
 		inb = 0; if (want != "") close(want); if (kfile != "") close(kfile); want = ""; kfile = ""; next
 	}
 	!inb { next }
@@ -87,6 +107,18 @@ while [ -f "$tmp/case.$i.loc" ]; do
 	cmd=$(sed -E 's/[ \t]+#.*$//' "$tmp/case.$i.cmd" | tr -s ' \t\n' '   ' | sed 's/ $//')
 	want=$tmp/case.$i.want
 	i=$((i + 1))
+	if [ "$kind" = python ]; then
+		if [ -z "$pyok" ]; then
+			skipped="$skipped
+  $loc: python block (no numpy or cffi for $PY, or no $build/python)"
+		elif (cd "$work" && PYTHONPATH=$work/build/python "$PY" "$want") >"$tmp/got" 2>"$tmp/err"; then
+			ok
+		else
+			bad "$loc: the python block exits non-zero"
+			tail -5 "$tmp/err" >&2
+		fi
+		continue
+	fi
 	if [ "$kind" = kernel ]; then
 		ex=examples/$cmd
 		if [ ! -f "$ex" ]; then
@@ -113,6 +145,9 @@ while [ -f "$tmp/case.$i.loc" ]; do
 		*/* | *.cachet) [ -e "$work/$w" ] || [ -e "$w" ] || why="needs $w" ;;
 		esac
 	done
+	case " $cmd" in
+	*[\ /]python3\ * | *[\ /]pip\ *) [ -z "$pyok" ] && why="no numpy or cffi for $PY" ;;
+	esac
 	if [ -n "$why" ] && [ "$kind" = bare ]; then
 		synopsis "$loc" "$cmd"
 	fi
