@@ -184,23 +184,20 @@ class Kernel:
             raise ValueError(f"target must be 'host' or 'opencl', not {target!r}")
         self.target = target or "host"
         self.threads = _threads_arg("threads", threads, 0)
-        self._lock = threading.RLock()
-        self._handles: Dict[int, Any] = {}
-        self._h_default = None  # the handle for Kernel(threads=...), once compiled
-        # one entry per call running a handle outside the lock (list.append and .pop are atomic under the
-        # GIL): close() and set_params() wait for it to empty before they free handles
-        self._inflight: List[None] = []
-        self._closed = False
+        life = self._life = _Life()
+        self._lock = life.lock
+        self._handles = life.handles
+        self._inflight = life.inflight
         self._source, self.path = _read_source(text_or_path)
         ctx = lib.ct_ctx_new()
         if ctx == ffi.NULL:
             raise MemoryError("ct_ctx_new failed")
         self._ctx = ctx
         self._k = ffi.NULL
-        self._finalizer = weakref.finalize(self, _release, self._handles, [ctx, ffi.NULL], self._inflight)
+        self._finalizer = weakref.finalize(self, _release, life, [ctx, ffi.NULL])
         self._k = self._parse()
         self._finalizer.detach()
-        self._finalizer = weakref.finalize(self, _release, self._handles, [ctx, self._k], self._inflight)
+        self._finalizer = weakref.finalize(self, _release, life, [ctx, self._k])
         if params:
             self.set_params(params)
         self._describe()
@@ -209,11 +206,13 @@ class Kernel:
 
     def _parse(self):
         ctx = self._ctx
-        if self.path is not None:
+        if self._source is None:  # a file Python could not read: the library's message
             k = lib.ct_kernel_parse_file(ctx, os.fsencode(self.path))
         else:
-            data = self._source.encode("utf-8")
-            k = lib.ct_kernel_parse(ctx, data, len(data), b"<string>")
+            # the text read once, so that every parse (the shadow copy of _extents after set_params
+            # too) sees the kernel this object was made from, even when the file changes later
+            data = self._source
+            k = lib.ct_kernel_parse(ctx, data, len(data), os.fsencode(self.path) if self.path else b"<string>")
         if k == ffi.NULL:
             st = lib.ct_ctx_last_status(ctx)
             raise _ctx_error(ctx, st or _CT_ERR_INPUT)
@@ -254,9 +253,13 @@ class Kernel:
         lib.ct_kernel_recheck(self._k)
         lib.ct_ctx_clear_error(self._ctx)
 
+    @property
+    def _closed(self) -> bool:
+        return self._life.closed
+
     def _drop_handles(self) -> None:
         """Free the compiled handles (the lock held) once no call is running one."""
-        self._h_default = None
+        self._life.h_default = None
         handles = list(self._handles.values())
         self._handles.clear()
         _wait_idle(self._inflight)
@@ -370,6 +373,8 @@ class Kernel:
         others, in order of first appearance. schedule: the text of a
         `schedule { ... }` body (the loop indices are the letters).
         """
+        if not isinstance(spec, str):
+            raise TypeError(f"einsum spec must be a str such as 'ij,jk->ik', not {type(spec).__name__}")
         if dtype not in _DTYPE_NAMES.values():
             raise ValueError(f"dtype must be one of f32, f64, i32, i64, not {dtype!r}")
         if "->" not in spec:
@@ -472,7 +477,7 @@ class Kernel:
                                  f"kernel '{self.name}'")
             self._handles[t] = h
             if t == self.threads:
-                self._h_default = h
+                self._life.h_default = h
             return h
 
     def __call__(self, *arrays: np.ndarray, **named: Any) -> None:
@@ -1022,12 +1027,27 @@ class Kernel:
         every later use of k raises KernelError("kernel is closed"). Closing
         twice does nothing. `with cachet.Kernel(...) as k:` closes at the end.
         """
-        with self._lock:
-            if self._closed:
-                return
-            self._closed = True
-            self._h_default = None  # calls starting now take the general path, which sees _closed
-            self._finalizer()       # waits for the calls in flight, then frees
+        self._finalizer()  # _release: marks k closed, waits for the calls in flight, then frees
+
+
+class _Life:
+    """What a Kernel shares with its finalizer (which must not hold the Kernel itself).
+
+    closed: close() ran (or the finalizer, at exit with other threads still
+    calling); h_default: the handle for Kernel(threads=...) the short call
+    path uses (None until compiled); inflight: one entry per call running a
+    handle outside the lock (list.append and .pop are atomic under the GIL);
+    close() and set_params() clear the handles, then wait for it to empty.
+    """
+
+    __slots__ = ("lock", "handles", "h_default", "inflight", "closed")
+
+    def __init__(self):
+        self.lock = threading.RLock()
+        self.handles: Dict[int, Any] = {}
+        self.h_default = None
+        self.inflight: List[None] = []
+        self.closed = False
 
 
 def _wait_idle(inflight: List[None]) -> None:
@@ -1038,12 +1058,16 @@ def _wait_idle(inflight: List[None]) -> None:
         pause = min(pause * 2, 0.005)
 
 
-def _release(handles: Dict[int, Any], objs: List[Any], inflight: List[None]) -> None:
-    """Free order the C API asks for: callables, then the kernel, then its ctx (once no call runs)."""
-    _wait_idle(inflight)
-    for h in list(handles.values()):
-        lib.ct_callable_free(h)
-    handles.clear()
+def _release(life: _Life, objs: List[Any]) -> None:
+    """close(), collection or exit: mark the kernel closed, wait for the calls running, then free in
+    the order the C API asks for: callables, then the kernel, then its ctx."""
+    with life.lock:  # verbs and compiles finish first; later ones see closed
+        life.closed = True
+        life.h_default = None  # calls starting now take the general path, which sees closed
+        _wait_idle(life.inflight)
+        for h in list(life.handles.values()):
+            lib.ct_callable_free(h)
+        life.handles.clear()
     ctx, k = objs
     if k != ffi.NULL:
         lib.ct_kernel_free(k)
@@ -1111,20 +1135,32 @@ def _dt_code(dt: np.dtype) -> int:
     raise TypeError(dt)
 
 
-def _read_source(src) -> Tuple[str, Optional[str]]:
-    """(text, path): a path-like or a string without a newline names a file."""
+_MAX_TEXT = 64 << 20  # LANG_MAX_TEXT (src/lang/lang.h): the library refuses longer kernel text
+
+
+def _read_source(src) -> Tuple[Optional[bytes], Optional[str]]:
+    """(text, path): a path-like or a string without a newline names a file, read now.
+
+    text is None for a file Python cannot read (ct_kernel_parse_file then says why).
+    """
     if isinstance(src, bytes) and b"\n" not in src:
         src = os.fsdecode(src)  # a path given as bytes
     if isinstance(src, os.PathLike) or (isinstance(src, str) and "\n" not in src):
         path = os.fspath(src)
+        if isinstance(path, bytes):
+            path = os.fsdecode(path)
         if not os.path.exists(path):
             raise FileNotFoundError(f"no kernel file {path!r} (kernel text must contain a newline)")
-        return "", path
+        try:
+            with open(path, "rb") as f:
+                return f.read(_MAX_TEXT + 1), path
+        except OSError:
+            return None, path
+    if isinstance(src, str):
+        return src.encode("utf-8"), None
     if isinstance(src, bytes):
-        src = src.decode("utf-8")
-    if not isinstance(src, str):
-        raise TypeError(f"Kernel() takes kernel text or a path, not {type(src).__name__}")
-    return src, None
+        return src, None
+    raise TypeError(f"Kernel() takes kernel text or a path, not {type(src).__name__}")
 
 
 def load(path: Union[str, os.PathLike], params: Optional[Mapping[str, int]] = None,
@@ -1357,11 +1393,12 @@ def _fast_checker(specs: Sequence[_ArgSpec], plan, nrt: int):
     params = "".join(f", {a}=_M" for a in args)
     argt = f"({''.join(a + ', ' for a in args)})"
     lines += [f"def call(_ct_self{params}, *_ct_more, **_ct_named):",
-              "    _ct_in = _ct_self._inflight",
+              "    _ct_life = _ct_self._life",
+              "    _ct_in = _ct_life.inflight",
               "    _ct_st = -1",
               "    try:",
               "        _ct_in.append(None)",
-              "        _ct_h = _ct_self._h_default",
+              "        _ct_h = _ct_life.h_default",
               f"        if _ct_h is None or _ct_more or _ct_named or {f'_ct_a{n - 1} is _M' if n else 'False'}:"]
     if by_name:
         lines += [f"            if _ct_h is not None and _ct_a0 is _M and not _ct_more and len(_ct_named) == {n}:",

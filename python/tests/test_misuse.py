@@ -401,3 +401,68 @@ def test_scalar_message():
 def test_kernel_path_as_bytes():
     k = cachet.Kernel(os.fsencode(ex("copy")))
     assert k.name == "cp"
+
+
+# ------------------------------------------------------------------ the kernel's life beyond close()
+
+EXIT_SCRIPT = """
+import threading, time
+import numpy as np
+import cachet
+k = cachet.Kernel('''AXPY''')
+x = np.ones(100000, np.float32)
+k(x, np.zeros(100000, np.float32))
+
+def loop():
+    xs, ys = np.ones(100000, np.float32), np.zeros(100000, np.float32)
+    while True:
+        try:
+            k(xs, ys)
+        except cachet.KernelError:
+            return
+
+for _ in range(3):
+    threading.Thread(target=loop, daemon=True).start()
+time.sleep(0.05)
+print("exit")
+"""
+
+
+def test_exit_while_daemon_threads_call():
+    """At exit the kernel is freed (weakref.finalize's atexit) while daemon threads still call it: the
+    finalizer marks it closed and waits for the calls in flight (was: segfault at exit, every time)."""
+    import subprocess
+    import sys
+    script = EXIT_SCRIPT.replace("'''AXPY'''", repr(AXPY))
+    for _ in range(3):
+        r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                           env=dict(os.environ))
+        assert r.returncode == 0 and r.stdout.strip() == "exit", (r.returncode, r.stderr[-2000:])
+
+
+def test_kernel_file_edited_after_load(tmp_path):
+    """The kernel's text is read once: set_params after the file changed described the new file's
+    arrays for the old compiled code (the shape check then let a too-small array through: heap
+    corruption)."""
+    p = tmp_path / "e.cachet"
+    p.write_text("kernel e\nparam S = 1\nparam L : runtime\narray X : f64[L] input\narray Y : f64[L+8] output\n"
+                 "for (i: L) {\n  Y[i+8] = S * X[i]\n}\n")
+    k = cachet.load(p)
+    p.write_text("kernel e\nparam S = 1\nparam L : runtime\narray X : f64[L] input\narray Y : f64[L] output\n"
+                 "for (i: L) {\n  Y[i] = S * X[i]\n}\n")
+    k.set_params({"S": 2})
+    assert k.arrays[1].extents == ("L+8",)
+    with pytest.raises(ValueError, match=r"shape \(18,\)"):
+        k(np.ones(10), np.zeros(10))
+    y = np.zeros(18)
+    k(np.ones(10), y)
+    assert (y[8:] == 2).all() and (y[:8] == 0).all()
+    p.write_text("kernel broken\n")
+    with pytest.raises(cachet.KernelError) as e:
+        cachet.load(p)
+    assert e.value.file == str(p)        # errors still name the file
+
+
+def test_from_einsum_spec_type():
+    with pytest.raises(TypeError, match="einsum spec must be a str"):
+        cachet.Kernel.from_einsum(3)
