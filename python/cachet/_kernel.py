@@ -305,13 +305,16 @@ class Kernel:
         self._rt_slot = {name: j for j, name in enumerate(rt_names)}
         self._infer = _inference_plan(specs, len(rt_names))
         self._has_strided = any(s.info.strided for s in specs)
-        self._fast, call = _fast_checker(specs, self._infer, len(rt_names))
+        gen = self._life.gen + 1
+        self._fast, call = _fast_checker(specs, self._infer, len(rt_names), gen)
         # a class of its own whose __call__ has the kernel's checks inlined (the call is then ~1 us shorter)
         cls = Kernel if call is None else type("Kernel", (Kernel,), {"__call__": call, "__doc__": Kernel.__doc__,
                                                                      "__module__": Kernel.__module__})
         if call is not None:
             call.__doc__ = Kernel.__call__.__doc__
         self.__class__ = cls
+        # last: a call that read the previous generation and then got a handle of this one starts over
+        self._life.gen = gen
 
     def _extents(self) -> List[List[_Extent]]:
         """Each array dimension's extent as an affine form of the runtime params.
@@ -554,6 +557,8 @@ class Kernel:
     def _call(self, arrays: Sequence[Any], threads: Optional[int], named: Dict[str, Any]) -> None:
         """Every call the short path did not take: named arguments, threads=, the first call, errors."""
         t = self.threads if threads is None else _threads_arg("threads", threads)
+        gen = self._life.gen  # read before the checks: set_params may describe the kernel anew meanwhile
+        again = (arrays, named)
         fast = self._fast
         if fast is not None:
             if named and not arrays and len(named) == len(self.args):
@@ -565,11 +570,14 @@ class Kernel:
             if not named:
                 h = self._acquire(t)
                 try:
-                    st = fast(h, *arrays)
+                    # a handle of another generation than the checks: start over (set_params ran)
+                    st = fast(h, *arrays) if self._life.gen == gen else -2
                 except Exception:
                     st = -1  # the checks below say what is wrong (or take the strided views)
                 finally:
                     self._inflight.pop()
+                if st == -2:
+                    return self._call(again[0], threads, again[1])
                 if st >= 0:
                     if st:
                         self._failed(st, arrays)
@@ -602,17 +610,24 @@ class Kernel:
             # not dense in the declared layout, or read-only: the strided path or a clear error
             return self._call_views(vals, rt, t, e)
         self._check_overlap(vals)
-        self._run(ptrs, rt, t)
+        if not self._run(ptrs, rt, t, gen):
+            return self._call(again[0], threads, again[1])
 
-    def _run(self, ptrs: List[Any], rt: Optional[List[int]], t: int) -> None:
-        """Call the compiled handle on checked buffers (ptrs keeps them alive; the GIL is released)."""
+    def _run(self, ptrs: List[Any], rt: Optional[List[int]], t: int, gen: int) -> bool:
+        """Call the compiled handle on checked buffers (ptrs keeps them alive; the GIL is released).
+
+        False (nothing run) when the handle is of another generation than the checks (set_params ran).
+        """
         h = self._acquire(t)
         try:
+            if self._life.gen != gen:
+                return False
             st = lib.ct_callable_call(h, ptrs, rt if rt else ffi.NULL)
         finally:
             self._inflight.pop()
         if st:
             self._failed(st, None)
+        return True
 
     def _bind_named(self, arrays: Sequence[Any], named: Mapping[str, Any]):
         """Map positional and keyword arguments to the array slots and runtime params."""
@@ -1040,7 +1055,7 @@ class _Life:
     close() and set_params() clear the handles, then wait for it to empty.
     """
 
-    __slots__ = ("lock", "handles", "h_default", "inflight", "closed")
+    __slots__ = ("lock", "handles", "h_default", "inflight", "closed", "gen")
 
     def __init__(self):
         self.lock = threading.RLock()
@@ -1048,6 +1063,7 @@ class _Life:
         self.h_default = None
         self.inflight: List[None] = []
         self.closed = False
+        self.gen = 0  # bumped by each _describe: the checks a call made belong to one generation
 
 
 def _wait_idle(inflight: List[None]) -> None:
@@ -1292,7 +1308,7 @@ def _inference_plan(specs: Sequence[_ArgSpec], nrt: int):
     return plan
 
 
-def _fast_checker(specs: Sequence[_ArgSpec], plan, nrt: int):
+def _fast_checker(specs: Sequence[_ArgSpec], plan, nrt: int, gen: int = 0):
     """Functions specialised to one kernel: (fast, call), or (None, None).
 
     fast(h, arrays...) checks positional arrays and calls handle h, raising
@@ -1398,7 +1414,8 @@ def _fast_checker(specs: Sequence[_ArgSpec], plan, nrt: int):
               "    _ct_st = -1",
               "    try:",
               "        _ct_in.append(None)",
-              "        _ct_h = _ct_life.h_default",
+              # the handle only if the kernel is still of the generation these checks were made for
+              f"        _ct_h = _ct_life.h_default if _ct_life.gen == {gen} else None",
               f"        if _ct_h is None or _ct_more or _ct_named or {f'_ct_a{n - 1} is _M' if n else 'False'}:"]
     if by_name:
         lines += [f"            if _ct_h is not None and _ct_a0 is _M and not _ct_more and len(_ct_named) == {n}:",

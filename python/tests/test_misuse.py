@@ -466,3 +466,40 @@ def test_kernel_file_edited_after_load(tmp_path):
 def test_from_einsum_spec_type():
     with pytest.raises(TypeError, match="einsum spec must be a str"):
         cachet.Kernel.from_einsum(3)
+
+
+def test_set_params_changing_shapes_while_other_threads_call():
+    """A call checked against the old shapes must not run the handle compiled for the new ones: calls
+    are tied to the generation of checks they made (was: a 16-element array written as 4096, past
+    its end)."""
+    k = cachet.Kernel("kernel sz\nparam N = 16\narray X : f64[N] input\narray Y : f64[N] output\n"
+                      "for (i: N) {\n  Y[i] = X[i] + 1\n}\n")
+    stop = threading.Event()
+    bad, errors = [], []
+
+    def caller():
+        buf, x = np.zeros(4096 + 64), np.ones(4096)
+        try:
+            while not stop.is_set():
+                for n in (16, 4096):
+                    buf[:] = -7.0
+                    try:
+                        k(x[:n], buf[:n])
+                    except ValueError as e:
+                        assert "must have shape" in str(e)
+                    if (buf[n:] != -7.0).any():
+                        bad.append(n)
+                        stop.set()
+        except Exception as e:  # pragma: no cover
+            errors.append(e)
+
+    ts = [threading.Thread(target=caller) for _ in range(3)]
+    for t in ts:
+        t.start()
+    for i in range(300):
+        k.set_params({"N": 4096 if i % 2 else 16})
+    stop.set()
+    for t in ts:
+        t.join()
+    assert not errors, errors
+    assert not bad, f"written past the end of arrays of {bad[:3]} elements"
