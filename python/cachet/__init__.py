@@ -52,6 +52,8 @@ def probe(measure: bool = False, opencl: bool = False) -> dict:
 def cache_path() -> str:
     """The cache folder compiled kernels and tuning stores live in (shared with the cachet tool)."""
     ctx = _lib.ct_ctx_new()
+    if ctx == _ffi.NULL:
+        raise MemoryError("ct_ctx_new failed")
     try:
         return _ffi.string(_lib.ct_cache_path(ctx)).decode()
     finally:

@@ -169,7 +169,9 @@ class Kernel:
     a .cachet file (str or os.PathLike). params overrides compile-time params
     (as `cachet -D NAME=VALUE`) and may give runtime params a default value.
     target is "host" or "opencl" (None: "host"); threads is the default
-    number of threads of parallel loops (None or 0: every core).
+    number of threads of parallel loops, 0..4096 (None or 0: every core).
+    Param values are ints (a float, bool or str is a TypeError). close()
+    (or a `with` block) frees it; it cannot be pickled or copied.
     Raises KernelError (a ValueError) carrying file:line:col on bad text.
 
     Calling k(A=a, B=b) or k(a, b) runs the compiled kernel in place on the
@@ -493,9 +495,11 @@ class Kernel:
         declared layout (row_major = C order, col_major = Fortran order),
         aligned, and writable when the kernel writes it (ValueError
         otherwise). An array declared `strided` may be any view with positive
-        strides. Nothing is ever copied: outputs are written in place. The
-        GIL is released while the kernel runs. threads: threads of parallel
-        loops for this call (default: Kernel(threads=...)).
+        strides. An array the kernel writes must not share memory with
+        another argument (ValueError: the result would be wrong). Nothing is
+        ever copied: outputs are written in place. The GIL is released while
+        the kernel runs. threads: threads of parallel loops for this call,
+        0..4096 (default: Kernel(threads=...)). KernelError once closed.
         """
         # (a kernel whose runtime params some shape does not give; the others get a generated __call__)
         return self._call(arrays, named.pop("threads", None), named)
