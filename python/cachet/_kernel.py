@@ -187,9 +187,7 @@ class Kernel:
         self.target = target or "host"
         self.threads = _threads_arg("threads", threads, 0)
         life = self._life = _Life()
-        self._lock = life.lock
         self._handles = life.handles
-        self._inflight = life.inflight
         self._source, self.path = _read_source(text_or_path)
         ctx = lib.ct_ctx_new()
         if ctx == ffi.NULL:
@@ -258,6 +256,14 @@ class Kernel:
     @property
     def _closed(self) -> bool:
         return self._life.closed
+
+    @property
+    def _lock(self) -> threading.RLock:
+        return self._life.lock  # (a property: a child process after fork gets a new lock)
+
+    @property
+    def _inflight(self) -> List[None]:
+        return self._life.inflight
 
     def _drop_handles(self) -> None:
         """Free the compiled handles (the lock held) once no call is running one."""
@@ -1059,7 +1065,7 @@ class _Life:
     close() and set_params() clear the handles, then wait for it to empty.
     """
 
-    __slots__ = ("lock", "handles", "h_default", "inflight", "closed", "gen")
+    __slots__ = ("lock", "handles", "h_default", "inflight", "closed", "gen", "__weakref__")
 
     def __init__(self):
         self.lock = threading.RLock()
@@ -1068,6 +1074,25 @@ class _Life:
         self.inflight: List[None] = []
         self.closed = False
         self.gen = 0  # bumped by each _describe: the checks a call made belong to one generation
+        _LIVES.add(self)
+
+    def after_fork(self) -> None:
+        """In a child process only the forking thread lives: calls the others had in flight, and the
+        lock they may have held, are not there (else close() and every verb would wait forever)."""
+        self.lock = threading.RLock()
+        self.inflight.clear()
+
+
+_LIVES: "weakref.WeakSet[_Life]" = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    for life in list(_LIVES):
+        life.after_fork()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _wait_idle(inflight: List[None]) -> None:

@@ -503,3 +503,47 @@ def test_set_params_changing_shapes_while_other_threads_call():
         t.join()
     assert not errors, errors
     assert not bad, f"written past the end of arrays of {bad[:3]} elements"
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork")
+def test_fork_while_other_threads_call():
+    """A child forked while other threads call the kernel (and take its lock for emit) inherits their
+    registrations and maybe a held lock: the child's close(), set_params and verbs hung forever."""
+    k = cachet.Kernel(AXPY)
+    x = np.ones(200000, np.float32)
+    k(x, np.zeros(200000, np.float32))
+    stop = threading.Event()
+
+    def loop():
+        ys = np.zeros(200000, np.float32)
+        while not stop.is_set():
+            k(x, ys)
+            k.emit()
+
+    ts = [threading.Thread(target=loop) for _ in range(2)]
+    for t in ts:
+        t.start()
+    time.sleep(0.02)
+    statuses = []
+    try:
+        for _ in range(5):
+            pid = os.fork()
+            if pid == 0:  # pragma: no cover - the child
+                code = 3
+                try:
+                    import signal
+                    signal.alarm(20)
+                    y = np.zeros(8, np.float32)
+                    k(np.ones(8, np.float32), y)
+                    k.emit()
+                    k.set_params({"L": 5})
+                    k.close()
+                    code = 0 if (y == 2.5).all() else 4
+                finally:
+                    os._exit(code)
+            statuses.append(os.waitpid(pid, 0)[1])
+    finally:
+        stop.set()
+        for t in ts:
+            t.join()
+    assert statuses == [0] * 5, statuses   # 14: SIGALRM, the child hung
