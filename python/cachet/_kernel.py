@@ -187,6 +187,7 @@ class Kernel:
         self.target = target or "host"
         self.threads = _threads_arg("threads", threads, 0)
         life = self._life = _Life()
+        self._user_cls = type(self)  # Kernel or a subclass of it: the generated __call__ derives from it
         self._handles = life.handles
         self._source, self.path = _read_source(text_or_path)
         ctx = lib.ct_ctx_new()
@@ -316,8 +317,12 @@ class Kernel:
         gen = self._life.gen + 1
         self._fast, call = _fast_checker(specs, self._infer, len(rt_names), gen)
         # a class of its own whose __call__ has the kernel's checks inlined (the call is then ~1 us shorter)
-        cls = Kernel if call is None else type("Kernel", (Kernel,), {"__call__": call, "__doc__": Kernel.__doc__,
-                                                                     "__module__": Kernel.__module__})
+        base = self._user_cls
+        if base.__call__ is not Kernel.__call__:
+            call = None  # a subclass's own __call__ stays
+        cls = base if call is None else type(base.__name__, (base,), {"__call__": call, "__doc__": base.__doc__,
+                                                                       "__module__": base.__module__,
+                                                                       "__qualname__": base.__qualname__})
         if call is not None:
             call.__doc__ = Kernel.__call__.__doc__
         self.__class__ = cls

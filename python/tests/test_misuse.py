@@ -547,3 +547,32 @@ def test_fork_while_other_threads_call():
         for t in ts:
             t.join()
     assert statuses == [0] * 5, statuses   # 14: SIGALRM, the child hung
+
+
+def test_subclass_kept():
+    """A subclass of Kernel was replaced by the generated class (its methods gone)."""
+    class Mine(cachet.Kernel):
+        def twice(self, x, y):
+            self(x, y)
+            return y * 2
+
+    k = Mine(ex("copy"))
+    assert isinstance(k, Mine)
+    y = np.zeros(64)
+    assert (k.twice(np.ones(64), y) == 2).all()
+    k.set_params({"N": 32})
+    assert isinstance(k, Mine) and k.twice(np.ones(32), np.zeros(32)).sum() == 64
+
+    class OwnCall(cachet.Kernel):
+        calls = 0
+
+        def __call__(self, *a, **kw):
+            OwnCall.calls += 1
+            return super().__call__(*a, **kw)
+
+    c = OwnCall(ex("copy"))
+    c(np.ones(64), y)
+    c(np.ones(64), y)
+    assert OwnCall.calls == 2 and (y == 1).all()
+    e = Mine.from_einsum("ij->i")
+    assert isinstance(e, Mine)
