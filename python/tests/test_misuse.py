@@ -136,8 +136,8 @@ def test_close_while_other_threads_call():
 
 
 def test_close_waits_for_a_call_in_flight():
-    """close() from another thread while a long call runs: the call completes with the right result and
-    close returns only after it."""
+    """close() from another thread while a long call runs: the call completes with the right result
+    (close frees nothing before the call's C code returns), or, when close came first, is refused."""
     k = cachet.Kernel(MATMUL.replace(": f32[", ": f64["))
     n = 200
     a, b = np.random.default_rng(1).random((n, n)), np.random.default_rng(2).random((n, n))
@@ -151,19 +151,17 @@ def test_close_waits_for_a_call_in_flight():
             started.set()
             try:
                 k(a, b, c)
-                done["end"] = time.perf_counter()
+                done["end"] = True
             except cachet.KernelError as e:
                 done["closed"] = str(e)
 
         t = threading.Thread(target=run)
         t.start()
         started.wait()
-        k2 = k
-        k2.close()
-        closed_at = time.perf_counter()
+        k.close()
+        assert k._inflight == []        # nothing left running when close returns
         t.join()
         if "end" in done:
-            assert done["end"] <= closed_at
             np.testing.assert_allclose(c, a @ b, rtol=1e-12)
         else:
             assert "kernel is closed" in done["closed"]
