@@ -513,7 +513,7 @@ class Kernel:
         0..4096 (default: Kernel(threads=...)). KernelError once closed.
         """
         # (a kernel whose runtime params some shape does not give; the others get a generated __call__)
-        return self._call(arrays, named.pop("threads", None), named)
+        return self._call(arrays, self._pop_threads(named), named)
 
     def _failed(self, st: int, arrays: Optional[Sequence[Any]]) -> None:
         """Raise for a failed ct_callable_call: CT_ERR_USAGE on checked arrays is the library's overlap
@@ -564,10 +564,17 @@ class Kernel:
             self._inflight.pop()
             self.compile(t)  # under the lock: raises once closed
 
+    def _pop_threads(self, named: Dict[str, Any]) -> Optional[int]:
+        """The call's threads= keyword, unless the kernel has an array or a runtime param named threads
+        (its own names win: the thread count is then Kernel(threads=...)'s)."""
+        if "threads" in self._slot or "threads" in self._rt_slot:
+            return None
+        return named.pop("threads", None)
+
     def _slow(self, pos: Tuple[Any, ...], named: Dict[str, Any]) -> None:
         """The generated __call__'s other calls (mixed, threads=, runtime params by name, ...): Kernel._call."""
         arrays = tuple(a for a in pos if a is not _MISSING)
-        return self._call(arrays, named.pop("threads", None), named)
+        return self._call(arrays, self._pop_threads(named), named)
 
     def _call(self, arrays: Sequence[Any], threads: Optional[int], named: Dict[str, Any]) -> None:
         """Every call the short path did not take: named arguments, threads=, the first call, errors."""

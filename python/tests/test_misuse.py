@@ -574,3 +574,20 @@ def test_subclass_kept():
     assert OwnCall.calls == 2 and (y == 1).all()
     e = Mine.from_einsum("ij->i")
     assert isinstance(e, Mine)
+
+
+def test_arrays_and_params_named_threads():
+    """A runtime param or an array named threads could not be given by name (threads= was taken as
+    the thread count): the kernel's own names win."""
+    k = cachet.Kernel("kernel t\nparam threads : runtime\nparam L : runtime\narray X : f64[L] output\n"
+                      "for (i: L) {\n  X[i] = threads\n}\n")
+    x = np.zeros(4)
+    k(x, threads=3)
+    assert (x == 3).all()
+    k(X=x, threads=5)
+    assert (x == 5).all()
+    a = cachet.Kernel("kernel u\nparam L : runtime\narray threads : f64[L] input\narray Y : f64[L] output\n"
+                      "for (i: L) {\n  Y[i] = threads[i]\n}\n")
+    y = np.zeros(3)
+    a(threads=np.ones(3), Y=y)
+    assert (y == 1).all()
