@@ -74,6 +74,7 @@ typedef struct config {
 	int checked;
 	int jobs;         /* worker processes */
 	int families;     /* pg_families of the generator (default all) */
+	int tune_share;   /* percent of extended kernels with a tunable param (default 30) */
 	int entry_every[N_NENTRY]; /* 0: entry off; N: every Nth accepted kernel */
 	double slow_compile; /* a compile slower than this (s) is the finding slow-compile */
 	const char *python;  /* the interpreter of the python entry */
@@ -314,9 +315,8 @@ static int run_selector(ct_kernel *k, ct_ctx *ctx, verdict *v)
 	ct_solution sol;
 	memset(&r, 0, sizeof r);
 	memset(&sol, 0, sizeof sol);
-	double t0 = now();
 	ct_status st = ct_kernel_run_selected(sel, &o, &r, &sol);
-	note_compile(v, r.code_cache, r.code_cache && strcmp(r.code_cache, "compiled") == 0 ? now() - t0 : 0);
+	note_compile(v, r.code_cache, r.compile_seconds);
 	char what[160] = "";
 	for (int i = 0; i < sol.ntuned && strlen(what) < 120; i++)
 		snprintf(what + strlen(what), sizeof what - strlen(what), "%s%s=%lld", i ? " " : "",
@@ -1062,6 +1062,28 @@ static int seen_before(const char *dir, const char *sig, const char *file)
 
 static void append_index(const char *dir, const char *fname, const verdict *v, const char *feat);
 
+/* Which known class of issue 34 a minimized finding looks like ("" when none): the minimizer keeps
+ * a reorder, a strided array or a huge split only when the failure needs it. */
+static const char *known_class(const pg_kernel *k, const verdict *v, const char *feat)
+{
+	int carried = 0, reorder = 0, huge = 0;
+	for (int b = 0; b < k->nb; b++)
+		carried |= k->b[b].carried, reorder |= k->b[b].reorder;
+	for (int s = 0; s < k->ns; s++)
+		huge |= k->s[s].alive && k->s[s].size > ((int64_t)1 << 40);
+	if ((v->cls == C_WRONG || v->cls == C_OOB) && reorder && carried)
+		return "a reorder across a loop-carried dependence that check accepts (issue 34 item 1, helper deps)";
+	if (strcmp(v->engine, "selector") == 0 && strstr(feat, "strided"))
+		return "the selector's pieces and strided arrays (issue 34 item 2, helper entry)";
+	if (huge || strstr(v->msg, "overflow"))
+		return "64-bit overflow at the edges (issue 34 item 4, helper edges)";
+	if ((v->cls == C_WRONG) && (strncmp(v->engine, "native", 6) == 0 || strcmp(v->engine, "package") == 0 ||
+				    strcmp(v->engine, "callable") == 0 || strcmp(v->engine, "python") == 0))
+		return "compiled code wrong where the interpreter is right: check the emitted C against -O0 / "
+		       "clang (a gcc 12.2 miscompile is issue 34 item 3, helper entry)";
+	return "";
+}
+
 static void write_finding(const char *dir, const char *fname, const char *text, const pg_kernel *k,
 			  const verdict *v, const char *feat, int index)
 {
@@ -1076,6 +1098,8 @@ static void write_finding(const char *dir, const char *fname, const char *text, 
 	fprintf(f, "# fuzz finding (tests/fuzz/difffuzz): seed %llu, class %s, engine %s\n",
 		(unsigned long long)k->seed, cls_name[v->cls], v->engine);
 	fprintf(f, "# message: %s\n# features: %s\n", v->msg, feat);
+	if (known_class(k, v, feat)[0])
+		fprintf(f, "# looks like: %s\n", known_class(k, v, feat));
 	if (rw[0])
 		fprintf(f, "# run-with: %s\n", rw);
 	fputs(text, f);
@@ -1264,7 +1288,7 @@ static void run_share(int w, int jobs, tally *t)
 		if (cfg.seconds > 0 && now() - t0 >= cfg.seconds)
 			break;
 		pg_kernel k;
-		pg_generate(&k, cfg.seed + (uint64_t)i, cfg.opencl_share, cfg.families);
+		pg_generate(&k, cfg.seed + (uint64_t)i, cfg.opencl_share, cfg.families, cfg.tune_share);
 		int native = 0;
 		if ((cfg.native || cfg.opencl) && cfg.native_every > 0 && (accepted_seen % cfg.native_every) == 0)
 			native |= M_RUN;
@@ -1448,7 +1472,7 @@ static void usage(void)
 		"                [--native-every N] [--opencl-share P] [--out DIR] [--findings DIR]\n"
 		"                [--no-minimize] [--timeout S] [--cc CMD] [--checked 0|1] [--jobs J] [--verbose] [--quiet]\n"
 		"                [--families classic|legal|all] [--entries run[:N],selector[:N],callable[:N],package[:N],python[:N]]\n"
-		"                [--slow-compile S] [--python CMD]\n"
+		"                [--tune-share P] [--slow-compile S] [--python CMD]\n"
 		"       difffuzz --print SEED [--opencl-share P]     print the kernel of one seed\n"
 		"       difffuzz --file F.cachet [--engines ...]     check one file\n"
 		"       difffuzz --reindex DIR                       rebuild DIR/INDEX.md, duplicates to DIR/dups\n");
@@ -1465,6 +1489,7 @@ int main(int argc, char **argv)
 	cfg.timeout = 60;
 	cfg.checked = 1;
 	cfg.families = PG_FAM_ALL;
+	cfg.tune_share = 30;
 	cfg.slow_compile = 60;
 	cfg.python = "/usr/bin/python3";
 	const char *file = NULL, *entries = NULL;
@@ -1509,6 +1534,8 @@ int main(int argc, char **argv)
 			}
 		} else if (ARG("--entries"))
 			entries = val;
+		else if (ARG("--tune-share"))
+			cfg.tune_share = atoi(val);
 		else if (ARG("--slow-compile"))
 			cfg.slow_compile = atof(val);
 		else if (ARG("--python"))
@@ -1541,7 +1568,7 @@ int main(int argc, char **argv)
 	if (print_seed >= 0) {
 		pg_kernel k;
 		static char text[65536];
-		pg_generate(&k, (uint64_t)print_seed, cfg.opencl_share, cfg.families);
+		pg_generate(&k, (uint64_t)print_seed, cfg.opencl_share, cfg.families, cfg.tune_share);
 		pg_print(&k, text, sizeof text);
 		char rw[256];
 		pg_run_with(&k, rw, sizeof rw);

@@ -470,6 +470,10 @@ static void gen_schedule(pg_kernel *k, rng *r)
 			int64_t trips = bd->trips[i];
 			int s = add_split(k, b, bd->orig[i], pick_split_size(r, trips), tile ? group : 0,
 					  tile ? bal : chance(r, 8));
+			/* --families all: now and then a split size at the 64-bit edge (issue 34 item 4) */
+			static const int64_t edge[] = {(int64_t)1 << 40, (int64_t)1 << 62, INT64_MAX - 1, INT64_MAX};
+			if (s >= 0 && k->families == PG_FAM_ALL && chance(r, 2))
+				k->s[s].size = pick64(r, edge, 4);
 			int tp = tune_param(k);
 			if (s >= 0 && tp && !tile && chance(r, 50)) /* a tunable split size */
 				k->s[s].tparam = tp, k->s[s].size = k->p[tp - 1].value;
@@ -720,6 +724,19 @@ static void gen_host_verbs(pg_kernel *k, rng *r)
 		k->v[v].n = 1;
 		if (chance(r, 45))
 			k->v[v].by = 2 + rint_(r, 7);
+		/* --families all: a second full unroll, of the next loop out (register-tile blow-ups: the
+		 * compile time the slow-compile verdict watches) */
+		int at = -1;
+		for (int i = 0; i < n; i++)
+			if (strcmp(ord[i], k->v[v].idx[0]) == 0)
+				at = i;
+		if (k->families == PG_FAM_ALL && at > 0 && chance(r, 20)) {
+			int u = add_verb(k, PG_UNROLL);
+			if (u >= 0) {
+				memcpy(k->v[u].idx[0], ord[at - 1], PG_NAME);
+				k->v[u].n = 1;
+			}
+		}
 	}
 	if (chance(r, 35)) {
 		char bo[PG_MAXBI][PG_NAME];
@@ -832,9 +849,9 @@ static void gen_opencl(pg_kernel *k, rng *r)
 /* The extended families' additions to any kernel, from their own stream x (so a classic kernel
  * keeps its schedule and plan): a tunable param (used as a split size by gen_schedule, or unused as
  * in the reports), and more strided arrays. */
-static void extend(pg_kernel *k, rng *x)
+static void extend(pg_kernel *k, rng *x, int tune_share)
 {
-	if (chance(x, 30) && k->np < PG_MAXP) {
+	if (chance(x, tune_share) && k->np < PG_MAXP) {
 		static const int64_t cand[] = {1, 2, 3, 4, 5, 8, 16};
 		int p = add_param(k, "TS", 1);
 		pg_param *pp = &k->p[p];
@@ -847,6 +864,10 @@ static void extend(pg_kernel *k, rng *x)
 	for (int i = 0; i < k->na; i++)
 		if (k->a[i].role != 3 && chance(x, 10))
 			k->a[i].strided = 1;
+	/* --families all: a runtime param given 0 or -1 now and then (check must refuse it) */
+	for (int i = 0; k->families == PG_FAM_ALL && i < k->np; i++)
+		if (k->p[i].runtime && chance(x, 5))
+			k->p[i].value = -rint_(x, 2);
 }
 
 const char *pg_kind_name(int kind)
@@ -857,7 +878,7 @@ const char *pg_kind_name(int kind)
 	return kind >= 0 && kind < PG_NKINDS ? kinds[kind] : "?";
 }
 
-void pg_generate(pg_kernel *k, uint64_t seed, int opencl_share, int families)
+void pg_generate(pg_kernel *k, uint64_t seed, int opencl_share, int families, int tune_share)
 {
 	rng r = {seed * 0x2545F4914F6CDD1Dull + 12345};
 	rng x = {seed * 0x9E3779B97F4A7C15ull + 777}; /* the extended families' own choices */
@@ -880,7 +901,7 @@ void pg_generate(pg_kernel *k, uint64_t seed, int opencl_share, int families)
 	make_template(k, &r);
 	decorate(k, &r);
 	if (families != PG_FAM_CLASSIC && !k->opencl)
-		extend(k, &x);
+		extend(k, &x, tune_share);
 	if (k->opencl) {
 		k->plan = 1;
 		for (int i = 0; i < k->np; i++)
@@ -1418,7 +1439,20 @@ int pg_edit(const pg_kernel *k, int e, pg_kernel *out)
 		items |= k->v[v].alive;
 	if (k->plan && !items && !k->opencl && e-- == 0)
 		return out->plan = 0, 1;
-	/* 3. sizes and declarations */
+	/* 3. the body of an extended family: drop a wavefront term, plainer update forms, no let, no
+	 * statement after the inner loop (the bits that change no declaration or band) */
+	static const uint32_t simpler[PG_NKINDS] = {
+		[PG_WAVE] = 1 | 2 | 4 | 8 | 32 | 64, [PG_ACCUM] = 2 | 4, [PG_GS] = 4, [PG_MULTI] = 1 | 4};
+	for (int b = 0; b < 32; b++) {
+		uint32_t bit = 1u << b;
+		if (!(simpler[k->kind] & bit) || !(k->variant & bit))
+			continue;
+		if (k->kind == PG_WAVE && b < 4 && !(k->variant & 15 & ~bit))
+			continue; /* the last term stays */
+		if (e-- == 0)
+			return out->variant = k->variant & ~bit, 1;
+	}
+	/* 4. sizes and declarations */
 	for (int p = 0; p < k->np; p++) {
 		if (k->p[p].ntune && e-- == 0) { /* drop tune (and the splits it sizes become literals) */
 			out->p[p].ntune = 0;

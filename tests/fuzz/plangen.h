@@ -121,8 +121,9 @@ typedef struct pg_kernel {
 } pg_kernel;
 
 /* Generate kernel number seed (deterministic). opencl_share: percent of kernels given an OpenCL plan;
- * families: pg_families (PG_FAM_CLASSIC draws exactly the kernels of the classic generator). */
-void pg_generate(pg_kernel *k, uint64_t seed, int opencl_share, int families);
+ * families: pg_families (PG_FAM_CLASSIC draws exactly the kernels of the classic generator);
+ * tune_share: percent of the extended generator's host kernels given a tunable param (30 by default). */
+void pg_generate(pg_kernel *k, uint64_t seed, int opencl_share, int families, int tune_share);
 /* Name of k's template ("matmul", "wavefront", ...). */
 const char *pg_kind_name(int kind);
 /* Print k as .cachet text into buf (cap bytes); returns the length (truncated text beyond cap). */
