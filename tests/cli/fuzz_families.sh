@@ -4,8 +4,10 @@
 # in-place sweeps, imperfect multi-statement nests, tune params, strided arrays; seeds
 # 1000001..1000800 in the interpreter, every 20th accepted kernel also natively on 1 and 2 threads.
 # FUZZ_FAMILIES (default legal: no reorder of a band that carries a dependence, the only schedules
-# today's checks get right) and FUZZ_ENTRIES (default run; e.g. run,selector:4,callable:4) switch on
-# more once the fixes land. One line per failing seed, then "N passed, M failed".
+# today's checks get right), FUZZ_EDGES (default 0: no split sizes at the 64-bit edge, runtime params
+# of 0 / -1 or double unrolls) and FUZZ_ENTRIES (default run:20; e.g. run:20,selector:10,callable:20)
+# switch on more once the fixes land (docs/FUZZ.md, "Switching on"). One line per failing seed, then
+# "N passed, M failed".
 # Reproduce one seed: build/fuzz/difffuzz --families legal --seed S --count 1 --engines interp,native --out DIR
 BUILD=${CACHET_BUILD:-build}
 FUZZ=$BUILD/fuzz/difffuzz
@@ -19,5 +21,5 @@ set -- ${CC:-cc}
 command -v "$1" >/dev/null 2>&1 && engines=interp,native || echo "skip native runs: no C compiler ($1)"
 entries=
 [ "$engines" = interp,native ] && entries="--entries ${FUZZ_ENTRIES:-run:20}"
-"$FUZZ" --families ${FUZZ_FAMILIES:-legal} --seed 1000001 --count ${FUZZ_FAMILIES_COUNT:-800} --engines $engines \
+"$FUZZ" --families ${FUZZ_FAMILIES:-legal} --edges ${FUZZ_EDGES:-0} --seed 1000001 --count ${FUZZ_FAMILIES_COUNT:-800} --engines $engines \
 	--native-every 20 $entries --no-minimize --timeout 60

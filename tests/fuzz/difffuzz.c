@@ -73,8 +73,8 @@ typedef struct config {
 	char cachedir[256];
 	int checked;
 	int jobs;         /* worker processes */
-	int families;     /* pg_families of the generator (default all) */
-	int tune_share;   /* percent of extended kernels with a tunable param (default 30) */
+	pg_options gen;   /* the generator's options (families all, tune share 30, edges on by default) */
+	int minimize_max; /* failures minimized per worker and unminimized signature (default 3) */
 	int entry_every[N_NENTRY]; /* 0: entry off; N: every Nth accepted kernel */
 	double slow_compile; /* a compile slower than this (s) is the finding slow-compile */
 	const char *python;  /* the interpreter of the python entry */
@@ -727,9 +727,11 @@ static void check_kernel(const char *text, size_t len, const pg_kernel *pk, int 
 			goto done;
 	}
 	v->cls = C_PASS;
-	if (v->compile_max > cfg.slow_compile)
+	if (v->compile_max > cfg.slow_compile) {
 		set_verdict(v, C_SLOW_COMPILE, -1, "the C compiler took %.1f s (limit %.0f s)", v->compile_max,
 			    cfg.slow_compile);
+		snprintf(v->engine, sizeof v->engine, "compile");
+	}
 done:
 	ct_kernel_free(k);
 	ct_ctx_free(ctx);
@@ -861,8 +863,10 @@ static void test_in_child(const char *text, size_t len, const pg_kernel *pk, int
 		set_verdict(v, C_RUNERR, -1, "fork: %s", strerror(errno));
 	else if (off < sizeof *v) {
 		int accepted = v->accepted;
-		if (timed_out && compiling)
+		if (timed_out && compiling) {
 			set_verdict(v, C_SLOW_COMPILE, -1, "the C compiler was still running after %d s", cfg.timeout);
+			snprintf(v->engine, sizeof v->engine, "compile");
+		}
 		else if (timed_out)
 			set_verdict(v, C_HANG, -1, "no answer in %d s", cfg.timeout);
 		else if (WIFSIGNALED(status))
@@ -1009,6 +1013,9 @@ static void features(const pg_kernel *k, char *buf, size_t cap)
 static int minimize(pg_kernel *k, int native, verdict *v)
 {
 	int tests = 0, e = 0;
+	/* each try of a slow compile costs up to --timeout: reported as drawn */
+	if (v->cls == C_SLOW_COMPILE)
+		return 0;
 	/* a failure before any run needs no compiled runs to reproduce */
 	if (strcmp(v->engine, "lower") == 0 || strcmp(v->engine, "emit") == 0 || strcmp(v->engine, "check") == 0)
 		native = 0;
@@ -1071,11 +1078,17 @@ static const char *known_class(const pg_kernel *k, const verdict *v, const char 
 		carried |= k->b[b].carried, reorder |= k->b[b].reorder;
 	for (int s = 0; s < k->ns; s++)
 		huge |= k->s[s].alive && k->s[s].size > ((int64_t)1 << 40);
-	if ((v->cls == C_WRONG || v->cls == C_OOB) && reorder && carried)
+	/* the interpreter runs the schedule as written: a dependence broken by it fails there first */
+	if ((v->cls == C_WRONG || v->cls == C_OOB) && reorder && carried && strcmp(v->engine, "interp") == 0)
 		return "a reorder across a loop-carried dependence that check accepts (issue 34 item 1, helper deps)";
 	if (strcmp(v->engine, "selector") == 0 && strstr(feat, "strided"))
 		return "the selector's pieces and strided arrays (issue 34 item 2, helper entry)";
-	if (huge || strstr(v->msg, "overflow"))
+	if (v->cls == C_SLOW_COMPILE)
+		return "a plan whose C takes the compiler minutes (unroll of a loop around a nest; issue 34 item 5 and "
+		       "'also found': cap what the plan may generate at check)";
+	if (strstr(v->msg, "must not be negative") || strstr(v->msg, "must be at least 1"))
+		return "a runtime param below 1 that check accepts (issue 34, 'also found': check -D M=-1)";
+	if (huge || strstr(v->msg, "overflow") || strstr(v->msg, "out of memory") || strstr(v->msg, "too large"))
 		return "64-bit overflow at the edges (issue 34 item 4, helper edges)";
 	if ((v->cls == C_WRONG) && (strncmp(v->engine, "native", 6) == 0 || strcmp(v->engine, "package") == 0 ||
 				    strcmp(v->engine, "callable") == 0 || strcmp(v->engine, "python") == 0))
@@ -1144,7 +1157,8 @@ static void sig_of(int cls, const char *engine, const char *msg, const char *fea
 	if (cls == C_WRONG || cls == C_OOB) {
 		static const char *const core[] = {"hierarchy", "trigger", "double_buffer", "max_elements",
 						   "runtime", "local", "private", "parallelize", "spmd",
-						   "balanced", "nontemporal", "unroll", "vectorize", "cache", "split"};
+						   "balanced", "nontemporal", "unroll", "vectorize", "cache", "split",
+						   "strided", "reorder"};
 		for (size_t i = 0; i < sizeof core / sizeof core[0]; i++) {
 			size_t n = strlen(core[i]);
 			for (const char *f = strstr(feat, core[i]); f; f = strstr(f + 1, core[i]))
@@ -1214,10 +1228,31 @@ static int reindex(const char *dir)
 	return 0;
 }
 
+/* Whether this worker has already minimized cfg.minimize_max failures that looked like v on a
+ * kernel like k before minimization (class, engine, blanked message, template and plan features):
+ * a campaign that hits one known class thousands of times then spends its time on new kernels. */
+static int minimized_enough(const pg_kernel *k, const verdict *v)
+{
+	static char seen[512][400];
+	static int count[512], nseen;
+	char feat[256], sig[1024], key[400];
+	features(k, feat, sizeof feat);
+	sig_of(v->cls, v->engine, v->msg, feat, sig, sizeof sig);
+	snprintf(key, sizeof key, "%.300s|%s", sig, pg_kind_name(k->kind));
+	for (int i = 0; i < nseen; i++)
+		if (strcmp(seen[i], key) == 0)
+			return ++count[i] > cfg.minimize_max;
+	if (nseen < 512) {
+		snprintf(seen[nseen], sizeof seen[nseen], "%s", key);
+		count[nseen++] = 1;
+	}
+	return 0;
+}
+
 /* A failure: minimize it, dedupe it, write it. Returns 1 when it is new. */
 static int report_failure(pg_kernel *k, int native, verdict *v)
 {
-	if (cfg.minimize)
+	if (cfg.minimize && !minimized_enough(k, v))
 		minimize(k, native, v);
 	static char text[65536];
 	pg_print(k, text, sizeof text);
@@ -1288,7 +1323,7 @@ static void run_share(int w, int jobs, tally *t)
 		if (cfg.seconds > 0 && now() - t0 >= cfg.seconds)
 			break;
 		pg_kernel k;
-		pg_generate(&k, cfg.seed + (uint64_t)i, cfg.opencl_share, cfg.families, cfg.tune_share);
+		pg_generate(&k, cfg.seed + (uint64_t)i, &cfg.gen);
 		int native = 0;
 		if ((cfg.native || cfg.opencl) && cfg.native_every > 0 && (accepted_seen % cfg.native_every) == 0)
 			native |= M_RUN;
@@ -1472,7 +1507,7 @@ static void usage(void)
 		"                [--native-every N] [--opencl-share P] [--out DIR] [--findings DIR]\n"
 		"                [--no-minimize] [--timeout S] [--cc CMD] [--checked 0|1] [--jobs J] [--verbose] [--quiet]\n"
 		"                [--families classic|legal|all] [--entries run[:N],selector[:N],callable[:N],package[:N],python[:N]]\n"
-		"                [--tune-share P] [--slow-compile S] [--python CMD]\n"
+		"                [--tune-share P] [--edges 0|1] [--minimize-max N] [--slow-compile S] [--python CMD]\n"
 		"       difffuzz --print SEED [--opencl-share P]     print the kernel of one seed\n"
 		"       difffuzz --file F.cachet [--engines ...]     check one file\n"
 		"       difffuzz --reindex DIR                       rebuild DIR/INDEX.md, duplicates to DIR/dups\n");
@@ -1488,8 +1523,10 @@ int main(int argc, char **argv)
 	cfg.minimize = 1;
 	cfg.timeout = 60;
 	cfg.checked = 1;
-	cfg.families = PG_FAM_ALL;
-	cfg.tune_share = 30;
+	cfg.gen.families = PG_FAM_ALL;
+	cfg.gen.tune_share = 30;
+	cfg.gen.edges = 1;
+	cfg.minimize_max = 3;
 	cfg.slow_compile = 60;
 	cfg.python = "/usr/bin/python3";
 	const char *file = NULL, *entries = NULL;
@@ -1524,18 +1561,22 @@ int main(int argc, char **argv)
 		else if (ARG("--checked"))
 			cfg.checked = atoi(val);
 		else if (ARG("--families")) {
-			cfg.families = strcmp(val, "classic") == 0 ? PG_FAM_CLASSIC
+			cfg.gen.families = strcmp(val, "classic") == 0 ? PG_FAM_CLASSIC
 				       : strcmp(val, "legal") == 0 ? PG_FAM_LEGAL
 				       : strcmp(val, "all") == 0   ? PG_FAM_ALL
 								   : -1;
-			if (cfg.families < 0) {
+			if (cfg.gen.families < 0) {
 				usage();
 				return 2;
 			}
 		} else if (ARG("--entries"))
 			entries = val;
+		else if (ARG("--minimize-max"))
+			cfg.minimize_max = atoi(val);
 		else if (ARG("--tune-share"))
-			cfg.tune_share = atoi(val);
+			cfg.gen.tune_share = atoi(val);
+		else if (ARG("--edges"))
+			cfg.gen.edges = atoi(val);
 		else if (ARG("--slow-compile"))
 			cfg.slow_compile = atof(val);
 		else if (ARG("--python"))
@@ -1564,11 +1605,12 @@ int main(int argc, char **argv)
 	}
 	if (cfg.opencl_share < 0)
 		cfg.opencl_share = cfg.opencl ? 15 : 0;
+	cfg.gen.opencl_share = cfg.opencl_share;
 	find_python_paths(argv[0]);
 	if (print_seed >= 0) {
 		pg_kernel k;
 		static char text[65536];
-		pg_generate(&k, (uint64_t)print_seed, cfg.opencl_share, cfg.families, cfg.tune_share);
+		pg_generate(&k, (uint64_t)print_seed, &cfg.gen);
 		pg_print(&k, text, sizeof text);
 		char rw[256];
 		pg_run_with(&k, rw, sizeof rw);

@@ -470,9 +470,9 @@ static void gen_schedule(pg_kernel *k, rng *r)
 			int64_t trips = bd->trips[i];
 			int s = add_split(k, b, bd->orig[i], pick_split_size(r, trips), tile ? group : 0,
 					  tile ? bal : chance(r, 8));
-			/* --families all: now and then a split size at the 64-bit edge (issue 34 item 4) */
+			/* --edges: now and then a split size at the 64-bit edge (issue 34 item 4) */
 			static const int64_t edge[] = {(int64_t)1 << 40, (int64_t)1 << 62, INT64_MAX - 1, INT64_MAX};
-			if (s >= 0 && k->families == PG_FAM_ALL && chance(r, 2))
+			if (s >= 0 && k->edges && chance(r, 2))
 				k->s[s].size = pick64(r, edge, 4);
 			int tp = tune_param(k);
 			if (s >= 0 && tp && !tile && chance(r, 50)) /* a tunable split size */
@@ -724,13 +724,13 @@ static void gen_host_verbs(pg_kernel *k, rng *r)
 		k->v[v].n = 1;
 		if (chance(r, 45))
 			k->v[v].by = 2 + rint_(r, 7);
-		/* --families all: a second full unroll, of the next loop out (register-tile blow-ups: the
+		/* --edges: a second full unroll, of the next loop out (register-tile blow-ups: the
 		 * compile time the slow-compile verdict watches) */
 		int at = -1;
 		for (int i = 0; i < n; i++)
 			if (strcmp(ord[i], k->v[v].idx[0]) == 0)
 				at = i;
-		if (k->families == PG_FAM_ALL && at > 0 && chance(r, 20)) {
+		if (k->edges && at > 0 && chance(r, 20)) {
 			int u = add_verb(k, PG_UNROLL);
 			if (u >= 0) {
 				memcpy(k->v[u].idx[0], ord[at - 1], PG_NAME);
@@ -864,8 +864,8 @@ static void extend(pg_kernel *k, rng *x, int tune_share)
 	for (int i = 0; i < k->na; i++)
 		if (k->a[i].role != 3 && chance(x, 10))
 			k->a[i].strided = 1;
-	/* --families all: a runtime param given 0 or -1 now and then (check must refuse it) */
-	for (int i = 0; k->families == PG_FAM_ALL && i < k->np; i++)
+	/* --edges: a runtime param given 0 or -1 now and then (check must refuse it) */
+	for (int i = 0; k->edges && i < k->np; i++)
 		if (k->p[i].runtime && chance(x, 5))
 			k->p[i].value = -rint_(x, 2);
 }
@@ -878,13 +878,15 @@ const char *pg_kind_name(int kind)
 	return kind >= 0 && kind < PG_NKINDS ? kinds[kind] : "?";
 }
 
-void pg_generate(pg_kernel *k, uint64_t seed, int opencl_share, int families, int tune_share)
+void pg_generate(pg_kernel *k, uint64_t seed, const pg_options *o)
 {
+	int opencl_share = o->opencl_share, families = o->families;
 	rng r = {seed * 0x2545F4914F6CDD1Dull + 12345};
 	rng x = {seed * 0x9E3779B97F4A7C15ull + 777}; /* the extended families' own choices */
 	memset(k, 0, sizeof *k);
 	k->seed = seed;
 	k->families = families;
+	k->edges = o->edges && families != PG_FAM_CLASSIC;
 	k->opencl = chance(&r, opencl_share);
 	if (k->opencl) {
 		static const int okinds[] = {PG_MATMUL, PG_MATMUL, PG_MATVEC, PG_TRANSPOSE, PG_ST1, PG_ST2};
@@ -901,7 +903,7 @@ void pg_generate(pg_kernel *k, uint64_t seed, int opencl_share, int families, in
 	make_template(k, &r);
 	decorate(k, &r);
 	if (families != PG_FAM_CLASSIC && !k->opencl)
-		extend(k, &x, tune_share);
+		extend(k, &x, o->tune_share);
 	if (k->opencl) {
 		k->plan = 1;
 		for (int i = 0; i < k->np; i++)

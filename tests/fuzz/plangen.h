@@ -117,13 +117,21 @@ typedef struct pg_kernel {
 	int plan;      /* print a plan block (even empty) */
 	int dtype;     /* the kernel's main element type */
 	int families;  /* pg_families it was drawn with */
+	int edges;     /* pg_options.edges it was drawn with */
 	uint32_t variant; /* the body's random choices (extended families), fixed at generation */
 } pg_kernel;
 
-/* Generate kernel number seed (deterministic). opencl_share: percent of kernels given an OpenCL plan;
- * families: pg_families (PG_FAM_CLASSIC draws exactly the kernels of the classic generator);
- * tune_share: percent of the extended generator's host kernels given a tunable param (30 by default). */
-void pg_generate(pg_kernel *k, uint64_t seed, int opencl_share, int families, int tune_share);
+/* What pg_generate draws. */
+typedef struct pg_options {
+	int opencl_share; /* percent of kernels given an OpenCL plan */
+	int families;     /* pg_families (PG_FAM_CLASSIC draws exactly the kernels of the classic generator) */
+	int tune_share;   /* percent of the extended generator's host kernels given a tunable param */
+	int edges;        /* extended generator: now and then split sizes at the 64-bit edge, runtime params
+	                     of 0 or -1, a second unroll (compile-time blow-ups) */
+} pg_options;
+
+/* Generate kernel number seed (deterministic for one o). */
+void pg_generate(pg_kernel *k, uint64_t seed, const pg_options *o);
 /* Name of k's template ("matmul", "wavefront", ...). */
 const char *pg_kind_name(int kind);
 /* Print k as .cachet text into buf (cap bytes); returns the length (truncated text beyond cap). */
