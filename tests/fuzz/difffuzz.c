@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -83,6 +84,16 @@ typedef struct config {
 
 static config cfg;
 
+/* What the child is doing now, in memory shared with the parent (mmap'd in main before any fork),
+ * so a crash or a hang names its step ("crash in package: call"). */
+static char *g_phase, *g_phase_base; /* this worker's slot of the shared page (96 of 128 bytes) */
+
+static void set_phase(const char *what, int eng)
+{
+	if (g_phase)
+		snprintf(g_phase, 96, "%s%s%s", eng >= 0 ? eng_name[eng] : "", eng >= 0 ? ": " : "", what);
+}
+
 /* ------------------------------------------------------------------ one kernel, in a child */
 
 static void set_verdict(verdict *v, int cls, int eng, const char *fmt, ...)
@@ -146,6 +157,7 @@ static int run_engine(ct_kernel *k, ct_ctx *ctx, int eng, verdict *v)
 #endif
 	ct_run_result r;
 	memset(&r, 0, sizeof r);
+	set_phase("run", eng);
 	ct_status st = ct_kernel_run(k, &o, &r);
 	note_compile(v, r.code_cache, r.compile_seconds);
 	if (st == CT_OK && r.verified == 1) {
@@ -315,6 +327,7 @@ static int run_selector(ct_kernel *k, ct_ctx *ctx, verdict *v)
 	ct_solution sol;
 	memset(&r, 0, sizeof r);
 	memset(&sol, 0, sizeof sol);
+	set_phase("select and run", E_SELECTOR);
 	ct_status st = ct_kernel_run_selected(sel, &o, &r, &sol);
 	note_compile(v, r.code_cache, r.compile_seconds);
 	char what[160] = "";
@@ -341,6 +354,7 @@ static int run_callable(ct_kernel *k, ct_ctx *ctx, const refdata *rd, verdict *v
 {
 	ct_ctx_set_option(ctx, CT_OPT_THREADS, 1 + (int)(cur_seed & 1));
 	double t0 = now();
+	set_phase("compile", E_CALLABLE);
 	ct_callable *h = ct_kernel_compile(k);
 	double secs = now() - t0;
 	if (!h) {
@@ -357,6 +371,7 @@ static int run_callable(ct_kernel *k, ct_ctx *ctx, const refdata *rd, verdict *v
 			args[na++] = b[i];
 	int64_t params[PG_MAXP * 2];
 	runtime_values(k, params);
+	set_phase("call", E_CALLABLE);
 	ct_status st = ct_callable_call(h, args, params);
 	int fail = 1;
 	if (st != CT_OK)
@@ -459,6 +474,7 @@ static int run_package(ct_kernel *k, ct_ctx *ctx, const refdata *rd, verdict *v)
 	char dir[512], path[700];
 	snprintf(dir, sizeof dir, "%s/pkg-%d", cfg.cachedir, (int)getpid());
 	double t0 = now();
+	set_phase("build", E_PACKAGE);
 	ct_status st = ct_kernel_build(k, dir);
 	double secs = now() - t0;
 	if (st != CT_OK) {
@@ -517,6 +533,7 @@ static int run_package(ct_kernel *k, ct_ctx *ctx, const refdata *rd, verdict *v)
 	if (bad >= 0) {
 		set_verdict(v, C_RUNERR, E_PACKAGE, "package header: argument '%s' names nothing", names[bad]);
 	} else {
+		set_phase("call", E_PACKAGE);
 		int rc = fn(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13],
 			    a[14], a[15], a[16], a[17], a[18], a[19], a[20], a[21], a[22], a[23], a[24], a[25], a[26],
 			    a[27], a[28], a[29], a[30], a[31], a[32], a[33], a[34], a[35], a[36], a[37], a[38], a[39],
@@ -588,6 +605,7 @@ static int run_python(ct_kernel *k, const char *text, size_t len, const refdata 
 	snprintf(cmd, sizeof cmd, "PYTHONPATH='%s' CACHET_CACHE_DIR='%s' '%s' '%s' '%s' 2>&1", cfg.pypath, cfg.cachedir,
 		 cfg.python, cfg.pyscript, dir);
 	double t0 = now();
+	set_phase("python", E_PYTHON);
 	FILE *p = popen(cmd, "r");
 	char out[4096] = "";
 	size_t n = p ? fread(out, 1, sizeof out - 1, p) : 0;
@@ -637,6 +655,7 @@ static int run_entries(ct_kernel *k, ct_ctx *ctx, const char *text, size_t len, 
 	if (!(mask & (M_CALLABLE | M_PACKAGE | M_PYTHON)))
 		return 0;
 	refdata rd;
+	set_phase("reference", E_INTERP);
 	int fail = ref_make(k, ctx, &rd, v);
 	if (!fail && (mask & M_CALLABLE))
 		fail = run_callable(k, ctx, &rd, v);
@@ -695,6 +714,7 @@ static void check_kernel(const char *text, size_t len, const pg_kernel *pk, int 
 	}
 	v->accepted = 1;
 	int opencl = pk ? pk->opencl : strstr(text, "target=opencl") != NULL;
+	set_phase("lower", -1);
 	ct_looptree *t = ct_kernel_lower(k, 1);
 	if (!t) {
 		set_verdict(v, classify(ct_ctx_last_status(ctx), ct_ctx_last_message(ctx)), -1, "lower: %s",
@@ -706,6 +726,7 @@ static void check_kernel(const char *text, size_t len, const pg_kernel *pk, int 
 	free(ct_looptree_to_string(t, CT_FORMAT_JSON));
 	ct_looptree_free(t);
 	size_t n = 0;
+	set_phase("emit", -1);
 	char *src = ct_kernel_emit(k, opencl ? "opencl" : "host", &n);
 	if (!src) {
 		set_verdict(v, classify(ct_ctx_last_status(ctx), ct_ctx_last_message(ctx)), -1, "emit: %s",
@@ -810,6 +831,8 @@ static void test_in_child(const char *text, size_t len, const pg_kernel *pk, int
 	}
 	fflush(stdout);
 	fflush(stderr);
+	if (g_phase)
+		snprintf(g_phase, 96, "parse");
 	pid_t pid = fork();
 	if (pid == 0) {
 		close(fd[0]);
@@ -868,11 +891,13 @@ static void test_in_child(const char *text, size_t len, const pg_kernel *pk, int
 			snprintf(v->engine, sizeof v->engine, "compile");
 		}
 		else if (timed_out)
-			set_verdict(v, C_HANG, -1, "no answer in %d s", cfg.timeout);
+			set_verdict(v, C_HANG, -1, "no answer in %d s (in %s)", cfg.timeout, g_phase ? g_phase : "?");
 		else if (WIFSIGNALED(status))
-			set_verdict(v, C_CRASH, -1, "signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
+			set_verdict(v, C_CRASH, -1, "signal %d (%s) in %s", WTERMSIG(status), strsignal(WTERMSIG(status)),
+				    g_phase ? g_phase : "?");
 		else
-			set_verdict(v, C_CRASH, -1, "child exited %d without a verdict", WEXITSTATUS(status));
+			set_verdict(v, C_CRASH, -1, "child exited %d without a verdict (in %s)", WEXITSTATUS(status),
+				    g_phase ? g_phase : "?");
 		v->accepted = accepted || (timed_out && compiling);
 	}
 }
@@ -1317,6 +1342,8 @@ static void summary(const tally *t, double secs)
 static void run_share(int w, int jobs, tally *t)
 {
 	memset(t, 0, sizeof *t);
+	if (g_phase_base)
+		g_phase = g_phase_base + (w % 64) * 128;
 	double t0 = now(), last = t0;
 	long accepted_seen = 0;
 	for (long i = w; cfg.count <= 0 || i < cfg.count; i += jobs) {
@@ -1619,6 +1646,8 @@ int main(int argc, char **argv)
 		fputs(text, stdout);
 		return 0;
 	}
+	g_phase_base = mmap(NULL, 64 * 128, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	g_phase = g_phase_base = g_phase_base == MAP_FAILED ? NULL : g_phase_base;
 	/* a private code cache for this run (removed at the end), PoCL without optimization */
 	char tmpl[] = "/tmp/difffuzz-cache-XXXXXX";
 	if (mkdtemp(tmpl))
