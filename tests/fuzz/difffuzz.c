@@ -76,6 +76,7 @@ typedef struct config {
 	int jobs;         /* worker processes */
 	pg_options gen;   /* the generator's options (families all, tune share 30, edges on by default) */
 	int minimize_max; /* failures minimized per worker and unminimized signature (default 3) */
+	int share_probe;  /* the selector's children share their worker's probed ctx (default 1) */
 	int entry_every[N_NENTRY]; /* 0: entry off; N: every Nth accepted kernel */
 	double slow_compile; /* a compile slower than this (s) is the finding slow-compile */
 	const char *python;  /* the interpreter of the python entry */
@@ -86,6 +87,10 @@ static config cfg;
 
 /* What the child is doing now, in memory shared with the parent (mmap'd in main before any fork),
  * so a crash or a hang names its step ("crash in package: call"). */
+/* With the selector entry: one ctx per worker whose machine probe (seconds of microbenchmarks,
+ * once per ctx, for the model's choice) has run; the children inherit it by fork. */
+static ct_ctx *g_probed_ctx;
+
 static char *g_phase, *g_phase_base; /* this worker's slot of the shared page (96 of 128 bytes) */
 
 static void set_phase(const char *what, int eng)
@@ -672,7 +677,7 @@ static void check_kernel(const char *text, size_t len, const pg_kernel *pk, int 
 {
 	memset(v, 0, sizeof *v);
 	cur_seed = pk ? pk->seed : 0;
-	ct_ctx *ctx = ct_ctx_new();
+	ct_ctx *ctx = g_probed_ctx ? g_probed_ctx : ct_ctx_new();
 	if (!ctx) {
 		set_verdict(v, C_RUNERR, -1, "ct_ctx_new failed");
 		return;
@@ -709,7 +714,8 @@ static void check_kernel(const char *text, size_t len, const pg_kernel *pk, int 
 		int located = line > 0 && col > 0 && file && strcmp(file, "fuzz.cachet") == 0;
 		set_verdict(v, located ? C_REJECT : C_REJECT_NOLOC, -1, "%s:%d:%d: %s", file ? file : "(null)", line,
 			    col, ct_ctx_last_message(ctx));
-		ct_ctx_free(ctx);
+		if (ctx != g_probed_ctx)
+			ct_ctx_free(ctx);
 		return;
 	}
 	v->accepted = 1;
@@ -755,7 +761,8 @@ static void check_kernel(const char *text, size_t len, const pg_kernel *pk, int 
 	}
 done:
 	ct_kernel_free(k);
-	ct_ctx_free(ctx);
+	if (ctx != g_probed_ctx)
+		ct_ctx_free(ctx);
 }
 
 /* Whether comm names a compiler, assembler or linker process. */
@@ -1344,6 +1351,15 @@ static void run_share(int w, int jobs, tally *t)
 	memset(t, 0, sizeof *t);
 	if (g_phase_base)
 		g_phase = g_phase_base + (w % 64) * 128;
+	if (cfg.entry_every[N_SELECTOR] > 0 && cfg.share_probe) {
+		ct_probe_info pi;
+		g_probed_ctx = ct_ctx_new();
+		if (g_probed_ctx) {
+			ct_cache_set_warning_handler(g_probed_ctx, quiet_warning, NULL);
+			ct_probe_run(g_probed_ctx, CT_PROBE_MEASURE_LATENCY | CT_PROBE_MEASURE_BANDWIDTH, &pi);
+			ct_probe_run(g_probed_ctx, CT_PROBE_MEASURE_FLOPS, &pi);
+		}
+	}
 	double t0 = now(), last = t0;
 	long accepted_seen = 0;
 	for (long i = w; cfg.count <= 0 || i < cfg.count; i += jobs) {
@@ -1534,7 +1550,7 @@ static void usage(void)
 		"                [--native-every N] [--opencl-share P] [--out DIR] [--findings DIR]\n"
 		"                [--no-minimize] [--timeout S] [--cc CMD] [--checked 0|1] [--jobs J] [--verbose] [--quiet]\n"
 		"                [--families classic|legal|all] [--entries run[:N],selector[:N],callable[:N],package[:N],python[:N]]\n"
-		"                [--tune-share P] [--edges 0|1] [--minimize-max N] [--slow-compile S] [--python CMD]\n"
+		"                [--tune-share P] [--edges 0|1] [--minimize-max N] [--share-probe 0|1] [--slow-compile S] [--python CMD]\n"
 		"       difffuzz --print SEED [--opencl-share P]     print the kernel of one seed\n"
 		"       difffuzz --file F.cachet [--engines ...]     check one file\n"
 		"       difffuzz --reindex DIR                       rebuild DIR/INDEX.md, duplicates to DIR/dups\n");
@@ -1554,6 +1570,7 @@ int main(int argc, char **argv)
 	cfg.gen.tune_share = 30;
 	cfg.gen.edges = 1;
 	cfg.minimize_max = 3;
+	cfg.share_probe = 1;
 	cfg.slow_compile = 60;
 	cfg.python = "/usr/bin/python3";
 	const char *file = NULL, *entries = NULL;
@@ -1598,6 +1615,8 @@ int main(int argc, char **argv)
 			}
 		} else if (ARG("--entries"))
 			entries = val;
+		else if (ARG("--share-probe"))
+			cfg.share_probe = atoi(val);
 		else if (ARG("--minimize-max"))
 			cfg.minimize_max = atoi(val);
 		else if (ARG("--tune-share"))
