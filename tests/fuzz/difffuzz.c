@@ -1123,6 +1123,7 @@ static const char *known_class(const pg_kernel *k, const verdict *v, const char 
 	if (huge || strstr(v->msg, "overflow") || strstr(v->msg, "out of memory") || strstr(v->msg, "too large"))
 		return "64-bit overflow at the edges (issue 34 item 4, helper edges)";
 	if ((v->cls == C_WRONG) && (strncmp(v->engine, "native", 6) == 0 || strcmp(v->engine, "package") == 0 ||
+				    strcmp(v->engine, "selector") == 0 ||
 				    strcmp(v->engine, "callable") == 0 || strcmp(v->engine, "python") == 0))
 		return "compiled code wrong where the interpreter is right: check the emitted C against -O0 / "
 		       "clang (a gcc 12.2 miscompile is issue 34 item 3, helper entry)";
