@@ -755,7 +755,7 @@ static void check_kernel(const char *text, size_t len, const pg_kernel *pk, int 
 	}
 	v->cls = C_PASS;
 	if (v->compile_max > cfg.slow_compile) {
-		set_verdict(v, C_SLOW_COMPILE, -1, "the C compiler took %.1f s (limit %.0f s)", v->compile_max,
+		set_verdict(v, C_SLOW_COMPILE, -1, "the C compiler took %.1f s (limit %g s)", v->compile_max,
 			    cfg.slow_compile);
 		snprintf(v->engine, sizeof v->engine, "compile");
 	}
