@@ -255,6 +255,30 @@ static int ref_make(ct_kernel *k, ct_ctx *ctx, refdata *rd, verdict *v)
 	return 0;
 }
 
+static void **ref_copy(const refdata *rd);
+static void bufs_free(void **b, int n);
+static int ref_compare(ct_kernel *k, const refdata *rd, void *const *got, int eng, verdict *v);
+
+/* The scheduled and planned kernel in the interpreter on the entries' inputs: a schedule that
+ * changes the result shows here (the interpreter runs it as written), not as a compiled entry's
+ * failure, even where the engines' own inputs happened to hide it. */
+static int ref_scheduled(ct_kernel *k, ct_ctx *ctx, const refdata *rd, verdict *v)
+{
+	void **b = ref_copy(rd);
+	ct_looptree *t = ct_kernel_lower(k, 1);
+	ct_status st = t && b ? ct_interp_run(t, b) : ct_ctx_last_status(ctx);
+	ct_looptree_free(t);
+	int fail = 1;
+	if (st != CT_OK)
+		set_verdict(v, classify(st, ct_ctx_last_message(ctx)), E_INTERP, "%s", ct_ctx_last_message(ctx));
+	else
+		fail = ref_compare(k, rd, b, E_INTERP, v);
+	if (fail)
+		snprintf(v->msg + strlen(v->msg), sizeof v->msg - strlen(v->msg), " (the entries' inputs)");
+	bufs_free(b, rd->na);
+	return fail;
+}
+
 /* Fresh copies of the inputs (the buffers an entry runs on). */
 static void **ref_copy(const refdata *rd)
 {
@@ -661,7 +685,7 @@ static int run_entries(ct_kernel *k, ct_ctx *ctx, const char *text, size_t len, 
 		return 0;
 	refdata rd;
 	set_phase("reference", E_INTERP);
-	int fail = ref_make(k, ctx, &rd, v);
+	int fail = ref_make(k, ctx, &rd, v) || ref_scheduled(k, ctx, &rd, v);
 	if (!fail && (mask & M_CALLABLE))
 		fail = run_callable(k, ctx, &rd, v);
 	if (!fail && (mask & M_PACKAGE))
