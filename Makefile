@@ -259,12 +259,14 @@ $(BUILD)/fuzz/difffuzz: tests/fuzz/difffuzz.c tests/fuzz/plangen.c tests/fuzz/pl
 	$(CC) $(CPPFLAGS) $(FUZZ_CHECKED) $(CFLAGS) -o $@ tests/fuzz/difffuzz.c tests/fuzz/plangen.c $(BUILD)/libcachet.a $(LDSAN) $(EXTRA_LIBS) $(LDLIBS)
 
 # make fuzz-plans SECONDS=N [SEED=S] [ENGINES=interp,native,opencl] [FINDINGS=DIR] [JOBS=J]
-# [NATIVE_EVERY=N] (default 10: every 10th accepted kernel also natively / on OpenCL): the long
-# differential campaign; the seed defaults to the clock (make check uses seeds 1..3000); minimized
-# findings go to FINDINGS (default $(BUILD)/fuzz-findings) with an INDEX.md
+# [NATIVE_EVERY=N] (default 10: every 10th accepted kernel also natively / on OpenCL)
+# [FAMILIES=classic|legal|all] (default all) [ENTRIES=selector:N,callable:N,package:N,python:N]:
+# the long differential campaign; the seed defaults to the clock (make check uses seeds 1..3000 and
+# 1000001..1000800); minimized findings go to FINDINGS (default $(BUILD)/fuzz-findings) with an INDEX.md
 .PHONY: fuzz-plans
 FUZZ_ENGINES := interp,native
 fuzz-plans: $(BUILD)/fuzz/difffuzz
 	nice -n 10 ./$(BUILD)/fuzz/difffuzz --seconds $(or $(SECONDS),600) --seed $(or $(SEED),$(shell date +%s)) \
 		--engines $(or $(ENGINES),$(FUZZ_ENGINES)) --out $(or $(FINDINGS),$(BUILD)/fuzz-findings) \
-		--jobs $(or $(JOBS),1) --native-every $(or $(NATIVE_EVERY),10) $(FUZZ_ARGS)
+		--jobs $(or $(JOBS),1) --native-every $(or $(NATIVE_EVERY),10) --families $(or $(FAMILIES),all) \
+		$(if $(ENTRIES),--entries $(ENTRIES)) $(FUZZ_ARGS)

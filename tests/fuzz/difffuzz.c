@@ -6,6 +6,10 @@
 
 #include <cachet.h>
 
+#include <dlfcn.h>
+#include <poll.h>
+#include <dirent.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -14,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -21,13 +26,25 @@
 
 enum cls {
 	C_PASS, C_REJECT, C_LIMIT, C_REJECT_NOLOC, C_CHECK_MISMATCH, C_WRONG, C_OOB, C_RUNERR, C_COMPILE,
-	C_CRASH, C_HANG, C_NCLS
+	C_CRASH, C_HANG, C_SLOW_COMPILE, C_NCLS
 };
 static const char *cls_name[C_NCLS] = {"pass", "rejected", "limit", "reject-noloc", "check-mismatch",
-				       "wrong-result", "oob", "run-error", "compile-error", "crash", "hang"};
+				       "wrong-result", "oob", "run-error", "compile-error", "crash", "hang",
+				       "slow-compile"};
 
-enum eng { E_INTERP, E_NATIVE1, E_NATIVE2, E_OPENCL, E_NENG };
-static const char *eng_name[E_NENG] = {"interp", "native", "native-2t", "opencl"};
+enum eng { E_INTERP, E_NATIVE1, E_NATIVE2, E_OPENCL, E_SELECTOR, E_CALLABLE, E_PACKAGE, E_PYTHON, E_NENG };
+static const char *eng_name[E_NENG] = {"interp", "native", "native-2t", "opencl",
+				       "selector", "callable", "package", "python"};
+
+/* The entry points into compiled code (--entries): bits of the sample mask a kernel is run with.
+ * M_RUN is ct_kernel_run natively (1 and 2 threads) or on OpenCL; the others are host only. */
+enum entry { N_RUN, N_SELECTOR, N_CALLABLE, N_PACKAGE, N_PYTHON, N_NENTRY };
+static const char *entry_name[N_NENTRY] = {"run", "selector", "callable", "package", "python"};
+#define M_RUN (1 << N_RUN)
+#define M_SELECTOR (1 << N_SELECTOR)
+#define M_CALLABLE (1 << N_CALLABLE)
+#define M_PACKAGE (1 << N_PACKAGE)
+#define M_PYTHON (1 << N_PYTHON)
 
 /* What a child reports about one kernel. */
 typedef struct verdict {
@@ -36,6 +53,9 @@ typedef struct verdict {
 	int verified[E_NENG];
 	char engine[16];
 	char msg[600];
+	int compiles;        /* compiler runs measured (a code-cache hit is not one) */
+	double compile_s;    /* their total seconds */
+	double compile_max;  /* the slowest one */
 } verdict;
 
 typedef struct config {
@@ -54,9 +74,30 @@ typedef struct config {
 	char cachedir[256];
 	int checked;
 	int jobs;         /* worker processes */
+	pg_options gen;   /* the generator's options (families all, tune share 30, edges on by default) */
+	int minimize_max; /* failures minimized per worker and unminimized signature (default 3) */
+	int share_probe;  /* the selector's children share their worker's probed ctx (default 1) */
+	int entry_every[N_NENTRY]; /* 0: entry off; N: every Nth accepted kernel */
+	double slow_compile; /* a compile slower than this (s) is the finding slow-compile */
+	const char *python;  /* the interpreter of the python entry */
+	char pyscript[512], pypath[512]; /* tests/fuzz/pyentry.py and build/python, absolute */
 } config;
 
 static config cfg;
+
+/* What the child is doing now, in memory shared with the parent (mmap'd in main before any fork),
+ * so a crash or a hang names its step ("crash in package: call"). */
+/* With the selector entry: one ctx per worker whose machine probe (seconds of microbenchmarks,
+ * once per ctx, for the model's choice) has run; the children inherit it by fork. */
+static ct_ctx *g_probed_ctx;
+
+static char *g_phase, *g_phase_base; /* this worker's slot of the shared page (96 of 128 bytes) */
+
+static void set_phase(const char *what, int eng)
+{
+	if (g_phase)
+		snprintf(g_phase, 96, "%s%s%s", eng >= 0 ? eng_name[eng] : "", eng >= 0 ? ": " : "", what);
+}
 
 /* ------------------------------------------------------------------ one kernel, in a child */
 
@@ -94,6 +135,19 @@ static int classify(ct_status st, const char *msg)
 	return C_RUNERR;
 }
 
+static double now(void);
+
+/* Count one load of compiled code (how: "compiled" when the compiler ran). */
+static void note_compile(verdict *v, const char *how, double secs)
+{
+	if (!how || strcmp(how, "compiled") != 0)
+		return;
+	v->compiles++;
+	v->compile_s += secs;
+	if (secs > v->compile_max)
+		v->compile_max = secs;
+}
+
 static int run_engine(ct_kernel *k, ct_ctx *ctx, int eng, verdict *v)
 {
 	ct_run_options o;
@@ -108,7 +162,9 @@ static int run_engine(ct_kernel *k, ct_ctx *ctx, int eng, verdict *v)
 #endif
 	ct_run_result r;
 	memset(&r, 0, sizeof r);
+	set_phase("run", eng);
 	ct_status st = ct_kernel_run(k, &o, &r);
+	note_compile(v, r.code_cache, r.compile_seconds);
 	if (st == CT_OK && r.verified == 1) {
 		v->verified[eng] = 1;
 		return 0;
@@ -127,11 +183,525 @@ static int run_engine(ct_kernel *k, ct_ctx *ctx, int eng, verdict *v)
 	return 1;
 }
 
+/* ------------------------------------------------------------------ the other entry points */
+
+#define MAXARR 16
+
+static uint64_t cur_seed; /* the kernel being checked (threads of the entries alternate by it) */
+
+/* Deterministic inputs of every array and the unscheduled interpreter's result on them: the
+ * reference the callable, package and Python entries are compared with. */
+typedef struct refdata {
+	int na;
+	int64_t n[MAXARR];
+	int dtype[MAXARR], role[MAXARR], rank[MAXARR], order[MAXARR][8], strided[MAXARR];
+	int64_t ext[MAXARR][8];
+	void *in[MAXARR], *want[MAXARR]; /* NULL for temps */
+	double tol[MAXARR];
+} refdata;
+
+static void ref_free(refdata *rd)
+{
+	for (int i = 0; i < rd->na; i++)
+		free(rd->in[i]), free(rd->want[i]);
+	memset(rd, 0, sizeof *rd);
+}
+
+static int written_role(int role)
+{
+	return role == CT_OUTPUT || role == CT_INOUT;
+}
+
+/* Fill rd for k; 0, or 1 with v set. */
+static int ref_make(ct_kernel *k, ct_ctx *ctx, refdata *rd, verdict *v)
+{
+	memset(rd, 0, sizeof *rd);
+	rd->na = ct_kernel_array_count(k);
+	if (rd->na > MAXARR) {
+		set_verdict(v, C_RUNERR, -1, "difffuzz: more than %d arrays", MAXARR);
+		return 1;
+	}
+	int any_f32 = 0;
+	for (int i = 0; i < rd->na; i++)
+		any_f32 |= ct_kernel_array_dtype(k, i) == CT_F32;
+	for (int i = 0; i < rd->na; i++) {
+		rd->n[i] = ct_kernel_array_elements(k, i);
+		rd->dtype[i] = ct_kernel_array_dtype(k, i);
+		rd->role[i] = ct_kernel_array_role(k, i);
+		rd->rank[i] = ct_kernel_array_order(k, i, rd->order[i]);
+		rd->strided[i] = ct_kernel_array_is_strided(k, i);
+		for (int d = 0; d < rd->rank[i]; d++)
+			rd->ext[i][d] = ct_kernel_array_extent(k, i, d);
+		rd->tol[i] = ct_dtype_tolerance(any_f32 && rd->dtype[i] == CT_F64 ? CT_F32 : (ct_dtype)rd->dtype[i]);
+		if (rd->role[i] == CT_TEMP)
+			continue;
+		size_t bytes = (size_t)rd->n[i] * ct_dtype_size((ct_dtype)rd->dtype[i]);
+		rd->in[i] = malloc(bytes);
+		rd->want[i] = malloc(bytes);
+		if (!rd->in[i] || !rd->want[i]) {
+			set_verdict(v, C_RUNERR, -1, "difffuzz: out of memory");
+			return 1;
+		}
+		ct_fill_random(rd->in[i], (ct_dtype)rd->dtype[i], rd->n[i], 20261128, (uint64_t)i);
+		memcpy(rd->want[i], rd->in[i], bytes);
+	}
+	ct_looptree *t = ct_kernel_lower(k, 0);
+	ct_status st = t ? ct_interp_run(t, rd->want) : ct_ctx_last_status(ctx);
+	ct_looptree_free(t);
+	if (st != CT_OK) {
+		set_verdict(v, classify(st, ct_ctx_last_message(ctx)), E_INTERP, "reference: %s", ct_ctx_last_message(ctx));
+		return 1;
+	}
+	return 0;
+}
+
+static void **ref_copy(const refdata *rd);
+static void bufs_free(void **b, int n);
+static int ref_compare(ct_kernel *k, const refdata *rd, void *const *got, int eng, verdict *v);
+
+/* The scheduled and planned kernel in the interpreter on the entries' inputs: a schedule that
+ * changes the result shows here (the interpreter runs it as written), not as a compiled entry's
+ * failure, even where the engines' own inputs happened to hide it. */
+static int ref_scheduled(ct_kernel *k, ct_ctx *ctx, const refdata *rd, verdict *v)
+{
+	void **b = ref_copy(rd);
+	ct_looptree *t = ct_kernel_lower(k, 1);
+	ct_status st = t && b ? ct_interp_run(t, b) : ct_ctx_last_status(ctx);
+	ct_looptree_free(t);
+	int fail = 1;
+	if (st != CT_OK)
+		set_verdict(v, classify(st, ct_ctx_last_message(ctx)), E_INTERP, "%s", ct_ctx_last_message(ctx));
+	else
+		fail = ref_compare(k, rd, b, E_INTERP, v);
+	if (fail)
+		snprintf(v->msg + strlen(v->msg), sizeof v->msg - strlen(v->msg), " (the entries' inputs)");
+	bufs_free(b, rd->na);
+	return fail;
+}
+
+/* Fresh copies of the inputs (the buffers an entry runs on). */
+static void **ref_copy(const refdata *rd)
+{
+	void **b = calloc(MAXARR, sizeof *b);
+	for (int i = 0; b && i < rd->na; i++)
+		if (rd->in[i]) {
+			size_t bytes = (size_t)rd->n[i] * ct_dtype_size((ct_dtype)rd->dtype[i]);
+			b[i] = malloc(bytes);
+			if (b[i])
+				memcpy(b[i], rd->in[i], bytes);
+		}
+	return b;
+}
+
+static void bufs_free(void **b, int n)
+{
+	for (int i = 0; b && i < n; i++)
+		free(b[i]);
+	free(b);
+}
+
+/* Compare what entry eng wrote with the reference, with the tolerance rules of verification. */
+static int ref_compare(ct_kernel *k, const refdata *rd, void *const *got, int eng, verdict *v)
+{
+	for (int i = 0; i < rd->na; i++) {
+		if (!written_role(rd->role[i]))
+			continue;
+		double err = ct_max_rel_error(got[i], rd->want[i], (ct_dtype)rd->dtype[i], rd->n[i]);
+		if (!(err <= rd->tol[i])) {
+			set_verdict(v, C_WRONG, eng, "max relative error %.3g in '%s'", err, ct_kernel_array_name(k, i));
+			return 1;
+		}
+	}
+	v->verified[eng] = 1;
+	return 0;
+}
+
+/* The values of k's runtime params, in declaration order; their count. */
+static int runtime_values(ct_kernel *k, int64_t *out)
+{
+	int n = 0;
+	for (int i = 0; i < ct_kernel_param_count(k); i++)
+		if (ct_kernel_param_is_runtime(k, i))
+			out[n++] = ct_kernel_param_value(k, i, NULL);
+	return n;
+}
+
+static int has_tune(ct_kernel *k)
+{
+	for (int i = 0; i < ct_kernel_param_count(k); i++)
+		if (ct_kernel_param_candidates(k, i, NULL) > 0)
+			return 1;
+	return 0;
+}
+
+/* The selector: the solution for the kernel's sizes (the model's pick: the store is empty), run
+ * and verified as `cachet run` does without -D for the tunable params. */
+static int run_selector(ct_kernel *k, ct_ctx *ctx, verdict *v)
+{
+	if (!has_tune(k))
+		return 0;
+	ct_selector *sel = ct_selector_new(k, cfg.cachedir);
+	if (!sel) {
+		set_verdict(v, classify(ct_ctx_last_status(ctx), ct_ctx_last_message(ctx)), E_SELECTOR, "%s",
+			    ct_ctx_last_message(ctx));
+		return 1;
+	}
+	ct_run_options o;
+	ct_run_options_init(&o);
+	o.engine = CT_ENGINE_NATIVE;
+	o.threads = 1 + (int)(cur_seed & 1);
+	o.verify = 1;
+	o.repeat = 1;
+	ct_run_result r;
+	ct_solution sol;
+	memset(&r, 0, sizeof r);
+	memset(&sol, 0, sizeof sol);
+	set_phase("select and run", E_SELECTOR);
+	ct_status st = ct_kernel_run_selected(sel, &o, &r, &sol);
+	note_compile(v, r.code_cache, r.compile_seconds);
+	char what[160] = "";
+	for (int i = 0; i < sol.ntuned && strlen(what) < 120; i++)
+		snprintf(what + strlen(what), sizeof what - strlen(what), "%s%s=%lld", i ? " " : "",
+			 ct_kernel_param_name(k, sol.tuned[i]), (long long)sol.values[i]);
+	int fail = 1;
+	if (st == CT_OK && r.verified == 1) {
+		v->verified[E_SELECTOR] = 1;
+		fail = 0;
+	} else if (st == CT_OK || st == CT_ERR_VERIFY) {
+		set_verdict(v, C_WRONG, E_SELECTOR, "max relative error %.3g in '%s' (selected %s, %d pieces)",
+			    r.max_rel_error, r.mismatch_array ? r.mismatch_array : "?", what, sol.npieces);
+	} else {
+		set_verdict(v, classify(st, ct_ctx_last_message(ctx)), E_SELECTOR, "%s (selected %s)",
+			    ct_ctx_last_message(ctx), what);
+	}
+	ct_selector_free(sel);
+	return fail;
+}
+
+/* ct_kernel_compile + ct_callable_call on the reference's inputs. */
+static int run_callable(ct_kernel *k, ct_ctx *ctx, const refdata *rd, verdict *v)
+{
+	ct_ctx_set_option(ctx, CT_OPT_THREADS, 1 + (int)(cur_seed & 1));
+	double t0 = now();
+	set_phase("compile", E_CALLABLE);
+	ct_callable *h = ct_kernel_compile(k);
+	double secs = now() - t0;
+	if (!h) {
+		set_verdict(v, classify(ct_ctx_last_status(ctx), ct_ctx_last_message(ctx)), E_CALLABLE, "%s",
+			    ct_ctx_last_message(ctx));
+		return 1;
+	}
+	if (secs > 0.05) /* a memo hit costs microseconds: this one ran the compiler */
+		note_compile(v, "compiled", secs);
+	void **b = ref_copy(rd), *args[MAXARR];
+	int na = 0;
+	for (int i = 0; i < rd->na; i++)
+		if (rd->role[i] != CT_TEMP)
+			args[na++] = b[i];
+	int64_t params[PG_MAXP * 2];
+	runtime_values(k, params);
+	set_phase("call", E_CALLABLE);
+	ct_status st = ct_callable_call(h, args, params);
+	int fail = 1;
+	if (st != CT_OK)
+		set_verdict(v, classify(st, ct_ctx_last_message(ctx)), E_CALLABLE, "%s", ct_ctx_last_message(ctx));
+	else
+		fail = ref_compare(k, rd, b, E_CALLABLE, v);
+	ct_callable_free(h);
+	bufs_free(b, rd->na);
+	return fail;
+}
+
+/* The argument names of cachet_NAME's prototype in the package header, in order; their count
+ * (-1 when the header cannot be read). */
+static int header_args(const char *hpath, const char *name, char names[][64], int cap)
+{
+	FILE *f = fopen(hpath, "r");
+	if (!f)
+		return -1;
+	char line[1024], start[128];
+	snprintf(start, sizeof start, "int cachet_%s(", name);
+	int in = 0, n = 0;
+	while (fgets(line, sizeof line, f)) {
+		if (!in) {
+			in = strncmp(line, start, strlen(start)) == 0;
+			continue;
+		}
+		/* "\tconst float *CACHET_RESTRICT A /\* ... *\/," : the identifier before the comment */
+		int last = strstr(line, ");") != NULL;
+		char *c = strstr(line, "/*");
+		if (c)
+			*c = 0;
+		char *e = line + strlen(line);
+		while (e > line && !((e[-1] >= 'A' && e[-1] <= 'Z') || (e[-1] >= 'a' && e[-1] <= 'z') ||
+				     (e[-1] >= '0' && e[-1] <= '9') || e[-1] == '_'))
+			e--;
+		char *b = e;
+		while (b > line && ((b[-1] >= 'A' && b[-1] <= 'Z') || (b[-1] >= 'a' && b[-1] <= 'z') ||
+				    (b[-1] >= '0' && b[-1] <= '9') || b[-1] == '_'))
+			b--;
+		if (e > b && n < cap)
+			snprintf(names[n++], 64, "%.*s", (int)(e - b), b);
+		if (last)
+			break;
+	}
+	fclose(f);
+	return n;
+}
+
+/* A strided array's call layout in the package entry: base offset 3 and the dense strides of its
+ * declared layout doubled (a real view, with gaps), so the layout arguments are exercised. */
+static void view_layout(const refdata *rd, int a, int64_t *off, int64_t *stride, int64_t *phys_n)
+{
+	int64_t s = 2;
+	for (int d = rd->rank[a] - 1; d >= 0; d--) {
+		int dim = rd->order[a][d];
+		stride[dim] = s;
+		s *= rd->ext[a][dim];
+	}
+	*off = 3;
+	*phys_n = 3 + s + 1;
+}
+
+/* Copy between a dense buffer (declared layout) and its view (off, stride); to_view or back. */
+static void view_copy(const refdata *rd, int a, void *dense, void *phys, int64_t off, const int64_t *stride,
+		      int to_view)
+{
+	size_t es = ct_dtype_size((ct_dtype)rd->dtype[a]);
+	int r = rd->rank[a];
+	int64_t idx[8] = {0};
+	for (int64_t e = 0; e < rd->n[a]; e++) {
+		/* e is the dense offset in declared order: its logical index, most major first */
+		int64_t rem = e, p = off;
+		for (int d = r - 1; d >= 0; d--) {
+			int dim = rd->order[a][d];
+			idx[dim] = rem % rd->ext[a][dim];
+			rem /= rd->ext[a][dim];
+		}
+		for (int d = 0; d < r; d++)
+			p += idx[d] * stride[d];
+		if (to_view)
+			memcpy((char *)phys + (size_t)p * es, (char *)dense + (size_t)e * es, es);
+		else
+			memcpy((char *)dense + (size_t)e * es, (char *)phys + (size_t)p * es, es);
+	}
+}
+
+typedef int (*entry48)(intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t,
+		       intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t,
+		       intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t,
+		       intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t,
+		       intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t,
+		       intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t);
+
+/* cachet build (ct_kernel_build) into a private folder, then the package's own C entry
+ * cachet_NAME from its libNAME.so, its arguments laid out as NAME.h says (every argument is a
+ * pointer or an int64_t: on x86-64 and AArch64 each takes one integer slot, so one 48-slot call
+ * serves every prototype); strided arrays are passed as real views. */
+static int run_package(ct_kernel *k, ct_ctx *ctx, const refdata *rd, verdict *v)
+{
+	char dir[512], path[700];
+	snprintf(dir, sizeof dir, "%s/pkg-%d", cfg.cachedir, (int)getpid());
+	double t0 = now();
+	set_phase("build", E_PACKAGE);
+	ct_status st = ct_kernel_build(k, dir);
+	double secs = now() - t0;
+	if (st != CT_OK) {
+		set_verdict(v, classify(st, ct_ctx_last_message(ctx)), E_PACKAGE, "build: %s", ct_ctx_last_message(ctx));
+		return 1;
+	}
+	note_compile(v, "compiled", secs);
+	const char *name = ct_kernel_name(k);
+	snprintf(path, sizeof path, "%s/%s.h", dir, name);
+	char names[64][64];
+	int nargs = header_args(path, name, names, 64);
+	snprintf(path, sizeof path, "%s/lib%s.so", dir, name);
+	void *so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	char sym[128];
+	snprintf(sym, sizeof sym, "cachet_%s", name);
+	entry48 fn = NULL;
+	if (so)
+		*(void **)&fn = dlsym(so, sym);
+	if (nargs < 0 || nargs > 48 || !fn) {
+		set_verdict(v, C_RUNERR, E_PACKAGE, "package: %s", !so ? dlerror() : !fn ? "no cachet_NAME" : "header");
+		if (so)
+			dlclose(so);
+		return 1;
+	}
+	void **b = ref_copy(rd), *phys[MAXARR] = {0};
+	int64_t off[MAXARR] = {0}, stride[MAXARR][8];
+	for (int i = 0; i < rd->na; i++) {
+		if (!rd->strided[i] || !b[i])
+			continue;
+		int64_t pn;
+		view_layout(rd, i, &off[i], stride[i], &pn);
+		phys[i] = calloc((size_t)pn, ct_dtype_size((ct_dtype)rd->dtype[i]));
+		if (phys[i])
+			view_copy(rd, i, b[i], phys[i], off[i], stride[i], 1);
+	}
+	intptr_t a[48] = {0};
+	int bad = -1;
+	for (int j = 0; j < nargs && bad < 0; j++) {
+		int ai = -1, d = -1, found = 0;
+		if (sscanf(names[j], "ct_vo%d", &ai) == 1 && ai >= 0 && ai < rd->na) {
+			a[j] = (intptr_t)off[ai], found = 1;
+		} else if (sscanf(names[j], "ct_vs%d_%d", &ai, &d) == 2 && ai >= 0 && ai < rd->na && d >= 0 && d < 8) {
+			a[j] = (intptr_t)stride[ai][d], found = 1;
+		} else {
+			for (int i = 0; i < rd->na && !found; i++)
+				if (strcmp(names[j], ct_kernel_array_name(k, i)) == 0)
+					a[j] = (intptr_t)(phys[i] ? phys[i] : b[i]), found = 1;
+			for (int i = 0; i < ct_kernel_param_count(k) && !found; i++)
+				if (strcmp(names[j], ct_kernel_param_name(k, i)) == 0)
+					a[j] = (intptr_t)ct_kernel_param_value(k, i, NULL), found = 1;
+		}
+		if (!found)
+			bad = j;
+	}
+	int fail = 1;
+	if (bad >= 0) {
+		set_verdict(v, C_RUNERR, E_PACKAGE, "package header: argument '%s' names nothing", names[bad]);
+	} else {
+		set_phase("call", E_PACKAGE);
+		int rc = fn(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13],
+			    a[14], a[15], a[16], a[17], a[18], a[19], a[20], a[21], a[22], a[23], a[24], a[25], a[26],
+			    a[27], a[28], a[29], a[30], a[31], a[32], a[33], a[34], a[35], a[36], a[37], a[38], a[39],
+			    a[40], a[41], a[42], a[43], a[44], a[45], a[46], a[47]);
+		for (int i = 0; i < rd->na; i++)
+			if (phys[i])
+				view_copy(rd, i, b[i], phys[i], off[i], stride[i], 0);
+		if (rc != 0)
+			set_verdict(v, C_RUNERR, E_PACKAGE, "cachet_%s returned %d", name, rc);
+		else
+			fail = ref_compare(k, rd, b, E_PACKAGE, v);
+	}
+	for (int i = 0; i < rd->na; i++)
+		free(phys[i]);
+	bufs_free(b, rd->na);
+	dlclose(so);
+	return fail;
+}
+
+static int write_file(const char *path, const void *p, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+	if (!f)
+		return 1;
+	size_t w = fwrite(p, 1, n, f);
+	return fclose(f) != 0 || w != n;
+}
+
+/* Python: cachet.Kernel(text) called on numpy arrays (tests/fuzz/pyentry.py, with
+ * PYTHONPATH=build/python), strided arrays given as non-contiguous views; the arrays it wrote come
+ * back through files and are compared with the reference. */
+static int run_python(ct_kernel *k, const char *text, size_t len, const refdata *rd, verdict *v)
+{
+	char dir[512], path[700];
+	snprintf(dir, sizeof dir, "%s/py-%d", cfg.cachedir, (int)getpid());
+	mkdir(dir, 0755);
+	snprintf(path, sizeof path, "%s/kernel.cachet", dir);
+	int err = write_file(path, text, len);
+	snprintf(path, sizeof path, "%s/spec.txt", dir);
+	FILE *f = fopen(path, "w");
+	if (!f)
+		err = 1;
+	for (int i = 0; f && i < rd->na; i++) {
+		if (rd->role[i] == CT_TEMP)
+			continue;
+		fprintf(f, "array %d %s %s %d %d %d", i, ct_kernel_array_name(k, i),
+			ct_dtype_name((ct_dtype)rd->dtype[i]), rd->strided[i], written_role(rd->role[i]), rd->rank[i]);
+		for (int d = 0; d < rd->rank[i]; d++)
+			fprintf(f, " %lld", (long long)rd->ext[i][d]);
+		for (int d = 0; d < rd->rank[i]; d++)
+			fprintf(f, " %d", rd->order[i][d]);
+		fprintf(f, "\n");
+		char bin[760];
+		snprintf(bin, sizeof bin, "%s/in%d.bin", dir, i);
+		err |= write_file(bin, rd->in[i], (size_t)rd->n[i] * ct_dtype_size((ct_dtype)rd->dtype[i]));
+	}
+	for (int i = 0; f && i < ct_kernel_param_count(k); i++)
+		if (ct_kernel_param_is_runtime(k, i))
+			fprintf(f, "param %s %lld\n", ct_kernel_param_name(k, i), (long long)ct_kernel_param_value(k, i, NULL));
+	if (f)
+		fprintf(f, "threads %d\n", 1 + (int)(cur_seed & 1));
+	if (f)
+		fclose(f);
+	if (err) {
+		set_verdict(v, C_RUNERR, E_PYTHON, "difffuzz: cannot write %s", dir);
+		return 1;
+	}
+	char cmd[2400];
+	snprintf(cmd, sizeof cmd, "PYTHONPATH='%s' CACHET_CACHE_DIR='%s' '%s' '%s' '%s' 2>&1", cfg.pypath, cfg.cachedir,
+		 cfg.python, cfg.pyscript, dir);
+	double t0 = now();
+	set_phase("python", E_PYTHON);
+	FILE *p = popen(cmd, "r");
+	char out[4096] = "";
+	size_t n = p ? fread(out, 1, sizeof out - 1, p) : 0;
+	out[n] = 0;
+	int rc = p ? pclose(p) : -1;
+	double secs = now() - t0;
+	/* the script prints "compile S" (seconds of its first call) */
+	const char *cs = strstr(out, "compile ");
+	if (cs && atof(cs + 8) > 0.05)
+		note_compile(v, "compiled", atof(cs + 8));
+	(void)secs;
+	if (rc != 0) {
+		char *last = strstr(out, "Error");
+		const char *m = last ? last : out;
+		while (last && (last = strstr(last + 1, "Error")) != NULL)
+			m = last;
+		set_verdict(v, strstr(out, "out-of-bounds") ? C_OOB : strstr(out, "CompileError") ? C_COMPILE : C_RUNERR,
+			    E_PYTHON, "python: %.500s", m);
+		return 1;
+	}
+	void **b = ref_copy(rd);
+	for (int i = 0; i < rd->na; i++) {
+		if (!written_role(rd->role[i]))
+			continue;
+		snprintf(path, sizeof path, "%s/out%d.bin", dir, i);
+		FILE *g = fopen(path, "rb");
+		size_t want = (size_t)rd->n[i] * ct_dtype_size((ct_dtype)rd->dtype[i]);
+		size_t got = g ? fread(b[i], 1, want, g) : 0;
+		if (g)
+			fclose(g);
+		if (got != want) {
+			set_verdict(v, C_RUNERR, E_PYTHON, "python: no result for array '%s'", ct_kernel_array_name(k, i));
+			bufs_free(b, rd->na);
+			return 1;
+		}
+	}
+	int fail = ref_compare(k, rd, b, E_PYTHON, v);
+	bufs_free(b, rd->na);
+	return fail;
+}
+
+/* The entries other than ct_kernel_run that the sample mask asks for; 1 on a failure (v set). */
+static int run_entries(ct_kernel *k, ct_ctx *ctx, const char *text, size_t len, int mask, verdict *v)
+{
+	if ((mask & M_SELECTOR) && run_selector(k, ctx, v))
+		return 1;
+	if (!(mask & (M_CALLABLE | M_PACKAGE | M_PYTHON)))
+		return 0;
+	refdata rd;
+	set_phase("reference", E_INTERP);
+	int fail = ref_make(k, ctx, &rd, v) || ref_scheduled(k, ctx, &rd, v);
+	if (!fail && (mask & M_CALLABLE))
+		fail = run_callable(k, ctx, &rd, v);
+	if (!fail && (mask & M_PACKAGE))
+		fail = run_package(k, ctx, &rd, v);
+	if (!fail && (mask & M_PYTHON))
+		fail = run_python(k, text, len, &rd, v);
+	ref_free(&rd);
+	return fail;
+}
+
 /* Parse, check, lower, emit and run text; fill v. */
 static void check_kernel(const char *text, size_t len, const pg_kernel *pk, int native, verdict *v)
 {
 	memset(v, 0, sizeof *v);
-	ct_ctx *ctx = ct_ctx_new();
+	cur_seed = pk ? pk->seed : 0;
+	ct_ctx *ctx = g_probed_ctx ? g_probed_ctx : ct_ctx_new();
 	if (!ctx) {
 		set_verdict(v, C_RUNERR, -1, "ct_ctx_new failed");
 		return;
@@ -168,11 +738,13 @@ static void check_kernel(const char *text, size_t len, const pg_kernel *pk, int 
 		int located = line > 0 && col > 0 && file && strcmp(file, "fuzz.cachet") == 0;
 		set_verdict(v, located ? C_REJECT : C_REJECT_NOLOC, -1, "%s:%d:%d: %s", file ? file : "(null)", line,
 			    col, ct_ctx_last_message(ctx));
-		ct_ctx_free(ctx);
+		if (ctx != g_probed_ctx)
+			ct_ctx_free(ctx);
 		return;
 	}
 	v->accepted = 1;
 	int opencl = pk ? pk->opencl : strstr(text, "target=opencl") != NULL;
+	set_phase("lower", -1);
 	ct_looptree *t = ct_kernel_lower(k, 1);
 	if (!t) {
 		set_verdict(v, classify(ct_ctx_last_status(ctx), ct_ctx_last_message(ctx)), -1, "lower: %s",
@@ -184,6 +756,7 @@ static void check_kernel(const char *text, size_t len, const pg_kernel *pk, int 
 	free(ct_looptree_to_string(t, CT_FORMAT_JSON));
 	ct_looptree_free(t);
 	size_t n = 0;
+	set_phase("emit", -1);
 	char *src = ct_kernel_emit(k, opencl ? "opencl" : "host", &n);
 	if (!src) {
 		set_verdict(v, classify(ct_ctx_last_status(ctx), ct_ctx_last_message(ctx)), -1, "emit: %s",
@@ -195,19 +768,90 @@ static void check_kernel(const char *text, size_t len, const pg_kernel *pk, int 
 	if (cfg.interp && run_engine(k, ctx, E_INTERP, v))
 		goto done;
 	if (opencl) {
-		if (cfg.opencl && native && run_engine(k, ctx, E_OPENCL, v))
+		if (cfg.opencl && (native & M_RUN) && run_engine(k, ctx, E_OPENCL, v))
 			goto done;
-	} else if (cfg.native && native) {
-		if (run_engine(k, ctx, E_NATIVE1, v) || run_engine(k, ctx, E_NATIVE2, v))
+	} else {
+		if (cfg.native && (native & M_RUN) &&
+		    (run_engine(k, ctx, E_NATIVE1, v) || run_engine(k, ctx, E_NATIVE2, v)))
+			goto done;
+		if (run_entries(k, ctx, text, len, native, v))
 			goto done;
 	}
 	v->cls = C_PASS;
+	if (v->compile_max > cfg.slow_compile) {
+		set_verdict(v, C_SLOW_COMPILE, -1, "the C compiler took %.1f s (limit %g s)", v->compile_max,
+			    cfg.slow_compile);
+		snprintf(v->engine, sizeof v->engine, "compile");
+	}
 done:
 	ct_kernel_free(k);
-	ct_ctx_free(ctx);
+	if (ctx != g_probed_ctx)
+		ct_ctx_free(ctx);
 }
 
-/* Run check_kernel in a child (crashes and hangs become verdicts). */
+/* Whether comm names a compiler, assembler or linker process. */
+static int is_compiler(const char *comm)
+{
+	return strstr(comm, "cc") || strstr(comm, "clang") || strcmp(comm, "as") == 0 || strcmp(comm, "ld") == 0 ||
+	       strstr(comm, "collect2") || strstr(comm, "lto") || strstr(comm, "ld.") == comm;
+}
+
+/* The descendants of pid (from /proc): their pids into out (cap), their count; *compiler set when
+ * one of them is a compiler. */
+static int descendants(pid_t pid, pid_t *out, int cap, int *compiler)
+{
+	static pid_t pids[32768], ppids[32768];
+	static char comms[32768][24];
+	int n = 0, m = 0;
+	*compiler = 0;
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	while (d && (e = readdir(d)) != NULL && n < 32768) {
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		char path[300], buf[512];
+		snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue;
+		size_t r = fread(buf, 1, sizeof buf - 1, f);
+		fclose(f);
+		buf[r] = 0;
+		char *lp = strchr(buf, '('), *rp = strrchr(buf, ')');
+		if (!lp || !rp)
+			continue;
+		int pp = 0;
+		if (sscanf(rp + 2, "%*c %d", &pp) != 1)
+			continue;
+		pids[n] = (pid_t)atoi(buf);
+		ppids[n] = (pid_t)pp;
+		snprintf(comms[n], sizeof comms[n], "%.*s", (int)(rp - lp - 1), lp + 1);
+		n++;
+	}
+	if (d)
+		closedir(d);
+	for (int i = 0; i < n; i++) {
+		pid_t q = ppids[i];
+		for (int depth = 0; depth < 12 && q > 1 && q != pid; depth++) {
+			pid_t next = 0;
+			for (int j = 0; j < n; j++)
+				if (pids[j] == q)
+					next = ppids[j];
+			q = next;
+		}
+		if (q != pid)
+			continue;
+		if (is_compiler(comms[i]))
+			*compiler = 1;
+		if (m < cap)
+			out[m++] = pids[i];
+	}
+	return m;
+}
+
+/* Run check_kernel in a child (crashes and hangs become verdicts). The parent keeps the clock: when
+ * the child has not answered in --timeout seconds it is a hang, or a slow compile when a compiler
+ * is still running under it; the child and everything under it are then killed. */
 static void test_in_child(const char *text, size_t len, const pg_kernel *pk, int native, verdict *v)
 {
 	int fd[2];
@@ -218,10 +862,12 @@ static void test_in_child(const char *text, size_t len, const pg_kernel *pk, int
 	}
 	fflush(stdout);
 	fflush(stderr);
+	if (g_phase)
+		snprintf(g_phase, 96, "parse");
 	pid_t pid = fork();
 	if (pid == 0) {
 		close(fd[0]);
-		alarm((unsigned)cfg.timeout);
+		setpgid(0, 0);
 		int devnull = open("/dev/null", O_WRONLY);
 		if (devnull >= 0 && !getenv("FUZZ_CHILD_STDERR"))
 			dup2(devnull, 2);
@@ -237,8 +883,27 @@ static void test_in_child(const char *text, size_t len, const pg_kernel *pk, int
 		_exit(0);
 	}
 	close(fd[1]);
+	if (pid > 0)
+		setpgid(pid, pid);
 	size_t off = 0;
+	double deadline = now() + cfg.timeout;
+	int timed_out = 0, compiling = 0;
 	while (pid > 0 && off < sizeof *v) {
+		int ms = (int)((deadline - now()) * 1000);
+		struct pollfd pfd = {fd[0], POLLIN, 0};
+		int pr = ms > 0 ? poll(&pfd, 1, ms) : 0;
+		if (pr < 0 && errno == EINTR)
+			continue;
+		if (pr == 0) {
+			pid_t kids[256];
+			int nk = descendants(pid, kids, 256, &compiling);
+			kill(-pid, SIGKILL);
+			kill(pid, SIGKILL);
+			for (int i = 0; i < nk; i++)
+				kill(kids[i], SIGKILL);
+			timed_out = 1;
+			break;
+		}
 		ssize_t r = read(fd[0], (char *)v + off, sizeof *v - off);
 		if (r <= 0)
 			break;
@@ -252,13 +917,19 @@ static void test_in_child(const char *text, size_t len, const pg_kernel *pk, int
 		set_verdict(v, C_RUNERR, -1, "fork: %s", strerror(errno));
 	else if (off < sizeof *v) {
 		int accepted = v->accepted;
-		if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
-			set_verdict(v, C_HANG, -1, "no answer in %d s", cfg.timeout);
+		if (timed_out && compiling) {
+			set_verdict(v, C_SLOW_COMPILE, -1, "the C compiler was still running after %d s", cfg.timeout);
+			snprintf(v->engine, sizeof v->engine, "compile");
+		}
+		else if (timed_out)
+			set_verdict(v, C_HANG, -1, "no answer in %d s (in %s)", cfg.timeout, g_phase ? g_phase : "?");
 		else if (WIFSIGNALED(status))
-			set_verdict(v, C_CRASH, -1, "signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
+			set_verdict(v, C_CRASH, -1, "signal %d (%s) in %s", WTERMSIG(status), strsignal(WTERMSIG(status)),
+				    g_phase ? g_phase : "?");
 		else
-			set_verdict(v, C_CRASH, -1, "child exited %d without a verdict", WEXITSTATUS(status));
-		v->accepted = accepted;
+			set_verdict(v, C_CRASH, -1, "child exited %d without a verdict (in %s)", WEXITSTATUS(status),
+				    g_phase ? g_phase : "?");
+		v->accepted = accepted || (timed_out && compiling);
 	}
 }
 
@@ -385,9 +1056,9 @@ static void features(const pg_kernel *k, char *buf, size_t cap)
 	for (int a = 0; a < k->na; a++)
 		FEAT(k->a[a].strided, "strided");
 	FEAT(k->opencl, "opencl");
-	static const char *const kinds[] = {"matmul", "matmul_imperfect", "matvec", "transpose", "stencil1d",
-					    "stencil2d", "stencil3d", "two_index", "reduce_temp"};
-	snprintf(buf + strlen(buf), cap - strlen(buf), "kernel=%s ", kinds[k->kind % PG_NKINDS]);
+	for (int p = 0; p < k->np; p++)
+		FEAT(k->p[p].ntune, "tune");
+	snprintf(buf + strlen(buf), cap - strlen(buf), "kernel=%s ", pg_kind_name(k->kind));
 #undef FEAT
 	size_t n = strlen(buf);
 	if (n)
@@ -398,6 +1069,9 @@ static void features(const pg_kernel *k, char *buf, size_t cap)
 static int minimize(pg_kernel *k, int native, verdict *v)
 {
 	int tests = 0, e = 0;
+	/* each try of a slow compile costs up to --timeout: reported as drawn */
+	if (v->cls == C_SLOW_COMPILE)
+		return 0;
 	/* a failure before any run needs no compiled runs to reproduce */
 	if (strcmp(v->engine, "lower") == 0 || strcmp(v->engine, "emit") == 0 || strcmp(v->engine, "check") == 0)
 		native = 0;
@@ -451,6 +1125,35 @@ static int seen_before(const char *dir, const char *sig, const char *file)
 
 static void append_index(const char *dir, const char *fname, const verdict *v, const char *feat);
 
+/* Which known class of issue 34 a minimized finding looks like ("" when none): the minimizer keeps
+ * a reorder, a strided array or a huge split only when the failure needs it. */
+static const char *known_class(const pg_kernel *k, const verdict *v, const char *feat)
+{
+	int carried = 0, reorder = 0, huge = 0;
+	for (int b = 0; b < k->nb; b++)
+		carried |= k->b[b].carried, reorder |= k->b[b].reorder;
+	for (int s = 0; s < k->ns; s++)
+		huge |= k->s[s].alive && k->s[s].size > ((int64_t)1 << 40);
+	/* the interpreter runs the schedule as written: a dependence broken by it fails there first */
+	if ((v->cls == C_WRONG || v->cls == C_OOB) && reorder && carried && strcmp(v->engine, "interp") == 0)
+		return "a reorder across a loop-carried dependence that check accepts (issue 34 item 1, helper deps)";
+	if (strcmp(v->engine, "selector") == 0 && strstr(feat, "strided"))
+		return "the selector's pieces and strided arrays (issue 34 item 2, helper entry)";
+	if (v->cls == C_SLOW_COMPILE)
+		return "a plan whose C takes the compiler minutes (unroll of a loop around a nest; issue 34 item 5 and "
+		       "'also found': cap what the plan may generate at check)";
+	if (strstr(v->msg, "must not be negative") || strstr(v->msg, "must be at least 1"))
+		return "a runtime param below 1 that check accepts (issue 34, 'also found': check -D M=-1)";
+	if (huge || strstr(v->msg, "overflow") || strstr(v->msg, "out of memory") || strstr(v->msg, "too large"))
+		return "64-bit overflow at the edges (issue 34 item 4, helper edges)";
+	if ((v->cls == C_WRONG) && (strncmp(v->engine, "native", 6) == 0 || strcmp(v->engine, "package") == 0 ||
+				    strcmp(v->engine, "selector") == 0 ||
+				    strcmp(v->engine, "callable") == 0 || strcmp(v->engine, "python") == 0))
+		return "compiled code wrong where the interpreter is right: check the emitted C against -O0 / "
+		       "clang (a gcc 12.2 miscompile is issue 34 item 3, helper entry)";
+	return "";
+}
+
 static void write_finding(const char *dir, const char *fname, const char *text, const pg_kernel *k,
 			  const verdict *v, const char *feat, int index)
 {
@@ -465,6 +1168,8 @@ static void write_finding(const char *dir, const char *fname, const char *text, 
 	fprintf(f, "# fuzz finding (tests/fuzz/difffuzz): seed %llu, class %s, engine %s\n",
 		(unsigned long long)k->seed, cls_name[v->cls], v->engine);
 	fprintf(f, "# message: %s\n# features: %s\n", v->msg, feat);
+	if (known_class(k, v, feat)[0])
+		fprintf(f, "# looks like: %s\n", known_class(k, v, feat));
 	if (rw[0])
 		fprintf(f, "# run-with: %s\n", rw);
 	fputs(text, f);
@@ -509,7 +1214,8 @@ static void sig_of(int cls, const char *engine, const char *msg, const char *fea
 	if (cls == C_WRONG || cls == C_OOB) {
 		static const char *const core[] = {"hierarchy", "trigger", "double_buffer", "max_elements",
 						   "runtime", "local", "private", "parallelize", "spmd",
-						   "balanced", "nontemporal", "unroll", "vectorize", "cache", "split"};
+						   "balanced", "nontemporal", "unroll", "vectorize", "cache", "split",
+						   "strided", "reorder"};
 		for (size_t i = 0; i < sizeof core / sizeof core[0]; i++) {
 			size_t n = strlen(core[i]);
 			for (const char *f = strstr(feat, core[i]); f; f = strstr(f + 1, core[i]))
@@ -579,10 +1285,31 @@ static int reindex(const char *dir)
 	return 0;
 }
 
+/* Whether this worker has already minimized cfg.minimize_max failures that looked like v on a
+ * kernel like k before minimization (class, engine, blanked message, template and plan features):
+ * a campaign that hits one known class thousands of times then spends its time on new kernels. */
+static int minimized_enough(const pg_kernel *k, const verdict *v)
+{
+	static char seen[512][400];
+	static int count[512], nseen;
+	char feat[256], sig[1024], key[400];
+	features(k, feat, sizeof feat);
+	sig_of(v->cls, v->engine, v->msg, feat, sig, sizeof sig);
+	snprintf(key, sizeof key, "%.300s|%s", sig, pg_kind_name(k->kind));
+	for (int i = 0; i < nseen; i++)
+		if (strcmp(seen[i], key) == 0)
+			return ++count[i] > cfg.minimize_max;
+	if (nseen < 512) {
+		snprintf(seen[nseen], sizeof seen[nseen], "%s", key);
+		count[nseen++] = 1;
+	}
+	return 0;
+}
+
 /* A failure: minimize it, dedupe it, write it. Returns 1 when it is new. */
 static int report_failure(pg_kernel *k, int native, verdict *v)
 {
-	if (cfg.minimize)
+	if (cfg.minimize && !minimized_enough(k, v))
 		minimize(k, native, v);
 	static char text[65536];
 	pg_print(k, text, sizeof text);
@@ -611,6 +1338,10 @@ typedef struct tally {
 	long tried, rejected, accepted, limit, failed, newfail;
 	long verified[E_NENG];
 	long bycls[C_NCLS];
+	long compiles;          /* compiler runs measured */
+	double compile_s, compile_max;
+	uint64_t compile_max_seed;
+	long slow10;            /* compiles over 10 s */
 } tally;
 
 static double now(void)
@@ -624,8 +1355,13 @@ static void summary(const tally *t, double secs)
 {
 	printf("kernels: %ld tried, %ld rejected by check, %ld accepted, %ld hit a run-time limit, %.1f s (%.1f kernels/s)\n",
 	       t->tried, t->rejected, t->accepted, t->limit, secs, secs > 0 ? (double)t->tried / secs : 0);
-	printf("verified: interp %ld, native %ld, native-2t %ld, opencl %ld\n", t->verified[E_INTERP],
-	       t->verified[E_NATIVE1], t->verified[E_NATIVE2], t->verified[E_OPENCL]);
+	printf("verified: interp %ld, native %ld, native-2t %ld, opencl %ld, selector %ld, callable %ld, package %ld, python %ld\n",
+	       t->verified[E_INTERP], t->verified[E_NATIVE1], t->verified[E_NATIVE2], t->verified[E_OPENCL],
+	       t->verified[E_SELECTOR], t->verified[E_CALLABLE], t->verified[E_PACKAGE], t->verified[E_PYTHON]);
+	if (t->compiles)
+		printf("compiles: %ld, mean %.2f s, max %.2f s (seed %llu), %ld over 10 s\n", t->compiles,
+		       t->compile_s / (double)t->compiles, t->compile_max, (unsigned long long)t->compile_max_seed,
+		       t->slow10);
 	printf("failures:");
 	int any = 0;
 	for (int c = C_REJECT_NOLOC; c < C_NCLS; c++)
@@ -638,24 +1374,46 @@ static void summary(const tally *t, double secs)
 static void run_share(int w, int jobs, tally *t)
 {
 	memset(t, 0, sizeof *t);
+	if (g_phase_base)
+		g_phase = g_phase_base + (w % 64) * 128;
+	if (cfg.entry_every[N_SELECTOR] > 0 && cfg.share_probe) {
+		ct_probe_info pi;
+		g_probed_ctx = ct_ctx_new();
+		if (g_probed_ctx) {
+			ct_cache_set_warning_handler(g_probed_ctx, quiet_warning, NULL);
+			ct_probe_run(g_probed_ctx, CT_PROBE_MEASURE_LATENCY | CT_PROBE_MEASURE_BANDWIDTH, &pi);
+			ct_probe_run(g_probed_ctx, CT_PROBE_MEASURE_FLOPS, &pi);
+		}
+	}
 	double t0 = now(), last = t0;
 	long accepted_seen = 0;
 	for (long i = w; cfg.count <= 0 || i < cfg.count; i += jobs) {
 		if (cfg.seconds > 0 && now() - t0 >= cfg.seconds)
 			break;
 		pg_kernel k;
-		pg_generate(&k, cfg.seed + (uint64_t)i, cfg.opencl_share);
-		int native = (cfg.native || cfg.opencl) && cfg.native_every > 0 &&
-			     (accepted_seen % cfg.native_every) == 0;
+		pg_generate(&k, cfg.seed + (uint64_t)i, &cfg.gen);
+		int native = 0;
+		if ((cfg.native || cfg.opencl) && cfg.native_every > 0 && (accepted_seen % cfg.native_every) == 0)
+			native |= M_RUN;
+		for (int e = N_SELECTOR; e < N_NENTRY; e++)
+			if (cfg.entry_every[e] > 0 && (accepted_seen % cfg.entry_every[e]) == 0)
+				native |= 1 << e;
 		verdict v;
 		test_kernel(&k, native, &v);
+		t->compiles += v.compiles;
+		t->compile_s += v.compile_s;
+		if (v.compile_max > 10)
+			t->slow10++;
+		if (v.compile_max > t->compile_max)
+			t->compile_max = v.compile_max, t->compile_max_seed = k.seed;
 		t->tried++;
 		if (v.accepted)
 			accepted_seen++;
 		for (int e = 0; e < E_NENG; e++)
 			t->verified[e] += v.verified[e];
 		if (cfg.verbose)
-			printf("seed %llu: %s (%s) %s\n", (unsigned long long)k.seed, cls_name[v.cls], v.engine, v.msg);
+			printf("seed %llu: %s (%s) %s [%s, mask %d, %d compiles, %.2f s]\n", (unsigned long long)k.seed,
+			       cls_name[v.cls], v.engine, v.msg, pg_kind_name(k.kind), native, v.compiles, v.compile_s);
 		if (v.cls == C_REJECT)
 			t->rejected++;
 		else if (v.accepted)
@@ -718,6 +1476,9 @@ static int campaign(void)
 				t.verified[e] += part.verified[e];
 			for (int c = 0; c < C_NCLS; c++)
 				t.bycls[c] += part.bycls[c];
+			t.compiles += part.compiles, t.compile_s += part.compile_s, t.slow10 += part.slow10;
+			if (part.compile_max > t.compile_max)
+				t.compile_max = part.compile_max, t.compile_max_seed = part.compile_max_seed;
 		}
 	}
 	summary(&t, now() - t0);
@@ -738,7 +1499,11 @@ static int test_file(const char *path)
 	fclose(f);
 	text[n] = 0;
 	verdict v;
-	test_in_child(text, n, NULL, 1, &v);
+	int mask = M_RUN;
+	for (int e = N_SELECTOR; e < N_NENTRY; e++)
+		if (cfg.entry_every[e] > 0)
+			mask |= 1 << e;
+	test_in_child(text, n, NULL, mask, &v);
 	printf("%s: %s (%s) %s\n", path, cls_name[v.cls], v.engine, v.msg);
 	return is_failure(v.cls) ? 1 : 0;
 }
@@ -756,12 +1521,61 @@ static void rm_tree(const char *dir)
 		waitpid(pid, NULL, 0);
 }
 
+/* --entries run[:N],selector[:N],...: each entry on every Nth accepted kernel (N defaults to
+ * --native-every; run is the native engine, as --engines native). */
+static int parse_entries(const char *list)
+{
+	char buf[256];
+	snprintf(buf, sizeof buf, "%s", list);
+	for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+		char *colon = strchr(tok, ':');
+		int every = colon ? atoi(colon + 1) : cfg.native_every;
+		if (colon)
+			*colon = 0;
+		int e = -1;
+		for (int i = 0; i < N_NENTRY; i++)
+			if (strcmp(tok, entry_name[i]) == 0)
+				e = i;
+		if (e < 0 || every < 1) {
+			fprintf(stderr, "difffuzz: --entries: unknown entry or rate '%s'\n", tok);
+			return 1;
+		}
+		if (e == N_RUN)
+			cfg.native = 1, cfg.native_every = every;
+		else
+			cfg.entry_every[e] = every;
+	}
+	return 0;
+}
+
+/* tests/fuzz/pyentry.py (from the working folder, else next to the source tree of the driver) and
+ * build/python (next to the driver: BUILD/fuzz/difffuzz), absolute. */
+static void find_python_paths(const char *argv0)
+{
+	char *abs = realpath("tests/fuzz/pyentry.py", NULL);
+	snprintf(cfg.pyscript, sizeof cfg.pyscript, "%s", abs ? abs : "tests/fuzz/pyentry.py");
+	free(abs);
+	char exe[512];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n <= 0) {
+		snprintf(exe, sizeof exe, "%s", argv0);
+		n = (ssize_t)strlen(exe);
+	}
+	exe[n] = 0;
+	char *slash = strrchr(exe, '/');
+	if (slash)
+		*slash = 0; /* BUILD/fuzz */
+	snprintf(cfg.pypath, sizeof cfg.pypath, "%s/../python", exe);
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
 		"usage: difffuzz [--seed S] [--count N] [--seconds T] [--engines interp,native,opencl]\n"
 		"                [--native-every N] [--opencl-share P] [--out DIR] [--findings DIR]\n"
 		"                [--no-minimize] [--timeout S] [--cc CMD] [--checked 0|1] [--jobs J] [--verbose] [--quiet]\n"
+		"                [--families classic|legal|all] [--entries run[:N],selector[:N],callable[:N],package[:N],python[:N]]\n"
+		"                [--tune-share P] [--edges 0|1] [--minimize-max N] [--share-probe 0|1] [--slow-compile S] [--python CMD]\n"
 		"       difffuzz --print SEED [--opencl-share P]     print the kernel of one seed\n"
 		"       difffuzz --file F.cachet [--engines ...]     check one file\n"
 		"       difffuzz --reindex DIR                       rebuild DIR/INDEX.md, duplicates to DIR/dups\n");
@@ -777,7 +1591,14 @@ int main(int argc, char **argv)
 	cfg.minimize = 1;
 	cfg.timeout = 60;
 	cfg.checked = 1;
-	const char *file = NULL;
+	cfg.gen.families = PG_FAM_ALL;
+	cfg.gen.tune_share = 30;
+	cfg.gen.edges = 1;
+	cfg.minimize_max = 3;
+	cfg.share_probe = 1;
+	cfg.slow_compile = 60;
+	cfg.python = "/usr/bin/python3";
+	const char *file = NULL, *entries = NULL;
 	long print_seed = -1;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -808,6 +1629,29 @@ int main(int argc, char **argv)
 			cfg.ccwrap = val;
 		else if (ARG("--checked"))
 			cfg.checked = atoi(val);
+		else if (ARG("--families")) {
+			cfg.gen.families = strcmp(val, "classic") == 0 ? PG_FAM_CLASSIC
+				       : strcmp(val, "legal") == 0 ? PG_FAM_LEGAL
+				       : strcmp(val, "all") == 0   ? PG_FAM_ALL
+								   : -1;
+			if (cfg.gen.families < 0) {
+				usage();
+				return 2;
+			}
+		} else if (ARG("--entries"))
+			entries = val;
+		else if (ARG("--share-probe"))
+			cfg.share_probe = atoi(val);
+		else if (ARG("--minimize-max"))
+			cfg.minimize_max = atoi(val);
+		else if (ARG("--tune-share"))
+			cfg.gen.tune_share = atoi(val);
+		else if (ARG("--edges"))
+			cfg.gen.edges = atoi(val);
+		else if (ARG("--slow-compile"))
+			cfg.slow_compile = atof(val);
+		else if (ARG("--python"))
+			cfg.python = val;
 		else if (ARG("--print"))
 			print_seed = atol(val);
 		else if (ARG("--file"))
@@ -826,12 +1670,18 @@ int main(int argc, char **argv)
 		}
 #undef ARG
 	}
+	if (entries && parse_entries(entries) != 0) {
+		usage();
+		return 2;
+	}
 	if (cfg.opencl_share < 0)
 		cfg.opencl_share = cfg.opencl ? 15 : 0;
+	cfg.gen.opencl_share = cfg.opencl_share;
+	find_python_paths(argv[0]);
 	if (print_seed >= 0) {
 		pg_kernel k;
 		static char text[65536];
-		pg_generate(&k, (uint64_t)print_seed, cfg.opencl_share);
+		pg_generate(&k, (uint64_t)print_seed, &cfg.gen);
 		pg_print(&k, text, sizeof text);
 		char rw[256];
 		pg_run_with(&k, rw, sizeof rw);
@@ -840,6 +1690,8 @@ int main(int argc, char **argv)
 		fputs(text, stdout);
 		return 0;
 	}
+	g_phase_base = mmap(NULL, 64 * 128, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	g_phase = g_phase_base = g_phase_base == MAP_FAILED ? NULL : g_phase_base;
 	/* a private code cache for this run (removed at the end), PoCL without optimization */
 	char tmpl[] = "/tmp/difffuzz-cache-XXXXXX";
 	if (mkdtemp(tmpl))

@@ -178,6 +178,76 @@ static void make_template(pg_kernel *k, rng *r)
 		use(k, A, 2, b0, b1), use(k, C, 2, b0, b1), use(k, X, 2, b0, b2);
 		use(k, T, 1, b0), use(k, T, 2, b0, b1), use(k, T, 2, b0, b2), use(k, B, 2, b0, b2);
 		break;
+	case PG_WAVE: {
+		/* A[i, j] from its neighbours above / left / diagonal (a wavefront); the anti-diagonal
+		 * A[i-1, j+1] needs j below N-1 */
+		add_param(k, "M", pick_extent(r, 0) + 1);
+		add_param(k, "N", pick_extent(r, 0) + 1);
+		A = add_array(k, "A", 2, 2, "M", "N", "");
+		b0 = add_band(k, 2, "i", "M", "j", "N", "", "");
+		k->b[b0].carried = 1;
+		use(k, A, 1, b0);
+		if (k->variant & 16) {
+			B = add_array(k, "B", pick_input_role(r), 2, "M", "N", "");
+			use(k, B, 1, b0);
+		}
+		break;
+	}
+	case PG_ACCUM:
+		/* bit 0: one scalar S[0] over the whole nest, else a row accumulator R[i] over j;
+		 * bit 3: a second, associative reduction Q[0] += ... beside it */
+		add_param(k, "M", pick_extent(r, 0));
+		add_param(k, "N", pick_extent(r, 0));
+		A = add_array(k, "A", pick_input_role(r), 2, "M", "N", "");
+		if (k->variant & 1)
+			X = add_array(k, "S", 2, 1, "1", "", "");
+		else
+			X = add_array(k, "R", 2, 1, "M", "", "");
+		b0 = add_band(k, 2, "i", "M", "j", "N", "", "");
+		k->b[b0].carried = 1;
+		use(k, A, 1, b0), use(k, X, 1, b0);
+		if (k->variant & 8) {
+			Y = add_array(k, "Q", 2, 1, "1", "", "");
+			use(k, Y, 1, b0);
+		}
+		break;
+	case PG_GS:
+		/* bit 0: 2-D sweep, else 1-D with (bit 1) an outer time loop */
+		if (k->variant & 1) {
+			add_param(k, "N", pick_extent(r, 0) + 2);
+			add_param(k, "M", pick_extent(r, 0) + 2);
+			A = add_array(k, "A", 2, 2, "N", "M", "");
+			b0 = add_band(k, 2, "x", "N", "y", "M", "", "");
+		} else {
+			add_param(k, "N", pick_extent(r, 0) + 2);
+			add_param(k, "NT", 1 + rint_(r, 3));
+			A = add_array(k, "A", 2, 1, "N", "", "");
+			if (k->variant & 2)
+				b0 = add_band(k, 2, "t", "NT", "x", "N", "", "");
+			else
+				b0 = add_band(k, 1, "x", "N", "", "", "", "");
+		}
+		k->b[b0].carried = 1;
+		use(k, A, 1, b0);
+		break;
+	case PG_MULTI:
+		/* for (i) { Y[i] = ..; for (j) { [let t]; B = ..; C = .. }; [Y[i] += B[i, N-1]] } [for (m, n) ..] */
+		add_param(k, "M", pick_extent(r, 0));
+		add_param(k, "N", pick_extent(r, 0));
+		A = add_array(k, "A", pick_input_role(r), 2, "M", "N", "");
+		X = add_array(k, "X", pick_input_role(r), 1, "M", "", "");
+		Y = add_array(k, "Y", 1, 1, "M", "", "");
+		B = add_array(k, "B", chance(r, 70) ? 1 : 2, 2, "M", "N", "");
+		C = add_array(k, "C", 2, 2, "M", "N", "");
+		b0 = add_band(k, 1, "i", "M", "", "", "", "");
+		b1 = add_band(k, 1, "j", "N", "", "", "", "");
+		use(k, A, 2, b0, b1), use(k, X, 1, b0), use(k, Y, 1, b0), use(k, Y, 2, b0, b1);
+		use(k, B, 2, b0, b1), use(k, C, 2, b0, b1);
+		if (k->variant & 2) {
+			b2 = add_band(k, 2, "m", "M", "n", "N", "", "");
+			use(k, C, 1, b2), use(k, A, 1, b2), use(k, Y, 1, b2);
+		}
+		break;
 	default: /* PG_REDTEMP */
 		add_param(k, "M", pick_extent(r, 0));
 		add_param(k, "N", pick_extent(r, 0));
@@ -375,12 +445,23 @@ static void random_reorder(pg_kernel *k, int b, rng *r, int tiled)
 	bd->reorder = 1;
 }
 
+/* The tunable param of k (its number + 1), 0 when none. */
+static int tune_param(const pg_kernel *k)
+{
+	for (int i = 0; i < k->np; i++)
+		if (k->p[i].ntune)
+			return i + 1;
+	return 0;
+}
+
 static void gen_schedule(pg_kernel *k, rng *r)
 {
 	int group = 0;
 	for (int b = 0; b < k->nb; b++) {
 		pg_band *bd = &k->b[b];
-		int tile = chance(r, 40) && bd->norig > 1, bal = chance(r, 8);
+		/* legal mode: a band that carries a dependence keeps its order (tile reorders) */
+		int keep = bd->carried && k->families == PG_FAM_LEGAL;
+		int tile = chance(r, 40) && bd->norig > 1 && !keep, bal = chance(r, 8);
 		if (tile)
 			group++;
 		for (int i = 0; i < bd->norig; i++) {
@@ -389,13 +470,20 @@ static void gen_schedule(pg_kernel *k, rng *r)
 			int64_t trips = bd->trips[i];
 			int s = add_split(k, b, bd->orig[i], pick_split_size(r, trips), tile ? group : 0,
 					  tile ? bal : chance(r, 8));
+			/* --edges: now and then a split size at the 64-bit edge (issue 34 item 4) */
+			static const int64_t edge[] = {(int64_t)1 << 40, (int64_t)1 << 62, INT64_MAX - 1, INT64_MAX};
+			if (s >= 0 && k->edges && chance(r, 2))
+				k->s[s].size = pick64(r, edge, 4);
+			int tp = tune_param(k);
+			if (s >= 0 && tp && !tile && chance(r, 50)) /* a tunable split size */
+				k->s[s].tparam = tp, k->s[s].size = k->p[tp - 1].value;
 			/* chains: split the inner index again, to depth 3 */
 			for (int d = 0; s >= 0 && d < 2 && chance(r, 35); d++) {
 				int64_t outer = k->s[s].size;
 				s = add_split(k, b, k->s[s].inner, pick_split_size(r, outer), 0, chance(r, 5));
 			}
 		}
-		if (chance(r, 65))
+		if (chance(r, 65) && !keep)
 			random_reorder(k, b, r, chance(r, 50));
 	}
 }
@@ -568,6 +656,8 @@ static const struct {
 	[PG_ST1] = {"B", {"x", "", ""}},         [PG_ST2] = {"B", {"x", "y", ""}},
 	[PG_ST3] = {"B", {"x", "y", "z"}},       [PG_TWOIDX] = {"B", {"", "b", ""}},
 	[PG_REDTEMP] = {"Y", {"m", "", ""}},
+	[PG_WAVE] = {"A", {"i", "j", ""}},       [PG_ACCUM] = {"R", {"i", "", ""}},
+	[PG_GS] = {"A", {"x", "y", ""}},         [PG_MULTI] = {"B", {"", "j", ""}},
 };
 
 /* Vectorize the written array's contiguous index: its innermost split moved to the end of its band
@@ -634,6 +724,19 @@ static void gen_host_verbs(pg_kernel *k, rng *r)
 		k->v[v].n = 1;
 		if (chance(r, 45))
 			k->v[v].by = 2 + rint_(r, 7);
+		/* --edges: a second full unroll, of the next loop out (register-tile blow-ups: the
+		 * compile time the slow-compile verdict watches) */
+		int at = -1;
+		for (int i = 0; i < n; i++)
+			if (strcmp(ord[i], k->v[v].idx[0]) == 0)
+				at = i;
+		if (k->edges && at > 0 && chance(r, 20)) {
+			int u = add_verb(k, PG_UNROLL);
+			if (u >= 0) {
+				memcpy(k->v[u].idx[0], ord[at - 1], PG_NAME);
+				k->v[u].n = 1;
+			}
+		}
 	}
 	if (chance(r, 35)) {
 		char bo[PG_MAXBI][PG_NAME];
@@ -743,22 +846,64 @@ static void gen_opencl(pg_kernel *k, rng *r)
 	}
 }
 
-void pg_generate(pg_kernel *k, uint64_t seed, int opencl_share)
+/* The extended families' additions to any kernel, from their own stream x (so a classic kernel
+ * keeps its schedule and plan): a tunable param (used as a split size by gen_schedule, or unused as
+ * in the reports), and more strided arrays. */
+static void extend(pg_kernel *k, rng *x, int tune_share)
 {
+	if (chance(x, tune_share) && k->np < PG_MAXP) {
+		static const int64_t cand[] = {1, 2, 3, 4, 5, 8, 16};
+		int p = add_param(k, "TS", 1);
+		pg_param *pp = &k->p[p];
+		pp->ntune = 2 + rint_(x, 3);
+		int first = rint_(x, 7 - pp->ntune + 1);
+		for (int i = 0; i < pp->ntune; i++)
+			pp->tune[i] = cand[first + i];
+		pp->value = pp->tune[rint_(x, pp->ntune)];
+	}
+	for (int i = 0; i < k->na; i++)
+		if (k->a[i].role != 3 && chance(x, 10))
+			k->a[i].strided = 1;
+	/* --edges: a runtime param given 0 or -1 now and then (check must refuse it) */
+	for (int i = 0; k->edges && i < k->np; i++)
+		if (k->p[i].runtime && chance(x, 5))
+			k->p[i].value = -rint_(x, 2);
+}
+
+const char *pg_kind_name(int kind)
+{
+	static const char *const kinds[PG_NKINDS] = {
+		"matmul", "matmul_imperfect", "matvec", "transpose", "stencil1d", "stencil2d", "stencil3d",
+		"two_index", "reduce_temp", "wavefront", "accumulator", "inplace_sweep", "imperfect_multi"};
+	return kind >= 0 && kind < PG_NKINDS ? kinds[kind] : "?";
+}
+
+void pg_generate(pg_kernel *k, uint64_t seed, const pg_options *o)
+{
+	int opencl_share = o->opencl_share, families = o->families;
 	rng r = {seed * 0x2545F4914F6CDD1Dull + 12345};
+	rng x = {seed * 0x9E3779B97F4A7C15ull + 777}; /* the extended families' own choices */
 	memset(k, 0, sizeof *k);
 	k->seed = seed;
+	k->families = families;
+	k->edges = o->edges && families != PG_FAM_CLASSIC;
 	k->opencl = chance(&r, opencl_share);
 	if (k->opencl) {
 		static const int okinds[] = {PG_MATMUL, PG_MATMUL, PG_MATVEC, PG_TRANSPOSE, PG_ST1, PG_ST2};
 		k->kind = okinds[rint_(&r, 6)];
 	} else {
-		k->kind = rint_(&r, PG_NKINDS);
+		k->kind = rint_(&r, PG_NCLASSIC);
+		/* half of the extended generator's host kernels come from the new templates */
+		if (families != PG_FAM_CLASSIC && chance(&x, 50))
+			k->kind = PG_NCLASSIC + rint_(&x, PG_NKINDS - PG_NCLASSIC);
 	}
+	k->variant = (uint32_t)rnext(&x);
 	k->dtype = rint_(&r, 4);
 	snprintf(k->name, sizeof k->name, "fz%llu", (unsigned long long)seed);
 	make_template(k, &r);
 	decorate(k, &r);
+	if (families != PG_FAM_CLASSIC && !k->opencl)
+		extend(k, &x, o->tune_share);
 	if (k->opencl) {
 		k->plan = 1;
 		for (int i = 0; i < k->np; i++)
@@ -835,6 +980,117 @@ static int int_kernel(const pg_kernel *k)
 	return 1;
 }
 
+/* The wavefront's body: its neighbour terms from variant bits 0-3 (above, left, diagonal,
+ * anti-diagonal), an input B with bit 4, the update's form from bits 5-6. Floats: a convex
+ * combination (the values stay bounded, so FMA contraction stays within tolerance); integers: one
+ * term added, or a min/max of the terms plus a constant (no overflow on any extent drawn). */
+static void print_wave(const pg_kernel *k, obuf *o, int ik)
+{
+	static const char *const terms[] = {"A[i-1, j]", "A[i, j-1]", "A[i-1, j-1]", "A[i-1, j+1]"};
+	unsigned mask = k->variant & 15;
+	if (!mask)
+		mask = 1;
+	const char *t[4];
+	int n = 0;
+	for (int b = 0; b < 4; b++)
+		if (mask & (1u << b))
+			t[n++] = terms[b];
+	int hasB = (k->variant & 16) != 0, form = (k->variant >> 5) & 3;
+	int j0 = (mask & 6) ? 1 : 0;
+	put(o, "for (i: 1 .. M, j: %d .. %s) {\n  ", j0, (mask & 8) ? "N-1" : "N");
+	if (ik) {
+		if (n == 1 && form < 2) {
+			put(o, "A[i, j] %s %s%s\n", form ? "-=" : "+=", t[0], hasB ? " + B[i, j]" : "");
+		} else {
+			put(o, "A[i, j] = ");
+			for (int m = 0; m < n - 1; m++)
+				put(o, "%s(%s, ", form & 1 ? "min" : "max", t[m]);
+			put(o, "%s", t[n - 1]);
+			for (int m = 0; m < n - 1; m++)
+				put(o, ")");
+			put(o, " %s %s\n", form & 2 ? "-" : "+", hasB ? "B[i, j]" : "1");
+		}
+	} else if (form == 0) {
+		put(o, "A[i, j] = (A[i, j]");
+		for (int m = 0; m < n; m++)
+			put(o, " + %s", t[m]);
+		put(o, "%s) / %d\n", hasB ? " + B[i, j]" : "", n + 1 + hasB);
+	} else {
+		/* weights 0.5, 0.25, 0.125, ...: their sum stays below 1 */
+		static const char *const w[] = {"0.5", "0.25", "0.125", "0.0625"};
+		put(o, "A[i, j] = ");
+		for (int m = 0; m < n; m++)
+			put(o, "%s%s * %s", m ? (form == 2 && m == 1 ? " - " : " + ") : "", t[m], w[m]);
+		put(o, "%s\n", hasB ? " + B[i, j] * 0.0625" : "");
+	}
+	put(o, "}\n");
+}
+
+/* The accumulator: S[0] over the whole nest (bit 0) or R[i] over j, its update from bits 1-2
+ * (non-associative: the order of the updates decides the result), bit 3 a second statement that
+ * is a plain += reduction into Q[0]. */
+static void print_accum(const pg_kernel *k, obuf *o, int ik)
+{
+	const char *s = (k->variant & 1) ? "S[0]" : "R[i]";
+	int form = (k->variant >> 1) & 3;
+	put(o, "for (i: M, j: N) {\n  ");
+	if (ik) {
+		static const char *const f[] = {"%s = A[i, j] - %s", "%s = max(%s - 1, A[i, j])",
+						"%s = min(%s + 1, A[i, j] * 2)", "%s = A[i, j] - %s"};
+		put(o, f[form], s, s);
+	} else {
+		static const char *const f[] = {"%s = %s * 0.5 + A[i, j]", "%s = A[i, j] - %s * 0.75",
+						"%s = max(%s * 0.5, A[i, j])", "%s = (%s + A[i, j] * A[i, j]) * 0.5"};
+		put(o, f[form], s, s);
+	}
+	put(o, "\n");
+	if (k->variant & 8)
+		put(o, "  Q[0] += A[i, j]\n");
+	put(o, "}\n");
+}
+
+/* The in-place sweep: 2-D (bit 0) or 1-D with time steps (bit 1); bit 2 picks the update. */
+static void print_gs(const pg_kernel *k, obuf *o, int ik)
+{
+	int alt = (k->variant & 4) != 0;
+	if (k->variant & 1) {
+		put(o, "for (x: 1 .. N-1, y: 1 .. M-1) {\n  ");
+		if (ik)
+			put(o, "A[x, y] = max(min(A[x-1, y], A[x+1, y]), min(A[x, y-1], A[x, y+1])) %s\n", alt ? "- 1" : "+ 1");
+		else if (alt)
+			put(o, "A[x, y] = A[x, y] * 0.5 + (A[x-1, y] + A[x, y-1]) * 0.25\n");
+		else
+			put(o, "A[x, y] = (A[x-1, y] + A[x+1, y] + A[x, y-1] + A[x, y+1]) / 4\n");
+	} else {
+		put(o, "for (%sx: 1 .. N-1) {\n  ", (k->variant & 2) ? "t: NT, " : "");
+		if (ik)
+			put(o, "A[x] = %s(A[x-1], A[x+1]) %s\n", alt ? "max" : "min", alt ? "- 1" : "+ 1");
+		else if (alt)
+			put(o, "A[x] = A[x-1] * 0.5 - A[x] * 0.25 + A[x+1] * 0.25\n");
+		else
+			put(o, "A[x] = (A[x-1] + A[x] + A[x+1]) / 3\n");
+	}
+	put(o, "}\n");
+}
+
+/* The imperfect nest: a statement before the inner loop, several statements (bit 0: a let) in it,
+ * one after it (bit 2), and a second nest reading what the first wrote (bit 1). */
+static void print_multi(const pg_kernel *k, obuf *o, int ik)
+{
+	put(o, "for (i: M) {\n  Y[i] = X[i] * 2 + 1\n  for (j: N) {\n");
+	if (k->variant & 1)
+		put(o, "    let t = A[i, j] * 2 - Y[i]\n    B[i, j] = t + X[i]\n");
+	else
+		put(o, "    B[i, j] = A[i, j] + Y[i]\n");
+	put(o, ik ? "    C[i, j] = B[i, j] - C[i, j]\n" : "    C[i, j] = C[i, j] * 0.5 + B[i, j]\n");
+	put(o, "  }\n");
+	if (k->variant & 4)
+		put(o, "  Y[i] += B[i, N-1]\n");
+	put(o, "}\n");
+	if (k->variant & 2)
+		put(o, "for (m: M, n: N) {\n  C[m, n] -= A[m, n] * Y[m]\n}\n");
+}
+
 static void print_body(const pg_kernel *k, obuf *o)
 {
 	int ik = int_kernel(k);
@@ -869,6 +1125,18 @@ static void print_body(const pg_kernel *k, obuf *o)
 	case PG_TWOIDX:
 		put(o, "for (a: V, q: N) {\n  T[a, q] = 0\n  for (p: N) { T[a, q] += C1[p, a] * A[p, q] }\n"
 		       "  for (b: V) { B[a, b] += C2[q, b] * T[a, q] }\n}\n");
+		break;
+	case PG_WAVE:
+		print_wave(k, o, ik);
+		break;
+	case PG_ACCUM:
+		print_accum(k, o, ik);
+		break;
+	case PG_GS:
+		print_gs(k, o, ik);
+		break;
+	case PG_MULTI:
+		print_multi(k, o, ik);
 		break;
 	default:
 		put(o, "for (i: M) {\n  T[i] = 0\n  for (j: N) {\n    T[i] += A[i, j] * A[i, j]\n  }\n}\n"
@@ -907,8 +1175,12 @@ static void print_schedule(const pg_kernel *k, obuf *o)
 		for (int m = 0; m < nm; m++)
 			put(o, "%s%s", m ? ", " : "", k->s[members[m]].inner);
 		if (nm == 1 && !sp->group) {
-			put(o, " = split(%s, %lld%s)\n", sp->parent, (long long)sp->size,
-			    sp->balanced ? ", balanced=true" : "");
+			if (sp->tparam > 0)
+				put(o, " = split(%s, %s%s)\n", sp->parent, k->p[sp->tparam - 1].name,
+				    sp->balanced ? ", balanced=true" : "");
+			else
+				put(o, " = split(%s, %lld%s)\n", sp->parent, (long long)sp->size,
+				    sp->balanced ? ", balanced=true" : "");
 			continue;
 		}
 		put(o, " = tile(");
@@ -984,7 +1256,7 @@ size_t pg_print(const pg_kernel *k, char *buf, size_t cap)
 	put(&o, "kernel %s\n", k->name);
 	int first = 1;
 	for (int i = 0; i < k->np; i++) {
-		if (k->p[i].runtime)
+		if (k->p[i].runtime || k->p[i].ntune)
 			continue;
 		put(&o, "%s%s = %lld", first ? "param " : ", ", k->p[i].name, (long long)k->p[i].value);
 		first = 0;
@@ -994,6 +1266,14 @@ size_t pg_print(const pg_kernel *k, char *buf, size_t cap)
 	for (int i = 0; i < k->np; i++)
 		if (k->p[i].runtime)
 			put(&o, "param %s : runtime\n", k->p[i].name);
+	for (int i = 0; i < k->np; i++) {
+		if (!k->p[i].ntune || k->p[i].runtime)
+			continue;
+		put(&o, "param %s = %lld tune {", k->p[i].name, (long long)k->p[i].value);
+		for (int t = 0; t < k->p[i].ntune; t++)
+			put(&o, "%s%lld", t ? ", " : "", (long long)k->p[i].tune[t]);
+		put(&o, "}\n");
+	}
 	for (int i = 0; i < k->na; i++) {
 		const pg_array *a = &k->a[i];
 		put(&o, "array %s : %s[", a->name, dtn(a->dtype));
@@ -1145,6 +1425,10 @@ int pg_edit(const pg_kernel *k, int e, pg_kernel *out)
 					out->s[t].group = 0;
 			return 1;
 		}
+		if (k->s[s].tparam > 0 && e-- == 0) /* the tunable size as a literal */
+			return out->s[s].tparam = 0, out->s[s].size = k->p[k->s[s].tparam - 1].value, 1;
+		if (k->s[s].tparam > 0)
+			continue;
 		if (k->s[s].size > 1 && e-- == 0)
 			return out->s[s].size = k->s[s].size / 2, 1;
 		if (k->s[s].size > 1 && e-- == 0)
@@ -1157,8 +1441,30 @@ int pg_edit(const pg_kernel *k, int e, pg_kernel *out)
 		items |= k->v[v].alive;
 	if (k->plan && !items && !k->opencl && e-- == 0)
 		return out->plan = 0, 1;
-	/* 3. sizes and declarations */
+	/* 3. the body of an extended family: drop a wavefront term, plainer update forms, no let, no
+	 * statement after the inner loop (the bits that change no declaration or band) */
+	static const uint32_t simpler[PG_NKINDS] = {
+		[PG_WAVE] = 1 | 2 | 4 | 8 | 32 | 64, [PG_ACCUM] = 2 | 4, [PG_GS] = 4, [PG_MULTI] = 1 | 4};
+	for (int b = 0; b < 32; b++) {
+		uint32_t bit = 1u << b;
+		if (!(simpler[k->kind] & bit) || !(k->variant & bit))
+			continue;
+		if (k->kind == PG_WAVE && b < 4 && !(k->variant & 15 & ~bit))
+			continue; /* the last term stays */
+		if (e-- == 0)
+			return out->variant = k->variant & ~bit, 1;
+	}
+	/* 4. sizes and declarations */
 	for (int p = 0; p < k->np; p++) {
+		if (k->p[p].ntune && e-- == 0) { /* drop tune (and the splits it sizes become literals) */
+			out->p[p].ntune = 0;
+			for (int s = 0; s < k->ns; s++)
+				if (out->s[s].tparam == p + 1)
+					out->s[s].tparam = 0, out->s[s].size = k->p[p].value;
+			return 1;
+		}
+		if (k->p[p].ntune)
+			continue; /* its value must stay one of its candidates */
 		if (k->p[p].value > 1 && e-- == 0)
 			return out->p[p].value = k->p[p].value / 2, 1;
 		if (k->p[p].value > 1 && e-- == 0)

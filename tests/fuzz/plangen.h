@@ -18,8 +18,18 @@
 
 enum pg_kind {
 	PG_MATMUL, PG_MATMUL_IMP, PG_MATVEC, PG_TRANSPOSE, PG_ST1, PG_ST2, PG_ST3, PG_TWOIDX, PG_REDTEMP,
+	/* the extended families (--families legal|all): what users write beyond the classic templates */
+	PG_WAVE,   /* in-place recurrence / wavefront: A[i, j] = f(A[i-1, j], A[i, j-1], ...) */
+	PG_ACCUM,  /* accumulator with a non-associative update: S[0] = S[0] * 0.5 + A[i, j] */
+	PG_GS,     /* Gauss-Seidel-like in-place stencil, 1-D (with time steps) or 2-D */
+	PG_MULTI,  /* imperfect nest: statements between loops, several statements per body, let */
 	PG_NKINDS
 };
+#define PG_NCLASSIC PG_WAVE
+/* Which kernels pg_generate draws: the classic templates only (the seeds of make check's first
+ * pass), the extended families with schedules that keep every loop-carried dependence's order
+ * (legal under today's checks), or everything (reorders that break a dependence included). */
+enum pg_families { PG_FAM_CLASSIC, PG_FAM_LEGAL, PG_FAM_ALL };
 enum pg_place { PG_LEVEL, PG_INDEX, PG_MAXEL };
 enum pg_trig { PG_TNONE, PG_TLEVEL, PG_TINDEX };
 enum pg_verb { PG_VECTORIZE, PG_UNROLL, PG_PARALLELIZE };
@@ -28,6 +38,8 @@ typedef struct pg_param {
 	char name[PG_NAME];
 	int64_t value;
 	int runtime;  /* declared `: runtime`, the value given with ct_kernel_set_param (-D) */
+	int ntune;    /* > 0: `tune {tune[0], ...}` (a tunable param: the selector picks its value) */
+	int64_t tune[4];
 } pg_param;
 
 typedef struct pg_array {
@@ -51,6 +63,7 @@ typedef struct pg_band {
 	int reorder;               /* print a reorder of this band */
 	int nord;
 	char ord[PG_MAXBI][PG_NAME]; /* the reorder's list (alive indices only are printed) */
+	int carried;               /* the body carries a dependence across this band's loops */
 } pg_band;
 
 typedef struct pg_split {
@@ -60,6 +73,7 @@ typedef struct pg_split {
 	int64_t size;
 	int balanced;
 	int group;     /* splits of one tile(...) share a group > 0 */
+	int tparam;    /* > 0: the size is param tparam-1 (a tune param), printed by name */
 } pg_split;
 
 typedef struct pg_cache {
@@ -102,10 +116,24 @@ typedef struct pg_kernel {
 	int opencl;    /* plan(target=opencl) */
 	int plan;      /* print a plan block (even empty) */
 	int dtype;     /* the kernel's main element type */
+	int families;  /* pg_families it was drawn with */
+	int edges;     /* pg_options.edges it was drawn with */
+	uint32_t variant; /* the body's random choices (extended families), fixed at generation */
 } pg_kernel;
 
-/* Generate kernel number seed (deterministic). opencl_share: percent of kernels given an OpenCL plan. */
-void pg_generate(pg_kernel *k, uint64_t seed, int opencl_share);
+/* What pg_generate draws. */
+typedef struct pg_options {
+	int opencl_share; /* percent of kernels given an OpenCL plan */
+	int families;     /* pg_families (PG_FAM_CLASSIC draws exactly the kernels of the classic generator) */
+	int tune_share;   /* percent of the extended generator's host kernels given a tunable param */
+	int edges;        /* extended generator: now and then split sizes at the 64-bit edge, runtime params
+	                     of 0 or -1, a second unroll (compile-time blow-ups) */
+} pg_options;
+
+/* Generate kernel number seed (deterministic for one o). */
+void pg_generate(pg_kernel *k, uint64_t seed, const pg_options *o);
+/* Name of k's template ("matmul", "wavefront", ...). */
+const char *pg_kind_name(int kind);
 /* Print k as .cachet text into buf (cap bytes); returns the length (truncated text beyond cap). */
 size_t pg_print(const pg_kernel *k, char *buf, size_t cap);
 /* The -D arguments of k's runtime params ("-D M=5 -D N=3"), "" when none. */
