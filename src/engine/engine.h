@@ -38,6 +38,25 @@ typedef ct_status (*run_once_fn)(void *ud, void *const *buffers);
  * reference when o->verify (CT_ERR_VERIFY on a mismatch). */
 ct_status run_measure(ct_kernel *k, const ct_run_options *o, run_once_fn once, void *ud, ct_run_result *r);
 
+/* ------------------------------------------------------------ the entry's arguments (entryargs.c) */
+
+/* The one argument layout of a compiled kernel's uniform entry
+ * (gen_entry_fn), for every path into it: ct_kernel_run, the selector's
+ * pieces, callables (and Python through them), kernels on views and the
+ * build-time check of packages. args: one pointer per array in declaration
+ * order, temps NULL; params: entry_param_count(k) values, every param's
+ * value in declaration order, then each strided array's base offset and
+ * strides (ir/slots.h). */
+int entry_param_count(const ct_kernel *k);
+/* Fill args (k->narrays) and params (entry_param_count(k)) from bufs (one
+ * per array; NULL: every pointer NULL), the param values pv (k->nparams)
+ * and the strided arrays' slots (view_slots(k) values; NULL: each strided
+ * array dense in its declared layout under pv, base 0); args NULL: the
+ * params only (the caller's buffers are already one per array). args and
+ * params may be bufs and pv themselves. */
+void entry_args_fill(const ct_kernel *k, void *const *bufs, const int64_t *pv, const int64_t *slots, void **args,
+                     int64_t *params);
+
 /* The native engine (engine/native.c): compile (or fetch from the code cache), run
  * and verify. Fills r; CT_ERR_UNSUPPORTED where no native engine is built. */
 ct_status run_native(ct_kernel *k, const ct_run_options *o, ct_run_result *r);

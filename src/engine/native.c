@@ -281,11 +281,11 @@ ct_status run_native(ct_kernel *k, const ct_run_options *o, ct_run_result *r)
 		fns.set_threads(n);
 		r->threads = capped_threads(k, n);
 	}
-	int64_t *params = calloc((size_t)k->nparams + (size_t)view_slots(k) + 1, sizeof *params);
+	int64_t *params = calloc((size_t)entry_param_count(k) + 1, sizeof *params);
 	if (!params)
 		return ct_error(k->ctx, CT_ERR_NOMEM, "out of memory");
 	ir_param_values(k, params);
-	view_dense_values(k, params, params + k->nparams);
+	entry_args_fill(k, NULL, params, NULL, NULL, params);
 	call.params = params;
 	st = run_measure(k, o, native_once, &call, r);
 	free(params);

@@ -673,8 +673,21 @@ static ct_status run_piece(ct_selector *s, const ct_solution *sol, int i, void *
 		copy_block(ar, es, buffers[a], owned[a], full, off, ext, true);
 		args[a] = owned[a];
 	}
-	if (!st && fn((void *const *)args, pc->value) != 0)
-		st = ct_error(k->ctx, CT_ERR_NOMEM, "the kernel could not allocate its temps and cache buffers");
+	/* the piece's param values and, for strided arrays, the layout of the
+	 * block each gets (dense in the piece's extents: a contiguous block of
+	 * the caller's dense array, or the copy), in the entry's one layout */
+	int64_t pv_s[512];
+	int np = entry_param_count(k);
+	int64_t *pv = np <= 512 ? pv_s : malloc(sizeof *pv * (size_t)np);
+	if (!st && !pv)
+		st = ct_error(k->ctx, CT_ERR_NOMEM, "out of memory");
+	if (!st) {
+		entry_args_fill(k, (void *const *)args, pc->value, NULL, args, pv);
+		if (fn((void *const *)args, pv) != 0)
+			st = ct_error(k->ctx, CT_ERR_NOMEM, "the kernel could not allocate its temps and cache buffers");
+	}
+	if (pv != pv_s)
+		free(pv);
 	for (int a = 0; a < k->narrays; a++) {
 		if (!owned[a])
 			continue;
