@@ -431,6 +431,13 @@ static double cut_copies(const ct_kernel *k, const int64_t *full, int p, int64_t
 	return n;
 }
 
+/* Whether k runs on an OpenCL device (plan(target=opencl)): the selector
+ * chooses its values, the OpenCL engine runs it, never the host pieces. */
+static bool is_opencl(const ct_kernel *k)
+{
+	return k->has_plan && k->target == TARGET_OPENCL;
+}
+
 /* Cut the problem: along every cut size whose tile does not divide it, a
  * main part (the multiples) and a tail; the pieces are the products. */
 static ct_status make_pieces(ct_selector *s, const int64_t *sizes, double flops, memo *m)
@@ -444,7 +451,8 @@ static ct_status make_pieces(ct_selector *s, const int64_t *sizes, double flops,
 	for (int t = 0; t < s->nt; t++)
 		full[s->tids[t]] = m->sol.values[t];
 	int cuts[CT_SELECT_MAX_PARAMS], ncuts = 0;
-	for (int t = 0; t < s->nt; t++) {
+	/* an OpenCL kernel runs whole on its device (ct_kernel_run_selected) */
+	for (int t = 0; t < s->nt && !is_opencl(k); t++) {
 		int p = s->cut[t];
 		if (p < 0 || full[p] <= m->sol.values[t] || full[p] % m->sol.values[t] == 0 || ncuts == 6)
 			continue;
@@ -708,6 +716,11 @@ ct_status ct_solution_run(ct_selector *s, const ct_solution *sol, void *const *b
 {
 	if (!s || !sol || !buffers)
 		return CT_ERR_USAGE;
+	if (is_opencl(s->k)) /* the pieces are host code: never run them in the device's place */
+		return ct_error(s->k->ctx, CT_ERR_UNSUPPORTED,
+				"kernel '%s' targets OpenCL: ct_solution_run runs host code only "
+				"(ct_kernel_run_selected runs it on the device)",
+				s->k->name);
 	/* the full problem's values: piece 0 spans it where nothing is cut */
 	int64_t full[MAX_P];
 	const ct_select_piece *p0 = &sol->pieces[0];
@@ -742,6 +755,32 @@ static ct_status selected_once(void *ud, void *const *buffers)
 	return ct_solution_run(c->s, c->sol, buffers);
 }
 
+/* An OpenCL kernel at the selected values: one run of the OpenCL engine
+ * (ct_kernel_run) with the tuned params set, k's params put back after. */
+static ct_status run_selected_opencl(ct_selector *s, const ct_run_options *o, ct_run_result *r,
+                                     const ct_solution *sol)
+{
+	ct_kernel *k = s->k;
+	kept kp;
+	keep_params(k, &kp);
+	ct_status st = CT_OK;
+	for (int t = 0; t < s->nt && !st; t++)
+		st = ct_kernel_set_param(k, k->params[s->tids[t]].name, sol->values[t]);
+	if (!st)
+		st = ct_kernel_recheck(k);
+	if (!st)
+		st = ct_kernel_run(k, o, r);
+	/* the run's error survives putting the params back */
+	ct_ctx *ctx = k->ctx;
+	char msg[sizeof ctx->msg];
+	memcpy(msg, ctx->msg, sizeof msg);
+	ct_status saved = ctx->status;
+	put_back(k, &kp);
+	ctx->status = saved;
+	memcpy(ctx->msg, msg, sizeof msg);
+	return st;
+}
+
 ct_status ct_kernel_run_selected(ct_selector *s, const ct_run_options *o, ct_run_result *r,
                                  ct_solution *sol)
 {
@@ -774,6 +813,8 @@ ct_status ct_kernel_run_selected(ct_selector *s, const ct_run_options *o, ct_run
 	st = ct_select(s, sizes, s->nsizes, sol);
 	if (st)
 		return st;
+	if (is_opencl(k))
+		return run_selected_opencl(s, o, r, sol);
 	int64_t threads = k->ctx->threads;
 	if (o->threads > 0)
 		k->ctx->threads = o->threads;
