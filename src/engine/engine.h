@@ -57,6 +57,41 @@ int entry_param_count(const ct_kernel *k);
 void entry_args_fill(const ct_kernel *k, void *const *bufs, const int64_t *pv, const int64_t *slots, void **args,
                      int64_t *params);
 
+/* ------------------------------------------------------------ the check before first use (selftest.c) */
+
+/* The interpreter's budget of a test instance: flops plus array elements
+ * (about 0.1 to 0.3 s). A kernel whose compile-time sizes cost more is
+ * not checked before use (docs/LIBRARY.md, "Checked before first use"). */
+#define SELFTEST_BUDGET 8.0e6
+#define CT_MAX_SELFTEST_PARAMS 256
+
+typedef enum selftest_verdict { SELFTEST_SKIPPED, SELFTEST_OK, SELFTEST_BAD } selftest_verdict;
+
+/* A compiled entry to test: the plain one, or the checked one instead. */
+typedef struct selftest_fns {
+	int (*entry)(void *const *, const int64_t *);
+	int (*checked)(void *const *, const int64_t *, void *);
+} selftest_fns;
+
+typedef struct selftest_result {
+	selftest_verdict verdict; /* SKIPPED: no affordable instance the interpreter takes */
+	double max_rel_error;
+	char array[64];     /* the first array that differs */
+	char instance[256]; /* the params of the instance tested ("N=12, L=37") */
+} selftest_result;
+
+/* Run f on a test instance of k (its compile-time params as they are, its
+ * runtime params 37, else 9, else 2: the first instance within
+ * SELFTEST_BUDGET that the interpreter runs) on the ctx seed's data and
+ * compare with the unscheduled reference. k's params are put back. An
+ * error (out of memory, a checked entry's bounds failure) is returned;
+ * wrong results are res->verdict SELFTEST_BAD, not an error. */
+ct_status selftest_run(ct_kernel *k, const selftest_fns *f, selftest_result *res);
+/* The verdict kept for the module named digest (the code cache's key
+ * digest: compiler, flags, source), SKIPPED when none is kept. */
+selftest_verdict selftest_verdict_get(ct_ctx *ctx, const char *digest);
+void selftest_verdict_put(ct_ctx *ctx, const char *digest, selftest_verdict v);
+
 /* The native engine (engine/native.c): compile (or fetch from the code cache), run
  * and verify. Fills r; CT_ERR_UNSUPPORTED where no native engine is built. */
 ct_status run_native(ct_kernel *k, const ct_run_options *o, ct_run_result *r);

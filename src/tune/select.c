@@ -354,6 +354,24 @@ static void put_back(ct_kernel *k, const kept *kp)
 	(void)ct_kernel_recheck(k);
 }
 
+/* put_back after a failure: the failure's error stays the ctx's (the
+ * recheck would replace it). */
+static void put_back_keep_error(ct_kernel *k, const kept *kp)
+{
+	ct_ctx *ctx = k->ctx;
+	char msg[sizeof ctx->msg], file[sizeof ctx->file];
+	memcpy(msg, ctx->msg, sizeof msg);
+	memcpy(file, ctx->file, sizeof file);
+	ct_status saved = ctx->status;
+	int line = ctx->line, col = ctx->col;
+	put_back(k, kp);
+	ctx->status = saved;
+	memcpy(ctx->msg, msg, sizeof msg);
+	memcpy(ctx->file, file, sizeof file);
+	ctx->line = line;
+	ctx->col = col;
+}
+
 /* ------------------------------------------------------------ selecting */
 
 static double class_distance(const ct_selector *s, const int64_t *a, const int64_t *b)
@@ -636,9 +654,11 @@ static ct_status run_piece(ct_selector *s, const ct_solution *sol, int i, void *
 		void (*set_threads)(int) = NULL;
 		if (!st)
 			st = native_entry_load(k, &fn, &set_threads, &how, &secs);
-		put_back(k, &kp);
-		if (st)
+		if (st) {
+			put_back_keep_error(k, &kp);
 			return st;
+		}
+		put_back(k, &kp);
 		if (set_threads && k->ctx->threads > 0)
 			set_threads((int)k->ctx->threads);
 		if (m)
@@ -770,14 +790,10 @@ static ct_status run_selected_opencl(ct_selector *s, const ct_run_options *o, ct
 		st = ct_kernel_recheck(k);
 	if (!st)
 		st = ct_kernel_run(k, o, r);
-	/* the run's error survives putting the params back */
-	ct_ctx *ctx = k->ctx;
-	char msg[sizeof ctx->msg];
-	memcpy(msg, ctx->msg, sizeof msg);
-	ct_status saved = ctx->status;
-	put_back(k, &kp);
-	ctx->status = saved;
-	memcpy(ctx->msg, msg, sizeof msg);
+	if (st)
+		put_back_keep_error(k, &kp);
+	else
+		put_back(k, &kp);
 	return st;
 }
 
