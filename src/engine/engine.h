@@ -136,11 +136,12 @@ ct_status native_entry_fns(ct_kernel *k, int (**entry)(void *const *, const int6
 /* Write data to path atomically (a temp file renamed into place). */
 ct_status aot_write_atomic(ct_ctx *ctx, const char *path, const char *data, size_t len);
 /* Compile the package source src into lib_a and lib_so (through obj,
- * removed after) with the code cache's compiler, -O3 -march=native; lib
- * (e.g. "-lOpenCL", or NULL) is linked into lib_so; openmp: apply k's
+ * removed after) with the code cache's compiler and compile policy
+ * (jit_policy_flags: -O3 -march=native ...), then extra (a flag, or NULL);
+ * lib (e.g. "-lOpenCL", or NULL) is linked into lib_so; openmp: apply k's
  * OpenMP flags (host kernels). */
 ct_status aot_compile_package(ct_kernel *k, const char *src, const char *obj, const char *lib_a, const char *lib_so,
-                              const char *lib, bool openmp);
+                              const char *lib, bool openmp, const char *extra);
 /* The package of a plan(target=opencl) kernel (oclpkg.c): DIR/NAME.cl,
  * NAME.h, NAME.c (the host wrapper embedding the source and this device's
  * binary), libNAME.a, libNAME.so. */
