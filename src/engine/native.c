@@ -188,8 +188,8 @@ static ct_status load_module(ct_kernel *k, bool checked, const char *src, size_t
 
 /* Load src under co and check it before its first use (selftest.c): the
  * verdict kept with the module, else a test instance against the
- * interpreter. A module found wrong is evicted (memo and disk) and its
- * verdict kept, so the next load goes straight to the fallback. */
+ * interpreter. A module found wrong keeps its verdict, so the next load
+ * goes straight to the fallback. */
 static ct_status load_tested(ct_kernel *k, bool checked, const char *src, size_t len, const ct_compile_options *co,
                              native_fns *fns, ct_run_result *r, selftest_result *res)
 {
@@ -215,9 +215,9 @@ static ct_status load_tested(ct_kernel *k, bool checked, const char *src, size_t
 	st = selftest_run(k, &f, res);
 	if (st)
 		return st;
+	/* a wrong module stays on disk marked "bad": never loaded again, and
+	 * never compiled again (the next load goes straight to the fallback) */
 	selftest_verdict_put(ctx, digest, res->verdict);
-	if (res->verdict == SELFTEST_BAD)
-		(void)jit_evict(ctx, src, len, co);
 	return CT_OK;
 }
 

@@ -149,36 +149,30 @@ ct_status selftest_run(ct_kernel *k, const selftest_fns *f, selftest_result *res
 
 /* ------------------------------------------------------------ verdicts kept with the module */
 
-/* The blob key of the verdict of the module named digest. */
-static size_t verdict_key(const char *digest, char *key, size_t cap)
+/* A verdict holds for the budget it was reached under (a larger budget may
+ * test a kernel that was skipped). */
+static void verdict_text(selftest_verdict v, char *buf, size_t cap)
 {
-	int n = snprintf(key, cap, "cachet selftest verdict 1\nmodule %s\nbudget %.0f\n", digest, SELFTEST_BUDGET);
-	return n > 0 && (size_t)n < cap ? (size_t)n : 0;
+	snprintf(buf, cap, "%s budget %.0f\n", v == SELFTEST_OK ? "ok" : "bad", SELFTEST_BUDGET);
 }
 
 selftest_verdict selftest_verdict_get(ct_ctx *ctx, const char *digest)
 {
-	char key[256];
-	size_t klen = verdict_key(digest, key, sizeof key);
-	void *data = NULL;
-	size_t n = 0;
-	if (!klen || jit_blob_get(ctx, key, klen, &data, &n) != CT_OK) {
-		ct_ctx_clear_error(ctx);
+	char got[64], want[64];
+	if (!jit_verdict_get(ctx, digest, got, sizeof got))
 		return SELFTEST_SKIPPED;
-	}
-	selftest_verdict v = SELFTEST_SKIPPED;
-	if (data && n == 2 && memcmp(data, "ok", 2) == 0)
-		v = SELFTEST_OK;
-	else if (data && n == 3 && memcmp(data, "bad", 3) == 0)
-		v = SELFTEST_BAD;
-	free(data);
-	return v;
+	verdict_text(SELFTEST_OK, want, sizeof want);
+	if (strcmp(got, want) == 0)
+		return SELFTEST_OK;
+	verdict_text(SELFTEST_BAD, want, sizeof want);
+	return strcmp(got, want) == 0 ? SELFTEST_BAD : SELFTEST_SKIPPED;
 }
 
 void selftest_verdict_put(ct_ctx *ctx, const char *digest, selftest_verdict v)
 {
-	char key[256];
-	size_t klen = verdict_key(digest, key, sizeof key);
-	if (klen && v != SELFTEST_SKIPPED)
-		jit_blob_put(ctx, key, klen, v == SELFTEST_OK ? "ok" : "bad", v == SELFTEST_OK ? 2 : 3);
+	char text[64];
+	if (v == SELFTEST_SKIPPED)
+		return;
+	verdict_text(v, text, sizeof text);
+	jit_verdict_put(ctx, digest, text);
 }

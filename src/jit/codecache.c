@@ -624,6 +624,20 @@ ct_status jit_evict(ct_ctx *ctx, const char *src, size_t len, const ct_compile_o
 	return CT_OK;
 }
 
+bool jit_verdict_get(ct_ctx *ctx, const char *digest, char *buf, size_t cap)
+{
+	jit_state *st = jit_state_get(ctx);
+	buf[0] = 0;
+	return st && !st->no_cache && jit_disk_verdict_get(st, digest, buf, cap);
+}
+
+void jit_verdict_put(ct_ctx *ctx, const char *digest, const char *text)
+{
+	jit_state *st = jit_state_get(ctx);
+	if (st && !st->no_cache)
+		jit_disk_verdict_put(st, digest, text);
+}
+
 ct_status jit_key(ct_ctx *ctx, const char *src, size_t len, const ct_compile_options *o,
                   char hex[JIT_DIGEST_HEX], char **text)
 {

@@ -151,6 +151,13 @@ ct_status jit_evict(ct_ctx *ctx, const char *src, size_t len, const ct_compile_o
 /* The compiler options o name, as "'cmd' (first line of its --version)",
  * into buf (cap bytes), for messages that suspect the compiler. */
 void jit_compiler_line(ct_ctx *ctx, const ct_compile_options *o, char *buf, size_t cap);
+/* The verdict kept with the module named digest on disk (a short text:
+ * the check before first use, engine/selftest.c), read into buf (cap
+ * bytes): false when there is none (no entry, no verdict, the disk cache
+ * off). put writes it next to the entry's kernel.so (atomically; best
+ * effort: nothing without an entry). It lives and goes with the entry. */
+bool jit_verdict_get(ct_ctx *ctx, const char *digest, char *buf, size_t cap);
+void jit_verdict_put(ct_ctx *ctx, const char *digest, const char *text);
 /* Use version v instead of CACHET_VERSION in keys (tests of key sensitivity). */
 ct_status jit_set_version(ct_ctx *ctx, const char *v);
 /* Drop the module memo and unload every module (benchmarks: forces the next
@@ -249,6 +256,9 @@ bool jit_disk_lookup(jit_state *st, const jit_config *cfg, const char *src, size
  * folder renamed into place). Failures are warnings: the cache is optional. */
 void jit_disk_publish(jit_state *st, const jit_config *cfg, const char *src, size_t len,
                       const char *digest, const unsigned char *so_bytes, size_t so_len);
+/* The verdict file of the entry named digest (jit_verdict_get/put). */
+bool jit_disk_verdict_get(jit_state *st, const char *digest, char *buf, size_t cap);
+void jit_disk_verdict_put(jit_state *st, const char *digest, const char *text);
 /* Remove the entry named digest, if there is one (a module whose results
  * proved wrong: it must not be loaded again). */
 void jit_disk_remove(jit_state *st, const char *digest);

@@ -23,13 +23,14 @@ cmp -s "$tmp/evilcc" "$tmp/goodcc" && bad "the fixed wrapper is the same file" |
 
 # newly compiled code is checked against the interpreter before its first use (issue 34): the
 # wrong binary is refused, also unverified, also after a fallback compile (the wrapper breaks
-# that too), and neither binary is left on disk
+# that too); both stay on disk marked "bad", never loaded again
 expect "the miscompiling wrapper, unverified: refused before first use" 1 \
 	"kernel 'scale': its compiled code gives wrong results .*also compiled with -fno-tree-vectorize: a miscompile by the C compiler '$tmp/evilcc' .* is suspected" \
 	"$CACHET" run "$f" --cc "$tmp/evilcc" --no-verify --json
 expect "verified: refused too" 1 'a miscompile by the C compiler' "$CACHET" run "$f" --cc "$tmp/evilcc" --json
 n=$(find "$CACHET_CACHE_DIR/code-v1" -name kernel.so 2>/dev/null | wc -l)
-[ "$n" = 0 ] && ok || bad "a binary that failed its check is still on disk ($n entries)"
+nb=$(find "$CACHET_CACHE_DIR/code-v1" -name verdict -exec grep -l '^bad ' {} + 2>/dev/null | wc -l)
+[ "$n" = 2 ] && [ "$nb" = 2 ] && ok || bad "want the 2 wrong binaries marked bad on disk ($n entries, $nb bad)"
 expect "again: the kept verdict refuses it without compiling" 1 'found by an earlier check, whose verdict is kept' \
 	"$CACHET" run "$f" --cc "$tmp/evilcc" --json
 
