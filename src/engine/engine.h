@@ -81,8 +81,8 @@ typedef struct selftest_result {
 } selftest_result;
 
 /* Run f on a test instance of k (its compile-time params as they are, its
- * runtime params 37, else 9, else 2: the first instance within
- * SELFTEST_BUDGET that the interpreter runs) on the ctx seed's data and
+ * runtime params 37, else 9, else 2, else the values the caller set: the
+ * first instance within SELFTEST_BUDGET that the interpreter runs) on the ctx seed's data and
  * compare with the unscheduled reference. k's params are put back. An
  * error (out of memory, a checked entry's bounds failure) is returned;
  * wrong results are res->verdict SELFTEST_BAD, not an error. */

@@ -122,11 +122,16 @@ ct_status selftest_run(ct_kernel *k, const selftest_fns *f, selftest_result *res
 		saved_h[i] = k->params[i].has_value;
 	}
 	ct_status st = CT_OK;
-	size_t ncand = nrt ? sizeof rt_candidates / sizeof *rt_candidates : 1;
+	/* the candidates, then the values the caller gave (-D), when it gave them all */
+	bool given = true;
+	for (int i = 0; i < k->nparams; i++)
+		given = given && saved_h[i];
+	size_t nc = sizeof rt_candidates / sizeof *rt_candidates;
+	size_t ncand = nrt ? nc + (given ? 1 : 0) : 1;
 	for (size_t c = 0; c < ncand && !st && res->verdict == SELFTEST_SKIPPED; c++) {
 		for (int i = 0; i < k->nparams; i++)
 			if (k->params[i].runtime) {
-				k->params[i].value = rt_candidates[c];
+				k->params[i].value = c < nc ? rt_candidates[c] : saved_v[i];
 				k->params[i].has_value = true;
 			}
 		if (ir_params_need_values(k) != CT_OK) {
