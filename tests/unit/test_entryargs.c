@@ -136,11 +136,46 @@ static void test_run_and_callable(void)
 	}
 }
 
+/* The selector never runs a plan(target=opencl) kernel's host pieces in
+ * the device's place (issue 34: it ran the host C version silently). */
+static void test_selector_opencl_pieces_refused(void)
+{
+	static const char text[] = "kernel ocltune\n"
+				   "param N = 24\n"
+				   "param T = 4 tune {4, 8}\n"
+				   "array A : f32[N] input\n"
+				   "array Y : f32[N] output\n"
+				   "for (i: N) { Y[i] = A[i] * 2 }\n"
+				   "schedule { ii = split(i, T) }\n"
+				   "plan(target=opencl) { }\n";
+	ct_ctx *ctx = ct_ctx_new();
+	ct_kernel *k = parse(ctx, text);
+	char dir[] = "/tmp/ct_entryargs_XXXXXX";
+	CHECK(mkdtemp(dir) != NULL);
+	ct_selector *s = k ? ct_selector_new(k, dir) : NULL;
+	CHECK(s != NULL);
+	if (s) {
+		int64_t sizes[1] = {24};
+		ct_solution sol;
+		CHECKF(ct_select(s, sizes, 1, &sol) == CT_OK, "%s", ct_ctx_last_message(ctx));
+		CHECK(sol.npieces == 1);
+		float a[24] = {0}, y[24];
+		void *bufs[2] = {a, y};
+		CHECK(ct_solution_run(s, &sol, bufs) == CT_ERR_UNSUPPORTED);
+		CHECKF(strstr(ct_ctx_last_message(ctx), "targets OpenCL"), "%s", ct_ctx_last_message(ctx));
+		ct_selector_free(s);
+	}
+	ct_kernel_free(k);
+	ct_ctx_free(ctx);
+	(void)rmdir(dir);
+}
+
 int main(void)
 {
 	RUN(test_layout);
 	RUN(test_selector_strided);
 	RUN(test_selector_strided_pieces);
 	RUN(test_run_and_callable);
+	RUN(test_selector_opencl_pieces_refused);
 	return h_report();
 }
