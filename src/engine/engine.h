@@ -75,6 +75,7 @@ typedef struct selftest_fns {
 
 typedef struct selftest_result {
 	selftest_verdict verdict; /* SKIPPED: no affordable instance the interpreter takes */
+	bool kept;                /* the verdict was kept from an earlier check (nothing below is set) */
 	double max_rel_error;
 	char array[64];     /* the first array that differs */
 	char instance[256]; /* the params of the instance tested ("N=12, L=37") */

@@ -199,7 +199,7 @@ static ct_status load_tested(ct_kernel *k, bool checked, const char *src, size_t
 	/* a module already found wrong is not compiled again */
 	if (jit_key(ctx, src, len, co, digest, NULL) == CT_OK && selftest_verdict_get(ctx, digest) == SELFTEST_BAD) {
 		res->verdict = SELFTEST_BAD;
-		snprintf(res->instance, sizeof res->instance, "kept verdict");
+		res->kept = true;
 		return CT_OK;
 	}
 	ct_ctx_clear_error(ctx);
@@ -227,7 +227,7 @@ static ct_status refuse_miscompiled(ct_kernel *k, const ct_compile_options *co, 
 {
 	char cc[300], why[400];
 	jit_compiler_line(k->ctx, co, cc, sizeof cc);
-	if (strcmp(res->instance, "kept verdict") == 0)
+	if (res->kept)
 		snprintf(why, sizeof why, "found by an earlier check, whose verdict is kept with the code");
 	else
 		snprintf(why, sizeof why, "test instance %s: array '%s', max relative error %.3g", res->instance,
@@ -241,10 +241,41 @@ static ct_status refuse_miscompiled(ct_kernel *k, const ct_compile_options *co, 
 			k->name, why, JIT_FALLBACK_FLAG, cc);
 }
 
+/* k's code src was found wrong under the policy (options co, result
+ * first): load it again with JIT_FALLBACK_FLAG (no auto-vectorization) and
+ * use it, with a warning when the wrong result is news, when that is
+ * right; else refuse it. */
+static ct_status load_fallback(ct_kernel *k, bool checked, const char *src, size_t len, const ct_compile_options *co,
+                               const selftest_result *first, native_fns *fns, ct_run_result *r)
+{
+	const char *flags[8];
+	int n = 0;
+	for (int i = 0; i < co->nflags && n < 7; i++)
+		flags[n++] = co->flags[i];
+	flags[n++] = JIT_FALLBACK_FLAG;
+	ct_compile_options fb = *co;
+	fb.flags = flags;
+	fb.nflags = n;
+	selftest_result res;
+	ct_status st = load_tested(k, checked, src, len, &fb, fns, r, &res);
+	if (st)
+		return st;
+	if (res.verdict == SELFTEST_BAD)
+		return refuse_miscompiled(k, co, first->kept ? &res : first);
+	if (!first->kept) {
+		char cc[300];
+		jit_compiler_line(k->ctx, co, cc, sizeof cc);
+		jit_warn_ctx(k->ctx,
+			     "kernel '%s': its code compiled by %s gave wrong results (test instance %s: "
+			     "array '%s', max relative error %.3g), a suspected compiler bug; compiled again "
+			     "with %s, which is right (docs/LIBRARY.md, \"The compile policy\")",
+			     k->name, cc, first->instance, first->array, first->max_rel_error, JIT_FALLBACK_FLAG);
+	}
+	return CT_OK;
+}
+
 /* Generate k's code, load it through the code cache, check it before its
- * first use; fill fns from it. Code found wrong under the compile policy
- * is compiled again with JIT_FALLBACK_FLAG (no auto-vectorization) and
- * used, with a warning, when that is right; else refused. */
+ * first use (load_tested; load_fallback when it is wrong); fill fns. */
 static ct_status generate_and_load(ct_kernel *k, bool checked, native_fns *fns, ct_run_result *r)
 {
 	size_t len = 0;
@@ -255,29 +286,8 @@ static ct_status generate_and_load(ct_kernel *k, bool checked, native_fns *fns, 
 	native_options(k, checked, &co);
 	selftest_result res;
 	ct_status st = load_tested(k, checked, src, len, &co, fns, r, &res);
-	if (!st && res.verdict == SELFTEST_BAD) {
-		const char *flags[8];
-		int n = 0;
-		for (int i = 0; i < co.nflags && n < 7; i++)
-			flags[n++] = co.flags[i];
-		flags[n++] = JIT_FALLBACK_FLAG;
-		ct_compile_options fb = co;
-		fb.flags = flags;
-		fb.nflags = n;
-		selftest_result first = res;
-		st = load_tested(k, checked, src, len, &fb, fns, r, &res);
-		if (!st && res.verdict == SELFTEST_BAD)
-			st = refuse_miscompiled(k, &co, strcmp(first.instance, "kept verdict") ? &first : &res);
-		else if (!st && strcmp(first.instance, "kept verdict") != 0) {
-			char cc[300];
-			jit_compiler_line(k->ctx, &co, cc, sizeof cc);
-			jit_warn_ctx(k->ctx,
-				     "kernel '%s': its code compiled by %s gave wrong results (test instance %s: "
-				     "array '%s', max relative error %.3g), a suspected compiler bug; compiled again "
-				     "with %s, which is right (docs/LIBRARY.md, \"The compile policy\")",
-				     k->name, cc, first.instance, first.array, first.max_rel_error, JIT_FALLBACK_FLAG);
-		}
-	}
+	if (!st && res.verdict == SELFTEST_BAD)
+		st = load_fallback(k, checked, src, len, &co, &res, fns, r);
 	free(src);
 	return st;
 }
