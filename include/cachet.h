@@ -297,10 +297,14 @@ typedef struct ct_callable ct_callable;
  * and return a handle to call it. The compile-time params are fixed now;
  * the runtime params are given at each call. k is kept: it must outlive
  * the handle (later ct_kernel_set_param calls on k do not change it).
+ * Newly compiled code is checked against the interpreter on a test
+ * instance before the handle is given (docs/LIBRARY.md, "Checked before
+ * first use").
  * NULL with the ctx's error: CT_ERR_USAGE when k's params changed since its
  * last successful check, CT_ERR_UNSUPPORTED for an OpenCL kernel,
- * CT_ERR_COMPILE, CT_ERR_NOMEM. Free with ct_callable_free before k and its
- * ctx. */
+ * CT_ERR_COMPILE, CT_ERR_VERIFY when the compiled code gives wrong results
+ * (a suspected compiler bug), CT_ERR_NOMEM. Free with ct_callable_free
+ * before k and its ctx. */
 CT_API CT_GIVE ct_callable *ct_kernel_compile(CT_KEEP ct_kernel *k);
 /* Run h once. args: one buffer per array of the kernel in declaration order,
  * temps left out (ct_callable_arg_count of them), each holding
@@ -350,8 +354,10 @@ CT_API ct_status ct_kernel_memo_set_max(CT_KEEP ct_ctx *ctx, int64_t entries);
  * missing): dir/NAME.h (the prototype, each argument's shape, type, layout
  * and role in a comment), dir/libNAME.a, dir/libNAME.so and the generated
  * dir/NAME.c, so a C program calls cachet_NAME with no cachet at run time.
- * Files are replaced atomically. Uses $CC (default cc) with -O3
- * -march=native: the package is for this machine. */
+ * Files are replaced atomically. Uses $CC (default cc) with the compile
+ * policy (-O3 -march=native ...): the package is for this machine. The
+ * library is checked against the interpreter before it ships:
+ * CT_ERR_VERIFY, and no library left, when it gives wrong results. */
 CT_API ct_status ct_kernel_build(CT_KEEP ct_kernel *k, CT_KEEP const char *dir);
 
 /* ---------------------------------------------------------------- compile, load, module memo and code cache (src/jit) */
@@ -1279,8 +1285,10 @@ CT_API ct_status ct_select(CT_KEEP ct_selector *s, CT_KEEP const int64_t *sizes,
 			   CT_KEEP ct_solution *sol);
 /* Run sol on buffers (one per array of the kernel, as ct_interp_run takes
  * them, for the sizes it was selected for): each piece is compiled (or
- * fetched from the kernel memo or the code cache) and run in order on its
- * block of the arrays.
+ * fetched from the kernel memo or the code cache, and checked against the
+ * interpreter before its first use) and run in order on its block of the
+ * arrays. A plan(target=opencl) kernel is CT_ERR_UNSUPPORTED (its pieces
+ * would be host code; ct_kernel_run_selected runs it on the device).
  * k's params are left as they were. */
 CT_API ct_status ct_solution_run(CT_KEEP ct_selector *s, CT_KEEP const ct_solution *sol,
 				 CT_KEEP void *const *buffers);
@@ -1288,7 +1296,9 @@ CT_API ct_status ct_solution_run(CT_KEEP ct_selector *s, CT_KEEP const ct_soluti
  * select the solution for its sizes (into *sol), run it on deterministic
  * inputs o->repeat times (after one untimed run that loads its pieces) and
  * verify it against the unscheduled interpreter when o->verify. Only the
- * native engine, unchecked (o->checked set: CT_ERR_UNSUPPORTED). */
+ * native engine, unchecked (o->checked set: CT_ERR_UNSUPPORTED); a
+ * plan(target=opencl) kernel runs whole on the OpenCL engine at the
+ * selected values (r->engine "opencl"). */
 CT_API ct_status ct_kernel_run_selected(CT_KEEP ct_selector *s, CT_KEEP const ct_run_options *o,
 					CT_KEEP ct_run_result *r, CT_KEEP ct_solution *sol);
 

@@ -111,7 +111,7 @@ static char *make_header(const ct_kernel *k)
 }
 
 ct_status aot_compile_package(ct_kernel *k, const char *src, const char *obj, const char *lib_a, const char *lib_so,
-                              const char *lib, bool openmp)
+                              const char *lib, bool openmp, const char *extra)
 {
 	ct_ctx *ctx = k->ctx;
 	jit_state *js = jit_state_get(ctx);
@@ -124,7 +124,7 @@ ct_status aot_compile_package(ct_kernel *k, const char *src, const char *obj, co
 		return ct_ctx_last_status(ctx);
 	/* compile once to an object, then archive it and link it; the words
 	 * are writable copies because exec takes char *const[] */
-	char o3[] = "-O3", march[] = "-march=native", fpic[] = "-fPIC", dc[] = "-c", dout[] = "-o";
+	char fpic[] = "-fPIC", dc[] = "-c", dout[] = "-o";
 	char shared[] = "-shared", lm[] = "-lm", arw[] = "ar", rcs[] = "rcs";
 	char p_src[4096], p_obj[4096], p_a[4096], p_so[4096], p_lib[256];
 	snprintf(p_src, sizeof p_src, "%s", src);
@@ -136,7 +136,19 @@ ct_status aot_compile_package(ct_kernel *k, const char *src, const char *obj, co
 	int n = 0;
 	for (int i = 0; i < cc->nwords && n < 48; i++)
 		argv[n++] = cc->words[i];
-	char *flags[] = {o3, march, fpic, dc, dout, p_obj, p_src};
+	/* the compile policy of native runs (jit_policy_flags), then extra */
+	const char *policy[JIT_POLICY_MAX];
+	int np = jit_policy_flags(cc, policy);
+	char p_pol[JIT_POLICY_MAX][64], p_extra[64];
+	for (int i = 0; i < np; i++) {
+		snprintf(p_pol[i], sizeof p_pol[i], "%s", policy[i]);
+		argv[n++] = p_pol[i];
+	}
+	if (extra) {
+		snprintf(p_extra, sizeof p_extra, "%s", extra);
+		argv[n++] = p_extra;
+	}
+	char *flags[] = {fpic, dc, dout, p_obj, p_src};
 	for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
 		argv[n++] = flags[i];
 	/* OpenMP for parallel loops, its simd pragmas for vectorized ones */
@@ -170,6 +182,85 @@ ct_status aot_compile_package(ct_kernel *k, const char *src, const char *obj, co
 	return st;
 }
 
+/* Check the package's shared library lib_so before it ships (selftest.c):
+ * a private copy is loaded (a path dlopen has not seen: a rebuilt
+ * library must not be answered by the earlier one) and its uniform entry
+ * run on a test instance against the interpreter. */
+static ct_status package_selftest(ct_kernel *k, const char *lib_so, selftest_result *res)
+{
+	ct_ctx *ctx = k->ctx;
+	const char *tmpdir = getenv("TMPDIR");
+	char dir[4096], copy[4200];
+	snprintf(dir, sizeof dir, "%s/cachet-pkgcheck-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
+	if (!mkdtemp(dir))
+		return ct_error(ctx, CT_ERR_IO, "cannot create a folder in %s: %s", dir, strerror(errno));
+	snprintf(copy, sizeof copy, "%s/lib%s.so", dir, k->name);
+	unsigned char *data = NULL;
+	size_t len = 0;
+	ct_status st = jit_read_file(ctx, lib_so, (size_t)1 << 30, &data, &len);
+	if (!st)
+		st = aot_write_atomic(ctx, copy, (const char *)data, len);
+	ct_free(ctx, data);
+	void *h = st ? NULL : dlopen(copy, RTLD_NOW | RTLD_LOCAL | (gen_c_openmp(k) == 2 ? RTLD_NODELETE : 0));
+	if (!st && !h) {
+		const char *e = dlerror();
+		st = ct_error(ctx, CT_ERR_COMPILE, "cannot load the package's library %s: %s", lib_so, e ? e : "?");
+	}
+	char fn[300], ename[300];
+	gen_symbol_names(k, fn, ename, sizeof fn);
+	void *sym = h ? dlsym(h, ename) : NULL;
+	if (!st && !sym)
+		st = ct_error(ctx, CT_ERR_COMPILE, "the package's library %s lacks symbol %s", lib_so, ename);
+	if (!st) {
+		selftest_fns f = {NULL, NULL};
+		memcpy(&f.entry, &sym, sizeof sym);
+		st = selftest_run(k, &f, res);
+	}
+	if (h)
+		dlclose(h);
+	unlink(copy);
+	rmdir(dir);
+	return st;
+}
+
+/* The package, checked before it ships: wrong under the compile policy,
+ * it is compiled again with JIT_FALLBACK_FLAG (a warning) and checked
+ * again; wrong again, its libraries are removed and the build fails. */
+static ct_status package_checked(ct_kernel *k, const char *path, const char *obj, const char *lib_a,
+                                 const char *lib_so)
+{
+	ct_ctx *ctx = k->ctx;
+	selftest_result res, first;
+	ct_status st = package_selftest(k, lib_so, &res);
+	if (st || res.verdict != SELFTEST_BAD)
+		return st;
+	first = res;
+	st = aot_compile_package(k, path, obj, lib_a, lib_so, NULL, true, JIT_FALLBACK_FLAG);
+	if (!st)
+		st = package_selftest(k, lib_so, &res);
+	char cc[300];
+	jit_compiler_line(ctx, NULL, cc, sizeof cc);
+	if (!st && res.verdict != SELFTEST_BAD) {
+		jit_warn_ctx(ctx,
+			     "kernel '%s': the package compiled by %s gave wrong results (test instance %s: array "
+			     "'%s', max relative error %.3g), a suspected compiler bug; it is built with %s, which "
+			     "is right (docs/LIBRARY.md, \"The compile policy\")",
+			     k->name, cc, first.instance, first.array, first.max_rel_error, JIT_FALLBACK_FLAG);
+		return CT_OK;
+	}
+	unlink(lib_a);
+	unlink(lib_so);
+	if (st)
+		return st;
+	return ct_error(ctx, CT_ERR_VERIFY,
+			"kernel '%s': the package's compiled code gives wrong results where the reference "
+			"interpreter is right (test instance %s: array '%s', max relative error %.3g), also "
+			"compiled with %s: a miscompile by the C compiler %s is suspected, and no library was "
+			"shipped. Workaround: another compiler ($CC, --cc clang-14) or another schedule or plan; "
+			"see docs/LIBRARY.md, \"The compile policy\"",
+			k->name, res.instance, res.array, res.max_rel_error, JIT_FALLBACK_FLAG, cc);
+}
+
 ct_status ct_kernel_build(ct_kernel *k, const char *dir)
 {
 	if (!k || !dir)
@@ -201,7 +292,9 @@ ct_status ct_kernel_build(ct_kernel *k, const char *dir)
 	if (!st)
 		st = aot_write_atomic(ctx, hpath, hdr, strlen(hdr));
 	if (!st)
-		st = aot_compile_package(k, path, obj, lib_a, lib_so, NULL, true);
+		st = aot_compile_package(k, path, obj, lib_a, lib_so, NULL, true, NULL);
+	if (!st)
+		st = package_checked(k, path, obj, lib_a, lib_so);
 	free(src);
 	free(hdr);
 	return st;

@@ -1,7 +1,6 @@
 /* callable.c: ct_kernel_compile -> a native entry point the user calls on their own buffers. */
 #include "gen/gen.h"
 #include "engine/engine.h"
-#include "ir/slots.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -48,7 +47,7 @@ void ct_callable_free(ct_callable *h)
 static ct_status callable_layout(ct_callable *h)
 {
 	ct_kernel *k = h->k;
-	h->nslots = k->nparams + view_slots(k);
+	h->nslots = entry_param_count(k);
 	h->pv = ct_alloc(k->ctx, sizeof *h->pv * ((size_t)h->nslots + 1));
 	h->rt = ct_alloc(k->ctx, sizeof *h->rt * ((size_t)k->nparams + 1));
 	if (!h->pv || !h->rt)
@@ -124,7 +123,7 @@ static ct_status callable_bind(const ct_callable *h, void *const *user, const in
 						k->name, arr->name);
 		}
 	}
-	view_dense_values(k, pv, pv + k->nparams);
+	entry_args_fill(k, (void *const *)args, pv, NULL, args, pv);
 	return CT_OK;
 }
 

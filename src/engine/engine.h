@@ -38,6 +38,61 @@ typedef ct_status (*run_once_fn)(void *ud, void *const *buffers);
  * reference when o->verify (CT_ERR_VERIFY on a mismatch). */
 ct_status run_measure(ct_kernel *k, const ct_run_options *o, run_once_fn once, void *ud, ct_run_result *r);
 
+/* ------------------------------------------------------------ the entry's arguments (entryargs.c) */
+
+/* The one argument layout of a compiled kernel's uniform entry
+ * (gen_entry_fn), for every path into it: ct_kernel_run, the selector's
+ * pieces, callables (and Python through them), kernels on views and the
+ * build-time check of packages. args: one pointer per array in declaration
+ * order, temps NULL; params: entry_param_count(k) values, every param's
+ * value in declaration order, then each strided array's base offset and
+ * strides (ir/slots.h). */
+int entry_param_count(const ct_kernel *k);
+/* Fill args (k->narrays) and params (entry_param_count(k)) from bufs (one
+ * per array; NULL: every pointer NULL), the param values pv (k->nparams)
+ * and the strided arrays' slots (view_slots(k) values; NULL: each strided
+ * array dense in its declared layout under pv, base 0); args NULL: the
+ * params only (the caller's buffers are already one per array). args and
+ * params may be bufs and pv themselves. */
+void entry_args_fill(const ct_kernel *k, void *const *bufs, const int64_t *pv, const int64_t *slots, void **args,
+                     int64_t *params);
+
+/* ------------------------------------------------------------ the check before first use (selftest.c) */
+
+/* The interpreter's budget of a test instance: flops plus array elements
+ * (about 0.1 to 0.3 s). A kernel whose compile-time sizes cost more is
+ * not checked before use (docs/LIBRARY.md, "Checked before first use"). */
+#define SELFTEST_BUDGET 8.0e6
+#define CT_MAX_SELFTEST_PARAMS 256
+
+typedef enum selftest_verdict { SELFTEST_SKIPPED, SELFTEST_OK, SELFTEST_BAD } selftest_verdict;
+
+/* A compiled entry to test: the plain one, or the checked one instead. */
+typedef struct selftest_fns {
+	int (*entry)(void *const *, const int64_t *);
+	int (*checked)(void *const *, const int64_t *, void *);
+} selftest_fns;
+
+typedef struct selftest_result {
+	selftest_verdict verdict; /* SKIPPED: no affordable instance the interpreter takes */
+	bool kept;                /* the verdict was kept from an earlier check (nothing below is set) */
+	double max_rel_error;
+	char array[64];     /* the first array that differs */
+	char instance[256]; /* the params of the instance tested ("N=12, L=37") */
+} selftest_result;
+
+/* Run f on a test instance of k (its compile-time params as they are, its
+ * runtime params 37, else 9, else 2, else the values the caller set: the
+ * first instance within SELFTEST_BUDGET that the interpreter runs) on the ctx seed's data and
+ * compare with the unscheduled reference. k's params are put back. An
+ * error (out of memory, a checked entry's bounds failure) is returned;
+ * wrong results are res->verdict SELFTEST_BAD, not an error. */
+ct_status selftest_run(ct_kernel *k, const selftest_fns *f, selftest_result *res);
+/* The verdict kept for the module named digest (the code cache's key
+ * digest: compiler, flags, source), SKIPPED when none is kept. */
+selftest_verdict selftest_verdict_get(ct_ctx *ctx, const char *digest);
+void selftest_verdict_put(ct_ctx *ctx, const char *digest, selftest_verdict v);
+
 /* The native engine (engine/native.c): compile (or fetch from the code cache), run
  * and verify. Fills r; CT_ERR_UNSUPPORTED where no native engine is built. */
 ct_status run_native(ct_kernel *k, const ct_run_options *o, ct_run_result *r);
@@ -82,11 +137,12 @@ ct_status native_entry_fns(ct_kernel *k, int (**entry)(void *const *, const int6
 /* Write data to path atomically (a temp file renamed into place). */
 ct_status aot_write_atomic(ct_ctx *ctx, const char *path, const char *data, size_t len);
 /* Compile the package source src into lib_a and lib_so (through obj,
- * removed after) with the code cache's compiler, -O3 -march=native; lib
- * (e.g. "-lOpenCL", or NULL) is linked into lib_so; openmp: apply k's
+ * removed after) with the code cache's compiler and compile policy
+ * (jit_policy_flags: -O3 -march=native ...), then extra (a flag, or NULL);
+ * lib (e.g. "-lOpenCL", or NULL) is linked into lib_so; openmp: apply k's
  * OpenMP flags (host kernels). */
 ct_status aot_compile_package(ct_kernel *k, const char *src, const char *obj, const char *lib_a, const char *lib_so,
-                              const char *lib, bool openmp);
+                              const char *lib, bool openmp, const char *extra);
 /* The package of a plan(target=opencl) kernel (oclpkg.c): DIR/NAME.cl,
  * NAME.h, NAME.c (the host wrapper embedding the source and this device's
  * binary), libNAME.a, libNAME.so. */

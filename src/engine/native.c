@@ -151,22 +151,16 @@ static char *emit_host(ct_kernel *k, bool checked, size_t *len)
 	return src;
 }
 
-/* Generate k's code, load it through the code cache; fill fns from it. */
-static ct_status generate_and_load(ct_kernel *k, bool checked, native_fns *fns, ct_run_result *r)
+/* Load src under co through the code cache and fill fns from it. */
+static ct_status load_module(ct_kernel *k, bool checked, const char *src, size_t len, const ct_compile_options *co,
+                             native_fns *fns, ct_run_result *r, char digest[JIT_DIGEST_HEX])
 {
-	size_t len = 0;
-	char *src = emit_host(k, checked, &len);
-	if (!src)
-		return ct_ctx_last_status(k->ctx);
-	ct_compile_options co;
-	native_options(k, checked, &co);
-	int omp = gen_c_openmp(k);
 	ct_module *m = NULL;
 	ct_load_info info;
-	ct_status st = ct_module_load(k->ctx, src, len, &co, &m, &info);
-	free(src);
+	ct_status st = ct_module_load(k->ctx, src, len, co, &m, &info);
 	if (st)
 		return st;
+	memcpy(digest, info.key, JIT_DIGEST_HEX);
 	r->code_cache = info.how;
 	r->compile_seconds = strcmp(info.how, "compiled") == 0 ? info.seconds : 0;
 	char fn[300], ename[300];
@@ -182,7 +176,7 @@ static ct_status generate_and_load(ct_kernel *k, bool checked, native_fns *fns, 
 	else
 		memcpy(&fns->entry, &sym, sizeof sym);
 	fns->set_threads = NULL;
-	if (omp == 2) {
+	if (gen_c_openmp(k) == 2) {
 		gen_threads_symbol(k, ename, sizeof ename);
 		sym = ct_module_symbol(m, ename);
 		if (!sym)
@@ -190,6 +184,112 @@ static ct_status generate_and_load(ct_kernel *k, bool checked, native_fns *fns, 
 		memcpy(&fns->set_threads, &sym, sizeof sym);
 	}
 	return CT_OK;
+}
+
+/* Load src under co and check it before its first use (selftest.c): the
+ * verdict kept with the module, else a test instance against the
+ * interpreter. A module found wrong keeps its verdict, so the next load
+ * goes straight to the fallback. */
+static ct_status load_tested(ct_kernel *k, bool checked, const char *src, size_t len, const ct_compile_options *co,
+                             native_fns *fns, ct_run_result *r, selftest_result *res)
+{
+	ct_ctx *ctx = k->ctx;
+	memset(res, 0, sizeof *res);
+	char digest[JIT_DIGEST_HEX];
+	/* a module already found wrong is not compiled again */
+	if (jit_key(ctx, src, len, co, digest, NULL) == CT_OK && selftest_verdict_get(ctx, digest) == SELFTEST_BAD) {
+		res->verdict = SELFTEST_BAD;
+		res->kept = true;
+		return CT_OK;
+	}
+	ct_ctx_clear_error(ctx);
+	ct_status st = load_module(k, checked, src, len, co, fns, r, digest);
+	if (st)
+		return st;
+	res->verdict = selftest_verdict_get(ctx, digest);
+	if (res->verdict == SELFTEST_OK)
+		return CT_OK;
+	selftest_fns f = {fns->entry, NULL};
+	if (checked)
+		memcpy(&f.checked, &fns->checked, sizeof f.checked);
+	st = selftest_run(k, &f, res);
+	if (st)
+		return st;
+	/* a wrong module stays on disk marked "bad": never loaded again, and
+	 * never compiled again (the next load goes straight to the fallback) */
+	selftest_verdict_put(ctx, digest, res->verdict);
+	return CT_OK;
+}
+
+/* The refusal of a kernel whose code is wrong under the policy and the
+ * fallback both. */
+static ct_status refuse_miscompiled(ct_kernel *k, const ct_compile_options *co, const selftest_result *res)
+{
+	char cc[300], why[400];
+	jit_compiler_line(k->ctx, co, cc, sizeof cc);
+	if (res->kept)
+		snprintf(why, sizeof why, "found by an earlier check, whose verdict is kept with the code");
+	else
+		snprintf(why, sizeof why, "test instance %s: array '%s', max relative error %.3g", res->instance,
+			 res->array, res->max_rel_error);
+	return ct_error(k->ctx, CT_ERR_VERIFY,
+			"kernel '%s': its compiled code gives wrong results where the reference interpreter is "
+			"right (%s), also compiled with %s: "
+			"a miscompile by the C compiler %s is suspected, and the code is not used. Workaround: "
+			"another compiler (--cc clang-14, $CC, ct_ctx_set_compiler) or another schedule or plan; "
+			"see docs/LIBRARY.md, \"The compile policy\"",
+			k->name, why, JIT_FALLBACK_FLAG, cc);
+}
+
+/* k's code src was found wrong under the policy (options co, result
+ * first): load it again with JIT_FALLBACK_FLAG (no auto-vectorization) and
+ * use it, with a warning when the wrong result is news, when that is
+ * right; else refuse it. */
+static ct_status load_fallback(ct_kernel *k, bool checked, const char *src, size_t len, const ct_compile_options *co,
+                               const selftest_result *first, native_fns *fns, ct_run_result *r)
+{
+	const char *flags[8];
+	int n = 0;
+	for (int i = 0; i < co->nflags && n < 7; i++)
+		flags[n++] = co->flags[i];
+	flags[n++] = JIT_FALLBACK_FLAG;
+	ct_compile_options fb = *co;
+	fb.flags = flags;
+	fb.nflags = n;
+	selftest_result res;
+	ct_status st = load_tested(k, checked, src, len, &fb, fns, r, &res);
+	if (st)
+		return st;
+	if (res.verdict == SELFTEST_BAD)
+		return refuse_miscompiled(k, co, first->kept ? &res : first);
+	if (!first->kept) {
+		char cc[300];
+		jit_compiler_line(k->ctx, co, cc, sizeof cc);
+		jit_warn_ctx(k->ctx,
+			     "kernel '%s': its code compiled by %s gave wrong results (test instance %s: "
+			     "array '%s', max relative error %.3g), a suspected compiler bug; compiled again "
+			     "with %s, which is right (docs/LIBRARY.md, \"The compile policy\")",
+			     k->name, cc, first->instance, first->array, first->max_rel_error, JIT_FALLBACK_FLAG);
+	}
+	return CT_OK;
+}
+
+/* Generate k's code, load it through the code cache, check it before its
+ * first use (load_tested; load_fallback when it is wrong); fill fns. */
+static ct_status generate_and_load(ct_kernel *k, bool checked, native_fns *fns, ct_run_result *r)
+{
+	size_t len = 0;
+	char *src = emit_host(k, checked, &len);
+	if (!src)
+		return ct_ctx_last_status(k->ctx);
+	ct_compile_options co;
+	native_options(k, checked, &co);
+	selftest_result res;
+	ct_status st = load_tested(k, checked, src, len, &co, fns, r, &res);
+	if (!st && res.verdict == SELFTEST_BAD)
+		st = load_fallback(k, checked, src, len, &co, &res, fns, r);
+	free(src);
+	return st;
 }
 
 /* A loaded kernel and its param values: one native run (run_once_fn). */
@@ -281,11 +381,11 @@ ct_status run_native(ct_kernel *k, const ct_run_options *o, ct_run_result *r)
 		fns.set_threads(n);
 		r->threads = capped_threads(k, n);
 	}
-	int64_t *params = calloc((size_t)k->nparams + (size_t)view_slots(k) + 1, sizeof *params);
+	int64_t *params = calloc((size_t)entry_param_count(k) + 1, sizeof *params);
 	if (!params)
 		return ct_error(k->ctx, CT_ERR_NOMEM, "out of memory");
 	ir_param_values(k, params);
-	view_dense_values(k, params, params + k->nparams);
+	entry_args_fill(k, NULL, params, NULL, NULL, params);
 	call.params = params;
 	st = run_measure(k, o, native_once, &call, r);
 	free(params);

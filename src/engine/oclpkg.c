@@ -417,7 +417,7 @@ ct_status gen_opencl_package(ct_kernel *k, const char *dir)
 	if (!st)
 		st = aot_write_atomic(ctx, p_c, src, strlen(src));
 	if (!st)
-		st = aot_compile_package(k, p_c, obj, lib_a, lib_so, "-lOpenCL", false);
+		st = aot_compile_package(k, p_c, obj, lib_a, lib_so, "-lOpenCL", false, NULL);
 	free(cl);
 	free(bin);
 	free(hdr);

@@ -376,6 +376,8 @@ static ct_status run_native_views(ct_kernel *k, const vrun *run, int threads)
 	if (st)
 		return st;
 	(void)used;
+	/* the slots prepare() filled from the views, in the one layout */
+	entry_args_fill(k, run->args, run->params, run->params + k->nparams, run->args, run->params);
 	if (entry(run->args, run->params) != 0)
 		return ct_error(k->ctx, CT_ERR_NOMEM, "the kernel could not allocate its temps and cache buffers");
 	return CT_OK;
@@ -404,7 +406,7 @@ ct_status ct_kernel_run_views(ct_kernel *k, ct_tensor *const *views, const ct_ru
 		return CT_ERR_USAGE;
 	vrun run;
 	run.args = calloc((size_t)k->narrays + 1, sizeof *run.args);
-	run.params = calloc((size_t)k->nparams + (size_t)view_slots(k) + 1, sizeof *run.params);
+	run.params = calloc((size_t)entry_param_count(k) + 1, sizeof *run.params);
 	run.nelem = calloc((size_t)k->narrays + 1, sizeof *run.nelem);
 	ct_status st = CT_OK;
 	if (!run.args || !run.params || !run.nelem)

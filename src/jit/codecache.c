@@ -286,6 +286,20 @@ static bool same_options(const jit_config *cfg, const char *cmd, const ct_compil
 	return true;
 }
 
+void jit_compiler_line(ct_ctx *ctx, const ct_compile_options *o, char *buf, size_t cap)
+{
+	jit_state *st = jit_state_get(ctx);
+	const char *cmd = o && o->cc         ? o->cc
+	                  : !st              ? "cc"
+	                  : st->cc_override  ? st->cc_override
+	                  : st->env_cc       ? st->env_cc
+	                                     : "cc";
+	jit_compiler *cc = st ? jit_compiler_get(st, cmd) : NULL;
+	const char *v = cc && cc->version ? cc->version : "";
+	size_t n = strcspn(v, "\n");
+	snprintf(buf, cap, "'%s' (%.*s)", cmd, (int)(n < 200 ? n : 200), n ? v : "version unknown");
+}
+
 /* The config for options o, built (and the compiler probed) on first use. */
 static jit_config *config_get(jit_state *st, const ct_compile_options *o)
 {
@@ -608,6 +622,20 @@ ct_status jit_evict(ct_ctx *ctx, const char *src, size_t len, const ct_compile_o
 	if (!st->no_cache && !o->no_cache)
 		jit_disk_remove(st, hex);
 	return CT_OK;
+}
+
+bool jit_verdict_get(ct_ctx *ctx, const char *digest, char *buf, size_t cap)
+{
+	jit_state *st = jit_state_get(ctx);
+	buf[0] = 0;
+	return st && !st->no_cache && jit_disk_verdict_get(st, digest, buf, cap);
+}
+
+void jit_verdict_put(ct_ctx *ctx, const char *digest, const char *text)
+{
+	jit_state *st = jit_state_get(ctx);
+	if (st && !st->no_cache)
+		jit_disk_verdict_put(st, digest, text);
 }
 
 ct_status jit_key(ct_ctx *ctx, const char *src, size_t len, const ct_compile_options *o,

@@ -579,19 +579,36 @@ fail:
 
 /* ------------------------------------------------------------ building */
 
-/* Fixed flags of every build, before the caller's. */
-static const char *const default_flags[] = {"-O3", "-march=native", "-fPIC", "-shared"};
+bool jit_compiler_is_clang(const jit_compiler *cc)
+{
+	return cc->version && strstr(cc->version, "clang") != NULL;
+}
+
+int jit_policy_flags(const jit_compiler *cc, const char **out)
+{
+	int n = 0;
+	out[n++] = "-O3";
+	out[n++] = "-march=native";
+	/* GCC 12.2's SLP vectorizer miscompiles valid kernels at -mavx512f
+	 * (docs/LIBRARY.md, "The compile policy"); off, it cost nothing
+	 * measurable on the examples: cachet emits the vector code of planned
+	 * kernels itself and the loop vectorizer stays on */
+	if (!jit_compiler_is_clang(cc))
+		out[n++] = "-fno-tree-slp-vectorize";
+	return n;
+}
 
 int jit_command(const jit_config *cfg, const char *so, const char *src, const char **argv, int cap)
 {
-	int need = cfg->cc->nwords + 4 + 1 + 3 + cfg->nextra + 1 + 1;
+	int need = cfg->cc->nwords + JIT_POLICY_MAX + 2 + 1 + 3 + cfg->nextra + 1 + 1;
 	if (cap < need)
 		return -1;
 	int k = 0;
 	for (int i = 0; i < cfg->cc->nwords; i++)
 		argv[k++] = cfg->cc->words[i];
-	for (size_t i = 0; i < sizeof default_flags / sizeof *default_flags; i++)
-		argv[k++] = default_flags[i];
+	k += jit_policy_flags(cfg->cc, argv + k);
+	argv[k++] = "-fPIC";
+	argv[k++] = "-shared";
 	if (cfg->openmp)
 		argv[k++] = "-fopenmp";
 	argv[k++] = "-o";

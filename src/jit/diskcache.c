@@ -33,6 +33,7 @@
 #define CODE_SUBDIR "code-v1"
 #define KEY_FILE "key"
 #define SO_FILE "kernel.so"
+#define VERDICT_FILE "verdict" /* the check before first use (engine/selftest.c): "ok" or "bad" */
 #define KEY_MAGIC "cachet-code-entry"
 #define KEY_FILE_MAX ((size_t)1 << 30)
 #define SCRATCH_BYTES ((size_t)64 * 1024)
@@ -490,6 +491,39 @@ void jit_disk_remove(jit_state *st, const char *digest)
 	struct stat sb;
 	if (jit_disk_ready(st) && entry_path(st, digest, NULL, dir, sizeof dir) && lstat(dir, &sb) == 0)
 		remove_entry(st, dir);
+}
+
+bool jit_disk_verdict_get(jit_state *st, const char *digest, char *buf, size_t cap)
+{
+	char path[PATH_MAX], why[256];
+	buf[0] = 0;
+	if (!jit_disk_ready(st) || !entry_path(st, digest, VERDICT_FILE, path, sizeof path) ||
+	    !jit_path_safe(path, false, false, why, sizeof why))
+		return false;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ssize_t n = read(fd, buf, cap - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	return n > 0;
+}
+
+void jit_disk_verdict_put(jit_state *st, const char *digest, const char *text)
+{
+	char dir[PATH_MAX], path[PATH_MAX], tmp[PATH_MAX];
+	struct stat sb;
+	if (!jit_disk_ready(st) || !entry_path(st, digest, NULL, dir, sizeof dir) ||
+	    !entry_path(st, digest, VERDICT_FILE, path, sizeof path) ||
+	    !jit_fmt(tmp, sizeof tmp, "%s/.tmp-verdict-%ld", dir, (long)getpid()) || lstat(dir, &sb) != 0)
+		return; /* no entry (the cache is off or the publish failed): nothing to keep it with */
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	bool ok = jit_write_all(fd, text, strlen(text));
+	ok = close(fd) == 0 && ok;
+	if (!ok || rename(tmp, path) != 0)
+		unlink(tmp);
 }
 
 bool jit_disk_lookup(jit_state *st, const jit_config *cfg, const char *src, size_t len,

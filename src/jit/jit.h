@@ -148,6 +148,16 @@ ct_status jit_key(ct_ctx *ctx, const char *src, size_t len, const ct_compile_opt
  * verification: a compiler that miscompiled must not be trusted twice).
  * Modules already loaded stay mapped. */
 ct_status jit_evict(ct_ctx *ctx, const char *src, size_t len, const ct_compile_options *o);
+/* The compiler options o name, as "'cmd' (first line of its --version)",
+ * into buf (cap bytes), for messages that suspect the compiler. */
+void jit_compiler_line(ct_ctx *ctx, const ct_compile_options *o, char *buf, size_t cap);
+/* The verdict kept with the module named digest on disk (a short text:
+ * the check before first use, engine/selftest.c), read into buf (cap
+ * bytes): false when there is none (no entry, no verdict, the disk cache
+ * off). put writes it next to the entry's kernel.so (atomically; best
+ * effort: nothing without an entry). It lives and goes with the entry. */
+bool jit_verdict_get(ct_ctx *ctx, const char *digest, char *buf, size_t cap);
+void jit_verdict_put(ct_ctx *ctx, const char *digest, const char *text);
 /* Use version v instead of CACHET_VERSION in keys (tests of key sensitivity). */
 ct_status jit_set_version(ct_ctx *ctx, const char *v);
 /* Drop the module memo and unload every module (benchmarks: forces the next
@@ -183,8 +193,22 @@ void jit_proc_free(ct_ctx *ctx, jit_proc *res);
 jit_compiler *jit_compiler_get(jit_state *st, const char *cmd);
 void jit_compiler_free(jit_state *st, jit_compiler *c);
 
+/* The native compile policy, the optimization flags of every build of
+ * generated code (modules and `cachet build` packages): -O3 -march=native,
+ * and for GCC -fno-tree-slp-vectorize (docs/LIBRARY.md, "The compile
+ * policy"). Writes at most JIT_POLICY_MAX flags (static strings) to out;
+ * returns their count. They are in the code cache's key (jit_command). */
+#define JIT_POLICY_MAX 4
+int jit_policy_flags(const jit_compiler *cc, const char **out);
+/* Whether cc is clang (its --version says so); else GCC-like. */
+bool jit_compiler_is_clang(const jit_compiler *cc);
+/* The fallback flags of a kernel whose code under the policy failed its
+ * check before first use: no auto-vectorization at all (the compiler's
+ * vectorizers are where the known miscompiles are). */
+#define JIT_FALLBACK_FLAG "-fno-tree-vectorize"
+
 /* The command line of a build under cfg into argv (cap entries): compiler
- * words, -O3 -march=native -fPIC -shared [-fopenmp], -o so, src, the extra
+ * words, the policy flags, -fPIC -shared [-fopenmp], -o so, src, the extra
  * flags, -lm, NULL. Returns the count (NULL excluded), -1 if cap is short.
  * The key lists this same command (with placeholders for so and src). */
 int jit_command(const jit_config *cfg, const char *so, const char *src, const char **argv, int cap);
@@ -232,6 +256,9 @@ bool jit_disk_lookup(jit_state *st, const jit_config *cfg, const char *src, size
  * folder renamed into place). Failures are warnings: the cache is optional. */
 void jit_disk_publish(jit_state *st, const jit_config *cfg, const char *src, size_t len,
                       const char *digest, const unsigned char *so_bytes, size_t so_len);
+/* The verdict file of the entry named digest (jit_verdict_get/put). */
+bool jit_disk_verdict_get(jit_state *st, const char *digest, char *buf, size_t cap);
+void jit_disk_verdict_put(jit_state *st, const char *digest, const char *text);
 /* Remove the entry named digest, if there is one (a module whose results
  * proved wrong: it must not be loaded again). */
 void jit_disk_remove(jit_state *st, const char *digest);

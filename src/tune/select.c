@@ -354,6 +354,24 @@ static void put_back(ct_kernel *k, const kept *kp)
 	(void)ct_kernel_recheck(k);
 }
 
+/* put_back after a failure: the failure's error stays the ctx's (the
+ * recheck would replace it). */
+static void put_back_keep_error(ct_kernel *k, const kept *kp)
+{
+	ct_ctx *ctx = k->ctx;
+	char msg[sizeof ctx->msg], file[sizeof ctx->file];
+	memcpy(msg, ctx->msg, sizeof msg);
+	memcpy(file, ctx->file, sizeof file);
+	ct_status saved = ctx->status;
+	int line = ctx->line, col = ctx->col;
+	put_back(k, kp);
+	ctx->status = saved;
+	memcpy(ctx->msg, msg, sizeof msg);
+	memcpy(ctx->file, file, sizeof file);
+	ctx->line = line;
+	ctx->col = col;
+}
+
 /* ------------------------------------------------------------ selecting */
 
 static double class_distance(const ct_selector *s, const int64_t *a, const int64_t *b)
@@ -431,6 +449,13 @@ static double cut_copies(const ct_kernel *k, const int64_t *full, int p, int64_t
 	return n;
 }
 
+/* Whether k runs on an OpenCL device (plan(target=opencl)): the selector
+ * chooses its values, the OpenCL engine runs it, never the host pieces. */
+static bool is_opencl(const ct_kernel *k)
+{
+	return k->has_plan && k->target == TARGET_OPENCL;
+}
+
 /* Cut the problem: along every cut size whose tile does not divide it, a
  * main part (the multiples) and a tail; the pieces are the products. */
 static ct_status make_pieces(ct_selector *s, const int64_t *sizes, double flops, memo *m)
@@ -444,7 +469,8 @@ static ct_status make_pieces(ct_selector *s, const int64_t *sizes, double flops,
 	for (int t = 0; t < s->nt; t++)
 		full[s->tids[t]] = m->sol.values[t];
 	int cuts[CT_SELECT_MAX_PARAMS], ncuts = 0;
-	for (int t = 0; t < s->nt; t++) {
+	/* an OpenCL kernel runs whole on its device (ct_kernel_run_selected) */
+	for (int t = 0; t < s->nt && !is_opencl(k); t++) {
 		int p = s->cut[t];
 		if (p < 0 || full[p] <= m->sol.values[t] || full[p] % m->sol.values[t] == 0 || ncuts == 6)
 			continue;
@@ -628,9 +654,11 @@ static ct_status run_piece(ct_selector *s, const ct_solution *sol, int i, void *
 		void (*set_threads)(int) = NULL;
 		if (!st)
 			st = native_entry_load(k, &fn, &set_threads, &how, &secs);
-		put_back(k, &kp);
-		if (st)
+		if (st) {
+			put_back_keep_error(k, &kp);
 			return st;
+		}
+		put_back(k, &kp);
 		if (set_threads && k->ctx->threads > 0)
 			set_threads((int)k->ctx->threads);
 		if (m)
@@ -673,8 +701,21 @@ static ct_status run_piece(ct_selector *s, const ct_solution *sol, int i, void *
 		copy_block(ar, es, buffers[a], owned[a], full, off, ext, true);
 		args[a] = owned[a];
 	}
-	if (!st && fn((void *const *)args, pc->value) != 0)
-		st = ct_error(k->ctx, CT_ERR_NOMEM, "the kernel could not allocate its temps and cache buffers");
+	/* the piece's param values and, for strided arrays, the layout of the
+	 * block each gets (dense in the piece's extents: a contiguous block of
+	 * the caller's dense array, or the copy), in the entry's one layout */
+	int64_t pv_s[512];
+	int np = entry_param_count(k);
+	int64_t *pv = np <= 512 ? pv_s : malloc(sizeof *pv * (size_t)np);
+	if (!st && !pv)
+		st = ct_error(k->ctx, CT_ERR_NOMEM, "out of memory");
+	if (!st) {
+		entry_args_fill(k, (void *const *)args, pc->value, NULL, args, pv);
+		if (fn((void *const *)args, pv) != 0)
+			st = ct_error(k->ctx, CT_ERR_NOMEM, "the kernel could not allocate its temps and cache buffers");
+	}
+	if (pv != pv_s)
+		free(pv);
 	for (int a = 0; a < k->narrays; a++) {
 		if (!owned[a])
 			continue;
@@ -695,6 +736,11 @@ ct_status ct_solution_run(ct_selector *s, const ct_solution *sol, void *const *b
 {
 	if (!s || !sol || !buffers)
 		return CT_ERR_USAGE;
+	if (is_opencl(s->k)) /* the pieces are host code: never run them in the device's place */
+		return ct_error(s->k->ctx, CT_ERR_UNSUPPORTED,
+				"kernel '%s' targets OpenCL: ct_solution_run runs host code only "
+				"(ct_kernel_run_selected runs it on the device)",
+				s->k->name);
 	/* the full problem's values: piece 0 spans it where nothing is cut */
 	int64_t full[MAX_P];
 	const ct_select_piece *p0 = &sol->pieces[0];
@@ -729,6 +775,28 @@ static ct_status selected_once(void *ud, void *const *buffers)
 	return ct_solution_run(c->s, c->sol, buffers);
 }
 
+/* An OpenCL kernel at the selected values: one run of the OpenCL engine
+ * (ct_kernel_run) with the tuned params set, k's params put back after. */
+static ct_status run_selected_opencl(ct_selector *s, const ct_run_options *o, ct_run_result *r,
+                                     const ct_solution *sol)
+{
+	ct_kernel *k = s->k;
+	kept kp;
+	keep_params(k, &kp);
+	ct_status st = CT_OK;
+	for (int t = 0; t < s->nt && !st; t++)
+		st = ct_kernel_set_param(k, k->params[s->tids[t]].name, sol->values[t]);
+	if (!st)
+		st = ct_kernel_recheck(k);
+	if (!st)
+		st = ct_kernel_run(k, o, r);
+	if (st)
+		put_back_keep_error(k, &kp);
+	else
+		put_back(k, &kp);
+	return st;
+}
+
 ct_status ct_kernel_run_selected(ct_selector *s, const ct_run_options *o, ct_run_result *r,
                                  ct_solution *sol)
 {
@@ -761,6 +829,8 @@ ct_status ct_kernel_run_selected(ct_selector *s, const ct_run_options *o, ct_run
 	st = ct_select(s, sizes, s->nsizes, sol);
 	if (st)
 		return st;
+	if (is_opencl(k))
+		return run_selected_opencl(s, o, r, sol);
 	int64_t threads = k->ctx->threads;
 	if (o->threads > 0)
 		k->ctx->threads = o->threads;

@@ -58,8 +58,14 @@ for a in "$@"; do case "$a" in *.c) sed -i 's/ \* 2\.0f/ * 3.0f/' "$a" ;; esac; 
 exec cc "$@"
 SH
 chmod +x "$tmp/badcc"
-expect "verification mismatch exits 1" 1 "MISMATCH in array B" env CACHET_NO_CACHE=1 "$CACHET" run "$good" --cc "$tmp/badcc"
-expect "verification mismatch json" 1 '"verified": false' env CACHET_NO_CACHE=1 "$CACHET" run "$good" --cc "$tmp/badcc" --json
+# newly compiled code is checked before its first use (docs/LIBRARY.md): refused, exit 1
+expect "miscompiled: refused before first use" 1 "a miscompile by the C compiler '$tmp/badcc'" \
+	env CACHET_NO_CACHE=1 "$CACHET" run "$good" --cc "$tmp/badcc"
+# past the check's budget (compile-time sizes) the run's own verification finds it
+expect "verification mismatch exits 1" 1 "MISMATCH in array B" env CACHET_NO_CACHE=1 "$CACHET" run "$good" \
+	-D N=4100000 --cc "$tmp/badcc"
+expect "verification mismatch json" 1 '"verified": false' env CACHET_NO_CACHE=1 "$CACHET" run "$good" \
+	-D N=4100000 --cc "$tmp/badcc" --json
 expect "cache path" 0 "^$CACHET_CACHE_DIR\$" "$CACHET" cache path
 expect "cache stats" 0 "entries +[1-9]" "$CACHET" cache stats
 expect "cache verify" 0 "0 bad entries" "$CACHET" cache verify

@@ -151,6 +151,13 @@ expect "local multicache over a work-item index refused" 2 \
 for f in tests/plans/opencl/*.cachet; do
 	expect "$(basename "$f"): verified on PoCL" 0 '"verified": true' env -u CACHET_OPENCL_OPTIONS "$CACHET" run "$f" --json
 done
+# issue 34: a tune param sends `cachet run` through the selector, which must
+# run the OpenCL kernel on the device, not its host C version
+expect "selector: a tuned plan(target=opencl) kernel runs on OpenCL" 0 \
+	'"engine": "opencl".*"verified": true.*"tuned": \{"source": "model"' \
+	"$CACHET" run tests/plans/opencl/tune_selector.cachet --json
+expect "selector: -D T=8 runs on OpenCL too" 0 '"engine": "opencl".*"verified": true' \
+	"$CACHET" run tests/plans/opencl/tune_selector.cachet -D T=8 --json
 expect "CACHET_OPENCL_OPTIONS still overrides the engine's options" 1 'Invalid build option: -no-such-option' \
 	env CACHET_OPENCL_OPTIONS=-no-such-option "$CACHET" run tests/plans/opencl/pocl_double_buffer.cachet
 
