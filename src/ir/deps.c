@@ -59,6 +59,7 @@ struct dep_info {
 	isl_union_map *wr;     /* the reduction updates, and the written order, for red */
 	isl_union_map *sched;
 	int band;              /* >= 0: only the statements of this reordered band (the check) */
+	bool *written;         /* per array: some statement of the analysis writes it */
 };
 
 /* ------------------------------------------------------------ text of relations */
@@ -776,7 +777,9 @@ static void put_reads(tx *c, const dep_info *d, int s, const ir_expr *e, acc_tex
 	if (!e)
 		return;
 	if (e->kind == EX_ACCESS) {
-		put_access(c, d, s, e, a->r, &a->any_r);
+		/* a read of an array nothing writes meets no write */
+		if (d->written[e->id])
+			put_access(c, d, s, e, a->r, &a->any_r);
 		return; /* subscripts are affine: no access inside */
 	}
 	for (int i = 0; i < e->nargs; i++)
@@ -794,17 +797,45 @@ static isl_union_map *parse_um(dep_info *d, ct_buf *b, bool ok)
 
 /* ------------------------------------------------------------ dependences */
 
-/* Pairs src -> sink of instances where a may_source access runs before a
- * sink access of the same element, in order sched. Takes sink and src. */
-static isl_union_map *mem_deps(isl_union_map *sink, isl_union_map *src, isl_union_map *sched)
+typedef struct before {
+	isl_union_map *order;
+	isl_union_map *out;
+} before;
+
+static isl_union_set *universe_of(isl_space *sp)
 {
-	isl_union_access_info *ai = isl_union_access_info_from_sink(sink);
-	ai = isl_union_access_info_set_may_source(ai, src);
-	ai = isl_union_access_info_set_schedule_map(ai, isl_union_map_copy(sched));
-	isl_union_flow *f = isl_union_access_info_compute_flow(ai);
-	isl_union_map *dep = isl_union_flow_get_may_dependence(f);
-	isl_union_flow_free(f);
-	return dep;
+	return isl_union_set_from_set(isl_set_universe(sp));
+}
+
+/* The pairs of map m (instances of two statements) whose first runs
+ * first in the order. */
+static isl_stat keep_before(isl_map *m, void *user)
+{
+	before *b = user;
+	isl_space *sp = isl_map_get_space(m);
+	isl_union_map *os = isl_union_map_intersect_domain(isl_union_map_copy(b->order),
+	                                                  universe_of(isl_space_domain(isl_space_copy(sp))));
+	isl_union_map *od = isl_union_map_intersect_domain(isl_union_map_copy(b->order), universe_of(isl_space_range(sp)));
+	isl_union_map *lt = isl_union_map_lex_lt_union_map(os, od);
+	b->out = isl_union_map_union(b->out, isl_union_map_intersect(lt, isl_union_map_from_map(m)));
+	return b->out ? isl_stat_ok : isl_stat_error;
+}
+
+/* Pairs x -> y of instances (of dom) where access a of x and access b of
+ * y touch one element and x runs before y in order (a function per
+ * statement); NULL on error. Takes a and b. */
+static isl_union_map *meet_before(isl_union_map *a, isl_union_map *b, isl_union_map *order, isl_union_set *dom)
+{
+	isl_union_map *c = isl_union_map_apply_range(a, isl_union_map_reverse(b));
+	c = isl_union_map_intersect_range(isl_union_map_intersect_domain(c, isl_union_set_copy(dom)),
+	                                  isl_union_set_copy(dom));
+	before bf = {order, c ? isl_union_map_empty(isl_union_map_get_space(c)) : NULL};
+	if (!c || isl_union_map_foreach_map(c, keep_before, &bf) < 0) {
+		isl_union_map_free(bf.out);
+		bf.out = NULL;
+	}
+	isl_union_map_free(c);
+	return bf.out;
 }
 
 /* Whether two reduction statements of the analysis update one array
@@ -836,9 +867,9 @@ static isl_stat split_pairs(isl_map *m, void *user)
 
 /* The pairs of reduction updates wr of one element, in order sched, split
  * into those of one statement and those of two; false on error. */
-static bool reduction_pairs(isl_union_map *wr, isl_union_map *sched, split_red *sr)
+static bool reduction_pairs(isl_union_map *wr, isl_union_map *sched, isl_union_set *dom, split_red *sr)
 {
-	isl_union_map *rr = mem_deps(isl_union_map_copy(wr), isl_union_map_copy(wr), sched);
+	isl_union_map *rr = meet_before(isl_union_map_copy(wr), isl_union_map_copy(wr), sched, dom);
 	isl_space *sp = rr ? isl_union_map_get_space(rr) : NULL;
 	sr->same = sp ? isl_union_map_empty(isl_space_copy(sp)) : NULL;
 	sr->other = sp ? isl_union_map_empty(sp) : NULL;
@@ -854,7 +885,7 @@ static bool reductions(dep_info *d)
 	if (d->red)
 		return true;
 	split_red sr;
-	bool ok = reduction_pairs(d->wr, d->sched, &sr);
+	bool ok = reduction_pairs(d->wr, d->sched, d->dom, &sr);
 	isl_union_map_free(sr.other);
 	d->red = ok ? sr.same : NULL;
 	if (!ok)
@@ -881,6 +912,7 @@ void dep_free(dep_info *d)
 	for (int i = 0; i < d->nst; i++)
 		ct_free(ctx, d->st[i].dims);
 	ct_free(ctx, d->st);
+	ct_free(ctx, d->written);
 	isl_union_set_free(d->dom);
 	isl_union_map_free(d->dep);
 	isl_union_map_free(d->red);
@@ -1016,6 +1048,14 @@ static dep_info *compute(ct_kernel *k, int band)
 	}
 	if (band == -2)
 		return d;
+	d->written = ct_alloc(ctx, sizeof *d->written * (size_t)(k->narrays + 1));
+	if (!d->written) {
+		dep_free(d);
+		return NULL;
+	}
+	for (int s = 0; s < d->nst; s++)
+		if (!d->st[s].skip && d->st[s].node->kind == ND_STMT)
+			d->written[d->st[s].node->lhs->id] = true;
 	isl_options_set_on_error(d->ictx, ISL_ON_ERROR_CONTINUE);
 	isl_ctx_set_max_operations(d->ictx, DEP_MAX_OPS);
 	ct_looptree *t = lt_build_loops(k, false);
@@ -1024,25 +1064,24 @@ static dep_info *compute(ct_kernel *k, int band)
 		return NULL;
 	}
 	int tdims;
-	isl_union_map *sched = tree_order(d, t, &tdims);
+	isl_union_map *inst = tree_order(d, t, &tdims);
 	ct_looptree_free(t);
+	/* the instances from the tree (bounds, ifs), the order as functions */
+	isl_union_map *sched = inst ? form_order(d, false) : NULL;
 	isl_union_map *wp = NULL, *wr = NULL, *r = NULL;
 	bool ok = sched && build_accesses(d, &wp, &wr, &r);
 	if (ok) {
-		d->dom = isl_union_map_domain(isl_union_map_copy(sched));
-		wp = isl_union_map_intersect_domain(wp, isl_union_set_copy(d->dom));
-		wr = isl_union_map_intersect_domain(wr, isl_union_set_copy(d->dom));
-		r = isl_union_map_intersect_domain(r, isl_union_set_copy(d->dom));
+		d->dom = isl_union_map_domain(isl_union_map_copy(inst));
 		isl_union_map *w = isl_union_map_union(isl_union_map_copy(wp), isl_union_map_copy(wr));
-		isl_union_map *dep = mem_deps(isl_union_map_copy(r), isl_union_map_copy(w), sched);
-		dep = isl_union_map_union(dep, mem_deps(isl_union_map_copy(w), isl_union_map_copy(r), sched));
-		dep = isl_union_map_union(dep, mem_deps(isl_union_map_copy(wp), isl_union_map_copy(w), sched));
-		dep = isl_union_map_union(dep, mem_deps(isl_union_map_copy(wr), isl_union_map_copy(wp), sched));
+		isl_union_map *dep = meet_before(isl_union_map_copy(w), isl_union_map_copy(r), sched, d->dom);
+		dep = isl_union_map_union(dep, meet_before(isl_union_map_copy(r), isl_union_map_copy(w), sched, d->dom));
+		dep = isl_union_map_union(dep, meet_before(isl_union_map_copy(wp), isl_union_map_copy(w), sched, d->dom));
+		dep = isl_union_map_union(dep, meet_before(isl_union_map_copy(wr), isl_union_map_copy(wp), sched, d->dom));
 		/* updates of one element by two reduction statements keep their
 		 * order; those of one statement are the reduction (red) */
 		if (two_reductions(d)) {
 			split_red sr;
-			ok = reduction_pairs(wr, sched, &sr);
+			ok = reduction_pairs(wr, sched, d->dom, &sr);
 			dep = isl_union_map_union(dep, sr.other);
 			if (ok)
 				d->red = sr.same;
@@ -1053,6 +1092,7 @@ static dep_info *compute(ct_kernel *k, int band)
 		isl_union_map_free(w);
 		ok = ok && d->dom && d->dep;
 	}
+	isl_union_map_free(inst);
 	d->sched = sched;
 	d->wr = wr;
 	isl_union_map_free(wp);
