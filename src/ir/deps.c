@@ -1352,10 +1352,21 @@ int dep_order_keeps(dep_info *d, const ct_looptree *t, dep_violation *v)
 int dep_same_instances(dep_info *d, const ct_looptree *t)
 {
 	int tdims;
-	isl_union_map *order = tree_order(d, t, &tdims);
-	isl_union_set *dom = order ? isl_union_map_domain(order) : NULL;
+	isl_union_map *tree = tree_order(d, t, &tdims);
+	isl_union_set *dom = tree ? isl_union_map_domain(isl_union_map_copy(tree)) : NULL;
 	isl_bool same = dom ? isl_union_set_is_equal(dom, d->dom) : isl_bool_error;
+	/* the functions order the instances as the tree does */
+	if (same == isl_bool_true && !has_balanced(d->k)) {
+		isl_union_map *form = form_order(d, t->scheduled);
+		form = isl_union_map_intersect_domain(form, isl_union_set_copy(dom));
+		isl_union_map *a = isl_union_map_lex_lt_union_map(isl_union_map_copy(tree), isl_union_map_copy(tree));
+		isl_union_map *b = isl_union_map_lex_lt_union_map(isl_union_map_copy(form), form);
+		same = a && b ? isl_union_map_is_equal(a, b) : isl_bool_error;
+		isl_union_map_free(a);
+		isl_union_map_free(b);
+	}
 	isl_union_set_free(dom);
+	isl_union_map_free(tree);
 	if (same < 0) {
 		isl_failed(d, "the instances of the loop tree");
 		return -1;

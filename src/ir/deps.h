@@ -54,9 +54,12 @@ void dep_violation_free(ct_ctx *ctx, dep_violation *v);
  * NULL, is one broken dependence), -1 on error (on the ctx). */
 int dep_order_keeps(dep_info *d, const ct_looptree *t, dep_violation *v);
 
-/* Whether tree t runs exactly the instances of the written order, each
- * once in its own time: 1 yes, 0 no, -1 on error (a self-test of the loop
- * tree's splits, tails and versions; tests/unit/test_deps.c). */
+/* Whether tree t runs exactly the instances of the written order and, for
+ * a tree without inner balanced splits, in the order of the closed-form
+ * functions the checks use (the versions of a loop run in the order of
+ * its values): 1 yes, 0 no, -1 on error. A self-test of the loop tree's
+ * splits, tails and versions against the analysis
+ * (tests/unit/test_deps.c). */
 int dep_same_instances(dep_info *d, const ct_looptree *t);
 
 /* Whether loop node x of tree t (as above) carries a dependence of d: two
