@@ -97,6 +97,8 @@ static void put_plan_item(ct_buf *b, const ir_plan_item *p)
 	for (int d = 0; d < IR_MAX_RANK; d++)
 		put_i64(b, 'O', p->has_layout ? p->order[d] : 0);
 	put_i64(b, 'T', p->thrifty);
+	if (p->strict) /* only when given: the keys of every other plan stay as they were */
+		put_i64(b, 'R', 1);
 	put_i64(b, 'h', p->has_trigger);
 	put_i64(b, 'H', p->trigger_is_index);
 	put_i64(b, 'V', p->trigger_level);

@@ -303,6 +303,9 @@ typedef struct ir_plan_item {
 	ir_opt_pos layout_opt;
 	bool thrifty;          /* default true */
 	ir_opt_pos thrifty_opt;
+	bool strict;           /* strict=true: updates keep their order (copy_in / copy_out, never
+	                          zero_fill / reduce); default false */
+	ir_opt_pos strict_opt;
 	bool has_trigger;
 	bool trigger_is_index; /* trigger_index=x (extension) vs trigger_level=t */
 	int64_t trigger_level;

@@ -89,6 +89,7 @@ static const opt_spec cache_spec[] = {
 	{"double_buffer", OPT_BOOL, IT(double_buffer_opt), NULL, IT(double_buffer), false, 0, 0, NULL, NO_FIELD, NO_FIELD, -1, false},
 	{"location", OPT_WORD, IT(location_opt), NULL, IT(location), false, 0, 0, &locations, NO_FIELD, NO_FIELD, -1, true},
 	{"strategy", OPT_WORD, IT(strategy_opt), NULL, IT(strategy), false, 0, 0, &strategies, NO_FIELD, NO_FIELD, -1, true},
+	{"strict", OPT_BOOL, IT(strict_opt), NULL, IT(strict), false, 0, 0, NULL, NO_FIELD, NO_FIELD, -1, false},
 };
 static const opt_table cache_opts = {cache_spec, COUNT(cache_spec)};
 
