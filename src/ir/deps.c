@@ -1116,6 +1116,7 @@ void dep_violation_free(ct_ctx *ctx, dep_violation *v)
 	ct_free(ctx, v->src_at);
 	ct_free(ctx, v->dst_at);
 	ct_free(ctx, v->params);
+	ct_free(ctx, v->param_used);
 	memset(v, 0, sizeof *v);
 }
 
@@ -1237,6 +1238,31 @@ static bool same_element(const ct_kernel *k, const ir_expr *a, const int64_t *ia
 	return true;
 }
 
+static void mark_aff(const ct_kernel *k, aff x, bool *used)
+{
+	for (int i = 0; i < x.n; i++)
+		if (x.t[i].kind == AFF_PARAM && x.t[i].id >= 0 && x.t[i].id < k->nparams)
+			used[x.t[i].id] = true;
+}
+
+/* The params the example depends on: in the bounds of the two
+ * statements' loops or the subscripts that meet (the message names
+ * those values only). */
+static void mark_params(const ct_kernel *k, dep_violation *v)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		const int *idx = pass ? v->src_idx : v->dst_idx;
+		int n = pass ? v->nsrc : v->ndst;
+		for (int i = 0; i < n; i++) {
+			mark_aff(k, k->indices[idx[i]].lo, v->param_used);
+			mark_aff(k, k->indices[idx[i]].hi, v->param_used);
+		}
+		const ir_expr *e = pass ? v->src_acc : v->dst_acc;
+		for (int d = 0; e && d < k->arrays[e->id].rank; d++)
+			mark_aff(k, e->sub[d], v->param_used);
+	}
+}
+
 /* Fill v from one pair of broken map m (fixing runtime params first). */
 static bool fill_violation(dep_info *d, isl_map *m, dep_violation *v)
 {
@@ -1245,7 +1271,8 @@ static bool fill_violation(dep_info *d, isl_map *m, dep_violation *v)
 	isl_set *w = isl_map_wrap(m);
 	isl_point *pp = isl_set_sample_point(isl_set_params(isl_set_copy(w)));
 	v->params = ct_alloc(ctx, sizeof *v->params * (size_t)(k->nparams + 1));
-	if (!pp || !v->params) {
+	v->param_used = ct_alloc(ctx, sizeof *v->param_used * (size_t)(k->nparams + 1));
+	if (!pp || !v->params || !v->param_used) {
 		isl_point_free(pp);
 		isl_set_free(w);
 		return false;
@@ -1310,6 +1337,7 @@ static bool fill_violation(dep_info *d, isl_map *m, dep_violation *v)
 				v->dst_acc = sb[j];
 			}
 		}
+	mark_params(k, v);
 	return true;
 }
 
@@ -1538,7 +1566,7 @@ void dep_violation_text(const ct_kernel *k, const dep_violation *v, ct_buf *b)
 	}
 	bool any = false;
 	for (int p = 0; p < k->nparams; p++) {
-		if (!k->params[p].runtime)
+		if (!k->params[p].runtime || !v->param_used || !v->param_used[p])
 			continue;
 		ct_buf_printf(b, "%s%s=%lld", any ? ", " : " with ", k->params[p].name, (long long)v->params[p]);
 		any = true;

@@ -45,6 +45,7 @@ typedef struct dep_violation {
 	int *src_idx, *dst_idx;
 	int64_t *src_at, *dst_at;
 	int64_t *params;
+	bool *param_used;      /* per param: the broken pairs depend on its value */
 } dep_violation;
 void dep_violation_free(ct_ctx *ctx, dep_violation *v);
 
