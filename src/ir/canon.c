@@ -176,6 +176,8 @@ char *canon_kernel(const ct_kernel *k, const char *target, size_t *len)
 			put_i64(&b, 'B', 1);
 	}
 	put_i64(&b, 'T', k->has_plan ? (int64_t)k->target : -1);
+	if (k->has_plan && k->strict) /* only when given: every other key stays as it was */
+		put_i64(&b, 'R', 1);
 	put_i64(&b, 'Q', k->nplan);
 	for (int i = 0; i < k->nplan; i++)
 		put_plan_item(&b, &k->plan[i]);

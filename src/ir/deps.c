@@ -294,6 +294,14 @@ static int stmt_of(const dep_info *d, const ir_node *n)
 	return -1;
 }
 
+/* Whether plan(strict=true) keeps the order of statement x's updates: a
+ * floating-point one (integer sums re-associate exactly). */
+static bool strict_order(const ct_kernel *k, const ir_node *x)
+{
+	ct_dtype t = k->arrays[x->lhs->id].type;
+	return k->has_plan && k->strict && (t == CT_F32 || t == CT_F64);
+}
+
 static bool add_stmts(dep_info *d, ir_node *const *nodes, int n, int *dims, int ndims)
 {
 	ct_ctx *ctx = d->k->ctx;
@@ -308,7 +316,7 @@ static bool add_stmts(dep_info *d, ir_node *const *nodes, int n, int *dims, int 
 			memset(s, 0, sizeof *s);
 			s->node = x;
 			s->ndims = ndims;
-			s->reduction = x->kind == ND_STMT && x->op != AS_SET;
+			s->reduction = x->kind == ND_STMT && x->op != AS_SET && !strict_order(d->k, x);
 			if (ndims > 0) {
 				s->dims = ct_alloc(ctx, sizeof *s->dims * (size_t)ndims);
 				if (!s->dims)
@@ -1327,7 +1335,8 @@ static bool fill_violation(dep_info *d, isl_map *m, dep_violation *v)
 	const ir_expr *sa[64], *sb[64];
 	bool wa[64], wb[64];
 	int na = stmt_accesses(v->src, sa, wa, 64), nb = stmt_accesses(v->dst, sb, wb, 64);
-	bool red = v->src == v->dst && v->src->kind == ND_STMT && v->src->op != AS_SET;
+	int si = stmt_of(d, v->src);
+	bool red = v->src == v->dst && si >= 0 && d->st[si].reduction;
 	for (int j = 0; j < nb && !v->dst_acc; j++)
 		for (int i = 0; i < na && !v->dst_acc; i++) {
 			if (!(wa[i] || wb[j]) || (red && i == 0 && j == 0))

@@ -355,6 +355,12 @@ struct ct_kernel {
 	ir_sched *sched;
 	bool has_plan;
 	ir_target target;
+	/* plan(strict=true): no re-association of floating-point reductions:
+	 * every cache keeps the order of updates (as cache strict=true) and a
+	 * reorder keeps the order of each float `+=` (docs/LANGUAGE.md, section
+	 * 7, "Legality") */
+	bool strict;
+	ir_pos strict_pos;
 	ir_pos plan_pos;
 	int nplan;
 	ir_plan_item *plan;

@@ -633,7 +633,7 @@ static void describe_region(pp *p, rbuild *b)
 	 * the array's values, which the updates then change one by one, as
 	 * without the cache (zero_fill / reduce adds their sum at the end: a
 	 * reassociation, docs/PLANS.md, section 4) */
-	if (p->it->strict && rg->epilogue == LT_EPI_REDUCE) {
+	if ((p->it->strict || p->k->strict) && rg->epilogue == LT_EPI_REDUCE) {
 		rg->prologue = LT_PRO_COPY_IN;
 		rg->epilogue = LT_EPI_COPY_OUT;
 	}
