@@ -1037,9 +1037,8 @@ static dep_info *compute(ct_kernel *k, int band)
 		return NULL;
 	d->k = k;
 	d->band = band;
-	d->ictx = isl_ctx_alloc();
 	int *dims = ct_alloc(ctx, sizeof *dims * (size_t)(k->nindices + 1));
-	if (!d->ictx || !dims || !add_stmts(d, k->body, k->nbody, dims, 0)) {
+	if (!dims || !add_stmts(d, k->body, k->nbody, dims, 0)) {
 		ct_free(ctx, dims);
 		dep_free(d);
 		ct_error(ctx, CT_ERR_NOMEM, "out of memory analysing the dependences of kernel '%s'", k->name);
@@ -1055,9 +1054,10 @@ static dep_info *compute(ct_kernel *k, int band)
 		st->skip = band >= 0 && st->band != band;
 	}
 	if (band == -2)
-		return d;
+		return d; /* the table only */
+	d->ictx = isl_ctx_alloc();
 	d->written = ct_alloc(ctx, sizeof *d->written * (size_t)(k->narrays + 1));
-	if (!d->written) {
+	if (!d->ictx || !d->written) {
 		dep_free(d);
 		return NULL;
 	}
@@ -1350,7 +1350,16 @@ static bool fill_violation(dep_info *d, isl_map *m, dep_violation *v)
 	return true;
 }
 
+static int order_keeps(dep_info *d, const ct_looptree *t, bool sched, dep_violation *v);
+
 int dep_order_keeps(dep_info *d, const ct_looptree *t, dep_violation *v)
+{
+	return order_keeps(d, t, t->scheduled, v);
+}
+
+/* As dep_order_keeps for k's order with or without the schedule; t (that
+ * loop tree) is needed only for inner balanced splits (has_balanced). */
+static int order_keeps(dep_info *d, const ct_looptree *t, bool sched, dep_violation *v)
 {
 	isl_bool none = isl_union_map_is_empty(d->dep);
 	if (none < 0) {
@@ -1360,8 +1369,7 @@ int dep_order_keeps(dep_info *d, const ct_looptree *t, dep_violation *v)
 	if (none)
 		return 1; /* any order will do */
 	int tdims;
-	isl_union_map *order =
-	    has_balanced(d->k) ? tree_order(d, t, &tdims) : form_order(d, t->scheduled);
+	isl_union_map *order = !has_balanced(d->k) ? form_order(d, sched) : t ? tree_order(d, t, &tdims) : NULL;
 	if (!order) {
 		isl_failed(d, "the order of the loop tree");
 		return -1;
@@ -1643,7 +1651,7 @@ static int check_bands(ct_kernel *k, const ct_looptree *t, dep_violation *v)
 		if (all->st[s].band < 0 || band_seen(all, s))
 			continue;
 		dep_info *d = compute(k, all->st[s].band);
-		r = d ? dep_order_keeps(d, t, v) : -1;
+		r = d ? order_keeps(d, t, true, v) : -1;
 		dep_free(d);
 	}
 	dep_free(all);
@@ -1656,10 +1664,12 @@ ct_status dep_check_schedule(ct_kernel *k)
 	if (!any)
 		return CT_OK; /* splits alone keep the order */
 	ct_ctx *ctx = k->ctx;
-	ct_looptree *t = lt_build_loops(k, true);
+	/* the loop tree only for inner balanced splits (the closed form
+	 * otherwise) */
+	ct_looptree *t = has_balanced(k) ? lt_build_loops(k, true) : NULL;
 	dep_violation v;
 	memset(&v, 0, sizeof v);
-	int r = t ? check_bands(k, t, &v) : -1;
+	int r = t || !has_balanced(k) ? check_bands(k, t, &v) : -1;
 	ct_looptree_free(t);
 	if (r == 1)
 		return CT_OK;
