@@ -512,83 +512,126 @@ typedef struct fw {
 	bool any, ok;
 } fw;
 
-/* The loop value w<x> of a root x split with balanced=true by s > 1
- * (emit_balanced of looptree.c): its window W = hi - lo = q*s + r runs
- * as blocks of s up to B, then blocks of s - 1, where B = (q + 1 - (s -
- * r))*s when r > 0 and that is >= 0, else B = W (the plain split, whose
- * tail the first formula covers too). The constraint before it ends in
- * "0 <= o_x" (the rest of o_x); it is completed here. */
-static void put_balanced(fw *w, tx *c, int x)
+/* The text of aff x over params (for a window's bounds). */
+static char *aff_text(const ct_kernel *k, aff x)
+{
+	ct_buf b;
+	ct_buf_init(&b);
+	tx c = {k, &b, NULL, NULL, 0, true};
+	put_aff(&c, x);
+	char *s = ct_buf_take(&b);
+	if (!c.ok) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+/* Whether an index split off root r's chain (not r) is split with
+ * balanced=true: its window is its parent's block, so the ends of the
+ * blocks are tracked (f<x>). */
+static bool inner_balanced(const ct_kernel *k, int r)
+{
+	for (int x = k->indices[r].child; x >= 0; x = k->indices[x].child)
+		if (k->indices[x].balanced && k->indices[x].step > 1 && k->indices[x].child >= 0)
+			return true;
+	return false;
+}
+
+/* The value w<x> of split index x (step s), relative to the start of its
+ * window [S, E) (absolute texts; rest R = o_r - S): w = s*floor(R/s),
+ * or with balanced=true (emit_balanced of looptree.c) the window's width
+ * W = E - S = q*s + r runs as blocks of s up to B, then blocks of s - 1,
+ * where B = (q + 1 - (s - r))*s when r > 0 and that is >= 0, else B = W
+ * (the plain split, whose tail the first formula covers too). With ends,
+ * f<x> = the end of x's block: min(S + w + its size, E). */
+static void put_split(fw *w, int x, const char *S, const char *E, const char *R, bool ends)
 {
 	const ir_index *ix = &w->d->k->indices[x];
 	ct_buf *b = &w->cons;
 	long long s = (long long)ix->step;
-	/* W as text */
-	ct_buf wb;
-	ct_buf_init(&wb);
-	tx cw = *c;
-	cw.b = &wb;
-	ct_buf_putc(&wb, '(');
-	put_aff(&cw, ix->hi);
-	ct_buf_puts(&wb, " - ");
-	put_aff(&cw, ix->lo);
-	ct_buf_putc(&wb, ')');
-	char *W = ct_buf_take(&wb);
-	if (!W || !cw.ok) {
-		free(W);
+	if (s < 1) {
 		w->ok = false;
 		return;
 	}
-	ct_buf_printf(&w->ex, ", e%d, B%d", x, x);
-	/* close the "0 <= o_x" that put_chain opened: 0 <= o_x - w_x (and the
-	 * upper bound per region below) */
-	ct_buf_printf(b, " - w%d and (((%s) mod %lld = 0 or floor(%s/%lld) + 1 - %lld + ((%s) mod %lld) < 0) and B%d = %s"
+	ct_buf_printf(&w->ex, ", e%d", x);
+	if (ends)
+		ct_buf_printf(&w->ex, ", f%d", x);
+	ct_buf_printf(b, " and 0 <= %s - w%d", R, x);
+	if (!ix->balanced || s < 2) {
+		ct_buf_printf(b, " and %s - w%d <= %lld and w%d = %lld*e%d", R, x, s - 1, x, s, x);
+		if (ends)
+			ct_buf_printf(b, " and f%d = min(%s + w%d + %lld, %s)", x, S, x, s, E);
+		return;
+	}
+	ct_buf_printf(&w->ex, ", B%d", x);
+	size_t need = strlen(E) + strlen(S) + 8;
+	char *Wd = malloc(need);
+	if (!Wd) {
+		w->ok = false;
+		return;
+	}
+	snprintf(Wd, need, "(%s - %s)", E, S);
+	ct_buf_printf(b, " and ((((%s) mod %lld = 0 or floor(%s/%lld) + 1 - %lld + ((%s) mod %lld) < 0) and B%d = %s)"
 	                 " or ((%s) mod %lld > 0 and floor(%s/%lld) + 1 - %lld + ((%s) mod %lld) >= 0 and"
 	                 " B%d = %lld*floor(%s/%lld) + %lld - %lld*%lld + %lld*((%s) mod %lld)))",
-	              x, W, s, W, s, s, W, s, x, W, W, s, W, s, s, W, s, x, s, W, s, s, s, s, s, W, s);
-	ct_buf_printf(b, " and ((o%d - ", x);
-	put_aff(c, ix->lo);
-	ct_buf_printf(b, " < B%d and w%d = ", x, x);
-	put_aff(c, ix->lo);
-	ct_buf_printf(b, " + %lld*e%d and o%d - w%d <= %lld) or (o%d - ", s, x, x, x, s - 1, x);
-	put_aff(c, ix->lo);
-	ct_buf_printf(b, " >= B%d and w%d = ", x, x);
-	put_aff(c, ix->lo);
-	ct_buf_printf(b, " + B%d + %lld*e%d and o%d - w%d <= %lld))", x, s - 1, x, x, x, s - 2);
-	free(W);
+	              Wd, s, Wd, s, s, Wd, s, x, Wd, Wd, s, Wd, s, s, Wd, s, x, s, Wd, s, s, s, s, s, Wd, s);
+	free(Wd);
+	for (int region = 0; region < 2; region++) {
+		long long size = region ? s - 1 : s;
+		ct_buf_printf(b, region ? " or (" : " and ((");
+		if (region)
+			ct_buf_printf(b, "%s >= B%d and w%d = B%d + %lld*e%d", R, x, x, x, size, x);
+		else
+			ct_buf_printf(b, "%s < B%d and w%d = %lld*e%d", R, x, x, size, x);
+		ct_buf_printf(b, " and %s - w%d <= %lld", R, x, size - 1);
+		if (ends)
+			ct_buf_printf(b, " and f%d = min(%s + w%d + %lld, %s)", x, S, x, size, E);
+		ct_buf_putc(b, ')');
+	}
+	ct_buf_putc(b, ')');
 }
 
-/* The existentials and constraints of the split chain of root r. */
+/* The existentials and constraints of the split chain of root r: every
+ * w<x> relative to the start of its window (the root's: lo; a split-off
+ * index's: its parent's block), the last index taking the rest. */
 static void put_chain(fw *w, int r)
 {
 	const ct_kernel *k = w->d->k;
-	tx c = {k, &w->cons, NULL, NULL, 0, true};
-	for (int x = r; x >= 0; x = k->indices[x].child) {
+	const ir_index *root = &k->indices[r];
+	bool ends = inner_balanced(k, r);
+	char *S = aff_text(k, root->lo), *E = aff_text(k, root->hi);
+	for (int x = r; x >= 0 && S && E && w->ok; x = k->indices[x].child) {
 		const ir_index *ix = &k->indices[x];
+		size_t n = strlen(S) + 32;
+		char *R = malloc(n);
+		if (!R)
+			break;
+		snprintf(R, n, "(o%d - %s)", r, S);
 		ct_buf_printf(&w->ex, ", w%d", x);
-		/* rest = o_r - the chain's values before x */
-		ct_buf_printf(&w->cons, " and 0 <= o%d", r);
-		for (int y = r; y != x; y = k->indices[y].child)
-			ct_buf_printf(&w->cons, " - w%d", y);
 		if (ix->child < 0) {
-			ct_buf_printf(&w->cons, " - w%d = 0", x);
-			continue;
+			ct_buf_printf(&w->cons, " and w%d = %s", x, R);
+			free(R);
+			break;
 		}
-		if (x == r && ix->balanced && ix->step > 1) {
-			put_balanced(w, &c, x);
-			continue;
-		}
-		ct_buf_printf(&w->cons, " - w%d <= %lld and w%d = ", x, (long long)(ix->step - 1), x);
-		if (x == r)
-			put_aff(&c, ix->lo);
-		else
-			ct_buf_putc(&w->cons, '0');
-		ct_buf_printf(&w->cons, " + %lld*e%d", (long long)ix->step, x);
-		ct_buf_printf(&w->ex, ", e%d", x);
-		if (ix->step < 1)
-			w->ok = false;
+		put_split(w, x, S, E, R, ends);
+		free(R);
+		/* the next window: this block */
+		size_t m = strlen(S) + 32;
+		char *S2 = malloc(m), *E2 = malloc(32);
+		if (S2)
+			snprintf(S2, m, "(%s + w%d)", S, x);
+		if (E2)
+			snprintf(E2, 32, "f%d", x);
+		free(S);
+		free(E);
+		S = S2;
+		E = E2;
 	}
-	w->ok = w->ok && c.ok;
+	if (!S || !E)
+		w->ok = false;
+	free(S);
+	free(E);
 }
 
 static bool push_comp(fw *w, ct_buf *b)
@@ -707,16 +750,6 @@ static int form_depth(const ct_kernel *k, ir_node *const *v, int n, bool sched, 
 		m = h > m ? h : m;
 	}
 	return m;
-}
-
-/* Whether an index split off another is split with balanced=true (its
- * window depends on its parent's block: the loop tree says). */
-static bool has_balanced(const ct_kernel *k)
-{
-	for (int x = 0; x < k->nindices; x++)
-		if (k->indices[x].balanced && k->indices[x].kind == IX_SPLIT && k->indices[x].step > 1)
-			return true;
-	return false;
 }
 
 /* The order of k (scheduled or written) as functions; NULL on failure. */
@@ -1350,16 +1383,17 @@ static bool fill_violation(dep_info *d, isl_map *m, dep_violation *v)
 	return true;
 }
 
-static int order_keeps(dep_info *d, const ct_looptree *t, bool sched, dep_violation *v);
+static int order_keeps(dep_info *d, bool sched, dep_violation *v);
 
 int dep_order_keeps(dep_info *d, const ct_looptree *t, dep_violation *v)
 {
-	return order_keeps(d, t, t->scheduled, v);
+	return order_keeps(d, t->scheduled, v);
 }
 
-/* As dep_order_keeps for k's order with or without the schedule; t (that
- * loop tree) is needed only for inner balanced splits (has_balanced). */
-static int order_keeps(dep_info *d, const ct_looptree *t, bool sched, dep_violation *v)
+/* As dep_order_keeps for k's order with or without the schedule: the
+ * closed form of the tree's order (form_order; dep_same_instances tests
+ * that the tree runs in it). */
+static int order_keeps(dep_info *d, bool sched, dep_violation *v)
 {
 	isl_bool none = isl_union_map_is_empty(d->dep);
 	if (none < 0) {
@@ -1368,8 +1402,7 @@ static int order_keeps(dep_info *d, const ct_looptree *t, bool sched, dep_violat
 	}
 	if (none)
 		return 1; /* any order will do */
-	int tdims;
-	isl_union_map *order = !has_balanced(d->k) ? form_order(d, sched) : t ? tree_order(d, t, &tdims) : NULL;
+	isl_union_map *order = form_order(d, sched);
 	if (!order) {
 		isl_failed(d, "the order of the loop tree");
 		return -1;
@@ -1401,7 +1434,7 @@ int dep_same_instances(dep_info *d, const ct_looptree *t)
 	isl_union_set *dom = tree ? isl_union_map_domain(isl_union_map_copy(tree)) : NULL;
 	isl_bool same = dom ? isl_union_set_is_equal(dom, d->dom) : isl_bool_error;
 	/* the functions order the instances as the tree does */
-	if (same == isl_bool_true && !has_balanced(d->k)) {
+	if (same == isl_bool_true) {
 		isl_union_map *form = form_order(d, t->scheduled);
 		form = isl_union_map_intersect_domain(form, isl_union_set_copy(dom));
 		isl_union_map *a = isl_union_map_lex_lt_union_map(isl_union_map_copy(tree), isl_union_map_copy(tree));
@@ -1641,7 +1674,7 @@ static bool band_seen(const dep_info *all, int s)
 /* Check each reordered band on its own (a schedule orders two statements
  * differently only when they share a loop of a reordered band): 1 kept,
  * 0 broken (v filled), -1 error. */
-static int check_bands(ct_kernel *k, const ct_looptree *t, dep_violation *v)
+static int check_bands(ct_kernel *k, dep_violation *v)
 {
 	dep_info *all = compute(k, -2); /* -2: no statement analysed, only the table */
 	if (!all)
@@ -1651,7 +1684,7 @@ static int check_bands(ct_kernel *k, const ct_looptree *t, dep_violation *v)
 		if (all->st[s].band < 0 || band_seen(all, s))
 			continue;
 		dep_info *d = compute(k, all->st[s].band);
-		r = d ? order_keeps(d, t, true, v) : -1;
+		r = d ? order_keeps(d, true, v) : -1;
 		dep_free(d);
 	}
 	dep_free(all);
@@ -1664,13 +1697,9 @@ ct_status dep_check_schedule(ct_kernel *k)
 	if (!any)
 		return CT_OK; /* splits alone keep the order */
 	ct_ctx *ctx = k->ctx;
-	/* the loop tree only for inner balanced splits (the closed form
-	 * otherwise) */
-	ct_looptree *t = has_balanced(k) ? lt_build_loops(k, true) : NULL;
 	dep_violation v;
 	memset(&v, 0, sizeof v);
-	int r = t || !has_balanced(k) ? check_bands(k, t, &v) : -1;
-	ct_looptree_free(t);
+	int r = check_bands(k, &v);
 	if (r == 1)
 		return CT_OK;
 	ct_buf b;

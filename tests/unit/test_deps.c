@@ -222,6 +222,12 @@ static void test_tree_instances(void)
 	    "kernel c\nparam N = 23, M : runtime\narray A : f32[N, M] inout\n"
 	    "for (i: 2 .. N, j: M) { A[i, j] = A[i-2, j] * 0.5 }\n"
 	    "schedule {\n  ii = split(i, 5, balanced=true)\n  jj = split(j, 3)\n  reorder(j, i, jj, ii)\n}\n",
+	    "kernel e\nparam N = 5, M = 23\narray A : f32[N, M] inout\n"
+	    "for (i: 1 .. N, j: M) { A[i, j] = A[i-1, j] + 1 }\n"
+	    "schedule {\n  jj = split(j, 8)\n  jjj = split(jj, 3, balanced=true)\n  reorder(j, i, jj, jjj)\n}\n",
+	    "kernel f\nparam N = 17\narray A : f32[N] inout\n"
+	    "for (i: 3 .. N) { A[i] = A[i-3] * 2 }\n"
+	    "schedule {\n  ii = split(i, 5)\n  iii = split(ii, 4, balanced=true)\n  iiii = split(iii, 2)\n  reorder(i, ii, iii, iiii)\n}\n",
 	    "kernel d\nparam N = 13\narray A : f32[N] inout\n"
 	    "for (i: N) { A[i] = A[i] + 1 }\n"
 	    "for (j: N) { A[j] = A[N-1-j] * 2 }\n"
@@ -255,6 +261,17 @@ static void test_balanced_runtime(void)
 	                         "  ii = split(i, 5, balanced=true)\n"
 	                         "  reorder(j, i, ii)\n"
 	                         "}\n";
+	/* a balanced split of a split-off index: its window is its parent's
+	 * block, a runtime tail in the last one */
+	static const char *fmt2 = "kernel br2\n"
+	                          "param N : runtime, M = 6\n"
+	                          "array A : f32[N, M] inout\n"
+	                          "for (i: 2 .. N, j: 1 .. M-1) { A[i, j] = %s }\n"
+	                          "schedule {\n"
+	                          "  ii = split(i, 8)\n"
+	                          "  iii = split(ii, 3, balanced=true)\n"
+	                          "  reorder(i, j, ii, iii)\n"
+	                          "}\n";
 	char text[512];
 	h_begin("balanced split by a runtime param: legal and broken reorders");
 	ct_ctx *ctx = ct_ctx_new();
@@ -263,6 +280,22 @@ static void test_balanced_runtime(void)
 	CHECK(k != NULL);
 	if (k) {
 		CHECKF(keeps(k, NULL, 0) == 1, "%s", ct_ctx_last_message(ctx));
+		ct_kernel_free(k);
+	}
+	snprintf(text, sizeof text, fmt2, "A[i-2, j] * 0.5");
+	k = parse(ctx, text);
+	CHECK(k != NULL);
+	if (k) {
+		CHECKF(keeps(k, NULL, 0) == 1, "%s", ct_ctx_last_message(ctx));
+		ct_kernel_free(k);
+	}
+	snprintf(text, sizeof text, fmt2, "A[i-1, j+1] * 0.5");
+	k = parse(ctx, text);
+	CHECK(k != NULL);
+	if (k) {
+		char txt[512];
+		CHECKF(keeps(k, txt, sizeof txt) == 0, "%s", ct_ctx_last_message(ctx));
+		CHECKF(strstr(txt, "must run after (i-1, j+1)") != NULL, "%s", txt);
 		ct_kernel_free(k);
 	}
 	snprintf(text, sizeof text, fmt, "A[i-1, j+1] * 0.5");
