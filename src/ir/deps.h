@@ -52,7 +52,10 @@ void dep_violation_free(ct_ctx *ctx, dep_violation *v);
 /* Whether the order of loop tree t (built by lt_build_loops, with or
  * without the schedule, before the plan) runs the source of every
  * dependence of d before its sink: 1 yes, 0 no (then *v, when v is not
- * NULL, is one broken dependence), -1 on error (on the ctx). */
+ * NULL, is one broken dependence), -1 on error (on the ctx). The order is
+ * taken in closed form from k's schedule (t->scheduled says which): the
+ * versions of the tree's loops run in the order of their values, which
+ * dep_same_instances checks against t itself. */
 int dep_order_keeps(dep_info *d, const ct_looptree *t, dep_violation *v);
 
 /* Whether tree t runs exactly the instances of the written order and, for
