@@ -32,7 +32,8 @@ endif
 CPPFLAGS := -Iinclude -Isrc -D_GNU_SOURCE -DCACHET_VERSION_STR=\"$(VERSION)\"
 CFLAGS   := -std=c11 $(OPT) $(WARN) -fPIC -fvisibility=hidden -MMD -MP
 LDLIBS   := -lm -ldl -lpthread
-EXTRA_LIBS := $(shell pkg-config --libs libxxhash hwloc sqlite3 jansson 2>/dev/null || echo -lxxhash -lhwloc -lsqlite3 -ljansson)
+# isl (libisl-dev): the exact dependence test of schedules (src/ir/deps.c)
+EXTRA_LIBS := $(shell pkg-config --libs libxxhash hwloc sqlite3 jansson isl 2>/dev/null || echo -lxxhash -lhwloc -lsqlite3 -ljansson -lisl -lgmp)
 
 LIB_SRC  := $(sort $(wildcard src/*/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)

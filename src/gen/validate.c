@@ -1,6 +1,7 @@
 /* validate.c: what `cachet check` promises: every plan error that lower, emit, build or run would report, found without compiling. */
 #include "gen/gen.h"
 #include "gen/ocl.h"
+#include "ir/deps.h"
 #include "plan/plan.h"
 
 #include <stdio.h>
@@ -45,6 +46,10 @@ static char *emit_source(ct_kernel *k, ct_looptree *t)
 
 ct_status gen_validate(ct_kernel *k)
 {
+	/* a reorder keeps every dependence of the written order (exact, isl) */
+	ct_status st = dep_check_schedule(k);
+	if (st != CT_OK)
+		return st;
 	ct_looptree *t = plan_lower(k, true);
 	if (!t)
 		return positioned(k);

@@ -97,6 +97,8 @@ static void put_plan_item(ct_buf *b, const ir_plan_item *p)
 	for (int d = 0; d < IR_MAX_RANK; d++)
 		put_i64(b, 'O', p->has_layout ? p->order[d] : 0);
 	put_i64(b, 'T', p->thrifty);
+	if (p->strict) /* only when given: the keys of every other plan stay as they were */
+		put_i64(b, 'R', 1);
 	put_i64(b, 'h', p->has_trigger);
 	put_i64(b, 'H', p->trigger_is_index);
 	put_i64(b, 'V', p->trigger_level);
@@ -174,6 +176,8 @@ char *canon_kernel(const ct_kernel *k, const char *target, size_t *len)
 			put_i64(&b, 'B', 1);
 	}
 	put_i64(&b, 'T', k->has_plan ? (int64_t)k->target : -1);
+	if (k->has_plan && k->strict) /* only when given: every other key stays as it was */
+		put_i64(&b, 'R', 1);
 	put_i64(&b, 'Q', k->nplan);
 	for (int i = 0; i < k->nplan; i++)
 		put_plan_item(&b, &k->plan[i]);

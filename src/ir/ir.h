@@ -303,6 +303,9 @@ typedef struct ir_plan_item {
 	ir_opt_pos layout_opt;
 	bool thrifty;          /* default true */
 	ir_opt_pos thrifty_opt;
+	bool strict;           /* strict=true: updates keep their order (copy_in / copy_out, never
+	                          zero_fill / reduce); default false */
+	ir_opt_pos strict_opt;
 	bool has_trigger;
 	bool trigger_is_index; /* trigger_index=x (extension) vs trigger_level=t */
 	int64_t trigger_level;
@@ -352,6 +355,12 @@ struct ct_kernel {
 	ir_sched *sched;
 	bool has_plan;
 	ir_target target;
+	/* plan(strict=true): no re-association of floating-point reductions:
+	 * every cache keeps the order of updates (as cache strict=true) and a
+	 * reorder keeps the order of each float `+=` (docs/LANGUAGE.md, section
+	 * 7, "Legality") */
+	bool strict;
+	ir_pos strict_pos;
 	ir_pos plan_pos;
 	int nplan;
 	ir_plan_item *plan;

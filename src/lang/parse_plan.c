@@ -89,6 +89,7 @@ static const opt_spec cache_spec[] = {
 	{"double_buffer", OPT_BOOL, IT(double_buffer_opt), NULL, IT(double_buffer), false, 0, 0, NULL, NO_FIELD, NO_FIELD, -1, false},
 	{"location", OPT_WORD, IT(location_opt), NULL, IT(location), false, 0, 0, &locations, NO_FIELD, NO_FIELD, -1, true},
 	{"strategy", OPT_WORD, IT(strategy_opt), NULL, IT(strategy), false, 0, 0, &strategies, NO_FIELD, NO_FIELD, -1, true},
+	{"strict", OPT_BOOL, IT(strict_opt), NULL, IT(strict), false, 0, 0, NULL, NO_FIELD, NO_FIELD, -1, false},
 };
 static const opt_table cache_opts = {cache_spec, COUNT(cache_spec)};
 
@@ -483,6 +484,61 @@ static bool parse_plan_item(parser *p)
 	return parse_loop_item(p);
 }
 
+/* One option of `plan(...)`: target=host|opencl or strict=true|false. */
+static bool parse_plan_option(parser *p, bool *seen_target, bool *seen_strict)
+{
+	tok *o = cur(p);
+	ir_pos op;
+	if (!lp_expect_ident(p, "'target'", &op))
+		return false;
+	bool target = strcmp(o->s, "target") == 0, strict = strcmp(o->s, "strict") == 0;
+	if (!target && !strict) {
+		lp_err(p, op, "unknown plan option '%s' (use target=host, target=opencl or strict=true)", o->s);
+		return false;
+	}
+	bool *seen = target ? seen_target : seen_strict;
+	if (*seen) {
+		lp_err(p, op, "option '%s' is given twice", o->s);
+		return false;
+	}
+	*seen = true;
+	if (!lp_expect(p, T_ASSIGN))
+		return false;
+	if (strict) {
+		p->k->strict_pos = op;
+		return lp_parse_bool(p, "strict", &p->k->strict);
+	}
+	tok *v = cur(p);
+	ir_pos vp;
+	if (!lp_expect_ident(p, targets.what, &vp))
+		return false;
+	int tg;
+	if (match_word(p, &targets, v, vp, &tg))
+		p->k->target = (ir_target)tg; /* an unknown target is reported; the block is still read */
+	return true;
+}
+
+/* The options of `plan(...)` up to its `)`; false (after syncing) on an error. */
+static bool parse_plan_options(parser *p)
+{
+	bool seen_target = false, seen_strict = false;
+	for (;;) {
+		if (!parse_plan_option(p, &seen_target, &seen_strict)) {
+			lp_sync(p, p->i);
+			return false;
+		}
+		if (at(p, T_COMMA)) {
+			next(p);
+			continue;
+		}
+		if (!lp_expect(p, T_RPAREN)) {
+			lp_sync(p, p->i);
+			return false;
+		}
+		return true;
+	}
+}
+
 void lp_parse_plan(parser *p)
 {
 	tok *t = cur(p);
@@ -496,35 +552,8 @@ void lp_parse_plan(parser *p)
 	p->k->target = TARGET_HOST;
 	if (at(p, T_LPAREN)) {
 		next(p);
-		tok *o = cur(p);
-		ir_pos op;
-		if (!lp_expect_ident(p, "'target'", &op)) {
-			lp_sync(p, p->i);
+		if (!parse_plan_options(p))
 			return;
-		}
-		if (strcmp(o->s, "target") != 0) {
-			lp_err(p, op, "unknown plan option '%s' (use target=host or target=opencl)",
-			     o->s);
-			lp_sync(p, p->i);
-			return;
-		}
-		if (!lp_expect(p, T_ASSIGN)) {
-			lp_sync(p, p->i);
-			return;
-		}
-		tok *v = cur(p);
-		ir_pos vp;
-		if (!lp_expect_ident(p, targets.what, &vp)) {
-			lp_sync(p, p->i);
-			return;
-		}
-		int target;
-		if (match_word(p, &targets, v, vp, &target))
-			p->k->target = (ir_target)target; /* an unknown target is reported; the block is still read */
-		if (!lp_expect(p, T_RPAREN)) {
-			lp_sync(p, p->i);
-			return;
-		}
 	}
 	lp_block_items(p, t, "plan", parse_plan_item);
 }

@@ -629,6 +629,14 @@ static void describe_region(pp *p, rbuild *b)
 			rg->epilogue = rg->epilogue == LT_EPI_NONE && ep == LT_EPI_NONE ? LT_EPI_NONE : LT_EPI_COPY_OUT;
 		}
 	}
+	/* strict=true keeps the order of the updates: the buffer starts from
+	 * the array's values, which the updates then change one by one, as
+	 * without the cache (zero_fill / reduce adds their sum at the end: a
+	 * reassociation, docs/PLANS.md, section 4) */
+	if ((p->it->strict || p->k->strict) && rg->epilogue == LT_EPI_REDUCE) {
+		rg->prologue = LT_PRO_COPY_IN;
+		rg->epilogue = LT_EPI_COPY_OUT;
+	}
 }
 
 /* Source elements the block moves per slot of each multicache loop (-1 when

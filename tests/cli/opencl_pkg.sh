@@ -5,7 +5,7 @@ B=${CACHET_BUILD:-build}
 # a sanitizer build's libcachet.a needs the sanitizer runtimes in the program too
 SANFL=""
 [ "${SAN:-}" = 1 ] && SANFL="-fsanitize=address,undefined"
-LIBS="$SANFL $B/libcachet.a $(pkg-config --libs libxxhash hwloc sqlite3 jansson 2>/dev/null || echo -lxxhash -lhwloc -lsqlite3 -ljansson) -lm -ldl -lpthread"
+LIBS="$SANFL $B/libcachet.a $(pkg-config --libs libxxhash hwloc sqlite3 jansson isl 2>/dev/null || echo -lxxhash -lhwloc -lsqlite3 -ljansson -lisl -lgmp) -lm -ldl -lpthread"
 
 # the checking program: the wrapper's results against ct_interp_run on the
 # same inputs, through the handle's own context (run on host arrays) and

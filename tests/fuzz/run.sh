@@ -35,7 +35,7 @@ make -s BUILD="$OUT" CC="$CC" OPT="-O1 -g -fsanitize=fuzzer-no-link $SAN -fno-om
 	echo "0 passed, $count failed"
 	exit 1
 }
-LIBS=$(pkg-config --libs libxxhash hwloc sqlite3 jansson 2>/dev/null || echo -lxxhash -lhwloc -lsqlite3 -ljansson)
+LIBS=$(pkg-config --libs libxxhash hwloc sqlite3 jansson isl 2>/dev/null || echo -lxxhash -lhwloc -lsqlite3 -ljansson -lisl -lgmp)
 pass=0
 fail=0
 mkdir -p "$OUT/artifacts"

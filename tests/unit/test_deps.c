@@ -1,0 +1,365 @@
+/* test_deps.c: the dependence module (src/ir/deps.c): broken and kept orders, reductions, carried loops, and the loop tree's instances and order against the analysis. */
+#include "harness.h"
+
+#include "ir/deps.h"
+#include "lang/lang.h"
+
+#include <stdlib.h>
+
+/* The checked kernel of text, without the plan's and the schedule's
+ * validation (lang only), so that an illegal reorder can be asked about. */
+static ct_kernel *parse(ct_ctx *ctx, const char *text)
+{
+	ct_kernel *k = lang_parse(ctx, text, strlen(text), "test.cachet");
+	if (!k)
+		fprintf(stderr, "parse failed: %s\n", ct_ctx_last_message(ctx));
+	return k;
+}
+
+/* dep_order_keeps of k's scheduled tree; the violation's text into txt. */
+static int keeps(ct_kernel *k, char *txt, size_t cap)
+{
+	dep_info *d = dep_compute(k);
+	ct_looptree *t = d ? lt_build_loops(k, true) : NULL;
+	dep_violation v;
+	memset(&v, 0, sizeof v);
+	int r = t ? dep_order_keeps(d, t, &v) : -2;
+	if (txt && cap)
+		txt[0] = 0;
+	if (r == 0 && txt) {
+		ct_buf b;
+		ct_buf_init(&b);
+		dep_violation_text(k, &v, &b);
+		char *s = ct_buf_take(&b);
+		snprintf(txt, cap, "%s", s ? s : "");
+		free(s);
+	}
+	dep_violation_free(k->ctx, &v);
+	ct_looptree_free(t);
+	dep_free(d);
+	return r;
+}
+
+/* The first loop over index name under nodes v, or NULL. */
+static const lt_node *loop_of(const ct_kernel *k, lt_node *const *v, int n, const char *name)
+{
+	for (int i = 0; i < n; i++) {
+		const lt_node *x = v[i];
+		if (x->kind == LT_LOOP && strcmp(k->indices[x->index].name, name) == 0)
+			return x;
+		const lt_node *y = loop_of(k, x->kids, x->nkids, name);
+		if (!y)
+			y = loop_of(k, x->els, x->nels, name);
+		if (y)
+			return y;
+	}
+	return NULL;
+}
+
+/* dep_loop_carries of the loop over name in k's tree (scheduled or not). */
+static int carries(ct_kernel *k, bool sched, const char *name, bool with_red)
+{
+	dep_info *d = dep_compute(k);
+	ct_looptree *t = d ? lt_build_loops(k, sched) : NULL;
+	const lt_node *x = t ? loop_of(k, t->roots, t->nroots, name) : NULL;
+	int r = x ? dep_loop_carries(d, t, x, with_red) : -2;
+	ct_looptree_free(t);
+	dep_free(d);
+	return r;
+}
+
+/* dep_same_instances of k's trees with and without the schedule. */
+static int same(ct_kernel *k)
+{
+	dep_info *d = dep_compute(k);
+	int r = d ? 1 : -2;
+	for (int sched = 0; sched < 2 && r == 1; sched++) {
+		ct_looptree *t = lt_build_loops(k, sched);
+		r = t ? dep_same_instances(d, t) : -2;
+		ct_looptree_free(t);
+	}
+	dep_free(d);
+	return r;
+}
+
+static const char *ORD = "kernel ord\n"
+                         "param N = 2\n"
+                         "array A : f32[N, N] input\n"
+                         "array S : f32[1] inout\n"
+                         "for (i: N, j: N) { S[0] = S[0] * 0.5 + A[i, j] }\n"
+                         "schedule { reorder(j, i) }\n";
+
+static void test_recurrence_broken(void)
+{
+	h_begin("a recurrence into one element: the interchange breaks it, named");
+	ct_ctx *ctx = ct_ctx_new();
+	ct_kernel *k = parse(ctx, ORD);
+	CHECK(k != NULL);
+	if (k) {
+		char txt[512];
+		CHECKF(keeps(k, txt, sizeof txt) == 0, "%s", ct_ctx_last_message(ctx));
+		CHECKF(strstr(txt, "iteration (i, j) of S[0] must run after (i-1, j+1)") != NULL, "%s", txt);
+		CHECKF(strstr(txt, "e.g. (i=1, j=0) after (i=0, j=1)") != NULL, "%s", txt);
+		CHECK(carries(k, false, "i", false) == 1);
+		CHECK(carries(k, false, "j", false) == 1);
+		CHECK(same(k) == 1);
+		ct_kernel_free(k);
+	}
+	ct_ctx_free(ctx);
+	h_end();
+}
+
+static void test_reduction_reorders(void)
+{
+	h_begin("S[0] += A[i, j]: a reduction reorders; its loops carry only the reduction");
+	ct_ctx *ctx = ct_ctx_new();
+	ct_kernel *k = parse(ctx, "kernel red\n"
+	                          "param N = 3\n"
+	                          "array A : f32[N, N] input\n"
+	                          "array S : f32[1] inout\n"
+	                          "for (i: N, j: N) { S[0] += A[i, j] }\n"
+	                          "schedule { reorder(j, i) }\n");
+	CHECK(k != NULL);
+	if (k) {
+		CHECK(keeps(k, NULL, 0) == 1);
+		CHECK(carries(k, true, "j", false) == 0);
+		CHECK(carries(k, true, "j", true) == 1);
+		ct_kernel_free(k);
+	}
+	/* ... but not when the statement also reads what it updates elsewhere */
+	k = parse(ctx, "kernel red2\n"
+	               "param N = 3\n"
+	               "array A : f32[N, N] input\n"
+	               "array S : f32[N] inout\n"
+	               "for (i: 1 .. N, j: N) { S[j] += S[j] * A[i, j] + S[0] }\n"
+	               "schedule { reorder(j, i) }\n");
+	CHECK(k != NULL);
+	if (k) {
+		char txt[512];
+		CHECK(keeps(k, txt, sizeof txt) == 0);
+		CHECKF(strstr(txt, "of S[") != NULL, "%s", txt);
+		ct_kernel_free(k);
+	}
+	ct_ctx_free(ctx);
+	h_end();
+}
+
+static void test_matmul_loops(void)
+{
+	h_begin("matmul: i and j carry nothing, k carries the reduction only; any order keeps it");
+	ct_ctx *ctx = ct_ctx_new();
+	ct_kernel *k = parse(ctx, "kernel mm\n"
+	                          "param M = 9, N = 7, K = 5\n"
+	                          "array A : f32[M, K] input\n"
+	                          "array B : f32[K, N] input\n"
+	                          "array C : f32[M, N] inout\n"
+	                          "for (i: M, j: N, k: K) { C[i, j] += A[i, k] * B[k, j] }\n"
+	                          "schedule {\n"
+	                          "  ii, jj, kk = tile(i=4, j=2, k=3)\n"
+	                          "  reorder(k, j, i, kk, ii, jj)\n"
+	                          "}\n");
+	CHECK(k != NULL);
+	if (k) {
+		CHECK(keeps(k, NULL, 0) == 1);
+		CHECK(carries(k, false, "i", true) == 0);
+		CHECK(carries(k, false, "j", true) == 0);
+		CHECK(carries(k, false, "k", true) == 1);
+		CHECK(carries(k, false, "k", false) == 0);
+		CHECK(same(k) == 1);
+		ct_kernel_free(k);
+	}
+	ct_ctx_free(ctx);
+	h_end();
+}
+
+/* A wavefront update in place, tiled: legal with distances (1,0) and
+ * (0,1), broken once (1,-1) joins them. */
+static void test_wavefront_tiles(void)
+{
+	static const char *fmt = "kernel wf\n"
+	                         "param N = 10, M = 11\n"
+	                         "array A : f64[N, M] inout\n"
+	                         "for (i: 1 .. N, j: 1 .. M-1) { A[i, j] = A[i-1, j] + A[i, j-1]%s }\n"
+	                         "schedule {\n"
+	                         "  ii, jj = tile(i=3, j=4)\n"
+	                         "  reorder(i, j, ii, jj)\n"
+	                         "}\n";
+	char text[512];
+	h_begin("wavefront tiled: legal, then broken by A[i-1, j+1]");
+	ct_ctx *ctx = ct_ctx_new();
+	snprintf(text, sizeof text, fmt, "");
+	ct_kernel *k = parse(ctx, text);
+	CHECK(k != NULL);
+	if (k) {
+		CHECK(keeps(k, NULL, 0) == 1);
+		CHECK(same(k) == 1);
+		ct_kernel_free(k);
+	}
+	snprintf(text, sizeof text, fmt, " + A[i-1, j+1]");
+	k = parse(ctx, text);
+	CHECK(k != NULL);
+	if (k) {
+		char txt[512];
+		CHECK(keeps(k, txt, sizeof txt) == 0);
+		CHECKF(strstr(txt, "of A[") != NULL && strstr(txt, "must run after (i-1, j+1)") != NULL, "%s", txt);
+		ct_kernel_free(k);
+	}
+	ct_ctx_free(ctx);
+	h_end();
+}
+
+/* Imperfect nests, several statements, ifs, runtime params and balanced
+ * splits: the tree runs the written instances, in the functions' order. */
+static void test_tree_instances(void)
+{
+	static const char *const kernels[] = {
+	    "kernel a\nparam N = 7, M = 5\narray A : f32[N, M] input\narray T : f32[N] temp\narray B : f32[N, M] output\n"
+	    "for (i: N) {\n  T[i] = 0\n  for (j: M, k: 1 .. M) {\n    T[i] += A[i, k]\n    B[i, j] = T[i] + A[i, j]\n  }\n}\n"
+	    "schedule {\n  jj = split(j, 2)\n  kk = split(k, 3)\n  reorder(k, j, kk, jj)\n}\n",
+	    "kernel b\nparam N = 23\narray A : f32[N] input\narray B : f32[N] output\n"
+	    "for (x: N) {\n  if (x >= 1 && x <= N-2) { B[x] = A[x-1] + A[x+1] } else { B[x] = A[x] }\n}\n"
+	    "schedule {\n  xx = split(x, 4, balanced=true)\n  xxx = split(xx, 3)\n  reorder(x, xx, xxx)\n}\n",
+	    "kernel c\nparam N = 23, M : runtime\narray A : f32[N, M] inout\n"
+	    "for (i: 2 .. N, j: M) { A[i, j] = A[i-2, j] * 0.5 }\n"
+	    "schedule {\n  ii = split(i, 5, balanced=true)\n  jj = split(j, 3)\n  reorder(j, i, jj, ii)\n}\n",
+	    "kernel e\nparam N = 5, M = 23\narray A : f32[N, M] inout\n"
+	    "for (i: 1 .. N, j: M) { A[i, j] = A[i-1, j] + 1 }\n"
+	    "schedule {\n  jj = split(j, 8)\n  jjj = split(jj, 3, balanced=true)\n  reorder(j, i, jj, jjj)\n}\n",
+	    "kernel f\nparam N = 17\narray A : f32[N] inout\n"
+	    "for (i: 3 .. N) { A[i] = A[i-3] * 2 }\n"
+	    "schedule {\n  ii = split(i, 5)\n  iii = split(ii, 4, balanced=true)\n  iiii = split(iii, 2)\n  reorder(i, ii, iii, iiii)\n}\n",
+	    "kernel d\nparam N = 13\narray A : f32[N] inout\n"
+	    "for (i: N) { A[i] = A[i] + 1 }\n"
+	    "for (j: N) { A[j] = A[N-1-j] * 2 }\n"
+	    "schedule {\n  jj = split(j, 4)\n  jjj = split(jj, 3)\n  reorder(j, jj, jjj)\n}\n",
+	};
+	for (size_t i = 0; i < sizeof kernels / sizeof *kernels; i++) {
+		char name[64];
+		snprintf(name, sizeof name, "the tree runs the written instances, kernel %zu", i);
+		h_begin(name);
+		ct_ctx *ctx = ct_ctx_new();
+		ct_kernel *k = parse(ctx, kernels[i]);
+		CHECK(k != NULL);
+		if (k) {
+			CHECKF(same(k) == 1, "%s", ct_ctx_last_message(ctx));
+			ct_kernel_free(k);
+		}
+		ct_ctx_free(ctx);
+		h_end();
+	}
+}
+
+/* A balanced split sized by a runtime param (its loop tree's bounds are
+ * not affine: the analysis uses the closed form of its blocks). */
+static void test_balanced_runtime(void)
+{
+	static const char *fmt = "kernel br\n"
+	                         "param N : runtime, M = 6\n"
+	                         "array A : f32[N, M] inout\n"
+	                         "for (i: 2 .. N, j: 1 .. M-1) { A[i, j] = %s }\n"
+	                         "schedule {\n"
+	                         "  ii = split(i, 5, balanced=true)\n"
+	                         "  reorder(j, i, ii)\n"
+	                         "}\n";
+	/* a balanced split of a split-off index: its window is its parent's
+	 * block, a runtime tail in the last one */
+	static const char *fmt2 = "kernel br2\n"
+	                          "param N : runtime, M = 6\n"
+	                          "array A : f32[N, M] inout\n"
+	                          "for (i: 2 .. N, j: 1 .. M-1) { A[i, j] = %s }\n"
+	                          "schedule {\n"
+	                          "  ii = split(i, 8)\n"
+	                          "  iii = split(ii, 3, balanced=true)\n"
+	                          "  reorder(i, j, ii, iii)\n"
+	                          "}\n";
+	char text[512];
+	h_begin("balanced split by a runtime param: legal and broken reorders");
+	ct_ctx *ctx = ct_ctx_new();
+	snprintf(text, sizeof text, fmt, "A[i-2, j] * 0.5");
+	ct_kernel *k = parse(ctx, text);
+	CHECK(k != NULL);
+	if (k) {
+		CHECKF(keeps(k, NULL, 0) == 1, "%s", ct_ctx_last_message(ctx));
+		ct_kernel_free(k);
+	}
+	snprintf(text, sizeof text, fmt2, "A[i-2, j] * 0.5");
+	k = parse(ctx, text);
+	CHECK(k != NULL);
+	if (k) {
+		CHECKF(keeps(k, NULL, 0) == 1, "%s", ct_ctx_last_message(ctx));
+		ct_kernel_free(k);
+	}
+	snprintf(text, sizeof text, fmt2, "A[i-1, j+1] * 0.5");
+	k = parse(ctx, text);
+	CHECK(k != NULL);
+	if (k) {
+		char txt[512];
+		CHECKF(keeps(k, txt, sizeof txt) == 0, "%s", ct_ctx_last_message(ctx));
+		CHECKF(strstr(txt, "must run after (i-1, j+1)") != NULL, "%s", txt);
+		ct_kernel_free(k);
+	}
+	snprintf(text, sizeof text, fmt, "A[i-1, j+1] * 0.5");
+	k = parse(ctx, text);
+	CHECK(k != NULL);
+	if (k) {
+		char txt[512];
+		CHECK(keeps(k, txt, sizeof txt) == 0);
+		CHECKF(strstr(txt, "must run after (i-1, j+1)") != NULL && strstr(txt, " with N=") != NULL, "%s", txt);
+		ct_kernel_free(k);
+	}
+	ct_ctx_free(ctx);
+	h_end();
+}
+
+/* Two statements of one band: the interchange is legal while the second
+ * reads what the first wrote in the same iteration, broken once it reads
+ * a partial sum. */
+static void test_imperfect(void)
+{
+	static const char *fmt = "kernel imp\n"
+	                         "param N = 4, M = 5\n"
+	                         "array A : f32[M, M] input\n"
+	                         "array S : f32[N] temp\n"
+	                         "array B : f32[N, M, M] output\n"
+	                         "for (i: N) {\n"
+	                         "  S[i] = 0\n"
+	                         "  for (j: M, k: M) {\n"
+	                         "    S[i] += A[j, k]\n"
+	                         "    B[i, j, k] = %s\n"
+	                         "  }\n"
+	                         "}\n"
+	                         "schedule { reorder(k, j) }\n";
+	char text[512];
+	h_begin("imperfect nest, two statements: reduction kept, partial sums refused");
+	ct_ctx *ctx = ct_ctx_new();
+	snprintf(text, sizeof text, fmt, "A[j, k] * 2");
+	ct_kernel *k = parse(ctx, text);
+	CHECK(k != NULL);
+	if (k) {
+		CHECK(keeps(k, NULL, 0) == 1);
+		ct_kernel_free(k);
+	}
+	snprintf(text, sizeof text, fmt, "S[i]");
+	k = parse(ctx, text);
+	CHECK(k != NULL);
+	if (k) {
+		char txt[512];
+		CHECK(keeps(k, txt, sizeof txt) == 0);
+		CHECKF(strstr(txt, "iteration (i, j, k) of") != NULL, "%s", txt);
+		ct_kernel_free(k);
+	}
+	ct_ctx_free(ctx);
+	h_end();
+}
+
+int main(void)
+{
+	test_recurrence_broken();
+	test_reduction_reorders();
+	test_matmul_loops();
+	test_wavefront_tiles();
+	test_tree_instances();
+	test_imperfect();
+	test_balanced_runtime();
+	return h_report();
+}
