@@ -537,14 +537,14 @@ int main(int argc, char **argv)
 		return usage_error("unexpected argument '%s'", argv[2]);
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
 		print_help(stdout);
-		return EXIT_OK;
+		return finish_output(EXIT_OK);
 	}
 	if (strcmp(argv[1], "--version") == 0) {
 		printf("cachet %s\n", CACHET_VERSION);
-		return EXIT_OK;
+		return finish_output(EXIT_OK);
 	}
 	if (strcmp(argv[1], "report") == 0)
-		return cachet_report_main(argc - 1, argv + 1);
+		return finish_output(cachet_report_main(argc - 1, argv + 1));
 	const command *cmd = find_command(argv[1]);
 	if (!cmd)
 		return usage_error("unknown command '%s'", argv[1]);
@@ -558,8 +558,8 @@ int main(int argc, char **argv)
 		return rc;
 	if (c.help) {
 		print_command_help(stdout, cmd);
-		return EXIT_OK;
+		return finish_output(EXIT_OK);
 	}
 	point_pocl_cache(cmd->name);
-	return cmd->fn(&c);
+	return finish_output(cmd->fn(&c));
 }

@@ -166,6 +166,19 @@ int exit_code(ct_status st)
 	}
 }
 
+int finish_output(int rc)
+{
+	errno = 0;
+	int flushed = fflush(stdout) == 0;
+	int err = errno;
+	if (flushed && !ferror(stdout) && !output_failed)
+		return rc;
+	if (!output_failed) /* print_json said why already */
+		fprintf(stderr, "cachet: error: cannot write the output: %s\n",
+		        err ? strerror(err) : "a write to stdout failed");
+	return rc ? rc : EXIT_FAILED;
+}
+
 int fail(ct_ctx *ctx, ct_status st)
 {
 	print_error(ctx);
@@ -247,12 +260,15 @@ int with_kernel(cli *c, kernel_cmd fn)
 	return rc;
 }
 
+int output_failed;
+
 /* Print v (taken) as one line on stdout: the layout of every --json object. */
 void print_json(json_t *v, bool ok)
 {
 	char *s = ok ? ct_json_line(v) : (json_decref(v), NULL);
 	if (!s) {
 		fprintf(stderr, "cachet: error: out of memory\n");
+		output_failed = 1;
 		return;
 	}
 	fputs(s, stdout);
@@ -312,7 +328,7 @@ json_t *ref_table_json(const ct_ref_table *t, const char *file, int nlevels, boo
 		json_t *o = json_object(), *carried = json_array();
 		ct_json_set(o, "array", json_string(m->array), ok);
 		ct_json_set(o, "stmt", json_integer(m->stmt), ok);
-		ct_json_set(o, "where", json_string(ref_where(file, m, where, sizeof where)), ok);
+		ct_json_set(o, "where", ct_json_text(ref_where(file, m, where, sizeof where)), ok);
 		ct_json_set(o, "line", json_integer(m->line), ok);
 		ct_json_set(o, "col", json_integer(m->col), ok);
 		ct_json_set(o, "access", json_string(ref_access(m)), ok);

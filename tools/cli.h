@@ -75,6 +75,12 @@ int fail(ct_ctx *ctx, ct_status st);
 char *read_path(const char *path, size_t max, size_t *len);
 /* A whole decimal int64 (1) or not (0). */
 int parse_int(const char *s, int64_t *v);
+/* Set when a command could not print its result (print_json ran out of memory). */
+extern int output_failed;
+/* The exit code of a command that returned rc, once stdout is flushed: a
+ * result that could not be written (a full disk, /dev/full) is an error
+ * with a message and exit 1, never exit 0. */
+int finish_output(int rc);
 /* Whether a progress line is on stderr, not yet wiped (verify_progress). */
 extern int progress_drawn;
 

@@ -226,8 +226,11 @@ static int tune_one(ct_ctx *ctx, ct_kernel *k, cli *c, double budget)
 		tune_variant_note(ctx, c);
 		return rc;
 	}
-	ct_tune_print(&r, c->json ? CT_FORMAT_JSON : CT_FORMAT_TEXT, stdout);
 	int rc = r.best >= 0 ? EXIT_OK : EXIT_FAILED;
+	if ((st = ct_tune_print(&r, c->json ? CT_FORMAT_JSON : CT_FORMAT_TEXT, stdout)) != CT_OK) {
+		print_error(ctx);
+		rc = EXIT_FAILED; /* the result was not printed */
+	}
 	ct_tune_result_free(&r);
 	return rc;
 }

@@ -156,7 +156,7 @@ int write_json(FILE *f, const report *r)
 	bool ok = true;
 	json_t *o = json_object(), *params = json_object();
 	ct_json_set(o, "kernel", json_string(ct_kernel_name(r->k)), &ok);
-	ct_json_set(o, "file", text(r->o.file), &ok);
+	ct_json_set(o, "file", ct_json_text(r->o.file), &ok);
 	for (int i = 0; i < ct_kernel_param_count(r->k); i++)
 		ct_json_set(params, ct_kernel_param_name(r->k, i),
 		            json_integer((json_int_t)ct_kernel_param_value(r->k, i, NULL)), &ok);

@@ -1090,7 +1090,7 @@ static char *show_json(ct_store *s, const ct_tune_record *r, int n)
 {
 	bool ok = true;
 	json_t *o = json_object(), *records = json_array();
-	ct_json_set(o, "path", json_string(s->path), &ok);
+	ct_json_set(o, "path", ct_json_text(s->path), &ok);
 	ct_json_set(o, "device_id", json_string(s->device_id), &ok);
 	ct_json_set(o, "writable", json_boolean(could_write(s)), &ok);
 	for (int i = 0; i < n; i++)

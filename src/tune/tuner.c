@@ -1245,7 +1245,7 @@ static char *print_json(const ct_tune_result *r)
 	ct_json_set(o, "confirm", json_confirm(r, &ok), &ok);
 	ct_json_set(o, "final_verify_size", json_integer((json_int_t)r->final_verify_size), &ok);
 	ct_json_set(o, "stored", json_boolean(r->stored), &ok);
-	ct_json_set(o, "store", json_string(r->store_path), &ok);
+	ct_json_set(o, "store", ct_json_text(r->store_path), &ok);
 	ct_json_set(o, "candidates", json_candidates(r, &ok), &ok);
 	ct_json_set(o, "model_seconds", ct_json_real(r->model_seconds, 6), &ok);
 	ct_json_set(o, "measure_seconds", ct_json_real(r->measure_seconds, 6), &ok);
