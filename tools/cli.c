@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int usage_error(const char *fmt, const char *arg)
@@ -366,4 +367,92 @@ json_t *predict_level_json(const ct_predict_result *r, int l, bool *ok)
 	if (r->fallback[l] > CT_FALLBACK_NONE && r->fallback[l] <= CT_FALLBACK_BUDGET)
 		ct_json_set(lv, "fallback", json_string(fallback_names[r->fallback[l]]), ok);
 	return lv;
+}
+
+/* ------------------------------------------------------------ output files */
+
+int make_parents(const char *path, int self)
+{
+	char p[4096];
+	if (snprintf(p, sizeof p, "%s%s", path, self ? "/" : "") >= (int)sizeof p) {
+		fprintf(stderr, "cachet: error: the name '%.200s...' is too long\n", path);
+		return 0;
+	}
+	for (char *q = p + 1; *q; q++) {
+		if (*q != '/')
+			continue;
+		*q = 0;
+		struct stat sb;
+		if (stat(p, &sb) != 0 && mkdir(p, 0777) != 0 && errno != EEXIST) {
+			fprintf(stderr, "cachet: error: cannot create folder '%s': %s\n", p, strerror(errno));
+			return 0;
+		}
+		*q = '/';
+	}
+	return 1;
+}
+
+int same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+FILE *atomic_open(atomic_file *o, const char *path)
+{
+	o->path = path;
+	o->f = NULL;
+	const char *slash = strrchr(path, '/');
+	int dl = slash ? (int)(slash - path + 1) : 0;
+	if (snprintf(o->tmp, sizeof o->tmp, "%.*s.%s.XXXXXX", dl, path, slash ? slash + 1 : path) >=
+	    (int)sizeof o->tmp) {
+		fprintf(stderr, "%s: error: cannot write: the name is too long\n", path);
+		return NULL;
+	}
+	int fd = mkstemp(o->tmp);
+	if (fd < 0) {
+		fprintf(stderr, "%s: error: cannot write: %s\n", path, strerror(errno));
+		return NULL;
+	}
+	/* mkstemp makes 0600; the file gets the mode a plain fopen would give it */
+	mode_t mask = umask(0);
+	umask(mask);
+	if (fchmod(fd, 0666 & ~mask) != 0 || !(o->f = fdopen(fd, "w"))) {
+		fprintf(stderr, "%s: error: cannot write: %s\n", path, strerror(errno));
+		close(fd);
+		unlink(o->tmp);
+		return NULL;
+	}
+	return o->f;
+}
+
+int atomic_commit(atomic_file *o)
+{
+	if (!o->f)
+		return 0;
+	errno = 0;
+	int ok = fflush(o->f) == 0 && !ferror(o->f);
+	int err = errno;
+	if (ok && fsync(fileno(o->f)) != 0)
+		ok = 0, err = errno;
+	if (fclose(o->f) != 0 && ok)
+		ok = 0, err = errno;
+	o->f = NULL;
+	if (ok && rename(o->tmp, o->path) != 0)
+		ok = 0, err = errno;
+	if (!ok) {
+		unlink(o->tmp);
+		fprintf(stderr, "%s: error: cannot write: %s (nothing replaced)\n", o->path,
+		        err ? strerror(err) : "a write failed");
+	}
+	return ok;
+}
+
+void atomic_abort(atomic_file *o)
+{
+	if (o->f) {
+		fclose(o->f);
+		o->f = NULL;
+		unlink(o->tmp);
+	}
 }

@@ -115,6 +115,29 @@ json_t *cache_level_json(int64_t size, int64_t line, int64_t ways, bool *ok);
  * misses, exact, source and, where the level was simulated, why ("fallback") */
 json_t *predict_level_json(const ct_predict_result *r, int l, bool *ok);
 
+/* ------------------------------------------------------------ output files (cli.c) */
+
+/* mkdir -p of path's parent folders (with self, of path itself too); 0
+ * after printing why not. */
+int make_parents(const char *path, int self);
+/* Whether a and b name the same existing file (device and inode). */
+int same_file(const char *a, const char *b);
+/* A file written in place of path atomically: a temp file in the same
+ * folder, flushed, fsync'd and renamed over path only when every write
+ * succeeded, so a full disk never leaves a fragment where a good file was. */
+typedef struct atomic_file {
+	FILE *f;
+	const char *path;
+	char tmp[4200];
+} atomic_file;
+/* Start writing path; NULL after a message. */
+FILE *atomic_open(atomic_file *o, const char *path);
+/* Finish: 1 when path now holds what was written; 0 after a message (the
+ * temp file removed, path untouched). */
+int atomic_commit(atomic_file *o);
+/* Give up: the temp file removed, path untouched. */
+void atomic_abort(atomic_file *o);
+
 /* ------------------------------------------------------------ the commands (cmd_*.c) */
 
 int cmd_check(cli *c);

@@ -180,34 +180,13 @@ static int emit_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
 
 int cmd_emit(cli *c) { return with_kernel(c, emit_kernel); }
 
-/* mkdir -p of dir's parents (the library makes dir itself); 0 after
- * printing why not. */
-static int make_parents(const char *dir)
-{
-	char path[4096];
-	if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path) {
-		fprintf(stderr, "cachet: error: -o: the folder name is too long\n");
-		return 0;
-	}
-	for (char *p = path + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = 0;
-		struct stat sb;
-		if (stat(path, &sb) != 0 && mkdir(path, 0777) != 0 && errno != EEXIST) {
-			fprintf(stderr, "cachet: error: cannot create folder '%s': %s\n", path, strerror(errno));
-			return 0;
-		}
-		*p = '/';
-	}
-	return 1;
-}
-
 static int build_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
 {
-	if (!make_parents(c->out_dir))
+	if (!make_parents(c->out_dir, 0))
 		return EXIT_FAILED;
 	ct_status st = ct_kernel_build(k, c->out_dir);
+	if (st == CT_ERR_IO) /* the package cannot be written: a failure (1), as report's */
+		return print_error(ctx), EXIT_FAILED;
 	if (st)
 		return fail(ctx, st);
 	const char *n = ct_kernel_name(k);

@@ -176,6 +176,46 @@ static int load(report *r)
 	return EXIT_OK;
 }
 
+static const char *const csv_names[] = {"levels.csv", "per_ref.csv", "phases.csv",
+                                        "heatmap.csv", "roofline.csv", "tuning.csv"};
+
+/* Whether path can take the output: not the kernel file itself (exit 2), its
+ * folder made and writable (a probe file, removed; exit 1) — checked before
+ * minutes of work, not after. */
+static int check_output(const opts *o, const char *path)
+{
+	struct stat sb;
+	if (same_file(path, o->file)) {
+		fprintf(stderr, "cachet: error: the output %s is the kernel file itself\n", path);
+		return EXIT_BAD_INPUT;
+	}
+	if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+		fprintf(stderr, "cachet: error: the output %s is a folder\n", path);
+		return EXIT_BAD_INPUT;
+	}
+	if (!make_parents(path, 0))
+		return EXIT_FAILED;
+	atomic_file probe;
+	if (!atomic_open(&probe, path))
+		return EXIT_FAILED;
+	atomic_abort(&probe);
+	return EXIT_OK;
+}
+
+static int check_outputs(const opts *o)
+{
+	int rc = o->out ? check_output(o, o->out) : EXIT_OK;
+	for (size_t i = 0; !rc && o->csv_dir && i < sizeof csv_names / sizeof csv_names[0]; i++) {
+		char path[4096];
+		if (snprintf(path, sizeof path, "%s/%s", o->csv_dir, csv_names[i]) >= (int)sizeof path) {
+			fprintf(stderr, "cachet: error: --csv: the folder name is too long\n");
+			return EXIT_BAD_INPUT;
+		}
+		rc = check_output(o, path);
+	}
+	return rc;
+}
+
 int cachet_report_main(int argc, char **argv)
 {
 	report *r = calloc(1, sizeof *r);
@@ -189,6 +229,8 @@ int cachet_report_main(int argc, char **argv)
 	}
 	if (rc == EXIT_OK)
 		rc = load(r);
+	if (rc == EXIT_OK)
+		rc = check_outputs(&r->o);
 	if (rc == EXIT_OK) {
 		ct_status st = ct_kernel_predict_refs(r->k, r->o.cache, -1, &r->pr, &r->rt);
 		if (st != CT_OK)

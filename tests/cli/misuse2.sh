@@ -28,4 +28,39 @@ odd=$(printf '%s/odd\377only.cachet' "$tmp")
 cp examples/copy.cachet "$odd"
 expect "non-UTF-8 name: predict --per-ref --json" 0 'odd\\u[fF]{3}[dD]only\.cachet:' "$CACHET" predict "$odd" --per-ref --json --cache 4K:64
 expect "non-UTF-8 name: report --json" 0 '"file": ".*odd\\u[fF]{3}[dD]only' "$CACHET" report "$odd" --cache 4K:64 --no-run --no-measure --json
+# -- row 6: report's outputs on a full file system: a message, exit 1, the good file kept whole;
+# the output never replaces the kernel file; -o into a missing folder makes it first
+rep="--no-run --no-measure --cache 4K:64"
+cp examples/copy.cachet "$tmp/F.cachet"
+expect "report -o onto its own kernel file: refused" 2 "is the kernel file itself" "$CACHET" report "$tmp/F.cachet" -o "$tmp/F.cachet" $rep
+cmp -s examples/copy.cachet "$tmp/F.cachet" && ok || bad "report -o F.cachet changed the kernel file"
+ln "$tmp/F.cachet" "$tmp/hard.html"
+expect "report -o onto a hard link of the kernel file: refused" 2 "is the kernel file itself" "$CACHET" report "$tmp/F.cachet" -o "$tmp/hard.html" $rep
+cp "$tmp/F.cachet" "$tmp/levels.csv"
+expect "report --csv over the kernel file: refused" 2 "is the kernel file itself" "$CACHET" report "$tmp/levels.csv" --csv "$tmp" $rep
+expect "report -o into a missing folder: made" 0 "" "$CACHET" report "$tmp/F.cachet" -o "$tmp/new/a/b.html" $rep
+[ -s "$tmp/new/a/b.html" ] && ok || bad "report -o new/a/b.html: no page"
+expect "report -o where no folder can be made: exit 1 first" 1 "cannot" "$CACHET" report "$tmp/F.cachet" -o /proc/nope/x.html $rep
+expect "build -o where no folder can be made: exit 1" 1 "cannot create folder" "$CACHET" build examples/copy.cachet -o /proc/nope
+fmnt=$tmp/full
+mkdir -p "$fmnt"
+if mount -t tmpfs -o size=64k tmpfs "$fmnt" 2>/dev/null; then
+	"$CACHET" report "$tmp/F.cachet" -o "$fmnt/x.html" $rep >/dev/null 2>&1
+	"$CACHET" report "$tmp/F.cachet" --csv "$fmnt/csv" $rep >/dev/null 2>&1
+	cp "$fmnt/x.html" "$tmp/good.html"
+	dd if=/dev/zero of="$fmnt/fill" bs=4k count=100 2>/dev/null
+	expect "report -o on a full disk: a message, exit 1" 1 "x.html: error: cannot write: No space left" \
+		"$CACHET" report "$tmp/F.cachet" -o "$fmnt/x.html" $rep
+	cmp -s "$fmnt/x.html" "$tmp/good.html" && ok || bad "report on a full disk: the good page was not kept"
+	rm -f "$fmnt/csv/per_ref.csv"
+	expect "report --csv on a full disk: a message, exit 1" 1 "csv: error: cannot write: No space left" \
+		"$CACHET" report "$tmp/F.cachet" --csv "$fmnt/csv" $rep
+	n=$(find "$fmnt/csv" -size 0 | wc -l)
+	[ "$n" = 0 ] && ok || bad "report --csv on a full disk left $n empty files"
+	[ "$(ls -A "$fmnt" | wc -l)" = 3 ] && ok || bad "temp files left on the full disk: $(ls -A "$fmnt")"
+	umount "$fmnt"
+else
+	echo "SKIP: a full file system needs a tmpfs mount (not root?)"
+fi
+
 echo "$pass passed, $fail failed"; [ "$fail" = 0 ]
