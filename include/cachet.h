@@ -78,6 +78,16 @@ CT_API CT_GIVE ct_ctx *ct_ctx_new_with_alloc(ct_alloc_fn fn, CT_KEEP void *ud);
 /* Free a context and everything it still caches. ct_ctx_free(NULL) is a no-op.
  * Objects created from ctx must be freed before it. */
 CT_API void ct_ctx_free(CT_TAKE ct_ctx *ctx);
+/* Undo what ctx has under way outside this process, for a program that is
+ * about to die of a signal: kill the process groups of the compilers (and
+ * other programs) ctx is running, and remove the temporary build folders
+ * it has made (with the compiler's temporaries in them). Async-signal-safe
+ * (system calls only, no lock, no allocation): meant to be called from the
+ * program's SIGINT/SIGTERM/SIGHUP handler, which the library never installs
+ * (signals belong to the program). ctx may be NULL (nothing is done). After
+ * it the call under way fails and ctx starts no further program; free it
+ * (or exit). The disk cache needs nothing: its writes are atomic renames. */
+CT_API void ct_ctx_cancel(CT_KEEP ct_ctx *ctx);
 
 /* The last error recorded on ctx: status, message ("" when none), and for
  * errors about an input file its name ("" when unknown), line and column
@@ -1203,6 +1213,8 @@ typedef struct ct_tune_result {
 	double rank_agreement;  /* Kendall's tau of model cost and measured time (1: same order) */
 	int reranked;           /* 1: the measurements re-ranked the unmeasured candidates */
 	double best_found_seconds; /* when the winner was first measured (0: resumed) */
+	int store_readonly;     /* 1: nothing was stored because the store cannot be written
+	                           (read-only folder or file: ct_store_writable is 0) */
 } ct_tune_result;
 
 /* "no-default", "default", "default-kept", "tuned" ("?" otherwise). */

@@ -2,10 +2,12 @@
 #include "cli.h"
 #include "report.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -457,6 +459,8 @@ static const char *pocl_folder_problem(const char *dir, char *why, size_t cap)
 }
 
 static char pocl_tmp[4096]; /* the private folder to remove at exit ("" = none) */
+/* set once pocl_tmp names the folder made: a signal handler never sees a name half written */
+static volatile sig_atomic_t pocl_tmp_ready;
 
 static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 {
@@ -486,6 +490,7 @@ static int pocl_private_folder(void)
 		pocl_tmp[0] = 0;
 		return 0;
 	}
+	pocl_tmp_ready = 1;
 	atexit(remove_pocl_tmp);
 	setenv("POCL_CACHE_DIR", pocl_tmp, 1);
 	return 1;
@@ -519,6 +524,55 @@ static void point_pocl_cache(const char *cmd)
 	pocl_private_folder();
 }
 
+/* Remove name (under folder fd) and, for a folder, everything in it, with
+ * system calls only: async-signal-safe, for the signal handler below. */
+static void remove_tree_at(int fd, const char *name, int depth)
+{
+	if (unlinkat(fd, name, 0) == 0 || depth > 16)
+		return;
+	int d = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (d < 0)
+		return;
+	char buf[4096];
+	ssize_t n;
+	while ((n = getdents64(d, buf, sizeof buf)) > 0)
+		for (ssize_t off = 0; off < n;) {
+			struct dirent64 *e = (struct dirent64 *)(void *)(buf + off);
+			off += e->d_reclen;
+			if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+				remove_tree_at(d, e->d_name, depth + 1);
+		}
+	close(d);
+	unlinkat(fd, name, AT_REMOVEDIR);
+}
+
+/* SIGINT, SIGTERM, SIGHUP: kill the compiler the command's ctx runs and
+ * remove its build folders (ct_ctx_cancel) and PoCL's private folder, then
+ * die of the signal as if there were no handler. */
+static void on_fatal_signal(int sig)
+{
+	ct_ctx_cancel(signal_ctx);
+	if (pocl_tmp_ready)
+		remove_tree_at(AT_FDCWD, pocl_tmp, 0);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void catch_fatal_signals(void)
+{
+	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+		struct sigaction sa, old;
+		/* a signal the caller ignores (nohup) stays ignored */
+		if (sigaction(sigs[i], NULL, &old) != 0 || old.sa_handler == SIG_IGN)
+			continue;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = on_fatal_signal;
+		sigemptyset(&sa.sa_mask);
+		sigaction(sigs[i], &sa, NULL);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	/* Threads of parallel loops that wait at a barrier sleep rather than
@@ -543,6 +597,7 @@ int main(int argc, char **argv)
 		printf("cachet %s\n", CACHET_VERSION);
 		return finish_output(EXIT_OK);
 	}
+	catch_fatal_signals();
 	if (strcmp(argv[1], "report") == 0)
 		return finish_output(cachet_report_main(argc - 1, argv + 1));
 	const command *cmd = find_command(argv[1]);

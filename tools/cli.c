@@ -253,15 +253,19 @@ int with_kernel(cli *c, kernel_cmd fn)
 	if (!ctx)
 		return EXIT_FAILED;
 	int rc;
+	signal_ctx = ctx;
 	ct_kernel *k = load_kernel(ctx, c, &rc);
 	if (k && fn)
 		rc = fn(ctx, k, c);
 	ct_kernel_free(k);
+	signal_ctx = NULL;
 	ct_ctx_free(ctx);
 	return rc;
 }
 
 int output_failed;
+
+ct_ctx *volatile signal_ctx;
 
 /* Print v (taken) as one line on stdout: the layout of every --json object. */
 void print_json(json_t *v, bool ok)

@@ -75,6 +75,9 @@ int fail(ct_ctx *ctx, ct_status st);
 char *read_path(const char *path, size_t max, size_t *len);
 /* A whole decimal int64 (1) or not (0). */
 int parse_int(const char *s, int64_t *v);
+/* The ctx of the command under way, for the signal handler's ct_ctx_cancel
+ * (NULL: none; cleared before the ctx is freed). */
+extern ct_ctx *volatile signal_ctx;
 /* Set when a command could not print its result (print_json ran out of memory). */
 extern int output_failed;
 /* The exit code of a command that returned rc, once stdout is flushed: a

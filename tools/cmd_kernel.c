@@ -223,10 +223,12 @@ int cmd_demo(cli *c)
 	ct_ctx *ctx = ct_ctx_new();
 	if (!ctx)
 		return EXIT_FAILED;
+	signal_ctx = ctx;
 	printf("== The kernel (embedded demo.cachet) ==\n%s\n", demo_text);
 	ct_kernel *k = ct_kernel_parse(ctx, demo_text, sizeof demo_text - 1, "demo.cachet");
 	if (!k) {
 		int rc = fail(ctx, ct_ctx_last_status(ctx));
+		signal_ctx = NULL;
 		ct_ctx_free(ctx);
 		return rc;
 	}
@@ -251,6 +253,7 @@ int cmd_demo(cli *c)
 		printf("\nThe schedule changed only the order of the iterations: the result equals the\n"
 		       "unscheduled reference. Try: cachet lower examples/matmul.cachet --json\n");
 	ct_kernel_free(k);
+	signal_ctx = NULL;
 	ct_ctx_free(ctx);
 	return rc;
 }

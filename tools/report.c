@@ -154,6 +154,7 @@ static void report_free(report *r)
 	free(r->tree);
 	json_decref(r->tree_doc);
 	ct_kernel_free(r->k);
+	signal_ctx = NULL;
 	ct_ctx_free(r->ctx);
 }
 
@@ -162,6 +163,7 @@ static int load(report *r)
 	r->ctx = ct_ctx_new();
 	if (!r->ctx)
 		return EXIT_FAILED;
+	signal_ctx = r->ctx;
 	r->k = ct_kernel_parse_file(r->ctx, r->o.file);
 	if (!r->k)
 		return fail(r->ctx, ct_ctx_last_status(r->ctx));

@@ -4,6 +4,7 @@
 #include "target/target.h"
 #include "tune/tune.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -1318,6 +1319,109 @@ static const char import_sql[] =
 
 /* Import one row of import_sql into s: 1 stored, 0 not (older or worse than
  * what is there), -1 a bad record (error on ctx). */
+/* Whether family is what ct_kernel_tune_key makes: a kernel name (an
+ * identifier), '-', 16 lowercase hex digits. Anything else (a path,
+ * "../../etc/x") names no kernel and is refused. */
+static bool family_ok(const char *f)
+{
+	size_t n = 0;
+	if (!f || !(isalpha((unsigned char)f[0]) || f[0] == '_'))
+		return false;
+	while (isalnum((unsigned char)f[n]) || f[n] == '_')
+		n++;
+	if (n > 60 || f[n] != '-')
+		return false;
+	for (size_t i = 1; i <= 16; i++)
+		if (!isdigit((unsigned char)f[n + i]) && !(f[n + i] >= 'a' && f[n + i] <= 'f'))
+			return false;
+	return f[n + 17] == 0;
+}
+
+/* Whether text (up to its end or a ';') is NAME=VALUE[:NAME=VALUE]...:
+ * identifiers, each once, whole decimal values of at least min; why says
+ * what is wrong when not. A size class and a record's tunable values have
+ * this form (the selector reads them so). */
+static bool assignments_ok(const char *text, int64_t min, char *why, size_t cap)
+{
+	const char *end = text ? text + strcspn(text, ";") : NULL;
+	if (!text || end == text) {
+		snprintf(why, cap, "empty");
+		return false;
+	}
+	const char *names[64];
+	size_t lens[64];
+	int n = 0;
+	for (const char *p = text; p < end;) {
+		const char *q = p;
+		if (!(isalpha((unsigned char)*q) || *q == '_')) {
+			snprintf(why, cap, "'%.*s' does not start with a name", (int)(end - p), p);
+			return false;
+		}
+		while (q < end && (isalnum((unsigned char)*q) || *q == '_'))
+			q++;
+		if (q >= end || *q != '=') {
+			snprintf(why, cap, "'%.*s' is not NAME=VALUE", (int)(end - p), p);
+			return false;
+		}
+		for (int i = 0; i < n; i++)
+			if (lens[i] == (size_t)(q - p) && strncmp(names[i], p, lens[i]) == 0) {
+				snprintf(why, cap, "'%.*s' is given twice", (int)(q - p), p);
+				return false;
+			}
+		if (n == 64) {
+			snprintf(why, cap, "more than 64 values");
+			return false;
+		}
+		names[n] = p;
+		lens[n++] = (size_t)(q - p);
+		const char *v = ++q;
+		while (q < end && *q != ':')
+			q++;
+		char num[32];
+		snprintf(num, sizeof num, "%.*s", (int)(q - v < 31 ? q - v : 31), v);
+		char *e;
+		errno = 0;
+		long long x = strtoll(num, &e, 10);
+		if (q == v || q - v > 20 || *e || errno || !isdigit((unsigned char)num[0]) || x < min) {
+			snprintf(why, cap, "'%.*s' is not a whole number of at least %lld", (int)(q - p), p,
+			         (long long)min);
+			return false;
+		}
+		p = q < end ? q + 1 : q;
+		if (q < end && p == end) {
+			snprintf(why, cap, "ends with ':'");
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Check record number row of an export before anything is imported: a
+ * family a kernel can have, a size class and tunable values of the form
+ * the selector reads, sizes and values of at least 1 (a tile of 0 or -5, a
+ * value "abc", an empty pick are no tuning result). false after an error
+ * naming the record and the reason. */
+static bool import_row_ok(ct_store *s, sqlite3_stmt *st, const char *path, int row)
+{
+	const char *family = text_col(st, 0), *sc = text_col(st, 2), *params = text_col(st, 3);
+	char why[256];
+	if (!family_ok(family)) {
+		ct_error(s->ctx, CT_ERR_INPUT, "%s: record %d: family '%.100s' is not a kernel's (NAME-16 hex digits); nothing imported",
+		         path, row, family ? family : "");
+		return false;
+	}
+	if (!assignments_ok(sc, 1, why, sizeof why)) {
+		ct_error(s->ctx, CT_ERR_INPUT, "%s: record %d (%s): size_class: %s; nothing imported", path, row, family, why);
+		return false;
+	}
+	if (!assignments_ok(params, 1, why, sizeof why)) {
+		ct_error(s->ctx, CT_ERR_INPUT, "%s: record %d (%s %s): params: %s; nothing imported", path, row, family, sc,
+		         why);
+		return false;
+	}
+	return true;
+}
+
 static int import_row(ct_store *s, sqlite3_stmt *st, const char *path, int force)
 {
 	ct_tune_record r;
@@ -1402,7 +1506,15 @@ ct_status ct_store_import(ct_store *s, const char *path, int force, int *importe
 		status = ct_error(s->ctx, CT_ERR_INPUT, "%s: cannot read it: %s", path, sqlite3_errmsg(mem));
 	int rows = 0, kept = 0;
 	if (!status) {
+		/* every record is checked before any is written */
 		sqlite3_bind_text(st, 1, text, -1, SQLITE_STATIC);
+		int row = 0;
+		while (!status && sqlite3_step(st) == SQLITE_ROW)
+			if (!import_row_ok(s, st, path, ++row))
+				status = ct_ctx_last_status(s->ctx);
+		sqlite3_reset(st);
+	}
+	if (!status) {
 		int rc;
 		while (!status && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 			const char *rfmt = text_col(st, 10);

@@ -63,4 +63,71 @@ else
 	echo "SKIP: a full file system needs a tmpfs mount (not root?)"
 fi
 
+# -- row 5: INT, TERM and HUP during a compile kill the compiler (its own process group) and
+# remove the build folder, the compiler's temporaries and PoCL's private folder (each run gets a
+# TMPDIR of its own, so that nothing else's files are counted)
+left() { ls -A "$1" | tr '\n' ' '; }
+for sig in INT TERM HUP; do
+	t=$(mktemp -d "$tmp/sig.XXXXXX")
+	CACHET_NO_CACHE=1 TMPDIR=$t timeout -s $sig 0.3 "$CACHET" run examples/sgemm.cachet >/dev/null 2>&1
+	[ -z "$(left "$t")" ] && ok || bad "SIG$sig during run left $(left "$t") in TMPDIR"
+done
+{
+	printf 'kernel big\nparam N = 64\narray A : f32[N] input\narray B : f32[N] inout\nfor (i: N) {\n'
+	i=1
+	while [ $i -le 3000 ]; do printf '  B[i] = B[i] * A[i] + %d\n' $i; i=$((i + 1)); done
+	printf '}\n'
+} >"$tmp/big.cachet"
+t=$(mktemp -d "$tmp/sig.XXXXXX")
+CACHET_NO_CACHE=1 TMPDIR=$t timeout -s INT 1 "$CACHET" run "$tmp/big.cachet" --no-verify >/dev/null 2>&1
+sleep 0.2
+n=$(pgrep -f "$t" | wc -l)
+[ "$n" = 0 ] && ok || bad "SIGINT during a long compile: $n compiler processes still running"
+[ -z "$(left "$t")" ] && ok || bad "SIGINT during a long compile left $(left "$t")"
+t=$(mktemp -d "$tmp/sig.XXXXXX")
+CACHET_NO_CACHE=1 TMPDIR=$t timeout -s INT 2.5 "$CACHET" tune examples/tune_matmul.cachet --budget 5 --quiet >/dev/null 2>&1
+[ -z "$(left "$t")" ] && ok || bad "SIGINT during tune left $(left "$t")"
+t=$(mktemp -d "$tmp/sig.XXXXXX")
+CACHET_CACHE_DIR=/proc/none TMPDIR=$t timeout -s INT 0.5 "$CACHET" run examples/opencl_local.cachet >/dev/null 2>&1
+[ -z "$(left "$t")" ] && ok || bad "SIGINT during an OpenCL run left $(left "$t")"
+
+# -- row 11: tuning into a read-only store says nothing was stored, never "not better than the record"
+rmnt=$tmp/ro
+mkdir -p "$rmnt"
+if mount -t tmpfs -o size=16m tmpfs "$rmnt" 2>/dev/null; then
+	mkdir "$rmnt/c"
+	mount -o remount,ro "$rmnt"
+	CACHET_CACHE_DIR=$rmnt/c expect "tune into a read-only store: said" 0 "not stored: the store is read-only" \
+		"$CACHET" tune examples/tune_matmul.cachet --budget 5 --quiet
+	grep -q "not better than the record" "$tmp/o" && bad "tune into a read-only store: 'not better than the record'" || ok
+	umount "$rmnt"
+else
+	echo "SKIP: a read-only store needs a tmpfs mount (not root?)"
+fi
+
+# -- row 12: an export's records are checked before any is imported; a bad one is refused with the reason
+export CACHET_CACHE_DIR=$tmp/store12
+mkdir -p "$CACHET_CACHE_DIR"
+dev=$("$CACHET" tune --show --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["device_id"])')
+rec() { # rec FAMILY PARAMS: an export of one record of this device
+	printf '{"format": "cachet-tune-export", "version": 1, "device_id": "%s", "device": "x", "records": [{"family": "%s", "dtype": "f32", "size_class": "M=96:N=96:K=96", "params": "%s", "seconds": 2.6e-5, "gflops": 67.5, "verified": 1, "trusted": true, "tuner_version": "3", "cachet_version": "0.1.0", "device_id": "%s", "device": "x", "timestamp": 1795892243}]}\n' \
+		"$dev" "$1" "$2" "$dev" >"$tmp/imp.json"
+}
+fam=tune_matmul-d89ddf53dda12b07
+while IFS='|' read -r name family params pat; do
+	rec "$family" "$params"
+	expect "import refuses $name" 2 "$pat" "$CACHET" tune --import "$tmp/imp.json"
+done <<ROWS
+a word and a negative tile|$fam|TI=abc:TJ=-5|params: 'TI=abc' is not a whole number
+zero tiles|$fam|TI=0:TJ=0:TK=0|params: 'TI=0' is not a whole number of at least 1
+empty params|$fam||params: empty
+a name twice|$fam|TI=32:TI=64|'TI' is given twice
+a path as the family|../../etc/x|TI=32:TJ=32:TK=32|family '../../etc/x' is not a kernel's
+ROWS
+n=$("$CACHET" tune --show --json | python3 -c 'import json, sys; print(len(json.load(sys.stdin)["records"]))')
+[ "$n" = 0 ] && ok || bad "refused imports left $n records in the store"
+rec "$fam" "TI=32:TJ=32:TK=32;decision=default"
+expect "import of a good record" 0 "imported 1 of 1" "$CACHET" tune --import "$tmp/imp.json"
+export CACHET_CACHE_DIR=$tmp/cache
+
 echo "$pass passed, $fail failed"; [ "$fail" = 0 ]
