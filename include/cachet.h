@@ -116,7 +116,7 @@ typedef enum ct_option {
 	CT_OPT_VECTOR_BYTES = 4, /* widest vector the C backend's register tiles use, in
 	                            bytes (a power of two, 8..256); 0 (default) = the
 	                            target's, from the hardware probe */
-	CT_OPT_BRANCHING = 5     /* 1: the C backend emits the branching form:
+	CT_OPT_BRANCHING = 5,    /* 1: the C backend emits the branching form:
 	                            per-element bounds tests in the copies of halo
 	                            caches, and boundary `if`s tested in every
 	                            iteration. 0 (default): branch-free: copy loops
@@ -124,12 +124,22 @@ typedef enum ct_option {
 	                            into boundary and interior pieces so that the
 	                            interior runs without tests (docs/VIEWS.md,
 	                            "Branch-free code"). Same results either way. */
+	CT_OPT_SIM_MAX_ACCESSES = 6 /* the longest address trace ct_kernel_simulate walks,
+	                            in accesses (counted by the model first, in
+	                            milliseconds); a longer one is refused with
+	                            CT_ERR_LIMIT before it starts. Default
+	                            CT_SIM_MAX_ACCESSES (about 5 minutes of
+	                            simulation); 0 = no limit. */
 } ct_option;
+/* The default of CT_OPT_SIM_MAX_ACCESSES: 10^10 accesses. */
+#define CT_SIM_MAX_ACCESSES ((int64_t)10000000000)
 /* Progress of long steps: fn(ud, phase, done, total) is called while one
  * runs, first once it has taken a second, then at most ten times a second,
  * and a last time with done == total if it was called before. One step
  * reports today: "verify", the reference interpreter's run that a
- * verification compares with (done: outermost loop iterations). fn = NULL
+ * verification compares with (done: outermost loop iterations), and
+ * "simulate", ct_kernel_simulate's trace (done: accesses, scaled to fit
+ * an int when they do not). fn = NULL
  * (the default): no calls. fn must not call back into ctx. */
 typedef void (*ct_progress_fn)(void *ud, const char *phase, int done, int total);
 CT_API void ct_ctx_set_progress(CT_KEEP ct_ctx *ctx, ct_progress_fn fn, CT_KEEP void *ud);

@@ -21,7 +21,7 @@ enum {
 	K_HELP = 'h', K_D = 'D', K_OUT = 'o',
 	K_BRANCHING = 256, K_JSON, K_NO_VERIFY, K_CHECKED, K_SIMULATE, K_PER_REF, K_SHOW, K_QUIET, K_FORCE,
 	K_EXPORT, K_IMPORT, K_ENGINE, K_REPEAT, K_THREADS, K_VECTOR_BYTES, K_TARGET, K_CACHE, K_CC, K_MAX,
-	K_SIZES, K_BUDGET
+	K_SIZES, K_BUDGET, K_MAX_ACCESSES
 };
 
 /* "+": stop at each word that is not an option (parse_args takes it and
@@ -52,6 +52,7 @@ static const struct option long_options[] = {
 	{"max", required_argument, NULL, K_MAX},
 	{"sizes", required_argument, NULL, K_SIZES},
 	{"budget", required_argument, NULL, K_BUDGET},
+	{"max-accesses", required_argument, NULL, K_MAX_ACCESSES},
 	{"output", required_argument, NULL, K_OUT},
 	{NULL, 0, NULL, 0},
 };
@@ -87,6 +88,7 @@ static const struct option_rule {
 	{K_MAX, O_MAX, "%s expects a positive integer"},
 	{K_SIZES, O_SIZES, "%s expects a list of sizes"},
 	{K_BUDGET, O_BUDGET, "%s expects seconds"},
+	{K_MAX_ACCESSES, O_MAX_ACCESSES, "%s expects a count of accesses (0 = no limit)"},
 };
 
 /* One command: name, one-line summary, usage, flags it accepts, handler. */
@@ -235,6 +237,11 @@ static int apply_option(cli *c, int key, const char *a, char *v)
 		break;
 	}
 	case K_OUT: c->out_dir = v; break;
+	case K_MAX_ACCESSES:
+		if (!parse_int(v, &n) || n < 0)
+			return usage_error(expects, a);
+		c->max_accesses = n;
+		break;
 	}
 	return EXIT_OK;
 }
@@ -330,15 +337,19 @@ static const command commands[] = {
 	 "  --cache SPEC    cache levels SIZE:LINE[:WAYS],... (sizes in bytes or with K/M/G\n"
 	 "                  suffixes; WAYS 0 or absent = fully associative), e.g. 32K:64,1M:64;\n"
 	 "                  default: this machine's caches\n"
+	 "  --max-accesses N  walk traces of up to N accesses (default 10^10, about five\n"
+	 "                  minutes; 0 = no limit); a longer one is refused before it starts\n"
 	 "  --json          one JSON object on stdout\n"
-	 "Every level is an LRU, write-allocate cache seeing the whole access stream.\n",
-	 cmd_simulate, A_FILE | O_D | O_CACHE | O_JSON},
+	 "Every level is an LRU, write-allocate cache seeing the whole access stream.\n"
+	 "A simulation past a second tells its progress on stderr.\n",
+	 cmd_simulate, A_FILE | O_D | O_CACHE | O_MAX_ACCESSES | O_JSON},
 	{"predict", "predict a kernel's cache misses with the stack-distance model (no trace)",
 	 "cachet predict FILE [-D ...] [--cache SPEC] [--simulate] [--per-ref] [--json]",
 	 "  --cache SPEC    cache levels SIZE:LINE[:WAYS],... as for simulate; default: this\n"
 	 "                  machine's caches (set-associative levels are simulated exactly up\n"
 	 "                  to 2M accesses, else predicted as fully associative; `source` says)\n"
 	 "  --simulate      also run the exact simulator and print its counts side by side\n"
+	 "  --max-accesses N  with --simulate: the simulator's limit, as for simulate\n"
 	 "  --per-ref       also one row per source reference (FILE:LINE:COL), most misses\n"
 	 "                  first: accesses, misses and cold misses per level, and the loop\n"
 	 "                  carrying the reuse that misses\n"
@@ -346,7 +357,7 @@ static const command commands[] = {
 	 "Misses are attributed per array (all references of an array together); --per-ref\n"
 	 "shares an array's counts out over its references (by an exact simulation of up to\n"
 	 "16M accesses, else by accesses) and says so.\n",
-	 cmd_predict, A_FILE | O_D | O_CACHE | O_SIMULATE | O_PER_REF | O_JSON},
+	 cmd_predict, A_FILE | O_D | O_CACHE | O_SIMULATE | O_PER_REF | O_MAX_ACCESSES | O_JSON},
 	{"tiles", "search tile sizes with the cache model (the Tensor Contraction Engine's search)",
 	 "cachet tiles FILE [-D ...] [--cache SPEC] [--max T] [--json]",
 	 "  --cache SPEC    cache levels as for simulate; default: this machine's caches\n"
@@ -607,6 +618,7 @@ int main(int argc, char **argv)
 	memset(&c, 0, sizeof c);
 	c.cmd = cmd->name;
 	c.accepts = cmd->accepts;
+	c.max_accesses = -1;
 	ct_run_options_init(&c.run);
 	int rc = parse_args(&c, argc, argv, 2);
 	if (rc)

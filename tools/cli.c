@@ -197,6 +197,27 @@ int parse_int(const char *s, int64_t *v)
 	return 1;
 }
 
+void show_progress(void *ud, const char *phase, int done, int total)
+{
+	(void)ud;
+	int pct = total > 0 ? (int)((int64_t)done * 100 / total) : 100;
+	if (!isatty(2)) {
+		static int last_tenth = -1; /* one line per tenth, for a long simulation in a log */
+		if (strcmp(phase, "simulate") == 0 && pct / 10 != last_tenth && done != total) {
+			last_tenth = pct / 10;
+			fprintf(stderr, "simulate: %d%% of the trace\n", pct);
+		}
+		return;
+	}
+	progress_drawn = done != total;
+	int width = 30, fill = total > 0 ? (int)((int64_t)done * width / total) : width;
+	fprintf(stderr, "\r%s [%.*s%*s] %d%%", phase, fill, "##############################", width - fill, "", pct);
+	/* the finished line is wiped: the report follows on stdout */
+	if (done == total)
+		fprintf(stderr, "\r%*s\r", width + 20, "");
+	fflush(stderr);
+}
+
 /* Parse the file and apply -D; NULL after printing the error. */
 ct_kernel *load_kernel(ct_ctx *ctx, cli *c, int *rc)
 {
@@ -206,7 +227,8 @@ ct_kernel *load_kernel(ct_ctx *ctx, cli *c, int *rc)
 	}
 	if ((c->cc && ct_ctx_set_compiler(ctx, c->cc) != CT_OK) ||
 	    ct_ctx_set_option(ctx, CT_OPT_VECTOR_BYTES, c->vector_bytes) != CT_OK ||
-	    ct_ctx_set_option(ctx, CT_OPT_BRANCHING, c->branching) != CT_OK) {
+	    ct_ctx_set_option(ctx, CT_OPT_BRANCHING, c->branching) != CT_OK ||
+	    (c->max_accesses >= 0 && ct_ctx_set_option(ctx, CT_OPT_SIM_MAX_ACCESSES, c->max_accesses) != CT_OK)) {
 		*rc = fail(ctx, ct_ctx_last_status(ctx));
 		return NULL;
 	}

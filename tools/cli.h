@@ -43,6 +43,7 @@ typedef struct cli {
 	const char *export_path; /* tune --export FILE.json */
 	const char *import_path; /* tune --import FILE.json */
 	int branching;        /* --branching: CT_OPT_BRANCHING (tested copies and boundary ifs) */
+	int64_t max_accesses; /* --max-accesses: CT_OPT_SIM_MAX_ACCESSES (-1: not given) */
 	int help;
 	unsigned accepts; /* the command's O_* and A_* bits */
 } cli;
@@ -54,7 +55,7 @@ enum {
 	O_THREADS = 1u << 8, O_VECTOR_BYTES = 1u << 9, O_TARGET = 1u << 10, O_CACHE = 1u << 11,
 	O_CC = 1u << 12, O_MAX = 1u << 13, O_SIZES = 1u << 14, O_BUDGET = 1u << 15, O_OUT = 1u << 16,
 	O_QUIET = 1u << 17, O_FORCE = 1u << 18, O_EXPORT = 1u << 19, O_IMPORT = 1u << 22,
-	O_PER_REF = 1u << 23,
+	O_PER_REF = 1u << 23, O_MAX_ACCESSES = 1u << 24,
 	A_FILE = 1u << 20, /* one kernel FILE ('-' = stdin) */
 	A_SUB = 1u << 21   /* one subcommand word (cache) */
 };
@@ -86,6 +87,11 @@ extern int output_failed;
 int finish_output(int rc);
 /* Whether a progress line is on stderr, not yet wiped (verify_progress). */
 extern int progress_drawn;
+
+/* A ct_progress_fn for the CLI: on a terminal one bar redrawn in place
+ * ("verify [####    ] 12%"), wiped when done; elsewhere, for "simulate"
+ * only, a line at each tenth ("simulate: 30% of the trace"). */
+void show_progress(void *ud, const char *phase, int done, int total);
 
 /* Parse c->file (or stdin for "-") with the ctx options and -D applied;
  * NULL after printing the error, *rc then the exit code. */

@@ -102,26 +102,11 @@ static void print_solution(const ct_kernel *k, const ct_solution *sol)
 	       sol->size_class[0] ? " " : "", sol->size_class, sol->npieces, sol->npieces == 1 ? "" : "s");
 }
 
-/* The reference run of a verification, on a terminal: "verify [####   ] 12%"
- * (the library calls only for a run past a second). */
-static void verify_progress(void *ud, const char *phase, int done, int total)
-{
-	(void)ud;
-	progress_drawn = done != total;
-	int width = 30, fill = total > 0 ? (int)((int64_t)done * width / total) : width;
-	fprintf(stderr, "\r%s [%.*s%*s] %d%%", phase, fill, "##############################", width - fill, "",
-	        total > 0 ? (int)((int64_t)done * 100 / total) : 100);
-	/* the finished line is wiped: the report follows on stdout */
-	if (done == total)
-		fprintf(stderr, "\r%*s\r", width + 20, "");
-	fflush(stderr);
-}
-
 int run_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
 {
 	ct_run_result r;
 	if (isatty(2))
-		ct_ctx_set_progress(ctx, verify_progress, NULL);
+		ct_ctx_set_progress(ctx, show_progress, NULL);
 	ct_solution sol;
 	ct_selector *sel;
 	ct_status st;

@@ -130,4 +130,18 @@ rec "$fam" "TI=32:TJ=32:TK=32;decision=default"
 expect "import of a good record" 0 "imported 1 of 1" "$CACHET" tune --import "$tmp/imp.json"
 export CACHET_CACHE_DIR=$tmp/cache
 
+# -- row 13: a trace past the simulator's limit is refused at once (the model counts it); the limit
+# is --max-accesses; a long simulation tells its progress on stderr
+printf 'kernel big3\nparam N = 100000\narray A : f32[N, N, N] input\narray B : f32[N, N, N] output\nfor (i: N, j: N, k: N) {\n  B[i, j, k] = A[i, j, k] * 2\n}\n' >"$tmp/big3.cachet"
+expect "simulate of 2e15 accesses: refused" 2 "makes 2000000000000000 accesses, over the simulator's limit of 10000000000" \
+	timeout 20 "$CACHET" simulate "$tmp/big3.cachet" --cache 32K:64
+expect "simulate --max-accesses: a lower limit" 2 "over the simulator's limit of 1000 " \
+	"$CACHET" simulate examples/copy.cachet --cache 4K:64 --max-accesses 1000 -D N=1000
+expect "simulate --max-accesses 0: no limit" 0 '"accesses": 128' "$CACHET" simulate examples/copy.cachet --cache 4K:64 --max-accesses 0 --json
+expect "predict --simulate --max-accesses" 2 "over the simulator's limit of 100 " \
+	"$CACHET" predict examples/copy.cachet --cache 4K:64 --simulate --max-accesses 100
+expect "--max-accesses is not a word" 2 "expects a count of accesses" "$CACHET" simulate examples/copy.cachet --max-accesses lots
+expect "a long simulation: progress on stderr" 0 "simulate: [0-9]+% of the trace" \
+	"$CACHET" simulate examples/matmul.cachet --cache 32K:64 -D K=512
+
 echo "$pass passed, $fail failed"; [ "$fail" = 0 ]
