@@ -108,8 +108,9 @@ static int parse_define(cli *c, char *arg)
 {
 	const char *eq = strchr(arg, '=');
 	int64_t v;
-	if (!eq || eq == arg || !parse_int(eq + 1, &v))
-		return usage_error("-D expects NAME=INTEGER, not '%s'", arg);
+	if (!eq || eq == arg || !parse_literal(eq + 1, &v))
+		return usage_error("-D expects NAME=INTEGER (decimal without a leading zero, or 0x hexadecimal, "
+		                   "as in the kernel language), not '%s'", arg);
 	if (c->ndefs >= MAX_DEFINES)
 		return usage_error("too many -D options (%s)", arg);
 	/* the name is the text before '=': cut it in place (argv strings are writable) */
@@ -278,6 +279,7 @@ static int parse_args(cli *c, int argc, char **argv, int first)
 		int rc = apply_option(c, key, a, optarg);
 		if (rc)
 			return rc;
+		c->given |= rule->bit;
 	}
 	return EXIT_OK;
 }

@@ -1,6 +1,7 @@
 /* cli.c: the helpers every command of the cachet tool uses: kernel text and errors with their source line, loading a kernel with -D, JSON output. */
 #include "cli.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -216,6 +217,26 @@ void show_progress(void *ud, const char *phase, int done, int total)
 	if (done == total)
 		fprintf(stderr, "\r%*s\r", width + 20, "");
 	fflush(stderr);
+}
+
+int parse_literal(const char *s, int64_t *v)
+{
+	const char *p = s + (s[0] == '-');
+	int hex = p[0] == '0' && (p[1] == 'x' || p[1] == 'X');
+	const char *d = hex ? p + 2 : p;
+	if (!(hex ? isxdigit((unsigned char)d[0]) : isdigit((unsigned char)d[0])) ||
+	    (!hex && d[0] == '0' && d[1] != 0))
+		return 0;
+	for (const char *q = d; *q; q++)
+		if (!(hex ? isxdigit((unsigned char)*q) : isdigit((unsigned char)*q)))
+			return 0;
+	errno = 0;
+	char *end;
+	unsigned long long u = strtoull(d, &end, hex ? 16 : 10);
+	if (errno || *end || u > (unsigned long long)INT64_MAX + (s[0] == '-'))
+		return 0;
+	*v = s[0] == '-' ? (int64_t)(0 - u) : (int64_t)u;
+	return 1;
 }
 
 /* Parse the file and apply -D; NULL after printing the error. */

@@ -46,6 +46,7 @@ typedef struct cli {
 	int64_t max_accesses; /* --max-accesses: CT_OPT_SIM_MAX_ACCESSES (-1: not given) */
 	int help;
 	unsigned accepts; /* the command's O_* and A_* bits */
+	unsigned given;   /* the O_* bits of the options on the command line */
 } cli;
 
 /* What a command accepts: one bit per option, and its positional words. */
@@ -76,6 +77,10 @@ int fail(ct_ctx *ctx, ct_status st);
 char *read_path(const char *path, size_t max, size_t *len);
 /* A whole decimal int64 (1) or not (0). */
 int parse_int(const char *s, int64_t *v);
+/* An integer as the kernel language writes it (docs/LANGUAGE.md): an
+ * optional '-', then decimal without a leading zero (0 itself aside) or
+ * 0x hexadecimal; fits int64. 1 when s is one, else 0. -D values. */
+int parse_literal(const char *s, int64_t *v);
 /* The ctx of the command under way, for the signal handler's ct_ctx_cancel
  * (NULL: none; cleared before the ctx is freed). */
 extern ct_ctx *volatile signal_ctx;

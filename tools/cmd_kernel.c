@@ -165,10 +165,40 @@ static int emit_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
 
 int cmd_emit(cli *c) { return with_kernel(c, emit_kernel); }
 
+/* The package's longest file name beyond the kernel's name: "lib" NAME
+ * ".so" and the temp name it is first written under (".tmp-" and a pid). */
+#define PKG_NAME_EXTRA 20
+
+/* Whether the package's file names fit the file system of dir (a name of
+ * the language's 255 characters does not: "File name too long" after the
+ * compile); exit 2 after a message when not. */
+static int package_names_fit(const ct_kernel *k, const cli *c)
+{
+	long max = pathconf(c->out_dir, _PC_NAME_MAX);
+	if (max <= 0) {
+		char parent[4096];
+		snprintf(parent, sizeof parent, "%s/..", c->out_dir);
+		max = pathconf(parent, _PC_NAME_MAX);
+	}
+	if (max <= 0)
+		max = 255;
+	size_t n = strlen(ct_kernel_name(k));
+	if ((long)n + PKG_NAME_EXTRA <= max)
+		return EXIT_OK;
+	fprintf(stderr, "%s: error: the kernel's name has %zu characters: the package's file names (libNAME.so, "
+	        "NAME.c.tmp-PID: up to %d more) would pass the file name limit of %ld characters in %s; build "
+	        "needs a kernel name of at most %ld characters\n",
+	        c->file, n, PKG_NAME_EXTRA, max, c->out_dir, max - PKG_NAME_EXTRA);
+	return EXIT_BAD_INPUT;
+}
+
 static int build_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
 {
 	if (!make_parents(c->out_dir, 0))
 		return EXIT_FAILED;
+	int rc = package_names_fit(k, c);
+	if (rc)
+		return rc;
 	ct_status st = ct_kernel_build(k, c->out_dir);
 	if (st == CT_ERR_IO) /* the package cannot be written: a failure (1), as report's */
 		return print_error(ctx), EXIT_FAILED;

@@ -70,13 +70,12 @@ static int parse_count(const char *s, int64_t *v)
 static int parse_define(opts *o, char *arg)
 {
 	char *eq = strchr(arg, '=');
-	char *end;
 	if (!eq || eq == arg)
 		return usage("-D expects NAME=INTEGER, not '%s'", arg);
-	errno = 0;
-	long long v = strtoll(eq + 1, &end, 10);
-	if (errno || end == eq + 1 || *end)
-		return usage("-D expects NAME=INTEGER, not '%s'", arg);
+	int64_t v;
+	if (!parse_literal(eq + 1, &v))
+		return usage("-D expects NAME=INTEGER (decimal without a leading zero, or 0x hexadecimal, as in "
+		             "the kernel language), not '%s'", arg);
 	if (o->ndefs >= MAX_DEFS)
 		return usage("too many -D options (%s)", arg);
 	*eq = 0;

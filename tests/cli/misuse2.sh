@@ -144,4 +144,33 @@ expect "--max-accesses is not a word" 2 "expects a count of accesses" "$CACHET" 
 expect "a long simulation: progress on stderr" 0 "simulate: [0-9]+% of the trace" \
 	"$CACHET" simulate examples/matmul.cachet --cache 32K:64 -D K=512
 
+# -- the last paragraph: options --show/--export/--import cannot honour are refused, not ignored
+while IFS='|' read -r name args pat; do
+	# shellcheck disable=SC2086
+	expect "tune $name" 2 "$pat" "$CACHET" tune $args
+done <<ROWS
+--show --budget|--show --budget 5|'cachet tune --show' tunes nothing: --budget does not apply
+--show --sizes|--show --sizes 64|--sizes does not apply
+--show --threads|--show --threads 2|--threads does not apply
+--show --cc|--show --cc gcc|--cc does not apply
+--show --quiet|--show --quiet|--quiet does not apply
+--export --json|--export $tmp/x.json --json|'cachet tune --export' takes no --json
+--import --budget|--import $tmp/imp.json --budget 5|'cachet tune --import' tunes nothing: --budget
+--import --json|--import $tmp/imp.json --json|'cachet tune --import' takes no --json
+ROWS
+expect "tune --show --json is honoured" 0 '"records": ' "$CACHET" tune --show --json
+expect "--sizes naming a param twice" 2 "'M=64:M=32' sets M twice" "$CACHET" tune examples/tune_matmul.cachet --sizes M=64:M=32 --budget 1
+# -D values follow the language's integer literals: no leading zero (octal in C), hex with 0x
+expect "-D with a leading zero: refused" 2 "decimal without a leading zero" "$CACHET" check $k -D M=010
+expect "-D in hexadecimal: accepted" 0 "" "$CACHET" check $k -D M=0x10
+expect "-D with a plus sign: refused" 2 "NAME=INTEGER" "$CACHET" check $k -D M=+5
+expect "report -D with a leading zero: refused" 2 "decimal without a leading zero" "$CACHET" report $k -D M=010 --json
+expect "--sizes with a leading zero: refused" 2 "is not a number" "$CACHET" tune examples/tune_matmul.cachet --sizes 064 --budget 1
+# a kernel name too long for the package's file names: a clear error before the compile
+long=$(printf 'k%.0s' $(seq 1 255))
+kfile long.cachet "kernel $long" "param N = 8" "array A : f32[N] input" "array B : f32[N] output" \
+	"for (i: N) {" "  B[i] = A[i] * 2" "}" >/dev/null
+expect "build of a 255-character kernel name" 2 "build needs a kernel name of at most 235 characters" \
+	"$CACHET" build "$tmp/long.cachet" -o "$tmp/longpkg"
+
 echo "$pass passed, $fail failed"; [ "$fail" = 0 ]
