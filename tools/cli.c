@@ -449,6 +449,13 @@ FILE *atomic_open(atomic_file *o, const char *path)
 {
 	o->path = path;
 	o->f = NULL;
+	struct stat sb;
+	o->in_place = lstat(path, &sb) == 0 && !S_ISREG(sb.st_mode);
+	if (o->in_place) {
+		if (!(o->f = fopen(path, "w")))
+			fprintf(stderr, "%s: error: cannot write: %s\n", path, strerror(errno));
+		return o->f;
+	}
 	const char *slash = strrchr(path, '/');
 	int dl = slash ? (int)(slash - path + 1) : 0;
 	if (snprintf(o->tmp, sizeof o->tmp, "%.*s.%s.XXXXXX", dl, path, slash ? slash + 1 : path) >=
@@ -480,11 +487,16 @@ int atomic_commit(atomic_file *o)
 	errno = 0;
 	int ok = fflush(o->f) == 0 && !ferror(o->f);
 	int err = errno;
-	if (ok && fsync(fileno(o->f)) != 0)
+	if (ok && !o->in_place && fsync(fileno(o->f)) != 0)
 		ok = 0, err = errno;
 	if (fclose(o->f) != 0 && ok)
 		ok = 0, err = errno;
 	o->f = NULL;
+	if (o->in_place) {
+		if (!ok)
+			fprintf(stderr, "%s: error: cannot write: %s\n", o->path, err ? strerror(err) : "a write failed");
+		return ok;
+	}
 	if (ok && rename(o->tmp, o->path) != 0)
 		ok = 0, err = errno;
 	if (!ok) {
@@ -500,6 +512,7 @@ void atomic_abort(atomic_file *o)
 	if (o->f) {
 		fclose(o->f);
 		o->f = NULL;
-		unlink(o->tmp);
+		if (!o->in_place)
+			unlink(o->tmp);
 	}
 }

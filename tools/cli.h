@@ -138,10 +138,14 @@ int make_parents(const char *path, int self);
 int same_file(const char *a, const char *b);
 /* A file written in place of path atomically: a temp file in the same
  * folder, flushed, fsync'd and renamed over path only when every write
- * succeeded, so a full disk never leaves a fragment where a good file was. */
+ * succeeded, so a full disk never leaves a fragment where a good file was.
+ * A path that exists and is no regular file (a device, a pipe, a symbolic
+ * link such as /dev/stdout, which a rename would replace) is written in
+ * place, its errors still reported. */
 typedef struct atomic_file {
 	FILE *f;
 	const char *path;
+	int in_place;
 	char tmp[4200];
 } atomic_file;
 /* Start writing path; NULL after a message. */

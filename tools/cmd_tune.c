@@ -337,6 +337,11 @@ static int store_command(ct_ctx *ctx, cli *c)
 		st = ct_store_export(s, family[0] ? family : NULL, c->export_path);
 		if (!st)
 			printf("exported the records of %s to %s\n", ct_store_path(s), c->export_path);
+		if (st == CT_ERR_IO) { /* an output that cannot be written: 1, as report's and build's */
+			print_error(ctx);
+			ct_store_close(s);
+			return EXIT_FAILED;
+		}
 	} else {
 		st = ct_store_print(s, family[0] ? family : NULL, c->json ? CT_FORMAT_JSON : CT_FORMAT_TEXT, stdout);
 	}

@@ -196,6 +196,8 @@ static int check_output(const opts *o, const char *path)
 	}
 	if (!make_parents(path, 0))
 		return EXIT_FAILED;
+	if (lstat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+		return EXIT_OK; /* a device or a link (/dev/stdout): written in place, not probed */
 	atomic_file probe;
 	if (!atomic_open(&probe, path))
 		return EXIT_FAILED;

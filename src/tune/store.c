@@ -1253,6 +1253,48 @@ int tune_points_each(ct_store *s, const char *family, ct_dtype dtype, const char
 #define EXPORT_FORMAT "cachet-tune-export"
 #define EXPORT_VERSION 1
 
+/* Write text to path. A regular file (or a new one) is replaced
+ * atomically: a temp file in the same folder, fsync'd, renamed over it, so
+ * a full disk never leaves half an export where a whole one was. Anything
+ * else is written in place: a device or a pipe, and a symbolic link
+ * (/dev/stdout is one: a rename would replace the link, not what it names). */
+static bool write_replace(const char *path, const char *text, int *err)
+{
+	struct stat sb;
+	size_t len = strlen(text);
+	if (lstat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+		FILE *f = fopen(path, "w");
+		bool ok = f && fwrite(text, 1, len, f) == len;
+		*err = errno;
+		if (f && fclose(f) != 0 && ok)
+			ok = false, *err = errno;
+		return ok;
+	}
+	char tmp[4200];
+	const char *slash = strrchr(path, '/');
+	int dl = slash ? (int)(slash - path + 1) : 0;
+	if (snprintf(tmp, sizeof tmp, "%.*s.%s.XXXXXX", dl, path, slash ? slash + 1 : path) >= (int)sizeof tmp) {
+		*err = ENAMETOOLONG;
+		return false;
+	}
+	int fd = mkstemp(tmp);
+	if (fd < 0) {
+		*err = errno;
+		return false;
+	}
+	mode_t mask = umask(0);
+	umask(mask);
+	bool ok = fchmod(fd, 0666 & ~mask) == 0 && jit_write_all(fd, text, len) && fsync(fd) == 0;
+	*err = errno;
+	if (close(fd) != 0 && ok)
+		ok = false, *err = errno;
+	if (ok && rename(tmp, path) != 0)
+		ok = false, *err = errno;
+	if (!ok)
+		unlink(tmp);
+	return ok;
+}
+
 ct_status ct_store_export(ct_store *s, const char *family, const char *path)
 {
 	if (!s || !path)
@@ -1276,11 +1318,13 @@ ct_status ct_store_export(ct_store *s, const char *family, const char *path)
 	char *text = built ? ct_json_line(o) : NULL;
 	if (!text)
 		return ct_error(s->ctx, CT_ERR_NOMEM, "out of memory writing %s", path);
-	FILE *f = fopen(path, "w");
-	bool ok = f && fputs(text, f) >= 0;
-	if (f && fclose(f) != 0)
-		ok = false;
-	int err = errno;
+	struct stat a, b;
+	if (s->path && stat(path, &a) == 0 && stat(s->path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+		free(text);
+		return ct_error(s->ctx, CT_ERR_USAGE, "cannot export to %s: it is the store itself", path);
+	}
+	int err = 0;
+	bool ok = write_replace(path, text, &err);
 	free(text);
 	return ok ? CT_OK : ct_error(s->ctx, CT_ERR_IO, "cannot write %s: %s", path, strerror(err));
 }

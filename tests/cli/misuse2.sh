@@ -173,4 +173,29 @@ kfile long.cachet "kernel $long" "param N = 8" "array A : f32[N] input" "array B
 expect "build of a 255-character kernel name" 2 "build needs a kernel name of at most 235 characters" \
 	"$CACHET" build "$tmp/long.cachet" -o "$tmp/longpkg"
 
+# -- beyond the list: tune --export is an output like report's: exit 1 when it cannot be written,
+# replaced atomically (a full disk keeps the old export whole), never over the store itself
+export CACHET_CACHE_DIR=$tmp/store12
+expect "tune --export to /dev/full: exit 1" 1 "cannot write /dev/full: No space left" "$CACHET" tune --export /dev/full
+expect "tune --export where no folder is: exit 1" 1 "cannot write /proc/none/x.json" "$CACHET" tune --export /proc/none/x.json
+expect "tune --export onto the store itself: refused" 2 "it is the store itself" sh -c '"$1" tune --export "$2"/*.sqlite' sh "$CACHET" "$CACHET_CACHE_DIR"
+# a symbolic link (as /dev/stdout is) is written through, never replaced by a rename
+ln -s "$tmp/target.json" "$tmp/link.json"
+expect "tune --export through a link" 0 "exported" "$CACHET" tune --export "$tmp/link.json"
+[ -L "$tmp/link.json" ] && grep -q '"format": "cachet-tune-export"' "$tmp/target.json" && ok || bad "tune --export replaced the link"
+ln -s "$tmp/target.html" "$tmp/link.html"
+expect "report -o through a link" 0 "" "$CACHET" report examples/copy.cachet -o "$tmp/link.html" --no-run --no-measure --cache 4K:64
+[ -L "$tmp/link.html" ] && grep -q '<html' "$tmp/target.html" && ok || bad "report -o replaced the link"
+emnt=$tmp/efull
+mkdir -p "$emnt"
+if mount -t tmpfs -o size=64k tmpfs "$emnt" 2>/dev/null; then
+	"$CACHET" tune --export "$emnt/e.json" >/dev/null 2>&1
+	cp "$emnt/e.json" "$tmp/e.good"
+	dd if=/dev/zero of="$emnt/fill" bs=4k count=100 2>/dev/null
+	expect "tune --export on a full disk: exit 1" 1 "No space left" "$CACHET" tune --export "$emnt/e.json"
+	cmp -s "$emnt/e.json" "$tmp/e.good" && ok || bad "tune --export on a full disk: the old export was not kept whole"
+	umount "$emnt"
+fi
+export CACHET_CACHE_DIR=$tmp/cache
+
 echo "$pass passed, $fail failed"; [ "$fail" = 0 ]
