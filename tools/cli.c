@@ -175,10 +175,11 @@ int finish_output(int rc)
 	int err = errno;
 	if (flushed && !ferror(stdout) && !output_failed)
 		return rc;
-	if (!output_failed) /* print_json said why already */
+	/* a command that failed said why already (the library's "cannot print ...", print_json's) */
+	if (!output_failed && rc == EXIT_OK)
 		fprintf(stderr, "cachet: error: cannot write the output: %s\n",
 		        err ? strerror(err) : "a write to stdout failed");
-	return rc ? rc : EXIT_FAILED;
+	return EXIT_FAILED; /* the input was good enough to print a result: the output failed */
 }
 
 int fail(ct_ctx *ctx, ct_status st)

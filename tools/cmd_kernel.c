@@ -199,6 +199,16 @@ static int build_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
 	int rc = package_names_fit(k, c);
 	if (rc)
 		return rc;
+	/* a kernel file named like a package file (DIR/NAME.c, NAME.h) would be replaced by it */
+	static const char *const files[] = {"%s/%s.h", "%s/%s.c", "%s/%s.cl", "%s/lib%s.a", "%s/lib%s.so"};
+	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+		char path[4400];
+		snprintf(path, sizeof path, files[i], c->out_dir, ct_kernel_name(k));
+		if (same_file(path, c->file)) {
+			fprintf(stderr, "cachet: error: the package file %s is the kernel file itself\n", path);
+			return EXIT_BAD_INPUT;
+		}
+	}
 	ct_status st = ct_kernel_build(k, c->out_dir);
 	if (st == CT_ERR_IO) /* the package cannot be written: a failure (1), as report's */
 		return print_error(ctx), EXIT_FAILED;

@@ -22,6 +22,10 @@ cache path|cache path
 check --help|check --help
 --version|--version
 ROWS
+for args in "lower $k" "lower $k --json" "probe --json" "tune --show"; do
+	# shellcheck disable=SC2086
+	expect "output to /dev/full: $args" 1 "No space left" sh -c "\"\$0\" $args >/dev/full" "$CACHET"
+done
 
 # -- row 7: a file name that is not UTF-8 is escaped in the JSON (U+FFFD), never an error with exit 0
 odd=$(printf '%s/odd\377only.cachet' "$tmp")
@@ -41,6 +45,10 @@ expect "report --csv over the kernel file: refused" 2 "is the kernel file itself
 expect "report -o into a missing folder: made" 0 "" "$CACHET" report "$tmp/F.cachet" -o "$tmp/new/a/b.html" $rep
 [ -s "$tmp/new/a/b.html" ] && ok || bad "report -o new/a/b.html: no page"
 expect "report -o where no folder can be made: exit 1 first" 1 "cannot" "$CACHET" report "$tmp/F.cachet" -o /proc/nope/x.html $rep
+mkdir -p "$tmp/pk"
+cp examples/copy.cachet "$tmp/pk/cp.c"
+expect "build over its own kernel file (DIR/NAME.c): refused" 2 "is the kernel file itself" "$CACHET" build "$tmp/pk/cp.c" -o "$tmp/pk"
+cmp -s examples/copy.cachet "$tmp/pk/cp.c" && ok || bad "build replaced the kernel file"
 expect "build -o where no folder can be made: exit 1" 1 "cannot create folder" "$CACHET" build examples/copy.cachet -o /proc/nope
 fmnt=$tmp/full
 mkdir -p "$fmnt"
