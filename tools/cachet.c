@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <getopt.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -231,13 +232,18 @@ static int apply_option(cli *c, int key, const char *a, char *v)
 		break;
 	case K_SIZES: c->sizes = v; break;
 	case K_BUDGET: {
+		/* decimal seconds only: strtod would also take " 5", "0x10", "inf" (a tuning run without end) */
 		char *end;
 		c->budget = strtod(v, &end);
-		if (*end || !(c->budget > 0))
+		if (*end || !(c->budget > 0) || !isfinite(c->budget) || strspn(v, "0123456789.eE+-") != strlen(v))
 			return usage_error("--budget expects positive seconds, not '%s'", v);
 		break;
 	}
-	case K_OUT: c->out_dir = v; break;
+	case K_OUT:
+		if (!*v)
+			return usage_error(expects, a);
+		c->out_dir = v;
+		break;
 	case K_MAX_ACCESSES:
 		if (!parse_int(v, &n) || n < 0)
 			return usage_error(expects, a);

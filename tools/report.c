@@ -110,10 +110,18 @@ static int parse_opts(opts *o, int argc, char **argv)
 			if ((rc = parse_define(o, optarg)) != EXIT_OK)
 				return rc;
 			break;
-		case 'o': o->out = optarg; break;
+		case 'o':
+			if (!*optarg)
+				return usage("%s expects a file name", "-o");
+			o->out = optarg;
+			break;
 		case 'h': printf("%s%s", usage_text, help_text); return -1;
 		case OPT_JSON: o->json = 1; break;
-		case OPT_CSV: o->csv_dir = optarg; break;
+		case OPT_CSV: /* "" would put the files in / */
+			if (!*optarg)
+				return usage("%s expects a folder", "--csv");
+			o->csv_dir = optarg;
+			break;
 		case OPT_CACHE: o->cache = optarg; break;
 		case OPT_NO_RUN: o->run = 0; break;
 		case OPT_NO_MEASURE: o->measure = 0; break;

@@ -206,4 +206,18 @@ if mount -t tmpfs -o size=64k tmpfs "$emnt" 2>/dev/null; then
 fi
 export CACHET_CACHE_DIR=$tmp/cache
 
+# -- beyond the list: empty and non-finite values are refused, never read as "/" or "forever"
+T=examples/tune_matmul.cachet
+while IFS='|' read -r name args pat; do
+	# shellcheck disable=SC2086
+	expect "$name" 2 "$pat" timeout 20 "$CACHET" $args
+done <<ROWS
+tune --budget inf|tune $T --budget inf --quiet|--budget expects positive seconds, not 'inf'
+tune --budget 0x10|tune $T --budget 0x10 --quiet|--budget expects positive seconds, not '0x10'
+ROWS
+expect "build -o with an empty name" 2 "-o expects a folder" "$CACHET" build $k -o ""
+expect "report -o with an empty name" 2 "-o expects a file name" "$CACHET" report $k -o "" --no-run --no-measure
+# (a kernel file that does not exist: code without the check fails before writing /levels.csv)
+expect "report --csv with an empty name" 2 "--csv expects a folder" "$CACHET" report "$tmp/none.cachet" --csv "" --no-run
+
 echo "$pass passed, $fail failed"; [ "$fail" = 0 ]
