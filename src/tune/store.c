@@ -1341,9 +1341,25 @@ static char *read_text(ct_store *s, const char *path)
 	ct_buf_init(&b);
 	char chunk[8192];
 	size_t got;
-	while ((got = fread(chunk, 1, sizeof chunk, f)) > 0 && b.len < (64u << 20))
-		ct_buf_printf(&b, "%.*s", (int)got, chunk);
+	bool nul = false, big = false;
+	/* byte by byte into the buffer: a NUL (a binary file, /dev/zero) is no JSON text and ends
+	 * the read, and so do 64 MiB (an export of a million records is far less) */
+	while (!nul && !big && (got = fread(chunk, 1, sizeof chunk, f)) > 0) {
+		for (size_t i = 0; i < got && !nul; i++)
+			if (chunk[i])
+				ct_buf_putc(&b, chunk[i]);
+			else
+				nul = true;
+		big = b.len > (64u << 20);
+	}
+	bool failed = ferror(f);
 	fclose(f);
+	if (nul || big || failed) {
+		ct_buf_free(&b);
+		ct_error(s->ctx, CT_ERR_INPUT, "%s: %s", path,
+		         nul ? "not JSON (a NUL byte)" : big ? "larger than 64 MiB: not an export" : "read error");
+		return NULL;
+	}
 	char *text = ct_buf_take(&b);
 	if (!text)
 		ct_error(s->ctx, CT_ERR_NOMEM, "out of memory reading %s", path);

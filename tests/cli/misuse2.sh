@@ -220,4 +220,6 @@ expect "report -o with an empty name" 2 "-o expects a file name" "$CACHET" repor
 # (a kernel file that does not exist: code without the check fails before writing /levels.csv)
 expect "report --csv with an empty name" 2 "--csv expects a folder" "$CACHET" report "$tmp/none.cachet" --csv "" --no-run
 
+expect "tune --import /dev/zero: refused at once" 2 "not JSON" timeout 20 "$CACHET" tune --import /dev/zero
+
 echo "$pass passed, $fail failed"; [ "$fail" = 0 ]
