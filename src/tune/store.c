@@ -1379,22 +1379,18 @@ static const char import_sql[] =
 
 /* Import one row of import_sql into s: 1 stored, 0 not (older or worse than
  * what is there), -1 a bad record (error on ctx). */
-/* Whether family is what ct_kernel_tune_key makes: a kernel name (an
- * identifier), '-', 16 lowercase hex digits. Anything else (a path,
- * "../../etc/x") names no kernel and is refused. */
+/* Whether family can name a kernel family: letters, digits, '_' and '-',
+ * starting with a letter or '_', shorter than ct_tune_result.family
+ * (ct_kernel_tune_key makes NAME-<16 hex digits>). A path ("../../etc/x"),
+ * spaces or control characters name none and are refused. */
 static bool family_ok(const char *f)
 {
-	size_t n = 0;
 	if (!f || !(isalpha((unsigned char)f[0]) || f[0] == '_'))
 		return false;
-	while (isalnum((unsigned char)f[n]) || f[n] == '_')
+	size_t n = 0;
+	while (isalnum((unsigned char)f[n]) || f[n] == '_' || f[n] == '-')
 		n++;
-	if (n > 60 || f[n] != '-')
-		return false;
-	for (size_t i = 1; i <= 16; i++)
-		if (!isdigit((unsigned char)f[n + i]) && !(f[n + i] >= 'a' && f[n + i] <= 'f'))
-			return false;
-	return f[n + 17] == 0;
+	return f[n] == 0 && n < 96;
 }
 
 /* Whether text (up to its end or a ';') is NAME=VALUE[:NAME=VALUE]...:
@@ -1466,7 +1462,8 @@ static bool import_row_ok(ct_store *s, sqlite3_stmt *st, const char *path, int r
 	const char *family = text_col(st, 0), *sc = text_col(st, 2), *params = text_col(st, 3);
 	char why[256];
 	if (!family_ok(family)) {
-		ct_error(s->ctx, CT_ERR_INPUT, "%s: record %d: family '%.100s' is not a kernel's (NAME-16 hex digits); nothing imported",
+		ct_error(s->ctx, CT_ERR_INPUT, "%s: record %d: family '%.100s' names no kernel family (letters, digits, '_' and '-', "
+		         "starting with a letter, as NAME-<16 hex digits>); nothing imported",
 		         path, row, family ? family : "");
 		return false;
 	}

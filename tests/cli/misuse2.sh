@@ -130,7 +130,7 @@ a word and a negative tile|$fam|TI=abc:TJ=-5|params: 'TI=abc' is not a whole num
 zero tiles|$fam|TI=0:TJ=0:TK=0|params: 'TI=0' is not a whole number of at least 1
 empty params|$fam||params: empty
 a name twice|$fam|TI=32:TI=64|'TI' is given twice
-a path as the family|../../etc/x|TI=32:TJ=32:TK=32|family '../../etc/x' is not a kernel's
+a path as the family|../../etc/x|TI=32:TJ=32:TK=32|family '../../etc/x' names no kernel family
 ROWS
 n=$("$CACHET" tune --show --json | python3 -c 'import json, sys; print(len(json.load(sys.stdin)["records"]))')
 [ "$n" = 0 ] && ok || bad "refused imports left $n records in the store"
