@@ -67,16 +67,20 @@ static ct_status feed(void *ud, const interp_access *acc, int n)
 }
 
 /* The trace's length as the model counts it (its time does not grow with
- * the loop extents): the limit is checked before a walk of months starts. */
-static ct_status trace_length(ct_looptree *t, const sim_spec *spec, int64_t *n)
+ * the loop extents): the limit is checked before a walk of months starts.
+ * 0 when the model cannot count it: then the walk goes on unchecked, as
+ * before there was a limit (the simulator takes what the model may not). */
+static int64_t trace_length(ct_looptree *t, const sim_spec *spec)
 {
 	model_result m;
 	memset(&m, 0, sizeof m);
 	/* a budget of 1 stops the analysis once the accesses are counted */
 	ct_status st = model_analyse_budget(t, spec, MODEL_REFINE_FULL, 1, &m);
-	*n = st ? 0 : m.accesses;
+	int64_t n = st ? 0 : m.accesses;
+	if (st)
+		ct_ctx_clear_error(t->k->ctx);
 	model_result_free(&m);
-	return st;
+	return n;
 }
 
 void ct_sim_result_free(ct_sim_result *r)
@@ -144,9 +148,7 @@ ct_status ct_kernel_simulate(ct_kernel *k, const char *spec_text, ct_sim_result 
 		goto out;
 	int64_t total = 0;
 	if (ctx->sim_max_accesses > 0 || ctx->progress) {
-		st = trace_length(t, &spec, &total);
-		if (st)
-			goto out;
+		total = trace_length(t, &spec);
 		if (ctx->sim_max_accesses > 0 && total > ctx->sim_max_accesses) {
 			/* at about 30 million accesses a second (the bench's machine) */
 			double secs = (double)total / 3e7;
