@@ -26,7 +26,7 @@ static struct {
 	size_t len;
 } source;
 
-/* Whether a progress line is on stderr, not yet wiped (verify_progress). */
+/* Whether a progress line is on stderr, not yet wiped (show_progress). */
 int progress_drawn;
 
 /* Kernel text read from stdin is refused beyond this (a file's limit is the library's). */

@@ -90,7 +90,7 @@ extern int output_failed;
  * result that could not be written (a full disk, /dev/full) is an error
  * with a message and exit 1, never exit 0. */
 int finish_output(int rc);
-/* Whether a progress line is on stderr, not yet wiped (verify_progress). */
+/* Whether a progress line is on stderr, not yet wiped (show_progress). */
 extern int progress_drawn;
 
 /* A ct_progress_fn for the CLI: on a terminal one bar redrawn in place
