@@ -543,34 +543,14 @@ static void point_pocl_cache(const char *cmd)
 	pocl_private_folder();
 }
 
-/* Remove name (under folder fd) and, for a folder, everything in it, with
- * system calls only: async-signal-safe, for the signal handler below. */
-static void remove_tree_at(int fd, const char *name, int depth)
-{
-	if (unlinkat(fd, name, 0) == 0 || depth > 16)
-		return;
-	int d = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (d < 0)
-		return;
-	char buf[4096];
-	ssize_t n;
-	while ((n = getdents64(d, buf, sizeof buf)) > 0)
-		for (ssize_t off = 0; off < n;) {
-			struct dirent64 *e = (struct dirent64 *)(void *)(buf + off);
-			off += e->d_reclen;
-			if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-				remove_tree_at(d, e->d_name, depth + 1);
-		}
-	close(d);
-	unlinkat(fd, name, AT_REMOVEDIR);
-}
-
 /* SIGINT, SIGTERM, SIGHUP: kill the compiler the command's ctx runs and
- * remove its build folders (ct_ctx_cancel) and PoCL's private folder, then
+ * remove its build folders (ct_ctx_cancel), kill the tool's own child
+ * (gnuplot) and remove its temp folders and PoCL's private folder, then
  * die of the signal as if there were no handler. */
 static void on_fatal_signal(int sig)
 {
 	ct_ctx_cancel(signal_ctx);
+	undo_for_signal();
 	if (pocl_tmp_ready)
 		remove_tree_at(AT_FDCWD, pocl_tmp, 0);
 	signal(sig, SIG_DFL);

@@ -2,10 +2,14 @@
 #include "cli.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdatomic.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -516,4 +520,67 @@ void atomic_abort(atomic_file *o)
 		if (!o->in_place)
 			unlink(o->tmp);
 	}
+}
+
+/* ------------------------------------------------------------ what a signal undoes */
+
+/* Remove name (under folder fd) and, for a folder, everything in it, with
+ * system calls only: async-signal-safe, for the signal handler below. */
+void remove_tree_at(int fd, const char *name, int depth)
+{
+	if (unlinkat(fd, name, 0) == 0 || depth > 16)
+		return;
+	int d = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (d < 0)
+		return;
+	char buf[4096];
+	ssize_t n;
+	while ((n = getdents64(d, buf, sizeof buf)) > 0)
+		for (ssize_t off = 0; off < n;) {
+			struct dirent64 *e = (struct dirent64 *)(void *)(buf + off);
+			off += e->d_reclen;
+			if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+				remove_tree_at(d, e->d_name, depth + 1);
+		}
+	close(d);
+	unlinkat(fd, name, AT_REMOVEDIR);
+}
+
+#define TEMP_SLOTS 2
+
+/* The tool's own temp folders (report's plot folder) and child (gnuplot),
+ * as the signal handler reads them: a slot's name is whole before it is
+ * marked used. */
+static char temp_dir[TEMP_SLOTS][4096];
+static volatile sig_atomic_t temp_used[TEMP_SLOTS];
+volatile sig_atomic_t tool_child;
+
+int temp_track(const char *dir)
+{
+	for (int i = 0; i < TEMP_SLOTS; i++)
+		if (!temp_used[i] && strlen(dir) < sizeof temp_dir[i]) {
+			memcpy(temp_dir[i], dir, strlen(dir) + 1);
+			atomic_signal_fence(memory_order_seq_cst);
+			temp_used[i] = 1;
+			return i;
+		}
+	return -1;
+}
+
+void temp_untrack(int slot)
+{
+	if (slot >= 0 && slot < TEMP_SLOTS)
+		temp_used[slot] = 0;
+}
+
+void undo_for_signal(void)
+{
+	pid_t pid = (pid_t)tool_child;
+	if (pid > 0) {
+		kill(-pid, SIGKILL); /* its process group */
+		kill(pid, SIGKILL);
+	}
+	for (int i = 0; i < TEMP_SLOTS; i++)
+		if (temp_used[i])
+			remove_tree_at(AT_FDCWD, temp_dir[i], 0);
 }

@@ -5,6 +5,7 @@
 #include "cachet.h"
 #include "core/json.h"
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -155,6 +156,21 @@ FILE *atomic_open(atomic_file *o, const char *path);
 int atomic_commit(atomic_file *o);
 /* Give up: the temp file removed, path untouched. */
 void atomic_abort(atomic_file *o);
+
+/* ------------------------------------------------------------ what a signal undoes (cli.c) */
+
+/* Remove name (under folder fd, AT_FDCWD) and, for a folder, everything in
+ * it, with system calls only: async-signal-safe. */
+void remove_tree_at(int fd, const char *name, int depth);
+/* Track temp folder dir for the signal handler (it removes it); the slot,
+ * -1 when none is free (then it is not tracked). */
+int temp_track(const char *dir);
+void temp_untrack(int slot);
+/* A child the tool runs itself in a process group of its own (gnuplot; 0:
+ * none): the handler kills the group. */
+extern volatile sig_atomic_t tool_child;
+/* For the signal handler: kill tool_child, remove the tracked folders. */
+void undo_for_signal(void);
 
 /* ------------------------------------------------------------ the commands (cmd_*.c) */
 

@@ -226,4 +226,28 @@ expect "report --csv with an empty name" 2 "--csv expects a folder" "$CACHET" re
 
 expect "tune --import /dev/zero: refused at once" 2 "not JSON" timeout 20 "$CACHET" tune --import /dev/zero
 
+# -- beyond the list: TERM while report's gnuplot runs kills it (its own process group) and
+# removes the plot folder (a gnuplot that says it started, then sleeps, stands in for a slow one)
+mkdir -p "$tmp/fakebin"
+printf '#!/bin/sh\necho $$ >"%s/gnuplot.pid"\nexec sleep 30\n' "$tmp" >"$tmp/fakebin/gnuplot"
+chmod +x "$tmp/fakebin/gnuplot"
+t=$(mktemp -d "$tmp/sig.XXXXXX")
+PATH="$tmp/fakebin:$PATH" TMPDIR=$t "$CACHET" report examples/tiles_two_index.cachet -D V=16 -D N=24 -o "$tmp/sig.html" --no-run --no-measure --cache 4K:64 \
+	>/dev/null 2>&1 &
+cpid=$!
+i=0
+while [ ! -s "$tmp/gnuplot.pid" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+kill -TERM $cpid
+{ wait $cpid; } 2>/dev/null
+sleep 0.2
+if [ -s "$tmp/gnuplot.pid" ]; then
+	# (a zombie waiting for its reaper counts as dead)
+	st=$(ps -o stat= -p "$(cat "$tmp/gnuplot.pid")" 2>/dev/null)
+	case "$st" in "" | Z*) ok ;; *) bad "SIGTERM during report: gnuplot still running ($st)" ;; esac
+	[ -z "$(left "$t")" ] && ok || bad "SIGTERM during report left $(left "$t")"
+	kill "$(cat "$tmp/gnuplot.pid")" 2>/dev/null
+else
+	bad "report never started gnuplot"
+fi
+
 echo "$pass passed, $fail failed"; [ "$fail" = 0 ]
