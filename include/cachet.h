@@ -78,6 +78,16 @@ CT_API CT_GIVE ct_ctx *ct_ctx_new_with_alloc(ct_alloc_fn fn, CT_KEEP void *ud);
 /* Free a context and everything it still caches. ct_ctx_free(NULL) is a no-op.
  * Objects created from ctx must be freed before it. */
 CT_API void ct_ctx_free(CT_TAKE ct_ctx *ctx);
+/* Undo what ctx has under way outside this process, for a program that is
+ * about to die of a signal: kill the process groups of the compilers (and
+ * other programs) ctx is running, and remove the temporary build folders
+ * it has made (with the compiler's temporaries in them). Async-signal-safe
+ * (system calls only, no lock, no allocation): meant to be called from the
+ * program's SIGINT/SIGTERM/SIGHUP handler, which the library never installs
+ * (signals belong to the program). ctx may be NULL (nothing is done). After
+ * it the call under way fails and ctx starts no further program; free it
+ * (or exit). The disk cache needs nothing: its writes are atomic renames. */
+CT_API void ct_ctx_cancel(CT_KEEP ct_ctx *ctx);
 
 /* The last error recorded on ctx: status, message ("" when none), and for
  * errors about an input file its name ("" when unknown), line and column
@@ -106,7 +116,7 @@ typedef enum ct_option {
 	CT_OPT_VECTOR_BYTES = 4, /* widest vector the C backend's register tiles use, in
 	                            bytes (a power of two, 8..256); 0 (default) = the
 	                            target's, from the hardware probe */
-	CT_OPT_BRANCHING = 5     /* 1: the C backend emits the branching form:
+	CT_OPT_BRANCHING = 5,    /* 1: the C backend emits the branching form:
 	                            per-element bounds tests in the copies of halo
 	                            caches, and boundary `if`s tested in every
 	                            iteration. 0 (default): branch-free: copy loops
@@ -114,12 +124,22 @@ typedef enum ct_option {
 	                            into boundary and interior pieces so that the
 	                            interior runs without tests (docs/VIEWS.md,
 	                            "Branch-free code"). Same results either way. */
+	CT_OPT_SIM_MAX_ACCESSES = 6 /* the longest address trace ct_kernel_simulate walks,
+	                            in accesses (counted by the model first, in
+	                            milliseconds); a longer one is refused with
+	                            CT_ERR_LIMIT before it starts. Default
+	                            CT_SIM_MAX_ACCESSES (about 5 minutes of
+	                            simulation); 0 = no limit. */
 } ct_option;
+/* The default of CT_OPT_SIM_MAX_ACCESSES: 10^10 accesses. */
+#define CT_SIM_MAX_ACCESSES ((int64_t)10000000000)
 /* Progress of long steps: fn(ud, phase, done, total) is called while one
  * runs, first once it has taken a second, then at most ten times a second,
  * and a last time with done == total if it was called before. One step
  * reports today: "verify", the reference interpreter's run that a
- * verification compares with (done: outermost loop iterations). fn = NULL
+ * verification compares with (done: outermost loop iterations), and
+ * "simulate", ct_kernel_simulate's trace (done: accesses, scaled to fit
+ * an int when they do not). fn = NULL
  * (the default): no calls. fn must not call back into ctx. */
 typedef void (*ct_progress_fn)(void *ud, const char *phase, int done, int total);
 CT_API void ct_ctx_set_progress(CT_KEEP ct_ctx *ctx, ct_progress_fn fn, CT_KEEP void *ud);
@@ -1210,6 +1230,8 @@ typedef struct ct_tune_result {
 	double rank_agreement;  /* Kendall's tau of model cost and measured time (1: same order) */
 	int reranked;           /* 1: the measurements re-ranked the unmeasured candidates */
 	double best_found_seconds; /* when the winner was first measured (0: resumed) */
+	int store_readonly;     /* 1: nothing was stored because the store cannot be written
+	                           (read-only folder or file: ct_store_writable is 0) */
 } ct_tune_result;
 
 /* "no-default", "default", "default-kept", "tuned" ("?" otherwise). */

@@ -2,10 +2,13 @@
 #include "cli.h"
 #include "report.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <getopt.h>
+#include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +22,7 @@ enum {
 	K_HELP = 'h', K_D = 'D', K_OUT = 'o',
 	K_BRANCHING = 256, K_JSON, K_NO_VERIFY, K_CHECKED, K_SIMULATE, K_PER_REF, K_SHOW, K_QUIET, K_FORCE,
 	K_EXPORT, K_IMPORT, K_ENGINE, K_REPEAT, K_THREADS, K_VECTOR_BYTES, K_TARGET, K_CACHE, K_CC, K_MAX,
-	K_SIZES, K_BUDGET
+	K_SIZES, K_BUDGET, K_MAX_ACCESSES
 };
 
 /* "+": stop at each word that is not an option (parse_args takes it and
@@ -50,6 +53,7 @@ static const struct option long_options[] = {
 	{"max", required_argument, NULL, K_MAX},
 	{"sizes", required_argument, NULL, K_SIZES},
 	{"budget", required_argument, NULL, K_BUDGET},
+	{"max-accesses", required_argument, NULL, K_MAX_ACCESSES},
 	{"output", required_argument, NULL, K_OUT},
 	{NULL, 0, NULL, 0},
 };
@@ -85,6 +89,7 @@ static const struct option_rule {
 	{K_MAX, O_MAX, "%s expects a positive integer"},
 	{K_SIZES, O_SIZES, "%s expects a list of sizes"},
 	{K_BUDGET, O_BUDGET, "%s expects seconds"},
+	{K_MAX_ACCESSES, O_MAX_ACCESSES, "%s expects a count of accesses (0 = no limit)"},
 };
 
 /* One command: name, one-line summary, usage, flags it accepts, handler. */
@@ -104,8 +109,9 @@ static int parse_define(cli *c, char *arg)
 {
 	const char *eq = strchr(arg, '=');
 	int64_t v;
-	if (!eq || eq == arg || !parse_int(eq + 1, &v))
-		return usage_error("-D expects NAME=INTEGER, not '%s'", arg);
+	if (!eq || eq == arg || !parse_literal(eq + 1, &v))
+		return usage_error("-D expects NAME=INTEGER (decimal without a leading zero, or 0x hexadecimal, "
+		                   "as in the kernel language), not '%s'", arg);
 	if (c->ndefs >= MAX_DEFINES)
 		return usage_error("too many -D options (%s)", arg);
 	/* the name is the text before '=': cut it in place (argv strings are writable) */
@@ -226,13 +232,23 @@ static int apply_option(cli *c, int key, const char *a, char *v)
 		break;
 	case K_SIZES: c->sizes = v; break;
 	case K_BUDGET: {
+		/* decimal seconds only: strtod would also take " 5", "0x10", "inf" (a tuning run without end) */
 		char *end;
 		c->budget = strtod(v, &end);
-		if (*end || !(c->budget > 0))
+		if (*end || !(c->budget > 0) || !isfinite(c->budget) || strspn(v, "0123456789.eE+-") != strlen(v))
 			return usage_error("--budget expects positive seconds, not '%s'", v);
 		break;
 	}
-	case K_OUT: c->out_dir = v; break;
+	case K_OUT:
+		if (!*v)
+			return usage_error(expects, a);
+		c->out_dir = v;
+		break;
+	case K_MAX_ACCESSES:
+		if (!parse_int(v, &n) || n < 0)
+			return usage_error(expects, a);
+		c->max_accesses = n;
+		break;
 	}
 	return EXIT_OK;
 }
@@ -269,6 +285,7 @@ static int parse_args(cli *c, int argc, char **argv, int first)
 		int rc = apply_option(c, key, a, optarg);
 		if (rc)
 			return rc;
+		c->given |= rule->bit;
 	}
 	return EXIT_OK;
 }
@@ -328,15 +345,19 @@ static const command commands[] = {
 	 "  --cache SPEC    cache levels SIZE:LINE[:WAYS],... (sizes in bytes or with K/M/G\n"
 	 "                  suffixes; WAYS 0 or absent = fully associative), e.g. 32K:64,1M:64;\n"
 	 "                  default: this machine's caches\n"
+	 "  --max-accesses N  walk traces of up to N accesses (default 10^10, about five\n"
+	 "                  minutes; 0 = no limit); a longer one is refused before it starts\n"
 	 "  --json          one JSON object on stdout\n"
-	 "Every level is an LRU, write-allocate cache seeing the whole access stream.\n",
-	 cmd_simulate, A_FILE | O_D | O_CACHE | O_JSON},
+	 "Every level is an LRU, write-allocate cache seeing the whole access stream.\n"
+	 "A simulation past a second tells its progress on stderr.\n",
+	 cmd_simulate, A_FILE | O_D | O_CACHE | O_MAX_ACCESSES | O_JSON},
 	{"predict", "predict a kernel's cache misses with the stack-distance model (no trace)",
 	 "cachet predict FILE [-D ...] [--cache SPEC] [--simulate] [--per-ref] [--json]",
 	 "  --cache SPEC    cache levels SIZE:LINE[:WAYS],... as for simulate; default: this\n"
 	 "                  machine's caches (set-associative levels are simulated exactly up\n"
 	 "                  to 2M accesses, else predicted as fully associative; `source` says)\n"
 	 "  --simulate      also run the exact simulator and print its counts side by side\n"
+	 "  --max-accesses N  with --simulate: the simulator's limit, as for simulate\n"
 	 "  --per-ref       also one row per source reference (FILE:LINE:COL), most misses\n"
 	 "                  first: accesses, misses and cold misses per level, and the loop\n"
 	 "                  carrying the reuse that misses\n"
@@ -344,7 +365,7 @@ static const command commands[] = {
 	 "Misses are attributed per array (all references of an array together); --per-ref\n"
 	 "shares an array's counts out over its references (by an exact simulation of up to\n"
 	 "16M accesses, else by accesses) and says so.\n",
-	 cmd_predict, A_FILE | O_D | O_CACHE | O_SIMULATE | O_PER_REF | O_JSON},
+	 cmd_predict, A_FILE | O_D | O_CACHE | O_SIMULATE | O_PER_REF | O_MAX_ACCESSES | O_JSON},
 	{"tiles", "search tile sizes with the cache model (the Tensor Contraction Engine's search)",
 	 "cachet tiles FILE [-D ...] [--cache SPEC] [--max T] [--json]",
 	 "  --cache SPEC    cache levels as for simulate; default: this machine's caches\n"
@@ -457,6 +478,8 @@ static const char *pocl_folder_problem(const char *dir, char *why, size_t cap)
 }
 
 static char pocl_tmp[4096]; /* the private folder to remove at exit ("" = none) */
+/* set once pocl_tmp names the folder made: a signal handler never sees a name half written */
+static volatile sig_atomic_t pocl_tmp_ready;
 
 static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 {
@@ -486,6 +509,7 @@ static int pocl_private_folder(void)
 		pocl_tmp[0] = 0;
 		return 0;
 	}
+	pocl_tmp_ready = 1;
 	atexit(remove_pocl_tmp);
 	setenv("POCL_CACHE_DIR", pocl_tmp, 1);
 	return 1;
@@ -519,6 +543,35 @@ static void point_pocl_cache(const char *cmd)
 	pocl_private_folder();
 }
 
+/* SIGINT, SIGTERM, SIGHUP: kill the compiler the command's ctx runs and
+ * remove its build folders (ct_ctx_cancel), kill the tool's own child
+ * (gnuplot) and remove its temp folders and PoCL's private folder, then
+ * die of the signal as if there were no handler. */
+static void on_fatal_signal(int sig)
+{
+	ct_ctx_cancel(signal_ctx);
+	undo_for_signal();
+	if (pocl_tmp_ready)
+		remove_tree_at(AT_FDCWD, pocl_tmp, 0);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void catch_fatal_signals(void)
+{
+	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+		struct sigaction sa, old;
+		/* a signal the caller ignores (nohup) stays ignored */
+		if (sigaction(sigs[i], NULL, &old) != 0 || old.sa_handler == SIG_IGN)
+			continue;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = on_fatal_signal;
+		sigemptyset(&sa.sa_mask);
+		sigaction(sigs[i], &sa, NULL);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	/* Threads of parallel loops that wait at a barrier sleep rather than
@@ -537,14 +590,15 @@ int main(int argc, char **argv)
 		return usage_error("unexpected argument '%s'", argv[2]);
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
 		print_help(stdout);
-		return EXIT_OK;
+		return finish_output(EXIT_OK);
 	}
 	if (strcmp(argv[1], "--version") == 0) {
 		printf("cachet %s\n", CACHET_VERSION);
-		return EXIT_OK;
+		return finish_output(EXIT_OK);
 	}
+	catch_fatal_signals();
 	if (strcmp(argv[1], "report") == 0)
-		return cachet_report_main(argc - 1, argv + 1);
+		return finish_output(cachet_report_main(argc - 1, argv + 1));
 	const command *cmd = find_command(argv[1]);
 	if (!cmd)
 		return usage_error("unknown command '%s'", argv[1]);
@@ -552,14 +606,15 @@ int main(int argc, char **argv)
 	memset(&c, 0, sizeof c);
 	c.cmd = cmd->name;
 	c.accepts = cmd->accepts;
+	c.max_accesses = -1;
 	ct_run_options_init(&c.run);
 	int rc = parse_args(&c, argc, argv, 2);
 	if (rc)
 		return rc;
 	if (c.help) {
 		print_command_help(stdout, cmd);
-		return EXIT_OK;
+		return finish_output(EXIT_OK);
 	}
 	point_pocl_cache(cmd->name);
-	return cmd->fn(&c);
+	return finish_output(cmd->fn(&c));
 }

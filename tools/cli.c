@@ -1,10 +1,16 @@
 /* cli.c: the helpers every command of the cachet tool uses: kernel text and errors with their source line, loading a kernel with -D, JSON output. */
 #include "cli.h"
 
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdatomic.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int usage_error(const char *fmt, const char *arg)
@@ -24,7 +30,7 @@ static struct {
 	size_t len;
 } source;
 
-/* Whether a progress line is on stderr, not yet wiped (verify_progress). */
+/* Whether a progress line is on stderr, not yet wiped (show_progress). */
 int progress_drawn;
 
 /* Kernel text read from stdin is refused beyond this (a file's limit is the library's). */
@@ -166,6 +172,20 @@ int exit_code(ct_status st)
 	}
 }
 
+int finish_output(int rc)
+{
+	errno = 0;
+	int flushed = fflush(stdout) == 0;
+	int err = errno;
+	if (flushed && !ferror(stdout) && !output_failed)
+		return rc;
+	/* a command that failed said why already (the library's "cannot print ...", print_json's) */
+	if (!output_failed && rc == EXIT_OK)
+		fprintf(stderr, "cachet: error: cannot write the output: %s\n",
+		        err ? strerror(err) : "a write to stdout failed");
+	return EXIT_FAILED; /* the input was good enough to print a result: the output failed */
+}
+
 int fail(ct_ctx *ctx, ct_status st)
 {
 	print_error(ctx);
@@ -183,6 +203,47 @@ int parse_int(const char *s, int64_t *v)
 	return 1;
 }
 
+void show_progress(void *ud, const char *phase, int done, int total)
+{
+	(void)ud;
+	int pct = total > 0 ? (int)((int64_t)done * 100 / total) : 100;
+	if (!isatty(2)) {
+		static int last_tenth = -1; /* one line per tenth, for a long simulation in a log */
+		if (strcmp(phase, "simulate") == 0 && pct / 10 != last_tenth && done != total) {
+			last_tenth = pct / 10;
+			fprintf(stderr, "simulate: %d%% of the trace\n", pct);
+		}
+		return;
+	}
+	progress_drawn = done != total;
+	int width = 30, fill = total > 0 ? (int)((int64_t)done * width / total) : width;
+	fprintf(stderr, "\r%s [%.*s%*s] %d%%", phase, fill, "##############################", width - fill, "", pct);
+	/* the finished line is wiped: the report follows on stdout */
+	if (done == total)
+		fprintf(stderr, "\r%*s\r", width + 20, "");
+	fflush(stderr);
+}
+
+int parse_literal(const char *s, int64_t *v)
+{
+	const char *p = s + (s[0] == '-');
+	int hex = p[0] == '0' && (p[1] == 'x' || p[1] == 'X');
+	const char *d = hex ? p + 2 : p;
+	if (!(hex ? isxdigit((unsigned char)d[0]) : isdigit((unsigned char)d[0])) ||
+	    (!hex && d[0] == '0' && d[1] != 0))
+		return 0;
+	for (const char *q = d; *q; q++)
+		if (!(hex ? isxdigit((unsigned char)*q) : isdigit((unsigned char)*q)))
+			return 0;
+	errno = 0;
+	char *end;
+	unsigned long long u = strtoull(d, &end, hex ? 16 : 10);
+	if (errno || *end || u > (unsigned long long)INT64_MAX + (s[0] == '-'))
+		return 0;
+	*v = s[0] == '-' ? (int64_t)(0 - u) : (int64_t)u;
+	return 1;
+}
+
 /* Parse the file and apply -D; NULL after printing the error. */
 ct_kernel *load_kernel(ct_ctx *ctx, cli *c, int *rc)
 {
@@ -192,7 +253,8 @@ ct_kernel *load_kernel(ct_ctx *ctx, cli *c, int *rc)
 	}
 	if ((c->cc && ct_ctx_set_compiler(ctx, c->cc) != CT_OK) ||
 	    ct_ctx_set_option(ctx, CT_OPT_VECTOR_BYTES, c->vector_bytes) != CT_OK ||
-	    ct_ctx_set_option(ctx, CT_OPT_BRANCHING, c->branching) != CT_OK) {
+	    ct_ctx_set_option(ctx, CT_OPT_BRANCHING, c->branching) != CT_OK ||
+	    (c->max_accesses >= 0 && ct_ctx_set_option(ctx, CT_OPT_SIM_MAX_ACCESSES, c->max_accesses) != CT_OK)) {
 		*rc = fail(ctx, ct_ctx_last_status(ctx));
 		return NULL;
 	}
@@ -239,13 +301,19 @@ int with_kernel(cli *c, kernel_cmd fn)
 	if (!ctx)
 		return EXIT_FAILED;
 	int rc;
+	signal_ctx = ctx;
 	ct_kernel *k = load_kernel(ctx, c, &rc);
 	if (k && fn)
 		rc = fn(ctx, k, c);
 	ct_kernel_free(k);
+	signal_ctx = NULL;
 	ct_ctx_free(ctx);
 	return rc;
 }
+
+int output_failed;
+
+ct_ctx *volatile signal_ctx;
 
 /* Print v (taken) as one line on stdout: the layout of every --json object. */
 void print_json(json_t *v, bool ok)
@@ -253,6 +321,7 @@ void print_json(json_t *v, bool ok)
 	char *s = ok ? ct_json_line(v) : (json_decref(v), NULL);
 	if (!s) {
 		fprintf(stderr, "cachet: error: out of memory\n");
+		output_failed = 1;
 		return;
 	}
 	fputs(s, stdout);
@@ -312,7 +381,7 @@ json_t *ref_table_json(const ct_ref_table *t, const char *file, int nlevels, boo
 		json_t *o = json_object(), *carried = json_array();
 		ct_json_set(o, "array", json_string(m->array), ok);
 		ct_json_set(o, "stmt", json_integer(m->stmt), ok);
-		ct_json_set(o, "where", json_string(ref_where(file, m, where, sizeof where)), ok);
+		ct_json_set(o, "where", ct_json_text(ref_where(file, m, where, sizeof where)), ok);
 		ct_json_set(o, "line", json_integer(m->line), ok);
 		ct_json_set(o, "col", json_integer(m->col), ok);
 		ct_json_set(o, "access", json_string(ref_access(m)), ok);
@@ -350,4 +419,168 @@ json_t *predict_level_json(const ct_predict_result *r, int l, bool *ok)
 	if (r->fallback[l] > CT_FALLBACK_NONE && r->fallback[l] <= CT_FALLBACK_BUDGET)
 		ct_json_set(lv, "fallback", json_string(fallback_names[r->fallback[l]]), ok);
 	return lv;
+}
+
+/* ------------------------------------------------------------ output files */
+
+int make_parents(const char *path, int self)
+{
+	char p[4096];
+	if (snprintf(p, sizeof p, "%s%s", path, self ? "/" : "") >= (int)sizeof p) {
+		fprintf(stderr, "cachet: error: the name '%.200s...' is too long\n", path);
+		return 0;
+	}
+	for (char *q = p + 1; *q; q++) {
+		if (*q != '/')
+			continue;
+		*q = 0;
+		struct stat sb;
+		if (stat(p, &sb) != 0 && mkdir(p, 0777) != 0 && errno != EEXIST) {
+			fprintf(stderr, "cachet: error: cannot create folder '%s': %s\n", p, strerror(errno));
+			return 0;
+		}
+		*q = '/';
+	}
+	return 1;
+}
+
+int same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+FILE *atomic_open(atomic_file *o, const char *path)
+{
+	o->path = path;
+	o->f = NULL;
+	struct stat sb;
+	o->in_place = lstat(path, &sb) == 0 && !S_ISREG(sb.st_mode);
+	if (o->in_place) {
+		if (!(o->f = fopen(path, "w")))
+			fprintf(stderr, "%s: error: cannot write: %s\n", path, strerror(errno));
+		return o->f;
+	}
+	const char *slash = strrchr(path, '/');
+	int dl = slash ? (int)(slash - path + 1) : 0;
+	if (snprintf(o->tmp, sizeof o->tmp, "%.*s.%s.XXXXXX", dl, path, slash ? slash + 1 : path) >=
+	    (int)sizeof o->tmp) {
+		fprintf(stderr, "%s: error: cannot write: the name is too long\n", path);
+		return NULL;
+	}
+	int fd = mkstemp(o->tmp);
+	if (fd < 0) {
+		fprintf(stderr, "%s: error: cannot write: %s\n", path, strerror(errno));
+		return NULL;
+	}
+	/* mkstemp makes 0600; the file gets the mode a plain fopen would give it */
+	mode_t mask = umask(0);
+	umask(mask);
+	if (fchmod(fd, 0666 & ~mask) != 0 || !(o->f = fdopen(fd, "w"))) {
+		fprintf(stderr, "%s: error: cannot write: %s\n", path, strerror(errno));
+		close(fd);
+		unlink(o->tmp);
+		return NULL;
+	}
+	return o->f;
+}
+
+int atomic_commit(atomic_file *o)
+{
+	if (!o->f)
+		return 0;
+	errno = 0;
+	int ok = fflush(o->f) == 0 && !ferror(o->f);
+	int err = errno;
+	if (ok && !o->in_place && fsync(fileno(o->f)) != 0)
+		ok = 0, err = errno;
+	if (fclose(o->f) != 0 && ok)
+		ok = 0, err = errno;
+	o->f = NULL;
+	if (o->in_place) {
+		if (!ok)
+			fprintf(stderr, "%s: error: cannot write: %s\n", o->path, err ? strerror(err) : "a write failed");
+		return ok;
+	}
+	if (ok && rename(o->tmp, o->path) != 0)
+		ok = 0, err = errno;
+	if (!ok) {
+		unlink(o->tmp);
+		fprintf(stderr, "%s: error: cannot write: %s (nothing replaced)\n", o->path,
+		        err ? strerror(err) : "a write failed");
+	}
+	return ok;
+}
+
+void atomic_abort(atomic_file *o)
+{
+	if (o->f) {
+		fclose(o->f);
+		o->f = NULL;
+		if (!o->in_place)
+			unlink(o->tmp);
+	}
+}
+
+/* ------------------------------------------------------------ what a signal undoes */
+
+/* Remove name (under folder fd) and, for a folder, everything in it, with
+ * system calls only: async-signal-safe, for the signal handler below. */
+void remove_tree_at(int fd, const char *name, int depth)
+{
+	if (unlinkat(fd, name, 0) == 0 || depth > 16)
+		return;
+	int d = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (d < 0)
+		return;
+	char buf[4096];
+	ssize_t n;
+	while ((n = getdents64(d, buf, sizeof buf)) > 0)
+		for (ssize_t off = 0; off < n;) {
+			struct dirent64 *e = (struct dirent64 *)(void *)(buf + off);
+			off += e->d_reclen;
+			if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+				remove_tree_at(d, e->d_name, depth + 1);
+		}
+	close(d);
+	unlinkat(fd, name, AT_REMOVEDIR);
+}
+
+#define TEMP_SLOTS 2
+
+/* The tool's own temp folders (report's plot folder) and child (gnuplot),
+ * as the signal handler reads them: a slot's name is whole before it is
+ * marked used. */
+static char temp_dir[TEMP_SLOTS][4096];
+static volatile sig_atomic_t temp_used[TEMP_SLOTS];
+volatile sig_atomic_t tool_child;
+
+int temp_track(const char *dir)
+{
+	for (int i = 0; i < TEMP_SLOTS; i++)
+		if (!temp_used[i] && strlen(dir) < sizeof temp_dir[i]) {
+			memcpy(temp_dir[i], dir, strlen(dir) + 1);
+			atomic_signal_fence(memory_order_seq_cst);
+			temp_used[i] = 1;
+			return i;
+		}
+	return -1;
+}
+
+void temp_untrack(int slot)
+{
+	if (slot >= 0 && slot < TEMP_SLOTS)
+		temp_used[slot] = 0;
+}
+
+void undo_for_signal(void)
+{
+	pid_t pid = (pid_t)tool_child;
+	if (pid > 0) {
+		kill(-pid, SIGKILL); /* its process group */
+		kill(pid, SIGKILL);
+	}
+	for (int i = 0; i < TEMP_SLOTS; i++)
+		if (temp_used[i])
+			remove_tree_at(AT_FDCWD, temp_dir[i], 0);
 }

@@ -5,6 +5,7 @@
 #include "cachet.h"
 #include "core/json.h"
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -43,8 +44,10 @@ typedef struct cli {
 	const char *export_path; /* tune --export FILE.json */
 	const char *import_path; /* tune --import FILE.json */
 	int branching;        /* --branching: CT_OPT_BRANCHING (tested copies and boundary ifs) */
+	int64_t max_accesses; /* --max-accesses: CT_OPT_SIM_MAX_ACCESSES (-1: not given) */
 	int help;
 	unsigned accepts; /* the command's O_* and A_* bits */
+	unsigned given;   /* the O_* bits of the options on the command line */
 } cli;
 
 /* What a command accepts: one bit per option, and its positional words. */
@@ -54,7 +57,7 @@ enum {
 	O_THREADS = 1u << 8, O_VECTOR_BYTES = 1u << 9, O_TARGET = 1u << 10, O_CACHE = 1u << 11,
 	O_CC = 1u << 12, O_MAX = 1u << 13, O_SIZES = 1u << 14, O_BUDGET = 1u << 15, O_OUT = 1u << 16,
 	O_QUIET = 1u << 17, O_FORCE = 1u << 18, O_EXPORT = 1u << 19, O_IMPORT = 1u << 22,
-	O_PER_REF = 1u << 23,
+	O_PER_REF = 1u << 23, O_MAX_ACCESSES = 1u << 24,
 	A_FILE = 1u << 20, /* one kernel FILE ('-' = stdin) */
 	A_SUB = 1u << 21   /* one subcommand word (cache) */
 };
@@ -75,8 +78,26 @@ int fail(ct_ctx *ctx, ct_status st);
 char *read_path(const char *path, size_t max, size_t *len);
 /* A whole decimal int64 (1) or not (0). */
 int parse_int(const char *s, int64_t *v);
-/* Whether a progress line is on stderr, not yet wiped (verify_progress). */
+/* An integer as the kernel language writes it (docs/LANGUAGE.md): an
+ * optional '-', then decimal without a leading zero (0 itself aside) or
+ * 0x hexadecimal; fits int64. 1 when s is one, else 0. -D values. */
+int parse_literal(const char *s, int64_t *v);
+/* The ctx of the command under way, for the signal handler's ct_ctx_cancel
+ * (NULL: none; cleared before the ctx is freed). */
+extern ct_ctx *volatile signal_ctx;
+/* Set when a command could not print its result (print_json ran out of memory). */
+extern int output_failed;
+/* The exit code of a command that returned rc, once stdout is flushed: a
+ * result that could not be written (a full disk, /dev/full) is an error
+ * with a message and exit 1, never exit 0. */
+int finish_output(int rc);
+/* Whether a progress line is on stderr, not yet wiped (show_progress). */
 extern int progress_drawn;
+
+/* A ct_progress_fn for the CLI: on a terminal one bar redrawn in place
+ * ("verify [####    ] 12%"), wiped when done; elsewhere, for "simulate"
+ * only, a line at each tenth ("simulate: 30% of the trace"). */
+void show_progress(void *ud, const char *phase, int done, int total);
 
 /* Parse c->file (or stdin for "-") with the ctx options and -D applied;
  * NULL after printing the error, *rc then the exit code. */
@@ -108,6 +129,48 @@ json_t *cache_level_json(int64_t size, int64_t line, int64_t ways, bool *ok);
 /* level l of a prediction as predict --json and report --json list it: cache_level_json, then
  * misses, exact, source and, where the level was simulated, why ("fallback") */
 json_t *predict_level_json(const ct_predict_result *r, int l, bool *ok);
+
+/* ------------------------------------------------------------ output files (cli.c) */
+
+/* mkdir -p of path's parent folders (with self, of path itself too); 0
+ * after printing why not. */
+int make_parents(const char *path, int self);
+/* Whether a and b name the same existing file (device and inode). */
+int same_file(const char *a, const char *b);
+/* A file written in place of path atomically: a temp file in the same
+ * folder, flushed, fsync'd and renamed over path only when every write
+ * succeeded, so a full disk never leaves a fragment where a good file was.
+ * A path that exists and is no regular file (a device, a pipe, a symbolic
+ * link such as /dev/stdout, which a rename would replace) is written in
+ * place, its errors still reported. */
+typedef struct atomic_file {
+	FILE *f;
+	const char *path;
+	int in_place;
+	char tmp[4200];
+} atomic_file;
+/* Start writing path; NULL after a message. */
+FILE *atomic_open(atomic_file *o, const char *path);
+/* Finish: 1 when path now holds what was written; 0 after a message (the
+ * temp file removed, path untouched). */
+int atomic_commit(atomic_file *o);
+/* Give up: the temp file removed, path untouched. */
+void atomic_abort(atomic_file *o);
+
+/* ------------------------------------------------------------ what a signal undoes (cli.c) */
+
+/* Remove name (under folder fd, AT_FDCWD) and, for a folder, everything in
+ * it, with system calls only: async-signal-safe. */
+void remove_tree_at(int fd, const char *name, int depth);
+/* Track temp folder dir for the signal handler (it removes it); the slot,
+ * -1 when none is free (then it is not tracked). */
+int temp_track(const char *dir);
+void temp_untrack(int slot);
+/* A child the tool runs itself in a process group of its own (gnuplot; 0:
+ * none): the handler kills the group. */
+extern volatile sig_atomic_t tool_child;
+/* For the signal handler: kill tool_child, remove the tracked folders. */
+void undo_for_signal(void);
 
 /* ------------------------------------------------------------ the commands (cmd_*.c) */
 

@@ -102,26 +102,11 @@ static void print_solution(const ct_kernel *k, const ct_solution *sol)
 	       sol->size_class[0] ? " " : "", sol->size_class, sol->npieces, sol->npieces == 1 ? "" : "s");
 }
 
-/* The reference run of a verification, on a terminal: "verify [####   ] 12%"
- * (the library calls only for a run past a second). */
-static void verify_progress(void *ud, const char *phase, int done, int total)
-{
-	(void)ud;
-	progress_drawn = done != total;
-	int width = 30, fill = total > 0 ? (int)((int64_t)done * width / total) : width;
-	fprintf(stderr, "\r%s [%.*s%*s] %d%%", phase, fill, "##############################", width - fill, "",
-	        total > 0 ? (int)((int64_t)done * 100 / total) : 100);
-	/* the finished line is wiped: the report follows on stdout */
-	if (done == total)
-		fprintf(stderr, "\r%*s\r", width + 20, "");
-	fflush(stderr);
-}
-
 int run_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
 {
 	ct_run_result r;
 	if (isatty(2))
-		ct_ctx_set_progress(ctx, verify_progress, NULL);
+		ct_ctx_set_progress(ctx, show_progress, NULL);
 	ct_solution sol;
 	ct_selector *sel;
 	ct_status st;
@@ -180,34 +165,53 @@ static int emit_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
 
 int cmd_emit(cli *c) { return with_kernel(c, emit_kernel); }
 
-/* mkdir -p of dir's parents (the library makes dir itself); 0 after
- * printing why not. */
-static int make_parents(const char *dir)
+/* The package's longest file name beyond the kernel's name: "lib" NAME
+ * ".so" and the temp name it is first written under (".tmp-" and a pid). */
+#define PKG_NAME_EXTRA 20
+
+/* Whether the package's file names fit the file system of dir (a name of
+ * the language's 255 characters does not: "File name too long" after the
+ * compile); exit 2 after a message when not. */
+static int package_names_fit(const ct_kernel *k, const cli *c)
 {
-	char path[4096];
-	if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path) {
-		fprintf(stderr, "cachet: error: -o: the folder name is too long\n");
-		return 0;
+	long max = pathconf(c->out_dir, _PC_NAME_MAX);
+	if (max <= 0) {
+		char parent[4096];
+		snprintf(parent, sizeof parent, "%s/..", c->out_dir);
+		max = pathconf(parent, _PC_NAME_MAX);
 	}
-	for (char *p = path + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = 0;
-		struct stat sb;
-		if (stat(path, &sb) != 0 && mkdir(path, 0777) != 0 && errno != EEXIST) {
-			fprintf(stderr, "cachet: error: cannot create folder '%s': %s\n", path, strerror(errno));
-			return 0;
-		}
-		*p = '/';
-	}
-	return 1;
+	if (max <= 0)
+		max = 255;
+	size_t n = strlen(ct_kernel_name(k));
+	if ((long)n + PKG_NAME_EXTRA <= max)
+		return EXIT_OK;
+	fprintf(stderr, "%s: error: the kernel's name has %zu characters: the package's file names (libNAME.so, "
+	        "NAME.c.tmp-PID: up to %d more) would pass the file name limit of %ld characters in %s; build "
+	        "needs a kernel name of at most %ld characters\n",
+	        c->file, n, PKG_NAME_EXTRA, max, c->out_dir, max - PKG_NAME_EXTRA);
+	return EXIT_BAD_INPUT;
 }
 
 static int build_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
 {
-	if (!make_parents(c->out_dir))
+	if (!make_parents(c->out_dir, 0))
 		return EXIT_FAILED;
+	int rc = package_names_fit(k, c);
+	if (rc)
+		return rc;
+	/* a kernel file named like a package file (DIR/NAME.c, NAME.h) would be replaced by it */
+	static const char *const files[] = {"%s/%s.h", "%s/%s.c", "%s/%s.cl", "%s/lib%s.a", "%s/lib%s.so"};
+	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+		char path[4400];
+		snprintf(path, sizeof path, files[i], c->out_dir, ct_kernel_name(k));
+		if (same_file(path, c->file)) {
+			fprintf(stderr, "cachet: error: the package file %s is the kernel file itself\n", path);
+			return EXIT_BAD_INPUT;
+		}
+	}
 	ct_status st = ct_kernel_build(k, c->out_dir);
+	if (st == CT_ERR_IO) /* the package cannot be written: a failure (1), as report's */
+		return print_error(ctx), EXIT_FAILED;
 	if (st)
 		return fail(ctx, st);
 	const char *n = ct_kernel_name(k);
@@ -244,10 +248,12 @@ int cmd_demo(cli *c)
 	ct_ctx *ctx = ct_ctx_new();
 	if (!ctx)
 		return EXIT_FAILED;
+	signal_ctx = ctx;
 	printf("== The kernel (embedded demo.cachet) ==\n%s\n", demo_text);
 	ct_kernel *k = ct_kernel_parse(ctx, demo_text, sizeof demo_text - 1, "demo.cachet");
 	if (!k) {
 		int rc = fail(ctx, ct_ctx_last_status(ctx));
+		signal_ctx = NULL;
 		ct_ctx_free(ctx);
 		return rc;
 	}
@@ -272,6 +278,7 @@ int cmd_demo(cli *c)
 		printf("\nThe schedule changed only the order of the iterations: the result equals the\n"
 		       "unscheduled reference. Try: cachet lower examples/matmul.cachet --json\n");
 	ct_kernel_free(k);
+	signal_ctx = NULL;
 	ct_ctx_free(ctx);
 	return rc;
 }

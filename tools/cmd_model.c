@@ -45,6 +45,7 @@ void print_sim_text(const ct_kernel *k, const ct_sim_result *r)
 static int simulate_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
 {
 	ct_sim_result r;
+	ct_ctx_set_progress(ctx, show_progress, NULL);
 	ct_status st = ct_kernel_simulate(k, c->cache_spec, &r);
 	int rc = EXIT_OK;
 	if (st)
@@ -218,8 +219,10 @@ static int predict_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
 	int rc = EXIT_OK;
 	ct_status st = c->per_ref ? ct_kernel_predict_refs(k, c->cache_spec, -1, &r, &t)
 	                          : ct_kernel_predict(k, c->cache_spec, &r);
-	if (!st && c->simulate)
+	if (!st && c->simulate) {
+		ct_ctx_set_progress(ctx, show_progress, NULL);
 		st = ct_kernel_simulate(k, c->cache_spec, &s);
+	}
 	if (st) {
 		rc = fail(ctx, st);
 	} else if (c->json) {

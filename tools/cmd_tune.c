@@ -113,8 +113,8 @@ static int size_value(const char *tok, size_t len, int64_t *v)
 {
 	char buf[64];
 	snprintf(buf, sizeof buf, "%.*s", (int)(len < 63 ? len : 63), tok);
-	if (!parse_int(buf, v))
-		return sizes_error("'%s' is not a number", buf);
+	if (!parse_literal(buf, v))
+		return sizes_error("'%s' is not a number (decimal without a leading zero, or 0x hexadecimal)", buf);
 	if (*v < 1)
 		return sizes_error("%s is not a size (a size is 1 or more)", buf);
 	return EXIT_OK;
@@ -141,6 +141,7 @@ static int apply_sizes(ct_ctx *ctx, ct_kernel *k, const char *set, size_t len, c
 	memcpy(v, base, sizeof *v * (size_t)n);
 	int rc;
 	if (memchr(set, '=', len)) {
+		int seen[32] = {0};
 		for (const char *p = set, *end = set + len; p < end;) {
 			const char *e = memchr(p, ':', (size_t)(end - p));
 			size_t l = e ? (size_t)(e - p) : (size_t)(end - p);
@@ -152,6 +153,8 @@ static int apply_sizes(ct_ctx *ctx, ct_kernel *k, const char *set, size_t len, c
 			if (at < 0)
 				return sizes_error("'%.*s' does not name a size param of '%s' (%s)", (int)l, p,
 				                   ct_kernel_name(k), list);
+			if (seen[at]++)
+				return sizes_error("'%.*s' sets %s twice", (int)len, set, names[at]);
 			if ((rc = size_value(eq + 1, l - (size_t)(eq + 1 - p), &v[at])))
 				return rc;
 			p += l + (e ? 1 : 0);
@@ -226,8 +229,11 @@ static int tune_one(ct_ctx *ctx, ct_kernel *k, cli *c, double budget)
 		tune_variant_note(ctx, c);
 		return rc;
 	}
-	ct_tune_print(&r, c->json ? CT_FORMAT_JSON : CT_FORMAT_TEXT, stdout);
 	int rc = r.best >= 0 ? EXIT_OK : EXIT_FAILED;
+	if ((st = ct_tune_print(&r, c->json ? CT_FORMAT_JSON : CT_FORMAT_TEXT, stdout)) != CT_OK) {
+		print_error(ctx);
+		rc = EXIT_FAILED; /* the result was not printed */
+	}
 	ct_tune_result_free(&r);
 	return rc;
 }
@@ -331,12 +337,27 @@ static int store_command(ct_ctx *ctx, cli *c)
 		st = ct_store_export(s, family[0] ? family : NULL, c->export_path);
 		if (!st)
 			printf("exported the records of %s to %s\n", ct_store_path(s), c->export_path);
+		if (st == CT_ERR_IO) { /* an output that cannot be written: 1, as report's and build's */
+			print_error(ctx);
+			ct_store_close(s);
+			return EXIT_FAILED;
+		}
 	} else {
 		st = ct_store_print(s, family[0] ? family : NULL, c->json ? CT_FORMAT_JSON : CT_FORMAT_TEXT, stdout);
 	}
 	ct_store_close(s);
 	return st ? fail(ctx, st) : EXIT_OK;
 }
+
+/* The options of a tuning run that --show, --export and --import cannot
+ * honour, with their names: refused rather than ignored. */
+static const struct {
+	unsigned bit;
+	const char *name;
+} tuning_only[] = {
+	{O_SIZES, "--sizes"}, {O_BUDGET, "--budget"}, {O_CACHE, "--cache"}, {O_THREADS, "--threads"},
+	{O_CC, "--cc"}, {O_VECTOR_BYTES, "--vector-bytes"}, {O_QUIET, "--quiet"},
+};
 
 int cmd_tune(cli *c)
 {
@@ -346,6 +367,17 @@ int cmd_tune(cli *c)
 		return with_kernel(c, tune_kernel);
 	if (c->show + !!c->export_path + !!c->import_path > 1)
 		return usage_error("%s", "tune: one of --show, --export, --import at a time");
+	const char *what = c->show ? "--show" : c->export_path ? "--export" : "--import";
+	for (size_t i = 0; i < sizeof tuning_only / sizeof tuning_only[0]; i++)
+		if (c->given & tuning_only[i].bit) {
+			fprintf(stderr, "cachet: error: 'cachet tune %s' tunes nothing: %s does not apply to it\n"
+			        "(run 'cachet tune --help' for usage)\n", what, tuning_only[i].name);
+			return EXIT_BAD_INPUT;
+		}
+	if (c->json && !c->show) /* the export is JSON already; an import prints one line */
+		return usage_error("'cachet tune %s' takes no --json (--show --json prints the store as JSON)", what);
+	if ((c->given & O_D) && !c->file)
+		return usage_error("'cachet tune %s' takes -D only with a FILE (its family)", what);
 	ct_ctx *ctx = ct_ctx_new();
 	if (!ctx)
 		return EXIT_FAILED;

@@ -70,13 +70,12 @@ static int parse_count(const char *s, int64_t *v)
 static int parse_define(opts *o, char *arg)
 {
 	char *eq = strchr(arg, '=');
-	char *end;
 	if (!eq || eq == arg)
 		return usage("-D expects NAME=INTEGER, not '%s'", arg);
-	errno = 0;
-	long long v = strtoll(eq + 1, &end, 10);
-	if (errno || end == eq + 1 || *end)
-		return usage("-D expects NAME=INTEGER, not '%s'", arg);
+	int64_t v;
+	if (!parse_literal(eq + 1, &v))
+		return usage("-D expects NAME=INTEGER (decimal without a leading zero, or 0x hexadecimal, as in "
+		             "the kernel language), not '%s'", arg);
 	if (o->ndefs >= MAX_DEFS)
 		return usage("too many -D options (%s)", arg);
 	*eq = 0;
@@ -111,10 +110,18 @@ static int parse_opts(opts *o, int argc, char **argv)
 			if ((rc = parse_define(o, optarg)) != EXIT_OK)
 				return rc;
 			break;
-		case 'o': o->out = optarg; break;
+		case 'o':
+			if (!*optarg)
+				return usage("%s expects a file name", "-o");
+			o->out = optarg;
+			break;
 		case 'h': printf("%s%s", usage_text, help_text); return -1;
 		case OPT_JSON: o->json = 1; break;
-		case OPT_CSV: o->csv_dir = optarg; break;
+		case OPT_CSV: /* "" would put the files in / */
+			if (!*optarg)
+				return usage("%s expects a folder", "--csv");
+			o->csv_dir = optarg;
+			break;
 		case OPT_CACHE: o->cache = optarg; break;
 		case OPT_NO_RUN: o->run = 0; break;
 		case OPT_NO_MEASURE: o->measure = 0; break;
@@ -154,6 +161,7 @@ static void report_free(report *r)
 	free(r->tree);
 	json_decref(r->tree_doc);
 	ct_kernel_free(r->k);
+	signal_ctx = NULL;
 	ct_ctx_free(r->ctx);
 }
 
@@ -162,6 +170,7 @@ static int load(report *r)
 	r->ctx = ct_ctx_new();
 	if (!r->ctx)
 		return EXIT_FAILED;
+	signal_ctx = r->ctx;
 	r->k = ct_kernel_parse_file(r->ctx, r->o.file);
 	if (!r->k)
 		return fail(r->ctx, ct_ctx_last_status(r->ctx));
@@ -174,6 +183,48 @@ static int load(report *r)
 		return fail(r->ctx, st);
 	r->src = read_path(r->o.file, SIZE_MAX, NULL);
 	return EXIT_OK;
+}
+
+static const char *const csv_names[] = {"levels.csv", "per_ref.csv", "phases.csv",
+                                        "heatmap.csv", "roofline.csv", "tuning.csv"};
+
+/* Whether path can take the output: not the kernel file itself (exit 2), its
+ * folder made and writable (a probe file, removed; exit 1) — checked before
+ * minutes of work, not after. */
+static int check_output(const opts *o, const char *path)
+{
+	struct stat sb;
+	if (same_file(path, o->file)) {
+		fprintf(stderr, "cachet: error: the output %s is the kernel file itself\n", path);
+		return EXIT_BAD_INPUT;
+	}
+	if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+		fprintf(stderr, "cachet: error: the output %s is a folder\n", path);
+		return EXIT_BAD_INPUT;
+	}
+	if (!make_parents(path, 0))
+		return EXIT_FAILED;
+	if (lstat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+		return EXIT_OK; /* a device or a link (/dev/stdout): written in place, not probed */
+	atomic_file probe;
+	if (!atomic_open(&probe, path))
+		return EXIT_FAILED;
+	atomic_abort(&probe);
+	return EXIT_OK;
+}
+
+static int check_outputs(const opts *o)
+{
+	int rc = o->out ? check_output(o, o->out) : EXIT_OK;
+	for (size_t i = 0; !rc && o->csv_dir && i < sizeof csv_names / sizeof csv_names[0]; i++) {
+		char path[4096];
+		if (snprintf(path, sizeof path, "%s/%s", o->csv_dir, csv_names[i]) >= (int)sizeof path) {
+			fprintf(stderr, "cachet: error: --csv: the folder name is too long\n");
+			return EXIT_BAD_INPUT;
+		}
+		rc = check_output(o, path);
+	}
+	return rc;
 }
 
 int cachet_report_main(int argc, char **argv)
@@ -189,6 +240,8 @@ int cachet_report_main(int argc, char **argv)
 	}
 	if (rc == EXIT_OK)
 		rc = load(r);
+	if (rc == EXIT_OK)
+		rc = check_outputs(&r->o);
 	if (rc == EXIT_OK) {
 		ct_status st = ct_kernel_predict_refs(r->k, r->o.cache, -1, &r->pr, &r->rt);
 		if (st != CT_OK)

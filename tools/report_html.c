@@ -130,11 +130,10 @@ static void html_tuning(FILE *f, const report *r)
 
 int write_html(const report *r)
 {
-	FILE *f = fopen(r->o.out, "w");
-	if (!f) {
-		fprintf(stderr, "%s: error: cannot write the report: %s\n", r->o.out, strerror(errno));
+	atomic_file out;
+	FILE *f = atomic_open(&out, r->o.out);
+	if (!f)
 		return 0;
-	}
 	const char *name = ct_kernel_name(r->k);
 	fputs("<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n"
 	      "<title>cachet report: ",
@@ -180,6 +179,5 @@ int write_html(const report *r)
 	html_note(f, r->rf.note);
 	html_tuning(f, r);
 	fputs("</body>\n</html>\n", f);
-	int ok = !ferror(f);
-	return fclose(f) == 0 && ok;
+	return atomic_commit(&out);
 }

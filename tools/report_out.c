@@ -156,7 +156,7 @@ int write_json(FILE *f, const report *r)
 	bool ok = true;
 	json_t *o = json_object(), *params = json_object();
 	ct_json_set(o, "kernel", json_string(ct_kernel_name(r->k)), &ok);
-	ct_json_set(o, "file", text(r->o.file), &ok);
+	ct_json_set(o, "file", ct_json_text(r->o.file), &ok);
 	for (int i = 0; i < ct_kernel_param_count(r->k); i++)
 		ct_json_set(params, ct_kernel_param_name(r->k, i),
 		            json_integer((json_int_t)ct_kernel_param_value(r->k, i, NULL)), &ok);
@@ -179,30 +179,31 @@ int write_json(FILE *f, const report *r)
 	return 1;
 }
 
-static FILE *csv_open(const report *r, const char *name)
-{
+/* The CSV files being written, each replaced atomically (atomic_file). */
+typedef struct csv_files {
 	char path[4096];
-	snprintf(path, sizeof path, "%s/%s", r->o.csv_dir, name);
-	FILE *f = fopen(path, "w");
-	if (!f)
-		fprintf(stderr, "%s: error: cannot write: %s\n", path, strerror(errno));
-	return f;
+	atomic_file out;
+} csv_files;
+
+static FILE *csv_open(const report *r, csv_files *c, const char *name)
+{
+	snprintf(c->path, sizeof c->path, "%s/%s", r->o.csv_dir, name);
+	return atomic_open(&c->out, c->path);
 }
 
-static int csv_close(FILE *f)
+static int csv_close(csv_files *c, FILE *f)
 {
-	return f && fclose(f) == 0;
+	return f && atomic_commit(&c->out);
 }
 
 /* The CSV files of --csv DIR; 0 when one cannot be written. */
 int write_csv(const report *r)
 {
 	int nl = r->pr.nlevels, ok = 1;
-	if (mkdir(r->o.csv_dir, 0777) != 0 && errno != EEXIST) {
-		fprintf(stderr, "%s: error: cannot create the folder: %s\n", r->o.csv_dir, strerror(errno));
+	csv_files cf;
+	if (!make_parents(r->o.csv_dir, 1))
 		return 0;
-	}
-	FILE *f = csv_open(r, "levels.csv");
+	FILE *f = csv_open(r, &cf, "levels.csv");
 	if (f) {
 		fprintf(f, "level,size,line,ways,misses,exact,source\n");
 		for (int l = 0; l < nl; l++)
@@ -210,8 +211,8 @@ int write_csv(const report *r)
 			        (long long)r->pr.level[l].line, (long long)r->pr.level[l].ways,
 			        (long long)r->pr.level[l].misses, r->pr.level[l].exact, count_source_name(r->pr.source[l]));
 	}
-	ok &= csv_close(f);
-	if ((f = csv_open(r, "per_ref.csv")) != NULL) {
+	ok &= csv_close(&cf, f);
+	if ((f = csv_open(r, &cf, "per_ref.csv")) != NULL) {
 		fprintf(f, "where,array,stmt,access,accesses,level,misses,cold,capacity,carried_by\n");
 		for (int i = 0; i < r->rt.nrefs; i++) {
 			const ct_ref_misses *m = &r->rt.refs[i];
@@ -223,8 +224,8 @@ int write_csv(const report *r)
 				        carrier_text(m, l, carrier, sizeof carrier));
 		}
 	}
-	ok &= csv_close(f);
-	if ((f = csv_open(r, "phases.csv")) != NULL) {
+	ok &= csv_close(&cf, f);
+	if ((f = csv_open(r, &cf, "phases.csv")) != NULL) {
 		fprintf(f, "param,tile,level,model,simulated\n");
 		for (int i = 0; i < r->nphases; i++)
 			for (int j = 0; j < r->ph[i].n; j++) {
@@ -238,8 +239,8 @@ int write_csv(const report *r)
 				}
 			}
 	}
-	ok &= csv_close(f);
-	if ((f = csv_open(r, "heatmap.csv")) != NULL) {
+	ok &= csv_close(&cf, f);
+	if ((f = csv_open(r, &cf, "heatmap.csv")) != NULL) {
 		const heat *h = &r->hm;
 		fprintf(f, "%s,%s,level,misses,pick\n", h->on ? r->ph[h->px].param : "x", h->on ? r->ph[h->py].param : "y");
 		for (int y = 0; h->on && y < h->ny; y++)
@@ -253,8 +254,8 @@ int write_csv(const report *r)
 					        (long long)h->cell[y * h->nx + x], pick);
 			}
 	}
-	ok &= csv_close(f);
-	if ((f = csv_open(r, "roofline.csv")) != NULL) {
+	ok &= csv_close(&cf, f);
+	if ((f = csv_open(r, &cf, "roofline.csv")) != NULL) {
 		const roof *rf = &r->rf;
 		fprintf(f, "what,level,intensity_flop_per_byte,gflops\n");
 		fprintf(f, "peak_core,,,%.6g\npeak_all,,,%.6g\ncopy_gbs_core,,,%.6g\ncopy_gbs_all,,,%.6g\n", rf->peak_core,
@@ -262,8 +263,8 @@ int write_csv(const report *r)
 		for (int l = 0; l < nl; l++)
 			fprintf(f, "kernel,L%d,%.6g,%.6g\n", l + 1, rf->oi[l], rf->ran ? rf->gflops : 0.0);
 	}
-	ok &= csv_close(f);
-	if ((f = csv_open(r, "tuning.csv")) != NULL) {
+	ok &= csv_close(&cf, f);
+	if ((f = csv_open(r, &cf, "tuning.csv")) != NULL) {
 		fprintf(f, "params,seconds,gflops,verified,model_rank");
 		for (int l = 0; l < nl; l++)
 			fprintf(f, ",L%d_misses", l + 1);
@@ -276,6 +277,6 @@ int write_csv(const report *r)
 			fputc('\n', f);
 		}
 	}
-	ok &= csv_close(f);
+	ok &= csv_close(&cf, f);
 	return ok;
 }

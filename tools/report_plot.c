@@ -239,12 +239,18 @@ static int run_gnuplot(report *r, const char *dir, const char *script)
 {
 	char log[4096];
 	snprintf(log, sizeof log, "%s/gnuplot.log", dir);
+	/* gnuplot runs in a process group of its own, which a signal kills whole (cachet.c) */
 	pid_t pid = fork();
+	if (pid > 0) {
+		setpgid(pid, pid);
+		tool_child = (sig_atomic_t)pid;
+	}
 	if (pid < 0) {
 		snprintf(r->plot_note, sizeof r->plot_note, "cannot start gnuplot: %s", strerror(errno));
 		return 0;
 	}
 	if (pid == 0) {
+		setpgid(0, 0);
 		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 		if (fd >= 0) {
 			dup2(fd, 1);
@@ -256,6 +262,7 @@ static int run_gnuplot(report *r, const char *dir, const char *script)
 	int status = 0;
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
+	tool_child = 0;
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
 		snprintf(r->plot_note, sizeof r->plot_note, "gnuplot is not installed (Debian package gnuplot-nox; make deps)");
 		return 0;
@@ -324,10 +331,12 @@ int make_plots(report *r)
 		snprintf(r->plot_note, sizeof r->plot_note, "cannot make a temporary folder: %s", strerror(errno));
 		return 0;
 	}
+	int slot = temp_track(dir); /* a signal removes it (cachet.c) */
 	snprintf(script, sizeof script, "%s/plots.gp", dir);
 	FILE *g = fopen(script, "w");
 	if (!g) {
 		remove_dir(dir);
+		temp_untrack(slot);
 		return 0;
 	}
 	fprintf(g, "set terminal svg size 760,420 noenhanced font 'sans,12' background '#ffffff'\n");
@@ -347,6 +356,7 @@ int make_plots(report *r)
 		free(text);
 	}
 	remove_dir(dir);
+	temp_untrack(slot);
 	r->t_plot = now_s() - t0;
 	return ok;
 }

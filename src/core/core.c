@@ -35,6 +35,7 @@ ct_ctx *ct_ctx_new_with_alloc(ct_alloc_fn fn, void *ud)
 	ctx->alloc_ud = ud;
 	ctx->max_errors = 20;
 	ctx->seed = 1;
+	ctx->sim_max_accesses = CT_SIM_MAX_ACCESSES;
 	return ctx;
 }
 
@@ -150,6 +151,12 @@ ct_status ct_ctx_set_option(ct_ctx *ctx, ct_option opt, int64_t value)
 			return ct_error(ctx, CT_ERR_USAGE, "branching must be 0 or 1, not %lld", (long long)value);
 		ctx->branching = value;
 		return CT_OK;
+	case CT_OPT_SIM_MAX_ACCESSES:
+		if (value < 0)
+			return ct_error(ctx, CT_ERR_USAGE, "the simulator's access limit must be 0 (none) or more, not %lld",
+			                (long long)value);
+		ctx->sim_max_accesses = value;
+		return CT_OK;
 	}
 	return ct_error(ctx, CT_ERR_USAGE, "unknown option %d", (int)opt);
 }
@@ -160,6 +167,7 @@ int64_t ct_ctx_get_option(const ct_ctx *ctx, ct_option opt)
 		return 0;
 	switch (opt) {
 	case CT_OPT_BRANCHING: return ctx->branching;
+	case CT_OPT_SIM_MAX_ACCESSES: return ctx->sim_max_accesses;
 	case CT_OPT_THREADS: return ctx->threads;
 	case CT_OPT_MAX_ERRORS: return ctx->max_errors;
 	case CT_OPT_SEED: return ctx->seed;

@@ -37,6 +37,7 @@ struct ct_ctx {
 	/* options */
 	int64_t threads, max_errors, seed, vector_bytes;
 	int64_t branching; /* CT_OPT_BRANCHING: 1 = guarded copies and boundary ifs as written */
+	int64_t sim_max_accesses; /* CT_OPT_SIM_MAX_ACCESSES (0: no limit) */
 	/* later modules hang their state here (kernel memo, code cache, target)
 	 * and register a cleanup with ct_ctx_on_free */
 	void *kernel_memo;

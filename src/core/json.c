@@ -30,6 +30,54 @@ json_t *ct_json_str_or_null(const char *s)
 	return s ? json_string(s) : json_null();
 }
 
+/* The length of the well-formed UTF-8 sequence at s (1..4), 0 when the
+ * bytes there are not one (a stray continuation byte, an overlong form, a
+ * surrogate, beyond U+10FFFF, cut short): the rules jansson enforces. */
+static size_t utf8_seq(const unsigned char *s)
+{
+	unsigned c = s[0];
+	if (c < 0x80)
+		return 1;
+	size_t n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+	for (size_t i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	if ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] >= 0xa0) || (c == 0xf0 && s[1] < 0x90) ||
+	    (c == 0xf4 && s[1] >= 0x90))
+		return 0;
+	return n;
+}
+
+json_t *ct_json_text(const char *s)
+{
+	if (!s)
+		return json_null();
+	size_t len = strlen(s), bad = 0;
+	for (size_t i = 0, n; i < len; i += n ? n : 1)
+		bad += (n = utf8_seq((const unsigned char *)s + i)) == 0;
+	if (!bad)
+		return json_string(s);
+	/* each bad byte becomes U+FFFD (3 bytes) */
+	char *t = malloc(len + 2 * bad + 1);
+	if (!t)
+		return NULL;
+	size_t o = 0;
+	for (size_t i = 0, n; i < len; i += n ? n : 1) {
+		n = utf8_seq((const unsigned char *)s + i);
+		if (n) {
+			memcpy(t + o, s + i, n);
+			o += n;
+		} else {
+			memcpy(t + o, "\xef\xbf\xbd", 3);
+			o += 3;
+		}
+	}
+	t[o] = 0;
+	json_t *v = json_string(t);
+	free(t);
+	return v;
+}
+
 /* text, a number printf wrote, as JSON: an integer when whole. */
 static json_t *number_of(const char *text)
 {

@@ -13,6 +13,11 @@ CT_INTERN void ct_json_set(json_t *obj, const char *key, json_t *v, bool *ok);
 CT_INTERN void ct_json_push(json_t *arr, json_t *v, bool *ok);
 /* A string, or JSON null for NULL. */
 CT_INTERN json_t *ct_json_str_or_null(const char *s);
+/* A text that may not be UTF-8 (a file name, a folder from the
+ * environment): each byte that is not part of a well-formed UTF-8 sequence
+ * becomes U+FFFD, so the object can still be printed; JSON null for NULL;
+ * NULL only when memory runs out. */
+CT_INTERN json_t *ct_json_text(const char *s);
 /* A number rounded as printf's %.{sig}g rounds: integral values print as
  * integers (0, not 0.0), others with up to 9 significant digits; NaN and the
  * infinities, which JSON cannot say, are null. */

@@ -463,6 +463,7 @@ static ct_status build_and_load(jit_state *st, jit_config *cfg, const char *src,
 		s = ct_error_at(ctx, CT_ERR_COMPILE, so, 0, 0,
 		                "cannot load the compiled code; source kept at %s\n%s", so,
 		                e ? e : "unknown dlopen error");
+		jit_build_forget(st, dir);
 		ct_free(ctx, so);
 		ct_free(ctx, dir);
 		return s;

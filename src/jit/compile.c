@@ -2,13 +2,16 @@
  * build one .so. */
 #include "jit/jit.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +92,100 @@ bool jit_write_all(int fd, const void *data, size_t len)
 	return true;
 }
 
+/* ------------------------------------------------------------ what ct_ctx_cancel undoes */
+
+/* The tracking of ctx (NULL before its code-cache state exists: then
+ * nothing it runs is tracked, and nothing it made needs undoing). */
+static jit_live *live_of(ct_ctx *ctx)
+{
+	jit_state *st = ctx->code_cache;
+	return st ? &st->live : NULL;
+}
+
+static void live_add_pid(jit_live *lv, pid_t pid)
+{
+	for (int i = 0; lv && i < JIT_LIVE_SLOTS; i++)
+		if (lv->pid[i] == 0) {
+			lv->pid[i] = (sig_atomic_t)pid;
+			return;
+		}
+}
+
+static void live_drop_pid(jit_live *lv, pid_t pid)
+{
+	for (int i = 0; lv && i < JIT_LIVE_SLOTS; i++)
+		if (lv->pid[i] == (sig_atomic_t)pid)
+			lv->pid[i] = 0;
+}
+
+/* A free folder slot holding the mkdtemp template tmpl, then marked used
+ * (the name is whole before a handler can see it; mkdtemp then changes
+ * only its last six letters: a handler's rmdir of the unfinished name
+ * fails harmlessly); NULL when all are taken or tmpl is too long. */
+static char *live_take_dir(jit_live *lv, const char *tmpl)
+{
+	for (int i = 0; strlen(tmpl) < JIT_LIVE_PATH && i < JIT_LIVE_SLOTS; i++)
+		if (!lv->dir_used[i]) {
+			memcpy(lv->dir[i], tmpl, strlen(tmpl) + 1);
+			atomic_signal_fence(memory_order_seq_cst);
+			lv->dir_used[i] = 1;
+			return lv->dir[i];
+		}
+	return NULL;
+}
+
+void jit_build_forget(jit_state *st, const char *dir)
+{
+	for (int i = 0; dir && i < JIT_LIVE_SLOTS; i++)
+		if (st->live.dir_used[i] && strcmp(st->live.dir[i], dir) == 0)
+			st->live.dir_used[i] = 0;
+}
+
+/* Remove folder dir and the files in it (the compiler's temporaries go
+ * there too: its TMPDIR), with system calls only: async-signal-safe. */
+static void remove_flat_dir(const char *dir)
+{
+	if (!dir[0])
+		return;
+	for (int pass = 0; pass < 2; pass++) { /* a dying compiler may still have made one */
+		int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			return;
+		char buf[4096];
+		ssize_t n;
+		while ((n = getdents64(fd, buf, sizeof buf)) > 0)
+			for (ssize_t off = 0; off < n;) {
+				struct dirent64 *d = (struct dirent64 *)(void *)(buf + off);
+				off += d->d_reclen;
+				if (strcmp(d->d_name, ".") != 0 && strcmp(d->d_name, "..") != 0)
+					unlinkat(fd, d->d_name, 0);
+			}
+		close(fd);
+		if (rmdir(dir) == 0)
+			return;
+	}
+}
+
+void ct_ctx_cancel(ct_ctx *ctx)
+{
+	jit_live *lv = ctx ? live_of(ctx) : NULL;
+	if (!lv)
+		return;
+	lv->cancelled = 1;
+	for (int i = 0; i < JIT_LIVE_SLOTS; i++) {
+		pid_t pid = (pid_t)lv->pid[i];
+		if (pid > 0) {
+			kill(-pid, SIGKILL);
+			kill(pid, SIGKILL);
+		}
+	}
+	for (int i = 0; i < JIT_LIVE_SLOTS; i++)
+		if (lv->dir_used[i]) {
+			remove_flat_dir(lv->dir[i]);
+			lv->dir_used[i] = 0;
+		}
+}
+
 /* ------------------------------------------------------------ running a program */
 
 void jit_proc_free(ct_ctx *ctx, jit_proc *res)
@@ -131,11 +228,15 @@ static int wait_child(pid_t pid, double deadline, bool *timed_out)
 	}
 }
 
-ct_status jit_run(ct_ctx *ctx, const char *exe, char *const argv[], const char *cwd, double timeout,
-                  size_t keep, jit_proc *res)
+/* jit_run with environment envp. */
+static ct_status run_env(ct_ctx *ctx, const char *exe, char *const argv[], char *const envp[], const char *cwd,
+                         double timeout, size_t keep, jit_proc *res)
 {
 	memset(res, 0, sizeof *res);
 	res->exit_code = -1;
+	jit_live *lv = live_of(ctx);
+	if (lv && lv->cancelled)
+		return ct_error(ctx, CT_ERR_RUNTIME, "cancelled (ct_ctx_cancel): %s not started", exe);
 	res->out = ct_alloc(ctx, keep + 1);
 	if (!res->out)
 		return CT_ERR_NOMEM;
@@ -188,9 +289,20 @@ ct_status jit_run(ct_ctx *ctx, const char *exe, char *const argv[], const char *
 		rc = posix_spawnattr_setsigmask(&at, &mask);
 	if (!rc)
 		rc = posix_spawnattr_setsigdefault(&at, &dfl);
+	/* a signal whose handler calls ct_ctx_cancel waits until the child is
+	 * in the list (the child starts with the empty mask set above) */
+	sigset_t stop, old;
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &stop, &old);
 	pid_t pid = -1;
 	if (!rc)
-		rc = posix_spawn(&pid, exe, &fa, &at, argv, environ);
+		rc = posix_spawn(&pid, exe, &fa, &at, argv, envp);
+	if (!rc)
+		live_add_pid(lv, pid);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&at);
 	close(p[1]);
@@ -235,6 +347,7 @@ ct_status jit_run(ct_ctx *ctx, const char *exe, char *const argv[], const char *
 	close(p[0]);
 	res->out[res->out_len] = 0;
 	int status = wait_child(pid, res->timed_out ? 0 : deadline, &res->timed_out);
+	live_drop_pid(lv, pid);
 	if (status == -1)
 		res->exit_code = -1;
 	else if (WIFEXITED(status))
@@ -242,6 +355,12 @@ ct_status jit_run(ct_ctx *ctx, const char *exe, char *const argv[], const char *
 	else if (WIFSIGNALED(status))
 		res->exit_code = 128 + WTERMSIG(status);
 	return CT_OK;
+}
+
+ct_status jit_run(ct_ctx *ctx, const char *exe, char *const argv[], const char *cwd, double timeout,
+                  size_t keep, jit_proc *res)
+{
+	return run_env(ctx, exe, argv, environ, cwd, timeout, keep, res);
 }
 
 /* ------------------------------------------------------------ compiler identity */
@@ -665,9 +784,48 @@ static ct_status build_error(jit_state *st, const char *cpath, const char *what,
 	                   "%s; source kept at %s%s%s", what, cpath, n ? "\n" : "", excerpt);
 }
 
+/* The environment of a build: this process's, with TMPDIR=dir, so that the
+ * compiler's temporary files go to the build folder (and ct_ctx_cancel
+ * removes them with it). NULL when memory runs out. */
+static char **build_env(ct_ctx *ctx, const char *dir)
+{
+	size_t n = 0;
+	while (environ[n])
+		n++;
+	char **env = ct_alloc(ctx, (n + 2) * sizeof *env);
+	size_t len = strlen(dir) + sizeof "TMPDIR=";
+	char *tmp = ct_alloc(ctx, len);
+	if (!env || !tmp) {
+		ct_free(ctx, env);
+		ct_free(ctx, tmp);
+		return NULL;
+	}
+	snprintf(tmp, len, "TMPDIR=%s", dir);
+	size_t k = 0;
+	env[k++] = tmp;
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(environ[i], "TMPDIR=", 7) != 0)
+			env[k++] = environ[i];
+	env[k] = NULL;
+	return env;
+}
+
+static void free_env(ct_ctx *ctx, char **env)
+{
+	if (env)
+		ct_free(ctx, env[0]);
+	ct_free(ctx, env);
+}
+
 void jit_build_remove(jit_state *st, char *dir, char *so)
 {
 	ct_ctx *ctx = st->ctx;
+	jit_build_forget(st, dir);
+	if (st->live.cancelled) { /* ct_ctx_cancel removed them */
+		ct_free(ctx, so);
+		ct_free(ctx, dir);
+		return;
+	}
 	if (so) {
 		if (unlink(so) != 0 && errno != ENOENT)
 			jit_warn(st, "cannot remove %s: %s", so, strerror(errno));
@@ -694,19 +852,26 @@ ct_status jit_compile(jit_state *st, const jit_config *cfg, const char *src, siz
 	char *so = ct_alloc(ctx, dn + JIT_DIGEST_HEX);
 	char *cpath = ct_alloc(ctx, dn + JIT_DIGEST_HEX);
 	const char **argv = NULL;
+	char **envp = NULL;
 	ct_status s = CT_OK;
 	if (!dir || !so || !cpath) {
 		s = CT_ERR_NOMEM;
 		goto out;
 	}
 	snprintf(dir, dn, "%s/cachet-build-XXXXXX", st->tmp_dir);
-	if (!mkdtemp(dir)) {
+	/* made in a slot ct_ctx_cancel sees (a signal then removes it), else untracked */
+	char *slot = live_take_dir(&st->live, dir);
+	if (!mkdtemp(slot ? slot : dir)) {
 		s = ct_error(ctx, CT_ERR_IO, "cannot create a build folder in %s: %s", st->tmp_dir,
 		             strerror(errno));
+		if (slot)
+			jit_build_forget(st, slot);
 		ct_free(ctx, dir);
 		dir = NULL;
 		goto out;
 	}
+	if (slot)
+		memcpy(dir, slot, strlen(slot) + 1);
 	/* the digest in the file names keeps dlopen from confusing two builds
 	 * whose temp folders happen to get the same name */
 	snprintf(cpath, dn + JIT_DIGEST_HEX, "%s/k%s.c", dir, digest);
@@ -736,8 +901,13 @@ ct_status jit_compile(jit_state *st, const jit_config *cfg, const char *src, siz
 		goto out;
 	}
 	jit_command(cfg, so, cpath, argv, cap);
+	envp = build_env(ctx, dir);
+	if (!envp) {
+		s = CT_ERR_NOMEM;
+		goto out;
+	}
 	jit_proc pr;
-	s = jit_run(ctx, cfg->cc->exe, (char *const *)(uintptr_t)argv, dir, timeout, RUN_KEEP, &pr);
+	s = run_env(ctx, cfg->cc->exe, (char *const *)(uintptr_t)argv, envp, dir, timeout, RUN_KEEP, &pr);
 	if (s != CT_OK) {
 		char why[600];
 		snprintf(why, sizeof why, "%.500s", ctx->msg);
@@ -764,6 +934,7 @@ ct_status jit_compile(jit_state *st, const jit_config *cfg, const char *src, siz
 		goto out;
 	}
 	jit_proc_free(ctx, &pr);
+	free_env(ctx, envp);
 	ct_free(ctx, cpath);
 	ct_free(ctx, argv);
 	*dir_out = dir;
@@ -771,6 +942,8 @@ ct_status jit_compile(jit_state *st, const jit_config *cfg, const char *src, siz
 	return CT_OK;
 out:
 	/* the source (if written) and its folder are kept for the user */
+	jit_build_forget(st, dir);
+	free_env(ctx, envp);
 	ct_free(ctx, argv);
 	ct_free(ctx, cpath);
 	ct_free(ctx, so);

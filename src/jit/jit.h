@@ -6,6 +6,7 @@
 #include "core/core.h"
 
 #include <dlfcn.h>
+#include <signal.h>
 #include <sys/stat.h>
 
 #include <stdbool.h>
@@ -37,6 +38,19 @@
 #define JIT_TOUCH_INTERVAL 60 /* seconds before a hit refreshes an entry's LRU time */
 #define JIT_FRONT_SLOTS 16
 #define JIT_ORPHAN_AGE 600 /* seconds before a stray temp folder is swept */
+#define JIT_LIVE_SLOTS 4    /* compilers and build folders ct_ctx_cancel can undo at once */
+#define JIT_LIVE_PATH 4160  /* a build folder's name: the temp folder + "/cachet-build-XXXXXX" */
+
+/* What ct_ctx_cancel undoes from a signal handler: the process groups of
+ * the programs running and the build folders that exist. Plain fixed-size
+ * data (a handler may neither lock nor allocate): a slot is filled, then
+ * marked used; a handler acts on used slots only. */
+typedef struct jit_live {
+	volatile sig_atomic_t pid[JIT_LIVE_SLOTS];     /* process group leaders, 0 = free */
+	volatile sig_atomic_t dir_used[JIT_LIVE_SLOTS]; /* 1: dir[i] names a build folder */
+	char dir[JIT_LIVE_SLOTS][JIT_LIVE_PATH];
+	volatile sig_atomic_t cancelled;                /* ct_ctx_cancel ran: start nothing more */
+} jit_live;
 
 /* One compiler command as resolved in a ctx (probed once, on first use). */
 typedef struct jit_compiler {
@@ -117,6 +131,7 @@ typedef struct jit_state {
 	unsigned char *scratch; /* read buffer for checksums */
 	size_t scratch_cap;
 	jit_counters n;
+	jit_live live; /* for ct_ctx_cancel */
 } jit_state;
 
 /* dlopen flags for a module built under cfg. OpenMP modules stay mapped
@@ -220,6 +235,9 @@ int jit_command(const jit_config *cfg, const char *so, const char *src, const ch
  * the CT_ERR_COMPILE error, and nothing is returned. */
 ct_status jit_compile(jit_state *st, const jit_config *cfg, const char *src, size_t len,
                       const char *digest, double timeout, char **dir, char **so);
+/* Stop tracking build folder dir for ct_ctx_cancel (a failed build keeps
+ * it for the user). */
+void jit_build_forget(jit_state *st, const char *dir);
 /* Remove a build folder made by jit_compile (the object, the source next to
  * it, then the folder); frees dir and so. */
 void jit_build_remove(jit_state *st, char *dir, char *so);

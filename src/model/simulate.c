@@ -4,6 +4,7 @@
 #include "model/sim.h"
 #include "target/target.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,12 +32,55 @@ ct_status sim_machine_spec(ct_ctx *ctx, sim_spec *spec)
 	return sim_spec_check(ctx, spec);
 }
 
+/* The simulator fed by the trace, and the progress it tells (phase
+ * "simulate", as the interpreter tells "verify": first after a second, then
+ * at most ten times a second, and the end if anything was said). */
+typedef struct sim_feed {
+	sim *s;
+	ct_ctx *ctx;
+	int64_t done, total;
+	double next;
+	bool said;
+} sim_feed;
+
+static void feed_progress(sim_feed *f, bool end)
+{
+	double now = ct_now();
+	if ((!end && now < f->next) || (end && !f->said) || f->total <= 0)
+		return;
+	f->next = now + 0.1;
+	f->said = true;
+	int64_t done = end || f->done > f->total ? f->total : f->done;
+	int64_t scale = f->total / INT_MAX + 1;
+	f->ctx->progress(f->ctx->progress_ud, "simulate", (int)(done / scale), (int)(f->total / scale));
+}
+
 static ct_status feed(void *ud, const interp_access *acc, int n)
 {
-	sim *s = ud;
+	sim_feed *f = ud;
 	for (int i = 0; i < n; i++)
-		sim_access_ref(s, acc[i].ref, acc[i].buffer, acc[i].offset, acc[i].is_write);
+		sim_access_ref(f->s, acc[i].ref, acc[i].buffer, acc[i].offset, acc[i].is_write);
+	f->done += n;
+	if (f->ctx->progress)
+		feed_progress(f, false);
 	return CT_OK;
+}
+
+/* The trace's length as the model counts it (its time does not grow with
+ * the loop extents): the limit is checked before a walk of months starts.
+ * 0 when the model cannot count it: then the walk goes on unchecked, as
+ * before there was a limit (the simulator takes what the model may not). */
+static int64_t trace_length(ct_looptree *t, const sim_spec *spec)
+{
+	model_result m;
+	memset(&m, 0, sizeof m);
+	/* a budget of 1 stops the analysis once the accesses are counted */
+	ct_status st = model_analyse_budget(t, spec, MODEL_REFINE_FULL, 1, &m);
+	int64_t n = st ? 0 : m.accesses;
+	if (st)
+		ct_ctx_clear_error(t->k->ctx);
+	model_result_free(&m);
+	return n;
 }
 
 void ct_sim_result_free(ct_sim_result *r)
@@ -102,13 +146,37 @@ ct_status ct_kernel_simulate(ct_kernel *k, const char *spec_text, ct_sim_result 
 		st = interp_refs(t, &refs, &nrefs);
 	if (st)
 		goto out;
+	int64_t total = 0;
+	if (ctx->sim_max_accesses > 0 || ctx->progress) {
+		total = trace_length(t, &spec);
+		if (ctx->sim_max_accesses > 0 && total > ctx->sim_max_accesses) {
+			/* at about 30 million accesses a second (the bench's machine) */
+			double secs = (double)total / 3e7;
+			char len[64];
+			if (secs < 7200)
+				snprintf(len, sizeof len, "%.0f minutes", secs / 60);
+			else if (secs < 4 * 86400)
+				snprintf(len, sizeof len, "%.0f hours", secs / 3600);
+			else
+				snprintf(len, sizeof len, "%.3g days", secs / 86400);
+			st = ct_error(ctx, CT_ERR_LIMIT,
+			              "kernel '%s' makes %lld accesses, over the simulator's limit of %lld (that "
+			              "trace would take about %s); raise the limit (CT_OPT_SIM_MAX_ACCESSES, "
+			              "cachet simulate --max-accesses) or use the model (cachet predict)",
+			              k->name, (long long)total, (long long)ctx->sim_max_accesses, len);
+			goto out;
+		}
+	}
 	s = sim_new(ctx, &spec, buf, nbuf, nrefs);
 	if (!s) {
 		st = ct_ctx_last_status(ctx);
 		goto out;
 	}
 	double t0 = ct_now();
-	st = interp_trace_batch(t, feed, s);
+	sim_feed f = {s, ctx, 0, total, t0 + 1.0, false};
+	st = interp_trace_batch(t, feed, &f);
+	if (!st && ctx->progress)
+		feed_progress(&f, true);
 	uint64_t misses[SIM_MAX_LEVELS], accesses = 0, writes = 0;
 	if (!st)
 		st = sim_result(s, misses, &accesses, &writes);

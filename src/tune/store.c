@@ -4,6 +4,7 @@
 #include "target/target.h"
 #include "tune/tune.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -1090,7 +1091,7 @@ static char *show_json(ct_store *s, const ct_tune_record *r, int n)
 {
 	bool ok = true;
 	json_t *o = json_object(), *records = json_array();
-	ct_json_set(o, "path", json_string(s->path), &ok);
+	ct_json_set(o, "path", ct_json_text(s->path), &ok);
 	ct_json_set(o, "device_id", json_string(s->device_id), &ok);
 	ct_json_set(o, "writable", json_boolean(could_write(s)), &ok);
 	for (int i = 0; i < n; i++)
@@ -1252,6 +1253,48 @@ int tune_points_each(ct_store *s, const char *family, ct_dtype dtype, const char
 #define EXPORT_FORMAT "cachet-tune-export"
 #define EXPORT_VERSION 1
 
+/* Write text to path. A regular file (or a new one) is replaced
+ * atomically: a temp file in the same folder, fsync'd, renamed over it, so
+ * a full disk never leaves half an export where a whole one was. Anything
+ * else is written in place: a device or a pipe, and a symbolic link
+ * (/dev/stdout is one: a rename would replace the link, not what it names). */
+static bool write_replace(const char *path, const char *text, int *err)
+{
+	struct stat sb;
+	size_t len = strlen(text);
+	if (lstat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+		FILE *f = fopen(path, "w");
+		bool ok = f && fwrite(text, 1, len, f) == len;
+		*err = errno;
+		if (f && fclose(f) != 0 && ok)
+			ok = false, *err = errno;
+		return ok;
+	}
+	char tmp[4200];
+	const char *slash = strrchr(path, '/');
+	int dl = slash ? (int)(slash - path + 1) : 0;
+	if (snprintf(tmp, sizeof tmp, "%.*s.%s.XXXXXX", dl, path, slash ? slash + 1 : path) >= (int)sizeof tmp) {
+		*err = ENAMETOOLONG;
+		return false;
+	}
+	int fd = mkstemp(tmp);
+	if (fd < 0) {
+		*err = errno;
+		return false;
+	}
+	mode_t mask = umask(0);
+	umask(mask);
+	bool ok = fchmod(fd, 0666 & ~mask) == 0 && jit_write_all(fd, text, len) && fsync(fd) == 0;
+	*err = errno;
+	if (close(fd) != 0 && ok)
+		ok = false, *err = errno;
+	if (ok && rename(tmp, path) != 0)
+		ok = false, *err = errno;
+	if (!ok)
+		unlink(tmp);
+	return ok;
+}
+
 ct_status ct_store_export(ct_store *s, const char *family, const char *path)
 {
 	if (!s || !path)
@@ -1275,11 +1318,13 @@ ct_status ct_store_export(ct_store *s, const char *family, const char *path)
 	char *text = built ? ct_json_line(o) : NULL;
 	if (!text)
 		return ct_error(s->ctx, CT_ERR_NOMEM, "out of memory writing %s", path);
-	FILE *f = fopen(path, "w");
-	bool ok = f && fputs(text, f) >= 0;
-	if (f && fclose(f) != 0)
-		ok = false;
-	int err = errno;
+	struct stat a, b;
+	if (s->path && stat(path, &a) == 0 && stat(s->path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+		free(text);
+		return ct_error(s->ctx, CT_ERR_USAGE, "cannot export to %s: it is the store itself", path);
+	}
+	int err = 0;
+	bool ok = write_replace(path, text, &err);
 	free(text);
 	return ok ? CT_OK : ct_error(s->ctx, CT_ERR_IO, "cannot write %s: %s", path, strerror(err));
 }
@@ -1296,9 +1341,25 @@ static char *read_text(ct_store *s, const char *path)
 	ct_buf_init(&b);
 	char chunk[8192];
 	size_t got;
-	while ((got = fread(chunk, 1, sizeof chunk, f)) > 0 && b.len < (64u << 20))
-		ct_buf_printf(&b, "%.*s", (int)got, chunk);
+	bool nul = false, big = false;
+	/* byte by byte into the buffer: a NUL (a binary file, /dev/zero) is no JSON text and ends
+	 * the read, and so do 64 MiB (an export of a million records is far less) */
+	while (!nul && !big && (got = fread(chunk, 1, sizeof chunk, f)) > 0) {
+		for (size_t i = 0; i < got && !nul; i++)
+			if (chunk[i])
+				ct_buf_putc(&b, chunk[i]);
+			else
+				nul = true;
+		big = b.len > (64u << 20);
+	}
+	bool failed = ferror(f);
 	fclose(f);
+	if (nul || big || failed) {
+		ct_buf_free(&b);
+		ct_error(s->ctx, CT_ERR_INPUT, "%s: %s", path,
+		         nul ? "not JSON (a NUL byte)" : big ? "larger than 64 MiB: not an export" : "read error");
+		return NULL;
+	}
 	char *text = ct_buf_take(&b);
 	if (!text)
 		ct_error(s->ctx, CT_ERR_NOMEM, "out of memory reading %s", path);
@@ -1318,6 +1379,106 @@ static const char import_sql[] =
 
 /* Import one row of import_sql into s: 1 stored, 0 not (older or worse than
  * what is there), -1 a bad record (error on ctx). */
+/* Whether family can name a kernel family: letters, digits, '_' and '-',
+ * starting with a letter or '_', shorter than ct_tune_result.family
+ * (ct_kernel_tune_key makes NAME-<16 hex digits>). A path ("../../etc/x"),
+ * spaces or control characters name none and are refused. */
+static bool family_ok(const char *f)
+{
+	if (!f || !(isalpha((unsigned char)f[0]) || f[0] == '_'))
+		return false;
+	size_t n = 0;
+	while (isalnum((unsigned char)f[n]) || f[n] == '_' || f[n] == '-')
+		n++;
+	return f[n] == 0 && n < 96;
+}
+
+/* Whether text (up to its end or a ';') is NAME=VALUE[:NAME=VALUE]...:
+ * identifiers, each once, whole decimal values of at least min; why says
+ * what is wrong when not. A size class and a record's tunable values have
+ * this form (the selector reads them so). */
+static bool assignments_ok(const char *text, int64_t min, char *why, size_t cap)
+{
+	const char *end = text ? text + strcspn(text, ";") : NULL;
+	if (!text || end == text) {
+		snprintf(why, cap, "empty");
+		return false;
+	}
+	const char *names[64];
+	size_t lens[64];
+	int n = 0;
+	for (const char *p = text; p < end;) {
+		const char *q = p;
+		if (!(isalpha((unsigned char)*q) || *q == '_')) {
+			snprintf(why, cap, "'%.*s' does not start with a name", (int)(end - p), p);
+			return false;
+		}
+		while (q < end && (isalnum((unsigned char)*q) || *q == '_'))
+			q++;
+		if (q >= end || *q != '=') {
+			snprintf(why, cap, "'%.*s' is not NAME=VALUE", (int)(end - p), p);
+			return false;
+		}
+		for (int i = 0; i < n; i++)
+			if (lens[i] == (size_t)(q - p) && strncmp(names[i], p, lens[i]) == 0) {
+				snprintf(why, cap, "'%.*s' is given twice", (int)(q - p), p);
+				return false;
+			}
+		if (n == 64) {
+			snprintf(why, cap, "more than 64 values");
+			return false;
+		}
+		names[n] = p;
+		lens[n++] = (size_t)(q - p);
+		const char *v = ++q;
+		while (q < end && *q != ':')
+			q++;
+		char num[32];
+		snprintf(num, sizeof num, "%.*s", (int)(q - v < 31 ? q - v : 31), v);
+		char *e;
+		errno = 0;
+		long long x = strtoll(num, &e, 10);
+		if (q == v || q - v > 20 || *e || errno || !isdigit((unsigned char)num[0]) || x < min) {
+			snprintf(why, cap, "'%.*s' is not a whole number of at least %lld", (int)(q - p), p,
+			         (long long)min);
+			return false;
+		}
+		p = q < end ? q + 1 : q;
+		if (q < end && p == end) {
+			snprintf(why, cap, "ends with ':'");
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Check record number row of an export before anything is imported: a
+ * family a kernel can have, a size class and tunable values of the form
+ * the selector reads, sizes and values of at least 1 (a tile of 0 or -5, a
+ * value "abc", an empty pick are no tuning result). false after an error
+ * naming the record and the reason. */
+static bool import_row_ok(ct_store *s, sqlite3_stmt *st, const char *path, int row)
+{
+	const char *family = text_col(st, 0), *sc = text_col(st, 2), *params = text_col(st, 3);
+	char why[256];
+	if (!family_ok(family)) {
+		ct_error(s->ctx, CT_ERR_INPUT, "%s: record %d: family '%.100s' names no kernel family (letters, digits, '_' and '-', "
+		         "starting with a letter, as NAME-<16 hex digits>); nothing imported",
+		         path, row, family ? family : "");
+		return false;
+	}
+	if (!assignments_ok(sc, 1, why, sizeof why)) {
+		ct_error(s->ctx, CT_ERR_INPUT, "%s: record %d (%s): size_class: %s; nothing imported", path, row, family, why);
+		return false;
+	}
+	if (!assignments_ok(params, 1, why, sizeof why)) {
+		ct_error(s->ctx, CT_ERR_INPUT, "%s: record %d (%s %s): params: %s; nothing imported", path, row, family, sc,
+		         why);
+		return false;
+	}
+	return true;
+}
+
 static int import_row(ct_store *s, sqlite3_stmt *st, const char *path, int force)
 {
 	ct_tune_record r;
@@ -1402,7 +1563,15 @@ ct_status ct_store_import(ct_store *s, const char *path, int force, int *importe
 		status = ct_error(s->ctx, CT_ERR_INPUT, "%s: cannot read it: %s", path, sqlite3_errmsg(mem));
 	int rows = 0, kept = 0;
 	if (!status) {
+		/* every record is checked before any is written */
 		sqlite3_bind_text(st, 1, text, -1, SQLITE_STATIC);
+		int row = 0;
+		while (!status && sqlite3_step(st) == SQLITE_ROW)
+			if (!import_row_ok(s, st, path, ++row))
+				status = ct_ctx_last_status(s->ctx);
+		sqlite3_reset(st);
+	}
+	if (!status) {
 		int rc;
 		while (!status && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 			const char *rfmt = text_col(st, 10);

@@ -985,6 +985,10 @@ static void store_best(tuner *t)
 	if (!s)
 		return;
 	snprintf(r->store_path, sizeof r->store_path, "%s", ct_store_path(s));
+	if (!ct_store_writable(s)) { /* "not better than the record" would be untrue */
+		r->store_readonly = 1;
+		return;
+	}
 	const ct_tune_candidate *c = &r->candidates[r->best];
 	char params[1024];
 	tune_params_text(k, t->ids, c->values, t->nt, params, sizeof params);
@@ -1245,7 +1249,8 @@ static char *print_json(const ct_tune_result *r)
 	ct_json_set(o, "confirm", json_confirm(r, &ok), &ok);
 	ct_json_set(o, "final_verify_size", json_integer((json_int_t)r->final_verify_size), &ok);
 	ct_json_set(o, "stored", json_boolean(r->stored), &ok);
-	ct_json_set(o, "store", json_string(r->store_path), &ok);
+	ct_json_set(o, "store", ct_json_text(r->store_path), &ok);
+	ct_json_set(o, "store_writable", json_boolean(!r->store_readonly), &ok);
 	ct_json_set(o, "candidates", json_candidates(r, &ok), &ok);
 	ct_json_set(o, "model_seconds", ct_json_real(r->model_seconds, 6), &ok);
 	ct_json_set(o, "measure_seconds", ct_json_real(r->measure_seconds, 6), &ok);
@@ -1330,7 +1335,10 @@ static void print_text(ct_buf *b, const ct_tune_result *r)
 		ct_buf_printf(b, "decision: %s\n", decision_text(r, why, sizeof why));
 	if (r->best >= 0)
 		ct_buf_printf(b, "best: rank %d, %.4g GFLOP/s, found after %.3g s; %s %s\n", r->best,
-		              r->candidates[r->best].gflops, r->best_found_seconds, r->stored ? "stored in" : "not better than the record in",
+		              r->candidates[r->best].gflops, r->best_found_seconds,
+		              r->stored ? "stored in"
+		              : r->store_readonly ? "not stored: the store is read-only:"
+		                                  : "not better than the record in",
 		              r->store_path[0] ? r->store_path : "(no store)");
 }
 

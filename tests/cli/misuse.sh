@@ -91,7 +91,7 @@ double dash|unknown option '--'|lower $k --
 missing value|--engine expects native or interp|run $k --engine
 missing value, not taken|'cachet probe' takes no option '--cache'|probe --cache
 -D without a value|-D expects NAME=VALUE|lower $k -D
--D without =|-D expects NAME=INTEGER, not 'M'|lower $k -DM
+-D without =|-D expects NAME=INTEGER .*, not 'M'|lower $k -DM
 ROWS
 
 # options and words mix in any order; -D attached or apart; --opt=VALUE

@@ -62,8 +62,9 @@ expect "bad -D" 2 "-D expects NAME=INTEGER" "$CACHET" report $f -D TA -o "$tmp/x
 expect "missing file" 2 "" "$CACHET" report "$tmp/none.cachet" -o "$tmp/x.html"
 bad_k=$(kfile bad.cachet "kernel b" "param N = 8" "array X : f64[N] input" "for (i: N) {" "  X[i] = Y[i]" "}")
 expect "parse error at file:line:col" 2 "bad.cachet:5:[0-9]+: error" "$CACHET" report "$bad_k" -o "$tmp/x.html"
-expect "unwritable output" 1 "cannot write the report" "$CACHET" report $f --cache $SPEC --no-run --no-measure \
-	-o "$tmp/no/such/dir/x.html"
+# a missing folder is made (as build makes its -o); one that cannot be is exit 1 before any work
+expect "unwritable output" 1 "cannot create folder '/proc/no'" "$CACHET" report $f --cache $SPEC --no-run --no-measure \
+	-o /proc/no/such/x.html
 # without gnuplot the page cannot be drawn (exit 1, says what to install); JSON and CSV need no gnuplot
 expect "no gnuplot: page refused" 1 "gnuplot is not installed" env PATH=/nonexistent "$CACHET" report $f --cache $SPEC \
 	--no-run --no-measure -o "$tmp/x.html"
