@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -551,8 +552,15 @@ static void on_fatal_signal(int sig)
 {
 	ct_ctx_cancel(signal_ctx);
 	undo_for_signal();
-	if (pocl_tmp_ready)
+	/* PoCL's threads (and its linker child) may still be writing in the
+	 * folder while it is removed: try again until it is gone, briefly */
+	struct stat st;
+	for (int i = 0; pocl_tmp_ready && i < 50 && lstat(pocl_tmp, &st) == 0; i++) {
 		remove_tree_at(AT_FDCWD, pocl_tmp, 0);
+		struct timespec pause = {0, 10 * 1000 * 1000};
+		if (lstat(pocl_tmp, &st) == 0)
+			nanosleep(&pause, NULL);
+	}
 	signal(sig, SIG_DFL);
 	raise(sig);
 }

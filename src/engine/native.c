@@ -329,9 +329,50 @@ static int run_threads(const ct_kernel *k, const ct_run_options *o)
 	return n > 4096 ? 4096 : (int)n;
 }
 
-/* The most threads a parallel loop of k runs on with n available (its
- * max_threads). */
-static int capped_threads(const ct_kernel *k, int n)
+/* The iterations of the parallel band that starts at loop x (x and the
+ * collapse - 1 loops nested in it), at the param values p; -1 when a bound
+ * cannot be evaluated or the product overflows. */
+static int64_t band_iterations(const lt_node *x, const int64_t *p)
+{
+	int64_t total = 1;
+	for (int d = 0; x && x->kind == LT_LOOP && d < (x->collapse > 0 ? x->collapse : 1); d++) {
+		bool ok = true;
+		int64_t lo = bx_eval(x->lo, p, &ok), hi = bx_eval(x->hi, p, &ok);
+		if (!ok || x->step <= 0)
+			return -1;
+		int64_t trips = hi > lo ? (hi - lo - 1) / x->step + 1 : 0;
+		if (trips > 0 && total > INT64_MAX / trips)
+			return -1;
+		total *= trips;
+		x = x->nkids == 1 ? x->kids[0] : NULL;
+	}
+	return total;
+}
+
+/* The most iterations any parallel band under the nodes xs[0..n-1] has at
+ * the param values p, into *most; false when one cannot be evaluated. */
+static bool most_band_iterations(lt_node *const *xs, int n, const int64_t *p, int64_t *most)
+{
+	for (int i = 0; i < n; i++) {
+		const lt_node *x = xs[i];
+		if (x->kind == LT_LOOP && x->parallel) {
+			int64_t it = band_iterations(x, p);
+			if (it < 0)
+				return false;
+			*most = it > *most ? it : *most;
+		}
+		if (!most_band_iterations(x->kids, x->nkids, p, most) ||
+		    !most_band_iterations(x->els, x->nels, p, most))
+			return false;
+	}
+	return true;
+}
+
+/* The threads k's parallel loops can keep busy with n available at the
+ * param values p: n capped by their max_threads and by the iterations of the
+ * largest parallel band (a 32-iteration loop uses at most 32 threads,
+ * whatever was asked), so that a run reports the count it used. */
+static int capped_threads(ct_kernel *k, int n, const int64_t *p)
 {
 	int64_t most = 0;
 	for (int i = 0; i < k->nplan; i++)
@@ -339,7 +380,20 @@ static int capped_threads(const ct_kernel *k, int n)
 			int64_t m = k->plan[i].max_threads > 0 ? k->plan[i].max_threads : n;
 			most = m > most ? m : most;
 		}
-	return most > 0 && most < n ? (int)most : n;
+	int used = most > 0 && most < n ? (int)most : n;
+	if (used <= 1)
+		return used;
+	ct_status saved = k->ctx->status;
+	char saved_msg[sizeof k->ctx->msg];
+	memcpy(saved_msg, k->ctx->msg, sizeof saved_msg);
+	ct_looptree *t = ct_kernel_lower(k, 1);
+	int64_t iters = 0;
+	if (t && most_band_iterations(t->roots, t->nroots, p, &iters) && iters < used)
+		used = iters > 1 ? (int)iters : 1;
+	ct_looptree_free(t);
+	k->ctx->status = saved; /* a count is a report: it never fails the run */
+	memcpy(k->ctx->msg, saved_msg, sizeof saved_msg);
+	return used;
 }
 
 /* k's compiled code gave wrong results: forget it in the kernel memo, the
@@ -377,14 +431,14 @@ ct_status run_native(ct_kernel *k, const ct_run_options *o, ct_run_result *r)
 	call.fns = fns;
 	r->threads = 1;
 	if (fns.set_threads) {
-		int n = run_threads(k, o);
-		fns.set_threads(n);
-		r->threads = capped_threads(k, n);
+		fns.set_threads(run_threads(k, o));
 	}
 	int64_t *params = calloc((size_t)entry_param_count(k) + 1, sizeof *params);
 	if (!params)
 		return ct_error(k->ctx, CT_ERR_NOMEM, "out of memory");
 	ir_param_values(k, params);
+	if (fns.set_threads)
+		r->threads = capped_threads(k, run_threads(k, o), params);
 	entry_args_fill(k, NULL, params, NULL, NULL, params);
 	call.params = params;
 	st = run_measure(k, o, native_once, &call, r);
@@ -434,7 +488,13 @@ ct_status native_entry(ct_kernel *k, int threads, gen_entry_fn *entry, int *used
 	if (set_threads) {
 		int n = run_threads(k, &o);
 		set_threads(n);
-		*used = capped_threads(k, n);
+		*used = n;
+		int64_t *params = calloc((size_t)entry_param_count(k) + 1, sizeof *params);
+		if (params) {
+			ir_param_values(k, params);
+			*used = capped_threads(k, n, params);
+			free(params);
+		}
 	}
 	return CT_OK;
 }

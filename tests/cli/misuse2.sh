@@ -250,4 +250,18 @@ else
 	bad "report never started gnuplot"
 fi
 
+# -- last paragraph: "threads" is the count the parallel loops use: a 32-iteration parallel loop
+# asked for 4096 threads keeps 32 busy, and says so
+cat >"$tmp/par32.cachet" <<'EOF2'
+kernel par32
+param N = 32
+array A : f32[N, 8] input
+array B : f32[N, 8] output
+for (i: N, j: 8) { B[i, j] = A[i, j] * 2 }
+plan { parallelize(i) }
+EOF2
+expect "--threads 4096 on a 32-iteration parallel loop reports 32" 0 '"threads": 32[,}]' "$CACHET" run "$tmp/par32.cachet" --threads 4096 --json
+expect "--threads 4096, N=3: 3 threads" 0 '"threads": 3[,}]' "$CACHET" run "$tmp/par32.cachet" -D N=3 --threads 4096 --json
+expect "--threads 2 on 32 iterations: 2" 0 '"threads": 2[,}]' "$CACHET" run "$tmp/par32.cachet" --threads 2 --json
+
 echo "$pass passed, $fail failed"; [ "$fail" = 0 ]
