@@ -239,11 +239,44 @@ static bool unroll_loop(vb *v, lt_node *x)
  * (or unroll hint) multiplies its body by its trips (or its factor), and
  * each other loop inside by its constant trip count up to
  * PLAN_UNROLL_INNER_TRIPS (longer loops stay loops), except vectorized
- * loops, whose bodies become vector statements. At most
+ * loops, whose bodies become vector statements, and innermost loops whose
+ * accesses are all contiguous in them, which the compiler vectorizes (a
+ * quarter of those trips). Measured with gcc 12.2: 4 unrolled copies of
+ * contiguous 8x16 nests compile in 0.3 s, 32 copies of strided 16-trip
+ * loops in 60 s. At most
  * PLAN_MAX_UNROLLED statements per outermost unrolled loop: measured, the
  * worst nests at that size compile in about 10 s, at twice it in 60-90 s.
  */
-static int64_t unrolled_size(const lt_node *const *nodes, int n);
+static int64_t unrolled_size(vb *v, const lt_node *const *nodes, int n);
+static bool strided_moves(vb *v, const ir_expr *e, int x);
+
+/* Whether every access under innermost loop x is contiguous in it or does
+ * not move with it: the C compiler vectorizes such a loop rather than
+ * unrolling it completely. */
+static bool contiguous_in(vb *v, const lt_node *x)
+{
+	if (inner_block(x))
+		return false;
+	acclist l = {NULL, 0, 0};
+	collect(v, &l, x);
+	bool ok = v->st == CT_OK;
+	for (int i = 0; ok && i < l.n; i++) {
+		const ir_expr *e = l.v[i].e;
+		if (!storage_ok(v, e) || strided_moves(v, e, x->index)) {
+			ok = false;
+			break;
+		}
+		const ir_array *arr = &v->t->arrays[e->id];
+		int inner = arr->order[arr->rank - 1];
+		for (int d = 0; ok && d < arr->rank; d++) {
+			bool bad = false;
+			int64_t c = lt_var_coef(v->t, e->sub[d], x->index, &bad);
+			ok = !bad && (d == inner ? c == 0 || c == 1 : c == 0);
+		}
+	}
+	ct_free(v->k->ctx, l.v);
+	return ok;
+}
 
 static int64_t sat_mul(int64_t a, int64_t b)
 {
@@ -257,21 +290,21 @@ static int64_t sat_add(int64_t a, int64_t b)
 	return ct_add_ok(a, b, &r) ? r : INT64_MAX;
 }
 
-static int64_t unrolled_node(const lt_node *x)
+static int64_t unrolled_node(vb *v, const lt_node *x)
 {
 	switch (x->kind) {
 	case LT_STMT:
 	case LT_LET:
 		return 1;
 	case LT_IF:
-		return sat_add(unrolled_size((const lt_node *const *)x->kids, x->nkids),
-		               unrolled_size((const lt_node *const *)x->els, x->nels));
+		return sat_add(unrolled_size(v, (const lt_node *const *)x->kids, x->nkids),
+		               unrolled_size(v, (const lt_node *const *)x->els, x->nels));
 	case LT_CACHE:
-		return unrolled_size((const lt_node *const *)x->kids, x->nkids);
+		return unrolled_size(v, (const lt_node *const *)x->kids, x->nkids);
 	case LT_LOOP:
 		break;
 	}
-	int64_t body = unrolled_size((const lt_node *const *)x->kids, x->nkids), n = trip_count(x);
+	int64_t body = unrolled_size(v, (const lt_node *const *)x->kids, x->nkids), n = trip_count(x);
 	if (x->unroll)
 		return sat_mul(n > 0 ? n : 1, body);
 	if (x->unroll_by > 0)
@@ -280,14 +313,16 @@ static int64_t unrolled_node(const lt_node *x)
 		return body;
 	if (n > PLAN_UNROLL_INNER_TRIPS || n < 1)
 		n = n < 1 ? 1 : PLAN_UNROLL_INNER_TRIPS;
+	if (contiguous_in(v, x)) /* vectors of about 4 elements */
+		n = (n + 3) / 4;
 	return sat_mul(n, body);
 }
 
-static int64_t unrolled_size(const lt_node *const *nodes, int n)
+static int64_t unrolled_size(vb *v, const lt_node *const *nodes, int n)
 {
 	int64_t s = 0;
 	for (int i = 0; i < n; i++)
-		s = sat_add(s, unrolled_node(nodes[i]));
+		s = sat_add(s, unrolled_node(v, nodes[i]));
 	return s;
 }
 
@@ -309,7 +344,7 @@ static bool unroll_cap(vb *v, lt_node *const *nodes, int n)
 	for (int i = 0; i < n && v->st == CT_OK; i++) {
 		lt_node *x = nodes[i];
 		if (x->kind == LT_LOOP && (x->unroll || x->unroll_by > 0)) {
-			int64_t s = unrolled_node(x);
+			int64_t s = unrolled_node(v, x);
 			if (s <= PLAN_MAX_UNROLLED)
 				continue;
 			int item = unroll_item_of(v, x);
