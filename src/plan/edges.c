@@ -2,8 +2,6 @@
 #include "plan/plan.h"
 
 #include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
 
 /*
  * The interpreter refuses a loop whose variable would pass 2^63 - 1 (the
