@@ -131,8 +131,34 @@ CT_INTERN double ct_now(void);
 static inline bool ct_add_ok(int64_t a, int64_t b, int64_t *r) { return !__builtin_add_overflow(a, b, r); }
 static inline bool ct_sub_ok(int64_t a, int64_t b, int64_t *r) { return !__builtin_sub_overflow(a, b, r); }
 static inline bool ct_mul_ok(int64_t a, int64_t b, int64_t *r) { return !__builtin_mul_overflow(a, b, r); }
-/* Floor division and non-negative modulo for b > 0. */
-static inline int64_t ct_floordiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+/* Floor division and non-negative modulo for b > 0 (no intermediate
+ * overflow: b may be near 2^63, a may be INT64_MIN). */
+static inline int64_t ct_floordiv(int64_t a, int64_t b) { return a / b - (a % b != 0 && a < 0); }
 static inline int64_t ct_mod(int64_t a, int64_t b) { return a - ct_floordiv(a, b) * b; }
+
+/* Iterations of a loop from lo to hi by step >= 1: 0 when hi <= lo; never
+ * overflows when hi - lo does not (not (hi - lo + step - 1) / step: step
+ * may be near 2^63). */
+static inline int64_t ct_trip_count(int64_t lo, int64_t hi, int64_t step)
+{
+	return hi > lo ? (int64_t)(((uint64_t)hi - (uint64_t)lo - 1) / (uint64_t)step) + 1 : 0;
+}
+/* *last = the last value of that loop's variable (lo when it runs no
+ * iteration). False when step < 1, hi - lo overflows, or the variable
+ * would overflow after the last iteration (last + step > 2^63 - 1): the one rule of the check
+ * (plan/edges.c), the interpreter and the generated code's entry checks. */
+static inline bool ct_loop_last(int64_t lo, int64_t hi, int64_t step, int64_t *last)
+{
+	int64_t probe;
+	*last = lo;
+	if (step < 1)
+		return false;
+	if (hi <= lo)
+		return true;
+	if (!ct_sub_ok(hi, lo, &probe))
+		return false;
+	*last = (int64_t)((uint64_t)lo + (uint64_t)(ct_trip_count(lo, hi, step) - 1) * (uint64_t)step);
+	return ct_add_ok(*last, step, &probe);
+}
 
 #endif

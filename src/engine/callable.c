@@ -178,9 +178,9 @@ ct_status ct_callable_call(const ct_callable *h, void *const *args, const int64_
 		if (h->set_threads)
 			h->set_threads(h->threads);
 		/* the generated entry allocates the kernel's temps and cache buffers */
-		if (h->entry(argv, pv) != 0)
-			st = ct_error(k->ctx, CT_ERR_NOMEM,
-				      "kernel '%s' could not allocate its temps and cache buffers", k->name);
+		int rc = h->entry(argv, pv);
+		if (rc != 0)
+			st = gen_status_error(h->k, rc);
 	}
 	if (argv != args_s)
 		free(argv);

@@ -313,7 +313,7 @@ static ct_status native_once(void *ud, void *const *buffers)
 		rc = c->fns.entry(buffers, c->params);
 	}
 	if (rc != 0)
-		return ct_error(c->k->ctx, CT_ERR_NOMEM, "the kernel could not allocate its temps and cache buffers");
+		return gen_status_error(c->k, rc);
 	return CT_OK;
 }
 

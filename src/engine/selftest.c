@@ -49,7 +49,7 @@ static ct_status call_entry(ct_kernel *k, const selftest_fns *f, void *const *bu
 	}
 	free(pv);
 	if (!st && rc != 0)
-		st = ct_error(k->ctx, CT_ERR_NOMEM, "the kernel could not allocate its temps and cache buffers");
+		st = gen_status_error(k, rc);
 	return st;
 }
 

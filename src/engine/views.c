@@ -1,4 +1,5 @@
 /* views.c: kernels run on ct_tensor views: strided arrays' run-time layouts, index casting to the top-level tensor, and the window check. */
+#include "gen/gen.h"
 #include "ir/slots.h"
 
 #include "interp/interp.h"
@@ -378,8 +379,9 @@ static ct_status run_native_views(ct_kernel *k, const vrun *run, int threads)
 	(void)used;
 	/* the slots prepare() filled from the views, in the one layout */
 	entry_args_fill(k, run->args, run->params, run->params + k->nparams, run->args, run->params);
-	if (entry(run->args, run->params) != 0)
-		return ct_error(k->ctx, CT_ERR_NOMEM, "the kernel could not allocate its temps and cache buffers");
+	int rc = entry(run->args, run->params);
+	if (rc != 0)
+		return gen_status_error(k, rc);
 	return CT_OK;
 }
 

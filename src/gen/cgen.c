@@ -256,7 +256,7 @@ static void put_band_trips(cg *g, ct_buf *b, const lt_node *x, bool *known, int6
 	for (int c = 0; c < x->collapse && y && y->kind == LT_LOOP; c++) {
 		int64_t lo, hi;
 		if (bx_is_const(y->lo, &lo) && bx_is_const(y->hi, &hi)) {
-			int64_t t = hi > lo ? (hi - lo + y->step - 1) / y->step : 0;
+			int64_t t = ct_trip_count(lo, hi, y->step);
 			*n = ct_mul_ok(*n, t, n) ? *n : INT64_MAX;
 		} else {
 			*known = false;
@@ -538,7 +538,7 @@ static void put_loop_trips(cg *g, ct_buf *b, const lt_node *x, int64_t *known)
 	int64_t lo, hi;
 	*known = -1;
 	if (bx_is_const(x->lo, &lo) && bx_is_const(x->hi, &hi)) {
-		*known = hi > lo ? (hi - lo + x->step - 1) / x->step : 0;
+		*known = ct_trip_count(lo, hi, x->step);
 		ct_buf_printf(b, "%lld", (long long)*known);
 		return;
 	}
@@ -789,7 +789,7 @@ static const char *const helpers[] = {
 /* Parallel loops (plan: parallelize) run under OpenMP when the code is
  * compiled with -fopenmp, and serially otherwise. */
 static const char *const omp_helpers[] = {
-	"static inline int64_t ct_trips(int64_t lo, int64_t hi, int64_t step) { return hi > lo ? (hi - lo + step - 1) / step : 0; }",
+	"static inline int64_t ct_trips(int64_t lo, int64_t hi, int64_t step) { return hi > lo ? (int64_t)(((uint64_t)hi - (uint64_t)lo - 1) / (uint64_t)step) + 1 : 0; }",
 	"static inline int ct_team(int nt, int64_t most, int64_t trips) { int64_t n = nt; if (most > 0 && most < n) n = most; if (trips < n) n = trips; return n < 1 ? 1 : (int)n; }",
 	"#ifdef _OPENMP",
 	"#include <omp.h>",
@@ -946,6 +946,144 @@ static void put_params(cg *g, ct_buf *b, bool comments)
 		ct_buf_puts(b, "void");
 }
 
+/*
+ * Entry checks of the runtime params. check proves every loop and size
+ * whose bounds it knows (plan/edges.c); those that name runtime params are
+ * proven here, at each call, with the same rule: the bounds, the loop
+ * variable after its last iteration (`v += step`) and each size computed
+ * without overflow. A loop that would overflow returns 2 before anything
+ * is touched; a size that would returns 1 (it cannot be allocated).
+ */
+static const char *const entry_check_helpers[] = {
+	"static inline int64_t ct_cadd(int64_t a, int64_t b, int *ok) { int64_t r; if (__builtin_add_overflow(a, b, &r)) { *ok = 0; return 0; } return r; }",
+	"static inline int64_t ct_csub(int64_t a, int64_t b, int *ok) { int64_t r; if (__builtin_sub_overflow(a, b, &r)) { *ok = 0; return 0; } return r; }",
+	"static inline int64_t ct_cmul(int64_t a, int64_t b, int *ok) { int64_t r; if (__builtin_mul_overflow(a, b, &r)) { *ok = 0; return 0; } return r; }",
+	"static inline int64_t ct_cdiv(int64_t a, int64_t b, int *ok) { if (b == 0 || (a == INT64_MIN && b == -1)) { *ok = 0; return 0; } return a / b; }",
+	"static inline int64_t ct_cmod(int64_t a, int64_t b, int *ok) { if (b == 0 || (a == INT64_MIN && b == -1)) { *ok = 0; return 0; } return a % b; }",
+	"static inline void ct_cloop(int64_t lo, int64_t hi, int64_t step, int *ok) { int64_t span, last; if (hi <= lo) return; if (step < 1 || __builtin_sub_overflow(hi, lo, &span)) { *ok = 0; return; } last = lo + (span - 1) / step * step; if (last > INT64_MAX - step) *ok = 0; }",
+	"static inline size_t ct_csize(int64_t n, size_t esize, const int *ok) { return !*ok || n < 0 || (uint64_t)n > (SIZE_MAX - 63) / esize ? SIZE_MAX : ((size_t)n * esize + 63) / 64 * 64; }",
+};
+
+/* Bound x as C whose every operation is overflow-checked into ct_ok
+ * (derived values expanded: their ct_dI may have wrapped). */
+static void put_checked_bx(cg *g, ct_buf *b, const bx *x)
+{
+	const ct_kernel *k = g->k;
+	switch (x->kind) {
+	case BX_CONST:
+		ct_buf_printf(b, "%lld", (long long)x->v);
+		return;
+	case BX_PARAM:
+		if (x->id >= k->nparams && x->id - k->nparams < g->t->nderived)
+			put_checked_bx(g, b, g->t->derived[x->id - k->nparams]);
+		else
+			cg_bound(g, b, x);
+		return;
+	case BX_MIN:
+	case BX_MAX:
+		ct_buf_puts(b, x->kind == BX_MIN ? "ct_min64(" : "ct_max64(");
+		break;
+	case BX_ADD: ct_buf_puts(b, "ct_cadd("); break;
+	case BX_SUB: ct_buf_puts(b, "ct_csub("); break;
+	case BX_MUL: ct_buf_puts(b, "ct_cmul("); break;
+	case BX_FLOORDIV: ct_buf_puts(b, "ct_cdiv("); break;
+	case BX_MOD: ct_buf_puts(b, "ct_cmod("); break;
+	}
+	put_checked_bx(g, b, x->a);
+	ct_buf_puts(b, ", ");
+	put_checked_bx(g, b, x->b);
+	ct_buf_puts(b, x->kind == BX_MIN || x->kind == BX_MAX ? ")" : ", &ct_ok)");
+}
+
+/* Whether the bound names something only known at run time. */
+static bool runtime_bx(const bx *x)
+{
+	int64_t v;
+	return x && !bx_is_const(x, &v);
+}
+
+static bool tree_needs_checks(const cg *g, lt_node *const *nodes, int n)
+{
+	for (int i = 0; i < n; i++) {
+		const lt_node *x = nodes[i];
+		if (x->kind == LT_LOOP && (runtime_bx(x->lo) || runtime_bx(x->hi)))
+			return true;
+		if (tree_needs_checks(g, x->kids, x->nkids) || tree_needs_checks(g, x->els, x->nels))
+			return true;
+	}
+	return false;
+}
+
+/* Whether the code needs the entry checks: a loop or a temp or cache
+ * buffer sized by runtime params. */
+static bool needs_entry_checks(const cg *g)
+{
+	for (int a = 0; a < g->narrays; a++) {
+		if (g->arrays[a].role != CT_TEMP)
+			continue;
+		for (int d = 0; d < g->arrays[a].rank && g->t->ext; d++)
+			if (runtime_bx(g->t->ext[a * IR_MAX_RANK + d]))
+				return true;
+	}
+	return tree_needs_checks(g, g->t->roots, g->t->nroots);
+}
+
+/* Whether loop x cannot overflow whatever the runtime params: by 1 from a
+ * constant >= 0 to a param or constant (nothing computed; the variable
+ * stops at hi). */
+static bool loop_safe(const cg *g, const lt_node *x)
+{
+	int64_t lo;
+	const bx *h = x->hi;
+	return x->step == 1 && bx_is_const(x->lo, &lo) && lo >= 0 &&
+	       (h->kind == BX_CONST || (h->kind == BX_PARAM && h->id >= 0 && h->id < g->k->nparams));
+}
+
+/* ct_cloop(lo, hi, step) of each loop with runtime bounds, once per text. */
+static void put_loop_checks(cg *g, ct_buf *seen, lt_node *const *nodes, int n)
+{
+	for (int i = 0; i < n && !g->failed; i++) {
+		const lt_node *x = nodes[i];
+		if (x->kind == LT_LOOP && (runtime_bx(x->lo) || runtime_bx(x->hi)) && !loop_safe(g, x)) {
+			ct_buf line;
+			ct_buf_init(&line);
+			ct_buf_puts(&line, "ct_cloop(");
+			put_checked_bx(g, &line, x->lo);
+			ct_buf_puts(&line, ", ");
+			put_checked_bx(g, &line, x->hi);
+			ct_buf_printf(&line, ", %lld, &ct_ok);", (long long)x->step);
+			if (line.failed) {
+				g->failed = true;
+			} else if (!seen->s || !strstr(seen->s, line.s)) {
+				kg_stmt(g->kg, KG_OTHER, NULL, NULL, "%s", line.s);
+				ct_buf_printf(seen, "%s\n", line.s);
+			}
+			ct_buf_free(&line);
+		}
+		put_loop_checks(g, seen, x->kids, x->nkids);
+		put_loop_checks(g, seen, x->els, x->nels);
+	}
+}
+
+static void gen_entry_checks(cg *g)
+{
+	g->entry_checks = needs_entry_checks(g);
+	if (!g->entry_checks)
+		return;
+	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "int ct_ok = 1; /* the runtime params keep each loop and size within 64 bits */");
+	ct_buf seen;
+	ct_buf_init(&seen);
+	put_loop_checks(g, &seen, g->t->roots, g->t->nroots);
+	if (seen.failed)
+		g->failed = true;
+	if (seen.s) {
+		kg_stmt(g->kg, KG_OTHER, NULL, NULL, "if (!ct_ok)");
+		kg_stmt(g->kg, KG_OTHER, NULL, NULL,
+			"\treturn 2; /* a loop overflows 64 bits with these runtime params: nothing was touched */");
+	}
+	ct_buf_free(&seen);
+}
+
 /* The derived values of the tree, once per run: const int64_t ct_dI. */
 static void gen_derived(cg *g)
 {
@@ -981,6 +1119,29 @@ static int storage_item(const ct_looptree *t, int a)
 			return 2 * rg->item + 1;
 	}
 	return -1;
+}
+
+/* const size_t NAME_bytes: the bytes of storage a (elems elements,
+ * printed as count), 64-byte rounded. A constant count is proven by check;
+ * one of runtime params is computed checked: SIZE_MAX when it overflows. */
+static void put_temp_bytes(cg *g, int a, const bx *elems, bool constant, const char *count, const char *what,
+			   const char *per)
+{
+	const ir_array *arr = &g->arrays[a];
+	const char *ty = ir_dtype_c(arr->type);
+	if (constant || !g->entry_checks) {
+		kg_stmt(g->kg, KG_OTHER, NULL, NULL, "const size_t %s_bytes = ((size_t)(%s) * sizeof(%s) + 63) / 64 * 64; /* %s %s%s */",
+			g->aname[a], count ? count : "1", ty, what, arr->name, per);
+		return;
+	}
+	ct_buf c;
+	ct_buf_init(&c);
+	put_checked_bx(g, &c, elems);
+	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "const size_t %s_bytes = ct_csize(%s, sizeof(%s), &ct_ok); /* %s %s%s */",
+		g->aname[a], c.s ? c.s : "1", ty, what, arr->name, per);
+	if (c.failed)
+		g->failed = true;
+	ct_buf_free(&c);
 }
 
 static void gen_temps(cg *g, bool *heap)
@@ -1029,12 +1190,11 @@ static void gen_temps(cg *g, bool *heap)
 			 * point their threads at their own (gen_private_views); not
 			 * zeroed, as above */
 			heap[a] = true;
+			put_temp_bytes(g, a, elems, constant, n.s, "cache buffer", ", per thread");
+			/* SIZE_MAX: the size overflows; so does a product too large */
 			kg_stmt(g->kg, KG_OTHER, NULL, NULL,
-				"const size_t %s_bytes = ((size_t)(%s) * sizeof(%s) + 63) / 64 * 64; /* cache buffer %s, per thread */",
-				g->aname[a], n.s ? n.s : "1", ty, arr->name);
-			kg_stmt(g->kg, KG_OTHER, NULL, NULL,
-				"void *ct_priv_%d = aligned_alloc(64, %s_bytes ? %s_bytes * (size_t)ct_nt : 64);", a,
-				g->aname[a], g->aname[a]);
+				"void *ct_priv_%d = %s_bytes < SIZE_MAX / (size_t)ct_nt ? aligned_alloc(64, %s_bytes ? %s_bytes * (size_t)ct_nt : 64) : NULL;",
+				a, g->aname[a], g->aname[a], g->aname[a]);
 			kg_block_open(g->kg, "if (!ct_priv_%d)", a);
 			if (freed.s)
 				kg_stmt(g->kg, KG_OTHER, NULL, NULL, "%s", freed.s);
@@ -1053,11 +1213,14 @@ static void gen_temps(cg *g, bool *heap)
 		} else {
 			heap[a] = true;
 			/* 64-byte aligned (a line, a vector), zeroed as the interpreter's temps */
-			kg_stmt(g->kg, KG_OTHER, NULL, NULL,
-				"const size_t %s_bytes = ((size_t)(%s) * sizeof(%s) + 63) / 64 * 64; /* %s %s */",
-				g->aname[a], n.s ? n.s : "1", ty, a < g->k->narrays ? "temp" : "cache buffer", arr->name);
-			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "%s *%s = aligned_alloc(64, %s_bytes ? %s_bytes : 64);", ty,
-				g->aname[a], g->aname[a], g->aname[a]);
+			put_temp_bytes(g, a, elems, constant, n.s, a < g->k->narrays ? "temp" : "cache buffer", "");
+			if (constant)
+				kg_stmt(g->kg, KG_OTHER, NULL, NULL, "%s *%s = aligned_alloc(64, %s_bytes ? %s_bytes : 64);",
+					ty, g->aname[a], g->aname[a], g->aname[a]);
+			else /* SIZE_MAX: the size overflows */
+				kg_stmt(g->kg, KG_OTHER, NULL, NULL,
+					"%s *%s = %s_bytes == SIZE_MAX ? NULL : aligned_alloc(64, %s_bytes ? %s_bytes : 64);", ty,
+					g->aname[a], g->aname[a], g->aname[a], g->aname[a]);
 			if (!freed.s) {
 				kg_stmt(g->kg, KG_OTHER, NULL, NULL, "if (!%s)", g->aname[a]);
 				kg_stmt(g->kg, KG_OTHER, NULL, NULL,
@@ -1286,6 +1449,9 @@ char *gen_c_opts(ct_looptree *t, size_t *len, bool checked, gen_site **sites, in
 	if (t->has_parallel && has_spmd(k))
 		for (size_t i = 0; i < sizeof spmd_helpers / sizeof spmd_helpers[0]; i++)
 			kg_preamble(g.kg, "%s", spmd_helpers[i]);
+	if (needs_entry_checks(&g))
+		for (size_t i = 0; i < sizeof entry_check_helpers / sizeof entry_check_helpers[0]; i++)
+			kg_preamble(g.kg, "%s", entry_check_helpers[i]);
 
 	ct_buf proto;
 	ct_buf_init(&proto);
@@ -1298,6 +1464,7 @@ char *gen_c_opts(ct_looptree *t, size_t *len, bool checked, gen_site **sites, in
 	if (t->has_parallel)
 		kg_stmt(g.kg, KG_OTHER, NULL, NULL, "const int ct_nt = ct_max_threads(); /* threads of the parallel loops */");
 	gen_derived(&g);
+	gen_entry_checks(&g);
 	gen_temps(&g, heap);
 	cg_nodes(&g, t->roots, t->nroots);
 	cg_stream_finish(&g);
@@ -1341,7 +1508,9 @@ char *gen_c_prototype(const ct_kernel *k)
 		char fn[300], entry[300];
 		gen_symbol_names(k, fn, entry, sizeof fn);
 		ct_buf_printf(&b, "/* Returns 0, or 1 when the temps and cache buffers it allocates could\n"
-				  " * not be allocated: then no output was touched. */\n"
+				  " * not be allocated (or their size overflows for the runtime params),\n"
+				  " * 2 when a loop would overflow 64 bits for the runtime params: then\n"
+				  " * no output was touched. */\n"
 				  "int %s(", fn);
 		put_params(&g, &b, true);
 		ct_buf_puts(&b, ");\n");
@@ -1415,6 +1584,14 @@ ct_status gen_oob_report(ct_looptree *t, const gen_oob *o)
 	ct_buf_free(&where);
 	free(sites);
 	return st;
+}
+
+ct_status gen_status_error(ct_kernel *k, int rc)
+{
+	if (rc == 2)
+		return ct_error(k->ctx, CT_ERR_LIMIT,
+		                "a loop of the kernel overflows 64 bits with these runtime params (nothing was run)");
+	return ct_error(k->ctx, CT_ERR_NOMEM, "the kernel could not allocate its temps and cache buffers");
 }
 
 ct_status gen_oob_error(ct_kernel *k, const gen_oob *o)

@@ -59,6 +59,7 @@ typedef struct cg {
 	 * (cachet run, the package's wrapper) are always dense copies */
 	bool dense_views;
 	bool failed;
+	bool entry_checks;      /* the function checks its runtime params (ct_ok) */
 	bool reported;          /* an error more precise than "out of memory" is on ctx */
 	/* checked mode (gen_c_opts): every access tested first; raw turns the
 	 * test off for addresses whose range the caller tests (cg_check_range);

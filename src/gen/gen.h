@@ -54,6 +54,12 @@ char *gen_c_opts(ct_looptree *t, size_t *len, bool checked, gen_site **sites, in
  * 'A' (element E of N) in statement at FILE:LINE" (or "in a copy of cache
  * 'AA' (FILE:LINE)") on k's ctx. */
 ct_status gen_oob_error(ct_kernel *k, const gen_oob *o);
+
+/* The error for a non-zero status rc of a generated kernel function: 1
+ * "could not allocate its temps and cache buffers" (CT_ERR_NOMEM; also
+ * when a size overflows for the runtime params), 2 "a loop overflows 64
+ * bits with these runtime params" (CT_ERR_LIMIT). Nothing was touched. */
+ct_status gen_status_error(ct_kernel *k, int rc);
 /* The same for violation o of the checked code of tree t (its sites come
  * from generating t's checked code again). */
 ct_status gen_oob_report(ct_looptree *t, const gen_oob *o);

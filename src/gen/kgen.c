@@ -14,7 +14,10 @@
  * arena, freed at reset: no per-object frees, no leaks on error paths.
  */
 
-enum { KG_MAX_DEPTH = 64 };
+/* Far above what a checked kernel makes: plan/edges.c refuses a loop
+ * nested deeper than PLAN_MAX_DEPTH (256) tree levels, at the loop, and
+ * each level opens at most a few blocks here. */
+enum { KG_MAX_DEPTH = 1024 };
 
 /* What generators get back after an error, so they can go on blindly. */
 #define KG_ERR_NAME "kg_error"

@@ -1306,7 +1306,7 @@ static void launch_sizes(og *o, const int64_t *pv)
 		bool ok = true;
 		int64_t lo = aff_eval(ix->lo, pv, NULL, &ok), hi = aff_eval(ix->hi, pv, NULL, &ok);
 		int64_t n = hi > lo ? hi - lo : 0;
-		int64_t groups = o->split[d] ? (n + ix->step - 1) / ix->step : n;
+		int64_t groups = o->split[d] ? ct_trip_count(0, n, ix->step) : n;
 		L->global[d] = (size_t)(groups < 1 ? 1 : groups) * (size_t)o->lsize[d];
 		L->local[d] = (size_t)o->lsize[d];
 		if (!ok)

@@ -77,7 +77,7 @@ static bool const_bounds(const lt_node *x, int64_t *lo, int64_t *trip)
 	if (!bx_is_const(x->lo, &l) || !bx_is_const(x->hi, &h) || x->step < 1)
 		return false;
 	*lo = l;
-	*trip = h <= l ? 0 : (h - l + x->step - 1) / x->step;
+	*trip = ct_trip_count(l, h, x->step);
 	return true;
 }
 

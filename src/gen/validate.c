@@ -1,11 +1,13 @@
 /* validate.c: what `cachet check` promises: every plan error that lower, emit, build or run would report, found without compiling. */
 #include "gen/gen.h"
 #include "gen/ocl.h"
+#include "interp/interp.h"
 #include "ir/deps.h"
 #include "plan/plan.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* A failure of the later stages without a position (an internal error of
  * the plan pass or an emitter, a limit) is given the position of the plan
@@ -44,6 +46,29 @@ static char *emit_source(ct_kernel *k, ct_looptree *t)
 	return src;
 }
 
+/* The interpreter's arithmetic proof of tree t (its compiler refuses
+ * index arithmetic, offsets and loops that could overflow 64 bits): what
+ * a run would refuse, refused now. Only with every param known (runtime
+ * ones given values); a refusal for another reason (a kernel too large
+ * to interpret) is not check's business: false only for an overflow. */
+static bool interp_proves(ct_kernel *k, ct_looptree *t)
+{
+	if (!ir_params_complete(k))
+		return true;
+	int n = 0;
+	ct_status st = interp_unproven(t, &n);
+	if (st == CT_OK)
+		return true;
+	if (st == CT_ERR_LIMIT && strstr(ct_ctx_last_message(k->ctx), "overflow"))
+		return false;
+	/* forget that error, but not the diagnostics of the check so far */
+	ct_ctx *ctx = k->ctx;
+	ctx->status = CT_OK;
+	ctx->msg[0] = ctx->file[0] = 0;
+	ctx->line = ctx->col = 0;
+	return true;
+}
+
 ct_status gen_validate(ct_kernel *k)
 {
 	/* a reorder keeps every dependence of the written order (exact, isl) */
@@ -53,6 +78,10 @@ ct_status gen_validate(ct_kernel *k)
 	ct_looptree *t = plan_lower(k, true);
 	if (!t)
 		return positioned(k);
+	if (!interp_proves(k, t)) {
+		ct_looptree_free(t);
+		return positioned(k);
+	}
 	char *src = emit_source(k, t);
 	ct_looptree_free(t);
 	if (!src)

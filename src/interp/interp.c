@@ -540,7 +540,7 @@ static int64_t root_trips(const ip_node *x)
 {
 	if (!plain_loop(x))
 		return 1;
-	return x->hi <= x->lo ? 0 : (x->hi - x->lo + x->step - 1) / x->step;
+	return ct_trip_count(x->lo, x->hi, x->step);
 }
 
 /* exec_nodes over the roots, the plain outermost loops one iteration at a

@@ -234,14 +234,10 @@ static bool comp_loop(cp *c, ip_node *n, const lt_node *x)
 	o.index = x->index;
 	o.lo = o.last = n->lo;
 	o.empty = n->hi <= n->lo;
-	if (!o.empty) {
-		int64_t span = 0, probe;
-		ok = ct_sub_ok(n->hi, n->lo, &span);
-		o.last = n->lo + (span - 1) / n->step * n->step;
-		/* v += step after the last iteration must not overflow */
-		if (!ok || !ct_add_ok(o.last, n->step, &probe))
-			return ip_cp_err(c, CT_ERR_LIMIT, "loop '%s' overflows 64 bits", name);
-	}
+	/* v += step after the last iteration must not overflow: the rule
+	 * check proves on every loop whose bounds it knows (plan/edges.c) */
+	if (!o.empty && !ct_loop_last(n->lo, n->hi, n->step, &o.last))
+		return ip_cp_err(c, CT_ERR_LIMIT, "loop '%s' overflows 64 bits", name);
 	/* the trip counter: floor(v / step), one more per iteration */
 	n->trip0 = o.tlo = floor_div(n->lo, n->step);
 	o.tlast = floor_div(o.last, n->step);

@@ -1193,6 +1193,14 @@ int check_sizes(ct_kernel *k)
 				nerr++;
 		}
 	}
+	/* a runtime param given a value (-D) is a size: the engines refuse a
+	 * negative one, so check does too */
+	for (int i = 0; i < k->nparams; i++) {
+		const ir_param *p = &k->params[i];
+		if (p->runtime && p->has_value && p->value < 0)
+			cerr(k, &nerr, p->pos, "runtime param '%s' must not be negative (it is %lld)", p->name,
+			     (long long)p->value);
+	}
 	/* split sizes may name params */
 	for (int s = 0; s < k->nsched; s++) {
 		ir_sched *sc = &k->sched[s];

@@ -394,7 +394,7 @@ static bool build_loop(model *m, const lt_node *n, mnode *parent)
 		return mdl_fail(m, CT_ERR_LIMIT, "a loop bound overflows");
 	if (n->step < 1)
 		return mdl_fail(m, CT_ERR_INPUT, "a loop step below 1");
-	int64_t trips = hi > lo ? (hi - lo + n->step - 1) / n->step : 0;
+	int64_t trips = ct_trip_count(lo, hi, n->step);
 	if (trips == 0)
 		return true;
 	if (m->depth >= MODEL_MAX_DEPTH)

@@ -39,6 +39,8 @@ ct_looptree *plan_lower(ct_kernel *k, bool with_schedule)
 		st = plan_apply(t);
 	if (st == CT_OK && !t->arena.failed && plan_has_verbs(k))
 		st = plan_verbs(t);
+	if (st == CT_OK && !t->arena.failed)
+		st = plan_check_edges(t);
 	if (st == CT_OK && t->arena.failed)
 		st = ct_error(k->ctx, CT_ERR_NOMEM, "cannot build the loop tree");
 	if (st != CT_OK) {

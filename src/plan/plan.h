@@ -22,8 +22,22 @@ bool plan_has_verbs(const ct_kernel *k);
  * or CT_ERR_INPUT with the position of the offending index on the
  * kernel's ctx. */
 #define PLAN_MAX_UNROLL 64
+/* The most statements an unrolled nest may hand the C compiler (verbs.c:
+ * unrolled copies times their bodies, each other loop inside counted as
+ * at most PLAN_UNROLL_INNER_TRIPS copies of its body). */
+#define PLAN_MAX_UNROLLED 256
+#define PLAN_UNROLL_INNER_TRIPS 16
 ct_status plan_verbs(ct_looptree *t);
 
+/* Prove the planned tree's arithmetic (edges.c): every loop's bounds and
+ * `v += step` after its last iteration within 64 bits, every cache buffer
+ * within PLAN_MAX_BYTES, no loop nested deeper than PLAN_MAX_DEPTH blocks
+ * (loops, ifs, cache regions). Bounds that name a runtime param without a
+ * value are left to the run. CT_OK, or CT_ERR_INPUT with the position of
+ * the split, loop or cache on the kernel's ctx. */
+#define PLAN_MAX_DEPTH 256
+#define PLAN_MAX_BYTES ((int64_t)1 << 62)
+ct_status plan_check_edges(ct_looptree *t);
 /* The loop tree of k (with or without the schedule) with the plan's passes
  * applied (lower.c): ir's loops, then plan_apply and plan_verbs where the
  * plan has caches or verbs. NULL with an error on k->ctx on failure. */

@@ -38,7 +38,7 @@ static int64_t trip_of(const cc *c, const lt_node *x)
 	int64_t lo = bx_eval(x->lo, c->pv, &ok), hi = bx_eval(x->hi, c->pv, &ok);
 	if (!ok || hi <= lo || x->step < 1)
 		return 0;
-	return (hi - lo + x->step - 1) / x->step;
+	return ct_trip_count(lo, hi, x->step);
 }
 
 /* Whether expression e moves with tree loop variable x. */

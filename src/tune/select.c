@@ -4,6 +4,7 @@
 
 #include "ir/ir.h"
 #include "engine/engine.h"
+#include "gen/gen.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -711,8 +712,9 @@ static ct_status run_piece(ct_selector *s, const ct_solution *sol, int i, void *
 		st = ct_error(k->ctx, CT_ERR_NOMEM, "out of memory");
 	if (!st) {
 		entry_args_fill(k, (void *const *)args, pc->value, NULL, args, pv);
-		if (fn((void *const *)args, pv) != 0)
-			st = ct_error(k->ctx, CT_ERR_NOMEM, "the kernel could not allocate its temps and cache buffers");
+		int rc = fn((void *const *)args, pv);
+		if (rc != 0)
+			st = gen_status_error(k, rc);
 	}
 	if (pv != pv_s)
 		free(pv);

@@ -20,9 +20,22 @@ static inline int64_t ct_min_int32_t(int64_t a, int64_t b) { return a < b ? a : 
 static inline int64_t ct_max_int32_t(int64_t a, int64_t b) { return a > b ? a : b; }
 static inline int64_t ct_min_int64_t(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t ct_max_int64_t(int64_t a, int64_t b) { return a > b ? a : b; }
+static inline int64_t ct_cadd(int64_t a, int64_t b, int *ok) { int64_t r; if (__builtin_add_overflow(a, b, &r)) { *ok = 0; return 0; } return r; }
+static inline int64_t ct_csub(int64_t a, int64_t b, int *ok) { int64_t r; if (__builtin_sub_overflow(a, b, &r)) { *ok = 0; return 0; } return r; }
+static inline int64_t ct_cmul(int64_t a, int64_t b, int *ok) { int64_t r; if (__builtin_mul_overflow(a, b, &r)) { *ok = 0; return 0; } return r; }
+static inline int64_t ct_cdiv(int64_t a, int64_t b, int *ok) { if (b == 0 || (a == INT64_MIN && b == -1)) { *ok = 0; return 0; } return a / b; }
+static inline int64_t ct_cmod(int64_t a, int64_t b, int *ok) { if (b == 0 || (a == INT64_MIN && b == -1)) { *ok = 0; return 0; } return a % b; }
+static inline void ct_cloop(int64_t lo, int64_t hi, int64_t step, int *ok) { int64_t span, last; if (hi <= lo) return; if (step < 1 || __builtin_sub_overflow(hi, lo, &span)) { *ok = 0; return; } last = lo + (span - 1) / step * step; if (last > INT64_MAX - step) *ok = 0; }
+static inline size_t ct_csize(int64_t n, size_t esize, const int *ok) { return !*ok || n < 0 || (uint64_t)n > (SIZE_MAX - 63) / esize ? SIZE_MAX : ((size_t)n * esize + 63) / 64 * 64; }
 
 int cachet_axpy(const float *restrict X, float *restrict Y, int64_t L)
 {
+	int ct_ok = 1; /* the runtime params keep each loop and size within 64 bits */
+	ct_cloop(0, ct_cmul(ct_cdiv(L, 16, &ct_ok), 16, &ct_ok), 16, &ct_ok);
+	ct_cloop(ct_cmul(ct_cdiv(L, 16, &ct_ok), 16, &ct_ok), L, 16, &ct_ok);
+	ct_cloop(0, ct_cmod(L, 16, &ct_ok), 1, &ct_ok);
+	if (!ct_ok)
+		return 2; /* a loop overflows 64 bits with these runtime params: nothing was touched */
 	for (int64_t i = 0; i < ((L / 16) * 16); i += 16) {
 		for (int64_t ii = 0; ii < 16; ii++) {
 			Y[i + ii] = ((2.5f * X[i + ii]) + Y[i + ii]);

@@ -20,7 +20,7 @@ static inline int64_t ct_min_int32_t(int64_t a, int64_t b) { return a < b ? a : 
 static inline int64_t ct_max_int32_t(int64_t a, int64_t b) { return a > b ? a : b; }
 static inline int64_t ct_min_int64_t(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t ct_max_int64_t(int64_t a, int64_t b) { return a > b ? a : b; }
-static inline int64_t ct_trips(int64_t lo, int64_t hi, int64_t step) { return hi > lo ? (hi - lo + step - 1) / step : 0; }
+static inline int64_t ct_trips(int64_t lo, int64_t hi, int64_t step) { return hi > lo ? (int64_t)(((uint64_t)hi - (uint64_t)lo - 1) / (uint64_t)step) + 1 : 0; }
 static inline int ct_team(int nt, int64_t most, int64_t trips) { int64_t n = nt; if (most > 0 && most < n) n = most; if (trips < n) n = trips; return n < 1 ? 1 : (int)n; }
 #ifdef _OPENMP
 #include <omp.h>

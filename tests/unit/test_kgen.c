@@ -1080,7 +1080,7 @@ static void e_gen_leaves_open(kg_ctx *kg)
 static void e_too_deep(kg_ctx *kg)
 {
 	e_begin_f(kg);
-	for (int i = 0; i < 70; i++)
+	for (int i = 0; i < 1030; i++)
 		kg_block_open(kg, "if (%d)", i);
 }
 
@@ -1116,7 +1116,7 @@ static const err_row err_rows[] = {
      "section ends with an open block"},
     {"bad statement type", e_bad_type, CT_ERR_USAGE, "bad statement type 7"},
     {"generator leaves a body open", e_gen_leaves_open, CT_ERR_USAGE, "left a function body open"},
-    {"blocks nested too deep", e_too_deep, CT_ERR_LIMIT, "deeper than 64"},
+    {"blocks nested too deep", e_too_deep, CT_ERR_LIMIT, "deeper than 1024"},
     {"declaration without name", e_bad_declare, CT_ERR_USAGE, "needs a name"},
     {"function end without begin", e_end_without_begin, CT_ERR_USAGE, "outside a function body"},
 };
