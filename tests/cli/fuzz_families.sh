@@ -5,12 +5,12 @@
 # 1000001..1000800 in the interpreter, every 20th accepted kernel also natively on 1 and 2 threads,
 # a few through a callable, a package and Python; then a check that a compile slower than
 # --slow-compile is the verdict slow-compile.
-# FUZZ_FAMILIES (default legal: no reorder of a band that carries a dependence, the only schedules
-# today's checks get right), FUZZ_EDGES (default 0: no split sizes at the 64-bit edge, runtime params
-# of 0 / -1 or double unrolls) and FUZZ_ENTRIES (default run:20,callable:80,package:240,python:240)
-# switch on more once the fixes land (docs/FUZZ.md, "Switching on"). One line per failing seed, then
-# "N passed, M failed" (one per kernel, and one for the slow-compile check).
-# Reproduce one seed: build/fuzz/difffuzz --families legal --edges 0 --seed S --count 1 --engines interp,native --out DIR
+# FUZZ_FAMILIES (default all: reorders of dependence-carrying bands too, which check must refuse),
+# FUZZ_EDGES (default 1: split sizes at the 64-bit edge, runtime params of 0 / -1, double unrolls)
+# and FUZZ_ENTRIES (default run:20,selector:10,callable:20,package:100,python:100) choose what runs
+# (docs/FUZZ.md). One line per failing seed, then "N passed, M failed" (one per kernel, and one for
+# the slow-compile check).
+# Reproduce one seed: build/fuzz/difffuzz --families all --edges 1 --seed S --count 1 --engines interp,native --out DIR
 BUILD=${CACHET_BUILD:-build}
 FUZZ=$BUILD/fuzz/difffuzz
 if [ ! -x "$FUZZ" ]; then
@@ -25,13 +25,13 @@ set -- ${CC:-cc}
 command -v "$1" >/dev/null 2>&1 && engines=interp,native || echo "skip native runs: no C compiler ($1)"
 entries=
 if [ "$engines" = interp,native ]; then
-	e=${FUZZ_ENTRIES:-run:20,callable:80,package:240,python:240}
+	e=${FUZZ_ENTRIES:-run:20,selector:10,callable:20,package:100,python:100}
 	# the python entry needs the package built next to the library (make python) and numpy
 	[ -d "$BUILD/python/cachet" ] && /usr/bin/python3 -c "import numpy" 2>/dev/null ||
 		e=$(echo "$e" | sed 's/,*python:[0-9]*//')
 	entries="--entries $e"
 fi
-"$FUZZ" --families ${FUZZ_FAMILIES:-legal} --edges ${FUZZ_EDGES:-0} --seed 1000001 \
+"$FUZZ" --families ${FUZZ_FAMILIES:-all} --edges ${FUZZ_EDGES:-1} --seed 1000001 \
 	--count ${FUZZ_FAMILIES_COUNT:-800} --engines $engines --native-every 20 $entries --no-minimize \
 	--timeout 60 >"$tmp/out" 2>&1
 rc=$?
