@@ -253,9 +253,16 @@ static void load_records(ct_selector *s, const char *dir)
 		for (int i = 0; s->recs && i < n; i++) {
 			sel_rec *r = &s->recs[s->nrecs];
 			/* a record that failed verification is never used */
-			if (recs[i].verified == 0 || !parse_named(s, recs[i].size_class, s->size_ids, s->nsizes, INT64_MIN, r->sizes) ||
-			    !parse_named(s, recs[i].params, s->tids, s->nt, 1, r->values))
+			if (recs[i].verified == 0 || !parse_named(s, recs[i].size_class, s->size_ids, s->nsizes, INT64_MIN, r->sizes))
 				continue;
+			if (!parse_named(s, recs[i].params, s->tids, s->nt, 1, r->values)) {
+				/* an imported record of this family that does not name
+				 * this kernel's tunables: said, not silently skipped */
+				jit_warn_ctx(ctx, "tuning store record %s of '%s' ignored: its values (%s) do not name "
+						  "the kernel's tunable params, each once, in order, at least 1",
+					     recs[i].size_class, s->k->name, recs[i].params);
+				continue;
+			}
 			if (!values_in_space(s, r->values)) {
 				jit_warn_ctx(ctx, "tuning store record %s of '%s' ignored: its values (%s) are not "
 						  "among the params' tune values",

@@ -136,6 +136,14 @@ n=$("$CACHET" tune --show --json | python3 -c 'import json, sys; print(len(json.
 [ "$n" = 0 ] && ok || bad "refused imports left $n records in the store"
 rec "$fam" "TI=32:TJ=32:TK=32;decision=default"
 expect "import of a good record" 0 "imported 1 of 1" "$CACHET" tune --import "$tmp/imp.json"
+# a record of the right shape whose names are not the kernel's tunables: imported (the store does
+# not know the kernel), then said when the selector meets it, never silently skipped
+export CACHET_CACHE_DIR=$tmp/store12b
+mkdir -p "$CACHET_CACHE_DIR"
+rec "$fam" "XX=32:YY=32:ZZ=32"
+expect "import of a record naming other params" 0 "imported 1 of 1" "$CACHET" tune --import "$tmp/imp.json"
+expect "run says it ignores that record" 0 "record M=96:N=96:K=96 of 'tune_matmul' ignored: its values \\(XX=32:YY=32:ZZ=32\\) do not name" \
+	"$CACHET" run examples/tune_matmul.cachet -D M=96 -D N=96 -D K=96 --engine native
 export CACHET_CACHE_DIR=$tmp/cache
 
 # -- row 13: a trace past the simulator's limit is refused at once (the model counts it); the limit
