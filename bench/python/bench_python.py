@@ -253,6 +253,8 @@ def main():
     ap.add_argument("--openblas-coretype", metavar="NAME",
                     help="numpy's OpenBLAS kernel set, fixed (default: the probe's verified fastest; taken "
                          "before argparse runs, listed here for --help)")
+    ap.add_argument("--peer-only", action="store_true",
+                    help="the header only: how numpy's BLAS runs (tests/cli/openblas_probe.sh)")
     ap.add_argument("--overhead-only", action="store_true", help="the per-call overhead table only (no sgemm)")
     args = ap.parse_args()
     sizes = ([int(s) for s in args.sizes.split(",")] if args.sizes else
@@ -266,6 +268,8 @@ def main():
     for line in peer_lines(threads):
         print(line)
     print()
+    if args.peer_only:
+        return
     overhead(args.quick)
     if not args.overhead_only:
         sgemm(sizes, args.threads)

@@ -71,5 +71,26 @@ expect "--openblas-coretype default: said so" 0 'fixed by --openblas-coretype de
 expect "--openblas-coretype of a wrong candidate: the bench stops" 2 'not usable here' \
 	env $ENVV CACHET_BENCH_OPENBLAS_INJECT=default:wrong "$tmp/openblas_pick" --openblas-coretype default
 
-echo "$pass passed, $fail failed"
+# 4. the Python bench (bench_python.py's own copy of the pick): numpy's OpenBLAS runs with the choice
+PY=${PYTHON:-/usr/bin/python3}
+BUILD=${CACHET_BUILD:-build}
+skipped=""
+if [ -f "$BUILD/python/cachet/__init__.py" ] && "$PY" -c "import numpy, threadpoolctl" 2>/dev/null; then
+	out=$(env $ENVV OPENBLAS_NUM_THREADS=1 CACHET_BENCH_OPENBLAS_INJECT="$(all_but_default wrong)" \
+		CACHET_BENCH_OPENBLAS_BEST="$tmp/openblas_best" PYTHONPATH="$BUILD/python" \
+		"$PY" bench/python/bench_python.py --peer-only 2>&1)
+	case $out in
+	*"OpenBLAS kernel set $own (probed"*"numpy's BLAS: openblas "*"kernel set $own, "*) ok ;;
+	*) bad "bench_python under OPENBLAS_CORETYPE=Haswell: numpy not on the probe's choice ($own): $out" ;;
+	esac
+	case $out in
+	*"threads (set to cachet's"*"environment had OPENBLAS_CORETYPE=Haswell OPENBLAS_L2_SIZE=512 OPENBLAS_NUM_THREADS=1"*) ok ;;
+	*) bad "bench_python header: lacks numpy's threads or the environment's values: $out" ;;
+	esac
+else
+	skipped=" bench_python (no $BUILD/python or no numpy/threadpoolctl for $PY)"
+	echo "SKIP:$skipped"
+fi
+
+echo "$pass passed, $fail failed${skipped:+ (skipped:$skipped)}"
 [ "$fail" = 0 ]
