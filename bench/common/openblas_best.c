@@ -308,8 +308,10 @@ static int candidates(candidate *out, const char *fixed, const char *env_core, c
 			out[0] = out[i];
 			return 1;
 		}
-	/* a kernel set not in the list: tried as asked */
-	out[0] = (candidate){fixed, fixed, NULL};
+	/* "environment" with neither variable set is the library's own pick; another name, a kernel
+	 * set not in the list: tried as asked */
+	out[0] = strcasecmp(fixed, "environment") == 0 ? (candidate){"environment", NULL, NULL}
+	                                               : (candidate){fixed, fixed, NULL};
 	return 1;
 }
 
@@ -369,7 +371,7 @@ int main(int argc, char **argv)
 		    fixed ? fixed : "");
 	else
 		add(note, sizeof note, &len, "no correct kernel set (");
-	for (int i = 0; i < n && !fixed; i++) {
+	for (int i = 0; i < n && (!fixed || best < 0); i++) {
 		add(note, sizeof note, &len, "%s%s", i ? ", " : "", cand[i].label);
 		if (strcmp(cand[i].label, "default") == 0 && res[i].core[0])
 			add(note, sizeof note, &len, "=%s", res[i].core);
@@ -387,7 +389,7 @@ int main(int argc, char **argv)
 		add(note, sizeof note, &len, ")");
 	if (best < 0) {
 		printf("coretype -\nl2 -\nnote %s\n", note);
-		fprintf(stderr, "openblas_best: no candidate computed gemm correctly\n");
+		fprintf(stderr, "openblas_best: no usable candidate (each crashed, computed a wrong result or is unknown)\n");
 		return 1;
 	}
 	printf("label %s\ncoretype %s\nl2 %s\nnote %s\n", cand[best].label, cand[best].coretype ? cand[best].coretype : "-",
