@@ -40,7 +40,8 @@
  * The peers at their best, whatever the environment says: OpenBLAS with the
  * kernel set that computes correctly and fastest here (bench_openblas_at_best;
  * --openblas-coretype NAME fixes it), LIBXSMM with its own target pick
- * (LIBXSMM_TARGET removed); the header says both, and the environment's values.
+ * (every LIBXSMM_* variable removed); the header says both, and the
+ * environment's values.
  */
 
 #define NMEAS 5
@@ -386,10 +387,10 @@ static int xsmm_table(ct_ctx *ctx, const ct_probe_info *pi, const shape *shapes,
 	       "column-major = row-major C += A B), 1 thread, square sizes <= 128; err = max "
 	       "relative error vs OpenBLAS\n",
 	       LIBXSMM_VERSION);
-	const char *had = getenv("CACHET_BENCH_ENV_LIBXSMM_TARGET");
-	printf("peer: LIBXSMM %s, JIT target %s (its own pick from CPUID: LIBXSMM_TARGET removed; "
-	       "environment had LIBXSMM_TARGET=%s)\n\n",
-	       LIBXSMM_VERSION, libxsmm_get_target_arch(), had && *had ? had : "(unset)");
+	const char *had = getenv("CACHET_BENCH_ENV_LIBXSMM");
+	printf("peer: LIBXSMM %s, JIT target %s (its own pick from CPUID, default prefetch: the "
+	       "LIBXSMM_* variables removed; environment had %s)\n\n",
+	       LIBXSMM_VERSION, libxsmm_get_target_arch(), had ? had : "none");
 	printf("%-16s %-4s %3s %10s %10s %7s %10s %10s %10s %10s\n", "size (MxNxK)", "type", "thr",
 	       "cachet", "libxsmm", "ratio", "cachet", "libxsmm", "err", "err");
 	printf("%-16s %-4s %3s %10s %10s %7s %10s %10s %10s %10s\n", "", "", "", "GFLOP/s",
@@ -412,16 +413,34 @@ static int xsmm_table(ct_ctx *ctx, const ct_probe_info *pi, const shape *shapes,
 }
 #endif
 
-/* LIBXSMM's own target pick (the newest instruction set it knows that the CPU has), whatever
- * the environment says: LIBXSMM_TARGET would override it; its value is kept in
- * CACHET_BENCH_ENV_LIBXSMM_TARGET for the table's header. Once, before the re-execution. */
+/* LIBXSMM at its own defaults, whatever the environment says: LIBXSMM_TARGET would override its
+ * target pick (the newest instruction set it knows that the CPU has), LIBXSMM_GEMM_PREFETCH its
+ * prefetch strategy, and the other LIBXSMM_* variables its allocator and diagnostics; every one
+ * is removed, "NAME=VALUE ..." kept in CACHET_BENCH_ENV_LIBXSMM for the table's header. Once,
+ * before the re-execution (LIBXSMM may read them when it loads). */
 static void xsmm_env_off(void)
 {
+	extern char **environ;
 	if (getenv("CACHET_BENCH_OPENBLAS_PICKED"))
 		return;
-	const char *t = getenv("LIBXSMM_TARGET");
-	setenv("CACHET_BENCH_ENV_LIBXSMM_TARGET", t ? t : "", 1);
-	unsetenv("LIBXSMM_TARGET");
+	char had[1024] = "", name[128];
+	size_t len = 0;
+	for (int again = 1; again;) {
+		again = 0;
+		for (char **e = environ; *e; e++) {
+			const char *eq = strchr(*e, '=');
+			if (strncmp(*e, "LIBXSMM_", 8) != 0 || !eq || (size_t)(eq - *e) >= sizeof name)
+				continue;
+			int w = snprintf(had + len, sizeof had - len, "%s%s", len ? " " : "", *e);
+			if (w > 0 && len + (size_t)w < sizeof had)
+				len += (size_t)w;
+			snprintf(name, sizeof name, "%.*s", (int)(eq - *e), *e);
+			unsetenv(name); /* environ changes: scan it again */
+			again = 1;
+			break;
+		}
+	}
+	setenv("CACHET_BENCH_ENV_LIBXSMM", len ? had : "none", 1);
 }
 
 /* "N" or "MxNxK" items, comma-separated, into out (at most max); the count, 0 on error. */
