@@ -106,8 +106,13 @@ def peer_lines(threads):
         blas = (f"numpy's BLAS: {info.get('internal_api')} {info.get('version')} ({info.get('filepath')}), "
                 f"kernel set {info.get('architecture')}, {info.get('num_threads')} threads "
                 f"(set to cachet's {threads}), {info.get('threading_layer')}")
-    return [f"peer: numpy.matmul; OpenBLAS {os.environ.get('CACHET_BENCH_PEER_NOTE', 'not probed')}",
-            blas, f"environment had {had}; the thread-count variables removed"]
+    note = os.environ.get("CACHET_BENCH_PEER_NOTE", "not probed")
+    lines = [f"peer: numpy.matmul; OpenBLAS {note}", blas, f"environment had {had}; the thread-count variables removed"]
+    chosen = note.split()[2] if note.startswith("kernel set ") else None
+    if chosen and info and str(info.get("architecture", "")).lower() != chosen.lower():
+        lines.append(f"WARNING: numpy's BLAS runs kernel set {info.get('architecture')}, not the probe's {chosen}: "
+                     "numpy does not load the OpenBLAS the probe measured (update-alternatives --display libblas.so.3)")
+    return lines
 
 
 openblas_at_best()
@@ -264,7 +269,7 @@ def main():
     print(f"Python {platform.python_version()} ({sys.executable}), numpy {np.__version__}, "
           f"libcachet {cachet.library_path}")
     threads = args.threads or os.cpu_count()
-    limits = numpy_threads(threads)  # noqa: F841  (kept: the limit holds while it lives)
+    numpy_threads(threads)  # holds until restored (threadpoolctl restores only when asked)
     for line in peer_lines(threads):
         print(line)
     print()
