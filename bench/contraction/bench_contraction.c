@@ -11,7 +11,8 @@
 #include "../common/bench_util.h"
 
 /*
- * Usage: bench_contraction [--threads LIST] [--sizes LIST]   (from the repository root)
+ * Usage: bench_contraction [--threads LIST] [--sizes LIST] [--openblas-coretype NAME]
+ *        (from the repository root)
  * B += C1^T A C2 with A: N x N, C1, C2: N x V, B: V x V, all f64 row-major,
  * for N = V in LIST (default 512,1024) and each thread count (default 1,2).
  * cachet: the example with V and N overridden, compiled with -fopenmp through
@@ -23,6 +24,9 @@
  * of f64) and a checksum (sum of B) of each is printed. Median of NMEAS
  * measurements of >= MIN_SECONDS each; GFLOP/s counts the two products'
  * 2 V N N + 2 V V N flops. OMP_WAIT_POLICY is passive unless set.
+ * OpenBLAS runs with the kernel set that computes correctly and fastest here,
+ * whatever the environment says (bench_openblas_at_best; the header says it;
+ * --openblas-coretype NAME fixes it).
  */
 
 #define NMEAS 5
@@ -214,7 +218,7 @@ static int parse_list(const char *s, long *out, int max, long lo, long hi)
 int main(int argc, char **argv)
 {
 	setenv("OMP_WAIT_POLICY", "passive", 0); /* as the cachet CLI */
-	bench_openblas_at_best(argv); /* the peer at its best: OPENBLAS_CORETYPE */
+	argc = bench_openblas_at_best(argc, argv); /* the peer at its best, whatever the environment says */
 	long threads[8] = {1, 2}, sizes[8] = {512, 1024};
 	int nthreads = 2, nsizes = 2;
 	for (int i = 1; i < argc; i++) {
@@ -226,7 +230,7 @@ int main(int argc, char **argv)
 			nthreads = 0;
 		}
 		if (nthreads == 0 || nsizes == 0) {
-			fprintf(stderr, "usage: bench_contraction [--threads 1,2] [--sizes 512,1024]\n");
+			fprintf(stderr, "usage: bench_contraction [--threads 1,2] [--sizes 512,1024] [--openblas-coretype NAME]\n");
 			return 2;
 		}
 	}
@@ -236,6 +240,7 @@ int main(int argc, char **argv)
 	printf("two-index transform B += C1^T A C2 (f64, N = V): cachet (%s, cc -O3 -march=native "
 	       "-fopenmp) vs two OpenBLAS dgemm calls (T = C1^T A; B += T C2), %s\n",
 	       EXAMPLE, openblas_get_config());
+	printf("peer: OpenBLAS, %s [loaded: %s]\n", bench_peer_note(), openblas_get_corename());
 	printf("median of %d measurements of >= %.1f s each; tolerance %.0e (max relative error of "
 	       "B vs OpenBLAS); checksum = sum of B after one call\n\n",
 	       NMEAS, MIN_SECONDS, ct_dtype_tolerance(CT_F64));

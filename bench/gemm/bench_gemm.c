@@ -15,7 +15,7 @@
 
 /*
  * Usage: bench_gemm [--big] [--threads LIST] [--shapes LIST] [--small-only]
- *                  [--pairs]
+ *                  [--pairs] [--openblas-coretype NAME]
  * (run from the repository root; --small-only: only the LIBXSMM table;
  * --pairs: the LIBXSMM table times cachet and LIBXSMM in 21 alternating
  * rounds of ~0.03 s, times and ratio the medians over the rounds, which a
@@ -37,6 +37,11 @@
  * The LIBXSMM table (sizes <= 128) runs examples/sgemm_small.cachet and
  * dgemm_small.cachet, or the files that BENCH_SMALL_F32 and
  * BENCH_SMALL_F64 name (variants measured against LIBXSMM in one run).
+ * The peers at their best, whatever the environment says: OpenBLAS with the
+ * kernel set that computes correctly and fastest here (bench_openblas_at_best;
+ * --openblas-coretype NAME fixes it), LIBXSMM with its own target pick
+ * (every LIBXSMM_* variable removed); the header says both, and the
+ * environment's values.
  */
 
 #define NMEAS 5
@@ -380,8 +385,12 @@ static int xsmm_table(ct_ctx *ctx, const ct_probe_info *pi, const shape *shapes,
 	printf("\nsmall gemm: cachet (examples/sgemm_small|dgemm_small.cachet: register tiles, no "
 	       "packing) vs LIBXSMM %s (JIT kernel from libxsmm_?mmdispatch, C^T += B^T A^T "
 	       "column-major = row-major C += A B), 1 thread, square sizes <= 128; err = max "
-	       "relative error vs OpenBLAS\n\n",
+	       "relative error vs OpenBLAS\n",
 	       LIBXSMM_VERSION);
+	const char *had = getenv("CACHET_BENCH_ENV_LIBXSMM");
+	printf("peer: LIBXSMM %s, JIT target %s (its own pick from CPUID, default prefetch: the "
+	       "LIBXSMM_* variables removed; environment had %s)\n\n",
+	       LIBXSMM_VERSION, libxsmm_get_target_arch(), had ? had : "none");
 	printf("%-16s %-4s %3s %10s %10s %7s %10s %10s %10s %10s\n", "size (MxNxK)", "type", "thr",
 	       "cachet", "libxsmm", "ratio", "cachet", "libxsmm", "err", "err");
 	printf("%-16s %-4s %3s %10s %10s %7s %10s %10s %10s %10s\n", "", "", "", "GFLOP/s",
@@ -403,6 +412,36 @@ static int xsmm_table(ct_ctx *ctx, const ct_probe_info *pi, const shape *shapes,
 	return bad;
 }
 #endif
+
+/* LIBXSMM at its own defaults, whatever the environment says: LIBXSMM_TARGET would override its
+ * target pick (the newest instruction set it knows that the CPU has), LIBXSMM_GEMM_PREFETCH its
+ * prefetch strategy, and the other LIBXSMM_* variables its allocator and diagnostics; every one
+ * is removed, "NAME=VALUE ..." kept in CACHET_BENCH_ENV_LIBXSMM for the table's header. Once,
+ * before the re-execution (LIBXSMM may read them when it loads). */
+static void xsmm_env_off(void)
+{
+	extern char **environ;
+	if (getenv("CACHET_BENCH_OPENBLAS_PICKED"))
+		return;
+	char had[1024] = "", name[128];
+	size_t len = 0;
+	for (int again = 1; again;) {
+		again = 0;
+		for (char **e = environ; *e; e++) {
+			const char *eq = strchr(*e, '=');
+			if (strncmp(*e, "LIBXSMM_", 8) != 0 || !eq || (size_t)(eq - *e) >= sizeof name)
+				continue;
+			int w = snprintf(had + len, sizeof had - len, "%s%s", len ? " " : "", *e);
+			if (w > 0 && len + (size_t)w < sizeof had)
+				len += (size_t)w;
+			snprintf(name, sizeof name, "%.*s", (int)(eq - *e), *e);
+			unsetenv(name); /* environ changes: scan it again */
+			again = 1;
+			break;
+		}
+	}
+	setenv("CACHET_BENCH_ENV_LIBXSMM", len ? had : "none", 1);
+}
 
 /* "N" or "MxNxK" items, comma-separated, into out (at most max); the count, 0 on error. */
 static int parse_shapes(const char *s, shape *out, int max)
@@ -436,7 +475,8 @@ int main(int argc, char **argv)
 	/* as the cachet CLI: waiting OpenMP threads sleep (see tools/cachet.c);
 	 * set before the first kernel loads libgomp */
 	setenv("OMP_WAIT_POLICY", "passive", 0);
-	bench_openblas_at_best(argv); /* the peer at its best: OPENBLAS_CORETYPE */
+	xsmm_env_off();                      /* before the re-execution: LIBXSMM reads it at load */
+	argc = bench_openblas_at_best(argc, argv); /* the peer at its best, whatever the environment says */
 	int big = 0, small_only = 0, threads[8] = {1, 2}, nthreads = 2, nuser = 0;
 	shape user[16];
 	for (int i = 1; i < argc; i++) {
@@ -469,7 +509,7 @@ int main(int argc, char **argv)
 				return 2;
 			}
 		} else {
-			fprintf(stderr, "usage: bench_gemm [--big] [--threads 1,2] [--shapes LIST] [--small-only] [--pairs]\n");
+			fprintf(stderr, "usage: bench_gemm [--big] [--threads 1,2] [--shapes LIST] [--small-only] [--pairs] [--openblas-coretype NAME]\n");
 			return 2;
 		}
 	}
@@ -498,6 +538,7 @@ int main(int argc, char **argv)
 	printf("gemm C += A * B, row-major: cachet (examples/sgemm|dgemm.cachet, "
 	       "cc -O3 -march=native -fopenmp) vs OpenBLAS %s\n",
 	       openblas_get_config());
+	printf("peer: OpenBLAS, %s [loaded: %s]\n", bench_peer_note(), openblas_get_corename());
 	printf("cpu: %s; measured FMA peak of one core: f32 %.1f GFLOP/s, f64 %.1f GFLOP/s "
 	       "(%.2f GHz); of %d threads: f32 %.1f, f64 %.1f\n",
 	       pi.model, pi.gflops_f32_core, pi.gflops_f64_core, pi.ghz, pi.threads_measured,

@@ -8,7 +8,10 @@
    machine the wall clock also counts the time the process waits for a core).
 2. examples/sgemm.cachet (C += A B, f32, all cores) from Python against
    numpy.matmul (Debian's numpy: OpenBLAS) at 64 .. 4096; the ratio is
-   numpy's time over cachet's (above 1: cachet faster).
+   numpy's time over cachet's (above 1: cachet faster). numpy runs at its
+   best whatever the environment says (openblas_at_best: the verified
+   fastest OpenBLAS kernel set; --openblas-coretype NAME fixes it) on as
+   many threads as cachet (threadpoolctl); the header says both.
 """
 import argparse
 import os
@@ -20,29 +23,96 @@ import subprocess
 import timeit
 
 
-def openblas_at_best():
-    """Re-run this script with OPENBLAS_CORETYPE set to OpenBLAS's fastest kernel set here.
+# Variables that would hold numpy's OpenBLAS below its best: a forced kernel set, a cache size, a
+# thread count fixed at load. Their values are kept for the header (CACHET_BENCH_ENV_<NAME>).
+PEER_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
 
-    numpy's OpenBLAS reads the variable only when it loads, so this runs before numpy is
-    imported. The probe is bench/common/openblas_best.c (CACHET_BENCH_OPENBLAS_BEST, which
-    make bench-python sets); without it OpenBLAS keeps its own pick, and the header says so.
+
+def openblas_at_best():
+    """Re-run this script with numpy's OpenBLAS at its best, whatever the environment says.
+
+    numpy's OpenBLAS reads OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE only when it loads, so this runs
+    before numpy is imported: the probe (bench/common/openblas_best.c, CACHET_BENCH_OPENBLAS_BEST,
+    which make bench-python sets) verifies and times the library's own pick with both variables
+    removed, each kernel set and the environment's values, and the script re-executes with the
+    fastest correct one (--openblas-coretype NAME fixes it instead; the bench stops when it fails
+    verification). The thread-count variables are removed too: numpy's threads are set to
+    cachet's (threadpoolctl) in sgemm(). The header says all of it.
     """
-    probe = os.environ.get("CACHET_BENCH_OPENBLAS_BEST")
-    if "OPENBLAS_CORETYPE" in os.environ or os.environ.get("CACHET_BENCH_OPENBLAS_PICKED"):
+    fixed = None
+    if "--openblas-coretype" in sys.argv[1:-1]:
+        i = sys.argv.index("--openblas-coretype")
+        fixed = sys.argv[i + 1]
+        del sys.argv[i:i + 2]
+    if os.environ.get("CACHET_BENCH_OPENBLAS_PICKED"):
         return
     os.environ["CACHET_BENCH_OPENBLAS_PICKED"] = "1"
+    for name in PEER_ENV:
+        os.environ["CACHET_BENCH_ENV_" + name] = os.environ.get(name, "(unset)")
+    for name in PEER_ENV[2:]:
+        os.environ.pop(name, None)
+    probe = os.environ.get("CACHET_BENCH_OPENBLAS_BEST")
     if not probe:
-        print("bench: CACHET_BENCH_OPENBLAS_BEST not set; OpenBLAS keeps its own kernel pick", file=sys.stderr)
-        return
-    best = subprocess.run([probe], stdout=subprocess.PIPE, text=True, check=False)
-    name = best.stdout.strip()
-    if best.returncode != 0 or not name:
-        print(f"bench: {probe} failed; OpenBLAS keeps its own kernel pick", file=sys.stderr)
-        return
-    if name != "default":
-        os.environ["OPENBLAS_CORETYPE"] = name
-        sys.stdout.flush()
-        os.execv(sys.executable, [sys.executable] + sys.argv)
+        os.environ["CACHET_BENCH_PEER_NOTE"] = ("not probed: CACHET_BENCH_OPENBLAS_BEST not set "
+                                                "(make bench-python sets it); the environment's values")
+    else:
+        best = subprocess.run([probe] + (["--coretype", fixed] if fixed else []),
+                              stdout=subprocess.PIPE, text=True, check=False)
+        lines = dict(line.split(" ", 1) for line in best.stdout.splitlines() if " " in line)
+        if best.returncode != 0 or not {"coretype", "l2", "note"} <= lines.keys():
+            print(f"bench: {probe}: {lines.get('note', 'failed')}", file=sys.stderr)
+            if fixed:
+                sys.exit(f"bench: --openblas-coretype {fixed}: not usable here")
+            os.environ["CACHET_BENCH_PEER_NOTE"] = "not probed: openblas_best failed; the environment's values"
+        else:
+            for name, key in (("OPENBLAS_CORETYPE", "coretype"), ("OPENBLAS_L2_SIZE", "l2")):
+                if lines[key] == "-":
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = lines[key]
+            os.environ["CACHET_BENCH_PEER_NOTE"] = lines["note"]
+    sys.stdout.flush()
+    os.execv(sys.executable, [sys.executable] + sys.argv)
+
+
+def blas_info():
+    """numpy's BLAS as threadpoolctl sees it (a dict), or None without threadpoolctl."""
+    try:
+        import threadpoolctl
+    except ImportError:
+        return None
+    info = [i for i in threadpoolctl.threadpool_info() if i.get("user_api") == "blas"]
+    return info[0] if info else {}
+
+
+def numpy_threads(threads):
+    """numpy's BLAS on `threads` threads, as cachet's sgemm (threadpoolctl); the limiter, or None."""
+    try:
+        import threadpoolctl
+    except ImportError:
+        return None
+    return threadpoolctl.threadpool_limits(limits=threads, user_api="blas")
+
+
+def peer_lines(threads):
+    """The header lines that say how numpy.matmul runs: its BLAS, kernel set, threads, the environment."""
+    had = " ".join(f"{n}={os.environ.get('CACHET_BENCH_ENV_' + n, '(unset)')}" for n in PEER_ENV)
+    info = blas_info()
+    if info is None:
+        blas = "numpy's BLAS: unknown (no threadpoolctl: apt install python3-threadpoolctl)"
+    elif not info:
+        blas = "numpy's BLAS: none that threadpoolctl knows"
+    else:
+        blas = (f"numpy's BLAS: {info.get('internal_api')} {info.get('version')} ({info.get('filepath')}), "
+                f"kernel set {info.get('architecture')}, {info.get('num_threads')} threads "
+                f"(set to cachet's {threads}), {info.get('threading_layer')}")
+    note = os.environ.get("CACHET_BENCH_PEER_NOTE", "not probed")
+    lines = [f"peer: numpy.matmul; OpenBLAS {note}", blas, f"environment had {had}; the thread-count variables removed"]
+    chosen = note.split()[2] if note.startswith("kernel set ") else None
+    if chosen and info and str(info.get("architecture", "")).lower() != chosen.lower():
+        lines.append(f"WARNING: numpy's BLAS runs kernel set {info.get('architecture')}, not the probe's {chosen}: "
+                     "numpy does not load the OpenBLAS the probe measured (update-alternatives --display libblas.so.3)")
+    return lines
 
 
 openblas_at_best()
@@ -185,6 +255,11 @@ def main():
     ap.add_argument("--quick", action="store_true", help="fewer calls, sizes up to 1024")
     ap.add_argument("--sizes", default=None, help="comma-separated sgemm sizes (default 64..4096)")
     ap.add_argument("--threads", type=int, default=0, help="threads of the sgemm kernel (0: all cores)")
+    ap.add_argument("--openblas-coretype", metavar="NAME",
+                    help="numpy's OpenBLAS kernel set, fixed (default: the probe's verified fastest; taken "
+                         "before argparse runs, listed here for --help)")
+    ap.add_argument("--peer-only", action="store_true",
+                    help="the header only: how numpy's BLAS runs (tests/cli/openblas_probe.sh)")
     ap.add_argument("--overhead-only", action="store_true", help="the per-call overhead table only (no sgemm)")
     args = ap.parse_args()
     sizes = ([int(s) for s in args.sizes.split(",")] if args.sizes else
@@ -193,8 +268,13 @@ def main():
     print(f"CPU: {cpu_line()} ({os.cpu_count()} CPUs online)")
     print(f"Python {platform.python_version()} ({sys.executable}), numpy {np.__version__}, "
           f"libcachet {cachet.library_path}")
-    coretype = os.environ.get("OPENBLAS_CORETYPE", "(unset: the library's own pick)")
-    print(f"OPENBLAS_CORETYPE={coretype}\n")
+    threads = args.threads or os.cpu_count()
+    numpy_threads(threads)  # holds until restored (threadpoolctl restores only when asked)
+    for line in peer_lines(threads):
+        print(line)
+    print()
+    if args.peer_only:
+        return
     overhead(args.quick)
     if not args.overhead_only:
         sgemm(sizes, args.threads)
