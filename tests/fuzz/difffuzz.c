@@ -80,7 +80,7 @@ typedef struct config {
 	int entry_every[N_NENTRY]; /* 0: entry off; N: every Nth accepted kernel */
 	double slow_compile; /* a compile slower than this (s) is the finding slow-compile */
 	const char *python;  /* the interpreter of the python entry */
-	char pyscript[512], pypath[512]; /* tests/fuzz/pyentry.py and build/python, absolute */
+	char pyscript[512], pypath[1024]; /* tests/fuzz/pyentry.py and build/python, absolute */
 } config;
 
 static config cfg;
