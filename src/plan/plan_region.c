@@ -548,6 +548,43 @@ static bool find_mcloops(pp *p, rbuild *b)
 	return true;
 }
 
+/* A buffer of more bytes than this lives on the heap in any case (the C
+ * backend keeps temps up to 64 KiB on the stack), so sizing it at run time
+ * costs nothing. */
+#define PL_HEAP_BUFFER_BYTES 65536
+
+/* Whether any site's block of b is guarded (may reach past its array). */
+static bool any_guarded(const rbuild *b)
+{
+	for (int i = 0; i < b->ns; i++)
+		if (b->s[i].b.guarded)
+			return true;
+	return false;
+}
+
+/* A large buffer's block dimensions capped by the source array's runtime
+ * extents: an unguarded block lies inside its array (check proved every
+ * subscript in bounds), so it is never wider than the array, and a bound
+ * that only the split size gave (a split of 2^32 over a runtime N) would
+ * otherwise size the buffer for 2^32 elements whatever N is. Small
+ * buffers keep their constant size (on the stack). */
+static void cap_by_runtime_extents(pp *p, rbuild *b)
+{
+	if (b->src >= p->k->narrays || any_guarded(b))
+		return;
+	int64_t n = (int64_t)ct_dtype_size(p->t->arrays[b->src].type), v;
+	for (int j = 0; j < b->nmc + b->rank; j++)
+		if (!bx_is_const(b->shape[j], &v) || !ct_mul_ok(n, v, &n))
+			n = INT64_MAX;
+	if (n <= PL_HEAP_BUFFER_BYTES)
+		return;
+	for (int d = 0; d < b->rank; d++) {
+		const bx *E = p->t->ext[b->src * IR_MAX_RANK + d];
+		if (bx_is_const(b->shape[b->nmc + d], &v) && !bx_is_const(E, &v))
+			b->shape[b->nmc + d] = pl_bxb(p, BX_MAX, pl_bxb(p, BX_MIN, b->shape[b->nmc + d], E), pl_bxc(p, 1));
+	}
+}
+
 /* Buffer shape: the slots, then the largest block of any site. */
 static void buffer_shape(pp *p, rbuild *b)
 {
@@ -568,6 +605,7 @@ static void buffer_shape(pp *p, rbuild *b)
 			e = pl_bxb(p, BX_MAX, e, pl_bxc(p, 0));
 		b->shape[b->nmc + d] = e;
 	}
+	cap_by_runtime_extents(p, b);
 }
 
 /* Buffer layout: the slot dimensions most major, then the requested order
