@@ -220,7 +220,7 @@ static void band_lines(dlctx *d, const rowgeo *g, int64_t *x, int64_t x0, int64_
 	}
 	/* the highest line is that of the band's last row */
 	x[q] = x1 - 1;
-	int64_t junk[MAX_SHIFTS];
+	int64_t junk[MAX_SHIFTS] = {0}; /* counted into and thrown away: never read uninitialised */
 	for (int k = 0; k < d->nr; k++)
 		tail[k] = INT64_MIN;
 	row_lines(d, g, x, base + rs * x[q], tail, junk);
@@ -322,7 +322,7 @@ static void planes_lines(dlctx *d, rowgeo *g, int64_t *x, int64_t x0, int64_t x1
 	}
 	/* the highest line is that of the last plane */
 	x[q] = x1 - 1;
-	int64_t junk[MAX_SHIFTS];
+	int64_t junk[MAX_SHIFTS] = {0}; /* counted into and thrown away: never read uninitialised */
 	for (int k = 0; k < d->nr; k++)
 		tail[k] = INT64_MIN;
 	plane_lines(d, g, x, in, nin, blo, bhi, base + ps * x[q], pc, tail, junk);
