@@ -6,6 +6,8 @@ verbose=1
 . "$(dirname "$0")/lib/expect.sh"
 BUILD=${CACHET_BUILD:-build}
 PY=${PYTHON:-/usr/bin/python3}
+# under the sanitizers (SAN=1) the instrumented library needs its runtimes preloaded (lib/pysan)
+[ "${SAN:-}" = 1 ] && PY="$(pwd)/tests/cli/lib/pysan"
 CC_=${CC:-cc}
 
 # a runtime-sized temp: its size once wrapped to 0 for L = 2^62 (64 bytes allocated, then overrun)

@@ -30,6 +30,8 @@ if [ "$engines" = interp,native ]; then
 	[ -d "$BUILD/python/cachet" ] && /usr/bin/python3 -c "import numpy" 2>/dev/null ||
 		e=$(echo "$e" | sed 's/,*python:[0-9]*//')
 	entries="--entries $e"
+	# under the sanitizers the Python entry's interpreter gets their runtimes preloaded (lib/pysan)
+	[ "${SAN:-}" = 1 ] && entries="$entries --python $(pwd)/tests/cli/lib/pysan"
 fi
 "$FUZZ" --families ${FUZZ_FAMILIES:-all} --edges ${FUZZ_EDGES:-1} --seed 1000001 \
 	--count ${FUZZ_FAMILIES_COUNT:-800} --engines $engines --native-every 20 $entries --no-minimize \

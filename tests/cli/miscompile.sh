@@ -9,6 +9,8 @@
 export CACHET_CACHE_DIR=$tmp/c
 command -v cc >/dev/null 2>&1 || { echo "skip: no cc" >&2; echo "0 passed, 0 failed"; exit 0; }
 PY=${PYTHON:-/usr/bin/python3}
+# under the sanitizers (SAN=1) the instrumented library needs its runtimes preloaded (lib/pysan)
+[ "${SAN:-}" = 1 ] && PY="$(pwd)/tests/cli/lib/pysan"
 BUILD=${CACHET_BUILD:-build}
 
 for f in tests/plans/repro_gcc_outer_vect.cachet tests/plans/repro_gcc_slp_split.cachet \

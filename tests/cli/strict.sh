@@ -7,6 +7,8 @@
 BUILD=${CACHET_BUILD:-build}
 CACHET=${CACHET:-$BUILD/cachet}
 PY=${PYTHON:-/usr/bin/python3}
+# under the sanitizers (SAN=1) the instrumented library needs its runtimes preloaded (lib/pysan)
+[ "${SAN:-}" = 1 ] && PY="$(pwd)/tests/cli/lib/pysan"
 pass=0
 fail=0
 check() {
