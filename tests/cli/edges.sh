@@ -119,13 +119,13 @@ except Exception as e:
     out.append("overflows" if "overflows 64 bits" in str(e) else repr(e))
 print(" ".join(out))
 EOF
-	got=$(PYTHONPATH="$BUILD/python" PYTHONDONTWRITEBYTECODE=1 timeout 120 "$PY" "$tmp/t.py" 2>&1)
+	got=$(PYTHONPATH="$BUILD/python" PYTHONDONTWRITEBYTECODE=1 timeout 120 "$PY" "$tmp/t.py" 2>"$tmp/py.err")
 	rc=$?
 	want="MemoryError MemoryError MemoryError 45 overflows"
 	if [ "$rc" = 0 ] && [ "$got" = "$want" ]; then
 		ok "python: $got"
 	else
-		bad "python: exit $rc, got '$got', want '$want'"
+		bad "python: exit $rc, got '$got', want '$want'; stderr: $(head -c 600 "$tmp/py.err")"
 	fi
 else
 	echo "skip python checks: no $BUILD/python (make python) or numpy/cffi"
