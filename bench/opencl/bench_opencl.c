@@ -432,8 +432,8 @@ static void clblast_device_dir(const clblast_opts *o, const char *dname, char *b
 }
 
 /* Run clblast_tuner_xgemm for the device in folder ddir (made; old results removed), stopped
- * after o->seconds; tuned.txt records the command and the date. */
-static void clblast_run_tuner(const clblast_opts *o, const char *ddir)
+ * after o->seconds; tuned.txt records the command and the date. 0 when the tuner ran. */
+static int clblast_run_tuner(const clblast_opts *o, const char *ddir)
 {
 	char cmd[4096], tuner[300];
 	snprintf(tuner, sizeof tuner, "clblast_tuner_xgemm -precision 32 -m %d -n %d -k %d -fraction %g -runs 1",
@@ -447,8 +447,7 @@ static void clblast_run_tuner(const clblast_opts *o, const char *ddir)
 	         "printf '%s, stopped after %d s\\n%%s\\n' \"$(date -u '+%%Y-%%m-%%d %%H:%%M UTC')\" > tuned.txt; }",
 	         ddir, ddir, o->seconds, tuner, ddir, o->seconds, tuner, tuner, o->seconds) >= (int)sizeof cmd)
 		DIE("the tuner's command is too long");
-	if (system(cmd) != 0)
-		fprintf(stderr, "bench_opencl: the tuner did not run\n");
+	return system(cmd) == 0 ? 0 : -1;
 }
 
 /* Copy line without its terminal colour escapes (ESC [ ... m). */
@@ -575,7 +574,10 @@ static const char *clblast_setup(const clblast_opts *o, cl_device_id d, const ch
 	clblast_device_dir(o, dname, ddir, sizeof ddir);
 	int have = clblast_best(ddir, params, sizeof params, &count, &ms) == 0;
 	if (o->force_tune || !have) {
-		clblast_run_tuner(o, ddir);
+		if (clblast_run_tuner(o, ddir) != 0) {
+			snprintf(buf, cap, "CLBlast: untuned, %s, because clblast_tuner_xgemm could not run (see above)", db);
+			return buf;
+		}
 		have = clblast_best(ddir, params, sizeof params, &count, &ms) == 0;
 	}
 	if (!have) {
