@@ -219,10 +219,16 @@ $(BUILD)/bench/bench_stencil_spmd: bench/stencil_spmd/bench_stencil_spmd.c $(BUI
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) $(EXTRA_LIBS) $(LDLIBS)
 
 # make bench-opencl [BENCH_ARGS="--quick --reps N"]: sgemm on the OpenCL device (PoCL), cachet's kernel
-# (examples/opencl_sgemm.cachet) vs CLBlast, 256..2048, with cold build vs binary load times
-.PHONY: bench-opencl
+# (examples/opencl_sgemm.cachet) vs CLBlast, 256..2048, with cold build vs binary load times. CLBlast runs
+# with Xgemm parameters tuned for the device by clblast_tuner_xgemm, kept in $(BUILD)/bench/clblast-tuned/
+# (tuned on the first run; BENCH_ARGS=--clblast-untuned: its defaults)
+# make bench-opencl-tune-clblast [BENCH_ARGS="--clblast-fraction F"]: re-run CLBlast's tuner, then the bench
+.PHONY: bench-opencl bench-opencl-tune-clblast
 bench-opencl: $(BUILD)/bench/bench_opencl
 	./$(BUILD)/bench/bench_opencl $(BENCH_ARGS)
+
+bench-opencl-tune-clblast: $(BUILD)/bench/bench_opencl
+	./$(BUILD)/bench/bench_opencl --clblast-tune $(BENCH_ARGS)
 
 $(BUILD)/bench/bench_opencl: bench/opencl/bench_opencl.c $(BUILD)/libcachet.a | $(BUILD)/.bench-deps-ok
 	@mkdir -p $(dir $@)

@@ -1,7 +1,7 @@
 #!/bin/sh
-# bench-deps.sh: install the Debian packages the benchmarks compare against (OpenBLAS, libxsmm, CLBlast) when missing.
+# bench-deps.sh: install the Debian packages the benchmarks compare against (OpenBLAS, libxsmm, CLBlast and its tuners) when missing.
 set -e
-PKGS="libopenblas-dev libclblast-dev python3-threadpoolctl"
+PKGS="libopenblas-dev libclblast-dev clblast-utils python3-threadpoolctl"
 # libxsmm is only packaged for some architectures and releases
 if apt-cache policy libxsmm-dev 2>/dev/null | grep -q 'Candidate: [0-9]'; then
 	PKGS="$PKGS libxsmm-dev"

@@ -25,8 +25,8 @@
  * `reps` runs is reported. The C of each one's last timed run is
  * compared with the other's (|a - b| <= 1e-4 * max|C| + 1e-6), and 256
  * sampled elements of cachet's with a double-precision host sum: a
- * mismatch fails the bench. The header says whether CLBlast runs with
- * parameters tuned for the device (clblast_tuning). Build times: source -> kernel ready (clBuildProgram,
+ * mismatch fails the bench. CLBlast runs with Xgemm parameters tuned for
+ * the device by its own tuner (clblast_setup), and the header says which. Build times: source -> kernel ready (clBuildProgram,
  * clCreateKernel and the first launch, where PoCL compiles the work-group
  * function), with PoCL's own kernel cache off (POCL_KERNEL_CACHE=0), vs
  * binary -> kernel ready (clCreateProgramWithBinary, clBuildProgram,
@@ -360,12 +360,11 @@ static void fresh_loads(const char *self, const char *file, int n, const unsigne
 	fr->after_first = median(v[5], got);
 }
 
-/* Whether CLBlast runs with parameters tuned for this device: its built-in database (compiled
- * into the library; CLBlast 1.5 reads no variable and this bench overrides nothing) holds
- * entries by device name, and a device it does not name gets the vendor's or the global
- * defaults. So the device's name, with PoCL's "pthread-"/"cpu-" prefix or without, is looked
- * for in the library's file. A sentence for the table's header into buf. */
-static const char *clblast_tuning(const char *dname, char *buf, size_t cap)
+/* Whether CLBlast's built-in database names this device: it holds entries by device name, and a
+ * device it does not name gets the vendor's or the global defaults. So the device's name, with
+ * PoCL's "pthread-"/"cpu-" prefix or without, is looked for in the library's file. 1: named,
+ * 0: not, -1: the library cannot be read; its path into lib. */
+static int clblast_db_names(const char *dname, char *lib, size_t cap)
 {
 	Dl_info info;
 	void *sym = dlsym(RTLD_DEFAULT, "CLBlastSgemm");
@@ -379,10 +378,9 @@ static const char *clblast_tuning(const char *dname, char *buf, size_t cap)
 	}
 	if (f)
 		fclose(f);
-	if (!text) {
-		snprintf(buf, cap, "CLBlast's tuning for this device: unknown (cannot read the library)");
-		return buf;
-	}
+	if (!text)
+		return -1;
+	snprintf(lib, cap, "%s", info.dli_fname);
 	const char *bare = dname;
 	if (strncmp(bare, "pthread-", 8) == 0)
 		bare += 8;
@@ -391,11 +389,220 @@ static const char *clblast_tuning(const char *dname, char *buf, size_t cap)
 	int named = (*dname && memmem(text, (size_t)size, dname, strlen(dname))) ||
 	            (*bare && memmem(text, (size_t)size, bare, strlen(bare)));
 	free(text);
+	return named;
+}
+
+/*
+ * CLBlast at its best (issue #33): CLBlast 1.5 reads no variable, and its database has no entry
+ * for a device it was not tuned on (PoCL here), which then runs the vendor's or global defaults.
+ * So the bench tunes it with CLBlast's own tuner (clblast_tuner_xgemm of Debian's clblast-utils)
+ * once per device, keeps the tuner's output in BUILD/bench/clblast-tuned/<device>/ (device-
+ * specific: never committed), and before timing applies the fastest configuration whose result
+ * the tuner verified ("results match") with CLBlastOverrideParameters. Bounded: the tuner runs at
+ * m = n = k = 512 (--clblast-tune-size), one run per configuration, with CLBlast's -fraction F
+ * (--clblast-fraction, default 40; in CLBlast 1.5 it measures (configurations)/F of each phase,
+ * drawn at random: 14 of the 578 of its first phase, 3020 of the 120800 of its second), and is
+ * stopped after --clblast-tune-seconds (default 180); every configuration it measured by then
+ * counts (its log, tuner.log, lists them; its phases GEMMK=0 fixed set, GEMMK=0 random set, then
+ * GEMMK=1, are reached in that order, and a phase it finished also leaves its JSON file).
+ */
+typedef struct clblast_opts {
+	const char *dir; /* where the tuned results live (a folder per device) */
+	double fraction; /* the tuner's -fraction */
+	int size;        /* the tuner's -m/-n/-k */
+	int seconds;     /* the tuner's time budget */
+	bool force_tune; /* --clblast-tune: re-run the tuner even when results are kept */
+	bool untuned;    /* --clblast-untuned: CLBlast's own defaults, nothing applied */
+} clblast_opts;
+
+/* The device's folder under o->dir (its name with anything but [A-Za-z0-9.-] as '_') into buf. */
+static void clblast_device_dir(const clblast_opts *o, const char *dname, char *buf, size_t cap)
+{
+	char safe[256];
+	size_t i = 0;
+	for (; dname[i] && i < sizeof safe - 1; i++) {
+		char c = dname[i];
+		int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+		         c == '-';
+		safe[i] = ok ? c : '_';
+	}
+	safe[i] = 0;
+	if ((size_t)snprintf(buf, cap, "%s/%s", o->dir, i ? safe : "device") >= cap)
+		DIE("the folder name %s is too long", o->dir);
+}
+
+/* Run clblast_tuner_xgemm for the device in folder ddir (made; old results removed), stopped
+ * after o->seconds; tuned.txt records the command and the date. 0 when the tuner ran. */
+static int clblast_run_tuner(const clblast_opts *o, const char *ddir)
+{
+	char cmd[4096], tuner[300];
+	snprintf(tuner, sizeof tuner, "clblast_tuner_xgemm -precision 32 -m %d -n %d -k %d -fraction %g -runs 1",
+	         o->size, o->size, o->size, o->fraction);
+	if (snprintf(cmd, sizeof cmd,
+	         "command -v clblast_tuner_xgemm >/dev/null 2>&1 || { echo 'bench_opencl: clblast_tuner_xgemm not "
+	         "found (make bench-deps installs clblast-utils)' >&2; exit 1; }; "
+	         "mkdir -p '%s' && cd '%s' && rm -f clblast_xgemm_*.json tuned.txt tuner.log && "
+	         "echo 'bench_opencl: tuning CLBlast for at most %d s: %s (log: %s/tuner.log)' >&2 && "
+	         "{ timeout -s INT %d %s >tuner.log 2>&1; "
+	         "printf '%s, stopped after %d s\\n%%s\\n' \"$(date -u '+%%Y-%%m-%%d %%H:%%M UTC')\" > tuned.txt; }",
+	         ddir, ddir, o->seconds, tuner, ddir, o->seconds, tuner, tuner, o->seconds) >= (int)sizeof cmd)
+		DIE("the tuner's command is too long");
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Copy line without its terminal colour escapes (ESC [ ... m). */
+static void strip_ansi(const char *in, char *out, size_t cap)
+{
+	size_t o = 0;
+	for (const char *p = in; *p && o + 1 < cap; p++) {
+		if (*p == 27 && p[1] == '[') {
+			p += 2;
+			while (*p && *p != 'm')
+				p++;
+			if (!*p)
+				break;
+			continue;
+		}
+		out[o++] = *p;
+	}
+	out[o] = 0;
+}
+
+/* The fastest verified configuration in ddir/tuner.log: "NAME=V ..." into params, how many
+ * configurations were verified into *count. The log's rows are "| id | total | v v v ... | local |
+ * global | compiles | time ms | GFLOPS | status |" under a "Parameters explored: NAME ..." line.
+ * 0 when one was found. */
+static int clblast_best(const char *ddir, char *params, size_t pcap, int *count, double *best_ms)
+{
+	char path[700];
+	snprintf(path, sizeof path, "%s/tuner.log", ddir);
+	FILE *f = fopen(path, "r");
+	*count = 0;
+	*best_ms = -1;
+	if (!f)
+		return -1;
+	static char raw[4096], line[4096], names[64][16];
+	int nnames = 0;
+	while (fgets(raw, sizeof raw, f)) {
+		strip_ansi(raw, line, sizeof line);
+		const char *ex = strstr(line, "Parameters explored:");
+		if (ex) {
+			nnames = 0;
+			char *save = NULL;
+			for (char *t = strtok_r(line + (ex - line) + 20, " \n", &save); t && nnames < 64;
+			     t = strtok_r(NULL, " \n", &save))
+				snprintf(names[nnames++], sizeof names[0], "%s", t);
+			continue;
+		}
+		if (line[0] != '|' || !strstr(line, "results match") || nnames == 0)
+			continue;
+		char *field[12];
+		int nf = 0;
+		char *save = NULL;
+		for (char *t = strtok_r(line, "|", &save); t && nf < 12; t = strtok_r(NULL, "|", &save))
+			field[nf++] = t;
+		/* id, total, values, local, global, compiles, time, GFLOPS, status */
+		if (nf < 9 || atoi(field[0]) <= 0)
+			continue;
+		double ms = atof(field[6]);
+		char vals[512] = "";
+		size_t used = 0;
+		int nv = 0;
+		char *vs = NULL;
+		for (char *t = strtok_r(field[2], " ", &vs); t; t = strtok_r(NULL, " ", &vs)) {
+			if (nv >= nnames)
+				break;
+			int w = snprintf(vals + used, sizeof vals - used, "%s%s=%s", nv ? " " : "", names[nv], t);
+			if (w > 0 && (size_t)w < sizeof vals - used)
+				used += (size_t)w;
+			nv++;
+		}
+		if (nv != nnames || ms <= 0)
+			continue;
+		(*count)++;
+		if (*best_ms < 0 || ms < *best_ms) {
+			*best_ms = ms;
+			snprintf(params, pcap, "%s", vals);
+		}
+	}
+	fclose(f);
+	return *best_ms > 0 ? 0 : -1;
+}
+
+/* Apply "NAME=V NAME=V ..." (PRECISION dropped) to the device's Xgemm kernel; 0 on success. */
+static int clblast_apply(cl_device_id d, const char *params, char *shown, size_t scap)
+{
+	const char *names[32];
+	size_t values[32], n = 0;
+	static char buf[512];
+	snprintf(buf, sizeof buf, "%s", params);
+	shown[0] = 0;
+	size_t used = 0;
+	for (char *tok = strtok(buf, " "); tok && n < 32; tok = strtok(NULL, " ")) {
+		char *eq = strchr(tok, '=');
+		if (!eq || strncmp(tok, "PRECISION=", 10) == 0)
+			continue;
+		*eq = 0;
+		names[n] = tok;
+		values[n] = (size_t)strtoul(eq + 1, NULL, 10);
+		int w = snprintf(shown + used, scap - used, "%s%s=%zu", n ? " " : "", tok, values[n]);
+		if (w > 0 && (size_t)w < scap - used)
+			used += (size_t)w;
+		n++;
+	}
+	return n && CLBlastOverrideParameters(d, "Xgemm", CLBlastPrecisionSingle, n, names, values) == CLBlastSuccess
+	               ? 0
+	               : -1;
+}
+
+/* Put CLBlast at its best on device d as o says (tuning it first when no results are kept) and
+ * say in buf which parameters it runs with. */
+static const char *clblast_setup(const clblast_opts *o, cl_device_id d, const char *dname, char *buf, size_t cap)
+{
+	char lib[400] = "?";
+	int named = clblast_db_names(dname, lib, sizeof lib);
+	const char *db = named > 0 ? "its database's entry for this device"
+	                 : named == 0 ? "its vendor/global defaults (its database does not name this device)"
+	                              : "its database's parameters (whether it names this device: unknown)";
+	if (o->untuned) {
+		snprintf(buf, cap, "CLBlast: untuned, %s, because --clblast-untuned", db);
+		return buf;
+	}
+	char ddir[600], params[512] = "", shown[600];
+	int count = 0;
+	double ms = 0;
+	clblast_device_dir(o, dname, ddir, sizeof ddir);
+	int have = clblast_best(ddir, params, sizeof params, &count, &ms) == 0;
+	if (o->force_tune || !have) {
+		if (clblast_run_tuner(o, ddir) != 0) {
+			snprintf(buf, cap, "CLBlast: untuned, %s, because clblast_tuner_xgemm could not run (see above)", db);
+			return buf;
+		}
+		have = clblast_best(ddir, params, sizeof params, &count, &ms) == 0;
+	}
+	if (!have) {
+		snprintf(buf, cap, "CLBlast: untuned, %s, because clblast_tuner_xgemm verified no configuration (%s)", db,
+		         ddir);
+		return buf;
+	}
+	if (clblast_apply(d, params, shown, sizeof shown) != 0) {
+		snprintf(buf, cap, "CLBlast: untuned, %s, because CLBlastOverrideParameters refused %s", db, params);
+		return buf;
+	}
+	char path[700], how[400] = "", when[64] = "";
+	snprintf(path, sizeof path, "%s/tuned.txt", ddir);
+	FILE *f = fopen(path, "r");
+	if (f) {
+		if (fgets(how, sizeof how, f))
+			how[strcspn(how, "\n")] = 0;
+		if (fgets(when, sizeof when, f))
+			when[strcspn(when, "\n")] = 0;
+		fclose(f);
+	}
 	snprintf(buf, cap,
-	         named ? "CLBlast: tuned parameters (its database names \"%s\")"
-	               : "CLBlast: its default parameters, not tuned for this device (its database (%s) does not name \"%s\"; "
-	                 "clblast_tuner_xgemm of clblast-utils would tune it)",
-	         named ? dname : info.dli_fname, dname);
+	         "CLBlast: Xgemm parameters tuned here by `%s` (%s; fastest of %d verified configurations, %.2f ms at "
+	         "its size; %s): %s",
+	         how[0] ? how : "clblast_tuner_xgemm", when[0] ? when : "date unknown", count, ms, ddir, shown);
 	return buf;
 }
 
@@ -406,6 +613,12 @@ int main(int argc, char **argv)
 		return load_child(argv[3], atoi(argv[2]), argv[4], argv[5], argv[6]);
 	int sizes[8] = {256, 512, 1024, 2048}, nsizes = 4, reps = 3;
 	bool pocl_cache = false;
+	/* the tuned results live next to this program (BUILD/bench/clblast-tuned) */
+	char tuned_dir[600];
+	const char *slash = strrchr(argv[0], '/');
+	snprintf(tuned_dir, sizeof tuned_dir, "%.*s/clblast-tuned", slash ? (int)(slash - argv[0]) : 1,
+	         slash ? argv[0] : ".");
+	clblast_opts co = {tuned_dir, 40, 512, 180, false, false};
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--quick") == 0) {
 			nsizes = 2;
@@ -414,6 +627,18 @@ int main(int argc, char **argv)
 			pocl_cache = true;
 		} else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
 			reps = atoi(argv[++i]);
+		} else if (strcmp(argv[i], "--clblast-tune") == 0) {
+			co.force_tune = true;
+		} else if (strcmp(argv[i], "--clblast-untuned") == 0) {
+			co.untuned = true;
+		} else if (strcmp(argv[i], "--clblast-dir") == 0 && i + 1 < argc) {
+			co.dir = argv[++i];
+		} else if (strcmp(argv[i], "--clblast-fraction") == 0 && i + 1 < argc) {
+			co.fraction = atof(argv[++i]);
+		} else if (strcmp(argv[i], "--clblast-tune-seconds") == 0 && i + 1 < argc) {
+			co.seconds = atoi(argv[++i]);
+		} else if (strcmp(argv[i], "--clblast-tune-size") == 0 && i + 1 < argc) {
+			co.size = atoi(argv[++i]);
 		}
 	}
 	if (reps < 1)
@@ -439,7 +664,7 @@ int main(int argc, char **argv)
 	printf("device: %s (%u compute units); %s; median of %d runs, the last verified\n", dname, cus,
 	       file, reps);
 	char tuning[1024];
-	printf("peer: %s\n", clblast_tuning(dname, tuning, sizeof tuning));
+	printf("peer: %s\n", clblast_setup(&co, v.d, dname, tuning, sizeof tuning));
 	printf("%6s | %12s %9s | %12s %9s | %7s | %10s %11s\n", "n", "cachet s", "GFLOP/s", "CLBlast s", "GFLOP/s",
 	       "ratio", "cold build", "binary load");
 	size_t tiny_n = 0;
