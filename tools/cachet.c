@@ -552,14 +552,19 @@ static void on_fatal_signal(int sig)
 {
 	ct_ctx_cancel(signal_ctx);
 	undo_for_signal();
-	/* PoCL's threads (and its linker child) may still be writing in the
-	 * folder while it is removed: try again until it is gone, briefly */
+	/* PoCL's threads may still be writing in the folder while it is
+	 * removed, and make it again (their mkdir -p of a cache path): remove
+	 * it until it has stayed gone for 3 looks 10 ms apart (0.5 s at most) */
 	struct stat st;
-	for (int i = 0; pocl_tmp_ready && i < 50 && lstat(pocl_tmp, &st) == 0; i++) {
-		remove_tree_at(AT_FDCWD, pocl_tmp, 0);
+	for (int i = 0, gone = 0; pocl_tmp_ready && i < 50 && gone < 3; i++) {
+		if (lstat(pocl_tmp, &st) == 0) {
+			remove_tree_at(AT_FDCWD, pocl_tmp, 0);
+			gone = 0;
+		} else {
+			gone++;
+		}
 		struct timespec pause = {0, 10 * 1000 * 1000};
-		if (lstat(pocl_tmp, &st) == 0)
-			nanosleep(&pause, NULL);
+		nanosleep(&pause, NULL);
 	}
 	signal(sig, SIG_DFL);
 	raise(sig);

@@ -73,6 +73,8 @@ expect "--openblas-coretype of a wrong candidate: the bench stops" 2 'not usable
 
 # 4. the Python bench (bench_python.py's own copy of the pick): numpy's OpenBLAS runs with the choice
 PY=${PYTHON:-/usr/bin/python3}
+# under the sanitizers (SAN=1) the instrumented library needs its runtimes preloaded (lib/pysan)
+[ "${SAN:-}" = 1 ] && PY="$(pwd)/tests/cli/lib/pysan"
 BUILD=${CACHET_BUILD:-build}
 skipped=""
 if [ -f "$BUILD/python/cachet/__init__.py" ] && "$PY" -c "import numpy, threadpoolctl" 2>/dev/null; then
