@@ -85,6 +85,24 @@ static const char *loop_name(const eg *e, const lt_node *x)
 	return x->index >= 0 && x->index < e->t->nindices ? e->t->indices[x->index].name : "?";
 }
 
+/* Whether loop x is one of an OpenMP worksharing band's loops on the host
+ * (a non-SPMD parallelize: the loop itself, or one of the collapse - 1
+ * single loops nested in it): OpenMP computes their trip counts itself. */
+static bool omp_band_loop(const eg *e, const lt_node *x)
+{
+	if (e->k->target != TARGET_HOST)
+		return false;
+	for (int d = 0; x && x->kind == LT_LOOP; d++, x = x->parent) {
+		if (x->parallel) {
+			const ir_plan_item *it = x->par_item >= 0 && x->par_item < e->k->nplan ? &e->k->plan[x->par_item] : NULL;
+			return it && !it->spmd && d < (x->collapse > 0 ? x->collapse : 1);
+		}
+		if (x->parent && x->parent->nkids != 1)
+			return false;
+	}
+	return false;
+}
+
 static void check_loop(eg *e, const lt_node *x, int depth)
 {
 	const char *name = loop_name(e, x);
@@ -108,6 +126,16 @@ static void check_loop(eg *e, const lt_node *x, int depth)
 		eg_err(e, loop_pos(e, x),
 		       "loop '%s' overflows 64 bits: from %lld to %lld by %lld, its variable would pass "
 		       "2^63 - 1 after the last iteration",
+		       name, (long long)lo, (long long)hi, (long long)x->step);
+	/* OpenMP counts a worksharing loop's iterations as (hi - lo + step - 1) / step in
+	 * the loop's type: with a step near 2^63 that sum overflows and the loop runs no
+	 * iteration at all (tests/plans/errors/parallel_step_overflow) */
+	int64_t span;
+	if (e->st == CT_OK && hi > lo && omp_band_loop(e, x) &&
+	    (!ct_sub_ok(hi, lo, &span) || !ct_add_ok(span, x->step - 1, &span)))
+		eg_err(e, loop_pos(e, x),
+		       "parallel loop '%s' from %lld to %lld by %lld: OpenMP's trip count (hi - lo + "
+		       "step - 1) overflows 64 bits (a smaller split, or parallelize(..., spmd=true))",
 		       name, (long long)lo, (long long)hi, (long long)x->step);
 }
 
