@@ -124,6 +124,21 @@ char *ocl_kernel_source(ct_kernel *k, size_t *len, struct ocl_launch *L);
  * failures are CT_ERR_COMPILE with the log. */
 ct_status run_opencl_binary(ct_kernel *k, unsigned char **bin, size_t *n, char *desc, size_t cap);
 
+/* The CUDA engine (engine/cuda.c), for plan(target=cuda) kernels: generate
+ * CUDA C, compile it (NVRTC, else nvcc --cubin, or load it from the code
+ * cache), run it on the first CUDA device through the driver API (loaded
+ * with dlopen) and verify. Fills r (engine "cuda"); CT_ERR_UNSUPPORTED with
+ * a message saying what is missing where there is no GPU or no driver. */
+ct_status run_cuda(ct_kernel *k, const ct_run_options *o, ct_run_result *r);
+/* k lowered and written as CUDA C (malloc'd), its launch in *L (may be
+ * NULL): the one way the engine, `cachet emit --target cuda` and the
+ * package get the source. */
+char *cuda_kernel_source(ct_kernel *k, size_t *len, struct ocl_launch *L);
+/* The package of a plan(target=cuda) kernel (cudapkg.c): DIR/NAME.cu,
+ * NAME.h, NAME.c (a C host wrapper over the driver API), libNAME.a,
+ * libNAME.so. */
+ct_status gen_cuda_package(ct_kernel *k, const char *dir);
+
 /* native.c: k's compiled entry point (kernel memo, code cache); native_entry_load
  * also says where the code came from ("memory", "disk", "compiled"; how may be
  * NULL) and how long compiling took (0 unless compiled). */

@@ -42,4 +42,14 @@ const char *ocl_build_options(const char *platform, bool barriers);
  * message names the cache or index) or another error on the kernel's ctx. */
 char *gen_opencl(ct_looptree *t, size_t *len, ocl_launch *L);
 
+/* The CUDA C source of loop tree t (plan(target=cuda)): the same GPU
+ * generator as gen_opencl in CUDA's spelling (blocks of threads for
+ * work-groups of work-items, __shared__ for location=local|shared). The
+ * kernel is `extern "C" __global__`, named L->fn, and takes the kernel's
+ * arrays (temps excluded) as pointers in declaration order, then the
+ * runtime params as long long; L->global / L->local are in threads (grid
+ * = global / local per dimension). Returns a malloc'd string; NULL with
+ * CT_ERR_INPUT or another error on the kernel's ctx. */
+char *gen_cuda(ct_looptree *t, size_t *len, ocl_launch *L);
+
 #endif

@@ -1421,3 +1421,11 @@ out:
 	free(pv);
 	return result;
 }
+
+char *gen_cuda(ct_looptree *t, size_t *len, ocl_launch *L)
+{
+	(void)len;
+	(void)L;
+	ct_error(t->k->ctx, CT_ERR_UNSUPPORTED, "CUDA C generation is not built yet");
+	return NULL;
+}

@@ -258,7 +258,8 @@ typedef struct ir_sched {
 
 typedef enum ir_target {
 	TARGET_HOST = 0,
-	TARGET_OPENCL = 1
+	TARGET_OPENCL = 1,
+	TARGET_CUDA = 2 /* NVIDIA GPUs: CUDA C (docs/CUDA.md) */
 } ir_target;
 
 typedef enum ir_plan_kind {
