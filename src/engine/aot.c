@@ -275,6 +275,8 @@ ct_status ct_kernel_build(ct_kernel *k, const char *dir)
 		return ct_error(ctx, CT_ERR_IO, "%s is not a folder", dir);
 	if (k->has_plan && k->target == TARGET_OPENCL)
 		return gen_opencl_package(k, dir);
+	if (k->has_plan && k->target == TARGET_CUDA)
+		return gen_cuda_package(k, dir);
 	size_t len = 0;
 	char *src = ct_kernel_emit(k, "host", &len);
 	if (!src)

@@ -20,9 +20,3 @@ ct_status run_cuda(ct_kernel *k, const ct_run_options *o, ct_run_result *r)
 	r->engine = "cuda";
 	return ct_error(k->ctx, CT_ERR_UNSUPPORTED, "CUDA: the CUDA engine is not built yet");
 }
-
-ct_status gen_cuda_package(ct_kernel *k, const char *dir)
-{
-	(void)dir;
-	return ct_error(k->ctx, CT_ERR_UNSUPPORTED, "CUDA: packages are not built yet");
-}

@@ -1,0 +1,189 @@
+#!/bin/sh
+# cuda_package.sh: `cachet build` on plan(target=cuda) kernels (docs/CUDA.md, "Packages"): every file of the
+# package is there, the wrapper compiles under the strict flags with no CUDA header or library, the embedded
+# cubin is an ELF for sm_90a and the PTX assembles and names the kernel, and programs that link the package
+# (examples/cuda_package.c among them) exit 2 with "no NVIDIA driver" where there is none, or, on a machine
+# with an NVIDIA GPU and driver, run the kernel and match a reference computed on the host.
+# Packages are made twice: with `cachet build` (the CUDA generator's kernels) and through the package's inner
+# entry with hand-written kernels (tests/cli/cuda_package/: the wrapper checked apart from the generator).
+# The GPU runs count as skipped, with the reason, where there is no GPU. Prints "N passed, M failed".
+# One command on the GPU machine too: CACHET=... CACHET_BUILD=... sh tests/cli/cuda_package.sh
+. tests/cli/lib/expect.sh
+B=${CACHET_BUILD:-build}
+D=tests/cli/cuda_package
+SANFL=""
+[ "${SAN:-}" = 1 ] && SANFL="-fsanitize=address,undefined"
+LIBS="$SANFL $B/libcachet.a $(pkg-config --libs libxxhash hwloc sqlite3 jansson isl 2>/dev/null || echo -lxxhash -lhwloc -lsqlite3 -ljansson -lisl -lgmp) -lm -ldl -lpthread"
+# the Makefile's warning set
+STRICT="-std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wconversion -Wno-sign-conversion
+	-Wpointer-arith -Wcast-qual -Wwrite-strings -Wundef -Wvla -Werror"
+skipped=""
+skip() {
+	skipped="$skipped
+  $*"
+}
+
+NVCC=${CACHET_NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+if [ ! -x "$NVCC" ]; then
+	echo "skipped: every check (no nvcc: CUDA packages need it, docs/CUDA.md)"
+	echo "0 passed, 0 failed"
+	exit 0
+fi
+PTXAS=$(dirname "$NVCC")/ptxas
+CUOBJDUMP=$(dirname "$NVCC")/cuobjdump
+# a GPU here: the NVIDIA driver's library is installed (or CACHET_TEST_GPU=1 says so)
+gpu=${CACHET_TEST_GPU:-}
+if [ -z "$gpu" ]; then
+	gpu=0
+	ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 ' && gpu=1
+fi
+
+# run_pkg NAME PATTERN PROGRAM ARGS...: without a driver, exit 2 naming it; with a GPU, exit 0 and PATTERN
+run_pkg() {
+	rn=$1 rpat=$2
+	shift 2
+	if [ "$gpu" = 1 ]; then
+		"$@" >"$tmp/o" 2>"$tmp/e"
+		rrc=$?
+		if [ "$rrc" = 2 ]; then
+			skip "$rn on the GPU: $(head -1 "$tmp/e")"
+		elif [ "$rrc" = 0 ] && grep -qE -- "$rpat" "$tmp/o"; then
+			ok
+			echo "ok   $rn on the GPU: $(head -1 "$tmp/o")"
+		else
+			bad "$rn on the GPU: exit $rrc"
+			head -5 "$tmp/o" "$tmp/e" | sed 's/^/    /' >&2
+		fi
+	else
+		expect "$rn without a driver: exit 2, 'no NVIDIA driver'" 2 "no NVIDIA driver: libcuda.so.1 cannot be loaded" "$@"
+		skip "$rn on a GPU: no NVIDIA driver here (libcuda.so.1)"
+	fi
+}
+
+# check_files DIR NAME FN: the files, the strict compile, no CUDA library, the cubin and the PTX
+check_files() {
+	cd_=$1 cn=$2 cfn=$3
+	for f in "$cn.cu" "$cn.h" "$cn.c" "lib$cn.a" "lib$cn.so"; do
+		[ -s "$cd_/$f" ] && ok || bad "$cn: package file $f missing"
+	done
+	for c in cc clang; do
+		command -v $c >/dev/null 2>&1 || continue
+		$c $STRICT -I"$cd_" -c "$cd_/$cn.c" -o "$tmp/strict.o" 2>"$tmp/cc.err" && ok ||
+			{ bad "$cn: $cn.c does not compile under the strict flags ($c)"; head -20 "$tmp/cc.err" >&2; }
+	done
+	# -pedantic too, less its limit on string literals (ISO C's 4095 bytes: the source and PTX are longer)
+	cc $STRICT -pedantic -Wno-overlength-strings -I"$cd_" -c "$cd_/$cn.c" -o "$tmp/strict.o" 2>"$tmp/cc.err" && ok ||
+		{ bad "$cn: $cn.c does not compile with -pedantic"; head -20 "$tmp/cc.err" >&2; }
+	if command -v c++ >/dev/null 2>&1; then
+		printf '#include "%s.h"\nint main() { return 0; }\n' "$cn" >"$tmp/hpp.cc"
+		c++ -Wall -Wextra -Werror -I"$cd_" -fsyntax-only "$tmp/hpp.cc" 2>"$tmp/cc.err" && ok ||
+			{ bad "$cn: $cn.h does not compile as C++"; head -5 "$tmp/cc.err" >&2; }
+	fi
+	if command -v readelf >/dev/null 2>&1; then
+		readelf -d "$cd_/lib$cn.so" | grep NEEDED | grep -qiE 'cuda|nvrtc' && bad "$cn: lib$cn.so needs a CUDA library" || ok
+	fi
+	grep -q "$cfn" "$cd_/$cn.cu" && ok || bad "$cn: $cn.cu lacks the kernel $cfn"
+	cc -std=c11 -I"$cd_" -DPKG_HEADER="\"$cn.h\"" -DKNAME="$cn" $D/dump.c "$cd_/lib$cn.a" -ldl -o "$tmp/dump" &&
+		"$tmp/dump" "$tmp/$cn.cubin" "$tmp/$cn.ptx" >/dev/null && ok || { bad "$cn: cannot dump the embedded code"; return; }
+	# ELF64, little-endian, e_machine 190 (EM_CUDA), the SM version 90 in e_flags, the note naming sm_90a
+	hdr=$(od -An -tu1 -N52 "$tmp/$cn.cubin" | tr -s ' \n' ' ')
+	set -- $hdr
+	[ "$1 $2 $3 $4 $5 $6" = "127 69 76 70 2 1" ] && ok || bad "$cn: the cubin is not an ELF64 image ($hdr)"
+	[ "${19} ${20}" = "190 0" ] && ok || bad "$cn: the cubin's machine is not EM_CUDA (${19} ${20})"
+	[ "${50}" = 90 ] && ok || bad "$cn: the cubin is not for SM 90 (e_flags byte ${50})"
+	grep -aq -- "-arch sm_90a" "$tmp/$cn.cubin" && ok || bad "$cn: the cubin was not built for sm_90a"
+	grep -aq "$cfn" "$tmp/$cn.cubin" && ok || bad "$cn: the cubin lacks the kernel $cfn"
+	if [ -x "$CUOBJDUMP" ]; then
+		"$CUOBJDUMP" -elf "$tmp/$cn.cubin" 2>&1 | grep -q "sm_90a" && ok || bad "$cn: cuobjdump does not see sm_90a"
+	fi
+	grep -q "^\.visible \.entry $cfn(" "$tmp/$cn.ptx" && ok || bad "$cn: the PTX does not name the kernel $cfn"
+	grep -qE '^\.target sm_(70|75|80)$' "$tmp/$cn.ptx" && ok || bad "$cn: the PTX is not for an old architecture"
+	if [ -x "$PTXAS" ]; then
+		for a in sm_75 sm_80 sm_89; do
+			"$PTXAS" -arch=$a "$tmp/$cn.ptx" -o "$tmp/ptx.cubin" 2>"$tmp/cc.err" && ok ||
+				{ bad "$cn: the PTX does not assemble for $a"; head -5 "$tmp/cc.err" >&2; }
+		done
+	fi
+}
+
+# check_axpy DIR NAME: the runtime-size program, static and shared
+check_axpy() {
+	ad=$1 an=$2
+	cc -std=c11 -I"$ad" -DPKG_HEADER="\"$an.h\"" -DKNAME="$an" $D/check_axpy.c "$ad/lib$an.a" -ldl -lm \
+		-o "$tmp/$an.static" 2>"$tmp/cc.err" && ok || { bad "$an: the check does not link the static library"; head -5 "$tmp/cc.err" >&2; }
+	cc -std=c11 -I"$ad" -DPKG_HEADER="\"$an.h\"" -DKNAME="$an" $D/check_axpy.c -L"$ad" -l"$an" -Wl,-rpath,"$ad" -lm \
+		-o "$tmp/$an.shared" 2>"$tmp/cc.err" && ok || { bad "$an: the check does not link the shared library"; head -5 "$tmp/cc.err" >&2; }
+	run_pkg "$an (static)" "all 1001 elements right" "$tmp/$an.static" 1001
+	run_pkg "$an (shared, L = 100000)" "all 100000 elements right" "$tmp/$an.shared" 100000
+}
+
+# check_example DIR: examples/cuda_package.c as its comment builds it
+check_example() {
+	cc -std=c11 -I"$1" examples/cuda_package.c "$1/libmatmul_cuda.a" -ldl -lm -o "$tmp/example" 2>"$tmp/cc.err" && ok ||
+		{ bad "examples/cuda_package.c does not compile"; head -20 "$tmp/cc.err" >&2; }
+	run_pkg "examples/cuda_package.c ($2)" "all 1184 elements right" "$tmp/example"
+}
+
+# ---- 1. the wrapper with hand-written kernels (the package's inner entry, cudapkg_write)
+cc -std=c11 -Iinclude -Isrc -D_GNU_SOURCE $D/seam.c $LIBS -o "$tmp/seam" 2>"$tmp/cc.err" && ok ||
+	{ bad "the seam driver does not compile"; head -20 "$tmp/cc.err" >&2; }
+sed 's/target=cuda/target=opencl/' tests/plans/cuda/package_matmul.cachet >"$tmp/mm.cachet"
+expect "seam: matmul_cuda package" 0 "wrote .*libmatmul_cuda.so" "$tmp/seam" "$tmp/mm.cachet" $D/matmul_cuda.cu \
+	"$tmp/seam_mm" cachet_matmul_cuda 1 i/ii:8 j/jj:8
+check_files "$tmp/seam_mm" matmul_cuda cachet_matmul_cuda
+grep -q "int cachet_matmul_cuda_cu_run(cachet_matmul_cuda_cu \*h, const float \*A, const float \*B, float \*C);" \
+	"$tmp/seam_mm/matmul_cuda.h" && ok || bad "seam: the header's run takes the host arrays"
+check_example "$tmp/seam_mm" "hand-written kernel"
+
+axpy_file() { # axpy_file NAME SCHEDULE: the runtime-size kernel (opencl plan: parses without the CUDA front end)
+	kfile "$1.cachet" "kernel $1" 'param L : runtime' 'array X : f32[L] input' 'array Y : f32[L] inout' \
+		'for (i: L) {' '  Y[i] = 2.5 * X[i] + Y[i]' '}' "$2" "plan(target=${3:-opencl}) {" '  parallelize(i)' '}'
+}
+# blocks of 16 threads (a split index), a runtime size: the grid comes from L at run time
+f=$(axpy_file axpy16 'schedule { ii = split(i, 16) }')
+sed 's/FN/cachet_axpy16/g; s/BLOCK/16/g' $D/axpy.cu >"$tmp/axpy16.cu"
+expect "seam: axpy16 package" 0 "wrote" "$tmp/seam" "$f" "$tmp/axpy16.cu" "$tmp/seam_a16" cachet_axpy16 1 i/ii:16
+check_files "$tmp/seam_a16" axpy16 cachet_axpy16
+grep -q "int64_t L" "$tmp/seam_a16/axpy16.h" && ok || bad "seam: L is an argument of the wrapper"
+check_axpy "$tmp/seam_a16" axpy16
+# an unsplit index: the wrapper picks the blocks (divisors of L: 1001 = 7 x 11 x 13)
+f=$(axpy_file axpyany '')
+sed 's/FN/cachet_axpyany/g; s/BLOCK/0/g' $D/axpy.cu >"$tmp/axpyany.cu"
+expect "seam: axpyany package" 0 "wrote" "$tmp/seam" "$f" "$tmp/axpyany.cu" "$tmp/seam_any" cachet_axpyany 0 i:1
+grep -q "ct_shape(h, ct_g, ct_l, 0," "$tmp/seam_any/axpyany.c" && ok || bad "seam: axpyany's blocks are not picked"
+check_axpy "$tmp/seam_any" axpyany
+# a kernel nvcc refuses: CT_ERR_COMPILE with nvcc's message, no package
+printf 'extern "C" __global__ void cachet_axpy16(float *X) { no_such_thing; }\n' >"$tmp/bad.cu"
+f=$(axpy_file axpy16 'schedule { ii = split(i, 16) }')
+expect "seam: nvcc's error is reported" 1 "nvcc --cubin -arch=sm_90a failed.*|no_such_thing" "$tmp/seam" "$f" \
+	"$tmp/bad.cu" "$tmp/seam_bad" cachet_axpy16 1 i/ii:16
+[ ! -e "$tmp/seam_bad/libaxpy16.so" ] && ok || bad "seam: a library after nvcc failed"
+# no nvcc: refused with a clear error
+expect "seam: no nvcc, a clear error" 1 "needs nvcc.*CACHET_NVCC" env CACHET_NVCC=/nonexistent/nvcc \
+	"$tmp/seam" "$f" "$tmp/axpy16.cu" "$tmp/seam_nonvcc" cachet_axpy16 1 i/ii:16
+
+# ---- 2. `cachet build` with the CUDA generator
+if "$CACHET" emit --target cuda tests/plans/cuda/package_matmul.cachet >"$tmp/emit.cu" 2>"$tmp/emit.err"; then
+	expect "build: matmul_cuda" 0 "wrote .*libmatmul_cuda.so" "$CACHET" build tests/plans/cuda/package_matmul.cachet \
+		-o "$tmp/mm"
+	fn=$(sed -n 's/.*__global__ void \([A-Za-z0-9_]*\)(.*/\1/p' "$tmp/mm/matmul_cuda.cu" | head -1)
+	check_files "$tmp/mm" matmul_cuda "${fn:-cachet_matmul_cuda}"
+	cmp -s "$tmp/emit.cu" "$tmp/mm/matmul_cuda.cu" && ok || bad "build: matmul_cuda.cu is not what emit --target cuda prints"
+	check_example "$tmp/mm" "generated kernel"
+	f=$(axpy_file axpy 'schedule { ii = split(i, 32) }' cuda)
+	expect "build: axpy (runtime size)" 0 "wrote .*libaxpy.so" "$CACHET" build "$f" -o "$tmp/axpy"
+	fn=$(sed -n 's/.*__global__ void \([A-Za-z0-9_]*\)(.*/\1/p' "$tmp/axpy/axpy.cu" | head -1)
+	check_files "$tmp/axpy" axpy "${fn:-cachet_axpy}"
+	check_axpy "$tmp/axpy" axpy
+	f=$(axpy_file axpyg '' cuda)
+	expect "build: axpyg (unsplit: blocks picked)" 0 "wrote .*libaxpyg.so" "$CACHET" build "$f" -o "$tmp/axpyg"
+	check_axpy "$tmp/axpyg" axpyg
+	expect "build: no nvcc, a clear error" 1 "needs nvcc" env CACHET_NVCC=/nonexistent/nvcc "$CACHET" build "$f" \
+		-o "$tmp/nonvcc"
+else
+	skip "cachet build on plan(target=cuda): no CUDA generator in this build ($(head -1 "$tmp/emit.err"))"
+fi
+
+[ -n "$skipped" ] && echo "skipped:$skipped"
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
