@@ -162,6 +162,54 @@ expect "seam: nvcc's error is reported" 1 "nvcc --cubin -arch=sm_90a failed.*|no
 expect "seam: no nvcc, a clear error" 1 "needs nvcc.*CACHET_NVCC" env CACHET_NVCC=/nonexistent/nvcc \
 	"$tmp/seam" "$f" "$tmp/axpy16.cu" "$tmp/seam_nonvcc" cachet_axpy16 1 i/ii:16
 
+# ---- 1b. the wrapper's driver calls, on a fake libcuda.so.1 (tests/cli/cuda_package/fakecuda.c): which code
+# it loads, the grid, the data path, the messages of each failure, nothing left allocated or pushed
+mkdir -p "$tmp/fake" "$tmp/fakeold"
+cc -std=c11 -shared -fPIC -Wl,-soname,libcuda.so.1 $D/fakecuda.c -o "$tmp/fake/libcuda.so.1" &&
+	cc -std=c11 -shared -fPIC -DFAKECUDA_OLD -Wl,-soname,libcuda.so.1 $D/fakecuda.c -o "$tmp/fakeold/libcuda.so.1" &&
+	ok || bad "the fake driver does not compile"
+# fake NAME EXIT PATTERN VAR=VALUE... PROGRAM ARGS: PROGRAM on the fake driver
+fake() {
+	fk=$1 fw=$2 fp=$3
+	shift 3
+	expect "fake driver: $fk" "$fw" "$fp" env LD_LIBRARY_PATH="$tmp/fake" "$@"
+}
+has() { # has WHAT PATTERN: the last fake run's output has PATTERN
+	grep -qE -- "$2" "$tmp/o" "$tmp/e" && ok || { bad "fake driver: $1: no /$2/"; head -8 "$tmp/o" "$tmp/e" >&2; }
+}
+fake "axpy16 on sm_90: the cubin" 0 "all 1001 elements right" FAKECUDA_CC=90 "$tmp/axpy16.static" 1001
+has "axpy16 on sm_90" "fake: load cubin"
+has "axpy16: blocks of 16, ceil(1001 / 16) of them" "fake: launch grid 63 x 1 x 1 block 16 x 1 x 1"
+has "axpy16: the function" "fake: function cachet_axpy16"
+has "axpy16: all freed, contexts popped" "fake: released; 0 arrays live, push depth 0"
+fake "axpy16 on sm_80: the PTX" 0 "Fake GPU \\(compute capability 8.0\\), PTX" FAKECUDA_CC=80 "$tmp/axpy16.shared" 1001
+has "axpy16 on sm_80" "fake: load ptx"
+fake "a refused cubin: the PTX" 0 "all 1001 elements right" FAKECUDA_REFUSE_CUBIN=1 "$tmp/axpy16.static" 1001
+has "a refused cubin" "fake: load ptx"
+fake "a device older than the PTX" 1 "device Fake GPU \\(compute capability 6.1\\) is older than the kernel's PTX, which needs compute capability 7.5" \
+	FAKECUDA_CC=61 "$tmp/axpy16.static" 1001
+fake "a PTX the driver refuses: its error and log" 1 "CUDA_ERROR_UNSUPPORTED_PTX_VERSION.*log: ptxas fatal: the fake driver's log.*newer driver" \
+	FAKECUDA_CC=80 FAKECUDA_REFUSE_PTX=1 "$tmp/axpy16.static" 1001
+fake "no device: exit 2" 2 "the NVIDIA driver sees no CUDA device" FAKECUDA_DEVICES=0 "$tmp/axpy16.static" 1001
+fake "device memory short" 1 "cuMemAlloc of 4004 bytes for array X failed: CUDA_ERROR_OUT_OF_MEMORY" FAKECUDA_FAIL_ALLOC=1 \
+	"$tmp/axpy16.static" 1001
+has "device memory short: nothing left" "fake: released; 0 arrays live, push depth 0"
+fake "a fault in the kernel" 1 "the kernel \\(cuStreamSynchronize\\) failed: CUDA_ERROR_ILLEGAL_ADDRESS" FAKECUDA_FAULT=1 \
+	"$tmp/axpy16.static" 1001
+has "a fault: nothing left" "fake: released; 0 arrays live, push depth 0"
+fake "blocks past the kernel's limit" 1 "blocks of 16 x 1 x 1 threads; Fake GPU .* allows 8 for this kernel" FAKECUDA_MAX_THREADS=8 \
+	"$tmp/axpy16.static" 1001
+fake "picked blocks: 1001 = 7 x 143" 0 "all 1001 elements right" "$tmp/axpyany.static" 1001
+has "picked blocks" "fake: launch grid 7 x 1 x 1 block 143 x 1 x 1"
+fake "picked blocks within the kernel's limit" 0 "all 1001 elements right" FAKECUDA_MAX_THREADS=64 "$tmp/axpyany.static" 1001
+has "picked blocks within the limit" "fake: launch grid 77 x 1 x 1 block 13 x 1 x 1"
+fake "picked blocks, L = 100000" 0 "all 100000 elements right" "$tmp/axpyany.shared" 100000
+has "picked blocks, L = 100000" "fake: launch grid 400 x 1 x 1 block 250 x 1 x 1"
+fake "the example's grid (8 x 8 blocks over 37 x 32)" 1 "" "$tmp/example"
+has "the example's grid" "fake: launch grid 5 x 4 x 1 block 8 x 8 x 1"
+expect "fake driver: a driver too old (no driver: exit 2)" 2 "libcuda.so.1 has no cuLaunchKernel \\(a driver too old\\)" \
+	env LD_LIBRARY_PATH="$tmp/fakeold" "$tmp/axpy16.static" 1001
+
 # ---- 2. `cachet build` with the CUDA generator
 if "$CACHET" emit --target cuda tests/plans/cuda/package_matmul.cachet >"$tmp/emit.cu" 2>"$tmp/emit.err"; then
 	expect "build: matmul_cuda" 0 "wrote .*libmatmul_cuda.so" "$CACHET" build tests/plans/cuda/package_matmul.cachet \
@@ -178,7 +226,7 @@ if "$CACHET" emit --target cuda tests/plans/cuda/package_matmul.cachet >"$tmp/em
 	f=$(axpy_file axpyg '' cuda)
 	expect "build: axpyg (unsplit: blocks picked)" 0 "wrote .*libaxpyg.so" "$CACHET" build "$f" -o "$tmp/axpyg"
 	check_axpy "$tmp/axpyg" axpyg
-	expect "build: no nvcc, a clear error" 1 "needs nvcc" env CACHET_NVCC=/nonexistent/nvcc "$CACHET" build "$f" \
+	expect "build: no nvcc, a clear error (exit 2)" 2 "needs nvcc" env CACHET_NVCC=/nonexistent/nvcc "$CACHET" build "$f" \
 		-o "$tmp/nonvcc"
 else
 	skip "cachet build on plan(target=cuda): no CUDA generator in this build ($(head -1 "$tmp/emit.err"))"

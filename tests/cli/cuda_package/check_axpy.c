@@ -31,6 +31,7 @@ int main(int argc, char **argv)
 	st = FN(_cu_run)(h, X, Y, (int64_t)L);
 	if (st != CACHET_CU_OK) {
 		fprintf(stderr, "check_axpy: %s\n", FN(_cu_error)(h));
+		FN(_cu_free)(h);
 		return 1;
 	}
 	printf("%s, %s\n", FN(_cu_device)(h), FN(_cu_from_cubin)(h) ? "cubin" : "PTX");
