@@ -6,7 +6,7 @@
 # with an NVIDIA GPU and driver, run the kernel and match a reference computed on the host.
 # Packages are made twice: with `cachet build` (the CUDA generator's kernels) and through the package's inner
 # entry with hand-written kernels (tests/cli/cuda_package/: the wrapper checked apart from the generator).
-# The GPU runs count as skipped, with the reason, where there is no GPU. Prints "N passed, M failed".
+# The GPU runs count as skipped, with the reason, where there is no GPU. Prints "N passed, M failed, K skipped".
 # One command on the GPU machine too: CACHET=... CACHET_BUILD=... sh tests/cli/cuda_package.sh
 . tests/cli/lib/expect.sh
 B=${CACHET_BUILD:-build}
@@ -17,16 +17,11 @@ LIBS="$SANFL $B/libcachet.a $(pkg-config --libs libxxhash hwloc sqlite3 jansson 
 # the Makefile's warning set
 STRICT="-std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wconversion -Wno-sign-conversion
 	-Wpointer-arith -Wcast-qual -Wwrite-strings -Wundef -Wvla -Werror"
-skipped=""
-skip() {
-	skipped="$skipped
-  $*"
-}
 
 NVCC=${CACHET_NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 if [ ! -x "$NVCC" ]; then
-	echo "skipped: every check (no nvcc: CUDA packages need it, docs/CUDA.md)"
-	echo "0 passed, 0 failed"
+	skip "every check: no nvcc (CUDA packages need it, docs/CUDA.md)"
+	counts
 	exit 0
 fi
 PTXAS=$(dirname "$NVCC")/ptxas
@@ -232,6 +227,5 @@ else
 	skip "cachet build on plan(target=cuda): no CUDA generator in this build ($(head -1 "$tmp/emit.err"))"
 fi
 
-[ -n "$skipped" ] && echo "skipped:$skipped"
-echo "$pass passed, $fail failed"
+counts
 [ "$fail" = 0 ]
