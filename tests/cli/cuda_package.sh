@@ -206,21 +206,31 @@ expect "fake driver: a driver too old (no driver: exit 2)" 2 "libcuda.so.1 has n
 	env LD_LIBRARY_PATH="$tmp/fakeold" "$tmp/axpy16.static" 1001
 
 # ---- 2. `cachet build` with the CUDA generator
+kfn() { # the kernel function a wrapper loads
+	sed -n 's/^static const char ct_kernel_fn\[\] = "\(.*\)";$/\1/p' "$1"
+}
 if "$CACHET" emit --target cuda tests/plans/cuda/package_matmul.cachet >"$tmp/emit.cu" 2>"$tmp/emit.err"; then
 	expect "build: matmul_cuda" 0 "wrote .*libmatmul_cuda.so" "$CACHET" build tests/plans/cuda/package_matmul.cachet \
 		-o "$tmp/mm"
-	fn=$(sed -n 's/.*__global__ void \([A-Za-z0-9_]*\)(.*/\1/p' "$tmp/mm/matmul_cuda.cu" | head -1)
+	fn=$(kfn "$tmp/mm/matmul_cuda.c")
 	check_files "$tmp/mm" matmul_cuda "${fn:-cachet_matmul_cuda}"
 	cmp -s "$tmp/emit.cu" "$tmp/mm/matmul_cuda.cu" && ok || bad "build: matmul_cuda.cu is not what emit --target cuda prints"
 	check_example "$tmp/mm" "generated kernel"
+	fake "the generated example's grid" 1 "" "$tmp/example"
+	has "the generated example's grid" "fake: launch grid 5 x 4 x 1 block 8 x 8 x 1"
+	has "the generated example's kernel" "fake: function $fn"
 	f=$(axpy_file axpy 'schedule { ii = split(i, 32) }' cuda)
 	expect "build: axpy (runtime size)" 0 "wrote .*libaxpy.so" "$CACHET" build "$f" -o "$tmp/axpy"
-	fn=$(sed -n 's/.*__global__ void \([A-Za-z0-9_]*\)(.*/\1/p' "$tmp/axpy/axpy.cu" | head -1)
+	fn=$(kfn "$tmp/axpy/axpy.c")
 	check_files "$tmp/axpy" axpy "${fn:-cachet_axpy}"
 	check_axpy "$tmp/axpy" axpy
+	fake "generated axpy: the data path" 0 "all 1001 elements right" "$tmp/axpy.static" 1001
+	has "generated axpy: blocks of 32" "fake: launch grid 32 x 1 x 1 block 32 x 1 x 1"
 	f=$(axpy_file axpyg '' cuda)
 	expect "build: axpyg (unsplit: blocks picked)" 0 "wrote .*libaxpyg.so" "$CACHET" build "$f" -o "$tmp/axpyg"
 	check_axpy "$tmp/axpyg" axpyg
+	fake "generated axpyg: the data path" 0 "all 1001 elements right" "$tmp/axpyg.static" 1001
+	has "generated axpyg: blocks picked" "fake: launch grid 7 x 1 x 1 block 143 x 1 x 1"
 	expect "build: no nvcc, a clear error (exit 2)" 2 "needs nvcc" env CACHET_NVCC=/nonexistent/nvcc "$CACHET" build "$f" \
 		-o "$tmp/nonvcc"
 else
