@@ -7,7 +7,9 @@
 # Packages are made twice: with `cachet build` (the CUDA generator's kernels) and through the package's inner
 # entry with hand-written kernels (tests/cli/cuda_package/: the wrapper checked apart from the generator).
 # The GPU runs count as skipped, with the reason, where there is no GPU. Prints "N passed, M failed, K skipped".
-# One command on the GPU machine too: CACHET=... CACHET_BUILD=... sh tests/cli/cuda_package.sh
+# On a GPU machine with our build tools: the same command. On one without them (scripts/gpu_check.sh's):
+#   here:  CUDA_PKG_KEEP=DIR sh tests/cli/cuda_package.sh    (keeps the GPU runs' programs in DIR)
+#   there: sh tests/cli/cuda_package.sh --run-kept DIR       (runs them: "N passed, M failed, K skipped")
 . tests/cli/lib/expect.sh
 B=${CACHET_BUILD:-build}
 D=tests/cli/cuda_package
@@ -19,11 +21,6 @@ STRICT="-std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 	-Wpointer-arith -Wcast-qual -Wwrite-strings -Wundef -Wvla -Werror"
 
 NVCC=${CACHET_NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
-if [ ! -x "$NVCC" ]; then
-	skip "every check: no nvcc (CUDA packages need it, docs/CUDA.md)"
-	counts
-	exit 0
-fi
 PTXAS=$(dirname "$NVCC")/ptxas
 CUOBJDUMP=$(dirname "$NVCC")/cuobjdump
 # a GPU here: the NVIDIA driver's library is installed (or CACHET_TEST_GPU=1 says so)
@@ -33,10 +30,20 @@ if [ -z "$gpu" ]; then
 	ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 ' && gpu=1
 fi
 
-# run_pkg NAME PATTERN PROGRAM ARGS...: without a driver, exit 2 naming it; with a GPU, exit 0 and PATTERN
+# run_pkg NAME PATTERN PROGRAM ARGS...: without a driver, exit 2 naming it; with a GPU, exit 0 and PATTERN.
+# With CUDA_PKG_KEEP=DIR the program is also kept in DIR for --run-kept.
+keep_n=0
 run_pkg() {
 	rn=$1 rpat=$2
 	shift 2
+	if [ -n "${CUDA_PKG_KEEP:-}" ] && [ -x "$1" ]; then
+		keep_n=$((keep_n + 1))
+		mkdir -p "$CUDA_PKG_KEEP/lib" && cp "$1" "$CUDA_PKG_KEEP/prog$keep_n"
+		kp=$1
+		shift
+		echo "$rn|$rpat|prog$keep_n|$*" >>"$CUDA_PKG_KEEP/kept.txt"
+		set -- "$kp" "$@"
+	fi
 	if [ "$gpu" = 1 ]; then
 		"$@" >"$tmp/o" 2>"$tmp/e"
 		rrc=$?
@@ -54,6 +61,32 @@ run_pkg() {
 		skip "$rn on a GPU: no NVIDIA driver here (libcuda.so.1)"
 	fi
 }
+
+# --run-kept DIR: on a machine with a GPU and none of the build tools (scripts/gpu_check.sh's), run the
+# programs a run with CUDA_PKG_KEEP=DIR kept, as the GPU runs above
+if [ "${1:-}" = --run-kept ]; then
+	K=$2
+	gpu=1
+	if [ ! -f "$K/kept.txt" ]; then
+		bad "no programs kept in $K (run CUDA_PKG_KEEP=$K sh tests/cli/cuda_package.sh where they are built)"
+	else
+		while IFS='|' read -r kn kpat kprog kargs; do
+			# shellcheck disable=SC2086
+			run_pkg "$kn" "$kpat" env LD_LIBRARY_PATH="$K/lib" "$K/$kprog" $kargs
+		done <"$K/kept.txt"
+	fi
+	counts
+	[ "$fail" = 0 ]
+	exit
+fi
+if [ ! -x "$NVCC" ]; then
+	skip "every check: no nvcc (CUDA packages need it, docs/CUDA.md)"
+	counts
+	exit 0
+fi
+if [ -n "${CUDA_PKG_KEEP:-}" ]; then
+	mkdir -p "$CUDA_PKG_KEEP/lib" && rm -f "$CUDA_PKG_KEEP/kept.txt" "$CUDA_PKG_KEEP"/prog* "$CUDA_PKG_KEEP"/lib/lib*.so
+fi
 
 # check_files DIR NAME FN: the files, the strict compile, no CUDA library, the cubin and the PTX
 check_files() {
@@ -108,7 +141,8 @@ check_axpy() {
 		-o "$tmp/$an.static" 2>"$tmp/cc.err" && ok || { bad "$an: the check does not link the static library"; head -5 "$tmp/cc.err" >&2; }
 	cc -std=c11 -I"$ad" -DPKG_HEADER="\"$an.h\"" -DKNAME="$an" $D/check_axpy.c -L"$ad" -l"$an" -Wl,-rpath,"$ad" -lm \
 		-o "$tmp/$an.shared" 2>"$tmp/cc.err" && ok || { bad "$an: the check does not link the shared library"; head -5 "$tmp/cc.err" >&2; }
-	run_pkg "$an (static)" "all 1001 elements right" "$tmp/$an.static" 1001
+	[ -n "${CUDA_PKG_KEEP:-}" ] && cp "$ad/lib$an.so" "$CUDA_PKG_KEEP/lib/"
+	run_pkg "$an (static; _run, then _launch on device pointers)" "launch on device pointers: right" "$tmp/$an.static" 1001 launch
 	run_pkg "$an (shared, L = 100000)" "all 100000 elements right" "$tmp/$an.shared" 100000
 }
 
@@ -177,6 +211,9 @@ has "axpy16 on sm_90" "fake: load cubin"
 has "axpy16: blocks of 16, ceil(1001 / 16) of them" "fake: launch grid 63 x 1 x 1 block 16 x 1 x 1"
 has "axpy16: the function" "fake: function cachet_axpy16"
 has "axpy16: all freed, contexts popped" "fake: released; 0 arrays live, push depth 0"
+fake "axpy16: _launch on the program's device pointers" 0 "launch on device pointers: right" "$tmp/axpy16.static" 1001 launch
+fake "axpyany: _launch on the program's device pointers" 0 "launch on device pointers: right" "$tmp/axpyany.shared" 999 launch
+has "axpyany: _launch's blocks (999 = 9 x 111)" "fake: launch grid 9 x 1 x 1 block 111 x 1 x 1"
 fake "axpy16 on sm_80: the PTX" 0 "Fake GPU \\(compute capability 8.0\\), PTX" FAKECUDA_CC=80 "$tmp/axpy16.shared" 1001
 has "axpy16 on sm_80" "fake: load ptx"
 fake "a refused cubin: the PTX" 0 "all 1001 elements right" FAKECUDA_REFUSE_CUBIN=1 "$tmp/axpy16.static" 1001
