@@ -296,7 +296,7 @@ static const char header_head[] =
 	"int cachet_@N@_cu_from_cubin(const cachet_@N@_cu *h);\n"
 	"/* The device: its name and compute capability. */\n"
 	"const char *cachet_@N@_cu_device(const cachet_@N@_cu *h);\n"
-	"/* The message of the last call that failed on h (\"\" when none). */\n"
+	"/* The message of the last call on h when it failed (\"\" when it did not). */\n"
 	"const char *cachet_@N@_cu_error(const cachet_@N@_cu *h);\n\n";
 
 static char *make_header(const ct_kernel *k, const cuda_code *c, const ocl_launch *L)
