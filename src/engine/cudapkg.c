@@ -54,7 +54,17 @@ static bool find_nvcc(char *out, size_t cap)
 	return access(out, X_OK) == 0;
 }
 
-/* Run nvcc with argv; its output into *log (malloc'd) on failure. */
+/* ptxas next to nvcc (the toolkit's bin folder) into out; false when
+ * there is none. */
+static bool find_ptxas(const char *nvcc, char *out, size_t cap)
+{
+	const char *slash = strrchr(nvcc, '/');
+	if (!slash || !jit_fmt(out, cap, "%.*s/ptxas", (int)(slash - nvcc), nvcc))
+		return false;
+	return access(out, X_OK) == 0;
+}
+
+/* Run nvcc (or ptxas) with argv; its output into *log (malloc'd) on failure. */
 static ct_status run_nvcc(ct_ctx *ctx, const char *nvcc, char *const argv[], bool *ok, char **log)
 {
 	jit_proc res;
@@ -75,7 +85,8 @@ typedef struct cuda_code {
 	size_t cubin_n;
 	char *ptx;
 	size_t ptx_n;
-	int ptx_arch; /* compute_XX of the PTX, e.g. 75 */
+	int ptx_arch;   /* compute_XX of the PTX, e.g. 75 */
+	bool ptx_exact; /* compute_XXa: only for devices of that capability */
 } cuda_code;
 
 static void cuda_code_free(cuda_code *c)
@@ -103,51 +114,80 @@ static ct_status read_whole(ct_ctx *ctx, const char *path, unsigned char **out, 
 	return *out ? CT_OK : ct_error(ctx, CT_ERR_NOMEM, "out of memory");
 }
 
-/* Compile cu in folder tmp: the cubin for CUDAPKG_CUBIN_ARCH, then the PTX
- * of the lowest architecture of CUDAPKG_PTX_ARCHS that nvcc takes. */
+/* The cubin of source p_cu (for CUDAPKG_CUBIN_ARCH) into c, through p_cubin. */
+static ct_status nvcc_cubin(ct_kernel *k, const char *nvcc, char *p_cu, char *p_cubin, cuda_code *c)
+{
+	char w_nvcc[] = "nvcc", w_cubin[] = "--cubin", w_arch[] = "-arch=" CUDAPKG_CUBIN_ARCH, w_o[] = "-o";
+	char *argv[] = {w_nvcc, w_cubin, w_arch, w_o, p_cubin, p_cu, NULL};
+	char *log = NULL;
+	bool ok = false;
+	ct_status st = run_nvcc(k->ctx, nvcc, argv, &ok, &log);
+	if (!st && !ok)
+		st = ct_error(k->ctx, CT_ERR_COMPILE, "kernel '%s': nvcc --cubin -arch=%s failed on the generated CUDA C:\n%s",
+		              k->name, CUDAPKG_CUBIN_ARCH, log ? log : "");
+	if (!st)
+		st = read_whole(k->ctx, p_cubin, &c->cubin, &c->cubin_n);
+	free(log);
+	unlink(p_cubin);
+	return st;
+}
+
+/* The PTX of source p_cu into c, through p_ptx (and p_chk): for the lowest
+ * architecture of CUDAPKG_PTX_ARCHS that nvcc writes PTX for and, when
+ * ptxas is next to nvcc, that the kernel fits (a kernel may need more
+ * shared memory than older GPUs have). */
+static ct_status nvcc_ptx(ct_kernel *k, const char *nvcc, char *p_cu, char *p_ptx, char *p_chk, cuda_code *c)
+{
+	char w_nvcc[] = "nvcc", w_ptx[] = "--ptx", w_o[] = "-o", w_ptxas[] = "ptxas", w_arch[64] = "", w_sm[64];
+	char ptxas[4096];
+	bool check = find_ptxas(nvcc, ptxas, sizeof ptxas);
+	static const char *const archs[] = CUDAPKG_PTX_ARCHS;
+	char *log = NULL;
+	bool ok = false;
+	ct_status st = CT_OK;
+	for (size_t i = 0; !st && !ok && i < sizeof archs / sizeof archs[0]; i++) {
+		snprintf(w_arch, sizeof w_arch, "-arch=compute_%s", archs[i]);
+		char *argv[] = {w_nvcc, w_ptx, w_arch, w_o, p_ptx, p_cu, NULL};
+		st = run_nvcc(k->ctx, nvcc, argv, &ok, &log);
+		if (!st && ok && check) {
+			snprintf(w_sm, sizeof w_sm, "-arch=sm_%s", archs[i]);
+			char *sargv[] = {w_ptxas, w_sm, p_ptx, w_o, p_chk, NULL};
+			st = run_nvcc(k->ctx, ptxas, sargv, &ok, &log);
+			unlink(p_chk);
+		}
+		c->ptx_arch = atoi(archs[i]);
+		c->ptx_exact = strchr(archs[i], 'a') != NULL;
+	}
+	if (!st && !ok)
+		st = ct_error(k->ctx, CT_ERR_COMPILE, "kernel '%s': no PTX for any architecture up to %s (nvcc --ptx, ptxas):\n%s",
+		              k->name, w_arch + 6, log ? log : "");
+	if (!st) {
+		unsigned char *p = NULL;
+		st = read_whole(k->ctx, p_ptx, &p, &c->ptx_n);
+		c->ptx = (char *)p;
+	}
+	free(log);
+	unlink(p_ptx);
+	return st;
+}
+
+/* Compile cu in folder tmp: the cubin, then the PTX. */
 static ct_status nvcc_compile(ct_kernel *k, const char *nvcc, const char *tmp, const char *cu, size_t len,
                               cuda_code *c)
 {
 	ct_ctx *ctx = k->ctx;
-	char p_cu[4096], p_cubin[4096], p_ptx[4096];
+	char p_cu[4096], p_cubin[4096], p_ptx[4096], p_chk[4096];
 	if (!jit_fmt(p_cu, sizeof p_cu, "%s/%s.cu", tmp, k->name) ||
 	    !jit_fmt(p_cubin, sizeof p_cubin, "%s/%s.cubin", tmp, k->name) ||
-	    !jit_fmt(p_ptx, sizeof p_ptx, "%s/%s.ptx", tmp, k->name))
+	    !jit_fmt(p_ptx, sizeof p_ptx, "%s/%s.ptx", tmp, k->name) ||
+	    !jit_fmt(p_chk, sizeof p_chk, "%s/check.cubin", tmp))
 		return ct_error(ctx, CT_ERR_IO, "the temporary folder's path %s is too long", tmp);
 	ct_status st = aot_write_atomic(ctx, p_cu, cu, len);
-	if (st)
-		return st;
-	char w_nvcc[] = "nvcc", w_cubin[] = "--cubin", w_ptx[] = "--ptx", w_o[] = "-o";
-	char w_arch[64] = "-arch=" CUDAPKG_CUBIN_ARCH;
-	char *log = NULL;
-	bool ok = false;
-	char *cargv[] = {w_nvcc, w_cubin, w_arch, w_o, p_cubin, p_cu, NULL};
-	st = run_nvcc(ctx, nvcc, cargv, &ok, &log);
-	if (!st && !ok)
-		st = ct_error(ctx, CT_ERR_COMPILE, "kernel '%s': nvcc %s -arch=%s failed on the generated CUDA C:\n%s",
-		              k->name, w_cubin, CUDAPKG_CUBIN_ARCH, log ? log : "");
 	if (!st)
-		st = read_whole(ctx, p_cubin, &c->cubin, &c->cubin_n);
-	static const int archs[] = CUDAPKG_PTX_ARCHS;
-	ok = false;
-	for (size_t i = 0; !st && !ok && i < sizeof archs / sizeof archs[0]; i++) {
-		snprintf(w_arch, sizeof w_arch, "-arch=compute_%d", archs[i]);
-		char *pargv[] = {w_nvcc, w_ptx, w_arch, w_o, p_ptx, p_cu, NULL};
-		st = run_nvcc(ctx, nvcc, pargv, &ok, &log);
-		c->ptx_arch = archs[i];
-	}
-	if (!st && !ok)
-		st = ct_error(ctx, CT_ERR_COMPILE, "kernel '%s': nvcc --ptx failed for every architecture up to %s:\n%s",
-		              k->name, w_arch + 6, log ? log : "");
-	if (!st) {
-		unsigned char *p = NULL;
-		st = read_whole(ctx, p_ptx, &p, &c->ptx_n);
-		c->ptx = (char *)p;
-	}
-	free(log);
+		st = nvcc_cubin(k, nvcc, p_cu, p_cubin, c);
+	if (!st)
+		st = nvcc_ptx(k, nvcc, p_cu, p_ptx, p_chk, c);
 	unlink(p_cu);
-	unlink(p_cubin);
-	unlink(p_ptx);
 	return st;
 }
 
@@ -306,10 +346,11 @@ static char *make_header(const ct_kernel *k, const cuda_code *c, const ocl_launc
 	ct_buf_init(&b);
 	ct_buf_printf(&b,
 	              "/* %s.h: kernel '%s' (plan target=cuda) built by cachet %s: its CUDA C source,\n"
-	              " * a cubin for %s (compute capability %d.%d), a PTX for compute_%d (other GPUs:\n"
+	              " * a cubin for %s (compute capability %d.%d), a PTX for compute_%d%s (%s:\n"
 	              " * the driver compiles it), and a host wrapper that loads the NVIDIA driver at\n"
 	              " * run time. Link with -l%s -ldl; no CUDA library is needed to link. */\n",
-	              n, n, CACHET_VERSION, CUDAPKG_CUBIN_ARCH, 9, 0, c->ptx_arch, n);
+	              n, n, CACHET_VERSION, CUDAPKG_CUBIN_ARCH, 9, 0, c->ptx_arch, c->ptx_exact ? "a" : "",
+	              c->ptx_exact ? "the same GPUs: the kernel fits no older one" : "other GPUs", n);
 	put_tpl(&b, header_head, n);
 	char blocks[128];
 	if (L->explicit_local)
@@ -517,11 +558,12 @@ static const char wrapper_runtime[] =
 	"\t\telse {\n\t\t\tct_check(h, r, \"loading the cubin\");\n"
 	"\t\t\tsnprintf(cubin_why, sizeof cubin_why, \" (the cubin was refused: %.400s)\", h->msg);\n\t\t}\n\t}\n"
 	"\tif (!h->mod) {\n"
-	"\t\tif (cc < cachet_@N@_cu_ptx_arch)\n"
+	"\t\tif (cc < cachet_@N@_cu_ptx_arch || (ct_ptx_exact && cc != cachet_@N@_cu_ptx_arch))\n"
 	"\t\t\treturn ct_fail(h, CACHET_CU_NO_CODE,\n"
-	"\t\t\t               \"kernel '@N@': the device %s is older than the kernel's PTX, which needs compute \"\n"
-	"\t\t\t               \"capability %d.%d or newer\", h->device, cachet_@N@_cu_ptx_arch / 10,\n"
-	"\t\t\t               cachet_@N@_cu_ptx_arch % 10);\n"
+	"\t\t\t               \"kernel '@N@': its PTX needs compute capability %d.%d%s; the device is %s\",\n"
+	"\t\t\t               cachet_@N@_cu_ptx_arch / 10, cachet_@N@_cu_ptx_arch % 10,\n"
+	"\t\t\t               ct_ptx_exact ? \" exactly (compute_90a: the kernel fits no generic architecture)\" : \" or newer\",\n"
+	"\t\t\t               h->device);\n"
 	"\t\tchar jit_log[4096] = \"\";\n"
 	"\t\tint opts[] = {CT_JIT_ERROR_LOG_BUFFER, CT_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};\n"
 	"\t\tvoid *vals[] = {jit_log, (void *)(uintptr_t)sizeof jit_log};\n"
@@ -644,9 +686,12 @@ static void c_code(ct_buf *b, const ct_kernel *k, const char *cu, size_t len, co
 	const char *n = k->name;
 	ct_buf_printf(b, "const char cachet_%s_cu_source[] =\n", n);
 	c_string(b, cu, len);
-	ct_buf_printf(b, ";\n\n/* PTX for compute_%d and newer: the driver compiles it for the device */\n"
-	                 "const int cachet_%s_cu_ptx_arch = %d;\nconst char cachet_%s_cu_ptx[] =\n",
-	              c->ptx_arch, n, c->ptx_arch, n);
+	ct_buf_printf(b, ";\n\n/* PTX for compute_%d%s: the driver compiles it for the device */\n"
+	                 "const int cachet_%s_cu_ptx_arch = %d;\n"
+	                 "static const int ct_ptx_exact = %d; /* 1: for that capability only (compute_XXa) */\n"
+	                 "const char cachet_%s_cu_ptx[] =\n",
+	              c->ptx_arch, c->ptx_exact ? "a (that capability only)" : " and newer", n, c->ptx_arch,
+	              c->ptx_exact ? 1 : 0, n);
 	c_string(b, c->ptx, c->ptx_n);
 	ct_buf_printf(b, ";\n\n/* the cubin for %s (compute capability 9.0), an ELF image */\n"
 	                 "const int cachet_%s_cu_cubin_arch = 90;\nconst size_t cachet_%s_cu_cubin_size = %zu;\n"

@@ -5,10 +5,11 @@
 #include "engine/engine.h"
 #include "gen/ocl.h"
 
-/* The lowest PTX virtual architecture the package tries (compute_XX, as a
- * number); nvcc refuses the ones it no longer supports (CUDA 13: below 75)
- * and the package takes the next one. */
-#define CUDAPKG_PTX_ARCHS {70, 75, 80, 86, 90}
+/* The PTX virtual architectures the package tries, lowest first
+ * (compute_XX): nvcc refuses the ones it no longer supports (CUDA 13:
+ * below 75), ptxas the ones the kernel does not fit (static shared memory
+ * past 48 KiB fits only sm_90a), and the package takes the next one. */
+#define CUDAPKG_PTX_ARCHS {"70", "75", "80", "86", "90", "90a"}
 /* The architecture of the package's cubin: Hopper (H100, H200). */
 #define CUDAPKG_CUBIN_ARCH "sm_90a"
 

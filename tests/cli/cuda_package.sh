@@ -88,11 +88,11 @@ if [ -n "${CUDA_PKG_KEEP:-}" ]; then
 	mkdir -p "$CUDA_PKG_KEEP/lib" && rm -f "$CUDA_PKG_KEEP/kept.txt" "$CUDA_PKG_KEEP"/prog* "$CUDA_PKG_KEEP"/lib/lib*.so
 fi
 
-# check_files DIR NAME FN: the files, the strict compile, no CUDA library, the cubin and the PTX
+# check_files DIR NAME FN [PTX_ARCH]: the files, the strict compile, no CUDA library, the cubin and the PTX
 check_files() {
-	cd_=$1 cn=$2 cfn=$3
-	for f in "$cn.cu" "$cn.h" "$cn.c" "lib$cn.a" "lib$cn.so"; do
-		[ -s "$cd_/$f" ] && ok || bad "$cn: package file $f missing"
+	cd_=$1 cn=$2 cfn=$3 cwant=${4:-75}
+	for pf in "$cn.cu" "$cn.h" "$cn.c" "lib$cn.a" "lib$cn.so"; do
+		[ -s "$cd_/$pf" ] && ok || bad "$cn: package file $pf missing"
 	done
 	for c in cc clang; do
 		command -v $c >/dev/null 2>&1 || continue
@@ -125,11 +125,20 @@ check_files() {
 		"$CUOBJDUMP" -elf "$tmp/$cn.cubin" 2>&1 | grep -q "sm_90a" && ok || bad "$cn: cuobjdump does not see sm_90a"
 	fi
 	grep -q "^\.visible \.entry $cfn(" "$tmp/$cn.ptx" && ok || bad "$cn: the PTX does not name the kernel $cfn"
-	grep -qE '^\.target sm_(70|75|80)$' "$tmp/$cn.ptx" && ok || bad "$cn: the PTX is not for an old architecture"
+	# the PTX is for the lowest architecture the kernel compiles for (compute_75 unless it needs more) and
+	# assembles for it and for the newer ones
+	ptarget=$(sed -n 's/^\.target sm_\([0-9a-z]*\)$/\1/p' "$tmp/$cn.ptx")
+	pnum=$(echo "$ptarget" | tr -d a-z)
+	grep -q "^const int cachet_${cn}_cu_ptx_arch = ${pnum:-none};" "$cd_/$cn.c" && ok ||
+		bad "$cn: the wrapper's PTX architecture is not the PTX's (.target sm_$ptarget)"
+	[ "$cwant" = any ] || { [ "$cwant" = "$ptarget" ] && ok || bad "$cn: the PTX is for sm_$ptarget, want sm_$cwant"; }
 	if [ -x "$PTXAS" ]; then
-		for a in sm_75 sm_80 sm_89; do
-			"$PTXAS" -arch=$a "$tmp/$cn.ptx" -o "$tmp/ptx.cubin" 2>"$tmp/cc.err" && ok ||
-				{ bad "$cn: the PTX does not assemble for $a"; head -5 "$tmp/cc.err" >&2; }
+		archs="75 80 89 90"
+		[ "$ptarget" = "$pnum" ] || archs=$ptarget # compute_XXa: that architecture only
+		for a in $archs; do
+			[ "$ptarget" != "$pnum" ] || [ "$a" -ge "${pnum:-0}" ] || continue
+			"$PTXAS" -arch=sm_$a "$tmp/$cn.ptx" -o "$tmp/ptx.cubin" 2>"$tmp/cc.err" && ok ||
+				{ bad "$cn: the PTX does not assemble for sm_$a"; head -5 "$tmp/cc.err" >&2; }
 		done
 	fi
 }
@@ -156,6 +165,11 @@ check_example() {
 # ---- 1. the wrapper with hand-written kernels (the package's inner entry, cudapkg_write)
 cc -std=c11 -Iinclude -Isrc -D_GNU_SOURCE $D/seam.c $LIBS -o "$tmp/seam" 2>"$tmp/cc.err" && ok ||
 	{ bad "the seam driver does not compile"; head -20 "$tmp/cc.err" >&2; }
+# a fake libcuda.so.1 (tests/cli/cuda_package/fakecuda.c), and one too old
+mkdir -p "$tmp/fake" "$tmp/fakeold"
+cc -std=c11 -shared -fPIC -Wl,-soname,libcuda.so.1 $D/fakecuda.c -o "$tmp/fake/libcuda.so.1" &&
+	cc -std=c11 -shared -fPIC -DFAKECUDA_OLD -Wl,-soname,libcuda.so.1 $D/fakecuda.c -o "$tmp/fakeold/libcuda.so.1" &&
+	ok || bad "the fake driver does not compile"
 sed 's/target=cuda/target=opencl/' tests/plans/cuda/package_matmul.cachet >"$tmp/mm.cachet"
 expect "seam: matmul_cuda package" 0 "wrote .*libmatmul_cuda.so" "$tmp/seam" "$tmp/mm.cachet" $D/matmul_cuda.cu \
 	"$tmp/seam_mm" cachet_matmul_cuda 1 i/ii:8 j/jj:8
@@ -181,6 +195,22 @@ sed 's/FN/cachet_axpyany/g; s/BLOCK/0/g' $D/axpy.cu >"$tmp/axpyany.cu"
 expect "seam: axpyany package" 0 "wrote" "$tmp/seam" "$f" "$tmp/axpyany.cu" "$tmp/seam_any" cachet_axpyany 0 i:1
 grep -q "ct_shape(h, ct_g, ct_l, 0," "$tmp/seam_any/axpyany.c" && ok || bad "seam: axpyany's blocks are not picked"
 check_axpy "$tmp/seam_any" axpyany
+# 56 KiB of static shared memory: past the 48 KiB of every generic architecture, only sm_90a's ptxas takes
+# it, so the PTX is for compute_90a, and any other device is told so
+sed 's/FN/cachet_axpy16/g; s/BLOCK/16/g; s/if (i < L)/__shared__ float big[14336]; big[i % 14336] = X[i]; __syncthreads(); if (i < L \&\& big[i % 14336] == X[i])/' \
+	$D/axpy.cu >"$tmp/big.cu"
+f=$(axpy_file axpy16 'schedule { ii = split(i, 16) }')
+expect "seam: a kernel that needs sm_90a's shared memory" 0 "wrote" "$tmp/seam" "$f" "$tmp/big.cu" "$tmp/seam_big" \
+	cachet_axpy16 1 i/ii:16
+check_files "$tmp/seam_big" axpy16 cachet_axpy16 90a
+cc -std=c11 -I"$tmp/seam_big" -DPKG_HEADER='"axpy16.h"' -DKNAME=axpy16 $D/check_axpy.c "$tmp/seam_big/libaxpy16.a" -ldl -lm \
+	-o "$tmp/big" && ok || bad "big: the check does not link"
+for cc in 80 100; do
+	expect "fake driver: sm_$cc and a kernel for sm_90a only" 1 \
+		"its PTX needs compute capability 9.0 exactly .*; the device is Fake GPU \\(compute capability $((cc / 10)).0\\)" \
+		env LD_LIBRARY_PATH="$tmp/fake" FAKECUDA_CC=$cc "$tmp/big" 1001
+done
+expect "fake driver: sm_90: the cubin" 0 "all 1001 elements right" env LD_LIBRARY_PATH="$tmp/fake" "$tmp/big" 1001
 # a kernel nvcc refuses: CT_ERR_COMPILE with nvcc's message, no package
 printf 'extern "C" __global__ void cachet_axpy16(float *X) { no_such_thing; }\n' >"$tmp/bad.cu"
 f=$(axpy_file axpy16 'schedule { ii = split(i, 16) }')
@@ -193,10 +223,6 @@ expect "seam: no nvcc, a clear error" 1 "needs nvcc.*CACHET_NVCC" env CACHET_NVC
 
 # ---- 1b. the wrapper's driver calls, on a fake libcuda.so.1 (tests/cli/cuda_package/fakecuda.c): which code
 # it loads, the grid, the data path, the messages of each failure, nothing left allocated or pushed
-mkdir -p "$tmp/fake" "$tmp/fakeold"
-cc -std=c11 -shared -fPIC -Wl,-soname,libcuda.so.1 $D/fakecuda.c -o "$tmp/fake/libcuda.so.1" &&
-	cc -std=c11 -shared -fPIC -DFAKECUDA_OLD -Wl,-soname,libcuda.so.1 $D/fakecuda.c -o "$tmp/fakeold/libcuda.so.1" &&
-	ok || bad "the fake driver does not compile"
 # fake NAME EXIT PATTERN VAR=VALUE... PROGRAM ARGS: PROGRAM on the fake driver
 fake() {
 	fk=$1 fw=$2 fp=$3
@@ -218,7 +244,7 @@ fake "axpy16 on sm_80: the PTX" 0 "Fake GPU \\(compute capability 8.0\\), PTX" F
 has "axpy16 on sm_80" "fake: load ptx"
 fake "a refused cubin: the PTX" 0 "all 1001 elements right" FAKECUDA_REFUSE_CUBIN=1 "$tmp/axpy16.static" 1001
 has "a refused cubin" "fake: load ptx"
-fake "a device older than the PTX" 1 "device Fake GPU \\(compute capability 6.1\\) is older than the kernel's PTX, which needs compute capability 7.5" \
+fake "a device older than the PTX" 1 "its PTX needs compute capability 7.5 or newer; the device is Fake GPU \\(compute capability 6.1\\)" \
 	FAKECUDA_CC=61 "$tmp/axpy16.static" 1001
 fake "a PTX the driver refuses: its error and log" 1 "CUDA_ERROR_UNSUPPORTED_PTX_VERSION.*log: ptxas fatal: the fake driver's log.*newer driver" \
 	FAKECUDA_CC=80 FAKECUDA_REFUSE_PTX=1 "$tmp/axpy16.static" 1001
@@ -268,6 +294,15 @@ if "$CACHET" emit --target cuda tests/plans/cuda/package_matmul.cachet >"$tmp/em
 	check_axpy "$tmp/axpyg" axpyg
 	fake "generated axpyg: the data path" 0 "all 1001 elements right" "$tmp/axpyg.static" 1001
 	has "generated axpyg: blocks picked" "fake: launch grid 7 x 1 x 1 block 143 x 1 x 1"
+	# every CUDA example packages (its kernels compiled by nvcc into the cubin and the PTX)
+	for ex in examples/cuda_*.cachet; do
+		[ -f "$ex" ] || continue
+		en=$(sed -n 's/^kernel \([A-Za-z0-9_]*\).*/\1/p' "$ex" | head -1)
+		defs=$(grep -m1 '^# run-with:' "$ex" | sed 's/^# run-with://')
+		# shellcheck disable=SC2086
+		expect "build: $ex" 0 "wrote .*lib$en.so" "$CACHET" build "$ex" $defs -o "$tmp/ex_$en"
+		check_files "$tmp/ex_$en" "$en" "$(kfn "$tmp/ex_$en/$en.c")" any
+	done
 	expect "build: no nvcc, a clear error (exit 2)" 2 "needs nvcc" env CACHET_NVCC=/nonexistent/nvcc "$CACHET" build "$f" \
 		-o "$tmp/nonvcc"
 else
