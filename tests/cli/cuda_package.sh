@@ -294,6 +294,11 @@ if "$CACHET" emit --target cuda tests/plans/cuda/package_matmul.cachet >"$tmp/em
 	check_axpy "$tmp/axpyg" axpyg
 	fake "generated axpyg: the data path" 0 "all 1001 elements right" "$tmp/axpyg.static" 1001
 	has "generated axpyg: blocks picked" "fake: launch grid 7 x 1 x 1 block 143 x 1 x 1"
+	# a kernel file named like the package's NAME.cu is not replaced by it
+	mkdir -p "$tmp/self" && cp tests/plans/cuda/package_matmul.cachet "$tmp/self/matmul_cuda.cu"
+	expect "build: the kernel file is DIR/NAME.cu (exit 2)" 2 "the package file .*matmul_cuda.cu is the kernel file itself" \
+		"$CACHET" build "$tmp/self/matmul_cuda.cu" -o "$tmp/self"
+	cmp -s tests/plans/cuda/package_matmul.cachet "$tmp/self/matmul_cuda.cu" && ok || bad "build: the kernel file was replaced"
 	# every CUDA example packages (its kernels compiled by nvcc into the cubin and the PTX)
 	for ex in examples/cuda_*.cachet; do
 		[ -f "$ex" ] || continue
