@@ -1040,7 +1040,8 @@ class Kernel:
             lib.ct_tune_result_free(r)
 
     def build(self, directory: Union[str, os.PathLike]) -> Dict[str, str]:
-        """Build the ahead-of-time package (`cachet build -o DIR`): NAME.h, libNAME.a/.so, NAME.c.
+        """Build the ahead-of-time package (`cachet build -o DIR`): NAME.h, libNAME.a/.so, NAME.c
+        (and NAME.cl or NAME.cu, the device code of an OpenCL or CUDA kernel).
 
         Returns the paths of the files written, by kind.
         """
@@ -1054,7 +1055,7 @@ class Kernel:
                 raise _ctx_error(self._ctx, st, f"kernel '{self.name}'")
         files = {"header": f"{self.name}.h", "static": f"lib{self.name}.a",
                  "shared": f"lib{self.name}.so", "source": f"{self.name}.c",
-                 "opencl": f"{self.name}.cl"}
+                 "opencl": f"{self.name}.cl", "cuda": f"{self.name}.cu"}
         return {kind: os.path.join(d, f) for kind, f in files.items() if os.path.exists(os.path.join(d, f))}
 
     def close(self) -> None:

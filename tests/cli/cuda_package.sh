@@ -299,6 +299,20 @@ if "$CACHET" emit --target cuda tests/plans/cuda/package_matmul.cachet >"$tmp/em
 	expect "build: the kernel file is DIR/NAME.cu (exit 2)" 2 "the package file .*matmul_cuda.cu is the kernel file itself" \
 		"$CACHET" build "$tmp/self/matmul_cuda.cu" -o "$tmp/self"
 	cmp -s tests/plans/cuda/package_matmul.cachet "$tmp/self/matmul_cuda.cu" && ok || bad "build: the kernel file was replaced"
+	# the Python package's build() (the library's ct_kernel_build) names the CUDA source among the files
+	PY=${PYTHON:-/usr/bin/python3}
+	if [ "${SAN:-}" != 1 ] && [ -d "$B/python/cachet" ] && "$PY" -c 'import numpy, cffi' 2>/dev/null; then
+		PYTHONPATH="$B/python" PYTHONDONTWRITEBYTECODE=1 "$PY" -c '
+import sys, cachet
+k = cachet.Kernel(open(sys.argv[1]).read())
+files = k.build(sys.argv[2])
+print(sorted(files))
+assert files["cuda"].endswith("matmul_cuda.cu") and files["static"].endswith("libmatmul_cuda.a"), files
+' tests/plans/cuda/package_matmul.cachet "$tmp/py" >"$tmp/py.out" 2>&1 && ok ||
+			{ bad "python: build() of a CUDA kernel"; head -5 "$tmp/py.out" >&2; }
+	else
+		skip "python: build() of a CUDA kernel (no $B/python, numpy or cffi, or a sanitizer build)"
+	fi
 	# every CUDA example packages (its kernels compiled by nvcc into the cubin and the PTX)
 	for ex in examples/cuda_*.cachet; do
 		[ -f "$ex" ] || continue
