@@ -265,6 +265,26 @@ fake "picked blocks, L = 100000" 0 "all 100000 elements right" "$tmp/axpyany.sha
 has "picked blocks, L = 100000" "fake: launch grid 400 x 1 x 1 block 250 x 1 x 1"
 fake "the example's grid (8 x 8 blocks over 37 x 32)" 1 "" "$tmp/example"
 has "the example's grid" "fake: launch grid 5 x 4 x 1 block 8 x 8 x 1"
+# the wrapper under AddressSanitizer and UBSan: no error and no leak on success, on each failure, without a driver
+if cc -std=c11 -g -fsanitize=address,undefined -fno-sanitize-recover=all -I"$tmp/seam_a16" -DPKG_HEADER='"axpy16.h"' \
+	-DKNAME=axpy16 $D/check_axpy.c "$tmp/seam_a16/axpy16.c" -ldl -lm -o "$tmp/asan" 2>"$tmp/cc.err"; then
+	for mode in "OK=1|0" "FAKECUDA_CC=80|0" "FAKECUDA_CC=61|1" "FAKECUDA_REFUSE_PTX=1 FAKECUDA_CC=80|1" "FAKECUDA_FAIL_ALLOC=1|1" \
+		"FAKECUDA_FAULT=1|1" "FAKECUDA_DEVICES=0|2"; do
+		menv=${mode%|*} mrc=${mode#*|}
+		# shellcheck disable=SC2086
+		env LD_LIBRARY_PATH="$tmp/fake" ASAN_OPTIONS=detect_leaks=1 $menv "$tmp/asan" 1001 launch >"$tmp/o" 2>&1
+		rc=$?
+		[ "$rc" = "$mrc" ] && ! grep -q Sanitizer "$tmp/o" && ok ||
+			{ bad "sanitizers, fake driver, $menv: exit $rc (want $mrc)"; grep -A5 Sanitizer "$tmp/o" | head -12 >&2; }
+	done
+	if [ "$gpu" = 0 ]; then
+		"$tmp/asan" 10 >"$tmp/o" 2>&1
+		rc=$?
+		[ "$rc" = 2 ] && ! grep -q Sanitizer "$tmp/o" && ok || bad "sanitizers, no driver: exit $rc"
+	fi
+else
+	skip "the wrapper under the sanitizers: cc cannot build with -fsanitize=address,undefined ($(head -1 "$tmp/cc.err"))"
+fi
 expect "fake driver: a driver too old (no driver: exit 2)" 2 "libcuda.so.1 has no cuLaunchKernel \\(a driver too old\\)" \
 	env LD_LIBRARY_PATH="$tmp/fakeold" "$tmp/axpy16.static" 1001
 

@@ -66,19 +66,9 @@ static int by_launch(FN(_cu) * h, const float *X, float *Y, long L)
 	return ok;
 }
 
-int main(int argc, char **argv)
+/* Load the kernel, run it, and check it; an exit status. */
+static int check(const float *X, float *Y, const float *Y0, const float *want, long L, int launch)
 {
-	long L = argc > 1 ? atol(argv[1]) : 1001;
-	int launch = argc > 2 && strcmp(argv[2], "launch") == 0;
-	float *X = malloc((size_t)L * sizeof *X), *Y = malloc((size_t)L * sizeof *Y), *Y0 = malloc((size_t)L * sizeof *Y0),
-	      *want = malloc((size_t)L * sizeof *want);
-	if (!X || !Y || !Y0 || !want)
-		return 1;
-	for (long i = 0; i < L; i++) {
-		X[i] = (float)(i % 13) - 6.0f;
-		Y[i] = Y0[i] = (float)(i % 7) * 0.25f;
-		want[i] = 2.5f * X[i] + Y0[i];
-	}
 	char err[4096];
 	FN(_cu) *h = NULL;
 	int st = FN(_cu_new)(&h, 0, err, sizeof err);
@@ -103,9 +93,27 @@ int main(int argc, char **argv)
 	FN(_cu_free)(h);
 	if (ok)
 		printf("Y = 2.5 * X + Y: all %ld elements right\n", L);
+	return ok ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+	long L = argc > 1 ? atol(argv[1]) : 1001;
+	int launch = argc > 2 && strcmp(argv[2], "launch") == 0;
+	float *X = malloc((size_t)L * sizeof *X), *Y = malloc((size_t)L * sizeof *Y), *Y0 = malloc((size_t)L * sizeof *Y0),
+	      *want = malloc((size_t)L * sizeof *want);
+	int rc = 1;
+	if (X && Y && Y0 && want) {
+		for (long i = 0; i < L; i++) {
+			X[i] = (float)(i % 13) - 6.0f;
+			Y[i] = Y0[i] = (float)(i % 7) * 0.25f;
+			want[i] = 2.5f * X[i] + Y0[i];
+		}
+		rc = check(X, Y, Y0, want, L, launch);
+	}
 	free(X);
 	free(Y);
 	free(Y0);
 	free(want);
-	return ok ? 0 : 1;
+	return rc;
 }
