@@ -33,8 +33,9 @@
 
 /* ------------------------------------------------------------ compiling with nvcc */
 
-/* The nvcc to use into out: $CACHET_NVCC, else nvcc on $PATH, else
- * /usr/local/cuda/bin/nvcc. false when none is executable. */
+/* The nvcc to use into out, as the CUDA engine finds it: $CACHET_NVCC,
+ * else /usr/local/cuda/bin/nvcc, else nvcc on $PATH. false when none is
+ * executable. */
 static bool find_nvcc(char *out, size_t cap)
 {
 	const char *env = getenv("CACHET_NVCC");
@@ -42,6 +43,9 @@ static bool find_nvcc(char *out, size_t cap)
 		snprintf(out, cap, "%s", env);
 		return access(out, X_OK) == 0;
 	}
+	snprintf(out, cap, "/usr/local/cuda/bin/nvcc");
+	if (access(out, X_OK) == 0)
+		return true;
 	const char *path = getenv("PATH");
 	while (path && *path) {
 		const char *end = strchr(path, ':');
@@ -50,8 +54,7 @@ static bool find_nvcc(char *out, size_t cap)
 			return true;
 		path += n + (end ? 1 : 0);
 	}
-	snprintf(out, cap, "/usr/local/cuda/bin/nvcc");
-	return access(out, X_OK) == 0;
+	return false;
 }
 
 /* ptxas next to nvcc (the toolkit's bin folder) into out; false when
@@ -199,7 +202,7 @@ static ct_status cuda_compile(ct_kernel *k, const char *cu, size_t len, cuda_cod
 	if (!find_nvcc(nvcc, sizeof nvcc))
 		return ct_error(ctx, CT_ERR_UNSUPPORTED,
 		                "kernel '%s': a CUDA package needs nvcc to compile the kernel into a cubin and a PTX, "
-		                "and none was found (not $CACHET_NVCC, nor nvcc on PATH, nor /usr/local/cuda/bin/nvcc); "
+		                "and none was found (not $CACHET_NVCC, nor /usr/local/cuda/bin/nvcc, nor nvcc on PATH); "
 		                "install the CUDA toolkit or set CACHET_NVCC (docs/CUDA.md, \"Packages\")",
 		                k->name);
 	const char *t = getenv("TMPDIR");

@@ -20,7 +20,8 @@ LIBS="$SANFL $B/libcachet.a $(pkg-config --libs libxxhash hwloc sqlite3 jansson 
 STRICT="-std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wconversion -Wno-sign-conversion
 	-Wpointer-arith -Wcast-qual -Wwrite-strings -Wundef -Wvla -Werror"
 
-NVCC=${CACHET_NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+NVCC=${CACHET_NVCC:-/usr/local/cuda/bin/nvcc}
+[ -x "$NVCC" ] || NVCC=$(command -v nvcc || echo none)
 PTXAS=$(dirname "$NVCC")/ptxas
 CUOBJDUMP=$(dirname "$NVCC")/cuobjdump
 # a GPU here: the NVIDIA driver's library is installed (or CACHET_TEST_GPU=1 says so)
