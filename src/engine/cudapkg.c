@@ -1,5 +1,6 @@
 /* cudapkg.c: `cachet build` for plan(target=cuda): a package embedding the CUDA C source, a cubin for sm_90a and a PTX, with a C host wrapper that loads the NVIDIA driver with dlopen. */
 #include "engine/cudapkg.h"
+#include "engine/pkgtext.h"
 #include "jit/jit.h"
 
 #include <errno.h>
@@ -220,42 +221,6 @@ static ct_status cuda_compile(ct_kernel *k, const char *cu, size_t len, cuda_cod
 
 /* ------------------------------------------------------------ the header */
 
-/* Append C for affine x: compile-time params as their values, runtime
- * params as the wrapper's arguments of the same name (as oclpkg.c). */
-static void c_aff(ct_buf *b, const ct_kernel *k, aff x)
-{
-	int64_t c = x.c;
-	int nrt = 0;
-	for (int i = 0; i < x.n; i++) {
-		if (x.t[i].kind != AFF_PARAM)
-			continue;
-		if (k->params[x.t[i].id].runtime)
-			nrt++;
-		else
-			c += x.t[i].coef * k->params[x.t[i].id].value;
-	}
-	if (!nrt) {
-		ct_buf_printf(b, "%lld", (long long)c);
-		return;
-	}
-	ct_buf_puts(b, "(");
-	bool first = true;
-	for (int i = 0; i < x.n; i++) {
-		if (x.t[i].kind != AFF_PARAM || !k->params[x.t[i].id].runtime)
-			continue;
-		int64_t coef = x.t[i].coef;
-		const char *name = k->params[x.t[i].id].name;
-		if (coef == 1)
-			ct_buf_printf(b, "%s%s", first ? "" : " + ", name);
-		else
-			ct_buf_printf(b, "%s%lld * %s", first ? "" : " + ", (long long)coef, name);
-		first = false;
-	}
-	if (c)
-		ct_buf_printf(b, " + %lld", (long long)c);
-	ct_buf_puts(b, ")");
-}
-
 /* The wrapper's arguments: arrays (temps excluded) as device pointers
  * (`unsigned long long NAME`, a CUdeviceptr) or as host pointers, then the
  * runtime params as int64_t. */
@@ -274,17 +239,6 @@ static void c_args(ct_buf *b, const ct_kernel *k, bool host)
 	for (int p = 0; p < k->nparams; p++)
 		if (k->params[p].runtime)
 			ct_buf_printf(b, ", int64_t %s", k->params[p].name);
-}
-
-static const char *role_name(ct_role r)
-{
-	switch (r) {
-	case CT_INPUT: return "input";
-	case CT_OUTPUT: return "output";
-	case CT_INOUT: return "inout";
-	case CT_CONST: return "const";
-	default: return "temp";
-	}
 }
 
 /* Append tpl with every "@N@" replaced by the kernel's name. */
@@ -367,17 +321,7 @@ static char *make_header(const ct_kernel *k, const cuda_code *c, const ocl_launc
 	              " * The arrays are device pointers (CUdeviceptr) of the device's primary\n"
 	              " * context:\n",
 	              blocks);
-	for (int a = 0; a < k->narrays; a++) {
-		const ir_array *ar = &k->arrays[a];
-		if (ar->role == CT_TEMP)
-			continue;
-		ct_buf_printf(&b, " *   %s: %s[", ar->name, ct_dtype_name(ar->type));
-		for (int d = 0; d < ar->rank; d++) {
-			ct_buf_puts(&b, d ? ", " : "");
-			c_aff(&b, k, ar->ext[d]);
-		}
-		ct_buf_printf(&b, "] elements, dense, %s\n", role_name(ar->role));
-	}
+	pkg_array_docs(&b, k);
 	ct_buf_printf(&b, " * A status; the launch's own errors only (a fault shows at the next\n"
 	                  " * synchronization). */\nint cachet_%s_cu_launch(cachet_%s_cu *h", n, n);
 	c_args(&b, k, false);
@@ -395,24 +339,6 @@ static char *make_header(const ct_kernel *k, const cuda_code *c, const ocl_launc
 }
 
 /* ------------------------------------------------------------ the wrapper */
-
-/* s as a C string literal, one source line per line. */
-static void c_string(ct_buf *b, const char *s, size_t len)
-{
-	ct_buf_puts(b, "\"");
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (c == '\n')
-			ct_buf_puts(b, i + 1 < len ? "\\n\"\n\"" : "\\n");
-		else if (c == '"' || c == '\\')
-			ct_buf_printf(b, "\\%c", c);
-		else if (c < 32 || c > 126 || c == '?') /* '?': no trigraphs */
-			ct_buf_printf(b, "\\%03o", c);
-		else
-			ct_buf_printf(b, "%c", c);
-	}
-	ct_buf_puts(b, "\"");
-}
 
 /* The driver API the wrapper uses, its own prototypes (no cuda.h), the
  * handle, and the calls that do not depend on the kernel's arguments. */
@@ -651,51 +577,19 @@ static const char wrapper_runtime[] =
 	"\tfor (int d = 0; d < rank; d++)\n\t\tn *= ext[d] > 0 ? (size_t)ext[d] : 0;\n"
 	"\treturn n;\n}\n\n";
 
-/* The grid code of the wrapper: ct_g (threads) and ct_l (threads per
- * block) per dimension from the index bounds, as oclpkg.c's NDRange. */
-static void c_grid(ct_buf *b, const ct_kernel *k, const ocl_launch *L)
-{
-	ct_buf_printf(b, "\tsize_t ct_g[3] = {1, 1, 1}, ct_l[3] = {1, 1, 1};\n");
-	for (int d = 0; d < L->ndims; d++) {
-		char root[64];
-		snprintf(root, sizeof root, "%s", L->dim_name[d]);
-		char *slash = strchr(root, '/');
-		if (slash)
-			*slash = 0;
-		int x = -1;
-		for (int i = 0; i < k->nindices; i++)
-			if (strcmp(k->indices[i].name, root) == 0)
-				x = i;
-		if (x < 0) /* no parallelize: one thread */
-			continue;
-		const ir_index *ix = &k->indices[x];
-		ct_buf_printf(b, "\t{\n\t\tint64_t n = ");
-		c_aff(b, k, ix->hi);
-		ct_buf_puts(b, " - ");
-		c_aff(b, k, ix->lo);
-		if (ix->child >= 0)
-			ct_buf_printf(b, ";\n\t\tint64_t groups = n < 1 ? 1 : (n + %lld - 1) / %lld;\n", (long long)ix->step,
-			              (long long)ix->step);
-		else
-			ct_buf_puts(b, ";\n\t\tint64_t groups = n < 1 ? 1 : n;\n");
-		ct_buf_printf(b, "\t\tct_g[%d] = (size_t)groups * %zu;\n\t\tct_l[%d] = %zu;\n\t}\n", d, L->local[d], d,
-		              L->local[d]);
-	}
-}
-
 /* The embedded code: source, PTX, cubin. */
 static void c_code(ct_buf *b, const ct_kernel *k, const char *cu, size_t len, const cuda_code *c, const ocl_launch *L)
 {
 	const char *n = k->name;
 	ct_buf_printf(b, "const char cachet_%s_cu_source[] =\n", n);
-	c_string(b, cu, len);
+	pkg_c_string(b, cu, len);
 	ct_buf_printf(b, ";\n\n/* PTX for compute_%d%s: the driver compiles it for the device */\n"
 	                 "const int cachet_%s_cu_ptx_arch = %d;\n"
 	                 "static const int ct_ptx_exact = %d; /* 1: for that capability only (compute_XXa) */\n"
 	                 "const char cachet_%s_cu_ptx[] =\n",
 	              c->ptx_arch, c->ptx_exact ? "a (that capability only)" : " and newer", n, c->ptx_arch,
 	              c->ptx_exact ? 1 : 0, n);
-	c_string(b, c->ptx, c->ptx_n);
+	pkg_c_string(b, c->ptx, c->ptx_n);
 	ct_buf_printf(b, ";\n\n/* the cubin for %s (compute capability 9.0), an ELF image */\n"
 	                 "const int cachet_%s_cu_cubin_arch = 90;\nconst size_t cachet_%s_cu_cubin_size = %zu;\n"
 	                 "_Alignas(16) const unsigned char cachet_%s_cu_cubin[] = {",
@@ -705,7 +599,7 @@ static void c_code(ct_buf *b, const ct_kernel *k, const char *cu, size_t len, co
 	if (!c->cubin_n)
 		ct_buf_puts(b, "0");
 	ct_buf_printf(b, "\n};\n\n/* the __global__ function */\nstatic const char ct_kernel_fn[] = ");
-	c_string(b, L->fn, strlen(L->fn));
+	pkg_c_string(b, L->fn, strlen(L->fn));
 	ct_buf_puts(b, ";\n\n");
 }
 
@@ -717,7 +611,7 @@ static void c_launch(ct_buf *b, const ct_kernel *k, const ocl_launch *L)
 	ct_buf_printf(b, "static int ct_launch(cachet_%s_cu *h", n);
 	c_args(b, k, false);
 	ct_buf_puts(b, ", ct_CUstream ct_stream)\n{\n");
-	c_grid(b, k, L);
+	pkg_ndrange(b, k, L);
 	ct_buf_printf(b, "\tunsigned ct_grid[3], ct_block[3];\n\tint st = ct_shape(h, ct_g, ct_l, %d, ct_grid, ct_block);\n"
 	                 "\tif (st)\n\t\treturn st;\n",
 	              L->explicit_local ? 1 : 0);
@@ -770,7 +664,7 @@ static void c_run(ct_buf *b, const ct_kernel *k)
 		ct_buf_printf(b, "\tconst int64_t ct_e_%s[] = {", ar->name);
 		for (int d = 0; d < ar->rank; d++) {
 			ct_buf_puts(b, d ? ", " : "");
-			c_aff(b, k, ar->ext[d]);
+			pkg_aff(b, k, ar->ext[d]);
 		}
 		if (!ar->rank)
 			ct_buf_puts(b, "1");

@@ -1,5 +1,6 @@
 // matmul_cuda.cu: a hand-written stand-in for the generated kernel of tests/plans/cuda/package_matmul.cachet
 // (blocks of 8 x 8 threads, i in x and j in y, A and B staged in shared memory), for the package's tests.
+// The wrapper embeds this text as a C string: "quotes", a \backslash, tabs	and ??= ??/ ??) stay as written.
 extern "C" __global__ void cachet_matmul_cuda(const float *A, const float *B, float *C)
 {
 	const long long i = (long long)blockIdx.x * 8 + threadIdx.x;
