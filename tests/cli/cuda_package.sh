@@ -113,7 +113,8 @@ check_files() {
 	fi
 	grep -q "$cfn" "$cd_/$cn.cu" && ok || bad "$cn: $cn.cu lacks the kernel $cfn"
 	cc -std=c11 -I"$cd_" -DPKG_HEADER="\"$cn.h\"" -DKNAME="$cn" $D/dump.c "$cd_/lib$cn.a" -ldl -o "$tmp/dump" &&
-		"$tmp/dump" "$tmp/$cn.cubin" "$tmp/$cn.ptx" >/dev/null && ok || { bad "$cn: cannot dump the embedded code"; return; }
+		"$tmp/dump" "$tmp/$cn.cubin" "$tmp/$cn.ptx" "$tmp/$cn.src" >/dev/null && ok || { bad "$cn: cannot dump the embedded code"; return; }
+	cmp -s "$tmp/$cn.src" "$cd_/$cn.cu" && ok || bad "$cn: the embedded source is not $cn.cu byte for byte"
 	# ELF64, little-endian, e_machine 190 (EM_CUDA), the SM version 90 in e_flags, the note naming sm_90a
 	hdr=$(od -An -tu1 -N52 "$tmp/$cn.cubin" | tr -s ' \n' ' ')
 	set -- $hdr
