@@ -350,8 +350,15 @@ CT_API void ct_callable_free(CT_TAKE ct_callable *h);
 
 /* ---------------------------------------------------------------- generated code, kernel memo, packages (src/gen, src/engine) */
 
+/* The name of plan target i (0, 1, ...: "host", "opencl", "cuda"), as
+ * written in plan(target=NAME) and passed to ct_kernel_emit; NULL past the
+ * last. The list is the library's table of targets (docs/ARCHITECTURE.md,
+ * "Targets"). */
+CT_API CT_KEEP const char *ct_target_name(int i);
+
 /* The generated source of kernel k (scheduled and planned) for target
- * "host" (C; NULL means host). Returns a malloc'd NUL-terminated string the
+ * "host" (C; NULL means host), "opencl" (OpenCL C) or "cuda" (CUDA C); a
+ * target other than the host needs a kernel of that plan target. Returns a malloc'd NUL-terminated string the
  * caller frees with free(), its length in *len (may be NULL); NULL with an
  * error on the kernel's ctx. Runtime params stay symbolic (arguments). */
 CT_API CT_GIVE char *ct_kernel_emit(CT_KEEP ct_kernel *k, CT_KEEP const char *target, CT_KEEP size_t *len);
