@@ -274,7 +274,8 @@ typedef struct ct_run_options {
 	                       outside its storage fails the run with CT_ERR_RUNTIME
 	                       ("out-of-bounds access to array 'A' (element E of N) in
 	                       statement at FILE:LINE"). The interpreter always tests;
-	                       plan(target=opencl) kernels refuse it (CT_ERR_UNSUPPORTED).
+	                       plan(target=opencl) and plan(target=cuda) kernels refuse
+	                       it (CT_ERR_UNSUPPORTED).
 	                       Default 0. */
 } ct_run_options;
 
@@ -321,7 +322,7 @@ typedef struct ct_callable ct_callable;
  * instance before the handle is given (docs/LIBRARY.md, "Checked before
  * first use").
  * NULL with the ctx's error: CT_ERR_USAGE when k's params changed since its
- * last successful check, CT_ERR_UNSUPPORTED for an OpenCL kernel,
+ * last successful check, CT_ERR_UNSUPPORTED for an OpenCL or CUDA kernel,
  * CT_ERR_COMPILE, CT_ERR_VERIFY when the compiled code gives wrong results
  * (a suspected compiler bug), CT_ERR_NOMEM. Free with ct_callable_free
  * before k and its ctx. */
@@ -694,7 +695,8 @@ CT_API ct_status ct_tensor_window(CT_KEEP const ct_tensor *t, int d, CT_KEEP int
  * the code cache; or CT_ENGINE_INTERP) and the threads; the kernel runs
  * once on the caller's data, so repeat and verify are not used, and
  * checked with the native engine is CT_ERR_UNSUPPORTED (the interpreter
- * always tests).
+ * always tests); with the native engine an OpenCL or CUDA kernel is
+ * CT_ERR_UNSUPPORTED (its host C never runs in the device's place).
  * CT_ERR_USAGE for a missing or mismatched view or an access outside a
  * window, else the engine's errors. */
 CT_API ct_status ct_kernel_run_views(CT_KEEP ct_kernel *k, CT_KEEP ct_tensor *const *views,
@@ -1316,8 +1318,9 @@ CT_API ct_status ct_select(CT_KEEP ct_selector *s, CT_KEEP const int64_t *sizes,
  * them, for the sizes it was selected for): each piece is compiled (or
  * fetched from the kernel memo or the code cache, and checked against the
  * interpreter before its first use) and run in order on its block of the
- * arrays. A plan(target=opencl) kernel is CT_ERR_UNSUPPORTED (its pieces
- * would be host code; ct_kernel_run_selected runs it on the device).
+ * arrays. A plan(target=opencl) or plan(target=cuda) kernel is
+ * CT_ERR_UNSUPPORTED (its pieces would be host code; ct_kernel_run_selected
+ * runs it on the device).
  * k's params are left as they were. */
 CT_API ct_status ct_solution_run(CT_KEEP ct_selector *s, CT_KEEP const ct_solution *sol,
 				 CT_KEEP void *const *buffers);
@@ -1326,8 +1329,8 @@ CT_API ct_status ct_solution_run(CT_KEEP ct_selector *s, CT_KEEP const ct_soluti
  * inputs o->repeat times (after one untimed run that loads its pieces) and
  * verify it against the unscheduled interpreter when o->verify. Only the
  * native engine, unchecked (o->checked set: CT_ERR_UNSUPPORTED); a
- * plan(target=opencl) kernel runs whole on the OpenCL engine at the
- * selected values (r->engine "opencl"). */
+ * plan(target=opencl) or plan(target=cuda) kernel runs whole on its
+ * target's engine at the selected values (r->engine "opencl", "cuda"). */
 CT_API ct_status ct_kernel_run_selected(CT_KEEP ct_selector *s, CT_KEEP const ct_run_options *o,
 					CT_KEEP ct_run_result *r, CT_KEEP ct_solution *sol);
 
