@@ -2,6 +2,8 @@
 #include "plan/plan.h"
 #include "ir/targets.h"
 
+#include <stdio.h>
+
 bool plan_has_caches(const ct_kernel *k)
 {
 	for (int i = 0; k->has_plan && i < k->nplan; i++)
@@ -22,9 +24,11 @@ static bool balanced_ok(ct_kernel *k)
 		const ir_sched *sc = &k->sched[s];
 		if (!sc->balanced)
 			continue;
+		char what[64] = "cache(...) in the plan";
+		if (grid)
+			snprintf(what, sizeof what, "the %s target", row->name);
 		ct_error_at(k->ctx, CT_ERR_INPUT, k->file, sc->balanced_pos.line, sc->balanced_pos.col,
-		            "balanced=true does not combine with %s%s%s yet", grid ? "the " : "cache(...) in the plan",
-		            grid ? row->name : "", grid ? " target" : "");
+		            "balanced=true does not combine with %s yet", what);
 		return false;
 	}
 	return true;

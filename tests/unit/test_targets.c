@@ -258,6 +258,39 @@ static void test_cuda_never_host(void)
 	ct_ctx_free(ctx);
 }
 
+/* An OpenCL kernel on views with the native engine is refused too (it ran
+ * its host C before the table), and the interpreter still runs it. */
+static void test_opencl_views_refused(void)
+{
+	static const char text[] = "kernel ov\nparam N = 8\narray A : f32[N] input\narray Y : f32[N] output\n"
+	                           "for (i: N) { Y[i] = A[i] * 2 }\n"
+	                           "schedule { ii = split(i, 4) }\n"
+	                           "plan(target=opencl) { parallelize(i) }\n";
+	ct_ctx *ctx = ct_ctx_new();
+	ct_kernel *k = ct_kernel_parse(ctx, text, strlen(text), "ov.cachet");
+	CHECKF(k != NULL, "%s", ct_ctx_last_message(ctx));
+	float a[8] = {1, 2, 3, 4, 5, 6, 7, 8}, y[8] = {0};
+	int64_t ext[1] = {8};
+	ct_tensor *va = ct_tensor_new(ctx, a, CT_F32, 1, ext, CT_TENSOR_ROW_MAJOR);
+	ct_tensor *vy = ct_tensor_new(ctx, y, CT_F32, 1, ext, CT_TENSOR_ROW_MAJOR);
+	ct_tensor *views[2] = {va, vy};
+	ct_run_options o;
+	ct_run_options_init(&o);
+	if (k && va && vy) {
+		CHECK(ct_kernel_run_views(k, views, &o) == CT_ERR_UNSUPPORTED);
+		CHECKF(strstr(ct_ctx_last_message(ctx), "kernel 'ov' targets OpenCL: ct_kernel_run_views gives host code only"),
+		       "%s", ct_ctx_last_message(ctx));
+		CHECK(y[7] == 0 && memo_untouched(ctx));
+		o.engine = CT_ENGINE_INTERP;
+		CHECKF(ct_kernel_run_views(k, views, &o) == CT_OK, "%s", ct_ctx_last_message(ctx));
+		CHECK(y[7] == 16);
+	}
+	ct_tensor_free(va);
+	ct_tensor_free(vy);
+	ct_kernel_free(k);
+	ct_ctx_free(ctx);
+}
+
 /* The JSON of lower names the target from the row. */
 static void test_lower_json_target(void)
 {
@@ -286,6 +319,7 @@ int main(void)
 	RUN(test_rows_facts);
 	test_parse_targets(); /* one case per plan */
 	RUN(test_cuda_never_host);
+	RUN(test_opencl_views_refused);
 	RUN(test_lower_json_target);
 	return h_report();
 }
