@@ -359,7 +359,8 @@ CT_API CT_KEEP const char *ct_target_name(int i);
 
 /* The generated source of kernel k (scheduled and planned) for target
  * "host" (C; NULL means host), "opencl" (OpenCL C) or "cuda" (CUDA C); a
- * target other than the host needs a kernel of that plan target. Returns a malloc'd NUL-terminated string the
+ * target other than the host needs a kernel of that plan target (or without
+ * a plan). Returns a malloc'd NUL-terminated string the
  * caller frees with free(), its length in *len (may be NULL); NULL with an
  * error on the kernel's ctx. Runtime params stay symbolic (arguments). */
 CT_API CT_GIVE char *ct_kernel_emit(CT_KEEP ct_kernel *k, CT_KEEP const char *target, CT_KEEP size_t *len);
