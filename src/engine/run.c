@@ -227,7 +227,10 @@ ct_status ct_kernel_run(ct_kernel *k, const ct_run_options *o, ct_run_result *r)
 		return CT_ERR_USAGE;
 	ct_ctx *ctx = k->ctx;
 	memset(r, 0, sizeof *r);
-	r->engine = o->engine == CT_ENGINE_INTERP ? "interp" : "native";
+	/* the engine the run goes to, also when it fails before starting: a
+	 * device target's engine is named after the target ("opencl", "cuda") */
+	const ir_target_info *row = ir_kernel_target(k);
+	r->engine = o->engine == CT_ENGINE_INTERP ? "interp" : row->native_entry ? "native" : row->name;
 	r->code_cache = "none";
 	r->verified = -1;
 	r->mismatch_array = "";
@@ -238,7 +241,6 @@ ct_status ct_kernel_run(ct_kernel *k, const ct_run_options *o, ct_run_result *r)
 		return CT_ERR_USAGE;
 	if (ir_params_need_values(k) != CT_OK)
 		return CT_ERR_USAGE;
-	const ir_target_info *row = ir_kernel_target(k);
 	if (o->engine == CT_ENGINE_NATIVE && !row->checked && o->checked)
 		return ct_error(ctx, CT_ERR_UNSUPPORTED,
 				"checked runs (--checked) cover host kernels only, not plan(target=%s)", row->name);
