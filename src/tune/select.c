@@ -815,7 +815,8 @@ ct_status ct_kernel_run_selected(ct_selector *s, const ct_run_options *o, ct_run
 		return CT_ERR_USAGE;
 	ct_kernel *k = s->k;
 	memset(r, 0, sizeof *r);
-	r->engine = "native";
+	/* a device's kernel goes whole to its target's engine ("opencl", "cuda") */
+	r->engine = runs_whole(k) ? ir_kernel_target(k)->name : "native";
 	r->code_cache = "memory";
 	s->load_rank = 0;
 	s->compile_seconds = 0;

@@ -182,13 +182,7 @@ static void test_cuda_never_host(void)
 	ct_run_options o;
 	ct_run_options_init(&o);
 	ct_run_result r;
-	/* ct_kernel_run: the CUDA engine (no GPU here: an error), never run_native */
-	CHECK(ct_kernel_run(k, &o, &r) != CT_OK);
-	CHECKF(r.engine && strcmp(r.engine, "cuda") == 0, "engine %s", r.engine ? r.engine : "(null)");
-	o.checked = 1;
-	CHECK(ct_kernel_run(k, &o, &r) == CT_ERR_UNSUPPORTED);
-	CHECKF(strstr(ct_ctx_last_message(ctx), "not plan(target=cuda)"), "%s", ct_ctx_last_message(ctx));
-	o.checked = 0;
+	ct_status st;
 	/* ct_kernel_compile: refused */
 	CHECK(ct_kernel_compile(k) == NULL && ct_ctx_last_status(ctx) == CT_ERR_UNSUPPORTED);
 	CHECKF(strstr(ct_ctx_last_message(ctx), "kernel 'cu' targets CUDA: ct_kernel_compile gives host code only"),
@@ -211,9 +205,32 @@ static void test_cuda_never_host(void)
 	CHECK(ct_kernel_emit(k, "fpga", &len) == NULL);
 	CHECKF(strstr(ct_ctx_last_message(ctx), "target 'fpga' is not supported (host, opencl or cuda)"), "%s",
 	       ct_ctx_last_message(ctx));
-	/* the selector: the pieces are host code, refused; a run goes whole to the CUDA engine */
+	/* build: the CUDA package (NAME.cu) or an error, never the host package */
 	char dir[] = "/tmp/ct_targets_XXXXXX";
 	CHECK(mkdtemp(dir) != NULL);
+	char pkg[300], file[400];
+	snprintf(pkg, sizeof pkg, "%s/pkg", dir);
+	ct_status bst = ct_kernel_build(k, pkg);
+	snprintf(file, sizeof file, "%s/cu.cu", pkg);
+	struct stat sb;
+	bool cu = stat(file, &sb) == 0;
+	CHECKF(bst != CT_OK || cu, "build gave status %d without cu.cu", (int)bst);
+	if (bst != CT_OK) {
+		snprintf(file, sizeof file, "%s/libcu.so", pkg);
+		CHECK(stat(file, &sb) != 0);
+	}
+	/* nothing above loaded, compiled or looked up host code (the runs
+	 * below may: the CUDA engine may keep its modules in the memo) */
+	CHECK(memo_untouched(ctx));
+	/* ct_kernel_run: the CUDA engine (without a GPU an error; with one a verified run), never run_native */
+	st = ct_kernel_run(k, &o, &r);
+	CHECKF(r.engine && strcmp(r.engine, "cuda") == 0, "engine %s", r.engine ? r.engine : "(null)");
+	CHECKF(st != CT_OK || r.verified == 1, "a cuda run that is not verified");
+	o.checked = 1;
+	CHECK(ct_kernel_run(k, &o, &r) == CT_ERR_UNSUPPORTED);
+	CHECKF(strstr(ct_ctx_last_message(ctx), "not plan(target=cuda)"), "%s", ct_ctx_last_message(ctx));
+	o.checked = 0;
+	/* the selector: the pieces are host code, refused; a run goes whole to the CUDA engine */
 	ct_selector *s = ct_selector_new(k, dir);
 	CHECKF(s != NULL, "%s", ct_ctx_last_message(ctx));
 	if (s) {
@@ -232,23 +249,11 @@ static void test_cuda_never_host(void)
 		CHECK(ct_solution_run(s, &sol, bufs) == CT_ERR_UNSUPPORTED);
 		CHECKF(strstr(ct_ctx_last_message(ctx), "targets CUDA: ct_solution_run runs host code only"), "%s",
 		       ct_ctx_last_message(ctx));
-		CHECK(ct_kernel_run_selected(s, &o, &r, &sol) != CT_OK);
+		st = ct_kernel_run_selected(s, &o, &r, &sol);
+		CHECKF(r.engine && strcmp(r.engine, "cuda") == 0, "engine %s", r.engine ? r.engine : "(null)");
+		CHECKF(st != CT_OK || r.verified == 1, "a selected cuda run that is not verified");
 		ct_selector_free(s);
 	}
-	/* build: the CUDA package (NAME.cu) or an error, never the host package */
-	char pkg[300], file[400];
-	snprintf(pkg, sizeof pkg, "%s/pkg", dir);
-	ct_status bst = ct_kernel_build(k, pkg);
-	snprintf(file, sizeof file, "%s/cu.cu", pkg);
-	struct stat sb;
-	bool cu = stat(file, &sb) == 0;
-	CHECKF(bst != CT_OK || cu, "build gave status %d without cu.cu", (int)bst);
-	if (bst != CT_OK) {
-		snprintf(file, sizeof file, "%s/libcu.so", pkg);
-		CHECK(stat(file, &sb) != 0);
-	}
-	/* nothing above loaded, compiled or looked up host code */
-	CHECK(memo_untouched(ctx));
 	/* the folder is left to the OS's /tmp cleaning when a package was written */
 	if (bst != CT_OK) {
 		(void)rmdir(pkg);
