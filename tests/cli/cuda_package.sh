@@ -172,7 +172,8 @@ mkdir -p "$tmp/fake" "$tmp/fakeold"
 cc -std=c11 -shared -fPIC -Wl,-soname,libcuda.so.1 $D/fakecuda.c -o "$tmp/fake/libcuda.so.1" &&
 	cc -std=c11 -shared -fPIC -DFAKECUDA_OLD -Wl,-soname,libcuda.so.1 $D/fakecuda.c -o "$tmp/fakeold/libcuda.so.1" &&
 	ok || bad "the fake driver does not compile"
-sed 's/target=cuda/target=opencl/' tests/plans/cuda/package_matmul.cachet >"$tmp/mm.cachet"
+# the same kernel as an OpenCL plan: it parses without the CUDA generator (the seam does not read its plan)
+sed 's/target=cuda/target=opencl/; s/location=shared/location=local/' tests/plans/cuda/package_matmul.cachet >"$tmp/mm.cachet"
 expect "seam: matmul_cuda package" 0 "wrote .*libmatmul_cuda.so" "$tmp/seam" "$tmp/mm.cachet" $D/matmul_cuda.cu \
 	"$tmp/seam_mm" cachet_matmul_cuda 1 i/ii:8 j/jj:8
 check_files "$tmp/seam_mm" matmul_cuda cachet_matmul_cuda
