@@ -63,11 +63,11 @@ ct_callable *ct_kernel_compile(ct_kernel *k)
 {
 	if (!k || ir_kernel_ready(k) != CT_OK)
 		return NULL;
-	if (k->has_plan && k->target == TARGET_OPENCL) {
+	if (k->has_plan && k->target != TARGET_HOST) {
 		ct_error(k->ctx, CT_ERR_UNSUPPORTED,
-			 "kernel '%s' targets OpenCL: ct_kernel_compile gives host code only "
+			 "kernel '%s' targets %s: ct_kernel_compile gives host code only "
 			 "(use ct_kernel_run or cachet build)",
-			 k->name);
+			 k->name, k->target == TARGET_CUDA ? "CUDA" : "OpenCL");
 		return NULL;
 	}
 	ct_callable *h = ct_alloc(k->ctx, sizeof *h);

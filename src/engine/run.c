@@ -164,7 +164,9 @@ ct_status run_verify(ct_kernel *k, const run_buffers *got, const run_buffers *wa
 	return CT_OK;
 }
 
-ct_status run_measure(ct_kernel *k, const ct_run_options *o, run_once_fn once, void *ud, ct_run_result *r)
+/* run_measure and run_measure_timed: exactly one of once and timed. */
+static ct_status measure(ct_kernel *k, const ct_run_options *o, run_once_fn once, run_timed_fn timed, void *ud,
+                         ct_run_result *r)
 {
 	ct_ctx *ctx = k->ctx;
 	run_buffers init, work, want;
@@ -179,8 +181,12 @@ ct_status run_measure(ct_kernel *k, const ct_run_options *o, run_once_fn once, v
 	for (int i = 0; i < o->repeat && !st; i++) {
 		run_buffers_copy(&work, &init);
 		double t0 = ct_now();
-		st = once(ud, (void *const *)work.data);
-		times[i] = ct_now() - t0;
+		if (timed) {
+			st = timed(ud, (void *const *)work.data, &times[i]);
+		} else {
+			st = once(ud, (void *const *)work.data);
+			times[i] = ct_now() - t0;
+		}
 	}
 	if (!st) {
 		r->seconds = run_median(times, o->repeat);
@@ -199,6 +205,16 @@ ct_status run_measure(ct_kernel *k, const ct_run_options *o, run_once_fn once, v
 	run_buffers_free(&want);
 	free(times);
 	return st;
+}
+
+ct_status run_measure(ct_kernel *k, const ct_run_options *o, run_once_fn once, void *ud, ct_run_result *r)
+{
+	return measure(k, o, once, NULL, ud, r);
+}
+
+ct_status run_measure_timed(ct_kernel *k, const ct_run_options *o, run_timed_fn once, void *ud, ct_run_result *r)
+{
+	return measure(k, o, NULL, once, ud, r);
 }
 
 /* One interpreter run of a scheduled tree (run_once_fn). */
@@ -237,15 +253,17 @@ ct_status ct_kernel_run(ct_kernel *k, const ct_run_options *o, ct_run_result *r)
 		return CT_ERR_USAGE;
 	if (ir_params_need_values(k) != CT_OK)
 		return CT_ERR_USAGE;
-	if (o->engine == CT_ENGINE_NATIVE && k->has_plan && k->target == TARGET_OPENCL && o->checked)
-		return ct_error(ctx, CT_ERR_UNSUPPORTED,
-				"checked runs (--checked) cover host kernels only, not plan(target=opencl)");
+	if (o->engine == CT_ENGINE_NATIVE && k->has_plan && k->target != TARGET_HOST && o->checked)
+		return ct_error(ctx, CT_ERR_UNSUPPORTED, "checked runs (--checked) cover host kernels only, not plan(target=%s)",
+				k->target == TARGET_CUDA ? "cuda" : "opencl");
 	/* refused before any compile or allocation */
 	ct_status sz = run_check_size(k);
 	if (sz)
 		return sz;
 	if (o->engine == CT_ENGINE_NATIVE && k->has_plan && k->target == TARGET_OPENCL)
 		return run_opencl(k, o, r);
+	if (o->engine == CT_ENGINE_NATIVE && k->has_plan && k->target == TARGET_CUDA)
+		return run_cuda(k, o, r);
 	if (o->engine == CT_ENGINE_NATIVE)
 		return run_native(k, o, r);
 

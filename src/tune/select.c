@@ -457,11 +457,12 @@ static double cut_copies(const ct_kernel *k, const int64_t *full, int p, int64_t
 	return n;
 }
 
-/* Whether k runs on an OpenCL device (plan(target=opencl)): the selector
- * chooses its values, the OpenCL engine runs it, never the host pieces. */
-static bool is_opencl(const ct_kernel *k)
+/* Whether k runs on a device (plan(target=opencl|cuda)): the selector
+ * chooses its values, the device's engine runs it (through ct_kernel_run:
+ * run_opencl, run_cuda), never the host pieces. */
+static bool is_device(const ct_kernel *k)
 {
-	return k->has_plan && k->target == TARGET_OPENCL;
+	return k->has_plan && k->target != TARGET_HOST;
 }
 
 /* Cut the problem: along every cut size whose tile does not divide it, a
@@ -477,8 +478,8 @@ static ct_status make_pieces(ct_selector *s, const int64_t *sizes, double flops,
 	for (int t = 0; t < s->nt; t++)
 		full[s->tids[t]] = m->sol.values[t];
 	int cuts[CT_SELECT_MAX_PARAMS], ncuts = 0;
-	/* an OpenCL kernel runs whole on its device (ct_kernel_run_selected) */
-	for (int t = 0; t < s->nt && !is_opencl(k); t++) {
+	/* a device kernel runs whole on its device (ct_kernel_run_selected) */
+	for (int t = 0; t < s->nt && !is_device(k); t++) {
 		int p = s->cut[t];
 		if (p < 0 || full[p] <= m->sol.values[t] || full[p] % m->sol.values[t] == 0 || ncuts == 6)
 			continue;
@@ -745,11 +746,11 @@ ct_status ct_solution_run(ct_selector *s, const ct_solution *sol, void *const *b
 {
 	if (!s || !sol || !buffers)
 		return CT_ERR_USAGE;
-	if (is_opencl(s->k)) /* the pieces are host code: never run them in the device's place */
+	if (is_device(s->k)) /* the pieces are host code: never run them in the device's place */
 		return ct_error(s->k->ctx, CT_ERR_UNSUPPORTED,
-				"kernel '%s' targets OpenCL: ct_solution_run runs host code only "
+				"kernel '%s' targets %s: ct_solution_run runs host code only "
 				"(ct_kernel_run_selected runs it on the device)",
-				s->k->name);
+				s->k->name, s->k->target == TARGET_CUDA ? "CUDA" : "OpenCL");
 	/* the full problem's values: piece 0 spans it where nothing is cut */
 	int64_t full[MAX_P];
 	const ct_select_piece *p0 = &sol->pieces[0];
@@ -784,7 +785,7 @@ static ct_status selected_once(void *ud, void *const *buffers)
 	return ct_solution_run(c->s, c->sol, buffers);
 }
 
-/* An OpenCL kernel at the selected values: one run of the OpenCL engine
+/* A device kernel at the selected values: one run of its engine
  * (ct_kernel_run) with the tuned params set, k's params put back after. */
 static ct_status run_selected_opencl(ct_selector *s, const ct_run_options *o, ct_run_result *r,
                                      const ct_solution *sol)
@@ -838,7 +839,7 @@ ct_status ct_kernel_run_selected(ct_selector *s, const ct_run_options *o, ct_run
 	st = ct_select(s, sizes, s->nsizes, sol);
 	if (st)
 		return st;
-	if (is_opencl(k))
+	if (is_device(k))
 		return run_selected_opencl(s, o, r, sol);
 	int64_t threads = k->ctx->threads;
 	if (o->threads > 0)

@@ -1,0 +1,56 @@
+#!/bin/sh
+# cuda_runtime.sh: plan(target=cuda) without a GPU (this project's machines and CI): `cachet run` says what is missing and exits 2, `cachet probe` says "cuda none (reason)" and succeeds. On a machine with an NVIDIA GPU the run checks are skipped (build/tests/test_cuda covers them there).
+. tests/cli/lib/expect.sh
+skipped=0
+
+K='kernel scale
+param N = 37
+array X : f32[N] input
+array Y : f32[N] inout
+for (i: N) {
+  Y[i] = 3 * X[i] + Y[i]
+}
+schedule {
+  ii = split(i, 8)
+}
+plan(target=cuda) {
+  parallelize(i)
+}'
+f=$tmp/scale.cachet
+printf '%s\n' "$K" >"$f"
+
+# the probe: always succeeds; lists the GPU or says why there is none
+expect "probe: a cuda line" 0 '^cuda +' "$CACHET" probe
+expect "probe --json: a cuda object" 0 '"cuda": \{"devices": \[' "$CACHET" probe --json
+expect "probe: no driver is no error" 0 '^cuda +none \(CUDA: no NVIDIA driver: /nonexistent/libcuda.so.1 not found' \
+	env CACHET_LIBCUDA=/nonexistent/libcuda.so.1 "$CACHET" probe
+expect "probe --json: the reason" 0 \
+	'"cuda": \{"devices": \[\], "reason": "CUDA: no NVIDIA driver' env CACHET_LIBCUDA=/nonexistent/libcuda.so.1 \
+	"$CACHET" probe --json
+
+if ! "$CACHET" check "$f" >/dev/null 2>&1; then
+	echo "skipped: run checks: this build's parser does not take plan(target=cuda) yet"
+	skipped=$((skipped + 4))
+else
+	# a made-up missing driver: the same answer on every machine
+	expect "run: no driver is exit 2" 2 \
+		'CUDA: no NVIDIA driver: /nonexistent/libcuda.so.1 not found \(plan\(target=cuda\) needs an NVIDIA GPU\)' \
+		env CACHET_LIBCUDA=/nonexistent/libcuda.so.1 "$CACHET" run "$f"
+	expect "run --checked refused" 2 'cover host kernels only, not plan\(target=cuda\)' \
+		env CACHET_LIBCUDA=/nonexistent/libcuda.so.1 "$CACHET" run "$f" --checked
+	if "$CACHET" probe | grep -q '^cuda  *none'; then
+		expect "run: this machine's answer is exit 2" 2 'CUDA: (no NVIDIA driver|the driver found no device)' \
+			"$CACHET" run "$f"
+		expect "run --json: exit 2 too" 2 'CUDA: ' "$CACHET" run "$f" --json
+	else
+		echo "skipped: run on this machine: it has a CUDA device (build/tests/test_cuda runs there)"
+		skipped=$((skipped + 2))
+	fi
+fi
+
+if [ "$skipped" -gt 0 ]; then
+	echo "$pass passed, $fail failed, $skipped skipped"
+else
+	echo "$pass passed, $fail failed"
+fi
+[ "$fail" = 0 ]

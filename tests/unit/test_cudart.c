@@ -1,0 +1,492 @@
+/* test_cudart.c: the CUDA runtime's parts that need no GPU: a missing driver or device is a clear CT_ERR_UNSUPPORTED, NVRTC is found (or hidden), kernels compile to cubins with NVRTC or nvcc, the cubin cache's key and hits, launch shapes, and no CUDA kernel ever runs as host code. */
+#include "cachet.h"
+#include "harness.h"
+
+#include "engine/engine.h"
+#include "gen/ocl.h"
+#include "ir/ir.h"
+#include "target/cuda.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/*
+ * The parser of this branch may not know plan(target=cuda) yet: kernels are
+ * parsed with plan(target=opencl) and switched to TARGET_CUDA, which is all
+ * the run paths look at. Each case sets the environment it needs and puts
+ * it back. The compile cases need NVRTC or nvcc (this project's machines
+ * and CI have both, under /usr/local/cuda); where neither is installed
+ * they say so and are counted as skipped, never as passed.
+ */
+
+static int h_skipped;
+
+static const char small_cu[] = "extern \"C\" __global__ void axpy(float *y, const float *x, long long n)\n"
+                               "{\n"
+                               "  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;\n"
+                               "  if (i < n) y[i] = 2.0f * x[i] + y[i];\n"
+                               "}\n";
+
+static const char kernel_src[] = "kernel scale\n"
+                                 "param N = 37\n"
+                                 "param T = 8 tune {4, 8}\n"
+                                 "array X : f32[N] input\n"
+                                 "array Y : f32[N] inout\n"
+                                 "for (i: N) {\n"
+                                 "  Y[i] = 3 * X[i] + Y[i]\n"
+                                 "}\n"
+                                 "schedule {\n  ii = split(i, T)\n}\n"
+                                 "plan(target=opencl) {\n  parallelize(i)\n}\n";
+
+/* A fresh cache folder for one case. */
+static void fresh_dir(char *dir, size_t cap, const char *name)
+{
+	snprintf(dir, cap, "%s/cachet-cudart-%ld-%s", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getpid(),
+	         name);
+	char cmd[4200];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot empty %s\n", dir);
+}
+
+static ct_ctx *ctx_on(const char *dir)
+{
+	ct_ctx *ctx = ct_ctx_new();
+	if (ctx && dir)
+		ct_cache_set_dir(ctx, dir);
+	return ctx;
+}
+
+/* The kernel, switched to plan(target=cuda). */
+static ct_kernel *cuda_kernel(ct_ctx *ctx)
+{
+	ct_kernel *k = ct_kernel_parse(ctx, kernel_src, sizeof kernel_src - 1, "scale.cachet");
+	if (k)
+		k->target = TARGET_CUDA;
+	else
+		fprintf(stderr, "parse: %s\n", ct_ctx_last_message(ctx));
+	return k;
+}
+
+/* Whether a CUDA compiler is here; else the case is skipped (reason printed). */
+static bool have_compiler(const char *why_case)
+{
+	ct_ctx *ctx = ct_ctx_new();
+	char id[512];
+	bool ok = ctx && cuda_compiler(ctx, id, sizeof id) == CT_OK;
+	if (!ok) {
+		printf("skipped: %s: no NVRTC and no nvcc (%s)\n", why_case, ctx ? ct_ctx_last_message(ctx) : "");
+		h_skipped++;
+	}
+	ct_ctx_free(ctx);
+	return ok;
+}
+
+static bool is_elf(const unsigned char *b, size_t n)
+{
+	return n > 4 && b[0] == 0x7f && b[1] == 'E' && b[2] == 'L' && b[3] == 'F';
+}
+
+/* ------------------------------------------------------------ no driver, no device */
+
+static void test_no_driver(void)
+{
+	setenv("CACHET_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
+	ct_ctx *ctx = ct_ctx_new();
+	cuda_dev d;
+	CHECK(target_cuda_open(ctx, &d) == CT_ERR_UNSUPPORTED);
+	CHECKF(strstr(ct_ctx_last_message(ctx), "CUDA: no NVIDIA driver: /nonexistent/libcuda.so.1 not found") != NULL,
+	       "%s", ct_ctx_last_message(ctx));
+	/* ct_kernel_run of a CUDA kernel: the CUDA engine's answer, never host code */
+	ct_kernel *k = cuda_kernel(ctx);
+	CHECK(k != NULL);
+	if (k) {
+		ct_run_options o;
+		ct_run_options_init(&o);
+		ct_run_result r;
+		CHECK(ct_kernel_run(k, &o, &r) == CT_ERR_UNSUPPORTED);
+		CHECKF(strcmp(r.engine, "cuda") == 0, "engine %s", r.engine);
+		CHECKF(strstr(ct_ctx_last_message(ctx), "no NVIDIA driver") != NULL, "%s", ct_ctx_last_message(ctx));
+		CHECK(r.verified == -1);
+		/* checked runs cover host kernels only */
+		o.checked = 1;
+		CHECK(ct_kernel_run(k, &o, &r) == CT_ERR_UNSUPPORTED);
+		CHECKF(strstr(ct_ctx_last_message(ctx), "plan(target=cuda)") != NULL, "%s", ct_ctx_last_message(ctx));
+		ct_kernel_free(k);
+	}
+	ct_ctx_free(ctx);
+	unsetenv("CACHET_LIBCUDA");
+}
+
+/* The machine's own libcuda.so.1: absent here, so the default message. */
+static void test_no_driver_default(void)
+{
+	ct_ctx *ctx = ct_ctx_new();
+	cuda_api a;
+	ct_status st = target_cuda_load(ctx, &a);
+	if (st == CT_OK) {
+		printf("skipped: test_no_driver_default: this machine has libcuda.so.1\n");
+		h_skipped++;
+		h_case_failed = 0;
+	} else {
+		CHECK(st == CT_ERR_UNSUPPORTED);
+		CHECKF(strcmp(ct_ctx_last_message(ctx), "CUDA: no NVIDIA driver: libcuda.so.1 not found "
+		                                        "(plan(target=cuda) needs an NVIDIA GPU)") == 0,
+		       "%s", ct_ctx_last_message(ctx));
+	}
+	ct_ctx_free(ctx);
+}
+
+/* A made-up driver whose cuInit answers CUDA_ERROR_NO_DEVICE (built with
+ * cc): "the driver found no device"; one lacking an entry point is "too old". */
+static bool build_fake_driver(const char *so, bool complete)
+{
+	char src[4300], cmd[9000];
+	snprintf(src, sizeof src, "%s.c", so);
+	FILE *f = fopen(src, "w");
+	if (!f)
+		return false;
+	static const char *const names[] = {
+		"cuDriverGetVersion", "cuDeviceGetCount", "cuDeviceGet", "cuDeviceGetName", "cuDeviceGetAttribute",
+		"cuDeviceTotalMem_v2", "cuDevicePrimaryCtxRetain", "cuDevicePrimaryCtxRelease_v2", "cuCtxSetCurrent",
+		"cuCtxSynchronize", "cuModuleLoadData", "cuModuleLoadDataEx", "cuModuleUnload", "cuModuleGetFunction",
+		"cuFuncGetAttribute", "cuFuncSetAttribute", "cuMemAlloc_v2", "cuMemFree_v2", "cuMemcpyHtoD_v2",
+		"cuMemcpyDtoH_v2", "cuMemsetD8_v2", "cuLaunchKernel", "cuEventCreate", "cuEventRecord",
+		"cuEventSynchronize", "cuEventElapsedTime", "cuEventDestroy_v2", "cuGetErrorName", "cuGetErrorString"};
+	fprintf(f, "int cuInit(unsigned f) { (void)f; return 100; }\n");
+	for (size_t i = 0; i < sizeof names / sizeof names[0] - (complete ? 0 : 1); i++)
+		fprintf(f, "int %s(void) { return 0; }\n", names[i]);
+	fclose(f);
+	const char *cc = getenv("CC");
+	snprintf(cmd, sizeof cmd, "%s -shared -fPIC -o '%s' '%s' 2>&1", cc && *cc ? cc : "cc", so, src);
+	return system(cmd) == 0;
+}
+
+static void test_fake_driver(void)
+{
+	char dir[4096], so[4300];
+	fresh_dir(dir, sizeof dir, "fake");
+	snprintf(so, sizeof so, "%s/libcuda-nodev.so", dir);
+	char mk[4200];
+	snprintf(mk, sizeof mk, "mkdir -p '%s'", dir);
+	CHECK(system(mk) == 0);
+	if (!build_fake_driver(so, true)) {
+		printf("skipped: test_fake_driver: no C compiler to build a made-up driver\n");
+		h_skipped++;
+		h_case_failed = 0;
+		return;
+	}
+	setenv("CACHET_LIBCUDA", so, 1);
+	ct_ctx *ctx = ct_ctx_new();
+	cuda_dev d;
+	CHECK(target_cuda_open(ctx, &d) == CT_ERR_UNSUPPORTED);
+	CHECKF(strcmp(ct_ctx_last_message(ctx), "CUDA: the driver found no device") == 0, "%s", ct_ctx_last_message(ctx));
+	ct_probe_info p;
+	CHECK(ct_probe_run(ctx, CT_PROBE_CUDA, &p) == CT_OK);
+	CHECK(p.cuda_probed == 1 && p.ncuda == 0);
+	CHECKF(strstr(p.cuda_reason, "found no device") != NULL, "%s", p.cuda_reason);
+	ct_ctx_free(ctx);
+	snprintf(so, sizeof so, "%s/libcuda-old.so", dir);
+	if (build_fake_driver(so, false)) {
+		setenv("CACHET_LIBCUDA", so, 1);
+		ctx = ct_ctx_new();
+		CHECK(target_cuda_open(ctx, &d) == CT_ERR_UNSUPPORTED);
+		CHECKF(strstr(ct_ctx_last_message(ctx), "lacks cuGetErrorString") != NULL, "%s", ct_ctx_last_message(ctx));
+		ct_ctx_free(ctx);
+	}
+	unsetenv("CACHET_LIBCUDA");
+	fresh_dir(dir, sizeof dir, "fake");
+}
+
+/* CACHET_CUDA_DEVICE that is not an index is a usage error, not "no GPU". */
+static void test_arch_names(void)
+{
+	char a[16];
+	target_cuda_arch(9, 0, a, sizeof a);
+	CHECK(strcmp(a, "sm_90a") == 0);
+	target_cuda_arch(8, 0, a, sizeof a);
+	CHECK(strcmp(a, "sm_80") == 0);
+	target_cuda_arch(8, 9, a, sizeof a);
+	CHECK(strcmp(a, "sm_89") == 0);
+	target_cuda_arch(10, 0, a, sizeof a);
+	CHECK(strcmp(a, "sm_100a") == 0);
+}
+
+/* ------------------------------------------------------------ NVRTC's search list */
+
+static void test_nvrtc_paths(void)
+{
+	char(*p)[512] = calloc(NVRTC_MAX_PATHS, 512);
+	CHECK(p != NULL);
+	if (!p)
+		return;
+	unsetenv("CACHET_NVRTC");
+	int n = target_nvrtc_paths(p, NVRTC_MAX_PATHS);
+	CHECK(n >= 6);
+	CHECK(n > 0 && strcmp(p[0], "libnvrtc.so.13") == 0);
+	bool local = false;
+	for (int i = 0; i < n; i++)
+		local = local || strcmp(p[i], "/usr/local/cuda/lib64/libnvrtc.so.12") == 0;
+	CHECK(local);
+	setenv("CACHET_NVRTC", "/a/libnvrtc.so.13:/b/libnvrtc.so", 1);
+	n = target_nvrtc_paths(p, NVRTC_MAX_PATHS);
+	CHECK(n == 2 && strcmp(p[1], "/b/libnvrtc.so") == 0);
+	setenv("CACHET_NVRTC", "none", 1);
+	CHECK(target_nvrtc_paths(p, NVRTC_MAX_PATHS) == 0);
+	ct_ctx *ctx = ct_ctx_new();
+	nvrtc_api a;
+	CHECK(target_nvrtc_load(ctx, &a) == CT_ERR_UNSUPPORTED);
+	CHECKF(strstr(ct_ctx_last_message(ctx), "NVRTC not found (CACHET_NVRTC=none: hidden)") != NULL, "%s",
+	       ct_ctx_last_message(ctx));
+	ct_ctx_free(ctx);
+	unsetenv("CACHET_NVRTC");
+	free(p);
+}
+
+/* ------------------------------------------------------------ compiling */
+
+static void test_compile_nvrtc(void)
+{
+	unsetenv("CACHET_NVRTC");
+	ct_ctx *probe = ct_ctx_new();
+	nvrtc_api a;
+	bool have = target_nvrtc_load(probe, &a) == CT_OK;
+	if (have)
+		target_nvrtc_close(&a);
+	ct_ctx_free(probe);
+	if (!have) {
+		printf("skipped: test_compile_nvrtc: no NVRTC on this machine\n");
+		h_skipped++;
+		return;
+	}
+	char dir[4096];
+	fresh_dir(dir, sizeof dir, "nvrtc");
+	ct_ctx *ctx = ctx_on(dir);
+	char id[512];
+	CHECK(cuda_compiler(ctx, id, sizeof id) == CT_OK);
+	CHECKF(strncmp(id, "nvrtc ", 6) == 0, "%s", id);
+	unsigned char *bin = NULL;
+	size_t n = 0;
+	const char *how = "";
+	CHECKF(cuda_cubin(ctx, small_cu, sizeof small_cu - 1, "sm_90a", 13000, &bin, &n, &how) == CT_OK, "%s",
+	       ct_ctx_last_message(ctx));
+	CHECK(is_elf(bin, n));
+	CHECK(strcmp(how, "compiled") == 0);
+	free(bin);
+	/* the same source again: the blob cache, then from another ctx */
+	bin = NULL;
+	CHECK(cuda_cubin(ctx, small_cu, sizeof small_cu - 1, "sm_90a", 13000, &bin, &n, &how) == CT_OK);
+	CHECKF(strcmp(how, "disk") == 0, "%s", how);
+	CHECK(is_elf(bin, n));
+	free(bin);
+	ct_ctx_free(ctx);
+	ctx = ctx_on(dir);
+	bin = NULL;
+	CHECK(cuda_cubin(ctx, small_cu, sizeof small_cu - 1, "sm_90a", 13000, &bin, &n, &how) == CT_OK);
+	CHECKF(strcmp(how, "disk") == 0, "%s", how);
+	free(bin);
+	/* another architecture or driver is another cubin */
+	bin = NULL;
+	CHECK(cuda_cubin(ctx, small_cu, sizeof small_cu - 1, "sm_80", 13000, &bin, &n, &how) == CT_OK);
+	CHECKF(strcmp(how, "compiled") == 0, "%s", how);
+	free(bin);
+	bin = NULL;
+	CHECK(cuda_cubin(ctx, small_cu, sizeof small_cu - 1, "sm_90a", 12080, &bin, &n, &how) == CT_OK);
+	CHECKF(strcmp(how, "compiled") == 0, "%s", how);
+	free(bin);
+	/* a compile error is CT_ERR_COMPILE with NVRTC's log */
+	static const char bad[] = "extern \"C\" __global__ void f(float *y) { y[0] = undeclared; }\n";
+	bin = NULL;
+	CHECK(cuda_cubin(ctx, bad, sizeof bad - 1, "sm_90a", 13000, &bin, &n, &how) == CT_ERR_COMPILE);
+	CHECKF(strstr(ct_ctx_last_message(ctx), "undeclared") != NULL, "%s", ct_ctx_last_message(ctx));
+	CHECK(bin == NULL);
+	ct_ctx_free(ctx);
+	fresh_dir(dir, sizeof dir, "nvrtc");
+}
+
+static void test_nvcc_fallback(void)
+{
+	setenv("CACHET_NVRTC", "none", 1);
+	if (!have_compiler("test_nvcc_fallback")) {
+		unsetenv("CACHET_NVRTC");
+		return;
+	}
+	char dir[4096];
+	fresh_dir(dir, sizeof dir, "nvcc");
+	ct_ctx *ctx = ctx_on(dir);
+	char id[512];
+	CHECK(cuda_compiler(ctx, id, sizeof id) == CT_OK);
+	CHECKF(strncmp(id, "nvcc ", 5) == 0 && strstr(id, "release") != NULL, "%s", id);
+	unsigned char *bin = NULL;
+	size_t n = 0;
+	const char *how = "";
+	CHECKF(cuda_cubin(ctx, small_cu, sizeof small_cu - 1, "sm_90a", 13000, &bin, &n, &how) == CT_OK, "%s",
+	       ct_ctx_last_message(ctx));
+	CHECK(is_elf(bin, n));
+	CHECK(strcmp(how, "compiled") == 0);
+	free(bin);
+	bin = NULL;
+	CHECK(cuda_cubin(ctx, small_cu, sizeof small_cu - 1, "sm_90a", 13000, &bin, &n, &how) == CT_OK);
+	CHECKF(strcmp(how, "disk") == 0, "%s", how);
+	free(bin);
+	/* nvcc's errors: CT_ERR_COMPILE with its output */
+	static const char bad[] = "extern \"C\" __global__ void f(float *y) { y[0] = undeclared; }\n";
+	bin = NULL;
+	CHECK(cuda_cubin(ctx, bad, sizeof bad - 1, "sm_90a", 13000, &bin, &n, &how) == CT_ERR_COMPILE);
+	CHECKF(strstr(ct_ctx_last_message(ctx), "undeclared") != NULL, "%s", ct_ctx_last_message(ctx));
+	/* the environment changes within the ctx: the compiler is chosen again */
+	unsetenv("CACHET_NVRTC");
+	char id2[512];
+	if (cuda_compiler(ctx, id2, sizeof id2) == CT_OK)
+		CHECKF(strcmp(id, id2) != 0 || strncmp(id2, "nvcc", 4) == 0, "%s", id2);
+	ct_ctx_free(ctx);
+	fresh_dir(dir, sizeof dir, "nvcc");
+}
+
+static void test_no_compiler(void)
+{
+	setenv("CACHET_NVRTC", "none", 1);
+	setenv("CACHET_NVCC", "/nonexistent/nvcc", 1);
+	ct_ctx *ctx = ct_ctx_new();
+	char id[512];
+	CHECK(cuda_compiler(ctx, id, sizeof id) == CT_ERR_UNSUPPORTED);
+	CHECKF(strstr(ct_ctx_last_message(ctx), "NVRTC not found") && strstr(ct_ctx_last_message(ctx), "no nvcc"), "%s",
+	       ct_ctx_last_message(ctx));
+	unsigned char *bin = NULL;
+	size_t n = 0;
+	const char *how = "";
+	CHECK(cuda_cubin(ctx, small_cu, sizeof small_cu - 1, "sm_90a", 13000, &bin, &n, &how) == CT_ERR_UNSUPPORTED);
+	CHECK(bin == NULL);
+	ct_ctx_free(ctx);
+	unsetenv("CACHET_NVRTC");
+	unsetenv("CACHET_NVCC");
+}
+
+static void test_key(void)
+{
+	size_t n0, n;
+	char *k0 = cuda_cubin_key("nvrtc 13.0 x", "sm_90a", 13000, "--gpu-architecture=sm_90a", "src", 3, &n0);
+	const char *variants[][4] = {{"nvrtc 12.8 x", "sm_90a", "--gpu-architecture=sm_90a", "src"},
+	                             {"nvrtc 13.0 x", "sm_80", "--gpu-architecture=sm_90a", "src"},
+	                             {"nvrtc 13.0 x", "sm_90a", "--gpu-architecture=sm_80", "src"},
+	                             {"nvrtc 13.0 x", "sm_90a", "--gpu-architecture=sm_90a", "srd"}};
+	CHECK(k0 != NULL);
+	for (size_t i = 0; i < 4; i++) {
+		char *k = cuda_cubin_key(variants[i][0], variants[i][1], 13000, variants[i][2], variants[i][3], 3, &n);
+		CHECKF(k && (n != n0 || memcmp(k, k0, n) != 0), "variant %zu", i);
+		free(k);
+	}
+	char *k = cuda_cubin_key("nvrtc 13.0 x", "sm_90a", 12080, "--gpu-architecture=sm_90a", "src", 3, &n);
+	CHECK(k && (n != n0 || memcmp(k, k0, n) != 0));
+	free(k);
+	k = cuda_cubin_key("nvrtc 13.0 x", "sm_90a", 13000, "--gpu-architecture=sm_90a", "src", 3, &n);
+	CHECK(k && n == n0 && memcmp(k, k0, n) == 0);
+	free(k);
+	free(k0);
+}
+
+/* ------------------------------------------------------------ launches */
+
+static void test_launch_shape(void)
+{
+	ocl_launch L;
+	memset(&L, 0, sizeof L);
+	unsigned g[3], b[3];
+	L.ndims = 2;
+	L.explicit_local = true;
+	L.global[0] = 40;
+	L.local[0] = 8;
+	L.global[1] = 12;
+	L.local[1] = 4;
+	cuda_launch_shape(&L, g, b);
+	CHECK(g[0] == 5 && b[0] == 8 && g[1] == 3 && b[1] == 4 && g[2] == 1 && b[2] == 1);
+	/* no explicit block: a divisor of the global size up to 256 threads */
+	L.explicit_local = false;
+	L.ndims = 1;
+	const size_t globals[] = {1000, 7, 257, 512, 1};
+	const unsigned blocks[] = {250, 7, 1, 256, 1};
+	for (int i = 0; i < 5; i++) {
+		L.global[0] = globals[i];
+		cuda_launch_shape(&L, g, b);
+		CHECKF(b[0] == blocks[i] && (size_t)g[0] * b[0] == globals[i], "global %zu: grid %u block %u", globals[i],
+		       g[0], b[0]);
+	}
+}
+
+/* ------------------------------------------------------------ the tuner and the selector */
+
+/* A CUDA kernel never runs as host code: not through the selector's
+ * pieces, not through a callable; ct_kernel_run_selected and ct_tune go
+ * to the CUDA engine (here: no driver). */
+static void test_no_host_code(void)
+{
+	setenv("CACHET_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
+	char dir[4096];
+	fresh_dir(dir, sizeof dir, "sel");
+	ct_ctx *ctx = ctx_on(dir);
+	ct_kernel *k = cuda_kernel(ctx);
+	CHECK(k != NULL);
+	if (!k) {
+		ct_ctx_free(ctx);
+		return;
+	}
+	CHECK(ct_kernel_compile(k) == NULL);
+	CHECKF(strstr(ct_ctx_last_message(ctx), "targets CUDA") != NULL, "%s", ct_ctx_last_message(ctx));
+	ct_selector *s = ct_selector_new(k, dir);
+	CHECK(s != NULL);
+	if (s) {
+		ct_solution sol;
+		CHECK(ct_select(s, (const int64_t[]){37}, 1, &sol) == CT_OK);
+		float x[37] = {0}, y[37] = {0};
+		void *bufs[2] = {x, y};
+		CHECK(ct_solution_run(s, &sol, bufs) == CT_ERR_UNSUPPORTED);
+		CHECKF(strstr(ct_ctx_last_message(ctx), "targets CUDA") != NULL, "%s", ct_ctx_last_message(ctx));
+		ct_run_options o;
+		ct_run_options_init(&o);
+		ct_run_result r;
+		CHECK(ct_kernel_run_selected(s, &o, &r, &sol) == CT_ERR_UNSUPPORTED);
+		CHECKF(strstr(ct_ctx_last_message(ctx), "no NVIDIA driver") != NULL, "%s", ct_ctx_last_message(ctx));
+		CHECKF(strcmp(r.engine, "cuda") == 0, "engine %s", r.engine);
+		ct_selector_free(s);
+	}
+	ct_tune_options to;
+	ct_tune_options_init(&to);
+	to.store_dir = dir;
+	ct_tune_result tr;
+	/* the tuner measures through ct_kernel_run: with no GPU nothing is
+	 * timed, nothing wins, nothing is stored */
+	ct_status st = ct_tune(k, &to, &tr);
+	if (st == CT_OK) {
+		CHECKF(tr.best == -1 && tr.stored == 0, "best %d, stored %d", tr.best, tr.stored);
+		for (int i = 0; i < tr.ncandidates; i++)
+			CHECKF(tr.candidates[i].seconds == 0, "candidate %d timed %g s", i, tr.candidates[i].seconds);
+		ct_tune_result_free(&tr);
+	}
+	ct_kernel_free(k);
+	ct_ctx_free(ctx);
+	unsetenv("CACHET_LIBCUDA");
+	fresh_dir(dir, sizeof dir, "sel");
+}
+
+int main(void)
+{
+	RUN(test_no_driver);
+	RUN(test_no_driver_default);
+	RUN(test_fake_driver);
+	RUN(test_arch_names);
+	RUN(test_nvrtc_paths);
+	RUN(test_compile_nvrtc);
+	RUN(test_nvcc_fallback);
+	RUN(test_no_compiler);
+	RUN(test_key);
+	RUN(test_launch_shape);
+	RUN(test_no_host_code);
+	if (h_skipped)
+		printf("%d passed, %d failed, %d skipped\n", h_pass - h_skipped, h_fail, h_skipped);
+	else
+		printf("%d passed, %d failed\n", h_pass, h_fail);
+	return h_fail ? 1 : 0;
+}
