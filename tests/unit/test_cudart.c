@@ -201,7 +201,187 @@ static void test_fake_driver(void)
 	fresh_dir(dir, sizeof dir, "fake");
 }
 
-/* CACHET_CUDA_DEVICE that is not an index is a usage error, not "no GPU". */
+/* ------------------------------------------------------------ the whole run on a made-up driver */
+
+/*
+ * tests/unit/fake_libcuda.c, built here with cc, is a driver whose device
+ * memory is host memory and whose kernels are C functions named like the
+ * hand-written CUDA kernels below (which NVRTC or nvcc compile for real:
+ * the fake takes any ELF image). So every step of run_cuda_source runs:
+ * compile, blob cache, module load, allocation, copies, guards, launch
+ * arguments, events, verification, limits, faults and the recovery.
+ */
+
+#define SCALE_CU(name, cond, body)                                                                                     \
+	"extern \"C\" __global__ void " name "(const float *X, float *Y)\n"                                            \
+	"{\n"                                                                                                          \
+	"  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;\n"                                          \
+	"  if (" cond ") " body ";\n"                                                                                  \
+	"}\n"
+
+static const char good_cu[] = SCALE_CU("scale_good", "i < 37", "Y[i] = 3.0f * X[i] + Y[i]");
+static const char wrong_cu[] = SCALE_CU("scale_wrong", "i < 37", "Y[i] = 2.0f * X[i] + Y[i]");
+static const char past_cu[] = SCALE_CU("scale_past", "i <= 37", "Y[i] = 3.0f * X[i] + Y[i]");
+static const char fault_cu[] = SCALE_CU("scale_fault", "i < 37", "((float *)0x10)[i * 1000003] = X[i]");
+static const char other_cu[] = SCALE_CU("other", "i < 37", "Y[i] = 3.0f * X[i] + Y[i]");
+
+static char fake_so[4400];
+
+/* Build the fake driver once (false: the case is skipped, reason printed). */
+static bool fake_driver(void)
+{
+	if (fake_so[0])
+		return true;
+	char dir[4096], mk[4200], cmd[9200], src[4200];
+	fresh_dir(dir, sizeof dir, "fakecuda");
+	snprintf(mk, sizeof mk, "mkdir -p '%s'", dir);
+	/* the source next to this file, as make compiled it from the repository root */
+	snprintf(src, sizeof src, "%s", __FILE__);
+	char *slash = strrchr(src, '/');
+	snprintf(slash ? slash + 1 : src, sizeof src - (size_t)(slash ? slash + 1 - src : 0), "fake_libcuda.c");
+	const char *cc = getenv("CC");
+	snprintf(fake_so, sizeof fake_so, "%s/libcuda.so.1", dir);
+	snprintf(cmd, sizeof cmd, "%s -shared -fPIC -O1 -o '%s' '%s'", cc && *cc ? cc : "cc", fake_so, src);
+	if (access(src, R_OK) != 0 || system(mk) != 0 || system(cmd) != 0) {
+		printf("skipped: %s: cannot build the made-up driver from %s\n", h_case, src);
+		fake_so[0] = 0;
+		return false;
+	}
+	return true;
+}
+
+/* The scale kernel (no plan), switched to TARGET_CUDA. */
+static ct_kernel *scale_kernel(ct_ctx *ctx)
+{
+	static const char src[] = "kernel scale\nparam N = 37\narray X : f32[N] input\narray Y : f32[N] inout\n"
+	                          "for (i: N) {\n  Y[i] = 3 * X[i] + Y[i]\n}\n";
+	ct_kernel *k = ct_kernel_parse(ctx, src, sizeof src - 1, "scale.cachet");
+	if (k) {
+		k->has_plan = true;
+		k->target = TARGET_CUDA;
+	}
+	return k;
+}
+
+static ocl_launch launch_of(const char *fn, size_t block)
+{
+	ocl_launch L;
+	memset(&L, 0, sizeof L);
+	L.ndims = 1;
+	L.sizes_known = L.explicit_local = true;
+	L.local[0] = block;
+	L.global[0] = (37 + block - 1) / block * block;
+	L.global[1] = L.global[2] = L.local[1] = L.local[2] = 1;
+	snprintf(L.dim_name[0], sizeof L.dim_name[0], "i/ii");
+	snprintf(L.fn, sizeof L.fn, "%s", fn);
+	return L;
+}
+
+static ct_status run_src(ct_ctx *ctx, const char *src, const ocl_launch *L, ct_run_result *r)
+{
+	ct_kernel *k = scale_kernel(ctx);
+	if (!k)
+		return CT_ERR_INPUT;
+	ct_run_options o;
+	ct_run_options_init(&o);
+	o.repeat = 2;
+	memset(r, 0, sizeof *r);
+	r->engine = r->code_cache = r->mismatch_array = "";
+	ct_status st = run_cuda_source(k, &o, src, strlen(src), L, r);
+	ct_kernel_free(k);
+	return st;
+}
+
+static void test_fake_runs(void)
+{
+	if (!have_compiler("test_fake_runs"))
+		return;
+	if (!fake_driver()) {
+		h_skipped++;
+		return;
+	}
+	setenv("CACHET_LIBCUDA", fake_so, 1);
+	char dir[4096];
+	fresh_dir(dir, sizeof dir, "fakeruns");
+	ct_ctx *ctx = ctx_on(dir);
+	ct_run_result r;
+	ocl_launch L = launch_of("scale_good", 8);
+	CHECKF(run_src(ctx, good_cu, &L, &r) == CT_OK, "%s", ct_ctx_last_message(ctx));
+	CHECK(r.verified == 1 && strcmp(r.engine, "cuda") == 0 && r.seconds > 0);
+	CHECKF(strcmp(r.code_cache, "compiled") == 0, "%s", r.code_cache);
+	CHECK(run_src(ctx, good_cu, &L, &r) == CT_OK && r.verified == 1);
+	CHECKF(strcmp(r.code_cache, "memory") == 0, "%s", r.code_cache);
+	/* the runtime's own block: a divisor of 37 threads */
+	L.explicit_local = false;
+	L.global[0] = 37;
+	CHECK(run_src(ctx, good_cu, &L, &r) == CT_OK && r.verified == 1);
+	ct_ctx_free(ctx);
+	ctx = ctx_on(dir);
+	L = launch_of("scale_good", 8);
+	CHECK(run_src(ctx, good_cu, &L, &r) == CT_OK && r.verified == 1);
+	CHECKF(strcmp(r.code_cache, "disk") == 0, "%s", r.code_cache);
+	/* wrong results, writes past the end, limits, a kernel that is not there */
+	L = launch_of("scale_wrong", 8);
+	CHECK(run_src(ctx, wrong_cu, &L, &r) == CT_ERR_VERIFY);
+	CHECK(r.verified == 0 && strcmp(r.mismatch_array, "Y") == 0);
+	L = launch_of("scale_past", 8);
+	CHECK(run_src(ctx, past_cu, &L, &r) == CT_ERR_RUNTIME);
+	CHECKF(strstr(ct_ctx_last_message(ctx), "kernel 'scale_past' wrote past the end of array 'Y'") != NULL, "%s",
+	       ct_ctx_last_message(ctx));
+	L = launch_of("scale_good", 2048);
+	CHECK(run_src(ctx, good_cu, &L, &r) == CT_ERR_LIMIT);
+	CHECKF(strstr(ct_ctx_last_message(ctx), "2048") != NULL, "%s", ct_ctx_last_message(ctx));
+	L = launch_of("scale_good", 8);
+	L.local_bytes = 65536;
+	CHECK(run_src(ctx, good_cu, &L, &r) == CT_ERR_LIMIT);
+	CHECKF(strstr(ct_ctx_last_message(ctx), "65536 bytes of shared memory") != NULL, "%s", ct_ctx_last_message(ctx));
+	L = launch_of("other", 8);
+	CHECK(run_src(ctx, other_cu, &L, &r) == CT_ERR_COMPILE);
+	CHECKF(strstr(ct_ctx_last_message(ctx), "kernel 'other'") != NULL, "%s", ct_ctx_last_message(ctx));
+	/* a fault: named, and the next run opens a fresh context */
+	L = launch_of("scale_fault", 8);
+	CHECK(run_src(ctx, fault_cu, &L, &r) == CT_ERR_RUNTIME);
+	CHECKF(strstr(ct_ctx_last_message(ctx), "kernel 'scale_fault'") &&
+	       strstr(ct_ctx_last_message(ctx), "CUDA_ERROR_ILLEGAL_ADDRESS"), "%s", ct_ctx_last_message(ctx));
+	L = launch_of("scale_good", 8);
+	CHECKF(run_src(ctx, good_cu, &L, &r) == CT_OK && r.verified == 1, "after the fault: %s",
+	       ct_ctx_last_message(ctx));
+	/* CACHET_CUDA_DEVICE picks the device: one that is not there is a usage error */
+	setenv("CACHET_CUDA_DEVICE", "3", 1);
+	CHECK(run_src(ctx, good_cu, &L, &r) == CT_ERR_USAGE);
+	CHECKF(strstr(ct_ctx_last_message(ctx), "CACHET_CUDA_DEVICE=3: the driver found 1 device") != NULL, "%s",
+	       ct_ctx_last_message(ctx));
+	setenv("CACHET_CUDA_DEVICE", "0", 1);
+	CHECK(run_src(ctx, good_cu, &L, &r) == CT_OK);
+	unsetenv("CACHET_CUDA_DEVICE");
+	ct_ctx_free(ctx);
+	/* the probe lists the made-up device and measures it */
+	ctx = ct_ctx_new();
+	ct_probe_info p;
+	CHECK(ct_probe_run(ctx, CT_PROBE_CUDA | CT_PROBE_MEASURE_BANDWIDTH | CT_PROBE_MEASURE_FLOPS, &p) == CT_OK);
+	CHECK(p.cuda_probed && p.ncuda == 1);
+	if (p.ncuda == 1) {
+		const ct_cuda_devinfo *c = &p.cuda[0];
+		CHECK(strcmp(c->name, "Fake GPU") == 0 && strcmp(c->arch, "sm_90a") == 0 && c->sms == 132);
+		CHECK(c->shared_block == 49152 && c->shared_block_optin == 232448 && c->l2 == 50331648);
+		CHECK(c->regs_block == 65536 && c->clock_mhz == 1980 && c->driver_version == 13000);
+		CHECKF(c->copy_gbs > 0 && c->gflops_f32 > 0, "copy %g, fp32 %g (%s)", c->copy_gbs, c->gflops_f32, c->note);
+	}
+	char *text = NULL;
+	size_t tn = 0;
+	FILE *f = open_memstream(&text, &tn);
+	CHECK(f && ct_probe_print(ctx, CT_FORMAT_TEXT, f) == CT_OK);
+	if (f)
+		fclose(f);
+	CHECKF(text && strstr(text, "cuda        0: Fake GPU, compute capability 9.0 (sm_90a), 132 SMs, driver 13.0"),
+	       "%s", text ? text : "");
+	CHECKF(text && strstr(text, "shared 48 KiB per block"), "%s", text ? text : "");
+	free(text);
+	ct_ctx_free(ctx);
+	unsetenv("CACHET_LIBCUDA");
+	fresh_dir(dir, sizeof dir, "fakeruns");
+}
+
 static void test_arch_names(void)
 {
 	char a[16];
@@ -484,6 +664,9 @@ int main(void)
 	RUN(test_key);
 	RUN(test_launch_shape);
 	RUN(test_no_host_code);
+	RUN(test_fake_runs);
+	char dir[4096];
+	fresh_dir(dir, sizeof dir, "fakecuda");
 	if (h_skipped)
 		printf("%d passed, %d failed, %d skipped\n", h_pass - h_skipped, h_fail, h_skipped);
 	else
