@@ -288,6 +288,10 @@ static ct_status run_src(ct_ctx *ctx, const char *src, const ocl_launch *L, ct_r
 	memset(r, 0, sizeof *r);
 	r->engine = r->code_cache = r->mismatch_array = "";
 	ct_status st = run_cuda_source(k, &o, src, strlen(src), L, r);
+	/* the mismatching array's name lives in the kernel: kept past its free */
+	static char mismatch[64];
+	snprintf(mismatch, sizeof mismatch, "%s", r->mismatch_array ? r->mismatch_array : "");
+	r->mismatch_array = mismatch;
 	ct_kernel_free(k);
 	return st;
 }
