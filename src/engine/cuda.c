@@ -826,6 +826,12 @@ ct_status run_cuda_source(ct_kernel *k, const ct_run_options *o, const char *src
 	return st;
 }
 
+ct_status cuda_device_ready(ct_ctx *ctx)
+{
+	cuda_state *s = NULL;
+	return state_device(ctx, &s);
+}
+
 ct_status run_cuda(ct_kernel *k, const ct_run_options *o, ct_run_result *r)
 {
 	ct_ctx *ctx = k->ctx;

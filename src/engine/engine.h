@@ -159,6 +159,10 @@ ct_status cuda_cubin(ct_ctx *ctx, const char *src, size_t len, const char *arch,
  * tested apart from the generator, and the one path run_cuda takes. */
 ct_status run_cuda_source(ct_kernel *k, const ct_run_options *o, const char *src, size_t len,
                           const struct ocl_launch *L, ct_run_result *r);
+/* CT_OK when the ctx can run CUDA kernels (the driver loads and the
+ * device opens: it stays open in the ctx); else run_cuda's
+ * CT_ERR_UNSUPPORTED (or CT_ERR_USAGE) with its message. */
+ct_status cuda_device_ready(ct_ctx *ctx);
 /* The grid and block (in threads) of launch L (see cuda.c). */
 void cuda_launch_shape(const struct ocl_launch *L, unsigned grid[3], unsigned block[3]);
 /* The package of a plan(target=cuda) kernel (cudapkg.c): DIR/NAME.cu,

@@ -1022,6 +1022,8 @@ static void store_best(tuner *t)
 static ct_status budget_check(tuner *t)
 {
 	ct_kernel *k = t->k;
+	if (k->has_plan && k->target != TARGET_HOST)
+		return CT_OK; /* the model's cost is one host core's, not a device's */
 	ct_tune_candidate c;
 	memset(&c, 0, sizeof c);
 	int nl = 0;
@@ -1114,6 +1116,10 @@ ct_status ct_tune(ct_kernel *k, const ct_tune_options *opts, ct_tune_result *r)
 	 * shorter than one run */
 	if (!st)
 		st = run_check_size(k);
+	/* a CUDA kernel is timed on the GPU: without one, say so now rather
+	 * than after every candidate failed */
+	if (!st && !t.o->check_only && k->has_plan && k->target == TARGET_CUDA)
+		st = cuda_device_ready(k->ctx);
 	if (!st && !t.o->check_only)
 		st = budget_check(&t);
 	if (!st && !t.o->check_only) {

@@ -30,7 +30,7 @@ expect "probe --json: the reason" 0 \
 
 if ! "$CACHET" check "$f" >/dev/null 2>&1; then
 	echo "skipped: run checks: this build's parser does not take plan(target=cuda) yet"
-	skipped=$((skipped + 4))
+	skipped=$((skipped + 5))
 else
 	# a made-up missing driver: the same answer on every machine
 	expect "run: no driver is exit 2" 2 \
@@ -38,6 +38,10 @@ else
 		env CACHET_LIBCUDA=/nonexistent/libcuda.so.1 "$CACHET" run "$f"
 	expect "run --checked refused" 2 'cover host kernels only, not plan\(target=cuda\)' \
 		env CACHET_LIBCUDA=/nonexistent/libcuda.so.1 "$CACHET" run "$f" --checked
+	printf '%s\n' "$K" | sed 's/^param N = 37$/param N = 37\nparam T = 8 tune {4, 8}/; s/split(i, 8)/split(i, T)/' \
+		>"$tmp/scale_tune.cachet"
+	expect "tune: no driver is exit 2, before any candidate" 2 'CUDA: no NVIDIA driver' \
+		env CACHET_LIBCUDA=/nonexistent/libcuda.so.1 "$CACHET" tune "$tmp/scale_tune.cachet" --budget 5
 	if "$CACHET" probe | grep -q '^cuda  *none'; then
 		expect "run: this machine's answer is exit 2" 2 'CUDA: (no NVIDIA driver|the driver found no device)' \
 			"$CACHET" run "$f"
