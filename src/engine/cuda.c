@@ -512,9 +512,10 @@ static ct_status module_get(cuda_state *s, const char *src, size_t len, const ch
 /* ------------------------------------------------------------ the launch */
 
 /* The grid and block of launch L: block = L's local sizes when explicit;
- * else, on dimension 0, the largest divisor of the global size up to 256
- * threads (the kernel covers exactly the global size, so a block must
- * divide it), 1 on the others. */
+ * else 256 threads on dimension 0 (fewer when the global size is
+ * smaller), 1 on the others; grid = ceil(global / block). gen_cuda's
+ * kernels return early on a thread past the global size ("blocks of any
+ * size"), so the last block may be partial. */
 void cuda_launch_shape(const ocl_launch *L, unsigned grid[3], unsigned block[3])
 {
 	for (int i = 0; i < 3; i++) {
@@ -522,11 +523,7 @@ void cuda_launch_shape(const ocl_launch *L, unsigned grid[3], unsigned block[3])
 		if (i < L->ndims && L->explicit_local)
 			b = L->local[i] ? L->local[i] : 1;
 		else if (i == 0)
-			for (size_t t = g < 256 ? g : 256; t >= 1; t--)
-				if (g % t == 0) {
-					b = t;
-					break;
-				}
+			b = g < 256 ? (g ? g : 1) : 256;
 		block[i] = (unsigned)b;
 		grid[i] = (unsigned)((g + b - 1) / b);
 	}

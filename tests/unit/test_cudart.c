@@ -587,16 +587,18 @@ static void test_launch_shape(void)
 	L.local[1] = 4;
 	cuda_launch_shape(&L, g, b);
 	CHECK(g[0] == 5 && b[0] == 8 && g[1] == 3 && b[1] == 4 && g[2] == 1 && b[2] == 1);
-	/* no explicit block: a divisor of the global size up to 256 threads */
+	/* no explicit block: 256 threads, fewer for a smaller global size; the
+	 * last block may be partial (the kernel returns past its global size) */
 	L.explicit_local = false;
-	L.ndims = 1;
+	L.ndims = 2;
+	L.global[1] = 5;
 	const size_t globals[] = {1000, 7, 257, 512, 1};
-	const unsigned blocks[] = {250, 7, 1, 256, 1};
+	const unsigned blocks[] = {256, 7, 256, 256, 1}, grids[] = {4, 1, 2, 2, 1};
 	for (int i = 0; i < 5; i++) {
 		L.global[0] = globals[i];
 		cuda_launch_shape(&L, g, b);
-		CHECKF(b[0] == blocks[i] && (size_t)g[0] * b[0] == globals[i], "global %zu: grid %u block %u", globals[i],
-		       g[0], b[0]);
+		CHECKF(b[0] == blocks[i] && g[0] == grids[i] && b[1] == 1 && g[1] == 5, "global %zu: grid %u block %u",
+		       globals[i], g[0], b[0]);
 	}
 }
 
