@@ -60,10 +60,18 @@ static ct_ctx *ctx_on(const char *dir)
 	return ctx;
 }
 
-/* The kernel, switched to plan(target=cuda). */
+/* The kernel with plan(target=cuda): parsed so where the parser takes it,
+ * else parsed with plan(target=opencl) and switched. */
 static ct_kernel *cuda_kernel(ct_ctx *ctx)
 {
-	ct_kernel *k = ct_kernel_parse(ctx, kernel_src, sizeof kernel_src - 1, "scale.cachet");
+	char src[sizeof kernel_src];
+	snprintf(src, sizeof src, "%s", kernel_src);
+	char *at = strstr(src, "plan(target=opencl)");
+	memcpy(at, "plan(target=cuda)  ", 19);
+	ct_kernel *k = ct_kernel_parse(ctx, src, strlen(src), "scale.cachet");
+	if (k)
+		return k;
+	k = ct_kernel_parse(ctx, kernel_src, sizeof kernel_src - 1, "scale.cachet");
 	if (k)
 		k->target = TARGET_CUDA;
 	else
