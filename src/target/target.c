@@ -62,7 +62,10 @@ ct_status ct_probe_run(ct_ctx *ctx, unsigned flags, ct_probe_info *out)
 			return st;
 		p->opencl_probed = 1;
 	}
-	if ((flags & CT_PROBE_CUDA) && !p->cuda_probed) {
+	/* listed once; again when rates are asked that a plain listing left out */
+	bool cuda_rates = (flags & (CT_PROBE_MEASURE_BANDWIDTH | CT_PROBE_MEASURE_FLOPS)) && p->ncuda > 0 &&
+	                  p->cuda[0].copy_gbs <= 0 && p->cuda[0].gflops_f32 <= 0 && !p->cuda[0].note[0];
+	if ((flags & CT_PROBE_CUDA) && (!p->cuda_probed || cuda_rates)) {
 		ct_status st = target_cuda_devices(ctx, p, flags & CT_PROBE_MEASURE);
 		if (st)
 			return st;

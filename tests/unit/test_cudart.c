@@ -367,9 +367,11 @@ static void test_fake_runs(void)
 	CHECK(run_src(ctx, good_cu, &L, &r) == CT_OK);
 	unsetenv("CACHET_CUDA_DEVICE");
 	ct_ctx_free(ctx);
-	/* the probe lists the made-up device and measures it */
+	/* the probe lists the made-up device, then measures it when asked */
 	ctx = ct_ctx_new();
 	ct_probe_info p;
+	CHECK(ct_probe_run(ctx, CT_PROBE_CUDA, &p) == CT_OK);
+	CHECK(p.ncuda == 1 && p.cuda[0].copy_gbs == 0 && p.cuda[0].gflops_f32 == 0);
 	CHECK(ct_probe_run(ctx, CT_PROBE_CUDA | CT_PROBE_MEASURE_BANDWIDTH | CT_PROBE_MEASURE_FLOPS, &p) == CT_OK);
 	CHECK(p.cuda_probed && p.ncuda == 1);
 	if (p.ncuda == 1) {
