@@ -283,7 +283,7 @@ typedef struct ct_run_result {
 	double gflops;           /* ct_kernel_flops / seconds / 1e9 */
 	int verified;            /* 1 verified, 0 mismatch, -1 not verified */
 	double max_rel_error;    /* over every output/inout array */
-	const char *engine;      /* "native" or "interp" */
+	const char *engine;      /* "native", "interp", "opencl" or "cuda" */
 	const char *code_cache;  /* where the code came from: "memory" (this ctx's kernel memo
 	                            or module memo), "disk" (the code cache), "compiled" or "none" */
 	double compile_seconds;
@@ -526,6 +526,17 @@ CT_API ct_status ct_opencl_build(CT_KEEP ct_ctx *ctx, CT_KEEP const char *source
  * OpenCL device into buf (cap bytes, truncated). CT_ERR_UNSUPPORTED (and
  * buf "") without OpenCL. */
 CT_API ct_status ct_opencl_device(CT_KEEP ct_ctx *ctx, CT_KEEP char *buf, size_t cap);
+
+/* ---------------------------------------------------------------- CUDA target (src/engine/cuda.c; driver, NVRTC, devices: src/target) */
+
+/* Kernels with plan(target=cuda) run through CUDA: ct_kernel_run with the
+ * native engine generates CUDA C, compiles it to a cubin for the device's
+ * architecture with NVRTC (else nvcc --cubin), keeps the cubin in the code
+ * cache folder, runs it on the device CACHET_CUDA_DEVICE names (an index;
+ * default 0), reports engine "cuda" and, as seconds, the kernel's time from
+ * CUDA events. libcuda.so.1 and NVRTC are loaded at first use: without a
+ * driver or a device these runs return CT_ERR_UNSUPPORTED with a message,
+ * and nothing else changes. The probe lists the devices (CT_PROBE_CUDA). */
 
 /* ---------------------------------------------------------------- tensor views (src/engine/tensor.c) */
 /* Logical tensor indexing (docs/VIEWS.md). A ct_tensor maps the logical
