@@ -1,7 +1,6 @@
 #!/bin/sh
 # cuda_runtime.sh: plan(target=cuda) without a GPU (this project's machines and CI): `cachet run` says what is missing and exits 2, `cachet probe` says "cuda none (reason)" and succeeds. On a machine with an NVIDIA GPU the run checks are skipped (build/tests/test_cuda covers them there).
 . tests/cli/lib/expect.sh
-skipped=0
 
 K='kernel scale
 param N = 37
@@ -29,8 +28,10 @@ expect "probe --json: the reason" 0 \
 	"$CACHET" probe --json
 
 if ! "$CACHET" check "$f" >/dev/null 2>&1; then
-	echo "skipped: run checks: this build's parser does not take plan(target=cuda) yet"
-	skipped=$((skipped + 5))
+	for c in "run: no driver is exit 2" "run --checked refused" "tune: no driver is exit 2" \
+		"run: this machine's answer" "run --json: exit 2 too"; do
+		skip "$c: this build's parser does not take plan(target=cuda) yet"
+	done
 else
 	# a made-up missing driver: the same answer on every machine
 	expect "run: no driver is exit 2" 2 \
@@ -47,14 +48,10 @@ else
 			"$CACHET" run "$f"
 		expect "run --json: exit 2 too" 2 'CUDA: ' "$CACHET" run "$f" --json
 	else
-		echo "skipped: run on this machine: it has a CUDA device (build/tests/test_cuda runs there)"
-		skipped=$((skipped + 2))
+		skip "run: this machine's answer: it has a CUDA device (build/tests/test_cuda runs there)"
+		skip "run --json: exit 2 too: it has a CUDA device"
 	fi
 fi
 
-if [ "$skipped" -gt 0 ]; then
-	echo "$pass passed, $fail failed, $skipped skipped"
-else
-	echo "$pass passed, $fail failed"
-fi
+counts
 [ "$fail" = 0 ]

@@ -19,10 +19,8 @@
  * the run paths look at. Each case sets the environment it needs and puts
  * it back. The compile cases need NVRTC or nvcc (this project's machines
  * and CI have both, under /usr/local/cuda); where neither is installed
- * they say so and are counted as skipped, never as passed.
+ * they say so (h_skip_case) and are counted as skipped, never as passed.
  */
-
-static int h_skipped;
 
 static const char small_cu[] = "extern \"C\" __global__ void axpy(float *y, const float *x, long long n)\n"
                                "{\n"
@@ -79,16 +77,22 @@ static ct_kernel *cuda_kernel(ct_ctx *ctx)
 	return k;
 }
 
+/* Skip the current case with a formatted reason. */
+static void skip_case(const char *fmt, const char *arg)
+{
+	char why[5000];
+	snprintf(why, sizeof why, fmt, arg);
+	h_skip_case(why);
+}
+
 /* Whether a CUDA compiler is here; else the case is skipped (reason printed). */
-static bool have_compiler(const char *why_case)
+static bool have_compiler(void)
 {
 	ct_ctx *ctx = ct_ctx_new();
 	char id[512];
 	bool ok = ctx && cuda_compiler(ctx, id, sizeof id) == CT_OK;
-	if (!ok) {
-		printf("skipped: %s: no NVRTC and no nvcc (%s)\n", why_case, ctx ? ct_ctx_last_message(ctx) : "");
-		h_skipped++;
-	}
+	if (!ok)
+		skip_case("no NVRTC and no nvcc (%s)", ctx ? ct_ctx_last_message(ctx) : "");
 	ct_ctx_free(ctx);
 	return ok;
 }
@@ -136,9 +140,7 @@ static void test_no_driver_default(void)
 	cuda_api a;
 	ct_status st = target_cuda_load(ctx, &a);
 	if (st == CT_OK) {
-		printf("skipped: test_no_driver_default: this machine has libcuda.so.1\n");
-		h_skipped++;
-		h_case_failed = 0;
+		h_skip_case("this machine has libcuda.so.1");
 	} else {
 		CHECK(st == CT_ERR_UNSUPPORTED);
 		CHECKF(strcmp(ct_ctx_last_message(ctx), "CUDA: no NVIDIA driver: libcuda.so.1 not found "
@@ -182,9 +184,8 @@ static void test_fake_driver(void)
 	snprintf(mk, sizeof mk, "mkdir -p '%s'", dir);
 	CHECK(system(mk) == 0);
 	if (!build_fake_driver(so, true)) {
-		printf("skipped: test_fake_driver: no C compiler to build a made-up driver\n");
-		h_skipped++;
 		h_case_failed = 0;
+		h_skip_case("no C compiler to build a made-up driver");
 		return;
 	}
 	setenv("CACHET_LIBCUDA", so, 1);
@@ -251,7 +252,7 @@ static bool fake_driver(void)
 	snprintf(fake_so, sizeof fake_so, "%s/libcuda.so.1", dir);
 	snprintf(cmd, sizeof cmd, "%s -shared -fPIC -O1 -o '%s' '%s'", cc && *cc ? cc : "cc", fake_so, src);
 	if (access(src, R_OK) != 0 || system(mk) != 0 || system(cmd) != 0) {
-		printf("skipped: %s: cannot build the made-up driver from %s\n", h_case, src);
+		skip_case("cannot build the made-up driver from %s", src);
 		fake_so[0] = 0;
 		return false;
 	}
@@ -306,12 +307,8 @@ static ct_status run_src(ct_ctx *ctx, const char *src, const ocl_launch *L, ct_r
 
 static void test_fake_runs(void)
 {
-	if (!have_compiler("test_fake_runs"))
+	if (!have_compiler() || !fake_driver())
 		return;
-	if (!fake_driver()) {
-		h_skipped++;
-		return;
-	}
 	setenv("CACHET_LIBCUDA", fake_so, 1);
 	char dir[4096];
 	fresh_dir(dir, sizeof dir, "fakeruns");
@@ -452,8 +449,7 @@ static void test_compile_nvrtc(void)
 		target_nvrtc_close(&a);
 	ct_ctx_free(probe);
 	if (!have) {
-		printf("skipped: test_compile_nvrtc: no NVRTC on this machine\n");
-		h_skipped++;
+		h_skip_case("no NVRTC on this machine");
 		return;
 	}
 	char dir[4096];
@@ -504,7 +500,7 @@ static void test_compile_nvrtc(void)
 static void test_nvcc_fallback(void)
 {
 	setenv("CACHET_NVRTC", "none", 1);
-	if (!have_compiler("test_nvcc_fallback")) {
+	if (!have_compiler()) {
 		unsetenv("CACHET_NVRTC");
 		return;
 	}
@@ -681,9 +677,5 @@ int main(void)
 	RUN(test_fake_runs);
 	char dir[4096];
 	fresh_dir(dir, sizeof dir, "fakecuda");
-	if (h_skipped)
-		printf("%d passed, %d failed, %d skipped\n", h_pass - h_skipped, h_fail, h_skipped);
-	else
-		printf("%d passed, %d failed\n", h_pass, h_fail);
-	return h_fail ? 1 : 0;
+	return h_report();
 }
