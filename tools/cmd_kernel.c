@@ -29,8 +29,7 @@ static json_t *run_json(const ct_kernel *k, const ct_run_result *r, int checked,
 {
 	json_t *o = json_object();
 	ct_json_set(o, "kernel", json_string(ct_kernel_name(k)), ok);
-	const char *target = strcmp(r->engine, "opencl") == 0 ? "opencl" : strcmp(r->engine, "cuda") == 0 ? "cuda" : "host";
-	ct_json_set(o, "target", json_string(target), ok);
+	ct_json_set(o, "target", json_string(strcmp(r->engine, "opencl") == 0 ? "opencl" : "host"), ok);
 	ct_json_set(o, "engine", json_string(r->engine), ok);
 	ct_json_set(o, "threads", json_integer(r->threads), ok);
 	ct_json_set(o, "seconds", ct_json_real(r->seconds, 9), ok);
