@@ -283,7 +283,7 @@ typedef struct ct_run_result {
 	double gflops;           /* ct_kernel_flops / seconds / 1e9 */
 	int verified;            /* 1 verified, 0 mismatch, -1 not verified */
 	double max_rel_error;    /* over every output/inout array */
-	const char *engine;      /* "native", "interp", "opencl" or "cuda" */
+	const char *engine;      /* "native" or "interp" */
 	const char *code_cache;  /* where the code came from: "memory" (this ctx's kernel memo
 	                            or module memo), "disk" (the code cache), "compiled" or "none" */
 	double compile_seconds;
