@@ -629,9 +629,21 @@ static void test_no_host_code(void)
 	CHECKF(strstr(ct_ctx_last_message(ctx), "targets CUDA") != NULL, "%s", ct_ctx_last_message(ctx));
 	ct_selector *s = ct_selector_new(k, dir);
 	CHECK(s != NULL);
-	if (s) {
-		ct_solution sol;
-		CHECK(ct_select(s, (const int64_t[]){37}, 1, &sol) == CT_OK);
+	ct_solution sol;
+	ct_status sel = s ? ct_select(s, (const int64_t[]){37}, 1, &sol) : CT_ERR_NOMEM;
+	if (sel != CT_OK && strstr(ct_ctx_last_message(ctx), "not built yet")) {
+		/* a build with the targets' table but not the generator: selecting
+		 * rechecks the kernel, which generates its CUDA C */
+		h_skip_case("selecting a CUDA kernel's values needs gen_cuda (CUDA C generation is not built yet)");
+		ct_selector_free(s);
+		ct_kernel_free(k);
+		ct_ctx_free(ctx);
+		unsetenv("CACHET_LIBCUDA");
+		fresh_dir(dir, sizeof dir, "sel");
+		return;
+	}
+	CHECKF(sel == CT_OK, "%s", ct_ctx_last_message(ctx));
+	if (s && sel == CT_OK) {
 		float x[37] = {0}, y[37] = {0};
 		void *bufs[2] = {x, y};
 		CHECK(ct_solution_run(s, &sol, bufs) == CT_ERR_UNSUPPORTED);
@@ -642,8 +654,8 @@ static void test_no_host_code(void)
 		CHECK(ct_kernel_run_selected(s, &o, &r, &sol) == CT_ERR_UNSUPPORTED);
 		CHECKF(strstr(ct_ctx_last_message(ctx), "no NVIDIA driver") != NULL, "%s", ct_ctx_last_message(ctx));
 		CHECKF(strcmp(r.engine, "cuda") == 0, "engine %s", r.engine);
-		ct_selector_free(s);
 	}
+	ct_selector_free(s);
 	ct_tune_options to;
 	ct_tune_options_init(&to);
 	to.store_dir = dir;
