@@ -652,6 +652,10 @@ static ct_status run_alloc(cuda_run *R)
 		R->bytes[a] = (size_t)ct_kernel_array_elements(k, a) * ct_dtype_size(ar->type);
 		if ((e = d->cu.MemAlloc(&R->mem[a], R->bytes[a] + CUDA_GUARD)) != CU_SUCCESS) {
 			R->mem[a] = 0;
+			if (e == CU_ERROR_OUT_OF_MEMORY)
+				return ct_error(d->ctx, CT_ERR_LIMIT,
+				                "CUDA: no room on the device for array '%s' (%zu bytes) of kernel '%s': the "
+				                "device has %zu bytes (%s)", ar->name, R->bytes[a], R->L->fn, d->total_mem, d->desc);
 			return cu_fail(d, CT_ERR_RUNTIME, "cuMemAlloc", R->L->fn, e);
 		}
 		R->argp[arg] = R->mem[a];

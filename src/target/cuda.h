@@ -22,6 +22,7 @@ typedef void *cu_stream;
 typedef unsigned long long cu_ptr;
 
 #define CU_SUCCESS 0
+#define CU_ERROR_OUT_OF_MEMORY 2
 #define CU_ERROR_NO_DEVICE 100
 
 /* CUdevice_attribute values */

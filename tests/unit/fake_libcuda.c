@@ -192,6 +192,8 @@ int cuMemAlloc_v2(unsigned long long *p, size_t n)
 {
 	if (sticky)
 		return sticky;
+	if (n > ((size_t)1 << 30))
+		return 2; /* CUDA_ERROR_OUT_OF_MEMORY: more than the 1 GiB cuDeviceTotalMem says */
 	void *m = malloc(n ? n : 1);
 	if (!m)
 		return 2;

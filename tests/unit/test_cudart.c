@@ -347,6 +347,22 @@ static void test_fake_runs(void)
 	L = launch_of("other", 8);
 	CHECK(run_src(ctx, other_cu, &L, &r) == CT_ERR_COMPILE);
 	CHECKF(strstr(ct_ctx_last_message(ctx), "kernel 'other'") != NULL, "%s", ct_ctx_last_message(ctx));
+	/* arrays the device has no room for (1.2 GB on the made-up 1 GiB) */
+	static const char big[] = "kernel scale\nparam N = 300000000\narray X : f32[N] input\narray Y : f32[N] inout\n"
+	                          "for (i: N) {\n  Y[i] = 3 * X[i] + Y[i]\n}\n";
+	ct_kernel *kb = ct_kernel_parse(ctx, big, sizeof big - 1, "big.cachet");
+	CHECK(kb != NULL);
+	if (kb) {
+		kb->has_plan = true;
+		kb->target = TARGET_CUDA;
+		ct_run_options o;
+		ct_run_options_init(&o);
+		L = launch_of("scale_good", 8);
+		CHECK(run_cuda_source(kb, &o, good_cu, strlen(good_cu), &L, &r) == CT_ERR_LIMIT);
+		CHECKF(strstr(ct_ctx_last_message(ctx), "no room on the device for array 'X' (1200000000 bytes)") != NULL,
+		       "%s", ct_ctx_last_message(ctx));
+		ct_kernel_free(kb);
+	}
 	/* a fault: named, and the next run opens a fresh context */
 	L = launch_of("scale_fault", 8);
 	CHECK(run_src(ctx, fault_cu, &L, &r) == CT_ERR_RUNTIME);
