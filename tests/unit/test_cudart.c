@@ -5,6 +5,7 @@
 #include "engine/engine.h"
 #include "gen/ocl.h"
 #include "ir/ir.h"
+#include "jit/jit.h"
 #include "target/cuda.h"
 
 #include <stdbool.h>
@@ -38,6 +39,14 @@ static const char kernel_src[] = "kernel scale\n"
                                  "}\n"
                                  "schedule {\n  ii = split(i, T)\n}\n"
                                  "plan(target=opencl) {\n  parallelize(i)\n}\n";
+
+static char warned[2048];
+
+static void on_warn(void *ud, const char *msg)
+{
+	(void)ud;
+	snprintf(warned, sizeof warned, "%s", msg);
+}
 
 /* A fresh cache folder for one case. */
 static void fresh_dir(char *dir, size_t cap, const char *name)
@@ -329,6 +338,32 @@ static void test_fake_runs(void)
 	L = launch_of("scale_good", 8);
 	CHECK(run_src(ctx, good_cu, &L, &r) == CT_OK && r.verified == 1);
 	CHECKF(strcmp(r.code_cache, "disk") == 0, "%s", r.code_cache);
+	/* a kept cubin the driver refuses (garbage under the right key): reported,
+	 * removed, compiled again */
+	char id[512];
+	CHECK(cuda_compiler(ctx, id, sizeof id) == CT_OK);
+	size_t klen = 0;
+	char *key = cuda_cubin_key(id, "sm_90a", 13000, strncmp(id, "nvrtc", 5) == 0 ? "--gpu-architecture=sm_90a"
+	                                                                             : "--cubin -arch=sm_90a",
+	                           good_cu, strlen(good_cu), &klen);
+	CHECK(key != NULL);
+	if (key) {
+		static const char junk[] = "not a cubin";
+		jit_blob_put(ctx, key, klen, junk, sizeof junk);
+		warned[0] = 0;
+		ct_cache_set_warning_handler(ctx, on_warn, NULL);
+		ct_ctx *c2 = ctx_on(dir); /* a new ctx: its memory does not hold the module */
+		ct_cache_set_warning_handler(c2, on_warn, NULL);
+		CHECK(run_src(c2, good_cu, &L, &r) == CT_OK && r.verified == 1);
+		CHECKF(strcmp(r.code_cache, "compiled") == 0, "%s", r.code_cache);
+		CHECKF(strstr(warned, "is bad (cuModuleLoadDataEx refused it") != NULL, "warning '%s'", warned);
+		CHECK(run_src(c2, good_cu, &L, &r) == CT_OK && strcmp(r.code_cache, "memory") == 0);
+		ct_ctx_free(c2);
+		c2 = ctx_on(dir);
+		CHECK(run_src(c2, good_cu, &L, &r) == CT_OK && strcmp(r.code_cache, "disk") == 0);
+		ct_ctx_free(c2);
+		free(key);
+	}
 	/* wrong results, writes past the end, limits, a kernel that is not there */
 	L = launch_of("scale_wrong", 8);
 	CHECK(run_src(ctx, wrong_cu, &L, &r) == CT_ERR_VERIFY);
