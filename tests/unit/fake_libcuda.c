@@ -9,6 +9,7 @@
  *   scale_*        Y = 3 X + Y over i < 37 (the launch's grid x block threads, 1-D)
  *   scale_wrong    Y = 2 X + Y
  *   scale_past     also writes Y[37]
+ *   scale_n        over i < N, N its third argument (a runtime param, long long)
  *   scale_fault    an illegal address: the launch succeeds, the next
  *                  synchronization says CUDA_ERROR_ILLEGAL_ADDRESS (700),
  *                  and so does every call until the context is released
@@ -261,6 +262,8 @@ int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, 
 	}
 	float a = strcmp(name, "scale_wrong") == 0 ? 2.0f : 3.0f;
 	long long end = strcmp(name, "scale_past") == 0 ? 38 : 37;
+	if (strcmp(name, "scale_n") == 0) /* a runtime param N: the third argument, a long long */
+		end = *(const long long *)args[2];
 	for (long long i = 0; i < threads && i < end; i++)
 		y[i] = a * x[i] + y[i];
 	return 0;

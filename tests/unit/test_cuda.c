@@ -56,6 +56,34 @@ static const char good_cu[] = SCALE_CU("scale_good", "i < 37", "Y[i] = 3.0f * X[
 static const char wrong_cu[] = SCALE_CU("scale_wrong", "i < 37", "Y[i] = 2.0f * X[i] + Y[i]");
 static const char past_cu[] = SCALE_CU("scale_past", "i <= 37", "Y[i] = 3.0f * X[i] + Y[i]");
 static const char fault_cu[] = SCALE_CU("scale_fault", "i < 37", "((float *)0x10)[i * 1000003] = X[i]");
+static const char rt_cu[] = "extern \"C\" __global__ void scale_n(const float *X, float *Y, long long N)\n"
+                            "{\n"
+                            "  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;\n"
+                            "  if (i < N) Y[i] = 3.0f * X[i] + Y[i];\n"
+                            "}\n";
+static const char rt_src[] = "kernel scale\nparam N : runtime\narray X : f32[N] input\narray Y : f32[N] inout\n"
+                             "for (i: N) {\n  Y[i] = 3 * X[i] + Y[i]\n}\n";
+
+/* The runtime-param kernel (N = n) on src under launch L. */
+static ct_status run_rt(ct_ctx *ctx, int64_t n, const ocl_launch *L, ct_run_result *r)
+{
+	ct_kernel *k = ct_kernel_parse(ctx, rt_src, sizeof rt_src - 1, "rt.cachet");
+	if (!k)
+		return ct_ctx_last_status(ctx);
+	k->has_plan = true;
+	k->target = TARGET_CUDA;
+	ct_status st = ct_kernel_set_param(k, "N", n);
+	ct_run_options o;
+	ct_run_options_init(&o);
+	memset(r, 0, sizeof *r);
+	r->engine = r->code_cache = r->mismatch_array = "";
+	if (!st)
+		st = run_cuda_source(k, &o, rt_cu, strlen(rt_cu), L, r);
+	r->mismatch_array = "";
+	ct_kernel_free(k);
+	return st;
+}
+
 static const char slow_cu[] = "extern \"C\" __global__ void scale_slow(const float *X, float *Y)\n"
                               "{\n"
                               "  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;\n"
@@ -167,6 +195,19 @@ static void test_run_and_caches(void)
 	CHECKF(st == CT_OK && r.verified == 1, "%s", ct_ctx_last_message(ctx));
 	ct_ctx_free(ctx);
 	fresh_dir(dir, sizeof dir, "caches");
+}
+
+/* A runtime param is passed as a long long after the arrays. */
+static void test_runtime_param(void)
+{
+	if (no_device[0])
+		SKIP("no CUDA device (%s)", no_device);
+	ct_ctx *ctx = ct_ctx_new();
+	ocl_launch L = launch("scale_n", 128);
+	L.global[0] = 100000 + 128 - 100000 % 128;
+	ct_run_result r;
+	CHECKF(run_rt(ctx, 100000, &L, &r) == CT_OK && r.verified == 1, "%s", ct_ctx_last_message(ctx));
+	ct_ctx_free(ctx);
 }
 
 /* r.seconds is the kernel's time from events, not the transfers': a
@@ -427,6 +468,7 @@ int main(void)
 	}
 	ct_ctx_free(ctx);
 	RUN(test_run_and_caches);
+	RUN(test_runtime_param);
 	RUN(test_event_timing);
 	RUN(test_wrong_result);
 	RUN(test_guard);
