@@ -84,7 +84,7 @@ static const struct option_rule {
 	{K_REPEAT, O_REPEAT, "%s expects an integer in 1..1000000"},
 	{K_THREADS, O_THREADS, "%s expects an integer in 0..4096"},
 	{K_VECTOR_BYTES, O_VECTOR_BYTES, "%s expects 0 or a power of two in 8..256"},
-	{K_TARGET, O_TARGET, "%s expects host or opencl"},
+	{K_TARGET, O_TARGET, "%s expects host, opencl or cuda"},
 	{K_CACHE, O_CACHE, "%s expects SIZE:LINE[:WAYS],..."},
 	{K_CC, O_CC, "%s expects a compiler command"},
 	{K_MAX, O_MAX, "%s expects a positive integer"},
@@ -216,8 +216,8 @@ static int apply_option(cli *c, int key, const char *a, char *v)
 		c->vector_bytes = n;
 		break;
 	case K_TARGET:
-		if (strcmp(v, "host") != 0 && strcmp(v, "opencl") != 0)
-			return usage_error("unknown target '%s' (host or opencl)", v);
+		if (strcmp(v, "host") != 0 && strcmp(v, "opencl") != 0 && strcmp(v, "cuda") != 0)
+			return usage_error("unknown target '%s' (host, opencl or cuda)", v);
 		c->target = v;
 		break;
 	case K_CACHE: c->cache_spec = v; break;
@@ -316,9 +316,9 @@ static const command commands[] = {
 	 "exit codes: 0 verified, 1 the kernel ran but failed, 2 bad input\n",
 	 cmd_run, A_FILE | O_D | O_ENGINE | O_REPEAT | O_THREADS | O_NO_VERIFY | O_CC | O_VECTOR_BYTES | O_BRANCHING | O_JSON},
 	{"emit", "print the generated source",
-	 "cachet emit FILE [-D ...] [--target host|opencl] [--vector-bytes B] [--branching]",
-	 "  --target T      host (C99, the default) or opencl (OpenCL C,\n"
-	 "                  docs/OPENCL.md)\n"
+	 "cachet emit FILE [-D ...] [--target host|opencl|cuda] [--vector-bytes B] [--branching]",
+	 "  --target T      host (C99, the default), opencl (OpenCL C,\n"
+	 "                  docs/OPENCL.md) or cuda (CUDA C, docs/CUDA.md)\n"
 	 "  --vector-bytes B  widest vector of register tiles (0 = this machine's)\n"
 	 "  --branching     per-element tests in halo copies and boundary ifs (default: branch-free)\n",
 	 cmd_emit, A_FILE | O_D | O_TARGET | O_VECTOR_BYTES | O_BRANCHING},

@@ -21,14 +21,26 @@ static char *emit_opencl(ct_kernel *k, size_t *len)
 	return ocl_kernel_source(k, len, NULL);
 }
 
+/* CUDA C of a plan(target=cuda) kernel (cuda_kernel_source). */
+static char *emit_cuda(ct_kernel *k, size_t *len)
+{
+	if (!k->has_plan || k->target != TARGET_CUDA) {
+		ct_error(k->ctx, CT_ERR_USAGE, "--target cuda needs plan(target=cuda)");
+		return NULL;
+	}
+	return cuda_kernel_source(k, len, NULL);
+}
+
 char *ct_kernel_emit(ct_kernel *k, const char *target, size_t *len)
 {
 	if (!k || ir_kernel_ready(k) != CT_OK)
 		return NULL;
 	if (target && strcmp(target, "opencl") == 0)
 		return emit_opencl(k, len);
+	if (target && strcmp(target, "cuda") == 0)
+		return emit_cuda(k, len);
 	if (target && strcmp(target, "host") != 0 && strcmp(target, "c") != 0) {
-		ct_error(k->ctx, CT_ERR_UNSUPPORTED, "target '%s' is not supported (host or opencl)", target);
+		ct_error(k->ctx, CT_ERR_UNSUPPORTED, "target '%s' is not supported (host, opencl or cuda)", target);
 		return NULL;
 	}
 	ct_looptree *t = ct_kernel_lower(k, 1);

@@ -41,10 +41,43 @@
 
 #define OCL_STRIPE 4             /* elements per chunk of a striped copy */
 #define OCL_MAX_PRIVATE_BYTES 65536 /* a private array larger than this is refused */
+#define CUDA_UNROLL_MAX 64       /* CUDA: `#pragma unroll` on constant loops of at most this many trips */
 
 typedef enum ocl_role { OR_NONE, OR_GROUP, OR_ITEM, OR_GLOBAL } ocl_role;
 
+/* How one GPU language spells what the generator emits: the generator is
+ * written once, and OpenCL C and CUDA C differ only in these words (as
+ * Halide's and TVM's GPU code generators share their lowering). */
+typedef struct gpu_dialect {
+	const char *target;      /* plan(target=...) in messages */
+	const char *lang;        /* "OpenCL C", "CUDA C": the first comment */
+	const char *shared_loc;  /* the location= word of a group-shared cache */
+	unsigned kg_flags;       /* kg_new flags (the kernel qualifier) */
+	const char *gptr;        /* qualifier of the kernel's array pointers */
+	const char *restrict_kw; /* the no-alias qualifier */
+	const char *shared_q;    /* qualifier of a group-shared buffer */
+	const char *barrier;     /* the group barrier statement */
+	const char *long_param;  /* type of a runtime param */
+	bool cuda;               /* ids are blockIdx/threadIdx/blockDim; C++ spellings */
+} gpu_dialect;
+
+static const gpu_dialect dialect_opencl = {"opencl", "OpenCL C", "local", KG_OPENCL, "__global ", "restrict",
+                                           "__local", "barrier(CLK_LOCAL_MEM_FENCE);", "long", false};
+static const gpu_dialect dialect_cuda = {"cuda", "CUDA C", "shared", KG_OPENCL | KG_CUDA, "", "__restrict__",
+                                         "__shared__", "__syncthreads();", "long long", true};
+
+/* A location=private cache above the work-item loops, spread over them
+ * (CUDA): each thread keeps the elements of its own iterations only, so a
+ * block tile of C becomes one small register array per thread. */
+typedef struct dist_buf {
+	bool on;
+	int dim_of[IR_MAX_RANK];  /* buffer dimension -> its NDRange dimension, or -1 */
+	int64_t ext[IR_MAX_RANK]; /* per-thread extent */
+	int64_t count;            /* per-thread elements */
+} dist_buf;
+
 typedef struct og {
+	const gpu_dialect *D;
 	cg *g;
 	ct_looptree *t;
 	const ct_kernel *k;
@@ -60,6 +93,9 @@ typedef struct og {
 	bool *is_next;          /* per storage: the __local prefetch buffer of a double-buffered
 	                           cache (each work-item uses only its own share: no barriers) */
 	int *local_region;      /* per region: 1 when its copies are cooperative */
+	dist_buf *dist;         /* per storage: a private cache spread over the threads */
+	bool *dist_region;      /* per region: its buffer is spread (dist) */
+	const char *qtext[3];   /* in a spread copy: the thread's own position in dimension d */
 	int cur[IR_MAX_DEPTH * 4]; /* regions entered (innermost last) */
 	int ncur;
 	int nest;               /* numbers the cooperative copies */
@@ -83,6 +119,21 @@ static bool og_err(og *o, ir_pos pos, const char *fmt, ...)
 	return false;
 }
 
+/* The id of this work-group (what 'g'), work-item in its group ('l') or
+ * in the NDRange ('g' + global: 'G') in dimension d, in the dialect's
+ * spelling; CUDA's 32-bit product is widened before it can overflow. */
+static const char *gpu_id(const og *o, char what, int d, char *buf, size_t n)
+{
+	char c = "xyz"[d < 0 || d > 2 ? 0 : d];
+	if (!o->D->cuda)
+		snprintf(buf, n, "get_%s_id(%d)", what == 'g' ? "group" : what == 'l' ? "local" : "global", d);
+	else if (what == 'G')
+		snprintf(buf, n, "((int64_t)blockIdx.%c * blockDim.%c + threadIdx.%c)", c, c, c);
+	else
+		snprintf(buf, n, "%s.%c", what == 'g' ? "blockIdx" : "threadIdx", c);
+	return buf;
+}
+
 static const char *ix_name(const og *o, int i)
 {
 	return i >= 0 && i < o->t->nindices ? o->t->indices[i].name : "?";
@@ -99,7 +150,7 @@ static bool map_dims(og *o)
 		if (it->kind != PL_PARALLELIZE)
 			continue;
 		if (it->spmd)
-			return og_err(o, it->pos, "parallelize(..., spmd=true) is not implemented for plan(target=opencl)");
+			return og_err(o, it->pos, "parallelize(..., spmd=true) is not implemented for plan(target=%s)", o->D->target);
 		for (int j = 0; j < it->n; j++) {
 			int x = it->idx[j];
 			ir_pos pos = it->idx_pos ? it->idx_pos[j] : it->pos;
@@ -108,14 +159,14 @@ static bool map_dims(og *o)
 			const ir_index *ix = &k->indices[x];
 			if (ix->kind != IX_LOOP)
 				return og_err(o, pos,
-				              "parallelize(%s): on plan(target=opencl) name the loop's own index ('%s'); "
+				              "parallelize(%s): on plan(target=%s) name the loop's own index ('%s'); "
 				              "its split index becomes the work-items",
-				              ix->name, k->indices[ix->root].name);
+				              ix->name, o->D->target, k->indices[ix->root].name);
 			for (int d = 0; d < o->ndims; d++)
 				if (o->root[d] == x)
 					return og_err(o, pos, "parallelize: '%s' is parallelized twice", ix->name);
 			if (o->ndims == 3)
-				return og_err(o, pos, "opencl parallelizes at most 3 indices (work-group dimensions)");
+				return og_err(o, pos, "%s parallelizes at most 3 indices (work-group dimensions)", o->D->target);
 			int d = o->ndims++;
 			o->root[d] = x;
 			o->split[d] = ix->child >= 0;
@@ -310,8 +361,236 @@ static bool check_carry(og *o, const lt_region *rg, const ir_plan_item *ci)
 	}
 	return og_err(o, pos,
 	              "parallelize(%s): the double-buffered cache '%s' carries blocks from one iteration of '%s' "
-	              "to the next (on plan(target=opencl) its iterations are work-groups or work-items)",
-	              ix_name(o, o->root[d]), ci->name, ix_name(o, P->index));
+	              "to the next (on plan(target=%s) its iterations are work-groups or work-items)",
+	              ix_name(o, o->root[d]), ci->name, ix_name(o, P->index), o->D->target);
+}
+
+/* ------------------------------------------------------------ spread private caches (CUDA) */
+
+/* The position in sub of a term over tree index x (its own loop
+ * variable, coefficient 1), or -1. */
+static int loop_term(aff sub, int x)
+{
+	for (int i = 0; i < sub.n; i++)
+		if (sub.t[i].kind == AFF_LOOP && sub.t[i].id == x && sub.t[i].coef == 1)
+			return i;
+	return -1;
+}
+
+/* Whether body subscript s of a spread dimension is `ii` or `ii + iii`:
+ * the work-item index x of the dimension plus (when x was split) its
+ * inner index, which stays below x's step. */
+static bool spread_sub_ok(const og *o, aff s, int x)
+{
+	if (loop_term(s, x) < 0 || s.c != 0)
+		return false;
+	int child = o->k->indices[x].child;
+	if (s.n == 1)
+		return true;
+	return s.n == 2 && child >= 0 && loop_term(s, child) >= 0;
+}
+
+typedef struct spread_walk {
+	const og *o;
+	int a;                   /* the buffer */
+	unsigned dims;           /* bit d: spread over dimension d */
+	int dim_of[IR_MAX_RANK];
+	bool ok;
+} spread_walk;
+
+/* One access of the buffer: a copy statement's (copy), or the body's,
+ * first assigning the buffer dimension of each work-item index (assign),
+ * then checking every access against that. */
+static void spread_access(spread_walk *w, const ir_expr *e, bool copy, bool assign)
+{
+	const og *o = w->o;
+	int rank = o->t->arrays[w->a].rank;
+	for (int b = 0; b < rank; b++) {
+		aff s = e->sub[b];
+		int d = w->dim_of[b];
+		if (copy) {
+			/* a copy index alone, which the copy restricts to this thread's part */
+			if (d >= 0 && (s.n != 1 || s.c != 0 || s.t[0].kind != AFF_LOOP || s.t[0].coef != 1 ||
+			               s.t[0].id < o->k->nindices))
+				w->ok = false;
+			continue;
+		}
+		for (int dd = 0; dd < o->ndims; dd++) {
+			if (!(w->dims & (1u << dd)) || loop_term(s, o->item[dd]) < 0) {
+				if (!assign && d == dd)
+					w->ok = false;
+				continue;
+			}
+			if (assign && d < 0) {
+				for (int bb = 0; bb < rank; bb++)
+					if (w->dim_of[bb] == dd)
+						w->ok = false;
+				w->dim_of[b] = d = dd;
+			}
+			if (d != dd)
+				w->ok = false;
+		}
+		if (!assign && d >= 0 && !spread_sub_ok(o, s, o->item[d]))
+			w->ok = false;
+	}
+}
+
+static void spread_expr(spread_walk *w, const ir_expr *e, bool copy, bool assign)
+{
+	if (!e)
+		return;
+	if (e->kind == EX_ACCESS && e->id == w->a)
+		spread_access(w, e, copy, assign);
+	for (int i = 0; i < e->nargs; i++)
+		spread_expr(w, e->args[i], copy, assign);
+}
+
+/* The accesses of the copies (copies) or of the body in v. */
+static void spread_nodes(spread_walk *w, lt_node *const *v, int n, bool copies, bool assign)
+{
+	for (int i = 0; i < n && w->ok; i++) {
+		const lt_node *x = v[i];
+		const ir_node *s = x->stmt;
+		if (s && (x->kind == LT_STMT || x->kind == LT_LET || x->kind == LT_IF)) {
+			bool copy = s->kind == ND_STMT && s->stmt_id == 0;
+			if (copy == copies) {
+				spread_expr(w, s->lhs, copy, assign);
+				spread_expr(w, s->rhs, copy, assign);
+				spread_expr(w, s->cond, copy, assign);
+			}
+		}
+		spread_nodes(w, x->kids, x->nkids, copies, assign);
+		spread_nodes(w, x->els, x->nels, copies, assign);
+	}
+}
+
+/* Whether every work-item loop of dimension d below x starts at 0. */
+static bool items_from_zero(const og *o, const lt_node *x, int d)
+{
+	for (int i = 0; i < x->nkids + x->nels; i++) {
+		const lt_node *y = i < x->nkids ? x->kids[i] : x->els[i - x->nkids];
+		int64_t lo = -1;
+		if (y->kind == LT_LOOP && y->index == o->item[d] && (!bx_is_const(y->lo, &lo) || lo != 0))
+			return false;
+		if (!items_from_zero(o, y, d))
+			return false;
+	}
+	return true;
+}
+
+/* Spread the buffer of private region r (above the work-item loops of the
+ * dimensions missing from m) over the threads, when each thread touches
+ * only its own elements: every body access subscripts one buffer
+ * dimension per such work-item index by `ii` or `ii + iii`, and the copies
+ * by one copy index there. */
+static bool spread(og *o, int r, unsigned m)
+{
+	const ct_looptree *t = o->t;
+	const lt_region *rg = &t->regions[r];
+	int a = rg->buffer;
+	if (a < 0 || a >= t->narrays || rg->double_buffer)
+		return false;
+	spread_walk w;
+	memset(&w, 0, sizeof w);
+	w.o = o;
+	w.a = a;
+	w.ok = true;
+	for (int b = 0; b < IR_MAX_RANK; b++)
+		w.dim_of[b] = -1;
+	for (int d = 0; d < o->ndims; d++) {
+		if (m & (1u << (2 * d + 1)))
+			continue;
+		if (!o->split[d] || !(m & (1u << (2 * d))) || !items_from_zero(o, rg->node, d))
+			return false;
+		w.dims |= 1u << d;
+	}
+	spread_nodes(&w, rg->node->kids, rg->node->nkids, false, true);
+	spread_nodes(&w, rg->node->kids, rg->node->nkids, false, false);
+	for (int d = 0; d < o->ndims && w.ok; d++) {
+		bool found = false;
+		for (int b = 0; b < t->arrays[a].rank; b++)
+			found = found || w.dim_of[b] == d;
+		if ((w.dims & (1u << d)) && !found)
+			w.ok = false; /* threads that differ in d would share elements */
+	}
+	if (w.ok)
+		spread_nodes(&w, rg->node->kids, rg->node->nkids, true, false);
+	if (!w.ok)
+		return false;
+	dist_buf *db = &o->dist[a];
+	db->count = 1;
+	for (int b = 0; b < t->arrays[a].rank; b++) {
+		int64_t e = 0;
+		if (!bx_is_const(t->ext[a * IR_MAX_RANK + b], &e))
+			return false;
+		db->dim_of[b] = w.dim_of[b];
+		db->ext[b] = w.dim_of[b] >= 0 ? o->k->indices[o->item[w.dim_of[b]]].step : e;
+		db->count *= db->ext[b] > 0 ? db->ext[b] : 1;
+	}
+	db->on = true;
+	o->dist_region[r] = true;
+	return true;
+}
+
+/* An access of a spread buffer: its place in this thread's share. */
+static bool hook_access(cg *g, ct_buf *b, int a, const aff *sub)
+{
+	og *o = g->hook_ud;
+	if (a < 0 || a >= o->t->narrays || !o->dist[a].on)
+		return false;
+	const dist_buf *db = &o->dist[a];
+	int rank = o->t->arrays[a].rank;
+	int64_t stride[IR_MAX_RANK];
+	int64_t s = 1;
+	for (int d = rank - 1; d >= 0; d--) {
+		stride[d] = s;
+		s *= db->ext[d];
+	}
+	ct_buf_printf(b, "%s[", g->aname[a]);
+	bool any = false;
+	for (int d = 0; d < rank; d++) {
+		ct_buf t;
+		ct_buf_init(&t);
+		int dd = db->dim_of[d];
+		aff x = sub[d];
+		aff_term rest[2];
+		int at = dd >= 0 ? loop_term(x, o->item[dd]) : -1;
+		if (dd >= 0 && at >= 0) {
+			/* `ii + iii` in the body: iii is the place in the share */
+			int n = 0;
+			for (int i = 0; i < x.n && n < 2; i++)
+				if (i != at)
+					rest[n++] = x.t[i];
+			x.n = n;
+			x.t = rest;
+			cg_put_aff(g, &t, x);
+		} else if (dd >= 0) {
+			/* a copy index: the copy's own counter (gen_spread_copy) */
+			if (o->qtext[dd])
+				ct_buf_puts(&t, o->qtext[dd]);
+			else
+				cg_bad(g, "spread buffer outside its copies", a);
+		} else {
+			cg_put_aff(g, &t, x);
+		}
+		const char *txt = t.s ? t.s : "0";
+		if (strcmp(txt, "0") != 0) {
+			if (any)
+				ct_buf_puts(b, " + ");
+			if (stride[d] == 1)
+				ct_buf_puts(b, txt);
+			else
+				ct_buf_printf(b, "(%s) * %lld", txt, (long long)stride[d]);
+			any = true;
+		}
+		if (t.failed)
+			g->failed = true;
+		ct_buf_free(&t);
+	}
+	if (!any)
+		ct_buf_putc(b, '0');
+	ct_buf_putc(b, ']');
+	return true;
 }
 
 /* The location rules of each region (see the top of this file). */
@@ -329,32 +608,33 @@ static bool check_regions(og *o)
 		ir_pos pos = it->location_opt.given ? it->location_opt.pos : it->pos;
 		if (it->location == LOC_GLOBAL)
 			return og_err(o, pos,
-			              "cache '%s': location=global cannot be honoured on plan(target=opencl) (the "
-			              "buffer would need one slice of global memory per work-group); use local or private",
-			              it->name);
+			              "cache '%s': location=global cannot be honoured on plan(target=%s) (the "
+			              "buffer would need one slice of global memory per work-group); use %s or private",
+			              it->name, o->D->target, o->D->shared_loc);
 		if (it->strategy != STRAT_DEFAULT && it->location != LOC_LOCAL)
 			return og_err(o, it->strategy_opt.pos,
-			              "cache '%s': strategy= applies to location=local caches (their copies are shared "
-			              "by the work-group)", it->name);
+			              "cache '%s': strategy= applies to location=%s caches (their copies are shared "
+			              "by the work-group)", it->name, o->D->shared_loc);
 		const lt_node *par = parallel_copy_loop(o, rg->node);
 		if (par && it->location == LOC_LOCAL)
 			return og_err(o, pos,
-			              "cache '%s': the copies of this location=local multicache loop over '%s', which "
-			              "is parallelized on plan(target=opencl) (each work-item would copy its own slot "
+			              "cache '%s': the copies of this location=%s multicache loop over '%s', which "
+			              "is parallelized on plan(target=%s) (each work-item would copy its own slot "
 			              "with the whole group's copy loop); trigger it at a level outside the work-item "
-			              "loops or use location=private", it->name, ix_name(o, par->index));
+			              "loops or use location=private", it->name, o->D->shared_loc, ix_name(o, par->index),
+			              o->D->target);
 		unsigned m = around(o, rg->node);
 		if (it->location == LOC_LOCAL) {
 			for (int d = 0; d < o->ndims; d++) {
 				if (m & (1u << (2 * d + 1)))
 					return og_err(o, pos,
-					              "cache '%s': a location=local cache must sit outside the work-item loop "
+					              "cache '%s': a location=%s cache must sit outside the work-item loop "
 					              "over '%s' (at a level between the work-group and work-item loops)",
-					              it->name, ix_name(o, o->item[d]));
+					              it->name, o->D->shared_loc, ix_name(o, o->item[d]));
 				if (!(m & (1u << (2 * d))))
 					return og_err(o, pos,
-					              "cache '%s': a location=local cache must sit inside the work-group loop "
-					              "over '%s'", it->name, ix_name(o, o->root[d]));
+					              "cache '%s': a location=%s cache must sit inside the work-group loop "
+					              "over '%s'", it->name, o->D->shared_loc, ix_name(o, o->root[d]));
 			}
 			if (!rg->elided)
 				o->local_region[r] = 1;
@@ -366,13 +646,15 @@ static bool check_regions(og *o)
 			 * the barriers of tail versions (docs/OPENCL.md, section 4) */
 			if (!rg->elided && rg->double_buffer && rg->temp >= 0 && rg->temp < t->narrays)
 				o->is_local[rg->temp] = o->is_next[rg->temp] = true;
+		} else if (!rg->elided && o->D->cuda && spread(o, r, m)) {
+			/* each thread keeps its own share (dist_buf) */
 		} else if (!rg->elided && rg->epilogue != LT_EPI_NONE) {
 			unsigned want = all_bits(o, 0) | all_bits(o, 1);
 			if ((m & want) != want)
 				return og_err(o, pos,
 				              "cache '%s' (location=private) writes back to '%s' from outside the work-item "
 				              "loops: every work-item would write the whole block; place it inside them or "
-				              "use location=local", it->name, t->arrays[rg->source].name);
+				              "use location=%s", it->name, t->arrays[rg->source].name, o->D->shared_loc);
 		}
 	}
 	return true;
@@ -390,15 +672,16 @@ static bool check_verbs(og *o)
 			continue;
 		const char *verb = it->kind == PL_UNROLL ? "unroll" : "vectorize";
 		if (it->kind == PL_VECTORIZE && it->nontemporal)
-			return og_err(o, it->pos, "vectorize(..., nontemporal=true) is not implemented for plan(target=opencl)");
+			return og_err(o, it->pos, "vectorize(..., nontemporal=true) is not implemented for plan(target=%s)",
+			              o->D->target);
 		for (int j = 0; j < it->n; j++) {
 			int x = it->idx[j];
 			ir_pos pos = it->idx_pos ? it->idx_pos[j] : it->pos;
 			if (x >= 0 && x < o->t->nindices && o->role[x] != OR_NONE)
 				return og_err(o, pos,
-				              "%s(%s): '%s' is parallelized on plan(target=opencl) (its loops are the "
+				              "%s(%s): '%s' is parallelized on plan(target=%s) (its loops are the "
 				              "work-groups or work-items); split it and name the inner index",
-				              verb, ix_name(o, x), ix_name(o, x));
+				              verb, ix_name(o, x), ix_name(o, x), o->D->target);
 		}
 	}
 	return true;
@@ -472,7 +755,8 @@ static void gen_mapped(og *o, const lt_node *x)
 	if (r == OR_ITEM) {
 		/* the inner index of a split: one work-item per iteration */
 		cg_bound(g, &val, x->lo);
-		ct_buf_printf(&val, " + (int64_t)get_local_id(%d) * %lld", d, (long long)x->step);
+		char id[96];
+		ct_buf_printf(&val, " + (int64_t)%s * %lld", gpu_id(o, 'l', d, id, sizeof id), (long long)x->step);
 	} else {
 		/* the outer loop: the tile of this group (or this work-item's
 		 * iteration, unsplit), counted from the start of the index */
@@ -484,10 +768,11 @@ static void gen_mapped(og *o, const lt_node *x)
 			return;
 		}
 		cg_bound(g, &val, lo);
+		char id[96];
 		if (r == OR_GROUP)
-			ct_buf_printf(&val, " + (int64_t)get_group_id(%d) * %lld", d, (long long)x->step);
+			ct_buf_printf(&val, " + (int64_t)%s * %lld", gpu_id(o, 'g', d, id, sizeof id), (long long)x->step);
 		else
-			ct_buf_printf(&val, " + (int64_t)get_global_id(%d)", d);
+			ct_buf_printf(&val, " + (int64_t)%s", gpu_id(o, 'G', d, id, sizeof id));
 	}
 	if (val.failed)
 		g->failed = true;
@@ -544,8 +829,12 @@ static void gen_plain_loop(og *o, const lt_node *x, bool end_barrier, bool hint_
 		barrier(o);
 	if (x->tail)
 		kg_comment(g->kg, "tail of %s", v);
-	if (hint_vector)
+	if (hint_vector && !o->D->cuda)
 		kg_comment(g->kg, "vectorize(%s): a scalar loop, vectorized by the OpenCL compiler", v);
+	else if (hint_vector)
+		kg_comment(g->kg, "vectorize(%s): a scalar loop (the accesses are not known to be aligned)", v);
+	if (o->D->cuda && !end_barrier)
+		cg_unroll_hint(g, x);
 	cg_for_open(g, x, &r, true);
 	cg_loop_body(g, x);
 	if (end_barrier && !ends_with_barrier(o, x))
@@ -663,7 +952,7 @@ static const lt_node *prev_code(const lt_node *x)
 
 static void barrier(og *o)
 {
-	kg_stmt(o->g->kg, KG_OTHER, NULL, NULL, "barrier(CLK_LOCAL_MEM_FENCE);");
+	kg_stmt(o->g->kg, KG_OTHER, NULL, NULL, "%s", o->D->barrier);
 }
 
 /* The strategy of the innermost region entered. */
@@ -1085,8 +1374,9 @@ static bool hoist_guard(og *o, const lt_node *x)
 		cg_bound(g, &lo, item[d]->lo);
 		cg_bound(g, &hi, item[d]->hi);
 		const char *v = g->iname[item[d]->index];
-		kg_stmt(g->kg, KG_OTHER, NULL, NULL, "const int64_t %s = %s + (int64_t)get_local_id(%d) * %lld;", v,
-		        lo.s ? lo.s : "0", d, (long long)item[d]->step);
+		char id[96];
+		kg_stmt(g->kg, KG_OTHER, NULL, NULL, "const int64_t %s = %s + (int64_t)%s * %lld;", v,
+		        lo.s ? lo.s : "0", gpu_id(o, 'l', d, id, sizeof id), (long long)item[d]->step);
 		ct_buf_printf(&cond, "%s%s < %s", mask ? " && " : "", v, hi.s ? hi.s : "0");
 		if (lo.failed || hi.failed)
 			g->failed = true;
@@ -1109,6 +1399,100 @@ static bool hoist_guard(og *o, const lt_node *x)
 	return true;
 }
 
+/* The copy index that subscript dimension b of spread buffer a is in copy
+ * statement s (spread() checked it is one), or -1. */
+static int spread_copy_index(const og *o, const lt_node *s, int a, int b)
+{
+	const ir_expr *e = s->stmt->lhs && s->stmt->lhs->id == a ? s->stmt->lhs : s->stmt->rhs;
+	if (!e || e->kind != EX_ACCESS || e->id != a || e->sub[b].n != 1)
+		return -1;
+	(void)o;
+	return e->sub[b].t[0].id;
+}
+
+/*
+ * A copy nest of a spread private cache (CUDA): in each spread dimension
+ * the thread copies only its own part, `ct_qN` = 0 .. its extent, at
+ * buffer position own + ct_qN (own = its work-item index, guarded by the
+ * loop's bounds for tail blocks); the other loops run as written. Every
+ * loop has a constant trip count, so `#pragma unroll` keeps the share in
+ * registers.
+ */
+static void gen_spread_copy(og *o, const lt_node *x, int a)
+{
+	cg *g = o->g;
+	const dist_buf *db = &o->dist[a];
+	const lt_node *s = copy_stmt(x);
+	int rank = o->t->arrays[a].rank;
+	int cidx[IR_MAX_RANK];
+	for (int b = 0; b < rank; b++)
+		cidx[b] = db->dim_of[b] >= 0 ? spread_copy_index(o, s, a, b) : -1;
+	const lt_node *nest[IR_MAX_RANK * 2];
+	const lt_node *outer[IR_MAX_RANK * 2];
+	int n = 0, opened = 0;
+	char qn[3][32];
+	const lt_node *y = x;
+	kg_comment(g->kg, "this thread's share");
+	while (y && y->kind == LT_LOOP && n < IR_MAX_RANK * 2) {
+		nest[n] = y;
+		int b = -1;
+		for (int bb = 0; bb < rank; bb++)
+			if (cidx[bb] == y->index)
+				b = bb;
+		cg_range r;
+		cg_range_open(g, y, &r);
+		if (b >= 0) {
+			int d = db->dim_of[b];
+			char id[96];
+			snprintf(qn[d], sizeof qn[d], "ct_q%d", o->nest++);
+			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "#pragma unroll");
+			kg_block_open(g->kg, "for (int64_t %s = 0; %s < %lld; %s++)", qn[d], qn[d], (long long)db->ext[b],
+			              qn[d]);
+			const char *v = g->iname[y->index];
+			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "const int64_t %s = (int64_t)%s * %lld + %s;", v,
+			        gpu_id(o, 'l', d, id, sizeof id), (long long)db->ext[b], qn[d]);
+			kg_block_open(g->kg, "if (%s >= %s && %s < %s)", v, r.lo.s ? r.lo.s : "0", v, r.hi.s ? r.hi.s : "0");
+			o->qtext[d] = qn[d];
+			opened += 2;
+			outer[n] = g->open[y->index];
+			g->open[y->index] = y;
+		} else {
+			cg_unroll_hint(g, y);
+			cg_for_open(g, y, &r, true);
+			opened += 1;
+			outer[n] = cg_loop_enter(g, y);
+		}
+		cg_range_close(g, &r);
+		n++;
+		y = y->nkids == 1 ? y->kids[0] : NULL;
+	}
+	if (n > 0)
+		cg_nodes(g, nest[n - 1]->kids, nest[n - 1]->nkids);
+	for (int i = n - 1; i >= 0; i--)
+		g->open[nest[i]->index] = outer[i];
+	for (int i = 0; i < opened; i++)
+		kg_block_close(g->kg);
+	for (int d = 0; d < 3; d++)
+		o->qtext[d] = NULL;
+}
+
+/* The spread buffer whose copy nest x is (in a spread region), or -1. */
+static int spread_copy_of(const og *o, const lt_node *x)
+{
+	if (o->ncur == 0 || !o->dist_region[o->cur[o->ncur - 1]] || x->index < o->k->nindices)
+		return -1;
+	const lt_node *s = copy_stmt(x);
+	if (!s)
+		return -1;
+	int w, rd;
+	copy_sides(s, &w, &rd);
+	if (w >= 0 && w < o->t->narrays && o->dist[w].on)
+		return w;
+	if (rd >= 0 && rd < o->t->narrays && o->dist[rd].on)
+		return rd;
+	return -1;
+}
+
 static bool hook_loop(cg *g, const lt_node *x)
 {
 	og *o = g->hook_ud;
@@ -1116,6 +1500,11 @@ static bool hook_loop(cg *g, const lt_node *x)
 		return false;
 	if (hoist_guard(o, x))
 		return true;
+	int sa = spread_copy_of(o, x);
+	if (sa >= 0) {
+		gen_spread_copy(o, x, sa);
+		return true;
+	}
 	if (o->role[x->index] != OR_NONE) {
 		gen_mapped(o, x);
 		return true;
@@ -1195,6 +1584,43 @@ static const char *const preamble_fp32[] = {
 	"static inline int64_t ct_itrunc(float x) { return x != x ? 0 : x >= 9.2e18f ? INT64_MAX : x <= -9.2e18f ? INT64_MIN : (int64_t)x; }",
 };
 
+/* CUDA C spellings of the same: NVRTC has no system headers, so there
+ * the integer types are typedefs of their own (nvcc, whose runtime header
+ * includes stdint.h already, takes them from there); the math functions
+ * (sqrtf, fma, ...) are CUDA's device functions of the C names. The
+ * helpers are inline, not static, so that unused ones raise no warning. */
+static const char *const preamble_cuda[] = {
+	"#if defined(__CUDACC_RTC__)",
+	"typedef long long int64_t;",
+	"typedef unsigned long long uint64_t;",
+	"typedef int int32_t;",
+	"#else",
+	"#include <stdint.h>",
+	"#endif",
+	"#ifndef INT64_MAX",
+	"#define INT64_MAX 9223372036854775807LL",
+	"#define INT64_MIN (-9223372036854775807LL - 1LL)",
+	"#endif",
+	"#define CT_DEV __device__ __forceinline__",
+	"CT_DEV int64_t ct_iadd(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }",
+	"CT_DEV int64_t ct_isub(int64_t a, int64_t b) { return (int64_t)((uint64_t)a - (uint64_t)b); }",
+	"CT_DEV int64_t ct_imul(int64_t a, int64_t b) { return (int64_t)((uint64_t)a * (uint64_t)b); }",
+	"CT_DEV int64_t ct_ineg(int64_t a) { return (int64_t)((uint64_t)0 - (uint64_t)a); }",
+	"CT_DEV int64_t ct_idiv(int64_t a, int64_t b) { return b == 0 ? 0 : (b == -1 ? ct_ineg(a) : a / b); }",
+	"CT_DEV int64_t ct_iabs(int64_t a) { return a < 0 ? ct_ineg(a) : a; }",
+	"CT_DEV int64_t ct_min64(int64_t a, int64_t b) { return a < b ? a : b; }",
+	"CT_DEV int64_t ct_max64(int64_t a, int64_t b) { return a > b ? a : b; }",
+	"CT_DEV float ct_min_float(float a, float b) { return a < b ? a : b; }",
+	"CT_DEV float ct_max_float(float a, float b) { return a > b ? a : b; }",
+	"CT_DEV double ct_min_double(double a, double b) { return a < b ? a : b; }",
+	"CT_DEV double ct_max_double(double a, double b) { return a > b ? a : b; }",
+	"CT_DEV int64_t ct_min_int32_t(int64_t a, int64_t b) { return a < b ? a : b; }",
+	"CT_DEV int64_t ct_max_int32_t(int64_t a, int64_t b) { return a > b ? a : b; }",
+	"CT_DEV int64_t ct_min_int64_t(int64_t a, int64_t b) { return a < b ? a : b; }",
+	"CT_DEV int64_t ct_max_int64_t(int64_t a, int64_t b) { return a > b ? a : b; }",
+	"CT_DEV int64_t ct_itrunc(double x) { return x != x ? 0 : x >= 9.2e18 ? INT64_MAX : x <= -9.2e18 ? INT64_MIN : (int64_t)x; }",
+};
+
 static bool uses_double(const ct_looptree *t)
 {
 	for (int a = 0; a < t->narrays; a++)
@@ -1203,8 +1629,8 @@ static bool uses_double(const ct_looptree *t)
 	return false;
 }
 
-/* The __kernel's parameter list. */
-static void put_kernel_params(cg *g, ct_buf *b)
+/* The kernel's parameter list. */
+static void put_kernel_params(const gpu_dialect *D, cg *g, ct_buf *b)
 {
 	const ct_kernel *k = g->k;
 	bool first = true;
@@ -1213,13 +1639,13 @@ static void put_kernel_params(cg *g, ct_buf *b)
 		if (arr->role == CT_TEMP)
 			continue;
 		bool ro = ir_array_readonly(arr);
-		ct_buf_printf(b, "%s__global %s%s *restrict %s", first ? "" : ", ", ro ? "const " : "",
-		              ir_dtype_c(arr->type), g->aname[a]);
+		ct_buf_printf(b, "%s%s%s%s *%s %s", first ? "" : ", ", D->gptr, ro ? "const " : "",
+		              ir_dtype_c(arr->type), D->restrict_kw, g->aname[a]);
 		first = false;
 	}
 	for (int p = 0; p < k->nparams; p++)
 		if (k->params[p].runtime) {
-			ct_buf_printf(b, "%slong %s", first ? "" : ", ", g->pname[p]);
+			ct_buf_printf(b, "%s%s %s", first ? "" : ", ", D->long_param, g->pname[p]);
 			first = false;
 		}
 	if (first)
@@ -1257,8 +1683,8 @@ static bool declare_buffers(og *o, const int64_t *pv)
 		for (int d = 0; d < arr->rank; d++)
 			if (!bx_is_const(t->ext[a * IR_MAX_RANK + d], &(int64_t){0}))
 				return og_err(o, storage_pos(o, a),
-				              "'%s' needs a compile-time size on plan(target=opencl) (its extent %d depends "
-				              "on a runtime param)", arr->name, d);
+				              "'%s' needs a compile-time size on plan(target=%s) (its extent %d depends "
+				              "on a runtime param)", arr->name, o->D->target, d);
 		int64_t stride[IR_MAX_RANK], count = 0;
 		ct_status st = lt_array_layout(t, pv, a, stride, &count);
 		if (st) {
@@ -1269,18 +1695,22 @@ static bool declare_buffers(og *o, const int64_t *pv)
 			count = 1;
 		int64_t bytes = count * (int64_t)ct_dtype_size(arr->type);
 		const char *what = a < o->k->narrays ? "temp" : "cache buffer";
-		if (o->is_local[a]) {
+		if (o->dist[a].on) {
+			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "%s %s[%lld]; /* %s %s, this thread's share (registers) */",
+			        ir_dtype_c(arr->type), g->aname[a], (long long)o->dist[a].count, what, arr->name);
+		} else if (o->is_local[a]) {
 			o->L->local_bytes += bytes;
-			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "__local %s %s[%lld]; /* %s %s, %s */", ir_dtype_c(arr->type),
-			        g->aname[a], (long long)count, what, arr->name,
+			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "%s %s %s[%lld]; /* %s %s, %s */", o->D->shared_q,
+			        ir_dtype_c(arr->type), g->aname[a], (long long)count, what, arr->name,
 			        o->is_next[a] ? "the next block: each work-item fills and moves its own share"
 			                      : "shared by the work-group");
 		} else {
 			if (bytes > OCL_MAX_PRIVATE_BYTES)
 				return og_err(o, storage_pos(o, a),
 				              "%s '%s' needs %lld bytes per work-item: more than the %d of private memory "
-				              "plan(target=opencl) allows (use location=local or a smaller block)",
-				              what, arr->name, (long long)bytes, OCL_MAX_PRIVATE_BYTES);
+				              "plan(target=%s) allows (use location=%s or a smaller block)",
+				              what, arr->name, (long long)bytes, OCL_MAX_PRIVATE_BYTES, o->D->target,
+				              o->D->shared_loc);
 			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "%s %s[%lld]%s; /* %s %s, this work-item's */",
 			        ir_dtype_c(arr->type), g->aname[a], (long long)count, a < o->k->narrays ? " = {0}" : "",
 			        what, arr->name);
@@ -1320,10 +1750,80 @@ static void og_free(og *o)
 	free(o->dim);
 	free(o->is_local);
 	free(o->is_next);
+	free(o->dist);
+	free(o->dist_region);
 	free(o->local_region);
 }
 
-char *gen_opencl(ct_looptree *t, size_t *len, ocl_launch *Lout)
+/* The code that starts the kernel: which work-item this is in its group,
+ * and (CUDA) the threads that must do nothing. */
+static void kernel_start(og *o)
+{
+	kg_ctx *kg = o->g->kg;
+	if (!o->D->cuda) {
+		kg_stmt(kg, KG_OTHER, NULL, NULL,
+		        "const int64_t ct_lid = (int64_t)(get_local_id(0) + get_local_size(0) * (get_local_id(1) + "
+		        "get_local_size(1) * get_local_id(2))); /* this work-item in its group */");
+		kg_stmt(kg, KG_OTHER, NULL, NULL,
+		        "const int64_t ct_nwi = (int64_t)(get_local_size(0) * get_local_size(1) * get_local_size(2));");
+	} else {
+		/* the block is launched with exactly local[] threads when
+		 * explicit_local: its size is a constant the compiler folds into
+		 * the copies; otherwise the runtime picks the block and rounds
+		 * the grid up, and every thread past the iteration space fails
+		 * its loop's guard (and, past the dimensions used, returns here) */
+		const ocl_launch *L = o->L;
+		int used = o->ndims;
+		ct_buf c;
+		ct_buf_init(&c);
+		for (int d = used; d < 3; d++)
+			ct_buf_printf(&c, "%sthreadIdx.%c != 0 || blockIdx.%c != 0", c.len ? " || " : "", "xyz"[d],
+			              "xyz"[d]);
+		kg_block_open(kg, "if (%s)", c.s ? c.s : "0");
+		kg_stmt(kg, KG_OTHER, NULL, NULL, "return; /* a thread past the iteration space */");
+		kg_block_close(kg);
+		if (c.failed)
+			o->g->failed = true;
+		ct_buf_free(&c);
+		if (L->explicit_local) {
+			kg_stmt(kg, KG_OTHER, NULL, NULL,
+			        "const int64_t ct_lid = (int64_t)(threadIdx.x + %zu * (threadIdx.y + %zu * threadIdx.z)); "
+			        "/* this thread in its block */", L->local[0], L->local[1]);
+			kg_stmt(kg, KG_OTHER, NULL, NULL, "const int64_t ct_nwi = %zu; /* threads per block */",
+			        L->local[0] * L->local[1] * L->local[2]);
+		} else {
+			kg_stmt(kg, KG_OTHER, NULL, NULL,
+			        "const int64_t ct_lid = (int64_t)(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * "
+			        "threadIdx.z)); /* this thread in its block */");
+			kg_stmt(kg, KG_OTHER, NULL, NULL,
+			        "const int64_t ct_nwi = (int64_t)(blockDim.x * blockDim.y * blockDim.z);");
+		}
+	}
+	kg_stmt(kg, KG_OTHER, NULL, NULL, "(void)ct_lid;");
+	kg_stmt(kg, KG_OTHER, NULL, NULL, "(void)ct_nwi;");
+}
+
+static void put_preamble(og *o, kg_ctx *kg, const char *fn)
+{
+	const ct_kernel *k = o->k;
+	kg_preamble(kg, "/* %s: %s generated by cachet %s from kernel '%s'. */", fn, o->D->lang, CACHET_VERSION,
+	            k->name);
+	if (o->D->cuda) {
+		for (size_t i = 0; i < sizeof preamble_cuda / sizeof preamble_cuda[0]; i++)
+			kg_preamble(kg, "%s", preamble_cuda[i]);
+		return;
+	}
+	for (size_t i = 0; i < sizeof preamble / sizeof preamble[0]; i++)
+		kg_preamble(kg, "%s", preamble[i]);
+	bool fp64 = uses_double(o->t);
+	for (size_t i = 0; fp64 && i < sizeof preamble_fp64 / sizeof preamble_fp64[0]; i++)
+		kg_preamble(kg, "%s", preamble_fp64[i]);
+	for (size_t i = 0; !fp64 && i < sizeof preamble_fp32 / sizeof preamble_fp32[0]; i++)
+		kg_preamble(kg, "%s", preamble_fp32[i]);
+}
+
+/* The one GPU generator: the kernel of loop tree t in dialect D. */
+static char *gen_gpu(ct_looptree *t, size_t *len, ocl_launch *Lout, const gpu_dialect *D)
 {
 	ct_kernel *k = t->k;
 	ct_ctx *ctx = k->ctx;
@@ -1332,6 +1832,7 @@ char *gen_opencl(ct_looptree *t, size_t *len, ocl_launch *Lout)
 	memset(L, 0, sizeof *L);
 	og o;
 	memset(&o, 0, sizeof o);
+	o.D = D;
 	o.t = t;
 	o.k = k;
 	o.L = L;
@@ -1339,12 +1840,14 @@ char *gen_opencl(ct_looptree *t, size_t *len, ocl_launch *Lout)
 	o.dim = calloc((size_t)t->nindices + 1, sizeof *o.dim);
 	o.is_local = calloc((size_t)t->narrays + 1, sizeof *o.is_local);
 	o.is_next = calloc((size_t)t->narrays + 1, sizeof *o.is_next);
+	o.dist = calloc((size_t)t->narrays + 1, sizeof *o.dist);
+	o.dist_region = calloc((size_t)t->nregions + 1, sizeof *o.dist_region);
 	o.local_region = calloc((size_t)t->nregions + 1, sizeof *o.local_region);
 	int64_t *pv = calloc((size_t)k->nparams + (size_t)t->nderived + 1, sizeof *pv);
-	if (!o.role || !o.dim || !o.is_local || !o.is_next || !o.local_region || !pv) {
+	if (!o.role || !o.dim || !o.is_local || !o.is_next || !o.local_region || !o.dist || !o.dist_region || !pv) {
 		og_free(&o);
 		free(pv);
-		ct_error(ctx, CT_ERR_NOMEM, "out of memory generating OpenCL");
+		ct_error(ctx, CT_ERR_NOMEM, "out of memory generating %s", D->cuda ? "CUDA" : "OpenCL");
 		return NULL;
 	}
 	lt_param_values(t, pv);
@@ -1363,51 +1866,45 @@ char *gen_opencl(ct_looptree *t, size_t *len, ocl_launch *Lout)
 		cg_teardown(&g);
 		og_free(&o);
 		free(pv);
-		ct_error(ctx, CT_ERR_NOMEM, "out of memory generating OpenCL");
+		ct_error(ctx, CT_ERR_NOMEM, "out of memory generating %s", D->cuda ? "CUDA" : "OpenCL");
 		return NULL;
 	}
 	o.g = &g;
 	g.hook_loop = hook_loop;
 	g.hook_region = hook_region;
+	g.hook_access = D->cuda ? hook_access : NULL;
 	g.hook_ud = &o;
-	g.kg = kg_new(ctx, KG_OPENCL);
+	g.unroll_const_max = D->cuda ? CUDA_UNROLL_MAX : 0;
+	g.kg = kg_new(ctx, D->kg_flags);
 	if (!g.kg)
 		goto out;
 	char fn[300], entry[300];
 	gen_symbol_names(k, fn, entry, sizeof fn);
 	snprintf(L->fn, sizeof L->fn, "%s", fn);
-	kg_preamble(g.kg, "/* %s: OpenCL C generated by cachet %s from kernel '%s'. */", fn, CACHET_VERSION, k->name);
-	for (size_t i = 0; i < sizeof preamble / sizeof preamble[0]; i++)
-		kg_preamble(g.kg, "%s", preamble[i]);
-	bool fp64 = uses_double(t);
-	for (size_t i = 0; fp64 && i < sizeof preamble_fp64 / sizeof preamble_fp64[0]; i++)
-		kg_preamble(g.kg, "%s", preamble_fp64[i]);
-	for (size_t i = 0; !fp64 && i < sizeof preamble_fp32 / sizeof preamble_fp32[0]; i++)
-		kg_preamble(g.kg, "%s", preamble_fp32[i]);
+	put_preamble(&o, g.kg, fn);
 	ct_buf proto;
 	ct_buf_init(&proto);
 	ct_buf_printf(&proto, "void %s(", fn);
-	put_kernel_params(&g, &proto);
+	put_kernel_params(D, &g, &proto);
 	ct_buf_putc(&proto, ')');
 	if (proto.failed)
 		g.failed = true;
 	kg_func_declare(g.kg, fn, KG_FUNC_KERNEL, proto.s ? proto.s : "void f(void)", NULL, NULL);
 	ct_buf_free(&proto);
 	kg_func_begin(g.kg, fn);
-	for (int d = 0; d < o.ndims; d++)
-		kg_comment(g.kg, "NDRange dimension %d: %s (%s)", d, L->dim_name[d],
-		           o.split[d] ? "work-groups of work-items" : "work-items");
+	for (int d = 0; d < o.ndims; d++) {
+		if (D->cuda)
+			kg_comment(g.kg, "grid dimension %c: %s (%s)", "xyz"[d], L->dim_name[d],
+			           o.split[d] ? "blocks of threads" : "threads");
+		else
+			kg_comment(g.kg, "NDRange dimension %d: %s (%s)", d, L->dim_name[d],
+			           o.split[d] ? "work-groups of work-items" : "work-items");
+	}
 	if (!declare_buffers(&o, pv)) {
 		kg_func_end(g.kg);
 		goto out;
 	}
-	kg_stmt(g.kg, KG_OTHER, NULL, NULL,
-	        "const int64_t ct_lid = (int64_t)(get_local_id(0) + get_local_size(0) * (get_local_id(1) + "
-	        "get_local_size(1) * get_local_id(2))); /* this work-item in its group */");
-	kg_stmt(g.kg, KG_OTHER, NULL, NULL,
-	        "const int64_t ct_nwi = (int64_t)(get_local_size(0) * get_local_size(1) * get_local_size(2));");
-	kg_stmt(g.kg, KG_OTHER, NULL, NULL, "(void)ct_lid;");
-	kg_stmt(g.kg, KG_OTHER, NULL, NULL, "(void)ct_nwi;");
+	kernel_start(&o);
 	cg_derived(&g);
 	cg_nodes(&g, t->roots, t->nroots);
 	kg_func_end(g.kg);
@@ -1415,17 +1912,19 @@ char *gen_opencl(ct_looptree *t, size_t *len, ocl_launch *Lout)
 	result = cg_take_text(&g, !g.failed && o.st == CT_OK, len);
 out:
 	if (!result && o.st == CT_OK && !g.reported && ct_ctx_last_status(ctx) == CT_OK)
-		ct_error(ctx, CT_ERR_NOMEM, "out of memory generating OpenCL");
+		ct_error(ctx, CT_ERR_NOMEM, "out of memory generating %s", D->cuda ? "CUDA" : "OpenCL");
 	cg_teardown(&g);
 	og_free(&o);
 	free(pv);
 	return result;
 }
 
+char *gen_opencl(ct_looptree *t, size_t *len, ocl_launch *L)
+{
+	return gen_gpu(t, len, L, &dialect_opencl);
+}
+
 char *gen_cuda(ct_looptree *t, size_t *len, ocl_launch *L)
 {
-	(void)len;
-	(void)L;
-	ct_error(t->k->ctx, CT_ERR_UNSUPPORTED, "CUDA C generation is not built yet");
-	return NULL;
+	return gen_gpu(t, len, L, &dialect_cuda);
 }

@@ -33,6 +33,8 @@ static char *emit_source(ct_kernel *k, ct_looptree *t)
 	size_t len = 0;
 	if (k->has_plan && k->target == TARGET_OPENCL)
 		return gen_opencl(t, &len, NULL);
+	if (k->has_plan && k->target == TARGET_CUDA)
+		return gen_cuda(t, &len, NULL);
 	/* the register tiles' vector width shapes the C, never whether it can
 	 * be generated: unless one is set (or this machine already probed),
 	 * check with 16 bytes rather than probe the machine, which costs more

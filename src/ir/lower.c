@@ -854,7 +854,9 @@ static json_t *json_tree(const pr *p, bool *ok)
 	const ct_kernel *k = p->k;
 	json_t *o = json_object();
 	ct_json_set(o, "kernel", json_string(k->name ? k->name : ""), ok);
-	ct_json_set(o, "target", json_string(k->has_plan && k->target == TARGET_OPENCL ? "opencl" : "host"), ok);
+	ct_json_set(o, "target",
+	            json_string(!k->has_plan ? "host" : k->target == TARGET_OPENCL ? "opencl" : k->target == TARGET_CUDA ? "cuda" : "host"),
+	            ok);
 	ct_json_set(o, "scheduled", json_boolean(p->t->scheduled), ok);
 	json_t *params = json_object();
 	for (int i = 0; i < k->nparams; i++) {

@@ -64,13 +64,14 @@ _Static_assert(sizeof(ir_strategy) == sizeof(int), "enum stored as int");
 _Static_assert(sizeof(ir_policy) == sizeof(int), "enum stored as int");
 
 static const opt_word location_words[] = {
-	{"global", LOC_GLOBAL}, {"local", LOC_LOCAL}, {"private", LOC_PRIVATE}};
+	{"global", LOC_GLOBAL}, {"local", LOC_LOCAL}, {"private", LOC_PRIVATE},
+	{"shared", LOC_LOCAL}}; /* CUDA's word for local (docs/CUDA.md) */
 static const opt_words locations = {"a location", "location", location_words, COUNT(location_words)};
 static const opt_word strategy_words[] = {{"blocked", STRAT_BLOCKED}, {"striped", STRAT_STRIPED}};
 static const opt_words strategies = {"a strategy", "strategy", strategy_words, COUNT(strategy_words)};
 static const opt_word policy_words[] = {{"static", POLICY_STATIC}, {"dynamic", POLICY_DYNAMIC}};
 static const opt_words policies = {"a policy", "policy", policy_words, COUNT(policy_words)};
-static const opt_word target_words[] = {{"host", TARGET_HOST}, {"opencl", TARGET_OPENCL}};
+static const opt_word target_words[] = {{"host", TARGET_HOST}, {"opencl", TARGET_OPENCL}, {"cuda", TARGET_CUDA}};
 static const opt_words targets = {"a target", "target", target_words, COUNT(target_words)};
 
 #define IT(f) offsetof(ir_plan_item, f)
@@ -249,7 +250,7 @@ static bool parse_opt(parser *p, opt_table t, const char *item, ir_plan_item *c,
 	}
 	if (!opt_claim(p, o, seen, opos) || !parse_opt_value(p, o, item, c))
 		return false;
-	if (o->opencl_only && p->k->target != TARGET_OPENCL) {
+	if (o->opencl_only && p->k->target != TARGET_OPENCL && p->k->target != TARGET_CUDA) {
 		lp_err(p, opos, "%s= is only for plan(target=opencl)", o->name);
 		return false;
 	}
@@ -435,8 +436,9 @@ static bool loop_indices_fit(parser *p, const ir_plan_item *c, const char *what,
 		lp_err(p, la->pos[1], "%s takes one index", what);
 		return false;
 	}
-	if (c->kind == PL_PARALLELIZE && p->k->target == TARGET_OPENCL && la->n > 3) {
-		lp_err(p, la->pos[3], "opencl parallelizes at most 3 indices (work-group dimensions)");
+	if (c->kind == PL_PARALLELIZE && (p->k->target == TARGET_OPENCL || p->k->target == TARGET_CUDA) && la->n > 3) {
+		lp_err(p, la->pos[3], "%s parallelizes at most 3 indices (work-group dimensions)",
+		       p->k->target == TARGET_CUDA ? "cuda" : "opencl");
 		return false;
 	}
 	return true;

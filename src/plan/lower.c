@@ -15,13 +15,14 @@ bool plan_has_caches(const ct_kernel *k)
  * so they do not combine yet. */
 static bool balanced_ok(ct_kernel *k)
 {
-	bool caches = plan_has_caches(k), ocl = k->has_plan && k->target == TARGET_OPENCL;
+	bool caches = plan_has_caches(k), ocl = k->has_plan && (k->target == TARGET_OPENCL || k->target == TARGET_CUDA);
 	for (int s = 0; (caches || ocl) && s < k->nsched; s++) {
 		const ir_sched *sc = &k->sched[s];
 		if (!sc->balanced)
 			continue;
 		ct_error_at(k->ctx, CT_ERR_INPUT, k->file, sc->balanced_pos.line, sc->balanced_pos.col,
-		            "balanced=true does not combine with %s yet", ocl ? "the opencl target" : "cache(...) in the plan");
+		            "balanced=true does not combine with %s yet",
+		            ocl ? (k->target == TARGET_CUDA ? "the cuda target" : "the opencl target") : "cache(...) in the plan");
 		return false;
 	}
 	return true;

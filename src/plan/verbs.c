@@ -951,7 +951,7 @@ static bool verb_here(const ct_kernel *k, const ir_plan_item *it)
 {
 	if (it->kind == PL_CACHE)
 		return false;
-	if (k->target == TARGET_OPENCL)
+	if (k->target == TARGET_OPENCL || k->target == TARGET_CUDA)
 		return it->kind == PL_UNROLL || it->kind == PL_VECTORIZE;
 	return k->target == TARGET_HOST;
 }
