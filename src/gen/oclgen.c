@@ -96,6 +96,8 @@ typedef struct og {
 	dist_buf *dist;         /* per storage: a private cache spread over the threads */
 	bool *dist_region;      /* per region: its buffer is spread (dist) */
 	const char *qtext[3];   /* in a spread copy: the thread's own position in dimension d */
+	bool *next_reg;         /* per storage: a next block kept in registers (CUDA), each thread its share */
+	const char *nextq;      /* in a copy of such a block: the thread's slot */
 	int cur[IR_MAX_DEPTH * 4]; /* regions entered (innermost last) */
 	int ncur;
 	int nest;               /* numbers the cooperative copies */
@@ -536,6 +538,12 @@ static bool spread(og *o, int r, unsigned m)
 static bool hook_access(cg *g, ct_buf *b, int a, const aff *sub)
 {
 	og *o = g->hook_ud;
+	if (a >= 0 && a < o->t->narrays && o->next_reg[a]) {
+		if (!o->nextq)
+			cg_bad(g, "next block in registers outside its copies", a);
+		ct_buf_printf(b, "%s[%s]", g->aname[a], o->nextq ? o->nextq : "0");
+		return true;
+	}
 	if (a < 0 || a >= o->t->narrays || !o->dist[a].on)
 		return false;
 	const dist_buf *db = &o->dist[a];
@@ -742,7 +750,7 @@ static bool ends_with_barrier(const og *o, const lt_node *x)
 	copy_kind ck = kind_of(o, y);
 	if (ck != CK_NONE)
 		return ck == CK_FILL;
-	return (o->role[y->index] == OR_NONE || o->role[y->index] == OR_GROUP) && has_barrier(o, y);
+	return !o->D->cuda && (o->role[y->index] == OR_NONE || o->role[y->index] == OR_GROUP) && has_barrier(o, y);
 }
 
 /* A loop over a parallel index: its iteration of this work-item. */
@@ -782,7 +790,8 @@ static void gen_mapped(og *o, const lt_node *x)
 		cg_loop_body(g, x);
 		return;
 	}
-	bool fenced = r == OR_GROUP && has_barrier(o, x);
+	/* CUDA needs none of PoCL's fences (gen_plain_loop) */
+	bool fenced = r == OR_GROUP && has_barrier(o, x) && !o->D->cuda;
 	if (fenced)
 		barrier(o); /* a barrier before it and one at the end: see gen_plain_loop */
 	open_mapped(o, x, val.s ? val.s : "0", r != OR_ITEM);
@@ -825,6 +834,9 @@ static void gen_plain_loop(og *o, const lt_node *x, bool end_barrier, bool hint_
 	cg_range r;
 	cg_range_open(g, x, &r);
 	const char *v = g->iname[x->index];
+	bool cuda_barriers = o->D->cuda && end_barrier;
+	if (cuda_barriers)
+		end_barrier = false; /* the fences are PoCL's; a fill has its own barrier before it */
 	if (end_barrier)
 		barrier(o);
 	if (x->tail)
@@ -833,7 +845,7 @@ static void gen_plain_loop(og *o, const lt_node *x, bool end_barrier, bool hint_
 		kg_comment(g->kg, "vectorize(%s): a scalar loop, vectorized by the OpenCL compiler", v);
 	else if (hint_vector)
 		kg_comment(g->kg, "vectorize(%s): a scalar loop (the accesses are not known to be aligned)", v);
-	if (o->D->cuda && !end_barrier)
+	if (o->D->cuda && !cuda_barriers)
 		cg_unroll_hint(g, x);
 	cg_for_open(g, x, &r, true);
 	cg_loop_body(g, x);
@@ -978,6 +990,22 @@ static int cmp_loop(const void *a, const void *b)
 	return (x->index > y->index) - (x->index < y->index);
 }
 
+/* The next-block storage in registers that the copy at the bottom of
+ * x reads or writes (CUDA double buffers), or -1. */
+static int nest_next_reg(const og *o, const lt_node *x)
+{
+	const lt_node *s = copy_stmt(x);
+	if (!s)
+		return -1;
+	int w, rd;
+	copy_sides(s, &w, &rd);
+	if (w >= 0 && w < o->t->narrays && o->next_reg[w])
+		return w;
+	if (rd >= 0 && rd < o->t->narrays && o->next_reg[rd])
+		return rd;
+	return -1;
+}
+
 /* Copy nest x shared by the work-group: its iterations flattened in the
  * order of the buffer's dimensions (copy index c0 outermost; the same for
  * every nest of one shape, so a prefetch and its move give each element
@@ -1001,7 +1029,13 @@ static void gen_shared_copy(og *o, const lt_node *x)
 	qsort(sorted, (size_t)n, sizeof *sorted, cmp_loop);
 	int id = o->nest++;
 	ir_strategy s = cur_strategy(o);
-	kg_comment(g->kg, "shared by the work-group (%s)", s == STRAT_STRIPED ? "striped" : "blocked");
+	int reg = o->D->cuda ? nest_next_reg(o, nest[n - 1]) : -1;
+	bool cuda_stripe = o->D->cuda && o->L->explicit_local && (s == STRAT_STRIPED || reg >= 0);
+	if (cuda_stripe)
+		kg_comment(g->kg, "shared by the block (%s: consecutive threads, consecutive elements)",
+		           reg >= 0 ? "striped, for the next block in registers" : "striped");
+	else
+		kg_comment(g->kg, "shared by the work-group (%s)", s == STRAT_STRIPED ? "striped" : "blocked");
 	kg_block_bare(g->kg);
 	ct_buf e;
 	ct_buf_init(&e);
@@ -1018,7 +1052,18 @@ static void gen_shared_copy(og *o, const lt_node *x)
 	for (int i = 0; i < n; i++)
 		ct_buf_printf(&e, "%sct_e%d_%d", i ? " * " : "", id, i);
 	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "const int64_t ct_n%d = %s;", id, n ? (e.s ? e.s : "0") : "1");
-	if (s == STRAT_STRIPED) {
+	char qn[32];
+	snprintf(qn, sizeof qn, "ct_q%d", id);
+	if (cuda_stripe) {
+		/* element f of the block to thread f % ct_nwi: a warp's accesses are
+		 * consecutive (coalesced in global memory, conflict-free in
+		 * shared memory); a constant trip count, unrolled */
+		kg_stmt(g->kg, KG_OTHER, NULL, NULL, "#pragma unroll");
+		kg_block_open(g->kg, "for (int64_t %s = 0; %s < (ct_n%d + ct_nwi - 1) / ct_nwi; %s++)", qn, qn, id, qn);
+		kg_stmt(g->kg, KG_OTHER, NULL, NULL, "const int64_t ct_f%d = ct_lid + %s * ct_nwi;", id, qn);
+		kg_block_open(g->kg, "if (ct_f%d < ct_n%d)", id, id);
+		o->nextq = reg >= 0 ? qn : NULL;
+	} else if (s == STRAT_STRIPED) {
 		kg_block_open(g->kg, "for (int64_t ct_s%d = ct_lid * %d; ct_s%d < ct_n%d; ct_s%d += ct_nwi * %d)", id,
 		              OCL_STRIPE, id, id, id, OCL_STRIPE);
 		kg_block_open(g->kg, "for (int64_t ct_f%d = ct_s%d; ct_f%d < ct_min64(ct_s%d + %d, ct_n%d); ct_f%d++)",
@@ -1051,10 +1096,33 @@ static void gen_shared_copy(og *o, const lt_node *x)
 	cg_nodes(g, nest[n - 1]->kids, 1);
 	for (int i = 0; i < n; i++)
 		g->open[sorted[i]->index] = outer[i];
-	if (s == STRAT_STRIPED)
+	o->nextq = NULL;
+	if (s == STRAT_STRIPED || cuda_stripe)
 		kg_block_close(g->kg);
 	kg_block_close(g->kg);
 	kg_block_close(g->kg);
+}
+
+/* The code emitted right after x: its next sibling, or that of the cache
+ * region nodes it ends; NULL at the end of a loop, an if or the kernel. */
+static const lt_node *next_code(const lt_node *x)
+{
+	for (const lt_node *y = x; y; y = y->parent) {
+		const lt_node *p = sibling(y, 1);
+		if (p)
+			return p;
+		if (!y->parent || y->parent->kind != LT_CACHE)
+			return NULL;
+	}
+	return NULL;
+}
+
+/* Whether the code of x starts with a fill of a local buffer. */
+static bool starts_with_fill(const og *o, const lt_node *x)
+{
+	while (x && x->kind == LT_CACHE)
+		x = x->nkids > 0 ? x->kids[0] : NULL;
+	return x && kind_of(o, x) == CK_FILL;
 }
 
 /* A copy nest of a local region, with the barriers it needs: after the
@@ -1065,6 +1133,14 @@ static void gen_local_copy(og *o, const lt_node *x, copy_kind ck)
 {
 	const lt_node *prev = prev_code(x), *next = sibling(x, 1);
 	copy_kind pk = prev ? kind_of(o, prev) : CK_NONE, nk = next ? kind_of(o, next) : CK_NONE;
+	if (o->D->cuda) {
+		/* fills in a row across the ends of cache regions (the moves of
+		 * two double buffers) share their barriers as well */
+		if (prev && pk == CK_NONE && ends_with_barrier(o, prev))
+			pk = CK_FILL;
+		if (!next && starts_with_fill(o, next_code(x)))
+			nk = CK_FILL;
+	}
 	if (ck == CK_FILL && pk != CK_FILL && !first_in_group(o, x))
 		barrier(o);
 	if (ck == CK_DRAIN && pk != CK_DRAIN)
@@ -1665,6 +1741,49 @@ static ir_pos storage_pos(const og *o, int a)
 	return t->arrays[a].pos;
 }
 
+/*
+ * CUDA: a shared buffer whose rows (its innermost layout dimension) span a
+ * multiple of the 32 four-byte banks would put a column in one bank: the
+ * threads of a warp that walk down a column (a transposed fill, a
+ * layout=(1, 0) cache read by rows of threads) would wait on each other.
+ * Its rows are padded by 16 bytes, which shifts each row by 4 banks and
+ * keeps every row 16-byte aligned (float4 / double2 loads stay possible).
+ * The strides the accesses use (g->stride) and *count change; returns the
+ * padding in elements (0: none).
+ */
+static int64_t pad_shared(og *o, int a, int64_t *count)
+{
+	cg *g = o->g;
+	const ir_array *arr = &o->t->arrays[a];
+	int rank = arr->rank;
+	if (rank < 2)
+		return 0;
+	int64_t ext[IR_MAX_RANK];
+	for (int d = 0; d < rank; d++)
+		if (!bx_is_const(o->t->ext[a * IR_MAX_RANK + d], &ext[d]) || ext[d] < 1)
+			return 0;
+	int64_t size = (int64_t)ct_dtype_size(arr->type);
+	int inner = arr->order[rank - 1];
+	if ((ext[inner] * size) % 128 != 0)
+		return 0;
+	int64_t pad = 16 / size, s = ext[inner] + pad;
+	for (int r = rank - 2; r >= 0; r--) {
+		int d = arr->order[r];
+		char txt[32];
+		snprintf(txt, sizeof txt, "%lld", (long long)s);
+		char *copy = strdup(txt);
+		if (!copy) {
+			g->failed = true;
+			return 0;
+		}
+		free(g->stride[a * IR_MAX_RANK + d]);
+		g->stride[a * IR_MAX_RANK + d] = copy;
+		s *= ext[d];
+	}
+	*count = s;
+	return pad;
+}
+
 /* Temps and cache buffers: __local or per work-item arrays of their
  * (compile-time) size. */
 static bool declare_buffers(og *o, const int64_t *pv)
@@ -1695,9 +1814,28 @@ static bool declare_buffers(og *o, const int64_t *pv)
 			count = 1;
 		int64_t bytes = count * (int64_t)ct_dtype_size(arr->type);
 		const char *what = a < o->k->narrays ? "temp" : "cache buffer";
-		if (o->dist[a].on) {
+		if (o->D->cuda && o->is_next[a] && o->L->explicit_local) {
+			/* the next block of a double buffer: in registers, each
+			 * thread the elements f of its striped share (gen_shared_copy) */
+			int64_t nwi = (int64_t)(o->L->local[0] * o->L->local[1] * o->L->local[2]);
+			o->next_reg[a] = true;
+			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "%s %s[%lld]; /* %s %s, the next block: this thread's share (registers) */",
+			        ir_dtype_c(arr->type), g->aname[a], (long long)((count + nwi - 1) / nwi), what, arr->name);
+		} else if (o->dist[a].on) {
 			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "%s %s[%lld]; /* %s %s, this thread's share (registers) */",
 			        ir_dtype_c(arr->type), g->aname[a], (long long)o->dist[a].count, what, arr->name);
+		} else if (o->is_local[a] && o->D->cuda) {
+			int64_t pad = pad_shared(o, a, &count);
+			o->L->local_bytes += count * (int64_t)ct_dtype_size(arr->type);
+			if (pad > 0)
+				kg_stmt(g->kg, KG_OTHER, NULL, NULL,
+				        "__shared__ __align__(16) %s %s[%lld]; /* %s %s, shared by the block; rows padded by "
+				        "%lld (no bank conflicts down a column) */",
+				        ir_dtype_c(arr->type), g->aname[a], (long long)count, what, arr->name, (long long)pad);
+			else
+				kg_stmt(g->kg, KG_OTHER, NULL, NULL,
+				        "__shared__ __align__(16) %s %s[%lld]; /* %s %s, shared by the block */",
+				        ir_dtype_c(arr->type), g->aname[a], (long long)count, what, arr->name);
 		} else if (o->is_local[a]) {
 			o->L->local_bytes += bytes;
 			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "%s %s %s[%lld]; /* %s %s, %s */", o->D->shared_q,
@@ -1752,6 +1890,7 @@ static void og_free(og *o)
 	free(o->is_next);
 	free(o->dist);
 	free(o->dist_region);
+	free(o->next_reg);
 	free(o->local_region);
 }
 
@@ -1842,9 +1981,10 @@ static char *gen_gpu(ct_looptree *t, size_t *len, ocl_launch *Lout, const gpu_di
 	o.is_next = calloc((size_t)t->narrays + 1, sizeof *o.is_next);
 	o.dist = calloc((size_t)t->narrays + 1, sizeof *o.dist);
 	o.dist_region = calloc((size_t)t->nregions + 1, sizeof *o.dist_region);
+	o.next_reg = calloc((size_t)t->narrays + 1, sizeof *o.next_reg);
 	o.local_region = calloc((size_t)t->nregions + 1, sizeof *o.local_region);
 	int64_t *pv = calloc((size_t)k->nparams + (size_t)t->nderived + 1, sizeof *pv);
-	if (!o.role || !o.dim || !o.is_local || !o.is_next || !o.local_region || !o.dist || !o.dist_region || !pv) {
+	if (!o.role || !o.dim || !o.is_local || !o.is_next || !o.local_region || !o.dist || !o.dist_region || !o.next_reg || !pv) {
 		og_free(&o);
 		free(pv);
 		ct_error(ctx, CT_ERR_NOMEM, "out of memory generating %s", D->cuda ? "CUDA" : "OpenCL");
@@ -1884,7 +2024,12 @@ static char *gen_gpu(ct_looptree *t, size_t *len, ocl_launch *Lout, const gpu_di
 	put_preamble(&o, g.kg, fn);
 	ct_buf proto;
 	ct_buf_init(&proto);
-	ct_buf_printf(&proto, "void %s(", fn);
+	if (D->cuda && L->explicit_local)
+		/* the block size is fixed: the compiler may use the registers
+		 * that many threads leave (on Hopper: 145 -> 129 for cuda_sgemm) */
+		ct_buf_printf(&proto, "void __launch_bounds__(%zu) %s(", L->local[0] * L->local[1] * L->local[2], fn);
+	else
+		ct_buf_printf(&proto, "void %s(", fn);
 	put_kernel_params(D, &g, &proto);
 	ct_buf_putc(&proto, ')');
 	if (proto.failed)
