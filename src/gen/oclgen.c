@@ -466,13 +466,24 @@ static void spread_nodes(spread_walk *w, lt_node *const *v, int n, bool copies, 
 	}
 }
 
-/* Whether every work-item loop of dimension d below x starts at 0. */
+/* CUDA: whether work-item loop x starts at a constant multiple of its
+ * step, so that thread t runs iteration t * step of every version (main
+ * and tail) of the loop: the same thread owns the same iterations
+ * wherever they are, which a private cache spread over the threads needs
+ * (spread). OpenCL keeps `lo + id * step`. */
+static bool item_aligned(const og *o, const lt_node *x)
+{
+	int64_t lo = -1;
+	return o->D->cuda && x->step > 0 && bx_is_const(x->lo, &lo) && lo >= 0 && lo % x->step == 0;
+}
+
+/* Whether every work-item loop of dimension d below x runs its iterations
+ * in the threads that own them (item_aligned). */
 static bool items_from_zero(const og *o, const lt_node *x, int d)
 {
 	for (int i = 0; i < x->nkids + x->nels; i++) {
 		const lt_node *y = i < x->nkids ? x->kids[i] : x->els[i - x->nkids];
-		int64_t lo = -1;
-		if (y->kind == LT_LOOP && y->index == o->item[d] && (!bx_is_const(y->lo, &lo) || lo != 0))
+		if (y->kind == LT_LOOP && y->index == o->item[d] && !item_aligned(o, y))
 			return false;
 		if (!items_from_zero(o, y, d))
 			return false;
@@ -705,7 +716,7 @@ static void open_mapped(og *o, const lt_node *x, const char *value, bool guard_l
 	cg_range_open(g, x, &r);
 	const char *v = g->iname[x->index], *lo = r.lo.s ? r.lo.s : "0", *hi = r.hi.s ? r.hi.s : "0";
 	kg_block_bare(g->kg);
-	if (guard_lo && o->any_local) {
+	if (guard_lo && o->any_local && !o->D->cuda) {
 		/* a loop of at most one iteration rather than an `if`: PoCL
 		 * (3.1, LLVM 15) miscompiled barriers under group-uniform ifs
 		 * of main and tail versions, never under loops; without
@@ -760,7 +771,13 @@ static void gen_mapped(og *o, const lt_node *x)
 	int r = o->role[x->index], d = o->dim[x->index];
 	ct_buf val;
 	ct_buf_init(&val);
-	if (r == OR_ITEM) {
+	bool item_lo = false;
+	if (r == OR_ITEM && item_aligned(o, x)) {
+		/* CUDA: iteration v of every version by thread v / step */
+		char id[96];
+		ct_buf_printf(&val, "(int64_t)%s * %lld", gpu_id(o, 'l', d, id, sizeof id), (long long)x->step);
+		item_lo = true;
+	} else if (r == OR_ITEM) {
 		/* the inner index of a split: one work-item per iteration */
 		cg_bound(g, &val, x->lo);
 		char id[96];
@@ -794,7 +811,7 @@ static void gen_mapped(og *o, const lt_node *x)
 	bool fenced = r == OR_GROUP && has_barrier(o, x) && !o->D->cuda;
 	if (fenced)
 		barrier(o); /* a barrier before it and one at the end: see gen_plain_loop */
-	open_mapped(o, x, val.s ? val.s : "0", r != OR_ITEM);
+	open_mapped(o, x, val.s ? val.s : "0", r != OR_ITEM || item_lo);
 	ct_buf_free(&val);
 	cg_loop_body(g, x);
 	if (fenced && !ends_with_barrier(o, x))
@@ -1451,9 +1468,16 @@ static bool hoist_guard(og *o, const lt_node *x)
 		cg_bound(g, &hi, item[d]->hi);
 		const char *v = g->iname[item[d]->index];
 		char id[96];
-		kg_stmt(g->kg, KG_OTHER, NULL, NULL, "const int64_t %s = %s + (int64_t)%s * %lld;", v,
-		        lo.s ? lo.s : "0", gpu_id(o, 'l', d, id, sizeof id), (long long)item[d]->step);
-		ct_buf_printf(&cond, "%s%s < %s", mask ? " && " : "", v, hi.s ? hi.s : "0");
+		if (item_aligned(o, item[d])) {
+			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "const int64_t %s = (int64_t)%s * %lld;", v,
+			        gpu_id(o, 'l', d, id, sizeof id), (long long)item[d]->step);
+			ct_buf_printf(&cond, "%s%s >= %s && %s < %s", mask ? " && " : "", v, lo.s ? lo.s : "0", v,
+			              hi.s ? hi.s : "0");
+		} else {
+			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "const int64_t %s = %s + (int64_t)%s * %lld;", v,
+			        lo.s ? lo.s : "0", gpu_id(o, 'l', d, id, sizeof id), (long long)item[d]->step);
+			ct_buf_printf(&cond, "%s%s < %s", mask ? " && " : "", v, hi.s ? hi.s : "0");
+		}
 		if (lo.failed || hi.failed)
 			g->failed = true;
 		ct_buf_free(&lo);
@@ -2037,6 +2061,13 @@ static char *gen_gpu(ct_looptree *t, size_t *len, ocl_launch *Lout, const gpu_di
 	kg_func_declare(g.kg, fn, KG_FUNC_KERNEL, proto.s ? proto.s : "void f(void)", NULL, NULL);
 	ct_buf_free(&proto);
 	kg_func_begin(g.kg, fn);
+	if (D->cuda && L->sizes_known && L->explicit_local)
+		kg_comment(g.kg, "launch: grid (%zu, %zu, %zu) of blocks of (%zu, %zu, %zu) threads",
+		           (L->global[0] + L->local[0] - 1) / L->local[0], (L->global[1] + L->local[1] - 1) / L->local[1],
+		           (L->global[2] + L->local[2] - 1) / L->local[2], L->local[0], L->local[1], L->local[2]);
+	else if (D->cuda && L->sizes_known)
+		kg_comment(g.kg, "launch: (%zu, %zu, %zu) threads in blocks of any size", L->global[0], L->global[1],
+		           L->global[2]);
 	for (int d = 0; d < o.ndims; d++) {
 		if (D->cuda)
 			kg_comment(g.kg, "grid dimension %c: %s (%s)", "xyz"[d], L->dim_name[d],

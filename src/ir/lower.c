@@ -449,6 +449,17 @@ static bool copy_only(const lt_node *x)
 	return false;
 }
 
+/* Where the buffer of region r lives on plan(target=cuda): "shared"
+ * (location=shared or local: the block's shared memory) or "private"
+ * (each thread's own: registers); NULL on other targets. */
+static const char *cuda_space(const pr *p, const lt_region *r)
+{
+	const ct_kernel *k = p->k;
+	if (!k->has_plan || k->target != TARGET_CUDA || r->item < 0 || r->item >= k->nplan)
+		return NULL;
+	return k->plan[r->item].location == LOC_LOCAL ? "shared" : "private";
+}
+
 /* `cache AA of A (index ii, level 1; trigger i, level 2): buffer AA[4, 32]
  * first_major; copy_in / none` */
 static void put_cache_header(const pr *p, const lt_region *r)
@@ -494,6 +505,8 @@ static void put_cache_header(const pr *p, const lt_region *r)
 	ct_buf_printf(b, "; %s / %s", lt_prologue_name(r->prologue), lt_epilogue_name(r->epilogue));
 	if (r->double_buffer)
 		ct_buf_puts(b, "; double-buffered");
+	if (cuda_space(p, r))
+		ct_buf_printf(b, "; %s", cuda_space(p, r));
 	ct_buf_puts(b, ":\n");
 }
 
@@ -845,6 +858,8 @@ static json_t *json_region(const pr *p, const lt_region *r, bool *ok)
 	ct_json_set(o, "prologue", json_string(lt_prologue_name(r->prologue)), ok);
 	ct_json_set(o, "epilogue", json_string(lt_epilogue_name(r->epilogue)), ok);
 	ct_json_set(o, "double_buffer", json_boolean(r->double_buffer), ok);
+	if (cuda_space(p, r))
+		ct_json_set(o, "location", json_string(cuda_space(p, r)), ok);
 	return o;
 }
 
