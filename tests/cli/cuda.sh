@@ -1,0 +1,143 @@
+#!/bin/sh
+# cuda.sh: plan(target=cuda) without a GPU: every CUDA example and tests/plans/cuda kernel is checked, emitted and compiled by nvcc (one nvcc call for all), verified in the interpreter; plan-level checks on `lower --json` and on where the barriers go; errors.
+# nvcc: $NVCC when set, else /usr/local/cuda/bin/nvcc, else nvcc on PATH; without one the compile checks count as skipped (the reason is printed).
+. tests/cli/lib/expect.sh
+skipped=0
+
+if [ -z "${NVCC:-}" ]; then
+	NVCC=/usr/local/cuda/bin/nvcc
+	[ -x "$NVCC" ] || NVCC=$(command -v nvcc 2>/dev/null || true)
+fi
+
+mkdir -p "$tmp/cu"
+kernels=""
+for f in examples/cuda_*.cachet tests/plans/cuda/*.cachet; do
+	kernels="$kernels $f"
+done
+
+# every kernel: check, emit (the examples also at their run-with sizes, as in
+# their golden files), run in the interpreter (the plan's semantics)
+for f in $kernels; do
+	kn=$(basename "$f" .cachet)
+	defs=$(grep -m1 '^# run-with:' "$f" | sed 's/^# run-with://')
+	case $kn in runtime_params) defs="-D L=1001" ;; esac
+	expect "check $f" 0 '' "$CACHET" check "$f"
+	expect "emit --target cuda $f" 0 'extern "C" __global__ void' "$CACHET" emit "$f" --target cuda
+	cp "$tmp/o" "$tmp/cu/$kn.cu"
+	if [ -n "$defs" ]; then
+		expect "emit --target cuda $f $defs" 0 'extern "C" __global__ void' "$CACHET" emit "$f" $defs --target cuda
+		cp "$tmp/o" "$tmp/cu/${kn}_small.cu"
+	fi
+	expect "lower --json $f: target cuda" 0 '"target": "cuda"' "$CACHET" lower --json "$f" $defs
+	expect "run --engine interp $f" 0 '"verified": true' "$CACHET" run "$f" $defs --engine interp --json
+done
+
+# every tune point of the tunable sgemm generates (the tuner may pick any)
+ex=examples/cuda_sgemm_tune.cachet
+n=0
+for BM in 64 128; do for BN in 64 128; do for TM in 4 16; do
+	n=$((n + 1))
+	expect "tune point BM=$BM BN=$BN TM=$TM" 0 '__launch_bounds__' \
+		"$CACHET" emit "$ex" --target cuda -D BM=$BM -D BN=$BN -D TM=$TM -D TN=8 -D BK=16
+	cp "$tmp/o" "$tmp/cu/tune_$n.cu"
+done; done; done
+
+# nvcc: all of them in one call (compile errors fail the suite)
+count=$(ls "$tmp/cu"/*.cu | wc -l)
+if [ -z "$NVCC" ] || [ ! -x "$NVCC" ]; then
+	echo "SKIP: no nvcc (\$NVCC, /usr/local/cuda/bin/nvcc, PATH): $count CUDA compiles skipped"
+	skipped=$((skipped + count))
+else
+	if (cd "$tmp/cu" && "$NVCC" --cubin -arch=sm_90a -Werror all-warnings ./*.cu) >"$tmp/nvcc.out" 2>&1; then
+		for c in "$tmp"/cu/*.cu; do
+			if [ -s "${c%.cu}.cubin" ]; then ok; else bad "nvcc made no cubin for $(basename "$c")"; fi
+		done
+	else
+		bad "nvcc --cubin -arch=sm_90a failed on the generated CUDA"
+		head -30 "$tmp/nvcc.out" >&2
+	fi
+fi
+
+# where each cache lives: lower --json and the text
+ex=examples/cuda_sgemm.cachet
+expect "lower: CC is private" 0 '"name": "CC".*"location": "private"' sh -c \
+	"\"$CACHET\" lower --json $ex | tr -d '\n'"
+expect "lower: AA is shared" 0 '"name": "AA".*"location": "shared"' sh -c "\"$CACHET\" lower --json $ex | tr -d '\n'"
+expect "lower text: shared" 0 'cache BB of B .*double-buffered; shared:' "$CACHET" lower "$ex" -D M=256 -D N=256 -D K=64
+expect "lower: opencl plans unchanged" 0 '"target": "opencl"' "$CACHET" lower --json examples/opencl_local.cachet
+
+# the generated code: spellings, spaces, copies, barriers
+"$CACHET" emit "$ex" --target cuda >"$tmp/sg.cu"
+has() { # has NAME PATTERN FILE [COUNT]
+	c=$(grep -cE -- "$2" "$3")
+	if [ -n "${4:-}" ]; then [ "$c" = "$4" ] && ok || bad "$1: $c lines match /$2/, want $4"
+	else [ "$c" -gt 0 ] && ok || bad "$1: no line matches /$2/"; fi
+}
+has "kernel qualifier" '^extern "C" __global__ void __launch_bounds__\(256\) cachet_sgemm_cuda\(const float \*__restrict__ A' "$tmp/sg.cu"
+has "register tile: the thread's share" 'float CC\[64\]; /\* cache buffer CC, this thread.s share \(registers\)' "$tmp/sg.cu"
+has "shared, aligned, padded" '__shared__ __align__\(16\) float AA\[1056\];.*rows padded by 4' "$tmp/sg.cu"
+has "next blocks in registers" 'float AA_next\[4\];' "$tmp/sg.cu"
+has "block ids" 'blockIdx\.y \* 128' "$tmp/sg.cu"
+has "thread ids" '\(int64_t\)threadIdx\.x \* 4' "$tmp/sg.cu"
+has "coalesced copies" 'const int64_t ct_f[0-9]+ = ct_lid \+ ct_q[0-9]+ \* ct_nwi;' "$tmp/sg.cu"
+has "unrolled register loops" '#pragma unroll' "$tmp/sg.cu"
+has "no OpenCL spelling left" 'get_local_id|get_group_id|barrier\(CLK|__local |__kernel' "$tmp/sg.cu" 0
+has "launch comment" 'launch: grid \(32, 32, 1\) of blocks of \(32, 8, 1\) threads' "$tmp/sg.cu"
+# barriers: the first fill (2 per k version of the prologue: before and after),
+# then per k-slice 2: before the moves of the next blocks and after them
+has "barriers: two per k-slice" '__syncthreads\(\);' "$tmp/sg.cu" 10
+awk '/for \(int64_t k = 0; k < 4080; k \+= 8\)/{on=1; next} on&&/__syncthreads/{n++} on&&/for \(int64_t k =/{exit} END{print n+0}' \
+	"$tmp/sg.cu" >"$tmp/nbar"
+[ "$(cat "$tmp/nbar")" = 2 ] && ok || bad "main k loop has $(cat "$tmp/nbar") barriers, want 2"
+"$CACHET" emit tests/plans/cuda/i64_global.cachet --target cuda >"$tmp/g.cu"
+has "no shared memory, no barrier" '__syncthreads' "$tmp/g.cu" 0
+has "global ids" '\(\(int64_t\)blockIdx\.x \* blockDim\.x \+ threadIdx\.x\)' "$tmp/g.cu"
+has "threads past the space return" 'threadIdx\.z != 0 \|\| blockIdx\.z != 0' "$tmp/g.cu"
+"$CACHET" emit tests/plans/cuda/runtime_params.cachet --target cuda >"$tmp/r.cu"
+has "runtime params as long long" 'cachet_cu_axpy\(const float \*__restrict__ X, float \*__restrict__ Y, long long L\)' "$tmp/r.cu"
+has "NVRTC: own integer types" '^typedef long long int64_t;' "$tmp/r.cu"
+
+# OpenCL still spells OpenCL (the one generator, two dialects)
+expect "opencl: __local" 0 '__local float AA\[64\]' "$CACHET" emit examples/opencl_local.cachet --target opencl
+
+# errors
+MM='kernel mm
+param M = 9, N = 8, K = 6
+array A : f32[M, K] input
+array B : f32[K, N] input
+array C : f32[M, N] inout
+for (i: M, j: N, k: K) {
+  C[i, j] += A[i, k] * B[k, j]
+}'
+mm() {
+	name=$1
+	shift
+	f=$tmp/$name.cachet
+	printf '%s\n' "$MM" >"$f"
+	for l in "$@"; do printf '%s\n' "$l" >>"$f"; done
+	echo "$f"
+}
+f=$(mm glob 'schedule {' '  ii, jj = tile(i=4, j=4)' '  reorder(i, j, k, ii, jj)' '}' \
+	'plan(target=cuda) {' '  AA = cache(A, index=ii, location=global)' '  parallelize(i, j)' '}')
+expect "location=global refused" 2 'glob.cachet:14:27: error: cache .AA.: location=global cannot be honoured on plan\(target=cuda\).*use shared or private' \
+	"$CACHET" emit "$f" --target cuda
+f=$(mm inner 'schedule {' '  ii, jj = tile(i=4, j=4)' '  reorder(i, j, k, ii, jj)' '}' \
+	'plan(target=cuda) {' '  CC = cache(C, index=ii, location=private)' '  parallelize(i, j)' '}')
+expect "a private cache above the thread loops is spread over them" 0 'float CC\[1\]; .*this thread.s share' \
+	"$CACHET" emit "$f" --target cuda
+expect "the same on opencl is refused" 2 \
+	"error: cache 'CC' \(location=private\) writes back to 'C' from outside the work-item loops.*use location=local" \
+	sh -c "sed 's/target=cuda/target=opencl/' $f >$tmp/inner_ocl.cachet && \"$CACHET\" emit $tmp/inner_ocl.cachet --target opencl"
+f=$(mm dep 'plan(target=cuda) {' '  parallelize(k)' '}')
+expect "a reduction index is refused" 2 "dep.cachet:7:3: error: parallelize\(k\): the iterations of 'k' are not independent" \
+	"$CACHET" emit "$f" --target cuda
+f=$(mm four 'schedule {' '  ii = split(i, 2)' '}' 'plan(target=cuda) {' '  parallelize(i, j, k, ii)' '}')
+expect "at most 3 dimensions" 2 'cuda parallelizes at most 3 indices' "$CACHET" check "$f"
+f=$(mm host 'plan(target=host) {' '  parallelize(i)' '}')
+expect "--target cuda needs a cuda plan" 2 'needs plan\(target=cuda\)' "$CACHET" emit "$f" --target cuda
+expect "unknown target" 2 "unknown target 'cud'" "$CACHET" emit "$f" --target cud
+f=$(mm shhost 'schedule {' '  ii = split(i, 4)' '}' 'plan {' '  AA = cache(A, index=ii, location=shared)' '}')
+expect "location= on a host plan" 2 'location= is only for plan' "$CACHET" check "$f"
+
+echo "$pass passed, $fail failed, $skipped skipped"
+[ "$fail" = 0 ]
