@@ -1,5 +1,5 @@
 #!/bin/sh
-# cuda.sh: plan(target=cuda) without a GPU: every CUDA example and tests/plans/cuda kernel is checked, emitted and compiled by nvcc (one nvcc call for all), verified in the interpreter; plan-level checks on `lower --json` and on where the barriers go; errors.
+# cuda.sh: plan(target=cuda) without a GPU: every CUDA example and tests/plans/cuda kernel is checked, emitted, compiled by nvcc (one nvcc call for all), run on the CPU under tests/cuda/emu.h against the interpreter; plan-level checks on `lower --json` and on where the barriers go; errors.
 # nvcc: $NVCC when set, else /usr/local/cuda/bin/nvcc, else nvcc on PATH; without one the compile checks count as skipped (the reason is printed).
 . tests/cli/lib/expect.sh
 skipped=0
@@ -56,6 +56,33 @@ else
 		bad "nvcc --cubin -arch=sm_90a failed on the generated CUDA"
 		head -30 "$tmp/nvcc.out" >&2
 	fi
+fi
+
+# every kernel run on the CPU (tests/cuda/emu.h: one thread per CUDA thread,
+# __syncthreads a barrier) and compared with the interpreter: the mapping, the
+# guards, the register shares and the barriers of the generated code, here
+CXX=${CXX:-g++}
+build=${CACHET_BUILD:-$(dirname "$CACHET")}
+case $build in /*) ;; *) build=$(pwd)/$build ;; esac
+if ! command -v "$CXX" >/dev/null 2>&1 || ! [ -e "$build/libcachet.so" ]; then
+	echo "SKIP: no $CXX or no $build/libcachet.so: the CPU runs of the CUDA kernels skipped"
+	skipped=$((skipped + 1))
+else
+	for f in $kernels; do
+		kn=$(basename "$f" .cachet)
+		defs=$(grep -m1 '^# run-with:' "$f" | sed 's/^# run-with://')
+		case $kn in runtime_params) defs="-D L=1001" ;; esac
+		"$CACHET" emit "$f" $defs --target cuda >"$tmp/emu.cu" 2>/dev/null
+		fn=$(head -1 "$tmp/emu.cu" | sed 's|^/\* \([A-Za-z0-9_]*\):.*|\1|')
+		if ! "$CXX" -std=c++20 -O1 -pthread -w -Iinclude -include tests/cuda/emu.h -DCT_KERNEL="$fn" \
+			-DCT_SOURCE="\"$tmp/emu.cu\"" tests/cuda/emu_main.cpp -o "$tmp/emu" -L"$build" -lcachet \
+			-Wl,-rpath,"$build" 2>"$tmp/emu.err"; then
+			bad "CPU run of $f: the emulation does not build"
+			head -10 "$tmp/emu.err" >&2
+			continue
+		fi
+		expect "CPU run of the CUDA kernel of $f $defs" 0 'max rel error' timeout 120 "$tmp/emu" "$f" $defs
+	done
 fi
 
 # where each cache lives: lower --json and the text
