@@ -46,7 +46,8 @@ enum {
 
 /* Flags of kg_func_declare. */
 enum {
-	KG_FUNC_KERNEL = 1u << 0,   /* an entry point: `__kernel` in OpenCL, external in C */
+	KG_FUNC_KERNEL = 1u << 0,   /* an entry point: `__kernel` in OpenCL, `extern "C" __global__` in
+	                               CUDA, external in C */
 	KG_FUNC_STATIC = 1u << 1,   /* `static` in C (ignored in OpenCL) */
 	KG_FUNC_INLINE = 1u << 2,   /* `inline` */
 	KG_FUNC_ON_DEMAND = 1u << 3 /* emitted only if kg_func_use names it */

@@ -861,7 +861,7 @@ static void gen_plain_loop(og *o, const lt_node *x, bool end_barrier, bool hint_
 	if (hint_vector && !o->D->cuda)
 		kg_comment(g->kg, "vectorize(%s): a scalar loop, vectorized by the OpenCL compiler", v);
 	else if (hint_vector)
-		kg_comment(g->kg, "vectorize(%s): a scalar loop (the accesses are not known to be aligned)", v);
+		kg_comment(g->kg, "vectorize(%s): a scalar loop, unrolled where its trip count is constant", v);
 	if (o->D->cuda && !cuda_barriers)
 		cg_unroll_hint(g, x);
 	cg_for_open(g, x, &r, true);
@@ -1351,7 +1351,9 @@ static void gen_vector_loop(og *o, const lt_node *x)
 {
 	cg *g = o->g;
 	int64_t trips = -1, vb = ct_ctx_get_option(o->k->ctx, CT_OPT_VECTOR_BYTES);
-	int n = vb > 0 && x->step == 1 && vec_body_ok(g, x) ? vec_lanes(o, x, vb, &trips) : 1;
+	/* CUDA: a scalar loop, unrolled; NVVM merges the contiguous accesses
+	 * of the (16-byte aligned) shared buffers into float4 / double2 */
+	int n = !o->D->cuda && vb > 0 && x->step == 1 && vec_body_ok(g, x) ? vec_lanes(o, x, vb, &trips) : 1;
 	if (n < 2) {
 		gen_plain_loop(o, x, false, true);
 		return;

@@ -124,6 +124,11 @@ has "threads past the space return" 'threadIdx\.z != 0 \|\| blockIdx\.z != 0' "$
 has "runtime params as long long" 'cachet_cu_axpy\(const float \*__restrict__ X, float \*__restrict__ Y, long long L\)' "$tmp/r.cu"
 has "NVRTC: own integer types" '^typedef long long int64_t;' "$tmp/r.cu"
 
+"$CACHET" emit tests/plans/cuda/verbs.cachet --target cuda --vector-bytes 16 >"$tmp/v.cu"
+has "vectorize: a scalar loop, unrolled" 'vectorize\(jj\): a scalar loop, unrolled' "$tmp/v.cu"
+has "vectorize: no OpenCL vector types" 'vload|vstore|float4' "$tmp/v.cu" 0
+has "unroll: one copy per iteration" 'const int64_t kk = 3;' "$tmp/v.cu"
+
 # OpenCL still spells OpenCL (the one generator, two dialects)
 expect "opencl: __local" 0 '__local float AA\[64\]' "$CACHET" emit examples/opencl_local.cachet --target opencl
 
