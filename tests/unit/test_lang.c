@@ -450,9 +450,9 @@ static const row rows[] = {
     {"strategy on host", MM "plan(target=host) { AA = cache(A, level=1, strategy=blocked) }\n",
      "11:44: error: strategy= is only for plan(target=opencl)", 0},
     {"unknown location", MM "plan(target=opencl) { AA = cache(A, level=1, location=far) }\n",
-     "11:55: error: unknown location 'far' (use global, local or private)", 0},
+     "11:55: error: unknown location 'far' (use global, local, private or shared)", 0},
     {"unknown target", MM "plan(target=gpu) { }\n",
-     "11:13: error: unknown target 'gpu' (use host or opencl)", 0},
+     "11:13: error: unknown target 'gpu' (use host, opencl or cuda)", 0},
     {"cache layout rank", MM "plan { AA = cache(A, level=1, layout=(0, 1, 2)) }\n",
      "11:38: error: layout of cache 'AA' must be an order of its 2 dimensions (a permutation of "
      "0..1)",
