@@ -74,8 +74,8 @@ else
 		case $kn in runtime_params) defs="-D L=1001" ;; esac
 		"$CACHET" emit "$f" $defs --target cuda >"$tmp/emu.cu" 2>/dev/null
 		fn=$(head -1 "$tmp/emu.cu" | sed 's|^/\* \([A-Za-z0-9_]*\):.*|\1|')
-		if ! "$CXX" -std=c++20 -O1 -pthread -w -Iinclude -include tests/cuda/emu.h -DCT_KERNEL="$fn" \
-			-DCT_SOURCE="\"$tmp/emu.cu\"" tests/cuda/emu_main.cpp -o "$tmp/emu" -L"$build" -lcachet \
+		if ! "$CXX" -std=c++20 -O1 -pthread -w -Iinclude -include tests/cuda/emu.h -include "$tmp/emu.cu" \
+			-DCT_KERNEL="$fn" tests/cuda/emu_main.cpp -o "$tmp/emu" -L"$build" -lcachet \
 			-Wl,-rpath,"$build" 2>"$tmp/emu.err"; then
 			bad "CPU run of $f: the emulation does not build"
 			head -10 "$tmp/emu.err" >&2

@@ -1,4 +1,4 @@
-/* emu_main.cpp: runs the CUDA kernel CT_KERNEL (the generated source CT_SOURCE, under emu.h) on the CPU for a .cachet file and -D values, and compares every array it writes with the reference interpreter (exit 0: equal within the type's tolerance; 1: a mismatch; 2: an error). */
+/* emu_main.cpp: runs the CUDA kernel CT_KERNEL (the generated source, given by -include after emu.h) on the CPU for a .cachet file and -D values, and compares every array it writes with the reference interpreter (exit 0: equal within the type's tolerance; 1: a mismatch; 2: an error). */
 #include "emu.h"
 
 #include <cachet.h>
@@ -16,7 +16,7 @@ thread_local ct_dim3 threadIdx, blockIdx;
 ct_dim3 blockDim, gridDim;
 std::barrier<> *ct_emu_barrier;
 
-#include CT_SOURCE
+/* the kernel's source comes before this file, by -include (after emu.h) */
 
 /* The kernel's arguments: pointers from the buffers, the rest from the runtime params, in order. */
 template <typename T> static T next_arg(void *const *b, const long long *p, int &bi, int &pi)

@@ -1,4 +1,4 @@
-/* gpu_main.cu: the generated CUDA kernel CT_KERNEL (source CT_SOURCE) on a real GPU, for a .cachet file and -D values (tests/cuda/gpu_check.sh): --verify compares every array it writes with the reference interpreter (small sizes); --time R times R launches with events and, for an f32/f64 C[M,N] += A[M,K] * B[K,N], cuBLAS's gemm on the same buffers (libcublas loaded with dlopen; no TF32). Exit 0: ok, 1: a mismatch, 2: an error. */
+/* gpu_main.cu: the generated CUDA kernel CT_KERNEL (its source given by nvcc -include) on a real GPU, for a .cachet file and -D values (tests/cuda/gpu_check.sh): --verify compares every array it writes with the reference interpreter (small sizes); --time R times R launches with events and, for an f32/f64 C[M,N] += A[M,K] * B[K,N], cuBLAS's gemm on the same buffers (libcublas loaded with dlopen; no TF32). Exit 0: ok, 1: a mismatch, 2: an error. */
 #include <cachet.h>
 
 #include <cuda_runtime.h>
@@ -12,7 +12,7 @@
 #include <type_traits>
 #include <vector>
 
-#include CT_SOURCE
+/* the kernel's source comes first, by -include (it needs no header) */
 
 template <typename T> static T next_arg(void *const *b, const long long *p, int &bi, int &pi)
 {
@@ -183,9 +183,14 @@ int main(int argc, char **argv)
 	float ms = 0;
 	cudaEventElapsedTime(&ms, e0, e1);
 	ms /= (float)reps;
-	double fl = ct_kernel_flops(k);
-	std::printf("  %s: %.3f ms, %.1f GFLOP/s (grid %u x %u, block %u x %u)", ct_kernel_name(k), ms, fl / ms / 1e6, g[0],
-	            g[1], l[0], l[1]);
+	double fl = ct_kernel_flops(k), bytes = 0;
+	for (int a = 0; a < na; a++) {
+		ct_role r = ct_kernel_array_role(k, a);
+		if (r != CT_TEMP)
+			bytes += (r == CT_INOUT ? 2.0 : 1.0) * (double)host[a].size();
+	}
+	std::printf("  %s: %.3f ms, %.1f GFLOP/s, %.1f GB/s of arrays moved once (grid %u x %u, block %u x %u)",
+	            ct_kernel_name(k), ms, fl / ms / 1e6, bytes / ms / 1e6, g[0], g[1], l[0], l[1]);
 	/* a gemm (arrays A, B, C of one float type): cuBLAS on the same buffers */
 	if (na == 3 && ct_kernel_array_rank(k, 0) == 2 && ct_kernel_array_dtype(k, 0) == ct_kernel_array_dtype(k, 2) &&
 	    ct_kernel_array_dtype(k, 0) != CT_I32 && ct_kernel_array_dtype(k, 0) != CT_I64) {
