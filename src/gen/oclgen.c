@@ -1,4 +1,4 @@
-/* oclgen.c: the OpenCL C backend: a planned loop tree becomes one __kernel, with work-group mapping and __local caches. */
+/* oclgen.c: the GPU backend (OpenCL C and CUDA C, one generator, two dialects): a planned loop tree becomes one kernel, with work-group mapping and group-shared caches. */
 #include "gen/ocl.h"
 
 #include "gen/cgen.h"
@@ -37,6 +37,18 @@
  * writes that two work-items could make to one element, local caches
  * inside a work-item loop or outside a work-group loop, private caches
  * that write back from outside the work-item loops, location=global.
+ *
+ * CUDA C (gen_cuda, docs/CUDA.md) is the same generator spelled by
+ * dialect_cuda (blockIdx / threadIdx, __shared__, __syncthreads(), ...),
+ * and goes further where CUDA allows what PoCL did not: a private cache
+ * above the work-item loops is spread over the threads (each keeps its own
+ * share, in registers: spread, gen_spread_copy); the next block of a
+ * double buffer is kept in registers (next_reg); striped copies give
+ * element f to thread f mod n (coalesced); shared rows are padded against
+ * bank conflicts (pad_shared); thread t runs iteration t * step of every
+ * version of a work-item loop (item_aligned); constant loops get
+ * `#pragma unroll`; PoCL's extra fences are left out. The OpenCL output
+ * is unchanged by all of this (the .cl files of tests/golden).
  */
 
 #define OCL_STRIPE 4             /* elements per chunk of a striped copy */
