@@ -48,8 +48,9 @@ char *gen_opencl(ct_looptree *t, size_t *len, ocl_launch *L);
  * work-groups of work-items, __shared__ for location=local|shared; see
  * docs/CUDA.md). The kernel is `extern "C" __global__`, named L->fn, and
  * takes the kernel's arrays (temps excluded) as pointers in declaration
- * order, then the runtime params as long long; it needs no header (NVRTC
- * or nvcc). L->global / L->local are in threads; the runtime launches
+ * order (each 16-byte aligned, as cudaMalloc's are: copies may load 16
+ * bytes at once), then the runtime params as long long; it needs no
+ * header (NVRTC or nvcc). L->global / L->local are in threads; the runtime launches
  * grid = ceil(global / local) blocks per dimension (dimension 0 = x).
  * With L->explicit_local the block must be exactly local (the code
  * assumes that many threads: its copies, __launch_bounds__); without it

@@ -110,6 +110,7 @@ typedef struct og {
 	const char *qtext[3];   /* in a spread copy: the thread's own position in dimension d */
 	bool *next_reg;         /* per storage: a next block kept in registers (CUDA), each thread its share */
 	const char *nextq;      /* in a copy of such a block: the thread's slot */
+	const int64_t *pv;      /* param values, then derived values (lt_param_values) */
 	int cur[IR_MAX_DEPTH * 4]; /* regions entered (innermost last) */
 	int ncur;
 	int nest;               /* numbers the cooperative copies */
@@ -1035,6 +1036,148 @@ static int nest_next_reg(const og *o, const lt_node *x)
 	return -1;
 }
 
+/* ------------------------------------------------------------ CUDA: vector copies */
+
+/* CUDA's 16-byte vector type of element type t and its components. */
+static const char *vec16_type(ct_dtype t)
+{
+	switch (t) {
+	case CT_F32: return "float4";
+	case CT_F64: return "double2";
+	case CT_I32: return "int4";
+	case CT_I64: return "longlong2";
+	}
+	return "float4";
+}
+
+static const char vec_comp[] = "xyzw";
+
+/* Whether every value of term tm (coefficient times a loop variable, a
+ * param, ...) times stride s is a multiple of v elements; the copy index
+ * cl is the vector's own (not asked here). */
+static bool term_aligned(const og *o, const aff_term *tm, int64_t s, int64_t v)
+{
+	cg *g = o->g;
+	int64_t m = tm->coef * s;
+	if (m % v == 0)
+		return true;
+	if (tm->kind == AFF_PARAM)
+		return tm->id < o->k->nparams && !o->k->params[tm->id].runtime && (m * o->pv[tm->id]) % v == 0;
+	if (tm->kind != AFF_LOOP || tm->id < 0 || tm->id >= o->t->nindices || !g->open[tm->id])
+		return false;
+	/* a loop of the kernel: its values are lo + m * step (a work-group or
+	 * work-item loop too: group * step, or thread * step) */
+	const lt_node *l = g->open[tm->id];
+	int64_t lo = 0;
+	return bx_is_const(l->lo, &lo) && (m * lo) % v == 0 && (m * l->step) % v == 0;
+}
+
+/*
+ * Whether access e (of a kernel array, in global memory) reads v
+ * consecutive elements, 16-byte aligned, when copy index cl takes v
+ * consecutive values from a multiple of v: cl only in the array's
+ * contiguous dimension with coefficient 1, every other term a multiple of
+ * v. The arrays' pointers are 16-byte aligned (ocl.h: cudaMalloc's are).
+ */
+static bool access_vec_aligned(const og *o, const ir_expr *e, int cl, int64_t v)
+{
+	const ct_looptree *t = o->t;
+	int a = e->id;
+	if (e->kind != EX_ACCESS || a < 0 || a >= o->k->narrays || o->k->arrays[a].role == CT_TEMP || !o->L->sizes_known)
+		return false;
+	int64_t stride[IR_MAX_RANK], count = 0;
+	if (lt_array_layout(t, o->pv, a, stride, &count) != CT_OK)
+		return false;
+	bool found = false;
+	int64_t c = 0;
+	for (int d = 0; d < t->arrays[a].rank; d++) {
+		aff s = e->sub[d];
+		c += s.c * stride[d];
+		for (int i = 0; i < s.n; i++) {
+			const aff_term *tm = &s.t[i];
+			if (tm->kind == AFF_LOOP && tm->id == cl) {
+				if (stride[d] != 1 || tm->coef != 1 || found)
+					return false;
+				found = true;
+			} else if (!term_aligned(o, tm, stride[d], v)) {
+				return false;
+			}
+		}
+	}
+	return found && c % v == 0;
+}
+
+/* The elements of a 16-byte vector of the copy's type when the flattened
+ * copy (extents constant; its innermost one, from a constant start, a
+ * multiple of them) can go v elements per thread and step; else 1. The
+ * shape alone decides (a prefetch and its move must agree). */
+static int64_t copy_vec_width(const og *o, const lt_node *const *sorted, int n, const lt_node *s)
+{
+	if (!o->D->cuda || !o->L->explicit_local || n < 1 || !s->stmt->lhs)
+		return 1;
+	int w = s->stmt->lhs->id;
+	if (w < 0 || w >= o->t->narrays)
+		return 1;
+	int64_t v = 16 / (int64_t)ct_dtype_size(o->t->arrays[w].type);
+	for (int i = 0; i < n; i++) {
+		int64_t lo = 0, hi = 0;
+		if (!bx_is_const(sorted[i]->lo, &lo) || !bx_is_const(sorted[i]->hi, &hi) || sorted[i]->step != 1)
+			return 1;
+		if (i == n - 1 && ((hi - lo) % v != 0 || lo % v != 0 || hi - lo < v))
+			return 1;
+	}
+	return v;
+}
+
+/*
+ * The statement of a copy, v lanes of consecutive innermost copy index
+ * cl from base ct_bID: one 16-byte load of the source when it is a
+ * global array aligned for it (and no guard sits between), then each
+ * lane's store; otherwise each lane's whole statement (guards included).
+ * A next block in registers takes slot q * v + lane.
+ */
+static void gen_copy_lanes(og *o, lt_node *const *kids, int cl, int id, int64_t v, const char *qn)
+{
+	cg *g = o->g;
+	const lt_node *bottom = kids[0];
+	const ir_node *st = bottom->kind == LT_STMT ? bottom->stmt : NULL;
+	bool vload = st && st->kind == ND_STMT && st->op == AS_SET && st->rhs && st->rhs->kind == EX_ACCESS &&
+	             access_vec_aligned(o, st->rhs, cl, v);
+	const char *cv = g->iname[cl];
+	char slot[64];
+	ct_buf b;
+	ct_buf_init(&b);
+	if (vload) {
+		ct_dtype ty = o->t->arrays[st->rhs->id].type;
+		kg_stmt(g->kg, KG_OTHER, NULL, NULL, "%s ct_v%d;", vec16_type(ty), id);
+		kg_block_bare(g->kg);
+		kg_stmt(g->kg, KG_OTHER, NULL, NULL, "const int64_t %s = ct_b%d;", cv, id);
+		cg_access(g, &b, st->rhs->id, st->rhs->sub);
+		kg_stmt(g->kg, KG_OTHER, NULL, NULL, "ct_v%d = *(const %s *)&%s; /* 16 bytes, aligned */", id,
+		        vec16_type(ty), b.s ? b.s : "0");
+		kg_block_close(g->kg);
+	}
+	for (int64_t l = 0; l < v; l++) {
+		kg_block_bare(g->kg);
+		kg_stmt(g->kg, KG_OTHER, NULL, NULL, "const int64_t %s = ct_b%d + %lld;", cv, id, (long long)l);
+		kg_stmt(g->kg, KG_OTHER, NULL, NULL, "(void)%s;", cv);
+		snprintf(slot, sizeof slot, "%s * %lld + %lld", qn, (long long)v, (long long)l);
+		o->nextq = slot;
+		if (vload) {
+			buf_reset(&b);
+			cg_access(g, &b, st->lhs->id, st->lhs->sub);
+			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "%s = ct_v%d.%c;", b.s ? b.s : "0", id, vec_comp[l]);
+		} else {
+			cg_nodes(g, kids, 1);
+		}
+		o->nextq = NULL;
+		kg_block_close(g->kg);
+	}
+	if (b.failed)
+		g->failed = true;
+	ct_buf_free(&b);
+}
+
 /* Copy nest x shared by the work-group: its iterations flattened in the
  * order of the buffer's dimensions (copy index c0 outermost; the same for
  * every nest of one shape, so a prefetch and its move give each element
@@ -1083,7 +1226,17 @@ static void gen_shared_copy(og *o, const lt_node *x)
 	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "const int64_t ct_n%d = %s;", id, n ? (e.s ? e.s : "0") : "1");
 	char qn[32];
 	snprintf(qn, sizeof qn, "ct_q%d", id);
-	if (cuda_stripe) {
+	int64_t vw = cuda_stripe ? copy_vec_width(o, sorted, n, copy_stmt(x)) : 1;
+	if (vw > 1) {
+		/* v consecutive elements of the innermost dimension per thread and
+		 * step: 16-byte loads where the source allows (gen_copy_lanes) */
+		kg_stmt(g->kg, KG_OTHER, NULL, NULL, "#pragma unroll");
+		kg_block_open(g->kg, "for (int64_t %s = 0; %s < (ct_n%d / %lld + ct_nwi - 1) / ct_nwi; %s++)", qn, qn, id,
+		              (long long)vw, qn);
+		kg_stmt(g->kg, KG_OTHER, NULL, NULL, "const int64_t ct_f%d = ct_lid + %s * ct_nwi;", id, qn);
+		kg_block_open(g->kg, "if (ct_f%d < ct_n%d / %lld)", id, id, (long long)vw);
+		kg_stmt(g->kg, KG_OTHER, NULL, NULL, "int64_t ct_r%d = ct_f%d * %lld;", id, id, (long long)vw);
+	} else if (cuda_stripe) {
 		/* element f of the block to thread f % ct_nwi: a warp's accesses are
 		 * consecutive (coalesced in global memory, conflict-free in
 		 * shared memory); a constant trip count, unrolled */
@@ -1103,13 +1256,20 @@ static void gen_shared_copy(og *o, const lt_node *x)
 		              "for (int64_t ct_f%d = ct_lid * ct_c%d; ct_f%d < ct_min64((ct_lid + 1) * ct_c%d, ct_n%d); ct_f%d++)",
 		              id, id, id, id, id, id);
 	}
-	kg_stmt(g->kg, KG_OTHER, NULL, NULL, "int64_t ct_r%d = ct_f%d;", id, id);
+	if (vw == 1)
+		kg_stmt(g->kg, KG_OTHER, NULL, NULL, "int64_t ct_r%d = ct_f%d;", id, id);
 	const lt_node *outer[IR_MAX_RANK];
 	for (int i = n - 1; i >= 0; i--) {
 		buf_reset(&e);
 		cg_bound(g, &e, sorted[i]->lo);
 		const char *v = g->iname[sorted[i]->index];
-		if (i > 0) {
+		if (i == n - 1 && vw > 1) {
+			/* the lanes' start: each lane defines the index itself */
+			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "const int64_t ct_b%d = %s + ct_r%d %% ct_e%d_%d;", id,
+			        e.s ? e.s : "0", id, id, i);
+			if (i > 0)
+				kg_stmt(g->kg, KG_OTHER, NULL, NULL, "ct_r%d /= ct_e%d_%d;", id, id, i);
+		} else if (i > 0) {
 			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "const int64_t %s = %s + ct_r%d %% ct_e%d_%d;", v,
 			        e.s ? e.s : "0", id, id, i);
 			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "ct_r%d /= ct_e%d_%d;", id, id, i);
@@ -1122,7 +1282,10 @@ static void gen_shared_copy(og *o, const lt_node *x)
 	if (e.failed)
 		g->failed = true;
 	ct_buf_free(&e);
-	cg_nodes(g, nest[n - 1]->kids, 1);
+	if (vw > 1)
+		gen_copy_lanes(o, nest[n - 1]->kids, sorted[n - 1]->index, id, vw, qn);
+	else
+		cg_nodes(g, nest[n - 1]->kids, 1);
 	for (int i = 0; i < n; i++)
 		g->open[sorted[i]->index] = outer[i];
 	o->nextq = NULL;
@@ -1856,9 +2019,12 @@ static bool declare_buffers(og *o, const int64_t *pv)
 			/* the next block of a double buffer: in registers, each
 			 * thread the elements f of its striped share (gen_shared_copy) */
 			int64_t nwi = (int64_t)(o->L->local[0] * o->L->local[1] * o->L->local[2]);
+			/* room for either share: one element or one 16-byte vector per
+			 * thread and step (gen_shared_copy, copy_vec_width) */
+			int64_t v = 16 / (int64_t)ct_dtype_size(arr->type), slots = ((count + v - 1) / v + nwi - 1) / nwi * v;
 			o->next_reg[a] = true;
 			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "%s %s[%lld]; /* %s %s, the next block: this thread's share (registers) */",
-			        ir_dtype_c(arr->type), g->aname[a], (long long)((count + nwi - 1) / nwi), what, arr->name);
+			        ir_dtype_c(arr->type), g->aname[a], (long long)slots, what, arr->name);
 		} else if (o->dist[a].on) {
 			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "%s %s[%lld]; /* %s %s, this thread's share (registers) */",
 			        ir_dtype_c(arr->type), g->aname[a], (long long)o->dist[a].count, what, arr->name);
@@ -2029,6 +2195,7 @@ static char *gen_gpu(ct_looptree *t, size_t *len, ocl_launch *Lout, const gpu_di
 		return NULL;
 	}
 	lt_param_values(t, pv);
+	o.pv = pv;
 	if (!map_dims(&o) || !independent(&o, (const ir_node *const *)k->body, k->nbody) ||
 	    !stmts_inside(&o, (const lt_node *const *)t->roots, t->nroots) || !check_regions(&o) ||
 	    !check_verbs(&o)) {

@@ -68,9 +68,13 @@ if ! command -v "$CXX" >/dev/null 2>&1 || ! [ -e "$build/libcachet.so" ]; then
 	echo "SKIP: no $CXX or no $build/libcachet.so: the CPU runs of the CUDA kernels skipped"
 	skipped=$((skipped + 1))
 else
-	for f in $kernels; do
+	# each kernel at its run-with sizes; the gemms also at sizes no tile divides
+	for run in $kernels "examples/cuda_sgemm.cachet|-D M=300 -D N=260 -D K=100" \
+		"examples/cuda_dgemm.cachet|-D M=130 -D N=70 -D K=50"; do
+		f=${run%%|*}
 		kn=$(basename "$f" .cachet)
 		defs=$(grep -m1 '^# run-with:' "$f" | sed 's/^# run-with://')
+		case $run in *"|"*) defs=${run#*|} ;; esac
 		case $kn in runtime_params) defs="-D L=1001" ;; esac
 		"$CACHET" emit "$f" $defs --target cuda >"$tmp/emu.cu" 2>/dev/null
 		fn=$(head -1 "$tmp/emu.cu" | sed 's|^/\* \([A-Za-z0-9_]*\):.*|\1|')
@@ -107,6 +111,7 @@ has "next blocks in registers" 'float AA_next\[4\];' "$tmp/sg.cu"
 has "block ids" 'blockIdx\.y \* 128' "$tmp/sg.cu"
 has "thread ids" '\(int64_t\)threadIdx\.x \* 4' "$tmp/sg.cu"
 has "coalesced copies" 'const int64_t ct_f[0-9]+ = ct_lid \+ ct_q[0-9]+ \* ct_nwi;' "$tmp/sg.cu"
+has "16-byte global loads in the copies" 'ct_v[0-9]+ = \*\(const float4 \*\)&A\[\(i \+ c0\) \* 4096 \+ k \+ c1 \+ 8\]; /\* 16 bytes, aligned \*/' "$tmp/sg.cu"
 has "unrolled register loops" '#pragma unroll' "$tmp/sg.cu"
 has "no OpenCL spelling left" 'get_local_id|get_group_id|barrier\(CLK|__local |__kernel' "$tmp/sg.cu" 0
 has "launch comment" 'launch: grid \(32, 32, 1\) of blocks of \(32, 8, 1\) threads' "$tmp/sg.cu"

@@ -10,6 +10,18 @@
 struct ct_dim3 {
 	unsigned x, y, z;
 };
+struct __attribute__((aligned(16))) float4 {
+	float x, y, z, w;
+};
+struct __attribute__((aligned(16))) double2 {
+	double x, y;
+};
+struct __attribute__((aligned(16))) int4 {
+	int x, y, z, w;
+};
+struct __attribute__((aligned(16))) longlong2 {
+	long long x, y;
+};
 extern thread_local ct_dim3 threadIdx, blockIdx;
 extern ct_dim3 blockDim, gridDim;
 extern std::barrier<> *ct_emu_barrier;

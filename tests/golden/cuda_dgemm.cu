@@ -62,18 +62,18 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 	double AA_2_next[2]; /* cache buffer AA_2_next, the next block: this thread's share (registers) */
 	double AA_3_next[4]; /* cache buffer AA_3_next, the next block: this thread's share (registers) */
 	double AA_4_next[2]; /* cache buffer AA_4_next, the next block: this thread's share (registers) */
-	double AA_5_next[3]; /* cache buffer AA_5_next, the next block: this thread's share (registers) */
+	double AA_5_next[4]; /* cache buffer AA_5_next, the next block: this thread's share (registers) */
 	double AA_6_next[2]; /* cache buffer AA_6_next, the next block: this thread's share (registers) */
-	double AA_7_next[3]; /* cache buffer AA_7_next, the next block: this thread's share (registers) */
+	double AA_7_next[4]; /* cache buffer AA_7_next, the next block: this thread's share (registers) */
 	double AA_8_next[2]; /* cache buffer AA_8_next, the next block: this thread's share (registers) */
 	double BB_next[4]; /* cache buffer BB_next, the next block: this thread's share (registers) */
 	double BB_2_next[2]; /* cache buffer BB_2_next, the next block: this thread's share (registers) */
-	double BB_3_next[1]; /* cache buffer BB_3_next, the next block: this thread's share (registers) */
-	double BB_4_next[1]; /* cache buffer BB_4_next, the next block: this thread's share (registers) */
+	double BB_3_next[2]; /* cache buffer BB_3_next, the next block: this thread's share (registers) */
+	double BB_4_next[2]; /* cache buffer BB_4_next, the next block: this thread's share (registers) */
 	double BB_5_next[4]; /* cache buffer BB_5_next, the next block: this thread's share (registers) */
 	double BB_6_next[2]; /* cache buffer BB_6_next, the next block: this thread's share (registers) */
-	double BB_7_next[1]; /* cache buffer BB_7_next, the next block: this thread's share (registers) */
-	double BB_8_next[1]; /* cache buffer BB_8_next, the next block: this thread's share (registers) */
+	double BB_7_next[2]; /* cache buffer BB_7_next, the next block: this thread's share (registers) */
+	double BB_8_next[2]; /* cache buffer BB_8_next, the next block: this thread's share (registers) */
 	if (threadIdx.z != 0 || blockIdx.z != 0) {
 		return; /* a thread past the iteration space */
 	}
@@ -114,14 +114,28 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 									const int64_t ct_e2_1 = (16) - (0);
 									const int64_t ct_n2 = ct_e2_0 * ct_e2_1;
 									#pragma unroll
-									for (int64_t ct_q2 = 0; ct_q2 < (ct_n2 + ct_nwi - 1) / ct_nwi; ct_q2++) {
+									for (int64_t ct_q2 = 0; ct_q2 < (ct_n2 / 2 + ct_nwi - 1) / ct_nwi; ct_q2++) {
 										const int64_t ct_f2 = ct_lid + ct_q2 * ct_nwi;
-										if (ct_f2 < ct_n2) {
-											int64_t ct_r2 = ct_f2;
-											const int64_t c1 = 0 + ct_r2 % ct_e2_1;
+										if (ct_f2 < ct_n2 / 2) {
+											int64_t ct_r2 = ct_f2 * 2;
+											const int64_t ct_b2 = 0 + ct_r2 % ct_e2_1;
 											ct_r2 /= ct_e2_1;
 											const int64_t c0 = 0 + ct_r2;
-											AA[c0 + c1 * 66] = A[(i + c0) * 40 + k + c1];
+											double2 ct_v2;
+											{
+												const int64_t c1 = ct_b2;
+												ct_v2 = *(const double2 *)&A[(i + c0) * 40 + k + c1]; /* 16 bytes, aligned */
+											}
+											{
+												const int64_t c1 = ct_b2 + 0;
+												(void)c1;
+												AA[c0 + c1 * 66] = ct_v2.x;
+											}
+											{
+												const int64_t c1 = ct_b2 + 1;
+												(void)c1;
+												AA[c0 + c1 * 66] = ct_v2.y;
+											}
 										}
 									}
 								}
@@ -138,14 +152,28 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 										const int64_t ct_e3_1 = (64) - (0);
 										const int64_t ct_n3 = ct_e3_0 * ct_e3_1;
 										#pragma unroll
-										for (int64_t ct_q3 = 0; ct_q3 < (ct_n3 + ct_nwi - 1) / ct_nwi; ct_q3++) {
+										for (int64_t ct_q3 = 0; ct_q3 < (ct_n3 / 2 + ct_nwi - 1) / ct_nwi; ct_q3++) {
 											const int64_t ct_f3 = ct_lid + ct_q3 * ct_nwi;
-											if (ct_f3 < ct_n3) {
-												int64_t ct_r3 = ct_f3;
-												const int64_t c1 = 0 + ct_r3 % ct_e3_1;
+											if (ct_f3 < ct_n3 / 2) {
+												int64_t ct_r3 = ct_f3 * 2;
+												const int64_t ct_b3 = 0 + ct_r3 % ct_e3_1;
 												ct_r3 /= ct_e3_1;
 												const int64_t c0 = 0 + ct_r3;
-												BB[c0 * 66 + c1] = B[(k + c0) * 72 + j + c1];
+												double2 ct_v3;
+												{
+													const int64_t c1 = ct_b3;
+													ct_v3 = *(const double2 *)&B[(k + c0) * 72 + j + c1]; /* 16 bytes, aligned */
+												}
+												{
+													const int64_t c1 = ct_b3 + 0;
+													(void)c1;
+													BB[c0 * 66 + c1] = ct_v3.x;
+												}
+												{
+													const int64_t c1 = ct_b3 + 1;
+													(void)c1;
+													BB[c0 * 66 + c1] = ct_v3.y;
+												}
 											}
 										}
 									}
@@ -160,14 +188,28 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 											const int64_t ct_e4_1 = (16) - (0);
 											const int64_t ct_n4 = ct_e4_0 * ct_e4_1;
 											#pragma unroll
-											for (int64_t ct_q4 = 0; ct_q4 < (ct_n4 + ct_nwi - 1) / ct_nwi; ct_q4++) {
+											for (int64_t ct_q4 = 0; ct_q4 < (ct_n4 / 2 + ct_nwi - 1) / ct_nwi; ct_q4++) {
 												const int64_t ct_f4 = ct_lid + ct_q4 * ct_nwi;
-												if (ct_f4 < ct_n4) {
-													int64_t ct_r4 = ct_f4;
-													const int64_t c1 = 0 + ct_r4 % ct_e4_1;
+												if (ct_f4 < ct_n4 / 2) {
+													int64_t ct_r4 = ct_f4 * 2;
+													const int64_t ct_b4 = 0 + ct_r4 % ct_e4_1;
 													ct_r4 /= ct_e4_1;
 													const int64_t c0 = 0 + ct_r4;
-													AA_next[ct_q4] = A[(i + c0) * 40 + k + c1 + 16];
+													double2 ct_v4;
+													{
+														const int64_t c1 = ct_b4;
+														ct_v4 = *(const double2 *)&A[(i + c0) * 40 + k + c1 + 16]; /* 16 bytes, aligned */
+													}
+													{
+														const int64_t c1 = ct_b4 + 0;
+														(void)c1;
+														AA_next[ct_q4 * 2 + 0] = ct_v4.x;
+													}
+													{
+														const int64_t c1 = ct_b4 + 1;
+														(void)c1;
+														AA_next[ct_q4 * 2 + 1] = ct_v4.y;
+													}
 												}
 											}
 										}
@@ -179,14 +221,28 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 												const int64_t ct_e5_1 = (64) - (0);
 												const int64_t ct_n5 = ct_e5_0 * ct_e5_1;
 												#pragma unroll
-												for (int64_t ct_q5 = 0; ct_q5 < (ct_n5 + ct_nwi - 1) / ct_nwi; ct_q5++) {
+												for (int64_t ct_q5 = 0; ct_q5 < (ct_n5 / 2 + ct_nwi - 1) / ct_nwi; ct_q5++) {
 													const int64_t ct_f5 = ct_lid + ct_q5 * ct_nwi;
-													if (ct_f5 < ct_n5) {
-														int64_t ct_r5 = ct_f5;
-														const int64_t c1 = 0 + ct_r5 % ct_e5_1;
+													if (ct_f5 < ct_n5 / 2) {
+														int64_t ct_r5 = ct_f5 * 2;
+														const int64_t ct_b5 = 0 + ct_r5 % ct_e5_1;
 														ct_r5 /= ct_e5_1;
 														const int64_t c0 = 0 + ct_r5;
-														BB_next[ct_q5] = B[(k + c0 + 16) * 72 + j + c1];
+														double2 ct_v5;
+														{
+															const int64_t c1 = ct_b5;
+															ct_v5 = *(const double2 *)&B[(k + c0 + 16) * 72 + j + c1]; /* 16 bytes, aligned */
+														}
+														{
+															const int64_t c1 = ct_b5 + 0;
+															(void)c1;
+															BB_next[ct_q5 * 2 + 0] = ct_v5.x;
+														}
+														{
+															const int64_t c1 = ct_b5 + 1;
+															(void)c1;
+															BB_next[ct_q5 * 2 + 1] = ct_v5.y;
+														}
 													}
 												}
 											}
@@ -217,14 +273,23 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 												const int64_t ct_e6_1 = (64) - (0);
 												const int64_t ct_n6 = ct_e6_0 * ct_e6_1;
 												#pragma unroll
-												for (int64_t ct_q6 = 0; ct_q6 < (ct_n6 + ct_nwi - 1) / ct_nwi; ct_q6++) {
+												for (int64_t ct_q6 = 0; ct_q6 < (ct_n6 / 2 + ct_nwi - 1) / ct_nwi; ct_q6++) {
 													const int64_t ct_f6 = ct_lid + ct_q6 * ct_nwi;
-													if (ct_f6 < ct_n6) {
-														int64_t ct_r6 = ct_f6;
-														const int64_t c1 = 0 + ct_r6 % ct_e6_1;
+													if (ct_f6 < ct_n6 / 2) {
+														int64_t ct_r6 = ct_f6 * 2;
+														const int64_t ct_b6 = 0 + ct_r6 % ct_e6_1;
 														ct_r6 /= ct_e6_1;
 														const int64_t c0 = 0 + ct_r6;
-														BB[c0 * 66 + c1] = BB_next[ct_q6];
+														{
+															const int64_t c1 = ct_b6 + 0;
+															(void)c1;
+															BB[c0 * 66 + c1] = BB_next[ct_q6 * 2 + 0];
+														}
+														{
+															const int64_t c1 = ct_b6 + 1;
+															(void)c1;
+															BB[c0 * 66 + c1] = BB_next[ct_q6 * 2 + 1];
+														}
 													}
 												}
 											}
@@ -235,14 +300,23 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 											const int64_t ct_e7_1 = (16) - (0);
 											const int64_t ct_n7 = ct_e7_0 * ct_e7_1;
 											#pragma unroll
-											for (int64_t ct_q7 = 0; ct_q7 < (ct_n7 + ct_nwi - 1) / ct_nwi; ct_q7++) {
+											for (int64_t ct_q7 = 0; ct_q7 < (ct_n7 / 2 + ct_nwi - 1) / ct_nwi; ct_q7++) {
 												const int64_t ct_f7 = ct_lid + ct_q7 * ct_nwi;
-												if (ct_f7 < ct_n7) {
-													int64_t ct_r7 = ct_f7;
-													const int64_t c1 = 0 + ct_r7 % ct_e7_1;
+												if (ct_f7 < ct_n7 / 2) {
+													int64_t ct_r7 = ct_f7 * 2;
+													const int64_t ct_b7 = 0 + ct_r7 % ct_e7_1;
 													ct_r7 /= ct_e7_1;
 													const int64_t c0 = 0 + ct_r7;
-													AA[c0 + c1 * 66] = AA_next[ct_q7];
+													{
+														const int64_t c1 = ct_b7 + 0;
+														(void)c1;
+														AA[c0 + c1 * 66] = AA_next[ct_q7 * 2 + 0];
+													}
+													{
+														const int64_t c1 = ct_b7 + 1;
+														(void)c1;
+														AA[c0 + c1 * 66] = AA_next[ct_q7 * 2 + 1];
+													}
 												}
 											}
 										}
@@ -258,14 +332,28 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 											const int64_t ct_e8_1 = (16) - (0);
 											const int64_t ct_n8 = ct_e8_0 * ct_e8_1;
 											#pragma unroll
-											for (int64_t ct_q8 = 0; ct_q8 < (ct_n8 + ct_nwi - 1) / ct_nwi; ct_q8++) {
+											for (int64_t ct_q8 = 0; ct_q8 < (ct_n8 / 2 + ct_nwi - 1) / ct_nwi; ct_q8++) {
 												const int64_t ct_f8 = ct_lid + ct_q8 * ct_nwi;
-												if (ct_f8 < ct_n8) {
-													int64_t ct_r8 = ct_f8;
-													const int64_t c1 = 0 + ct_r8 % ct_e8_1;
+												if (ct_f8 < ct_n8 / 2) {
+													int64_t ct_r8 = ct_f8 * 2;
+													const int64_t ct_b8 = 0 + ct_r8 % ct_e8_1;
 													ct_r8 /= ct_e8_1;
 													const int64_t c0 = 0 + ct_r8;
-													AA_next[ct_q8] = A[(i + c0) * 40 + k + c1 + 16];
+													double2 ct_v8;
+													{
+														const int64_t c1 = ct_b8;
+														ct_v8 = *(const double2 *)&A[(i + c0) * 40 + k + c1 + 16]; /* 16 bytes, aligned */
+													}
+													{
+														const int64_t c1 = ct_b8 + 0;
+														(void)c1;
+														AA_next[ct_q8 * 2 + 0] = ct_v8.x;
+													}
+													{
+														const int64_t c1 = ct_b8 + 1;
+														(void)c1;
+														AA_next[ct_q8 * 2 + 1] = ct_v8.y;
+													}
 												}
 											}
 										}
@@ -299,14 +387,23 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 											const int64_t ct_e9_1 = (16) - (0);
 											const int64_t ct_n9 = ct_e9_0 * ct_e9_1;
 											#pragma unroll
-											for (int64_t ct_q9 = 0; ct_q9 < (ct_n9 + ct_nwi - 1) / ct_nwi; ct_q9++) {
+											for (int64_t ct_q9 = 0; ct_q9 < (ct_n9 / 2 + ct_nwi - 1) / ct_nwi; ct_q9++) {
 												const int64_t ct_f9 = ct_lid + ct_q9 * ct_nwi;
-												if (ct_f9 < ct_n9) {
-													int64_t ct_r9 = ct_f9;
-													const int64_t c1 = 0 + ct_r9 % ct_e9_1;
+												if (ct_f9 < ct_n9 / 2) {
+													int64_t ct_r9 = ct_f9 * 2;
+													const int64_t ct_b9 = 0 + ct_r9 % ct_e9_1;
 													ct_r9 /= ct_e9_1;
 													const int64_t c0 = 0 + ct_r9;
-													AA[c0 + c1 * 66] = AA_next[ct_q9];
+													{
+														const int64_t c1 = ct_b9 + 0;
+														(void)c1;
+														AA[c0 + c1 * 66] = AA_next[ct_q9 * 2 + 0];
+													}
+													{
+														const int64_t c1 = ct_b9 + 1;
+														(void)c1;
+														AA[c0 + c1 * 66] = AA_next[ct_q9 * 2 + 1];
+													}
 												}
 											}
 										}
@@ -326,14 +423,28 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 											const int64_t ct_e10_1 = (64) - (0);
 											const int64_t ct_n10 = ct_e10_0 * ct_e10_1;
 											#pragma unroll
-											for (int64_t ct_q10 = 0; ct_q10 < (ct_n10 + ct_nwi - 1) / ct_nwi; ct_q10++) {
+											for (int64_t ct_q10 = 0; ct_q10 < (ct_n10 / 2 + ct_nwi - 1) / ct_nwi; ct_q10++) {
 												const int64_t ct_f10 = ct_lid + ct_q10 * ct_nwi;
-												if (ct_f10 < ct_n10) {
-													int64_t ct_r10 = ct_f10;
-													const int64_t c1 = 0 + ct_r10 % ct_e10_1;
+												if (ct_f10 < ct_n10 / 2) {
+													int64_t ct_r10 = ct_f10 * 2;
+													const int64_t ct_b10 = 0 + ct_r10 % ct_e10_1;
 													ct_r10 /= ct_e10_1;
 													const int64_t c0 = 0 + ct_r10;
-													BB[c0 * 66 + c1] = B[(k + c0) * 72 + j + c1];
+													double2 ct_v10;
+													{
+														const int64_t c1 = ct_b10;
+														ct_v10 = *(const double2 *)&B[(k + c0) * 72 + j + c1]; /* 16 bytes, aligned */
+													}
+													{
+														const int64_t c1 = ct_b10 + 0;
+														(void)c1;
+														BB[c0 * 66 + c1] = ct_v10.x;
+													}
+													{
+														const int64_t c1 = ct_b10 + 1;
+														(void)c1;
+														BB[c0 * 66 + c1] = ct_v10.y;
+													}
 												}
 											}
 										}
@@ -404,14 +515,28 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 									const int64_t ct_e15_1 = (8) - (0);
 									const int64_t ct_n15 = ct_e15_0 * ct_e15_1;
 									#pragma unroll
-									for (int64_t ct_q15 = 0; ct_q15 < (ct_n15 + ct_nwi - 1) / ct_nwi; ct_q15++) {
+									for (int64_t ct_q15 = 0; ct_q15 < (ct_n15 / 2 + ct_nwi - 1) / ct_nwi; ct_q15++) {
 										const int64_t ct_f15 = ct_lid + ct_q15 * ct_nwi;
-										if (ct_f15 < ct_n15) {
-											int64_t ct_r15 = ct_f15;
-											const int64_t c1 = 0 + ct_r15 % ct_e15_1;
+										if (ct_f15 < ct_n15 / 2) {
+											int64_t ct_r15 = ct_f15 * 2;
+											const int64_t ct_b15 = 0 + ct_r15 % ct_e15_1;
 											ct_r15 /= ct_e15_1;
 											const int64_t c0 = 0 + ct_r15;
-											AA_2[c0 + c1 * 66] = A[(i + c0) * 40 + k + c1];
+											double2 ct_v15;
+											{
+												const int64_t c1 = ct_b15;
+												ct_v15 = *(const double2 *)&A[(i + c0) * 40 + k + c1]; /* 16 bytes, aligned */
+											}
+											{
+												const int64_t c1 = ct_b15 + 0;
+												(void)c1;
+												AA_2[c0 + c1 * 66] = ct_v15.x;
+											}
+											{
+												const int64_t c1 = ct_b15 + 1;
+												(void)c1;
+												AA_2[c0 + c1 * 66] = ct_v15.y;
+											}
 										}
 									}
 								}
@@ -428,14 +553,28 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 										const int64_t ct_e16_1 = (64) - (0);
 										const int64_t ct_n16 = ct_e16_0 * ct_e16_1;
 										#pragma unroll
-										for (int64_t ct_q16 = 0; ct_q16 < (ct_n16 + ct_nwi - 1) / ct_nwi; ct_q16++) {
+										for (int64_t ct_q16 = 0; ct_q16 < (ct_n16 / 2 + ct_nwi - 1) / ct_nwi; ct_q16++) {
 											const int64_t ct_f16 = ct_lid + ct_q16 * ct_nwi;
-											if (ct_f16 < ct_n16) {
-												int64_t ct_r16 = ct_f16;
-												const int64_t c1 = 0 + ct_r16 % ct_e16_1;
+											if (ct_f16 < ct_n16 / 2) {
+												int64_t ct_r16 = ct_f16 * 2;
+												const int64_t ct_b16 = 0 + ct_r16 % ct_e16_1;
 												ct_r16 /= ct_e16_1;
 												const int64_t c0 = 0 + ct_r16;
-												BB_2[c0 * 66 + c1] = B[(k + c0) * 72 + j + c1];
+												double2 ct_v16;
+												{
+													const int64_t c1 = ct_b16;
+													ct_v16 = *(const double2 *)&B[(k + c0) * 72 + j + c1]; /* 16 bytes, aligned */
+												}
+												{
+													const int64_t c1 = ct_b16 + 0;
+													(void)c1;
+													BB_2[c0 * 66 + c1] = ct_v16.x;
+												}
+												{
+													const int64_t c1 = ct_b16 + 1;
+													(void)c1;
+													BB_2[c0 * 66 + c1] = ct_v16.y;
+												}
 											}
 										}
 									}
@@ -451,14 +590,28 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 											const int64_t ct_e17_1 = (8) - (0);
 											const int64_t ct_n17 = ct_e17_0 * ct_e17_1;
 											#pragma unroll
-											for (int64_t ct_q17 = 0; ct_q17 < (ct_n17 + ct_nwi - 1) / ct_nwi; ct_q17++) {
+											for (int64_t ct_q17 = 0; ct_q17 < (ct_n17 / 2 + ct_nwi - 1) / ct_nwi; ct_q17++) {
 												const int64_t ct_f17 = ct_lid + ct_q17 * ct_nwi;
-												if (ct_f17 < ct_n17) {
-													int64_t ct_r17 = ct_f17;
-													const int64_t c1 = 0 + ct_r17 % ct_e17_1;
+												if (ct_f17 < ct_n17 / 2) {
+													int64_t ct_r17 = ct_f17 * 2;
+													const int64_t ct_b17 = 0 + ct_r17 % ct_e17_1;
 													ct_r17 /= ct_e17_1;
 													const int64_t c0 = 0 + ct_r17;
-													AA_2_next[ct_q17] = A[(i + c0) * 40 + k + c1 + 16];
+													double2 ct_v17;
+													{
+														const int64_t c1 = ct_b17;
+														ct_v17 = *(const double2 *)&A[(i + c0) * 40 + k + c1 + 16]; /* 16 bytes, aligned */
+													}
+													{
+														const int64_t c1 = ct_b17 + 0;
+														(void)c1;
+														AA_2_next[ct_q17 * 2 + 0] = ct_v17.x;
+													}
+													{
+														const int64_t c1 = ct_b17 + 1;
+														(void)c1;
+														AA_2_next[ct_q17 * 2 + 1] = ct_v17.y;
+													}
 												}
 											}
 										}
@@ -470,14 +623,28 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 												const int64_t ct_e18_1 = (64) - (0);
 												const int64_t ct_n18 = ct_e18_0 * ct_e18_1;
 												#pragma unroll
-												for (int64_t ct_q18 = 0; ct_q18 < (ct_n18 + ct_nwi - 1) / ct_nwi; ct_q18++) {
+												for (int64_t ct_q18 = 0; ct_q18 < (ct_n18 / 2 + ct_nwi - 1) / ct_nwi; ct_q18++) {
 													const int64_t ct_f18 = ct_lid + ct_q18 * ct_nwi;
-													if (ct_f18 < ct_n18) {
-														int64_t ct_r18 = ct_f18;
-														const int64_t c1 = 0 + ct_r18 % ct_e18_1;
+													if (ct_f18 < ct_n18 / 2) {
+														int64_t ct_r18 = ct_f18 * 2;
+														const int64_t ct_b18 = 0 + ct_r18 % ct_e18_1;
 														ct_r18 /= ct_e18_1;
 														const int64_t c0 = 0 + ct_r18;
-														BB_2_next[ct_q18] = B[(k + c0 + 16) * 72 + j + c1];
+														double2 ct_v18;
+														{
+															const int64_t c1 = ct_b18;
+															ct_v18 = *(const double2 *)&B[(k + c0 + 16) * 72 + j + c1]; /* 16 bytes, aligned */
+														}
+														{
+															const int64_t c1 = ct_b18 + 0;
+															(void)c1;
+															BB_2_next[ct_q18 * 2 + 0] = ct_v18.x;
+														}
+														{
+															const int64_t c1 = ct_b18 + 1;
+															(void)c1;
+															BB_2_next[ct_q18 * 2 + 1] = ct_v18.y;
+														}
 													}
 												}
 											}
@@ -508,14 +675,23 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 												const int64_t ct_e19_1 = (64) - (0);
 												const int64_t ct_n19 = ct_e19_0 * ct_e19_1;
 												#pragma unroll
-												for (int64_t ct_q19 = 0; ct_q19 < (ct_n19 + ct_nwi - 1) / ct_nwi; ct_q19++) {
+												for (int64_t ct_q19 = 0; ct_q19 < (ct_n19 / 2 + ct_nwi - 1) / ct_nwi; ct_q19++) {
 													const int64_t ct_f19 = ct_lid + ct_q19 * ct_nwi;
-													if (ct_f19 < ct_n19) {
-														int64_t ct_r19 = ct_f19;
-														const int64_t c1 = 0 + ct_r19 % ct_e19_1;
+													if (ct_f19 < ct_n19 / 2) {
+														int64_t ct_r19 = ct_f19 * 2;
+														const int64_t ct_b19 = 0 + ct_r19 % ct_e19_1;
 														ct_r19 /= ct_e19_1;
 														const int64_t c0 = 0 + ct_r19;
-														BB_2[c0 * 66 + c1] = BB_2_next[ct_q19];
+														{
+															const int64_t c1 = ct_b19 + 0;
+															(void)c1;
+															BB_2[c0 * 66 + c1] = BB_2_next[ct_q19 * 2 + 0];
+														}
+														{
+															const int64_t c1 = ct_b19 + 1;
+															(void)c1;
+															BB_2[c0 * 66 + c1] = BB_2_next[ct_q19 * 2 + 1];
+														}
 													}
 												}
 											}
@@ -526,14 +702,23 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 											const int64_t ct_e20_1 = (8) - (0);
 											const int64_t ct_n20 = ct_e20_0 * ct_e20_1;
 											#pragma unroll
-											for (int64_t ct_q20 = 0; ct_q20 < (ct_n20 + ct_nwi - 1) / ct_nwi; ct_q20++) {
+											for (int64_t ct_q20 = 0; ct_q20 < (ct_n20 / 2 + ct_nwi - 1) / ct_nwi; ct_q20++) {
 												const int64_t ct_f20 = ct_lid + ct_q20 * ct_nwi;
-												if (ct_f20 < ct_n20) {
-													int64_t ct_r20 = ct_f20;
-													const int64_t c1 = 0 + ct_r20 % ct_e20_1;
+												if (ct_f20 < ct_n20 / 2) {
+													int64_t ct_r20 = ct_f20 * 2;
+													const int64_t ct_b20 = 0 + ct_r20 % ct_e20_1;
 													ct_r20 /= ct_e20_1;
 													const int64_t c0 = 0 + ct_r20;
-													AA_2[c0 + c1 * 66] = AA_2_next[ct_q20];
+													{
+														const int64_t c1 = ct_b20 + 0;
+														(void)c1;
+														AA_2[c0 + c1 * 66] = AA_2_next[ct_q20 * 2 + 0];
+													}
+													{
+														const int64_t c1 = ct_b20 + 1;
+														(void)c1;
+														AA_2[c0 + c1 * 66] = AA_2_next[ct_q20 * 2 + 1];
+													}
 												}
 											}
 										}
@@ -550,14 +735,28 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 											const int64_t ct_e21_1 = (8) - (0);
 											const int64_t ct_n21 = ct_e21_0 * ct_e21_1;
 											#pragma unroll
-											for (int64_t ct_q21 = 0; ct_q21 < (ct_n21 + ct_nwi - 1) / ct_nwi; ct_q21++) {
+											for (int64_t ct_q21 = 0; ct_q21 < (ct_n21 / 2 + ct_nwi - 1) / ct_nwi; ct_q21++) {
 												const int64_t ct_f21 = ct_lid + ct_q21 * ct_nwi;
-												if (ct_f21 < ct_n21) {
-													int64_t ct_r21 = ct_f21;
-													const int64_t c1 = 0 + ct_r21 % ct_e21_1;
+												if (ct_f21 < ct_n21 / 2) {
+													int64_t ct_r21 = ct_f21 * 2;
+													const int64_t ct_b21 = 0 + ct_r21 % ct_e21_1;
 													ct_r21 /= ct_e21_1;
 													const int64_t c0 = 0 + ct_r21;
-													AA_2_next[ct_q21] = A[(i + c0) * 40 + k + c1 + 16];
+													double2 ct_v21;
+													{
+														const int64_t c1 = ct_b21;
+														ct_v21 = *(const double2 *)&A[(i + c0) * 40 + k + c1 + 16]; /* 16 bytes, aligned */
+													}
+													{
+														const int64_t c1 = ct_b21 + 0;
+														(void)c1;
+														AA_2_next[ct_q21 * 2 + 0] = ct_v21.x;
+													}
+													{
+														const int64_t c1 = ct_b21 + 1;
+														(void)c1;
+														AA_2_next[ct_q21 * 2 + 1] = ct_v21.y;
+													}
 												}
 											}
 										}
@@ -591,14 +790,23 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 											const int64_t ct_e22_1 = (8) - (0);
 											const int64_t ct_n22 = ct_e22_0 * ct_e22_1;
 											#pragma unroll
-											for (int64_t ct_q22 = 0; ct_q22 < (ct_n22 + ct_nwi - 1) / ct_nwi; ct_q22++) {
+											for (int64_t ct_q22 = 0; ct_q22 < (ct_n22 / 2 + ct_nwi - 1) / ct_nwi; ct_q22++) {
 												const int64_t ct_f22 = ct_lid + ct_q22 * ct_nwi;
-												if (ct_f22 < ct_n22) {
-													int64_t ct_r22 = ct_f22;
-													const int64_t c1 = 0 + ct_r22 % ct_e22_1;
+												if (ct_f22 < ct_n22 / 2) {
+													int64_t ct_r22 = ct_f22 * 2;
+													const int64_t ct_b22 = 0 + ct_r22 % ct_e22_1;
 													ct_r22 /= ct_e22_1;
 													const int64_t c0 = 0 + ct_r22;
-													AA_2[c0 + c1 * 66] = AA_2_next[ct_q22];
+													{
+														const int64_t c1 = ct_b22 + 0;
+														(void)c1;
+														AA_2[c0 + c1 * 66] = AA_2_next[ct_q22 * 2 + 0];
+													}
+													{
+														const int64_t c1 = ct_b22 + 1;
+														(void)c1;
+														AA_2[c0 + c1 * 66] = AA_2_next[ct_q22 * 2 + 1];
+													}
 												}
 											}
 										}
@@ -619,14 +827,28 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 											const int64_t ct_e23_1 = (64) - (0);
 											const int64_t ct_n23 = ct_e23_0 * ct_e23_1;
 											#pragma unroll
-											for (int64_t ct_q23 = 0; ct_q23 < (ct_n23 + ct_nwi - 1) / ct_nwi; ct_q23++) {
+											for (int64_t ct_q23 = 0; ct_q23 < (ct_n23 / 2 + ct_nwi - 1) / ct_nwi; ct_q23++) {
 												const int64_t ct_f23 = ct_lid + ct_q23 * ct_nwi;
-												if (ct_f23 < ct_n23) {
-													int64_t ct_r23 = ct_f23;
-													const int64_t c1 = 0 + ct_r23 % ct_e23_1;
+												if (ct_f23 < ct_n23 / 2) {
+													int64_t ct_r23 = ct_f23 * 2;
+													const int64_t ct_b23 = 0 + ct_r23 % ct_e23_1;
 													ct_r23 /= ct_e23_1;
 													const int64_t c0 = 0 + ct_r23;
-													BB_2[c0 * 66 + c1] = B[(k + c0) * 72 + j + c1];
+													double2 ct_v23;
+													{
+														const int64_t c1 = ct_b23;
+														ct_v23 = *(const double2 *)&B[(k + c0) * 72 + j + c1]; /* 16 bytes, aligned */
+													}
+													{
+														const int64_t c1 = ct_b23 + 0;
+														(void)c1;
+														BB_2[c0 * 66 + c1] = ct_v23.x;
+													}
+													{
+														const int64_t c1 = ct_b23 + 1;
+														(void)c1;
+														BB_2[c0 * 66 + c1] = ct_v23.y;
+													}
 												}
 											}
 										}
@@ -702,14 +924,28 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 									const int64_t ct_e28_1 = (16) - (0);
 									const int64_t ct_n28 = ct_e28_0 * ct_e28_1;
 									#pragma unroll
-									for (int64_t ct_q28 = 0; ct_q28 < (ct_n28 + ct_nwi - 1) / ct_nwi; ct_q28++) {
+									for (int64_t ct_q28 = 0; ct_q28 < (ct_n28 / 2 + ct_nwi - 1) / ct_nwi; ct_q28++) {
 										const int64_t ct_f28 = ct_lid + ct_q28 * ct_nwi;
-										if (ct_f28 < ct_n28) {
-											int64_t ct_r28 = ct_f28;
-											const int64_t c1 = 0 + ct_r28 % ct_e28_1;
+										if (ct_f28 < ct_n28 / 2) {
+											int64_t ct_r28 = ct_f28 * 2;
+											const int64_t ct_b28 = 0 + ct_r28 % ct_e28_1;
 											ct_r28 /= ct_e28_1;
 											const int64_t c0 = 0 + ct_r28;
-											AA_3[c0 + c1 * 66] = A[(i + c0) * 40 + k + c1];
+											double2 ct_v28;
+											{
+												const int64_t c1 = ct_b28;
+												ct_v28 = *(const double2 *)&A[(i + c0) * 40 + k + c1]; /* 16 bytes, aligned */
+											}
+											{
+												const int64_t c1 = ct_b28 + 0;
+												(void)c1;
+												AA_3[c0 + c1 * 66] = ct_v28.x;
+											}
+											{
+												const int64_t c1 = ct_b28 + 1;
+												(void)c1;
+												AA_3[c0 + c1 * 66] = ct_v28.y;
+											}
 										}
 									}
 								}
@@ -726,14 +962,28 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 										const int64_t ct_e29_1 = (8) - (0);
 										const int64_t ct_n29 = ct_e29_0 * ct_e29_1;
 										#pragma unroll
-										for (int64_t ct_q29 = 0; ct_q29 < (ct_n29 + ct_nwi - 1) / ct_nwi; ct_q29++) {
+										for (int64_t ct_q29 = 0; ct_q29 < (ct_n29 / 2 + ct_nwi - 1) / ct_nwi; ct_q29++) {
 											const int64_t ct_f29 = ct_lid + ct_q29 * ct_nwi;
-											if (ct_f29 < ct_n29) {
-												int64_t ct_r29 = ct_f29;
-												const int64_t c1 = 0 + ct_r29 % ct_e29_1;
+											if (ct_f29 < ct_n29 / 2) {
+												int64_t ct_r29 = ct_f29 * 2;
+												const int64_t ct_b29 = 0 + ct_r29 % ct_e29_1;
 												ct_r29 /= ct_e29_1;
 												const int64_t c0 = 0 + ct_r29;
-												BB_3[c0 * 8 + c1] = B[(k + c0) * 72 + j + c1];
+												double2 ct_v29;
+												{
+													const int64_t c1 = ct_b29;
+													ct_v29 = *(const double2 *)&B[(k + c0) * 72 + j + c1]; /* 16 bytes, aligned */
+												}
+												{
+													const int64_t c1 = ct_b29 + 0;
+													(void)c1;
+													BB_3[c0 * 8 + c1] = ct_v29.x;
+												}
+												{
+													const int64_t c1 = ct_b29 + 1;
+													(void)c1;
+													BB_3[c0 * 8 + c1] = ct_v29.y;
+												}
 											}
 										}
 									}
@@ -748,14 +998,28 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 											const int64_t ct_e30_1 = (16) - (0);
 											const int64_t ct_n30 = ct_e30_0 * ct_e30_1;
 											#pragma unroll
-											for (int64_t ct_q30 = 0; ct_q30 < (ct_n30 + ct_nwi - 1) / ct_nwi; ct_q30++) {
+											for (int64_t ct_q30 = 0; ct_q30 < (ct_n30 / 2 + ct_nwi - 1) / ct_nwi; ct_q30++) {
 												const int64_t ct_f30 = ct_lid + ct_q30 * ct_nwi;
-												if (ct_f30 < ct_n30) {
-													int64_t ct_r30 = ct_f30;
-													const int64_t c1 = 0 + ct_r30 % ct_e30_1;
+												if (ct_f30 < ct_n30 / 2) {
+													int64_t ct_r30 = ct_f30 * 2;
+													const int64_t ct_b30 = 0 + ct_r30 % ct_e30_1;
 													ct_r30 /= ct_e30_1;
 													const int64_t c0 = 0 + ct_r30;
-													AA_3_next[ct_q30] = A[(i + c0) * 40 + k + c1 + 16];
+													double2 ct_v30;
+													{
+														const int64_t c1 = ct_b30;
+														ct_v30 = *(const double2 *)&A[(i + c0) * 40 + k + c1 + 16]; /* 16 bytes, aligned */
+													}
+													{
+														const int64_t c1 = ct_b30 + 0;
+														(void)c1;
+														AA_3_next[ct_q30 * 2 + 0] = ct_v30.x;
+													}
+													{
+														const int64_t c1 = ct_b30 + 1;
+														(void)c1;
+														AA_3_next[ct_q30 * 2 + 1] = ct_v30.y;
+													}
 												}
 											}
 										}
@@ -767,14 +1031,28 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 												const int64_t ct_e31_1 = (8) - (0);
 												const int64_t ct_n31 = ct_e31_0 * ct_e31_1;
 												#pragma unroll
-												for (int64_t ct_q31 = 0; ct_q31 < (ct_n31 + ct_nwi - 1) / ct_nwi; ct_q31++) {
+												for (int64_t ct_q31 = 0; ct_q31 < (ct_n31 / 2 + ct_nwi - 1) / ct_nwi; ct_q31++) {
 													const int64_t ct_f31 = ct_lid + ct_q31 * ct_nwi;
-													if (ct_f31 < ct_n31) {
-														int64_t ct_r31 = ct_f31;
-														const int64_t c1 = 0 + ct_r31 % ct_e31_1;
+													if (ct_f31 < ct_n31 / 2) {
+														int64_t ct_r31 = ct_f31 * 2;
+														const int64_t ct_b31 = 0 + ct_r31 % ct_e31_1;
 														ct_r31 /= ct_e31_1;
 														const int64_t c0 = 0 + ct_r31;
-														BB_3_next[ct_q31] = B[(k + c0 + 16) * 72 + j + c1];
+														double2 ct_v31;
+														{
+															const int64_t c1 = ct_b31;
+															ct_v31 = *(const double2 *)&B[(k + c0 + 16) * 72 + j + c1]; /* 16 bytes, aligned */
+														}
+														{
+															const int64_t c1 = ct_b31 + 0;
+															(void)c1;
+															BB_3_next[ct_q31 * 2 + 0] = ct_v31.x;
+														}
+														{
+															const int64_t c1 = ct_b31 + 1;
+															(void)c1;
+															BB_3_next[ct_q31 * 2 + 1] = ct_v31.y;
+														}
 													}
 												}
 											}
@@ -805,14 +1083,23 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 												const int64_t ct_e32_1 = (8) - (0);
 												const int64_t ct_n32 = ct_e32_0 * ct_e32_1;
 												#pragma unroll
-												for (int64_t ct_q32 = 0; ct_q32 < (ct_n32 + ct_nwi - 1) / ct_nwi; ct_q32++) {
+												for (int64_t ct_q32 = 0; ct_q32 < (ct_n32 / 2 + ct_nwi - 1) / ct_nwi; ct_q32++) {
 													const int64_t ct_f32 = ct_lid + ct_q32 * ct_nwi;
-													if (ct_f32 < ct_n32) {
-														int64_t ct_r32 = ct_f32;
-														const int64_t c1 = 0 + ct_r32 % ct_e32_1;
+													if (ct_f32 < ct_n32 / 2) {
+														int64_t ct_r32 = ct_f32 * 2;
+														const int64_t ct_b32 = 0 + ct_r32 % ct_e32_1;
 														ct_r32 /= ct_e32_1;
 														const int64_t c0 = 0 + ct_r32;
-														BB_3[c0 * 8 + c1] = BB_3_next[ct_q32];
+														{
+															const int64_t c1 = ct_b32 + 0;
+															(void)c1;
+															BB_3[c0 * 8 + c1] = BB_3_next[ct_q32 * 2 + 0];
+														}
+														{
+															const int64_t c1 = ct_b32 + 1;
+															(void)c1;
+															BB_3[c0 * 8 + c1] = BB_3_next[ct_q32 * 2 + 1];
+														}
 													}
 												}
 											}
@@ -823,14 +1110,23 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 											const int64_t ct_e33_1 = (16) - (0);
 											const int64_t ct_n33 = ct_e33_0 * ct_e33_1;
 											#pragma unroll
-											for (int64_t ct_q33 = 0; ct_q33 < (ct_n33 + ct_nwi - 1) / ct_nwi; ct_q33++) {
+											for (int64_t ct_q33 = 0; ct_q33 < (ct_n33 / 2 + ct_nwi - 1) / ct_nwi; ct_q33++) {
 												const int64_t ct_f33 = ct_lid + ct_q33 * ct_nwi;
-												if (ct_f33 < ct_n33) {
-													int64_t ct_r33 = ct_f33;
-													const int64_t c1 = 0 + ct_r33 % ct_e33_1;
+												if (ct_f33 < ct_n33 / 2) {
+													int64_t ct_r33 = ct_f33 * 2;
+													const int64_t ct_b33 = 0 + ct_r33 % ct_e33_1;
 													ct_r33 /= ct_e33_1;
 													const int64_t c0 = 0 + ct_r33;
-													AA_3[c0 + c1 * 66] = AA_3_next[ct_q33];
+													{
+														const int64_t c1 = ct_b33 + 0;
+														(void)c1;
+														AA_3[c0 + c1 * 66] = AA_3_next[ct_q33 * 2 + 0];
+													}
+													{
+														const int64_t c1 = ct_b33 + 1;
+														(void)c1;
+														AA_3[c0 + c1 * 66] = AA_3_next[ct_q33 * 2 + 1];
+													}
 												}
 											}
 										}
@@ -846,14 +1142,28 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 											const int64_t ct_e34_1 = (16) - (0);
 											const int64_t ct_n34 = ct_e34_0 * ct_e34_1;
 											#pragma unroll
-											for (int64_t ct_q34 = 0; ct_q34 < (ct_n34 + ct_nwi - 1) / ct_nwi; ct_q34++) {
+											for (int64_t ct_q34 = 0; ct_q34 < (ct_n34 / 2 + ct_nwi - 1) / ct_nwi; ct_q34++) {
 												const int64_t ct_f34 = ct_lid + ct_q34 * ct_nwi;
-												if (ct_f34 < ct_n34) {
-													int64_t ct_r34 = ct_f34;
-													const int64_t c1 = 0 + ct_r34 % ct_e34_1;
+												if (ct_f34 < ct_n34 / 2) {
+													int64_t ct_r34 = ct_f34 * 2;
+													const int64_t ct_b34 = 0 + ct_r34 % ct_e34_1;
 													ct_r34 /= ct_e34_1;
 													const int64_t c0 = 0 + ct_r34;
-													AA_3_next[ct_q34] = A[(i + c0) * 40 + k + c1 + 16];
+													double2 ct_v34;
+													{
+														const int64_t c1 = ct_b34;
+														ct_v34 = *(const double2 *)&A[(i + c0) * 40 + k + c1 + 16]; /* 16 bytes, aligned */
+													}
+													{
+														const int64_t c1 = ct_b34 + 0;
+														(void)c1;
+														AA_3_next[ct_q34 * 2 + 0] = ct_v34.x;
+													}
+													{
+														const int64_t c1 = ct_b34 + 1;
+														(void)c1;
+														AA_3_next[ct_q34 * 2 + 1] = ct_v34.y;
+													}
 												}
 											}
 										}
@@ -887,14 +1197,23 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 											const int64_t ct_e35_1 = (16) - (0);
 											const int64_t ct_n35 = ct_e35_0 * ct_e35_1;
 											#pragma unroll
-											for (int64_t ct_q35 = 0; ct_q35 < (ct_n35 + ct_nwi - 1) / ct_nwi; ct_q35++) {
+											for (int64_t ct_q35 = 0; ct_q35 < (ct_n35 / 2 + ct_nwi - 1) / ct_nwi; ct_q35++) {
 												const int64_t ct_f35 = ct_lid + ct_q35 * ct_nwi;
-												if (ct_f35 < ct_n35) {
-													int64_t ct_r35 = ct_f35;
-													const int64_t c1 = 0 + ct_r35 % ct_e35_1;
+												if (ct_f35 < ct_n35 / 2) {
+													int64_t ct_r35 = ct_f35 * 2;
+													const int64_t ct_b35 = 0 + ct_r35 % ct_e35_1;
 													ct_r35 /= ct_e35_1;
 													const int64_t c0 = 0 + ct_r35;
-													AA_3[c0 + c1 * 66] = AA_3_next[ct_q35];
+													{
+														const int64_t c1 = ct_b35 + 0;
+														(void)c1;
+														AA_3[c0 + c1 * 66] = AA_3_next[ct_q35 * 2 + 0];
+													}
+													{
+														const int64_t c1 = ct_b35 + 1;
+														(void)c1;
+														AA_3[c0 + c1 * 66] = AA_3_next[ct_q35 * 2 + 1];
+													}
 												}
 											}
 										}
@@ -914,14 +1233,28 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 											const int64_t ct_e36_1 = (8) - (0);
 											const int64_t ct_n36 = ct_e36_0 * ct_e36_1;
 											#pragma unroll
-											for (int64_t ct_q36 = 0; ct_q36 < (ct_n36 + ct_nwi - 1) / ct_nwi; ct_q36++) {
+											for (int64_t ct_q36 = 0; ct_q36 < (ct_n36 / 2 + ct_nwi - 1) / ct_nwi; ct_q36++) {
 												const int64_t ct_f36 = ct_lid + ct_q36 * ct_nwi;
-												if (ct_f36 < ct_n36) {
-													int64_t ct_r36 = ct_f36;
-													const int64_t c1 = 0 + ct_r36 % ct_e36_1;
+												if (ct_f36 < ct_n36 / 2) {
+													int64_t ct_r36 = ct_f36 * 2;
+													const int64_t ct_b36 = 0 + ct_r36 % ct_e36_1;
 													ct_r36 /= ct_e36_1;
 													const int64_t c0 = 0 + ct_r36;
-													BB_3[c0 * 8 + c1] = B[(k + c0) * 72 + j + c1];
+													double2 ct_v36;
+													{
+														const int64_t c1 = ct_b36;
+														ct_v36 = *(const double2 *)&B[(k + c0) * 72 + j + c1]; /* 16 bytes, aligned */
+													}
+													{
+														const int64_t c1 = ct_b36 + 0;
+														(void)c1;
+														BB_3[c0 * 8 + c1] = ct_v36.x;
+													}
+													{
+														const int64_t c1 = ct_b36 + 1;
+														(void)c1;
+														BB_3[c0 * 8 + c1] = ct_v36.y;
+													}
 												}
 											}
 										}
@@ -992,14 +1325,28 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 									const int64_t ct_e41_1 = (8) - (0);
 									const int64_t ct_n41 = ct_e41_0 * ct_e41_1;
 									#pragma unroll
-									for (int64_t ct_q41 = 0; ct_q41 < (ct_n41 + ct_nwi - 1) / ct_nwi; ct_q41++) {
+									for (int64_t ct_q41 = 0; ct_q41 < (ct_n41 / 2 + ct_nwi - 1) / ct_nwi; ct_q41++) {
 										const int64_t ct_f41 = ct_lid + ct_q41 * ct_nwi;
-										if (ct_f41 < ct_n41) {
-											int64_t ct_r41 = ct_f41;
-											const int64_t c1 = 0 + ct_r41 % ct_e41_1;
+										if (ct_f41 < ct_n41 / 2) {
+											int64_t ct_r41 = ct_f41 * 2;
+											const int64_t ct_b41 = 0 + ct_r41 % ct_e41_1;
 											ct_r41 /= ct_e41_1;
 											const int64_t c0 = 0 + ct_r41;
-											AA_4[c0 + c1 * 66] = A[(i + c0) * 40 + k + c1];
+											double2 ct_v41;
+											{
+												const int64_t c1 = ct_b41;
+												ct_v41 = *(const double2 *)&A[(i + c0) * 40 + k + c1]; /* 16 bytes, aligned */
+											}
+											{
+												const int64_t c1 = ct_b41 + 0;
+												(void)c1;
+												AA_4[c0 + c1 * 66] = ct_v41.x;
+											}
+											{
+												const int64_t c1 = ct_b41 + 1;
+												(void)c1;
+												AA_4[c0 + c1 * 66] = ct_v41.y;
+											}
 										}
 									}
 								}
@@ -1016,14 +1363,28 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 										const int64_t ct_e42_1 = (8) - (0);
 										const int64_t ct_n42 = ct_e42_0 * ct_e42_1;
 										#pragma unroll
-										for (int64_t ct_q42 = 0; ct_q42 < (ct_n42 + ct_nwi - 1) / ct_nwi; ct_q42++) {
+										for (int64_t ct_q42 = 0; ct_q42 < (ct_n42 / 2 + ct_nwi - 1) / ct_nwi; ct_q42++) {
 											const int64_t ct_f42 = ct_lid + ct_q42 * ct_nwi;
-											if (ct_f42 < ct_n42) {
-												int64_t ct_r42 = ct_f42;
-												const int64_t c1 = 0 + ct_r42 % ct_e42_1;
+											if (ct_f42 < ct_n42 / 2) {
+												int64_t ct_r42 = ct_f42 * 2;
+												const int64_t ct_b42 = 0 + ct_r42 % ct_e42_1;
 												ct_r42 /= ct_e42_1;
 												const int64_t c0 = 0 + ct_r42;
-												BB_4[c0 * 8 + c1] = B[(k + c0) * 72 + j + c1];
+												double2 ct_v42;
+												{
+													const int64_t c1 = ct_b42;
+													ct_v42 = *(const double2 *)&B[(k + c0) * 72 + j + c1]; /* 16 bytes, aligned */
+												}
+												{
+													const int64_t c1 = ct_b42 + 0;
+													(void)c1;
+													BB_4[c0 * 8 + c1] = ct_v42.x;
+												}
+												{
+													const int64_t c1 = ct_b42 + 1;
+													(void)c1;
+													BB_4[c0 * 8 + c1] = ct_v42.y;
+												}
 											}
 										}
 									}
@@ -1039,14 +1400,28 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 											const int64_t ct_e43_1 = (8) - (0);
 											const int64_t ct_n43 = ct_e43_0 * ct_e43_1;
 											#pragma unroll
-											for (int64_t ct_q43 = 0; ct_q43 < (ct_n43 + ct_nwi - 1) / ct_nwi; ct_q43++) {
+											for (int64_t ct_q43 = 0; ct_q43 < (ct_n43 / 2 + ct_nwi - 1) / ct_nwi; ct_q43++) {
 												const int64_t ct_f43 = ct_lid + ct_q43 * ct_nwi;
-												if (ct_f43 < ct_n43) {
-													int64_t ct_r43 = ct_f43;
-													const int64_t c1 = 0 + ct_r43 % ct_e43_1;
+												if (ct_f43 < ct_n43 / 2) {
+													int64_t ct_r43 = ct_f43 * 2;
+													const int64_t ct_b43 = 0 + ct_r43 % ct_e43_1;
 													ct_r43 /= ct_e43_1;
 													const int64_t c0 = 0 + ct_r43;
-													AA_4_next[ct_q43] = A[(i + c0) * 40 + k + c1 + 16];
+													double2 ct_v43;
+													{
+														const int64_t c1 = ct_b43;
+														ct_v43 = *(const double2 *)&A[(i + c0) * 40 + k + c1 + 16]; /* 16 bytes, aligned */
+													}
+													{
+														const int64_t c1 = ct_b43 + 0;
+														(void)c1;
+														AA_4_next[ct_q43 * 2 + 0] = ct_v43.x;
+													}
+													{
+														const int64_t c1 = ct_b43 + 1;
+														(void)c1;
+														AA_4_next[ct_q43 * 2 + 1] = ct_v43.y;
+													}
 												}
 											}
 										}
@@ -1058,14 +1433,28 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 												const int64_t ct_e44_1 = (8) - (0);
 												const int64_t ct_n44 = ct_e44_0 * ct_e44_1;
 												#pragma unroll
-												for (int64_t ct_q44 = 0; ct_q44 < (ct_n44 + ct_nwi - 1) / ct_nwi; ct_q44++) {
+												for (int64_t ct_q44 = 0; ct_q44 < (ct_n44 / 2 + ct_nwi - 1) / ct_nwi; ct_q44++) {
 													const int64_t ct_f44 = ct_lid + ct_q44 * ct_nwi;
-													if (ct_f44 < ct_n44) {
-														int64_t ct_r44 = ct_f44;
-														const int64_t c1 = 0 + ct_r44 % ct_e44_1;
+													if (ct_f44 < ct_n44 / 2) {
+														int64_t ct_r44 = ct_f44 * 2;
+														const int64_t ct_b44 = 0 + ct_r44 % ct_e44_1;
 														ct_r44 /= ct_e44_1;
 														const int64_t c0 = 0 + ct_r44;
-														BB_4_next[ct_q44] = B[(k + c0 + 16) * 72 + j + c1];
+														double2 ct_v44;
+														{
+															const int64_t c1 = ct_b44;
+															ct_v44 = *(const double2 *)&B[(k + c0 + 16) * 72 + j + c1]; /* 16 bytes, aligned */
+														}
+														{
+															const int64_t c1 = ct_b44 + 0;
+															(void)c1;
+															BB_4_next[ct_q44 * 2 + 0] = ct_v44.x;
+														}
+														{
+															const int64_t c1 = ct_b44 + 1;
+															(void)c1;
+															BB_4_next[ct_q44 * 2 + 1] = ct_v44.y;
+														}
 													}
 												}
 											}
@@ -1096,14 +1485,23 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 												const int64_t ct_e45_1 = (8) - (0);
 												const int64_t ct_n45 = ct_e45_0 * ct_e45_1;
 												#pragma unroll
-												for (int64_t ct_q45 = 0; ct_q45 < (ct_n45 + ct_nwi - 1) / ct_nwi; ct_q45++) {
+												for (int64_t ct_q45 = 0; ct_q45 < (ct_n45 / 2 + ct_nwi - 1) / ct_nwi; ct_q45++) {
 													const int64_t ct_f45 = ct_lid + ct_q45 * ct_nwi;
-													if (ct_f45 < ct_n45) {
-														int64_t ct_r45 = ct_f45;
-														const int64_t c1 = 0 + ct_r45 % ct_e45_1;
+													if (ct_f45 < ct_n45 / 2) {
+														int64_t ct_r45 = ct_f45 * 2;
+														const int64_t ct_b45 = 0 + ct_r45 % ct_e45_1;
 														ct_r45 /= ct_e45_1;
 														const int64_t c0 = 0 + ct_r45;
-														BB_4[c0 * 8 + c1] = BB_4_next[ct_q45];
+														{
+															const int64_t c1 = ct_b45 + 0;
+															(void)c1;
+															BB_4[c0 * 8 + c1] = BB_4_next[ct_q45 * 2 + 0];
+														}
+														{
+															const int64_t c1 = ct_b45 + 1;
+															(void)c1;
+															BB_4[c0 * 8 + c1] = BB_4_next[ct_q45 * 2 + 1];
+														}
 													}
 												}
 											}
@@ -1114,14 +1512,23 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 											const int64_t ct_e46_1 = (8) - (0);
 											const int64_t ct_n46 = ct_e46_0 * ct_e46_1;
 											#pragma unroll
-											for (int64_t ct_q46 = 0; ct_q46 < (ct_n46 + ct_nwi - 1) / ct_nwi; ct_q46++) {
+											for (int64_t ct_q46 = 0; ct_q46 < (ct_n46 / 2 + ct_nwi - 1) / ct_nwi; ct_q46++) {
 												const int64_t ct_f46 = ct_lid + ct_q46 * ct_nwi;
-												if (ct_f46 < ct_n46) {
-													int64_t ct_r46 = ct_f46;
-													const int64_t c1 = 0 + ct_r46 % ct_e46_1;
+												if (ct_f46 < ct_n46 / 2) {
+													int64_t ct_r46 = ct_f46 * 2;
+													const int64_t ct_b46 = 0 + ct_r46 % ct_e46_1;
 													ct_r46 /= ct_e46_1;
 													const int64_t c0 = 0 + ct_r46;
-													AA_4[c0 + c1 * 66] = AA_4_next[ct_q46];
+													{
+														const int64_t c1 = ct_b46 + 0;
+														(void)c1;
+														AA_4[c0 + c1 * 66] = AA_4_next[ct_q46 * 2 + 0];
+													}
+													{
+														const int64_t c1 = ct_b46 + 1;
+														(void)c1;
+														AA_4[c0 + c1 * 66] = AA_4_next[ct_q46 * 2 + 1];
+													}
 												}
 											}
 										}
@@ -1138,14 +1545,28 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 											const int64_t ct_e47_1 = (8) - (0);
 											const int64_t ct_n47 = ct_e47_0 * ct_e47_1;
 											#pragma unroll
-											for (int64_t ct_q47 = 0; ct_q47 < (ct_n47 + ct_nwi - 1) / ct_nwi; ct_q47++) {
+											for (int64_t ct_q47 = 0; ct_q47 < (ct_n47 / 2 + ct_nwi - 1) / ct_nwi; ct_q47++) {
 												const int64_t ct_f47 = ct_lid + ct_q47 * ct_nwi;
-												if (ct_f47 < ct_n47) {
-													int64_t ct_r47 = ct_f47;
-													const int64_t c1 = 0 + ct_r47 % ct_e47_1;
+												if (ct_f47 < ct_n47 / 2) {
+													int64_t ct_r47 = ct_f47 * 2;
+													const int64_t ct_b47 = 0 + ct_r47 % ct_e47_1;
 													ct_r47 /= ct_e47_1;
 													const int64_t c0 = 0 + ct_r47;
-													AA_4_next[ct_q47] = A[(i + c0) * 40 + k + c1 + 16];
+													double2 ct_v47;
+													{
+														const int64_t c1 = ct_b47;
+														ct_v47 = *(const double2 *)&A[(i + c0) * 40 + k + c1 + 16]; /* 16 bytes, aligned */
+													}
+													{
+														const int64_t c1 = ct_b47 + 0;
+														(void)c1;
+														AA_4_next[ct_q47 * 2 + 0] = ct_v47.x;
+													}
+													{
+														const int64_t c1 = ct_b47 + 1;
+														(void)c1;
+														AA_4_next[ct_q47 * 2 + 1] = ct_v47.y;
+													}
 												}
 											}
 										}
@@ -1179,14 +1600,23 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 											const int64_t ct_e48_1 = (8) - (0);
 											const int64_t ct_n48 = ct_e48_0 * ct_e48_1;
 											#pragma unroll
-											for (int64_t ct_q48 = 0; ct_q48 < (ct_n48 + ct_nwi - 1) / ct_nwi; ct_q48++) {
+											for (int64_t ct_q48 = 0; ct_q48 < (ct_n48 / 2 + ct_nwi - 1) / ct_nwi; ct_q48++) {
 												const int64_t ct_f48 = ct_lid + ct_q48 * ct_nwi;
-												if (ct_f48 < ct_n48) {
-													int64_t ct_r48 = ct_f48;
-													const int64_t c1 = 0 + ct_r48 % ct_e48_1;
+												if (ct_f48 < ct_n48 / 2) {
+													int64_t ct_r48 = ct_f48 * 2;
+													const int64_t ct_b48 = 0 + ct_r48 % ct_e48_1;
 													ct_r48 /= ct_e48_1;
 													const int64_t c0 = 0 + ct_r48;
-													AA_4[c0 + c1 * 66] = AA_4_next[ct_q48];
+													{
+														const int64_t c1 = ct_b48 + 0;
+														(void)c1;
+														AA_4[c0 + c1 * 66] = AA_4_next[ct_q48 * 2 + 0];
+													}
+													{
+														const int64_t c1 = ct_b48 + 1;
+														(void)c1;
+														AA_4[c0 + c1 * 66] = AA_4_next[ct_q48 * 2 + 1];
+													}
 												}
 											}
 										}
@@ -1207,14 +1637,28 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 											const int64_t ct_e49_1 = (8) - (0);
 											const int64_t ct_n49 = ct_e49_0 * ct_e49_1;
 											#pragma unroll
-											for (int64_t ct_q49 = 0; ct_q49 < (ct_n49 + ct_nwi - 1) / ct_nwi; ct_q49++) {
+											for (int64_t ct_q49 = 0; ct_q49 < (ct_n49 / 2 + ct_nwi - 1) / ct_nwi; ct_q49++) {
 												const int64_t ct_f49 = ct_lid + ct_q49 * ct_nwi;
-												if (ct_f49 < ct_n49) {
-													int64_t ct_r49 = ct_f49;
-													const int64_t c1 = 0 + ct_r49 % ct_e49_1;
+												if (ct_f49 < ct_n49 / 2) {
+													int64_t ct_r49 = ct_f49 * 2;
+													const int64_t ct_b49 = 0 + ct_r49 % ct_e49_1;
 													ct_r49 /= ct_e49_1;
 													const int64_t c0 = 0 + ct_r49;
-													BB_4[c0 * 8 + c1] = B[(k + c0) * 72 + j + c1];
+													double2 ct_v49;
+													{
+														const int64_t c1 = ct_b49;
+														ct_v49 = *(const double2 *)&B[(k + c0) * 72 + j + c1]; /* 16 bytes, aligned */
+													}
+													{
+														const int64_t c1 = ct_b49 + 0;
+														(void)c1;
+														BB_4[c0 * 8 + c1] = ct_v49.x;
+													}
+													{
+														const int64_t c1 = ct_b49 + 1;
+														(void)c1;
+														BB_4[c0 * 8 + c1] = ct_v49.y;
+													}
 												}
 											}
 										}
@@ -1295,14 +1739,28 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 									const int64_t ct_e54_1 = (16) - (0);
 									const int64_t ct_n54 = ct_e54_0 * ct_e54_1;
 									#pragma unroll
-									for (int64_t ct_q54 = 0; ct_q54 < (ct_n54 + ct_nwi - 1) / ct_nwi; ct_q54++) {
+									for (int64_t ct_q54 = 0; ct_q54 < (ct_n54 / 2 + ct_nwi - 1) / ct_nwi; ct_q54++) {
 										const int64_t ct_f54 = ct_lid + ct_q54 * ct_nwi;
-										if (ct_f54 < ct_n54) {
-											int64_t ct_r54 = ct_f54;
-											const int64_t c1 = 0 + ct_r54 % ct_e54_1;
+										if (ct_f54 < ct_n54 / 2) {
+											int64_t ct_r54 = ct_f54 * 2;
+											const int64_t ct_b54 = 0 + ct_r54 % ct_e54_1;
 											ct_r54 /= ct_e54_1;
 											const int64_t c0 = 0 + ct_r54;
-											AA_5[c0 + c1 * 36] = A[(i + c0) * 40 + k + c1];
+											double2 ct_v54;
+											{
+												const int64_t c1 = ct_b54;
+												ct_v54 = *(const double2 *)&A[(i + c0) * 40 + k + c1]; /* 16 bytes, aligned */
+											}
+											{
+												const int64_t c1 = ct_b54 + 0;
+												(void)c1;
+												AA_5[c0 + c1 * 36] = ct_v54.x;
+											}
+											{
+												const int64_t c1 = ct_b54 + 1;
+												(void)c1;
+												AA_5[c0 + c1 * 36] = ct_v54.y;
+											}
 										}
 									}
 								}
@@ -1319,14 +1777,28 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 										const int64_t ct_e55_1 = (64) - (0);
 										const int64_t ct_n55 = ct_e55_0 * ct_e55_1;
 										#pragma unroll
-										for (int64_t ct_q55 = 0; ct_q55 < (ct_n55 + ct_nwi - 1) / ct_nwi; ct_q55++) {
+										for (int64_t ct_q55 = 0; ct_q55 < (ct_n55 / 2 + ct_nwi - 1) / ct_nwi; ct_q55++) {
 											const int64_t ct_f55 = ct_lid + ct_q55 * ct_nwi;
-											if (ct_f55 < ct_n55) {
-												int64_t ct_r55 = ct_f55;
-												const int64_t c1 = 0 + ct_r55 % ct_e55_1;
+											if (ct_f55 < ct_n55 / 2) {
+												int64_t ct_r55 = ct_f55 * 2;
+												const int64_t ct_b55 = 0 + ct_r55 % ct_e55_1;
 												ct_r55 /= ct_e55_1;
 												const int64_t c0 = 0 + ct_r55;
-												BB_5[c0 * 66 + c1] = B[(k + c0) * 72 + j + c1];
+												double2 ct_v55;
+												{
+													const int64_t c1 = ct_b55;
+													ct_v55 = *(const double2 *)&B[(k + c0) * 72 + j + c1]; /* 16 bytes, aligned */
+												}
+												{
+													const int64_t c1 = ct_b55 + 0;
+													(void)c1;
+													BB_5[c0 * 66 + c1] = ct_v55.x;
+												}
+												{
+													const int64_t c1 = ct_b55 + 1;
+													(void)c1;
+													BB_5[c0 * 66 + c1] = ct_v55.y;
+												}
 											}
 										}
 									}
@@ -1341,14 +1813,28 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 											const int64_t ct_e56_1 = (16) - (0);
 											const int64_t ct_n56 = ct_e56_0 * ct_e56_1;
 											#pragma unroll
-											for (int64_t ct_q56 = 0; ct_q56 < (ct_n56 + ct_nwi - 1) / ct_nwi; ct_q56++) {
+											for (int64_t ct_q56 = 0; ct_q56 < (ct_n56 / 2 + ct_nwi - 1) / ct_nwi; ct_q56++) {
 												const int64_t ct_f56 = ct_lid + ct_q56 * ct_nwi;
-												if (ct_f56 < ct_n56) {
-													int64_t ct_r56 = ct_f56;
-													const int64_t c1 = 0 + ct_r56 % ct_e56_1;
+												if (ct_f56 < ct_n56 / 2) {
+													int64_t ct_r56 = ct_f56 * 2;
+													const int64_t ct_b56 = 0 + ct_r56 % ct_e56_1;
 													ct_r56 /= ct_e56_1;
 													const int64_t c0 = 0 + ct_r56;
-													AA_5_next[ct_q56] = A[(i + c0) * 40 + k + c1 + 16];
+													double2 ct_v56;
+													{
+														const int64_t c1 = ct_b56;
+														ct_v56 = *(const double2 *)&A[(i + c0) * 40 + k + c1 + 16]; /* 16 bytes, aligned */
+													}
+													{
+														const int64_t c1 = ct_b56 + 0;
+														(void)c1;
+														AA_5_next[ct_q56 * 2 + 0] = ct_v56.x;
+													}
+													{
+														const int64_t c1 = ct_b56 + 1;
+														(void)c1;
+														AA_5_next[ct_q56 * 2 + 1] = ct_v56.y;
+													}
 												}
 											}
 										}
@@ -1360,14 +1846,28 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 												const int64_t ct_e57_1 = (64) - (0);
 												const int64_t ct_n57 = ct_e57_0 * ct_e57_1;
 												#pragma unroll
-												for (int64_t ct_q57 = 0; ct_q57 < (ct_n57 + ct_nwi - 1) / ct_nwi; ct_q57++) {
+												for (int64_t ct_q57 = 0; ct_q57 < (ct_n57 / 2 + ct_nwi - 1) / ct_nwi; ct_q57++) {
 													const int64_t ct_f57 = ct_lid + ct_q57 * ct_nwi;
-													if (ct_f57 < ct_n57) {
-														int64_t ct_r57 = ct_f57;
-														const int64_t c1 = 0 + ct_r57 % ct_e57_1;
+													if (ct_f57 < ct_n57 / 2) {
+														int64_t ct_r57 = ct_f57 * 2;
+														const int64_t ct_b57 = 0 + ct_r57 % ct_e57_1;
 														ct_r57 /= ct_e57_1;
 														const int64_t c0 = 0 + ct_r57;
-														BB_5_next[ct_q57] = B[(k + c0 + 16) * 72 + j + c1];
+														double2 ct_v57;
+														{
+															const int64_t c1 = ct_b57;
+															ct_v57 = *(const double2 *)&B[(k + c0 + 16) * 72 + j + c1]; /* 16 bytes, aligned */
+														}
+														{
+															const int64_t c1 = ct_b57 + 0;
+															(void)c1;
+															BB_5_next[ct_q57 * 2 + 0] = ct_v57.x;
+														}
+														{
+															const int64_t c1 = ct_b57 + 1;
+															(void)c1;
+															BB_5_next[ct_q57 * 2 + 1] = ct_v57.y;
+														}
 													}
 												}
 											}
@@ -1398,14 +1898,23 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 												const int64_t ct_e58_1 = (64) - (0);
 												const int64_t ct_n58 = ct_e58_0 * ct_e58_1;
 												#pragma unroll
-												for (int64_t ct_q58 = 0; ct_q58 < (ct_n58 + ct_nwi - 1) / ct_nwi; ct_q58++) {
+												for (int64_t ct_q58 = 0; ct_q58 < (ct_n58 / 2 + ct_nwi - 1) / ct_nwi; ct_q58++) {
 													const int64_t ct_f58 = ct_lid + ct_q58 * ct_nwi;
-													if (ct_f58 < ct_n58) {
-														int64_t ct_r58 = ct_f58;
-														const int64_t c1 = 0 + ct_r58 % ct_e58_1;
+													if (ct_f58 < ct_n58 / 2) {
+														int64_t ct_r58 = ct_f58 * 2;
+														const int64_t ct_b58 = 0 + ct_r58 % ct_e58_1;
 														ct_r58 /= ct_e58_1;
 														const int64_t c0 = 0 + ct_r58;
-														BB_5[c0 * 66 + c1] = BB_5_next[ct_q58];
+														{
+															const int64_t c1 = ct_b58 + 0;
+															(void)c1;
+															BB_5[c0 * 66 + c1] = BB_5_next[ct_q58 * 2 + 0];
+														}
+														{
+															const int64_t c1 = ct_b58 + 1;
+															(void)c1;
+															BB_5[c0 * 66 + c1] = BB_5_next[ct_q58 * 2 + 1];
+														}
 													}
 												}
 											}
@@ -1416,14 +1925,23 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 											const int64_t ct_e59_1 = (16) - (0);
 											const int64_t ct_n59 = ct_e59_0 * ct_e59_1;
 											#pragma unroll
-											for (int64_t ct_q59 = 0; ct_q59 < (ct_n59 + ct_nwi - 1) / ct_nwi; ct_q59++) {
+											for (int64_t ct_q59 = 0; ct_q59 < (ct_n59 / 2 + ct_nwi - 1) / ct_nwi; ct_q59++) {
 												const int64_t ct_f59 = ct_lid + ct_q59 * ct_nwi;
-												if (ct_f59 < ct_n59) {
-													int64_t ct_r59 = ct_f59;
-													const int64_t c1 = 0 + ct_r59 % ct_e59_1;
+												if (ct_f59 < ct_n59 / 2) {
+													int64_t ct_r59 = ct_f59 * 2;
+													const int64_t ct_b59 = 0 + ct_r59 % ct_e59_1;
 													ct_r59 /= ct_e59_1;
 													const int64_t c0 = 0 + ct_r59;
-													AA_5[c0 + c1 * 36] = AA_5_next[ct_q59];
+													{
+														const int64_t c1 = ct_b59 + 0;
+														(void)c1;
+														AA_5[c0 + c1 * 36] = AA_5_next[ct_q59 * 2 + 0];
+													}
+													{
+														const int64_t c1 = ct_b59 + 1;
+														(void)c1;
+														AA_5[c0 + c1 * 36] = AA_5_next[ct_q59 * 2 + 1];
+													}
 												}
 											}
 										}
@@ -1439,14 +1957,28 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 											const int64_t ct_e60_1 = (16) - (0);
 											const int64_t ct_n60 = ct_e60_0 * ct_e60_1;
 											#pragma unroll
-											for (int64_t ct_q60 = 0; ct_q60 < (ct_n60 + ct_nwi - 1) / ct_nwi; ct_q60++) {
+											for (int64_t ct_q60 = 0; ct_q60 < (ct_n60 / 2 + ct_nwi - 1) / ct_nwi; ct_q60++) {
 												const int64_t ct_f60 = ct_lid + ct_q60 * ct_nwi;
-												if (ct_f60 < ct_n60) {
-													int64_t ct_r60 = ct_f60;
-													const int64_t c1 = 0 + ct_r60 % ct_e60_1;
+												if (ct_f60 < ct_n60 / 2) {
+													int64_t ct_r60 = ct_f60 * 2;
+													const int64_t ct_b60 = 0 + ct_r60 % ct_e60_1;
 													ct_r60 /= ct_e60_1;
 													const int64_t c0 = 0 + ct_r60;
-													AA_5_next[ct_q60] = A[(i + c0) * 40 + k + c1 + 16];
+													double2 ct_v60;
+													{
+														const int64_t c1 = ct_b60;
+														ct_v60 = *(const double2 *)&A[(i + c0) * 40 + k + c1 + 16]; /* 16 bytes, aligned */
+													}
+													{
+														const int64_t c1 = ct_b60 + 0;
+														(void)c1;
+														AA_5_next[ct_q60 * 2 + 0] = ct_v60.x;
+													}
+													{
+														const int64_t c1 = ct_b60 + 1;
+														(void)c1;
+														AA_5_next[ct_q60 * 2 + 1] = ct_v60.y;
+													}
 												}
 											}
 										}
@@ -1480,14 +2012,23 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 											const int64_t ct_e61_1 = (16) - (0);
 											const int64_t ct_n61 = ct_e61_0 * ct_e61_1;
 											#pragma unroll
-											for (int64_t ct_q61 = 0; ct_q61 < (ct_n61 + ct_nwi - 1) / ct_nwi; ct_q61++) {
+											for (int64_t ct_q61 = 0; ct_q61 < (ct_n61 / 2 + ct_nwi - 1) / ct_nwi; ct_q61++) {
 												const int64_t ct_f61 = ct_lid + ct_q61 * ct_nwi;
-												if (ct_f61 < ct_n61) {
-													int64_t ct_r61 = ct_f61;
-													const int64_t c1 = 0 + ct_r61 % ct_e61_1;
+												if (ct_f61 < ct_n61 / 2) {
+													int64_t ct_r61 = ct_f61 * 2;
+													const int64_t ct_b61 = 0 + ct_r61 % ct_e61_1;
 													ct_r61 /= ct_e61_1;
 													const int64_t c0 = 0 + ct_r61;
-													AA_5[c0 + c1 * 36] = AA_5_next[ct_q61];
+													{
+														const int64_t c1 = ct_b61 + 0;
+														(void)c1;
+														AA_5[c0 + c1 * 36] = AA_5_next[ct_q61 * 2 + 0];
+													}
+													{
+														const int64_t c1 = ct_b61 + 1;
+														(void)c1;
+														AA_5[c0 + c1 * 36] = AA_5_next[ct_q61 * 2 + 1];
+													}
 												}
 											}
 										}
@@ -1507,14 +2048,28 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 											const int64_t ct_e62_1 = (64) - (0);
 											const int64_t ct_n62 = ct_e62_0 * ct_e62_1;
 											#pragma unroll
-											for (int64_t ct_q62 = 0; ct_q62 < (ct_n62 + ct_nwi - 1) / ct_nwi; ct_q62++) {
+											for (int64_t ct_q62 = 0; ct_q62 < (ct_n62 / 2 + ct_nwi - 1) / ct_nwi; ct_q62++) {
 												const int64_t ct_f62 = ct_lid + ct_q62 * ct_nwi;
-												if (ct_f62 < ct_n62) {
-													int64_t ct_r62 = ct_f62;
-													const int64_t c1 = 0 + ct_r62 % ct_e62_1;
+												if (ct_f62 < ct_n62 / 2) {
+													int64_t ct_r62 = ct_f62 * 2;
+													const int64_t ct_b62 = 0 + ct_r62 % ct_e62_1;
 													ct_r62 /= ct_e62_1;
 													const int64_t c0 = 0 + ct_r62;
-													BB_5[c0 * 66 + c1] = B[(k + c0) * 72 + j + c1];
+													double2 ct_v62;
+													{
+														const int64_t c1 = ct_b62;
+														ct_v62 = *(const double2 *)&B[(k + c0) * 72 + j + c1]; /* 16 bytes, aligned */
+													}
+													{
+														const int64_t c1 = ct_b62 + 0;
+														(void)c1;
+														BB_5[c0 * 66 + c1] = ct_v62.x;
+													}
+													{
+														const int64_t c1 = ct_b62 + 1;
+														(void)c1;
+														BB_5[c0 * 66 + c1] = ct_v62.y;
+													}
 												}
 											}
 										}
@@ -1585,14 +2140,28 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 									const int64_t ct_e67_1 = (8) - (0);
 									const int64_t ct_n67 = ct_e67_0 * ct_e67_1;
 									#pragma unroll
-									for (int64_t ct_q67 = 0; ct_q67 < (ct_n67 + ct_nwi - 1) / ct_nwi; ct_q67++) {
+									for (int64_t ct_q67 = 0; ct_q67 < (ct_n67 / 2 + ct_nwi - 1) / ct_nwi; ct_q67++) {
 										const int64_t ct_f67 = ct_lid + ct_q67 * ct_nwi;
-										if (ct_f67 < ct_n67) {
-											int64_t ct_r67 = ct_f67;
-											const int64_t c1 = 0 + ct_r67 % ct_e67_1;
+										if (ct_f67 < ct_n67 / 2) {
+											int64_t ct_r67 = ct_f67 * 2;
+											const int64_t ct_b67 = 0 + ct_r67 % ct_e67_1;
 											ct_r67 /= ct_e67_1;
 											const int64_t c0 = 0 + ct_r67;
-											AA_6[c0 + c1 * 36] = A[(i + c0) * 40 + k + c1];
+											double2 ct_v67;
+											{
+												const int64_t c1 = ct_b67;
+												ct_v67 = *(const double2 *)&A[(i + c0) * 40 + k + c1]; /* 16 bytes, aligned */
+											}
+											{
+												const int64_t c1 = ct_b67 + 0;
+												(void)c1;
+												AA_6[c0 + c1 * 36] = ct_v67.x;
+											}
+											{
+												const int64_t c1 = ct_b67 + 1;
+												(void)c1;
+												AA_6[c0 + c1 * 36] = ct_v67.y;
+											}
 										}
 									}
 								}
@@ -1609,14 +2178,28 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 										const int64_t ct_e68_1 = (64) - (0);
 										const int64_t ct_n68 = ct_e68_0 * ct_e68_1;
 										#pragma unroll
-										for (int64_t ct_q68 = 0; ct_q68 < (ct_n68 + ct_nwi - 1) / ct_nwi; ct_q68++) {
+										for (int64_t ct_q68 = 0; ct_q68 < (ct_n68 / 2 + ct_nwi - 1) / ct_nwi; ct_q68++) {
 											const int64_t ct_f68 = ct_lid + ct_q68 * ct_nwi;
-											if (ct_f68 < ct_n68) {
-												int64_t ct_r68 = ct_f68;
-												const int64_t c1 = 0 + ct_r68 % ct_e68_1;
+											if (ct_f68 < ct_n68 / 2) {
+												int64_t ct_r68 = ct_f68 * 2;
+												const int64_t ct_b68 = 0 + ct_r68 % ct_e68_1;
 												ct_r68 /= ct_e68_1;
 												const int64_t c0 = 0 + ct_r68;
-												BB_6[c0 * 66 + c1] = B[(k + c0) * 72 + j + c1];
+												double2 ct_v68;
+												{
+													const int64_t c1 = ct_b68;
+													ct_v68 = *(const double2 *)&B[(k + c0) * 72 + j + c1]; /* 16 bytes, aligned */
+												}
+												{
+													const int64_t c1 = ct_b68 + 0;
+													(void)c1;
+													BB_6[c0 * 66 + c1] = ct_v68.x;
+												}
+												{
+													const int64_t c1 = ct_b68 + 1;
+													(void)c1;
+													BB_6[c0 * 66 + c1] = ct_v68.y;
+												}
 											}
 										}
 									}
@@ -1632,14 +2215,28 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 											const int64_t ct_e69_1 = (8) - (0);
 											const int64_t ct_n69 = ct_e69_0 * ct_e69_1;
 											#pragma unroll
-											for (int64_t ct_q69 = 0; ct_q69 < (ct_n69 + ct_nwi - 1) / ct_nwi; ct_q69++) {
+											for (int64_t ct_q69 = 0; ct_q69 < (ct_n69 / 2 + ct_nwi - 1) / ct_nwi; ct_q69++) {
 												const int64_t ct_f69 = ct_lid + ct_q69 * ct_nwi;
-												if (ct_f69 < ct_n69) {
-													int64_t ct_r69 = ct_f69;
-													const int64_t c1 = 0 + ct_r69 % ct_e69_1;
+												if (ct_f69 < ct_n69 / 2) {
+													int64_t ct_r69 = ct_f69 * 2;
+													const int64_t ct_b69 = 0 + ct_r69 % ct_e69_1;
 													ct_r69 /= ct_e69_1;
 													const int64_t c0 = 0 + ct_r69;
-													AA_6_next[ct_q69] = A[(i + c0) * 40 + k + c1 + 16];
+													double2 ct_v69;
+													{
+														const int64_t c1 = ct_b69;
+														ct_v69 = *(const double2 *)&A[(i + c0) * 40 + k + c1 + 16]; /* 16 bytes, aligned */
+													}
+													{
+														const int64_t c1 = ct_b69 + 0;
+														(void)c1;
+														AA_6_next[ct_q69 * 2 + 0] = ct_v69.x;
+													}
+													{
+														const int64_t c1 = ct_b69 + 1;
+														(void)c1;
+														AA_6_next[ct_q69 * 2 + 1] = ct_v69.y;
+													}
 												}
 											}
 										}
@@ -1651,14 +2248,28 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 												const int64_t ct_e70_1 = (64) - (0);
 												const int64_t ct_n70 = ct_e70_0 * ct_e70_1;
 												#pragma unroll
-												for (int64_t ct_q70 = 0; ct_q70 < (ct_n70 + ct_nwi - 1) / ct_nwi; ct_q70++) {
+												for (int64_t ct_q70 = 0; ct_q70 < (ct_n70 / 2 + ct_nwi - 1) / ct_nwi; ct_q70++) {
 													const int64_t ct_f70 = ct_lid + ct_q70 * ct_nwi;
-													if (ct_f70 < ct_n70) {
-														int64_t ct_r70 = ct_f70;
-														const int64_t c1 = 0 + ct_r70 % ct_e70_1;
+													if (ct_f70 < ct_n70 / 2) {
+														int64_t ct_r70 = ct_f70 * 2;
+														const int64_t ct_b70 = 0 + ct_r70 % ct_e70_1;
 														ct_r70 /= ct_e70_1;
 														const int64_t c0 = 0 + ct_r70;
-														BB_6_next[ct_q70] = B[(k + c0 + 16) * 72 + j + c1];
+														double2 ct_v70;
+														{
+															const int64_t c1 = ct_b70;
+															ct_v70 = *(const double2 *)&B[(k + c0 + 16) * 72 + j + c1]; /* 16 bytes, aligned */
+														}
+														{
+															const int64_t c1 = ct_b70 + 0;
+															(void)c1;
+															BB_6_next[ct_q70 * 2 + 0] = ct_v70.x;
+														}
+														{
+															const int64_t c1 = ct_b70 + 1;
+															(void)c1;
+															BB_6_next[ct_q70 * 2 + 1] = ct_v70.y;
+														}
 													}
 												}
 											}
@@ -1689,14 +2300,23 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 												const int64_t ct_e71_1 = (64) - (0);
 												const int64_t ct_n71 = ct_e71_0 * ct_e71_1;
 												#pragma unroll
-												for (int64_t ct_q71 = 0; ct_q71 < (ct_n71 + ct_nwi - 1) / ct_nwi; ct_q71++) {
+												for (int64_t ct_q71 = 0; ct_q71 < (ct_n71 / 2 + ct_nwi - 1) / ct_nwi; ct_q71++) {
 													const int64_t ct_f71 = ct_lid + ct_q71 * ct_nwi;
-													if (ct_f71 < ct_n71) {
-														int64_t ct_r71 = ct_f71;
-														const int64_t c1 = 0 + ct_r71 % ct_e71_1;
+													if (ct_f71 < ct_n71 / 2) {
+														int64_t ct_r71 = ct_f71 * 2;
+														const int64_t ct_b71 = 0 + ct_r71 % ct_e71_1;
 														ct_r71 /= ct_e71_1;
 														const int64_t c0 = 0 + ct_r71;
-														BB_6[c0 * 66 + c1] = BB_6_next[ct_q71];
+														{
+															const int64_t c1 = ct_b71 + 0;
+															(void)c1;
+															BB_6[c0 * 66 + c1] = BB_6_next[ct_q71 * 2 + 0];
+														}
+														{
+															const int64_t c1 = ct_b71 + 1;
+															(void)c1;
+															BB_6[c0 * 66 + c1] = BB_6_next[ct_q71 * 2 + 1];
+														}
 													}
 												}
 											}
@@ -1707,14 +2327,23 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 											const int64_t ct_e72_1 = (8) - (0);
 											const int64_t ct_n72 = ct_e72_0 * ct_e72_1;
 											#pragma unroll
-											for (int64_t ct_q72 = 0; ct_q72 < (ct_n72 + ct_nwi - 1) / ct_nwi; ct_q72++) {
+											for (int64_t ct_q72 = 0; ct_q72 < (ct_n72 / 2 + ct_nwi - 1) / ct_nwi; ct_q72++) {
 												const int64_t ct_f72 = ct_lid + ct_q72 * ct_nwi;
-												if (ct_f72 < ct_n72) {
-													int64_t ct_r72 = ct_f72;
-													const int64_t c1 = 0 + ct_r72 % ct_e72_1;
+												if (ct_f72 < ct_n72 / 2) {
+													int64_t ct_r72 = ct_f72 * 2;
+													const int64_t ct_b72 = 0 + ct_r72 % ct_e72_1;
 													ct_r72 /= ct_e72_1;
 													const int64_t c0 = 0 + ct_r72;
-													AA_6[c0 + c1 * 36] = AA_6_next[ct_q72];
+													{
+														const int64_t c1 = ct_b72 + 0;
+														(void)c1;
+														AA_6[c0 + c1 * 36] = AA_6_next[ct_q72 * 2 + 0];
+													}
+													{
+														const int64_t c1 = ct_b72 + 1;
+														(void)c1;
+														AA_6[c0 + c1 * 36] = AA_6_next[ct_q72 * 2 + 1];
+													}
 												}
 											}
 										}
@@ -1731,14 +2360,28 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 											const int64_t ct_e73_1 = (8) - (0);
 											const int64_t ct_n73 = ct_e73_0 * ct_e73_1;
 											#pragma unroll
-											for (int64_t ct_q73 = 0; ct_q73 < (ct_n73 + ct_nwi - 1) / ct_nwi; ct_q73++) {
+											for (int64_t ct_q73 = 0; ct_q73 < (ct_n73 / 2 + ct_nwi - 1) / ct_nwi; ct_q73++) {
 												const int64_t ct_f73 = ct_lid + ct_q73 * ct_nwi;
-												if (ct_f73 < ct_n73) {
-													int64_t ct_r73 = ct_f73;
-													const int64_t c1 = 0 + ct_r73 % ct_e73_1;
+												if (ct_f73 < ct_n73 / 2) {
+													int64_t ct_r73 = ct_f73 * 2;
+													const int64_t ct_b73 = 0 + ct_r73 % ct_e73_1;
 													ct_r73 /= ct_e73_1;
 													const int64_t c0 = 0 + ct_r73;
-													AA_6_next[ct_q73] = A[(i + c0) * 40 + k + c1 + 16];
+													double2 ct_v73;
+													{
+														const int64_t c1 = ct_b73;
+														ct_v73 = *(const double2 *)&A[(i + c0) * 40 + k + c1 + 16]; /* 16 bytes, aligned */
+													}
+													{
+														const int64_t c1 = ct_b73 + 0;
+														(void)c1;
+														AA_6_next[ct_q73 * 2 + 0] = ct_v73.x;
+													}
+													{
+														const int64_t c1 = ct_b73 + 1;
+														(void)c1;
+														AA_6_next[ct_q73 * 2 + 1] = ct_v73.y;
+													}
 												}
 											}
 										}
@@ -1772,14 +2415,23 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 											const int64_t ct_e74_1 = (8) - (0);
 											const int64_t ct_n74 = ct_e74_0 * ct_e74_1;
 											#pragma unroll
-											for (int64_t ct_q74 = 0; ct_q74 < (ct_n74 + ct_nwi - 1) / ct_nwi; ct_q74++) {
+											for (int64_t ct_q74 = 0; ct_q74 < (ct_n74 / 2 + ct_nwi - 1) / ct_nwi; ct_q74++) {
 												const int64_t ct_f74 = ct_lid + ct_q74 * ct_nwi;
-												if (ct_f74 < ct_n74) {
-													int64_t ct_r74 = ct_f74;
-													const int64_t c1 = 0 + ct_r74 % ct_e74_1;
+												if (ct_f74 < ct_n74 / 2) {
+													int64_t ct_r74 = ct_f74 * 2;
+													const int64_t ct_b74 = 0 + ct_r74 % ct_e74_1;
 													ct_r74 /= ct_e74_1;
 													const int64_t c0 = 0 + ct_r74;
-													AA_6[c0 + c1 * 36] = AA_6_next[ct_q74];
+													{
+														const int64_t c1 = ct_b74 + 0;
+														(void)c1;
+														AA_6[c0 + c1 * 36] = AA_6_next[ct_q74 * 2 + 0];
+													}
+													{
+														const int64_t c1 = ct_b74 + 1;
+														(void)c1;
+														AA_6[c0 + c1 * 36] = AA_6_next[ct_q74 * 2 + 1];
+													}
 												}
 											}
 										}
@@ -1800,14 +2452,28 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 											const int64_t ct_e75_1 = (64) - (0);
 											const int64_t ct_n75 = ct_e75_0 * ct_e75_1;
 											#pragma unroll
-											for (int64_t ct_q75 = 0; ct_q75 < (ct_n75 + ct_nwi - 1) / ct_nwi; ct_q75++) {
+											for (int64_t ct_q75 = 0; ct_q75 < (ct_n75 / 2 + ct_nwi - 1) / ct_nwi; ct_q75++) {
 												const int64_t ct_f75 = ct_lid + ct_q75 * ct_nwi;
-												if (ct_f75 < ct_n75) {
-													int64_t ct_r75 = ct_f75;
-													const int64_t c1 = 0 + ct_r75 % ct_e75_1;
+												if (ct_f75 < ct_n75 / 2) {
+													int64_t ct_r75 = ct_f75 * 2;
+													const int64_t ct_b75 = 0 + ct_r75 % ct_e75_1;
 													ct_r75 /= ct_e75_1;
 													const int64_t c0 = 0 + ct_r75;
-													BB_6[c0 * 66 + c1] = B[(k + c0) * 72 + j + c1];
+													double2 ct_v75;
+													{
+														const int64_t c1 = ct_b75;
+														ct_v75 = *(const double2 *)&B[(k + c0) * 72 + j + c1]; /* 16 bytes, aligned */
+													}
+													{
+														const int64_t c1 = ct_b75 + 0;
+														(void)c1;
+														BB_6[c0 * 66 + c1] = ct_v75.x;
+													}
+													{
+														const int64_t c1 = ct_b75 + 1;
+														(void)c1;
+														BB_6[c0 * 66 + c1] = ct_v75.y;
+													}
 												}
 											}
 										}
@@ -1883,14 +2549,28 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 									const int64_t ct_e80_1 = (16) - (0);
 									const int64_t ct_n80 = ct_e80_0 * ct_e80_1;
 									#pragma unroll
-									for (int64_t ct_q80 = 0; ct_q80 < (ct_n80 + ct_nwi - 1) / ct_nwi; ct_q80++) {
+									for (int64_t ct_q80 = 0; ct_q80 < (ct_n80 / 2 + ct_nwi - 1) / ct_nwi; ct_q80++) {
 										const int64_t ct_f80 = ct_lid + ct_q80 * ct_nwi;
-										if (ct_f80 < ct_n80) {
-											int64_t ct_r80 = ct_f80;
-											const int64_t c1 = 0 + ct_r80 % ct_e80_1;
+										if (ct_f80 < ct_n80 / 2) {
+											int64_t ct_r80 = ct_f80 * 2;
+											const int64_t ct_b80 = 0 + ct_r80 % ct_e80_1;
 											ct_r80 /= ct_e80_1;
 											const int64_t c0 = 0 + ct_r80;
-											AA_7[c0 + c1 * 36] = A[(i + c0) * 40 + k + c1];
+											double2 ct_v80;
+											{
+												const int64_t c1 = ct_b80;
+												ct_v80 = *(const double2 *)&A[(i + c0) * 40 + k + c1]; /* 16 bytes, aligned */
+											}
+											{
+												const int64_t c1 = ct_b80 + 0;
+												(void)c1;
+												AA_7[c0 + c1 * 36] = ct_v80.x;
+											}
+											{
+												const int64_t c1 = ct_b80 + 1;
+												(void)c1;
+												AA_7[c0 + c1 * 36] = ct_v80.y;
+											}
 										}
 									}
 								}
@@ -1907,14 +2587,28 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 										const int64_t ct_e81_1 = (8) - (0);
 										const int64_t ct_n81 = ct_e81_0 * ct_e81_1;
 										#pragma unroll
-										for (int64_t ct_q81 = 0; ct_q81 < (ct_n81 + ct_nwi - 1) / ct_nwi; ct_q81++) {
+										for (int64_t ct_q81 = 0; ct_q81 < (ct_n81 / 2 + ct_nwi - 1) / ct_nwi; ct_q81++) {
 											const int64_t ct_f81 = ct_lid + ct_q81 * ct_nwi;
-											if (ct_f81 < ct_n81) {
-												int64_t ct_r81 = ct_f81;
-												const int64_t c1 = 0 + ct_r81 % ct_e81_1;
+											if (ct_f81 < ct_n81 / 2) {
+												int64_t ct_r81 = ct_f81 * 2;
+												const int64_t ct_b81 = 0 + ct_r81 % ct_e81_1;
 												ct_r81 /= ct_e81_1;
 												const int64_t c0 = 0 + ct_r81;
-												BB_7[c0 * 8 + c1] = B[(k + c0) * 72 + j + c1];
+												double2 ct_v81;
+												{
+													const int64_t c1 = ct_b81;
+													ct_v81 = *(const double2 *)&B[(k + c0) * 72 + j + c1]; /* 16 bytes, aligned */
+												}
+												{
+													const int64_t c1 = ct_b81 + 0;
+													(void)c1;
+													BB_7[c0 * 8 + c1] = ct_v81.x;
+												}
+												{
+													const int64_t c1 = ct_b81 + 1;
+													(void)c1;
+													BB_7[c0 * 8 + c1] = ct_v81.y;
+												}
 											}
 										}
 									}
@@ -1929,14 +2623,28 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 											const int64_t ct_e82_1 = (16) - (0);
 											const int64_t ct_n82 = ct_e82_0 * ct_e82_1;
 											#pragma unroll
-											for (int64_t ct_q82 = 0; ct_q82 < (ct_n82 + ct_nwi - 1) / ct_nwi; ct_q82++) {
+											for (int64_t ct_q82 = 0; ct_q82 < (ct_n82 / 2 + ct_nwi - 1) / ct_nwi; ct_q82++) {
 												const int64_t ct_f82 = ct_lid + ct_q82 * ct_nwi;
-												if (ct_f82 < ct_n82) {
-													int64_t ct_r82 = ct_f82;
-													const int64_t c1 = 0 + ct_r82 % ct_e82_1;
+												if (ct_f82 < ct_n82 / 2) {
+													int64_t ct_r82 = ct_f82 * 2;
+													const int64_t ct_b82 = 0 + ct_r82 % ct_e82_1;
 													ct_r82 /= ct_e82_1;
 													const int64_t c0 = 0 + ct_r82;
-													AA_7_next[ct_q82] = A[(i + c0) * 40 + k + c1 + 16];
+													double2 ct_v82;
+													{
+														const int64_t c1 = ct_b82;
+														ct_v82 = *(const double2 *)&A[(i + c0) * 40 + k + c1 + 16]; /* 16 bytes, aligned */
+													}
+													{
+														const int64_t c1 = ct_b82 + 0;
+														(void)c1;
+														AA_7_next[ct_q82 * 2 + 0] = ct_v82.x;
+													}
+													{
+														const int64_t c1 = ct_b82 + 1;
+														(void)c1;
+														AA_7_next[ct_q82 * 2 + 1] = ct_v82.y;
+													}
 												}
 											}
 										}
@@ -1948,14 +2656,28 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 												const int64_t ct_e83_1 = (8) - (0);
 												const int64_t ct_n83 = ct_e83_0 * ct_e83_1;
 												#pragma unroll
-												for (int64_t ct_q83 = 0; ct_q83 < (ct_n83 + ct_nwi - 1) / ct_nwi; ct_q83++) {
+												for (int64_t ct_q83 = 0; ct_q83 < (ct_n83 / 2 + ct_nwi - 1) / ct_nwi; ct_q83++) {
 													const int64_t ct_f83 = ct_lid + ct_q83 * ct_nwi;
-													if (ct_f83 < ct_n83) {
-														int64_t ct_r83 = ct_f83;
-														const int64_t c1 = 0 + ct_r83 % ct_e83_1;
+													if (ct_f83 < ct_n83 / 2) {
+														int64_t ct_r83 = ct_f83 * 2;
+														const int64_t ct_b83 = 0 + ct_r83 % ct_e83_1;
 														ct_r83 /= ct_e83_1;
 														const int64_t c0 = 0 + ct_r83;
-														BB_7_next[ct_q83] = B[(k + c0 + 16) * 72 + j + c1];
+														double2 ct_v83;
+														{
+															const int64_t c1 = ct_b83;
+															ct_v83 = *(const double2 *)&B[(k + c0 + 16) * 72 + j + c1]; /* 16 bytes, aligned */
+														}
+														{
+															const int64_t c1 = ct_b83 + 0;
+															(void)c1;
+															BB_7_next[ct_q83 * 2 + 0] = ct_v83.x;
+														}
+														{
+															const int64_t c1 = ct_b83 + 1;
+															(void)c1;
+															BB_7_next[ct_q83 * 2 + 1] = ct_v83.y;
+														}
 													}
 												}
 											}
@@ -1986,14 +2708,23 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 												const int64_t ct_e84_1 = (8) - (0);
 												const int64_t ct_n84 = ct_e84_0 * ct_e84_1;
 												#pragma unroll
-												for (int64_t ct_q84 = 0; ct_q84 < (ct_n84 + ct_nwi - 1) / ct_nwi; ct_q84++) {
+												for (int64_t ct_q84 = 0; ct_q84 < (ct_n84 / 2 + ct_nwi - 1) / ct_nwi; ct_q84++) {
 													const int64_t ct_f84 = ct_lid + ct_q84 * ct_nwi;
-													if (ct_f84 < ct_n84) {
-														int64_t ct_r84 = ct_f84;
-														const int64_t c1 = 0 + ct_r84 % ct_e84_1;
+													if (ct_f84 < ct_n84 / 2) {
+														int64_t ct_r84 = ct_f84 * 2;
+														const int64_t ct_b84 = 0 + ct_r84 % ct_e84_1;
 														ct_r84 /= ct_e84_1;
 														const int64_t c0 = 0 + ct_r84;
-														BB_7[c0 * 8 + c1] = BB_7_next[ct_q84];
+														{
+															const int64_t c1 = ct_b84 + 0;
+															(void)c1;
+															BB_7[c0 * 8 + c1] = BB_7_next[ct_q84 * 2 + 0];
+														}
+														{
+															const int64_t c1 = ct_b84 + 1;
+															(void)c1;
+															BB_7[c0 * 8 + c1] = BB_7_next[ct_q84 * 2 + 1];
+														}
 													}
 												}
 											}
@@ -2004,14 +2735,23 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 											const int64_t ct_e85_1 = (16) - (0);
 											const int64_t ct_n85 = ct_e85_0 * ct_e85_1;
 											#pragma unroll
-											for (int64_t ct_q85 = 0; ct_q85 < (ct_n85 + ct_nwi - 1) / ct_nwi; ct_q85++) {
+											for (int64_t ct_q85 = 0; ct_q85 < (ct_n85 / 2 + ct_nwi - 1) / ct_nwi; ct_q85++) {
 												const int64_t ct_f85 = ct_lid + ct_q85 * ct_nwi;
-												if (ct_f85 < ct_n85) {
-													int64_t ct_r85 = ct_f85;
-													const int64_t c1 = 0 + ct_r85 % ct_e85_1;
+												if (ct_f85 < ct_n85 / 2) {
+													int64_t ct_r85 = ct_f85 * 2;
+													const int64_t ct_b85 = 0 + ct_r85 % ct_e85_1;
 													ct_r85 /= ct_e85_1;
 													const int64_t c0 = 0 + ct_r85;
-													AA_7[c0 + c1 * 36] = AA_7_next[ct_q85];
+													{
+														const int64_t c1 = ct_b85 + 0;
+														(void)c1;
+														AA_7[c0 + c1 * 36] = AA_7_next[ct_q85 * 2 + 0];
+													}
+													{
+														const int64_t c1 = ct_b85 + 1;
+														(void)c1;
+														AA_7[c0 + c1 * 36] = AA_7_next[ct_q85 * 2 + 1];
+													}
 												}
 											}
 										}
@@ -2027,14 +2767,28 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 											const int64_t ct_e86_1 = (16) - (0);
 											const int64_t ct_n86 = ct_e86_0 * ct_e86_1;
 											#pragma unroll
-											for (int64_t ct_q86 = 0; ct_q86 < (ct_n86 + ct_nwi - 1) / ct_nwi; ct_q86++) {
+											for (int64_t ct_q86 = 0; ct_q86 < (ct_n86 / 2 + ct_nwi - 1) / ct_nwi; ct_q86++) {
 												const int64_t ct_f86 = ct_lid + ct_q86 * ct_nwi;
-												if (ct_f86 < ct_n86) {
-													int64_t ct_r86 = ct_f86;
-													const int64_t c1 = 0 + ct_r86 % ct_e86_1;
+												if (ct_f86 < ct_n86 / 2) {
+													int64_t ct_r86 = ct_f86 * 2;
+													const int64_t ct_b86 = 0 + ct_r86 % ct_e86_1;
 													ct_r86 /= ct_e86_1;
 													const int64_t c0 = 0 + ct_r86;
-													AA_7_next[ct_q86] = A[(i + c0) * 40 + k + c1 + 16];
+													double2 ct_v86;
+													{
+														const int64_t c1 = ct_b86;
+														ct_v86 = *(const double2 *)&A[(i + c0) * 40 + k + c1 + 16]; /* 16 bytes, aligned */
+													}
+													{
+														const int64_t c1 = ct_b86 + 0;
+														(void)c1;
+														AA_7_next[ct_q86 * 2 + 0] = ct_v86.x;
+													}
+													{
+														const int64_t c1 = ct_b86 + 1;
+														(void)c1;
+														AA_7_next[ct_q86 * 2 + 1] = ct_v86.y;
+													}
 												}
 											}
 										}
@@ -2068,14 +2822,23 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 											const int64_t ct_e87_1 = (16) - (0);
 											const int64_t ct_n87 = ct_e87_0 * ct_e87_1;
 											#pragma unroll
-											for (int64_t ct_q87 = 0; ct_q87 < (ct_n87 + ct_nwi - 1) / ct_nwi; ct_q87++) {
+											for (int64_t ct_q87 = 0; ct_q87 < (ct_n87 / 2 + ct_nwi - 1) / ct_nwi; ct_q87++) {
 												const int64_t ct_f87 = ct_lid + ct_q87 * ct_nwi;
-												if (ct_f87 < ct_n87) {
-													int64_t ct_r87 = ct_f87;
-													const int64_t c1 = 0 + ct_r87 % ct_e87_1;
+												if (ct_f87 < ct_n87 / 2) {
+													int64_t ct_r87 = ct_f87 * 2;
+													const int64_t ct_b87 = 0 + ct_r87 % ct_e87_1;
 													ct_r87 /= ct_e87_1;
 													const int64_t c0 = 0 + ct_r87;
-													AA_7[c0 + c1 * 36] = AA_7_next[ct_q87];
+													{
+														const int64_t c1 = ct_b87 + 0;
+														(void)c1;
+														AA_7[c0 + c1 * 36] = AA_7_next[ct_q87 * 2 + 0];
+													}
+													{
+														const int64_t c1 = ct_b87 + 1;
+														(void)c1;
+														AA_7[c0 + c1 * 36] = AA_7_next[ct_q87 * 2 + 1];
+													}
 												}
 											}
 										}
@@ -2095,14 +2858,28 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 											const int64_t ct_e88_1 = (8) - (0);
 											const int64_t ct_n88 = ct_e88_0 * ct_e88_1;
 											#pragma unroll
-											for (int64_t ct_q88 = 0; ct_q88 < (ct_n88 + ct_nwi - 1) / ct_nwi; ct_q88++) {
+											for (int64_t ct_q88 = 0; ct_q88 < (ct_n88 / 2 + ct_nwi - 1) / ct_nwi; ct_q88++) {
 												const int64_t ct_f88 = ct_lid + ct_q88 * ct_nwi;
-												if (ct_f88 < ct_n88) {
-													int64_t ct_r88 = ct_f88;
-													const int64_t c1 = 0 + ct_r88 % ct_e88_1;
+												if (ct_f88 < ct_n88 / 2) {
+													int64_t ct_r88 = ct_f88 * 2;
+													const int64_t ct_b88 = 0 + ct_r88 % ct_e88_1;
 													ct_r88 /= ct_e88_1;
 													const int64_t c0 = 0 + ct_r88;
-													BB_7[c0 * 8 + c1] = B[(k + c0) * 72 + j + c1];
+													double2 ct_v88;
+													{
+														const int64_t c1 = ct_b88;
+														ct_v88 = *(const double2 *)&B[(k + c0) * 72 + j + c1]; /* 16 bytes, aligned */
+													}
+													{
+														const int64_t c1 = ct_b88 + 0;
+														(void)c1;
+														BB_7[c0 * 8 + c1] = ct_v88.x;
+													}
+													{
+														const int64_t c1 = ct_b88 + 1;
+														(void)c1;
+														BB_7[c0 * 8 + c1] = ct_v88.y;
+													}
 												}
 											}
 										}
@@ -2173,14 +2950,28 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 									const int64_t ct_e93_1 = (8) - (0);
 									const int64_t ct_n93 = ct_e93_0 * ct_e93_1;
 									#pragma unroll
-									for (int64_t ct_q93 = 0; ct_q93 < (ct_n93 + ct_nwi - 1) / ct_nwi; ct_q93++) {
+									for (int64_t ct_q93 = 0; ct_q93 < (ct_n93 / 2 + ct_nwi - 1) / ct_nwi; ct_q93++) {
 										const int64_t ct_f93 = ct_lid + ct_q93 * ct_nwi;
-										if (ct_f93 < ct_n93) {
-											int64_t ct_r93 = ct_f93;
-											const int64_t c1 = 0 + ct_r93 % ct_e93_1;
+										if (ct_f93 < ct_n93 / 2) {
+											int64_t ct_r93 = ct_f93 * 2;
+											const int64_t ct_b93 = 0 + ct_r93 % ct_e93_1;
 											ct_r93 /= ct_e93_1;
 											const int64_t c0 = 0 + ct_r93;
-											AA_8[c0 + c1 * 36] = A[(i + c0) * 40 + k + c1];
+											double2 ct_v93;
+											{
+												const int64_t c1 = ct_b93;
+												ct_v93 = *(const double2 *)&A[(i + c0) * 40 + k + c1]; /* 16 bytes, aligned */
+											}
+											{
+												const int64_t c1 = ct_b93 + 0;
+												(void)c1;
+												AA_8[c0 + c1 * 36] = ct_v93.x;
+											}
+											{
+												const int64_t c1 = ct_b93 + 1;
+												(void)c1;
+												AA_8[c0 + c1 * 36] = ct_v93.y;
+											}
 										}
 									}
 								}
@@ -2197,14 +2988,28 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 										const int64_t ct_e94_1 = (8) - (0);
 										const int64_t ct_n94 = ct_e94_0 * ct_e94_1;
 										#pragma unroll
-										for (int64_t ct_q94 = 0; ct_q94 < (ct_n94 + ct_nwi - 1) / ct_nwi; ct_q94++) {
+										for (int64_t ct_q94 = 0; ct_q94 < (ct_n94 / 2 + ct_nwi - 1) / ct_nwi; ct_q94++) {
 											const int64_t ct_f94 = ct_lid + ct_q94 * ct_nwi;
-											if (ct_f94 < ct_n94) {
-												int64_t ct_r94 = ct_f94;
-												const int64_t c1 = 0 + ct_r94 % ct_e94_1;
+											if (ct_f94 < ct_n94 / 2) {
+												int64_t ct_r94 = ct_f94 * 2;
+												const int64_t ct_b94 = 0 + ct_r94 % ct_e94_1;
 												ct_r94 /= ct_e94_1;
 												const int64_t c0 = 0 + ct_r94;
-												BB_8[c0 * 8 + c1] = B[(k + c0) * 72 + j + c1];
+												double2 ct_v94;
+												{
+													const int64_t c1 = ct_b94;
+													ct_v94 = *(const double2 *)&B[(k + c0) * 72 + j + c1]; /* 16 bytes, aligned */
+												}
+												{
+													const int64_t c1 = ct_b94 + 0;
+													(void)c1;
+													BB_8[c0 * 8 + c1] = ct_v94.x;
+												}
+												{
+													const int64_t c1 = ct_b94 + 1;
+													(void)c1;
+													BB_8[c0 * 8 + c1] = ct_v94.y;
+												}
 											}
 										}
 									}
@@ -2220,14 +3025,28 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 											const int64_t ct_e95_1 = (8) - (0);
 											const int64_t ct_n95 = ct_e95_0 * ct_e95_1;
 											#pragma unroll
-											for (int64_t ct_q95 = 0; ct_q95 < (ct_n95 + ct_nwi - 1) / ct_nwi; ct_q95++) {
+											for (int64_t ct_q95 = 0; ct_q95 < (ct_n95 / 2 + ct_nwi - 1) / ct_nwi; ct_q95++) {
 												const int64_t ct_f95 = ct_lid + ct_q95 * ct_nwi;
-												if (ct_f95 < ct_n95) {
-													int64_t ct_r95 = ct_f95;
-													const int64_t c1 = 0 + ct_r95 % ct_e95_1;
+												if (ct_f95 < ct_n95 / 2) {
+													int64_t ct_r95 = ct_f95 * 2;
+													const int64_t ct_b95 = 0 + ct_r95 % ct_e95_1;
 													ct_r95 /= ct_e95_1;
 													const int64_t c0 = 0 + ct_r95;
-													AA_8_next[ct_q95] = A[(i + c0) * 40 + k + c1 + 16];
+													double2 ct_v95;
+													{
+														const int64_t c1 = ct_b95;
+														ct_v95 = *(const double2 *)&A[(i + c0) * 40 + k + c1 + 16]; /* 16 bytes, aligned */
+													}
+													{
+														const int64_t c1 = ct_b95 + 0;
+														(void)c1;
+														AA_8_next[ct_q95 * 2 + 0] = ct_v95.x;
+													}
+													{
+														const int64_t c1 = ct_b95 + 1;
+														(void)c1;
+														AA_8_next[ct_q95 * 2 + 1] = ct_v95.y;
+													}
 												}
 											}
 										}
@@ -2239,14 +3058,28 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 												const int64_t ct_e96_1 = (8) - (0);
 												const int64_t ct_n96 = ct_e96_0 * ct_e96_1;
 												#pragma unroll
-												for (int64_t ct_q96 = 0; ct_q96 < (ct_n96 + ct_nwi - 1) / ct_nwi; ct_q96++) {
+												for (int64_t ct_q96 = 0; ct_q96 < (ct_n96 / 2 + ct_nwi - 1) / ct_nwi; ct_q96++) {
 													const int64_t ct_f96 = ct_lid + ct_q96 * ct_nwi;
-													if (ct_f96 < ct_n96) {
-														int64_t ct_r96 = ct_f96;
-														const int64_t c1 = 0 + ct_r96 % ct_e96_1;
+													if (ct_f96 < ct_n96 / 2) {
+														int64_t ct_r96 = ct_f96 * 2;
+														const int64_t ct_b96 = 0 + ct_r96 % ct_e96_1;
 														ct_r96 /= ct_e96_1;
 														const int64_t c0 = 0 + ct_r96;
-														BB_8_next[ct_q96] = B[(k + c0 + 16) * 72 + j + c1];
+														double2 ct_v96;
+														{
+															const int64_t c1 = ct_b96;
+															ct_v96 = *(const double2 *)&B[(k + c0 + 16) * 72 + j + c1]; /* 16 bytes, aligned */
+														}
+														{
+															const int64_t c1 = ct_b96 + 0;
+															(void)c1;
+															BB_8_next[ct_q96 * 2 + 0] = ct_v96.x;
+														}
+														{
+															const int64_t c1 = ct_b96 + 1;
+															(void)c1;
+															BB_8_next[ct_q96 * 2 + 1] = ct_v96.y;
+														}
 													}
 												}
 											}
@@ -2277,14 +3110,23 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 												const int64_t ct_e97_1 = (8) - (0);
 												const int64_t ct_n97 = ct_e97_0 * ct_e97_1;
 												#pragma unroll
-												for (int64_t ct_q97 = 0; ct_q97 < (ct_n97 + ct_nwi - 1) / ct_nwi; ct_q97++) {
+												for (int64_t ct_q97 = 0; ct_q97 < (ct_n97 / 2 + ct_nwi - 1) / ct_nwi; ct_q97++) {
 													const int64_t ct_f97 = ct_lid + ct_q97 * ct_nwi;
-													if (ct_f97 < ct_n97) {
-														int64_t ct_r97 = ct_f97;
-														const int64_t c1 = 0 + ct_r97 % ct_e97_1;
+													if (ct_f97 < ct_n97 / 2) {
+														int64_t ct_r97 = ct_f97 * 2;
+														const int64_t ct_b97 = 0 + ct_r97 % ct_e97_1;
 														ct_r97 /= ct_e97_1;
 														const int64_t c0 = 0 + ct_r97;
-														BB_8[c0 * 8 + c1] = BB_8_next[ct_q97];
+														{
+															const int64_t c1 = ct_b97 + 0;
+															(void)c1;
+															BB_8[c0 * 8 + c1] = BB_8_next[ct_q97 * 2 + 0];
+														}
+														{
+															const int64_t c1 = ct_b97 + 1;
+															(void)c1;
+															BB_8[c0 * 8 + c1] = BB_8_next[ct_q97 * 2 + 1];
+														}
 													}
 												}
 											}
@@ -2295,14 +3137,23 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 											const int64_t ct_e98_1 = (8) - (0);
 											const int64_t ct_n98 = ct_e98_0 * ct_e98_1;
 											#pragma unroll
-											for (int64_t ct_q98 = 0; ct_q98 < (ct_n98 + ct_nwi - 1) / ct_nwi; ct_q98++) {
+											for (int64_t ct_q98 = 0; ct_q98 < (ct_n98 / 2 + ct_nwi - 1) / ct_nwi; ct_q98++) {
 												const int64_t ct_f98 = ct_lid + ct_q98 * ct_nwi;
-												if (ct_f98 < ct_n98) {
-													int64_t ct_r98 = ct_f98;
-													const int64_t c1 = 0 + ct_r98 % ct_e98_1;
+												if (ct_f98 < ct_n98 / 2) {
+													int64_t ct_r98 = ct_f98 * 2;
+													const int64_t ct_b98 = 0 + ct_r98 % ct_e98_1;
 													ct_r98 /= ct_e98_1;
 													const int64_t c0 = 0 + ct_r98;
-													AA_8[c0 + c1 * 36] = AA_8_next[ct_q98];
+													{
+														const int64_t c1 = ct_b98 + 0;
+														(void)c1;
+														AA_8[c0 + c1 * 36] = AA_8_next[ct_q98 * 2 + 0];
+													}
+													{
+														const int64_t c1 = ct_b98 + 1;
+														(void)c1;
+														AA_8[c0 + c1 * 36] = AA_8_next[ct_q98 * 2 + 1];
+													}
 												}
 											}
 										}
@@ -2319,14 +3170,28 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 											const int64_t ct_e99_1 = (8) - (0);
 											const int64_t ct_n99 = ct_e99_0 * ct_e99_1;
 											#pragma unroll
-											for (int64_t ct_q99 = 0; ct_q99 < (ct_n99 + ct_nwi - 1) / ct_nwi; ct_q99++) {
+											for (int64_t ct_q99 = 0; ct_q99 < (ct_n99 / 2 + ct_nwi - 1) / ct_nwi; ct_q99++) {
 												const int64_t ct_f99 = ct_lid + ct_q99 * ct_nwi;
-												if (ct_f99 < ct_n99) {
-													int64_t ct_r99 = ct_f99;
-													const int64_t c1 = 0 + ct_r99 % ct_e99_1;
+												if (ct_f99 < ct_n99 / 2) {
+													int64_t ct_r99 = ct_f99 * 2;
+													const int64_t ct_b99 = 0 + ct_r99 % ct_e99_1;
 													ct_r99 /= ct_e99_1;
 													const int64_t c0 = 0 + ct_r99;
-													AA_8_next[ct_q99] = A[(i + c0) * 40 + k + c1 + 16];
+													double2 ct_v99;
+													{
+														const int64_t c1 = ct_b99;
+														ct_v99 = *(const double2 *)&A[(i + c0) * 40 + k + c1 + 16]; /* 16 bytes, aligned */
+													}
+													{
+														const int64_t c1 = ct_b99 + 0;
+														(void)c1;
+														AA_8_next[ct_q99 * 2 + 0] = ct_v99.x;
+													}
+													{
+														const int64_t c1 = ct_b99 + 1;
+														(void)c1;
+														AA_8_next[ct_q99 * 2 + 1] = ct_v99.y;
+													}
 												}
 											}
 										}
@@ -2360,14 +3225,23 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 											const int64_t ct_e100_1 = (8) - (0);
 											const int64_t ct_n100 = ct_e100_0 * ct_e100_1;
 											#pragma unroll
-											for (int64_t ct_q100 = 0; ct_q100 < (ct_n100 + ct_nwi - 1) / ct_nwi; ct_q100++) {
+											for (int64_t ct_q100 = 0; ct_q100 < (ct_n100 / 2 + ct_nwi - 1) / ct_nwi; ct_q100++) {
 												const int64_t ct_f100 = ct_lid + ct_q100 * ct_nwi;
-												if (ct_f100 < ct_n100) {
-													int64_t ct_r100 = ct_f100;
-													const int64_t c1 = 0 + ct_r100 % ct_e100_1;
+												if (ct_f100 < ct_n100 / 2) {
+													int64_t ct_r100 = ct_f100 * 2;
+													const int64_t ct_b100 = 0 + ct_r100 % ct_e100_1;
 													ct_r100 /= ct_e100_1;
 													const int64_t c0 = 0 + ct_r100;
-													AA_8[c0 + c1 * 36] = AA_8_next[ct_q100];
+													{
+														const int64_t c1 = ct_b100 + 0;
+														(void)c1;
+														AA_8[c0 + c1 * 36] = AA_8_next[ct_q100 * 2 + 0];
+													}
+													{
+														const int64_t c1 = ct_b100 + 1;
+														(void)c1;
+														AA_8[c0 + c1 * 36] = AA_8_next[ct_q100 * 2 + 1];
+													}
 												}
 											}
 										}
@@ -2388,14 +3262,28 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 											const int64_t ct_e101_1 = (8) - (0);
 											const int64_t ct_n101 = ct_e101_0 * ct_e101_1;
 											#pragma unroll
-											for (int64_t ct_q101 = 0; ct_q101 < (ct_n101 + ct_nwi - 1) / ct_nwi; ct_q101++) {
+											for (int64_t ct_q101 = 0; ct_q101 < (ct_n101 / 2 + ct_nwi - 1) / ct_nwi; ct_q101++) {
 												const int64_t ct_f101 = ct_lid + ct_q101 * ct_nwi;
-												if (ct_f101 < ct_n101) {
-													int64_t ct_r101 = ct_f101;
-													const int64_t c1 = 0 + ct_r101 % ct_e101_1;
+												if (ct_f101 < ct_n101 / 2) {
+													int64_t ct_r101 = ct_f101 * 2;
+													const int64_t ct_b101 = 0 + ct_r101 % ct_e101_1;
 													ct_r101 /= ct_e101_1;
 													const int64_t c0 = 0 + ct_r101;
-													BB_8[c0 * 8 + c1] = B[(k + c0) * 72 + j + c1];
+													double2 ct_v101;
+													{
+														const int64_t c1 = ct_b101;
+														ct_v101 = *(const double2 *)&B[(k + c0) * 72 + j + c1]; /* 16 bytes, aligned */
+													}
+													{
+														const int64_t c1 = ct_b101 + 0;
+														(void)c1;
+														BB_8[c0 * 8 + c1] = ct_v101.x;
+													}
+													{
+														const int64_t c1 = ct_b101 + 1;
+														(void)c1;
+														BB_8[c0 * 8 + c1] = ct_v101.y;
+													}
 												}
 											}
 										}

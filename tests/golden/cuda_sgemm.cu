@@ -79,14 +79,38 @@ extern "C" __global__ void __launch_bounds__(256) cachet_sgemm_cuda(const float 
 									const int64_t ct_e2_1 = (8) - (0);
 									const int64_t ct_n2 = ct_e2_0 * ct_e2_1;
 									#pragma unroll
-									for (int64_t ct_q2 = 0; ct_q2 < (ct_n2 + ct_nwi - 1) / ct_nwi; ct_q2++) {
+									for (int64_t ct_q2 = 0; ct_q2 < (ct_n2 / 4 + ct_nwi - 1) / ct_nwi; ct_q2++) {
 										const int64_t ct_f2 = ct_lid + ct_q2 * ct_nwi;
-										if (ct_f2 < ct_n2) {
-											int64_t ct_r2 = ct_f2;
-											const int64_t c1 = 0 + ct_r2 % ct_e2_1;
+										if (ct_f2 < ct_n2 / 4) {
+											int64_t ct_r2 = ct_f2 * 4;
+											const int64_t ct_b2 = 0 + ct_r2 % ct_e2_1;
 											ct_r2 /= ct_e2_1;
 											const int64_t c0 = 0 + ct_r2;
-											AA[c0 + c1 * 132] = A[(i + c0) * 64 + k + c1];
+											float4 ct_v2;
+											{
+												const int64_t c1 = ct_b2;
+												ct_v2 = *(const float4 *)&A[(i + c0) * 64 + k + c1]; /* 16 bytes, aligned */
+											}
+											{
+												const int64_t c1 = ct_b2 + 0;
+												(void)c1;
+												AA[c0 + c1 * 132] = ct_v2.x;
+											}
+											{
+												const int64_t c1 = ct_b2 + 1;
+												(void)c1;
+												AA[c0 + c1 * 132] = ct_v2.y;
+											}
+											{
+												const int64_t c1 = ct_b2 + 2;
+												(void)c1;
+												AA[c0 + c1 * 132] = ct_v2.z;
+											}
+											{
+												const int64_t c1 = ct_b2 + 3;
+												(void)c1;
+												AA[c0 + c1 * 132] = ct_v2.w;
+											}
 										}
 									}
 								}
@@ -103,14 +127,38 @@ extern "C" __global__ void __launch_bounds__(256) cachet_sgemm_cuda(const float 
 										const int64_t ct_e3_1 = (128) - (0);
 										const int64_t ct_n3 = ct_e3_0 * ct_e3_1;
 										#pragma unroll
-										for (int64_t ct_q3 = 0; ct_q3 < (ct_n3 + ct_nwi - 1) / ct_nwi; ct_q3++) {
+										for (int64_t ct_q3 = 0; ct_q3 < (ct_n3 / 4 + ct_nwi - 1) / ct_nwi; ct_q3++) {
 											const int64_t ct_f3 = ct_lid + ct_q3 * ct_nwi;
-											if (ct_f3 < ct_n3) {
-												int64_t ct_r3 = ct_f3;
-												const int64_t c1 = 0 + ct_r3 % ct_e3_1;
+											if (ct_f3 < ct_n3 / 4) {
+												int64_t ct_r3 = ct_f3 * 4;
+												const int64_t ct_b3 = 0 + ct_r3 % ct_e3_1;
 												ct_r3 /= ct_e3_1;
 												const int64_t c0 = 0 + ct_r3;
-												BB[c0 * 132 + c1] = B[(k + c0) * 256 + j + c1];
+												float4 ct_v3;
+												{
+													const int64_t c1 = ct_b3;
+													ct_v3 = *(const float4 *)&B[(k + c0) * 256 + j + c1]; /* 16 bytes, aligned */
+												}
+												{
+													const int64_t c1 = ct_b3 + 0;
+													(void)c1;
+													BB[c0 * 132 + c1] = ct_v3.x;
+												}
+												{
+													const int64_t c1 = ct_b3 + 1;
+													(void)c1;
+													BB[c0 * 132 + c1] = ct_v3.y;
+												}
+												{
+													const int64_t c1 = ct_b3 + 2;
+													(void)c1;
+													BB[c0 * 132 + c1] = ct_v3.z;
+												}
+												{
+													const int64_t c1 = ct_b3 + 3;
+													(void)c1;
+													BB[c0 * 132 + c1] = ct_v3.w;
+												}
 											}
 										}
 									}
@@ -125,14 +173,38 @@ extern "C" __global__ void __launch_bounds__(256) cachet_sgemm_cuda(const float 
 											const int64_t ct_e4_1 = (8) - (0);
 											const int64_t ct_n4 = ct_e4_0 * ct_e4_1;
 											#pragma unroll
-											for (int64_t ct_q4 = 0; ct_q4 < (ct_n4 + ct_nwi - 1) / ct_nwi; ct_q4++) {
+											for (int64_t ct_q4 = 0; ct_q4 < (ct_n4 / 4 + ct_nwi - 1) / ct_nwi; ct_q4++) {
 												const int64_t ct_f4 = ct_lid + ct_q4 * ct_nwi;
-												if (ct_f4 < ct_n4) {
-													int64_t ct_r4 = ct_f4;
-													const int64_t c1 = 0 + ct_r4 % ct_e4_1;
+												if (ct_f4 < ct_n4 / 4) {
+													int64_t ct_r4 = ct_f4 * 4;
+													const int64_t ct_b4 = 0 + ct_r4 % ct_e4_1;
 													ct_r4 /= ct_e4_1;
 													const int64_t c0 = 0 + ct_r4;
-													AA_next[ct_q4] = A[(i + c0) * 64 + k + c1 + 8];
+													float4 ct_v4;
+													{
+														const int64_t c1 = ct_b4;
+														ct_v4 = *(const float4 *)&A[(i + c0) * 64 + k + c1 + 8]; /* 16 bytes, aligned */
+													}
+													{
+														const int64_t c1 = ct_b4 + 0;
+														(void)c1;
+														AA_next[ct_q4 * 4 + 0] = ct_v4.x;
+													}
+													{
+														const int64_t c1 = ct_b4 + 1;
+														(void)c1;
+														AA_next[ct_q4 * 4 + 1] = ct_v4.y;
+													}
+													{
+														const int64_t c1 = ct_b4 + 2;
+														(void)c1;
+														AA_next[ct_q4 * 4 + 2] = ct_v4.z;
+													}
+													{
+														const int64_t c1 = ct_b4 + 3;
+														(void)c1;
+														AA_next[ct_q4 * 4 + 3] = ct_v4.w;
+													}
 												}
 											}
 										}
@@ -144,14 +216,38 @@ extern "C" __global__ void __launch_bounds__(256) cachet_sgemm_cuda(const float 
 												const int64_t ct_e5_1 = (128) - (0);
 												const int64_t ct_n5 = ct_e5_0 * ct_e5_1;
 												#pragma unroll
-												for (int64_t ct_q5 = 0; ct_q5 < (ct_n5 + ct_nwi - 1) / ct_nwi; ct_q5++) {
+												for (int64_t ct_q5 = 0; ct_q5 < (ct_n5 / 4 + ct_nwi - 1) / ct_nwi; ct_q5++) {
 													const int64_t ct_f5 = ct_lid + ct_q5 * ct_nwi;
-													if (ct_f5 < ct_n5) {
-														int64_t ct_r5 = ct_f5;
-														const int64_t c1 = 0 + ct_r5 % ct_e5_1;
+													if (ct_f5 < ct_n5 / 4) {
+														int64_t ct_r5 = ct_f5 * 4;
+														const int64_t ct_b5 = 0 + ct_r5 % ct_e5_1;
 														ct_r5 /= ct_e5_1;
 														const int64_t c0 = 0 + ct_r5;
-														BB_next[ct_q5] = B[(k + c0 + 8) * 256 + j + c1];
+														float4 ct_v5;
+														{
+															const int64_t c1 = ct_b5;
+															ct_v5 = *(const float4 *)&B[(k + c0 + 8) * 256 + j + c1]; /* 16 bytes, aligned */
+														}
+														{
+															const int64_t c1 = ct_b5 + 0;
+															(void)c1;
+															BB_next[ct_q5 * 4 + 0] = ct_v5.x;
+														}
+														{
+															const int64_t c1 = ct_b5 + 1;
+															(void)c1;
+															BB_next[ct_q5 * 4 + 1] = ct_v5.y;
+														}
+														{
+															const int64_t c1 = ct_b5 + 2;
+															(void)c1;
+															BB_next[ct_q5 * 4 + 2] = ct_v5.z;
+														}
+														{
+															const int64_t c1 = ct_b5 + 3;
+															(void)c1;
+															BB_next[ct_q5 * 4 + 3] = ct_v5.w;
+														}
 													}
 												}
 											}
@@ -182,14 +278,33 @@ extern "C" __global__ void __launch_bounds__(256) cachet_sgemm_cuda(const float 
 												const int64_t ct_e6_1 = (128) - (0);
 												const int64_t ct_n6 = ct_e6_0 * ct_e6_1;
 												#pragma unroll
-												for (int64_t ct_q6 = 0; ct_q6 < (ct_n6 + ct_nwi - 1) / ct_nwi; ct_q6++) {
+												for (int64_t ct_q6 = 0; ct_q6 < (ct_n6 / 4 + ct_nwi - 1) / ct_nwi; ct_q6++) {
 													const int64_t ct_f6 = ct_lid + ct_q6 * ct_nwi;
-													if (ct_f6 < ct_n6) {
-														int64_t ct_r6 = ct_f6;
-														const int64_t c1 = 0 + ct_r6 % ct_e6_1;
+													if (ct_f6 < ct_n6 / 4) {
+														int64_t ct_r6 = ct_f6 * 4;
+														const int64_t ct_b6 = 0 + ct_r6 % ct_e6_1;
 														ct_r6 /= ct_e6_1;
 														const int64_t c0 = 0 + ct_r6;
-														BB[c0 * 132 + c1] = BB_next[ct_q6];
+														{
+															const int64_t c1 = ct_b6 + 0;
+															(void)c1;
+															BB[c0 * 132 + c1] = BB_next[ct_q6 * 4 + 0];
+														}
+														{
+															const int64_t c1 = ct_b6 + 1;
+															(void)c1;
+															BB[c0 * 132 + c1] = BB_next[ct_q6 * 4 + 1];
+														}
+														{
+															const int64_t c1 = ct_b6 + 2;
+															(void)c1;
+															BB[c0 * 132 + c1] = BB_next[ct_q6 * 4 + 2];
+														}
+														{
+															const int64_t c1 = ct_b6 + 3;
+															(void)c1;
+															BB[c0 * 132 + c1] = BB_next[ct_q6 * 4 + 3];
+														}
 													}
 												}
 											}
@@ -200,14 +315,33 @@ extern "C" __global__ void __launch_bounds__(256) cachet_sgemm_cuda(const float 
 											const int64_t ct_e7_1 = (8) - (0);
 											const int64_t ct_n7 = ct_e7_0 * ct_e7_1;
 											#pragma unroll
-											for (int64_t ct_q7 = 0; ct_q7 < (ct_n7 + ct_nwi - 1) / ct_nwi; ct_q7++) {
+											for (int64_t ct_q7 = 0; ct_q7 < (ct_n7 / 4 + ct_nwi - 1) / ct_nwi; ct_q7++) {
 												const int64_t ct_f7 = ct_lid + ct_q7 * ct_nwi;
-												if (ct_f7 < ct_n7) {
-													int64_t ct_r7 = ct_f7;
-													const int64_t c1 = 0 + ct_r7 % ct_e7_1;
+												if (ct_f7 < ct_n7 / 4) {
+													int64_t ct_r7 = ct_f7 * 4;
+													const int64_t ct_b7 = 0 + ct_r7 % ct_e7_1;
 													ct_r7 /= ct_e7_1;
 													const int64_t c0 = 0 + ct_r7;
-													AA[c0 + c1 * 132] = AA_next[ct_q7];
+													{
+														const int64_t c1 = ct_b7 + 0;
+														(void)c1;
+														AA[c0 + c1 * 132] = AA_next[ct_q7 * 4 + 0];
+													}
+													{
+														const int64_t c1 = ct_b7 + 1;
+														(void)c1;
+														AA[c0 + c1 * 132] = AA_next[ct_q7 * 4 + 1];
+													}
+													{
+														const int64_t c1 = ct_b7 + 2;
+														(void)c1;
+														AA[c0 + c1 * 132] = AA_next[ct_q7 * 4 + 2];
+													}
+													{
+														const int64_t c1 = ct_b7 + 3;
+														(void)c1;
+														AA[c0 + c1 * 132] = AA_next[ct_q7 * 4 + 3];
+													}
 												}
 											}
 										}
@@ -223,14 +357,38 @@ extern "C" __global__ void __launch_bounds__(256) cachet_sgemm_cuda(const float 
 											const int64_t ct_e8_1 = (8) - (0);
 											const int64_t ct_n8 = ct_e8_0 * ct_e8_1;
 											#pragma unroll
-											for (int64_t ct_q8 = 0; ct_q8 < (ct_n8 + ct_nwi - 1) / ct_nwi; ct_q8++) {
+											for (int64_t ct_q8 = 0; ct_q8 < (ct_n8 / 4 + ct_nwi - 1) / ct_nwi; ct_q8++) {
 												const int64_t ct_f8 = ct_lid + ct_q8 * ct_nwi;
-												if (ct_f8 < ct_n8) {
-													int64_t ct_r8 = ct_f8;
-													const int64_t c1 = 0 + ct_r8 % ct_e8_1;
+												if (ct_f8 < ct_n8 / 4) {
+													int64_t ct_r8 = ct_f8 * 4;
+													const int64_t ct_b8 = 0 + ct_r8 % ct_e8_1;
 													ct_r8 /= ct_e8_1;
 													const int64_t c0 = 0 + ct_r8;
-													AA_next[ct_q8] = A[(i + c0) * 64 + k + c1 + 8];
+													float4 ct_v8;
+													{
+														const int64_t c1 = ct_b8;
+														ct_v8 = *(const float4 *)&A[(i + c0) * 64 + k + c1 + 8]; /* 16 bytes, aligned */
+													}
+													{
+														const int64_t c1 = ct_b8 + 0;
+														(void)c1;
+														AA_next[ct_q8 * 4 + 0] = ct_v8.x;
+													}
+													{
+														const int64_t c1 = ct_b8 + 1;
+														(void)c1;
+														AA_next[ct_q8 * 4 + 1] = ct_v8.y;
+													}
+													{
+														const int64_t c1 = ct_b8 + 2;
+														(void)c1;
+														AA_next[ct_q8 * 4 + 2] = ct_v8.z;
+													}
+													{
+														const int64_t c1 = ct_b8 + 3;
+														(void)c1;
+														AA_next[ct_q8 * 4 + 3] = ct_v8.w;
+													}
 												}
 											}
 										}
@@ -264,14 +422,33 @@ extern "C" __global__ void __launch_bounds__(256) cachet_sgemm_cuda(const float 
 											const int64_t ct_e9_1 = (8) - (0);
 											const int64_t ct_n9 = ct_e9_0 * ct_e9_1;
 											#pragma unroll
-											for (int64_t ct_q9 = 0; ct_q9 < (ct_n9 + ct_nwi - 1) / ct_nwi; ct_q9++) {
+											for (int64_t ct_q9 = 0; ct_q9 < (ct_n9 / 4 + ct_nwi - 1) / ct_nwi; ct_q9++) {
 												const int64_t ct_f9 = ct_lid + ct_q9 * ct_nwi;
-												if (ct_f9 < ct_n9) {
-													int64_t ct_r9 = ct_f9;
-													const int64_t c1 = 0 + ct_r9 % ct_e9_1;
+												if (ct_f9 < ct_n9 / 4) {
+													int64_t ct_r9 = ct_f9 * 4;
+													const int64_t ct_b9 = 0 + ct_r9 % ct_e9_1;
 													ct_r9 /= ct_e9_1;
 													const int64_t c0 = 0 + ct_r9;
-													AA[c0 + c1 * 132] = AA_next[ct_q9];
+													{
+														const int64_t c1 = ct_b9 + 0;
+														(void)c1;
+														AA[c0 + c1 * 132] = AA_next[ct_q9 * 4 + 0];
+													}
+													{
+														const int64_t c1 = ct_b9 + 1;
+														(void)c1;
+														AA[c0 + c1 * 132] = AA_next[ct_q9 * 4 + 1];
+													}
+													{
+														const int64_t c1 = ct_b9 + 2;
+														(void)c1;
+														AA[c0 + c1 * 132] = AA_next[ct_q9 * 4 + 2];
+													}
+													{
+														const int64_t c1 = ct_b9 + 3;
+														(void)c1;
+														AA[c0 + c1 * 132] = AA_next[ct_q9 * 4 + 3];
+													}
 												}
 											}
 										}
@@ -291,14 +468,38 @@ extern "C" __global__ void __launch_bounds__(256) cachet_sgemm_cuda(const float 
 											const int64_t ct_e10_1 = (128) - (0);
 											const int64_t ct_n10 = ct_e10_0 * ct_e10_1;
 											#pragma unroll
-											for (int64_t ct_q10 = 0; ct_q10 < (ct_n10 + ct_nwi - 1) / ct_nwi; ct_q10++) {
+											for (int64_t ct_q10 = 0; ct_q10 < (ct_n10 / 4 + ct_nwi - 1) / ct_nwi; ct_q10++) {
 												const int64_t ct_f10 = ct_lid + ct_q10 * ct_nwi;
-												if (ct_f10 < ct_n10) {
-													int64_t ct_r10 = ct_f10;
-													const int64_t c1 = 0 + ct_r10 % ct_e10_1;
+												if (ct_f10 < ct_n10 / 4) {
+													int64_t ct_r10 = ct_f10 * 4;
+													const int64_t ct_b10 = 0 + ct_r10 % ct_e10_1;
 													ct_r10 /= ct_e10_1;
 													const int64_t c0 = 0 + ct_r10;
-													BB[c0 * 132 + c1] = B[(k + c0) * 256 + j + c1];
+													float4 ct_v10;
+													{
+														const int64_t c1 = ct_b10;
+														ct_v10 = *(const float4 *)&B[(k + c0) * 256 + j + c1]; /* 16 bytes, aligned */
+													}
+													{
+														const int64_t c1 = ct_b10 + 0;
+														(void)c1;
+														BB[c0 * 132 + c1] = ct_v10.x;
+													}
+													{
+														const int64_t c1 = ct_b10 + 1;
+														(void)c1;
+														BB[c0 * 132 + c1] = ct_v10.y;
+													}
+													{
+														const int64_t c1 = ct_b10 + 2;
+														(void)c1;
+														BB[c0 * 132 + c1] = ct_v10.z;
+													}
+													{
+														const int64_t c1 = ct_b10 + 3;
+														(void)c1;
+														BB[c0 * 132 + c1] = ct_v10.w;
+													}
 												}
 											}
 										}
