@@ -111,6 +111,8 @@ typedef struct og {
 	bool *next_reg;         /* per storage: a next block kept in registers (CUDA), each thread its share */
 	const char *nextq;      /* in a copy of such a block: the thread's slot */
 	const int64_t *pv;      /* param values, then derived values (lt_param_values) */
+	int64_t *sbytes;        /* CUDA, per storage: bytes of a shared buffer (0: none) */
+	int64_t *spad;          /* its rows' padding (pad_shared) */
 	int cur[IR_MAX_DEPTH * 4]; /* regions entered (innermost last) */
 	int ncur;
 	int nest;               /* numbers the cooperative copies */
@@ -1985,6 +1987,35 @@ static int64_t pad_shared(og *o, int a, int64_t *count)
 	return pad;
 }
 
+/*
+ * CUDA: the shared buffers (sized by declare_buffers), each its own
+ * array. The versions of one cache (main and tail blocks: AA, AA_2, ...)
+ * may be in use at once (the main and tail versions of a work-item loop
+ * each have their block, both filled before the loop that uses them), so
+ * they do not share storage; their sum counts against the 48 KiB
+ * (cuda_limits).
+ */
+static void declare_shared(og *o)
+{
+	cg *g = o->g;
+	const ct_looptree *t = o->t;
+	for (int a = 0; a < t->narrays; a++) {
+		if (o->sbytes[a] == 0)
+			continue;
+		const ir_array *arr = &t->arrays[a];
+		int64_t n = o->sbytes[a] / (int64_t)ct_dtype_size(arr->type);
+		o->L->local_bytes += o->sbytes[a];
+		if (o->spad[a] > 0)
+			kg_stmt(g->kg, KG_OTHER, NULL, NULL,
+			        "__shared__ __align__(16) %s %s[%lld]; /* cache buffer %s, shared by the block; rows padded by "
+			        "%lld (no bank conflicts down a column) */",
+			        ir_dtype_c(arr->type), g->aname[a], (long long)n, arr->name, (long long)o->spad[a]);
+		else
+			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "__shared__ __align__(16) %s %s[%lld]; /* cache buffer %s, shared by the block */",
+			        ir_dtype_c(arr->type), g->aname[a], (long long)n, arr->name);
+	}
+}
+
 /* Temps and cache buffers: __local or per work-item arrays of their
  * (compile-time) size. */
 static bool declare_buffers(og *o, const int64_t *pv)
@@ -2029,17 +2060,9 @@ static bool declare_buffers(og *o, const int64_t *pv)
 			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "%s %s[%lld]; /* %s %s, this thread's share (registers) */",
 			        ir_dtype_c(arr->type), g->aname[a], (long long)o->dist[a].count, what, arr->name);
 		} else if (o->is_local[a] && o->D->cuda) {
-			int64_t pad = pad_shared(o, a, &count);
-			o->L->local_bytes += count * (int64_t)ct_dtype_size(arr->type);
-			if (pad > 0)
-				kg_stmt(g->kg, KG_OTHER, NULL, NULL,
-				        "__shared__ __align__(16) %s %s[%lld]; /* %s %s, shared by the block; rows padded by "
-				        "%lld (no bank conflicts down a column) */",
-				        ir_dtype_c(arr->type), g->aname[a], (long long)count, what, arr->name, (long long)pad);
-			else
-				kg_stmt(g->kg, KG_OTHER, NULL, NULL,
-				        "__shared__ __align__(16) %s %s[%lld]; /* %s %s, shared by the block */",
-				        ir_dtype_c(arr->type), g->aname[a], (long long)count, what, arr->name);
+			/* declared by declare_shared, after every buffer is sized */
+			o->spad[a] = pad_shared(o, a, &count);
+			o->sbytes[a] = count * (int64_t)ct_dtype_size(arr->type);
 		} else if (o->is_local[a]) {
 			o->L->local_bytes += bytes;
 			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "%s %s %s[%lld]; /* %s %s, %s */", o->D->shared_q,
@@ -2095,6 +2118,8 @@ static void og_free(og *o)
 	free(o->dist);
 	free(o->dist_region);
 	free(o->next_reg);
+	free(o->sbytes);
+	free(o->spad);
 	free(o->local_region);
 }
 
@@ -2165,6 +2190,33 @@ static void put_preamble(og *o, kg_ctx *kg, const char *fn)
 		kg_preamble(kg, "%s", preamble_fp32[i]);
 }
 
+#define CUDA_MAX_THREADS 1024      /* threads per block, on every NVIDIA GPU CUDA 13 supports */
+#define CUDA_MAX_STATIC_SHARED 49152 /* bytes of __shared__ arrays declared in a kernel */
+
+/* CUDA's fixed limits, refused at generation rather than at launch: the
+ * threads of a block (before the buffers), the static shared memory of
+ * the buffers (shared: after declare_buffers). The position is the
+ * parallelize item's. */
+static bool cuda_limits(og *o, bool shared)
+{
+	const ocl_launch *L = o->L;
+	ir_pos pos = o->k->plan_pos;
+	for (int i = 0; i < o->k->nplan; i++)
+		if (o->k->plan[i].kind == PL_PARALLELIZE)
+			pos = o->k->plan[i].pos;
+	size_t threads = L->local[0] * L->local[1] * L->local[2];
+	if (!shared && L->explicit_local && threads > CUDA_MAX_THREADS)
+		return og_err(o, pos,
+		              "a block of %zu x %zu x %zu = %zu threads exceeds CUDA's %d (split the parallel indices "
+		              "again: each thread then runs the inner loop)",
+		              L->local[0], L->local[1], L->local[2], threads, CUDA_MAX_THREADS);
+	if (shared && L->local_bytes > CUDA_MAX_STATIC_SHARED)
+		return og_err(o, pos,
+		              "the shared caches need %lld bytes per block: more than the %d of static shared memory "
+		              "(use smaller blocks)", (long long)L->local_bytes, CUDA_MAX_STATIC_SHARED);
+	return true;
+}
+
 /* The one GPU generator: the kernel of loop tree t in dialect D. */
 static char *gen_gpu(ct_looptree *t, size_t *len, ocl_launch *Lout, const gpu_dialect *D)
 {
@@ -2186,9 +2238,12 @@ static char *gen_gpu(ct_looptree *t, size_t *len, ocl_launch *Lout, const gpu_di
 	o.dist = calloc((size_t)t->narrays + 1, sizeof *o.dist);
 	o.dist_region = calloc((size_t)t->nregions + 1, sizeof *o.dist_region);
 	o.next_reg = calloc((size_t)t->narrays + 1, sizeof *o.next_reg);
+	o.sbytes = calloc((size_t)t->narrays + 1, sizeof *o.sbytes);
+	o.spad = calloc((size_t)t->narrays + 1, sizeof *o.spad);
 	o.local_region = calloc((size_t)t->nregions + 1, sizeof *o.local_region);
 	int64_t *pv = calloc((size_t)k->nparams + (size_t)t->nderived + 1, sizeof *pv);
-	if (!o.role || !o.dim || !o.is_local || !o.is_next || !o.local_region || !o.dist || !o.dist_region || !o.next_reg || !pv) {
+	if (!o.role || !o.dim || !o.is_local || !o.is_next || !o.local_region || !o.dist || !o.dist_region || !o.next_reg || !o.sbytes ||
+	    !o.spad || !pv) {
 		og_free(&o);
 		free(pv);
 		ct_error(ctx, CT_ERR_NOMEM, "out of memory generating %s", D->cuda ? "CUDA" : "OpenCL");
@@ -2204,6 +2259,11 @@ static char *gen_gpu(ct_looptree *t, size_t *len, ocl_launch *Lout, const gpu_di
 		return NULL;
 	}
 	launch_sizes(&o, pv);
+	if (D->cuda && !cuda_limits(&o, false)) {
+		og_free(&o);
+		free(pv);
+		return NULL;
+	}
 
 	cg g;
 	char *result = NULL;
@@ -2257,7 +2317,9 @@ static char *gen_gpu(ct_looptree *t, size_t *len, ocl_launch *Lout, const gpu_di
 			kg_comment(g.kg, "NDRange dimension %d: %s (%s)", d, L->dim_name[d],
 			           o.split[d] ? "work-groups of work-items" : "work-items");
 	}
-	if (!declare_buffers(&o, pv)) {
+	if (D->cuda && declare_buffers(&o, pv))
+		declare_shared(&o);
+	if ((!D->cuda && !declare_buffers(&o, pv)) || o.st != CT_OK || (D->cuda && !cuda_limits(&o, true))) {
 		kg_func_end(g.kg);
 		goto out;
 	}

@@ -170,6 +170,15 @@ expect "a reduction index is refused" 2 "dep.cachet:7:3: error: parallelize\(k\)
 	"$CACHET" emit "$f" --target cuda
 f=$(mm four 'schedule {' '  ii = split(i, 2)' '}' 'plan(target=cuda) {' '  parallelize(i, j, k, ii)' '}')
 expect "at most 3 dimensions" 2 'cuda parallelizes at most 3 indices' "$CACHET" check "$f"
+f=$(mm threads 'param Z = 1' 'schedule {' '  ii, jj = tile(i=64, j=64)' '  reorder(i, j, k, ii, jj)' '}' \
+	'plan(target=cuda) {' '  parallelize(j, i)' '}')
+expect "more than 1024 threads per block" 2 'threads.cachet:15:3: error: a block of 64 x 64 x 1 = 4096 threads exceeds CUDA.s 1024' \
+	"$CACHET" check "$f" -D M=128 -D N=128
+f=$(mm smem 'schedule {' '  ii, jj, kk = tile(i=32, j=32, k=256)' '  reorder(i, j, k, ii, jj, kk)' '}' \
+	'plan(target=cuda) {' '  AA = cache(A, index=ii, location=shared)' '  BB = cache(B, index=ii, location=shared)' \
+	'  parallelize(j, i)' '}')
+expect "more than 48 KiB of shared memory" 2 'smem.cachet:16:3: error: the shared caches need 70144 bytes per block' \
+	"$CACHET" emit "$f" -D M=64 -D N=64 -D K=512 --target cuda
 f=$(mm host 'plan(target=host) {' '  parallelize(i)' '}')
 expect "--target cuda needs a cuda plan" 2 'needs plan\(target=cuda\)' "$CACHET" emit "$f" --target cuda
 expect "unknown target" 2 "unknown target 'cud'" "$CACHET" emit "$f" --target cud

@@ -24,45 +24,25 @@ static inline int64_t ct_max_int64_t(int64_t a, int64_t b) { return a > b ? a : 
 int cachet_dgemm_cuda(const double *restrict A, const double *restrict B, double *restrict C)
 {
 	_Alignas(64) double CC[4096] = {0}; /* cache buffer CC */
-	_Alignas(64) double CC_2[4096] = {0}; /* cache buffer CC_2 */
-	_Alignas(64) double CC_3[512] = {0}; /* cache buffer CC_3 */
-	_Alignas(64) double CC_4[512] = {0}; /* cache buffer CC_4 */
-	_Alignas(64) double CC_5[2304] = {0}; /* cache buffer CC_5 */
-	_Alignas(64) double CC_6[2304] = {0}; /* cache buffer CC_6 */
-	_Alignas(64) double CC_7[288] = {0}; /* cache buffer CC_7 */
-	_Alignas(64) double CC_8[288] = {0}; /* cache buffer CC_8 */
-	_Alignas(64) double AA[1024] = {0}; /* cache buffer AA */
+	_Alignas(64) double CC_2[512] = {0}; /* cache buffer CC_2 */
+	_Alignas(64) double CC_3[2304] = {0}; /* cache buffer CC_3 */
+	_Alignas(64) double CC_4[288] = {0}; /* cache buffer CC_4 */
+	_Alignas(64) double AA[512] = {0}; /* cache buffer AA */
 	_Alignas(64) double AA_2[512] = {0}; /* cache buffer AA_2 */
-	_Alignas(64) double AA_3[1024] = {0}; /* cache buffer AA_3 */
-	_Alignas(64) double AA_4[512] = {0}; /* cache buffer AA_4 */
-	_Alignas(64) double AA_5[576] = {0}; /* cache buffer AA_5 */
-	_Alignas(64) double AA_6[288] = {0}; /* cache buffer AA_6 */
-	_Alignas(64) double AA_7[576] = {0}; /* cache buffer AA_7 */
-	_Alignas(64) double AA_8[288] = {0}; /* cache buffer AA_8 */
-	_Alignas(64) double BB[1024] = {0}; /* cache buffer BB */
-	_Alignas(64) double BB_2[512] = {0}; /* cache buffer BB_2 */
-	_Alignas(64) double BB_3[128] = {0}; /* cache buffer BB_3 */
+	_Alignas(64) double AA_3[288] = {0}; /* cache buffer AA_3 */
+	_Alignas(64) double AA_4[288] = {0}; /* cache buffer AA_4 */
+	_Alignas(64) double BB[512] = {0}; /* cache buffer BB */
+	_Alignas(64) double BB_2[64] = {0}; /* cache buffer BB_2 */
+	_Alignas(64) double BB_3[512] = {0}; /* cache buffer BB_3 */
 	_Alignas(64) double BB_4[64] = {0}; /* cache buffer BB_4 */
-	_Alignas(64) double BB_5[1024] = {0}; /* cache buffer BB_5 */
-	_Alignas(64) double BB_6[512] = {0}; /* cache buffer BB_6 */
-	_Alignas(64) double BB_7[128] = {0}; /* cache buffer BB_7 */
-	_Alignas(64) double BB_8[64] = {0}; /* cache buffer BB_8 */
-	_Alignas(64) double AA_next[1024] = {0}; /* cache buffer AA_next */
+	_Alignas(64) double AA_next[512] = {0}; /* cache buffer AA_next */
 	_Alignas(64) double AA_2_next[512] = {0}; /* cache buffer AA_2_next */
-	_Alignas(64) double AA_3_next[1024] = {0}; /* cache buffer AA_3_next */
-	_Alignas(64) double AA_4_next[512] = {0}; /* cache buffer AA_4_next */
-	_Alignas(64) double AA_5_next[576] = {0}; /* cache buffer AA_5_next */
-	_Alignas(64) double AA_6_next[288] = {0}; /* cache buffer AA_6_next */
-	_Alignas(64) double AA_7_next[576] = {0}; /* cache buffer AA_7_next */
-	_Alignas(64) double AA_8_next[288] = {0}; /* cache buffer AA_8_next */
-	_Alignas(64) double BB_next[1024] = {0}; /* cache buffer BB_next */
-	_Alignas(64) double BB_2_next[512] = {0}; /* cache buffer BB_2_next */
-	_Alignas(64) double BB_3_next[128] = {0}; /* cache buffer BB_3_next */
+	_Alignas(64) double AA_3_next[288] = {0}; /* cache buffer AA_3_next */
+	_Alignas(64) double AA_4_next[288] = {0}; /* cache buffer AA_4_next */
+	_Alignas(64) double BB_next[512] = {0}; /* cache buffer BB_next */
+	_Alignas(64) double BB_2_next[64] = {0}; /* cache buffer BB_2_next */
+	_Alignas(64) double BB_3_next[512] = {0}; /* cache buffer BB_3_next */
 	_Alignas(64) double BB_4_next[64] = {0}; /* cache buffer BB_4_next */
-	_Alignas(64) double BB_5_next[1024] = {0}; /* cache buffer BB_5_next */
-	_Alignas(64) double BB_6_next[512] = {0}; /* cache buffer BB_6_next */
-	_Alignas(64) double BB_7_next[128] = {0}; /* cache buffer BB_7_next */
-	_Alignas(64) double BB_8_next[64] = {0}; /* cache buffer BB_8_next */
 	for (int64_t i = 0; i < 64; i += 64) {
 		for (int64_t j = 0; j < 64; j += 64) {
 			/* cache CC of C: CC[64][64] first_major, zero_fill, reduce */
@@ -72,44 +52,44 @@ int cachet_dgemm_cuda(const double *restrict A, const double *restrict B, double
 						CC[c0 * 64 + c1] = 0.0;
 					}
 				}
-				/* cache AA of A: AA[64][16] last_major, copy_in, double-buffered */
+				/* cache AA of A: AA[64][8] last_major, copy_in, double-buffered */
 				{
 					/* tail of k */
-					for (int64_t k = 0; k < 1; k += 16) {
-						for (int64_t c1 = 0; c1 < 16; c1++) {
+					for (int64_t k = 0; k < 1; k += 8) {
+						for (int64_t c1 = 0; c1 < 8; c1++) {
 							for (int64_t c0 = 0; c0 < 64; c0++) {
 								AA[c0 + c1 * 64] = A[(i + c0) * 40 + k + c1];
 							}
 						}
 					}
-					/* cache BB of B: BB[16][64] first_major, copy_in, double-buffered */
+					/* cache BB of B: BB[8][64] first_major, copy_in, double-buffered */
 					{
 						/* tail of k */
-						for (int64_t k = 0; k < 1; k += 16) {
-							for (int64_t c0 = 0; c0 < 16; c0++) {
+						for (int64_t k = 0; k < 1; k += 8) {
+							for (int64_t c0 = 0; c0 < 8; c0++) {
 								for (int64_t c1 = 0; c1 < 64; c1++) {
 									BB[c0 * 64 + c1] = B[(k + c0) * 72 + j + c1];
 								}
 							}
 						}
-						for (int64_t k = 0; k < 0; k += 16) {
-							/* cache AA of A: AA[64][16] last_major, copy_in, double-buffered */
+						for (int64_t k = 0; k < 24; k += 8) {
+							/* cache AA of A: AA[64][8] last_major, copy_in, double-buffered */
 							{
-								for (int64_t c1 = 0; c1 < 16; c1++) {
+								for (int64_t c1 = 0; c1 < 8; c1++) {
 									for (int64_t c0 = 0; c0 < 64; c0++) {
-										AA_next[c0 + c1 * 64] = A[(i + c0) * 40 + k + c1 + 16];
+										AA_next[c0 + c1 * 64] = A[(i + c0) * 40 + k + c1 + 8];
 									}
 								}
-								/* cache BB of B: BB[16][64] first_major, copy_in, double-buffered */
+								/* cache BB of B: BB[8][64] first_major, copy_in, double-buffered */
 								{
-									for (int64_t c0 = 0; c0 < 16; c0++) {
+									for (int64_t c0 = 0; c0 < 8; c0++) {
 										for (int64_t c1 = 0; c1 < 64; c1++) {
-											BB_next[c0 * 64 + c1] = B[(k + c0 + 16) * 72 + j + c1];
+											BB_next[c0 * 64 + c1] = B[(k + c0 + 8) * 72 + j + c1];
 										}
 									}
 									for (int64_t ii = 0; ii < 64; ii += 4) {
 										for (int64_t jj = 0; jj < 64; jj += 4) {
-											for (int64_t kk = 0; kk < 16; kk++) {
+											for (int64_t kk = 0; kk < 8; kk++) {
 												for (int64_t iii = 0; iii < 4; iii++) {
 													for (int64_t jjj = 0; jjj < 4; jjj++) {
 														CC[(ii + iii) * 64 + jj + jjj] += (AA[ii + iii + kk * 64] * BB[kk * 64 + jj + jjj]);
@@ -118,32 +98,32 @@ int cachet_dgemm_cuda(const double *restrict A, const double *restrict B, double
 											}
 										}
 									}
-									for (int64_t c0 = 0; c0 < 16; c0++) {
+									for (int64_t c0 = 0; c0 < 8; c0++) {
 										for (int64_t c1 = 0; c1 < 64; c1++) {
 											BB[c0 * 64 + c1] = BB_next[c0 * 64 + c1];
 										}
 									}
 								}
-								for (int64_t c1 = 0; c1 < 16; c1++) {
+								for (int64_t c1 = 0; c1 < 8; c1++) {
 									for (int64_t c0 = 0; c0 < 64; c0++) {
 										AA[c0 + c1 * 64] = AA_next[c0 + c1 * 64];
 									}
 								}
 							}
 						}
-						for (int64_t k = 0; k < 16; k += 16) {
-							/* cache AA of A: AA[64][16] last_major, copy_in, double-buffered */
+						for (int64_t k = 24; k < 32; k += 8) {
+							/* cache AA of A: AA[64][8] last_major, copy_in, double-buffered */
 							{
-								for (int64_t c1 = 0; c1 < 16; c1++) {
+								for (int64_t c1 = 0; c1 < 8; c1++) {
 									for (int64_t c0 = 0; c0 < 64; c0++) {
-										AA_next[c0 + c1 * 64] = A[(i + c0) * 40 + k + c1 + 16];
+										AA_next[c0 + c1 * 64] = A[(i + c0) * 40 + k + c1 + 8];
 									}
 								}
-								/* cache BB of B: BB[16][64] first_major, copy_in, double-buffered */
+								/* cache BB of B: BB[8][64] first_major, copy_in, double-buffered */
 								{
 									for (int64_t ii = 0; ii < 64; ii += 4) {
 										for (int64_t jj = 0; jj < 64; jj += 4) {
-											for (int64_t kk = 0; kk < 16; kk++) {
+											for (int64_t kk = 0; kk < 8; kk++) {
 												for (int64_t iii = 0; iii < 4; iii++) {
 													for (int64_t jjj = 0; jjj < 4; jjj++) {
 														CC[(ii + iii) * 64 + jj + jjj] += (AA[ii + iii + kk * 64] * BB[kk * 64 + jj + jjj]);
@@ -153,7 +133,7 @@ int cachet_dgemm_cuda(const double *restrict A, const double *restrict B, double
 										}
 									}
 								}
-								for (int64_t c1 = 0; c1 < 16; c1++) {
+								for (int64_t c1 = 0; c1 < 8; c1++) {
 									for (int64_t c0 = 0; c0 < 64; c0++) {
 										AA[c0 + c1 * 64] = AA_next[c0 + c1 * 64];
 									}
@@ -161,19 +141,19 @@ int cachet_dgemm_cuda(const double *restrict A, const double *restrict B, double
 							}
 						}
 					}
-					for (int64_t k = 16; k < 32; k += 16) {
-						/* cache AA of A: AA[64][16] last_major, copy_in, double-buffered */
+					for (int64_t k = 32; k < 40; k += 8) {
+						/* cache AA of A: AA[64][8] last_major, copy_in, double-buffered */
 						{
-							/* cache BB of B: BB[16][64] first_major, copy_in, double-buffered */
+							/* cache BB of B: BB[8][64] first_major, copy_in, double-buffered */
 							{
-								for (int64_t c0 = 0; c0 < 16; c0++) {
+								for (int64_t c0 = 0; c0 < 8; c0++) {
 									for (int64_t c1 = 0; c1 < 64; c1++) {
 										BB[c0 * 64 + c1] = B[(k + c0) * 72 + j + c1];
 									}
 								}
 								for (int64_t ii = 0; ii < 64; ii += 4) {
 									for (int64_t jj = 0; jj < 64; jj += 4) {
-										for (int64_t kk = 0; kk < 16; kk++) {
+										for (int64_t kk = 0; kk < 8; kk++) {
 											for (int64_t iii = 0; iii < 4; iii++) {
 												for (int64_t jjj = 0; jjj < 4; jjj++) {
 													CC[(ii + iii) * 64 + jj + jjj] += (AA[ii + iii + kk * 64] * BB[kk * 64 + jj + jjj]);
@@ -192,63 +172,65 @@ int cachet_dgemm_cuda(const double *restrict A, const double *restrict B, double
 					}
 				}
 			}
-			/* cache CC of C: CC_2[64][64] first_major, zero_fill, reduce */
+		}
+		/* tail of j */
+		for (int64_t j = 64; j < 72; j += 64) {
+			/* cache CC of C: CC_2[64][8] first_major, zero_fill, reduce */
 			{
 				for (int64_t c0 = 0; c0 < 64; c0++) {
-					for (int64_t c1 = 0; c1 < 64; c1++) {
-						CC_2[c0 * 64 + c1] = 0.0;
+					for (int64_t c1 = 0; c1 < 8; c1++) {
+						CC_2[c0 * 8 + c1] = 0.0;
 					}
 				}
 				/* cache AA of A: AA_2[64][8] last_major, copy_in, double-buffered */
 				{
 					/* tail of k */
-					for (int64_t k = 32; k < 33; k += 16) {
+					for (int64_t k = 0; k < 1; k += 8) {
 						for (int64_t c1 = 0; c1 < 8; c1++) {
 							for (int64_t c0 = 0; c0 < 64; c0++) {
 								AA_2[c0 + c1 * 64] = A[(i + c0) * 40 + k + c1];
 							}
 						}
 					}
-					/* cache BB of B: BB_2[8][64] first_major, copy_in, double-buffered */
+					/* cache BB of B: BB_2[8][8] first_major, copy_in, double-buffered */
 					{
 						/* tail of k */
-						for (int64_t k = 32; k < 32; k += 16) {
+						for (int64_t k = 0; k < 1; k += 8) {
 							for (int64_t c0 = 0; c0 < 8; c0++) {
-								for (int64_t c1 = 0; c1 < 64; c1++) {
-									BB_2[c0 * 64 + c1] = B[(k + c0) * 72 + j + c1];
+								for (int64_t c1 = 0; c1 < 8; c1++) {
+									BB_2[c0 * 8 + c1] = B[(k + c0) * 72 + j + c1];
 								}
 							}
 						}
-						/* tail of k */
-						for (int64_t k = 32; k < 32; k += 16) {
+						for (int64_t k = 0; k < 24; k += 8) {
 							/* cache AA of A: AA_2[64][8] last_major, copy_in, double-buffered */
 							{
 								for (int64_t c1 = 0; c1 < 8; c1++) {
 									for (int64_t c0 = 0; c0 < 64; c0++) {
-										AA_2_next[c0 + c1 * 64] = A[(i + c0) * 40 + k + c1 + 16];
+										AA_2_next[c0 + c1 * 64] = A[(i + c0) * 40 + k + c1 + 8];
 									}
 								}
-								/* cache BB of B: BB_2[8][64] first_major, copy_in, double-buffered */
+								/* cache BB of B: BB_2[8][8] first_major, copy_in, double-buffered */
 								{
 									for (int64_t c0 = 0; c0 < 8; c0++) {
-										for (int64_t c1 = 0; c1 < 64; c1++) {
-											BB_2_next[c0 * 64 + c1] = B[(k + c0 + 16) * 72 + j + c1];
+										for (int64_t c1 = 0; c1 < 8; c1++) {
+											BB_2_next[c0 * 8 + c1] = B[(k + c0 + 8) * 72 + j + c1];
 										}
 									}
 									for (int64_t ii = 0; ii < 64; ii += 4) {
-										for (int64_t jj = 0; jj < 64; jj += 4) {
+										for (int64_t jj = 0; jj < 8; jj += 4) {
 											for (int64_t kk = 0; kk < 8; kk++) {
 												for (int64_t iii = 0; iii < 4; iii++) {
 													for (int64_t jjj = 0; jjj < 4; jjj++) {
-														CC_2[(ii + iii) * 64 + jj + jjj] += (AA_2[ii + iii + kk * 64] * BB_2[kk * 64 + jj + jjj]);
+														CC_2[(ii + iii) * 8 + jj + jjj] += (AA_2[ii + iii + kk * 64] * BB_2[kk * 8 + jj + jjj]);
 													}
 												}
 											}
 										}
 									}
 									for (int64_t c0 = 0; c0 < 8; c0++) {
-										for (int64_t c1 = 0; c1 < 64; c1++) {
-											BB_2[c0 * 64 + c1] = BB_2_next[c0 * 64 + c1];
+										for (int64_t c1 = 0; c1 < 8; c1++) {
+											BB_2[c0 * 8 + c1] = BB_2_next[c0 * 8 + c1];
 										}
 									}
 								}
@@ -259,23 +241,22 @@ int cachet_dgemm_cuda(const double *restrict A, const double *restrict B, double
 								}
 							}
 						}
-						/* tail of k */
-						for (int64_t k = 32; k < 32; k += 16) {
+						for (int64_t k = 24; k < 32; k += 8) {
 							/* cache AA of A: AA_2[64][8] last_major, copy_in, double-buffered */
 							{
 								for (int64_t c1 = 0; c1 < 8; c1++) {
 									for (int64_t c0 = 0; c0 < 64; c0++) {
-										AA_2_next[c0 + c1 * 64] = A[(i + c0) * 40 + k + c1 + 16];
+										AA_2_next[c0 + c1 * 64] = A[(i + c0) * 40 + k + c1 + 8];
 									}
 								}
-								/* cache BB of B: BB_2[8][64] first_major, copy_in, double-buffered */
+								/* cache BB of B: BB_2[8][8] first_major, copy_in, double-buffered */
 								{
 									for (int64_t ii = 0; ii < 64; ii += 4) {
-										for (int64_t jj = 0; jj < 64; jj += 4) {
+										for (int64_t jj = 0; jj < 8; jj += 4) {
 											for (int64_t kk = 0; kk < 8; kk++) {
 												for (int64_t iii = 0; iii < 4; iii++) {
 													for (int64_t jjj = 0; jjj < 4; jjj++) {
-														CC_2[(ii + iii) * 64 + jj + jjj] += (AA_2[ii + iii + kk * 64] * BB_2[kk * 64 + jj + jjj]);
+														CC_2[(ii + iii) * 8 + jj + jjj] += (AA_2[ii + iii + kk * 64] * BB_2[kk * 8 + jj + jjj]);
 													}
 												}
 											}
@@ -290,23 +271,22 @@ int cachet_dgemm_cuda(const double *restrict A, const double *restrict B, double
 							}
 						}
 					}
-					/* tail of k */
-					for (int64_t k = 32; k < 40; k += 16) {
+					for (int64_t k = 32; k < 40; k += 8) {
 						/* cache AA of A: AA_2[64][8] last_major, copy_in, double-buffered */
 						{
-							/* cache BB of B: BB_2[8][64] first_major, copy_in, double-buffered */
+							/* cache BB of B: BB_2[8][8] first_major, copy_in, double-buffered */
 							{
 								for (int64_t c0 = 0; c0 < 8; c0++) {
-									for (int64_t c1 = 0; c1 < 64; c1++) {
-										BB_2[c0 * 64 + c1] = B[(k + c0) * 72 + j + c1];
+									for (int64_t c1 = 0; c1 < 8; c1++) {
+										BB_2[c0 * 8 + c1] = B[(k + c0) * 72 + j + c1];
 									}
 								}
 								for (int64_t ii = 0; ii < 64; ii += 4) {
-									for (int64_t jj = 0; jj < 64; jj += 4) {
+									for (int64_t jj = 0; jj < 8; jj += 4) {
 										for (int64_t kk = 0; kk < 8; kk++) {
 											for (int64_t iii = 0; iii < 4; iii++) {
 												for (int64_t jjj = 0; jjj < 4; jjj++) {
-													CC_2[(ii + iii) * 64 + jj + jjj] += (AA_2[ii + iii + kk * 64] * BB_2[kk * 64 + jj + jjj]);
+													CC_2[(ii + iii) * 8 + jj + jjj] += (AA_2[ii + iii + kk * 64] * BB_2[kk * 8 + jj + jjj]);
 												}
 											}
 										}
@@ -317,190 +297,194 @@ int cachet_dgemm_cuda(const double *restrict A, const double *restrict B, double
 					}
 				}
 				for (int64_t c0 = 0; c0 < 64; c0++) {
+					for (int64_t c1 = 0; c1 < 8; c1++) {
+						C[(i + c0) * 72 + j + c1] += CC_2[c0 * 8 + c1];
+					}
+				}
+			}
+		}
+	}
+	/* tail of i */
+	for (int64_t i = 64; i < 100; i += 64) {
+		for (int64_t j = 0; j < 64; j += 64) {
+			/* cache CC of C: CC_3[36][64] first_major, zero_fill, reduce */
+			{
+				for (int64_t c0 = 0; c0 < 36; c0++) {
 					for (int64_t c1 = 0; c1 < 64; c1++) {
-						C[(i + c0) * 72 + j + c1] += CC_2[c0 * 64 + c1];
+						CC_3[c0 * 64 + c1] = 0.0;
+					}
+				}
+				/* cache AA of A: AA_3[36][8] last_major, copy_in, double-buffered */
+				{
+					/* tail of k */
+					for (int64_t k = 0; k < 1; k += 8) {
+						for (int64_t c1 = 0; c1 < 8; c1++) {
+							for (int64_t c0 = 0; c0 < 36; c0++) {
+								AA_3[c0 + c1 * 36] = A[(i + c0) * 40 + k + c1];
+							}
+						}
+					}
+					/* cache BB of B: BB_3[8][64] first_major, copy_in, double-buffered */
+					{
+						/* tail of k */
+						for (int64_t k = 0; k < 1; k += 8) {
+							for (int64_t c0 = 0; c0 < 8; c0++) {
+								for (int64_t c1 = 0; c1 < 64; c1++) {
+									BB_3[c0 * 64 + c1] = B[(k + c0) * 72 + j + c1];
+								}
+							}
+						}
+						for (int64_t k = 0; k < 24; k += 8) {
+							/* cache AA of A: AA_3[36][8] last_major, copy_in, double-buffered */
+							{
+								for (int64_t c1 = 0; c1 < 8; c1++) {
+									for (int64_t c0 = 0; c0 < 36; c0++) {
+										AA_3_next[c0 + c1 * 36] = A[(i + c0) * 40 + k + c1 + 8];
+									}
+								}
+								/* cache BB of B: BB_3[8][64] first_major, copy_in, double-buffered */
+								{
+									for (int64_t c0 = 0; c0 < 8; c0++) {
+										for (int64_t c1 = 0; c1 < 64; c1++) {
+											BB_3_next[c0 * 64 + c1] = B[(k + c0 + 8) * 72 + j + c1];
+										}
+									}
+									for (int64_t ii = 0; ii < 36; ii += 4) {
+										for (int64_t jj = 0; jj < 64; jj += 4) {
+											for (int64_t kk = 0; kk < 8; kk++) {
+												for (int64_t iii = 0; iii < 4; iii++) {
+													for (int64_t jjj = 0; jjj < 4; jjj++) {
+														CC_3[(ii + iii) * 64 + jj + jjj] += (AA_3[ii + iii + kk * 36] * BB_3[kk * 64 + jj + jjj]);
+													}
+												}
+											}
+										}
+									}
+									for (int64_t c0 = 0; c0 < 8; c0++) {
+										for (int64_t c1 = 0; c1 < 64; c1++) {
+											BB_3[c0 * 64 + c1] = BB_3_next[c0 * 64 + c1];
+										}
+									}
+								}
+								for (int64_t c1 = 0; c1 < 8; c1++) {
+									for (int64_t c0 = 0; c0 < 36; c0++) {
+										AA_3[c0 + c1 * 36] = AA_3_next[c0 + c1 * 36];
+									}
+								}
+							}
+						}
+						for (int64_t k = 24; k < 32; k += 8) {
+							/* cache AA of A: AA_3[36][8] last_major, copy_in, double-buffered */
+							{
+								for (int64_t c1 = 0; c1 < 8; c1++) {
+									for (int64_t c0 = 0; c0 < 36; c0++) {
+										AA_3_next[c0 + c1 * 36] = A[(i + c0) * 40 + k + c1 + 8];
+									}
+								}
+								/* cache BB of B: BB_3[8][64] first_major, copy_in, double-buffered */
+								{
+									for (int64_t ii = 0; ii < 36; ii += 4) {
+										for (int64_t jj = 0; jj < 64; jj += 4) {
+											for (int64_t kk = 0; kk < 8; kk++) {
+												for (int64_t iii = 0; iii < 4; iii++) {
+													for (int64_t jjj = 0; jjj < 4; jjj++) {
+														CC_3[(ii + iii) * 64 + jj + jjj] += (AA_3[ii + iii + kk * 36] * BB_3[kk * 64 + jj + jjj]);
+													}
+												}
+											}
+										}
+									}
+								}
+								for (int64_t c1 = 0; c1 < 8; c1++) {
+									for (int64_t c0 = 0; c0 < 36; c0++) {
+										AA_3[c0 + c1 * 36] = AA_3_next[c0 + c1 * 36];
+									}
+								}
+							}
+						}
+					}
+					for (int64_t k = 32; k < 40; k += 8) {
+						/* cache AA of A: AA_3[36][8] last_major, copy_in, double-buffered */
+						{
+							/* cache BB of B: BB_3[8][64] first_major, copy_in, double-buffered */
+							{
+								for (int64_t c0 = 0; c0 < 8; c0++) {
+									for (int64_t c1 = 0; c1 < 64; c1++) {
+										BB_3[c0 * 64 + c1] = B[(k + c0) * 72 + j + c1];
+									}
+								}
+								for (int64_t ii = 0; ii < 36; ii += 4) {
+									for (int64_t jj = 0; jj < 64; jj += 4) {
+										for (int64_t kk = 0; kk < 8; kk++) {
+											for (int64_t iii = 0; iii < 4; iii++) {
+												for (int64_t jjj = 0; jjj < 4; jjj++) {
+													CC_3[(ii + iii) * 64 + jj + jjj] += (AA_3[ii + iii + kk * 36] * BB_3[kk * 64 + jj + jjj]);
+												}
+											}
+										}
+									}
+								}
+							}
+						}
+					}
+				}
+				for (int64_t c0 = 0; c0 < 36; c0++) {
+					for (int64_t c1 = 0; c1 < 64; c1++) {
+						C[(i + c0) * 72 + j + c1] += CC_3[c0 * 64 + c1];
 					}
 				}
 			}
 		}
 		/* tail of j */
 		for (int64_t j = 64; j < 72; j += 64) {
-			/* cache CC of C: CC_3[64][8] first_major, zero_fill, reduce */
+			/* cache CC of C: CC_4[36][8] first_major, zero_fill, reduce */
 			{
-				for (int64_t c0 = 0; c0 < 64; c0++) {
-					for (int64_t c1 = 0; c1 < 8; c1++) {
-						CC_3[c0 * 8 + c1] = 0.0;
-					}
-				}
-				/* cache AA of A: AA_3[64][16] last_major, copy_in, double-buffered */
-				{
-					/* tail of k */
-					for (int64_t k = 0; k < 1; k += 16) {
-						for (int64_t c1 = 0; c1 < 16; c1++) {
-							for (int64_t c0 = 0; c0 < 64; c0++) {
-								AA_3[c0 + c1 * 64] = A[(i + c0) * 40 + k + c1];
-							}
-						}
-					}
-					/* cache BB of B: BB_3[16][8] first_major, copy_in, double-buffered */
-					{
-						/* tail of k */
-						for (int64_t k = 0; k < 1; k += 16) {
-							for (int64_t c0 = 0; c0 < 16; c0++) {
-								for (int64_t c1 = 0; c1 < 8; c1++) {
-									BB_3[c0 * 8 + c1] = B[(k + c0) * 72 + j + c1];
-								}
-							}
-						}
-						for (int64_t k = 0; k < 0; k += 16) {
-							/* cache AA of A: AA_3[64][16] last_major, copy_in, double-buffered */
-							{
-								for (int64_t c1 = 0; c1 < 16; c1++) {
-									for (int64_t c0 = 0; c0 < 64; c0++) {
-										AA_3_next[c0 + c1 * 64] = A[(i + c0) * 40 + k + c1 + 16];
-									}
-								}
-								/* cache BB of B: BB_3[16][8] first_major, copy_in, double-buffered */
-								{
-									for (int64_t c0 = 0; c0 < 16; c0++) {
-										for (int64_t c1 = 0; c1 < 8; c1++) {
-											BB_3_next[c0 * 8 + c1] = B[(k + c0 + 16) * 72 + j + c1];
-										}
-									}
-									for (int64_t ii = 0; ii < 64; ii += 4) {
-										for (int64_t jj = 0; jj < 8; jj += 4) {
-											for (int64_t kk = 0; kk < 16; kk++) {
-												for (int64_t iii = 0; iii < 4; iii++) {
-													for (int64_t jjj = 0; jjj < 4; jjj++) {
-														CC_3[(ii + iii) * 8 + jj + jjj] += (AA_3[ii + iii + kk * 64] * BB_3[kk * 8 + jj + jjj]);
-													}
-												}
-											}
-										}
-									}
-									for (int64_t c0 = 0; c0 < 16; c0++) {
-										for (int64_t c1 = 0; c1 < 8; c1++) {
-											BB_3[c0 * 8 + c1] = BB_3_next[c0 * 8 + c1];
-										}
-									}
-								}
-								for (int64_t c1 = 0; c1 < 16; c1++) {
-									for (int64_t c0 = 0; c0 < 64; c0++) {
-										AA_3[c0 + c1 * 64] = AA_3_next[c0 + c1 * 64];
-									}
-								}
-							}
-						}
-						for (int64_t k = 0; k < 16; k += 16) {
-							/* cache AA of A: AA_3[64][16] last_major, copy_in, double-buffered */
-							{
-								for (int64_t c1 = 0; c1 < 16; c1++) {
-									for (int64_t c0 = 0; c0 < 64; c0++) {
-										AA_3_next[c0 + c1 * 64] = A[(i + c0) * 40 + k + c1 + 16];
-									}
-								}
-								/* cache BB of B: BB_3[16][8] first_major, copy_in, double-buffered */
-								{
-									for (int64_t ii = 0; ii < 64; ii += 4) {
-										for (int64_t jj = 0; jj < 8; jj += 4) {
-											for (int64_t kk = 0; kk < 16; kk++) {
-												for (int64_t iii = 0; iii < 4; iii++) {
-													for (int64_t jjj = 0; jjj < 4; jjj++) {
-														CC_3[(ii + iii) * 8 + jj + jjj] += (AA_3[ii + iii + kk * 64] * BB_3[kk * 8 + jj + jjj]);
-													}
-												}
-											}
-										}
-									}
-								}
-								for (int64_t c1 = 0; c1 < 16; c1++) {
-									for (int64_t c0 = 0; c0 < 64; c0++) {
-										AA_3[c0 + c1 * 64] = AA_3_next[c0 + c1 * 64];
-									}
-								}
-							}
-						}
-					}
-					for (int64_t k = 16; k < 32; k += 16) {
-						/* cache AA of A: AA_3[64][16] last_major, copy_in, double-buffered */
-						{
-							/* cache BB of B: BB_3[16][8] first_major, copy_in, double-buffered */
-							{
-								for (int64_t c0 = 0; c0 < 16; c0++) {
-									for (int64_t c1 = 0; c1 < 8; c1++) {
-										BB_3[c0 * 8 + c1] = B[(k + c0) * 72 + j + c1];
-									}
-								}
-								for (int64_t ii = 0; ii < 64; ii += 4) {
-									for (int64_t jj = 0; jj < 8; jj += 4) {
-										for (int64_t kk = 0; kk < 16; kk++) {
-											for (int64_t iii = 0; iii < 4; iii++) {
-												for (int64_t jjj = 0; jjj < 4; jjj++) {
-													CC_3[(ii + iii) * 8 + jj + jjj] += (AA_3[ii + iii + kk * 64] * BB_3[kk * 8 + jj + jjj]);
-												}
-											}
-										}
-									}
-								}
-							}
-						}
-					}
-				}
-				for (int64_t c0 = 0; c0 < 64; c0++) {
-					for (int64_t c1 = 0; c1 < 8; c1++) {
-						C[(i + c0) * 72 + j + c1] += CC_3[c0 * 8 + c1];
-					}
-				}
-			}
-			/* cache CC of C: CC_4[64][8] first_major, zero_fill, reduce */
-			{
-				for (int64_t c0 = 0; c0 < 64; c0++) {
+				for (int64_t c0 = 0; c0 < 36; c0++) {
 					for (int64_t c1 = 0; c1 < 8; c1++) {
 						CC_4[c0 * 8 + c1] = 0.0;
 					}
 				}
-				/* cache AA of A: AA_4[64][8] last_major, copy_in, double-buffered */
+				/* cache AA of A: AA_4[36][8] last_major, copy_in, double-buffered */
 				{
 					/* tail of k */
-					for (int64_t k = 32; k < 33; k += 16) {
+					for (int64_t k = 0; k < 1; k += 8) {
 						for (int64_t c1 = 0; c1 < 8; c1++) {
-							for (int64_t c0 = 0; c0 < 64; c0++) {
-								AA_4[c0 + c1 * 64] = A[(i + c0) * 40 + k + c1];
+							for (int64_t c0 = 0; c0 < 36; c0++) {
+								AA_4[c0 + c1 * 36] = A[(i + c0) * 40 + k + c1];
 							}
 						}
 					}
 					/* cache BB of B: BB_4[8][8] first_major, copy_in, double-buffered */
 					{
 						/* tail of k */
-						for (int64_t k = 32; k < 32; k += 16) {
+						for (int64_t k = 0; k < 1; k += 8) {
 							for (int64_t c0 = 0; c0 < 8; c0++) {
 								for (int64_t c1 = 0; c1 < 8; c1++) {
 									BB_4[c0 * 8 + c1] = B[(k + c0) * 72 + j + c1];
 								}
 							}
 						}
-						/* tail of k */
-						for (int64_t k = 32; k < 32; k += 16) {
-							/* cache AA of A: AA_4[64][8] last_major, copy_in, double-buffered */
+						for (int64_t k = 0; k < 24; k += 8) {
+							/* cache AA of A: AA_4[36][8] last_major, copy_in, double-buffered */
 							{
 								for (int64_t c1 = 0; c1 < 8; c1++) {
-									for (int64_t c0 = 0; c0 < 64; c0++) {
-										AA_4_next[c0 + c1 * 64] = A[(i + c0) * 40 + k + c1 + 16];
+									for (int64_t c0 = 0; c0 < 36; c0++) {
+										AA_4_next[c0 + c1 * 36] = A[(i + c0) * 40 + k + c1 + 8];
 									}
 								}
 								/* cache BB of B: BB_4[8][8] first_major, copy_in, double-buffered */
 								{
 									for (int64_t c0 = 0; c0 < 8; c0++) {
 										for (int64_t c1 = 0; c1 < 8; c1++) {
-											BB_4_next[c0 * 8 + c1] = B[(k + c0 + 16) * 72 + j + c1];
+											BB_4_next[c0 * 8 + c1] = B[(k + c0 + 8) * 72 + j + c1];
 										}
 									}
-									for (int64_t ii = 0; ii < 64; ii += 4) {
+									for (int64_t ii = 0; ii < 36; ii += 4) {
 										for (int64_t jj = 0; jj < 8; jj += 4) {
 											for (int64_t kk = 0; kk < 8; kk++) {
 												for (int64_t iii = 0; iii < 4; iii++) {
 													for (int64_t jjj = 0; jjj < 4; jjj++) {
-														CC_4[(ii + iii) * 8 + jj + jjj] += (AA_4[ii + iii + kk * 64] * BB_4[kk * 8 + jj + jjj]);
+														CC_4[(ii + iii) * 8 + jj + jjj] += (AA_4[ii + iii + kk * 36] * BB_4[kk * 8 + jj + jjj]);
 													}
 												}
 											}
@@ -513,29 +497,28 @@ int cachet_dgemm_cuda(const double *restrict A, const double *restrict B, double
 									}
 								}
 								for (int64_t c1 = 0; c1 < 8; c1++) {
-									for (int64_t c0 = 0; c0 < 64; c0++) {
-										AA_4[c0 + c1 * 64] = AA_4_next[c0 + c1 * 64];
+									for (int64_t c0 = 0; c0 < 36; c0++) {
+										AA_4[c0 + c1 * 36] = AA_4_next[c0 + c1 * 36];
 									}
 								}
 							}
 						}
-						/* tail of k */
-						for (int64_t k = 32; k < 32; k += 16) {
-							/* cache AA of A: AA_4[64][8] last_major, copy_in, double-buffered */
+						for (int64_t k = 24; k < 32; k += 8) {
+							/* cache AA of A: AA_4[36][8] last_major, copy_in, double-buffered */
 							{
 								for (int64_t c1 = 0; c1 < 8; c1++) {
-									for (int64_t c0 = 0; c0 < 64; c0++) {
-										AA_4_next[c0 + c1 * 64] = A[(i + c0) * 40 + k + c1 + 16];
+									for (int64_t c0 = 0; c0 < 36; c0++) {
+										AA_4_next[c0 + c1 * 36] = A[(i + c0) * 40 + k + c1 + 8];
 									}
 								}
 								/* cache BB of B: BB_4[8][8] first_major, copy_in, double-buffered */
 								{
-									for (int64_t ii = 0; ii < 64; ii += 4) {
+									for (int64_t ii = 0; ii < 36; ii += 4) {
 										for (int64_t jj = 0; jj < 8; jj += 4) {
 											for (int64_t kk = 0; kk < 8; kk++) {
 												for (int64_t iii = 0; iii < 4; iii++) {
 													for (int64_t jjj = 0; jjj < 4; jjj++) {
-														CC_4[(ii + iii) * 8 + jj + jjj] += (AA_4[ii + iii + kk * 64] * BB_4[kk * 8 + jj + jjj]);
+														CC_4[(ii + iii) * 8 + jj + jjj] += (AA_4[ii + iii + kk * 36] * BB_4[kk * 8 + jj + jjj]);
 													}
 												}
 											}
@@ -543,16 +526,15 @@ int cachet_dgemm_cuda(const double *restrict A, const double *restrict B, double
 									}
 								}
 								for (int64_t c1 = 0; c1 < 8; c1++) {
-									for (int64_t c0 = 0; c0 < 64; c0++) {
-										AA_4[c0 + c1 * 64] = AA_4_next[c0 + c1 * 64];
+									for (int64_t c0 = 0; c0 < 36; c0++) {
+										AA_4[c0 + c1 * 36] = AA_4_next[c0 + c1 * 36];
 									}
 								}
 							}
 						}
 					}
-					/* tail of k */
-					for (int64_t k = 32; k < 40; k += 16) {
-						/* cache AA of A: AA_4[64][8] last_major, copy_in, double-buffered */
+					for (int64_t k = 32; k < 40; k += 8) {
+						/* cache AA of A: AA_4[36][8] last_major, copy_in, double-buffered */
 						{
 							/* cache BB of B: BB_4[8][8] first_major, copy_in, double-buffered */
 							{
@@ -561,12 +543,12 @@ int cachet_dgemm_cuda(const double *restrict A, const double *restrict B, double
 										BB_4[c0 * 8 + c1] = B[(k + c0) * 72 + j + c1];
 									}
 								}
-								for (int64_t ii = 0; ii < 64; ii += 4) {
+								for (int64_t ii = 0; ii < 36; ii += 4) {
 									for (int64_t jj = 0; jj < 8; jj += 4) {
 										for (int64_t kk = 0; kk < 8; kk++) {
 											for (int64_t iii = 0; iii < 4; iii++) {
 												for (int64_t jjj = 0; jjj < 4; jjj++) {
-													CC_4[(ii + iii) * 8 + jj + jjj] += (AA_4[ii + iii + kk * 64] * BB_4[kk * 8 + jj + jjj]);
+													CC_4[(ii + iii) * 8 + jj + jjj] += (AA_4[ii + iii + kk * 36] * BB_4[kk * 8 + jj + jjj]);
 												}
 											}
 										}
@@ -576,531 +558,9 @@ int cachet_dgemm_cuda(const double *restrict A, const double *restrict B, double
 						}
 					}
 				}
-				for (int64_t c0 = 0; c0 < 64; c0++) {
+				for (int64_t c0 = 0; c0 < 36; c0++) {
 					for (int64_t c1 = 0; c1 < 8; c1++) {
 						C[(i + c0) * 72 + j + c1] += CC_4[c0 * 8 + c1];
-					}
-				}
-			}
-		}
-	}
-	/* tail of i */
-	for (int64_t i = 64; i < 100; i += 64) {
-		for (int64_t j = 0; j < 64; j += 64) {
-			/* cache CC of C: CC_5[36][64] first_major, zero_fill, reduce */
-			{
-				for (int64_t c0 = 0; c0 < 36; c0++) {
-					for (int64_t c1 = 0; c1 < 64; c1++) {
-						CC_5[c0 * 64 + c1] = 0.0;
-					}
-				}
-				/* cache AA of A: AA_5[36][16] last_major, copy_in, double-buffered */
-				{
-					/* tail of k */
-					for (int64_t k = 0; k < 1; k += 16) {
-						for (int64_t c1 = 0; c1 < 16; c1++) {
-							for (int64_t c0 = 0; c0 < 36; c0++) {
-								AA_5[c0 + c1 * 36] = A[(i + c0) * 40 + k + c1];
-							}
-						}
-					}
-					/* cache BB of B: BB_5[16][64] first_major, copy_in, double-buffered */
-					{
-						/* tail of k */
-						for (int64_t k = 0; k < 1; k += 16) {
-							for (int64_t c0 = 0; c0 < 16; c0++) {
-								for (int64_t c1 = 0; c1 < 64; c1++) {
-									BB_5[c0 * 64 + c1] = B[(k + c0) * 72 + j + c1];
-								}
-							}
-						}
-						for (int64_t k = 0; k < 0; k += 16) {
-							/* cache AA of A: AA_5[36][16] last_major, copy_in, double-buffered */
-							{
-								for (int64_t c1 = 0; c1 < 16; c1++) {
-									for (int64_t c0 = 0; c0 < 36; c0++) {
-										AA_5_next[c0 + c1 * 36] = A[(i + c0) * 40 + k + c1 + 16];
-									}
-								}
-								/* cache BB of B: BB_5[16][64] first_major, copy_in, double-buffered */
-								{
-									for (int64_t c0 = 0; c0 < 16; c0++) {
-										for (int64_t c1 = 0; c1 < 64; c1++) {
-											BB_5_next[c0 * 64 + c1] = B[(k + c0 + 16) * 72 + j + c1];
-										}
-									}
-									for (int64_t ii = 0; ii < 36; ii += 4) {
-										for (int64_t jj = 0; jj < 64; jj += 4) {
-											for (int64_t kk = 0; kk < 16; kk++) {
-												for (int64_t iii = 0; iii < 4; iii++) {
-													for (int64_t jjj = 0; jjj < 4; jjj++) {
-														CC_5[(ii + iii) * 64 + jj + jjj] += (AA_5[ii + iii + kk * 36] * BB_5[kk * 64 + jj + jjj]);
-													}
-												}
-											}
-										}
-									}
-									for (int64_t c0 = 0; c0 < 16; c0++) {
-										for (int64_t c1 = 0; c1 < 64; c1++) {
-											BB_5[c0 * 64 + c1] = BB_5_next[c0 * 64 + c1];
-										}
-									}
-								}
-								for (int64_t c1 = 0; c1 < 16; c1++) {
-									for (int64_t c0 = 0; c0 < 36; c0++) {
-										AA_5[c0 + c1 * 36] = AA_5_next[c0 + c1 * 36];
-									}
-								}
-							}
-						}
-						for (int64_t k = 0; k < 16; k += 16) {
-							/* cache AA of A: AA_5[36][16] last_major, copy_in, double-buffered */
-							{
-								for (int64_t c1 = 0; c1 < 16; c1++) {
-									for (int64_t c0 = 0; c0 < 36; c0++) {
-										AA_5_next[c0 + c1 * 36] = A[(i + c0) * 40 + k + c1 + 16];
-									}
-								}
-								/* cache BB of B: BB_5[16][64] first_major, copy_in, double-buffered */
-								{
-									for (int64_t ii = 0; ii < 36; ii += 4) {
-										for (int64_t jj = 0; jj < 64; jj += 4) {
-											for (int64_t kk = 0; kk < 16; kk++) {
-												for (int64_t iii = 0; iii < 4; iii++) {
-													for (int64_t jjj = 0; jjj < 4; jjj++) {
-														CC_5[(ii + iii) * 64 + jj + jjj] += (AA_5[ii + iii + kk * 36] * BB_5[kk * 64 + jj + jjj]);
-													}
-												}
-											}
-										}
-									}
-								}
-								for (int64_t c1 = 0; c1 < 16; c1++) {
-									for (int64_t c0 = 0; c0 < 36; c0++) {
-										AA_5[c0 + c1 * 36] = AA_5_next[c0 + c1 * 36];
-									}
-								}
-							}
-						}
-					}
-					for (int64_t k = 16; k < 32; k += 16) {
-						/* cache AA of A: AA_5[36][16] last_major, copy_in, double-buffered */
-						{
-							/* cache BB of B: BB_5[16][64] first_major, copy_in, double-buffered */
-							{
-								for (int64_t c0 = 0; c0 < 16; c0++) {
-									for (int64_t c1 = 0; c1 < 64; c1++) {
-										BB_5[c0 * 64 + c1] = B[(k + c0) * 72 + j + c1];
-									}
-								}
-								for (int64_t ii = 0; ii < 36; ii += 4) {
-									for (int64_t jj = 0; jj < 64; jj += 4) {
-										for (int64_t kk = 0; kk < 16; kk++) {
-											for (int64_t iii = 0; iii < 4; iii++) {
-												for (int64_t jjj = 0; jjj < 4; jjj++) {
-													CC_5[(ii + iii) * 64 + jj + jjj] += (AA_5[ii + iii + kk * 36] * BB_5[kk * 64 + jj + jjj]);
-												}
-											}
-										}
-									}
-								}
-							}
-						}
-					}
-				}
-				for (int64_t c0 = 0; c0 < 36; c0++) {
-					for (int64_t c1 = 0; c1 < 64; c1++) {
-						C[(i + c0) * 72 + j + c1] += CC_5[c0 * 64 + c1];
-					}
-				}
-			}
-			/* cache CC of C: CC_6[36][64] first_major, zero_fill, reduce */
-			{
-				for (int64_t c0 = 0; c0 < 36; c0++) {
-					for (int64_t c1 = 0; c1 < 64; c1++) {
-						CC_6[c0 * 64 + c1] = 0.0;
-					}
-				}
-				/* cache AA of A: AA_6[36][8] last_major, copy_in, double-buffered */
-				{
-					/* tail of k */
-					for (int64_t k = 32; k < 33; k += 16) {
-						for (int64_t c1 = 0; c1 < 8; c1++) {
-							for (int64_t c0 = 0; c0 < 36; c0++) {
-								AA_6[c0 + c1 * 36] = A[(i + c0) * 40 + k + c1];
-							}
-						}
-					}
-					/* cache BB of B: BB_6[8][64] first_major, copy_in, double-buffered */
-					{
-						/* tail of k */
-						for (int64_t k = 32; k < 32; k += 16) {
-							for (int64_t c0 = 0; c0 < 8; c0++) {
-								for (int64_t c1 = 0; c1 < 64; c1++) {
-									BB_6[c0 * 64 + c1] = B[(k + c0) * 72 + j + c1];
-								}
-							}
-						}
-						/* tail of k */
-						for (int64_t k = 32; k < 32; k += 16) {
-							/* cache AA of A: AA_6[36][8] last_major, copy_in, double-buffered */
-							{
-								for (int64_t c1 = 0; c1 < 8; c1++) {
-									for (int64_t c0 = 0; c0 < 36; c0++) {
-										AA_6_next[c0 + c1 * 36] = A[(i + c0) * 40 + k + c1 + 16];
-									}
-								}
-								/* cache BB of B: BB_6[8][64] first_major, copy_in, double-buffered */
-								{
-									for (int64_t c0 = 0; c0 < 8; c0++) {
-										for (int64_t c1 = 0; c1 < 64; c1++) {
-											BB_6_next[c0 * 64 + c1] = B[(k + c0 + 16) * 72 + j + c1];
-										}
-									}
-									for (int64_t ii = 0; ii < 36; ii += 4) {
-										for (int64_t jj = 0; jj < 64; jj += 4) {
-											for (int64_t kk = 0; kk < 8; kk++) {
-												for (int64_t iii = 0; iii < 4; iii++) {
-													for (int64_t jjj = 0; jjj < 4; jjj++) {
-														CC_6[(ii + iii) * 64 + jj + jjj] += (AA_6[ii + iii + kk * 36] * BB_6[kk * 64 + jj + jjj]);
-													}
-												}
-											}
-										}
-									}
-									for (int64_t c0 = 0; c0 < 8; c0++) {
-										for (int64_t c1 = 0; c1 < 64; c1++) {
-											BB_6[c0 * 64 + c1] = BB_6_next[c0 * 64 + c1];
-										}
-									}
-								}
-								for (int64_t c1 = 0; c1 < 8; c1++) {
-									for (int64_t c0 = 0; c0 < 36; c0++) {
-										AA_6[c0 + c1 * 36] = AA_6_next[c0 + c1 * 36];
-									}
-								}
-							}
-						}
-						/* tail of k */
-						for (int64_t k = 32; k < 32; k += 16) {
-							/* cache AA of A: AA_6[36][8] last_major, copy_in, double-buffered */
-							{
-								for (int64_t c1 = 0; c1 < 8; c1++) {
-									for (int64_t c0 = 0; c0 < 36; c0++) {
-										AA_6_next[c0 + c1 * 36] = A[(i + c0) * 40 + k + c1 + 16];
-									}
-								}
-								/* cache BB of B: BB_6[8][64] first_major, copy_in, double-buffered */
-								{
-									for (int64_t ii = 0; ii < 36; ii += 4) {
-										for (int64_t jj = 0; jj < 64; jj += 4) {
-											for (int64_t kk = 0; kk < 8; kk++) {
-												for (int64_t iii = 0; iii < 4; iii++) {
-													for (int64_t jjj = 0; jjj < 4; jjj++) {
-														CC_6[(ii + iii) * 64 + jj + jjj] += (AA_6[ii + iii + kk * 36] * BB_6[kk * 64 + jj + jjj]);
-													}
-												}
-											}
-										}
-									}
-								}
-								for (int64_t c1 = 0; c1 < 8; c1++) {
-									for (int64_t c0 = 0; c0 < 36; c0++) {
-										AA_6[c0 + c1 * 36] = AA_6_next[c0 + c1 * 36];
-									}
-								}
-							}
-						}
-					}
-					/* tail of k */
-					for (int64_t k = 32; k < 40; k += 16) {
-						/* cache AA of A: AA_6[36][8] last_major, copy_in, double-buffered */
-						{
-							/* cache BB of B: BB_6[8][64] first_major, copy_in, double-buffered */
-							{
-								for (int64_t c0 = 0; c0 < 8; c0++) {
-									for (int64_t c1 = 0; c1 < 64; c1++) {
-										BB_6[c0 * 64 + c1] = B[(k + c0) * 72 + j + c1];
-									}
-								}
-								for (int64_t ii = 0; ii < 36; ii += 4) {
-									for (int64_t jj = 0; jj < 64; jj += 4) {
-										for (int64_t kk = 0; kk < 8; kk++) {
-											for (int64_t iii = 0; iii < 4; iii++) {
-												for (int64_t jjj = 0; jjj < 4; jjj++) {
-													CC_6[(ii + iii) * 64 + jj + jjj] += (AA_6[ii + iii + kk * 36] * BB_6[kk * 64 + jj + jjj]);
-												}
-											}
-										}
-									}
-								}
-							}
-						}
-					}
-				}
-				for (int64_t c0 = 0; c0 < 36; c0++) {
-					for (int64_t c1 = 0; c1 < 64; c1++) {
-						C[(i + c0) * 72 + j + c1] += CC_6[c0 * 64 + c1];
-					}
-				}
-			}
-		}
-		/* tail of j */
-		for (int64_t j = 64; j < 72; j += 64) {
-			/* cache CC of C: CC_7[36][8] first_major, zero_fill, reduce */
-			{
-				for (int64_t c0 = 0; c0 < 36; c0++) {
-					for (int64_t c1 = 0; c1 < 8; c1++) {
-						CC_7[c0 * 8 + c1] = 0.0;
-					}
-				}
-				/* cache AA of A: AA_7[36][16] last_major, copy_in, double-buffered */
-				{
-					/* tail of k */
-					for (int64_t k = 0; k < 1; k += 16) {
-						for (int64_t c1 = 0; c1 < 16; c1++) {
-							for (int64_t c0 = 0; c0 < 36; c0++) {
-								AA_7[c0 + c1 * 36] = A[(i + c0) * 40 + k + c1];
-							}
-						}
-					}
-					/* cache BB of B: BB_7[16][8] first_major, copy_in, double-buffered */
-					{
-						/* tail of k */
-						for (int64_t k = 0; k < 1; k += 16) {
-							for (int64_t c0 = 0; c0 < 16; c0++) {
-								for (int64_t c1 = 0; c1 < 8; c1++) {
-									BB_7[c0 * 8 + c1] = B[(k + c0) * 72 + j + c1];
-								}
-							}
-						}
-						for (int64_t k = 0; k < 0; k += 16) {
-							/* cache AA of A: AA_7[36][16] last_major, copy_in, double-buffered */
-							{
-								for (int64_t c1 = 0; c1 < 16; c1++) {
-									for (int64_t c0 = 0; c0 < 36; c0++) {
-										AA_7_next[c0 + c1 * 36] = A[(i + c0) * 40 + k + c1 + 16];
-									}
-								}
-								/* cache BB of B: BB_7[16][8] first_major, copy_in, double-buffered */
-								{
-									for (int64_t c0 = 0; c0 < 16; c0++) {
-										for (int64_t c1 = 0; c1 < 8; c1++) {
-											BB_7_next[c0 * 8 + c1] = B[(k + c0 + 16) * 72 + j + c1];
-										}
-									}
-									for (int64_t ii = 0; ii < 36; ii += 4) {
-										for (int64_t jj = 0; jj < 8; jj += 4) {
-											for (int64_t kk = 0; kk < 16; kk++) {
-												for (int64_t iii = 0; iii < 4; iii++) {
-													for (int64_t jjj = 0; jjj < 4; jjj++) {
-														CC_7[(ii + iii) * 8 + jj + jjj] += (AA_7[ii + iii + kk * 36] * BB_7[kk * 8 + jj + jjj]);
-													}
-												}
-											}
-										}
-									}
-									for (int64_t c0 = 0; c0 < 16; c0++) {
-										for (int64_t c1 = 0; c1 < 8; c1++) {
-											BB_7[c0 * 8 + c1] = BB_7_next[c0 * 8 + c1];
-										}
-									}
-								}
-								for (int64_t c1 = 0; c1 < 16; c1++) {
-									for (int64_t c0 = 0; c0 < 36; c0++) {
-										AA_7[c0 + c1 * 36] = AA_7_next[c0 + c1 * 36];
-									}
-								}
-							}
-						}
-						for (int64_t k = 0; k < 16; k += 16) {
-							/* cache AA of A: AA_7[36][16] last_major, copy_in, double-buffered */
-							{
-								for (int64_t c1 = 0; c1 < 16; c1++) {
-									for (int64_t c0 = 0; c0 < 36; c0++) {
-										AA_7_next[c0 + c1 * 36] = A[(i + c0) * 40 + k + c1 + 16];
-									}
-								}
-								/* cache BB of B: BB_7[16][8] first_major, copy_in, double-buffered */
-								{
-									for (int64_t ii = 0; ii < 36; ii += 4) {
-										for (int64_t jj = 0; jj < 8; jj += 4) {
-											for (int64_t kk = 0; kk < 16; kk++) {
-												for (int64_t iii = 0; iii < 4; iii++) {
-													for (int64_t jjj = 0; jjj < 4; jjj++) {
-														CC_7[(ii + iii) * 8 + jj + jjj] += (AA_7[ii + iii + kk * 36] * BB_7[kk * 8 + jj + jjj]);
-													}
-												}
-											}
-										}
-									}
-								}
-								for (int64_t c1 = 0; c1 < 16; c1++) {
-									for (int64_t c0 = 0; c0 < 36; c0++) {
-										AA_7[c0 + c1 * 36] = AA_7_next[c0 + c1 * 36];
-									}
-								}
-							}
-						}
-					}
-					for (int64_t k = 16; k < 32; k += 16) {
-						/* cache AA of A: AA_7[36][16] last_major, copy_in, double-buffered */
-						{
-							/* cache BB of B: BB_7[16][8] first_major, copy_in, double-buffered */
-							{
-								for (int64_t c0 = 0; c0 < 16; c0++) {
-									for (int64_t c1 = 0; c1 < 8; c1++) {
-										BB_7[c0 * 8 + c1] = B[(k + c0) * 72 + j + c1];
-									}
-								}
-								for (int64_t ii = 0; ii < 36; ii += 4) {
-									for (int64_t jj = 0; jj < 8; jj += 4) {
-										for (int64_t kk = 0; kk < 16; kk++) {
-											for (int64_t iii = 0; iii < 4; iii++) {
-												for (int64_t jjj = 0; jjj < 4; jjj++) {
-													CC_7[(ii + iii) * 8 + jj + jjj] += (AA_7[ii + iii + kk * 36] * BB_7[kk * 8 + jj + jjj]);
-												}
-											}
-										}
-									}
-								}
-							}
-						}
-					}
-				}
-				for (int64_t c0 = 0; c0 < 36; c0++) {
-					for (int64_t c1 = 0; c1 < 8; c1++) {
-						C[(i + c0) * 72 + j + c1] += CC_7[c0 * 8 + c1];
-					}
-				}
-			}
-			/* cache CC of C: CC_8[36][8] first_major, zero_fill, reduce */
-			{
-				for (int64_t c0 = 0; c0 < 36; c0++) {
-					for (int64_t c1 = 0; c1 < 8; c1++) {
-						CC_8[c0 * 8 + c1] = 0.0;
-					}
-				}
-				/* cache AA of A: AA_8[36][8] last_major, copy_in, double-buffered */
-				{
-					/* tail of k */
-					for (int64_t k = 32; k < 33; k += 16) {
-						for (int64_t c1 = 0; c1 < 8; c1++) {
-							for (int64_t c0 = 0; c0 < 36; c0++) {
-								AA_8[c0 + c1 * 36] = A[(i + c0) * 40 + k + c1];
-							}
-						}
-					}
-					/* cache BB of B: BB_8[8][8] first_major, copy_in, double-buffered */
-					{
-						/* tail of k */
-						for (int64_t k = 32; k < 32; k += 16) {
-							for (int64_t c0 = 0; c0 < 8; c0++) {
-								for (int64_t c1 = 0; c1 < 8; c1++) {
-									BB_8[c0 * 8 + c1] = B[(k + c0) * 72 + j + c1];
-								}
-							}
-						}
-						/* tail of k */
-						for (int64_t k = 32; k < 32; k += 16) {
-							/* cache AA of A: AA_8[36][8] last_major, copy_in, double-buffered */
-							{
-								for (int64_t c1 = 0; c1 < 8; c1++) {
-									for (int64_t c0 = 0; c0 < 36; c0++) {
-										AA_8_next[c0 + c1 * 36] = A[(i + c0) * 40 + k + c1 + 16];
-									}
-								}
-								/* cache BB of B: BB_8[8][8] first_major, copy_in, double-buffered */
-								{
-									for (int64_t c0 = 0; c0 < 8; c0++) {
-										for (int64_t c1 = 0; c1 < 8; c1++) {
-											BB_8_next[c0 * 8 + c1] = B[(k + c0 + 16) * 72 + j + c1];
-										}
-									}
-									for (int64_t ii = 0; ii < 36; ii += 4) {
-										for (int64_t jj = 0; jj < 8; jj += 4) {
-											for (int64_t kk = 0; kk < 8; kk++) {
-												for (int64_t iii = 0; iii < 4; iii++) {
-													for (int64_t jjj = 0; jjj < 4; jjj++) {
-														CC_8[(ii + iii) * 8 + jj + jjj] += (AA_8[ii + iii + kk * 36] * BB_8[kk * 8 + jj + jjj]);
-													}
-												}
-											}
-										}
-									}
-									for (int64_t c0 = 0; c0 < 8; c0++) {
-										for (int64_t c1 = 0; c1 < 8; c1++) {
-											BB_8[c0 * 8 + c1] = BB_8_next[c0 * 8 + c1];
-										}
-									}
-								}
-								for (int64_t c1 = 0; c1 < 8; c1++) {
-									for (int64_t c0 = 0; c0 < 36; c0++) {
-										AA_8[c0 + c1 * 36] = AA_8_next[c0 + c1 * 36];
-									}
-								}
-							}
-						}
-						/* tail of k */
-						for (int64_t k = 32; k < 32; k += 16) {
-							/* cache AA of A: AA_8[36][8] last_major, copy_in, double-buffered */
-							{
-								for (int64_t c1 = 0; c1 < 8; c1++) {
-									for (int64_t c0 = 0; c0 < 36; c0++) {
-										AA_8_next[c0 + c1 * 36] = A[(i + c0) * 40 + k + c1 + 16];
-									}
-								}
-								/* cache BB of B: BB_8[8][8] first_major, copy_in, double-buffered */
-								{
-									for (int64_t ii = 0; ii < 36; ii += 4) {
-										for (int64_t jj = 0; jj < 8; jj += 4) {
-											for (int64_t kk = 0; kk < 8; kk++) {
-												for (int64_t iii = 0; iii < 4; iii++) {
-													for (int64_t jjj = 0; jjj < 4; jjj++) {
-														CC_8[(ii + iii) * 8 + jj + jjj] += (AA_8[ii + iii + kk * 36] * BB_8[kk * 8 + jj + jjj]);
-													}
-												}
-											}
-										}
-									}
-								}
-								for (int64_t c1 = 0; c1 < 8; c1++) {
-									for (int64_t c0 = 0; c0 < 36; c0++) {
-										AA_8[c0 + c1 * 36] = AA_8_next[c0 + c1 * 36];
-									}
-								}
-							}
-						}
-					}
-					/* tail of k */
-					for (int64_t k = 32; k < 40; k += 16) {
-						/* cache AA of A: AA_8[36][8] last_major, copy_in, double-buffered */
-						{
-							/* cache BB of B: BB_8[8][8] first_major, copy_in, double-buffered */
-							{
-								for (int64_t c0 = 0; c0 < 8; c0++) {
-									for (int64_t c1 = 0; c1 < 8; c1++) {
-										BB_8[c0 * 8 + c1] = B[(k + c0) * 72 + j + c1];
-									}
-								}
-								for (int64_t ii = 0; ii < 36; ii += 4) {
-									for (int64_t jj = 0; jj < 8; jj += 4) {
-										for (int64_t kk = 0; kk < 8; kk++) {
-											for (int64_t iii = 0; iii < 4; iii++) {
-												for (int64_t jjj = 0; jjj < 4; jjj++) {
-													CC_8[(ii + iii) * 8 + jj + jjj] += (AA_8[ii + iii + kk * 36] * BB_8[kk * 8 + jj + jjj]);
-												}
-											}
-										}
-									}
-								}
-							}
-						}
-					}
-				}
-				for (int64_t c0 = 0; c0 < 36; c0++) {
-					for (int64_t c1 = 0; c1 < 8; c1++) {
-						C[(i + c0) * 72 + j + c1] += CC_8[c0 * 8 + c1];
 					}
 				}
 			}

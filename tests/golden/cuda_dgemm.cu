@@ -38,42 +38,22 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 	double CC_2[16]; /* cache buffer CC_2, this thread's share (registers) */
 	double CC_3[16]; /* cache buffer CC_3, this thread's share (registers) */
 	double CC_4[16]; /* cache buffer CC_4, this thread's share (registers) */
-	double CC_5[16]; /* cache buffer CC_5, this thread's share (registers) */
-	double CC_6[16]; /* cache buffer CC_6, this thread's share (registers) */
-	double CC_7[16]; /* cache buffer CC_7, this thread's share (registers) */
-	double CC_8[16]; /* cache buffer CC_8, this thread's share (registers) */
-	__shared__ __align__(16) double AA[1056]; /* cache buffer AA, shared by the block; rows padded by 2 (no bank conflicts down a column) */
-	__shared__ __align__(16) double AA_2[528]; /* cache buffer AA_2, shared by the block; rows padded by 2 (no bank conflicts down a column) */
-	__shared__ __align__(16) double AA_3[1056]; /* cache buffer AA_3, shared by the block; rows padded by 2 (no bank conflicts down a column) */
-	__shared__ __align__(16) double AA_4[528]; /* cache buffer AA_4, shared by the block; rows padded by 2 (no bank conflicts down a column) */
-	__shared__ __align__(16) double AA_5[576]; /* cache buffer AA_5, shared by the block */
-	__shared__ __align__(16) double AA_6[288]; /* cache buffer AA_6, shared by the block */
-	__shared__ __align__(16) double AA_7[576]; /* cache buffer AA_7, shared by the block */
-	__shared__ __align__(16) double AA_8[288]; /* cache buffer AA_8, shared by the block */
-	__shared__ __align__(16) double BB[1056]; /* cache buffer BB, shared by the block; rows padded by 2 (no bank conflicts down a column) */
-	__shared__ __align__(16) double BB_2[528]; /* cache buffer BB_2, shared by the block; rows padded by 2 (no bank conflicts down a column) */
-	__shared__ __align__(16) double BB_3[128]; /* cache buffer BB_3, shared by the block */
-	__shared__ __align__(16) double BB_4[64]; /* cache buffer BB_4, shared by the block */
-	__shared__ __align__(16) double BB_5[1056]; /* cache buffer BB_5, shared by the block; rows padded by 2 (no bank conflicts down a column) */
-	__shared__ __align__(16) double BB_6[528]; /* cache buffer BB_6, shared by the block; rows padded by 2 (no bank conflicts down a column) */
-	__shared__ __align__(16) double BB_7[128]; /* cache buffer BB_7, shared by the block */
-	__shared__ __align__(16) double BB_8[64]; /* cache buffer BB_8, shared by the block */
-	double AA_next[4]; /* cache buffer AA_next, the next block: this thread's share (registers) */
+	double AA_next[2]; /* cache buffer AA_next, the next block: this thread's share (registers) */
 	double AA_2_next[2]; /* cache buffer AA_2_next, the next block: this thread's share (registers) */
-	double AA_3_next[4]; /* cache buffer AA_3_next, the next block: this thread's share (registers) */
+	double AA_3_next[2]; /* cache buffer AA_3_next, the next block: this thread's share (registers) */
 	double AA_4_next[2]; /* cache buffer AA_4_next, the next block: this thread's share (registers) */
-	double AA_5_next[4]; /* cache buffer AA_5_next, the next block: this thread's share (registers) */
-	double AA_6_next[2]; /* cache buffer AA_6_next, the next block: this thread's share (registers) */
-	double AA_7_next[4]; /* cache buffer AA_7_next, the next block: this thread's share (registers) */
-	double AA_8_next[2]; /* cache buffer AA_8_next, the next block: this thread's share (registers) */
-	double BB_next[4]; /* cache buffer BB_next, the next block: this thread's share (registers) */
+	double BB_next[2]; /* cache buffer BB_next, the next block: this thread's share (registers) */
 	double BB_2_next[2]; /* cache buffer BB_2_next, the next block: this thread's share (registers) */
 	double BB_3_next[2]; /* cache buffer BB_3_next, the next block: this thread's share (registers) */
 	double BB_4_next[2]; /* cache buffer BB_4_next, the next block: this thread's share (registers) */
-	double BB_5_next[4]; /* cache buffer BB_5_next, the next block: this thread's share (registers) */
-	double BB_6_next[2]; /* cache buffer BB_6_next, the next block: this thread's share (registers) */
-	double BB_7_next[2]; /* cache buffer BB_7_next, the next block: this thread's share (registers) */
-	double BB_8_next[2]; /* cache buffer BB_8_next, the next block: this thread's share (registers) */
+	__shared__ __align__(16) double AA[528]; /* cache buffer AA, shared by the block; rows padded by 2 (no bank conflicts down a column) */
+	__shared__ __align__(16) double AA_2[528]; /* cache buffer AA_2, shared by the block; rows padded by 2 (no bank conflicts down a column) */
+	__shared__ __align__(16) double AA_3[288]; /* cache buffer AA_3, shared by the block */
+	__shared__ __align__(16) double AA_4[288]; /* cache buffer AA_4, shared by the block */
+	__shared__ __align__(16) double BB[528]; /* cache buffer BB, shared by the block; rows padded by 2 (no bank conflicts down a column) */
+	__shared__ __align__(16) double BB_2[64]; /* cache buffer BB_2, shared by the block */
+	__shared__ __align__(16) double BB_3[528]; /* cache buffer BB_3, shared by the block; rows padded by 2 (no bank conflicts down a column) */
+	__shared__ __align__(16) double BB_4[64]; /* cache buffer BB_4, shared by the block */
 	if (threadIdx.z != 0 || blockIdx.z != 0) {
 		return; /* a thread past the iteration space */
 	}
@@ -103,15 +83,15 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 								}
 							}
 						}
-						/* cache AA of A: AA[64][16] last_major, copy_in, double-buffered */
+						/* cache AA of A: AA[64][8] last_major, copy_in, double-buffered */
 						{
 							/* tail of k */
-							for (int64_t k = 0; k < 1; k += 16) {
+							for (int64_t k = 0; k < 1; k += 8) {
 								__syncthreads();
 								/* shared by the block (striped: consecutive threads, consecutive elements) */
 								{
 									const int64_t ct_e2_0 = (64) - (0);
-									const int64_t ct_e2_1 = (16) - (0);
+									const int64_t ct_e2_1 = (8) - (0);
 									const int64_t ct_n2 = ct_e2_0 * ct_e2_1;
 									#pragma unroll
 									for (int64_t ct_q2 = 0; ct_q2 < (ct_n2 / 2 + ct_nwi - 1) / ct_nwi; ct_q2++) {
@@ -141,14 +121,14 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 								}
 								__syncthreads();
 							}
-							/* cache BB of B: BB[16][64] first_major, copy_in, double-buffered */
+							/* cache BB of B: BB[8][64] first_major, copy_in, double-buffered */
 							{
 								/* tail of k */
-								for (int64_t k = 0; k < 1; k += 16) {
+								for (int64_t k = 0; k < 1; k += 8) {
 									__syncthreads();
 									/* shared by the block (striped: consecutive threads, consecutive elements) */
 									{
-										const int64_t ct_e3_0 = (16) - (0);
+										const int64_t ct_e3_0 = (8) - (0);
 										const int64_t ct_e3_1 = (64) - (0);
 										const int64_t ct_n3 = ct_e3_0 * ct_e3_1;
 										#pragma unroll
@@ -179,13 +159,13 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 									}
 									__syncthreads();
 								}
-								for (int64_t k = 0; k < 0; k += 16) {
-									/* cache AA of A: AA[64][16] last_major, copy_in, double-buffered */
+								for (int64_t k = 0; k < 24; k += 8) {
+									/* cache AA of A: AA[64][8] last_major, copy_in, double-buffered */
 									{
 										/* shared by the block (striped, for the next block in registers: consecutive threads, consecutive elements) */
 										{
 											const int64_t ct_e4_0 = (64) - (0);
-											const int64_t ct_e4_1 = (16) - (0);
+											const int64_t ct_e4_1 = (8) - (0);
 											const int64_t ct_n4 = ct_e4_0 * ct_e4_1;
 											#pragma unroll
 											for (int64_t ct_q4 = 0; ct_q4 < (ct_n4 / 2 + ct_nwi - 1) / ct_nwi; ct_q4++) {
@@ -198,7 +178,7 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 													double2 ct_v4;
 													{
 														const int64_t c1 = ct_b4;
-														ct_v4 = *(const double2 *)&A[(i + c0) * 40 + k + c1 + 16]; /* 16 bytes, aligned */
+														ct_v4 = *(const double2 *)&A[(i + c0) * 40 + k + c1 + 8]; /* 16 bytes, aligned */
 													}
 													{
 														const int64_t c1 = ct_b4 + 0;
@@ -213,11 +193,11 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 												}
 											}
 										}
-										/* cache BB of B: BB[16][64] first_major, copy_in, double-buffered */
+										/* cache BB of B: BB[8][64] first_major, copy_in, double-buffered */
 										{
 											/* shared by the block (striped, for the next block in registers: consecutive threads, consecutive elements) */
 											{
-												const int64_t ct_e5_0 = (16) - (0);
+												const int64_t ct_e5_0 = (8) - (0);
 												const int64_t ct_e5_1 = (64) - (0);
 												const int64_t ct_n5 = ct_e5_0 * ct_e5_1;
 												#pragma unroll
@@ -231,7 +211,7 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 														double2 ct_v5;
 														{
 															const int64_t c1 = ct_b5;
-															ct_v5 = *(const double2 *)&B[(k + c0 + 16) * 72 + j + c1]; /* 16 bytes, aligned */
+															ct_v5 = *(const double2 *)&B[(k + c0 + 8) * 72 + j + c1]; /* 16 bytes, aligned */
 														}
 														{
 															const int64_t c1 = ct_b5 + 0;
@@ -253,7 +233,7 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 														const int64_t jj = (int64_t)threadIdx.x * 4;
 														if (jj >= 0 && jj < 64) {
 															#pragma unroll
-															for (int64_t kk = 0; kk < 16; kk++) {
+															for (int64_t kk = 0; kk < 8; kk++) {
 																#pragma unroll
 																for (int64_t iii = 0; iii < 4; iii++) {
 																	#pragma unroll
@@ -269,7 +249,7 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 											__syncthreads();
 											/* shared by the block (striped, for the next block in registers: consecutive threads, consecutive elements) */
 											{
-												const int64_t ct_e6_0 = (16) - (0);
+												const int64_t ct_e6_0 = (8) - (0);
 												const int64_t ct_e6_1 = (64) - (0);
 												const int64_t ct_n6 = ct_e6_0 * ct_e6_1;
 												#pragma unroll
@@ -297,7 +277,7 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 										/* shared by the block (striped, for the next block in registers: consecutive threads, consecutive elements) */
 										{
 											const int64_t ct_e7_0 = (64) - (0);
-											const int64_t ct_e7_1 = (16) - (0);
+											const int64_t ct_e7_1 = (8) - (0);
 											const int64_t ct_n7 = ct_e7_0 * ct_e7_1;
 											#pragma unroll
 											for (int64_t ct_q7 = 0; ct_q7 < (ct_n7 / 2 + ct_nwi - 1) / ct_nwi; ct_q7++) {
@@ -323,13 +303,13 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 										__syncthreads();
 									}
 								}
-								for (int64_t k = 0; k < 16; k += 16) {
-									/* cache AA of A: AA[64][16] last_major, copy_in, double-buffered */
+								for (int64_t k = 24; k < 32; k += 8) {
+									/* cache AA of A: AA[64][8] last_major, copy_in, double-buffered */
 									{
 										/* shared by the block (striped, for the next block in registers: consecutive threads, consecutive elements) */
 										{
 											const int64_t ct_e8_0 = (64) - (0);
-											const int64_t ct_e8_1 = (16) - (0);
+											const int64_t ct_e8_1 = (8) - (0);
 											const int64_t ct_n8 = ct_e8_0 * ct_e8_1;
 											#pragma unroll
 											for (int64_t ct_q8 = 0; ct_q8 < (ct_n8 / 2 + ct_nwi - 1) / ct_nwi; ct_q8++) {
@@ -342,7 +322,7 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 													double2 ct_v8;
 													{
 														const int64_t c1 = ct_b8;
-														ct_v8 = *(const double2 *)&A[(i + c0) * 40 + k + c1 + 16]; /* 16 bytes, aligned */
+														ct_v8 = *(const double2 *)&A[(i + c0) * 40 + k + c1 + 8]; /* 16 bytes, aligned */
 													}
 													{
 														const int64_t c1 = ct_b8 + 0;
@@ -357,7 +337,7 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 												}
 											}
 										}
-										/* cache BB of B: BB[16][64] first_major, copy_in, double-buffered */
+										/* cache BB of B: BB[8][64] first_major, copy_in, double-buffered */
 										{
 											{
 												const int64_t ii = (int64_t)threadIdx.y * 4;
@@ -366,7 +346,7 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 														const int64_t jj = (int64_t)threadIdx.x * 4;
 														if (jj >= 0 && jj < 64) {
 															#pragma unroll
-															for (int64_t kk = 0; kk < 16; kk++) {
+															for (int64_t kk = 0; kk < 8; kk++) {
 																#pragma unroll
 																for (int64_t iii = 0; iii < 4; iii++) {
 																	#pragma unroll
@@ -384,7 +364,7 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 										/* shared by the block (striped, for the next block in registers: consecutive threads, consecutive elements) */
 										{
 											const int64_t ct_e9_0 = (64) - (0);
-											const int64_t ct_e9_1 = (16) - (0);
+											const int64_t ct_e9_1 = (8) - (0);
 											const int64_t ct_n9 = ct_e9_0 * ct_e9_1;
 											#pragma unroll
 											for (int64_t ct_q9 = 0; ct_q9 < (ct_n9 / 2 + ct_nwi - 1) / ct_nwi; ct_q9++) {
@@ -411,15 +391,15 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 									}
 								}
 							}
-							for (int64_t k = 16; k < 32; k += 16) {
-								/* cache AA of A: AA[64][16] last_major, copy_in, double-buffered */
+							for (int64_t k = 32; k < 40; k += 8) {
+								/* cache AA of A: AA[64][8] last_major, copy_in, double-buffered */
 								{
-									/* cache BB of B: BB[16][64] first_major, copy_in, double-buffered */
+									/* cache BB of B: BB[8][64] first_major, copy_in, double-buffered */
 									{
 										__syncthreads();
 										/* shared by the block (striped: consecutive threads, consecutive elements) */
 										{
-											const int64_t ct_e10_0 = (16) - (0);
+											const int64_t ct_e10_0 = (8) - (0);
 											const int64_t ct_e10_1 = (64) - (0);
 											const int64_t ct_n10 = ct_e10_0 * ct_e10_1;
 											#pragma unroll
@@ -456,7 +436,7 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 													const int64_t jj = (int64_t)threadIdx.x * 4;
 													if (jj >= 0 && jj < 64) {
 														#pragma unroll
-														for (int64_t kk = 0; kk < 16; kk++) {
+														for (int64_t kk = 0; kk < 8; kk++) {
 															#pragma unroll
 															for (int64_t iii = 0; iii < 4; iii++) {
 																#pragma unroll
@@ -488,7 +468,12 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 							}
 						}
 					}
-					/* cache CC of C: CC_2[64][64] first_major, zero_fill, reduce */
+				}
+			}
+			{
+				const int64_t j = 0 + (int64_t)blockIdx.x * 64;
+				if (j >= 64 && j < 72) {
+					/* cache CC of C: CC_2[64][8] first_major, zero_fill, reduce */
 					{
 						/* this thread's share */
 						#pragma unroll
@@ -498,7 +483,7 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 								#pragma unroll
 								for (int64_t ct_q14 = 0; ct_q14 < 4; ct_q14++) {
 									const int64_t c1 = (int64_t)threadIdx.x * 4 + ct_q14;
-									if (c1 >= 0 && c1 < 64) {
+									if (c1 >= 0 && c1 < 8) {
 										CC_2[(ct_q13) * 4 + ct_q14] = 0.0;
 									}
 								}
@@ -507,7 +492,7 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 						/* cache AA of A: AA_2[64][8] last_major, copy_in, double-buffered */
 						{
 							/* tail of k */
-							for (int64_t k = 32; k < 33; k += 16) {
+							for (int64_t k = 0; k < 1; k += 8) {
 								__syncthreads();
 								/* shared by the block (striped: consecutive threads, consecutive elements) */
 								{
@@ -542,15 +527,15 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 								}
 								__syncthreads();
 							}
-							/* cache BB of B: BB_2[8][64] first_major, copy_in, double-buffered */
+							/* cache BB of B: BB_2[8][8] first_major, copy_in, double-buffered */
 							{
 								/* tail of k */
-								for (int64_t k = 32; k < 32; k += 16) {
+								for (int64_t k = 0; k < 1; k += 8) {
 									__syncthreads();
 									/* shared by the block (striped: consecutive threads, consecutive elements) */
 									{
 										const int64_t ct_e16_0 = (8) - (0);
-										const int64_t ct_e16_1 = (64) - (0);
+										const int64_t ct_e16_1 = (8) - (0);
 										const int64_t ct_n16 = ct_e16_0 * ct_e16_1;
 										#pragma unroll
 										for (int64_t ct_q16 = 0; ct_q16 < (ct_n16 / 2 + ct_nwi - 1) / ct_nwi; ct_q16++) {
@@ -568,20 +553,19 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 												{
 													const int64_t c1 = ct_b16 + 0;
 													(void)c1;
-													BB_2[c0 * 66 + c1] = ct_v16.x;
+													BB_2[c0 * 8 + c1] = ct_v16.x;
 												}
 												{
 													const int64_t c1 = ct_b16 + 1;
 													(void)c1;
-													BB_2[c0 * 66 + c1] = ct_v16.y;
+													BB_2[c0 * 8 + c1] = ct_v16.y;
 												}
 											}
 										}
 									}
 									__syncthreads();
 								}
-								/* tail of k */
-								for (int64_t k = 32; k < 32; k += 16) {
+								for (int64_t k = 0; k < 24; k += 8) {
 									/* cache AA of A: AA_2[64][8] last_major, copy_in, double-buffered */
 									{
 										/* shared by the block (striped, for the next block in registers: consecutive threads, consecutive elements) */
@@ -600,7 +584,7 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 													double2 ct_v17;
 													{
 														const int64_t c1 = ct_b17;
-														ct_v17 = *(const double2 *)&A[(i + c0) * 40 + k + c1 + 16]; /* 16 bytes, aligned */
+														ct_v17 = *(const double2 *)&A[(i + c0) * 40 + k + c1 + 8]; /* 16 bytes, aligned */
 													}
 													{
 														const int64_t c1 = ct_b17 + 0;
@@ -615,12 +599,12 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 												}
 											}
 										}
-										/* cache BB of B: BB_2[8][64] first_major, copy_in, double-buffered */
+										/* cache BB of B: BB_2[8][8] first_major, copy_in, double-buffered */
 										{
 											/* shared by the block (striped, for the next block in registers: consecutive threads, consecutive elements) */
 											{
 												const int64_t ct_e18_0 = (8) - (0);
-												const int64_t ct_e18_1 = (64) - (0);
+												const int64_t ct_e18_1 = (8) - (0);
 												const int64_t ct_n18 = ct_e18_0 * ct_e18_1;
 												#pragma unroll
 												for (int64_t ct_q18 = 0; ct_q18 < (ct_n18 / 2 + ct_nwi - 1) / ct_nwi; ct_q18++) {
@@ -633,7 +617,7 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 														double2 ct_v18;
 														{
 															const int64_t c1 = ct_b18;
-															ct_v18 = *(const double2 *)&B[(k + c0 + 16) * 72 + j + c1]; /* 16 bytes, aligned */
+															ct_v18 = *(const double2 *)&B[(k + c0 + 8) * 72 + j + c1]; /* 16 bytes, aligned */
 														}
 														{
 															const int64_t c1 = ct_b18 + 0;
@@ -653,14 +637,14 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 												if (ii >= 0 && ii < 64) {
 													{
 														const int64_t jj = (int64_t)threadIdx.x * 4;
-														if (jj >= 0 && jj < 64) {
+														if (jj >= 0 && jj < 8) {
 															#pragma unroll
 															for (int64_t kk = 0; kk < 8; kk++) {
 																#pragma unroll
 																for (int64_t iii = 0; iii < 4; iii++) {
 																	#pragma unroll
 																	for (int64_t jjj = 0; jjj < 4; jjj++) {
-																		CC_2[(iii) * 4 + jjj] += (AA_2[ii + iii + kk * 66] * BB_2[kk * 66 + jj + jjj]);
+																		CC_2[(iii) * 4 + jjj] += (AA_2[ii + iii + kk * 66] * BB_2[kk * 8 + jj + jjj]);
 																	}
 																}
 															}
@@ -672,7 +656,7 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 											/* shared by the block (striped, for the next block in registers: consecutive threads, consecutive elements) */
 											{
 												const int64_t ct_e19_0 = (8) - (0);
-												const int64_t ct_e19_1 = (64) - (0);
+												const int64_t ct_e19_1 = (8) - (0);
 												const int64_t ct_n19 = ct_e19_0 * ct_e19_1;
 												#pragma unroll
 												for (int64_t ct_q19 = 0; ct_q19 < (ct_n19 / 2 + ct_nwi - 1) / ct_nwi; ct_q19++) {
@@ -685,12 +669,12 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 														{
 															const int64_t c1 = ct_b19 + 0;
 															(void)c1;
-															BB_2[c0 * 66 + c1] = BB_2_next[ct_q19 * 2 + 0];
+															BB_2[c0 * 8 + c1] = BB_2_next[ct_q19 * 2 + 0];
 														}
 														{
 															const int64_t c1 = ct_b19 + 1;
 															(void)c1;
-															BB_2[c0 * 66 + c1] = BB_2_next[ct_q19 * 2 + 1];
+															BB_2[c0 * 8 + c1] = BB_2_next[ct_q19 * 2 + 1];
 														}
 													}
 												}
@@ -725,8 +709,7 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 										__syncthreads();
 									}
 								}
-								/* tail of k */
-								for (int64_t k = 32; k < 32; k += 16) {
+								for (int64_t k = 24; k < 32; k += 8) {
 									/* cache AA of A: AA_2[64][8] last_major, copy_in, double-buffered */
 									{
 										/* shared by the block (striped, for the next block in registers: consecutive threads, consecutive elements) */
@@ -745,7 +728,7 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 													double2 ct_v21;
 													{
 														const int64_t c1 = ct_b21;
-														ct_v21 = *(const double2 *)&A[(i + c0) * 40 + k + c1 + 16]; /* 16 bytes, aligned */
+														ct_v21 = *(const double2 *)&A[(i + c0) * 40 + k + c1 + 8]; /* 16 bytes, aligned */
 													}
 													{
 														const int64_t c1 = ct_b21 + 0;
@@ -760,21 +743,21 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 												}
 											}
 										}
-										/* cache BB of B: BB_2[8][64] first_major, copy_in, double-buffered */
+										/* cache BB of B: BB_2[8][8] first_major, copy_in, double-buffered */
 										{
 											{
 												const int64_t ii = (int64_t)threadIdx.y * 4;
 												if (ii >= 0 && ii < 64) {
 													{
 														const int64_t jj = (int64_t)threadIdx.x * 4;
-														if (jj >= 0 && jj < 64) {
+														if (jj >= 0 && jj < 8) {
 															#pragma unroll
 															for (int64_t kk = 0; kk < 8; kk++) {
 																#pragma unroll
 																for (int64_t iii = 0; iii < 4; iii++) {
 																	#pragma unroll
 																	for (int64_t jjj = 0; jjj < 4; jjj++) {
-																		CC_2[(iii) * 4 + jjj] += (AA_2[ii + iii + kk * 66] * BB_2[kk * 66 + jj + jjj]);
+																		CC_2[(iii) * 4 + jjj] += (AA_2[ii + iii + kk * 66] * BB_2[kk * 8 + jj + jjj]);
 																	}
 																}
 															}
@@ -814,17 +797,16 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 									}
 								}
 							}
-							/* tail of k */
-							for (int64_t k = 32; k < 40; k += 16) {
+							for (int64_t k = 32; k < 40; k += 8) {
 								/* cache AA of A: AA_2[64][8] last_major, copy_in, double-buffered */
 								{
-									/* cache BB of B: BB_2[8][64] first_major, copy_in, double-buffered */
+									/* cache BB of B: BB_2[8][8] first_major, copy_in, double-buffered */
 									{
 										__syncthreads();
 										/* shared by the block (striped: consecutive threads, consecutive elements) */
 										{
 											const int64_t ct_e23_0 = (8) - (0);
-											const int64_t ct_e23_1 = (64) - (0);
+											const int64_t ct_e23_1 = (8) - (0);
 											const int64_t ct_n23 = ct_e23_0 * ct_e23_1;
 											#pragma unroll
 											for (int64_t ct_q23 = 0; ct_q23 < (ct_n23 / 2 + ct_nwi - 1) / ct_nwi; ct_q23++) {
@@ -842,12 +824,12 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 													{
 														const int64_t c1 = ct_b23 + 0;
 														(void)c1;
-														BB_2[c0 * 66 + c1] = ct_v23.x;
+														BB_2[c0 * 8 + c1] = ct_v23.x;
 													}
 													{
 														const int64_t c1 = ct_b23 + 1;
 														(void)c1;
-														BB_2[c0 * 66 + c1] = ct_v23.y;
+														BB_2[c0 * 8 + c1] = ct_v23.y;
 													}
 												}
 											}
@@ -858,14 +840,14 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 											if (ii >= 0 && ii < 64) {
 												{
 													const int64_t jj = (int64_t)threadIdx.x * 4;
-													if (jj >= 0 && jj < 64) {
+													if (jj >= 0 && jj < 8) {
 														#pragma unroll
 														for (int64_t kk = 0; kk < 8; kk++) {
 															#pragma unroll
 															for (int64_t iii = 0; iii < 4; iii++) {
 																#pragma unroll
 																for (int64_t jjj = 0; jjj < 4; jjj++) {
-																	CC_2[(iii) * 4 + jjj] += (AA_2[ii + iii + kk * 66] * BB_2[kk * 66 + jj + jjj]);
+																	CC_2[(iii) * 4 + jjj] += (AA_2[ii + iii + kk * 66] * BB_2[kk * 8 + jj + jjj]);
 																}
 															}
 														}
@@ -885,7 +867,7 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 								#pragma unroll
 								for (int64_t ct_q25 = 0; ct_q25 < 4; ct_q25++) {
 									const int64_t c1 = (int64_t)threadIdx.x * 4 + ct_q25;
-									if (c1 >= 0 && c1 < 64) {
+									if (c1 >= 0 && c1 < 8) {
 										C[(i + c0) * 72 + j + c1] += CC_2[(ct_q24) * 4 + ct_q25];
 									}
 								}
@@ -894,34 +876,39 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 					}
 				}
 			}
+		}
+	}
+	{
+		const int64_t i = 0 + (int64_t)blockIdx.y * 64;
+		if (i >= 64 && i < 100) {
 			{
 				const int64_t j = 0 + (int64_t)blockIdx.x * 64;
-				if (j >= 64 && j < 72) {
-					/* cache CC of C: CC_3[64][8] first_major, zero_fill, reduce */
+				if (j >= 0 && j < 64) {
+					/* cache CC of C: CC_3[36][64] first_major, zero_fill, reduce */
 					{
 						/* this thread's share */
 						#pragma unroll
 						for (int64_t ct_q26 = 0; ct_q26 < 4; ct_q26++) {
 							const int64_t c0 = (int64_t)threadIdx.y * 4 + ct_q26;
-							if (c0 >= 0 && c0 < 64) {
+							if (c0 >= 0 && c0 < 36) {
 								#pragma unroll
 								for (int64_t ct_q27 = 0; ct_q27 < 4; ct_q27++) {
 									const int64_t c1 = (int64_t)threadIdx.x * 4 + ct_q27;
-									if (c1 >= 0 && c1 < 8) {
+									if (c1 >= 0 && c1 < 64) {
 										CC_3[(ct_q26) * 4 + ct_q27] = 0.0;
 									}
 								}
 							}
 						}
-						/* cache AA of A: AA_3[64][16] last_major, copy_in, double-buffered */
+						/* cache AA of A: AA_3[36][8] last_major, copy_in, double-buffered */
 						{
 							/* tail of k */
-							for (int64_t k = 0; k < 1; k += 16) {
+							for (int64_t k = 0; k < 1; k += 8) {
 								__syncthreads();
 								/* shared by the block (striped: consecutive threads, consecutive elements) */
 								{
-									const int64_t ct_e28_0 = (64) - (0);
-									const int64_t ct_e28_1 = (16) - (0);
+									const int64_t ct_e28_0 = (36) - (0);
+									const int64_t ct_e28_1 = (8) - (0);
 									const int64_t ct_n28 = ct_e28_0 * ct_e28_1;
 									#pragma unroll
 									for (int64_t ct_q28 = 0; ct_q28 < (ct_n28 / 2 + ct_nwi - 1) / ct_nwi; ct_q28++) {
@@ -939,27 +926,27 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 											{
 												const int64_t c1 = ct_b28 + 0;
 												(void)c1;
-												AA_3[c0 + c1 * 66] = ct_v28.x;
+												AA_3[c0 + c1 * 36] = ct_v28.x;
 											}
 											{
 												const int64_t c1 = ct_b28 + 1;
 												(void)c1;
-												AA_3[c0 + c1 * 66] = ct_v28.y;
+												AA_3[c0 + c1 * 36] = ct_v28.y;
 											}
 										}
 									}
 								}
 								__syncthreads();
 							}
-							/* cache BB of B: BB_3[16][8] first_major, copy_in, double-buffered */
+							/* cache BB of B: BB_3[8][64] first_major, copy_in, double-buffered */
 							{
 								/* tail of k */
-								for (int64_t k = 0; k < 1; k += 16) {
+								for (int64_t k = 0; k < 1; k += 8) {
 									__syncthreads();
 									/* shared by the block (striped: consecutive threads, consecutive elements) */
 									{
-										const int64_t ct_e29_0 = (16) - (0);
-										const int64_t ct_e29_1 = (8) - (0);
+										const int64_t ct_e29_0 = (8) - (0);
+										const int64_t ct_e29_1 = (64) - (0);
 										const int64_t ct_n29 = ct_e29_0 * ct_e29_1;
 										#pragma unroll
 										for (int64_t ct_q29 = 0; ct_q29 < (ct_n29 / 2 + ct_nwi - 1) / ct_nwi; ct_q29++) {
@@ -977,25 +964,25 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 												{
 													const int64_t c1 = ct_b29 + 0;
 													(void)c1;
-													BB_3[c0 * 8 + c1] = ct_v29.x;
+													BB_3[c0 * 66 + c1] = ct_v29.x;
 												}
 												{
 													const int64_t c1 = ct_b29 + 1;
 													(void)c1;
-													BB_3[c0 * 8 + c1] = ct_v29.y;
+													BB_3[c0 * 66 + c1] = ct_v29.y;
 												}
 											}
 										}
 									}
 									__syncthreads();
 								}
-								for (int64_t k = 0; k < 0; k += 16) {
-									/* cache AA of A: AA_3[64][16] last_major, copy_in, double-buffered */
+								for (int64_t k = 0; k < 24; k += 8) {
+									/* cache AA of A: AA_3[36][8] last_major, copy_in, double-buffered */
 									{
 										/* shared by the block (striped, for the next block in registers: consecutive threads, consecutive elements) */
 										{
-											const int64_t ct_e30_0 = (64) - (0);
-											const int64_t ct_e30_1 = (16) - (0);
+											const int64_t ct_e30_0 = (36) - (0);
+											const int64_t ct_e30_1 = (8) - (0);
 											const int64_t ct_n30 = ct_e30_0 * ct_e30_1;
 											#pragma unroll
 											for (int64_t ct_q30 = 0; ct_q30 < (ct_n30 / 2 + ct_nwi - 1) / ct_nwi; ct_q30++) {
@@ -1008,7 +995,7 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 													double2 ct_v30;
 													{
 														const int64_t c1 = ct_b30;
-														ct_v30 = *(const double2 *)&A[(i + c0) * 40 + k + c1 + 16]; /* 16 bytes, aligned */
+														ct_v30 = *(const double2 *)&A[(i + c0) * 40 + k + c1 + 8]; /* 16 bytes, aligned */
 													}
 													{
 														const int64_t c1 = ct_b30 + 0;
@@ -1023,12 +1010,12 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 												}
 											}
 										}
-										/* cache BB of B: BB_3[16][8] first_major, copy_in, double-buffered */
+										/* cache BB of B: BB_3[8][64] first_major, copy_in, double-buffered */
 										{
 											/* shared by the block (striped, for the next block in registers: consecutive threads, consecutive elements) */
 											{
-												const int64_t ct_e31_0 = (16) - (0);
-												const int64_t ct_e31_1 = (8) - (0);
+												const int64_t ct_e31_0 = (8) - (0);
+												const int64_t ct_e31_1 = (64) - (0);
 												const int64_t ct_n31 = ct_e31_0 * ct_e31_1;
 												#pragma unroll
 												for (int64_t ct_q31 = 0; ct_q31 < (ct_n31 / 2 + ct_nwi - 1) / ct_nwi; ct_q31++) {
@@ -1041,7 +1028,7 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 														double2 ct_v31;
 														{
 															const int64_t c1 = ct_b31;
-															ct_v31 = *(const double2 *)&B[(k + c0 + 16) * 72 + j + c1]; /* 16 bytes, aligned */
+															ct_v31 = *(const double2 *)&B[(k + c0 + 8) * 72 + j + c1]; /* 16 bytes, aligned */
 														}
 														{
 															const int64_t c1 = ct_b31 + 0;
@@ -1058,17 +1045,17 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 											}
 											{
 												const int64_t ii = (int64_t)threadIdx.y * 4;
-												if (ii >= 0 && ii < 64) {
+												if (ii >= 0 && ii < 36) {
 													{
 														const int64_t jj = (int64_t)threadIdx.x * 4;
-														if (jj >= 0 && jj < 8) {
+														if (jj >= 0 && jj < 64) {
 															#pragma unroll
-															for (int64_t kk = 0; kk < 16; kk++) {
+															for (int64_t kk = 0; kk < 8; kk++) {
 																#pragma unroll
 																for (int64_t iii = 0; iii < 4; iii++) {
 																	#pragma unroll
 																	for (int64_t jjj = 0; jjj < 4; jjj++) {
-																		CC_3[(iii) * 4 + jjj] += (AA_3[ii + iii + kk * 66] * BB_3[kk * 8 + jj + jjj]);
+																		CC_3[(iii) * 4 + jjj] += (AA_3[ii + iii + kk * 36] * BB_3[kk * 66 + jj + jjj]);
 																	}
 																}
 															}
@@ -1079,8 +1066,8 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 											__syncthreads();
 											/* shared by the block (striped, for the next block in registers: consecutive threads, consecutive elements) */
 											{
-												const int64_t ct_e32_0 = (16) - (0);
-												const int64_t ct_e32_1 = (8) - (0);
+												const int64_t ct_e32_0 = (8) - (0);
+												const int64_t ct_e32_1 = (64) - (0);
 												const int64_t ct_n32 = ct_e32_0 * ct_e32_1;
 												#pragma unroll
 												for (int64_t ct_q32 = 0; ct_q32 < (ct_n32 / 2 + ct_nwi - 1) / ct_nwi; ct_q32++) {
@@ -1093,12 +1080,12 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 														{
 															const int64_t c1 = ct_b32 + 0;
 															(void)c1;
-															BB_3[c0 * 8 + c1] = BB_3_next[ct_q32 * 2 + 0];
+															BB_3[c0 * 66 + c1] = BB_3_next[ct_q32 * 2 + 0];
 														}
 														{
 															const int64_t c1 = ct_b32 + 1;
 															(void)c1;
-															BB_3[c0 * 8 + c1] = BB_3_next[ct_q32 * 2 + 1];
+															BB_3[c0 * 66 + c1] = BB_3_next[ct_q32 * 2 + 1];
 														}
 													}
 												}
@@ -1106,8 +1093,8 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 										}
 										/* shared by the block (striped, for the next block in registers: consecutive threads, consecutive elements) */
 										{
-											const int64_t ct_e33_0 = (64) - (0);
-											const int64_t ct_e33_1 = (16) - (0);
+											const int64_t ct_e33_0 = (36) - (0);
+											const int64_t ct_e33_1 = (8) - (0);
 											const int64_t ct_n33 = ct_e33_0 * ct_e33_1;
 											#pragma unroll
 											for (int64_t ct_q33 = 0; ct_q33 < (ct_n33 / 2 + ct_nwi - 1) / ct_nwi; ct_q33++) {
@@ -1120,12 +1107,12 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 													{
 														const int64_t c1 = ct_b33 + 0;
 														(void)c1;
-														AA_3[c0 + c1 * 66] = AA_3_next[ct_q33 * 2 + 0];
+														AA_3[c0 + c1 * 36] = AA_3_next[ct_q33 * 2 + 0];
 													}
 													{
 														const int64_t c1 = ct_b33 + 1;
 														(void)c1;
-														AA_3[c0 + c1 * 66] = AA_3_next[ct_q33 * 2 + 1];
+														AA_3[c0 + c1 * 36] = AA_3_next[ct_q33 * 2 + 1];
 													}
 												}
 											}
@@ -1133,13 +1120,13 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 										__syncthreads();
 									}
 								}
-								for (int64_t k = 0; k < 16; k += 16) {
-									/* cache AA of A: AA_3[64][16] last_major, copy_in, double-buffered */
+								for (int64_t k = 24; k < 32; k += 8) {
+									/* cache AA of A: AA_3[36][8] last_major, copy_in, double-buffered */
 									{
 										/* shared by the block (striped, for the next block in registers: consecutive threads, consecutive elements) */
 										{
-											const int64_t ct_e34_0 = (64) - (0);
-											const int64_t ct_e34_1 = (16) - (0);
+											const int64_t ct_e34_0 = (36) - (0);
+											const int64_t ct_e34_1 = (8) - (0);
 											const int64_t ct_n34 = ct_e34_0 * ct_e34_1;
 											#pragma unroll
 											for (int64_t ct_q34 = 0; ct_q34 < (ct_n34 / 2 + ct_nwi - 1) / ct_nwi; ct_q34++) {
@@ -1152,7 +1139,7 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 													double2 ct_v34;
 													{
 														const int64_t c1 = ct_b34;
-														ct_v34 = *(const double2 *)&A[(i + c0) * 40 + k + c1 + 16]; /* 16 bytes, aligned */
+														ct_v34 = *(const double2 *)&A[(i + c0) * 40 + k + c1 + 8]; /* 16 bytes, aligned */
 													}
 													{
 														const int64_t c1 = ct_b34 + 0;
@@ -1167,21 +1154,21 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 												}
 											}
 										}
-										/* cache BB of B: BB_3[16][8] first_major, copy_in, double-buffered */
+										/* cache BB of B: BB_3[8][64] first_major, copy_in, double-buffered */
 										{
 											{
 												const int64_t ii = (int64_t)threadIdx.y * 4;
-												if (ii >= 0 && ii < 64) {
+												if (ii >= 0 && ii < 36) {
 													{
 														const int64_t jj = (int64_t)threadIdx.x * 4;
-														if (jj >= 0 && jj < 8) {
+														if (jj >= 0 && jj < 64) {
 															#pragma unroll
-															for (int64_t kk = 0; kk < 16; kk++) {
+															for (int64_t kk = 0; kk < 8; kk++) {
 																#pragma unroll
 																for (int64_t iii = 0; iii < 4; iii++) {
 																	#pragma unroll
 																	for (int64_t jjj = 0; jjj < 4; jjj++) {
-																		CC_3[(iii) * 4 + jjj] += (AA_3[ii + iii + kk * 66] * BB_3[kk * 8 + jj + jjj]);
+																		CC_3[(iii) * 4 + jjj] += (AA_3[ii + iii + kk * 36] * BB_3[kk * 66 + jj + jjj]);
 																	}
 																}
 															}
@@ -1193,8 +1180,8 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 										__syncthreads();
 										/* shared by the block (striped, for the next block in registers: consecutive threads, consecutive elements) */
 										{
-											const int64_t ct_e35_0 = (64) - (0);
-											const int64_t ct_e35_1 = (16) - (0);
+											const int64_t ct_e35_0 = (36) - (0);
+											const int64_t ct_e35_1 = (8) - (0);
 											const int64_t ct_n35 = ct_e35_0 * ct_e35_1;
 											#pragma unroll
 											for (int64_t ct_q35 = 0; ct_q35 < (ct_n35 / 2 + ct_nwi - 1) / ct_nwi; ct_q35++) {
@@ -1207,12 +1194,12 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 													{
 														const int64_t c1 = ct_b35 + 0;
 														(void)c1;
-														AA_3[c0 + c1 * 66] = AA_3_next[ct_q35 * 2 + 0];
+														AA_3[c0 + c1 * 36] = AA_3_next[ct_q35 * 2 + 0];
 													}
 													{
 														const int64_t c1 = ct_b35 + 1;
 														(void)c1;
-														AA_3[c0 + c1 * 66] = AA_3_next[ct_q35 * 2 + 1];
+														AA_3[c0 + c1 * 36] = AA_3_next[ct_q35 * 2 + 1];
 													}
 												}
 											}
@@ -1221,16 +1208,16 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 									}
 								}
 							}
-							for (int64_t k = 16; k < 32; k += 16) {
-								/* cache AA of A: AA_3[64][16] last_major, copy_in, double-buffered */
+							for (int64_t k = 32; k < 40; k += 8) {
+								/* cache AA of A: AA_3[36][8] last_major, copy_in, double-buffered */
 								{
-									/* cache BB of B: BB_3[16][8] first_major, copy_in, double-buffered */
+									/* cache BB of B: BB_3[8][64] first_major, copy_in, double-buffered */
 									{
 										__syncthreads();
 										/* shared by the block (striped: consecutive threads, consecutive elements) */
 										{
-											const int64_t ct_e36_0 = (16) - (0);
-											const int64_t ct_e36_1 = (8) - (0);
+											const int64_t ct_e36_0 = (8) - (0);
+											const int64_t ct_e36_1 = (64) - (0);
 											const int64_t ct_n36 = ct_e36_0 * ct_e36_1;
 											#pragma unroll
 											for (int64_t ct_q36 = 0; ct_q36 < (ct_n36 / 2 + ct_nwi - 1) / ct_nwi; ct_q36++) {
@@ -1248,12 +1235,12 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 													{
 														const int64_t c1 = ct_b36 + 0;
 														(void)c1;
-														BB_3[c0 * 8 + c1] = ct_v36.x;
+														BB_3[c0 * 66 + c1] = ct_v36.x;
 													}
 													{
 														const int64_t c1 = ct_b36 + 1;
 														(void)c1;
-														BB_3[c0 * 8 + c1] = ct_v36.y;
+														BB_3[c0 * 66 + c1] = ct_v36.y;
 													}
 												}
 											}
@@ -1261,17 +1248,17 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 										__syncthreads();
 										{
 											const int64_t ii = (int64_t)threadIdx.y * 4;
-											if (ii >= 0 && ii < 64) {
+											if (ii >= 0 && ii < 36) {
 												{
 													const int64_t jj = (int64_t)threadIdx.x * 4;
-													if (jj >= 0 && jj < 8) {
+													if (jj >= 0 && jj < 64) {
 														#pragma unroll
-														for (int64_t kk = 0; kk < 16; kk++) {
+														for (int64_t kk = 0; kk < 8; kk++) {
 															#pragma unroll
 															for (int64_t iii = 0; iii < 4; iii++) {
 																#pragma unroll
 																for (int64_t jjj = 0; jjj < 4; jjj++) {
-																	CC_3[(iii) * 4 + jjj] += (AA_3[ii + iii + kk * 66] * BB_3[kk * 8 + jj + jjj]);
+																	CC_3[(iii) * 4 + jjj] += (AA_3[ii + iii + kk * 36] * BB_3[kk * 66 + jj + jjj]);
 																}
 															}
 														}
@@ -1287,24 +1274,29 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 						#pragma unroll
 						for (int64_t ct_q37 = 0; ct_q37 < 4; ct_q37++) {
 							const int64_t c0 = (int64_t)threadIdx.y * 4 + ct_q37;
-							if (c0 >= 0 && c0 < 64) {
+							if (c0 >= 0 && c0 < 36) {
 								#pragma unroll
 								for (int64_t ct_q38 = 0; ct_q38 < 4; ct_q38++) {
 									const int64_t c1 = (int64_t)threadIdx.x * 4 + ct_q38;
-									if (c1 >= 0 && c1 < 8) {
+									if (c1 >= 0 && c1 < 64) {
 										C[(i + c0) * 72 + j + c1] += CC_3[(ct_q37) * 4 + ct_q38];
 									}
 								}
 							}
 						}
 					}
-					/* cache CC of C: CC_4[64][8] first_major, zero_fill, reduce */
+				}
+			}
+			{
+				const int64_t j = 0 + (int64_t)blockIdx.x * 64;
+				if (j >= 64 && j < 72) {
+					/* cache CC of C: CC_4[36][8] first_major, zero_fill, reduce */
 					{
 						/* this thread's share */
 						#pragma unroll
 						for (int64_t ct_q39 = 0; ct_q39 < 4; ct_q39++) {
 							const int64_t c0 = (int64_t)threadIdx.y * 4 + ct_q39;
-							if (c0 >= 0 && c0 < 64) {
+							if (c0 >= 0 && c0 < 36) {
 								#pragma unroll
 								for (int64_t ct_q40 = 0; ct_q40 < 4; ct_q40++) {
 									const int64_t c1 = (int64_t)threadIdx.x * 4 + ct_q40;
@@ -1314,14 +1306,14 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 								}
 							}
 						}
-						/* cache AA of A: AA_4[64][8] last_major, copy_in, double-buffered */
+						/* cache AA of A: AA_4[36][8] last_major, copy_in, double-buffered */
 						{
 							/* tail of k */
-							for (int64_t k = 32; k < 33; k += 16) {
+							for (int64_t k = 0; k < 1; k += 8) {
 								__syncthreads();
 								/* shared by the block (striped: consecutive threads, consecutive elements) */
 								{
-									const int64_t ct_e41_0 = (64) - (0);
+									const int64_t ct_e41_0 = (36) - (0);
 									const int64_t ct_e41_1 = (8) - (0);
 									const int64_t ct_n41 = ct_e41_0 * ct_e41_1;
 									#pragma unroll
@@ -1340,12 +1332,12 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 											{
 												const int64_t c1 = ct_b41 + 0;
 												(void)c1;
-												AA_4[c0 + c1 * 66] = ct_v41.x;
+												AA_4[c0 + c1 * 36] = ct_v41.x;
 											}
 											{
 												const int64_t c1 = ct_b41 + 1;
 												(void)c1;
-												AA_4[c0 + c1 * 66] = ct_v41.y;
+												AA_4[c0 + c1 * 36] = ct_v41.y;
 											}
 										}
 									}
@@ -1355,7 +1347,7 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 							/* cache BB of B: BB_4[8][8] first_major, copy_in, double-buffered */
 							{
 								/* tail of k */
-								for (int64_t k = 32; k < 32; k += 16) {
+								for (int64_t k = 0; k < 1; k += 8) {
 									__syncthreads();
 									/* shared by the block (striped: consecutive threads, consecutive elements) */
 									{
@@ -1390,13 +1382,12 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 									}
 									__syncthreads();
 								}
-								/* tail of k */
-								for (int64_t k = 32; k < 32; k += 16) {
-									/* cache AA of A: AA_4[64][8] last_major, copy_in, double-buffered */
+								for (int64_t k = 0; k < 24; k += 8) {
+									/* cache AA of A: AA_4[36][8] last_major, copy_in, double-buffered */
 									{
 										/* shared by the block (striped, for the next block in registers: consecutive threads, consecutive elements) */
 										{
-											const int64_t ct_e43_0 = (64) - (0);
+											const int64_t ct_e43_0 = (36) - (0);
 											const int64_t ct_e43_1 = (8) - (0);
 											const int64_t ct_n43 = ct_e43_0 * ct_e43_1;
 											#pragma unroll
@@ -1410,7 +1401,7 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 													double2 ct_v43;
 													{
 														const int64_t c1 = ct_b43;
-														ct_v43 = *(const double2 *)&A[(i + c0) * 40 + k + c1 + 16]; /* 16 bytes, aligned */
+														ct_v43 = *(const double2 *)&A[(i + c0) * 40 + k + c1 + 8]; /* 16 bytes, aligned */
 													}
 													{
 														const int64_t c1 = ct_b43 + 0;
@@ -1443,7 +1434,7 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 														double2 ct_v44;
 														{
 															const int64_t c1 = ct_b44;
-															ct_v44 = *(const double2 *)&B[(k + c0 + 16) * 72 + j + c1]; /* 16 bytes, aligned */
+															ct_v44 = *(const double2 *)&B[(k + c0 + 8) * 72 + j + c1]; /* 16 bytes, aligned */
 														}
 														{
 															const int64_t c1 = ct_b44 + 0;
@@ -1460,7 +1451,7 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 											}
 											{
 												const int64_t ii = (int64_t)threadIdx.y * 4;
-												if (ii >= 0 && ii < 64) {
+												if (ii >= 0 && ii < 36) {
 													{
 														const int64_t jj = (int64_t)threadIdx.x * 4;
 														if (jj >= 0 && jj < 8) {
@@ -1470,7 +1461,7 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 																for (int64_t iii = 0; iii < 4; iii++) {
 																	#pragma unroll
 																	for (int64_t jjj = 0; jjj < 4; jjj++) {
-																		CC_4[(iii) * 4 + jjj] += (AA_4[ii + iii + kk * 66] * BB_4[kk * 8 + jj + jjj]);
+																		CC_4[(iii) * 4 + jjj] += (AA_4[ii + iii + kk * 36] * BB_4[kk * 8 + jj + jjj]);
 																	}
 																}
 															}
@@ -1508,7 +1499,7 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 										}
 										/* shared by the block (striped, for the next block in registers: consecutive threads, consecutive elements) */
 										{
-											const int64_t ct_e46_0 = (64) - (0);
+											const int64_t ct_e46_0 = (36) - (0);
 											const int64_t ct_e46_1 = (8) - (0);
 											const int64_t ct_n46 = ct_e46_0 * ct_e46_1;
 											#pragma unroll
@@ -1522,12 +1513,12 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 													{
 														const int64_t c1 = ct_b46 + 0;
 														(void)c1;
-														AA_4[c0 + c1 * 66] = AA_4_next[ct_q46 * 2 + 0];
+														AA_4[c0 + c1 * 36] = AA_4_next[ct_q46 * 2 + 0];
 													}
 													{
 														const int64_t c1 = ct_b46 + 1;
 														(void)c1;
-														AA_4[c0 + c1 * 66] = AA_4_next[ct_q46 * 2 + 1];
+														AA_4[c0 + c1 * 36] = AA_4_next[ct_q46 * 2 + 1];
 													}
 												}
 											}
@@ -1535,13 +1526,12 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 										__syncthreads();
 									}
 								}
-								/* tail of k */
-								for (int64_t k = 32; k < 32; k += 16) {
-									/* cache AA of A: AA_4[64][8] last_major, copy_in, double-buffered */
+								for (int64_t k = 24; k < 32; k += 8) {
+									/* cache AA of A: AA_4[36][8] last_major, copy_in, double-buffered */
 									{
 										/* shared by the block (striped, for the next block in registers: consecutive threads, consecutive elements) */
 										{
-											const int64_t ct_e47_0 = (64) - (0);
+											const int64_t ct_e47_0 = (36) - (0);
 											const int64_t ct_e47_1 = (8) - (0);
 											const int64_t ct_n47 = ct_e47_0 * ct_e47_1;
 											#pragma unroll
@@ -1555,7 +1545,7 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 													double2 ct_v47;
 													{
 														const int64_t c1 = ct_b47;
-														ct_v47 = *(const double2 *)&A[(i + c0) * 40 + k + c1 + 16]; /* 16 bytes, aligned */
+														ct_v47 = *(const double2 *)&A[(i + c0) * 40 + k + c1 + 8]; /* 16 bytes, aligned */
 													}
 													{
 														const int64_t c1 = ct_b47 + 0;
@@ -1574,7 +1564,7 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 										{
 											{
 												const int64_t ii = (int64_t)threadIdx.y * 4;
-												if (ii >= 0 && ii < 64) {
+												if (ii >= 0 && ii < 36) {
 													{
 														const int64_t jj = (int64_t)threadIdx.x * 4;
 														if (jj >= 0 && jj < 8) {
@@ -1584,7 +1574,7 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 																for (int64_t iii = 0; iii < 4; iii++) {
 																	#pragma unroll
 																	for (int64_t jjj = 0; jjj < 4; jjj++) {
-																		CC_4[(iii) * 4 + jjj] += (AA_4[ii + iii + kk * 66] * BB_4[kk * 8 + jj + jjj]);
+																		CC_4[(iii) * 4 + jjj] += (AA_4[ii + iii + kk * 36] * BB_4[kk * 8 + jj + jjj]);
 																	}
 																}
 															}
@@ -1596,7 +1586,7 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 										__syncthreads();
 										/* shared by the block (striped, for the next block in registers: consecutive threads, consecutive elements) */
 										{
-											const int64_t ct_e48_0 = (64) - (0);
+											const int64_t ct_e48_0 = (36) - (0);
 											const int64_t ct_e48_1 = (8) - (0);
 											const int64_t ct_n48 = ct_e48_0 * ct_e48_1;
 											#pragma unroll
@@ -1610,12 +1600,12 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 													{
 														const int64_t c1 = ct_b48 + 0;
 														(void)c1;
-														AA_4[c0 + c1 * 66] = AA_4_next[ct_q48 * 2 + 0];
+														AA_4[c0 + c1 * 36] = AA_4_next[ct_q48 * 2 + 0];
 													}
 													{
 														const int64_t c1 = ct_b48 + 1;
 														(void)c1;
-														AA_4[c0 + c1 * 66] = AA_4_next[ct_q48 * 2 + 1];
+														AA_4[c0 + c1 * 36] = AA_4_next[ct_q48 * 2 + 1];
 													}
 												}
 											}
@@ -1624,9 +1614,8 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 									}
 								}
 							}
-							/* tail of k */
-							for (int64_t k = 32; k < 40; k += 16) {
-								/* cache AA of A: AA_4[64][8] last_major, copy_in, double-buffered */
+							for (int64_t k = 32; k < 40; k += 8) {
+								/* cache AA of A: AA_4[36][8] last_major, copy_in, double-buffered */
 								{
 									/* cache BB of B: BB_4[8][8] first_major, copy_in, double-buffered */
 									{
@@ -1665,7 +1654,7 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 										__syncthreads();
 										{
 											const int64_t ii = (int64_t)threadIdx.y * 4;
-											if (ii >= 0 && ii < 64) {
+											if (ii >= 0 && ii < 36) {
 												{
 													const int64_t jj = (int64_t)threadIdx.x * 4;
 													if (jj >= 0 && jj < 8) {
@@ -1675,7 +1664,7 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 															for (int64_t iii = 0; iii < 4; iii++) {
 																#pragma unroll
 																for (int64_t jjj = 0; jjj < 4; jjj++) {
-																	CC_4[(iii) * 4 + jjj] += (AA_4[ii + iii + kk * 66] * BB_4[kk * 8 + jj + jjj]);
+																	CC_4[(iii) * 4 + jjj] += (AA_4[ii + iii + kk * 36] * BB_4[kk * 8 + jj + jjj]);
 																}
 															}
 														}
@@ -1691,1637 +1680,12 @@ extern "C" __global__ void __launch_bounds__(256) cachet_dgemm_cuda(const double
 						#pragma unroll
 						for (int64_t ct_q50 = 0; ct_q50 < 4; ct_q50++) {
 							const int64_t c0 = (int64_t)threadIdx.y * 4 + ct_q50;
-							if (c0 >= 0 && c0 < 64) {
+							if (c0 >= 0 && c0 < 36) {
 								#pragma unroll
 								for (int64_t ct_q51 = 0; ct_q51 < 4; ct_q51++) {
 									const int64_t c1 = (int64_t)threadIdx.x * 4 + ct_q51;
 									if (c1 >= 0 && c1 < 8) {
 										C[(i + c0) * 72 + j + c1] += CC_4[(ct_q50) * 4 + ct_q51];
-									}
-								}
-							}
-						}
-					}
-				}
-			}
-		}
-	}
-	{
-		const int64_t i = 0 + (int64_t)blockIdx.y * 64;
-		if (i >= 64 && i < 100) {
-			{
-				const int64_t j = 0 + (int64_t)blockIdx.x * 64;
-				if (j >= 0 && j < 64) {
-					/* cache CC of C: CC_5[36][64] first_major, zero_fill, reduce */
-					{
-						/* this thread's share */
-						#pragma unroll
-						for (int64_t ct_q52 = 0; ct_q52 < 4; ct_q52++) {
-							const int64_t c0 = (int64_t)threadIdx.y * 4 + ct_q52;
-							if (c0 >= 0 && c0 < 36) {
-								#pragma unroll
-								for (int64_t ct_q53 = 0; ct_q53 < 4; ct_q53++) {
-									const int64_t c1 = (int64_t)threadIdx.x * 4 + ct_q53;
-									if (c1 >= 0 && c1 < 64) {
-										CC_5[(ct_q52) * 4 + ct_q53] = 0.0;
-									}
-								}
-							}
-						}
-						/* cache AA of A: AA_5[36][16] last_major, copy_in, double-buffered */
-						{
-							/* tail of k */
-							for (int64_t k = 0; k < 1; k += 16) {
-								__syncthreads();
-								/* shared by the block (striped: consecutive threads, consecutive elements) */
-								{
-									const int64_t ct_e54_0 = (36) - (0);
-									const int64_t ct_e54_1 = (16) - (0);
-									const int64_t ct_n54 = ct_e54_0 * ct_e54_1;
-									#pragma unroll
-									for (int64_t ct_q54 = 0; ct_q54 < (ct_n54 / 2 + ct_nwi - 1) / ct_nwi; ct_q54++) {
-										const int64_t ct_f54 = ct_lid + ct_q54 * ct_nwi;
-										if (ct_f54 < ct_n54 / 2) {
-											int64_t ct_r54 = ct_f54 * 2;
-											const int64_t ct_b54 = 0 + ct_r54 % ct_e54_1;
-											ct_r54 /= ct_e54_1;
-											const int64_t c0 = 0 + ct_r54;
-											double2 ct_v54;
-											{
-												const int64_t c1 = ct_b54;
-												ct_v54 = *(const double2 *)&A[(i + c0) * 40 + k + c1]; /* 16 bytes, aligned */
-											}
-											{
-												const int64_t c1 = ct_b54 + 0;
-												(void)c1;
-												AA_5[c0 + c1 * 36] = ct_v54.x;
-											}
-											{
-												const int64_t c1 = ct_b54 + 1;
-												(void)c1;
-												AA_5[c0 + c1 * 36] = ct_v54.y;
-											}
-										}
-									}
-								}
-								__syncthreads();
-							}
-							/* cache BB of B: BB_5[16][64] first_major, copy_in, double-buffered */
-							{
-								/* tail of k */
-								for (int64_t k = 0; k < 1; k += 16) {
-									__syncthreads();
-									/* shared by the block (striped: consecutive threads, consecutive elements) */
-									{
-										const int64_t ct_e55_0 = (16) - (0);
-										const int64_t ct_e55_1 = (64) - (0);
-										const int64_t ct_n55 = ct_e55_0 * ct_e55_1;
-										#pragma unroll
-										for (int64_t ct_q55 = 0; ct_q55 < (ct_n55 / 2 + ct_nwi - 1) / ct_nwi; ct_q55++) {
-											const int64_t ct_f55 = ct_lid + ct_q55 * ct_nwi;
-											if (ct_f55 < ct_n55 / 2) {
-												int64_t ct_r55 = ct_f55 * 2;
-												const int64_t ct_b55 = 0 + ct_r55 % ct_e55_1;
-												ct_r55 /= ct_e55_1;
-												const int64_t c0 = 0 + ct_r55;
-												double2 ct_v55;
-												{
-													const int64_t c1 = ct_b55;
-													ct_v55 = *(const double2 *)&B[(k + c0) * 72 + j + c1]; /* 16 bytes, aligned */
-												}
-												{
-													const int64_t c1 = ct_b55 + 0;
-													(void)c1;
-													BB_5[c0 * 66 + c1] = ct_v55.x;
-												}
-												{
-													const int64_t c1 = ct_b55 + 1;
-													(void)c1;
-													BB_5[c0 * 66 + c1] = ct_v55.y;
-												}
-											}
-										}
-									}
-									__syncthreads();
-								}
-								for (int64_t k = 0; k < 0; k += 16) {
-									/* cache AA of A: AA_5[36][16] last_major, copy_in, double-buffered */
-									{
-										/* shared by the block (striped, for the next block in registers: consecutive threads, consecutive elements) */
-										{
-											const int64_t ct_e56_0 = (36) - (0);
-											const int64_t ct_e56_1 = (16) - (0);
-											const int64_t ct_n56 = ct_e56_0 * ct_e56_1;
-											#pragma unroll
-											for (int64_t ct_q56 = 0; ct_q56 < (ct_n56 / 2 + ct_nwi - 1) / ct_nwi; ct_q56++) {
-												const int64_t ct_f56 = ct_lid + ct_q56 * ct_nwi;
-												if (ct_f56 < ct_n56 / 2) {
-													int64_t ct_r56 = ct_f56 * 2;
-													const int64_t ct_b56 = 0 + ct_r56 % ct_e56_1;
-													ct_r56 /= ct_e56_1;
-													const int64_t c0 = 0 + ct_r56;
-													double2 ct_v56;
-													{
-														const int64_t c1 = ct_b56;
-														ct_v56 = *(const double2 *)&A[(i + c0) * 40 + k + c1 + 16]; /* 16 bytes, aligned */
-													}
-													{
-														const int64_t c1 = ct_b56 + 0;
-														(void)c1;
-														AA_5_next[ct_q56 * 2 + 0] = ct_v56.x;
-													}
-													{
-														const int64_t c1 = ct_b56 + 1;
-														(void)c1;
-														AA_5_next[ct_q56 * 2 + 1] = ct_v56.y;
-													}
-												}
-											}
-										}
-										/* cache BB of B: BB_5[16][64] first_major, copy_in, double-buffered */
-										{
-											/* shared by the block (striped, for the next block in registers: consecutive threads, consecutive elements) */
-											{
-												const int64_t ct_e57_0 = (16) - (0);
-												const int64_t ct_e57_1 = (64) - (0);
-												const int64_t ct_n57 = ct_e57_0 * ct_e57_1;
-												#pragma unroll
-												for (int64_t ct_q57 = 0; ct_q57 < (ct_n57 / 2 + ct_nwi - 1) / ct_nwi; ct_q57++) {
-													const int64_t ct_f57 = ct_lid + ct_q57 * ct_nwi;
-													if (ct_f57 < ct_n57 / 2) {
-														int64_t ct_r57 = ct_f57 * 2;
-														const int64_t ct_b57 = 0 + ct_r57 % ct_e57_1;
-														ct_r57 /= ct_e57_1;
-														const int64_t c0 = 0 + ct_r57;
-														double2 ct_v57;
-														{
-															const int64_t c1 = ct_b57;
-															ct_v57 = *(const double2 *)&B[(k + c0 + 16) * 72 + j + c1]; /* 16 bytes, aligned */
-														}
-														{
-															const int64_t c1 = ct_b57 + 0;
-															(void)c1;
-															BB_5_next[ct_q57 * 2 + 0] = ct_v57.x;
-														}
-														{
-															const int64_t c1 = ct_b57 + 1;
-															(void)c1;
-															BB_5_next[ct_q57 * 2 + 1] = ct_v57.y;
-														}
-													}
-												}
-											}
-											{
-												const int64_t ii = (int64_t)threadIdx.y * 4;
-												if (ii >= 0 && ii < 36) {
-													{
-														const int64_t jj = (int64_t)threadIdx.x * 4;
-														if (jj >= 0 && jj < 64) {
-															#pragma unroll
-															for (int64_t kk = 0; kk < 16; kk++) {
-																#pragma unroll
-																for (int64_t iii = 0; iii < 4; iii++) {
-																	#pragma unroll
-																	for (int64_t jjj = 0; jjj < 4; jjj++) {
-																		CC_5[(iii) * 4 + jjj] += (AA_5[ii + iii + kk * 36] * BB_5[kk * 66 + jj + jjj]);
-																	}
-																}
-															}
-														}
-													}
-												}
-											}
-											__syncthreads();
-											/* shared by the block (striped, for the next block in registers: consecutive threads, consecutive elements) */
-											{
-												const int64_t ct_e58_0 = (16) - (0);
-												const int64_t ct_e58_1 = (64) - (0);
-												const int64_t ct_n58 = ct_e58_0 * ct_e58_1;
-												#pragma unroll
-												for (int64_t ct_q58 = 0; ct_q58 < (ct_n58 / 2 + ct_nwi - 1) / ct_nwi; ct_q58++) {
-													const int64_t ct_f58 = ct_lid + ct_q58 * ct_nwi;
-													if (ct_f58 < ct_n58 / 2) {
-														int64_t ct_r58 = ct_f58 * 2;
-														const int64_t ct_b58 = 0 + ct_r58 % ct_e58_1;
-														ct_r58 /= ct_e58_1;
-														const int64_t c0 = 0 + ct_r58;
-														{
-															const int64_t c1 = ct_b58 + 0;
-															(void)c1;
-															BB_5[c0 * 66 + c1] = BB_5_next[ct_q58 * 2 + 0];
-														}
-														{
-															const int64_t c1 = ct_b58 + 1;
-															(void)c1;
-															BB_5[c0 * 66 + c1] = BB_5_next[ct_q58 * 2 + 1];
-														}
-													}
-												}
-											}
-										}
-										/* shared by the block (striped, for the next block in registers: consecutive threads, consecutive elements) */
-										{
-											const int64_t ct_e59_0 = (36) - (0);
-											const int64_t ct_e59_1 = (16) - (0);
-											const int64_t ct_n59 = ct_e59_0 * ct_e59_1;
-											#pragma unroll
-											for (int64_t ct_q59 = 0; ct_q59 < (ct_n59 / 2 + ct_nwi - 1) / ct_nwi; ct_q59++) {
-												const int64_t ct_f59 = ct_lid + ct_q59 * ct_nwi;
-												if (ct_f59 < ct_n59 / 2) {
-													int64_t ct_r59 = ct_f59 * 2;
-													const int64_t ct_b59 = 0 + ct_r59 % ct_e59_1;
-													ct_r59 /= ct_e59_1;
-													const int64_t c0 = 0 + ct_r59;
-													{
-														const int64_t c1 = ct_b59 + 0;
-														(void)c1;
-														AA_5[c0 + c1 * 36] = AA_5_next[ct_q59 * 2 + 0];
-													}
-													{
-														const int64_t c1 = ct_b59 + 1;
-														(void)c1;
-														AA_5[c0 + c1 * 36] = AA_5_next[ct_q59 * 2 + 1];
-													}
-												}
-											}
-										}
-										__syncthreads();
-									}
-								}
-								for (int64_t k = 0; k < 16; k += 16) {
-									/* cache AA of A: AA_5[36][16] last_major, copy_in, double-buffered */
-									{
-										/* shared by the block (striped, for the next block in registers: consecutive threads, consecutive elements) */
-										{
-											const int64_t ct_e60_0 = (36) - (0);
-											const int64_t ct_e60_1 = (16) - (0);
-											const int64_t ct_n60 = ct_e60_0 * ct_e60_1;
-											#pragma unroll
-											for (int64_t ct_q60 = 0; ct_q60 < (ct_n60 / 2 + ct_nwi - 1) / ct_nwi; ct_q60++) {
-												const int64_t ct_f60 = ct_lid + ct_q60 * ct_nwi;
-												if (ct_f60 < ct_n60 / 2) {
-													int64_t ct_r60 = ct_f60 * 2;
-													const int64_t ct_b60 = 0 + ct_r60 % ct_e60_1;
-													ct_r60 /= ct_e60_1;
-													const int64_t c0 = 0 + ct_r60;
-													double2 ct_v60;
-													{
-														const int64_t c1 = ct_b60;
-														ct_v60 = *(const double2 *)&A[(i + c0) * 40 + k + c1 + 16]; /* 16 bytes, aligned */
-													}
-													{
-														const int64_t c1 = ct_b60 + 0;
-														(void)c1;
-														AA_5_next[ct_q60 * 2 + 0] = ct_v60.x;
-													}
-													{
-														const int64_t c1 = ct_b60 + 1;
-														(void)c1;
-														AA_5_next[ct_q60 * 2 + 1] = ct_v60.y;
-													}
-												}
-											}
-										}
-										/* cache BB of B: BB_5[16][64] first_major, copy_in, double-buffered */
-										{
-											{
-												const int64_t ii = (int64_t)threadIdx.y * 4;
-												if (ii >= 0 && ii < 36) {
-													{
-														const int64_t jj = (int64_t)threadIdx.x * 4;
-														if (jj >= 0 && jj < 64) {
-															#pragma unroll
-															for (int64_t kk = 0; kk < 16; kk++) {
-																#pragma unroll
-																for (int64_t iii = 0; iii < 4; iii++) {
-																	#pragma unroll
-																	for (int64_t jjj = 0; jjj < 4; jjj++) {
-																		CC_5[(iii) * 4 + jjj] += (AA_5[ii + iii + kk * 36] * BB_5[kk * 66 + jj + jjj]);
-																	}
-																}
-															}
-														}
-													}
-												}
-											}
-										}
-										__syncthreads();
-										/* shared by the block (striped, for the next block in registers: consecutive threads, consecutive elements) */
-										{
-											const int64_t ct_e61_0 = (36) - (0);
-											const int64_t ct_e61_1 = (16) - (0);
-											const int64_t ct_n61 = ct_e61_0 * ct_e61_1;
-											#pragma unroll
-											for (int64_t ct_q61 = 0; ct_q61 < (ct_n61 / 2 + ct_nwi - 1) / ct_nwi; ct_q61++) {
-												const int64_t ct_f61 = ct_lid + ct_q61 * ct_nwi;
-												if (ct_f61 < ct_n61 / 2) {
-													int64_t ct_r61 = ct_f61 * 2;
-													const int64_t ct_b61 = 0 + ct_r61 % ct_e61_1;
-													ct_r61 /= ct_e61_1;
-													const int64_t c0 = 0 + ct_r61;
-													{
-														const int64_t c1 = ct_b61 + 0;
-														(void)c1;
-														AA_5[c0 + c1 * 36] = AA_5_next[ct_q61 * 2 + 0];
-													}
-													{
-														const int64_t c1 = ct_b61 + 1;
-														(void)c1;
-														AA_5[c0 + c1 * 36] = AA_5_next[ct_q61 * 2 + 1];
-													}
-												}
-											}
-										}
-										__syncthreads();
-									}
-								}
-							}
-							for (int64_t k = 16; k < 32; k += 16) {
-								/* cache AA of A: AA_5[36][16] last_major, copy_in, double-buffered */
-								{
-									/* cache BB of B: BB_5[16][64] first_major, copy_in, double-buffered */
-									{
-										__syncthreads();
-										/* shared by the block (striped: consecutive threads, consecutive elements) */
-										{
-											const int64_t ct_e62_0 = (16) - (0);
-											const int64_t ct_e62_1 = (64) - (0);
-											const int64_t ct_n62 = ct_e62_0 * ct_e62_1;
-											#pragma unroll
-											for (int64_t ct_q62 = 0; ct_q62 < (ct_n62 / 2 + ct_nwi - 1) / ct_nwi; ct_q62++) {
-												const int64_t ct_f62 = ct_lid + ct_q62 * ct_nwi;
-												if (ct_f62 < ct_n62 / 2) {
-													int64_t ct_r62 = ct_f62 * 2;
-													const int64_t ct_b62 = 0 + ct_r62 % ct_e62_1;
-													ct_r62 /= ct_e62_1;
-													const int64_t c0 = 0 + ct_r62;
-													double2 ct_v62;
-													{
-														const int64_t c1 = ct_b62;
-														ct_v62 = *(const double2 *)&B[(k + c0) * 72 + j + c1]; /* 16 bytes, aligned */
-													}
-													{
-														const int64_t c1 = ct_b62 + 0;
-														(void)c1;
-														BB_5[c0 * 66 + c1] = ct_v62.x;
-													}
-													{
-														const int64_t c1 = ct_b62 + 1;
-														(void)c1;
-														BB_5[c0 * 66 + c1] = ct_v62.y;
-													}
-												}
-											}
-										}
-										__syncthreads();
-										{
-											const int64_t ii = (int64_t)threadIdx.y * 4;
-											if (ii >= 0 && ii < 36) {
-												{
-													const int64_t jj = (int64_t)threadIdx.x * 4;
-													if (jj >= 0 && jj < 64) {
-														#pragma unroll
-														for (int64_t kk = 0; kk < 16; kk++) {
-															#pragma unroll
-															for (int64_t iii = 0; iii < 4; iii++) {
-																#pragma unroll
-																for (int64_t jjj = 0; jjj < 4; jjj++) {
-																	CC_5[(iii) * 4 + jjj] += (AA_5[ii + iii + kk * 36] * BB_5[kk * 66 + jj + jjj]);
-																}
-															}
-														}
-													}
-												}
-											}
-										}
-									}
-								}
-							}
-						}
-						/* this thread's share */
-						#pragma unroll
-						for (int64_t ct_q63 = 0; ct_q63 < 4; ct_q63++) {
-							const int64_t c0 = (int64_t)threadIdx.y * 4 + ct_q63;
-							if (c0 >= 0 && c0 < 36) {
-								#pragma unroll
-								for (int64_t ct_q64 = 0; ct_q64 < 4; ct_q64++) {
-									const int64_t c1 = (int64_t)threadIdx.x * 4 + ct_q64;
-									if (c1 >= 0 && c1 < 64) {
-										C[(i + c0) * 72 + j + c1] += CC_5[(ct_q63) * 4 + ct_q64];
-									}
-								}
-							}
-						}
-					}
-					/* cache CC of C: CC_6[36][64] first_major, zero_fill, reduce */
-					{
-						/* this thread's share */
-						#pragma unroll
-						for (int64_t ct_q65 = 0; ct_q65 < 4; ct_q65++) {
-							const int64_t c0 = (int64_t)threadIdx.y * 4 + ct_q65;
-							if (c0 >= 0 && c0 < 36) {
-								#pragma unroll
-								for (int64_t ct_q66 = 0; ct_q66 < 4; ct_q66++) {
-									const int64_t c1 = (int64_t)threadIdx.x * 4 + ct_q66;
-									if (c1 >= 0 && c1 < 64) {
-										CC_6[(ct_q65) * 4 + ct_q66] = 0.0;
-									}
-								}
-							}
-						}
-						/* cache AA of A: AA_6[36][8] last_major, copy_in, double-buffered */
-						{
-							/* tail of k */
-							for (int64_t k = 32; k < 33; k += 16) {
-								__syncthreads();
-								/* shared by the block (striped: consecutive threads, consecutive elements) */
-								{
-									const int64_t ct_e67_0 = (36) - (0);
-									const int64_t ct_e67_1 = (8) - (0);
-									const int64_t ct_n67 = ct_e67_0 * ct_e67_1;
-									#pragma unroll
-									for (int64_t ct_q67 = 0; ct_q67 < (ct_n67 / 2 + ct_nwi - 1) / ct_nwi; ct_q67++) {
-										const int64_t ct_f67 = ct_lid + ct_q67 * ct_nwi;
-										if (ct_f67 < ct_n67 / 2) {
-											int64_t ct_r67 = ct_f67 * 2;
-											const int64_t ct_b67 = 0 + ct_r67 % ct_e67_1;
-											ct_r67 /= ct_e67_1;
-											const int64_t c0 = 0 + ct_r67;
-											double2 ct_v67;
-											{
-												const int64_t c1 = ct_b67;
-												ct_v67 = *(const double2 *)&A[(i + c0) * 40 + k + c1]; /* 16 bytes, aligned */
-											}
-											{
-												const int64_t c1 = ct_b67 + 0;
-												(void)c1;
-												AA_6[c0 + c1 * 36] = ct_v67.x;
-											}
-											{
-												const int64_t c1 = ct_b67 + 1;
-												(void)c1;
-												AA_6[c0 + c1 * 36] = ct_v67.y;
-											}
-										}
-									}
-								}
-								__syncthreads();
-							}
-							/* cache BB of B: BB_6[8][64] first_major, copy_in, double-buffered */
-							{
-								/* tail of k */
-								for (int64_t k = 32; k < 32; k += 16) {
-									__syncthreads();
-									/* shared by the block (striped: consecutive threads, consecutive elements) */
-									{
-										const int64_t ct_e68_0 = (8) - (0);
-										const int64_t ct_e68_1 = (64) - (0);
-										const int64_t ct_n68 = ct_e68_0 * ct_e68_1;
-										#pragma unroll
-										for (int64_t ct_q68 = 0; ct_q68 < (ct_n68 / 2 + ct_nwi - 1) / ct_nwi; ct_q68++) {
-											const int64_t ct_f68 = ct_lid + ct_q68 * ct_nwi;
-											if (ct_f68 < ct_n68 / 2) {
-												int64_t ct_r68 = ct_f68 * 2;
-												const int64_t ct_b68 = 0 + ct_r68 % ct_e68_1;
-												ct_r68 /= ct_e68_1;
-												const int64_t c0 = 0 + ct_r68;
-												double2 ct_v68;
-												{
-													const int64_t c1 = ct_b68;
-													ct_v68 = *(const double2 *)&B[(k + c0) * 72 + j + c1]; /* 16 bytes, aligned */
-												}
-												{
-													const int64_t c1 = ct_b68 + 0;
-													(void)c1;
-													BB_6[c0 * 66 + c1] = ct_v68.x;
-												}
-												{
-													const int64_t c1 = ct_b68 + 1;
-													(void)c1;
-													BB_6[c0 * 66 + c1] = ct_v68.y;
-												}
-											}
-										}
-									}
-									__syncthreads();
-								}
-								/* tail of k */
-								for (int64_t k = 32; k < 32; k += 16) {
-									/* cache AA of A: AA_6[36][8] last_major, copy_in, double-buffered */
-									{
-										/* shared by the block (striped, for the next block in registers: consecutive threads, consecutive elements) */
-										{
-											const int64_t ct_e69_0 = (36) - (0);
-											const int64_t ct_e69_1 = (8) - (0);
-											const int64_t ct_n69 = ct_e69_0 * ct_e69_1;
-											#pragma unroll
-											for (int64_t ct_q69 = 0; ct_q69 < (ct_n69 / 2 + ct_nwi - 1) / ct_nwi; ct_q69++) {
-												const int64_t ct_f69 = ct_lid + ct_q69 * ct_nwi;
-												if (ct_f69 < ct_n69 / 2) {
-													int64_t ct_r69 = ct_f69 * 2;
-													const int64_t ct_b69 = 0 + ct_r69 % ct_e69_1;
-													ct_r69 /= ct_e69_1;
-													const int64_t c0 = 0 + ct_r69;
-													double2 ct_v69;
-													{
-														const int64_t c1 = ct_b69;
-														ct_v69 = *(const double2 *)&A[(i + c0) * 40 + k + c1 + 16]; /* 16 bytes, aligned */
-													}
-													{
-														const int64_t c1 = ct_b69 + 0;
-														(void)c1;
-														AA_6_next[ct_q69 * 2 + 0] = ct_v69.x;
-													}
-													{
-														const int64_t c1 = ct_b69 + 1;
-														(void)c1;
-														AA_6_next[ct_q69 * 2 + 1] = ct_v69.y;
-													}
-												}
-											}
-										}
-										/* cache BB of B: BB_6[8][64] first_major, copy_in, double-buffered */
-										{
-											/* shared by the block (striped, for the next block in registers: consecutive threads, consecutive elements) */
-											{
-												const int64_t ct_e70_0 = (8) - (0);
-												const int64_t ct_e70_1 = (64) - (0);
-												const int64_t ct_n70 = ct_e70_0 * ct_e70_1;
-												#pragma unroll
-												for (int64_t ct_q70 = 0; ct_q70 < (ct_n70 / 2 + ct_nwi - 1) / ct_nwi; ct_q70++) {
-													const int64_t ct_f70 = ct_lid + ct_q70 * ct_nwi;
-													if (ct_f70 < ct_n70 / 2) {
-														int64_t ct_r70 = ct_f70 * 2;
-														const int64_t ct_b70 = 0 + ct_r70 % ct_e70_1;
-														ct_r70 /= ct_e70_1;
-														const int64_t c0 = 0 + ct_r70;
-														double2 ct_v70;
-														{
-															const int64_t c1 = ct_b70;
-															ct_v70 = *(const double2 *)&B[(k + c0 + 16) * 72 + j + c1]; /* 16 bytes, aligned */
-														}
-														{
-															const int64_t c1 = ct_b70 + 0;
-															(void)c1;
-															BB_6_next[ct_q70 * 2 + 0] = ct_v70.x;
-														}
-														{
-															const int64_t c1 = ct_b70 + 1;
-															(void)c1;
-															BB_6_next[ct_q70 * 2 + 1] = ct_v70.y;
-														}
-													}
-												}
-											}
-											{
-												const int64_t ii = (int64_t)threadIdx.y * 4;
-												if (ii >= 0 && ii < 36) {
-													{
-														const int64_t jj = (int64_t)threadIdx.x * 4;
-														if (jj >= 0 && jj < 64) {
-															#pragma unroll
-															for (int64_t kk = 0; kk < 8; kk++) {
-																#pragma unroll
-																for (int64_t iii = 0; iii < 4; iii++) {
-																	#pragma unroll
-																	for (int64_t jjj = 0; jjj < 4; jjj++) {
-																		CC_6[(iii) * 4 + jjj] += (AA_6[ii + iii + kk * 36] * BB_6[kk * 66 + jj + jjj]);
-																	}
-																}
-															}
-														}
-													}
-												}
-											}
-											__syncthreads();
-											/* shared by the block (striped, for the next block in registers: consecutive threads, consecutive elements) */
-											{
-												const int64_t ct_e71_0 = (8) - (0);
-												const int64_t ct_e71_1 = (64) - (0);
-												const int64_t ct_n71 = ct_e71_0 * ct_e71_1;
-												#pragma unroll
-												for (int64_t ct_q71 = 0; ct_q71 < (ct_n71 / 2 + ct_nwi - 1) / ct_nwi; ct_q71++) {
-													const int64_t ct_f71 = ct_lid + ct_q71 * ct_nwi;
-													if (ct_f71 < ct_n71 / 2) {
-														int64_t ct_r71 = ct_f71 * 2;
-														const int64_t ct_b71 = 0 + ct_r71 % ct_e71_1;
-														ct_r71 /= ct_e71_1;
-														const int64_t c0 = 0 + ct_r71;
-														{
-															const int64_t c1 = ct_b71 + 0;
-															(void)c1;
-															BB_6[c0 * 66 + c1] = BB_6_next[ct_q71 * 2 + 0];
-														}
-														{
-															const int64_t c1 = ct_b71 + 1;
-															(void)c1;
-															BB_6[c0 * 66 + c1] = BB_6_next[ct_q71 * 2 + 1];
-														}
-													}
-												}
-											}
-										}
-										/* shared by the block (striped, for the next block in registers: consecutive threads, consecutive elements) */
-										{
-											const int64_t ct_e72_0 = (36) - (0);
-											const int64_t ct_e72_1 = (8) - (0);
-											const int64_t ct_n72 = ct_e72_0 * ct_e72_1;
-											#pragma unroll
-											for (int64_t ct_q72 = 0; ct_q72 < (ct_n72 / 2 + ct_nwi - 1) / ct_nwi; ct_q72++) {
-												const int64_t ct_f72 = ct_lid + ct_q72 * ct_nwi;
-												if (ct_f72 < ct_n72 / 2) {
-													int64_t ct_r72 = ct_f72 * 2;
-													const int64_t ct_b72 = 0 + ct_r72 % ct_e72_1;
-													ct_r72 /= ct_e72_1;
-													const int64_t c0 = 0 + ct_r72;
-													{
-														const int64_t c1 = ct_b72 + 0;
-														(void)c1;
-														AA_6[c0 + c1 * 36] = AA_6_next[ct_q72 * 2 + 0];
-													}
-													{
-														const int64_t c1 = ct_b72 + 1;
-														(void)c1;
-														AA_6[c0 + c1 * 36] = AA_6_next[ct_q72 * 2 + 1];
-													}
-												}
-											}
-										}
-										__syncthreads();
-									}
-								}
-								/* tail of k */
-								for (int64_t k = 32; k < 32; k += 16) {
-									/* cache AA of A: AA_6[36][8] last_major, copy_in, double-buffered */
-									{
-										/* shared by the block (striped, for the next block in registers: consecutive threads, consecutive elements) */
-										{
-											const int64_t ct_e73_0 = (36) - (0);
-											const int64_t ct_e73_1 = (8) - (0);
-											const int64_t ct_n73 = ct_e73_0 * ct_e73_1;
-											#pragma unroll
-											for (int64_t ct_q73 = 0; ct_q73 < (ct_n73 / 2 + ct_nwi - 1) / ct_nwi; ct_q73++) {
-												const int64_t ct_f73 = ct_lid + ct_q73 * ct_nwi;
-												if (ct_f73 < ct_n73 / 2) {
-													int64_t ct_r73 = ct_f73 * 2;
-													const int64_t ct_b73 = 0 + ct_r73 % ct_e73_1;
-													ct_r73 /= ct_e73_1;
-													const int64_t c0 = 0 + ct_r73;
-													double2 ct_v73;
-													{
-														const int64_t c1 = ct_b73;
-														ct_v73 = *(const double2 *)&A[(i + c0) * 40 + k + c1 + 16]; /* 16 bytes, aligned */
-													}
-													{
-														const int64_t c1 = ct_b73 + 0;
-														(void)c1;
-														AA_6_next[ct_q73 * 2 + 0] = ct_v73.x;
-													}
-													{
-														const int64_t c1 = ct_b73 + 1;
-														(void)c1;
-														AA_6_next[ct_q73 * 2 + 1] = ct_v73.y;
-													}
-												}
-											}
-										}
-										/* cache BB of B: BB_6[8][64] first_major, copy_in, double-buffered */
-										{
-											{
-												const int64_t ii = (int64_t)threadIdx.y * 4;
-												if (ii >= 0 && ii < 36) {
-													{
-														const int64_t jj = (int64_t)threadIdx.x * 4;
-														if (jj >= 0 && jj < 64) {
-															#pragma unroll
-															for (int64_t kk = 0; kk < 8; kk++) {
-																#pragma unroll
-																for (int64_t iii = 0; iii < 4; iii++) {
-																	#pragma unroll
-																	for (int64_t jjj = 0; jjj < 4; jjj++) {
-																		CC_6[(iii) * 4 + jjj] += (AA_6[ii + iii + kk * 36] * BB_6[kk * 66 + jj + jjj]);
-																	}
-																}
-															}
-														}
-													}
-												}
-											}
-										}
-										__syncthreads();
-										/* shared by the block (striped, for the next block in registers: consecutive threads, consecutive elements) */
-										{
-											const int64_t ct_e74_0 = (36) - (0);
-											const int64_t ct_e74_1 = (8) - (0);
-											const int64_t ct_n74 = ct_e74_0 * ct_e74_1;
-											#pragma unroll
-											for (int64_t ct_q74 = 0; ct_q74 < (ct_n74 / 2 + ct_nwi - 1) / ct_nwi; ct_q74++) {
-												const int64_t ct_f74 = ct_lid + ct_q74 * ct_nwi;
-												if (ct_f74 < ct_n74 / 2) {
-													int64_t ct_r74 = ct_f74 * 2;
-													const int64_t ct_b74 = 0 + ct_r74 % ct_e74_1;
-													ct_r74 /= ct_e74_1;
-													const int64_t c0 = 0 + ct_r74;
-													{
-														const int64_t c1 = ct_b74 + 0;
-														(void)c1;
-														AA_6[c0 + c1 * 36] = AA_6_next[ct_q74 * 2 + 0];
-													}
-													{
-														const int64_t c1 = ct_b74 + 1;
-														(void)c1;
-														AA_6[c0 + c1 * 36] = AA_6_next[ct_q74 * 2 + 1];
-													}
-												}
-											}
-										}
-										__syncthreads();
-									}
-								}
-							}
-							/* tail of k */
-							for (int64_t k = 32; k < 40; k += 16) {
-								/* cache AA of A: AA_6[36][8] last_major, copy_in, double-buffered */
-								{
-									/* cache BB of B: BB_6[8][64] first_major, copy_in, double-buffered */
-									{
-										__syncthreads();
-										/* shared by the block (striped: consecutive threads, consecutive elements) */
-										{
-											const int64_t ct_e75_0 = (8) - (0);
-											const int64_t ct_e75_1 = (64) - (0);
-											const int64_t ct_n75 = ct_e75_0 * ct_e75_1;
-											#pragma unroll
-											for (int64_t ct_q75 = 0; ct_q75 < (ct_n75 / 2 + ct_nwi - 1) / ct_nwi; ct_q75++) {
-												const int64_t ct_f75 = ct_lid + ct_q75 * ct_nwi;
-												if (ct_f75 < ct_n75 / 2) {
-													int64_t ct_r75 = ct_f75 * 2;
-													const int64_t ct_b75 = 0 + ct_r75 % ct_e75_1;
-													ct_r75 /= ct_e75_1;
-													const int64_t c0 = 0 + ct_r75;
-													double2 ct_v75;
-													{
-														const int64_t c1 = ct_b75;
-														ct_v75 = *(const double2 *)&B[(k + c0) * 72 + j + c1]; /* 16 bytes, aligned */
-													}
-													{
-														const int64_t c1 = ct_b75 + 0;
-														(void)c1;
-														BB_6[c0 * 66 + c1] = ct_v75.x;
-													}
-													{
-														const int64_t c1 = ct_b75 + 1;
-														(void)c1;
-														BB_6[c0 * 66 + c1] = ct_v75.y;
-													}
-												}
-											}
-										}
-										__syncthreads();
-										{
-											const int64_t ii = (int64_t)threadIdx.y * 4;
-											if (ii >= 0 && ii < 36) {
-												{
-													const int64_t jj = (int64_t)threadIdx.x * 4;
-													if (jj >= 0 && jj < 64) {
-														#pragma unroll
-														for (int64_t kk = 0; kk < 8; kk++) {
-															#pragma unroll
-															for (int64_t iii = 0; iii < 4; iii++) {
-																#pragma unroll
-																for (int64_t jjj = 0; jjj < 4; jjj++) {
-																	CC_6[(iii) * 4 + jjj] += (AA_6[ii + iii + kk * 36] * BB_6[kk * 66 + jj + jjj]);
-																}
-															}
-														}
-													}
-												}
-											}
-										}
-									}
-								}
-							}
-						}
-						/* this thread's share */
-						#pragma unroll
-						for (int64_t ct_q76 = 0; ct_q76 < 4; ct_q76++) {
-							const int64_t c0 = (int64_t)threadIdx.y * 4 + ct_q76;
-							if (c0 >= 0 && c0 < 36) {
-								#pragma unroll
-								for (int64_t ct_q77 = 0; ct_q77 < 4; ct_q77++) {
-									const int64_t c1 = (int64_t)threadIdx.x * 4 + ct_q77;
-									if (c1 >= 0 && c1 < 64) {
-										C[(i + c0) * 72 + j + c1] += CC_6[(ct_q76) * 4 + ct_q77];
-									}
-								}
-							}
-						}
-					}
-				}
-			}
-			{
-				const int64_t j = 0 + (int64_t)blockIdx.x * 64;
-				if (j >= 64 && j < 72) {
-					/* cache CC of C: CC_7[36][8] first_major, zero_fill, reduce */
-					{
-						/* this thread's share */
-						#pragma unroll
-						for (int64_t ct_q78 = 0; ct_q78 < 4; ct_q78++) {
-							const int64_t c0 = (int64_t)threadIdx.y * 4 + ct_q78;
-							if (c0 >= 0 && c0 < 36) {
-								#pragma unroll
-								for (int64_t ct_q79 = 0; ct_q79 < 4; ct_q79++) {
-									const int64_t c1 = (int64_t)threadIdx.x * 4 + ct_q79;
-									if (c1 >= 0 && c1 < 8) {
-										CC_7[(ct_q78) * 4 + ct_q79] = 0.0;
-									}
-								}
-							}
-						}
-						/* cache AA of A: AA_7[36][16] last_major, copy_in, double-buffered */
-						{
-							/* tail of k */
-							for (int64_t k = 0; k < 1; k += 16) {
-								__syncthreads();
-								/* shared by the block (striped: consecutive threads, consecutive elements) */
-								{
-									const int64_t ct_e80_0 = (36) - (0);
-									const int64_t ct_e80_1 = (16) - (0);
-									const int64_t ct_n80 = ct_e80_0 * ct_e80_1;
-									#pragma unroll
-									for (int64_t ct_q80 = 0; ct_q80 < (ct_n80 / 2 + ct_nwi - 1) / ct_nwi; ct_q80++) {
-										const int64_t ct_f80 = ct_lid + ct_q80 * ct_nwi;
-										if (ct_f80 < ct_n80 / 2) {
-											int64_t ct_r80 = ct_f80 * 2;
-											const int64_t ct_b80 = 0 + ct_r80 % ct_e80_1;
-											ct_r80 /= ct_e80_1;
-											const int64_t c0 = 0 + ct_r80;
-											double2 ct_v80;
-											{
-												const int64_t c1 = ct_b80;
-												ct_v80 = *(const double2 *)&A[(i + c0) * 40 + k + c1]; /* 16 bytes, aligned */
-											}
-											{
-												const int64_t c1 = ct_b80 + 0;
-												(void)c1;
-												AA_7[c0 + c1 * 36] = ct_v80.x;
-											}
-											{
-												const int64_t c1 = ct_b80 + 1;
-												(void)c1;
-												AA_7[c0 + c1 * 36] = ct_v80.y;
-											}
-										}
-									}
-								}
-								__syncthreads();
-							}
-							/* cache BB of B: BB_7[16][8] first_major, copy_in, double-buffered */
-							{
-								/* tail of k */
-								for (int64_t k = 0; k < 1; k += 16) {
-									__syncthreads();
-									/* shared by the block (striped: consecutive threads, consecutive elements) */
-									{
-										const int64_t ct_e81_0 = (16) - (0);
-										const int64_t ct_e81_1 = (8) - (0);
-										const int64_t ct_n81 = ct_e81_0 * ct_e81_1;
-										#pragma unroll
-										for (int64_t ct_q81 = 0; ct_q81 < (ct_n81 / 2 + ct_nwi - 1) / ct_nwi; ct_q81++) {
-											const int64_t ct_f81 = ct_lid + ct_q81 * ct_nwi;
-											if (ct_f81 < ct_n81 / 2) {
-												int64_t ct_r81 = ct_f81 * 2;
-												const int64_t ct_b81 = 0 + ct_r81 % ct_e81_1;
-												ct_r81 /= ct_e81_1;
-												const int64_t c0 = 0 + ct_r81;
-												double2 ct_v81;
-												{
-													const int64_t c1 = ct_b81;
-													ct_v81 = *(const double2 *)&B[(k + c0) * 72 + j + c1]; /* 16 bytes, aligned */
-												}
-												{
-													const int64_t c1 = ct_b81 + 0;
-													(void)c1;
-													BB_7[c0 * 8 + c1] = ct_v81.x;
-												}
-												{
-													const int64_t c1 = ct_b81 + 1;
-													(void)c1;
-													BB_7[c0 * 8 + c1] = ct_v81.y;
-												}
-											}
-										}
-									}
-									__syncthreads();
-								}
-								for (int64_t k = 0; k < 0; k += 16) {
-									/* cache AA of A: AA_7[36][16] last_major, copy_in, double-buffered */
-									{
-										/* shared by the block (striped, for the next block in registers: consecutive threads, consecutive elements) */
-										{
-											const int64_t ct_e82_0 = (36) - (0);
-											const int64_t ct_e82_1 = (16) - (0);
-											const int64_t ct_n82 = ct_e82_0 * ct_e82_1;
-											#pragma unroll
-											for (int64_t ct_q82 = 0; ct_q82 < (ct_n82 / 2 + ct_nwi - 1) / ct_nwi; ct_q82++) {
-												const int64_t ct_f82 = ct_lid + ct_q82 * ct_nwi;
-												if (ct_f82 < ct_n82 / 2) {
-													int64_t ct_r82 = ct_f82 * 2;
-													const int64_t ct_b82 = 0 + ct_r82 % ct_e82_1;
-													ct_r82 /= ct_e82_1;
-													const int64_t c0 = 0 + ct_r82;
-													double2 ct_v82;
-													{
-														const int64_t c1 = ct_b82;
-														ct_v82 = *(const double2 *)&A[(i + c0) * 40 + k + c1 + 16]; /* 16 bytes, aligned */
-													}
-													{
-														const int64_t c1 = ct_b82 + 0;
-														(void)c1;
-														AA_7_next[ct_q82 * 2 + 0] = ct_v82.x;
-													}
-													{
-														const int64_t c1 = ct_b82 + 1;
-														(void)c1;
-														AA_7_next[ct_q82 * 2 + 1] = ct_v82.y;
-													}
-												}
-											}
-										}
-										/* cache BB of B: BB_7[16][8] first_major, copy_in, double-buffered */
-										{
-											/* shared by the block (striped, for the next block in registers: consecutive threads, consecutive elements) */
-											{
-												const int64_t ct_e83_0 = (16) - (0);
-												const int64_t ct_e83_1 = (8) - (0);
-												const int64_t ct_n83 = ct_e83_0 * ct_e83_1;
-												#pragma unroll
-												for (int64_t ct_q83 = 0; ct_q83 < (ct_n83 / 2 + ct_nwi - 1) / ct_nwi; ct_q83++) {
-													const int64_t ct_f83 = ct_lid + ct_q83 * ct_nwi;
-													if (ct_f83 < ct_n83 / 2) {
-														int64_t ct_r83 = ct_f83 * 2;
-														const int64_t ct_b83 = 0 + ct_r83 % ct_e83_1;
-														ct_r83 /= ct_e83_1;
-														const int64_t c0 = 0 + ct_r83;
-														double2 ct_v83;
-														{
-															const int64_t c1 = ct_b83;
-															ct_v83 = *(const double2 *)&B[(k + c0 + 16) * 72 + j + c1]; /* 16 bytes, aligned */
-														}
-														{
-															const int64_t c1 = ct_b83 + 0;
-															(void)c1;
-															BB_7_next[ct_q83 * 2 + 0] = ct_v83.x;
-														}
-														{
-															const int64_t c1 = ct_b83 + 1;
-															(void)c1;
-															BB_7_next[ct_q83 * 2 + 1] = ct_v83.y;
-														}
-													}
-												}
-											}
-											{
-												const int64_t ii = (int64_t)threadIdx.y * 4;
-												if (ii >= 0 && ii < 36) {
-													{
-														const int64_t jj = (int64_t)threadIdx.x * 4;
-														if (jj >= 0 && jj < 8) {
-															#pragma unroll
-															for (int64_t kk = 0; kk < 16; kk++) {
-																#pragma unroll
-																for (int64_t iii = 0; iii < 4; iii++) {
-																	#pragma unroll
-																	for (int64_t jjj = 0; jjj < 4; jjj++) {
-																		CC_7[(iii) * 4 + jjj] += (AA_7[ii + iii + kk * 36] * BB_7[kk * 8 + jj + jjj]);
-																	}
-																}
-															}
-														}
-													}
-												}
-											}
-											__syncthreads();
-											/* shared by the block (striped, for the next block in registers: consecutive threads, consecutive elements) */
-											{
-												const int64_t ct_e84_0 = (16) - (0);
-												const int64_t ct_e84_1 = (8) - (0);
-												const int64_t ct_n84 = ct_e84_0 * ct_e84_1;
-												#pragma unroll
-												for (int64_t ct_q84 = 0; ct_q84 < (ct_n84 / 2 + ct_nwi - 1) / ct_nwi; ct_q84++) {
-													const int64_t ct_f84 = ct_lid + ct_q84 * ct_nwi;
-													if (ct_f84 < ct_n84 / 2) {
-														int64_t ct_r84 = ct_f84 * 2;
-														const int64_t ct_b84 = 0 + ct_r84 % ct_e84_1;
-														ct_r84 /= ct_e84_1;
-														const int64_t c0 = 0 + ct_r84;
-														{
-															const int64_t c1 = ct_b84 + 0;
-															(void)c1;
-															BB_7[c0 * 8 + c1] = BB_7_next[ct_q84 * 2 + 0];
-														}
-														{
-															const int64_t c1 = ct_b84 + 1;
-															(void)c1;
-															BB_7[c0 * 8 + c1] = BB_7_next[ct_q84 * 2 + 1];
-														}
-													}
-												}
-											}
-										}
-										/* shared by the block (striped, for the next block in registers: consecutive threads, consecutive elements) */
-										{
-											const int64_t ct_e85_0 = (36) - (0);
-											const int64_t ct_e85_1 = (16) - (0);
-											const int64_t ct_n85 = ct_e85_0 * ct_e85_1;
-											#pragma unroll
-											for (int64_t ct_q85 = 0; ct_q85 < (ct_n85 / 2 + ct_nwi - 1) / ct_nwi; ct_q85++) {
-												const int64_t ct_f85 = ct_lid + ct_q85 * ct_nwi;
-												if (ct_f85 < ct_n85 / 2) {
-													int64_t ct_r85 = ct_f85 * 2;
-													const int64_t ct_b85 = 0 + ct_r85 % ct_e85_1;
-													ct_r85 /= ct_e85_1;
-													const int64_t c0 = 0 + ct_r85;
-													{
-														const int64_t c1 = ct_b85 + 0;
-														(void)c1;
-														AA_7[c0 + c1 * 36] = AA_7_next[ct_q85 * 2 + 0];
-													}
-													{
-														const int64_t c1 = ct_b85 + 1;
-														(void)c1;
-														AA_7[c0 + c1 * 36] = AA_7_next[ct_q85 * 2 + 1];
-													}
-												}
-											}
-										}
-										__syncthreads();
-									}
-								}
-								for (int64_t k = 0; k < 16; k += 16) {
-									/* cache AA of A: AA_7[36][16] last_major, copy_in, double-buffered */
-									{
-										/* shared by the block (striped, for the next block in registers: consecutive threads, consecutive elements) */
-										{
-											const int64_t ct_e86_0 = (36) - (0);
-											const int64_t ct_e86_1 = (16) - (0);
-											const int64_t ct_n86 = ct_e86_0 * ct_e86_1;
-											#pragma unroll
-											for (int64_t ct_q86 = 0; ct_q86 < (ct_n86 / 2 + ct_nwi - 1) / ct_nwi; ct_q86++) {
-												const int64_t ct_f86 = ct_lid + ct_q86 * ct_nwi;
-												if (ct_f86 < ct_n86 / 2) {
-													int64_t ct_r86 = ct_f86 * 2;
-													const int64_t ct_b86 = 0 + ct_r86 % ct_e86_1;
-													ct_r86 /= ct_e86_1;
-													const int64_t c0 = 0 + ct_r86;
-													double2 ct_v86;
-													{
-														const int64_t c1 = ct_b86;
-														ct_v86 = *(const double2 *)&A[(i + c0) * 40 + k + c1 + 16]; /* 16 bytes, aligned */
-													}
-													{
-														const int64_t c1 = ct_b86 + 0;
-														(void)c1;
-														AA_7_next[ct_q86 * 2 + 0] = ct_v86.x;
-													}
-													{
-														const int64_t c1 = ct_b86 + 1;
-														(void)c1;
-														AA_7_next[ct_q86 * 2 + 1] = ct_v86.y;
-													}
-												}
-											}
-										}
-										/* cache BB of B: BB_7[16][8] first_major, copy_in, double-buffered */
-										{
-											{
-												const int64_t ii = (int64_t)threadIdx.y * 4;
-												if (ii >= 0 && ii < 36) {
-													{
-														const int64_t jj = (int64_t)threadIdx.x * 4;
-														if (jj >= 0 && jj < 8) {
-															#pragma unroll
-															for (int64_t kk = 0; kk < 16; kk++) {
-																#pragma unroll
-																for (int64_t iii = 0; iii < 4; iii++) {
-																	#pragma unroll
-																	for (int64_t jjj = 0; jjj < 4; jjj++) {
-																		CC_7[(iii) * 4 + jjj] += (AA_7[ii + iii + kk * 36] * BB_7[kk * 8 + jj + jjj]);
-																	}
-																}
-															}
-														}
-													}
-												}
-											}
-										}
-										__syncthreads();
-										/* shared by the block (striped, for the next block in registers: consecutive threads, consecutive elements) */
-										{
-											const int64_t ct_e87_0 = (36) - (0);
-											const int64_t ct_e87_1 = (16) - (0);
-											const int64_t ct_n87 = ct_e87_0 * ct_e87_1;
-											#pragma unroll
-											for (int64_t ct_q87 = 0; ct_q87 < (ct_n87 / 2 + ct_nwi - 1) / ct_nwi; ct_q87++) {
-												const int64_t ct_f87 = ct_lid + ct_q87 * ct_nwi;
-												if (ct_f87 < ct_n87 / 2) {
-													int64_t ct_r87 = ct_f87 * 2;
-													const int64_t ct_b87 = 0 + ct_r87 % ct_e87_1;
-													ct_r87 /= ct_e87_1;
-													const int64_t c0 = 0 + ct_r87;
-													{
-														const int64_t c1 = ct_b87 + 0;
-														(void)c1;
-														AA_7[c0 + c1 * 36] = AA_7_next[ct_q87 * 2 + 0];
-													}
-													{
-														const int64_t c1 = ct_b87 + 1;
-														(void)c1;
-														AA_7[c0 + c1 * 36] = AA_7_next[ct_q87 * 2 + 1];
-													}
-												}
-											}
-										}
-										__syncthreads();
-									}
-								}
-							}
-							for (int64_t k = 16; k < 32; k += 16) {
-								/* cache AA of A: AA_7[36][16] last_major, copy_in, double-buffered */
-								{
-									/* cache BB of B: BB_7[16][8] first_major, copy_in, double-buffered */
-									{
-										__syncthreads();
-										/* shared by the block (striped: consecutive threads, consecutive elements) */
-										{
-											const int64_t ct_e88_0 = (16) - (0);
-											const int64_t ct_e88_1 = (8) - (0);
-											const int64_t ct_n88 = ct_e88_0 * ct_e88_1;
-											#pragma unroll
-											for (int64_t ct_q88 = 0; ct_q88 < (ct_n88 / 2 + ct_nwi - 1) / ct_nwi; ct_q88++) {
-												const int64_t ct_f88 = ct_lid + ct_q88 * ct_nwi;
-												if (ct_f88 < ct_n88 / 2) {
-													int64_t ct_r88 = ct_f88 * 2;
-													const int64_t ct_b88 = 0 + ct_r88 % ct_e88_1;
-													ct_r88 /= ct_e88_1;
-													const int64_t c0 = 0 + ct_r88;
-													double2 ct_v88;
-													{
-														const int64_t c1 = ct_b88;
-														ct_v88 = *(const double2 *)&B[(k + c0) * 72 + j + c1]; /* 16 bytes, aligned */
-													}
-													{
-														const int64_t c1 = ct_b88 + 0;
-														(void)c1;
-														BB_7[c0 * 8 + c1] = ct_v88.x;
-													}
-													{
-														const int64_t c1 = ct_b88 + 1;
-														(void)c1;
-														BB_7[c0 * 8 + c1] = ct_v88.y;
-													}
-												}
-											}
-										}
-										__syncthreads();
-										{
-											const int64_t ii = (int64_t)threadIdx.y * 4;
-											if (ii >= 0 && ii < 36) {
-												{
-													const int64_t jj = (int64_t)threadIdx.x * 4;
-													if (jj >= 0 && jj < 8) {
-														#pragma unroll
-														for (int64_t kk = 0; kk < 16; kk++) {
-															#pragma unroll
-															for (int64_t iii = 0; iii < 4; iii++) {
-																#pragma unroll
-																for (int64_t jjj = 0; jjj < 4; jjj++) {
-																	CC_7[(iii) * 4 + jjj] += (AA_7[ii + iii + kk * 36] * BB_7[kk * 8 + jj + jjj]);
-																}
-															}
-														}
-													}
-												}
-											}
-										}
-									}
-								}
-							}
-						}
-						/* this thread's share */
-						#pragma unroll
-						for (int64_t ct_q89 = 0; ct_q89 < 4; ct_q89++) {
-							const int64_t c0 = (int64_t)threadIdx.y * 4 + ct_q89;
-							if (c0 >= 0 && c0 < 36) {
-								#pragma unroll
-								for (int64_t ct_q90 = 0; ct_q90 < 4; ct_q90++) {
-									const int64_t c1 = (int64_t)threadIdx.x * 4 + ct_q90;
-									if (c1 >= 0 && c1 < 8) {
-										C[(i + c0) * 72 + j + c1] += CC_7[(ct_q89) * 4 + ct_q90];
-									}
-								}
-							}
-						}
-					}
-					/* cache CC of C: CC_8[36][8] first_major, zero_fill, reduce */
-					{
-						/* this thread's share */
-						#pragma unroll
-						for (int64_t ct_q91 = 0; ct_q91 < 4; ct_q91++) {
-							const int64_t c0 = (int64_t)threadIdx.y * 4 + ct_q91;
-							if (c0 >= 0 && c0 < 36) {
-								#pragma unroll
-								for (int64_t ct_q92 = 0; ct_q92 < 4; ct_q92++) {
-									const int64_t c1 = (int64_t)threadIdx.x * 4 + ct_q92;
-									if (c1 >= 0 && c1 < 8) {
-										CC_8[(ct_q91) * 4 + ct_q92] = 0.0;
-									}
-								}
-							}
-						}
-						/* cache AA of A: AA_8[36][8] last_major, copy_in, double-buffered */
-						{
-							/* tail of k */
-							for (int64_t k = 32; k < 33; k += 16) {
-								__syncthreads();
-								/* shared by the block (striped: consecutive threads, consecutive elements) */
-								{
-									const int64_t ct_e93_0 = (36) - (0);
-									const int64_t ct_e93_1 = (8) - (0);
-									const int64_t ct_n93 = ct_e93_0 * ct_e93_1;
-									#pragma unroll
-									for (int64_t ct_q93 = 0; ct_q93 < (ct_n93 / 2 + ct_nwi - 1) / ct_nwi; ct_q93++) {
-										const int64_t ct_f93 = ct_lid + ct_q93 * ct_nwi;
-										if (ct_f93 < ct_n93 / 2) {
-											int64_t ct_r93 = ct_f93 * 2;
-											const int64_t ct_b93 = 0 + ct_r93 % ct_e93_1;
-											ct_r93 /= ct_e93_1;
-											const int64_t c0 = 0 + ct_r93;
-											double2 ct_v93;
-											{
-												const int64_t c1 = ct_b93;
-												ct_v93 = *(const double2 *)&A[(i + c0) * 40 + k + c1]; /* 16 bytes, aligned */
-											}
-											{
-												const int64_t c1 = ct_b93 + 0;
-												(void)c1;
-												AA_8[c0 + c1 * 36] = ct_v93.x;
-											}
-											{
-												const int64_t c1 = ct_b93 + 1;
-												(void)c1;
-												AA_8[c0 + c1 * 36] = ct_v93.y;
-											}
-										}
-									}
-								}
-								__syncthreads();
-							}
-							/* cache BB of B: BB_8[8][8] first_major, copy_in, double-buffered */
-							{
-								/* tail of k */
-								for (int64_t k = 32; k < 32; k += 16) {
-									__syncthreads();
-									/* shared by the block (striped: consecutive threads, consecutive elements) */
-									{
-										const int64_t ct_e94_0 = (8) - (0);
-										const int64_t ct_e94_1 = (8) - (0);
-										const int64_t ct_n94 = ct_e94_0 * ct_e94_1;
-										#pragma unroll
-										for (int64_t ct_q94 = 0; ct_q94 < (ct_n94 / 2 + ct_nwi - 1) / ct_nwi; ct_q94++) {
-											const int64_t ct_f94 = ct_lid + ct_q94 * ct_nwi;
-											if (ct_f94 < ct_n94 / 2) {
-												int64_t ct_r94 = ct_f94 * 2;
-												const int64_t ct_b94 = 0 + ct_r94 % ct_e94_1;
-												ct_r94 /= ct_e94_1;
-												const int64_t c0 = 0 + ct_r94;
-												double2 ct_v94;
-												{
-													const int64_t c1 = ct_b94;
-													ct_v94 = *(const double2 *)&B[(k + c0) * 72 + j + c1]; /* 16 bytes, aligned */
-												}
-												{
-													const int64_t c1 = ct_b94 + 0;
-													(void)c1;
-													BB_8[c0 * 8 + c1] = ct_v94.x;
-												}
-												{
-													const int64_t c1 = ct_b94 + 1;
-													(void)c1;
-													BB_8[c0 * 8 + c1] = ct_v94.y;
-												}
-											}
-										}
-									}
-									__syncthreads();
-								}
-								/* tail of k */
-								for (int64_t k = 32; k < 32; k += 16) {
-									/* cache AA of A: AA_8[36][8] last_major, copy_in, double-buffered */
-									{
-										/* shared by the block (striped, for the next block in registers: consecutive threads, consecutive elements) */
-										{
-											const int64_t ct_e95_0 = (36) - (0);
-											const int64_t ct_e95_1 = (8) - (0);
-											const int64_t ct_n95 = ct_e95_0 * ct_e95_1;
-											#pragma unroll
-											for (int64_t ct_q95 = 0; ct_q95 < (ct_n95 / 2 + ct_nwi - 1) / ct_nwi; ct_q95++) {
-												const int64_t ct_f95 = ct_lid + ct_q95 * ct_nwi;
-												if (ct_f95 < ct_n95 / 2) {
-													int64_t ct_r95 = ct_f95 * 2;
-													const int64_t ct_b95 = 0 + ct_r95 % ct_e95_1;
-													ct_r95 /= ct_e95_1;
-													const int64_t c0 = 0 + ct_r95;
-													double2 ct_v95;
-													{
-														const int64_t c1 = ct_b95;
-														ct_v95 = *(const double2 *)&A[(i + c0) * 40 + k + c1 + 16]; /* 16 bytes, aligned */
-													}
-													{
-														const int64_t c1 = ct_b95 + 0;
-														(void)c1;
-														AA_8_next[ct_q95 * 2 + 0] = ct_v95.x;
-													}
-													{
-														const int64_t c1 = ct_b95 + 1;
-														(void)c1;
-														AA_8_next[ct_q95 * 2 + 1] = ct_v95.y;
-													}
-												}
-											}
-										}
-										/* cache BB of B: BB_8[8][8] first_major, copy_in, double-buffered */
-										{
-											/* shared by the block (striped, for the next block in registers: consecutive threads, consecutive elements) */
-											{
-												const int64_t ct_e96_0 = (8) - (0);
-												const int64_t ct_e96_1 = (8) - (0);
-												const int64_t ct_n96 = ct_e96_0 * ct_e96_1;
-												#pragma unroll
-												for (int64_t ct_q96 = 0; ct_q96 < (ct_n96 / 2 + ct_nwi - 1) / ct_nwi; ct_q96++) {
-													const int64_t ct_f96 = ct_lid + ct_q96 * ct_nwi;
-													if (ct_f96 < ct_n96 / 2) {
-														int64_t ct_r96 = ct_f96 * 2;
-														const int64_t ct_b96 = 0 + ct_r96 % ct_e96_1;
-														ct_r96 /= ct_e96_1;
-														const int64_t c0 = 0 + ct_r96;
-														double2 ct_v96;
-														{
-															const int64_t c1 = ct_b96;
-															ct_v96 = *(const double2 *)&B[(k + c0 + 16) * 72 + j + c1]; /* 16 bytes, aligned */
-														}
-														{
-															const int64_t c1 = ct_b96 + 0;
-															(void)c1;
-															BB_8_next[ct_q96 * 2 + 0] = ct_v96.x;
-														}
-														{
-															const int64_t c1 = ct_b96 + 1;
-															(void)c1;
-															BB_8_next[ct_q96 * 2 + 1] = ct_v96.y;
-														}
-													}
-												}
-											}
-											{
-												const int64_t ii = (int64_t)threadIdx.y * 4;
-												if (ii >= 0 && ii < 36) {
-													{
-														const int64_t jj = (int64_t)threadIdx.x * 4;
-														if (jj >= 0 && jj < 8) {
-															#pragma unroll
-															for (int64_t kk = 0; kk < 8; kk++) {
-																#pragma unroll
-																for (int64_t iii = 0; iii < 4; iii++) {
-																	#pragma unroll
-																	for (int64_t jjj = 0; jjj < 4; jjj++) {
-																		CC_8[(iii) * 4 + jjj] += (AA_8[ii + iii + kk * 36] * BB_8[kk * 8 + jj + jjj]);
-																	}
-																}
-															}
-														}
-													}
-												}
-											}
-											__syncthreads();
-											/* shared by the block (striped, for the next block in registers: consecutive threads, consecutive elements) */
-											{
-												const int64_t ct_e97_0 = (8) - (0);
-												const int64_t ct_e97_1 = (8) - (0);
-												const int64_t ct_n97 = ct_e97_0 * ct_e97_1;
-												#pragma unroll
-												for (int64_t ct_q97 = 0; ct_q97 < (ct_n97 / 2 + ct_nwi - 1) / ct_nwi; ct_q97++) {
-													const int64_t ct_f97 = ct_lid + ct_q97 * ct_nwi;
-													if (ct_f97 < ct_n97 / 2) {
-														int64_t ct_r97 = ct_f97 * 2;
-														const int64_t ct_b97 = 0 + ct_r97 % ct_e97_1;
-														ct_r97 /= ct_e97_1;
-														const int64_t c0 = 0 + ct_r97;
-														{
-															const int64_t c1 = ct_b97 + 0;
-															(void)c1;
-															BB_8[c0 * 8 + c1] = BB_8_next[ct_q97 * 2 + 0];
-														}
-														{
-															const int64_t c1 = ct_b97 + 1;
-															(void)c1;
-															BB_8[c0 * 8 + c1] = BB_8_next[ct_q97 * 2 + 1];
-														}
-													}
-												}
-											}
-										}
-										/* shared by the block (striped, for the next block in registers: consecutive threads, consecutive elements) */
-										{
-											const int64_t ct_e98_0 = (36) - (0);
-											const int64_t ct_e98_1 = (8) - (0);
-											const int64_t ct_n98 = ct_e98_0 * ct_e98_1;
-											#pragma unroll
-											for (int64_t ct_q98 = 0; ct_q98 < (ct_n98 / 2 + ct_nwi - 1) / ct_nwi; ct_q98++) {
-												const int64_t ct_f98 = ct_lid + ct_q98 * ct_nwi;
-												if (ct_f98 < ct_n98 / 2) {
-													int64_t ct_r98 = ct_f98 * 2;
-													const int64_t ct_b98 = 0 + ct_r98 % ct_e98_1;
-													ct_r98 /= ct_e98_1;
-													const int64_t c0 = 0 + ct_r98;
-													{
-														const int64_t c1 = ct_b98 + 0;
-														(void)c1;
-														AA_8[c0 + c1 * 36] = AA_8_next[ct_q98 * 2 + 0];
-													}
-													{
-														const int64_t c1 = ct_b98 + 1;
-														(void)c1;
-														AA_8[c0 + c1 * 36] = AA_8_next[ct_q98 * 2 + 1];
-													}
-												}
-											}
-										}
-										__syncthreads();
-									}
-								}
-								/* tail of k */
-								for (int64_t k = 32; k < 32; k += 16) {
-									/* cache AA of A: AA_8[36][8] last_major, copy_in, double-buffered */
-									{
-										/* shared by the block (striped, for the next block in registers: consecutive threads, consecutive elements) */
-										{
-											const int64_t ct_e99_0 = (36) - (0);
-											const int64_t ct_e99_1 = (8) - (0);
-											const int64_t ct_n99 = ct_e99_0 * ct_e99_1;
-											#pragma unroll
-											for (int64_t ct_q99 = 0; ct_q99 < (ct_n99 / 2 + ct_nwi - 1) / ct_nwi; ct_q99++) {
-												const int64_t ct_f99 = ct_lid + ct_q99 * ct_nwi;
-												if (ct_f99 < ct_n99 / 2) {
-													int64_t ct_r99 = ct_f99 * 2;
-													const int64_t ct_b99 = 0 + ct_r99 % ct_e99_1;
-													ct_r99 /= ct_e99_1;
-													const int64_t c0 = 0 + ct_r99;
-													double2 ct_v99;
-													{
-														const int64_t c1 = ct_b99;
-														ct_v99 = *(const double2 *)&A[(i + c0) * 40 + k + c1 + 16]; /* 16 bytes, aligned */
-													}
-													{
-														const int64_t c1 = ct_b99 + 0;
-														(void)c1;
-														AA_8_next[ct_q99 * 2 + 0] = ct_v99.x;
-													}
-													{
-														const int64_t c1 = ct_b99 + 1;
-														(void)c1;
-														AA_8_next[ct_q99 * 2 + 1] = ct_v99.y;
-													}
-												}
-											}
-										}
-										/* cache BB of B: BB_8[8][8] first_major, copy_in, double-buffered */
-										{
-											{
-												const int64_t ii = (int64_t)threadIdx.y * 4;
-												if (ii >= 0 && ii < 36) {
-													{
-														const int64_t jj = (int64_t)threadIdx.x * 4;
-														if (jj >= 0 && jj < 8) {
-															#pragma unroll
-															for (int64_t kk = 0; kk < 8; kk++) {
-																#pragma unroll
-																for (int64_t iii = 0; iii < 4; iii++) {
-																	#pragma unroll
-																	for (int64_t jjj = 0; jjj < 4; jjj++) {
-																		CC_8[(iii) * 4 + jjj] += (AA_8[ii + iii + kk * 36] * BB_8[kk * 8 + jj + jjj]);
-																	}
-																}
-															}
-														}
-													}
-												}
-											}
-										}
-										__syncthreads();
-										/* shared by the block (striped, for the next block in registers: consecutive threads, consecutive elements) */
-										{
-											const int64_t ct_e100_0 = (36) - (0);
-											const int64_t ct_e100_1 = (8) - (0);
-											const int64_t ct_n100 = ct_e100_0 * ct_e100_1;
-											#pragma unroll
-											for (int64_t ct_q100 = 0; ct_q100 < (ct_n100 / 2 + ct_nwi - 1) / ct_nwi; ct_q100++) {
-												const int64_t ct_f100 = ct_lid + ct_q100 * ct_nwi;
-												if (ct_f100 < ct_n100 / 2) {
-													int64_t ct_r100 = ct_f100 * 2;
-													const int64_t ct_b100 = 0 + ct_r100 % ct_e100_1;
-													ct_r100 /= ct_e100_1;
-													const int64_t c0 = 0 + ct_r100;
-													{
-														const int64_t c1 = ct_b100 + 0;
-														(void)c1;
-														AA_8[c0 + c1 * 36] = AA_8_next[ct_q100 * 2 + 0];
-													}
-													{
-														const int64_t c1 = ct_b100 + 1;
-														(void)c1;
-														AA_8[c0 + c1 * 36] = AA_8_next[ct_q100 * 2 + 1];
-													}
-												}
-											}
-										}
-										__syncthreads();
-									}
-								}
-							}
-							/* tail of k */
-							for (int64_t k = 32; k < 40; k += 16) {
-								/* cache AA of A: AA_8[36][8] last_major, copy_in, double-buffered */
-								{
-									/* cache BB of B: BB_8[8][8] first_major, copy_in, double-buffered */
-									{
-										__syncthreads();
-										/* shared by the block (striped: consecutive threads, consecutive elements) */
-										{
-											const int64_t ct_e101_0 = (8) - (0);
-											const int64_t ct_e101_1 = (8) - (0);
-											const int64_t ct_n101 = ct_e101_0 * ct_e101_1;
-											#pragma unroll
-											for (int64_t ct_q101 = 0; ct_q101 < (ct_n101 / 2 + ct_nwi - 1) / ct_nwi; ct_q101++) {
-												const int64_t ct_f101 = ct_lid + ct_q101 * ct_nwi;
-												if (ct_f101 < ct_n101 / 2) {
-													int64_t ct_r101 = ct_f101 * 2;
-													const int64_t ct_b101 = 0 + ct_r101 % ct_e101_1;
-													ct_r101 /= ct_e101_1;
-													const int64_t c0 = 0 + ct_r101;
-													double2 ct_v101;
-													{
-														const int64_t c1 = ct_b101;
-														ct_v101 = *(const double2 *)&B[(k + c0) * 72 + j + c1]; /* 16 bytes, aligned */
-													}
-													{
-														const int64_t c1 = ct_b101 + 0;
-														(void)c1;
-														BB_8[c0 * 8 + c1] = ct_v101.x;
-													}
-													{
-														const int64_t c1 = ct_b101 + 1;
-														(void)c1;
-														BB_8[c0 * 8 + c1] = ct_v101.y;
-													}
-												}
-											}
-										}
-										__syncthreads();
-										{
-											const int64_t ii = (int64_t)threadIdx.y * 4;
-											if (ii >= 0 && ii < 36) {
-												{
-													const int64_t jj = (int64_t)threadIdx.x * 4;
-													if (jj >= 0 && jj < 8) {
-														#pragma unroll
-														for (int64_t kk = 0; kk < 8; kk++) {
-															#pragma unroll
-															for (int64_t iii = 0; iii < 4; iii++) {
-																#pragma unroll
-																for (int64_t jjj = 0; jjj < 4; jjj++) {
-																	CC_8[(iii) * 4 + jjj] += (AA_8[ii + iii + kk * 36] * BB_8[kk * 8 + jj + jjj]);
-																}
-															}
-														}
-													}
-												}
-											}
-										}
-									}
-								}
-							}
-						}
-						/* this thread's share */
-						#pragma unroll
-						for (int64_t ct_q102 = 0; ct_q102 < 4; ct_q102++) {
-							const int64_t c0 = (int64_t)threadIdx.y * 4 + ct_q102;
-							if (c0 >= 0 && c0 < 36) {
-								#pragma unroll
-								for (int64_t ct_q103 = 0; ct_q103 < 4; ct_q103++) {
-									const int64_t c1 = (int64_t)threadIdx.x * 4 + ct_q103;
-									if (c1 >= 0 && c1 < 8) {
-										C[(i + c0) * 72 + j + c1] += CC_8[(ct_q102) * 4 + ct_q103];
 									}
 								}
 							}

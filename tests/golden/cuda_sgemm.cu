@@ -35,10 +35,10 @@ extern "C" __global__ void __launch_bounds__(256) cachet_sgemm_cuda(const float 
 	/* grid dimension x: j/jj (blocks of threads) */
 	/* grid dimension y: i/ii (blocks of threads) */
 	float CC[64]; /* cache buffer CC, this thread's share (registers) */
-	__shared__ __align__(16) float AA[1056]; /* cache buffer AA, shared by the block; rows padded by 4 (no bank conflicts down a column) */
-	__shared__ __align__(16) float BB[1056]; /* cache buffer BB, shared by the block; rows padded by 4 (no bank conflicts down a column) */
 	float AA_next[4]; /* cache buffer AA_next, the next block: this thread's share (registers) */
 	float BB_next[4]; /* cache buffer BB_next, the next block: this thread's share (registers) */
+	__shared__ __align__(16) float AA[1056]; /* cache buffer AA, shared by the block; rows padded by 4 (no bank conflicts down a column) */
+	__shared__ __align__(16) float BB[1056]; /* cache buffer BB, shared by the block; rows padded by 4 (no bank conflicts down a column) */
 	if (threadIdx.z != 0 || blockIdx.z != 0) {
 		return; /* a thread past the iteration space */
 	}
