@@ -351,7 +351,9 @@ CT_API void ct_callable_free(CT_TAKE ct_callable *h);
 /* ---------------------------------------------------------------- generated code, kernel memo, packages (src/gen, src/engine) */
 
 /* The generated source of kernel k (scheduled and planned) for target
- * "host" (C; NULL means host). Returns a malloc'd NUL-terminated string the
+ * "host" (C; NULL means host), "opencl" (OpenCL C of a plan(target=opencl)
+ * kernel) or "cuda" (CUDA C of a plan(target=cuda) kernel, docs/CUDA.md;
+ * another plan is CT_ERR_USAGE). Returns a malloc'd NUL-terminated string the
  * caller frees with free(), its length in *len (may be NULL); NULL with an
  * error on the kernel's ctx. Runtime params stay symbolic (arguments). */
 CT_API CT_GIVE char *ct_kernel_emit(CT_KEEP ct_kernel *k, CT_KEEP const char *target, CT_KEEP size_t *len);
