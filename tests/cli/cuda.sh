@@ -73,8 +73,26 @@ elif ! command -v "$CXX" >/dev/null 2>&1 || ! [ -e "$build/libcachet.so" ]; then
 	echo "SKIP: no $CXX or no $build/libcachet.so: the CPU runs of the CUDA kernels skipped"
 	skipped=$((skipped + 1))
 else
+	# random plans: kernels of the differential fuzzer with plan(target=opencl) (shared caches,
+	# double buffers, private caches, tails), spelled for cuda; a seed whose plan the target
+	# refuses is left out
+	fuzzed=""
+	if [ -x "$build/fuzz/difffuzz" ]; then
+		for seed in 9000 9011 9013 9073 9089 9096; do
+			"$build/fuzz/difffuzz" --print $seed --opencl-share 100 2>/dev/null |
+				sed 's/plan(target=opencl)/plan(target=cuda)/' >"$tmp/fz$seed.cachet"
+			if grep -q 'plan(target=cuda)' "$tmp/fz$seed.cachet" && "$CACHET" check "$tmp/fz$seed.cachet" >/dev/null 2>&1; then
+				fuzzed="$fuzzed $tmp/fz$seed.cachet"
+			else
+				echo "note: fuzzer seed $seed gives no cuda plan this target accepts: left out"
+			fi
+		done
+	else
+		echo "SKIP: no $build/fuzz/difffuzz: the fuzzer's plans are not run on the CPU"
+		skipped=$((skipped + 1))
+	fi
 	# each kernel at its run-with sizes; the gemms also at sizes no tile divides
-	for run in $kernels "examples/cuda_sgemm.cachet|-D M=300 -D N=260 -D K=100" \
+	for run in $kernels $fuzzed "examples/cuda_sgemm.cachet|-D M=300 -D N=260 -D K=100" \
 		"examples/cuda_dgemm.cachet|-D M=130 -D N=70 -D K=50"; do
 		f=${run%%|*}
 		kn=$(basename "$f" .cachet)
