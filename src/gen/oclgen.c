@@ -2192,6 +2192,7 @@ static void put_preamble(og *o, kg_ctx *kg, const char *fn)
 
 #define CUDA_MAX_THREADS 1024      /* threads per block, on every NVIDIA GPU CUDA 13 supports */
 #define CUDA_MAX_STATIC_SHARED 49152 /* bytes of __shared__ arrays declared in a kernel */
+#define CUDA_MAX_GRID_YZ 65535       /* blocks in the grid's y and z dimensions */
 
 /* CUDA's fixed limits, refused at generation rather than at launch: the
  * threads of a block (before the buffers), the static shared memory of
@@ -2210,6 +2211,14 @@ static bool cuda_limits(og *o, bool shared)
 		              "a block of %zu x %zu x %zu = %zu threads exceeds CUDA's %d (split the parallel indices "
 		              "again: each thread then runs the inner loop)",
 		              L->local[0], L->local[1], L->local[2], threads, CUDA_MAX_THREADS);
+	for (int d = 1; !shared && L->explicit_local && L->sizes_known && d < 3; d++) {
+		size_t blocks = (L->global[d] + L->local[d] - 1) / L->local[d];
+		if (blocks > CUDA_MAX_GRID_YZ)
+			return og_err(o, pos,
+			              "%zu blocks in the grid's %c dimension ('%s') exceed CUDA's %d (parallelize the index "
+			              "with the most blocks first: the grid's x takes 2^31 - 1)",
+			              blocks, "xyz"[d], L->dim_name[d], CUDA_MAX_GRID_YZ);
+	}
 	if (shared && L->local_bytes > CUDA_MAX_STATIC_SHARED)
 		return og_err(o, pos,
 		              "the shared caches need %lld bytes per block: more than the %d of static shared memory "

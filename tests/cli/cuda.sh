@@ -202,6 +202,10 @@ f=$(mm smem 'schedule {' '  ii, jj, kk = tile(i=32, j=32, k=256)' '  reorder(i, 
 	'  parallelize(j, i)' '}')
 expect "more than 48 KiB of shared memory" 2 'smem.cachet:16:3: error: the shared caches need 70144 bytes per block' \
 	"$CACHET" emit "$f" -D M=64 -D N=64 -D K=512 --target cuda
+f=$(mm grid 'schedule {' '  ii, jj = tile(i=2, j=2)' '  reorder(i, j, k, ii, jj)' '}' \
+	'plan(target=cuda) {' '  parallelize(j, i)' '}')
+expect "more than 65535 blocks in y" 2 "grid.cachet:14:3: error: 70000 blocks in the grid's y dimension \('i/ii'\) exceed CUDA's 65535" \
+	"$CACHET" check "$f" -D M=140000 -D N=4 -D K=1
 f=$(mm host 'plan(target=host) {' '  parallelize(i)' '}')
 expect "--target cuda needs a cuda plan" 2 'needs plan\(target=cuda\)' "$CACHET" emit "$f" --target cuda
 expect "unknown target" 2 "unknown target 'cud'" "$CACHET" emit "$f" --target cud
