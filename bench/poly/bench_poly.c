@@ -607,12 +607,16 @@ static void print_tables(suite_kernel *ks, int nk, result (*res)[N_PEERS], int t
 	printf("%-11s %8s", "kernel", "GFLOP");
 	for (int p = 0; p < N_PEERS; p++)
 		printf(" %17s", PEER_NAME[p]);
-	printf(" %17s\n", "halide");
+	printf(" %17s %13s\n", "halide", "auto took s");
 	for (int i = 0; i < nk; i++) {
 		printf("%-11s %8.3g", ks[i].name, ks[i].flops * 1e-9);
 		for (int p = 0; p < N_PEERS; p++)
 			cell(&res[i][p], ks[i].flops);
-		printf(" %17s\n", "not measured");
+		printf(" %17s", "not measured");
+		if (res[i][P_AUTO].auto_seconds > 0)
+			printf(" %6.2f %6.1f\n", res[i][P_AUTO].auto_seconds, res[i][P_AUTO_B].auto_seconds);
+		else
+			printf(" %13s\n", "n/a");
 	}
 	/* ratios: polly over gcc for orientation, then cachet auto over each peer */
 	static const int A[][2] = {{P_POLLY, P_GCC}, {P_BLAS, P_GCC},  {P_AUTO, P_GCC},
