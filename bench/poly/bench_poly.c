@@ -11,7 +11,9 @@
  *           where one exists (not for the stencils)
  *   auto    `cachet auto FILE --threads T` (model only), run through ct_kernel_compile
  *   auto-b  `cachet auto FILE --threads T --budget S` (measured), the same way
- *   halide  not measured (README.md says why)
+ *   halide  the kernel written in Halide (halide/poly_halide.cpp, gemm and jacobi2d), scheduled
+ *           by each of Halide 14's autoschedulers (Mullapudi2016, Li2018, Adams2019), JIT;
+ *           the table shows the fastest correct one
  * A peer's inputs are the same deterministic pseudo-random data (ct_fill_random).
  * Verification: at the small size of each kernel (its "# small:" line) every
  * peer's outputs are compared with cachet's reference interpreter (the
@@ -22,14 +24,18 @@
  *
  * Usage: bench_poly [--quick] [--small] [--only K1,K2] [--threads 1,2] [--reps N]
  *                   [--budget S] [--dir DIR] [--cachet PATH] [--polly-cc CC]
+ *                   [--halide-lib SO | --no-halide]
  *   --quick   small sizes only, the kernels gemm and jacobi2d (unless --only), 1 rep,
  *             auto's budget 2 s: a smoke test of the harness (make check runs it)
  *   --small   small sizes only, every kernel
- * Time: the median of --reps runs (default 3), each on fresh inputs.
+ * Time: the median of --reps runs (default 3; more, up to 64, while they add up to less than
+ * 0.3 s), each on fresh inputs, after an untimed run when the kernel has under 2 GFLOP.
  * Ratios are speedups: time of the peer / time of cachet auto (> 1: cachet is faster). */
 #include <cblas.h>
 #include <ctype.h>
+#include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -42,18 +48,31 @@
 #include "../common/bench_util.h"
 #include "cachet.h"
 
-enum { MAX_ARRAYS = 16, MAX_KERNELS = 64, MAX_THREADS = 8, MAX_PARAMS = 16 };
+enum { MAX_ARRAYS = 16, MAX_KERNELS = 64, MAX_THREADS = 8, MAX_REPS = 64 };
+/* A kernel below this many flops gets an untimed run first. */
+#define WARM_FLOPS 2e9
+/* Runs shorter than this in total are repeated (up to MAX_REPS) to reach it. */
+#define MIN_SECONDS 0.3
 /* Relative tolerance between peers at the default sizes (they may reassociate sums). */
 #define LARGE_TOL 1e-9
 
-typedef enum peer { P_GCC, P_POLLY, P_BLAS, P_AUTO, P_AUTO_B, N_PEERS } peer;
-static const char *const PEER_NAME[N_PEERS] = {"gcc", "polly", "blas", "auto", "auto-b"};
+typedef enum peer {
+	P_GCC, P_POLLY, P_BLAS, P_AUTO, P_AUTO_B, P_HAL_M, P_HAL_L, P_HAL_A, N_PEERS
+} peer;
+static const char *const PEER_NAME[N_PEERS] = {"gcc",           "polly",        "blas",
+                                               "auto",          "auto-b",       "halide-m16",
+                                               "halide-l18",    "halide-a19"};
+/* Each Halide peer's autoscheduler (poly_halide.so). */
+static const char *const HALIDE_SCHED[3] = {"Mullapudi2016", "Li2018", "Adams2019"};
+/* The table's columns: the first five peers, then the best Halide peer. */
+enum { P_HALIDE = P_HAL_M, N_COLS = P_HALIDE + 1 };
+static const char *const COL_NAME[N_COLS] = {"gcc", "polly", "blas", "auto", "auto-b", "halide"};
 
 /* What the options say. */
 typedef struct options {
 	int quick, small, reps, nthreads, threads[MAX_THREADS];
 	double budget;
-	const char *only, *dir, *cachet, *polly_cc;
+	const char *only, *dir, *cachet, *polly_cc, *halide_lib;
 } options;
 
 /* One kernel at one size: its arrays' pristine data. */
@@ -346,6 +365,8 @@ typedef struct runner {
 	ct_callable *callable;
 	int blas;
 	double *tmp[2];
+	void *halide;                /* poly_halide.so's handle */
+	int (*halide_run)(void *h);
 } runner;
 
 /* Compiles the plain nest of s with cc and flags into r->entry; message in why. */
@@ -395,6 +416,39 @@ static int prepare_auto(suite_kernel *s, const char *auto_path, int threads, run
 	return 0; /* k and ctx live until the child exits */
 }
 
+/* 1 when poly_halide.so writes the kernel. */
+static int has_halide(const char *name)
+{
+	return strcmp(name, "gemm") == 0 || strcmp(name, "jacobi2d") == 0;
+}
+
+/* Loads the Halide peer of s from lib and has it JIT-compile the kernel with its
+ * autoscheduler on the work buffers w. */
+static int prepare_halide(suite_kernel *s, peer p, int threads, const char *lib, void **w, runner *r,
+                          char *why, size_t cap)
+{
+	char env[16];
+	snprintf(env, sizeof env, "%d", threads);
+	setenv("HL_NUM_THREADS", env, 1);
+	void *so = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+	typedef void *(*new_fn)(const char *, const char *, int, void *const *, const int64_t *, char *,
+	                        size_t);
+	new_fn make = so ? (new_fn)(uintptr_t)dlsym(so, "poly_halide_new") : NULL;
+	r->halide_run = so ? (int (*)(void *))(uintptr_t)dlsym(so, "poly_halide_run") : NULL;
+	if (!make || !r->halide_run) {
+		snprintf(why, cap, "%s: %s", lib, so ? "no poly_halide_new" : dlerror());
+		return -1;
+	}
+	int64_t params[MAX_ARRAYS];
+	int np = ct_kernel_param_count(s->k);
+	for (int i = 0; i < np && i < MAX_ARRAYS; i++) {
+		int set = 0;
+		params[i] = ct_kernel_param_value(s->k, i, &set);
+	}
+	r->halide = make(s->name, HALIDE_SCHED[p - P_HAL_M], threads, w, params, why, cap);
+	return r->halide ? 0 : -1;
+}
+
 /* One run of the runner on the work buffers (w: one slot per array, NULL for temps). */
 static int runner_call(const suite_kernel *s, runner *r, void **w)
 {
@@ -402,6 +456,8 @@ static int runner_call(const suite_kernel *s, runner *r, void **w)
 		return r->entry(w, NULL) == 0 ? 0 : -1;
 	if (r->blas)
 		return blas_run(s, w, r->tmp);
+	if (r->halide)
+		return r->halide_run(r->halide);
 	void *args[MAX_ARRAYS];
 	int n = 0;
 	for (int i = 0; i < s->narr; i++)
@@ -436,25 +492,33 @@ static void child(suite_kernel *s, peer p, int threads, int reps, const options 
 	snprintf(env, sizeof env, "%d", threads);
 	setenv("OMP_NUM_THREADS", env, 1);
 	openblas_set_num_threads(threads);
+	/* the table is the parent's stdout: what a peer prints (Halide's autoschedulers print
+	 * their search) goes nowhere */
+	int devnull = open("/dev/null", O_WRONLY);
+	if (devnull >= 0)
+		dup2(devnull, 1);
 	runner r = {0};
 	int rc = 0;
-	if (p == P_GCC || p == P_POLLY)
-		rc = prepare_plain(s, p, threads, opt->polly_cc, &r, sh->why, 160);
-	else if (p == P_BLAS)
-		r.blas = 1;
-	else
-		rc = prepare_auto(s, auto_path, threads, &r, sh->why, 160);
-	if (rc != 0)
-		_exit(1);
 	void *w[MAX_ARRAYS] = {0};
 	for (int i = 0; i < s->narr; i++)
 		if (s->init[i] && !(w[i] = malloc(s->bytes[i] ? s->bytes[i] : 1)))
 			_exit(1);
-	double t[64];
-	reps = reps > 64 ? 64 : reps;
-	/* at the small sizes one untimed run first (thread pools, page faults); at the large
-	 * ones that is a negligible part of a run, and the median of the runs absorbs it */
-	for (int rep = opt->small ? -1 : 0; rep < reps; rep++) {
+	if (p == P_GCC || p == P_POLLY)
+		rc = prepare_plain(s, p, threads, opt->polly_cc, &r, sh->why, 160);
+	else if (p == P_BLAS)
+		r.blas = 1;
+	else if (p >= P_HAL_M)
+		rc = prepare_halide(s, p, threads, opt->halide_lib, w, &r, sh->why, 160);
+	else
+		rc = prepare_auto(s, auto_path, threads, &r, sh->why, 160);
+	if (rc != 0)
+		_exit(1);
+	double t[MAX_REPS], total = 0;
+	reps = reps > MAX_REPS ? MAX_REPS : reps;
+	/* one untimed run first (thread pools, page faults, OpenBLAS's first call) where a run
+	 * is cheap (below WARM_FLOPS); a short run is repeated until MIN_SECONDS of runs */
+	int rep = s->flops < WARM_FLOPS ? -1 : 0;
+	for (; rep < reps || (total < MIN_SECONDS && rep < MAX_REPS); rep++) {
 		for (int i = 0; i < s->narr; i++)
 			if (w[i])
 				memcpy(w[i], s->init[i], s->bytes[i]);
@@ -464,8 +528,9 @@ static void child(suite_kernel *s, peer p, int threads, int reps, const options 
 			_exit(1);
 		}
 		if (rep >= 0)
-			t[rep] = now() - t0;
+			total += t[rep] = now() - t0;
 	}
+	reps = rep;
 	for (int i = 0; i < s->narr; i++)
 		if (sh->out[i])
 			memcpy(sh->out[i], w[i], s->bytes[i]);
@@ -600,35 +665,59 @@ static double speedup(const result *a, const result *b)
 	return a->state == 1 && b->state == 1 ? b->seconds / a->seconds : 0;
 }
 
+/* The table's columns of one kernel: the first five peers, then the fastest correct Halide
+ * peer (a wrong one shows when none is right); *which names its autoscheduler. */
+static void columns(const result *res, result *col, const char **which)
+{
+	memcpy(col, res, sizeof *col * P_HALIDE);
+	col[P_HALIDE] = res[P_HAL_M];
+	*which = "";
+	for (int p = P_HAL_M; p < N_PEERS; p++) {
+		const result *r = &res[p];
+		result *b = &col[P_HALIDE];
+		if ((r->state == 1 && (b->state != 1 || r->seconds < b->seconds)) ||
+		    (b->state == 0 && r->state != 0) || (b->state == -1 && r->state == -2)) {
+			*b = *r;
+			*which = r->state == 1 ? HALIDE_SCHED[p - P_HAL_M] : "";
+		}
+	}
+	if (col[P_HALIDE].state == 1 && col[P_HAL_M].state == 1 && strcmp(*which, "") == 0)
+		*which = HALIDE_SCHED[0];
+}
+
 static void print_tables(suite_kernel *ks, int nk, result (*res)[N_PEERS], int threads,
                          const char *auto_note)
 {
 	printf("\nthreads %d: seconds and GFLOP/s (the kernel's flop count, a multiply-add = 2)\n", threads);
 	printf("%-11s %8s", "kernel", "GFLOP");
-	for (int p = 0; p < N_PEERS; p++)
-		printf(" %17s", PEER_NAME[p]);
-	printf(" %17s %13s\n", "halide", "auto took s");
+	for (int p = 0; p < N_COLS; p++)
+		printf(" %17s", COL_NAME[p]);
+	printf(" %-14s %13s\n", "(halide's)", "auto took s");
+	result col[MAX_KERNELS][N_COLS];
 	for (int i = 0; i < nk; i++) {
+		const char *which;
+		columns(res[i], col[i], &which);
 		printf("%-11s %8.3g", ks[i].name, ks[i].flops * 1e-9);
-		for (int p = 0; p < N_PEERS; p++)
-			cell(&res[i][p], ks[i].flops);
-		printf(" %17s", "not measured");
+		for (int p = 0; p < N_COLS; p++)
+			cell(&col[i][p], ks[i].flops);
+		printf(" %-14s", which);
 		if (res[i][P_AUTO].auto_seconds > 0)
 			printf(" %6.2f %6.1f\n", res[i][P_AUTO].auto_seconds, res[i][P_AUTO_B].auto_seconds);
 		else
 			printf(" %13s\n", "n/a");
 	}
 	/* ratios: polly over gcc for orientation, then cachet auto over each peer */
-	static const int A[][2] = {{P_POLLY, P_GCC}, {P_BLAS, P_GCC},  {P_AUTO, P_GCC},
-	                           {P_AUTO, P_POLLY}, {P_AUTO, P_BLAS}, {P_AUTO_B, P_GCC},
-	                           {P_AUTO_B, P_POLLY}, {P_AUTO_B, P_BLAS}};
+	static const int A[][2] = {{P_POLLY, P_GCC},    {P_BLAS, P_GCC},     {P_HALIDE, P_GCC},
+	                           {P_AUTO, P_GCC},     {P_AUTO, P_POLLY},   {P_AUTO, P_BLAS},
+	                           {P_AUTO, P_HALIDE},  {P_AUTO_B, P_GCC},   {P_AUTO_B, P_POLLY},
+	                           {P_AUTO_B, P_BLAS},  {P_AUTO_B, P_HALIDE}};
 	enum { NR = (int)(sizeof A / sizeof A[0]) };
 	printf("\nthreads %d: speedups (time of the second / time of the first; > 1: the first is faster)%s\n",
 	       threads, auto_note);
 	printf("%-11s", "kernel");
 	for (int r = 0; r < NR; r++) {
 		char h[40];
-		snprintf(h, sizeof h, "%s/%s", PEER_NAME[A[r][0]], PEER_NAME[A[r][1]]);
+		snprintf(h, sizeof h, "%s/%s", COL_NAME[A[r][0]], COL_NAME[A[r][1]]);
 		printf(" %12s", h);
 	}
 	printf("\n");
@@ -637,7 +726,7 @@ static void print_tables(suite_kernel *ks, int nk, result (*res)[N_PEERS], int t
 	for (int i = 0; i < nk; i++) {
 		printf("%-11s", ks[i].name);
 		for (int r = 0; r < NR; r++) {
-			double x = speedup(&res[i][A[r][0]], &res[i][A[r][1]]);
+			double x = speedup(&col[i][A[r][0]], &col[i][A[r][1]]);
 			if (x > 0) {
 				printf(" %12.2f", x);
 				logsum[r] += log(x);
@@ -700,9 +789,14 @@ static int parse_options(int argc, char **argv, options *o)
 			o->cachet = argv[++i];
 		else if (strcmp(a, "--polly-cc") == 0 && v)
 			o->polly_cc = argv[++i];
+		else if (strcmp(a, "--halide-lib") == 0 && v)
+			o->halide_lib = argv[++i];
+		else if (strcmp(a, "--no-halide") == 0)
+			o->halide_lib = "";
 		else {
 			fprintf(stderr, "usage: bench_poly [--quick] [--small] [--only K1,K2] [--threads 1,2] "
-			                "[--reps N] [--budget S] [--dir DIR] [--cachet PATH] [--polly-cc CC]\n");
+			                "[--reps N] [--budget S] [--dir DIR] [--cachet PATH] [--polly-cc CC] "
+			                "[--halide-lib SO | --no-halide]\n");
 			return -1;
 		}
 	}
@@ -791,6 +885,8 @@ static int bench_kernel(suite_kernel *s, int threads, const options *o, int auto
 			continue;
 		if (p == P_BLAS && !has_blas(s->name))
 			continue;
+		if (p >= P_HAL_M && (!o->halide_lib || !has_halide(s->name)))
+			continue;
 		if (p == P_AUTO || p == P_AUTO_B) {
 			if (!auto_ok)
 				continue;
@@ -818,17 +914,25 @@ int main(int argc, char **argv)
 	options o;
 	if (parse_options(argc, argv, &o) != 0)
 		return 2;
-	static char cachet_default[4200];
+	static char cachet_default[4200], halide_default[4200];
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	exe[n > 0 ? n : 0] = 0;
+	char *slash = strrchr(exe, '/');
+	if (slash)
+		*slash = 0;
 	if (!o.cachet) { /* beside build/bench/bench_poly: build/cachet */
-		char exe[4096];
-		ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-		exe[n > 0 ? n : 0] = 0;
-		char *slash = strrchr(exe, '/');
-		if (slash)
-			*slash = 0;
 		snprintf(cachet_default, sizeof cachet_default, "%s/../cachet", exe);
 		o.cachet = cachet_default;
 	}
+	const char *halide_why = "--no-halide";
+	if (!o.halide_lib) { /* built beside it when libhalide14-0-dev is installed */
+		snprintf(halide_default, sizeof halide_default, "%s/poly_halide.so", exe);
+		o.halide_lib = halide_default;
+		halide_why = "no build/bench/poly_halide.so: it needs Debian's libhalide14-0-dev (make bench-deps)";
+	}
+	if (*o.halide_lib == 0 || access(o.halide_lib, R_OK) != 0)
+		o.halide_lib = NULL;
 	if (!o.polly_cc)
 		o.polly_cc = find_polly();
 	static suite_kernel ks[MAX_KERNELS];
@@ -865,7 +969,11 @@ int main(int argc, char **argv)
 		printf("auto: %s auto --threads T (model only); auto-b: with --budget %g\n", o.cachet, o.budget);
 	else
 		printf("auto, auto-b: n/a (no cachet auto in %s)\n", o.cachet);
-	printf("halide: not measured (bench/poly/README.md)\n");
+	if (o.halide_lib)
+		printf("halide: the fastest correct of Halide 14's autoschedulers Mullapudi2016, Li2018, "
+		       "Adams2019 (%s, JIT; gemm and jacobi2d only)\n", o.halide_lib);
+	else
+		printf("halide: not measured (%s)\n", halide_why);
 	printf("verified: %s\n", o.small ? "every peer against cachet's interpreter (ct_dtype_tolerance)"
 	                                 : "every peer against the gcc plain nest (relative 1e-9); "
 	                                   "and at the small size against the interpreter");
