@@ -5,8 +5,9 @@
  * runtimes of gcc and clang, OpenBLAS's threads and the modules never meet):
  *   gcc     the plain nest as cachet emits it (ct_kernel_emit), gcc -O3 -march=native;
  *           with T > 1 threads also -ftree-parallelize-loops=T (gcc's own auto-parallelizer)
- *   polly   the same C, clang -O3 -march=native -mllvm -polly; with T > 1
- *           -mllvm -polly-parallel -fopenmp (OMP_NUM_THREADS=T)
+ *   polly   the same C, clang -O3 -march=native -mllvm -polly, and again with
+ *           -mllvm -polly-vectorizer=stripmine (peer polly-sm); with T > 1 also
+ *           -mllvm -polly-parallel -fopenmp (OMP_NUM_THREADS=T); the table shows the faster
  *   blas    the kernel's BLAS formulation (OpenBLAS at its best: bench_openblas_at_best),
  *           where one exists (not for the stencils)
  *   auto    `cachet auto FILE --threads T` (model only), run through ct_kernel_compile
@@ -57,11 +58,11 @@ enum { MAX_ARRAYS = 16, MAX_KERNELS = 64, MAX_THREADS = 8, MAX_REPS = 64 };
 #define LARGE_TOL 1e-9
 
 typedef enum peer {
-	P_GCC, P_POLLY, P_BLAS, P_AUTO, P_AUTO_B, P_HAL_M, P_HAL_L, P_HAL_A, N_PEERS
+	P_GCC, P_POLLY, P_BLAS, P_AUTO, P_AUTO_B, P_HAL_M, P_HAL_L, P_HAL_A, P_POLLY_SM, N_PEERS
 } peer;
-static const char *const PEER_NAME[N_PEERS] = {"gcc",           "polly",        "blas",
-                                               "auto",          "auto-b",       "halide-m16",
-                                               "halide-l18",    "halide-a19"};
+static const char *const PEER_NAME[N_PEERS] = {"gcc",        "polly",      "blas",
+                                               "auto",       "auto-b",     "halide-m16",
+                                               "halide-l18", "halide-a19", "polly-sm"};
 /* Each Halide peer's autoscheduler (poly_halide.so). */
 static const char *const HALIDE_SCHED[3] = {"Mullapudi2016", "Li2018", "Adams2019"};
 /* The table's columns: the first five peers, then the best Halide peer. */
@@ -376,13 +377,23 @@ static int prepare_plain(suite_kernel *s, peer p, int threads, const char *polly
 	char par_flag[64];
 	snprintf(par_flag, sizeof par_flag, "-ftree-parallelize-loops=%d", threads);
 	const char *gcc_flags[] = {par_flag};
-	const char *polly_flags[] = {"-mllvm", "-polly", "-mllvm", "-polly-parallel"};
+	/* Polly, then (polly-sm) its strip-mining vectorizer, then (T > 1) its OpenMP code */
+	const char *polly_flags[6] = {"-mllvm", "-polly"};
+	int npolly = 2;
+	if (p == P_POLLY_SM) {
+		polly_flags[npolly++] = "-mllvm";
+		polly_flags[npolly++] = "-polly-vectorizer=stripmine";
+	}
+	if (threads > 1) {
+		polly_flags[npolly++] = "-mllvm";
+		polly_flags[npolly++] = "-polly-parallel";
+	}
 	ct_compile_options o;
 	ct_compile_options_init(&o);
 	o.cc = p == P_GCC ? "gcc" : polly_cc;
 	o.openmp = threads > 1;
 	o.flags = p == P_GCC ? gcc_flags : polly_flags;
-	o.nflags = p == P_GCC ? (threads > 1) : (threads > 1 ? 4 : 2);
+	o.nflags = p == P_GCC ? (threads > 1) : npolly;
 	size_t len = 0;
 	char *src = ct_kernel_emit(s->k, "host", &len);
 	ct_module *m = NULL;
@@ -493,17 +504,19 @@ static void child(suite_kernel *s, peer p, int threads, int reps, const options 
 	setenv("OMP_NUM_THREADS", env, 1);
 	openblas_set_num_threads(threads);
 	/* the table is the parent's stdout: what a peer prints (Halide's autoschedulers print
-	 * their search) goes nowhere */
+	 * their search on stderr) goes nowhere; a child's failure comes back in sh->why */
 	int devnull = open("/dev/null", O_WRONLY);
-	if (devnull >= 0)
+	if (devnull >= 0) {
 		dup2(devnull, 1);
+		dup2(devnull, 2);
+	}
 	runner r = {0};
 	int rc = 0;
 	void *w[MAX_ARRAYS] = {0};
 	for (int i = 0; i < s->narr; i++)
 		if (s->init[i] && !(w[i] = malloc(s->bytes[i] ? s->bytes[i] : 1)))
 			_exit(1);
-	if (p == P_GCC || p == P_POLLY)
+	if (p == P_GCC || p == P_POLLY || p == P_POLLY_SM)
 		rc = prepare_plain(s, p, threads, opt->polly_cc, &r, sh->why, 160);
 	else if (p == P_BLAS)
 		r.blas = 1;
@@ -667,22 +680,32 @@ static double speedup(const result *a, const result *b)
 
 /* The table's columns of one kernel: the first five peers, then the fastest correct Halide
  * peer (a wrong one shows when none is right); *which names its autoscheduler. */
-static void columns(const result *res, result *col, const char **which)
+/* The best of the n peers of group (the fastest correct one; else a wrong one, else a failed
+ * one) into *best; *which = its name from names ("" when none is correct). */
+static void best_of(const result *res, const int *group, int n, const char *const *names, result *best,
+                    const char **which)
 {
-	memcpy(col, res, sizeof *col * P_HALIDE);
-	col[P_HALIDE] = res[P_HAL_M];
-	*which = "";
-	for (int p = P_HAL_M; p < N_PEERS; p++) {
-		const result *r = &res[p];
-		result *b = &col[P_HALIDE];
-		if ((r->state == 1 && (b->state != 1 || r->seconds < b->seconds)) ||
-		    (b->state == 0 && r->state != 0) || (b->state == -1 && r->state == -2)) {
-			*b = *r;
-			*which = r->state == 1 ? HALIDE_SCHED[p - P_HAL_M] : "";
+	*best = res[group[0]];
+	*which = best->state == 1 ? names[0] : "";
+	for (int g = 1; g < n; g++) {
+		const result *r = &res[group[g]];
+		if ((r->state == 1 && (best->state != 1 || r->seconds < best->seconds)) ||
+		    (best->state == 0 && r->state != 0) || (best->state == -1 && r->state == -2)) {
+			*best = *r;
+			*which = r->state == 1 ? names[g] : "";
 		}
 	}
-	if (col[P_HALIDE].state == 1 && col[P_HAL_M].state == 1 && strcmp(*which, "") == 0)
-		*which = HALIDE_SCHED[0];
+}
+
+/* The table's columns of one kernel: gcc, the better Polly flag set, blas, auto, auto-b and
+ * the best Halide autoscheduler; *polly and *halide name the chosen ones. */
+static void columns(const result *res, result *col, const char **polly, const char **halide)
+{
+	static const int POLLY[] = {P_POLLY, P_POLLY_SM}, HALIDE[] = {P_HAL_M, P_HAL_L, P_HAL_A};
+	static const char *const POLLY_NAME[] = {"plain", "stripmine"};
+	memcpy(col, res, sizeof *col * P_HALIDE);
+	best_of(res, POLLY, 2, POLLY_NAME, &col[P_POLLY], polly);
+	best_of(res, HALIDE, 3, HALIDE_SCHED, &col[P_HALIDE], halide);
 }
 
 static void print_tables(suite_kernel *ks, int nk, result (*res)[N_PEERS], int threads,
@@ -692,15 +715,15 @@ static void print_tables(suite_kernel *ks, int nk, result (*res)[N_PEERS], int t
 	printf("%-11s %8s", "kernel", "GFLOP");
 	for (int p = 0; p < N_COLS; p++)
 		printf(" %17s", COL_NAME[p]);
-	printf(" %-14s %13s\n", "(halide's)", "auto took s");
+	printf(" %-10s %-14s %13s\n", "(polly's)", "(halide's)", "auto took s");
 	result col[MAX_KERNELS][N_COLS];
 	for (int i = 0; i < nk; i++) {
-		const char *which;
-		columns(res[i], col[i], &which);
+		const char *polly, *which;
+		columns(res[i], col[i], &polly, &which);
 		printf("%-11s %8.3g", ks[i].name, ks[i].flops * 1e-9);
 		for (int p = 0; p < N_COLS; p++)
 			cell(&col[i][p], ks[i].flops);
-		printf(" %-14s", which);
+		printf(" %-10s %-14s", polly, which);
 		if (res[i][P_AUTO].auto_seconds > 0)
 			printf(" %6.2f %6.1f\n", res[i][P_AUTO].auto_seconds, res[i][P_AUTO_B].auto_seconds);
 		else
@@ -881,7 +904,7 @@ static int bench_kernel(suite_kernel *s, int threads, const options *o, int auto
 	for (int p = 0; p < N_PEERS; p++) {
 		memset(&res[p], 0, sizeof res[p]);
 		char auto_path[600] = "";
-		if (p == P_POLLY && !o->polly_cc)
+		if ((p == P_POLLY || p == P_POLLY_SM) && !o->polly_cc)
 			continue;
 		if (p == P_BLAS && !has_blas(s->name))
 			continue;
@@ -960,7 +983,8 @@ int main(int argc, char **argv)
 		       pi.gflops_f64_core, pi.threads_measured, pi.gflops_f64_all);
 	printf("\n");
 	printf("gcc: the plain nest (cachet emit), gcc -O3 -march=native; threads > 1: -ftree-parallelize-loops=T\n");
-	printf("polly: %s -O3 -march=native -mllvm -polly; threads > 1: -mllvm -polly-parallel -fopenmp%s\n",
+	printf("polly: %s -O3 -march=native -mllvm -polly, the faster of plain and with -mllvm "
+	       "-polly-vectorizer=stripmine; threads > 1: -mllvm -polly-parallel -fopenmp%s\n",
 	       o.polly_cc ? o.polly_cc : "(none)", o.polly_cc ? "" : " (no clang with Polly found: not measured)");
 	printf("blas: OpenBLAS %s, %s [loaded: %s]\n", openblas_get_config(), bench_peer_note(),
 	       openblas_get_corename());
