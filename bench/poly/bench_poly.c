@@ -12,7 +12,8 @@
  *           where one exists (not for the stencils)
  *   auto    `cachet auto FILE --threads T` (model only), run through ct_kernel_compile
  *   auto-b  `cachet auto FILE --threads T --budget S` (measured), the same way
- *   halide  the kernel written in Halide (halide/poly_halide.cpp, gemm and jacobi2d), scheduled
+ *   halide  the kernel written in Halide (halide/poly_halide.cpp: gemm, the matrix-vector
+ *           kernels, jacobi1d, jacobi2d, heat3d), scheduled
  *           by each of Halide 14's autoschedulers (Mullapudi2016, Li2018, Adams2019), JIT;
  *           the table shows the fastest correct one
  * A peer's inputs are the same deterministic pseudo-random data (ct_fill_random).
@@ -427,10 +428,15 @@ static int prepare_auto(suite_kernel *s, const char *auto_path, int threads, run
 	return 0; /* k and ctx live until the child exits */
 }
 
-/* 1 when poly_halide.so writes the kernel. */
+/* 1 when poly_halide.so writes the kernel (halide/poly_halide.cpp, builder_of). */
 static int has_halide(const char *name)
 {
-	return strcmp(name, "gemm") == 0 || strcmp(name, "jacobi2d") == 0;
+	static const char *const WITH[] = {"gemm", "gesummv", "atax",     "bicg",
+	                                   "mvt",  "jacobi1d", "jacobi2d", "heat3d"};
+	for (size_t i = 0; i < sizeof WITH / sizeof *WITH; i++)
+		if (strcmp(name, WITH[i]) == 0)
+			return 1;
+	return 0;
 }
 
 /* Loads the Halide peer of s from lib and has it JIT-compile the kernel with its
@@ -995,7 +1001,8 @@ int main(int argc, char **argv)
 		printf("auto, auto-b: n/a (no cachet auto in %s)\n", o.cachet);
 	if (o.halide_lib)
 		printf("halide: the fastest correct of Halide 14's autoschedulers Mullapudi2016, Li2018, "
-		       "Adams2019 (%s, JIT; gemm and jacobi2d only)\n", o.halide_lib);
+		       "Adams2019 (%s, JIT; gemm, gesummv, atax, bicg, mvt, jacobi1d, jacobi2d, heat3d)\n",
+		       o.halide_lib);
 	else
 		printf("halide: not measured (%s)\n", halide_why);
 	printf("verified: %s\n", o.small ? "every peer against cachet's interpreter (ct_dtype_tolerance)"

@@ -1,33 +1,44 @@
-// poly_halide.cpp: Halide peers of bench_poly (gemm, jacobi2d), JIT-compiled with a schedule from one of Halide's autoschedulers.
+// poly_halide.cpp: Halide peers of bench_poly (gemm, the matrix-vector kernels, the Jacobi and heat stencils), JIT-compiled with a schedule from one of Halide's autoschedulers.
 //
 // Built as build/bench/poly_halide.so when Debian's libhalide14-0-dev is installed
 // (Makefile, bench-poly); bench_poly loads it in the child process of a Halide peer.
 // The algorithms are written here from the same definitions as the suite's .cachet
-// files; the schedule is the autoscheduler's alone (Mullapudi2016, Li2018 or
-// Adams2019, loaded from Halide's libautoschedule_*.so plugins), given the problem's
-// real sizes as estimates, the thread count as its parallelism and the last-level
-// cache size. The harness verifies what it computes like every other peer.
+// files (bench/poly/kernels); the schedule is the autoscheduler's alone
+// (Mullapudi2016, Li2018 or Adams2019, loaded from Halide's libautoschedule_*.so
+// plugins), given the problem's real sizes as estimates, the thread count as its
+// parallelism and the last-level cache size. The harness verifies what it computes
+// like every other peer.
+//
+// Layout: the suite's arrays are row-major, so a C array X[i][j] is the Halide
+// buffer X(j, i) (Halide's first dimension is the innermost).
 #include <Halide.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 using namespace Halide;
 
 namespace {
 
+// a crop of a runtime buffer: (min, extent) per dimension
+typedef std::vector<std::pair<int, int>> region;
+
 // One prepared kernel: its compiled pipeline and the buffers it runs on.
 struct prepared {
-    std::string kernel;
     Pipeline pipe;
-    // gemm
-    Buffer<double> a, b, c, cout;
-    ImageParam pa{Float(64), 2, "A"}, pb{Float(64), 2, "B"}, pc{Float(64), 2, "C"};
-    // jacobi2d: (A, B) -> (A', B') on the interior, ping-pong
-    Buffer<double> ja[2], jb[2];
-    int steps = 0, n = 0;
+    // one-shot kernels: inputs bound at each run, outputs realized, some copied back
+    std::vector<ImageParam> ins;
+    std::vector<Buffer<double>> in_bufs;
+    std::vector<Buffer<>> outs;
+    std::vector<double *> back; // where outs[i] is copied after a run
+    // time-stepped stencils (A, B) -> (A', B') on the interior, ping-pong between two pairs
+    int steps = 0;
+    ImageParam a_in, b_in;
+    Buffer<double> pa[2], pb[2];
+    region interior;
     double *user_a = nullptr, *user_b = nullptr;
 };
 
@@ -42,84 +53,243 @@ const char *plugin_of(const std::string &s)
     return nullptr;
 }
 
-// gemm: C = 1.5 A B + 1.2 C, row-major [i][j]: Halide's x is j (innermost), y is i.
-void build_gemm(prepared *p, void *const *arrays, const int64_t *params)
+// The caller's array as a Halide buffer of the given sizes, innermost first.
+Buffer<double> wrap(void *p, const std::vector<int> &sizes)
 {
-    int ni = (int)params[0], nj = (int)params[1], nk = (int)params[2];
-    p->a = Buffer<double>((double *)arrays[0], nk, ni);
-    p->b = Buffer<double>((double *)arrays[1], nj, nk);
-    p->c = Buffer<double>((double *)arrays[2], nj, ni);
-    p->cout = Buffer<double>(nj, ni);
-    Var x("x"), y("y");
-    RDom k(0, nk, "k");
-    Func prod("prod"), out("out");
-    prod(x, y) = cast<double>(0);
-    prod(x, y) += p->pa(k, y) * p->pb(x, k);
-    out(x, y) = Expr(1.2) * p->pc(x, y) + Expr(1.5) * prod(x, y);
-    p->pa.set_estimates({{0, nk}, {0, ni}});
-    p->pb.set_estimates({{0, nj}, {0, nk}});
-    p->pc.set_estimates({{0, nj}, {0, ni}});
-    out.set_estimates({{0, nj}, {0, ni}});
-    p->pipe = Pipeline(out);
+    return Buffer<double>((double *)p, sizes);
 }
 
-// jacobi2d step: B' = 0.2 * 5-point(A) on the interior, B elsewhere; A' = 0.2 * 5-point(B')
-// on the interior. The outputs are the interiors (crops of the next buffers); the
-// boundaries of both arrays never change, so each buffer pair starts as a copy.
-ImageParam ja_in(Float(64), 2, "Ain"), jb_in(Float(64), 2, "Bin");
-
-void build_jacobi2d(prepared *p, void *const *arrays, const int64_t *params)
+// An input: an ImageParam bound to the caller's array, its estimates its whole extent.
+ImageParam input(prepared *p, const char *name, void *data, const std::vector<int> &sizes)
 {
-    p->steps = (int)params[0];
-    p->n = (int)params[1];
-    int n = p->n;
-    p->user_a = (double *)arrays[0];
-    p->user_b = (double *)arrays[1];
-    for (int s = 0; s < 2; s++) {
-        p->ja[s] = Buffer<double>(n, n);
-        p->jb[s] = Buffer<double>(n, n);
-    }
+    ImageParam ip(Float(64), (int)sizes.size(), name);
+    Region est;
+    for (int s : sizes)
+        est.push_back(Range(0, s));
+    ip.set_estimates(est);
+    p->ins.push_back(ip);
+    p->in_bufs.push_back(wrap(data, sizes));
+    return ip;
+}
+
+// An output realized over sizes into a scratch buffer of Halide's own, copied into the
+// caller's array after each run (the copy is timed; it is O(output), the kernels are
+// O(output x reduction)). Realizing a single output straight into the caller's memory
+// crashed in Halide 14's JIT code here (gesummv, atax), so every output is copied.
+void output(prepared *p, Func f, void *data, const std::vector<int> &sizes)
+{
+    Region est;
+    for (int s : sizes)
+        est.push_back(Range(0, s));
+    f.set_estimates(est);
+    p->outs.push_back(Buffer<double>(sizes));
+    p->back.push_back((double *)data);
+}
+
+Expr c(double v)
+{
+    return Expr(v); // an f64 constant
+}
+
+// gemm: C = 1.5 A B + 1.2 C.
+std::vector<Func> build_gemm(prepared *p, void *const *a, const int64_t *n)
+{
+    int ni = (int)n[0], nj = (int)n[1], nk = (int)n[2];
+    ImageParam A = input(p, "in_A", a[0], {nk, ni}), B = input(p, "in_B", a[1], {nj, nk}),
+               C = input(p, "in_C", a[2], {nj, ni});
     Var x("x"), y("y");
-    Func bfull("bfull"), bout("bout"), aout("aout");
-    Expr interior = x >= 1 && x < n - 1 && y >= 1 && y < n - 1;
-    Func ac = BoundaryConditions::repeat_edge(ja_in);
-    bfull(x, y) = select(interior,
-                         Expr(0.2) * (ac(x, y) + ac(x - 1, y) + ac(x + 1, y) + ac(x, y + 1) + ac(x, y - 1)),
-                         BoundaryConditions::repeat_edge(jb_in)(x, y));
-    bout(x, y) = bfull(x, y);
-    aout(x, y) = Expr(0.2) * (bfull(x, y) + bfull(x - 1, y) + bfull(x + 1, y) + bfull(x, y + 1) + bfull(x, y - 1));
-    ja_in.set_estimates({{0, n}, {0, n}});
-    jb_in.set_estimates({{0, n}, {0, n}});
-    bout.set_estimates({{1, n - 2}, {1, n - 2}});
-    aout.set_estimates({{1, n - 2}, {1, n - 2}});
-    p->pipe = Pipeline({aout, bout});
+    RDom k(0, nk, "k");
+    Func prod("f_prod"), out("f_out");
+    prod(x, y) = c(0);
+    prod(x, y) += A(k, y) * B(x, k);
+    out(x, y) = c(1.2) * C(x, y) + c(1.5) * prod(x, y);
+    output(p, out, a[2], {nj, ni});
+    return {out};
+}
+
+// gesummv: y = 1.5 A x + 1.2 B x.
+std::vector<Func> build_gesummv(prepared *p, void *const *a, const int64_t *n)
+{
+    int N = (int)n[0];
+    ImageParam A = input(p, "in_A", a[0], {N, N}), B = input(p, "in_B", a[1], {N, N}),
+               X = input(p, "in_x", a[2], {N});
+    Var i("i");
+    RDom j(0, N, "j");
+    Func y("f_y");
+    y(i) = c(0);
+    y(i) += c(1.5) * A(j, i) * X(j) + c(1.2) * B(j, i) * X(j);
+    output(p, y, a[3], {N});
+    return {y};
+}
+
+// atax: y = A^T (A x), A is M x N.
+std::vector<Func> build_atax(prepared *p, void *const *a, const int64_t *n)
+{
+    int M = (int)n[0], N = (int)n[1];
+    ImageParam A = input(p, "in_A", a[0], {N, M}), X = input(p, "in_x", a[1], {N});
+    Var i("i"), jv("jv");
+    RDom j(0, N, "j"), ii(0, M, "ii");
+    Func t("f_t"), y("f_y");
+    t(i) = c(0);
+    t(i) += A(j, i) * X(j);
+    y(jv) = c(0);
+    y(jv) += A(jv, ii) * t(ii);
+    output(p, y, a[3], {N});
+    return {y};
+}
+
+// bicg: s = A^T r, q = A p, A is N x M.
+std::vector<Func> build_bicg(prepared *p, void *const *a, const int64_t *n)
+{
+    int M = (int)n[0], N = (int)n[1];
+    ImageParam A = input(p, "in_A", a[0], {M, N}), R = input(p, "in_r", a[1], {N}),
+               P = input(p, "in_p", a[2], {M});
+    Var i("i"), jv("jv");
+    RDom ii(0, N, "ii"), j(0, M, "j");
+    Func s("f_s"), q("f_q");
+    s(jv) = c(0);
+    s(jv) += R(ii) * A(jv, ii);
+    q(i) = c(0);
+    q(i) += A(j, i) * P(j);
+    output(p, s, a[3], {M});
+    output(p, q, a[4], {N});
+    return {s, q};
+}
+
+// mvt: x1 = x1 + A y1, x2 = x2 + A^T y2.
+std::vector<Func> build_mvt(prepared *p, void *const *a, const int64_t *n)
+{
+    int N = (int)n[0];
+    ImageParam A = input(p, "in_A", a[0], {N, N}), Y1 = input(p, "in_y1", a[1], {N}),
+               Y2 = input(p, "in_y2", a[2], {N}), X1 = input(p, "in_x1", a[3], {N}),
+               X2 = input(p, "in_x2", a[4], {N});
+    Var i("i");
+    RDom j(0, N, "j");
+    Func x1("f_x1o"), x2("f_x2o");
+    x1(i) = X1(i);
+    x1(i) += A(j, i) * Y1(j);
+    x2(i) = X2(i);
+    x2(i) += A(i, j) * Y2(j);
+    output(p, x1, a[3], {N});
+    output(p, x2, a[4], {N});
+    return {x1, x2};
+}
+
+// The interior test of a d-dimensional n^d grid.
+Expr inside(const std::vector<Var> &v, int n)
+{
+    Expr e = v[0] >= 1 && v[0] < n - 1;
+    for (size_t d = 1; d < v.size(); d++)
+        e = e && v[d] >= 1 && v[d] < n - 1;
+    return e;
+}
+
+// A time-stepped stencil step on an n^dims grid: B' = step(A) on the interior (B
+// elsewhere), A' = step(B'); step(F, vars) is the update of one point.
+template <typename Step>
+std::vector<Func> build_stepper(prepared *p, void *const *a, const int64_t *n, int dims, Step step)
+{
+    p->steps = (int)n[0];
+    int N = (int)n[1];
+    p->user_a = (double *)a[0];
+    p->user_b = (double *)a[1];
+    std::vector<int> sizes(dims, N);
+    for (int s = 0; s < 2; s++) {
+        p->pa[s] = Buffer<double>(sizes);
+        p->pb[s] = Buffer<double>(sizes);
+    }
+    p->a_in = ImageParam(Float(64), dims, "Ain");
+    p->b_in = ImageParam(Float(64), dims, "Bin");
+    Region all, in; // estimates: (min, extent)
+    for (int d = 0; d < dims; d++) {
+        all.push_back(Range(0, N));
+        in.push_back(Range(1, N - 2));
+        p->interior.push_back({1, N - 2}); // a crop: (min, extent)
+    }
+    p->a_in.set_estimates(all);
+    p->b_in.set_estimates(all);
+    std::vector<Var> v;
+    std::vector<Expr> ve;
+    for (int d = 0; d < dims; d++) {
+        v.push_back(Var("st_d" + std::to_string(d)));
+        ve.push_back(v.back());
+    }
+    Func ac = BoundaryConditions::repeat_edge(p->a_in), bc = BoundaryConditions::repeat_edge(p->b_in);
+    Func bfull("f_bfull"), bout("f_bout"), aout("f_aout");
+    bfull(v) = select(inside(v, N), step(ac, ve), bc(ve));
+    bout(v) = bfull(v);
+    aout(v) = step(bfull, ve);
+    bout.set_estimates(in);
+    aout.set_estimates(in);
+    return {aout, bout};
+}
+
+// F at the point e shifted by off along dimension d.
+Expr at(Func f, std::vector<Expr> e, int d, int off)
+{
+    e[d] = e[d] + off;
+    return f(e);
+}
+
+std::vector<Func> build_jacobi1d(prepared *p, void *const *a, const int64_t *n)
+{
+    return build_stepper(p, a, n, 1, [](Func f, const std::vector<Expr> &e) {
+        return c(0.33333) * (at(f, e, 0, -1) + f(e) + at(f, e, 0, 1));
+    });
+}
+
+std::vector<Func> build_jacobi2d(prepared *p, void *const *a, const int64_t *n)
+{
+    // x = j (innermost), y = i: A[i,j] + A[i,j-1] + A[i,j+1] + A[i+1,j] + A[i-1,j]
+    return build_stepper(p, a, n, 2, [](Func f, const std::vector<Expr> &e) {
+        return c(0.2) * (f(e) + at(f, e, 0, -1) + at(f, e, 0, 1) + at(f, e, 1, 1) + at(f, e, 1, -1));
+    });
+}
+
+std::vector<Func> build_heat3d(prepared *p, void *const *a, const int64_t *n)
+{
+    // dimension 2 is i, 1 is j, 0 is k: the i, j, k second differences in the kernel's order
+    return build_stepper(p, a, n, 3, [](Func f, const std::vector<Expr> &e) {
+        Expr ctr = f(e);
+        return c(0.125) * (at(f, e, 2, 1) - c(2) * ctr + at(f, e, 2, -1)) +
+               c(0.125) * (at(f, e, 1, 1) - c(2) * ctr + at(f, e, 1, -1)) +
+               c(0.125) * (at(f, e, 0, 1) - c(2) * ctr + at(f, e, 0, -1)) + ctr;
+    });
+}
+
+typedef std::vector<Func> (*builder)(prepared *, void *const *, const int64_t *);
+
+builder builder_of(const std::string &k)
+{
+    static const struct {
+        const char *name;
+        builder fn;
+    } TABLE[] = {{"gemm", build_gemm},         {"gesummv", build_gesummv},   {"atax", build_atax},
+                 {"bicg", build_bicg},         {"mvt", build_mvt},           {"jacobi1d", build_jacobi1d},
+                 {"jacobi2d", build_jacobi2d}, {"heat3d", build_heat3d}};
+    for (const auto &t : TABLE)
+        if (k == t.name)
+            return t.fn;
+    return nullptr;
 }
 
 } // namespace
 
 // Prepares kernel with autoscheduler sched for threads on the caller's buffers (the
-// kernel's arrays in declaration order, its params in declaration order). Returns a
-// handle, or nullptr with the reason in why.
+// kernel's arrays in declaration order, temps NULL; its params in declaration order).
+// Returns a handle, or nullptr with the reason in why.
 extern "C" void *poly_halide_new(const char *kernel, const char *sched, int threads, void *const *arrays,
                                  const int64_t *params, char *why, size_t cap)
 {
     try {
         const char *plugin = plugin_of(sched);
-        if (!plugin) {
-            snprintf(why, cap, "unknown autoscheduler %s", sched);
+        builder build = builder_of(kernel);
+        if (!plugin || !build) {
+            snprintf(why, cap, "%s", !plugin ? "unknown autoscheduler" : "not written in Halide here");
             return nullptr;
         }
         auto *p = new prepared;
-        p->kernel = kernel;
-        if (p->kernel == "gemm")
-            build_gemm(p, arrays, params);
-        else if (p->kernel == "jacobi2d")
-            build_jacobi2d(p, arrays, params);
-        else {
-            snprintf(why, cap, "%s is not written in Halide here", kernel);
-            delete p;
-            return nullptr;
-        }
+        p->pipe = Pipeline(build(p, arrays, params));
         // Debian's folder of the plugins unless POLY_HALIDE_PLUGINS names another
         const char *dir = getenv("POLY_HALIDE_PLUGINS");
         load_plugin(std::string(dir ? dir : "/usr/lib/x86_64-linux-gnu/halide14") + "/" + plugin);
@@ -142,32 +312,33 @@ extern "C" int poly_halide_run(void *h)
 {
     auto *p = static_cast<prepared *>(h);
     try {
-        if (p->kernel == "gemm") {
-            p->pa.set(p->a);
-            p->pb.set(p->b);
-            p->pc.set(p->c);
-            p->pipe.realize(p->cout);
-            memcpy(p->c.data(), p->cout.data(), p->c.size_in_bytes());
+        if (p->steps == 0) {
+            for (size_t i = 0; i < p->ins.size(); i++)
+                p->ins[i].set(p->in_bufs[i]);
+            Realization r(p->outs);
+            p->pipe.realize(r);
+            for (size_t i = 0; i < p->outs.size(); i++)
+                memcpy(p->back[i], p->outs[i].data(), p->outs[i].size_in_bytes());
             return 0;
         }
-        int n = p->n;
-        size_t bytes = (size_t)n * n * sizeof(double);
+        size_t bytes = p->pa[0].size_in_bytes();
         for (int s = 0; s < 2; s++) { // both pairs start as the inputs: their boundaries
-            memcpy(p->ja[s].data(), p->user_a, bytes);
-            memcpy(p->jb[s].data(), p->user_b, bytes);
+            memcpy(p->pa[s].data(), p->user_a, bytes);
+            memcpy(p->pb[s].data(), p->user_b, bytes);
         }
         int cur = 0;
         for (int t = 0; t < p->steps; t++) {
             int nxt = 1 - cur;
-            ja_in.set(p->ja[cur]);
-            jb_in.set(p->jb[cur]);
-            Buffer<double> ao(p->ja[nxt].get()->cropped({{1, n - 2}, {1, n - 2}}));
-            Buffer<double> bo(p->jb[nxt].get()->cropped({{1, n - 2}, {1, n - 2}}));
-            p->pipe.realize({ao, bo});
+            p->a_in.set(p->pa[cur]);
+            p->b_in.set(p->pb[cur]);
+            std::vector<Buffer<>> outs = {Buffer<double>(p->pa[nxt].get()->cropped(p->interior)),
+                                          Buffer<double>(p->pb[nxt].get()->cropped(p->interior))};
+            Realization r(outs);
+            p->pipe.realize(r);
             cur = nxt;
         }
-        memcpy(p->user_a, p->ja[cur].data(), bytes);
-        memcpy(p->user_b, p->jb[cur].data(), bytes);
+        memcpy(p->user_a, p->pa[cur].data(), bytes);
+        memcpy(p->user_b, p->pb[cur].data(), bytes);
         return 0;
     } catch (...) {
         return -1;
