@@ -4,7 +4,8 @@
  * thread count, every peer runs in a child process of its own (so the OpenMP
  * runtimes of gcc and clang, OpenBLAS's threads and the modules never meet):
  *   gcc     the plain nest as cachet emits it (ct_kernel_emit), gcc -O3 -march=native;
- *           with T > 1 threads also -ftree-parallelize-loops=T (gcc's own auto-parallelizer)
+ *           with T > 1 threads also again with -ftree-parallelize-loops=T (peer gcc-par,
+ *           gcc's own auto-parallelizer); the table shows the faster
  *   polly   the same C, clang -O3 -march=native -mllvm -polly, and again with
  *           -mllvm -polly-vectorizer=stripmine (peer polly-sm); with T > 1 also
  *           -mllvm -polly-parallel -fopenmp (OMP_NUM_THREADS=T); the table shows the faster
@@ -59,11 +60,12 @@ enum { MAX_ARRAYS = 16, MAX_KERNELS = 64, MAX_THREADS = 8, MAX_REPS = 64 };
 #define LARGE_TOL 1e-9
 
 typedef enum peer {
-	P_GCC, P_POLLY, P_BLAS, P_AUTO, P_AUTO_B, P_HAL_M, P_HAL_L, P_HAL_A, P_POLLY_SM, N_PEERS
+	P_GCC, P_POLLY, P_BLAS, P_AUTO, P_AUTO_B, P_HAL_M, P_HAL_L, P_HAL_A, P_POLLY_SM, P_GCC_PAR,
+	N_PEERS
 } peer;
-static const char *const PEER_NAME[N_PEERS] = {"gcc",        "polly",      "blas",
-                                               "auto",       "auto-b",     "halide-m16",
-                                               "halide-l18", "halide-a19", "polly-sm"};
+static const char *const PEER_NAME[N_PEERS] = {"gcc",        "polly",      "blas",     "auto",
+                                               "auto-b",     "halide-m16", "halide-l18",
+                                               "halide-a19", "polly-sm",   "gcc-par"};
 /* Each Halide peer's autoscheduler (poly_halide.so). */
 static const char *const HALIDE_SCHED[3] = {"Mullapudi2016", "Li2018", "Adams2019"};
 /* The table's columns: the first five peers, then the best Halide peer. */
@@ -377,7 +379,7 @@ static int prepare_plain(suite_kernel *s, peer p, int threads, const char *polly
 {
 	char par_flag[64];
 	snprintf(par_flag, sizeof par_flag, "-ftree-parallelize-loops=%d", threads);
-	const char *gcc_flags[] = {par_flag};
+	const char *gcc_flags[] = {par_flag}; /* gcc-par: gcc's auto-parallelizer */
 	/* Polly, then (polly-sm) its strip-mining vectorizer, then (T > 1) its OpenMP code */
 	const char *polly_flags[6] = {"-mllvm", "-polly"};
 	int npolly = 2;
@@ -391,10 +393,11 @@ static int prepare_plain(suite_kernel *s, peer p, int threads, const char *polly
 	}
 	ct_compile_options o;
 	ct_compile_options_init(&o);
-	o.cc = p == P_GCC ? "gcc" : polly_cc;
-	o.openmp = threads > 1;
-	o.flags = p == P_GCC ? gcc_flags : polly_flags;
-	o.nflags = p == P_GCC ? (threads > 1) : npolly;
+	int gcc = p == P_GCC || p == P_GCC_PAR;
+	o.cc = gcc ? "gcc" : polly_cc;
+	o.openmp = p != P_GCC && threads > 1;
+	o.flags = gcc ? gcc_flags : polly_flags;
+	o.nflags = gcc ? (p == P_GCC_PAR) : npolly;
 	size_t len = 0;
 	char *src = ct_kernel_emit(s->k, "host", &len);
 	ct_module *m = NULL;
@@ -522,7 +525,7 @@ static void child(suite_kernel *s, peer p, int threads, int reps, const options 
 	for (int i = 0; i < s->narr; i++)
 		if (s->init[i] && !(w[i] = malloc(s->bytes[i] ? s->bytes[i] : 1)))
 			_exit(1);
-	if (p == P_GCC || p == P_POLLY || p == P_POLLY_SM)
+	if (p == P_GCC || p == P_GCC_PAR || p == P_POLLY || p == P_POLLY_SM)
 		rc = prepare_plain(s, p, threads, opt->polly_cc, &r, sh->why, 160);
 	else if (p == P_BLAS)
 		r.blas = 1;
@@ -703,13 +706,17 @@ static void best_of(const result *res, const int *group, int n, const char *cons
 	}
 }
 
-/* The table's columns of one kernel: gcc, the better Polly flag set, blas, auto, auto-b and
- * the best Halide autoscheduler; *polly and *halide name the chosen ones. */
-static void columns(const result *res, result *col, const char **polly, const char **halide)
+/* The table's columns of one kernel: the better gcc (serial or auto-parallelized), the better
+ * Polly flag set, blas, auto, auto-b and the best Halide autoscheduler; *gcc, *polly and
+ * *halide name the chosen ones. */
+static void columns(const result *res, result *col, const char **gcc, const char **polly,
+                    const char **halide)
 {
-	static const int POLLY[] = {P_POLLY, P_POLLY_SM}, HALIDE[] = {P_HAL_M, P_HAL_L, P_HAL_A};
-	static const char *const POLLY_NAME[] = {"plain", "stripmine"};
+	static const int GCC[] = {P_GCC, P_GCC_PAR}, POLLY[] = {P_POLLY, P_POLLY_SM},
+	                 HALIDE[] = {P_HAL_M, P_HAL_L, P_HAL_A};
+	static const char *const GCC_NAME[] = {"serial", "autopar"}, *const POLLY_NAME[] = {"plain", "stripmine"};
 	memcpy(col, res, sizeof *col * P_HALIDE);
+	best_of(res, GCC, 2, GCC_NAME, &col[P_GCC], gcc);
 	best_of(res, POLLY, 2, POLLY_NAME, &col[P_POLLY], polly);
 	best_of(res, HALIDE, 3, HALIDE_SCHED, &col[P_HALIDE], halide);
 }
@@ -721,15 +728,15 @@ static void print_tables(suite_kernel *ks, int nk, result (*res)[N_PEERS], int t
 	printf("%-11s %8s", "kernel", "GFLOP");
 	for (int p = 0; p < N_COLS; p++)
 		printf(" %17s", COL_NAME[p]);
-	printf(" %-10s %-14s %13s\n", "(polly's)", "(halide's)", "auto took s");
+	printf(" %-8s %-10s %-14s %13s\n", "(gcc's)", "(polly's)", "(halide's)", "auto took s");
 	result col[MAX_KERNELS][N_COLS];
 	for (int i = 0; i < nk; i++) {
-		const char *polly, *which;
-		columns(res[i], col[i], &polly, &which);
+		const char *gcc, *polly, *which;
+		columns(res[i], col[i], &gcc, &polly, &which);
 		printf("%-11s %8.3g", ks[i].name, ks[i].flops * 1e-9);
 		for (int p = 0; p < N_COLS; p++)
 			cell(&col[i][p], ks[i].flops);
-		printf(" %-10s %-14s", polly, which);
+		printf(" %-8s %-10s %-14s", gcc, polly, which);
 		if (res[i][P_AUTO].auto_seconds > 0)
 			printf(" %6.2f %6.1f\n", res[i][P_AUTO].auto_seconds, res[i][P_AUTO_B].auto_seconds);
 		else
@@ -910,6 +917,8 @@ static int bench_kernel(suite_kernel *s, int threads, const options *o, int auto
 	for (int p = 0; p < N_PEERS; p++) {
 		memset(&res[p], 0, sizeof res[p]);
 		char auto_path[600] = "";
+		if (p == P_GCC_PAR && threads == 1)
+			continue;
 		if ((p == P_POLLY || p == P_POLLY_SM) && !o->polly_cc)
 			continue;
 		if (p == P_BLAS && !has_blas(s->name))
@@ -988,7 +997,8 @@ int main(int argc, char **argv)
 		printf("; measured f64 FMA peak: one core %.1f GFLOP/s, %d threads %.1f GFLOP/s",
 		       pi.gflops_f64_core, pi.threads_measured, pi.gflops_f64_all);
 	printf("\n");
-	printf("gcc: the plain nest (cachet emit), gcc -O3 -march=native; threads > 1: -ftree-parallelize-loops=T\n");
+	printf("gcc: the plain nest (cachet emit), gcc -O3 -march=native; threads > 1: the faster of that "
+	       "and with -ftree-parallelize-loops=T\n");
 	printf("polly: %s -O3 -march=native -mllvm -polly, the faster of plain and with -mllvm "
 	       "-polly-vectorizer=stripmine; threads > 1: -mllvm -polly-parallel -fopenmp%s\n",
 	       o.polly_cc ? o.polly_cc : "(none)", o.polly_cc ? "" : " (no clang with Polly found: not measured)");
