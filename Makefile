@@ -201,7 +201,7 @@ bench-poly: $(BUILD)/bench/bench_poly $(BUILD)/cachet $(POLY_HALIDE)
 
 $(BUILD)/bench/poly_halide.so: bench/poly/halide/poly_halide.cpp
 	@mkdir -p $(dir $@)
-	$(CXX) -O2 -std=c++17 -fPIC -shared -I$(HALIDE_INC) -o $@ $< -lHalide14
+	$(CXX) -O2 -std=c++17 -Wall -Wextra -Werror -fPIC -shared -isystem $(HALIDE_INC) -o $@ $< -lHalide14
 
 $(BUILD)/bench/bench_poly: bench/poly/bench_poly.c bench/common/bench_util.h $(BUILD)/libcachet.a | $(BUILD)/.bench-deps-ok $(BUILD)/bench/openblas_best
 	@mkdir -p $(dir $@)

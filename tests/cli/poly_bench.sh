@@ -67,7 +67,7 @@ grep -q 'WRONG\|failed' "$tmp/out" && bad "quick: a peer failed: $(grep 'WRONG\|
 # autoschedulers (when Debian's libhalide14-0-dev is here) give gemm and jacobi2d, verified
 hal=""
 if [ -f /usr/include/halide14/Halide.h ]; then
-	if ${CXX:-g++} -O0 -std=c++17 -fPIC -shared -I/usr/include/halide14 -o "$tmp/poly_halide.so" \
+	if ${CXX:-g++} -O0 -std=c++17 -Wall -Wextra -Werror -fPIC -shared -isystem /usr/include/halide14 -o "$tmp/poly_halide.so" \
 		bench/poly/halide/poly_halide.cpp -lHalide14 2>"$tmp/cc.err"; then
 		ok "build poly_halide.so"
 		hal="--halide-lib $tmp/poly_halide.so"

@@ -277,7 +277,8 @@ builder builder_of(const std::string &k)
 
 // Prepares kernel with autoscheduler sched for threads on the caller's buffers (the
 // kernel's arrays in declaration order, temps NULL; its params in declaration order).
-// Returns a handle, or nullptr with the reason in why.
+// Returns a handle (it lives until the process exits: bench_poly calls this in a child
+// process of one peer), or nullptr with the reason in why.
 extern "C" void *poly_halide_new(const char *kernel, const char *sched, int threads, void *const *arrays,
                                  const int64_t *params, char *why, size_t cap)
 {
