@@ -14,15 +14,16 @@
  *   auto    `cachet auto FILE --threads T` (model only), run through ct_kernel_compile
  *   auto-b  `cachet auto FILE --threads T --budget S` (measured), the same way
  *   halide  the kernel written in Halide (halide/poly_halide.cpp: gemm, the matrix-vector
- *           kernels, jacobi1d, jacobi2d, heat3d), scheduled
- *           by each of Halide 14's autoschedulers (Mullapudi2016, Li2018, Adams2019), JIT;
- *           the table shows the fastest correct one
+ *           kernels, jacobi1d, jacobi2d, heat3d), scheduled by each of Halide 14's
+ *           autoschedulers (Mullapudi2016, Li2018, Adams2019), JIT; the table shows the
+ *           fastest correct one
  * A peer's inputs are the same deterministic pseudo-random data (ct_fill_random).
  * Verification: at the small size of each kernel (its "# small:" line) every
  * peer's outputs are compared with cachet's reference interpreter (the
  * per-type tolerance, ct_dtype_tolerance); at the default (PolyBench LARGE)
  * sizes every peer's outputs are compared with the gcc plain nest's (relative
- * tolerance LARGE_TOL: the peers may reassociate sums). A wrong result is
+ * tolerance LARGE_TOL: the peers may reassociate sums), after every peer ran and
+ * was verified at the small size too. A wrong result is
  * printed as WRONG, left out of the ratios, and makes the exit status 1.
  *
  * Usage: bench_poly [--quick] [--small] [--only K1,K2] [--threads 1,2] [--reps N]
@@ -35,7 +36,6 @@
  * 0.3 s), each on fresh inputs, after an untimed run when the kernel has under 2 GFLOP.
  * Ratios are speedups: time of the peer / time of cachet auto (> 1: cachet is faster). */
 #include <cblas.h>
-#include <ctype.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
