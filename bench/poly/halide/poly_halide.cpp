@@ -1,4 +1,4 @@
-// poly_halide.cpp: Halide peers of bench_poly (gemm, the matrix-vector kernels, the Jacobi and heat stencils), JIT-compiled with a schedule from one of Halide's autoschedulers.
+// poly_halide.cpp: Halide peers of bench_poly (gemm, the matrix-vector kernels, the Jacobi, heat and FDTD stencils), JIT-compiled with a schedule from one of Halide's autoschedulers.
 //
 // Built as build/bench/poly_halide.so when Debian's libhalide14-0-dev is installed
 // (Makefile, bench-poly); bench_poly loads it in the child process of a Halide peer.
@@ -40,6 +40,13 @@ struct prepared {
     Buffer<double> pa[2], pb[2];
     region interior;
     double *user_a = nullptr, *user_b = nullptr;
+    // fdtd2d: three fields (ex, ey, hz) -> (ex', ey', hz') on the whole grid, ping-pong
+    bool fdtd = false;
+    ImageParam f_in[3];
+    Param<double> source{"source"};
+    Buffer<double> fb[2][3];
+    double *user_f[3] = {nullptr, nullptr, nullptr};
+    const double *fict = nullptr;
 };
 
 const char *plugin_of(const std::string &s)
@@ -175,6 +182,64 @@ std::vector<Func> build_mvt(prepared *p, void *const *a, const int64_t *n)
     return {x1, x2};
 }
 
+// gemver: A' = A + u1 v1^T + u2 v2^T; x' = x + 1.2 A'^T y + z; w' = w + 1.5 A' x'.
+std::vector<Func> build_gemver(prepared *p, void *const *a, const int64_t *n)
+{
+    int N = (int)n[0];
+    ImageParam A = input(p, "in_A", a[0], {N, N}), U1 = input(p, "in_u1", a[1], {N}),
+               V1 = input(p, "in_v1", a[2], {N}), U2 = input(p, "in_u2", a[3], {N}),
+               V2 = input(p, "in_v2", a[4], {N}), Y = input(p, "in_y", a[5], {N}),
+               Z = input(p, "in_z", a[6], {N}), X = input(p, "in_x", a[7], {N}),
+               W = input(p, "in_w", a[8], {N});
+    Var i("i"), j("j");
+    RDom r(0, N, "r");
+    Func ap("f_ap"), xs("f_xs"), xo("f_xo"), wo("f_wo");
+    ap(j, i) = A(j, i) + (U1(i) * V1(j) + U2(i) * V2(j));
+    xs(i) = X(i);
+    xs(i) += c(1.2) * ap(i, r) * Y(r);
+    xo(i) = xs(i) + Z(i);
+    wo(i) = W(i);
+    wo(i) += c(1.5) * ap(r, i) * xo(r);
+    output(p, ap, a[0], {N, N});
+    output(p, xo, a[7], {N});
+    output(p, wo, a[8], {N});
+    return {ap, xo, wo};
+}
+
+// fdtd2d step t: ey'[0,:] = fict[t], ey' -= 0.5 d/dx hz elsewhere; ex' -= 0.5 d/dy hz
+// (column 0 kept); hz' -= 0.7 (d/dy ex' + d/dx ey') but on the last row and column.
+// Halide x is j (NY), y is i (NX); every point is an output (the kept ones copied).
+std::vector<Func> build_fdtd2d(prepared *p, void *const *a, const int64_t *n)
+{
+    p->steps = (int)n[0];
+    int nx = (int)n[1], ny = (int)n[2];
+    p->fdtd = true;
+    p->fict = (const double *)a[0];
+    static const char *const NAME[3] = {"in_ex", "in_ey", "in_hz"};
+    Region all = {Range(0, ny), Range(0, nx)};
+    for (int f = 0; f < 3; f++) {
+        p->user_f[f] = (double *)a[1 + f];
+        p->f_in[f] = ImageParam(Float(64), 2, NAME[f]);
+        p->f_in[f].set_estimates(all);
+        for (int s = 0; s < 2; s++)
+            p->fb[s][f] = Buffer<double>(ny, nx);
+    }
+    p->source.set_estimate(0.0);
+    Var j("j"), i("i");
+    Func ex = BoundaryConditions::repeat_edge(p->f_in[0]), ey = BoundaryConditions::repeat_edge(p->f_in[1]),
+         hz = BoundaryConditions::repeat_edge(p->f_in[2]);
+    Func exo("f_exo"), eyo("f_eyo"), hzo("f_hzo");
+    eyo(j, i) = select(i == 0, p->source, ey(j, i) - c(0.5) * (hz(j, i) - hz(j, i - 1)));
+    exo(j, i) = select(j == 0, ex(j, i), ex(j, i) - c(0.5) * (hz(j, i) - hz(j - 1, i)));
+    // the clamps only keep the unused branch inside the outputs' extents
+    Expr j1 = min(j + 1, ny - 1), i1 = min(i + 1, nx - 1);
+    hzo(j, i) = select(i < nx - 1 && j < ny - 1,
+                       hz(j, i) - c(0.7) * (exo(j1, i) - exo(j, i) + eyo(j, i1) - eyo(j, i)), hz(j, i));
+    for (Func f : {exo, eyo, hzo})
+        f.set_estimates(all);
+    return {exo, eyo, hzo};
+}
+
 // The interior test of a d-dimensional n^d grid.
 Expr inside(const std::vector<Var> &v, int n)
 {
@@ -266,7 +331,8 @@ builder builder_of(const std::string &k)
         builder fn;
     } TABLE[] = {{"gemm", build_gemm},         {"gesummv", build_gesummv},   {"atax", build_atax},
                  {"bicg", build_bicg},         {"mvt", build_mvt},           {"jacobi1d", build_jacobi1d},
-                 {"jacobi2d", build_jacobi2d}, {"heat3d", build_heat3d}};
+                 {"jacobi2d", build_jacobi2d}, {"heat3d", build_heat3d},     {"gemver", build_gemver},
+                 {"fdtd2d", build_fdtd2d}};
     for (const auto &t : TABLE)
         if (k == t.name)
             return t.fn;
@@ -308,11 +374,35 @@ extern "C" void *poly_halide_new(const char *kernel, const char *sched, int thre
     return nullptr;
 }
 
+// fdtd2d's time loop: the fields ping-pong between two sets of buffers.
+static int run_fdtd(prepared *p)
+{
+    size_t bytes = p->fb[0][0].size_in_bytes();
+    for (int f = 0; f < 3; f++)
+        memcpy(p->fb[0][f].data(), p->user_f[f], bytes);
+    int cur = 0;
+    for (int t = 0; t < p->steps; t++) {
+        int nxt = 1 - cur;
+        for (int f = 0; f < 3; f++)
+            p->f_in[f].set(p->fb[cur][f]);
+        p->source.set(p->fict[t]);
+        std::vector<Buffer<>> outs = {p->fb[nxt][0], p->fb[nxt][1], p->fb[nxt][2]};
+        Realization r(outs);
+        p->pipe.realize(r);
+        cur = nxt;
+    }
+    for (int f = 0; f < 3; f++)
+        memcpy(p->user_f[f], p->fb[cur][f].data(), bytes);
+    return 0;
+}
+
 // One run on the buffers given to poly_halide_new; 0 on success.
 extern "C" int poly_halide_run(void *h)
 {
     auto *p = static_cast<prepared *>(h);
     try {
+        if (p->fdtd)
+            return run_fdtd(p);
         if (p->steps == 0) {
             for (size_t i = 0; i < p->ins.size(); i++)
                 p->ins[i].set(p->in_bufs[i]);
