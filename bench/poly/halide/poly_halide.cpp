@@ -1,4 +1,4 @@
-// poly_halide.cpp: Halide peers of bench_poly (gemm, the matrix-vector kernels, the Jacobi, heat and FDTD stencils), JIT-compiled with a schedule from one of Halide's autoschedulers.
+// poly_halide.cpp: Halide peers of bench_poly (the matrix products but syrk/syr2k, the matrix-vector kernels, the stencils but seidel2d), JIT-compiled with a schedule from one of Halide's autoschedulers.
 //
 // Built as build/bench/poly_halide.so when Debian's libhalide14-0-dev is installed
 // (Makefile, bench-poly); bench_poly loads it in the child process of a Halide peer.
@@ -182,6 +182,95 @@ std::vector<Func> build_mvt(prepared *p, void *const *a, const int64_t *n)
     return {x1, x2};
 }
 
+// mm2 (2mm): T = 1.5 A B; D = 1.2 D + T C.
+std::vector<Func> build_mm2(prepared *p, void *const *a, const int64_t *n)
+{
+    int ni = (int)n[0], nj = (int)n[1], nk = (int)n[2], nl = (int)n[3];
+    ImageParam A = input(p, "in_A", a[0], {nk, ni}), B = input(p, "in_B", a[1], {nj, nk}),
+               C = input(p, "in_C", a[2], {nl, nj}), D = input(p, "in_D", a[4], {nl, ni});
+    Var x("x"), y("y");
+    RDom k(0, nk, "k"), j(0, nj, "j");
+    Func t("f_t"), d("f_d");
+    t(x, y) = c(0);
+    t(x, y) += c(1.5) * A(k, y) * B(x, k);
+    d(x, y) = c(1.2) * D(x, y);
+    d(x, y) += t(j, y) * C(x, j);
+    output(p, d, a[4], {nl, ni});
+    return {d};
+}
+
+// mm3 (3mm): E = A B, F = C D, G = E F.
+std::vector<Func> build_mm3(prepared *p, void *const *a, const int64_t *n)
+{
+    int ni = (int)n[0], nj = (int)n[1], nk = (int)n[2], nl = (int)n[3], nm = (int)n[4];
+    ImageParam A = input(p, "in_A", a[0], {nk, ni}), B = input(p, "in_B", a[1], {nj, nk}),
+               C = input(p, "in_C", a[2], {nm, nj}), D = input(p, "in_D", a[3], {nl, nm});
+    Var x("x"), y("y");
+    RDom k(0, nk, "k"), m(0, nm, "m"), j(0, nj, "j");
+    Func e("f_e"), f("f_f"), g("f_g");
+    e(x, y) = c(0);
+    e(x, y) += A(k, y) * B(x, k);
+    f(x, y) = c(0);
+    f(x, y) += C(m, y) * D(x, m);
+    g(x, y) = c(0);
+    g(x, y) += e(j, y) * f(x, j);
+    output(p, g, a[6], {nl, ni});
+    return {g};
+}
+
+// two_index: T[a,q] = sum_p C1[p,a] A[p,q]; B[a,b] = sum_q T[a,q] C2[q,b].
+std::vector<Func> build_two_index(prepared *p, void *const *a, const int64_t *n)
+{
+    int v = (int)n[0], nn = (int)n[1];
+    ImageParam A = input(p, "in_A", a[0], {nn, nn}), C1 = input(p, "in_C1", a[1], {v, nn}),
+               C2 = input(p, "in_C2", a[2], {v, nn});
+    Var x("x"), y("y");
+    RDom pp(0, nn, "pp"), q(0, nn, "q");
+    Func t("f_t"), b("f_b");
+    t(x, y) = c(0); // x = q, y = a
+    t(x, y) += C1(y, pp) * A(x, pp);
+    b(x, y) = c(0); // x = b, y = a
+    b(x, y) += t(q, y) * C2(x, q);
+    output(p, b, a[4], {v, v});
+    return {b};
+}
+
+// doitgen: A[r,q,p] = sum_s A[r,q,s] C4[s,p] for every (r, q).
+std::vector<Func> build_doitgen(prepared *p, void *const *a, const int64_t *n)
+{
+    int nq = (int)n[0], nr = (int)n[1], np = (int)n[2];
+    ImageParam A = input(p, "in_A", a[0], {np, nq, nr}), C4 = input(p, "in_C4", a[1], {np, np});
+    Var x("x"), y("y"), z("z");
+    RDom s(0, np, "s");
+    Func o("f_o");
+    o(x, y, z) = c(0);
+    o(x, y, z) += A(s, y, z) * C4(x, s);
+    output(p, o, a[0], {np, nq, nr});
+    return {o};
+}
+
+// covariance: mean, the data centred, cov = D^T D / (N-1) (the full matrix).
+std::vector<Func> build_covariance(prepared *p, void *const *a, const int64_t *n)
+{
+    int m = (int)n[0], nn = (int)n[1];
+    ImageParam D = input(p, "in_data", a[0], {m, nn});
+    Var j("j"), i("i");
+    RDom r(0, nn, "r"), k(0, nn, "k");
+    Func sum("f_sum"), mean("f_mean"), cd("f_cd"), cov("f_cov");
+    sum(j) = c(0);
+    sum(j) += D(j, r);
+    mean(j) = sum(j) / c((double)nn);
+    cd(j, i) = D(j, i) - mean(j);
+    cov(j, i) = c(0); // x = b, y = a
+    cov(j, i) += cd(i, k) * cd(j, k);
+    Func covo("f_covo");
+    covo(j, i) = cov(j, i) / c((double)(nn - 1));
+    output(p, cd, a[0], {m, nn});
+    output(p, mean, a[1], {m});
+    output(p, covo, a[2], {m, m});
+    return {cd, mean, covo};
+}
+
 // gemver: A' = A + u1 v1^T + u2 v2^T; x' = x + 1.2 A'^T y + z; w' = w + 1.5 A' x'.
 std::vector<Func> build_gemver(prepared *p, void *const *a, const int64_t *n)
 {
@@ -332,7 +421,8 @@ builder builder_of(const std::string &k)
     } TABLE[] = {{"gemm", build_gemm},         {"gesummv", build_gesummv},   {"atax", build_atax},
                  {"bicg", build_bicg},         {"mvt", build_mvt},           {"jacobi1d", build_jacobi1d},
                  {"jacobi2d", build_jacobi2d}, {"heat3d", build_heat3d},     {"gemver", build_gemver},
-                 {"fdtd2d", build_fdtd2d}};
+                 {"fdtd2d", build_fdtd2d},     {"mm2", build_mm2},           {"mm3", build_mm3},
+                 {"two_index", build_two_index}, {"doitgen", build_doitgen}, {"covariance", build_covariance}};
     for (const auto &t : TABLE)
         if (k == t.name)
             return t.fn;
