@@ -371,6 +371,7 @@ typedef struct runner {
 	double *tmp[2];
 	void *halide;                /* poly_halide.so's handle */
 	int (*halide_run)(void *h);
+	const char *(*halide_error)(void *h);
 } runner;
 
 /* Compiles the plain nest of s with cc and flags into r->entry; message in why. */
@@ -456,7 +457,8 @@ static int prepare_halide(suite_kernel *s, peer p, int threads, const char *lib,
 	                        size_t);
 	new_fn make = so ? (new_fn)(uintptr_t)dlsym(so, "poly_halide_new") : NULL;
 	r->halide_run = so ? (int (*)(void *))(uintptr_t)dlsym(so, "poly_halide_run") : NULL;
-	if (!make || !r->halide_run) {
+	r->halide_error = so ? (const char *(*)(void *))(uintptr_t)dlsym(so, "poly_halide_error") : NULL;
+	if (!make || !r->halide_run || !r->halide_error) {
 		snprintf(why, cap, "%s: %s", lib, so ? "no poly_halide_new" : dlerror());
 		return -1;
 	}
@@ -547,7 +549,9 @@ static void child(suite_kernel *s, peer p, int threads, int reps, const options 
 				memcpy(w[i], s->init[i], s->bytes[i]);
 		double t0 = now();
 		if (runner_call(s, &r, w) != 0) {
-			snprintf(sh->why, 160, "the run failed");
+			snprintf(sh->why, 160, "the run failed%s%.140s", r.halide ? ": " : "",
+			         r.halide ? r.halide_error(r.halide) : "");
+			sh->why[strcspn(sh->why, "\n")] = 0;
 			_exit(1);
 		}
 		if (rep >= 0)

@@ -47,6 +47,7 @@ struct prepared {
     Buffer<double> fb[2][3];
     double *user_f[3] = {nullptr, nullptr, nullptr};
     const double *fict = nullptr;
+    std::string error; // why the last run failed
 };
 
 const char *plugin_of(const std::string &s)
@@ -66,8 +67,11 @@ Buffer<double> wrap(void *p, const std::vector<int> &sizes)
     return Buffer<double>((double *)p, sizes);
 }
 
-// An input: an ImageParam bound to the caller's array, its estimates its whole extent.
-ImageParam input(prepared *p, const char *name, void *data, const std::vector<int> &sizes)
+// An input: an ImageParam bound to the caller's array, its estimates its whole extent,
+// read through repeat_edge so that a schedule computing a producer over a rounded-up
+// region (a vector or tile past the edge) reads inside the array (Halide partitions the
+// loops, so the interior has no clamps).
+Func input(prepared *p, const char *name, void *data, const std::vector<int> &sizes)
 {
     ImageParam ip(Float(64), (int)sizes.size(), name);
     Region est;
@@ -76,7 +80,7 @@ ImageParam input(prepared *p, const char *name, void *data, const std::vector<in
     ip.set_estimates(est);
     p->ins.push_back(ip);
     p->in_bufs.push_back(wrap(data, sizes));
-    return ip;
+    return BoundaryConditions::repeat_edge(ip);
 }
 
 // An output realized over sizes into a scratch buffer of Halide's own, copied into the
@@ -102,7 +106,7 @@ Expr c(double v)
 std::vector<Func> build_gemm(prepared *p, void *const *a, const int64_t *n)
 {
     int ni = (int)n[0], nj = (int)n[1], nk = (int)n[2];
-    ImageParam A = input(p, "in_A", a[0], {nk, ni}), B = input(p, "in_B", a[1], {nj, nk}),
+    Func A = input(p, "in_A", a[0], {nk, ni}), B = input(p, "in_B", a[1], {nj, nk}),
                C = input(p, "in_C", a[2], {nj, ni});
     Var x("x"), y("y");
     RDom k(0, nk, "k");
@@ -118,7 +122,7 @@ std::vector<Func> build_gemm(prepared *p, void *const *a, const int64_t *n)
 std::vector<Func> build_gesummv(prepared *p, void *const *a, const int64_t *n)
 {
     int N = (int)n[0];
-    ImageParam A = input(p, "in_A", a[0], {N, N}), B = input(p, "in_B", a[1], {N, N}),
+    Func A = input(p, "in_A", a[0], {N, N}), B = input(p, "in_B", a[1], {N, N}),
                X = input(p, "in_x", a[2], {N});
     Var i("i");
     RDom j(0, N, "j");
@@ -133,7 +137,7 @@ std::vector<Func> build_gesummv(prepared *p, void *const *a, const int64_t *n)
 std::vector<Func> build_atax(prepared *p, void *const *a, const int64_t *n)
 {
     int M = (int)n[0], N = (int)n[1];
-    ImageParam A = input(p, "in_A", a[0], {N, M}), X = input(p, "in_x", a[1], {N});
+    Func A = input(p, "in_A", a[0], {N, M}), X = input(p, "in_x", a[1], {N});
     Var i("i"), jv("jv");
     RDom j(0, N, "j"), ii(0, M, "ii");
     Func t("f_t"), y("f_y");
@@ -149,7 +153,7 @@ std::vector<Func> build_atax(prepared *p, void *const *a, const int64_t *n)
 std::vector<Func> build_bicg(prepared *p, void *const *a, const int64_t *n)
 {
     int M = (int)n[0], N = (int)n[1];
-    ImageParam A = input(p, "in_A", a[0], {M, N}), R = input(p, "in_r", a[1], {N}),
+    Func A = input(p, "in_A", a[0], {M, N}), R = input(p, "in_r", a[1], {N}),
                P = input(p, "in_p", a[2], {M});
     Var i("i"), jv("jv");
     RDom ii(0, N, "ii"), j(0, M, "j");
@@ -167,7 +171,7 @@ std::vector<Func> build_bicg(prepared *p, void *const *a, const int64_t *n)
 std::vector<Func> build_mvt(prepared *p, void *const *a, const int64_t *n)
 {
     int N = (int)n[0];
-    ImageParam A = input(p, "in_A", a[0], {N, N}), Y1 = input(p, "in_y1", a[1], {N}),
+    Func A = input(p, "in_A", a[0], {N, N}), Y1 = input(p, "in_y1", a[1], {N}),
                Y2 = input(p, "in_y2", a[2], {N}), X1 = input(p, "in_x1", a[3], {N}),
                X2 = input(p, "in_x2", a[4], {N});
     Var i("i");
@@ -186,7 +190,7 @@ std::vector<Func> build_mvt(prepared *p, void *const *a, const int64_t *n)
 std::vector<Func> build_mm2(prepared *p, void *const *a, const int64_t *n)
 {
     int ni = (int)n[0], nj = (int)n[1], nk = (int)n[2], nl = (int)n[3];
-    ImageParam A = input(p, "in_A", a[0], {nk, ni}), B = input(p, "in_B", a[1], {nj, nk}),
+    Func A = input(p, "in_A", a[0], {nk, ni}), B = input(p, "in_B", a[1], {nj, nk}),
                C = input(p, "in_C", a[2], {nl, nj}), D = input(p, "in_D", a[4], {nl, ni});
     Var x("x"), y("y");
     RDom k(0, nk, "k"), j(0, nj, "j");
@@ -203,7 +207,7 @@ std::vector<Func> build_mm2(prepared *p, void *const *a, const int64_t *n)
 std::vector<Func> build_mm3(prepared *p, void *const *a, const int64_t *n)
 {
     int ni = (int)n[0], nj = (int)n[1], nk = (int)n[2], nl = (int)n[3], nm = (int)n[4];
-    ImageParam A = input(p, "in_A", a[0], {nk, ni}), B = input(p, "in_B", a[1], {nj, nk}),
+    Func A = input(p, "in_A", a[0], {nk, ni}), B = input(p, "in_B", a[1], {nj, nk}),
                C = input(p, "in_C", a[2], {nm, nj}), D = input(p, "in_D", a[3], {nl, nm});
     Var x("x"), y("y");
     RDom k(0, nk, "k"), m(0, nm, "m"), j(0, nj, "j");
@@ -222,7 +226,7 @@ std::vector<Func> build_mm3(prepared *p, void *const *a, const int64_t *n)
 std::vector<Func> build_two_index(prepared *p, void *const *a, const int64_t *n)
 {
     int v = (int)n[0], nn = (int)n[1];
-    ImageParam A = input(p, "in_A", a[0], {nn, nn}), C1 = input(p, "in_C1", a[1], {v, nn}),
+    Func A = input(p, "in_A", a[0], {nn, nn}), C1 = input(p, "in_C1", a[1], {v, nn}),
                C2 = input(p, "in_C2", a[2], {v, nn});
     Var x("x"), y("y");
     RDom pp(0, nn, "pp"), q(0, nn, "q");
@@ -239,7 +243,7 @@ std::vector<Func> build_two_index(prepared *p, void *const *a, const int64_t *n)
 std::vector<Func> build_doitgen(prepared *p, void *const *a, const int64_t *n)
 {
     int nq = (int)n[0], nr = (int)n[1], np = (int)n[2];
-    ImageParam A = input(p, "in_A", a[0], {np, nq, nr}), C4 = input(p, "in_C4", a[1], {np, np});
+    Func A = input(p, "in_A", a[0], {np, nq, nr}), C4 = input(p, "in_C4", a[1], {np, np});
     Var x("x"), y("y"), z("z");
     RDom s(0, np, "s");
     Func o("f_o");
@@ -253,9 +257,11 @@ std::vector<Func> build_doitgen(prepared *p, void *const *a, const int64_t *n)
 std::vector<Func> build_covariance(prepared *p, void *const *a, const int64_t *n)
 {
     int m = (int)n[0], nn = (int)n[1];
-    ImageParam D = input(p, "in_data", a[0], {m, nn});
+    Func D = input(p, "in_data", a[0], {m, nn});
     Var j("j"), i("i");
     RDom r(0, nn, "r"), k(0, nn, "k");
+    // an output Func is never read by another Func (a schedule may compute the reader
+    // past the output's extent): mean and the centred data are internal, copied out
     Func sum("f_sum"), mean("f_mean"), cd("f_cd"), cov("f_cov");
     sum(j) = c(0);
     sum(j) += D(j, r);
@@ -263,36 +269,41 @@ std::vector<Func> build_covariance(prepared *p, void *const *a, const int64_t *n
     cd(j, i) = D(j, i) - mean(j);
     cov(j, i) = c(0); // x = b, y = a
     cov(j, i) += cd(i, k) * cd(j, k);
-    Func covo("f_covo");
+    Func covo("f_covo"), cdo("f_cdo"), meano("f_meano");
     covo(j, i) = cov(j, i) / c((double)(nn - 1));
-    output(p, cd, a[0], {m, nn});
-    output(p, mean, a[1], {m});
+    cdo(j, i) = cd(j, i);
+    meano(j) = mean(j);
+    output(p, cdo, a[0], {m, nn});
+    output(p, meano, a[1], {m});
     output(p, covo, a[2], {m, m});
-    return {cd, mean, covo};
+    return {cdo, meano, covo};
 }
 
 // gemver: A' = A + u1 v1^T + u2 v2^T; x' = x + 1.2 A'^T y + z; w' = w + 1.5 A' x'.
 std::vector<Func> build_gemver(prepared *p, void *const *a, const int64_t *n)
 {
     int N = (int)n[0];
-    ImageParam A = input(p, "in_A", a[0], {N, N}), U1 = input(p, "in_u1", a[1], {N}),
+    Func A = input(p, "in_A", a[0], {N, N}), U1 = input(p, "in_u1", a[1], {N}),
                V1 = input(p, "in_v1", a[2], {N}), U2 = input(p, "in_u2", a[3], {N}),
                V2 = input(p, "in_v2", a[4], {N}), Y = input(p, "in_y", a[5], {N}),
                Z = input(p, "in_z", a[6], {N}), X = input(p, "in_x", a[7], {N}),
                W = input(p, "in_w", a[8], {N});
     Var i("i"), j("j");
     RDom r(0, N, "r");
-    Func ap("f_ap"), xs("f_xs"), xo("f_xo"), wo("f_wo");
+    // A' and x' are read by later stages: internal Funcs, copied to outputs
+    Func ap("f_ap"), xs("f_xs"), xp("f_xp"), wo("f_wo"), apo("f_apo"), xo("f_xo");
     ap(j, i) = A(j, i) + (U1(i) * V1(j) + U2(i) * V2(j));
     xs(i) = X(i);
     xs(i) += c(1.2) * ap(i, r) * Y(r);
-    xo(i) = xs(i) + Z(i);
+    xp(i) = xs(i) + Z(i);
     wo(i) = W(i);
-    wo(i) += c(1.5) * ap(r, i) * xo(r);
-    output(p, ap, a[0], {N, N});
+    wo(i) += c(1.5) * ap(r, i) * xp(r);
+    apo(j, i) = ap(j, i);
+    xo(i) = xp(i);
+    output(p, apo, a[0], {N, N});
     output(p, xo, a[7], {N});
     output(p, wo, a[8], {N});
-    return {ap, xo, wo};
+    return {apo, xo, wo};
 }
 
 // fdtd2d step t: ey'[0,:] = fict[t], ey' -= 0.5 d/dx hz elsewhere; ex' -= 0.5 d/dy hz
@@ -317,13 +328,14 @@ std::vector<Func> build_fdtd2d(prepared *p, void *const *a, const int64_t *n)
     Var j("j"), i("i");
     Func ex = BoundaryConditions::repeat_edge(p->f_in[0]), ey = BoundaryConditions::repeat_edge(p->f_in[1]),
          hz = BoundaryConditions::repeat_edge(p->f_in[2]);
-    Func exo("f_exo"), eyo("f_eyo"), hzo("f_hzo");
-    eyo(j, i) = select(i == 0, p->source, ey(j, i) - c(0.5) * (hz(j, i) - hz(j, i - 1)));
-    exo(j, i) = select(j == 0, ex(j, i), ex(j, i) - c(0.5) * (hz(j, i) - hz(j - 1, i)));
-    // the clamps only keep the unused branch inside the outputs' extents
-    Expr j1 = min(j + 1, ny - 1), i1 = min(i + 1, nx - 1);
+    // ex' and ey' are read by hz': internal Funcs, copied to outputs
+    Func exn("f_exn"), eyn("f_eyn"), exo("f_exo"), eyo("f_eyo"), hzo("f_hzo");
+    eyn(j, i) = select(i == 0, p->source, ey(j, i) - c(0.5) * (hz(j, i) - hz(j, i - 1)));
+    exn(j, i) = select(j == 0, ex(j, i), ex(j, i) - c(0.5) * (hz(j, i) - hz(j - 1, i)));
     hzo(j, i) = select(i < nx - 1 && j < ny - 1,
-                       hz(j, i) - c(0.7) * (exo(j1, i) - exo(j, i) + eyo(j, i1) - eyo(j, i)), hz(j, i));
+                       hz(j, i) - c(0.7) * (exn(j + 1, i) - exn(j, i) + eyn(j, i + 1) - eyn(j, i)), hz(j, i));
+    exo(j, i) = exn(j, i);
+    eyo(j, i) = eyn(j, i);
     for (Func f : {exo, eyo, hzo})
         f.set_estimates(all);
     return {exo, eyo, hzo};
@@ -521,7 +533,16 @@ extern "C" int poly_halide_run(void *h)
         memcpy(p->user_a, p->pa[cur].data(), bytes);
         memcpy(p->user_b, p->pb[cur].data(), bytes);
         return 0;
+    } catch (const std::exception &e) {
+        p->error = e.what();
     } catch (...) {
-        return -1;
+        p->error = "Halide failed";
     }
+    return -1;
+}
+
+// Why the last poly_halide_run failed ("" when it did not).
+extern "C" const char *poly_halide_error(void *h)
+{
+    return static_cast<prepared *>(h)->error.c_str();
 }
