@@ -189,6 +189,24 @@ $(BUILD)/bench/bench_contraction: bench/contraction/bench_contraction.c bench/co
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) -lopenblas $(EXTRA_LIBS) $(LDLIBS)
 
+# make bench-poly [BENCH_ARGS="--quick --small --only gemm,atax --threads 1,2 --reps N --budget S"]: the
+# PolyBench-style suite (bench/poly/README.md): each kernel's plain nest under gcc -O3 and clang -O3 -mllvm
+# -polly, its BLAS formulation (OpenBLAS at its best) and cachet auto, at PolyBench's LARGE sizes, verified
+# its Halide peer (gemm, jacobi2d under Halide's autoschedulers), when Debian's libhalide14-0-dev is here
+HALIDE_INC = /usr/include/halide14
+POLY_HALIDE = $(if $(wildcard $(HALIDE_INC)/Halide.h),$(BUILD)/bench/poly_halide.so,)
+.PHONY: bench-poly
+bench-poly: $(BUILD)/bench/bench_poly $(BUILD)/cachet $(POLY_HALIDE)
+	./$(BUILD)/bench/bench_poly $(BENCH_ARGS)
+
+$(BUILD)/bench/poly_halide.so: bench/poly/halide/poly_halide.cpp
+	@mkdir -p $(dir $@)
+	$(CXX) -O2 -std=c++17 -Wall -Wextra -Werror -fPIC -shared -isystem $(HALIDE_INC) -o $@ $< -lHalide14
+
+$(BUILD)/bench/bench_poly: bench/poly/bench_poly.c bench/common/bench_util.h $(BUILD)/libcachet.a | $(BUILD)/.bench-deps-ok $(BUILD)/bench/openblas_best
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) -lopenblas $(EXTRA_LIBS) $(LDLIBS)
+
 # make bench-stencil [BENCH_ARGS="--threads 1,2 --size 4096"]: the 5-point stencil vs the copy bandwidth bound and the plain loop
 .PHONY: bench-stencil
 bench-stencil: $(BUILD)/bench/bench_stencil

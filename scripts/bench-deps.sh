@@ -1,7 +1,19 @@
 #!/bin/sh
-# bench-deps.sh: install the Debian packages the benchmarks compare against (OpenBLAS, libxsmm, CLBlast and its tuners) when missing.
+# bench-deps.sh: install the Debian packages the benchmarks compare against (OpenBLAS, libxsmm, CLBlast and its tuners, clang with Polly, Halide) when missing.
 set -e
 PKGS="libopenblas-dev libclblast-dev clblast-utils python3-threadpoolctl"
+# bench-poly's Polly peer: a clang with LLVM's Polly plugin (llvm-N-linker-tools ships LLVMPolly.so)
+# and its OpenMP runtime (for -polly-parallel); the first LLVM version the release packages
+for v in 14 15 16; do
+	if apt-cache policy "clang-$v" 2>/dev/null | grep -q 'Candidate: [0-9]'; then
+		PKGS="$PKGS clang-$v llvm-$v-linker-tools libomp-$v-dev"
+		break
+	fi
+done
+# bench-poly's Halide peer: Halide 14 and its autoscheduler plugins (Debian 12)
+if apt-cache policy libhalide14-0-dev 2>/dev/null | grep -q 'Candidate: [0-9]'; then
+	PKGS="$PKGS libhalide14-0-dev"
+fi
 # libxsmm is only packaged for some architectures and releases
 if apt-cache policy libxsmm-dev 2>/dev/null | grep -q 'Candidate: [0-9]'; then
 	PKGS="$PKGS libxsmm-dev"
