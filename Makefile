@@ -234,6 +234,21 @@ $(BUILD)/bench/bench_opencl: bench/opencl/bench_opencl.c $(BUILD)/libcachet.a | 
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) -lclblast -lOpenCL $(EXTRA_LIBS) $(LDLIBS)
 
+# make bench-cuda [BENCH_ARGS="--quick --reps N --sizes 1024,2048 --tune-budget S"]: on an NVIDIA GPU, cachet's
+# CUDA sgemm/dgemm vs cuBLAS (1024..8192), the stencil vs the copy bandwidth, the tuned sgemm (docs/CUDA.md,
+# "On a GPU"); CUDA and cuBLAS are loaded with dlopen (nothing CUDA at build time); exits 2 without a GPU.
+# make check-gpu: the whole GPU suite (scripts/gpu_check.sh run), from gpu_probe/ when it is there, else build/
+.PHONY: bench-cuda check-gpu
+bench-cuda: $(BUILD)/bench/bench_cuda
+	./$(BUILD)/bench/bench_cuda $(BENCH_ARGS)
+
+check-gpu:
+	sh scripts/gpu_check.sh run
+
+$(BUILD)/bench/bench_cuda: bench/cuda/bench_cuda.c bench/common/bench_util.h $(BUILD)/libcachet.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) $(EXTRA_LIBS) $(LDLIBS)
+
 # make python: the Python package (python/, docs/PYTHON.md) into $(BUILD)/python with the library it was
 # built with beside it, for PYTHONPATH=$(BUILD)/python $(PYTHON) -c "import cachet".
 # Debian's interpreter: the first python3 on PATH may lack numpy and cffi.
