@@ -5,7 +5,9 @@ export CACHET=$BUILD/cachet
 export CACHET_BUILD=$BUILD
 pass=0
 fail=0
+skip=0
 failed_names=""
+skipped_names=""
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export CACHET_CACHE_DIR="$tmp/cache"
@@ -20,16 +22,21 @@ run_one() {
 	"$@" >"$tmp/out" 2>"$tmp/err"
 	rc=$?
 	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$tmp/out" | tail -n 1)
+	k=0
 	if [ -z "$line" ]; then
 		p=0
 		f=1
 	else
 		p=$(echo "$line" | sed -E 's/^([0-9]+) passed.*/\1/')
 		f=$(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')
+		k=$(echo "$line" | sed -nE 's/.* ([0-9]+) skipped.*/\1/p')
+		k=${k:-0}
 		[ "$rc" != 0 ] && [ "$f" = 0 ] && f=1
 	fi
 	pass=$((pass + p))
 	fail=$((fail + f))
+	skip=$((skip + ${k:-0}))
+	[ "${k:-0}" != 0 ] && skipped_names="$skipped_names $name($k)"
 	end=$(date +%s)
 	if [ "$f" != 0 ]; then
 		failed_names="$failed_names $name"
@@ -37,7 +44,8 @@ run_one() {
 		tail -n 40 "$tmp/err" | sed 's/^/    /'
 		tail -n 10 "$tmp/out" | sed 's/^/    /'
 	else
-		echo "ok   $name ($p passed, $((end - start))s)"
+		echo "ok   $name ($p passed$([ "${k:-0}" != 0 ] && echo ", $k skipped"), $((end - start))s)"
+		grep '^skip ' "$tmp/out" | head -n 5 | sed 's/^/    /'
 	fi
 }
 for t in "$BUILD"/tests/test_*; do
@@ -49,5 +57,6 @@ for s in tests/cli/*.sh; do
 	run_one "$(basename "$s" .sh)" sh "$s"
 done
 [ -n "$failed_names" ] && echo "failed:$failed_names"
-echo "$pass passed, $fail failed"
+[ -n "$skipped_names" ] && echo "skipped (could not run on this machine; reasons above):$skipped_names"
+if [ "$skip" != 0 ]; then echo "$pass passed, $fail failed, $skip skipped"; else echo "$pass passed, $fail failed"; fi
 [ "$fail" = 0 ]

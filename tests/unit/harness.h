@@ -1,11 +1,11 @@
-/* harness.h: a tiny test harness; each test program prints "N passed, M failed". */
+/* harness.h: a tiny test harness; each test program prints "N passed, M failed" (", K skipped" when some could not run here). */
 #ifndef CT_HARNESS_H
 #define CT_HARNESS_H
 
 #include <stdio.h>
 #include <string.h>
 
-static int h_pass, h_fail, h_case_failed;
+static int h_pass, h_fail, h_skip, h_case_failed, h_case_skipped;
 static const char *h_case = "";
 
 /* Report a failed check inside the current case (the case fails). */
@@ -35,12 +35,23 @@ static inline void h_begin(const char *name)
 {
 	h_case = name;
 	h_case_failed = 0;
+	h_case_skipped = 0;
+}
+
+/* The current case cannot run on this machine (no GPU, no driver): it
+ * counts as skipped, never as passed, and the reason is printed. */
+static inline void h_skip_case(const char *why)
+{
+	h_case_skipped = 1;
+	printf("skip %s: %s\n", h_case, why);
 }
 
 static inline void h_end(void)
 {
 	if (h_case_failed)
 		h_fail++;
+	else if (h_case_skipped)
+		h_skip++;
 	else
 		h_pass++;
 }
@@ -54,7 +65,10 @@ static inline void h_end(void)
 
 static inline int h_report(void)
 {
-	printf("%d passed, %d failed\n", h_pass, h_fail);
+	if (h_skip)
+		printf("%d passed, %d failed, %d skipped\n", h_pass, h_fail, h_skip);
+	else
+		printf("%d passed, %d failed\n", h_pass, h_fail);
 	return h_fail ? 1 : 0;
 }
 

@@ -3,6 +3,7 @@
 CACHET=${CACHET:-build/cachet}
 pass=0
 fail=0
+skipped=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -16,6 +17,17 @@ bad() {
 	fail=$((fail + 1))
 	if [ "${verbose:-0}" = 1 ]; then echo "FAIL $*"; fi
 	echo "FAIL: $*" >&2
+}
+
+# A check that cannot run on this machine (no GPU, no nvcc): counted as skipped,
+# never as passed; the reason is printed. A script that uses it ends with
+# `counts` ("N passed, M failed, K skipped").
+skip() {
+	skipped=$((skipped + 1))
+	echo "skip $*"
+}
+counts() {
+	if [ "$skipped" != 0 ]; then echo "$pass passed, $fail failed, $skipped skipped"; else echo "$pass passed, $fail failed"; fi
 }
 
 # expect NAME EXIT_CODE PATTERN_IN_OUTPUT COMMAND...
