@@ -282,6 +282,7 @@ typedef struct bench_opts {
 	const char *nvcc;
 	const char *arch;   /* sm_90a ... */
 	const char *dir;    /* examples folder */
+	bool compile_only;  /* --compile-only: generate and nvcc every kernel, no device */
 } bench_opts;
 
 /* A kernel file parsed, with its size params set to n (and extra NAME=VALUE settings). */
@@ -323,6 +324,24 @@ typedef struct gpu_kernel {
 	char name[320];
 } gpu_kernel;
 
+/* The grid and block of launch L (as the CUDA engine launches it): the generator's block when it
+ * fixes one (explicit_local); else 256 threads along the first dimension and the grid rounded up
+ * (the kernel's guards stop the threads past the iteration space). */
+static void launch_dims(const ocl_launch *L, gpu_kernel *g)
+{
+	for (int d = 0; d < 3; d++) {
+		size_t gl = d < L->ndims ? L->global[d] : 1, lo = 1;
+		if (L->explicit_local)
+			lo = d < L->ndims && L->local[d] > 0 ? L->local[d] : 1;
+		else if (d == 0)
+			lo = gl < 256 ? gl : 256;
+		if (lo == 0)
+			lo = 1;
+		g->block[d] = (unsigned)lo;
+		g->grid[d] = (unsigned)((gl + lo - 1) / lo);
+	}
+}
+
 /* Compile src with nvcc --cubin for the device, load it, find L's function. false with why. */
 static bool gpu_kernel_make(const bench_opts *o, const char *src, const ocl_launch *L, gpu_kernel *g, char *why,
                             size_t cap)
@@ -351,22 +370,28 @@ static bool gpu_kernel_make(const bench_opts *o, const char *src, const ocl_laun
 			n = 0;
 		fclose(b);
 	}
+	char log[400] = "";
+	snprintf(cmd, sizeof cmd, "%s/log", dir);
+	FILE *lf = fopen(cmd, "r");
+	size_t got = lf ? fread(log, 1, sizeof log - 1, lf) : 0;
+	log[got] = 0;
+	if (lf)
+		fclose(lf);
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "bench_cuda: cannot remove %s\n", dir);
 	if (!n) {
-		char log[400] = "";
-		snprintf(cmd, sizeof cmd, "%s/log", dir);
-		FILE *lf = fopen(cmd, "r");
-		size_t got = lf ? fread(log, 1, sizeof log - 1, lf) : 0;
-		log[got] = 0;
-		if (lf)
-			fclose(lf);
 		snprintf(why, cap, "nvcc --cubin -arch=%s failed: %s", o->arch, log);
 		free(bin);
 		return false;
 	}
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "bench_cuda: cannot remove %s\n", dir);
 	memset(g, 0, sizeof *g);
+	launch_dims(L, g);
+	if (o->compile_only) {
+		snprintf(why, cap, "%zu bytes of cubin", n);
+		free(bin);
+		return true;
+	}
 	CUresult e = cu.ModuleLoadData(&g->mod, bin);
 	free(bin);
 	if (e != 0) {
@@ -385,13 +410,6 @@ static bool gpu_kernel_make(const bench_opts *o, const char *src, const ocl_laun
 			snprintf(why, cap, "no function '%s' in the module (%u functions)", L->fn, cnt);
 			return false;
 		}
-	}
-	for (int d = 0; d < 3; d++) {
-		size_t gl = d < L->ndims ? L->global[d] : 1, lo = d < L->ndims && L->explicit_local ? L->local[d] : 1;
-		if (lo == 0)
-			lo = 1;
-		g->block[d] = (unsigned)lo;
-		g->grid[d] = (unsigned)((gl + lo - 1) / lo);
 	}
 	if (strstr(src, "extern __shared__") && L->local_bytes > 0) {
 		g->shared = (unsigned)L->local_bytes;
@@ -474,13 +492,15 @@ static double launch_timed(const gpu_kernel *g, gpu_bufs *b)
 	return ms * 1e-3;
 }
 
-/* Median of reps timed runs of fn(ud) after one untimed warm-up. */
+/* Median of reps timed runs of fn(ud) after one untimed warm-up (3 runs at most when the
+ * warm-up took over 0.25 s: the suite has minutes on the GPU). */
 static double median_of(int reps, double (*fn)(void *), void *ud)
 {
 	double t[64];
 	if (reps > 64)
 		reps = 64;
-	fn(ud);
+	if (fn(ud) > 0.25 && reps > 3)
+		reps = 3;
 	for (int r = 0; r < reps; r++)
 		t[r] = fn(ud);
 	return median(t, reps);
@@ -685,7 +705,7 @@ static int gemm_table(const bench_opts *o, ct_ctx *ctx, const char *title, const
 		bufs_free(&c.b);
 		if (own)
 			cu.ModuleUnload(c.g.mod);
-		double tl = lib_seconds(ctx, k, o->reps);
+		double tl = lib_seconds(ctx, k, tc > 0.25 ? 1 : o->reps);
 		if (tc < 0)
 			tc = tl; /* the library's time stands in */
 		double fl = 2.0 * (double)n * (double)n * (double)n;
@@ -766,7 +786,7 @@ static int stencil_table(const bench_opts *o, ct_ctx *ctx, const char *file)
 			cu.ModuleUnload(c.g.mod);
 		else
 			printf("       own launch failed: %s\n", why);
-		double tl = lib_seconds(ctx, k, o->reps);
+		double tl = lib_seconds(ctx, k, tc > 0.25 ? 1 : o->reps);
 		if (tc < 0)
 			tc = tl;
 		double gb = tc > 0 ? bytes / tc * 1e-9 : 0, cgb = 2.0 * (double)biggest / tcopy * 1e-9;
@@ -817,6 +837,32 @@ static int tune_winner(const bench_opts *o, ct_ctx *ctx, const char *file, char 
 	ct_tune_result_free(&r);
 	ct_kernel_free(k);
 	return n;
+}
+
+/* --compile-only: file at each size (with set[]) generated and compiled by nvcc for o->arch; the
+ * count of failures. */
+static int compile_check(const bench_opts *o, ct_ctx *ctx, const char *file, const int *sizes, int nsizes,
+                         const char *const *set, int nset)
+{
+	int failed = 0;
+	for (int si = 0; si < nsizes; si++) {
+		ct_kernel *k = load_kernel(ctx, file, sizes[si], set, nset);
+		ocl_launch L;
+		memset(&L, 0, sizeof L);
+		char *src = cuda_kernel_source(k, NULL, &L);
+		gpu_kernel g;
+		char why[600] = "";
+		bool ok = src && gpu_kernel_make(o, src, &L, &g, why, sizeof why);
+		printf("%s %s n=%d: %s", ok ? "ok  " : "FAIL", file, sizes[si], src ? why : ct_ctx_last_message(ctx));
+		if (ok)
+			printf(", grid %u x %u x %u, block %u x %u x %u", g.grid[0], g.grid[1], g.grid[2], g.block[0], g.block[1],
+			       g.block[2]);
+		printf("\n");
+		failed += !ok;
+		free(src);
+		ct_kernel_free(k);
+	}
+	return failed;
 }
 
 /* ------------------------------------------------------------------ main */
@@ -871,12 +917,13 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: bench_cuda [--reps N] [--sizes 1024,2048,4096,8192] [--verify-size N] [--tune-budget S]\n"
 	                "                  [--tune-size N] [--stencil-size N] [--only sgemm,dgemm,stencil,tuned]\n"
-	                "                  [--examples DIR] [--quick]\n");
+	                "                  [--examples DIR] [--quick]\n"
+	                "       bench_cuda --compile-only [--arch sm_90a] [...]: generate and nvcc every kernel, no GPU\n");
 }
 
 int main(int argc, char **argv)
 {
-	bench_opts o = {5, 256, 40, 4096, 8192, NULL, NULL, "examples"};
+	bench_opts o = {5, 256, 40, 4096, 8192, NULL, NULL, "examples", false};
 	int sizes[8] = {1024, 2048, 4096, 8192}, nsizes = 4;
 	const char *only = "sgemm,dgemm,stencil,tuned";
 	for (int i = 1; i < argc; i++) {
@@ -898,6 +945,10 @@ int main(int argc, char **argv)
 			only = v;
 		else if (ARG("--examples"))
 			o.dir = v;
+		else if (ARG("--arch"))
+			o.arch = v;
+		else if (strcmp(a, "--compile-only") == 0)
+			o.compile_only = true;
 		else if (strcmp(a, "--quick") == 0) {
 			nsizes = 2;
 			o.reps = 3;
@@ -911,6 +962,25 @@ int main(int argc, char **argv)
 #undef ARG
 	}
 	cpu_line();
+	if (o.compile_only) {
+		/* no device: every kernel of the bench generated and compiled, as a check before a GPU run */
+		o.nvcc = find_nvcc();
+		if (!o.arch)
+			o.arch = "sm_90a";
+		ct_ctx *ctx = ct_ctx_new();
+		const char *files[] = {"cuda_sgemm", "cuda_dgemm", "cuda_sgemm_tune"};
+		int failed = 0, ssz[2] = {o.stencil_size / 2, o.stencil_size};
+		char file[600];
+		for (int i = 0; i < 3; i++) {
+			snprintf(file, sizeof file, "%s/%s.cachet", o.dir, files[i]);
+			failed += compile_check(&o, ctx, file, sizes, nsizes, NULL, 0);
+		}
+		snprintf(file, sizeof file, "%s/cuda_stencil.cachet", o.dir);
+		failed += compile_check(&o, ctx, file, ssz, 2, NULL, 0);
+		ct_ctx_free(ctx);
+		printf("bench_cuda --compile-only: %s\n", failed ? "FAILED" : "every kernel compiled");
+		return failed ? 1 : 0;
+	}
 	char why[600];
 	CUdevice dev;
 	if (!cu_open(why, sizeof why, &dev)) {
@@ -931,7 +1001,8 @@ int main(int argc, char **argv)
 		cu.DriverGetVersion(&drv);
 	static char arch[32];
 	snprintf(arch, sizeof arch, "sm_%d%d%s", ccM, ccm, ccM >= 9 ? "a" : "");
-	o.arch = arch;
+	if (!o.arch)
+		o.arch = arch;
 	o.nvcc = find_nvcc();
 	printf("gpu: %s, %d SMs, compute capability %d.%d (%s), %.0f GiB, %.0f MHz max, CUDA driver API %d.%d\n", name,
 	       sms, ccM, ccm, arch, (double)mem / 1073741824.0, khz / 1e3, drv / 1000, drv % 1000 / 10);
@@ -946,7 +1017,7 @@ int main(int argc, char **argv)
 	       blas.path);
 	printf("method: cachet's CUDA C (cuda_kernel_source) compiled by %s --cubin -O3 -arch=%s and launched here; both "
 	       "timed with CUDA events, one warm-up, median of %d; lib s = ct_kernel_run's own time (verify off)\n",
-	       o.nvcc, arch, o.reps);
+	       o.nvcc, o.arch, o.reps);
 	fflush(stdout);
 	ct_ctx *ctx = ct_ctx_new();
 	int failed = 0;
