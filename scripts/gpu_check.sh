@@ -41,6 +41,13 @@ prepare() {
 	if [ -d tests/cuda ]; then cp -r tests/cuda "$G/tests-cuda"; fi
 	git rev-parse --short HEAD >"$G/commit" 2>/dev/null || echo unknown >"$G/commit"
 	set +e
+	# the bench's kernels generated and compiled by nvcc here, so that the GPU run does not find out
+	if "$G/bin/bench_cuda" --compile-only >"$G/compile-check.txt" 2>&1; then
+		echo "bench_cuda --compile-only: every kernel of the bench compiled for sm_90a"
+	else
+		cat "$G/compile-check.txt"
+		echo "WARNING: bench_cuda --compile-only failed (above): the GPU bench will fail on these kernels"
+	fi
 	echo "gpu_probe/ ready ($(ls "$G/bin" | tr '\n' ' '); $(wc -l <"$G/libs.txt") libraries: $(ls "$G/lib" | tr '\n' ' '))"
 	echo "on the device: bash scripts/gpu_check.sh run   (carry: [\"gpu_probe\"])"
 }
@@ -92,9 +99,9 @@ want() {
 	[ -z "$STEPS" ] || echo " $STEPS " | grep -q " $1 "
 }
 
-# skip_if_late SECONDS: true (and a verdict) when the budget cannot fit the step
+# late SECONDS: true (and a verdict) when less than SECONDS of the run's budget are left
 late() {
-	if [ "$(tmo "$1")" -eq 0 ]; then
+	if [ "$(left)" -lt "$1" ]; then
 		verdict "SKIPPED: the run's budget ($RUN_BUDGET s) is spent"
 		return 0
 	fi
