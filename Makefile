@@ -77,7 +77,7 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/harness.h $(BUILD)/libcachet.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) $(EXTRA_LIBS) $(LDLIBS)
 
-check: all $(TEST_BIN) $(BUILD)/fuzz/difffuzz
+check: all $(TEST_BIN) $(BUILD)/fuzz/difffuzz $(BUILD)/bench/bench_cuda
 	@sh scripts/deps.sh --test
 	@SAN=$(SAN) sh tests/run.sh $(BUILD)
 

@@ -132,7 +132,11 @@ step_probe() {
 	else
 		tail -40 /tmp/gc-probe.txt
 	fi
-	if [ $rc -eq 0 ] && grep -qi 'cuda\|gpu' /tmp/gc-probe.txt; then verdict "ok"; else verdict "FAILED (exit $rc, or no GPU section)"; fi
+	if [ $rc -eq 0 ] && grep -qi 'cuda\|gpu' /tmp/gc-probe.txt && ! grep -q '^cuda *none' /tmp/gc-probe.txt; then
+		verdict "ok: $(grep -m1 '^cuda' /tmp/gc-probe.txt | sed 's/^cuda *//' | cut -c1-150)"
+	else
+		verdict "FAILED (exit $rc): $(grep -m1 '^cuda' /tmp/gc-probe.txt || echo 'no CUDA section')"
+	fi
 }
 
 step_examples() {
