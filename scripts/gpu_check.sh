@@ -8,7 +8,7 @@
 # plans, compute-sanitizer memcheck and racecheck, Nsight Compute's occupancy and bank conflicts
 # of the sgemm kernel, bench_cuda and bench_opencl (tuned for the GPU, against CLBlast). Each step
 # has a header, runs under timeout and ends with one line "verdict: ..."; the whole run stays
-# within RUN_BUDGET seconds (default 360), later steps are skipped when it is spent. The log is
+# within RUN_BUDGET seconds (default 380), later steps are skipped when it is spent. The log is
 # also written to $OUT/gpu.log when OUT is set. `run STEP...` runs only those steps (machine
 # probe examples test fuzz sanitize ncu bench opencl).
 #   sh scripts/gpu_check.sh prepare
@@ -55,7 +55,7 @@ prepare() {
 # ------------------------------------------------------------------ run (on the GPU machine)
 
 T0=$(date +%s)
-RUN_BUDGET=${RUN_BUDGET:-360}
+RUN_BUDGET=${RUN_BUDGET:-380}
 step_n=0
 
 # header NAME: a step's banner
@@ -176,9 +176,9 @@ step_test() {
 
 step_fuzz() {
 	step_name=difffuzz
-	header "differential fuzzer: random target=cuda plans run on the GPU and verified (${FUZZ_SECONDS:-40} s)"
+	header "differential fuzzer: random target=cuda plans run on the GPU and verified (${FUZZ_SECONDS:-35} s)"
 	late 30 && return
-	s=${FUZZ_SECONDS:-40}
+	s=${FUZZ_SECONDS:-35}
 	t=$(tmo $((s + 20)))
 	[ "$t" -lt $((s + 15)) ] && s=$((t - 15))
 	timeout "$t" "$B/difffuzz" --seed "${SEED:-29000000}" --seconds "$s" --engines interp,cuda --cuda-share 100 \
@@ -199,7 +199,7 @@ step_sanitize() {
 	if [ -z "$SAN" ]; then verdict "SKIPPED: compute-sanitizer not found"; return; fi
 	late 20 && return
 	ok=0 bad=0
-	end=$(($(date +%s) + ${SAN_SECONDS:-60}))
+	end=$(($(date +%s) + ${SAN_SECONDS:-50}))
 	for f in examples/cuda_*.cachet; do
 		[ -e "$f" ] || continue
 		for tool in memcheck racecheck; do
