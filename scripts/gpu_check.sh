@@ -141,7 +141,7 @@ step_probe() {
 
 step_examples() {
 	step_name=examples
-	header "cachet run of every examples/cuda_*.cachet (verified against the interpreter)"
+	header "cachet run of every examples/cuda_*.cachet (on the GPU: engine cuda; verified against the interpreter)"
 	late 30 && return
 	ok=0 bad=0
 	for f in examples/cuda_*.cachet; do
@@ -151,7 +151,7 @@ step_examples() {
 		out=$(timeout "$t" "$B/cachet" run "$f" --json 2>&1)
 		rc=$?
 		line=$(echo "$out" | tr -d '\n' | sed 's/  */ /g' | head -c 600)
-		if [ $rc -eq 0 ] && echo "$out" | grep -q '"verified": *\(1\|true\)'; then
+		if [ $rc -eq 0 ] && echo "$out" | grep -q '"verified": *\(1\|true\)' && echo "$out" | grep -q '"engine": *"cuda"'; then
 			ok=$((ok + 1))
 			echo "ok   $f: $(echo "$line" | grep -o '"seconds": *[0-9.e-]*\|"gflops": *[0-9.e-]*\|"engine": *"[a-z]*"' | tr '\n' ' ')"
 		else

@@ -553,8 +553,11 @@ static int lib_verify(ct_ctx *ctx, const char *file, int n, const char *const *s
 	memset(&r, 0, sizeof r);
 	ct_status st = ct_kernel_run(k, &o, &r);
 	CU(cu.CtxSetCurrent(g_ctx));
-	int ok = st == CT_OK && r.verified == 1;
-	if (ok)
+	int on_gpu = r.engine && strcmp(r.engine, "cuda") == 0;
+	int ok = st == CT_OK && r.verified == 1 && on_gpu;
+	if (st == CT_OK && r.verified == 1 && !on_gpu)
+		snprintf(buf, cap, "NOT VERIFIED ON THE GPU: the library ran it on engine '%s'", r.engine ? r.engine : "?");
+	else if (ok)
 		snprintf(buf, cap, "verified by the library at n=%d against the interpreter (max rel. error %.2g, engine %s)",
 		         n, r.max_rel_error, r.engine ? r.engine : "?");
 	else
