@@ -172,6 +172,11 @@ static int run_engine(ct_kernel *k, ct_ctx *ctx, int eng, verdict *v)
 	set_phase("run", eng);
 	ct_status st = ct_kernel_run(k, &o, &r);
 	note_compile(v, r.code_cache, r.compile_seconds);
+	if (eng == E_CUDA && st == CT_OK && (!r.engine || strcmp(r.engine, "cuda") != 0)) {
+		set_verdict(v, C_RUNERR, eng, "a plan(target=cuda) kernel ran on engine '%s', not on the GPU",
+			    r.engine ? r.engine : "?");
+		return 1;
+	}
 	if (st == CT_OK && r.verified == 1) {
 		v->verified[eng] = 1;
 		return 0;
