@@ -95,6 +95,12 @@ find_tool() {
 	done
 }
 
+# defs_of FILE: the -D values of its "# run-with:" line (the CUDA examples' defaults are 4096, too
+# big for the interpreter that verifies them)
+defs_of() {
+	grep -m1 '^# run-with:' "$1" | sed 's/^# run-with://'
+}
+
 want() {
 	[ -z "$STEPS" ] || echo " $STEPS " | grep -q " $1 "
 }
@@ -141,19 +147,20 @@ step_probe() {
 
 step_examples() {
 	step_name=examples
-	header "cachet run of every examples/cuda_*.cachet (on the GPU: engine cuda; verified against the interpreter)"
+	header "cachet run of every examples/cuda_*.cachet at its run-with sizes (on the GPU: engine cuda; verified against the interpreter)"
 	late 30 && return
 	ok=0 bad=0
 	for f in examples/cuda_*.cachet; do
 		[ -e "$f" ] || continue
 		t=$(tmo 30)
 		if [ "$t" -eq 0 ]; then echo "skipped $f: out of time"; bad=$((bad + 1)); continue; fi
-		out=$(timeout "$t" "$B/cachet" run "$f" --json 2>&1)
+		# shellcheck disable=SC2046
+		out=$(timeout "$t" "$B/cachet" run "$f" $(defs_of "$f") --json 2>&1)
 		rc=$?
 		line=$(echo "$out" | tr -d '\n' | sed 's/  */ /g' | head -c 600)
 		if [ $rc -eq 0 ] && echo "$out" | grep -q '"verified": *\(1\|true\)' && echo "$out" | grep -q '"engine": *"cuda"'; then
 			ok=$((ok + 1))
-			echo "ok   $f: $(echo "$line" | grep -o '"seconds": *[0-9.e-]*\|"gflops": *[0-9.e-]*\|"engine": *"[a-z]*"' | tr '\n' ' ')"
+			echo "ok   $f $(defs_of "$f"): $(echo "$line" | grep -o '"seconds": *[0-9.e-]*\|"gflops": *[0-9.e-]*\|"engine": *"[a-z]*"' | tr '\n' ' ')"
 		else
 			bad=$((bad + 1))
 			echo "FAIL $f (exit $rc): $line"
@@ -208,12 +215,14 @@ step_sanitize() {
 			[ "$s_left" -lt "$t" ] && t=$s_left
 			[ "$t" -lt 5 ] && t=0
 			if [ "$t" -eq 0 ]; then echo "skipped $tool $f: out of time"; bad=$((bad + 1)); continue; fi
-			timeout "$t" "$SAN" --tool "$tool" --error-exitcode 99 "$B/cachet" run "$f" --no-verify >/tmp/gc-san.txt 2>&1
+			# shellcheck disable=SC2046
+			timeout "$t" "$SAN" --tool "$tool" --error-exitcode 99 "$B/cachet" run "$f" $(defs_of "$f") --no-verify \
+				>/tmp/gc-san.txt 2>&1
 			rc=$?
 			sum=$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' /tmp/gc-san.txt | tail -1)
 			if [ $rc -eq 0 ] && echo "$sum" | grep -q ' 0 \(errors\|hazards\)'; then
 				ok=$((ok + 1))
-				echo "clean $tool $f: $sum"
+				echo "clean $tool $f $(defs_of "$f"): $sum"
 			else
 				bad=$((bad + 1))
 				echo "DIRTY $tool $f (exit $rc): $sum"
