@@ -96,9 +96,13 @@ find_tool() {
 }
 
 # defs_of FILE: the -D values of its "# run-with:" line (the CUDA examples' defaults are 4096, too
-# big for the interpreter that verifies them)
+# big for the interpreter that verifies them); without one, 1001 for each runtime param
 defs_of() {
-	grep -m1 '^# run-with:' "$1" | sed 's/^# run-with://'
+	if grep -q '^# run-with:' "$1"; then
+		grep -m1 '^# run-with:' "$1" | sed 's/^# run-with://'
+	else
+		sed -n 's/^param \([A-Za-z_][A-Za-z_0-9]*\) *: *runtime.*/-D \1=1001/p' "$1" | tr '\n' ' '
+	fi
 }
 
 want() {
@@ -147,10 +151,10 @@ step_probe() {
 
 step_examples() {
 	step_name=examples
-	header "cachet run of every examples/cuda_*.cachet at its run-with sizes (on the GPU: engine cuda; verified against the interpreter)"
+	header "cachet run of every examples/cuda_*.cachet and tests/plans/cuda/*.cachet at its run-with sizes (on the GPU: engine cuda; verified against the interpreter)"
 	late 30 && return
 	ok=0 bad=0
-	for f in examples/cuda_*.cachet; do
+	for f in examples/cuda_*.cachet tests/plans/cuda/*.cachet; do
 		[ -e "$f" ] || continue
 		t=$(tmo 30)
 		if [ "$t" -eq 0 ]; then echo "skipped $f: out of time"; bad=$((bad + 1)); continue; fi
