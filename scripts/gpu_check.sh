@@ -28,7 +28,9 @@ bundle_libs() {
 prepare() {
 	set -e
 	bins="$BUILD/cachet $BUILD/fuzz/difffuzz $BUILD/bench/bench_cuda $BUILD/bench/bench_opencl"
-	if [ -f tests/unit/test_cuda.c ]; then bins="$bins $BUILD/tests/test_cuda"; fi
+	for t in test_cuda test_cudart; do
+		if [ -f "tests/unit/$t.c" ]; then bins="$bins $BUILD/tests/$t"; fi
+	done
 	# shellcheck disable=SC2086
 	nice -n 10 make -j2 $bins >/dev/null
 	rm -rf "$G" && mkdir -p "$G/bin" "$G/lib" "$G/examples"
@@ -175,14 +177,21 @@ step_examples() {
 
 step_test() {
 	step_name=test_cuda
-	header "test_cuda (the CUDA test suite)"
+	header "test_cuda (the CUDA test suite on the GPU) and test_cudart (the runtime on a made-up driver)"
 	if [ ! -x "$B/test_cuda" ]; then verdict "SKIPPED: no test_cuda in the bundle (tests/unit/test_cuda.c missing when prepared)"; return; fi
 	late 30 && return
-	timeout "$(tmo 60)" "$B/test_cuda" >/tmp/gc-test.txt 2>&1
-	rc=$?
-	grep -i 'fail\|skip' /tmp/gc-test.txt | head -20
-	tail -3 /tmp/gc-test.txt
-	if [ $rc -eq 0 ]; then verdict "ok: $(tail -1 /tmp/gc-test.txt)"; else verdict "FAILED (exit $rc): $(tail -1 /tmp/gc-test.txt)"; fi
+	msg="" failed=0
+	for t in test_cuda test_cudart; do
+		[ -x "$B/$t" ] || continue
+		timeout "$(tmo 60)" "$B/$t" >/tmp/gc-$t.txt 2>&1
+		rc=$?
+		echo "--- $t (exit $rc)"
+		grep -i 'fail\|skip' /tmp/gc-$t.txt | head -20
+		tail -3 /tmp/gc-$t.txt
+		msg="$msg $t: $(tail -1 /tmp/gc-$t.txt | cut -c1-120) (exit $rc);"
+		[ $rc -eq 0 ] || failed=1
+	done
+	if [ $failed -eq 0 ]; then verdict "ok:$msg"; else verdict "FAILED:$msg"; fi
 }
 
 step_fuzz() {
@@ -304,7 +313,7 @@ run() {
 	else
 		B=$ROOT/$BUILD/bench_bins
 		mkdir -p "$B"
-		for f in "$BUILD/cachet" "$BUILD/fuzz/difffuzz" "$BUILD/bench/bench_cuda" "$BUILD/bench/bench_opencl" "$BUILD/tests/test_cuda"; do
+		for f in "$BUILD/cachet" "$BUILD/fuzz/difffuzz" "$BUILD/bench/bench_cuda" "$BUILD/bench/bench_opencl" "$BUILD/tests/test_cuda" "$BUILD/tests/test_cudart"; do
 			[ -x "$f" ] && ln -sf "$ROOT/$f" "$B/"
 		done
 	fi
