@@ -274,7 +274,8 @@ typedef struct ct_run_options {
 	                       outside its storage fails the run with CT_ERR_RUNTIME
 	                       ("out-of-bounds access to array 'A' (element E of N) in
 	                       statement at FILE:LINE"). The interpreter always tests;
-	                       plan(target=opencl) kernels refuse it (CT_ERR_UNSUPPORTED).
+	                       plan(target=opencl) and plan(target=cuda) kernels refuse
+	                       it (CT_ERR_UNSUPPORTED).
 	                       Default 0. */
 } ct_run_options;
 
@@ -283,7 +284,7 @@ typedef struct ct_run_result {
 	double gflops;           /* ct_kernel_flops / seconds / 1e9 */
 	int verified;            /* 1 verified, 0 mismatch, -1 not verified */
 	double max_rel_error;    /* over every output/inout array */
-	const char *engine;      /* "native" or "interp" */
+	const char *engine;      /* "native", "interp", or the device target's ("opencl", "cuda") */
 	const char *code_cache;  /* where the code came from: "memory" (this ctx's kernel memo
 	                            or module memo), "disk" (the code cache), "compiled" or "none" */
 	double compile_seconds;
@@ -321,7 +322,7 @@ typedef struct ct_callable ct_callable;
  * instance before the handle is given (docs/LIBRARY.md, "Checked before
  * first use").
  * NULL with the ctx's error: CT_ERR_USAGE when k's params changed since its
- * last successful check, CT_ERR_UNSUPPORTED for an OpenCL kernel,
+ * last successful check, CT_ERR_UNSUPPORTED for an OpenCL or CUDA kernel,
  * CT_ERR_COMPILE, CT_ERR_VERIFY when the compiled code gives wrong results
  * (a suspected compiler bug), CT_ERR_NOMEM. Free with ct_callable_free
  * before k and its ctx. */
@@ -350,8 +351,16 @@ CT_API void ct_callable_free(CT_TAKE ct_callable *h);
 
 /* ---------------------------------------------------------------- generated code, kernel memo, packages (src/gen, src/engine) */
 
+/* The name of plan target i (0, 1, ...: "host", "opencl", "cuda"), as
+ * written in plan(target=NAME) and passed to ct_kernel_emit; NULL past the
+ * last. The list is the library's table of targets (docs/ARCHITECTURE.md,
+ * "Targets"). */
+CT_API CT_KEEP const char *ct_target_name(int i);
+
 /* The generated source of kernel k (scheduled and planned) for target
- * "host" (C; NULL means host). Returns a malloc'd NUL-terminated string the
+ * "host" (C; NULL means host), "opencl" (OpenCL C) or "cuda" (CUDA C); a
+ * target other than the host needs a kernel of that plan target (or without
+ * a plan). Returns a malloc'd NUL-terminated string the
  * caller frees with free(), its length in *len (may be NULL); NULL with an
  * error on the kernel's ctx. Runtime params stay symbolic (arguments). */
 CT_API CT_GIVE char *ct_kernel_emit(CT_KEEP ct_kernel *k, CT_KEEP const char *target, CT_KEEP size_t *len);
@@ -687,7 +696,8 @@ CT_API ct_status ct_tensor_window(CT_KEEP const ct_tensor *t, int d, CT_KEEP int
  * the code cache; or CT_ENGINE_INTERP) and the threads; the kernel runs
  * once on the caller's data, so repeat and verify are not used, and
  * checked with the native engine is CT_ERR_UNSUPPORTED (the interpreter
- * always tests).
+ * always tests); with the native engine an OpenCL or CUDA kernel is
+ * CT_ERR_UNSUPPORTED (its host C never runs in the device's place).
  * CT_ERR_USAGE for a missing or mismatched view or an access outside a
  * window, else the engine's errors. */
 CT_API ct_status ct_kernel_run_views(CT_KEEP ct_kernel *k, CT_KEEP ct_tensor *const *views,
@@ -1309,8 +1319,9 @@ CT_API ct_status ct_select(CT_KEEP ct_selector *s, CT_KEEP const int64_t *sizes,
  * them, for the sizes it was selected for): each piece is compiled (or
  * fetched from the kernel memo or the code cache, and checked against the
  * interpreter before its first use) and run in order on its block of the
- * arrays. A plan(target=opencl) kernel is CT_ERR_UNSUPPORTED (its pieces
- * would be host code; ct_kernel_run_selected runs it on the device).
+ * arrays. A plan(target=opencl) or plan(target=cuda) kernel is
+ * CT_ERR_UNSUPPORTED (its pieces would be host code; ct_kernel_run_selected
+ * runs it on the device).
  * k's params are left as they were. */
 CT_API ct_status ct_solution_run(CT_KEEP ct_selector *s, CT_KEEP const ct_solution *sol,
 				 CT_KEEP void *const *buffers);
@@ -1319,8 +1330,8 @@ CT_API ct_status ct_solution_run(CT_KEEP ct_selector *s, CT_KEEP const ct_soluti
  * inputs o->repeat times (after one untimed run that loads its pieces) and
  * verify it against the unscheduled interpreter when o->verify. Only the
  * native engine, unchecked (o->checked set: CT_ERR_UNSUPPORTED); a
- * plan(target=opencl) kernel runs whole on the OpenCL engine at the
- * selected values (r->engine "opencl"). */
+ * plan(target=opencl) or plan(target=cuda) kernel runs whole on its
+ * target's engine at the selected values (r->engine "opencl", "cuda"). */
 CT_API ct_status ct_kernel_run_selected(CT_KEEP ct_selector *s, CT_KEEP const ct_run_options *o,
 					CT_KEEP ct_run_result *r, CT_KEEP ct_solution *sol);
 

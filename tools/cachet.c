@@ -84,7 +84,7 @@ static const struct option_rule {
 	{K_REPEAT, O_REPEAT, "%s expects an integer in 1..1000000"},
 	{K_THREADS, O_THREADS, "%s expects an integer in 0..4096"},
 	{K_VECTOR_BYTES, O_VECTOR_BYTES, "%s expects 0 or a power of two in 8..256"},
-	{K_TARGET, O_TARGET, "%s expects host or opencl"},
+	{K_TARGET, O_TARGET, NULL}, /* the names come from the library's targets (target_names) */
 	{K_CACHE, O_CACHE, "%s expects SIZE:LINE[:WAYS],..."},
 	{K_CC, O_CC, "%s expects a compiler command"},
 	{K_MAX, O_MAX, "%s expects a positive integer"},
@@ -169,6 +169,32 @@ static int spelled_in_full(const char *a, int key)
 	return a[0] == '-' && a[1] == key && (a[2] == 0 || key == K_D);
 }
 
+/* "host, opencl or cuda": the plan targets the library knows (ct_target_name), into buf. */
+static const char *target_names(char *buf, size_t cap)
+{
+	int n = 0;
+	while (ct_target_name(n))
+		n++;
+	size_t len = 0;
+	buf[0] = '\0';
+	for (int i = 0; i < n && len < cap; i++) {
+		int w = snprintf(buf + len, cap - len, "%s%s", i == 0 ? "" : i == n - 1 ? " or " : ", ", ct_target_name(i));
+		if (w < 0)
+			break;
+		len += (size_t)w;
+	}
+	return buf;
+}
+
+/* Whether name is a plan target the library knows. */
+static bool known_target(const char *name)
+{
+	for (int i = 0; ct_target_name(i); i++)
+		if (strcmp(ct_target_name(i), name) == 0)
+			return true;
+	return false;
+}
+
 /* Apply option key with value v (NULL for a flag); a is the word that named it. */
 static int apply_option(cli *c, int key, const char *a, char *v)
 {
@@ -216,8 +242,11 @@ static int apply_option(cli *c, int key, const char *a, char *v)
 		c->vector_bytes = n;
 		break;
 	case K_TARGET:
-		if (strcmp(v, "host") != 0 && strcmp(v, "opencl") != 0)
-			return usage_error("unknown target '%s' (host or opencl)", v);
+		if (!known_target(v)) {
+			char names[160], msg[512];
+			snprintf(msg, sizeof msg, "unknown target '%s' (%s)", v, target_names(names, sizeof names));
+			return usage_error("%s", msg);
+		}
 		c->target = v;
 		break;
 	case K_CACHE: c->cache_spec = v; break;
@@ -281,6 +310,11 @@ static int parse_args(cli *c, int argc, char **argv, int first)
 			return usage_error("unknown option '%s'", a);
 		if (rule->bit && !(c->accepts & rule->bit))
 			return refuse_arg(c, "option", a);
+		if (missing && key == K_TARGET) {
+			char names[160], msg[512];
+			snprintf(msg, sizeof msg, "%s expects %s", a, target_names(names, sizeof names));
+			return usage_error("%s", msg);
+		}
 		if (missing)
 			return usage_error(rule->expects, a);
 		int rc = apply_option(c, key, a, optarg);
@@ -316,9 +350,10 @@ static const command commands[] = {
 	 "exit codes: 0 verified, 1 the kernel ran but failed, 2 bad input\n",
 	 cmd_run, A_FILE | O_D | O_ENGINE | O_REPEAT | O_THREADS | O_NO_VERIFY | O_CC | O_VECTOR_BYTES | O_BRANCHING | O_JSON},
 	{"emit", "print the generated source",
-	 "cachet emit FILE [-D ...] [--target host|opencl] [--vector-bytes B] [--branching]",
-	 "  --target T      host (C99, the default) or opencl (OpenCL C,\n"
-	 "                  docs/OPENCL.md)\n"
+	 "cachet emit FILE [-D ...] [--target host|opencl|cuda] [--vector-bytes B] [--branching]",
+	 "  --target T      host (C99, the default), opencl (OpenCL C, docs/OPENCL.md)\n"
+	 "                  or cuda (CUDA C, docs/CUDA.md); opencl and cuda need the\n"
+	 "                  kernel's plan(target=...) to match\n"
 	 "  --vector-bytes B  widest vector of register tiles (0 = this machine's)\n"
 	 "  --branching     per-element tests in halo copies and boundary ifs (default: branch-free)\n",
 	 cmd_emit, A_FILE | O_D | O_TARGET | O_VECTOR_BYTES | O_BRANCHING},
@@ -330,7 +365,8 @@ static const command commands[] = {
 	 "  --branching     per-element tests in halo copies and boundary ifs (default: branch-free)\n"
 	 "The package needs no cachet at run time; it is compiled with -O3\n"
 	 "-march=native for this machine. For plan(target=opencl): NAME.cl and a C\n"
-	 "wrapper (link with -lOpenCL) embedding the source and this device's binary.\n",
+	 "wrapper (link with -lOpenCL) embedding the source and this device's binary;\n"
+	 "for plan(target=cuda): NAME.cu and a C wrapper over the CUDA driver API.\n",
 	 cmd_build, A_FILE | O_D | O_OUT | O_CC | O_VECTOR_BYTES | O_BRANCHING},
 	{"cache", "inspect or clean the code cache", "cachet cache stats|clear|verify|path",
 	 "  stats           the folder, its entries and bytes, per folder (compiled\n"

@@ -24,12 +24,22 @@ static int lower_kernel(ct_ctx *ctx, ct_kernel *k, cli *c) { return print_lowere
 
 int cmd_lower(cli *c) { return with_kernel(c, lower_kernel); }
 
+/* The target a run ran on: the plan target its engine is named after
+ * ("opencl", "cuda"), else the host (the native and interp engines). */
+static const char *run_target(const ct_run_result *r)
+{
+	for (int i = 0; ct_target_name(i); i++)
+		if (strcmp(r->engine, ct_target_name(i)) == 0)
+			return ct_target_name(i);
+	return "host";
+}
+
 /* `run --json`: CLI.md's object (the selector's run adds "tuned"). */
 static json_t *run_json(const ct_kernel *k, const ct_run_result *r, int checked, bool *ok)
 {
 	json_t *o = json_object();
 	ct_json_set(o, "kernel", json_string(ct_kernel_name(k)), ok);
-	ct_json_set(o, "target", json_string(strcmp(r->engine, "opencl") == 0 ? "opencl" : "host"), ok);
+	ct_json_set(o, "target", json_string(run_target(r)), ok);
 	ct_json_set(o, "engine", json_string(r->engine), ok);
 	ct_json_set(o, "threads", json_integer(r->threads), ok);
 	ct_json_set(o, "seconds", ct_json_real(r->seconds, 9), ok);

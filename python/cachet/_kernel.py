@@ -16,6 +16,26 @@ import numpy as np
 
 from ._lib import ffi, lib, libc
 
+
+
+def _target_names() -> Tuple[str, ...]:
+    """The plan targets of the library's table ("host", "opencl", "cuda"; docs/ARCHITECTURE.md, "Targets")."""
+    names = []
+    while lib.ct_target_name(len(names)) != ffi.NULL:
+        names.append(ffi.string(lib.ct_target_name(len(names))).decode())
+    return tuple(names)
+
+
+_TARGETS = _target_names()
+# how a refusal names a device target's kernels
+_TARGET_KERNEL = {"opencl": "an OpenCL kernel", "cuda": "a CUDA kernel"}
+
+
+def _or_list(names: Sequence[str]) -> str:
+    """'a', 'b' or 'c'."""
+    quoted = [repr(n) for n in names]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
+
 # ct_dtype -> numpy dtype; ct_role names (include/cachet.h)
 _DTYPES = {0: np.dtype(np.float32), 1: np.dtype(np.float64),
            2: np.dtype(np.int32), 3: np.dtype(np.int64)}
@@ -168,7 +188,7 @@ class Kernel:
     text_or_path is the kernel's text (anything with a newline) or the path of
     a .cachet file (str or os.PathLike). params overrides compile-time params
     (as `cachet -D NAME=VALUE`) and may give runtime params a default value.
-    target is "host" or "opencl" (None: "host"); threads is the default
+    target is "host", "opencl" or "cuda" (None: "host"); threads is the default
     number of threads of parallel loops, 0..4096 (None or 0: every core).
     Param values are ints (a float, bool or str is a TypeError). close()
     (or a `with` block) frees it; it cannot be pickled or copied.
@@ -182,8 +202,8 @@ class Kernel:
 
     def __init__(self, text_or_path: Union[str, os.PathLike], params: Optional[Mapping[str, int]] = None,
                  target: Optional[str] = None, threads: Optional[int] = None):
-        if target not in (None, "host", "opencl"):
-            raise ValueError(f"target must be 'host' or 'opencl', not {target!r}")
+        if target is not None and target not in _TARGETS:
+            raise ValueError(f"target must be {_or_list(_TARGETS)}, not {target!r}")
         self.target = target or "host"
         self.threads = _threads_arg("threads", threads, 0)
         life = self._life = _Life()
@@ -480,9 +500,10 @@ class Kernel:
             h = self._handles.get(t)
             if h is not None:
                 return h
-            if self.target == "opencl":
+            if self.target != "host":
+                what = _TARGET_KERNEL.get(self.target, f"a {self.target} kernel")
                 raise CachetError(
-                    f"kernel '{self.name}': calling an OpenCL kernel on numpy arrays is not supported "
+                    f"kernel '{self.name}': calling {what} on numpy arrays is not supported "
                     "(ct_kernel_compile gives host code only); use k.verify() or k.build(dir)", 9)
             st = lib.ct_ctx_set_option(self._ctx, lib.CT_OPT_THREADS, t)
             if st:
@@ -734,8 +755,8 @@ class Kernel:
         if not views_needed:
             raise cause
         self._check_overlap(vals)
-        if self.target == "opencl":
-            self.compile(threads)  # raises the OpenCL refusal
+        if self.target != "host":
+            self.compile(threads)  # raises the device target's refusal
         with self._lock:
             self._check_open()
             self._set_runtime(dict(zip(self.runtime_params, rt or ())))
@@ -808,9 +829,9 @@ class Kernel:
         return json.loads(text) if json_output else text
 
     def emit(self, target: Optional[str] = None) -> str:
-        """The generated source (`cachet emit`): C for "host", OpenCL C for "opencl"."""
+        """The generated source (`cachet emit`): C for "host", OpenCL C for "opencl", CUDA C for "cuda"."""
         if target is not None and not isinstance(target, str):
-            raise TypeError(f"target must be a str ('host' or 'opencl') or None, not {type(target).__name__}")
+            raise TypeError(f"target must be a str ({_or_list(_TARGETS)}) or None, not {type(target).__name__}")
         tgt = (target or self.target).encode()
         with self._lock:
             self._check_open()
@@ -1054,7 +1075,7 @@ class Kernel:
                 raise _ctx_error(self._ctx, st, f"kernel '{self.name}'")
         files = {"header": f"{self.name}.h", "static": f"lib{self.name}.a",
                  "shared": f"lib{self.name}.so", "source": f"{self.name}.c",
-                 "opencl": f"{self.name}.cl"}
+                 "opencl": f"{self.name}.cl", "cuda": f"{self.name}.cu"}
         return {kind: os.path.join(d, f) for kind, f in files.items() if os.path.exists(os.path.join(d, f))}
 
     def close(self) -> None:

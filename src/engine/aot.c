@@ -1,6 +1,7 @@
 /* aot.c: ahead-of-time packages: a header, a static and a shared library a C program links without cachet. */
 #include "gen/gen.h"
 #include "engine/engine.h"
+#include "engine/targets.h"
 #include "jit/jit.h"
 
 #include <errno.h>
@@ -273,8 +274,12 @@ ct_status ct_kernel_build(ct_kernel *k, const char *dir)
 	struct stat sb;
 	if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
 		return ct_error(ctx, CT_ERR_IO, "%s is not a folder", dir);
-	if (k->has_plan && k->target == TARGET_OPENCL)
-		return gen_opencl_package(k, dir);
+	return eng_kernel_target(k)->package(k, dir);
+}
+
+ct_status aot_host_package(ct_kernel *k, const char *dir)
+{
+	ct_ctx *ctx = k->ctx;
 	size_t len = 0;
 	char *src = ct_kernel_emit(k, "host", &len);
 	if (!src)

@@ -1,6 +1,7 @@
 /* callable.c: ct_kernel_compile -> a native entry point the user calls on their own buffers. */
 #include "gen/gen.h"
 #include "engine/engine.h"
+#include "engine/targets.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -63,13 +64,8 @@ ct_callable *ct_kernel_compile(ct_kernel *k)
 {
 	if (!k || ir_kernel_ready(k) != CT_OK)
 		return NULL;
-	if (k->has_plan && k->target == TARGET_OPENCL) {
-		ct_error(k->ctx, CT_ERR_UNSUPPORTED,
-			 "kernel '%s' targets OpenCL: ct_kernel_compile gives host code only "
-			 "(use ct_kernel_run or cachet build)",
-			 k->name);
+	if (eng_native_only(k, "ct_kernel_compile")) /* a GPU kernel: its host C never runs in its place */
 		return NULL;
-	}
 	ct_callable *h = ct_alloc(k->ctx, sizeof *h);
 	if (!h)
 		return NULL;

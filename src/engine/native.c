@@ -4,6 +4,7 @@
 #include "ir/canon.h"
 #include "jit/jit.h"
 #include "engine/engine.h"
+#include "engine/targets.h"
 #include "ir/slots.h"
 
 #include <stdio.h>
@@ -11,32 +12,27 @@
 #include <string.h>
 #include <unistd.h>
 
-/* OpenCL C of a plan(target=opencl) kernel (ocl_kernel_source). */
-static char *emit_opencl(ct_kernel *k, size_t *len)
-{
-	if (k->has_plan && k->target != TARGET_OPENCL) {
-		ct_error(k->ctx, CT_ERR_USAGE, "--target opencl needs plan(target=opencl), not plan(target=host)");
-		return NULL;
-	}
-	return ocl_kernel_source(k, len, NULL);
-}
-
+/* The source of k for the target named target (NULL or "c": the host), by
+ * the target's row. The host's C can be printed for any plan (its loops as
+ * C); a target that does not run as a host entry needs its own plan. */
 char *ct_kernel_emit(ct_kernel *k, const char *target, size_t *len)
 {
 	if (!k || ir_kernel_ready(k) != CT_OK)
 		return NULL;
-	if (target && strcmp(target, "opencl") == 0)
-		return emit_opencl(k, len);
-	if (target && strcmp(target, "host") != 0 && strcmp(target, "c") != 0) {
-		ct_error(k->ctx, CT_ERR_UNSUPPORTED, "target '%s' is not supported (host or opencl)", target);
+	const ir_target_info *want = ir_target_find(!target || strcmp(target, "c") == 0 ? "host" : target);
+	if (!want) {
+		char names[160];
+		ct_error(k->ctx, CT_ERR_UNSUPPORTED, "target '%s' is not supported (%s)", target,
+		         ir_target_list(names, sizeof names, "", "", false));
 		return NULL;
 	}
-	ct_looptree *t = ct_kernel_lower(k, 1);
-	if (!t)
+	const ir_target_info *planned = ir_kernel_target(k);
+	if (!want->native_entry && k->has_plan && planned != want) {
+		ct_error(k->ctx, CT_ERR_USAGE, "--target %s needs plan(target=%s), not plan(target=%s)", want->name,
+		         want->name, planned->name);
 		return NULL;
-	char *src = gen_c(t, len);
-	ct_looptree_free(t);
-	return src;
+	}
+	return eng_target_row(want->id)->source(k, len, NULL);
 }
 
 /* Whether CACHET_NO_CACHE asks to bypass every cache. */
@@ -71,6 +67,10 @@ static void *fn_to_ptr(const void *fn, size_t size)
  * suffix. */
 static ct_status load_fns(ct_kernel *k, bool checked, native_fns *fns, ct_run_result *r)
 {
+	/* every caller that loads host code comes here: a GPU kernel's host C never runs in its place */
+	ct_status own = eng_native_only(k, "the native engine");
+	if (own)
+		return own;
 	if (no_cache())
 		return generate_and_load(k, checked, fns, r);
 	size_t klen = 0;

@@ -1,5 +1,6 @@
 /* run.c: run a kernel on deterministic data, time it and verify it against the reference interpreter. */
 #include "engine/engine.h"
+#include "engine/targets.h"
 
 #include "ir/looptree.h"
 
@@ -226,7 +227,10 @@ ct_status ct_kernel_run(ct_kernel *k, const ct_run_options *o, ct_run_result *r)
 		return CT_ERR_USAGE;
 	ct_ctx *ctx = k->ctx;
 	memset(r, 0, sizeof *r);
-	r->engine = o->engine == CT_ENGINE_INTERP ? "interp" : "native";
+	/* the engine the run goes to, also when it fails before starting: a
+	 * device target's engine is named after the target ("opencl", "cuda") */
+	const ir_target_info *row = ir_kernel_target(k);
+	r->engine = o->engine == CT_ENGINE_INTERP ? "interp" : row->native_entry ? "native" : row->name;
 	r->code_cache = "none";
 	r->verified = -1;
 	r->mismatch_array = "";
@@ -237,17 +241,15 @@ ct_status ct_kernel_run(ct_kernel *k, const ct_run_options *o, ct_run_result *r)
 		return CT_ERR_USAGE;
 	if (ir_params_need_values(k) != CT_OK)
 		return CT_ERR_USAGE;
-	if (o->engine == CT_ENGINE_NATIVE && k->has_plan && k->target == TARGET_OPENCL && o->checked)
+	if (o->engine == CT_ENGINE_NATIVE && !row->checked && o->checked)
 		return ct_error(ctx, CT_ERR_UNSUPPORTED,
-				"checked runs (--checked) cover host kernels only, not plan(target=opencl)");
+				"checked runs (--checked) cover host kernels only, not plan(target=%s)", row->name);
 	/* refused before any compile or allocation */
 	ct_status sz = run_check_size(k);
 	if (sz)
 		return sz;
-	if (o->engine == CT_ENGINE_NATIVE && k->has_plan && k->target == TARGET_OPENCL)
-		return run_opencl(k, o, r);
-	if (o->engine == CT_ENGINE_NATIVE)
-		return run_native(k, o, r);
+	if (o->engine == CT_ENGINE_NATIVE) /* the target's engine: run_native, run_opencl, run_cuda */
+		return eng_target_row(row->id)->run(k, o, r);
 
 	ct_looptree *t = ct_kernel_lower(k, 1);
 	if (!t)

@@ -5,6 +5,7 @@
 #include "interp/interp.h"
 #include "ir/looptree.h"
 #include "engine/engine.h"
+#include "engine/targets.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -404,6 +405,12 @@ ct_status ct_kernel_run_views(ct_kernel *k, ct_tensor *const *views, const ct_ru
 	if (engine == CT_ENGINE_NATIVE && o->checked)
 		return ct_error(ctx, CT_ERR_UNSUPPORTED,
 				"checked runs cover ct_kernel_run only, not kernels on views (the interpreter engine always tests)");
+	/* a GPU kernel's host C never runs in its place (the interpreter is the reference) */
+	if (engine == CT_ENGINE_NATIVE) {
+		ct_status own = eng_native_only(k, "ct_kernel_run_views");
+		if (own)
+			return own;
+	}
 	if (ir_params_need_values(k) != CT_OK)
 		return CT_ERR_USAGE;
 	vrun run;

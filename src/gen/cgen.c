@@ -2,6 +2,7 @@
 #include "gen/gen.h"
 
 #include "gen/cgen.h"
+#include "ir/targets.h"
 #include "ir/slots.h"
 
 #include <stdlib.h>
@@ -1253,7 +1254,8 @@ void gen_threads_symbol(const ct_kernel *k, char *name, size_t cap)
 int gen_c_openmp(const ct_kernel *k)
 {
 	int need = 0;
-	for (int i = 0; k->has_plan && k->target == TARGET_HOST && i < k->nplan; i++) {
+	bool openmp = k->has_plan && ir_kernel_target(k)->parallel == IR_PAR_OPENMP;
+	for (int i = 0; openmp && i < k->nplan; i++) {
 		if (k->plan[i].kind == PL_PARALLELIZE)
 			return 2;
 		if (k->plan[i].kind == PL_VECTORIZE)

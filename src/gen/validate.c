@@ -1,6 +1,7 @@
 /* validate.c: what `cachet check` promises: every plan error that lower, emit, build or run would report, found without compiling. */
 #include "gen/gen.h"
 #include "gen/ocl.h"
+#include "gen/targets.h"
 #include "interp/interp.h"
 #include "ir/deps.h"
 #include "plan/plan.h"
@@ -27,12 +28,13 @@ static ct_status positioned(ct_kernel *k)
 	return ct_error_at(ctx, st, k->file, at.line, at.col, "%s", msg);
 }
 
-/* The source for k's plan target from tree t (NULL with the error on ctx). */
+/* The source for k's plan target from tree t, by the target's emitter (NULL with the error on ctx). */
 static char *emit_source(ct_kernel *k, ct_looptree *t)
 {
 	size_t len = 0;
-	if (k->has_plan && k->target == TARGET_OPENCL)
-		return gen_opencl(t, &len, NULL);
+	const gen_target *g = gen_target_row(ir_kernel_target(k)->id);
+	if (!g->probes_machine)
+		return g->emit(t, &len, NULL);
 	/* the register tiles' vector width shapes the C, never whether it can
 	 * be generated: unless one is set (or this machine already probed),
 	 * check with 16 bytes rather than probe the machine, which costs more
@@ -40,7 +42,7 @@ static char *emit_source(ct_kernel *k, ct_looptree *t)
 	ct_ctx *ctx = k->ctx;
 	int64_t vb = ct_ctx_get_option(ctx, CT_OPT_VECTOR_BYTES);
 	bool pin = vb <= 0 && !ctx->target && ct_ctx_set_option(ctx, CT_OPT_VECTOR_BYTES, 16) == CT_OK;
-	char *src = gen_c(t, &len);
+	char *src = g->emit(t, &len, NULL);
 	if (pin)
 		(void)ct_ctx_set_option(ctx, CT_OPT_VECTOR_BYTES, vb);
 	return src;

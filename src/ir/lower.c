@@ -1,6 +1,7 @@
 /* lower.c: print a loop tree as Accera-style pseudo-code or as one JSON object (`cachet lower`). */
 #include "core/json.h"
 #include "ir/looptree.h"
+#include "ir/targets.h"
 
 #include <errno.h>
 #include <math.h>
@@ -854,7 +855,7 @@ static json_t *json_tree(const pr *p, bool *ok)
 	const ct_kernel *k = p->k;
 	json_t *o = json_object();
 	ct_json_set(o, "kernel", json_string(k->name ? k->name : ""), ok);
-	ct_json_set(o, "target", json_string(k->has_plan && k->target == TARGET_OPENCL ? "opencl" : "host"), ok);
+	ct_json_set(o, "target", json_string(ir_kernel_target(k)->name), ok);
 	ct_json_set(o, "scheduled", json_boolean(p->t->scheduled), ok);
 	json_t *params = json_object();
 	for (int i = 0; i < k->nparams; i++) {

@@ -1,5 +1,6 @@
 /* parse_plan.c: the plan grammar: `plan(target=...)`, caches and the loop items; options by table. */
 #include "lang/parse_internal.h"
+#include "ir/targets.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -16,6 +17,7 @@ typedef enum opt_kind {
 	OPT_INT,   /* an integer expression, into an int64_t */
 	OPT_INDEX, /* an index name, into an int (the index id) */
 	OPT_WORD,  /* one of a fixed set of words, into an enum */
+	OPT_SPACE, /* a memory space of the plan's target (its row's location= words), into an ir_location */
 	OPT_LAYOUT /* a layout, into the cache's order[] */
 } opt_kind;
 
@@ -47,7 +49,7 @@ typedef struct opt_spec {
 	const opt_words *words; /* OPT_WORD */
 	size_t flag, flag2;     /* bools of ir_plan_item set when the option is given, or NO_FIELD */
 	int where;              /* the ir_cache_pos this option places the cache at, or -1 */
-	bool opencl_only;       /* only under plan(target=opencl) */
+	bool gpu_only;          /* only under a GPU target's plan (plan(target=opencl), ...) */
 } opt_spec;
 
 /* The options of one kind of item, for lookup and for the "(use ...)" list. */
@@ -63,15 +65,10 @@ _Static_assert(sizeof(ir_location) == sizeof(int), "enum stored as int");
 _Static_assert(sizeof(ir_strategy) == sizeof(int), "enum stored as int");
 _Static_assert(sizeof(ir_policy) == sizeof(int), "enum stored as int");
 
-static const opt_word location_words[] = {
-	{"global", LOC_GLOBAL}, {"local", LOC_LOCAL}, {"private", LOC_PRIVATE}};
-static const opt_words locations = {"a location", "location", location_words, COUNT(location_words)};
 static const opt_word strategy_words[] = {{"blocked", STRAT_BLOCKED}, {"striped", STRAT_STRIPED}};
 static const opt_words strategies = {"a strategy", "strategy", strategy_words, COUNT(strategy_words)};
 static const opt_word policy_words[] = {{"static", POLICY_STATIC}, {"dynamic", POLICY_DYNAMIC}};
 static const opt_words policies = {"a policy", "policy", policy_words, COUNT(policy_words)};
-static const opt_word target_words[] = {{"host", TARGET_HOST}, {"opencl", TARGET_OPENCL}};
-static const opt_words targets = {"a target", "target", target_words, COUNT(target_words)};
 
 #define IT(f) offsetof(ir_plan_item, f)
 #define WHERE_CLASH "give only one of level=, index= and max_elements="
@@ -87,7 +84,7 @@ static const opt_spec cache_spec[] = {
 	{"trigger_level", OPT_INT, IT(trigger_opt), TRIGGER_CLASH, IT(trigger_level), false, 0, 0, NULL, IT(has_trigger), NO_FIELD, -1, false},
 	{"trigger_index", OPT_INDEX, IT(trigger_opt), TRIGGER_CLASH, IT(trigger_index), false, 0, 0, NULL, IT(has_trigger), IT(trigger_is_index), -1, false},
 	{"double_buffer", OPT_BOOL, IT(double_buffer_opt), NULL, IT(double_buffer), false, 0, 0, NULL, NO_FIELD, NO_FIELD, -1, false},
-	{"location", OPT_WORD, IT(location_opt), NULL, IT(location), false, 0, 0, &locations, NO_FIELD, NO_FIELD, -1, true},
+	{"location", OPT_SPACE, IT(location_opt), NULL, IT(location), false, 0, 0, NULL, NO_FIELD, NO_FIELD, -1, true},
 	{"strategy", OPT_WORD, IT(strategy_opt), NULL, IT(strategy), false, 0, 0, &strategies, NO_FIELD, NO_FIELD, -1, true},
 	{"strict", OPT_BOOL, IT(strict_opt), NULL, IT(strict), false, 0, 0, NULL, NO_FIELD, NO_FIELD, -1, false},
 };
@@ -169,6 +166,33 @@ static bool parse_word(parser *p, const opt_words *ws, int *v)
 	return lp_expect_ident(p, ws->what, &vp) && match_word(p, ws, t, vp, v);
 }
 
+/* A location= word of the plan's target (a row's spaces: global, local, private on OpenCL;
+ * global, shared, private on CUDA) into *loc; false after an error. A target without spaces
+ * (the host) takes any name here: parse_opt then says the option is for GPU targets. */
+static bool parse_space(parser *p, ir_location *loc)
+{
+	tok *t = cur(p);
+	ir_pos vp;
+	if (!lp_expect_ident(p, "a location", &vp))
+		return false;
+	const ir_target_info *row = ir_target_row(p->k->target);
+	if (row->nspaces == 0)
+		return true;
+	const ir_space *sp = ir_target_space(row, t->s);
+	if (sp) {
+		*loc = sp->loc;
+		return true;
+	}
+	char use[128];
+	or_list(use, sizeof use, row->spaces, row->nspaces, sizeof *row->spaces, offsetof(ir_space, word));
+	const char *hint = ir_target_space_hint(row, t->s);
+	if (hint)
+		lp_err(p, vp, "unknown location '%s' on plan(target=%s) (use %s): %s", t->s, row->name, use, hint);
+	else
+		lp_err(p, vp, "unknown location '%s' (use %s)", t->s, use);
+	return false;
+}
+
 /* Mark option o as given at pos in the seen record; false (after an error) when it, or an
  * option it excludes, was given already. */
 static bool opt_claim(parser *p, const opt_spec *o, void *seen, ir_pos pos)
@@ -226,6 +250,13 @@ static bool parse_opt_value(parser *p, const opt_spec *o, const char *item, ir_p
 		memcpy(at_field, &v, sizeof v);
 		return true;
 	}
+	case OPT_SPACE: {
+		ir_location loc = LOC_DEFAULT;
+		if (!parse_space(p, &loc))
+			return false;
+		memcpy(at_field, &loc, sizeof loc);
+		return true;
+	}
 	case OPT_LAYOUT: {
 		char owner[300];
 		snprintf(owner, sizeof owner, "cache '%s'", c->name);
@@ -249,8 +280,9 @@ static bool parse_opt(parser *p, opt_table t, const char *item, ir_plan_item *c,
 	}
 	if (!opt_claim(p, o, seen, opos) || !parse_opt_value(p, o, item, c))
 		return false;
-	if (o->opencl_only && p->k->target != TARGET_OPENCL) {
-		lp_err(p, opos, "%s= is only for plan(target=opencl)", o->name);
+	if (o->gpu_only && !ir_target_row(p->k->target)->gpu) {
+		char gpus[160];
+		lp_err(p, opos, "%s= is only for %s", o->name, ir_target_list(gpus, sizeof gpus, "plan(target=", ")", true));
 		return false;
 	}
 	if (o->flag != NO_FIELD)
@@ -423,8 +455,8 @@ static bool parse_loop_args(parser *p, ir_plan_item *c, const char *what, loop_a
 	}
 }
 
-/* Whether the indices suit item c: at least one, one for vectorize and unroll, at most three
- * work-group dimensions on OpenCL; reports otherwise. */
+/* Whether the indices suit item c: at least one, one for vectorize and unroll, at most the
+ * grid's dimensions on a GPU target (three work-group dimensions on OpenCL); reports otherwise. */
 static bool loop_indices_fit(parser *p, const ir_plan_item *c, const char *what, const loop_args *la)
 {
 	if (la->n == 0) {
@@ -435,8 +467,10 @@ static bool loop_indices_fit(parser *p, const ir_plan_item *c, const char *what,
 		lp_err(p, la->pos[1], "%s takes one index", what);
 		return false;
 	}
-	if (c->kind == PL_PARALLELIZE && p->k->target == TARGET_OPENCL && la->n > 3) {
-		lp_err(p, la->pos[3], "opencl parallelizes at most 3 indices (work-group dimensions)");
+	const ir_target_info *row = ir_target_row(p->k->target);
+	if (c->kind == PL_PARALLELIZE && row->parallel == IR_PAR_GRID && la->n > row->grid_dims) {
+		lp_err(p, la->pos[row->grid_dims], "%s parallelizes at most %d indices (%s dimensions)", row->name,
+		       row->grid_dims, row->grid_unit);
 		return false;
 	}
 	return true;
@@ -484,7 +518,35 @@ static bool parse_plan_item(parser *p)
 	return parse_loop_item(p);
 }
 
-/* One option of `plan(...)`: target=host|opencl or strict=true|false. */
+/* "target=host, target=opencl, ... or strict=true": the options of plan(...), from the targets' rows. */
+static void plan_option_list(char *buf, size_t cap)
+{
+	size_t len = 0;
+	buf[0] = '\0';
+	for (int i = 0; i < ir_target_count() && len < cap; i++) {
+		int w = snprintf(buf + len, cap - len, "%starget=%s", i ? ", " : "", ir_target_at(i)->name);
+		if (w < 0)
+			return;
+		len += (size_t)w;
+	}
+	if (len < cap)
+		snprintf(buf + len, cap - len, " or strict=true");
+}
+
+/* The target named by identifier v (at vp) into the kernel: one of the targets' rows. An
+ * unknown name is reported; the kernel keeps the host. */
+static void plan_target(parser *p, const tok *v, ir_pos vp)
+{
+	const ir_target_info *row = ir_target_find(v->s);
+	if (row) {
+		p->k->target = row->id;
+		return;
+	}
+	char use[160];
+	lp_err(p, vp, "unknown target '%s' (use %s)", v->s, ir_target_list(use, sizeof use, "", "", false));
+}
+
+/* One option of `plan(...)`: target=NAME (a row of the targets' table) or strict=true|false. */
 static bool parse_plan_option(parser *p, bool *seen_target, bool *seen_strict)
 {
 	tok *o = cur(p);
@@ -493,7 +555,9 @@ static bool parse_plan_option(parser *p, bool *seen_target, bool *seen_strict)
 		return false;
 	bool target = strcmp(o->s, "target") == 0, strict = strcmp(o->s, "strict") == 0;
 	if (!target && !strict) {
-		lp_err(p, op, "unknown plan option '%s' (use target=host, target=opencl or strict=true)", o->s);
+		char use[256];
+		plan_option_list(use, sizeof use);
+		lp_err(p, op, "unknown plan option '%s' (use %s)", o->s, use);
 		return false;
 	}
 	bool *seen = target ? seen_target : seen_strict;
@@ -510,11 +574,9 @@ static bool parse_plan_option(parser *p, bool *seen_target, bool *seen_strict)
 	}
 	tok *v = cur(p);
 	ir_pos vp;
-	if (!lp_expect_ident(p, targets.what, &vp))
+	if (!lp_expect_ident(p, "a target", &vp))
 		return false;
-	int tg;
-	if (match_word(p, &targets, v, vp, &tg))
-		p->k->target = (ir_target)tg; /* an unknown target is reported; the block is still read */
+	plan_target(p, v, vp); /* an unknown target is reported; the block is still read */
 	return true;
 }
 

@@ -1,5 +1,6 @@
 /* edges.c: the planned tree's arithmetic proven at check: loop bounds and steps, buffer sizes and nesting depth within what the generated code and the interpreter can run. */
 #include "plan/plan.h"
+#include "ir/targets.h"
 
 #include <stdarg.h>
 
@@ -90,7 +91,7 @@ static const char *loop_name(const eg *e, const lt_node *x)
  * single loops nested in it): OpenMP computes their trip counts itself. */
 static bool omp_band_loop(const eg *e, const lt_node *x)
 {
-	if (e->k->target != TARGET_HOST)
+	if (ir_kernel_target(e->k)->parallel != IR_PAR_OPENMP)
 		return false;
 	for (int d = 0; x && x->kind == LT_LOOP; d++, x = x->parent) {
 		if (x->parallel) {

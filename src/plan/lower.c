@@ -1,5 +1,8 @@
 /* lower.c: the lowering behind ct_kernel_lower: ir's loop tree, then the plan's passes (caches, loop verbs) in order. */
 #include "plan/plan.h"
+#include "ir/targets.h"
+
+#include <stdio.h>
 
 bool plan_has_caches(const ct_kernel *k)
 {
@@ -11,17 +14,21 @@ bool plan_has_caches(const ct_kernel *k)
 
 /* Balanced splits (split(.., balanced=true)) give one index versions with
  * different steps; caches (multicache slots count trips of one step) and
- * the OpenCL mapping (one step per work-group dimension) assume one step,
- * so they do not combine yet. */
+ * the GPU mapping (one step per work-group or block dimension) assume one
+ * step, so they do not combine yet. */
 static bool balanced_ok(ct_kernel *k)
 {
-	bool caches = plan_has_caches(k), ocl = k->has_plan && k->target == TARGET_OPENCL;
-	for (int s = 0; (caches || ocl) && s < k->nsched; s++) {
+	const ir_target_info *row = ir_kernel_target(k);
+	bool caches = plan_has_caches(k), grid = row->parallel == IR_PAR_GRID;
+	for (int s = 0; (caches || grid) && s < k->nsched; s++) {
 		const ir_sched *sc = &k->sched[s];
 		if (!sc->balanced)
 			continue;
+		char what[64] = "cache(...) in the plan";
+		if (grid)
+			snprintf(what, sizeof what, "the %s target", row->name);
 		ct_error_at(k->ctx, CT_ERR_INPUT, k->file, sc->balanced_pos.line, sc->balanced_pos.col,
-		            "balanced=true does not combine with %s yet", ocl ? "the opencl target" : "cache(...) in the plan");
+		            "balanced=true does not combine with %s yet", what);
 		return false;
 	}
 	return true;

@@ -1,5 +1,6 @@
 /* verbs.c: the plan's loop verbs (unroll, vectorize, parallelize): checked on the planned loop tree and marked on its loops. */
 #include "plan/plan.h"
+#include "ir/targets.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -945,15 +946,16 @@ static bool apply_verb(vb *v)
 	return each_loop(v, v->t->roots, v->t->nroots, it->idx[0], fn);
 }
 
-/* Whether this pass applies plan item it of k: every loop verb on host
- * plans, unroll and vectorize on OpenCL plans. */
+/* Whether this pass applies plan item it of k: every loop verb where
+ * parallelize is OpenMP's (the host), unroll and vectorize where the GPU
+ * generator maps parallelize to its grid (OpenCL, CUDA). */
 static bool verb_here(const ct_kernel *k, const ir_plan_item *it)
 {
 	if (it->kind == PL_CACHE)
 		return false;
-	if (k->target == TARGET_OPENCL)
+	if (ir_target_row(k->target)->parallel == IR_PAR_GRID)
 		return it->kind == PL_UNROLL || it->kind == PL_VECTORIZE;
-	return k->target == TARGET_HOST;
+	return true;
 }
 
 bool plan_has_verbs(const ct_kernel *k)

@@ -3,6 +3,7 @@
 #include "tune/tune.h"
 
 #include "ir/ir.h"
+#include "ir/targets.h"
 #include "engine/engine.h"
 #include "gen/gen.h"
 
@@ -457,11 +458,12 @@ static double cut_copies(const ct_kernel *k, const int64_t *full, int p, int64_t
 	return n;
 }
 
-/* Whether k runs on an OpenCL device (plan(target=opencl)): the selector
- * chooses its values, the OpenCL engine runs it, never the host pieces. */
-static bool is_opencl(const ct_kernel *k)
+/* Whether k runs whole on a device (its target is not a host C entry:
+ * plan(target=opencl), plan(target=cuda)): the selector chooses its values,
+ * the target's engine runs it (ct_kernel_run), never the host pieces. */
+static bool runs_whole(const ct_kernel *k)
 {
-	return k->has_plan && k->target == TARGET_OPENCL;
+	return !ir_kernel_target(k)->native_entry;
 }
 
 /* Cut the problem: along every cut size whose tile does not divide it, a
@@ -477,8 +479,8 @@ static ct_status make_pieces(ct_selector *s, const int64_t *sizes, double flops,
 	for (int t = 0; t < s->nt; t++)
 		full[s->tids[t]] = m->sol.values[t];
 	int cuts[CT_SELECT_MAX_PARAMS], ncuts = 0;
-	/* an OpenCL kernel runs whole on its device (ct_kernel_run_selected) */
-	for (int t = 0; t < s->nt && !is_opencl(k); t++) {
+	/* a device's kernel runs whole on its device (ct_kernel_run_selected) */
+	for (int t = 0; t < s->nt && !runs_whole(k); t++) {
 		int p = s->cut[t];
 		if (p < 0 || full[p] <= m->sol.values[t] || full[p] % m->sol.values[t] == 0 || ncuts == 6)
 			continue;
@@ -745,11 +747,11 @@ ct_status ct_solution_run(ct_selector *s, const ct_solution *sol, void *const *b
 {
 	if (!s || !sol || !buffers)
 		return CT_ERR_USAGE;
-	if (is_opencl(s->k)) /* the pieces are host code: never run them in the device's place */
+	if (runs_whole(s->k)) /* the pieces are host code: never run them in the device's place */
 		return ct_error(s->k->ctx, CT_ERR_UNSUPPORTED,
-				"kernel '%s' targets OpenCL: ct_solution_run runs host code only "
+				"kernel '%s' targets %s: ct_solution_run runs host code only "
 				"(ct_kernel_run_selected runs it on the device)",
-				s->k->name);
+				s->k->name, ir_kernel_target(s->k)->title);
 	/* the full problem's values: piece 0 spans it where nothing is cut */
 	int64_t full[MAX_P];
 	const ct_select_piece *p0 = &sol->pieces[0];
@@ -784,9 +786,9 @@ static ct_status selected_once(void *ud, void *const *buffers)
 	return ct_solution_run(c->s, c->sol, buffers);
 }
 
-/* An OpenCL kernel at the selected values: one run of the OpenCL engine
+/* A device's kernel at the selected values: one run of its target's engine
  * (ct_kernel_run) with the tuned params set, k's params put back after. */
-static ct_status run_selected_opencl(ct_selector *s, const ct_run_options *o, ct_run_result *r,
+static ct_status run_selected_whole(ct_selector *s, const ct_run_options *o, ct_run_result *r,
                                      const ct_solution *sol)
 {
 	ct_kernel *k = s->k;
@@ -813,7 +815,8 @@ ct_status ct_kernel_run_selected(ct_selector *s, const ct_run_options *o, ct_run
 		return CT_ERR_USAGE;
 	ct_kernel *k = s->k;
 	memset(r, 0, sizeof *r);
-	r->engine = "native";
+	/* a device's kernel goes whole to its target's engine ("opencl", "cuda") */
+	r->engine = runs_whole(k) ? ir_kernel_target(k)->name : "native";
 	r->code_cache = "memory";
 	s->load_rank = 0;
 	s->compile_seconds = 0;
@@ -838,8 +841,8 @@ ct_status ct_kernel_run_selected(ct_selector *s, const ct_run_options *o, ct_run
 	st = ct_select(s, sizes, s->nsizes, sol);
 	if (st)
 		return st;
-	if (is_opencl(k))
-		return run_selected_opencl(s, o, r, sol);
+	if (runs_whole(k))
+		return run_selected_whole(s, o, r, sol);
 	int64_t threads = k->ctx->threads;
 	if (o->threads > 0)
 		k->ctx->threads = o->threads;

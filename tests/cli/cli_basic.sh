@@ -45,7 +45,7 @@ expect "demo" 0 "verified" "$CACHET" demo
 # native runs, the code cache across processes, emit, cache subcommands
 expect "emit" 0 "int cachet_k\(const float \*restrict A, float \*restrict B\)" "$CACHET" emit "$good"
 expect "emit help" 0 "usage: cachet emit" "$CACHET" emit --help
-expect "emit bad target" 2 "unknown target" "$CACHET" emit "$good" --target cuda
+expect "emit bad target" 2 "unknown target .bogus. \(host, opencl or cuda\)" "$CACHET" emit "$good" --target bogus
 expect "run native first" 0 '"code_cache": "(compiled|disk)"' "$CACHET" run "$good" --json
 expect "run native second process" 0 '"code_cache": "disk"' "$CACHET" run "$good" --json
 expect "run native no cache" 0 '"code_cache": "compiled"' env CACHET_NO_CACHE=1 "$CACHET" run "$good" --json
