@@ -536,6 +536,17 @@ CT_API ct_status ct_opencl_build(CT_KEEP ct_ctx *ctx, CT_KEEP const char *source
  * buf "") without OpenCL. */
 CT_API ct_status ct_opencl_device(CT_KEEP ct_ctx *ctx, CT_KEEP char *buf, size_t cap);
 
+/* ---------------------------------------------------------------- CUDA target (src/engine/cuda.c; driver, NVRTC, devices: src/target) */
+
+/* Kernels with plan(target=cuda) run through CUDA: ct_kernel_run with the
+ * native engine generates CUDA C, compiles it to a cubin for the device's
+ * architecture with NVRTC (else nvcc --cubin), keeps the cubin in the code
+ * cache folder, runs it on the device CACHET_CUDA_DEVICE names (an index;
+ * default 0), reports engine "cuda" and, as seconds, the kernel's time from
+ * CUDA events. libcuda.so.1 and NVRTC are loaded at first use: without a
+ * driver or a device these runs return CT_ERR_UNSUPPORTED with a message,
+ * and nothing else changes. The probe lists the devices (CT_PROBE_CUDA). */
+
 /* ---------------------------------------------------------------- tensor views (src/engine/tensor.c) */
 /* Logical tensor indexing (docs/VIEWS.md). A ct_tensor maps the logical
  * indices a kernel uses onto a physical buffer: element (i0, ..., ir-1) lives
@@ -978,6 +989,34 @@ typedef struct ct_opencl_devinfo {
 	int64_t global_mem;  /* CL_DEVICE_GLOBAL_MEM_SIZE, bytes */
 } ct_opencl_devinfo;
 
+#define CT_PROBE_MAX_CUDA 8
+
+/* One CUDA device as the probe lists it (CT_PROBE_CUDA): the driver's
+ * attributes, and with CT_PROBE_MEASURE_BANDWIDTH / _FLOPS also measured
+ * rates (0 = not measured; note says why). */
+typedef struct ct_cuda_devinfo {
+	char name[128];      /* cuDeviceGetName ("NVIDIA H200") */
+	int index;           /* the driver's ordinal (CACHET_CUDA_DEVICE) */
+	int cc_major, cc_minor; /* compute capability */
+	char arch[16];       /* the code architecture cachet compiles for ("sm_90a") */
+	int driver_version;  /* cuDriverGetVersion (13000 = CUDA 13.0) */
+	int sms;             /* streaming multiprocessors */
+	int warp;            /* threads per warp */
+	int max_threads_block, max_threads_sm;
+	int64_t shared_block;       /* static shared memory per block, bytes */
+	int64_t shared_block_optin; /* per block with the opt-in attribute, bytes */
+	int64_t shared_sm;          /* shared memory per SM, bytes */
+	int regs_block, regs_sm;    /* 32-bit registers */
+	int64_t l2;          /* L2 cache, bytes */
+	int64_t global_mem;  /* device memory, bytes */
+	int clock_mhz;       /* SM clock (the driver's peak figure) */
+	int mem_clock_mhz;   /* memory clock */
+	int bus_width;       /* memory bus, bits */
+	double copy_gbs;     /* measured device-to-device copy, GB/s of bytes read + written */
+	double gflops_f32;   /* measured fp32 FMA peak, all SMs */
+	char note[160];      /* why the rates were not measured ("" when they were or were not asked) */
+} ct_cuda_devinfo;
+
 /* The target description: what the model, the emitter and the tuner read.
  * A plain value (copy it freely). Measured fields are 0 until measured. */
 typedef struct ct_probe_info {
@@ -1016,6 +1055,12 @@ typedef struct ct_probe_info {
 	int opencl_probed;  /* 1 once the devices were listed (nopencl may still be 0) */
 	int nopencl;        /* devices in opencl[] (0: no OpenCL, or none found) */
 	ct_opencl_devinfo opencl[CT_PROBE_MAX_OPENCL];
+	/* CUDA devices: listed only when asked (CT_PROBE_CUDA; the driver is
+	 * loaded with dlopen), measured with CT_PROBE_MEASURE_* too */
+	int cuda_probed;     /* 1 once the devices were listed (ncuda may still be 0) */
+	int ncuda;           /* devices in cuda[] (0: cuda_reason says why) */
+	char cuda_reason[256]; /* why there is none ("CUDA: no NVIDIA driver: ...") */
+	ct_cuda_devinfo cuda[CT_PROBE_MAX_CUDA];
 } ct_probe_info;
 
 /* Flags of ct_probe_run (or'ed into its unsigned flags). */
@@ -1025,6 +1070,9 @@ enum ct_probe_flag {
 	CT_PROBE_MEASURE_LATENCY = 1 << 2,   /* pointer chase per cache level and memory */
 	CT_PROBE_MEASURE = 7,                /* all three */
 	CT_PROBE_OPENCL = 1 << 3,            /* list the OpenCL devices (libOpenCL loaded with dlopen) */
+	CT_PROBE_CUDA = 1 << 4,              /* list the CUDA devices (libcuda loaded with dlopen); with
+	                                        MEASURE_BANDWIDTH / MEASURE_FLOPS also their copy bandwidth
+	                                        and fp32 peak (kernels compiled with NVRTC) */
 	CT_PROBE_REFRESH = 1 << 8,           /* forget the ctx's result and probe again */
 	CT_PROBE_NO_HWLOC = 1 << 9,          /* do not ask hwloc (on a fresh probe) */
 	CT_PROBE_NO_SYSFS = 1 << 10          /* do not read sysfs (on a fresh probe) */

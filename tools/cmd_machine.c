@@ -91,7 +91,7 @@ int cmd_probe(cli *c)
 	if (!ctx)
 		return EXIT_FAILED;
 	int rc = EXIT_OK;
-	ct_status st = ct_probe_run(ctx, CT_PROBE_MEASURE | CT_PROBE_OPENCL, NULL);
+	ct_status st = ct_probe_run(ctx, CT_PROBE_MEASURE | CT_PROBE_OPENCL | CT_PROBE_CUDA, NULL);
 	if (!st)
 		st = ct_probe_print(ctx, c->json ? CT_FORMAT_JSON : CT_FORMAT_TEXT, stdout);
 	if (st)

@@ -25,19 +25,22 @@ __version__ = "0.1.0"
 
 CT_PROBE_MEASURE = 7
 CT_PROBE_OPENCL = 1 << 3
+CT_PROBE_CUDA = 1 << 4
 
 
-def probe(measure: bool = False, opencl: bool = False) -> dict:
+def probe(measure: bool = False, opencl: bool = False, cuda: bool = False) -> dict:
     """The machine as libcachet sees it (`cachet probe --json`), as a dict.
 
     measure: also run the microbenchmarks (FMA peak, bandwidth, latency;
-    about a second); opencl: also list the OpenCL devices.
+    about a second); opencl: also list the OpenCL devices; cuda: also list
+    the CUDA devices (with measure: their copy bandwidth and fp32 peak).
     """
     ctx = _lib.ct_ctx_new()
     if ctx == _ffi.NULL:
         raise MemoryError("ct_ctx_new failed")
     try:
-        flags = (CT_PROBE_MEASURE if measure else 0) | (CT_PROBE_OPENCL if opencl else 0)
+        flags = ((CT_PROBE_MEASURE if measure else 0) | (CT_PROBE_OPENCL if opencl else 0)
+                 | (CT_PROBE_CUDA if cuda else 0))
         st = _lib.ct_probe_run(ctx, flags, _ffi.NULL)
         if st:
             raise _ctx_error(ctx, st, "probe")

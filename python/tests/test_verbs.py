@@ -95,3 +95,14 @@ def test_probe_and_cache_path():
     so = "libcachet.so.%d" % cachet._lib.CACHET_SOVERSION
     assert cachet.library_path.endswith(so)
     assert sys.modules["cachet._lib"].SONAME == so
+
+
+def test_probe_cuda():
+    # listed only when asked; no driver or no device is an answer, not an error
+    assert "cuda" not in cachet.probe()
+    cuda = cachet.probe(cuda=True)["cuda"]
+    assert isinstance(cuda["devices"], list)
+    if not cuda["devices"]:
+        assert cuda["reason"].startswith("CUDA: ")
+    else:
+        assert all(d["name"] and d["sms"] > 0 and d["arch"].startswith("sm_") for d in cuda["devices"])

@@ -44,6 +44,7 @@ struct ct_ctx {
 	void *code_cache;
 	void *target;
 	void *opencl; /* src/engine/ocl.c: the open device and the programs loaded in this ctx */
+	void *cuda;   /* src/engine/cuda.c: the open CUDA device, NVRTC and the modules loaded in this ctx */
 	/* ct_ctx_set_progress; phase names the step under way that reports
 	 * (NULL: none; src/engine sets it around the reference run) */
 	ct_progress_fn progress;

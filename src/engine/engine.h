@@ -37,6 +37,11 @@ typedef ct_status (*run_once_fn)(void *ud, void *const *buffers);
  * and r->gflops, and verify the last result against the unscheduled
  * reference when o->verify (CT_ERR_VERIFY on a mismatch). */
 ct_status run_measure(ct_kernel *k, const ct_run_options *o, run_once_fn once, void *ud, ct_run_result *r);
+/* One run that times its own kernel (a GPU's events): *seconds is the
+ * kernel's time alone, the copies to and from the device excluded. */
+typedef ct_status (*run_timed_fn)(void *ud, void *const *buffers, double *seconds);
+/* run_measure with the times once() reports instead of the wall clock. */
+ct_status run_measure_timed(ct_kernel *k, const ct_run_options *o, run_timed_fn once, void *ud, ct_run_result *r);
 
 /* ------------------------------------------------------------ the entry's arguments (entryargs.c) */
 
@@ -134,6 +139,32 @@ ct_status run_cuda(ct_kernel *k, const ct_run_options *o, ct_run_result *r);
  * NULL): the one way the engine, `cachet emit --target cuda` and the
  * package get the source. */
 char *cuda_kernel_source(ct_kernel *k, size_t *len, struct ocl_launch *L);
+/* The compile path of the CUDA engine, usable without a GPU (tests). The
+ * compiler's identity into id (cap bytes): "nvrtc MAJOR.MINOR FILE" when
+ * NVRTC is found (target_nvrtc_paths), else "nvcc PATH | release line |
+ * build line"; CT_ERR_UNSUPPORTED when there is neither. */
+ct_status cuda_compiler(ct_ctx *ctx, char *id, size_t cap);
+/* The code cache's key of a cubin (malloc'd, *klen bytes): every input
+ * of the binary (compiler identity, architecture, driver version,
+ * options, source). */
+char *cuda_cubin_key(const char *compiler, const char *arch, int driver, const char *opts, const char *src,
+                     size_t len, size_t *klen);
+/* The cubin (malloc'd) of CUDA C src for arch ("sm_90a"): from the blob
+ * cache (how "disk") or compiled with NVRTC, else nvcc --cubin, and kept
+ * (how "compiled"). CT_ERR_COMPILE with the compiler's log. */
+ct_status cuda_cubin(ct_ctx *ctx, const char *src, size_t len, const char *arch, int driver, unsigned char **bin,
+                     size_t *n, const char **how);
+/* run_cuda on a given source and launch (src: CUDA C with kernel L->fn
+ * taking k's arrays and runtime params as gen_cuda's do): the runtime
+ * tested apart from the generator, and the one path run_cuda takes. */
+ct_status run_cuda_source(ct_kernel *k, const ct_run_options *o, const char *src, size_t len,
+                          const struct ocl_launch *L, ct_run_result *r);
+/* CT_OK when the ctx can run CUDA kernels (the driver loads and the
+ * device opens: it stays open in the ctx); else run_cuda's
+ * CT_ERR_UNSUPPORTED (or CT_ERR_USAGE) with its message. */
+ct_status cuda_device_ready(ct_ctx *ctx);
+/* The grid and block (in threads) of launch L (see cuda.c). */
+void cuda_launch_shape(const struct ocl_launch *L, unsigned grid[3], unsigned block[3]);
 /* The package of a plan(target=cuda) kernel (cudapkg.c): DIR/NAME.cu,
  * NAME.h, NAME.c (a C host wrapper over the driver API), libNAME.a,
  * libNAME.so. */

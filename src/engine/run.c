@@ -165,7 +165,9 @@ ct_status run_verify(ct_kernel *k, const run_buffers *got, const run_buffers *wa
 	return CT_OK;
 }
 
-ct_status run_measure(ct_kernel *k, const ct_run_options *o, run_once_fn once, void *ud, ct_run_result *r)
+/* run_measure and run_measure_timed: exactly one of once and timed. */
+static ct_status measure(ct_kernel *k, const ct_run_options *o, run_once_fn once, run_timed_fn timed, void *ud,
+                         ct_run_result *r)
 {
 	ct_ctx *ctx = k->ctx;
 	run_buffers init, work, want;
@@ -180,8 +182,12 @@ ct_status run_measure(ct_kernel *k, const ct_run_options *o, run_once_fn once, v
 	for (int i = 0; i < o->repeat && !st; i++) {
 		run_buffers_copy(&work, &init);
 		double t0 = ct_now();
-		st = once(ud, (void *const *)work.data);
-		times[i] = ct_now() - t0;
+		if (timed) {
+			st = timed(ud, (void *const *)work.data, &times[i]);
+		} else {
+			st = once(ud, (void *const *)work.data);
+			times[i] = ct_now() - t0;
+		}
 	}
 	if (!st) {
 		r->seconds = run_median(times, o->repeat);
@@ -200,6 +206,16 @@ ct_status run_measure(ct_kernel *k, const ct_run_options *o, run_once_fn once, v
 	run_buffers_free(&want);
 	free(times);
 	return st;
+}
+
+ct_status run_measure(ct_kernel *k, const ct_run_options *o, run_once_fn once, void *ud, ct_run_result *r)
+{
+	return measure(k, o, once, NULL, ud, r);
+}
+
+ct_status run_measure_timed(ct_kernel *k, const ct_run_options *o, run_timed_fn once, void *ud, ct_run_result *r)
+{
+	return measure(k, o, NULL, once, ud, r);
 }
 
 /* One interpreter run of a scheduled tree (run_once_fn). */

@@ -4,9 +4,9 @@
 
 /* Row i is target i, as in ir's table (tests/unit/test_targets.c). */
 static const eng_target rows[] = {
-	{TARGET_HOST, host_kernel_source, run_native, aot_host_package},
-	{TARGET_OPENCL, ocl_kernel_source, run_opencl, gen_opencl_package},
-	{TARGET_CUDA, cuda_kernel_source, run_cuda, gen_cuda_package},
+	{TARGET_HOST, host_kernel_source, run_native, aot_host_package, NULL},
+	{TARGET_OPENCL, ocl_kernel_source, run_opencl, gen_opencl_package, NULL},
+	{TARGET_CUDA, cuda_kernel_source, run_cuda, gen_cuda_package, cuda_device_ready},
 };
 
 const eng_target *eng_target_row(ir_target t)

@@ -21,6 +21,11 @@ typedef struct eng_target {
 	/* `cachet build`'s package in folder dir (made and checked by
 	 * ct_kernel_build): aot_host_package, gen_opencl_package, gen_cuda_package */
 	ct_status (*package)(ct_kernel *k, const char *dir);
+	/* CT_OK when this process can run the target's kernels now (the
+	 * tuner asks before its first candidate, so that a missing device is
+	 * one clear error, not one per candidate); NULL: nothing to ask
+	 * (the host; OpenCL reports a missing device on the first run) */
+	ct_status (*ready)(ct_ctx *ctx);
 } eng_target;
 
 /* The engine row of target t (the host's for a value no row has). */

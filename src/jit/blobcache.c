@@ -1,4 +1,4 @@
-/* blobcache.c: byte blobs (OpenCL program binaries) kept in the code cache's folder, looked up by their whole key. */
+/* blobcache.c: byte blobs (OpenCL program binaries, CUDA cubins) kept in the code cache's folder, looked up by their whole key. */
 #include "jit/jit.h"
 
 #include <errno.h>
@@ -96,7 +96,7 @@ static void blob_bad(ct_ctx *ctx, const char *path, const char *why)
 	if (!st)
 		return;
 	st->n.corrupt++;
-	jit_warn(st, "OpenCL binary cache entry %s is bad (%s): removed, rebuilding", path, why);
+	jit_warn(st, "GPU binary cache entry %s is bad (%s): removed, rebuilding", path, why);
 	unlink(path);
 }
 

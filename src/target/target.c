@@ -62,6 +62,15 @@ ct_status ct_probe_run(ct_ctx *ctx, unsigned flags, ct_probe_info *out)
 			return st;
 		p->opencl_probed = 1;
 	}
+	/* listed once; again when rates are asked that a plain listing left out */
+	bool cuda_rates = (flags & (CT_PROBE_MEASURE_BANDWIDTH | CT_PROBE_MEASURE_FLOPS)) && p->ncuda > 0 &&
+	                  p->cuda[0].copy_gbs <= 0 && p->cuda[0].gflops_f32 <= 0 && !p->cuda[0].note[0];
+	if ((flags & CT_PROBE_CUDA) && (!p->cuda_probed || cuda_rates)) {
+		ct_status st = target_cuda_devices(ctx, p, flags & CT_PROBE_MEASURE);
+		if (st)
+			return st;
+		p->cuda_probed = 1;
+	}
 	if (out)
 		*out = *p;
 	return CT_OK;
@@ -165,6 +174,38 @@ static void print_opencl_text(ct_buf *b, const ct_probe_info *p)
 	}
 }
 
+/* Lines per CUDA device, when they were listed. */
+static void print_cuda_text(ct_buf *b, const ct_probe_info *p)
+{
+	if (!p->cuda_probed)
+		return;
+	if (p->ncuda == 0)
+		ct_buf_printf(b, "cuda        none (%s)\n", p->cuda_reason[0] ? p->cuda_reason : "no device");
+	for (int i = 0; i < p->ncuda; i++) {
+		const ct_cuda_devinfo *c = &p->cuda[i];
+		ct_buf_printf(b, "%s %d: %s, compute capability %d.%d (%s), %d SMs, driver %d.%d\n",
+		              i == 0 ? "cuda       " : "           ", c->index, c->name, c->cc_major, c->cc_minor, c->arch,
+		              c->sms, c->driver_version / 1000, c->driver_version % 1000 / 10);
+		ct_buf_puts(b, "              shared ");
+		put_bytes(b, c->shared_block);
+		ct_buf_puts(b, " per block (");
+		put_bytes(b, c->shared_block_optin);
+		ct_buf_puts(b, " opt-in), ");
+		put_bytes(b, c->shared_sm);
+		ct_buf_printf(b, " per SM; registers %d per block, %d per SM; L2 ", c->regs_block, c->regs_sm);
+		put_bytes(b, c->l2);
+		ct_buf_puts(b, "; memory ");
+		put_bytes(b, c->global_mem);
+		ct_buf_printf(b, "; clocks %d MHz SM, %d MHz memory, %d-bit bus\n", c->clock_mhz, c->mem_clock_mhz,
+		              c->bus_width);
+		if (c->copy_gbs > 0 || c->gflops_f32 > 0)
+			ct_buf_printf(b, "              copy %.1f GB/s, peak f32 %.1f GFLOP/s  [measured]\n", c->copy_gbs,
+			              c->gflops_f32);
+		if (c->note[0])
+			ct_buf_printf(b, "              %s\n", c->note);
+	}
+}
+
 static void print_text(ct_buf *b, const ct_probe_info *p)
 {
 	ct_buf_printf(b, "device      %s\n", p->device_id);
@@ -227,6 +268,7 @@ static void print_text(ct_buf *b, const ct_probe_info *p)
 	if (p->measured & CT_PROBE_MEASURE_LATENCY)
 		ct_buf_printf(b, "memory      %.1f ns latency  [measured]\n", p->mem_latency_ns);
 	print_opencl_text(b, p);
+	print_cuda_text(b, p);
 	if (!p->measured)
 		ct_buf_puts(b, "peak        not measured\n");
 	else
@@ -304,6 +346,49 @@ static json_t *opencl_json(const ct_probe_info *p)
 	return a;
 }
 
+/* The CUDA devices: {"devices": [...]} or {"devices": [], "reason": ...};
+ * NULL when out of memory. */
+static json_t *cuda_json(const ct_probe_info *p)
+{
+	json_t *o = json_object(), *a = json_array();
+	bool ok = o && a;
+	for (int i = 0; ok && i < p->ncuda; i++) {
+		const ct_cuda_devinfo *c = &p->cuda[i];
+		json_t *d = json_object();
+		ok = d && jset(d, "index", json_integer(c->index)) && jset(d, "name", jstr(c->name)) &&
+		     jset(d, "compute_capability", json_sprintf("%d.%d", c->cc_major, c->cc_minor)) &&
+		     jset(d, "arch", jstr(c->arch)) && jset(d, "driver_version", json_integer(c->driver_version)) &&
+		     jset(d, "sms", json_integer(c->sms)) && jset(d, "warp", json_integer(c->warp)) &&
+		     jset(d, "max_threads_block", json_integer(c->max_threads_block)) &&
+		     jset(d, "max_threads_sm", json_integer(c->max_threads_sm)) &&
+		     jset(d, "shared_block", json_integer(c->shared_block)) &&
+		     jset(d, "shared_block_optin", json_integer(c->shared_block_optin)) &&
+		     jset(d, "shared_sm", json_integer(c->shared_sm)) && jset(d, "regs_block", json_integer(c->regs_block)) &&
+		     jset(d, "regs_sm", json_integer(c->regs_sm)) && jset(d, "l2", json_integer(c->l2)) &&
+		     jset(d, "global_mem", json_integer(c->global_mem)) && jset(d, "clock_mhz", json_integer(c->clock_mhz)) &&
+		     jset(d, "mem_clock_mhz", json_integer(c->mem_clock_mhz)) &&
+		     jset(d, "bus_width", json_integer(c->bus_width)) &&
+		     (c->copy_gbs <= 0 || jset(d, "copy_gbs", jnum(c->copy_gbs))) &&
+		     (c->gflops_f32 <= 0 || jset(d, "gflops_f32", jnum(c->gflops_f32))) &&
+		     (!c->note[0] || jset(d, "note", jstr(c->note)));
+		if (!ok || json_array_append_new(a, d) != 0) {
+			json_decref(ok ? NULL : d);
+			ok = false;
+		}
+	}
+	if (ok) {
+		ok = jset(o, "devices", a);
+		a = NULL;
+	}
+	ok = ok && (p->ncuda > 0 || jset(o, "reason", jstr(p->cuda_reason)));
+	json_decref(a);
+	if (!ok) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
 /* The cache levels as an array of objects; NULL when out of memory. */
 static json_t *caches_json(const ct_probe_info *p)
 {
@@ -377,7 +462,8 @@ static json_t *probe_json(const ct_probe_info *p)
 	     jset(o, "vector_registers", json_integer(p->vector_registers)) &&
 	     jset(o, "fma_units", json_integer(p->fma_units)) && jset(o, "fma_latency", json_integer(p->fma_latency)) &&
 	     jset(o, "fma_source", jstr(ct_probe_source_name(p->fma_source))) && jset(o, "caches", caches_json(p)) &&
-	     (!p->opencl_probed || jset(o, "opencl", opencl_json(p))) && jset(o, "measured", measured_json(p));
+	     (!p->opencl_probed || jset(o, "opencl", opencl_json(p))) &&
+	     (!p->cuda_probed || jset(o, "cuda", cuda_json(p))) && jset(o, "measured", measured_json(p));
 	json_decref(isa);
 	if (!ok) {
 		json_decref(o);

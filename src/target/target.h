@@ -48,4 +48,11 @@ CT_INTERN void target_sanitize(const char *s, char *out, size_t n);
  * with the ctx's error left clear. */
 CT_INTERN ct_status target_opencl_devices(ct_ctx *ctx, ct_opencl_devinfo *out, int cap, int *n);
 
+/* List up to CT_PROBE_MAX_CUDA CUDA devices into p->cuda (p->ncuda), and
+ * with CT_PROBE_MEASURE_BANDWIDTH / _FLOPS in what measure their copy
+ * bandwidth and fp32 peak (cudaprobe.c). No driver or no device is
+ * p->ncuda = 0 with p->cuda_reason saying why, CT_OK, the ctx's error
+ * left clear. */
+CT_INTERN ct_status target_cuda_devices(ct_ctx *ctx, ct_probe_info *p, unsigned what);
+
 #endif

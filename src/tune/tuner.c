@@ -5,6 +5,7 @@
 #include "model/sim.h"
 #include "tune/corecost.h"
 #include "engine/engine.h"
+#include "engine/targets.h"
 #include "tune/tune.h"
 
 #include <math.h>
@@ -1022,6 +1023,8 @@ static void store_best(tuner *t)
 static ct_status budget_check(tuner *t)
 {
 	ct_kernel *k = t->k;
+	if (!ir_kernel_target(k)->native_entry)
+		return CT_OK; /* the model's cost is one host core's, not a device's */
 	ct_tune_candidate c;
 	memset(&c, 0, sizeof c);
 	int nl = 0;
@@ -1114,6 +1117,10 @@ ct_status ct_tune(ct_kernel *k, const ct_tune_options *opts, ct_tune_result *r)
 	 * shorter than one run */
 	if (!st)
 		st = run_check_size(k);
+	/* a device's kernel is timed on the device: without one, say so now
+	 * rather than after every candidate failed */
+	if (!st && !t.o->check_only && eng_kernel_target(k)->ready)
+		st = eng_kernel_target(k)->ready(k->ctx);
 	if (!st && !t.o->check_only)
 		st = budget_check(&t);
 	if (!st && !t.o->check_only) {
