@@ -190,6 +190,11 @@ step_test() {
 		tail -3 /tmp/gc-$t.txt
 		msg="$msg $t: $(tail -1 /tmp/gc-$t.txt | cut -c1-120) (exit $rc);"
 		[ $rc -eq 0 ] || failed=1
+		# on the GPU machine a case of test_cuda skipped for want of a device is a failure
+		if [ $t = test_cuda ] && grep -qi '^skip.*no CUDA device' /tmp/gc-$t.txt; then
+			failed=1
+			msg="$msg test_cuda skipped cases for want of a device;"
+		fi
 	done
 	if [ $failed -eq 0 ]; then verdict "ok:$msg"; else verdict "FAILED:$msg"; fi
 }
