@@ -34,6 +34,25 @@ else
 		"$BENCH" --compile-only --sizes 1024,8192 --stencil-size 8192
 fi
 
+# the bench's own path on a made-up GPU (bench/cuda/fake_gpu.c as libcuda.so.1 and as cuBLAS): the
+# launch of cachet's compiled kernel, the row-major/column-major call of cuBLAS, the comparisons
+if [ -z "$nvcc" ] || [ ! -e examples/cuda_sgemm.cachet ] || [ ! -e examples/cuda_stencil.cachet ] ||
+	! "$CACHET" emit examples/cuda_sgemm.cachet --target cuda >/dev/null 2>&1; then
+	skip "bench_cuda on a made-up GPU: needs nvcc, the CUDA generator and the CUDA examples"
+elif ! ${CC:-cc} -shared -fPIC -O2 -o "$tmp/libcuda.so.1" bench/cuda/fake_gpu.c -lm 2>"$tmp/cc.err"; then
+	bad "bench/cuda/fake_gpu.c does not compile: $(head -3 "$tmp/cc.err")"
+else
+	cp "$tmp/libcuda.so.1" "$tmp/libfakeblas.so"
+	run_fake() {
+		env LD_LIBRARY_PATH="$tmp" CACHET_CUBLAS="$tmp/libfakeblas.so" "$@" "$BENCH" --sizes 64,96 --stencil-size 128 \
+			--reps 2 --no-lib --only sgemm,dgemm,stencil
+	}
+	expect "bench_cuda on a made-up GPU: cachet's C and cuBLAS's C agree" 0 \
+		'^ +96 \|.*ok: max\|cachet-cuBLAS\| 0' run_fake
+	expect "bench_cuda on a made-up GPU: the dgemm table" 0 'dgemm: examples/cuda_dgemm.cachet' run_fake
+	expect "bench_cuda on a made-up GPU: a wrong kernel is a MISMATCH, exit 1" 1 'MISMATCH' run_fake FAKE_GPU_WRONG=1
+fi
+
 expect "gpu_check.sh: a wrong verb" 2 'usage: sh scripts/gpu_check.sh prepare.run' sh scripts/gpu_check.sh bogus
 if command -v nvidia-smi >/dev/null 2>&1; then
 	skip "gpu_check.sh run machine without a GPU: this machine has nvidia-smi"
