@@ -386,7 +386,11 @@ CT_API ct_status ct_kernel_memo_set_max(CT_KEEP ct_ctx *ctx, int64_t entries);
  * Files are replaced atomically. Uses $CC (default cc) with the compile
  * policy (-O3 -march=native ...): the package is for this machine. The
  * library is checked against the interpreter before it ships:
- * CT_ERR_VERIFY, and no library left, when it gives wrong results. */
+ * CT_ERR_VERIFY, and no library left, when it gives wrong results. A
+ * plan(target=opencl) or plan(target=cuda) kernel's package is instead its
+ * device code with a C host wrapper (docs/OPENCL.md, docs/CUDA.md); a CUDA
+ * package needs nvcc here (CT_ERR_UNSUPPORTED without it) and no CUDA
+ * library where it runs. */
 CT_API ct_status ct_kernel_build(CT_KEEP ct_kernel *k, CT_KEEP const char *dir);
 
 /* ---------------------------------------------------------------- compile, load, module memo and code cache (src/jit) */

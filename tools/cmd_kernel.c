@@ -210,7 +210,7 @@ static int build_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
 	if (rc)
 		return rc;
 	/* a kernel file named like a package file (DIR/NAME.c, NAME.h) would be replaced by it */
-	static const char *const files[] = {"%s/%s.h", "%s/%s.c", "%s/%s.cl", "%s/lib%s.a", "%s/lib%s.so"};
+	static const char *const files[] = {"%s/%s.h", "%s/%s.c", "%s/%s.cl", "%s/%s.cu", "%s/lib%s.a", "%s/lib%s.so"};
 	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
 		char path[4400];
 		snprintf(path, sizeof path, files[i], c->out_dir, ct_kernel_name(k));

@@ -1061,7 +1061,8 @@ class Kernel:
             lib.ct_tune_result_free(r)
 
     def build(self, directory: Union[str, os.PathLike]) -> Dict[str, str]:
-        """Build the ahead-of-time package (`cachet build -o DIR`): NAME.h, libNAME.a/.so, NAME.c.
+        """Build the ahead-of-time package (`cachet build -o DIR`): NAME.h, libNAME.a/.so, NAME.c
+        (and NAME.cl or NAME.cu, the device code of an OpenCL or CUDA kernel).
 
         Returns the paths of the files written, by kind.
         """

@@ -853,11 +853,3 @@ ct_status run_cuda(ct_kernel *k, const ct_run_options *o, ct_run_result *r)
 	free(src);
 	return st;
 }
-
-/* The package placeholder of the seam, until branch cudapkg's
- * src/engine/cudapkg.c (which defines it) is merged: remove it then. */
-ct_status gen_cuda_package(ct_kernel *k, const char *dir)
-{
-	(void)dir;
-	return ct_error(k->ctx, CT_ERR_UNSUPPORTED, "CUDA: packages are not built yet");
-}

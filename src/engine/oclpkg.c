@@ -3,6 +3,7 @@
 #include "gen/ocl.h"
 #include "jit/jit.h"
 #include "engine/engine.h"
+#include "engine/pkgtext.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -30,42 +31,6 @@
  * sizes work as in `cachet run`.
  */
 
-/* Append C for affine x: compile-time params as their values, runtime
- * params as the wrapper's arguments of the same name. */
-static void c_aff(ct_buf *b, const ct_kernel *k, aff x)
-{
-	int64_t c = x.c;
-	int nrt = 0;
-	for (int i = 0; i < x.n; i++) {
-		if (x.t[i].kind != AFF_PARAM)
-			continue;
-		if (k->params[x.t[i].id].runtime)
-			nrt++;
-		else
-			c += x.t[i].coef * k->params[x.t[i].id].value;
-	}
-	if (!nrt) {
-		ct_buf_printf(b, "%lld", (long long)c);
-		return;
-	}
-	ct_buf_puts(b, "(");
-	bool first = true;
-	for (int i = 0; i < x.n; i++) {
-		if (x.t[i].kind != AFF_PARAM || !k->params[x.t[i].id].runtime)
-			continue;
-		int64_t coef = x.t[i].coef;
-		const char *name = k->params[x.t[i].id].name;
-		if (coef == 1)
-			ct_buf_printf(b, "%s%s", first ? "" : " + ", name);
-		else
-			ct_buf_printf(b, "%s%lld * %s", first ? "" : " + ", (long long)coef, name);
-		first = false;
-	}
-	if (c)
-		ct_buf_printf(b, " + %lld", (long long)c);
-	ct_buf_puts(b, ")");
-}
-
 /* The wrapper's arguments: arrays (temps excluded) as `cl_mem NAME` or as
  * host pointers, then the runtime params as int64_t. */
 static void c_args(ct_buf *b, const ct_kernel *k, bool host)
@@ -92,18 +57,7 @@ static void c_elements(ct_buf *b, const ct_kernel *k, int a)
 	ct_buf_puts(b, "(size_t)1");
 	for (int d = 0; d < ar->rank; d++) {
 		ct_buf_puts(b, " * (size_t)");
-		c_aff(b, k, ar->ext[d]);
-	}
-}
-
-static const char *role_name(ct_role r)
-{
-	switch (r) {
-	case CT_INPUT: return "input";
-	case CT_OUTPUT: return "output";
-	case CT_INOUT: return "inout";
-	case CT_CONST: return "const";
-	default: return "temp";
+		pkg_aff(b, k, ar->ext[d]);
 	}
 }
 
@@ -141,17 +95,7 @@ static char *make_header(const ct_kernel *k, bool has_binary, const char *desc)
 	              "/* Set the arguments and enqueue the kernel on the handle's queue with its\n"
 	              " * NDRange (not blocking). The arrays are buffers of the handle's context:\n",
 	              n, n, n, n, n, n, n, n, n, n, n);
-	for (int a = 0; a < k->narrays; a++) {
-		const ir_array *ar = &k->arrays[a];
-		if (ar->role == CT_TEMP)
-			continue;
-		ct_buf_printf(&b, " *   %s: %s[", ar->name, ct_dtype_name(ar->type));
-		for (int d = 0; d < ar->rank; d++) {
-			ct_buf_puts(&b, d ? ", " : "");
-			c_aff(&b, k, ar->ext[d]);
-		}
-		ct_buf_printf(&b, "] elements, dense, %s\n", role_name(ar->role));
-	}
+	pkg_array_docs(&b, k);
 	ct_buf_printf(&b, " * Returns CL_SUCCESS or the OpenCL error. */\ncl_int cachet_%s_cl_enqueue(cachet_%s_cl *h", n, n);
 	c_args(&b, k, false);
 	ct_buf_printf(&b, ");\n/* The same on host arrays: buffers made, every array copied in, the kernel\n"
@@ -163,55 +107,6 @@ static char *make_header(const ct_kernel *k, bool has_binary, const char *desc)
 	                  "#ifdef __cplusplus\n}\n#endif\n#endif\n",
 	              n, n);
 	return ct_buf_take(&b);
-}
-
-/* src as a C string literal, one source line per line. */
-static void c_string(ct_buf *b, const char *s, size_t len)
-{
-	ct_buf_puts(b, "\"");
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (c == '\n')
-			ct_buf_puts(b, i + 1 < len ? "\\n\"\n\"" : "\\n");
-		else if (c == '"' || c == '\\')
-			ct_buf_printf(b, "\\%c", c);
-		else if (c < 32 || c > 126)
-			ct_buf_printf(b, "\\%03o", c);
-		else
-			ct_buf_printf(b, "%c", c);
-	}
-	ct_buf_puts(b, "\"");
-}
-
-/* The NDRange code of the wrapper: ct_g/ct_l from the index bounds. */
-static void c_ndrange(ct_buf *b, const ct_kernel *k, const ocl_launch *L)
-{
-	ct_buf_printf(b, "\tsize_t ct_g[3] = {1, 1, 1}, ct_l[3] = {1, 1, 1};\n");
-	for (int d = 0; d < L->ndims; d++) {
-		char root[64];
-		snprintf(root, sizeof root, "%s", L->dim_name[d]);
-		char *slash = strchr(root, '/');
-		if (slash)
-			*slash = 0;
-		int x = -1;
-		for (int i = 0; i < k->nindices; i++)
-			if (strcmp(k->indices[i].name, root) == 0)
-				x = i;
-		if (x < 0) /* no parallelize: one work-item */
-			continue;
-		const ir_index *ix = &k->indices[x];
-		ct_buf_printf(b, "\t{\n\t\tint64_t n = ");
-		c_aff(b, k, ix->hi);
-		ct_buf_puts(b, " - ");
-		c_aff(b, k, ix->lo);
-		if (ix->child >= 0)
-			ct_buf_printf(b, ";\n\t\tint64_t groups = n < 1 ? 1 : (n + %lld - 1) / %lld;\n", (long long)ix->step,
-			              (long long)ix->step);
-		else
-			ct_buf_puts(b, ";\n\t\tint64_t groups = n < 1 ? 1 : n;\n");
-		ct_buf_printf(b, "\t\tct_g[%d] = (size_t)groups * %zu;\n\t\tct_l[%d] = %zu;\n\t}\n", d, L->local[d], d,
-		              L->local[d]);
-	}
 }
 
 static char *make_source(const ct_kernel *k, const char *cl, size_t cl_len, const ocl_launch *L,
@@ -226,15 +121,15 @@ static char *make_source(const ct_kernel *k, const char *cl, size_t cl_len, cons
 	              "#include \"%s.h\"\n\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n\n"
 	              "const char cachet_%s_cl_source[] =\n",
 	              n, n, CACHET_VERSION, n, n);
-	c_string(&b, cl, cl_len);
+	pkg_c_string(&b, cl, cl_len);
 	ct_buf_puts(&b, ";\n\n/* the build options: on PoCL, and on other platforms */\nstatic const char ct_pocl_options[] = ");
 	const char *pocl = ocl_build_options(OCL_POCL_PLATFORM, L->barriers);
-	c_string(&b, pocl, strlen(pocl));
+	pkg_c_string(&b, pocl, strlen(pocl));
 	ct_buf_puts(&b, ";\nstatic const char ct_options[] = ");
-	c_string(&b, opts, strlen(opts));
+	pkg_c_string(&b, opts, strlen(opts));
 	ct_buf_puts(&b, ";\n/* \"platform | version | device | driver | version\" of the binary's device */\n"
 	                "static const char ct_binary_device[] = ");
-	c_string(&b, desc, strlen(desc));
+	pkg_c_string(&b, desc, strlen(desc));
 	ct_buf_printf(&b, ";\nstatic const size_t ct_binary_size = %zu;\nstatic const unsigned char ct_binary[] = {", bn);
 	for (size_t i = 0; i < bn; i++)
 		ct_buf_printf(&b, "%s%u,", i % 24 ? "" : "\n\t", bin[i]);
@@ -337,7 +232,7 @@ static char *make_source(const ct_kernel *k, const char *cl, size_t cl_len, cons
 			              "\tif ((e = clSetKernelArg(h->kern, ct_arg++, sizeof ct_%s, &ct_%s)) != CL_SUCCESS)\n"
 			              "\t\treturn e;\n",
 			              k->params[p].name, k->params[p].name, k->params[p].name, k->params[p].name);
-	c_ndrange(&b, k, L);
+	pkg_ndrange(&b, k, L);
 	ct_buf_printf(&b, "\treturn clEnqueueNDRangeKernel(h->q, h->kern, %d, NULL, ct_g, %s, 0, NULL, NULL);\n}\n\n",
 	              L->ndims, L->explicit_local ? "ct_l" : "NULL");
 	/* run on host arrays */
