@@ -10,7 +10,7 @@
 # has a header, runs under timeout and ends with one line "verdict: ..."; the whole run stays
 # within RUN_BUDGET seconds (default 380), later steps are skipped when it is spent. The log is
 # also written to $OUT/gpu.log when OUT is set. `run STEP...` runs only those steps (machine
-# probe examples test fuzz sanitize ncu bench opencl).
+# probe examples test fuzz sanitize ncu bench opencl gen).
 #   sh scripts/gpu_check.sh prepare
 #   sh scripts/gpu_check.sh run [STEP...]
 set -u
@@ -311,6 +311,20 @@ step_opencl() {
 	if [ $rc -eq 0 ]; then verdict "ok (table above)"; else verdict "FAILED (exit $rc)"; fi
 }
 
+step_gen() {
+	step_name=generator
+	header "the generator's own GPU check (tests/cuda/gpu_check.sh run, when build/gpu_cuda was carried too)"
+	if [ ! -f tests/cuda/gpu_check.sh ] || [ ! -d build/gpu_cuda ]; then
+		verdict "SKIPPED: build/gpu_cuda not carried (sh tests/cuda/gpu_check.sh prepare, then carry it too)"
+		return
+	fi
+	late 30 && return
+	timeout "$(tmo 90)" sh tests/cuda/gpu_check.sh run >/tmp/gc-gen.txt 2>&1
+	rc=$?
+	tail -40 /tmp/gc-gen.txt
+	if [ $rc -eq 0 ]; then verdict "ok"; else verdict "FAILED (exit $rc)"; fi
+}
+
 run() {
 	STEPS="$*"
 	if [ -d "$G/bin" ]; then
@@ -349,6 +363,7 @@ run() {
 	want sanitize && step_sanitize
 	want fuzz && step_fuzz
 	want opencl && step_opencl
+	want gen && step_gen
 	echo
 	echo "=================================================================== summary ($(($(date +%s) - T0)) s)"
 	echo "$summary"
@@ -371,7 +386,7 @@ run)
 	run "$@"
 	;;
 *)
-	echo "usage: sh scripts/gpu_check.sh prepare|run [machine probe examples test bench sanitize ncu fuzz opencl]" >&2
+	echo "usage: sh scripts/gpu_check.sh prepare|run [machine probe examples test bench ncu sanitize fuzz opencl gen]" >&2
 	exit 2
 	;;
 esac
