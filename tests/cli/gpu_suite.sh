@@ -43,14 +43,24 @@ elif ! ${CC:-cc} -shared -fPIC -O2 -o "$tmp/libcuda.so.1" bench/cuda/fake_gpu.c 
 	bad "bench/cuda/fake_gpu.c does not compile: $(head -3 "$tmp/cc.err")"
 else
 	cp "$tmp/libcuda.so.1" "$tmp/libfakeblas.so"
+	# run_fake [VAR=VALUE] -- BENCH ARGS...
 	run_fake() {
-		env LD_LIBRARY_PATH="$tmp" CACHET_CUBLAS="$tmp/libfakeblas.so" "$@" "$BENCH" --sizes 64,96 --stencil-size 128 \
-			--reps 2 --no-lib --only sgemm,dgemm,stencil
+		set -- "$@"
+		extra=
+		[ "$1" != -- ] && extra=$1 && shift
+		shift
+		env LD_LIBRARY_PATH="$tmp" CACHET_CUBLAS="$tmp/libfakeblas.so" $extra "$BENCH" --stencil-size 64 --reps 2 --no-lib "$@"
 	}
-	expect "bench_cuda on a made-up GPU: cachet's C and cuBLAS's C agree" 0 \
-		'^ +96 \|.*ok: max\|cachet-cuBLAS\| 0' run_fake
-	expect "bench_cuda on a made-up GPU: the dgemm table" 0 'dgemm: examples/cuda_dgemm.cachet' run_fake
-	expect "bench_cuda on a made-up GPU: a wrong kernel is a MISMATCH, exit 1" 1 'MISMATCH' run_fake FAKE_GPU_WRONG=1
+	run_fake -- --sizes 96 --only sgemm,dgemm,stencil >"$tmp/fake.out" 2>&1
+	echo "exit $?" >>"$tmp/fake.out"
+	expect "bench_cuda on a made-up GPU: exit 0" 0 'exit 0' cat "$tmp/fake.out"
+	expect "bench_cuda on a made-up GPU: cachet's sgemm C and cuBLAS's agree" 0 \
+		'^ +96 \|.*ok: max\|cachet-cuBLAS\| 0' sed -n '/== sgemm/,/^ratio/p' "$tmp/fake.out"
+	expect "bench_cuda on a made-up GPU: cachet's dgemm C and cuBLAS's agree" 0 \
+		'^ +96 \|.*ok: max\|cachet-cuBLAS\| 0' sed -n '/== dgemm/,/^ratio/p' "$tmp/fake.out"
+	expect "bench_cuda on a made-up GPU: the stencil against the copy" 0 '^ +64 \|' sed -n '/== stencil/,/^GB/p' "$tmp/fake.out"
+	expect "bench_cuda on a made-up GPU: a wrong kernel is a MISMATCH, exit 1" 1 'MISMATCH' \
+		run_fake FAKE_GPU_WRONG=1 -- --sizes 64 --only sgemm
 fi
 
 expect "gpu_check.sh: a wrong verb" 2 'usage: sh scripts/gpu_check.sh prepare.run' sh scripts/gpu_check.sh bogus
