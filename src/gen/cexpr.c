@@ -449,6 +449,8 @@ void cg_access(cg *g, ct_buf *b, int a, const aff *sub)
 	}
 	if (g->shift && cg_shift_access(g, b, a, sub))
 		return;
+	if (g->hook_access && g->hook_access(g, b, a, sub))
+		return;
 	ct_buf_printf(b, "%s[", g->aname[a]);
 	if (g->checked && !g->raw && g->pend) {
 		if (g->pend->s && g->pend->s[0])

@@ -220,8 +220,14 @@ static void gen_if(cg *g, const lt_node *x)
 void cg_unroll_hint(cg *g, const lt_node *x)
 {
 	/* GCC's spelling; Clang accepts it too, other compilers ignore it */
-	if (x->unroll_by > 1)
+	if (x->unroll_by > 1 && g->unroll_const_max == 0)
 		kg_stmt(g->kg, KG_OTHER, NULL, NULL, "#pragma GCC unroll %d", x->unroll_by);
+	else if (x->unroll_by > 1)
+		kg_stmt(g->kg, KG_OTHER, NULL, NULL, "#pragma unroll %d", x->unroll_by);
+	int64_t lo = 0, hi = 0;
+	if (x->unroll_by <= 1 && g->unroll_const_max > 0 && bx_is_const(x->lo, &lo) && bx_is_const(x->hi, &hi) &&
+	    x->step > 0 && (hi - lo + x->step - 1) / x->step <= g->unroll_const_max)
+		kg_stmt(g->kg, KG_OTHER, NULL, NULL, "#pragma unroll");
 }
 
 /* The loop x fully unrolled: each iteration a block with the loop

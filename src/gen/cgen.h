@@ -53,11 +53,18 @@ typedef struct cg {
 	 * region is told when a cache region's kids start (enter) and end. */
 	bool (*hook_loop)(struct cg *g, const lt_node *x);
 	void (*hook_region)(struct cg *g, const lt_node *x, bool enter);
+	/* access: asked first for every access of storage a (subscripts sub)
+	 * and returns true when it wrote it (CUDA's register shares) */
+	bool (*hook_access)(struct cg *g, ct_buf *b, int a, const aff *sub);
 	void *hook_ud;
 	/* strided arrays are addressed in their declared dense layout, not
 	 * through layout arguments: the OpenCL backend, whose device buffers
 	 * (cachet run, the package's wrapper) are always dense copies */
 	bool dense_views;
+	/* CUDA (oclgen.c): loops with constant bounds and at most this many
+	 * trips get `#pragma unroll`, so that per-thread arrays indexed by
+	 * them (register tiles) stay in registers; 0: no such hint */
+	int unroll_const_max;
 	bool failed;
 	bool entry_checks;      /* the function checks its runtime params (ct_ok) */
 	bool reported;          /* an error more precise than "out of memory" is on ctx */

@@ -1305,7 +1305,7 @@ static void out_quals(kg_ctx *kg, const kg_func *f)
 {
 	bool cl = kg->flags & KG_OPENCL;
 	if (cl && (f->flags & KG_FUNC_KERNEL))
-		out_puts(kg, "__kernel ");
+		out_puts(kg, (kg->flags & KG_CUDA) ? "extern \"C\" __global__ " : "__kernel ");
 	if (!cl && (f->flags & KG_FUNC_STATIC))
 		out_puts(kg, "static ");
 	if (f->flags & KG_FUNC_INLINE)

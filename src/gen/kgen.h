@@ -40,12 +40,14 @@ typedef struct kg_ctx kg_ctx;
 /* Flags of kg_new. */
 enum {
 	KG_OPENCL = 1u << 0,     /* emit OpenCL C (kernel qualifiers) rather than C */
-	KG_RENAME_ONLY = 1u << 1 /* resolve name clashes by renaming, never by adding { } */
+	KG_RENAME_ONLY = 1u << 1, /* resolve name clashes by renaming, never by adding { } */
+	KG_CUDA = 1u << 2         /* with KG_OPENCL: CUDA C (kernels `extern "C" __global__`) */
 };
 
 /* Flags of kg_func_declare. */
 enum {
-	KG_FUNC_KERNEL = 1u << 0,   /* an entry point: `__kernel` in OpenCL, external in C */
+	KG_FUNC_KERNEL = 1u << 0,   /* an entry point: `__kernel` in OpenCL, `extern "C" __global__` in
+	                               CUDA, external in C */
 	KG_FUNC_STATIC = 1u << 1,   /* `static` in C (ignored in OpenCL) */
 	KG_FUNC_INLINE = 1u << 2,   /* `inline` */
 	KG_FUNC_ON_DEMAND = 1u << 3 /* emitted only if kg_func_use names it */
@@ -86,7 +88,7 @@ typedef void (*kg_gen_fn)(kg_ctx *kg, void *ud);
 
 /* ------------------------------------------------------------ lifetime */
 
-/* New context emitting into nothing yet; flags are KG_OPENCL, KG_RENAME_ONLY.
+/* New context emitting into nothing yet; flags are KG_OPENCL, KG_CUDA, KG_RENAME_ONLY.
  * Keeps ctx (which must outlive it). NULL (error on ctx) if out of memory. */
 kg_ctx *kg_new(ct_ctx *ctx, unsigned flags);
 /* Forget everything generated or declared (also after an error or kg_take)

@@ -1,4 +1,4 @@
-/* ocl.h: the OpenCL backend (oclgen.c) and the OpenCL runtime (src/engine/ocl.c) share this launch description. */
+/* ocl.h: the GPU backend (oclgen.c: OpenCL C and CUDA C) and the runtimes share this launch description. */
 #ifndef CT_OCL_H
 #define CT_OCL_H
 
@@ -17,10 +17,11 @@ typedef struct ocl_launch {
 	bool sizes_known;        /* global/local evaluated (every param has a value) */
 	bool explicit_local;     /* local[] is given to clEnqueueNDRangeKernel */
 	size_t global[3], local[3];
-	int64_t local_bytes;     /* __local memory the kernel declares */
+	int64_t local_bytes;     /* __local / __shared__ memory the kernel declares (CUDA: padding
+	                            included; a next block kept in registers excluded) */
 	char dim_name[3][64];    /* per dimension, for messages: "i" or "i/ii" */
-	char fn[300];            /* the __kernel's name */
-	bool barriers;           /* the kernel has barriers (a location=local cache) */
+	char fn[300];            /* the kernel's name */
+	bool barriers;           /* the kernel has barriers (a location=local|shared cache) */
 } ocl_launch;
 
 /* The build options of a kernel for the OpenCL platform named platform
@@ -44,12 +45,20 @@ char *gen_opencl(ct_looptree *t, size_t *len, ocl_launch *L);
 
 /* The CUDA C source of loop tree t (plan(target=cuda)): the same GPU
  * generator as gen_opencl in CUDA's spelling (blocks of threads for
- * work-groups of work-items, __shared__ for location=local|shared). The
- * kernel is `extern "C" __global__`, named L->fn, and takes the kernel's
- * arrays (temps excluded) as pointers in declaration order, then the
- * runtime params as long long; L->global / L->local are in threads (grid
- * = global / local per dimension). Returns a malloc'd string; NULL with
- * CT_ERR_INPUT or another error on the kernel's ctx. */
+ * work-groups of work-items, __shared__ for location=local|shared; see
+ * docs/CUDA.md). The kernel is `extern "C" __global__`, named L->fn, and
+ * takes the kernel's arrays (temps excluded) as pointers in declaration
+ * order (each 16-byte aligned, as cudaMalloc's are: copies may load 16
+ * bytes at once), then the runtime params as long long; it needs no
+ * header (NVRTC or nvcc). L->global / L->local are in threads; the runtime launches
+ * grid = ceil(global / local) blocks per dimension (dimension 0 = x).
+ * With L->explicit_local the block must be exactly local (the code
+ * assumes that many threads: its copies, __launch_bounds__); without it
+ * the runtime may pick any block size and round the grid up: every
+ * thread past the iteration space does nothing (each mapped loop keeps
+ * its bounds as a guard, and a thread with a nonzero index in a
+ * dimension past L->ndims returns at once). Returns a malloc'd string;
+ * NULL with CT_ERR_INPUT or another error on the kernel's ctx. */
 char *gen_cuda(ct_looptree *t, size_t *len, ocl_launch *L);
 
 #endif

@@ -450,6 +450,18 @@ static bool copy_only(const lt_node *x)
 	return false;
 }
 
+/* Where the buffer of region r lives on a GPU target, in the target's own
+ * word (its row's location= spelling: "shared" or "local", "private");
+ * NULL on the host, whose caches are ordinary memory. */
+static const char *gpu_space(const pr *p, const lt_region *r)
+{
+	const ct_kernel *k = p->k;
+	const ir_target_info *row = ir_kernel_target(k);
+	if (!row->gpu || r->item < 0 || r->item >= k->nplan)
+		return NULL;
+	return ir_target_space_word(row, k->plan[r->item].location == LOC_LOCAL ? LOC_LOCAL : LOC_PRIVATE);
+}
+
 /* `cache AA of A (index ii, level 1; trigger i, level 2): buffer AA[4, 32]
  * first_major; copy_in / none` */
 static void put_cache_header(const pr *p, const lt_region *r)
@@ -495,6 +507,8 @@ static void put_cache_header(const pr *p, const lt_region *r)
 	ct_buf_printf(b, "; %s / %s", lt_prologue_name(r->prologue), lt_epilogue_name(r->epilogue));
 	if (r->double_buffer)
 		ct_buf_puts(b, "; double-buffered");
+	if (gpu_space(p, r))
+		ct_buf_printf(b, "; %s", gpu_space(p, r));
 	ct_buf_puts(b, ":\n");
 }
 
@@ -846,6 +860,8 @@ static json_t *json_region(const pr *p, const lt_region *r, bool *ok)
 	ct_json_set(o, "prologue", json_string(lt_prologue_name(r->prologue)), ok);
 	ct_json_set(o, "epilogue", json_string(lt_epilogue_name(r->epilogue)), ok);
 	ct_json_set(o, "double_buffer", json_boolean(r->double_buffer), ok);
+	if (gpu_space(p, r))
+		ct_json_set(o, "location", json_string(gpu_space(p, r)), ok);
 	return o;
 }
 

@@ -8,5 +8,8 @@ for f in examples/*.cachet; do
 	if grep -q 'plan(target=opencl)' "$f"; then
 		"$BUILD/cachet" emit "$f" $defs --target opencl >"tests/golden/$name.cl" || exit 1
 	fi
+	if grep -q 'plan(target=cuda)' "$f"; then
+		"$BUILD/cachet" emit "$f" $defs --target cuda >"tests/golden/$name.cu" || exit 1
+	fi
 done
 echo "golden files updated in tests/golden/"

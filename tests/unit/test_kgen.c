@@ -951,6 +951,26 @@ static void test_array_declarations(void)
 	       false);
 }
 
+static void build_cuda_kernel(kg_ctx *kg, const void *ud)
+{
+	(void)ud;
+	kg_func_declare(kg, "tile", KG_FUNC_KERNEL | KG_FUNC_STATIC, "void tile(const float *__restrict__ a)", NULL, NULL);
+	kg_func_begin(kg, "tile");
+	kg_stmt(kg, KG_OTHER, NULL, NULL, "(void)a;");
+	kg_func_end(kg);
+}
+
+/* KG_CUDA: an entry point is `extern "C" __global__` (never static) */
+static void test_cuda_kernel(void)
+{
+	expect(KG_OPENCL | KG_CUDA, build_cuda_kernel, NULL,
+	       "extern \"C\" __global__ void tile(const float *__restrict__ a)\n"
+	       "{\n"
+	       "\t(void)a;\n"
+	       "}\n",
+	       false);
+}
+
 /* ------------------------------------------------------------ (7) errors */
 
 typedef struct err_row {
@@ -1300,6 +1320,7 @@ int main(void)
 	RUN(test_nested_function_bodies);
 	RUN(test_formatting);
 	RUN(test_array_declarations);
+	RUN(test_cuda_kernel);
 	test_error_table();
 	RUN(test_alloc_failures);
 	RUN(test_reset_reuses);
