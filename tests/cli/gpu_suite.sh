@@ -1,5 +1,5 @@
 #!/bin/sh
-# gpu_suite.sh: what of the GPU suite (docs/CUDA-gpu.md) can be checked without a GPU: bench_cuda
+# gpu_suite.sh: what of the GPU suite (docs/CUDA.md, "On a GPU") can be checked without a GPU: bench_cuda
 # says "no CUDA device: <reason>" and exits 2 where there is none, --compile-only generates and
 # compiles every kernel of the bench with nvcc (skipped without nvcc, the CUDA generator or the
 # examples), scripts/gpu_check.sh refuses a wrong verb and its run reports a missing GPU as a
