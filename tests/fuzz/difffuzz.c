@@ -718,12 +718,20 @@ static int run_entries(ct_kernel *k, ct_ctx *ctx, const char *text, size_t len, 
  * the minimizer) the child compiles at once. */
 static char g_cuda_dir[400];
 
-/* Run nvcc --cubin on cu into cubin (log: its output); the exit status (-1: not run). */
+/* Seconds nvcc may take on one batch or source: --slow-compile's (a longer one is the finding
+ * slow-compile, as for the C compiler). */
+static int nvcc_limit(void)
+{
+	return cfg.slow_compile >= 1 ? (int)cfg.slow_compile : 1;
+}
+
+/* Run nvcc --cubin on cu into cubin (log: its output), stopped after nvcc_limit() seconds; the
+ * exit status (-1: not run; 124: stopped). */
 static int nvcc_cubin(const char *cu, const char *cubin, const char *log)
 {
 	char cmd[2000];
-	snprintf(cmd, sizeof cmd, "timeout 300 %s --cubin -arch=%s -o '%s' '%s' >'%s' 2>&1", cfg.nvcc, cfg.cuda_arch, cubin,
-		 cu, log);
+	snprintf(cmd, sizeof cmd, "timeout %d %s --cubin -arch=%s -o '%s' '%s' >'%s' 2>&1", nvcc_limit(), cfg.nvcc,
+		 cfg.cuda_arch, cubin, cu, log);
 	int st = system(cmd);
 	return st == -1 ? -1 : WIFEXITED(st) ? WEXITSTATUS(st) : 128;
 }
@@ -764,6 +772,11 @@ static int cuda_compile_one(const char *dir, const char *name, verdict *v)
 	if (rc == 0) {
 		v->verified[E_CUDACC] = 1;
 		return 0;
+	}
+	if (rc == 124) {
+		set_verdict(v, C_SLOW_COMPILE, E_CUDACC, "nvcc --cubin -arch=%s was still running after %d s", cfg.cuda_arch,
+			    nvcc_limit());
+		return 1;
 	}
 	char err[500];
 	nvcc_first_error(log, err, sizeof err);
