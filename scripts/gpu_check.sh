@@ -207,7 +207,7 @@ step_fuzz() {
 	t=$(tmo $((s + 20)))
 	[ "$t" -lt $((s + 15)) ] && s=$((t - 15))
 	timeout "$t" "$B/difffuzz" --seed "${SEED:-29000000}" --seconds "$s" --engines interp,cuda --cuda-share 100 \
-		--jobs "${FUZZ_JOBS:-8}" --no-minimize --out /tmp/gc-fuzz >/tmp/gc-fuzz.txt 2>&1
+		--jobs "${FUZZ_JOBS:-8}" --no-minimize --timeout 15 --out /tmp/gc-fuzz >/tmp/gc-fuzz.txt 2>&1
 	rc=$?
 	grep '^FAIL' /tmp/gc-fuzz.txt | head -10
 	tail -5 /tmp/gc-fuzz.txt
