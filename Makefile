@@ -77,7 +77,7 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/harness.h $(BUILD)/libcachet.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) $(EXTRA_LIBS) $(LDLIBS)
 
-check: all $(TEST_BIN) $(BUILD)/fuzz/difffuzz
+check: all $(TEST_BIN) $(BUILD)/fuzz/difffuzz $(BUILD)/bench/bench_cuda
 	@sh scripts/deps.sh --test
 	@SAN=$(SAN) sh tests/run.sh $(BUILD)
 
@@ -251,6 +251,21 @@ bench-opencl-tune-clblast: $(BUILD)/bench/bench_opencl
 $(BUILD)/bench/bench_opencl: bench/opencl/bench_opencl.c $(BUILD)/libcachet.a | $(BUILD)/.bench-deps-ok
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) -lclblast -lOpenCL $(EXTRA_LIBS) $(LDLIBS)
+
+# make bench-cuda [BENCH_ARGS="--quick --reps N --sizes 1024,2048 --tune-budget S"]: on an NVIDIA GPU, cachet's
+# CUDA sgemm/dgemm vs cuBLAS (1024..8192), the stencil vs the copy bandwidth, the tuned sgemm (docs/CUDA.md,
+# "On a GPU"); CUDA and cuBLAS are loaded with dlopen (nothing CUDA at build time); exits 2 without a GPU.
+# make check-gpu: the whole GPU suite (scripts/gpu_check.sh run), from gpu_probe/ when it is there, else build/
+.PHONY: bench-cuda check-gpu
+bench-cuda: $(BUILD)/bench/bench_cuda
+	./$(BUILD)/bench/bench_cuda $(BENCH_ARGS)
+
+check-gpu:
+	sh scripts/gpu_check.sh run
+
+$(BUILD)/bench/bench_cuda: bench/cuda/bench_cuda.c bench/common/bench_util.h $(BUILD)/libcachet.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) $(EXTRA_LIBS) $(LDLIBS)
 
 # make python: the Python package (python/, docs/PYTHON.md) into $(BUILD)/python with the library it was
 # built with beside it, for PYTHONPATH=$(BUILD)/python $(PYTHON) -c "import cachet".

@@ -50,6 +50,57 @@ typedef struct dev {
 	cl_command_queue q;
 } dev;
 
+/* NAME=VALUE settings of the kernel's params besides M, N, K (the tuner's winner, --tune-budget). */
+static char g_set[16][80];
+static int g_nset;
+
+/* Apply g_set to k: 0, or the failing status. */
+static ct_status apply_settings(ct_kernel *k)
+{
+	for (int i = 0; i < g_nset; i++) {
+		char name[64];
+		long long v;
+		ct_status st = sscanf(g_set[i], "%63[^=]=%lld", name, &v) == 2 ? ct_kernel_set_param(k, name, v) : CT_ERR_INPUT;
+		if (st != CT_OK)
+			return st;
+	}
+	return CT_OK;
+}
+
+/* Tune file's tunable params at size n on the OpenCL device (ct_tune, budget seconds) and keep the
+ * winner in g_set; what happened into desc. */
+static void tune_kernel(const char *file, int n, double budget, char *desc, size_t cap)
+{
+	ct_ctx *ctx = ct_ctx_new();
+	ct_kernel *k = ct_kernel_parse_file(ctx, file);
+	if (!k || ct_kernel_set_param(k, "M", n) || ct_kernel_set_param(k, "N", n) || ct_kernel_set_param(k, "K", n) ||
+	    ct_kernel_recheck(k))
+		DIE("%s: %s", file, ct_ctx_last_message(ctx));
+	ct_tune_options to;
+	ct_tune_options_init(&to);
+	to.budget = budget;
+	ct_tune_result r;
+	memset(&r, 0, sizeof r);
+	double t0 = now();
+	if (ct_tune(k, &to, &r) != CT_OK || r.best < 0) {
+		snprintf(desc, cap, "not tuned: %s", r.best < 0 ? "no verified candidate" : ct_ctx_last_message(ctx));
+	} else {
+		size_t used = (size_t)snprintf(desc, cap, "tuned on this device at n=%d in %.0f s (budget %.0f s): %d of %d "
+		                                          "candidates measured, decision %s, winner",
+		                               n, now() - t0, budget, r.nmeasured, r.ncandidates,
+		                               ct_tune_decision_name(r.decision));
+		for (int p = 0; p < r.nparams && g_nset < 16; p++, g_nset++) {
+			snprintf(g_set[g_nset], sizeof g_set[g_nset], "%s=%lld", r.params[p],
+			         (long long)r.candidates[r.best].values[p]);
+			if (used < cap)
+				used += (size_t)snprintf(desc + used, cap - used, " %s", g_set[g_nset]);
+		}
+	}
+	ct_tune_result_free(&r);
+	ct_kernel_free(k);
+	ct_ctx_free(ctx);
+}
+
 /* cachet's source and launch for size n. */
 static char *cachet_source(ct_ctx *ctx, const char *file, int n, ocl_launch *L)
 {
@@ -62,7 +113,7 @@ static char *cachet_source(ct_ctx *ctx, const char *file, int n, ocl_launch *L)
 	text[len] = 0;
 	ct_kernel *k = ct_kernel_parse(ctx, text, len, file);
 	if (!k || ct_kernel_set_param(k, "M", n) || ct_kernel_set_param(k, "N", n) || ct_kernel_set_param(k, "K", n) ||
-	    ct_kernel_recheck(k))
+	    apply_settings(k) || ct_kernel_recheck(k))
 		DIE("%s: %s", file, ct_ctx_last_message(ctx));
 	ct_looptree *t = ct_kernel_lower(k, 1);
 	char *src = t ? gen_opencl(t, NULL, L) : NULL;
@@ -612,7 +663,9 @@ int main(int argc, char **argv)
 	if (argc == 7 && strcmp(argv[1], "--load-child") == 0)
 		return load_child(argv[3], atoi(argv[2]), argv[4], argv[5], argv[6]);
 	int sizes[8] = {256, 512, 1024, 2048}, nsizes = 4, reps = 3;
-	bool pocl_cache = false;
+	bool pocl_cache = false, load_times = true;
+	double tune_budget = 0;
+	int tune_size = 2048;
 	/* the tuned results live next to this program (BUILD/bench/clblast-tuned) */
 	char tuned_dir[600];
 	const char *slash = strrchr(argv[0], '/');
@@ -631,6 +684,18 @@ int main(int argc, char **argv)
 			co.force_tune = true;
 		} else if (strcmp(argv[i], "--clblast-untuned") == 0) {
 			co.untuned = true;
+		} else if (strcmp(argv[i], "--kernel") == 0 && i + 1 < argc) {
+			file = argv[++i];
+		} else if (strcmp(argv[i], "--tune-budget") == 0 && i + 1 < argc) {
+			tune_budget = atof(argv[++i]);
+		} else if (strcmp(argv[i], "--tune-size") == 0 && i + 1 < argc) {
+			tune_size = atoi(argv[++i]);
+		} else if (strcmp(argv[i], "--no-load-times") == 0) {
+			load_times = false;
+		} else if (strcmp(argv[i], "--sizes") == 0 && i + 1 < argc) {
+			nsizes = 0;
+			for (char *p = argv[++i]; p && *p && nsizes < 8; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+				sizes[nsizes++] = atoi(p);
 		} else if (strcmp(argv[i], "--clblast-dir") == 0 && i + 1 < argc) {
 			co.dir = argv[++i];
 		} else if (strcmp(argv[i], "--clblast-fraction") == 0 && i + 1 < argc) {
@@ -663,6 +728,12 @@ int main(int argc, char **argv)
 	clGetDeviceInfo(v.d, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cus, &cus, NULL);
 	printf("device: %s (%u compute units); %s; median of %d runs, the last verified\n", dname, cus,
 	       file, reps);
+	if (tune_budget > 0) {
+		char desc[1200];
+		tune_kernel(file, tune_size, tune_budget, desc, sizeof desc);
+		printf("cachet: %s\n", desc);
+		load_times = load_times && g_nset == 0; /* the load children know only the file's values */
+	}
 	char tuning[1024];
 	printf("peer: %s\n", clblast_setup(&co, v.d, dname, tuning, sizeof tuning));
 	printf("%6s | %12s %9s | %12s %9s | %7s | %10s %11s\n", "n", "cachet s", "GFLOP/s", "CLBlast s", "GFLOP/s",
@@ -723,7 +794,10 @@ int main(int argc, char **argv)
 		}
 		double load = median(loads, 5);
 		fresh_result fr;
-		fresh_loads(argv[0], file, n, bin, bn, tiny, tiny_n, 5, &fr);
+		memset(&fr, 0, sizeof fr);
+		fr.lib_disk = -1;
+		if (load_times)
+			fresh_loads(argv[0], file, n, bin, bn, tiny, tiny_n, 5, &fr);
 		/* first launch of the binary-loaded kernel: no compile left */
 		zero(&v, C, zeros, bytes);
 		t0 = now();
@@ -764,12 +838,14 @@ int main(int argc, char **argv)
 		double fl = 2.0 * n * (double)n * n;
 		printf("%6d | %12.6f %9.2f | %12.6f %9.2f | %6.2fx | %9.3fs %9.3fms%s\n", n, mc, fl / mc * 1e-9, mb,
 		       fl / mb * 1e-9, mb / mc, cold, load * 1e3, ok ? "" : "  MISMATCH");
-		printf("       binary load in fresh processes (PoCL's cache on): first %.3f ms (its cache empty), then "
-		       "%.3f ms (median of 5), again in that process %.3f ms, first launch %.3f ms\n",
-		       fr.first, fr.load, fr.again, fr.launch);
-		printf("       binary load in fresh processes after another program's binary (as cachet's device open "
-		       "loads the one it kept last): %.3f ms (median of 5)\n",
-		       fr.after_first);
+		if (load_times) {
+			printf("       binary load in fresh processes (PoCL's cache on): first %.3f ms (its cache empty), then "
+			       "%.3f ms (median of 5), again in that process %.3f ms, first launch %.3f ms\n",
+			       fr.first, fr.load, fr.again, fr.launch);
+			printf("       binary load in fresh processes after another program's binary (as cachet's device open "
+			       "loads the one it kept last): %.3f ms (median of 5)\n",
+			       fr.after_first);
+		}
 		if (fr.lib_disk >= 0)
 			printf("       library (cachet run's path), fresh process: %s %.3f ms (load + first launch), then "
 			       "%s %.3f ms\n", fr.lib_how[0], fr.lib_disk, fr.lib_how[1], fr.lib_mem);

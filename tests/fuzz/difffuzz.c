@@ -32,9 +32,9 @@ static const char *cls_name[C_NCLS] = {"pass", "rejected", "limit", "reject-nolo
 				       "wrong-result", "oob", "run-error", "compile-error", "crash", "hang",
 				       "slow-compile"};
 
-enum eng { E_INTERP, E_NATIVE1, E_NATIVE2, E_OPENCL, E_SELECTOR, E_CALLABLE, E_PACKAGE, E_PYTHON, E_NENG };
+enum eng { E_INTERP, E_NATIVE1, E_NATIVE2, E_OPENCL, E_SELECTOR, E_CALLABLE, E_PACKAGE, E_PYTHON, E_CUDA, E_CUDACC, E_NENG };
 static const char *eng_name[E_NENG] = {"interp", "native", "native-2t", "opencl",
-				       "selector", "callable", "package", "python"};
+				       "selector", "callable", "package", "python", "cuda", "cudacompile"};
 
 /* The entry points into compiled code (--entries): bits of the sample mask a kernel is run with.
  * M_RUN is ct_kernel_run natively (1 and 2 threads) or on OpenCL; the others are host only. */
@@ -53,6 +53,8 @@ typedef struct verdict {
 	int verified[E_NENG];
 	char engine[16];
 	char msg[600];
+	int cuda_pending;    /* cudacompile: the source waits in the worker's batch folder */
+	int cuda_refused;    /* the CUDA generator refused the kernel with a message (not a finding) */
 	int compiles;        /* compiler runs measured (a code-cache hit is not one) */
 	double compile_s;    /* their total seconds */
 	double compile_max;  /* the slowest one */
@@ -63,6 +65,11 @@ typedef struct config {
 	long count;
 	double seconds;
 	int interp, native, opencl;
+	int cuda;           /* plan(target=cuda) kernels run on the GPU (the CUDA engine) */
+	int cudacompile;    /* plan(target=cuda) kernels emitted and compiled by nvcc --cubin (no GPU) */
+	int cuda_share;     /* percent of kernels with plan(target=cuda) */
+	int cuda_batch;     /* kernels per nvcc call (one translation unit) */
+	const char *nvcc, *cuda_arch;
 	int native_every;   /* run natively every Nth accepted kernel */
 	int opencl_share;   /* percent of kernels with plan(target=opencl) */
 	int minimize;
@@ -165,6 +172,11 @@ static int run_engine(ct_kernel *k, ct_ctx *ctx, int eng, verdict *v)
 	set_phase("run", eng);
 	ct_status st = ct_kernel_run(k, &o, &r);
 	note_compile(v, r.code_cache, r.compile_seconds);
+	if (eng == E_CUDA && st == CT_OK && (!r.engine || strcmp(r.engine, "cuda") != 0)) {
+		set_verdict(v, C_RUNERR, eng, "a plan(target=cuda) kernel ran on engine '%s', not on the GPU",
+			    r.engine ? r.engine : "?");
+		return 1;
+	}
 	if (st == CT_OK && r.verified == 1) {
 		v->verified[eng] = 1;
 		return 0;
@@ -697,6 +709,109 @@ static int run_entries(ct_kernel *k, ct_ctx *ctx, const char *text, size_t len, 
 }
 
 /* Parse, check, lower, emit and run text; fill v. */
+/* ------------------------------------------------------------------ cudacompile: nvcc --cubin */
+
+/* The campaign's workers batch their CUDA sources (g_cuda_dir set): the child writes the source
+ * into the worker's folder and the worker compiles the batch as one translation unit (one nvcc
+ * run instead of one a kernel), each source in a namespace of its own; when the batch fails, each
+ * source is compiled alone, and only a source that fails alone is a finding. Elsewhere (--file,
+ * the minimizer) the child compiles at once. */
+static char g_cuda_dir[400];
+
+/* Seconds nvcc may take on one batch or source: --slow-compile's (a longer one is the finding
+ * slow-compile, as for the C compiler). */
+static int nvcc_limit(void)
+{
+	return cfg.slow_compile >= 1 ? (int)cfg.slow_compile : 1;
+}
+
+/* Run nvcc --cubin on cu into cubin (log: its output), stopped after nvcc_limit() seconds; the
+ * exit status (-1: not run; 124: stopped). */
+static int nvcc_cubin(const char *cu, const char *cubin, const char *log)
+{
+	char cmd[2000];
+	snprintf(cmd, sizeof cmd, "timeout %d %s --cubin -arch=%s -o '%s' '%s' >'%s' 2>&1", nvcc_limit(), cfg.nvcc,
+		 cfg.cuda_arch, cubin, cu, log);
+	int st = system(cmd);
+	return st == -1 ? -1 : WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+/* The first error line of nvcc's log (or its first line) into out. */
+static void nvcc_first_error(const char *log, char *out, size_t cap)
+{
+	FILE *f = fopen(log, "r");
+	char line[600], first[600] = "";
+	out[0] = 0;
+	while (f && fgets(line, sizeof line, f)) {
+		line[strcspn(line, "\n")] = 0;
+		if (!first[0])
+			snprintf(first, sizeof first, "%s", line);
+		if (strstr(line, "error")) {
+			const char *msg = strstr(line, "error");
+			snprintf(out, cap, "%s", msg);
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	if (!out[0])
+		snprintf(out, cap, "%s", first[0] ? first : "nvcc failed without output");
+}
+
+/* Compile one source alone in folder dir as NAME.cu: 0, or 1 with the finding in v. */
+static int cuda_compile_one(const char *dir, const char *name, verdict *v)
+{
+	char cu[600], cubin[600], log[600];
+	snprintf(cu, sizeof cu, "%s/%s.cu", dir, name);
+	snprintf(cubin, sizeof cubin, "%s/%s.cubin", dir, name);
+	snprintf(log, sizeof log, "%s/%s.log", dir, name);
+	set_phase("nvcc", E_CUDACC);
+	double t0 = now();
+	int rc = nvcc_cubin(cu, cubin, log);
+	note_compile(v, "compiled", now() - t0);
+	if (rc == 0) {
+		v->verified[E_CUDACC] = 1;
+		return 0;
+	}
+	if (rc == 124) {
+		set_verdict(v, C_SLOW_COMPILE, E_CUDACC, "nvcc --cubin -arch=%s was still running after %d s", cfg.cuda_arch,
+			    nvcc_limit());
+		return 1;
+	}
+	char err[500];
+	nvcc_first_error(log, err, sizeof err);
+	set_verdict(v, C_COMPILE, E_CUDACC, "nvcc --cubin -arch=%s (exit %d): %s", cfg.cuda_arch, rc, err);
+	return 1;
+}
+
+/* cudacompile on the emitted source src (n bytes) of kernel pk (NULL: a file): into the batch, or
+ * compiled now. 0, or 1 with the finding in v. */
+static int cuda_compile(const pg_kernel *pk, const char *text, const char *src, size_t n, verdict *v)
+{
+	char dir[600], path[700], name[64];
+	(void)text;
+	snprintf(name, sizeof name, "fz%llu", (unsigned long long)(pk ? pk->seed : 0));
+	int batch = g_cuda_dir[0] && pk;
+	if (batch)
+		snprintf(dir, sizeof dir, "%s", g_cuda_dir);
+	else if (snprintf(dir, sizeof dir, "%s/cuda-%d", cfg.cachedir[0] ? cfg.cachedir : "/tmp", (int)getpid()) &&
+		 mkdir(dir, 0700) != 0 && errno != EEXIST) {
+		set_verdict(v, C_RUNERR, E_CUDACC, "cannot make %s: %s", dir, strerror(errno));
+		return 1;
+	}
+	snprintf(path, sizeof path, "%s/%s.cu", dir, name);
+	FILE *f = fopen(path, "w");
+	if (!f || fwrite(src, 1, n, f) != n || fclose(f) != 0) {
+		set_verdict(v, C_RUNERR, E_CUDACC, "cannot write %s", path);
+		return 1;
+	}
+	if (batch) {
+		v->cuda_pending = 1;
+		return 0;
+	}
+	return cuda_compile_one(dir, name, v);
+}
+
 static void check_kernel(const char *text, size_t len, const pg_kernel *pk, int native, verdict *v)
 {
 	memset(v, 0, sizeof *v);
@@ -743,7 +858,8 @@ static void check_kernel(const char *text, size_t len, const pg_kernel *pk, int 
 		return;
 	}
 	v->accepted = 1;
-	int opencl = pk ? pk->opencl : strstr(text, "target=opencl") != NULL;
+	int cuda = pk ? pk->cuda : strstr(text, "target=cuda") != NULL;
+	int opencl = !cuda && (pk ? pk->opencl : strstr(text, "target=opencl") != NULL);
 	set_phase("lower", -1);
 	ct_looptree *t = ct_kernel_lower(k, 1);
 	if (!t) {
@@ -757,17 +873,31 @@ static void check_kernel(const char *text, size_t len, const pg_kernel *pk, int 
 	ct_looptree_free(t);
 	size_t n = 0;
 	set_phase("emit", -1);
-	char *src = ct_kernel_emit(k, opencl ? "opencl" : "host", &n);
+	char *src = ct_kernel_emit(k, cuda ? "cuda" : opencl ? "opencl" : "host", &n);
+	if (!src && cuda && ct_ctx_last_status(ctx) == CT_ERR_UNSUPPORTED && ct_ctx_last_message(ctx)[0]) {
+		/* the CUDA generator refuses what it cannot do, with a message: fine */
+		v->cuda_refused = 1;
+		v->cls = C_PASS;
+		set_verdict(v, C_PASS, E_CUDACC, "refused: %s", ct_ctx_last_message(ctx));
+		goto done;
+	}
 	if (!src) {
 		set_verdict(v, classify(ct_ctx_last_status(ctx), ct_ctx_last_message(ctx)), -1, "emit: %s",
 			    ct_ctx_last_message(ctx));
 		snprintf(v->engine, sizeof v->engine, "emit");
 		goto done;
 	}
+	if (cuda && cfg.cudacompile && cuda_compile(pk, text, src, n, v)) {
+		free(src);
+		goto done;
+	}
 	free(src);
 	if (cfg.interp && run_engine(k, ctx, E_INTERP, v))
 		goto done;
-	if (opencl) {
+	if (cuda) {
+		if (cfg.cuda && (native & M_RUN) && run_engine(k, ctx, E_CUDA, v))
+			goto done;
+	} else if (opencl) {
 		if (cfg.opencl && (native & M_RUN) && run_engine(k, ctx, E_OPENCL, v))
 			goto done;
 	} else {
@@ -1055,7 +1185,8 @@ static void features(const pg_kernel *k, char *buf, size_t cap)
 		FEAT(k->p[p].runtime, "runtime");
 	for (int a = 0; a < k->na; a++)
 		FEAT(k->a[a].strided, "strided");
-	FEAT(k->opencl, "opencl");
+	FEAT(k->opencl && !k->cuda, "opencl");
+	FEAT(k->cuda, "cuda");
 	for (int p = 0; p < k->np; p++)
 		FEAT(k->p[p].ntune, "tune");
 	snprintf(buf + strlen(buf), cap - strlen(buf), "kernel=%s ", pg_kind_name(k->kind));
@@ -1342,6 +1473,8 @@ typedef struct tally {
 	double compile_s, compile_max;
 	uint64_t compile_max_seed;
 	long slow10;            /* compiles over 10 s */
+	long cuda_refused;      /* plan(target=cuda) kernels the CUDA generator refused with a message */
+	long cuda_batches;      /* nvcc runs on batches */
 } tally;
 
 static double now(void)
@@ -1355,9 +1488,13 @@ static void summary(const tally *t, double secs)
 {
 	printf("kernels: %ld tried, %ld rejected by check, %ld accepted, %ld hit a run-time limit, %.1f s (%.1f kernels/s)\n",
 	       t->tried, t->rejected, t->accepted, t->limit, secs, secs > 0 ? (double)t->tried / secs : 0);
-	printf("verified: interp %ld, native %ld, native-2t %ld, opencl %ld, selector %ld, callable %ld, package %ld, python %ld\n",
+	printf("verified: interp %ld, native %ld, native-2t %ld, opencl %ld, selector %ld, callable %ld, package %ld, python %ld, cuda %ld, cudacompile %ld\n",
 	       t->verified[E_INTERP], t->verified[E_NATIVE1], t->verified[E_NATIVE2], t->verified[E_OPENCL],
-	       t->verified[E_SELECTOR], t->verified[E_CALLABLE], t->verified[E_PACKAGE], t->verified[E_PYTHON]);
+	       t->verified[E_SELECTOR], t->verified[E_CALLABLE], t->verified[E_PACKAGE], t->verified[E_PYTHON],
+	       t->verified[E_CUDA], t->verified[E_CUDACC]);
+	if (cfg.cuda || cfg.cudacompile)
+		printf("cuda: %ld kernels refused by the CUDA generator with a message (not findings); %ld nvcc batches\n",
+		       t->cuda_refused, t->cuda_batches);
 	if (t->compiles)
 		printf("compiles: %ld, mean %.2f s, max %.2f s (seed %llu), %ld over 10 s\n", t->compiles,
 		       t->compile_s / (double)t->compiles, t->compile_max, (unsigned long long)t->compile_max_seed,
@@ -1368,6 +1505,78 @@ static void summary(const tally *t, double secs)
 		if (t->bycls[c])
 			printf(" %s %ld", cls_name[c], t->bycls[c]), any = 1;
 	printf("%s\n", any ? "" : " none");
+}
+
+/* The seeds whose CUDA sources wait in g_cuda_dir. */
+static uint64_t g_pend[512];
+static int g_npend;
+
+/* Append to f the #include lines of file path (each once: they are hoisted out of the
+ * namespaces). */
+static void hoist_includes(FILE *out, const char *path, char *seen, size_t cap)
+{
+	FILE *f = fopen(path, "r");
+	char line[512];
+	while (f && fgets(line, sizeof line, f)) {
+		if (strncmp(line, "#include", 8) != 0 || strstr(seen, line))
+			continue;
+		fputs(line, out);
+		if (strlen(seen) + strlen(line) + 1 < cap)
+			strcat(seen, line);
+	}
+	if (f)
+		fclose(f);
+}
+
+/* Compile the batch of waiting CUDA sources as one translation unit; when it fails, each alone;
+ * the ones that fail alone are findings (reported and minimized here). */
+static void cuda_flush(tally *t)
+{
+	if (g_npend == 0)
+		return;
+	char batch[600], cubin[600], log[600], path[700], cmd[800];
+	snprintf(batch, sizeof batch, "%s/batch.cu", g_cuda_dir);
+	snprintf(cubin, sizeof cubin, "%s/batch.cubin", g_cuda_dir);
+	snprintf(log, sizeof log, "%s/batch.log", g_cuda_dir);
+	FILE *f = fopen(batch, "w");
+	static char seen[16384];
+	seen[0] = 0;
+	for (int i = 0; f && i < g_npend; i++) {
+		snprintf(path, sizeof path, "%s/fz%llu.cu", g_cuda_dir, (unsigned long long)g_pend[i]);
+		hoist_includes(f, path, seen, sizeof seen);
+	}
+	for (int i = 0; f && i < g_npend; i++)
+		fprintf(f, "namespace ct_fz%llu {\n#include \"fz%llu.cu\"\n}\n", (unsigned long long)g_pend[i],
+			(unsigned long long)g_pend[i]);
+	int ok = f && fclose(f) == 0 && nvcc_cubin(batch, cubin, log) == 0;
+	t->cuda_batches++;
+	if (ok) {
+		t->verified[E_CUDACC] += g_npend;
+	} else {
+		char dir[400];
+		snprintf(dir, sizeof dir, "%s", g_cuda_dir);
+		for (int i = 0; i < g_npend; i++) {
+			verdict v;
+			memset(&v, 0, sizeof v);
+			char name[64];
+			snprintf(name, sizeof name, "fz%llu", (unsigned long long)g_pend[i]);
+			if (cuda_compile_one(dir, name, &v) == 0) {
+				t->verified[E_CUDACC]++;
+				continue;
+			}
+			pg_kernel k;
+			pg_generate(&k, g_pend[i], &cfg.gen);
+			t->failed++;
+			t->bycls[v.cls]++;
+			g_cuda_dir[0] = 0; /* the minimizer's children compile at once */
+			t->newfail += report_failure(&k, M_RUN, &v);
+			snprintf(g_cuda_dir, sizeof g_cuda_dir, "%s", dir);
+		}
+	}
+	snprintf(cmd, sizeof cmd, "rm -f '%s'/*.cu '%s'/*.cubin '%s'/*.log", g_cuda_dir, g_cuda_dir, g_cuda_dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "difffuzz: cannot clean %s\n", g_cuda_dir);
+	g_npend = 0;
 }
 
 /* Worker w of jobs: kernels seed + w, seed + w + jobs, ... into t. */
@@ -1385,6 +1594,12 @@ static void run_share(int w, int jobs, tally *t)
 			ct_probe_run(g_probed_ctx, CT_PROBE_MEASURE_FLOPS, &pi);
 		}
 	}
+	if (cfg.cudacompile && cfg.cachedir[0]) {
+		snprintf(g_cuda_dir, sizeof g_cuda_dir, "%s/cuda-w%d", cfg.cachedir, w);
+		if (mkdir(g_cuda_dir, 0700) != 0 && errno != EEXIST)
+			g_cuda_dir[0] = 0; /* compiled one by one then */
+	}
+	g_npend = 0;
 	double t0 = now(), last = t0;
 	long accepted_seen = 0;
 	for (long i = w; cfg.count <= 0 || i < cfg.count; i += jobs) {
@@ -1393,7 +1608,7 @@ static void run_share(int w, int jobs, tally *t)
 		pg_kernel k;
 		pg_generate(&k, cfg.seed + (uint64_t)i, &cfg.gen);
 		int native = 0;
-		if ((cfg.native || cfg.opencl) && cfg.native_every > 0 && (accepted_seen % cfg.native_every) == 0)
+		if ((cfg.native || cfg.opencl || cfg.cuda) && cfg.native_every > 0 && (accepted_seen % cfg.native_every) == 0)
 			native |= M_RUN;
 		for (int e = N_SELECTOR; e < N_NENTRY; e++)
 			if (cfg.entry_every[e] > 0 && (accepted_seen % cfg.entry_every[e]) == 0)
@@ -1414,6 +1629,11 @@ static void run_share(int w, int jobs, tally *t)
 		if (cfg.verbose)
 			printf("seed %llu: %s (%s) %s [%s, mask %d, %d compiles, %.2f s]\n", (unsigned long long)k.seed,
 			       cls_name[v.cls], v.engine, v.msg, pg_kind_name(k.kind), native, v.compiles, v.compile_s);
+		t->cuda_refused += v.cuda_refused;
+		if (v.cuda_pending && g_npend < (int)(sizeof g_pend / sizeof *g_pend))
+			g_pend[g_npend++] = k.seed;
+		if (g_npend >= cfg.cuda_batch)
+			cuda_flush(t);
 		if (v.cls == C_REJECT)
 			t->rejected++;
 		else if (v.accepted)
@@ -1435,6 +1655,7 @@ static void run_share(int w, int jobs, tally *t)
 			fflush(stdout);
 		}
 	}
+	cuda_flush(t);
 }
 
 /* The campaign, on cfg.jobs worker processes; one summary. */
@@ -1477,6 +1698,7 @@ static int campaign(void)
 			for (int c = 0; c < C_NCLS; c++)
 				t.bycls[c] += part.bycls[c];
 			t.compiles += part.compiles, t.compile_s += part.compile_s, t.slow10 += part.slow10;
+			t.cuda_refused += part.cuda_refused, t.cuda_batches += part.cuda_batches;
 			if (part.compile_max > t.compile_max)
 				t.compile_max = part.compile_max, t.compile_max_seed = part.compile_max_seed;
 		}
@@ -1571,8 +1793,9 @@ static void find_python_paths(const char *argv0)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: difffuzz [--seed S] [--count N] [--seconds T] [--engines interp,native,opencl]\n"
-		"                [--native-every N] [--opencl-share P] [--out DIR] [--findings DIR]\n"
+		"usage: difffuzz [--seed S] [--count N] [--seconds T] [--engines interp,native,opencl,cuda,cudacompile]\n"
+		"                [--native-every N] [--opencl-share P] [--cuda-share P] [--cuda-batch N] [--nvcc CMD]\n"
+		"                [--cuda-arch sm_90a] [--out DIR] [--findings DIR]\n"
 		"                [--no-minimize] [--timeout S] [--cc CMD] [--checked 0|1] [--jobs J] [--verbose] [--quiet]\n"
 		"                [--families classic|legal|all] [--entries run[:N],selector[:N],callable[:N],package[:N],python[:N]]\n"
 		"                [--tune-share P] [--edges 0|1] [--minimize-max N] [--share-probe 0|1] [--slow-compile S] [--python CMD]\n"
@@ -1588,6 +1811,9 @@ int main(int argc, char **argv)
 	cfg.interp = 1;
 	cfg.native_every = 1;
 	cfg.opencl_share = -1;
+	cfg.cuda_share = -1;
+	cfg.cuda_batch = 32;
+	cfg.cuda_arch = "sm_90a";
 	cfg.minimize = 1;
 	cfg.timeout = 60;
 	cfg.checked = 1;
@@ -1613,10 +1839,26 @@ int main(int argc, char **argv)
 			cfg.interp = strstr(val, "interp") != NULL;
 			cfg.native = strstr(val, "native") != NULL;
 			cfg.opencl = strstr(val, "opencl") != NULL;
+			cfg.cuda = cfg.cudacompile = 0;
+			char eb[256];
+			snprintf(eb, sizeof eb, "%s", val);
+			for (char *tok = strtok(eb, ","); tok; tok = strtok(NULL, ","))
+				if (strcmp(tok, "cuda") == 0)
+					cfg.cuda = 1;
+				else if (strcmp(tok, "cudacompile") == 0)
+					cfg.cudacompile = 1;
 		} else if (ARG("--native-every"))
 			cfg.native_every = atoi(val);
 		else if (ARG("--opencl-share"))
 			cfg.opencl_share = atoi(val);
+		else if (ARG("--cuda-share"))
+			cfg.cuda_share = atoi(val);
+		else if (ARG("--cuda-batch"))
+			cfg.cuda_batch = atoi(val) < 1 ? 1 : atoi(val) > 512 ? 512 : atoi(val);
+		else if (ARG("--nvcc"))
+			cfg.nvcc = val;
+		else if (ARG("--cuda-arch"))
+			cfg.cuda_arch = val;
 		else if (ARG("--out"))
 			cfg.out = val;
 		else if (ARG("--findings"))
@@ -1677,6 +1919,15 @@ int main(int argc, char **argv)
 	if (cfg.opencl_share < 0)
 		cfg.opencl_share = cfg.opencl ? 15 : 0;
 	cfg.gen.opencl_share = cfg.opencl_share;
+	if (cfg.cuda_share < 0)
+		cfg.cuda_share = cfg.cuda || cfg.cudacompile ? 15 : 0;
+	cfg.gen.cuda_share = cfg.cuda_share;
+	static char nvcc_path[600];
+	if (!cfg.nvcc) {
+		const char *home = getenv("CUDA_HOME");
+		snprintf(nvcc_path, sizeof nvcc_path, "%s/bin/nvcc", home ? home : "/usr/local/cuda");
+		cfg.nvcc = access(nvcc_path, X_OK) == 0 ? nvcc_path : "nvcc";
+	}
 	find_python_paths(argv[0]);
 	if (print_seed >= 0) {
 		pg_kernel k;

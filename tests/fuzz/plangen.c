@@ -888,6 +888,8 @@ void pg_generate(pg_kernel *k, uint64_t seed, const pg_options *o)
 	k->families = families;
 	k->edges = o->edges && families != PG_FAM_CLASSIC;
 	k->opencl = chance(&r, opencl_share);
+	if (!k->opencl && o->cuda_share > 0 && chance(&r, o->cuda_share))
+		k->opencl = k->cuda = 1;
 	if (k->opencl) {
 		static const int okinds[] = {PG_MATMUL, PG_MATMUL, PG_MATVEC, PG_TRANSPOSE, PG_ST1, PG_ST2};
 		k->kind = okinds[rint_(&r, 6)];
@@ -1223,7 +1225,7 @@ static void print_cache(const pg_kernel *k, const pg_cache *c, obuf *o)
 	if (c->dbuf)
 		put(o, ", double_buffer=true");
 	if (c->loc)
-		put(o, ", location=%s", c->loc == 1 ? "local" : c->loc == 2 ? "private" : "global");
+		put(o, ", location=%s", c->loc == 1 ? (k->cuda ? "shared" : "local") : c->loc == 2 ? "private" : "global");
 	if (c->strat)
 		put(o, ", strategy=%s", c->strat == 1 ? "blocked" : "striped");
 	put(o, ")\n");
@@ -1297,7 +1299,7 @@ size_t pg_print(const pg_kernel *k, char *buf, size_t cap)
 	for (int v = 0; v < k->nv; v++)
 		any |= k->v[v].alive;
 	if (any) {
-		put(&o, "\nplan%s {\n", k->opencl ? "(target=opencl)" : "");
+		put(&o, "\nplan%s {\n", k->cuda ? "(target=cuda)" : k->opencl ? "(target=opencl)" : "");
 		for (int c = 0; c < k->nc; c++)
 			if (k->c[c].alive)
 				print_cache(k, &k->c[c], &o);

@@ -113,7 +113,8 @@ typedef struct pg_kernel {
 	pg_split s[PG_MAXS];
 	pg_cache c[PG_MAXC];
 	pg_verbi v[PG_MAXV];
-	int opencl;    /* plan(target=opencl) */
+	int opencl;    /* a GPU plan: plan(target=opencl), or plan(target=cuda) when cuda is set */
+	int cuda;      /* the GPU plan spelled for CUDA: target=cuda, location=shared for local */
 	int plan;      /* print a plan block (even empty) */
 	int dtype;     /* the kernel's main element type */
 	int families;  /* pg_families it was drawn with */
@@ -124,6 +125,8 @@ typedef struct pg_kernel {
 /* What pg_generate draws. */
 typedef struct pg_options {
 	int opencl_share; /* percent of kernels given an OpenCL plan */
+	int cuda_share;   /* percent of the others given the same GPU plan shapes as plan(target=cuda)
+	                     (0: the random stream, so every seed's kernel, is as without it) */
 	int families;     /* pg_families (PG_FAM_CLASSIC draws exactly the kernels of the classic generator) */
 	int tune_share;   /* percent of the extended generator's host kernels given a tunable param */
 	int edges;        /* extended generator: now and then split sizes at the 64-bit edge, runtime params
