@@ -217,6 +217,50 @@ static void gen_if(cg *g, const lt_node *x)
 	ct_buf_free(&c);
 }
 
+/* Statement instances the subtree of x would hold with each of its loops
+ * of constant trip count written out (a loop of runtime trips counts
+ * once), capped at CG_UNROLL_BUDGET + 1: what unrolling x would hand the
+ * compiler. */
+static int64_t expanded_size(const lt_node *x)
+{
+	const int64_t cap = CG_UNROLL_BUDGET + 1;
+	int64_t body = x->kind == LT_STMT || x->kind == LT_LET ? 1 : 0;
+	for (int i = 0; i < x->nkids && body < cap; i++)
+		body += expanded_size(x->kids[i]);
+	for (int i = 0; i < x->nels && body < cap; i++)
+		body += expanded_size(x->els[i]);
+	int64_t lo = 0, hi = 0;
+	if (x->kind == LT_LOOP && x->step > 0 && bx_is_const(x->lo, &lo) && bx_is_const(x->hi, &hi)) {
+		int64_t trips = hi > lo ? (hi - lo + x->step - 1) / x->step : 0;
+		body = trips > 0 && body > cap / trips ? cap : body * trips;
+	}
+	return body < cap ? body : cap;
+}
+
+/* The trips of x when it is a loop the hint unrolls whole (constant, at
+ * most g->unroll_const_max trips, and what it and the unrolled loops
+ * around it expand to stays within CG_UNROLL_BUDGET statements: nested
+ * unrolls multiply, and nvcc took minutes on a 155-element private
+ * cache copied and read in a 7 x 31 x 5 x 2 nest); 0 when it is not. */
+static int64_t auto_unrolled(const cg *g, const lt_node *x)
+{
+	int64_t lo = 0, hi = 0;
+	if (x->kind != LT_LOOP || x->unroll_by > 1 || g->unroll_const_max <= 0 || x->step <= 0 ||
+	    !bx_is_const(x->lo, &lo) || !bx_is_const(x->hi, &hi))
+		return 0;
+	int64_t trips = hi > lo ? (hi - lo + x->step - 1) / x->step : 0;
+	if (trips < 1 || trips > g->unroll_const_max)
+		return 0;
+	int64_t outer = 1;
+	for (const lt_node *a = x->parent; a && outer <= CG_UNROLL_BUDGET; a = a->parent) {
+		int64_t t = auto_unrolled(g, a);
+		if (t > 0)
+			outer *= t;
+	}
+	int64_t size = expanded_size(x);
+	return outer <= CG_UNROLL_BUDGET && size <= CG_UNROLL_BUDGET / outer ? trips : 0;
+}
+
 void cg_unroll_hint(cg *g, const lt_node *x)
 {
 	/* GCC's spelling; Clang accepts it too, other compilers ignore it */
@@ -224,9 +268,7 @@ void cg_unroll_hint(cg *g, const lt_node *x)
 		kg_stmt(g->kg, KG_OTHER, NULL, NULL, "#pragma GCC unroll %d", x->unroll_by);
 	else if (x->unroll_by > 1)
 		kg_stmt(g->kg, KG_OTHER, NULL, NULL, "#pragma unroll %d", x->unroll_by);
-	int64_t lo = 0, hi = 0;
-	if (x->unroll_by <= 1 && g->unroll_const_max > 0 && bx_is_const(x->lo, &lo) && bx_is_const(x->hi, &hi) &&
-	    x->step > 0 && (hi - lo + x->step - 1) / x->step <= g->unroll_const_max)
+	if (auto_unrolled(g, x) > 0)
 		kg_stmt(g->kg, KG_OTHER, NULL, NULL, "#pragma unroll");
 }
 

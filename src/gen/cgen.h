@@ -2,6 +2,11 @@
 #ifndef CT_CGEN_H
 #define CT_CGEN_H
 
+/* The most statement instances the automatic `#pragma unroll` of CUDA
+ * loops may expand a nest to (cg_unroll_hint): a register tile of 16 x 4
+ * over a k-slice of 8 is 512. */
+#define CG_UNROLL_BUDGET 1024
+
 #include "gen/gen.h"
 #include "gen/kgen.h"
 
@@ -63,7 +68,9 @@ typedef struct cg {
 	bool dense_views;
 	/* CUDA (oclgen.c): loops with constant bounds and at most this many
 	 * trips get `#pragma unroll`, so that per-thread arrays indexed by
-	 * them (register tiles) stay in registers; 0: no such hint */
+	 * them (register tiles) stay in registers, as long as what the
+	 * unrolled loops expand to stays within CG_UNROLL_BUDGET statements;
+	 * 0: no such hint */
 	int unroll_const_max;
 	bool failed;
 	bool entry_checks;      /* the function checks its runtime params (ct_ok) */

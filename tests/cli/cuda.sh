@@ -212,5 +212,16 @@ expect "unknown target" 2 "unknown target 'cud'" "$CACHET" emit "$f" --target cu
 f=$(mm shhost 'schedule {' '  ii = split(i, 4)' '}' 'plan {' '  AA = cache(A, index=ii, location=shared)' '}')
 expect "location= on a host plan" 2 'location= is only for plan' "$CACHET" check "$f"
 
+# nested automatic unrolls multiply: the k loop (7 trips around 465 statements) is not unrolled,
+# its copy and compute nests (155 and 310) are (tests/plans/cuda/nested_unroll_cap.cachet)
+"$CACHET" emit tests/plans/cuda/nested_unroll_cap.cachet --target cuda >"$tmp/cap.cu" 2>&1
+if grep -B1 'for (int64_t k = 0; k < 35' "$tmp/cap.cu" | grep -q 'pragma unroll'; then
+	bad "nested unroll cap: the 7-trip k loop around 465 statements is unrolled"
+elif ! grep -B1 'for (int64_t j = 0; j < 31' "$tmp/cap.cu" | grep -q 'pragma unroll'; then
+	bad "nested unroll cap: the 31 x 5 x 2 nest inside it is not unrolled"
+else
+	ok
+fi
+
 echo "$pass passed, $fail failed, $skipped skipped"
 [ "$fail" = 0 ]
