@@ -2,6 +2,7 @@
 #include "ir/deps.h"
 #include "ir/looptree.h"
 #include "ir/targets.h"
+#include "lang/lang.h"
 #include "target/target.h"
 #include "tune/tune.h"
 
@@ -527,14 +528,17 @@ static char *assemble(const char *head, const char *params, const char *top, con
 
 /* Parse text on a private ctx with k's param values: NULL when the checks
  * refuse it (its message into err). */
-static ct_kernel *trial_parse(ct_kernel *k, const char *text, ct_ctx **cp, char *err, size_t nerr)
+static ct_kernel *trial_parse_as(ct_kernel *k, const char *text, ct_ctx **cp, char *err, size_t nerr, bool quick)
 {
 	ct_ctx *c = ct_ctx_new();
 	*cp = c;
 	if (!c)
 		return NULL;
 	ct_ctx_set_option(c, CT_OPT_MAX_ERRORS, 1);
-	ct_kernel *t = ct_kernel_parse(c, text, strlen(text), k->file ? k->file : "auto");
+	/* quick: the language's checks only (the model's candidates differ in
+	 * tile sizes alone; the one chosen is checked in full) */
+	ct_kernel *t = quick ? lang_parse(c, text, strlen(text), k->file ? k->file : "auto")
+	                     : ct_kernel_parse(c, text, strlen(text), k->file ? k->file : "auto");
 	if (t) {
 		bool changed = false;
 		for (int i = 0; i < k->nparams; i++) {
@@ -544,7 +548,7 @@ static ct_kernel *trial_parse(ct_kernel *k, const char *text, ct_ctx **cp, char 
 				changed = true;
 			}
 		}
-		if (changed && ct_kernel_recheck(t) != CT_OK) {
+		if (changed && (quick ? lang_recheck(t) : ct_kernel_recheck(t)) != CT_OK) {
 			ct_kernel_free(t);
 			t = NULL;
 		}
@@ -554,6 +558,11 @@ static ct_kernel *trial_parse(ct_kernel *k, const char *text, ct_ctx **cp, char 
 		snprintf(err, nerr, "%s", msg ? msg : "refused");
 	}
 	return t;
+}
+
+static ct_kernel *trial_parse(ct_kernel *k, const char *text, ct_ctx **cp, char *err, size_t nerr)
+{
+	return trial_parse_as(k, text, cp, err, nerr, false);
 }
 
 static bool find_loops(const lt_node *x, int index, const lt_node **out, int *n, int cap)
@@ -799,6 +808,34 @@ static void gemm_why(auto_run *R, const auto_nest *n, const auto_gemm *g, auto_c
 		ct_buf_printf(w, "#   not parallel: a block loop carries a dependence\n");
 }
 
+/* Whether the register-tiled nest's parallel block loops (of u and v, when
+ * parallel) and its vector loop (the inner part of v) carry no dependence.
+ * Asked of the untiled nest in the order (others, u, v, r), which is
+ * cheaper than the tiled tree's many versions and says as much: u carrying
+ * nothing there means no two dependent instances differ in u under the
+ * same outer values, so neither do blocks of u; v carrying nothing means
+ * none differ in v alone, so neither do its blocks nor its vector lanes. */
+static bool gemm_loops_free(auto_run *R, const auto_nest *n, const auto_gemm *g, bool parallel)
+{
+	const ct_kernel *k = R->k;
+	auto_choice p;
+	choice_init(&p);
+	ct_buf_puts(&p.sched, "  reorder(");
+	int cnt = 0;
+	for (int i = 0; i < n->nband; i++) {
+		int b = n->order[i];
+		if (b != g->u && b != g->v && b != g->r)
+			ct_buf_printf(&p.sched, "%s%s", cnt++ ? ", " : "", iname(k, n, b));
+	}
+	ct_buf_printf(&p.sched, "%s%s, %s, %s)\n", cnt ? ", " : "", iname(k, n, g->u), iname(k, n, g->v),
+	              iname(k, n, g->r));
+	const char *par[2] = {iname(k, n, g->u), iname(k, n, g->v)}, *vec[1] = {iname(k, n, g->v)};
+	char err[512];
+	bool ok = candidate_ok(R, &p, par, parallel ? 2 : 0, vec, 1, err, sizeof err);
+	choice_free(&p);
+	return ok;
+}
+
 /* Try the register-tiled plan of a gemm-shaped nest; true when accepted. */
 static bool try_gemm(auto_run *R, const auto_nest *n)
 {
@@ -835,7 +872,7 @@ static bool try_gemm(auto_run *R, const auto_nest *n)
 				R->names = keep;
 				char *txt = with_choice(R, &c);
 				ct_ctx *cx = NULL;
-				ct_kernel *t = trial_parse(R->k, txt, &cx, NULL, 0);
+				ct_kernel *t = trial_parse_as(R->k, txt, &cx, NULL, 0, true);
 				free(txt);
 				int64_t miss[CT_SIM_MAX_LEVELS] = {0};
 				int nl = 0;
@@ -863,7 +900,8 @@ static bool try_gemm(auto_run *R, const auto_nest *n)
 			ct_buf_printf(&c.plan, "  parallelize(%s, %s)\n", par[0], par[1]);
 		char err[512];
 		bool parallel = withpar && R->m.threads > 1;
-		if (candidate_ok(R, &c, par, parallel ? 2 : 0, vec, 1, err, sizeof err)) {
+		if (candidate_ok(R, &c, NULL, 0, NULL, 0, err, sizeof err) &&
+		    gemm_loops_free(R, n, &g, parallel)) {
 			gemm_why(R, n, &g, &c, parallel || (withpar && R->m.threads == 1), bmiss, bnl);
 			if (withpar && R->m.threads == 1)
 				ct_buf_puts(&c.why, "#   (one thread: no parallelize)\n");
