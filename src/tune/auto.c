@@ -802,8 +802,10 @@ static void gemm_why(auto_run *R, const auto_nest *n, const auto_gemm *g, auto_c
 		ct_buf_printf(w, " L%d %lld", l + 1, (long long)miss[l]);
 	ct_buf_puts(w, "\n");
 	if (parallel)
-		ct_buf_printf(w, "#   parallelize(%s, %s): the blocks of %s and %s on %d thread(s) (no dependence between them)\n",
+		ct_buf_printf(w, "#   parallelize(%s, %s): the blocks of %s and %s on %d threads (no dependence between them)\n",
 		              U, V, U, V, m->threads);
+	else if (m->threads == 1)
+		ct_buf_puts(w, "#   one thread: no parallel loop\n");
 	else
 		ct_buf_printf(w, "#   not parallel: a block loop carries a dependence\n");
 }
@@ -902,9 +904,7 @@ static bool try_gemm(auto_run *R, const auto_nest *n)
 		bool parallel = withpar && R->m.threads > 1;
 		if (candidate_ok(R, &c, NULL, 0, NULL, 0, err, sizeof err) &&
 		    gemm_loops_free(R, n, &g, parallel)) {
-			gemm_why(R, n, &g, &c, parallel || (withpar && R->m.threads == 1), bmiss, bnl);
-			if (withpar && R->m.threads == 1)
-				ct_buf_puts(&c.why, "#   (one thread: no parallelize)\n");
+			gemm_why(R, n, &g, &c, parallel, bmiss, bnl);
 			accept(R, &c);
 			choice_free(&c);
 			R->tiled++;
