@@ -174,6 +174,7 @@ typedef struct auto_nest {
 	int nacc;
 	auto_acc acc[AUTO_MAX_ACC];
 	const ir_node *stmt;          /* the band's body when it is one statement */
+	const ir_node *inner;         /* the innermost for of the band */
 	double cost[AUTO_MAX_BAND];   /* LoopCost per band position */
 	int order[AUTO_MAX_BAND];     /* band positions, outermost first */
 } auto_nest;
@@ -297,6 +298,7 @@ static void nest_init(const ct_kernel *k, const int64_t *pv, const auto_machine 
 		else
 			break;
 	}
+	n->inner = x;
 	if (x->nbody == 1 && x->body[0]->kind == ND_STMT)
 		n->stmt = x->body[0];
 	walk_node(k, pv, n, top);
@@ -980,6 +982,85 @@ static const char *scheduled_innermost(auto_run *R, int nest, char *out, size_t 
 	return res;
 }
 
+/* The outermost loop carries (a time loop around stencil sweeps): each
+ * nest inside the band's innermost loop gets its outermost loop on the
+ * threads where that carries nothing (one parallel region per sweep). */
+static void parallel_inside(auto_run *R, const auto_nest *n, auto_choice *c)
+{
+	const ct_kernel *k = R->k;
+	const ir_node *x = n->inner;
+	for (int i = 0; x && i < x->nbody; i++) {
+		const ir_node *y = x->body[i];
+		if (y->kind != ND_FOR)
+			continue;
+		const char *v = k->indices[y->idx[0]].name;
+		auto_choice p = *c;
+		ct_buf pl;
+		ct_buf_init(&pl);
+		ct_buf_puts(&pl, c->plan.s ? c->plan.s : "");
+		ct_buf_printf(&pl, "  parallelize(%s)\n", v);
+		p.plan = pl;
+		char err[512];
+		if (candidate_ok(R, &p, &v, 1, NULL, 0, err, sizeof err)) {
+			ct_buf_free(&c->plan);
+			c->plan = pl;
+			ct_buf_printf(&c->why, "#   parallelize(%s) inside it: its iterations are independent; %d threads\n", v,
+			              R->m.threads);
+			R->parallel++;
+		} else {
+			ct_buf_free(&pl);
+			ct_buf_printf(&c->why, "#   %s not parallel: %s\n", v, err);
+		}
+	}
+}
+
+/* A band of one loop with nothing inside, parallel: blocks of it on the
+ * threads and each block one vector loop (split to the thread count,
+ * rounded to whole vectors). True when taken. */
+static bool split_1d(auto_run *R, const auto_nest *n, auto_choice *c, bool parallel)
+{
+	const ct_kernel *k = R->k;
+	if (n->nband != 1 || has_for(n->top) || !parallel || R->m.threads < 2)
+		return false;
+	int elt = 8;
+	for (int a = 0; a < n->nacc; a++)
+		if (n->acc[a].write)
+			elt = (int)ct_dtype_size(k->arrays[n->acc[a].array].type);
+	int64_t lanes = R->m.vector_bytes / elt;
+	if (lanes < 2 || n->trip[0] < 2 * lanes * R->m.threads)
+		return false;
+	int64_t ch = round_up((n->trip[0] + R->m.threads - 1) / R->m.threads, lanes);
+	const char *x = iname(k, n, 0);
+	auto_names keep = R->names;
+	const char *xv = fresh(k, &R->names, x, "v");
+	auto_choice p = *c;
+	ct_buf sc, pl;
+	ct_buf_init(&sc);
+	ct_buf_init(&pl);
+	ct_buf_puts(&sc, c->sched.s ? c->sched.s : "");
+	ct_buf_printf(&sc, "  %s = split(%s, %lld)\n", xv, x, (long long)ch);
+	ct_buf_puts(&pl, c->plan.s ? c->plan.s : "");
+	ct_buf_printf(&pl, "  vectorize(%s)\n", xv);
+	p.sched = sc;
+	p.plan = pl;
+	char err[512];
+	if (!candidate_ok(R, &p, NULL, 0, &xv, 1, err, sizeof err)) {
+		ct_buf_free(&sc);
+		ct_buf_free(&pl);
+		R->names = keep;
+		return false;
+	}
+	ct_buf_free(&c->sched);
+	ct_buf_free(&c->plan);
+	c->sched = sc;
+	c->plan = pl;
+	ct_buf_printf(&c->why, "#   %s = split(%s, %lld): one block per thread (%lld iterations over %d threads, whole\n"
+	                       "#     %lld-lane vectors); vectorize(%s) inside each block\n",
+	              xv, x, (long long)ch, (long long)n->trip[0], R->m.threads, (long long)lanes, xv);
+	R->vector++;
+	return true;
+}
+
 /* Order from reuse, vectorize what can be, parallelize the outermost loop that can be. */
 static void try_plain(auto_run *R, const auto_nest *n, int nest, bool reorder)
 {
@@ -1031,8 +1112,11 @@ static void try_plain(auto_run *R, const auto_nest *n, int nest, bool reorder)
 		} else {
 			ct_buf_free(&pl);
 			ct_buf_printf(&c.why, "#   not parallel: %s\n", err);
+			if (!R->at.has_sched)
+				parallel_inside(R, n, &c);
 		}
 	}
+	bool split_done = reorder && split_1d(R, n, &c, strstr(c.plan.s ? c.plan.s : "", "parallelize(") != NULL);
 	/* the innermost loops: vector loops when contiguous and independent */
 	const ir_node *leaves[32];
 	char vbuf[64];
@@ -1052,7 +1136,7 @@ static void try_plain(auto_run *R, const auto_nest *n, int nest, bool reorder)
 		ct_buf_puts(&pl, c.plan.s ? c.plan.s : "");
 		ct_buf_printf(&pl, "  vectorize(%s)\n", v);
 		p.plan = pl;
-		bool seen = false;
+		bool seen = split_done && x == n->top;
 		for (int j = 0; j < i; j++)
 			seen = seen || !strcmp(k->indices[leaves[j]->idx[leaves[j]->nidx - 1]].name, v) ||
 			       (band_pos(n, leaves[j]->idx[leaves[j]->nidx - 1]) >= 0 &&

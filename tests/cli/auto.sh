@@ -6,12 +6,13 @@
 
 export CACHET_CACHE_DIR="$tmp/cache"
 
-# auto FILE NAME -D ...: the output checks, runs and verifies at those sizes
+# auto FILE NAME -D ...: the output (for 2 threads, whatever this machine has) checks, runs and
+# verifies at those sizes
 auto_runs() {
 	f=$1 name=$2
 	shift 2
 	out=$tmp/$name.auto.cachet
-	expect "auto $name" 0 "" "$CACHET" auto "$f" "$@" -o "$out"
+	expect "auto $name" 0 "" "$CACHET" auto "$f" --threads 2 "$@" -o "$out"
 	[ -s "$out" ] && grep -q "^# ---- cachet auto" "$out" && ok || bad "auto $name: no commented file"
 	expect "auto $name: checks" 0 "" "$CACHET" check "$out" "$@"
 	expect "auto $name: runs, verified" 0 "verified against the reference interpreter" \
@@ -30,6 +31,10 @@ auto_runs examples/stencil5.cachet stencil5 -D N=40 -D M=36
 auto_runs examples/jacobi1d.cachet jacobi1d -D N=300
 auto_runs tests/auto/seidel.cachet seidel
 auto_runs tests/auto/recurrence.cachet recurrence
+auto_runs tests/auto/jacobi2d.cachet jacobi2d
+j1=$(kfile j1.cachet "kernel j1" "param N = 1000" "array A : f64[N] input" "array B : f64[N] inout" \
+	"for (i: 1 .. N-1) {" "  B[i] = (A[i-1] + A[i] + A[i+1]) / 3" "}")
+auto_runs "$j1" jacobi1d_plain
 
 # the sum gets a register tile, cache tiles with tune lists and parallel blocks
 out=$tmp/auto_matmul.auto.cachet
@@ -49,9 +54,18 @@ r=$tmp/recurrence.auto.cachet
 grep -q "^  parallelize(i)" "$r" && ! grep -v '^#' "$r" | grep -q "vectorize(j)" && grep -q "j not vectorized" "$r" && ok ||
 	bad "recurrence: $(grep -v '^#' "$r" | tail -8)"
 
+# a time loop carries: the sweeps inside it are parallel
+j=$tmp/jacobi2d.auto.cachet
+grep -q "^  parallelize(i)" "$j" && grep -q "^  parallelize(i2)" "$j" && ! grep -q "^  parallelize(t)" "$j" && ok ||
+	bad "jacobi2d: $(grep -v '^#' "$j" | tail -8)"
+# one loop on 2 threads: one block per thread, each a vector loop
+j=$tmp/jacobi1d_plain.auto.cachet
+grep -q "^  iv = split(i, [0-9]*)" "$j" && grep -q "^  parallelize(i)" "$j" && grep -q "^  vectorize(iv)" "$j" && ok ||
+	bad "jacobi1d: $(grep -v '^#' "$j" | tail -8)"
+
 # stable: the same input on the same machine gives the same file
-"$CACHET" auto examples/auto_matmul.cachet >"$tmp/s1" 2>&1
-"$CACHET" auto examples/auto_matmul.cachet >"$tmp/s2" 2>&1
+"$CACHET" auto examples/auto_matmul.cachet --threads 2 >"$tmp/s1" 2>&1
+"$CACHET" auto examples/auto_matmul.cachet --threads 2 >"$tmp/s2" 2>&1
 cmp -s "$tmp/s1" "$tmp/s2" && ok || bad "auto: two runs differ"
 "$CACHET" auto examples/two_index.cachet --threads 1 >"$tmp/s3" 2>&1
 "$CACHET" auto examples/two_index.cachet --threads 1 >"$tmp/s4" 2>&1
