@@ -164,6 +164,7 @@ typedef struct auto_acc {
 	int array;
 	bool write;
 	int64_t stride[AUTO_MAX_BAND];
+	int dim[AUTO_MAX_BAND];       /* the first dimension each band index moves (-1: none) */
 } auto_acc;
 
 typedef struct auto_nest {
@@ -222,8 +223,13 @@ static void add_access(const ct_kernel *k, const int64_t *pv, auto_nest *n, cons
 	a->write = write;
 	for (int b = 0; b < n->nband; b++) {
 		int64_t s = 0;
-		for (int d = 0; d < k->arrays[e->id].rank; d++)
-			s += aff_coef(e->sub[d], AFF_INDEX, n->band[b]) * st[d];
+		a->dim[b] = -1;
+		for (int d = 0; d < k->arrays[e->id].rank; d++) {
+			int64_t c = aff_coef(e->sub[d], AFF_INDEX, n->band[b]);
+			s += c * st[d];
+			if (c && a->dim[b] < 0)
+				a->dim[b] = d;
+		}
 		a->stride[b] = s;
 	}
 }
@@ -356,6 +362,8 @@ typedef struct auto_gemm {
 	int64_t kc, nc, mc;           /* cache tiles of r, v, u */
 	const char *p_kc, *p_nc, *p_mc;
 	int elt;
+	int left, right;              /* accesses: the operand moving with u and r, with v and r (-1: none) */
+	bool pack;                    /* pack both into caches (BLIS's packed panels) */
 } auto_gemm;
 
 /* Whether the nest is a sum into an element the sum's loop does not move:
@@ -388,6 +396,16 @@ static bool gemm_shape(const ct_kernel *k, const auto_machine *m, const auto_nes
 	}
 	if (g->u < 0 || g->v < 0 || g->r < 0)
 		return false;
+	g->left = g->right = -1;
+	for (int a = 0; a < n->nacc; a++) {
+		const auto_acc *x = &n->acc[a];
+		if (x->write || x->array == w->array || k->arrays[x->array].rank != 2)
+			continue;
+		if (x->stride[g->u] && x->stride[g->r] && !x->stride[g->v] && g->left < 0)
+			g->left = a;
+		if (x->stride[g->v] && x->stride[g->r] && !x->stride[g->u] && g->right < 0)
+			g->right = a;
+	}
 	g->elt = (int)ct_dtype_size(k->arrays[w->array].type);
 	g->lanes = m->vector_bytes / g->elt;
 	if (g->lanes < 2 || n->trip[g->v] < g->lanes || n->trip[g->u] < 2)
@@ -733,6 +751,32 @@ static void put_tune(ct_buf *b, const char *name, int64_t v, int64_t unit, int64
 	ct_buf_printf(b, "}   # auto: %s\n", note);
 }
 
+/* Whether access a can be packed: a rank-2 input, const or temp. */
+static bool packable(const ct_kernel *k, const auto_nest *n, int a)
+{
+	if (a < 0)
+		return false;
+	const ir_array *ar = &k->arrays[n->acc[a].array];
+	return ar->rank == 2 && (ar->role == CT_INPUT || ar->role == CT_CONST || ar->role == CT_TEMP);
+}
+
+/* `NAME = cache(X, index=inner, trigger_index=trig[, layout=(..)])`: the
+ * operand of access a packed for the register tile, its dimension moved
+ * by band position fast (the vector or the broadcast row) made the
+ * contiguous one. */
+static void put_pack(auto_run *R, const auto_nest *n, int a, int fast, const char *inner, const char *trig,
+                     ct_buf *plan)
+{
+	const ct_kernel *k = R->k;
+	const ir_array *ar = &k->arrays[n->acc[a].array];
+	int df = n->acc[a].dim[fast], other = df == 0 ? 1 : 0;
+	const char *name = fresh(k, &R->names, ar->name, "p");
+	ct_buf_printf(plan, "  %s = cache(%s, index=%s, trigger_index=%s", name, ar->name, inner, trig);
+	if (!(ar->order[0] == other && ar->order[1] == df))
+		ct_buf_printf(plan, ", layout=(%d, %d)", other, df);
+	ct_buf_puts(plan, ")\n");
+}
+
 /* The gemm-shaped choice with cache tiles kc, nc, mc (and the fixed register tile). */
 static void gemm_choice(auto_run *R, const auto_nest *n, auto_gemm *g, auto_choice *c, const char **par,
                         const char **vec, const char **unr)
@@ -768,6 +812,12 @@ static void gemm_choice(auto_run *R, const auto_nest *n, auto_gemm *g, auto_choi
 			ct_buf_printf(&c->sched, "%s%s", cnt++ ? ", " : "", iname(k, n, b));
 	}
 	ct_buf_printf(&c->sched, "%s%s, %s, %s, %s, %s, %s, %s, %s)\n", cnt ? ", " : "", U, V, Rn, u1, v1, r1, u2, v2);
+	if (g->pack) {
+		put_pack(R, n, g->right, g->v, r1, u1, &c->plan);
+		/* one cache per array: an operand read twice (syrk's A) is packed for its vector side */
+		if (n->acc[g->left].array != n->acc[g->right].array)
+			put_pack(R, n, g->left, g->u, r1, v1, &c->plan);
+	}
 	ct_buf_printf(&c->plan, "  unroll(%s)\n  vectorize(%s)\n", u2, v2);
 	par[0] = U;
 	par[1] = V;
@@ -803,6 +853,15 @@ static void gemm_why(auto_run *R, const auto_nest *n, const auto_gemm *g, auto_c
 	for (int l = 0; l < nl; l++)
 		ct_buf_printf(w, " L%d %lld", l + 1, (long long)miss[l]);
 	ct_buf_puts(w, "\n");
+	if (g->pack && n->acc[g->left].array == n->acc[g->right].array)
+		ct_buf_printf(w, "#   %s packed (a cache) for the vector side: its %lld x %d panels laid out with %s contiguous\n",
+		              k->arrays[n->acc[g->right].array].name, (long long)g->kc, g->nr, V);
+	else if (g->pack)
+		ct_buf_printf(w, "#   %s and %s packed (caches): the %lld x %d panels of %s read %lld times per block, each\n"
+		                 "#     %s row panel once per %d rows, laid out so the register tile reads them in order\n",
+		              k->arrays[n->acc[g->right].array].name, k->arrays[n->acc[g->left].array].name,
+		              (long long)g->kc, g->nr, k->arrays[n->acc[g->right].array].name,
+		              (long long)((g->mc + g->mr - 1) / g->mr), k->arrays[n->acc[g->left].array].name, g->mr);
 	if (parallel)
 		ct_buf_printf(w, "#   parallelize(%s, %s): the blocks of %s and %s on %d threads (no dependence between them)\n",
 		              U, V, U, V, m->threads);
@@ -894,7 +953,10 @@ static bool try_gemm(auto_run *R, const auto_nest *n)
 	if (bcost < 0)
 		return false;
 	g.kc = best[0], g.nc = best[1], g.mc = best[2];
-	for (int withpar = 1; withpar >= 0; withpar--) {
+	bool can_pack = packable(R->k, n, g.left) && packable(R->k, n, g.right);
+	for (int variant = can_pack ? 0 : 2; variant < 4; variant++) {
+		int withpar = !(variant & 1);
+		g.pack = variant < 2;
 		auto_choice c;
 		choice_init(&c);
 		auto_names keep = R->names;
