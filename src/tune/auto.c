@@ -1241,6 +1241,271 @@ static void put_machine(ct_buf *b, const auto_run *R)
 	ct_buf_puts(b, any ? "\n" : " none\n");
 }
 
+/* ------------------------------------------------------------ loop distribution (fused or not) */
+
+/* Byte offset of position p in text s (lines and columns 1-based). */
+static size_t pos_offset(const char *s, size_t n, ir_pos p)
+{
+	size_t off = 0;
+	for (int line = 1; line < p.line && off < n; off++)
+		if (s[off] == '\n')
+			line++;
+	off += (size_t)(p.col > 0 ? p.col - 1 : 0);
+	return off < n ? off : n;
+}
+
+/* The end of the node whose text starts at a: a for's closing brace (past
+ * it), a statement's end (a newline, ';' or the parent's '}' at depth 0). */
+static size_t node_end(const char *s, size_t n, size_t a, bool block)
+{
+	int depth = 0;
+	bool opened = false;
+	for (size_t i = a; i < n; i++) {
+		char c = s[i];
+		if (c == '#')
+			return block ? n : i;
+		if (c == '(' || c == '[' || c == '{') {
+			depth++;
+			opened = opened || c == '{';
+		} else if (c == ')' || c == ']' || c == '}') {
+			if (depth == 0)
+				return i;
+			depth--;
+			if (block && c == '}' && depth == 0 && opened)
+				return i + 1;
+		} else if (!block && depth == 0 && (c == '\n' || c == ';'))
+			return i;
+	}
+	return n;
+}
+
+/* s[a, e) with the identifiers from[i] written to[i]. */
+static void put_renamed(ct_buf *b, const char *s, size_t a, size_t e, const char *const *from, const char *const *to,
+                        int nren)
+{
+	for (size_t i = a; i < e;) {
+		if (ident_char(s[i]) && !(s[i] >= '0' && s[i] <= '9') && (i == a || !ident_char(s[i - 1]))) {
+			size_t j = i;
+			while (j < e && ident_char(s[j]))
+				j++;
+			const char *rep = NULL;
+			for (int r = 0; r < nren && !rep; r++)
+				if (strlen(from[r]) == j - i && !strncmp(s + i, from[r], j - i))
+					rep = to[r];
+			if (rep)
+				ct_buf_puts(b, rep);
+			else
+				for (size_t q = i; q < j; q++)
+					ct_buf_putc(b, s[q]);
+			i = j;
+		} else
+			ct_buf_putc(b, s[i++]);
+	}
+}
+
+/* The accesses of x (and below) to array a, into out (at most cap). */
+static int accesses_of(const ir_node *x, int a, const ir_expr **out, int n, int cap);
+
+static int expr_accesses(const ir_expr *e, int a, const ir_expr **out, int n, int cap)
+{
+	if (!e)
+		return n;
+	if (e->kind == EX_ACCESS && e->id == a && n < cap)
+		out[n++] = e;
+	for (int i = 0; i < e->nargs; i++)
+		n = expr_accesses(e->args[i], a, out, n, cap);
+	return n;
+}
+
+static int accesses_of(const ir_node *x, int a, const ir_expr **out, int n, int cap)
+{
+	if (x->kind == ND_STMT)
+		n = expr_accesses(x->lhs, a, out, n, cap);
+	n = expr_accesses(x->rhs, a, out, n, cap);
+	n = expr_accesses(x->cond, a, out, n, cap);
+	for (int i = 0; i < x->nbody; i++)
+		n = accesses_of(x->body[i], a, out, n, cap);
+	for (int i = 0; i < x->nels; i++)
+		n = accesses_of(x->els[i], a, out, n, cap);
+	return n;
+}
+
+static bool writes(const ir_node *x, int a)
+{
+	if (x->kind == ND_STMT && x->lhs->id == a)
+		return true;
+	for (int i = 0; i < x->nbody; i++)
+		if (writes(x->body[i], a))
+			return true;
+	for (int i = 0; i < x->nels; i++)
+		if (writes(x->els[i], a))
+			return true;
+	return false;
+}
+
+/* Whether distributing the one-for band of nest n over its parts keeps
+ * every dependence: the parts then run one after the other, so no part may
+ * depend on a later one. Sufficient (and what the two-index transform's
+ * temp needs): every array written by a part and accessed by another is
+ * accessed by all of them at one element per band iteration, the same
+ * one (the same subscripts, each a band index plus a constant, every band
+ * index used): then parts meet only within one band iteration, in order. */
+static bool distribution_legal(const ct_kernel *k, const auto_nest *n)
+{
+	const ir_node *x = n->top;
+	for (int a = 0; a < k->narrays; a++) {
+		int users = 0;
+		bool written = false;
+		for (int c = 0; c < x->nbody; c++) {
+			const ir_expr *acc[64];
+			if (accesses_of(x->body[c], a, acc, 0, 64) > 0)
+				users++;
+			written = written || writes(x->body[c], a);
+		}
+		if (users < 2 || !written)
+			continue;
+		const ir_expr *acc[64];
+		int na = accesses_of(x, a, acc, 0, 64);
+		if (na >= 64)
+			return false;
+		unsigned used = 0;
+		for (int d = 0; d < k->arrays[a].rank; d++) {
+			aff s0 = acc[0]->sub[d];
+			if (s0.n != 1 || s0.t[0].kind != AFF_INDEX || llabs(s0.t[0].coef) != 1 || band_pos(n, s0.t[0].id) < 0)
+				return false;
+			used |= 1u << band_pos(n, s0.t[0].id);
+			for (int i = 1; i < na; i++)
+				if (!aff_equal(acc[i]->sub[d], s0))
+					return false;
+		}
+		if (used != (1u << n->nband) - 1)
+			return false;
+	}
+	return true;
+}
+
+/* The text of k with nest n distributed over its parts (NULL: it cannot be):
+ * each part under its own copy of the band's for, the copies' indices
+ * renamed (the first keeps the names). */
+static char *distributed_text(auto_run *R, const auto_nest *n)
+{
+	const ct_kernel *k = R->k;
+	const ir_node *x = n->top;
+	if (n->top != n->inner || x->nbody < 2 || n->nband > 8)
+		return NULL;
+	for (int c = 0; c < x->nbody; c++)
+		if (x->body[c]->kind != ND_STMT && x->body[c]->kind != ND_FOR)
+			return NULL;
+	if (!distribution_legal(k, n))
+		return NULL;
+	const char *s = k->text;
+	size_t len = k->text_len;
+	size_t a = pos_offset(s, len, x->pos);
+	if (strncmp(s + a, "for", 3) != 0)
+		return NULL;
+	size_t e = node_end(s, len, a, true);
+	const char *brace = memchr(s + a, '{', e - a);
+	if (!brace)
+		return NULL;
+	size_t hb = (size_t)(brace - s);
+	ct_buf b;
+	ct_buf_init(&b);
+	for (size_t i = 0; i < a; i++)
+		ct_buf_putc(&b, s[i]);
+	for (int c = 0; c < x->nbody; c++) {
+		const char *from[8], *to[8];
+		for (int i = 0; i < n->nband; i++) {
+			from[i] = iname(k, n, i);
+			char suf[16];
+			snprintf(suf, sizeof suf, "_%d", c);
+			to[i] = c == 0 ? from[i] : fresh(k, &R->names, from[i], suf);
+		}
+		const ir_node *y = x->body[c];
+		size_t ya = pos_offset(s, len, y->pos);
+		size_t ye = node_end(s, len, ya, y->kind == ND_FOR);
+		if (c > 0)
+			ct_buf_puts(&b, "\n");
+		put_renamed(&b, s, a, hb, from, to, n->nband);
+		ct_buf_puts(&b, "{\n  ");
+		put_renamed(&b, s, ya, ye, from, to, n->nband);
+		ct_buf_puts(&b, "\n}");
+	}
+	for (size_t i = e; i < len; i++)
+		ct_buf_putc(&b, s[i]);
+	return ct_buf_take(&b);
+}
+
+static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth, char **text, const char *note);
+
+/* The two-index transform's choice (TCE): the fused nest cannot hold a
+ * register tile; distributed, its sums can. When a nest distributes
+ * legally and one of its parts is then a register-tiled sum, the file
+ * written is the distributed one, planned as any other. CT_OK with *text
+ * NULL when nothing was distributed. */
+static ct_status try_distribute(auto_run *R, char **text)
+{
+	*text = NULL;
+	for (int i = 0; i < R->k->nbody; i++) {
+		if (R->k->body[i]->kind != ND_FOR)
+			continue;
+		auto_nest *n = calloc(1, sizeof *n);
+		if (!n)
+			return CT_ERR_NOMEM;
+		nest_init(R->k, R->pv, &R->m, R->k->body[i], n);
+		auto_names keep = R->names;
+		char *dt = distributed_text(R, n);
+		int line = n->top->pos.line, parts = n->top->nbody;
+		char band[256] = "";
+		for (int b = 0; b < n->nband; b++)
+			snprintf(band + strlen(band), sizeof band - strlen(band), "%s%s", b ? ", " : "", iname(R->k, n, b));
+		free(n);
+		R->names = keep;
+		if (!dt)
+			continue;
+		ct_ctx *cx = NULL;
+		ct_kernel *t = trial_parse(R->k, dt, &cx, NULL, 0);
+		bool tiles = false;
+		int64_t *pv = t ? calloc((size_t)t->nparams + 1, sizeof *pv) : NULL;
+		if (pv)
+			ir_param_values(t, pv);
+		for (int j = 0; pv && j < t->nbody && !tiles; j++) {
+			if (t->body[j]->kind != ND_FOR)
+				continue;
+			auto_nest *m = calloc(1, sizeof *m);
+			auto_gemm g;
+			if (m) {
+				nest_init(t, pv, &R->m, t->body[j], m);
+				tiles = gemm_shape(t, &R->m, m, &g);
+			}
+			free(m);
+		}
+		free(pv);
+		ct_status st = CT_OK;
+		if (tiles) {
+			/* plan the distributed kernel (its text is the user's with the nest distributed) */
+			char note[512];
+			snprintf(note, sizeof note,
+			         "# the nest at line %d, for (%s) over %d parts, is distributed (one nest per part):\n"
+			         "#   fused, no part can hold a register tile; distributed, a sum can (the TCE's\n"
+			         "#   fused-or-not choice); legal: the parts share only elements of one iteration\n",
+			         line, band, parts);
+			st = autoschedule(t, R->o, 1, text, note);
+			if (st != CT_OK) {
+				ct_ctx_clear_error(cx);
+				free(*text);
+				*text = NULL;
+				st = CT_OK;
+			}
+		}
+		ct_kernel_free(t);
+		ct_ctx_free(cx);
+		free(dt);
+		if (st != CT_OK || *text)
+			return st;
+	}
+	return CT_OK;
+}
+
 static ct_status run_budget(auto_run *R, char **text);
 
 ct_status ct_kernel_autoschedule(ct_kernel *k, const ct_auto_options *o, char **text, size_t *len)
@@ -1250,6 +1515,16 @@ ct_status ct_kernel_autoschedule(ct_kernel *k, const ct_auto_options *o, char **
 	*text = NULL;
 	if (len)
 		*len = 0;
+	ct_status st = autoschedule(k, o, 0, text, NULL);
+	if (st == CT_OK && len)
+		*len = strlen(*text);
+	return st;
+}
+
+/* ct_kernel_autoschedule's work; depth 1: a distributed kernel's (no more
+ * distributing), note: the comment saying how it was distributed. */
+static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth, char **text, const char *note)
+{
 	ct_status st = ir_kernel_ready(k);
 	if (st != CT_OK)
 		return st;
@@ -1308,6 +1583,18 @@ ct_status ct_kernel_autoschedule(ct_kernel *k, const ct_auto_options *o, char **
 		}
 		ct_buf_puts(&kept, "# kept from the file: its schedule\n");
 	}
+	char *dist = NULL;
+	if (depth == 0 && !R.at.has_sched && !R.at.has_plan && try_distribute(&R, &dist) == CT_OK && dist) {
+		ct_buf_free(&kept);
+		ct_buf_free(&R.params);
+		ct_buf_free(&R.sched);
+		ct_buf_free(&R.plan);
+		ct_buf_free(&R.why);
+		free(R.head);
+		free(R.pv);
+		*text = dist;
+		return CT_OK;
+	}
 	if (R.at.has_plan) {
 		/* the user's plan: kept whole; nothing is added to it */
 		ct_buf_puts(&kept, "# kept from the file: its plan (auto adds nothing to a written plan)\n");
@@ -1332,6 +1619,7 @@ ct_status ct_kernel_autoschedule(ct_kernel *k, const ct_auto_options *o, char **
 	                    "# ---- nest, this machine's description and the cache model (%s)\n",
 	              o->budget > 0 ? "then measured" : "model only, nothing measured");
 	put_machine(&top, &R);
+	ct_buf_puts(&top, note ? note : "");
 	ct_buf_puts(&top, kept.s ? kept.s : "");
 	ct_buf_puts(&top, R.why.s ? R.why.s : "");
 	char *out = NULL;
@@ -1379,8 +1667,6 @@ ct_status ct_kernel_autoschedule(ct_kernel *k, const ct_auto_options *o, char **
 		return st;
 	}
 	*text = out;
-	if (len)
-		*len = strlen(out);
 	return CT_OK;
 }
 

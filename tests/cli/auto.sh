@@ -39,7 +39,9 @@ auto_runs "$j1" jacobi1d_plain
 # the sum gets a register tile, cache tiles with tune lists and parallel blocks
 out=$tmp/auto_matmul.auto.cachet
 grep -q "^  unroll(" "$out" && grep -q "^  vectorize(" "$out" && grep -q "^  parallelize(i, j)" "$out" &&
-	grep -q "^param KC_k = [0-9]* tune {" "$out" && grep -q "register tile" "$out" && ok ||
+	grep -q "^param KC_k = [0-9]* tune {" "$out" && grep -q "register tile" "$out" &&
+	grep -q "^  Bp = cache(B, index=k1, trigger_index=i1)" "$out" &&
+	grep -q "^  Ap = cache(A, index=k1, trigger_index=j1, layout=(1, 0))" "$out" && ok ||
 	bad "auto_matmul: no register tile, cache tiles or parallel band: $(grep -v '^#' "$out" | tail -12)"
 # a file's own schedule is kept
 grep -q "ii, jj, kk = tile(i=32, j=64, k=48)" "$tmp/matmul.auto.cachet" &&
@@ -53,6 +55,19 @@ s=$tmp/seidel.auto.cachet
 r=$tmp/recurrence.auto.cachet
 grep -q "^  parallelize(i)" "$r" && ! grep -v '^#' "$r" | grep -q "vectorize(j)" && grep -q "j not vectorized" "$r" && ok ||
 	bad "recurrence: $(grep -v '^#' "$r" | tail -8)"
+
+# the fused two-index transform is distributed (its parts share T only within an iteration) and
+# both sums get register tiles
+t=$tmp/two_index.auto.cachet
+[ "$(grep -c '^for (' "$t")" = 3 ] && grep -q "is distributed" "$t" && [ "$(grep -c '^  unroll(' "$t")" = 2 ] && ok ||
+	bad "two_index: not distributed: $(grep -v '^#' "$t" | tail -12)"
+# a fused nest whose parts share more than one iteration's elements stays fused
+fz=$(kfile fused.cachet "kernel fz" "param N = 40" "array A : f64[N, N] input" "array S : f64[N] inout" \
+	"array B : f64[N, N] inout" "for (i: N, j: 1 .. N) {" "  for (k: N) { S[j] += A[i, k] * A[k, j] }" \
+	"  for (l: N) { B[i, l] += S[j - 1] * A[l, j] }" "}")
+auto_runs "$fz" fused
+! grep -q "is distributed" "$tmp/fused.auto.cachet" && [ "$(grep -c '^for (' "$tmp/fused.auto.cachet")" = 1 ] && ok ||
+	bad "fused: distributed across a dependence"
 
 # a time loop carries: the sweeps inside it are parallel
 j=$tmp/jacobi2d.auto.cachet
