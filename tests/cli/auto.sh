@@ -86,6 +86,12 @@ cmp -s "$tmp/s1" "$tmp/s2" && ok || bad "auto: two runs differ"
 "$CACHET" auto examples/two_index.cachet --threads 1 >"$tmp/s4" 2>&1
 cmp -s "$tmp/s3" "$tmp/s4" && ! grep -q parallelize "$tmp/s3" && ok || bad "auto --threads 1: differs or parallel"
 
+# --budget: the tuner measures the tile params and the file says what it measured; it still checks
+expect "auto --budget" 0 "" "$CACHET" auto examples/auto_matmul.cachet -D M=48 -D N=64 -D K=40 --threads 2 \
+	--budget 3 --quiet -o "$tmp/budget.cachet"
+grep -q "^# measured: [0-9]* of [0-9]* candidates" "$tmp/budget.cachet" && grep -q "then measured" "$tmp/budget.cachet" &&
+	"$CACHET" check "$tmp/budget.cachet" && ok || bad "auto --budget: $(grep '^# m' "$tmp/budget.cachet")"
+
 # run --auto runs the chosen plan
 expect "run --auto" 0 "verified against the reference interpreter" \
 	"$CACHET" run --auto examples/auto_matmul.cachet -D M=40 -D N=70 -D K=20
