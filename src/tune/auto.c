@@ -22,6 +22,11 @@
 #define AUTO_MAX_MR 16
 /* Fraction of a cache a tile may fill (the rest: the streams passing through). */
 #define AUTO_CACHE_SHARE 0.5
+/* Model evaluations of tilings in one run (27 per register-tiled nest): past
+ * them a nest keeps its first candidate (the analytical values), so that
+ * `auto` without a budget stays within its 2 s on kernels of many sums. A
+ * count, not a time, so that the file does not depend on the machine's load. */
+#define AUTO_MAX_EVALS 81
 /* Cost of a miss of each level in core cycles (the next level's load-to-use
  * latency; memory: its latency over the misses a core keeps in flight).
  * Fixed, not measured, so the same machine description gives the same file. */
@@ -635,6 +640,7 @@ typedef struct auto_run {
 	auto_text at;
 	ct_buf params, sched, plan, why;   /* accepted so far */
 	int nests, tiled, parallel, vector;
+	int evals;                         /* tilings the model evaluated */
 	double t0;
 	bool budget_over;
 } auto_run;
@@ -916,8 +922,9 @@ static bool try_gemm(auto_run *R, const auto_nest *n)
 	for (int a = 0; a < 3; a++)
 		for (int b = 0; b < 3; b++)
 			for (int c3 = 0; c3 < 3; c3++) {
-				if (now_s() - R->t0 > 1.2 && bcost >= 0)
+				if (R->evals >= AUTO_MAX_EVALS && bcost >= 0)
 					continue;
+				R->evals++;
 				auto_gemm h = g;
 				h.kc = base[0] * num[a] / den[a];
 				h.nc = round_down(base[1] * num[b] / den[b], g.nr);
@@ -1435,7 +1442,8 @@ static char *distributed_text(auto_run *R, const auto_nest *n)
 	return ct_buf_take(&b);
 }
 
-static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth, char **text, const char *note);
+static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth, double t0, char **text,
+                              const char *note);
 
 /* The two-index transform's choice (TCE): the fused nest cannot hold a
  * register tile; distributed, its sums can. When a nest distributes
@@ -1489,7 +1497,7 @@ static ct_status try_distribute(auto_run *R, char **text)
 			         "#   fused, no part can hold a register tile; distributed, a sum can (the TCE's\n"
 			         "#   fused-or-not choice); legal: the parts share only elements of one iteration\n",
 			         line, band, parts);
-			st = autoschedule(t, R->o, 1, text, note);
+			st = autoschedule(t, R->o, 1, R->t0, text, note);
 			if (st != CT_OK) {
 				ct_ctx_clear_error(cx);
 				free(*text);
@@ -1515,15 +1523,18 @@ ct_status ct_kernel_autoschedule(ct_kernel *k, const ct_auto_options *o, char **
 	*text = NULL;
 	if (len)
 		*len = 0;
-	ct_status st = autoschedule(k, o, 0, text, NULL);
+	ct_status st = autoschedule(k, o, 0, now_s(), text, NULL);
 	if (st == CT_OK && len)
 		*len = strlen(*text);
 	return st;
 }
 
 /* ct_kernel_autoschedule's work; depth 1: a distributed kernel's (no more
- * distributing), note: the comment saying how it was distributed. */
-static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth, char **text, const char *note)
+ * distributing), t0: when the call began (the model's search stops
+ * widening after AUTO_SEARCH_SECONDS of it), note: the comment saying how
+ * it was distributed. */
+static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth, double t0, char **text,
+                              const char *note)
 {
 	ct_status st = ir_kernel_ready(k);
 	if (st != CT_OK)
@@ -1546,7 +1557,7 @@ static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth,
 	memset(&R, 0, sizeof R);
 	R.k = k;
 	R.o = o;
-	R.t0 = now_s();
+	R.t0 = t0;
 	machine_init(k->ctx, o->threads, &R.m);
 	R.pv = calloc((size_t)k->nparams + 1, sizeof *R.pv);
 	if (!R.pv)
@@ -1629,13 +1640,13 @@ static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth,
 		for (size_t i = R.at.plan_lo; i < R.at.plan_hi; i++)
 			ct_buf_putc(&pb, k->text[i]);
 		ct_buf_puts(&pb, "\n");
-		char *t0 = assemble(R.head, R.params.s, top.s, R.sched.s, "");
+		char *t1 = assemble(R.head, R.params.s, top.s, R.sched.s, "");
 		ct_buf all;
 		ct_buf_init(&all);
-		ct_buf_puts(&all, t0);
+		ct_buf_puts(&all, t1);
 		ct_buf_puts(&all, R.sched.len ? "\n" : "");
 		ct_buf_puts(&all, pb.s);
-		free(t0);
+		free(t1);
 		ct_buf_free(&pb);
 		out = ct_buf_take(&all);
 	} else
