@@ -22,6 +22,10 @@
 #define AUTO_MAX_MR 16
 /* Fraction of a cache a tile may fill (the rest: the streams passing through). */
 #define AUTO_CACHE_SHARE 0.5
+/* Statement executions per thread below which a nest is not parallelized:
+ * starting a parallel region (waking the threads) costs microseconds, a
+ * few thousand simple iterations. */
+#define AUTO_MIN_PAR_WORK 4096
 /* Model evaluations of tilings in one run (27 per register-tiled nest): past
  * them a nest keeps its first candidate (the analytical values), so that
  * `auto` without a budget stays within its 2 s on kernels of many sums. A
@@ -181,6 +185,7 @@ typedef struct auto_nest {
 	auto_acc acc[AUTO_MAX_ACC];
 	const ir_node *stmt;          /* the band's body when it is one statement */
 	const ir_node *inner;         /* the innermost for of the band */
+	int64_t work;                 /* statement executions of the nest */
 	double cost[AUTO_MAX_BAND];   /* LoopCost per band position */
 	int order[AUTO_MAX_BAND];     /* band positions, outermost first */
 } auto_nest;
@@ -293,6 +298,23 @@ static void loop_costs(const ct_kernel *k, const auto_machine *m, auto_nest *n)
 		}
 }
 
+/* Statement executions of node x (every branch of an if counted). */
+static int64_t node_work(const ct_kernel *k, const int64_t *pv, const ir_node *x)
+{
+	if (x->kind == ND_STMT || x->kind == ND_LET)
+		return 1;
+	int64_t w = 0;
+	for (int i = 0; i < x->nbody; i++)
+		w += node_work(k, pv, x->body[i]);
+	for (int i = 0; i < x->nels; i++)
+		w += node_work(k, pv, x->els[i]);
+	for (int i = 0; x->kind == ND_FOR && i < x->nidx; i++) {
+		int64_t t = index_trip(k, pv, x->idx[i]);
+		w = w > INT64_MAX / (t > 0 ? t : 1) ? INT64_MAX : w * t;
+	}
+	return w;
+}
+
 static void nest_init(const ct_kernel *k, const int64_t *pv, const auto_machine *m, const ir_node *top, auto_nest *n)
 {
 	memset(n, 0, sizeof *n);
@@ -310,6 +332,7 @@ static void nest_init(const ct_kernel *k, const int64_t *pv, const auto_machine 
 			break;
 	}
 	n->inner = x;
+	n->work = node_work(k, pv, top);
 	if (x->nbody == 1 && x->body[0]->kind == ND_STMT)
 		n->stmt = x->body[0];
 	walk_node(k, pv, n, top);
@@ -645,6 +668,11 @@ typedef struct auto_run {
 	bool budget_over;
 } auto_run;
 
+static bool worth_threads(const auto_run *R, int64_t work)
+{
+	return R->m.threads > 1 && work >= (int64_t)AUTO_MIN_PAR_WORK * R->m.threads;
+}
+
 static double now_s(void)
 {
 	struct timespec ts;
@@ -873,6 +901,9 @@ static void gemm_why(auto_run *R, const auto_nest *n, const auto_gemm *g, auto_c
 		              U, V, U, V, m->threads);
 	else if (m->threads == 1)
 		ct_buf_puts(w, "#   one thread: no parallel loop\n");
+	else if (n->work < (int64_t)AUTO_MIN_PAR_WORK * m->threads)
+		ct_buf_printf(w, "#   not parallel: %lld iterations are too few for %d threads (a parallel region costs more)\n",
+		              (long long)n->work, m->threads);
 	else
 		ct_buf_printf(w, "#   not parallel: a block loop carries a dependence\n");
 }
@@ -962,7 +993,7 @@ static bool try_gemm(auto_run *R, const auto_nest *n)
 	g.kc = best[0], g.nc = best[1], g.mc = best[2];
 	bool can_pack = packable(R->k, n, g.left) && packable(R->k, n, g.right);
 	for (int variant = can_pack ? 0 : 2; variant < 4; variant++) {
-		int withpar = !(variant & 1);
+		int withpar = !(variant & 1) && worth_threads(R, n->work);
 		g.pack = variant < 2;
 		auto_choice c;
 		choice_init(&c);
@@ -1060,7 +1091,7 @@ static void parallel_inside(auto_run *R, const auto_nest *n, auto_choice *c)
 	const ir_node *x = n->inner;
 	for (int i = 0; x && i < x->nbody; i++) {
 		const ir_node *y = x->body[i];
-		if (y->kind != ND_FOR)
+		if (y->kind != ND_FOR || !worth_threads(R, node_work(k, R->pv, y)))
 			continue;
 		const char *v = k->indices[y->idx[0]].name;
 		auto_choice p = *c;
@@ -1165,7 +1196,10 @@ static void try_plain(auto_run *R, const auto_nest *n, int nest, bool reorder)
 		ct_buf_puts(&c.why, reorder ? "as written (already the order by reuse)\n" : "as the schedule says\n");
 	/* the outermost loop: its blocks to the threads */
 	const char *outer = iname(k, n, do_reorder ? n->order[0] : 0);
-	if (R->m.threads > 1 && n->trip[do_reorder ? n->order[0] : 0] > 1) {
+	if (R->m.threads > 1 && !worth_threads(R, n->work))
+		ct_buf_printf(&c.why, "#   not parallel: %lld iterations are too few for %d threads (a parallel region costs more)\n",
+		              (long long)n->work, R->m.threads);
+	else if (R->m.threads > 1 && n->trip[do_reorder ? n->order[0] : 0] > 1) {
 		auto_choice p = c;
 		ct_buf pl;
 		ct_buf_init(&pl);

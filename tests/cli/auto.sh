@@ -30,11 +30,11 @@ auto_runs examples/two_index.cachet two_index -D V=20 -D N=28
 auto_runs examples/stencil5.cachet stencil5 -D N=40 -D M=36
 auto_runs examples/jacobi1d.cachet jacobi1d -D N=300
 auto_runs tests/auto/seidel.cachet seidel
-auto_runs tests/auto/recurrence.cachet recurrence
-auto_runs tests/auto/jacobi2d.cachet jacobi2d
+auto_runs tests/auto/recurrence.cachet recurrence -D M=256
+auto_runs tests/auto/jacobi2d.cachet jacobi2d -D N=100
 j1=$(kfile j1.cachet "kernel j1" "param N = 1000" "array A : f64[N] input" "array B : f64[N] inout" \
 	"for (i: 1 .. N-1) {" "  B[i] = (A[i-1] + A[i] + A[i+1]) / 3" "}")
-auto_runs "$j1" jacobi1d_plain
+auto_runs "$j1" jacobi1d_plain -D N=20000
 
 # the sum gets a register tile, cache tiles with tune lists and parallel blocks
 out=$tmp/auto_matmul.auto.cachet
@@ -77,6 +77,11 @@ grep -q "^  parallelize(i)" "$j" && grep -q "^  parallelize(i2)" "$j" && ! grep 
 j=$tmp/jacobi1d_plain.auto.cachet
 grep -q "^  iv = split(i, [0-9]*)" "$j" && grep -q "^  parallelize(i)" "$j" && grep -q "^  vectorize(iv)" "$j" && ok ||
 	bad "jacobi1d: $(grep -v '^#' "$j" | tail -8)"
+
+# too little work for threads: nothing parallel, and the file says why
+small=$(kfile small.cachet "kernel sm" "param N = 40" "array A : f32[N] inout" "for (i: N) {" "  A[i] += 1" "}")
+expect "auto: small nest" 0 "too few for 2 threads" "$CACHET" auto "$small" --threads 2
+grep -q "^  parallelize" "$tmp/o" && bad "auto: a 40-iteration loop parallel" || ok
 
 # stable: the same input on the same machine gives the same file
 "$CACHET" auto examples/auto_matmul.cachet --threads 2 >"$tmp/s1" 2>&1
