@@ -777,7 +777,7 @@ static void put_tune(ct_buf *b, const char *name, int64_t v, int64_t unit, int64
 	ct_buf_printf(b, "param %s = %lld tune {", name, (long long)v);
 	int64_t last = 0;
 	for (int i = 0; i < 3; i++) {
-		if (c[i] < unit || (i != 1 && c[i] > top) || c[i] <= last)
+		if ((i != 1 && (c[i] < unit || c[i] > top)) || c[i] <= last)
 			continue;
 		ct_buf_printf(b, "%s%lld", last ? ", " : "", (long long)c[i]);
 		last = c[i];
@@ -960,7 +960,7 @@ static bool try_gemm(auto_run *R, const auto_nest *n)
 				h.kc = base[0] * num[a] / den[a];
 				h.nc = round_down(base[1] * num[b] / den[b], g.nr);
 				h.mc = round_down(base[2] * num[c3] / den[c3], g.mr);
-				if (h.kc < 8 || h.kc > n->trip[g.r] || h.nc > round_up(n->trip[g.v], g.nr) ||
+				if (h.kc < (base[0] < 8 ? base[0] : 8) || h.kc > n->trip[g.r] || h.nc > round_up(n->trip[g.v], g.nr) ||
 				    h.mc > round_up(n->trip[g.u], g.mr))
 					continue;
 				if ((a && h.kc == base[0]) || (b && h.nc == base[1]) || (c3 && h.mc == base[2]))
