@@ -1387,10 +1387,11 @@ static bool writes(const ir_node *x, int a)
 /* Whether distributing the one-for band of nest n over its parts keeps
  * every dependence: the parts then run one after the other, so no part may
  * depend on a later one. Sufficient (and what the two-index transform's
- * temp needs): every array written by a part and accessed by another is
- * accessed by all of them at one element per band iteration, the same
- * one (the same subscripts, each a band index plus a constant, every band
- * index used): then parts meet only within one band iteration, in order. */
+ * temp and PolyBench's gemm need): every array written by a part and
+ * accessed by another is accessed by all of them, in some dimensions,
+ * with the same subscripts, each a band index plus a constant, every band
+ * index among them: then two band iterations never touch one element, and
+ * parts meet only within one band iteration, in their order. */
 static bool distribution_legal(const ct_kernel *k, const auto_nest *n)
 {
 	const ir_node *x = n->top;
@@ -1409,15 +1410,20 @@ static bool distribution_legal(const ct_kernel *k, const auto_nest *n)
 		int na = accesses_of(x, a, acc, 0, 64);
 		if (na >= 64)
 			return false;
+		/* the dimensions that every access subscripts alike by one band index
+		 * (plus a constant) must name every band index: then two band
+		 * iterations never touch one element; the other dimensions are free
+		 * (PolyBench's gemm: C[i, j] *= beta, then C[i, j] += ... over k, j) */
 		unsigned used = 0;
 		for (int d = 0; d < k->arrays[a].rank; d++) {
 			aff s0 = acc[0]->sub[d];
 			if (s0.n != 1 || s0.t[0].kind != AFF_INDEX || llabs(s0.t[0].coef) != 1 || band_pos(n, s0.t[0].id) < 0)
-				return false;
-			used |= 1u << band_pos(n, s0.t[0].id);
-			for (int i = 1; i < na; i++)
-				if (!aff_equal(acc[i]->sub[d], s0))
-					return false;
+				continue;
+			bool alike = true;
+			for (int i = 1; i < na && alike; i++)
+				alike = aff_equal(acc[i]->sub[d], s0);
+			if (alike)
+				used |= 1u << band_pos(n, s0.t[0].id);
 		}
 		if (used != (1u << n->nband) - 1)
 			return false;

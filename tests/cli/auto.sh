@@ -61,6 +61,11 @@ grep -q "^  parallelize(i)" "$r" && ! grep -v '^#' "$r" | grep -q "vectorize(j)"
 t=$tmp/two_index.auto.cachet
 [ "$(grep -c '^for (' "$t")" = 3 ] && grep -q "is distributed" "$t" && [ "$(grep -c '^  unroll(' "$t")" = 2 ] && ok ||
 	bad "two_index: not distributed: $(grep -v '^#' "$t" | tail -12)"
+# PolyBench's gemm (C *= beta inside the row loop): distributed, the sum tiled
+auto_runs tests/auto/gemm_beta.cachet gemm_beta -D NI=50 -D NJ=70 -D NK=30
+t=$tmp/gemm_beta.auto.cachet
+[ "$(grep -c '^for (' "$t")" = 2 ] && grep -q "is distributed" "$t" && grep -q '^  unroll(' "$t" && ok ||
+	bad "gemm_beta: $(grep -v '^#' "$t" | tail -12)"
 # a fused nest whose parts share more than one iteration's elements stays fused
 fz=$(kfile fused.cachet "kernel fz" "param N = 40" "array A : f64[N, N] input" "array S : f64[N] inout" \
 	"array B : f64[N, N] inout" "for (i: N, j: 1 .. N) {" "  for (k: N) { S[j] += A[i, k] * A[k, j] }" \
