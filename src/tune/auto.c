@@ -1555,6 +1555,7 @@ static ct_status try_distribute(auto_run *R, char **text)
 }
 
 static ct_status run_budget(auto_run *R, char **text);
+static void insert_after_header(char **text, const char *lines);
 
 ct_status ct_kernel_autoschedule(ct_kernel *k, const ct_auto_options *o, char **text, size_t *len)
 {
@@ -1701,6 +1702,18 @@ static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth,
 		ct_kernel *t = trial_parse(k, out, &cx, err, sizeof err);
 		if (!t)
 			st = ct_error(k->ctx, CT_ERR_UNSUPPORTED, "%s: auto made a file that does not check: %s", k->name, err);
+		int64_t miss[CT_SIM_MAX_LEVELS] = {0};
+		int nl = 0;
+		if (t && model_cost(&R, t, miss, &nl) >= 0 && nl > 0) {
+			ct_buf b;
+			ct_buf_init(&b);
+			ct_buf_puts(&b, "# the model's misses of the whole file at these sizes:");
+			for (int l = 0; l < nl; l++)
+				ct_buf_printf(&b, " L%d %lld", l + 1, (long long)miss[l]);
+			ct_buf_puts(&b, "\n");
+			insert_after_header(&out, b.s);
+			ct_buf_free(&b);
+		}
 		ct_kernel_free(t);
 		ct_ctx_free(cx);
 	} else
@@ -1743,6 +1756,26 @@ static char *set_param_text(const char *text, const char *name, int64_t v)
 	return ct_buf_take(&b);
 }
 
+/* Insert line(s) into *text after the header comment's second line. */
+static void insert_after_header(char **text, const char *lines)
+{
+	const char *at = strstr(*text, "# ---- nest");
+	at = at ? strchr(at, '\n') : NULL;
+	if (!at || !lines)
+		return;
+	ct_buf all;
+	ct_buf_init(&all);
+	for (const char *q = *text; q <= at; q++)
+		ct_buf_putc(&all, *q);
+	ct_buf_puts(&all, lines);
+	ct_buf_puts(&all, at + 1);
+	char *t = ct_buf_take(&all);
+	if (t) {
+		free(*text);
+		*text = t;
+	}
+}
+
 /* With a budget: the tuner measures the tile params' candidates (the
  * model's ranking first) and the file takes the fastest verified point. */
 static ct_status run_budget(auto_run *R, char **text)
@@ -1780,18 +1813,7 @@ static ct_status run_budget(auto_run *R, char **text)
 		ct_buf_printf(&b, "# measured: %d of %d candidates in %.1f s; the best (%s) took %.3g ms\n", tr.nmeasured,
 		              tr.ncandidates, tr.seconds, ct_tune_decision_name(tr.decision),
 		              tr.candidates[tr.best].seconds * 1e3);
-		const char *at = strstr(*text, "# ---- nest");
-		at = at ? strchr(at, '\n') : NULL;
-		if (at) {
-			ct_buf all;
-			ct_buf_init(&all);
-			for (const char *q = *text; q <= at; q++)
-				ct_buf_putc(&all, *q);
-			ct_buf_puts(&all, b.s);
-			ct_buf_puts(&all, at + 1);
-			free(*text);
-			*text = ct_buf_take(&all);
-		}
+		insert_after_header(text, b.s);
 		ct_buf_free(&b);
 	}
 	ct_tune_result_free(&tr);
