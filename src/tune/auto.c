@@ -6,11 +6,9 @@
 #include "target/target.h"
 #include "tune/tune.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define AUTO_MAX_BAND 12
 #define AUTO_MAX_NESTS 64
@@ -664,20 +662,12 @@ typedef struct auto_run {
 	ct_buf params, sched, plan, why;   /* accepted so far */
 	int nests, tiled, parallel, vector;
 	int evals;                         /* tilings the model evaluated */
-	double t0;
-	bool budget_over;
 } auto_run;
 
+/* Whether `work` statement executions pay for starting the threads. */
 static bool worth_threads(const auto_run *R, int64_t work)
 {
 	return R->m.threads > 1 && work >= (int64_t)AUTO_MIN_PAR_WORK * R->m.threads;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 /* The text with the accepted items plus candidate c. */
@@ -817,7 +807,6 @@ static void gemm_choice(auto_run *R, const auto_nest *n, auto_gemm *g, auto_choi
 {
 	const ct_kernel *k = R->k;
 	const char *U = iname(k, n, g->u), *V = iname(k, n, g->v), *Rn = iname(k, n, g->r);
-	auto_names save = R->names;
 	const char *u1 = fresh(k, &R->names, U, "1"), *v1 = fresh(k, &R->names, V, "1"),
 	           *r1 = fresh(k, &R->names, Rn, "1"), *u2 = fresh(k, &R->names, U, "2"),
 	           *v2 = fresh(k, &R->names, V, "2");
@@ -826,7 +815,6 @@ static void gemm_choice(auto_run *R, const auto_nest *n, auto_gemm *g, auto_choi
 		g->p_nc = fresh(k, &R->names, "NC_", V);
 		g->p_mc = fresh(k, &R->names, "MC_", U);
 	}
-	(void)save;
 	char note[128];
 	snprintf(note, sizeof note, "the sum %s in blocks for L1", Rn);
 	put_tune(&c->params, g->p_kc, g->kc, 8, n->trip[g->r], note);
@@ -1482,8 +1470,7 @@ static char *distributed_text(auto_run *R, const auto_nest *n)
 	return ct_buf_take(&b);
 }
 
-static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth, double t0, char **text,
-                              const char *note);
+static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth, char **text, const char *note);
 
 /* The two-index transform's choice (TCE): the fused nest cannot hold a
  * register tile; distributed, its sums can. When a nest distributes
@@ -1537,7 +1524,7 @@ static ct_status try_distribute(auto_run *R, char **text)
 			         "#   fused, no part can hold a register tile; distributed, a sum can (the TCE's\n"
 			         "#   fused-or-not choice); legal: the parts share only elements of one iteration\n",
 			         line, band, parts);
-			st = autoschedule(t, R->o, 1, R->t0, text, note);
+			st = autoschedule(t, R->o, 1, text, note);
 			if (st != CT_OK) {
 				ct_ctx_clear_error(cx);
 				free(*text);
@@ -1564,18 +1551,15 @@ ct_status ct_kernel_autoschedule(ct_kernel *k, const ct_auto_options *o, char **
 	*text = NULL;
 	if (len)
 		*len = 0;
-	ct_status st = autoschedule(k, o, 0, now_s(), text, NULL);
+	ct_status st = autoschedule(k, o, 0, text, NULL);
 	if (st == CT_OK && len)
 		*len = strlen(*text);
 	return st;
 }
 
 /* ct_kernel_autoschedule's work; depth 1: a distributed kernel's (no more
- * distributing), t0: when the call began (the model's search stops
- * widening after AUTO_SEARCH_SECONDS of it), note: the comment saying how
- * it was distributed. */
-static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth, double t0, char **text,
-                              const char *note)
+ * distributing), note: the comment saying how it was distributed. */
+static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth, char **text, const char *note)
 {
 	ct_status st = ir_kernel_ready(k);
 	if (st != CT_OK)
@@ -1598,7 +1582,6 @@ static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth,
 	memset(&R, 0, sizeof R);
 	R.k = k;
 	R.o = o;
-	R.t0 = t0;
 	machine_init(k->ctx, o->threads, &R.m);
 	R.pv = calloc((size_t)k->nparams + 1, sizeof *R.pv);
 	if (!R.pv)
