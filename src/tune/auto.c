@@ -574,13 +574,29 @@ static char *assemble(const char *head, const char *params, const char *top, con
 
 /* Parse text on a private ctx with k's param values: NULL when the checks
  * refuse it (its message into err). */
-static ct_kernel *trial_parse_as(ct_kernel *k, const char *text, ct_ctx **cp, char *err, size_t nerr, bool quick)
+/* A private ctx for trial parses, with the options of k's that the checks
+ * read (one per run: a ctx probes the machine once, on first use). */
+static ct_ctx *trial_ctx(const ct_kernel *k)
 {
 	ct_ctx *c = ct_ctx_new();
-	*cp = c;
 	if (!c)
 		return NULL;
 	ct_ctx_set_option(c, CT_OPT_MAX_ERRORS, 1);
+	ct_ctx_set_option(c, CT_OPT_VECTOR_BYTES, ct_ctx_get_option(k->ctx, CT_OPT_VECTOR_BYTES));
+	ct_ctx_set_option(c, CT_OPT_BRANCHING, ct_ctx_get_option(k->ctx, CT_OPT_BRANCHING));
+	return c;
+}
+
+/* shared: the run's trial ctx (then *cp is NULL), or NULL for a ctx of
+ * the kernel's own (*cp, the caller frees it). */
+static ct_kernel *trial_parse_as(ct_ctx *shared, ct_kernel *k, const char *text, ct_ctx **cp, char *err, size_t nerr,
+                                 bool quick)
+{
+	ct_ctx *c = shared ? shared : trial_ctx(k);
+	*cp = shared ? NULL : c;
+	if (!c)
+		return NULL;
+	ct_ctx_clear_error(c);
 	/* quick: the language's checks only (the model's candidates differ in
 	 * tile sizes alone; the one chosen is checked in full) */
 	ct_kernel *t = quick ? lang_parse(c, text, strlen(text), k->file ? k->file : "auto")
@@ -606,9 +622,9 @@ static ct_kernel *trial_parse_as(ct_kernel *k, const char *text, ct_ctx **cp, ch
 	return t;
 }
 
-static ct_kernel *trial_parse(ct_kernel *k, const char *text, ct_ctx **cp, char *err, size_t nerr)
+static ct_kernel *trial_parse(ct_ctx *shared, ct_kernel *k, const char *text, ct_ctx **cp, char *err, size_t nerr)
 {
-	return trial_parse_as(k, text, cp, err, nerr, false);
+	return trial_parse_as(shared, k, text, cp, err, nerr, false);
 }
 
 static bool find_loops(const lt_node *x, int index, const lt_node **out, int *n, int cap)
@@ -662,6 +678,7 @@ typedef struct auto_run {
 	ct_buf params, sched, plan, why;   /* accepted so far */
 	int nests, tiled, parallel, vector;
 	int evals;                         /* tilings the model evaluated */
+	ct_ctx *tctx;                      /* trial parses (trial_ctx) */
 } auto_run;
 
 /* Whether `work` statement executions pay for starting the threads. */
@@ -722,7 +739,7 @@ static bool candidate_ok(auto_run *R, const auto_choice *c, const char **par, in
 {
 	char *txt = with_choice(R, c);
 	ct_ctx *cx = NULL;
-	ct_kernel *t = trial_parse(R->k, txt, &cx, why, nwhy);
+	ct_kernel *t = trial_parse(R->tctx, R->k, txt, &cx, why, nwhy);
 	free(txt);
 	bool ok = t != NULL;
 	if (ok && npar + nvec > 0) {
@@ -961,7 +978,7 @@ static bool try_gemm(auto_run *R, const auto_nest *n)
 				R->names = keep;
 				char *txt = with_choice(R, &c);
 				ct_ctx *cx = NULL;
-				ct_kernel *t = trial_parse_as(R->k, txt, &cx, NULL, 0, true);
+				ct_kernel *t = trial_parse_as(R->tctx, R->k, txt, &cx, NULL, 0, true);
 				free(txt);
 				int64_t miss[CT_SIM_MAX_LEVELS] = {0};
 				int nl = 0;
@@ -1043,7 +1060,7 @@ static const char *scheduled_innermost(auto_run *R, int nest, char *out, size_t 
 {
 	char *txt = with_choice(R, NULL);
 	ct_ctx *cx = NULL;
-	ct_kernel *t = trial_parse(R->k, txt, &cx, NULL, 0);
+	ct_kernel *t = trial_parse(R->tctx, R->k, txt, &cx, NULL, 0);
 	free(txt);
 	ct_looptree *tree = t ? lt_build_loops(t, true) : NULL;
 	const char *res = NULL;
@@ -1498,7 +1515,7 @@ static ct_status try_distribute(auto_run *R, char **text)
 		if (!dt)
 			continue;
 		ct_ctx *cx = NULL;
-		ct_kernel *t = trial_parse(R->k, dt, &cx, NULL, 0);
+		ct_kernel *t = trial_parse(R->tctx, R->k, dt, &cx, NULL, 0);
 		bool tiles = false;
 		int64_t *pv = t ? calloc((size_t)t->nparams + 1, sizeof *pv) : NULL;
 		if (pv)
@@ -1526,7 +1543,7 @@ static ct_status try_distribute(auto_run *R, char **text)
 			         line, band, parts);
 			st = autoschedule(t, R->o, 1, text, note);
 			if (st != CT_OK) {
-				ct_ctx_clear_error(cx);
+				ct_ctx_clear_error(R->tctx);
 				free(*text);
 				*text = NULL;
 				st = CT_OK;
@@ -1584,8 +1601,12 @@ static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth,
 	R.o = o;
 	machine_init(k->ctx, o->threads, &R.m);
 	R.pv = calloc((size_t)k->nparams + 1, sizeof *R.pv);
-	if (!R.pv)
+	R.tctx = trial_ctx(k);
+	if (!R.pv || !R.tctx) {
+		free(R.pv);
+		ct_ctx_free(R.tctx);
 		return ct_error(k->ctx, CT_ERR_NOMEM, "out of memory");
+	}
 	ir_param_values(k, R.pv);
 	split_text(k->text, k->text_len, &R.at);
 	ct_buf hb;
@@ -1627,6 +1648,7 @@ static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth,
 		ct_buf_free(&R.why);
 		free(R.head);
 		free(R.pv);
+		ct_ctx_free(R.tctx);
 		*text = dist;
 		return CT_OK;
 	}
@@ -1682,7 +1704,7 @@ static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth,
 	if (out) {
 		ct_ctx *cx = NULL;
 		char err[512];
-		ct_kernel *t = trial_parse(k, out, &cx, err, sizeof err);
+		ct_kernel *t = trial_parse(R.tctx, k, out, &cx, err, sizeof err);
 		if (!t)
 			st = ct_error(k->ctx, CT_ERR_UNSUPPORTED, "%s: auto made a file that does not check: %s", k->name, err);
 		int64_t miss[CT_SIM_MAX_LEVELS] = {0};
@@ -1709,6 +1731,7 @@ static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth,
 	ct_buf_free(&R.why);
 	free(R.head);
 	free(R.pv);
+	ct_ctx_free(R.tctx);
 	if (st != CT_OK) {
 		free(out);
 		return st;
@@ -1765,7 +1788,7 @@ static ct_status run_budget(auto_run *R, char **text)
 {
 	ct_ctx *cx = NULL;
 	char err[512];
-	ct_kernel *t = trial_parse(R->k, *text, &cx, err, sizeof err);
+	ct_kernel *t = trial_parse(NULL, R->k, *text, &cx, err, sizeof err);
 	if (!t)
 		return ct_error(R->k->ctx, CT_ERR_UNSUPPORTED, "auto: %s", err);
 	ct_ctx_set_option(cx, CT_OPT_THREADS, R->m.threads);
