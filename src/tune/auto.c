@@ -13,6 +13,9 @@
 #define AUTO_MAX_BAND 12
 #define AUTO_MAX_NESTS 64
 #define AUTO_MAX_ACC 256
+/* Names one run may make up, and their longest (the language's 255 and a suffix). */
+#define AUTO_NAMES 512
+#define AUTO_NAME_MAX 272
 /* Registers the register tile leaves free besides its accumulators, its
  * vectors of the right operand and its broadcast: room for the compiler. */
 #define AUTO_SPARE_REGS 2
@@ -339,7 +342,7 @@ static void nest_init(const ct_kernel *k, const int64_t *pv, const auto_machine 
 
 /* ------------------------------------------------------------ names */
 
-static bool name_taken(const ct_kernel *k, const char *s, char (*extra)[32], int nextra)
+static bool name_taken(const ct_kernel *k, const char *s, char (*extra)[AUTO_NAME_MAX], int nextra)
 {
 	for (int i = 0; i < k->nparams; i++)
 		if (!strcmp(k->params[i].name, s))
@@ -360,21 +363,26 @@ static bool name_taken(const ct_kernel *k, const char *s, char (*extra)[32], int
 	       !strcmp(s, "if") || !strcmp(s, "else") || !strcmp(s, "plan") || !strcmp(s, "schedule");
 }
 
-/* The names this run made up, so that two never meet. */
+/* The names this run made up, so that two never meet: name[AUTO_NAMES]
+ * (malloc'd by the run); a copy of the struct taken before trying a
+ * candidate and put back after gives its names up again. */
 typedef struct auto_names {
-	char name[256][32];
+	char (*name)[AUTO_NAME_MAX];
 	int n;
 } auto_names;
 
+/* A name base + suffix (+ a number) that nothing in k or nm has. Names
+ * too long for the language make the candidate fail its check, nothing
+ * worse. */
 static const char *fresh(const ct_kernel *k, auto_names *nm, const char *base, const char *suffix)
 {
-	char s[32];
+	char s[AUTO_NAME_MAX];
 	snprintf(s, sizeof s, "%s%s", base, suffix);
 	for (int t = 0; name_taken(k, s, nm->name, nm->n) && t < 100; t++)
 		snprintf(s, sizeof s, "%s%s%d", base, suffix, t + 2);
-	if (nm->n >= 256)
+	if (!nm->name || nm->n >= AUTO_NAMES)
 		return "auto_overflow";
-	snprintf(nm->name[nm->n], 32, "%s", s);
+	snprintf(nm->name[nm->n], AUTO_NAME_MAX, "%s", s);
 	return nm->name[nm->n++];
 }
 
@@ -1602,8 +1610,10 @@ static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth,
 	machine_init(k->ctx, o->threads, &R.m);
 	R.pv = calloc((size_t)k->nparams + 1, sizeof *R.pv);
 	R.tctx = trial_ctx(k);
-	if (!R.pv || !R.tctx) {
+	R.names.name = calloc(AUTO_NAMES, sizeof *R.names.name);
+	if (!R.pv || !R.tctx || !R.names.name) {
 		free(R.pv);
+		free(R.names.name);
 		ct_ctx_free(R.tctx);
 		return ct_error(k->ctx, CT_ERR_NOMEM, "out of memory");
 	}
@@ -1648,6 +1658,7 @@ static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth,
 		ct_buf_free(&R.why);
 		free(R.head);
 		free(R.pv);
+		free(R.names.name);
 		ct_ctx_free(R.tctx);
 		*text = dist;
 		return CT_OK;
@@ -1731,6 +1742,7 @@ static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth,
 	ct_buf_free(&R.why);
 	free(R.head);
 	free(R.pv);
+	free(R.names.name);
 	ct_ctx_free(R.tctx);
 	if (st != CT_OK) {
 		free(out);

@@ -107,6 +107,14 @@ expect "run --auto" 0 "verified against the reference interpreter" \
 	"$CACHET" run --auto examples/auto_matmul.cachet -D M=40 -D N=70 -D K=20
 expect "auto --json" 0 '"text": "# auto_matmul.cachet.*kernel auto_matmul' "$CACHET" auto examples/auto_matmul.cachet --json
 
+# names at the language's length: the made-up ones stay unique and the sum is still tiled
+L=abcdefghijabcdefghijabcdefghijabcdefghijabcdefghijabcdefghij
+lng=$(kfile long.cachet "kernel lng" "param M = 64, N = 64, K = 32" "array A : f32[M, K] input" \
+	"array B : f32[K, N] input" "array C : f32[M, N] inout" "for (${L}i: M, ${L}j: N, ${L}k: K) {" \
+	"  C[${L}i, ${L}j] += A[${L}i, ${L}k] * B[${L}k, ${L}j]" "}")
+auto_runs "$lng" long_names
+grep -q "register tile" "$tmp/long_names.auto.cachet" && ok || bad "long names: no register tile"
+
 # errors: CLI.md's exit codes
 badk=$(kfile bad.cachet "kernel b" "param N = 8" "array A : f32[N] inout" "for (i: N) {" "  A[i] += q" "}")
 expect "auto: bad file" 2 "bad.cachet:5:11: error:" "$CACHET" auto "$badk"
