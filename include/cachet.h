@@ -1317,6 +1317,36 @@ CT_API void ct_tune_result_free(CT_KEEP ct_tune_result *r);
 /* Print r as a table or one JSON object, as every printer (ct_format). */
 CT_API ct_status ct_tune_print(CT_KEEP const ct_tune_result *r, ct_format format, CT_KEEP FILE *out);
 
+/* ---------------------------------------------------------------- automatic schedules and plans (src/tune/auto.c) */
+
+/* Options of ct_kernel_autoschedule; ct_auto_options_init sets the defaults. */
+typedef struct ct_auto_options {
+	int threads;            /* threads the plan is for (0 = the CPUs this process may use) */
+	double budget;          /* 0: model only, nothing is measured; > 0: wall seconds in
+				   which the tuner measures the model's best tile sizes */
+	const char *cache_spec; /* levels for the model (NULL = this machine's caches) */
+	const char *store_dir;  /* the tuner's store with a budget (NULL = the cache folder) */
+	ct_progress_fn progress; /* the tuner's progress with a budget (may be NULL) */
+	void *progress_ud;
+} ct_auto_options;
+/* The defaults: every field 0. */
+CT_API void ct_auto_options_init(CT_KEEP ct_auto_options *o);
+
+/* Choose a schedule and a plan for kernel k (parsed from text, checked,
+ * every runtime param set; target host) from its nests, this machine's
+ * description (the probe, or the ctx's CT_OPT_VECTOR_BYTES) and the cache
+ * model (docs/AUTO.md): loop order from reuse, register and cache tiles
+ * for sums (tile params with `tune` lists, picked by the model), vector
+ * and parallel loops where no dependence is carried. A schedule or plan
+ * the file has is kept. *text (malloc'd, the caller frees it; *len its
+ * length when len is not NULL) is the whole file, comments on each choice
+ * included; it checks. With o->budget > 0 the tuner measures the tile
+ * params (ct_tune) and the file takes the fastest verified point; with 0
+ * nothing is measured. o NULL = defaults. k is left as it was.
+ * CT_ERR_INPUT for a kernel of another target. */
+CT_API ct_status ct_kernel_autoschedule(CT_KEEP ct_kernel *k, CT_KEEP const ct_auto_options *o,
+					CT_KEEP char **text, CT_KEEP size_t *len);
+
 /* The run-time solution selector of one kernel: reads the store once, keeps
  * its records and every answer in memory, so a repeated ct_select costs a
  * hash lookup. */

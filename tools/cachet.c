@@ -23,7 +23,7 @@ enum {
 	K_HELP = 'h', K_D = 'D', K_OUT = 'o',
 	K_BRANCHING = 256, K_JSON, K_NO_VERIFY, K_CHECKED, K_SIMULATE, K_PER_REF, K_SHOW, K_QUIET, K_FORCE,
 	K_EXPORT, K_IMPORT, K_ENGINE, K_REPEAT, K_THREADS, K_VECTOR_BYTES, K_TARGET, K_CACHE, K_CC, K_MAX,
-	K_SIZES, K_BUDGET, K_MAX_ACCESSES
+	K_SIZES, K_BUDGET, K_MAX_ACCESSES, K_AUTO
 };
 
 /* "+": stop at each word that is not an option (parse_args takes it and
@@ -37,6 +37,7 @@ static const struct option long_options[] = {
 	{"json", no_argument, NULL, K_JSON},
 	{"no-verify", no_argument, NULL, K_NO_VERIFY},
 	{"checked", no_argument, NULL, K_CHECKED},
+	{"auto", no_argument, NULL, K_AUTO},
 	{"simulate", no_argument, NULL, K_SIMULATE},
 	{"per-ref", no_argument, NULL, K_PER_REF},
 	{"show", no_argument, NULL, K_SHOW},
@@ -73,6 +74,7 @@ static const struct option_rule {
 	{K_JSON, O_JSON, NULL},
 	{K_NO_VERIFY, O_NO_VERIFY, NULL},
 	{K_CHECKED, 0, NULL}, /* run only: any other command does not know it */
+	{K_AUTO, 0, NULL},    /* run only, as --checked */
 	{K_SIMULATE, O_SIMULATE, NULL},
 	{K_PER_REF, O_PER_REF, NULL},
 	{K_SHOW, O_SHOW, NULL},
@@ -207,6 +209,7 @@ static int apply_option(cli *c, int key, const char *a, char *v)
 	case K_JSON: c->json = 1; break;
 	case K_NO_VERIFY: c->run.verify = 0; break;
 	case K_CHECKED: c->run.checked = 1; break;
+	case K_AUTO: c->auto_plan = 1; break;
 	case K_SIMULATE: c->simulate = 1; break;
 	case K_PER_REF: c->per_ref = 1; break;
 	case K_SHOW: c->show = 1; break;
@@ -306,7 +309,7 @@ static int parse_args(cli *c, int argc, char **argv, int first)
 		if (missing)
 			key = optopt;
 		const struct option_rule *rule = key == '?' ? NULL : option_rule(key);
-		if (!rule || !spelled_in_full(a, key) || (key == K_CHECKED && strcmp(c->cmd, "run") != 0))
+		if (!rule || !spelled_in_full(a, key) || ((key == K_CHECKED || key == K_AUTO) && strcmp(c->cmd, "run") != 0))
 			return usage_error("unknown option '%s'", a);
 		if (rule->bit && !(c->accepts & rule->bit))
 			return refuse_arg(c, "option", a);
@@ -335,7 +338,9 @@ static const command commands[] = {
 	 cmd_lower, A_FILE | O_D | O_JSON},
 	{"run", "run a kernel on deterministic inputs, time it and verify it",
 	 "cachet run FILE [-D ...] [--engine native|interp] [--repeat N] [--threads T] [--no-verify] [--checked] "
-	 "[--cc CC] [--vector-bytes B] [--branching] [--json]",
+	 "[--cc CC] [--vector-bytes B] [--branching] [--auto] [--json]",
+	 "  --auto          run the schedule and plan `cachet auto` chooses (model only) instead\n"
+	 "                  of the file's own (a schedule or plan the file has is kept)\n"
 	 "  --engine E      native (compiled, default) or interp (the reference interpreter)\n"
 	 "  --cc CC         compiler command for the generated C (default $CC, else cc)\n"
 	 "  --repeat N      timed runs; the median is reported\n"
@@ -439,6 +444,22 @@ static const command commands[] = {
 	 "`tune 16..256 step 16`; see docs/TUNE.md. CACHET_CACHE_DIR sets the store's folder.\n",
 	 cmd_tune, A_FILE | O_D | O_SIZES | O_BUDGET | O_CACHE | O_THREADS | O_SHOW | O_CC | O_VECTOR_BYTES | O_JSON |
 	 O_QUIET | O_FORCE | O_EXPORT | O_IMPORT},
+	{"auto", "choose a schedule and a plan from the nest, this machine and the cache model",
+	 "cachet auto FILE [-D ...] [--target host] [--threads T] [--budget SECONDS] [--cache SPEC]\n"
+	 "       [--vector-bytes B] [-o OUT.cachet] [--quiet] [--json]",
+	 "  --threads T     threads the plan is for (0 = the CPUs this process may use)\n"
+	 "  --budget S      also measure: the tuner times the model's best tile sizes for S\n"
+	 "                  seconds and the file takes the fastest verified ones (default:\n"
+	 "                  model only, nothing measured)\n"
+	 "  --cache SPEC    cache levels for the model (default: this machine's)\n"
+	 "  --vector-bytes B  the vector width the register tiles are for (0 = this machine's)\n"
+	 "  --target host   the only target auto chooses plans for today\n"
+	 "  -o OUT.cachet   write the file there (default: stdout)\n"
+	 "  --quiet         no progress lines on stderr (with --budget)\n"
+	 "  --json          one JSON object on stdout: the file's text and what was chosen\n"
+	 "The output is a whole .cachet file with a comment on each choice; a schedule or plan\n"
+	 "the input has is kept. See docs/AUTO.md.\n",
+	 cmd_auto, A_FILE | O_D | O_TARGET | O_THREADS | O_BUDGET | O_CACHE | O_VECTOR_BYTES | O_OUT | O_QUIET | O_JSON},
 	{"probe", "describe this machine: cores, caches, vector ISA, measured peak and bandwidth",
 	 "cachet probe [--json]", "  --json          one JSON object on stdout\n", cmd_probe, O_JSON},
 	{"demo", "the default job: an embedded matmul, run and explained", "cachet demo", "", cmd_demo, 0},

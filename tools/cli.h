@@ -45,6 +45,7 @@ typedef struct cli {
 	const char *import_path; /* tune --import FILE.json */
 	int branching;        /* --branching: CT_OPT_BRANCHING (tested copies and boundary ifs) */
 	int64_t max_accesses; /* --max-accesses: CT_OPT_SIM_MAX_ACCESSES (-1: not given) */
+	int auto_plan;        /* run --auto: the schedule and plan of ct_kernel_autoschedule */
 	int help;
 	unsigned accepts; /* the command's O_* and A_* bits */
 	unsigned given;   /* the O_* bits of the options on the command line */
@@ -184,6 +185,10 @@ int cmd_simulate(cli *c);
 int cmd_predict(cli *c);
 int cmd_tiles(cli *c);
 int cmd_tune(cli *c);
+int cmd_auto(cli *c);
+/* The kernel of k's file with the schedule and plan `auto` chooses (cmd_auto.c); NULL after
+ * printing the error, *rc then the exit code. */
+ct_kernel *auto_kernel(ct_ctx *ctx, ct_kernel *k, cli *c, int *rc);
 int cmd_cache(cli *c);
 int cmd_probe(cli *c);
 

@@ -160,7 +160,21 @@ int run_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
 	return EXIT_OK;
 }
 
-int cmd_run(cli *c) { return with_kernel(c, run_kernel); }
+/* run --auto: the same run of the kernel with the schedule and plan auto chooses. */
+static int run_maybe_auto(ct_ctx *ctx, ct_kernel *k, cli *c)
+{
+	if (!c->auto_plan)
+		return run_kernel(ctx, k, c);
+	int rc = EXIT_OK;
+	ct_kernel *a = auto_kernel(ctx, k, c, &rc);
+	if (!a)
+		return rc;
+	rc = run_kernel(ctx, a, c);
+	ct_kernel_free(a);
+	return rc;
+}
+
+int cmd_run(cli *c) { return with_kernel(c, run_maybe_auto); }
 
 static int emit_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
 {

@@ -952,6 +952,37 @@ class Kernel:
             finally:
                 lib.ct_tiles_result_free(r)
 
+    def auto(self, threads: Optional[int] = None, budget: float = 0.0, cache: Optional[str] = None,
+             **params: int) -> str:
+        """A schedule and a plan chosen for this kernel (`cachet auto`, docs/AUTO.md).
+
+        Returns the whole .cachet text: the kernel as written, then a
+        commented schedule and plan chosen from its nests, this machine's
+        description and the cache model, for the kernel's current sizes
+        (params gives runtime params their values). A schedule or plan the
+        kernel has is kept. threads: the threads the plan is for (None: the
+        kernel's); budget: 0 (model only, nothing measured) or seconds in
+        which the tuner measures the tile sizes. Run it with
+        cachet.Kernel(k.auto()).
+        """
+        budget = _real_arg("budget", budget)
+        with self._lock:
+            self._check_open()
+            self._set_runtime(params)
+            o = ffi.new("ct_auto_options *")
+            lib.ct_auto_options_init(o)
+            o.threads = self.threads if threads is None else _threads_arg("threads", threads)
+            o.budget = budget
+            keep = None
+            if cache:
+                keep = ffi.new("char[]", _cache_arg(cache))
+                o.cache_spec = keep
+            out = ffi.new("char **")
+            st = lib.ct_kernel_autoschedule(self._k, o, out, ffi.NULL)
+            if st:
+                raise _ctx_error(self._ctx, st, f"kernel '{self.name}'")
+            return _take_string(out[0])
+
     def tune(self, sizes: Optional[Iterable[Union[str, Sequence[int], Mapping[str, int]]]] = None,
              budget: float = 60.0, cache: Optional[str] = None, threads: Optional[int] = None,
              store_dir: Optional[str] = None, no_store: bool = False, fraction: float = 0.0) -> List[dict]:

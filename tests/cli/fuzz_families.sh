@@ -7,7 +7,7 @@
 # --slow-compile is the verdict slow-compile.
 # FUZZ_FAMILIES (default all: reorders of dependence-carrying bands too, which check must refuse),
 # FUZZ_EDGES (default 1: split sizes at the 64-bit edge, runtime params of 0 / -1, double unrolls)
-# and FUZZ_ENTRIES (default run:20,selector:10,callable:20,package:100,python:100) choose what runs
+# and FUZZ_ENTRIES (default run:20,selector:10,callable:20,package:100,python:100,auto:20) choose what runs
 # (docs/FUZZ.md). One line per failing seed, then "N passed, M failed" (one per kernel, and one for
 # the slow-compile check).
 # Reproduce one seed: build/fuzz/difffuzz --families all --edges 1 --seed S --count 1 --engines interp,native --out DIR
@@ -25,7 +25,7 @@ set -- ${CC:-cc}
 command -v "$1" >/dev/null 2>&1 && engines=interp,native || echo "skip native runs: no C compiler ($1)"
 entries=
 if [ "$engines" = interp,native ]; then
-	e=${FUZZ_ENTRIES:-run:20,selector:10,callable:20,package:100,python:100}
+	e=${FUZZ_ENTRIES:-run:20,selector:10,callable:20,package:100,python:100,auto:20}
 	# the python entry needs the package built next to the library (make python) and numpy
 	[ -d "$BUILD/python/cachet" ] && /usr/bin/python3 -c "import numpy" 2>/dev/null ||
 		e=$(echo "$e" | sed 's/,*python:[0-9]*//')

@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,19 +33,20 @@ static const char *cls_name[C_NCLS] = {"pass", "rejected", "limit", "reject-nolo
 				       "wrong-result", "oob", "run-error", "compile-error", "crash", "hang",
 				       "slow-compile"};
 
-enum eng { E_INTERP, E_NATIVE1, E_NATIVE2, E_OPENCL, E_SELECTOR, E_CALLABLE, E_PACKAGE, E_PYTHON, E_CUDA, E_CUDACC, E_NENG };
-static const char *eng_name[E_NENG] = {"interp", "native", "native-2t", "opencl",
-				       "selector", "callable", "package", "python", "cuda", "cudacompile"};
+enum eng { E_INTERP, E_NATIVE1, E_NATIVE2, E_OPENCL, E_SELECTOR, E_CALLABLE, E_PACKAGE, E_PYTHON, E_AUTO, E_CUDA, E_CUDACC, E_NENG };
+static const char *eng_name[E_NENG] = {"interp", "native", "native-2t", "opencl", "selector", "callable",
+				       "package", "python", "auto", "cuda", "cudacompile"};
 
 /* The entry points into compiled code (--entries): bits of the sample mask a kernel is run with.
  * M_RUN is ct_kernel_run natively (1 and 2 threads) or on OpenCL; the others are host only. */
-enum entry { N_RUN, N_SELECTOR, N_CALLABLE, N_PACKAGE, N_PYTHON, N_NENTRY };
-static const char *entry_name[N_NENTRY] = {"run", "selector", "callable", "package", "python"};
+enum entry { N_RUN, N_SELECTOR, N_CALLABLE, N_PACKAGE, N_PYTHON, N_AUTO, N_NENTRY };
+static const char *entry_name[N_NENTRY] = {"run", "selector", "callable", "package", "python", "auto"};
 #define M_RUN (1 << N_RUN)
 #define M_SELECTOR (1 << N_SELECTOR)
 #define M_CALLABLE (1 << N_CALLABLE)
 #define M_PACKAGE (1 << N_PACKAGE)
 #define M_PYTHON (1 << N_PYTHON)
+#define M_AUTO (1 << N_AUTO)
 
 /* What a child reports about one kernel. */
 typedef struct verdict {
@@ -688,10 +690,144 @@ static int run_python(ct_kernel *k, const char *text, size_t len, const refdata 
 	return fail;
 }
 
+/* text without its top-level `schedule {..}` and `plan {..}` blocks (malloc'd): the plain nest
+ * `cachet auto` chooses for. Comments are kept; braces inside them are not counted. */
+static char *strip_blocks(const char *text, size_t len)
+{
+	char *out = malloc(len + 1);
+	if (!out)
+		return NULL;
+	size_t o = 0;
+	int depth = 0;
+	for (size_t i = 0; i < len; i++) {
+		char c = text[i];
+		if (c == '#') {
+			while (i < len && text[i] != '\n')
+				out[o++] = text[i++];
+			if (i < len)
+				out[o++] = '\n';
+			continue;
+		}
+		int word = depth == 0 && (i == 0 || !(isalnum((unsigned char)text[i - 1]) || text[i - 1] == '_'));
+		if (word && ((len - i >= 8 && !strncmp(text + i, "schedule", 8)) || (len - i >= 4 && !strncmp(text + i, "plan", 4)))) {
+			/* skip to the block's closing brace */
+			int d = 0, opened = 0;
+			for (; i < len; i++) {
+				if (text[i] == '#')
+					while (i < len && text[i] != '\n')
+						i++;
+				if (i >= len)
+					break;
+				if (text[i] == '{')
+					d++, opened = 1;
+				else if (text[i] == '}' && --d == 0 && opened)
+					break;
+			}
+			continue;
+		}
+		if (c == '{' || c == '(')
+			depth++;
+		else if (c == '}' || c == ')')
+			depth--;
+		out[o++] = c;
+	}
+	out[o] = 0;
+	return out;
+}
+
+/* auto: the kernel's plain nest (its schedule and plan dropped) through ct_kernel_autoschedule
+ * (model only, for 1 or 2 threads by seed), the file it returns parsed, run natively and verified:
+ * what `cachet run --auto` does. */
+static int run_auto(ct_kernel *k, ct_ctx *ctx, const char *text, size_t len, verdict *v)
+{
+	char *plain = strip_blocks(text, len);
+	if (!plain)
+		return 0;
+	int threads = 1 + (int)(cur_seed & 1);
+	ct_ctx *c2 = ct_ctx_new();
+	set_phase("auto", E_AUTO);
+	ct_kernel *p = ct_kernel_parse(c2, plain, strlen(plain), "auto.cachet");
+	free(plain);
+	int fail = 0;
+	for (int i = 0; p && i < ct_kernel_param_count(k); i++) {
+		int set = 0;
+		int64_t val = ct_kernel_param_value(k, i, &set);
+		if (ct_kernel_param_is_runtime(k, i) && set)
+			ct_kernel_set_param(p, ct_kernel_param_name(k, i), val);
+	}
+	if (p && ct_kernel_recheck(p) != CT_OK) {
+		ct_kernel_free(p);
+		p = NULL;
+	}
+	if (!p) {
+		/* the plain nest alone is refused (a size only the schedule made valid): not auto's */
+		ct_ctx_free(c2);
+		return 0;
+	}
+	ct_auto_options o;
+	ct_auto_options_init(&o);
+	o.threads = threads;
+	char *out = NULL;
+	ct_status st = ct_kernel_autoschedule(p, &o, &out, NULL);
+	ct_kernel *a = NULL;
+	if (st != CT_OK) {
+		set_verdict(v, classify(st, ct_ctx_last_message(c2)), E_AUTO, "autoschedule: %s", ct_ctx_last_message(c2));
+		fail = 1;
+	} else if (!(a = ct_kernel_parse(c2, out, strlen(out), "auto.cachet"))) {
+		set_verdict(v, C_CHECK_MISMATCH, E_AUTO, "its file does not check: %s", ct_ctx_last_message(c2));
+		fail = 1;
+	}
+	for (int i = 0; a && !fail && i < ct_kernel_param_count(p); i++) {
+		int set = 0;
+		int64_t val = ct_kernel_param_value(p, i, &set);
+		if (ct_kernel_param_is_runtime(p, i) && set)
+			ct_kernel_set_param(a, ct_kernel_param_name(p, i), val);
+	}
+	if (a && !fail && ct_kernel_recheck(a) != CT_OK) {
+		set_verdict(v, C_CHECK_MISMATCH, E_AUTO, "its file does not recheck: %s", ct_ctx_last_message(c2));
+		fail = 1;
+	}
+	if (a && !fail) {
+		ct_run_options ro;
+		ct_run_options_init(&ro);
+		ro.engine = CT_ENGINE_NATIVE;
+		ro.threads = threads;
+		ro.verify = 1;
+		ro.repeat = 1;
+		ct_run_result r;
+		memset(&r, 0, sizeof r);
+		set_phase("auto run", E_AUTO);
+		st = ct_kernel_run(a, &ro, &r);
+		note_compile(v, r.code_cache, r.compile_seconds);
+		if (st == CT_OK && r.verified == 1)
+			v->verified[E_AUTO] = 1;
+		else if (st == CT_OK || st == CT_ERR_VERIFY) {
+			set_verdict(v, C_WRONG, E_AUTO, "max relative error %.3g in '%s'", r.max_rel_error,
+				    r.mismatch_array ? r.mismatch_array : "?");
+			fail = 1;
+		} else {
+			set_verdict(v, classify(st, ct_ctx_last_message(c2)), E_AUTO, "%s", ct_ctx_last_message(c2));
+			fail = 1;
+		}
+	}
+	if (fail && out)
+		snprintf(v->msg + strlen(v->msg), sizeof v->msg - strlen(v->msg), " [auto plan: %.200s]",
+			 strstr(out, "\nschedule {") ? strstr(out, "\nschedule {") + 1 :
+			 strstr(out, "\nplan {") ? strstr(out, "\nplan {") + 1 : "none");
+	free(out);
+	ct_kernel_free(a);
+	ct_kernel_free(p);
+	ct_ctx_free(c2);
+	(void)ctx;
+	return fail;
+}
+
 /* The entries other than ct_kernel_run that the sample mask asks for; 1 on a failure (v set). */
 static int run_entries(ct_kernel *k, ct_ctx *ctx, const char *text, size_t len, int mask, verdict *v)
 {
 	if ((mask & M_SELECTOR) && run_selector(k, ctx, v))
+		return 1;
+	if ((mask & M_AUTO) && run_auto(k, ctx, text, len, v))
 		return 1;
 	if (!(mask & (M_CALLABLE | M_PACKAGE | M_PYTHON)))
 		return 0;
@@ -1488,10 +1624,10 @@ static void summary(const tally *t, double secs)
 {
 	printf("kernels: %ld tried, %ld rejected by check, %ld accepted, %ld hit a run-time limit, %.1f s (%.1f kernels/s)\n",
 	       t->tried, t->rejected, t->accepted, t->limit, secs, secs > 0 ? (double)t->tried / secs : 0);
-	printf("verified: interp %ld, native %ld, native-2t %ld, opencl %ld, selector %ld, callable %ld, package %ld, python %ld, cuda %ld, cudacompile %ld\n",
+	printf("verified: interp %ld, native %ld, native-2t %ld, opencl %ld, selector %ld, callable %ld, package %ld, python %ld, auto %ld, cuda %ld, cudacompile %ld\n",
 	       t->verified[E_INTERP], t->verified[E_NATIVE1], t->verified[E_NATIVE2], t->verified[E_OPENCL],
 	       t->verified[E_SELECTOR], t->verified[E_CALLABLE], t->verified[E_PACKAGE], t->verified[E_PYTHON],
-	       t->verified[E_CUDA], t->verified[E_CUDACC]);
+	       t->verified[E_AUTO], t->verified[E_CUDA], t->verified[E_CUDACC]);
 	if (cfg.cuda || cfg.cudacompile)
 		printf("cuda: %ld kernels refused by the CUDA generator with a message (not findings); %ld nvcc batches\n",
 		       t->cuda_refused, t->cuda_batches);
@@ -1797,7 +1933,7 @@ static void usage(void)
 		"                [--native-every N] [--opencl-share P] [--cuda-share P] [--cuda-batch N] [--nvcc CMD]\n"
 		"                [--cuda-arch sm_90a] [--out DIR] [--findings DIR]\n"
 		"                [--no-minimize] [--timeout S] [--cc CMD] [--checked 0|1] [--jobs J] [--verbose] [--quiet]\n"
-		"                [--families classic|legal|all] [--entries run[:N],selector[:N],callable[:N],package[:N],python[:N]]\n"
+		"                [--families classic|legal|all] [--entries run[:N],selector[:N],callable[:N],package[:N],python[:N],auto[:N]]\n"
 		"                [--tune-share P] [--edges 0|1] [--minimize-max N] [--share-probe 0|1] [--slow-compile S] [--python CMD]\n"
 		"       difffuzz --print SEED [--opencl-share P]     print the kernel of one seed\n"
 		"       difffuzz --file F.cachet [--engines ...]     check one file\n"

@@ -1,0 +1,1847 @@
+/* auto.c: ct_kernel_autoschedule: a schedule and a plan chosen from the nest, the probe and the model (docs/AUTO.md). */
+#include "ir/deps.h"
+#include "ir/looptree.h"
+#include "ir/targets.h"
+#include "lang/lang.h"
+#include "target/target.h"
+#include "tune/tune.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define AUTO_MAX_BAND 12
+#define AUTO_MAX_NESTS 64
+#define AUTO_MAX_ACC 256
+/* Names one run may make up, and their longest (the language's 255 and a suffix). */
+#define AUTO_NAMES 512
+#define AUTO_NAME_MAX 272
+/* Registers the register tile leaves free besides its accumulators, its
+ * vectors of the right operand and its broadcast: room for the compiler. */
+#define AUTO_SPARE_REGS 2
+/* Largest unroll of the register tile's rows. */
+#define AUTO_MAX_MR 16
+/* Fraction of a cache a tile may fill (the rest: the streams passing through). */
+#define AUTO_CACHE_SHARE 0.5
+/* Statement executions per thread below which a nest is not parallelized:
+ * starting a parallel region (waking the threads) costs microseconds, a
+ * few thousand simple iterations. */
+#define AUTO_MIN_PAR_WORK 4096
+/* Model evaluations of tilings in one run (27 per register-tiled nest): past
+ * them a nest keeps its first candidate (the analytical values), so that
+ * `auto` without a budget stays within its 2 s on kernels of many sums. A
+ * count, not a time, so that the file does not depend on the machine's load. */
+#define AUTO_MAX_EVALS 81
+/* Cost of a miss of each level in core cycles (the next level's load-to-use
+ * latency; memory: its latency over the misses a core keeps in flight).
+ * Fixed, not measured, so the same machine description gives the same file. */
+static const double auto_miss_cycles[] = {14, 50, 30, 30, 30, 30};
+
+/* ------------------------------------------------------------ the file's text */
+
+/* Byte ranges of the user's schedule and plan blocks (start = end = 0: none). */
+typedef struct auto_text {
+	size_t sched_lo, sched_hi, plan_lo, plan_hi;
+	bool has_sched, has_plan;
+} auto_text;
+
+static bool ident_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+/* The end of the block that starts at word w (after its closing brace). */
+static size_t block_end(const char *s, size_t n, size_t w)
+{
+	int depth = 0;
+	bool opened = false;
+	for (size_t i = w; i < n; i++) {
+		if (s[i] == '#') {
+			while (i < n && s[i] != '\n')
+				i++;
+			continue;
+		}
+		if (s[i] == '{') {
+			depth++;
+			opened = true;
+		} else if (s[i] == '}' && --depth == 0 && opened)
+			return i + 1;
+	}
+	return n;
+}
+
+/* Find the top-level `schedule` and `plan` blocks of the text. */
+static void split_text(const char *s, size_t n, auto_text *at)
+{
+	memset(at, 0, sizeof *at);
+	int depth = 0;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (c == '#') {
+			while (i < n && s[i] != '\n')
+				i++;
+			continue;
+		}
+		if (c == '{' || c == '(')
+			depth++;
+		else if (c == '}' || c == ')')
+			depth--;
+		if (depth != 0 || !ident_char(c) || (i > 0 && ident_char(s[i - 1])))
+			continue;
+		size_t e = i;
+		while (e < n && ident_char(s[e]))
+			e++;
+		bool is_sched = e - i == 8 && !strncmp(s + i, "schedule", 8);
+		bool is_plan = e - i == 4 && !strncmp(s + i, "plan", 4);
+		if (is_sched || is_plan) {
+			size_t end = block_end(s, n, i);
+			if (is_sched && !at->has_sched) {
+				at->has_sched = true;
+				at->sched_lo = i, at->sched_hi = end;
+			} else if (is_plan && !at->has_plan) {
+				at->has_plan = true;
+				at->plan_lo = i, at->plan_hi = end;
+			}
+			i = end - 1;
+			continue;
+		}
+		i = e - 1;
+	}
+}
+
+/* The text without its schedule and plan blocks, trailing blanks trimmed. */
+static void put_head(ct_buf *b, const char *s, size_t n, const auto_text *at)
+{
+	size_t start = b->len;
+	for (size_t i = 0; i < n; i++) {
+		if ((at->has_sched && i >= at->sched_lo && i < at->sched_hi) ||
+		    (at->has_plan && i >= at->plan_lo && i < at->plan_hi))
+			continue;
+		ct_buf_putc(b, s[i]);
+	}
+	while (b->len > start && (b->s[b->len - 1] == '\n' || b->s[b->len - 1] == ' ' ||
+	                          b->s[b->len - 1] == '\t'))
+		b->len--;
+	b->s[b->len] = 0;
+	ct_buf_putc(b, '\n');
+}
+
+/* ------------------------------------------------------------ the machine */
+
+typedef struct auto_machine {
+	int vector_bytes, registers, fma_units, fma_latency, threads;
+	int ncaches;
+	int64_t cache_size[CT_PROBE_MAX_CACHES];
+	int cache_line[CT_PROBE_MAX_CACHES], cache_ways[CT_PROBE_MAX_CACHES], cache_shared[CT_PROBE_MAX_CACHES];
+	char model[80];
+} auto_machine;
+
+static void machine_init(ct_ctx *ctx, int threads, auto_machine *m)
+{
+	const ct_probe_info *pi = target_get(ctx);
+	memset(m, 0, sizeof *m);
+	m->vector_bytes = pi ? pi->vector_bytes : 16;
+	int64_t vb = ct_ctx_get_option(ctx, CT_OPT_VECTOR_BYTES);
+	if (vb > 0)
+		m->vector_bytes = (int)vb;
+	if (m->vector_bytes < 8)
+		m->vector_bytes = 8;
+	m->registers = pi && pi->vector_registers > 0 ? pi->vector_registers : 16;
+	m->fma_units = pi && pi->fma_units > 0 ? pi->fma_units : 2;
+	m->fma_latency = pi && pi->fma_latency > 0 ? pi->fma_latency : 4;
+	m->threads = threads > 0 ? threads : (pi && pi->cpus_allowed > 0 ? pi->cpus_allowed : 1);
+	if (pi) {
+		m->ncaches = pi->ncaches;
+		for (int i = 0; i < pi->ncaches; i++) {
+			m->cache_size[i] = pi->caches[i].size;
+			m->cache_line[i] = pi->caches[i].line;
+			m->cache_ways[i] = pi->caches[i].ways;
+			m->cache_shared[i] = pi->caches[i].shared_by;
+		}
+		snprintf(m->model, sizeof m->model, "%s", pi->model);
+	}
+	if (m->ncaches == 0) {
+		m->ncaches = 2;
+		m->cache_size[0] = 32 << 10, m->cache_line[0] = 64;
+		m->cache_size[1] = 1 << 20, m->cache_line[1] = 64;
+	}
+}
+
+/* ------------------------------------------------------------ the nests */
+
+/* One access of a nest: its array and its element stride per band index. */
+typedef struct auto_acc {
+	int array;
+	bool write;
+	int64_t stride[AUTO_MAX_BAND];
+	int dim[AUTO_MAX_BAND];       /* the first dimension each band index moves (-1: none) */
+} auto_acc;
+
+typedef struct auto_nest {
+	const ir_node *top;
+	int nband;
+	int band[AUTO_MAX_BAND];      /* original index ids as written, outermost first */
+	int64_t trip[AUTO_MAX_BAND];
+	int nacc;
+	auto_acc acc[AUTO_MAX_ACC];
+	const ir_node *stmt;          /* the band's body when it is one statement */
+	const ir_node *inner;         /* the innermost for of the band */
+	int64_t work;                 /* statement executions of the nest */
+	double cost[AUTO_MAX_BAND];   /* LoopCost per band position */
+	int order[AUTO_MAX_BAND];     /* band positions, outermost first */
+} auto_nest;
+
+static int64_t index_trip(const ct_kernel *k, const int64_t *pv, int id)
+{
+	bool ok = true;
+	int64_t lo = aff_eval(k->indices[id].lo, pv, NULL, &ok);
+	int64_t hi = aff_eval(k->indices[id].hi, pv, NULL, &ok);
+	if (!ok || hi <= lo)
+		return 1;
+	return hi - lo;
+}
+
+static int band_pos(const auto_nest *n, int id)
+{
+	for (int i = 0; i < n->nband; i++)
+		if (n->band[i] == id)
+			return i;
+	return -1;
+}
+
+/* Element strides of array a (row-major in its layout order). */
+static void array_strides(const ct_kernel *k, const int64_t *pv, int a, int64_t *st)
+{
+	const ir_array *ar = &k->arrays[a];
+	int64_t s = 1;
+	for (int r = ar->rank - 1; r >= 0; r--) {
+		int d = ar->order[r];
+		st[d] = s;
+		bool ok = true;
+		int64_t e = aff_eval(ar->ext[d], pv, NULL, &ok);
+		s *= ok && e > 0 ? e : 1;
+	}
+}
+
+static void add_access(const ct_kernel *k, const int64_t *pv, auto_nest *n, const ir_expr *e, bool write)
+{
+	if (n->nacc >= AUTO_MAX_ACC)
+		return;
+	auto_acc *a = &n->acc[n->nacc++];
+	int64_t st[IR_MAX_RANK];
+	array_strides(k, pv, e->id, st);
+	a->array = e->id;
+	a->write = write;
+	for (int b = 0; b < n->nband; b++) {
+		int64_t s = 0;
+		a->dim[b] = -1;
+		for (int d = 0; d < k->arrays[e->id].rank; d++) {
+			int64_t c = aff_coef(e->sub[d], AFF_INDEX, n->band[b]);
+			s += c * st[d];
+			if (c && a->dim[b] < 0)
+				a->dim[b] = d;
+		}
+		a->stride[b] = s;
+	}
+}
+
+static void walk_expr(const ct_kernel *k, const int64_t *pv, auto_nest *n, const ir_expr *e)
+{
+	if (!e)
+		return;
+	if (e->kind == EX_ACCESS)
+		add_access(k, pv, n, e, false);
+	for (int i = 0; i < e->nargs; i++)
+		walk_expr(k, pv, n, e->args[i]);
+}
+
+static void walk_node(const ct_kernel *k, const int64_t *pv, auto_nest *n, const ir_node *x)
+{
+	if (x->kind == ND_STMT) {
+		add_access(k, pv, n, x->lhs, true);
+		if (x->op != AS_SET)
+			add_access(k, pv, n, x->lhs, false);
+	}
+	walk_expr(k, pv, n, x->rhs);
+	walk_expr(k, pv, n, x->cond);
+	for (int i = 0; i < x->nbody; i++)
+		walk_node(k, pv, n, x->body[i]);
+	for (int i = 0; i < x->nels; i++)
+		walk_node(k, pv, n, x->els[i]);
+}
+
+/* McKinley, Carr and Tseng's LoopCost of each band loop as the innermost:
+ * the cache lines its iterations touch, per iteration; the loop order puts
+ * the costliest outermost. */
+static void loop_costs(const ct_kernel *k, const auto_machine *m, auto_nest *n)
+{
+	int64_t line = m->cache_line[0] > 0 ? m->cache_line[0] : 64;
+	for (int b = 0; b < n->nband; b++) {
+		double c = 0;
+		for (int a = 0; a < n->nacc; a++) {
+			int64_t s = llabs(n->acc[a].stride[b]) * (int64_t)ct_dtype_size(k->arrays[n->acc[a].array].type);
+			if (s == 0)
+				c += 1.0 / (double)n->trip[b];
+			else if (s < line)
+				c += (double)s / (double)line;
+			else
+				c += 1;
+		}
+		n->cost[b] = c;
+	}
+	for (int b = 0; b < n->nband; b++)
+		n->order[b] = b;
+	for (int i = 1; i < n->nband; i++)
+		for (int j = i; j > 0 && n->cost[n->order[j]] > n->cost[n->order[j - 1]] + 1e-12; j--) {
+			int t = n->order[j];
+			n->order[j] = n->order[j - 1];
+			n->order[j - 1] = t;
+		}
+}
+
+/* Statement executions of node x (every branch of an if counted). */
+static int64_t node_work(const ct_kernel *k, const int64_t *pv, const ir_node *x)
+{
+	if (x->kind == ND_STMT || x->kind == ND_LET)
+		return 1;
+	int64_t w = 0;
+	for (int i = 0; i < x->nbody; i++)
+		w += node_work(k, pv, x->body[i]);
+	for (int i = 0; i < x->nels; i++)
+		w += node_work(k, pv, x->els[i]);
+	for (int i = 0; x->kind == ND_FOR && i < x->nidx; i++) {
+		int64_t t = index_trip(k, pv, x->idx[i]);
+		w = w > INT64_MAX / (t > 0 ? t : 1) ? INT64_MAX : w * t;
+	}
+	return w;
+}
+
+static void nest_init(const ct_kernel *k, const int64_t *pv, const auto_machine *m, const ir_node *top, auto_nest *n)
+{
+	memset(n, 0, sizeof *n);
+	n->top = top;
+	const ir_node *x = top;
+	for (;;) {
+		for (int i = 0; i < x->nidx && n->nband < AUTO_MAX_BAND; i++) {
+			n->band[n->nband] = x->idx[i];
+			n->trip[n->nband] = index_trip(k, pv, x->idx[i]);
+			n->nband++;
+		}
+		if (x->nbody == 1 && x->body[0]->kind == ND_FOR)
+			x = x->body[0];
+		else
+			break;
+	}
+	n->inner = x;
+	n->work = node_work(k, pv, top);
+	if (x->nbody == 1 && x->body[0]->kind == ND_STMT)
+		n->stmt = x->body[0];
+	walk_node(k, pv, n, top);
+	loop_costs(k, m, n);
+}
+
+/* ------------------------------------------------------------ names */
+
+static bool name_taken(const ct_kernel *k, const char *s, char (*extra)[AUTO_NAME_MAX], int nextra)
+{
+	for (int i = 0; i < k->nparams; i++)
+		if (!strcmp(k->params[i].name, s))
+			return true;
+	for (int i = 0; i < k->narrays; i++)
+		if (!strcmp(k->arrays[i].name, s))
+			return true;
+	for (int i = 0; i < k->nindices; i++)
+		if (!strcmp(k->indices[i].name, s))
+			return true;
+	for (int i = 0; i < k->nlets; i++)
+		if (!strcmp(k->lets[i].name, s))
+			return true;
+	for (int i = 0; i < nextra; i++)
+		if (!strcmp(extra[i], s))
+			return true;
+	return !strcmp(s, "kernel") || !strcmp(s, "param") || !strcmp(s, "array") || !strcmp(s, "for") ||
+	       !strcmp(s, "if") || !strcmp(s, "else") || !strcmp(s, "plan") || !strcmp(s, "schedule");
+}
+
+/* The names this run made up, so that two never meet: name[AUTO_NAMES]
+ * (malloc'd by the run); a copy of the struct taken before trying a
+ * candidate and put back after gives its names up again. */
+typedef struct auto_names {
+	char (*name)[AUTO_NAME_MAX];
+	int n;
+} auto_names;
+
+/* A name base + suffix (+ a number) that nothing in k or nm has. Names
+ * too long for the language make the candidate fail its check, nothing
+ * worse. */
+static const char *fresh(const ct_kernel *k, auto_names *nm, const char *base, const char *suffix)
+{
+	char s[AUTO_NAME_MAX];
+	snprintf(s, sizeof s, "%s%s", base, suffix);
+	for (int t = 0; name_taken(k, s, nm->name, nm->n) && t < 100; t++)
+		snprintf(s, sizeof s, "%s%s%d", base, suffix, t + 2);
+	if (!nm->name || nm->n >= AUTO_NAMES)
+		return "auto_overflow";
+	snprintf(nm->name[nm->n], AUTO_NAME_MAX, "%s", s);
+	return nm->name[nm->n++];
+}
+
+/* ------------------------------------------------------------ candidates */
+
+/* A register-tiled gemm-shaped nest: u (rows, unrolled), v (unit stride,
+ * vectorized), r (the sum), the others outside. */
+typedef struct auto_gemm {
+	int u, v, r;                  /* band positions */
+	int mr, nv, lanes, nr;        /* register tile: mr x nr = mr x (nv vectors of lanes) */
+	int64_t kc, nc, mc;           /* cache tiles of r, v, u */
+	const char *p_kc, *p_nc, *p_mc;
+	int elt;
+	int left, right;              /* accesses: the operand moving with u and r, with v and r (-1: none) */
+	bool pack;                    /* pack both into caches (BLIS's packed panels) */
+} auto_gemm;
+
+/* Whether the nest is a sum into an element the sum's loop does not move:
+ * one statement X[..] += e over a perfect band. */
+static bool gemm_shape(const ct_kernel *k, const auto_machine *m, const auto_nest *n, auto_gemm *g)
+{
+	const ir_node *s = n->stmt;
+	if (!s || (s->op != AS_ADD && s->op != AS_SUB) || n->nband < 3)
+		return false;
+	const auto_acc *w = NULL;
+	for (int a = 0; a < n->nacc; a++)
+		if (n->acc[a].write)
+			w = &n->acc[a];
+	if (!w)
+		return false;
+	memset(g, 0, sizeof *g);
+	g->u = g->v = g->r = -1;
+	/* r: the costliest loop the written element does not move along (the sum) */
+	for (int i = 0; i < n->nband; i++) {
+		int b = n->order[i];
+		if (w->stride[b] == 0 && g->r < 0)
+			g->r = b;
+		if (w->stride[b] == 1 && g->v < 0)
+			g->v = b;
+	}
+	for (int i = 0; i < n->nband; i++) {
+		int b = n->order[i];
+		if (b != g->v && w->stride[b] != 0 && (g->u < 0 || llabs(w->stride[b]) > llabs(w->stride[g->u])))
+			g->u = b;
+	}
+	if (g->u < 0 || g->v < 0 || g->r < 0)
+		return false;
+	g->left = g->right = -1;
+	for (int a = 0; a < n->nacc; a++) {
+		const auto_acc *x = &n->acc[a];
+		if (x->write || x->array == w->array || k->arrays[x->array].rank != 2)
+			continue;
+		if (x->stride[g->u] && x->stride[g->r] && !x->stride[g->v] && g->left < 0)
+			g->left = a;
+		if (x->stride[g->v] && x->stride[g->r] && !x->stride[g->u] && g->right < 0)
+			g->right = a;
+	}
+	g->elt = (int)ct_dtype_size(k->arrays[w->array].type);
+	g->lanes = m->vector_bytes / g->elt;
+	if (g->lanes < 2 || n->trip[g->v] < g->lanes || n->trip[g->u] < 2)
+		return false;
+	/* the register tile: accumulators mr * nv enough to cover the FMA
+	 * latency at full issue (latency x units independent chains), within
+	 * the registers with the nv vectors of the right operand and one
+	 * broadcast; among those the most FMAs per load (mr * nv / (mr + nv)) */
+	int need = m->fma_latency * m->fma_units;
+	double best = -1;
+	for (int nv = 1; nv <= 4; nv *= 2) {
+		if ((int64_t)nv * g->lanes > n->trip[g->v])
+			break;
+		for (int mr = 2; mr <= AUTO_MAX_MR && mr <= n->trip[g->u]; mr++) {
+			int acc = mr * nv;
+			if (acc + nv + 1 + AUTO_SPARE_REGS > m->registers)
+				break;
+			double ratio = (double)acc / (double)(mr + nv) + (acc >= need ? 100 : 0);
+			if (ratio > best + 1e-9) {
+				best = ratio;
+				g->mr = mr;
+				g->nv = nv;
+			}
+		}
+	}
+	if (best < 0)
+		return false;
+	g->nr = g->nv * g->lanes;
+	return true;
+}
+
+static int64_t round_down(int64_t x, int64_t m)
+{
+	int64_t r = x / m * m;
+	return r < m ? m : r;
+}
+
+static int64_t round_up(int64_t x, int64_t m)
+{
+	return (x + m - 1) / m * m;
+}
+
+static int64_t cache_bytes(const auto_machine *m, int level)
+{
+	if (level >= m->ncaches)
+		level = m->ncaches - 1;
+	if (level < 0 || level >= CT_PROBE_MAX_CACHES)
+		return 32 << 10;
+	int64_t s = m->cache_size[level];
+	return s > 0 ? s : 32 << 10;
+}
+
+/* BLIS's analytical blocking (Low et al. 2016) as the starting point:
+ * an mr x kc row panel and a kc x nr column panel of the operands share L1,
+ * the kc x nc block of the right operand fills L2's share, the mc x kc
+ * block of the left one L2's other share. The model then picks among the
+ * neighbours of these values (auto_search). */
+static void gemm_blocks(const auto_machine *m, const auto_nest *n, auto_gemm *g)
+{
+	double l1 = (double)cache_bytes(m, 0) * AUTO_CACHE_SHARE;
+	double l2 = (double)cache_bytes(m, 1) * AUTO_CACHE_SHARE;
+	int64_t kc = (int64_t)(l1 / ((double)(g->mr + g->nr) * g->elt));
+	kc = round_down(kc, 8);
+	if (kc > n->trip[g->r])
+		kc = n->trip[g->r];
+	int64_t nc = round_down((int64_t)(l2 / ((double)kc * g->elt)), g->nr);
+	if (nc > round_up(n->trip[g->v], g->nr))
+		nc = round_up(n->trip[g->v], g->nr);
+	int64_t mc = round_down((int64_t)(l2 / ((double)kc * g->elt)), g->mr);
+	/* enough blocks of rows for the threads */
+	int64_t share = round_up((n->trip[g->u] + m->threads - 1) / m->threads, g->mr);
+	if (mc > share)
+		mc = share;
+	g->kc = kc, g->nc = nc, g->mc = mc;
+}
+
+/* ------------------------------------------------------------ one file */
+
+/* What the run chose for a nest, as the text of its schedule and plan
+ * items and their comments. */
+typedef struct auto_choice {
+	ct_buf params;   /* param lines (tile sizes) */
+	ct_buf sched;    /* schedule items */
+	ct_buf plan;     /* plan items */
+	ct_buf why;      /* comments of the nest */
+} auto_choice;
+
+static void choice_init(auto_choice *c)
+{
+	ct_buf_init(&c->params);
+	ct_buf_init(&c->sched);
+	ct_buf_init(&c->plan);
+	ct_buf_init(&c->why);
+}
+
+static void choice_free(auto_choice *c)
+{
+	ct_buf_free(&c->params);
+	ct_buf_free(&c->sched);
+	ct_buf_free(&c->plan);
+	ct_buf_free(&c->why);
+}
+
+static const char *iname(const ct_kernel *k, const auto_nest *n, int b)
+{
+	return k->indices[n->band[b]].name;
+}
+
+/* Insert the param lines after the `kernel NAME` line of head. */
+static char *assemble(const char *head, const char *params, const char *top, const char *sched, const char *plan)
+{
+	ct_buf b;
+	ct_buf_init(&b);
+	const char *kw = head;
+	for (;;) {
+		kw = strstr(kw, "kernel");
+		if (!kw || ((kw == head || kw[-1] == '\n') && !ident_char(kw[6])))
+			break;
+		kw += 6;
+	}
+	const char *after = kw ? strchr(kw, '\n') : NULL;
+	if (after && params && *params) {
+		after++;
+		for (const char *p = head; p < after; p++)
+			ct_buf_putc(&b, *p);
+		ct_buf_puts(&b, params);
+		ct_buf_puts(&b, after);
+	} else
+		ct_buf_puts(&b, head);
+	ct_buf_puts(&b, "\n");
+	ct_buf_puts(&b, top);
+	if (sched && *sched)
+		ct_buf_printf(&b, "schedule {\n%s}\n", sched);
+	if (plan && *plan)
+		ct_buf_printf(&b, "%splan {\n%s}\n", sched && *sched ? "\n" : "", plan);
+	return ct_buf_take(&b);
+}
+
+/* ------------------------------------------------------------ checking a candidate */
+
+/* Parse text on a private ctx with k's param values: NULL when the checks
+ * refuse it (its message into err). */
+/* A private ctx for trial parses, with the options of k's that the checks
+ * read (one per run: a ctx probes the machine once, on first use). */
+static ct_ctx *trial_ctx(const ct_kernel *k)
+{
+	ct_ctx *c = ct_ctx_new();
+	if (!c)
+		return NULL;
+	ct_ctx_set_option(c, CT_OPT_MAX_ERRORS, 1);
+	ct_ctx_set_option(c, CT_OPT_VECTOR_BYTES, ct_ctx_get_option(k->ctx, CT_OPT_VECTOR_BYTES));
+	ct_ctx_set_option(c, CT_OPT_BRANCHING, ct_ctx_get_option(k->ctx, CT_OPT_BRANCHING));
+	return c;
+}
+
+/* shared: the run's trial ctx (then *cp is NULL), or NULL for a ctx of
+ * the kernel's own (*cp, the caller frees it). */
+static ct_kernel *trial_parse_as(ct_ctx *shared, ct_kernel *k, const char *text, ct_ctx **cp, char *err, size_t nerr,
+                                 bool quick)
+{
+	ct_ctx *c = shared ? shared : trial_ctx(k);
+	*cp = shared ? NULL : c;
+	if (!c)
+		return NULL;
+	ct_ctx_clear_error(c);
+	/* quick: the language's checks only (the model's candidates differ in
+	 * tile sizes alone; the one chosen is checked in full) */
+	ct_kernel *t = quick ? lang_parse(c, text, strlen(text), k->file ? k->file : "auto")
+	                     : ct_kernel_parse(c, text, strlen(text), k->file ? k->file : "auto");
+	if (t) {
+		bool changed = false;
+		for (int i = 0; i < k->nparams; i++) {
+			const ir_param *p = &k->params[i];
+			if (p->overridden || (p->runtime && p->has_value)) {
+				ct_kernel_set_param(t, p->name, p->value);
+				changed = true;
+			}
+		}
+		if (changed && (quick ? lang_recheck(t) : ct_kernel_recheck(t)) != CT_OK) {
+			ct_kernel_free(t);
+			t = NULL;
+		}
+	}
+	if (!t && err) {
+		const char *msg = ct_ctx_diag_count(c) > 0 ? ct_ctx_diag_render(c, 0) : ct_ctx_last_message(c);
+		snprintf(err, nerr, "%s", msg ? msg : "refused");
+	}
+	return t;
+}
+
+static ct_kernel *trial_parse(ct_ctx *shared, ct_kernel *k, const char *text, ct_ctx **cp, char *err, size_t nerr)
+{
+	return trial_parse_as(shared, k, text, cp, err, nerr, false);
+}
+
+static bool find_loops(const lt_node *x, int index, const lt_node **out, int *n, int cap)
+{
+	if (!x)
+		return false;
+	if (x->kind == LT_LOOP && x->index == index && *n < cap)
+		out[(*n)++] = x;
+	for (int i = 0; i < x->nkids; i++)
+		find_loops(x->kids[i], index, out, n, cap);
+	for (int i = 0; i < x->nels; i++)
+		find_loops(x->els[i], index, out, n, cap);
+	return *n > 0;
+}
+
+/* Whether some version of the loop over index `name` of kernel t carries a
+ * dependence (reductions included: a parallel or vector loop may not
+ * reorder them): 1 carries, 0 free, -1 unknown (treated as carries). */
+static int loop_carries(ct_kernel *t, dep_info *d, ct_looptree *tree, const char *name)
+{
+	int id = -1;
+	for (int i = 0; i < t->nindices; i++)
+		if (!strcmp(t->indices[i].name, name))
+			id = i;
+	if (id < 0)
+		return -1;
+	const lt_node *nodes[64];
+	int n = 0;
+	for (int r = 0; r < tree->nroots; r++)
+		find_loops(tree->roots[r], id, nodes, &n, 64);
+	if (n == 0)
+		return -1;
+	for (int i = 0; i < n; i++) {
+		int c = dep_loop_carries(d, tree, nodes[i], true);
+		if (c != 0)
+			return c < 0 ? -1 : 1;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ the run */
+
+typedef struct auto_run {
+	ct_kernel *k;
+	const ct_auto_options *o;
+	auto_machine m;
+	int64_t *pv;
+	auto_names names;
+	char *head;
+	auto_text at;
+	ct_buf params, sched, plan, why;   /* accepted so far */
+	int nests, tiled, parallel, vector;
+	int evals;                         /* tilings the model evaluated */
+	ct_ctx *tctx;                      /* trial parses (trial_ctx) */
+} auto_run;
+
+/* Whether `work` statement executions pay for starting the threads. */
+static bool worth_threads(const auto_run *R, int64_t work)
+{
+	return R->m.threads > 1 && work >= (int64_t)AUTO_MIN_PAR_WORK * R->m.threads;
+}
+
+/* The text with the accepted items plus candidate c. */
+static char *with_choice(auto_run *R, const auto_choice *c)
+{
+	ct_buf p, s, l;
+	ct_buf_init(&p);
+	ct_buf_init(&s);
+	ct_buf_init(&l);
+	ct_buf_puts(&p, R->params.s ? R->params.s : "");
+	ct_buf_puts(&p, c && c->params.s ? c->params.s : "");
+	ct_buf_puts(&s, R->sched.s ? R->sched.s : "");
+	ct_buf_puts(&s, c && c->sched.s ? c->sched.s : "");
+	ct_buf_puts(&l, R->plan.s ? R->plan.s : "");
+	ct_buf_puts(&l, c && c->plan.s ? c->plan.s : "");
+	char *txt = assemble(R->head, p.s, "", s.s, l.s);
+	ct_buf_free(&p);
+	ct_buf_free(&s);
+	ct_buf_free(&l);
+	return txt;
+}
+
+/* The model's cost of text (cycles of misses at this machine's caches);
+ * misses[] per level. < 0 when it cannot be predicted. */
+static double model_cost(auto_run *R, ct_kernel *t, int64_t *misses, int *nlevels)
+{
+	ct_predict_result pr;
+	if (ct_kernel_predict(t, R->o->cache_spec, &pr) != CT_OK)
+		return -1;
+	double c = 0;
+	*nlevels = pr.nlevels;
+	for (int l = 0; l < pr.nlevels && l < CT_SIM_MAX_LEVELS; l++) {
+		misses[l] = pr.level[l].misses;
+		c += (double)pr.level[l].misses * auto_miss_cycles[l < 6 ? l : 5];
+	}
+	ct_predict_result_free(&pr);
+	return c;
+}
+
+static void accept(auto_run *R, const auto_choice *c)
+{
+	ct_buf_puts(&R->params, c->params.s ? c->params.s : "");
+	ct_buf_puts(&R->sched, c->sched.s ? c->sched.s : "");
+	ct_buf_puts(&R->plan, c->plan.s ? c->plan.s : "");
+	ct_buf_puts(&R->why, c->why.s ? c->why.s : "");
+}
+
+/* Check candidate c on top of what was accepted: it parses (the schedule's
+ * legality included) and parallel/vector loops carry no dependence. */
+static bool candidate_ok(auto_run *R, const auto_choice *c, const char **par, int npar, const char **vec, int nvec,
+                         char *why, size_t nwhy)
+{
+	char *txt = with_choice(R, c);
+	ct_ctx *cx = NULL;
+	ct_kernel *t = trial_parse(R->tctx, R->k, txt, &cx, why, nwhy);
+	free(txt);
+	bool ok = t != NULL;
+	if (ok && npar + nvec > 0) {
+		dep_info *d = dep_compute(t);
+		ct_looptree *tree = d ? lt_build_loops(t, true) : NULL;
+		if (!d || !tree) {
+			ok = false;
+			snprintf(why, nwhy, "dependences unknown");
+		}
+		for (int i = 0; ok && i < npar + nvec; i++) {
+			const char *x = i < npar ? par[i] : vec[i - npar];
+			if (loop_carries(t, d, tree, x) != 0) {
+				ok = false;
+				snprintf(why, nwhy, "loop %s carries a dependence", x);
+			}
+		}
+		ct_looptree_free(tree);
+		dep_free(d);
+	}
+	ct_kernel_free(t);
+	ct_ctx_free(cx);
+	return ok;
+}
+
+static void put_order(ct_buf *b, const ct_kernel *k, const auto_nest *n)
+{
+	for (int i = 0; i < n->nband; i++)
+		ct_buf_printf(b, "%s%s", i ? ", " : "", iname(k, n, n->order[i]));
+}
+
+static void put_costs(ct_buf *b, const ct_kernel *k, const auto_nest *n)
+{
+	for (int i = 0; i < n->nband; i++)
+		ct_buf_printf(b, "%s%s %.3g", i ? ", " : "", iname(k, n, n->order[i]), n->cost[n->order[i]]);
+}
+
+/* `param NAME = v tune {..}   # note`: v, half and twice it, kept within
+ * unit .. top (multiples of unit), increasing, without repeats. */
+static void put_tune(ct_buf *b, const char *name, int64_t v, int64_t unit, int64_t top, const char *note)
+{
+	int64_t c[3] = {round_down(v / 2, unit), v, v * 2};
+	ct_buf_printf(b, "param %s = %lld tune {", name, (long long)v);
+	int64_t last = 0;
+	for (int i = 0; i < 3; i++) {
+		if ((i != 1 && (c[i] < unit || c[i] > top)) || c[i] <= last)
+			continue;
+		ct_buf_printf(b, "%s%lld", last ? ", " : "", (long long)c[i]);
+		last = c[i];
+	}
+	ct_buf_printf(b, "}   # auto: %s\n", note);
+}
+
+/* Whether access a can be packed: a rank-2 input, const or temp. */
+static bool packable(const ct_kernel *k, const auto_nest *n, int a)
+{
+	if (a < 0)
+		return false;
+	const ir_array *ar = &k->arrays[n->acc[a].array];
+	return ar->rank == 2 && (ar->role == CT_INPUT || ar->role == CT_CONST || ar->role == CT_TEMP);
+}
+
+/* `NAME = cache(X, index=inner, trigger_index=trig[, layout=(..)])`: the
+ * operand of access a packed for the register tile, its dimension moved
+ * by band position fast (the vector or the broadcast row) made the
+ * contiguous one. */
+static void put_pack(auto_run *R, const auto_nest *n, int a, int fast, const char *inner, const char *trig,
+                     ct_buf *plan)
+{
+	const ct_kernel *k = R->k;
+	const ir_array *ar = &k->arrays[n->acc[a].array];
+	int df = n->acc[a].dim[fast], other = df == 0 ? 1 : 0;
+	const char *name = fresh(k, &R->names, ar->name, "p");
+	ct_buf_printf(plan, "  %s = cache(%s, index=%s, trigger_index=%s", name, ar->name, inner, trig);
+	if (!(ar->order[0] == other && ar->order[1] == df))
+		ct_buf_printf(plan, ", layout=(%d, %d)", other, df);
+	ct_buf_puts(plan, ")\n");
+}
+
+/* The gemm-shaped choice with cache tiles kc, nc, mc (and the fixed register tile). */
+static void gemm_choice(auto_run *R, const auto_nest *n, auto_gemm *g, auto_choice *c, const char **par,
+                        const char **vec, const char **unr)
+{
+	const ct_kernel *k = R->k;
+	const char *U = iname(k, n, g->u), *V = iname(k, n, g->v), *Rn = iname(k, n, g->r);
+	const char *u1 = fresh(k, &R->names, U, "1"), *v1 = fresh(k, &R->names, V, "1"),
+	           *r1 = fresh(k, &R->names, Rn, "1"), *u2 = fresh(k, &R->names, U, "2"),
+	           *v2 = fresh(k, &R->names, V, "2");
+	if (!g->p_kc) {
+		g->p_kc = fresh(k, &R->names, "KC_", Rn);
+		g->p_nc = fresh(k, &R->names, "NC_", V);
+		g->p_mc = fresh(k, &R->names, "MC_", U);
+	}
+	char note[128];
+	snprintf(note, sizeof note, "the sum %s in blocks for L1", Rn);
+	put_tune(&c->params, g->p_kc, g->kc, 8, n->trip[g->r], note);
+	snprintf(note, sizeof note, "columns %s in blocks for L2", V);
+	put_tune(&c->params, g->p_nc, g->nc, g->nr, round_up(n->trip[g->v], g->nr), note);
+	snprintf(note, sizeof note, "rows %s per block (L2, threads)", U);
+	put_tune(&c->params, g->p_mc, g->mc, g->mr, round_up(n->trip[g->u], g->mr), note);
+	ct_buf_printf(&c->sched, "  %s, %s, %s = tile(%s=%s, %s=%s, %s=%s)\n", u1, v1, r1, U, g->p_mc, V, g->p_nc, Rn,
+	              g->p_kc);
+	ct_buf_printf(&c->sched, "  %s = split(%s, %d)\n", v2, v1, g->nr);
+	ct_buf_printf(&c->sched, "  %s = split(%s, %d)\n", u2, u1, g->mr);
+	ct_buf_puts(&c->sched, "  reorder(");
+	int cnt = 0;
+	for (int i = 0; i < n->nband; i++) {
+		int b = n->order[i];
+		if (b != g->u && b != g->v && b != g->r)
+			ct_buf_printf(&c->sched, "%s%s", cnt++ ? ", " : "", iname(k, n, b));
+	}
+	ct_buf_printf(&c->sched, "%s%s, %s, %s, %s, %s, %s, %s, %s)\n", cnt ? ", " : "", U, V, Rn, u1, v1, r1, u2, v2);
+	if (g->pack) {
+		put_pack(R, n, g->right, g->v, r1, u1, &c->plan);
+		/* one cache per array: an operand read twice (syrk's A) is packed for its vector side */
+		if (n->acc[g->left].array != n->acc[g->right].array)
+			put_pack(R, n, g->left, g->u, r1, v1, &c->plan);
+	}
+	ct_buf_printf(&c->plan, "  unroll(%s)\n  vectorize(%s)\n", u2, v2);
+	par[0] = U;
+	par[1] = V;
+	vec[0] = v2;
+	*unr = u2;
+}
+
+static void gemm_why(auto_run *R, const auto_nest *n, const auto_gemm *g, auto_choice *c, bool parallel,
+                     const int64_t *miss, int nl)
+{
+	const ct_kernel *k = R->k;
+	const char *U = iname(k, n, g->u), *V = iname(k, n, g->v), *Rn = iname(k, n, g->r);
+	const auto_machine *m = &R->m;
+	ct_buf *w = &c->why;
+	ct_buf_printf(w, "# nest at line %d: a sum into %s[..] that %s does not move (%s += ...)\n", n->top->pos.line,
+	              k->arrays[n->stmt->lhs->id].name, Rn, k->arrays[n->stmt->lhs->id].name);
+	ct_buf_printf(w, "#   loop order from reuse (LoopCost, lines per iteration: ");
+	put_costs(w, k, n);
+	ct_buf_printf(w, "): %s, %s, %s blocks outside, the register tile inside\n", U, V, Rn);
+	ct_buf_printf(w, "#   register tile %d x %d (unroll x vectorize): %d accumulators of %d-byte vectors cover the\n",
+	              g->mr, g->nr, g->mr * g->nv, m->vector_bytes);
+	ct_buf_printf(w, "#     FMA latency x units (%d x %d) within %d registers (+ %d vectors of %s's row, 1 broadcast);\n",
+	              m->fma_latency, m->fma_units, m->registers, g->nv, V);
+	ct_buf_printf(w, "#     %d FMAs per %d loads\n", g->mr * g->nv, g->mr + g->nv);
+	ct_buf_printf(w, "#   %s = %lld: a %d x %lld panel and a %lld x %d panel in half of L1 (%lld KiB)\n", g->p_kc,
+	              (long long)g->kc, g->mr, (long long)g->kc, (long long)g->kc, g->nr,
+	              (long long)(cache_bytes(m, 0) >> 10));
+	ct_buf_printf(w, "#   %s = %lld: the %lld x %lld block of the right operand in half of L2 (%lld KiB)\n", g->p_nc,
+	              (long long)g->nc, (long long)g->kc, (long long)g->nc, (long long)(cache_bytes(m, 1) >> 10));
+	ct_buf_printf(w, "#   %s = %lld: rows per block, L2's other half and %d thread(s)\n", g->p_mc, (long long)g->mc,
+	              m->threads);
+	ct_buf_printf(w, "#   the three chosen by the model among their neighbours (x1/2, x2): predicted misses");
+	for (int l = 0; l < nl; l++)
+		ct_buf_printf(w, " L%d %lld", l + 1, (long long)miss[l]);
+	ct_buf_puts(w, "\n");
+	if (g->pack && n->acc[g->left].array == n->acc[g->right].array)
+		ct_buf_printf(w, "#   %s packed (a cache) for the vector side: its %lld x %d panels laid out with %s contiguous\n",
+		              k->arrays[n->acc[g->right].array].name, (long long)g->kc, g->nr, V);
+	else if (g->pack)
+		ct_buf_printf(w, "#   %s and %s packed (caches): the %lld x %d panels of %s read %lld times per block, each\n"
+		                 "#     %s row panel once per %d rows, laid out so the register tile reads them in order\n",
+		              k->arrays[n->acc[g->right].array].name, k->arrays[n->acc[g->left].array].name,
+		              (long long)g->kc, g->nr, k->arrays[n->acc[g->right].array].name,
+		              (long long)((g->mc + g->mr - 1) / g->mr), k->arrays[n->acc[g->left].array].name, g->mr);
+	if (parallel)
+		ct_buf_printf(w, "#   parallelize(%s, %s): the blocks of %s and %s on %d threads (no dependence between them)\n",
+		              U, V, U, V, m->threads);
+	else if (m->threads == 1)
+		ct_buf_puts(w, "#   one thread: no parallel loop\n");
+	else if (n->work < (int64_t)AUTO_MIN_PAR_WORK * m->threads)
+		ct_buf_printf(w, "#   not parallel: %lld iterations are too few for %d threads (a parallel region costs more)\n",
+		              (long long)n->work, m->threads);
+	else
+		ct_buf_printf(w, "#   not parallel: a block loop carries a dependence\n");
+}
+
+/* Whether the register-tiled nest's parallel block loops (of u and v, when
+ * parallel) and its vector loop (the inner part of v) carry no dependence.
+ * Asked of the untiled nest in the order (others, u, v, r), which is
+ * cheaper than the tiled tree's many versions and says as much: u carrying
+ * nothing there means no two dependent instances differ in u under the
+ * same outer values, so neither do blocks of u; v carrying nothing means
+ * none differ in v alone, so neither do its blocks nor its vector lanes. */
+static bool gemm_loops_free(auto_run *R, const auto_nest *n, const auto_gemm *g, bool parallel)
+{
+	const ct_kernel *k = R->k;
+	auto_choice p;
+	choice_init(&p);
+	ct_buf_puts(&p.sched, "  reorder(");
+	int cnt = 0;
+	for (int i = 0; i < n->nband; i++) {
+		int b = n->order[i];
+		if (b != g->u && b != g->v && b != g->r)
+			ct_buf_printf(&p.sched, "%s%s", cnt++ ? ", " : "", iname(k, n, b));
+	}
+	ct_buf_printf(&p.sched, "%s%s, %s, %s)\n", cnt ? ", " : "", iname(k, n, g->u), iname(k, n, g->v),
+	              iname(k, n, g->r));
+	const char *par[2] = {iname(k, n, g->u), iname(k, n, g->v)}, *vec[1] = {iname(k, n, g->v)};
+	char err[512];
+	bool ok = candidate_ok(R, &p, par, parallel ? 2 : 0, vec, 1, err, sizeof err);
+	choice_free(&p);
+	return ok;
+}
+
+/* Try the register-tiled plan of a gemm-shaped nest; true when accepted. */
+static bool try_gemm(auto_run *R, const auto_nest *n)
+{
+	auto_gemm g;
+	if (!gemm_shape(R->k, &R->m, n, &g))
+		return false;
+	gemm_blocks(&R->m, n, &g);
+	/* the model picks among the neighbours of the analytical blocks */
+	int64_t base[3] = {g.kc, g.nc, g.mc}, best[3] = {g.kc, g.nc, g.mc};
+	int64_t bmiss[CT_SIM_MAX_LEVELS] = {0};
+	int bnl = 0;
+	double bcost = -1;
+	/* each value, its half and its double: num[x] / den[x] */
+	static const int64_t num[3] = {1, 1, 2}, den[3] = {1, 2, 1};
+	for (int a = 0; a < 3; a++)
+		for (int b = 0; b < 3; b++)
+			for (int c3 = 0; c3 < 3; c3++) {
+				if (R->evals >= AUTO_MAX_EVALS && bcost >= 0)
+					continue;
+				R->evals++;
+				auto_gemm h = g;
+				h.kc = base[0] * num[a] / den[a];
+				h.nc = round_down(base[1] * num[b] / den[b], g.nr);
+				h.mc = round_down(base[2] * num[c3] / den[c3], g.mr);
+				if (h.kc < (base[0] < 8 ? base[0] : 8) || h.kc > n->trip[g.r] || h.nc > round_up(n->trip[g.v], g.nr) ||
+				    h.mc > round_up(n->trip[g.u], g.mr))
+					continue;
+				if ((a && h.kc == base[0]) || (b && h.nc == base[1]) || (c3 && h.mc == base[2]))
+					continue;
+				auto_choice c;
+				choice_init(&c);
+				auto_names keep = R->names;
+				const char *par[2], *vec[1], *unr;
+				gemm_choice(R, n, &h, &c, par, vec, &unr);
+				R->names = keep;
+				char *txt = with_choice(R, &c);
+				ct_ctx *cx = NULL;
+				ct_kernel *t = trial_parse_as(R->tctx, R->k, txt, &cx, NULL, 0, true);
+				free(txt);
+				int64_t miss[CT_SIM_MAX_LEVELS] = {0};
+				int nl = 0;
+				double cost = t ? model_cost(R, t, miss, &nl) : -1;
+				if (cost >= 0 && (bcost < 0 || cost < bcost * (1 - 1e-9))) {
+					bcost = cost;
+					best[0] = h.kc, best[1] = h.nc, best[2] = h.mc;
+					memcpy(bmiss, miss, sizeof miss);
+					bnl = nl;
+				}
+				ct_kernel_free(t);
+				ct_ctx_free(cx);
+				choice_free(&c);
+			}
+	if (bcost < 0)
+		return false;
+	g.kc = best[0], g.nc = best[1], g.mc = best[2];
+	bool can_pack = packable(R->k, n, g.left) && packable(R->k, n, g.right);
+	for (int variant = can_pack ? 0 : 2; variant < 4; variant++) {
+		int withpar = !(variant & 1) && worth_threads(R, n->work);
+		g.pack = variant < 2;
+		auto_choice c;
+		choice_init(&c);
+		auto_names keep = R->names;
+		const char *par[2], *vec[1], *unr;
+		gemm_choice(R, n, &g, &c, par, vec, &unr);
+		if (withpar && R->m.threads > 1)
+			ct_buf_printf(&c.plan, "  parallelize(%s, %s)\n", par[0], par[1]);
+		char err[512];
+		bool parallel = withpar && R->m.threads > 1;
+		if (candidate_ok(R, &c, NULL, 0, NULL, 0, err, sizeof err) &&
+		    gemm_loops_free(R, n, &g, parallel)) {
+			gemm_why(R, n, &g, &c, parallel, bmiss, bnl);
+			accept(R, &c);
+			choice_free(&c);
+			R->tiled++;
+			R->parallel += parallel;
+			R->vector++;
+			return true;
+		}
+		R->names = keep;
+		choice_free(&c);
+	}
+	return false;
+}
+
+/* Innermost loops (no loop inside) of the nest's statements: the
+ * candidates for vectorize; one index each. */
+static bool has_for(const ir_node *x)
+{
+	for (int i = 0; i < x->nbody; i++)
+		if (x->body[i]->kind == ND_FOR || has_for(x->body[i]))
+			return true;
+	for (int i = 0; i < x->nels; i++)
+		if (x->els[i]->kind == ND_FOR || has_for(x->els[i]))
+			return true;
+	return false;
+}
+
+static int leaf_loops(const ir_node *x, const ir_node **out, int n, int cap)
+{
+	if (x->kind != ND_FOR && x->kind != ND_IF)
+		return n;
+	if (x->kind == ND_FOR && !has_for(x)) {
+		if (n < cap)
+			out[n++] = x;
+		return n;
+	}
+	for (int i = 0; i < x->nbody; i++)
+		n = leaf_loops(x->body[i], out, n, cap);
+	for (int i = 0; i < x->nels; i++)
+		n = leaf_loops(x->els[i], out, n, cap);
+	return n;
+}
+
+/* The innermost loop (its index's name) of the nest's first version under
+ * the accepted schedule: root `nest` of the scheduled tree. NULL if unknown. */
+static const char *scheduled_innermost(auto_run *R, int nest, char *out, size_t n)
+{
+	char *txt = with_choice(R, NULL);
+	ct_ctx *cx = NULL;
+	ct_kernel *t = trial_parse(R->tctx, R->k, txt, &cx, NULL, 0);
+	free(txt);
+	ct_looptree *tree = t ? lt_build_loops(t, true) : NULL;
+	const char *res = NULL;
+	int seen = -1;
+	for (int r = 0; tree && r < tree->nroots && !res; r++) {
+		const lt_node *x = tree->roots[r];
+		if (x->kind != LT_LOOP || ++seen != nest)
+			continue;
+		for (bool more = true; more;) {
+			more = false;
+			for (int i = 0; i < x->nkids; i++)
+				if (x->kids[i]->kind == LT_LOOP) {
+					x = x->kids[i];
+					more = true;
+					break;
+				}
+		}
+		snprintf(out, n, "%s", tree->indices[x->index].name);
+		res = out;
+	}
+	ct_looptree_free(tree);
+	ct_kernel_free(t);
+	ct_ctx_free(cx);
+	return res;
+}
+
+/* The outermost loop carries (a time loop around stencil sweeps): each
+ * nest inside the band's innermost loop gets its outermost loop on the
+ * threads where that carries nothing (one parallel region per sweep). */
+static void parallel_inside(auto_run *R, const auto_nest *n, auto_choice *c)
+{
+	const ct_kernel *k = R->k;
+	const ir_node *x = n->inner;
+	for (int i = 0; x && i < x->nbody; i++) {
+		const ir_node *y = x->body[i];
+		if (y->kind != ND_FOR || !worth_threads(R, node_work(k, R->pv, y)))
+			continue;
+		const char *v = k->indices[y->idx[0]].name;
+		auto_choice p = *c;
+		ct_buf pl;
+		ct_buf_init(&pl);
+		ct_buf_puts(&pl, c->plan.s ? c->plan.s : "");
+		ct_buf_printf(&pl, "  parallelize(%s)\n", v);
+		p.plan = pl;
+		char err[512];
+		if (candidate_ok(R, &p, &v, 1, NULL, 0, err, sizeof err)) {
+			ct_buf_free(&c->plan);
+			c->plan = pl;
+			ct_buf_printf(&c->why, "#   parallelize(%s) inside it: its iterations are independent; %d threads\n", v,
+			              R->m.threads);
+			R->parallel++;
+		} else {
+			ct_buf_free(&pl);
+			ct_buf_printf(&c->why, "#   %s not parallel: %s\n", v, err);
+		}
+	}
+}
+
+/* A band of one loop with nothing inside, parallel: blocks of it on the
+ * threads and each block one vector loop (split to the thread count,
+ * rounded to whole vectors). True when taken. */
+static bool split_1d(auto_run *R, const auto_nest *n, auto_choice *c, bool parallel)
+{
+	const ct_kernel *k = R->k;
+	if (n->nband != 1 || has_for(n->top) || !parallel || R->m.threads < 2)
+		return false;
+	int elt = 8;
+	for (int a = 0; a < n->nacc; a++)
+		if (n->acc[a].write)
+			elt = (int)ct_dtype_size(k->arrays[n->acc[a].array].type);
+	int64_t lanes = R->m.vector_bytes / elt;
+	if (lanes < 2 || n->trip[0] < 2 * lanes * R->m.threads)
+		return false;
+	int64_t ch = round_up((n->trip[0] + R->m.threads - 1) / R->m.threads, lanes);
+	const char *x = iname(k, n, 0);
+	auto_names keep = R->names;
+	const char *xv = fresh(k, &R->names, x, "v");
+	auto_choice p = *c;
+	ct_buf sc, pl;
+	ct_buf_init(&sc);
+	ct_buf_init(&pl);
+	ct_buf_puts(&sc, c->sched.s ? c->sched.s : "");
+	ct_buf_printf(&sc, "  %s = split(%s, %lld)\n", xv, x, (long long)ch);
+	ct_buf_puts(&pl, c->plan.s ? c->plan.s : "");
+	ct_buf_printf(&pl, "  vectorize(%s)\n", xv);
+	p.sched = sc;
+	p.plan = pl;
+	char err[512];
+	if (!candidate_ok(R, &p, NULL, 0, &xv, 1, err, sizeof err)) {
+		ct_buf_free(&sc);
+		ct_buf_free(&pl);
+		R->names = keep;
+		return false;
+	}
+	ct_buf_free(&c->sched);
+	ct_buf_free(&c->plan);
+	c->sched = sc;
+	c->plan = pl;
+	ct_buf_printf(&c->why, "#   %s = split(%s, %lld): one block per thread (%lld iterations over %d threads, whole\n"
+	                       "#     %lld-lane vectors); vectorize(%s) inside each block\n",
+	              xv, x, (long long)ch, (long long)n->trip[0], R->m.threads, (long long)lanes, xv);
+	R->vector++;
+	return true;
+}
+
+/* Order from reuse, vectorize what can be, parallelize the outermost loop that can be. */
+static void try_plain(auto_run *R, const auto_nest *n, int nest, bool reorder)
+{
+	const ct_kernel *k = R->k;
+	auto_choice c;
+	choice_init(&c);
+	bool same = true;
+	for (int i = 0; i < n->nband; i++)
+		same = same && n->order[i] == i;
+	bool do_reorder = reorder && !same && n->nband > 1;
+	char err[512] = "";
+	if (do_reorder) {
+		ct_buf_puts(&c.sched, "  reorder(");
+		put_order(&c.sched, k, n);
+		ct_buf_puts(&c.sched, ")\n");
+		if (!candidate_ok(R, &c, NULL, 0, NULL, 0, err, sizeof err)) {
+			choice_free(&c);
+			choice_init(&c);
+			do_reorder = false;
+		}
+	}
+	ct_buf_printf(&c.why, "# nest at line %d: loop order ", n->top->pos.line);
+	if (do_reorder) {
+		put_order(&c.why, k, n);
+		ct_buf_puts(&c.why, " from reuse (LoopCost, lines per iteration: ");
+		put_costs(&c.why, k, n);
+		ct_buf_puts(&c.why, ")\n");
+	} else if (reorder && !same && n->nband > 1) {
+		ct_buf_puts(&c.why, "as written: the order by reuse (");
+		put_order(&c.why, k, n);
+		ct_buf_puts(&c.why, ") would break a dependence\n");
+	} else
+		ct_buf_puts(&c.why, reorder ? "as written (already the order by reuse)\n" : "as the schedule says\n");
+	/* the outermost loop: its blocks to the threads */
+	const char *outer = iname(k, n, do_reorder ? n->order[0] : 0);
+	if (R->m.threads > 1 && !worth_threads(R, n->work))
+		ct_buf_printf(&c.why, "#   not parallel: %lld iterations are too few for %d threads (a parallel region costs more)\n",
+		              (long long)n->work, R->m.threads);
+	else if (R->m.threads > 1 && n->trip[do_reorder ? n->order[0] : 0] > 1) {
+		auto_choice p = c;
+		ct_buf pl;
+		ct_buf_init(&pl);
+		ct_buf_puts(&pl, c.plan.s ? c.plan.s : "");
+		ct_buf_printf(&pl, "  parallelize(%s)\n", outer);
+		p.plan = pl;
+		if (candidate_ok(R, &p, &outer, 1, NULL, 0, err, sizeof err)) {
+			ct_buf_free(&c.plan);
+			c.plan = pl;
+			ct_buf_printf(&c.why, "#   parallelize(%s): its iterations are independent; %d threads\n", outer,
+			              R->m.threads);
+			R->parallel++;
+		} else {
+			ct_buf_free(&pl);
+			ct_buf_printf(&c.why, "#   not parallel: %s\n", err);
+			if (!R->at.has_sched)
+				parallel_inside(R, n, &c);
+		}
+	}
+	bool split_done = reorder && split_1d(R, n, &c, strstr(c.plan.s ? c.plan.s : "", "parallelize(") != NULL);
+	/* the innermost loops: vector loops when contiguous and independent */
+	const ir_node *leaves[32];
+	char vbuf[64];
+	int nl = leaf_loops(n->top, leaves, 0, 32);
+	for (int i = 0; i < nl; i++) {
+		const ir_node *x = leaves[i];
+		const char *v = k->indices[x->idx[x->nidx - 1]].name;
+		if (x == n->top || (n->nband > 0 && band_pos(n, x->idx[x->nidx - 1]) >= 0)) {
+			/* in the band: its innermost after the reorder */
+			v = iname(k, n, do_reorder ? n->order[n->nband - 1] : n->nband - 1);
+			if (!reorder && !(v = scheduled_innermost(R, nest, vbuf, sizeof vbuf)))
+				continue;
+		}
+		auto_choice p = c;
+		ct_buf pl;
+		ct_buf_init(&pl);
+		ct_buf_puts(&pl, c.plan.s ? c.plan.s : "");
+		ct_buf_printf(&pl, "  vectorize(%s)\n", v);
+		p.plan = pl;
+		bool seen = split_done && x == n->top;
+		for (int j = 0; j < i; j++)
+			seen = seen || !strcmp(k->indices[leaves[j]->idx[leaves[j]->nidx - 1]].name, v) ||
+			       (band_pos(n, leaves[j]->idx[leaves[j]->nidx - 1]) >= 0 &&
+			        band_pos(n, x->idx[x->nidx - 1]) >= 0);
+		if (seen) {
+			ct_buf_free(&pl);
+			continue;
+		}
+		if (candidate_ok(R, &p, NULL, 0, &v, 1, err, sizeof err)) {
+			ct_buf_free(&c.plan);
+			c.plan = pl;
+			ct_buf_printf(&c.why, "#   vectorize(%s): innermost, unit stride, no dependence across it\n", v);
+			R->vector++;
+		} else {
+			ct_buf_free(&pl);
+			ct_buf_printf(&c.why, "#   %s not vectorized: %s\n", v, err);
+		}
+	}
+	accept(R, &c);
+	choice_free(&c);
+}
+
+/* One line of the header comment per machine fact the choices read. */
+static void put_machine(ct_buf *b, const auto_run *R)
+{
+	const auto_machine *m = &R->m;
+	ct_buf_printf(b, "# machine: %d-byte vectors, %d vector registers, %d FMA/cycle of latency %d, %d thread(s)\n",
+	              m->vector_bytes, m->registers, m->fma_units, m->fma_latency, m->threads);
+	ct_buf_puts(b, "#   caches:");
+	for (int i = 0; i < m->ncaches; i++)
+		ct_buf_printf(b, " L%d %lld KiB %d-way%s", i + 1, (long long)(m->cache_size[i] >> 10), m->cache_ways[i],
+		              i + 1 < m->ncaches ? "," : "\n");
+	ct_buf_puts(b, "#   sizes:");
+	bool any = false;
+	for (int i = 0; i < R->k->nparams; i++)
+		if (tune_is_size_param(R->k, i)) {
+			ct_buf_printf(b, " %s=%lld", R->k->params[i].name, (long long)R->pv[i]);
+			any = true;
+		}
+	ct_buf_puts(b, any ? "\n" : " none\n");
+}
+
+/* ------------------------------------------------------------ loop distribution (fused or not) */
+
+/* Byte offset of position p in text s (lines and columns 1-based). */
+static size_t pos_offset(const char *s, size_t n, ir_pos p)
+{
+	size_t off = 0;
+	for (int line = 1; line < p.line && off < n; off++)
+		if (s[off] == '\n')
+			line++;
+	off += (size_t)(p.col > 0 ? p.col - 1 : 0);
+	return off < n ? off : n;
+}
+
+/* The end of the node whose text starts at a: a for's closing brace (past
+ * it), a statement's end (a newline, ';' or the parent's '}' at depth 0). */
+static size_t node_end(const char *s, size_t n, size_t a, bool block)
+{
+	int depth = 0;
+	bool opened = false;
+	for (size_t i = a; i < n; i++) {
+		char c = s[i];
+		if (c == '#')
+			return block ? n : i;
+		if (c == '(' || c == '[' || c == '{') {
+			depth++;
+			opened = opened || c == '{';
+		} else if (c == ')' || c == ']' || c == '}') {
+			if (depth == 0)
+				return i;
+			depth--;
+			if (block && c == '}' && depth == 0 && opened)
+				return i + 1;
+		} else if (!block && depth == 0 && (c == '\n' || c == ';'))
+			return i;
+	}
+	return n;
+}
+
+/* s[a, e) with the identifiers from[i] written to[i]. */
+static void put_renamed(ct_buf *b, const char *s, size_t a, size_t e, const char *const *from, const char *const *to,
+                        int nren)
+{
+	for (size_t i = a; i < e;) {
+		if (ident_char(s[i]) && !(s[i] >= '0' && s[i] <= '9') && (i == a || !ident_char(s[i - 1]))) {
+			size_t j = i;
+			while (j < e && ident_char(s[j]))
+				j++;
+			const char *rep = NULL;
+			for (int r = 0; r < nren && !rep; r++)
+				if (strlen(from[r]) == j - i && !strncmp(s + i, from[r], j - i))
+					rep = to[r];
+			if (rep)
+				ct_buf_puts(b, rep);
+			else
+				for (size_t q = i; q < j; q++)
+					ct_buf_putc(b, s[q]);
+			i = j;
+		} else
+			ct_buf_putc(b, s[i++]);
+	}
+}
+
+/* The accesses of x (and below) to array a, into out (at most cap). */
+static int accesses_of(const ir_node *x, int a, const ir_expr **out, int n, int cap);
+
+static int expr_accesses(const ir_expr *e, int a, const ir_expr **out, int n, int cap)
+{
+	if (!e)
+		return n;
+	if (e->kind == EX_ACCESS && e->id == a && n < cap)
+		out[n++] = e;
+	for (int i = 0; i < e->nargs; i++)
+		n = expr_accesses(e->args[i], a, out, n, cap);
+	return n;
+}
+
+static int accesses_of(const ir_node *x, int a, const ir_expr **out, int n, int cap)
+{
+	if (x->kind == ND_STMT)
+		n = expr_accesses(x->lhs, a, out, n, cap);
+	n = expr_accesses(x->rhs, a, out, n, cap);
+	n = expr_accesses(x->cond, a, out, n, cap);
+	for (int i = 0; i < x->nbody; i++)
+		n = accesses_of(x->body[i], a, out, n, cap);
+	for (int i = 0; i < x->nels; i++)
+		n = accesses_of(x->els[i], a, out, n, cap);
+	return n;
+}
+
+static bool writes(const ir_node *x, int a)
+{
+	if (x->kind == ND_STMT && x->lhs->id == a)
+		return true;
+	for (int i = 0; i < x->nbody; i++)
+		if (writes(x->body[i], a))
+			return true;
+	for (int i = 0; i < x->nels; i++)
+		if (writes(x->els[i], a))
+			return true;
+	return false;
+}
+
+/* Whether distributing the one-for band of nest n over its parts keeps
+ * every dependence: the parts then run one after the other, so no part may
+ * depend on a later one. Sufficient (and what the two-index transform's
+ * temp and PolyBench's gemm need): every array written by a part and
+ * accessed by another is accessed by all of them, in some dimensions,
+ * with the same subscripts, each a band index plus a constant, every band
+ * index among them: then two band iterations never touch one element, and
+ * parts meet only within one band iteration, in their order. */
+static bool distribution_legal(const ct_kernel *k, const auto_nest *n)
+{
+	const ir_node *x = n->top;
+	for (int a = 0; a < k->narrays; a++) {
+		int users = 0;
+		bool written = false;
+		for (int c = 0; c < x->nbody; c++) {
+			const ir_expr *acc[64];
+			if (accesses_of(x->body[c], a, acc, 0, 64) > 0)
+				users++;
+			written = written || writes(x->body[c], a);
+		}
+		if (users < 2 || !written)
+			continue;
+		const ir_expr *acc[64];
+		int na = accesses_of(x, a, acc, 0, 64);
+		if (na >= 64)
+			return false;
+		/* the dimensions that every access subscripts alike by one band index
+		 * (plus a constant) must name every band index: then two band
+		 * iterations never touch one element; the other dimensions are free
+		 * (PolyBench's gemm: C[i, j] *= beta, then C[i, j] += ... over k, j) */
+		unsigned used = 0;
+		for (int d = 0; d < k->arrays[a].rank; d++) {
+			aff s0 = acc[0]->sub[d];
+			if (s0.n != 1 || s0.t[0].kind != AFF_INDEX || llabs(s0.t[0].coef) != 1 || band_pos(n, s0.t[0].id) < 0)
+				continue;
+			bool alike = true;
+			for (int i = 1; i < na && alike; i++)
+				alike = aff_equal(acc[i]->sub[d], s0);
+			if (alike)
+				used |= 1u << band_pos(n, s0.t[0].id);
+		}
+		if (used != (1u << n->nband) - 1)
+			return false;
+	}
+	return true;
+}
+
+/* The text of k with nest n distributed over its parts (NULL: it cannot be):
+ * each part under its own copy of the band's for, the copies' indices
+ * renamed (the first keeps the names). */
+static char *distributed_text(auto_run *R, const auto_nest *n)
+{
+	const ct_kernel *k = R->k;
+	const ir_node *x = n->top;
+	if (n->top != n->inner || x->nbody < 2 || n->nband > 8)
+		return NULL;
+	for (int c = 0; c < x->nbody; c++)
+		if (x->body[c]->kind != ND_STMT && x->body[c]->kind != ND_FOR)
+			return NULL;
+	if (!distribution_legal(k, n))
+		return NULL;
+	const char *s = k->text;
+	size_t len = k->text_len;
+	size_t a = pos_offset(s, len, x->pos);
+	if (strncmp(s + a, "for", 3) != 0)
+		return NULL;
+	size_t e = node_end(s, len, a, true);
+	const char *brace = memchr(s + a, '{', e - a);
+	if (!brace)
+		return NULL;
+	size_t hb = (size_t)(brace - s);
+	ct_buf b;
+	ct_buf_init(&b);
+	for (size_t i = 0; i < a; i++)
+		ct_buf_putc(&b, s[i]);
+	for (int c = 0; c < x->nbody; c++) {
+		const char *from[8], *to[8];
+		for (int i = 0; i < n->nband; i++) {
+			from[i] = iname(k, n, i);
+			char suf[16];
+			snprintf(suf, sizeof suf, "_%d", c);
+			to[i] = c == 0 ? from[i] : fresh(k, &R->names, from[i], suf);
+		}
+		const ir_node *y = x->body[c];
+		size_t ya = pos_offset(s, len, y->pos);
+		size_t ye = node_end(s, len, ya, y->kind == ND_FOR);
+		if (c > 0)
+			ct_buf_puts(&b, "\n");
+		put_renamed(&b, s, a, hb, from, to, n->nband);
+		ct_buf_puts(&b, "{\n  ");
+		put_renamed(&b, s, ya, ye, from, to, n->nband);
+		ct_buf_puts(&b, "\n}");
+	}
+	for (size_t i = e; i < len; i++)
+		ct_buf_putc(&b, s[i]);
+	return ct_buf_take(&b);
+}
+
+static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth, char **text, const char *note);
+
+/* The two-index transform's choice (TCE): the fused nest cannot hold a
+ * register tile; distributed, its sums can. When a nest distributes
+ * legally and one of its parts is then a register-tiled sum, the file
+ * written is the distributed one, planned as any other. CT_OK with *text
+ * NULL when nothing was distributed. */
+static ct_status try_distribute(auto_run *R, char **text)
+{
+	*text = NULL;
+	for (int i = 0; i < R->k->nbody; i++) {
+		if (R->k->body[i]->kind != ND_FOR)
+			continue;
+		auto_nest *n = calloc(1, sizeof *n);
+		if (!n)
+			return CT_ERR_NOMEM;
+		nest_init(R->k, R->pv, &R->m, R->k->body[i], n);
+		auto_names keep = R->names;
+		char *dt = distributed_text(R, n);
+		int line = n->top->pos.line, parts = n->top->nbody;
+		char band[256] = "";
+		for (int b = 0; b < n->nband; b++)
+			snprintf(band + strlen(band), sizeof band - strlen(band), "%s%s", b ? ", " : "", iname(R->k, n, b));
+		free(n);
+		R->names = keep;
+		if (!dt)
+			continue;
+		ct_ctx *cx = NULL;
+		ct_kernel *t = trial_parse(R->tctx, R->k, dt, &cx, NULL, 0);
+		bool tiles = false;
+		int64_t *pv = t ? calloc((size_t)t->nparams + 1, sizeof *pv) : NULL;
+		if (pv)
+			ir_param_values(t, pv);
+		for (int j = 0; pv && j < t->nbody && !tiles; j++) {
+			if (t->body[j]->kind != ND_FOR)
+				continue;
+			auto_nest *m = calloc(1, sizeof *m);
+			auto_gemm g;
+			if (m) {
+				nest_init(t, pv, &R->m, t->body[j], m);
+				tiles = gemm_shape(t, &R->m, m, &g);
+			}
+			free(m);
+		}
+		free(pv);
+		ct_status st = CT_OK;
+		if (tiles) {
+			/* plan the distributed kernel (its text is the user's with the nest distributed) */
+			char note[512];
+			snprintf(note, sizeof note,
+			         "# the nest at line %d, for (%s) over %d parts, is distributed (one nest per part):\n"
+			         "#   fused, no part can hold a register tile; distributed, a sum can (the TCE's\n"
+			         "#   fused-or-not choice); legal: the parts share only elements of one iteration\n",
+			         line, band, parts);
+			st = autoschedule(t, R->o, 1, text, note);
+			if (st != CT_OK) {
+				ct_ctx_clear_error(R->tctx);
+				free(*text);
+				*text = NULL;
+				st = CT_OK;
+			}
+		}
+		ct_kernel_free(t);
+		ct_ctx_free(cx);
+		free(dt);
+		if (st != CT_OK || *text)
+			return st;
+	}
+	return CT_OK;
+}
+
+static ct_status run_budget(auto_run *R, char **text);
+static void insert_after_header(char **text, const char *lines);
+
+ct_status ct_kernel_autoschedule(ct_kernel *k, const ct_auto_options *o, char **text, size_t *len)
+{
+	if (!k || !text)
+		return CT_ERR_USAGE;
+	*text = NULL;
+	if (len)
+		*len = 0;
+	ct_status st = autoschedule(k, o, 0, text, NULL);
+	if (st == CT_OK && len)
+		*len = strlen(*text);
+	return st;
+}
+
+/* ct_kernel_autoschedule's work; depth 1: a distributed kernel's (no more
+ * distributing), note: the comment saying how it was distributed. */
+static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth, char **text, const char *note)
+{
+	ct_status st = ir_kernel_ready(k);
+	if (st != CT_OK)
+		return st;
+	if (!ir_params_complete(k))
+		return ir_params_need_values(k);
+	const ir_target_info *row = ir_kernel_target(k);
+	if (row->gpu || !row->native_entry)
+		return ct_error(k->ctx, CT_ERR_INPUT, "%s: auto chooses plans for target host only (this kernel's is %s)",
+		                k->name, row->name);
+	if (!k->text)
+		return ct_error(k->ctx, CT_ERR_USAGE, "%s: auto needs the kernel's text (parse it from a file or a string)",
+		                k->name);
+	ct_auto_options def;
+	if (!o) {
+		ct_auto_options_init(&def);
+		o = &def;
+	}
+	auto_run R;
+	memset(&R, 0, sizeof R);
+	R.k = k;
+	R.o = o;
+	machine_init(k->ctx, o->threads, &R.m);
+	R.pv = calloc((size_t)k->nparams + 1, sizeof *R.pv);
+	R.tctx = trial_ctx(k);
+	R.names.name = calloc(AUTO_NAMES, sizeof *R.names.name);
+	if (!R.pv || !R.tctx || !R.names.name) {
+		free(R.pv);
+		free(R.names.name);
+		ct_ctx_free(R.tctx);
+		return ct_error(k->ctx, CT_ERR_NOMEM, "out of memory");
+	}
+	ir_param_values(k, R.pv);
+	split_text(k->text, k->text_len, &R.at);
+	ct_buf hb;
+	ct_buf_init(&hb);
+	put_head(&hb, k->text, k->text_len, &R.at);
+	R.head = ct_buf_take(&hb);
+	ct_buf_init(&R.params);
+	ct_buf_init(&R.sched);
+	ct_buf_init(&R.plan);
+	ct_buf_init(&R.why);
+	ct_buf kept;
+	ct_buf_init(&kept);
+	if (R.at.has_sched) {
+		/* the user's schedule, kept: its items (without the braces) */
+		const char *s = k->text + R.at.sched_lo;
+		const char *ob = memchr(s, '{', R.at.sched_hi - R.at.sched_lo);
+		const char *cb = k->text + R.at.sched_hi - 1;
+		if (ob && cb > ob) {
+			ob++;
+			while (ob < cb && (*ob == ' ' || *ob == '\t' || *ob == '\r'))
+				ob++;
+			if (*ob == '\n')
+				ob++;
+			for (const char *p = ob; p < cb; p++)
+				ct_buf_putc(&R.sched, *p);
+			while (R.sched.len > 0 && (R.sched.s[R.sched.len - 1] == ' ' || R.sched.s[R.sched.len - 1] == '\t'))
+				R.sched.len--;
+			if (R.sched.len > 0 && R.sched.s[R.sched.len - 1] != '\n')
+				ct_buf_putc(&R.sched, '\n');
+		}
+		ct_buf_puts(&kept, "# kept from the file: its schedule\n");
+	}
+	char *dist = NULL;
+	if (depth == 0 && !R.at.has_sched && !R.at.has_plan && try_distribute(&R, &dist) == CT_OK && dist) {
+		ct_buf_free(&kept);
+		ct_buf_free(&R.params);
+		ct_buf_free(&R.sched);
+		ct_buf_free(&R.plan);
+		ct_buf_free(&R.why);
+		free(R.head);
+		free(R.pv);
+		free(R.names.name);
+		ct_ctx_free(R.tctx);
+		*text = dist;
+		return CT_OK;
+	}
+	if (R.at.has_plan) {
+		/* the user's plan: kept whole; nothing is added to it */
+		ct_buf_puts(&kept, "# kept from the file: its plan (auto adds nothing to a written plan)\n");
+	} else {
+		for (int i = 0; i < k->nbody && R.nests < AUTO_MAX_NESTS; i++) {
+			if (k->body[i]->kind != ND_FOR)
+				continue;
+			auto_nest *n = calloc(1, sizeof *n);
+			if (!n)
+				break;
+			nest_init(k, R.pv, &R.m, k->body[i], n);
+			R.nests++;
+			if (R.at.has_sched || !try_gemm(&R, n))
+				try_plain(&R, n, R.nests - 1, !R.at.has_sched);
+			free(n);
+		}
+	}
+	/* the file */
+	ct_buf top;
+	ct_buf_init(&top);
+	ct_buf_printf(&top, "# ---- cachet auto (docs/AUTO.md): the schedule and plan below were chosen from the\n"
+	                    "# ---- nest, this machine's description and the cache model (%s)\n",
+	              o->budget > 0 ? "then measured" : "model only, nothing measured");
+	put_machine(&top, &R);
+	ct_buf_puts(&top, note ? note : "");
+	ct_buf_puts(&top, kept.s ? kept.s : "");
+	ct_buf_puts(&top, R.why.s ? R.why.s : "");
+	char *out = NULL;
+	if (R.at.has_plan) {
+		ct_buf pb;
+		ct_buf_init(&pb);
+		for (size_t i = R.at.plan_lo; i < R.at.plan_hi; i++)
+			ct_buf_putc(&pb, k->text[i]);
+		ct_buf_puts(&pb, "\n");
+		char *t1 = assemble(R.head, R.params.s, top.s, R.sched.s, "");
+		ct_buf all;
+		ct_buf_init(&all);
+		ct_buf_puts(&all, t1);
+		ct_buf_puts(&all, R.sched.len ? "\n" : "");
+		ct_buf_puts(&all, pb.s);
+		free(t1);
+		ct_buf_free(&pb);
+		out = ct_buf_take(&all);
+	} else
+		out = assemble(R.head, R.params.s, top.s, R.sched.s, R.plan.s);
+	ct_buf_free(&top);
+	ct_buf_free(&kept);
+	/* the whole file must check: what a person gets runs */
+	st = CT_OK;
+	if (out) {
+		ct_ctx *cx = NULL;
+		char err[512];
+		ct_kernel *t = trial_parse(R.tctx, k, out, &cx, err, sizeof err);
+		if (!t)
+			st = ct_error(k->ctx, CT_ERR_UNSUPPORTED, "%s: auto made a file that does not check: %s", k->name, err);
+		int64_t miss[CT_SIM_MAX_LEVELS] = {0};
+		int nl = 0;
+		if (t && model_cost(&R, t, miss, &nl) >= 0 && nl > 0) {
+			ct_buf b;
+			ct_buf_init(&b);
+			ct_buf_puts(&b, "# the model's misses of the whole file at these sizes:");
+			for (int l = 0; l < nl; l++)
+				ct_buf_printf(&b, " L%d %lld", l + 1, (long long)miss[l]);
+			ct_buf_puts(&b, "\n");
+			insert_after_header(&out, b.s);
+			ct_buf_free(&b);
+		}
+		ct_kernel_free(t);
+		ct_ctx_free(cx);
+	} else
+		st = ct_error(k->ctx, CT_ERR_NOMEM, "out of memory");
+	if (st == CT_OK && o->budget > 0 && R.tiled > 0)
+		st = run_budget(&R, &out);
+	ct_buf_free(&R.params);
+	ct_buf_free(&R.sched);
+	ct_buf_free(&R.plan);
+	ct_buf_free(&R.why);
+	free(R.head);
+	free(R.pv);
+	free(R.names.name);
+	ct_ctx_free(R.tctx);
+	if (st != CT_OK) {
+		free(out);
+		return st;
+	}
+	*text = out;
+	return CT_OK;
+}
+
+/* Replace `param NAME = OLD` by NEW in text (the first such line). */
+static char *set_param_text(const char *text, const char *name, int64_t v)
+{
+	ct_buf b;
+	ct_buf_init(&b);
+	char key[64];
+	snprintf(key, sizeof key, "param %s = ", name);
+	const char *p = strstr(text, key);
+	if (!p) {
+		ct_buf_puts(&b, text);
+		return ct_buf_take(&b);
+	}
+	for (const char *q = text; q < p; q++)
+		ct_buf_putc(&b, *q);
+	ct_buf_printf(&b, "%s%lld", key, (long long)v);
+	p += strlen(key);
+	while (*p >= '0' && *p <= '9')
+		p++;
+	ct_buf_puts(&b, p);
+	return ct_buf_take(&b);
+}
+
+/* Insert line(s) into *text after the header comment's second line. */
+static void insert_after_header(char **text, const char *lines)
+{
+	const char *at = strstr(*text, "# ---- nest");
+	at = at ? strchr(at, '\n') : NULL;
+	if (!at || !lines)
+		return;
+	ct_buf all;
+	ct_buf_init(&all);
+	for (const char *q = *text; q <= at; q++)
+		ct_buf_putc(&all, *q);
+	ct_buf_puts(&all, lines);
+	ct_buf_puts(&all, at + 1);
+	char *t = ct_buf_take(&all);
+	if (t) {
+		free(*text);
+		*text = t;
+	}
+}
+
+/* With a budget: the tuner measures the tile params' candidates (the
+ * model's ranking first) and the file takes the fastest verified point. */
+static ct_status run_budget(auto_run *R, char **text)
+{
+	ct_ctx *cx = NULL;
+	char err[512];
+	ct_kernel *t = trial_parse(NULL, R->k, *text, &cx, err, sizeof err);
+	if (!t)
+		return ct_error(R->k->ctx, CT_ERR_UNSUPPORTED, "auto: %s", err);
+	ct_ctx_set_option(cx, CT_OPT_THREADS, R->m.threads);
+	ct_tune_options to;
+	ct_tune_options_init(&to);
+	to.budget = R->o->budget;
+	to.threads = R->m.threads;
+	to.cache_spec = R->o->cache_spec;
+	to.store_dir = R->o->store_dir;
+	to.progress = R->o->progress;
+	to.progress_ud = R->o->progress_ud;
+	ct_tune_result tr;
+	ct_status st = ct_tune(t, &to, &tr);
+	if (st != CT_OK) {
+		ct_status s2 = ct_error(R->k->ctx, st, "auto: tuning: %s", ct_ctx_last_message(cx));
+		ct_kernel_free(t);
+		ct_ctx_free(cx);
+		return s2;
+	}
+	if (tr.best >= 0) {
+		for (int i = 0; i < tr.nparams; i++) {
+			char *nt = set_param_text(*text, tr.params[i], tr.candidates[tr.best].values[i]);
+			free(*text);
+			*text = nt;
+		}
+		ct_buf b;
+		ct_buf_init(&b);
+		ct_buf_printf(&b, "# measured: %d of %d candidates in %.1f s; the best (%s) took %.3g ms\n", tr.nmeasured,
+		              tr.ncandidates, tr.seconds, ct_tune_decision_name(tr.decision),
+		              tr.candidates[tr.best].seconds * 1e3);
+		insert_after_header(text, b.s);
+		ct_buf_free(&b);
+	}
+	ct_tune_result_free(&tr);
+	ct_kernel_free(t);
+	ct_ctx_free(cx);
+	return CT_OK;
+}
+
+void ct_auto_options_init(ct_auto_options *o)
+{
+	if (o)
+		memset(o, 0, sizeof *o);
+}

@@ -1,0 +1,128 @@
+#!/bin/sh
+# auto.sh: `cachet auto` and `cachet run --auto` (docs/AUTO.md): every output file checks,
+# runs natively and verifies against the interpreter at small sizes; the same input gives
+# the same file; loop-carried dependences get legal plans; errors and exit codes.
+. "$(dirname "$0")/lib/expect.sh"
+
+export CACHET_CACHE_DIR="$tmp/cache"
+
+# auto FILE NAME -D ...: the output (for 2 threads, whatever this machine has) checks, runs and
+# verifies at those sizes
+auto_runs() {
+	f=$1 name=$2
+	shift 2
+	out=$tmp/$name.auto.cachet
+	expect "auto $name" 0 "" "$CACHET" auto "$f" --threads 2 "$@" -o "$out"
+	[ -s "$out" ] && grep -q "^# ---- cachet auto" "$out" && ok || bad "auto $name: no commented file"
+	expect "auto $name: checks" 0 "" "$CACHET" check "$out" "$@"
+	expect "auto $name: runs, verified" 0 "verified against the reference interpreter" \
+		"$CACHET" run "$out" "$@" --threads 2
+}
+
+nosched=$(kfile mm.cachet "kernel mm" "param M = 64, N = 48, K = 40" "array A : f64[M, K] input" \
+	"array B : f64[K, N] input" "array C : f64[M, N] inout" "for (i: M, j: N, k: K) {" \
+	"  C[i, j] += A[i, k] * B[k, j]" "}")
+
+auto_runs examples/auto_matmul.cachet auto_matmul -D M=67 -D N=45 -D K=33
+auto_runs "$nosched" mm_f64
+auto_runs examples/matmul.cachet matmul -D M=50 -D N=70 -D K=30
+auto_runs examples/two_index.cachet two_index -D V=20 -D N=28
+auto_runs examples/stencil5.cachet stencil5 -D N=40 -D M=36
+auto_runs examples/jacobi1d.cachet jacobi1d -D N=300
+auto_runs tests/auto/seidel.cachet seidel
+auto_runs tests/auto/recurrence.cachet recurrence -D M=256
+auto_runs tests/auto/jacobi2d.cachet jacobi2d -D N=100
+j1=$(kfile j1.cachet "kernel j1" "param N = 1000" "array A : f64[N] input" "array B : f64[N] inout" \
+	"for (i: 1 .. N-1) {" "  B[i] = (A[i-1] + A[i] + A[i+1]) / 3" "}")
+auto_runs "$j1" jacobi1d_plain -D N=20000
+
+# the sum gets a register tile, cache tiles with tune lists and parallel blocks
+out=$tmp/auto_matmul.auto.cachet
+grep -q "^  unroll(" "$out" && grep -q "^  vectorize(" "$out" && grep -q "^  parallelize(i, j)" "$out" &&
+	grep -q "^param KC_k = [0-9]* tune {" "$out" && grep -q "register tile" "$out" &&
+	grep -q "^  Bp = cache(B, index=k1, trigger_index=i1)" "$out" &&
+	grep -q "^  Ap = cache(A, index=k1, trigger_index=j1, layout=(1, 0))" "$out" && ok ||
+	bad "auto_matmul: no register tile, cache tiles or parallel band: $(grep -v '^#' "$out" | tail -12)"
+# a file's own schedule is kept
+grep -q "ii, jj, kk = tile(i=32, j=64, k=48)" "$tmp/matmul.auto.cachet" &&
+	grep -q "kept from the file: its schedule" "$tmp/matmul.auto.cachet" && ok || bad "matmul: schedule not kept"
+
+# loop-carried dependences: Gauss-Seidel in place is neither reordered, parallel nor vector
+s=$tmp/seidel.auto.cachet
+! grep -v '^#' "$s" | grep -q "reorder\|parallelize\|vectorize(" && grep -q "would break a dependence" "$s" && ok ||
+	bad "seidel: an illegal choice: $(grep -v '^#' "$s" | tail -8)"
+# the recurrence: rows parallel, the carrying loop innermost and not vectorized
+r=$tmp/recurrence.auto.cachet
+grep -q "^  parallelize(i)" "$r" && ! grep -v '^#' "$r" | grep -q "vectorize(j)" && grep -q "j not vectorized" "$r" && ok ||
+	bad "recurrence: $(grep -v '^#' "$r" | tail -8)"
+
+# the fused two-index transform is distributed (its parts share T only within an iteration) and
+# both sums get register tiles
+t=$tmp/two_index.auto.cachet
+[ "$(grep -c '^for (' "$t")" = 3 ] && grep -q "is distributed" "$t" && [ "$(grep -c '^  unroll(' "$t")" = 2 ] && ok ||
+	bad "two_index: not distributed: $(grep -v '^#' "$t" | tail -12)"
+# PolyBench's gemm (C *= beta inside the row loop): distributed, the sum tiled
+auto_runs tests/auto/gemm_beta.cachet gemm_beta -D NI=50 -D NJ=70 -D NK=30
+t=$tmp/gemm_beta.auto.cachet
+[ "$(grep -c '^for (' "$t")" = 2 ] && grep -q "is distributed" "$t" && grep -q '^  unroll(' "$t" && ok ||
+	bad "gemm_beta: $(grep -v '^#' "$t" | tail -12)"
+# a fused nest whose parts share more than one iteration's elements stays fused
+fz=$(kfile fused.cachet "kernel fz" "param N = 40" "array A : f64[N, N] input" "array S : f64[N] inout" \
+	"array B : f64[N, N] inout" "for (i: N, j: 1 .. N) {" "  for (k: N) { S[j] += A[i, k] * A[k, j] }" \
+	"  for (l: N) { B[i, l] += S[j - 1] * A[l, j] }" "}")
+auto_runs "$fz" fused
+! grep -q "is distributed" "$tmp/fused.auto.cachet" && [ "$(grep -c '^for (' "$tmp/fused.auto.cachet")" = 1 ] && ok ||
+	bad "fused: distributed across a dependence"
+
+# a time loop carries: the sweeps inside it are parallel
+j=$tmp/jacobi2d.auto.cachet
+grep -q "^  parallelize(i)" "$j" && grep -q "^  parallelize(i2)" "$j" && ! grep -q "^  parallelize(t)" "$j" && ok ||
+	bad "jacobi2d: $(grep -v '^#' "$j" | tail -8)"
+# one loop on 2 threads: one block per thread, each a vector loop
+j=$tmp/jacobi1d_plain.auto.cachet
+grep -q "^  iv = split(i, [0-9]*)" "$j" && grep -q "^  parallelize(i)" "$j" && grep -q "^  vectorize(iv)" "$j" && ok ||
+	bad "jacobi1d: $(grep -v '^#' "$j" | tail -8)"
+
+# too little work for threads: nothing parallel, and the file says why
+small=$(kfile small.cachet "kernel sm" "param N = 40" "array A : f32[N] inout" "for (i: N) {" "  A[i] += 1" "}")
+expect "auto: small nest" 0 "too few for 2 threads" "$CACHET" auto "$small" --threads 2
+grep -q "^  parallelize" "$tmp/o" && bad "auto: a 40-iteration loop parallel" || ok
+
+# stable: the same input on the same machine gives the same file
+"$CACHET" auto examples/auto_matmul.cachet --threads 2 >"$tmp/s1" 2>&1
+"$CACHET" auto examples/auto_matmul.cachet --threads 2 >"$tmp/s2" 2>&1
+cmp -s "$tmp/s1" "$tmp/s2" && ok || bad "auto: two runs differ"
+"$CACHET" auto examples/two_index.cachet --threads 1 >"$tmp/s3" 2>&1
+"$CACHET" auto examples/two_index.cachet --threads 1 >"$tmp/s4" 2>&1
+cmp -s "$tmp/s3" "$tmp/s4" && ! grep -q parallelize "$tmp/s3" && ok || bad "auto --threads 1: differs or parallel"
+
+# --budget: the tuner measures the tile params and the file says what it measured; it still checks
+expect "auto --budget" 0 "" "$CACHET" auto examples/auto_matmul.cachet -D M=48 -D N=64 -D K=40 --threads 2 \
+	--budget 3 --quiet -o "$tmp/budget.cachet"
+grep -q "^# measured: [0-9]* of [0-9]* candidates" "$tmp/budget.cachet" && grep -q "then measured" "$tmp/budget.cachet" &&
+	"$CACHET" check "$tmp/budget.cachet" && ok || bad "auto --budget: $(grep '^# m' "$tmp/budget.cachet")"
+
+# run --auto runs the chosen plan
+expect "run --auto" 0 "verified against the reference interpreter" \
+	"$CACHET" run --auto examples/auto_matmul.cachet -D M=40 -D N=70 -D K=20
+expect "auto --json" 0 '"text": "# auto_matmul.cachet.*kernel auto_matmul' "$CACHET" auto examples/auto_matmul.cachet --json
+
+# names at the language's length: the made-up ones stay unique and the sum is still tiled
+L=abcdefghijabcdefghijabcdefghijabcdefghijabcdefghijabcdefghij
+lng=$(kfile long.cachet "kernel lng" "param M = 64, N = 64, K = 32" "array A : f32[M, K] input" \
+	"array B : f32[K, N] input" "array C : f32[M, N] inout" "for (${L}i: M, ${L}j: N, ${L}k: K) {" \
+	"  C[${L}i, ${L}j] += A[${L}i, ${L}k] * B[${L}k, ${L}j]" "}")
+auto_runs "$lng" long_names
+grep -q "register tile" "$tmp/long_names.auto.cachet" && ok || bad "long names: no register tile"
+
+# errors: CLI.md's exit codes
+badk=$(kfile bad.cachet "kernel b" "param N = 8" "array A : f32[N] inout" "for (i: N) {" "  A[i] += q" "}")
+expect "auto: bad file" 2 "bad.cachet:5:11: error:" "$CACHET" auto "$badk"
+expect "auto: no file" 2 "auto needs a FILE" "$CACHET" auto
+expect "auto: missing file" 2 "nofile.cachet" "$CACHET" auto "$tmp/nofile.cachet"
+expect "auto: unknown option" 2 "unknown option" "$CACHET" auto examples/auto_matmul.cachet --fast
+expect "auto: bad budget" 2 "positive seconds" "$CACHET" auto examples/auto_matmul.cachet --budget 0
+expect "auto: opencl" 2 "host only" "$CACHET" auto examples/auto_matmul.cachet --target opencl
+expect "auto: --auto is for run" 2 "auto" "$CACHET" check examples/auto_matmul.cachet --auto
+
+counts
