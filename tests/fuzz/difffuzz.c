@@ -884,14 +884,14 @@ static void nvcc_first_error(const char *log, char *out, size_t cap)
 			snprintf(first, sizeof first, "%s", line);
 		if (strstr(line, "error")) {
 			const char *msg = strstr(line, "error");
-			snprintf(out, cap, "%s", msg);
+			snprintf(out, cap, "%.*s", (int)(cap > 1 ? cap - 1 : 0), msg);
 			break;
 		}
 	}
 	if (f)
 		fclose(f);
 	if (!out[0])
-		snprintf(out, cap, "%s", first[0] ? first : "nvcc failed without output");
+		snprintf(out, cap, "%.*s", (int)(cap > 1 ? cap - 1 : 0), first[0] ? first : "nvcc failed without output");
 }
 
 /* Compile one source alone in folder dir as NAME.cu: 0, or 1 with the finding in v. */
@@ -1670,7 +1670,7 @@ static void cuda_flush(tally *t)
 {
 	if (g_npend == 0)
 		return;
-	char batch[600], cubin[600], log[600], path[700], cmd[800];
+	char batch[600], cubin[600], log[600], path[700], cmd[1400];
 	snprintf(batch, sizeof batch, "%s/batch.cu", g_cuda_dir);
 	snprintf(cubin, sizeof cubin, "%s/batch.cubin", g_cuda_dir);
 	snprintf(log, sizeof log, "%s/batch.log", g_cuda_dir);
