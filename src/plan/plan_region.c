@@ -44,23 +44,29 @@ typedef struct mcloop {
 	int64_t step;
 	aff slot;        /* TRIP(index) - base */
 	const bx *trips; /* upper bound of the slot count */
+	const bx *exact; /* the slot count itself, over params (a runtime param's tail stays symbolic) */
 	int64_t slot_step;/* source elements the block moves per slot (-1 unknown) */
 } mcloop;
 
 /* Upper bound of the slot count of index's loops under x: over every
- * version (main, tail) of the loop, floor(last / step) - base + 1. */
-static const bx *max_trips(pp *p, const lt_node *x, int index, const bx *base, const bx *acc)
+ * version (main, tail) of the loop, floor(last / step) - base + 1, each
+ * bounded by a constant where it can be (*ub, for a buffer on the stack)
+ * and as it is (*exact: over params only, so evaluable at run; the
+ * remainder of a split over a runtime param stays symbolic). */
+static void max_trips(pp *p, const lt_node *x, int index, const bx *base, const bx **ub, const bx **exact)
 {
 	if (x->kind == LT_LOOP && x->index == index) {
 		const bx *last = pl_bxb(p, BX_FLOORDIV, pl_loop_last(p, x), pl_bxc(p, x->step));
-		const bx *tr = pl_bx_ub(p, pl_bxb(p, BX_ADD, pl_bxb(p, BX_SUB, last, base), pl_bxc(p, 1)), true);
-		return acc ? pl_bxb(p, BX_MAX, acc, tr) : tr;
+		const bx *tr = pl_bxb(p, BX_ADD, pl_bxb(p, BX_SUB, last, base), pl_bxc(p, 1));
+		const bx *tu = pl_bx_ub(p, tr, true);
+		*ub = *ub ? pl_bxb(p, BX_MAX, *ub, tu) : tu;
+		*exact = *exact ? pl_bxb(p, BX_MAX, *exact, tr) : tr;
+		return;
 	}
 	for (int i = 0; i < x->nkids; i++)
-		acc = max_trips(p, x->kids[i], index, base, acc);
+		max_trips(p, x->kids[i], index, base, ub, exact);
 	for (int i = 0; i < x->nels; i++)
-		acc = max_trips(p, x->els[i], index, base, acc);
-	return acc;
+		max_trips(p, x->els[i], index, base, ub, exact);
 }
 
 static void make_mcloop(pp *p, const lt_node *trigger, const lt_node *loop, mcloop *m)
@@ -75,8 +81,10 @@ static void make_mcloop(pp *p, const lt_node *trigger, const lt_node *loop, mclo
 	else
 		base = pl_bxb(p, BX_FLOORDIV, bx_from_aff(p->a, p->k, ix->lo), pl_bxc(p, m->step));
 	m->slot = pl_aff_plus(p, pl_aff_var(p, AFF_TRIP, index, 1), pl_bx_aff(p, base), -1);
-	const bx *trips = max_trips(p, trigger, index, base, NULL);
+	const bx *trips = NULL, *exact = NULL;
+	max_trips(p, trigger, index, base, &trips, &exact);
 	m->trips = trips ? trips : pl_bxc(p, 1);
+	m->exact = exact ? exact : m->trips;
 }
 
 /* The node list that replaces site node x: prologue, x (or its kids when
@@ -562,26 +570,58 @@ static bool any_guarded(const rbuild *b)
 	return false;
 }
 
-/* A large buffer's block dimensions capped by the source array's runtime
- * extents: an unguarded block lies inside its array (check proved every
- * subscript in bounds), so it is never wider than the array, and a bound
- * that only the split size gave (a split of 2^32 over a runtime N) would
- * otherwise size the buffer for 2^32 elements whatever N is. Small
- * buffers keep their constant size (on the stack). */
+/* The value of dimension x with every runtime param at 0: what the split
+ * sizes alone give it (INT64_MAX when it does not evaluate). */
+static int64_t size_at_zero(pp *p, const bx *x)
+{
+	int64_t v;
+	if (bx_is_const(x, &v))
+		return v;
+	int64_t *zero = ct_arena_alloc(p->a, sizeof *zero * (size_t)(p->k->nparams + 1));
+	if (!zero)
+		return INT64_MAX;
+	memset(zero, 0, sizeof *zero * (size_t)(p->k->nparams + 1));
+	bool ok = true;
+	v = bx_eval(x, zero, &ok);
+	return ok ? v : INT64_MAX;
+}
+
+/*
+ * A large buffer's dimensions capped by what the run needs, where a split
+ * far wider than a runtime extent would otherwise size it (a split of 2^32
+ * over a runtime N sized a buffer for 2^32 columns whatever N is: out of
+ * memory in both engines although check accepted it):
+ * - a multicache slot dimension by the slot count itself (mcloop.exact: the
+ *   tail of a split over a runtime param has a symbolic trip count whose
+ *   constant bound is the split size);
+ * - a block dimension by the source array's runtime extent, when every
+ *   block is unguarded: it then lies inside its array (check proved every
+ *   subscript in bounds), so it is never wider than the array. A block
+ *   dimension that is not a constant is capped only when the split sizes
+ *   alone make it a heap buffer (its value with the runtime params at 0).
+ * Small buffers keep their constant size (on the stack).
+ */
 static void cap_by_runtime_extents(pp *p, rbuild *b)
 {
-	if (b->src >= p->k->narrays || any_guarded(b))
-		return;
-	int64_t n = (int64_t)ct_dtype_size(p->t->arrays[b->src].type), v;
+	int64_t esz = (int64_t)ct_dtype_size(p->t->arrays[b->src].type), n = esz, v;
 	for (int j = 0; j < b->nmc + b->rank; j++)
 		if (!bx_is_const(b->shape[j], &v) || !ct_mul_ok(n, v, &n))
 			n = INT64_MAX;
 	if (n <= PL_HEAP_BUFFER_BYTES)
 		return;
+	for (int j = 0; j < b->nmc; j++)
+		if (!bx_is_const(b->mc[j].exact, &v) && !bx_equal(b->mc[j].exact, b->shape[j]))
+			b->shape[j] = pl_bxb(p, BX_MAX, pl_bxb(p, BX_MIN, b->shape[j], b->mc[j].exact), pl_bxc(p, 1));
+	if (b->src >= p->k->narrays || any_guarded(b))
+		return;
 	for (int d = 0; d < b->rank; d++) {
-		const bx *E = p->t->ext[b->src * IR_MAX_RANK + d];
-		if (bx_is_const(b->shape[b->nmc + d], &v) && !bx_is_const(E, &v))
-			b->shape[b->nmc + d] = pl_bxb(p, BX_MAX, pl_bxb(p, BX_MIN, b->shape[b->nmc + d], E), pl_bxc(p, 1));
+		const bx *E = p->t->ext[b->src * IR_MAX_RANK + d], **s = &b->shape[b->nmc + d];
+		if (bx_is_const(E, &v))
+			continue;
+		if (bx_is_const(*s, &v))
+			*s = pl_bxb(p, BX_MAX, pl_bxb(p, BX_MIN, *s, E), pl_bxc(p, 1));
+		else if (size_at_zero(p, *s) > PL_HEAP_BUFFER_BYTES / esz)
+			*s = pl_bxb(p, BX_MIN, *s, E);
 	}
 }
 
