@@ -586,6 +586,20 @@ static int64_t size_at_zero(pp *p, const bx *x)
 	return ok ? v : INT64_MAX;
 }
 
+/* The largest extent of dimension d of any site's block as it is (over
+ * params, so evaluable at run): what the copies and the accesses of the
+ * buffer span, where the shape takes its constant bound. */
+static const bx *exact_extent(pp *p, const rbuild *b, int d)
+{
+	const bx *e = NULL;
+	for (int i = 0; i < b->ns; i++) {
+		const bx *lo0, *ex0;
+		site_box(p, &b->s[i].b, b->src, d, &lo0, &ex0);
+		e = e ? pl_bxb(p, BX_MAX, e, ex0) : ex0;
+	}
+	return e;
+}
+
 /*
  * A large buffer's dimensions capped by what the run needs, where a split
  * far wider than a runtime extent would otherwise size it (a split of 2^32
@@ -594,11 +608,14 @@ static int64_t size_at_zero(pp *p, const bx *x)
  * - a multicache slot dimension by the slot count itself (mcloop.exact: the
  *   tail of a split over a runtime param has a symbolic trip count whose
  *   constant bound is the split size);
- * - a block dimension by the source array's runtime extent, when every
- *   block is unguarded: it then lies inside its array (check proved every
- *   subscript in bounds), so it is never wider than the array. A block
- *   dimension that is not a constant is capped only when the split sizes
- *   alone make it a heap buffer (its value with the runtime params at 0).
+ * - a block dimension by the source's extent where that is an expression
+ *   (a runtime extent of the array, or of a parent cache's buffer), when
+ *   every block is unguarded: it then lies inside its source (check proved
+ *   every subscript in bounds, and a parent's buffer holds every element
+ *   its region reads), so it is never wider than the source; else (a halo
+ *   past the edges) by the block's extent itself, where it is an expression.
+ * A dimension that is not a constant is capped only when the split sizes
+ * alone make it a heap buffer (its value with the runtime params at 0).
  * Small buffers keep their constant size (on the stack).
  */
 static void cap_by_runtime_extents(pp *p, rbuild *b)
@@ -609,19 +626,21 @@ static void cap_by_runtime_extents(pp *p, rbuild *b)
 			n = INT64_MAX;
 	if (n <= PL_HEAP_BUFFER_BYTES)
 		return;
-	for (int j = 0; j < b->nmc; j++)
-		if (!bx_is_const(b->mc[j].exact, &v) && !bx_equal(b->mc[j].exact, b->shape[j]))
-			b->shape[j] = pl_bxb(p, BX_MAX, pl_bxb(p, BX_MIN, b->shape[j], b->mc[j].exact), pl_bxc(p, 1));
-	if (b->src >= p->k->narrays || any_guarded(b))
-		return;
-	for (int d = 0; d < b->rank; d++) {
-		const bx *E = p->t->ext[b->src * IR_MAX_RANK + d], **s = &b->shape[b->nmc + d];
-		if (bx_is_const(E, &v))
+	bool inside = !any_guarded(b);
+	for (int j = 0; j < b->nmc + b->rank; j++) {
+		const bx **s = &b->shape[j], *cap;
+		bool cs = bx_is_const(*s, &v);
+		if (!cs && size_at_zero(p, *s) <= PL_HEAP_BUFFER_BYTES / esz)
 			continue;
-		if (bx_is_const(*s, &v))
-			*s = pl_bxb(p, BX_MAX, pl_bxb(p, BX_MIN, *s, E), pl_bxc(p, 1));
-		else if (size_at_zero(p, *s) > PL_HEAP_BUFFER_BYTES / esz)
-			*s = pl_bxb(p, BX_MIN, *s, E);
+		if (j < b->nmc)
+			cap = b->mc[j].exact;
+		else if (inside && !bx_is_const(p->t->ext[b->src * IR_MAX_RANK + j - b->nmc], &v))
+			cap = p->t->ext[b->src * IR_MAX_RANK + j - b->nmc];
+		else
+			cap = exact_extent(p, b, j - b->nmc);
+		if (!cap || bx_is_const(cap, &v) || bx_equal(cap, *s))
+			continue;
+		*s = cs ? pl_bxb(p, BX_MAX, pl_bxb(p, BX_MIN, *s, cap), pl_bxc(p, 1)) : pl_bxb(p, BX_MIN, *s, cap);
 	}
 }
 
