@@ -600,6 +600,41 @@ static const bx *exact_extent(pp *p, const rbuild *b, int d)
 	return e;
 }
 
+/* 1 when every loop around the region runs at least once, else 0 (over
+ * params); NULL when every one of them has a constant trip count. */
+static const bx *runs_at_all(pp *p, const rbuild *b)
+{
+	const bx *r = NULL;
+	int64_t v;
+	for (const lt_node *y = b->s[0].element ? b->T : b->T->parent; y; y = y->parent) {
+		if (y->kind != LT_LOOP)
+			continue;
+		const bx *span = pl_bxb(p, BX_SUB, y->hi, y->lo);
+		if (bx_is_const(span, &v))
+			continue;
+		const bx *one = pl_bxb(p, BX_MIN, pl_bxb(p, BX_MAX, span, pl_bxc(p, 0)), pl_bxc(p, 1));
+		r = r ? pl_bxb(p, BX_MIN, r, one) : one;
+	}
+	return r;
+}
+
+/* A buffer still over 64 KiB with the runtime params at 0 has its first
+ * dimension multiplied by runs_at_all: 0 where a loop around the region
+ * runs no iteration (the main version of a split wider than a runtime
+ * extent), so the engines allocate nothing for a region that never runs. */
+static void gate_by_runs(pp *p, rbuild *b, int64_t esz)
+{
+	int64_t n = esz;
+	for (int j = 0; j < b->nmc + b->rank; j++) {
+		int64_t v = size_at_zero(p, b->shape[j]);
+		if (!ct_mul_ok(n, v < 1 ? 1 : v, &n))
+			n = INT64_MAX;
+	}
+	const bx *r = n > PL_HEAP_BUFFER_BYTES ? runs_at_all(p, b) : NULL;
+	if (r)
+		b->shape[0] = pl_bxb(p, BX_MUL, b->shape[0], r);
+}
+
 /*
  * A large buffer's dimensions capped by what the run needs, where a split
  * far wider than a runtime extent would otherwise size it (a split of 2^32
@@ -616,6 +651,9 @@ static const bx *exact_extent(pp *p, const rbuild *b, int d)
  *   past the edges) by the block's extent itself, where it is an expression.
  * A dimension that is not a constant is capped only when the split sizes
  * alone make it a heap buffer (its value with the runtime params at 0).
+ * A buffer that the split sizes alone still make large (a guarded block of
+ * the main version of a split wider than the runtime extent: that version
+ * does not run) is sized only where the loops around it run (gate_by_runs).
  * Small buffers keep their constant size (on the stack).
  */
 static void cap_by_runtime_extents(pp *p, rbuild *b)
@@ -642,6 +680,7 @@ static void cap_by_runtime_extents(pp *p, rbuild *b)
 			continue;
 		*s = cs ? pl_bxb(p, BX_MAX, pl_bxb(p, BX_MIN, *s, cap), pl_bxc(p, 1)) : pl_bxb(p, BX_MIN, *s, cap);
 	}
+	gate_by_runs(p, b, esz);
 }
 
 /* Buffer shape: the slots, then the largest block of any site. */
@@ -773,8 +812,10 @@ static bool thrifty_elides(pp *p, const rbuild *b)
 	int64_t slot_step[IR_MAX_RANK];
 	slot_steps(p, b, slot_step);
 	const bx *bext[IR_MAX_RANK];
+	/* the slot counts as the loops bound them, before any cap of the
+	 * buffer (cap_by_runtime_extents) */
 	for (int j = 0; j < b->nmc; j++)
-		bext[j] = b->shape[j];
+		bext[j] = b->mc[j].trips;
 	for (int d = 0; d < b->rank; d++) {
 		const bx *lo0;
 		site_box(p, &b->s[0].b, b->src, d, &lo0, &bext[b->nmc + d]);
