@@ -44,29 +44,24 @@ typedef struct mcloop {
 	int64_t step;
 	aff slot;        /* TRIP(index) - base */
 	const bx *trips; /* upper bound of the slot count */
-	const bx *exact; /* the slot count itself, over params (a runtime param's tail stays symbolic) */
+	const bx *base;  /* the slot of the index's first value */
 	int64_t slot_step;/* source elements the block moves per slot (-1 unknown) */
 } mcloop;
 
 /* Upper bound of the slot count of index's loops under x: over every
- * version (main, tail) of the loop, floor(last / step) - base + 1, each
- * bounded by a constant where it can be (*ub, for a buffer on the stack)
- * and as it is (*exact: over params only, so evaluable at run; the
- * remainder of a split over a runtime param stays symbolic). */
-static void max_trips(pp *p, const lt_node *x, int index, const bx *base, const bx **ub, const bx **exact)
+ * version (main, tail) of the loop, floor(last / step) - base + 1. */
+static const bx *max_trips(pp *p, const lt_node *x, int index, const bx *base, const bx *acc)
 {
 	if (x->kind == LT_LOOP && x->index == index) {
 		const bx *last = pl_bxb(p, BX_FLOORDIV, pl_loop_last(p, x), pl_bxc(p, x->step));
-		const bx *tr = pl_bxb(p, BX_ADD, pl_bxb(p, BX_SUB, last, base), pl_bxc(p, 1));
-		const bx *tu = pl_bx_ub(p, tr, true);
-		*ub = *ub ? pl_bxb(p, BX_MAX, *ub, tu) : tu;
-		*exact = *exact ? pl_bxb(p, BX_MAX, *exact, tr) : tr;
-		return;
+		const bx *tr = pl_bx_ub(p, pl_bxb(p, BX_ADD, pl_bxb(p, BX_SUB, last, base), pl_bxc(p, 1)), true);
+		return acc ? pl_bxb(p, BX_MAX, acc, tr) : tr;
 	}
 	for (int i = 0; i < x->nkids; i++)
-		max_trips(p, x->kids[i], index, base, ub, exact);
+		acc = max_trips(p, x->kids[i], index, base, acc);
 	for (int i = 0; i < x->nels; i++)
-		max_trips(p, x->els[i], index, base, ub, exact);
+		acc = max_trips(p, x->els[i], index, base, acc);
+	return acc;
 }
 
 static void make_mcloop(pp *p, const lt_node *trigger, const lt_node *loop, mcloop *m)
@@ -80,11 +75,10 @@ static void make_mcloop(pp *p, const lt_node *trigger, const lt_node *loop, mclo
 		base = pl_bxc(p, 0);
 	else
 		base = pl_bxb(p, BX_FLOORDIV, bx_from_aff(p->a, p->k, ix->lo), pl_bxc(p, m->step));
+	m->base = base;
 	m->slot = pl_aff_plus(p, pl_aff_var(p, AFF_TRIP, index, 1), pl_bx_aff(p, base), -1);
-	const bx *trips = NULL, *exact = NULL;
-	max_trips(p, trigger, index, base, &trips, &exact);
+	const bx *trips = max_trips(p, trigger, index, base, NULL);
 	m->trips = trips ? trips : pl_bxc(p, 1);
-	m->exact = exact ? exact : m->trips;
 }
 
 /* The node list that replaces site node x: prologue, x (or its kids when
@@ -586,15 +580,73 @@ static int64_t size_at_zero(pp *p, const bx *x)
 	return ok ? v : INT64_MAX;
 }
 
+/* 1 when loop y runs at least once, else 0 (over params); NULL when its
+ * trip count is a constant. */
+static const bx *loop_runs(pp *p, const lt_node *y)
+{
+	int64_t v;
+	const bx *span = y ? pl_bxb(p, BX_SUB, y->hi, y->lo) : NULL;
+	if (!span || bx_is_const(span, &v))
+		return NULL;
+	return pl_bxb(p, BX_MIN, pl_bxb(p, BX_MAX, span, pl_bxc(p, 0)), pl_bxc(p, 1));
+}
+
+/* The product of two 0-or-1 factors, NULL standing for 1. */
+static const bx *and_runs(pp *p, const bx *x, const bx *y)
+{
+	return !x ? y : !y ? x : pl_bxb(p, BX_MIN, x, y);
+}
+
+/* Whether index is one of b's multicache loops. */
+static bool is_mcloop(const rbuild *b, int index)
+{
+	for (int j = 0; j < b->nmc; j++)
+		if (b->mc[j].index == index)
+			return true;
+	return false;
+}
+
+/* The slot count of multicache loop j as it is (over params, so evaluable
+ * at run; the tail of a split over a runtime param stays symbolic where
+ * max_trips takes its constant bound): over every version of its loop
+ * under x, floor(last / step) - base + 1, times 0 where a version of a
+ * multicache loop around it runs no iteration (the copies of its slots are
+ * inside those loops: in_slot_loops). */
+static const bx *exact_slots(pp *p, const rbuild *b, const lt_node *x, int j, const bx *acc)
+{
+	const mcloop *m = &b->mc[j];
+	if (x->kind == LT_LOOP && x->index == m->index) {
+		const bx *last = pl_bxb(p, BX_FLOORDIV, pl_loop_last(p, x), pl_bxc(p, x->step));
+		const bx *tr = pl_bxb(p, BX_ADD, pl_bxb(p, BX_SUB, last, m->base), pl_bxc(p, 1)), *g = NULL;
+		for (const lt_node *y = x->parent; y && y != b->T->parent; y = y->parent)
+			if (y->kind == LT_LOOP && is_mcloop(b, y->index))
+				g = and_runs(p, g, loop_runs(p, y));
+		if (g)
+			tr = pl_bxb(p, BX_MUL, tr, g);
+		return acc ? pl_bxb(p, BX_MAX, acc, tr) : tr;
+	}
+	for (int i = 0; i < x->nkids; i++)
+		acc = exact_slots(p, b, x->kids[i], j, acc);
+	for (int i = 0; i < x->nels; i++)
+		acc = exact_slots(p, b, x->els[i], j, acc);
+	return acc;
+}
+
 /* The largest extent of dimension d of any site's block as it is (over
  * params, so evaluable at run): what the copies and the accesses of the
- * buffer span, where the shape takes its constant bound. */
+ * buffer span, where the shape takes its constant bound. A site whose own
+ * version of a multicache loop runs no iteration counts 0: its copies are
+ * inside that loop (in_slot_loops), so it needs no room. */
 static const bx *exact_extent(pp *p, const rbuild *b, int d)
 {
 	const bx *e = NULL;
 	for (int i = 0; i < b->ns; i++) {
-		const bx *lo0, *ex0;
+		const bx *lo0, *ex0, *g = NULL;
 		site_box(p, &b->s[i].b, b->src, d, &lo0, &ex0);
+		for (int j = 0; j < b->nmc; j++)
+			g = and_runs(p, g, loop_runs(p, pl_anc_loop(b->s[i].node, b->mc[j].index)));
+		if (g)
+			ex0 = pl_bxb(p, BX_MUL, ex0, g);
 		e = e ? pl_bxb(p, BX_MAX, e, ex0) : ex0;
 	}
 	return e;
@@ -605,16 +657,9 @@ static const bx *exact_extent(pp *p, const rbuild *b, int d)
 static const bx *runs_at_all(pp *p, const rbuild *b)
 {
 	const bx *r = NULL;
-	int64_t v;
-	for (const lt_node *y = b->s[0].element ? b->T : b->T->parent; y; y = y->parent) {
-		if (y->kind != LT_LOOP)
-			continue;
-		const bx *span = pl_bxb(p, BX_SUB, y->hi, y->lo);
-		if (bx_is_const(span, &v))
-			continue;
-		const bx *one = pl_bxb(p, BX_MIN, pl_bxb(p, BX_MAX, span, pl_bxc(p, 0)), pl_bxc(p, 1));
-		r = r ? pl_bxb(p, BX_MIN, r, one) : one;
-	}
+	for (const lt_node *y = b->s[0].element ? b->T : b->T->parent; y; y = y->parent)
+		if (y->kind == LT_LOOP)
+			r = and_runs(p, r, loop_runs(p, y));
 	return r;
 }
 
@@ -640,7 +685,7 @@ static void gate_by_runs(pp *p, rbuild *b, int64_t esz)
  * far wider than a runtime extent would otherwise size it (a split of 2^32
  * over a runtime N sized a buffer for 2^32 columns whatever N is: out of
  * memory in both engines although check accepted it):
- * - a multicache slot dimension by the slot count itself (mcloop.exact: the
+ * - a multicache slot dimension by the slot count itself (exact_slots: the
  *   tail of a split over a runtime param has a symbolic trip count whose
  *   constant bound is the split size);
  * - a block dimension by the source's extent where that is an expression
@@ -671,7 +716,7 @@ static void cap_by_runtime_extents(pp *p, rbuild *b)
 		if (!cs && size_at_zero(p, *s) <= PL_HEAP_BUFFER_BYTES / esz)
 			continue;
 		if (j < b->nmc)
-			cap = b->mc[j].exact;
+			cap = exact_slots(p, b, b->T, j, NULL);
 		else if (inside && !bx_is_const(p->t->ext[b->src * IR_MAX_RANK + j - b->nmc], &v))
 			cap = p->t->ext[b->src * IR_MAX_RANK + j - b->nmc];
 		else
