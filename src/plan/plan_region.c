@@ -44,6 +44,7 @@ typedef struct mcloop {
 	int64_t step;
 	aff slot;        /* TRIP(index) - base */
 	const bx *trips; /* upper bound of the slot count */
+	const bx *base;  /* the slot of the index's first value */
 	int64_t slot_step;/* source elements the block moves per slot (-1 unknown) */
 } mcloop;
 
@@ -74,6 +75,7 @@ static void make_mcloop(pp *p, const lt_node *trigger, const lt_node *loop, mclo
 		base = pl_bxc(p, 0);
 	else
 		base = pl_bxb(p, BX_FLOORDIV, bx_from_aff(p->a, p->k, ix->lo), pl_bxc(p, m->step));
+	m->base = base;
 	m->slot = pl_aff_plus(p, pl_aff_var(p, AFF_TRIP, index, 1), pl_bx_aff(p, base), -1);
 	const bx *trips = max_trips(p, trigger, index, base, NULL);
 	m->trips = trips ? trips : pl_bxc(p, 1);
@@ -562,27 +564,168 @@ static bool any_guarded(const rbuild *b)
 	return false;
 }
 
-/* A large buffer's block dimensions capped by the source array's runtime
- * extents: an unguarded block lies inside its array (check proved every
- * subscript in bounds), so it is never wider than the array, and a bound
- * that only the split size gave (a split of 2^32 over a runtime N) would
- * otherwise size the buffer for 2^32 elements whatever N is. Small
- * buffers keep their constant size (on the stack). */
+/* The value of dimension x with every runtime param at 0: what the split
+ * sizes alone give it (INT64_MAX when it does not evaluate). */
+static int64_t size_at_zero(pp *p, const bx *x)
+{
+	int64_t v;
+	if (bx_is_const(x, &v))
+		return v;
+	int64_t *zero = ct_arena_alloc(p->a, sizeof *zero * (size_t)(p->k->nparams + 1));
+	if (!zero)
+		return INT64_MAX;
+	memset(zero, 0, sizeof *zero * (size_t)(p->k->nparams + 1));
+	bool ok = true;
+	v = bx_eval(x, zero, &ok);
+	return ok ? v : INT64_MAX;
+}
+
+/* 1 when loop y runs at least once, else 0 (over params); NULL when its
+ * trip count is a constant. */
+static const bx *loop_runs(pp *p, const lt_node *y)
+{
+	int64_t v;
+	const bx *span = y ? pl_bxb(p, BX_SUB, y->hi, y->lo) : NULL;
+	if (!span || bx_is_const(span, &v))
+		return NULL;
+	return pl_bxb(p, BX_MIN, pl_bxb(p, BX_MAX, span, pl_bxc(p, 0)), pl_bxc(p, 1));
+}
+
+/* The product of two 0-or-1 factors, NULL standing for 1. */
+static const bx *and_runs(pp *p, const bx *x, const bx *y)
+{
+	return !x ? y : !y ? x : pl_bxb(p, BX_MIN, x, y);
+}
+
+/* Whether index is one of b's multicache loops. */
+static bool is_mcloop(const rbuild *b, int index)
+{
+	for (int j = 0; j < b->nmc; j++)
+		if (b->mc[j].index == index)
+			return true;
+	return false;
+}
+
+/* The slot count of multicache loop j as it is (over params, so evaluable
+ * at run; the tail of a split over a runtime param stays symbolic where
+ * max_trips takes its constant bound): over every version of its loop
+ * under x, floor(last / step) - base + 1, times 0 where a version of a
+ * multicache loop around it runs no iteration (the copies of its slots are
+ * inside those loops: in_slot_loops). */
+static const bx *exact_slots(pp *p, const rbuild *b, const lt_node *x, int j, const bx *acc)
+{
+	const mcloop *m = &b->mc[j];
+	if (x->kind == LT_LOOP && x->index == m->index) {
+		const bx *last = pl_bxb(p, BX_FLOORDIV, pl_loop_last(p, x), pl_bxc(p, x->step));
+		const bx *tr = pl_bxb(p, BX_ADD, pl_bxb(p, BX_SUB, last, m->base), pl_bxc(p, 1)), *g = NULL;
+		for (const lt_node *y = x->parent; y && y != b->T->parent; y = y->parent)
+			if (y->kind == LT_LOOP && is_mcloop(b, y->index))
+				g = and_runs(p, g, loop_runs(p, y));
+		if (g)
+			tr = pl_bxb(p, BX_MUL, tr, g);
+		return acc ? pl_bxb(p, BX_MAX, acc, tr) : tr;
+	}
+	for (int i = 0; i < x->nkids; i++)
+		acc = exact_slots(p, b, x->kids[i], j, acc);
+	for (int i = 0; i < x->nels; i++)
+		acc = exact_slots(p, b, x->els[i], j, acc);
+	return acc;
+}
+
+/* The largest extent of dimension d of any site's block as it is (over
+ * params, so evaluable at run): what the copies and the accesses of the
+ * buffer span, where the shape takes its constant bound. A site whose own
+ * version of a multicache loop runs no iteration counts 0: its copies are
+ * inside that loop (in_slot_loops), so it needs no room. */
+static const bx *exact_extent(pp *p, const rbuild *b, int d)
+{
+	const bx *e = NULL;
+	for (int i = 0; i < b->ns; i++) {
+		const bx *lo0, *ex0, *g = NULL;
+		site_box(p, &b->s[i].b, b->src, d, &lo0, &ex0);
+		for (int j = 0; j < b->nmc; j++)
+			g = and_runs(p, g, loop_runs(p, pl_anc_loop(b->s[i].node, b->mc[j].index)));
+		if (g)
+			ex0 = pl_bxb(p, BX_MUL, ex0, g);
+		e = e ? pl_bxb(p, BX_MAX, e, ex0) : ex0;
+	}
+	return e;
+}
+
+/* 1 when every loop around the region runs at least once, else 0 (over
+ * params); NULL when every one of them has a constant trip count. */
+static const bx *runs_at_all(pp *p, const rbuild *b)
+{
+	const bx *r = NULL;
+	for (const lt_node *y = b->s[0].element ? b->T : b->T->parent; y; y = y->parent)
+		if (y->kind == LT_LOOP)
+			r = and_runs(p, r, loop_runs(p, y));
+	return r;
+}
+
+/* A buffer still over 64 KiB with the runtime params at 0 has its first
+ * dimension multiplied by runs_at_all: 0 where a loop around the region
+ * runs no iteration (the main version of a split wider than a runtime
+ * extent), so the engines allocate nothing for a region that never runs. */
+static void gate_by_runs(pp *p, rbuild *b, int64_t esz)
+{
+	int64_t n = esz;
+	for (int j = 0; j < b->nmc + b->rank; j++) {
+		int64_t v = size_at_zero(p, b->shape[j]);
+		if (!ct_mul_ok(n, v < 1 ? 1 : v, &n))
+			n = INT64_MAX;
+	}
+	const bx *r = n > PL_HEAP_BUFFER_BYTES ? runs_at_all(p, b) : NULL;
+	if (r)
+		b->shape[0] = pl_bxb(p, BX_MUL, b->shape[0], r);
+}
+
+/*
+ * A large buffer's dimensions capped by what the run needs, where a split
+ * far wider than a runtime extent would otherwise size it (a split of 2^32
+ * over a runtime N sized a buffer for 2^32 columns whatever N is: out of
+ * memory in both engines although check accepted it):
+ * - a multicache slot dimension by the slot count itself (exact_slots: the
+ *   tail of a split over a runtime param has a symbolic trip count whose
+ *   constant bound is the split size);
+ * - a block dimension by the source's extent where that is an expression
+ *   (a runtime extent of the array, or of a parent cache's buffer), when
+ *   every block is unguarded: it then lies inside its source (check proved
+ *   every subscript in bounds, and a parent's buffer holds every element
+ *   its region reads), so it is never wider than the source; else (a halo
+ *   past the edges) by the block's extent itself, where it is an expression.
+ * A dimension that is not a constant is capped only when the split sizes
+ * alone make it a heap buffer (its value with the runtime params at 0).
+ * A buffer that the split sizes alone still make large (a guarded block of
+ * the main version of a split wider than the runtime extent: that version
+ * does not run) is sized only where the loops around it run (gate_by_runs).
+ * Small buffers keep their constant size (on the stack).
+ */
 static void cap_by_runtime_extents(pp *p, rbuild *b)
 {
-	if (b->src >= p->k->narrays || any_guarded(b))
-		return;
-	int64_t n = (int64_t)ct_dtype_size(p->t->arrays[b->src].type), v;
+	int64_t esz = (int64_t)ct_dtype_size(p->t->arrays[b->src].type), n = esz, v;
 	for (int j = 0; j < b->nmc + b->rank; j++)
 		if (!bx_is_const(b->shape[j], &v) || !ct_mul_ok(n, v, &n))
 			n = INT64_MAX;
 	if (n <= PL_HEAP_BUFFER_BYTES)
 		return;
-	for (int d = 0; d < b->rank; d++) {
-		const bx *E = p->t->ext[b->src * IR_MAX_RANK + d];
-		if (bx_is_const(b->shape[b->nmc + d], &v) && !bx_is_const(E, &v))
-			b->shape[b->nmc + d] = pl_bxb(p, BX_MAX, pl_bxb(p, BX_MIN, b->shape[b->nmc + d], E), pl_bxc(p, 1));
+	bool inside = !any_guarded(b);
+	for (int j = 0; j < b->nmc + b->rank; j++) {
+		const bx **s = &b->shape[j], *cap;
+		bool cs = bx_is_const(*s, &v);
+		if (!cs && size_at_zero(p, *s) <= PL_HEAP_BUFFER_BYTES / esz)
+			continue;
+		if (j < b->nmc)
+			cap = exact_slots(p, b, b->T, j, NULL);
+		else if (inside && !bx_is_const(p->t->ext[b->src * IR_MAX_RANK + j - b->nmc], &v))
+			cap = p->t->ext[b->src * IR_MAX_RANK + j - b->nmc];
+		else
+			cap = exact_extent(p, b, j - b->nmc);
+		if (!cap || bx_is_const(cap, &v) || bx_equal(cap, *s))
+			continue;
+		*s = cs ? pl_bxb(p, BX_MAX, pl_bxb(p, BX_MIN, *s, cap), pl_bxc(p, 1)) : pl_bxb(p, BX_MIN, *s, cap);
 	}
+	gate_by_runs(p, b, esz);
 }
 
 /* Buffer shape: the slots, then the largest block of any site. */
@@ -714,8 +857,10 @@ static bool thrifty_elides(pp *p, const rbuild *b)
 	int64_t slot_step[IR_MAX_RANK];
 	slot_steps(p, b, slot_step);
 	const bx *bext[IR_MAX_RANK];
+	/* the slot counts as the loops bound them, before any cap of the
+	 * buffer (cap_by_runtime_extents) */
 	for (int j = 0; j < b->nmc; j++)
-		bext[j] = b->shape[j];
+		bext[j] = b->mc[j].trips;
 	for (int d = 0; d < b->rank; d++) {
 		const bx *lo0;
 		site_box(p, &b->s[0].b, b->src, d, &lo0, &bext[b->nmc + d]);
