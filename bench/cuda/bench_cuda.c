@@ -713,7 +713,7 @@ static int gemm_table(const bench_opts *o, ct_ctx *ctx, const char *title, const
 		char cmp[300];
 		bool ok = own ? compare_gemm(c.b.host[ia], c.b.host[ib], c1, c2, dbl, n, cmp, sizeof cmp) : false;
 		if (!own)
-			snprintf(cmp, sizeof cmp, "not compared: own launch failed: %s", why);
+			snprintf(cmp, sizeof cmp, "not compared: own launch failed: %.260s", why);
 		bufs_free(&c.b);
 		if (own)
 			cu.ModuleUnload(c.g.mod);

@@ -651,8 +651,8 @@ static const char *clblast_setup(const clblast_opts *o, cl_device_id d, const ch
 		fclose(f);
 	}
 	snprintf(buf, cap,
-	         "CLBlast: Xgemm parameters tuned here by `%s` (%s; fastest of %d verified configurations, %.2f ms at "
-	         "its size; %s): %s",
+	         "CLBlast: Xgemm parameters tuned here by `%.200s` (%.100s; fastest of %d verified configurations, %.2f ms at "
+	         "its size; %.300s): %.300s",
 	         how[0] ? how : "clblast_tuner_xgemm", when[0] ? when : "date unknown", count, ms, ddir, shown);
 	return buf;
 }

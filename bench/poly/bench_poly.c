@@ -426,7 +426,7 @@ static int prepare_auto(suite_kernel *s, const char *auto_path, int threads, run
 	ct_kernel *k = ctx ? ct_kernel_parse_file(ctx, auto_path) : NULL;
 	if (!k || ct_ctx_set_option(ctx, CT_OPT_THREADS, threads) != CT_OK ||
 	    apply_defs(k, s->defs) != 0 || !(r->callable = ct_kernel_compile(k))) {
-		snprintf(why, cap, "%s: %s", auto_path, ctx ? ct_ctx_last_message(ctx) : "no memory");
+		snprintf(why, cap, "%.100s: %s", auto_path, ctx ? ct_ctx_last_message(ctx) : "no memory");
 		return -1;
 	}
 	return 0; /* k and ctx live until the child exits */
