@@ -4,6 +4,7 @@
 #include "gen/ocl.h"
 #include "jit/jit.h"
 #include "engine/engine.h"
+#include "engine/targets.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -754,12 +755,7 @@ static ct_status cuda_once(void *ud, void *const *buffers, double *seconds)
 
 char *cuda_kernel_source(ct_kernel *k, size_t *len, ocl_launch *L)
 {
-	ct_looptree *t = ct_kernel_lower(k, 1);
-	if (!t)
-		return NULL;
-	char *src = gen_cuda(t, len, L);
-	ct_looptree_free(t);
-	return src;
+	return eng_lowered_source(k, TARGET_CUDA, len, L);
 }
 
 /* Run the module's kernel f under launch L: warm (untimed), then measured

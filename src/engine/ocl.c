@@ -4,6 +4,7 @@
 #include "gen/ocl.h"
 #include "jit/jit.h"
 #include "engine/engine.h"
+#include "engine/targets.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -656,12 +657,7 @@ static bool mem_put(ocl_state *s, char *key, size_t klen, cl_program p, cl_kerne
 
 char *ocl_kernel_source(ct_kernel *k, size_t *len, ocl_launch *L)
 {
-	ct_looptree *t = ct_kernel_lower(k, 1);
-	if (!t)
-		return NULL;
-	char *src = gen_opencl(t, len, L);
-	ct_looptree_free(t);
-	return src;
+	return eng_lowered_source(k, TARGET_OPENCL, len, L);
 }
 
 ct_status run_opencl(ct_kernel *k, const ct_run_options *o, ct_run_result *r)

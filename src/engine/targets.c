@@ -1,6 +1,7 @@
 /* targets.c: the engine column of the targets' table (src/ir/targets.c holds the facts). */
 #include "engine/targets.h"
 #include "gen/gen.h"
+#include "gen/targets.h"
 
 /* Row i is target i, as in ir's table (tests/unit/test_targets.c). */
 static const eng_target rows[] = {
@@ -20,15 +21,19 @@ const eng_target *eng_kernel_target(const ct_kernel *k)
 	return eng_target_row(ir_kernel_target(k)->id);
 }
 
-char *host_kernel_source(ct_kernel *k, size_t *len, struct ocl_launch *L)
+char *eng_lowered_source(ct_kernel *k, ir_target target, size_t *len, struct ocl_launch *L)
 {
-	(void)L;
 	ct_looptree *t = ct_kernel_lower(k, 1);
 	if (!t)
 		return NULL;
-	char *src = gen_c(t, len);
+	char *src = gen_target_row(target)->emit(t, len, L);
 	ct_looptree_free(t);
 	return src;
+}
+
+char *host_kernel_source(ct_kernel *k, size_t *len, struct ocl_launch *L)
+{
+	return eng_lowered_source(k, TARGET_HOST, len, L);
 }
 
 ct_status eng_native_only(ct_kernel *k, const char *what)

@@ -33,6 +33,11 @@ const eng_target *eng_target_row(ir_target t);
 /* The engine row of the target k runs on (the host's without a plan). */
 const eng_target *eng_kernel_target(const ct_kernel *k);
 
+/* k lowered and written by target's generator (gen_target_row: gen_c,
+ * gen_opencl, gen_cuda), its launch in *L for GPU targets (L may be NULL);
+ * malloc'd, NULL with the ctx's error: the one body of the three source
+ * functions below and in ocl.c, cuda.c. */
+char *eng_lowered_source(ct_kernel *k, ir_target target, size_t *len, struct ocl_launch *L);
 /* Host C of k (ct_kernel_emit(k, "host")): lowered and printed by gen_c; L is not used. */
 char *host_kernel_source(ct_kernel *k, size_t *len, struct ocl_launch *L);
 /* The package of a host kernel (aot.c): DIR/NAME.c, NAME.h, libNAME.a, libNAME.so. */
