@@ -172,7 +172,9 @@ static bool find_nvcc(char *buf, size_t cap)
 static void nvcc_identity(ct_ctx *ctx, const char *nvcc, char *id, size_t cap)
 {
 	id[0] = 0;
-	char a0[] = "nvcc", a1[] = "--version";
+	/* argv[0] is the full path: nvcc finds its include/ and nvcc.profile from it */
+	char a0[4096], a1[] = "--version";
+	snprintf(a0, sizeof a0, "%s", nvcc);
 	char *argv[] = {a0, a1, NULL};
 	jit_proc pr;
 	memset(&pr, 0, sizeof pr);
@@ -271,7 +273,10 @@ static ct_status nvcc_compile(ct_ctx *ctx, const cuda_state *s, const char *src,
 		remove_folder(dir);
 		return ct_error(ctx, CT_ERR_IO, "CUDA: cannot write %s", cu);
 	}
-	char a0[] = "nvcc", a1[] = "--cubin", a3[] = "-o";
+	/* argv[0] is the full path: nvcc finds its include/ and nvcc.profile from
+	 * it, not from PATH (a bare "nvcc" fails where PATH lacks its folder) */
+	char a0[4096], a1[] = "--cubin", a3[] = "-o";
+	snprintf(a0, sizeof a0, "%s", s->nvcc);
 	char *argv[] = {a0, a1, archf, a3, bin, cu, NULL};
 	jit_proc pr;
 	memset(&pr, 0, sizeof pr);

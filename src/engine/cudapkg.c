@@ -121,7 +121,9 @@ static ct_status read_whole(ct_ctx *ctx, const char *path, unsigned char **out, 
 /* The cubin of source p_cu (for CUDAPKG_CUBIN_ARCH) into c, through p_cubin. */
 static ct_status nvcc_cubin(ct_kernel *k, const char *nvcc, char *p_cu, char *p_cubin, cuda_code *c)
 {
-	char w_nvcc[] = "nvcc", w_cubin[] = "--cubin", w_arch[] = "-arch=" CUDAPKG_CUBIN_ARCH, w_o[] = "-o";
+	/* argv[0] is nvcc's full path: nvcc finds its include/ from it, not PATH */
+	char w_nvcc[4096], w_cubin[] = "--cubin", w_arch[] = "-arch=" CUDAPKG_CUBIN_ARCH, w_o[] = "-o";
+	snprintf(w_nvcc, sizeof w_nvcc, "%s", nvcc);
 	char *argv[] = {w_nvcc, w_cubin, w_arch, w_o, p_cubin, p_cu, NULL};
 	char *log = NULL;
 	bool ok = false;
@@ -142,8 +144,9 @@ static ct_status nvcc_cubin(ct_kernel *k, const char *nvcc, char *p_cu, char *p_
  * shared memory than older GPUs have). */
 static ct_status nvcc_ptx(ct_kernel *k, const char *nvcc, char *p_cu, char *p_ptx, char *p_chk, cuda_code *c)
 {
-	char w_nvcc[] = "nvcc", w_ptx[] = "--ptx", w_o[] = "-o", w_ptxas[] = "ptxas", w_arch[64] = "", w_sm[64];
+	char w_nvcc[4096], w_ptx[] = "--ptx", w_o[] = "-o", w_arch[64] = "", w_sm[64];
 	char ptxas[4096];
+	snprintf(w_nvcc, sizeof w_nvcc, "%s", nvcc); /* full path, as in nvcc_cubin */
 	bool check = find_ptxas(nvcc, ptxas, sizeof ptxas);
 	static const char *const archs[] = CUDAPKG_PTX_ARCHS;
 	char *log = NULL;
@@ -155,7 +158,7 @@ static ct_status nvcc_ptx(ct_kernel *k, const char *nvcc, char *p_cu, char *p_pt
 		st = run_nvcc(k->ctx, nvcc, argv, &ok, &log);
 		if (!st && ok && check) {
 			snprintf(w_sm, sizeof w_sm, "-arch=sm_%s", archs[i]);
-			char *sargv[] = {w_ptxas, w_sm, p_ptx, w_o, p_chk, NULL};
+			char *sargv[] = {ptxas, w_sm, p_ptx, w_o, p_chk, NULL};
 			st = run_nvcc(k->ctx, ptxas, sargv, &ok, &log);
 			unlink(p_chk);
 		}
