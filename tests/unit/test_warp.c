@@ -1,0 +1,194 @@
+/* test_warp.c: the set-associative counts of warp_count (the model tree simulated with warping)
+ * equal the exact simulator's over the interpreter's trace, per level and per array, on
+ * hand-picked kernels where warping skips iterations and on random kernels and caches. */
+#include "../../bench/model/random_kernels.h"
+#include "interp/interp.h"
+
+#include "harness.h"
+
+static ct_status feed(void *ud, const interp_access *acc, int n)
+{
+	sim *s = ud;
+	for (int i = 0; i < n; i++)
+		sim_access(s, acc[i].buffer, acc[i].offset, acc[i].is_write);
+	return CT_OK;
+}
+
+/* What one comparison found. */
+typedef struct cmp_out {
+	bool ran;            /* both counted every level */
+	bool equal;          /* every level's total and every array's count agree */
+	int64_t skipped, warps, simulated, accesses;
+	int nlevels;
+	int64_t misses[SIM_MAX_LEVELS];
+} cmp_out;
+
+/* Count tree t at spec both ways and compare (a level warp_count leaves undone: ran false). */
+static void compare_tree(ct_looptree *t, const sim_spec *spec, cmp_out *o)
+{
+	memset(o, 0, sizeof *o);
+	bool want[SIM_MAX_LEVELS];
+	for (int l = 0; l < SIM_MAX_LEVELS; l++)
+		want[l] = l < spec->nlevels;
+	warp_result w;
+	if (warp_count(t, spec, want, 0, &w) != CT_OK)
+		return;
+	bool all = true;
+	for (int l = 0; l < spec->nlevels; l++)
+		all = all && w.done[l];
+	sim_buffer *buf = NULL;
+	sim *s = NULL;
+	uint64_t misses[SIM_MAX_LEVELS], acc = 0;
+	bool ok = all && sim_tree_buffers(t, &buf) == CT_OK && (s = sim_new(t->k->ctx, spec, buf, t->narrays, 0)) &&
+	          interp_trace_batch(t, feed, s) == CT_OK && sim_result(s, misses, &acc, NULL) == CT_OK;
+	if (ok) {
+		o->ran = true;
+		o->equal = true;
+		for (int l = 0; l < spec->nlevels; l++) {
+			o->misses[l] = w.misses[l];
+			if ((uint64_t)w.misses[l] != misses[l]) {
+				o->equal = false;
+				fprintf(stderr, "  level %d: warp %lld, simulator %llu\n", l, (long long)w.misses[l],
+				        (unsigned long long)misses[l]);
+			}
+			for (int a = 0; a < t->narrays; a++)
+				if ((uint64_t)w.array_misses[l * t->narrays + a] != sim_buffer_misses(s, l, a)) {
+					o->equal = false;
+					fprintf(stderr, "  level %d array %d: warp %lld, simulator %llu\n", l, a,
+					        (long long)w.array_misses[l * t->narrays + a],
+					        (unsigned long long)sim_buffer_misses(s, l, a));
+				}
+		}
+	}
+	o->skipped = w.skipped;
+	o->warps = w.warps;
+	o->simulated = w.simulated;
+	o->accesses = (int64_t)acc;
+	o->nlevels = spec->nlevels;
+	sim_free(s);
+	free(buf);
+	warp_result_free(&w);
+}
+
+/* Parse src, set its runtime params, lower and compare at spec_text. */
+static void compare_src(const char *src, const int64_t *rt, const char (*rt_name)[4], int nrt,
+                        const char *spec_text, cmp_out *o)
+{
+	memset(o, 0, sizeof *o);
+	ct_ctx *ctx = ct_ctx_new();
+	ct_kernel *k = ct_kernel_parse(ctx, src, strlen(src), "warp.cachet");
+	sim_spec spec;
+	bool ok = k && sim_spec_parse(ctx, spec_text, &spec) == CT_OK;
+	for (int i = 0; ok && i < nrt; i++)
+		ok = ct_kernel_set_param(k, rt_name[i], rt[i]) == CT_OK;
+	ct_looptree *t = ok ? ct_kernel_lower(k, 1) : NULL;
+	if (t)
+		compare_tree(t, &spec, o);
+	else
+		fprintf(stderr, "  could not lower (%s)\n", ct_ctx_last_message(ctx));
+	ct_looptree_free(t);
+	ct_kernel_free(k);
+	ct_ctx_free(ctx);
+}
+
+/* Kernels with power-of-two strides (conflict misses) where warping must skip iterations. */
+static const struct {
+	const char *name, *src, *spec;
+} table[] = {
+    {"vector add 256x256 on 4K:64:1 (every array in the same sets)",
+     "kernel add\nparam N = 256\narray A : f32[N, N] input\narray B : f32[N, N] input\narray C : f32[N, N] output\n"
+     "for (i: N, j: N) {\n  C[i, j] = A[i, j] + B[i, j]\n}\n",
+     "4K:64:1,8K:64:2,3K:32:3"},
+    {"rowsum 64x1024 on 2K:32:4",
+     "kernel rowsum\nparam N = 64, M = 1024\narray A : f32[N, M] input\narray S : f32[N] inout\n"
+     "for (i: N, j: M) {\n  S[i] += A[i, j]\n}\n",
+     "2K:32:4,1536:64:3"},
+    {"matmul 64 on 8K:64:4",
+     "kernel mm\nparam N = 64\narray A : f64[N, N] input\narray B : f64[N, N] input\narray C : f64[N, N] inout\n"
+     "for (i: N, j: N, k: N) {\n  C[i, j] += A[i, k] * B[k, j]\n}\n",
+     "8K:64:4,6K:32:3,16K:64:16"},
+    {"tiled matmul 96 on 32K:64:8",
+     "kernel mm\nparam N = 96\narray A : f32[N, N] input\narray B : f32[N, N] input\narray C : f32[N, N] inout\n"
+     "for (i: N, j: N, k: N) {\n  C[i, j] += A[i, k] * B[k, j]\n}\n"
+     "schedule {\n  ii, jj, kk = tile(i=16, j=32, k=16)\n  reorder(i, j, k, ii, kk, jj)\n}\n",
+     "32K:64:8,1K:16:1"},
+    {"stencil 256x256 on 8K:64:2",
+     "kernel st\nparam N = 256\narray A : f32[N, N] input\narray B : f32[N, N] output\n"
+     "for (i: N - 2, j: N - 2) {\n  B[i + 1, j + 1] = A[i, j + 1] + A[i + 1, j] + A[i + 1, j + 1] + A[i + 1, j + 2] + A[i + 2, j + 1]\n}\n",
+     "8K:64:2,5K:64:5"},
+};
+
+static void test_table(void)
+{
+	for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+		cmp_out o;
+		compare_src(table[i].src, NULL, NULL, 0, table[i].spec, &o);
+		CHECKF(o.ran && o.equal, "%s: ran %d equal %d", table[i].name, o.ran, o.equal);
+		CHECKF(o.warps > 0 && o.skipped > 0, "%s: %lld warps, %lld iterations skipped", table[i].name,
+		       (long long)o.warps, (long long)o.skipped);
+		CHECKF(o.simulated < o.accesses * o.nlevels, "%s: %lld simulated of %lld", table[i].name,
+		       (long long)o.simulated, (long long)o.accesses);
+		printf("  %s: misses %lld, %lld of %lld accesses simulated (all levels), %lld warps skipped %lld iterations\n",
+		       table[i].name, (long long)o.misses[0], (long long)o.simulated, (long long)o.accesses,
+		       (long long)o.warps, (long long)o.skipped);
+	}
+}
+
+/* A random set-associative spec of 1 to 3 levels: 1 to 16 ways, power-of-two and odd set
+ * counts, lines of 8 to 128 bytes. */
+static void random_spec(rk_rng *r, char *out, size_t cap)
+{
+	static const int64_t sets[] = {2, 3, 4, 5, 7, 8, 12, 16, 31, 32, 64, 96, 128};
+	static const int64_t lines[] = {8, 16, 32, 64, 128};
+	int n = (int)rk_range(r, 1, 3);
+	size_t len = 0;
+	out[0] = 0;
+	for (int l = 0; l < n; l++) {
+		int64_t ways = rk_range(r, 1, 16), line = lines[rk_range(r, 0, 4)];
+		int64_t s = sets[rk_range(r, 0, (int64_t)(sizeof sets / sizeof sets[0]) - 1)];
+		len += (size_t)snprintf(out + len, cap - len, "%s%lld:%lld:%lld", l ? "," : "",
+		                        (long long)(s * ways * line), (long long)line, (long long)ways);
+	}
+}
+
+/* Random kernels of the model bench's families on random set-associative caches: every count
+ * warp_count gives equals the simulator's, it gives one on most cases, and warping skips
+ * iterations on some. */
+static void test_random(void)
+{
+	rk_rng r = {20261129};
+	int cases = 0, ran = 0, equal = 0, warped = 0;
+	while (cases < 400) {
+		rk_case c;
+		rk_generate(&r, &c);
+		char spec[128];
+		random_spec(&r, spec, sizeof spec);
+		ct_ctx *ctx = ct_ctx_new();
+		ct_kernel *k = ct_kernel_parse(ctx, c.src, strlen(c.src), "random.cachet");
+		bool parsed = k != NULL;
+		ct_kernel_free(k);
+		ct_ctx_free(ctx);
+		if (!parsed)
+			continue; /* a schedule the checker refuses */
+		cases++;
+		cmp_out o;
+		compare_src(c.src, c.rt_val, (const char(*)[4])c.rt_name, c.nrt, spec, &o);
+		ran += o.ran;
+		equal += o.ran && o.equal;
+		warped += o.ran && o.skipped > 0;
+		if (o.ran && !o.equal)
+			fprintf(stderr, "differs on %s:\n%s\n", spec, c.src);
+	}
+	printf("  random: %d cases, %d counted, %d equal, %d warped\n", cases, ran, equal, warped);
+	CHECKF(equal == ran, "%d of %d equal", equal, ran);
+	CHECKF(ran * 10 >= cases * 8, "counted %d of %d", ran, cases);
+	CHECKF(warped * 10 >= ran, "warped on %d of %d", warped, ran);
+}
+
+int main(void)
+{
+	(void)rk_run; /* the header's runner: test_model_random's */
+	RUN(test_table);
+	RUN(test_random);
+	return h_report();
+}
