@@ -249,6 +249,42 @@ static ct_status choose_ways(ct_looptree *t, const sim_spec *spec, level_way *wa
 	return st;
 }
 
+/* A level that never evicts, where the model's count is not exact: warp_count instead (into
+ * way and w, whose counts of the other levels stay). */
+static ct_status retry_fits(ct_looptree *t, const sim_spec *spec, const ct_predict_result *r,
+                            level_way *way, warp_result *w)
+{
+	bool want[SIM_MAX_LEVELS] = {false}, any = false;
+	for (int l = 0; l < spec->nlevels; l++) {
+		want[l] = way[l] == LW_FITS && !r->level[l].exact;
+		any = any || want[l];
+	}
+	if (!any)
+		return CT_OK;
+	warp_result v;
+	ct_status st = warp_count(t, spec, want, PREDICT_WARP_BUDGET, &v);
+	if (st)
+		return st;
+	if (!w->array_misses) {
+		/* w holds no level yet: take v whole */
+		*w = v;
+		memset(&v, 0, sizeof v);
+	}
+	for (int l = 0; l < spec->nlevels; l++) {
+		if (!want[l] || !v.done[l])
+			continue;
+		w->done[l] = true;
+		w->misses[l] = v.misses[l];
+		for (int a = 0; a < v.narrays; a++)
+			w->array_misses[l * v.narrays + a] = v.array_misses[l * v.narrays + a];
+	}
+	for (int l = 0; l < spec->nlevels; l++)
+		if (want[l] && w->done[l])
+			way[l] = LW_WARP;
+	warp_result_free(&v);
+	return CT_OK;
+}
+
 /* Take the LW_WARP levels' counts (totals and per storage) from w. */
 static void apply_warp(const model_result *m, const level_way *way, const warp_result *w, int nlevels,
                        ct_predict_result *r)
@@ -338,7 +374,10 @@ static ct_status predict_core(ct_kernel *k, const char *spec_text, sim_spec *spe
 	double secs = ct_now() - t0;
 	if (!st)
 		st = fill_result(t, spec, m, way, r);
-	r->seconds = secs;
+	double t1 = ct_now();
+	if (!st)
+		st = retry_fits(t, spec, r, way, &w);
+	r->seconds = secs + (ct_now() - t1);
 	if (!st) {
 		apply_warp(m, way, &w, spec->nlevels, r);
 		st = sim_fallback(t, spec, m, way, r);

@@ -37,7 +37,28 @@ typedef struct wloop {
 	                  * lines and one rotation of the sets (0: the loop does not warp) */
 	int64_t *gam;    /* [na] bytes per iteration of each storage below the loop */
 	bool *touch;     /* [na] storages accessed below the loop */
+	bool flat;       /* no loop below warps and an iteration is at most TEMPLATE_MAX
+	                  * accesses: walked from its template (built at the first visit) */
+	struct wtmpl *tmpl;
 } wloop;
+
+/* The accesses of one iteration of a loop, in order, each as its site's address at the
+ * iteration (the loop's and the enclosing counters' part) plus a fixed offset (the counters
+ * below): one add an access instead of an affine form. */
+#define TEMPLATE_MAX ((int64_t)1 << 15)
+
+typedef struct wsite {
+	const mnode *s;   /* statement */
+	int acc;          /* its access */
+} wsite;
+
+typedef struct wtmpl {
+	int nsite, capsite;
+	wsite *site;
+	int64_t n;
+	int32_t *esite;   /* [n] */
+	int64_t *rel;     /* [n] */
+} wtmpl;
 
 /* The snapshots of the loop running at one depth: states and miss counters. */
 typedef struct wframe {
@@ -59,6 +80,7 @@ typedef struct wsim {
 	bool pow2;
 	int64_t *miss;        /* [na + 1]: per storage, then the total */
 	int64_t t[MODEL_MAX_DEPTH];
+	int tdepth;           /* sim_template: the depth of its loop's counter */
 	wloop *loops;
 	int nloops, caploops;
 	wframe fr[MODEL_MAX_DEPTH];
@@ -156,13 +178,24 @@ static bool plan_loop(wsim *w, mnode *x, int64_t line)
 	return true;
 }
 
-static bool plan_loops(wsim *w, mnode *x, int64_t line)
+/* Plan every loop below x; *warps: some loop below x (x included) warps. */
+static bool plan_loops(wsim *w, mnode *x, int64_t line, bool *warps)
 {
 	if (x->is_loop && !plan_loop(w, x, line))
 		return false;
-	for (int i = 0; i < x->nkids; i++)
-		if (!plan_loops(w, x->kids[i], line))
+	bool below = false;
+	for (int i = 0; i < x->nkids; i++) {
+		bool k = false;
+		if (!plan_loops(w, x->kids[i], line, &k))
 			return false;
+		below = below || k;
+	}
+	if (x->is_loop) {
+		wloop *L = &w->loops[x->wid];
+		L->flat = !below && accesses_per_iteration(w, x) <= TEMPLATE_MAX;
+		below = below || L->p0;
+	}
+	*warps = below;
 	return true;
 }
 
@@ -243,38 +276,107 @@ static void sim_stmt(wsim *w, const mnode *s)
 	count_work(w, s->nacc);
 }
 
-/* Accesses of one iteration of an innermost loop walked with addresses kept, not recomputed. */
-#define LEAF_MAX 64
+/* ------------------------------------------------------------ templates */
 
-/* Loop x whose kids are all statements, with at most LEAF_MAX accesses an iteration: each
- * access's address at iteration 0, then moved by its step; false when x is not such a loop. */
-static bool sim_leaf_loop(wsim *w, const mnode *x)
+/* Append the accesses of one execution of y (the counters from depth d on walked here) to tp. */
+static bool tmpl_walk(wsim *w, wtmpl *tp, const mnode *y, int d)
 {
-	int64_t addr[LEAF_MAX], step[LEAF_MAX];
-	int arr[LEAF_MAX], n = 0;
-	int d = x->depth;
-	for (int k = 0; k < x->nkids; k++) {
-		const mnode *s = x->kids[k];
-		if (s->is_loop || s->nkids || n + s->nacc > LEAF_MAX)
-			return false;
-		int wd = s->depth + 1;
-		for (int i = 0; i < s->nacc; i++, n++) {
-			const int64_t *af = s->aff + i * wd;
-			arr[n] = s->acc[i].array;
-			addr[n] = w->base[arr[n]] + af[0];
-			for (int j = 0; j < d; j++)
-				addr[n] += af[1 + j] * w->t[j];
-			step[n] = af[1 + d];
+	if (y->is_loop) {
+		for (int64_t it = 0; it < y->n; it++) {
+			w->t[y->depth] = it;
+			for (int i = 0; i < y->nkids; i++)
+				if (!tmpl_walk(w, tp, y->kids[i], d))
+					return false;
 		}
+		return true;
 	}
-	for (int64_t it = 0; it < x->n && !w->stop; it++) {
-		for (int i = 0; i < n; i++) {
-			sim_access1(w, arr[i], addr[i]);
-			addr[i] += step[i];
+	for (int i = 0; i < y->nkids; i++)
+		if (!tmpl_walk(w, tp, y->kids[i], d))
+			return false;
+	if (y->nkids)
+		return true;
+	int wd = y->depth + 1;
+	for (int i = 0; i < y->nacc; i++) {
+		int site = -1;
+		for (int k = 0; k < tp->nsite && site < 0; k++)
+			if (tp->site[k].s == y && tp->site[k].acc == i)
+				site = k;
+		if (site < 0) {
+			if (tp->nsite == tp->capsite) {
+				int cap = tp->capsite ? 2 * tp->capsite : 16;
+				wsite *v = realloc(tp->site, sizeof *v * (size_t)cap);
+				if (!v)
+					return mdl_fail(w->m, CT_ERR_NOMEM, "out of memory");
+				tp->site = v;
+				tp->capsite = cap;
+			}
+			tp->site[tp->nsite] = (wsite){y, i};
+			site = tp->nsite++;
 		}
-		count_work(w, n);
+		const int64_t *af = y->aff + i * wd;
+		int64_t rel = 0;
+		for (int j = d + 1; j < y->depth; j++)
+			rel += af[1 + j] * w->t[j];
+		tp->esite[tp->n] = site;
+		tp->rel[tp->n++] = rel;
 	}
 	return true;
+}
+
+/* The template of an iteration of loop x (its counter at depth d). */
+static wtmpl *tmpl_build(wsim *w, const mnode *x)
+{
+	int64_t per = accesses_per_iteration(w, x);
+	wtmpl *tp = calloc(1, sizeof *tp);
+	if (tp) {
+		tp->esite = malloc(sizeof *tp->esite * (size_t)(per + 1));
+		tp->rel = malloc(sizeof *tp->rel * (size_t)(per + 1));
+	}
+	int64_t saved[MODEL_MAX_DEPTH];
+	memcpy(saved, w->t, sizeof saved);
+	bool ok = tp && tp->esite && tp->rel;
+	if (!ok)
+		mdl_fail(w->m, CT_ERR_NOMEM, "out of memory");
+	for (int i = 0; ok && i < x->nkids; i++)
+		ok = tmpl_walk(w, tp, x->kids[i], x->depth);
+	memcpy(w->t, saved, sizeof saved);
+	if (!ok && tp) {
+		free(tp->site);
+		free(tp->esite);
+		free(tp->rel);
+		free(tp);
+		tp = NULL;
+	}
+	return tp;
+}
+
+static void tmpl_free(wtmpl *tp)
+{
+	if (!tp)
+		return;
+	free(tp->site);
+	free(tp->esite);
+	free(tp->rel);
+	free(tp);
+}
+
+/* One iteration of the loop of template tp at the counters in w->t. */
+static void sim_template(wsim *w, const wtmpl *tp, int64_t *addr)
+{
+	for (int k = 0; k < tp->nsite; k++) {
+		const mnode *s = tp->site[k].s;
+		const int64_t *af = s->aff + tp->site[k].acc * (s->depth + 1);
+		int64_t v = w->base[s->acc[tp->site[k].acc].array] + af[0];
+		/* the template's loop is at the depth below which rel counts */
+		for (int j = 0; j <= w->tdepth; j++)
+			v += af[1 + j] * w->t[j];
+		addr[k] = v;
+	}
+	for (int64_t e = 0; e < tp->n; e++) {
+		int k = tp->esite[e];
+		sim_access1(w, tp->site[k].s->acc[tp->site[k].acc].array, addr[k] + tp->rel[e]);
+	}
+	count_work(w, tp->n);
 }
 
 /* The storage whose lines hold `line`, or -1. */
@@ -415,10 +517,18 @@ static wframe *frame_at(wsim *w, int d)
 
 static void sim_loop(wsim *w, const mnode *x)
 {
-	const wloop *L = &w->loops[x->wid];
+	wloop *L = &w->loops[x->wid];
 	int d = x->depth;
-	if (!L->p0 && sim_leaf_loop(w, x))
+	if (L->flat && !L->tmpl && !(L->tmpl = tmpl_build(w, x))) {
+		w->stop = true;
 		return;
+	}
+	int64_t *addr = NULL;
+	if (L->tmpl && !(addr = malloc(sizeof *addr * (size_t)(L->tmpl->nsite + 1)))) {
+		mdl_fail(w->m, CT_ERR_NOMEM, "out of memory");
+		w->stop = true;
+		return;
+	}
 	wframe *f = L->p0 ? frame_at(w, d) : NULL;
 	bool jumped = false;
 	for (int64_t it = 0; it < x->n && !w->stop; it++) {
@@ -435,9 +545,15 @@ static void sim_loop(wsim *w, const mnode *x)
 				snapshot(w, f, it);
 			}
 		}
-		for (int i = 0; i < x->nkids && !w->stop; i++)
-			sim_node(w, x->kids[i]);
+		if (L->tmpl) {
+			w->tdepth = d;
+			sim_template(w, L->tmpl, addr);
+		} else {
+			for (int i = 0; i < x->nkids && !w->stop; i++)
+				sim_node(w, x->kids[i]);
+		}
 	}
+	free(addr);
 }
 
 static void sim_node(wsim *w, const mnode *x)
@@ -466,7 +582,7 @@ static void wsim_free_level(wsim *w)
 		w->fr[d].miss = NULL;
 	}
 	for (int i = 0; i < w->nloops; i++)
-		w->loops[i].p0 = 0;
+		tmpl_free(w->loops[i].tmpl);
 	w->nloops = 0;
 }
 
@@ -502,8 +618,14 @@ static bool count_level(wsim *w, const sim_level *lv, const sim_buffer *buf, con
 	memset(w->miss, 0, sizeof *w->miss * (size_t)(w->na + 1));
 	w->stop = false;
 	w->work = 0;
-	if (!plan_loops(w, &w->m->root, lv->line))
+	bool warps = false;
+	if (!plan_loops(w, &w->m->root, lv->line, &warps))
 		return false;
+	/* no loop can warp: the whole trace would be simulated, so say so before walking it */
+	if (!warps && w->budget && accesses_per_iteration(w, &w->m->root) > w->budget) {
+		*why = "the simulation with warping would pass its work budget";
+		return false;
+	}
 	sim_node(w, &w->m->root);
 	if (w->m->st)
 		return false;
