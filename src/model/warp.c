@@ -20,8 +20,8 @@
  * tree, before anything runs.
  *
  * States are kept at iterations that are multiples of p0 (the least period whose moves are
- * whole lines and agree on the rotation), the last WARP_HISTORY of them per loop; a loop warps only where a snapshot
- * costs less than the accesses between two of them.
+ * whole lines and agree on the rotation), the last WARP_HISTORY of them per loop; a loop warps
+ * only where a snapshot costs less than the accesses between two of them.
  */
 
 #define WARP_HISTORY 4
@@ -58,6 +58,7 @@ typedef struct wtmpl {
 	int64_t n;
 	int32_t *esite;   /* [n] */
 	int64_t *rel;     /* [n] */
+	int64_t *addr;    /* [capsite] scratch: each site's address at the current iteration */
 } wtmpl;
 
 /* The snapshots of the loop running at one depth: states and miss counters. */
@@ -323,7 +324,18 @@ static bool tmpl_walk(wsim *w, wtmpl *tp, const mnode *y, int d)
 	return true;
 }
 
-/* The template of an iteration of loop x (its counter at depth d). */
+static void tmpl_free(wtmpl *tp)
+{
+	if (!tp)
+		return;
+	free(tp->site);
+	free(tp->esite);
+	free(tp->rel);
+	free(tp->addr);
+	free(tp);
+}
+
+/* The template of an iteration of loop x (the counters below it walked here). */
 static wtmpl *tmpl_build(wsim *w, const mnode *x)
 {
 	int64_t per = accesses_per_iteration(w, x);
@@ -340,29 +352,19 @@ static wtmpl *tmpl_build(wsim *w, const mnode *x)
 	for (int i = 0; ok && i < x->nkids; i++)
 		ok = tmpl_walk(w, tp, x->kids[i], x->depth);
 	memcpy(w->t, saved, sizeof saved);
-	if (!ok && tp) {
-		free(tp->site);
-		free(tp->esite);
-		free(tp->rel);
-		free(tp);
+	if (ok && !(tp->addr = malloc(sizeof *tp->addr * (size_t)(tp->nsite + 1))))
+		ok = mdl_fail(w->m, CT_ERR_NOMEM, "out of memory");
+	if (!ok) {
+		tmpl_free(tp);
 		tp = NULL;
 	}
 	return tp;
 }
 
-static void tmpl_free(wtmpl *tp)
-{
-	if (!tp)
-		return;
-	free(tp->site);
-	free(tp->esite);
-	free(tp->rel);
-	free(tp);
-}
-
 /* One iteration of the loop of template tp at the counters in w->t. */
-static void sim_template(wsim *w, const wtmpl *tp, int64_t *addr)
+static void sim_template(wsim *w, const wtmpl *tp)
 {
+	int64_t *addr = tp->addr;
 	for (int k = 0; k < tp->nsite; k++) {
 		const mnode *s = tp->site[k].s;
 		const int64_t *af = s->aff + tp->site[k].acc * (s->depth + 1);
@@ -523,12 +525,6 @@ static void sim_loop(wsim *w, const mnode *x)
 		w->stop = true;
 		return;
 	}
-	int64_t *addr = NULL;
-	if (L->tmpl && !(addr = malloc(sizeof *addr * (size_t)(L->tmpl->nsite + 1)))) {
-		mdl_fail(w->m, CT_ERR_NOMEM, "out of memory");
-		w->stop = true;
-		return;
-	}
 	wframe *f = L->p0 ? frame_at(w, d) : NULL;
 	bool jumped = false;
 	for (int64_t it = 0; it < x->n && !w->stop; it++) {
@@ -547,13 +543,12 @@ static void sim_loop(wsim *w, const mnode *x)
 		}
 		if (L->tmpl) {
 			w->tdepth = d;
-			sim_template(w, L->tmpl, addr);
+			sim_template(w, L->tmpl);
 		} else {
 			for (int i = 0; i < x->nkids && !w->stop; i++)
 				sim_node(w, x->kids[i]);
 		}
 	}
-	free(addr);
 }
 
 static void sim_node(wsim *w, const mnode *x)

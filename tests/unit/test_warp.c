@@ -154,11 +154,18 @@ static void random_spec(rk_rng *r, char *out, size_t cap)
 /* Random kernels of the model bench's families on random set-associative caches: every count
  * warp_count gives equals the simulator's, it gives one on most cases, and warping skips
  * iterations on some. */
+#ifndef WARP_RANDOM_CASES /* a longer run: cc -DWARP_RANDOM_CASES=5000 -DWARP_RANDOM_SEED=... */
+#define WARP_RANDOM_CASES 400
+#endif
+#ifndef WARP_RANDOM_SEED
+#define WARP_RANDOM_SEED 20261129
+#endif
+
 static void test_random(void)
 {
-	rk_rng r = {20261129};
+	rk_rng r = {WARP_RANDOM_SEED};
 	int cases = 0, ran = 0, equal = 0, warped = 0;
-	while (cases < 400) {
+	while (cases < WARP_RANDOM_CASES) {
 		rk_case c;
 		rk_generate(&r, &c);
 		char spec[128];
