@@ -603,8 +603,10 @@ static bool count_level(wsim *w, const sim_level *lv, const sim_buffer *buf, con
 		w->rhi[a] = span > 0 ? (w->base[a] + span - 1) >> w->lshift : w->rlo[a] - 1;
 	}
 	w->tags = malloc(sizeof *w->tags * (size_t)w->ntags);
-	w->scratch = malloc(sizeof *w->scratch * (size_t)w->ntags);
-	if (!w->tags || !w->scratch) {
+	/* jumps (the only users of the scratch state) need snapshots */
+	if (w->ntags <= WARP_MAX_SNAP_TAGS)
+		w->scratch = malloc(sizeof *w->scratch * (size_t)w->ntags);
+	if (!w->tags || (w->ntags <= WARP_MAX_SNAP_TAGS && !w->scratch)) {
 		mdl_fail(w->m, CT_ERR_NOMEM, "out of memory");
 		return false;
 	}
