@@ -879,8 +879,9 @@ typedef enum ct_carrier {
 	CT_CARRIER_LOOP = 1,     /* an earlier iteration of the loop `carried_by` */
 	CT_CARRIER_SIBLING = 2,  /* an earlier child of one iteration of loop `carried_by` (NULL: of the run) */
 	CT_CARRIER_STMT = 3,     /* an earlier access of the same statement execution */
-	CT_CARRIER_CONFLICT = 4  /* a simulated set-associative level: misses beyond the cold ones
-	                            where a fully associative cache would have none (conflicts) */
+	CT_CARRIER_CONFLICT = 4  /* a set-associative level counted exactly (simulated or warped):
+	                            misses beyond the cold ones where a fully associative cache
+	                            would have none (conflicts) */
 } ct_carrier;
 
 /* How a reference's counts were obtained from the model's per-array counts. */
