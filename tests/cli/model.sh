@@ -87,6 +87,12 @@ expect "predict set-associative simulated text" 0 "simulated exactly" "$CACHET" 
 expect "predict set-associative too long" 0 '"ways": 2, "misses": [0-9]+, "exact": false, "source": "fully associative estimate"' \
 	"$CACHET" predict "$diag" --cache 4K:64:2 -D N=1100 --json
 expect "predict set-associative too long text" 0 "conflict misses not counted" "$CACHET" predict "$diag" --cache 4K:64:2 -D N=1100
+# issue 35: the examples' 67M-access sgemm on this kind of machine's caches (48 KiB 12-way L1 by
+# warping, 2 MiB and 300 MiB levels that never evict): every level the model's and exact, with
+# the counts `cachet simulate` gives (155904, 16512, 16512; 1-2 s of simulation, not rerun here)
+expect "predict sgemm set-associative exact" 0 \
+	'"ways": 12, "misses": 155904, "exact": true, "source": "model"\}, \{"size": 2097152, "line": 64, "ways": 16, "misses": 16512, "exact": true, "source": "model"\}, \{"size": 314572800, "line": 64, "ways": 20, "misses": 16512, "exact": true, "source": "model"\}' \
+	"$CACHET" predict examples/sgemm_tune.cachet --cache 48K:64:12,2M:64:16,300M:64:20 --json
 # a fully associative level the model cannot decide exactly (a guard that compares two indices
 # keeps its branch: its mixed pieces of 100 iterations are not cut into single ones), short
 # trace: simulated, and the output says why (issue #20)
