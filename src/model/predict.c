@@ -39,8 +39,6 @@ static ct_status ref_counts(ct_looptree *t, int *nrefs, int *first)
 	return CT_OK;
 }
 
-static bool conflict_level(const sim_level *l);
-
 /* How predict counts each level of the spec. */
 typedef enum level_way {
 	LW_MODEL,     /* fully associative: the model */
@@ -119,15 +117,17 @@ static ct_status feed_sim(void *ud, const interp_access *acc, int n)
 	return CT_OK;
 }
 
-/* True for a level the model does not predict exactly: set-associative with more than one set. */
+/* True for a set-associative level with more than one set (the stack distances alone do not
+ * decide it: choose_ways says how it is counted). */
 static bool conflict_level(const sim_level *l)
 {
 	return l->ways > 0 && sim_level_sets(l) > 1;
 }
 
 /* Which levels of r to simulate, and why (a ct_fallback_reason per level, 0: keep the model's
- * count): set-associative levels when the trace has at most CT_PREDICT_SIM_MAX accesses
- * (longer: the model's fully associative estimate); fully associative levels the model could not
+ * count): set-associative levels warp_count could not count, when the trace has at most
+ * CT_PREDICT_SIM_MAX accesses (longer: the model's fully associative estimate); fully
+ * associative levels, and those that never evict, the model could not
  * decide exactly, or every level when the model went over its work budget, when the trace has
  * at most CT_PREDICT_FA_SIM_MAX accesses. True when some level is to be simulated. */
 static bool plan_fallback(const sim_spec *spec, const model_result *m, const level_way *way,
