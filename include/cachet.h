@@ -761,12 +761,15 @@ typedef struct ct_model_ref {
 } ct_model_ref;
 
 /* Where ct_kernel_predict's count of a level comes from. The model predicts
- * fully associative levels; a set-associative level (more than one set) is
- * simulated exactly instead when the kernel makes at most
- * CT_PREDICT_SIM_MAX accesses (its per-array counts too), and otherwise
- * predicted as if fully associative, which misses its conflict misses. */
+ * fully associative levels, and set-associative ones (more than one set)
+ * exactly by simulating its own loop tree with warping (docs/MODEL.md);
+ * where it cannot (accesses it cannot express exactly, or past its work
+ * budget), a set-associative level is simulated exactly when the kernel
+ * makes at most CT_PREDICT_SIM_MAX accesses (its per-array counts too), and
+ * otherwise predicted as if fully associative, which misses its conflict
+ * misses. */
 typedef enum ct_count_source {
-	CT_SOURCE_MODEL = 0,      /* the stack-distance model */
+	CT_SOURCE_MODEL = 0,      /* the model (set-associative: its simulation with warping, exact) */
 	CT_SOURCE_SIMULATOR = 1,  /* set-associative: the exact simulator (exact) */
 	CT_SOURCE_FA_ESTIMATE = 2 /* set-associative, trace too long: the model as if fully associative (not exact) */
 } ct_count_source;
@@ -790,7 +793,7 @@ typedef struct ct_predict_result {
 	int nlevels;
 	struct {
 		int64_t size, line, ways, misses;
-		int exact;            /* 1 when the count is exact (set-associative levels never are) */
+		int exact;            /* 1 when the count is exact (never for CT_SOURCE_FA_ESTIMATE) */
 	} level[CT_SIM_MAX_LEVELS];
 	double seconds;           /* time of the model itself */
 	int narrays;
@@ -806,8 +809,9 @@ typedef struct ct_predict_result {
  * with the stack-distance model (docs/MODEL.md), without walking the
  * trace: the counts of reuse partitions come from footprints of loop
  * iterations and their distances from the footprints between source and
- * target. Set-associative levels are simulated or predicted as fully
- * associative: r->source says which (ct_count_source). */
+ * target. Set-associative levels are counted by the model's simulation
+ * with warping, simulated, or predicted as fully associative: r->source
+ * says which (ct_count_source). */
 CT_API ct_status ct_kernel_predict(CT_KEEP ct_kernel *k, CT_KEEP const char *spec, CT_KEEP ct_predict_result *r);
 CT_API void ct_predict_result_free(CT_KEEP ct_predict_result *r);
 
@@ -875,8 +879,9 @@ typedef enum ct_carrier {
 	CT_CARRIER_LOOP = 1,     /* an earlier iteration of the loop `carried_by` */
 	CT_CARRIER_SIBLING = 2,  /* an earlier child of one iteration of loop `carried_by` (NULL: of the run) */
 	CT_CARRIER_STMT = 3,     /* an earlier access of the same statement execution */
-	CT_CARRIER_CONFLICT = 4  /* a simulated set-associative level: misses beyond the cold ones
-	                            where a fully associative cache would have none (conflicts) */
+	CT_CARRIER_CONFLICT = 4  /* a set-associative level counted exactly (simulated or warped):
+	                            misses beyond the cold ones where a fully associative cache
+	                            would have none (conflicts) */
 } ct_carrier;
 
 /* How a reference's counts were obtained from the model's per-array counts. */

@@ -136,8 +136,9 @@ static void print_predict_text(const ct_kernel *k, const ct_predict_result *r, c
 	}
 	for (int l = 0; l < r->nlevels; l++)
 		if (r->fallback[l] == CT_FALLBACK_SET_ASSOC) {
-			printf("  (set-associative levels: the model predicts fully associative caches only, so "
-			       "they were simulated exactly, in %.3f ms)\n", r->simulate_seconds * 1e3);
+			printf("  (set-associative levels: the model could not count them exactly (accesses not "
+			       "all affine, or past its work budget), so they were simulated exactly, in %.3f ms)\n",
+			       r->simulate_seconds * 1e3);
 			break;
 		}
 	for (int l = 0; l < r->nlevels; l++)
@@ -154,9 +155,10 @@ static void print_predict_text(const ct_kernel *k, const ct_predict_result *r, c
 		}
 	for (int l = 0; l < r->nlevels; l++)
 		if (r->source[l] == CT_SOURCE_FA_ESTIMATE) {
-			printf("  (set-associative levels: the model predicts fully associative caches only and "
-			       "the trace is too long to simulate (over %lld accesses): predicted as fully "
-			       "associative, conflict misses not counted)\n", (long long)CT_PREDICT_SIM_MAX);
+			printf("  (set-associative levels: the model could not count them exactly (accesses not "
+			       "all affine, or past its work budget) and the trace is too long to simulate (over "
+			       "%lld accesses): predicted as fully associative, conflict misses not counted)\n",
+			       (long long)CT_PREDICT_SIM_MAX);
 			break;
 		}
 	printf("  array      stmt refs       accesses  exact  misses per level%s\n",

@@ -80,6 +80,26 @@ static bool setup(model *m, ct_looptree *t)
 	return true;
 }
 
+model *mdl_tree_new(ct_looptree *t)
+{
+	model *m = calloc(1, sizeof *m);
+	if (!m) {
+		ct_error(t->k->ctx, CT_ERR_NOMEM, "out of memory");
+		return NULL;
+	}
+	if (setup(m, t) && mdl_build_list(m, t->roots, t->nroots, &m->root))
+		mdl_count_accesses(m, &m->root, 1);
+	return m;
+}
+
+void mdl_tree_free(model *m)
+{
+	if (!m)
+		return;
+	ct_arena_free(&m->arena);
+	free(m);
+}
+
 /* True when statement x accesses the storages of entry e (a tail of a planned loop may read
  * another buffer than the main part). */
 static bool same_storage(const model_exec *e, const mnode *x)

@@ -109,6 +109,32 @@ const model_lines *model_for_line(const model_result *r, int64_t line);
  * when an inexact partition's distance range straddles the capacity. */
 int64_t model_misses(const model_lines *ml, int64_t lines, int array, bool *exact);
 
+/* warp.c: exact misses of set-associative LRU levels without the interpreter's trace: the model
+ * tree's own affine accesses simulated per set, with warping (docs/MODEL.md, "Set-associative
+ * levels"): where the cache state at an iteration of a loop is a translation of its state some
+ * iterations earlier, the iterations in between repeat, translated, until the loop ends, and
+ * are skipped. */
+typedef struct warp_result {
+	bool done[SIM_MAX_LEVELS];       /* the level was counted (exactly) */
+	int64_t misses[SIM_MAX_LEVELS];
+	int narrays;
+	int64_t *array_misses;           /* [level * narrays + array], malloc'd */
+	int64_t simulated;               /* accesses simulated, all levels */
+	int64_t skipped;                 /* loop iterations skipped by warping, all levels */
+	int64_t warps;                   /* warps taken, all levels */
+	const char *why;                 /* a level not done: why (static text) */
+} warp_result;
+
+/* Count the levels l of spec with want[l] (set-associative or not; a fully associative level is
+ * one set) on tree t (params as lt_param_values gives them). A level is left undone, with
+ * r->why, when the tree is not exactly affine (inexact subscripts, undecided conditions), an
+ * access lies outside its storage, or its work (accesses simulated plus state compared, about
+ * 5 ns a unit) would pass budget (0: no limit). CT_OK then too; an error status only when out
+ * of memory or the tree cannot be built (message on t's ctx). Free r with warp_result_free. */
+ct_status warp_count(ct_looptree *t, const sim_spec *spec, const bool *want, int64_t budget,
+                     warp_result *r);
+void warp_result_free(warp_result *r);
+
 /* The simulator's buffers of tree t (every storage: the kernel's arrays, then cache buffers),
  * with their element sizes and counts at the tree's param values, in *out (malloc'd; the
  * caller frees it). */

@@ -76,6 +76,7 @@ struct mnode {
 	 * + 1 + j] * t_j (its array's own region; model_enum.c walks accesses with it) */
 	int64_t *aff;
 	bool any_inexact;          /* some access at or below this node is inexact */
+	int wid;                   /* warp.c: the loop's entry in its table (set by its pass) */
 };
 
 /* One loop piece on the builder's path: v = lo + step * (off + t), t in [0, n). */
@@ -207,6 +208,13 @@ void *mdl_alloc(model *m, size_t n);
 bool mdl_build_list(model *m, lt_node *const *kids, int nkids, mnode *parent);
 /* per_iter and inst of every node below x. */
 bool mdl_count_accesses(model *m, mnode *x, int64_t inst);
+
+/* model.c */
+/* The model tree of t alone (setup, build, counts; no analysis): a model that mdl_tree_free
+ * frees; NULL when out of memory. m->st says whether the tree was built (the status and message
+ * are on t's ctx). */
+model *mdl_tree_new(ct_looptree *t);
+void mdl_tree_free(model *m);
 
 /* model_fp.c */
 /* Greatest common divisor (Euclid; the callers pass values >= 0). */

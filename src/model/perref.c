@@ -313,11 +313,14 @@ static void carrier_of(const pr *p, const model_lines *ml, int64_t lines, int a,
 	}
 }
 
-/* The misses of storage a at level l: the model's, or the fallback simulation's for a simulated
- * set-associative level (ct_predict_result lists the storages with accesses, in order). */
+/* The misses of storage a at level l: the model's partitions', or predict's own count for a
+ * simulated level or a set-associative one (ct_predict_result lists the storages with accesses,
+ * in order). */
 static int64_t level_misses(const pr *p, const model_lines *ml, int64_t lines, int l, int a)
 {
-	if (p->r->source[l] != CT_SOURCE_SIMULATOR)
+	const sim_level *sl = &p->spec->level[l];
+	bool set_assoc = sl->ways > 0 && sim_level_sets(sl) > 1;
+	if (p->r->source[l] == CT_SOURCE_FA_ESTIMATE || (p->r->source[l] == CT_SOURCE_MODEL && !set_assoc))
 		return model_misses(ml, lines, a, NULL);
 	int e = 0;
 	for (int b = 0; b < a; b++)
@@ -420,7 +423,7 @@ static ct_status fill_table(pr *p, int split, ct_ref_table *tab)
 					if (c == tab->refs[i].misses[l]) {
 						tab->refs[i].carrier[l] = CT_CARRIER_NONE;
 						tab->refs[i].carried_by[l] = NULL;
-					} else if (kind == CT_CARRIER_NONE && p->r->source[l] == CT_SOURCE_SIMULATOR &&
+					} else if (kind == CT_CARRIER_NONE && p->r->source[l] != CT_SOURCE_FA_ESTIMATE &&
 					           set_assoc) {
 						tab->refs[i].carrier[l] = CT_CARRIER_CONFLICT;
 					}

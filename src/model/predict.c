@@ -39,11 +39,19 @@ static ct_status ref_counts(ct_looptree *t, int *nrefs, int *first)
 	return CT_OK;
 }
 
-static bool conflict_level(const sim_level *l);
+/* How predict counts each level of the spec. */
+typedef enum level_way {
+	LW_MODEL,     /* fully associative: the model */
+	LW_FITS,      /* set-associative, but every set holds all the lines that map to it: no
+	               * line is ever evicted, so the level misses what a fully associative one of
+	               * its size does (each distinct line once): the model */
+	LW_WARP,      /* set-associative: warp_count (exact) */
+	LW_CONFLICT   /* set-associative, warp_count could not: the simulator, or the estimate */
+} level_way;
 
 /* Fill r from the partitions of m for the levels of spec. */
 static ct_status fill_result(ct_looptree *t, const sim_spec *spec, const model_result *m,
-                             ct_predict_result *r)
+                             const level_way *way, ct_predict_result *r)
 {
 	ct_ctx *ctx = t->k->ctx;
 	int na = t->narrays;
@@ -69,7 +77,7 @@ static ct_status fill_result(ct_looptree *t, const sim_spec *spec, const model_r
 	for (int l = 0; l < spec->nlevels; l++) {
 		const sim_level *sl = &spec->level[l];
 		const model_lines *ml = model_for_line(m, sl->line);
-		bool exact = all_exact && !conflict_level(sl);
+		bool exact = all_exact && (way[l] == LW_MODEL || way[l] == LW_FITS);
 		r->level[l].size = sl->size;
 		r->level[l].line = sl->line;
 		r->level[l].ways = sl->ways;
@@ -109,24 +117,28 @@ static ct_status feed_sim(void *ud, const interp_access *acc, int n)
 	return CT_OK;
 }
 
-/* True for a level the model does not predict exactly: set-associative with more than one set. */
+/* True for a set-associative level with more than one set (the stack distances alone do not
+ * decide it: choose_ways says how it is counted). */
 static bool conflict_level(const sim_level *l)
 {
 	return l->ways > 0 && sim_level_sets(l) > 1;
 }
 
 /* Which levels of r to simulate, and why (a ct_fallback_reason per level, 0: keep the model's
- * count): set-associative levels when the trace has at most CT_PREDICT_SIM_MAX accesses
- * (longer: the model's fully associative estimate); fully associative levels the model could not
+ * count): set-associative levels warp_count could not count, when the trace has at most
+ * CT_PREDICT_SIM_MAX accesses (longer: the model's fully associative estimate); fully
+ * associative levels, and those that never evict, the model could not
  * decide exactly, or every level when the model went over its work budget, when the trace has
  * at most CT_PREDICT_FA_SIM_MAX accesses. True when some level is to be simulated. */
-static bool plan_fallback(const sim_spec *spec, const model_result *m, ct_predict_result *r,
-                          int *why)
+static bool plan_fallback(const sim_spec *spec, const model_result *m, const level_way *way,
+                          ct_predict_result *r, int *why)
 {
 	bool any = false;
 	for (int l = 0; l < spec->nlevels; l++) {
 		why[l] = CT_FALLBACK_NONE;
-		if (conflict_level(&spec->level[l])) {
+		if (way[l] == LW_WARP)
+			continue;
+		if (way[l] == LW_CONFLICT) {
 			r->source[l] = CT_SOURCE_FA_ESTIMATE;
 			if (m->accesses <= CT_PREDICT_SIM_MAX)
 				why[l] = CT_FALLBACK_SET_ASSOC;
@@ -143,10 +155,10 @@ static bool plan_fallback(const sim_spec *spec, const model_result *m, ct_predic
 /* Simulate the kernel exactly and take the counts of the levels plan_fallback chose (totals and
  * per-array counts) from the simulator; r->source and r->fallback say which. */
 static ct_status sim_fallback(ct_looptree *t, const sim_spec *spec, const model_result *m,
-                              ct_predict_result *r)
+                              const level_way *way, ct_predict_result *r)
 {
 	int why[SIM_MAX_LEVELS];
-	if (!plan_fallback(spec, m, r, why))
+	if (!plan_fallback(spec, m, way, r, why))
 		return CT_OK;
 	ct_ctx *ctx = t->k->ctx;
 	int nbuf = t->narrays;
@@ -177,25 +189,6 @@ static ct_status sim_fallback(ct_looptree *t, const sim_spec *spec, const model_
 			if (m->array_accesses[a])
 				r->arrays[e++].misses[l] = (int64_t)sim_buffer_misses(s, l, a);
 	}
-	/* an array's counts are exact when each level's is simulated or decided exactly */
-	int e = 0;
-	for (int a = 0; a < nbuf && e < r->narrays; a++) {
-		if (!m->array_accesses[a])
-			continue;
-		/* the model's own inexactness of the array matters only for the levels it counts */
-		bool exact = true;
-		for (int l = 0; l < spec->nlevels && exact; l++) {
-			const sim_level *sl = &spec->level[l];
-			const model_lines *ml = model_for_line(m, sl->line);
-			if (why[l] == CT_FALLBACK_NONE) {
-				exact = m->over_budget || m->array_exact[a];
-				model_misses(ml, sl->size / sl->line, a, &exact);
-			} else if (r->source[l] == CT_SOURCE_FA_ESTIMATE) {
-				exact = false;
-			}
-		}
-		r->arrays[e++].exact = exact;
-	}
 out:
 	r->simulate_seconds = ct_now() - t0;
 	sim_free(s);
@@ -209,8 +202,136 @@ out:
  * up to seconds). */
 #define PREDICT_WORK_BUDGET ((int64_t)1500000)
 
+/* The most work (about 5 ns a unit: accesses simulated, states compared) warp_count may spend
+ * on one set-associative level before predict falls back to the simulator or the estimate. */
+#define PREDICT_WARP_BUDGET ((int64_t)1 << 24)
+
+/* True when every set of level l can hold every line of every storage that maps to it (sim.h's
+ * layout, buffers buf): then no line is ever evicted. */
+static bool level_fits(const sim_level *l, const sim_buffer *buf, const int64_t *base, int nbuf)
+{
+	int64_t sets = sim_level_sets(l), per_set = 0;
+	for (int a = 0; a < nbuf; a++) {
+		int64_t span = buf[a].elem_size * buf[a].count;
+		if (span <= 0)
+			continue;
+		int64_t lines = (base[a] + span - 1) / l->line - base[a] / l->line + 1;
+		per_set += (lines + sets - 1) / sets;
+	}
+	return per_set <= l->ways;
+}
+
+/* How predict counts each level (way[l]), warp_count's counts in *w for the LW_WARP ones. */
+static ct_status choose_ways(ct_looptree *t, const sim_spec *spec, level_way *way, warp_result *w)
+{
+	ct_ctx *ctx = t->k->ctx;
+	memset(w, 0, sizeof *w);
+	sim_buffer *buf = NULL;
+	int nbuf = t->narrays;
+	int64_t *base = calloc((size_t)nbuf + 1, sizeof *base);
+	ct_status st = base ? sim_tree_buffers(t, &buf) : ct_error(ctx, CT_ERR_NOMEM, "out of memory");
+	if (!st && sim_layout(ctx, buf, nbuf, sim_spec_max_line(spec), base) < 0)
+		st = ct_ctx_last_status(ctx);
+	bool want[SIM_MAX_LEVELS], any = false;
+	for (int l = 0; l < spec->nlevels && !st; l++) {
+		const sim_level *sl = &spec->level[l];
+		way[l] = !conflict_level(sl) ? LW_MODEL : level_fits(sl, buf, base, nbuf) ? LW_FITS : LW_CONFLICT;
+		want[l] = way[l] == LW_CONFLICT;
+		any = any || want[l];
+	}
+	if (!st && any)
+		st = warp_count(t, spec, want, PREDICT_WARP_BUDGET, w);
+	for (int l = 0; l < spec->nlevels && !st; l++)
+		if (want[l] && w->done[l])
+			way[l] = LW_WARP;
+	free(base);
+	free(buf);
+	return st;
+}
+
+/* A level that never evicts, where the model's count is not exact: warp_count instead (into
+ * way and w, whose counts of the other levels stay). */
+static ct_status retry_fits(ct_looptree *t, const sim_spec *spec, const ct_predict_result *r,
+                            level_way *way, warp_result *w)
+{
+	bool want[SIM_MAX_LEVELS] = {false}, any = false;
+	for (int l = 0; l < spec->nlevels; l++) {
+		want[l] = way[l] == LW_FITS && !r->level[l].exact;
+		any = any || want[l];
+	}
+	if (!any)
+		return CT_OK;
+	warp_result v;
+	ct_status st = warp_count(t, spec, want, PREDICT_WARP_BUDGET, &v);
+	if (st)
+		return st;
+	if (!w->array_misses) {
+		/* w holds no level yet: take v whole */
+		*w = v;
+		memset(&v, 0, sizeof v);
+	}
+	for (int l = 0; l < spec->nlevels; l++) {
+		if (!want[l] || !v.done[l])
+			continue;
+		w->done[l] = true;
+		w->misses[l] = v.misses[l];
+		for (int a = 0; a < v.narrays; a++)
+			w->array_misses[l * v.narrays + a] = v.array_misses[l * v.narrays + a];
+	}
+	for (int l = 0; l < spec->nlevels; l++)
+		if (want[l] && w->done[l])
+			way[l] = LW_WARP;
+	warp_result_free(&v);
+	return CT_OK;
+}
+
+/* Take the LW_WARP levels' counts (totals and per storage) from w. */
+static void apply_warp(const model_result *m, const level_way *way, const warp_result *w, int nlevels,
+                       ct_predict_result *r)
+{
+	for (int l = 0; l < nlevels; l++) {
+		if (way[l] != LW_WARP)
+			continue;
+		r->level[l].misses = w->misses[l];
+		r->level[l].exact = 1;
+		r->source[l] = CT_SOURCE_MODEL;
+		r->fallback[l] = CT_FALLBACK_NONE;
+		/* the entries of r->arrays are the storages with accesses, in order */
+		int e = 0;
+		for (int a = 0; a < w->narrays && e < r->narrays; a++)
+			if (m->array_accesses[a])
+				r->arrays[e++].misses[l] = w->array_misses[l * w->narrays + a];
+	}
+}
+
+/* An array's counts are exact when each level's is: simulated, warped, or decided exactly by
+ * the model (never the fully associative estimate). */
+static void arrays_exact(const sim_spec *spec, const model_result *m, const level_way *way,
+                         ct_predict_result *r)
+{
+	int e = 0;
+	for (int a = 0; a < m->narrays && e < r->narrays; a++) {
+		if (!m->array_accesses[a])
+			continue;
+		bool exact = true;
+		for (int l = 0; l < spec->nlevels && exact; l++) {
+			const sim_level *sl = &spec->level[l];
+			if (way[l] == LW_WARP || r->source[l] == CT_SOURCE_SIMULATOR)
+				continue;
+			if (r->source[l] == CT_SOURCE_FA_ESTIMATE) {
+				exact = false;
+				continue;
+			}
+			exact = m->array_exact[a];
+			model_misses(model_for_line(m, sl->line), sl->size / sl->line, a, &exact);
+		}
+		r->arrays[e++].exact = exact;
+	}
+}
+
 /* predict_run's work; with `budget`, the model stops after PREDICT_WORK_BUDGET and a kernel short
- * enough is simulated instead, and levels the simulator will count anyway are not analysed. */
+ * enough is simulated instead, and levels the simulator or warp_count will count anyway are not
+ * analysed. */
 static ct_status predict_core(ct_kernel *k, const char *spec_text, sim_spec *spec, ct_looptree **tp,
                               model_result *m, ct_predict_result *r, bool budget)
 {
@@ -228,27 +349,42 @@ static ct_status predict_core(ct_kernel *k, const char *spec_text, sim_spec *spe
 	ct_looptree *t = ct_kernel_lower(k, 1);
 	if (!t)
 		return ct_ctx_last_status(ctx);
-	/* every level set-associative: the simulator counts them all when the trace is short */
-	bool all_sa = spec->nlevels > 0;
-	for (int l = 0; l < spec->nlevels; l++)
-		all_sa = all_sa && conflict_level(&spec->level[l]);
 	double t0 = ct_now();
-	/* all set-associative: a budget of 1 stops the analysis at once (its partitions would be
-	 * unused); 0 is no budget */
-	int64_t work = budget ? (all_sa ? 1 : PREDICT_WORK_BUDGET) : 0;
-	st = model_analyse_budget(t, spec, MODEL_REFINE_FULL, work, m);
-	int64_t sim_max = all_sa ? CT_PREDICT_SIM_MAX : CT_PREDICT_FA_SIM_MAX;
-	if (!st && m->over_budget && m->accesses > sim_max) {
+	level_way way[SIM_MAX_LEVELS];
+	warp_result w;
+	st = choose_ways(t, spec, way, &w);
+	/* no level the model counts (set-associative levels that warp_count or the simulator count):
+	 * the analysis would be unused */
+	bool none_model = spec->nlevels > 0, all_warp = spec->nlevels > 0;
+	for (int l = 0; l < spec->nlevels; l++) {
+		none_model = none_model && (way[l] == LW_WARP || way[l] == LW_CONFLICT);
+		all_warp = all_warp && way[l] == LW_WARP;
+	}
+	/* a budget of 1 stops the analysis at once (its partitions would be unused); 0 is no
+	 * budget */
+	int64_t work = budget ? (none_model ? 1 : PREDICT_WORK_BUDGET) : 0;
+	if (!st)
+		st = model_analyse_budget(t, spec, MODEL_REFINE_FULL, work, m);
+	int64_t sim_max = none_model ? CT_PREDICT_SIM_MAX : CT_PREDICT_FA_SIM_MAX;
+	if (!st && m->over_budget && m->accesses > sim_max && !all_warp) {
 		/* too long to simulate: the whole analysis, however long it takes */
 		model_result_free(m);
 		st = model_analyse(t, spec, m);
 	}
 	double secs = ct_now() - t0;
 	if (!st)
-		st = fill_result(t, spec, m, r);
-	r->seconds = secs;
+		st = fill_result(t, spec, m, way, r);
+	double t1 = ct_now();
 	if (!st)
-		st = sim_fallback(t, spec, m, r);
+		st = retry_fits(t, spec, r, way, &w);
+	r->seconds = secs + (ct_now() - t1);
+	if (!st) {
+		apply_warp(m, way, &w, spec->nlevels, r);
+		st = sim_fallback(t, spec, m, way, r);
+	}
+	if (!st)
+		arrays_exact(spec, m, way, r);
+	warp_result_free(&w);
 	if (st) {
 		model_result_free(m);
 		ct_predict_result_free(r);
