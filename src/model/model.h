@@ -146,4 +146,11 @@ ct_status sim_tree_buffers(ct_looptree *t, sim_buffer **out);
 ct_status predict_run(ct_kernel *k, const char *spec_text, sim_spec *spec, ct_looptree **tp,
                       model_result *m, ct_predict_result *r);
 
+/* ct_kernel_predict for callers that predict many candidates in bounded time: warping a
+ * set-associative level stops early (about 1 ms), and such a level then has the fully
+ * associative estimate (or the simulator's count for a short trace), marked as such in r; a
+ * kernel whose analysis goes over the model's work budget and whose trace is too long to
+ * simulate is CT_ERR_LIMIT (ct_kernel_predict would analyse it whole, for minutes). */
+ct_status predict_quick(ct_kernel *k, const char *spec_text, ct_predict_result *r);
+
 #endif

@@ -206,6 +206,11 @@ out:
  * on one set-associative level before predict falls back to the simulator or the estimate. */
 #define PREDICT_WARP_BUDGET ((int64_t)1 << 24)
 
+/* predict_quick's cap (about 1 ms a level): a caller that predicts many candidates (the
+ * automatic scheduler: up to ~100 per kernel within its 2 s) keeps the exact count where
+ * warping is cheap and takes the estimate (or the simulator) elsewhere. */
+#define PREDICT_QUICK_WARP_BUDGET ((int64_t)1 << 18)
+
 /* True when every set of level l can hold every line of every storage that maps to it (sim.h's
  * layout, buffers buf): then no line is ever evicted. */
 static bool level_fits(const sim_level *l, const sim_buffer *buf, const int64_t *base, int nbuf)
@@ -222,7 +227,8 @@ static bool level_fits(const sim_level *l, const sim_buffer *buf, const int64_t 
 }
 
 /* How predict counts each level (way[l]), warp_count's counts in *w for the LW_WARP ones. */
-static ct_status choose_ways(ct_looptree *t, const sim_spec *spec, level_way *way, warp_result *w)
+static ct_status choose_ways(ct_looptree *t, const sim_spec *spec, int64_t warp_budget, level_way *way,
+                             warp_result *w)
 {
 	ct_ctx *ctx = t->k->ctx;
 	memset(w, 0, sizeof *w);
@@ -240,7 +246,7 @@ static ct_status choose_ways(ct_looptree *t, const sim_spec *spec, level_way *wa
 		any = any || want[l];
 	}
 	if (!st && any)
-		st = warp_count(t, spec, want, PREDICT_WARP_BUDGET, w);
+		st = warp_count(t, spec, want, warp_budget, w);
 	for (int l = 0; l < spec->nlevels && !st; l++)
 		if (want[l] && w->done[l])
 			way[l] = LW_WARP;
@@ -251,8 +257,8 @@ static ct_status choose_ways(ct_looptree *t, const sim_spec *spec, level_way *wa
 
 /* A level that never evicts, where the model's count is not exact: warp_count instead (into
  * way and w, whose counts of the other levels stay). */
-static ct_status retry_fits(ct_looptree *t, const sim_spec *spec, const ct_predict_result *r,
-                            level_way *way, warp_result *w)
+static ct_status retry_fits(ct_looptree *t, const sim_spec *spec, int64_t warp_budget,
+                            const ct_predict_result *r, level_way *way, warp_result *w)
 {
 	bool want[SIM_MAX_LEVELS] = {false}, any = false;
 	for (int l = 0; l < spec->nlevels; l++) {
@@ -262,7 +268,7 @@ static ct_status retry_fits(ct_looptree *t, const sim_spec *spec, const ct_predi
 	if (!any)
 		return CT_OK;
 	warp_result v;
-	ct_status st = warp_count(t, spec, want, PREDICT_WARP_BUDGET, &v);
+	ct_status st = warp_count(t, spec, want, warp_budget, &v);
 	if (st)
 		return st;
 	if (!w->array_misses) {
@@ -330,11 +336,13 @@ static void arrays_exact(const sim_spec *spec, const model_result *m, const leve
 }
 
 /* predict_run's work; with `budget`, the model stops after PREDICT_WORK_BUDGET and a kernel short
- * enough is simulated instead, and levels the simulator or warp_count will count anyway are not
+ * enough is simulated instead (a longer one is analysed whole, however long that takes, or with
+ * `quick` refused: CT_ERR_LIMIT; quick also caps warp_count at PREDICT_QUICK_WARP_BUDGET), and levels the simulator or warp_count will count anyway are not
  * analysed. */
 static ct_status predict_core(ct_kernel *k, const char *spec_text, sim_spec *spec, ct_looptree **tp,
-                              model_result *m, ct_predict_result *r, bool budget)
+                              model_result *m, ct_predict_result *r, bool budget, bool quick)
 {
+	int64_t warp_budget = quick ? PREDICT_QUICK_WARP_BUDGET : PREDICT_WARP_BUDGET;
 	ct_ctx *ctx = k->ctx;
 	memset(r, 0, sizeof *r);
 	memset(m, 0, sizeof *m);
@@ -352,7 +360,7 @@ static ct_status predict_core(ct_kernel *k, const char *spec_text, sim_spec *spe
 	double t0 = ct_now();
 	level_way way[SIM_MAX_LEVELS];
 	warp_result w;
-	st = choose_ways(t, spec, way, &w);
+	st = choose_ways(t, spec, warp_budget, way, &w);
 	/* no level the model counts (set-associative levels that warp_count or the simulator count):
 	 * the analysis would be unused */
 	bool none_model = spec->nlevels > 0, all_warp = spec->nlevels > 0;
@@ -367,16 +375,24 @@ static ct_status predict_core(ct_kernel *k, const char *spec_text, sim_spec *spe
 		st = model_analyse_budget(t, spec, MODEL_REFINE_FULL, work, m);
 	int64_t sim_max = none_model ? CT_PREDICT_SIM_MAX : CT_PREDICT_FA_SIM_MAX;
 	if (!st && m->over_budget && m->accesses > sim_max && !all_warp) {
-		/* too long to simulate: the whole analysis, however long it takes */
+		/* too long to simulate: the whole analysis, however long it takes, unless the caller
+		 * (predict_quick) asked for a bounded time */
+		long long accesses = (long long)m->accesses;
 		model_result_free(m);
-		st = model_analyse(t, spec, m);
+		if (quick)
+			st = ct_error(ctx, CT_ERR_LIMIT,
+			              "the model went over its work budget and the trace (%lld accesses) is too long to "
+			              "simulate",
+			              accesses);
+		else
+			st = model_analyse(t, spec, m);
 	}
 	double secs = ct_now() - t0;
 	if (!st)
 		st = fill_result(t, spec, m, way, r);
 	double t1 = ct_now();
 	if (!st)
-		st = retry_fits(t, spec, r, way, &w);
+		st = retry_fits(t, spec, warp_budget, r, way, &w);
 	r->seconds = secs + (ct_now() - t1);
 	if (!st) {
 		apply_warp(m, way, &w, spec->nlevels, r);
@@ -398,20 +414,31 @@ static ct_status predict_core(ct_kernel *k, const char *spec_text, sim_spec *spe
 ct_status predict_run(ct_kernel *k, const char *spec_text, sim_spec *spec, ct_looptree **tp,
                       model_result *m, ct_predict_result *r)
 {
-	return predict_core(k, spec_text, spec, tp, m, r, false);
+	return predict_core(k, spec_text, spec, tp, m, r, false, false);
 }
 
-ct_status ct_kernel_predict(ct_kernel *k, const char *spec_text, ct_predict_result *r)
+/* ct_kernel_predict, or predict_quick's bounded form. */
+static ct_status predict_budgeted(ct_kernel *k, const char *spec_text, bool quick, ct_predict_result *r)
 {
 	if (!k || !r)
 		return CT_ERR_USAGE;
 	sim_spec spec;
 	ct_looptree *t;
 	model_result m;
-	ct_status st = predict_core(k, spec_text, &spec, &t, &m, r, true);
+	ct_status st = predict_core(k, spec_text, &spec, &t, &m, r, true, quick);
 	if (st)
 		return st;
 	model_result_free(&m);
 	ct_looptree_free(t);
 	return CT_OK;
+}
+
+ct_status predict_quick(ct_kernel *k, const char *spec_text, ct_predict_result *r)
+{
+	return predict_budgeted(k, spec_text, true, r);
+}
+
+ct_status ct_kernel_predict(ct_kernel *k, const char *spec_text, ct_predict_result *r)
+{
+	return predict_budgeted(k, spec_text, false, r);
 }

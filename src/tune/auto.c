@@ -3,6 +3,7 @@
 #include "ir/looptree.h"
 #include "ir/targets.h"
 #include "lang/lang.h"
+#include "model/model.h"
 #include "target/target.h"
 #include "tune/tune.h"
 
@@ -720,7 +721,7 @@ static char *with_choice(auto_run *R, const auto_choice *c)
 static double model_cost(auto_run *R, ct_kernel *t, int64_t *misses, int *nlevels)
 {
 	ct_predict_result pr;
-	if (ct_kernel_predict(t, R->o->cache_spec, &pr) != CT_OK)
+	if (predict_quick(t, R->o->cache_spec, &pr) != CT_OK)
 		return -1;
 	double c = 0;
 	*nlevels = pr.nlevels;

@@ -115,6 +115,19 @@ lng=$(kfile long.cachet "kernel lng" "param M = 64, N = 64, K = 32" "array A : f
 auto_runs "$lng" long_names
 grep -q "register tile" "$tmp/long_names.auto.cachet" && ok || bad "long names: no register tile"
 
+# model only at the suite's real (PolyBench LARGE) sizes: every kernel gets a file that checks, in
+# bounded time (the 60 s limit is a hang guard, not a speed assertion: covariance once ran the
+# model's unbudgeted analysis for more than 20 minutes)
+for f in bench/poly/kernels/*.cachet; do
+	n=$(basename "$f" .cachet)
+	if timeout 60 "$CACHET" auto "$f" --quiet -o "$tmp/large_$n.cachet" >"$tmp/large_$n.out" 2>&1 &&
+		"$CACHET" check "$tmp/large_$n.cachet" >/dev/null 2>&1; then
+		ok
+	else
+		bad "auto at LARGE sizes: $n (exit or check failed): $(head -c 300 "$tmp/large_$n.out")"
+	fi
+done
+
 # errors: CLI.md's exit codes
 badk=$(kfile bad.cachet "kernel b" "param N = 8" "array A : f32[N] inout" "for (i: N) {" "  A[i] += q" "}")
 expect "auto: bad file" 2 "bad.cachet:5:11: error:" "$CACHET" auto "$badk"
