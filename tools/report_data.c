@@ -215,6 +215,16 @@ static int find_i64(const int64_t *v, int n, int64_t x)
 /* The model's misses at the tile search's ranking level over the first two
  * tile params, the other tile params at the best pick's values; the picks'
  * own values join the grid so that each pick is a cell. */
+/* Count cell (x, y) of heat map h into h->cell (-1: not counted, past deadline when it is not 0,
+ * or the model failed). */
+static void heat_cell(report *r, heat *h, int x, int y, double deadline)
+{
+	int64_t m[L];
+	int ok = (deadline == 0 || now_s() < deadline) && set_param(r, r->ph[h->px].param, h->xv[x]) &&
+	         set_param(r, r->ph[h->py].param, h->yv[y]) && model_counts(r, m, NULL);
+	h->cell[y * h->nx + x] = ok ? m[h->level] : -1;
+}
+
 void heat_map(report *r, double deadline)
 {
 	heat *h = &r->hm;
@@ -269,13 +279,16 @@ void heat_map(report *r, double deadline)
 	}
 	h->npicks = kept;
 	h->cell = malloc((size_t)(h->nx * h->ny) * sizeof *h->cell);
+	for (int c = 0; h->cell && c < h->nx * h->ny; c++)
+		h->cell[c] = -2; /* not yet counted */
+	/* the picks' cells first, whatever the deadline (a handful): a slow machine that runs out
+	 * of model time still shows where the picks are; then the grid until the deadline */
+	for (int e = 0; h->cell && e < h->npicks; e++)
+		heat_cell(r, h, h->xi[e], h->yi[e], 0);
 	for (int y = 0; h->cell && y < h->ny; y++)
-		for (int x = 0; x < h->nx; x++) {
-			int64_t m[L];
-			int ok = now_s() < deadline && set_param(r, r->ph[h->px].param, h->xv[x]) &&
-			         set_param(r, r->ph[h->py].param, h->yv[y]) && model_counts(r, m, NULL);
-			h->cell[y * h->nx + x] = ok ? m[h->level] : -1;
-		}
+		for (int x = 0; x < h->nx; x++)
+			if (h->cell[y * h->nx + x] == -2)
+				heat_cell(r, h, x, y, deadline);
 	for (int i = 0; i < r->nphases; i++)
 		set_param(r, r->ph[i].param, saved[i]);
 	if (!h->cell)
