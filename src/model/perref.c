@@ -319,7 +319,7 @@ static void carrier_of(const pr *p, const model_lines *ml, int64_t lines, int a,
 static int64_t level_misses(const pr *p, const model_lines *ml, int64_t lines, int l, int a)
 {
 	const sim_level *sl = &p->spec->level[l];
-	bool set_assoc = sl->ways > 0 && sim_level_sets(sl) > 1;
+	bool set_assoc = sim_level_conflicts(sl);
 	if (p->r->source[l] == CT_SOURCE_FA_ESTIMATE || (p->r->source[l] == CT_SOURCE_MODEL && !set_assoc))
 		return model_misses(ml, lines, a, NULL);
 	int e = 0;
@@ -400,7 +400,7 @@ static ct_status fill_table(pr *p, int split, ct_ref_table *tab)
 			/* a simulated fully associative level (the model not exact there): its capacity
 			 * misses come from the reuse whose distance range reaches the capacity, and only
 			 * a set-associative level has conflicts */
-			bool set_assoc = sl->ways > 0 && sim_level_sets(sl) > 1;
+			bool set_assoc = sim_level_conflicts(sl);
 			if (kind == CT_CARRIER_NONE && p->r->source[l] == CT_SOURCE_SIMULATOR && !set_assoc)
 				carrier_of(p, ml, lines, a, true, &kind, &carrier);
 			for (int i = 0; i < nu; i++)

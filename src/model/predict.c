@@ -117,11 +117,11 @@ static ct_status feed_sim(void *ud, const interp_access *acc, int n)
 	return CT_OK;
 }
 
-/* True for a set-associative level with more than one set (the stack distances alone do not
- * decide it: choose_ways says how it is counted). */
+/* True for a set-associative level with more than one set, or a tree-PLRU one of more than 2
+ * ways (the stack distances alone do not decide it: choose_ways says how it is counted). */
 static bool conflict_level(const sim_level *l)
 {
-	return l->ways > 0 && sim_level_sets(l) > 1;
+	return sim_level_conflicts(l);
 }
 
 /* Which levels of r to simulate, and why (a ct_fallback_reason per level, 0: keep the model's

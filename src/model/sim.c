@@ -1,5 +1,6 @@
-/* sim.c: exact LRU cache simulation: one stack-distance pass per line size serves every fully
- * associative level, a move-to-front row per set serves each set-associative level. */
+/* sim.c: exact LRU and tree-PLRU cache simulation: one stack-distance pass per line size serves
+ * every fully associative LRU level, a move-to-front row per set each set-associative LRU level,
+ * a row of ways and a bit tree per set each PLRU level. */
 #include "model/sim.h"
 
 #include <stdio.h>
@@ -59,12 +60,14 @@ typedef struct sd_engine {
 	sim_hist view;
 } sd_engine;
 
-/* One set-associative level: sets rows of ways tags, most recent first, EMPTY_LINE if unused. */
+/* One set-associative level: sets rows of ways tags, EMPTY_LINE if unused; LRU keeps a row
+ * most recent first, tree-PLRU keeps each line in its way and nbw words of tree bits a set. */
 typedef struct sa_cache {
 	uint64_t *tags;
+	uint64_t *bits; /* PLRU: [sets * nbw], node n (1..ways-1) of a set at bit n */
 	uint64_t sets, set_mask;
-	bool pow2;
-	int ways, shift, lev;
+	bool pow2, plru;
+	int ways, shift, lev, nbw;
 } sa_cache;
 
 struct sim {
@@ -107,6 +110,37 @@ int64_t sim_level_sets(const sim_level *l)
 	return l->size / (l->line * l->ways);
 }
 
+bool sim_level_conflicts(const sim_level *l)
+{
+	return (l->ways > 0 && sim_level_sets(l) > 1) || (l->policy == SIM_PLRU && l->ways > 2);
+}
+
+bool sim_level_private(const sim_spec *spec, int l)
+{
+	int sh = spec->level[l].sharing;
+	return sh == SIM_SHARE_PRIVATE || (sh == SIM_SHARE_DEFAULT && l < spec->nlevels - 1);
+}
+
+const char *sim_spec_format(const sim_spec *spec, char *buf, size_t n)
+{
+	size_t used = 0;
+	if (n)
+		buf[0] = 0;
+	for (int i = 0; i < spec->nlevels && used < n; i++) {
+		const sim_level *l = &spec->level[i];
+		int w = snprintf(buf + used, n - used, "%s%lld:%lld:%lld%s%s", i ? "," : "",
+		                 (long long)l->size, (long long)l->line, (long long)l->ways,
+		                 l->policy == SIM_PLRU ? ":plru" : "",
+		                 l->sharing == SIM_SHARE_PRIVATE  ? ":private"
+		                 : l->sharing == SIM_SHARE_SHARED ? ":shared"
+		                                                  : "");
+		if (w < 0)
+			break;
+		used += (size_t)w;
+	}
+	return buf;
+}
+
 int64_t sim_spec_max_line(const sim_spec *spec)
 {
 	int64_t m = 1;
@@ -144,6 +178,17 @@ static ct_status check_level(ct_ctx *ctx, const char *what, int i, const sim_lev
 		return ct_error(ctx, CT_ERR_INPUT,
 		                "%s: level %d: %lld ways exceed the %lld lines of the level", what,
 		                i + 1, ways, size / line);
+	if (l->policy != SIM_LRU && l->policy != SIM_PLRU)
+		return ct_error(ctx, CT_ERR_INPUT, "%s: level %d: unknown replacement policy %d", what,
+		                i + 1, l->policy);
+	if (l->sharing < SIM_SHARE_DEFAULT || l->sharing > SIM_SHARE_SHARED)
+		return ct_error(ctx, CT_ERR_INPUT, "%s: level %d: unknown sharing %d", what, i + 1,
+		                l->sharing);
+	if (l->policy == SIM_PLRU && !is_pow2(ways))
+		return ct_error(ctx, CT_ERR_INPUT,
+		                "%s: level %d: a tree-PLRU level needs a power-of-two number of ways "
+		                "(its tree of ways - 1 bits), not %lld",
+		                what, i + 1, ways);
 	if (ways > 0 && size % (line * ways))
 		return ct_error(
 		    ctx, CT_ERR_INPUT,
@@ -217,6 +262,37 @@ static bool parse_num(const char **pp, bool suffix, int64_t *out)
 	return true;
 }
 
+/* One `:WORD` after a level's numbers at *pp (at the ':'): a policy or a sharing, each at most
+ * once (*seen: bit 0 a policy was given, bit 1 a sharing). Advances *pp past it and blanks. */
+static ct_status parse_attr(ct_ctx *ctx, const char *what, int i, const char **pp, sim_level *l,
+                            unsigned *seen)
+{
+	const char *p = skip_spaces(*pp + 1), *w = p;
+	while ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z'))
+		p++;
+	size_t n = (size_t)(p - w);
+	unsigned bit = 0;
+	if (n == 3 && strncmp(w, "lru", 3) == 0)
+		bit = 1, l->policy = SIM_LRU;
+	else if (n == 4 && strncmp(w, "plru", 4) == 0)
+		bit = 1, l->policy = SIM_PLRU;
+	else if (n == 7 && strncmp(w, "private", 7) == 0)
+		bit = 2, l->sharing = SIM_SHARE_PRIVATE;
+	else if (n == 6 && strncmp(w, "shared", 6) == 0)
+		bit = 2, l->sharing = SIM_SHARE_SHARED;
+	if (!bit)
+		return ct_error(ctx, CT_ERR_INPUT,
+		                "%s: level %d: expected lru, plru, private or shared after ':' at "
+		                "'%.16s' (SIZE:LINE[:WAYS][:lru|:plru][:private|:shared])",
+		                what, i + 1, w);
+	if (*seen & bit)
+		return ct_error(ctx, CT_ERR_INPUT, "%s: level %d: %s given twice at '%.16s'", what,
+		                i + 1, bit == 1 ? "a replacement policy" : "private/shared", w);
+	*seen |= bit;
+	*pp = skip_spaces(p);
+	return CT_OK;
+}
+
 ct_status sim_spec_parse(ct_ctx *ctx, const char *text, sim_spec *spec)
 {
 	char what[96];
@@ -227,7 +303,8 @@ ct_status sim_spec_parse(ct_ctx *ctx, const char *text, sim_spec *spec)
 	const char *p = skip_spaces(text);
 	if (!*p)
 		return ct_error(ctx, CT_ERR_INPUT,
-		                "%s: empty; expected SIZE:LINE[:WAYS] levels such as 32K:64,1M:64",
+		                "%s: empty; expected SIZE:LINE[:WAYS][:POLICY][:SHARING] levels such "
+		                "as 32K:64,1M:64",
 		                what);
 	sim_spec out;
 	memset(&out, 0, sizeof out);
@@ -246,7 +323,7 @@ ct_status sim_spec_parse(ct_ctx *ctx, const char *text, sim_spec *spec)
 		if (*p != ':')
 			return ct_error(ctx, CT_ERR_INPUT,
 			                "%s: level %d: expected ':' and a line size after the size "
-			                "(SIZE:LINE[:WAYS]) at '%.16s'",
+			                "(SIZE:LINE[:WAYS][:POLICY][:SHARING]) at '%.16s'",
 			                what, i + 1, p);
 		p++;
 		if (!parse_num(&p, true, &l->line))
@@ -254,7 +331,7 @@ ct_status sim_spec_parse(ct_ctx *ctx, const char *text, sim_spec *spec)
 			    ctx, CT_ERR_INPUT,
 			    "%s: level %d: expected a line size in bytes such as 64 at '%.16s'",
 			    what, i + 1, p);
-		if (*p == ':') {
+		if (*p == ':' && skip_spaces(p + 1)[0] >= '0' && skip_spaces(p + 1)[0] <= '9') {
 			p++;
 			if (!parse_num(&p, false, &l->ways))
 				return ct_error(
@@ -262,6 +339,12 @@ ct_status sim_spec_parse(ct_ctx *ctx, const char *text, sim_spec *spec)
 				    "%s: level %d: expected a number of ways (0 = fully "
 				    "associative) at '%.16s'",
 				    what, i + 1, p);
+		}
+		unsigned seen = 0;
+		while (*p == ':') {
+			ct_status st = parse_attr(ctx, what, i, &p, l, &seen);
+			if (st)
+				return st;
 		}
 		out.nlevels++;
 		ct_status st = check_level(ctx, what, i, l);
@@ -609,6 +692,50 @@ static inline bool sa_access(const sa_cache *c, uint64_t addr)
 	return false;
 }
 
+/* Tree-PLRU (docs/MODEL.md, "Replacement policies"): the ways are the leaves of a complete
+ * binary tree whose node n (root 1, children 2n and 2n + 1, way w at leaf ways + w) holds one
+ * bit: 0 points to its left child, 1 to its right. A miss fills the lowest empty way if there
+ * is one, else the way the bits point to from the root; a hit or a fill sets every bit on the
+ * way's path to point away from it. True on a hit. */
+static inline bool plru_access(const sa_cache *c, uint64_t addr)
+{
+	uint64_t line = addr >> c->shift;
+	uint64_t set = c->pow2 ? line & c->set_mask : line % c->sets;
+	uint64_t *row = c->tags + set * (uint64_t)c->ways;
+	uint64_t *b = c->bits + set * (uint64_t)c->nbw;
+	unsigned ways = (unsigned)c->ways, w = ways, empty = ways;
+	for (unsigned p = 0; p < ways; p++) {
+		if (row[p] == line) {
+			w = p;
+			break;
+		}
+		if (row[p] == EMPTY_LINE && empty == ways)
+			empty = p;
+	}
+	bool hit = w < ways;
+	if (!hit) {
+		if (empty < ways) {
+			w = empty;
+		} else {
+			unsigned n = 1;
+			while (n < ways)
+				n = 2 * n + (unsigned)((b[n >> 6] >> (n & 63)) & 1);
+			w = n - ways;
+		}
+		row[w] = line;
+	}
+	for (unsigned n = ways + w; n > 1; n >>= 1) {
+		unsigned parent = n >> 1;
+		uint64_t bit = UINT64_C(1) << (parent & 63);
+		/* point away from the child on the path: right (1) after a left child */
+		if (n & 1)
+			b[parent >> 6] &= ~bit;
+		else
+			b[parent >> 6] |= bit;
+	}
+	return hit;
+}
+
 /* ------------------------------------------------------------ simulator */
 
 sim *sim_new(ct_ctx *ctx, const sim_spec *spec, const sim_buffer *buf, int nbuf, int nref)
@@ -621,7 +748,7 @@ sim *sim_new(ct_ctx *ctx, const sim_spec *spec, const sim_buffer *buf, int nbuf,
 	}
 	for (int i = 0; i < spec->nlevels; i++) {
 		const sim_level *l = &spec->level[i];
-		if (sim_level_sets(l) > 1 && l->size / l->line > SA_MAX_LINES) {
+		if ((sim_level_sets(l) > 1 || l->policy == SIM_PLRU) && l->size / l->line > SA_MAX_LINES) {
 			ct_error(ctx, CT_ERR_LIMIT,
 			         "cache level %d: a set-associative level of more than %lld lines "
 			         "is not supported",
@@ -663,7 +790,7 @@ sim *sim_new(ct_ctx *ctx, const sim_spec *spec, const sim_buffer *buf, int nbuf,
 		if (shift != s->line_shift)
 			s->line_shift = -1;
 		int64_t sets = sim_level_sets(l);
-		if (sets > 1) {
+		if (sets > 1 || l->policy == SIM_PLRU) {
 			sa_cache *c = &s->sa[s->nsa++];
 			c->shift = shift;
 			c->ways = (int)l->ways;
@@ -676,6 +803,14 @@ sim *sim_new(ct_ctx *ctx, const sim_spec *spec, const sim_buffer *buf, int nbuf,
 			if (!c->tags)
 				goto fail;
 			memset(c->tags, 0xff, ntags * sizeof *c->tags);
+			if (l->policy == SIM_PLRU) {
+				c->plru = true;
+				c->nbw = (c->ways + 63) / 64;
+				c->bits = ct_alloc(ctx, (size_t)sets * (size_t)c->nbw * sizeof *c->bits);
+				if (!c->bits)
+					goto fail;
+				memset(c->bits, 0, (size_t)sets * (size_t)c->nbw * sizeof *c->bits);
+			}
 			continue;
 		}
 		int e = 0;
@@ -706,8 +841,10 @@ void sim_free(sim *s)
 	ct_ctx *ctx = s->ctx;
 	for (int e = 0; e < s->nsd; e++)
 		sd_release(ctx, &s->sd[e]);
-	for (int c = 0; c < s->nsa; c++)
+	for (int c = 0; c < s->nsa; c++) {
 		ct_free(ctx, s->sa[c].tags);
+		ct_free(ctx, s->sa[c].bits);
+	}
 	ct_free(ctx, s->base);
 	ct_free(ctx, s->esize);
 	ct_free(ctx, s->count);
@@ -738,7 +875,7 @@ static inline void access_addr(sim *s, uint64_t addr, int bcol, int rcol)
 				count_miss(s, g->lev[k], bcol, rcol);
 	}
 	for (int c = 0; c < s->nsa; c++)
-		if (!sa_access(&s->sa[c], addr))
+		if (!(s->sa[c].plru ? plru_access(&s->sa[c], addr) : sa_access(&s->sa[c], addr)))
 			count_miss(s, s->sa[c].lev, bcol, rcol);
 }
 

@@ -11,14 +11,29 @@
 /* More levels than any real hierarchy; keeps the spec a plain value. */
 #define SIM_MAX_LEVELS 8
 
-/* One cache level as CLI.md's `--cache SIZE:LINE[:WAYS]` describes it. */
+/* Replacement policy of a level (docs/MODEL.md, "Replacement policies"). */
+typedef enum sim_policy {
+	SIM_LRU = 0,  /* least recently used (the default) */
+	SIM_PLRU = 1  /* tree pseudo-LRU: ways - 1 bits a set, ways a power of two */
+} sim_policy;
+
+/* Whether a level is one per core or shared by all (predict --threads). */
+typedef enum sim_sharing {
+	SIM_SHARE_DEFAULT = 0, /* unmarked: every level but the last of the spec is private */
+	SIM_SHARE_PRIVATE = 1,
+	SIM_SHARE_SHARED = 2
+} sim_sharing;
+
+/* One cache level as CLI.md's `--cache SIZE:LINE[:WAYS][:POLICY][:SHARING]` describes it. */
 typedef struct sim_level {
 	int64_t size; /* bytes, a multiple of line (and of line * ways) */
 	int64_t line; /* bytes, a power of two */
 	int64_t ways; /* 0 = fully associative */
+	int policy;   /* sim_policy */
+	int sharing;  /* sim_sharing */
 } sim_level;
 
-/* A whole hierarchy. Every level is an independent LRU, write-allocate cache that sees the
+/* A whole hierarchy. Every level is an independent LRU (or PLRU), write-allocate cache that sees the
  * whole access stream (CLI.md), so levels do not filter each other. A plain value: memset
  * before filling and it compares byte for byte. */
 typedef struct sim_spec {
@@ -26,11 +41,14 @@ typedef struct sim_spec {
 	sim_level level[SIM_MAX_LEVELS];
 } sim_spec;
 
-/* Parse a `--cache` SPEC: one or more comma-separated levels, each SIZE:LINE[:WAYS]; SIZE and
- * LINE in bytes, optionally with a K, M or G suffix (powers of 1024); WAYS a plain count, 0 or
- * absent for fully associative. Checks that the line is a power of two, the size a multiple of
- * the line and of line * ways (sets = size / (line * ways), any positive count), and at most
- * SIM_MAX_LEVELS levels. On error: CT_ERR_INPUT with a message naming the level, *spec zeroed. */
+/* Parse a `--cache` SPEC: one or more comma-separated levels, each
+ * SIZE:LINE[:WAYS][:POLICY][:SHARING]; SIZE and LINE in bytes, optionally with a K, M or G suffix
+ * (powers of 1024); WAYS a plain count, 0 or absent for fully associative; POLICY `lru` (the
+ * default) or `plru`; SHARING `private` or `shared` (the two words after WAYS in either order).
+ * Checks that the line is a power of two, the size a multiple of the line and of line * ways
+ * (sets = size / (line * ways), any positive count), a PLRU level's ways a power of two (given,
+ * not 0), and at most SIM_MAX_LEVELS levels. On error: CT_ERR_INPUT with a message naming the
+ * level, *spec zeroed. */
 ct_status sim_spec_parse(ct_ctx *ctx, const char *text, sim_spec *spec);
 
 /* The machine's own caches (target_get) as a spec: a level of unknown associativity, or
@@ -43,6 +61,18 @@ ct_status sim_spec_check(ct_ctx *ctx, const sim_spec *spec);
 
 /* Number of sets of a level: 1 for fully associative ones (ways 0 or ways = size / line). */
 int64_t sim_level_sets(const sim_level *l);
+
+/* True when the level's misses are not those of one LRU stack of its lines (the stack
+ * distances alone do not decide them): more than one set, or tree-PLRU over more than 2 ways
+ * (2-way PLRU is LRU). */
+bool sim_level_conflicts(const sim_level *l);
+
+/* True when level l of spec is private to a core: marked so, or unmarked and not the last. */
+bool sim_level_private(const sim_spec *spec, int l);
+
+/* The spec as text that sim_spec_parse reads back (policy and sharing only where marked or not
+ * the default); buf of n bytes, truncated. Returns buf. */
+const char *sim_spec_format(const sim_spec *spec, char *buf, size_t n);
 
 /* One array or cache buffer of the trace: elements of elem_size bytes, laid out densely. */
 typedef struct sim_buffer {
@@ -81,7 +111,7 @@ typedef struct sim sim;
  * largest line) and nref reference ids (accesses may carry one in 0..nref-1 for per-reference
  * miss counts). Fully associative levels with the same line size share one stack-distance pass
  * (O(log lines) per access, most accesses O(1)); each set-associative level has its own
- * per-set LRU (O(ways) per access, up to 2^27 lines). Keeps ctx for its allocations and
+ * per-set LRU or tree-PLRU (O(ways) per access, up to 2^27 lines; a PLRU level of one set too). Keeps ctx for its allocations and
  * errors. NULL with the error on ctx. */
 sim *sim_new(ct_ctx *ctx, const sim_spec *spec, const sim_buffer *buf, int nbuf, int nref);
 /* sim_free(NULL) is a no-op. */

@@ -1,8 +1,9 @@
-/* warp.c: exact set-associative LRU misses from the model tree's accesses, with warping. */
+/* warp.c: exact set-associative LRU and tree-PLRU misses from the model tree's accesses, with
+ * warping. */
 #include "model/model_int.h"
 
 /*
- * Warping (Morelli and Reineke, PLDI 2022), for modulo-placed LRU levels.
+ * Warping (Morelli and Reineke, PLDI 2022), for modulo-placed LRU and tree-PLRU levels.
  *
  * The model tree (model_tree.c) gives every access as an affine byte address in the counters of
  * its loops, every loop piece a constant trip count and the same body at every iteration. So
@@ -18,6 +19,12 @@
  * loop then jumps over q whole periods: misses += q * (the period's), state = phi^q(state).
  * The accesses themselves are checked to stay inside their storages once, over the whole
  * tree, before anything runs.
+ *
+ * Tree-PLRU (sim.c's plru_access) is as deterministic and as blind to line numbers: what an
+ * access does depends only on the way that holds its line (or none), the empty ways and the
+ * set's tree bits. So phi commutes with it too when the state compared and moved is each
+ * line in its own way and the bits of its set: a PLRU row is its ways' lines followed by the
+ * set's bit words (LRU rows have none), the lines moved by phi, the bits moved unchanged.
  *
  * States are kept at iterations that are multiples of p0 (the least period whose moves are
  * whole lines and agree on the rotation), the last WARP_HISTORY of them per loop; a loop warps
@@ -75,10 +82,11 @@ typedef struct wsim {
 	const int64_t *base;  /* [na] byte address of each storage */
 	int64_t *rlo, *rhi;   /* [na] first and last line of each storage (rlo > rhi: empty) */
 	/* the level */
-	uint64_t *tags;       /* sets rows of ways lines, most recent first */
-	int64_t sets, ntags;
-	int ways, lshift;
-	bool pow2;
+	uint64_t *tags;       /* sets rows of rw words: ways lines (LRU: most recent first; PLRU:
+	                       * each in its way), then PLRU's nbw words of tree bits */
+	int64_t sets, ntags;  /* ntags = sets * rw */
+	int ways, lshift, rw, nbw;
+	bool pow2, plru;
 	int64_t *miss;        /* [na + 1]: per storage, then the total */
 	int64_t t[MODEL_MAX_DEPTH];
 	int tdepth;           /* sim_template: the depth of its loop's counter */
@@ -236,13 +244,58 @@ static bool accesses_inside(const wsim *w, const mnode *x, const sim_buffer *buf
 
 static void sim_node(wsim *w, const mnode *x);
 
+/* One tree-PLRU access of line to a row of ways lines followed by its bit words, exactly as
+ * sim.c's plru_access: a hit, or a fill of the lowest empty way, else of the way the bits point
+ * to; then the bits on the way's path point away from it. True on a hit. */
+static inline bool plru_row(uint64_t *row, unsigned ways, uint64_t line)
+{
+	uint64_t *b = row + ways;
+	unsigned w = ways, empty = ways;
+	for (unsigned p = 0; p < ways; p++) {
+		if (row[p] == line) {
+			w = p;
+			break;
+		}
+		if (row[p] == EMPTY_TAG && empty == ways)
+			empty = p;
+	}
+	bool hit = w < ways;
+	if (!hit) {
+		if (empty < ways) {
+			w = empty;
+		} else {
+			unsigned n = 1;
+			while (n < ways)
+				n = 2 * n + (unsigned)((b[n >> 6] >> (n & 63)) & 1);
+			w = n - ways;
+		}
+		row[w] = line;
+	}
+	for (unsigned n = ways + w; n > 1; n >>= 1) {
+		unsigned parent = n >> 1;
+		uint64_t bit = UINT64_C(1) << (parent & 63);
+		if (n & 1)
+			b[parent >> 6] &= ~bit;
+		else
+			b[parent >> 6] |= bit;
+	}
+	return hit;
+}
+
 /* One access of storage a at byte address addr: the per-set LRU row of its line (as sim.c's
  * sa_access: one pass searches and shifts). */
 static inline void sim_access1(wsim *w, int a, int64_t addr)
 {
 	uint64_t line = (uint64_t)addr >> w->lshift;
 	uint64_t set = w->pow2 ? line & (uint64_t)(w->sets - 1) : line % (uint64_t)w->sets;
-	uint64_t *row = w->tags + set * (uint64_t)w->ways;
+	uint64_t *row = w->tags + set * (uint64_t)w->rw;
+	if (w->plru) {
+		if (!plru_row(row, (unsigned)w->ways, line)) {
+			w->miss[a]++;
+			w->miss[w->na]++;
+		}
+		return;
+	}
 	uint64_t prev = line;
 	for (int p = 0; p < w->ways; p++) {
 		uint64_t cur = row[p];
@@ -391,11 +444,14 @@ static int region_of(const wsim *w, uint64_t line)
 }
 
 /* True when state b is phi(state a): set s of a at set s + D of b, each line L of storage r
- * moved to L + delta[r] inside r. */
+ * moved to L + delta[r] inside r, in the same place of its row (PLRU: the same tree bits). */
 static bool state_is_moved(const wsim *w, const uint64_t *sa, const uint64_t *sb, int64_t D)
 {
 	for (int64_t s = 0; s < w->sets; s++) {
-		const uint64_t *ra = sa + s * w->ways, *rb = sb + ((s + D) % w->sets) * w->ways;
+		const uint64_t *ra = sa + s * w->rw, *rb = sb + ((s + D) % w->sets) * w->rw;
+		for (int k = w->ways; k < w->rw; k++)
+			if (ra[k] != rb[k])
+				return false;
 		for (int k = 0; k < w->ways; k++) {
 			if (ra[k] == EMPTY_TAG) {
 				if (rb[k] != EMPTY_TAG)
@@ -413,18 +469,45 @@ static bool state_is_moved(const wsim *w, const uint64_t *sa, const uint64_t *sb
 	return true;
 }
 
+/* True when the row holds no line (its PLRU bits are then all 0: only an access sets one). */
+static bool row_empty(const wsim *w, const uint64_t *row)
+{
+	if (!w->plru)
+		return row[0] == EMPTY_TAG;
+	for (int k = 0; k < w->ways; k++)
+		if (row[k] != EMPTY_TAG)
+			return false;
+	return true;
+}
+
+/* The empty state: no lines, PLRU bits 0. */
+static void state_clear(const wsim *w, uint64_t *tags)
+{
+	for (int64_t s = 0; s < w->sets; s++) {
+		uint64_t *row = tags + s * w->rw;
+		for (int k = 0; k < w->ways; k++)
+			row[k] = EMPTY_TAG;
+		for (int k = w->ways; k < w->rw; k++)
+			row[k] = 0;
+	}
+}
+
 /* phi^q of the current state into w->scratch, then the state; false (state untouched) when a
  * moved line would leave its storage. */
 static bool jump_state(wsim *w, int64_t q)
 {
-	for (int64_t i = 0; i < w->ntags; i++)
-		w->scratch[i] = EMPTY_TAG;
+	state_clear(w, w->scratch);
 	for (int64_t s = 0; s < w->sets; s++) {
-		const uint64_t *row = w->tags + s * w->ways;
-		if (row[0] == EMPTY_TAG)
+		const uint64_t *row = w->tags + s * w->rw;
+		if (row_empty(w, row))
 			continue;
 		int64_t to_set = -1;
-		for (int k = 0; k < w->ways && row[k] != EMPTY_TAG; k++) {
+		for (int k = 0; k < w->ways; k++) {
+			if (row[k] == EMPTY_TAG) {
+				if (w->plru)
+					continue;
+				break;
+			}
 			int r = region_of(w, row[k]);
 			int64_t mv, to;
 			if (r < 0 || __builtin_mul_overflow(q, w->delta[r], &mv) ||
@@ -432,11 +515,13 @@ static bool jump_state(wsim *w, int64_t q)
 				return false;
 			int64_t ts = w->pow2 ? (to & (w->sets - 1)) : to % w->sets;
 			/* a row moves whole, onto a row no other row moved to */
-			if ((to_set >= 0 && ts != to_set) || (to_set < 0 && w->scratch[ts * w->ways] != EMPTY_TAG))
+			if ((to_set >= 0 && ts != to_set) || (to_set < 0 && !row_empty(w, w->scratch + ts * w->rw)))
 				return false;
 			to_set = ts;
-			w->scratch[ts * w->ways + k] = (uint64_t)to;
+			w->scratch[ts * w->rw + k] = (uint64_t)to;
 		}
+		for (int k = w->ways; k < w->rw; k++)
+			w->scratch[to_set * w->rw + k] = row[k];
 	}
 	memcpy(w->tags, w->scratch, sizeof *w->tags * (size_t)w->ntags);
 	w->work += w->ntags / 4;
@@ -592,7 +677,10 @@ static bool count_level(wsim *w, const sim_level *lv, const sim_buffer *buf, con
 	}
 	w->sets = sets;
 	w->ways = (int)ways;
-	w->ntags = sets * ways;
+	w->plru = lv->policy == SIM_PLRU;
+	w->nbw = w->plru ? (int)((ways + 63) / 64) : 0;
+	w->rw = w->ways + w->nbw;
+	w->ntags = sets * w->rw;
 	w->pow2 = (sets & (sets - 1)) == 0;
 	w->lshift = 0;
 	while ((INT64_C(1) << w->lshift) < lv->line)
@@ -610,8 +698,7 @@ static bool count_level(wsim *w, const sim_level *lv, const sim_buffer *buf, con
 		mdl_fail(w->m, CT_ERR_NOMEM, "out of memory");
 		return false;
 	}
-	for (int64_t i = 0; i < w->ntags; i++)
-		w->tags[i] = EMPTY_TAG;
+	state_clear(w, w->tags);
 	memset(w->miss, 0, sizeof *w->miss * (size_t)(w->na + 1));
 	w->stop = false;
 	w->work = 0;

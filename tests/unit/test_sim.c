@@ -528,6 +528,160 @@ static void test_hand_counted(void)
 	}
 }
 
+/* ------------------------------------------------------------ tree-PLRU */
+
+/* Tree-PLRU on one 4-way set (256:64:4:plru), access by access. Worked by hand with the tree's
+ * bits b1 (root: 0 = ways 0-1, 1 = ways 2-3), b2 (0 = way 0, 1 = way 1), b3 (0 = way 2,
+ * 1 = way 3), all 0 at first; an access sets the bits of its path to point away from its way;
+ * a miss fills the lowest empty way, else the way the bits point to:
+ *   A B C D  fill ways 0 1 2 3 (misses); bits after D: b1=0 b2=0 b3=0
+ *   A        hit way 0: b1=1 b2=1
+ *   E        miss: b1=1 -> b3=0 -> way 2 (C out; LRU would drop B): b1=0 b3=1
+ *   B        hit way 1: b1=1 b2=0
+ *   C        miss: b1=1 -> b3=1 -> way 3 (D out): b1=0 b3=0
+ *   D        miss: b1=0 -> b2=0 -> way 0 (A out): b1=1 b2=1
+ *   A        miss: b1=1 -> b3=0 -> way 2 (E out): b1=0 b3=1
+ *   E        miss: b1=0 -> b2=1 -> way 1 (B out): b1=1 b2=0
+ *   C        hit way 3: b1=0 b3=0
+ *   D        hit way 0: b1=1 b2=1
+ * 9 misses; LRU misses 10 of the same 13 accesses (E drops B, so the B after it misses). */
+static void test_plru_hand(void)
+{
+	static const int64_t seq[] = {0, 1, 2, 3, 0, 4, 1, 2, 3, 0, 4, 2, 3};
+	static const int hit[] = {0, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 1, 1};
+	const char *specs[] = {"256:64:4:plru", "256:64:4:lru"};
+	for (int v = 0; v < 2; v++) {
+		ct_ctx *ctx = ct_ctx_new();
+		sim_spec spec;
+		CHECK(sim_spec_parse(ctx, specs[v], &spec) == CT_OK);
+		sim_buffer b = {64, 64};
+		sim *s = sim_new(ctx, &spec, &b, 1, 0);
+		CHECK(s != NULL);
+		uint64_t before = 0, got = 0;
+		int lru_hits = 0;
+		for (int i = 0; s && i < 13; i++) {
+			sim_access(s, 0, seq[i], 0);
+			CHECK(sim_result(s, &got, NULL, NULL) == CT_OK);
+			if (v == 0)
+				CHECKF((got == before) == (hit[i] != 0), "access %d (line %lld): %s", i,
+				       (long long)seq[i], got == before ? "hit" : "miss");
+			lru_hits += got == before;
+			before = got;
+		}
+		CHECKF(v == 0 ? got == 9 : got == 10 && lru_hits == 3, "%s: %llu misses, %d hits", specs[v],
+		       (unsigned long long)got, lru_hits);
+		sim_free(s);
+		ct_ctx_free(ctx);
+	}
+}
+
+/* A reference tree-PLRU written from the definition, unlike sim.c: a bool per tree node, the
+ * victim found by descending from the root, the path found by bisecting the way range. */
+typedef struct ref_plru {
+	int64_t sets, ways, line;
+	uint64_t *tag;
+	bool *valid, *node; /* [sets * ways]; node [sets * ways], index 1..ways-1 used */
+} ref_plru;
+
+static bool ref_plru_access(ref_plru *c, uint64_t addr)
+{
+	uint64_t line = addr / (uint64_t)c->line;
+	int64_t set = (int64_t)(line % (uint64_t)c->sets);
+	uint64_t *tag = c->tag + set * c->ways;
+	bool *valid = c->valid + set * c->ways, *node = c->node + set * c->ways;
+	int64_t way = -1;
+	for (int64_t w = 0; w < c->ways && way < 0; w++)
+		if (valid[w] && tag[w] == line)
+			way = w;
+	bool hit = way >= 0;
+	for (int64_t w = 0; w < c->ways && way < 0; w++)
+		if (!valid[w])
+			way = w;
+	if (way < 0) {
+		int64_t lo = 0, hi = c->ways, n = 1;
+		while (hi - lo > 1) {
+			int64_t mid = (lo + hi) / 2;
+			if (node[n])
+				lo = mid, n = 2 * n + 1;
+			else
+				hi = mid, n = 2 * n;
+		}
+		way = lo;
+	}
+	tag[way] = line;
+	valid[way] = true;
+	int64_t lo = 0, hi = c->ways, n = 1;
+	while (hi - lo > 1) {
+		int64_t mid = (lo + hi) / 2;
+		bool right = way >= mid;
+		node[n] = !right; /* point to the other half */
+		if (right)
+			lo = mid, n = 2 * n + 1;
+		else
+			hi = mid, n = 2 * n;
+	}
+	return hit;
+}
+
+/* sim.c's PLRU against the reference on random traces (hot lines, strides and conflicts), one
+ * access at a time, over 1 to 16 ways and power-of-two and odd set counts; 2-way PLRU is LRU. */
+static void test_plru_reference(void)
+{
+	static const struct {
+		int64_t sets, ways;
+	} shape[] = {{1, 4}, {1, 8}, {1, 16}, {3, 4}, {4, 2}, {4, 8}, {5, 16}, {8, 4}, {7, 8}, {16, 1}};
+	int compared = 0, differ = 0;
+	for (size_t c = 0; c < sizeof shape / sizeof shape[0]; c++)
+		for (uint64_t seed = 1; seed <= 6; seed++) {
+			ct_ctx *ctx = ct_ctx_new();
+			char text[64], lru_text[64];
+			int64_t line = 32, size = shape[c].sets * shape[c].ways * line;
+			snprintf(text, sizeof text, "%lld:%lld:%lld:plru", (long long)size, (long long)line,
+			         (long long)shape[c].ways);
+			snprintf(lru_text, sizeof lru_text, "%lld:%lld:%lld", (long long)size, (long long)line,
+			         (long long)shape[c].ways);
+			sim_spec spec, lru;
+			CHECK(sim_spec_parse(ctx, text, &spec) == CT_OK && spec.level[0].policy == SIM_PLRU);
+			CHECK(sim_spec_parse(ctx, lru_text, &lru) == CT_OK);
+			sim_buffer b = {1, 1 << 16};
+			sim *s = sim_new(ctx, &spec, &b, 1, 0), *sl = sim_new(ctx, &lru, &b, 1, 0);
+			ref_plru r = {shape[c].sets, shape[c].ways, line, NULL, NULL, NULL};
+			size_t n = (size_t)(shape[c].sets * shape[c].ways);
+			r.tag = calloc(n, sizeof *r.tag);
+			r.valid = calloc(n, sizeof *r.valid);
+			r.node = calloc(n, sizeof *r.node);
+			uint64_t st = seed * 0x9E3779B97F4A7C15u, before = 0, lbefore = 0, got, lgot;
+			int64_t hot = (int64_t)(shape[c].sets * shape[c].ways) * 3 / 2 + 1;
+			for (int i = 0; s && sl && i < 4000; i++) {
+				int64_t off = rng_below(&st, 3) == 0 ? rng_below(&st, 1 << 16)
+				              : rng_below(&st, 2) ? rng_below(&st, hot) * line
+				                                  : (i % hot) * line * (int64_t)shape[c].sets;
+				off %= 1 << 16;
+				sim_access(s, 0, off, 0);
+				sim_access(sl, 0, off, 0);
+				sim_result(s, &got, NULL, NULL);
+				sim_result(sl, &lgot, NULL, NULL);
+				bool ref_hit = ref_plru_access(&r, (uint64_t)off);
+				compared++;
+				if ((got == before) != ref_hit)
+					differ++;
+				if (shape[c].ways <= 2 && (got == before) != (lgot == lbefore))
+					differ++;
+				before = got;
+				lbefore = lgot;
+			}
+			free(r.tag);
+			free(r.valid);
+			free(r.node);
+			sim_free(s);
+			sim_free(sl);
+			ct_ctx_free(ctx);
+		}
+	printf("  plru reference: %d accesses compared, %d differ\n", compared, differ);
+	CHECK(compared == 10 * 6 * 4000);
+	CHECK(differ == 0);
+}
+
 /* distances: 0 1 0 1 2 0 -> inf inf 1 1 inf 2; same line twice in a row -> 0 */
 static void test_histogram_small(void)
 {
@@ -557,22 +711,30 @@ static const struct {
 	sim_level level[3];
 	int64_t sets[3];
 } spec_good[] = {
-    {"32K:64", 1, {{32768, 64, 0}}, {1}},
-    {"32K:64,1M:64", 2, {{32768, 64, 0}, {1 << 20, 64, 0}}, {1, 1}},
-    {"48K:64:12", 1, {{49152, 64, 12}}, {64}},
-    {"32768:64:8", 1, {{32768, 64, 8}}, {64}},
-    {"1m:128:0", 1, {{1 << 20, 128, 0}}, {1}},
-    {"2G:64:16", 1, {{INT64_C(2) << 30, 64, 16}}, {INT64_C(2) << 30 >> 10}},
-    {" 32K : 64 , 256k:64:8 ", 2, {{32768, 64, 0}, {262144, 64, 8}}, {1, 512}},
-    {"3K:64:4", 1, {{3072, 64, 4}}, {12}},
-    {"64:64", 1, {{64, 64, 0}}, {1}},
-    {"64:64:1", 1, {{64, 64, 1}}, {1}},
-    {"1K:1K", 1, {{1024, 1024, 0}}, {1}},
-    {"1K:64:16", 1, {{1024, 64, 16}}, {1}},
+    {"32K:64", 1, {{32768, 64, 0, 0, 0}}, {1}},
+    {"32K:64,1M:64", 2, {{32768, 64, 0, 0, 0}, {1 << 20, 64, 0, 0, 0}}, {1, 1}},
+    {"48K:64:12", 1, {{49152, 64, 12, 0, 0}}, {64}},
+    {"32768:64:8", 1, {{32768, 64, 8, 0, 0}}, {64}},
+    {"1m:128:0", 1, {{1 << 20, 128, 0, 0, 0}}, {1}},
+    {"2G:64:16", 1, {{INT64_C(2) << 30, 64, 16, 0, 0}}, {INT64_C(2) << 30 >> 10}},
+    {" 32K : 64 , 256k:64:8 ", 2, {{32768, 64, 0, 0, 0}, {262144, 64, 8, 0, 0}}, {1, 512}},
+    {"3K:64:4", 1, {{3072, 64, 4, 0, 0}}, {12}},
+    {"64:64", 1, {{64, 64, 0, 0, 0}}, {1}},
+    {"64:64:1", 1, {{64, 64, 1, 0, 0}}, {1}},
+    {"1K:1K", 1, {{1024, 1024, 0, 0, 0}}, {1}},
+    {"1K:64:16", 1, {{1024, 64, 16, 0, 0}}, {1}},
     {"16K:32:2,512K:64:8,8M:64:16",
      3,
-     {{16384, 32, 2}, {524288, 64, 8}, {8 << 20, 64, 16}},
+     {{16384, 32, 2, 0, 0}, {524288, 64, 8, 0, 0}, {8 << 20, 64, 16, 0, 0}},
      {256, 1024, 8192}},
+    {"32K:64:8:plru", 1, {{32768, 64, 8, SIM_PLRU, 0}}, {64}},
+    {"32K:64:8:lru:private,1M:64:16:shared:plru",
+     2,
+     {{32768, 64, 8, SIM_LRU, SIM_SHARE_PRIVATE}, {1 << 20, 64, 16, SIM_PLRU, SIM_SHARE_SHARED}},
+     {64, 1024}},
+    {"32K:64:private , 1M : 64 : 1 : plru", 2, {{32768, 64, 0, SIM_LRU, SIM_SHARE_PRIVATE}, {1 << 20, 64, 1, SIM_PLRU, 0}},
+     {1, 16384}},
+    {"256:64:4:plru", 1, {{256, 64, 4, SIM_PLRU, 0}}, {1}},
 };
 
 static void test_spec_good(void)
@@ -589,6 +751,13 @@ static void test_spec_good(void)
 			CHECK(spec.level[l].line == spec_good[i].level[l].line);
 			CHECK(spec.level[l].ways == spec_good[i].level[l].ways);
 			CHECK(sim_level_sets(&spec.level[l]) == spec_good[i].sets[l]);
+			CHECK(spec.level[l].policy == spec_good[i].level[l].policy);
+			CHECK(spec.level[l].sharing == spec_good[i].level[l].sharing);
+			/* the text form reads back to the same level */
+			char text[256];
+			sim_spec back;
+			CHECK(sim_spec_parse(ctx, sim_spec_format(&spec, text, sizeof text), &back) == CT_OK);
+			CHECKF(memcmp(&back, &spec, sizeof spec) == 0, "%s", text);
 		}
 		CHECK(sim_spec_check(ctx, &spec) == CT_OK);
 		ct_ctx_free(ctx);
@@ -616,10 +785,16 @@ static const struct {
     {"999999999999999999999:64", "level 1: expected a size"},
     {"1000000G:64", "level 1: expected a size"},
     {"32K:64:4K", "level 1: unexpected 'K'"},
-    {"32K:64:x", "level 1: expected a number of ways"},
+    {"32K:64:x", "level 1: expected lru, plru, private or shared after ':' at 'x'"},
     {"32K:64,1M:96", "level 2: line size 96 is not a power of two"},
     {"1K:64,1K:64,1K:64,1K:64,1K:64,1K:64,1K:64,1K:64,1K:64", "more than 8 levels"},
-    {"32K:64:-1", "expected a number of ways"},
+    {"32K:64:-1", "expected lru, plru, private or shared after ':' at '-1'"},
+    {"48K:64:12:plru", "level 1: a tree-PLRU level needs a power-of-two number of ways"},
+    {"32K:64:plru", "needs a power-of-two number of ways (its tree of ways - 1 bits), not 0"},
+    {"32K:64:8:plru:lru", "a replacement policy given twice"},
+    {"32K:64:8:private:shared", "private/shared given twice"},
+    {"32K:64:8:fifo", "expected lru, plru, private or shared after ':' at 'fifo'"},
+    {"32K:64,1M:64:16:plru:", "level 2: expected lru, plru, private or shared"},
 };
 
 static void test_spec_bad(void)
@@ -648,7 +823,7 @@ static void test_spec_check_by_hand(void)
 	CHECK(sim_spec_check(ctx, &spec) == CT_ERR_INPUT);
 	CHECK(strstr(ct_ctx_last_message(ctx), "0 levels") != NULL);
 	spec.nlevels = 1;
-	spec.level[0] = (sim_level){4096, 64, 3};
+	spec.level[0] = (sim_level){4096, 64, 3, SIM_LRU, SIM_SHARE_DEFAULT};
 	CHECK(sim_spec_check(ctx, &spec) == CT_ERR_INPUT);
 	CHECK(sim_new(ctx, &spec, NULL, 0, 0) == NULL);
 	spec.level[0].ways = 4;
@@ -966,6 +1141,8 @@ int main(void)
 {
 	test_against_brute_force();
 	test_hand_counted();
+	RUN(test_plru_hand);
+	RUN(test_plru_reference);
 	test_spec_good();
 	test_spec_bad();
 	RUN(test_histogram_small);

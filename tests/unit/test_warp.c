@@ -112,6 +112,14 @@ static const struct {
      "for (i: N, j: N, k: N) {\n  C[i, j] += A[i, k] * B[k, j]\n}\n"
      "schedule {\n  ii, jj, kk = tile(i=16, j=32, k=16)\n  reorder(i, j, k, ii, kk, jj)\n}\n",
      "32K:64:8,1K:16:1"},
+    {"vector add 256x256 on PLRU 4K:64:4 and 8K:64:8 (one set of 8)",
+     "kernel add\nparam N = 256\narray A : f32[N, N] input\narray B : f32[N, N] input\narray C : f32[N, N] output\n"
+     "for (i: N, j: N) {\n  C[i, j] = A[i, j] + B[i, j]\n}\n",
+     "4K:64:4:plru,512:64:8:plru,3K:32:4:plru"},
+    {"matmul 64 on PLRU 8K:64:4",
+     "kernel mm\nparam N = 64\narray A : f64[N, N] input\narray B : f64[N, N] input\narray C : f64[N, N] inout\n"
+     "for (i: N, j: N, k: N) {\n  C[i, j] += A[i, k] * B[k, j]\n}\n",
+     "8K:64:4:plru,6K:32:16:plru,16K:64:16:plru"},
     {"stencil 256x256 on 8K:64:2",
      "kernel st\nparam N = 256\narray A : f32[N, N] input\narray B : f32[N, N] output\n"
      "for (i: N - 2, j: N - 2) {\n  B[i + 1, j + 1] = A[i, j + 1] + A[i + 1, j] + A[i + 1, j + 1] + A[i + 1, j + 2] + A[i + 2, j + 1]\n}\n",
@@ -151,6 +159,25 @@ static void random_spec(rk_rng *r, char *out, size_t cap)
 	}
 }
 
+/* A random tree-PLRU spec of 1 to 3 levels (one in four an LRU level): 1 to 16 ways (powers of
+ * two), power-of-two and odd set counts (one set too: a fully associative PLRU), lines of 8 to
+ * 128 bytes. */
+static void random_spec_plru(rk_rng *r, char *out, size_t cap)
+{
+	static const int64_t sets[] = {1, 2, 3, 4, 5, 7, 8, 12, 16, 31, 32, 64, 96, 128};
+	static const int64_t lines[] = {8, 16, 32, 64, 128};
+	int n = (int)rk_range(r, 1, 3);
+	size_t len = 0;
+	out[0] = 0;
+	for (int l = 0; l < n; l++) {
+		int64_t ways = (int64_t)1 << rk_range(r, 0, 4), line = lines[rk_range(r, 0, 4)];
+		int64_t s = sets[rk_range(r, 0, (int64_t)(sizeof sets / sizeof sets[0]) - 1)];
+		len += (size_t)snprintf(out + len, cap - len, "%s%lld:%lld:%lld%s", l ? "," : "",
+		                        (long long)(s * ways * line), (long long)line, (long long)ways,
+		                        rk_range(r, 0, 3) ? ":plru" : "");
+	}
+}
+
 /* Random kernels of the model bench's families on random set-associative caches: every count
  * warp_count gives equals the simulator's, it gives one on most cases, and warping skips
  * iterations on some. */
@@ -161,15 +188,16 @@ static void random_spec(rk_rng *r, char *out, size_t cap)
 #define WARP_RANDOM_SEED 20261129
 #endif
 
-static void test_random(void)
+/* The random comparison: `cases` kernels with specs from make_spec, from seed. */
+static void random_cases(uint64_t seed, int ncases, void (*make_spec)(rk_rng *, char *, size_t))
 {
-	rk_rng r = {WARP_RANDOM_SEED};
+	rk_rng r = {seed};
 	int cases = 0, ran = 0, equal = 0, warped = 0;
-	while (cases < WARP_RANDOM_CASES) {
+	while (cases < ncases) {
 		rk_case c;
 		rk_generate(&r, &c);
-		char spec[128];
-		random_spec(&r, spec, sizeof spec);
+		char spec[160];
+		make_spec(&r, spec, sizeof spec);
 		ct_ctx *ctx = ct_ctx_new();
 		ct_kernel *k = ct_kernel_parse(ctx, c.src, strlen(c.src), "random.cachet");
 		bool parsed = k != NULL;
@@ -190,6 +218,20 @@ static void test_random(void)
 	CHECKF(equal == ran, "%d of %d equal", equal, ran);
 	CHECKF(ran * 10 >= cases * 8, "counted %d of %d", ran, cases);
 	CHECKF(warped * 10 >= ran, "warped on %d of %d", warped, ran);
+}
+
+static void test_random(void)
+{
+	random_cases(WARP_RANDOM_SEED, WARP_RANDOM_CASES, random_spec);
+}
+
+/* The same with tree-PLRU levels (sim.c's PLRU against the model tree's, warping included). */
+#ifndef WARP_PLRU_CASES
+#define WARP_PLRU_CASES 300
+#endif
+static void test_random_plru(void)
+{
+	random_cases(WARP_RANDOM_SEED + 35, WARP_PLRU_CASES, random_spec_plru);
 }
 
 /* Past its work budget warp_count leaves a level undone and says why; a kernel the model cannot
@@ -268,6 +310,7 @@ int main(void)
 	(void)rk_run; /* the header's runner: test_model_random's */
 	RUN(test_table);
 	RUN(test_random);
+	RUN(test_random_plru);
 	RUN(test_fallbacks);
 	RUN(test_predict_long);
 	return h_report();
