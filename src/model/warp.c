@@ -443,28 +443,78 @@ static int region_of(const wsim *w, uint64_t line)
 	return -1;
 }
 
-/* True when state b is phi(state a): set s of a at set s + D of b, each line L of storage r
- * moved to L + delta[r] inside r, in the same place of its row (PLRU: the same tree bits). */
+/* The ways of a full PLRU row in the order the tree ranks them: from the root, the child the
+ * bit points to first (the next victim is ord[0]). Two full rows whose lines in this order are
+ * the same behave alike for ever: they differ by swapping the children of some nodes (and
+ * flipping their bits), which PLRU cannot tell apart. */
+static void plru_order(const uint64_t *row, int ways, int *ord)
+{
+	const uint64_t *b = row + ways;
+	int n = 0;
+	/* leaf rank r's way: the bits of r from the top choose, at each node, the pointed-to
+	 * child (0) or the other one (1) */
+	int depth = 0;
+	while ((1 << depth) < ways)
+		depth++;
+	for (int r = 0; r < ways; r++) {
+		unsigned node = 1;
+		for (int d = depth - 1; d >= 0; d--) {
+			unsigned bit = (unsigned)((b[node >> 6] >> (node & 63)) & 1);
+			node = 2 * node + (bit ^ (unsigned)((r >> d) & 1));
+		}
+		ord[n++] = (int)node - ways;
+	}
+}
+
+/* True when row rb is phi of row ra (rows of a PLRU or LRU level): each line L of storage r
+ * moved to L + delta[r] inside r, in the same place of its row and with the same tree bits;
+ * or, for full PLRU rows, in the same place of the tree's ranking (plru_order): the states
+ * are then equal up to swaps of subtrees, under which PLRU behaves alike, and a row that is
+ * full stays full, so the empty ways' fill order (the lowest first) never tells them apart. */
+static bool row_is_moved(const wsim *w, const uint64_t *ra, const uint64_t *rb)
+{
+	bool full = w->plru;
+	for (int k = 0; k < w->ways && full; k++)
+		full = ra[k] != EMPTY_TAG && rb[k] != EMPTY_TAG;
+	int oa[64], ob[64];
+	if (full && w->ways <= 64 && w->ways > 2) {
+		plru_order(ra, w->ways, oa);
+		plru_order(rb, w->ways, ob);
+		for (int k = 0; k < w->ways; k++) {
+			int r = region_of(w, ra[oa[k]]);
+			int64_t to = r < 0 ? -1 : (int64_t)ra[oa[k]] + w->delta[r];
+			if (r < 0 || to < w->rlo[r] || to > w->rhi[r] || (uint64_t)to != rb[ob[k]])
+				return false;
+		}
+		return true;
+	}
+	for (int k = w->ways; k < w->rw; k++)
+		if (ra[k] != rb[k])
+			return false;
+	for (int k = 0; k < w->ways; k++) {
+		if (ra[k] == EMPTY_TAG) {
+			if (rb[k] != EMPTY_TAG)
+				return false;
+			continue;
+		}
+		int r = region_of(w, ra[k]);
+		if (r < 0)
+			return false;
+		int64_t to = (int64_t)ra[k] + w->delta[r];
+		if (to < w->rlo[r] || to > w->rhi[r] || (uint64_t)to != rb[k])
+			return false;
+	}
+	return true;
+}
+
+/* True when state b is phi(state a): set s of a at set s + D of b, each row moved as
+ * row_is_moved says. */
 static bool state_is_moved(const wsim *w, const uint64_t *sa, const uint64_t *sb, int64_t D)
 {
 	for (int64_t s = 0; s < w->sets; s++) {
 		const uint64_t *ra = sa + s * w->rw, *rb = sb + ((s + D) % w->sets) * w->rw;
-		for (int k = w->ways; k < w->rw; k++)
-			if (ra[k] != rb[k])
-				return false;
-		for (int k = 0; k < w->ways; k++) {
-			if (ra[k] == EMPTY_TAG) {
-				if (rb[k] != EMPTY_TAG)
-					return false;
-				continue;
-			}
-			int r = region_of(w, ra[k]);
-			if (r < 0)
-				return false;
-			int64_t to = (int64_t)ra[k] + w->delta[r];
-			if (to < w->rlo[r] || to > w->rhi[r] || (uint64_t)to != rb[k])
-				return false;
-		}
+		if (!row_is_moved(w, ra, rb))
+			return false;
 	}
 	return true;
 }
