@@ -269,12 +269,11 @@ static void test_fallbacks(void)
 
 /* ct_kernel_predict on a trace longer than it would simulate (8.4M accesses): a level that warps
  * and one that never evicts are both the model's, exact, and equal to the simulator's. */
-static void test_predict_long(void)
+static void predict_long(const char *spec)
 {
 	const char *src = "kernel mm\nparam N = 128\narray A : f32[N, N] input\narray B : f32[N, N] input\n"
 	                  "array C : f32[N, N] inout\nfor (i: N, j: N, k: N) {\n  C[i, j] += A[i, k] * B[k, j]\n}\n"
 	                  "schedule {\n  ii, jj, kk = tile(i=32, j=64, k=32)\n  reorder(i, j, k, ii, kk, jj)\n}\n";
-	const char *spec = "16K:64:4,1M:64:16";
 	ct_ctx *ctx = ct_ctx_new();
 	ct_kernel *k = ct_kernel_parse(ctx, src, strlen(src), "mm.cachet");
 	CHECK(k != NULL);
@@ -305,6 +304,60 @@ static void test_predict_long(void)
 	ct_ctx_free(ctx);
 }
 
+/* LRU, and tree-PLRU: the L1 by warping, the L2 (never evicts: PLRU fills empty ways first)
+ * the model's cold misses. */
+static void test_predict_long(void)
+{
+	predict_long("16K:64:4,1M:64:16");
+	predict_long("16K:64:4:plru,1M:64:16:plru");
+}
+
+/* ct_kernel_predict on random kernels with tree-PLRU levels: every count it calls exact equals
+ * the simulator's, and most are the model's (warping, or a level that never evicts). */
+static void test_predict_random_plru(void)
+{
+	rk_rng r = {777035};
+	int cases = 0, levels = 0, exact = 0, equal = 0, model = 0;
+	while (cases < 80) {
+		rk_case c;
+		rk_generate(&r, &c);
+		char spec[160];
+		random_spec_plru(&r, spec, sizeof spec);
+		ct_ctx *ctx = ct_ctx_new();
+		ct_kernel *k = ct_kernel_parse(ctx, c.src, strlen(c.src), "random.cachet");
+		bool ok = k != NULL;
+		for (int i = 0; ok && i < c.nrt; i++)
+			ok = ct_kernel_set_param(k, c.rt_name[i], c.rt_val[i]) == CT_OK;
+		ct_predict_result pr;
+		ct_sim_result sr;
+		memset(&pr, 0, sizeof pr);
+		memset(&sr, 0, sizeof sr);
+		if (ok && ct_kernel_predict(k, spec, &pr) == CT_OK && ct_kernel_simulate(k, spec, &sr) == CT_OK) {
+			cases++;
+			for (int l = 0; l < pr.nlevels; l++) {
+				levels++;
+				model += pr.source[l] == CT_SOURCE_MODEL && pr.level[l].exact;
+				if (!pr.level[l].exact)
+					continue;
+				exact++;
+				equal += pr.level[l].misses == sr.level[l].misses;
+				if (pr.level[l].misses != sr.level[l].misses)
+					fprintf(stderr, "  %s level %d: predict %lld, simulate %lld\n%s\n", spec, l,
+					        (long long)pr.level[l].misses, (long long)sr.level[l].misses, c.src);
+			}
+		}
+		ct_predict_result_free(&pr);
+		ct_sim_result_free(&sr);
+		ct_kernel_free(k);
+		ct_ctx_free(ctx);
+	}
+	printf("  predict on PLRU: %d cases, %d levels, %d exact (%d the model's), %d equal to the simulator\n",
+	       cases, levels, exact, model, equal);
+	CHECK(equal == exact);
+	CHECK(exact * 10 >= levels * 9);
+	CHECK(model * 10 >= levels * 8);
+}
+
 int main(void)
 {
 	(void)rk_run; /* the header's runner: test_model_random's */
@@ -313,5 +366,6 @@ int main(void)
 	RUN(test_random_plru);
 	RUN(test_fallbacks);
 	RUN(test_predict_long);
+	RUN(test_predict_random_plru);
 	return h_report();
 }
