@@ -122,6 +122,7 @@ typedef struct warp_result {
 	int64_t simulated;               /* accesses simulated, all levels */
 	int64_t skipped;                 /* loop iterations skipped by warping, all levels */
 	int64_t warps;                   /* warps taken, all levels */
+	int64_t accesses;                /* accesses counted (of one thread's share, with one) */
 	const char *why;                 /* a level not done: why (static text) */
 } warp_result;
 

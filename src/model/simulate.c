@@ -22,6 +22,9 @@ ct_status sim_machine_spec(ct_ctx *ctx, sim_spec *spec)
 		l->ways = t->caches[i].ways;
 		if (l->ways > 0 && l->size % (l->line * l->ways) != 0)
 			l->ways = 0;
+		/* what the probe knows of sharing (predict --threads); unknown: the spec's default */
+		int priv = target_level_private(t, i);
+		l->sharing = priv > 0 ? SIM_SHARE_PRIVATE : priv == 0 ? SIM_SHARE_SHARED : SIM_SHARE_DEFAULT;
 		/* keep the simulated state bounded: the hypervisor may report huge L3s */
 		if (l->size > ((int64_t)1 << 30))
 			l->size = (int64_t)1 << 30;

@@ -46,6 +46,7 @@ typedef struct wloop {
 	bool *touch;     /* [na] storages accessed below the loop */
 	bool flat;       /* no loop below warps and an iteration is at most TEMPLATE_MAX
 	                  * accesses: walked from its template (built at the first visit) */
+	bool band;       /* a loop of a parallel band is at or below it (threads: no template) */
 	struct wtmpl *tmpl;
 } wloop;
 
@@ -71,7 +72,7 @@ typedef struct wtmpl {
 /* The snapshots of the loop running at one depth: states and miss counters. */
 typedef struct wframe {
 	uint64_t *tags;                /* [WARP_HISTORY * ntags] */
-	int64_t *miss;                 /* [WARP_HISTORY * (na + 1)] */
+	int64_t *miss;                 /* [WARP_HISTORY * (na + 2)] */
 	int64_t it[WARP_HISTORY];
 	int n, next;
 } wframe;
@@ -87,7 +88,7 @@ typedef struct wsim {
 	int64_t sets, ntags;  /* ntags = sets * rw */
 	int ways, lshift, rw, nbw;
 	bool pow2, plru;
-	int64_t *miss;        /* [na + 1]: per storage, then the total */
+	int64_t *miss;        /* [na + 2]: per storage, the total, then the accesses */
 	int64_t t[MODEL_MAX_DEPTH];
 	int tdepth;           /* sim_template: the depth of its loop's counter */
 	wloop *loops;
@@ -98,6 +99,7 @@ typedef struct wsim {
 	int64_t work, budget;
 	int64_t simulated, skipped, warps;
 	bool stop;            /* over budget, or out of memory (m->st) */
+	mshare *share;        /* one thread's share of the run (NULL: all of it) */
 } wsim;
 
 /* ------------------------------------------------------------ the loops' shifts */
@@ -187,6 +189,17 @@ static bool plan_loop(wsim *w, mnode *x, int64_t line)
 	return true;
 }
 
+/* True when x is or holds a loop of a parallel band (its loops below already planned). */
+static bool band_below(const wsim *w, const mnode *x)
+{
+	if (x->is_loop)
+		return w->loops[x->wid].band;
+	for (int i = 0; i < x->nkids; i++)
+		if (band_below(w, x->kids[i]))
+			return true;
+	return false;
+}
+
 /* Plan every loop below x; *warps: some loop below x (x included) warps. */
 static bool plan_loops(wsim *w, mnode *x, int64_t line, bool *warps)
 {
@@ -201,7 +214,10 @@ static bool plan_loops(wsim *w, mnode *x, int64_t line, bool *warps)
 	}
 	if (x->is_loop) {
 		wloop *L = &w->loops[x->wid];
-		L->flat = !below && accesses_per_iteration(w, x) <= TEMPLATE_MAX;
+		L->band = share_is_band(x->lt);
+		for (int i = 0; i < x->nkids && !L->band; i++)
+			L->band = band_below(w, x->kids[i]);
+		L->flat = !below && accesses_per_iteration(w, x) <= TEMPLATE_MAX && !(w->share && L->band);
 		below = below || L->p0;
 	}
 	*warps = below;
@@ -289,6 +305,7 @@ static inline void sim_access1(wsim *w, int a, int64_t addr)
 	uint64_t line = (uint64_t)addr >> w->lshift;
 	uint64_t set = w->pow2 ? line & (uint64_t)(w->sets - 1) : line % (uint64_t)w->sets;
 	uint64_t *row = w->tags + set * (uint64_t)w->rw;
+	w->miss[w->na + 1]++;
 	if (w->plru) {
 		if (!plru_row(row, (unsigned)w->ways, line)) {
 			w->miss[a]++;
@@ -318,6 +335,8 @@ static void count_work(wsim *w, int64_t n)
 
 static void sim_stmt(wsim *w, const mnode *s)
 {
+	if (w->share && !share_runs_serial(w->share))
+		return;
 	int wd = s->depth + 1;
 	for (int i = 0; i < s->nacc; i++) {
 		const int64_t *af = s->aff + i * wd;
@@ -580,13 +599,13 @@ static bool jump_state(wsim *w, int64_t q)
 
 /* Try to jump at iteration it of loop x against the snapshots of f: the iterations skipped
  * (0: none). */
-static int64_t try_warp(wsim *w, const mnode *x, const wloop *L, wframe *f, int64_t it)
+static int64_t try_warp(wsim *w, const wloop *L, wframe *f, int64_t it, int64_t end)
 {
 	int line = 1 << w->lshift;
 	for (int h = 0; h < f->n; h++) {
 		int slot = ((f->next - 1 - h) % WARP_HISTORY + WARP_HISTORY) % WARP_HISTORY;
 		int64_t p = it - f->it[slot];
-		int64_t q = (x->n - it) / p;
+		int64_t q = (end - it) / p;
 		if (q < 1)
 			continue;
 		/* the lines each storage moves per period, and the sets' rotation they agree on */
@@ -613,8 +632,8 @@ static int64_t try_warp(wsim *w, const mnode *x, const wloop *L, wframe *f, int6
 			continue;
 		if (!jump_state(w, q))
 			continue;
-		const int64_t *old = f->miss + (int64_t)slot * (w->na + 1);
-		for (int a = 0; a <= w->na; a++)
+		const int64_t *old = f->miss + (int64_t)slot * (w->na + 2);
+		for (int a = 0; a <= w->na + 1; a++)
 			w->miss[a] += q * (w->miss[a] - old[a]);
 		w->skipped += q * p;
 		w->warps++;
@@ -627,7 +646,7 @@ static void snapshot(wsim *w, wframe *f, int64_t it)
 {
 	int slot = f->next;
 	memcpy(f->tags + (int64_t)slot * w->ntags, w->tags, sizeof *w->tags * (size_t)w->ntags);
-	memcpy(f->miss + (int64_t)slot * (w->na + 1), w->miss, sizeof *w->miss * (size_t)(w->na + 1));
+	memcpy(f->miss + (int64_t)slot * (w->na + 2), w->miss, sizeof *w->miss * (size_t)(w->na + 2));
 	f->it[slot] = it;
 	f->next = (slot + 1) % WARP_HISTORY;
 	if (f->n < WARP_HISTORY)
@@ -641,7 +660,7 @@ static wframe *frame_at(wsim *w, int d)
 	wframe *f = &w->fr[d];
 	if (!f->tags) {
 		f->tags = malloc(sizeof *f->tags * (size_t)(WARP_HISTORY * w->ntags));
-		f->miss = malloc(sizeof *f->miss * (size_t)(WARP_HISTORY * (w->na + 1)));
+		f->miss = malloc(sizeof *f->miss * (size_t)(WARP_HISTORY * (w->na + 2)));
 		if (!f->tags || !f->miss) {
 			mdl_fail(w->m, CT_ERR_NOMEM, "out of memory");
 			w->stop = true;
@@ -656,22 +675,34 @@ static void sim_loop(wsim *w, const mnode *x)
 {
 	wloop *L = &w->loops[x->wid];
 	int d = x->depth;
+	/* threads: a band loop runs the thread's iterations; another thread than 0 skips what
+	 * lies outside every band */
+	int64_t a = 0, end = x->n, off = 0;
+	int c = w->share ? share_level(w->share, x) : -1;
+	if (c >= 0)
+		share_enter(w->share, x, c, &a, &end, &off);
+	else if (w->share && !L->band && !share_runs_serial(w->share))
+		return;
 	if (L->flat && !L->tmpl && !(L->tmpl = tmpl_build(w, x))) {
 		w->stop = true;
 		return;
 	}
-	wframe *f = L->p0 ? frame_at(w, d) : NULL;
+	wframe *f = L->p0 && end - a >= 3 * L->p0 ? frame_at(w, d) : NULL;
 	bool jumped = false;
-	for (int64_t it = 0; it < x->n && !w->stop; it++) {
+	for (int64_t it = a; it < end && !w->stop; it++) {
 		w->t[d] = it;
-		if (f && !jumped && it % L->p0 == 0) {
-			int64_t skip = try_warp(w, x, L, f, it);
+		if (c >= 0)
+			share_iter(w->share, c, off, it);
+		if (f && !jumped && (it - a) % L->p0 == 0) {
+			int64_t skip = try_warp(w, L, f, it, end);
 			if (skip > 0) {
 				jumped = true;
 				it += skip;
-				if (it >= x->n)
+				if (it >= end)
 					break;
 				w->t[d] = it;
+				if (c >= 0)
+					share_iter(w->share, c, off, it);
 			} else {
 				snapshot(w, f, it);
 			}
@@ -684,6 +715,8 @@ static void sim_loop(wsim *w, const mnode *x)
 				sim_node(w, x->kids[i]);
 		}
 	}
+	if (c >= 0)
+		share_leave(w->share, x, c);
 }
 
 static void sim_node(wsim *w, const mnode *x)
@@ -749,7 +782,7 @@ static bool count_level(wsim *w, const sim_level *lv, const sim_buffer *buf, con
 		return false;
 	}
 	state_clear(w, w->tags);
-	memset(w->miss, 0, sizeof *w->miss * (size_t)(w->na + 1));
+	memset(w->miss, 0, sizeof *w->miss * (size_t)(w->na + 2));
 	w->stop = false;
 	w->work = 0;
 	bool warps = false;
@@ -783,6 +816,12 @@ void warp_result_free(warp_result *r)
 ct_status warp_count(ct_looptree *t, const sim_spec *spec, const bool *want, int64_t budget,
                      warp_result *r)
 {
+	return warp_count_share(t, spec, want, budget, NULL, r);
+}
+
+ct_status warp_count_share(ct_looptree *t, const sim_spec *spec, const bool *want, int64_t budget,
+                           mshare *share, warp_result *r)
+{
 	memset(r, 0, sizeof *r);
 	ct_ctx *ctx = t->k->ctx;
 	sim_buffer *buf = NULL;
@@ -810,9 +849,10 @@ ct_status warp_count(ct_looptree *t, const sim_spec *spec, const bool *want, int
 	w.na = na;
 	w.base = base;
 	w.budget = budget;
+	w.share = share;
 	w.rlo = mdl_alloc(m, sizeof *w.rlo * (size_t)na + 1);
 	w.rhi = mdl_alloc(m, sizeof *w.rhi * (size_t)na + 1);
-	w.miss = mdl_alloc(m, sizeof *w.miss * (size_t)(na + 1));
+	w.miss = mdl_alloc(m, sizeof *w.miss * (size_t)(na + 2));
 	w.delta = mdl_alloc(m, sizeof *w.delta * (size_t)na + 1);
 	r->narrays = na;
 	r->array_misses = calloc((size_t)(SIM_MAX_LEVELS * na) + 1, sizeof *r->array_misses);
@@ -844,6 +884,7 @@ ct_status warp_count(ct_looptree *t, const sim_spec *spec, const bool *want, int
 		if (done) {
 			r->done[l] = true;
 			r->misses[l] = w.miss[na];
+			r->accesses = w.miss[na + 1];
 			for (int a = 0; a < na; a++)
 				r->array_misses[l * na + a] = w.miss[a];
 		} else {

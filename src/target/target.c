@@ -239,7 +239,8 @@ static void print_text(ct_buf *b, const ct_probe_info *p)
 		else
 			ct_buf_puts(b, "ways unknown");
 		if (l->shared_by > 0)
-			ct_buf_printf(b, ", shared by %d", l->shared_by);
+			ct_buf_printf(b, ", shared by %d (%s)", l->shared_by,
+			              target_level_private(p, i) ? "private to a core" : "shared by cores");
 		if (l->instances > 0)
 			ct_buf_printf(b, ", %d in all", l->instances);
 		if (l->latency_ns > 0)
@@ -389,6 +390,15 @@ static json_t *cuda_json(const ct_probe_info *p)
 	return o;
 }
 
+int target_level_private(const ct_probe_info *p, int i)
+{
+	const ct_cache_level *l = &p->caches[i];
+	if (l->shared_by <= 0)
+		return -1;
+	int per_core = p->cores > 0 && p->hw_threads >= p->cores ? p->hw_threads / p->cores : 1;
+	return l->shared_by <= per_core;
+}
+
 /* The cache levels as an array of objects; NULL when out of memory. */
 static json_t *caches_json(const ct_probe_info *p)
 {
@@ -399,6 +409,8 @@ static json_t *caches_json(const ct_probe_info *p)
 		bool ok = c && jset(c, "level", json_integer(l->level)) && jset(c, "size", json_integer(l->size)) &&
 		          jset(c, "line", json_integer(l->line)) && jset(c, "ways", json_integer(l->ways)) &&
 		          jset(c, "shared_by", json_integer(l->shared_by)) &&
+		          (target_level_private(p, i) < 0 ||
+		           jset(c, "private", json_boolean(target_level_private(p, i) > 0))) &&
 		          jset(c, "instances", json_integer(l->instances)) &&
 		          (l->latency_ns <= 0 || jset(c, "latency_ns", jnum(l->latency_ns))) &&
 		          jset(c, "source", jstr(ct_probe_source_name(l->source)));

@@ -14,6 +14,11 @@
  * memory. Modules read per-target numbers from here, never constants. */
 CT_INTERN const ct_probe_info *target_get(ct_ctx *ctx);
 
+/* Whether cache level i of p is private to a core: 1 when one instance serves at most one
+ * core's hardware threads (shared_by <= hw_threads / cores), 0 when more share it, -1 when the
+ * probe does not know (shared_by 0). */
+CT_INTERN int target_level_private(const ct_probe_info *p, int i);
+
 /* The widest vector of the target in bytes, as the code generators take it:
  * the ctx's CT_OPT_VECTOR_BYTES when set, else the detected width, else 16. */
 CT_INTERN int target_vector_bytes(ct_ctx *ctx);
