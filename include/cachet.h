@@ -815,6 +815,47 @@ typedef struct ct_predict_result {
 CT_API ct_status ct_kernel_predict(CT_KEEP ct_kernel *k, CT_KEEP const char *spec, CT_KEEP ct_predict_result *r);
 CT_API void ct_predict_result_free(CT_KEEP ct_predict_result *r);
 
+/* Most threads ct_kernel_predict_threads splits a kernel over. */
+#define CT_PREDICT_MAX_THREADS 4096
+
+/* ct_kernel_predict_threads's counts: each core's own misses on the levels
+ * private to a core, and the misses of all threads' accesses together on
+ * the shared ones (docs/MODEL.md, "Threads"). */
+typedef struct ct_thread_result {
+	int nthreads;             /* T as asked */
+	int team;                 /* most threads any parallel band uses (1: all work on thread 0) */
+	int parallel;             /* 1 when the plan parallelizes a loop the run reaches */
+	int assumed;              /* 1 when a band is split as a static omp for although its code
+	                             is not one (schedule dynamic, spmd, a tail version) */
+	int64_t accesses;         /* all threads together */
+	int64_t *thread_accesses; /* [nthreads] */
+	int nlevels;
+	struct {
+		int64_t size, line, ways;
+		int plru;             /* 1: tree-PLRU, 0: LRU */
+		int private_level;    /* 1: one per core (thread_misses), 0: shared by all */
+		int exact;            /* 1 when every count of the level is exact */
+		int64_t misses;       /* private: the sum over threads; shared: all threads together */
+		int64_t *thread_misses; /* private: [nthreads]; NULL for a shared level */
+		const char *why;      /* not exact: why (static text); NULL otherwise */
+	} level[CT_SIM_MAX_LEVELS];
+	double seconds;
+} ct_thread_result;
+
+/* Predict the misses of kernel k run by `threads` threads (1..
+ * CT_PREDICT_MAX_THREADS) on the levels of spec (as ct_kernel_predict; a
+ * level's `:private`/`:shared` mark, unmarked: every level but the last is
+ * private): each parallel band of the plan is split as the generated code's
+ * `omp for schedule(static)` splits it, everything else runs on thread 0;
+ * a private level's misses are counted per thread over that thread's own
+ * accesses, a shared level's over all threads' accesses interleaved one at a
+ * time in turn between the bands' barriers (an assumption: real threads do
+ * not keep step). A kernel without parallelize puts all its work on thread
+ * 0 (parallel = 0). Free r with ct_thread_result_free. */
+CT_API ct_status ct_kernel_predict_threads(CT_KEEP ct_kernel *k, CT_KEEP const char *spec, int threads,
+                                           CT_KEEP ct_thread_result *r);
+CT_API void ct_thread_result_free(CT_KEEP ct_thread_result *r);
+
 /* Options of the tile-size search; ct_tiles_options_init sets the defaults. */
 typedef struct ct_tiles_options {
 	int64_t max_tile;         /* largest tile tried for any index (0 = the index's

@@ -394,8 +394,9 @@ static const command commands[] = {
 	 "A simulation past a second tells its progress on stderr.\n",
 	 cmd_simulate, A_FILE | O_D | O_CACHE | O_MAX_ACCESSES | O_JSON},
 	{"predict", "predict a kernel's cache misses with the stack-distance model (no trace)",
-	 "cachet predict FILE [-D ...] [--cache SPEC] [--simulate] [--per-ref] [--json]",
-	 "  --cache SPEC    cache levels SIZE:LINE[:WAYS],... as for simulate; default: this\n"
+	 "cachet predict FILE [-D ...] [--cache SPEC] [--simulate] [--per-ref] [--threads T] [--json]",
+	 "  --cache SPEC    cache levels SIZE:LINE[:WAYS][:plru][:private|:shared],... as for\n"
+	 "                  simulate; default: this\n"
 	 "                  machine's caches (set-associative levels are simulated exactly up\n"
 	 "                  to 2M accesses, else predicted as fully associative; `source` says)\n"
 	 "  --simulate      also run the exact simulator and print its counts side by side\n"
@@ -406,8 +407,11 @@ static const command commands[] = {
 	 "  --json          one JSON object on stdout\n"
 	 "Misses are attributed per array (all references of an array together); --per-ref\n"
 	 "shares an array's counts out over its references (by an exact simulation of up to\n"
-	 "16M accesses, else by accesses) and says so.\n",
-	 cmd_predict, A_FILE | O_D | O_CACHE | O_SIMULATE | O_PER_REF | O_MAX_ACCESSES | O_JSON},
+	 "16M accesses, else by accesses) and says so.\n"
+	 "  --threads T     also each core's misses on the private levels and the shared\n"
+	 "                  levels' of all T threads together, split as the plan's\n"
+	 "                  parallelize splits the work (docs/MODEL.md, \"Threads\")\n",
+	 cmd_predict, A_FILE | O_D | O_CACHE | O_SIMULATE | O_PER_REF | O_MAX_ACCESSES | O_THREADS | O_JSON},
 	{"tiles", "search tile sizes with the cache model (the Tensor Contraction Engine's search)",
 	 "cachet tiles FILE [-D ...] [--cache SPEC] [--max T] [--json]",
 	 "  --cache SPEC    cache levels as for simulate; default: this machine's caches\n"

@@ -72,10 +72,12 @@ static void sim_array_misses(const ct_sim_result *s, const char *array, int64_t 
 				misses[l] += s->refs[i].misses[l];
 }
 
+static json_t *threads_json(const ct_thread_result *t, bool *ok);
+
 /* `predict --json`: CLI.md's object; s (may be NULL) adds the simulator's
  * counts per level and per array. */
 static void print_predict_json(const ct_kernel *k, const ct_predict_result *r, const ct_sim_result *s,
-                               const ct_ref_table *t)
+                               const ct_ref_table *t, const ct_thread_result *th)
 {
 	bool ok = true;
 	json_t *o = json_object(), *levels = json_array(), *refs = json_array();
@@ -110,6 +112,8 @@ static void print_predict_json(const ct_kernel *k, const ct_predict_result *r, c
 	ct_json_set(o, "references", refs, &ok);
 	if (t)
 		ct_json_set(o, "per_ref", ref_table_json(t, t->file ? t->file : "-", r->nlevels, &ok), &ok);
+	if (th)
+		ct_json_set(o, "threads", threads_json(th, &ok), &ok);
 	print_json(o, ok);
 }
 
@@ -210,8 +214,73 @@ static void print_refs_text(const ct_ref_table *t, int nlevels)
 		printf("  (the model counts per array; an array's counts are shared out over its references)\n");
 }
 
+/* ------------------------------------------------------------ predict --threads */
+
+/* `predict --threads --json`: the object's "threads" member. */
+static json_t *threads_json(const ct_thread_result *t, bool *ok)
+{
+	json_t *o = json_object(), *levels = json_array();
+	ct_json_set(o, "threads", json_integer(t->nthreads), ok);
+	ct_json_set(o, "team", json_integer(t->team), ok);
+	ct_json_set(o, "parallel", json_boolean(t->parallel), ok);
+	ct_json_set(o, "assumed_static", json_boolean(t->assumed), ok);
+	ct_json_set(o, "accesses", json_integer((json_int_t)t->accesses), ok);
+	ct_json_set(o, "thread_accesses", ct_json_ints(t->thread_accesses, t->nthreads), ok);
+	for (int l = 0; l < t->nlevels; l++) {
+		json_t *lv = cache_level_json(t->level[l].size, t->level[l].line, t->level[l].ways, ok);
+		ct_json_set(lv, "policy", json_string(t->level[l].plru ? "plru" : "lru"), ok);
+		ct_json_set(lv, "private", json_boolean(t->level[l].private_level), ok);
+		ct_json_set(lv, "misses", json_integer((json_int_t)t->level[l].misses), ok);
+		ct_json_set(lv, "exact", json_boolean(t->level[l].exact), ok);
+		if (t->level[l].why)
+			ct_json_set(lv, "why", json_string(t->level[l].why), ok);
+		if (t->level[l].thread_misses)
+			ct_json_set(lv, "thread_misses", ct_json_ints(t->level[l].thread_misses, t->nthreads), ok);
+		ct_json_push(levels, lv, ok);
+	}
+	ct_json_set(o, "levels", levels, ok);
+	ct_json_set(o, "seconds", ct_json_real(t->seconds, 6), ok);
+	return o;
+}
+
+/* `predict --threads` as text, after the usual table. */
+static void print_threads_text(const ct_thread_result *t)
+{
+	printf("threads %d: %s, %.3f ms\n", t->nthreads,
+	       !t->parallel   ? "the plan parallelizes no loop: all work on thread 0"
+	       : t->team <= 1 ? "every parallel loop runs once: all work on thread 0"
+	                      : "each parallel band split in static chunks",
+	       t->seconds * 1e3);
+	if (t->assumed)
+		printf("  (a parallel band is dynamic, spmd or a tail version: split as a static omp for, an "
+		       "assumption)\n");
+	printf("  level  %10s %5s %4s %-6s %-8s %14s %6s  per thread\n", "bytes", "line", "ways", "policy", "sharing",
+	       "misses", "exact");
+	for (int l = 0; l < t->nlevels; l++) {
+		printf("  L%-5d %10lld %5lld %4lld %-6s %-8s %14lld %6s ", l + 1, (long long)t->level[l].size,
+		       (long long)t->level[l].line, (long long)t->level[l].ways, t->level[l].plru ? "plru" : "lru",
+		       t->level[l].private_level ? "private" : "shared", (long long)t->level[l].misses,
+		       t->level[l].exact ? "yes" : "no");
+		if (t->level[l].thread_misses)
+			for (int i = 0; i < t->nthreads; i++)
+				printf(" %lld", (long long)t->level[l].thread_misses[i]);
+		else
+			printf(" (all threads together)");
+		if (t->level[l].why)
+			printf("  [%s]", t->level[l].why);
+		printf("\n");
+	}
+	printf("  accesses per thread:");
+	for (int i = 0; i < t->nthreads; i++)
+		printf(" %lld", (long long)t->thread_accesses[i]);
+	printf("\n  (shared levels: the threads' accesses taken one from each in turn between the parallel "
+	       "loops' barriers, an assumption)\n");
+}
+
 static int predict_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
 {
+	if ((c->given & O_THREADS) && c->run.threads < 1)
+		return usage_error("predict --threads needs 1 to 4096 threads, not '%s'", "0");
 	ct_predict_result r;
 	ct_sim_result s;
 	ct_ref_table t;
@@ -225,15 +294,23 @@ static int predict_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
 		ct_ctx_set_progress(ctx, show_progress, NULL);
 		st = ct_kernel_simulate(k, c->cache_spec, &s);
 	}
+	ct_thread_result th;
+	memset(&th, 0, sizeof th);
+	bool threads = (c->given & O_THREADS) != 0;
+	if (!st && threads)
+		st = ct_kernel_predict_threads(k, c->cache_spec, c->run.threads, &th);
 	if (st) {
 		rc = fail(ctx, st);
 	} else if (c->json) {
-		print_predict_json(k, &r, c->simulate ? &s : NULL, c->per_ref ? &t : NULL);
+		print_predict_json(k, &r, c->simulate ? &s : NULL, c->per_ref ? &t : NULL, threads ? &th : NULL);
 	} else {
 		print_predict_text(k, &r, c->simulate ? &s : NULL);
 		if (c->per_ref)
 			print_refs_text(&t, r.nlevels);
+		if (threads)
+			print_threads_text(&th);
 	}
+	ct_thread_result_free(&th);
 	ct_ref_table_free(&t);
 	ct_sim_result_free(&s);
 	ct_predict_result_free(&r);
