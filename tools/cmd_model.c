@@ -247,8 +247,9 @@ static json_t *threads_json(const ct_thread_result *t, bool *ok)
 static void print_threads_text(const ct_thread_result *t)
 {
 	printf("threads %d: %s, %.3f ms\n", t->nthreads,
-	       !t->parallel   ? "the plan parallelizes no loop: all work on thread 0"
-	       : t->team <= 1 ? "every parallel loop runs once: all work on thread 0"
+	       !t->parallel       ? "the plan parallelizes no loop: all work on thread 0"
+	       : t->nthreads == 1 ? "one thread: all work on thread 0"
+	       : t->team <= 1     ? "every parallel loop runs once: all work on thread 0"
 	                      : "each parallel band split in static chunks",
 	       t->seconds * 1e3);
 	if (t->assumed)

@@ -160,5 +160,35 @@ else
 	bad "best tiling: no candidate parsed"
 fi
 
+# ---------------------------------------------------------------- tree-PLRU and sharing in SPEC
+expect "plru needs power-of-two ways" 2 "a tree-PLRU level needs a power-of-two number of ways" \
+	"$CACHET" predict "$mm" --cache 48K:64:12:plru
+expect "plru needs its ways" 2 "power-of-two number of ways" "$CACHET" simulate "$mm" --cache 32K:64:plru
+expect "unknown policy word" 2 "expected lru, plru, private or shared" "$CACHET" predict "$mm" --cache 32K:64:8:fifo
+expect "policy twice" 2 "given twice" "$CACHET" tiles "$mm" --cache 32K:64:8:plru:lru
+# the model's count of a PLRU level equals the simulator's (warping), and differs from LRU's here
+expect "plru predict = simulate" 0 '"misses": 850, "exact": true, "source": "model", "simulated_misses": 850' \
+	"$CACHET" predict "$mm" --cache 512:32:4:plru --simulate --json
+expect "lru explicit" 0 '"misses": 834, "exact": true, "source": "model", "simulated_misses": 834' \
+	"$CACHET" predict "$mm" --cache 512:32:4:lru --simulate --json
+expect "lru default" 0 '"misses": 834, "exact": true' "$CACHET" predict "$mm" --cache 512:32:4 --json
+
+# ---------------------------------------------------------------- predict --threads
+par=$(kfile par.cachet "kernel t1" "param N = 67, M = 96" "array A : f32[N, M] input" "array B : f32[N, M] output" \
+	"for (i: N, j: M) {" "  B[i, j] = A[i, j] * 2.0" "}" "plan {" "  parallelize(i)" "}")
+# rows 0-22, 23-44, 45-66: 23, 22, 22 rows of 12 + 12 lines; the 64K L2 shared: every line once
+expect "threads text" 0 "L1 +2048 +64 +2 lru +private +804 +yes +276 264 264" \
+	"$CACHET" predict "$par" --cache 2K:64:2,64K:64 --threads 3
+expect "threads json" 0 '"thread_misses": \[276, 264, 264\]' "$CACHET" predict "$par" --cache 2K:64:2,64K:64 --threads 3 --json
+expect "threads shared" 0 '"private": false, "misses": 804, "exact": true' \
+	"$CACHET" predict "$par" --cache 2K:64:2,64K:64 --threads 3 --json
+expect "threads accesses" 0 '"thread_accesses": \[4416, 4224, 4224\]' \
+	"$CACHET" predict "$par" --cache 2K:64:2,64K:64 --threads 3 --json
+expect "threads marks" 0 "L2 +65536 +64 +0 lru +private" "$CACHET" predict "$par" --cache 2K:64:2:shared,64K:64:private --threads 2
+expect "one thread" 0 "one thread: all work on thread 0" "$CACHET" predict "$par" --cache 2K:64:2,64K:64 --threads 1
+expect "no parallelize" 0 "the plan parallelizes no loop: all work on thread 0" \
+	"$CACHET" predict "$copy" --cache 2K:64:2,64K:64 --threads 4
+expect "threads 0" 2 "needs 1 to 4096 threads" "$CACHET" predict "$par" --cache 2K:64 --threads 0
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
