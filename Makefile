@@ -111,11 +111,23 @@ $(BUILD)/bench/sim_speed: bench/model/sim_speed.c $(BUILD)/libcachet.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) $(EXTRA_LIBS) $(LDLIBS)
 
-# make bench-model [BENCH_ARGS="--quick --no-brute --only NAME --strict"]: the analytical model's
-# misses and speed against the exact simulator (issue #5), then a brute-force LRU check of the simulator
+# make bench-model: issue #35's tables: the 188-row model-vs-simulator table (fully associative,
+# --quick --no-brute), every example at its own sizes on this machine's caches (--machine: predict
+# vs simulate, both times; simulations over 180 s skipped), and the held-in random cases (seed 20)
+# with their set-associative levels LRU, then tree-PLRU (--plru), predicted by predict.
+# make bench-model BENCH_ARGS="...": bench_model with those arguments only ("--quick --no-brute
+# --only NAME --strict", "--random N --seed S [--plru] [--model-only]", "--machine --sim-max-s S");
+# build/bench/bench_model alone: the full table with the 512^3 case and the brute-force LRU check.
 .PHONY: bench-model
 bench-model: $(BUILD)/bench/bench_model
+ifeq ($(strip $(BENCH_ARGS)),)
+	./$(BUILD)/bench/bench_model --quick --no-brute
+	./$(BUILD)/bench/bench_model --machine
+	./$(BUILD)/bench/bench_model --random 2000 --seed 20
+	./$(BUILD)/bench/bench_model --random 2000 --seed 20 --plru
+else
 	./$(BUILD)/bench/bench_model $(BENCH_ARGS)
+endif
 
 # make bench-tiles [BENCH_ARGS=--quick]: the tile search vs an exhaustively simulated grid, its
 # speed, and the TCE paper's two-index experiment (issue #5)

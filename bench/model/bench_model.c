@@ -106,6 +106,8 @@ typedef struct options {
 	const char *only; /* run only cases whose label contains this */
 	int random_n;     /* --random N: N generated cases instead of the table */
 	uint64_t seed;    /* --seed S */
+	bool machine;     /* --machine: the examples at their sizes on this machine's caches */
+	double sim_max_s; /* --sim-max-s S: simulations expected to take longer are skipped */
 } options;
 
 static double now_s(void)
@@ -793,6 +795,10 @@ static void usage(void)
 	        "  --pick F      with --random: only the case indices in F's first column (the same stream)\n"
 	        "  --model-only  with --random: the model alone, without predict's simulator fallback\n"
 	        "                (set-associative levels as if fully associative)\n"
+	        "  --plru        with --random: the set-associative caches are tree-PLRU (same draws)\n"
+	        "  --machine     instead: every example at its own sizes on this machine's caches,\n"
+	        "                predict vs simulate with both times\n"
+	        "  --sim-max-s S with --machine: skip simulations expected to take over S s (default 180)\n"
 	        "  --no-enumerate with --model-only: the analysis alone, without partial enumeration\n"
 	        "                (a node whose analysis passes its share of work counted from its accesses)\n"
 	        "Run from the repository root (make bench-model BENCH_ARGS=...).\n");
@@ -834,6 +840,12 @@ static bool parse_args(int argc, char **argv, options *o)
 			o->only = argv[++i];
 		else if (strcmp(argv[i], "--model-only") == 0)
 			rk_model_only = true;
+		else if (strcmp(argv[i], "--plru") == 0)
+			rk_plru = true;
+		else if (strcmp(argv[i], "--machine") == 0)
+			o->machine = true;
+		else if (strcmp(argv[i], "--sim-max-s") == 0 && i + 1 < argc)
+			o->sim_max_s = atof(argv[++i]);
 		else if (strcmp(argv[i], "--no-enumerate") == 0)
 			rk_enumerate = MODEL_ENUM_NEVER;
 		else if (strcmp(argv[i], "--random") == 0 && i + 1 < argc)
@@ -935,6 +947,24 @@ static bool random_report(const rk_stats *s, const options *o)
 	printf("  counts from predict's simulator fallback: %d (set-associative %d; fully associative: "
 	       "the model not exact %d, over its work budget %d)\n", nsim, why[CT_FALLBACK_SET_ASSOC],
 	       why[CT_FALLBACK_INEXACT], why[CT_FALLBACK_BUDGET]);
+	if (!rk_model_only) {
+		/* the set-associative cases (LRU, or PLRU with --plru): predicted by the model (warping,
+		 * or a level that never evicts) rather than simulated */
+		int sa = 0, sa_model = 0, sa_sim = 0, sa_fa = 0, sa_equal = 0;
+		for (int i = 0; i < n; i++) {
+			const rk_result *x = &s->res[i];
+			if (!x->set_assoc)
+				continue;
+			sa++;
+			sa_model += x->source == CT_SOURCE_MODEL;
+			sa_sim += x->source == CT_SOURCE_SIMULATOR;
+			sa_fa += x->source == CT_SOURCE_FA_ESTIMATE;
+			sa_equal += x->predicted == x->simulated;
+		}
+		printf("  set-associative cases (%s): %d; counted by the model %d, by predict's simulator %d, "
+		       "fully associative estimate %d; equal to the simulator %d\n",
+		       rk_plru ? "tree-PLRU" : "LRU", sa, sa_model, sa_sim, sa_fa, sa_equal);
+	}
 	if (rk_model_only) {
 		int nenum = 0;
 		int64_t acc = 0, en = 0;
@@ -1109,6 +1139,117 @@ static int random_main(const options *o)
 	return ok ? 0 : 1;
 }
 
+/* ---------------------------------------------------------------- --machine */
+
+/* The CPU and its caches as the probe reads them (no measuring), one line: every bench's
+ * figures go with it. */
+static void print_cpu_line(ct_ctx *ctx)
+{
+	ct_probe_info p;
+	if (ct_probe_run(ctx, 0, &p) != CT_OK) {
+		printf("cpu: unknown (%s)\n", ct_ctx_last_message(ctx));
+		return;
+	}
+	printf("cpu: %s, %d cores, %d hardware threads; caches", p.model, p.cores, p.hw_threads);
+	for (int i = 0; i < p.ncaches; i++)
+		printf("%s L%d %lld KiB %d-way line %d shared by %d", i ? "," : "", p.caches[i].level,
+		       (long long)(p.caches[i].size >> 10), p.caches[i].ways, p.caches[i].line, p.caches[i].shared_by);
+	printf("\n");
+}
+
+/* One example at its own sizes on the machine's caches: predict (wall time) and, when it should
+ * take at most sim_max_s at *rate accesses a second, simulate; one row. Counts rows and levels
+ * into the totals. */
+static void machine_case(ct_ctx *ctx, const char *name, double sim_max_s, double *rate, int *totals)
+{
+	char path[512];
+	snprintf(path, sizeof path, "%s/%s", EXAMPLE_DIR, name);
+	ct_kernel *k = ct_kernel_parse_file(ctx, path);
+	if (!k)
+		return;
+	ct_predict_result pr;
+	double t0 = now_s();
+	ct_status st = ct_kernel_predict(k, NULL, &pr);
+	double model_s = now_s() - t0;
+	if (st) {
+		printf("%-26s predict failed: %s\n", name, ct_ctx_last_message(ctx));
+		ct_kernel_free(k);
+		return;
+	}
+	double expect_s = (double)pr.accesses / *rate;
+	ct_sim_result sr;
+	memset(&sr, 0, sizeof sr);
+	bool simulated = false;
+	if (expect_s <= sim_max_s) {
+		ct_ctx_set_option(ctx, CT_OPT_SIM_MAX_ACCESSES, 0);
+		t0 = now_s();
+		simulated = ct_kernel_simulate(k, NULL, &sr) == CT_OK;
+		double secs = now_s() - t0;
+		if (simulated && pr.accesses >= 1000000 && secs > 0)
+			*rate = (double)pr.accesses / secs;
+	}
+	char label[96];
+	stem_label(label, sizeof label, name);
+	printf("%-26s %12lld %9.1f", label, (long long)pr.accesses, model_s * 1e3);
+	if (simulated)
+		printf(" %9.2f", sr.seconds);
+	else
+		printf(" %9s", "-");
+	totals[0]++;
+	for (int l = 0; l < pr.nlevels; l++) {
+		const char *src = pr.source[l] == CT_SOURCE_MODEL      ? "model"
+		                  : pr.source[l] == CT_SOURCE_SIMULATOR ? "sim"
+		                                                        : "FA-est";
+		printf("  L%d %lld %s%s", l + 1, (long long)pr.level[l].misses, src, pr.level[l].exact ? "" : "~");
+		if (simulated)
+			printf(" %s %lld", pr.level[l].misses == sr.level[l].misses ? "=" : "!=",
+			       (long long)sr.level[l].misses);
+		totals[1]++;
+		totals[2] += pr.source[l] == CT_SOURCE_MODEL && pr.level[l].exact;
+		totals[3] += simulated;
+		totals[4] += simulated && pr.level[l].misses == sr.level[l].misses;
+		totals[5] += simulated && pr.level[l].exact && pr.level[l].misses != sr.level[l].misses;
+	}
+	if (!simulated)
+		printf("  (simulation skipped: over %.0f s, about %.0f s at %.0f M accesses/s)", sim_max_s, expect_s,
+		       *rate / 1e6);
+	printf("\n");
+	ct_sim_result_free(&sr);
+	ct_predict_result_free(&pr);
+	ct_kernel_free(k);
+}
+
+static int machine_main(const options *o)
+{
+	ct_ctx *ctx = ct_ctx_new();
+	if (!ctx)
+		return 1;
+	double t0 = now_s(), sim_max_s = o->sim_max_s > 0 ? o->sim_max_s : 180, rate = 2.0e7;
+	print_cpu_line(ctx);
+	printf("every example at its own sizes on this machine's caches (LRU): predict (wall ms, the model and any "
+	       "fallback) vs simulate (s); per level: predicted count, its source (model: the analytical model or "
+	       "warping; sim: predict's simulator; FA-est: the fully associative estimate; ~ not exact), = or != "
+	       "and the simulator's count\n");
+	printf("%-26s %12s %9s %9s  per level\n", "example", "accesses", "model ms", "sim s");
+	char **names;
+	int n = list_cachet_files(EXAMPLE_DIR, &names);
+	int totals[6] = {0};
+	for (int i = 0; i < n; i++) {
+		char path[512];
+		snprintf(path, sizeof path, "%s/%s", EXAMPLE_DIR, names[i]);
+		if (has_no_runtime_params(ctx, path))
+			machine_case(ctx, names[i], sim_max_s, &rate, totals);
+	}
+	if (n > 0)
+		free_names(names, n);
+	printf("\n%d examples, %d levels: %d counted exactly by the model (no simulation); %d simulated, %d of them "
+	       "equal to predict; exact counts contradicted by the simulator: %d\n", totals[0], totals[1], totals[2],
+	       totals[3], totals[4], totals[5]);
+	printf("bench_model --machine: %.1f s\n", now_s() - t0);
+	ct_ctx_free(ctx);
+	return totals[5] ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	options o;
@@ -1116,8 +1257,15 @@ int main(int argc, char **argv)
 		usage();
 		return 2;
 	}
-	if (o.random_n > 0)
+	if (o.machine)
+		return machine_main(&o);
+	if (o.random_n > 0) {
+		ct_ctx *c = ct_ctx_new();
+		if (c)
+			print_cpu_line(c);
+		ct_ctx_free(c);
 		return random_main(&o);
+	}
 	ct_ctx *ctx = ct_ctx_new();
 	if (!ctx)
 		return 1;

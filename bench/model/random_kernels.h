@@ -305,6 +305,9 @@ static void rk_planned(rk_rng *r, rk_case *c)
 	}
 }
 
+/* --plru: the set-associative caches are tree-PLRU (SIZE:LINE:WAYS:plru), the same draws. */
+static bool rk_plru;
+
 /* One level of 256 B .. 32 KiB (a power of two, or 3/2 of one) with 8-, 32- or 64-byte lines:
  * fully associative, or (one case in four) set-associative with 1, 2, 4 or 8 ways and more than
  * one set. */
@@ -319,7 +322,8 @@ static void rk_cache(rk_rng *r, rk_case *c)
 	while (ways > 1 && size / line / ways < 2)
 		ways /= 2;
 	if (ways && size / line / ways >= 2)
-		snprintf(c->spec, sizeof c->spec, "%lld:%d:%lld", (long long)size, line, (long long)ways);
+		snprintf(c->spec, sizeof c->spec, "%lld:%d:%lld%s", (long long)size, line, (long long)ways,
+		         rk_plru ? ":plru" : "");
 	else
 		snprintf(c->spec, sizeof c->spec, "%lld:%d", (long long)size, line);
 }
@@ -350,7 +354,8 @@ typedef struct rk_result {
 	bool claimed_exact;
 	bool simulated_by_predict;  /* ct_kernel_predict took level 0's count from the simulator */
 	int fallback;               /* why (a ct_fallback_reason) */
-	bool set_assoc;             /* the level is set-associative */
+	bool set_assoc;             /* the level is set-associative (or PLRU over more than 2 ways) */
+	int source;                 /* where predict's count came from (a ct_count_source) */
 	double err_pct;   /* |predicted - simulated| / simulated, in percent (0 when both are 0) */
 	double model_s;   /* thread CPU time of ct_kernel_predict (lowering included) */
 	int64_t accesses, enumerated; /* --model-only: the kernel's accesses, and those whose reuse
@@ -400,7 +405,7 @@ static ct_status rk_model_alone(ct_ctx *ctx, ct_kernel *k, const char *spec_text
 		for (int a = 0; a < m.narrays; a++)
 			ex = ex && (!m.array_accesses[a] || m.array_exact[a]);
 		*misses = model_misses(model_for_line(&m, l->line), l->size / l->line, -1, &ex);
-		*exact = ex && !(l->ways > 0 && sim_level_sets(l) > 1);
+		*exact = ex && !sim_level_conflicts(l);
 		model_result_free(&m);
 	}
 	ct_looptree_free(t);
@@ -462,6 +467,7 @@ static int rk_run_case(ct_ctx *ctx, int index, const rk_case *c, rk_result *out,
 	out->simulated_by_predict = !rk_model_only && pr.source[0] == CT_SOURCE_SIMULATOR;
 	out->fallback = rk_model_only ? 0 : pr.fallback[0];
 	out->set_assoc = sr.level[0].ways > 0 && sr.level[0].size / (sr.level[0].line * sr.level[0].ways) > 1;
+	out->source = rk_model_only ? 0 : (int)pr.source[0];
 	out->model_s = secs;
 	int64_t d = out->predicted - out->simulated;
 	out->err_pct = out->simulated ? 100.0 * fabs((double)d) / (double)out->simulated : (d ? 100.0 : 0.0);
