@@ -113,7 +113,7 @@ $(BUILD)/bench/sim_speed: bench/model/sim_speed.c $(BUILD)/libcachet.a
 
 # make bench-model: issue #35's tables: the 188-row model-vs-simulator table (fully associative,
 # --quick --no-brute), every example at its own sizes on this machine's caches (--machine: predict
-# vs simulate, both times; simulations over 180 s skipped), and the held-in random cases (seed 20)
+# vs simulate, both times; simulations over 180 s skipped), and the held-in random cases (10,000 of seed 20)
 # with their set-associative levels LRU, then tree-PLRU (--plru), predicted by predict.
 # make bench-model BENCH_ARGS="...": bench_model with those arguments only ("--quick --no-brute
 # --only NAME --strict", "--random N --seed S [--plru] [--model-only]", "--machine --sim-max-s S");
@@ -123,8 +123,8 @@ bench-model: $(BUILD)/bench/bench_model
 ifeq ($(strip $(BENCH_ARGS)),)
 	./$(BUILD)/bench/bench_model --quick --no-brute
 	./$(BUILD)/bench/bench_model --machine
-	./$(BUILD)/bench/bench_model --random 2000 --seed 20
-	./$(BUILD)/bench/bench_model --random 2000 --seed 20 --plru
+	./$(BUILD)/bench/bench_model --random 10000 --seed 20
+	./$(BUILD)/bench/bench_model --random 10000 --seed 20 --plru
 else
 	./$(BUILD)/bench/bench_model $(BENCH_ARGS)
 endif
