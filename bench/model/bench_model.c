@@ -1284,6 +1284,7 @@ int main(int argc, char **argv)
 		rc = 2;
 		goto out;
 	}
+	print_cpu_line(ctx);
 	if (!o.brute_only) {
 		printf("analytical model vs exact simulator: %d cases x %d fully associative levels "
 		       "(%s); model and simulator in thread CPU time, model: best of up to %d calls\n", cases.n, NLEVELS, ALL_LEVELS,
