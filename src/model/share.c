@@ -21,7 +21,8 @@ int share_level(const mshare *s, const mnode *x)
 	if (!x->is_loop || !x->lt)
 		return -1;
 	if (s->active) {
-		for (int c = 1; c < s->ncol; c++)
+		/* level 0 too: a later piece of the parallel loop itself */
+		for (int c = 0; c < s->ncol; c++)
 			if (s->band[c] == x->lt)
 				return c;
 		return -1;

@@ -687,7 +687,10 @@ static void sim_loop(wsim *w, const mnode *x)
 		w->stop = true;
 		return;
 	}
-	wframe *f = L->p0 && end - a >= 3 * L->p0 ? frame_at(w, d) : NULL;
+	/* a band loop outside the band's innermost one runs partial iterations at its ends (a
+	 * chunk starts and stops inside the loops below): its iterations do not repeat, no warp */
+	bool partial = c >= 0 && c < w->share->ncol - 1;
+	wframe *f = L->p0 && end - a >= 3 * L->p0 && !partial ? frame_at(w, d) : NULL;
 	bool jumped = false;
 	for (int64_t it = a; it < end && !w->stop; it++) {
 		w->t[d] = it;

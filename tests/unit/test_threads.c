@@ -197,27 +197,32 @@ static void test_rows(void)
 	}
 }
 
-/* parallelize(i, j) collapsed over 5 x 7 tiles of a matmul, 3 threads: flattened 0-11, 12-23,
- * 24-34, each a partial row, whole rows and a partial row of (i, j). */
-static void test_collapsed(void)
+/* parallelize(i, j) collapsed over N x M of a matmul on nt threads: flattened chunks, each a
+ * partial row, whole rows and a partial row of (i, j) (5 x 7, 3 threads: 0-11, 12-23, 24-34). */
+static void collapsed(int64_t N, int64_t M, int64_t K, int nt)
 {
-	const char *src = "kernel mm\nparam N = 5, M = 7, K = 24\narray A : f64[N, K] input\narray B : f64[K, M] input\n"
-	                  "array C : f64[N, M] inout\nfor (i: N, j: M, k: K) {\n  C[i, j] += A[i, k] * B[k, j]\n}\n"
-	                  "plan {\n  parallelize(i, j)\n}\n";
-	const char *row = "kernel mr\nparam N = 5, M = 7, K = 24, I = 0, J = 0, L = 1\narray A : f64[N, K] input\n"
-	                  "array B : f64[K, M] input\narray C : f64[N, M] inout\nfor (j: L, k: K) {\n"
-	                  "  C[I, j + J] += A[I, k] * B[k, j + J]\n}\n";
-	const char *rows = "kernel mw\nparam N = 5, M = 7, K = 24, I = 0, L = 1\narray A : f64[N, K] input\n"
-	                   "array B : f64[K, M] input\narray C : f64[N, M] inout\nfor (i: L, j: M, k: K) {\n"
-	                   "  C[i + I, j] += A[i + I, k] * B[k, j]\n}\n";
+	char src[512], row[512], rows[512];
+	snprintf(src, sizeof src,
+	         "kernel mm\nparam N = %lld, M = %lld, K = %lld\narray A : f64[N, K] input\narray B : f64[K, M] input\n"
+	         "array C : f64[N, M] inout\nfor (i: N, j: M, k: K) {\n  C[i, j] += A[i, k] * B[k, j]\n}\n"
+	         "plan {\n  parallelize(i, j)\n}\n",
+	         (long long)N, (long long)M, (long long)K);
+	snprintf(row, sizeof row,
+	         "kernel mr\nparam N = %lld, M = %lld, K = %lld, I = 0, J = 0, L = 1\narray A : f64[N, K] input\n"
+	         "array B : f64[K, M] input\narray C : f64[N, M] inout\nfor (j: L, k: K) {\n"
+	         "  C[I, j + J] += A[I, k] * B[k, j + J]\n}\n",
+	         (long long)N, (long long)M, (long long)K);
+	snprintf(rows, sizeof rows,
+	         "kernel mw\nparam N = %lld, M = %lld, K = %lld, I = 0, L = 1\narray A : f64[N, K] input\n"
+	         "array B : f64[K, M] input\narray C : f64[N, M] inout\nfor (i: L, j: M, k: K) {\n"
+	         "  C[i + I, j] += A[i + I, k] * B[k, j]\n}\n",
+	         (long long)N, (long long)M, (long long)K);
 	const char *const rn[] = {"I", "J", "L"}, *const wn[] = {"I", "L"};
-	int nt = 3;
-	int64_t M = 7;
-	rtrace tr[3];
+	rtrace tr[4];
 	memset(tr, 0, sizeof tr);
 	for (int t = 0; t < nt; t++) {
 		int64_t lo, hi;
-		chunk(5 * M, nt, t, &lo, &hi);
+		chunk(N * M, nt, t, &lo, &hi);
 		int64_t f = lo;
 		if (f % M) { /* the partial first row */
 			int64_t end = (f / M + 1) * M < hi ? (f / M + 1) * M : hi;
@@ -235,9 +240,47 @@ static void test_collapsed(void)
 			CHECK(append_trace(&tr[t], row, rn, v, 3));
 		}
 	}
+	char what[64];
+	snprintf(what, sizeof what, "collapsed %lldx%lldx%lld", (long long)N, (long long)M, (long long)K);
 	for (size_t s = 0; s < sizeof specs / sizeof specs[0]; s++)
-		compare("collapsed", src, nt, specs[s], tr);
+		compare(what, src, nt, specs[s], tr);
 	free_traces(tr, nt);
+}
+
+/* Small (every chunk mid-row), and long enough for the rows to warp inside a chunk. */
+static void test_collapsed(void)
+{
+	collapsed(5, 7, 24, 3);
+	collapsed(41, 32, 4, 3);
+	collapsed(64, 16, 2, 4);
+	collapsed(200, 4, 1, 3);
+	collapsed(301, 3, 2, 4);
+}
+
+/* A parallel loop the model tree cuts in two pieces (the if on i decides differently below and
+ * above row 10): each thread's rows still come from one static split of the whole loop. */
+static void test_pieces(void)
+{
+	const char *src = "kernel pc\nparam N = 50, M = 64\narray A : f32[N, M] input\narray B : f32[N, M] output\n"
+	                  "for (i: N, j: M) {\n  if (i < 10) {\n    B[i, j] = A[i, j]\n  } else {\n"
+	                  "    B[i, j] = A[i, j] + A[i - 1, j]\n  }\n}\nplan {\n  parallelize(i)\n}\n";
+	const char *ref = "kernel rp\nparam N = 50, M = 64, S = 0, L = 1\narray A : f32[N, M] input\n"
+	                  "array B : f32[N, M] output\nfor (i: L, j: M) {\n  if (i + S < 10) {\n    B[i + S, j] = A[i + S, j]\n"
+	                  "  } else {\n    B[i + S, j] = A[i + S, j] + A[i + S - 1, j]\n  }\n}\n";
+	const char *const names[] = {"S", "L"};
+	for (int nt = 2; nt <= 4; nt += 2) {
+		rtrace tr[4];
+		memset(tr, 0, sizeof tr);
+		for (int i = 0; i < nt; i++) {
+			int64_t lo, hi;
+			chunk(50, nt, i, &lo, &hi);
+			int64_t v[] = {lo, hi - lo};
+			CHECK(append_trace(&tr[i], ref, names, v, 2));
+		}
+		for (size_t s = 0; s < sizeof specs / sizeof specs[0]; s++)
+			compare("pieces", src, nt, specs[s], tr);
+		free_traces(tr, nt);
+	}
 }
 
 /* One thread is ct_kernel_predict; a kernel without parallelize puts everything on thread 0. */
@@ -286,6 +329,7 @@ int main(void)
 {
 	RUN(test_rows);
 	RUN(test_collapsed);
+	RUN(test_pieces);
 	RUN(test_serial);
 	return h_report();
 }
