@@ -826,7 +826,7 @@ typedef struct ct_thread_result {
 	int team;                 /* most threads any parallel band uses (1: all work on thread 0) */
 	int parallel;             /* 1 when the plan parallelizes a loop the run reaches */
 	int assumed;              /* 1 when a band is split as a static omp for although its code
-	                             is not one (schedule dynamic, spmd, a tail version) */
+	                             does not fix the split (policy=dynamic, spmd=true) */
 	int64_t accesses;         /* all threads together */
 	int64_t *thread_accesses; /* [nthreads] */
 	int nlevels;

@@ -253,8 +253,7 @@ static void print_threads_text(const ct_thread_result *t)
 	                      : "each parallel band split in static chunks",
 	       t->seconds * 1e3);
 	if (t->assumed)
-		printf("  (a parallel band is dynamic, spmd or a tail version: split as a static omp for, an "
-		       "assumption)\n");
+		printf("  (a parallel band is dynamic or spmd: split as a static omp for, an assumption)\n");
 	printf("  level  %10s %5s %4s %-6s %-8s %14s %6s  per thread\n", "bytes", "line", "ways", "policy", "sharing",
 	       "misses", "exact");
 	for (int l = 0; l < t->nlevels; l++) {

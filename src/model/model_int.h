@@ -261,30 +261,37 @@ bool mdl_analyse_line(model *m, const sim_spec *spec, int64_t line, model_lines 
 #define SHARE_MAX_BAND 8
 
 /* One thread's share of the run as the generated code splits it (predict --threads,
- * docs/MODEL.md "Threads"): the iterations of each parallel band (the plan's parallelize: the
- * outermost loop, marked parallel, and collapse - 1 single loops in it) are flattened and cut
- * into contiguous chunks as OpenMP's schedule(static) does over a team of
+ * docs/MODEL.md "Threads"): the iterations of each parallel band are flattened and cut into
+ * contiguous chunks as OpenMP's schedule(static) does over a team of
  * ct_team(T, max_threads, iterations) threads; everything outside the bands runs on thread 0.
- * The walkers (warp.c, threads.c) ask it which iterations of a loop piece to run. */
+ * A band is what src/gen/cgen.c runs as one omp for: the loop parallelize marks and the
+ * collapse - 1 single loops in it; or that loop's main and tail versions together
+ * (gen_parallel_versions); or, for parallelize(i, j) over versions, every pair of an i and a j
+ * block (pgrid.c). Level c of the band is the loops over index bidx[c] (level 0: the loops
+ * top[], both versions). The walkers (warp.c, threads.c) ask it which iterations of a loop
+ * piece to run. */
 typedef struct mshare {
 	int thread, nthreads;          /* this thread of nthreads (>= 1) */
 	const ct_kernel *k;
 	bool active;                   /* inside a band now */
-	int ncol;                      /* loops of the band */
-	const lt_node *band[SHARE_MAX_BAND];
-	int64_t trips[SHARE_MAX_BAND]; /* iterations of each band loop (all its pieces) */
+	int ncol;                      /* loop levels of the band */
+	int bidx[SHARE_MAX_BAND];      /* the index of each level's loops */
+	const lt_node *top[2];         /* level 0's loops: the parallel loop (and its tail version) */
+	int ntop;
+	int64_t trips[SHARE_MAX_BAND]; /* iterations of each band level (all its pieces, versions) */
 	int64_t below[SHARE_MAX_BAND]; /* product of the trips of the band loops inside it */
 	int64_t lo, hi;                /* this thread's flattened iterations of the band */
 	int64_t pre[SHARE_MAX_BAND + 1]; /* flattened index of the band loops outside level c */
 	int team;                      /* threads of the current band (0 before any band) */
 	int bands;                     /* band instances entered so far */
 	bool assumed;                  /* a band whose code is not one static omp for (dynamic,
-	                                * spmd, a tail version): split as if it were */
+	                                * spmd): split as if it were */
 } mshare;
 
 /* The band level of loop piece x (0 for the parallel loop itself), or -1 when x is in no band. */
 int share_level(const mshare *s, const mnode *x);
-/* True when lt is a loop of a parallel band. */
+/* True when lt may be a loop of a parallel band (the parallel loop, or a loop inside it over
+ * an index of its parallelize). */
 bool share_is_band(const lt_node *lt);
 /* Enter piece x of band level c: the iterations [*a, *b) of it that the thread runs and the
  * piece's offset in its loop (*off, for share_iter). Level 0 starts the band. */
@@ -295,9 +302,10 @@ void share_iter(mshare *s, int c, int64_t off, int64_t it);
 void share_leave(mshare *s, const mnode *x, int c);
 /* True when statements outside any band run here (thread 0, or no split). */
 bool share_runs_serial(const mshare *s);
-/* True when x is the first (last) piece of its loop among its parent's children. */
-bool share_first_piece(const mnode *x);
-bool share_last_piece(const mnode *x);
+/* True when parallel loop piece x is the first (last) piece of its band's level 0 among its
+ * parent's children (the band's barriers: before the first, after the last). */
+bool share_first_piece(const mshare *s, const mnode *x);
+bool share_last_piece(const mshare *s, const mnode *x);
 
 /* warp_count for one thread's share (s, NULL: the whole run): the levels' misses of the
  * accesses that thread makes, in its order. */

@@ -113,7 +113,7 @@ static int titer_next(titer *I, int *a, int64_t *addr)
 			if (f->kid == 0) {
 				if (f->it >= f->end) {
 					int c = f->c;
-					bool band_end = c == 0 && share_last_piece(x);
+					bool band_end = c == 0 && share_last_piece(&I->sh, x);
 					if (c >= 0)
 						share_leave(&I->sh, x, c);
 					I->sp--;
@@ -134,7 +134,7 @@ static int titer_next(titer *I, int *a, int64_t *addr)
 		if (!titer_push(I, y))
 			return T_DONE; /* deeper than the stack: cannot happen (MODEL_MAX_DEPTH) */
 		/* entering a band's first piece is a barrier: thread 0's work before it is done */
-		if (I->sp > sp && y->is_loop && I->st[I->sp - 1].c == 0 && share_first_piece(y))
+		if (I->sp > sp && y->is_loop && I->st[I->sp - 1].c == 0 && share_first_piece(&I->sh, y))
 			return T_BARRIER;
 	}
 }
@@ -268,15 +268,20 @@ static ct_status predict_serial(tpredict *p, const char *spec_text)
  * there is one, the largest team, whether one is split by assumption. */
 static void scan_bands(const mnode *x, mshare *s, int *team)
 {
-	if (x->is_loop && x->lt && x->lt->parallel && share_first_piece(x)) {
-		int64_t a, b, off;
-		share_enter(s, x, 0, &a, &b, &off);
-		s->active = false;
-		*team = s->team > *team ? s->team : *team;
-		return;
+	for (int i = 0; i < x->nkids; i++) {
+		const mnode *y = x->kids[i];
+		int c = share_level(s, y);
+		if (c == 0) {
+			/* a piece of a band's level 0 (its first starts the band): the band's loops are
+			 * not entered */
+			int64_t a, b, off;
+			share_enter(s, y, 0, &a, &b, &off);
+			*team = s->team > *team ? s->team : *team;
+			share_leave(s, y, 0);
+		} else {
+			scan_bands(y, s, team);
+		}
 	}
-	for (int i = 0; i < x->nkids; i++)
-		scan_bands(x->kids[i], s, team);
 }
 
 static ct_status find_bands(tpredict *p, bool *parallel, int *team, bool *assumed)

@@ -283,6 +283,62 @@ static void test_pieces(void)
 	}
 }
 
+/* A split loop's main and tail versions run as one parallel loop (cgen.c's
+ * gen_parallel_versions): 67 rows in blocks of 16, 5 blocks over the threads. */
+static void test_versions(void)
+{
+	const char *src = "kernel t2\nparam N = 67, M = 40\narray A : f32[N, M] input\narray B : f32[N, M] output\n"
+	                  "for (i: N, j: M) {\n  B[i, j] = A[i, j] * 2.0\n}\nschedule {\n  ii = split(i, 16)\n}\n"
+	                  "plan {\n  parallelize(i)\n}\n";
+	const char *ref = "kernel r2\nparam N = 67, M = 40, S = 0, L = 1\narray A : f32[N, M] input\n"
+	                  "array B : f32[N, M] output\nfor (i: L, j: M) {\n  B[i + S, j] = A[i + S, j] * 2.0\n}\n";
+	const char *const names[] = {"S", "L"};
+	for (int nt = 2; nt <= 3; nt++) {
+		rtrace tr[4];
+		memset(tr, 0, sizeof tr);
+		for (int i = 0; i < nt; i++) {
+			int64_t lo, hi;
+			chunk(5, nt, i, &lo, &hi);
+			int64_t top = hi * 16 < 67 ? hi * 16 : 67;
+			int64_t v[] = {lo * 16, top - lo * 16};
+			if (top > lo * 16)
+				CHECK(append_trace(&tr[i], ref, names, v, 2));
+		}
+		for (size_t s = 0; s < sizeof specs / sizeof specs[0]; s++)
+			compare("versions", src, nt, specs[s], tr);
+		free_traces(tr, nt);
+	}
+}
+
+/* parallelize(i, j) over the main and tail versions of both (pgrid.c): the pairs of an i block
+ * and a j block, 5 x 3 = 15, numbered i-block major, split over the threads. */
+static void test_grid(void)
+{
+	const char *src = "kernel t3\nparam N = 67, M = 40\narray A : f32[N, M] input\narray B : f32[N, M] output\n"
+	                  "for (i: N, j: M) {\n  B[i, j] = A[i, j] * 2.0\n}\nschedule {\n  ii, jj = tile(i=16, j=16)\n"
+	                  "  reorder(i, j, ii, jj)\n}\nplan {\n  parallelize(i, j)\n}\n";
+	const char *ref = "kernel r3\nparam N = 67, M = 40, R = 0, RL = 1, C = 0, CL = 1\narray A : f32[N, M] input\n"
+	                  "array B : f32[N, M] output\nfor (i: RL, j: CL) {\n  B[i + R, j + C] = A[i + R, j + C] * 2.0\n}\n";
+	const char *const names[] = {"R", "RL", "C", "CL"};
+	for (int nt = 2; nt <= 4; nt++) {
+		rtrace tr[4];
+		memset(tr, 0, sizeof tr);
+		for (int i = 0; i < nt; i++) {
+			int64_t lo, hi;
+			chunk(15, nt, i, &lo, &hi);
+			for (int64_t p = lo; p < hi; p++) {
+				int64_t a = p / 3, b = p % 3;
+				int64_t r = a * 16, c = b * 16;
+				int64_t v[] = {r, (r + 16 < 67 ? 16 : 67 - r), c, (c + 16 < 40 ? 16 : 40 - c)};
+				CHECK(append_trace(&tr[i], ref, names, v, 4));
+			}
+		}
+		for (size_t s = 0; s < sizeof specs / sizeof specs[0]; s++)
+			compare("grid", src, nt, specs[s], tr);
+		free_traces(tr, nt);
+	}
+}
+
 /* One thread is ct_kernel_predict; a kernel without parallelize puts everything on thread 0. */
 static void test_serial(void)
 {
@@ -330,6 +386,8 @@ int main(void)
 	RUN(test_rows);
 	RUN(test_collapsed);
 	RUN(test_pieces);
+	RUN(test_versions);
+	RUN(test_grid);
 	RUN(test_serial);
 	return h_report();
 }
