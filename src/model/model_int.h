@@ -307,6 +307,10 @@ bool share_runs_serial(const mshare *s);
 bool share_first_piece(const mshare *s, const mnode *x);
 bool share_last_piece(const mshare *s, const mnode *x);
 
+/* ct_kernel_predict_threads, with warp false: every private level walked, none warped (the
+ * tests compare the two). */
+ct_status threads_predict(ct_kernel *k, const char *spec_text, int threads, bool warp, ct_thread_result *r);
+
 /* warp_count for one thread's share (s, NULL: the whole run): the levels' misses of the
  * accesses that thread makes, in its order. */
 ct_status warp_count_share(ct_looptree *t, const sim_spec *spec, const bool *want, int64_t budget,

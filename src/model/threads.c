@@ -462,6 +462,11 @@ out:
 
 ct_status ct_kernel_predict_threads(ct_kernel *k, const char *spec_text, int threads, ct_thread_result *r)
 {
+	return threads_predict(k, spec_text, threads, true, r);
+}
+
+ct_status threads_predict(ct_kernel *k, const char *spec_text, int threads, bool warp, ct_thread_result *r)
+{
 	if (!k || !r)
 		return CT_ERR_USAGE;
 	memset(r, 0, sizeof *r);
@@ -510,7 +515,7 @@ ct_status ct_kernel_predict_threads(ct_kernel *k, const char *spec_text, int thr
 	r->assumed = assumed;
 	if (!parallel || team <= 1)
 		st = predict_serial(&p, spec_text);
-	else if (!(st = warp_threads(&p)))
+	else if (!(st = warp ? warp_threads(&p) : CT_OK))
 		st = walk_threads(&p);
 out:
 	r->seconds = ct_now() - t0;

@@ -3,8 +3,9 @@
  * rows, or the partial and whole rows of a collapsed band), whose traces the simulator counts
  * for the private levels, and interleave one access from each thread in turn for the shared
  * ones. */
+#include "../../bench/model/random_kernels.h"
 #include "interp/interp.h"
-#include "model/model.h"
+#include "model/model_int.h"
 
 #include "harness.h"
 
@@ -381,13 +382,75 @@ static void test_serial(void)
 	}
 }
 
+/* Random kernels of the model bench's families with their outermost loop parallelized (where
+ * the checker allows it): the private levels warped per thread equal the same levels walked
+ * access by access per thread, on random set-associative LRU and PLRU caches. */
+static void test_random_warp(void)
+{
+	rk_rng r = {3535};
+	int cases = 0, tries = 0, levels = 0, warped = 0;
+	while (cases < 60 && tries < 2000) {
+		tries++;
+		rk_case c;
+		rk_generate(&r, &c);
+		if (strstr(c.src, "plan {"))
+			continue; /* planned kernels: their loops are the plan's */
+		ct_ctx *ctx = ct_ctx_new();
+		ct_kernel *k = ct_kernel_parse(ctx, c.src, strlen(c.src), "r.cachet");
+		ct_looptree *lt = NULL;
+		for (int i = 0; k && i < c.nrt; i++)
+			ct_kernel_set_param(k, c.rt_name[i], c.rt_val[i]);
+		lt = k ? ct_kernel_lower(k, 1) : NULL;
+		const char *outer = NULL;
+		for (int i = 0; lt && i < lt->nroots && !outer; i++)
+			if (lt->roots[i]->kind == LT_LOOP)
+				outer = ct_kernel_index_name(k, lt->roots[i]->index);
+		char src[8192];
+		if (outer)
+			snprintf(src, sizeof src, "%splan {\n  parallelize(%s)\n}\n", c.src, outer);
+		ct_looptree_free(lt);
+		ct_kernel_free(k);
+		k = outer ? ct_kernel_parse(ctx, src, strlen(src), "rp.cachet") : NULL;
+		for (int i = 0; k && i < c.nrt; i++)
+			ct_kernel_set_param(k, c.rt_name[i], c.rt_val[i]);
+		char spec[128];
+		int64_t ways = (int64_t)1 << rk_range(&r, 1, 3), sets = rk_range(&r, 2, 9), line = 32;
+		snprintf(spec, sizeof spec, "%lld:%lld:%lld%s,%lld:64:4:shared", (long long)(sets * ways * line),
+		         (long long)line, (long long)ways, rk_range(&r, 0, 1) ? ":plru" : "", (long long)(sets * 4 * 64 * 4));
+		int nt = (int)rk_range(&r, 2, 4);
+		ct_thread_result a, b;
+		memset(&a, 0, sizeof a);
+		memset(&b, 0, sizeof b);
+		if (k && ct_kernel_predict_threads(k, spec, nt, &a) == CT_OK && a.parallel && a.team > 1 &&
+		    threads_predict(k, spec, nt, false, &b) == CT_OK) {
+			cases++;
+			levels++;
+			bool same = a.level[0].exact && b.level[0].exact && a.level[1].misses == b.level[1].misses;
+			for (int i = 0; i < nt && same; i++)
+				same = a.level[0].thread_misses[i] == b.level[0].thread_misses[i] &&
+				       a.thread_accesses[i] == b.thread_accesses[i];
+			warped += same;
+			CHECKF(same, "%s, %d threads: warped %lld, walked %lld\n%s", spec, nt,
+			       (long long)a.level[0].misses, (long long)b.level[0].misses, src);
+		}
+		ct_thread_result_free(&a);
+		ct_thread_result_free(&b);
+		ct_kernel_free(k);
+		ct_ctx_free(ctx);
+	}
+	printf("  random parallel kernels: %d (of %d generated), %d equal warped and walked\n", cases, tries, warped);
+	CHECK(cases >= 30);
+}
+
 int main(void)
 {
+	(void)rk_run; /* the header's runner: test_model_random's */
 	RUN(test_rows);
 	RUN(test_collapsed);
 	RUN(test_pieces);
 	RUN(test_versions);
 	RUN(test_grid);
+	RUN(test_random_warp);
 	RUN(test_serial);
 	return h_report();
 }
