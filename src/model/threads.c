@@ -8,6 +8,10 @@
  * not count per thread and for the shared levels: about 2 s at the simulator's pace. */
 #define THREADS_SIM_MAX ((int64_t)1 << 26)
 
+/* The most memory the threads' own simulators of the walk may take (the lines of the private
+ * levels warping did not count, one copy per thread). */
+#define THREADS_SIM_BYTES ((int64_t)1 << 29)
+
 /* warp_count's work budget per thread and level (as predict's, PREDICT_WARP_BUDGET). */
 #define THREADS_WARP_BUDGET ((int64_t)1 << 24)
 
@@ -51,6 +55,17 @@ static bool mark_bands(mnode *x)
 		b = mark_bands(x->kids[i]) || b;
 	x->wid = b;
 	return b;
+}
+
+/* Nodes on the longest path from x down: the most frames a walk holds. */
+static int tree_height(const mnode *x)
+{
+	int h = 0;
+	for (int i = 0; i < x->nkids; i++) {
+		int k = tree_height(x->kids[i]);
+		h = k > h ? k : h;
+	}
+	return h + 1;
 }
 
 static bool titer_push(titer *I, const mnode *x)
@@ -379,6 +394,14 @@ static ct_status walk_threads(tpredict *p)
 		st = ct_ctx_last_status(p->ctx);
 		goto out;
 	}
+	/* every thread's copy of the private levels left to walk: bounded memory */
+	int64_t bytes = 0;
+	for (int i = 0; i < nt; i++)
+		for (int l = 0; l < nl; l++)
+			if (r->level[l].private_level && !p->done[i * nl + l])
+				bytes += 8 * (p->spec->level[l].size / p->spec->level[l].line) + 65536;
+	if (why == NULL && bytes > THREADS_SIM_BYTES)
+		why = "too many threads to walk each one's copy of the private levels";
 	for (int i = 0; i < nt && why == NULL; i++) {
 		bool own[SIM_MAX_LEVELS] = {false};
 		for (int l = 0; l < nl; l++)
@@ -392,12 +415,13 @@ static ct_status walk_threads(tpredict *p)
 		}
 	}
 	mark_bands(&m->root);
+	int height = tree_height(&m->root);
 	for (int i = 0; i < nt; i++) {
 		it[i].base = base;
 		it[i].sh.thread = i;
 		it[i].sh.nthreads = nt;
 		it[i].sh.k = p->k;
-		it[i].cap = 2 * MODEL_MAX_DEPTH + 8;
+		it[i].cap = height + 2;
 		it[i].st = calloc((size_t)it[i].cap, sizeof *it[i].st);
 		if (!it[i].st) {
 			st = ct_error(p->ctx, CT_ERR_NOMEM, "out of memory");
