@@ -391,7 +391,7 @@ ct_status ct_kernel_run_views(ct_kernel *k, ct_tensor *const *views, const ct_ru
 	if (!k)
 		return CT_ERR_USAGE;
 	ct_ctx *ctx = k->ctx;
-	if (ir_kernel_ready(k) != CT_OK)
+	if (ir_kernel_ready(k) != CT_OK || ir_kernel_rect(k, "runs on tensor views") != CT_OK)
 		return CT_ERR_USAGE;
 	if (!views)
 		return ct_error(ctx, CT_ERR_USAGE, "ct_kernel_run_views needs one view per array");

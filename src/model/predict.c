@@ -347,7 +347,7 @@ static ct_status predict_core(ct_kernel *k, const char *spec_text, sim_spec *spe
 	memset(r, 0, sizeof *r);
 	memset(m, 0, sizeof *m);
 	*tp = NULL;
-	if (ir_kernel_ready(k) != CT_OK)
+	if (ir_kernel_ready(k) != CT_OK || ir_kernel_rect(k, "the cache model (predict)") != CT_OK)
 		return CT_ERR_USAGE;
 	if (ir_params_need_values(k) != CT_OK)
 		return CT_ERR_USAGE;

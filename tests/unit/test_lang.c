@@ -292,8 +292,33 @@ static const row rows[] = {
     {"inexact division", HDR "for (i: N) { B[i/2] = 1 }\n",
      "7:16: error: non-affine subscript: division that is not exact", 0},
     {"exact division", HDR "for (i: N) { B[(2*i + 2)/2 - 1] = 1 }\n", NULL, 0},
-    {"loop bound with an index", HDR "for (i: N) { for (j: i) { B[j] = 1 } }\n",
-     "7:22: error: loop bound must not use index 'i' (iteration spaces are rectangular)", 0},
+    /* affine loop bounds (issue #31) */
+    {"triangular loop", HDR "for (i: N) { for (j: i) { B[j] = 1 } }\n", NULL, 0},
+    {"bound from the same for", HDR "for (i: M, j: i .. M) { C[i, j] = 1 }\n", NULL, 0},
+    {"bound from the same for, out of bounds", HDR "for (i: N, j: i .. N) { C[i, j] = 1 }\n",
+     "7:30: error: subscript 'j' of 'C' may exceed the extent M of dimension 2", 0},
+    {"banded loop", HDR "for (i: N, j: max(0, i-2) .. min(i+3, M)) { C[i, j] = 1 }\n", NULL, 0},
+    {"min in a lower bound", HDR "for (i: N) { for (j: min(i, 2) .. M) { C[i, j] = 1 } }\n",
+     "7:22: error: a lower loop bound may not use min(...): use max(...) of affine terms (the "
+     "iteration space must be one convex polyhedron)", 0},
+    {"max in an upper bound", HDR "for (i: N) { for (j: 0 .. max(i, 2)) { C[i, j] = 1 } }\n",
+     "7:27: error: an upper loop bound may not use max(...): use min(...) of affine terms (the "
+     "iteration space must be one convex polyhedron)", 0},
+    {"bound with an inner index", HDR "for (i: N) { for (j: k) { for (k: N) { B[k] = 1 } } }\n",
+     "7:22: error: unknown name 'k'", 0},
+    {"bound with its own index", HDR "for (i: i) { B[i] = 1 }\n", "7:9: error: unknown name 'i'", 0},
+    {"triangular out of bounds", HDR "for (i: N) { for (j: i+2) { B[j] = 1 } }\n",
+     "7:31: error: subscript 'j' of 'B' may exceed the extent N of dimension 1", 0},
+    {"triangular in bounds by an if", HDR
+     "for (i: N) { for (j: i+2) { if (j < N) { B[j] = 1 } } }\n", NULL, 0},
+    {"schedule on an affine kernel", HDR "for (i: N, j: 0 .. i+1) { B[j] = 1 }\n"
+     "schedule { ii = split(i, 4) }\n",
+     "8:12: error: a schedule on a kernel with affine loop bounds is not supported yet (loop "
+     "'j' at line 7 has bounds that use enclosing indices or min/max)", 0},
+    {"plan on an affine kernel", HDR "for (i: N, j: 0 .. i+1) { B[j] = 1 }\n"
+     "plan { parallelize(i) }\n",
+     "8:8: error: plan items on a kernel with affine loop bounds are not supported yet (loop "
+     "'j' at line 7 has bounds that use enclosing indices or min/max)", 0},
     {"array in if condition", HDR "for (i: N) { if (A[i] < 0) { B[i] = 1 } }\n",
      "7:18: error: non-affine if condition: array element 'A[...]' (use indices and params only)",
      0},
