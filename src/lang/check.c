@@ -977,6 +977,8 @@ static dnf affine_atoms(bcheck *b, int x)
 		e[n++] = aff_sub(b->a, ix->los[j], vx, &ok);
 	for (int j = 0; j < ix->nhi; j++)
 		e[n++] = aff_add(b->a, aff_sub(b->a, vx, ix->his[j], &ok), aff_const(1), &ok);
+	for (int j = 0; j < n && ok; j++) /* params with values as numbers, as the box has them */
+		ok = fold(b, e[j], &e[j]);
 	if (!ok)
 		return r; /* no atoms: only a wider set */
 	r.c[0].n = n;

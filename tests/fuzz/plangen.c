@@ -248,6 +248,22 @@ static void make_template(pg_kernel *k, rng *r)
 			use(k, C, 1, b2), use(k, A, 1, b2), use(k, Y, 1, b2);
 		}
 		break;
+	case PG_AFFINE:
+		/* the nest's shape from variant bits 0-2, its bounds' offsets from bits 3-8 (print_affine) */
+		add_param(k, "M", pick_extent(r, 0));
+		add_param(k, "N", pick_extent(r, 0));
+		add_param(k, "K", pick_extent(r, 0));
+		A = add_array(k, "A", pick_input_role(r), 2, "M", "K", "");
+		B = add_array(k, "B", pick_input_role(r), 2, "K", "N", "");
+		/* output only where the nest writes it before reading it (the trmm shape) */
+		C = add_array(k, "C", (k->variant & 7) == 0 && chance(r, 50) ? 1 : 2, 2, "M", "N", "");
+		X = add_array(k, "X", pick_input_role(r), 1, "N", "", "");
+		Y = add_array(k, "Y", 2, 1, "M", "", "");
+		T = add_array(k, "S", 2, 2, "M", "M", "");
+		b0 = add_band(k, 2, "i", "M", "j", "N", "", "");
+		use(k, A, 1, b0), use(k, B, 1, b0), use(k, C, 1, b0), use(k, X, 1, b0), use(k, Y, 1, b0);
+		use(k, T, 1, b0);
+		break;
 	default: /* PG_REDTEMP */
 		add_param(k, "M", pick_extent(r, 0));
 		add_param(k, "N", pick_extent(r, 0));
@@ -874,7 +890,8 @@ const char *pg_kind_name(int kind)
 {
 	static const char *const kinds[PG_NKINDS] = {
 		"matmul", "matmul_imperfect", "matvec", "transpose", "stencil1d", "stencil2d", "stencil3d",
-		"two_index", "reduce_temp", "wavefront", "accumulator", "inplace_sweep", "imperfect_multi"};
+		"two_index", "reduce_temp", "wavefront", "accumulator", "inplace_sweep", "imperfect_multi",
+		"affine"};
 	return kind >= 0 && kind < PG_NKINDS ? kinds[kind] : "?";
 }
 
@@ -890,6 +907,8 @@ void pg_generate(pg_kernel *k, uint64_t seed, const pg_options *o)
 	k->opencl = chance(&r, opencl_share);
 	if (!k->opencl && o->cuda_share > 0 && chance(&r, o->cuda_share))
 		k->opencl = k->cuda = 1;
+	if (families == PG_FAM_AFFINE) /* host only, as check wants */
+		k->opencl = k->cuda = 0;
 	if (k->opencl) {
 		static const int okinds[] = {PG_MATMUL, PG_MATMUL, PG_MATVEC, PG_TRANSPOSE, PG_ST1, PG_ST2};
 		k->kind = okinds[rint_(&r, 6)];
@@ -898,6 +917,8 @@ void pg_generate(pg_kernel *k, uint64_t seed, const pg_options *o)
 		/* half of the extended generator's host kernels come from the new templates */
 		if (families != PG_FAM_CLASSIC && chance(&x, 50))
 			k->kind = PG_NCLASSIC + rint_(&x, PG_NKINDS - PG_NCLASSIC);
+		if (families == PG_FAM_AFFINE)
+			k->kind = PG_AFFINE;
 	}
 	k->variant = (uint32_t)rnext(&x);
 	k->dtype = rint_(&r, 4);
@@ -905,7 +926,9 @@ void pg_generate(pg_kernel *k, uint64_t seed, const pg_options *o)
 	make_template(k, &r);
 	decorate(k, &r);
 	if (families != PG_FAM_CLASSIC && !k->opencl)
-		extend(k, &x, o->tune_share);
+		extend(k, &x, k->kind == PG_AFFINE ? 0 : o->tune_share);
+	if (k->kind == PG_AFFINE) /* no schedule or plan on affine bounds yet */
+		return;
 	if (k->opencl) {
 		k->plan = 1;
 		for (int i = 0; i < k->np; i++)
@@ -1093,6 +1116,49 @@ static void print_multi(const pg_kernel *k, obuf *o, int ik)
 		put(o, "for (m: M, n: N) {\n  C[m, n] -= A[m, n] * Y[m]\n}\n");
 }
 
+/* The affine nests: trmm-like (shape 0), banded matrix-vector (1), syrk-like lower triangle (2),
+ * forward substitution in place (3), tetrahedral (4), upper triangle with a clamped start (5+).
+ * Bits 3-5 and 6-8 pick the offsets of the bounds (0..7 around the diagonal), bit 9 the lower
+ * or upper form. Every access stays inside its extent for any size drawn: the bounds clamp with
+ * the extents (or an `if` does), which check must prove. */
+static void print_affine(const pg_kernel *k, obuf *o, int ik)
+{
+	int shape = (int)(k->variant & 7), d = (int)((k->variant >> 3) & 7), e = (int)((k->variant >> 6) & 7);
+	int up = (k->variant >> 9) & 1;
+	switch (shape) {
+	case 0:
+		put(o, "for (i: M, j: N) {\n  C[i, j] = %s\n", ik ? "1" : "0.5");
+		if (up)
+			put(o, "  for (k: max(0, i - %d) .. K) {\n", d);
+		else
+			put(o, "  for (k: 0 .. min(i + %d, K)) {\n", e + 1);
+		put(o, "    C[i, j] += A[i, k] * B[k, j]\n  }\n}\n");
+		break;
+	case 1:
+		put(o, "for (i: M, j: max(0, i - %d) .. min(N, i + %d)) {\n  Y[i] += %s * X[j]\n}\n", d, e + 1,
+		    up ? "C[i, j]" : "2");
+		break;
+	case 2:
+		put(o, "for (i: M, j: 0 .. min(i + %d, M), k: K) {\n  S[i, j] += A[i, k] * A[j, k]\n}\n",
+		    up ? 1 : (e % 2) + 1);
+		break;
+	case 3:
+		put(o, "for (i: M) {\n  Y[i] = %s\n  for (j: max(0, i - %d) .. i) {\n", ik ? "i" : "0.25 * i", d + 1);
+		put(o, ik ? "    Y[i] = Y[i] - min(Y[j], 3)\n" : "    Y[i] -= Y[j] * 0.125\n");
+		put(o, "  }\n}\n");
+		break;
+	case 4:
+		put(o, "for (i: M, j: 0 .. min(i + 1, N)) {\n  for (k: j .. min(i + %d, K)) {\n", e + 1);
+		put(o, "    C[i, j] += A[i, k] * B[k, j]\n  }\n}\n");
+		break;
+	default:
+		put(o, "for (i: M) {\n  for (j: max(i - %d, 0) .. min(N, M)) {\n", d);
+		put(o, "    if (j < M) {\n      S[i, j] += A[i, %s] * %s\n    }\n  }\n}\n", up ? "0" : "K - 1",
+		    ik ? "2" : "C[i, j]");
+		break;
+	}
+}
+
 static void print_body(const pg_kernel *k, obuf *o)
 {
 	int ik = int_kernel(k);
@@ -1139,6 +1205,9 @@ static void print_body(const pg_kernel *k, obuf *o)
 		break;
 	case PG_MULTI:
 		print_multi(k, o, ik);
+		break;
+	case PG_AFFINE:
+		print_affine(k, o, ik);
 		break;
 	default:
 		put(o, "for (i: M) {\n  T[i] = 0\n  for (j: N) {\n    T[i] += A[i, j] * A[i, j]\n  }\n}\n"
