@@ -438,6 +438,26 @@ typedef struct band {
 
 static bool emit_band(lb *b, const band *bd, int pos, lt_node *parent, nlist *out);
 
+/* x with its compile-time params folded into the constant (as bx_from_aff folds them);
+ * false on overflow. */
+static bool fold_params(ct_arena *a, const ct_kernel *k, aff x, aff *out)
+{
+	bool ok = true;
+	aff r = aff_const(x.c);
+	for (int i = 0; i < x.n && ok; i++) {
+		const aff_term *t = &x.t[i];
+		int64_t p;
+		if (t->kind == AFF_PARAM && t->id >= 0 && t->id < k->nparams && !k->params[t->id].runtime) {
+			if (!ct_mul_ok(t->coef, k->params[t->id].value, &p) || !ct_add_ok(r.c, p, &r.c))
+				ok = false;
+			continue;
+		}
+		r = aff_add(a, r, aff_sym1(a, t->kind, t->id, t->coef, &ok), &ok);
+	}
+	*out = r;
+	return ok;
+}
+
 /* The bounds of affine root v on loop x: the terms over params only
  * folded into lo and hi, the others kept as dlo and dhi. */
 static bool affine_bounds(lb *b, lt_node *x, int v)
@@ -454,10 +474,16 @@ static bool affine_bounds(lb *b, lt_node *x, int v)
 		const aff *v2 = side ? ix->his : ix->los;
 		for (int j = 0; j < n; j++) {
 			if (aff_uses_kind(v2[j], AFF_INDEX)) {
+				aff f;
+				if (!fold_params(a, b->k, v2[j], &f)) {
+					ct_error_at(b->k->ctx, CT_ERR_INPUT, b->k->file, ix->pos.line,
+					            ix->pos.col, "bounds of '%s' must fit in 64 bits", ix->name);
+					return lb_fail(b, CT_ERR_INPUT);
+				}
 				if (side)
-					dh[x->ndhi++] = v2[j];
+					dh[x->ndhi++] = f;
 				else
-					dl[x->ndlo++] = v2[j];
+					dl[x->ndlo++] = f;
 				continue;
 			}
 			const bx *t = bx_from_aff(a, b->k, v2[j]);
