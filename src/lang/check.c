@@ -541,32 +541,108 @@ static void check_nodes(checker *c, ir_node **body, int n)
 
 static void check_plan(checker *c);
 
-/* What kernels with affine loop bounds cannot have yet (issue #31 adds
- * them stage by stage): schedules, plan items and targets other than host. */
+/* Whether index x's bounds use original index r. */
+static bool bounds_use(const ir_index *x, int r)
+{
+	for (int j = 0; j < x->nlo + x->nhi; j++)
+		if (aff_coef(j < x->nlo ? x->los[j] : x->his[j - x->nlo], AFF_INDEX, r) != 0)
+			return true;
+	return false;
+}
+
+/* The schedule's order of the band headed by f: every affine loop must stay inside every loop
+ * of the split chains its bounds use (its bounds are not projected onto outer loops yet). */
+static void check_affine_order(checker *c, const ir_node *f, int *order)
+{
+	ct_kernel *k = c->k;
+	int n = 0;
+	sched_band_order(k, f, true, order, &n);
+	for (int p = 0; p < n; p++) {
+		const ir_index *x = &k->indices[order[p]];
+		if (!ir_index_affine(x))
+			continue;
+		for (int q = p + 1; q < n; q++) {
+			const ir_index *y = &k->indices[order[q]];
+			if (!bounds_use(x, y->root))
+				continue;
+			const ir_sched *at = NULL;
+			for (int s = 0; s < k->nsched; s++)
+				if (k->sched[s].kind == SC_REORDER)
+					at = &k->sched[s];
+			cerr(k, &c->nerr, at ? at->pos : x->pos,
+			     "loop '%s' must stay inside loop '%s': its bounds use '%s' (moving it out would "
+			     "need its bounds projected, not supported yet)",
+			     x->name, y->name, k->indices[y->root].name);
+			return;
+		}
+	}
+}
+
+static void check_affine_bands(checker *c, ir_node *const *body, int n, int *order)
+{
+	for (int i = 0; i < n; i++) {
+		const ir_node *s = body[i];
+		if (s->kind == ND_FOR) {
+			check_affine_order(c, s, order);
+			const ir_node *in = s;
+			while (in->nbody == 1 && in->body[0]->kind == ND_FOR)
+				in = in->body[0];
+			check_affine_bands(c, in->body, in->nbody, order);
+		} else if (s->kind == ND_IF) {
+			check_affine_bands(c, s->body, s->nbody, order);
+			check_affine_bands(c, s->els, s->nels, order);
+		}
+	}
+}
+
+/* Index a plan item names that has affine bounds, or NULL. */
+static const ir_index *item_affine(const ct_kernel *k, const ir_plan_item *it)
+{
+	for (int j = 0; j < it->n; j++)
+		if (ir_index_affine(&k->indices[k->indices[it->idx[j]].root]) &&
+		    k->indices[it->idx[j]].root == it->idx[j])
+			return &k->indices[it->idx[j]];
+	return NULL;
+}
+
+/* What kernels with affine loop bounds cannot have yet (issue #31 adds them stage by stage):
+ * splits of the affine loops themselves, reorders that move one out of a loop its bounds use,
+ * caches, unroll of an affine loop, parallel bands of several loops with one, SPMD grids and
+ * targets other than host. */
 static void check_affine_limits(checker *c)
 {
 	ct_kernel *k = c->k;
-	const ir_index *ax = NULL;
-	for (int i = 0; i < k->nindices && !ax; i++)
-		if (ir_index_affine(&k->indices[i]))
-			ax = &k->indices[i];
-	if (!ax)
-		return;
-	if (k->nsched > 0)
-		cerr(k, &c->nerr, k->sched[0].pos,
-		     "a schedule on a kernel with affine loop bounds is not supported yet (loop '%s' "
-		     "at line %d has bounds that use enclosing indices or min/max)",
-		     ax->name, ax->pos.line);
-	for (int i = 0; i < k->nplan; i++)
-		cerr(k, &c->nerr, k->plan[i].pos,
-		     "plan items on a kernel with affine loop bounds are not supported yet (loop '%s' "
-		     "at line %d has bounds that use enclosing indices or min/max)",
-		     ax->name, ax->pos.line);
+	for (int s = 0; s < k->nsched; s++) {
+		const ir_sched *sc = &k->sched[s];
+		for (int a = 0; sc->kind != SC_REORDER && a < sc->n; a++)
+			if (ir_index_affine(&k->indices[sc->idx[a]]))
+				cerr(k, &c->nerr, sc->arg_pos ? sc->arg_pos[a] : sc->pos,
+				     "loop '%s' has affine bounds (they use enclosing indices or min/max): splitting "
+				     "it is not supported yet",
+				     k->indices[sc->idx[a]].name);
+	}
+	int *order = ct_arena_alloc(&k->arena, sizeof *order * ((size_t)k->nindices + 1));
+	if (order && c->nerr == 0)
+		check_affine_bands(c, k->body, k->nbody, order);
+	for (int i = 0; i < k->nplan; i++) {
+		const ir_plan_item *it = &k->plan[i];
+		const ir_index *x = it->kind == PL_CACHE ? NULL : item_affine(k, it);
+		if (it->kind == PL_CACHE)
+			cerr(k, &c->nerr, it->pos,
+			     "caches on a kernel with affine loop bounds are not supported yet (issue #31)");
+		else if (it->kind == PL_UNROLL && x)
+			cerr(k, &c->nerr, it->pos, "unroll(%s): loop '%s' has affine bounds, so no constant trip count",
+			     x->name, x->name);
+		else if (it->kind == PL_PARALLELIZE && x && (it->n > 1 || it->spmd))
+			cerr(k, &c->nerr, it->pos,
+			     "parallelize: loop '%s' has affine bounds: it can only be parallelized alone (no "
+			     "collapse, no spmd grid)",
+			     x->name);
+	}
 	if (k->has_plan && k->target != TARGET_HOST)
 		cerr(k, &c->nerr, k->plan_pos,
-		     "target %s on a kernel with affine loop bounds is not supported yet (loop '%s' at "
-		     "line %d; only target=host)",
-		     k->target == TARGET_OPENCL ? "opencl" : "cuda", ax->name, ax->pos.line);
+		     "target %s on a kernel with affine loop bounds is not supported yet (only target=host)",
+		     k->target == TARGET_OPENCL ? "opencl" : "cuda");
 }
 
 int check_structure(ct_kernel *k)

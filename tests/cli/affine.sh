@@ -85,9 +85,36 @@ for c in "tiles --cache 32K:64" "auto" "tune --budget 1" "predict --cache 32K:64
 		"$CACHET" "$@" examples/trmm.cachet
 done
 sched=$(kfile sched.cachet "kernel s" "param N = 8" "array A : f32[N, N] inout" \
-	"for (i: N, j: 0 .. i+1) {" "  A[i, j] += 1" "}" "schedule {" "  ii = split(i, 4)" "}")
-expect "refused: schedule" 2 "sched.cachet:8:3: error: a schedule on a kernel with affine loop bounds is not supported yet \(loop 'j' at line 4" \
+	"for (i: N, j: 0 .. i+1) {" "  A[i, j] += 1" "}" "schedule {" "  jj = split(j, 4)" "}")
+expect "refused: split of an affine loop" 2 "sched.cachet:8:14: error: loop 'j' has affine bounds .*: splitting it is not supported yet" \
 	"$CACHET" check "$sched"
+out=$(kfile out.cachet "kernel s" "param N = 8" "array A : f32[N, N] inout" \
+	"for (i: N, j: 0 .. i+1) {" "  A[i, j] += 1" "}" "schedule {" "  ii = split(i, 4)" "  reorder(i, j, ii)" "}")
+expect "refused: affine loop outside a split" 2 "out.cachet:9:3: error: loop 'j' must stay inside loop 'ii': its bounds use 'i'" \
+	"$CACHET" check "$out"
+dep=$(kfile dep.cachet "kernel d" "param N = 8" "array B : f32[N] inout" \
+	"for (i: N, j: 0 .. i+1) {" "  B[j] += 1" "}" "plan {" "  parallelize(i)" "}")
+expect "refused: parallel loop carrying a dependence" 2 "parallelize\(i\): the iterations of 'i' are not independent" \
+	"$CACHET" check "$dep"
+cache=$(kfile cache.cachet "kernel c" "param N = 8" "array B : f32[N] inout" \
+	"for (i: N, j: 0 .. i+1) {" "  B[j] += 1" "}" "plan {" "  BB = cache(B, level=1)" "}")
+expect "refused: cache" 2 "cache.cachet:8:3: error: caches on a kernel with affine loop bounds are not supported yet" \
+	"$CACHET" check "$cache"
+
+# ---------------------------------------------------------------- schedules and loop verbs on them
+tiled=$(kfile tiled.cachet "kernel t" "param N = 70, M = 45" "array L : f32[N, N] input" \
+	"array B : f32[N, M] input" "array C : f32[N, M] output" "for (i: N, j: M) {" "  C[i, j] = 0" \
+	"  for (k: 0 .. i+1) {" "    C[i, j] += L[i, k] * B[k, j]" "  }" "}" "schedule {" \
+	"  ii, jj = tile(i=16, j=8)" "  reorder(i, j, ii, jj)" "}" "plan {" "  parallelize(i, policy=dynamic)" "}")
+expect "tiled trmm: lower" 0 "for k in range\(0, i\+ii\+1\):" "$CACHET" lower "$tiled"
+expect "tiled trmm: run 2 threads" 0 "verified" "$CACHET" run "$tiled" --threads 2
+expect "tiled trmm: checked" 0 "verified" "$CACHET" run "$tiled" --checked
+ikj=$(kfile ikj.cachet "kernel t" "param N = 67, M = 40" "array L : f32[N, N] input" \
+	"array B : f32[N, M] input" "array C : f32[N, M] inout" "for (i: N) {" "  for (k: 0 .. i+1) {" \
+	"    for (j: M) {" "      C[i, j] += L[i, k] * B[k, j]" "    }" "  }" "}" "schedule {" "  jj = split(j, 16)" "}" \
+	"plan {" "  parallelize(i)" "  vectorize(jj)" "}")
+expect "vectorized trmm (i, k, j): run 2 threads" 0 "verified" "$CACHET" run "$ikj" --threads 2
+expect "vectorized trmm: the simd loop" 0 "#pragma omp simd" "$CACHET" emit "$ikj"
 gpu=$(kfile gpu.cachet "kernel g" "param N = 8" "array A : f32[N, N] inout" \
 	"for (i: N, j: 0 .. i+1) {" "  A[i, j] += 1" "}" "plan(target=opencl) {" "}")
 expect "refused: opencl" 2 "gpu.cachet:7:1: error: target opencl on a kernel with affine loop bounds is not supported yet" \

@@ -311,14 +311,32 @@ static const row rows[] = {
      "7:31: error: subscript 'j' of 'B' may exceed the extent N of dimension 1", 0},
     {"triangular in bounds by an if", HDR
      "for (i: N) { for (j: i+2) { if (j < N) { B[j] = 1 } } }\n", NULL, 0},
-    {"schedule on an affine kernel", HDR "for (i: N, j: 0 .. i+1) { B[j] = 1 }\n"
-     "schedule { ii = split(i, 4) }\n",
-     "8:12: error: a schedule on a kernel with affine loop bounds is not supported yet (loop "
-     "'j' at line 7 has bounds that use enclosing indices or min/max)", 0},
-    {"plan on an affine kernel", HDR "for (i: N, j: 0 .. i+1) { B[j] = 1 }\n"
-     "plan { parallelize(i) }\n",
-     "8:8: error: plan items on a kernel with affine loop bounds are not supported yet (loop "
-     "'j' at line 7 has bounds that use enclosing indices or min/max)", 0},
+    {"split of a rectangular loop of an affine kernel", HDR "for (i: N, j: 0 .. i+1) { B[j] = 1 }\n"
+     "schedule { ii = split(i, 4) }\n", NULL, 0},
+    {"split of an affine loop", HDR "for (i: N, j: 0 .. i+1) { B[j] = 1 }\n"
+     "schedule { jj = split(j, 4) }\n",
+     "8:23: error: loop 'j' has affine bounds (they use enclosing indices or min/max): splitting it "
+     "is not supported yet", 0},
+    {"affine loop moved out", HDR "for (i: N, j: 0 .. i+1) { B[j] = 1 }\n"
+     "schedule { reorder(j, i) }\n",
+     "8:12: error: loop 'j' must stay inside loop 'i': its bounds use 'i' (moving it out would need "
+     "its bounds projected, not supported yet)", 0},
+    {"affine loop outside a split", HDR "for (i: N, j: 0 .. i+1) { B[j] = 1 }\n"
+     "schedule { ii = split(i, 4); reorder(i, j, ii) }\n",
+     "8:30: error: loop 'j' must stay inside loop 'ii': its bounds use 'i' (moving it out would need "
+     "its bounds projected, not supported yet)", 0},
+    {"parallel affine kernel", HDR "for (i: M, j: 0 .. i+1) { C[i, j] = 1 }\n"
+     "plan { parallelize(i) }\n", NULL, 0},
+    {"cache on an affine kernel", HDR "for (i: N, j: 0 .. i+1) { B[j] = 1 }\n"
+     "plan { BB = cache(B, level=1) }\n",
+     "8:8: error: caches on a kernel with affine loop bounds are not supported yet (issue #31)", 0},
+    {"unroll of an affine loop", HDR "for (i: N, j: 0 .. i+1) { B[j] = 1 }\n"
+     "plan { unroll(j) }\n",
+     "8:8: error: unroll(j): loop 'j' has affine bounds, so no constant trip count", 0},
+    {"collapse with an affine loop", HDR "for (i: M, j: 0 .. i+1) { C[i, j] = 1 }\n"
+     "plan { parallelize(i, j) }\n",
+     "8:8: error: parallelize: loop 'j' has affine bounds: it can only be parallelized alone (no "
+     "collapse, no spmd grid)", 0},
     {"array in if condition", HDR "for (i: N) { if (A[i] < 0) { B[i] = 1 } }\n",
      "7:18: error: non-affine if condition: array element 'A[...]' (use indices and params only)",
      0},
