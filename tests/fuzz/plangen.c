@@ -248,22 +248,52 @@ static void make_template(pg_kernel *k, rng *r)
 			use(k, C, 1, b2), use(k, A, 1, b2), use(k, Y, 1, b2);
 		}
 		break;
-	case PG_AFFINE:
-		/* the nest's shape from variant bits 0-2, its bounds' offsets from bits 3-8 (print_affine) */
+	case PG_AFFINE: {
+		/* the nest's shape from variant bits 0-2, its bounds' offsets from bits 3-8 (print_affine);
+		 * the bands as the shape's loops are written, each affine loop fixed */
+		int shape = (int)(k->variant & 7);
 		add_param(k, "M", pick_extent(r, 0));
 		add_param(k, "N", pick_extent(r, 0));
 		add_param(k, "K", pick_extent(r, 0));
 		A = add_array(k, "A", pick_input_role(r), 2, "M", "K", "");
 		B = add_array(k, "B", pick_input_role(r), 2, "K", "N", "");
 		/* output only where the nest writes it before reading it (the trmm shape) */
-		C = add_array(k, "C", (k->variant & 7) == 0 && chance(r, 50) ? 1 : 2, 2, "M", "N", "");
+		C = add_array(k, "C", shape == 0 && chance(r, 50) ? 1 : 2, 2, "M", "N", "");
 		X = add_array(k, "X", pick_input_role(r), 1, "N", "", "");
 		Y = add_array(k, "Y", 2, 1, "M", "", "");
 		T = add_array(k, "S", 2, 2, "M", "M", "");
-		b0 = add_band(k, 2, "i", "M", "j", "N", "", "");
-		use(k, A, 1, b0), use(k, B, 1, b0), use(k, C, 1, b0), use(k, X, 1, b0), use(k, Y, 1, b0);
-		use(k, T, 1, b0);
+		(void)A, (void)B, (void)C, (void)X, (void)Y, (void)T;
+		switch (shape) {
+		case 0: /* (i, j) then k */
+			b0 = add_band(k, 2, "i", "M", "j", "N", "", "");
+			b1 = add_band(k, 1, "k", "K", "", "", "", "");
+			k->b[b1].fixed[0] = 1;
+			break;
+		case 1: /* (i, j) with j banded */
+			b0 = add_band(k, 2, "i", "M", "j", "N", "", "");
+			k->b[b0].fixed[1] = 1;
+			break;
+		case 2: /* (i, j, k) with j triangular */
+			b0 = add_band(k, 3, "i", "M", "j", "M", "k", "K");
+			k->b[b0].fixed[1] = 1;
+			break;
+		case 4: /* (i, j, k): j triangular, k over both (a FOR nested alone is one band) */
+			b0 = add_band(k, 3, "i", "M", "j", "N", "k", "K");
+			k->b[b0].fixed[1] = k->b[b0].fixed[2] = 1;
+			break;
+		case 3: /* (i), a statement, then j: in place, carried */
+			b0 = add_band(k, 1, "i", "M", "", "", "", "");
+			k->b[b0].carried = 1;
+			b1 = add_band(k, 1, "j", "N", "", "", "", "");
+			k->b[b1].fixed[0] = 1;
+			break;
+		default: /* 5: (i, j), j clamped */
+			b0 = add_band(k, 2, "i", "M", "j", "N", "", "");
+			k->b[b0].fixed[1] = 1;
+			break;
+		}
 		break;
+	}
 	default: /* PG_REDTEMP */
 		add_param(k, "M", pick_extent(r, 0));
 		add_param(k, "N", pick_extent(r, 0));
@@ -461,6 +491,27 @@ static void random_reorder(pg_kernel *k, int b, rng *r, int tiled)
 	bd->reorder = 1;
 }
 
+/* Move the band's fixed (affine) loops to the end of its reorder, in their order: inside every
+ * chain of the band, so inside the loops their bounds use (never split, they stand alone). */
+static void keep_fixed_last(pg_kernel *k, int b)
+{
+	pg_band *bd = &k->b[b];
+	char out[PG_MAXBI][PG_NAME];
+	int n = 0;
+	for (int i = 0; i < bd->nord; i++) {
+		int fixed = 0;
+		for (int o = 0; o < bd->norig; o++)
+			fixed |= bd->fixed[o] && strcmp(bd->orig[o], bd->ord[i]) == 0;
+		if (!fixed)
+			memcpy(out[n++], bd->ord[i], PG_NAME);
+	}
+	/* the fixed ones in the order they are written (one may use another: k of j) */
+	for (int o = 0; o < bd->norig; o++)
+		if (bd->fixed[o])
+			memcpy(out[n++], bd->orig[o], PG_NAME);
+	memcpy(bd->ord, out, sizeof out[0] * (size_t)n);
+}
+
 /* The tunable param of k (its number + 1), 0 when none. */
 static int tune_param(const pg_kernel *k)
 {
@@ -481,7 +532,7 @@ static void gen_schedule(pg_kernel *k, rng *r)
 		if (tile)
 			group++;
 		for (int i = 0; i < bd->norig; i++) {
-			if (!chance(r, 55))
+			if (!chance(r, 55) || bd->fixed[i])
 				continue;
 			int64_t trips = bd->trips[i];
 			int s = add_split(k, b, bd->orig[i], pick_split_size(r, trips), tile ? group : 0,
@@ -499,8 +550,10 @@ static void gen_schedule(pg_kernel *k, rng *r)
 				s = add_split(k, b, k->s[s].inner, pick_split_size(r, outer), 0, chance(r, 5));
 			}
 		}
-		if (chance(r, 65) && !keep)
+		if (chance(r, 65) && !keep) {
 			random_reorder(k, b, r, chance(r, 50));
+			keep_fixed_last(k, b);
+		}
 	}
 }
 
@@ -771,6 +824,31 @@ static void gen_host_verbs(pg_kernel *k, rng *r)
 	}
 }
 
+/* The loop verbs of an affine kernel: parallelize the outermost loop of band 0 (alone; a
+ * dependence makes check refuse it, which the fuzzer counts), unroll a split inner loop of a
+ * rectangular index now and then. */
+static void gen_affine_verbs(pg_kernel *k, rng *r)
+{
+	char bo[PG_MAXBI][PG_NAME];
+	int m = pg_band_order(k, 0, bo);
+	if (m > 0 && chance(r, 60)) {
+		int v = add_verb(k, PG_PARALLELIZE);
+		k->v[v].n = 1;
+		memcpy(k->v[v].idx[0], bo[0], PG_NAME);
+		if (chance(r, 50))
+			k->v[v].policy = 1 + rint_(r, 2);
+		if (chance(r, 20))
+			k->v[v].max_threads = 1 + rint_(r, 4);
+	}
+	for (int s = 0; s < k->ns && chance(r, 30); s++)
+		if (k->s[s].alive && k->s[s].size <= 8) {
+			int v = add_verb(k, PG_UNROLL);
+			k->v[v].n = 1;
+			memcpy(k->v[v].idx[0], k->s[s].inner, PG_NAME);
+			break;
+		}
+}
+
 /* OpenCL: tile the first one or two indices of band 0 into work-groups and work-items, keep the
  * tiles outermost, and put local caches between the two and private ones anywhere. */
 static void gen_opencl(pg_kernel *k, rng *r)
@@ -927,8 +1005,14 @@ void pg_generate(pg_kernel *k, uint64_t seed, const pg_options *o)
 	decorate(k, &r);
 	if (families != PG_FAM_CLASSIC && !k->opencl)
 		extend(k, &x, k->kind == PG_AFFINE ? 0 : o->tune_share);
-	if (k->kind == PG_AFFINE) /* no schedule or plan on affine bounds yet */
+	if (k->kind == PG_AFFINE) { /* schedules and loop verbs; no caches on affine bounds yet */
+		if (chance(&r, 85))
+			gen_schedule(k, &r);
+		k->plan = chance(&r, 60);
+		if (k->plan)
+			gen_affine_verbs(k, &r);
 		return;
+	}
 	if (k->opencl) {
 		k->plan = 1;
 		for (int i = 0; i < k->np; i++)

@@ -66,6 +66,8 @@ typedef struct pg_band {
 	int nord;
 	char ord[PG_MAXBI][PG_NAME]; /* the reorder's list (alive indices only are printed) */
 	int carried;               /* the body carries a dependence across this band's loops */
+	int fixed[3];              /* an affine loop (PG_AFFINE): never split, and kept after the band's
+	                              other loops in a reorder (inside the chains its bounds use) */
 } pg_band;
 
 typedef struct pg_split {
