@@ -639,10 +639,10 @@ static void check_affine_limits(checker *c)
 			     "collapse, no spmd grid)",
 			     x->name);
 	}
-	if (k->has_plan && k->target != TARGET_HOST)
+	if (k->has_plan && k->target == TARGET_CUDA)
 		cerr(k, &c->nerr, k->plan_pos,
-		     "target %s on a kernel with affine loop bounds is not supported yet (only target=host)",
-		     k->target == TARGET_OPENCL ? "opencl" : "cuda");
+		     "target cuda on a kernel with affine loop bounds is not supported yet (host and opencl "
+		     "are)");
 }
 
 int check_structure(ct_kernel *k)

@@ -849,6 +849,24 @@ static void gen_affine_verbs(pg_kernel *k, rng *r)
 		}
 }
 
+/* OpenCL for an affine kernel: band 0's first index (and its second when that is rectangular,
+ * now and then) tiled into work-groups and work-items, the affine loops kept last, no caches (check
+ * refuses them on such kernels). */
+static void gen_affine_opencl(pg_kernel *k, rng *r)
+{
+	static const int64_t wg[] = {1, 2, 3, 4, 5, 8};
+	pg_band *bd = &k->b[0];
+	int npar = bd->norig > 1 && !bd->fixed[1] && chance(r, 50) ? 2 : 1;
+	for (int i = 0; i < npar; i++)
+		add_split(k, 0, bd->orig[i], pick64(r, wg, 6), 1, 0);
+	random_reorder(k, 0, r, 1);
+	keep_fixed_last(k, 0);
+	pg_verbi *pv = &k->v[add_verb(k, PG_PARALLELIZE)];
+	pv->n = npar;
+	for (int i = 0; i < npar; i++)
+		memcpy(pv->idx[i], bd->orig[i], PG_NAME);
+}
+
 /* OpenCL: tile the first one or two indices of band 0 into work-groups and work-items, keep the
  * tiles outermost, and put local caches between the two and private ones anywhere. */
 static void gen_opencl(pg_kernel *k, rng *r)
@@ -985,11 +1003,15 @@ void pg_generate(pg_kernel *k, uint64_t seed, const pg_options *o)
 	k->opencl = chance(&r, opencl_share);
 	if (!k->opencl && o->cuda_share > 0 && chance(&r, o->cuda_share))
 		k->opencl = k->cuda = 1;
-	if (families == PG_FAM_AFFINE) /* host only, as check wants */
-		k->opencl = k->cuda = 0;
+	if (families == PG_FAM_AFFINE) { /* host or OpenCL, as check wants */
+		k->opencl &= !k->cuda;
+		k->cuda = 0;
+	}
 	if (k->opencl) {
 		static const int okinds[] = {PG_MATMUL, PG_MATMUL, PG_MATVEC, PG_TRANSPOSE, PG_ST1, PG_ST2};
 		k->kind = okinds[rint_(&r, 6)];
+		if (families == PG_FAM_AFFINE)
+			k->kind = PG_AFFINE;
 	} else {
 		k->kind = rint_(&r, PG_NCLASSIC);
 		/* half of the extended generator's host kernels come from the new templates */
@@ -1019,7 +1041,10 @@ void pg_generate(pg_kernel *k, uint64_t seed, const pg_options *o)
 			k->p[i].runtime = 0;
 		for (int i = 0; i < k->na; i++) /* strided arrays: rarely (the emitter's gap is a finding) */
 			k->a[i].strided &= chance(&r, 15);
-		gen_opencl(k, &r);
+		if (k->kind == PG_AFFINE)
+			gen_affine_opencl(k, &r);
+		else
+			gen_opencl(k, &r);
 		return;
 	}
 	if (chance(&r, 85))
