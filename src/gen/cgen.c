@@ -548,6 +548,20 @@ void cg_loop_body(cg *g, const lt_node *x)
 	cg_loop_leave(g, x, outer);
 }
 
+/* Whether x or a loop below it has affine bounds. */
+static bool cg_affine_inside(const lt_node *x)
+{
+	if (lt_affine_loop(x))
+		return true;
+	for (int i = 0; i < x->nkids; i++)
+		if (cg_affine_inside(x->kids[i]))
+			return true;
+	for (int i = 0; i < x->nels; i++)
+		if (cg_affine_inside(x->els[i]))
+			return true;
+	return false;
+}
+
 static void gen_loop(cg *g, const lt_node *x)
 {
 	const ir_plan_item *spmd = spmd_item(g, x);
@@ -565,9 +579,9 @@ static void gen_loop(cg *g, const lt_node *x)
 		gen_unrolled(g, x);
 		return;
 	}
-	/* the rewrites below read loops as rectangular: kernels with affine
-	 * bounds get plain loops (issue #31 extends them) */
-	bool rect = !g->k->affine_bounds;
+	/* the rewrites below read loops as rectangular: a loop with affine bounds
+	 * in x's subtree gets plain loops down to it (issue #31 extends them) */
+	bool rect = !g->k->affine_bounds || !cg_affine_inside(x);
 	if (rect && g->band_left == 0 && cg_register_tile(g, x))
 		return;
 	if (rect && (cg_guarded_nest(g, x) || cg_split_boundary(g, x)))

@@ -607,8 +607,8 @@ static const ir_index *item_affine(const ct_kernel *k, const ir_plan_item *it)
 
 /* What kernels with affine loop bounds cannot have yet (issue #31 adds them stage by stage):
  * splits of the affine loops themselves, reorders that move one out of a loop its bounds use,
- * caches, unroll of an affine loop, parallel bands of several loops with one, SPMD grids and
- * targets other than host. */
+ * unroll of an affine loop, parallel bands of several loops with one, SPMD grids and target
+ * cuda (caches whose region holds an affine loop: the plan pass, src/plan/lower.c). */
 static void check_affine_limits(checker *c)
 {
 	ct_kernel *k = c->k;
@@ -627,10 +627,7 @@ static void check_affine_limits(checker *c)
 	for (int i = 0; i < k->nplan; i++) {
 		const ir_plan_item *it = &k->plan[i];
 		const ir_index *x = it->kind == PL_CACHE ? NULL : item_affine(k, it);
-		if (it->kind == PL_CACHE)
-			cerr(k, &c->nerr, it->pos,
-			     "caches on a kernel with affine loop bounds are not supported yet (issue #31)");
-		else if (it->kind == PL_UNROLL && x)
+		if (it->kind == PL_UNROLL && x)
 			cerr(k, &c->nerr, it->pos, "unroll(%s): loop '%s' has affine bounds, so no constant trip count",
 			     x->name, x->name);
 		else if (it->kind == PL_PARALLELIZE && x && (it->n > 1 || it->spmd))

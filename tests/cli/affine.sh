@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib/expect.sh"
 export CACHET_CACHE_DIR="$tmp/cache"
 
-examples="trmm syrk trsm cholesky banded"
+examples="trmm syrk trsm cholesky banded trmm_blocked"
 
 # ---------------------------------------------------------------- every example, every engine
 for x in $examples; do
@@ -59,6 +59,7 @@ for x in $examples; do
 	syrk) defs="-D N=48 -D K=40" ;;
 	cholesky) defs="-D N=48" ;;
 	banded) defs="-D N=300" ;;
+	trmm_blocked) defs="-D NB=2 -D MB=2" ;;
 	esac
 	for spec in 2K:32 4K:64:4 1K:16:2,8K:64; do
 		"$CACHET" predict "$f" $defs --cache "$spec" --json >"$tmp/p" 2>"$tmp/e" &&
@@ -98,7 +99,7 @@ expect "refused: parallel loop carrying a dependence" 2 "parallelize\(i\): the i
 	"$CACHET" check "$dep"
 cache=$(kfile cache.cachet "kernel c" "param N = 8" "array B : f32[N] inout" \
 	"for (i: N, j: 0 .. i+1) {" "  B[j] += 1" "}" "plan {" "  BB = cache(B, level=1)" "}")
-expect "refused: cache" 2 "cache.cachet:8:3: error: caches on a kernel with affine loop bounds are not supported yet" \
+expect "refused: cache around an affine loop" 2 "cache.cachet:8:3: error: cache 'BB' holds loop 'j', whose bounds are affine .*: a cache's region must be rectangular" \
 	"$CACHET" check "$cache"
 
 # ---------------------------------------------------------------- schedules and loop verbs on them
@@ -115,6 +116,13 @@ ikj=$(kfile ikj.cachet "kernel t" "param N = 67, M = 40" "array L : f32[N, N] in
 	"plan {" "  parallelize(i)" "  vectorize(jj)" "}")
 expect "vectorized trmm (i, k, j): run 2 threads" 0 "verified" "$CACHET" run "$ikj" --threads 2
 expect "vectorized trmm: the simd loop" 0 "#pragma omp simd" "$CACHET" emit "$ikj"
+
+# ---------------------------------------------------------------- caches inside the triangle
+expect "blocked trmm: a cache of the gemm block" 0 "cache BB of B \(index i, level 3\)" \
+	"$CACHET" lower examples/trmm_blocked.cachet
+expect "blocked trmm: run 2 threads" 0 "verified" "$CACHET" run examples/trmm_blocked.cachet --threads 2
+expect "blocked trmm: other sizes" 0 "verified" "$CACHET" run examples/trmm_blocked.cachet -D NB=3 -D MB=5
+expect "blocked trmm: checked" 0 "verified" "$CACHET" run examples/trmm_blocked.cachet --checked
 
 # ---------------------------------------------------------------- OpenCL (PoCL from make deps)
 ocl=$(kfile ocl.cachet "kernel t" "param N = 37, M = 21" "array L : f32[N, N] input" \

@@ -262,36 +262,57 @@ static void make_template(pg_kernel *k, rng *r)
 		X = add_array(k, "X", pick_input_role(r), 1, "N", "", "");
 		Y = add_array(k, "Y", 2, 1, "M", "", "");
 		T = add_array(k, "S", 2, 2, "M", "M", "");
-		(void)A, (void)B, (void)C, (void)X, (void)Y, (void)T;
+		/* the bands as the shape's loops are written (with their uses, where caches go) */
 		switch (shape) {
 		case 0: /* (i, j) then k */
 			b0 = add_band(k, 2, "i", "M", "j", "N", "", "");
 			b1 = add_band(k, 1, "k", "K", "", "", "", "");
 			k->b[b1].fixed[0] = 1;
+			use(k, A, 2, b0, b1), use(k, B, 2, b0, b1), use(k, C, 1, b0), use(k, C, 2, b0, b1);
 			break;
 		case 1: /* (i, j) with j banded */
 			b0 = add_band(k, 2, "i", "M", "j", "N", "", "");
 			k->b[b0].fixed[1] = 1;
+			use(k, C, 1, b0), use(k, X, 1, b0), use(k, Y, 1, b0);
 			break;
 		case 2: /* (i, j, k) with j triangular */
 			b0 = add_band(k, 3, "i", "M", "j", "M", "k", "K");
 			k->b[b0].fixed[1] = 1;
+			use(k, A, 1, b0), use(k, T, 1, b0);
 			break;
 		case 4: /* (i, j, k): j triangular, k over both (a FOR nested alone is one band) */
 			b0 = add_band(k, 3, "i", "M", "j", "N", "k", "K");
 			k->b[b0].fixed[1] = k->b[b0].fixed[2] = 1;
+			snprintf(k->b[b0].dep[2], PG_NAME, "j");
+			use(k, A, 1, b0), use(k, B, 1, b0), use(k, C, 1, b0);
 			break;
 		case 3: /* (i), a statement, then j: in place, carried */
 			b0 = add_band(k, 1, "i", "M", "", "", "", "");
 			k->b[b0].carried = 1;
 			b1 = add_band(k, 1, "j", "N", "", "", "", "");
 			k->b[b1].fixed[0] = 1;
+			use(k, Y, 1, b0), use(k, Y, 2, b0, b1);
+			break;
+		case 6: /* (i, k, j): trmm in i-k-j order, the rectangular j inside the triangle */
+			b0 = add_band(k, 3, "i", "M", "k", "K", "j", "N");
+			k->b[b0].fixed[1] = 1;
+			use(k, A, 1, b0), use(k, B, 1, b0), use(k, C, 1, b0);
+			break;
+		case 7: /* (i, j, k): a band of j around the diagonal, a rectangular k inside */
+			b0 = add_band(k, 3, "i", "M", "j", "N", "k", "K");
+			k->b[b0].fixed[1] = 1;
+			use(k, A, 1, b0), use(k, B, 1, b0), use(k, C, 1, b0);
 			break;
 		default: /* 5: (i, j), j clamped */
 			b0 = add_band(k, 2, "i", "M", "j", "N", "", "");
 			k->b[b0].fixed[1] = 1;
+			use(k, T, 1, b0), use(k, A, 1, b0), use(k, C, 1, b0);
 			break;
 		}
+		/* every fixed loop of band 0 uses i unless set above */
+		for (int o = 0; o < 3; o++)
+			if (k->b[b0].fixed[o] && !k->b[b0].dep[o][0])
+				snprintf(k->b[b0].dep[o], PG_NAME, "i");
 		break;
 	}
 	default: /* PG_REDTEMP */
@@ -491,9 +512,21 @@ static void random_reorder(pg_kernel *k, int b, rng *r, int tiled)
 	bd->reorder = 1;
 }
 
-/* Move the band's fixed (affine) loops to the end of its reorder, in their order: inside every
- * chain of the band, so inside the loops their bounds use (never split, they stand alone). */
-static void keep_fixed_last(pg_kernel *k, int b)
+/* Whether name is in the split chain of original index o (i, ii, iii: one letter repeated). */
+static int in_chain(const char *name, const char *o)
+{
+	if (!o[0] || name[0] != o[0])
+		return 0;
+	for (const char *c = name; *c; c++)
+		if (*c != o[0])
+			return 0;
+	return 1;
+}
+
+/* Put the band's fixed (affine) loops back into its reorder, in the order they are written, each
+ * at a random place after the last loop of its dependency's chain (so inside the loops its bounds
+ * use; never split, it stands alone). */
+static void keep_fixed_last(pg_kernel *k, int b, rng *r)
 {
 	pg_band *bd = &k->b[b];
 	char out[PG_MAXBI][PG_NAME];
@@ -505,10 +538,18 @@ static void keep_fixed_last(pg_kernel *k, int b)
 		if (!fixed)
 			memcpy(out[n++], bd->ord[i], PG_NAME);
 	}
-	/* the fixed ones in the order they are written (one may use another: k of j) */
-	for (int o = 0; o < bd->norig; o++)
-		if (bd->fixed[o])
-			memcpy(out[n++], bd->orig[o], PG_NAME);
+	for (int o = 0; o < bd->norig; o++) {
+		if (!bd->fixed[o])
+			continue;
+		int after = 0; /* first place it may go */
+		for (int i = 0; i < n; i++)
+			if (in_chain(out[i], bd->dep[o]))
+				after = i + 1;
+		int at = after + rint_(r, n - after + 1);
+		memmove(out[at + 1], out[at], sizeof out[0] * (size_t)(n - at));
+		memcpy(out[at], bd->orig[o], PG_NAME);
+		n++;
+	}
 	memcpy(bd->ord, out, sizeof out[0] * (size_t)n);
 }
 
@@ -552,7 +593,7 @@ static void gen_schedule(pg_kernel *k, rng *r)
 		}
 		if (chance(r, 65) && !keep) {
 			random_reorder(k, b, r, chance(r, 50));
-			keep_fixed_last(k, b);
+			keep_fixed_last(k, b, r);
 		}
 	}
 }
@@ -639,21 +680,40 @@ static void place_cache(pg_kernel *k, pg_cache *c, rng *r, const char ord[][PG_N
 	(void)k;
 }
 
+/* The levels of order ord (n loops, outermost first) inside its innermost fixed (affine) loop:
+ * n when it has none. */
+static int levels_inside_fixed(const pg_kernel *k, const char ord[][PG_NAME], int n)
+{
+	int last = -1;
+	for (int i = 0; i < n; i++)
+		for (int b = 0; b < k->nb; b++)
+			for (int o = 0; o < k->b[b].norig; o++)
+				if (k->b[b].fixed[o] && strcmp(k->b[b].orig[o], ord[i]) == 0)
+					last = i;
+	return n - 1 - last;
+}
+
 static void gen_host_caches(pg_kernel *k, rng *r)
 {
 	for (int ai = 0; ai < k->na; ai++) {
-		if (!chance(r, 40))
+		/* the affine shapes leave some arrays unused: no cache of those */
+		if (!chance(r, 40) || (k->kind == PG_AFFINE && k->a[ai].npaths == 0))
 			continue;
 		char ord[3 * PG_MAXBI][PG_NAME];
 		int n = array_order(k, ai, ord), role = k->a[ai].role;
 		int ro = role == 0 || role == 4, parent = -1;
 		int depth = 1 + (chance(r, 35) ? 1 + chance(r, 35) : 0);
+		/* affine kernels: mostly inside the innermost affine loop (a region holding one is
+		 * refused), which leaves the levels below it */
+		int aff = k->kind == PG_AFFINE, inside = aff ? levels_inside_fixed(k, ord, n) : n;
+		if (aff && inside < 1 && chance(r, 90))
+			continue;
 		for (int d = 0; d < depth; d++) {
 			int ci = add_cache(k, ai, parent);
 			if (ci < 0)
 				break;
 			pg_cache *c = &k->c[ci];
-			int maxlevel = n;
+			int maxlevel = aff && inside > 0 && chance(r, 90) ? inside : n;
 			int64_t below = 0;
 			if (parent >= 0) {
 				const pg_cache *pc = &k->c[parent];
@@ -675,6 +735,8 @@ static void gen_host_caches(pg_kernel *k, rng *r)
 			int trig_ok = ro || role == 3 || chance(r, 3);
 			if (c->place != PG_MAXEL && lv > 0 && trig_ok && chance(r, 30)) {
 				int top = parent >= 0 ? cache_level(k, &k->c[parent], ord, n) : n;
+				if (aff && inside > 0 && top > inside && chance(r, 90))
+					top = inside;
 				if (top < lv)
 					top = lv;
 				int tl = lv + rint_(r, top - lv + 1);
@@ -860,7 +922,7 @@ static void gen_affine_opencl(pg_kernel *k, rng *r)
 	for (int i = 0; i < npar; i++)
 		add_split(k, 0, bd->orig[i], pick64(r, wg, 6), 1, 0);
 	random_reorder(k, 0, r, 1);
-	keep_fixed_last(k, 0);
+	keep_fixed_last(k, 0, r);
 	pg_verbi *pv = &k->v[add_verb(k, PG_PARALLELIZE)];
 	pv->n = npar;
 	for (int i = 0; i < npar; i++)
@@ -1030,9 +1092,11 @@ void pg_generate(pg_kernel *k, uint64_t seed, const pg_options *o)
 	if (k->kind == PG_AFFINE) { /* schedules and loop verbs; no caches on affine bounds yet */
 		if (chance(&r, 85))
 			gen_schedule(k, &r);
-		k->plan = chance(&r, 60);
-		if (k->plan)
+		k->plan = chance(&r, 70);
+		if (k->plan) {
+			gen_host_caches(k, &r); /* a region holding an affine loop is refused */
 			gen_affine_verbs(k, &r);
+		}
 		return;
 	}
 	if (k->opencl) {
@@ -1226,7 +1290,8 @@ static void print_multi(const pg_kernel *k, obuf *o, int ik)
 }
 
 /* The affine nests: trmm-like (shape 0), banded matrix-vector (1), syrk-like lower triangle (2),
- * forward substitution in place (3), tetrahedral (4), upper triangle with a clamped start (5+).
+ * forward substitution in place (3), tetrahedral (4), upper triangle with a clamped start (5),
+ * trmm in i-k-j order (6), a banded product with an inner sum (7).
  * Bits 3-5 and 6-8 pick the offsets of the bounds (0..7 around the diagonal), bit 9 the lower
  * or upper form. Every access stays inside its extent for any size drawn: the bounds clamp with
  * the extents (or an `if` does), which check must prove. */
@@ -1259,6 +1324,14 @@ static void print_affine(const pg_kernel *k, obuf *o, int ik)
 	case 4:
 		put(o, "for (i: M, j: 0 .. min(i + 1, N)) {\n  for (k: j .. min(i + %d, K)) {\n", e + 1);
 		put(o, "    C[i, j] += A[i, k] * B[k, j]\n  }\n}\n");
+		break;
+	case 6:
+		put(o, "for (i: M) {\n  for (k: 0 .. min(i + %d, K)) {\n    for (j: N) {\n", e + 1);
+		put(o, "      C[i, j] += A[i, k] * B[k, j]\n    }\n  }\n}\n");
+		break;
+	case 7:
+		put(o, "for (i: M, j: max(0, i - %d) .. min(N, i + %d), k: K) {\n", d, e + 1);
+		put(o, "  C[i, j] += A[i, k] * B[k, j]\n}\n");
 		break;
 	default:
 		put(o, "for (i: M) {\n  for (j: max(i - %d, 0) .. min(N, M)) {\n", d);

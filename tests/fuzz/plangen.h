@@ -66,8 +66,9 @@ typedef struct pg_band {
 	int nord;
 	char ord[PG_MAXBI][PG_NAME]; /* the reorder's list (alive indices only are printed) */
 	int carried;               /* the body carries a dependence across this band's loops */
-	int fixed[3];              /* an affine loop (PG_AFFINE): never split, and kept after the band's
-	                              other loops in a reorder (inside the chains its bounds use) */
+	int fixed[3];              /* an affine loop (PG_AFFINE): never split, and kept after the chain
+	                              of dep[] in a reorder (inside the loops its bounds use) */
+	char dep[3][PG_NAME];      /* a fixed loop's innermost index its bounds use ("" when outside) */
 } pg_band;
 
 typedef struct pg_split {

@@ -327,9 +327,6 @@ static const row rows[] = {
      "its bounds projected, not supported yet)", 0},
     {"parallel affine kernel", HDR "for (i: M, j: 0 .. i+1) { C[i, j] = 1 }\n"
      "plan { parallelize(i) }\n", NULL, 0},
-    {"cache on an affine kernel", HDR "for (i: N, j: 0 .. i+1) { B[j] = 1 }\n"
-     "plan { BB = cache(B, level=1) }\n",
-     "8:8: error: caches on a kernel with affine loop bounds are not supported yet (issue #31)", 0},
     {"unroll of an affine loop", HDR "for (i: N, j: 0 .. i+1) { B[j] = 1 }\n"
      "plan { unroll(j) }\n",
      "8:8: error: unroll(j): loop 'j' has affine bounds, so no constant trip count", 0},
