@@ -784,7 +784,8 @@ typedef enum ct_fallback_reason {
 	CT_FALLBACK_NONE = 0,      /* the model's count (or its fully associative estimate) */
 	CT_FALLBACK_SET_ASSOC = 1, /* a set-associative level */
 	CT_FALLBACK_INEXACT = 2,   /* the model's count would not have been exact */
-	CT_FALLBACK_BUDGET = 3     /* the model's analysis went over its work budget */
+	CT_FALLBACK_BUDGET = 3,    /* the model's analysis went over its work budget */
+	CT_FALLBACK_AFFINE = 4     /* loops with affine bounds, which the model does not analyse yet */
 } ct_fallback_reason;
 #define CT_PREDICT_FA_SIM_MAX ((int64_t)1 << 20)
 

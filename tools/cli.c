@@ -408,7 +408,7 @@ json_t *cache_level_json(int64_t size, int64_t line, int64_t ways, bool *ok)
 
 /* ct_fallback_reason as JSON says it: why a level was simulated. */
 static const char *const fallback_names[] = {"", "set-associative", "model not exact",
-                                             "model over its work budget"};
+                                             "model over its work budget", "affine loop bounds"};
 
 json_t *predict_level_json(const ct_predict_result *r, int l, bool *ok)
 {
@@ -416,7 +416,7 @@ json_t *predict_level_json(const ct_predict_result *r, int l, bool *ok)
 	ct_json_set(lv, "misses", json_integer((json_int_t)r->level[l].misses), ok);
 	ct_json_set(lv, "exact", json_boolean(r->level[l].exact), ok);
 	ct_json_set(lv, "source", json_string(count_source_name(r->source[l])), ok);
-	if (r->fallback[l] > CT_FALLBACK_NONE && r->fallback[l] <= CT_FALLBACK_BUDGET)
+	if (r->fallback[l] > CT_FALLBACK_NONE && r->fallback[l] <= CT_FALLBACK_AFFINE)
 		ct_json_set(lv, "fallback", json_string(fallback_names[r->fallback[l]]), ok);
 	return lv;
 }

@@ -124,7 +124,9 @@ int run_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
 		if (!(sel = ct_selector_new(k, NULL)))
 			return fail(ctx, ct_ctx_last_status(ctx));
 		st = ct_kernel_run_selected(sel, &c->run, &r, &sol);
-		if (st && st != CT_ERR_VERIFY) {
+		/* CT_ERR_VERIFY without a mismatch: the code was refused before it ran (the
+		 * compile policy's self-test), so there is no run to print */
+		if (st && (st != CT_ERR_VERIFY || r.verified != 0)) {
 			ct_selector_free(sel);
 			return fail(ctx, st);
 		}
@@ -146,7 +148,7 @@ int run_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
 		return EXIT_OK;
 	}
 	st = ct_kernel_run(k, &c->run, &r);
-	if (st && st != CT_ERR_VERIFY)
+	if (st && (st != CT_ERR_VERIFY || r.verified != 0))
 		return fail(ctx, st);
 	bool ok = true;
 	if (c->json)

@@ -158,6 +158,13 @@ static void print_predict_text(const ct_kernel *k, const ct_predict_result *r, c
 			break;
 		}
 	for (int l = 0; l < r->nlevels; l++)
+		if (r->fallback[l] == CT_FALLBACK_AFFINE) {
+			printf("  (loops with affine bounds: the model does not analyse them yet, so every level "
+			       "was simulated exactly, in %.3f ms)\n",
+			       r->simulate_seconds * 1e3);
+			break;
+		}
+	for (int l = 0; l < r->nlevels; l++)
 		if (r->source[l] == CT_SOURCE_FA_ESTIMATE) {
 			printf("  (set-associative levels: the model could not count them exactly (accesses not "
 			       "all affine, or past its work budget) and the trace is too long to simulate (over "

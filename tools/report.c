@@ -244,6 +244,13 @@ int cachet_report_main(int argc, char **argv)
 		rc = check_outputs(&r->o);
 	if (rc == EXIT_OK) {
 		ct_status st = ct_kernel_predict_refs(r->k, r->o.cache, -1, &r->pr, &r->rt);
+		if (st == CT_ERR_USAGE) {
+			/* no per-reference table for this kernel (affine loop bounds): the totals alone */
+			snprintf(r->refs_note, sizeof r->refs_note, "no per-reference table: %s",
+			         ct_ctx_last_message(r->ctx));
+			ct_ctx_clear_error(r->ctx);
+			st = ct_kernel_predict(r->k, r->o.cache, &r->pr);
+		}
 		if (st != CT_OK)
 			rc = fail(r->ctx, st);
 	}

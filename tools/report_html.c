@@ -46,9 +46,22 @@ static void html_levels(FILE *f, const report *r)
 	        r->pr.seconds * 1e3);
 }
 
+static void html_note(FILE *f, const char *note)
+{
+	fputs("<p class=\"note\">", f);
+	html_text(f, note);
+	fputs("</p>\n", f);
+}
+
 static void html_refs(FILE *f, const report *r)
 {
 	int nl = r->pr.nlevels, shared = 0;
+	if (r->refs_note[0]) {
+		fputs("<p class=\"note\" id=\"per-ref\">", f);
+		html_text(f, r->refs_note);
+		fputs("</p>\n", f);
+		return;
+	}
 	fputs("<table id=\"per-ref\"><tr><th>reference</th><th>array</th><th>stmt</th><th>access</th><th>accesses</th>", f);
 	for (int l = 0; l < nl; l++)
 		fprintf(f, "<th>L%d misses</th><th>cold</th><th>capacity</th><th>reuse carried by</th>", l + 1);
@@ -102,12 +115,6 @@ static int has_plot(const report *r, const char *id_prefix)
 	return 0;
 }
 
-static void html_note(FILE *f, const char *note)
-{
-	fputs("<p class=\"note\">", f);
-	html_text(f, note);
-	fputs("</p>\n", f);
-}
 
 static void html_tuning(FILE *f, const report *r)
 {

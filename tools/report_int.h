@@ -97,6 +97,7 @@ typedef struct report {
 	json_t *tree_doc; /* the lowered tree as JSON, parsed once: the sweeps read their extents from it */
 	ct_predict_result pr;
 	ct_ref_table rt;
+	char refs_note[512]; /* why there is no per-reference table ("" when there is one) */
 	int have_tiles;
 	ct_tiles_result tr;
 	char tiles_note[512];

@@ -164,6 +164,8 @@ int write_json(FILE *f, const report *r)
 	ct_json_set(o, "accesses", json_integer((json_int_t)r->pr.accesses), &ok);
 	ct_json_set(o, "levels", json_levels(r, &ok), &ok);
 	ct_json_set(o, "per_ref", ref_table_json(&r->rt, report_file(r), r->pr.nlevels, &ok), &ok);
+	if (r->refs_note[0])
+		ct_json_set(o, "per_ref_note", text(r->refs_note), &ok);
 	ct_json_set(o, "tiles", json_tiles(r, &ok), &ok);
 	ct_json_set(o, "phases", json_phases(r, &ok), &ok);
 	ct_json_set(o, "heatmap", json_heat(r, &ok), &ok);

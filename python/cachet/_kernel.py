@@ -52,7 +52,8 @@ _PROBE_BASE = 1000  # runtime params take this value while their extents' coeffi
 # ct_count_source as `cachet predict --json` names it: where each level's count comes from.
 _PREDICT_SOURCES = ("model", "simulator", "fully associative estimate")
 # ct_fallback_reason as `cachet predict --json` names it: why a level was simulated.
-_PREDICT_FALLBACKS = ("", "set-associative", "model not exact", "model over its work budget")
+_PREDICT_FALLBACKS = ("", "set-associative", "model not exact", "model over its work budget",
+                      "affine loop bounds")
 
 
 class CachetError(RuntimeError):

@@ -256,7 +256,8 @@ static ct_status package_checked(ct_kernel *k, const char *path, const char *obj
 	return ct_error(ctx, CT_ERR_VERIFY,
 			"kernel '%s': the package's compiled code gives wrong results where the reference "
 			"interpreter is right (test instance %s: array '%s', max relative error %.3g), also "
-			"compiled with %s: a miscompile by the C compiler %s is suspected, and no library was "
+			"compiled with %s: a miscompile by the C compiler %s or a code generation bug of cachet is "
+			"suspected (please report it with the file), and no library was "
 			"shipped. Workaround: another compiler ($CC, --cc clang-14) or another schedule or plan; "
 			"see docs/LIBRARY.md, \"The compile policy\"",
 			k->name, res.instance, res.array, res.max_rel_error, JIT_FALLBACK_FLAG, cc);

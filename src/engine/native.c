@@ -235,7 +235,8 @@ static ct_status refuse_miscompiled(ct_kernel *k, const ct_compile_options *co, 
 	return ct_error(k->ctx, CT_ERR_VERIFY,
 			"kernel '%s': its compiled code gives wrong results where the reference interpreter is "
 			"right (%s), also compiled with %s: "
-			"a miscompile by the C compiler %s is suspected, and the code is not used. Workaround: "
+			"a miscompile by the C compiler %s or a code generation bug of cachet is suspected (please "
+			"report it with the file), and the code is not used. Workaround: "
 			"another compiler (--cc clang-14, $CC, ct_ctx_set_compiler) or another schedule or plan; "
 			"see docs/LIBRARY.md, \"The compile policy\"",
 			k->name, why, JIT_FALLBACK_FLAG, cc);

@@ -156,6 +156,24 @@ static void box_expr(vbox *v, const ir_expr *e)
 
 static void box_nodes(vbox *v, ir_node *const *n, int count);
 
+/* The range [*lo, *hi] of an affine loop's variable over the ranges of the
+ * enclosing indices its bounds use: the box of the triangle (or band). */
+static void affine_interval(vbox *v, const ir_index *x, int64_t *lo, int64_t *hi, bool *ok)
+{
+	for (int j = 0; j < x->nlo; j++) {
+		int64_t a, b;
+		if (!aff_interval(v, x->los[j], &a, &b))
+			*ok = false;
+		*lo = j == 0 || a > *lo ? a : *lo;
+	}
+	for (int j = 0; j < x->nhi; j++) {
+		int64_t a, b;
+		if (!aff_interval(v, x->his[j], &a, &b))
+			*ok = false;
+		*hi = j == 0 || b - 1 < *hi ? b - 1 : *hi;
+	}
+}
+
 /* A loop's ranges, its body, then the ranges restored. */
 static void box_for(vbox *v, const ir_node *n)
 {
@@ -167,8 +185,12 @@ static void box_for(vbox *v, const ir_node *n)
 		bool ok = true;
 		save_lo[i] = v->lo[n->idx[i]];
 		save_hi[i] = v->hi[n->idx[i]];
-		v->lo[n->idx[i]] = aff_eval(x->lo, v->pv, NULL, &ok);
-		v->hi[n->idx[i]] = aff_eval(x->hi, v->pv, NULL, &ok) - 1;
+		if (ir_index_affine(x)) {
+			affine_interval(v, x, &v->lo[n->idx[i]], &v->hi[n->idx[i]], &ok);
+		} else {
+			v->lo[n->idx[i]] = aff_eval(x->lo, v->pv, NULL, &ok);
+			v->hi[n->idx[i]] = aff_eval(x->hi, v->pv, NULL, &ok) - 1;
+		}
 		empty = empty || v->hi[n->idx[i]] < v->lo[n->idx[i]];
 		v->overflow = v->overflow || !ok;
 	}

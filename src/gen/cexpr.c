@@ -715,9 +715,10 @@ static void put_plain(cg *g, ct_buf *b, const ir_expr *e)
 void cg_expr(cg *g, ct_buf *b, const ir_expr *e, ct_dtype want)
 {
 	ct_dtype have = e->type;
-	if (e->untyped && e->kind != EX_NUM) {
-		if (!cg_is_int(want))
-			ct_buf_printf(b, "(%s)", ir_dtype_c(want));
+	/* index arithmetic in an integer context is plain int64; in a float
+	 * context each index and param converts first and the operations are
+	 * the float ones, as in the interpreter (`0.25 * i`, `i / 2`) */
+	if (e->untyped && e->kind != EX_NUM && cg_is_int(want)) {
 		put_plain(g, b, e);
 		return;
 	}

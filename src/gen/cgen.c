@@ -476,10 +476,36 @@ static void gen_spmd(cg *g, const lt_node *x, const ir_plan_item *it)
 	ct_buf_free(&ty);
 }
 
+/* One side of an affine loop's range: fn (ct_max64 or ct_min64) over its
+ * bound over params (unless it has none) and its affine terms. */
+static void affine_side(cg *g, ct_buf *b, const bx *base, bool none, const aff *v, int n,
+                        const char *fn)
+{
+	for (int j = none ? 1 : 0; j < n; j++)
+		ct_buf_printf(b, "%s(", fn);
+	if (!none)
+		cg_bound(g, b, base);
+	for (int j = 0; j < n; j++) {
+		if (j > 0 || !none)
+			ct_buf_puts(b, ", ");
+		cg_put_aff(g, b, v[j]);
+		if (j > 0 || !none)
+			ct_buf_putc(b, ')');
+	}
+}
+
 void cg_range_open(cg *g, const lt_node *x, cg_range *r)
 {
 	ct_buf_init(&r->lo);
 	ct_buf_init(&r->hi);
+	if (lt_affine_loop(x)) {
+		int64_t c;
+		affine_side(g, &r->lo, x->lo, bx_is_const(x->lo, &c) && c == LT_NO_LO, x->dlo,
+		            x->ndlo, "ct_max64");
+		affine_side(g, &r->hi, x->hi, bx_is_const(x->hi, &c) && c == LT_NO_HI, x->dhi,
+		            x->ndhi, "ct_min64");
+		return;
+	}
 	cg_bound(g, &r->lo, x->lo);
 	cg_bound(g, &r->hi, x->hi);
 }
@@ -522,6 +548,20 @@ void cg_loop_body(cg *g, const lt_node *x)
 	cg_loop_leave(g, x, outer);
 }
 
+/* Whether x or a loop below it has affine bounds. */
+static bool cg_affine_inside(const lt_node *x)
+{
+	if (lt_affine_loop(x))
+		return true;
+	for (int i = 0; i < x->nkids; i++)
+		if (cg_affine_inside(x->kids[i]))
+			return true;
+	for (int i = 0; i < x->nels; i++)
+		if (cg_affine_inside(x->els[i]))
+			return true;
+	return false;
+}
+
 static void gen_loop(cg *g, const lt_node *x)
 {
 	const ir_plan_item *spmd = spmd_item(g, x);
@@ -539,13 +579,16 @@ static void gen_loop(cg *g, const lt_node *x)
 		gen_unrolled(g, x);
 		return;
 	}
-	if (g->band_left == 0 && cg_register_tile(g, x))
+	/* the rewrites below read loops as rectangular: a loop with affine bounds
+	 * in x's subtree gets plain loops down to it (issue #31 extends them) */
+	bool rect = !g->k->affine_bounds || !cg_affine_inside(x);
+	if (rect && g->band_left == 0 && cg_register_tile(g, x))
 		return;
-	if (cg_guarded_nest(g, x) || cg_split_boundary(g, x))
+	if (rect && (cg_guarded_nest(g, x) || cg_split_boundary(g, x)))
 		return;
-	if (g->band_left == 0 && cg_stream_loop(g, x, NULL, NULL, x->kids, x->nkids))
+	if (rect && g->band_left == 0 && cg_stream_loop(g, x, NULL, NULL, x->kids, x->nkids))
 		return;
-	if (cg_shift_loop(g, x, NULL, NULL, x->kids, x->nkids))
+	if (rect && cg_shift_loop(g, x, NULL, NULL, x->kids, x->nkids))
 		return;
 	cg_range r;
 	cg_range_open(g, x, &r);

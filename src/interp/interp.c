@@ -378,13 +378,32 @@ static inline bool emit_trace(ip_state *s, const ip_node *x)
 
 static bool exec_nodes(ip_state *s, ip_node *const *v, int n);
 
+/* The bounds of loop x at this entry: its affine terms over the enclosing
+ * loops' variables, clamped by its bounds over params. */
+static void loop_bounds(const ip_state *s, const ip_node *x, int64_t *lo, int64_t *hi)
+{
+	*lo = x->lo;
+	*hi = x->hi;
+	for (int j = 0; j < x->ndlo; j++) {
+		int64_t v = s->o[x->dlo[j].reg] + x->dlo[j].disp;
+		*lo = v > *lo ? v : *lo;
+	}
+	for (int j = 0; j < x->ndhi; j++) {
+		int64_t v = s->o[x->dhi[j].reg] + x->dhi[j].disp;
+		*hi = v < *hi ? v : *hi;
+	}
+}
+
 /* A loop with trip counter updates (cache regions of the plan). */
 static bool exec_loop_trip(ip_state *s, const ip_node *x)
 {
 	int64_t *o = s->o;
 	const ip_upd *u = x->upd, *ue = x->upd + x->nupd;
 	const ip_upd *tu = x->tupd, *tue = x->tupd + x->ntupd;
-	int64_t lo = x->lo, hi = x->hi, step = x->step, trip = x->trip0;
+	int64_t lo, hi, step = x->step, trip = x->trip0;
+	loop_bounds(s, x, &lo, &hi);
+	if (x->ndlo > 0)
+		trip = ct_floordiv(lo, step);
 	for (int64_t v = lo; v < hi; v += step, trip++) {
 		for (const ip_upd *p = u; p < ue; p++)
 			o[p->dst] = o[p->src] + p->coef * v;
@@ -400,7 +419,8 @@ static bool exec_loop(ip_state *s, const ip_node *x)
 {
 	int64_t *o = s->o;
 	const ip_upd *u = x->upd, *ue = x->upd + x->nupd;
-	int64_t lo = x->lo, hi = x->hi, step = x->step;
+	int64_t lo, hi, step = x->step;
+	loop_bounds(s, x, &lo, &hi);
 	if (x->fast && !s->trace) {
 		ip_val *r = s->r;
 		void *const *base = s->base;

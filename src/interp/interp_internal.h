@@ -96,6 +96,11 @@ typedef struct ip_node {
 	bool cond_reads; /* LT_IF whose condition reads arrays */
 	bool is_conj;    /* LT_IF: the condition is conj[0] && ... (true when nconj = 0) */
 	int64_t lo, hi, step;
+	/* LT_LOOP with affine bounds (lt_affine_loop): at each entry the loop
+	 * runs from max(lo, off[dlo[i].reg] + dlo[i].disp ...) to min(hi,
+	 * off[dhi[i].reg] + dhi[i].disp ...) (cmp unused) */
+	int ndlo, ndhi;
+	ip_conj *dlo, *dhi;
 	int nupd;
 	ip_upd *upd;
 	/* LT_LOOP: updates off[dst] = off[src] + coef * trip of the trip counter

@@ -218,6 +218,71 @@ static ip_upd *keep_upd(cp *c, const ip_upd *u, int n)
 	return r;
 }
 
+/* The terms of affine loop x as (register, displacement) pairs of n. */
+static bool comp_affine_bounds(cp *c, ip_node *n, const lt_node *x)
+{
+	for (int side = 0; side < 2; side++) {
+		int m = side ? x->ndhi : x->ndlo;
+		const aff *v = side ? x->dhi : x->dlo;
+		ip_conj *q = ct_arena_alloc(c->arena, sizeof *q * (size_t)m);
+		if (!q) {
+			ip_cp_fail(c, CT_ERR_NOMEM);
+			return false;
+		}
+		for (int j = 0; j < m; j++) {
+			int r;
+			int64_t d;
+			if (!ip_aff_operand(c, v[j], &r, &d))
+				return ip_cp_err(c, CT_ERR_LIMIT,
+				                 "a bound of loop '%s' overflows 64 bits",
+				                 c->t->indices[x->index].name);
+			q[j].reg = r;
+			q[j].disp = d;
+			q[j].cmp = 0;
+		}
+		if (side) {
+			n->dhi = q;
+			n->ndhi = m;
+		} else {
+			n->dlo = q;
+			n->ndlo = m;
+		}
+	}
+	return true;
+}
+
+/* The range [*lo, *hi) the variable of affine loop n takes over all its
+ * entries: at least the largest least value of its lower terms, below the
+ * smallest greatest value of its upper terms. */
+static bool affine_range(cp *c, const ip_node *n, int64_t *lo, int64_t *hi)
+{
+	for (int j = 0; j < n->ndlo; j++) {
+		int64_t l, h;
+		if (!ip_disp_range(c, n->dlo[j].reg, n->dlo[j].disp, &l, &h))
+			return false;
+		*lo = l > *lo ? l : *lo;
+	}
+	for (int j = 0; j < n->ndhi; j++) {
+		int64_t l, h;
+		if (!ip_disp_range(c, n->dhi[j].reg, n->dhi[j].disp, &l, &h))
+			return false;
+		*hi = h < *hi ? h : *hi;
+	}
+	return *lo != LT_NO_LO && *hi != LT_NO_HI;
+}
+
+/* Inside affine loop x: v >= L for each lower term, H - 1 >= v for each
+ * upper one (the facts that prove the body's accesses in bounds). */
+static void push_affine_facts(cp *c, const lt_node *x)
+{
+	bool ok = true;
+	aff v = aff_sym1(c->arena, AFF_LOOP, x->index, 1, &ok);
+	for (int j = 0; j < x->ndlo && ok; j++)
+		push_fact(c, aff_sub(c->arena, v, x->dlo[j], &ok), 1, 0);
+	for (int j = 0; j < x->ndhi && ok; j++)
+		push_fact(c, aff_sub(c->arena, x->dhi[j], v, &ok), 1, -1);
+}
+
 static bool comp_loop(cp *c, ip_node *n, const lt_node *x)
 {
 	if (x->step < 1 || x->index < 0 || x->index >= c->t->nindices)
@@ -229,17 +294,25 @@ static bool comp_loop(cp *c, ip_node *n, const lt_node *x)
 	n->step = x->step;
 	if (!ok)
 		return ip_cp_err(c, CT_ERR_LIMIT, "bounds of loop '%s' overflow 64 bits", name);
+	if (lt_affine_loop(x) && !comp_affine_bounds(c, n, x))
+		return false;
 	cp_open o;
 	memset(&o, 0, sizeof o);
 	o.index = x->index;
 	o.lo = o.last = n->lo;
 	o.empty = n->hi <= n->lo;
+	/* the static range of an affine loop from its terms' ranges */
+	int64_t slo = n->lo, shi = n->hi;
+	if (lt_affine_loop(x) && !affine_range(c, n, &slo, &shi))
+		return ip_cp_err(c, CT_ERR_LIMIT, "bounds of loop '%s' overflow 64 bits", name);
+	o.lo = o.last = slo;
+	o.empty = shi <= slo;
 	/* v += step after the last iteration must not overflow: the rule
 	 * check proves on every loop whose bounds it knows (plan/edges.c) */
-	if (!o.empty && !ct_loop_last(n->lo, n->hi, n->step, &o.last))
+	if (!o.empty && !ct_loop_last(slo, shi, n->step, &o.last))
 		return ip_cp_err(c, CT_ERR_LIMIT, "loop '%s' overflows 64 bits", name);
 	/* the trip counter: floor(v / step), one more per iteration */
-	n->trip0 = o.tlo = floor_div(n->lo, n->step);
+	n->trip0 = o.tlo = floor_div(slo, n->step);
 	o.tlast = floor_div(o.last, n->step);
 	o.prev_lvl = c->lvl[x->index];
 	o.prev_fact_base = c->fact_base;
@@ -251,7 +324,11 @@ static bool comp_loop(cp *c, ip_node *n, const lt_node *x)
 		c->fact_base = c->nfacts;
 	c->lvl[x->index] = c->depth;
 	c->path[c->depth++] = o;
+	int nf = c->nfacts;
+	if (lt_affine_loop(x))
+		push_affine_facts(c, x);
 	n->kids = comp_list(c, x->kids, x->nkids);
+	c->nfacts = nf;
 	n->nkids = c->st ? 0 : x->nkids;
 	cp_open *top = &c->path[--c->depth];
 	c->lvl[x->index] = top->prev_lvl;

@@ -157,6 +157,15 @@ char *canon_kernel(const ct_kernel *k, const char *target, size_t *len)
 		 * only when set: keys of kernels without it stay as they were) */
 		if (x->balanced)
 			put_i64(&b, 'B', 1);
+		/* every term of affine bounds (rectangular keys stay as they were) */
+		if (ir_index_affine(x)) {
+			put_i64(&b, 'A', x->nlo);
+			for (int j = 0; j < x->nlo; j++)
+				put_aff(&b, x->los[j]);
+			put_i64(&b, 'Z', x->nhi);
+			for (int j = 0; j < x->nhi; j++)
+				put_aff(&b, x->his[j]);
+		}
 	}
 	put_i64(&b, 'l', k->nlets);
 	for (int i = 0; i < k->nlets; i++)

@@ -419,6 +419,17 @@ static void put_leaf(lw *w)
 			ct_buf_printf(b, " + %lld*e%d", (long long)x->step, l);
 			if (x->step < 1)
 				c.ok = false;
+			/* affine bounds (over the enclosing loops, so c's path so far) */
+			c.depth = l;
+			for (int j = 0; j < x->ndlo; j++) {
+				ct_buf_printf(b, " and v%d >= ", l);
+				put_aff(&c, x->dlo[j]);
+			}
+			for (int j = 0; j < x->ndhi; j++) {
+				ct_buf_printf(b, " and v%d < ", l);
+				put_aff(&c, x->dhi[j]);
+			}
+			c.depth = w->depth;
 		} else {
 			ct_buf_printf(b, " and t%d = 0", 2 * l + 1);
 		}
@@ -600,7 +611,11 @@ static void put_chain(fw *w, int r)
 	const ct_kernel *k = w->d->k;
 	const ir_index *root = &k->indices[r];
 	bool ends = inner_balanced(k, r);
-	char *S = aff_text(k, root->lo), *E = aff_text(k, root->hi);
+	/* an affine root is never split (check): its time is its value, not an offset from a
+	 * first bound term that may use other indices */
+	aff zero = aff_const(0);
+	char *S = aff_text(k, ir_index_affine(root) ? zero : root->lo);
+	char *E = aff_text(k, ir_index_affine(root) ? zero : root->hi);
 	for (int x = r; x >= 0 && S && E && w->ok; x = k->indices[x].child) {
 		const ir_index *ix = &k->indices[x];
 		size_t n = strlen(S) + 32;

@@ -122,7 +122,21 @@ typedef struct ir_index {
 	/* split with balanced=true: besides blocks of step, blocks of step - 1
 	 * instead of a short tail where that covers the range (docs/LANGUAGE.md) */
 	bool balanced;
+	/* IX_LOOP with affine bounds (issue #31): the loop runs from
+	 * max(los[0..nlo-1]) to min(his[0..nhi-1]) - 1, each term affine in
+	 * params and enclosing indices (AFF_INDEX), and lo/hi are los[0]/his[0].
+	 * nlo = nhi = 0 (los, his NULL) for a rectangular loop, whose bounds are
+	 * the single terms lo and hi over params; see ir_index_affine. */
+	int nlo, nhi;
+	aff *los, *his;
 } ir_index;
+
+/* Whether index x has bounds that use enclosing indices or min/max: a loop
+ * of a non-rectangular (triangular, banded...) iteration space. */
+static inline bool ir_index_affine(const ir_index *x)
+{
+	return x->nlo > 0;
+}
 
 /* A scalar `let`. Its type is the type of its expression. */
 typedef struct ir_let {
@@ -372,12 +386,20 @@ struct ct_kernel {
 	 * check failed): the sizes and split steps may not match the values, so
 	 * nothing may lower, emit or run the kernel until a recheck succeeds */
 	bool stale;
+	/* some loop has affine bounds (ir_index_affine): the stages that do
+	 * not handle them yet refuse the kernel with ir_kernel_rect */
+	bool affine_bounds;
 };
 
 /* CT_OK, or CT_ERR_USAGE with a message naming k when its params changed
  * since the last successful check (every entry point that lowers, emits,
  * runs or models k calls it first). */
 ct_status ir_kernel_ready(const ct_kernel *k);
+
+/* CT_OK when every loop of k is rectangular; else CT_ERR_USAGE with
+ * "FILE:L:C: error: WHAT does not handle loop 'x' ...": the stages that do
+ * not yet handle affine loop bounds (issue #31) call it first. */
+ct_status ir_kernel_rect(const ct_kernel *k, const char *what);
 
 /* Record why ct_kernel_array_elements(k, i) is negative (a runtime param
  * without a value, an extent below 1, an overflow) and return its status. */

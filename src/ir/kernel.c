@@ -115,6 +115,22 @@ ct_status ir_kernel_ready(const ct_kernel *k)
 			k->name);
 }
 
+ct_status ir_kernel_rect(const ct_kernel *k, const char *what)
+{
+	if (!k->affine_bounds)
+		return CT_OK;
+	for (int i = 0; i < k->nindices; i++) {
+		const ir_index *x = &k->indices[i];
+		if (ir_index_affine(x))
+			return ct_error_at(k->ctx, CT_ERR_USAGE, k->file, x->pos.line, x->pos.col,
+			                   "%s does not handle loop '%s' yet: its bounds use "
+			                   "enclosing indices or min/max (affine iteration spaces, "
+			                   "issue #31: check, lower, run, trace and simulate do)",
+			                   what, x->name);
+	}
+	return CT_OK;
+}
+
 const char *ct_kernel_name(const ct_kernel *k) { return k ? k->name : NULL; }
 int ct_kernel_param_count(const ct_kernel *k) { return k ? k->nparams : 0; }
 
@@ -298,26 +314,103 @@ static void cond_indices(const ir_expr *e, bool *used)
 		cond_indices(e->args[i], used);
 }
 
-#define FLOPS_ENUM_LIMIT ((int64_t)1 << 20)  /* points of one enumeration */
+#define FLOPS_ENUM_LIMIT ((int64_t)1 << 20)  /* budget a statement over it costs */
 #define FLOPS_ENUM_BUDGET ((int64_t)1 << 24) /* points of all enumerations of a kernel */
 
 /* Scratch of a flop count. */
 typedef struct fcount {
 	const ct_kernel *k;
 	const int64_t *params;
-	int64_t *idx, *lo, *hi;
+	int64_t *idx;
 	bool *used;
 	int64_t budget; /* enumeration points left */
+	/* the statement being counted: its enclosing loops, outermost first,
+	 * whether each is enumerated, and its node */
+	int n;
+	int ids[IR_MAX_DEPTH * 8];
+	bool en[IR_MAX_DEPTH * 8];
+	const ir_node *s;
 } fcount;
 
+/* Bounds [*lo, *hi) of index x at the point idx (affine bounds: the max of
+ * the lower terms, the min of the upper ones). */
+static void index_bounds(const ct_kernel *k, const int64_t *params, const int64_t *idx, int x,
+                         int64_t *lo, int64_t *hi, bool *ok)
+{
+	const ir_index *ix = &k->indices[x];
+	if (!ir_index_affine(ix)) {
+		*lo = aff_eval(ix->lo, params, idx, ok);
+		*hi = aff_eval(ix->hi, params, idx, ok);
+		return;
+	}
+	for (int j = 0; j < ix->nlo; j++) {
+		int64_t v = aff_eval(ix->los[j], params, idx, ok);
+		*lo = j == 0 || v > *lo ? v : *lo;
+	}
+	for (int j = 0; j < ix->nhi; j++) {
+		int64_t v = aff_eval(ix->his[j], params, idx, ok);
+		*hi = j == 0 || v < *hi ? v : *hi;
+	}
+}
+
+/* Whether the `if`s enclosing the statement hold at idx. */
+static bool conds_hold(const fcount *fc)
+{
+	for (const ir_node *q = fc->s->parent, *c = fc->s; q; c = q, q = q->parent) {
+		if (q->kind != ND_IF || !q->cond)
+			continue;
+		bool then = false;
+		for (int b = 0; b < q->nbody; b++)
+			then |= q->body[b] == c;
+		if (cond_value(q->cond, fc->params, fc->idx) != then)
+			return false;
+	}
+	return true;
+}
+
+/* Instances of the statement inside loops pos.. of its chain at the point
+ * idx of the outer ones: enumerated loops one value at a time, the others
+ * (no `if` and no inner bound uses them) by their trip counts. Negative when
+ * the enumeration budget is spent. */
+static double count_from(fcount *fc, int pos, bool any_if)
+{
+	if (pos == fc->n)
+		return !any_if || conds_hold(fc) ? 1 : 0;
+	int x = fc->ids[pos];
+	bool ok = true;
+	int64_t lo = 0, hi = 0;
+	index_bounds(fc->k, fc->params, fc->idx, x, &lo, &hi, &ok);
+	if (!ok || hi <= lo)
+		return 0;
+	if (!fc->en[pos]) {
+		/* unused inside unless over budget; then the middle value gives an
+		 * inner affine bound its mean over this loop (exact for one level
+		 * of linear dependence without min/max) */
+		fc->idx[x] = lo + (hi - lo - 1) / 2;
+		double in = count_from(fc, pos + 1, any_if);
+		return in < 0 ? in : in * ((double)hi - (double)lo);
+	}
+	double total = 0;
+	for (int64_t v = lo; v < hi; v++) {
+		if (--fc->budget < 0)
+			return -1;
+		fc->idx[x] = v;
+		double in = count_from(fc, pos + 1, any_if);
+		if (in < 0)
+			return in;
+		total += in;
+	}
+	return total;
+}
+
 /* Instances of a statement whose first node in its body is s: iterations
- * of its loops, with the enclosing `if`s counted exactly by enumerating the
- * indices they use when that box has at most 2^20 points (and the kernel's
- * budget of 2^24 points is not spent), else counted as always true. */
+ * of its loops, enumerating the indices that its `if`s or the affine bounds
+ * of its loops use, in at most 2^20 points a statement and 2^24 a kernel;
+ * past them, the product of the loops' ranges, each at the middle values
+ * of the loops outside it (the conditions taken as true). */
 static double stmt_instances(fcount *fc, const ir_node *s)
 {
 	const ct_kernel *k = fc->k;
-	int64_t *idx = fc->idx, *lo = fc->lo, *hi = fc->hi;
 	memset(fc->used, 0, sizeof *fc->used * (size_t)(k->nindices + 1));
 	bool any_if = false;
 	for (const ir_node *q = s->parent; q; q = q->parent)
@@ -325,57 +418,40 @@ static double stmt_instances(fcount *fc, const ir_node *s)
 			cond_indices(q->cond, fc->used);
 			any_if = true;
 		}
-	double mult = 1, box = 1;
+	/* the loops outermost first */
 	int n = 0;
-	int ids[IR_MAX_DEPTH * 8];
-	for (const ir_node *q = s->parent; q; q = q->parent) {
-		if (q->kind != ND_FOR)
-			continue;
-		for (int i = 0; i < q->nidx; i++) {
-			int x = q->idx[i];
-			bool ok = true;
-			int64_t l = aff_eval(k->indices[x].lo, fc->params, idx, &ok);
-			int64_t h = aff_eval(k->indices[x].hi, fc->params, idx, &ok);
-			double cnt = ok && h > l ? (double)h - (double)l : 0;
-			if (fc->used[x] && n < (int)(sizeof ids / sizeof ids[0])) {
-				ids[n++] = x;
-				lo[x] = l;
-				hi[x] = h;
-				box *= cnt;
-			} else {
-				mult *= cnt;
+	for (const ir_node *q = s->parent; q; q = q->parent)
+		if (q->kind == ND_FOR)
+			n += q->nidx;
+	if (n > (int)(sizeof fc->ids / sizeof fc->ids[0]))
+		return 0;
+	fc->n = n;
+	fc->s = s;
+	for (const ir_node *q = s->parent; q; q = q->parent)
+		if (q->kind == ND_FOR)
+			for (int i = q->nidx - 1; i >= 0; i--) {
+				int x = q->idx[i];
+				fc->ids[--n] = x;
+				const ir_index *ix = &k->indices[x];
+				for (int j = 0; j < ix->nlo + ix->nhi; j++) {
+					aff b = j < ix->nlo ? ix->los[j] : ix->his[j - ix->nlo];
+					for (int t = 0; t < b.n; t++)
+						if (b.t[t].kind == AFF_INDEX)
+							fc->used[b.t[t].id] = true;
+				}
 			}
-		}
-	}
-	if (!any_if || box == 0)
-		return mult * box;
-	if (box > (double)FLOPS_ENUM_LIMIT || box > (double)fc->budget)
-		return mult * box; /* over-approximation: conditions taken as true */
-	fc->budget -= (int64_t)box;
-	for (int i = 0; i < n; i++)
-		idx[ids[i]] = lo[ids[i]];
-	double count = 0;
-	for (;;) {
-		bool in = true;
-		for (const ir_node *q = s->parent, *c = s; q && in; c = q, q = q->parent) {
-			if (q->kind != ND_IF || !q->cond)
-				continue;
-			bool then = false;
-			for (int b = 0; b < q->nbody; b++)
-				then |= q->body[b] == c;
-			in = cond_value(q->cond, fc->params, idx) == then;
-		}
-		count += in;
-		int i = 0;
-		for (; i < n; i++) {
-			if (++idx[ids[i]] < hi[ids[i]])
-				break;
-			idx[ids[i]] = lo[ids[i]];
-		}
-		if (i == n)
-			break;
-	}
-	return mult * count;
+	for (int i = 0; i < fc->n; i++)
+		fc->en[i] = fc->used[fc->ids[i]];
+	int64_t keep = fc->budget, allow = keep < FLOPS_ENUM_LIMIT ? keep : FLOPS_ENUM_LIMIT;
+	fc->budget = allow;
+	double r = count_from(fc, 0, any_if);
+	fc->budget = keep - (allow - (fc->budget > 0 ? fc->budget : 0));
+	if (r >= 0)
+		return r;
+	/* over budget: nothing enumerated, conditions taken as true */
+	for (int i = 0; i < fc->n; i++)
+		fc->en[i] = false;
+	return count_from(fc, 0, false);
 }
 
 static double nodes_flops(fcount *fc, ir_node *const *body, int n)
@@ -411,17 +487,24 @@ double ct_kernel_flops(const ct_kernel *k)
 	ct_ctx *ctx = k->ctx;
 	size_t np = (size_t)k->nparams + 1, ni = (size_t)k->nindices + 1;
 	int64_t *params = ct_alloc(ctx, sizeof *params * np);
-	int64_t *idx = ct_alloc(ctx, sizeof *idx * ni * 3);
+	int64_t *idx = ct_alloc(ctx, sizeof *idx * ni);
 	bool *used = ct_alloc(ctx, sizeof *used * ni);
+	fcount *fc = ct_alloc(ctx, sizeof *fc);
 	double r = -1;
-	if (params && idx && used) {
+	if (params && idx && used && fc) {
 		ir_param_values(k, params);
-		fcount fc = {k, params, idx, idx + ni, idx + 2 * ni, used, FLOPS_ENUM_BUDGET};
-		r = nodes_flops(&fc, k->body, k->nbody);
+		memset(fc, 0, sizeof *fc);
+		fc->k = k;
+		fc->params = params;
+		fc->idx = idx;
+		fc->used = used;
+		fc->budget = FLOPS_ENUM_BUDGET;
+		r = nodes_flops(fc, k->body, k->nbody);
 	}
 	ct_free(ctx, params);
 	ct_free(ctx, idx);
 	ct_free(ctx, used);
+	ct_free(ctx, fc);
 	return r;
 }
 

@@ -438,10 +438,80 @@ typedef struct band {
 
 static bool emit_band(lb *b, const band *bd, int pos, lt_node *parent, nlist *out);
 
+/* x with its compile-time params folded into the constant (as bx_from_aff folds them);
+ * false on overflow. */
+static bool fold_params(ct_arena *a, const ct_kernel *k, aff x, aff *out)
+{
+	bool ok = true;
+	aff r = aff_const(x.c);
+	for (int i = 0; i < x.n && ok; i++) {
+		const aff_term *t = &x.t[i];
+		int64_t p;
+		if (t->kind == AFF_PARAM && t->id >= 0 && t->id < k->nparams && !k->params[t->id].runtime) {
+			if (!ct_mul_ok(t->coef, k->params[t->id].value, &p) || !ct_add_ok(r.c, p, &r.c))
+				ok = false;
+			continue;
+		}
+		r = aff_add(a, r, aff_sym1(a, t->kind, t->id, t->coef, &ok), &ok);
+	}
+	*out = r;
+	return ok;
+}
+
+/* The bounds of affine root v on loop x: the terms over params only
+ * folded into lo and hi, the others kept as dlo and dhi. */
+static bool affine_bounds(lb *b, lt_node *x, int v)
+{
+	const ir_index *ix = &b->k->indices[v];
+	ct_arena *a = b->a;
+	const bx *lo = NULL, *hi = NULL;
+	aff *dl = ct_arena_alloc(a, sizeof *dl * (size_t)ix->nlo);
+	aff *dh = ct_arena_alloc(a, sizeof *dh * (size_t)ix->nhi);
+	if (!dl || !dh)
+		return lb_fail(b, CT_ERR_NOMEM);
+	for (int side = 0; side < 2; side++) {
+		int n = side ? ix->nhi : ix->nlo;
+		const aff *v2 = side ? ix->his : ix->los;
+		for (int j = 0; j < n; j++) {
+			if (aff_uses_kind(v2[j], AFF_INDEX)) {
+				aff f;
+				if (!fold_params(a, b->k, v2[j], &f)) {
+					ct_error_at(b->k->ctx, CT_ERR_INPUT, b->k->file, ix->pos.line,
+					            ix->pos.col, "bounds of '%s' must fit in 64 bits", ix->name);
+					return lb_fail(b, CT_ERR_INPUT);
+				}
+				if (side)
+					dh[x->ndhi++] = f;
+				else
+					dl[x->ndlo++] = f;
+				continue;
+			}
+			const bx *t = bx_from_aff(a, b->k, v2[j]);
+			if (!t) {
+				ct_error_at(b->k->ctx, CT_ERR_INPUT, b->k->file, ix->pos.line,
+				            ix->pos.col, "bounds of '%s' must fit in 64 bits", ix->name);
+				return lb_fail(b, CT_ERR_INPUT);
+			}
+			if (side)
+				hi = hi ? bx_bin(a, BX_MIN, hi, t) : t;
+			else
+				lo = lo ? bx_bin(a, BX_MAX, lo, t) : t;
+		}
+	}
+	x->lo = lo ? lo : bx_const(a, LT_NO_LO);
+	x->hi = hi ? hi : bx_const(a, LT_NO_HI);
+	x->dlo = dl;
+	x->dhi = dh;
+	if (!x->lo || !x->hi)
+		return lb_fail(b, CT_ERR_NOMEM);
+	return true;
+}
+
 static bool emit_loop(lb *b, const band *bd, int pos, lt_node *parent, nlist *out, int v,
                       const bx *lo, const bx *hi, int64_t step, bool tail)
 {
-	if (!lo || !hi)
+	bool affine = ir_index_affine(&b->k->indices[v]);
+	if (!affine && (!lo || !hi))
 		return lb_fail(b, CT_ERR_NOMEM);
 	lt_node *x = lb_node(b, LT_LOOP, parent);
 	if (!x)
@@ -451,6 +521,8 @@ static bool emit_loop(lb *b, const band *bd, int pos, lt_node *parent, nlist *ou
 	x->hi = hi;
 	x->step = step;
 	x->tail = tail;
+	if (affine && !affine_bounds(b, x, v))
+		return false;
 	nlist l = {NULL, 0, 0};
 	bool ok = emit_band(b, bd, pos + 1, x, &l);
 	x->kids = nl_finish(b, &l, &x->nkids);
@@ -563,6 +635,8 @@ static bool root_window(lb *b, int v)
 {
 	ct_kernel *k = b->k;
 	const ir_index *ix = &k->indices[v];
+	if (ir_index_affine(ix))
+		return true; /* never split (check refuses it): affine_bounds gives its loop */
 	const bx *lo = bx_from_aff(b->a, k, ix->lo), *hi = bx_from_aff(b->a, k, ix->hi);
 	if (!lo || !hi) {
 		ct_error_at(k->ctx, CT_ERR_INPUT, k->file, ix->pos.line, ix->pos.col,

@@ -64,6 +64,14 @@ typedef struct lt_node {
 	const bx *lo, *hi;
 	int64_t step;
 	bool tail;             /* the tail version of a non-dividing split */
+	/* LT_LOOP over an index with affine bounds (ir_index_affine): the
+	 * loop runs from max(lo, dlo[0..ndlo-1]) to min(hi, dhi[0..ndhi-1]),
+	 * each dlo/dhi term affine in params and original indices (AFF_INDEX:
+	 * the sum of the index's chain, as in subscripts); lo and hi are the
+	 * bounds over params only (LT_NO_LO / LT_NO_HI where it has none). A
+	 * rectangular loop has ndlo = ndhi = 0; lt_affine_loop tells. */
+	int ndlo, ndhi;
+	const aff *dlo, *dhi;
 	/* LT_STMT, LT_LET, LT_IF: the IR node (subscripts and conditions are in
 	 * original indices; see lt_orig_index) */
 	const ir_node *stmt;
@@ -158,6 +166,16 @@ struct ct_looptree {
 	bool has_parallel, has_vector;
 	bool *priv;
 };
+
+/* The bounds an affine loop has where none of its terms is over params
+ * only: a max over nothing, a min over nothing. */
+#define LT_NO_LO INT64_MIN
+#define LT_NO_HI INT64_MAX
+
+static inline bool lt_affine_loop(const lt_node *x)
+{
+	return x->kind == LT_LOOP && (x->ndlo > 0 || x->ndhi > 0);
+}
 
 /* Coefficient of loop variable x (a tree index) in subscript s: its own
  * AFF_LOOP terms plus the original indices (AFF_INDEX) whose split chain

@@ -627,6 +627,41 @@ static void put_loop_notes(const pr *p, const lt_node *x)
 	}
 }
 
+/* One bound of loop x: its bound over params, or for an affine loop the
+ * max (lower) or min (upper) of that and its affine terms. */
+static void put_bound(const pr *p, const lt_node *x, bool upper)
+{
+	const bx *base = upper ? x->hi : x->lo;
+	int n = upper ? x->ndhi : x->ndlo;
+	const aff *v = upper ? x->dhi : x->dlo;
+	int64_t c;
+	bool none = bx_is_const(base, &c) && c == (upper ? LT_NO_HI : LT_NO_LO);
+	if (n == 0) {
+		bx_print(p->b, p->k, base);
+		return;
+	}
+	if (n + !none > 1)
+		ct_buf_puts(p->b, upper ? "min(" : "max(");
+	if (!none)
+		bx_print(p->b, p->k, base);
+	for (int j = 0; j < n; j++) {
+		if (j > 0 || !none)
+			ct_buf_puts(p->b, ", ");
+		put_aff(p, v[j]);
+	}
+	if (n + !none > 1)
+		ct_buf_putc(p->b, ')');
+}
+
+static void text_lo(const pr *p, const void *x)
+{
+	put_bound(p, x, false);
+}
+static void text_hi(const pr *p, const void *x)
+{
+	put_bound(p, x, true);
+}
+
 static void put_text_node(const pr *p, const lt_node *x, int depth)
 {
 	ct_buf *b = p->b;
@@ -634,9 +669,9 @@ static void put_text_node(const pr *p, const lt_node *x, int depth)
 	switch (x->kind) {
 	case LT_LOOP: {
 		ct_buf_printf(b, "for %s in range(", index_name(p, x->index));
-		bx_print(b, p->k, x->lo);
+		put_bound(p, x, false);
 		ct_buf_puts(b, ", ");
-		bx_print(b, p->k, x->hi);
+		put_bound(p, x, true);
 		if (x->step != 1)
 			ct_buf_printf(b, ", step=%lld", (long long)x->step);
 		ct_buf_puts(b, "):");
@@ -740,8 +775,8 @@ static json_t *json_loop(const pr *p, const lt_node *x, bool *ok)
 {
 	json_t *o = json_object();
 	ct_json_set(o, "loop", json_string(index_name(p, x->index)), ok);
-	ct_json_set(o, "lo", json_text(p, text_bx, x->lo), ok);
-	ct_json_set(o, "hi", json_text(p, text_bx, x->hi), ok);
+	ct_json_set(o, "lo", json_text(p, text_lo, x), ok);
+	ct_json_set(o, "hi", json_text(p, text_hi, x), ok);
 	ct_json_set(o, "step", json_integer((json_int_t)x->step), ok);
 	ct_json_set(o, "tail", json_boolean(x->tail), ok);
 	if (x->unroll)

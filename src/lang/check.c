@@ -541,6 +541,107 @@ static void check_nodes(checker *c, ir_node **body, int n)
 
 static void check_plan(checker *c);
 
+/* Whether index x's bounds use original index r. */
+static bool bounds_use(const ir_index *x, int r)
+{
+	for (int j = 0; j < x->nlo + x->nhi; j++)
+		if (aff_coef(j < x->nlo ? x->los[j] : x->his[j - x->nlo], AFF_INDEX, r) != 0)
+			return true;
+	return false;
+}
+
+/* The schedule's order of the band headed by f: every affine loop must stay inside every loop
+ * of the split chains its bounds use (its bounds are not projected onto outer loops yet). */
+static void check_affine_order(checker *c, const ir_node *f, int *order)
+{
+	ct_kernel *k = c->k;
+	int n = 0;
+	sched_band_order(k, f, true, order, &n);
+	for (int p = 0; p < n; p++) {
+		const ir_index *x = &k->indices[order[p]];
+		if (!ir_index_affine(x))
+			continue;
+		for (int q = p + 1; q < n; q++) {
+			const ir_index *y = &k->indices[order[q]];
+			if (!bounds_use(x, y->root))
+				continue;
+			const ir_sched *at = NULL;
+			for (int s = 0; s < k->nsched; s++)
+				if (k->sched[s].kind == SC_REORDER)
+					at = &k->sched[s];
+			cerr(k, &c->nerr, at ? at->pos : x->pos,
+			     "loop '%s' must stay inside loop '%s': its bounds use '%s' (moving it out would "
+			     "need its bounds projected, not supported yet)",
+			     x->name, y->name, k->indices[y->root].name);
+			return;
+		}
+	}
+}
+
+static void check_affine_bands(checker *c, ir_node *const *body, int n, int *order)
+{
+	for (int i = 0; i < n; i++) {
+		const ir_node *s = body[i];
+		if (s->kind == ND_FOR) {
+			check_affine_order(c, s, order);
+			const ir_node *in = s;
+			while (in->nbody == 1 && in->body[0]->kind == ND_FOR)
+				in = in->body[0];
+			check_affine_bands(c, in->body, in->nbody, order);
+		} else if (s->kind == ND_IF) {
+			check_affine_bands(c, s->body, s->nbody, order);
+			check_affine_bands(c, s->els, s->nels, order);
+		}
+	}
+}
+
+/* Index a plan item names that has affine bounds, or NULL. */
+static const ir_index *item_affine(const ct_kernel *k, const ir_plan_item *it)
+{
+	for (int j = 0; j < it->n; j++)
+		if (ir_index_affine(&k->indices[k->indices[it->idx[j]].root]) &&
+		    k->indices[it->idx[j]].root == it->idx[j])
+			return &k->indices[it->idx[j]];
+	return NULL;
+}
+
+/* What kernels with affine loop bounds cannot have yet (issue #31 adds them stage by stage):
+ * splits of the affine loops themselves, reorders that move one out of a loop its bounds use,
+ * unroll of an affine loop, parallel bands of several loops with one, SPMD grids and target
+ * cuda (caches whose region holds an affine loop: the plan pass, src/plan/lower.c). */
+static void check_affine_limits(checker *c)
+{
+	ct_kernel *k = c->k;
+	for (int s = 0; s < k->nsched; s++) {
+		const ir_sched *sc = &k->sched[s];
+		for (int a = 0; sc->kind != SC_REORDER && a < sc->n; a++)
+			if (ir_index_affine(&k->indices[sc->idx[a]]))
+				cerr(k, &c->nerr, sc->arg_pos ? sc->arg_pos[a] : sc->pos,
+				     "loop '%s' has affine bounds (they use enclosing indices or min/max): splitting "
+				     "it is not supported yet",
+				     k->indices[sc->idx[a]].name);
+	}
+	int *order = ct_arena_alloc(&k->arena, sizeof *order * ((size_t)k->nindices + 1));
+	if (order && c->nerr == 0)
+		check_affine_bands(c, k->body, k->nbody, order);
+	for (int i = 0; i < k->nplan; i++) {
+		const ir_plan_item *it = &k->plan[i];
+		const ir_index *x = it->kind == PL_CACHE ? NULL : item_affine(k, it);
+		if (it->kind == PL_UNROLL && x)
+			cerr(k, &c->nerr, it->pos, "unroll(%s): loop '%s' has affine bounds, so no constant trip count",
+			     x->name, x->name);
+		else if (it->kind == PL_PARALLELIZE && x && (it->n > 1 || it->spmd))
+			cerr(k, &c->nerr, it->pos,
+			     "parallelize: loop '%s' has affine bounds: it can only be parallelized alone (no "
+			     "collapse, no spmd grid)",
+			     x->name);
+	}
+	if (k->has_plan && k->target == TARGET_CUDA)
+		cerr(k, &c->nerr, k->plan_pos,
+		     "target cuda on a kernel with affine loop bounds is not supported yet (host and opencl "
+		     "are)");
+}
+
 int check_structure(ct_kernel *k)
 {
 	checker c;
@@ -567,6 +668,8 @@ int check_structure(ct_kernel *k)
 		     k->name ? k->name : "");
 	if (c.nerr == 0)
 		check_plan(&c);
+	if (c.nerr == 0 && k->affine_bounds)
+		check_affine_limits(&c);
 	return c.nerr;
 }
 
@@ -892,6 +995,70 @@ static dnf dnf_of(bcheck *b, const ir_expr *e, bool neg)
 	}
 }
 
+/* Smallest value of x over the box. */
+static bool box_min(bcheck *b, aff x, aff *out)
+{
+	bool ok = true;
+	aff m;
+	if (!box_max(b, aff_scale(b->a, x, -1, &ok), &m) || !ok)
+		return false;
+	*out = aff_scale(b->a, m, -1, &ok);
+	return ok;
+}
+
+/* The box [lo, hi) of an affine loop over the boxes of the indices its
+ * bounds use (set before it: they enclose it): the largest least value of
+ * its lower terms, the smallest greatest value of its upper terms, where
+ * one provably dominates; the first term otherwise (any term is a valid
+ * bound: the box may only be wider than the loop). */
+static bool affine_box(bcheck *b, const ir_index *ix, aff *lo, aff *hi)
+{
+	bool ok = true;
+	for (int side = 0; side < 2; side++) {
+		int n = side ? ix->nhi : ix->nlo;
+		const aff *v = side ? ix->his : ix->los;
+		aff best = {0, 0, NULL};
+		for (int j = 0; j < n; j++) {
+			aff f, m;
+			if (!fold(b, v[j], &f) || !(side ? box_max(b, f, &m) : box_min(b, f, &m)))
+				return false;
+			/* tighter: a larger lower bound, a smaller upper one */
+			aff d = side ? aff_sub(b->a, m, best, &ok) : aff_sub(b->a, best, m, &ok);
+			if (j == 0 || (ok && prove_le0(d)))
+				best = m;
+		}
+		*(side ? hi : lo) = best;
+	}
+	return ok;
+}
+
+/* The atoms an affine loop's bounds give its body: L - x <= 0 for each
+ * lower term L, x - H + 1 <= 0 for each upper term H. */
+static dnf affine_atoms(bcheck *b, int x)
+{
+	const ir_index *ix = &b->k->indices[x];
+	dnf r = dnf_true(b);
+	aff *e = ct_arena_alloc(b->a, sizeof *e * (size_t)(ix->nlo + ix->nhi));
+	if (!r.n || !e) {
+		b->failed = true;
+		return r;
+	}
+	bool ok = true;
+	aff vx = aff_sym1(b->a, AFF_INDEX, x, 1, &ok);
+	int n = 0;
+	for (int j = 0; j < ix->nlo; j++)
+		e[n++] = aff_sub(b->a, ix->los[j], vx, &ok);
+	for (int j = 0; j < ix->nhi; j++)
+		e[n++] = aff_add(b->a, aff_sub(b->a, vx, ix->his[j], &ok), aff_const(1), &ok);
+	for (int j = 0; j < n && ok; j++) /* params with values as numbers, as the box has them */
+		ok = fold(b, e[j], &e[j]);
+	if (!ok)
+		return r; /* no atoms: only a wider set */
+	r.c[0].n = n;
+	r.c[0].e = e;
+	return r;
+}
+
 /* Set the box of the enclosing loops and tighten it with the atoms of c;
  * false when the conjunct provably admits no iteration. */
 static bool box_build(bcheck *b, const conj *c)
@@ -901,8 +1068,11 @@ static bool box_build(bcheck *b, const conj *c)
 	for (int i = 0; i < b->nencl; i++) {
 		int x = b->encl[i];
 		aff lo, hi;
-		if (!fold(b, k->indices[x].lo, &lo) || !fold(b, k->indices[x].hi, &hi))
+		if (ir_index_affine(&k->indices[x])) {
+			ok = ok && affine_box(b, &k->indices[x], &lo, &hi);
+		} else if (!fold(b, k->indices[x].lo, &lo) || !fold(b, k->indices[x].hi, &hi)) {
 			ok = false;
+		}
 		b->lo[x] = lo;
 		b->hi[x] = aff_add(b->a, hi, aff_const(-1), &ok);
 	}
@@ -1119,9 +1289,13 @@ static void check_bounds_nodes(bcheck *b, ir_node *const *body, int n, dnf ctx)
 		switch (s->kind) {
 		case ND_FOR: {
 			int save = b->nencl;
-			for (int j = 0; j < s->nidx; j++)
+			dnf in = ctx;
+			for (int j = 0; j < s->nidx; j++) {
 				b->encl[b->nencl++] = s->idx[j];
-			check_bounds_nodes(b, s->body, s->nbody, ctx);
+				if (ir_index_affine(&b->k->indices[s->idx[j]]))
+					in = dnf_and(b, in, affine_atoms(b, s->idx[j]));
+			}
+			check_bounds_nodes(b, s->body, s->nbody, in);
 			b->nencl = save;
 			break;
 		}
@@ -1167,16 +1341,101 @@ static int param_value(const ct_kernel *k, aff x, int64_t *v)
 	*v = x.c;
 	bool unknown = false;
 	for (int t = 0; t < x.n; t++) {
-		const ir_param *p = &k->params[x.t[t].id];
-		int64_t q;
-		if (x.t[t].kind != AFF_PARAM || !p->has_value) {
+		if (x.t[t].kind != AFF_PARAM || !k->params[x.t[t].id].has_value) {
 			unknown = true;
 			continue;
 		}
+		const ir_param *p = &k->params[x.t[t].id];
+		int64_t q;
 		if (!ct_mul_ok(x.t[t].coef, p->value, &q) || !ct_add_ok(*v, q, v))
 			return PV_OVERFLOW;
 	}
 	return unknown ? PV_UNKNOWN : PV_OK;
+}
+
+/* Range [*lo, *hi] of affine x when each param has a value and each index
+ * i it uses lies in [rlo[i], rhi[i]]; false when unknown or on overflow
+ * (*over set for the latter). */
+static bool aff_range(const ct_kernel *k, aff x, const int64_t *rlo, const int64_t *rhi,
+                      const bool *known, int64_t *lo, int64_t *hi, bool *over)
+{
+	*lo = *hi = x.c;
+	for (int t = 0; t < x.n; t++) {
+		const aff_term *q = &x.t[t];
+		int64_t a, b;
+		if (q->kind == AFF_PARAM) {
+			if (!k->params[q->id].has_value)
+				return false;
+			a = b = k->params[q->id].value;
+		} else if (q->kind == AFF_INDEX && known[q->id]) {
+			a = rlo[q->id];
+			b = rhi[q->id];
+		} else {
+			return false;
+		}
+		int64_t pa, pb;
+		if (!ct_mul_ok(q->coef, a, &pa) || !ct_mul_ok(q->coef, b, &pb)) {
+			*over = true;
+			return false;
+		}
+		if (!ct_add_ok(*lo, pa < pb ? pa : pb, lo) || !ct_add_ok(*hi, pa < pb ? pb : pa, hi)) {
+			*over = true;
+			return false;
+		}
+	}
+	return true;
+}
+
+/* The loops with affine bounds (outer indices are declared first): every
+ * term's value must fit 64 bits over the range of the indices it uses, the
+ * range of an index being that of its bounds. Reports overflows on k. */
+static bool affine_ranges_ok(ct_kernel *k, int *nerr)
+{
+	size_t ni = (size_t)k->nindices + 1;
+	int64_t *rlo = ct_alloc(k->ctx, sizeof *rlo * ni * 2);
+	bool *known = ct_alloc(k->ctx, sizeof *known * ni);
+	bool good = true;
+	if (!rlo || !known) {
+		k->arena.failed = true;
+		good = false;
+	}
+	int64_t *rhi = rlo ? rlo + ni : NULL;
+	for (int x = 0; good && x < k->nindices; x++) {
+		const ir_index *ix = &k->indices[x];
+		known[x] = false;
+		if (ix->kind != IX_LOOP)
+			continue;
+		int nlo = ir_index_affine(ix) ? ix->nlo : 1, nhi = ir_index_affine(ix) ? ix->nhi : 1;
+		const aff *los = ir_index_affine(ix) ? ix->los : &ix->lo;
+		const aff *his = ir_index_affine(ix) ? ix->his : &ix->hi;
+		bool over = false, all = true;
+		int64_t lo = INT64_MIN, hi = INT64_MAX, a, b;
+		for (int j = 0; j < nlo; j++) {
+			if (aff_range(k, los[j], rlo, rhi, known, &a, &b, &over))
+				lo = a > lo ? a : lo; /* x >= every term >= its least value */
+			else
+				all = false;
+		}
+		for (int j = 0; j < nhi; j++) {
+			if (aff_range(k, his[j], rlo, rhi, known, &a, &b, &over))
+				hi = b - 1 < hi ? b - 1 : hi;
+			else
+				all = false;
+		}
+		if (over) {
+			cerr(k, nerr, ix->pos, "the bounds of loop '%s' overflow", ix->name);
+			good = false;
+			break;
+		}
+		if (all && hi < INT64_MAX && lo > INT64_MIN) {
+			rlo[x] = lo;
+			rhi[x] = hi;
+			known[x] = true;
+		}
+	}
+	ct_free(k->ctx, rlo);
+	ct_free(k->ctx, known);
+	return good;
 }
 
 int check_sizes(ct_kernel *k)
@@ -1258,10 +1517,12 @@ int check_sizes(ct_kernel *k)
 		}
 	}
 	/* loop bounds must be computable */
+	if (k->affine_bounds && !affine_ranges_ok(k, &nerr))
+		sizes_ok = false;
 	for (int x = 0; x < k->nindices; x++) {
 		const ir_index *ix = &k->indices[x];
 		int64_t lo, hi, n;
-		if (ix->kind != IX_LOOP)
+		if (ix->kind != IX_LOOP || ir_index_affine(ix))
 			continue;
 		int rl = param_value(k, ix->lo, &lo), rh = param_value(k, ix->hi, &hi);
 		if (rl == PV_OVERFLOW || rh == PV_OVERFLOW ||

@@ -641,6 +641,67 @@ static bool sep_ok(parser *p)
 static void parse_block(parser *p, ir_node *parent, int *n, ir_node ***body);
 static ir_node *parse_stmt(parser *p, ir_node *parent);
 
+/* The affine terms of one loop bound: the bound is the max (lower bound)
+ * or min (upper bound) of them. */
+#define BOUND_MAX_TERMS 8
+typedef struct bound_terms {
+	int n;
+	aff t[BOUND_MAX_TERMS];
+} bound_terms;
+
+/* Collect the terms of bound e: max(...) nests in a lower bound and min(...)
+ * in an upper one; every term is affine in params and enclosing indices.
+ * The other function would make the space a union, not one polyhedron. */
+static bool parse_bound(parser *p, const ir_expr *e, bool lower, bound_terms *b)
+{
+	if (e->kind == EX_CALL && (e->fn == FN_MIN || e->fn == FN_MAX)) {
+		if ((e->fn == FN_MAX) != lower) {
+			lp_err(p, e->pos,
+			       "%s loop bound may not use %s(...): use %s(...) of affine terms "
+			       "(the iteration space must be one convex polyhedron)",
+			       lower ? "a lower" : "an upper", lower ? "min" : "max",
+			       lower ? "max" : "min");
+			return false;
+		}
+		for (int i = 0; i < e->nargs; i++)
+			if (!parse_bound(p, e->args[i], lower, b))
+				return false;
+		return true;
+	}
+	if (b->n == BOUND_MAX_TERMS) {
+		lp_err(p, e->pos, "a loop bound may have at most %d terms in min/max",
+		       BOUND_MAX_TERMS);
+		return false;
+	}
+	return lang_to_aff(p->k, p->a, e, true, "loop bound", &b->t[b->n++]);
+}
+
+/* Whether a bound of a single term over params only (a rectangular loop). */
+static bool bound_plain(const bound_terms *b)
+{
+	return b->n == 1 && !aff_uses_kind(b->t[0], AFF_INDEX);
+}
+
+/* Give index x its bounds; a loop with an affine bound keeps every term
+ * (ir_index_affine). */
+static bool set_bounds(parser *p, ir_index *x, const bound_terms *lo, const bound_terms *hi)
+{
+	x->lo = lo->t[0];
+	x->hi = hi->t[0];
+	if (bound_plain(lo) && bound_plain(hi))
+		return true;
+	x->los = lp_alloc(p, sizeof *x->los * (size_t)lo->n);
+	x->his = lp_alloc(p, sizeof *x->his * (size_t)hi->n);
+	if (!x->los || !x->his)
+		return false;
+	memcpy(x->los, lo->t, sizeof *x->los * (size_t)lo->n);
+	memcpy(x->his, hi->t, sizeof *x->his * (size_t)hi->n);
+	x->nlo = lo->n;
+	x->nhi = hi->n;
+	p->k->affine_bounds = true;
+	return true;
+}
+
 /* `for (x: E, y: lo .. hi) { ... }` */
 static ir_node *parse_for(parser *p, ir_node *parent)
 {
@@ -665,14 +726,15 @@ static ir_node *parse_for(parser *p, ir_node *parent)
 			if (!e2)
 				return NULL;
 		}
-		aff lo = aff_const(0), hi;
+		bound_terms lo = {0, {{0, 0, NULL}}}, hi = {0, {{0, 0, NULL}}};
 		bool ok = true;
 		if (e2) {
-			ok = lang_to_aff(p->k, p->a, e1, false, "loop bound", &lo);
+			ok = parse_bound(p, e1, true, &lo);
 			if (ok)
-				ok = lang_to_aff(p->k, p->a, e2, false, "loop bound", &hi);
+				ok = parse_bound(p, e2, false, &hi);
 		} else {
-			ok = lang_to_aff(p->k, p->a, e1, false, "loop bound", &hi);
+			lo.n = 1;
+			ok = parse_bound(p, e1, false, &hi);
 		}
 		if (!ok) {
 			p->nerr++;
@@ -690,8 +752,8 @@ static ir_node *parse_for(parser *p, ir_node *parent)
 		x->name = name;
 		x->pos = npos;
 		x->kind = IX_LOOP;
-		x->lo = lo;
-		x->hi = hi;
+		if (!set_bounds(p, x, &lo, &hi))
+			return NULL;
 		x->loop = n;
 		x->step = 1;
 		x->window = 0;
@@ -701,6 +763,8 @@ static ir_node *parse_for(parser *p, ir_node *parent)
 		lp_sym_add(p, name, SYM_INDEX, id);
 		n->idx = lp_grow(p, n->idx, &cap, n->nidx + 1, sizeof *n->idx);
 		n->idx[n->nidx++] = id;
+		/* the bounds of the next indices of this `for` may use it */
+		p->in_scope[id] = true;
 		if (at(p, T_COMMA)) {
 			next(p);
 			continue;

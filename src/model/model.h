@@ -136,6 +136,15 @@ ct_status warp_count(ct_looptree *t, const sim_spec *spec, const bool *want, int
                      warp_result *r);
 void warp_result_free(warp_result *r);
 
+/* The references per storage (a read and the write of one `op=` element count once) and each
+ * storage's first statement (1-based; 0 when none), as predict's table gives them. */
+ct_status predict_ref_counts(ct_looptree *t, int *nrefs, int *first);
+
+/* predict for a tree with affine loop bounds (the analysis does not take them yet): every
+ * level of spec from the exact simulator (source simulator, fallback CT_FALLBACK_AFFINE),
+ * CT_ERR_LIMIT with a message when the trace passes 2^26 accesses. */
+ct_status predict_affine(ct_looptree *t, const sim_spec *spec, ct_predict_result *r);
+
 /* The simulator's buffers of tree t (every storage: the kernel's arrays, then cache buffers),
  * with their element sizes and counts at the tree's param values, in *out (malloc'd; the
  * caller frees it). */

@@ -452,6 +452,8 @@ ct_status ct_kernel_predict_refs(ct_kernel *k, const char *spec_text, int64_t si
 	if (!k || !r || !tab)
 		return CT_ERR_USAGE;
 	memset(tab, 0, sizeof *tab);
+	if (ir_kernel_rect(k, "the per-reference table (predict --per-ref)") != CT_OK)
+		return CT_ERR_USAGE;
 	sim_spec spec;
 	model_result m;
 	pr p = {.ctx = k->ctx, .k = k, .spec = &spec, .m = &m, .r = r};

@@ -955,7 +955,7 @@ ct_status ct_kernel_tiles(ct_kernel *k, const char *spec_text, const ct_tiles_op
 	if (!k || !r)
 		return CT_ERR_USAGE;
 	memset(r, 0, sizeof *r);
-	if (ir_kernel_ready(k) != CT_OK)
+	if (ir_kernel_ready(k) != CT_OK || ir_kernel_rect(k, "the tile search") != CT_OK)
 		return CT_ERR_USAGE;
 	double t0 = ct_now();
 	ct_tiles_options o = effective_opts(opts);

@@ -114,7 +114,8 @@ static void check_loop(eg *e, const lt_node *x, int depth)
 		       name, depth, PLAN_MAX_DEPTH);
 		return;
 	}
-	if (unknown_at(e, x->lo) || unknown_at(e, x->hi))
+	/* an affine loop steps by 1 up to a bound that check proved to fit */
+	if (unknown_at(e, x->lo) || unknown_at(e, x->hi) || lt_affine_loop(x))
 		return;
 	bool ok = true;
 	int64_t lo = bx_eval(x->lo, e->pv, &ok), hi = bx_eval(x->hi, e->pv, &ok);

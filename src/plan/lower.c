@@ -34,6 +34,44 @@ static bool balanced_ok(ct_kernel *k)
 	return true;
 }
 
+/* The first loop with affine bounds in the subtree of x (x itself included), or NULL. */
+static const lt_node *affine_inside(const lt_node *x)
+{
+	if (lt_affine_loop(x))
+		return x;
+	for (int i = 0; i < x->nkids; i++) {
+		const lt_node *y = affine_inside(x->kids[i]);
+		if (y)
+			return y;
+	}
+	for (int i = 0; i < x->nels; i++) {
+		const lt_node *y = affine_inside(x->els[i]);
+		if (y)
+			return y;
+	}
+	return NULL;
+}
+
+/* A cache's region must hold rectangular loops only (its footprint is a box over them; affine
+ * ones outside it only move the box): CT_ERR_INPUT naming the cache and the loop otherwise. */
+static ct_status affine_regions_ok(const ct_looptree *t)
+{
+	const ct_kernel *k = t->k;
+	for (int r = 0; r < t->nregions; r++) {
+		const lt_region *g = &t->regions[r];
+		const lt_node *x = g->node ? affine_inside(g->node) : NULL;
+		if (!x)
+			continue;
+		const ir_plan_item *it = &k->plan[g->item];
+		return ct_error_at(k->ctx, CT_ERR_INPUT, k->file, it->pos.line, it->pos.col,
+		                   "cache '%s' holds loop '%s', whose bounds are affine (they use enclosing "
+		                   "indices or min/max): a cache's region must be rectangular (place it "
+		                   "inside that loop)",
+		                   it->name, t->indices[x->index].name);
+	}
+	return CT_OK;
+}
+
 ct_looptree *plan_lower(ct_kernel *k, bool with_schedule)
 {
 	if (with_schedule && !balanced_ok(k))
@@ -44,6 +82,8 @@ ct_looptree *plan_lower(ct_kernel *k, bool with_schedule)
 	ct_status st = CT_OK;
 	if (plan_has_caches(k))
 		st = plan_apply(t);
+	if (st == CT_OK && !t->arena.failed && k->affine_bounds && t->nregions > 0)
+		st = affine_regions_ok(t);
 	if (st == CT_OK && !t->arena.failed && plan_has_verbs(k))
 		st = plan_verbs(t);
 	if (st == CT_OK && !t->arena.failed)

@@ -1588,6 +1588,8 @@ ct_status ct_kernel_autoschedule(ct_kernel *k, const ct_auto_options *o, char **
 static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth, char **text, const char *note)
 {
 	ct_status st = ir_kernel_ready(k);
+	if (st == CT_OK)
+		st = ir_kernel_rect(k, "cachet auto");
 	if (st != CT_OK)
 		return st;
 	if (!ir_params_complete(k))

@@ -281,7 +281,7 @@ static void load_records(ct_selector *s, const char *dir)
 
 ct_selector *ct_selector_new(ct_kernel *k, const char *store_dir)
 {
-	if (!k || ir_kernel_ready(k) != CT_OK)
+	if (!k || ir_kernel_ready(k) != CT_OK || ir_kernel_rect(k, "the run-time selector") != CT_OK)
 		return NULL;
 	ct_selector *s = calloc(1, sizeof *s);
 	if (!s) {

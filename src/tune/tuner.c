@@ -153,7 +153,7 @@ ct_status ct_kernel_tune_key(ct_kernel *k, char *family, size_t nfamily, char *s
 {
 	if (!k)
 		return CT_ERR_USAGE;
-	if (ir_kernel_ready(k) != CT_OK)
+	if (ir_kernel_ready(k) != CT_OK || ir_kernel_rect(k, "the tuner") != CT_OK)
 		return CT_ERR_USAGE;
 	if (family && nfamily) {
 		ct_status st = tune_family(k, family, nfamily);
@@ -1093,7 +1093,7 @@ ct_status ct_tune(ct_kernel *k, const ct_tune_options *opts, ct_tune_result *r)
 		return CT_ERR_USAGE;
 	memset(r, 0, sizeof *r);
 	r->best = -1;
-	if (ir_kernel_ready(k) != CT_OK)
+	if (ir_kernel_ready(k) != CT_OK || ir_kernel_rect(k, "the tuner") != CT_OK)
 		return CT_ERR_USAGE;
 	r->default_index = -1;
 	r->challenger = -1;

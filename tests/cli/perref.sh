@@ -42,8 +42,15 @@ print("; ".join(errs) if errs else "ok")
 PY
 
 # ---------------------------------------------------------------- every example (table)
+# the examples with affine loop bounds: no per-reference table yet (issue #31), said so
+affine=" trmm syrk trsm cholesky banded trmm_blocked "
 for f in examples/*.cachet; do
 	defs=$(grep -m1 '^# run-with:' "$f" | sed 's/^# run-with://')
+	case "$affine" in *" $(basename "$f" .cachet) "*)
+		expect "per-ref $f: refused (affine bounds)" 2 "the per-reference table \(predict --per-ref\) does not handle loop" \
+			"$CACHET" predict "$f" --cache 2K:32 --per-ref
+		continue ;;
+	esac
 	for spec in 2K:32,16K:64 1K:8 4K:64:4; do
 		if ! "$CACHET" predict "$f" $defs --cache "$spec" --per-ref --json >"$tmp/j" 2>"$tmp/e"; then
 			bad "per-ref $f $spec: failed: $(head -c 200 "$tmp/e")"

@@ -248,6 +248,73 @@ static void make_template(pg_kernel *k, rng *r)
 			use(k, C, 1, b2), use(k, A, 1, b2), use(k, Y, 1, b2);
 		}
 		break;
+	case PG_AFFINE: {
+		/* the nest's shape from variant bits 0-2, its bounds' offsets from bits 3-8 (print_affine);
+		 * the bands as the shape's loops are written, each affine loop fixed */
+		int shape = (int)(k->variant & 7);
+		add_param(k, "M", pick_extent(r, 0));
+		add_param(k, "N", pick_extent(r, 0));
+		add_param(k, "K", pick_extent(r, 0));
+		A = add_array(k, "A", pick_input_role(r), 2, "M", "K", "");
+		B = add_array(k, "B", pick_input_role(r), 2, "K", "N", "");
+		/* output only where the nest writes it before reading it (the trmm shape) */
+		C = add_array(k, "C", shape == 0 && chance(r, 50) ? 1 : 2, 2, "M", "N", "");
+		X = add_array(k, "X", pick_input_role(r), 1, "N", "", "");
+		Y = add_array(k, "Y", 2, 1, "M", "", "");
+		T = add_array(k, "S", 2, 2, "M", "M", "");
+		/* the bands as the shape's loops are written (with their uses, where caches go) */
+		switch (shape) {
+		case 0: /* (i, j) then k */
+			b0 = add_band(k, 2, "i", "M", "j", "N", "", "");
+			b1 = add_band(k, 1, "k", "K", "", "", "", "");
+			k->b[b1].fixed[0] = 1;
+			use(k, A, 2, b0, b1), use(k, B, 2, b0, b1), use(k, C, 1, b0), use(k, C, 2, b0, b1);
+			break;
+		case 1: /* (i, j) with j banded */
+			b0 = add_band(k, 2, "i", "M", "j", "N", "", "");
+			k->b[b0].fixed[1] = 1;
+			use(k, C, 1, b0), use(k, X, 1, b0), use(k, Y, 1, b0);
+			break;
+		case 2: /* (i, j, k) with j triangular */
+			b0 = add_band(k, 3, "i", "M", "j", "M", "k", "K");
+			k->b[b0].fixed[1] = 1;
+			use(k, A, 1, b0), use(k, T, 1, b0);
+			break;
+		case 4: /* (i, j, k): j triangular, k over both (a FOR nested alone is one band) */
+			b0 = add_band(k, 3, "i", "M", "j", "N", "k", "K");
+			k->b[b0].fixed[1] = k->b[b0].fixed[2] = 1;
+			snprintf(k->b[b0].dep[2], PG_NAME, "j");
+			use(k, A, 1, b0), use(k, B, 1, b0), use(k, C, 1, b0);
+			break;
+		case 3: /* (i), a statement, then j: in place, carried */
+			b0 = add_band(k, 1, "i", "M", "", "", "", "");
+			k->b[b0].carried = 1;
+			b1 = add_band(k, 1, "j", "N", "", "", "", "");
+			k->b[b1].fixed[0] = 1;
+			use(k, Y, 1, b0), use(k, Y, 2, b0, b1);
+			break;
+		case 6: /* (i, k, j): trmm in i-k-j order, the rectangular j inside the triangle */
+			b0 = add_band(k, 3, "i", "M", "k", "K", "j", "N");
+			k->b[b0].fixed[1] = 1;
+			use(k, A, 1, b0), use(k, B, 1, b0), use(k, C, 1, b0);
+			break;
+		case 7: /* (i, j, k): a band of j around the diagonal, a rectangular k inside */
+			b0 = add_band(k, 3, "i", "M", "j", "N", "k", "K");
+			k->b[b0].fixed[1] = 1;
+			use(k, A, 1, b0), use(k, B, 1, b0), use(k, C, 1, b0);
+			break;
+		default: /* 5: (i, j), j clamped */
+			b0 = add_band(k, 2, "i", "M", "j", "N", "", "");
+			k->b[b0].fixed[1] = 1;
+			use(k, T, 1, b0), use(k, A, 1, b0), use(k, C, 1, b0);
+			break;
+		}
+		/* every fixed loop of band 0 uses i unless set above */
+		for (int o = 0; o < 3; o++)
+			if (k->b[b0].fixed[o] && !k->b[b0].dep[o][0])
+				snprintf(k->b[b0].dep[o], PG_NAME, "i");
+		break;
+	}
 	default: /* PG_REDTEMP */
 		add_param(k, "M", pick_extent(r, 0));
 		add_param(k, "N", pick_extent(r, 0));
@@ -445,6 +512,47 @@ static void random_reorder(pg_kernel *k, int b, rng *r, int tiled)
 	bd->reorder = 1;
 }
 
+/* Whether name is in the split chain of original index o (i, ii, iii: one letter repeated). */
+static int in_chain(const char *name, const char *o)
+{
+	if (!o[0] || name[0] != o[0])
+		return 0;
+	for (const char *c = name; *c; c++)
+		if (*c != o[0])
+			return 0;
+	return 1;
+}
+
+/* Put the band's fixed (affine) loops back into its reorder, in the order they are written, each
+ * at a random place after the last loop of its dependency's chain (so inside the loops its bounds
+ * use; never split, it stands alone). */
+static void keep_fixed_last(pg_kernel *k, int b, rng *r)
+{
+	pg_band *bd = &k->b[b];
+	char out[PG_MAXBI][PG_NAME];
+	int n = 0;
+	for (int i = 0; i < bd->nord; i++) {
+		int fixed = 0;
+		for (int o = 0; o < bd->norig; o++)
+			fixed |= bd->fixed[o] && strcmp(bd->orig[o], bd->ord[i]) == 0;
+		if (!fixed)
+			memcpy(out[n++], bd->ord[i], PG_NAME);
+	}
+	for (int o = 0; o < bd->norig; o++) {
+		if (!bd->fixed[o])
+			continue;
+		int after = 0; /* first place it may go */
+		for (int i = 0; i < n; i++)
+			if (in_chain(out[i], bd->dep[o]))
+				after = i + 1;
+		int at = after + rint_(r, n - after + 1);
+		memmove(out[at + 1], out[at], sizeof out[0] * (size_t)(n - at));
+		memcpy(out[at], bd->orig[o], PG_NAME);
+		n++;
+	}
+	memcpy(bd->ord, out, sizeof out[0] * (size_t)n);
+}
+
 /* The tunable param of k (its number + 1), 0 when none. */
 static int tune_param(const pg_kernel *k)
 {
@@ -465,7 +573,7 @@ static void gen_schedule(pg_kernel *k, rng *r)
 		if (tile)
 			group++;
 		for (int i = 0; i < bd->norig; i++) {
-			if (!chance(r, 55))
+			if (!chance(r, 55) || bd->fixed[i])
 				continue;
 			int64_t trips = bd->trips[i];
 			int s = add_split(k, b, bd->orig[i], pick_split_size(r, trips), tile ? group : 0,
@@ -483,8 +591,10 @@ static void gen_schedule(pg_kernel *k, rng *r)
 				s = add_split(k, b, k->s[s].inner, pick_split_size(r, outer), 0, chance(r, 5));
 			}
 		}
-		if (chance(r, 65) && !keep)
+		if (chance(r, 65) && !keep) {
 			random_reorder(k, b, r, chance(r, 50));
+			keep_fixed_last(k, b, r);
+		}
 	}
 }
 
@@ -570,21 +680,40 @@ static void place_cache(pg_kernel *k, pg_cache *c, rng *r, const char ord[][PG_N
 	(void)k;
 }
 
+/* The levels of order ord (n loops, outermost first) inside its innermost fixed (affine) loop:
+ * n when it has none. */
+static int levels_inside_fixed(const pg_kernel *k, const char ord[][PG_NAME], int n)
+{
+	int last = -1;
+	for (int i = 0; i < n; i++)
+		for (int b = 0; b < k->nb; b++)
+			for (int o = 0; o < k->b[b].norig; o++)
+				if (k->b[b].fixed[o] && strcmp(k->b[b].orig[o], ord[i]) == 0)
+					last = i;
+	return n - 1 - last;
+}
+
 static void gen_host_caches(pg_kernel *k, rng *r)
 {
 	for (int ai = 0; ai < k->na; ai++) {
-		if (!chance(r, 40))
+		/* the affine shapes leave some arrays unused: no cache of those */
+		if (!chance(r, 40) || (k->kind == PG_AFFINE && k->a[ai].npaths == 0))
 			continue;
 		char ord[3 * PG_MAXBI][PG_NAME];
 		int n = array_order(k, ai, ord), role = k->a[ai].role;
 		int ro = role == 0 || role == 4, parent = -1;
 		int depth = 1 + (chance(r, 35) ? 1 + chance(r, 35) : 0);
+		/* affine kernels: mostly inside the innermost affine loop (a region holding one is
+		 * refused), which leaves the levels below it */
+		int aff = k->kind == PG_AFFINE, inside = aff ? levels_inside_fixed(k, ord, n) : n;
+		if (aff && inside < 1 && chance(r, 90))
+			continue;
 		for (int d = 0; d < depth; d++) {
 			int ci = add_cache(k, ai, parent);
 			if (ci < 0)
 				break;
 			pg_cache *c = &k->c[ci];
-			int maxlevel = n;
+			int maxlevel = aff && inside > 0 && chance(r, 90) ? inside : n;
 			int64_t below = 0;
 			if (parent >= 0) {
 				const pg_cache *pc = &k->c[parent];
@@ -606,6 +735,8 @@ static void gen_host_caches(pg_kernel *k, rng *r)
 			int trig_ok = ro || role == 3 || chance(r, 3);
 			if (c->place != PG_MAXEL && lv > 0 && trig_ok && chance(r, 30)) {
 				int top = parent >= 0 ? cache_level(k, &k->c[parent], ord, n) : n;
+				if (aff && inside > 0 && top > inside && chance(r, 90))
+					top = inside;
 				if (top < lv)
 					top = lv;
 				int tl = lv + rint_(r, top - lv + 1);
@@ -755,6 +886,49 @@ static void gen_host_verbs(pg_kernel *k, rng *r)
 	}
 }
 
+/* The loop verbs of an affine kernel: parallelize the outermost loop of band 0 (alone; a
+ * dependence makes check refuse it, which the fuzzer counts), unroll a split inner loop of a
+ * rectangular index now and then. */
+static void gen_affine_verbs(pg_kernel *k, rng *r)
+{
+	char bo[PG_MAXBI][PG_NAME];
+	int m = pg_band_order(k, 0, bo);
+	if (m > 0 && chance(r, 60)) {
+		int v = add_verb(k, PG_PARALLELIZE);
+		k->v[v].n = 1;
+		memcpy(k->v[v].idx[0], bo[0], PG_NAME);
+		if (chance(r, 50))
+			k->v[v].policy = 1 + rint_(r, 2);
+		if (chance(r, 20))
+			k->v[v].max_threads = 1 + rint_(r, 4);
+	}
+	for (int s = 0; s < k->ns && chance(r, 30); s++)
+		if (k->s[s].alive && k->s[s].size <= 8) {
+			int v = add_verb(k, PG_UNROLL);
+			k->v[v].n = 1;
+			memcpy(k->v[v].idx[0], k->s[s].inner, PG_NAME);
+			break;
+		}
+}
+
+/* OpenCL for an affine kernel: band 0's first index (and its second when that is rectangular,
+ * now and then) tiled into work-groups and work-items, the affine loops kept last, no caches (check
+ * refuses them on such kernels). */
+static void gen_affine_opencl(pg_kernel *k, rng *r)
+{
+	static const int64_t wg[] = {1, 2, 3, 4, 5, 8};
+	pg_band *bd = &k->b[0];
+	int npar = bd->norig > 1 && !bd->fixed[1] && chance(r, 50) ? 2 : 1;
+	for (int i = 0; i < npar; i++)
+		add_split(k, 0, bd->orig[i], pick64(r, wg, 6), 1, 0);
+	random_reorder(k, 0, r, 1);
+	keep_fixed_last(k, 0, r);
+	pg_verbi *pv = &k->v[add_verb(k, PG_PARALLELIZE)];
+	pv->n = npar;
+	for (int i = 0; i < npar; i++)
+		memcpy(pv->idx[i], bd->orig[i], PG_NAME);
+}
+
 /* OpenCL: tile the first one or two indices of band 0 into work-groups and work-items, keep the
  * tiles outermost, and put local caches between the two and private ones anywhere. */
 static void gen_opencl(pg_kernel *k, rng *r)
@@ -874,7 +1048,8 @@ const char *pg_kind_name(int kind)
 {
 	static const char *const kinds[PG_NKINDS] = {
 		"matmul", "matmul_imperfect", "matvec", "transpose", "stencil1d", "stencil2d", "stencil3d",
-		"two_index", "reduce_temp", "wavefront", "accumulator", "inplace_sweep", "imperfect_multi"};
+		"two_index", "reduce_temp", "wavefront", "accumulator", "inplace_sweep", "imperfect_multi",
+		"affine"};
 	return kind >= 0 && kind < PG_NKINDS ? kinds[kind] : "?";
 }
 
@@ -890,14 +1065,22 @@ void pg_generate(pg_kernel *k, uint64_t seed, const pg_options *o)
 	k->opencl = chance(&r, opencl_share);
 	if (!k->opencl && o->cuda_share > 0 && chance(&r, o->cuda_share))
 		k->opencl = k->cuda = 1;
+	if (families == PG_FAM_AFFINE) { /* host or OpenCL, as check wants */
+		k->opencl &= !k->cuda;
+		k->cuda = 0;
+	}
 	if (k->opencl) {
 		static const int okinds[] = {PG_MATMUL, PG_MATMUL, PG_MATVEC, PG_TRANSPOSE, PG_ST1, PG_ST2};
 		k->kind = okinds[rint_(&r, 6)];
+		if (families == PG_FAM_AFFINE)
+			k->kind = PG_AFFINE;
 	} else {
 		k->kind = rint_(&r, PG_NCLASSIC);
 		/* half of the extended generator's host kernels come from the new templates */
 		if (families != PG_FAM_CLASSIC && chance(&x, 50))
 			k->kind = PG_NCLASSIC + rint_(&x, PG_NKINDS - PG_NCLASSIC);
+		if (families == PG_FAM_AFFINE)
+			k->kind = PG_AFFINE;
 	}
 	k->variant = (uint32_t)rnext(&x);
 	k->dtype = rint_(&r, 4);
@@ -905,14 +1088,27 @@ void pg_generate(pg_kernel *k, uint64_t seed, const pg_options *o)
 	make_template(k, &r);
 	decorate(k, &r);
 	if (families != PG_FAM_CLASSIC && !k->opencl)
-		extend(k, &x, o->tune_share);
+		extend(k, &x, k->kind == PG_AFFINE ? 0 : o->tune_share);
+	if (k->kind == PG_AFFINE) { /* schedules and loop verbs; no caches on affine bounds yet */
+		if (chance(&r, 85))
+			gen_schedule(k, &r);
+		k->plan = chance(&r, 70);
+		if (k->plan) {
+			gen_host_caches(k, &r); /* a region holding an affine loop is refused */
+			gen_affine_verbs(k, &r);
+		}
+		return;
+	}
 	if (k->opencl) {
 		k->plan = 1;
 		for (int i = 0; i < k->np; i++)
 			k->p[i].runtime = 0;
 		for (int i = 0; i < k->na; i++) /* strided arrays: rarely (the emitter's gap is a finding) */
 			k->a[i].strided &= chance(&r, 15);
-		gen_opencl(k, &r);
+		if (k->kind == PG_AFFINE)
+			gen_affine_opencl(k, &r);
+		else
+			gen_opencl(k, &r);
 		return;
 	}
 	if (chance(&r, 85))
@@ -1093,6 +1289,58 @@ static void print_multi(const pg_kernel *k, obuf *o, int ik)
 		put(o, "for (m: M, n: N) {\n  C[m, n] -= A[m, n] * Y[m]\n}\n");
 }
 
+/* The affine nests: trmm-like (shape 0), banded matrix-vector (1), syrk-like lower triangle (2),
+ * forward substitution in place (3), tetrahedral (4), upper triangle with a clamped start (5),
+ * trmm in i-k-j order (6), a banded product with an inner sum (7).
+ * Bits 3-5 and 6-8 pick the offsets of the bounds (0..7 around the diagonal), bit 9 the lower
+ * or upper form. Every access stays inside its extent for any size drawn: the bounds clamp with
+ * the extents (or an `if` does), which check must prove. */
+static void print_affine(const pg_kernel *k, obuf *o, int ik)
+{
+	int shape = (int)(k->variant & 7), d = (int)((k->variant >> 3) & 7), e = (int)((k->variant >> 6) & 7);
+	int up = (k->variant >> 9) & 1;
+	switch (shape) {
+	case 0:
+		put(o, "for (i: M, j: N) {\n  C[i, j] = %s\n", ik ? "1" : "0.5");
+		if (up)
+			put(o, "  for (k: max(0, i - %d) .. K) {\n", d);
+		else
+			put(o, "  for (k: 0 .. min(i + %d, K)) {\n", e + 1);
+		put(o, "    C[i, j] += A[i, k] * B[k, j]\n  }\n}\n");
+		break;
+	case 1:
+		put(o, "for (i: M, j: max(0, i - %d) .. min(N, i + %d)) {\n  Y[i] += %s * X[j]\n}\n", d, e + 1,
+		    up ? "C[i, j]" : "2");
+		break;
+	case 2:
+		put(o, "for (i: M, j: 0 .. min(i + %d, M), k: K) {\n  S[i, j] += A[i, k] * A[j, k]\n}\n",
+		    up ? 1 : (e % 2) + 1);
+		break;
+	case 3:
+		put(o, "for (i: M) {\n  Y[i] = %s\n  for (j: max(0, i - %d) .. i) {\n", ik ? "i" : "0.25 * i", d + 1);
+		put(o, ik ? "    Y[i] = Y[i] - min(Y[j], 3)\n" : "    Y[i] -= Y[j] * 0.125\n");
+		put(o, "  }\n}\n");
+		break;
+	case 4:
+		put(o, "for (i: M, j: 0 .. min(i + 1, N)) {\n  for (k: j .. min(i + %d, K)) {\n", e + 1);
+		put(o, "    C[i, j] += A[i, k] * B[k, j]\n  }\n}\n");
+		break;
+	case 6:
+		put(o, "for (i: M) {\n  for (k: 0 .. min(i + %d, K)) {\n    for (j: N) {\n", e + 1);
+		put(o, "      C[i, j] += A[i, k] * B[k, j]\n    }\n  }\n}\n");
+		break;
+	case 7:
+		put(o, "for (i: M, j: max(0, i - %d) .. min(N, i + %d), k: K) {\n", d, e + 1);
+		put(o, "  C[i, j] += A[i, k] * B[k, j]\n}\n");
+		break;
+	default:
+		put(o, "for (i: M) {\n  for (j: max(i - %d, 0) .. min(N, M)) {\n", d);
+		put(o, "    if (j < M) {\n      S[i, j] += A[i, %s] * %s\n    }\n  }\n}\n", up ? "0" : "K - 1",
+		    ik ? "2" : "C[i, j]");
+		break;
+	}
+}
+
 static void print_body(const pg_kernel *k, obuf *o)
 {
 	int ik = int_kernel(k);
@@ -1139,6 +1387,9 @@ static void print_body(const pg_kernel *k, obuf *o)
 		break;
 	case PG_MULTI:
 		print_multi(k, o, ik);
+		break;
+	case PG_AFFINE:
+		print_affine(k, o, ik);
 		break;
 	default:
 		put(o, "for (i: M) {\n  T[i] = 0\n  for (j: N) {\n    T[i] += A[i, j] * A[i, j]\n  }\n}\n"

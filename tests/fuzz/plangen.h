@@ -23,13 +23,15 @@ enum pg_kind {
 	PG_ACCUM,  /* accumulator with a non-associative update: S[0] = S[0] * 0.5 + A[i, j] */
 	PG_GS,     /* Gauss-Seidel-like in-place stencil, 1-D (with time steps) or 2-D */
 	PG_MULTI,  /* imperfect nest: statements between loops, several statements per body, let */
+	PG_AFFINE, /* affine loop bounds (issue #31): triangular, banded and tetrahedral nests, with
+	              max/min terms; no schedule or plan yet (check refuses them on such kernels) */
 	PG_NKINDS
 };
 #define PG_NCLASSIC PG_WAVE
 /* Which kernels pg_generate draws: the classic templates only (the seeds of make check's first
  * pass), the extended families with schedules that keep every loop-carried dependence's order
  * (legal under today's checks), or everything (reorders that break a dependence included). */
-enum pg_families { PG_FAM_CLASSIC, PG_FAM_LEGAL, PG_FAM_ALL };
+enum pg_families { PG_FAM_CLASSIC, PG_FAM_LEGAL, PG_FAM_ALL, PG_FAM_AFFINE /* the affine family only */ };
 enum pg_place { PG_LEVEL, PG_INDEX, PG_MAXEL };
 enum pg_trig { PG_TNONE, PG_TLEVEL, PG_TINDEX };
 enum pg_verb { PG_VECTORIZE, PG_UNROLL, PG_PARALLELIZE };
@@ -64,6 +66,9 @@ typedef struct pg_band {
 	int nord;
 	char ord[PG_MAXBI][PG_NAME]; /* the reorder's list (alive indices only are printed) */
 	int carried;               /* the body carries a dependence across this band's loops */
+	int fixed[3];              /* an affine loop (PG_AFFINE): never split, and kept after the chain
+	                              of dep[] in a reorder (inside the loops its bounds use) */
+	char dep[3][PG_NAME];      /* a fixed loop's innermost index its bounds use ("" when outside) */
 } pg_band;
 
 typedef struct pg_split {

@@ -292,8 +292,48 @@ static const row rows[] = {
     {"inexact division", HDR "for (i: N) { B[i/2] = 1 }\n",
      "7:16: error: non-affine subscript: division that is not exact", 0},
     {"exact division", HDR "for (i: N) { B[(2*i + 2)/2 - 1] = 1 }\n", NULL, 0},
-    {"loop bound with an index", HDR "for (i: N) { for (j: i) { B[j] = 1 } }\n",
-     "7:22: error: loop bound must not use index 'i' (iteration spaces are rectangular)", 0},
+    /* affine loop bounds (issue #31) */
+    {"triangular loop", HDR "for (i: N) { for (j: i) { B[j] = 1 } }\n", NULL, 0},
+    {"bound from the same for", HDR "for (i: M, j: i .. M) { C[i, j] = 1 }\n", NULL, 0},
+    {"bound from the same for, out of bounds", HDR "for (i: N, j: i .. N) { C[i, j] = 1 }\n",
+     "7:30: error: subscript 'j' of 'C' may exceed the extent M of dimension 2", 0},
+    {"banded loop", HDR "for (i: N, j: max(0, i-2) .. min(i+3, M)) { C[i, j] = 1 }\n", NULL, 0},
+    {"min in a lower bound", HDR "for (i: N) { for (j: min(i, 2) .. M) { C[i, j] = 1 } }\n",
+     "7:22: error: a lower loop bound may not use min(...): use max(...) of affine terms (the "
+     "iteration space must be one convex polyhedron)", 0},
+    {"max in an upper bound", HDR "for (i: N) { for (j: 0 .. max(i, 2)) { C[i, j] = 1 } }\n",
+     "7:27: error: an upper loop bound may not use max(...): use min(...) of affine terms (the "
+     "iteration space must be one convex polyhedron)", 0},
+    {"bound with an inner index", HDR "for (i: N) { for (j: k) { for (k: N) { B[k] = 1 } } }\n",
+     "7:22: error: unknown name 'k'", 0},
+    {"bound with its own index", HDR "for (i: i) { B[i] = 1 }\n", "7:9: error: unknown name 'i'", 0},
+    {"triangular out of bounds", HDR "for (i: N) { for (j: i+2) { B[j] = 1 } }\n",
+     "7:31: error: subscript 'j' of 'B' may exceed the extent N of dimension 1", 0},
+    {"triangular in bounds by an if", HDR
+     "for (i: N) { for (j: i+2) { if (j < N) { B[j] = 1 } } }\n", NULL, 0},
+    {"split of a rectangular loop of an affine kernel", HDR "for (i: N, j: 0 .. i+1) { B[j] = 1 }\n"
+     "schedule { ii = split(i, 4) }\n", NULL, 0},
+    {"split of an affine loop", HDR "for (i: N, j: 0 .. i+1) { B[j] = 1 }\n"
+     "schedule { jj = split(j, 4) }\n",
+     "8:23: error: loop 'j' has affine bounds (they use enclosing indices or min/max): splitting it "
+     "is not supported yet", 0},
+    {"affine loop moved out", HDR "for (i: N, j: 0 .. i+1) { B[j] = 1 }\n"
+     "schedule { reorder(j, i) }\n",
+     "8:12: error: loop 'j' must stay inside loop 'i': its bounds use 'i' (moving it out would need "
+     "its bounds projected, not supported yet)", 0},
+    {"affine loop outside a split", HDR "for (i: N, j: 0 .. i+1) { B[j] = 1 }\n"
+     "schedule { ii = split(i, 4); reorder(i, j, ii) }\n",
+     "8:30: error: loop 'j' must stay inside loop 'ii': its bounds use 'i' (moving it out would need "
+     "its bounds projected, not supported yet)", 0},
+    {"parallel affine kernel", HDR "for (i: M, j: 0 .. i+1) { C[i, j] = 1 }\n"
+     "plan { parallelize(i) }\n", NULL, 0},
+    {"unroll of an affine loop", HDR "for (i: N, j: 0 .. i+1) { B[j] = 1 }\n"
+     "plan { unroll(j) }\n",
+     "8:8: error: unroll(j): loop 'j' has affine bounds, so no constant trip count", 0},
+    {"collapse with an affine loop", HDR "for (i: M, j: 0 .. i+1) { C[i, j] = 1 }\n"
+     "plan { parallelize(i, j) }\n",
+     "8:8: error: parallelize: loop 'j' has affine bounds: it can only be parallelized alone (no "
+     "collapse, no spmd grid)", 0},
     {"array in if condition", HDR "for (i: N) { if (A[i] < 0) { B[i] = 1 } }\n",
      "7:18: error: non-affine if condition: array element 'A[...]' (use indices and params only)",
      0},
