@@ -498,7 +498,8 @@ ct_status threads_predict(ct_kernel *k, const char *spec_text, int threads, bool
 	if (threads < 1 || threads > CT_PREDICT_MAX_THREADS)
 		return ct_error(ctx, CT_ERR_USAGE, "predict --threads: %d threads, expected 1 to %d", threads,
 		                CT_PREDICT_MAX_THREADS);
-	if (ir_kernel_ready(k) != CT_OK || ir_params_need_values(k) != CT_OK)
+	if (ir_kernel_ready(k) != CT_OK || ir_params_need_values(k) != CT_OK ||
+	    ir_kernel_rect(k, "predict --threads") != CT_OK)
 		return CT_ERR_USAGE;
 	sim_spec spec;
 	ct_status st = spec_text ? sim_spec_parse(ctx, spec_text, &spec) : sim_machine_spec(ctx, &spec);
