@@ -1,0 +1,344 @@
+/* test_symbolic.c: predict --symbolic's formulas (src/model/symbolic.c) equal the numeric model (model_analyse) at >= 100 sampled param values per kernel, chamber boundaries included; kernels outside the class say why. */
+#include "cachet.h"
+#include "core/core.h"
+#include "ir/ir.h"
+#include "model/model.h"
+#include "model/symbolic.h"
+
+#include "harness.h"
+
+#include <stdlib.h>
+
+/* A perfect matmul with one runtime size. */
+static const char *mm_n =
+	"kernel mm\nparam N : runtime\n"
+	"array A : f32[N, N] input\narray B : f32[N, N] input\narray C : f32[N, N] inout\n"
+	"for (i: N, j: N, k: N) {\n  C[i, j] += A[i, k] * B[k, j]\n}\n";
+
+/* Three runtime sizes, f64, loop order i, k, j. */
+static const char *mm_mnk =
+	"kernel mm3\nparam M : runtime, N : runtime, K : runtime\n"
+	"array A : f64[M, K] input\narray B : f64[K, N] input\narray C : f64[M, N] inout\n"
+	"for (i: M, k: K, j: N) {\n  C[i, j] += A[i, k] * B[k, j]\n}\n";
+
+/* Tiled, with the tails of the runtime size empty on the formula's lattice. */
+static const char *mm_tiled =
+	"kernel mmt\nparam N : runtime\n"
+	"array A : f32[N, N] input\narray B : f32[N, N] input\narray C : f32[N, N] inout\n"
+	"for (i: N, j: N, k: N) {\n  C[i, j] += A[i, k] * B[k, j]\n}\n"
+	"schedule {\n  ii, jj, kk = tile(i=8, j=32, k=16)\n  reorder(i, j, k, ii, kk, jj)\n}\n";
+
+/* A matrix-vector product and a transpose (a column walk). */
+static const char *mv =
+	"kernel mv\nparam M : runtime, N : runtime\n"
+	"array A : f32[M, N] input\narray x : f32[N] input\narray y : f32[M] inout\n"
+	"for (i: M, j: N) {\n  y[i] += A[i, j] * x[j]\n}\n";
+
+static const char *tr =
+	"kernel tr\nparam N : runtime\n"
+	"array A : f64[N, N] input\narray B : f64[N, N] output\n"
+	"for (i: N, j: N) {\n  B[j, i] = A[i, j]\n}\n";
+
+/* Outside the class: a stencil with offsets and the two-index transform (imperfect). */
+static const char *stencil =
+	"kernel st\nparam N : runtime\n"
+	"array A : f32[N, N] input\narray B : f32[N, N] output\n"
+	"for (x: N - 2, y: N - 2) {\n  B[x + 1, y + 1] = A[x, y + 1] + A[x + 2, y + 1] + A[x + 1, y]\n}\n";
+
+static const char *two_index =
+	"kernel two_index\nparam V : runtime, N : runtime\n"
+	"array A : f64[N, N] input\narray C1 : f64[N, V] input\narray C2 : f64[N, V] input\n"
+	"array T : f64[V, N] temp\narray B : f64[V, V] inout\n"
+	"for (a: V, q: N) {\n  T[a, q] = 0\n  for (p: N) { T[a, q] += C1[p, a] * A[p, q] }\n"
+	"  for (b: V) { B[a, b] += C2[q, b] * T[a, q] }\n}\n";
+
+static uint64_t rng = 88172645463325252ull;
+static uint64_t next_rand(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+/* The points compared: one value per variable each. */
+typedef struct points {
+	int n, cap, nv;
+	int64_t *v;
+} points;
+
+static void add_point(points *p, const sym_result *r, const int64_t *mult)
+{
+	int64_t vals[SYM_MAXV];
+	for (int v = 0; v < r->nvars; v++) {
+		if (mult[v] < 1)
+			return;
+		vals[v] = mult[v] * r->modulus[v];
+	}
+	for (int i = 0; i < p->n; i++)
+		if (!memcmp(p->v + i * SYM_MAXV, vals, sizeof vals[0] * (size_t)r->nvars))
+			return;
+	if (p->n == p->cap) {
+		p->cap = p->cap ? 2 * p->cap : 256;
+		p->v = realloc(p->v, sizeof *p->v * SYM_MAXV * (size_t)p->cap);
+	}
+	memcpy(p->v + p->n * SYM_MAXV, vals, sizeof vals);
+	p->n++;
+}
+
+/* The signature of every level's chamber at mult (0 where not in the domain). */
+static uint64_t signature(const sym_result *r, const int64_t *mult)
+{
+	int64_t vals[SYM_MAXV];
+	for (int v = 0; v < r->nvars; v++)
+		vals[v] = mult[v] * r->modulus[v];
+	uint64_t h = 0;
+	for (int l = 0; l < r->spec.nlevels; l++) {
+		int64_t lo, hi;
+		uint64_t sig = 0;
+		if (sym_level_misses(r, l, -1, vals, &lo, &hi, &sig))
+			h = h * 31 + sig;
+	}
+	return h;
+}
+
+/* Sample points: small multiples, random ones, and the neighbours of every chamber boundary
+ * met along each variable's axis (others at random multiples) and along the diagonal. */
+static void sample(const sym_result *r, points *p, int64_t scan)
+{
+	int64_t m[SYM_MAXV];
+	int nv = r->nvars;
+	for (int64_t n = 1; n <= 110; n++) {
+		for (int v = 0; v < nv; v++)
+			m[v] = n + v;
+		add_point(p, r, m);
+	}
+	for (int i = 0; i < 60; i++) {
+		for (int v = 0; v < nv; v++)
+			m[v] = 1 + (int64_t)(next_rand() % (nv == 1 ? 400 : 48));
+		add_point(p, r, m);
+	}
+	for (int axis = -1; axis < nv; axis++) {
+		int64_t base[SYM_MAXV];
+		for (int v = 0; v < nv; v++)
+			base[v] = 1 + (int64_t)(next_rand() % 8);
+		uint64_t prev = 0;
+		for (int64_t n = 1; n <= scan; n++) {
+			for (int v = 0; v < nv; v++)
+				m[v] = axis < 0 || v == axis ? n : base[v];
+			uint64_t sig = signature(r, m);
+			if (n > 1 && sig != prev)
+				for (int64_t d = -2; d <= 1; d++) {
+					int64_t q[SYM_MAXV];
+					for (int v = 0; v < nv; v++)
+						q[v] = axis < 0 || v == axis ? n + d : base[v];
+					add_point(p, r, q);
+				}
+			prev = sig;
+		}
+	}
+}
+
+static void set_vals(ct_kernel *k, const sym_result *r, const int64_t *vals)
+{
+	for (int v = 0; v < r->nvars; v++) {
+		k->params[r->var_param[v]].value = vals[v];
+		k->params[r->var_param[v]].has_value = true;
+	}
+}
+
+/* Compare the formulas of kernel k with the numeric model at the sampled points: equal where
+ * the formula is exact, within its bounds elsewhere; at least min_exact points exact on every
+ * level. */
+static void compare(ct_kernel *k, const char *spec_text, int64_t scan, int min_exact)
+{
+	sim_spec spec;
+	memset(&spec, 0, sizeof spec);
+	CHECK(sim_spec_parse(k->ctx, spec_text, &spec) == CT_OK);
+	ct_looptree *t = ct_kernel_lower(k, 1);
+	CHECK(t != NULL);
+	if (!t)
+		return;
+	sym_result r;
+	CHECK(sym_analyse(t, &spec, &r) == CT_OK);
+	CHECKF(r.why == NULL, "unsupported: %s", r.why ? r.why : "");
+	if (r.why) {
+		sym_result_free(&r);
+		ct_looptree_free(t);
+		return;
+	}
+	points p = {0, 0, r.nvars, NULL};
+	sample(&r, &p, scan);
+	int exact_points = 0, compared = 0, mismatches = 0;
+	for (int i = 0; i < p.n; i++) {
+		const int64_t *vals = p.v + i * SYM_MAXV;
+		if (!sym_in_domain(&r, vals))
+			continue;
+		set_vals(k, &r, vals);
+		model_result mr;
+		if (model_analyse(t, &spec, &mr) != CT_OK) {
+			CHECKF(0, "model_analyse failed at point %d", i);
+			continue;
+		}
+		bool all_exact = true, model_exact = true;
+		for (int a = 0; a < mr.narrays; a++)
+			model_exact &= mr.array_exact[a] || !mr.array_accesses[a];
+		for (int l = 0; l < spec.nlevels && model_exact; l++) {
+			const model_lines *ml = model_for_line(&mr, spec.level[l].line);
+			int64_t C = spec.level[l].size / spec.level[l].line;
+			for (int a = -1; a < r.narrays; a++) {
+				if (a >= 0 && !r.nacc[a])
+					continue;
+				int64_t lo, hi;
+				bool ex = true;
+				int64_t got = model_misses(ml, C, a, &ex);
+				if (!ex) {
+					model_exact = false;
+					continue;
+				}
+				if (!sym_level_misses(&r, l, a, vals, &lo, &hi, NULL)) {
+					CHECKF(0, "no formula at point %d", i);
+					continue;
+				}
+				compared++;
+				if (got < lo || got > hi || (lo == hi && got != lo)) {
+					if (mismatches++ < 8)
+						CHECKF(0, "%s L%d %s at %s=%lld%s: model %lld, formula %lld..%lld",
+						       ct_kernel_name(k), l + 1, a < 0 ? "all" : r.array_name[a],
+						       r.var_name[0], (long long)vals[0], r.nvars > 1 ? ",..." : "",
+						       (long long)got, (long long)lo, (long long)hi);
+				}
+				all_exact &= lo == hi;
+			}
+		}
+		exact_points += all_exact && model_exact;
+		model_result_free(&mr);
+	}
+	CHECKF(exact_points >= min_exact, "%s: %d exact points of %d (%d compared)", ct_kernel_name(k),
+	       exact_points, p.n, compared);
+	CHECK(mismatches == 0);
+	printf("  %s: %d points, %d exact on every level, %d counts compared\n", ct_kernel_name(k), p.n,
+	       exact_points, compared);
+	free(p.v);
+	sym_result_free(&r);
+	ct_looptree_free(t);
+}
+
+static void check_text(const char *text, const char *spec, int64_t scan)
+{
+	ct_ctx *ctx = ct_ctx_new();
+	ct_kernel *k = ct_kernel_parse(ctx, text, strlen(text), "test.cachet");
+	CHECK(k != NULL);
+	if (k)
+		compare(k, spec, scan, 100);
+	ct_kernel_free(k);
+	ct_ctx_free(ctx);
+}
+
+static void test_matmul_n(void) { check_text(mm_n, "4K:64,32K:64,256K:128", 400); }
+static void test_matmul_mnk(void) { check_text(mm_mnk, "2K:32,16K:64", 200); }
+static void test_matmul_tiled(void) { check_text(mm_tiled, "4K:64,32K:64", 200); }
+static void test_matvec(void) { check_text(mv, "1K:64,8K:32", 300); }
+static void test_transpose(void) { check_text(tr, "2K:64,16K:64", 400); }
+
+/* Every example with a runtime param: a formula that agrees with the model, or the reason. */
+static void test_examples(void)
+{
+	static const struct {
+		const char *file, *spec, *why;
+	} ex[] = {
+		{"examples/axpy_runtime.cachet", "1K:64,4K:32", NULL},
+		{"examples/plan_balanced.cachet", "4K:64,32K:64", NULL},
+		{"examples/plan_runtime.cachet", "4K:64", "cache buffers"},
+	};
+	FILE *f = fopen(ex[0].file, "r");
+	if (!f) {
+		h_skip_case("no examples/ here");
+		return;
+	}
+	fclose(f);
+	for (size_t i = 0; i < sizeof ex / sizeof ex[0]; i++) {
+		ct_ctx *ctx = ct_ctx_new();
+		ct_kernel *k = ct_kernel_parse_file(ctx, ex[i].file);
+		CHECKF(k != NULL, "%s", ex[i].file);
+		if (k && !ex[i].why)
+			compare(k, ex[i].spec, 300, 100);
+		if (k && ex[i].why) {
+			char *s = ct_kernel_predict_symbolic(k, ex[i].spec, CT_FORMAT_TEXT);
+			CHECKF(s && strstr(s, "unsupported: ") && strstr(s, ex[i].why), "%s: %s", ex[i].file,
+			       s ? s : "(null)");
+			free(s);
+		}
+		ct_kernel_free(k);
+		ct_ctx_free(ctx);
+	}
+}
+
+/* Kernels outside the class say why, in the text and in the JSON; a set-associative level
+ * has no formula. */
+static void test_unsupported(void)
+{
+	static const struct {
+		const char *text, *why;
+	} cases[] = {
+		{NULL, "different subscripts"},
+		{NULL, "imperfect nest"},
+	};
+	const char *texts[] = {stencil, two_index};
+	for (int i = 0; i < 2; i++) {
+		ct_ctx *ctx = ct_ctx_new();
+		ct_kernel *k = ct_kernel_parse(ctx, texts[i], strlen(texts[i]), "test.cachet");
+		CHECK(k != NULL);
+		char *s = k ? ct_kernel_predict_symbolic(k, "4K:64", CT_FORMAT_TEXT) : NULL;
+		CHECKF(s && strstr(s, "unsupported: ") && strstr(s, cases[i].why), "%s", s ? s : "(null)");
+		free(s);
+		s = k ? ct_kernel_predict_symbolic(k, "4K:64", CT_FORMAT_JSON) : NULL;
+		CHECKF(s && strstr(s, "\"supported\": false") && strstr(s, cases[i].why), "%s", s ? s : "");
+		free(s);
+		ct_kernel_free(k);
+		ct_ctx_free(ctx);
+	}
+	ct_ctx *ctx = ct_ctx_new();
+	ct_kernel *k = ct_kernel_parse(ctx, mm_n, strlen(mm_n), "test.cachet");
+	char *s = k ? ct_kernel_predict_symbolic(k, "4K:64:4,32K:64", CT_FORMAT_JSON) : NULL;
+	CHECKF(s && strstr(s, "\"supported\": true") && strstr(s, "set-associative"), "%s", s ? s : "");
+	free(s);
+	ct_kernel_free(k);
+	ct_ctx_free(ctx);
+}
+
+/* The text names the domain, each reuse's distance and the chambers (matmul in N at 4 KiB,
+ * 64-byte lines: B misses every access from N = 64 on). */
+static void test_text(void)
+{
+	ct_ctx *ctx = ct_ctx_new();
+	ct_kernel *k = ct_kernel_parse(ctx, mm_n, strlen(mm_n), "test.cachet");
+	char *s = k ? ct_kernel_predict_symbolic(k, "4K:64", CT_FORMAT_TEXT) : NULL;
+	CHECK(s != NULL);
+	if (s) {
+		CHECKF(strstr(s, "domain: N % 16 == 0, N >= 16"), "%s", s);
+		CHECKF(strstr(s, "carried by i: count N^3/16 - N^2/16, distance"), "%s", s);
+		CHECKF(strstr(s, "N >= 64: N^3\n"), "%s", s);
+		CHECKF(strstr(s, "cold: count N^2/16"), "%s", s);
+	}
+	free(s);
+	s = k ? ct_kernel_predict_symbolic(k, "4K:64", CT_FORMAT_JSON) : NULL;
+	CHECKF(s && strstr(s, "\"pieces\": [") && strstr(s, "\"distance_lo\": \"") &&
+	       strstr(s, "\"modulus\": 16"), "%s", s ? s : "");
+	free(s);
+	ct_kernel_free(k);
+	ct_ctx_free(ctx);
+}
+
+int main(void)
+{
+	RUN(test_matmul_n);
+	RUN(test_matmul_mnk);
+	RUN(test_matmul_tiled);
+	RUN(test_matvec);
+	RUN(test_transpose);
+	RUN(test_examples);
+	RUN(test_unsupported);
+	RUN(test_text);
+	return h_report();
+}
