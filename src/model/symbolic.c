@@ -699,14 +699,16 @@ static bool array_lines(sctx *s, sarr *a, int64_t line, int64_t elem)
 {
 	if (line % elem)
 		return unsupported(s, "a line size that is not a multiple of an element");
-	a->E = line / elem;
+	int64_t epl = line / elem;  /* elements a line */
+	a->E = 1;
 	a->u = -1;
 	int used_dim[SYM_MAXLOOPS];
+	bool inline_loop[SYM_MAXLOOPS] = {false};
 	for (int j = 0; j < s->n; j++)
 		used_dim[j] = -1;
 	for (int d = 0; d < a->rank; d++) {
 		/* rows are whole lines */
-		if (d != a->dc && !divides(s, &a->stride[d], a->E,
+		if (d != a->dc && !divides(s, &a->stride[d], epl,
 		                           "rows that are not a whole number of lines on the domain"))
 			return false;
 		/* the loops of this dim, by increasing coefficient, must tile it */
@@ -735,23 +737,42 @@ static bool array_lines(sctx *s, sarr *a, int64_t line, int64_t elem)
 				return unsupported(s, "subscripts whose loops overlap");
 		}
 		if (d == a->dc) {
-			if (a->c[d] % a->E)
+			if (a->c[d] % epl)
 				return unsupported(s, "a unit-stride subscript that does not start a line");
+			/* the loops below a line's worth of elements: those whose whole range stays in
+			 * one line do not change it (inline), the one that crosses lines every E
+			 * iterations is the unit loop; the others step by whole lines */
+			int64_t span = 1;
 			for (int q = 0; q < no; q++) {
-				int64_t b = a->beta[d][ord[q]];
-				if (q == 0 && b == 1)
-					a->u = ord[q];
-				else if (b % a->E)
-					return unsupported(s, "a strided unit-stride subscript (not a whole number "
-					                      "of lines a step)");
+				int j = ord[q];
+				int64_t b = a->beta[d][j], tn, td;
+				if (b >= epl) {
+					if (b % epl)
+						return unsupported(s, "a strided unit-stride subscript (not a whole "
+						                      "number of lines a step)");
+					continue;
+				}
+				if (b != span || epl % b)
+					return unsupported(s, "a unit-stride subscript with gaps inside a line");
+				bool known = poly_is_const(&s->r->trip[j], &tn, &td);
+				if (known && b * tn <= epl) {
+					if (epl % (b * tn))
+						return unsupported(s, "a loop whose range does not divide a line");
+					inline_loop[j] = true;
+					span = b * tn;
+					continue;
+				}
+				a->u = j;
+				a->E = epl / b;
+				if (!divides(s, &s->r->trip[j], a->E,
+				             "a unit-stride loop that is not a whole number of lines"))
+					return false;
+				span = -1;
 			}
-			if (a->u >= 0 && !divides(s, &s->r->trip[a->u], a->E,
-			                          "a unit-stride loop that is not a whole number of lines"))
-				return false;
 		}
 	}
 	for (int j = 0; j < s->n; j++)
-		a->role[j] = used_dim[j] < 0 ? ROLE_ABSENT
+		a->role[j] = used_dim[j] < 0 || inline_loop[j] ? ROLE_ABSENT
 		             : j == a->u && a->E > 1 ? ROLE_UNIT : ROLE_DISTINCT;
 	poly_const(&a->D[s->n], 1, 1);
 	for (int l = s->n - 1; l >= 0; l--) {
