@@ -286,6 +286,7 @@ typedef struct sarr {
 	int64_t E;                 /* elements per line */
 	int u;                     /* the loop of unit step in dim dc (-1 none) */
 	int role[SYM_MAXLOOPS];
+	bool inl[SYM_MAXLOOPS];     /* the loop's whole range lies in one line (role ABSENT) */
 	sym_poly D[SYM_MAXLOOPS + 1]; /* lines in one instance of loop l (D[n] = 1: one execution) */
 } sarr;
 
@@ -772,6 +773,8 @@ static bool array_lines(sctx *s, sarr *a, int64_t line, int64_t elem)
 		}
 	}
 	for (int j = 0; j < s->n; j++)
+		a->inl[j] = inline_loop[j];
+	for (int j = 0; j < s->n; j++)
 		a->role[j] = used_dim[j] < 0 || inline_loop[j] ? ROLE_ABSENT
 		             : j == a->u && a->E > 1 ? ROLE_UNIT : ROLE_DISTINCT;
 	poly_const(&a->D[s->n], 1, 1);
@@ -1036,7 +1039,7 @@ static bool array_classes(sctx *s, sym_lines *L, int ai, int *cap)
 				x.cls = cls;
 				x.pos = pos;
 				x.posloop = m;
-				x.spatial = a->role[l] == ROLE_UNIT;
+				x.spatial = a->role[l] == ROLE_UNIT || a->inl[l];
 				sym_poly it;
 				if (!class_iters(s, a, l, g, cls, &it))
 					return false;
@@ -1446,13 +1449,6 @@ static bool is_range(const sym_reuse *x)
 	return x->kind != SYM_COLD && !poly_same(&x->dlo, &x->dhi);
 }
 
-static bool any_range(const sym_lines *L, int array)
-{
-	for (int i = 0; i < L->n; i++)
-		if ((array < 0 || L->r[i].array == array) && is_range(&L->r[i]))
-			return true;
-	return false;
-}
 
 static char *poly_str(const sym_poly *p, const sym_result *r)
 {
@@ -1504,15 +1500,19 @@ static void text_pieces(ct_buf *b, const sym_result *r, int l, int array, const 
 {
 	const sym_lines *L = lines_of(r, r->spec.level[l].line);
 	int64_t C = r->spec.level[l].size / r->spec.level[l].line;
-	bool range = any_range(L, array);
-	ct_buf_printf(b, "%s%s", indent, range ? "at least " : "");
-	iverson(b, r, L, array, C, false);
-	ct_buf_puts(b, "\n");
-	if (range) {
-		ct_buf_printf(b, "%sat most  ", indent);
-		iverson(b, r, L, array, C, true);
-		ct_buf_puts(b, "\n");
-	}
+	ct_buf lo, hi;
+	ct_buf_init(&lo);
+	ct_buf_init(&hi);
+	iverson(&lo, r, L, array, C, false);
+	iverson(&hi, r, L, array, C, true);
+	char *los = ct_buf_take(&lo), *his = ct_buf_take(&hi);
+	if (los && his && strcmp(los, his) == 0)
+		ct_buf_printf(b, "%smisses = %s\n", indent, los);
+	else
+		ct_buf_printf(b, "%sat least %s\n%sat most  %s\n", indent, los ? los : "?", indent,
+		              his ? his : "?");
+	free(los);
+	free(his);
 	if (r->nvars != 1)
 		return;
 	chamber ch[SYM_MAX_CHAMBERS];
