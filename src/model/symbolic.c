@@ -217,6 +217,19 @@ bool sym_poly_eval(const sym_poly *p, const int64_t *vals, int64_t *out)
 	return true;
 }
 
+double sym_poly_value(const sym_poly *p, const int64_t *vals)
+{
+	double sum = 0;
+	for (int i = 0; i < p->n; i++) {
+		double v = (double)p->t[i].num / (double)p->t[i].den;
+		for (int x = 0; x < SYM_MAXV; x++)
+			for (int e = 0; e < p->t[i].e[x]; e++)
+				v *= (double)vals[x];
+		sum += v;
+	}
+	return sum;
+}
+
 /* Terms by decreasing total degree, then by exponents. */
 static int term_cmp(const void *pa, const void *pb)
 {

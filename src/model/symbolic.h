@@ -101,6 +101,10 @@ bool sym_level_misses(const sym_result *r, int l, int array, const int64_t *vals
  * memory). */
 char *sym_render(const sym_result *r, const ct_kernel *k, bool json);
 
+/* p's value at vals, anywhere (off the domain's lattice a count is not one: the tile search
+ * ranks with it). */
+double sym_poly_value(const sym_poly *p, const int64_t *vals);
+
 /* sympoly: value at vals (exact; false on overflow or a non-integer value). */
 bool sym_poly_eval(const sym_poly *p, const int64_t *vals, int64_t *out);
 

@@ -7,6 +7,7 @@
 
 #include "harness.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 /* A perfect matmul with one runtime size. */
@@ -399,6 +400,70 @@ static void test_text(void)
 	ct_ctx_free(ctx);
 }
 
+/* cachet tiles with unknown bounds: a tiling in the formulas' class is counted with their
+ * bound-free terms: cold misses, every class whose distance names N, and the bound-free
+ * classes whose distance reaches the capacity, at N = the first probe. */
+static void test_tiles_bound_free(void)
+{
+	static const char text[] =
+	    "kernel mmtiles\nparam N : runtime\nparam TI = 16, TJ = 32, TK = 16\n"
+	    "array A : f32[N, N] input\narray B : f32[N, N] input\narray C : f32[N, N] inout\n"
+	    "for (i: N, j: N, k: N) {\n  C[i, j] += A[i, k] * B[k, j]\n}\n"
+	    "schedule {\n  ii, jj, kk = tile(i=TI, j=TJ, k=TK)\n  reorder(i, j, k, ii, kk, jj)\n}\n";
+	ct_ctx *ctx = ct_ctx_new();
+	ct_kernel *k = ct_kernel_parse(ctx, text, strlen(text), "tiles.cachet");
+	CHECK(k != NULL);
+	if (!k) {
+		ct_ctx_free(ctx);
+		return;
+	}
+	ct_tiles_options o;
+	ct_tiles_options_init(&o);
+	o.max_tile = 64;
+	o.max_evals = 300;
+	ct_tiles_result res;
+	memset(&res, 0, sizeof res);
+	CHECK(ct_kernel_tiles(k, "4K:64", &o, &res) == CT_OK);
+	CHECK(res.runtime_bounds && res.ncandidates >= 1);
+	int covered = 0;
+	for (int c = 0; c < res.ncandidates && c < 3; c++) {
+		const char *names[3] = {"TI", "TJ", "TK"};
+		for (int i = 0; i < 3; i++)
+			CHECK(ct_kernel_set_param(k, names[i], res.candidates[c].tiles[i]) == CT_OK);
+		CHECK(ct_kernel_recheck(k) == CT_OK);
+		sim_spec spec;
+		memset(&spec, 0, sizeof spec);
+		CHECK(sim_spec_parse(ctx, "4K:64", &spec) == CT_OK);
+		ct_looptree *t = ct_kernel_lower(k, 1);
+		sym_result r;
+		CHECK(t && sym_analyse(t, &spec, &r) == CT_OK);
+		if (!t)
+			continue;
+		/* a tiling outside the class (a tile shorter than a line's share) is probed */
+		bool has = !sym_level_why(&r, 0);
+		covered += has;
+		int64_t v[1] = {4096}, want = 0;
+		for (int i = 0; has && i < r.lines[0].n; i++) {
+			const sym_reuse *x = &r.lines[0].r[i];
+			bool bound = false;
+			for (int j = 0; j < x->dlo.n; j++)
+				bound |= x->dlo.t[j].e[0] > 0;
+			for (int j = 0; j < x->dhi.n; j++)
+				bound |= x->dhi.t[j].e[0] > 0;
+			if (x->kind == SYM_COLD || bound || sym_poly_value(&x->dlo, v) >= 64)
+				want += llround(sym_poly_value(&x->count, v));
+		}
+		CHECKF(!has || res.candidates[c].misses[0] == want, "candidate %d: %lld, formulas %lld", c,
+		       (long long)res.candidates[c].misses[0], (long long)want);
+		sym_result_free(&r);
+		ct_looptree_free(t);
+	}
+	CHECKF(covered >= 1, "no candidate in the formulas' class");
+	ct_tiles_result_free(&res);
+	ct_kernel_free(k);
+	ct_ctx_free(ctx);
+}
+
 int main(void)
 {
 	RUN(test_matmul_n);
@@ -410,5 +475,6 @@ int main(void)
 	RUN(test_examples);
 	RUN(test_unsupported);
 	RUN(test_text);
+	RUN(test_tiles_bound_free);
 	return h_report();
 }
