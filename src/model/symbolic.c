@@ -1427,20 +1427,26 @@ out:
 static void iverson(ct_buf *b, const sym_result *r, const sym_lines *L, int array, int64_t C,
                     bool hi)
 {
-	sym_poly cold;
-	poly_zero(&cold);
-	for (int i = 0; i < L->n; i++)
-		if ((array < 0 || L->r[i].array == array) && L->r[i].kind == SYM_COLD)
-			poly_add(&cold, &cold, &L->r[i].count, 1);
-	poly_print(b, &cold, r);
+	/* the cold misses and the classes whose (constant) distance decides them */
+	sym_poly sure;
+	poly_zero(&sure);
+	for (int i = 0; i < L->n; i++) {
+		const sym_reuse *x = &L->r[i];
+		if (array >= 0 && x->array != array)
+			continue;
+		int64_t num, den;
+		const sym_poly *d = hi ? &x->dhi : &x->dlo;
+		if (x->kind == SYM_COLD || (poly_is_const(d, &num, &den) && num >= C * den))
+			poly_add(&sure, &sure, &x->count, 1);
+	}
+	poly_print(b, &sure, r);
 	for (int i = 0; i < L->n; i++) {
 		const sym_reuse *x = &L->r[i];
 		if ((array >= 0 && x->array != array) || x->kind == SYM_COLD)
 			continue;
 		int64_t num, den;
 		const sym_poly *d = hi ? &x->dhi : &x->dlo;
-		/* a constant distance below the capacity never misses */
-		if (poly_is_const(d, &num, &den) && num < C * den)
+		if (poly_is_const(d, &num, &den))
 			continue;
 		ct_buf_puts(b, " + [");
 		poly_print(b, d, r);
@@ -1567,7 +1573,8 @@ static void render_text(ct_buf *b, const sym_result *r, const ct_kernel *k)
 	}
 	ct_buf_puts(b, "  domain: ");
 	domain_text(b, r);
-	ct_buf_puts(b, " (elsewhere not derived: partial lines or tails)\n  loops:");
+	ct_buf_puts(b, r->nvars ? " (elsewhere not derived: partial lines or tails)\n  loops:"
+	                        : "\n  loops:");
 	for (int l = 0; l < r->nloops; l++) {
 		ct_buf_printf(b, " %s (", r->loop_name[l]);
 		poly_print(b, &r->trip[l], r);
