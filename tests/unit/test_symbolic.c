@@ -1,4 +1,5 @@
 /* test_symbolic.c: predict --symbolic's formulas (src/model/symbolic.c) equal the numeric model (model_analyse) at >= 100 sampled param values per kernel, chamber boundaries included; kernels outside the class say why. */
+#include "../../bench/model/random_kernels.h"
 #include "cachet.h"
 #include "core/core.h"
 #include "ir/ir.h"
@@ -311,6 +312,51 @@ static void test_random(void)
 	CHECKF(supported >= 60, "%d of 100 supported", supported);
 }
 
+/* The model bench's random cases (bench/model/random_kernels.h: eight families, guarded
+ * stencils, imperfect nests and planned kernels among them): those in the class agree with
+ * the model (a quarter have runtime params), the others say why; none crashes. */
+static void test_bench_families(void)
+{
+	(void)rk_run; /* the header's runner: test_model_random's */
+	rk_rng rr = {UINT64_C(0x9e3779b97f4a7c15) ^ 11};
+	int covered = 0, with_params = 0, outside = 0;
+	for (int i = 0; i < 300; i++) {
+		rk_case c;
+		rk_generate(&rr, &c);
+		ct_ctx *ctx = ct_ctx_new();
+		ct_kernel *k = ct_kernel_parse(ctx, c.src, strlen(c.src), "random.cachet");
+		if (!k) {
+			ct_ctx_free(ctx);
+			continue;
+		}
+		sim_spec sp;
+		memset(&sp, 0, sizeof sp);
+		ct_looptree *t = ct_kernel_lower(k, 1);
+		sym_result r;
+		bool in = false;
+		if (t && sim_spec_parse(ctx, c.spec, &sp) == CT_OK && sym_analyse(t, &sp, &r) == CT_OK) {
+			in = !r.why && !sym_level_why(&r, 0);
+			if (getenv("SYM_DEBUG"))
+				printf("  case %d (%s): %s\n", i, rk_family_name[c.family],
+				       sym_level_why(&r, 0) ? sym_level_why(&r, 0) : "in the class");
+			CHECKF(r.why || r.nlines == 1, "case %d", i);
+			sym_result_free(&r);
+		}
+		ct_looptree_free(t);
+		if (in) {
+			covered++;
+			with_params += c.nrt > 0;
+			compare(k, c.spec, c.nrt > 0 ? 60 : 1, 1, true);
+		} else
+			outside++;
+		ct_kernel_free(k);
+		ct_ctx_free(ctx);
+	}
+	printf("  bench families: %d in the class (%d with runtime params), %d outside\n", covered,
+	       with_params, outside);
+	CHECKF(covered >= 10 && with_params >= 5, "%d covered, %d with params", covered, with_params);
+}
+
 /* Every example with a runtime param: a formula that agrees with the model, or the reason. */
 static void test_examples(void)
 {
@@ -472,6 +518,7 @@ int main(void)
 	RUN(test_matvec);
 	RUN(test_transpose);
 	RUN(test_random);
+	RUN(test_bench_families);
 	RUN(test_examples);
 	RUN(test_unsupported);
 	RUN(test_text);
