@@ -286,21 +286,46 @@ enum { ROLE_ABSENT, ROLE_UNIT, ROLE_DISTINCT };
 
 #define SYM_MAXLOOPS 64
 
-/* One storage's accesses in the statement and, per line size, how its lines follow the
- * loops. */
+#define SYM_MAXST 32
+#define SYM_MAXKIDS 32
+/* The body of a loop (or of the run: ROOT): its children in order, kid >= 0 a loop, kid < 0
+ * statement -kid - 1. */
+#define ROOT SYM_MAXLOOPS
+typedef struct sbody {
+	int n;
+	int kid[SYM_MAXKIDS];
+} sbody;
+
+/* A statement (or let) of the tree: its loops outermost first and its accesses' storages in
+ * trace order. */
+typedef struct sstmt {
+	const lt_node *lt;
+	int depth;
+	int path[SYM_MAXLOOPS];
+	int nacc;
+	int acc_array[64];
+} sstmt;
+
+/* One storage's accesses and, per line size, how its lines follow the loops. Every access
+ * of a storage has the same subscript (coefficients per loop of the tree), over loops that
+ * enclose all its statements. */
 typedef struct sarr {
 	int nacc;
-	int first, last;           /* positions of its first and last access */
+	int cnt[SYM_MAXST];        /* accesses in each statement */
+	int first[SYM_MAXST], last[SYM_MAXST]; /* positions of its first and last there */
+	bool under[SYM_MAXLOOPS];  /* some statement of it lies in loop j */
 	int64_t c[IR_MAX_RANK];
 	int64_t beta[IR_MAX_RANK][SYM_MAXLOOPS];
 	int rank, dc;              /* dims; the one of unit stride */
 	sym_poly stride[IR_MAX_RANK];
 	/* per line size */
-	int64_t E;                 /* elements per line */
+	int64_t E;                 /* the unit loop's iterations a line */
 	int u;                     /* the loop of unit step in dim dc (-1 none) */
 	int role[SYM_MAXLOOPS];
 	bool inl[SYM_MAXLOOPS];     /* the loop's whole range lies in one line (role ABSENT) */
-	sym_poly D[SYM_MAXLOOPS + 1]; /* lines in one instance of loop l (D[n] = 1: one execution) */
+	sym_poly Dbody[SYM_MAXLOOPS]; /* lines in one iteration of loop j's body (0: none there) */
+	sym_poly Dloop[SYM_MAXLOOPS]; /* lines in one execution of loop j */
+	sym_poly Droot;            /* lines of the whole run */
 } sarr;
 
 typedef struct sctx {
@@ -310,14 +335,16 @@ typedef struct sctx {
 	const char *why;           /* unsupported: why */
 	bool retry;                /* a modulus must grow: grow[v] times */
 	int64_t grow[SYM_MAXV];
-	int n;                     /* loops of the chain */
+	int n;                     /* loops of the tree, in preorder */
 	const lt_node *loops[SYM_MAXLOOPS];
-	const lt_node *stmt;
-	int nacc;
-	int acc_array[64];         /* the statement's accesses in trace order */
+	int lparent[SYM_MAXLOOPS]; /* enclosing loop (-1: the run) */
+	sbody body[SYM_MAXLOOPS + 1]; /* [ROOT]: the run's */
+	int nst;
+	sstmt st[SYM_MAXST];
 	int na;
 	sarr *arr;                 /* [na] */
-	sym_poly inst[SYM_MAXLOOPS + 1]; /* instances of loop l: product of the trips outside */
+	sym_poly inst[SYM_MAXLOOPS]; /* executions of loop j: product of the trips outside */
+	sym_poly inst_st[SYM_MAXST]; /* executions of statement s */
 	bool nomem;
 } sctx;
 
@@ -513,47 +540,53 @@ static const char *node_kind_why(const lt_node *x)
 		return "a guard (if) in the nest: its index-set pieces are not derived";
 	case LT_CACHE:
 		return "the plan's cache buffers (copy loops make the nest imperfect)";
-	case LT_LET:
-		return "a let in the nest";
 	default:
 		return "an imperfect nest (loops or statements side by side)";
 	}
 }
 
-/* Follow the one loop or statement of kids that is not empty on the domain, down to the
- * statement. */
-static bool chain(sctx *s, lt_node *const *kids, int nkids)
+/* The loops and statements of kids that are not empty on the domain, into body bi (loops
+ * enclosing them: path[0..depth)). */
+static bool build_tree(sctx *s, lt_node *const *kids, int nkids, int bi, int *path, int depth)
 {
-	const lt_node *live = NULL;
-	sym_poly trip, live_trip;
+	sbody *B = &s->body[bi];
+	B->n = 0;
 	for (int i = 0; i < nkids; i++) {
 		const lt_node *x = kids[i];
+		if (B->n == SYM_MAXKIDS)
+			return unsupported(s, "a loop body of more than 32 children");
 		if (x->kind == LT_LOOP) {
+			sym_poly trip;
 			if (!loop_trip(s, x, &trip))
 				return false;
 			if (trip.n == 0)
 				continue;
-		} else if (x->kind != LT_STMT)
+			if (s->n == SYM_MAXLOOPS || depth == SYM_MAXLOOPS)
+				return unsupported(s, "a tree of more than 64 loops");
+			int j = s->n++;
+			s->loops[j] = x;
+			s->lparent[j] = depth ? path[depth - 1] : -1;
+			s->r->trip[j] = trip;
+			s->r->loop_name[j] = s->t->indices[x->index].name;
+			s->r->loop_parent[j] = s->lparent[j];
+			B->kid[B->n++] = j;
+			path[depth] = j;
+			if (!build_tree(s, x->kids, x->nkids, j, path, depth + 1))
+				return false;
+			if (s->body[j].n == 0)
+				return unsupported(s, "a loop whose body is empty on the domain");
+		} else if (x->kind == LT_STMT || x->kind == LT_LET) {
+			if (s->nst == SYM_MAXST)
+				return unsupported(s, "more than 32 statements");
+			sstmt *st = &s->st[s->nst];
+			st->lt = x;
+			st->depth = depth;
+			memcpy(st->path, path, sizeof *path * (size_t)depth);
+			B->kid[B->n++] = -(s->nst++) - 1;
+		} else
 			return unsupported(s, node_kind_why(x));
-		if (live)
-			return unsupported(s, "an imperfect nest (loops or statements side by side): only "
-			                      "perfect nests are derived");
-		live = x;
-		live_trip = trip;
 	}
-	if (!live)
-		return unsupported(s, "an empty nest");
-	if (live->kind == LT_STMT) {
-		s->stmt = live;
-		return true;
-	}
-	if (s->n == SYM_MAXLOOPS)
-		return unsupported(s, "a nest deeper than 64 loops");
-	s->loops[s->n] = live;
-	s->r->trip[s->n] = live_trip;
-	s->r->loop_name[s->n] = s->t->indices[live->index].name;
-	s->n++;
-	return chain(s, live->kids, live->nkids);
+	return true;
 }
 
 /* ------------------------------------------------------------ the accesses */
@@ -567,7 +600,84 @@ static void set_point(sctx *s, int which)
 	}
 }
 
-/* The model tree at one point of the domain must be the chain, with the trips; its
+/* One statement x of the model tree (statement si): its accesses fill (which 0) or must
+ * equal (which 1) s->arr. */
+static bool match_stmt(sctx *s, const model *m, const mnode *x, int si, int which)
+{
+	sstmt *st = &s->st[si];
+	if (x->nacc > 64)
+		return unsupported(s, "a statement of more than 64 accesses");
+	if (which == 0)
+		st->nacc = x->nacc;
+	else if (st->nacc != x->nacc)
+		return unsupported(s, "subscripts that depend on the runtime params");
+	for (int i = 0; i < x->nacc; i++) {
+		const macc *ac = &x->acc[i];
+		if (ac->inexact)
+			return unsupported(s, "a subscript the model cannot express exactly");
+		sarr *a = &s->arr[ac->array];
+		if (which == 1 && st->acc_array[i] != ac->array)
+			return unsupported(s, "subscripts that depend on the runtime params");
+		st->acc_array[i] = ac->array;
+		bool fresh = which == 0 && a->nacc == 0;
+		for (int d = 0; d < m->rank[ac->array]; d++) {
+			int64_t beta[SYM_MAXLOOPS] = {0};
+			for (int j = 0; j < st->depth; j++)
+				beta[st->path[j]] = ac->beta[d * ac->depth + j];
+			bool same = a->c[d] == ac->c[d];
+			for (int j = 0; j < s->n; j++)
+				same &= a->beta[d][j] == beta[j];
+			if (fresh) {
+				a->c[d] = ac->c[d];
+				memcpy(a->beta[d], beta, sizeof beta);
+			} else if (!same)
+				return unsupported(s, which ? "subscripts that depend on the runtime params"
+				                            : "several references to one array with different "
+				                              "subscripts (stencil offsets): their union is not "
+				                              "derived");
+		}
+		if (which == 0) {
+			if (a->cnt[si] == 0)
+				a->first[si] = i;
+			a->last[si] = i;
+			a->cnt[si]++;
+			a->nacc++;
+			for (int j = 0; j < st->depth; j++)
+				a->under[st->path[j]] = true;
+		}
+	}
+	return true;
+}
+
+/* The children of model node x must be body bi's, with the trips at vals. */
+static bool match_body(sctx *s, const model *m, const mnode *x, int bi, const int64_t *vals,
+                       int which)
+{
+	const sbody *B = &s->body[bi];
+	if (x->nkids != B->n)
+		return unsupported(s, "a nest the model cuts into pieces (guards, tails)");
+	for (int i = 0; i < B->n; i++) {
+		const mnode *y = x->kids[i];
+		int k = B->kid[i];
+		if (k >= 0) {
+			int64_t n;
+			if (!y->is_loop || y->lt != s->loops[k] || !sym_poly_eval(&s->r->trip[k], vals, &n) ||
+			    n != y->n)
+				return unsupported(s, "a nest the model cuts into pieces (guards, tails)");
+			if (!match_body(s, m, y, k, vals, which))
+				return false;
+		} else {
+			const sstmt *st = &s->st[-k - 1];
+			if (y->is_loop || y->nkids || y->lt != st->lt || y->depth != st->depth)
+				return unsupported(s, "a nest the model cuts into pieces (guards, tails)");
+			if (!match_stmt(s, m, y, -k - 1, which))
+				return false;
+		}
+	}
+	return true;
+}
+
+/* The model tree at one point of the domain must be the tree of s, with its trips; its
  * accesses fill (which 0) or must equal (which 1) s->arr. */
 static bool check_point(sctx *s, int which)
 {
@@ -581,33 +691,9 @@ static bool check_point(sctx *s, int which)
 	int64_t vals[SYM_MAXV];
 	for (int v = 0; v < s->r->nvars; v++)
 		vals[v] = s->k->params[s->r->var_param[v]].value;
-	const mnode *x = &m->root;
 	if (m->st) {
 		ct_ctx_clear_error(s->k->ctx);
 		unsupported(s, "the model tree could not be built on the domain");
-		goto out;
-	}
-	for (int l = 0; l <= s->n; l++) {
-		if (x->nkids != 1) {
-			unsupported(s, "a nest the model cuts into pieces (guards, tails)");
-			goto out;
-		}
-		x = x->kids[0];
-		if (l < s->n) {
-			int64_t n;
-			if (!x->is_loop || x->lt != s->loops[l] || !sym_poly_eval(&s->r->trip[l], vals, &n) ||
-			    n != x->n) {
-				unsupported(s, "a nest the model cuts into pieces (guards, tails)");
-				goto out;
-			}
-		}
-	}
-	if (x->is_loop || x->nkids || x->lt != s->stmt || x->depth != s->n) {
-		unsupported(s, "a nest the model cuts into pieces (guards, tails)");
-		goto out;
-	}
-	if (x->nacc > 64) {
-		unsupported(s, "a statement of more than 64 accesses");
 		goto out;
 	}
 	if (which == 0) {
@@ -617,54 +703,12 @@ static bool check_point(sctx *s, int which)
 			s->nomem = true;
 			goto out;
 		}
-		s->nacc = x->nacc;
-	} else if (s->na != m->na || s->nacc != x->nacc) {
+	} else if (s->na != m->na) {
 		unsupported(s, "subscripts that depend on the runtime params");
 		goto out;
 	}
-	for (int i = 0; i < x->nacc; i++) {
-		const macc *ac = &x->acc[i];
-		if (ac->inexact) {
-			unsupported(s, "a subscript the model cannot express exactly");
-			goto out;
-		}
-		sarr *a = &s->arr[ac->array];
-		if (which == 1) {
-			if (s->acc_array[i] != ac->array) {
-				unsupported(s, "subscripts that depend on the runtime params");
-				goto out;
-			}
-		} else
-			s->acc_array[i] = ac->array;
-		bool fresh = which == 0 && a->nacc == 0;
-		for (int d = 0; d < m->rank[ac->array]; d++) {
-			if (fresh)
-				a->c[d] = ac->c[d];
-			else if (a->c[d] != ac->c[d]) {
-				unsupported(s, which ? "subscripts that depend on the runtime params"
-				                     : "several references to one array with different "
-				                       "subscripts (stencil offsets): their union is not derived");
-				goto out;
-			}
-			for (int j = 0; j < s->n; j++) {
-				int64_t bj = ac->beta[d * ac->depth + j];
-				if (fresh)
-					a->beta[d][j] = bj;
-				else if (a->beta[d][j] != bj) {
-					unsupported(s, which ? "subscripts that depend on the runtime params"
-					                     : "several references to one array with different "
-					                       "subscripts: their union is not derived");
-					goto out;
-				}
-			}
-		}
-		if (which == 0) {
-			if (a->nacc == 0)
-				a->first = i;
-			a->last = i;
-			a->nacc++;
-		}
-	}
+	if (!match_body(s, m, &m->root, ROOT, vals, which))
+		goto out;
 	/* the storages' strides: a product of the extents of the more minor dims */
 	for (int a = 0; a < m->na; a++) {
 		sarr *sa = &s->arr[a];
@@ -790,17 +834,39 @@ static bool array_lines(sctx *s, sarr *a, int64_t line, int64_t elem)
 	for (int j = 0; j < s->n; j++)
 		a->role[j] = used_dim[j] < 0 || inline_loop[j] ? ROLE_ABSENT
 		             : j == a->u && a->E > 1 ? ROLE_UNIT : ROLE_DISTINCT;
-	poly_const(&a->D[s->n], 1, 1);
-	for (int l = s->n - 1; l >= 0; l--) {
-		a->D[l] = a->D[l + 1];
-		if (a->role[l] == ROLE_DISTINCT && !mul_into(s, &a->D[l], &s->r->trip[l]))
+	/* lines in a loop's body, a loop, the run: the product of what the loops of a's
+	 * subscript inside give (they enclose all of a's statements: one chain) */
+	poly_const(&a->Droot, 1, 1);
+	for (int j = 0; j < s->n; j++) {
+		poly_zero(&a->Dbody[j]);
+		poly_zero(&a->Dloop[j]);
+		if (a->under[j])
+			poly_const(&a->Dbody[j], 1, 1);
+	}
+	for (int z = 0; z < s->n; z++) {
+		if (a->role[z] == ROLE_ABSENT)
+			continue;
+		sym_poly f = s->r->trip[z];
+		if (a->role[z] == ROLE_UNIT && !poly_scale(&f, 1, a->E))
+			return unsupported(s, "a formula too large");
+		if (!mul_into(s, &a->Droot, &f))
 			return false;
-		if (a->role[l] == ROLE_UNIT) {
-			sym_poly g = s->r->trip[l];
-			if (!poly_scale(&g, 1, a->E) || !mul_into(s, &a->D[l], &g))
+		/* every loop that encloses z (z itself for Dloop) */
+		for (int j = s->lparent[z]; j >= 0; j = s->lparent[j])
+			if (!mul_into(s, &a->Dbody[j], &f))
+				return false;
+	}
+	for (int j = 0; j < s->n; j++) {
+		a->Dloop[j] = a->Dbody[j];
+		if (a->under[j] && a->role[j] != ROLE_ABSENT) {
+			sym_poly f = s->r->trip[j];
+			if ((a->role[j] == ROLE_UNIT && !poly_scale(&f, 1, a->E)) ||
+			    !mul_into(s, &a->Dloop[j], &f))
 				return unsupported(s, "a formula too large");
 		}
 	}
+	if (!a->nacc)
+		poly_zero(&a->Droot);
 	return true;
 }
 
@@ -832,15 +898,6 @@ static bool lin_const(sctx *s, sym_poly *p, int64_t c)
 	return true;
 }
 
-/* Distinct storages other than a among the statement's accesses at positions [from, to). */
-static bool in_range(const sctx *s, int b, int from, int to)
-{
-	for (int i = from; i < to; i++)
-		if (s->acc_array[i] == b)
-			return true;
-	return false;
-}
-
 /* Where the reused line's block lies among the blocks of the first loop it depends on. */
 enum { POS_ANY, POS_FIRST, POS_MIDDLE, POS_LAST };
 
@@ -854,65 +911,177 @@ static bool at_least(const sctx *s, const sym_poly *x, int64_t v)
 	return poly_monotone(x) && sym_poly_eval(x, s->r->modulus, &n) && n >= v;
 }
 
-/* The first loop after `after` on which a's line depends (-1 none); *between: the state of
- * b over the loops skipped (the two instances of the window sit at their last and first
- * iterations: b's lines may differ when they depend on one). */
-static int next_dep(const sctx *s, const sarr *a, const sarr *b, int after, int *between)
+/* Storage b among the accesses [from, to) of statement si. */
+static bool in_range(const sctx *s, int si, int b, int from, int to)
 {
-	*between = ST_SAME;
-	for (int j = after + 1; j < s->n; j++) {
-		if (a->role[j] != ROLE_ABSENT)
-			return j;
-		if (b->role[j] != ROLE_ABSENT)
-			*between = ST_MAYBE;
-	}
-	return -1;
+	for (int i = from; i < to; i++)
+		if (s->st[si].acc_array[i] == b)
+			return true;
+	return false;
 }
+
+static int arr_index(const sctx *s, const sarr *a) { return (int)(a - s->arr); }
+
+/* Storage a in child k of a body (a loop with a statement of it, or such a statement). */
+static bool has(const sarr *a, int k) { return k >= 0 ? a->under[k] : a->cnt[-k - 1] > 0; }
+
+/* Lines of b in one execution of child k (a polynomial; 0 where b is not). */
+static sym_poly dnode(const sarr *b, int k)
+{
+	sym_poly p;
+	if (k >= 0)
+		return b->Dloop[k];
+	poly_const(&p, b->cnt[-k - 1] > 0, 1);
+	return p;
+}
+
+/* Add the lines of b in children [from, to) of body B to hi (each one execution), and the
+ * first one's that has b to lo (their union holds at least its lines). */
+static bool kids_lines(sctx *s, const sarr *b, const sbody *B, int from, int to, sym_poly *lo,
+                       sym_poly *hi, bool *lo_done)
+{
+	for (int i = from; i < to; i++) {
+		int k = B->kid[i];
+		if (!has(b, k))
+			continue;
+		sym_poly d = dnode(b, k);
+		if (!poly_add(hi, hi, &d, 1))
+			return unsupported(s, "a formula too large");
+		if (lo && !*lo_done) {
+			if (!poly_add(lo, lo, &d, 1))
+				return unsupported(s, "a formula too large");
+			*lo_done = true;
+		}
+	}
+	return true;
+}
+
+/* The first and last children of body B that hold a (-1 none). */
+static void a_kids(const sarr *a, const sbody *B, int *fa, int *la)
+{
+	*fa = *la = -1;
+	for (int i = 0; i < B->n; i++)
+		if (has(a, B->kid[i])) {
+			if (*fa < 0)
+				*fa = i;
+			*la = i;
+		}
+}
+
+/* b's lines in the part of one execution of child k after the last touch of a's line (end:
+ * after; else before the first), where a's line is the same in all of k (a depends on no
+ * loop inside k). lo gets a part that surely lies there. */
+static bool edge_node(sctx *s, const sarr *a, const sarr *b, int k, bool end, sym_poly *lo,
+                      sym_poly *hi, bool *lo_done)
+{
+	if (k < 0) {
+		int si = -k - 1;
+		int ai = arr_index(s, a), bi = arr_index(s, b);
+		bool there = end ? in_range(s, si, bi, a->last[si] + 1, s->st[si].nacc)
+		                 : in_range(s, si, bi, 0, a->first[si]);
+		if (!there || ai == bi)
+			return true;
+		if (!lin_const(s, hi, 1))
+			return false;
+		if (!*lo_done) {
+			*lo_done = true;
+			return lin_const(s, lo, 1);
+		}
+		return true;
+	}
+	/* a loop: its last (first) iteration */
+	const sbody *B = &s->body[k];
+	int fa, la;
+	a_kids(a, B, &fa, &la);
+	if (end)
+		return kids_lines(s, b, B, la + 1, B->n, lo, hi, lo_done) &&
+		       edge_node(s, a, b, B->kid[la], true, lo, hi, lo_done);
+	return kids_lines(s, b, B, 0, fa, lo, hi, lo_done) &&
+	       edge_node(s, a, b, B->kid[fa], false, lo, hi, lo_done);
+}
+
+static bool window_node(sctx *s, const sarr *a, const sarr *b, int k, int state, int pos,
+                        sym_poly *lo, sym_poly *hi);
 
 /*
  * Add storage b's least and most lines in a window of a reuse of a's line X to lo and hi.
- * The window is the suffix of one instance I1 of loop m after the last touch of X and the
- * prefix of a later instance I2 of m before its first touch; `state` says whether b's lines
- * in I1 and I2 are the same. m is the outermost loop of those instances on which a's line
- * depends (m < 0: none, X is touched by every execution: the window is the accesses after
- * a's in the last execution of I1 and before a's in the first of I2). X is touched in the
- * block [s0, s0 + w) of m's iterations (w = a's elements a line when m is a's unit-stride
- * loop, else 1); the iterations outside the block lie wholly in the window, the block's
- * first and last iterations partly: the same kind of window one loop further in.
+ * The window is the suffix of one execution I1 of body bi after the last touch of X and the
+ * prefix of a later execution I2 before its first touch; `state` says whether b's lines in
+ * I1 and I2 are the same. When one child of the body holds a, the window is the children
+ * after it in I1, those before it in I2, and the same kind of window inside that child;
+ * when several do (a's line is the same in the whole body), it is the part of the last
+ * after its last touch and of the first before its first touch, and the children around.
  */
-static bool window_bounds(sctx *s, const sarr *a, const sarr *b, int m, int state, int pos,
-                          sym_poly *lo, sym_poly *hi)
+static bool window_body(sctx *s, const sarr *a, const sarr *b, int bi, int state, int pos,
+                        sym_poly *lo, sym_poly *hi)
 {
-	if (m < 0) {
+	const sbody *B = &s->body[bi];
+	int fa, la;
+	a_kids(a, B, &fa, &la);
+	if (fa < 0)
+		return true;
+	bool lo_done = false;
+	if (fa == la && has(b, B->kid[fa])) {
+		/* b's lines in the window's children come on top of the inner window's (lo: the
+		 * inner window's alone) */
+		sym_poly ign;
+		poly_zero(&ign);
+		bool done = true;
+		return kids_lines(s, b, B, la + 1, B->n, &ign, hi, &done) &&
+		       kids_lines(s, b, B, 0, fa, &ign, hi, &done) &&
+		       window_node(s, a, b, B->kid[fa], state, pos, lo, hi);
+	}
+	if (fa == la)
+		return kids_lines(s, b, B, la + 1, B->n, lo, hi, &lo_done) &&
+		       kids_lines(s, b, B, 0, fa, lo, hi, &lo_done);
+	return kids_lines(s, b, B, la + 1, B->n, lo, hi, &lo_done) &&
+	       kids_lines(s, b, B, 0, fa, lo, hi, &lo_done) &&
+	       edge_node(s, a, b, B->kid[la], true, lo, hi, &lo_done) &&
+	       edge_node(s, a, b, B->kid[fa], false, lo, hi, &lo_done);
+}
+
+/*
+ * The window inside child k of a body that holds a: a statement (the accesses after a's
+ * last in I1's execution and before a's first in I2's), or a loop m. When a's line does not
+ * depend on m it is touched in every iteration: the window lies in I1's last iteration and
+ * I2's first. Else it is touched in a block [s0, s0 + w) of m's iterations (w = a's
+ * iterations a line when m is a's unit loop, else 1); the iterations outside the block lie
+ * wholly in the window, the block's edges partly: the same kind of window in m's body.
+ */
+static bool window_node(sctx *s, const sarr *a, const sarr *b, int k, int state, int pos,
+                        sym_poly *lo, sym_poly *hi)
+{
+	if (k < 0) {
+		int si = -k - 1;
 		if (a == b)
 			return true;
-		bool after = false, before = false;
-		for (int i = a->last + 1; i < s->nacc; i++)
-			after |= s->arr + s->acc_array[i] == b;
-		for (int i = 0; i < a->first; i++)
-			before |= s->arr + s->acc_array[i] == b;
+		int bi = arr_index(s, b);
+		bool after = in_range(s, si, bi, a->last[si] + 1, s->st[si].nacc);
+		bool before = in_range(s, si, bi, 0, a->first[si]);
 		if (!after && !before)
 			return true;
 		return lin_const(s, lo, 1) &&
 		       lin_const(s, hi, after && before && state != ST_SAME ? 2 : 1);
 	}
-	const sym_poly *T = &s->r->trip[m], *D1 = &b->D[m + 1];
-	int64_t w = a->role[m] == ROLE_UNIT ? a->E : 1, tn, td;
+	int m = k;
+	if (a->role[m] == ROLE_ABSENT)
+		return window_body(s, a, b, m,
+		                   st_join(state, b->role[m] != ROLE_ABSENT ? ST_MAYBE : ST_SAME), pos, lo,
+		                   hi);
+	const sym_poly *T = &s->r->trip[m], *D1 = &b->Dbody[m];
+	int64_t w = a->role[m] == ROLE_UNIT ? a->E : 1;
 	sym_poly TD;
 	if (!poly_mul(&TD, T, D1))
 		return unsupported(s, "a formula too large");
-	int between, inner = state;
-	int m2 = next_dep(s, a, b, m, &between);
+	int inner = state;
 	switch (b->role[m]) {
 	case ROLE_ABSENT: {
 		/* every iteration of m touches the same lines of b */
-		(void)tn;
-		(void)td;
 		bool outside = at_least(s, T, w + 1);
 		sym_poly ilo, ihi;
 		poly_zero(&ilo);
 		poly_zero(&ihi);
-		if (!window_bounds(s, a, b, m2, st_join(state, between), 0, &ilo, &ihi))
+		if (!window_body(s, a, b, m, state, POS_ANY, &ilo, &ihi))
 			return false;
 		if (!poly_add(lo, lo, outside ? D1 : &ilo, 1))
 			return unsupported(s, "a formula too large");
@@ -955,7 +1124,7 @@ static bool window_bounds(sctx *s, const sarr *a, const sarr *b, int m, int stat
 		return state == ST_SAME || lin(s, hi, 1, 1, D1);
 	}
 	}
-	return window_bounds(s, a, b, m2, st_join(inner, between), 0, lo, hi);
+	return window_body(s, a, b, m, inner, POS_ANY, lo, hi);
 }
 
 static bool push_reuse(sctx *s, sym_lines *L, const sym_reuse *x, int *cap)
@@ -991,6 +1160,131 @@ static bool class_iters(sctx *s, const sarr *a, int l, int64_t g, int cls, sym_p
 	return lin(s, it, 1, g, T) && lin(s, it, -1, a->E, T);
 }
 
+/* The first loop inside loop l, on the way to a's statements, whose iterations change a's
+ * line (-1 none). */
+static int first_dep(const sctx *s, const sarr *a, int l)
+{
+	for (int j = l + 1; j < s->n; j++) {
+		bool inside = false;
+		for (int p = s->lparent[j]; p >= 0 && !inside; p = s->lparent[p])
+			inside = p == l;
+		if (inside && a->under[j] && a->role[j] != ROLE_ABSENT)
+			return j;
+	}
+	return -1;
+}
+
+/* The reuse of a carried by loop l, in classes of iterations and blocks. */
+static bool carried_classes(sctx *s, sym_lines *L, int ai, int l, int *cap)
+{
+	const sarr *a = &s->arr[ai];
+	int64_t g = 0;
+	for (int b = 0; b < s->na; b++)
+		if (s->arr[b].nacc && s->arr[b].under[l] && s->arr[b].role[l] == ROLE_UNIT)
+			g = gcd_i(g, s->arr[b].E);
+	/* the first loop inside l on which a's line depends, and its blocks: split by the block
+	 * of the reused line when there are surely two or more */
+	int m = first_dep(s, a, l);
+	sym_poly nblocks;
+	bool split = false;
+	if (m >= 0) {
+		nblocks = s->r->trip[m];
+		if (a->role[m] == ROLE_UNIT && !poly_scale(&nblocks, 1, a->E))
+			return unsupported(s, "a formula too large");
+		split = at_least(s, &nblocks, 2);
+	}
+	for (int cls = g ? 1 : 0; cls <= (g ? 2 : 0); cls++)
+		for (int pos = split ? POS_FIRST : POS_ANY; pos <= (split ? POS_LAST : POS_ANY); pos++) {
+			sym_reuse x;
+			memset(&x, 0, sizeof x);
+			x.array = ai;
+			x.kind = SYM_CARRIED;
+			x.loop = l;
+			x.g = g;
+			x.cls = cls;
+			x.pos = pos;
+			x.posloop = m;
+			x.spatial = a->role[l] == ROLE_UNIT || a->inl[l];
+			sym_poly it;
+			if (!class_iters(s, a, l, g, cls, &it))
+				return false;
+			x.count = s->inst[l];
+			if (!mul_into(s, &x.count, &it))
+				return false;
+			if (pos == POS_ANY) {
+				if (!mul_into(s, &x.count, &a->Dbody[l]))
+					return false;
+			} else {
+				/* a's lines in one block of m */
+				sym_poly per = a->Dbody[m];
+				if (pos == POS_MIDDLE) {
+					sym_poly two, mid;
+					poly_const(&two, 2, 1);
+					if (!poly_add(&mid, &nblocks, &two, -1) || !mul_into(s, &per, &mid))
+						return unsupported(s, "a formula too large");
+				}
+				if (!mul_into(s, &x.count, &per))
+					return false;
+			}
+			if (x.count.n == 0)
+				continue;
+			/* the window: the suffix of iteration t - 1 after the last touch of the line,
+			 * the prefix of iteration t before its first */
+			for (int bi = 0; bi < s->na; bi++) {
+				const sarr *b = &s->arr[bi];
+				if (!b->nacc || !b->under[l])
+					continue;
+				int state = b->role[l] == ROLE_ABSENT ? ST_SAME
+				            : b->role[l] == ROLE_DISTINCT ? ST_DIFFER
+				            : cls == 1 ? ST_SAME
+				            : b->E == g ? ST_DIFFER : ST_MAYBE;
+				if (!window_body(s, a, b, l, state, x.pos, &x.dlo, &x.dhi))
+					return false;
+			}
+			if (!push_reuse(s, L, &x, cap))
+				return false;
+		}
+	return true;
+}
+
+/* The reuse of a between the children of body bi that hold it (a's line is the same in all
+ * of them): each later one finds the line in the one before. */
+static bool sibling_classes(sctx *s, sym_lines *L, int ai, int bi, int *cap)
+{
+	const sarr *a = &s->arr[ai];
+	const sbody *B = &s->body[bi];
+	int prev = -1;
+	for (int i = 0; i < B->n; i++) {
+		if (!has(a, B->kid[i]))
+			continue;
+		if (prev >= 0) {
+			sym_reuse x;
+			memset(&x, 0, sizeof x);
+			x.array = ai;
+			x.kind = SYM_SIBLING;
+			x.loop = bi == ROOT ? -1 : bi;
+			if (bi == ROOT)
+				poly_const(&x.count, 1, 1);
+			else if (!poly_mul(&x.count, &s->inst[bi], &s->r->trip[bi]))
+				return unsupported(s, "a formula too large");
+			for (int q = 0; q < s->na; q++) {
+				const sarr *b = &s->arr[q];
+				if (!b->nacc)
+					continue;
+				bool lo_done = false;
+				if (!kids_lines(s, b, B, prev + 1, i, &x.dlo, &x.dhi, &lo_done) ||
+				    !edge_node(s, a, b, B->kid[prev], true, &x.dlo, &x.dhi, &lo_done) ||
+				    !edge_node(s, a, b, B->kid[i], false, &x.dlo, &x.dhi, &lo_done))
+					return false;
+			}
+			if (!push_reuse(s, L, &x, cap))
+				return false;
+		}
+		prev = i;
+	}
+	return true;
+}
+
 /* The reuse classes of storage ai at line size L->line. */
 static bool array_classes(sctx *s, sym_lines *L, int ai, int *cap)
 {
@@ -999,104 +1293,41 @@ static bool array_classes(sctx *s, sym_lines *L, int ai, int *cap)
 	memset(&x, 0, sizeof x);
 	x.array = ai;
 	x.kind = SYM_COLD;
-	x.count = a->D[0];
+	x.count = a->Droot;
 	if (!push_reuse(s, L, &x, cap))
 		return false;
 	/* an earlier access of the same execution: the storages in between */
-	for (int i = a->first, prev = -1; i <= a->last; i++) {
-		if (s->acc_array[i] != ai)
-			continue;
-		if (prev >= 0) {
-			int64_t between = 0;
-			for (int b = 0; b < s->na; b++)
-				between += b != ai && s->arr[b].nacc && in_range(s, b, prev + 1, i);
-			memset(&x, 0, sizeof x);
-			x.array = ai;
-			x.kind = SYM_STMT;
-			x.count = s->inst[s->n];
-			poly_const(&x.dlo, between, 1);
-			x.dhi = x.dlo;
-			if (!push_reuse(s, L, &x, cap))
-				return false;
-		}
-		prev = i;
-	}
-	for (int l = 0; l < s->n; l++) {
-		if (a->role[l] == ROLE_DISTINCT)
-			continue;
-		int64_t g = 0;
-		for (int b = 0; b < s->na; b++)
-			if (s->arr[b].nacc && s->arr[b].role[l] == ROLE_UNIT)
-				g = gcd_i(g, s->arr[b].E);
-		/* the first loop inside l on which a's line depends, and its blocks: split by the
-		 * block of the reused line when there are surely two or more */
-		int m = -1;
-		for (int j = l + 1; j < s->n && m < 0; j++)
-			if (a->role[j] != ROLE_ABSENT)
-				m = j;
-		sym_poly nblocks;
-		bool split = false;
-		if (m >= 0) {
-			nblocks = s->r->trip[m];
-			if (a->role[m] == ROLE_UNIT && !poly_scale(&nblocks, 1, a->E))
-				return unsupported(s, "a formula too large");
-			split = at_least(s, &nblocks, 2);
-		}
-		for (int cls = g ? 1 : 0; cls <= (g ? 2 : 0); cls++)
-			for (int pos = split ? POS_FIRST : POS_ANY; pos <= (split ? POS_LAST : POS_ANY); pos++) {
+	for (int si = 0; si < s->nst; si++)
+		for (int i = a->first[si], prev = -1; a->cnt[si] && i <= a->last[si]; i++) {
+			if (s->st[si].acc_array[i] != ai)
+				continue;
+			if (prev >= 0) {
+				int64_t between = 0;
+				for (int b = 0; b < s->na; b++)
+					between += b != ai && in_range(s, si, b, prev + 1, i);
 				memset(&x, 0, sizeof x);
 				x.array = ai;
-				x.kind = SYM_CARRIED;
-				x.loop = l;
-				x.g = g;
-				x.cls = cls;
-				x.pos = pos;
-				x.posloop = m;
-				x.spatial = a->role[l] == ROLE_UNIT || a->inl[l];
-				sym_poly it;
-				if (!class_iters(s, a, l, g, cls, &it))
-					return false;
-				x.count = s->inst[l];
-				if (!mul_into(s, &x.count, &it))
-					return false;
-				if (pos == POS_ANY) {
-					if (!mul_into(s, &x.count, &a->D[l + 1]))
-						return false;
-				} else {
-					/* the lines of one block of m: a's lines of one iteration of l over
-					 * its blocks */
-					sym_poly per = a->D[m + 1];
-					if (pos == POS_MIDDLE) {
-						sym_poly two;
-						poly_const(&two, 2, 1);
-						sym_poly mid;
-						if (!poly_add(&mid, &nblocks, &two, -1) || !mul_into(s, &per, &mid))
-							return unsupported(s, "a formula too large");
-					}
-					if (!mul_into(s, &x.count, &per))
-						return false;
-				}
-				if (x.count.n == 0)
-					continue;
-				/* the window: the suffix of iteration t - 1 after the last touch of
-				 * the line, the prefix of iteration t before its first */
-				for (int bi = 0; bi < s->na; bi++) {
-					const sarr *b = &s->arr[bi];
-					if (!b->nacc)
-						continue;
-					int state = b->role[l] == ROLE_ABSENT ? ST_SAME
-					            : b->role[l] == ROLE_DISTINCT ? ST_DIFFER
-					            : cls == 1 ? ST_SAME
-					            : b->E == g ? ST_DIFFER : ST_MAYBE;
-					int between;
-					int mb = next_dep(s, a, b, l, &between);
-					if (!window_bounds(s, a, b, mb, st_join(state, between), x.pos, &x.dlo,
-					                   &x.dhi))
-						return false;
-				}
+				x.kind = SYM_STMT;
+				x.count = s->inst_st[si];
+				poly_const(&x.dlo, between, 1);
+				x.dhi = x.dlo;
 				if (!push_reuse(s, L, &x, cap))
 					return false;
 			}
+			prev = i;
+		}
+	for (int l = 0; l < s->n; l++)
+		if (a->under[l] && a->role[l] != ROLE_DISTINCT && !carried_classes(s, L, ai, l, cap))
+			return false;
+	/* between children: the bodies with two or more children that hold a */
+	for (int bi = 0; bi <= s->n; bi++) {
+		int b = bi == s->n ? ROOT : bi;
+		if (b != ROOT && !a->under[b])
+			continue;
+		int fa, la;
+		a_kids(a, &s->body[b], &fa, &la);
+		if (fa >= 0 && fa != la && !sibling_classes(s, L, ai, b, cap))
+			return false;
 	}
 	return true;
 }
@@ -1132,7 +1363,9 @@ void sym_result_free(sym_result *r)
 static bool analyse_once(sctx *s, const sim_spec *spec)
 {
 	sym_result *r = s->r;
-	if (!chain(s, s->t->roots, s->t->nroots) || !check_point(s, 0) || !check_point(s, 1))
+	int path[SYM_MAXLOOPS];
+	if (!build_tree(s, s->t->roots, s->t->nroots, ROOT, path, 0) || !check_point(s, 0) ||
+	    !check_point(s, 1))
 		return false;
 	r->nloops = s->n;
 	r->narrays = s->na;
@@ -1148,14 +1381,25 @@ static bool analyse_once(sctx *s, const sim_spec *spec)
 		r->elem[a] = (int64_t)ct_dtype_size(s->t->arrays[a].type);
 		r->nacc[a] = s->arr[a].nacc;
 	}
-	poly_const(&s->inst[0], 1, 1);
-	for (int l = 0; l < s->n; l++)
-		if (!poly_mul(&s->inst[l + 1], &s->inst[l], &r->trip[l]))
+	/* executions: the product of the enclosing trips (loops in preorder: parents first) */
+	for (int l = 0; l < s->n; l++) {
+		int p = s->lparent[l];
+		if (p < 0)
+			poly_const(&s->inst[l], 1, 1);
+		else if (!poly_mul(&s->inst[l], &s->inst[p], &r->trip[p]))
 			return unsupported(s, "a formula too large");
+	}
 	poly_zero(&r->accesses);
-	for (int a = 0; a < s->na; a++)
-		if (!lin(s, &r->accesses, r->nacc[a], 1, &s->inst[s->n]))
+	for (int si = 0; si < s->nst; si++) {
+		const sstmt *st = &s->st[si];
+		if (st->depth == 0)
+			poly_const(&s->inst_st[si], 1, 1);
+		else if (!poly_mul(&s->inst_st[si], &s->inst[st->path[st->depth - 1]],
+		                   &r->trip[st->path[st->depth - 1]]))
+			return unsupported(s, "a formula too large");
+		if (!lin(s, &r->accesses, st->nacc, 1, &s->inst_st[si]))
 			return false;
+	}
 	for (int l = 0; l < spec->nlevels; l++) {
 		bool seen = false;
 		for (int i = 0; i < r->nlines; i++)
@@ -1492,6 +1736,10 @@ static void class_name(ct_buf *b, const sym_result *r, const sym_reuse *x)
 		ct_buf_puts(b, "same statement execution");
 		return;
 	}
+	if (x->kind == SYM_SIBLING) {
+		ct_buf_printf(b, "earlier sibling in %s", x->loop < 0 ? "the run" : r->loop_name[x->loop]);
+		return;
+	}
 	ct_buf_printf(b, "carried by %s%s", r->loop_name[x->loop], x->spatial ? " (spatial)" : "");
 	if (x->cls)
 		ct_buf_printf(b, ", %s %% %lld %s 0", r->loop_name[x->loop], (long long)x->g,
@@ -1719,9 +1967,10 @@ static json_t *render_json(const sym_result *r, const ct_kernel *k, bool *ok)
 			json_t *c = json_object();
 			ct_json_set(c, "array", json_string(r->array_name[x->array]), ok);
 			ct_json_set(c, "kind", json_string(x->kind == SYM_COLD ? "cold"
-			                                   : x->kind == SYM_STMT ? "statement" : "carried"), ok);
-			ct_json_set(c, "loop", x->kind == SYM_CARRIED ? json_string(r->loop_name[x->loop])
-			                                              : json_null(), ok);
+			                                   : x->kind == SYM_STMT ? "statement"
+			                                   : x->kind == SYM_SIBLING ? "sibling" : "carried"), ok);
+			ct_json_set(c, "loop", x->kind >= SYM_SIBLING && x->loop >= 0
+			                       ? json_string(r->loop_name[x->loop]) : json_null(), ok);
 			ct_json_set(c, "spatial", json_boolean(x->spatial), ok);
 			ct_buf_init(&b);
 			if (x->cls)

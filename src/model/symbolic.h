@@ -27,6 +27,7 @@ typedef struct sym_poly {
 typedef enum sym_kind {
 	SYM_COLD,      /* first touch of the line in the run: always a miss */
 	SYM_STMT,      /* an earlier access of the same statement instance */
+	SYM_SIBLING,   /* an earlier child of the same iteration of loop `loop` (-1: of the run) */
 	SYM_CARRIED    /* the previous iteration of loop `loop` */
 } sym_kind;
 
@@ -35,7 +36,7 @@ typedef enum sym_kind {
 typedef struct sym_reuse {
 	int array;
 	sym_kind kind;
-	int loop;                  /* SYM_CARRIED: the loop's depth (0 = outermost) */
+	int loop;                  /* SYM_CARRIED, SYM_SIBLING: the loop (r->loop_name) */
 	int64_t g;                 /* 0: every iteration; else iterations t with t % g != 0 (cls 1)
 	                            * or t % g == 0 (cls 2) of the loop, where arrays change lines */
 	int cls;
@@ -64,7 +65,8 @@ typedef struct sym_result {
 	const char *var_name[SYM_MAXV];
 	int64_t modulus[SYM_MAXV]; /* the domain: var = modulus * n, n >= 1 */
 	int nloops;
-	const char *loop_name[64]; /* the chain of loops, outermost first */
+	const char *loop_name[64]; /* the loops of the tree in preorder (outer before inner) */
+	int loop_parent[64];       /* the loop enclosing each (-1: none) */
 	sym_poly trip[64];
 	int narrays;               /* storages of the tree */
 	const char **array_name;   /* [narrays] (the tree's) */
