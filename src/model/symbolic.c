@@ -632,9 +632,12 @@ static bool match_stmt(sctx *s, const model *m, const mnode *x, int si, int whic
 				memcpy(a->beta[d], beta, sizeof beta);
 			} else if (!same)
 				return unsupported(s, which ? "subscripts that depend on the runtime params"
-				                            : "several references to one array with different "
-				                              "subscripts (stencil offsets): their union is not "
-				                              "derived");
+				                      : a->cnt[si] ? "several references to one array with "
+				                                     "different subscripts (stencil offsets): their "
+				                                     "union is not derived"
+				                                   : "one array with different subscripts in "
+				                                     "different statements (the tail of a split, "
+				                                     "or shifted uses): their union is not derived");
 		}
 		if (which == 0) {
 			if (a->cnt[si] == 0)
@@ -1823,11 +1826,26 @@ static void render_text(ct_buf *b, const sym_result *r, const ct_kernel *k)
 	domain_text(b, r);
 	ct_buf_puts(b, r->nvars ? " (elsewhere not derived: partial lines or tails)\n  loops:"
 	                        : "\n  loops:");
+	/* preorder: the loops on the current path, with their body's brace opened or not */
+	int path[64], npath = 0;
+	bool opened[64];
 	for (int l = 0; l < r->nloops; l++) {
+		while (npath > 0 && path[npath - 1] != r->loop_parent[l])
+			if (opened[--npath])
+				ct_buf_puts(b, " }");
+		if (npath > 0 && !opened[npath - 1]) {
+			ct_buf_puts(b, " {");
+			opened[npath - 1] = true;
+		}
 		ct_buf_printf(b, " %s (", r->loop_name[l]);
 		poly_print(b, &r->trip[l], r);
 		ct_buf_puts(b, ")");
+		path[npath] = l;
+		opened[npath++] = false;
 	}
+	while (npath > 0)
+		if (opened[--npath])
+			ct_buf_puts(b, " }");
 	ct_buf_puts(b, "\n  accesses: ");
 	poly_print(b, &r->accesses, r);
 	ct_buf_puts(b, "\n");
@@ -1844,7 +1862,7 @@ static void render_text(ct_buf *b, const sym_result *r, const ct_kernel *k)
 			const sym_reuse *x = &L->r[j];
 			if (x->array != last) {
 				last = x->array;
-				ct_buf_printf(b, "    %s: %d access%s an execution\n", r->array_name[x->array],
+				ct_buf_printf(b, "    %s: %d access%s in the statements\n", r->array_name[x->array],
 				              r->nacc[x->array], r->nacc[x->array] == 1 ? "" : "es");
 			}
 			ct_buf_puts(b, "      ");
@@ -2007,7 +2025,7 @@ static json_t *render_json(const sym_result *r, const ct_kernel *k, bool *ok)
 				if (r->nacc[a]) {
 					json_t *aj = json_object();
 					ct_json_set(aj, "array", json_string(r->array_name[a]), ok);
-					ct_json_set(aj, "accesses_per_execution", json_integer(r->nacc[a]), ok);
+					ct_json_set(aj, "accesses_in_statements", json_integer(r->nacc[a]), ok);
 					ct_json_set(aj, "misses", json_misses(r, l, a, ok), ok);
 					ct_json_push(arrays, aj, ok);
 				}

@@ -71,7 +71,7 @@ typedef struct sym_result {
 	int narrays;               /* storages of the tree */
 	const char **array_name;   /* [narrays] (the tree's) */
 	int64_t *elem;             /* [narrays] bytes */
-	int *nacc;                 /* [narrays] accesses per statement execution */
+	int *nacc;                 /* [narrays] accesses in the statements' text */
 	sym_poly accesses;         /* all storages */
 	sim_spec spec;
 	int nlines;

@@ -103,7 +103,8 @@ else
 		*) bad "$f: $out" ;;
 		esac
 	done
-	for f in auto_matmul colwalk copy dgemm_small plan_unroll sgemm_small tune_matmul; do
+	for f in auto_matmul colwalk copy dgemm_small plan_unroll plan_vectorize relu_bias sgemm_small tune_matmul \
+		two_index; do
 		for sp in 4K:64,32K:64,1M:64 1K:32,8K:128; do
 			out=$(python3 "$tmp/cmp.py" "$CACHET" "examples/$f.cachet" "$sp" 2>&1)
 			case "$out" in
