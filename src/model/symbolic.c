@@ -304,6 +304,7 @@ typedef struct sstmt {
 	int path[SYM_MAXLOOPS];
 	int nacc;
 	int acc_array[64];
+	int ref[64];               /* the source reference of each access (r->refs) */
 } sstmt;
 
 /* One storage's accesses and, per line size, how its lines follow the loops. Every access
@@ -345,6 +346,7 @@ typedef struct sctx {
 	sarr *arr;                 /* [na] */
 	sym_poly inst[SYM_MAXLOOPS]; /* executions of loop j: product of the trips outside */
 	sym_poly inst_st[SYM_MAXST]; /* executions of statement s */
+	bool refs_ok;              /* every access has its reference */
 	bool nomem;
 } sctx;
 
@@ -1130,6 +1132,23 @@ static bool window_node(sctx *s, const sarr *a, const sarr *b, int k, int state,
 	return window_body(s, a, b, m, inner, POS_ANY, lo, hi);
 }
 
+/* The first statement of body bi (in execution order) that holds a. */
+static int first_stmt(const sctx *s, const sarr *a, int bi)
+{
+	int fa, la;
+	a_kids(a, &s->body[bi], &fa, &la);
+	if (fa < 0)
+		return -1;
+	int k = s->body[bi].kid[fa];
+	return k < 0 ? -k - 1 : first_stmt(s, a, k);
+}
+
+/* The reference of a's first access in statement si (-1 unknown). */
+static int first_ref(const sctx *s, const sarr *a, int si)
+{
+	return s->refs_ok && si >= 0 ? s->st[si].ref[a->first[si]] : -1;
+}
+
 static bool push_reuse(sctx *s, sym_lines *L, const sym_reuse *x, int *cap)
 {
 	if (L->n == *cap) {
@@ -1203,6 +1222,7 @@ static bool carried_classes(sctx *s, sym_lines *L, int ai, int l, int *cap)
 			x.array = ai;
 			x.kind = SYM_CARRIED;
 			x.loop = l;
+			x.ref = first_ref(s, a, first_stmt(s, a, l));
 			x.g = g;
 			x.cls = cls;
 			x.pos = pos;
@@ -1266,6 +1286,10 @@ static bool sibling_classes(sctx *s, sym_lines *L, int ai, int bi, int *cap)
 			x.array = ai;
 			x.kind = SYM_SIBLING;
 			x.loop = bi == ROOT ? -1 : bi;
+			{
+				int k = B->kid[i];
+				x.ref = first_ref(s, a, k < 0 ? -k - 1 : first_stmt(s, a, k));
+			}
 			if (bi == ROOT)
 				poly_const(&x.count, 1, 1);
 			else if (!poly_mul(&x.count, &s->inst[bi], &s->r->trip[bi]))
@@ -1297,6 +1321,7 @@ static bool array_classes(sctx *s, sym_lines *L, int ai, int *cap)
 	x.array = ai;
 	x.kind = SYM_COLD;
 	x.count = a->Droot;
+	x.ref = first_ref(s, a, first_stmt(s, a, ROOT));
 	if (!push_reuse(s, L, &x, cap))
 		return false;
 	/* an earlier access of the same execution: the storages in between */
@@ -1312,6 +1337,7 @@ static bool array_classes(sctx *s, sym_lines *L, int ai, int *cap)
 				x.array = ai;
 				x.kind = SYM_STMT;
 				x.count = s->inst_st[si];
+				x.ref = s->refs_ok ? s->st[si].ref[i] : -1;
 				poly_const(&x.dlo, between, 1);
 				x.dhi = x.dlo;
 				if (!push_reuse(s, L, &x, cap))
@@ -1361,6 +1387,66 @@ void sym_result_free(sym_result *r)
 	memset(r, 0, sizeof *r);
 }
 
+/* The reads of expression e in trace order (the node, then its arguments): references of
+ * statement si from access *idx on. */
+static void ref_reads(sctx *s, const ir_expr *e, int si, int *idx)
+{
+	if (!e || !s->refs_ok)
+		return;
+	if (e->kind == EX_ACCESS) {
+		if (*idx >= s->st[si].nacc || s->r->nrefs == SYM_MAXREFS) {
+			s->refs_ok = false;
+			return;
+		}
+		sym_ref *f = &s->r->refs[s->r->nrefs];
+		f->array = e->id;
+		f->line = e->pos.line;
+		f->col = e->pos.col;
+		f->access = "read";
+		s->st[si].ref[(*idx)++] = s->r->nrefs++;
+	}
+	for (int i = 0; i < e->nargs; i++)
+		ref_reads(s, e->args[i], si, idx);
+}
+
+/* The source reference of every access, in the model's order of a statement's accesses (the
+ * reads as written, then an op='s read of its element, then the write); r->nrefs stays 0
+ * where they do not match. */
+static void find_refs(sctx *s)
+{
+	s->refs_ok = true;
+	s->r->nrefs = 0;
+	for (int si = 0; si < s->nst && s->refs_ok; si++) {
+		const ir_node *n = s->st[si].lt->stmt;
+		int idx = 0;
+		if (!n) {
+			s->refs_ok = false;
+			break;
+		}
+		ref_reads(s, n->rhs, si, &idx);
+		if (s->refs_ok && n->kind == ND_STMT && n->lhs) {
+			int writes = n->op == AS_SET ? 1 : 2;
+			if (idx + writes > s->st[si].nacc || s->r->nrefs == SYM_MAXREFS) {
+				s->refs_ok = false;
+				break;
+			}
+			sym_ref *f = &s->r->refs[s->r->nrefs];
+			f->array = n->lhs->id;
+			f->line = n->lhs->pos.line;
+			f->col = n->lhs->pos.col;
+			f->access = writes == 2 ? "update" : "write";
+			for (int w = 0; w < writes; w++)
+				s->st[si].ref[idx++] = s->r->nrefs;
+			s->r->nrefs++;
+		}
+		/* the model's storage of each access must be the reference's array */
+		for (int i = 0; s->refs_ok && i < s->st[si].nacc; i++)
+			s->refs_ok = i < idx && s->r->refs[s->st[si].ref[i]].array == s->st[si].acc_array[i];
+	}
+	if (!s->refs_ok)
+		s->r->nrefs = 0;
+}
+
 /* One try at the moduli of r: false with s->retry when one must grow, s->why when the
  * kernel is not covered, s->nomem. */
 static bool analyse_once(sctx *s, const sim_spec *spec)
@@ -1372,6 +1458,8 @@ static bool analyse_once(sctx *s, const sim_spec *spec)
 		return false;
 	r->nloops = s->n;
 	r->narrays = s->na;
+	r->file = s->k->file;
+	find_refs(s);
 	r->array_name = calloc((size_t)s->na + 1, sizeof *r->array_name);
 	r->elem = calloc((size_t)s->na + 1, sizeof *r->elem);
 	r->nacc = calloc((size_t)s->na + 1, sizeof *r->nacc);
@@ -1501,6 +1589,17 @@ ct_status sym_analyse(ct_looptree *t, const sim_spec *spec, sym_result *r)
 
 /* ------------------------------------------------------------ evaluation */
 
+/* Class x counts for `who`: everything (< 0), storage who (< narrays), or reference
+ * who - narrays. */
+static bool in_filter(const sym_result *r, const sym_reuse *x, int who)
+{
+	if (who < 0)
+		return true;
+	if (who < r->narrays)
+		return x->array == who;
+	return x->ref == who - r->narrays;
+}
+
 static const sym_lines *lines_of(const sym_result *r, int64_t line)
 {
 	for (int i = 0; i < r->nlines; i++)
@@ -1566,7 +1665,7 @@ bool sym_level_misses(const sym_result *r, int l, int array, const int64_t *vals
 	*lo = *hi = 0;
 	for (int i = 0; i < L->n; i++) {
 		const sym_reuse *x = &L->r[i];
-		if (array >= 0 && x->array != array)
+		if (!in_filter(r, x, array))
 			continue;
 		int64_t c;
 		int d = decide(x, C, vals, &c);
@@ -1630,7 +1729,7 @@ static int chambers(const sym_result *r, int l, int array, chamber *out)
 		bool settled = true;
 		for (int i = 0; i < L->n; i++) {
 			const sym_reuse *x = &L->r[i];
-			if (array >= 0 && x->array != array)
+			if (!in_filter(r, x, array))
 				continue;
 			int d = decide(x, C, &v, &c);
 			if (d < 0)
@@ -1648,7 +1747,7 @@ static int chambers(const sym_result *r, int l, int array, chamber *out)
 			poly_zero(&ch->hi);
 			for (int i = 0; i < L->n; i++) {
 				const sym_reuse *x = &L->r[i];
-				if (array >= 0 && x->array != array)
+				if (!in_filter(r, x, array))
 					continue;
 				if ((cur[i] == 1 && !poly_add(&ch->lo, &ch->lo, &x->count, 1)) ||
 				    (cur[i] >= 1 && !poly_add(&ch->hi, &ch->hi, &x->count, 1)))
@@ -1679,7 +1778,7 @@ static void iverson(ct_buf *b, const sym_result *r, const sym_lines *L, int arra
 	poly_zero(&sure);
 	for (int i = 0; i < L->n; i++) {
 		const sym_reuse *x = &L->r[i];
-		if (array >= 0 && x->array != array)
+		if (!in_filter(r, x, array))
 			continue;
 		int64_t num, den;
 		const sym_poly *d = hi ? &x->dhi : &x->dlo;
@@ -1689,7 +1788,7 @@ static void iverson(ct_buf *b, const sym_result *r, const sym_lines *L, int arra
 	poly_print(b, &sure, r);
 	for (int i = 0; i < L->n; i++) {
 		const sym_reuse *x = &L->r[i];
-		if ((array >= 0 && x->array != array) || x->kind == SYM_COLD)
+		if (!in_filter(r, x, array) || x->kind == SYM_COLD)
 			continue;
 		int64_t num, den;
 		const sym_poly *d = hi ? &x->dhi : &x->dlo;
@@ -1897,6 +1996,17 @@ static void render_text(ct_buf *b, const sym_result *r, const ct_kernel *k)
 			if (r->nacc[a]) {
 				ct_buf_printf(b, "    %s:\n", r->array_name[a]);
 				text_pieces(b, r, l, a, "      ");
+				/* an array of several references: each one's share (the one that touches a
+				 * line first in each reuse) */
+				int nref = 0;
+				for (int f = 0; f < r->nrefs; f++)
+					nref += r->refs[f].array == a;
+				for (int f = 0; nref > 1 && f < r->nrefs; f++)
+					if (r->refs[f].array == a) {
+						ct_buf_printf(b, "      %s:%d:%d (%s):\n", r->file ? r->file : "-",
+						              r->refs[f].line, r->refs[f].col, r->refs[f].access);
+						text_pieces(b, r, l, r->narrays + f, "        ");
+					}
 			}
 	}
 }
@@ -2030,6 +2140,19 @@ static json_t *render_json(const sym_result *r, const ct_kernel *k, bool *ok)
 					ct_json_push(arrays, aj, ok);
 				}
 			ct_json_set(lj, "arrays", arrays, ok);
+			json_t *refs = json_array();
+			for (int f = 0; f < r->nrefs; f++) {
+				json_t *fj = json_object();
+				char where[512];
+				snprintf(where, sizeof where, "%s:%d:%d", r->file ? r->file : "-", r->refs[f].line,
+				         r->refs[f].col);
+				ct_json_set(fj, "where", ct_json_text(where), ok);
+				ct_json_set(fj, "array", json_string(r->array_name[r->refs[f].array]), ok);
+				ct_json_set(fj, "access", json_string(r->refs[f].access), ok);
+				ct_json_set(fj, "misses", json_misses(r, l, r->narrays + f, ok), ok);
+				ct_json_push(refs, fj, ok);
+			}
+			ct_json_set(lj, "references", refs, ok);
 		}
 		ct_json_push(levels, lj, ok);
 	}

@@ -44,6 +44,7 @@ typedef struct sym_reuse {
 	                            * middle (2) or the last (3) block of loop posloop (the first
 	                            * loop inside `loop` its line depends on) */
 	int posloop;
+	int ref;                   /* the source reference of the accesses (r->refs), -1 unknown */
 	bool spatial;              /* SYM_CARRIED: the array's line changes with the loop every g
 	                            * iterations (reuse of the other elements of a line) */
 	sym_poly count, dlo, dhi;
@@ -56,6 +57,16 @@ typedef struct sym_lines {
 	int n;
 	sym_reuse *r;              /* [n], malloc'd */
 } sym_lines;
+
+/* One source reference: an access of a statement as written (the read and the write of an
+ * op= element are one, "update"). */
+typedef struct sym_ref {
+	int array;
+	int line, col;
+	const char *access;        /* "read", "write", "update" */
+} sym_ref;
+
+#define SYM_MAXREFS 256
 
 typedef struct sym_result {
 	const char *why;           /* NULL: the kernel is in the class the formulas cover */
@@ -73,6 +84,9 @@ typedef struct sym_result {
 	int64_t *elem;             /* [narrays] bytes */
 	int *nacc;                 /* [narrays] accesses in the statements' text */
 	sym_poly accesses;         /* all storages */
+	int nrefs;                 /* 0 when the references could not be told apart */
+	sym_ref refs[SYM_MAXREFS];
+	const char *file;          /* the kernel's source (may be NULL) */
 	sim_spec spec;
 	int nlines;
 	sym_lines lines[SIM_MAX_LEVELS];
@@ -92,7 +106,8 @@ const char *sym_level_why(const sym_result *r, int l);
 /* True when vals (one value per variable) lie in the formula's domain. */
 bool sym_in_domain(const sym_result *r, const int64_t *vals);
 
-/* Misses of level l (storage array, or all with array < 0) at vals: *lo == *hi where every
+/* Misses of level l (storage array, or all with array < 0; array >= narrays: reference
+ * array - narrays) at vals: *lo == *hi where every
  * reuse class lies on one side of the capacity, else the bounds. *sig (may be NULL) is a
  * hash of which classes miss (changes at a chamber boundary). False when the level has no
  * formula or vals are outside the domain. */

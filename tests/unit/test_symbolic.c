@@ -512,6 +512,80 @@ static void test_tiles_bound_free(void)
 	ct_ctx_free(ctx);
 }
 
+/* Per reference: each reuse class belongs to the reference that touches the line first, so
+ * the references' misses add up to their array's and equal an exact simulation's
+ * per-reference counts (ct_kernel_predict_refs splits by simulation on these small sizes). */
+static void test_references(void)
+{
+	const char *texts[] = {two_index, mm_n};
+	const char *specs[] = {"4K:64,32K:64", "2K:64"};
+	for (int c = 0; c < 2; c++) {
+		ct_ctx *ctx = ct_ctx_new();
+		ct_kernel *k = ct_kernel_parse(ctx, texts[c], strlen(texts[c]), "refs.cachet");
+		CHECK(k != NULL);
+		sim_spec spec;
+		memset(&spec, 0, sizeof spec);
+		ct_looptree *t = k ? ct_kernel_lower(k, 1) : NULL;
+		sym_result r;
+		if (!t || sim_spec_parse(ctx, specs[c], &spec) != CT_OK || sym_analyse(t, &spec, &r) != CT_OK) {
+			CHECK(0);
+			ct_looptree_free(t);
+			ct_kernel_free(k);
+			ct_ctx_free(ctx);
+			continue;
+		}
+		CHECKF(r.nrefs > 0 && !r.why, "%d references", r.nrefs);
+		int compared = 0;
+		for (int n = 1; n <= 6 && !r.why; n++) {
+			int64_t vals[SYM_MAXV];
+			char arg[32];
+			for (int v = 0; v < r.nvars; v++) {
+				vals[v] = r.modulus[v] * (n + v);
+				snprintf(arg, sizeof arg, "%s", r.var_name[v]);
+				CHECK(ct_kernel_set_param(k, arg, vals[v]) == CT_OK);
+			}
+			ct_predict_result pr;
+			ct_ref_table tab;
+			memset(&pr, 0, sizeof pr);
+			memset(&tab, 0, sizeof tab);
+			CHECK(ct_kernel_predict_refs(k, specs[c], -1, &pr, &tab) == CT_OK);
+			for (int l = 0; l < spec.nlevels; l++) {
+				for (int a = 0; a < r.narrays; a++) {
+					int64_t alo, ahi, sum_lo = 0, sum_hi = 0;
+					if (!r.nacc[a] || !sym_level_misses(&r, l, a, vals, &alo, &ahi, NULL))
+						continue;
+					for (int f = 0; f < r.nrefs; f++) {
+						int64_t lo, hi;
+						if (r.refs[f].array != a ||
+						    !sym_level_misses(&r, l, r.narrays + f, vals, &lo, &hi, NULL))
+							continue;
+						sum_lo += lo;
+						sum_hi += hi;
+						for (int q = 0; q < tab.nrefs; q++)
+							if (tab.refs[q].line == r.refs[f].line && tab.refs[q].col == r.refs[f].col &&
+							    lo == hi) {
+								CHECKF(tab.refs[q].misses[l] == lo, "%s:%d:%d L%d at n=%d: %lld, "
+								       "formula %lld", ct_kernel_name(k), r.refs[f].line,
+								       r.refs[f].col, l + 1, n, (long long)tab.refs[q].misses[l],
+								       (long long)lo);
+								compared++;
+							}
+					}
+					CHECK(sum_lo == alo && sum_hi == ahi);
+				}
+			}
+			ct_ref_table_free(&tab);
+			ct_predict_result_free(&pr);
+		}
+		CHECKF(compared >= 15, "%d references compared", compared);
+		printf("  %s: %d per-reference counts compared\n", ct_kernel_name(k), compared);
+		sym_result_free(&r);
+		ct_looptree_free(t);
+		ct_kernel_free(k);
+		ct_ctx_free(ctx);
+	}
+}
+
 int main(void)
 {
 	RUN(test_matmul_n);
@@ -525,6 +599,7 @@ int main(void)
 	RUN(test_examples);
 	RUN(test_unsupported);
 	RUN(test_text);
+	RUN(test_references);
 	RUN(test_tiles_bound_free);
 	return h_report();
 }
