@@ -315,6 +315,57 @@ static void test_random(void)
 	CHECKF(supported >= 60, "%d of 100 supported", supported);
 }
 
+/* Random imperfect nests of three shapes (a row reduction and its use, matmul with its
+ * zeroing, the two-index transform's shape), element types, sizes and caches: the formulas
+ * never contradict the model. */
+static void test_random_trees(void)
+{
+	static const char *caches[] = {"1K:32", "2K:64", "4K:64", "8K:128", "3K:64", "16K:32",
+	                               "512:64", "6K:64"};
+	static const char *shapes[] = {
+	    "kernel t%d\nparam N : runtime, M : runtime\narray A : %s[N, M] input\narray x : %s[M] "
+	    "input\narray y : %s[M] input\narray t : %s[N] temp\narray B : %s[N, M] output\n"
+	    "for (i: N) {\n  t[i] = 0\n  for (j: M) { t[i] += A[i, j] * x[j] }\n"
+	    "  for (k: M) { B[i, k] = t[i] * y[k] }\n}\n",
+	    "kernel t%d\nparam N : runtime, M : runtime\narray A : %s[N, M] input\narray B : %s[M, N] "
+	    "input\narray C : %s[N, N] output\narray D : %s[N] input\narray E : %s[N] output\n"
+	    "for (i: N) {\n  for (j: N) {\n    C[i, j] = 0\n    for (k: M) { C[i, j] += A[i, k] * B[k, j] }\n"
+	    "  }\n  E[i] = D[i]\n}\n",
+	    "kernel t%d\nparam N : runtime, M : runtime\narray A : %s[M, N] input\narray s : %s[N] "
+	    "temp\narray B : %s[N, M] output\narray u : %s[M] input\narray v : %s[M] output\n"
+	    "for (i: N) {\n  s[i] = 0\n  for (j: M) { s[i] += A[j, i] }\n  for (j2: M) { B[i, j2] = s[i] }\n}\n"
+	    "for (q: M) { v[q] = u[q] }\n",
+	};
+	int supported = 0;
+	for (int c = 0; c < 30; c++) {
+		char text[2048], spec[64];
+		const char *ty = next_rand() % 2 ? "f32" : "f64";
+		snprintf(text, sizeof text, shapes[c % 3], c, ty, ty, ty, ty, ty);
+		snprintf(spec, sizeof spec, "%s,%s", caches[next_rand() % 8], caches[next_rand() % 8]);
+		ct_ctx *ctx = ct_ctx_new();
+		ct_kernel *k = ct_kernel_parse(ctx, text, strlen(text), "tree.cachet");
+		CHECKF(k != NULL, "%s", text);
+		if (k) {
+			sim_spec sp;
+			memset(&sp, 0, sizeof sp);
+			ct_looptree *t = ct_kernel_lower(k, 1);
+			sym_result r;
+			if (t && sim_spec_parse(ctx, spec, &sp) == CT_OK && sym_analyse(t, &sp, &r) == CT_OK) {
+				CHECKF(!r.why, "%s: %s", text, r.why ? r.why : "");
+				if (!r.why) {
+					supported++;
+					compare(k, spec, 60, 20, false);
+				}
+				sym_result_free(&r);
+			}
+			ct_looptree_free(t);
+		}
+		ct_kernel_free(k);
+		ct_ctx_free(ctx);
+	}
+	CHECKF(supported == 30, "%d of 30 supported", supported);
+}
+
 /* The model bench's random cases (bench/model/random_kernels.h: eight families, guarded
  * stencils, imperfect nests and planned kernels among them): those in the class agree with
  * the model (a quarter have runtime params), the others say why; none crashes. */
@@ -595,6 +646,7 @@ int main(void)
 	RUN(test_transpose);
 	RUN(test_two_index);
 	RUN(test_random);
+	RUN(test_random_trees);
 	RUN(test_bench_families);
 	RUN(test_examples);
 	RUN(test_unsupported);
