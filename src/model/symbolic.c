@@ -319,6 +319,7 @@ typedef struct sarr {
 	int64_t beta[IR_MAX_RANK][SYM_MAXLOOPS];
 	int rank, dc;              /* dims; the one of unit stride */
 	sym_poly stride[IR_MAX_RANK];
+	sym_poly count;            /* elements */
 	/* per line size */
 	int64_t E;                 /* the unit loop's iterations a line */
 	int u;                     /* the loop of unit step in dim dc (-1 none) */
@@ -741,6 +742,7 @@ static bool check_point(sctx *s, int which)
 				goto out;
 			}
 		}
+		sa->count = acc;
 	}
 	ok = true;
 out:
@@ -1384,6 +1386,7 @@ void sym_result_free(sym_result *r)
 	free(r->array_name);
 	free(r->elem);
 	free(r->nacc);
+	free(r->count);
 	memset(r, 0, sizeof *r);
 }
 
@@ -1467,10 +1470,16 @@ static bool analyse_once(sctx *s, const sim_spec *spec)
 		s->nomem = true;
 		return false;
 	}
+	r->count = calloc((size_t)s->na + 1, sizeof *r->count);
+	if (!r->count) {
+		s->nomem = true;
+		return false;
+	}
 	for (int a = 0; a < s->na; a++) {
 		r->array_name[a] = s->t->arrays[a].name;
 		r->elem[a] = (int64_t)ct_dtype_size(s->t->arrays[a].type);
 		r->nacc[a] = s->arr[a].nacc;
+		r->count[a] = s->arr[a].count;
 	}
 	/* executions: the product of the enclosing trips (loops in preorder: parents first) */
 	for (int l = 0; l < s->n; l++) {
@@ -1618,10 +1627,32 @@ const char *sym_level_why(const sym_result *r, int l)
 		return "not analysed";
 	if (L->why)
 		return L->why;
-	if (lv->ways > 0 && lv->size / lv->line / lv->ways > 1)
-		return "a set-associative level: its conflict misses depend on addresses modulo the "
-		       "sets, which the formulas do not follow";
 	return NULL;
+}
+
+bool sym_level_setassoc(const sym_result *r, int l)
+{
+	const sim_level *lv = &r->spec.level[l];
+	return lv->ways > 0 && lv->size / lv->line / lv->ways > 1;
+}
+
+/* A set-associative level at vals: whether every set can hold all the lines of the storages
+ * that map to it (sum over storages of ceil(lines / sets) <= ways), so that no line is ever
+ * evicted and every access misses just when its line is new. */
+static bool level_fits(const sym_result *r, int l, const int64_t *vals)
+{
+	const sim_level *lv = &r->spec.level[l];
+	int64_t sets = lv->size / lv->line / lv->ways, per_set = 0;
+	for (int a = 0; a < r->narrays; a++) {
+		int64_t n;
+		if (!r->nacc[a])
+			continue;
+		if (!sym_poly_eval(&r->count[a], vals, &n) || n < 0 || n > INT64_MAX / 16 / r->elem[a])
+			return false;
+		int64_t lines = (n * r->elem[a] + lv->line - 1) / lv->line;
+		per_set += (lines + sets - 1) / sets;
+	}
+	return per_set <= lv->ways;
 }
 
 bool sym_in_domain(const sym_result *r, const int64_t *vals)
@@ -1662,6 +1693,12 @@ bool sym_level_misses(const sym_result *r, int l, int array, const int64_t *vals
 	const sym_lines *L = lines_of(r, lv->line);
 	int64_t C = lv->size / lv->line;
 	uint64_t h = 1469598103934665603ull;
+	bool assoc = sym_level_setassoc(r, l);
+	if (assoc && !level_fits(r, l, vals))
+		return false;
+	/* a set-associative level that evicts nothing: every line misses once */
+	if (assoc)
+		C = INT64_MAX;
 	*lo = *hi = 0;
 	for (int i = 0; i < L->n; i++) {
 		const sym_reuse *x = &L->r[i];
@@ -1691,6 +1728,7 @@ bool sym_level_misses(const sym_result *r, int l, int array, const int64_t *vals
 
 typedef struct chamber {
 	int64_t from, to;          /* values of the variable; to = -1: and beyond */
+	bool derived;              /* false: a set-associative level that evicts there */
 	sym_poly lo, hi;           /* the misses there: at least, at most */
 } chamber;
 
@@ -1713,9 +1751,15 @@ static int chambers(const sym_result *r, int l, int array, chamber *out)
 {
 	const sim_level *lv = &r->spec.level[l];
 	const sym_lines *L = lines_of(r, lv->line);
-	int64_t C = lv->size / lv->line;
+	bool assoc = sym_level_setassoc(r, l);
+	/* a set-associative level that evicts nothing misses the cold lines only */
+	int64_t C = assoc ? INT64_MAX : lv->size / lv->line;
+	/* where it evicts, it does so for every larger value when the storages only grow */
+	bool grows = true;
+	for (int a = 0; a < r->narrays; a++)
+		grows &= !r->nacc[a] || poly_monotone(&r->count[a]);
 	int nc = 0;
-	int8_t *prev = calloc((size_t)L->n + 1, 1), *cur = calloc((size_t)L->n + 1, 1);
+	int8_t *prev = calloc((size_t)L->n + 2, 1), *cur = calloc((size_t)L->n + 2, 1);
 	if (!prev || !cur) {
 		free(prev);
 		free(cur);
@@ -1726,8 +1770,11 @@ static int chambers(const sym_result *r, int l, int array, chamber *out)
 		int64_t v = r->modulus[0] * n, c;
 		if (!sym_in_domain(r, &v))
 			continue;
+		bool fits = !assoc || level_fits(r, l, &v);
 		bool settled = true;
-		for (int i = 0; i < L->n; i++) {
+		memset(cur, 0, (size_t)L->n + 1);
+		cur[L->n] = fits;
+		for (int i = 0; i < L->n && fits; i++) {
 			const sym_reuse *x = &L->r[i];
 			if (!in_filter(r, x, array))
 				continue;
@@ -1737,15 +1784,19 @@ static int chambers(const sym_result *r, int l, int array, chamber *out)
 			cur[i] = (int8_t)d;
 			settled &= stable(x, d);
 		}
-		if (nc == 0 || memcmp(prev, cur, (size_t)L->n) != 0) {
+		/* a level that fits now may evict at larger values */
+		if (assoc)
+			settled = !fits && grows;
+		if (nc == 0 || memcmp(prev, cur, (size_t)L->n + 1) != 0) {
 			if (nc == SYM_MAX_CHAMBERS)
 				goto out;
 			chamber *ch = &out[nc++];
 			ch->from = v;
 			ch->to = v;
+			ch->derived = fits;
 			poly_zero(&ch->lo);
 			poly_zero(&ch->hi);
-			for (int i = 0; i < L->n; i++) {
+			for (int i = 0; i < L->n && fits; i++) {
 				const sym_reuse *x = &L->r[i];
 				if (!in_filter(r, x, array))
 					continue;
@@ -1753,7 +1804,7 @@ static int chambers(const sym_result *r, int l, int array, chamber *out)
 				    (cur[i] >= 1 && !poly_add(&ch->hi, &ch->hi, &x->count, 1)))
 					goto out;
 			}
-			memcpy(prev, cur, (size_t)L->n);
+			memcpy(prev, cur, (size_t)L->n + 1);
 		} else
 			out[nc - 1].to = v;
 		if (settled) {
@@ -1865,23 +1916,62 @@ static void domain_text(ct_buf *b, const sym_result *r)
 
 /* ---- text */
 
+/* A set-associative level's condition for evicting nothing: sum over the storages of
+ * ceil(lines / sets) <= ways. */
+static void fits_text(ct_buf *b, const sym_result *r, int l)
+{
+	const sim_level *lv = &r->spec.level[l];
+	int64_t sets = lv->size / lv->line / lv->ways;
+	bool first = true;
+	for (int a = 0; a < r->narrays; a++) {
+		if (!r->nacc[a])
+			continue;
+		sym_poly q = r->count[a];
+		poly_scale(&q, r->elem[a], lv->line * sets);
+		ct_buf_printf(b, "%sceil(", first ? "" : " + ");
+		poly_print(b, &q, r);
+		ct_buf_puts(b, ")");
+		first = false;
+	}
+	ct_buf_printf(b, " <= %lld", (long long)lv->ways);
+}
+
+/* The cold misses of `who` (the misses of a level that evicts nothing). */
+static void cold_poly(const sym_result *r, const sym_lines *L, int who, sym_poly *p)
+{
+	poly_zero(p);
+	for (int i = 0; i < L->n; i++)
+		if (in_filter(r, &L->r[i], who) && L->r[i].kind == SYM_COLD)
+			poly_add(p, p, &L->r[i].count, 1);
+}
+
 static void text_pieces(ct_buf *b, const sym_result *r, int l, int array, const char *indent)
 {
 	const sym_lines *L = lines_of(r, r->spec.level[l].line);
 	int64_t C = r->spec.level[l].size / r->spec.level[l].line;
-	ct_buf lo, hi;
-	ct_buf_init(&lo);
-	ct_buf_init(&hi);
-	iverson(&lo, r, L, array, C, false);
-	iverson(&hi, r, L, array, C, true);
-	char *los = ct_buf_take(&lo), *his = ct_buf_take(&hi);
-	if (los && his && strcmp(los, his) == 0)
-		ct_buf_printf(b, "%smisses = %s\n", indent, los);
-	else
-		ct_buf_printf(b, "%sat least %s\n%sat most  %s\n", indent, los ? los : "?", indent,
-		              his ? his : "?");
-	free(los);
-	free(his);
+	if (sym_level_setassoc(r, l)) {
+		sym_poly cold;
+		cold_poly(r, L, array, &cold);
+		ct_buf_printf(b, "%swhere no line is evicted (", indent);
+		fits_text(b, r, l);
+		ct_buf_puts(b, "): misses = ");
+		poly_print(b, &cold, r);
+		ct_buf_printf(b, "\n%selsewhere not derived (conflict misses)\n", indent);
+	} else {
+		ct_buf lo, hi;
+		ct_buf_init(&lo);
+		ct_buf_init(&hi);
+		iverson(&lo, r, L, array, C, false);
+		iverson(&hi, r, L, array, C, true);
+		char *los = ct_buf_take(&lo), *his = ct_buf_take(&hi);
+		if (los && his && strcmp(los, his) == 0)
+			ct_buf_printf(b, "%smisses = %s\n", indent, los);
+		else
+			ct_buf_printf(b, "%sat least %s\n%sat most  %s\n", indent, los ? los : "?", indent,
+			              his ? his : "?");
+		free(los);
+		free(his);
+	}
 	if (r->nvars != 1)
 		return;
 	chamber ch[SYM_MAX_CHAMBERS];
@@ -1895,6 +1985,10 @@ static void text_pieces(ct_buf *b, const sym_result *r, int l, int array, const 
 		else
 			ct_buf_printf(b, "%s  %s = %lld .. %lld: ", indent, v, (long long)ch[i].from,
 			              (long long)ch[i].to);
+		if (!ch[i].derived) {
+			ct_buf_puts(b, "not derived (lines evicted: conflict misses)\n");
+			continue;
+		}
 		bool exact = poly_same(&ch[i].lo, &ch[i].hi);
 		if (!exact)
 			ct_buf_puts(b, "between ");
@@ -2026,12 +2120,26 @@ static json_t *json_misses(const sym_result *r, int l, int array, bool *ok)
 	const sym_lines *L = lines_of(r, r->spec.level[l].line);
 	int64_t C = r->spec.level[l].size / r->spec.level[l].line;
 	json_t *o = json_object();
+	bool assoc = sym_level_setassoc(r, l);
 	for (int hi = 0; hi < 2; hi++) {
 		ct_buf b;
 		ct_buf_init(&b);
-		iverson(&b, r, L, array, C, hi);
+		if (assoc) {
+			sym_poly cold;
+			cold_poly(r, L, array, &cold);
+			poly_print(&b, &cold, r);
+		} else
+			iverson(&b, r, L, array, C, hi);
 		char *s = ct_buf_take(&b);
 		ct_json_set(o, hi ? "at_most" : "at_least", ct_json_str_or_null(s), ok);
+		free(s);
+	}
+	if (assoc) {
+		ct_buf b;
+		ct_buf_init(&b);
+		fits_text(&b, r, l);
+		char *s = ct_buf_take(&b);
+		ct_json_set(o, "where", ct_json_str_or_null(s), ok);
 		free(s);
 	}
 	json_t *pieces = json_array();
@@ -2042,9 +2150,9 @@ static json_t *json_misses(const sym_result *r, int l, int array, bool *ok)
 			json_t *p = json_object();
 			ct_json_set(p, "from", json_integer(ch[i].from), ok);
 			ct_json_set(p, "to", ch[i].to < 0 ? json_null() : json_integer(ch[i].to), ok);
-			ct_json_set(p, "misses", jpoly(&ch[i].lo, r), ok);
-			ct_json_set(p, "misses_max", jpoly(&ch[i].hi, r), ok);
-			bool exact = poly_same(&ch[i].lo, &ch[i].hi);
+			ct_json_set(p, "misses", ch[i].derived ? jpoly(&ch[i].lo, r) : json_null(), ok);
+			ct_json_set(p, "misses_max", ch[i].derived ? jpoly(&ch[i].hi, r) : json_null(), ok);
+			bool exact = ch[i].derived && poly_same(&ch[i].lo, &ch[i].hi);
 			ct_json_set(p, "exact", json_boolean(exact), ok);
 			ct_json_push(pieces, p, ok);
 		}

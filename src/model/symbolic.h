@@ -83,6 +83,7 @@ typedef struct sym_result {
 	const char **array_name;   /* [narrays] (the tree's) */
 	int64_t *elem;             /* [narrays] bytes */
 	int *nacc;                 /* [narrays] accesses in the statements' text */
+	sym_poly *count;           /* [narrays] elements of each storage */
 	sym_poly accesses;         /* all storages */
 	int nrefs;                 /* 0 when the references could not be told apart */
 	sym_ref refs[SYM_MAXREFS];
@@ -100,8 +101,13 @@ ct_status sym_analyse(ct_looptree *t, const sim_spec *spec, sym_result *r);
 void sym_result_free(sym_result *r);
 
 /* Why level l cannot have a formula (NULL: it has one): the kernel's or its line size's
- * reason, or a set-associative level. */
+ * reason. */
 const char *sym_level_why(const sym_result *r, int l);
+
+/* Level l is set-associative: its formula holds only where no line is evicted (every set
+ * holds all the lines that map to it: the misses are the cold ones); elsewhere its conflict
+ * misses depend on addresses modulo the sets, which the formulas do not follow. */
+bool sym_level_setassoc(const sym_result *r, int l);
 
 /* True when vals (one value per variable) lie in the formula's domain. */
 bool sym_in_domain(const sym_result *r, const int64_t *vals);
@@ -110,7 +116,7 @@ bool sym_in_domain(const sym_result *r, const int64_t *vals);
  * array - narrays) at vals: *lo == *hi where every
  * reuse class lies on one side of the capacity, else the bounds. *sig (may be NULL) is a
  * hash of which classes miss (changes at a chamber boundary). False when the level has no
- * formula or vals are outside the domain. */
+ * formula, vals are outside the domain, or a set-associative level evicts there. */
 bool sym_level_misses(const sym_result *r, int l, int array, const int64_t *vals, int64_t *lo,
                       int64_t *hi, uint64_t *sig);
 

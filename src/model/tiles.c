@@ -464,7 +464,7 @@ static bool count_symbolic(tl_search *s, ct_looptree *tree, tl_entry *e)
 	for (int v = 0; v < r.nvars; v++)
 		vals[v] = s->probe[0];
 	for (int l = 0; ok && l < s->spec.nlevels; l++)
-		ok = !sym_level_why(&r, l);
+		ok = !sym_level_why(&r, l) && !sym_level_setassoc(&r, l);
 	for (int l = 0; ok && l < r.nloops; l++)
 		ok = sym_poly_value(&r.trip[l], vals) >= 1;
 	tl_entry x;

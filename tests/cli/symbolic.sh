@@ -21,7 +21,7 @@ expect "symbolic json" 0 '"supported": true, "unsupported": null, "domain": "N %
 expect "symbolic unsupported" 0 "unsupported: several references to one array" \
 	"$CACHET" predict --symbolic "$st" --cache $spec
 expect "symbolic unsupported json" 0 '"supported": false' "$CACHET" predict --symbolic "$st" --cache $spec --json
-expect "symbolic set-associative" 0 "unsupported: a set-associative level" \
+expect "symbolic set-associative" 0 "where no line is evicted \\(ceil\\(N\\^2/256\\) \\+ ceil" \
 	"$CACHET" predict --symbolic "$mm" --cache 4K:64:4
 expect "symbolic with simulate" 2 "neither --simulate" "$CACHET" predict --symbolic "$mm" --cache $spec --simulate
 expect "symbolic with per-ref" 2 "neither --simulate" "$CACHET" predict --symbolic "$mm" --cache $spec --per-ref
