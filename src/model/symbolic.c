@@ -1723,7 +1723,7 @@ bool sym_level_misses(const sym_result *r, int l, int array, const int64_t *vals
 
 /* Chambers of one variable: runs of n (the variable = modulus * n) with the same classes
  * missing. */
-#define SYM_SCAN_MAX 65536
+#define SYM_SCAN_MAX 16384
 #define SYM_MAX_CHAMBERS 64
 
 typedef struct chamber {
@@ -1742,7 +1742,8 @@ static bool stable(const sym_reuse *x, int d)
 		return poly_monotone(&x->dlo);
 	if (d == 0)
 		return poly_is_const(&x->dhi, &num, &den);
-	return false;
+	/* not decided, for good when both bounds are constants */
+	return poly_is_const(&x->dlo, &num, &den) && poly_is_const(&x->dhi, &num, &den);
 }
 
 /* The chambers of level l (array, or all < 0) of a one-variable r; 0 when the scan does not
