@@ -6,19 +6,20 @@
 #include <stdio.h>
 
 /*
- * The class covered: a perfect nest (one chain of loops around one statement, after the
- * loops that are empty on the domain are dropped) whose trip counts are polynomials in the
- * runtime params, whose accesses are index subscripts that tile their dimensions, each
- * array on its own lines with rows a whole number of lines. The formula holds on a lattice,
- * every runtime param a multiple of its modulus: the moduli are the divisors the bounds
- * (tails of splits: floor(N / 16)), the rows and the unit-stride loops need (a row of N
- * f32 is a whole number of 64-byte lines when N % 16 == 0). There each array's lines in one
- * instance of a loop are a product of trip counts, and the counts of the model's reuse
- * partitions (docs/MODEL.md, "Counting the partitions") are differences of those products:
- * polynomials. The stack distance of a reuse carried by a loop is bracketed by footprints
- * of the loops inside it (also products of trip counts): a class misses a level where its
- * least distance reaches the capacity, hits where its most is below it, and is not decided
- * in between (the formula then gives bounds). Everything else says why it is not covered.
+ * The class covered: a tree of loops and statements (after the loops that are empty on the
+ * domain are dropped) whose trip counts are polynomials in the runtime params, whose
+ * accesses are index subscripts that tile their dimensions (one subscript per array, over
+ * loops enclosing all its statements), each array on its own lines with rows a whole number
+ * of lines. The formula holds on a lattice, every runtime param a multiple of its modulus:
+ * the moduli are the divisors the bounds (tails of splits: floor(N / 16)), the rows and the
+ * unit-stride loops need (a row of N f32 is a whole number of 64-byte lines when
+ * N % 16 == 0). There each array's lines in one execution of a loop are a product of trip
+ * counts, and the counts of the model's reuse partitions (docs/MODEL.md, "Counting the
+ * partitions") are differences of those products: polynomials. The stack distance of a
+ * reuse is bracketed by footprints of the loops and children between its source and its
+ * target (also products of trip counts): a class misses a level where its least distance
+ * reaches the capacity, hits where its most is below it, and is not decided in between
+ * (the formula then gives bounds). Everything else says why it is not covered.
  */
 
 /* ------------------------------------------------------------ polynomials */
@@ -534,7 +535,7 @@ static bool loop_trip(sctx *s, const lt_node *x, sym_poly *trip)
 	return true;
 }
 
-/* ------------------------------------------------------------ the chain of loops */
+/* ------------------------------------------------------------ the tree of loops */
 
 static const char *node_kind_why(const lt_node *x)
 {
