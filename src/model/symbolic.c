@@ -2004,6 +2004,32 @@ static void text_pieces(ct_buf *b, const sym_result *r, int l, int array, const 
 	}
 }
 
+/* With -D values for every runtime param: level l's misses there, from the formula. */
+static void at_values(ct_buf *b, const sym_result *r, const ct_kernel *k, int l)
+{
+	int64_t vals[SYM_MAXV];
+	if (!r->nvars)
+		return;
+	for (int v = 0; v < r->nvars; v++) {
+		const ir_param *p = &k->params[r->var_param[v]];
+		if (!p->has_value)
+			return;
+		vals[v] = p->value;
+	}
+	ct_buf_puts(b, "      at");
+	for (int v = 0; v < r->nvars; v++)
+		ct_buf_printf(b, "%s %s = %lld", v ? "," : "", r->var_name[v], (long long)vals[v]);
+	int64_t lo, hi;
+	if (!sym_in_domain(r, vals))
+		ct_buf_puts(b, ": not derived (off the domain's lattice)\n");
+	else if (!sym_level_misses(r, l, -1, vals, &lo, &hi, NULL))
+		ct_buf_puts(b, ": not derived (lines evicted: conflict misses)\n");
+	else if (lo == hi)
+		ct_buf_printf(b, ": %lld\n", (long long)lo);
+	else
+		ct_buf_printf(b, ": between %lld and %lld\n", (long long)lo, (long long)hi);
+}
+
 static void render_text(ct_buf *b, const sym_result *r, const ct_kernel *k)
 {
 	ct_buf_printf(b, "kernel %s: symbolic misses", ct_kernel_name(k));
@@ -2088,6 +2114,7 @@ static void render_text(ct_buf *b, const sym_result *r, const ct_kernel *k)
 		}
 		ct_buf_puts(b, "    all arrays:\n");
 		text_pieces(b, r, l, -1, "      ");
+		at_values(b, r, k, l);
 		for (int a = 0; a < r->narrays; a++)
 			if (r->nacc[a]) {
 				ct_buf_printf(b, "    %s:\n", r->array_name[a]);
@@ -2160,6 +2187,26 @@ static json_t *json_misses(const sym_result *r, int l, int array, bool *ok)
 		}
 	}
 	ct_json_set(o, "pieces", pieces, ok);
+	return o;
+}
+
+/* With -D values for every runtime param: level l's misses there ({"misses", "misses_max"},
+ * null where not derived); NULL without values. */
+static json_t *json_at(const sym_result *r, const ct_kernel *k, int l, bool *ok)
+{
+	int64_t vals[SYM_MAXV], lo, hi;
+	if (!r->nvars)
+		return NULL;
+	for (int v = 0; v < r->nvars; v++) {
+		const ir_param *p = &k->params[r->var_param[v]];
+		if (!p->has_value)
+			return NULL;
+		vals[v] = p->value;
+	}
+	json_t *o = json_object();
+	bool d = sym_level_misses(r, l, -1, vals, &lo, &hi, NULL);
+	ct_json_set(o, "misses", d ? json_integer(lo) : json_null(), ok);
+	ct_json_set(o, "misses_max", d ? json_integer(hi) : json_null(), ok);
 	return o;
 }
 
@@ -2240,6 +2287,9 @@ static json_t *render_json(const sym_result *r, const ct_kernel *k, bool *ok)
 		ct_json_set(lj, "unsupported", ct_json_str_or_null(why), ok);
 		if (!why) {
 			ct_json_set(lj, "misses", json_misses(r, l, -1, ok), ok);
+			json_t *at = json_at(r, k, l, ok);
+			if (at)
+				ct_json_set(lj, "at", at, ok);
 			json_t *arrays = json_array();
 			for (int a = 0; a < r->narrays; a++)
 				if (r->nacc[a]) {

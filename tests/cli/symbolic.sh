@@ -18,6 +18,10 @@ expect "symbolic distances" 0 "carried by i: count N\^3/16 - N\^2/16, distance N
 expect "symbolic chambers" 0 "N >= 64: N\^3$" "$CACHET" predict --symbolic "$mm" --cache 4K:64
 expect "symbolic json" 0 '"supported": true, "unsupported": null, "domain": "N % 16 == 0, N >= 16"' \
 	"$CACHET" predict --symbolic "$mm" --cache $spec --json
+expect "symbolic at -D values" 0 "at N = 80: 544400" "$CACHET" predict --symbolic "$mm" --cache 4K:64 -D N=80
+expect "symbolic at -D values json" 0 '"at": \{"misses": 544400, "misses_max": 544400\}' \
+	"$CACHET" predict --symbolic "$mm" --cache 4K:64 -D N=80 --json
+expect "symbolic off the lattice" 0 "at N = 81: not derived" "$CACHET" predict --symbolic "$mm" --cache 4K:64 -D N=81
 expect "symbolic unsupported" 0 "unsupported: several references to one array" \
 	"$CACHET" predict --symbolic "$st" --cache $spec
 expect "symbolic unsupported json" 0 '"supported": false' "$CACHET" predict --symbolic "$st" --cache $spec --json
