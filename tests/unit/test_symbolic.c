@@ -182,6 +182,18 @@ static void compare(ct_kernel *k, const char *spec_text, int64_t scan, int min_e
 			CHECKF(0, "model_analyse failed at point %d", i);
 			continue;
 		}
+		/* the classes of each line size add up to every access, as the model's partitions */
+		for (int li = 0; li < r.nlines; li++) {
+			int64_t sum = 0, n;
+			for (int c = 0; c < r.lines[li].n; c++)
+				if (sym_poly_eval(&r.lines[li].r[c].count, vals, &n))
+					sum += n;
+				else
+					sum = -1;
+			if (!r.lines[li].why)
+				CHECKF(sum == mr.accesses, "%s: classes %lld, accesses %lld", ct_kernel_name(k),
+				       (long long)sum, (long long)mr.accesses);
+		}
 		bool all_exact = true, model_exact = true;
 		for (int a = 0; a < mr.narrays; a++)
 			model_exact &= mr.array_exact[a] || !mr.array_accesses[a];
