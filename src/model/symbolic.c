@@ -543,9 +543,10 @@ static const char *node_kind_why(const lt_node *x)
 	case LT_IF:
 		return "a guard (if) in the nest: its index-set pieces are not derived";
 	case LT_CACHE:
-		return "the plan's cache buffers (copy loops make the nest imperfect)";
+		return "the plan's cache buffers (their copy loops reach the buffer through other "
+		       "loops than the body: not derived)";
 	default:
-		return "an imperfect nest (loops or statements side by side)";
+		return "a node of the loop tree the formulas do not read";
 	}
 }
 
