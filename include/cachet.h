@@ -968,6 +968,19 @@ CT_API ct_status ct_kernel_predict_refs(CT_KEEP ct_kernel *k, CT_KEEP const char
                                         CT_KEEP ct_predict_result *r, CT_KEEP ct_ref_table *t);
 CT_API void ct_ref_table_free(CT_KEEP ct_ref_table *t);
 
+/* The model's misses of kernel k as formulas in its runtime params (which
+ * need no values; `cachet predict --symbolic`, docs/MODEL.md "Symbolic
+ * formulas"): per level and per array, a piecewise quasi-polynomial (a
+ * polynomial on a lattice of the params, with the chambers where a reuse's
+ * stack distance reaches the capacity), and the count and stack distance of
+ * each reuse class. A kernel outside the class the formulas cover is not an
+ * error: the output says "unsupported: REASON" (JSON: "supported": false).
+ * spec as ct_kernel_predict. Returns the text (CT_FORMAT_TEXT) or one JSON
+ * object and a newline (CT_FORMAT_JSON), malloc'd, the caller frees it with
+ * free(); NULL with an error on the kernel's ctx. */
+CT_API CT_GIVE char *ct_kernel_predict_symbolic(CT_KEEP ct_kernel *k, CT_KEEP const char *spec,
+                                                ct_format format);
+
 /* ---------------------------------------------------------------- hardware probe (src/target) */
 
 /* Where a probed value came from (printed next to it by ct_probe_print). */

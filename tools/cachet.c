@@ -23,7 +23,8 @@ enum {
 	K_HELP = 'h', K_D = 'D', K_OUT = 'o',
 	K_BRANCHING = 256, K_JSON, K_NO_VERIFY, K_CHECKED, K_SIMULATE, K_PER_REF, K_SHOW, K_QUIET, K_FORCE,
 	K_EXPORT, K_IMPORT, K_ENGINE, K_REPEAT, K_THREADS, K_VECTOR_BYTES, K_TARGET, K_CACHE, K_CC, K_MAX,
-	K_SIZES, K_BUDGET, K_MAX_ACCESSES, K_AUTO
+	K_SIZES, K_BUDGET, K_MAX_ACCESSES, K_AUTO,
+	K_SYMBOLIC
 };
 
 /* "+": stop at each word that is not an option (parse_args takes it and
@@ -40,6 +41,7 @@ static const struct option long_options[] = {
 	{"auto", no_argument, NULL, K_AUTO},
 	{"simulate", no_argument, NULL, K_SIMULATE},
 	{"per-ref", no_argument, NULL, K_PER_REF},
+	{"symbolic", no_argument, NULL, K_SYMBOLIC},
 	{"show", no_argument, NULL, K_SHOW},
 	{"quiet", no_argument, NULL, K_QUIET},
 	{"force", no_argument, NULL, K_FORCE},
@@ -77,6 +79,7 @@ static const struct option_rule {
 	{K_AUTO, 0, NULL},    /* run only, as --checked */
 	{K_SIMULATE, O_SIMULATE, NULL},
 	{K_PER_REF, O_PER_REF, NULL},
+	{K_SYMBOLIC, O_SYMBOLIC, NULL},
 	{K_SHOW, O_SHOW, NULL},
 	{K_QUIET, O_QUIET, NULL},
 	{K_FORCE, O_FORCE, NULL},
@@ -212,6 +215,7 @@ static int apply_option(cli *c, int key, const char *a, char *v)
 	case K_AUTO: c->auto_plan = 1; break;
 	case K_SIMULATE: c->simulate = 1; break;
 	case K_PER_REF: c->per_ref = 1; break;
+	case K_SYMBOLIC: c->symbolic = 1; break;
 	case K_SHOW: c->show = 1; break;
 	case K_QUIET: c->quiet = 1; break;
 	case K_FORCE: c->force = 1; break;
@@ -394,7 +398,7 @@ static const command commands[] = {
 	 "A simulation past a second tells its progress on stderr.\n",
 	 cmd_simulate, A_FILE | O_D | O_CACHE | O_MAX_ACCESSES | O_JSON},
 	{"predict", "predict a kernel's cache misses with the stack-distance model (no trace)",
-	 "cachet predict FILE [-D ...] [--cache SPEC] [--simulate] [--per-ref] [--threads T] [--json]",
+	 "cachet predict FILE [-D ...] [--cache SPEC] [--simulate] [--per-ref] [--symbolic] [--threads T] [--json]",
 	 "  --cache SPEC    cache levels SIZE:LINE[:WAYS][:plru][:private|:shared],... as for\n"
 	 "                  simulate; default: this\n"
 	 "                  machine's caches (set-associative levels are simulated exactly up\n"
@@ -404,6 +408,9 @@ static const command commands[] = {
 	 "  --per-ref       also one row per source reference (FILE:LINE:COL), most misses\n"
 	 "                  first: accesses, misses and cold misses per level, and the loop\n"
 	 "                  carrying the reuse that misses\n"
+	 "  --symbolic      the misses as formulas in the runtime params (which need no\n"
+	 "                  value): per level and array, piecewise on a lattice of the params,\n"
+	 "                  with each reuse's count and stack distance (docs/MODEL.md)\n"
 	 "  --json          one JSON object on stdout\n"
 	 "Misses are attributed per array (all references of an array together); --per-ref\n"
 	 "shares an array's counts out over its references (by an exact simulation of up to\n"
@@ -411,7 +418,8 @@ static const command commands[] = {
 	 "  --threads T     also each core's misses on the private levels and the shared\n"
 	 "                  levels' of all T threads together, split as the plan's\n"
 	 "                  parallelize splits the work (docs/MODEL.md, \"Threads\")\n",
-	 cmd_predict, A_FILE | O_D | O_CACHE | O_SIMULATE | O_PER_REF | O_MAX_ACCESSES | O_THREADS | O_JSON},
+	 cmd_predict, A_FILE | O_D | O_CACHE | O_SIMULATE | O_PER_REF | O_MAX_ACCESSES | O_THREADS | O_JSON |
+	                 O_SYMBOLIC},
 	{"tiles", "search tile sizes with the cache model (the Tensor Contraction Engine's search)",
 	 "cachet tiles FILE [-D ...] [--cache SPEC] [--max T] [--json]",
 	 "  --cache SPEC    cache levels as for simulate; default: this machine's caches\n"

@@ -32,6 +32,7 @@ typedef struct cli {
 	const char *cache_spec;
 	int simulate;
 	int per_ref;
+	int symbolic;         /* predict --symbolic */
 	int64_t max_tile;
 	const char *sizes;
 	double budget;
@@ -59,6 +60,7 @@ enum {
 	O_CC = 1u << 12, O_MAX = 1u << 13, O_SIZES = 1u << 14, O_BUDGET = 1u << 15, O_OUT = 1u << 16,
 	O_QUIET = 1u << 17, O_FORCE = 1u << 18, O_EXPORT = 1u << 19, O_IMPORT = 1u << 22,
 	O_PER_REF = 1u << 23, O_MAX_ACCESSES = 1u << 24,
+	O_SYMBOLIC = 1u << 25,
 	A_FILE = 1u << 20, /* one kernel FILE ('-' = stdin) */
 	A_SUB = 1u << 21   /* one subcommand word (cache) */
 };

@@ -324,7 +324,22 @@ static int predict_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
 	return rc;
 }
 
-int cmd_predict(cli *c) { return with_kernel(c, predict_kernel); }
+/* `predict --symbolic`: the library's formulas, text or JSON, as they come. */
+static int predict_symbolic(ct_ctx *ctx, ct_kernel *k, cli *c)
+{
+	if (c->simulate || c->per_ref) {
+		fprintf(stderr, "cachet: error: --symbolic takes neither --simulate nor --per-ref\n");
+		return EXIT_BAD_INPUT;
+	}
+	char *s = ct_kernel_predict_symbolic(k, c->cache_spec, c->json ? CT_FORMAT_JSON : CT_FORMAT_TEXT);
+	if (!s)
+		return fail(ctx, ct_ctx_last_status(ctx));
+	fputs(s, stdout);
+	free(s);
+	return EXIT_OK;
+}
+
+int cmd_predict(cli *c) { return with_kernel(c, c->symbolic ? predict_symbolic : predict_kernel); }
 
 /* `tiles --json`: CLI.md's object plus the params, levels and search facts. */
 static void print_tiles_json(const ct_kernel *k, const ct_tiles_result *r)

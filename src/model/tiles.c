@@ -1,6 +1,7 @@
 /* tiles.c: the Tensor Contraction Engine's tile-size search over the params that size a schedule's
  * splits. */
 #include "model/model.h"
+#include "model/symbolic.h"
 #include "lang/lang.h"
 #include "plan/plan.h"
 
@@ -435,6 +436,73 @@ static ct_status count_levels(tl_search *s, const model_result *a, const model_r
 	return CT_OK;
 }
 
+/* A polynomial of the formulas that names a runtime param. */
+static bool names_params(const sym_poly *p)
+{
+	for (int i = 0; i < p->n; i++)
+		for (int v = 0; v < SYM_MAXV; v++)
+			if (p->t[i].e[v])
+				return true;
+	return false;
+}
+
+/* With unknown bounds, the papers' rule read off the formulas (symbolic.c) where the tiling's
+ * nest is in their class: a reuse class whose stack distance depends on the runtime params
+ * counts as missing and over the capacity, a bound-free one as its distance says (one that
+ * straddles the capacity only in misses_max). The counts are the polynomials' values at the
+ * probe (rounded: off the formulas' lattice they rank, they do not predict). False (e
+ * untouched) where some level has no formula: the probes decide then. */
+static bool count_symbolic(tl_search *s, ct_looptree *tree, tl_entry *e)
+{
+	sym_result r;
+	if (sym_analyse(tree, &s->spec, &r) != CT_OK) {
+		ct_ctx_clear_error(s->ctx);
+		return false;
+	}
+	bool ok = !r.why;
+	int64_t vals[SYM_MAXV];
+	for (int v = 0; v < r.nvars; v++)
+		vals[v] = s->probe[0];
+	for (int l = 0; ok && l < s->spec.nlevels; l++)
+		ok = !sym_level_why(&r, l) && !sym_level_setassoc(&r, l);
+	for (int l = 0; ok && l < r.nloops; l++)
+		ok = sym_poly_value(&r.trip[l], vals) >= 1;
+	tl_entry x;
+	memset(&x, 0, sizeof x);
+	x.exact = true;
+	for (int l = 0; ok && l < s->spec.nlevels; l++) {
+		const sim_level *lv = &s->spec.level[l];
+		double C = (double)(lv->size / lv->line);
+		const sym_lines *L = NULL;
+		for (int i = 0; i < r.nlines; i++)
+			if (r.lines[i].line == lv->line)
+				L = &r.lines[i];
+		for (int i = 0; L && i < L->n; i++) {
+			const sym_reuse *c = &L->r[i];
+			int64_t n = llround(sym_poly_value(&c->count, vals));
+			if (n <= 0)
+				continue;
+			if (c->kind == SYM_COLD) {
+				x.misses[l] += n;
+				continue;
+			}
+			if (names_params(&c->dlo) || names_params(&c->dhi) ||
+			    sym_poly_value(&c->dlo, vals) >= C) {
+				x.misses[l] += n;
+				x.over[l]++;
+			} else if (sym_poly_value(&c->dhi, vals) >= C) {
+				x.misses_max[l] += n;
+				x.exact = false;
+			}
+		}
+		x.misses_max[l] += x.misses[l];
+	}
+	sym_result_free(&r);
+	if (ok)
+		*e = x;
+	return ok;
+}
+
 /* Build tiling t's loop tree and run the model at refinement depth `depth` (twice with unknown
  * bounds) into e. A failure is the tiling's own (status returned, e invalid). */
 static ct_status analyse_tiling(tl_search *s, const int64_t *t, int depth, tl_entry *e)
@@ -446,6 +514,11 @@ static ct_status analyse_tiling(tl_search *s, const int64_t *t, int depth, tl_en
 	ct_looptree *tree = plan_lower(s->k, true);
 	if (!tree)
 		return ct_ctx_last_status(s->ctx) ? ct_ctx_last_status(s->ctx) : CT_ERR_NOMEM;
+	if (s->nrt > 0 && count_symbolic(s, tree, e)) {
+		e->valid = true;
+		ct_looptree_free(tree);
+		return CT_OK;
+	}
 	model_result a, b;
 	memset(&a, 0, sizeof a);
 	memset(&b, 0, sizeof b);
