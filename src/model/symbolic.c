@@ -1529,6 +1529,11 @@ ct_status sym_analyse(ct_looptree *t, const sim_spec *spec, sym_result *r)
 	memset(r, 0, sizeof *r);
 	r->spec = *spec;
 	ct_kernel *k = t->k;
+	if (k->affine_bounds) {
+		/* the trip counts below are read from rectangular bounds */
+		r->why = "loops with affine bounds (bounds that use enclosing indices or min/max; issue #31)";
+		return CT_OK;
+	}
 	for (int p = 0; p < k->nparams; p++)
 		if (k->params[p].runtime) {
 			if (r->nvars == SYM_MAXV) {

@@ -74,6 +74,8 @@ assert sum(r["accesses"] for r in p["references"]) == p["accesses"]
 PY
 	done
 done
+expect "predict --symbolic: says why not" 0 "unsupported: loops with affine bounds" \
+	"$CACHET" predict --symbolic examples/trmm.cachet --cache 4K:64
 expect "predict: the note" 0 "loops with affine bounds: the model does not analyse them yet" \
 	"$CACHET" predict examples/trmm.cachet -D N=32 -D M=32 --cache 4K:64
 expect "predict: too long a trace" 2 "does not analyse loops with affine bounds yet .* too many to simulate" \
