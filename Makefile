@@ -192,6 +192,15 @@ $(BUILD)/bench/bench_gemm: bench/gemm/bench_gemm.c bench/common/bench_util.h $(B
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(XSMM_FLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) $(XSMM_LIBS) -lopenblas $(EXTRA_LIBS) $(LDLIBS)
 
+# make bench-blas3 [BENCH_ARGS="--ops trmm --sizes 512,1024 --threads 1"]: trmm, trsm, syrk vs OpenBLAS (issue #31)
+.PHONY: bench-blas3
+bench-blas3: $(BUILD)/bench/bench_blas3
+	./$(BUILD)/bench/bench_blas3 $(BENCH_ARGS)
+
+$(BUILD)/bench/bench_blas3: bench/blas3/bench_blas3.c bench/common/bench_util.h $(BUILD)/libcachet.a | $(BUILD)/.bench-deps-ok $(BUILD)/bench/openblas_best
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) -lopenblas $(EXTRA_LIBS) $(LDLIBS)
+
 # make bench-contraction [BENCH_ARGS="--threads 1,2 --sizes 512,1024"]: the two-index transform vs two OpenBLAS dgemm calls
 .PHONY: bench-contraction
 bench-contraction: $(BUILD)/bench/bench_contraction

@@ -1,0 +1,319 @@
+/* bench_blas3.c: cachet's triangular kernels (bench/blas3/trmm, trsm, syrk .cachet) vs OpenBLAS's strmm, strsm and ssyrk. */
+#include <cachet.h>
+#include <cblas.h>
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/bench_util.h"
+
+/*
+ * Usage: bench_blas3 [--ops trmm,trsm,syrk] [--sizes LIST] [--threads LIST] [--openblas-coretype NAME]
+ *        (from the repository root)
+ * For each operation, size n (default 256,512,1024,2048; multiples of 64) and thread count
+ * (default 1,2), all f32 row-major, square (M = N = K = n):
+ *   trmm: C = L B (cachet, out of place) vs cblas_strmm(Left, Lower, NoTrans, NonUnit): B := L B
+ *   trsm: B := L^-1 B in place (both) vs cblas_strsm(Left, Lower, NoTrans, NonUnit)
+ *   syrk: C += A^T A, lower triangle (both) vs cblas_ssyrk(Lower, Trans)
+ * L's diagonal is raised by n (well conditioned for trsm; the same L for all). Every call of an
+ * in-place operation starts from a fresh copy of its input (memcpy); the time of that copy,
+ * measured alone, is subtracted from both sides. The result of one call of each from the same
+ * inputs is compared (max relative error over the written part, f32 tolerance: ratio rows
+ * only count when it holds). Median of NMEAS measurements of >= MIN_SECONDS each; GFLOP/s
+ * count the triangular flops (trmm, trsm: n^2 m; syrk: n (n+1) k). OpenBLAS runs with the
+ * kernel set that computes correctly and fastest here, whatever the environment says.
+ */
+
+#define NMEAS 5
+#define MIN_SECONDS 0.2
+
+typedef int (*entry_fn)(void *const *args, const int64_t *params);
+typedef void (*threads_fn)(int n);
+
+typedef struct problem {
+	const char *op;
+	int64_t n;
+	float *l, *b0, *b, *c0, *c, *work; /* inputs, the in-place operand's start and copy */
+	entry_fn entry;
+	int64_t params[8];
+} problem;
+
+static float *alloc_f32(int64_t count)
+{
+	size_t bytes = ((size_t)count * sizeof(float) + 63) / 64 * 64;
+	float *p = aligned_alloc(64, bytes ? bytes : 64);
+	if (p)
+		memset(p, 0, bytes ? bytes : 64);
+	return p;
+}
+
+/* cachet's call: trmm C = L B; trsm in place on p->work; syrk C += A^T A (A is p->l). */
+static void run_cachet(const problem *p)
+{
+	int64_t nn = p->n * p->n;
+	if (strcmp(p->op, "trmm") == 0) {
+		void *const args[3] = {p->l, p->b0, p->c};
+		p->entry(args, p->params);
+	} else if (strcmp(p->op, "trsm") == 0) {
+		memcpy(p->work, p->b0, (size_t)nn * sizeof(float));
+		void *const args[2] = {p->l, p->work};
+		p->entry(args, p->params);
+	} else {
+		void *const args[2] = {p->l, p->c};
+		p->entry(args, p->params);
+	}
+}
+
+static void run_blas(const problem *p)
+{
+	int n = (int)p->n;
+	int64_t nn = p->n * p->n;
+	if (strcmp(p->op, "syrk") == 0) {
+		cblas_ssyrk(CblasRowMajor, CblasLower, CblasTrans, n, n, 1.0f, p->l, n, 1.0f, p->c, n);
+		return;
+	}
+	memcpy(p->work, p->b0, (size_t)nn * sizeof(float));
+	if (strcmp(p->op, "trmm") == 0)
+		cblas_strmm(CblasRowMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, n, n, 1.0f, p->l, n,
+		            p->work, n);
+	else
+		cblas_strsm(CblasRowMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, n, n, 1.0f, p->l, n,
+		            p->work, n);
+}
+
+static void run_copy(const problem *p)
+{
+	memcpy(p->work, p->b0, (size_t)(p->n * p->n) * sizeof(float));
+}
+
+/* Median seconds of one call of fn. */
+static double time_it(void (*fn)(const problem *), const problem *p)
+{
+	double t0 = now();
+	fn(p);
+	double one = now() - t0;
+	long reps = one > 0 ? (long)ceil(MIN_SECONDS / one) : 1000;
+	if (reps < 1)
+		reps = 1;
+	double v[NMEAS];
+	for (int i = 0; i < NMEAS; i++) {
+		t0 = now();
+		for (long r = 0; r < reps; r++)
+			fn(p);
+		v[i] = (now() - t0) / (double)reps;
+	}
+	qsort(v, NMEAS, sizeof *v, cmp_double);
+	return v[NMEAS / 2];
+}
+
+/* bench/blas3/OP.cachet at size n, compiled with OpenMP; NULL (a message printed) on error. */
+static entry_fn load_kernel(ct_ctx *ctx, const char *op, int64_t n, int64_t *params, threads_fn *set_threads,
+                            double *compile_s)
+{
+	char path[256];
+	snprintf(path, sizeof path, "bench/blas3/%s.cachet", op);
+	ct_kernel *k = ct_kernel_parse_file(ctx, path);
+	if (!k) {
+		fprintf(stderr, "bench: %s: %s (run from the repository root)\n", path, ct_ctx_last_message(ctx));
+		return NULL;
+	}
+	char *src = NULL;
+	entry_fn fn = NULL;
+	bool sy = strcmp(op, "syrk") == 0;
+	if (ct_kernel_set_param(k, "N", n) != CT_OK ||
+	    (sy ? ct_kernel_set_param(k, "K", n) : ct_kernel_set_param(k, "MB", n / 64)) != CT_OK ||
+	    ct_kernel_recheck(k) != CT_OK || ct_kernel_param_count(k) > 8 || !(src = ct_kernel_emit(k, NULL, NULL))) {
+		fprintf(stderr, "bench: %s: %s\n", path, ct_ctx_last_message(ctx));
+		goto out;
+	}
+	for (int i = 0; i < ct_kernel_param_count(k); i++)
+		params[i] = ct_kernel_param_value(k, i, NULL);
+	ct_module *m;
+	ct_load_info info;
+	ct_compile_options co;
+	ct_compile_options_init(&co);
+	co.openmp = 1;
+	if (ct_module_load(ctx, src, strlen(src), &co, &m, &info) != CT_OK) {
+		fprintf(stderr, "bench: %s: %s\n", path, ct_ctx_last_message(ctx));
+		goto out;
+	}
+	char sym[160];
+	snprintf(sym, sizeof sym, "cachet_%s_entry", ct_kernel_name(k));
+	void *addr = ct_module_symbol(m, sym);
+	if (!addr) {
+		fprintf(stderr, "bench: %s: no symbol %s\n", path, sym);
+		goto out;
+	}
+	memcpy(&fn, &addr, sizeof fn);
+	snprintf(sym, sizeof sym, "cachet_%s_set_threads", ct_kernel_name(k));
+	addr = ct_module_symbol(m, sym);
+	*set_threads = NULL;
+	if (addr)
+		memcpy(set_threads, &addr, sizeof *set_threads);
+	if (strcmp(info.how, "compiled") == 0)
+		*compile_s += info.seconds;
+out:
+	free(src);
+	ct_kernel_free(k);
+	return fn;
+}
+
+/* Max relative error of x vs ref over the lower triangle (syrk) or everything. */
+static double compare(const float *x, const float *ref, int64_t n, bool lower)
+{
+	if (!lower)
+		return ct_max_rel_error(x, ref, CT_F32, n * n);
+	double worst = 0;
+	for (int64_t i = 0; i < n; i++) {
+		double e = ct_max_rel_error(x + i * n, ref + i * n, CT_F32, i + 1);
+		worst = e > worst ? e : worst;
+	}
+	return worst;
+}
+
+/* One operation, size and thread count: one row. 0 ok, 1 mismatch, -1 error. */
+static int bench_one(ct_ctx *ctx, const char *op, int64_t n, int threads, double *compile_s)
+{
+	problem p = {.op = op, .n = n};
+	threads_fn set_threads = NULL;
+	p.entry = load_kernel(ctx, op, n, p.params, &set_threads, compile_s);
+	if (!p.entry)
+		return -1;
+	if (set_threads)
+		set_threads(threads);
+	openblas_set_num_threads(threads);
+	int64_t nn = n * n;
+	p.l = alloc_f32(nn);
+	p.b0 = alloc_f32(nn);
+	p.c0 = alloc_f32(nn);
+	p.c = alloc_f32(nn);
+	p.work = alloc_f32(nn);
+	float *ref = alloc_f32(nn), *mine = alloc_f32(nn);
+	if (!p.l || !p.b0 || !p.c0 || !p.c || !p.work || !ref || !mine) {
+		fprintf(stderr, "bench: out of memory\n");
+		return -1;
+	}
+	ct_fill_random(p.l, CT_F32, nn, 1, 0);
+	for (int64_t i = 0; i < n; i++) /* well conditioned for the solve */
+		p.l[i * n + i] += (float)n;
+	ct_fill_random(p.b0, CT_F32, nn, 1, 1);
+	ct_fill_random(p.c0, CT_F32, nn, 1, 2);
+	bool sy = strcmp(op, "syrk") == 0, tm = strcmp(op, "trmm") == 0;
+	/* correctness: one call of each from the same inputs */
+	memcpy(p.c, p.c0, (size_t)nn * sizeof(float));
+	run_cachet(&p);
+	memcpy(mine, sy || tm ? p.c : p.work, (size_t)nn * sizeof(float));
+	memcpy(p.c, p.c0, (size_t)nn * sizeof(float));
+	run_blas(&p);
+	memcpy(ref, sy ? p.c : p.work, (size_t)nn * sizeof(float));
+	double err = compare(mine, ref, n, sy);
+	int ok = err <= ct_dtype_tolerance(CT_F32);
+
+	double tcopy = sy ? 0 : time_it(run_copy, &p);
+	double tb = time_it(run_blas, &p) - tcopy;
+	double tc = time_it(run_cachet, &p) - (strcmp(op, "trsm") == 0 ? tcopy : 0);
+	double flop = sy ? (double)n * (double)(n + 1) * (double)n : (double)n * (double)n * (double)n;
+	double gc = flop / tc * 1e-9, gb = flop / tb * 1e-9;
+	printf("%-5s %-6lld %3d %10.3f %10.3f %10.2f %10.2f %7.2f %10.2e  %s\n", op, (long long)n, threads,
+	       tc * 1e3, tb * 1e3, gc, gb, gc / gb, err, ok ? "ok" : "MISMATCH");
+	fflush(stdout);
+	free(p.l);
+	free(p.b0);
+	free(p.c0);
+	free(p.c);
+	free(p.work);
+	free(ref);
+	free(mine);
+	return ok ? 0 : 1;
+}
+
+static int parse_list(const char *s, long *out, int max, long lo, long hi)
+{
+	int n = 0;
+	while (*s && n < max) {
+		char *end;
+		long v = strtol(s, &end, 10);
+		if (end == s || v < lo || v > hi || (*end && *end != ','))
+			return 0;
+		out[n++] = v;
+		s = *end ? end + 1 : end;
+	}
+	return *s ? 0 : n;
+}
+
+int main(int argc, char **argv)
+{
+	setenv("OMP_WAIT_POLICY", "passive", 0); /* as the cachet CLI */
+	argc = bench_openblas_at_best(argc, argv);
+	long threads[8] = {1, 2}, sizes[8] = {256, 512, 1024, 2048};
+	int nthreads = 2, nsizes = 4;
+	const char *ops = "trmm,trsm,syrk";
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
+			nthreads = parse_list(argv[++i], threads, 8, 1, 4096);
+		else if (strcmp(argv[i], "--sizes") == 0 && i + 1 < argc)
+			nsizes = parse_list(argv[++i], sizes, 8, 64, 8192);
+		else if (strcmp(argv[i], "--ops") == 0 && i + 1 < argc)
+			ops = argv[++i];
+		else
+			nthreads = 0;
+		for (int s = 0; s < nsizes; s++)
+			if (sizes[s] % 64)
+				nsizes = 0;
+		if (nthreads == 0 || nsizes == 0) {
+			fprintf(stderr, "usage: bench_blas3 [--ops trmm,trsm,syrk] [--sizes 256,512 (multiples of 64)] "
+			                "[--threads 1,2] [--openblas-coretype NAME]\n");
+			return 2;
+		}
+	}
+	ct_ctx *ctx = ct_ctx_new();
+	if (!ctx)
+		return 1;
+	char cpu[256] = "?";
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	for (char line[512]; f && fgets(line, sizeof line, f);)
+		if (strncmp(line, "model name", 10) == 0) {
+			const char *c = strchr(line, ':');
+			snprintf(cpu, sizeof cpu, "%.200s", c ? c + 2 : line);
+			cpu[strcspn(cpu, "\n")] = 0;
+			break;
+		}
+	if (f)
+		fclose(f);
+	printf("triangular BLAS 3 (f32, row-major, square): cachet (bench/blas3/*.cachet, cc -O3 -march=native "
+	       "-fopenmp) vs OpenBLAS %s\n",
+	       openblas_get_config());
+	printf("cpu: %s\n", cpu);
+	printf("peer: OpenBLAS, %s [loaded: %s]\n", bench_peer_note(), openblas_get_corename());
+	printf("median of %d measurements of >= %.1f s each; in-place calls restore their input, its copy "
+	       "time subtracted; tolerance %.0e\n\n",
+	       NMEAS, MIN_SECONDS, ct_dtype_tolerance(CT_F32));
+	printf("%-5s %-6s %3s %10s %10s %10s %10s %7s %10s\n", "op", "n", "thr", "cachet", "openblas", "cachet",
+	       "openblas", "ratio", "max err");
+	printf("%-5s %-6s %3s %10s %10s %10s %10s %7s\n", "", "", "", "ms", "ms", "GFLOP/s", "GFLOP/s", "");
+	double t0 = now(), compile_s = 0;
+	int bad = 0, rows = 0;
+	char list[64];
+	snprintf(list, sizeof list, "%s", ops);
+	for (char *op = strtok(list, ","); op; op = strtok(NULL, ",")) {
+		if (strcmp(op, "trmm") && strcmp(op, "trsm") && strcmp(op, "syrk")) {
+			fprintf(stderr, "bench: unknown op '%s' (trmm, trsm, syrk)\n", op);
+			return 2;
+		}
+		for (int h = 0; h < nthreads; h++)
+			for (int i = 0; i < nsizes; i++) {
+				int r = bench_one(ctx, op, sizes[i], (int)threads[h], &compile_s);
+				if (r < 0)
+					return 1;
+				bad += r;
+				rows++;
+			}
+	}
+	printf("\n%d of %d results within tolerance; total %.1f s (compiles %.1f s)\n", rows - bad, rows,
+	       now() - t0, compile_s);
+	ct_ctx_free(ctx);
+	return bad ? 1 : 0;
+}
