@@ -128,6 +128,18 @@ static void put_index(tx *c, int id)
 		c->ok = false;
 }
 
+/* The variable of the innermost loop over tree index id on the path (the bounds of an index
+ * split from an affine loop use its parent's variable). */
+static void put_loop_var(tx *c, int id)
+{
+	for (int l = c->depth - 1; l >= 0; l--)
+		if (c->path && c->path[l]->kind == LT_LOOP && c->path[l]->index == id) {
+			ct_buf_printf(c->b, "v%d", l);
+			return;
+		}
+	c->ok = false;
+}
+
 static void put_aff(tx *c, aff x)
 {
 	ct_buf_putc(c->b, '(');
@@ -139,6 +151,8 @@ static void put_aff(tx *c, aff x)
 			put_param(c, tm->id);
 		else if (tm->kind == AFF_INDEX)
 			put_index(c, tm->id);
+		else if (tm->kind == AFF_LOOP)
+			put_loop_var(c, tm->id);
 		else
 			c->ok = false;
 	}
@@ -538,6 +552,30 @@ static char *aff_text(const ct_kernel *k, aff x)
 	return s;
 }
 
+/* The start of affine root x over the original indices: max(L1, max(L2, ...)) of its lower
+ * terms (isl reads max). NULL when a term cannot be written. */
+static char *affine_start_text(const ct_kernel *k, const ir_index *x)
+{
+	ct_buf b;
+	ct_buf_init(&b);
+	bool ok = true;
+	for (int j = 1; j < x->nlo; j++)
+		ct_buf_puts(&b, "max(");
+	for (int j = 0; j < x->nlo && ok; j++) {
+		char *t = aff_text(k, x->los[j]);
+		ok = t != NULL;
+		if (t)
+			ct_buf_printf(&b, "%s%s%s", j > 0 ? ", " : "", t, j > 0 ? ")" : "");
+		free(t);
+	}
+	char *s = ct_buf_take(&b);
+	if (!ok || !s) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
 /* Whether an index split off root r's chain (not r) is split with
  * balanced=true: its window is its parent's block, so the ends of the
  * blocks are tracked (f<x>). */
@@ -611,10 +649,10 @@ static void put_chain(fw *w, int r)
 	const ct_kernel *k = w->d->k;
 	const ir_index *root = &k->indices[r];
 	bool ends = inner_balanced(k, r);
-	/* an affine root is never split (check): its time is its value, not an offset from a
-	 * first bound term that may use other indices */
+	/* an affine root starts at the max of its lower terms (its blocks, when split, count from
+	 * there); it is never split balanced, so its end is unused */
 	aff zero = aff_const(0);
-	char *S = aff_text(k, ir_index_affine(root) ? zero : root->lo);
+	char *S = ir_index_affine(root) ? affine_start_text(k, root) : aff_text(k, root->lo);
 	char *E = aff_text(k, ir_index_affine(root) ? zero : root->hi);
 	for (int x = r; x >= 0 && S && E && w->ok; x = k->indices[x].child) {
 		const ir_index *ix = &k->indices[x];

@@ -507,10 +507,40 @@ static bool affine_bounds(lb *b, lt_node *x, int v)
 	return true;
 }
 
+/* The bounds of y, split from affine root x by step s: 0 .. min(s, H - x) for every upper
+ * term H of x (x the loop variable, AFF_LOOP), so the blocks of x end at x's bound (no tail
+ * versions: the ranges are per iteration). */
+static bool split_inner_bounds(lb *b, lt_node *n, int x)
+{
+	const ir_index *ix = &b->k->indices[x];
+	ct_arena *a = b->a;
+	aff *dh = ct_arena_alloc(a, sizeof *dh * (size_t)ix->nhi);
+	if (!dh)
+		return lb_fail(b, CT_ERR_NOMEM);
+	bool ok = true;
+	aff vx = aff_sym1(a, AFF_LOOP, x, 1, &ok);
+	for (int j = 0; j < ix->nhi && ok; j++) {
+		aff f;
+		ok = fold_params(a, b->k, ix->his[j], &f);
+		dh[j] = aff_sub(a, f, vx, &ok);
+	}
+	if (!ok) {
+		ct_error_at(b->k->ctx, CT_ERR_INPUT, b->k->file, ix->pos.line, ix->pos.col,
+		            "bounds of '%s' must fit in 64 bits", ix->name);
+		return lb_fail(b, CT_ERR_INPUT);
+	}
+	n->dhi = dh;
+	n->ndhi = ix->nhi;
+	return true;
+}
+
 static bool emit_loop(lb *b, const band *bd, int pos, lt_node *parent, nlist *out, int v,
                       const bx *lo, const bx *hi, int64_t step, bool tail)
 {
-	bool affine = ir_index_affine(&b->k->indices[v]);
+	const ir_index *iv = &b->k->indices[v];
+	bool affine = ir_index_affine(iv);
+	/* an index split from an affine root (check allows one plain split) */
+	bool inner = iv->kind == IX_SPLIT && iv->parent >= 0 && ir_index_affine(&b->k->indices[iv->parent]);
 	if (!affine && (!lo || !hi))
 		return lb_fail(b, CT_ERR_NOMEM);
 	lt_node *x = lb_node(b, LT_LOOP, parent);
@@ -522,6 +552,8 @@ static bool emit_loop(lb *b, const band *bd, int pos, lt_node *parent, nlist *ou
 	x->step = step;
 	x->tail = tail;
 	if (affine && !affine_bounds(b, x, v))
+		return false;
+	if (inner && !split_inner_bounds(b, x, iv->parent))
 		return false;
 	nlist l = {NULL, 0, 0};
 	bool ok = emit_band(b, bd, pos + 1, x, &l);
@@ -595,6 +627,13 @@ static bool emit_band(lb *b, const band *bd, int pos, lt_node *parent, nlist *ou
 	int child = b->sched ? ix->child : -1;
 	if (child < 0)
 		return emit_loop(b, bd, pos, parent, out, v, b->off[v], b->end[v], 1, false);
+	if (ir_index_affine(ix)) {
+		/* blocks of step from its lower bound while below its upper one; the inner index's
+		 * range ends at the bound (split_inner_bounds) */
+		b->off[child] = bx_const(b->a, 0);
+		b->win[child] = b->end[child] = bx_const(b->a, ix->step);
+		return emit_loop(b, bd, pos, parent, out, v, NULL, NULL, ix->step, false);
+	}
 	int64_t s = ix->step, wv = 0;
 	if (s < 1) {
 		ct_error(b->k->ctx, CT_ERR_INPUT, "split of '%s' has step %lld", ix->name,

@@ -595,18 +595,19 @@ static void check_affine_bands(checker *c, ir_node *const *body, int n, int *ord
 	}
 }
 
-/* Index a plan item names that has affine bounds, or NULL. */
+/* Index a plan item names whose loop has affine bounds (an affine loop, or one split from it),
+ * or NULL. */
 static const ir_index *item_affine(const ct_kernel *k, const ir_plan_item *it)
 {
 	for (int j = 0; j < it->n; j++)
-		if (ir_index_affine(&k->indices[k->indices[it->idx[j]].root]) &&
-		    k->indices[it->idx[j]].root == it->idx[j])
+		if (ir_index_affine(&k->indices[k->indices[it->idx[j]].root]))
 			return &k->indices[it->idx[j]];
 	return NULL;
 }
 
 /* What kernels with affine loop bounds cannot have yet (issue #31 adds them stage by stage):
- * splits of the affine loops themselves, reorders that move one out of a loop its bounds use,
+ * balanced splits of affine loops and splits of their inner indices, reorders that move one out
+ * of a loop its bounds use,
  * unroll of an affine loop, parallel bands of several loops with one, SPMD grids and target
  * cuda (caches whose region holds an affine loop: the plan pass, src/plan/lower.c). */
 static void check_affine_limits(checker *c)
@@ -614,12 +615,20 @@ static void check_affine_limits(checker *c)
 	ct_kernel *k = c->k;
 	for (int s = 0; s < k->nsched; s++) {
 		const ir_sched *sc = &k->sched[s];
-		for (int a = 0; sc->kind != SC_REORDER && a < sc->n; a++)
-			if (ir_index_affine(&k->indices[sc->idx[a]]))
-				cerr(k, &c->nerr, sc->arg_pos ? sc->arg_pos[a] : sc->pos,
-				     "loop '%s' has affine bounds (they use enclosing indices or min/max): splitting "
-				     "it is not supported yet",
-				     k->indices[sc->idx[a]].name);
+		for (int a = 0; sc->kind != SC_REORDER && a < sc->n; a++) {
+			const ir_index *x = &k->indices[sc->idx[a]];
+			ir_pos at = sc->arg_pos ? sc->arg_pos[a] : sc->pos;
+			if (ir_index_affine(x) && sc->balanced)
+				cerr(k, &c->nerr, at,
+				     "loop '%s' has affine bounds (they use enclosing indices or min/max): a "
+				     "balanced split of it is not supported yet",
+				     x->name);
+			else if (x->kind == IX_SPLIT && ir_index_affine(&k->indices[x->root]))
+				cerr(k, &c->nerr, at,
+				     "'%s' is split from loop '%s', whose bounds are affine: splitting it again is "
+				     "not supported yet",
+				     x->name, k->indices[x->root].name);
+		}
 	}
 	int *order = ct_arena_alloc(&k->arena, sizeof *order * ((size_t)k->nindices + 1));
 	if (order && c->nerr == 0)

@@ -233,6 +233,11 @@ bool pl_double_buffer(pp *p, lt_region *rg, lt_node *r, int npro)
 		P = P->parent;
 	if (!P || P->kind != LT_LOOP)
 		return true; /* nothing encloses the trigger: a plain cache (as Accera) */
+	if (lt_affine_loop(P)) /* its peeled first and last iterations need rectangular bounds */
+		return pp_err(p, p->it->pos,
+		              "double_buffer of cache '%s': the loop around it, '%s', has affine bounds (they "
+		              "use enclosing indices or min/max): not supported yet",
+		              p->it->name, p->t->indices[P->index].name);
 	ct_looptree *t = p->t;
 	const ir_array *ba = &t->arrays[rg->buffer];
 	const bx *ext[IR_MAX_RANK];

@@ -89,9 +89,26 @@ for c in "tiles --cache 32K:64" "auto" "tune --budget 1" "predict --cache 32K:64
 		"$CACHET" "$@" examples/trmm.cachet
 done
 sched=$(kfile sched.cachet "kernel s" "param N = 8" "array A : f32[N, N] inout" \
-	"for (i: N, j: 0 .. i+1) {" "  A[i, j] += 1" "}" "schedule {" "  jj = split(j, 4)" "}")
-expect "refused: split of an affine loop" 2 "sched.cachet:8:14: error: loop 'j' has affine bounds .*: splitting it is not supported yet" \
+	"for (i: N, j: 0 .. i+1) {" "  A[i, j] += 1" "}" "schedule {" "  jj = split(j, 4)" "  jjj = split(jj, 2)" "}")
+expect "refused: split of a split affine loop" 2 "sched.cachet:9:15: error: 'jj' is split from loop 'j', whose bounds are affine: splitting it again is not supported yet" \
 	"$CACHET" check "$sched"
+# a split of an affine loop: per-iteration ranges
+sp=$(kfile sp.cachet "kernel s" "param N = 45, K = 7" "array A : f32[K, N] input" "array C : f32[N, N] inout" \
+	"for (i: N, k: K) {" "  for (j: 0 .. i+1) {" "    C[i, j] += A[k, i] * A[k, j]" "  }" "}" \
+	"schedule {" "  jj = split(j, 16)" "}" "plan {" "  parallelize(i, policy=dynamic)" "  vectorize(jj)" "}")
+expect "split affine loop: lower" 0 "for jj in range\(0, min\(16, i-j\+1\)\):  # vectorize" "$CACHET" lower "$sp"
+expect "split affine loop: run" 0 "verified" "$CACHET" run "$sp" --threads 2
+expect "split affine loop: checked" 0 "verified" "$CACHET" run "$sp" --checked
+band=$(kfile band.cachet "kernel b" "param N = 37, K = 9" "array A : f32[N, K] input" "array B : f32[K, N] input" \
+	"array C : f32[N, N] inout" "for (i: N, j: max(0, i-3) .. min(N, i+4), k: K) {" "  C[i, j] += A[i, k] * B[k, j]" "}" \
+	"schedule {" "  jj = split(j, 3)" "  kk = split(k, 4)" "  reorder(i, j, k, jj, kk)" "}")
+expect "split band: run" 0 "verified" "$CACHET" run "$band"
+expect "split band: interp" 0 "verified" "$CACHET" run "$band" --engine interp
+dbl=$(kfile dbl.cachet "kernel d" "param N = 8, K = 12, M = 16" "array A : f32[K, M] input" "array C : f32[N, M] inout" \
+	"for (i: N) {" "  for (k: 0 .. min(i+4, K)) {" "    for (j: M) {" "      C[i, j] += A[k, j]" "    }" "  }" "}" \
+	"plan {" "  AA = cache(A, index=j, thrifty=false, double_buffer=true)" "}")
+expect "refused: double buffer around an affine loop" 2 "double_buffer of cache 'AA': the loop around it, 'k', has affine bounds" \
+	"$CACHET" check "$dbl"
 out=$(kfile out.cachet "kernel s" "param N = 8" "array A : f32[N, N] inout" \
 	"for (i: N, j: 0 .. i+1) {" "  A[i, j] += 1" "}" "schedule {" "  ii = split(i, 4)" "  reorder(i, j, ii)" "}")
 expect "refused: affine loop outside a split" 2 "out.cachet:9:3: error: loop 'j' must stay inside loop 'ii': its bounds use 'i'" \

@@ -541,11 +541,25 @@ static void keep_fixed_last(pg_kernel *k, int b, rng *r)
 	for (int o = 0; o < bd->norig; o++) {
 		if (!bd->fixed[o])
 			continue;
-		int after = 0; /* first place it may go */
-		for (int i = 0; i < n; i++)
+		int after = 0, before = n; /* after its dependency's chain, before its own split inner */
+		for (int i = 0; i < n; i++) {
 			if (in_chain(out[i], bd->dep[o]))
 				after = i + 1;
-		int at = after + rint_(r, n - after + 1);
+			if (in_chain(out[i], bd->orig[o]) && i < before)
+				before = i;
+		}
+		if (after > before) { /* its inner came first: it goes right after the chain, with it */
+			char inner[PG_NAME];
+			memcpy(inner, out[before], PG_NAME);
+			memmove(out[before], out[before + 1], sizeof out[0] * (size_t)(n - before - 1));
+			n--;
+			after--;
+			memmove(out[after + 1], out[after], sizeof out[0] * (size_t)(n - after));
+			memcpy(out[after], inner, PG_NAME);
+			n++;
+			before = after;
+		}
+		int at = after + rint_(r, before - after + 1);
 		memmove(out[at + 1], out[at], sizeof out[0] * (size_t)(n - at));
 		memcpy(out[at], bd->orig[o], PG_NAME);
 		n++;
@@ -573,9 +587,13 @@ static void gen_schedule(pg_kernel *k, rng *r)
 		if (tile)
 			group++;
 		for (int i = 0; i < bd->norig; i++) {
-			if (!chance(r, 55) || bd->fixed[i])
+			if (!chance(r, 55))
 				continue;
 			int64_t trips = bd->trips[i];
+			if (bd->fixed[i]) { /* an affine loop: one plain split (per-iteration ranges) */
+				add_split(k, b, bd->orig[i], pick_split_size(r, trips), 0, 0);
+				continue;
+			}
 			int s = add_split(k, b, bd->orig[i], pick_split_size(r, trips), tile ? group : 0,
 					  tile ? bal : chance(r, 8));
 			/* --edges: now and then a split size at the 64-bit edge (issue 34 item 4) */
@@ -688,8 +706,8 @@ static int levels_inside_fixed(const pg_kernel *k, const char ord[][PG_NAME], in
 	for (int i = 0; i < n; i++)
 		for (int b = 0; b < k->nb; b++)
 			for (int o = 0; o < k->b[b].norig; o++)
-				if (k->b[b].fixed[o] && strcmp(k->b[b].orig[o], ord[i]) == 0)
-					last = i;
+				if (k->b[b].fixed[o] && in_chain(ord[i], k->b[b].orig[o]))
+					last = i; /* the affine loop or its split inner */
 	return n - 1 - last;
 }
 
@@ -886,6 +904,16 @@ static void gen_host_verbs(pg_kernel *k, rng *r)
 	}
 }
 
+/* Whether split s cuts an affine (fixed) loop: its inner's range is per iteration. */
+static int split_of_fixed(const pg_kernel *k, const pg_split *s)
+{
+	const pg_band *bd = &k->b[s->band];
+	for (int o = 0; o < bd->norig; o++)
+		if (bd->fixed[o] && in_chain(s->parent, bd->orig[o]))
+			return 1;
+	return 0;
+}
+
 /* The loop verbs of an affine kernel: parallelize the outermost loop of band 0 (alone; a
  * dependence makes check refuse it, which the fuzzer counts), unroll a split inner loop of a
  * rectangular index now and then. */
@@ -903,7 +931,7 @@ static void gen_affine_verbs(pg_kernel *k, rng *r)
 			k->v[v].max_threads = 1 + rint_(r, 4);
 	}
 	for (int s = 0; s < k->ns && chance(r, 30); s++)
-		if (k->s[s].alive && k->s[s].size <= 8) {
+		if (k->s[s].alive && k->s[s].size <= 8 && !split_of_fixed(k, &k->s[s])) {
 			int v = add_verb(k, PG_UNROLL);
 			k->v[v].n = 1;
 			memcpy(k->v[v].idx[0], k->s[s].inner, PG_NAME);

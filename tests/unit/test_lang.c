@@ -314,9 +314,11 @@ static const row rows[] = {
     {"split of a rectangular loop of an affine kernel", HDR "for (i: N, j: 0 .. i+1) { B[j] = 1 }\n"
      "schedule { ii = split(i, 4) }\n", NULL, 0},
     {"split of an affine loop", HDR "for (i: N, j: 0 .. i+1) { B[j] = 1 }\n"
-     "schedule { jj = split(j, 4) }\n",
-     "8:23: error: loop 'j' has affine bounds (they use enclosing indices or min/max): splitting it "
-     "is not supported yet", 0},
+     "schedule { jj = split(j, 4) }\n", NULL, 0},
+    {"balanced split of an affine loop", HDR "for (i: N, j: 0 .. i+1) { B[j] = 1 }\n"
+     "schedule { jj = split(j, 4, balanced=true) }\n",
+     "8:23: error: loop 'j' has affine bounds (they use enclosing indices or min/max): a balanced "
+     "split of it is not supported yet", 0},
     {"affine loop moved out", HDR "for (i: N, j: 0 .. i+1) { B[j] = 1 }\n"
      "schedule { reorder(j, i) }\n",
      "8:12: error: loop 'j' must stay inside loop 'i': its bounds use 'i' (moving it out would need "
