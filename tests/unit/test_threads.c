@@ -84,7 +84,9 @@ static void ref_counts(const rtrace *tr, int nt, const sim_spec *spec, const sim
 		sim_free(s);
 	}
 	sim *s = sim_new(ctx, spec, buf, nbuf, 0);
-	int64_t *pos = calloc((size_t)nt, sizeof *pos);
+	/* nt >= 1 here; the cast keeps gcc -O1's range analysis (make sanitize) from seeing a
+	 * negative count */
+	int64_t *pos = calloc(nt > 0 ? (size_t)nt : 1, sizeof *pos);
 	for (bool more = true; s && more;) {
 		more = false;
 		for (int i = 0; i < nt; i++)
