@@ -404,6 +404,11 @@ ct_status ir_kernel_rect(const ct_kernel *k, const char *what);
 /* Record why ct_kernel_array_elements(k, i) is negative (a runtime param
  * without a value, an extent below 1, an overflow) and return its status. */
 ct_status ir_array_size_error(const ct_kernel *k, int i);
+/* Trip count of IX_LOOP index id with every loop declared before it at the middle of its
+ * range: a rectangular loop's trip count; an affine loop's mean trip count where its bounds
+ * depend linearly on the enclosing indices (no min/max in play). 0 when empty, -1 when out of
+ * memory or on overflow. */
+int64_t ir_index_mid_trip(const ct_kernel *k, const int64_t *params, int id);
 /* Value of each param (runtime params without a value are 0): params[nparams]. */
 void ir_param_values(const ct_kernel *k, int64_t *params);
 /* True when every runtime param has a value. */

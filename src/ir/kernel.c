@@ -353,6 +353,28 @@ static void index_bounds(const ct_kernel *k, const int64_t *params, const int64_
 	}
 }
 
+int64_t ir_index_mid_trip(const ct_kernel *k, const int64_t *params, int id)
+{
+	if (id < 0 || id >= k->nindices || k->indices[id].kind != IX_LOOP)
+		return -1;
+	int64_t *idx = ct_alloc(k->ctx, sizeof *idx * ((size_t)k->nindices + 1));
+	if (!idx)
+		return -1;
+	int64_t lo = 0, hi = 0;
+	bool ok = true;
+	for (int x = 0; x <= id && ok; x++) {
+		if (k->indices[x].kind != IX_LOOP)
+			continue;
+		index_bounds(k, params, idx, x, &lo, &hi, &ok);
+		idx[x] = hi > lo ? lo + (hi - lo - 1) / 2 : lo;
+	}
+	ct_free(k->ctx, idx);
+	int64_t n;
+	if (!ok || !ct_sub_ok(hi, lo, &n))
+		return -1;
+	return n > 0 ? n : 0;
+}
+
 /* Whether the `if`s enclosing the statement hold at idx. */
 static bool conds_hold(const fcount *fc)
 {

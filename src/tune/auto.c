@@ -192,14 +192,25 @@ typedef struct auto_nest {
 	int order[AUTO_MAX_BAND];     /* band positions, outermost first */
 } auto_nest;
 
+/* Whether some loop's affine bounds use index id: the iterations of id then do different
+ * amounts of work (a triangle), which a dynamic schedule shares out evenly. */
+static bool bounds_use_index(const ct_kernel *k, int id)
+{
+	for (int x = 0; x < k->nindices; x++) {
+		const ir_index *ix = &k->indices[x];
+		for (int j = 0; j < ix->nlo + ix->nhi; j++)
+			if (aff_coef(j < ix->nlo ? ix->los[j] : ix->his[j - ix->nlo], AFF_INDEX, id) != 0)
+				return true;
+	}
+	return false;
+}
+#define UNEVEN_NOTE ", dynamic: the bounds of an inner loop use it (uneven work)"
+
+/* The trip count of loop id (an affine loop's mean, ir_index_mid_trip); 1 when empty. */
 static int64_t index_trip(const ct_kernel *k, const int64_t *pv, int id)
 {
-	bool ok = true;
-	int64_t lo = aff_eval(k->indices[id].lo, pv, NULL, &ok);
-	int64_t hi = aff_eval(k->indices[id].hi, pv, NULL, &ok);
-	if (!ok || hi <= lo)
-		return 1;
-	return hi - lo;
+	int64_t n = ir_index_mid_trip(k, pv, id);
+	return n < 1 ? 1 : n;
 }
 
 static int band_pos(const auto_nest *n, int id)
@@ -1112,14 +1123,15 @@ static void parallel_inside(auto_run *R, const auto_nest *n, auto_choice *c)
 		ct_buf pl;
 		ct_buf_init(&pl);
 		ct_buf_puts(&pl, c->plan.s ? c->plan.s : "");
-		ct_buf_printf(&pl, "  parallelize(%s)\n", v);
+		bool uneven = bounds_use_index(k, y->idx[0]);
+		ct_buf_printf(&pl, "  parallelize(%s%s)\n", v, uneven ? ", policy=dynamic" : "");
 		p.plan = pl;
 		char err[512];
 		if (candidate_ok(R, &p, &v, 1, NULL, 0, err, sizeof err)) {
 			ct_buf_free(&c->plan);
 			c->plan = pl;
-			ct_buf_printf(&c->why, "#   parallelize(%s) inside it: its iterations are independent; %d threads\n", v,
-			              R->m.threads);
+			ct_buf_printf(&c->why, "#   parallelize(%s) inside it: its iterations are independent; %d threads%s\n", v,
+			              R->m.threads, uneven ? UNEVEN_NOTE : "");
 			R->parallel++;
 		} else {
 			ct_buf_free(&pl);
@@ -1218,13 +1230,14 @@ static void try_plain(auto_run *R, const auto_nest *n, int nest, bool reorder)
 		ct_buf pl;
 		ct_buf_init(&pl);
 		ct_buf_puts(&pl, c.plan.s ? c.plan.s : "");
-		ct_buf_printf(&pl, "  parallelize(%s)\n", outer);
+		bool uneven = bounds_use_index(k, n->band[do_reorder ? n->order[0] : 0]);
+		ct_buf_printf(&pl, "  parallelize(%s%s)\n", outer, uneven ? ", policy=dynamic" : "");
 		p.plan = pl;
 		if (candidate_ok(R, &p, &outer, 1, NULL, 0, err, sizeof err)) {
 			ct_buf_free(&c.plan);
 			c.plan = pl;
-			ct_buf_printf(&c.why, "#   parallelize(%s): its iterations are independent; %d threads\n", outer,
-			              R->m.threads);
+			ct_buf_printf(&c.why, "#   parallelize(%s): its iterations are independent; %d threads%s\n", outer,
+			              R->m.threads, uneven ? UNEVEN_NOTE : "");
 			R->parallel++;
 		} else {
 			ct_buf_free(&pl);
@@ -1588,8 +1601,6 @@ ct_status ct_kernel_autoschedule(ct_kernel *k, const ct_auto_options *o, char **
 static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth, char **text, const char *note)
 {
 	ct_status st = ir_kernel_ready(k);
-	if (st == CT_OK)
-		st = ir_kernel_rect(k, "cachet auto");
 	if (st != CT_OK)
 		return st;
 	if (!ir_params_complete(k))

@@ -82,7 +82,7 @@ expect "predict: too long a trace" 2 "does not analyse loops with affine bounds 
 	"$CACHET" predict examples/trmm.cachet -D N=2048 -D M=2048 --cache 4K:64
 
 # ---------------------------------------------------------------- what refuses them, and says why
-for c in "tiles --cache 32K:64" "auto" "tune --budget 1" "predict --cache 32K:64 --per-ref" \
+for c in "tiles --cache 32K:64" "tune --budget 1" "predict --cache 32K:64 --per-ref" \
 	"predict --cache 32K:64 --threads 2"; do
 	set -- $c
 	expect "refused: $1" 2 "examples/trmm.cachet:15:8: error: .* does not handle loop 'k' yet: its bounds use enclosing indices or min/max" \
@@ -136,6 +136,15 @@ ikj=$(kfile ikj.cachet "kernel t" "param N = 67, M = 40" "array L : f32[N, N] in
 	"plan {" "  parallelize(i)" "  vectorize(jj)" "}")
 expect "vectorized trmm (i, k, j): run 2 threads" 0 "verified" "$CACHET" run "$ikj" --threads 2
 expect "vectorized trmm: the simd loop" 0 "#pragma omp simd" "$CACHET" emit "$ikj"
+
+# ---------------------------------------------------------------- auto on them
+for x in $examples; do
+	if "$CACHET" auto "examples/$x.cachet" --quiet -o "$tmp/auto_$x.cachet" >"$tmp/ao" 2>&1; then ok; else
+		bad "auto $x: $(head -c 200 "$tmp/ao")"; continue; fi
+	expect "auto $x: verified" 0 "verified" "$CACHET" run "$tmp/auto_$x.cachet" --threads 2
+done
+expect "auto: a dynamic schedule for the triangle's rows" 0 "parallelize\(i, policy=dynamic\)" \
+	cat "$tmp/auto_syrk.cachet"
 
 # ---------------------------------------------------------------- caches inside the triangle
 expect "blocked trmm: a cache of the gemm block" 0 "cache BB of B \(index i, level 3\)" \
