@@ -1,5 +1,6 @@
 /* verbs.c: the plan's loop verbs (unroll, vectorize, parallelize): checked on the planned loop tree and marked on its loops. */
 #include "plan/plan.h"
+#include "ir/deps.h"
 #include "ir/targets.h"
 
 #include <stdarg.h>
@@ -421,8 +422,24 @@ static bool same_subscripts(const ir_expr *a, const ir_expr *b, int rank)
 	return true;
 }
 
+/* Whether the dependence test (isl, src/ir/deps.c) finds that loop x of a tree without caches
+ * carries no dependence at all, reductions included: the accesses at different elements of a
+ * written array never meet across its iterations (trsm's B[i, j] written and B[k, j] read with
+ * k < i). Unknown (an error, a tree with caches) is false. */
+static bool carries_nothing(vb *v, const lt_node *x)
+{
+	if (v->t->nregions > 0)
+		return false;
+	dep_info *d = dep_compute(v->k);
+	int c = d ? dep_loop_carries(d, v->t, x, true) : -1;
+	dep_free(d);
+	ct_ctx_clear_error(v->k->ctx); /* a failed test leaves its message: the refusal says more */
+	return c == 0;
+}
+
 /* Every storage written under x is accessed there at one subscript, which
- * moves with x: iterations touch different elements. */
+ * moves with x, or the dependence test finds none carried: iterations touch
+ * different elements. */
 static bool vector_independent(vb *v, const lt_node *x, const acclist *l)
 {
 	const char *name = iname(v, x->index);
@@ -438,7 +455,8 @@ static bool vector_independent(vb *v, const lt_node *x, const acclist *l)
 			              "'%s' (a reduction over '%s')",
 			              name, name, arr->name, name);
 		for (int j = 0; j < l->n; j++)
-			if (l->v[j].e->id == w->id && !same_subscripts(w, l->v[j].e, arr->rank))
+			if (l->v[j].e->id == w->id && !same_subscripts(w, l->v[j].e, arr->rank) &&
+			    !carries_nothing(v, x))
 				return vb_err(v, 0,
 				              "vectorize(%s): iterations of '%s' are not independent: '%s' is "
 				              "written and accessed at different elements",

@@ -137,6 +137,14 @@ ikj=$(kfile ikj.cachet "kernel t" "param N = 67, M = 40" "array L : f32[N, N] in
 expect "vectorized trmm (i, k, j): run 2 threads" 0 "verified" "$CACHET" run "$ikj" --threads 2
 expect "vectorized trmm: the simd loop" 0 "#pragma omp simd" "$CACHET" emit "$ikj"
 
+# ---------------------------------------------------------------- vectorize proved by the dependence test
+expect "trsm: vectorize(j) across rows k < i" 0 "verified" "$CACHET" run bench/blas3/trsm.cachet -D N=70 -D MB=2 --threads 2
+expect "trsm: the simd loop" 0 "#pragma omp simd" "$CACHET" emit bench/blas3/trsm.cachet -D N=70 -D MB=2
+bv=$(kfile bv.cachet "kernel bv" "param N = 64" "array A : f32[N] inout" "for (j: 1 .. N) {" "  A[j] = A[j - 1] + 1" "}" \
+	"plan {" "  vectorize(j)" "}")
+expect "vectorize: a carried dependence is still refused" 2 "vectorize\(j\): iterations of 'j' are not independent" \
+	"$CACHET" check "$bv"
+
 # ---------------------------------------------------------------- auto on them
 for x in $examples; do
 	if "$CACHET" auto "examples/$x.cachet" --quiet -o "$tmp/auto_$x.cachet" >"$tmp/ao" 2>&1; then ok; else
