@@ -254,24 +254,22 @@ static ct_status choose_ways(ct_looptree *t, const sim_spec *spec, int64_t warp_
 		want[l] = way[l] == LW_CONFLICT;
 		any = any || want[l];
 	}
-	/* LRU levels that provably miss only first touches need no simulation */
+	if (!st && any)
+		st = warp_count(t, spec, want, warp_budget, w);
+	for (int l = 0; l < spec->nlevels && !st; l++) {
+		if (want[l] && w->done[l])
+			way[l] = LW_WARP;
+		want[l] = want[l] && !w->done[l];
+	}
+	/* an LRU level warping could not count, proved to miss only first touches: the model's
+	 * cold count (tried after warping, so that it only replaces the estimate or the
+	 * simulator) */
 	bool cold[SIM_MAX_LEVELS];
 	if (!st && any)
 		st = cold_certify(t, spec, want, cold);
-	for (int l = 0; l < spec->nlevels && !st && any; l++) {
-		if (want[l] && cold[l]) {
+	for (int l = 0; l < spec->nlevels && !st && any; l++)
+		if (want[l] && cold[l])
 			way[l] = LW_COLD;
-			want[l] = false;
-		}
-	}
-	any = false;
-	for (int l = 0; l < spec->nlevels && !st; l++)
-		any = any || want[l];
-	if (!st && any)
-		st = warp_count(t, spec, want, warp_budget, w);
-	for (int l = 0; l < spec->nlevels && !st; l++)
-		if (want[l] && w->done[l])
-			way[l] = LW_WARP;
 	free(base);
 	free(buf);
 	return st;
