@@ -45,7 +45,9 @@ typedef struct cc {
 	 * carry >= 0: that counter ranges over [klo, khi] (relative iterations) */
 	int omit, carry;
 	int64_t klo, khi;
-	const mnode *pin[MODEL_MAX_DEPTH]; /* a loop held at its first iteration (prefix descent) */
+	const mnode *pin[MODEL_MAX_DEPTH]; /* a loop held at one iteration (pinv): the first in a
+	                                    * prefix, the last in a suffix */
+	int64_t pinv[MODEL_MAX_DEPTH];
 	/* per storage: the frame's agreement and the footprint being built */
 	bool *bad;                /* accesses disagree on a fixed counter's coefficient */
 	bool *aligned;            /* every fixed counter's coefficient is a multiple of the line */
@@ -64,7 +66,7 @@ static bool counter_range(const cc *c, const mnode *s, int j, int64_t *lo, int64
 		*lo = c->klo;
 		*hi = c->khi;
 	} else if (c->pin[j] == s->anc[j]) {
-		*lo = *hi = 0;
+		*lo = *hi = c->pinv[j];
 	} else {
 		*lo = 0;
 		*hi = s->anc[j]->n - 1;
@@ -258,11 +260,14 @@ static void prefix_node(cc *c, const mnode *y, int b, int64_t tlo, int64_t thi)
 	if (y->is_loop) {
 		/* its first iteration covers them: the prefix ends inside it */
 		const mnode *was = c->pin[y->depth];
+		int64_t wasv = c->pinv[y->depth];
 		c->pin[y->depth] = y;
+		c->pinv[y->depth] = 0;
 		bool first = covers(c, y, b, tlo, thi);
 		if (first)
 			prefix_seq(c, y->kids, y->nkids, b, tlo, thi);
 		c->pin[y->depth] = was;
+		c->pinv[y->depth] = wasv;
 		if (!first)
 			add_full(c, y);
 	} else if (y->nkids) {
@@ -272,10 +277,65 @@ static void prefix_node(cc *c, const mnode *y, int b, int64_t tlo, int64_t thi)
 	}
 }
 
+static void suffix_node(cc *c, const mnode *y, int b, int64_t tlo, int64_t thi);
+
+/* Add the kids of a sequence from the last point after which a single dense access touches
+ * every line of storage b in [tlo, thi] (from the first kid touching b when no kid covers them
+ * alone): the last access to any of those lines lies after it. */
+static void suffix_seq(cc *c, mnode *const *kids, int nk, int b, int64_t tlo, int64_t thi)
+{
+	/* kids before the first that touches b hold no access to those lines */
+	int from = 0;
+	while (from < nk && !touches(kids[from], b))
+		from++;
+	for (int k = nk - 1; k >= from; k--) {
+		if (covers(c, kids[k], b, tlo, thi)) {
+			suffix_node(c, kids[k], b, tlo, thi);
+			return;
+		}
+		add_full(c, kids[k]);
+	}
+}
+
+/* The end of y's execution from that point on (all of y when y does not cover the lines). */
+static void suffix_node(cc *c, const mnode *y, int b, int64_t tlo, int64_t thi)
+{
+	if (!covers(c, y, b, tlo, thi)) {
+		add_full(c, y);
+	} else if (y->is_loop) {
+		/* its last iteration covers them: the suffix starts inside it */
+		const mnode *was = c->pin[y->depth];
+		int64_t wasv = c->pinv[y->depth];
+		c->pin[y->depth] = y;
+		c->pinv[y->depth] = y->n - 1;
+		bool last = covers(c, y, b, tlo, thi);
+		if (last)
+			suffix_seq(c, y->kids, y->nkids, b, tlo, thi);
+		c->pin[y->depth] = was;
+		c->pinv[y->depth] = wasv;
+		if (!last)
+			add_full(c, y);
+	} else if (y->nkids) {
+		suffix_seq(c, y->kids, y->nkids, b, tlo, thi);
+	} else {
+		add_full(c, y);
+	}
+}
+
 /* Reuses between the children of one execution of a sequence (frame: counters below omit
  * fixed): a line of storage b last touched in child u is touched next no later than where the
  * first later child that touches every line b can have in u (a dense access over them) has
  * done so; without one, by the last child touching b. */
+/* True when byte hulls [lo1, hi1] and [lo2, hi2] of storage b (same frame) may share a line. */
+static bool may_share_line(const cc *c, int b, int64_t lo1, int64_t hi1, int64_t lo2, int64_t hi2)
+{
+	if (!c->aligned[b])
+		return lo2 <= hi1 + c->line - 1 && hi2 >= lo1 - c->line + 1;
+	int64_t base = c->base[b];
+	return ct_floordiv(base + lo2, c->line) <= ct_floordiv(base + hi1, c->line) &&
+	       ct_floordiv(base + hi2, c->line) >= ct_floordiv(base + lo1, c->line);
+}
+
 static bool check_seq(cc *c, const mnode *x, int omit)
 {
 	if (x->nkids < 2)
@@ -284,16 +344,29 @@ static bool check_seq(cc *c, const mnode *x, int omit)
 	c->carry = -1;
 	frame_set(c, x, omit);
 	for (int b = 0; b < c->na; b++) {
-		int last = -1;
-		for (int k = 0; k < x->nkids; k++)
-			if (touches(x->kids[k], b))
-				last = k;
-		for (int u = 0; u < last; u++) {
+		for (int u = 0; u + 1 < x->nkids; u++) {
 			if (!touches(x->kids[u], b))
 				continue;
 			fp_clear(c);
 			add_full(c, x->kids[u]);
 			int64_t tlo = c->lo[b], thi = c->hi[b];
+			/* the last later kid that may touch one of those lines */
+			int last = -1;
+			for (int k = u + 1; k < x->nkids; k++) {
+				if (!touches(x->kids[k], b))
+					continue;
+				fp_clear(c);
+				add_full(c, x->kids[k]);
+				if (c->bad[b] || may_share_line(c, b, tlo, thi, c->lo[b], c->hi[b]))
+					last = k;
+			}
+			if (last < 0)
+				continue;
+			fp_clear(c);
+			if (c->bad[b])
+				add_full(c, x->kids[u]);
+			else
+				suffix_node(c, x->kids[u], b, tlo, thi);
 			int v = u + 1;
 			while (v <= last && (c->bad[b] || !covers(c, x->kids[v], b, tlo, thi)))
 				v++;
@@ -343,14 +416,16 @@ static bool check_loop(cc *c, const mnode *x)
 		int64_t k = reuse_span(c, x, b);
 		if (k < 1)
 			continue;
-		int first = 0;
-		while (first < x->nkids && !touches(x->kids[first], b))
-			first++;
-		/* the target: b's lines in iteration i + k */
+		/* the targets: b's lines in iterations i (relative 0) and i + k */
+		c->klo = c->khi = 0;
+		fp_clear(c);
+		add_full(c, x);
+		int64_t slo = c->lo[b], shi = c->hi[b];
 		c->klo = c->khi = k;
 		fp_clear(c);
 		add_full(c, x);
 		int64_t tlo = c->lo[b], thi = c->hi[b];
+		/* iteration i + k up to the first point that covers b's lines there */
 		fp_clear(c);
 		if (c->bad[b])
 			add_full(c, x);
@@ -361,9 +436,18 @@ static bool check_loop(cc *c, const mnode *x)
 			c->khi = k - 1;
 			add_full(c, x);
 		}
+		/* iteration i from the last point that covers b's lines there */
 		c->klo = c->khi = 0;
-		for (int i = first; i < x->nkids; i++)
-			add_full(c, x->kids[i]);
+		if (c->bad[b]) {
+			for (int i = 0; i < x->nkids; i++)
+				if (touches(x->kids[i], b)) {
+					for (int j = i; j < x->nkids; j++)
+						add_full(c, x->kids[j]);
+					break;
+				}
+		} else {
+			suffix_seq(c, x->kids, x->nkids, b, slo, shi);
+		}
 		if (!fp_fits(c))
 			return false;
 	}

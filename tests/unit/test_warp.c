@@ -427,10 +427,11 @@ static void test_cold_random(void)
 	CHECK(proved > 0 && beyond > 0);
 }
 
-/* examples/dgemm.cachet at 128^3 (8.4M accesses, more than predict simulates) on an L2 of
- * 512 sets where the five storages need 17 ways in a set (so it may evict) but no line is
- * evicted before its next use: cold_certify proves it (not the L1, which evicts), and
- * ct_kernel_predict counts the level as the model's, exact, equal to the simulator's. */
+/* examples/dgemm.cachet at 192^3 (28M accesses, more than predict simulates; a main and a
+ * tail block of rows) on an L2 of 1024 sets where the storages need 21 ways in a set (so it
+ * may evict) but no line is evicted before its next use: cold_certify proves it (not the L1,
+ * which evicts), warping alone would pass predict's budget (2^24) on it, and ct_kernel_predict
+ * counts the level as the model's, exact, equal to the simulator's. */
 static void test_cold_dgemm(void)
 {
 	FILE *f = fopen("examples/dgemm.cachet", "rb");
@@ -441,13 +442,13 @@ static void test_cold_dgemm(void)
 	size_t n = fread(src, 1, sizeof src - 1, f);
 	fclose(f);
 	src[n] = 0;
-	const char *spec = "32K:64:8,512K:64:16";
+	const char *spec = "32K:64:8,1M:64:16";
 	ct_ctx *ctx = ct_ctx_new();
 	ct_kernel *k = ct_kernel_parse(ctx, src, n, "dgemm.cachet");
 	CHECK(k != NULL);
 	static const char *const names[] = {"M", "N", "K"};
 	for (int i = 0; k && i < 3; i++)
-		CHECK(ct_kernel_set_param(k, names[i], 128) == CT_OK);
+		CHECK(ct_kernel_set_param(k, names[i], 192) == CT_OK);
 	CHECK(k && ct_kernel_recheck(k) == CT_OK);
 	sim_spec sp;
 	CHECK(sim_spec_parse(ctx, spec, &sp) == CT_OK);
@@ -455,6 +456,11 @@ static void test_cold_dgemm(void)
 	bool want[SIM_MAX_LEVELS] = {true, true}, cold[SIM_MAX_LEVELS];
 	CHECK(t && cold_certify(t, &sp, want, cold) == CT_OK);
 	CHECKF(!cold[0] && cold[1], "cold %d %d", cold[0], cold[1]);
+	warp_result w;
+	bool l2[SIM_MAX_LEVELS] = {false, true};
+	CHECK(t && warp_count(t, &sp, l2, (int64_t)1 << 24, &w) == CT_OK);
+	CHECK(t && !w.done[1]);
+	warp_result_free(&w);
 	ct_looptree_free(t);
 	ct_predict_result pr;
 	ct_sim_result sr;
@@ -475,7 +481,7 @@ static void test_cold_dgemm(void)
 		sum += pr.arrays[a].misses[1];
 	}
 	CHECK(sum == pr.level[1].misses);
-	printf("  dgemm 128 on %s: %lld, %lld misses (the L2 proved first touches only)\n", spec,
+	printf("  dgemm 192 on %s: %lld, %lld misses (the L2 proved first touches only)\n", spec,
 	       (long long)pr.level[0].misses, (long long)pr.level[1].misses);
 	ct_predict_result_free(&pr);
 	ct_sim_result_free(&sr);
