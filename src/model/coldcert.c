@@ -8,19 +8,21 @@
  * inside one execution of the deepest node of the model tree that holds both accesses:
  *
  * - a statement: both in one instance; the window holds at most its accesses;
- * - a sequence (a loop's body, or the run): two different children c_u, c_v (u < v); the
- *   window lies in c_u and the children after it up to the first point where a single dense
- *   access has touched every line the storage can have in c_u (else up to the last child
- *   touching it);
+ * - a sequence (a loop's body, or the run): two different children c_u, c_v (u < v), v among
+ *   the later children whose lines of the storage can meet c_u's;
  * - a loop x (counter t_d): iterations i < i + k; k is at most D, the most iterations apart
  *   that two accesses of the storage can share a line (0: no reuse carried by x; its move per
  *   iteration g, the same for every access of the storage below x, against the width of an
- *   iteration's footprint; g = 0: the line is touched again at i + 1). The window lies in
- *   iteration i from the first child touching the storage on, iterations i + 1 .. i + k - 1,
- *   and the start of iteration i + k up to the first point where a single dense access has
- *   touched every line the storage can have in that iteration (descending into a child loop's
- *   first iteration when that one already covers them; else the children up to the last one
- *   touching the storage).
+ *   iteration's footprint; g = 0: the line is touched again at i + 1); iterations i + 1 ..
+ *   i + k - 1 lie wholly in the window.
+ *
+ * The window's ends are narrowed with dense accesses: it starts no earlier than the last point
+ * of c_u (of iteration i) after which a single dense access touches every line the storage can
+ * have there (the last access to the line comes at or after it), and ends no later than the
+ * first point of c_v (of iteration i + k) where a single dense access has touched every line
+ * the storage can have there; both descend into a child loop's last (first) iteration when
+ * that one already covers them. Without such an access the whole child (from the first child
+ * touching the storage, up to the last) is taken.
  *
  * For each such window and storage b the lines of each storage in the window lie in one
  * interval (the hull of its accesses' boxes, relative to the counters fixed for the window,
