@@ -484,6 +484,19 @@ static void test_cold_dgemm(void)
 	printf("  dgemm 192 on %s: %lld, %lld misses (the L2 proved first touches only)\n", spec,
 	       (long long)pr.level[0].misses, (long long)pr.level[1].misses);
 	ct_predict_result_free(&pr);
+	/* at its own size (256^3, 67.5M accesses) on this machine's kind of caches: the 2 MiB L2 is
+	 * the model's, exact, the simulator's 33,024 (cachet simulate, 2026-11-29: every line of
+	 * A, B, C and BB once and AA's 256) */
+	ct_predict_result big;
+	memset(&big, 0, sizeof big);
+	for (int i = 0; k && i < 3; i++)
+		CHECK(ct_kernel_set_param(k, names[i], 256) == CT_OK);
+	CHECK(k && ct_kernel_recheck(k) == CT_OK);
+	CHECK(k && ct_kernel_predict(k, "48K:64:12,2M:64:16,300M:64:20", &big) == CT_OK);
+	CHECKF(big.source[1] == CT_SOURCE_MODEL && big.level[1].exact && big.level[1].misses == 33024,
+	       "dgemm 256 L2: source %d exact %d misses %lld", big.source[1], big.level[1].exact,
+	       (long long)big.level[1].misses);
+	ct_predict_result_free(&big);
 	ct_sim_result_free(&sr);
 	ct_kernel_free(k);
 	ct_ctx_free(ctx);
