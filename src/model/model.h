@@ -136,6 +136,14 @@ ct_status warp_count(ct_looptree *t, const sim_spec *spec, const bool *want, int
                      warp_result *r);
 void warp_result_free(warp_result *r);
 
+/* coldcert.c: ok[l] (l with want[l], LRU levels with ways) when level l of spec provably
+ * misses only the first touch of each line on tree t: every reuse window (docs/MODEL.md,
+ * "Levels that only miss first touches") holds at most `ways` lines of any one set. Its count
+ * is then the fully associative model's cold misses. ok[l] false where the proof does not go
+ * through (inexact or out-of-range accesses, windows too wide). An error status only when out
+ * of memory or the tree cannot be built. */
+ct_status cold_certify(ct_looptree *t, const sim_spec *spec, const bool *want, bool *ok);
+
 /* The references per storage (a read and the write of one `op=` element count once) and each
  * storage's first statement (1-based; 0 when none), as predict's table gives them. */
 ct_status predict_ref_counts(ct_looptree *t, int *nrefs, int *first);

@@ -46,8 +46,17 @@ typedef enum level_way {
 	               * line is ever evicted, so the level misses what a fully associative one of
 	               * its size does (each distinct line once): the model */
 	LW_WARP,      /* set-associative: warp_count (exact) */
+	LW_COLD,      /* set-associative LRU that provably misses only first touches (cold_certify):
+	               * the model's cold misses, when exact */
 	LW_CONFLICT   /* set-associative, warp_count could not: the simulator, or the estimate */
 } level_way;
+
+/* The capacity (lines) at which level l's count is read from the model: its own, or for a
+ * level that only misses first touches one that holds every line (every reuse a hit). */
+static int64_t level_lines(const sim_level *sl, level_way way)
+{
+	return way == LW_COLD ? INT64_MAX : sl->size / sl->line;
+}
 
 /* Fill r from the partitions of m for the levels of spec. */
 static ct_status fill_result(ct_looptree *t, const sim_spec *spec, const model_result *m,
@@ -77,11 +86,11 @@ static ct_status fill_result(ct_looptree *t, const sim_spec *spec, const model_r
 	for (int l = 0; l < spec->nlevels; l++) {
 		const sim_level *sl = &spec->level[l];
 		const model_lines *ml = model_for_line(m, sl->line);
-		bool exact = all_exact && (way[l] == LW_MODEL || way[l] == LW_FITS);
+		bool exact = all_exact && (way[l] == LW_MODEL || way[l] == LW_FITS || way[l] == LW_COLD);
 		r->level[l].size = sl->size;
 		r->level[l].line = sl->line;
 		r->level[l].ways = sl->ways;
-		r->level[l].misses = model_misses(ml, sl->size / sl->line, -1, &exact);
+		r->level[l].misses = model_misses(ml, level_lines(sl, way[l]), -1, &exact);
 		r->level[l].exact = exact;
 	}
 	char *name = (char *)(r->arrays + na + 1);
@@ -99,7 +108,7 @@ static ct_status fill_result(ct_looptree *t, const sim_spec *spec, const model_r
 		bool exact = m->array_exact[a];
 		for (int l = 0; l < spec->nlevels; l++) {
 			const sim_level *sl = &spec->level[l];
-			x->misses[l] = model_misses(model_for_line(m, sl->line), sl->size / sl->line, a, &exact);
+			x->misses[l] = model_misses(model_for_line(m, sl->line), level_lines(sl, way[l]), a, &exact);
 		}
 		x->exact = exact;
 	}
@@ -247,9 +256,20 @@ static ct_status choose_ways(ct_looptree *t, const sim_spec *spec, int64_t warp_
 	}
 	if (!st && any)
 		st = warp_count(t, spec, want, warp_budget, w);
-	for (int l = 0; l < spec->nlevels && !st; l++)
+	for (int l = 0; l < spec->nlevels && !st; l++) {
 		if (want[l] && w->done[l])
 			way[l] = LW_WARP;
+		want[l] = want[l] && !w->done[l];
+	}
+	/* an LRU level warping could not count, proved to miss only first touches: the model's
+	 * cold count (tried after warping, so that it only replaces the estimate or the
+	 * simulator) */
+	bool cold[SIM_MAX_LEVELS];
+	if (!st && any)
+		st = cold_certify(t, spec, want, cold);
+	for (int l = 0; l < spec->nlevels && !st && any; l++)
+		if (want[l] && cold[l])
+			way[l] = LW_COLD;
 	free(base);
 	free(buf);
 	return st;
@@ -291,6 +311,28 @@ static ct_status retry_fits(ct_looptree *t, const sim_spec *spec, int64_t warp_b
 	return CT_OK;
 }
 
+/* A level proved to miss only first touches whose cold count the model does not have exactly
+ * (per storage too) is counted as a conflicting one instead (simulated when short, else the
+ * estimate). */
+static void settle_cold(const sim_spec *spec, const model_result *m, level_way *way)
+{
+	for (int l = 0; l < spec->nlevels; l++) {
+		if (way[l] != LW_COLD)
+			continue;
+		const model_lines *ml = model_for_line(m, spec->level[l].line);
+		bool exact = ml != NULL && !m->over_budget;
+		model_misses(ml, INT64_MAX, -1, &exact);
+		for (int a = 0; a < m->narrays && exact; a++) {
+			if (!m->array_accesses[a])
+				continue;
+			exact = m->array_exact[a];
+			model_misses(ml, INT64_MAX, a, &exact);
+		}
+		if (!exact)
+			way[l] = LW_CONFLICT;
+	}
+}
+
 /* Take the LW_WARP levels' counts (totals and per storage) from w. */
 static void apply_warp(const model_result *m, const level_way *way, const warp_result *w, int nlevels,
                        ct_predict_result *r)
@@ -329,7 +371,7 @@ static void arrays_exact(const sim_spec *spec, const model_result *m, const leve
 				continue;
 			}
 			exact = m->array_exact[a];
-			model_misses(model_for_line(m, sl->line), sl->size / sl->line, a, &exact);
+			model_misses(model_for_line(m, sl->line), level_lines(sl, way[l]), a, &exact);
 		}
 		r->arrays[e++].exact = exact;
 	}
@@ -406,6 +448,8 @@ static ct_status predict_core(ct_kernel *k, const char *spec_text, sim_spec *spe
 			st = model_analyse(t, spec, m);
 	}
 	double secs = ct_now() - t0;
+	if (!st)
+		settle_cold(spec, m, way);
 	if (!st)
 		st = fill_result(t, spec, m, way, r);
 	double t1 = ct_now();
