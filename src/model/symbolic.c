@@ -326,6 +326,10 @@ typedef struct sarr {
 	int u;                     /* the loop of unit step in dim dc (-1 none) */
 	int role[SYM_MAXLOOPS];
 	bool inl[SYM_MAXLOOPS];     /* the loop's whole range lies in one line (role ABSENT) */
+	int twin[SYM_MAXLOOPS];    /* a loop of a's subscript: the loop of the first statement of a
+	                            * that walks the same part of it (itself there; a cache buffer's
+	                            * copy loop: the body's loop), -1 for the others */
+	bool dep[SYM_MAXLOOPS];    /* a's line changes within one execution of the loop */
 	sym_poly Dbody[SYM_MAXLOOPS]; /* lines in one iteration of loop j's body (0: none there) */
 	sym_poly Dloop[SYM_MAXLOOPS]; /* lines in one execution of loop j */
 	sym_poly Droot;            /* lines of the whole run */
@@ -349,6 +353,8 @@ typedef struct sctx {
 	sym_poly inst[SYM_MAXLOOPS]; /* executions of loop j: product of the trips outside */
 	sym_poly inst_st[SYM_MAXST]; /* executions of statement s */
 	bool refs_ok;              /* every access has its reference */
+	int64_t vb[IR_MAX_RANK][SYM_MAXLOOPS]; /* array_lines's scratch */
+	bool mark[SYM_MAXLOOPS][SYM_MAXLOOPS];
 	bool nomem;
 } sctx;
 
@@ -550,12 +556,21 @@ static const char *node_kind_why(const lt_node *x)
 	}
 }
 
+static bool build_list(sctx *s, lt_node *const *kids, int nkids, int bi, int *path, int depth);
+
 /* The loops and statements of kids that are not empty on the domain, into body bi (loops
  * enclosing them: path[0..depth)). */
 static bool build_tree(sctx *s, lt_node *const *kids, int nkids, int bi, int *path, int depth)
 {
+	s->body[bi].n = 0;
+	return build_list(s, kids, nkids, bi, path, depth);
+}
+
+/* build_tree's work, appending to body bi. A cache region's prologue copies, body and
+ * epilogue run in order where it stands, as the model builds them: its kids join bi. */
+static bool build_list(sctx *s, lt_node *const *kids, int nkids, int bi, int *path, int depth)
+{
 	sbody *B = &s->body[bi];
-	B->n = 0;
 	for (int i = 0; i < nkids; i++) {
 		const lt_node *x = kids[i];
 		if (B->n == SYM_MAXKIDS)
@@ -588,6 +603,9 @@ static bool build_tree(sctx *s, lt_node *const *kids, int nkids, int bi, int *pa
 			st->depth = depth;
 			memcpy(st->path, path, sizeof *path * (size_t)depth);
 			B->kid[B->n++] = -(s->nst++) - 1;
+		} else if (x->kind == LT_CACHE) {
+			if (!build_list(s, x->kids, x->nkids, bi, path, depth))
+				return false;
 		} else
 			return unsupported(s, node_kind_why(x));
 	}
@@ -626,16 +644,22 @@ static bool match_stmt(sctx *s, const model *m, const mnode *x, int si, int whic
 		st->acc_array[i] = ac->array;
 		bool fresh = which == 0 && a->nacc == 0;
 		for (int d = 0; d < m->rank[ac->array]; d++) {
-			int64_t beta[SYM_MAXLOOPS] = {0};
-			for (int j = 0; j < st->depth; j++)
-				beta[st->path[j]] = ac->beta[d * ac->depth + j];
-			bool same = a->c[d] == ac->c[d];
-			for (int j = 0; j < s->n; j++)
-				same &= a->beta[d][j] == beta[j];
-			if (fresh) {
+			/* the coefficients of the loops on this statement's path: those of loops that
+			 * enclose an earlier statement of a must be the same (a loop private to this
+			 * statement, such as a copy loop of a cache buffer, is set here; their lines are
+			 * checked against the other statements' in array_twins) */
+			bool same = fresh || a->c[d] == ac->c[d];
+			for (int j = 0; j < st->depth; j++) {
+				int lj = st->path[j];
+				int64_t b = ac->beta[d * ac->depth + j];
+				if (which == 0 && !a->under[lj])
+					a->beta[d][lj] = b;
+				else
+					same &= a->beta[d][lj] == b;
+			}
+			if (fresh)
 				a->c[d] = ac->c[d];
-				memcpy(a->beta[d], beta, sizeof beta);
-			} else if (!same)
+			else if (!same)
 				return unsupported(s, which ? "subscripts that depend on the runtime params"
 				                      : a->cnt[si] ? "several references to one array with "
 				                                     "different subscripts (stencil offsets): their "
@@ -754,6 +778,79 @@ out:
 
 /* ------------------------------------------------------------ one line size */
 
+static bool poly_equal(const sym_poly *x, const sym_poly *y)
+{
+	sym_poly d;
+	return poly_add(&d, x, y, -1) && d.n == 0;
+}
+
+/* Whether loops i and j walk a's elements alike: the same coefficients and trip counts. */
+static bool same_walk(const sctx *s, const sarr *a, int rank, int i, int j)
+{
+	for (int d = 0; d < rank; d++)
+		if (a->beta[d][i] != a->beta[d][j])
+			return false;
+	return poly_equal(&s->r->trip[i], &s->r->trip[j]);
+}
+
+/*
+ * Statements of one storage under different loops (a cache buffer: its copy loops, the
+ * body's loops and the epilogue's): each loop of a's subscript in a statement must have a
+ * twin among the loops of the first statement (the same coefficients and trip count), one
+ * for one, so that every statement of a walks the same elements, once, given the loops
+ * enclosing them all. a->twin[j]: that loop of the first statement (-1: j moves no element).
+ */
+static bool array_twins(sctx *s, sarr *a)
+{
+	int s0 = -1;
+	for (int si = 0; si < s->nst && s0 < 0; si++)
+		if (a->cnt[si])
+			s0 = si;
+	for (int j = 0; j < s->n; j++)
+		a->twin[j] = -1;
+	if (s0 < 0)
+		return true;
+	const char *why = "one storage under different loops that walk it differently (a copy "
+	                  "loop of a cache buffer that is not a twin of the body's): not derived";
+	const sstmt *st0 = &s->st[s0];
+	bool on0[SYM_MAXLOOPS] = {false};
+	for (int j = 0; j < st0->depth; j++) {
+		int lj = st0->path[j];
+		on0[lj] = true;
+		for (int d = 0; d < a->rank; d++)
+			if (a->beta[d][lj])
+				a->twin[lj] = lj;
+	}
+	for (int si = s0 + 1; si < s->nst; si++) {
+		if (!a->cnt[si])
+			continue;
+		const sstmt *st = &s->st[si];
+		bool used[SYM_MAXLOOPS] = {false}, on[SYM_MAXLOOPS] = {false};
+		for (int j = 0; j < st->depth; j++)
+			on[st->path[j]] = true;
+		for (int j = 0; j < st->depth; j++) {
+			int lj = st->path[j];
+			bool moves = false;
+			for (int d = 0; d < a->rank; d++)
+				moves |= a->beta[d][lj] != 0;
+			if (!moves)
+				continue;
+			if (a->twin[lj] < 0)
+				for (int c = 0; c < s->n && a->twin[lj] < 0; c++)
+					if (on0[c] && !on[c] && a->twin[c] == c && !used[c] &&
+					    same_walk(s, a, a->rank, c, lj))
+						a->twin[lj] = c;
+			if (a->twin[lj] < 0 || used[a->twin[lj]])
+				return unsupported(s, why);
+			used[a->twin[lj]] = true;
+		}
+		for (int c = 0; c < s->n; c++)
+			if (a->twin[c] == c && !used[c])
+				return unsupported(s, why);
+	}
+	return true;
+}
+
 static bool mul_into(sctx *s, sym_poly *p, const sym_poly *x)
 {
 	if (!poly_mul(p, p, x))
@@ -769,20 +866,49 @@ static bool array_lines(sctx *s, sarr *a, int64_t line, int64_t elem)
 	int64_t epl = line / elem;  /* elements a line */
 	a->E = 1;
 	a->u = -1;
+	/* the subscript as seen here: per dim, or flattened to one dim of addresses when the
+	 * storage has a constant size whose rows are not whole lines (a cache buffer of 16 x 8
+	 * f32: two rows a 64-byte line) */
+	int rank = a->rank, dc = a->dc;
+	int64_t vc[IR_MAX_RANK];
+	int64_t (*vb)[SYM_MAXLOOPS] = s->vb;
+	memcpy(vc, a->c, sizeof vc);
+	memcpy(vb, a->beta, sizeof a->beta);
+	bool flat = false, consts = true;
+	int64_t sv[IR_MAX_RANK];
+	for (int d = 0; d < rank; d++) {
+		int64_t num, den;
+		consts &= poly_is_const(&a->stride[d], &num, &den) && den == 1;
+		sv[d] = consts ? num : 0;
+	}
+	for (int d = 0; d < rank && consts; d++)
+		flat |= d != dc && sv[d] % epl != 0;
+	if (flat) {
+		memset(vb, 0, sizeof a->beta);
+		vc[0] = 0;
+		for (int d = 0; d < rank; d++) {
+			vc[0] += a->c[d] * sv[d];
+			for (int j = 0; j < s->n; j++)
+				vb[0][j] += a->beta[d][j] * sv[d];
+		}
+		rank = 1;
+		dc = 0;
+	}
 	int used_dim[SYM_MAXLOOPS];
 	bool inline_loop[SYM_MAXLOOPS] = {false};
 	for (int j = 0; j < s->n; j++)
 		used_dim[j] = -1;
-	for (int d = 0; d < a->rank; d++) {
+	for (int d = 0; d < rank; d++) {
 		/* rows are whole lines */
-		if (d != a->dc && !divides(s, &a->stride[d], epl,
-		                           "rows that are not a whole number of lines on the domain"))
+		if (d != dc && !divides(s, &a->stride[d], epl,
+		                        "rows that are not a whole number of lines on the domain"))
 			return false;
-		/* the loops of this dim, by increasing coefficient, must tile it */
+		/* the loops of this dim, by increasing coefficient, must tile it (those of the first
+		 * statement: the others' are their twins) */
 		int ord[SYM_MAXLOOPS], no = 0;
 		for (int j = 0; j < s->n; j++) {
-			int64_t b = a->beta[d][j];
-			if (!b)
+			int64_t b = vb[d][j];
+			if (!b || a->twin[j] != j)
 				continue;
 			if (b < 0)
 				return unsupported(s, "a subscript that runs backwards");
@@ -790,7 +916,7 @@ static bool array_lines(sctx *s, sarr *a, int64_t line, int64_t elem)
 				return unsupported(s, "a loop in two subscripts of one array");
 			used_dim[j] = d;
 			int q = no++;
-			while (q > 0 && a->beta[d][ord[q - 1]] > b) {
+			while (q > 0 && vb[d][ord[q - 1]] > b) {
 				ord[q] = ord[q - 1];
 				q--;
 			}
@@ -800,11 +926,11 @@ static bool array_lines(sctx *s, sarr *a, int64_t line, int64_t elem)
 			int64_t tn, td;
 			if (!poly_is_const(&s->r->trip[ord[q]], &tn, &td))
 				return unsupported(s, "an inner loop of a subscript with a runtime trip count");
-			if (a->beta[d][ord[q + 1]] < a->beta[d][ord[q]] * tn)
+			if (vb[d][ord[q + 1]] < vb[d][ord[q]] * tn)
 				return unsupported(s, "subscripts whose loops overlap");
 		}
-		if (d == a->dc) {
-			if (a->c[d] % epl)
+		if (d == dc) {
+			if (vc[d] % epl)
 				return unsupported(s, "a unit-stride subscript that does not start a line");
 			/* the loops below a line's worth of elements: those whose whole range stays in
 			 * one line do not change it (inline), the one that crosses lines every E
@@ -812,7 +938,7 @@ static bool array_lines(sctx *s, sarr *a, int64_t line, int64_t elem)
 			int64_t span = 1;
 			for (int q = 0; q < no; q++) {
 				int j = ord[q];
-				int64_t b = a->beta[d][j], tn, td;
+				int64_t b = vb[d][j], tn, td;
 				if (b >= epl) {
 					if (b % epl)
 						return unsupported(s, "a strided unit-stride subscript (not a whole "
@@ -838,44 +964,53 @@ static bool array_lines(sctx *s, sarr *a, int64_t line, int64_t elem)
 			}
 		}
 	}
-	for (int j = 0; j < s->n; j++)
-		a->inl[j] = inline_loop[j];
-	for (int j = 0; j < s->n; j++)
-		a->role[j] = used_dim[j] < 0 || inline_loop[j] ? ROLE_ABSENT
-		             : j == a->u && a->E > 1 ? ROLE_UNIT : ROLE_DISTINCT;
+	/* the twins of a loop follow a's lines as it does */
+	for (int j = 0; j < s->n; j++) {
+		int c = a->twin[j];
+		a->inl[j] = c >= 0 && inline_loop[c];
+		a->role[j] = c < 0 || used_dim[c] < 0 || inline_loop[c] ? ROLE_ABSENT
+		             : c == a->u && a->E > 1 ? ROLE_UNIT : ROLE_DISTINCT;
+	}
 	/* lines in a loop's body, a loop, the run: the product of what the loops of a's
-	 * subscript inside give (they enclose all of a's statements: one chain) */
-	poly_const(&a->Droot, 1, 1);
+	 * subscript inside give, each twin once (twins walk the same lines) */
+	bool (*mark)[SYM_MAXLOOPS] = s->mark;
+	memset(mark, 0, sizeof s->mark);
+	for (int z = 0; z < s->n; z++)
+		if (a->role[z] != ROLE_ABSENT)
+			for (int j = s->lparent[z]; j >= 0; j = s->lparent[j])
+				mark[j][a->twin[z]] = true;
+	poly_const(&a->Droot, a->nacc ? 1 : 0, 1);
 	for (int j = 0; j < s->n; j++) {
 		poly_zero(&a->Dbody[j]);
 		poly_zero(&a->Dloop[j]);
 		if (a->under[j])
 			poly_const(&a->Dbody[j], 1, 1);
 	}
-	for (int z = 0; z < s->n; z++) {
-		if (a->role[z] == ROLE_ABSENT)
+	for (int c = 0; c < s->n; c++) {
+		if (a->twin[c] != c || a->role[c] == ROLE_ABSENT)
 			continue;
-		sym_poly f = s->r->trip[z];
-		if (a->role[z] == ROLE_UNIT && !poly_scale(&f, 1, a->E))
+		sym_poly f = s->r->trip[c];
+		if (a->role[c] == ROLE_UNIT && !poly_scale(&f, 1, a->E))
 			return unsupported(s, "a formula too large");
 		if (!mul_into(s, &a->Droot, &f))
 			return false;
-		/* every loop that encloses z (z itself for Dloop) */
-		for (int j = s->lparent[z]; j >= 0; j = s->lparent[j])
-			if (!mul_into(s, &a->Dbody[j], &f))
+		for (int j = 0; j < s->n; j++)
+			if (mark[j][c] && a->under[j] && !mul_into(s, &a->Dbody[j], &f))
 				return false;
 	}
 	for (int j = 0; j < s->n; j++) {
 		a->Dloop[j] = a->Dbody[j];
+		a->dep[j] = false;
+		for (int c = 0; c < s->n; c++)
+			a->dep[j] |= mark[j][c];
 		if (a->under[j] && a->role[j] != ROLE_ABSENT) {
+			a->dep[j] = true;
 			sym_poly f = s->r->trip[j];
 			if ((a->role[j] == ROLE_UNIT && !poly_scale(&f, 1, a->E)) ||
 			    !mul_into(s, &a->Dloop[j], &f))
 				return unsupported(s, "a formula too large");
 		}
 	}
-	if (!a->nacc)
-		poly_zero(&a->Droot);
 	return true;
 }
 
@@ -995,6 +1130,17 @@ static bool edge_node(sctx *s, const sarr *a, const sarr *b, int k, bool end, sy
 		if (!*lo_done) {
 			*lo_done = true;
 			return lin_const(s, lo, 1);
+		}
+		return true;
+	}
+	if (a->role[k] != ROLE_ABSENT) {
+		/* a's line changes with k (a cache buffer walked by its copy loops): the part
+		 * after (before) the line's touch holds anything from none to all of b's lines
+		 * there */
+		if (has(b, k)) {
+			sym_poly d = dnode(b, k);
+			if (!poly_add(hi, hi, &d, 1))
+				return unsupported(s, "a formula too large");
 		}
 		return true;
 	}
@@ -1294,10 +1440,11 @@ static bool sibling_classes(sctx *s, sym_lines *L, int ai, int bi, int *cap)
 				int k = B->kid[i];
 				x.ref = first_ref(s, a, k < 0 ? -k - 1 : first_stmt(s, a, k));
 			}
-			if (bi == ROOT)
-				poly_const(&x.count, 1, 1);
-			else if (!poly_mul(&x.count, &s->inst[bi], &s->r->trip[bi]))
-				return unsupported(s, "a formula too large");
+			/* one access per line of a in the later child and execution of the body */
+			x.count = dnode(a, B->kid[i]);
+			if (bi != ROOT && (!mul_into(s, &x.count, &s->inst[bi]) ||
+			                   !mul_into(s, &x.count, &s->r->trip[bi])))
+				return false;
 			for (int q = 0; q < s->na; q++) {
 				const sarr *b = &s->arr[q];
 				if (!b->nacc)
@@ -1461,6 +1608,9 @@ static bool analyse_once(sctx *s, const sim_spec *spec)
 	if (!build_tree(s, s->t->roots, s->t->nroots, ROOT, path, 0) || !check_point(s, 0) ||
 	    !check_point(s, 1))
 		return false;
+	for (int a = 0; a < s->na; a++)
+		if (s->arr[a].nacc && !array_twins(s, &s->arr[a]))
+			return false;
 	r->nloops = s->n;
 	r->narrays = s->na;
 	r->file = s->k->file;

@@ -436,15 +436,22 @@ static void test_bench_families(void)
 	CHECKF(covered >= 10 && with_params >= 5, "%d covered, %d with params", covered, with_params);
 }
 
-/* Every example with a runtime param: a formula that agrees with the model, or the reason. */
+/* Every example with a runtime param: a formula that agrees with the model, or the reason.
+ * plan_runtime's cache buffers (copy, zero-fill and reduce loops that walk a buffer through
+ * other loops than the body's): exact at 32 KiB on >= 100 points; at 4 KiB some of their
+ * reuses between the copy and the body straddle the capacity (the model splits them by the
+ * line's position), and the model's count lies within the formula's bounds. */
 static void test_examples(void)
 {
 	static const struct {
 		const char *file, *spec, *why;
+		int min_exact;
 	} ex[] = {
-		{"examples/axpy_runtime.cachet", "1K:64,4K:32", NULL},
-		{"examples/plan_balanced.cachet", "4K:64,32K:64", NULL},
-		{"examples/plan_runtime.cachet", "4K:64", "cache buffers"},
+		{"examples/axpy_runtime.cachet", "1K:64,4K:32", NULL, 100},
+		{"examples/plan_balanced.cachet", "4K:64,32K:64", NULL, 100},
+		{"examples/plan_runtime.cachet", "32K:64", NULL, 100},
+		{"examples/plan_runtime.cachet", "32K:128", NULL, 100},
+		{"examples/plan_runtime.cachet", "4K:64", NULL, 0},
 	};
 	FILE *f = fopen(ex[0].file, "r");
 	if (!f) {
@@ -457,7 +464,7 @@ static void test_examples(void)
 		ct_kernel *k = ct_kernel_parse_file(ctx, ex[i].file);
 		CHECKF(k != NULL, "%s", ex[i].file);
 		if (k && !ex[i].why)
-			compare(k, ex[i].spec, 300, 100, true);
+			compare(k, ex[i].spec, 300, ex[i].min_exact, true);
 		if (k && ex[i].why) {
 			char *s = ct_kernel_predict_symbolic(k, ex[i].spec, CT_FORMAT_TEXT);
 			CHECKF(s && strstr(s, "unsupported: ") && strstr(s, ex[i].why), "%s: %s", ex[i].file,
