@@ -1979,6 +1979,26 @@ out:
 
 /* cold + sum over classes of [distance >= C] * count, with the least (hi false) or the most
  * distances. */
+static bool poly_same(const sym_poly *a, const sym_poly *b);
+
+/* Where reference f stands: FILE:LINE:COL, or the plan's copy loops (a cache buffer's copy,
+ * zero-fill or reduce statement, which the source does not write). */
+static void ref_where(const sym_result *r, int f, char *where, size_t n)
+{
+	if (r->refs[f].line <= 0)
+		snprintf(where, n, "the plan's copy loops of %s", r->array_name[r->refs[f].array]);
+	else
+		snprintf(where, n, "%s:%d:%d", r->file ? r->file : "-", r->refs[f].line, r->refs[f].col);
+}
+
+/* Distance d is at least C everywhere on the domain (a polynomial that does not decrease,
+ * at least C at the domain's least point), or below it everywhere (a constant). */
+static bool always_at_least(const sym_result *r, const sym_poly *d, int64_t C)
+{
+	int64_t v;
+	return poly_monotone(d) && sym_poly_eval(d, r->modulus, &v) && v >= C;
+}
+
 static void iverson(ct_buf *b, const sym_result *r, const sym_lines *L, int array, int64_t C,
                     bool hi)
 {
@@ -1991,22 +2011,39 @@ static void iverson(ct_buf *b, const sym_result *r, const sym_lines *L, int arra
 			continue;
 		int64_t num, den;
 		const sym_poly *d = hi ? &x->dhi : &x->dlo;
-		if (x->kind == SYM_COLD || (poly_is_const(d, &num, &den) && num >= C * den))
+		if (x->kind == SYM_COLD || (poly_is_const(d, &num, &den) && num >= C * den) ||
+		    always_at_least(r, d, C))
 			poly_add(&sure, &sure, &x->count, 1);
 	}
 	poly_print(b, &sure, r);
+	/* the others, one bracket per distance (the classes of one distance summed) */
 	for (int i = 0; i < L->n; i++) {
 		const sym_reuse *x = &L->r[i];
 		if (!in_filter(r, x, array) || x->kind == SYM_COLD)
 			continue;
 		int64_t num, den;
 		const sym_poly *d = hi ? &x->dhi : &x->dlo;
-		if (poly_is_const(d, &num, &den))
+		if (poly_is_const(d, &num, &den) || always_at_least(r, d, C))
 			continue;
+		bool before = false;
+		for (int q = 0; q < i && !before; q++) {
+			const sym_reuse *y = &L->r[q];
+			before = in_filter(r, y, array) && y->kind != SYM_COLD &&
+			         poly_same(hi ? &y->dhi : &y->dlo, d);
+		}
+		if (before)
+			continue;
+		sym_poly sum = x->count;
+		for (int q = i + 1; q < L->n; q++) {
+			const sym_reuse *y = &L->r[q];
+			if (in_filter(r, y, array) && y->kind != SYM_COLD &&
+			    poly_same(hi ? &y->dhi : &y->dlo, d))
+				poly_add(&sum, &sum, &y->count, 1);
+		}
 		ct_buf_puts(b, " + [");
 		poly_print(b, d, r);
 		ct_buf_printf(b, " >= %lld] * (", (long long)C);
-		poly_print(b, &x->count, r);
+		poly_print(b, &sum, r);
 		ct_buf_puts(b, ")");
 	}
 }
@@ -2282,8 +2319,9 @@ static void render_text(ct_buf *b, const sym_result *r, const ct_kernel *k)
 					nref += r->refs[f].array == a;
 				for (int f = 0; nref > 1 && f < r->nrefs; f++)
 					if (r->refs[f].array == a) {
-						ct_buf_printf(b, "      %s:%d:%d (%s):\n", r->file ? r->file : "-",
-						              r->refs[f].line, r->refs[f].col, r->refs[f].access);
+						char where[512];
+						ref_where(r, f, where, sizeof where);
+						ct_buf_printf(b, "      %s (%s):\n", where, r->refs[f].access);
 						text_pieces(b, r, l, r->narrays + f, "        ");
 					}
 			}
@@ -2460,8 +2498,7 @@ static json_t *render_json(const sym_result *r, const ct_kernel *k, bool *ok)
 			for (int f = 0; f < r->nrefs; f++) {
 				json_t *fj = json_object();
 				char where[512];
-				snprintf(where, sizeof where, "%s:%d:%d", r->file ? r->file : "-", r->refs[f].line,
-				         r->refs[f].col);
+				ref_where(r, f, where, sizeof where);
 				ct_json_set(fj, "where", ct_json_text(where), ok);
 				ct_json_set(fj, "array", json_string(r->array_name[r->refs[f].array]), ok);
 				ct_json_set(fj, "access", json_string(r->refs[f].access), ok);

@@ -29,6 +29,8 @@ expect "symbolic set-associative" 0 "where no line is evicted \\(ceil\\(N\\^2/25
 	"$CACHET" predict --symbolic "$mm" --cache 4K:64:4
 expect "symbolic cache buffers" 0 "earlier sibling in k: count M\*N\*K/512" \
 	"$CACHET" predict --symbolic examples/plan_runtime.cachet --cache 4K:64
+expect "symbolic copy loops' references" 0 "the plan's copy loops of AA \(write\)" \
+	"$CACHET" predict --symbolic examples/plan_runtime.cachet --cache 4K:64
 expect "symbolic with simulate" 2 "neither --simulate" "$CACHET" predict --symbolic "$mm" --cache $spec --simulate
 expect "symbolic with per-ref" 2 "neither --simulate" "$CACHET" predict --symbolic "$mm" --cache $spec --per-ref
 expect "symbolic bad spec" 2 "error" "$CACHET" predict --symbolic "$mm" --cache 4K:48
