@@ -1346,6 +1346,22 @@ static int first_dep(const sctx *s, const sarr *a, int l)
 	return -1;
 }
 
+/* Add b's least and most lines in a window (blo, bhi) to class x's distances. The window
+ * lies in `inst` instances of a body where b has `per` lines each: at most inst * per of them
+ * (b's lines walked in several children, a buffer's by its copy loops and its body, are
+ * counted once each there). */
+static bool add_capped(sctx *s, sym_reuse *x, const sym_poly *blo, const sym_poly *bhi,
+                       const sym_poly *per, int64_t inst)
+{
+	sym_poly capv = *per, d;
+	if (!poly_scale(&capv, inst, 1) || !poly_add(&d, bhi, &capv, -1))
+		return unsupported(s, "a formula too large");
+	const sym_poly *hi = at_least(s, &d, 0) ? &capv : bhi;
+	if (!poly_add(&x->dlo, &x->dlo, blo, 1) || !poly_add(&x->dhi, &x->dhi, hi, 1))
+		return unsupported(s, "a formula too large");
+	return true;
+}
+
 /* The reuse of a carried by loop l, in classes of iterations and blocks. */
 static bool carried_classes(sctx *s, sym_lines *L, int ai, int l, int *cap)
 {
@@ -1411,7 +1427,11 @@ static bool carried_classes(sctx *s, sym_lines *L, int ai, int l, int *cap)
 				            : b->role[l] == ROLE_DISTINCT ? ST_DIFFER
 				            : cls == 1 ? ST_SAME
 				            : b->E == g ? ST_DIFFER : ST_MAYBE;
-				if (!window_body(s, a, b, l, state, x.pos, &x.dlo, &x.dhi))
+				sym_poly blo, bhi;
+				poly_zero(&blo);
+				poly_zero(&bhi);
+				if (!window_body(s, a, b, l, state, x.pos, &blo, &bhi) ||
+				    !add_capped(s, &x, &blo, &bhi, &b->Dbody[l], state == ST_SAME ? 1 : 2))
 					return false;
 			}
 			if (!push_reuse(s, L, &x, cap))
@@ -1450,9 +1470,13 @@ static bool sibling_classes(sctx *s, sym_lines *L, int ai, int bi, int *cap)
 				if (!b->nacc)
 					continue;
 				bool lo_done = false;
-				if (!kids_lines(s, b, B, prev + 1, i, &x.dlo, &x.dhi, &lo_done) ||
-				    !edge_node(s, a, b, B->kid[prev], true, &x.dlo, &x.dhi, &lo_done) ||
-				    !edge_node(s, a, b, B->kid[i], false, &x.dlo, &x.dhi, &lo_done))
+				sym_poly blo, bhi;
+				poly_zero(&blo);
+				poly_zero(&bhi);
+				if (!kids_lines(s, b, B, prev + 1, i, &blo, &bhi, &lo_done) ||
+				    !edge_node(s, a, b, B->kid[prev], true, &blo, &bhi, &lo_done) ||
+				    !edge_node(s, a, b, B->kid[i], false, &blo, &bhi, &lo_done) ||
+				    !add_capped(s, &x, &blo, &bhi, bi == ROOT ? &b->Droot : &b->Dbody[bi], 1))
 					return false;
 			}
 			if (!push_reuse(s, L, &x, cap))

@@ -451,6 +451,7 @@ static void test_examples(void)
 		{"examples/plan_balanced.cachet", "4K:64,32K:64", NULL, 100},
 		{"examples/plan_runtime.cachet", "32K:64", NULL, 100},
 		{"examples/plan_runtime.cachet", "32K:128", NULL, 100},
+		{"examples/plan_runtime.cachet", "16K:64", NULL, 100},
 		{"examples/plan_runtime.cachet", "4K:64", NULL, 0},
 	};
 	FILE *f = fopen(ex[0].file, "r");
