@@ -288,6 +288,8 @@ enum { ROLE_ABSENT, ROLE_UNIT, ROLE_DISTINCT };
 #define SYM_MAXLOOPS 64
 
 #define SYM_MAXST 32
+/* Most extra parts of storages (a split's main and tail reach different elements). */
+#define SYM_MAXPARTS 16
 #define SYM_MAXKIDS 32
 /* The body of a loop (or of the run: ROOT): its children in order, kid >= 0 a loop, kid < 0
  * statement -kid - 1. */
@@ -348,8 +350,10 @@ typedef struct sctx {
 	sbody body[SYM_MAXLOOPS + 1]; /* [ROOT]: the run's */
 	int nst;
 	sstmt st[SYM_MAXST];
-	int na;
+	int na;                    /* storages analysed: the tree's (norig), then parts */
+	int norig;
 	sarr *arr;                 /* [na] */
+	int orig[SYM_MAXLOOPS + SYM_MAXPARTS]; /* parts (>= norig): the storage they are part of */
 	sym_poly inst[SYM_MAXLOOPS]; /* executions of loop j: product of the trips outside */
 	sym_poly inst_st[SYM_MAXST]; /* executions of statement s */
 	bool refs_ok;              /* every access has its reference */
@@ -623,6 +627,48 @@ static void set_point(sctx *s, int which)
 	}
 }
 
+/* Whether access ac of statement si has part q's subscript on the loops they share. */
+static bool part_fits(const sctx *s, const model *m, const macc *ac, int si, int q)
+{
+	const sarr *a = &s->arr[q];
+	const sstmt *st = &s->st[si];
+	if (!a->nacc)
+		return true;
+	for (int d = 0; d < m->rank[ac->array]; d++) {
+		if (a->c[d] != ac->c[d])
+			return false;
+		for (int j = 0; j < st->depth; j++)
+			if (a->under[st->path[j]] && a->beta[d][st->path[j]] != ac->beta[d * ac->depth + j])
+				return false;
+	}
+	return true;
+}
+
+/*
+ * The storage (or part of one) that access ac of statement si belongs to. A statement's
+ * accesses of one array are one part (several subscripts there are a stencil's: not
+ * derived); statements whose subscripts differ on the loops they share (the main and the
+ * tail of a split that does not divide, which walk other elements) are parts of their own,
+ * analysed as storages of their own where their lines are disjoint (line_classes checks).
+ */
+static int pick_part(sctx *s, const model *m, const macc *ac, int si)
+{
+	for (int q = 0; q < s->na; q++)
+		if (s->orig[q] == ac->array && s->arr[q].cnt[si])
+			return q;
+	for (int q = 0; q < s->na; q++)
+		if (s->orig[q] == ac->array && part_fits(s, m, ac, si, q))
+			return q;
+	if (s->na >= s->norig + SYM_MAXPARTS) {
+		unsupported(s, "one array with different subscripts in more statements than the "
+		               "formulas follow");
+		return -1;
+	}
+	int q = s->na++;
+	s->orig[q] = ac->array;
+	return q;
+}
+
 /* One statement x of the model tree (statement si): its accesses fill (which 0) or must
  * equal (which 1) s->arr. */
 static bool match_stmt(sctx *s, const model *m, const mnode *x, int si, int which)
@@ -638,10 +684,18 @@ static bool match_stmt(sctx *s, const model *m, const mnode *x, int si, int whic
 		const macc *ac = &x->acc[i];
 		if (ac->inexact)
 			return unsupported(s, "a subscript the model cannot express exactly");
-		sarr *a = &s->arr[ac->array];
-		if (which == 1 && st->acc_array[i] != ac->array)
+		int part = ac->array;
+		if (which == 0) {
+			part = pick_part(s, m, ac, si);
+			if (part < 0)
+				return false;
+		}
+		sarr *a = &s->arr[part];
+		if (which == 1 && s->orig[st->acc_array[i]] != ac->array)
 			return unsupported(s, "subscripts that depend on the runtime params");
-		st->acc_array[i] = ac->array;
+		if (which == 1)
+			a = &s->arr[part = st->acc_array[i]];
+		st->acc_array[i] = part;
 		bool fresh = which == 0 && a->nacc == 0;
 		for (int d = 0; d < m->rank[ac->array]; d++) {
 			/* the coefficients of the loops on this statement's path: those of loops that
@@ -729,21 +783,28 @@ static bool check_point(sctx *s, int which)
 		goto out;
 	}
 	if (which == 0) {
-		s->na = m->na;
-		s->arr = calloc((size_t)m->na + 1, sizeof *s->arr);
+		if (m->na > SYM_MAXLOOPS) {
+			unsupported(s, "more than 64 arrays and buffers");
+			goto out;
+		}
+		s->na = s->norig = m->na;
+		for (int a = 0; a < m->na; a++)
+			s->orig[a] = a;
+		s->arr = calloc((size_t)m->na + SYM_MAXPARTS + 1, sizeof *s->arr);
 		if (!s->arr) {
 			s->nomem = true;
 			goto out;
 		}
-	} else if (s->na != m->na) {
+	} else if (s->norig != m->na) {
 		unsupported(s, "subscripts that depend on the runtime params");
 		goto out;
 	}
 	if (!match_body(s, m, &m->root, ROOT, vals, which))
 		goto out;
 	/* the storages' strides: a product of the extents of the more minor dims */
-	for (int a = 0; a < m->na; a++) {
-		sarr *sa = &s->arr[a];
+	for (int pi = 0; pi < s->na; pi++) {
+		sarr *sa = &s->arr[pi];
+		int a = s->orig[pi];
 		if (!sa->nacc)
 			continue;
 		const int *o = m->order + a * IR_MAX_RANK;
@@ -1311,7 +1372,8 @@ static bool push_reuse(sctx *s, sym_lines *L, const sym_reuse *x, int *cap)
 		L->r = nr;
 		*cap = nc;
 	}
-	L->r[L->n++] = *x;
+	L->r[L->n] = *x;
+	L->r[L->n++].array = s->orig[x->array]; /* a part's classes are its array's */
 	return true;
 }
 
@@ -1536,10 +1598,57 @@ static bool array_classes(sctx *s, sym_lines *L, int ai, int *cap)
 	return true;
 }
 
+/* The first and last element part q reaches in dim d (of its subscript as it stands, or
+ * flattened: d < 0), when the loops of that dim have constant trip counts. */
+static bool part_range(const sctx *s, const sarr *a, int d, int64_t *lo, int64_t *hi)
+{
+	*lo = *hi = a->c[d];
+	for (int j = 0; j < s->n; j++) {
+		int64_t b = a->beta[d][j], tn, td;
+		if (!b || a->twin[j] != j)
+			continue;
+		if (!poly_is_const(&s->r->trip[j], &tn, &td) || td != 1)
+			return false;
+		if (b < 0)
+			*lo += b * (tn - 1);
+		else
+			*hi += b * (tn - 1);
+	}
+	return true;
+}
+
+/* Parts p and q of one storage never share a line: some dim whose ranges are constants keeps
+ * them apart (other rows, or other lines of the unit-stride dim). */
+static bool parts_apart(const sctx *s, const sarr *p, const sarr *q, int64_t epl)
+{
+	for (int d = 0; d < p->rank; d++) {
+		int64_t plo, phi, qlo, qhi;
+		if (!part_range(s, p, d, &plo, &phi) || !part_range(s, q, d, &qlo, &qhi))
+			continue;
+		if (d == p->dc) {
+			plo = plo / epl;
+			phi = phi / epl;
+			qlo = qlo / epl;
+			qhi = qhi / epl;
+		}
+		if (plo >= 0 && qlo >= 0 && (phi < qlo || qhi < plo))
+			return true;
+	}
+	return false;
+}
+
 static bool line_classes(sctx *s, sym_lines *L)
 {
+	for (int p = s->norig; p < s->na; p++)
+		for (int q = 0; q < p; q++)
+			if (s->orig[q] == s->orig[p] && s->arr[q].nacc && s->arr[p].nacc &&
+			    !parts_apart(s, &s->arr[p], &s->arr[q], L->line / s->r->elem[s->orig[p]]))
+				return unsupported(s, "one array with different subscripts in different "
+				                      "statements whose lines meet (shifted uses, or the tail "
+				                      "of a split sharing a line with the main part): their "
+				                      "union is not derived");
 	for (int a = 0; a < s->na; a++)
-		if (s->arr[a].nacc && !array_lines(s, &s->arr[a], L->line, s->r->elem[a]))
+		if (s->arr[a].nacc && !array_lines(s, &s->arr[a], L->line, s->r->elem[s->orig[a]]))
 			return false;
 	int cap = 0;
 	for (int a = 0; a < s->na; a++)
@@ -1617,7 +1726,8 @@ static void find_refs(sctx *s)
 		}
 		/* the model's storage of each access must be the reference's array */
 		for (int i = 0; s->refs_ok && i < s->st[si].nacc; i++)
-			s->refs_ok = i < idx && s->r->refs[s->st[si].ref[i]].array == s->st[si].acc_array[i];
+			s->refs_ok = i < idx &&
+			             s->r->refs[s->st[si].ref[i]].array == s->orig[s->st[si].acc_array[i]];
 	}
 	if (!s->refs_ok)
 		s->r->nrefs = 0;
@@ -1636,7 +1746,7 @@ static bool analyse_once(sctx *s, const sim_spec *spec)
 		if (s->arr[a].nacc && !array_twins(s, &s->arr[a]))
 			return false;
 	r->nloops = s->n;
-	r->narrays = s->na;
+	r->narrays = s->norig;
 	r->file = s->k->file;
 	find_refs(s);
 	r->array_name = calloc((size_t)s->na + 1, sizeof *r->array_name);
@@ -1651,11 +1761,15 @@ static bool analyse_once(sctx *s, const sim_spec *spec)
 		s->nomem = true;
 		return false;
 	}
-	for (int a = 0; a < s->na; a++) {
+	for (int a = 0; a < s->norig; a++) {
 		r->array_name[a] = s->t->arrays[a].name;
 		r->elem[a] = (int64_t)ct_dtype_size(s->t->arrays[a].type);
-		r->nacc[a] = s->arr[a].nacc;
-		r->count[a] = s->arr[a].count;
+	}
+	for (int q = 0; q < s->na; q++) {
+		int a = s->orig[q];
+		r->nacc[a] += s->arr[q].nacc;
+		if (s->arr[q].nacc)
+			r->count[a] = s->arr[q].count;
 	}
 	/* executions: the product of the enclosing trips (loops in preorder: parents first) */
 	for (int l = 0; l < s->n; l++) {
