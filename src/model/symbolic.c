@@ -2414,8 +2414,17 @@ static void render_text(ct_buf *b, const sym_result *r, const ct_kernel *k)
 			const sym_reuse *x = &L->r[j];
 			if (x->array != last) {
 				last = x->array;
-				ct_buf_printf(b, "    %s: %d access%s in the statements\n", r->array_name[x->array],
-				              r->nacc[x->array], r->nacc[x->array] == 1 ? "" : "es");
+				bool before = false;
+				for (int q = 0; q < j && !before; q++)
+					before = L->r[q].array == x->array;
+				/* a split's tail reaches other elements: a part of the array of its own */
+				if (before)
+					ct_buf_printf(b, "    %s, the part other statements reach (other lines):\n",
+					              r->array_name[x->array]);
+				else
+					ct_buf_printf(b, "    %s: %d access%s in the statements\n",
+					              r->array_name[x->array], r->nacc[x->array],
+					              r->nacc[x->array] == 1 ? "" : "es");
 			}
 			ct_buf_puts(b, "      ");
 			class_name(b, r, x);

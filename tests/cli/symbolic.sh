@@ -8,6 +8,10 @@ spec=4K:64,32K:64
 mm=$(kfile mm.cachet "kernel mm" "param N : runtime" "array A : f32[N, N] input" \
 	"array B : f32[N, N] input" "array C : f32[N, N] inout" \
 	"for (i: N, j: N, k: N) {" "  C[i, j] += A[i, k] * B[k, j]" "}")
+tail=$(kfile tail.cachet "kernel mmtail" "param M : runtime, N : runtime" "array A : f32[M, 256] input" \
+	"array B : f32[256, N] input" "array C : f32[M, N] inout" \
+	"for (i: M, j: N, k: 256) {" "  C[i, j] += A[i, k] * B[k, j]" "}" \
+	"schedule {" "  kk = split(k, 48)" "  reorder(i, k, j, kk)" "}")
 st=$(kfile st.cachet "kernel st" "param N : runtime" "array A : f32[N, N] input" \
 	"array B : f32[N, N] output" "for (x: N - 2, y: N) {" "  B[x + 1, y] = A[x, y] + A[x + 2, y]" "}")
 
@@ -31,6 +35,8 @@ expect "symbolic cache buffers" 0 "earlier sibling in k: count M\*N\*K/512" \
 	"$CACHET" predict --symbolic examples/plan_runtime.cachet --cache 4K:64
 expect "symbolic copy loops' references" 0 "the plan's copy loops of AA \(write\)" \
 	"$CACHET" predict --symbolic examples/plan_runtime.cachet --cache 4K:64
+expect "symbolic split tail" 0 "A, the part other statements reach \(other lines\):" \
+	"$CACHET" predict --symbolic "$tail" --cache 4K:64
 expect "symbolic with simulate" 2 "neither --simulate" "$CACHET" predict --symbolic "$mm" --cache $spec --simulate
 expect "symbolic with per-ref" 2 "neither --simulate" "$CACHET" predict --symbolic "$mm" --cache $spec --per-ref
 expect "symbolic bad spec" 2 "error" "$CACHET" predict --symbolic "$mm" --cache 4K:48
@@ -130,7 +136,7 @@ if ! python3 -c 'import json, fractions' 2>/dev/null; then
 else
 	# the examples with a runtime param (one param: the pieces; several: the at_least and
 	# at_most sums), then those without (their formulas are numbers)
-	for f in $(grep -l ': runtime' examples/*.cachet) "$mm"; do
+	for f in $(grep -l ': runtime' examples/*.cachet) "$mm" "$tail"; do
 		out=$(python3 "$tmp/cmp.py" "$CACHET" "$f" "$spec" 2>&1)
 		case "$out" in
 		"ok 0"*) bad "$f: no level compared" ;;

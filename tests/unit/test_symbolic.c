@@ -473,9 +473,9 @@ static void test_bench_families(void)
 
 /* Every example with a runtime param: a formula that agrees with the model, or the reason.
  * plan_runtime's cache buffers (copy, zero-fill and reduce loops that walk a buffer through
- * other loops than the body's): exact at 32 KiB on >= 100 points; at 4 KiB some of their
- * reuses between the copy and the body straddle the capacity (the model splits them by the
- * line's position), and the model's count lies within the formula's bounds. */
+ * other loops than the body's): exact at 16 and 32 KiB on >= 100 points; at 4 KiB some of
+ * their reuses between the copy and the body straddle the capacity (the model splits them by
+ * the line's position), and the model's count lies within the formula's bounds. */
 static void test_examples(void)
 {
 	static const struct {
