@@ -1621,6 +1621,13 @@ static bool part_range(const sctx *s, const sarr *a, int d, int64_t *lo, int64_t
  * them apart (other rows, or other lines of the unit-stride dim). */
 static bool parts_apart(const sctx *s, const sarr *p, const sarr *q, int64_t epl)
 {
+	/* rows must be whole lines (array_lines requires it but of a buffer of constant size,
+	 * which it reads as one dimension: rows that share lines) */
+	for (int d = 0; d < p->rank; d++) {
+		int64_t num, den;
+		if (d != p->dc && poly_is_const(&p->stride[d], &num, &den) && num % (epl * den) != 0)
+			return false;
+	}
 	for (int d = 0; d < p->rank; d++) {
 		int64_t plo, phi, qlo, qhi;
 		if (!part_range(s, p, d, &plo, &phi) || !part_range(s, q, d, &qlo, &qhi))

@@ -535,6 +535,22 @@ static void test_unsupported(void)
 		ct_kernel_free(k);
 		ct_ctx_free(ctx);
 	}
+	/* a split's tail on the same lines as the main part (rows of 24 f32, 1.5 lines): its
+	 * union with the main part is not derived */
+	static const char flat_parts[] =
+	    "kernel fp\nparam N : runtime\nparam W = 24\narray A : f32[16, W] input\n"
+	    "array B : f32[N, 16] inout\nfor (r: N, i: 16, j: W) {\n  B[r, i] += A[i, j]\n}\n"
+	    "schedule {\n  jj = split(j, 16)\n  reorder(r, i, j, jj)\n}\n";
+	{
+		ct_ctx *c2 = ct_ctx_new();
+		ct_kernel *k2 = ct_kernel_parse(c2, flat_parts, strlen(flat_parts), "fp.cachet");
+		char *t2 = k2 ? ct_kernel_predict_symbolic(k2, "1K:64", CT_FORMAT_TEXT) : NULL;
+		CHECKF(t2 && strstr(t2, "unsupported: ") && strstr(t2, "whose lines meet"), "%s",
+		       t2 ? t2 : "(null)");
+		free(t2);
+		ct_kernel_free(k2);
+		ct_ctx_free(c2);
+	}
 	ct_ctx *ctx = ct_ctx_new();
 	ct_kernel *k = ct_kernel_parse(ctx, mm_n, strlen(mm_n), "test.cachet");
 	char *s = k ? ct_kernel_predict_symbolic(k, "4K:64:4,32K:64", CT_FORMAT_JSON) : NULL;
