@@ -358,6 +358,7 @@ typedef struct sctx {
 	sym_poly inst_st[SYM_MAXST]; /* executions of statement s */
 	bool refs_ok;              /* every access has its reference */
 	int64_t vb[IR_MAX_RANK][SYM_MAXLOOPS]; /* array_lines's scratch */
+	const int64_t *cur_at;     /* carried_at: the line's blocks in the body that splits a */
 	bool mark[SYM_MAXLOOPS][SYM_MAXLOOPS];
 	bool nomem;
 } sctx;
@@ -1145,13 +1146,26 @@ static sym_poly dnode(const sarr *b, int k)
 static bool kids_lines(sctx *s, const sarr *b, const sbody *B, int from, int to, sym_poly *lo,
                        sym_poly *hi, bool *lo_done)
 {
+	/* at most b's lines in one iteration of the body (children that walk the same lines of
+	 * b, such as two reduce loops into one array, count them once) */
+	int bi = (int)(B - s->body);
+	const sym_poly *cap = bi == ROOT ? &b->Droot : &b->Dbody[bi];
+	sym_poly sum, d;
+	poly_zero(&sum);
+	for (int i = from; i < to; i++) {
+		int k = B->kid[i];
+		if (has(b, k) && (d = dnode(b, k), !poly_add(&sum, &sum, &d, 1)))
+			return unsupported(s, "a formula too large");
+	}
+	if (!poly_add(&d, &sum, cap, -1))
+		return unsupported(s, "a formula too large");
+	if (!poly_add(hi, hi, d.n && at_least(s, &d, 0) ? cap : &sum, 1))
+		return unsupported(s, "a formula too large");
 	for (int i = from; i < to; i++) {
 		int k = B->kid[i];
 		if (!has(b, k))
 			continue;
-		sym_poly d = dnode(b, k);
-		if (!poly_add(hi, hi, &d, 1))
-			return unsupported(s, "a formula too large");
+		d = dnode(b, k);
 		if (lo && !*lo_done) {
 			if (!poly_add(lo, lo, &d, 1))
 				return unsupported(s, "a formula too large");
@@ -1219,6 +1233,283 @@ static bool edge_node(sctx *s, const sarr *a, const sarr *b, int k, bool end, sy
 static bool window_node(sctx *s, const sarr *a, const sarr *b, int k, int state, int pos,
                         sym_poly *lo, sym_poly *hi);
 
+/* Most levels of twin loops whose blocks the classes of a sibling reuse follow. */
+#define SYM_PAIR_DEPTH 8
+
+/* Both constants: the larger; else x unless it is 0 (a lower bound of a union of parts). */
+static const sym_poly *poly_max(const sym_poly *x, const sym_poly *y)
+{
+	int64_t xn, xd, yn, yd;
+	if (poly_is_const(x, &xn, &xd) && poly_is_const(y, &yn, &yd))
+		return (__int128)xn * yd >= (__int128)yn * xd ? x : y;
+	return x->n ? x : y;
+}
+
+/* The loops where a's line first changes below children k1 (its last iteration, going down)
+ * and k2 (its first): through loops that leave a's line alone and hold a in one child.
+ * False when a side does not reach such a loop. */
+static bool pair_level(const sctx *s, const sarr *a, int k1, int k2, int *m1, int *m2)
+{
+	int k[2] = {k1, k2};
+	for (int side = 0; side < 2; side++) {
+		while (k[side] >= 0 && a->role[k[side]] == ROLE_ABSENT) {
+			int fa, la;
+			a_kids(a, &s->body[k[side]], &fa, &la);
+			if (fa < 0 || fa != la)
+				return false;
+			k[side] = s->body[k[side]].kid[fa];
+		}
+		if (k[side] < 0)
+			return false;
+	}
+	*m1 = k[0];
+	*m2 = k[1];
+	return a->twin[*m1] >= 0 && a->twin[*m1] == a->twin[*m2];
+}
+
+/* b's lines in n iterations-blocks of loop m whose blocks hold w iterations: per block
+ * (*kind 1; *per), all of b's lines in m's body once any block is there (*kind 2), none (0),
+ * or not known (3: blocks that share lines of b). */
+static int block_lines(const sarr *b, int m, int64_t w, sym_poly *per)
+{
+	if (!b->under[m])
+		return 0;
+	*per = b->Dbody[m];
+	switch (b->role[m]) {
+	case ROLE_ABSENT:
+		return 2;
+	case ROLE_DISTINCT:
+		return poly_scale(per, w, 1) ? 1 : 3;
+	default:
+		if (w % b->E)
+			return 3;
+		return poly_scale(per, w / b->E, 1) ? 1 : 3;
+	}
+}
+
+/* lo, hi of b's lines in n blocks, n in [x, y] (polynomials, x <= y on the domain). */
+static bool blocks_range(sctx *s, const sarr *b, int m, int kind, const sym_poly *per,
+                         const sym_poly *x, const sym_poly *y, sym_poly *lo, sym_poly *hi)
+{
+	poly_zero(lo);
+	poly_zero(hi);
+	if (kind == 0)
+		return true;
+	if (kind == 2) {
+		if (at_least(s, x, 1))
+			*lo = *per;
+		if (y->n)
+			*hi = *per;
+		return true;
+	}
+	if (kind == 3) {
+		*hi = b->Dloop[m];
+		return true;
+	}
+	if (!poly_mul(lo, x, per) || !poly_mul(hi, y, per))
+		return unsupported(s, "a formula too large");
+	return true;
+}
+
+static bool pair_window(sctx *s, const sarr *a, const sarr *b, int k1, int k2, int state,
+                        int pos, const int64_t *at, int depth, sym_poly *lo, sym_poly *hi);
+
+/*
+ * The part of the window in the first and last iterations of a block: side 1 is the last
+ * iteration of loop m1's block (the children after the one holding a, and inside it), side
+ * 2 the first iteration of m2's (the children before it).
+ */
+static bool pair_bodies(sctx *s, const sarr *a, const sarr *b, int m1, int m2, int state,
+                        const int64_t *at, int depth, sym_poly *lo, sym_poly *hi)
+{
+	const sbody *B1 = &s->body[m1], *B2 = &s->body[m2];
+	int fa1, la1, fa2, la2;
+	a_kids(a, B1, &fa1, &la1);
+	a_kids(a, B2, &fa2, &la2);
+	sym_poly klo, khi, plo, phi;
+	poly_zero(&klo);
+	poly_zero(&khi);
+	poly_zero(&plo);
+	poly_zero(&phi);
+	bool done = false;
+	if (!kids_lines(s, b, B1, la1 + 1, B1->n, &klo, &khi, &done) ||
+	    !kids_lines(s, b, B2, 0, fa2, &klo, &khi, &done) ||
+	    !pair_window(s, a, b, B1->kid[la1], B2->kid[fa2], state, POS_ANY, at, depth + 1, &plo,
+	                 &phi))
+		return false;
+	if (!poly_add(lo, lo, poly_max(&plo, &klo), 1) || !poly_add(hi, hi, &phi, 1) ||
+	    !poly_add(hi, hi, &khi, 1))
+		return unsupported(s, "a formula too large");
+	return true;
+}
+
+/*
+ * b's least and most lines in the window of a reuse of a's line X between its last touch in
+ * one execution of child k1 (side 1) and its first touch in a later execution of child k2
+ * (side 2), where a's line changes inside them (a buffer walked by its copy loops and by the
+ * body): the part of k1 after X and the part of k2 before X. Down the loops that leave a's
+ * line alone (their last and first iterations, the children around), to loops m1 and m2
+ * that walk a's lines alike (twins): X lies in the same block p of both, so the blocks after
+ * p in m1 and before p in m2 lie wholly in the window (nb - 1 blocks of a's lines, and of
+ * any storage walked alike; pos says where p is), and the block's own iterations form the
+ * same kind of window one level further in. state: whether b's lines in the two executions
+ * are the same. Elsewhere the parts are bracketed by none and all of each child's lines.
+ */
+static bool pair_window(sctx *s, const sarr *a, const sarr *b, int k1, int k2, int state,
+                        int pos, const int64_t *at, int depth, sym_poly *lo, sym_poly *hi)
+{
+	int m1, m2;
+	if (!pair_level(s, a, k1, k2, &m1, &m2)) {
+		bool done = false;
+		return edge_node(s, a, b, k1, true, lo, hi, &done) &&
+		       edge_node(s, a, b, k2, false, lo, hi, &done);
+	}
+	/* the children around the way down (wholly in the window) */
+	sym_poly klo, khi;
+	poly_zero(&klo);
+	poly_zero(&khi);
+	bool done = false;
+	for (int side = 0; side < 2; side++) {
+		int k = side ? k2 : k1, m = side ? m2 : m1;
+		while (k != m) {
+			const sbody *B = &s->body[k];
+			int fa, la;
+			a_kids(a, B, &fa, &la);
+			if (!(side ? kids_lines(s, b, B, 0, fa, &klo, &khi, &done)
+			           : kids_lines(s, b, B, la + 1, B->n, &klo, &khi, &done)))
+				return false;
+			k = B->kid[fa];
+		}
+	}
+	/* the blocks outside X's */
+	int64_t w = a->role[m1] == ROLE_UNIT ? a->E : 1;
+	sym_poly nb = s->r->trip[m1], one, last, zero;
+	if (!poly_scale(&nb, 1, w))
+		return unsupported(s, "a formula too large");
+	poly_const(&one, 1, 1);
+	poly_zero(&zero);
+	if (!poly_add(&last, &nb, &one, -1))
+		return unsupported(s, "a formula too large");
+	/* blocks after X's in m1: n1 in [x1, y1]; before it in m2: nb - 1 - n1 */
+	sym_poly x1, y1, x2, y2, two;
+	poly_const(&two, 2, 1);
+	switch (pos) {
+	case POS_FIRST:
+		x1 = y1 = last;
+		x2 = y2 = zero;
+		break;
+	case POS_LAST:
+		x1 = y1 = zero;
+		x2 = y2 = last;
+		break;
+	case POS_MIDDLE:
+		x1 = x2 = one;
+		if (!poly_add(&y1, &nb, &two, -1))
+			return unsupported(s, "a formula too large");
+		y2 = y1;
+		break;
+	default:
+		x1 = x2 = zero;
+		y1 = y2 = last;
+	}
+	if (at && depth < SYM_PAIR_DEPTH && at[depth] >= 0) {
+		/* X's block is known: block at[depth] */
+		poly_const(&x2, at[depth], 1);
+		y2 = x2;
+		if (!poly_add(&x1, &last, &x2, -1))
+			return unsupported(s, "a formula too large");
+		y1 = x1;
+	}
+	sym_poly per1, per2, flo, fhi;
+	poly_zero(&per1);
+	poly_zero(&per2);
+	int kind1 = block_lines(b, m1, w, &per1), kind2 = block_lines(b, m2, w, &per2);
+	bool aligned = kind1 == 1 && kind2 == 1 && poly_equal(&per1, &per2) &&
+	               ((b->twin[m1] >= 0 && b->twin[m1] == b->twin[m2] && state == ST_SAME) ||
+	                state == ST_DIFFER);
+	if (aligned) {
+		/* every block but X's once, on one side or the other */
+		if (!poly_mul(&flo, &last, &per1))
+			return unsupported(s, "a formula too large");
+		fhi = flo;
+	} else {
+		sym_poly l1, h1, l2, h2;
+		if (!blocks_range(s, b, m1, kind1, &per1, &x1, &y1, &l1, &h1) ||
+		    !blocks_range(s, b, m2, kind2, &per2, &x2, &y2, &l2, &h2))
+			return false;
+		/* the two sides' lines: disjoint where b's lines of the two executions differ */
+		if (state == ST_DIFFER) {
+			if (!poly_add(&flo, &l1, &l2, 1))
+				return unsupported(s, "a formula too large");
+		} else
+			flo = *poly_max(&l1, &l2);
+		if (!poly_add(&fhi, &h1, &h2, 1))
+			return unsupported(s, "a formula too large");
+	}
+	/* X's block: its last iteration in m1, its first in m2 */
+	sym_poly ilo, ihi;
+	poly_zero(&ilo);
+	poly_zero(&ihi);
+	if (!pair_bodies(s, a, b, m1, m2, state, at, depth, &ilo, &ihi))
+		return false;
+	/* a known block, b on one side only, its lines shared by neighbouring iterations (a
+	 * line of b every E_b iterations, blocks of w): b's line-blocks from X's iteration on
+	 * (side 1) or up to it (side 2); X's iteration's lines are among them when its
+	 * neighbour in the window shares its line-block */
+	int64_t nbc, nbd;
+	if (at && depth < SYM_PAIR_DEPTH && at[depth] >= 0 && poly_is_const(&nb, &nbc, &nbd) &&
+	    nbd == 1 && ((kind1 == 3 && kind2 == 0) || (kind1 == 0 && kind2 == 3))) {
+		bool side1 = kind1 == 3;
+		int m = side1 ? m1 : m2;
+		int64_t E = b->E, pb = at[depth], n = 0;
+		bool covered_b = false;
+		if (side1) {
+			int64_t tp = pb * w + w - 1, end = nbc * w - 1;
+			if (tp + 1 <= end) {
+				n = end / E - (tp + 1) / E + 1;
+				covered_b = (tp + 1) / E == tp / E;
+			}
+		} else {
+			int64_t tp = pb * w;
+			if (tp >= 1) {
+				n = (tp - 1) / E + 1;
+				covered_b = (tp - 1) / E == tp / E;
+			}
+		}
+		sym_poly f = b->Dbody[m];
+		if (!poly_scale(&f, n, 1))
+			return unsupported(s, "a formula too large");
+		sym_poly tlo = f, thi = f;
+		if (!covered_b && (!poly_add(&tlo, &tlo, &ilo, 1) || !poly_add(&thi, &thi, &ihi, 1)))
+			return unsupported(s, "a formula too large");
+		if (!poly_add(lo, lo, poly_max(&tlo, &klo), 1) || !poly_add(hi, hi, &thi, 1) ||
+		    !poly_add(hi, hi, &khi, 1))
+			return unsupported(s, "a formula too large");
+		return true;
+	}
+	/* b's lines there lie outside the other blocks' where it changes with every block */
+	bool apart = (kind1 == 0 || kind1 == 1) && (kind2 == 0 || kind2 == 1);
+	bool covered = kind1 != 1 && kind2 != 1 && kind1 != 3 && kind2 != 3 &&
+	               (kind1 == 0 || at_least(s, &x1, 1)) && (kind2 == 0 || at_least(s, &x2, 1)) &&
+	               (kind1 || kind2);
+	sym_poly slo, shi;
+	if (covered) {
+		slo = flo;
+		shi = fhi;
+	} else if (apart) {
+		if (!poly_add(&slo, &flo, &ilo, 1) || !poly_add(&shi, &fhi, &ihi, 1))
+			return unsupported(s, "a formula too large");
+	} else {
+		slo = *poly_max(&flo, &ilo);
+		if (!poly_add(&shi, &fhi, &ihi, 1))
+			return unsupported(s, "a formula too large");
+	}
+	if (!poly_add(lo, lo, poly_max(&slo, &klo), 1) || !poly_add(hi, hi, &shi, 1) ||
+	    !poly_add(hi, hi, &khi, 1))
+		return unsupported(s, "a formula too large");
+	return true;
+}
+
 /*
  * Add storage b's least and most lines in a window of a reuse of a's line X to lo and hi.
  * The window is the suffix of one execution I1 of body bi after the last touch of X and the
@@ -1228,6 +1519,32 @@ static bool window_node(sctx *s, const sarr *a, const sarr *b, int k, int state,
  * when several do (a's line is the same in the whole body), it is the part of the last
  * after its last touch and of the first before its first touch, and the children around.
  */
+/* window_body where several children of body bi hold a: the part of the last after the
+ * line's last touch, of the first before its first touch (pair_window: at gives the line's
+ * blocks, or NULL), and the children around. */
+static bool window_split(sctx *s, const sarr *a, const sarr *b, int bi, int state, int pos,
+                         const int64_t *at, sym_poly *lo, sym_poly *hi)
+{
+	const sbody *B = &s->body[bi];
+	int fa, la;
+	a_kids(a, B, &fa, &la);
+	bool lo_done = false;
+	sym_poly klo, khi, plo, phi;
+	poly_zero(&klo);
+	poly_zero(&khi);
+	poly_zero(&plo);
+	poly_zero(&phi);
+	if (!kids_lines(s, b, B, la + 1, B->n, &klo, &khi, &lo_done) ||
+	    !kids_lines(s, b, B, 0, fa, &klo, &khi, &lo_done) ||
+	    !pair_window(s, a, b, B->kid[la], B->kid[fa], state, pos, at ? at : s->cur_at, 0, &plo,
+	                 &phi))
+		return false;
+	if (!poly_add(lo, lo, poly_max(&plo, &klo), 1) || !poly_add(hi, hi, &phi, 1) ||
+	    !poly_add(hi, hi, &khi, 1))
+		return unsupported(s, "a formula too large");
+	return true;
+}
+
 static bool window_body(sctx *s, const sarr *a, const sarr *b, int bi, int state, int pos,
                         sym_poly *lo, sym_poly *hi)
 {
@@ -1239,21 +1556,23 @@ static bool window_body(sctx *s, const sarr *a, const sarr *b, int bi, int state
 	bool lo_done = false;
 	if (fa == la && has(b, B->kid[fa])) {
 		/* b's lines in the window's children come on top of the inner window's (lo: the
-		 * inner window's alone) */
-		sym_poly ign;
-		poly_zero(&ign);
-		bool done = true;
-		return kids_lines(s, b, B, la + 1, B->n, &ign, hi, &done) &&
-		       kids_lines(s, b, B, 0, fa, &ign, hi, &done) &&
-		       window_node(s, a, b, B->kid[fa], state, pos, lo, hi);
+		 * larger of the inner window's and the first child's, where they are known) */
+		sym_poly klo, ilo;
+		poly_zero(&klo);
+		poly_zero(&ilo);
+		bool done = false;
+		if (!kids_lines(s, b, B, la + 1, B->n, &klo, hi, &done) ||
+		    !kids_lines(s, b, B, 0, fa, &klo, hi, &done) ||
+		    !window_node(s, a, b, B->kid[fa], state, pos, &ilo, hi))
+			return false;
+		if (!poly_add(lo, lo, poly_max(&ilo, &klo), 1))
+			return unsupported(s, "a formula too large");
+		return true;
 	}
 	if (fa == la)
 		return kids_lines(s, b, B, la + 1, B->n, lo, hi, &lo_done) &&
 		       kids_lines(s, b, B, 0, fa, lo, hi, &lo_done);
-	return kids_lines(s, b, B, la + 1, B->n, lo, hi, &lo_done) &&
-	       kids_lines(s, b, B, 0, fa, lo, hi, &lo_done) &&
-	       edge_node(s, a, b, B->kid[la], true, lo, hi, &lo_done) &&
-	       edge_node(s, a, b, B->kid[fa], false, lo, hi, &lo_done);
+	return window_split(s, a, b, bi, state, pos, NULL, lo, hi);
 }
 
 /*
@@ -1424,6 +1743,76 @@ static bool add_capped(sctx *s, sym_reuse *x, const sym_poly *blo, const sym_pol
 	return true;
 }
 
+static bool pair_chain(const sctx *s, const sarr *a, int k1, int k2, int64_t *nb, int *depth,
+                       int *mlast);
+static bool push_merged(sctx *s, sym_lines *L, const sym_reuse *x, int from, int *cap);
+
+/* The state of b's lines in iterations t - 1 and t of loop l (class cls of g). */
+static int carried_state(const sarr *b, int l, int64_t g, int cls)
+{
+	return b->role[l] == ROLE_ABSENT ? ST_SAME
+	       : b->role[l] == ROLE_DISTINCT ? ST_DIFFER
+	       : cls == 1 ? ST_SAME
+	       : b->E == g ? ST_DIFFER : ST_MAYBE;
+}
+
+/* The reuse of a carried by loop l whose body walks a in several children by twin loops (a
+ * buffer's body, then its copy in the next iteration): one class per position of the line
+ * among the twins' blocks (nb[depth]; classes of the same distances merged). */
+static bool carried_at(sctx *s, sym_lines *L, int ai, int l, int64_t g, const int64_t *nb,
+                       int depth, int mlast, int *cap)
+{
+	const sarr *a = &s->arr[ai];
+	for (int cls = g ? 1 : 0; cls <= (g ? 2 : 0); cls++) {
+		sym_reuse x;
+		memset(&x, 0, sizeof x);
+		x.array = ai;
+		x.kind = SYM_CARRIED;
+		x.loop = l;
+		x.ref = first_ref(s, a, first_stmt(s, a, l));
+		x.g = g;
+		x.cls = cls;
+		x.posloop = -1;
+		x.spatial = a->role[l] == ROLE_UNIT || a->inl[l];
+		sym_poly it;
+		if (!class_iters(s, a, l, g, cls, &it))
+			return false;
+		x.count = s->inst[l];
+		if (!mul_into(s, &x.count, &it) || !mul_into(s, &x.count, &a->Dbody[mlast]))
+			return false;
+		if (x.count.n == 0)
+			continue;
+		int64_t at[SYM_PAIR_DEPTH] = {0};
+		int from = L->n;
+		for (;;) {
+			sym_reuse y = x;
+			for (int bi = 0; bi < s->na; bi++) {
+				const sarr *b = &s->arr[bi];
+				if (!b->nacc || !b->under[l])
+					continue;
+				int state = carried_state(b, l, g, cls);
+				sym_poly blo, bhi;
+				poly_zero(&blo);
+				poly_zero(&bhi);
+				s->cur_at = at;
+				bool ok = window_body(s, a, b, l, state, POS_ANY, &blo, &bhi);
+				s->cur_at = NULL;
+				if (!ok ||
+				    !add_capped(s, &y, &blo, &bhi, &b->Dbody[l], state == ST_SAME ? 1 : 2))
+					return false;
+			}
+			if (!push_merged(s, L, &y, from, cap))
+				return false;
+			int d = depth - 1;
+			while (d >= 0 && ++at[d] == nb[d])
+				at[d--] = 0;
+			if (d < 0)
+				break;
+		}
+	}
+	return true;
+}
+
 /* The reuse of a carried by loop l, in classes of iterations and blocks. */
 static bool carried_classes(sctx *s, sym_lines *L, int ai, int l, int *cap)
 {
@@ -1443,6 +1832,20 @@ static bool carried_classes(sctx *s, sym_lines *L, int ai, int l, int *cap)
 			return unsupported(s, "a formula too large");
 		split = at_least(s, &nblocks, 2);
 	}
+	/* down the loops that leave a's line alone to the body whose children walk a apart */
+	int fa, la, sb = l;
+	for (;;) {
+		a_kids(a, &s->body[sb], &fa, &la);
+		int k = fa >= 0 ? s->body[sb].kid[fa] : -1;
+		if (fa < 0 || fa != la || k < 0 || a->role[k] != ROLE_ABSENT)
+			break;
+		sb = k;
+	}
+	int64_t nb[SYM_PAIR_DEPTH];
+	int depth, mlast = -1;
+	if (fa >= 0 && fa != la &&
+	    pair_chain(s, a, s->body[sb].kid[la], s->body[sb].kid[fa], nb, &depth, &mlast))
+		return carried_at(s, L, ai, l, g, nb, depth, mlast, cap);
 	for (int cls = g ? 1 : 0; cls <= (g ? 2 : 0); cls++)
 		for (int pos = split ? POS_FIRST : POS_ANY; pos <= (split ? POS_LAST : POS_ANY); pos++) {
 			sym_reuse x;
@@ -1502,6 +1905,151 @@ static bool carried_classes(sctx *s, sym_lines *L, int ai, int l, int *cap)
 	return true;
 }
 
+/* The levels of twin loops below children k1 and k2 (pair_level, then inside the blocks)
+ * whose block counts are constants: nb[], their product in *lines; false when there are none,
+ * more than SYM_PAIR_DEPTH, or more than 256 positions. *mlast: the innermost pair's m2. */
+static bool pair_chain(const sctx *s, const sarr *a, int k1, int k2, int64_t *nb, int *depth,
+                       int *mlast)
+{
+	int64_t total = 1;
+	*depth = 0;
+	int m1, m2;
+	while (pair_level(s, a, k1, k2, &m1, &m2)) {
+		int64_t n, d;
+		if (*depth == SYM_PAIR_DEPTH || !poly_is_const(&s->r->trip[m2], &n, &d) || d != 1)
+			return false;
+		if (a->role[m2] == ROLE_UNIT)
+			n /= a->E;
+		total *= n;
+		if (total > 256)
+			return false;
+		nb[(*depth)++] = n;
+		*mlast = m2;
+		int fa1, la1, fa2, la2;
+		a_kids(a, &s->body[m1], &fa1, &la1);
+		a_kids(a, &s->body[m2], &fa2, &la2);
+		k1 = s->body[m1].kid[la1];
+		k2 = s->body[m2].kid[fa2];
+	}
+	return *depth > 0;
+}
+
+/* One class of a sibling reuse: b's windows into x's distances. */
+static bool sibling_window(sctx *s, sym_reuse *x, const sarr *a, int bi, int prev, int i,
+                           const int64_t *at)
+{
+	const sbody *B = &s->body[bi];
+	for (int q = 0; q < s->na; q++) {
+		const sarr *b = &s->arr[q];
+		if (!b->nacc)
+			continue;
+		bool lo_done = false;
+		sym_poly klo, khi, plo, phi, blo, bhi;
+		poly_zero(&klo);
+		poly_zero(&khi);
+		poly_zero(&plo);
+		poly_zero(&phi);
+		if (!kids_lines(s, b, B, prev + 1, i, &klo, &khi, &lo_done) ||
+		    !pair_window(s, a, b, B->kid[prev], B->kid[i], ST_SAME, x->pos, at, 0, &plo, &phi))
+			return false;
+		blo = *poly_max(&plo, &klo);
+		if (!poly_add(&bhi, &phi, &khi, 1))
+			return unsupported(s, "a formula too large");
+		if (!add_capped(s, x, &blo, &bhi, bi == ROOT ? &b->Droot : &b->Dbody[bi], 1))
+			return false;
+	}
+	return true;
+}
+
+/* Push x, or add its count to an earlier class of the same reuse with the same distances
+ * (from index from on). */
+static bool push_merged(sctx *s, sym_lines *L, const sym_reuse *x, int from, int *cap)
+{
+	for (int c = from; c < L->n; c++) {
+		sym_reuse *y = &L->r[c];
+		if (y->ref == x->ref && poly_equal(&y->dlo, &x->dlo) && poly_equal(&y->dhi, &x->dhi))
+			return poly_add(&y->count, &y->count, &x->count, 1) ||
+			       unsupported(s, "a formula too large");
+	}
+	return push_reuse(s, L, x, cap);
+}
+
+/*
+ * The reuse of a's lines in child i of body bi that child prev (the one before that holds a)
+ * touched: one access per line of a in child i and execution of the body. Where a's line
+ * changes inside them (a buffer's copy and body), the window depends on where the line lies:
+ * one class per position of the line among the blocks of the twin loops that walk it (at most
+ * 256; classes of the same distances merged), else by its block in the first of them (first,
+ * middle, last).
+ */
+static bool sibling_pair(sctx *s, sym_lines *L, int ai, int bi, int prev, int i, int *cap)
+{
+	const sarr *a = &s->arr[ai];
+	const sbody *B = &s->body[bi];
+	sym_poly execs;
+	poly_const(&execs, 1, 1);
+	if (bi != ROOT && (!mul_into(s, &execs, &s->inst[bi]) || !mul_into(s, &execs, &s->r->trip[bi])))
+		return false;
+	sym_reuse x;
+	memset(&x, 0, sizeof x);
+	x.array = ai;
+	x.kind = SYM_SIBLING;
+	x.loop = bi == ROOT ? -1 : bi;
+	int k = B->kid[i];
+	x.ref = first_ref(s, a, k < 0 ? -k - 1 : first_stmt(s, a, k));
+	int64_t nb[SYM_PAIR_DEPTH];
+	int depth, mlast = -1;
+	if (pair_chain(s, a, B->kid[prev], k, nb, &depth, &mlast)) {
+		/* every position of the line: a mixed-radix count over the levels */
+		int64_t at[SYM_PAIR_DEPTH] = {0};
+		int from = L->n;
+		for (;;) {
+			sym_reuse y = x;
+			y.count = a->Dbody[mlast];
+			if (!mul_into(s, &y.count, &execs) || !sibling_window(s, &y, a, bi, prev, i, at) ||
+			    !push_merged(s, L, &y, from, cap))
+				return false;
+			int d = depth - 1;
+			while (d >= 0 && ++at[d] == nb[d])
+				at[d--] = 0;
+			if (d < 0)
+				break;
+		}
+		return true;
+	}
+	int m1, m2;
+	bool paired = pair_level(s, a, B->kid[prev], k, &m1, &m2);
+	sym_poly nbp, per = a->Dbody[paired ? m2 : 0];
+	bool split = false;
+	if (paired) {
+		nbp = s->r->trip[m2];
+		if (a->role[m2] == ROLE_UNIT && !poly_scale(&nbp, 1, a->E))
+			return unsupported(s, "a formula too large");
+		split = at_least(s, &nbp, 2);
+	}
+	for (int pos = split ? POS_FIRST : POS_ANY; pos <= (split ? POS_LAST : POS_ANY); pos++) {
+		sym_reuse y = x;
+		y.pos = pos;
+		y.posloop = paired ? m2 : -1;
+		if (pos == POS_ANY)
+			y.count = dnode(a, k);
+		else {
+			y.count = per;
+			if (pos == POS_MIDDLE) {
+				sym_poly two, mid;
+				poly_const(&two, 2, 1);
+				if (!poly_add(&mid, &nbp, &two, -1) || !mul_into(s, &y.count, &mid))
+					return unsupported(s, "a formula too large");
+			}
+		}
+		if (!mul_into(s, &y.count, &execs) || !sibling_window(s, &y, a, bi, prev, i, NULL))
+			return false;
+		if (y.count.n && !push_reuse(s, L, &y, cap))
+			return false;
+	}
+	return true;
+}
+
 /* The reuse of a between the children of body bi that hold it (a's line is the same in all
  * of them): each later one finds the line in the one before. */
 static bool sibling_classes(sctx *s, sym_lines *L, int ai, int bi, int *cap)
@@ -1512,38 +2060,8 @@ static bool sibling_classes(sctx *s, sym_lines *L, int ai, int bi, int *cap)
 	for (int i = 0; i < B->n; i++) {
 		if (!has(a, B->kid[i]))
 			continue;
-		if (prev >= 0) {
-			sym_reuse x;
-			memset(&x, 0, sizeof x);
-			x.array = ai;
-			x.kind = SYM_SIBLING;
-			x.loop = bi == ROOT ? -1 : bi;
-			{
-				int k = B->kid[i];
-				x.ref = first_ref(s, a, k < 0 ? -k - 1 : first_stmt(s, a, k));
-			}
-			/* one access per line of a in the later child and execution of the body */
-			x.count = dnode(a, B->kid[i]);
-			if (bi != ROOT && (!mul_into(s, &x.count, &s->inst[bi]) ||
-			                   !mul_into(s, &x.count, &s->r->trip[bi])))
-				return false;
-			for (int q = 0; q < s->na; q++) {
-				const sarr *b = &s->arr[q];
-				if (!b->nacc)
-					continue;
-				bool lo_done = false;
-				sym_poly blo, bhi;
-				poly_zero(&blo);
-				poly_zero(&bhi);
-				if (!kids_lines(s, b, B, prev + 1, i, &blo, &bhi, &lo_done) ||
-				    !edge_node(s, a, b, B->kid[prev], true, &blo, &bhi, &lo_done) ||
-				    !edge_node(s, a, b, B->kid[i], false, &blo, &bhi, &lo_done) ||
-				    !add_capped(s, &x, &blo, &bhi, bi == ROOT ? &b->Droot : &b->Dbody[bi], 1))
-					return false;
-			}
-			if (!push_reuse(s, L, &x, cap))
-				return false;
-		}
+		if (prev >= 0 && !sibling_pair(s, L, ai, bi, prev, i, cap))
+			return false;
 		prev = i;
 	}
 	return true;
