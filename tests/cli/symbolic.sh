@@ -31,7 +31,9 @@ expect "symbolic unsupported" 0 "unsupported: several references to one array" \
 expect "symbolic unsupported json" 0 '"supported": false' "$CACHET" predict --symbolic "$st" --cache $spec --json
 expect "symbolic set-associative" 0 "where no line is evicted \\(ceil\\(N\\^2/256\\) \\+ ceil" \
 	"$CACHET" predict --symbolic "$mm" --cache 4K:64:4
-expect "symbolic cache buffers" 0 "earlier sibling in k: count M\*N\*K/512" \
+expect "symbolic cache buffers" 0 "earlier sibling in k: count M\*N\*K/4096, distance 21$" \
+	"$CACHET" predict --symbolic examples/plan_runtime.cachet --cache 4K:64
+expect "symbolic cache buffers' misses" 0 "misses = M\*N\*K/64 \+ 153\*M\*N/512" \
 	"$CACHET" predict --symbolic examples/plan_runtime.cachet --cache 4K:64
 expect "symbolic copy loops' references" 0 "the plan's copy loops of AA \(write\)" \
 	"$CACHET" predict --symbolic examples/plan_runtime.cachet --cache 4K:64
