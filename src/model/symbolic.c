@@ -8,9 +8,11 @@
 /*
  * The class covered: a tree of loops and statements (after the loops that are empty on the
  * domain are dropped) whose trip counts are polynomials in the runtime params, whose
- * accesses are index subscripts that tile their dimensions (one subscript per array, over
- * loops enclosing all its statements), each array on its own lines with rows a whole number
- * of lines. The formula holds on a lattice, every runtime param a multiple of its modulus:
+ * accesses are index subscripts that tile their dimensions (one subscript per array and
+ * statement; its statements walk the same elements through twin loops, as a cache buffer's
+ * copy loops and its body do, or other lines, as a split's main and tail versions: parts),
+ * each array on its own lines with rows a whole number of lines (or a constant-size buffer,
+ * read as one dimension). The formula holds on a lattice, every runtime param a multiple of its modulus:
  * the moduli are the divisors the bounds (tails of splits: floor(N / 16)), the rows and the
  * unit-stride loops need (a row of N f32 is a whole number of 64-byte lines when
  * N % 16 == 0). There each array's lines in one execution of a loop are a product of trip
@@ -2749,6 +2751,9 @@ static void class_name(ct_buf *b, const sym_result *r, const sym_reuse *x)
 	}
 	if (x->kind == SYM_SIBLING) {
 		ct_buf_printf(b, "earlier sibling in %s", x->loop < 0 ? "the run" : r->loop_name[x->loop]);
+		if (x->pos)
+			ct_buf_printf(b, ", line in the %s block of %s", pos_name(x->pos),
+			              r->loop_name[x->posloop]);
 		return;
 	}
 	ct_buf_printf(b, "carried by %s%s", r->loop_name[x->loop], x->spatial ? " (spatial)" : "");
