@@ -857,6 +857,19 @@ static bool same_walk(const sctx *s, const sarr *a, int rank, int i, int j)
 	return poly_equal(&s->r->trip[i], &s->r->trip[j]);
 }
 
+/* Loop j moves a's element: a coefficient in its subscript, and more than one iteration (a
+ * copy loop over a buffer dimension of extent 1 does not). */
+static bool walks(const sctx *s, const sarr *a, int j)
+{
+	int64_t n, d;
+	if (poly_is_const(&s->r->trip[j], &n, &d) && n == d)
+		return false;
+	for (int q = 0; q < a->rank; q++)
+		if (a->beta[q][j])
+			return true;
+	return false;
+}
+
 /*
  * Statements of one storage under different loops (a cache buffer: its copy loops, the
  * body's loops and the epilogue's): each loop of a's subscript in a statement must have a
@@ -874,16 +887,16 @@ static bool array_twins(sctx *s, sarr *a)
 		a->twin[j] = -1;
 	if (s0 < 0)
 		return true;
-	const char *why = "one storage under different loops that walk it differently (a copy "
-	                  "loop of a cache buffer that is not a twin of the body's): not derived";
+	const char *why = "one storage walked by several statements through loops that are not "
+	                  "twins (other tilings of its dimensions, or a cache buffer's copy loops "
+	                  "unlike the body's): their union is not derived";
 	const sstmt *st0 = &s->st[s0];
 	bool on0[SYM_MAXLOOPS] = {false};
 	for (int j = 0; j < st0->depth; j++) {
 		int lj = st0->path[j];
 		on0[lj] = true;
-		for (int d = 0; d < a->rank; d++)
-			if (a->beta[d][lj])
-				a->twin[lj] = lj;
+		if (walks(s, a, lj))
+			a->twin[lj] = lj;
 	}
 	for (int si = s0 + 1; si < s->nst; si++) {
 		if (!a->cnt[si])
@@ -894,10 +907,7 @@ static bool array_twins(sctx *s, sarr *a)
 			on[st->path[j]] = true;
 		for (int j = 0; j < st->depth; j++) {
 			int lj = st->path[j];
-			bool moves = false;
-			for (int d = 0; d < a->rank; d++)
-				moves |= a->beta[d][lj] != 0;
-			if (!moves)
+			if (!walks(s, a, lj))
 				continue;
 			if (a->twin[lj] < 0)
 				for (int c = 0; c < s->n && a->twin[lj] < 0; c++)

@@ -149,7 +149,7 @@ else
 	# (since cache buffers and split tails are derived: matmul and the plan_* examples below)
 	for f in auto_matmul colwalk copy dgemm_small plan_unroll plan_vectorize relu_bias sgemm_small tune_matmul \
 		two_index matmul opencl_sgemm opencl_sgemm_tune plan_double_buffer plan_layout plan_level \
-		plan_max_elements plan_multicache plan_parallelize; do
+		plan_max_elements plan_multicache plan_parallelize plan_thrifty; do
 		for sp in 4K:64,32K:64,1M:64 1K:32,8K:128; do
 			out=$(python3 "$tmp/cmp.py" "$CACHET" "examples/$f.cachet" "$sp" 2>&1)
 			case "$out" in
