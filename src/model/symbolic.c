@@ -1798,6 +1798,7 @@ static bool carried_at(sctx *s, sym_lines *L, int ai, int l, int64_t g, const in
 		int from = L->n;
 		for (;;) {
 			sym_reuse y = x;
+			y.at = true;
 			for (int bi = 0; bi < s->na; bi++) {
 				const sarr *b = &s->arr[bi];
 				if (!b->nacc || !b->under[l])
@@ -2017,6 +2018,7 @@ static bool sibling_pair(sctx *s, sym_lines *L, int ai, int bi, int prev, int i,
 		int from = L->n;
 		for (;;) {
 			sym_reuse y = x;
+			y.at = true;
 			y.count = a->Dbody[mlast];
 			if (!mul_into(s, &y.count, &execs) || !sibling_window(s, &y, a, bi, prev, i, at) ||
 			    !push_merged(s, L, &y, from, cap))
@@ -2968,6 +2970,28 @@ static void render_text(ct_buf *b, const sym_result *r, const ct_kernel *k)
 			}
 			ct_buf_puts(b, "      ");
 			class_name(b, r, x);
+			/* the classes of single positions of a line with one count: one line */
+			int e = j;
+			while (x->at && e + 1 < L->n && L->r[e + 1].at && L->r[e + 1].array == x->array &&
+			       L->r[e + 1].kind == x->kind && L->r[e + 1].loop == x->loop &&
+			       L->r[e + 1].cls == x->cls && poly_same(&L->r[e + 1].count, &x->count))
+				e++;
+			if (e > j) {
+				ct_buf_printf(b, ", by the line's position (%d classes): count ", e - j + 1);
+				poly_print(b, &x->count, r);
+				ct_buf_puts(b, " each, distance");
+				for (int q = j; q <= e; q++) {
+					ct_buf_puts(b, q > j ? ", " : " ");
+					poly_print(b, &L->r[q].dlo, r);
+					if (is_range(&L->r[q])) {
+						ct_buf_puts(b, " .. ");
+						poly_print(b, &L->r[q].dhi, r);
+					}
+				}
+				ct_buf_puts(b, "\n");
+				j = e;
+				continue;
+			}
 			ct_buf_puts(b, ": count ");
 			poly_print(b, &x->count, r);
 			if (x->kind != SYM_COLD) {

@@ -47,6 +47,8 @@ typedef struct sym_reuse {
 	                            * single positions of a buffer's line (merged by distance) */
 	int posloop;
 	int ref;                   /* the source reference of the accesses (r->refs), -1 unknown */
+	bool at;                   /* one of the classes of single positions of a buffer's line
+	                            * (merged by distance; the text groups them) */
 	bool spatial;              /* SYM_CARRIED: the array's line changes with the loop every g
 	                            * iterations (reuse of the other elements of a line) */
 	sym_poly count, dlo, dhi;
