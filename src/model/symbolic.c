@@ -333,7 +333,6 @@ typedef struct sarr {
 	int twin[SYM_MAXLOOPS];    /* a loop of a's subscript: the loop of the first statement of a
 	                            * that walks the same part of it (itself there; a cache buffer's
 	                            * copy loop: the body's loop), -1 for the others */
-	bool dep[SYM_MAXLOOPS];    /* a's line changes within one execution of the loop */
 	sym_poly Dbody[SYM_MAXLOOPS]; /* lines in one iteration of loop j's body (0: none there) */
 	sym_poly Dloop[SYM_MAXLOOPS]; /* lines in one execution of loop j */
 	sym_poly Droot;            /* lines of the whole run */
@@ -1074,11 +1073,7 @@ static bool array_lines(sctx *s, sarr *a, int64_t line, int64_t elem)
 	}
 	for (int j = 0; j < s->n; j++) {
 		a->Dloop[j] = a->Dbody[j];
-		a->dep[j] = false;
-		for (int c = 0; c < s->n; c++)
-			a->dep[j] |= mark[j][c];
 		if (a->under[j] && a->role[j] != ROLE_ABSENT) {
-			a->dep[j] = true;
 			sym_poly f = s->r->trip[j];
 			if ((a->role[j] == ROLE_UNIT && !poly_scale(&f, 1, a->E)) ||
 			    !mul_into(s, &a->Dloop[j], &f))
