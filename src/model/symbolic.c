@@ -8,9 +8,11 @@
 /*
  * The class covered: a tree of loops and statements (after the loops that are empty on the
  * domain are dropped) whose trip counts are polynomials in the runtime params, whose
- * accesses are index subscripts that tile their dimensions (one subscript per array, over
- * loops enclosing all its statements), each array on its own lines with rows a whole number
- * of lines. The formula holds on a lattice, every runtime param a multiple of its modulus:
+ * accesses are index subscripts that tile their dimensions (one subscript per array and
+ * statement; its statements walk the same elements through twin loops, as a cache buffer's
+ * copy loops and its body do, or other lines, as a split's main and tail versions: parts),
+ * each array on its own lines with rows a whole number of lines (or a constant-size buffer,
+ * read as one dimension). The formula holds on a lattice, every runtime param a multiple of its modulus:
  * the moduli are the divisors the bounds (tails of splits: floor(N / 16)), the rows and the
  * unit-stride loops need (a row of N f32 is a whole number of 64-byte lines when
  * N % 16 == 0). There each array's lines in one execution of a loop are a product of trip
@@ -288,6 +290,8 @@ enum { ROLE_ABSENT, ROLE_UNIT, ROLE_DISTINCT };
 #define SYM_MAXLOOPS 64
 
 #define SYM_MAXST 32
+/* Most extra parts of storages (a split's main and tail reach different elements). */
+#define SYM_MAXPARTS 16
 #define SYM_MAXKIDS 32
 /* The body of a loop (or of the run: ROOT): its children in order, kid >= 0 a loop, kid < 0
  * statement -kid - 1. */
@@ -326,6 +330,9 @@ typedef struct sarr {
 	int u;                     /* the loop of unit step in dim dc (-1 none) */
 	int role[SYM_MAXLOOPS];
 	bool inl[SYM_MAXLOOPS];     /* the loop's whole range lies in one line (role ABSENT) */
+	int twin[SYM_MAXLOOPS];    /* a loop of a's subscript: the loop of the first statement of a
+	                            * that walks the same part of it (itself there; a cache buffer's
+	                            * copy loop: the body's loop), -1 for the others */
 	sym_poly Dbody[SYM_MAXLOOPS]; /* lines in one iteration of loop j's body (0: none there) */
 	sym_poly Dloop[SYM_MAXLOOPS]; /* lines in one execution of loop j */
 	sym_poly Droot;            /* lines of the whole run */
@@ -344,11 +351,16 @@ typedef struct sctx {
 	sbody body[SYM_MAXLOOPS + 1]; /* [ROOT]: the run's */
 	int nst;
 	sstmt st[SYM_MAXST];
-	int na;
+	int na;                    /* storages analysed: the tree's (norig), then parts */
+	int norig;
 	sarr *arr;                 /* [na] */
+	int orig[SYM_MAXLOOPS + SYM_MAXPARTS]; /* parts (>= norig): the storage they are part of */
 	sym_poly inst[SYM_MAXLOOPS]; /* executions of loop j: product of the trips outside */
 	sym_poly inst_st[SYM_MAXST]; /* executions of statement s */
 	bool refs_ok;              /* every access has its reference */
+	int64_t vb[IR_MAX_RANK][SYM_MAXLOOPS]; /* array_lines's scratch */
+	const int64_t *cur_at;     /* carried_at: the line's blocks in the body that splits a */
+	bool mark[SYM_MAXLOOPS][SYM_MAXLOOPS];
 	bool nomem;
 } sctx;
 
@@ -550,12 +562,21 @@ static const char *node_kind_why(const lt_node *x)
 	}
 }
 
+static bool build_list(sctx *s, lt_node *const *kids, int nkids, int bi, int *path, int depth);
+
 /* The loops and statements of kids that are not empty on the domain, into body bi (loops
  * enclosing them: path[0..depth)). */
 static bool build_tree(sctx *s, lt_node *const *kids, int nkids, int bi, int *path, int depth)
 {
+	s->body[bi].n = 0;
+	return build_list(s, kids, nkids, bi, path, depth);
+}
+
+/* build_tree's work, appending to body bi. A cache region's prologue copies, body and
+ * epilogue run in order where it stands, as the model builds them: its kids join bi. */
+static bool build_list(sctx *s, lt_node *const *kids, int nkids, int bi, int *path, int depth)
+{
 	sbody *B = &s->body[bi];
-	B->n = 0;
 	for (int i = 0; i < nkids; i++) {
 		const lt_node *x = kids[i];
 		if (B->n == SYM_MAXKIDS)
@@ -588,6 +609,9 @@ static bool build_tree(sctx *s, lt_node *const *kids, int nkids, int bi, int *pa
 			st->depth = depth;
 			memcpy(st->path, path, sizeof *path * (size_t)depth);
 			B->kid[B->n++] = -(s->nst++) - 1;
+		} else if (x->kind == LT_CACHE) {
+			if (!build_list(s, x->kids, x->nkids, bi, path, depth))
+				return false;
 		} else
 			return unsupported(s, node_kind_why(x));
 	}
@@ -605,6 +629,48 @@ static void set_point(sctx *s, int which)
 	}
 }
 
+/* Whether access ac of statement si has part q's subscript on the loops they share. */
+static bool part_fits(const sctx *s, const model *m, const macc *ac, int si, int q)
+{
+	const sarr *a = &s->arr[q];
+	const sstmt *st = &s->st[si];
+	if (!a->nacc)
+		return true;
+	for (int d = 0; d < m->rank[ac->array]; d++) {
+		if (a->c[d] != ac->c[d])
+			return false;
+		for (int j = 0; j < st->depth; j++)
+			if (a->under[st->path[j]] && a->beta[d][st->path[j]] != ac->beta[d * ac->depth + j])
+				return false;
+	}
+	return true;
+}
+
+/*
+ * The storage (or part of one) that access ac of statement si belongs to. A statement's
+ * accesses of one array are one part (several subscripts there are a stencil's: not
+ * derived); statements whose subscripts differ on the loops they share (the main and the
+ * tail of a split that does not divide, which walk other elements) are parts of their own,
+ * analysed as storages of their own where their lines are disjoint (line_classes checks).
+ */
+static int pick_part(sctx *s, const model *m, const macc *ac, int si)
+{
+	for (int q = 0; q < s->na; q++)
+		if (s->orig[q] == ac->array && s->arr[q].cnt[si])
+			return q;
+	for (int q = 0; q < s->na; q++)
+		if (s->orig[q] == ac->array && part_fits(s, m, ac, si, q))
+			return q;
+	if (s->na >= s->norig + SYM_MAXPARTS) {
+		unsupported(s, "one array with different subscripts in more statements than the "
+		               "formulas follow");
+		return -1;
+	}
+	int q = s->na++;
+	s->orig[q] = ac->array;
+	return q;
+}
+
 /* One statement x of the model tree (statement si): its accesses fill (which 0) or must
  * equal (which 1) s->arr. */
 static bool match_stmt(sctx *s, const model *m, const mnode *x, int si, int which)
@@ -620,22 +686,36 @@ static bool match_stmt(sctx *s, const model *m, const mnode *x, int si, int whic
 		const macc *ac = &x->acc[i];
 		if (ac->inexact)
 			return unsupported(s, "a subscript the model cannot express exactly");
-		sarr *a = &s->arr[ac->array];
-		if (which == 1 && st->acc_array[i] != ac->array)
+		int part = ac->array;
+		if (which == 0) {
+			part = pick_part(s, m, ac, si);
+			if (part < 0)
+				return false;
+		}
+		sarr *a = &s->arr[part];
+		if (which == 1 && s->orig[st->acc_array[i]] != ac->array)
 			return unsupported(s, "subscripts that depend on the runtime params");
-		st->acc_array[i] = ac->array;
+		if (which == 1)
+			a = &s->arr[part = st->acc_array[i]];
+		st->acc_array[i] = part;
 		bool fresh = which == 0 && a->nacc == 0;
 		for (int d = 0; d < m->rank[ac->array]; d++) {
-			int64_t beta[SYM_MAXLOOPS] = {0};
-			for (int j = 0; j < st->depth; j++)
-				beta[st->path[j]] = ac->beta[d * ac->depth + j];
-			bool same = a->c[d] == ac->c[d];
-			for (int j = 0; j < s->n; j++)
-				same &= a->beta[d][j] == beta[j];
-			if (fresh) {
+			/* the coefficients of the loops on this statement's path: those of loops that
+			 * enclose an earlier statement of a must be the same (a loop private to this
+			 * statement, such as a copy loop of a cache buffer, is set here; their lines are
+			 * checked against the other statements' in array_twins) */
+			bool same = fresh || a->c[d] == ac->c[d];
+			for (int j = 0; j < st->depth; j++) {
+				int lj = st->path[j];
+				int64_t b = ac->beta[d * ac->depth + j];
+				if (which == 0 && !a->under[lj])
+					a->beta[d][lj] = b;
+				else
+					same &= a->beta[d][lj] == b;
+			}
+			if (fresh)
 				a->c[d] = ac->c[d];
-				memcpy(a->beta[d], beta, sizeof beta);
-			} else if (!same)
+			else if (!same)
 				return unsupported(s, which ? "subscripts that depend on the runtime params"
 				                      : a->cnt[si] ? "several references to one array with "
 				                                     "different subscripts (stencil offsets): their "
@@ -705,21 +785,28 @@ static bool check_point(sctx *s, int which)
 		goto out;
 	}
 	if (which == 0) {
-		s->na = m->na;
-		s->arr = calloc((size_t)m->na + 1, sizeof *s->arr);
+		if (m->na > SYM_MAXLOOPS) {
+			unsupported(s, "more than 64 arrays and buffers");
+			goto out;
+		}
+		s->na = s->norig = m->na;
+		for (int a = 0; a < m->na; a++)
+			s->orig[a] = a;
+		s->arr = calloc((size_t)m->na + SYM_MAXPARTS + 1, sizeof *s->arr);
 		if (!s->arr) {
 			s->nomem = true;
 			goto out;
 		}
-	} else if (s->na != m->na) {
+	} else if (s->norig != m->na) {
 		unsupported(s, "subscripts that depend on the runtime params");
 		goto out;
 	}
 	if (!match_body(s, m, &m->root, ROOT, vals, which))
 		goto out;
 	/* the storages' strides: a product of the extents of the more minor dims */
-	for (int a = 0; a < m->na; a++) {
-		sarr *sa = &s->arr[a];
+	for (int pi = 0; pi < s->na; pi++) {
+		sarr *sa = &s->arr[pi];
+		int a = s->orig[pi];
 		if (!sa->nacc)
 			continue;
 		const int *o = m->order + a * IR_MAX_RANK;
@@ -754,6 +841,89 @@ out:
 
 /* ------------------------------------------------------------ one line size */
 
+static bool poly_equal(const sym_poly *x, const sym_poly *y)
+{
+	sym_poly d;
+	return poly_add(&d, x, y, -1) && d.n == 0;
+}
+
+/* Whether loops i and j walk a's elements alike: the same coefficients and trip counts. */
+static bool same_walk(const sctx *s, const sarr *a, int rank, int i, int j)
+{
+	for (int d = 0; d < rank; d++)
+		if (a->beta[d][i] != a->beta[d][j])
+			return false;
+	return poly_equal(&s->r->trip[i], &s->r->trip[j]);
+}
+
+/* Loop j moves a's element: a coefficient in its subscript, and more than one iteration (a
+ * copy loop over a buffer dimension of extent 1 does not). */
+static bool walks(const sctx *s, const sarr *a, int j)
+{
+	int64_t n, d;
+	if (poly_is_const(&s->r->trip[j], &n, &d) && n == d)
+		return false;
+	for (int q = 0; q < a->rank; q++)
+		if (a->beta[q][j])
+			return true;
+	return false;
+}
+
+/*
+ * Statements of one storage under different loops (a cache buffer: its copy loops, the
+ * body's loops and the epilogue's): each loop of a's subscript in a statement must have a
+ * twin among the loops of the first statement (the same coefficients and trip count), one
+ * for one, so that every statement of a walks the same elements, once, given the loops
+ * enclosing them all. a->twin[j]: that loop of the first statement (-1: j moves no element).
+ */
+static bool array_twins(sctx *s, sarr *a)
+{
+	int s0 = -1;
+	for (int si = 0; si < s->nst && s0 < 0; si++)
+		if (a->cnt[si])
+			s0 = si;
+	for (int j = 0; j < s->n; j++)
+		a->twin[j] = -1;
+	if (s0 < 0)
+		return true;
+	const char *why = "one storage walked by several statements through loops that are not "
+	                  "twins (other tilings of its dimensions, or a cache buffer's copy loops "
+	                  "unlike the body's): their union is not derived";
+	const sstmt *st0 = &s->st[s0];
+	bool on0[SYM_MAXLOOPS] = {false};
+	for (int j = 0; j < st0->depth; j++) {
+		int lj = st0->path[j];
+		on0[lj] = true;
+		if (walks(s, a, lj))
+			a->twin[lj] = lj;
+	}
+	for (int si = s0 + 1; si < s->nst; si++) {
+		if (!a->cnt[si])
+			continue;
+		const sstmt *st = &s->st[si];
+		bool used[SYM_MAXLOOPS] = {false}, on[SYM_MAXLOOPS] = {false};
+		for (int j = 0; j < st->depth; j++)
+			on[st->path[j]] = true;
+		for (int j = 0; j < st->depth; j++) {
+			int lj = st->path[j];
+			if (!walks(s, a, lj))
+				continue;
+			if (a->twin[lj] < 0)
+				for (int c = 0; c < s->n && a->twin[lj] < 0; c++)
+					if (on0[c] && !on[c] && a->twin[c] == c && !used[c] &&
+					    same_walk(s, a, a->rank, c, lj))
+						a->twin[lj] = c;
+			if (a->twin[lj] < 0 || used[a->twin[lj]])
+				return unsupported(s, why);
+			used[a->twin[lj]] = true;
+		}
+		for (int c = 0; c < s->n; c++)
+			if (a->twin[c] == c && !used[c])
+				return unsupported(s, why);
+	}
+	return true;
+}
+
 static bool mul_into(sctx *s, sym_poly *p, const sym_poly *x)
 {
 	if (!poly_mul(p, p, x))
@@ -769,20 +939,49 @@ static bool array_lines(sctx *s, sarr *a, int64_t line, int64_t elem)
 	int64_t epl = line / elem;  /* elements a line */
 	a->E = 1;
 	a->u = -1;
+	/* the subscript as seen here: per dim, or flattened to one dim of addresses when the
+	 * storage has a constant size whose rows are not whole lines (a cache buffer of 16 x 8
+	 * f32: two rows a 64-byte line) */
+	int rank = a->rank, dc = a->dc;
+	int64_t vc[IR_MAX_RANK];
+	int64_t (*vb)[SYM_MAXLOOPS] = s->vb;
+	memcpy(vc, a->c, sizeof vc);
+	memcpy(vb, a->beta, sizeof a->beta);
+	bool flat = false, consts = true;
+	int64_t sv[IR_MAX_RANK];
+	for (int d = 0; d < rank; d++) {
+		int64_t num, den;
+		consts &= poly_is_const(&a->stride[d], &num, &den) && den == 1;
+		sv[d] = consts ? num : 0;
+	}
+	for (int d = 0; d < rank && consts; d++)
+		flat |= d != dc && sv[d] % epl != 0;
+	if (flat) {
+		memset(vb, 0, sizeof a->beta);
+		vc[0] = 0;
+		for (int d = 0; d < rank; d++) {
+			vc[0] += a->c[d] * sv[d];
+			for (int j = 0; j < s->n; j++)
+				vb[0][j] += a->beta[d][j] * sv[d];
+		}
+		rank = 1;
+		dc = 0;
+	}
 	int used_dim[SYM_MAXLOOPS];
 	bool inline_loop[SYM_MAXLOOPS] = {false};
 	for (int j = 0; j < s->n; j++)
 		used_dim[j] = -1;
-	for (int d = 0; d < a->rank; d++) {
+	for (int d = 0; d < rank; d++) {
 		/* rows are whole lines */
-		if (d != a->dc && !divides(s, &a->stride[d], epl,
-		                           "rows that are not a whole number of lines on the domain"))
+		if (d != dc && !divides(s, &a->stride[d], epl,
+		                        "rows that are not a whole number of lines on the domain"))
 			return false;
-		/* the loops of this dim, by increasing coefficient, must tile it */
+		/* the loops of this dim, by increasing coefficient, must tile it (those of the first
+		 * statement: the others' are their twins) */
 		int ord[SYM_MAXLOOPS], no = 0;
 		for (int j = 0; j < s->n; j++) {
-			int64_t b = a->beta[d][j];
-			if (!b)
+			int64_t b = vb[d][j];
+			if (!b || a->twin[j] != j)
 				continue;
 			if (b < 0)
 				return unsupported(s, "a subscript that runs backwards");
@@ -790,7 +989,7 @@ static bool array_lines(sctx *s, sarr *a, int64_t line, int64_t elem)
 				return unsupported(s, "a loop in two subscripts of one array");
 			used_dim[j] = d;
 			int q = no++;
-			while (q > 0 && a->beta[d][ord[q - 1]] > b) {
+			while (q > 0 && vb[d][ord[q - 1]] > b) {
 				ord[q] = ord[q - 1];
 				q--;
 			}
@@ -800,11 +999,11 @@ static bool array_lines(sctx *s, sarr *a, int64_t line, int64_t elem)
 			int64_t tn, td;
 			if (!poly_is_const(&s->r->trip[ord[q]], &tn, &td))
 				return unsupported(s, "an inner loop of a subscript with a runtime trip count");
-			if (a->beta[d][ord[q + 1]] < a->beta[d][ord[q]] * tn)
+			if (vb[d][ord[q + 1]] < vb[d][ord[q]] * tn)
 				return unsupported(s, "subscripts whose loops overlap");
 		}
-		if (d == a->dc) {
-			if (a->c[d] % epl)
+		if (d == dc) {
+			if (vc[d] % epl)
 				return unsupported(s, "a unit-stride subscript that does not start a line");
 			/* the loops below a line's worth of elements: those whose whole range stays in
 			 * one line do not change it (inline), the one that crosses lines every E
@@ -812,7 +1011,7 @@ static bool array_lines(sctx *s, sarr *a, int64_t line, int64_t elem)
 			int64_t span = 1;
 			for (int q = 0; q < no; q++) {
 				int j = ord[q];
-				int64_t b = a->beta[d][j], tn, td;
+				int64_t b = vb[d][j], tn, td;
 				if (b >= epl) {
 					if (b % epl)
 						return unsupported(s, "a strided unit-stride subscript (not a whole "
@@ -838,31 +1037,38 @@ static bool array_lines(sctx *s, sarr *a, int64_t line, int64_t elem)
 			}
 		}
 	}
-	for (int j = 0; j < s->n; j++)
-		a->inl[j] = inline_loop[j];
-	for (int j = 0; j < s->n; j++)
-		a->role[j] = used_dim[j] < 0 || inline_loop[j] ? ROLE_ABSENT
-		             : j == a->u && a->E > 1 ? ROLE_UNIT : ROLE_DISTINCT;
+	/* the twins of a loop follow a's lines as it does */
+	for (int j = 0; j < s->n; j++) {
+		int c = a->twin[j];
+		a->inl[j] = c >= 0 && inline_loop[c];
+		a->role[j] = c < 0 || used_dim[c] < 0 || inline_loop[c] ? ROLE_ABSENT
+		             : c == a->u && a->E > 1 ? ROLE_UNIT : ROLE_DISTINCT;
+	}
 	/* lines in a loop's body, a loop, the run: the product of what the loops of a's
-	 * subscript inside give (they enclose all of a's statements: one chain) */
-	poly_const(&a->Droot, 1, 1);
+	 * subscript inside give, each twin once (twins walk the same lines) */
+	bool (*mark)[SYM_MAXLOOPS] = s->mark;
+	memset(mark, 0, sizeof s->mark);
+	for (int z = 0; z < s->n; z++)
+		if (a->role[z] != ROLE_ABSENT)
+			for (int j = s->lparent[z]; j >= 0; j = s->lparent[j])
+				mark[j][a->twin[z]] = true;
+	poly_const(&a->Droot, a->nacc ? 1 : 0, 1);
 	for (int j = 0; j < s->n; j++) {
 		poly_zero(&a->Dbody[j]);
 		poly_zero(&a->Dloop[j]);
 		if (a->under[j])
 			poly_const(&a->Dbody[j], 1, 1);
 	}
-	for (int z = 0; z < s->n; z++) {
-		if (a->role[z] == ROLE_ABSENT)
+	for (int c = 0; c < s->n; c++) {
+		if (a->twin[c] != c || a->role[c] == ROLE_ABSENT)
 			continue;
-		sym_poly f = s->r->trip[z];
-		if (a->role[z] == ROLE_UNIT && !poly_scale(&f, 1, a->E))
+		sym_poly f = s->r->trip[c];
+		if (a->role[c] == ROLE_UNIT && !poly_scale(&f, 1, a->E))
 			return unsupported(s, "a formula too large");
 		if (!mul_into(s, &a->Droot, &f))
 			return false;
-		/* every loop that encloses z (z itself for Dloop) */
-		for (int j = s->lparent[z]; j >= 0; j = s->lparent[j])
-			if (!mul_into(s, &a->Dbody[j], &f))
+		for (int j = 0; j < s->n; j++)
+			if (mark[j][c] && a->under[j] && !mul_into(s, &a->Dbody[j], &f))
 				return false;
 	}
 	for (int j = 0; j < s->n; j++) {
@@ -874,8 +1080,6 @@ static bool array_lines(sctx *s, sarr *a, int64_t line, int64_t elem)
 				return unsupported(s, "a formula too large");
 		}
 	}
-	if (!a->nacc)
-		poly_zero(&a->Droot);
 	return true;
 }
 
@@ -949,13 +1153,26 @@ static sym_poly dnode(const sarr *b, int k)
 static bool kids_lines(sctx *s, const sarr *b, const sbody *B, int from, int to, sym_poly *lo,
                        sym_poly *hi, bool *lo_done)
 {
+	/* at most b's lines in one iteration of the body (children that walk the same lines of
+	 * b, such as two reduce loops into one array, count them once) */
+	int bi = (int)(B - s->body);
+	const sym_poly *cap = bi == ROOT ? &b->Droot : &b->Dbody[bi];
+	sym_poly sum, d;
+	poly_zero(&sum);
+	for (int i = from; i < to; i++) {
+		int k = B->kid[i];
+		if (has(b, k) && (d = dnode(b, k), !poly_add(&sum, &sum, &d, 1)))
+			return unsupported(s, "a formula too large");
+	}
+	if (!poly_add(&d, &sum, cap, -1))
+		return unsupported(s, "a formula too large");
+	if (!poly_add(hi, hi, d.n && at_least(s, &d, 0) ? cap : &sum, 1))
+		return unsupported(s, "a formula too large");
 	for (int i = from; i < to; i++) {
 		int k = B->kid[i];
 		if (!has(b, k))
 			continue;
-		sym_poly d = dnode(b, k);
-		if (!poly_add(hi, hi, &d, 1))
-			return unsupported(s, "a formula too large");
+		d = dnode(b, k);
 		if (lo && !*lo_done) {
 			if (!poly_add(lo, lo, &d, 1))
 				return unsupported(s, "a formula too large");
@@ -998,6 +1215,17 @@ static bool edge_node(sctx *s, const sarr *a, const sarr *b, int k, bool end, sy
 		}
 		return true;
 	}
+	if (a->role[k] != ROLE_ABSENT) {
+		/* a's line changes with k (a cache buffer walked by its copy loops): the part
+		 * after (before) the line's touch holds anything from none to all of b's lines
+		 * there */
+		if (has(b, k)) {
+			sym_poly d = dnode(b, k);
+			if (!poly_add(hi, hi, &d, 1))
+				return unsupported(s, "a formula too large");
+		}
+		return true;
+	}
 	/* a loop: its last (first) iteration */
 	const sbody *B = &s->body[k];
 	int fa, la;
@@ -1012,6 +1240,283 @@ static bool edge_node(sctx *s, const sarr *a, const sarr *b, int k, bool end, sy
 static bool window_node(sctx *s, const sarr *a, const sarr *b, int k, int state, int pos,
                         sym_poly *lo, sym_poly *hi);
 
+/* Most levels of twin loops whose blocks the classes of a sibling reuse follow. */
+#define SYM_PAIR_DEPTH 8
+
+/* Both constants: the larger; else x unless it is 0 (a lower bound of a union of parts). */
+static const sym_poly *poly_max(const sym_poly *x, const sym_poly *y)
+{
+	int64_t xn, xd, yn, yd;
+	if (poly_is_const(x, &xn, &xd) && poly_is_const(y, &yn, &yd))
+		return (__int128)xn * yd >= (__int128)yn * xd ? x : y;
+	return x->n ? x : y;
+}
+
+/* The loops where a's line first changes below children k1 (its last iteration, going down)
+ * and k2 (its first): through loops that leave a's line alone and hold a in one child.
+ * False when a side does not reach such a loop. */
+static bool pair_level(const sctx *s, const sarr *a, int k1, int k2, int *m1, int *m2)
+{
+	int k[2] = {k1, k2};
+	for (int side = 0; side < 2; side++) {
+		while (k[side] >= 0 && a->role[k[side]] == ROLE_ABSENT) {
+			int fa, la;
+			a_kids(a, &s->body[k[side]], &fa, &la);
+			if (fa < 0 || fa != la)
+				return false;
+			k[side] = s->body[k[side]].kid[fa];
+		}
+		if (k[side] < 0)
+			return false;
+	}
+	*m1 = k[0];
+	*m2 = k[1];
+	return a->twin[*m1] >= 0 && a->twin[*m1] == a->twin[*m2];
+}
+
+/* b's lines in n iterations-blocks of loop m whose blocks hold w iterations: per block
+ * (*kind 1; *per), all of b's lines in m's body once any block is there (*kind 2), none (0),
+ * or not known (3: blocks that share lines of b). */
+static int block_lines(const sarr *b, int m, int64_t w, sym_poly *per)
+{
+	if (!b->under[m])
+		return 0;
+	*per = b->Dbody[m];
+	switch (b->role[m]) {
+	case ROLE_ABSENT:
+		return 2;
+	case ROLE_DISTINCT:
+		return poly_scale(per, w, 1) ? 1 : 3;
+	default:
+		if (w % b->E)
+			return 3;
+		return poly_scale(per, w / b->E, 1) ? 1 : 3;
+	}
+}
+
+/* lo, hi of b's lines in n blocks, n in [x, y] (polynomials, x <= y on the domain). */
+static bool blocks_range(sctx *s, const sarr *b, int m, int kind, const sym_poly *per,
+                         const sym_poly *x, const sym_poly *y, sym_poly *lo, sym_poly *hi)
+{
+	poly_zero(lo);
+	poly_zero(hi);
+	if (kind == 0)
+		return true;
+	if (kind == 2) {
+		if (at_least(s, x, 1))
+			*lo = *per;
+		if (y->n)
+			*hi = *per;
+		return true;
+	}
+	if (kind == 3) {
+		*hi = b->Dloop[m];
+		return true;
+	}
+	if (!poly_mul(lo, x, per) || !poly_mul(hi, y, per))
+		return unsupported(s, "a formula too large");
+	return true;
+}
+
+static bool pair_window(sctx *s, const sarr *a, const sarr *b, int k1, int k2, int state,
+                        int pos, const int64_t *at, int depth, sym_poly *lo, sym_poly *hi);
+
+/*
+ * The part of the window in the first and last iterations of a block: side 1 is the last
+ * iteration of loop m1's block (the children after the one holding a, and inside it), side
+ * 2 the first iteration of m2's (the children before it).
+ */
+static bool pair_bodies(sctx *s, const sarr *a, const sarr *b, int m1, int m2, int state,
+                        const int64_t *at, int depth, sym_poly *lo, sym_poly *hi)
+{
+	const sbody *B1 = &s->body[m1], *B2 = &s->body[m2];
+	int fa1, la1, fa2, la2;
+	a_kids(a, B1, &fa1, &la1);
+	a_kids(a, B2, &fa2, &la2);
+	sym_poly klo, khi, plo, phi;
+	poly_zero(&klo);
+	poly_zero(&khi);
+	poly_zero(&plo);
+	poly_zero(&phi);
+	bool done = false;
+	if (!kids_lines(s, b, B1, la1 + 1, B1->n, &klo, &khi, &done) ||
+	    !kids_lines(s, b, B2, 0, fa2, &klo, &khi, &done) ||
+	    !pair_window(s, a, b, B1->kid[la1], B2->kid[fa2], state, POS_ANY, at, depth + 1, &plo,
+	                 &phi))
+		return false;
+	if (!poly_add(lo, lo, poly_max(&plo, &klo), 1) || !poly_add(hi, hi, &phi, 1) ||
+	    !poly_add(hi, hi, &khi, 1))
+		return unsupported(s, "a formula too large");
+	return true;
+}
+
+/*
+ * b's least and most lines in the window of a reuse of a's line X between its last touch in
+ * one execution of child k1 (side 1) and its first touch in a later execution of child k2
+ * (side 2), where a's line changes inside them (a buffer walked by its copy loops and by the
+ * body): the part of k1 after X and the part of k2 before X. Down the loops that leave a's
+ * line alone (their last and first iterations, the children around), to loops m1 and m2
+ * that walk a's lines alike (twins): X lies in the same block p of both, so the blocks after
+ * p in m1 and before p in m2 lie wholly in the window (nb - 1 blocks of a's lines, and of
+ * any storage walked alike; pos says where p is), and the block's own iterations form the
+ * same kind of window one level further in. state: whether b's lines in the two executions
+ * are the same. Elsewhere the parts are bracketed by none and all of each child's lines.
+ */
+static bool pair_window(sctx *s, const sarr *a, const sarr *b, int k1, int k2, int state,
+                        int pos, const int64_t *at, int depth, sym_poly *lo, sym_poly *hi)
+{
+	int m1, m2;
+	if (!pair_level(s, a, k1, k2, &m1, &m2)) {
+		bool done = false;
+		return edge_node(s, a, b, k1, true, lo, hi, &done) &&
+		       edge_node(s, a, b, k2, false, lo, hi, &done);
+	}
+	/* the children around the way down (wholly in the window) */
+	sym_poly klo, khi;
+	poly_zero(&klo);
+	poly_zero(&khi);
+	bool done = false;
+	for (int side = 0; side < 2; side++) {
+		int k = side ? k2 : k1, m = side ? m2 : m1;
+		while (k != m) {
+			const sbody *B = &s->body[k];
+			int fa, la;
+			a_kids(a, B, &fa, &la);
+			if (!(side ? kids_lines(s, b, B, 0, fa, &klo, &khi, &done)
+			           : kids_lines(s, b, B, la + 1, B->n, &klo, &khi, &done)))
+				return false;
+			k = B->kid[fa];
+		}
+	}
+	/* the blocks outside X's */
+	int64_t w = a->role[m1] == ROLE_UNIT ? a->E : 1;
+	sym_poly nb = s->r->trip[m1], one, last, zero;
+	if (!poly_scale(&nb, 1, w))
+		return unsupported(s, "a formula too large");
+	poly_const(&one, 1, 1);
+	poly_zero(&zero);
+	if (!poly_add(&last, &nb, &one, -1))
+		return unsupported(s, "a formula too large");
+	/* blocks after X's in m1: n1 in [x1, y1]; before it in m2: nb - 1 - n1 */
+	sym_poly x1, y1, x2, y2, two;
+	poly_const(&two, 2, 1);
+	switch (pos) {
+	case POS_FIRST:
+		x1 = y1 = last;
+		x2 = y2 = zero;
+		break;
+	case POS_LAST:
+		x1 = y1 = zero;
+		x2 = y2 = last;
+		break;
+	case POS_MIDDLE:
+		x1 = x2 = one;
+		if (!poly_add(&y1, &nb, &two, -1))
+			return unsupported(s, "a formula too large");
+		y2 = y1;
+		break;
+	default:
+		x1 = x2 = zero;
+		y1 = y2 = last;
+	}
+	if (at && depth < SYM_PAIR_DEPTH && at[depth] >= 0) {
+		/* X's block is known: block at[depth] */
+		poly_const(&x2, at[depth], 1);
+		y2 = x2;
+		if (!poly_add(&x1, &last, &x2, -1))
+			return unsupported(s, "a formula too large");
+		y1 = x1;
+	}
+	sym_poly per1, per2, flo, fhi;
+	poly_zero(&per1);
+	poly_zero(&per2);
+	int kind1 = block_lines(b, m1, w, &per1), kind2 = block_lines(b, m2, w, &per2);
+	bool aligned = kind1 == 1 && kind2 == 1 && poly_equal(&per1, &per2) &&
+	               ((b->twin[m1] >= 0 && b->twin[m1] == b->twin[m2] && state == ST_SAME) ||
+	                state == ST_DIFFER);
+	if (aligned) {
+		/* every block but X's once, on one side or the other */
+		if (!poly_mul(&flo, &last, &per1))
+			return unsupported(s, "a formula too large");
+		fhi = flo;
+	} else {
+		sym_poly l1, h1, l2, h2;
+		if (!blocks_range(s, b, m1, kind1, &per1, &x1, &y1, &l1, &h1) ||
+		    !blocks_range(s, b, m2, kind2, &per2, &x2, &y2, &l2, &h2))
+			return false;
+		/* the two sides' lines: disjoint where b's lines of the two executions differ */
+		if (state == ST_DIFFER) {
+			if (!poly_add(&flo, &l1, &l2, 1))
+				return unsupported(s, "a formula too large");
+		} else
+			flo = *poly_max(&l1, &l2);
+		if (!poly_add(&fhi, &h1, &h2, 1))
+			return unsupported(s, "a formula too large");
+	}
+	/* X's block: its last iteration in m1, its first in m2 */
+	sym_poly ilo, ihi;
+	poly_zero(&ilo);
+	poly_zero(&ihi);
+	if (!pair_bodies(s, a, b, m1, m2, state, at, depth, &ilo, &ihi))
+		return false;
+	/* a known block, b on one side only, its lines shared by neighbouring iterations (a
+	 * line of b every E_b iterations, blocks of w): b's line-blocks from X's iteration on
+	 * (side 1) or up to it (side 2); X's iteration's lines are among them when its
+	 * neighbour in the window shares its line-block */
+	int64_t nbc, nbd;
+	if (at && depth < SYM_PAIR_DEPTH && at[depth] >= 0 && poly_is_const(&nb, &nbc, &nbd) &&
+	    nbd == 1 && ((kind1 == 3 && kind2 == 0) || (kind1 == 0 && kind2 == 3))) {
+		bool side1 = kind1 == 3;
+		int m = side1 ? m1 : m2;
+		int64_t E = b->E, pb = at[depth], n = 0;
+		bool covered_b = false;
+		if (side1) {
+			int64_t tp = pb * w + w - 1, end = nbc * w - 1;
+			if (tp + 1 <= end) {
+				n = end / E - (tp + 1) / E + 1;
+				covered_b = (tp + 1) / E == tp / E;
+			}
+		} else {
+			int64_t tp = pb * w;
+			if (tp >= 1) {
+				n = (tp - 1) / E + 1;
+				covered_b = (tp - 1) / E == tp / E;
+			}
+		}
+		sym_poly f = b->Dbody[m];
+		if (!poly_scale(&f, n, 1))
+			return unsupported(s, "a formula too large");
+		sym_poly tlo = f, thi = f;
+		if (!covered_b && (!poly_add(&tlo, &tlo, &ilo, 1) || !poly_add(&thi, &thi, &ihi, 1)))
+			return unsupported(s, "a formula too large");
+		if (!poly_add(lo, lo, poly_max(&tlo, &klo), 1) || !poly_add(hi, hi, &thi, 1) ||
+		    !poly_add(hi, hi, &khi, 1))
+			return unsupported(s, "a formula too large");
+		return true;
+	}
+	/* b's lines there lie outside the other blocks' where it changes with every block */
+	bool apart = (kind1 == 0 || kind1 == 1) && (kind2 == 0 || kind2 == 1);
+	bool covered = kind1 != 1 && kind2 != 1 && kind1 != 3 && kind2 != 3 &&
+	               (kind1 == 0 || at_least(s, &x1, 1)) && (kind2 == 0 || at_least(s, &x2, 1)) &&
+	               (kind1 || kind2);
+	sym_poly slo, shi;
+	if (covered) {
+		slo = flo;
+		shi = fhi;
+	} else if (apart) {
+		if (!poly_add(&slo, &flo, &ilo, 1) || !poly_add(&shi, &fhi, &ihi, 1))
+			return unsupported(s, "a formula too large");
+	} else {
+		slo = *poly_max(&flo, &ilo);
+		if (!poly_add(&shi, &fhi, &ihi, 1))
+			return unsupported(s, "a formula too large");
+	}
+	if (!poly_add(lo, lo, poly_max(&slo, &klo), 1) || !poly_add(hi, hi, &shi, 1) ||
+	    !poly_add(hi, hi, &khi, 1))
+		return unsupported(s, "a formula too large");
+	return true;
+}
+
 /*
  * Add storage b's least and most lines in a window of a reuse of a's line X to lo and hi.
  * The window is the suffix of one execution I1 of body bi after the last touch of X and the
@@ -1021,6 +1526,32 @@ static bool window_node(sctx *s, const sarr *a, const sarr *b, int k, int state,
  * when several do (a's line is the same in the whole body), it is the part of the last
  * after its last touch and of the first before its first touch, and the children around.
  */
+/* window_body where several children of body bi hold a: the part of the last after the
+ * line's last touch, of the first before its first touch (pair_window: at gives the line's
+ * blocks, or NULL), and the children around. */
+static bool window_split(sctx *s, const sarr *a, const sarr *b, int bi, int state, int pos,
+                         const int64_t *at, sym_poly *lo, sym_poly *hi)
+{
+	const sbody *B = &s->body[bi];
+	int fa, la;
+	a_kids(a, B, &fa, &la);
+	bool lo_done = false;
+	sym_poly klo, khi, plo, phi;
+	poly_zero(&klo);
+	poly_zero(&khi);
+	poly_zero(&plo);
+	poly_zero(&phi);
+	if (!kids_lines(s, b, B, la + 1, B->n, &klo, &khi, &lo_done) ||
+	    !kids_lines(s, b, B, 0, fa, &klo, &khi, &lo_done) ||
+	    !pair_window(s, a, b, B->kid[la], B->kid[fa], state, pos, at ? at : s->cur_at, 0, &plo,
+	                 &phi))
+		return false;
+	if (!poly_add(lo, lo, poly_max(&plo, &klo), 1) || !poly_add(hi, hi, &phi, 1) ||
+	    !poly_add(hi, hi, &khi, 1))
+		return unsupported(s, "a formula too large");
+	return true;
+}
+
 static bool window_body(sctx *s, const sarr *a, const sarr *b, int bi, int state, int pos,
                         sym_poly *lo, sym_poly *hi)
 {
@@ -1032,21 +1563,23 @@ static bool window_body(sctx *s, const sarr *a, const sarr *b, int bi, int state
 	bool lo_done = false;
 	if (fa == la && has(b, B->kid[fa])) {
 		/* b's lines in the window's children come on top of the inner window's (lo: the
-		 * inner window's alone) */
-		sym_poly ign;
-		poly_zero(&ign);
-		bool done = true;
-		return kids_lines(s, b, B, la + 1, B->n, &ign, hi, &done) &&
-		       kids_lines(s, b, B, 0, fa, &ign, hi, &done) &&
-		       window_node(s, a, b, B->kid[fa], state, pos, lo, hi);
+		 * larger of the inner window's and the first child's, where they are known) */
+		sym_poly klo, ilo;
+		poly_zero(&klo);
+		poly_zero(&ilo);
+		bool done = false;
+		if (!kids_lines(s, b, B, la + 1, B->n, &klo, hi, &done) ||
+		    !kids_lines(s, b, B, 0, fa, &klo, hi, &done) ||
+		    !window_node(s, a, b, B->kid[fa], state, pos, &ilo, hi))
+			return false;
+		if (!poly_add(lo, lo, poly_max(&ilo, &klo), 1))
+			return unsupported(s, "a formula too large");
+		return true;
 	}
 	if (fa == la)
 		return kids_lines(s, b, B, la + 1, B->n, lo, hi, &lo_done) &&
 		       kids_lines(s, b, B, 0, fa, lo, hi, &lo_done);
-	return kids_lines(s, b, B, la + 1, B->n, lo, hi, &lo_done) &&
-	       kids_lines(s, b, B, 0, fa, lo, hi, &lo_done) &&
-	       edge_node(s, a, b, B->kid[la], true, lo, hi, &lo_done) &&
-	       edge_node(s, a, b, B->kid[fa], false, lo, hi, &lo_done);
+	return window_split(s, a, b, bi, state, pos, NULL, lo, hi);
 }
 
 /*
@@ -1165,7 +1698,8 @@ static bool push_reuse(sctx *s, sym_lines *L, const sym_reuse *x, int *cap)
 		L->r = nr;
 		*cap = nc;
 	}
-	L->r[L->n++] = *x;
+	L->r[L->n] = *x;
+	L->r[L->n++].array = s->orig[x->array]; /* a part's classes are its array's */
 	return true;
 }
 
@@ -1200,6 +1734,93 @@ static int first_dep(const sctx *s, const sarr *a, int l)
 	return -1;
 }
 
+/* Add b's least and most lines in a window (blo, bhi) to class x's distances. The window
+ * lies in `inst` instances of a body where b has `per` lines each: at most inst * per of them
+ * (b's lines walked in several children, a buffer's by its copy loops and its body, are
+ * counted once each there). */
+static bool add_capped(sctx *s, sym_reuse *x, const sym_poly *blo, const sym_poly *bhi,
+                       const sym_poly *per, int64_t inst)
+{
+	sym_poly capv = *per, d;
+	if (!poly_scale(&capv, inst, 1) || !poly_add(&d, bhi, &capv, -1))
+		return unsupported(s, "a formula too large");
+	const sym_poly *hi = at_least(s, &d, 0) ? &capv : bhi;
+	if (!poly_add(&x->dlo, &x->dlo, blo, 1) || !poly_add(&x->dhi, &x->dhi, hi, 1))
+		return unsupported(s, "a formula too large");
+	return true;
+}
+
+static bool pair_chain(const sctx *s, const sarr *a, int k1, int k2, int64_t *nb, int *depth,
+                       int *mlast);
+static bool push_merged(sctx *s, sym_lines *L, const sym_reuse *x, int from, int *cap);
+
+/* The state of b's lines in iterations t - 1 and t of loop l (class cls of g). */
+static int carried_state(const sarr *b, int l, int64_t g, int cls)
+{
+	return b->role[l] == ROLE_ABSENT ? ST_SAME
+	       : b->role[l] == ROLE_DISTINCT ? ST_DIFFER
+	       : cls == 1 ? ST_SAME
+	       : b->E == g ? ST_DIFFER : ST_MAYBE;
+}
+
+/* The reuse of a carried by loop l whose body walks a in several children by twin loops (a
+ * buffer's body, then its copy in the next iteration): one class per position of the line
+ * among the twins' blocks (nb[depth]; classes of the same distances merged). */
+static bool carried_at(sctx *s, sym_lines *L, int ai, int l, int64_t g, const int64_t *nb,
+                       int depth, int mlast, int *cap)
+{
+	const sarr *a = &s->arr[ai];
+	for (int cls = g ? 1 : 0; cls <= (g ? 2 : 0); cls++) {
+		sym_reuse x;
+		memset(&x, 0, sizeof x);
+		x.array = ai;
+		x.kind = SYM_CARRIED;
+		x.loop = l;
+		x.ref = first_ref(s, a, first_stmt(s, a, l));
+		x.g = g;
+		x.cls = cls;
+		x.posloop = -1;
+		x.spatial = a->role[l] == ROLE_UNIT || a->inl[l];
+		sym_poly it;
+		if (!class_iters(s, a, l, g, cls, &it))
+			return false;
+		x.count = s->inst[l];
+		if (!mul_into(s, &x.count, &it) || !mul_into(s, &x.count, &a->Dbody[mlast]))
+			return false;
+		if (x.count.n == 0)
+			continue;
+		int64_t at[SYM_PAIR_DEPTH] = {0};
+		int from = L->n;
+		for (;;) {
+			sym_reuse y = x;
+			y.at = true;
+			for (int bi = 0; bi < s->na; bi++) {
+				const sarr *b = &s->arr[bi];
+				if (!b->nacc || !b->under[l])
+					continue;
+				int state = carried_state(b, l, g, cls);
+				sym_poly blo, bhi;
+				poly_zero(&blo);
+				poly_zero(&bhi);
+				s->cur_at = at;
+				bool ok = window_body(s, a, b, l, state, POS_ANY, &blo, &bhi);
+				s->cur_at = NULL;
+				if (!ok ||
+				    !add_capped(s, &y, &blo, &bhi, &b->Dbody[l], state == ST_SAME ? 1 : 2))
+					return false;
+			}
+			if (!push_merged(s, L, &y, from, cap))
+				return false;
+			int d = depth - 1;
+			while (d >= 0 && ++at[d] == nb[d])
+				at[d--] = 0;
+			if (d < 0)
+				break;
+		}
+	}
+	return true;
+}
+
 /* The reuse of a carried by loop l, in classes of iterations and blocks. */
 static bool carried_classes(sctx *s, sym_lines *L, int ai, int l, int *cap)
 {
@@ -1219,6 +1840,20 @@ static bool carried_classes(sctx *s, sym_lines *L, int ai, int l, int *cap)
 			return unsupported(s, "a formula too large");
 		split = at_least(s, &nblocks, 2);
 	}
+	/* down the loops that leave a's line alone to the body whose children walk a apart */
+	int fa, la, sb = l;
+	for (;;) {
+		a_kids(a, &s->body[sb], &fa, &la);
+		int k = fa >= 0 ? s->body[sb].kid[fa] : -1;
+		if (fa < 0 || fa != la || k < 0 || a->role[k] != ROLE_ABSENT)
+			break;
+		sb = k;
+	}
+	int64_t nb[SYM_PAIR_DEPTH];
+	int depth, mlast = -1;
+	if (fa >= 0 && fa != la &&
+	    pair_chain(s, a, s->body[sb].kid[la], s->body[sb].kid[fa], nb, &depth, &mlast))
+		return carried_at(s, L, ai, l, g, nb, depth, mlast, cap);
 	for (int cls = g ? 1 : 0; cls <= (g ? 2 : 0); cls++)
 		for (int pos = split ? POS_FIRST : POS_ANY; pos <= (split ? POS_LAST : POS_ANY); pos++) {
 			sym_reuse x;
@@ -1265,12 +1900,162 @@ static bool carried_classes(sctx *s, sym_lines *L, int ai, int l, int *cap)
 				            : b->role[l] == ROLE_DISTINCT ? ST_DIFFER
 				            : cls == 1 ? ST_SAME
 				            : b->E == g ? ST_DIFFER : ST_MAYBE;
-				if (!window_body(s, a, b, l, state, x.pos, &x.dlo, &x.dhi))
+				sym_poly blo, bhi;
+				poly_zero(&blo);
+				poly_zero(&bhi);
+				if (!window_body(s, a, b, l, state, x.pos, &blo, &bhi) ||
+				    !add_capped(s, &x, &blo, &bhi, &b->Dbody[l], state == ST_SAME ? 1 : 2))
 					return false;
 			}
 			if (!push_reuse(s, L, &x, cap))
 				return false;
 		}
+	return true;
+}
+
+/* The levels of twin loops below children k1 and k2 (pair_level, then inside the blocks)
+ * whose block counts are constants: nb[], their product in *lines; false when there are none,
+ * more than SYM_PAIR_DEPTH, or more than 256 positions. *mlast: the innermost pair's m2. */
+static bool pair_chain(const sctx *s, const sarr *a, int k1, int k2, int64_t *nb, int *depth,
+                       int *mlast)
+{
+	int64_t total = 1;
+	*depth = 0;
+	int m1, m2;
+	while (pair_level(s, a, k1, k2, &m1, &m2)) {
+		int64_t n, d;
+		if (*depth == SYM_PAIR_DEPTH || !poly_is_const(&s->r->trip[m2], &n, &d) || d != 1)
+			return false;
+		if (a->role[m2] == ROLE_UNIT)
+			n /= a->E;
+		total *= n;
+		if (total > 256)
+			return false;
+		nb[(*depth)++] = n;
+		*mlast = m2;
+		int fa1, la1, fa2, la2;
+		a_kids(a, &s->body[m1], &fa1, &la1);
+		a_kids(a, &s->body[m2], &fa2, &la2);
+		k1 = s->body[m1].kid[la1];
+		k2 = s->body[m2].kid[fa2];
+	}
+	return *depth > 0;
+}
+
+/* One class of a sibling reuse: b's windows into x's distances. */
+static bool sibling_window(sctx *s, sym_reuse *x, const sarr *a, int bi, int prev, int i,
+                           const int64_t *at)
+{
+	const sbody *B = &s->body[bi];
+	for (int q = 0; q < s->na; q++) {
+		const sarr *b = &s->arr[q];
+		if (!b->nacc)
+			continue;
+		bool lo_done = false;
+		sym_poly klo, khi, plo, phi, blo, bhi;
+		poly_zero(&klo);
+		poly_zero(&khi);
+		poly_zero(&plo);
+		poly_zero(&phi);
+		if (!kids_lines(s, b, B, prev + 1, i, &klo, &khi, &lo_done) ||
+		    !pair_window(s, a, b, B->kid[prev], B->kid[i], ST_SAME, x->pos, at, 0, &plo, &phi))
+			return false;
+		blo = *poly_max(&plo, &klo);
+		if (!poly_add(&bhi, &phi, &khi, 1))
+			return unsupported(s, "a formula too large");
+		if (!add_capped(s, x, &blo, &bhi, bi == ROOT ? &b->Droot : &b->Dbody[bi], 1))
+			return false;
+	}
+	return true;
+}
+
+/* Push x, or add its count to an earlier class of the same reuse with the same distances
+ * (from index from on). */
+static bool push_merged(sctx *s, sym_lines *L, const sym_reuse *x, int from, int *cap)
+{
+	for (int c = from; c < L->n; c++) {
+		sym_reuse *y = &L->r[c];
+		if (y->ref == x->ref && poly_equal(&y->dlo, &x->dlo) && poly_equal(&y->dhi, &x->dhi))
+			return poly_add(&y->count, &y->count, &x->count, 1) ||
+			       unsupported(s, "a formula too large");
+	}
+	return push_reuse(s, L, x, cap);
+}
+
+/*
+ * The reuse of a's lines in child i of body bi that child prev (the one before that holds a)
+ * touched: one access per line of a in child i and execution of the body. Where a's line
+ * changes inside them (a buffer's copy and body), the window depends on where the line lies:
+ * one class per position of the line among the blocks of the twin loops that walk it (at most
+ * 256; classes of the same distances merged), else by its block in the first of them (first,
+ * middle, last).
+ */
+static bool sibling_pair(sctx *s, sym_lines *L, int ai, int bi, int prev, int i, int *cap)
+{
+	const sarr *a = &s->arr[ai];
+	const sbody *B = &s->body[bi];
+	sym_poly execs;
+	poly_const(&execs, 1, 1);
+	if (bi != ROOT && (!mul_into(s, &execs, &s->inst[bi]) || !mul_into(s, &execs, &s->r->trip[bi])))
+		return false;
+	sym_reuse x;
+	memset(&x, 0, sizeof x);
+	x.array = ai;
+	x.kind = SYM_SIBLING;
+	x.loop = bi == ROOT ? -1 : bi;
+	int k = B->kid[i];
+	x.ref = first_ref(s, a, k < 0 ? -k - 1 : first_stmt(s, a, k));
+	int64_t nb[SYM_PAIR_DEPTH];
+	int depth, mlast = -1;
+	if (pair_chain(s, a, B->kid[prev], k, nb, &depth, &mlast)) {
+		/* every position of the line: a mixed-radix count over the levels */
+		int64_t at[SYM_PAIR_DEPTH] = {0};
+		int from = L->n;
+		for (;;) {
+			sym_reuse y = x;
+			y.at = true;
+			y.count = a->Dbody[mlast];
+			if (!mul_into(s, &y.count, &execs) || !sibling_window(s, &y, a, bi, prev, i, at) ||
+			    !push_merged(s, L, &y, from, cap))
+				return false;
+			int d = depth - 1;
+			while (d >= 0 && ++at[d] == nb[d])
+				at[d--] = 0;
+			if (d < 0)
+				break;
+		}
+		return true;
+	}
+	int m1, m2;
+	bool paired = pair_level(s, a, B->kid[prev], k, &m1, &m2);
+	sym_poly nbp, per = a->Dbody[paired ? m2 : 0];
+	bool split = false;
+	if (paired) {
+		nbp = s->r->trip[m2];
+		if (a->role[m2] == ROLE_UNIT && !poly_scale(&nbp, 1, a->E))
+			return unsupported(s, "a formula too large");
+		split = at_least(s, &nbp, 2);
+	}
+	for (int pos = split ? POS_FIRST : POS_ANY; pos <= (split ? POS_LAST : POS_ANY); pos++) {
+		sym_reuse y = x;
+		y.pos = pos;
+		y.posloop = paired ? m2 : -1;
+		if (pos == POS_ANY)
+			y.count = dnode(a, k);
+		else {
+			y.count = per;
+			if (pos == POS_MIDDLE) {
+				sym_poly two, mid;
+				poly_const(&two, 2, 1);
+				if (!poly_add(&mid, &nbp, &two, -1) || !mul_into(s, &y.count, &mid))
+					return unsupported(s, "a formula too large");
+			}
+		}
+		if (!mul_into(s, &y.count, &execs) || !sibling_window(s, &y, a, bi, prev, i, NULL))
+			return false;
+		if (y.count.n && !push_reuse(s, L, &y, cap))
+			return false;
+	}
 	return true;
 }
 
@@ -1284,33 +2069,8 @@ static bool sibling_classes(sctx *s, sym_lines *L, int ai, int bi, int *cap)
 	for (int i = 0; i < B->n; i++) {
 		if (!has(a, B->kid[i]))
 			continue;
-		if (prev >= 0) {
-			sym_reuse x;
-			memset(&x, 0, sizeof x);
-			x.array = ai;
-			x.kind = SYM_SIBLING;
-			x.loop = bi == ROOT ? -1 : bi;
-			{
-				int k = B->kid[i];
-				x.ref = first_ref(s, a, k < 0 ? -k - 1 : first_stmt(s, a, k));
-			}
-			if (bi == ROOT)
-				poly_const(&x.count, 1, 1);
-			else if (!poly_mul(&x.count, &s->inst[bi], &s->r->trip[bi]))
-				return unsupported(s, "a formula too large");
-			for (int q = 0; q < s->na; q++) {
-				const sarr *b = &s->arr[q];
-				if (!b->nacc)
-					continue;
-				bool lo_done = false;
-				if (!kids_lines(s, b, B, prev + 1, i, &x.dlo, &x.dhi, &lo_done) ||
-				    !edge_node(s, a, b, B->kid[prev], true, &x.dlo, &x.dhi, &lo_done) ||
-				    !edge_node(s, a, b, B->kid[i], false, &x.dlo, &x.dhi, &lo_done))
-					return false;
-			}
-			if (!push_reuse(s, L, &x, cap))
-				return false;
-		}
+		if (prev >= 0 && !sibling_pair(s, L, ai, bi, prev, i, cap))
+			return false;
 		prev = i;
 	}
 	return true;
@@ -1365,10 +2125,64 @@ static bool array_classes(sctx *s, sym_lines *L, int ai, int *cap)
 	return true;
 }
 
+/* The first and last element part q reaches in dim d (of its subscript as it stands, or
+ * flattened: d < 0), when the loops of that dim have constant trip counts. */
+static bool part_range(const sctx *s, const sarr *a, int d, int64_t *lo, int64_t *hi)
+{
+	*lo = *hi = a->c[d];
+	for (int j = 0; j < s->n; j++) {
+		int64_t b = a->beta[d][j], tn, td;
+		if (!b || a->twin[j] != j)
+			continue;
+		if (!poly_is_const(&s->r->trip[j], &tn, &td) || td != 1)
+			return false;
+		if (b < 0)
+			*lo += b * (tn - 1);
+		else
+			*hi += b * (tn - 1);
+	}
+	return true;
+}
+
+/* Parts p and q of one storage never share a line: some dim whose ranges are constants keeps
+ * them apart (other rows, or other lines of the unit-stride dim). */
+static bool parts_apart(const sctx *s, const sarr *p, const sarr *q, int64_t epl)
+{
+	/* rows must be whole lines (array_lines requires it but of a buffer of constant size,
+	 * which it reads as one dimension: rows that share lines) */
+	for (int d = 0; d < p->rank; d++) {
+		int64_t num, den;
+		if (d != p->dc && poly_is_const(&p->stride[d], &num, &den) && num % (epl * den) != 0)
+			return false;
+	}
+	for (int d = 0; d < p->rank; d++) {
+		int64_t plo, phi, qlo, qhi;
+		if (!part_range(s, p, d, &plo, &phi) || !part_range(s, q, d, &qlo, &qhi))
+			continue;
+		if (d == p->dc) {
+			plo = plo / epl;
+			phi = phi / epl;
+			qlo = qlo / epl;
+			qhi = qhi / epl;
+		}
+		if (plo >= 0 && qlo >= 0 && (phi < qlo || qhi < plo))
+			return true;
+	}
+	return false;
+}
+
 static bool line_classes(sctx *s, sym_lines *L)
 {
+	for (int p = s->norig; p < s->na; p++)
+		for (int q = 0; q < p; q++)
+			if (s->orig[q] == s->orig[p] && s->arr[q].nacc && s->arr[p].nacc &&
+			    !parts_apart(s, &s->arr[p], &s->arr[q], L->line / s->r->elem[s->orig[p]]))
+				return unsupported(s, "one array with different subscripts in different "
+				                      "statements whose lines meet (shifted uses, or the tail "
+				                      "of a split sharing a line with the main part): their "
+				                      "union is not derived");
 	for (int a = 0; a < s->na; a++)
-		if (s->arr[a].nacc && !array_lines(s, &s->arr[a], L->line, s->r->elem[a]))
+		if (s->arr[a].nacc && !array_lines(s, &s->arr[a], L->line, s->r->elem[s->orig[a]]))
 			return false;
 	int cap = 0;
 	for (int a = 0; a < s->na; a++)
@@ -1446,7 +2260,8 @@ static void find_refs(sctx *s)
 		}
 		/* the model's storage of each access must be the reference's array */
 		for (int i = 0; s->refs_ok && i < s->st[si].nacc; i++)
-			s->refs_ok = i < idx && s->r->refs[s->st[si].ref[i]].array == s->st[si].acc_array[i];
+			s->refs_ok = i < idx &&
+			             s->r->refs[s->st[si].ref[i]].array == s->orig[s->st[si].acc_array[i]];
 	}
 	if (!s->refs_ok)
 		s->r->nrefs = 0;
@@ -1461,8 +2276,11 @@ static bool analyse_once(sctx *s, const sim_spec *spec)
 	if (!build_tree(s, s->t->roots, s->t->nroots, ROOT, path, 0) || !check_point(s, 0) ||
 	    !check_point(s, 1))
 		return false;
+	for (int a = 0; a < s->na; a++)
+		if (s->arr[a].nacc && !array_twins(s, &s->arr[a]))
+			return false;
 	r->nloops = s->n;
-	r->narrays = s->na;
+	r->narrays = s->norig;
 	r->file = s->k->file;
 	find_refs(s);
 	r->array_name = calloc((size_t)s->na + 1, sizeof *r->array_name);
@@ -1477,11 +2295,15 @@ static bool analyse_once(sctx *s, const sim_spec *spec)
 		s->nomem = true;
 		return false;
 	}
-	for (int a = 0; a < s->na; a++) {
+	for (int a = 0; a < s->norig; a++) {
 		r->array_name[a] = s->t->arrays[a].name;
 		r->elem[a] = (int64_t)ct_dtype_size(s->t->arrays[a].type);
-		r->nacc[a] = s->arr[a].nacc;
-		r->count[a] = s->arr[a].count;
+	}
+	for (int q = 0; q < s->na; q++) {
+		int a = s->orig[q];
+		r->nacc[a] += s->arr[q].nacc;
+		if (s->arr[q].nacc)
+			r->count[a] = s->arr[q].count;
 	}
 	/* executions: the product of the enclosing trips (loops in preorder: parents first) */
 	for (int l = 0; l < s->n; l++) {
@@ -1829,6 +2651,26 @@ out:
 
 /* cold + sum over classes of [distance >= C] * count, with the least (hi false) or the most
  * distances. */
+static bool poly_same(const sym_poly *a, const sym_poly *b);
+
+/* Where reference f stands: FILE:LINE:COL, or the plan's copy loops (a cache buffer's copy,
+ * zero-fill or reduce statement, which the source does not write). */
+static void ref_where(const sym_result *r, int f, char *where, size_t n)
+{
+	if (r->refs[f].line <= 0)
+		snprintf(where, n, "the plan's copy loops of %s", r->array_name[r->refs[f].array]);
+	else
+		snprintf(where, n, "%s:%d:%d", r->file ? r->file : "-", r->refs[f].line, r->refs[f].col);
+}
+
+/* Distance d is at least C everywhere on the domain (a polynomial that does not decrease,
+ * at least C at the domain's least point), or below it everywhere (a constant). */
+static bool always_at_least(const sym_result *r, const sym_poly *d, int64_t C)
+{
+	int64_t v;
+	return poly_monotone(d) && sym_poly_eval(d, r->modulus, &v) && v >= C;
+}
+
 static void iverson(ct_buf *b, const sym_result *r, const sym_lines *L, int array, int64_t C,
                     bool hi)
 {
@@ -1841,22 +2683,39 @@ static void iverson(ct_buf *b, const sym_result *r, const sym_lines *L, int arra
 			continue;
 		int64_t num, den;
 		const sym_poly *d = hi ? &x->dhi : &x->dlo;
-		if (x->kind == SYM_COLD || (poly_is_const(d, &num, &den) && num >= C * den))
+		if (x->kind == SYM_COLD || (poly_is_const(d, &num, &den) && num >= C * den) ||
+		    always_at_least(r, d, C))
 			poly_add(&sure, &sure, &x->count, 1);
 	}
 	poly_print(b, &sure, r);
+	/* the others, one bracket per distance (the classes of one distance summed) */
 	for (int i = 0; i < L->n; i++) {
 		const sym_reuse *x = &L->r[i];
 		if (!in_filter(r, x, array) || x->kind == SYM_COLD)
 			continue;
 		int64_t num, den;
 		const sym_poly *d = hi ? &x->dhi : &x->dlo;
-		if (poly_is_const(d, &num, &den))
+		if (poly_is_const(d, &num, &den) || always_at_least(r, d, C))
 			continue;
+		bool before = false;
+		for (int q = 0; q < i && !before; q++) {
+			const sym_reuse *y = &L->r[q];
+			before = in_filter(r, y, array) && y->kind != SYM_COLD &&
+			         poly_same(hi ? &y->dhi : &y->dlo, d);
+		}
+		if (before)
+			continue;
+		sym_poly sum = x->count;
+		for (int q = i + 1; q < L->n; q++) {
+			const sym_reuse *y = &L->r[q];
+			if (in_filter(r, y, array) && y->kind != SYM_COLD &&
+			    poly_same(hi ? &y->dhi : &y->dlo, d))
+				poly_add(&sum, &sum, &y->count, 1);
+		}
 		ct_buf_puts(b, " + [");
 		poly_print(b, d, r);
 		ct_buf_printf(b, " >= %lld] * (", (long long)C);
-		poly_print(b, &x->count, r);
+		poly_print(b, &sum, r);
 		ct_buf_puts(b, ")");
 	}
 }
@@ -1899,6 +2758,9 @@ static void class_name(ct_buf *b, const sym_result *r, const sym_reuse *x)
 	}
 	if (x->kind == SYM_SIBLING) {
 		ct_buf_printf(b, "earlier sibling in %s", x->loop < 0 ? "the run" : r->loop_name[x->loop]);
+		if (x->pos)
+			ct_buf_printf(b, ", line in the %s block of %s", pos_name(x->pos),
+			              r->loop_name[x->posloop]);
 		return;
 	}
 	ct_buf_printf(b, "carried by %s%s", r->loop_name[x->loop], x->spatial ? " (spatial)" : "");
@@ -2089,11 +2951,42 @@ static void render_text(ct_buf *b, const sym_result *r, const ct_kernel *k)
 			const sym_reuse *x = &L->r[j];
 			if (x->array != last) {
 				last = x->array;
-				ct_buf_printf(b, "    %s: %d access%s in the statements\n", r->array_name[x->array],
-				              r->nacc[x->array], r->nacc[x->array] == 1 ? "" : "es");
+				bool before = false;
+				for (int q = 0; q < j && !before; q++)
+					before = L->r[q].array == x->array;
+				/* a split's tail reaches other elements: a part of the array of its own */
+				if (before)
+					ct_buf_printf(b, "    %s, the part other statements reach (other lines):\n",
+					              r->array_name[x->array]);
+				else
+					ct_buf_printf(b, "    %s: %d access%s in the statements\n",
+					              r->array_name[x->array], r->nacc[x->array],
+					              r->nacc[x->array] == 1 ? "" : "es");
 			}
 			ct_buf_puts(b, "      ");
 			class_name(b, r, x);
+			/* the classes of single positions of a line with one count: one line */
+			int e = j;
+			while (x->at && e + 1 < L->n && L->r[e + 1].at && L->r[e + 1].array == x->array &&
+			       L->r[e + 1].kind == x->kind && L->r[e + 1].loop == x->loop &&
+			       L->r[e + 1].cls == x->cls && poly_same(&L->r[e + 1].count, &x->count))
+				e++;
+			if (e > j) {
+				ct_buf_printf(b, ", by the line's position (%d classes): count ", e - j + 1);
+				poly_print(b, &x->count, r);
+				ct_buf_puts(b, " each, distance");
+				for (int q = j; q <= e; q++) {
+					ct_buf_puts(b, q > j ? ", " : " ");
+					poly_print(b, &L->r[q].dlo, r);
+					if (is_range(&L->r[q])) {
+						ct_buf_puts(b, " .. ");
+						poly_print(b, &L->r[q].dhi, r);
+					}
+				}
+				ct_buf_puts(b, "\n");
+				j = e;
+				continue;
+			}
 			ct_buf_puts(b, ": count ");
 			poly_print(b, &x->count, r);
 			if (x->kind != SYM_COLD) {
@@ -2132,8 +3025,9 @@ static void render_text(ct_buf *b, const sym_result *r, const ct_kernel *k)
 					nref += r->refs[f].array == a;
 				for (int f = 0; nref > 1 && f < r->nrefs; f++)
 					if (r->refs[f].array == a) {
-						ct_buf_printf(b, "      %s:%d:%d (%s):\n", r->file ? r->file : "-",
-						              r->refs[f].line, r->refs[f].col, r->refs[f].access);
+						char where[512];
+						ref_where(r, f, where, sizeof where);
+						ct_buf_printf(b, "      %s (%s):\n", where, r->refs[f].access);
 						text_pieces(b, r, l, r->narrays + f, "        ");
 					}
 			}
@@ -2310,8 +3204,7 @@ static json_t *render_json(const sym_result *r, const ct_kernel *k, bool *ok)
 			for (int f = 0; f < r->nrefs; f++) {
 				json_t *fj = json_object();
 				char where[512];
-				snprintf(where, sizeof where, "%s:%d:%d", r->file ? r->file : "-", r->refs[f].line,
-				         r->refs[f].col);
+				ref_where(r, f, where, sizeof where);
 				ct_json_set(fj, "where", ct_json_text(where), ok);
 				ct_json_set(fj, "array", json_string(r->array_name[r->refs[f].array]), ok);
 				ct_json_set(fj, "access", json_string(r->refs[f].access), ok);

@@ -40,11 +40,15 @@ typedef struct sym_reuse {
 	int64_t g;                 /* 0: every iteration; else iterations t with t % g != 0 (cls 1)
 	                            * or t % g == 0 (cls 2) of the loop, where arrays change lines */
 	int cls;
-	int pos;                   /* SYM_CARRIED: 0, or the reused line lies in the first (1), a
-	                            * middle (2) or the last (3) block of loop posloop (the first
-	                            * loop inside `loop` its line depends on) */
+	int pos;                   /* SYM_CARRIED, SYM_SIBLING: 0, or the reused line lies in the
+	                            * first (1), a middle (2) or the last (3) block of loop posloop
+	                            * (the first loop inside `loop` its line depends on; a sibling:
+	                            * the first of the later child's); 0 also for the classes of
+	                            * single positions of a buffer's line (merged by distance) */
 	int posloop;
 	int ref;                   /* the source reference of the accesses (r->refs), -1 unknown */
+	bool at;                   /* one of the classes of single positions of a buffer's line
+	                            * (merged by distance; the text groups them) */
 	bool spatial;              /* SYM_CARRIED: the array's line changes with the loop every g
 	                            * iterations (reuse of the other elements of a line) */
 	sym_poly count, dlo, dhi;
