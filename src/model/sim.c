@@ -701,39 +701,8 @@ static inline bool plru_access(const sa_cache *c, uint64_t addr)
 {
 	uint64_t line = addr >> c->shift;
 	uint64_t set = c->pow2 ? line & c->set_mask : line % c->sets;
-	uint64_t *row = c->tags + set * (uint64_t)c->ways;
-	uint64_t *b = c->bits + set * (uint64_t)c->nbw;
-	unsigned ways = (unsigned)c->ways, w = ways, empty = ways;
-	for (unsigned p = 0; p < ways; p++) {
-		if (row[p] == line) {
-			w = p;
-			break;
-		}
-		if (row[p] == EMPTY_LINE && empty == ways)
-			empty = p;
-	}
-	bool hit = w < ways;
-	if (!hit) {
-		if (empty < ways) {
-			w = empty;
-		} else {
-			unsigned n = 1;
-			while (n < ways)
-				n = 2 * n + (unsigned)((b[n >> 6] >> (n & 63)) & 1);
-			w = n - ways;
-		}
-		row[w] = line;
-	}
-	for (unsigned n = ways + w; n > 1; n >>= 1) {
-		unsigned parent = n >> 1;
-		uint64_t bit = UINT64_C(1) << (parent & 63);
-		/* point away from the child on the path: right (1) after a left child */
-		if (n & 1)
-			b[parent >> 6] &= ~bit;
-		else
-			b[parent >> 6] |= bit;
-	}
-	return hit;
+	return sim_plru_set(c->tags + set * (uint64_t)c->ways, c->bits + set * (uint64_t)c->nbw,
+	                    (unsigned)c->ways, line);
 }
 
 /* ------------------------------------------------------------ simulator */

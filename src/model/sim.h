@@ -148,4 +148,43 @@ uint64_t sim_ref_misses(const sim *s, int level, int ref);
  * other fully associative size with the same line size reads from it (sim_misses_for_lines). */
 const sim_hist *sim_histogram(sim *s, int level);
 
+/* One access to line in a tree-PLRU set (sim.c and warp.c share it): row holds the set's ways
+ * (UINT64_MAX for an empty one), bits its ways - 1 tree bits (bit n for node n, root 1). A hit
+ * or a fill of the lowest empty way, else of the way the bits point to; then the bits on that
+ * way's path point away from it. True on a hit. */
+static inline bool sim_plru_set(uint64_t *row, uint64_t *bits, unsigned ways, uint64_t line)
+{
+	unsigned w = ways, empty = ways;
+	for (unsigned p = 0; p < ways; p++) {
+		if (row[p] == line) {
+			w = p;
+			break;
+		}
+		if (row[p] == UINT64_MAX && empty == ways)
+			empty = p;
+	}
+	bool hit = w < ways;
+	if (!hit) {
+		if (empty < ways) {
+			w = empty;
+		} else {
+			unsigned n = 1;
+			while (n < ways)
+				n = 2 * n + (unsigned)((bits[n >> 6] >> (n & 63)) & 1);
+			w = n - ways;
+		}
+		row[w] = line;
+	}
+	for (unsigned n = ways + w; n > 1; n >>= 1) {
+		unsigned parent = n >> 1;
+		uint64_t bit = UINT64_C(1) << (parent & 63);
+		/* point away from the child on the path: right (1) after a left child */
+		if (n & 1)
+			bits[parent >> 6] &= ~bit;
+		else
+			bits[parent >> 6] |= bit;
+	}
+	return hit;
+}
+
 #endif

@@ -260,42 +260,12 @@ static bool accesses_inside(const wsim *w, const mnode *x, const sim_buffer *buf
 
 static void sim_node(wsim *w, const mnode *x);
 
-/* One tree-PLRU access of line to a row of ways lines followed by its bit words, exactly as
- * sim.c's plru_access: a hit, or a fill of the lowest empty way, else of the way the bits point
+/* One tree-PLRU access of line to a row of ways lines followed by its bit words (sim.h
+ * sim_plru_set, as the simulator): a hit, or a fill of the lowest empty way, else of the way the bits point
  * to; then the bits on the way's path point away from it. True on a hit. */
 static inline bool plru_row(uint64_t *row, unsigned ways, uint64_t line)
 {
-	uint64_t *b = row + ways;
-	unsigned w = ways, empty = ways;
-	for (unsigned p = 0; p < ways; p++) {
-		if (row[p] == line) {
-			w = p;
-			break;
-		}
-		if (row[p] == EMPTY_TAG && empty == ways)
-			empty = p;
-	}
-	bool hit = w < ways;
-	if (!hit) {
-		if (empty < ways) {
-			w = empty;
-		} else {
-			unsigned n = 1;
-			while (n < ways)
-				n = 2 * n + (unsigned)((b[n >> 6] >> (n & 63)) & 1);
-			w = n - ways;
-		}
-		row[w] = line;
-	}
-	for (unsigned n = ways + w; n > 1; n >>= 1) {
-		unsigned parent = n >> 1;
-		uint64_t bit = UINT64_C(1) << (parent & 63);
-		if (n & 1)
-			b[parent >> 6] &= ~bit;
-		else
-			b[parent >> 6] |= bit;
-	}
-	return hit;
+	return sim_plru_set(row, row + ways, ways, line);
 }
 
 /* One access of storage a at byte address addr: the per-set LRU row of its line (as sim.c's
