@@ -44,6 +44,7 @@ typedef struct sim_feed {
 	int64_t done, total;
 	double next;
 	bool said;
+	int64_t limit; /* stop past it (affine kernels: the length is not known before); 0 none */
 } sim_feed;
 
 static void feed_progress(sim_feed *f, bool end)
@@ -64,6 +65,11 @@ static ct_status feed(void *ud, const interp_access *acc, int n)
 	for (int i = 0; i < n; i++)
 		sim_access_ref(f->s, acc[i].ref, acc[i].buffer, acc[i].offset, acc[i].is_write);
 	f->done += n;
+	if (f->limit > 0 && f->done > f->limit)
+		return ct_error(f->ctx, CT_ERR_LIMIT,
+		                "the trace passed the simulator's limit of %lld accesses (raise it: "
+		                "CT_OPT_SIM_MAX_ACCESSES, cachet simulate --max-accesses)",
+		                (long long)f->limit);
 	if (f->ctx->progress)
 		feed_progress(f, false);
 	return CT_OK;
@@ -72,9 +78,12 @@ static ct_status feed(void *ud, const interp_access *acc, int n)
 /* The trace's length as the model counts it (its time does not grow with
  * the loop extents): the limit is checked before a walk of months starts.
  * 0 when the model cannot count it: then the walk goes on unchecked, as
- * before there was a limit (the simulator takes what the model may not). */
+ * before there was a limit (the simulator takes what the model may not);
+ * for kernels with affine loop bounds the walk itself stops at the limit. */
 static int64_t trace_length(ct_looptree *t, const sim_spec *spec)
 {
+	if (t->k->affine_bounds) /* the model takes no affine loops: the walk checks the limit */
+		return 0;
 	model_result m;
 	memset(&m, 0, sizeof m);
 	/* a budget of 1 stops the analysis once the accesses are counted */
@@ -176,7 +185,7 @@ ct_status ct_kernel_simulate(ct_kernel *k, const char *spec_text, ct_sim_result 
 		goto out;
 	}
 	double t0 = ct_now();
-	sim_feed f = {s, ctx, 0, total, t0 + 1.0, false};
+	sim_feed f = {s, ctx, 0, total, t0 + 1.0, false, k->affine_bounds ? ctx->sim_max_accesses : 0};
 	st = interp_trace_batch(t, feed, &f);
 	if (!st && ctx->progress)
 		feed_progress(&f, true);

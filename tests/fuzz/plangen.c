@@ -1,6 +1,7 @@
 /* plangen.c: random kernels, schedules and plans for the differential fuzzer (tests/fuzz/difffuzz.c). */
 #include "plangen.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -447,10 +448,11 @@ static int64_t pick_split_size(rng *r, int64_t trips)
 	case 2: return 3;
 	case 3: return 5;
 	case 4: return 7;
-	case 5: return trips + 1 + rint_(r, 5);        /* larger than the extent */
+	/* trips may be a split size at the 64-bit edge (--edges): no overflow (UBSan) */
+	case 5: return trips < INT64_MAX - 6 ? trips + 1 + rint_(r, 5) : trips; /* larger than the extent */
 	case 6: return trips > 1 ? trips : 4;
 	case 7: return trips / 2 > 1 ? trips / 2 : 2;
-	default: return 1 + rint_(r, (int)(trips + 2));
+	default: return 1 + rint_(r, trips < INT_MAX - 2 ? (int)(trips + 2) : INT_MAX);
 	}
 }
 
