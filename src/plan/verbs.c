@@ -601,6 +601,10 @@ static bool term_range(const vb *v, const lt_node *x, int kind, int64_t *lo, int
 {
 	int64_t l, h;
 	const ir_index *ix = x->index >= 0 && x->index < v->k->nindices ? &v->k->indices[x->index] : NULL;
+	/* an affine loop's lo and hi are its bounds over params only, or none (LT_NO_LO / LT_NO_HI):
+	 * not its range; the inner index of its split keeps its window (a superset) */
+	if (lt_affine_loop(x) && !(ix && ix->kind == IX_SPLIT))
+		return false;
 	if (!bx_is_const(x->lo, &l) || !bx_is_const(x->hi, &h)) {
 		if (!ix || ix->kind != IX_SPLIT || ix->window < 1)
 			return false;
