@@ -188,7 +188,7 @@ $(BUILD)/bench/openblas_pick: bench/common/openblas_pick.c bench/common/bench_ut
 .PHONY: bench-openblas-pick
 bench-openblas-pick: $(BUILD)/bench/openblas_pick
 	./$(BUILD)/bench/openblas_pick $(BENCH_ARGS)
-$(BUILD)/bench/bench_gemm: bench/gemm/bench_gemm.c bench/common/bench_util.h $(BUILD)/libcachet.a | $(BUILD)/.bench-deps-ok $(BUILD)/bench/openblas_best
+$(BUILD)/bench/bench_gemm: bench/gemm/bench_gemm.c bench/common/bench_util.h bench/common/bench_kernel.h $(BUILD)/libcachet.a | $(BUILD)/.bench-deps-ok $(BUILD)/bench/openblas_best
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(XSMM_FLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) $(XSMM_LIBS) -lopenblas $(EXTRA_LIBS) $(LDLIBS)
 
@@ -197,7 +197,7 @@ $(BUILD)/bench/bench_gemm: bench/gemm/bench_gemm.c bench/common/bench_util.h $(B
 bench-blas3: $(BUILD)/bench/bench_blas3
 	./$(BUILD)/bench/bench_blas3 $(BENCH_ARGS)
 
-$(BUILD)/bench/bench_blas3: bench/blas3/bench_blas3.c bench/common/bench_util.h $(BUILD)/libcachet.a | $(BUILD)/.bench-deps-ok $(BUILD)/bench/openblas_best
+$(BUILD)/bench/bench_blas3: bench/blas3/bench_blas3.c bench/common/bench_util.h bench/common/bench_kernel.h $(BUILD)/libcachet.a | $(BUILD)/.bench-deps-ok $(BUILD)/bench/openblas_best
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) -lopenblas $(EXTRA_LIBS) $(LDLIBS)
 
@@ -206,7 +206,7 @@ $(BUILD)/bench/bench_blas3: bench/blas3/bench_blas3.c bench/common/bench_util.h 
 bench-contraction: $(BUILD)/bench/bench_contraction
 	./$(BUILD)/bench/bench_contraction $(BENCH_ARGS)
 
-$(BUILD)/bench/bench_contraction: bench/contraction/bench_contraction.c bench/common/bench_util.h $(BUILD)/libcachet.a | $(BUILD)/.bench-deps-ok $(BUILD)/bench/openblas_best
+$(BUILD)/bench/bench_contraction: bench/contraction/bench_contraction.c bench/common/bench_util.h bench/common/bench_kernel.h $(BUILD)/libcachet.a | $(BUILD)/.bench-deps-ok $(BUILD)/bench/openblas_best
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) -lopenblas $(EXTRA_LIBS) $(LDLIBS)
 

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../common/bench_kernel.h"
 #include "../common/bench_util.h"
 
 /*
@@ -47,8 +48,8 @@
 #define NMEAS 5
 #define MIN_SECONDS 0.2
 
-typedef int (*entry_fn)(void *const *args, const int64_t *params); /* 0, or 1: out of memory */
-typedef void (*threads_fn)(int n);
+typedef bench_entry_fn entry_fn;
+typedef bench_threads_fn threads_fn;
 
 typedef struct shape {
 	int64_t m, n, k;
@@ -180,30 +181,12 @@ static entry_fn load_kernel_from(ct_ctx *ctx, const char *path, shape s, int64_t
 	}
 	for (int i = 0; i < ct_kernel_param_count(k); i++)
 		params[i] = ct_kernel_param_value(k, i, NULL);
-	ct_module *m;
 	ct_load_info info;
-	ct_compile_options co;
-	ct_compile_options_init(&co);
-	co.openmp = 1; /* the examples' parallelize */
-	if (ct_module_load(ctx, src, strlen(src), &co, &m, &info) != CT_OK) {
-		fprintf(stderr, "bench: %s: %s\n", path, ct_ctx_last_message(ctx));
-		goto out;
+	fn = bench_load_entry(ctx, k, src, path, set_threads, &info);
+	if (fn) {
+		*how = info.how;
+		*load_s = info.seconds;
 	}
-	char sym[160];
-	snprintf(sym, sizeof sym, "cachet_%s_entry", ct_kernel_name(k));
-	void *addr = ct_module_symbol(m, sym);
-	if (!addr) {
-		fprintf(stderr, "bench: %s: no symbol %s\n", path, sym);
-		goto out;
-	}
-	memcpy(&fn, &addr, sizeof fn);
-	snprintf(sym, sizeof sym, "cachet_%s_set_threads", ct_kernel_name(k));
-	addr = ct_module_symbol(m, sym);
-	*set_threads = NULL;
-	if (addr)
-		memcpy(set_threads, &addr, sizeof *set_threads);
-	*how = info.how;
-	*load_s = info.seconds;
 out:
 	free(src);
 	ct_kernel_free(k);
