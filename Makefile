@@ -29,7 +29,7 @@ ifeq ($(SAN),1)
 OPT      := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDSAN    := -fsanitize=address,undefined
 endif
-CPPFLAGS := -Iinclude -Isrc -D_GNU_SOURCE -DCACHET_VERSION_STR=\"$(VERSION)\"
+CPPFLAGS := -Iinclude -Isrc -I$(BUILD)/gen -D_GNU_SOURCE -DCACHET_VERSION_STR=\"$(VERSION)\"
 CFLAGS   := -std=c11 $(OPT) $(WARN) -fPIC -fvisibility=hidden -MMD -MP
 LDLIBS   := -lm -ldl -lpthread
 # isl (libisl-dev): the exact dependence test of schedules (src/ir/deps.c)
@@ -52,6 +52,14 @@ $(DEPS_OK): scripts/deps.sh
 
 deps:
 	@sh scripts/deps.sh --force-check
+
+# the runtime of distributed kernels, as text that src/gen/distgen.c copies into generated code
+$(BUILD)/gen/dist_text.h: src/ir/distrt.h src/ir/distrt.c src/gen/distmpi.c.in scripts/embed.sh
+	@mkdir -p $(dir $@)
+	@sh scripts/embed.sh ctd_text_rt src/ir/distrt.h src/ir/distrt.c >$@.tmp
+	@sh scripts/embed.sh ctd_text_mpi src/gen/distmpi.c.in >>$@.tmp
+	@mv $@.tmp $@
+$(BUILD)/obj/src/gen/distgen.o: $(BUILD)/gen/dist_text.h
 
 $(BUILD)/obj/%.o: %.c | $(DEPS_OK)
 	@mkdir -p $(dir $@)

@@ -188,12 +188,16 @@ static const char *target_names(char *buf, size_t cap)
 			break;
 		len += (size_t)w;
 	}
+	if (len < cap)
+		snprintf(buf + len, cap - len, "; emit also takes mpi");
 	return buf;
 }
 
 /* Whether name is a plan target the library knows. */
 static bool known_target(const char *name)
 {
+	if (strcmp(name, "mpi") == 0)
+		return true; /* emit only: the MPI program of distribute() */
 	for (int i = 0; ct_target_name(i); i++)
 		if (strcmp(ct_target_name(i), name) == 0)
 			return true;

@@ -19,6 +19,8 @@ char *ct_kernel_emit(ct_kernel *k, const char *target, size_t *len)
 {
 	if (!k || ir_kernel_ready(k) != CT_OK)
 		return NULL;
+	if (target && strcmp(target, "mpi") == 0)
+		return gen_dist_c(k, len); /* the MPI program of distribute() (docs/DISTRIBUTED.md) */
 	const ir_target_info *want = ir_target_find(!target || strcmp(target, "c") == 0 ? "host" : target);
 	if (!want) {
 		char names[160];

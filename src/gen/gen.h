@@ -83,6 +83,12 @@ void gen_symbol_names(const ct_kernel *k, char *fn, char *entry, size_t cap);
  * layout and role. malloc'd; NULL on error. */
 char *gen_c_prototype(const ct_kernel *k);
 
+/* The MPI program of kernel k, whose plan has distribute() (docs/DISTRIBUTED.md): the per-rank
+ * kernel, the runtime and the driver (cachet_NAME_dist, _dist_global, _dist_stats, ...; with
+ * -DCTD_MAIN a main() for `cachet run --ranks`). NULL with an error on k's ctx (why k cannot be
+ * distributed, or that it has no distribute item). Caller frees. */
+char *gen_dist_c(ct_kernel *k, size_t *len);
+
 /* Signature of the uniform entry point: 0, or non-zero when the kernel
  * could not allocate its temps and cache buffers (outputs untouched). */
 typedef int (*gen_entry_fn)(void *const *args, const int64_t *params);

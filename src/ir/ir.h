@@ -280,8 +280,13 @@ typedef enum ir_plan_kind {
 	PL_CACHE,
 	PL_VECTORIZE,  /* idx[0] */
 	PL_UNROLL,     /* idx[0] */
-	PL_PARALLELIZE /* idx[0..n-1], policy, max_threads, spmd */
+	PL_PARALLELIZE,/* idx[0..n-1], policy, max_threads, spmd */
+	PL_DISTRIBUTE  /* idx[0..n-1] over a grid of MPI ranks, grid[] (docs/DISTRIBUTED.md);
+	                  the loop passes skip it: one process runs the whole kernel */
 } ir_plan_kind;
+
+/* Most dimensions of distribute()'s grid of ranks. */
+#define IR_MAX_GRID 3
 
 typedef enum ir_cache_pos {
 	CP_LEVEL,      /* level = value */
@@ -340,6 +345,8 @@ typedef struct ir_plan_item {
 	int64_t max_threads;   /* 0 = no limit */
 	bool spmd;
 	bool nontemporal;      /* PL_VECTORIZE: nontemporal=true (streaming stores) */
+	/* PL_DISTRIBUTE: grid=PxQ (grid[d] ranks along index idx[d]); all 0 for grid=auto (MPI_Dims_create) */
+	int64_t grid[IR_MAX_GRID];
 	int64_t unroll_by;     /* PL_UNROLL: by=n (2 .. IR_MAX_UNROLL_BY; an unroll hint to the C
 	                          compiler, the loop kept), 0 = unrolled fully */
 } ir_plan_item;

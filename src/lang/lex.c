@@ -213,8 +213,10 @@ static void lex_number(lexer *lx, tok *t)
 			t->fval = (double)v;
 		}
 	}
-	/* a suffix glued to a number (`0.5f`, `12ab`) is an error */
-	if (q < lx->end && (is_alpha(*q) || is_digit(*q))) {
+	/* a suffix glued to a number (`0.5f`, `12ab`) is an error, except `x` and a digit after
+	 * an integer: the grid of distribute(..., grid=2x2) reads as 2 and the name x2 */
+	bool grid = t->kind == T_INT && q + 1 < lx->end && *q == 'x' && is_digit(q[1]);
+	if (!grid && q < lx->end && (is_alpha(*q) || is_digit(*q))) {
 		if (!t->bad)
 			lex_err(lx, t->line, t->col, "%s", "invalid suffix on a numeric literal");
 		t->bad = true;

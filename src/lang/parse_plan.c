@@ -18,7 +18,8 @@ typedef enum opt_kind {
 	OPT_INDEX, /* an index name, into an int (the index id) */
 	OPT_WORD,  /* one of a fixed set of words, into an enum */
 	OPT_SPACE, /* a memory space of the plan's target (its row's location= words), into an ir_location */
-	OPT_LAYOUT /* a layout, into the cache's order[] */
+	OPT_LAYOUT,/* a layout, into the cache's order[] */
+	OPT_GRID   /* auto | PxQ | PxQxR: distribute()'s grid of ranks, into grid[] */
 } opt_kind;
 
 /* One allowed word of an OPT_WORD option and the enum value it stands for. */
@@ -92,7 +93,7 @@ static const opt_table cache_opts = {cache_spec, COUNT(cache_spec)};
 
 /* Where the options of vectorize, unroll and parallelize were given (they are not kept in the item). */
 typedef struct loop_seen {
-	ir_opt_pos nontemporal, by, policy, max_threads, spmd;
+	ir_opt_pos nontemporal, by, policy, max_threads, spmd, grid;
 } loop_seen;
 #define LS(f) offsetof(loop_seen, f)
 
@@ -108,10 +109,15 @@ static const opt_spec parallelize_spec[] = {
 	{"spmd", OPT_BOOL, LS(spmd), NULL, IT(spmd), false, 0, 0, NULL, NO_FIELD, NO_FIELD, -1, false},
 };
 
-/* The options of a vectorize, unroll or parallelize item. */
+static const opt_spec distribute_spec[] = {
+	{"grid", OPT_GRID, LS(grid), NULL, IT(grid), false, 0, 0, NULL, NO_FIELD, NO_FIELD, -1, false},
+};
+
+/* The options of a vectorize, unroll, parallelize or distribute item. */
 static opt_table loop_opts(ir_plan_kind kind)
 {
 	switch (kind) {
+	case PL_DISTRIBUTE: return (opt_table){distribute_spec, COUNT(distribute_spec)};
 	case PL_VECTORIZE: return (opt_table){vectorize_spec, COUNT(vectorize_spec)};
 	case PL_UNROLL: return (opt_table){unroll_spec, COUNT(unroll_spec)};
 	case PL_PARALLELIZE: return (opt_table){parallelize_spec, COUNT(parallelize_spec)};
@@ -193,6 +199,62 @@ static bool parse_space(parser *p, ir_location *loc)
 	return false;
 }
 
+/* The ranks of one grid dimension: at least 1, at most 1 << 20; false after an error. */
+static bool grid_extent(parser *p, int64_t v, ir_pos vp, int64_t *out)
+{
+	if (v < 1 || v > (1 << 20)) {
+		lp_err(p, vp, "grid: %lld ranks along a dimension (use 1 .. %d)", (long long)v, 1 << 20);
+		return false;
+	}
+	*out = v;
+	return true;
+}
+
+/* `auto` (all 0: MPI_Dims_create chooses) or `PxQ` / `PxQxR` (the lexer reads 2x3x4 as the
+ * integer 2 and the name x3x4) into g[IR_MAX_GRID]; false after an error. */
+static bool parse_grid(parser *p, int64_t *g)
+{
+	tok *t = cur(p);
+	ir_pos vp = tpos(t);
+	memset(g, 0, sizeof *g * IR_MAX_GRID);
+	if (t->kind == T_IDENT && word_is(t, "auto")) {
+		next(p);
+		return true;
+	}
+	if (t->kind != T_INT) {
+		lp_err(p, vp, "grid= takes auto or the ranks per dimension as PxQ (2x2, 4x1, 2x2x1)");
+		return false;
+	}
+	int n = 0;
+	if (!grid_extent(p, t->ival, vp, &g[n++]))
+		return false;
+	next(p);
+	tok *r = cur(p);
+	if (r->kind != T_IDENT || r->s[0] != 'x' || r->line != t->line)
+		return true; /* a 1-D grid: grid=4 */
+	const char *s = r->s;
+	while (*s == 'x') {
+		s++;
+		int64_t v = 0;
+		const char *start = s;
+		while (*s >= '0' && *s <= '9' && v <= (1 << 20))
+			v = v * 10 + (*s++ - '0');
+		if (s == start || (*s && *s != 'x')) {
+			lp_err(p, tpos(r), "grid= takes the ranks per dimension as PxQ (2x2, 4x1, 2x2x1), not '%lldx%s'",
+			       (long long)t->ival, r->s + 1);
+			return false;
+		}
+		if (n >= IR_MAX_GRID) {
+			lp_err(p, tpos(r), "grid= has at most %d dimensions", IR_MAX_GRID);
+			return false;
+		}
+		if (!grid_extent(p, v, tpos(r), &g[n++]))
+			return false;
+	}
+	next(p);
+	return true;
+}
+
 /* Mark option o as given at pos in the seen record; false (after an error) when it, or an
  * option it excludes, was given already. */
 static bool opt_claim(parser *p, const opt_spec *o, void *seen, ir_pos pos)
@@ -257,6 +319,7 @@ static bool parse_opt_value(parser *p, const opt_spec *o, const char *item, ir_p
 		memcpy(at_field, &loc, sizeof loc);
 		return true;
 	}
+	case OPT_GRID: return parse_grid(p, (int64_t *)at_field);
 	case OPT_LAYOUT: {
 		char owner[300];
 		snprintf(owner, sizeof owner, "cache '%s'", c->name);
@@ -377,7 +440,8 @@ static bool parse_cache(parser *p)
 
 /* The loop items, by the word that starts them. */
 static const opt_word loop_item_words[] = {
-	{"vectorize", PL_VECTORIZE}, {"unroll", PL_UNROLL}, {"parallelize", PL_PARALLELIZE}};
+	{"vectorize", PL_VECTORIZE}, {"unroll", PL_UNROLL}, {"parallelize", PL_PARALLELIZE},
+	{"distribute", PL_DISTRIBUTE}};
 
 /* The kind of loop item that t names; false (after an error) when t names none. */
 static bool loop_item_kind(parser *p, const tok *t, ir_plan_kind *kind)
@@ -390,7 +454,7 @@ static bool loop_item_kind(parser *p, const tok *t, ir_plan_kind *kind)
 	char found[64];
 	lp_tok_desc(t, found, sizeof found);
 	lp_err(p, tpos(t),
-	       "expected a plan item (NAME = cache(...), vectorize, unroll or parallelize), "
+	       "expected a plan item (NAME = cache(...), vectorize, unroll, parallelize or distribute), "
 	       "found %s",
 	       found);
 	return false;
@@ -463,7 +527,22 @@ static bool loop_indices_fit(parser *p, const ir_plan_item *c, const char *what,
 		lp_err(p, c->pos, "%s needs an index", what);
 		return false;
 	}
-	if (c->kind != PL_PARALLELIZE && la->n != 1) {
+	if (c->kind == PL_DISTRIBUTE && la->n > IR_MAX_GRID) {
+		lp_err(p, la->pos[IR_MAX_GRID], "%s takes at most %d indices (a grid of ranks of 1 to %d dimensions)", what,
+		       IR_MAX_GRID, IR_MAX_GRID);
+		return false;
+	}
+	if (c->kind == PL_DISTRIBUTE) {
+		int given = 0;
+		for (int d = 0; d < IR_MAX_GRID; d++)
+			given += c->grid[d] > 0;
+		if (given > 0 && given != la->n) {
+			lp_err(p, c->pos, "%s: grid= has %d dimension%s for %d ind%s", what, given, given == 1 ? "" : "s",
+			       la->n, la->n == 1 ? "ex" : "ices");
+			return false;
+		}
+	}
+	if (c->kind != PL_PARALLELIZE && c->kind != PL_DISTRIBUTE && la->n != 1) {
 		lp_err(p, la->pos[1], "%s takes one index", what);
 		return false;
 	}

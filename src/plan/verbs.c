@@ -82,6 +82,7 @@ static const char *verb_name(ir_plan_kind kind)
 	case PL_UNROLL: return "unroll";
 	case PL_VECTORIZE: return "vectorize";
 	case PL_PARALLELIZE: return "parallelize";
+	case PL_DISTRIBUTE: return "distribute";
 	case PL_CACHE: break;
 	}
 	return "?";
@@ -973,8 +974,8 @@ static bool apply_verb(vb *v)
  * generator maps parallelize to its grid (OpenCL, CUDA). */
 static bool verb_here(const ct_kernel *k, const ir_plan_item *it)
 {
-	if (it->kind == PL_CACHE)
-		return false;
+	if (it->kind == PL_CACHE || it->kind == PL_DISTRIBUTE)
+		return false; /* distribute: over ranks, by src/dist, never in one process's loops */
 	if (ir_target_row(k->target)->parallel == IR_PAR_GRID)
 		return it->kind == PL_UNROLL || it->kind == PL_VECTORIZE;
 	return true;
