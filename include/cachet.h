@@ -305,6 +305,20 @@ CT_API void ct_run_options_init(CT_KEEP ct_run_options *o);
  * a wrong binary. */
 CT_API ct_status ct_kernel_run(CT_KEEP ct_kernel *k, CT_KEEP const ct_run_options *o,
 			       CT_KEEP ct_run_result *r);
+/* Run kernel k, whose plan has distribute(), on `ranks` MPI processes: its MPI program (see
+ * ct_kernel_emit target "mpi") is compiled with Open MPI's mpicc and launched with mpirun
+ * (--oversubscribe; --allow-run-as-root as root; CACHET_MPICC / CACHET_MPIRUN name other
+ * programs, CACHET_MPI_TIMEOUT the seconds before the ranks are killed, default 300) on the
+ * deterministic inputs of ct_kernel_run, which rank 0 scatters and gathers; the gathered
+ * arrays are verified against the interpreter when o->verify (o may be NULL). grid: NULL (the
+ * plan's grid= or MPI_Dims_create's) or ngrid ranks per distributed index. r: seconds is the
+ * whole launch, compile_seconds the mpicc build, threads the ranks. report: NULL or receives
+ * (malloc'd) the program's output: "grid PxQ", then per rank its exchange and compute seconds
+ * and bytes sent and received. CT_ERR_UNSUPPORTED without Open MPI, CT_ERR_INPUT when k cannot
+ * be distributed, CT_ERR_RUNTIME when a rank fails or the time runs out, CT_ERR_VERIFY. */
+CT_API ct_status ct_kernel_run_ranks(CT_KEEP ct_kernel *k, CT_KEEP const ct_run_options *o, int ranks,
+                                     CT_KEEP const int64_t *grid, int ngrid, CT_KEEP ct_run_result *r,
+                                     CT_KEEP char **report);
 /* Relative tolerance used by verification for type t. */
 CT_API double ct_dtype_tolerance(ct_dtype t);
 

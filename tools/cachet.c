@@ -24,7 +24,7 @@ enum {
 	K_BRANCHING = 256, K_JSON, K_NO_VERIFY, K_CHECKED, K_SIMULATE, K_PER_REF, K_SHOW, K_QUIET, K_FORCE,
 	K_EXPORT, K_IMPORT, K_ENGINE, K_REPEAT, K_THREADS, K_VECTOR_BYTES, K_TARGET, K_CACHE, K_CC, K_MAX,
 	K_SIZES, K_BUDGET, K_MAX_ACCESSES, K_AUTO,
-	K_SYMBOLIC
+	K_SYMBOLIC, K_RANKS, K_GRID
 };
 
 /* "+": stop at each word that is not an option (parse_args takes it and
@@ -59,6 +59,8 @@ static const struct option long_options[] = {
 	{"budget", required_argument, NULL, K_BUDGET},
 	{"max-accesses", required_argument, NULL, K_MAX_ACCESSES},
 	{"output", required_argument, NULL, K_OUT},
+	{"ranks", required_argument, NULL, K_RANKS},
+	{"grid", required_argument, NULL, K_GRID},
 	{NULL, 0, NULL, 0},
 };
 
@@ -96,6 +98,8 @@ static const struct option_rule {
 	{K_SIZES, O_SIZES, "%s expects a list of sizes"},
 	{K_BUDGET, O_BUDGET, "%s expects seconds"},
 	{K_MAX_ACCESSES, O_MAX_ACCESSES, "%s expects a count of accesses (0 = no limit)"},
+	{K_RANKS, O_RANKS, "%s expects an integer in 1..4096"},
+	{K_GRID, O_GRID, "%s expects the ranks per distributed index as PxQ (2x2, 4x1, 4)"},
 };
 
 /* One command: name, one-line summary, usage, flags it accepts, handler. */
@@ -204,6 +208,25 @@ static bool known_target(const char *name)
 	return false;
 }
 
+/* `PxQ[xR]` of --grid into c->grid; false when it is not one to three positive integers. */
+static bool parse_grid(cli *c, const char *v)
+{
+	c->ngrid = 0;
+	while (*v && c->ngrid < 3) {
+		char *end;
+		long long x = strtoll(v, &end, 10);
+		if (end == v || x < 1 || x > 4096)
+			return false;
+		c->grid[c->ngrid++] = x;
+		v = end;
+		if (*v == 'x' && v[1])
+			v++;
+		else if (*v)
+			return false;
+	}
+	return *v == 0 && c->ngrid > 0;
+}
+
 /* Apply option key with value v (NULL for a flag); a is the word that named it. */
 static int apply_option(cli *c, int key, const char *a, char *v)
 {
@@ -251,6 +274,15 @@ static int apply_option(cli *c, int key, const char *a, char *v)
 		if (!parse_int(v, &n) || (n != 0 && (n < 8 || n > 256 || (n & (n - 1)) != 0)))
 			return usage_error(expects, a);
 		c->vector_bytes = n;
+		break;
+	case K_RANKS:
+		if (!parse_int(v, &n) || n < 1 || n > 4096)
+			return usage_error(expects, a);
+		c->ranks = (int)n;
+		break;
+	case K_GRID:
+		if (!parse_grid(c, v))
+			return usage_error(expects, a);
 		break;
 	case K_TARGET:
 		if (!known_target(v)) {
@@ -360,8 +392,14 @@ static const command commands[] = {
 	 "                  first access outside its storage fails the run (host kernels;\n"
 	 "                  tunable params keep the file's values)\n"
 	 "  --json          one JSON object on stdout\n"
+	 "  --ranks N       a kernel with distribute(): run it on N MPI ranks (mpicc and\n"
+	 "                  mpirun of Open MPI; docs/DISTRIBUTED.md), verified as a\n"
+	 "                  single-process run is\n"
+	 "  --grid PxQ      with --ranks: the ranks per distributed index (default: the\n"
+	 "                  plan's grid=, or as MPI_Dims_create chooses)\n"
 	 "exit codes: 0 verified, 1 the kernel ran but failed, 2 bad input\n",
-	 cmd_run, A_FILE | O_D | O_ENGINE | O_REPEAT | O_THREADS | O_NO_VERIFY | O_CC | O_VECTOR_BYTES | O_BRANCHING | O_JSON},
+	 cmd_run, A_FILE | O_D | O_ENGINE | O_REPEAT | O_THREADS | O_NO_VERIFY | O_CC | O_VECTOR_BYTES | O_BRANCHING | O_JSON |
+	 O_RANKS | O_GRID},
 	{"emit", "print the generated source",
 	 "cachet emit FILE [-D ...] [--target host|opencl|cuda] [--vector-bytes B] [--branching]",
 	 "  --target T      host (C99, the default), opencl (OpenCL C, docs/OPENCL.md)\n"

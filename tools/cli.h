@@ -48,6 +48,9 @@ typedef struct cli {
 	int64_t max_accesses; /* --max-accesses: CT_OPT_SIM_MAX_ACCESSES (-1: not given) */
 	int auto_plan;        /* run --auto: the schedule and plan of ct_kernel_autoschedule */
 	int help;
+	int ranks;          /* run --ranks N: MPI ranks of a distributed kernel (0: one process) */
+	int ngrid;          /* run --grid PxQ: ranks per distributed index */
+	int64_t grid[3];
 	unsigned accepts; /* the command's O_* and A_* bits */
 	unsigned given;   /* the O_* bits of the options on the command line */
 } cli;
@@ -60,7 +63,7 @@ enum {
 	O_CC = 1u << 12, O_MAX = 1u << 13, O_SIZES = 1u << 14, O_BUDGET = 1u << 15, O_OUT = 1u << 16,
 	O_QUIET = 1u << 17, O_FORCE = 1u << 18, O_EXPORT = 1u << 19, O_IMPORT = 1u << 22,
 	O_PER_REF = 1u << 23, O_MAX_ACCESSES = 1u << 24,
-	O_SYMBOLIC = 1u << 25,
+	O_SYMBOLIC = 1u << 25, O_RANKS = 1u << 26, O_GRID = 1u << 27,
 	A_FILE = 1u << 20, /* one kernel FILE ('-' = stdin) */
 	A_SUB = 1u << 21   /* one subcommand word (cache) */
 };

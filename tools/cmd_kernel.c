@@ -112,6 +112,8 @@ static void print_solution(const ct_kernel *k, const ct_solution *sol)
 	       sol->size_class[0] ? " " : "", sol->size_class, sol->npieces, sol->npieces == 1 ? "" : "s");
 }
 
+static int run_ranks(ct_ctx *ctx, ct_kernel *k, cli *c);
+
 int run_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
 {
 	ct_run_result r;
@@ -147,6 +149,10 @@ int run_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
 		}
 		return EXIT_OK;
 	}
+	if (c->given & O_GRID && !(c->given & O_RANKS))
+		return usage_error("%s", "--grid goes with --ranks");
+	if (c->ranks > 0)
+		return run_ranks(ctx, k, c);
 	st = ct_kernel_run(k, &c->run, &r);
 	if (st && (st != CT_ERR_VERIFY || r.verified != 0))
 		return fail(ctx, st);
@@ -155,6 +161,41 @@ int run_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
 		print_json(run_json(k, &r, c->run.checked, &ok), ok);
 	else
 		print_run_text(k, &r, c->run.checked);
+	if (st) {
+		print_error(ctx);
+		return EXIT_FAILED;
+	}
+	return EXIT_OK;
+}
+
+/* run --ranks N: the distributed run, its verification and each rank's figures. */
+static int run_ranks(ct_ctx *ctx, ct_kernel *k, cli *c)
+{
+	ct_run_result r;
+	char *report = NULL;
+	ct_status st = ct_kernel_run_ranks(k, &c->run, c->ranks, c->ngrid ? c->grid : NULL, c->ngrid, &r, &report);
+	if (st && (st != CT_ERR_VERIFY || r.verified != 0)) {
+		free(report);
+		return fail(ctx, st);
+	}
+	if (c->json) {
+		bool ok = true;
+		json_t *o = run_json(k, &r, 0, &ok);
+		ct_json_set(o, "ranks", json_integer(c->ranks), &ok);
+		ct_json_set(o, "mpi_report", json_string(report ? report : ""), &ok);
+		print_json(o, ok);
+	} else {
+		printf("kernel %s: %d MPI ranks\n", ct_kernel_name(k), c->ranks);
+		printf("%s", report ? report : "");
+		printf("  time     %.6f s (mpirun, start to end), build %.3f s\n", r.seconds, r.compile_seconds);
+		if (r.verified == 1)
+			printf("  verified against the reference interpreter (max relative error %.3g)\n", r.max_rel_error);
+		else if (r.verified == 0)
+			printf("  MISMATCH in array '%s' (max relative error %.3g)\n", r.mismatch_array, r.max_rel_error);
+		else
+			printf("  not verified (--no-verify)\n");
+	}
+	free(report);
 	if (st) {
 		print_error(ctx);
 		return EXIT_FAILED;
