@@ -319,6 +319,21 @@ CT_API ct_status ct_kernel_run(CT_KEEP ct_kernel *k, CT_KEEP const ct_run_option
 CT_API ct_status ct_kernel_run_ranks(CT_KEEP ct_kernel *k, CT_KEEP const ct_run_options *o, int ranks,
                                      CT_KEEP const int64_t *grid, int ngrid, CT_KEEP ct_run_result *r,
                                      CT_KEEP char **report);
+/* Whether k's plan has distribute() (docs/DISTRIBUTED.md). */
+CT_API int ct_kernel_is_distributed(CT_KEEP const ct_kernel *k);
+/* The bytes each of `ranks` ranks of distributed kernel k sends (sent[r]) and receives
+ * (received[r]) in one call: its halo messages before the block runs, and the partial sums
+ * each sends to the rank that adds them (that rank receives one per other rank). grid as for
+ * ct_kernel_run_ranks; dims (NULL or 3 entries) receives the ranks per axis (0 beyond them).
+ * The generated program counts its messages the same way (its report), so a test can hold the
+ * two side by side. */
+CT_API ct_status ct_kernel_predict_ranks(CT_KEEP ct_kernel *k, int ranks, CT_KEEP const int64_t *grid,
+                                         int ngrid, CT_KEEP int64_t *sent, CT_KEEP int64_t *received,
+                                         CT_KEEP int64_t *dims);
+/* What `cachet lower` shows of k's distribution: each array's alignment, halo and reductions,
+ * and each rank's block and messages on a grid of `ranks` ranks (0: the plan's grid=, or 2 per
+ * distributed index). Caller frees; NULL with the ctx's error. */
+CT_API CT_GIVE char *ct_kernel_distribution_text(CT_KEEP ct_kernel *k, int ranks);
 /* Relative tolerance used by verification for type t. */
 CT_API double ct_dtype_tolerance(ct_dtype t);
 

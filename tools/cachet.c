@@ -373,12 +373,14 @@ static const command commands[] = {
 	 "cachet check FILE [-D NAME=VALUE]...",
 	 "  -D NAME=VALUE   override a param, or give a runtime param its value\n", cmd_check, A_FILE | O_D},
 	{"lower", "print the scheduled, planned loop tree as pseudo-code",
-	 "cachet lower FILE [-D NAME=VALUE]... [--json]",
-	 "  -D NAME=VALUE   override a param\n  --json          print the loop tree as one JSON object\n",
-	 cmd_lower, A_FILE | O_D | O_JSON},
+	 "cachet lower FILE [-D NAME=VALUE]... [--json] [--ranks N]",
+	 "  -D NAME=VALUE   override a param\n  --json          print the loop tree as one JSON object\n"
+	 "  --ranks N       a kernel with distribute(): its exchanges on N ranks (default: the\n"
+	 "                  plan's grid=, or 2 ranks per distributed index)\n",
+	 cmd_lower, A_FILE | O_D | O_JSON | O_RANKS},
 	{"run", "run a kernel on deterministic inputs, time it and verify it",
 	 "cachet run FILE [-D ...] [--engine native|interp] [--repeat N] [--threads T] [--no-verify] [--checked] "
-	 "[--cc CC] [--vector-bytes B] [--branching] [--auto] [--json]",
+	 "[--cc CC] [--vector-bytes B] [--branching] [--auto] [--json] [--ranks N [--grid PxQ]]",
 	 "  --auto          run the schedule and plan `cachet auto` chooses (model only) instead\n"
 	 "                  of the file's own (a schedule or plan the file has is kept)\n"
 	 "  --engine E      native (compiled, default) or interp (the reference interpreter)\n"
@@ -459,9 +461,12 @@ static const command commands[] = {
 	 "16M accesses, else by accesses) and says so.\n"
 	 "  --threads T     also each core's misses on the private levels and the shared\n"
 	 "                  levels' of all T threads together, split as the plan's\n"
-	 "                  parallelize splits the work (docs/MODEL.md, \"Threads\")\n",
+	 "                  parallelize splits the work (docs/MODEL.md, \"Threads\")\n"
+	 "  --ranks N       a kernel with distribute(): instead, the bytes each of N MPI\n"
+	 "                  ranks sends and receives per call (docs/DISTRIBUTED.md)\n"
+	 "  --grid PxQ      with --ranks: the ranks per distributed index\n",
 	 cmd_predict, A_FILE | O_D | O_CACHE | O_SIMULATE | O_PER_REF | O_MAX_ACCESSES | O_THREADS | O_JSON |
-	                 O_SYMBOLIC},
+	                 O_SYMBOLIC | O_RANKS | O_GRID},
 	{"tiles", "search tile sizes with the cache model (the Tensor Contraction Engine's search)",
 	 "cachet tiles FILE [-D ...] [--cache SPEC] [--max T] [--json]",
 	 "  --cache SPEC    cache levels as for simulate; default: this machine's caches\n"

@@ -20,7 +20,19 @@ int print_lowered(ct_ctx *ctx, ct_kernel *k, int json)
 	return st ? fail(ctx, st) : EXIT_OK;
 }
 
-static int lower_kernel(ct_ctx *ctx, ct_kernel *k, cli *c) { return print_lowered(ctx, k, c->json); }
+/* lower: the tree; for a distributed kernel (text) also its distribution and exchanges. */
+static int lower_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
+{
+	int rc = print_lowered(ctx, k, c->json);
+	if (rc != EXIT_OK || c->json || !ct_kernel_is_distributed(k))
+		return rc;
+	char *s = ct_kernel_distribution_text(k, c->ranks);
+	if (!s)
+		return fail(ctx, ct_ctx_last_status(ctx));
+	printf("\n%s", s);
+	free(s);
+	return EXIT_OK;
+}
 
 int cmd_lower(cli *c) { return with_kernel(c, lower_kernel); }
 

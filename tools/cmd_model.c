@@ -339,7 +339,72 @@ static int predict_symbolic(ct_ctx *ctx, ct_kernel *k, cli *c)
 	return EXIT_OK;
 }
 
-int cmd_predict(cli *c) { return with_kernel(c, c->symbolic ? predict_symbolic : predict_kernel); }
+/* `predict --ranks N`: each rank's bytes out and in per call of a distributed kernel. */
+static int predict_ranks(ct_ctx *ctx, ct_kernel *k, cli *c)
+{
+	if (c->simulate || c->per_ref || c->symbolic)
+		return usage_error("%s", "predict --ranks takes neither --simulate, --per-ref nor --symbolic");
+	int64_t *sent = calloc((size_t)c->ranks, sizeof *sent), *recv = calloc((size_t)c->ranks, sizeof *recv), dims[3];
+	if (!sent || !recv) {
+		free(sent);
+		free(recv);
+		return fail(ctx, CT_ERR_NOMEM);
+	}
+	ct_status st = ct_kernel_predict_ranks(k, c->ranks, c->ngrid ? c->grid : NULL, c->ngrid, sent, recv, dims);
+	if (st) {
+		free(sent);
+		free(recv);
+		return fail(ctx, st);
+	}
+	int64_t total = 0, most = 0;
+	for (int r = 0; r < c->ranks; r++) {
+		total += sent[r];
+		most = sent[r] + recv[r] > most ? sent[r] + recv[r] : most;
+	}
+	if (c->json) {
+		bool ok = true;
+		json_t *o = json_object(), *ranks = json_array(), *grid = json_array();
+		ct_json_set(o, "kernel", json_string(ct_kernel_name(k)), &ok);
+		for (int g = 0; g < 3 && dims[g] > 0; g++)
+			ct_json_push(grid, json_integer(dims[g]), &ok);
+		ct_json_set(o, "grid", grid, &ok);
+		for (int r = 0; r < c->ranks; r++) {
+			json_t *x = json_object();
+			ct_json_set(x, "rank", json_integer(r), &ok);
+			ct_json_set(x, "bytes_sent", json_integer(sent[r]), &ok);
+			ct_json_set(x, "bytes_received", json_integer(recv[r]), &ok);
+			ct_json_push(ranks, x, &ok);
+		}
+		ct_json_set(o, "ranks", ranks, &ok);
+		ct_json_set(o, "bytes_total", json_integer(total), &ok);
+		print_json(o, ok);
+	} else {
+		printf("kernel %s: %d ranks, grid", ct_kernel_name(k), c->ranks);
+		for (int g = 0; g < 3 && dims[g] > 0; g++)
+			printf("%s%lld", g ? "x" : " ", (long long)dims[g]);
+		printf("; bytes per call (halo messages, partial sums)\n");
+		for (int r = 0; r < c->ranks && r < 64; r++)
+			printf("  rank %d: sent %lld, received %lld\n", r, (long long)sent[r], (long long)recv[r]);
+		if (c->ranks > 64)
+			printf("  ... %d more ranks\n", c->ranks - 64);
+		printf("  total %lld bytes moved; the busiest rank %lld bytes (sent + received)\n", (long long)total,
+		       (long long)most);
+	}
+	free(sent);
+	free(recv);
+	return EXIT_OK;
+}
+
+static int predict_any(ct_ctx *ctx, ct_kernel *k, cli *c)
+{
+	if (c->ranks > 0)
+		return predict_ranks(ctx, k, c);
+	if ((c->given & O_GRID))
+		return usage_error("%s", "--grid goes with --ranks");
+	return c->symbolic ? predict_symbolic(ctx, k, c) : predict_kernel(ctx, k, c);
+}
+
+int cmd_predict(cli *c) { return with_kernel(c, predict_any); }
 
 /* `tiles --json`: CLI.md's object plus the params, levels and search facts. */
 static void print_tiles_json(const ct_kernel *k, const ct_tiles_result *r)

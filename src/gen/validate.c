@@ -1,5 +1,6 @@
 /* validate.c: what `cachet check` promises: every plan error that lower, emit, build or run would report, found without compiling. */
 #include "gen/gen.h"
+#include "plan/dist.h"
 #include "gen/ocl.h"
 #include "gen/targets.h"
 #include "interp/interp.h"
@@ -89,5 +90,9 @@ ct_status gen_validate(ct_kernel *k)
 	if (!src)
 		return positioned(k);
 	free(src);
-	return CT_OK;
+	/* distribute(): the refusals belong to `check`, not to the first distributed run */
+	dist_plan *d = NULL;
+	st = dist_analyse(k, &d);
+	dist_plan_free(k->ctx, d);
+	return st;
 }

@@ -11,6 +11,11 @@
 #include <stdio.h>
 #include <string.h>
 
+int ct_kernel_is_distributed(const ct_kernel *k)
+{
+	return k && dist_wanted(k);
+}
+
 bool dist_wanted(const ct_kernel *k)
 {
 	for (int i = 0; k->has_plan && i < k->nplan; i++)
