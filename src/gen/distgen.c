@@ -36,6 +36,8 @@ static void put_array(ct_buf *b, const ctd_array *a, int naxes)
 	put_i64s(b, a->ext, a->rank);
 	ct_buf_puts(b, ", .align = ");
 	put_i64s(b, align, a->rank);
+	ct_buf_printf(b, ", .panel_dim = %d, .panel_axis = %d, .plo = %lld, .phi = %lld, .pstep = %lld", a->panel_dim,
+	              a->panel_axis, (long long)a->plo, (long long)a->phi, (long long)a->pstep);
 	ct_buf_printf(b, ", .nref = %d, .ref = {", a->nref);
 	for (int i = 0; i < a->nref; i++) {
 		const ctd_ref *r = &a->ref[i];
@@ -75,6 +77,10 @@ static void put_tables(ct_buf *b, const ct_kernel *k, const dist_plan *p)
 	ct_buf_printf(b, "#define CTD_ENTRY %s\n#define CTD_DIST %s_dist\n#define CTD_GLOBAL %s_dist_global\n", entry, fn, fn);
 	ct_buf_printf(b, "#define CTD_STATS %s_dist_stats\n#define CTD_ERROR %s_dist_error\n#define CTD_LOCAL_BOX %s_dist_local_box\n",
 	              fn, fn, fn);
+	ct_buf_printf(b, "/* SUMMA: the loop whose panels are broadcast (%s) */\n#define CTD_PANEL %d\n",
+	              p->panel_index >= 0 ? k->indices[p->panel_index].name : "none", p->panel_index >= 0);
+	ct_buf_printf(b, "static const ctd_axis ctd_panel_init = {%lld, %lld, %lld, 0};\n", (long long)p->panel.lo,
+	              (long long)p->panel.hi, (long long)p->panel.step);
 	ct_buf_puts(b, "static const int64_t ctd_param_values[CTD_NPARAMS + 1] = ");
 	put_i64s(b, p->params, k->nparams);
 	ct_buf_puts(b, ";\n/* grid= as written; all 0: MPI_Dims_create chooses */\nstatic const int64_t ctd_grid_given[CTD_MAX_AXES] = ");

@@ -122,21 +122,75 @@ CTD_FN void ctd_box_join(ctd_box *b, const ctd_box *c, int rank)
 	}
 }
 
+/* The axis that splits a's panel dimension: the panel loop's values over panel_axis's ranks. */
+static inline ctd_axis ctd_panel_axis(const ctd_array *a, const ctd_axis *ax)
+{
+	ctd_axis p = {a->plo, a->phi, a->pstep, ax[a->panel_axis].ranks};
+	return p;
+}
+
 CTD_FN void ctd_owned(const ctd_array *a, const ctd_axis *ax, int naxes, const int64_t *c, ctd_box *out)
 {
 	for (int d = 0; d < a->rank; d++) {
 		int g = a->align[d];
 		out->lo[d] = 0;
 		out->hi[d] = a->ext[d];
-		if (g < 0 || g >= naxes)
+		ctd_axis pa;
+		const ctd_axis *x = &ax[g < 0 ? 0 : g];
+		if (d == a->panel_dim && a->panel_axis >= 0 && a->panel_axis < naxes) {
+			pa = ctd_panel_axis(a, ax);
+			x = &pa;
+			g = a->panel_axis;
+		} else if (g < 0 || g >= naxes) {
 			continue;
+		}
 		int64_t lo, hi;
-		ctd_block(&ax[g], c[g], &lo, &hi);
+		ctd_block(x, c[g], &lo, &hi);
 		if (c[g] > 0)
 			out->lo[d] = lo < 0 ? 0 : lo > a->ext[d] ? a->ext[d] : lo;
-		if (c[g] < ax[g].ranks - 1)
+		if (c[g] < x->ranks - 1)
 			out->hi[d] = hi < 0 ? 0 : hi > a->ext[d] ? a->ext[d] : hi;
 	}
+}
+
+CTD_FN int64_t ctd_panel_next(const ctd_array *arrs, int narrays, const ctd_axis *ax, int64_t k0)
+{
+	int64_t best = -1;
+	for (int i = 0; i < narrays; i++) {
+		const ctd_array *a = &arrs[i];
+		if (a->panel_dim < 0)
+			continue;
+		ctd_axis pa = ctd_panel_axis(a, ax);
+		for (int64_t c = 0; c < pa.ranks; c++) {
+			int64_t lo, hi;
+			ctd_block(&pa, c, &lo, &hi);
+			if (hi > k0 && (best < 0 || hi < best))
+				best = hi;
+		}
+		if (best < 0)
+			best = a->phi;
+	}
+	return best;
+}
+
+CTD_FN int64_t ctd_panel_owner(const ctd_array *a, const ctd_axis *ax, int64_t k0)
+{
+	ctd_axis pa = ctd_panel_axis(a, ax);
+	for (int64_t c = 0; c < pa.ranks; c++) {
+		int64_t lo, hi;
+		ctd_block(&pa, c, &lo, &hi);
+		if (k0 >= lo && k0 < hi)
+			return c;
+	}
+	return 0;
+}
+
+CTD_FN void ctd_panel_box(const ctd_array *a, const ctd_axis *ax, int naxes, const int64_t *c, int64_t k0, int64_t k1,
+                          ctd_box *out)
+{
+	ctd_owned(a, ax, naxes, c, out);
+	out->lo[a->panel_dim] = k0;
+	out->hi[a->panel_dim] = k1;
 }
 
 CTD_FN void ctd_ref_box(const ctd_array *a, int i, const ctd_axis *ax, int naxes, const int64_t *c, ctd_box *out)
@@ -166,6 +220,8 @@ CTD_FN void ctd_ref_box(const ctd_array *a, int i, const ctd_axis *ax, int naxes
 CTD_FN void ctd_local(const ctd_array *a, const ctd_axis *ax, int naxes, const int64_t *c, ctd_box *out)
 {
 	ctd_owned(a, ax, naxes, c, out);
+	if (a->panel_dim >= 0)
+		return; /* its panels come with each call, into a buffer of their own */
 	for (int i = 0; i < a->nref; i++) {
 		ctd_box b;
 		ctd_ref_box(a, i, ax, naxes, c, &b);
@@ -203,7 +259,7 @@ CTD_FN void ctd_message(const ctd_array *a, const ctd_axis *ax, int naxes, const
 		if (!ctd_aligned_axis(a, g) && from[g] != to[g])
 			return;
 	}
-	if (same || a->role == 1 || a->role == 3)
+	if (same || a->role == 1 || a->role == 3 || a->panel_dim >= 0)
 		return;
 	ctd_box own;
 	ctd_owned(a, ax, naxes, from, &own);

@@ -55,6 +55,12 @@ typedef struct ctd_array {
 	int reduce;            /* bit g: ranks along axis g sum their partial results (+=) */
 	int64_t ext[CTD_MAX_DIMS];
 	int align[CTD_MAX_DIMS];
+	/* SUMMA panels: dimension panel_dim (-1: none) is indexed by the panel loop, whose values
+	 * plo .. phi-1 run in blocks of pstep; it is split over the ranks of axis panel_axis (an
+	 * axis the array is not aligned with), and each call broadcasts one panel after the other
+	 * along that axis instead of exchanging halos */
+	int panel_dim, panel_axis;
+	int64_t plo, phi, pstep;
 	int nref;
 	ctd_ref ref[CTD_MAX_REFS];
 } ctd_array;
@@ -100,6 +106,15 @@ CTD_FN void ctd_local(const ctd_array *a, const ctd_axis *ax, int naxes, const i
  * when from == to, or for outputs and temps. */
 CTD_FN void ctd_message(const ctd_array *a, const ctd_axis *ax, int naxes, const int64_t *from, const int64_t *to,
                  ctd_box *out);
+/* The end of the panel that starts at value k0: the nearest block end above k0 of any panel
+ * array's split (arrays without panels do not count); phi of the first panel array when none. */
+CTD_FN int64_t ctd_panel_next(const ctd_array *arrs, int narrays, const ctd_axis *ax, int64_t k0);
+/* The coordinate along a's panel axis that owns panel value k0. */
+CTD_FN int64_t ctd_panel_owner(const ctd_array *a, const ctd_axis *ax, int64_t k0);
+/* The panel [k0, k1) of a that the rank at c receives: its owned box with the panel
+ * dimension set to [k0, k1). */
+CTD_FN void ctd_panel_box(const ctd_array *a, const ctd_axis *ax, int naxes, const int64_t *c, int64_t k0, int64_t k1,
+                          ctd_box *out);
 /* Whether the rank at c holds a's owned box as its canonical copy: coordinate 0 on every axis
  * that no dimension of a is aligned with (replicated copies and partial sums end there). */
 CTD_FN int ctd_canonical(const ctd_array *a, int naxes, const int64_t *c);

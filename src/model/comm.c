@@ -72,8 +72,15 @@ static void describe_array(ct_buf *b, const ct_kernel *k, const dist_plan *p, in
 	ct_buf_printf(b, "  %s (%s): dimensions ", k->arrays[a].name, roles[arr->role & 3]);
 	for (int d = 0; d < arr->rank; d++) {
 		int g = arr->align[d];
-		ct_buf_printf(b, "%s%s", d ? " x " : "", g >= 0 ? k->indices[p->axis_index[g]].name : "whole");
+		if (d == arr->panel_dim)
+			ct_buf_printf(b, "%spanels of '%s' split over '%s'", d ? " x " : "", k->indices[p->panel_index].name,
+			              k->indices[p->axis_index[arr->panel_axis]].name);
+		else
+			ct_buf_printf(b, "%s%s", d ? " x " : "", g >= 0 ? k->indices[p->axis_index[g]].name : "whole");
 	}
+	if (arr->panel_dim >= 0)
+		ct_buf_printf(b, "; each call broadcasts its panels along '%s' (SUMMA)",
+		              k->indices[p->axis_index[arr->panel_axis]].name);
 	if (arr->role == 3)
 		ct_buf_puts(b, "; the kernel's own, on every rank");
 	for (int g = 0; g < p->naxes; g++)
@@ -153,7 +160,18 @@ char *ct_kernel_distribution_text(ct_kernel *k, int ranks)
 	ct_buf_puts(&b, "\narrays:\n");
 	for (int a = 0; a < p->narrays; a++)
 		describe_array(&b, k, p, a);
-	ct_buf_puts(&b, "exchange before each call (the interior runs while it travels):\n");
+	if (p->panel_index >= 0) {
+		ct_buf_printf(&b, "panels of '%s':", k->indices[p->panel_index].name);
+		for (int64_t k0 = p->panel.lo, k1; k0 < p->panel.hi; k0 = k1) {
+			k1 = ctd_panel_next(p->arrays, p->narrays, p->axes, k0);
+			if (k1 <= k0)
+				break;
+			ct_buf_printf(&b, " %lld..%lld", (long long)k0, (long long)k1 - 1);
+		}
+		ct_buf_putc(&b, '\n');
+	}
+	ct_buf_puts(&b, p->panel_index >= 0 ? "exchange before each call (then the panels, one broadcast each):\n"
+	                                    : "exchange before each call (the interior runs while it travels):\n");
 	int64_t n = ctd_nranks(p->axes, p->naxes);
 	for (int64_t r = 0; r < n && r < 64; r++)
 		describe_rank(&b, k, p, r);

@@ -368,6 +368,7 @@ static bool make_arrays(da *a)
 		arr->rank = src->rank;
 		arr->esize = (int)ct_dtype_size(src->type);
 		arr->role = src->role == CT_TEMP ? 3 : ir_array_readonly(src) ? 0 : src->role == CT_OUTPUT ? 1 : 2;
+		arr->panel_dim = arr->panel_axis = -1;
 		for (int d = 0; d < src->rank; d++) {
 			bool ok = true;
 			arr->ext[d] = aff_eval(src->ext[d], p->params, NULL, &ok);
@@ -381,6 +382,119 @@ static bool make_arrays(da *a)
 			check_reads_of_written(a, i);
 	}
 	return a->st == CT_OK;
+}
+
+/* ------------------------------------------------------------ SUMMA panels */
+
+/* Whether every statement below nodes is `+=` / `-=` inside a loop over k (inside: a loop over
+ * k encloses nodes) into an array that k does not index. */
+static bool reductions_over(const da *a, ir_node *const *nodes, int n, int k, bool inside)
+{
+	for (int i = 0; i < n; i++) {
+		const ir_node *x = nodes[i];
+		bool in = inside;
+		for (int j = 0; x->kind == ND_FOR && j < x->nidx; j++)
+			in = in || x->idx[j] == k;
+		if (x->kind == ND_LET)
+			return false;
+		if (x->kind == ND_STMT) {
+			if (!in || (x->op != AS_ADD && x->op != AS_SUB))
+				return false;
+			for (int d = 0; d < a->k->arrays[x->lhs->id].rank; d++)
+				if (aff_coef(x->lhs->sub[d], AFF_INDEX, k) != 0)
+					return false;
+		}
+		if (!reductions_over(a, x->body, x->nbody, k, in) || !reductions_over(a, x->els, x->nels, k, in))
+			return false;
+	}
+	return true;
+}
+
+/* Whether every access of array i in e has subscript exactly k in dimension d. */
+static bool expr_exactly(const ir_expr *e, int i, int d, int k)
+{
+	if (!e)
+		return true;
+	if (e->kind == EX_ACCESS && e->id == i) {
+		aff s = e->sub[d];
+		if (s.c != 0 || s.n != 1 || s.t[0].kind != AFF_INDEX || s.t[0].id != k || s.t[0].coef != 1)
+			return false;
+	}
+	for (int j = 0; j < e->nargs; j++)
+		if (!expr_exactly(e->args[j], i, d, k))
+			return false;
+	return true;
+}
+
+static bool nodes_exactly(ir_node *const *nodes, int n, int i, int d, int k)
+{
+	for (int j = 0; j < n; j++) {
+		const ir_node *x = nodes[j];
+		if ((x->kind == ND_STMT && !expr_exactly(x->lhs, i, d, k)) || !expr_exactly(x->rhs, i, d, k) ||
+		    !nodes_exactly(x->body, x->nbody, i, d, k) || !nodes_exactly(x->els, x->nels, i, d, k))
+			return false;
+	}
+	return true;
+}
+
+/* The dimension of input array i that every access indexes by exactly loop k, or -1. */
+static int panel_dim_of(const da *a, int i, int k)
+{
+	const ir_array *src = &a->k->arrays[i];
+	if ((src->role != CT_INPUT && src->role != CT_CONST) || a->p->arrays[i].nref == 0)
+		return -1;
+	for (int d = 0; d < src->rank; d++)
+		if (a->p->arrays[i].align[d] < 0 && nodes_exactly(a->k->body, a->k->nbody, i, d, k))
+			return d;
+	return -1;
+}
+
+/* SUMMA (gemm on a grid): when every statement sums over a loop k that is not distributed, an
+ * input indexed by k and not aligned with some axis is split along k over that axis's ranks
+ * and broadcast panel by panel, instead of every rank holding all of its k extent. */
+static void find_panels(da *a)
+{
+	const ct_kernel *k = a->k;
+	dist_plan *p = a->p;
+	p->panel_index = -1;
+	for (int kx = 0; kx < k->nindices && p->panel_index < 0; kx++) {
+		const ir_index *x = &k->indices[kx];
+		if (x->kind != IX_LOOP || axis_of(p, kx) >= 0 || x->balanced ||
+		    (x->child >= 0 && k->indices[x->child].balanced) || !reductions_over(a, k->body, k->nbody, kx, false))
+			continue;
+		int panels = 0;
+		for (int i = 0; i < p->narrays; i++) {
+			ctd_array *arr = &p->arrays[i];
+			int d = panel_dim_of(a, i, kx), g = -1;
+			for (int h = 0; h < p->naxes && g < 0 && d >= 0; h++) {
+				bool aligned = false;
+				for (int e = 0; e < arr->rank; e++)
+					aligned = aligned || arr->align[e] == h;
+				if (!aligned)
+					g = h;
+			}
+			for (int j = 0; j < arr->nref && d >= 0; j++)
+				for (int e = 0; e < arr->rank; e++)
+					if (arr->align[e] >= 0 && !exactly_axis(a, &arr->ref[j], e, arr->align[e]))
+						d = -1; /* a halo too: it keeps the exchange */
+			if (d < 0 || g < 0)
+				continue;
+			bool ok = true;
+			arr->panel_dim = d;
+			arr->panel_axis = g;
+			arr->plo = aff_eval(x->lo, p->params, NULL, &ok);
+			arr->phi = aff_eval(x->hi, p->params, NULL, &ok);
+			arr->pstep = x->step > 0 ? x->step : 1;
+			panels++;
+		}
+		if (panels > 0) {
+			p->panel_index = kx;
+			p->panel = (ctd_axis){p->arrays[0].plo, 0, 0, 0};
+			for (int i = 0; i < p->narrays; i++)
+				if (p->arrays[i].panel_dim >= 0)
+					p->panel = (ctd_axis){p->arrays[i].plo, p->arrays[i].phi, p->arrays[i].pstep, 0};
+		}
+	}
 }
 
 /* ------------------------------------------------------------ loops and caches */
@@ -492,8 +606,8 @@ ct_status dist_analyse(ct_kernel *k, dist_plan **out)
 	}
 	ir_param_values(k, a.p->params);
 	if (find_item(&a) && kernel_fits(&a) && make_axes(&a) && statements_inside(&a, k->body, k->nbody, 0) &&
-	    make_arrays(&a) && check_dependences(&a))
-		check_caches(&a);
+	    make_arrays(&a) && check_dependences(&a) && check_caches(&a))
+		find_panels(&a);
 	if (a.st != CT_OK) {
 		dist_plan_free(k->ctx, a.p);
 		return a.st;
@@ -529,13 +643,19 @@ ct_status dist_localize(ct_kernel *k, const dist_plan *p, dist_saved *s)
 	s->nparams = k->nparams;
 	s->params = k->params;
 	s->narrays = k->narrays;
-	ir_param *np = ct_arena_alloc(&k->arena, sizeof *np * (size_t)(k->nparams + 2 * p->naxes));
+	int nloops = p->naxes + (p->panel_index >= 0);
+	int loops[CTD_MAX_AXES + 1];
+	for (int g = 0; g < p->naxes; g++)
+		loops[g] = p->axis_index[g];
+	if (p->panel_index >= 0)
+		loops[p->naxes] = p->panel_index;
+	ir_param *np = ct_arena_alloc(&k->arena, sizeof *np * (size_t)(k->nparams + 2 * nloops));
 	if (!np)
 		return ct_error(k->ctx, CT_ERR_NOMEM, "out of memory making the per-rank kernel");
 	memcpy(np, k->params, sizeof *np * (size_t)k->nparams);
-	for (int g = 0; g < p->naxes; g++) {
-		ir_index *x = &k->indices[p->axis_index[g]];
-		s->axis_index[g] = p->axis_index[g];
+	for (int g = 0; g < nloops; g++) {
+		ir_index *x = &k->indices[loops[g]];
+		s->axis_index[g] = loops[g];
 		s->naxes = g + 1;
 		s->lo[g] = x->lo;
 		s->hi[g] = x->hi;
@@ -550,8 +670,8 @@ ct_status dist_localize(ct_kernel *k, const dist_plan *p, dist_saved *s)
 		}
 	}
 	bool ok = true;
-	for (int g = 0; g < p->naxes; g++) {
-		ir_index *x = &k->indices[p->axis_index[g]];
+	for (int g = 0; g < nloops; g++) {
+		ir_index *x = &k->indices[loops[g]];
 		x->lo = aff_sym1(&k->arena, AFF_PARAM, k->nparams + 2 * g, 1, &ok);
 		x->hi = aff_sym1(&k->arena, AFF_PARAM, k->nparams + 2 * g + 1, 1, &ok);
 	}
@@ -561,7 +681,7 @@ ct_status dist_localize(ct_kernel *k, const dist_plan *p, dist_saved *s)
 			k->arrays[a].strided = true;
 	}
 	k->params = np;
-	k->nparams += 2 * p->naxes;
+	k->nparams += 2 * nloops;
 	if (!ok || k->arena.failed) {
 		dist_restore(k, s);
 		return ct_error(k->ctx, CT_ERR_NOMEM, "out of memory making the per-rank kernel");
@@ -584,6 +704,26 @@ void dist_restore(ct_kernel *k, dist_saved *s)
 	s->params = NULL;
 }
 
+/* A panel array's broadcasts in one call, as the generated program counts them: the owner
+ * of each panel sends it once per other rank along the panel axis, each of those receives it. */
+static void panel_bytes(const dist_plan *p, const ctd_array *a, const int64_t *me, int64_t *sent, int64_t *received)
+{
+	int64_t group = p->axes[a->panel_axis].ranks;
+	for (int64_t k0 = p->panel.lo; k0 < p->panel.hi;) {
+		int64_t k1 = ctd_panel_next(p->arrays, p->narrays, p->axes, k0);
+		if (k1 <= k0)
+			break;
+		ctd_box b;
+		ctd_panel_box(a, p->axes, p->naxes, me, k0, k1, &b);
+		int64_t bytes = ctd_box_count(&b, a->rank) * a->esize;
+		if (ctd_panel_owner(a, p->axes, k0) == me[a->panel_axis])
+			*sent += (group - 1) * bytes;
+		else
+			*received += bytes;
+		k0 = k1;
+	}
+}
+
 void dist_rank_bytes(const dist_plan *p, int64_t r, int64_t *sent, int64_t *received)
 {
 	int64_t me[CTD_MAX_AXES], other[CTD_MAX_AXES];
@@ -602,6 +742,8 @@ void dist_rank_bytes(const dist_plan *p, int64_t r, int64_t *sent, int64_t *rece
 			ctd_message(a, p->axes, p->naxes, other, me, &b);
 			*received += ctd_box_count(&b, a->rank) * a->esize;
 		}
+		if (a->panel_dim >= 0)
+			panel_bytes(p, a, me, sent, received);
 		if (a->reduce) {
 			ctd_box own;
 			ctd_owned(a, p->axes, p->naxes, me, &own);

@@ -15,6 +15,8 @@ typedef struct dist_plan {
 	int narrays;                  /* k->narrays */
 	ctd_array *arrays;            /* role 3 for temps */
 	int64_t *params;              /* the value of every param of k */
+	int panel_index;              /* SUMMA: the loop whose panels are broadcast, or -1 */
+	ctd_axis panel;               /* its values lo .. hi-1 in blocks of step */
 } dist_plan;
 
 /* Whether k's plan has a distribute() item. */
@@ -36,15 +38,16 @@ ct_status dist_set_grid(ct_ctx *ctx, dist_plan *p, int64_t nranks, const int64_t
 typedef struct dist_saved {
 	int nparams;
 	ir_param *params;
-	int naxes;
-	int axis_index[CTD_MAX_AXES];
-	aff lo[CTD_MAX_AXES], hi[CTD_MAX_AXES];
+	int naxes;                    /* axes, then the panel loop when there is one */
+	int axis_index[CTD_MAX_AXES + 1];
+	aff lo[CTD_MAX_AXES + 1], hi[CTD_MAX_AXES + 1];
 	bool strided[IR_MAX_NAMES > 64 ? 64 : IR_MAX_NAMES];
 	int narrays;
 } dist_saved;
 
-/* The kernel one rank runs, made in place from k: each axis index runs over two new runtime
- * params (ct_lo_X .. ct_hi_X, appended after k's params), and every array is strided (a rank
+/* The kernel one rank runs, made in place from k: each axis index, then the panel loop when
+ * there is one, runs over two new runtime params (ct_lo_X .. ct_hi_X, appended after k's
+ * params), and every array is strided (a rank
  * holds a box of it, indexed by the global logical indices). dist_restore undoes it; nothing
  * else may use k in between. At most 64 arrays. */
 ct_status dist_localize(ct_kernel *k, const dist_plan *p, dist_saved *s);
