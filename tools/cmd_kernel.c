@@ -295,6 +295,8 @@ static int build_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
 		return fail(ctx, st);
 	const char *n = ct_kernel_name(k);
 	printf("wrote %s/%s.h, %s/lib%s.a and %s/lib%s.so\n", c->out_dir, n, c->out_dir, n, c->out_dir, n);
+	if (ct_kernel_is_distributed(k))
+		printf("wrote %s/%s_mpi.h and %s/lib%s_mpi.a (distributed over MPI ranks)\n", c->out_dir, n, c->out_dir, n);
 	return EXIT_OK;
 }
 

@@ -45,8 +45,7 @@ static ct_status run_tool(ct_ctx *ctx, const char *exe, char *const argv[], cons
 	return st;
 }
 
-/* The absolute path of program name on $PATH into out. */
-static ct_status find_on_path(ct_ctx *ctx, const char *name, char *out, size_t cap)
+ct_status aot_find_on_path(ct_ctx *ctx, const char *name, char *out, size_t cap)
 {
 	const char *path = getenv("PATH");
 	if (!path || !*path)
@@ -175,7 +174,7 @@ ct_status aot_compile_package(ct_kernel *k, const char *src, const char *obj, co
 		unlink(lib_a);
 		char ar[4096];
 		char *aargv[] = {arw, rcs, p_a, p_obj, NULL};
-		st = find_on_path(ctx, "ar", ar, sizeof ar);
+		st = aot_find_on_path(ctx, "ar", ar, sizeof ar);
 		if (!st)
 			st = run_tool(ctx, ar, aargv, "archiving the static library");
 	}
@@ -275,7 +274,10 @@ ct_status ct_kernel_build(ct_kernel *k, const char *dir)
 	struct stat sb;
 	if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
 		return ct_error(ctx, CT_ERR_IO, "%s is not a folder", dir);
-	return eng_kernel_target(k)->package(k, dir);
+	ct_status st = eng_kernel_target(k)->package(k, dir);
+	if (!st && ct_kernel_is_distributed(k))
+		st = dist_package(k, dir);
+	return st;
 }
 
 ct_status aot_host_package(ct_kernel *k, const char *dir)

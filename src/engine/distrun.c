@@ -13,26 +13,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* The path of program name (env var, else the PATH) into out; false when not found. */
-static bool find_tool(const char *env, const char *name, char *out, size_t cap)
+bool dist_find_tool(ct_ctx *ctx, const char *env, const char *name, char *out, size_t cap)
 {
 	const char *v = getenv(env);
 	if (v && *v) {
 		snprintf(out, cap, "%s", v);
 		return access(out, X_OK) == 0;
 	}
-	const char *path = getenv("PATH");
-	if (!path || !*path)
-		path = "/usr/bin:/bin";
-	while (*path) {
-		const char *end = strchr(path, ':');
-		size_t n = end ? (size_t)(end - path) : strlen(path);
-		if (n > 0 && n < cap && (size_t)snprintf(out, cap, "%.*s/%s", (int)n, path, name) < cap &&
-		    access(out, X_OK) == 0)
-			return true;
-		path += n + (end ? 1 : 0);
-	}
-	return false;
+	bool found = aot_find_on_path(ctx, name, out, cap) == CT_OK;
+	ct_ctx_clear_error(ctx);
+	return found;
 }
 
 /* A fresh private folder for the program and its data. */
@@ -235,8 +225,8 @@ ct_status ct_kernel_run_ranks(ct_kernel *k, const ct_run_options *o, int ranks, 
 	if (st)
 		return st;
 	char mpicc[4096], mpirun[4096];
-	if (!find_tool("CACHET_MPICC", "mpicc", mpicc, sizeof mpicc) ||
-	    !find_tool("CACHET_MPIRUN", "mpirun", mpirun, sizeof mpirun))
+	if (!dist_find_tool(ctx, "CACHET_MPICC", "mpicc", mpicc, sizeof mpicc) ||
+	    !dist_find_tool(ctx, "CACHET_MPIRUN", "mpirun", mpirun, sizeof mpirun))
 		return ct_error(ctx, CT_ERR_UNSUPPORTED,
 		                "distributed runs need Open MPI's mpicc and mpirun (make deps installs openmpi-bin and libopenmpi-dev)");
 	char dir[4096];

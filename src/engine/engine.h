@@ -194,4 +194,13 @@ ct_status aot_compile_package(ct_kernel *k, const char *src, const char *obj, co
  * binary), libNAME.a, libNAME.so. */
 ct_status gen_opencl_package(ct_kernel *k, const char *dir);
 
+/* The absolute path of program name on $PATH into out (CT_ERR_COMPILE when absent). */
+ct_status aot_find_on_path(ct_ctx *ctx, const char *name, char *out, size_t cap);
+/* The MPI package of distributed kernel k in dir (src/engine/distpkg.c): NAME_mpi.c,
+ * NAME_mpi.h and, with mpicc, libNAME_mpi.a. */
+ct_status dist_package(ct_kernel *k, const char *dir);
+/* The path of Open MPI's program name into out: env (CACHET_MPICC, CACHET_MPIRUN) when set,
+ * else the PATH; false when not found. */
+bool dist_find_tool(ct_ctx *ctx, const char *env, const char *name, char *out, size_t cap);
+
 #endif
