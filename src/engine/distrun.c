@@ -177,8 +177,8 @@ static ct_status launch(ct_kernel *k, const char *mpirun, const char *dir, int r
 		st = ct_error(k->ctx, CT_ERR_RUNTIME, "the %d ranks of '%s' did not finish within %.0f s (killed; CACHET_MPI_TIMEOUT)",
 		              ranks, k->name, timeout);
 	else if (p.exit_code != 0)
-		st = ct_error(k->ctx, CT_ERR_RUNTIME, "the distributed run of '%s' on %d ranks failed (exit %d):\n%s", k->name,
-		              ranks, p.exit_code, tail_of(&p));
+		st = ct_error(k->ctx, CT_ERR_RUNTIME, "the distributed run of '%s' on %d ranks failed (exit %d)%s%s", k->name,
+		              ranks, p.exit_code, *tail_of(&p) ? ":\n" : ", with no output", tail_of(&p));
 	else if (report)
 		*report = ct_strdup(k->ctx, p.out ? p.out : "");
 	jit_proc_free(k->ctx, &p);

@@ -627,8 +627,8 @@ ct_status dist_set_grid(ct_ctx *ctx, dist_plan *p, int64_t nranks, const int64_t
 		for (int g = 0; g < p->naxes; g++)
 			n *= dims[g];
 		if (n != nranks)
-			return ct_error(ctx, CT_ERR_USAGE, "the grid has %lld ranks, not the %lld the run has",
-			                (long long)n, (long long)nranks);
+			return ct_error(ctx, CT_ERR_USAGE, "the grid (%s) has %lld ranks, not the %lld of the run",
+			                want ? "--grid" : "grid= of the plan", (long long)n, (long long)nranks);
 	} else {
 		ctd_dims_create(nranks, p->naxes, dims);
 	}
