@@ -403,10 +403,11 @@ static const command commands[] = {
 	 cmd_run, A_FILE | O_D | O_ENGINE | O_REPEAT | O_THREADS | O_NO_VERIFY | O_CC | O_VECTOR_BYTES | O_BRANCHING | O_JSON |
 	 O_RANKS | O_GRID},
 	{"emit", "print the generated source",
-	 "cachet emit FILE [-D ...] [--target host|opencl|cuda] [--vector-bytes B] [--branching]",
+	 "cachet emit FILE [-D ...] [--target host|opencl|cuda|mpi] [--vector-bytes B] [--branching]",
 	 "  --target T      host (C99, the default), opencl (OpenCL C, docs/OPENCL.md)\n"
 	 "                  or cuda (CUDA C, docs/CUDA.md); opencl and cuda need the\n"
-	 "                  kernel's plan(target=...) to match\n"
+	 "                  kernel's plan(target=...) to match; mpi: the MPI program of\n"
+	 "                  a kernel with distribute() (docs/DISTRIBUTED.md)\n"
 	 "  --vector-bytes B  widest vector of register tiles (0 = this machine's)\n"
 	 "  --branching     per-element tests in halo copies and boundary ifs (default: branch-free)\n",
 	 cmd_emit, A_FILE | O_D | O_TARGET | O_VECTOR_BYTES | O_BRANCHING},
@@ -442,7 +443,7 @@ static const command commands[] = {
 	 "A simulation past a second tells its progress on stderr.\n",
 	 cmd_simulate, A_FILE | O_D | O_CACHE | O_MAX_ACCESSES | O_JSON},
 	{"predict", "predict a kernel's cache misses with the stack-distance model (no trace)",
-	 "cachet predict FILE [-D ...] [--cache SPEC] [--simulate] [--per-ref] [--symbolic] [--threads T] [--json]",
+	 "cachet predict FILE [-D ...] [--cache SPEC] [--simulate] [--per-ref] [--symbolic] [--threads T] [--ranks N [--grid PxQ]] [--json]",
 	 "  --cache SPEC    cache levels SIZE:LINE[:WAYS][:plru][:private|:shared],... as for\n"
 	 "                  simulate; default: this\n"
 	 "                  machine's caches (set-associative levels are simulated exactly up\n"
