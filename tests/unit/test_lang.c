@@ -515,9 +515,20 @@ static const row rows[] = {
     {"unknown policy", MM "plan { parallelize(i, policy=guided) }\n",
      "11:30: error: unknown policy 'guided' (use static or dynamic)", 0},
     {"unknown plan item", MM "plan { fuse(i) }\n",
-     "11:8: error: expected a plan item (NAME = cache(...), vectorize, unroll or parallelize), "
+     "11:8: error: expected a plan item (NAME = cache(...), vectorize, unroll, parallelize or distribute), "
      "found 'fuse'",
      0},
+    {"distribute grid dims", MM "plan { distribute(i, j, grid=2x2x2) }\n",
+     "11:8: error: distribute: grid= has 3 dimensions for 2 indices", 0},
+    {"distribute grid word", MM "plan { distribute(i, grid=many) }\n",
+     "11:27: error: grid= takes auto or the ranks per dimension as PxQ (2x2, 4x1, 2x2x1)", 0},
+    {"distribute grid zero", MM "plan { distribute(i, j, grid=2x0) }\n",
+     "11:31: error: grid: 0 ranks along a dimension (use 1 .. 1048576)", 0},
+    {"distribute grid junk", MM "plan { distribute(i, j, grid=2xq) }\n",
+     "11:30: error: invalid suffix on a numeric literal", 0},
+    {"distribute four", MM "plan { distribute(i, j, k, i) }\n", "11:28: error: index 'i' appears twice in distribute", 0},
+    {"distribute option", MM "plan { distribute(i, ranks=4) }\n",
+     "11:22: error: unknown distribute option 'ranks' (use grid)", 0},
     {"several plan errors", MM "plan {\n  vectorize(q)\n  unroll(r)\n  parallelize(s)\n}\n",
      "12:13: error: unknown index 'q' in vectorize", 3},
 };
