@@ -1,0 +1,123 @@
+#!/bin/sh
+# dist_bytes.sh: the bytes `cachet predict --ranks N` predicts per rank for distributed kernels equal the bytes the ranks of `cachet run --ranks N` count (issue #32, item 4), for star and box halos of widths 1 and 2, SUMMA panels, a reduction and a grid with more ranks than blocks; and `lower --ranks` names the messages. Skipped without Open MPI.
+verbose=1
+. "$(dirname "$0")/lib/expect.sh"
+
+if ! command -v mpicc >/dev/null 2>&1 || ! command -v mpirun >/dev/null 2>&1; then
+	skip "no Open MPI (mpicc, mpirun): make deps installs openmpi-bin and libopenmpi-dev"
+	counts
+	exit 0
+fi
+export CACHET_MPI_TIMEOUT=${CACHET_MPI_TIMEOUT:-120}
+
+# stencil NAME EXPR [GRID]: a 37 x 29 f32 stencil tiled 4 x 8 whose interior reads EXPR
+stencil() {
+	cat >"$tmp/$1.cachet" <<EOF
+kernel $1
+param N = 37, M = 29
+array A : f32[N, M] input
+array B : f32[N, M] output
+for (x: N, y: M) {
+  if (1 < x && x < N-2 && 1 < y && y < M-2) {
+    B[x, y] = $2
+  } else {
+    B[x, y] = A[x, y]
+  }
+}
+schedule {
+  xx, yy = tile(x=4, y=8)
+  reorder(x, y, xx, yy)
+}
+plan {
+  AA = cache(A, index=xx)
+  distribute(x, y${3:+, grid=$3})
+}
+EOF
+}
+stencil star1 "A[x-1, y] + A[x+1, y] + A[x, y-1] + A[x, y+1] - 4 * A[x, y]"
+stencil box1 "A[x-1, y-1] + A[x-1, y+1] + A[x+1, y-1] + A[x+1, y+1] + A[x, y]"
+stencil star2 "A[x-2, y] + A[x+2, y] + A[x, y-2] + A[x, y+2] + A[x-1, y] + A[x+1, y] + A[x, y]"
+cat >"$tmp/summa.cachet" <<'EOF'
+kernel summa
+param M = 30, N = 27, K = 33
+array A : f32[M, K] input
+array B : f32[K, N] input
+array C : f32[M, N] inout
+for (i: M, j: N, k: K) {
+  C[i, j] += A[i, k] * B[k, j]
+}
+schedule {
+  ii, jj, kk = tile(i=4, j=8, k=4)
+  reorder(i, j, k, ii, kk, jj)
+}
+plan {
+  distribute(i, j)
+}
+EOF
+cat >"$tmp/rowsum.cachet" <<'EOF'
+kernel rowsum
+param M = 13, N = 50
+array A : f64[M, N] input
+array S : f64[M] inout
+for (i: M, j: N) {
+  S[i] += A[i, j]
+}
+plan {
+  distribute(i, j)
+}
+EOF
+
+# counted R F: the per-rank "sent received" the run counted, one line per rank
+counted() {
+	"$CACHET" run "$2" --ranks "$1" ${3:+--grid "$3"} >"$tmp/run.out" 2>"$tmp/run.err" || return 1
+	grep -q verified "$tmp/run.out" || return 1
+	sed -n 's/^rank \([0-9]*\): .* sent \([0-9]*\) bytes, received \([0-9]*\) bytes$/\1 \2 \3/p' "$tmp/run.out"
+}
+predicted() {
+	"$CACHET" predict "$2" --ranks "$1" ${3:+--grid "$3"} 2>/dev/null |
+		sed -n 's/^  rank \([0-9]*\): sent \([0-9]*\), received \([0-9]*\)$/\1 \2 \3/p'
+}
+
+# kernel ranks grid(optional)
+while read -r k r g; do
+	[ -z "$k" ] && continue
+	name="$k on $r ranks${g:+ ($g)}"
+	if ! counted "$r" "$tmp/$k.cachet" "$g" >"$tmp/c"; then
+		bad "$name: the run failed or did not verify: $(tail -3 "$tmp/run.err" "$tmp/run.out" | tr '\n' ' ')"
+		continue
+	fi
+	predicted "$r" "$tmp/$k.cachet" "$g" >"$tmp/p"
+	if [ -s "$tmp/c" ] && cmp -s "$tmp/c" "$tmp/p"; then
+		ok "$name: predicted bytes = counted bytes ($(awk '{s += $2} END {print s}' "$tmp/c") bytes sent in all)"
+	else
+		bad "$name: predicted [$(tr '\n' ';' <"$tmp/p")] counted [$(tr '\n' ';' <"$tmp/c")]"
+	fi
+done <<'EOF'
+star1 4 2x2
+star1 3
+box1 4 2x2
+box1 4 4x1
+star2 4 1x4
+star2 2
+summa 4 2x2
+summa 3 1x3
+summa 4 4x1
+rowsum 4 2x2
+rowsum 3 1x3
+EOF
+
+# a star halo sends no corners, a box one does: rank 0 of 2x2 receives from 1, 2 (star), also 3 (box)
+"$CACHET" lower "$tmp/star1.cachet" --ranks 4 >"$tmp/l1" 2>&1
+"$CACHET" lower "$tmp/box1.cachet" --ranks 4 >"$tmp/l2" 2>&1
+if grep -q "^  rank 0 (.*from 2; " "$tmp/l1" && ! grep "^  rank 0 (" "$tmp/l1" | grep -q "from 3"; then
+	ok "lower: the star stencil's rank 0 receives from ranks 1 and 2 only"
+else
+	bad "lower star: $(grep '^  rank 0' "$tmp/l1")"
+fi
+if grep "^  rank 0 (" "$tmp/l2" | grep -q "A\[20..20, 16..16\] from 3"; then
+	ok "lower: the box stencil's rank 0 receives its corner A[20, 16] from rank 3"
+else
+	bad "lower box: $(grep '^  rank 0' "$tmp/l2")"
+fi
+counts
+[ "$fail" = 0 ]
