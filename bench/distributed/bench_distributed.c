@@ -66,6 +66,7 @@ static void cachet_call(const int64_t *params, void *const *global, cachet_sums 
 	s->t.exch += ex;
 	s->t.comp += co;
 	s->t.total += ex + co;
+	s->t.recv += (double)recv;
 	s->wall += t1 - t0;
 	s->sent += sent;
 	s->received += recv;
@@ -119,7 +120,7 @@ static int run_kernel(int argc, char **argv)
 				a[i * n + j] = (real)stencil_input(i, j);
 	}
 	int64_t params[2] = {n, n};
-	cachet_sums warm = {{0, 0, 0}, 0, 0, 0}, s = {{0, 0, 0}, 0, 0, 0};
+	cachet_sums warm = {{0, 0, 0, 0}, 0, 0, 0}, s = {{0, 0, 0, 0}, 0, 0, 0};
 	for (int r = 0; r <= reps; r++) {
 		void *global[2] = {a, b};
 		cachet_call(params, rank == 0 ? global : (void *const[2]){NULL, NULL}, r == 0 ? &warm : &s);
@@ -174,7 +175,7 @@ static int run_kernel(int argc, char **argv)
 	}
 	int64_t params[3] = {m, n, k};
 	void *global[3] = {a, b, c}, *none[3] = {NULL, NULL, NULL};
-	cachet_sums warm = {{0, 0, 0}, 0, 0, 0}, s = {{0, 0, 0}, 0, 0, 0};
+	cachet_sums warm = {{0, 0, 0, 0}, 0, 0, 0}, s = {{0, 0, 0, 0}, 0, 0, 0};
 	for (int r = 0; r <= reps; r++)
 		cachet_call(params, rank == 0 ? global : none, r == 0 ? &warm : &s);
 	double err = 0;
@@ -208,7 +209,7 @@ static int run_kernel(int argc, char **argv)
 typedef struct {
 	char impl[32], kernel[32], grid[32], size[64], ok[8];
 	int ranks;
-	double exch, comp, total, err;
+	double exch, comp, total, recv, err;
 } row;
 
 /* The hand-written peer the ratio of impl is taken against: the plain loop of the same kernel
@@ -244,8 +245,8 @@ static int print_table(const char *path)
 	int n = 0, nn = 0, bad = 0;
 	while (fgets(line, sizeof line, f)) {
 		row *r = &rows[n];
-		if (n < 256 && sscanf(line, "ROW %31s %31s %d %31s %63s %lf %lf %lf %lf %7s", r->impl, r->kernel, &r->ranks,
-		                      r->grid, r->size, &r->exch, &r->comp, &r->total, &r->err, r->ok) == 10) {
+		if (n < 256 && sscanf(line, "ROW %31s %31s %d %31s %63s %lf %lf %lf %lf %lf %7s", r->impl, r->kernel, &r->ranks,
+		                      r->grid, r->size, &r->exch, &r->comp, &r->total, &r->recv, &r->err, r->ok) == 11) {
 			bad |= strcmp(r->ok, "ok") != 0;
 			n++;
 		} else if (nn < 32 && strncmp(line, "NOTE ", 5) == 0) {
@@ -254,15 +255,15 @@ static int print_table(const char *path)
 		}
 	}
 	fclose(f);
-	printf("%-9s %-14s %5s %4s %-14s %10s %10s %10s %7s %9s %4s\n", "kernel", "impl", "ranks", "grid", "size",
-	       "exch ms", "comp ms", "total ms", "ratio", "err", "");
+	printf("%-9s %-14s %5s %4s %-14s %10s %10s %10s %7s %9s %9s %4s\n", "kernel", "impl", "ranks", "grid", "size",
+	       "exch ms", "comp ms", "total ms", "ratio", "recv KiB", "err", "");
 	for (int i = 0; i < n; i++) {
 		const row *r = &rows[i], *p = find_primary(rows, n, r);
 		char ratio[16] = "";
-		if (p && p != r && p->total > 0)
+		if (p && p != r && p->total > 0 && r->total > 0)
 			snprintf(ratio, sizeof ratio, "%.2f", r->total / p->total);
-		printf("%-9s %-14s %5d %4s %-14s %10.3f %10.3f %10.3f %7s %9.2e %4s\n", r->kernel, r->impl, r->ranks, r->grid,
-		       r->size, r->exch, r->comp, r->total, ratio, r->err, r->ok);
+		printf("%-9s %-14s %5d %4s %-14s %10.3f %10.3f %10.3f %7s %9.1f %9.2e %4s\n", r->kernel, r->impl, r->ranks,
+		       r->grid, r->size, r->exch, r->comp, r->total, ratio, r->recv / 1024, r->err, r->ok);
 	}
 	for (int i = 0; i < nn; i++)
 		printf("%s", notes[i]);

@@ -138,18 +138,19 @@ static inline double *gemm_reference(int64_t m, int64_t n, int64_t k)
 	return c;
 }
 
-/* Per-call seconds of one rank summed over the timed calls. */
+/* Per-call seconds of one rank and the bytes it received (the payload of its halo or panel
+ * messages, as the program counts them), summed over the timed calls. */
 typedef struct {
-	double exch, comp, total;
+	double exch, comp, total, recv;
 } dist_times;
 
 /* Prints, on rank 0 of comm, the row the harness collects: the max over ranks of each per-call
- * time (ms), the verification error and whether it is within tol. Collective. */
+ * time (ms) and of the bytes received per call, the verification error and whether it is within tol. Collective. */
 static inline void dist_report(MPI_Comm comm, const char *impl, const char *kernel, const int *dims, int ndims,
                                const char *size, dist_times sum, int calls, double err, double tol)
 {
-	double mine[3] = {sum.exch / calls, sum.comp / calls, sum.total / calls}, mx[3];
-	MPI_Reduce(mine, mx, 3, MPI_DOUBLE, MPI_MAX, 0, comm);
+	double mine[4] = {sum.exch / calls, sum.comp / calls, sum.total / calls, sum.recv / calls}, mx[4];
+	MPI_Reduce(mine, mx, 4, MPI_DOUBLE, MPI_MAX, 0, comm);
 	int rank, size_ranks;
 	MPI_Comm_rank(comm, &rank);
 	MPI_Comm_size(comm, &size_ranks);
@@ -158,8 +159,8 @@ static inline void dist_report(MPI_Comm comm, const char *impl, const char *kern
 	char grid[64] = "";
 	for (int d = 0; d < ndims; d++)
 		snprintf(grid + strlen(grid), sizeof grid - strlen(grid), "%s%d", d ? "x" : "", dims[d]);
-	printf("ROW %s %s %d %s %s %.4f %.4f %.4f %.2e %s\n", impl, kernel, size_ranks, grid, size, mx[0] * 1e3,
-	       mx[1] * 1e3, mx[2] * 1e3, err, err <= tol ? "ok" : "FAIL");
+	printf("ROW %s %s %d %s %s %.4f %.4f %.4f %.0f %.2e %s\n", impl, kernel, size_ranks, grid, size, mx[0] * 1e3,
+	       mx[1] * 1e3, mx[2] * 1e3, mx[3], err, err <= tol ? "ok" : "FAIL");
 	fflush(stdout);
 }
 

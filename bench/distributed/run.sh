@@ -5,7 +5,8 @@
 #
 # Usage: sh bench/distributed/run.sh [BUILD]   (BUILD: the build folder with cachet, default build)
 # Environment: RANKS="2 4", STENCIL_SIZES="2048 4096", GEMM_SIZES="1024", STENCIL_REPS=20,
-# GEMM_REPS=3, PANEL=128 (SUMMA's k panel of the peers), CACHET=path of the CLI.
+# GEMM_REPS=3, PANEL=128 (SUMMA's k panel of the peers), RUN_TIMEOUT=300 (seconds per mpirun),
+# CACHET=path of the CLI.
 set -u
 BUILD=${1:-build}
 HERE=$(dirname "$0")
@@ -17,6 +18,7 @@ GEMM_SIZES=${GEMM_SIZES:-1024}
 STENCIL_REPS=${STENCIL_REPS:-20}
 GEMM_REPS=${GEMM_REPS:-3}
 PANEL=${PANEL:-128}
+RUN_TIMEOUT=${RUN_TIMEOUT:-300}
 MPICC=${MPICC:-mpicc}
 CFLAGS="-O3 -march=native -std=c11 -Wall -Wextra -Werror"
 
@@ -94,32 +96,34 @@ cachet_build() { # cachet_build KERNEL(dstencil5|dsumma) DEFINE RANKS -D ARGS...
 	CACHET_WHY="no cachet CLI at $CACHET"
 }
 
-run() { # run RANKS PROGRAM ARGS...: its ROW / NOTE lines into the rows file
-	r=$1
-	shift
-	if ! $MPIRUN -np "$r" "$@" >>"$ROWS" 2>>"$LOG"; then
-		echo "bench-distributed: mpirun -np $r $* failed (see $LOG)" >&2
-		echo "ROW $(basename "$1") failed $r - - 0 0 0 inf FAIL" >>"$ROWS"
+run() { # run IMPL KERNEL SIZE RANKS PROGRAM ARGS...: its ROW / NOTE lines into the rows file; a failed
+	# or hung run (killed after RUN_TIMEOUT seconds) is a FAIL row of IMPL, KERNEL, SIZE
+	impl=$1 kern=$2 size=$3 r=$4
+	shift 4
+	if ! timeout "$RUN_TIMEOUT" $MPIRUN -np "$r" "$@" >>"$ROWS" 2>>"$LOG"; then
+		echo "bench-distributed: mpirun -np $r $* failed or timed out (see $LOG)" >&2
+		echo "ROW $impl $kern $r - $size 0 0 0 0 inf FAIL" >>"$ROWS"
 	fi
 }
 
 for n in $STENCIL_SIZES; do
 	for r in $RANKS; do
-		run "$r" "$OUT/peer_stencil" "$n" "$STENCIL_REPS"
+		run peer-f32 stencil5 "${n}x$n" "$r" "$OUT/peer_stencil" "$n" "$STENCIL_REPS"
 		if [ $HAVE_PETSC = 1 ]; then
-			run "$r" "$OUT/peer_stencil_f64" "$n" "$STENCIL_REPS"
-			run "$r" "$OUT/peer_petsc" "$n" "$STENCIL_REPS"
+			run peer-f64 stencil5 "${n}x$n" "$r" "$OUT/peer_stencil_f64" "$n" "$STENCIL_REPS"
+			run petsc-dmda-f64 stencil5 "${n}x$n" "$r" "$OUT/peer_petsc" "$n" "$STENCIL_REPS"
 		fi
 		[ $CACHET_OK = 1 ] && cachet_build dstencil5 DIST_KERNEL_STENCIL "$r" -D "N=$n" -D "M=$n" &&
-			run "$r" "$OUT/cachet_dstencil5.$r" stencil "$n" "$STENCIL_REPS"
+			run cachet stencil5 "${n}x$n" "$r" "$OUT/cachet_dstencil5.$r" stencil "$n" "$STENCIL_REPS"
 	done
 done
 for n in $GEMM_SIZES; do
 	for r in $RANKS; do
-		run "$r" "$OUT/peer_summa" "$n" "$n" "$n" "$GEMM_REPS" "$PANEL"
-		[ $HAVE_BLAS = 1 ] && run "$r" "$OUT/peer_summa_blas" "$n" "$n" "$n" "$GEMM_REPS" "$PANEL"
+		run peer-ikj summa "${n}x${n}x$n" "$r" "$OUT/peer_summa" "$n" "$n" "$n" "$GEMM_REPS" "$PANEL"
+		[ $HAVE_BLAS = 1 ] &&
+			run peer-openblas summa "${n}x${n}x$n" "$r" "$OUT/peer_summa_blas" "$n" "$n" "$n" "$GEMM_REPS" "$PANEL"
 		[ $CACHET_OK = 1 ] && cachet_build dsumma DIST_KERNEL_SUMMA "$r" -D "M=$n" -D "N=$n" -D "K=$n" &&
-			run "$r" "$OUT/cachet_dsumma.$r" summa "$n" "$n" "$n" "$GEMM_REPS"
+			run cachet summa "${n}x${n}x$n" "$r" "$OUT/cachet_dsumma.$r" summa "$n" "$n" "$n" "$GEMM_REPS"
 	done
 done
 
