@@ -8,6 +8,7 @@
  *   mpirun -np R bench_distributed stencil N REPS     built with -DDIST_KERNEL_STENCIL and the C
  *                                                     of `cachet emit dstencil5.cachet --target mpi`
  *   mpirun -np R bench_distributed summa M N K REPS   built with -DDIST_KERNEL_SUMMA and dsumma's C
+ *   (-DDIST_GLOBAL_NO_PARAMS: the generated entry without the params argument; dist_proto.h)
  *   bench_distributed table ROWS                      (no MPI) the table of the ROW lines in ROWS
  *
  * The driver measures cachet's kernel as the peers measure themselves (same inputs, one untimed
@@ -31,30 +32,32 @@
 #endif
 
 #ifdef DIST_HAVE_KERNEL
-#define CAT3(a, b, c) a##b##c
-#define SYM(k, s) CAT3(cachet_, k, s)
-#define DIST_GLOBAL SYM(KNAME, _dist_global)
-#define DIST_STATS SYM(KNAME, _dist_stats)
+#include "dist_proto.h"
 #define STR1(x) #x
 #define STR(x) STR1(x)
+#ifdef DIST_GLOBAL_NO_PARAMS
+#define PARAMS_NOTE " (generated entry without params: sizes fixed at emit)"
+#else
+#define PARAMS_NOTE ""
+#endif
 
-/* The generated file's exports (cachet emit --target mpi; issue #32's calling convention). */
-int DIST_GLOBAL(MPI_Comm comm, int root, const int64_t *params, void *const *global);
-void DIST_STATS(double *exchange_s, double *compute_s, int64_t *bytes_sent, int64_t *bytes_received);
-
-/* Per-call figures of one rank, summed over the timed calls. */
+/* What the NOTE line reports: one rank's whole-call wall time and bytes, summed over the timed calls. */
 typedef struct {
-	dist_times t;
 	double wall;
 	int64_t sent, received;
 } cachet_sums;
 
-/* One call of the kernel on the global arrays; adds its figures to s. Aborts the job when the
+/* One call of the kernel on the global arrays; its kernel figures into t, the rest added to s. Aborts the job when the
  * entry fails (so mpirun ends, never hangs). */
-static void cachet_call(const int64_t *params, void *const *global, cachet_sums *s)
+static void cachet_call(const int64_t *params, void *const *global, dist_times *t, cachet_sums *s)
 {
 	double t0 = MPI_Wtime();
+#ifdef DIST_GLOBAL_NO_PARAMS
+	(void)params; /* the sizes were fixed when the kernel was emitted */
+	int rc = DIST_GLOBAL(MPI_COMM_WORLD, 0, global);
+#else
 	int rc = DIST_GLOBAL(MPI_COMM_WORLD, 0, params, global);
+#endif
 	double t1 = MPI_Wtime();
 	if (rc != 0) {
 		fprintf(stderr, "bench_distributed: cachet_%s_dist_global returned %d\n", STR(KNAME), rc);
@@ -63,10 +66,10 @@ static void cachet_call(const int64_t *params, void *const *global, cachet_sums 
 	double ex = 0, co = 0;
 	int64_t sent = 0, recv = 0;
 	DIST_STATS(&ex, &co, &sent, &recv);
-	s->t.exch += ex;
-	s->t.comp += co;
-	s->t.total += ex + co;
-	s->t.recv += (double)recv;
+	t->exch = ex;
+	t->comp = co;
+	t->total = ex + co;
+	t->recv = (double)recv;
 	s->wall += t1 - t0;
 	s->sent += sent;
 	s->received += recv;
@@ -85,8 +88,8 @@ static void cachet_note(const char *kernel, const char *size, const cachet_sums 
 	MPI_Comm_size(MPI_COMM_WORLD, &ranks);
 	if (rank == 0)
 		printf("NOTE cachet %s %d ranks %s: whole call with scatter and gather %.3f ms; per rank and call "
-		       "at most %lld bytes sent, %lld received\n",
-		       kernel, ranks, size, wmax * 1e3, (long long)bmax[0], (long long)bmax[1]);
+		       "at most %lld bytes sent, %lld received%s\n",
+		       kernel, ranks, size, wmax * 1e3, (long long)bmax[0], (long long)bmax[1], PARAMS_NOTE);
 }
 
 /* The grid MPI_Dims_create picks for the job's ranks: the grid= of the emitted kernel. */
@@ -120,13 +123,16 @@ static int run_kernel(int argc, char **argv)
 				a[i * n + j] = (real)stencil_input(i, j);
 	}
 	int64_t params[2] = {n, n};
-	cachet_sums warm = {{0, 0, 0, 0}, 0, 0, 0}, s = {{0, 0, 0, 0}, 0, 0, 0};
+	cachet_sums warm = {0, 0, 0}, s = {0, 0, 0};
+	dist_times *t = calloc((size_t)reps + 1, sizeof *t); /* t[0]: the untimed call */
+	if (!t)
+		MPI_Abort(MPI_COMM_WORLD, 1);
 	for (int r = 0; r <= reps; r++) {
 		void *global[2] = {a, b};
-		cachet_call(params, rank == 0 ? global : (void *const[2]){NULL, NULL}, r == 0 ? &warm : &s);
-		real *t = a;
+		cachet_call(params, rank == 0 ? global : (void *const[2]){NULL, NULL}, &t[r], r == 0 ? &warm : &s);
+		real *swap = a;
 		a = b;
-		b = t;
+		b = swap;
 	}
 	double err = 0;
 	if (rank == 0) {
@@ -138,7 +144,8 @@ static int run_kernel(int argc, char **argv)
 	snprintf(size, sizeof size, "%lldx%lld", (long long)n, (long long)n);
 	int dims[2];
 	job_dims(dims);
-	dist_report(MPI_COMM_WORLD, "cachet", "stencil5", dims, 2, size, s.t, reps, err, DIST_TOL_F32);
+	dist_report(MPI_COMM_WORLD, "cachet", "stencil5", dims, 2, size, t + 1, reps, err, DIST_TOL_F32);
+	free(t);
 	cachet_note("stencil5", size, &s, reps);
 	free(a);
 	free(b);
@@ -175,9 +182,12 @@ static int run_kernel(int argc, char **argv)
 	}
 	int64_t params[3] = {m, n, k};
 	void *global[3] = {a, b, c}, *none[3] = {NULL, NULL, NULL};
-	cachet_sums warm = {{0, 0, 0, 0}, 0, 0, 0}, s = {{0, 0, 0, 0}, 0, 0, 0};
+	cachet_sums warm = {0, 0, 0}, s = {0, 0, 0};
+	dist_times *t = calloc((size_t)reps + 1, sizeof *t); /* t[0]: the untimed call */
+	if (!t)
+		MPI_Abort(MPI_COMM_WORLD, 1);
 	for (int r = 0; r <= reps; r++)
-		cachet_call(params, rank == 0 ? global : none, r == 0 ? &warm : &s);
+		cachet_call(params, rank == 0 ? global : none, &t[r], r == 0 ? &warm : &s);
 	double err = 0;
 	if (rank == 0) {
 		double *ref = gemm_reference(m, n, k);
@@ -196,7 +206,8 @@ static int run_kernel(int argc, char **argv)
 	snprintf(size, sizeof size, "%lldx%lldx%lld", (long long)m, (long long)n, (long long)k);
 	int dims[2];
 	job_dims(dims);
-	dist_report(MPI_COMM_WORLD, "cachet", "summa", dims, 2, size, s.t, reps, err, DIST_TOL_F32);
+	dist_report(MPI_COMM_WORLD, "cachet", "summa", dims, 2, size, t + 1, reps, err, DIST_TOL_F32);
+	free(t);
 	cachet_note("summa", size, &s, reps);
 	free(a);
 	free(b);
@@ -261,7 +272,7 @@ static int print_table(const char *path)
 		const row *r = &rows[i], *p = find_primary(rows, n, r);
 		char ratio[16] = "";
 		if (p && p != r && p->total > 0 && r->total > 0)
-			snprintf(ratio, sizeof ratio, "%.2f", r->total / p->total);
+			snprintf(ratio, sizeof ratio, "%.3g", r->total / p->total);
 		printf("%-9s %-14s %5d %4s %-14s %10.3f %10.3f %10.3f %7s %9.1f %9.2e %4s\n", r->kernel, r->impl, r->ranks,
 		       r->grid, r->size, r->exch, r->comp, r->total, ratio, r->recv / 1024, r->err, r->ok);
 	}

@@ -138,18 +138,39 @@ static inline double *gemm_reference(int64_t m, int64_t n, int64_t k)
 	return c;
 }
 
-/* Per-call seconds of one rank and the bytes it received (the payload of its halo or panel
- * messages, as the program counts them), summed over the timed calls. */
+/* One call's seconds on one rank and the bytes it received (the payload of its halo or panel
+ * messages, as the program counts them); a call's functions add into a zeroed one. */
 typedef struct {
 	double exch, comp, total, recv;
 } dist_times;
 
-/* Prints, on rank 0 of comm, the row the harness collects: the max over ranks of each per-call
- * time (ms) and of the bytes received per call, the verification error and whether it is within tol. Collective. */
-static inline void dist_report(MPI_Comm comm, const char *impl, const char *kernel, const int *dims, int ndims,
-                               const char *size, dist_times sum, int calls, double err, double tol)
+/* Median of v[0..n) (n >= 1); sorts v. */
+static inline int dist_cmp(const void *x, const void *y)
 {
-	double mine[4] = {sum.exch / calls, sum.comp / calls, sum.total / calls, sum.recv / calls}, mx[4];
+	double a = *(const double *)x, b = *(const double *)y;
+	return (a > b) - (a < b);
+}
+
+static inline double dist_median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof *v, dist_cmp);
+	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Prints, on rank 0 of comm, the row the harness collects: of each per-call figure (exchange,
+ * compute and total ms, bytes received) the median over this rank's calls[0..n) (robust to the
+ * other jobs of a shared machine), then the maximum over ranks; the verification error and
+ * whether it is within tol. Collective. */
+static inline void dist_report(MPI_Comm comm, const char *impl, const char *kernel, const int *dims, int ndims,
+                               const char *size, const dist_times *calls, int n, double err, double tol)
+{
+	double *v = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1)), mine[4] = {0, 0, 0, 0}, mx[4];
+	for (int f = 0; v && n > 0 && f < 4; f++) {
+		for (int c = 0; c < n; c++)
+			v[c] = f == 0 ? calls[c].exch : f == 1 ? calls[c].comp : f == 2 ? calls[c].total : calls[c].recv;
+		mine[f] = dist_median(v, n);
+	}
+	free(v);
 	MPI_Reduce(mine, mx, 4, MPI_DOUBLE, MPI_MAX, 0, comm);
 	int rank, size_ranks;
 	MPI_Comm_rank(comm, &rank);

@@ -201,11 +201,13 @@ int main(int argc, char **argv)
 	for (int64_t i = 0; i < g.ml; i++)
 		for (int64_t j = 0; j < g.nl; j++)
 			c[i * g.nl + j] = (float)gemm_c0(g.mi0 + i, g.nj0 + j);
-	dist_times warm = {0, 0, 0, 0}, t = {0, 0, 0, 0};
+	dist_times warm = {0, 0, 0, 0}, *t = calloc((size_t)(reps > 0 ? reps : 1), sizeof *t);
+	if (!t)
+		MPI_Abort(MPI_COMM_WORLD, 1);
 	call(&g, a, b, c, apan, bpan, panel, &warm); /* untimed */
 	MPI_Barrier(g.cart);
 	for (int r = 0; r < reps; r++)
-		call(&g, a, b, c, apan, bpan, panel, &t);
+		call(&g, a, b, c, apan, bpan, panel, &t[r]);
 	float *whole = gather(&g, c);
 	int rank;
 	MPI_Comm_rank(g.cart, &rank);
@@ -213,6 +215,7 @@ int main(int argc, char **argv)
 	char size[64];
 	snprintf(size, sizeof size, "%lldx%lldx%lld", (long long)m, (long long)n, (long long)k);
 	dist_report(g.cart, PEER_NAME, "summa", g.dims, 2, size, t, reps, err, DIST_TOL_F32);
+	free(t);
 	free(whole);
 	free(a);
 	free(b);

@@ -83,9 +83,14 @@ cachet_build() { # cachet_build KERNEL(dstencil5|dsumma) DEFINE RANKS -D ARGS...
 		CACHET_WHY="cachet emit $k.cachet --target mpi: $(head -n 1 "$OUT/emit.err")"
 		return 1
 	fi
-	"$MPICC" -O3 -march=native -fopenmp -c -o "$OUT/$k.$r.o" "$OUT/$k.$r.c" >>"$LOG" 2>&1 &&
-		"$MPICC" $CFLAGS -fopenmp "-D$def" -o "$OUT/cachet_$k.$r" "$HERE/bench_distributed.c" "$OUT/$k.$r.o" -lm \
-			>>"$LOG" 2>&1 || {
+	# the entry's signature: issue #32's (with params), else the form without them (dist_proto.h)
+	form=""
+	"$MPICC" -O3 -march=native -fopenmp -include "$HERE/dist_proto.h" "-DKNAME=$k" -c -o "$OUT/$k.$r.o" \
+		"$OUT/$k.$r.c" >"$OUT/probe.log" 2>&1 ||
+		{ form=-DDIST_GLOBAL_NO_PARAMS && "$MPICC" -O3 -march=native -fopenmp -include "$HERE/dist_proto.h" \
+			"-DKNAME=$k" $form -c -o "$OUT/$k.$r.o" "$OUT/$k.$r.c" >>"$LOG" 2>&1; } &&
+		"$MPICC" $CFLAGS -fopenmp "-D$def" $form -o "$OUT/cachet_$k.$r" "$HERE/bench_distributed.c" "$OUT/$k.$r.o" \
+			-lm >>"$LOG" 2>&1 || {
 		CACHET_OK=0
 		CACHET_WHY="compiling cachet's $k for $r ranks failed (see $LOG)"
 		return 1
