@@ -34,6 +34,7 @@ LOG=$OUT/log.txt
 
 # mpirun on a small machine: more ranks than cores, no binding (ranks share the cores), as root
 # when the bench runs as root; one thread per rank (OpenBLAS, OpenMP).
+LOAD=$(cut -d ' ' -f 1 /proc/loadavg 2>/dev/null)
 MPIRUN="mpirun --oversubscribe --bind-to none -x OPENBLAS_NUM_THREADS=1 -x OMP_NUM_THREADS=1"
 [ "$(id -u)" = 0 ] && MPIRUN="$MPIRUN --allow-run-as-root"
 
@@ -134,7 +135,7 @@ done
 
 echo "distributed kernels over MPI ranks on one machine (issue #32): halo exchange / panel broadcast vs compute per call"
 echo "cpu: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1), $(nproc) cores"
-echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'); load average before the runs: $LOAD (other jobs on these cores make the times noisy)"
 echo "mpi: $(mpirun --version 2>/dev/null | head -n 1); $($MPICC --version | head -n 1) -O3 -march=native; one thread per rank, ranks oversubscribe the cores"
 echo "stencil: ${STENCIL_REPS} Jacobi calls timed (after 1 untimed); gemm: ${GEMM_REPS} calls of C += A*B timed, peers' k panel ${PANEL}"
 echo "times: ms per call, max over ranks (exch and comp each maxed separately); ratio: total / the hand-written peer's total"
