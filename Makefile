@@ -245,6 +245,13 @@ $(BUILD)/bench/bench_stencil: bench/stencil/bench_stencil.c $(BUILD)/libcachet.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) $(EXTRA_LIBS) $(LDLIBS)
 
+# make bench-distributed [RANKS="2 4" STENCIL_SIZES="2048 4096" GEMM_SIZES=1024]: issue #32's bench: halo exchange /
+# panel broadcast vs compute per call on 2 and 4 ranks, cachet's distributed stencil and SUMMA gemm vs hand-written
+# MPI peers (and PETSc's DMDA when installed), verified, as a table (bench/distributed/README.md)
+.PHONY: bench-distributed
+bench-distributed: $(BUILD)/cachet
+	sh bench/distributed/run.sh $(BUILD)
+
 # make bench-tune [BENCH_ARGS="--size 512 --gemm all|256,2048x32x2048 --budget 90 --skip-exhaustive --skip-pruning --selector"]: model-pruned vs
 # exhaustive tuning, tuned vs hand-written sgemm, selector overhead (issue #7)
 .PHONY: bench-tune
