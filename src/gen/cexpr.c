@@ -271,9 +271,13 @@ bool cg_strided_arg(const cg *g, int a)
 /* The stride texts of strided array a: the run-time arguments. */
 static bool strided_stride_names(cg *g, int a)
 {
-	for (int d = 0; d < g->arrays[a].rank; d++) {
+	const ir_array *arr = &g->arrays[a];
+	for (int d = 0; d < arr->rank; d++) {
 		char name[48];
-		snprintf(name, sizeof name, "ct_vs%d_%d", a, d);
+		if (arr->unit_minor && d == arr->order[arr->rank - 1])
+			snprintf(name, sizeof name, "1"); /* dense along it: a constant the compiler vectorizes */
+		else
+			snprintf(name, sizeof name, "ct_vs%d_%d", a, d);
 		size_t n = strlen(name) + 1;
 		g->stride[a * IR_MAX_RANK + d] = malloc(n);
 		if (!g->stride[a * IR_MAX_RANK + d])

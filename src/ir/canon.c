@@ -139,6 +139,8 @@ char *canon_kernel(const ct_kernel *k, const char *target, size_t *len)
 		put_i64(&b, 'r', a->role);
 		put_i64(&b, 'k', a->rank);
 		put_i64(&b, 's', a->strided);
+		if (a->unit_minor) /* only when set: every other key stays as it was */
+			put_i64(&b, 'u', 1);
 		for (int d = 0; d < a->rank; d++) {
 			put_aff(&b, a->ext[d]);
 			put_i64(&b, 'o', a->order[d]);

@@ -87,6 +87,10 @@ typedef struct ir_array {
 	 * col_major = ..,1,0; layout=(1,0) as written */
 	int order[IR_MAX_RANK];
 	bool strided;          /* declared `strided` (views issue); parsed now */
+	/* strided with its contiguous dimension (order[rank-1]) at stride 1, only its other
+	 * strides and the base coming with the call: the per-rank kernel of distribute()
+	 * (src/plan/dist.c), whose boxes are dense in the declared layout; vectorizable */
+	bool unit_minor;
 } ir_array;
 
 /* The kernel only reads a (input or const): a `const` pointer in generated

@@ -677,8 +677,12 @@ ct_status dist_localize(ct_kernel *k, const dist_plan *p, dist_saved *s)
 	}
 	for (int a = 0; a < k->narrays; a++) {
 		s->strided[a] = k->arrays[a].strided;
-		if (k->arrays[a].role != CT_TEMP)
+		s->unit_minor[a] = k->arrays[a].unit_minor;
+		if (k->arrays[a].role != CT_TEMP) {
 			k->arrays[a].strided = true;
+			/* the driver's boxes are dense in the declared layout */
+			k->arrays[a].unit_minor = true;
+		}
 	}
 	k->params = np;
 	k->nparams += 2 * nloops;
@@ -699,8 +703,10 @@ void dist_restore(ct_kernel *k, dist_saved *s)
 		k->indices[s->axis_index[g]].lo = s->lo[g];
 		k->indices[s->axis_index[g]].hi = s->hi[g];
 	}
-	for (int a = 0; a < s->narrays; a++)
+	for (int a = 0; a < s->narrays; a++) {
 		k->arrays[a].strided = s->strided[a];
+		k->arrays[a].unit_minor = s->unit_minor[a];
+	}
 	s->params = NULL;
 }
 

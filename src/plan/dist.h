@@ -41,7 +41,7 @@ typedef struct dist_saved {
 	int naxes;                    /* axes, then the panel loop when there is one */
 	int axis_index[CTD_MAX_AXES + 1];
 	aff lo[CTD_MAX_AXES + 1], hi[CTD_MAX_AXES + 1];
-	bool strided[IR_MAX_NAMES > 64 ? 64 : IR_MAX_NAMES];
+	bool strided[64], unit_minor[64];
 	int narrays;
 } dist_saved;
 

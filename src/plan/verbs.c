@@ -379,6 +379,8 @@ static bool strided_moves(vb *v, const ir_expr *e, int x)
 		return false;
 	for (int d = 0; d < arr->rank; d++) {
 		bool bad = false;
+		if (arr->unit_minor && d == arr->order[arr->rank - 1])
+			continue; /* dense along it: vector_contiguous judges the move */
 		if (lt_var_coef(v->t, e->sub[d], x, &bad) != 0 || bad)
 			return true;
 	}
