@@ -61,9 +61,8 @@ static char *make_header(const ct_kernel *k, const dist_plan *p)
 	ct_buf_puts(&b, " ranks\n * (numbered as MPI_Cart_create numbers them, without reordering). Every function is collective\n"
 	                " * over comm and returns 0, or 1 with the reason in the _dist_error() text.\n */\n\n");
 	ct_buf_printf(&b, "/* Callers whose data is already distributed: the box of array a this rank holds, lo[d] ..\n"
-	                  " * hi[d]-1 in the whole array's indices (its buffer: dense over the box in the array's declared\n"
-	                  " * layout). It holds the\n"
-	                  " * rank's own block and room for the halo the call fills. */\n"
+	                  " * hi[d]-1 in the whole array's indices; its buffer: dense over the box in the array's\n"
+	                  " * declared layout. It holds the rank's own block and room for the halo the call fills. */\n"
 	                  "int %s_dist_local_box(MPI_Comm comm, int a, int64_t *lo, int64_t *hi);\n", n);
 	ct_buf_printf(&b, "/* One call on the local boxes (local[a] per array, temps NULL): exchange the halos, run the\n"
 	                  " * block (the interior while they travel), add the partial sums. */\n"
