@@ -180,7 +180,7 @@ static ct_status launch(ct_kernel *k, const char *mpirun, const char *dir, int r
 		st = ct_error(k->ctx, CT_ERR_RUNTIME, "the distributed run of '%s' on %d ranks failed (exit %d)%s%s", k->name,
 		              ranks, p.exit_code, *tail_of(&p) ? ":\n" : ", with no output", tail_of(&p));
 	else if (report)
-		*report = ct_strdup(k->ctx, p.out ? p.out : "");
+		*report = strdup(p.out ? p.out : ""); /* the caller free()s it (include/cachet.h) */
 	jit_proc_free(k->ctx, &p);
 	return st;
 }
