@@ -119,5 +119,15 @@ if grep "^  rank 0 (" "$tmp/l2" | grep -q "A\[20..20, 16..16\] from 3"; then
 else
 	bad "lower box: $(grep '^  rank 0' "$tmp/l2")"
 fi
+# a rank that fails stops the whole run with its message, while the others wait for its halo
+start=$(date +%s)
+CACHET_MPI_FAIL_RANK=2 "$CACHET" run "$tmp/star1.cachet" --ranks 4 >"$tmp/f.out" 2>"$tmp/f.err"
+rc=$?
+took=$(($(date +%s) - start))
+if [ "$rc" = 1 ] && grep -q "rank 2: failing on purpose" "$tmp/f.err" && [ "$took" -lt 60 ]; then
+	ok "a failing rank: exit 1 with its message in ${took} s"
+else
+	bad "a failing rank: exit $rc after ${took} s: $(tail -3 "$tmp/f.err" | tr '\n' ' ')"
+fi
 counts
 [ "$fail" = 0 ]
