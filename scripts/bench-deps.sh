@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench-deps.sh: install the Debian packages the benchmarks compare against (OpenBLAS, libxsmm, CLBlast and its tuners, clang with Polly, Halide) when missing.
+# bench-deps.sh: install the Debian packages the benchmarks compare against (OpenBLAS, libxsmm, CLBlast and its tuners, clang with Polly, Halide, PETSc) when missing.
 set -e
 PKGS="libopenblas-dev libclblast-dev clblast-utils python3-threadpoolctl"
 # bench-poly's Polly peer: a clang with LLVM's Polly plugin (llvm-N-linker-tools ships LLVMPolly.so)
@@ -13,6 +13,10 @@ done
 # bench-poly's Halide peer: Halide 14 and its autoscheduler plugins (Debian 12)
 if apt-cache policy libhalide14-0-dev 2>/dev/null | grep -q 'Candidate: [0-9]'; then
 	PKGS="$PKGS libhalide14-0-dev"
+fi
+# bench-distributed's PETSc DMDA peer (f64 only in Debian) and Open MPI
+if apt-cache policy libpetsc-real3.18-dev 2>/dev/null | grep -q 'Candidate: [0-9]'; then
+	PKGS="$PKGS libpetsc-real3.18-dev"
 fi
 # libxsmm is only packaged for some architectures and releases
 if apt-cache policy libxsmm-dev 2>/dev/null | grep -q 'Candidate: [0-9]'; then
