@@ -312,7 +312,8 @@ CT_API ct_status ct_kernel_run(CT_KEEP ct_kernel *k, CT_KEEP const ct_run_option
  * deterministic inputs of ct_kernel_run, which rank 0 scatters and gathers; the gathered
  * arrays are verified against the interpreter when o->verify (o may be NULL). grid: NULL (the
  * plan's grid= or MPI_Dims_create's) or ngrid ranks per distributed index. r: seconds is the
- * whole launch, compile_seconds the mpicc build, threads the ranks. report: NULL or receives
+ * whole launch, compile_seconds the mpicc build, threads the OpenMP threads of each rank
+ * (o->threads, else the processors over the ranks; OMP_NUM_THREADS of the ranks). report: NULL or receives
  * (malloc'd) the program's output: "grid PxQ", then per rank its exchange and compute seconds
  * and bytes sent and received. CT_ERR_UNSUPPORTED without Open MPI, CT_ERR_INPUT when k cannot
  * be distributed, CT_ERR_RUNTIME when a rank fails or the time runs out, CT_ERR_VERIFY. */

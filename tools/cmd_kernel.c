@@ -197,7 +197,8 @@ static int run_ranks(ct_ctx *ctx, ct_kernel *k, cli *c)
 		ct_json_set(o, "mpi_report", json_string(report ? report : ""), &ok);
 		print_json(o, ok);
 	} else {
-		printf("kernel %s: %d MPI ranks\n", ct_kernel_name(k), c->ranks);
+		printf("kernel %s: %d MPI ranks, %d thread%s each\n", ct_kernel_name(k), c->ranks, r.threads,
+		       r.threads == 1 ? "" : "s");
 		printf("%s", report ? report : "");
 		printf("  time     %.6f s (mpirun, start to end), build %.3f s\n", r.seconds, r.compile_seconds);
 		if (r.verified == 1)

@@ -145,11 +145,22 @@ static double launch_timeout(void)
 	return t > 0 ? t : 300;
 }
 
-static ct_status launch(ct_kernel *k, const char *mpirun, const char *dir, int ranks, const char *grid,
+/* Threads per rank: --threads when given, else the processors shared out over the ranks. */
+static int rank_threads(const ct_run_options *o, int ranks)
+{
+	if (o && o->threads > 0)
+		return o->threads;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	long t = cpus > 0 ? cpus / ranks : 1;
+	return t < 1 ? 1 : (int)t;
+}
+
+static ct_status launch(ct_kernel *k, const char *mpirun, const char *dir, int ranks, int threads, const char *grid,
                         char **report)
 {
-	char np[32], exe[4200], in[4200], out[4200];
+	char np[32], exe[4200], in[4200], out[4200], omp[64];
 	snprintf(np, sizeof np, "%d", ranks);
+	snprintf(omp, sizeof omp, "OMP_NUM_THREADS=%d", threads);
 	snprintf(exe, sizeof exe, "%s/prog", dir);
 	snprintf(in, sizeof in, "%s/in.bin", dir);
 	snprintf(out, sizeof out, "%s/out.bin", dir);
@@ -162,6 +173,8 @@ static ct_status launch(ct_kernel *k, const char *mpirun, const char *dir, int r
 	arg_add(a, "--oversubscribe"); /* more ranks than cores: a test, not a cluster */
 	arg_add(a, "-np");
 	arg_add(a, np);
+	arg_add(a, "-x"); /* the parallel loops inside each rank */
+	arg_add(a, omp);
 	arg_add(a, exe);
 	arg_add(a, in);
 	arg_add(a, out);
@@ -247,7 +260,7 @@ ct_status ct_kernel_run_ranks(ct_kernel *k, const ct_run_options *o, int ranks, 
 	if (!st)
 		st = move_arrays(k, &init, in, true);
 	if (!st)
-		st = launch(k, mpirun, dir, ranks, gtext, report);
+		st = launch(k, mpirun, dir, ranks, rank_threads(o, ranks), gtext, report);
 	double t2 = ct_now();
 	if (!st)
 		st = run_buffers_alloc(k, &got, false);
@@ -258,7 +271,7 @@ ct_status ct_kernel_run_ranks(ct_kernel *k, const ct_run_options *o, int ranks, 
 		r->code_cache = "compiled";
 		r->compile_seconds = t1 - t0;
 		r->seconds = t2 - t1;
-		r->threads = ranks;
+		r->threads = rank_threads(o, ranks);
 		r->verified = -1;
 		r->mismatch_array = "";
 	}
