@@ -129,6 +129,27 @@ static char *rank_kernel(ct_kernel *k, const dist_plan *p)
 	return src;
 }
 
+ct_status gen_dist_check(ct_kernel *k)
+{
+	dist_plan *p = NULL;
+	ct_status st = dist_analyse(k, &p);
+	if (st || !p)
+		return st;
+	char *src = rank_kernel(k, p);
+	dist_plan_free(k->ctx, p);
+	if (src) {
+		free(src);
+		return CT_OK;
+	}
+	/* a refusal of the per-rank kernel that the whole kernel passed: say where it comes from */
+	st = ct_ctx_last_status(k->ctx);
+	char msg[700];
+	snprintf(msg, sizeof msg, "%s", ct_ctx_last_message(k->ctx) ? ct_ctx_last_message(k->ctx) : "?");
+	int line = ct_ctx_last_line(k->ctx), col = ct_ctx_last_col(k->ctx);
+	return ct_error_at(k->ctx, st ? st : CT_ERR_INPUT, k->file, line, col,
+	                   "distribute: on the ranks, whose loops run over bounds given per rank: %s", msg);
+}
+
 char *gen_dist_c(ct_kernel *k, size_t *len)
 {
 	dist_plan *p = NULL;

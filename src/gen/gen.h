@@ -88,6 +88,10 @@ char *gen_c_prototype(const ct_kernel *k);
  * -DCTD_MAIN a main() for `cachet run --ranks`). NULL with an error on k's ctx (why k cannot be
  * distributed, or that it has no distribute item). Caller frees. */
 char *gen_dist_c(ct_kernel *k, size_t *len);
+/* What `check` promises of a kernel with distribute(): dist_analyse's refusals, and that the
+ * per-rank kernel lowers and emits (an error from it is said to come from the ranks). CT_OK
+ * for a kernel without distribute(). */
+ct_status gen_dist_check(ct_kernel *k);
 
 /* Signature of the uniform entry point: 0, or non-zero when the kernel
  * could not allocate its temps and cache buffers (outputs untouched). */

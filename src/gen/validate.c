@@ -1,6 +1,5 @@
 /* validate.c: what `cachet check` promises: every plan error that lower, emit, build or run would report, found without compiling. */
 #include "gen/gen.h"
-#include "plan/dist.h"
 #include "gen/ocl.h"
 #include "gen/targets.h"
 #include "interp/interp.h"
@@ -91,8 +90,5 @@ ct_status gen_validate(ct_kernel *k)
 		return positioned(k);
 	free(src);
 	/* distribute(): the refusals belong to `check`, not to the first distributed run */
-	dist_plan *d = NULL;
-	st = dist_analyse(k, &d);
-	dist_plan_free(k->ctx, d);
-	return st;
+	return gen_dist_check(k);
 }

@@ -400,6 +400,10 @@ struct ct_kernel {
 	/* some loop has affine bounds (ir_index_affine): the stages that do
 	 * not handle them yet refuse the kernel with ir_kernel_rect */
 	bool affine_bounds;
+	/* the per-rank kernel of distribute() (dist_localize, src/plan/dist.c): its loops run over
+	 * a sub-range of the whole kernel's tiles, so a loop verb's independence, proven when the
+	 * whole kernel was checked, holds for it too, though its bounds are runtime params now */
+	bool dist_rank;
 };
 
 /* CT_OK, or CT_ERR_USAGE with a message naming k when its params changed

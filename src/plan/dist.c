@@ -97,6 +97,23 @@ static bool kernel_fits(da *a)
 	return true;
 }
 
+/* unroll() of a loop whose trip count differs per rank: a distributed loop or the panel loop,
+ * unsplit (a split's inner loop keeps its constant trip count). */
+static bool check_unrolls(da *a)
+{
+	const ct_kernel *k = a->k;
+	for (int i = 0; i < k->nplan; i++) {
+		const ir_plan_item *u = &k->plan[i];
+		if (u->kind != PL_UNROLL || u->n < 1)
+			continue;
+		int x = u->idx[0];
+		if (axis_of(a->p, x) >= 0 || x == a->p->panel_index)
+			return da_err(a, u->pos, "unroll(%s): the trip count of a distributed loop differs from rank to rank "
+			              "(split it and unroll the inner loop)", iname(k, x));
+	}
+	return true;
+}
+
 static bool make_axes(da *a)
 {
 	const ct_kernel *k = a->k;
@@ -606,8 +623,10 @@ ct_status dist_analyse(ct_kernel *k, dist_plan **out)
 	}
 	ir_param_values(k, a.p->params);
 	if (find_item(&a) && kernel_fits(&a) && make_axes(&a) && statements_inside(&a, k->body, k->nbody, 0) &&
-	    make_arrays(&a) && check_dependences(&a) && check_caches(&a))
+	    make_arrays(&a) && check_dependences(&a) && check_caches(&a)) {
 		find_panels(&a);
+		check_unrolls(&a);
+	}
 	if (a.st != CT_OK) {
 		dist_plan_free(k->ctx, a.p);
 		return a.st;
@@ -686,6 +705,8 @@ ct_status dist_localize(ct_kernel *k, const dist_plan *p, dist_saved *s)
 	}
 	k->params = np;
 	k->nparams += 2 * nloops;
+	s->dist_rank = k->dist_rank;
+	k->dist_rank = true;
 	if (!ok || k->arena.failed) {
 		dist_restore(k, s);
 		return ct_error(k->ctx, CT_ERR_NOMEM, "out of memory making the per-rank kernel");
@@ -699,6 +720,7 @@ void dist_restore(ct_kernel *k, dist_saved *s)
 		return;
 	k->nparams = s->nparams;
 	k->params = s->params;
+	k->dist_rank = s->dist_rank;
 	for (int g = 0; g < s->naxes; g++) {
 		k->indices[s->axis_index[g]].lo = s->lo[g];
 		k->indices[s->axis_index[g]].hi = s->hi[g];

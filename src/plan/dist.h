@@ -42,6 +42,7 @@ typedef struct dist_saved {
 	int axis_index[CTD_MAX_AXES + 1];
 	aff lo[CTD_MAX_AXES + 1], hi[CTD_MAX_AXES + 1];
 	bool strided[64], unit_minor[64];
+	bool dist_rank;
 	int narrays;
 } dist_saved;
 

@@ -752,6 +752,8 @@ static bool private_to(const vb *v, int s, const lt_node *x)
  * buffers of regions inside the parallel loop top being per thread. */
 static bool loop_independent(vb *v, const lt_node *top, const lt_node *P, int k)
 {
+	if (v->k->dist_rank)
+		return true; /* proven on the whole kernel (ct_kernel.dist_rank) */
 	acclist l = {NULL, 0, 0};
 	collect(v, &l, P);
 	bool ok = v->st == CT_OK;
