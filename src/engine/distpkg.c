@@ -109,8 +109,22 @@ ct_status dist_package(ct_kernel *k, const char *dir)
 		st = aot_find_on_path(ctx, "ar", ar, sizeof ar);
 	if (st)
 		return st;
-	char *cc[] = {mpicc, (char[]){"-O3"}, (char[]){"-march=native"}, (char[]){"-fopenmp"}, (char[]){"-c"},
-	              (char[]){"-o"}, obj, path, NULL};
+	const char *policy[JIT_POLICY_MAX];
+	int np = dist_policy_flags(ctx, mpicc, policy);
+	char words[JIT_POLICY_MAX][64];
+	char *cc[JIT_POLICY_MAX + 8];
+	int n = 0;
+	cc[n++] = mpicc;
+	for (int i = 0; i < np; i++) {
+		snprintf(words[i], sizeof words[i], "%s", policy[i]);
+		cc[n++] = words[i];
+	}
+	cc[n++] = (char[]){"-fopenmp"};
+	cc[n++] = (char[]){"-c"};
+	cc[n++] = (char[]){"-o"};
+	cc[n++] = obj;
+	cc[n++] = path;
+	cc[n] = NULL;
 	jit_proc r;
 	st = jit_run(ctx, mpicc, cc, NULL, JIT_DEFAULT_TIMEOUT, 16384, &r);
 	if (!st && r.exit_code != 0)

@@ -91,6 +91,22 @@ static void arg_add(argv_buf *a, const char *w)
 	a->v[++a->n] = NULL;
 }
 
+/* What the ranks said of a failure: their "rank R: ..." lines, which Open MPI's banners
+ * would push out of a tail, into buf; else the last lines of the output. */
+static const char *failure_text(const jit_proc *p, char *buf, size_t cap)
+{
+	size_t len = 0;
+	buf[0] = '\0';
+	for (const char *l = p->out; l && *l && len + 1 < cap;) {
+		const char *end = strchr(l, '\n');
+		size_t n = end ? (size_t)(end - l) : strlen(l);
+		if (n > 5 && strncmp(l, "rank ", 5) == 0 && memchr(l, ':', n))
+			len += (size_t)snprintf(buf + len, cap - len, "%.*s\n", (int)n, l);
+		l += n + (end ? 1 : 0);
+	}
+	return len > 0 ? buf : NULL;
+}
+
 /* The last lines of a program's output, for messages. */
 static const char *tail_of(const jit_proc *p)
 {
@@ -101,6 +117,21 @@ static const char *tail_of(const jit_proc *p)
 		if (p->out[--n] == '\n')
 			lines++;
 	return p->out + (n > 0 ? n + 1 : 0);
+}
+
+int dist_policy_flags(ct_ctx *ctx, const char *mpicc, const char **out)
+{
+	jit_state *js = jit_state_get(ctx);
+	jit_compiler *cc = js ? jit_compiler_get(js, mpicc) : NULL;
+	int n = 0;
+	if (cc) {
+		n = jit_policy_flags(cc, out); /* the record stays with the ctx's jit state */
+	} else {
+		ct_ctx_clear_error(ctx);
+		out[n++] = "-O3";
+		out[n++] = "-march=native";
+	}
+	return n;
 }
 
 static ct_status compile_program(ct_kernel *k, const char *mpicc, const char *dir)
@@ -116,11 +147,16 @@ static ct_status compile_program(ct_kernel *k, const char *mpicc, const char *di
 	free(text);
 	if (st)
 		return st;
-	static const char *const words[] = {"-O3", "-march=native", "-fopenmp", "-DCTD_MAIN", "-o"};
+	static const char *const words[] = {"-fopenmp", "-DCTD_MAIN", "-o"};
 	argv_buf *a = ct_alloc(k->ctx, sizeof *a);
 	if (!a)
 		return CT_ERR_NOMEM;
 	arg_add(a, mpicc);
+	/* the native engine's compile policy (src/jit/compile.c): the same code, the same flags */
+	const char *policy[JIT_POLICY_MAX];
+	int np = dist_policy_flags(k->ctx, mpicc, policy);
+	for (int i = 0; i < np; i++)
+		arg_add(a, policy[i]);
 	for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
 		arg_add(a, words[i]);
 	arg_add(a, exe);
@@ -189,9 +225,14 @@ static ct_status launch(ct_kernel *k, const char *mpirun, const char *dir, int r
 	if (p.timed_out)
 		st = ct_error(k->ctx, CT_ERR_RUNTIME, "the %d ranks of '%s' did not finish within %.0f s (killed; CACHET_MPI_TIMEOUT)",
 		              ranks, k->name, timeout);
-	else if (p.exit_code != 0)
+	else if (p.exit_code != 0) {
+		char said[2048];
+		const char *why = failure_text(&p, said, sizeof said);
+		if (!why)
+			why = tail_of(&p);
 		st = ct_error(k->ctx, CT_ERR_RUNTIME, "the distributed run of '%s' on %d ranks failed (exit %d)%s%s", k->name,
-		              ranks, p.exit_code, *tail_of(&p) ? ":\n" : ", with no output", tail_of(&p));
+		              ranks, p.exit_code, *why ? ":\n" : ", with no output", why);
+	}
 	else if (report)
 		*report = strdup(p.out ? p.out : ""); /* the caller free()s it (include/cachet.h) */
 	jit_proc_free(k->ctx, &p);

@@ -202,5 +202,8 @@ ct_status dist_package(ct_kernel *k, const char *dir);
 /* The path of Open MPI's program name into out: env (CACHET_MPICC, CACHET_MPIRUN) when set,
  * else the PATH; false when not found. */
 bool dist_find_tool(ct_ctx *ctx, const char *env, const char *name, char *out, size_t cap);
+/* The native engine's compile policy flags for Open MPI's mpicc (its compiler probed as any
+ * other): out[JIT_POLICY_MAX]; the count. */
+int dist_policy_flags(ct_ctx *ctx, const char *mpicc, const char **out);
 
 #endif

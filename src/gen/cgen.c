@@ -1554,6 +1554,11 @@ char *gen_c_opts(ct_looptree *t, size_t *len, bool checked, gen_site **sites, in
 	kg_func_declare(g.kg, fn, KG_FUNC_KERNEL, proto.s ? proto.s : "int f(void)", NULL, NULL);
 	ct_buf_free(&proto);
 	kg_func_begin(g.kg, fn);
+	/* a per-rank kernel of distribute() takes every layout argument, used or not (an array read
+	 * at one element, a contiguous stride that is a constant 1) */
+	for (int a = 0; a < k->narrays; a++)
+		for (int d = -1; cg_strided_arg(&g, a) && k->arrays[a].unit_minor && d < k->arrays[a].rank; d++)
+			kg_stmt(g.kg, KG_OTHER, NULL, NULL, d < 0 ? "(void)ct_vo%d;" : "(void)ct_vs%d_%d;", a, d);
 	if (t->has_parallel)
 		kg_stmt(g.kg, KG_OTHER, NULL, NULL, "const int ct_nt = ct_max_threads(); /* threads of the parallel loops */");
 	gen_derived(&g);
