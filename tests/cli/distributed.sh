@@ -90,6 +90,10 @@ run_ok "dist_two_index --ranks 3 V=23 N=17" "grid 3" examples/dist_two_index.cac
 # the dot product: partial sums reduced; each rank adds its 8 bytes into rank 0's
 run_ok "dist_dot --ranks 4" "rank 0: .* sent 0 bytes, received 24 bytes" examples/dist_dot.cachet --ranks 4
 run_ok "dist_dot --ranks 3 L=1000" "rank 2: .* sent 8 bytes, received 0 bytes" examples/dist_dot.cachet --ranks 3 -D L=1000
+# more ranks than blocks: 2 blocks of 64 on 3 ranks, 3 rows of B on 4 ranks; an empty rank
+# still adds its partial sum (zero)
+run_ok "dist_dot --ranks 3 L=100 (2 blocks)" "rank 2: .* sent 8 bytes, received 0 bytes" examples/dist_dot.cachet --ranks 3 -D L=100
+run_ok "dist_two_index --ranks 4 V=3 (3 rows)" "rank 3: .* sent 0 bytes, received 0 bytes" examples/dist_two_index.cachet --ranks 4 -D V=3
 
 lap runs
 # ---------------------------------------------------------------- bytes of the halos
