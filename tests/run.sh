@@ -29,7 +29,7 @@ list() {
 }
 list >"$tmp/order"
 # slowest first (seconds measured on CI's 2 cores); the rest keep their order
-slow="fuzz_smoke report test_native cuda test_checked fuzz_quick tune plans cuda_package poly_bench python auto"
+slow="fuzz_smoke report test_native cuda test_checked fuzz_quick tune plans cuda_package poly_bench python auto distributed"
 for n in $slow; do grep "^$n " "$tmp/order"; done >"$tmp/queue"
 grep -v -F -x -f "$tmp/queue" "$tmp/order" >>"$tmp/queue"
 
