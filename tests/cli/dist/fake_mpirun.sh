@@ -6,7 +6,10 @@
 pre=""
 while [ $# -gt 0 ]; do
 	case $1 in
-	-np) pre="$pre $1 $2"; shift 2; break ;;
+	-np) pre="$pre $1 $2"; shift 2
+		# mpirun's options after -np (-x VAR=VALUE) stay with it
+		while [ "${1:-}" = -x ]; do pre="$pre $1 $2"; shift 2; done
+		break ;;
 	*) pre="$pre $1"; shift ;;
 	esac
 done
