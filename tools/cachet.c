@@ -192,8 +192,6 @@ static const char *target_names(char *buf, size_t cap)
 			break;
 		len += (size_t)w;
 	}
-	if (len < cap)
-		snprintf(buf + len, cap - len, "; emit also takes mpi");
 	return buf;
 }
 
@@ -287,7 +285,8 @@ static int apply_option(cli *c, int key, const char *a, char *v)
 	case K_TARGET:
 		if (!known_target(v)) {
 			char names[160], msg[512];
-			snprintf(msg, sizeof msg, "unknown target '%s' (%s)", v, target_names(names, sizeof names));
+			snprintf(msg, sizeof msg, "unknown target '%s' (%s); emit also takes mpi", v,
+			         target_names(names, sizeof names));
 			return usage_error("%s", msg);
 		}
 		c->target = v;
