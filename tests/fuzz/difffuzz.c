@@ -978,6 +978,40 @@ static int file_ranks(const char *text, int64_t *grid, int *ngrid)
 	return ranks;
 }
 
+/* cachet's message about a failed distributed run, without the ranks' backtraces, addresses and
+ * Open MPI's banners (they differ from run to run, so the minimizer and the dedupe could never
+ * match two runs): its first line, then the first line of the ranks' output that says something
+ * ("free(): invalid pointer", "Signal: Segmentation fault (11)"). */
+static void mpi_message(const char *msg, char *out, size_t cap)
+{
+	const char *nl = strchr(msg, '\n');
+	size_t n = nl ? (size_t)(nl - msg) : strlen(msg);
+	while (n > 0 && (msg[n - 1] == ':' || msg[n - 1] == ' '))
+		n--;
+	snprintf(out, cap, "%.*s", (int)(n < 300 ? n : 300), msg);
+	for (const char *p = nl; p && *p; p = strchr(p, '\n')) {
+		p++;
+		const char *e = strchr(p, '\n');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		const char *q = p;
+		if (*q == '[') { /* "[host:pid] text": the text, unless it is a backtrace frame or a banner */
+			q = memchr(p, ']', len);
+			if (!q)
+				continue;
+			q += 2;
+			if (q >= p + len || *q == '[' || *q == '*' || strncmp(q, "Signal code", 11) == 0)
+				continue;
+		}
+		size_t m = len - (size_t)(q - p);
+		if (m < 4 || *q == '-' || strncmp(q, "Primary job", 11) == 0 || strncmp(q, "a non-zero", 10) == 0 ||
+		    strncmp(q, "mpirun noticed", 14) == 0 || strstr(q, "*** Process received") == q)
+			continue;
+		size_t have = strlen(out);
+		snprintf(out + have, cap - have, ": %.*s", (int)(m < 200 ? m : 200), q);
+		break;
+	}
+}
+
 /* A distribute() kernel on its ranks (ct_kernel_run_ranks: mpicc, mpirun, verified against the
  * interpreter). A refusal is fine when it is CT_ERR_INPUT with a "distribute:" message located in
  * the file; anything else that is not verified is a failure. Returns 1 on a failure. */
@@ -1037,7 +1071,9 @@ static int run_mpi(ct_kernel *k, ct_ctx *ctx, const pg_kernel *pk, const char *t
 	int c = classify(st, msg);
 	if (c == C_CHECK_MISMATCH || c == C_LIMIT)
 		c = C_RUNERR; /* the grid and the ranks are the generator's: any other refusal is a finding */
-	set_verdict(v, c, E_MPI, "%s (%d ranks)", msg, ranks);
+	char first[600];
+	mpi_message(msg, first, sizeof first);
+	set_verdict(v, c, E_MPI, "%s (%d ranks)", first, ranks);
 	return 1;
 }
 
