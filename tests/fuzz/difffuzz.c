@@ -33,9 +33,9 @@ static const char *cls_name[C_NCLS] = {"pass", "rejected", "limit", "reject-nolo
 				       "wrong-result", "oob", "run-error", "compile-error", "crash", "hang",
 				       "slow-compile"};
 
-enum eng { E_INTERP, E_NATIVE1, E_NATIVE2, E_OPENCL, E_SELECTOR, E_CALLABLE, E_PACKAGE, E_PYTHON, E_AUTO, E_CUDA, E_CUDACC, E_NENG };
+enum eng { E_INTERP, E_NATIVE1, E_NATIVE2, E_OPENCL, E_SELECTOR, E_CALLABLE, E_PACKAGE, E_PYTHON, E_AUTO, E_CUDA, E_CUDACC, E_MPI, E_NENG };
 static const char *eng_name[E_NENG] = {"interp", "native", "native-2t", "opencl", "selector", "callable",
-				       "package", "python", "auto", "cuda", "cudacompile"};
+				       "package", "python", "auto", "cuda", "cudacompile", "mpi"};
 
 /* The entry points into compiled code (--entries): bits of the sample mask a kernel is run with.
  * M_RUN is ct_kernel_run natively (1 and 2 threads) or on OpenCL; the others are host only. */
@@ -57,6 +57,8 @@ typedef struct verdict {
 	char msg[600];
 	int cuda_pending;    /* cudacompile: the source waits in the worker's batch folder */
 	int cuda_refused;    /* the CUDA generator refused the kernel with a message (not a finding) */
+	int dist_refused;    /* mpi: ct_kernel_run_ranks refused it with a located distribute: message */
+	int dist_drawn;      /* mpi: the generator drew it to be refused, yet it ran and verified */
 	int compiles;        /* compiler runs measured (a code-cache hit is not one) */
 	double compile_s;    /* their total seconds */
 	double compile_max;  /* the slowest one */
@@ -69,6 +71,7 @@ typedef struct config {
 	int interp, native, opencl;
 	int cuda;           /* plan(target=cuda) kernels run on the GPU (the CUDA engine) */
 	int cudacompile;    /* plan(target=cuda) kernels emitted and compiled by nvcc --cubin (no GPU) */
+	int mpi;            /* distribute() kernels run on MPI ranks (ct_kernel_run_ranks) */
 	int cuda_share;     /* percent of kernels with plan(target=cuda) */
 	int cuda_batch;     /* kernels per nvcc call (one translation unit) */
 	const char *nvcc, *cuda_arch;
@@ -954,6 +957,126 @@ static int cuda_compile(const pg_kernel *pk, const char *text, const char *src, 
 	return cuda_compile_one(dir, name, v);
 }
 
+/* The ranks and grid of a file's "# ranks: N [--grid PxQ]" line (ranks 0 when it has none). */
+static int file_ranks(const char *text, int64_t *grid, int *ngrid)
+{
+	const char *p = strstr(text, "# ranks:");
+	*ngrid = 0;
+	if (!p)
+		return 0;
+	int ranks = atoi(p + 8);
+	const char *g = strstr(p, "--grid ");
+	const char *eol = strchr(p, '\n');
+	if (g && (!eol || g < eol))
+		for (g += 7; *ngrid < 3 && *g >= '0' && *g <= '9'; g++) {
+			char *end;
+			grid[(*ngrid)++] = strtoll(g, &end, 10);
+			g = end;
+			if (*g != 'x')
+				break;
+		}
+	return ranks;
+}
+
+/* cachet's message about a failed distributed run, without the ranks' backtraces, addresses and
+ * Open MPI's banners (they differ from run to run, so the minimizer and the dedupe could never
+ * match two runs): its first line, then the first line of the ranks' output that says something
+ * ("free(): invalid pointer", "Signal: Segmentation fault (11)"). */
+static void mpi_message(const char *msg, char *out, size_t cap)
+{
+	const char *nl = strchr(msg, '\n');
+	size_t n = nl ? (size_t)(nl - msg) : strlen(msg);
+	while (n > 0 && (msg[n - 1] == ':' || msg[n - 1] == ' '))
+		n--;
+	snprintf(out, cap, "%.*s", (int)(n < 300 ? n : 300), msg);
+	for (const char *p = nl; p && *p; p = strchr(p, '\n')) {
+		p++;
+		const char *e = strchr(p, '\n');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		const char *q = p;
+		if (*q == '[') { /* "[host:pid] text": the text, unless it is a backtrace frame or a banner */
+			q = memchr(p, ']', len);
+			if (!q)
+				continue;
+			q += 2;
+			if (q >= p + len || *q == '[' || *q == '*' || strncmp(q, "Signal code", 11) == 0)
+				continue;
+		}
+		size_t m = len - (size_t)(q - p);
+		if (m < 4 || *q == '-' || strncmp(q, "Primary job", 11) == 0 || strncmp(q, "a non-zero", 10) == 0 ||
+		    strncmp(q, "mpirun noticed", 14) == 0 || strstr(q, "*** Process received") == q)
+			continue;
+		size_t have = strlen(out);
+		snprintf(out + have, cap - have, ": %.*s", (int)(m < 200 ? m : 200), q);
+		break;
+	}
+}
+
+/* A distribute() kernel on its ranks (ct_kernel_run_ranks: mpicc, mpirun, verified against the
+ * interpreter). A refusal is fine when it is CT_ERR_INPUT with a "distribute:" message located in
+ * the file; anything else that is not verified is a failure. Returns 1 on a failure. */
+static int run_mpi(ct_kernel *k, ct_ctx *ctx, const pg_kernel *pk, const char *text, verdict *v)
+{
+	int64_t grid[3] = {0, 0, 0};
+	int ngrid = 0, ranks;
+	if (pk) {
+		ranks = pk->d.ranks;
+		if (pk->d.rungrid)
+			for (ngrid = 0; ngrid < pk->d.n; ngrid++)
+				grid[ngrid] = pk->d.rgrid[ngrid];
+	} else {
+		ranks = file_ranks(text, grid, &ngrid);
+	}
+	if (ranks < 1)
+		ranks = 2;
+	ct_run_options o;
+	ct_run_options_init(&o);
+	o.verify = 1;
+	ct_run_result r;
+	memset(&r, 0, sizeof r);
+	set_phase("run", E_MPI);
+	ct_status st = ct_kernel_run_ranks(k, &o, ranks, ngrid ? grid : NULL, ngrid, &r, NULL);
+	if (r.compile_seconds > 0)
+		note_compile(v, "compiled", r.compile_seconds);
+	const char *msg = ct_ctx_last_message(ctx);
+	if (st == CT_OK && r.verified == 1) {
+		v->verified[E_MPI] = 1;
+		v->dist_drawn = pk && (pk->d.refuse || pk->d.split_idx);
+		return 0;
+	}
+	if (st == CT_OK) {
+		set_verdict(v, C_WRONG, E_MPI, "not verified (verified=%d) on %d ranks", r.verified, ranks);
+		return 1;
+	}
+	if (st == CT_ERR_VERIFY) {
+		set_verdict(v, C_WRONG, E_MPI, "max relative error %.3g in '%s' on %d ranks", r.max_rel_error,
+			    r.mismatch_array ? r.mismatch_array : "?", ranks);
+		return 1;
+	}
+	if (st == CT_ERR_INPUT) {
+		const char *file = ct_ctx_last_file(ctx);
+		int located = ct_ctx_last_line(ctx) > 0 && ct_ctx_last_col(ctx) > 0 && file &&
+			      strcmp(file, "fuzz.cachet") == 0;
+		if (located && strstr(msg, "distribute: ")) {
+			set_verdict(v, C_PASS, E_MPI, "refused: %s", msg);
+			v->dist_refused = 1;
+			return 0;
+		}
+		/* check accepted it: a refusal that is not distribute()'s own is a check mismatch */
+		set_verdict(v, located ? C_CHECK_MISMATCH : C_REJECT_NOLOC, E_MPI,
+			    "refused on %d ranks without a distribute: message (%s:%d:%d): %s", ranks,
+			    file ? file : "(null)", ct_ctx_last_line(ctx), ct_ctx_last_col(ctx), msg);
+		return 1;
+	}
+	int c = classify(st, msg);
+	if (c == C_CHECK_MISMATCH || c == C_LIMIT)
+		c = C_RUNERR; /* the grid and the ranks are the generator's: any other refusal is a finding */
+	char first[600];
+	mpi_message(msg, first, sizeof first);
+	set_verdict(v, c, E_MPI, "%s (%d ranks)", first, ranks);
+	return 1;
+}
+
 static void check_kernel(const char *text, size_t len, const pg_kernel *pk, int native, verdict *v)
 {
 	memset(v, 0, sizeof *v);
@@ -1047,6 +1170,9 @@ static void check_kernel(const char *text, size_t len, const pg_kernel *pk, int 
 		    (run_engine(k, ctx, E_NATIVE1, v) || run_engine(k, ctx, E_NATIVE2, v)))
 			goto done;
 		if (run_entries(k, ctx, text, len, native, v))
+			goto done;
+		int dist = pk ? pk->kind == PG_DIST : strstr(text, "distribute(") != NULL;
+		if (dist && cfg.mpi && (native & M_RUN) && run_mpi(k, ctx, pk, text, v))
 			goto done;
 	}
 	v->cls = C_PASS;
@@ -1329,6 +1455,8 @@ static void features(const pg_kernel *k, char *buf, size_t cap)
 		FEAT(k->a[a].strided, "strided");
 	FEAT(k->opencl && !k->cuda, "opencl");
 	FEAT(k->cuda, "cuda");
+	FEAT(k->kind == PG_DIST && k->d.n > 0, "distribute");
+	FEAT(k->kind == PG_DIST && (k->d.grid[0] > 0 || k->d.rungrid), "grid");
 	for (int p = 0; p < k->np; p++)
 		FEAT(k->p[p].ntune, "tune");
 	snprintf(buf + strlen(buf), cap - strlen(buf), "kernel=%s ", pg_kind_name(k->kind));
@@ -1445,6 +1573,9 @@ static void write_finding(const char *dir, const char *fname, const char *text, 
 		fprintf(f, "# looks like: %s\n", known_class(k, v, feat));
 	if (rw[0])
 		fprintf(f, "# run-with: %s\n", rw);
+	pg_ranks_of(k, rw, sizeof rw);
+	if (rw[0])
+		fprintf(f, "# ranks: %s\n", rw);
 	fputs(text, f);
 	fclose(f);
 	if (index)
@@ -1617,6 +1748,9 @@ typedef struct tally {
 	long slow10;            /* compiles over 10 s */
 	long cuda_refused;      /* plan(target=cuda) kernels the CUDA generator refused with a message */
 	long cuda_batches;      /* nvcc runs on batches */
+	long dist_refused;      /* mpi: refused by ct_kernel_run_ranks with a located distribute: message */
+	long dist_drawn;        /* mpi: drawn to be refused, yet ran and verified */
+	long dist_kinds[8];     /* mpi: verified per shape of the distributed family (pg_dshape) */
 } tally;
 
 static double now(void)
@@ -1630,10 +1764,19 @@ static void summary(const tally *t, double secs)
 {
 	printf("kernels: %ld tried, %ld rejected by check, %ld accepted, %ld hit a run-time limit, %.1f s (%.1f kernels/s)\n",
 	       t->tried, t->rejected, t->accepted, t->limit, secs, secs > 0 ? (double)t->tried / secs : 0);
-	printf("verified: interp %ld, native %ld, native-2t %ld, opencl %ld, selector %ld, callable %ld, package %ld, python %ld, auto %ld, cuda %ld, cudacompile %ld\n",
+	printf("verified: interp %ld, native %ld, native-2t %ld, opencl %ld, selector %ld, callable %ld, package %ld, python %ld, auto %ld, cuda %ld, cudacompile %ld, mpi %ld\n",
 	       t->verified[E_INTERP], t->verified[E_NATIVE1], t->verified[E_NATIVE2], t->verified[E_OPENCL],
 	       t->verified[E_SELECTOR], t->verified[E_CALLABLE], t->verified[E_PACKAGE], t->verified[E_PYTHON],
-	       t->verified[E_AUTO], t->verified[E_CUDA], t->verified[E_CUDACC]);
+	       t->verified[E_AUTO], t->verified[E_CUDA], t->verified[E_CUDACC], t->verified[E_MPI]);
+	if (cfg.mpi) {
+		static const char *const shapes[] = {"stencil1d", "stencil2d", "stencil3d", "jacobi", "gemm",
+						     "rowsum", "dot", "transpose"};
+		printf("mpi: %ld refused by distribute (located messages), %ld drawn to be refused yet verified; verified by shape:",
+		       t->dist_refused, t->dist_drawn);
+		for (int i = 0; i < 8; i++)
+			printf(" %s %ld", shapes[i], t->dist_kinds[i]);
+		printf("\n");
+	}
 	if (cfg.cuda || cfg.cudacompile)
 		printf("cuda: %ld kernels refused by the CUDA generator with a message (not findings); %ld nvcc batches\n",
 		       t->cuda_refused, t->cuda_batches);
@@ -1750,7 +1893,7 @@ static void run_share(int w, int jobs, tally *t)
 		pg_kernel k;
 		pg_generate(&k, cfg.seed + (uint64_t)i, &cfg.gen);
 		int native = 0;
-		if ((cfg.native || cfg.opencl || cfg.cuda) && cfg.native_every > 0 && (accepted_seen % cfg.native_every) == 0)
+		if ((cfg.native || cfg.opencl || cfg.cuda || cfg.mpi) && cfg.native_every > 0 && (accepted_seen % cfg.native_every) == 0)
 			native |= M_RUN;
 		for (int e = N_SELECTOR; e < N_NENTRY; e++)
 			if (cfg.entry_every[e] > 0 && (accepted_seen % cfg.entry_every[e]) == 0)
@@ -1769,9 +1912,15 @@ static void run_share(int w, int jobs, tally *t)
 		for (int e = 0; e < E_NENG; e++)
 			t->verified[e] += v.verified[e];
 		if (cfg.verbose)
-			printf("seed %llu: %s (%s) %s [%s, mask %d, %d compiles, %.2f s]\n", (unsigned long long)k.seed,
-			       cls_name[v.cls], v.engine, v.msg, pg_kind_name(k.kind), native, v.compiles, v.compile_s);
+			printf("seed %llu: %s (%s) %s [%s, mask %d, %d compiles, %.2f s]%s%s%s\n", (unsigned long long)k.seed,
+			       cls_name[v.cls], v.engine, v.msg, pg_kind_name(k.kind), native, v.compiles, v.compile_s,
+			       v.verified[E_MPI] ? " mpi verified" : "", v.dist_refused ? " mpi refused" : "",
+			       v.dist_drawn ? " (drawn to be refused)" : "");
 		t->cuda_refused += v.cuda_refused;
+		t->dist_refused += v.dist_refused;
+		t->dist_drawn += v.dist_drawn;
+		if (v.verified[E_MPI] && k.kind == PG_DIST && k.d.shape < 8)
+			t->dist_kinds[k.d.shape]++;
 		if (v.cuda_pending && g_npend < (int)(sizeof g_pend / sizeof *g_pend))
 			g_pend[g_npend++] = k.seed;
 		if (g_npend >= cfg.cuda_batch)
@@ -1841,6 +1990,9 @@ static int campaign(void)
 				t.bycls[c] += part.bycls[c];
 			t.compiles += part.compiles, t.compile_s += part.compile_s, t.slow10 += part.slow10;
 			t.cuda_refused += part.cuda_refused, t.cuda_batches += part.cuda_batches;
+			t.dist_refused += part.dist_refused, t.dist_drawn += part.dist_drawn;
+			for (int s = 0; s < 8; s++)
+				t.dist_kinds[s] += part.dist_kinds[s];
 			if (part.compile_max > t.compile_max)
 				t.compile_max = part.compile_max, t.compile_max_seed = part.compile_max_seed;
 		}
@@ -1935,11 +2087,11 @@ static void find_python_paths(const char *argv0)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: difffuzz [--seed S] [--count N] [--seconds T] [--engines interp,native,opencl,cuda,cudacompile]\n"
+		"usage: difffuzz [--seed S] [--count N] [--seconds T] [--engines interp,native,opencl,cuda,cudacompile,mpi]\n"
 		"                [--native-every N] [--opencl-share P] [--cuda-share P] [--cuda-batch N] [--nvcc CMD]\n"
 		"                [--cuda-arch sm_90a] [--out DIR] [--findings DIR]\n"
 		"                [--no-minimize] [--timeout S] [--cc CMD] [--checked 0|1] [--jobs J] [--verbose] [--quiet]\n"
-		"                [--families classic|legal|all|affine] [--entries run[:N],selector[:N],callable[:N],package[:N],python[:N],auto[:N]]\n"
+		"                [--families classic|legal|all|affine|dist] [--entries run[:N],selector[:N],callable[:N],package[:N],python[:N],auto[:N]]\n"
 		"                [--tune-share P] [--edges 0|1] [--minimize-max N] [--share-probe 0|1] [--slow-compile S] [--python CMD]\n"
 		"       difffuzz --print SEED [--opencl-share P]     print the kernel of one seed\n"
 		"       difffuzz --file F.cachet [--engines ...]     check one file\n"
@@ -1981,6 +2133,7 @@ int main(int argc, char **argv)
 			cfg.interp = strstr(val, "interp") != NULL;
 			cfg.native = strstr(val, "native") != NULL;
 			cfg.opencl = strstr(val, "opencl") != NULL;
+			cfg.mpi = strstr(val, "mpi") != NULL;
 			cfg.cuda = cfg.cudacompile = 0;
 			char eb[256];
 			snprintf(eb, sizeof eb, "%s", val);
@@ -2018,6 +2171,7 @@ int main(int argc, char **argv)
 				       : strcmp(val, "legal") == 0 ? PG_FAM_LEGAL
 				       : strcmp(val, "all") == 0   ? PG_FAM_ALL
 				       : strcmp(val, "affine") == 0 ? PG_FAM_AFFINE
+				       : strcmp(val, "dist") == 0   ? PG_FAM_DIST
 								   : -1;
 			if (cfg.gen.families < 0) {
 				usage();
@@ -2081,6 +2235,9 @@ int main(int argc, char **argv)
 		pg_run_with(&k, rw, sizeof rw);
 		if (rw[0])
 			printf("# run-with: %s\n", rw);
+		pg_ranks_of(&k, rw, sizeof rw);
+		if (rw[0])
+			printf("# ranks: %s\n", rw);
 		fputs(text, stdout);
 		return 0;
 	}
@@ -2106,6 +2263,12 @@ int main(int argc, char **argv)
 		cfg.ccwrap = wrap;
 	}
 	free(abs);
+	/* a distributed run that hangs is killed by cachet (a run-error with its message) before the
+	 * fuzzer's own --timeout makes it a hang */
+	char mpit[32];
+	snprintf(mpit, sizeof mpit, "%d", cfg.timeout > 6 ? cfg.timeout * 2 / 3 : 4);
+	if (!getenv("CACHET_MPI_TIMEOUT"))
+		setenv("CACHET_MPI_TIMEOUT", mpit, 1);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	int rc = file ? test_file(file) : campaign();
 	rm_tree(cfg.cachedir);

@@ -110,6 +110,157 @@ static int pick_input_role(rng *r)
 	return chance(r, 20) ? 4 /* const */ : 0 /* input */;
 }
 
+/* ------------------------------------------------------------------ the distributed family */
+
+/* Extents for distributed kernels: small ones (fewer elements than ranks along an axis), primes
+ * and composites that divide by no tile and no grid. */
+static int64_t pick_dist_extent(rng *r, int small)
+{
+	static const int64_t v[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 16, 17, 19, 23};
+	return small ? 1 + rint_(r, 7) : pick64(r, v, 17);
+}
+
+/* The distributed family's template (pg_dist.shape): params, arrays, bands and use paths; the
+ * body is printed by print_dist. */
+static void dist_template(pg_kernel *k, rng *r)
+{
+	static const char *const ext[] = {"N", "M", "L"}, *const idx[] = {"x", "y", "z"};
+	pg_dist *d = &k->d;
+	int A, B, C, T, X, b0, b1;
+	d->shape = rint_(r, PG_DS_N);
+	switch (d->shape) {
+	case PG_DS_ST1:
+	case PG_DS_ST2:
+	case PG_DS_ST3:
+	case PG_DS_JACOBI: {
+		int n = d->shape == PG_DS_JACOBI ? 2 : d->shape - PG_DS_ST1 + 1;
+		d->rank = n;
+		d->box = chance(r, 40);
+		d->guard = rint_(r, 3);
+		for (int e = 0; e < n; e++) {
+			int top = n == 3 && d->box ? 2 : 3; /* a 3-D box of width 2 has 125 terms */
+			d->halo[e][0] = rint_(r, top);
+			d->halo[e][1] = chance(r, 60) ? d->halo[e][0] : rint_(r, top);
+			int64_t v = pick_dist_extent(r, n == 3);
+			if (d->guard == 0 && v < d->halo[e][0] + d->halo[e][1] + 1)
+				v = d->halo[e][0] + d->halo[e][1] + 1 + rint_(r, 3);
+			add_param(k, ext[e], v);
+		}
+		const char *e1 = n > 1 ? ext[1] : "", *e2 = n > 2 ? ext[2] : "";
+		A = add_array(k, "A", pick_input_role(r), n, "N", e1, e2);
+		B = add_array(k, "B", d->shape == PG_DS_JACOBI || chance(r, 25) ? 2 : 1, n, "N", e1, e2);
+		b0 = add_band(k, n, "x", "N", n > 1 ? idx[1] : "", e1, n > 2 ? idx[2] : "", e2);
+		use(k, A, 1, b0), use(k, B, 1, b0);
+		d->second = chance(r, 30);
+		if (d->second) {
+			C = add_array(k, "C", 1, n, "N", e1, e2);
+			use(k, C, 1, b0);
+		}
+		break;
+	}
+	case PG_DS_GEMM:
+		add_param(k, "M", pick_dist_extent(r, 0));
+		add_param(k, "N", pick_dist_extent(r, 0));
+		add_param(k, "K", pick_dist_extent(r, 0));
+		d->form = chance(r, 35); /* C = 0 before the k loop */
+		A = add_array(k, "A", pick_input_role(r), 2, "M", "K", "");
+		B = add_array(k, "B", pick_input_role(r), 2, "K", "N", "");
+		C = add_array(k, "C", d->form ? 1 : 2, 2, "M", "N", "");
+		if (d->form) {
+			b0 = add_band(k, 2, "i", "M", "j", "N", "", "");
+			b1 = add_band(k, 1, "k", "K", "", "", "", "");
+			use(k, A, 2, b0, b1), use(k, B, 2, b0, b1), use(k, C, 1, b0), use(k, C, 2, b0, b1);
+		} else {
+			b0 = add_band(k, 3, "i", "M", "j", "N", "k", "K");
+			use(k, A, 1, b0), use(k, B, 1, b0), use(k, C, 1, b0);
+		}
+		break;
+	case PG_DS_ROWSUM:
+		/* form 0: R[i] += A[i, j] * X[j]; 1: Q[j] += A[i, j]; 2: R[i] -= A[i, j] * X[j] */
+		add_param(k, "M", pick_dist_extent(r, 0));
+		add_param(k, "N", pick_dist_extent(r, 0));
+		d->form = rint_(r, 3);
+		A = add_array(k, "A", pick_input_role(r), 2, "M", "N", "");
+		b0 = add_band(k, 2, "i", "M", "j", "N", "", "");
+		use(k, A, 1, b0);
+		if (d->form == 1) {
+			X = add_array(k, "Q", 2, 1, "N", "", "");
+			use(k, X, 1, b0);
+		} else {
+			X = add_array(k, "X", pick_input_role(r), 1, "N", "", "");
+			C = add_array(k, "R", 2, 1, "M", "", "");
+			use(k, X, 1, b0), use(k, C, 1, b0);
+		}
+		break;
+	case PG_DS_DOT:
+		/* rank 1: S[0] += A[x] * B[x]; rank 2: S[0] += A[x, y] beside B[x, y] = A[x, y] * 2 */
+		d->rank = 1 + chance(r, 50);
+		add_param(k, "N", pick_dist_extent(r, 0));
+		if (d->rank == 2)
+			add_param(k, "M", pick_dist_extent(r, 0));
+		A = add_array(k, "A", pick_input_role(r), d->rank, "N", "M", "");
+		B = add_array(k, "B", d->rank == 2 ? 1 : pick_input_role(r), d->rank, "N", "M", "");
+		X = add_array(k, "S", 2, 1, "1", "", "");
+		b0 = add_band(k, d->rank, "x", "N", "y", "M", "", "");
+		use(k, A, 1, b0), use(k, B, 1, b0), use(k, X, 1, b0);
+		break;
+	case PG_DS_TRANS:
+		/* form 0: B[y, x] = A[x, y] + T[y, x]; 1: B[y, x] = A[x, y] - A[N-1-x, y] */
+		add_param(k, "N", pick_dist_extent(r, 0));
+		add_param(k, "M", pick_dist_extent(r, 0));
+		d->form = chance(r, 40);
+		A = add_array(k, "A", pick_input_role(r), 2, "N", "M", "");
+		B = add_array(k, "B", 1, 2, "M", "N", "");
+		b0 = add_band(k, 2, "x", "N", "y", "M", "", "");
+		use(k, A, 1, b0), use(k, B, 1, b0);
+		if (!d->form) {
+			T = add_array(k, "T", pick_input_role(r), 2, "M", "N", "");
+			use(k, T, 1, b0);
+		}
+		break;
+	default: /* PG_DS_REFUSE */
+		d->refuse = 1 + rint_(r, 5);
+		add_param(k, "N", pick_dist_extent(r, 0) + 2);
+		if (d->refuse <= 2)
+			add_param(k, "M", pick_dist_extent(r, 0) + 2);
+		switch (d->refuse) {
+		case 1: /* Gauss-Seidel in place: carried along both distributed loops */
+			A = add_array(k, "A", 2, 2, "N", "M", "");
+			b0 = add_band(k, 2, "x", "N", "y", "M", "", "");
+			k->b[b0].carried = 1;
+			use(k, A, 1, b0);
+			break;
+		case 2: /* B[x+1, y] = A[x, y]: a write off the distributed index */
+			A = add_array(k, "A", pick_input_role(r), 2, "N", "M", "");
+			B = add_array(k, "B", 2, 2, "N", "M", "");
+			b0 = add_band(k, 2, "x", "N", "y", "M", "", "");
+			use(k, A, 1, b0), use(k, B, 1, b0);
+			break;
+		case 3: /* S[0] = max(S[0], A[x]): not a sum */
+		case 4: /* S[0] += A[x] read back in B[x] = S[0] */
+			A = add_array(k, "A", pick_input_role(r), 1, "N", "", "");
+			X = add_array(k, "S", 2, 1, "1", "", "");
+			b0 = add_band(k, 1, "x", "N", "", "", "", "");
+			k->b[b0].carried = 1;
+			use(k, A, 1, b0), use(k, X, 1, b0);
+			if (d->refuse == 4) {
+				B = add_array(k, "B", 1, 1, "N", "", "");
+				use(k, B, 1, b0);
+			}
+			break;
+		default: /* 5: B[x] written, then read at B[x+1] (another rank's element) */
+			A = add_array(k, "A", pick_input_role(r), 1, "N", "", "");
+			B = add_array(k, "B", 2, 1, "N", "", "");
+			C = add_array(k, "C", 1, 1, "N", "", "");
+			b0 = add_band(k, 1, "x", "N", "", "", "", "");
+			k->b[b0].carried = 1;
+			use(k, A, 1, b0), use(k, B, 1, b0), use(k, C, 1, b0);
+			break;
+		}
+		break;
+	}
+}
+
 /* The kernel's templates: params, arrays, bands and use paths. The body is printed by print_body. */
 static void make_template(pg_kernel *k, rng *r)
 {
@@ -316,6 +467,9 @@ static void make_template(pg_kernel *k, rng *r)
 				snprintf(k->b[b0].dep[o], PG_NAME, "i");
 		break;
 	}
+	case PG_DIST:
+		dist_template(k, r);
+		break;
 	default: /* PG_REDTEMP */
 		add_param(k, "M", pick_extent(r, 0));
 		add_param(k, "N", pick_extent(r, 0));
@@ -584,7 +738,7 @@ static void gen_schedule(pg_kernel *k, rng *r)
 	for (int b = 0; b < k->nb; b++) {
 		pg_band *bd = &k->b[b];
 		/* legal mode: a band that carries a dependence keeps its order (tile reorders) */
-		int keep = bd->carried && k->families == PG_FAM_LEGAL;
+		int keep = bd->carried && (k->families == PG_FAM_LEGAL || k->families == PG_FAM_DIST);
 		int tile = chance(r, 40) && bd->norig > 1 && !keep, bal = chance(r, 8);
 		if (tile)
 			group++;
@@ -700,6 +854,85 @@ static void place_cache(pg_kernel *k, pg_cache *c, rng *r, const char ord[][PG_N
 	(void)k;
 }
 
+/* ------------------------------------------------------------------ the distributed family's plan */
+
+/* The original indices distribute() may name for k's shape (outermost first); their count. */
+static int dist_candidates(const pg_kernel *k, char out[][PG_NAME])
+{
+	int n = 0;
+	for (int b = 0; b < k->nb; b++)
+		for (int i = 0; i < k->b[b].norig && n < 3; i++)
+			memcpy(out[n++], k->b[b].orig[i], PG_NAME);
+	return n;
+}
+
+/* ranks as a grid of n dimensions (a random factorization). */
+static void random_grid(rng *r, int ranks, int n, int64_t *g)
+{
+	for (int e = 0; e < 3; e++)
+		g[e] = 1;
+	for (int f = 2; ranks > 1; f++)
+		while (ranks % f == 0) {
+			g[rint_(r, n)] *= f;
+			ranks /= f;
+		}
+}
+
+/* distribute(): which indices (all or a random subset, now and then a split's inner: refused),
+ * which grid (none, auto, explicit in the plan, or given to the run) and how many ranks. */
+static void dist_choose(pg_kernel *k, rng *r)
+{
+	pg_dist *d = &k->d;
+	char cand[3][PG_NAME];
+	int nc = dist_candidates(k, cand);
+	/* the imperfect gemm's k loop holds no statement of its own: distributing it is refused now
+	 * and then only */
+	if (k->b[0].norig < nc && !chance(r, 10))
+		nc = k->b[0].norig;
+	unsigned mask = (1u << nc) - 1;
+	if (chance(r, 45))
+		mask = 1 + (unsigned)rint_(r, (int)mask);
+	d->n = 0;
+	for (int i = 0; i < nc; i++)
+		if (mask & (1u << i))
+			memcpy(d->idx[d->n++], cand[i], PG_NAME);
+	/* an index from a split: distribute(xx) is refused with its message */
+	for (int i = 0; i < d->n && chance(r, 5); i++)
+		for (int s = 0; s < k->ns; s++)
+			if (k->s[s].alive && strcmp(k->s[s].parent, d->idx[i]) == 0) {
+				memcpy(d->idx[i], k->s[s].inner, PG_NAME);
+				d->split_idx = 1;
+				break;
+			}
+	d->ranks = 1 + rint_(r, 4);
+	int g = rint_(r, 100);
+	d->grid[0] = g < 35 ? -1 : 0;
+	if (g >= 50 && g < 80)
+		random_grid(r, d->ranks, d->n, d->grid);
+	else if (g >= 80) {
+		d->rungrid = 1;
+		random_grid(r, d->ranks, d->n, d->rgrid);
+	}
+}
+
+/* The levels of order ord (n loops, outermost first) below the first loop at which every
+ * distributed index's chain has begun (where distribute() wants caches): 0 when none. */
+static int levels_inside_dist(const pg_kernel *k, const char ord[][PG_NAME], int n)
+{
+	for (int i = 0; i < n; i++) {
+		int all = 1;
+		for (int g = 0; g < k->d.n && all; g++) {
+			int seen = 0;
+			for (int j = 0; j <= i && !seen; j++)
+				seen = in_chain(ord[j], k->d.idx[g]) && strlen(ord[j]) >= strlen(k->d.idx[g]);
+			all = seen;
+		}
+		if (all)
+			return n - 1 - i;
+	}
+	return 0;
+}
+
 /* The levels of order ord (n loops, outermost first) inside its innermost fixed (affine) loop:
  * n when it has none. */
 static int levels_inside_fixed(const pg_kernel *k, const char ord[][PG_NAME], int n)
@@ -724,8 +957,11 @@ static void gen_host_caches(pg_kernel *k, rng *r)
 		int ro = role == 0 || role == 4, parent = -1;
 		int depth = 1 + (chance(r, 35) ? 1 + chance(r, 35) : 0);
 		/* affine kernels: mostly inside the innermost affine loop (a region holding one is
-		 * refused), which leaves the levels below it */
-		int aff = k->kind == PG_AFFINE, inside = aff ? levels_inside_fixed(k, ord, n) : n;
+		 * refused), which leaves the levels below it; distributed ones: mostly inside the
+		 * distributed loops (a cache outside them is refused) */
+		int aff = k->kind == PG_AFFINE || k->kind == PG_DIST;
+		int inside = k->kind == PG_AFFINE ? levels_inside_fixed(k, ord, n)
+			     : k->kind == PG_DIST ? levels_inside_dist(k, ord, n) : n;
 		if (aff && inside < 1 && chance(r, 90))
 			continue;
 		for (int d = 0; d < depth; d++) {
@@ -818,7 +1054,7 @@ static int smart_vectorize(pg_kernel *k, rng *r)
 {
 	int ai = -1;
 	for (int i = 0; i < k->na; i++)
-		if (strcmp(k->a[i].name, written[k->kind].array) == 0)
+		if (written[k->kind].array && strcmp(k->a[i].name, written[k->kind].array) == 0)
 			ai = i;
 	if (ai < 0)
 		return 0;
@@ -1079,8 +1315,34 @@ const char *pg_kind_name(int kind)
 	static const char *const kinds[PG_NKINDS] = {
 		"matmul", "matmul_imperfect", "matvec", "transpose", "stencil1d", "stencil2d", "stencil3d",
 		"two_index", "reduce_temp", "wavefront", "accumulator", "inplace_sweep", "imperfect_multi",
-		"affine"};
+		"affine", "distributed"};
 	return kind >= 0 && kind < PG_NKINDS ? kinds[kind] : "?";
+}
+
+/* A kernel of the distributed family: its template, types and layouts (runtime params rarely:
+ * refused), a schedule, distribute() and caches and loop verbs around it. */
+static void gen_dist(pg_kernel *k, rng *r, rng *x)
+{
+	k->kind = PG_DIST;
+	k->variant = (uint32_t)rnext(x);
+	k->dtype = rint_(r, 4);
+	snprintf(k->name, sizeof k->name, "fz%llu", (unsigned long long)k->seed);
+	make_template(k, r);
+	decorate(k, r);
+	for (int i = 0; i < k->np; i++)
+		k->p[i].runtime &= chance(x, 30);
+	if (chance(r, 80))
+		gen_schedule(k, r);
+	k->plan = 1;
+	dist_choose(k, r);
+	if (chance(r, 45))
+		gen_host_caches(k, r);
+	if (chance(r, 25))
+		gen_host_verbs(k, r);
+	/* balanced splits do not combine with caches (check refuses it): keep a few such refusals */
+	if (k->nc > 0 && chance(r, 90))
+		for (int s = 0; s < k->ns; s++)
+			k->s[s].balanced = 0;
 }
 
 void pg_generate(pg_kernel *k, uint64_t seed, const pg_options *o)
@@ -1091,6 +1353,10 @@ void pg_generate(pg_kernel *k, uint64_t seed, const pg_options *o)
 	memset(k, 0, sizeof *k);
 	k->seed = seed;
 	k->families = families;
+	if (families == PG_FAM_DIST) {
+		gen_dist(k, &r, &x);
+		return;
+	}
 	k->edges = o->edges && families != PG_FAM_CLASSIC;
 	k->opencl = chance(&r, opencl_share);
 	if (!k->opencl && o->cuda_share > 0 && chance(&r, o->cuda_share))
@@ -1108,7 +1374,7 @@ void pg_generate(pg_kernel *k, uint64_t seed, const pg_options *o)
 		k->kind = rint_(&r, PG_NCLASSIC);
 		/* half of the extended generator's host kernels come from the new templates */
 		if (families != PG_FAM_CLASSIC && chance(&x, 50))
-			k->kind = PG_NCLASSIC + rint_(&x, PG_NKINDS - PG_NCLASSIC);
+			k->kind = PG_NCLASSIC + rint_(&x, PG_DIST - PG_NCLASSIC); /* the distributed family only with --families dist */
 		if (families == PG_FAM_AFFINE)
 			k->kind = PG_AFFINE;
 	}
@@ -1371,6 +1637,230 @@ static void print_affine(const pg_kernel *k, obuf *o, int ik)
 	}
 }
 
+/* One subscript: index i shifted by c ("x", "x-2", "x+1"). */
+static void put_sub(obuf *o, const char *i, int c)
+{
+	if (c)
+		put(o, "%s%+d", i, c);
+	else
+		put(o, "%s", i);
+}
+
+/* Array a at the stencil's point shifted by off[] (rank n). */
+static void put_at(obuf *o, const char *a, int n, const int *off)
+{
+	static const char *const idx[] = {"x", "y", "z"};
+	put(o, "%s[", a);
+	for (int e = 0; e < n; e++) {
+		if (e)
+			put(o, ", ");
+		put_sub(o, idx[e], off[e]);
+	}
+	put(o, "]");
+}
+
+/* The stencil's terms (star: the centre and each axis's offsets; box: every combination) as a sum;
+ * returns their count. */
+static int put_stencil_sum(const pg_kernel *k, obuf *o)
+{
+	const pg_dist *d = &k->d;
+	int n = d->rank, off[3] = {0, 0, 0}, terms = 0;
+	if (d->box) {
+		int lo[3], hi[3];
+		for (int e = 0; e < 3; e++) {
+			lo[e] = e < n ? -d->halo[e][0] : 0;
+			hi[e] = e < n ? d->halo[e][1] : 0;
+			off[e] = lo[e];
+		}
+		for (;;) {
+			put(o, "%s", terms++ ? " + " : "");
+			put_at(o, "A", n, off);
+			int e = n - 1;
+			while (e >= 0 && off[e] == hi[e])
+				off[e] = lo[e], e--;
+			if (e < 0)
+				break;
+			off[e]++;
+		}
+		return terms;
+	}
+	put_at(o, "A", n, off);
+	terms++;
+	for (int e = 0; e < n; e++)
+		for (int c = -d->halo[e][0]; c <= d->halo[e][1]; c++) {
+			if (!c)
+				continue;
+			off[e] = c;
+			put(o, " + ");
+			put_at(o, "A", n, off);
+			off[e] = 0;
+			terms++;
+		}
+	return terms;
+}
+
+/* The stencil shapes: loops over the interior (guard 0) or the whole extent with an if (guard 1:
+ * else B = A; guard 2: no else), B from the sum of A's terms (floats: its mean; Jacobi: mixed with
+ * B's old value), a second statement C from A and B. */
+static void print_dist_stencil(const pg_kernel *k, obuf *o, int ik)
+{
+	static const char *const ext[] = {"N", "M", "L"}, *const idx[] = {"x", "y", "z"};
+	const pg_dist *d = &k->d;
+	int n = d->rank, zero[3] = {0, 0, 0}, any = 0;
+	for (int e = 0; e < n; e++)
+		any |= d->halo[e][0] | d->halo[e][1];
+	int guard = any ? d->guard : 0;
+	put(o, "for (");
+	for (int e = 0; e < n; e++) {
+		int lo = guard ? 0 : d->halo[e][0], hi = guard ? 0 : d->halo[e][1];
+		put(o, "%s%s: ", e ? ", " : "", idx[e]);
+		if (lo)
+			put(o, "%d .. ", lo);
+		put(o, "%s", ext[e]);
+		if (hi)
+			put(o, "-%d", hi);
+	}
+	put(o, ") {\n");
+	const char *ind = "  ";
+	if (guard) {
+		put(o, "  if (");
+		int first = 1;
+		for (int e = 0; e < n; e++) {
+			if (d->halo[e][0])
+				put(o, "%s%s >= %d", first ? "" : " && ", idx[e], d->halo[e][0]), first = 0;
+			if (d->halo[e][1])
+				put(o, "%s%s < %s-%d", first ? "" : " && ", idx[e], ext[e], d->halo[e][1]), first = 0;
+		}
+		put(o, ") {\n");
+		ind = "    ";
+	}
+	put(o, "%s", ind);
+	put_at(o, "B", n, zero);
+	put(o, " = ");
+	if (d->shape == PG_DS_JACOBI) {
+		put_at(o, "B", n, zero);
+		put(o, ik ? " + " : " * 0.5 + (");
+	} else if (!ik) {
+		put(o, "(");
+	}
+	int terms = put_stencil_sum(k, o);
+	if (!ik)
+		put(o, ") / %d", d->shape == PG_DS_JACOBI ? 2 * terms : terms);
+	put(o, "\n");
+	if (guard) {
+		if (guard == 1) {
+			put(o, "  } else {\n    ");
+			put_at(o, "B", n, zero);
+			put(o, " = ");
+			put_at(o, "A", n, zero);
+			put(o, "\n");
+		}
+		put(o, "  }\n");
+	}
+	if (d->second) {
+		/* B's value where it is written everywhere or holds its input, else A's alone */
+		int whole = (guard == 1 || (!guard && !any)) || k->a[1].role == 2;
+		put(o, "  ");
+		put_at(o, "C", n, zero);
+		put(o, " = ");
+		put_at(o, "A", n, zero);
+		put(o, " * 2");
+		if (whole) {
+			put(o, " - ");
+			put_at(o, "B", n, zero);
+		}
+		put(o, "\n");
+	}
+	put(o, "}\n");
+}
+
+/* The distributed family's bodies (pg_dist.shape). */
+static void print_dist(const pg_kernel *k, obuf *o, int ik)
+{
+	const pg_dist *d = &k->d;
+	switch (d->shape) {
+	case PG_DS_ST1:
+	case PG_DS_ST2:
+	case PG_DS_ST3:
+	case PG_DS_JACOBI:
+		print_dist_stencil(k, o, ik);
+		break;
+	case PG_DS_GEMM:
+		if (d->form)
+			put(o, "for (i: M, j: N) {\n  C[i, j] = 0\n  for (k: K) {\n    C[i, j] += A[i, k] * B[k, j]\n  }\n}\n");
+		else
+			put(o, "for (i: M, j: N, k: K) {\n  C[i, j] += A[i, k] * B[k, j]\n}\n");
+		break;
+	case PG_DS_ROWSUM:
+		put(o, "for (i: M, j: N) {\n  %s\n}\n",
+		    d->form == 1 ? "Q[j] += A[i, j]" : d->form == 2 ? "R[i] -= A[i, j] * X[j]" : "R[i] += A[i, j] * X[j]");
+		break;
+	case PG_DS_DOT:
+		if (d->rank == 1)
+			put(o, "for (x: N) {\n  S[0] += A[x] * B[x]\n}\n");
+		else
+			put(o, "for (x: N, y: M) {\n  S[0] += A[x, y]\n  B[x, y] = A[x, y] * 2\n}\n");
+		break;
+	case PG_DS_TRANS:
+		put(o, "for (x: N, y: M) {\n  B[y, x] = %s\n}\n", d->form ? "A[x, y] - A[N-1-x, y]" : "A[x, y] + T[y, x]");
+		break;
+	default:
+		switch (d->refuse) {
+		case 1:
+			if (ik) /* no growth: an integer sweep would overflow */
+				put(o, "for (x: 1 .. N-1, y: 1 .. M-1) {\n  A[x, y] = max(min(A[x-1, y], A[x+1, y]), min(A[x, y-1], A[x, y+1])) + 1\n}\n");
+			else
+				put(o, "for (x: 1 .. N-1, y: 1 .. M-1) {\n  A[x, y] = (A[x-1, y] + A[x+1, y] + A[x, y-1] + A[x, y+1]) / 4\n}\n");
+			break;
+		case 2:
+			put(o, "for (x: N-1, y: M) {\n  B[x+1, y] = A[x, y]\n}\n");
+			break;
+		case 3:
+			put(o, "for (x: N) {\n  S[0] = max(S[0], A[x])\n}\n");
+			break;
+		case 4:
+			put(o, "for (x: N) {\n  S[0] += A[x]\n  B[x] = S[0]\n}\n");
+			break;
+		default:
+			put(o, "for (x: N-1) {\n  B[x] = A[x] * 2\n  C[x] = B[x+1]\n}\n");
+			break;
+		}
+		break;
+	}
+}
+
+/* distribute(...) with its grid= (none, auto, PxQ). */
+static void print_distribute(const pg_kernel *k, obuf *o)
+{
+	const pg_dist *d = &k->d;
+	put(o, "  distribute(");
+	for (int g = 0; g < d->n; g++)
+		put(o, "%s%s", g ? ", " : "", d->idx[g]);
+	if (d->grid[0] == 0)
+		put(o, ", grid=auto");
+	else if (d->grid[0] > 0) {
+		put(o, ", grid=");
+		for (int g = 0; g < d->n; g++)
+			put(o, "%s%lld", g ? "x" : "", (long long)d->grid[g]);
+	}
+	put(o, ")\n");
+}
+
+void pg_ranks_of(const pg_kernel *k, char *buf, size_t cap)
+{
+	obuf o = {buf, 0, cap};
+	if (cap)
+		buf[0] = 0;
+	if (k->kind != PG_DIST)
+		return;
+	put(&o, "%d", k->d.ranks);
+	if (k->d.rungrid) {
+		put(&o, " --grid ");
+		for (int g = 0; g < k->d.n; g++)
+			put(&o, "%s%lld", g ? "x" : "", (long long)k->d.rgrid[g]);
+	}
+}
+
 static void print_body(const pg_kernel *k, obuf *o)
 {
 	int ik = int_kernel(k);
@@ -1420,6 +1910,9 @@ static void print_body(const pg_kernel *k, obuf *o)
 		break;
 	case PG_AFFINE:
 		print_affine(k, o, ik);
+		break;
+	case PG_DIST:
+		print_dist(k, o, ik);
 		break;
 	default:
 		put(o, "for (i: M) {\n  T[i] = 0\n  for (j: N) {\n    T[i] += A[i, j] * A[i, j]\n  }\n}\n"
@@ -1587,6 +2080,8 @@ size_t pg_print(const pg_kernel *k, char *buf, size_t cap)
 		for (int v = 0; v < k->nv; v++)
 			if (k->v[v].alive)
 				print_verb(&k->v[v], &o);
+		if (k->kind == PG_DIST && k->d.n > 0)
+			print_distribute(k, &o);
 		put(&o, "}\n");
 	}
 	return o.n;
@@ -1724,6 +2219,29 @@ int pg_edit(const pg_kernel *k, int e, pg_kernel *out)
 		items |= k->v[v].alive;
 	if (k->plan && !items && !k->opencl && e-- == 0)
 		return out->plan = 0, 1;
+	/* the distributed family: the run's grid and the plan's to auto, fewer ranks, fewer distributed
+	 * indices, no second statement, narrower halos, a star for a box */
+	if (k->kind == PG_DIST) {
+		const pg_dist *d = &k->d;
+		pg_dist *od = &out->d;
+		int fixed = d->rungrid || d->grid[0] > 0; /* the ranks are the grid's */
+		if (d->rungrid && e-- == 0)
+			return od->rungrid = 0, 1;
+		if (d->grid[0] > 0 && e-- == 0)
+			return od->grid[0] = 0, 1;
+		if (!fixed && d->ranks > 1 && e-- == 0)
+			return od->ranks--, 1;
+		if (!fixed && d->n > 1 && e-- == 0)
+			return od->n--, 1;
+		if (d->second && e-- == 0)
+			return od->second = 0, 1;
+		if (d->box && e-- == 0)
+			return od->box = 0, 1;
+		for (int g = 0; g < d->rank; g++)
+			for (int side = 0; side < 2; side++)
+				if (d->halo[g][side] > 0 && e-- == 0)
+					return od->halo[g][side]--, 1;
+	}
 	/* 3. the body of an extended family: drop a wavefront term, plainer update forms, no let, no
 	 * statement after the inner loop (the bits that change no declaration or band) */
 	static const uint32_t simpler[PG_NKINDS] = {

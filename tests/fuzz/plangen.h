@@ -25,13 +25,28 @@ enum pg_kind {
 	PG_MULTI,  /* imperfect nest: statements between loops, several statements per body, let */
 	PG_AFFINE, /* affine loop bounds (issue #31): triangular, banded and tetrahedral nests, with
 	              max/min terms; no schedule or plan yet (check refuses them on such kernels) */
+	PG_DIST,   /* distribute() over MPI ranks (issue #32, --families dist): stencils with halos,
+	              gemm, row sums and dot products (reductions over ranks), transposes, and shapes
+	              distribute() must refuse */
 	PG_NKINDS
 };
 #define PG_NCLASSIC PG_WAVE
 /* Which kernels pg_generate draws: the classic templates only (the seeds of make check's first
  * pass), the extended families with schedules that keep every loop-carried dependence's order
  * (legal under today's checks), or everything (reorders that break a dependence included). */
-enum pg_families { PG_FAM_CLASSIC, PG_FAM_LEGAL, PG_FAM_ALL, PG_FAM_AFFINE /* the affine family only */ };
+enum pg_families { PG_FAM_CLASSIC, PG_FAM_LEGAL, PG_FAM_ALL, PG_FAM_AFFINE /* the affine family only */,
+		  PG_FAM_DIST /* the distributed family only (PG_DIST) */ };
+/* The shapes of the distributed family (pg_dist.shape). */
+enum pg_dshape {
+	PG_DS_ST1, PG_DS_ST2, PG_DS_ST3, /* n-d stencils B[x, ..] = f(A[x+c, ..]) with halos 0..2 */
+	PG_DS_JACOBI,  /* 2-D, B inout: B[x, y] = B[x, y] * 0.5 + stencil of A */
+	PG_DS_GEMM,    /* C[i, j] += A[i, k] * B[k, j] (perfect, or C = 0 before the k loop) */
+	PG_DS_ROWSUM,  /* R[i] += A[i, j] * X[j] or Q[j] += A[i, j]: a reduction over a distributed index */
+	PG_DS_DOT,     /* S[0] += A[x] * B[x] (1-D) or S[0] += A[x, y] beside an aligned write (2-D) */
+	PG_DS_TRANS,   /* B[y, x] = A[x, y] + T[y, x] (or A[N-1-x, y]): reads of other ranks' blocks */
+	PG_DS_REFUSE,  /* a shape distribute() must refuse (pg_dist.refuse says which) */
+	PG_DS_N
+};
 enum pg_place { PG_LEVEL, PG_INDEX, PG_MAXEL };
 enum pg_trig { PG_TNONE, PG_TLEVEL, PG_TINDEX };
 enum pg_verb { PG_VECTORIZE, PG_UNROLL, PG_PARALLELIZE };
@@ -107,6 +122,26 @@ typedef struct pg_verbi {
 	int nontemporal, by, policy, max_threads, spmd; /* 0 = absent; policy 1 static 2 dynamic */
 } pg_verbi;
 
+/* The distributed family's choices (PG_DIST). */
+typedef struct pg_dist {
+	int shape;        /* pg_dshape */
+	int rank;         /* the stencils' and sums' dimensions */
+	int halo[3][2];   /* stencils: reach below and above along each dimension (0..2) */
+	int box;          /* stencil terms: every combination (box) rather than the axes (star) */
+	int guard;        /* stencils: 0 loop bounds inside the halo, 1 if/else, 2 if without else */
+	int second;       /* a second statement in the body */
+	int form;         /* a shape's variant: gemm imperfect, row or column sum, -= ... */
+	int refuse;       /* PG_DS_REFUSE: 1 in place, 2 write off the index, 3 max into a scalar,
+	                     4 a reduction read back, 5 a written array read at another element */
+	int split_idx;    /* (any shape) an index from a split distributed: refused */
+	int n;            /* distributed indices, outermost first */
+	char idx[3][PG_NAME];
+	int64_t grid[3];  /* the plan's grid=: 0 auto (grid[0] == -1: no grid= at all) */
+	int rungrid;      /* ct_kernel_run_ranks gets rgrid (cachet run --grid) */
+	int64_t rgrid[3];
+	int ranks;        /* the run's ranks, 1..4 */
+} pg_dist;
+
 typedef struct pg_kernel {
 	uint64_t seed;
 	int kind;
@@ -125,6 +160,7 @@ typedef struct pg_kernel {
 	int families;  /* pg_families it was drawn with */
 	int edges;     /* pg_options.edges it was drawn with */
 	uint32_t variant; /* the body's random choices (extended families), fixed at generation */
+	pg_dist d;        /* PG_DIST: the distributed family's choices */
 } pg_kernel;
 
 /* What pg_generate draws. */
@@ -144,6 +180,8 @@ void pg_generate(pg_kernel *k, uint64_t seed, const pg_options *o);
 const char *pg_kind_name(int kind);
 /* Print k as .cachet text into buf (cap bytes); returns the length (truncated text beyond cap). */
 size_t pg_print(const pg_kernel *k, char *buf, size_t cap);
+/* The ranks (and grid) k's distributed run takes ("4", "4 --grid 2x2"), "" for no PG_DIST. */
+void pg_ranks_of(const pg_kernel *k, char *buf, size_t cap);
 /* The -D arguments of k's runtime params ("-D M=5 -D N=3"), "" when none. */
 void pg_run_with(const pg_kernel *k, char *buf, size_t cap);
 /* The loop order (alive indices, outermost first) of band b after the schedule. */
