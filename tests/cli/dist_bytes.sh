@@ -119,6 +119,19 @@ if grep "^  rank 0 (" "$tmp/l2" | grep -q "A\[20..20, 16..16\] from 3"; then
 else
 	bad "lower box: $(grep '^  rank 0' "$tmp/l2")"
 fi
+# the distributed fuzz family's findings (tests/fuzz/regress/difffuzz/dist-*), on their ranks:
+# each verifies now, but unroll of a distributed loop, which check refuses
+for f in tests/fuzz/regress/difffuzz/dist-*.cachet; do
+	[ -f "$f" ] || continue
+	r=$(sed -n 's/^# ranks: \([0-9]*\).*/\1/p' "$f" | head -1)
+	case $f in
+	*unroll-distributed-loop*) want=2 pat="error: distribute: unroll" ;;
+	*) want=0 pat="verified against" ;;
+	esac
+	expect "regression $(basename "$f" .cachet) on ${r:-2} ranks" "$want" "$pat" \
+		"$CACHET" run "$f" --ranks "${r:-2}"
+done
+
 # a rank that fails stops the whole run with its message, while the others wait for its halo
 start=$(date +%s)
 CACHET_MPI_FAIL_RANK=2 "$CACHET" run "$tmp/star1.cachet" --ranks 4 >"$tmp/f.out" 2>"$tmp/f.err"
