@@ -10,6 +10,8 @@
 
 #include <mpi.h>
 
+#include "../common/bench_util.h"
+
 /* The stencil's element type: f32 (the kernel's); -DDIST_REAL_F64 builds the f64 twin that is
  * compared with PETSc (Debian's PETSc is double only). */
 #ifdef DIST_REAL_F64
@@ -144,18 +146,6 @@ typedef struct {
 	double exch, comp, total, recv;
 } dist_times;
 
-/* Median of v[0..n) (n >= 1); sorts v. */
-static inline int dist_cmp(const void *x, const void *y)
-{
-	double a = *(const double *)x, b = *(const double *)y;
-	return (a > b) - (a < b);
-}
-
-static inline double dist_median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof *v, dist_cmp);
-	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 /* Prints, on rank 0 of comm, the row the harness collects: of each per-call figure (exchange,
  * compute and total ms, bytes received) the median over this rank's calls[0..n) (robust to the
@@ -168,7 +158,7 @@ static inline void dist_report(MPI_Comm comm, const char *impl, const char *kern
 	for (int f = 0; v && n > 0 && f < 4; f++) {
 		for (int c = 0; c < n; c++)
 			v[c] = f == 0 ? calls[c].exch : f == 1 ? calls[c].comp : f == 2 ? calls[c].total : calls[c].recv;
-		mine[f] = dist_median(v, n);
+		mine[f] = median(v, n);
 	}
 	free(v);
 	MPI_Reduce(mine, mx, 4, MPI_DOUBLE, MPI_MAX, 0, comm);
