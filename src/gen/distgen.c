@@ -31,8 +31,8 @@ static void put_array(ct_buf *b, const ctd_array *a, int naxes)
 	int64_t align[CTD_MAX_DIMS];
 	for (int d = 0; d < a->rank; d++)
 		align[d] = a->align[d];
-	ct_buf_printf(b, "\t{.rank = %d, .esize = %d, .role = %d, .reduce = %d, .ext = ", a->rank, a->esize, a->role,
-	              a->reduce);
+	ct_buf_printf(b, "\t{.rank = %d, .esize = %d, .role = %d, .reduce = %d, .replicated = %d, .ext = ", a->rank,
+	              a->esize, a->role, a->reduce, a->replicated);
 	put_i64s(b, a->ext, a->rank);
 	ct_buf_puts(b, ", .align = ");
 	put_i64s(b, align, a->rank);

@@ -118,6 +118,8 @@ static void put_plan_item(ct_buf *b, const ir_plan_item *p)
 	put_i64(b, 'U', p->unroll_by);
 	for (int d = 0; p->kind == PL_DISTRIBUTE && d < IR_MAX_GRID; d++)
 		put_i64(b, 'g', p->grid[d]);
+	for (int i = 0; p->kind == PL_DISTRIBUTE && i < p->nrepl; i++)
+		put_i64(b, 'r', p->repl[i]);
 }
 
 char *canon_kernel(const ct_kernel *k, const char *target, size_t *len)

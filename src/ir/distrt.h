@@ -53,6 +53,7 @@ typedef struct ctd_array {
 	int esize;             /* bytes per element */
 	int role;              /* 0 input, 1 output, 2 inout, 3 temp (never moved) */
 	int reduce;            /* bit g: ranks along axis g sum their partial results (+=) */
+	int replicated;        /* replicate= of the plan: whole on every rank, never split */
 	int64_t ext[CTD_MAX_DIMS];
 	int align[CTD_MAX_DIMS];
 	/* SUMMA panels: dimension panel_dim (-1: none) is indexed by the panel loop, whose values

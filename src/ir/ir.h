@@ -351,6 +351,9 @@ typedef struct ir_plan_item {
 	bool nontemporal;      /* PL_VECTORIZE: nontemporal=true (streaming stores) */
 	/* PL_DISTRIBUTE: grid=PxQ (grid[d] ranks along index idx[d]); all 0 for grid=auto (MPI_Dims_create) */
 	int64_t grid[IR_MAX_GRID];
+	/* PL_DISTRIBUTE: replicate=A or replicate=(A, B): arrays every rank holds whole (nrepl ids) */
+	int nrepl;
+	int *repl;
 	int64_t unroll_by;     /* PL_UNROLL: by=n (2 .. IR_MAX_UNROLL_BY; an unroll hint to the C
 	                          compiler, the loop kept), 0 = unrolled fully */
 } ir_plan_item;

@@ -19,7 +19,8 @@ typedef enum opt_kind {
 	OPT_WORD,  /* one of a fixed set of words, into an enum */
 	OPT_SPACE, /* a memory space of the plan's target (its row's location= words), into an ir_location */
 	OPT_LAYOUT,/* a layout, into the cache's order[] */
-	OPT_GRID   /* auto | PxQ | PxQxR: distribute()'s grid of ranks, into grid[] */
+	OPT_GRID,  /* auto | PxQ | PxQxR: distribute()'s grid of ranks, into grid[] */
+	OPT_ARRAYS /* A or (A, B, ...): array names, into nrepl / repl */
 } opt_kind;
 
 /* One allowed word of an OPT_WORD option and the enum value it stands for. */
@@ -93,7 +94,7 @@ static const opt_table cache_opts = {cache_spec, COUNT(cache_spec)};
 
 /* Where the options of vectorize, unroll and parallelize were given (they are not kept in the item). */
 typedef struct loop_seen {
-	ir_opt_pos nontemporal, by, policy, max_threads, spmd, grid;
+	ir_opt_pos nontemporal, by, policy, max_threads, spmd, grid, replicate;
 } loop_seen;
 #define LS(f) offsetof(loop_seen, f)
 
@@ -111,6 +112,7 @@ static const opt_spec parallelize_spec[] = {
 
 static const opt_spec distribute_spec[] = {
 	{"grid", OPT_GRID, LS(grid), NULL, IT(grid), false, 0, 0, NULL, NO_FIELD, NO_FIELD, -1, false},
+	{"replicate", OPT_ARRAYS, LS(replicate), NULL, IT(repl), false, 0, 0, NULL, NO_FIELD, NO_FIELD, -1, false},
 };
 
 /* The options of a vectorize, unroll, parallelize or distribute item. */
@@ -255,6 +257,57 @@ static bool parse_grid(parser *p, int64_t *g)
 	return true;
 }
 
+/* One array name of replicate= into c->repl; false after an error. */
+static bool replicate_one(parser *p, ir_plan_item *c, int *ids, int cap)
+{
+	tok *t = cur(p);
+	ir_pos vp;
+	if (!lp_expect_ident(p, "an array name", &vp))
+		return false;
+	sym *s = lp_sym_find(p, t->s);
+	if (!s || s->kind != SYM_ARRAY) {
+		lp_err(p, vp, "replicate: '%s' is not an array", t->s);
+		return false;
+	}
+	for (int i = 0; i < c->nrepl; i++)
+		if (ids[i] == s->id) {
+			lp_err(p, vp, "replicate: '%s' appears twice", t->s);
+			return false;
+		}
+	if (c->nrepl >= cap) {
+		lp_err(p, vp, "replicate: at most %d arrays", cap);
+		return false;
+	}
+	ids[c->nrepl++] = s->id;
+	return true;
+}
+
+/* `replicate=A` or `replicate=(A, B, ...)`: the arrays every rank of distribute() holds whole;
+ * false after an error. */
+static bool parse_arrays(parser *p, ir_plan_item *c)
+{
+	int ids[64];
+	c->nrepl = 0;
+	if (!at(p, T_LPAREN)) {
+		if (!replicate_one(p, c, ids, 64))
+			return false;
+	} else {
+		next(p);
+		for (;;) {
+			if (!replicate_one(p, c, ids, 64))
+				return false;
+			if (!at(p, T_COMMA))
+				break;
+			next(p);
+		}
+		if (!lp_expect(p, T_RPAREN))
+			return false;
+	}
+	c->repl = lp_alloc(p, sizeof *c->repl * (size_t)c->nrepl);
+	memcpy(c->repl, ids, sizeof *ids * (size_t)c->nrepl);
+	return true;
+}
+
 /* Mark option o as given at pos in the seen record; false (after an error) when it, or an
  * option it excludes, was given already. */
 static bool opt_claim(parser *p, const opt_spec *o, void *seen, ir_pos pos)
@@ -320,6 +373,7 @@ static bool parse_opt_value(parser *p, const opt_spec *o, const char *item, ir_p
 		return true;
 	}
 	case OPT_GRID: return parse_grid(p, (int64_t *)at_field);
+	case OPT_ARRAYS: return parse_arrays(p, c);
 	case OPT_LAYOUT: {
 		char owner[300];
 		snprintf(owner, sizeof owner, "cache '%s'", c->name);

@@ -83,6 +83,8 @@ static void describe_array(ct_buf *b, const ct_kernel *k, const dist_plan *p, in
 		              k->indices[p->axis_index[arr->panel_axis]].name);
 	if (arr->role == 3)
 		ct_buf_puts(b, "; the kernel's own, on every rank");
+	if (arr->replicated)
+		ct_buf_puts(b, "; replicated (replicate=): whole on every rank");
 	for (int g = 0; g < p->naxes; g++)
 		if (arr->reduce >> g & 1)
 			ct_buf_printf(b, "; partial sums over '%s' added into coordinate 0", k->indices[p->axis_index[g]].name);

@@ -371,6 +371,29 @@ static bool check_reads_of_written(da *a, int i)
 	return true;
 }
 
+/* Whether array i is in replicate= (every rank holds it whole): only arrays the kernel does not
+ * write; its dimensions are then aligned with no axis. */
+static bool replicated(da *a, int i)
+{
+	bool listed = false;
+	for (int j = 0; j < a->it->nrepl; j++)
+		listed = listed || a->it->repl[j] == i;
+	if (!listed)
+		return false;
+	ctd_array *arr = &a->p->arrays[i];
+	for (int j = 0; j < arr->nref; j++)
+		if (arr->ref[j].write)
+			return !da_err(a, a->it->pos, "replicate: '%s' is written by the kernel: each rank writes its own block of it",
+			               a->k->arrays[i].name);
+	if (arr->role == 3)
+		return !da_err(a, a->it->pos, "replicate: '%s' is a temp, which every rank holds whole already",
+		               a->k->arrays[i].name);
+	for (int d = 0; d < arr->rank; d++)
+		arr->align[d] = -1;
+	arr->replicated = 1;
+	return true;
+}
+
 static bool make_arrays(da *a)
 {
 	const ct_kernel *k = a->k;
@@ -395,6 +418,8 @@ static bool make_arrays(da *a)
 		return false;
 	for (int i = 0; i < k->narrays && a->st == CT_OK; i++) {
 		align_array(a, i);
+		if (replicated(a, i))
+			continue;
 		if (check_writes(a, i))
 			check_reads_of_written(a, i);
 	}
@@ -482,7 +507,7 @@ static void find_panels(da *a)
 		int panels = 0;
 		for (int i = 0; i < p->narrays; i++) {
 			ctd_array *arr = &p->arrays[i];
-			int d = panel_dim_of(a, i, kx), g = -1;
+			int d = arr->replicated ? -1 : panel_dim_of(a, i, kx), g = -1;
 			for (int h = 0; h < p->naxes && g < 0 && d >= 0; h++) {
 				bool aligned = false;
 				for (int e = 0; e < arr->rank; e++)

@@ -54,6 +54,8 @@ plan {
   distribute(i, j)
 }
 EOF
+# replicate=(A, B): every rank holds A and B whole, so a call moves nothing
+sed 's/  distribute(i, j)/  distribute(i, j, replicate=(A, B))/' "$tmp/summa.cachet" >"$tmp/summa_repl.cachet"
 cat >"$tmp/rowsum.cachet" <<'EOF'
 kernel rowsum
 param M = 13, N = 50
@@ -102,9 +104,17 @@ star2 2
 summa 4 2x2
 summa 3 1x3
 summa 4 4x1
+summa_repl 4 2x2
 rowsum 4 2x2
 rowsum 3 1x3
 EOF
+
+if counted 4 "$tmp/summa_repl.cachet" 2x2 >"$tmp/c" && [ -s "$tmp/c" ] &&
+	awk '{s += $2 + $3} END {exit s != 0}' "$tmp/c"; then
+	ok "replicate=(A, B): no bytes per call"
+else
+	bad "replicate=(A, B): bytes per call [$(tr '\n' ';' <"$tmp/c")]"
+fi
 
 # a star halo sends no corners, a box one does: rank 0 of 2x2 receives from 1, 2 (star), also 3 (box)
 "$CACHET" lower "$tmp/star1.cachet" --ranks 4 >"$tmp/l1" 2>&1

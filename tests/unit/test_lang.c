@@ -528,7 +528,10 @@ static const row rows[] = {
      "11:30: error: invalid suffix on a numeric literal", 0},
     {"distribute four", MM "plan { distribute(i, j, k, i) }\n", "11:28: error: index 'i' appears twice in distribute", 0},
     {"distribute option", MM "plan { distribute(i, ranks=4) }\n",
-     "11:22: error: unknown distribute option 'ranks' (use grid)", 0},
+     "11:22: error: unknown distribute option 'ranks' (use grid or replicate)", 0},
+    {"replicate not array", MM "plan { distribute(i, replicate=(A, i)) }\n",
+     "11:36: error: replicate: 'i' is not an array", 0},
+    {"replicate twice", MM "plan { distribute(i, replicate=(A, A)) }\n", "11:36: error: replicate: 'A' appears twice", 0},
     {"several plan errors", MM "plan {\n  vectorize(q)\n  unroll(r)\n  parallelize(s)\n}\n",
      "12:13: error: unknown index 'q' in vectorize", 3},
 };
