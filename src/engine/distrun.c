@@ -134,23 +134,66 @@ int dist_policy_flags(ct_ctx *ctx, const char *mpicc, const char **out)
 	return n;
 }
 
-static ct_status compile_program(ct_kernel *k, const char *mpicc, const char *dir)
+/* The whole key of an MPI program in the code cache's blob folder: the compiler's identity
+ * (its file, version and what -march=native means), the command line, the source. A hit is a
+ * byte-equal key; a program whose run fails verification is dropped (ct_kernel_run_ranks). */
+static char *program_key(ct_ctx *ctx, const char *mpicc, argv_buf *a, const char *text, size_t len, size_t *klen)
+{
+	jit_state *js = jit_state_get(ctx);
+	jit_compiler *cc = js ? jit_compiler_get(js, mpicc) : NULL;
+	ct_buf b;
+	ct_buf_init(&b);
+	ct_buf_printf(&b, "cachet-mpi-program-1\n%s\n%s\n%s\n", cc && cc->file ? cc->file : "?",
+	              cc && cc->version ? cc->version : "?", cc && cc->march ? cc->march : "?");
+	for (int i = 1; i < a->n; i++)
+		ct_buf_printf(&b, "%s ", a->v[i]);
+	ct_buf_putc(&b, '\n');
+	if (b.failed) {
+		ct_buf_free(&b);
+		return NULL;
+	}
+	*klen = b.len + len;
+	char *key = malloc(*klen + 1);
+	if (key) {
+		memcpy(key, b.s, b.len);
+		memcpy(key + b.len, text, len);
+		key[*klen] = 0;
+	}
+	ct_buf_free(&b);
+	return key;
+}
+
+/* Write the cached program (data, n bytes) as the executable exe. */
+static bool program_from_cache(ct_ctx *ctx, const char *exe, const void *data, size_t n)
+{
+	if (write_file(ctx, exe, data, n) != CT_OK) {
+		ct_ctx_clear_error(ctx);
+		return false;
+	}
+	return chmod(exe, 0700) == 0;
+}
+
+/* The MPI program of k as dir/prog: from the code cache's blobs when the same source was
+ * built by the same compiler before (*cached), else built with mpicc and kept there. *key
+ * (malloc'd, *klen bytes) names the entry, for a drop after a failed verification. */
+static ct_status compile_program(ct_kernel *k, const char *mpicc, const char *dir, bool *cached, char **key,
+                                 size_t *klen)
 {
 	char src[4200], exe[4200];
 	snprintf(src, sizeof src, "%s/prog.c", dir);
 	snprintf(exe, sizeof exe, "%s/prog", dir);
+	*cached = false;
+	*key = NULL;
 	size_t len = 0;
 	char *text = gen_dist_c(k, &len);
 	if (!text)
 		return ct_ctx_last_status(k->ctx);
-	ct_status st = write_file(k->ctx, src, text, len);
-	free(text);
-	if (st)
-		return st;
 	static const char *const words[] = {"-fopenmp", "-DCTD_MAIN", "-o"};
 	argv_buf *a = ct_alloc(k->ctx, sizeof *a);
-	if (!a)
+	if (!a) {
+		free(text);
 		return CT_ERR_NOMEM;
+	}
 	arg_add(a, mpicc);
 	/* the native engine's compile policy (src/jit/compile.c): the same code, the same flags */
 	const char *policy[JIT_POLICY_MAX];
@@ -159,17 +202,38 @@ static ct_status compile_program(ct_kernel *k, const char *mpicc, const char *di
 		arg_add(a, policy[i]);
 	for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
 		arg_add(a, words[i]);
-	arg_add(a, exe);
-	arg_add(a, src);
+	arg_add(a, "prog");
+	arg_add(a, "prog.c");
 	arg_add(a, "-lm");
+	*key = program_key(k->ctx, mpicc, a, text, len, klen);
+	void *blob = NULL;
+	size_t n = 0;
+	if (*key && jit_blob_get(k->ctx, *key, *klen, &blob, &n) == CT_OK && blob &&
+	    program_from_cache(k->ctx, exe, blob, n)) {
+		*cached = true;
+		free(blob);
+		free(text);
+		ct_free(k->ctx, a);
+		return CT_OK;
+	}
+	free(blob);
+	ct_status st = write_file(k->ctx, src, text, len);
+	free(text);
 	jit_proc p;
-	st = jit_run(k->ctx, mpicc, a->v, dir, 300, 16384, &p);
+	if (!st)
+		st = jit_run(k->ctx, mpicc, a->v, dir, 300, 16384, &p);
 	ct_free(k->ctx, a);
 	if (st)
 		return st;
 	if (p.exit_code != 0)
 		st = ct_error(k->ctx, CT_ERR_COMPILE, "mpicc failed on the MPI program of '%s':\n%s", k->name, tail_of(&p));
 	jit_proc_free(k->ctx, &p);
+	unsigned char *bin = NULL;
+	size_t blen = 0;
+	if (!st && *key && jit_read_file(k->ctx, exe, (size_t)256 << 20, &bin, &blen) == CT_OK)
+		jit_blob_put(k->ctx, *key, *klen, bin, blen);
+	ct_ctx_clear_error(k->ctx);
+	ct_free(k->ctx, bin);
 	return st;
 }
 
@@ -294,7 +358,10 @@ ct_status ct_kernel_run_ranks(ct_kernel *k, const ct_run_options *o, int ranks, 
 	snprintf(in, sizeof in, "%s/in.bin", dir);
 	snprintf(out, sizeof out, "%s/out.bin", dir);
 	double t0 = ct_now();
-	st = compile_program(k, mpicc, dir);
+	bool cached = false;
+	char *key = NULL;
+	size_t klen = 0;
+	st = compile_program(k, mpicc, dir, &cached, &key, &klen);
 	double t1 = ct_now();
 	if (!st)
 		st = run_buffers_alloc(k, &init, true);
@@ -309,7 +376,7 @@ ct_status ct_kernel_run_ranks(ct_kernel *k, const ct_run_options *o, int ranks, 
 		st = move_arrays(k, &got, out, false);
 	if (r) {
 		r->engine = "mpi";
-		r->code_cache = "compiled";
+		r->code_cache = cached ? "disk" : "compiled";
 		r->compile_seconds = t1 - t0;
 		r->seconds = t2 - t1;
 		r->threads = rank_threads(o, ranks);
@@ -325,6 +392,10 @@ ct_status ct_kernel_run_ranks(ct_kernel *k, const ct_run_options *o, int ranks, 
 		if (!st)
 			st = run_verify(k, &got, &want, r ? r : &tmp);
 	}
+	/* a program whose results are wrong is never taken from the cache again */
+	if (st == CT_ERR_VERIFY && key)
+		jit_blob_drop(ctx, key, klen, "its run failed verification");
+	free(key);
 	run_buffers_free(&init);
 	run_buffers_free(&got);
 	run_buffers_free(&want);

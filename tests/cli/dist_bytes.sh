@@ -142,6 +142,11 @@ for f in tests/fuzz/regress/difffuzz/dist-*.cachet; do
 		"$CACHET" run "$f" --ranks "${r:-2}"
 done
 
+# the MPI program comes from the code cache the second time (the same source, compiler and flags)
+"$CACHET" run "$tmp/star1.cachet" --ranks 2 >/dev/null 2>&1
+expect "a second run takes its MPI program from the code cache" 0 "code +disk" "$CACHET" run "$tmp/star1.cachet" --ranks 2
+expect "CACHET_NO_CACHE=1 builds it again" 0 "code +compiled" env CACHET_NO_CACHE=1 "$CACHET" run "$tmp/star1.cachet" --ranks 2
+
 # a rank that fails stops the whole run with its message, while the others wait for its halo
 start=$(date +%s)
 CACHET_MPI_FAIL_RANK=2 "$CACHET" run "$tmp/star1.cachet" --ranks 4 >"$tmp/f.out" 2>"$tmp/f.err"
