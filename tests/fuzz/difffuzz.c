@@ -2093,8 +2093,8 @@ static void usage(void)
 		"                [--no-minimize] [--timeout S] [--cc CMD] [--checked 0|1] [--jobs J] [--verbose] [--quiet]\n"
 		"                [--families classic|legal|all|affine|dist] [--entries run[:N],selector[:N],callable[:N],package[:N],python[:N],auto[:N]]\n"
 		"                [--tune-share P] [--edges 0|1] [--minimize-max N] [--share-probe 0|1] [--slow-compile S] [--python CMD]\n"
-		"       difffuzz --print SEED [--opencl-share P]     print the kernel of one seed\n"
-		"       difffuzz --file F.cachet [--engines ...]     check one file\n"
+		"       difffuzz --print SEED [--families F] [--opencl-share P]  print the kernel of one seed (and its # ranks:)\n"
+		"       difffuzz --file F.cachet [--engines ...]     check one file (mpi: on the ranks of its # ranks: line)\n"
 		"       difffuzz --reindex DIR                       rebuild DIR/INDEX.md, duplicates to DIR/dups\n");
 }
 
