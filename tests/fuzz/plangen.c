@@ -915,6 +915,20 @@ static void dist_choose(pg_kernel *k, rng *r)
 	}
 }
 
+/* replicate=: now and then some inputs held whole by every rank. Drawn from a stream of its own
+ * (the kernel's seed, another constant), so that every other draw of a seed stays as it was and
+ * the fixed seeds of tests/cli/fuzz_dist.sh keep their kernels. */
+static void dist_replicate(pg_kernel *k)
+{
+	rng r = {k->seed ^ UINT64_C(0x5eed0f4e91ca7e5)};
+	k->d.repl = 0;
+	if (!chance(&r, 25))
+		return;
+	for (int a = 0; a < k->na && a < 32; a++)
+		if ((k->a[a].role == 0 || k->a[a].role == 4) /* input, const */ && chance(&r, 60))
+			k->d.repl |= 1u << a;
+}
+
 /* The levels of order ord (n loops, outermost first) below the first loop at which every
  * distributed index's chain has begun (where distribute() wants caches): 0 when none. */
 static int levels_inside_dist(const pg_kernel *k, const char ord[][PG_NAME], int n)
@@ -1335,6 +1349,7 @@ static void gen_dist(pg_kernel *k, rng *r, rng *x)
 		gen_schedule(k, r);
 	k->plan = 1;
 	dist_choose(k, r);
+	dist_replicate(k);
 	if (chance(r, 45))
 		gen_host_caches(k, r);
 	if (chance(r, 25))
@@ -1843,6 +1858,12 @@ static void print_distribute(const pg_kernel *k, obuf *o)
 		for (int g = 0; g < d->n; g++)
 			put(o, "%s%lld", g ? "x" : "", (long long)d->grid[g]);
 	}
+	int nrep = 0;
+	for (int a = 0; a < k->na && a < 32; a++)
+		if (d->repl >> a & 1)
+			put(o, "%s%s", nrep++ ? ", " : ", replicate=(", k->a[a].name);
+	if (nrep)
+		put(o, ")");
 	put(o, ")\n");
 }
 

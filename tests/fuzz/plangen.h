@@ -140,6 +140,7 @@ typedef struct pg_dist {
 	int rungrid;      /* ct_kernel_run_ranks gets rgrid (cachet run --grid) */
 	int64_t rgrid[3];
 	int ranks;        /* the run's ranks, 1..4 */
+	unsigned repl;    /* replicate=: bit a for array a (inputs only), drawn apart (dist_replicate) */
 } pg_dist;
 
 typedef struct pg_kernel {
