@@ -12,12 +12,12 @@
  *   bench_distributed table ROWS                      (no MPI) the table of the ROW lines in ROWS
  *
  * The driver measures cachet's kernel as the peers measure themselves (same inputs, one untimed
- * call, then REPS calls; the stencil as a Jacobi iteration, A and B swapped), through the
- * generated entry for callers with global arrays: rank 0 holds the whole arrays, the entry
- * scatters, runs, gathers. The times in the row are the kernel's own figures for each call
- * (cachet_NAME_dist_stats: exchange and compute seconds of this rank), summed over the calls,
- * max over ranks; the scatter and gather are not in them (a NOTE line gives the whole call's
- * wall time and the bytes each rank sent and received per call).
+ * call, then REPS calls; the stencil as a Jacobi iteration), through the generated entry for
+ * callers whose data is distributed already: each rank holds its boxes
+ * (cachet_NAME_dist_local_box), filled from the global indices, and calls cachet_NAME_dist. The
+ * times in the row are the kernel's own figures for each call (cachet_NAME_dist_stats: exchange
+ * and compute seconds of this rank), max over ranks (a NOTE line gives the whole call's wall
+ * time and the bytes each rank sent and received per call).
  */
 
 #if defined(DIST_KERNEL_STENCIL) || defined(DIST_KERNEL_SUMMA)
@@ -47,37 +47,9 @@ typedef struct {
 	int64_t sent, received;
 } cachet_sums;
 
-/* One call of the kernel on the global arrays; its kernel figures into t, the rest added to s. Aborts the job when the
- * entry fails (so mpirun ends, never hangs). */
-static void cachet_call(const int64_t *params, void *const *global, dist_times *t, cachet_sums *s)
-{
-	double t0 = MPI_Wtime();
-#ifdef DIST_GLOBAL_NO_PARAMS
-	(void)params; /* the sizes were fixed when the kernel was emitted */
-	int rc = DIST_GLOBAL(MPI_COMM_WORLD, 0, global);
-#else
-	int rc = DIST_GLOBAL(MPI_COMM_WORLD, 0, params, global);
-#endif
-	double t1 = MPI_Wtime();
-	if (rc != 0) {
-		fprintf(stderr, "bench_distributed: cachet_%s_dist_global returned %d\n", STR(KNAME), rc);
-		MPI_Abort(MPI_COMM_WORLD, 1);
-	}
-	double ex = 0, co = 0;
-	int64_t sent = 0, recv = 0;
-	DIST_STATS(&ex, &co, &sent, &recv);
-	t->exch = ex;
-	t->comp = co;
-	t->total = ex + co;
-	t->recv = (double)recv;
-	s->wall += t1 - t0;
-	s->sent += sent;
-	s->received += recv;
-}
-
 /* The NOTE line under the table: the whole call's wall time (with scatter and gather) and the
  * bytes per call, max over ranks. Collective. */
-static void cachet_note(const char *kernel, const char *size, const cachet_sums *s, int calls)
+static void cachet_note(const char *kernel, const char *size, const cachet_sums *s, int calls, const char *what)
 {
 	double w = s->wall / calls, wmax = 0;
 	int64_t b[2] = {s->sent / calls, s->received / calls}, bmax[2] = {0, 0};
@@ -87,9 +59,42 @@ static void cachet_note(const char *kernel, const char *size, const cachet_sums 
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &ranks);
 	if (rank == 0)
-		printf("NOTE cachet %s %d ranks %s: whole call with scatter and gather %.3f ms; per rank and call "
+		printf("NOTE cachet %s %d ranks %s: whole call (%s) %.3f ms; per rank and call "
 		       "at most %lld bytes sent, %lld received%s\n",
-		       kernel, ranks, size, wmax * 1e3, (long long)bmax[0], (long long)bmax[1], PARAMS_NOTE);
+		       kernel, ranks, size, what, wmax * 1e3, (long long)bmax[0], (long long)bmax[1], PARAMS_NOTE);
+}
+
+/* The box of array a on this rank (lo .. hi-1, 2-D), allocated zeroed with esize-byte elements
+ * (dense, row-major: the kernels' arrays are). */
+static void *local_box(int a, size_t esize, int64_t *lo, int64_t *hi)
+{
+	if (DIST_LOCAL_BOX(MPI_COMM_WORLD, a, lo, hi) != 0)
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	int64_t n = (hi[0] - lo[0]) * (hi[1] - lo[1]);
+	void *p = calloc((size_t)(n > 0 ? n : 1), esize);
+	if (!p)
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	return p;
+}
+
+/* One call of cachet_NAME_dist on the local boxes; its figures into t, the whole call into s
+ * (when s). Aborts the job when the call fails (so mpirun ends, never hangs). */
+static void local_call(void *const *local, dist_times *t, cachet_sums *s)
+{
+	double t0 = MPI_Wtime();
+	if (DIST_CALL(MPI_COMM_WORLD, local) != 0) {
+		fprintf(stderr, "bench_distributed: cachet_%s_dist failed\n", STR(KNAME));
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	double t1 = MPI_Wtime(), ex = 0, co = 0;
+	int64_t sent = 0, recv = 0;
+	DIST_STATS(&ex, &co, &sent, &recv);
+	*t = (dist_times){ex, co, ex + co, (double)recv};
+	if (s) {
+		s->wall += t1 - t0;
+		s->sent += sent;
+		s->received += recv;
+	}
 }
 
 /* The grid MPI_Dims_create picks for the job's ranks: the grid= of the emitted kernel. */
@@ -103,6 +108,15 @@ static void job_dims(int *dims)
 #endif
 
 #ifdef DIST_KERNEL_STENCIL
+/*
+ * The stencil as the peers run it: each rank holds only its boxes (cachet_NAME_dist_local_box),
+ * filled from the global indices, and calls cachet_NAME_dist, the entry for callers whose data
+ * is distributed already: halo exchange, interior, boundary. Between calls (not timed) B's
+ * block goes back into A's, the Jacobi step; the next call's exchange refreshes A's halo. No
+ * rank 0 scatter or gather in the loop (through the global entry, the other ranks waited in
+ * their exchange for rank 0's gather of the call before). Each rank checks its own block
+ * against the serial reference.
+ */
 static int run_kernel(int argc, char **argv)
 {
 	if (argc != 4) {
@@ -110,43 +124,46 @@ static int run_kernel(int argc, char **argv)
 		return 2;
 	}
 	int64_t n = atoll(argv[2]);
-	int reps = atoi(argv[3]), rank;
-	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	real *a = NULL, *b = NULL;
-	if (rank == 0) {
-		a = malloc(sizeof(real) * (size_t)(n * n));
-		b = malloc(sizeof(real) * (size_t)(n * n));
-		if (!a || !b)
-			MPI_Abort(MPI_COMM_WORLD, 1);
-		for (int64_t i = 0; i < n; i++)
-			for (int64_t j = 0; j < n; j++)
-				a[i * n + j] = (real)stencil_input(i, j);
-	}
-	int64_t params[2] = {n, n};
-	cachet_sums warm = {0, 0, 0}, s = {0, 0, 0};
+	int reps = atoi(argv[3]);
+	int64_t alo[2], ahi[2], blo[2], bhi[2];
+	real *a = local_box(0, sizeof(real), alo, ahi), *b = local_box(1, sizeof(real), blo, bhi);
+	int64_t aw = ahi[1] - alo[1], bw = bhi[1] - blo[1];
+	for (int64_t i = alo[0]; i < ahi[0]; i++)
+		for (int64_t j = alo[1]; j < ahi[1]; j++)
+			a[(i - alo[0]) * aw + j - alo[1]] = (real)stencil_input(i, j);
+	cachet_sums s = {0, 0, 0};
 	dist_times *t = calloc((size_t)reps + 1, sizeof *t); /* t[0]: the untimed call */
 	if (!t)
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	for (int r = 0; r <= reps; r++) {
-		void *global[2] = {a, b};
-		cachet_call(params, rank == 0 ? global : (void *const[2]){NULL, NULL}, &t[r], r == 0 ? &warm : &s);
-		real *swap = a;
-		a = b;
-		b = swap;
+		local_call((void *const[2]){a, b}, &t[r], r > 0 ? &s : NULL);
+		/* the Jacobi step: B's block (all of B's box) into A's box */
+		for (int64_t i = blo[0]; i < bhi[0]; i++)
+			memcpy(&a[(i - alo[0]) * aw + blo[1] - alo[1]], &b[(i - blo[0]) * bw], sizeof(real) * (size_t)bw);
 	}
-	double err = 0;
-	if (rank == 0) {
-		real *ref = stencil_reference(n, reps + 1);
-		err = ref ? rel_err_real(a, ref, n * n) : INFINITY;
-		free(ref);
-	}
+	/* every rank: its block of the serial result after reps + 1 calls */
+	double err = 0, errmax = 0;
+	real *ref = stencil_reference(n, reps + 1);
+	if (!ref)
+		err = INFINITY;
+	double scale = 0;
+	for (int64_t i = 0; ref && i < n * n; i++)
+		scale = fabs((double)ref[i]) > scale ? fabs((double)ref[i]) : scale;
+	for (int64_t i = blo[0]; ref && i < bhi[0]; i++)
+		for (int64_t j = blo[1]; j < bhi[1]; j++) {
+			double e = fabs((double)b[(i - blo[0]) * bw + j - blo[1]] - (double)ref[i * n + j]);
+			err = e > err ? e : err;
+		}
+	err = scale > 0 ? err / scale : err;
+	free(ref);
+	MPI_Allreduce(&err, &errmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
 	char size[32];
 	snprintf(size, sizeof size, "%lldx%lld", (long long)n, (long long)n);
 	int dims[2];
 	job_dims(dims);
-	dist_report(MPI_COMM_WORLD, "cachet", "stencil5", dims, 2, size, t + 1, reps, err, DIST_TOL_F32);
+	dist_report(MPI_COMM_WORLD, "cachet", "stencil5", dims, 2, size, t + 1, reps, errmax, DIST_TOL_F32);
 	free(t);
-	cachet_note("stencil5", size, &s, reps);
+	cachet_note("stencil5", size, &s, reps, "_dist on the local boxes");
 	free(a);
 	free(b);
 	return 0;
@@ -154,6 +171,9 @@ static int run_kernel(int argc, char **argv)
 #endif
 
 #ifdef DIST_KERNEL_SUMMA
+/* SUMMA on the local boxes (cachet_NAME_dist), as the peer runs: each rank fills its blocks of
+ * A, B and C from the global indices and calls the entry REPS + 1 times (C accumulates); each
+ * rank checks its block of C against the serial result. */
 static int run_kernel(int argc, char **argv)
 {
 	if (argc != 6) {
@@ -161,57 +181,52 @@ static int run_kernel(int argc, char **argv)
 		return 2;
 	}
 	int64_t m = atoll(argv[2]), n = atoll(argv[3]), k = atoll(argv[4]);
-	int reps = atoi(argv[5]), rank;
-	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	float *a = NULL, *b = NULL, *c = NULL;
-	if (rank == 0) {
-		a = malloc(sizeof(float) * (size_t)(m * k));
-		b = malloc(sizeof(float) * (size_t)(k * n));
-		c = malloc(sizeof(float) * (size_t)(m * n));
-		if (!a || !b || !c)
-			MPI_Abort(MPI_COMM_WORLD, 1);
-		for (int64_t i = 0; i < m; i++)
-			for (int64_t p = 0; p < k; p++)
-				a[i * k + p] = (float)gemm_a(i, p);
-		for (int64_t p = 0; p < k; p++)
-			for (int64_t j = 0; j < n; j++)
-				b[p * n + j] = (float)gemm_b(p, j);
-		for (int64_t i = 0; i < m; i++)
-			for (int64_t j = 0; j < n; j++)
-				c[i * n + j] = (float)gemm_c0(i, j);
+	int reps = atoi(argv[5]);
+	int64_t lo[3][2], hi[3][2];
+	float *x[3];
+	for (int i = 0; i < 3; i++)
+		x[i] = local_box(i, sizeof(float), lo[i], hi[i]);
+	for (int i = 0; i < 3; i++) {
+		int64_t w = hi[i][1] - lo[i][1];
+		for (int64_t r = lo[i][0]; r < hi[i][0]; r++)
+			for (int64_t c = lo[i][1]; c < hi[i][1]; c++)
+				x[i][(r - lo[i][0]) * w + c - lo[i][1]] =
+				    (float)(i == 0 ? gemm_a(r, c) : i == 1 ? gemm_b(r, c) : gemm_c0(r, c));
 	}
-	int64_t params[3] = {m, n, k};
-	void *global[3] = {a, b, c}, *none[3] = {NULL, NULL, NULL};
-	cachet_sums warm = {0, 0, 0}, s = {0, 0, 0};
+	cachet_sums s = {0, 0, 0};
 	dist_times *t = calloc((size_t)reps + 1, sizeof *t); /* t[0]: the untimed call */
 	if (!t)
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	for (int r = 0; r <= reps; r++)
-		cachet_call(params, rank == 0 ? global : none, &t[r], r == 0 ? &warm : &s);
-	double err = 0;
-	if (rank == 0) {
-		double *ref = gemm_reference(m, n, k);
-		if (ref) {
-			for (int64_t i = 0; i < m; i++)
-				for (int64_t j = 0; j < n; j++) {
-					double c0 = gemm_c0(i, j);
-					ref[i * n + j] = c0 + (reps + 1) * (ref[i * n + j] - c0);
-				}
-			err = rel_err_f32(c, ref, m * n);
-		} else
-			err = INFINITY;
-		free(ref);
-	}
+		local_call((void *const[3]){x[0], x[1], x[2]}, &t[r], r > 0 ? &s : NULL);
+	double err = 0, errmax = 0, scale = 0;
+	double *ref = gemm_reference(m, n, k);
+	if (!ref)
+		err = INFINITY;
+	for (int64_t i = 0; ref && i < m; i++)
+		for (int64_t j = 0; j < n; j++) {
+			double c0 = gemm_c0(i, j), v = c0 + (reps + 1) * (ref[i * n + j] - c0);
+			ref[i * n + j] = v;
+			scale = fabs(v) > scale ? fabs(v) : scale;
+		}
+	int64_t w = hi[2][1] - lo[2][1];
+	for (int64_t i = lo[2][0]; ref && i < hi[2][0]; i++)
+		for (int64_t j = lo[2][1]; j < hi[2][1]; j++) {
+			double e = fabs((double)x[2][(i - lo[2][0]) * w + j - lo[2][1]] - ref[i * n + j]);
+			err = e > err ? e : err;
+		}
+	err = scale > 0 ? err / scale : err;
+	free(ref);
+	MPI_Allreduce(&err, &errmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
 	char size[64];
 	snprintf(size, sizeof size, "%lldx%lldx%lld", (long long)m, (long long)n, (long long)k);
 	int dims[2];
 	job_dims(dims);
-	dist_report(MPI_COMM_WORLD, "cachet", "summa", dims, 2, size, t + 1, reps, err, DIST_TOL_F32);
+	dist_report(MPI_COMM_WORLD, "cachet", "summa", dims, 2, size, t + 1, reps, errmax, DIST_TOL_F32);
 	free(t);
-	cachet_note("summa", size, &s, reps);
-	free(a);
-	free(b);
-	free(c);
+	cachet_note("summa", size, &s, reps, "_dist on the local boxes");
+	for (int i = 0; i < 3; i++)
+		free(x[i]);
 	return 0;
 }
 #endif

@@ -12,6 +12,8 @@
 #define DIST_SYM(k, s) DIST_CAT3(cachet_, k, s)
 #define DIST_GLOBAL DIST_SYM(KNAME, _dist_global)
 #define DIST_STATS DIST_SYM(KNAME, _dist_stats)
+#define DIST_CALL DIST_SYM(KNAME, _dist)
+#define DIST_LOCAL_BOX DIST_SYM(KNAME, _dist_local_box)
 
 #ifdef DIST_GLOBAL_NO_PARAMS
 /* The form without runtime params (their values fixed when the kernel was emitted, -D). */
@@ -22,6 +24,10 @@ int DIST_GLOBAL(MPI_Comm comm, int root, void *const *global);
  * gathers; 0 on success. */
 int DIST_GLOBAL(MPI_Comm comm, int root, const int64_t *params, void *const *global);
 #endif
+/* Callers whose data is distributed already: one call on this rank's local boxes, and the box
+ * of array a the rank holds (lo .. hi-1 in global indices; dense, declared layout). */
+int DIST_CALL(MPI_Comm comm, void *const *local);
+int DIST_LOCAL_BOX(MPI_Comm comm, int a, int64_t *lo, int64_t *hi);
 /* This rank's figures for the last call. */
 void DIST_STATS(double *exchange_s, double *compute_s, int64_t *bytes_sent, int64_t *bytes_received);
 

@@ -20,7 +20,7 @@ GEMM_REPS=${GEMM_REPS:-3}
 PANEL=${PANEL:-128}
 RUN_TIMEOUT=${RUN_TIMEOUT:-300}
 MPICC=${MPICC:-mpicc}
-CFLAGS="-O3 -march=native -std=c11 -Wall -Wextra -Werror"
+CFLAGS="-O3 -march=native -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror" # _GNU_SOURCE: bench_util.h (clock_gettime, setenv)
 
 command -v "$MPICC" >/dev/null && command -v mpirun >/dev/null || {
 	echo "bench-distributed: needs Open MPI (mpicc, mpirun: make deps installs openmpi-bin, libopenmpi-dev)" >&2
