@@ -249,7 +249,7 @@ $(BUILD)/bench/bench_stencil: bench/stencil/bench_stencil.c $(BUILD)/libcachet.a
 # panel broadcast vs compute per call on 2 and 4 ranks, cachet's distributed stencil and SUMMA gemm vs hand-written
 # MPI peers (and PETSc's DMDA when installed), verified, as a table (bench/distributed/README.md)
 .PHONY: bench-distributed
-bench-distributed: $(BUILD)/cachet
+bench-distributed: $(BUILD)/cachet | $(BUILD)/.bench-deps-ok $(BUILD)/bench/openblas_best
 	sh bench/distributed/run.sh $(BUILD)
 
 # make bench-tune [BENCH_ARGS="--size 512 --gemm all|256,2048x32x2048 --budget 90 --skip-exhaustive --skip-pruning --selector"]: model-pruned vs

@@ -63,6 +63,18 @@ build peer_stencil "$HERE/peer_stencil.c" || exit 1
 build peer_summa "$HERE/peer_summa.c" || exit 1
 HAVE_BLAS=0
 build peer_summa_blas -DPEER_BLAS "$HERE/peer_summa.c" -lopenblas && HAVE_BLAS=1
+# OpenBLAS at its best, as every bench measures it (bench/common/openblas_best.c): the verified
+# fastest kernel set, whatever OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE the environment forces
+# (unset, this OpenBLAS picks a slow default here); one thread per rank
+OB_ENV="OPENBLAS_NUM_THREADS=1"
+OB_NOTE="the environment's kernel set (no $BUILD/bench/openblas_best: make bench-deps)"
+if [ $HAVE_BLAS = 1 ] && [ -x "$BUILD/bench/openblas_best" ] && ob=$("$BUILD/bench/openblas_best" 2>/dev/null); then
+	core=$(echo "$ob" | sed -n 's/^coretype //p')
+	l2=$(echo "$ob" | sed -n 's/^l2 //p')
+	OB_NOTE=$(echo "$ob" | sed -n 's/^note //p')
+	if [ -n "$core" ] && [ "$core" != - ]; then OB_ENV="$OB_ENV OPENBLAS_CORETYPE=$core"; else OB_ENV="$OB_ENV -u OPENBLAS_CORETYPE"; fi
+	if [ -n "$l2" ] && [ "$l2" != - ]; then OB_ENV="$OB_ENV OPENBLAS_L2_SIZE=$l2"; else OB_ENV="$OB_ENV -u OPENBLAS_L2_SIZE"; fi
+fi
 HAVE_PETSC=0
 if pkg-config --exists PETSc 2>/dev/null; then
 	build peer_petsc $(pkg-config --cflags PETSc) "$HERE/peer_petsc.c" $(pkg-config --libs PETSc) &&
@@ -127,7 +139,7 @@ for n in $GEMM_SIZES; do
 	for r in $RANKS; do
 		run peer-ikj summa "${n}x${n}x$n" "$r" "$OUT/peer_summa" "$n" "$n" "$n" "$GEMM_REPS" "$PANEL"
 		[ $HAVE_BLAS = 1 ] &&
-			run peer-openblas summa "${n}x${n}x$n" "$r" "$OUT/peer_summa_blas" "$n" "$n" "$n" "$GEMM_REPS" "$PANEL"
+			run peer-openblas summa "${n}x${n}x$n" "$r" env $OB_ENV "$OUT/peer_summa_blas" "$n" "$n" "$n" "$GEMM_REPS" "$PANEL"
 		[ $CACHET_OK = 1 ] && cachet_build dsumma DIST_KERNEL_SUMMA "$r" -D "M=$n" -D "N=$n" -D "K=$n" &&
 			run cachet summa "${n}x${n}x$n" "$r" "$OUT/cachet_dsumma.$r" summa "$n" "$n" "$n" "$GEMM_REPS"
 	done
@@ -142,6 +154,7 @@ echo "times: ms per call, max over ranks (exch and comp each maxed separately); 
 echo "of the same kernel, element type, ranks and size (stencil5: peer-f32, or peer-f64 for PETSc; summa: peer-ikj);"
 echo "err: max |result - reference| / max |reference| (the serial stencil; f64 gemm), ok <= 1e-3"
 [ $HAVE_BLAS = 1 ] || echo "peer-openblas: not built (libopenblas-dev missing: make bench-deps)"
+[ $HAVE_BLAS = 1 ] && echo "peer-openblas: $OB_NOTE"
 [ $HAVE_PETSC = 1 ] || echo "petsc-dmda-f64: not built (PETSc missing: apt-get install libpetsc-real3.18-dev)"
 echo
 "$OUT/bench_distributed" table "$ROWS"
