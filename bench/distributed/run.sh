@@ -66,15 +66,17 @@ build peer_summa_blas -DPEER_BLAS "$HERE/peer_summa.c" -lopenblas && HAVE_BLAS=1
 # OpenBLAS at its best, as every bench measures it (bench/common/openblas_best.c): the verified
 # fastest kernel set, whatever OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE the environment forces
 # (unset, this OpenBLAS picks a slow default here); one thread per rank
-OB_ENV="OPENBLAS_NUM_THREADS=1"
+# (env's -u options first, then the assignments)
+OB_SET="OPENBLAS_NUM_THREADS=1" OB_UNSET=""
 OB_NOTE="the environment's kernel set (no $BUILD/bench/openblas_best: make bench-deps)"
 if [ $HAVE_BLAS = 1 ] && [ -x "$BUILD/bench/openblas_best" ] && ob=$("$BUILD/bench/openblas_best" 2>/dev/null); then
 	core=$(echo "$ob" | sed -n 's/^coretype //p')
 	l2=$(echo "$ob" | sed -n 's/^l2 //p')
 	OB_NOTE=$(echo "$ob" | sed -n 's/^note //p')
-	if [ -n "$core" ] && [ "$core" != - ]; then OB_ENV="$OB_ENV OPENBLAS_CORETYPE=$core"; else OB_ENV="$OB_ENV -u OPENBLAS_CORETYPE"; fi
-	if [ -n "$l2" ] && [ "$l2" != - ]; then OB_ENV="$OB_ENV OPENBLAS_L2_SIZE=$l2"; else OB_ENV="$OB_ENV -u OPENBLAS_L2_SIZE"; fi
+	if [ -n "$core" ] && [ "$core" != - ]; then OB_SET="$OB_SET OPENBLAS_CORETYPE=$core"; else OB_UNSET="$OB_UNSET -u OPENBLAS_CORETYPE"; fi
+	if [ -n "$l2" ] && [ "$l2" != - ]; then OB_SET="$OB_SET OPENBLAS_L2_SIZE=$l2"; else OB_UNSET="$OB_UNSET -u OPENBLAS_L2_SIZE"; fi
 fi
+OB_ENV="$OB_UNSET $OB_SET"
 HAVE_PETSC=0
 if pkg-config --exists PETSc 2>/dev/null; then
 	build peer_petsc $(pkg-config --cflags PETSc) "$HERE/peer_petsc.c" $(pkg-config --libs PETSc) &&
