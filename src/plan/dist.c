@@ -504,6 +504,10 @@ static void find_panels(da *a)
 		if (x->kind != IX_LOOP || axis_of(p, kx) >= 0 || x->balanced ||
 		    (x->child >= 0 && k->indices[x->child].balanced) || !reductions_over(a, k->body, k->nbody, kx, false))
 			continue;
+		/* the panel loop's values, the same for every array it splits */
+		bool ok = true;
+		ctd_axis pan = {aff_eval(x->lo, p->params, NULL, &ok), aff_eval(x->hi, p->params, NULL, &ok),
+		                x->step > 0 ? x->step : 1, 0};
 		int panels = 0;
 		for (int i = 0; i < p->narrays; i++) {
 			ctd_array *arr = &p->arrays[i];
@@ -521,20 +525,16 @@ static void find_panels(da *a)
 						d = -1; /* a halo too: it keeps the exchange */
 			if (d < 0 || g < 0)
 				continue;
-			bool ok = true;
 			arr->panel_dim = d;
 			arr->panel_axis = g;
-			arr->plo = aff_eval(x->lo, p->params, NULL, &ok);
-			arr->phi = aff_eval(x->hi, p->params, NULL, &ok);
-			arr->pstep = x->step > 0 ? x->step : 1;
+			arr->plo = pan.lo;
+			arr->phi = pan.hi;
+			arr->pstep = pan.step;
 			panels++;
 		}
 		if (panels > 0) {
 			p->panel_index = kx;
-			p->panel = (ctd_axis){p->arrays[0].plo, 0, 0, 0};
-			for (int i = 0; i < p->narrays; i++)
-				if (p->arrays[i].panel_dim >= 0)
-					p->panel = (ctd_axis){p->arrays[i].plo, p->arrays[i].phi, p->arrays[i].pstep, 0};
+			p->panel = pan;
 		}
 	}
 }
