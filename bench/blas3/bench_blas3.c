@@ -65,8 +65,8 @@ static void run_cachet(const problem *p)
 		memcpy(p->work, p->b0, (size_t)nn * sizeof(float));
 		void *const args[2] = {p->l, p->work};
 		p->entry(args, p->params);
-	} else {
-		void *const args[2] = {p->l, p->c};
+	} else { /* syrk(A, A2, C): A read as rows and as columns (two names, so a plan can pack each) */
+		void *const args[3] = {p->l, p->l, p->c};
 		p->entry(args, p->params);
 	}
 }
@@ -114,11 +114,11 @@ static double time_it(void (*fn)(const problem *), const problem *p)
 }
 
 /* bench/blas3/OP.cachet at size n, compiled with OpenMP; NULL (a message printed) on error. */
-static entry_fn load_kernel(ct_ctx *ctx, const char *op, int64_t n, int64_t *params, threads_fn *set_threads,
-                            double *compile_s)
+static entry_fn load_kernel(ct_ctx *ctx, const char *dir, const char *op, int64_t n, int64_t *params,
+                            threads_fn *set_threads, double *compile_s)
 {
-	char path[256];
-	snprintf(path, sizeof path, "bench/blas3/%s.cachet", op);
+	char path[512];
+	snprintf(path, sizeof path, "%s/%s.cachet", dir, op);
 	ct_kernel *k = ct_kernel_parse_file(ctx, path);
 	if (!k) {
 		fprintf(stderr, "bench: %s: %s (run from the repository root)\n", path, ct_ctx_last_message(ctx));
@@ -128,7 +128,7 @@ static entry_fn load_kernel(ct_ctx *ctx, const char *op, int64_t n, int64_t *par
 	entry_fn fn = NULL;
 	bool sy = strcmp(op, "syrk") == 0;
 	if (ct_kernel_set_param(k, "N", n) != CT_OK ||
-	    (sy ? ct_kernel_set_param(k, "K", n) : ct_kernel_set_param(k, "MB", n / 64)) != CT_OK ||
+	    ct_kernel_set_param(k, sy ? "K" : "M", n) != CT_OK ||
 	    ct_kernel_recheck(k) != CT_OK || ct_kernel_param_count(k) > 8 || !(src = ct_kernel_emit(k, NULL, NULL))) {
 		fprintf(stderr, "bench: %s: %s\n", path, ct_ctx_last_message(ctx));
 		goto out;
@@ -183,11 +183,11 @@ static int reference(const problem *p, double *out)
 }
 
 /* One operation, size and thread count: one row. 0 ok, 1 mismatch, -1 error. */
-static int bench_one(ct_ctx *ctx, const char *op, int64_t n, int threads, double *compile_s)
+static int bench_one(ct_ctx *ctx, const char *dir, const char *op, int64_t n, int threads, double *compile_s)
 {
 	problem p = {.op = op, .n = n};
 	threads_fn set_threads = NULL;
-	p.entry = load_kernel(ctx, op, n, p.params, &set_threads, compile_s);
+	p.entry = load_kernel(ctx, dir, op, n, p.params, &set_threads, compile_s);
 	if (!p.entry)
 		return -1;
 	if (set_threads)
@@ -264,7 +264,7 @@ int main(int argc, char **argv)
 	argc = bench_openblas_at_best(argc, argv);
 	long threads[8] = {1, 2}, sizes[8] = {256, 512, 1024, 2048};
 	int nthreads = 2, nsizes = 4;
-	const char *ops = "trmm,trsm,syrk";
+	const char *ops = "trmm,trsm,syrk", *dir = "bench/blas3";
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
 			nthreads = parse_list(argv[++i], threads, 8, 1, 4096);
@@ -272,6 +272,8 @@ int main(int argc, char **argv)
 			nsizes = parse_list(argv[++i], sizes, 8, 64, 8192);
 		else if (strcmp(argv[i], "--ops") == 0 && i + 1 < argc)
 			ops = argv[++i];
+		else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc)
+			dir = argv[++i];
 		else
 			nthreads = 0;
 		for (int s = 0; s < nsizes; s++)
@@ -279,7 +281,7 @@ int main(int argc, char **argv)
 				nsizes = 0;
 		if (nthreads == 0 || nsizes == 0) {
 			fprintf(stderr, "usage: bench_blas3 [--ops trmm,trsm,syrk] [--sizes 256,512 (multiples of 64)] "
-			                "[--threads 1,2] [--openblas-coretype NAME]\n");
+			                "[--threads 1,2] [--dir DIR (of OP.cachet)] [--openblas-coretype NAME]\n");
 			return 2;
 		}
 	}
@@ -297,9 +299,9 @@ int main(int argc, char **argv)
 		}
 	if (f)
 		fclose(f);
-	printf("triangular BLAS 3 (f32, row-major, square): cachet (bench/blas3/*.cachet, cc -O3 -march=native "
+	printf("triangular BLAS 3 (f32, row-major, square): cachet (%s/*.cachet, cc -O3 -march=native "
 	       "-fopenmp) vs OpenBLAS %s\n",
-	       openblas_get_config());
+	       dir, openblas_get_config());
 	printf("cpu: %s\n", cpu);
 	printf("peer: OpenBLAS, %s [loaded: %s]\n", bench_peer_note(), openblas_get_corename());
 	printf("median of %d measurements of >= %.1f s each; in-place calls restore their input, its copy "
@@ -321,7 +323,7 @@ int main(int argc, char **argv)
 		}
 		for (int h = 0; h < nthreads; h++)
 			for (int i = 0; i < nsizes; i++) {
-				int r = bench_one(ctx, op, sizes[i], (int)threads[h], &compile_s);
+				int r = bench_one(ctx, dir, op, sizes[i], (int)threads[h], &compile_s);
 				if (r < 0)
 					return 1;
 				bad += r;

@@ -339,7 +339,7 @@ static int64_t band_iterations(const lt_node *x, const int64_t *p)
 {
 	int64_t total = 1;
 	for (int d = 0; x && x->kind == LT_LOOP && d < (x->collapse > 0 ? x->collapse : 1); d++) {
-		bool ok = true;
+		bool ok = !lt_affine_loop(x); /* its lo and hi are not its range */
 		int64_t lo = bx_eval(x->lo, p, &ok), hi = bx_eval(x->hi, p, &ok);
 		if (!ok || x->step <= 0)
 			return -1;

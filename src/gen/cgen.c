@@ -230,7 +230,7 @@ static int64_t expanded_size(const lt_node *x)
 	for (int i = 0; i < x->nels && body < cap; i++)
 		body += expanded_size(x->els[i]);
 	int64_t lo = 0, hi = 0;
-	if (x->kind == LT_LOOP && x->step > 0 && bx_is_const(x->lo, &lo) && bx_is_const(x->hi, &hi)) {
+	if (x->kind == LT_LOOP && x->step > 0 && lt_const_range(x, &lo, &hi)) {
 		int64_t trips = hi > lo ? (hi - lo + x->step - 1) / x->step : 0;
 		body = trips > 0 && body > cap / trips ? cap : body * trips;
 	}
@@ -246,7 +246,7 @@ static int64_t auto_unrolled(const cg *g, const lt_node *x)
 {
 	int64_t lo = 0, hi = 0;
 	if (x->kind != LT_LOOP || x->unroll_by > 1 || g->unroll_const_max <= 0 || x->step <= 0 ||
-	    !bx_is_const(x->lo, &lo) || !bx_is_const(x->hi, &hi))
+	    !lt_const_range(x, &lo, &hi))
 		return 0;
 	int64_t trips = hi > lo ? (hi - lo + x->step - 1) / x->step : 0;
 	if (trips < 1 || trips > g->unroll_const_max)
@@ -277,7 +277,7 @@ void cg_unroll_hint(cg *g, const lt_node *x)
 static void gen_unrolled(cg *g, const lt_node *x)
 {
 	int64_t lo = 0, hi = 0;
-	if (!bx_is_const(x->lo, &lo) || !bx_is_const(x->hi, &hi)) {
+	if (!lt_const_range(x, &lo, &hi)) {
 		cg_bad(g, "unrolled loop with runtime bounds over index", x->index);
 		return;
 	}
@@ -304,7 +304,7 @@ static void put_band_trips(cg *g, ct_buf *b, const lt_node *x, bool *known, int6
 	const lt_node *y = x;
 	for (int c = 0; c < x->collapse && y && y->kind == LT_LOOP; c++) {
 		int64_t lo, hi;
-		if (bx_is_const(y->lo, &lo) && bx_is_const(y->hi, &hi)) {
+		if (lt_const_range(y, &lo, &hi)) {
 			int64_t t = ct_trip_count(lo, hi, y->step);
 			*n = ct_mul_ok(*n, t, n) ? *n : INT64_MAX;
 		} else {
@@ -562,6 +562,18 @@ static bool cg_affine_inside(const lt_node *x)
 	return false;
 }
 
+/* Whether a loop below x (not x itself) has affine bounds. */
+static bool kids_affine(const lt_node *x)
+{
+	for (int i = 0; i < x->nkids; i++)
+		if (cg_affine_inside(x->kids[i]))
+			return true;
+	for (int i = 0; i < x->nels; i++)
+		if (cg_affine_inside(x->els[i]))
+			return true;
+	return false;
+}
+
 static void gen_loop(cg *g, const lt_node *x)
 {
 	const ir_plan_item *spmd = spmd_item(g, x);
@@ -580,9 +592,12 @@ static void gen_loop(cg *g, const lt_node *x)
 		return;
 	}
 	/* the rewrites below read loops as rectangular: a loop with affine bounds
-	 * in x's subtree gets plain loops down to it (issue #31 extends them) */
+	 * in x's subtree gets plain loops down to it (issue #31 extends them).
+	 * A register tile reads only the loops inside x as ranges: x itself (the
+	 * loop the accumulators live across) may be affine. */
 	bool rect = !g->k->affine_bounds || !cg_affine_inside(x);
-	if (rect && g->band_left == 0 && cg_register_tile(g, x))
+	bool rect_inside = rect || !kids_affine(x);
+	if (rect_inside && g->band_left == 0 && cg_register_tile(g, x))
 		return;
 	if (rect && (cg_guarded_nest(g, x) || cg_split_boundary(g, x)))
 		return;
@@ -629,7 +644,7 @@ static void put_loop_trips(cg *g, ct_buf *b, const lt_node *x, int64_t *known)
 {
 	int64_t lo, hi;
 	*known = -1;
-	if (bx_is_const(x->lo, &lo) && bx_is_const(x->hi, &hi)) {
+	if (lt_const_range(x, &lo, &hi)) {
 		*known = ct_trip_count(lo, hi, x->step);
 		ct_buf_printf(b, "%lld", (long long)*known);
 		return;
@@ -1127,7 +1142,7 @@ static bool loop_safe(const cg *g, const lt_node *x)
 {
 	int64_t lo;
 	const bx *h = x->hi;
-	return x->step == 1 && bx_is_const(x->lo, &lo) && lo >= 0 &&
+	return x->step == 1 && !lt_affine_loop(x) && bx_is_const(x->lo, &lo) && lo >= 0 &&
 	       (h->kind == BX_CONST || (h->kind == BX_PARAM && h->id >= 0 && h->id < g->k->nparams));
 }
 

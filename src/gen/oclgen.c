@@ -489,7 +489,7 @@ static void spread_nodes(spread_walk *w, lt_node *const *v, int n, bool copies, 
 static bool item_aligned(const og *o, const lt_node *x)
 {
 	int64_t lo = -1;
-	return o->D->cuda && x->step > 0 && bx_is_const(x->lo, &lo) && lo >= 0 && lo % x->step == 0;
+	return o->D->cuda && x->step > 0 && lt_const_lo(x, &lo) && lo >= 0 && lo % x->step == 0;
 }
 
 /* Whether every work-item loop of dimension d below x runs its iterations
@@ -1071,7 +1071,7 @@ static bool term_aligned(const og *o, const aff_term *tm, int64_t s, int64_t v)
 	 * work-item loop too: group * step, or thread * step) */
 	const lt_node *l = g->open[tm->id];
 	int64_t lo = 0;
-	return bx_is_const(l->lo, &lo) && (m * lo) % v == 0 && (m * l->step) % v == 0;
+	return lt_const_lo(l, &lo) && (m * lo) % v == 0 && (m * l->step) % v == 0;
 }
 
 /*
@@ -1502,7 +1502,7 @@ static int vec_lanes(const og *o, const lt_node *x, int64_t vb, int64_t *trips)
 		cap *= 2;
 	int64_t lo = 0, hi = 0;
 	*trips = -1;
-	if (!bx_is_const(x->lo, &lo) || !bx_is_const(x->hi, &hi))
+	if (!lt_const_range(x, &lo, &hi))
 		return cap;
 	*trips = hi > lo ? hi - lo : 0;
 	int n = 1;

@@ -1,5 +1,6 @@
 /* rtile.c: register tiles: an unrolled x vectorized band's left-hand side kept in vector variables across the loop around it. */
 #include "gen/cgen.h"
+#include "ir/deps.h"
 #include "target/target.h"
 
 #include <stdio.h>
@@ -74,7 +75,7 @@ typedef struct rtile {
 static bool const_bounds(const lt_node *x, int64_t *lo, int64_t *trip)
 {
 	int64_t l, h;
-	if (!bx_is_const(x->lo, &l) || !bx_is_const(x->hi, &h) || x->step < 1)
+	if (!lt_const_range(x, &l, &h) || x->step < 1)
 		return false;
 	*lo = l;
 	*trip = ct_trip_count(l, h, x->step);
@@ -101,13 +102,11 @@ static bool moves_with(const rtile *rt, const ir_expr *e, int v)
 }
 
 /* Whether the right-hand side e can be computed on vectors: the parts that
- * move with V are accesses of the statement's type (other than its
- * left-hand side's storage) joined by + - * / unary - and fma. */
+ * move with V are accesses of the statement's type joined by + - * / unary -
+ * and fma (reads of the left-hand side's storage: see lhs_reads_ok). */
 static bool vector_expr_ok(const rtile *rt, const ir_expr *e)
 {
-	int vv = rt->v->index, lhs = rt->s->lhs->id;
-	if (e->kind == EX_ACCESS && e->id == lhs)
-		return false;
+	int vv = rt->v->index;
 	if (!moves_with(rt, e, vv)) {
 		for (int i = 0; i < e->nargs; i++)
 			if (!vector_expr_ok(rt, e->args[i]))
@@ -233,6 +232,36 @@ static bool lhs_distinct(const rtile *rt)
 	return ok;
 }
 
+/* Whether e reads storage a. */
+static bool reads_storage(const ir_expr *e, int a)
+{
+	if (e->kind == EX_ACCESS && e->id == a)
+		return true;
+	for (int i = 0; i < e->nargs; i++)
+		if (reads_storage(e->args[i], a))
+			return true;
+	return false;
+}
+
+/* A right-hand side that reads the left-hand side's storage elsewhere
+ * (trsm's B[i, j] -= L[i, k] * B[k, j], k < i): the tile holds its
+ * elements in registers while R runs, so the reads must never meet them.
+ * The dependence test (isl) proves it: no loop of the band (R, U, V)
+ * carries a dependence other than the left-hand side's own reduction.
+ * Unknown is no. */
+static bool lhs_reads_ok(const rtile *rt)
+{
+	cg *g = rt->g;
+	dep_info *d = dep_compute(g->t->k); /* the tree's kernel: g->k, not const */
+	bool ok = d != NULL && dep_loop_carries(d, g->t, rt->r, false) == 0 &&
+	          dep_loop_carries(d, g->t, rt->v, false) == 0;
+	for (int i = 0; i < rt->nu && ok; i++)
+		ok = dep_loop_carries(d, g->t, rt->u[i], false) == 0;
+	dep_free(d);
+	ct_ctx_clear_error(g->k->ctx); /* not proved: the loops are emitted as loops */
+	return ok;
+}
+
 static bool match(rtile *rt, const lt_node *x)
 {
 	const ct_looptree *t = rt->g->t;
@@ -273,7 +302,7 @@ static bool match(rtile *rt, const lt_node *x)
 	int64_t acc = rt->nch;
 	for (int i = 0; i < rt->nu; i++)
 		acc *= rt->utrip[i];
-	return acc <= RT_MAX_ACC;
+	return acc <= RT_MAX_ACC && (!reads_storage(rt->s->rhs, lhs->id) || lhs_reads_ok(rt));
 }
 
 /* ------------------------------------------------------------ text */

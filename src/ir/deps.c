@@ -305,6 +305,11 @@ static int stmt_of(const dep_info *d, const ir_node *n)
 	for (int i = 0; i < d->nst; i++)
 		if (d->st[i].node == n)
 			return i;
+	/* a planned tree's copy of a statement (its accesses moved to a cache's
+	 * buffer) keeps the statement's number */
+	for (int i = 0; n && n->kind == ND_STMT && n->stmt_id > 0 && i < d->nst; i++)
+		if (d->st[i].node->kind == ND_STMT && d->st[i].node->stmt_id == n->stmt_id)
+			return i;
 	return -1;
 }
 
@@ -396,12 +401,41 @@ static bool in_else(const lw *w, int l)
 	return w->pos[l + 1] >= x->nkids;
 }
 
+/* The first value of loop x, as the generated code starts it (cgen.c,
+ * cg_range_open): its lo, or for an affine loop the max of its lower terms
+ * (lo among them unless it is the sentinel LT_NO_LO). */
+static void put_start(tx *c, const lt_node *x)
+{
+	int64_t v;
+	bool none = bx_is_const(x->lo, &v) && v == LT_NO_LO;
+	if (x->ndlo == 0 || (none && x->ndlo == 1)) {
+		if (x->ndlo == 0)
+			put_bx(c, x->lo);
+		else
+			put_aff(c, x->dlo[0]);
+		return;
+	}
+	int n = x->ndlo + (none ? 0 : 1);
+	for (int j = 1; j < n; j++)
+		ct_buf_puts(c->b, "max(");
+	if (!none)
+		put_bx(c, x->lo);
+	for (int j = 0; j < x->ndlo; j++) {
+		if (j > 0 || !none)
+			ct_buf_puts(c->b, ", ");
+		put_aff(c, x->dlo[j]);
+		if (j > 0 || !none)
+			ct_buf_putc(c->b, ')');
+	}
+}
+
 static void put_leaf(lw *w)
 {
 	const lt_node *leaf = w->path[w->depth - 1];
 	int s = stmt_of(w->d, leaf->stmt);
 	if (s < 0) {
-		w->ok = false;
+		/* a cache's copy (a planned tree: stmt_id 0) is no instance of the kernel */
+		w->ok = w->ok && leaf->stmt && leaf->stmt->kind == ND_STMT && leaf->stmt->stmt_id == 0;
 		return;
 	}
 	if (w->d->st[s].skip)
@@ -428,13 +462,13 @@ static void put_leaf(lw *w)
 			put_bx(&c, x->lo);
 			ct_buf_printf(b, " and v%d < ", l);
 			put_bx(&c, x->hi);
+			/* affine bounds (over the enclosing loops, so c's path so far) */
+			c.depth = l;
 			ct_buf_printf(b, " and v%d = ", l);
-			put_bx(&c, x->lo);
+			put_start(&c, x);
 			ct_buf_printf(b, " + %lld*e%d", (long long)x->step, l);
 			if (x->step < 1)
 				c.ok = false;
-			/* affine bounds (over the enclosing loops, so c's path so far) */
-			c.depth = l;
 			for (int j = 0; j < x->ndlo; j++) {
 				ct_buf_printf(b, " and v%d >= ", l);
 				put_aff(&c, x->dlo[j]);
@@ -454,9 +488,8 @@ static void put_leaf(lw *w)
 			}
 			ct_buf_puts(b, " and ");
 			put_cond(&c, x->stmt->cond, in_else(w, l));
-		} else if (x->kind == LT_CACHE) {
-			c.ok = false;
 		}
+		/* a cache region is a level of positions: its body runs between its copies */
 	}
 	for (int i = 2 * w->depth; i < w->tdims; i++)
 		ct_buf_printf(b, " and t%d = 0", i);

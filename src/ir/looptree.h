@@ -177,6 +177,22 @@ static inline bool lt_affine_loop(const lt_node *x)
 	return x->kind == LT_LOOP && (x->ndlo > 0 || x->ndhi > 0);
 }
 
+/* Loop x's constant range [*lo, *hi): false when a bound is not a
+ * constant or the loop is affine (its lo and hi are then bounds over
+ * params only, or the sentinels above: never its range). Every reader of
+ * a loop's range goes through this or lt_const_lo. */
+static inline bool lt_const_range(const lt_node *x, int64_t *lo, int64_t *hi)
+{
+	return !lt_affine_loop(x) && bx_is_const(x->lo, lo) && bx_is_const(x->hi, hi);
+}
+
+/* Loop x's constant lower bound: false when it is not a constant or has
+ * affine lower terms (its upper bound may still be affine). */
+static inline bool lt_const_lo(const lt_node *x, int64_t *lo)
+{
+	return x->ndlo == 0 && bx_is_const(x->lo, lo);
+}
+
 /* Coefficient of loop variable x (a tree index) in subscript s: its own
  * AFF_LOOP terms plus the original indices (AFF_INDEX) whose split chain
  * holds it. *bad is set when s uses floor(x / step) (AFF_TRIP) or the sum

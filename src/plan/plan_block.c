@@ -34,7 +34,8 @@ static bool dense_terms(pp *p, const walkst *w, const aff *x, bool *used)
 			if (!l || taken[i])
 				continue;
 			int64_t lo, last, st, sp;
-			if (tm->coef <= 0 || !bx_is_const(l->lo, &lo) || !bx_is_const(pl_loop_last(p, l), &last))
+			if (tm->coef <= 0 || lt_affine_loop(l) || !bx_is_const(l->lo, &lo) ||
+			    !bx_is_const(pl_loop_last(p, l), &last))
 				return false;
 			st = tm->coef;
 			if ((tm->kind != AFF_TRIP && !ct_mul_ok(tm->coef, l->step, &st)) || !ct_sub_ok(last, lo, &sp) ||

@@ -212,7 +212,7 @@ static void fold_versions(pp *p, site *v, int n)
 static bool trips_disjoint(const lt_node *x, const lt_node *y)
 {
 	int64_t xl, xh, yl, yh;
-	if (bx_is_const(x->lo, &xl) && bx_is_const(x->hi, &xh) && bx_is_const(y->lo, &yl) && bx_is_const(y->hi, &yh)) {
+	if (lt_const_range(x, &xl, &xh) && lt_const_range(y, &yl, &yh)) {
 		if (xh <= xl || yh <= yl)
 			return true; /* an empty version fills nothing */
 		int64_t s = x->step;

@@ -120,7 +120,7 @@ static bool each_loop(vb *v, lt_node *const *nodes, int n, int index, loop_fn fn
 static int64_t trip_count(const lt_node *x)
 {
 	int64_t lo, hi, w;
-	if (!bx_is_const(x->lo, &lo) || !bx_is_const(x->hi, &hi) || x->step < 1)
+	if (!lt_const_range(x, &lo, &hi) || x->step < 1)
 		return -1;
 	if (hi <= lo)
 		return 0;
@@ -425,13 +425,23 @@ static bool same_subscripts(const ir_expr *a, const ir_expr *b, int rank)
 	return true;
 }
 
-/* Whether the dependence test (isl, src/ir/deps.c) finds that loop x of a tree without caches
+/* Whether the dependence test (isl, src/ir/deps.c) finds that loop x, with no cache inside it,
  * carries no dependence at all, reductions included: the accesses at different elements of a
  * written array never meet across its iterations (trsm's B[i, j] written and B[k, j] read with
  * k < i). Unknown (an error, a tree with caches) is false. */
+static bool cache_inside(const lt_node *x)
+{
+	if (x->kind == LT_CACHE)
+		return true;
+	for (int i = 0; i < x->nkids + x->nels; i++)
+		if (cache_inside(i < x->nkids ? x->kids[i] : x->els[i - x->nkids]))
+			return true;
+	return false;
+}
+
 static bool carries_nothing(vb *v, const lt_node *x)
 {
-	if (v->t->nregions > 0)
+	if (cache_inside(x))
 		return false;
 	dep_info *d = dep_compute(v->k);
 	int c = d ? dep_loop_carries(d, v->t, x, true) : -1;
@@ -757,6 +767,7 @@ static bool loop_independent(vb *v, const lt_node *top, const lt_node *P, int k)
 	acclist l = {NULL, 0, 0};
 	collect(v, &l, P);
 	bool ok = v->st == CT_OK;
+	int exact = 0; /* the dependence test's answer: 0 not asked, 1 independent, -1 not proved */
 	for (int i = 0; i < l.n && ok; i++) {
 		int s = l.v[i].e->id;
 		if (!l.v[i].write || private_to(v, s, top))
@@ -770,6 +781,11 @@ static bool loop_independent(vb *v, const lt_node *top, const lt_node *P, int k)
 		bool sep = false;
 		for (int d = 0; d < arr->rank && !sep; d++)
 			sep = separates(v, P, &l, s, d);
+		/* the exact test where the quick one cannot tell (affine loops inside
+		 * P, whose ranges it does not know: syrk's diagonal blocks) */
+		if (!sep && exact == 0)
+			exact = carries_nothing(v, P) ? 1 : -1;
+		sep = sep || exact == 1;
 		if (!sep) {
 			char what[256];
 			item_text(v, what, sizeof what);

@@ -138,8 +138,52 @@ expect "vectorized trmm (i, k, j): run 2 threads" 0 "verified" "$CACHET" run "$i
 expect "vectorized trmm: the simd loop" 0 "#pragma omp simd" "$CACHET" emit "$ikj"
 
 # ---------------------------------------------------------------- vectorize proved by the dependence test
-expect "trsm: vectorize(j) across rows k < i" 0 "verified" "$CACHET" run bench/blas3/trsm.cachet -D N=70 -D MB=2 --threads 2
-expect "trsm: the simd loop" 0 "#pragma omp simd" "$CACHET" emit bench/blas3/trsm.cachet -D N=70 -D MB=2
+trsm=$(kfile trsm.cachet "kernel trsm" "param N = 70, MB = 2" "param M = 64 * MB" "array L : f32[N, N] input" \
+	"array B : f32[N, M] inout" "for (jb: MB, i: N) {" "  for (k: 0 .. i) {" "    for (j: 64) {" \
+	"      B[i, 64*jb + j] -= L[i, k] * B[k, 64*jb + j]" "    }" "  }" "  for (j2: 64) {" \
+	"    B[i, 64*jb + j2] = B[i, 64*jb + j2] / L[i, i]" "  }" "}" "plan {" "  parallelize(jb)" "  vectorize(j)" "}")
+expect "trsm: vectorize(j) across rows k < i" 0 "verified" "$CACHET" run "$trsm" --threads 2
+# its row of B is kept in vector registers across the affine loop over k (the rows k < i it reads are others)
+expect "trsm: a register tile across k" 0 "register tile: 64 of B .* across the loop over k" "$CACHET" emit "$trsm"
+
+# ---------------------------------------------------------------- register tiles across affine loops
+# the loop the accumulators live across may be affine (`dk: 0 .. 8*s`); the loops inside it are not
+expect "blocked trmm (bench): a register tile across dk" 0 "register tile: 8 x 32 of C .* across the loop over dk" \
+	"$CACHET" emit bench/blas3/trmm.cachet -D N=512 -D M=64
+expect "blocked trmm (bench): run 2 threads" 0 "verified" "$CACHET" run bench/blas3/trmm.cachet -D N=512 -D M=96 --threads 2
+expect "blocked trmm (bench): checked" 0 "verified" "$CACHET" run bench/blas3/trmm.cachet -D N=256 -D M=64 --checked
+# a tile that reads its own array elsewhere: proved by the dependence test (trsm's rows k < i) ...
+expect "blocked trsm: register tiles reading B" 0 "register tile: 8 x 32 of B .* across the loop over dk" \
+	"$CACHET" emit examples/trsm_blocked.cachet
+expect "blocked trsm: run 2 threads" 0 "verified" "$CACHET" run examples/trsm_blocked.cachet -D N=320 -D M=96 --threads 2
+expect "blocked trsm (bench): check" 0 "" "$CACHET" check bench/blas3/trsm.cachet
+# ... and not formed where the rows read are rows of the tile (row i + 1 is updated by the tile)
+rtn=$(kfile rtn.cachet "kernel rtn" "array A : f32[16, 32] inout" "array X : f32[16] input" \
+	"for (k: 16, i: 8, j: 32) {" "  A[i, j] += A[i + 1, j] * X[k]" "}" "plan {" "  unroll(i)" "  vectorize(j)" "}")
+expect "register tile: not where it reads its own rows" 0 "verified" "$CACHET" run "$rtn"
+if "$CACHET" emit "$rtn" | grep -q "register tile"; then bad "register tile formed over rows it reads"; else ok; fi
+rtn2=$(kfile rtn2.cachet "kernel rtn2" "array A : f32[16, 32] inout" "array X : f32[16] input" \
+	"for (k: 16, i: 8, j: 32) {" "  A[i, j] += A[i + 8, j] * X[k]" "}" "plan {" "  unroll(i)" "  vectorize(j)" "}")
+expect "register tile: where its reads are other rows" 0 "register tile: 8 x 32 of A" "$CACHET" emit "$rtn2"
+expect "register tile: other rows, verified" 0 "verified" "$CACHET" run "$rtn2"
+
+# ---------------------------------------------------------------- parallel loops proved by the dependence test
+# the quick test cannot bound ri (its range depends on cp); isl proves the blocks db apart
+pe=$(kfile pe.cachet "kernel pe" "param N = 64" "array A : f32[N, N] input" "array C : f32[N, N] inout" \
+	"for (db: 2, cp: 4) {" "  for (ri: cp + 1 .. 4) {" "    for (k: N, r: 8, c: 8) {" \
+	"      C[32*db + 8*ri + r, 32*db + 8*cp + c] += A[k, 32*db + 8*ri + r] * A[k, 32*db + 8*cp + c]" \
+	"    }" "  }" "}" "plan {" "  parallelize(db)" "}")
+expect "parallelize: proved by the dependence test" 0 "verified" "$CACHET" run "$pe" --threads 2
+pe2=$(kfile pe2.cachet "kernel pe2" "param N = 64" "array A : f32[N, N] input" "array C : f32[N, N] inout" \
+	"for (db: 2, cp: 4) {" "  for (ri: cp + 1 .. 4) {" "    for (k: N, r: 8, c: 8) {" \
+	"      C[8*ri + r, 8*cp + c] += A[k, 32*db + 8*ri + r] * A[k, 32*db + 8*cp + c]" \
+	"    }" "  }" "}" "plan {" "  parallelize(db)" "}")
+expect "parallelize: still refused where the blocks meet" 2 "parallelize\(db\): the iterations of 'db' are not independent" \
+	"$CACHET" check "$pe2"
+
+# ---------------------------------------------------------------- blocked syrk: whole diagonal blocks, upper triangle kept
+# C is inout with random contents: verification compares all of it, the strict upper triangle included
+expect "blocked syrk (bench): run 2 threads" 0 "verified" "$CACHET" run bench/blas3/syrk.cachet -D N=512 -D K=72 --threads 2
 bv=$(kfile bv.cachet "kernel bv" "param N = 64" "array A : f32[N] inout" "for (j: 1 .. N) {" "  A[j] = A[j - 1] + 1" "}" \
 	"plan {" "  vectorize(j)" "}")
 expect "vectorize: a carried dependence is still refused" 2 "vectorize\(j\): iterations of 'j' are not independent" \

@@ -43,7 +43,7 @@ PY
 
 # ---------------------------------------------------------------- every example (table)
 # the examples with affine loop bounds: no per-reference table yet (issue #31), said so
-affine=" trmm syrk trsm cholesky banded trmm_blocked "
+affine=" trmm syrk trsm cholesky banded trmm_blocked trsm_blocked "
 for f in examples/*.cachet; do
 	defs=$(grep -m1 '^# run-with:' "$f" | sed 's/^# run-with://')
 	case "$affine" in *" $(basename "$f" .cachet) "*)
