@@ -758,6 +758,18 @@ static bool private_to(const vb *v, int s, const lt_node *x)
 	return false;
 }
 
+/* Whether loop x has a sibling loop over the same index (the main and tail
+ * versions of a split). */
+static bool versioned(const ct_looptree *t, const lt_node *x)
+{
+	lt_node *const *sib = x->parent ? x->parent->kids : t->roots;
+	int n = x->parent ? x->parent->nkids : t->nroots;
+	for (int i = 0; i < n; i++)
+		if (sib[i] != x && sib[i]->kind == LT_LOOP && sib[i]->index == x->index)
+			return true;
+	return false;
+}
+
 /* The iterations of loop P (argument k of the item) are independent, the
  * buffers of regions inside the parallel loop top being per thread. */
 static bool loop_independent(vb *v, const lt_node *top, const lt_node *P, int k)
@@ -782,9 +794,11 @@ static bool loop_independent(vb *v, const lt_node *top, const lt_node *P, int k)
 		for (int d = 0; d < arr->rank && !sep; d++)
 			sep = separates(v, P, &l, s, d);
 		/* the exact test where the quick one cannot tell (affine loops inside
-		 * P, whose ranges it does not know: syrk's diagonal blocks) */
+		 * P, whose ranges it does not know: syrk's diagonal blocks); not for a
+		 * loop with main and tail versions, which run as one parallel loop
+		 * while the test sees each version's iterations alone */
 		if (!sep && exact == 0)
-			exact = carries_nothing(v, P) ? 1 : -1;
+			exact = !versioned(v->t, P) && carries_nothing(v, P) ? 1 : -1;
 		sep = sep || exact == 1;
 		if (!sep) {
 			char what[256];

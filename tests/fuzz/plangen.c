@@ -83,6 +83,8 @@ static void use(pg_kernel *k, int ai, int n, ...)
 	a->pathlen[a->npaths++] = n;
 }
 
+static int affine_shape(const pg_kernel *k);
+
 static int add_band(pg_kernel *k, int n, const char *i0, const char *e0, const char *i1, const char *e1,
 		    const char *i2, const char *e2)
 {
@@ -401,18 +403,22 @@ static void make_template(pg_kernel *k, rng *r)
 		}
 		break;
 	case PG_AFFINE: {
-		/* the nest's shape from variant bits 0-2, its bounds' offsets from bits 3-8 (print_affine);
-		 * the bands as the shape's loops are written, each affine loop fixed */
-		int shape = (int)(k->variant & 7);
+		/* the nest's shape from variant bits 0-2 and 10-11, its bounds' offsets from bits 3-8
+		 * (print_affine); the bands as the shape's loops are written, each affine loop fixed */
+		int shape = affine_shape(k);
 		add_param(k, "M", pick_extent(r, 0));
 		add_param(k, "N", pick_extent(r, 0));
 		add_param(k, "K", pick_extent(r, 0));
-		A = add_array(k, "A", pick_input_role(r), 2, "M", "K", "");
+		/* the strips (shape 8): P strips of 4 rows, the rows' extent 4*P */
+		const char *rows = shape == 8 ? "4*P" : "M";
+		if (shape == 8)
+			add_param(k, "P", 1 + rint_(r, 6));
+		A = add_array(k, "A", pick_input_role(r), 2, rows, "K", "");
 		B = add_array(k, "B", pick_input_role(r), 2, "K", "N", "");
 		/* output only where the nest writes it before reading it (the trmm shape) */
-		C = add_array(k, "C", shape == 0 && chance(r, 50) ? 1 : 2, 2, "M", "N", "");
+		C = add_array(k, "C", shape == 0 && chance(r, 50) ? 1 : 2, 2, rows, "N", "");
 		X = add_array(k, "X", pick_input_role(r), 1, "N", "", "");
-		Y = add_array(k, "Y", 2, 1, "M", "", "");
+		Y = add_array(k, "Y", 2, 1, rows, "", "");
 		T = add_array(k, "S", 2, 2, "M", "M", "");
 		/* the bands as the shape's loops are written (with their uses, where caches go) */
 		switch (shape) {
@@ -454,6 +460,16 @@ static void make_template(pg_kernel *k, rng *r)
 			b0 = add_band(k, 3, "i", "M", "j", "N", "k", "K");
 			k->b[b0].fixed[1] = 1;
 			use(k, A, 1, b0), use(k, B, 1, b0), use(k, C, 1, b0);
+			break;
+		case 8: /* (s), then dk, then (r, c): strips of R rows across an affine loop */
+			b0 = add_band(k, 1, "s", "P", "", "", "", "");
+			b1 = add_band(k, 1, "r0", "4", "", "", "", "");
+			b2 = add_band(k, 3, "dk", "K", "r", "4", "c", "N");
+			k->b[b2].fixed[0] = 1;
+			snprintf(k->b[b2].dep[0], PG_NAME, "s");
+			use(k, Y, 2, b0, b1), use(k, A, 2, b0, b2), use(k, C, 2, b0, b2);
+			if (!(k->variant & 512))
+				use(k, B, 2, b0, b2);
 			break;
 		default: /* 5: (i, j), j clamped */
 			b0 = add_band(k, 2, "i", "M", "j", "N", "", "");
@@ -1182,7 +1198,38 @@ static void gen_affine_verbs(pg_kernel *k, rng *r)
 		if (chance(r, 20))
 			k->v[v].max_threads = 1 + rint_(r, 4);
 	}
-	for (int s = 0; s < k->ns && chance(r, 30); s++)
+	int tile = -1; /* a split whose inner loop is just outside the band's innermost */
+	int tb = affine_shape(k) == 8 ? k->nb - 1 : 0; /* the strips: the (r, c) band inside dk */
+	if (tb != 0)
+		m = pg_band_order(k, tb, bo);
+	if (m > 1 && chance(r, tb != 0 ? 80 : 40)) {
+		/* vectorize the innermost loop (check refuses it where it is not contiguous and
+		 * independent) and now and then unroll the small rectangular split inner just outside
+		 * it: an unroll x vectorize register tile, often across an affine loop, and in the
+		 * in-place shapes one that reads its own array (proved by the dependence test) */
+		int v = add_verb(k, PG_VECTORIZE);
+		if (v >= 0) {
+			k->v[v].n = 1;
+			memcpy(k->v[v].idx[0], bo[m - 1], PG_NAME);
+		}
+		for (int s = 0; s < k->ns && chance(r, 70); s++)
+			if (k->s[s].alive && k->s[s].size <= 8 && !split_of_fixed(k, &k->s[s]) &&
+			    strcmp(k->s[s].inner, bo[m - 2]) == 0)
+				tile = s;
+		if (tile >= 0 && (v = add_verb(k, PG_UNROLL)) >= 0) {
+			k->v[v].n = 1;
+			memcpy(k->v[v].idx[0], k->s[tile].inner, PG_NAME);
+		}
+		const pg_band *bd = &k->b[tb]; /* or a small rectangular loop of the band as written */
+		for (int o = 0; tile < 0 && o < bd->norig; o++)
+			if (!bd->fixed[o] && bd->trips[o] <= 8 && strcmp(bd->orig[o], bo[m - 2]) == 0 &&
+			    chance(r, 70) && (v = add_verb(k, PG_UNROLL)) >= 0) {
+				k->v[v].n = 1;
+				memcpy(k->v[v].idx[0], bo[m - 2], PG_NAME);
+				tile = o;
+			}
+	}
+	for (int s = 0; s < k->ns && tile < 0 && chance(r, 30); s++)
 		if (k->s[s].alive && k->s[s].size <= 8 && !split_of_fixed(k, &k->s[s])) {
 			int v = add_verb(k, PG_UNROLL);
 			k->v[v].n = 1;
@@ -1401,11 +1448,13 @@ void pg_generate(pg_kernel *k, uint64_t seed, const pg_options *o)
 	if (families != PG_FAM_CLASSIC && !k->opencl)
 		extend(k, &x, k->kind == PG_AFFINE ? 0 : o->tune_share);
 	if (k->kind == PG_AFFINE) { /* schedules and loop verbs; no caches on affine bounds yet */
-		if (chance(&r, 85))
+		/* the strips less often: a register tile needs dk, r, c in that order */
+		if (chance(&r, affine_shape(k) == 8 ? 40 : 85))
 			gen_schedule(k, &r);
 		k->plan = chance(&r, 70);
 		if (k->plan) {
-			gen_host_caches(k, &r); /* a region holding an affine loop is refused */
+			if (affine_shape(k) != 8 || chance(&r, 40)) /* caches break the strips' tiles */
+				gen_host_caches(k, &r); /* a region holding an affine loop is refused */
 			gen_affine_verbs(k, &r);
 		}
 		return;
@@ -1600,6 +1649,12 @@ static void print_multi(const pg_kernel *k, obuf *o, int ik)
 		put(o, "for (m: M, n: N) {\n  C[m, n] -= A[m, n] * Y[m]\n}\n");
 }
 
+/* The affine shape of kernel k: variant bits 0-2, or 8 (strips) for a quarter of them. */
+static int affine_shape(const pg_kernel *k)
+{
+	return ((k->variant >> 10) & 3) == 0 ? 8 : (int)(k->variant & 7);
+}
+
 /* The affine nests: trmm-like (shape 0), banded matrix-vector (1), syrk-like lower triangle (2),
  * forward substitution in place (3), tetrahedral (4), upper triangle with a clamped start (5),
  * trmm in i-k-j order (6), a banded product with an inner sum (7).
@@ -1608,7 +1663,7 @@ static void print_multi(const pg_kernel *k, obuf *o, int ik)
  * the extents (or an `if` does), which check must prove. */
 static void print_affine(const pg_kernel *k, obuf *o, int ik)
 {
-	int shape = (int)(k->variant & 7), d = (int)((k->variant >> 3) & 7), e = (int)((k->variant >> 6) & 7);
+	int shape = affine_shape(k), d = (int)((k->variant >> 3) & 7), e = (int)((k->variant >> 6) & 7);
 	int up = (k->variant >> 9) & 1;
 	switch (shape) {
 	case 0:
@@ -1643,6 +1698,19 @@ static void print_affine(const pg_kernel *k, obuf *o, int ik)
 	case 7:
 		put(o, "for (i: M, j: max(0, i - %d) .. min(N, i + %d), k: K) {\n", d, e + 1);
 		put(o, "  C[i, j] += A[i, k] * B[k, j]\n}\n");
+		break;
+	case 8:
+		/* strips of 4 rows s across the rows dk above them (trsm's diagonal block): C += A * B,
+		 * or in place C -= A * C over the rows above the strip (e = 0: the strip's own rows are
+		 * never read, so a register tile may hold them; else it reads them and may not) */
+		put(o, "for (s: P) {\n  for (r0: 4) {\n    Y[4*s + r0] = %s\n  }\n", ik ? "1" : "0.5");
+		if (up)
+			put(o, "  for (dk: 0 .. min(4*s + %d, K), r: 4, c: N) {\n"
+			       "    C[4*s + r, c] -= A[4*s + r, dk] * C[dk, c]\n", e % 4);
+		else
+			put(o, "  for (dk: 0 .. min(4*s + %d, K), r: 4, c: N) {\n"
+			       "    C[4*s + r, c] += A[4*s + r, dk] * B[dk, c]\n", e);
+		put(o, "  }\n}\n");
 		break;
 	default:
 		put(o, "for (i: M) {\n  for (j: max(i - %d, 0) .. min(N, M)) {\n", d);
