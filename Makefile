@@ -200,7 +200,8 @@ $(BUILD)/bench/bench_gemm: bench/gemm/bench_gemm.c bench/common/bench_util.h ben
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(XSMM_FLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) $(XSMM_LIBS) -lopenblas $(EXTRA_LIBS) $(LDLIBS)
 
-# make bench-blas3 [BENCH_ARGS="--ops trmm --sizes 512,1024 --threads 1"]: trmm, trsm, syrk vs OpenBLAS (issue #31)
+# make bench-blas3 [BENCH_ARGS="--ops trmm --sizes 512,1024 --threads 1"]: trmm, trsm, syrk (and trmm_if,
+# trmm as the square nest with an if) vs OpenBLAS (issue #31)
 .PHONY: bench-blas3
 bench-blas3: $(BUILD)/bench/bench_blas3
 	./$(BUILD)/bench/bench_blas3 $(BENCH_ARGS)

@@ -183,6 +183,7 @@ expect "parallelize: still refused where the blocks meet" 2 "parallelize\(db\): 
 
 # ---------------------------------------------------------------- blocked syrk: whole diagonal blocks, upper triangle kept
 # C is inout with random contents: verification compares all of it, the strict upper triangle included
+expect "square-with-if trmm (bench): run" 0 "verified" "$CACHET" run bench/blas3/trmm_if.cachet -D N=96 -D M=80 --threads 2
 expect "blocked syrk (bench): run 2 threads" 0 "verified" "$CACHET" run bench/blas3/syrk.cachet -D N=512 -D K=72 --threads 2
 bv=$(kfile bv.cachet "kernel bv" "param N = 64" "array A : f32[N] inout" "for (j: 1 .. N) {" "  A[j] = A[j - 1] + 1" "}" \
 	"plan {" "  vectorize(j)" "}")
