@@ -548,18 +548,12 @@ void cg_loop_body(cg *g, const lt_node *x)
 	cg_loop_leave(g, x, outer);
 }
 
+static bool kids_affine(const lt_node *x);
+
 /* Whether x or a loop below it has affine bounds. */
 static bool cg_affine_inside(const lt_node *x)
 {
-	if (lt_affine_loop(x))
-		return true;
-	for (int i = 0; i < x->nkids; i++)
-		if (cg_affine_inside(x->kids[i]))
-			return true;
-	for (int i = 0; i < x->nels; i++)
-		if (cg_affine_inside(x->els[i]))
-			return true;
-	return false;
+	return lt_affine_loop(x) || kids_affine(x);
 }
 
 /* Whether a loop below x (not x itself) has affine bounds. */
