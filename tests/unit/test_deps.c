@@ -228,6 +228,15 @@ static void test_tree_instances(void)
 	    "kernel f\nparam N = 17\narray A : f32[N] inout\n"
 	    "for (i: 3 .. N) { A[i] = A[i-3] * 2 }\n"
 	    "schedule {\n  ii = split(i, 5)\n  iii = split(ii, 4, balanced=true)\n  iiii = split(iii, 2)\n  reorder(i, ii, iii, iiii)\n}\n",
+	    /* a split of an affine loop steps from the loop's first value, max(0, i-5) here (the
+	     * order once stepped from the bound over params alone, 0) */
+	    "kernel g\nparam N = 17\narray A : f32[N] inout\n"
+	    "for (i: N) {\n  for (j: max(0, i - 5) .. i) {\n    A[i] = A[i] - A[j] * 0.5\n  }\n}\n"
+	    "schedule {\n  jj = split(j, 3)\n}\n",
+	    /* ... and from i - 3 where no bound is over params alone (once the sentinel INT64_MIN) */
+	    "kernel h\nparam N = 17\narray A : f32[N] inout\n"
+	    "for (i: 3 .. N) {\n  for (j: i - 3 .. i) {\n    A[i] = A[i] + A[j]\n  }\n}\n"
+	    "schedule {\n  jj = split(j, 3)\n}\n",
 	    "kernel d\nparam N = 13\narray A : f32[N] inout\n"
 	    "for (i: N) { A[i] = A[i] + 1 }\n"
 	    "for (j: N) { A[j] = A[N-1-j] * 2 }\n"
