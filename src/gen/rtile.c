@@ -11,11 +11,13 @@
  * The pattern (Accera's kernelize, BLIS's micro-kernel), on the planned tree:
  *
  *   for r ...                 R: a loop that is not unrolled, vectorized or parallel
+ *                             (its bounds may be affine in enclosing indices)
  *     for u ... (unroll)      U: zero or more unrolled loops, each the only kid of the last
  *       for v ... (vectorize) V: constant trip count, step 1
  *         L[..] op= e         the only statement: op is += or -=, L is f32 or f64 and
  *                             does not move with r; e is made of + - * / unary -, fma,
- *                             accesses of other storage and values that do not move with v
+ *                             accesses and values that do not move with v; accesses of
+ *                             L's own storage only where lhs_reads_ok proves them apart
  *
  * becomes, in C with GCC/Clang vector extensions:
  *
