@@ -1,5 +1,6 @@
 /* lower.c: the lowering behind ct_kernel_lower: ir's loop tree, then the plan's passes (caches, loop verbs) in order. */
 #include "plan/plan.h"
+#include "plan/plan_internal.h"
 #include "ir/targets.h"
 
 #include <stdio.h>
@@ -52,15 +53,60 @@ static const lt_node *affine_inside(const lt_node *x)
 	return NULL;
 }
 
+/* Whether expression e accesses storage s at a subscript that moves with loop variable v. */
+static bool access_moves(const ct_looptree *t, const ir_expr *e, int s, int v)
+{
+	if (!e)
+		return false;
+	if (e->kind == EX_ACCESS && e->id == s)
+		for (int d = 0; d < t->arrays[s].rank; d++) {
+			bool bad = false;
+			if (lt_var_coef(t, e->sub[d], v, &bad) != 0 || bad)
+				return true;
+		}
+	for (int i = 0; i < e->nargs; i++)
+		if (access_moves(t, e->args[i], s, v))
+			return true;
+	return false;
+}
+
+/* Whether a node under x (region g's own fills excepted) writes g's buffer, or reads it at a
+ * subscript that moves with an affine loop of g's region. */
+static bool buffer_moves(const ct_looptree *t, const lt_region *g, const lt_node *x)
+{
+	const ir_node *st = x->stmt;
+	if (st && (x->kind == LT_STMT || x->kind == LT_LET)) {
+		bool own_fill = pl_is_copy(x) && st->lhs && st->lhs->id == g->buffer;
+		if (!own_fill && st->kind == ND_STMT && st->lhs && st->lhs->id == g->buffer)
+			return true; /* written in the region: its block would be copied out */
+		for (const lt_node *y = x->parent; y && !own_fill; y = y->parent) {
+			if (y->kind == LT_LOOP && lt_affine_loop(y) &&
+			    (access_moves(t, st->lhs, g->buffer, y->index) || access_moves(t, st->rhs, g->buffer, y->index)))
+				return true;
+			if (y == g->node)
+				break;
+		}
+	}
+	for (int i = 0; i < x->nkids + x->nels; i++)
+		if (buffer_moves(t, g, i < x->nkids ? x->kids[i] : x->els[i - x->nkids]))
+			return true;
+	return false;
+}
+
 /* A cache's region must hold rectangular loops only (its footprint is a box over them; affine
- * ones outside it only move the box): CT_ERR_INPUT naming the cache and the loop otherwise. */
+ * ones outside it only move the box), or affine loops that do not move its block: a region
+ * only read (no write-back) whose buffer no access there reads at a subscript moving with an
+ * affine loop (trmm's B block around `ib: kb+1 .. NB`); its copies are bounds-tested, since
+ * an affine loop that runs no iteration leaves the box unproved (pl_block_of). CT_ERR_INPUT
+ * naming the cache and the loop otherwise. */
 static ct_status affine_regions_ok(const ct_looptree *t)
 {
 	const ct_kernel *k = t->k;
 	for (int r = 0; r < t->nregions; r++) {
 		const lt_region *g = &t->regions[r];
 		const lt_node *x = g->node ? affine_inside(g->node) : NULL;
-		if (!x)
+		if (!x || g->elided ||
+		    (g->epilogue == LT_EPI_NONE && !g->double_buffer && !buffer_moves(t, g, g->node)))
 			continue;
 		const ir_plan_item *it = &k->plan[g->item];
 		return ct_error_at(k->ctx, CT_ERR_INPUT, k->file, it->pos.line, it->pos.col,

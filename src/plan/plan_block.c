@@ -88,6 +88,10 @@ static void blk_access(pp *p, blk *b, const walkst *w, const aff *sub, int rank,
 				outer = pl_aff_plus(p, outer, pl_aff_var(p, tm->kind, tm->id, 1), tm->coef);
 				continue;
 			}
+			if (lt_affine_loop(l)) { /* its lo and hi are no range: the box is unknown */
+				b->affine = b->affine ? b->affine : l;
+				continue;
+			}
 			const bx *a = l->lo, *z = pl_loop_last(p, l);
 			if (tm->kind == AFF_TRIP) {
 				a = pl_bxb(p, BX_FLOORDIV, a, pl_bxc(p, l->step));
@@ -186,7 +190,21 @@ void pl_blk_walk(pp *p, blk *b, walkst *w, const lt_node *x)
 		w->nin--;
 }
 
-/* The active block of the source over site x (x's own loop is inside). */
+/* Whether x or a loop under it has affine bounds. */
+static bool affine_below(const lt_node *x)
+{
+	if (lt_affine_loop(x))
+		return true;
+	for (int i = 0; i < x->nkids + x->nels; i++)
+		if (affine_below(i < x->nkids ? x->kids[i] : x->els[i - x->nkids]))
+			return true;
+	return false;
+}
+
+/* The active block of the source over site x (x's own loop is inside). A
+ * block under an `if`, or over an affine loop (which may run no iteration
+ * where the box's rows were never proved in bounds), is guarded: its copies
+ * test the array's bounds. */
 void pl_block_of(pp *p, const lt_node *x, blk *b)
 {
 	memset(b, 0, sizeof *b);
@@ -196,7 +214,7 @@ void pl_block_of(pp *p, const lt_node *x, blk *b)
 	for (const lt_node *y = x->parent; y; y = y->parent)
 		if (y->kind == LT_IF)
 			b->guarded = true;
-	if (b->inner_if)
+	if (b->inner_if || affine_below(x))
 		b->guarded = true;
 }
 

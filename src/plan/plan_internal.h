@@ -55,6 +55,7 @@ typedef struct wr {
 typedef struct blk {
 	int rank;
 	bool any, mismatch;
+	const lt_node *affine; /* an affine loop of the site that moves the block (refused) */
 	aff outer[IR_MAX_RANK];
 	const bx *lo[IR_MAX_RANK], *hi[IR_MAX_RANK];
 	bool read, accum, setw, inner_if, guarded;

@@ -199,6 +199,25 @@ done
 expect "auto: a dynamic schedule for the triangle's rows" 0 "parallelize\(i, policy=dynamic\)" \
 	cat "$tmp/auto_syrk.cachet"
 
+# ---------------------------------------------------------------- caches around an affine loop that does not move them
+# B's block [8*kb .., all columns] is the same for every ib of `ib: kb+1 .. 6`: one copy per kb
+kbk=$(kfile kbk.cachet "kernel t" "param N = 48, M = 40" "array L : f32[N, N] input" "array B : f32[N, M] input" \
+	"array C : f32[N, M] inout" "for (kb: 6) {" "  for (ib: kb + 1 .. 6) {" "    for (i: 8, j: M, k: 8) {" \
+	"      C[8*ib + i, j] += L[8*ib + i, 8*kb + k] * B[8*kb + k, j]" "    }" "  }" "}" "plan {" "  BB = cache(B, index=ib)" "}")
+expect "cache around an affine loop: placed" 0 "cache BB of B \(index ib" "$CACHET" lower "$kbk"
+expect "cache around an affine loop: run" 0 "verified" "$CACHET" run "$kbk"
+expect "cache around an affine loop: checked" 0 "verified" "$CACHET" run "$kbk" --checked
+# ... but not where the block moves with the affine loop (L's rows follow ib)
+kbl=$(kfile kbl.cachet "kernel t" "param N = 48, M = 40" "array L : f32[N, N] input" "array B : f32[N, M] input" \
+	"array C : f32[N, M] inout" "for (kb: 6) {" "  for (ib: kb + 1 .. 6) {" "    for (i: 8, j: M, k: 8) {" \
+	"      C[8*ib + i, j] += L[8*ib + i, 8*kb + k] * B[8*kb + k, j]" "    }" "  }" "}" "plan {" "  LL = cache(L, index=ib)" "}")
+expect "cache around an affine loop that moves it: refused" 2 "cache 'LL' holds loop 'ib', whose bounds are affine .*its block moves with it" "$CACHET" check "$kbl"
+# ... nor where the region writes the array (its block would be copied back)
+kbc=$(kfile kbc.cachet "kernel t" "param N = 48, M = 40" "array L : f32[N, N] input" "array B : f32[N, M] input" \
+	"array C : f32[N, M] inout" "for (ib: 6) {" "  for (kb: 0 .. ib) {" "    for (i: 8, j: M, k: 8) {" \
+	"      C[8*ib + i, j] += L[8*ib + i, 8*kb + k] * B[8*kb + k, j]" "    }" "  }" "}" "plan {" "  CC = cache(C, index=kb, layout=(1, 0))" "}")
+expect "cache of a written array around an affine loop: refused" 2 "cache 'CC' holds loop 'kb', whose bounds are affine" "$CACHET" check "$kbc"
+
 # ---------------------------------------------------------------- caches inside the triangle
 expect "blocked trmm: a cache of the gemm block" 0 "cache BB of B \(index i, level 3\)" \
 	"$CACHET" lower examples/trmm_blocked.cachet
