@@ -381,7 +381,20 @@ typedef struct lw {
 	const lt_node **path;
 	int *pos;
 	bool any, ok;
+	const lt_node *only; /* when set: the leaves under this node only (and its ancestors' paths) */
 } lw;
+
+/* Whether node x lies on the way to y (x is y or an ancestor of it) or under y. */
+static bool related(const lt_node *x, const lt_node *y)
+{
+	for (const lt_node *z = y; z; z = z->parent)
+		if (z == x)
+			return true;
+	for (const lt_node *z = x; z; z = z->parent)
+		if (z == y)
+			return true;
+	return false;
+}
 
 static int tree_depth(lt_node *const *v, int n)
 {
@@ -506,6 +519,8 @@ static void walk(lw *w, lt_node *const *v, int n, int first_pos)
 {
 	for (int i = 0; i < n && w->ok; i++) {
 		const lt_node *x = v[i];
+		if (w->only && !related(x, w->only))
+			continue; /* its instances cannot meet the question's */
 		w->path[w->depth] = x;
 		w->pos[w->depth] = first_pos + i;
 		w->depth++;
@@ -520,11 +535,11 @@ static void walk(lw *w, lt_node *const *v, int n, int first_pos)
 }
 
 /* The order of tree t: instances -> time; *tdims its time dimensions. */
-static isl_union_map *tree_order(dep_info *d, const ct_looptree *t, int *tdims)
+static isl_union_map *tree_order_under(dep_info *d, const ct_looptree *t, const lt_node *only, int *tdims)
 {
 	ct_ctx *ctx = d->k->ctx;
 	int depth = tree_depth(t->roots, t->nroots);
-	lw w = {d, t, NULL, 2 * depth + 2, 0, NULL, NULL, false, true};
+	lw w = {d, t, NULL, 2 * depth + 2, 0, NULL, NULL, false, true, only};
 	ct_buf b;
 	ct_buf_init(&b);
 	w.b = &b;
@@ -546,6 +561,12 @@ static isl_union_map *tree_order(dep_info *d, const ct_looptree *t, int *tdims)
 	ct_free(ctx, w.pos);
 	*tdims = w.tdims;
 	return m;
+}
+
+/* The order of the whole tree t. */
+static isl_union_map *tree_order(dep_info *d, const ct_looptree *t, int *tdims)
+{
+	return tree_order_under(d, t, NULL, tdims);
 }
 
 /* The order of k's schedule (or its written order) as one quasi-affine
@@ -1558,7 +1579,8 @@ int dep_loop_carries(dep_info *d, const ct_looptree *t, const lt_node *x, bool w
 	if (!x || x->kind != LT_LOOP)
 		return -1;
 	int tdims;
-	isl_union_map *order = tree_order(d, t, &tdims);
+	/* only the instances under x: the pairs asked about are there */
+	isl_union_map *order = tree_order_under(d, t, x, &tdims);
 	if (!order) {
 		isl_failed(d, "the order of the loop tree");
 		return -1;
