@@ -150,6 +150,8 @@ expect "trsm: a register tile across k" 0 "register tile: 64 of B .* across the 
 # the loop the accumulators live across may be affine (`dk: 0 .. 8*s`); the loops inside it are not
 expect "blocked trmm (bench): a register tile across dk" 0 "register tile: 8 x 32 of C .* across the loop over dk" \
 	"$CACHET" emit bench/blas3/trmm.cachet -D N=512 -D M=64
+expect "blocked trmm (bench): B packed once per kb, around the affine ib" 0 "cache BB of B \(index k, level [0-9]+; trigger ib" \
+	"$CACHET" lower bench/blas3/trmm.cachet -D N=512 -D M=64
 expect "blocked trmm (bench): run 2 threads" 0 "verified" "$CACHET" run bench/blas3/trmm.cachet -D N=512 -D M=96 --threads 2
 expect "blocked trmm (bench): checked" 0 "verified" "$CACHET" run bench/blas3/trmm.cachet -D N=256 -D M=64 --checked
 # a tile that reads its own array elsewhere: proved by the dependence test (trsm's rows k < i) ...
