@@ -548,22 +548,11 @@ void cg_loop_body(cg *g, const lt_node *x)
 	cg_loop_leave(g, x, outer);
 }
 
-static bool kids_affine(const lt_node *x);
-
-/* Whether x or a loop below it has affine bounds. */
-static bool cg_affine_inside(const lt_node *x)
-{
-	return lt_affine_loop(x) || kids_affine(x);
-}
-
 /* Whether a loop below x (not x itself) has affine bounds. */
 static bool kids_affine(const lt_node *x)
 {
-	for (int i = 0; i < x->nkids; i++)
-		if (cg_affine_inside(x->kids[i]))
-			return true;
-	for (int i = 0; i < x->nels; i++)
-		if (cg_affine_inside(x->els[i]))
+	for (int i = 0; i < x->nkids + x->nels; i++)
+		if (lt_affine_below(i < x->nkids ? x->kids[i] : x->els[i - x->nkids]))
 			return true;
 	return false;
 }
@@ -589,7 +578,7 @@ static void gen_loop(cg *g, const lt_node *x)
 	 * in x's subtree gets plain loops down to it (issue #31 extends them).
 	 * A register tile reads only the loops inside x as ranges: x itself (the
 	 * loop the accumulators live across) may be affine. */
-	bool rect = !g->k->affine_bounds || !cg_affine_inside(x);
+	bool rect = !g->k->affine_bounds || !lt_affine_below(x);
 	bool rect_inside = rect || !kids_affine(x);
 	if (rect_inside && g->band_left == 0 && cg_register_tile(g, x))
 		return;

@@ -817,6 +817,16 @@ static bool init_tables(lb *b)
 	return true;
 }
 
+bool lt_affine_below(const lt_node *x)
+{
+	if (lt_affine_loop(x))
+		return true;
+	for (int i = 0; i < x->nkids + x->nels; i++)
+		if (lt_affine_below(i < x->nkids ? x->kids[i] : x->els[i - x->nkids]))
+			return true;
+	return false;
+}
+
 int64_t lt_var_coef(const ct_looptree *t, aff s, int x, bool *bad)
 {
 	int64_t c = 0;

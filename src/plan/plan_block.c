@@ -190,17 +190,6 @@ void pl_blk_walk(pp *p, blk *b, walkst *w, const lt_node *x)
 		w->nin--;
 }
 
-/* Whether x or a loop under it has affine bounds. */
-static bool affine_below(const lt_node *x)
-{
-	if (lt_affine_loop(x))
-		return true;
-	for (int i = 0; i < x->nkids + x->nels; i++)
-		if (affine_below(i < x->nkids ? x->kids[i] : x->els[i - x->nkids]))
-			return true;
-	return false;
-}
-
 /* The active block of the source over site x (x's own loop is inside). A
  * block under an `if`, or over an affine loop (which may run no iteration
  * where the box's rows were never proved in bounds), is guarded: its copies
@@ -214,7 +203,7 @@ void pl_block_of(pp *p, const lt_node *x, blk *b)
 	for (const lt_node *y = x->parent; y; y = y->parent)
 		if (y->kind == LT_IF)
 			b->guarded = true;
-	if (b->inner_if || affine_below(x))
+	if (b->inner_if || lt_affine_below(x))
 		b->guarded = true;
 }
 
