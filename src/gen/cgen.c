@@ -79,23 +79,11 @@ void cg_bad(cg *g, const char *what, int id)
 	g->failed = true;
 }
 
-static bool expr_uses_storage(const ir_expr *e, int a)
-{
-	if (!e)
-		return false;
-	if (e->kind == EX_ACCESS && e->id == a)
-		return true;
-	for (int i = 0; i < e->nargs; i++)
-		if (expr_uses_storage(e->args[i], a))
-			return true;
-	return false;
-}
-
 /* Whether a statement under x accesses storage a. */
 static bool uses_storage(const lt_node *x, int a)
 {
 	if (x->stmt && (x->kind == LT_STMT || x->kind == LT_LET) &&
-	    (expr_uses_storage(x->stmt->rhs, a) || (x->kind == LT_STMT && expr_uses_storage(x->stmt->lhs, a))))
+	    (ir_expr_reads(x->stmt->rhs, a) || (x->kind == LT_STMT && ir_expr_reads(x->stmt->lhs, a))))
 		return true;
 	for (int i = 0; i < x->nkids; i++)
 		if (uses_storage(x->kids[i], a))

@@ -234,17 +234,6 @@ static bool lhs_distinct(const rtile *rt)
 	return ok;
 }
 
-/* Whether e reads storage a. */
-static bool reads_storage(const ir_expr *e, int a)
-{
-	if (e->kind == EX_ACCESS && e->id == a)
-		return true;
-	for (int i = 0; i < e->nargs; i++)
-		if (reads_storage(e->args[i], a))
-			return true;
-	return false;
-}
-
 /* A right-hand side that reads the left-hand side's storage elsewhere
  * (trsm's B[i, j] -= L[i, k] * B[k, j], k < i): the tile holds its
  * elements in registers while R runs, so the reads must never meet them.
@@ -304,7 +293,7 @@ static bool match(rtile *rt, const lt_node *x)
 	int64_t acc = rt->nch;
 	for (int i = 0; i < rt->nu; i++)
 		acc *= rt->utrip[i];
-	return acc <= RT_MAX_ACC && (!reads_storage(rt->s->rhs, lhs->id) || lhs_reads_ok(rt));
+	return acc <= RT_MAX_ACC && (!ir_expr_reads(rt->s->rhs, lhs->id) || lhs_reads_ok(rt));
 }
 
 /* ------------------------------------------------------------ text */

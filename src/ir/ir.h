@@ -431,6 +431,8 @@ int64_t ir_index_mid_trip(const ct_kernel *k, const int64_t *params, int id);
 void ir_param_values(const ct_kernel *k, int64_t *params);
 /* True when every runtime param has a value. */
 bool ir_params_complete(const ct_kernel *k);
+/* Whether expression e (NULL: no) reads storage a (an access of it anywhere in e). */
+bool ir_expr_reads(const ir_expr *e, int a);
 /* CT_OK when every runtime param has a value, else CT_ERR_USAGE with the one
  * message every entry point gives: "runtime param 'N' needs a value (-D N=VALUE)". */
 ct_status ir_params_need_values(const ct_kernel *k);

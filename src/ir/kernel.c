@@ -260,6 +260,18 @@ const char *ct_kernel_index_name(const ct_kernel *k, int i)
 
 /* Operations of one evaluation of e (subscripts are index arithmetic and
  * count nothing; comparisons and negation count nothing). */
+bool ir_expr_reads(const ir_expr *e, int a)
+{
+	if (!e)
+		return false;
+	if (e->kind == EX_ACCESS && e->id == a)
+		return true;
+	for (int i = 0; i < e->nargs; i++)
+		if (ir_expr_reads(e->args[i], a))
+			return true;
+	return false;
+}
+
 static double expr_flops(const ir_expr *e)
 {
 	double n = 0;

@@ -63,24 +63,12 @@ typedef struct walk {
 	sched_place *pl;
 } walk;
 
-static bool expr_uses(const ir_expr *e, int a)
-{
-	if (!e)
-		return false;
-	if (e->kind == EX_ACCESS && e->id == a)
-		return true;
-	for (int i = 0; i < e->nargs; i++)
-		if (expr_uses(e->args[i], a))
-			return true;
-	return false;
-}
-
 static bool node_uses(const ir_node *s, int a)
 {
 	switch (s->kind) {
-	case ND_STMT: return s->lhs->id == a || expr_uses(s->rhs, a);
-	case ND_LET: return expr_uses(s->rhs, a);
-	case ND_IF: return expr_uses(s->cond, a);
+	case ND_STMT: return s->lhs->id == a || ir_expr_reads(s->rhs, a);
+	case ND_LET: return ir_expr_reads(s->rhs, a);
+	case ND_IF: return ir_expr_reads(s->cond, a);
 	case ND_FOR: return false;
 	}
 	return false;

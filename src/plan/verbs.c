@@ -478,19 +478,6 @@ static bool vector_independent(vb *v, const lt_node *x, const acclist *l)
 	return true;
 }
 
-/* Whether expression e reads storage a. */
-static bool expr_reads(const ir_expr *e, int a)
-{
-	if (!e)
-		return false;
-	if (e->kind == EX_ACCESS && e->id == a)
-		return true;
-	for (int i = 0; i < e->nargs; i++)
-		if (expr_reads(e->args[i], a))
-			return true;
-	return false;
-}
-
 /* Whether some node under the nodes reads storage a (a right-hand side, a
  * condition, or an update `a op= ..` other than `=`). */
 static bool tree_reads(lt_node *const *nodes, int n, int a)
@@ -498,7 +485,7 @@ static bool tree_reads(lt_node *const *nodes, int n, int a)
 	for (int i = 0; i < n; i++) {
 		const lt_node *x = nodes[i];
 		const ir_node *s = x->stmt;
-		if (s && (expr_reads(s->rhs, a) || expr_reads(s->cond, a)))
+		if (s && (ir_expr_reads(s->rhs, a) || ir_expr_reads(s->cond, a)))
 			return true;
 		if (s && x->kind == LT_STMT && s->lhs && s->lhs->id == a && s->op != AS_SET)
 			return true;
