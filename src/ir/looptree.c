@@ -817,14 +817,16 @@ static bool init_tables(lb *b)
 	return true;
 }
 
-bool lt_affine_below(const lt_node *x)
+const lt_node *lt_affine_below(const lt_node *x)
 {
 	if (lt_affine_loop(x))
-		return true;
-	for (int i = 0; i < x->nkids + x->nels; i++)
-		if (lt_affine_below(i < x->nkids ? x->kids[i] : x->els[i - x->nkids]))
-			return true;
-	return false;
+		return x;
+	for (int i = 0; i < x->nkids + x->nels; i++) {
+		const lt_node *y = lt_affine_below(i < x->nkids ? x->kids[i] : x->els[i - x->nkids]);
+		if (y)
+			return y;
+	}
+	return NULL;
 }
 
 int64_t lt_var_coef(const ct_looptree *t, aff s, int x, bool *bad)

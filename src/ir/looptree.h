@@ -177,8 +177,9 @@ static inline bool lt_affine_loop(const lt_node *x)
 	return x->kind == LT_LOOP && (x->ndlo > 0 || x->ndhi > 0);
 }
 
-/* Whether x or a node under it is a loop with affine bounds. */
-bool lt_affine_below(const lt_node *x);
+/* The first loop with affine bounds at or under x (x itself, then its
+ * kids and else branches in order), or NULL. */
+const lt_node *lt_affine_below(const lt_node *x);
 
 /* Loop x's constant range [*lo, *hi): false when a bound is not a
  * constant or the loop is affine (its lo and hi are then bounds over

@@ -35,24 +35,6 @@ static bool balanced_ok(ct_kernel *k)
 	return true;
 }
 
-/* The first loop with affine bounds in the subtree of x (x itself included), or NULL. */
-static const lt_node *affine_inside(const lt_node *x)
-{
-	if (lt_affine_loop(x))
-		return x;
-	for (int i = 0; i < x->nkids; i++) {
-		const lt_node *y = affine_inside(x->kids[i]);
-		if (y)
-			return y;
-	}
-	for (int i = 0; i < x->nels; i++) {
-		const lt_node *y = affine_inside(x->els[i]);
-		if (y)
-			return y;
-	}
-	return NULL;
-}
-
 /* Whether expression e accesses storage s at a subscript that moves with loop variable v. */
 static bool access_moves(const ct_looptree *t, const ir_expr *e, int s, int v)
 {
@@ -96,7 +78,9 @@ static bool buffer_moves(const ct_looptree *t, const lt_region *g, const lt_node
 /* A cache's region must hold rectangular loops only (its footprint is a box over them; affine
  * ones outside it only move the box), or affine loops that do not move its block: a region
  * only read (no write-back) whose buffer no access there reads at a subscript moving with an
- * affine loop (trmm's B block around `ib: kb+1 .. NB`); its copies are bounds-tested, since
+ * affine loop (trmm's B block around `ib: kb+1 .. NB`; a block that moves with one inside the
+ * cache's site is refused where it is built, plan.c's check_blocks, and this also catches the
+ * multicache slots of a trigger above one); its copies are bounds-tested, since
  * an affine loop that runs no iteration leaves the box unproved (pl_block_of). CT_ERR_INPUT
  * naming the cache and the loop otherwise. */
 static ct_status affine_regions_ok(const ct_looptree *t)
@@ -104,7 +88,7 @@ static ct_status affine_regions_ok(const ct_looptree *t)
 	const ct_kernel *k = t->k;
 	for (int r = 0; r < t->nregions; r++) {
 		const lt_region *g = &t->regions[r];
-		const lt_node *x = g->node ? affine_inside(g->node) : NULL;
+		const lt_node *x = g->node ? lt_affine_below(g->node) : NULL;
 		if (!x || g->elided ||
 		    (g->epilogue == LT_EPI_NONE && !g->double_buffer && !buffer_moves(t, g, g->node)))
 			continue;
