@@ -133,6 +133,11 @@ typedef struct ir_index {
 	 * the single terms lo and hi over params; see ir_index_affine. */
 	int nlo, nhi;
 	aff *los, *his;
+	/* IX_LOOP written `for (x: lo .. hi step S)`: S as written (an integer
+	 * expression of compile-time params, re-evaluated into step by
+	 * lang_recheck); NULL for a unit step and for split-off indices. The loop
+	 * runs lo, lo+S, ... below hi; such a loop is not split (check). */
+	struct ir_expr *step_expr;
 } ir_index;
 
 /* Whether index x has bounds that use enclosing indices or min/max: a loop
@@ -140,6 +145,13 @@ typedef struct ir_index {
 static inline bool ir_index_affine(const ir_index *x)
 {
 	return x->nlo > 0;
+}
+
+/* The step of loop x as the source writes it: S for `for (x: lo .. hi step S)`, 1 otherwise
+ * (a split makes x->step its size but leaves the values of the source loop alone). */
+static inline int64_t ir_index_src_step(const ir_index *x)
+{
+	return x->step_expr ? x->step : 1;
 }
 
 /* A scalar `let`. Its type is the type of its expression. */

@@ -378,13 +378,14 @@ int64_t ir_index_mid_trip(const ct_kernel *k, const int64_t *params, int id)
 		if (k->indices[x].kind != IX_LOOP)
 			continue;
 		index_bounds(k, params, idx, x, &lo, &hi, &ok);
-		idx[x] = hi > lo ? lo + (hi - lo - 1) / 2 : lo;
+		int64_t s = ir_index_src_step(&k->indices[x]);
+		idx[x] = hi > lo ? lo + (ct_trip_count(lo, hi, s) - 1) / 2 * s : lo;
 	}
 	ct_free(k->ctx, idx);
 	int64_t n;
 	if (!ok || !ct_sub_ok(hi, lo, &n))
 		return -1;
-	return n > 0 ? n : 0;
+	return n > 0 ? ct_trip_count(lo, hi, ir_index_src_step(&k->indices[id])) : 0;
 }
 
 /* Whether the `if`s enclosing the statement hold at idx. */
@@ -416,16 +417,18 @@ static double count_from(fcount *fc, int pos, bool any_if)
 	index_bounds(fc->k, fc->params, fc->idx, x, &lo, &hi, &ok);
 	if (!ok || hi <= lo)
 		return 0;
+	int64_t step = ir_index_src_step(&fc->k->indices[x]);
 	if (!fc->en[pos]) {
 		/* unused inside unless over budget; then the middle value gives an
 		 * inner affine bound its mean over this loop (exact for one level
 		 * of linear dependence without min/max) */
-		fc->idx[x] = lo + (hi - lo - 1) / 2;
+		int64_t trips = ct_trip_count(lo, hi, step);
+		fc->idx[x] = lo + (trips - 1) / 2 * step;
 		double in = count_from(fc, pos + 1, any_if);
-		return in < 0 ? in : in * ((double)hi - (double)lo);
+		return in < 0 ? in : in * (double)trips;
 	}
 	double total = 0;
-	for (int64_t v = lo; v < hi; v++) {
+	for (int64_t v = lo; v < hi; v += step) {
 		if (--fc->budget < 0)
 			return -1;
 		fc->idx[x] = v;

@@ -625,8 +625,9 @@ static bool emit_band(lb *b, const band *bd, int pos, lt_node *parent, nlist *ou
 	int v = bd->order[pos];
 	const ir_index *ix = &b->k->indices[v];
 	int child = b->sched ? ix->child : -1;
-	if (child < 0)
-		return emit_loop(b, bd, pos, parent, out, v, b->off[v], b->end[v], 1, false);
+	if (child < 0) /* a loop written with a step keeps it (check refuses splitting it) */
+		return emit_loop(b, bd, pos, parent, out, v, b->off[v], b->end[v],
+		                 ix->step_expr ? ix->step : 1, false);
 	if (ir_index_affine(ix)) {
 		/* blocks of step from its lower bound while below its upper one; the inner index's
 		 * range ends at the bound (split_inner_bounds) */

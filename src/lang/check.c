@@ -651,6 +651,72 @@ static void check_affine_limits(checker *c)
 		     "are)");
 }
 
+/* First index of plan item it written with a step, or NULL. */
+static const ir_index *item_stepped(const ct_kernel *k, const ir_plan_item *it)
+{
+	for (int j = 0; j < it->n; j++)
+		if (k->indices[it->idx[j]].step_expr)
+			return &k->indices[it->idx[j]];
+	return NULL;
+}
+
+/* What loops written with a step (`for (t: 0 .. N step T)`) cannot have yet: affine bounds,
+ * a split of their own (the split would replace the step), vectorize and unroll (both assume
+ * unit steps of the loop variable), GPU targets and distribution. They take reorders,
+ * parallelize and caches; the loop tree, every engine, the model and the dependence test run
+ * them as they run a split's outer loop. */
+static void check_step_limits(checker *c)
+{
+	ct_kernel *k = c->k;
+	for (int x = 0; x < k->nindices; x++) {
+		const ir_index *ix = &k->indices[x];
+		if (ix->step_expr && ir_index_affine(ix))
+			cerr(k, &c->nerr, ix->step_expr->pos,
+			     "loop '%s' has a step and affine bounds (they use enclosing indices or min/max): "
+			     "not supported yet; give the stepped loop bounds over params",
+			     ix->name);
+	}
+	for (int s = 0; s < k->nsched; s++) {
+		const ir_sched *sc = &k->sched[s];
+		for (int a = 0; sc->kind != SC_REORDER && a < sc->n; a++) {
+			const ir_index *x = &k->indices[sc->idx[a]];
+			if (x->step_expr)
+				cerr(k, &c->nerr, sc->arg_pos ? sc->arg_pos[a] : sc->pos,
+				     "loop '%s' is written with a step: it cannot be split (split the loops "
+				     "inside it instead)",
+				     x->name);
+		}
+	}
+	for (int i = 0; i < k->nplan; i++) {
+		const ir_plan_item *it = &k->plan[i];
+		const ir_index *x = it->kind == PL_CACHE ? NULL : item_stepped(k, it);
+		if (!x)
+			continue;
+		if (it->kind == PL_VECTORIZE || it->kind == PL_UNROLL)
+			cerr(k, &c->nerr, it->pos, "%s(%s): loop '%s' is written with a step, so its variable "
+			     "does not move by 1 (%s the loop inside it)",
+			     it->kind == PL_VECTORIZE ? "vectorize" : "unroll", x->name, x->name,
+			     it->kind == PL_VECTORIZE ? "vectorize" : "unroll");
+		else if (it->kind == PL_DISTRIBUTE)
+			cerr(k, &c->nerr, it->pos, "distribute: loop '%s' is written with a step: not "
+			     "supported yet",
+			     x->name);
+	}
+	if (k->has_plan && k->target != TARGET_HOST)
+		cerr(k, &c->nerr, k->plan_pos,
+		     "target %s on a kernel with loops written with a step is not supported yet (host is)",
+		     k->target == TARGET_CUDA ? "cuda" : "opencl");
+}
+
+/* Whether some loop is written with a step. */
+static bool any_stepped(const ct_kernel *k)
+{
+	for (int x = 0; x < k->nindices; x++)
+		if (k->indices[x].step_expr)
+			return true;
+	return false;
+}
+
 int check_structure(ct_kernel *k)
 {
 	checker c;
@@ -679,6 +745,8 @@ int check_structure(ct_kernel *k)
 		check_plan(&c);
 	if (c.nerr == 0 && k->affine_bounds)
 		check_affine_limits(&c);
+	if (c.nerr == 0 && any_stepped(k))
+		check_step_limits(&c);
 	return c.nerr;
 }
 
@@ -1068,6 +1136,16 @@ static dnf affine_atoms(bcheck *b, int x)
 	return r;
 }
 
+/* The end of a loop written with a step (`for (t: lo .. hi step S)`), for the box: one past
+ * its last value lo + S*floor((hi-1-lo)/S) when lo and hi are numbers, so `A[t + i]` with
+ * `i: S` is proved when S divides the range; hi otherwise (a wider box is still sound). */
+static aff stepped_end(const ir_index *ix, aff lo, aff hi)
+{
+	if (!ix->step_expr || ix->step < 2 || lo.n || hi.n || hi.c <= lo.c)
+		return hi;
+	return aff_const(lo.c + ix->step * ((hi.c - 1 - lo.c) / ix->step) + 1);
+}
+
 /* Set the box of the enclosing loops and tighten it with the atoms of c;
  * false when the conjunct provably admits no iteration. */
 static bool box_build(bcheck *b, const conj *c)
@@ -1081,6 +1159,8 @@ static bool box_build(bcheck *b, const conj *c)
 			ok = ok && affine_box(b, &k->indices[x], &lo, &hi);
 		} else if (!fold(b, k->indices[x].lo, &lo) || !fold(b, k->indices[x].hi, &hi)) {
 			ok = false;
+		} else {
+			hi = stepped_end(&k->indices[x], lo, hi);
 		}
 		b->lo[x] = lo;
 		b->hi[x] = aff_add(b->a, hi, aff_const(-1), &ok);
@@ -1468,6 +1548,23 @@ int check_sizes(ct_kernel *k)
 		if (p->runtime && p->has_value && p->value < 0)
 			cerr(k, &nerr, p->pos, "runtime param '%s' must not be negative (it is %lld)", p->name,
 			     (long long)p->value);
+	}
+	/* loop steps may name params */
+	for (int x = 0; x < k->nindices; x++) {
+		ir_index *ix = &k->indices[x];
+		int64_t v;
+		if (!ix->step_expr)
+			continue;
+		if (!lang_eval_int(k, ix->step_expr, true, "a loop step", &v)) {
+			nerr++;
+			continue;
+		}
+		if (v < 1) {
+			cerr(k, &nerr, ix->step_expr->pos, "the step of loop '%s' must be at least 1, not %lld",
+			     ix->name, (long long)v);
+			continue;
+		}
+		ix->step = v;
 	}
 	/* split sizes may name params */
 	for (int s = 0; s < k->nsched; s++) {

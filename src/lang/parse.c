@@ -719,11 +719,17 @@ static ir_node *parse_for(parser *p, ir_node *parent)
 		ir_expr *e1 = parse_or(p);
 		if (!e1)
 			return NULL;
-		ir_expr *e2 = NULL;
+		ir_expr *e2 = NULL, *se = NULL;
+		int64_t sv = 1;
 		if (at(p, T_DOTDOT)) {
 			next(p);
 			e2 = parse_or(p);
 			if (!e2)
+				return NULL;
+		}
+		if (at_word(p, "step")) {
+			next(p);
+			if (!lp_parse_int(p, true, "a loop step", &sv, &se))
 				return NULL;
 		}
 		bound_terms lo = {0, {{0, 0, NULL}}}, hi = {0, {{0, 0, NULL}}};
@@ -755,7 +761,8 @@ static ir_node *parse_for(parser *p, ir_node *parent)
 		if (!set_bounds(p, x, &lo, &hi))
 			return NULL;
 		x->loop = n;
-		x->step = 1;
+		x->step = sv;
+		x->step_expr = se;
 		x->window = 0;
 		x->parent = -1;
 		x->child = -1;

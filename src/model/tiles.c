@@ -148,6 +148,66 @@ static bool param_sizes_problem(const ct_kernel *k, int p)
 	return body_uses_param(k, k->body, k->nbody, p);
 }
 
+/* The param that is the step of loop x as written (`for (t: 0 .. N step TA)`), or -1 when the
+ * step is not one compile-time param on its own. */
+static int step_param(const ct_kernel *k, int x)
+{
+	const ir_expr *e = k->indices[x].step_expr;
+	if (!e || e->kind != EX_PARAM || e->id < 0 || e->id >= k->nparams || k->params[e->id].runtime)
+		return -1;
+	return e->id;
+}
+
+/* Whether bound b is param p alone (`for (a0: TA)`). */
+static bool is_param(aff b, int p)
+{
+	return b.c == 0 && b.n == 1 && b.t[0].kind == AFF_PARAM && b.t[0].id == p && b.t[0].coef == 1;
+}
+
+/* Whether loop x is an intra-tile loop of step param p: it starts at 0 and ends at p, or at
+ * the min of p and terms that do not name p (`for (a0: 0 .. min(TA, V - at))`). */
+static bool intra_tile_loop(const ir_index *x, int p)
+{
+	if (!ir_index_affine(x))
+		return aff_coef(x->lo, AFF_PARAM, p) == 0 && x->lo.n == 0 && x->lo.c == 0 && is_param(x->hi, p);
+	int own = 0;
+	for (int j = 0; j < x->nlo; j++)
+		if (aff_coef(x->los[j], AFF_PARAM, p) != 0)
+			return false;
+	if (x->nlo != 1 || x->los[0].n != 0 || x->los[0].c != 0)
+		return false;
+	for (int j = 0; j < x->nhi; j++) {
+		if (is_param(x->his[j], p))
+			own++;
+		else if (aff_coef(x->his[j], AFF_PARAM, p) != 0)
+			return false;
+	}
+	return own == 1;
+}
+
+/* Whether the loops that name step param p are the stepped loops' inner tiles only (and temp
+ * arrays, which may be one tile): a tiling of a nest written with `step` (the Tensor
+ * Contraction Engine's fused tiles), where p is the width of a tile and every value of p
+ * computes the same (the search still checks each
+ * tiling: a width that does not divide a range without `min` fails the bounds proof and is
+ * skipped). */
+static bool step_param_tiles(const ct_kernel *k, int p)
+{
+	for (int a = 0; a < k->narrays; a++) /* a temp may be one tile (the fused intermediate) */
+		for (int d = 0; d < k->arrays[a].rank; d++)
+			if (aff_coef(k->arrays[a].ext[d], AFF_PARAM, p) != 0 && k->arrays[a].role != CT_TEMP)
+				return false;
+	for (int x = 0; x < k->nindices; x++) {
+		const ir_index *ix = &k->indices[x];
+		bool names = aff_coef(ix->lo, AFF_PARAM, p) != 0 || aff_coef(ix->hi, AFF_PARAM, p) != 0;
+		for (int j = 0; j < ix->nlo + ix->nhi && !names; j++)
+			names = aff_coef(j < ix->nlo ? ix->los[j] : ix->his[j - ix->nlo], AFF_PARAM, p) != 0;
+		if (ix->kind == IX_LOOP && names && !intra_tile_loop(ix, p))
+			return false;
+	}
+	return !body_uses_param(k, k->body, k->nbody, p);
+}
+
 /* The param that sizes split (a of sched s) as written, or -1 when the size is not one
  * compile-time param on its own. */
 static int split_size_param(const ct_kernel *k, const ir_sched *sc, int a)
@@ -168,11 +228,12 @@ static int tl_find(const tl_search *s, int p)
 	return -1;
 }
 
-/* Collect the tile params in order of first appearance in the schedule (each param once). */
+/* Collect the tile params in order of first appearance in the schedule (each param once),
+ * then the steps of loops written with one, in source order. */
 static ct_status find_tile_params(tl_search *s)
 {
 	const ct_kernel *k = s->k;
-	int cap = 0;
+	int cap = k->nindices;
 	for (int i = 0; i < k->nsched; i++)
 		if (k->sched[i].kind != SC_REORDER)
 			cap += k->sched[i].n;
@@ -192,6 +253,15 @@ static ct_status find_tile_params(tl_search *s)
 			t->index = sc->idx[a];
 			t->parent = -1;
 		}
+	}
+	for (int x = 0; x < k->nindices; x++) {
+		int p = step_param(k, x);
+		if (p < 0 || tl_find(s, p) >= 0 || !step_param_tiles(k, p))
+			continue;
+		tl_param *t = &s->p[s->n++];
+		t->param = p;
+		t->index = x;
+		t->parent = -1;
 	}
 	return CT_OK;
 }
@@ -259,6 +329,11 @@ static void set_bounds(tl_search *s, int64_t max_tile)
 				if (e > 0 && (bound < 0 || e < bound))
 					bound = e;
 			}
+		}
+		for (int x = 0; x < k->nindices; x++) { /* loops it steps: their ranges */
+			int64_t e = step_param(k, x) == t->param ? index_extent(k, x) : -1;
+			if (e > 0 && (bound < 0 || e < bound))
+				bound = e;
 		}
 		if (bound < 0)
 			bound = max_tile > 0 ? max_tile : TL_DEFAULT_BOUND;
