@@ -413,6 +413,12 @@ static void make_template(pg_kernel *k, rng *r)
 		const char *rows = shape == 8 ? "4*P" : "M";
 		if (shape == 8)
 			add_param(k, "P", 1 + rint_(r, 6));
+		if (shape == 9) { /* tiles of Q rows: Q divides M unless the rows end at min(Q, M - t) */
+			int64_t sv = 1 + rint_(r, 5);
+			add_param(k, "Q", sv);
+			if (!((k->variant >> 9) & 1))
+				k->p[0].value = sv * (1 + rint_(r, 5));
+		}
 		A = add_array(k, "A", pick_input_role(r), 2, rows, "K", "");
 		B = add_array(k, "B", pick_input_role(r), 2, "K", "N", "");
 		/* output only where the nest writes it before reading it (the trmm shape) */
@@ -470,6 +476,16 @@ static void make_template(pg_kernel *k, rng *r)
 			use(k, Y, 2, b0, b1), use(k, A, 2, b0, b2), use(k, C, 2, b0, b2);
 			if (!(k->variant & 512))
 				use(k, B, 2, b0, b2);
+			break;
+		case 9: /* (t step Q, i, j) then k: tiles of rows written with a step */
+			b0 = add_band(k, 3, "t", "M", "i", "Q", "j", "N");
+			b1 = add_band(k, 1, "k", "K", "", "", "", "");
+			k->b[b0].stepped[0] = 1;
+			if ((k->variant >> 9) & 1) { /* i: 0 .. min(Q, M - t) */
+				k->b[b0].fixed[1] = 1;
+				snprintf(k->b[b0].dep[1], PG_NAME, "t");
+			}
+			use(k, A, 2, b0, b1), use(k, B, 2, b0, b1), use(k, C, 1, b0), use(k, C, 2, b0, b1);
 			break;
 		default: /* 5: (i, j), j clamped */
 			b0 = add_band(k, 2, "i", "M", "j", "N", "", "");
@@ -762,6 +778,8 @@ static void gen_schedule(pg_kernel *k, rng *r)
 			if (!chance(r, 55))
 				continue;
 			int64_t trips = bd->trips[i];
+			if (bd->stepped[i]) /* check refuses splitting a loop written with a step */
+				continue;
 			if (bd->fixed[i]) { /* an affine loop: one plain split (per-iteration ranges) */
 				add_split(k, b, bd->orig[i], pick_split_size(r, trips), 0, 0);
 				continue;
@@ -1652,12 +1670,14 @@ static void print_multi(const pg_kernel *k, obuf *o, int ik)
 /* The affine shape of kernel k: variant bits 0-2, or 8 (strips) for a quarter of them. */
 static int affine_shape(const pg_kernel *k)
 {
-	return ((k->variant >> 10) & 3) == 0 ? 8 : (int)(k->variant & 7);
+	int hi = (int)((k->variant >> 10) & 3);
+	return hi == 0 ? 8 : hi == 1 && ((k->variant >> 12) & 1) ? 9 : (int)(k->variant & 7);
 }
 
 /* The affine nests: trmm-like (shape 0), banded matrix-vector (1), syrk-like lower triangle (2),
  * forward substitution in place (3), tetrahedral (4), upper triangle with a clamped start (5),
- * trmm in i-k-j order (6), a banded product with an inner sum (7).
+ * trmm in i-k-j order (6), a banded product with an inner sum (7), trsm's strips (8), tiles of
+ * rows whose loop is written with a step (9).
  * Bits 3-5 and 6-8 pick the offsets of the bounds (0..7 around the diagonal), bit 9 the lower
  * or upper form. Every access stays inside its extent for any size drawn: the bounds clamp with
  * the extents (or an `if` does), which check must prove. */
@@ -1711,6 +1731,13 @@ static void print_affine(const pg_kernel *k, obuf *o, int ik)
 			put(o, "  for (dk: 0 .. min(4*s + %d, K), r: 4, c: N) {\n"
 			       "    C[4*s + r, c] += A[4*s + r, dk] * B[dk, c]\n", e);
 		put(o, "  }\n}\n");
+		break;
+	case 9:
+		/* tiles of Q rows, the tile loop written with a step; its rows end at Q (Q divides M)
+		 * or at min(Q, M - t) (up) */
+		put(o, "for (t: 0 .. M step Q) {\n  for (i: %s, j: N) {\n", up ? "0 .. min(Q, M - t)" : "Q");
+		put(o, "    C[t + i, j] = %s\n    for (k: K) {\n", ik ? "1" : "0.5");
+		put(o, "      C[t + i, j] += A[t + i, k] * B[k, j]\n    }\n  }\n}\n");
 		break;
 	default:
 		put(o, "for (i: M) {\n  for (j: max(i - %d, 0) .. min(N, M)) {\n", d);

@@ -84,6 +84,7 @@ typedef struct pg_band {
 	int fixed[3];              /* an affine loop (PG_AFFINE): never split, and kept after the chain
 	                              of dep[] in a reorder (inside the loops its bounds use) */
 	char dep[3][PG_NAME];      /* a fixed loop's innermost index its bounds use ("" when outside) */
+	int stepped[3];            /* a loop written with a step (the affine family's shape 9): never split */
 } pg_band;
 
 typedef struct pg_split {
