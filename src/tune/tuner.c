@@ -449,9 +449,29 @@ static int verify_run(tuner *t)
  * to verify_max), then put the real sizes back: 1 right, 0 wrong, -1 not
  * built. Tiles larger than the cap only run in their partial versions
  * here: verify_winner checks the winner with its full tiles. */
+/* The small instance's cap for kernel k: cap, or with loops written with a step (tiles written
+ * by hand, `for (t: 0 .. N step T)`: their bounds check needs the tile to divide the range) the
+ * least multiple of every step's lcm at or above cap; cap when the lcm passes 4096. */
+static int64_t stepped_cap(const ct_kernel *k, int64_t cap)
+{
+	int64_t l = 1;
+	for (int x = 0; x < k->nindices; x++) {
+		int64_t s = ir_index_src_step(&k->indices[x]), a = l, b = s;
+		while (b) {
+			int64_t r = a % b;
+			a = b;
+			b = r;
+		}
+		l = l / a * s;
+		if (l > 4096)
+			return cap;
+	}
+	return l > 1 ? (cap + l - 1) / l * l : cap;
+}
+
 static int verify_small(tuner *t, const saved_params *sizes)
 {
-	int64_t cap = t->o->verify_max > 0 ? t->o->verify_max : TUNE_VERIFY_CAP;
+	int64_t cap = stepped_cap(t->k, t->o->verify_max > 0 ? t->o->verify_max : TUNE_VERIFY_CAP);
 	int res = cap_sizes(t, sizes, cap) == CT_OK ? verify_run(t) : -1;
 	if (cap_sizes(t, sizes, INT64_MAX) != CT_OK)
 		res = -1;

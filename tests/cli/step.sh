@@ -82,6 +82,21 @@ g=$(kfile g.cachet 'kernel g' 'param N = 64, T = 8' 'array A : f32[N] input' \
 	'array B : f32[N] output' 'for (t: 0 .. N step T) {' '  B[t] = A[t] * T' '}')
 expect "tiles: a step that is also a value" 2 "no tile params" "$CACHET" tiles "$g"
 
+# the tuner on a step param: its small verifying instance keeps the steps dividing the sizes
+# (N = 256 capped to a multiple of every step), so every candidate is verified
+w=$(kfile w.cachet 'kernel w' 'param N = 256' 'param T = 32 tune {8, 16, 32, 64}' \
+	'array A : f32[N, N] input' 'array B : f32[N, N] output' 'for (t: 0 .. N step T, j: N) {' \
+	'  for (i: T) {' '    B[t + i, j] = A[j, t + i] * 2' '  }' '}')
+"$CACHET" tune "$w" --budget 20 --quiet --json >"$tmp/tj" 2>"$tmp/te"
+v=$(/usr/bin/python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+print(r["measured"], sum(1 for c in r["candidates"] if c["verified"] is True), r["stored"])' "$tmp/tj" 2>/dev/null)
+case $v in
+"4 4 True") ok "tune: four step values verified, winner stored" ;;
+*) bad "tune: $v"; head -3 "$tmp/te" >&2 ;;
+esac
+
 # a tail written with min: any step, the model counts with the simulator
 h=$(kfile h.cachet 'kernel h' 'param N = 70, T = 16' 'array A : f32[N] input' \
 	'array B : f32[N] output' 'for (t: 0 .. N step T) {' '  for (i: 0 .. min(T, N - t)) {' \
