@@ -188,8 +188,10 @@ static void box_for(vbox *v, const ir_node *n)
 		if (ir_index_affine(x)) {
 			affine_interval(v, x, &v->lo[n->idx[i]], &v->hi[n->idx[i]], &ok);
 		} else {
-			v->lo[n->idx[i]] = aff_eval(x->lo, v->pv, NULL, &ok);
-			v->hi[n->idx[i]] = aff_eval(x->hi, v->pv, NULL, &ok) - 1;
+			int64_t a = aff_eval(x->lo, v->pv, NULL, &ok), z = aff_eval(x->hi, v->pv, NULL, &ok) - 1;
+			int64_t s = ir_index_src_step(x); /* a stepped loop's last value */
+			v->lo[n->idx[i]] = a;
+			v->hi[n->idx[i]] = z >= a && s > 1 ? a + (z - a) / s * s : z;
 		}
 		empty = empty || v->hi[n->idx[i]] < v->lo[n->idx[i]];
 		v->overflow = v->overflow || !ok;
