@@ -53,7 +53,9 @@ static bool access_moves(const ct_looptree *t, const ir_expr *e, int s, int v)
 }
 
 /* Whether a node under x (region g's own fills excepted) writes g's buffer, or reads it at a
- * subscript that moves with an affine loop of g's region. */
+ * subscript that moves with an affine loop of g's region above its site (a multicache's slot
+ * loops: its slots count the trips of each; inside the site, the block is a box over the affine
+ * loop's range, plan_block.c). */
 static bool buffer_moves(const ct_looptree *t, const lt_region *g, const lt_node *x)
 {
 	const ir_node *st = x->stmt;
@@ -61,10 +63,13 @@ static bool buffer_moves(const ct_looptree *t, const lt_region *g, const lt_node
 		bool own_fill = pl_is_copy(x) && st->lhs && st->lhs->id == g->buffer;
 		if (!own_fill && st->kind == ND_STMT && st->lhs && st->lhs->id == g->buffer)
 			return true; /* written in the region: its block would be copied out */
+		bool above_site = g->index < 0; /* an element-level site holds no loop */
 		for (const lt_node *y = x->parent; y && !own_fill; y = y->parent) {
-			if (y->kind == LT_LOOP && lt_affine_loop(y) &&
+			if (y->kind == LT_LOOP && lt_affine_loop(y) && above_site &&
 			    (access_moves(t, st->lhs, g->buffer, y->index) || access_moves(t, st->rhs, g->buffer, y->index)))
 				return true;
+			if (y->kind == LT_LOOP && y->index == g->index)
+				above_site = true;
 			if (y == g->node)
 				break;
 		}
@@ -75,14 +80,13 @@ static bool buffer_moves(const ct_looptree *t, const lt_region *g, const lt_node
 	return false;
 }
 
-/* A cache's region must hold rectangular loops only (its footprint is a box over them; affine
- * ones outside it only move the box), or affine loops that do not move its block: a region
- * only read (no write-back) whose buffer no access there reads at a subscript moving with an
- * affine loop (trmm's B block around `ib: kb+1 .. NB`; a block that moves with one inside the
- * cache's site is refused where it is built, plan.c's check_blocks, and this also catches the
- * multicache slots of a trigger above one); its copies are bounds-tested, since
- * an affine loop that runs no iteration leaves the box unproved (pl_block_of). CT_ERR_INPUT
- * naming the cache and the loop otherwise. */
+/* A cache's region may hold an affine loop only where the region only reads (no write-back):
+ * its block is then a box over the loop's range where the loop moves it (plan_block.c; a
+ * written block that moves with one is refused where it is built, plan.c's check_blocks), and
+ * no multicache slot counts an affine loop's trips (buffer_moves); its copies are
+ * bounds-tested, since an affine loop that runs no iteration, or a box wider than the
+ * triangle, leaves the box unproved (pl_block_of). CT_ERR_INPUT naming the cache and the loop
+ * otherwise. */
 static ct_status affine_regions_ok(const ct_looptree *t)
 {
 	const ct_kernel *k = t->k;

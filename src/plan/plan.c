@@ -68,6 +68,12 @@ static bool check_blocks(pp *p, const sitelist *l)
 			              "min/max), and its block moves with it: a cache's region must be rectangular (place "
 			              "it inside that loop)",
 			              p->it->name, p->t->indices[s->b.affine->index].name);
+		if (s->b.affine_write)
+			return pp_err(p, p->it->pos,
+			              "cache '%s' holds loop '%s', whose bounds are affine (they use enclosing indices or "
+			              "min/max), and a write of its block moves with it: the box around the loop's range "
+			              "would be copied back over elements it never wrote (place the cache inside that loop)",
+			              p->it->name, p->t->indices[s->b.affine_write->index].name);
 		if (s->b.mismatch)
 			return pp_err(p, p->it->pos,
 			              "cache '%s': the uses of '%s' move differently with the loops around the cache "

@@ -63,6 +63,62 @@ static bool dense_terms(pp *p, const walkst *w, const aff *x, bool *used)
 	return true;
 }
 
+/* Bound x (over params) widened to one end of its range: an affine loop's terms are affine in
+ * params and original indices, each index taken at the end of its own span that makes the term
+ * smallest (upper: largest). NULL when the span is unknown. */
+static const bx *index_end(pp *p, int v, bool upper, int depth);
+
+static const bx *term_end(pp *p, aff e, bool upper, int depth)
+{
+	const bx *r = pl_bxc(p, e.c);
+	for (int i = 0; i < e.n && r; i++) {
+		const aff_term *tm = &e.t[i];
+		const bx *x = NULL;
+		if (tm->kind == AFF_PARAM)
+			x = bx_from_aff(p->a, p->k, pl_aff_var(p, AFF_PARAM, tm->id, 1));
+		else if (tm->kind == AFF_INDEX)
+			x = index_end(p, tm->id, (tm->coef > 0) == upper, depth + 1);
+		if (!x)
+			return NULL;
+		r = pl_bxb(p, BX_ADD, r, pl_bxb(p, BX_MUL, x, pl_bxc(p, tm->coef)));
+	}
+	return r;
+}
+
+static const bx *index_end(pp *p, int v, bool upper, int depth)
+{
+	const ir_index *ix = &p->k->indices[v];
+	if (depth > p->k->nindices || ix->kind != IX_LOOP)
+		return NULL;
+	if (!ir_index_affine(ix)) {
+		const bx *e = bx_from_aff(p->a, p->k, upper ? ix->hi : ix->lo);
+		return upper && e ? pl_bxb(p, BX_SUB, e, pl_bxc(p, 1)) : e;
+	}
+	/* lower: the largest of the lower terms' least values; upper: the smallest of the upper
+	 * terms' greatest values, less one */
+	int n = upper ? ix->nhi : ix->nlo;
+	const bx *r = NULL;
+	for (int j = 0; j < n; j++) {
+		const bx *x = term_end(p, upper ? ix->his[j] : ix->los[j], upper, depth);
+		if (!x)
+			return NULL;
+		r = !r ? x : pl_bxb(p, upper ? BX_MIN : BX_MAX, r, x);
+	}
+	return upper && r ? pl_bxb(p, BX_SUB, r, pl_bxc(p, 1)) : r;
+}
+
+/* The range [*a, *z] that affine loop l's variable covers over every iteration around it: its
+ * bounds over params where it has them, else its index's span (a box around the triangle or
+ * band). false where neither is known. */
+static bool affine_span(pp *p, const lt_node *l, const bx **a, const bx **z)
+{
+	int64_t c;
+	bool nolo = bx_is_const(l->lo, &c) && c == LT_NO_LO, nohi = bx_is_const(l->hi, &c) && c == LT_NO_HI;
+	*a = nolo ? index_end(p, l->index, false, 0) : l->lo;
+	*z = nohi ? index_end(p, l->index, true, 0) : pl_bxb(p, BX_SUB, l->hi, pl_bxc(p, 1));
+	return *a && *z;
+}
+
 /* Fold one access (subscripts sub[]) into the block. */
 static void blk_access(pp *p, blk *b, const walkst *w, const aff *sub, int rank, bool is_write)
 {
@@ -88,11 +144,19 @@ static void blk_access(pp *p, blk *b, const walkst *w, const aff *sub, int rank,
 				outer = pl_aff_plus(p, outer, pl_aff_var(p, tm->kind, tm->id, 1), tm->coef);
 				continue;
 			}
-			if (lt_affine_loop(l)) { /* its lo and hi are no range: the box is unknown */
-				b->affine = b->affine ? b->affine : l;
-				continue;
+			const bx *a = l->lo, *z = NULL;
+			if (lt_affine_loop(l)) {
+				/* its lo and hi are no range: the box over its span, for reads only (a written
+				 * box would be copied back over elements the loop never wrote) */
+				if (tm->kind == AFF_TRIP || !affine_span(p, l, &a, &z))
+					b->affine = b->affine ? b->affine : l;
+				else if (is_write)
+					b->affine_write = b->affine_write ? b->affine_write : l;
+				if (!z)
+					continue;
+			} else {
+				z = pl_loop_last(p, l);
 			}
-			const bx *a = l->lo, *z = pl_loop_last(p, l);
 			if (tm->kind == AFF_TRIP) {
 				a = pl_bxb(p, BX_FLOORDIV, a, pl_bxc(p, l->step));
 				z = pl_bxb(p, BX_FLOORDIV, z, pl_bxc(p, l->step));

@@ -55,7 +55,10 @@ typedef struct wr {
 typedef struct blk {
 	int rank;
 	bool any, mismatch;
-	const lt_node *affine; /* an affine loop of the site that moves the block (refused) */
+	const lt_node *affine; /* an affine loop of the site that moves the block where no box
+	                          over its range is known (refused) */
+	const lt_node *affine_write; /* one that moves a written element (refused: the box's
+	                                copy-out would cover elements the loop never wrote) */
 	aff outer[IR_MAX_RANK];
 	const bx *lo[IR_MAX_RANK], *hi[IR_MAX_RANK];
 	bool read, accum, setw, inner_if, guarded;
