@@ -170,6 +170,33 @@ static bool run_case(ct_ctx *ctx, const tcase *c, bool *within, double *rate)
 	return sim_chosen >= 0 && sim_grid >= 0;
 }
 
+/* The kernel of path with the params "NAME=V ..." set, searched with tiles up to 512 in spec
+ * (*r, and its thread CPU seconds *cpu); NULL (the message printed) when it fails. */
+static ct_kernel *search512(ct_ctx *ctx, const char *path, const char *set, const char *spec, ct_tiles_result *r,
+                            double *cpu)
+{
+	ct_kernel *k = ct_kernel_parse_file(ctx, path);
+	if (!k || !apply(k, set) || ct_kernel_recheck(k) != CT_OK) {
+		fprintf(stderr, "%s: %s\n", path, ct_ctx_last_message(ctx));
+		ct_kernel_free(k);
+		return NULL;
+	}
+	ct_tiles_options o;
+	ct_tiles_options_init(&o);
+	o.max_tile = 512;
+	double c0 = cpu_s();
+	ct_status st = ct_kernel_tiles(k, spec, &o, r);
+	*cpu = cpu_s() - c0;
+	if (st != CT_OK || r->ncandidates == 0 || r->nindices > MAX_TP) {
+		fprintf(stderr, "%s: %s\n", path, ct_ctx_last_message(ctx));
+		if (st == CT_OK)
+			ct_tiles_result_free(r);
+		ct_kernel_free(k);
+		return NULL;
+	}
+	return k;
+}
+
 /* The paper's experiment: 64 KB fully associative, tiles up to 512; unknown bounds, then
  * several known ones (the model's misses of the unknown-bounds choice beside each). */
 static bool paper(ct_ctx *ctx, bool quick, double *min_rate, int64_t *unfused)
@@ -185,24 +212,11 @@ static bool paper(ct_ctx *ctx, bool quick, double *min_rate, int64_t *unfused)
 		char set[64] = "";
 		if (sizes[s])
 			snprintf(set, sizeof set, "V=%lld N=%lld", (long long)sizes[s], (long long)sizes[s]);
-		ct_kernel *k = ct_kernel_parse_file(ctx, path);
-		if (!k || !apply(k, set) || ct_kernel_recheck(k) != CT_OK) {
-			fprintf(stderr, "%s: %s\n", path, ct_ctx_last_message(ctx));
-			ct_kernel_free(k);
-			return false;
-		}
-		ct_tiles_options o;
-		ct_tiles_options_init(&o);
-		o.max_tile = 512;
 		ct_tiles_result r;
-		double c0 = cpu_s();
-		ct_status st = ct_kernel_tiles(k, spec, &o, &r);
-		double cpu = cpu_s() - c0;
-		if (st != CT_OK || r.ncandidates == 0 || r.nindices > MAX_TP) {
-			fprintf(stderr, "two-index: %s\n", ct_ctx_last_message(ctx));
-			ct_kernel_free(k);
+		double cpu;
+		ct_kernel *k = search512(ctx, path, set, spec, &r, &cpu);
+		if (!k)
 			return false;
-		}
 		char t[64], b[32], u[32] = "";
 		tiles_str(t, sizeof t, r.candidates[0].tiles, r.nindices);
 		if (!sizes[s]) {
@@ -260,24 +274,11 @@ static bool fused(ct_ctx *ctx, bool quick, double *min_rate, const int64_t *unfu
 		char set[128];
 		snprintf(set, sizeof set, "V=%lld N=%lld TA=16 TJ=16 TI=16 TB=16", (long long)sizes[s],
 		         (long long)sizes[s]);
-		ct_kernel *k = ct_kernel_parse_file(ctx, path);
-		if (!k || !apply(k, set) || ct_kernel_recheck(k) != CT_OK) {
-			fprintf(stderr, "%s: %s\n", path, ct_ctx_last_message(ctx));
-			ct_kernel_free(k);
-			return false;
-		}
-		ct_tiles_options o;
-		ct_tiles_options_init(&o);
-		o.max_tile = 512;
 		ct_tiles_result r;
-		double c0 = cpu_s();
-		ct_status st = ct_kernel_tiles(k, spec, &o, &r);
-		double cpu = cpu_s() - c0;
-		if (st != CT_OK || r.ncandidates == 0 || r.nindices > MAX_TP) {
-			fprintf(stderr, "two-index fused: %s\n", ct_ctx_last_message(ctx));
-			ct_kernel_free(k);
+		double cpu;
+		ct_kernel *k = search512(ctx, path, set, spec, &r, &cpu);
+		if (!k)
 			return false;
-		}
 		char t[64], b[32], pp[32] = "-";
 		tiles_str(t, sizeof t, r.candidates[0].tiles, r.nindices);
 		snprintf(b, sizeof b, "V=N=%lld", (long long)sizes[s]);
