@@ -923,6 +923,11 @@ typedef struct ct_tiles_result {
 	int ncandidates;          /* at most o->keep */
 	ct_tiles_candidate *candidates; /* best first */
 	double seconds;           /* time of the whole search */
+	int simulated;            /* 1: the kernel has loops with affine bounds, which the model does
+	                             not analyse yet: every tiling was counted by the exact simulator
+	                             (its counts exact, as ct_kernel_predict's CT_FALLBACK_AFFINE) */
+	double simulate_seconds;  /* simulated: the time of those simulations (/ evaluated: per tiling) */
+	int64_t accesses;         /* simulated: the trace length of the last tiling simulated */
 } ct_tiles_result;
 
 /* Search tile sizes for kernel k as the Tensor Contraction Engine does
@@ -936,7 +941,11 @@ typedef struct ct_tiles_result {
  * smallest level (their upper bound where the model is not exact), then of
  * the next ones; ties: larger tiles first. Runtime params without a value are unknown bounds:
  * then a partition whose stack distance changes with them counts as a
- * miss. spec as ct_kernel_predict; o NULL = defaults. k is left as it
+ * miss. A kernel with affine loop bounds has every tiling counted by the
+ * exact simulator instead (r->simulated): its runtime params need values
+ * (CT_ERR_USAGE otherwise), and a tiling whose trace passes 2^26 accesses
+ * stops the search (CT_ERR_LIMIT, naming the tiling). spec as
+ * ct_kernel_predict; o NULL = defaults. k is left as it
  * was. CT_ERR_INPUT (at the kernel's name) when no tile param exists. */
 CT_API ct_status ct_kernel_tiles(CT_KEEP ct_kernel *k, CT_KEEP const char *spec,
                                  CT_KEEP const ct_tiles_options *o, CT_KEEP ct_tiles_result *r);
