@@ -204,11 +204,12 @@ static void print_refs_text(const ct_ref_table *t, int nlevels)
 	for (int l = 0; l < nlevels; l++)
 		printf("  L%d misses (cold) carried by", l + 1);
 	printf("\n");
-	int shared = 0;
+	int shared = 0, simulated = 0;
 	for (int i = 0; i < t->nrefs; i++) {
 		const ct_ref_misses *m = &t->refs[i];
 		char where[512], carrier[128];
-		shared |= m->split != CT_SPLIT_MODEL;
+		shared |= m->split != CT_SPLIT_MODEL && m->split != CT_SPLIT_SIMULATED;
+		simulated |= m->split == CT_SPLIT_SIMULATED;
 		printf("  %-*s %-8s %4d %-6s %12lld", width, ref_where(t->file ? t->file : "-", m, where, sizeof where), m->array,
 		       m->stmt, ref_access(m), (long long)m->accesses);
 		for (int l = 0; l < nlevels; l++)
@@ -219,6 +220,9 @@ static void print_refs_text(const ct_ref_table *t, int nlevels)
 	}
 	if (shared)
 		printf("  (the model counts per array; an array's counts are shared out over its references)\n");
+	if (simulated)
+		printf("  (loops with affine bounds: every reference counted by the exact simulator, not the model, "
+		       "so what carries its capacity or conflict misses is not known: ?)\n");
 }
 
 /* ------------------------------------------------------------ predict --threads */

@@ -438,6 +438,143 @@ out:
 	return st;
 }
 
+/* ------------------------------------------------------------ affine loop bounds: the simulator's own counts */
+
+/* The trace of a tree with affine loop bounds (which the model does not analyse): both
+ * simulators of sim_weights, each reference's accesses and first storage, each storage's
+ * accesses, at most AFFINE_SIM_MAX accesses. */
+typedef struct aff_feed {
+	two_sims s;
+	int64_t *ref_acc; /* [nrefs] */
+	int *ref_buf;     /* [nrefs] the storage of the reference's first access, -1 before it */
+	int64_t *buf_acc; /* [nbuf] */
+	int nrefs, nbuf;
+	int64_t total;
+	ct_ctx *ctx;
+} aff_feed;
+
+static ct_status aff_feed_fn(void *ud, const interp_access *acc, int n)
+{
+	aff_feed *f = ud;
+	f->total += n;
+	if (f->total > AFFINE_SIM_MAX)
+		return ct_error(f->ctx, CT_ERR_LIMIT,
+		                "the cache model does not analyse loops with affine bounds yet (issue #31), and the "
+		                "trace has more than %lld accesses, too many to simulate for predict --per-ref: use "
+		                "`cachet simulate` (its per-reference counts), or smaller sizes",
+		                (long long)AFFINE_SIM_MAX);
+	for (int i = 0; i < n; i++) {
+		const interp_access *a = &acc[i];
+		sim_access_ref(f->s.miss, a->ref, a->buffer, a->offset, a->is_write);
+		sim_access_ref(f->s.cold, a->ref, a->buffer, a->offset, a->is_write);
+		if (a->ref >= 0 && a->ref < f->nrefs) {
+			f->ref_acc[a->ref]++;
+			if (f->ref_buf[a->ref] < 0)
+				f->ref_buf[a->ref] = a->buffer;
+		}
+		if (a->buffer >= 0 && a->buffer < f->nbuf)
+			f->buf_acc[a->buffer]++;
+	}
+	return CT_OK;
+}
+
+/* The rows of an affine tree (one per source reference, from walk, then one per storage for
+ * the copy loops of a plan's caches) with their accesses, misses and cold misses from one
+ * walk of the trace through two simulators; split CT_SPLIT_SIMULATED, and the capacity or
+ * conflict misses' carrier unknown (CT_CARRIER_UNKNOWN: no partitions without the model). */
+static ct_status affine_rows(pr *p, ct_ref_table *tab)
+{
+	ct_ctx *ctx = p->ctx;
+	ct_looptree *t = p->t;
+	int nbuf = t->narrays, L = p->spec->nlevels;
+	sim_buffer *buf = NULL;
+	aff_feed f = {{NULL, NULL}, NULL, NULL, NULL, p->nrefs, nbuf, 0, ctx};
+	f.ref_acc = calloc((size_t)p->nrefs + 1, sizeof *f.ref_acc);
+	f.ref_buf = calloc((size_t)p->nrefs + 1, sizeof *f.ref_buf);
+	f.buf_acc = calloc((size_t)nbuf + 1, sizeof *f.buf_acc);
+	ct_status st = f.ref_acc && f.ref_buf && f.buf_acc ? sim_tree_buffers(t, &buf)
+	                                                   : ct_error(ctx, CT_ERR_NOMEM, "out of memory");
+	for (int i = 0; i < p->nrefs && !st; i++)
+		f.ref_buf[i] = -1;
+	sim_spec cs;
+	int of_level[SIM_MAX_LEVELS];
+	cold_spec(p->spec, &cs, of_level);
+	if (!st && (!(f.s.miss = sim_new(ctx, p->spec, buf, nbuf, p->nrefs)) ||
+	            !(f.s.cold = sim_new(ctx, &cs, buf, nbuf, p->nrefs))))
+		st = ct_ctx_last_status(ctx);
+	if (!st)
+		st = interp_trace_batch(t, aff_feed_fn, &f);
+	if (!st)
+		st = sim_result(f.s.miss, NULL, NULL, NULL);
+	if (!st)
+		st = sim_result(f.s.cold, NULL, NULL, NULL);
+	/* each source row: its accesses and the storage they went to (a cache's buffer) */
+	int nsrc = p->nu;
+	for (int i = 0; i < nsrc && !st; i++) {
+		uref *x = &p->u[i];
+		x->accesses = 0;
+		for (int j = 0; j < x->nids; j++)
+			if (x->ids[j] >= 0 && x->ids[j] < p->nrefs) {
+				x->accesses += f.ref_acc[x->ids[j]];
+				if (f.ref_buf[x->ids[j]] >= 0)
+					x->array = f.ref_buf[x->ids[j]];
+			}
+	}
+	for (int a = 0; a < nbuf && !st; a++) {
+		int64_t own = 0;
+		for (int i = 0; i < nsrc; i++)
+			if (p->u[i].array == a)
+				own += p->u[i].accesses;
+		if (f.buf_acc[a] > own && !push(p, (uref){.array = a, .ids = {-1}, .nids = 1, .accesses = f.buf_acc[a] - own}))
+			st = ct_error(ctx, CT_ERR_NOMEM, "out of memory");
+	}
+	size_t names = 0;
+	for (int a = 0; a < nbuf; a++)
+		names += strlen(t->arrays[a].name) + 1;
+	if (!st && !(tab->refs = calloc(1, sizeof *tab->refs * (size_t)(p->nu + 1) + names)))
+		st = ct_error(ctx, CT_ERR_NOMEM, "out of memory");
+	const char **name = st ? NULL : calloc((size_t)nbuf + 1, sizeof *name);
+	if (!st && !name)
+		st = ct_error(ctx, CT_ERR_NOMEM, "out of memory");
+	if (!st) {
+		char *nm = (char *)(tab->refs + p->nu + 1);
+		for (int a = 0; a < nbuf; a++) {
+			size_t len = strlen(t->arrays[a].name) + 1;
+			memcpy(nm, t->arrays[a].name, len);
+			name[a] = nm;
+			nm += len;
+		}
+		tab->nrefs = p->nu;
+		tab->file = p->k->file;
+		for (int i = 0; i < p->nu; i++) {
+			const uref *x = &p->u[i];
+			ct_ref_misses *r = &tab->refs[i];
+			r->array = x->array >= 0 && x->array < nbuf ? name[x->array] : "?";
+			r->stmt = x->stmt;
+			r->line = x->line;
+			r->col = x->col;
+			r->is_write = x->is_write;
+			r->accesses = x->accesses;
+			r->split = CT_SPLIT_SIMULATED;
+			for (int l = 0; l < L; l++) {
+				r->misses[l] = (int64_t)row_misses(p, f.s.miss, l, x);
+				int64_t c = (int64_t)row_misses(p, f.s.cold, of_level[l], x);
+				r->cold[l] = c < r->misses[l] ? c : r->misses[l];
+				r->carrier[l] = r->cold[l] == r->misses[l] ? CT_CARRIER_NONE : CT_CARRIER_UNKNOWN;
+			}
+		}
+		qsort(tab->refs, (size_t)p->nu, sizeof *tab->refs, cmp_rows);
+	}
+	free(name);
+	sim_free(f.s.miss);
+	sim_free(f.s.cold);
+	free(buf);
+	free(f.ref_acc);
+	free(f.ref_buf);
+	free(f.buf_acc);
+	return st;
+}
+
 void ct_ref_table_free(ct_ref_table *t)
 {
 	if (!t)
@@ -452,8 +589,6 @@ ct_status ct_kernel_predict_refs(ct_kernel *k, const char *spec_text, int64_t si
 	if (!k || !r || !tab)
 		return CT_ERR_USAGE;
 	memset(tab, 0, sizeof *tab);
-	if (ir_kernel_rect(k, "the per-reference table (predict --per-ref)") != CT_OK)
-		return CT_ERR_USAGE;
 	sim_spec spec;
 	model_result m;
 	pr p = {.ctx = k->ctx, .k = k, .spec = &spec, .m = &m, .r = r};
@@ -466,6 +601,11 @@ ct_status ct_kernel_predict_refs(ct_kernel *k, const char *spec_text, int64_t si
 	if (!st && p.id != p.nrefs)
 		st = ct_error(k->ctx, CT_ERR_USAGE, "per-ref: %d references, the trace has %d", p.id,
 		              p.nrefs);
+	if (k->affine_bounds) { /* no partitions: every row from the simulator */
+		if (!st)
+			st = affine_rows(&p, tab);
+		goto done;
+	}
 	bool shared = false;
 	for (int i = 0; i < p.nu && !shared; i++)
 		for (int j = 0; j < i; j++)
@@ -480,6 +620,7 @@ ct_status ct_kernel_predict_refs(ct_kernel *k, const char *spec_text, int64_t si
 	}
 	if (!st)
 		st = fill_table(&p, split, tab);
+done:
 	ct_free(k->ctx, p.refs);
 	free(p.u);
 	model_result_free(&m);

@@ -1,7 +1,9 @@
 #!/bin/sh
 # affine_search.sh: the stages that rank schedules on kernels with affine loop bounds (issue #31):
 # the tile search, counted by the exact simulator, finds the best tiling that simulating every
-# candidate finds; its limits say why.
+# candidate finds; its limits say why. The tuner ranks by the simulator (or the core cost alone
+# when the trace is too long), stores winners, and `run`'s selector picks them, verified.
+# predict --per-ref counts every reference by the simulator.
 . "$(dirname "$0")/lib/expect.sh"
 export CACHET_CACHE_DIR="$tmp/cache"
 
@@ -39,6 +41,68 @@ expect "tiles: affine kernel, size given" 0 "fallback: affine loop bounds" \
 	"$CACHET" tiles "$rt" -D N=20 --cache 256:16
 expect "tiles: a trace too long to simulate" 2 "error: the tile search stopped at the tiling TJ=[0-9]+, TK=[0-9]+: the cache model does not analyse loops with affine bounds yet .* more than 67108864 accesses, too many to simulate within the tile search \(per tiling\)" \
 	"$CACHET" tiles "$ex" -D N=512 -D M=512 --cache 4K:64
+
+# ---------------------------------------------------------------- tune and the selector
+tt=$(kfile tt.cachet "kernel trmm_tune" "param N = 32, M = 32" "param TJ = 8 tune {4, 8, 16}" \
+	"param TK = 8 tune {4, 8}" "array L : f32[N, N] input" "array B : f32[N, M] input" \
+	"array C : f32[N, M] inout" "for (i: N, j: M, k: 0 .. i+1) {" "  C[i, j] += L[i, k] * B[k, j]" "}" \
+	"schedule {" "  jj = split(j, TJ)" "  kk = split(k, TK)" "  reorder(i, j, k, jj, kk)" "}")
+expect "tune: affine kernel, two sizes, simulated" 0 '"size_class": "N=24:M=24", .*"memory_source": "simulator", .*"stored": true' \
+	"$CACHET" tune "$tt" --sizes 32,24 --budget 12 --cache 1K:64,8K:64 --json --quiet
+grep -q '"size_class": "N=32:M=32", .*"memory_source": "simulator", .*"stored": true' "$tmp/o" && ok ||
+	bad "tune: affine kernel at 32: $(head -c 400 "$tmp/o")"
+expect "tune --show: the affine family's records" 0 "N=32:M=32 +TJ=[0-9]+:TK=[0-9]+" "$CACHET" tune --show "$tt"
+expect "run: the selector's exact record (affine)" 0 "tuned .*\(exact N=32:M=32\)" "$CACHET" run "$tt"
+grep -q "verified against the reference interpreter" "$tmp/o" && ok || bad "run: exact record not verified"
+expect "run: nearest class (affine)" 0 '"verified": true, .*"source": "nearest", "size_class": "N=24:M=24"' \
+	"$CACHET" run "$tt" -D N=21 -D M=27 --json
+CACHET_CACHE_DIR="$tmp/empty" expect "run: no store, the model (affine)" 0 "tuned .*\(model\)" \
+	"$CACHET" run "$tt" -D N=19 -D M=23
+grep -q "verified against the reference interpreter" "$tmp/o" && ok || bad "run: model's pick not verified"
+expect "tune: trace too long to simulate every point, core cost alone" 0 "ranked by the core cost alone" \
+	"$CACHET" tune "$tt" -D N=1024 -D M=1024 --budget 2 --cache 32K:64
+
+# ---------------------------------------------------------------- predict --per-ref
+# every row the simulator's own: per (array, statement) the rows equal `cachet simulate`'s
+# per-reference counts (which list an update's read and write apart), for a plain and a blocked
+# (cached) triangular kernel
+cat >"$tmp/refs.py" <<'PY'
+import json, sys
+p, s = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+L = len(p["levels"])
+# a plan's cache buffer stands for its array in simulate's rows (per-ref names the storage)
+alias = dict(a.split("=") for a in sys.argv[3:])
+def sums(rows, key):
+    out = {}
+    for r in rows:
+        k = (alias.get(r["array"], r["array"]), r["stmt"])
+        v = out.setdefault(k, [0] * L)
+        for l in range(L):
+            v[l] += r[key][l]
+    return out
+src = sums([r for r in p["per_ref"] if r["line"] > 0], "misses")
+sim = sums(s["references"], "misses")
+bad = [k for k in sim if sim[k] != src.get(k)]
+if bad or any(r["split"] != "simulated" for r in p["per_ref"]):
+    print("differ: %s per-ref %s simulate %s" % (bad, src, sim))
+elif [sum(r["misses"][l] for r in p["per_ref"]) for l in range(L)] != [x["misses"] for x in p["levels"]]:
+    print("rows do not add up to the levels")
+else:
+    print("ok")
+PY
+for k in "examples/trmm.cachet -D N=40 -D M=24" "examples/trmm_blocked.cachet -D NB=2 -D MB=2"; do
+	set -- $k
+	"$CACHET" predict "$@" --cache 1K:32,8K:64 --per-ref --json >"$tmp/p.json" &&
+		"$CACHET" simulate "$@" --cache 1K:32,8K:64 --json >"$tmp/s.json" &&
+		r=$(python3 "$tmp/refs.py" "$tmp/p.json" "$tmp/s.json" BB=B) || r="failed"
+	[ "$r" = ok ] && ok || bad "per-ref $1: $r"
+done
+expect "per-ref text: simulated, carriers unknown" 0 "every reference counted by the exact simulator, not the model" \
+	"$CACHET" predict examples/trmm.cachet -D N=40 -D M=24 --cache 1K:32 --per-ref
+grep -qE "trmm.cachet:16:26 B +2 read +[0-9]+ +[0-9]+ \([0-9]+\) \?" "$tmp/o" && ok ||
+	bad "per-ref text: B's row: $(grep 16:26 "$tmp/o")"
+expect "per-ref: too long a trace" 2 "too many to simulate" \
+	"$CACHET" predict examples/trmm.cachet -D N=2048 -D M=2048 --cache 4K:64 --per-ref
 
 counts
 [ "$fail" = 0 ]
