@@ -3,7 +3,8 @@
 # the tile search, counted by the exact simulator, finds the best tiling that simulating every
 # candidate finds; its limits say why. The tuner ranks by the simulator (or the core cost alone
 # when the trace is too long), stores winners, and `run`'s selector picks them, verified.
-# predict --per-ref counts every reference by the simulator.
+# predict --per-ref counts every reference by the simulator; --threads without a parallel loop (or
+# with one thread) gives thread 0 predict's counts, and refuses the rest naming the loops.
 . "$(dirname "$0")/lib/expect.sh"
 export CACHET_CACHE_DIR="$tmp/cache"
 
@@ -103,6 +104,20 @@ grep -qE "trmm.cachet:16:26 B +2 read +[0-9]+ +[0-9]+ \([0-9]+\) \?" "$tmp/o" &&
 	bad "per-ref text: B's row: $(grep 16:26 "$tmp/o")"
 expect "per-ref: too long a trace" 2 "too many to simulate" \
 	"$CACHET" predict examples/trmm.cachet -D N=2048 -D M=2048 --cache 4K:64 --per-ref
+
+# ---------------------------------------------------------------- predict --threads
+# no parallel loop, or one thread: thread 0 runs everything, with predict's simulated counts;
+# several threads over a parallel loop: refused, naming the affine and the parallel loop
+expect "threads: affine kernel, no parallel loop" 0 '"threads": \{"threads": 2, "team": 1, "parallel": false, .*"thread_accesses": \[68608, 0\], "levels": \[\{"size": 2048, "line": 32, "ways": 0, "policy": "lru", "private": true, "misses": 1948, "exact": true, "thread_misses": \[1948, 0\]\}, \{"size": 16384, "line": 64, "ways": 0, "policy": "lru", "private": false, "misses": 176, "exact": true\}' \
+	"$CACHET" predict examples/trmm.cachet -D N=32 -D M=32 --cache 2K:32:private,16K:64 --threads 2 --json
+grep -q '"levels": \[{"size": 2048, "line": 32, "ways": 0, "misses": 1948, "exact": true, "source": "simulator", "fallback": "affine loop bounds"}, {"size": 16384, "line": 64, "ways": 0, "misses": 176' "$tmp/o" &&
+	ok || bad "threads: predict's own counts differ: $(head -c 300 "$tmp/o")"
+expect "threads: affine kernel, parallel loop, one thread" 0 '"threads": \{"threads": 1, "team": 1, "parallel": true, .*"thread_accesses": \[540672\], "levels": \[\{"size": 2048, "line": 32, "ways": 0, "policy": "lru", "private": false, "misses": 17540, "exact": true' \
+	"$CACHET" predict examples/trmm_blocked.cachet -D NB=2 -D MB=2 --cache 2K:32 --threads 1 --json
+expect "threads: affine kernel, parallel loop, two threads: refused" 2 "trmm_blocked.cachet:22:8: error: predict --threads 2: kernel 'trmm_blocked' has loops with affine bounds \('kb'\), which the model does not analyse yet, and a parallel loop 'ib': splitting the simulated trace over threads is not supported yet" \
+	"$CACHET" predict examples/trmm_blocked.cachet -D NB=2 -D MB=2 --cache 2K:32 --threads 2
+expect "symbolic: still says why not" 0 "unsupported: loops with affine bounds" \
+	"$CACHET" predict --symbolic examples/tiles_trmm.cachet --cache 4K:64
 
 counts
 [ "$fail" = 0 ]
