@@ -50,6 +50,11 @@
 #define TL_CLIMB_ROUNDS 64
 #define TL_SCREEN_DEPTH 3 /* model refinement depth while searching (model.h) */
 #define TL_FINAL_MIN 16   /* best screened tilings re-analysed at full depth: at least */
+/* Affine loop bounds (every tiling simulated) without max_evals from the caller: the tilings
+ * evaluated are at most what this many seconds of simulation allow, by the time of the
+ * kernel's own tiling, and at least TL_SIM_MIN_EVALS. */
+#define TL_SIM_SECONDS 20.0
+#define TL_SIM_MIN_EVALS 16
 
 /* One searched param. */
 typedef struct tl_param {
@@ -104,6 +109,7 @@ typedef struct tl_search {
 	char first_msg[1024];
 	int64_t *work; /* [3 * n] scratch tilings */
 	bool simulate;       /* affine loop bounds: the exact simulator counts each tiling */
+	bool evals_given;    /* the caller set max_evals (else simulate sizes it) */
 	char fatal_msg[1024]; /* the message of s->fatal (restore_kernel's re-check clears the ctx's) */
 	double sim_seconds;  /* time of those simulations */
 	int64_t accesses;    /* the last simulated tiling's trace length */
@@ -1090,11 +1096,39 @@ static ct_tiles_options effective_opts(const ct_tiles_options *opts)
 	return o;
 }
 
+/* Affine loop bounds, max_evals not given: simulate the kernel's own tiling once and keep
+ * s->max_evals to what TL_SIM_SECONDS of such simulations allow. A trace too long stops the
+ * search here (s->fatal); another failure is the tiling's own (noted, no sizing). */
+static void size_sim_budget(tl_search *s)
+{
+	int64_t *t = ct_alloc(s->ctx, sizeof *t * (size_t)(s->n + 1));
+	if (!t) {
+		s->fatal = CT_ERR_NOMEM;
+		return;
+	}
+	for (int i = 0; i < s->n; i++)
+		t[i] = s->saved[s->p[i].param].value;
+	tl_entry e;
+	double t0 = ct_now();
+	ct_status st = analyse_tiling(s, t, TL_SCREEN_DEPTH, &e);
+	double dt = ct_now() - t0;
+	if (st) {
+		note_failure(s, st, t);
+	} else {
+		double most = dt > 0 ? TL_SIM_SECONDS / dt : (double)s->max_evals;
+		int cap = most < TL_SIM_MIN_EVALS ? TL_SIM_MIN_EVALS : most < (double)s->max_evals ? (int)most : s->max_evals;
+		s->max_evals = cap;
+	}
+	ct_free(s->ctx, t);
+}
+
 /* The search itself on a prepared s; fills r. */
 static ct_status run_search(tl_search *s, const ct_tiles_options *o, ct_tiles_result *r)
 {
 	set_bounds(s, o->max_tile);
-	ct_status st = make_grids(s);
+	if (s->simulate && !s->evals_given)
+		size_sim_budget(s);
+	ct_status st = s->fatal ? s->fatal : make_grids(s);
 	if (!st)
 		st = alloc_memo(s);
 	int *ids = NULL, *tmp = NULL;
@@ -1163,6 +1197,7 @@ ct_status ct_kernel_tiles(ct_kernel *k, const char *spec_text, const ct_tiles_op
 		    "as split/tile sizes (param TA = 16 ... tile(a=TA))",
 		    k->name);
 	s.simulate = k->affine_bounds;
+	s.evals_given = opts && opts->max_evals > 0;
 	for (int i = 0; !st && s.simulate && i < k->nparams; i++)
 		if (k->params[i].runtime && !k->params[i].has_value)
 			st = ct_error_at(s.ctx, CT_ERR_USAGE, k->file, k->name_pos.line, k->name_pos.col,

@@ -114,18 +114,23 @@ static bool bound_reads(const ct_looptree *t, const lt_node *x, int v, bool self
 	return false;
 }
 
-/* List the loops at or under x whose variable an affine bound inside them reads. */
-static bool find_enumerated(cc *c, const lt_node *x, int cap)
+/* List the loops at or under x whose variable an affine bound inside them reads (at most cap:
+ * the tree's loops). */
+static void find_enumerated(cc *c, const lt_node *x, int cap)
 {
-	if (x->kind == LT_LOOP && lt_affine_below(x) && bound_reads(c->t, x, x->index, false)) {
-		if (c->nenum == cap)
-			return false;
+	if (x->kind == LT_LOOP && c->nenum < cap && lt_affine_below(x) && bound_reads(c->t, x, x->index, false))
 		c->enumerated[c->nenum++] = x;
-	}
 	for (int i = 0; i < x->nkids + x->nels; i++)
-		if (!find_enumerated(c, i < x->nkids ? x->kids[i] : x->els[i - x->nkids], cap))
-			return false;
-	return true;
+		find_enumerated(c, i < x->nkids ? x->kids[i] : x->els[i - x->nkids], cap);
+}
+
+/* Loops at or under x. */
+static int count_loops(const lt_node *x)
+{
+	int n = x->kind == LT_LOOP;
+	for (int i = 0; i < x->nkids + x->nels; i++)
+		n += count_loops(i < x->nkids ? x->kids[i] : x->els[i - x->nkids]);
+	return n;
 }
 
 static bool is_enumerated(const cc *c, const lt_node *x)
@@ -386,8 +391,8 @@ ct_status tune_core_cycles(const ct_looptree *t, const tune_machine *m, tune_cor
 	}
 	cc c = {t, m, pv, 0, out, NULL, NULL, 0, CC_ENUM_BUDGET};
 	int cap = 0;
-	for (int i = 0; i < t->nindices; i++)
-		cap += 4; /* a loop per index and version (main, tails) is plenty; more: not enumerated */
+	for (int i = 0; i < t->nroots; i++)
+		cap += count_loops(t->roots[i]);
 	c.var = ct_alloc(ctx, sizeof *c.var * ((size_t)t->nindices + 1));
 	c.enumerated = ct_alloc(ctx, sizeof *c.enumerated * ((size_t)cap + 1));
 	if (!c.var || !c.enumerated) {
@@ -398,8 +403,7 @@ ct_status tune_core_cycles(const ct_looptree *t, const tune_machine *m, tune_cor
 	}
 	memset(c.var, 0, sizeof *c.var * ((size_t)t->nindices + 1));
 	for (int i = 0; i < t->nroots; i++)
-		if (!find_enumerated(&c, t->roots[i], cap))
-			break;
+		find_enumerated(&c, t->roots[i], cap);
 	for (int i = 0; i < t->nroots; i++)
 		walk(&c, t->roots[i], 1.0, 0);
 	out->cycles = c.cycles;

@@ -345,6 +345,13 @@ static void test_affine(void)
 	CHECK(param(k, "TJ", &set) == 4 && set);
 	CHECK(param(k, "TK", &set) == 4 && set);
 	ct_tiles_result_free(&r);
+	/* a max_evals given is kept as the simulations' budget */
+	ct_tiles_options o;
+	ct_tiles_options_init(&o);
+	o.max_evals = 6;
+	CHECK(ct_kernel_tiles(k, spec, &o, &r) == CT_OK);
+	CHECKF(r.evaluated >= 1 && r.evaluated <= 6, "%lld evaluated", (long long)r.evaluated);
+	ct_tiles_result_free(&r);
 	ct_kernel_free(k);
 	ct_ctx_free(ctx);
 }
