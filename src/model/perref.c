@@ -441,12 +441,12 @@ out:
 /* ------------------------------------------------------------ affine loop bounds: the simulator's own counts */
 
 /* The trace of a tree with affine loop bounds (which the model does not analyse): both
- * simulators of sim_weights, each reference's accesses and first storage, each storage's
- * accesses, at most AFFINE_SIM_MAX accesses. */
+ * simulators of sim_weights, given id ref * nbuf + storage for each access of a reference (so
+ * that a reference a plan sends to several storages has a count in each), the accesses per
+ * such id and per storage, at most AFFINE_SIM_MAX accesses. */
 typedef struct aff_feed {
 	two_sims s;
-	int64_t *ref_acc; /* [nrefs] */
-	int *ref_buf;     /* [nrefs] the storage of the reference's first access, -1 before it */
+	int64_t *id_acc;  /* [nrefs * nbuf] */
 	int64_t *buf_acc; /* [nbuf] */
 	int nrefs, nbuf;
 	int64_t total;
@@ -465,69 +465,105 @@ static ct_status aff_feed_fn(void *ud, const interp_access *acc, int n)
 		                (long long)AFFINE_SIM_MAX);
 	for (int i = 0; i < n; i++) {
 		const interp_access *a = &acc[i];
-		sim_access_ref(f->s.miss, a->ref, a->buffer, a->offset, a->is_write);
-		sim_access_ref(f->s.cold, a->ref, a->buffer, a->offset, a->is_write);
-		if (a->ref >= 0 && a->ref < f->nrefs) {
-			f->ref_acc[a->ref]++;
-			if (f->ref_buf[a->ref] < 0)
-				f->ref_buf[a->ref] = a->buffer;
-		}
-		if (a->buffer >= 0 && a->buffer < f->nbuf)
+		bool in = a->buffer >= 0 && a->buffer < f->nbuf;
+		int id = a->ref >= 0 && a->ref < f->nrefs && in ? a->ref * f->nbuf + a->buffer : -1;
+		sim_access_ref(f->s.miss, id, a->buffer, a->offset, a->is_write);
+		sim_access_ref(f->s.cold, id, a->buffer, a->offset, a->is_write);
+		if (id >= 0)
+			f->id_acc[id]++;
+		if (in)
 			f->buf_acc[a->buffer]++;
 	}
 	return CT_OK;
 }
 
-/* The rows of an affine tree (one per source reference, from walk, then one per storage for
- * the copy loops of a plan's caches) with their accesses, misses and cold misses from one
- * walk of the trace through two simulators; split CT_SPLIT_SIMULATED, and the capacity or
- * conflict misses' carrier unknown (CT_CARRIER_UNKNOWN: no partitions without the model). */
+/* Walk the trace once through the two simulators (f->s, the spec's levels and cs's). */
+static ct_status aff_simulate(pr *p, const sim_spec *cs, aff_feed *f)
+{
+	ct_ctx *ctx = p->ctx;
+	ct_looptree *t = p->t;
+	int nid = p->nrefs * t->narrays;
+	sim_buffer *buf = NULL;
+	f->nrefs = p->nrefs;
+	f->nbuf = t->narrays;
+	f->ctx = ctx;
+	f->id_acc = calloc((size_t)nid + 1, sizeof *f->id_acc);
+	f->buf_acc = calloc((size_t)t->narrays + 1, sizeof *f->buf_acc);
+	ct_status st = f->id_acc && f->buf_acc ? sim_tree_buffers(t, &buf) : ct_error(ctx, CT_ERR_NOMEM, "out of memory");
+	if (!st && (!(f->s.miss = sim_new(ctx, p->spec, buf, t->narrays, nid)) ||
+	            !(f->s.cold = sim_new(ctx, cs, buf, t->narrays, nid))))
+		st = ct_ctx_last_status(ctx);
+	if (!st)
+		st = interp_trace_batch(t, aff_feed_fn, f);
+	if (!st)
+		st = sim_result(f->s.miss, NULL, NULL, NULL);
+	if (!st)
+		st = sim_result(f->s.cold, NULL, NULL, NULL);
+	free(buf);
+	return st;
+}
+
+/* Replace walk's rows (one per source reference, ids = reference ids) by one per source
+ * reference and storage its accesses went to (ids = the simulator's ids of that pair; a
+ * reference that never runs keeps one empty row), then add a `(copy loops)` row per storage
+ * for the accesses no reference makes. */
+static bool aff_split_rows(pr *p, const aff_feed *f)
+{
+	int nsrc = p->nu, nbuf = f->nbuf;
+	uref *src = p->u;
+	p->u = NULL;
+	p->nu = p->capu = 0;
+	bool ok = true;
+	for (int i = 0; i < nsrc && ok; i++) {
+		const uref *x = &src[i];
+		int first = p->nu;
+		for (int a = 0; a < nbuf && ok; a++) {
+			uref y = *x;
+			y.array = a;
+			y.accesses = 0;
+			for (int j = 0; j < x->nids; j++) {
+				int id = x->ids[j] >= 0 && x->ids[j] < f->nrefs ? x->ids[j] * nbuf + a : -1;
+				y.ids[j] = id;
+				y.accesses += id >= 0 ? f->id_acc[id] : 0;
+			}
+			if (y.accesses > 0)
+				ok = push(p, y);
+		}
+		if (ok && p->nu == first) {
+			uref y = *x;
+			y.nids = 0;
+			ok = push(p, y);
+		}
+	}
+	free(src);
+	for (int a = 0; a < nbuf && ok; a++) {
+		int64_t own = 0;
+		for (int i = 0; i < p->nu; i++)
+			if (p->u[i].array == a)
+				own += p->u[i].accesses;
+		if (f->buf_acc[a] > own)
+			ok = push(p, (uref){.array = a, .ids = {-1}, .nids = 1, .accesses = f->buf_acc[a] - own});
+	}
+	return ok;
+}
+
+/* The rows of an affine tree from one walk of its trace through two simulators: each row's
+ * accesses, misses and cold misses (levels of 2^36 lines), split CT_SPLIT_SIMULATED, and the
+ * carrier of its capacity or conflict misses unknown (CT_CARRIER_UNKNOWN: no partitions
+ * without the model). */
 static ct_status affine_rows(pr *p, ct_ref_table *tab)
 {
 	ct_ctx *ctx = p->ctx;
 	ct_looptree *t = p->t;
 	int nbuf = t->narrays, L = p->spec->nlevels;
-	sim_buffer *buf = NULL;
-	aff_feed f = {{NULL, NULL}, NULL, NULL, NULL, p->nrefs, nbuf, 0, ctx};
-	f.ref_acc = calloc((size_t)p->nrefs + 1, sizeof *f.ref_acc);
-	f.ref_buf = calloc((size_t)p->nrefs + 1, sizeof *f.ref_buf);
-	f.buf_acc = calloc((size_t)nbuf + 1, sizeof *f.buf_acc);
-	ct_status st = f.ref_acc && f.ref_buf && f.buf_acc ? sim_tree_buffers(t, &buf)
-	                                                   : ct_error(ctx, CT_ERR_NOMEM, "out of memory");
-	for (int i = 0; i < p->nrefs && !st; i++)
-		f.ref_buf[i] = -1;
 	sim_spec cs;
 	int of_level[SIM_MAX_LEVELS];
 	cold_spec(p->spec, &cs, of_level);
-	if (!st && (!(f.s.miss = sim_new(ctx, p->spec, buf, nbuf, p->nrefs)) ||
-	            !(f.s.cold = sim_new(ctx, &cs, buf, nbuf, p->nrefs))))
-		st = ct_ctx_last_status(ctx);
-	if (!st)
-		st = interp_trace_batch(t, aff_feed_fn, &f);
-	if (!st)
-		st = sim_result(f.s.miss, NULL, NULL, NULL);
-	if (!st)
-		st = sim_result(f.s.cold, NULL, NULL, NULL);
-	/* each source row: its accesses and the storage they went to (a cache's buffer) */
-	int nsrc = p->nu;
-	for (int i = 0; i < nsrc && !st; i++) {
-		uref *x = &p->u[i];
-		x->accesses = 0;
-		for (int j = 0; j < x->nids; j++)
-			if (x->ids[j] >= 0 && x->ids[j] < p->nrefs) {
-				x->accesses += f.ref_acc[x->ids[j]];
-				if (f.ref_buf[x->ids[j]] >= 0)
-					x->array = f.ref_buf[x->ids[j]];
-			}
-	}
-	for (int a = 0; a < nbuf && !st; a++) {
-		int64_t own = 0;
-		for (int i = 0; i < nsrc; i++)
-			if (p->u[i].array == a)
-				own += p->u[i].accesses;
-		if (f.buf_acc[a] > own && !push(p, (uref){.array = a, .ids = {-1}, .nids = 1, .accesses = f.buf_acc[a] - own}))
-			st = ct_error(ctx, CT_ERR_NOMEM, "out of memory");
-	}
+	aff_feed f;
+	memset(&f, 0, sizeof f);
+	ct_status st = aff_simulate(p, &cs, &f);
+	if (!st && !aff_split_rows(p, &f))
+		st = ct_error(ctx, CT_ERR_NOMEM, "out of memory");
 	size_t names = 0;
 	for (int a = 0; a < nbuf; a++)
 		names += strlen(t->arrays[a].name) + 1;
@@ -568,9 +604,7 @@ static ct_status affine_rows(pr *p, ct_ref_table *tab)
 	free(name);
 	sim_free(f.s.miss);
 	sim_free(f.s.cold);
-	free(buf);
-	free(f.ref_acc);
-	free(f.ref_buf);
+	free(f.id_acc);
 	free(f.buf_acc);
 	return st;
 }

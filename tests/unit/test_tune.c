@@ -788,6 +788,14 @@ static void tune_affine(void)
 		ct_ctx_free(ctx);
 		return;
 	}
+	/* the family leaves the tiles out (the split of the affine k too) */
+	char f1[128], f2[128];
+	CHECK(ct_kernel_tune_key(k, f1, sizeof f1, NULL, 0, NULL) == CT_OK);
+	CHECK(ct_kernel_set_param(k, "TK", 4) == CT_OK && ct_kernel_set_param(k, "TJ", 4) == CT_OK &&
+	      ct_kernel_recheck(k) == CT_OK && ct_kernel_tune_key(k, f2, sizeof f2, NULL, 0, NULL) == CT_OK);
+	CHECKF(strcmp(f1, f2) == 0, "%s vs %s", f1, f2);
+	CHECK(ct_kernel_set_param(k, "TK", 8) == CT_OK && ct_kernel_set_param(k, "TJ", 8) == CT_OK &&
+	      ct_kernel_recheck(k) == CT_OK);
 	ct_tune_options o;
 	ct_tune_options_init(&o);
 	o.budget = 10;
