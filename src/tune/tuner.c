@@ -1097,7 +1097,6 @@ static void affine_plan(tuner *t)
 {
 	ct_kernel *k = t->k;
 	ct_tune_result *r = t->r;
-	r->memory_source = k->affine_bounds ? CT_TUNE_MEMORY_NONE : CT_TUNE_MEMORY_MODEL;
 	if (!k->affine_bounds)
 		return;
 	double share = TUNE_SIM_SHARE * r->budget / (double)(r->space > 0 ? r->space : 1);
@@ -1173,6 +1172,8 @@ ct_status ct_tune(ct_kernel *k, const ct_tune_options *opts, ct_tune_result *r)
 		return CT_ERR_USAGE;
 	r->default_index = -1;
 	r->challenger = -1;
+	/* affine loop bounds: no model; affine_plan says whether the simulator counts */
+	r->memory_source = k->affine_bounds ? CT_TUNE_MEMORY_NONE : CT_TUNE_MEMORY_MODEL;
 	ct_tune_options dflt;
 	ct_tune_options_init(&dflt);
 	tuner t;
