@@ -923,6 +923,11 @@ typedef struct ct_tiles_result {
 	int ncandidates;          /* at most o->keep */
 	ct_tiles_candidate *candidates; /* best first */
 	double seconds;           /* time of the whole search */
+	int simulated;            /* 1: the kernel has loops with affine bounds, which the model does
+	                             not analyse yet: every tiling was counted by the exact simulator
+	                             (its counts exact, as ct_kernel_predict's CT_FALLBACK_AFFINE) */
+	double simulate_seconds;  /* simulated: the time of those simulations (/ evaluated: per tiling) */
+	int64_t accesses;         /* simulated: the trace length of the last tiling simulated */
 } ct_tiles_result;
 
 /* Search tile sizes for kernel k as the Tensor Contraction Engine does
@@ -936,7 +941,11 @@ typedef struct ct_tiles_result {
  * smallest level (their upper bound where the model is not exact), then of
  * the next ones; ties: larger tiles first. Runtime params without a value are unknown bounds:
  * then a partition whose stack distance changes with them counts as a
- * miss. spec as ct_kernel_predict; o NULL = defaults. k is left as it
+ * miss. A kernel with affine loop bounds has every tiling counted by the
+ * exact simulator instead (r->simulated): its runtime params need values
+ * (CT_ERR_USAGE otherwise), and a tiling whose trace passes 2^26 accesses
+ * stops the search (CT_ERR_LIMIT, naming the tiling). spec as
+ * ct_kernel_predict; o NULL = defaults. k is left as it
  * was. CT_ERR_INPUT (at the kernel's name) when no tile param exists. */
 CT_API ct_status ct_kernel_tiles(CT_KEEP ct_kernel *k, CT_KEEP const char *spec,
                                  CT_KEEP const ct_tiles_options *o, CT_KEEP ct_tiles_result *r);
@@ -951,16 +960,20 @@ typedef enum ct_carrier {
 	CT_CARRIER_LOOP = 1,     /* an earlier iteration of the loop `carried_by` */
 	CT_CARRIER_SIBLING = 2,  /* an earlier child of one iteration of loop `carried_by` (NULL: of the run) */
 	CT_CARRIER_STMT = 3,     /* an earlier access of the same statement execution */
-	CT_CARRIER_CONFLICT = 4  /* a set-associative level counted exactly (simulated or warped):
+	CT_CARRIER_CONFLICT = 4, /* a set-associative level counted exactly (simulated or warped):
 	                            misses beyond the cold ones where a fully associative cache
 	                            would have none (conflicts) */
+	CT_CARRIER_UNKNOWN = 5   /* capacity or conflict misses counted by the simulator alone
+	                            (CT_SPLIT_SIMULATED): what carries them is not known */
 } ct_carrier;
 
 /* How a reference's counts were obtained from the model's per-array counts. */
 typedef enum ct_ref_split {
 	CT_SPLIT_MODEL = 0,      /* the array's only reference: the model's own counts */
 	CT_SPLIT_SIM = 1,        /* the array's counts shared out by an exact simulation's per-reference counts */
-	CT_SPLIT_ACCESSES = 2    /* shared out by accesses (the trace was too long to simulate) */
+	CT_SPLIT_ACCESSES = 2,   /* shared out by accesses (the trace was too long to simulate) */
+	CT_SPLIT_SIMULATED = 3   /* loops with affine bounds, which the model does not analyse yet:
+	                            the exact simulator's own counts of the reference */
 } ct_ref_split;
 
 /* One array reference of the source: an access of a statement or let (the
@@ -992,8 +1005,11 @@ typedef struct ct_ref_table {
  * proportion to an exact simulation's per-reference counts when the kernel
  * makes at most sim_max accesses (sim_max < 0: 16M), otherwise in
  * proportion to their accesses; `split` says which. The references' misses
- * add up to the array's and so to r's per-level totals. On error both are
- * left empty. */
+ * add up to the array's and so to r's per-level totals. A kernel with affine
+ * loop bounds (no model yet) has every row counted by the exact simulator
+ * (CT_SPLIT_SIMULATED, carrier CT_CARRIER_UNKNOWN where misses are not all
+ * cold), up to 2^26 accesses as ct_kernel_predict (CT_ERR_LIMIT beyond);
+ * sim_max is not used then. On error both are left empty. */
 CT_API ct_status ct_kernel_predict_refs(CT_KEEP ct_kernel *k, CT_KEEP const char *spec, int64_t sim_max,
                                         CT_KEEP ct_predict_result *r, CT_KEEP ct_ref_table *t);
 CT_API void ct_ref_table_free(CT_KEEP ct_ref_table *t);
@@ -1351,6 +1367,16 @@ typedef enum ct_tune_decision {
 	CT_TUNE_REPLACED = 3         /* the re-timings confirmed the candidate faster */
 } ct_tune_decision;
 
+/* Where the tuner's ranking takes each point's misses from: the cache model;
+ * for a kernel with affine loop bounds (which the model does not analyse
+ * yet) the exact simulator when simulating every point fits in a quarter of
+ * the budget, otherwise none (the core cost alone ranks the points). */
+typedef enum ct_tune_memory {
+	CT_TUNE_MEMORY_MODEL = 0,
+	CT_TUNE_MEMORY_SIMULATOR = 1,
+	CT_TUNE_MEMORY_NONE = 2
+} ct_tune_memory;
+
 typedef struct ct_tune_result {
 	int nparams;
 	const char **params;    /* [nparams] names of the tunable params (owned by the kernel) */
@@ -1384,10 +1410,13 @@ typedef struct ct_tune_result {
 	double best_found_seconds; /* when the winner was first measured (0: resumed) */
 	int store_readonly;     /* 1: nothing was stored because the store cannot be written
 	                           (read-only folder or file: ct_store_writable is 0) */
+	ct_tune_memory memory_source; /* where the ranking's misses come from (docs/TUNE.md) */
 } ct_tune_result;
 
 /* "no-default", "default", "default-kept", "tuned" ("?" otherwise). */
 CT_API CT_KEEP const char *ct_tune_decision_name(ct_tune_decision d);
+/* "model", "simulator", "none" ("?" otherwise). */
+CT_API CT_KEEP const char *ct_tune_memory_name(ct_tune_memory m);
 
 /* Tune k's tunable params for k's current sizes: enumerate the product of
  * their candidate values, drop the combinations the checks refuse, rank all

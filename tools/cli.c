@@ -351,6 +351,7 @@ const char *carrier_text(const ct_ref_misses *m, int l, char *buf, size_t cap)
 	case CT_CARRIER_SIBLING: snprintf(buf, cap, "sibling in %s", name ? name : "run"); break;
 	case CT_CARRIER_STMT: snprintf(buf, cap, "statement"); break;
 	case CT_CARRIER_CONFLICT: snprintf(buf, cap, "conflicts"); break;
+	case CT_CARRIER_UNKNOWN: snprintf(buf, cap, "?"); break;
 	default: snprintf(buf, cap, "-");
 	}
 	return buf;
@@ -370,7 +371,7 @@ const char *ref_access(const ct_ref_misses *m)
 	return m->line <= 0 ? "copy" : m->is_write == 2 ? "update" : m->is_write ? "write" : "read";
 }
 
-static const char *const split_names[] = {"model", "simulation", "accesses"};
+static const char *const split_names[] = {"model", "simulation", "accesses", "simulated"};
 
 json_t *ref_table_json(const ct_ref_table *t, const char *file, int nlevels, bool *ok)
 {

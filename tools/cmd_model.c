@@ -204,11 +204,12 @@ static void print_refs_text(const ct_ref_table *t, int nlevels)
 	for (int l = 0; l < nlevels; l++)
 		printf("  L%d misses (cold) carried by", l + 1);
 	printf("\n");
-	int shared = 0;
+	int shared = 0, simulated = 0;
 	for (int i = 0; i < t->nrefs; i++) {
 		const ct_ref_misses *m = &t->refs[i];
 		char where[512], carrier[128];
-		shared |= m->split != CT_SPLIT_MODEL;
+		shared |= m->split != CT_SPLIT_MODEL && m->split != CT_SPLIT_SIMULATED;
+		simulated |= m->split == CT_SPLIT_SIMULATED;
 		printf("  %-*s %-8s %4d %-6s %12lld", width, ref_where(t->file ? t->file : "-", m, where, sizeof where), m->array,
 		       m->stmt, ref_access(m), (long long)m->accesses);
 		for (int l = 0; l < nlevels; l++)
@@ -219,6 +220,9 @@ static void print_refs_text(const ct_ref_table *t, int nlevels)
 	}
 	if (shared)
 		printf("  (the model counts per array; an array's counts are shared out over its references)\n");
+	if (simulated)
+		printf("  (loops with affine bounds: every reference counted by the exact simulator, not the model, "
+		       "so what carries its capacity or conflict misses is not known: ?)\n");
 }
 
 /* ------------------------------------------------------------ predict --threads */
@@ -425,6 +429,15 @@ static void print_tiles_json(const ct_kernel *k, const ct_tiles_result *r)
 	ct_json_set(o, "rank_level", json_integer(r->rank_level), &ok);
 	ct_json_set(o, "runtime_bounds", json_boolean(r->runtime_bounds), &ok);
 	ct_json_set(o, "evaluated", json_integer((json_int_t)r->evaluated), &ok);
+	/* affine loop bounds: counted by the exact simulator, as predict's fallback */
+	ct_json_set(o, "source", json_string(r->simulated ? "simulator" : "model"), &ok);
+	ct_json_set(o, "fallback", r->simulated ? json_string("affine loop bounds") : json_null(), &ok);
+	if (r->simulated) {
+		ct_json_set(o, "accesses", json_integer((json_int_t)r->accesses), &ok);
+		ct_json_set(o, "simulate_seconds", ct_json_real(r->simulate_seconds, 6), &ok);
+		ct_json_set(o, "seconds_per_tiling",
+		            ct_json_real(r->evaluated > 0 ? r->simulate_seconds / (double)r->evaluated : 0.0, 6), &ok);
+	}
 	for (int c = 0; c < r->ncandidates; c++) {
 		const ct_tiles_candidate *t = &r->candidates[c];
 		json_t *cand = json_object();
@@ -447,6 +460,10 @@ static void print_tiles_text(const ct_kernel *k, const ct_tiles_result *r)
 	       r->nindices, r->nindices == 1 ? "" : "s", (long long)r->evaluated, r->seconds);
 	if (r->runtime_bounds)
 		printf("unknown loop bounds: partitions whose stack distance depends on them count as misses\n");
+	if (r->simulated)
+		printf("fallback: affine loop bounds, which the model does not analyse yet: each tiling counted "
+		       "by the exact simulator (%lld accesses, %.3f s a tiling)\n",
+		       (long long)r->accesses, r->evaluated > 0 ? r->simulate_seconds / (double)r->evaluated : 0.0);
 	printf("  rank");
 	for (int i = 0; i < r->nindices; i++)
 		printf(" %8s", r->indices[i]);

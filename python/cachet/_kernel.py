@@ -923,6 +923,8 @@ class Kernel:
 
         Each candidate's "tiles" are in the order of "params":
         dict(zip(r["params"], r["candidates"][0]["tiles"])) is the best tiling.
+        A kernel with affine loop bounds has every tiling counted by the exact
+        simulator ("source": "simulator", "fallback": "affine loop bounds").
         """
         with self._lock:
             self._check_open()
@@ -944,12 +946,20 @@ class Kernel:
                                   "level_misses": [c.misses[lv] for lv in range(r.nlevels)],
                                   "level_misses_max": [c.misses_max[lv] for lv in range(r.nlevels)],
                                   "exact": bool(c.exact)})
-                return {"kernel": self.name, "indices": [_s(r.indices[i]) for i in range(r.nindices)],
+                res = {"kernel": self.name, "indices": [_s(r.indices[i]) for i in range(r.nindices)],
                         "params": names,
                         "levels": [{"size": r.level[i].size, "line": r.level[i].line, "ways": r.level[i].ways}
                                    for i in range(r.nlevels)],
                         "rank_level": r.rank_level, "runtime_bounds": bool(r.runtime_bounds),
-                        "evaluated": r.evaluated, "candidates": cands, "seconds": r.seconds}
+                        "evaluated": r.evaluated,
+                        # affine loop bounds: every tiling counted by the exact simulator
+                        "source": "simulator" if r.simulated else "model",
+                        "fallback": "affine loop bounds" if r.simulated else None}
+                if r.simulated:
+                    res.update({"accesses": r.accesses, "simulate_seconds": r.simulate_seconds,
+                                "seconds_per_tiling": r.simulate_seconds / r.evaluated if r.evaluated else 0.0})
+                res.update({"candidates": cands, "seconds": r.seconds})
+                return res
             finally:
                 lib.ct_tiles_result_free(r)
 

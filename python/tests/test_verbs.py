@@ -64,6 +64,29 @@ def test_tiles_match_the_tool():
     assert set(best) == {"TA", "TQ", "TP", "TB"}
 
 
+def test_affine_tiles_and_tune_match_the_tool(tmp_path):
+    # loops with affine bounds (k: 0 .. i+1): the tile search and the tuner count misses by simulation
+    p = cachet_example("tiles_trmm")
+    k = cachet.load(p, params={"N": 32, "M": 32})
+    t = k.tiles(cache="1K:64", max_tile=8)
+    assert t["source"] == "simulator" and t["fallback"] == "affine loop bounds" and t["accesses"] == 4 * 32 * 528
+    timing = ("seconds", "simulate_seconds", "seconds_per_tiling")
+    cli = cli_json("tiles", p, "-D", "N=32", "-D", "M=32", "--cache", "1K:64", "--max", "8")
+    assert without(t, *timing) == without(cli, *timing)
+    assert all(c["exact"] for c in t["candidates"])
+    src = open(p).read().replace("param TJ = 16, TK = 16", "param TJ = 8 tune {4, 8}\nparam TK = 8 tune {4, 8}")
+    tk = cachet.Kernel(src, params={"N": 24, "M": 24})
+    res = tk.tune(budget=6, cache="1K:64", store_dir=str(tmp_path), fraction=0.5)
+    assert res[0]["memory_source"] == "simulator" and res[0]["best_params"]
+    import numpy as np
+    tuned = cachet.Kernel(src, params={"N": 24, "M": 24, **res[0]["best_params"]})
+    L = np.tril(np.ones((24, 24), np.float32))
+    B = np.ones((24, 24), np.float32)
+    C = np.zeros((24, 24), np.float32)
+    tuned(L, B, C)
+    assert (C == (np.arange(24, dtype=np.float32) + 1)[:, None]).all()
+
+
 def test_tune_then_use_the_winner(tmp_path):
     k = cachet.load(cachet_example("tune_matmul"))
     res = k.tune(sizes=["32x32x32", {"M": 48, "N": 32, "K": 32}], budget=4, fraction=0.02,

@@ -148,9 +148,31 @@ ct_status cold_certify(ct_looptree *t, const sim_spec *spec, const bool *want, b
  * storage's first statement (1-based; 0 when none), as predict's table gives them. */
 ct_status predict_ref_counts(ct_looptree *t, int *nrefs, int *first);
 
+/* The longest trace predict, the tile search (per tiling), the tuner (per point) and --per-ref
+ * simulate for a kernel with affine loop bounds: about 1.5 s at 20 ns an access (the examples'
+ * 256-sized triangular kernels, 34M accesses, take 0.7 s); longer is CT_ERR_LIMIT. */
+#define AFFINE_SIM_MAX ((int64_t)1 << 26)
+
+/* What one exact simulation of a tree with affine loop bounds counted. */
+typedef struct affine_sim {
+	sim *s;                   /* the simulator, for per-buffer or per-reference counts */
+	int64_t *buffer_accesses; /* [t->narrays] accesses per storage */
+	int64_t accesses;
+	int64_t misses[SIM_MAX_LEVELS];
+	double seconds;
+} affine_sim;
+
+/* Simulate tree t (a kernel with affine loop bounds, which the model does not analyse) on the
+ * levels of spec, filling *out (free with affine_sim_free; empty on error). With nrefs > 0 the
+ * simulator counts per reference too (interp_refs' ids, nrefs of them). More than cap accesses
+ * (<= 0: AFFINE_SIM_MAX) is CT_ERR_LIMIT, with a message naming `what` (the stage). */
+ct_status affine_simulate(ct_looptree *t, const sim_spec *spec, int64_t cap, const char *what, int nrefs,
+                          affine_sim *out);
+void affine_sim_free(affine_sim *a);
+
 /* predict for a tree with affine loop bounds (the analysis does not take them yet): every
  * level of spec from the exact simulator (source simulator, fallback CT_FALLBACK_AFFINE),
- * CT_ERR_LIMIT with a message when the trace passes 2^26 accesses. */
+ * CT_ERR_LIMIT with a message when the trace passes AFFINE_SIM_MAX accesses. */
 ct_status predict_affine(ct_looptree *t, const sim_spec *spec, ct_predict_result *r);
 
 /* The simulator's buffers of tree t (every storage: the kernel's arrays, then cache buffers),

@@ -438,6 +438,177 @@ out:
 	return st;
 }
 
+/* ------------------------------------------------------------ affine loop bounds: the simulator's own counts */
+
+/* The trace of a tree with affine loop bounds (which the model does not analyse): both
+ * simulators of sim_weights, given id ref * nbuf + storage for each access of a reference (so
+ * that a reference a plan sends to several storages has a count in each), the accesses per
+ * such id and per storage, at most AFFINE_SIM_MAX accesses. */
+typedef struct aff_feed {
+	two_sims s;
+	int64_t *id_acc;  /* [nrefs * nbuf] */
+	int64_t *buf_acc; /* [nbuf] */
+	int nrefs, nbuf;
+	int64_t total;
+	ct_ctx *ctx;
+} aff_feed;
+
+static ct_status aff_feed_fn(void *ud, const interp_access *acc, int n)
+{
+	aff_feed *f = ud;
+	f->total += n;
+	if (f->total > AFFINE_SIM_MAX)
+		return ct_error(f->ctx, CT_ERR_LIMIT,
+		                "the cache model does not analyse loops with affine bounds yet (issue #31), and the "
+		                "trace has more than %lld accesses, too many to simulate for predict --per-ref: use "
+		                "`cachet simulate` (its per-reference counts), or smaller sizes",
+		                (long long)AFFINE_SIM_MAX);
+	for (int i = 0; i < n; i++) {
+		const interp_access *a = &acc[i];
+		bool in = a->buffer >= 0 && a->buffer < f->nbuf;
+		int id = a->ref >= 0 && a->ref < f->nrefs && in ? a->ref * f->nbuf + a->buffer : -1;
+		sim_access_ref(f->s.miss, id, a->buffer, a->offset, a->is_write);
+		sim_access_ref(f->s.cold, id, a->buffer, a->offset, a->is_write);
+		if (id >= 0)
+			f->id_acc[id]++;
+		if (in)
+			f->buf_acc[a->buffer]++;
+	}
+	return CT_OK;
+}
+
+/* Walk the trace once through the two simulators (f->s, the spec's levels and cs's). */
+static ct_status aff_simulate(pr *p, const sim_spec *cs, aff_feed *f)
+{
+	ct_ctx *ctx = p->ctx;
+	ct_looptree *t = p->t;
+	int nid = p->nrefs * t->narrays;
+	sim_buffer *buf = NULL;
+	f->nrefs = p->nrefs;
+	f->nbuf = t->narrays;
+	f->ctx = ctx;
+	f->id_acc = calloc((size_t)nid + 1, sizeof *f->id_acc);
+	f->buf_acc = calloc((size_t)t->narrays + 1, sizeof *f->buf_acc);
+	ct_status st = f->id_acc && f->buf_acc ? sim_tree_buffers(t, &buf) : ct_error(ctx, CT_ERR_NOMEM, "out of memory");
+	if (!st && (!(f->s.miss = sim_new(ctx, p->spec, buf, t->narrays, nid)) ||
+	            !(f->s.cold = sim_new(ctx, cs, buf, t->narrays, nid))))
+		st = ct_ctx_last_status(ctx);
+	if (!st)
+		st = interp_trace_batch(t, aff_feed_fn, f);
+	if (!st)
+		st = sim_result(f->s.miss, NULL, NULL, NULL);
+	if (!st)
+		st = sim_result(f->s.cold, NULL, NULL, NULL);
+	free(buf);
+	return st;
+}
+
+/* Replace walk's rows (one per source reference, ids = reference ids) by one per source
+ * reference and storage its accesses went to (ids = the simulator's ids of that pair; a
+ * reference that never runs keeps one empty row), then add a `(copy loops)` row per storage
+ * for the accesses no reference makes. */
+static bool aff_split_rows(pr *p, const aff_feed *f)
+{
+	int nsrc = p->nu, nbuf = f->nbuf;
+	uref *src = p->u;
+	p->u = NULL;
+	p->nu = p->capu = 0;
+	bool ok = true;
+	for (int i = 0; i < nsrc && ok; i++) {
+		const uref *x = &src[i];
+		int first = p->nu;
+		for (int a = 0; a < nbuf && ok; a++) {
+			uref y = *x;
+			y.array = a;
+			y.accesses = 0;
+			for (int j = 0; j < x->nids; j++) {
+				int id = x->ids[j] >= 0 && x->ids[j] < f->nrefs ? x->ids[j] * nbuf + a : -1;
+				y.ids[j] = id;
+				y.accesses += id >= 0 ? f->id_acc[id] : 0;
+			}
+			if (y.accesses > 0)
+				ok = push(p, y);
+		}
+		if (ok && p->nu == first) {
+			uref y = *x;
+			y.nids = 0;
+			ok = push(p, y);
+		}
+	}
+	free(src);
+	for (int a = 0; a < nbuf && ok; a++) {
+		int64_t own = 0;
+		for (int i = 0; i < p->nu; i++)
+			if (p->u[i].array == a)
+				own += p->u[i].accesses;
+		if (f->buf_acc[a] > own)
+			ok = push(p, (uref){.array = a, .ids = {-1}, .nids = 1, .accesses = f->buf_acc[a] - own});
+	}
+	return ok;
+}
+
+/* The rows of an affine tree from one walk of its trace through two simulators: each row's
+ * accesses, misses and cold misses (levels of 2^36 lines), split CT_SPLIT_SIMULATED, and the
+ * carrier of its capacity or conflict misses unknown (CT_CARRIER_UNKNOWN: no partitions
+ * without the model). */
+static ct_status affine_rows(pr *p, ct_ref_table *tab)
+{
+	ct_ctx *ctx = p->ctx;
+	ct_looptree *t = p->t;
+	int nbuf = t->narrays, L = p->spec->nlevels;
+	sim_spec cs;
+	int of_level[SIM_MAX_LEVELS];
+	cold_spec(p->spec, &cs, of_level);
+	aff_feed f;
+	memset(&f, 0, sizeof f);
+	ct_status st = aff_simulate(p, &cs, &f);
+	if (!st && !aff_split_rows(p, &f))
+		st = ct_error(ctx, CT_ERR_NOMEM, "out of memory");
+	size_t names = 0;
+	for (int a = 0; a < nbuf; a++)
+		names += strlen(t->arrays[a].name) + 1;
+	if (!st && !(tab->refs = calloc(1, sizeof *tab->refs * (size_t)(p->nu + 1) + names)))
+		st = ct_error(ctx, CT_ERR_NOMEM, "out of memory");
+	const char **name = st ? NULL : calloc((size_t)nbuf + 1, sizeof *name);
+	if (!st && !name)
+		st = ct_error(ctx, CT_ERR_NOMEM, "out of memory");
+	if (!st) {
+		char *nm = (char *)(tab->refs + p->nu + 1);
+		for (int a = 0; a < nbuf; a++) {
+			size_t len = strlen(t->arrays[a].name) + 1;
+			memcpy(nm, t->arrays[a].name, len);
+			name[a] = nm;
+			nm += len;
+		}
+		tab->nrefs = p->nu;
+		tab->file = p->k->file;
+		for (int i = 0; i < p->nu; i++) {
+			const uref *x = &p->u[i];
+			ct_ref_misses *r = &tab->refs[i];
+			r->array = x->array >= 0 && x->array < nbuf ? name[x->array] : "?";
+			r->stmt = x->stmt;
+			r->line = x->line;
+			r->col = x->col;
+			r->is_write = x->is_write;
+			r->accesses = x->accesses;
+			r->split = CT_SPLIT_SIMULATED;
+			for (int l = 0; l < L; l++) {
+				r->misses[l] = (int64_t)row_misses(p, f.s.miss, l, x);
+				int64_t c = (int64_t)row_misses(p, f.s.cold, of_level[l], x);
+				r->cold[l] = c < r->misses[l] ? c : r->misses[l];
+				r->carrier[l] = r->cold[l] == r->misses[l] ? CT_CARRIER_NONE : CT_CARRIER_UNKNOWN;
+			}
+		}
+		qsort(tab->refs, (size_t)p->nu, sizeof *tab->refs, cmp_rows);
+	}
+	free(name);
+	sim_free(f.s.miss);
+	sim_free(f.s.cold);
+	free(f.id_acc);
+	free(f.buf_acc);
+	return st;
+}
+
 void ct_ref_table_free(ct_ref_table *t)
 {
 	if (!t)
@@ -452,8 +623,6 @@ ct_status ct_kernel_predict_refs(ct_kernel *k, const char *spec_text, int64_t si
 	if (!k || !r || !tab)
 		return CT_ERR_USAGE;
 	memset(tab, 0, sizeof *tab);
-	if (ir_kernel_rect(k, "the per-reference table (predict --per-ref)") != CT_OK)
-		return CT_ERR_USAGE;
 	sim_spec spec;
 	model_result m;
 	pr p = {.ctx = k->ctx, .k = k, .spec = &spec, .m = &m, .r = r};
@@ -466,6 +635,11 @@ ct_status ct_kernel_predict_refs(ct_kernel *k, const char *spec_text, int64_t si
 	if (!st && p.id != p.nrefs)
 		st = ct_error(k->ctx, CT_ERR_USAGE, "per-ref: %d references, the trace has %d", p.id,
 		              p.nrefs);
+	if (k->affine_bounds) { /* no partitions: every row from the simulator */
+		if (!st)
+			st = affine_rows(&p, tab);
+		goto done;
+	}
 	bool shared = false;
 	for (int i = 0; i < p.nu && !shared; i++)
 		for (int j = 0; j < i; j++)
@@ -480,6 +654,7 @@ ct_status ct_kernel_predict_refs(ct_kernel *k, const char *spec_text, int64_t si
 	}
 	if (!st)
 		st = fill_table(&p, split, tab);
+done:
 	ct_free(k->ctx, p.refs);
 	free(p.u);
 	model_result_free(&m);

@@ -1,5 +1,6 @@
-/* predict_affine.c: predict for kernels with affine loop bounds, which the analytical model does not
- * take yet (issue #31): the exact simulator counts every level when the trace is short enough. */
+/* predict_affine.c: predict (and the tile search, the tuner, --per-ref) for kernels with affine loop
+ * bounds, which the analytical model does not take yet (issue #31): the exact simulator counts every
+ * level when the trace is short enough. */
 #include "model/model.h"
 #include "model/sim.h"
 #include "interp/interp.h"
@@ -7,16 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The longest trace predict simulates for such a kernel (about 1.5 s at 20 ns an access: the
- * examples' 256-sized triangular kernels, 34M accesses, take 0.7 s); longer is CT_ERR_LIMIT. */
-#define PREDICT_AFFINE_SIM_MAX ((int64_t)1 << 26)
-
 /* The trace's consumer: the simulator, each storage's accesses, and a cap on their number. */
 typedef struct affine_feed {
 	sim *s;
 	int64_t *accesses; /* per storage */
 	int nbuf;
 	int64_t total, cap;
+	bool by_ref;      /* give the simulator each access's reference id */
+	const char *what; /* the stage that simulates, for the limit's message */
 	ct_ctx *ctx;
 } affine_feed;
 
@@ -28,19 +27,63 @@ static ct_status feed(void *ud, const interp_access *acc, int n)
 		return ct_error(f->ctx, CT_ERR_LIMIT,
 		                "the cache model does not analyse loops with affine bounds yet (issue #31), "
 		                "and the trace has more than %lld accesses, too many to simulate within "
-		                "predict: use `cachet simulate`, or smaller sizes",
-		                (long long)f->cap);
+		                "%s: use `cachet simulate`, or smaller sizes",
+		                (long long)f->cap, f->what);
 	for (int i = 0; i < n; i++) {
-		sim_access(f->s, acc[i].buffer, acc[i].offset, acc[i].is_write);
+		if (f->by_ref)
+			sim_access_ref(f->s, acc[i].ref, acc[i].buffer, acc[i].offset, acc[i].is_write);
+		else
+			sim_access(f->s, acc[i].buffer, acc[i].offset, acc[i].is_write);
 		if (acc[i].buffer >= 0 && acc[i].buffer < f->nbuf)
 			f->accesses[acc[i].buffer]++;
 	}
 	return CT_OK;
 }
 
+ct_status affine_simulate(ct_looptree *t, const sim_spec *spec, int64_t cap, const char *what, int nrefs,
+                          affine_sim *out)
+{
+	ct_ctx *ctx = t->k->ctx;
+	memset(out, 0, sizeof *out);
+	double t0 = ct_now();
+	sim_buffer *buf = NULL;
+	affine_feed f = {NULL, NULL, t->narrays, 0, cap > 0 ? cap : AFFINE_SIM_MAX, nrefs > 0, what, ctx};
+	f.accesses = calloc((size_t)t->narrays + 1, sizeof *f.accesses);
+	ct_status st = f.accesses ? sim_tree_buffers(t, &buf) : ct_error(ctx, CT_ERR_NOMEM, "out of memory");
+	if (!st && !(f.s = sim_new(ctx, spec, buf, t->narrays, nrefs > 0 ? nrefs : 0)))
+		st = ct_ctx_last_status(ctx);
+	if (!st)
+		st = interp_trace_batch(t, feed, &f);
+	uint64_t misses[SIM_MAX_LEVELS];
+	if (!st)
+		st = sim_result(f.s, misses, NULL, NULL);
+	free(buf);
+	if (st) {
+		sim_free(f.s);
+		free(f.accesses);
+		return st;
+	}
+	out->s = f.s;
+	out->buffer_accesses = f.accesses;
+	out->accesses = f.total;
+	for (int l = 0; l < spec->nlevels; l++)
+		out->misses[l] = (int64_t)misses[l];
+	out->seconds = ct_now() - t0;
+	return CT_OK;
+}
+
+void affine_sim_free(affine_sim *a)
+{
+	if (!a)
+		return;
+	sim_free(a->s);
+	free(a->buffer_accesses);
+	memset(a, 0, sizeof *a);
+}
+
 /* r's per-array entries from the simulation: the storages with accesses, in order, with their
  * reference counts and first statements as the model's table gives them. */
-static ct_status fill_arrays(ct_looptree *t, const sim_spec *spec, const affine_feed *f,
+static ct_status fill_arrays(ct_looptree *t, const sim_spec *spec, const affine_sim *f,
                              ct_predict_result *r)
 {
 	int na = t->narrays;
@@ -56,7 +99,7 @@ static ct_status fill_arrays(ct_looptree *t, const sim_spec *spec, const affine_
 		st = predict_ref_counts(t, nrefs, first);
 	char *name = r->arrays ? (char *)(r->arrays + na + 1) : NULL;
 	for (int a = 0; !st && a < na; a++) {
-		if (!f->accesses[a])
+		if (!f->buffer_accesses[a])
 			continue;
 		ct_model_ref *x = &r->arrays[r->narrays++];
 		size_t len = strlen(t->arrays[a].name) + 1;
@@ -65,7 +108,7 @@ static ct_status fill_arrays(ct_looptree *t, const sim_spec *spec, const affine_
 		name += len;
 		x->stmt = first[a];
 		x->nrefs = nrefs[a];
-		x->accesses = f->accesses[a];
+		x->accesses = f->buffer_accesses[a];
 		x->exact = 1;
 		for (int l = 0; l < spec->nlevels; l++)
 			x->misses[l] = (int64_t)sim_buffer_misses(f->s, l, a);
@@ -77,36 +120,23 @@ static ct_status fill_arrays(ct_looptree *t, const sim_spec *spec, const affine_
 
 ct_status predict_affine(ct_looptree *t, const sim_spec *spec, ct_predict_result *r)
 {
-	ct_ctx *ctx = t->k->ctx;
-	double t0 = ct_now();
-	sim_buffer *buf = NULL;
-	affine_feed f = {NULL, NULL, t->narrays, 0, PREDICT_AFFINE_SIM_MAX, ctx};
-	f.accesses = calloc((size_t)t->narrays + 1, sizeof *f.accesses);
-	ct_status st = f.accesses ? sim_tree_buffers(t, &buf) : ct_error(ctx, CT_ERR_NOMEM, "out of memory");
-	if (!st && !(f.s = sim_new(ctx, spec, buf, t->narrays, 0)))
-		st = ct_ctx_last_status(ctx);
-	if (!st)
-		st = interp_trace_batch(t, feed, &f);
-	uint64_t misses[SIM_MAX_LEVELS];
-	if (!st)
-		st = sim_result(f.s, misses, NULL, NULL);
+	affine_sim f;
+	ct_status st = affine_simulate(t, spec, AFFINE_SIM_MAX, "predict", 0, &f);
 	if (!st) {
-		r->accesses = f.total;
+		r->accesses = f.accesses;
 		r->nlevels = spec->nlevels;
 		for (int l = 0; l < spec->nlevels; l++) {
 			r->level[l].size = spec->level[l].size;
 			r->level[l].line = spec->level[l].line;
 			r->level[l].ways = spec->level[l].ways;
-			r->level[l].misses = (int64_t)misses[l];
+			r->level[l].misses = f.misses[l];
 			r->level[l].exact = 1;
 			r->source[l] = CT_SOURCE_SIMULATOR;
 			r->fallback[l] = CT_FALLBACK_AFFINE;
 		}
 		st = fill_arrays(t, spec, &f, r);
+		r->simulate_seconds = f.seconds;
 	}
-	r->simulate_seconds = ct_now() - t0;
-	sim_free(f.s);
-	free(buf);
-	free(f.accesses);
+	affine_sim_free(&f);
 	return st;
 }

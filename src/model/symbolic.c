@@ -2353,7 +2353,10 @@ ct_status sym_analyse(ct_looptree *t, const sim_spec *spec, sym_result *r)
 	ct_kernel *k = t->k;
 	if (k->affine_bounds) {
 		/* the trip counts below are read from rectangular bounds */
-		r->why = "loops with affine bounds (bounds that use enclosing indices or min/max; issue #31)";
+		r->why = "loops with affine bounds (bounds that use enclosing indices or min/max; issue #31): "
+		         "a formula over a triangular or banded space needs its points counted as polynomials "
+		         "in the params (Ehrhart counting), which the formulas do not do yet; `cachet predict` "
+		         "with values for the params counts them by simulation";
 		return CT_OK;
 	}
 	for (int p = 0; p < k->nparams; p++)

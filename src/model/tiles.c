@@ -32,6 +32,14 @@
  * With unknown loop bounds (runtime params without a value) the model runs
  * twice, with those params at two large values; a partition whose distance
  * differs between the runs depends on the bounds and counts as a miss.
+ *
+ * A kernel with affine loop bounds (issue #31), which the model does not
+ * analyse yet, has each tiling counted by the exact simulator instead (as
+ * predict does): the counts are exact, there are no partitions, so a tiling
+ * is maximal where growing a tile adds misses at some level, and the final
+ * re-analysis is skipped (the screening was already exact). Every runtime
+ * param needs a value then, and a tiling whose trace passes AFFINE_SIM_MAX
+ * accesses stops the search with that message.
  */
 
 #define TL_DEFAULT_EVALS 4096
@@ -42,6 +50,11 @@
 #define TL_CLIMB_ROUNDS 64
 #define TL_SCREEN_DEPTH 3 /* model refinement depth while searching (model.h) */
 #define TL_FINAL_MIN 16   /* best screened tilings re-analysed at full depth: at least */
+/* Affine loop bounds (every tiling simulated) without max_evals from the caller: the tilings
+ * evaluated are at most what this many seconds of simulation allow, by the time of the
+ * kernel's own tiling, and at least TL_SIM_MIN_EVALS. */
+#define TL_SIM_SECONDS 20.0
+#define TL_SIM_MIN_EVALS 16
 
 /* One searched param. */
 typedef struct tl_param {
@@ -95,6 +108,11 @@ typedef struct tl_search {
 	ct_status first_err; /* first failed tiling, reported if none works */
 	char first_msg[1024];
 	int64_t *work; /* [3 * n] scratch tilings */
+	bool simulate;       /* affine loop bounds: the exact simulator counts each tiling */
+	bool evals_given;    /* the caller set max_evals (else simulate sizes it) */
+	char fatal_msg[1024]; /* the message of s->fatal (restore_kernel's re-check clears the ctx's) */
+	double sim_seconds;  /* time of those simulations */
+	int64_t accesses;    /* the last simulated tiling's trace length */
 } tl_search;
 
 /* ------------------------------------------------------------ finding the tiles */
@@ -141,9 +159,14 @@ static bool param_sizes_problem(const ct_kernel *k, int p)
 				return true;
 	for (int x = 0; x < k->nindices; x++) {
 		const ir_index *ix = &k->indices[x];
-		if (ix->kind == IX_LOOP &&
-		    (aff_coef(ix->lo, AFF_PARAM, p) != 0 || aff_coef(ix->hi, AFF_PARAM, p) != 0))
+		if (ix->kind != IX_LOOP)
+			continue;
+		if (aff_coef(ix->lo, AFF_PARAM, p) != 0 || aff_coef(ix->hi, AFF_PARAM, p) != 0)
 			return true;
+		/* an affine loop's every min/max term */
+		for (int j = 0; j < ix->nlo + ix->nhi; j++)
+			if (aff_coef(j < ix->nlo ? ix->los[j] : ix->his[j - ix->nlo], AFF_PARAM, p) != 0)
+				return true;
 	}
 	return body_uses_param(k, k->body, k->nbody, p);
 }
@@ -266,26 +289,72 @@ static ct_status find_tile_params(tl_search *s)
 	return CT_OK;
 }
 
-/* Extent of index x if known now (compile-time, or runtime params given a value), else -1. */
+static bool loop_box(const ct_kernel *k, int x, int depth, int64_t *lo, int64_t *hi);
+
+/* The least and greatest values of affine f (params with values, enclosing loop indices over
+ * their boxes); false when some param has no value, or on overflow. */
+static bool aff_box(const ct_kernel *k, aff f, int depth, int64_t *min, int64_t *max)
+{
+	*min = *max = f.c;
+	for (int t = 0; t < f.n; t++) {
+		const aff_term *tm = &f.t[t];
+		int64_t a, b;
+		if (tm->kind == AFF_PARAM) {
+			if (!k->params[tm->id].has_value)
+				return false;
+			a = b = k->params[tm->id].value;
+		} else if (tm->kind != AFF_INDEX || !loop_box(k, tm->id, depth + 1, &a, &b)) {
+			return false;
+		} else {
+			b--; /* the last value */
+		}
+		int64_t qa, qb;
+		if (!ct_mul_ok(tm->coef, a, &qa) || !ct_mul_ok(tm->coef, b, &qb))
+			return false;
+		if (qa > qb) {
+			int64_t q = qa;
+			qa = qb;
+			qb = q;
+		}
+		if (!ct_add_ok(*min, qa, min) || !ct_add_ok(*max, qb, max))
+			return false;
+	}
+	return true;
+}
+
+/* A box around the values of loop index x: every value lies in [*lo, *hi). For an affine loop
+ * (bounds that use enclosing indices) the box over the enclosing loops' boxes: the largest of
+ * the lower terms' least values, the smallest of the upper terms' greatest. */
+static bool loop_box(const ct_kernel *k, int x, int depth, int64_t *lo, int64_t *hi)
+{
+	const ir_index *ix = &k->indices[x];
+	if (depth > k->nindices || ix->kind != IX_LOOP)
+		return false;
+	int nlo = ir_index_affine(ix) ? ix->nlo : 1, nhi = ir_index_affine(ix) ? ix->nhi : 1;
+	const aff *los = ir_index_affine(ix) ? ix->los : &ix->lo, *his = ir_index_affine(ix) ? ix->his : &ix->hi;
+	for (int j = 0; j < nlo + nhi; j++) {
+		int64_t a, b;
+		if (!aff_box(k, j < nlo ? los[j] : his[j - nlo], depth, &a, &b))
+			return false;
+		if (j < nlo && (j == 0 || a > *lo))
+			*lo = a;
+		if (j >= nlo && (j == nlo || b < *hi))
+			*hi = b;
+	}
+	return true;
+}
+
+/* Extent of index x if known now (compile-time, or runtime params given a value), else -1;
+ * for an affine loop, the extent of its box (its longest range). */
 static int64_t index_extent(const ct_kernel *k, int x)
 {
 	const ir_index *ix = &k->indices[x];
 	if (ix->kind == IX_SPLIT)
 		return ix->window;
-	int64_t v[2];
-	aff f[2] = {ix->lo, ix->hi};
-	for (int j = 0; j < 2; j++) {
-		v[j] = f[j].c;
-		for (int t = 0; t < f[j].n; t++) {
-			const aff_term *tm = &f[j].t[t];
-			int64_t q;
-			if (tm->kind != AFF_PARAM || !k->params[tm->id].has_value ||
-			    !ct_mul_ok(tm->coef, k->params[tm->id].value, &q) ||
-			    !ct_add_ok(v[j], q, &v[j]))
-				return -1;
-		}
-	}
-	return v[1] > v[0] ? v[1] - v[0] : 1;
+	int64_t lo = 0, hi = 0;
+	if (!loop_box(k, x, 0, &lo, &hi))
+		return -1;
+	return hi > lo ? hi - lo : 1;
 }
 
 /* The tile param whose split made index x (x is the inner index of that split), or -1. */
@@ -578,8 +647,26 @@ static bool count_symbolic(tl_search *s, ct_looptree *tree, tl_entry *e)
 	return ok;
 }
 
+/* The exact simulator's counts of tree (affine loop bounds) into e: exact, and each level's
+ * misses stand for its partitions over capacity (is_maximal: growing a tile that adds misses). */
+static ct_status simulate_tiling(tl_search *s, ct_looptree *tree, tl_entry *e)
+{
+	affine_sim a;
+	ct_status st = affine_simulate(tree, &s->spec, AFFINE_SIM_MAX, "the tile search (per tiling)", 0, &a);
+	if (!st) {
+		e->exact = true;
+		for (int l = 0; l < s->spec.nlevels; l++)
+			e->misses[l] = e->misses_max[l] = e->over[l] = a.misses[l];
+		s->sim_seconds += a.seconds;
+		s->accesses = a.accesses;
+	}
+	affine_sim_free(&a);
+	return st;
+}
+
 /* Build tiling t's loop tree and run the model at refinement depth `depth` (twice with unknown
- * bounds) into e. A failure is the tiling's own (status returned, e invalid). */
+ * bounds), or with affine loop bounds the simulator, into e. A failure is the tiling's own
+ * (status returned, e invalid). */
 static ct_status analyse_tiling(tl_search *s, const int64_t *t, int depth, tl_entry *e)
 {
 	memset(e, 0, sizeof *e);
@@ -589,6 +676,12 @@ static ct_status analyse_tiling(tl_search *s, const int64_t *t, int depth, tl_en
 	ct_looptree *tree = plan_lower(s->k, true);
 	if (!tree)
 		return ct_ctx_last_status(s->ctx) ? ct_ctx_last_status(s->ctx) : CT_ERR_NOMEM;
+	if (s->simulate) {
+		st = simulate_tiling(s, tree, e);
+		e->valid = st == CT_OK;
+		ct_looptree_free(tree);
+		return st;
+	}
 	if (s->nrt > 0 && count_symbolic(s, tree, e)) {
 		e->valid = true;
 		ct_looptree_free(tree);
@@ -612,11 +705,30 @@ static ct_status analyse_tiling(tl_search *s, const int64_t *t, int depth, tl_en
 	return st;
 }
 
-/* Remember the first failure of a tiling (its message), then forget it on the ctx. */
-static void note_failure(tl_search *s, ct_status st)
+/* Remember the first failure of a tiling (its message), then forget it on the ctx. A trace
+ * too long to simulate (affine bounds) stops the search: the next tilings' are as long, and
+ * each would take the simulator's whole limit to find out. */
+static void note_failure(tl_search *s, ct_status st, const int64_t *t)
 {
 	if (st == CT_ERR_NOMEM) {
 		s->fatal = st;
+		return;
+	}
+	if (st == CT_ERR_LIMIT && s->simulate) {
+		char msg[900];
+		snprintf(msg, sizeof msg, "%s", ct_ctx_last_message(s->ctx));
+		char tiling[120] = "";
+		size_t len = 0;
+		for (int i = 0; i < s->n && len < sizeof tiling; i++) {
+			int w = snprintf(tiling + len, sizeof tiling - len, "%s%s=%lld", i ? ", " : "",
+			                 s->k->params[s->p[i].param].name, (long long)t[i]);
+			if (w < 0)
+				break;
+			len += (size_t)w;
+		}
+		s->fatal = ct_error(s->ctx, CT_ERR_LIMIT, "the tile search stopped at the tiling %s: %s", tiling,
+		                    msg);
+		snprintf(s->fatal_msg, sizeof s->fatal_msg, "%s", ct_ctx_last_message(s->ctx));
 		return;
 	}
 	if (!s->first_err) {
@@ -655,7 +767,7 @@ static const tl_entry *evaluate(tl_search *s, const int64_t *t)
 	s->evaluated++;
 	ct_status st = analyse_tiling(s, t, TL_SCREEN_DEPTH, &s->ent[id]);
 	if (st)
-		note_failure(s, st);
+		note_failure(s, st, t);
 	return s->fatal ? NULL : &s->ent[id];
 }
 
@@ -879,12 +991,16 @@ static void final_phase(tl_search *s, int *ids, int *tmp, int keep, int *n)
 	if (nfinal > nvalid)
 		nfinal = nvalid;
 	*n = 0;
+	if (s->simulate) { /* the simulator's counts are exact already */
+		*n = nfinal;
+		return;
+	}
 	for (int i = 0; i < nfinal && !s->fatal; i++) {
 		int id = ids[i];
-		ct_status st = analyse_tiling(s, &s->tiles[(size_t)id * (size_t)s->n],
-		                              MODEL_REFINE_FULL, &s->ent[id]);
+		const int64_t *t = &s->tiles[(size_t)id * (size_t)s->n];
+		ct_status st = analyse_tiling(s, t, MODEL_REFINE_FULL, &s->ent[id]);
 		if (st)
-			note_failure(s, st);
+			note_failure(s, st, t);
 		else
 			ids[(*n)++] = id;
 	}
@@ -994,6 +1110,9 @@ static ct_status result_header(const tl_search *s, ct_tiles_result *r)
 	r->rank_level = s->order[0];
 	r->runtime_bounds = s->nrt > 0;
 	r->evaluated = s->evaluated;
+	r->simulated = s->simulate;
+	r->simulate_seconds = s->sim_seconds;
+	r->accesses = s->accesses;
 	return CT_OK;
 }
 
@@ -1052,11 +1171,39 @@ static ct_tiles_options effective_opts(const ct_tiles_options *opts)
 	return o;
 }
 
+/* Affine loop bounds, max_evals not given: simulate the kernel's own tiling once and keep
+ * s->max_evals to what TL_SIM_SECONDS of such simulations allow. A trace too long stops the
+ * search here (s->fatal); another failure is the tiling's own (noted, no sizing). */
+static void size_sim_budget(tl_search *s)
+{
+	int64_t *t = ct_alloc(s->ctx, sizeof *t * (size_t)(s->n + 1));
+	if (!t) {
+		s->fatal = CT_ERR_NOMEM;
+		return;
+	}
+	for (int i = 0; i < s->n; i++)
+		t[i] = s->saved[s->p[i].param].value;
+	tl_entry e;
+	double t0 = ct_now();
+	ct_status st = analyse_tiling(s, t, TL_SCREEN_DEPTH, &e);
+	double dt = ct_now() - t0;
+	if (st) {
+		note_failure(s, st, t);
+	} else {
+		double most = dt > 0 ? TL_SIM_SECONDS / dt : (double)s->max_evals;
+		int cap = most < TL_SIM_MIN_EVALS ? TL_SIM_MIN_EVALS : most < (double)s->max_evals ? (int)most : s->max_evals;
+		s->max_evals = cap;
+	}
+	ct_free(s->ctx, t);
+}
+
 /* The search itself on a prepared s; fills r. */
 static ct_status run_search(tl_search *s, const ct_tiles_options *o, ct_tiles_result *r)
 {
 	set_bounds(s, o->max_tile);
-	ct_status st = make_grids(s);
+	if (s->simulate && !s->evals_given)
+		size_sim_budget(s);
+	ct_status st = s->fatal ? s->fatal : make_grids(s);
 	if (!st)
 		st = alloc_memo(s);
 	int *ids = NULL, *tmp = NULL;
@@ -1074,6 +1221,8 @@ static ct_status run_search(tl_search *s, const ct_tiles_options *o, ct_tiles_re
 		st = s->fatal;
 	}
 	restore_kernel(s);
+	if (st && s->fatal_msg[0])
+		ct_error(s->ctx, st, "%s", s->fatal_msg);
 	if (!st) {
 		if (nfinal == 0)
 			st = ct_error(s->ctx, s->first_err ? s->first_err : CT_ERR_INPUT,
@@ -1103,7 +1252,7 @@ ct_status ct_kernel_tiles(ct_kernel *k, const char *spec_text, const ct_tiles_op
 	if (!k || !r)
 		return CT_ERR_USAGE;
 	memset(r, 0, sizeof *r);
-	if (ir_kernel_ready(k) != CT_OK || ir_kernel_rect(k, "the tile search") != CT_OK)
+	if (ir_kernel_ready(k) != CT_OK)
 		return CT_ERR_USAGE;
 	double t0 = ct_now();
 	ct_tiles_options o = effective_opts(opts);
@@ -1122,6 +1271,15 @@ ct_status ct_kernel_tiles(ct_kernel *k, const char *spec_text, const ct_tiles_op
 		    "kernel '%s' has no tile params: the search needs compile-time params "
 		    "as split/tile sizes (param TA = 16 ... tile(a=TA))",
 		    k->name);
+	s.simulate = k->affine_bounds;
+	s.evals_given = opts && opts->max_evals > 0;
+	for (int i = 0; !st && s.simulate && i < k->nparams; i++)
+		if (k->params[i].runtime && !k->params[i].has_value)
+			st = ct_error_at(s.ctx, CT_ERR_USAGE, k->file, k->name_pos.line, k->name_pos.col,
+			                 "kernel '%s' has loops with affine bounds, which the tile search counts "
+			                 "with the exact simulator (the model does not analyse them yet): give "
+			                 "runtime param '%s' a value (-D %s=...)",
+			                 k->name, k->params[i].name, k->params[i].name);
 	if (!st) {
 		rank_levels(&s);
 		st = save_kernel(&s);

@@ -20,9 +20,17 @@
  * Everything else is counted per statement execution: its accesses as load
  * or store slots and its arithmetic as FMA-unit slots, divided by the lanes
  * of its type that an enclosing vectorized loop fills.
+ *
+ * A loop with affine bounds (issue #31: `k: 0 .. i+1`) has a trip count
+ * that changes with the loops around it, so the walk enumerates the values
+ * of each loop whose variable some affine bound inside it uses (at most
+ * CC_ENUM_BUDGET iterations a tree; past it, such a loop takes its middle
+ * value, which gives an inner bound linear in it its mean trip count), and
+ * multiplies the others' kids by their trip counts as for a rectangular nest.
  */
 
 #define CC_MAX_U 8
+#define CC_ENUM_BUDGET ((int64_t)1 << 24)
 
 typedef struct cc {
 	const ct_looptree *t;
@@ -30,15 +38,107 @@ typedef struct cc {
 	int64_t *pv;
 	double cycles;
 	tune_core_cost *out;
+	int64_t *var;              /* [t->nindices] values of the enumerated loops' variables */
+	const lt_node **enumerated; /* the loops whose variable an affine bound inside them uses */
+	int nenum;
+	int64_t budget;            /* enumerated iterations left */
 } cc;
+
+/* The value of affine bound term f at the enumerated variables (AFF_LOOP: a loop variable,
+ * AFF_INDEX: the sum of an original index's chain). */
+static int64_t term_value(const cc *c, aff f, bool *ok)
+{
+	const ct_looptree *t = c->t;
+	int64_t v = f.c;
+	for (int i = 0; i < f.n && *ok; i++) {
+		const aff_term *tm = &f.t[i];
+		int64_t x = 0, q;
+		if (tm->kind == AFF_PARAM)
+			x = c->pv[tm->id];
+		else if (tm->kind == AFF_LOOP && tm->id >= 0 && tm->id < t->nindices)
+			x = c->var[tm->id];
+		else if (tm->kind == AFF_INDEX && tm->id >= 0 && tm->id < t->k->nindices && t->chain && t->chain[tm->id])
+			for (int m = 0; m < t->chain_len[tm->id]; m++)
+				x += c->var[t->chain[tm->id][m]];
+		else
+			*ok = false;
+		*ok = *ok && ct_mul_ok(tm->coef, x, &q) && ct_add_ok(v, q, &v);
+	}
+	return v;
+}
+
+/* Loop x's range [*lo, *hi) now: its bounds over params, and for an affine loop its terms at
+ * the enumerated variables. */
+static bool range_of(const cc *c, const lt_node *x, int64_t *lo, int64_t *hi)
+{
+	bool ok = true;
+	*lo = bx_eval(x->lo, c->pv, &ok);
+	*hi = bx_eval(x->hi, c->pv, &ok);
+	for (int j = 0; j < x->ndlo && ok; j++) {
+		int64_t v = term_value(c, x->dlo[j], &ok);
+		*lo = v > *lo ? v : *lo;
+	}
+	for (int j = 0; j < x->ndhi && ok; j++) {
+		int64_t v = term_value(c, x->dhi[j], &ok);
+		*hi = v < *hi ? v : *hi;
+	}
+	return ok;
+}
 
 static int64_t trip_of(const cc *c, const lt_node *x)
 {
-	bool ok = true;
-	int64_t lo = bx_eval(x->lo, c->pv, &ok), hi = bx_eval(x->hi, c->pv, &ok);
-	if (!ok || hi <= lo || x->step < 1)
+	int64_t lo, hi;
+	if (!range_of(c, x, &lo, &hi) || hi <= lo || x->step < 1)
 		return 0;
 	return ct_trip_count(lo, hi, x->step);
+}
+
+/* Whether term f reads tree loop variable v. */
+static bool term_reads(const ct_looptree *t, aff f, int v)
+{
+	bool bad = false;
+	return lt_var_coef(t, f, v, &bad) != 0 || bad;
+}
+
+/* Whether an affine loop at or under x (x itself excluded when `self` is false) has a bound
+ * term that reads loop variable v. */
+static bool bound_reads(const ct_looptree *t, const lt_node *x, int v, bool self)
+{
+	if (self && x->kind == LT_LOOP)
+		for (int j = 0; j < x->ndlo + x->ndhi; j++)
+			if (term_reads(t, j < x->ndlo ? x->dlo[j] : x->dhi[j - x->ndlo], v))
+				return true;
+	for (int i = 0; i < x->nkids + x->nels; i++)
+		if (bound_reads(t, i < x->nkids ? x->kids[i] : x->els[i - x->nkids], v, true))
+			return true;
+	return false;
+}
+
+/* List the loops at or under x whose variable an affine bound inside them reads (at most cap:
+ * the tree's loops). */
+static void find_enumerated(cc *c, const lt_node *x, int cap)
+{
+	if (x->kind == LT_LOOP && c->nenum < cap && lt_affine_below(x) && bound_reads(c->t, x, x->index, false))
+		c->enumerated[c->nenum++] = x;
+	for (int i = 0; i < x->nkids + x->nels; i++)
+		find_enumerated(c, i < x->nkids ? x->kids[i] : x->els[i - x->nkids], cap);
+}
+
+/* Loops at or under x. */
+static int count_loops(const lt_node *x)
+{
+	int n = x->kind == LT_LOOP;
+	for (int i = 0; i < x->nkids + x->nels; i++)
+		n += count_loops(i < x->nkids ? x->kids[i] : x->els[i - x->nkids]);
+	return n;
+}
+
+static bool is_enumerated(const cc *c, const lt_node *x)
+{
+	for (int i = 0; i < c->nenum; i++)
+		if (c->enumerated[i] == x)
+			return true;
+	return false;
 }
 
 /* Whether expression e moves with tree loop variable x. */
@@ -229,8 +329,21 @@ static void walk(cc *c, const lt_node *x, double times, int64_t vtrip)
 			c->out->tile_flops += times * fl;
 			return;
 		}
-		int64_t trip = trip_of(c, x);
+		int64_t trip = trip_of(c, x), lo, hi;
 		int64_t v = x->vector ? (trip > 0 ? trip : 1) : vtrip;
+		if (trip > 0 && is_enumerated(c, x) && range_of(c, x, &lo, &hi)) {
+			if (c->budget >= trip) {
+				/* one value at a time: the affine bounds inside read it */
+				c->budget -= trip;
+				for (int64_t it = 0; it < trip; it++) {
+					c->var[x->index] = lo + it * x->step;
+					for (int i = 0; i < x->nkids; i++)
+						walk(c, x->kids[i], times, v);
+				}
+				return;
+			}
+			c->var[x->index] = lo + (trip - 1) / 2 * x->step;
+		}
 		for (int i = 0; i < x->nkids; i++)
 			walk(c, x->kids[i], times * (double)trip, v);
 		return;
@@ -276,11 +389,27 @@ ct_status tune_core_cycles(const ct_looptree *t, const tune_machine *m, tune_cor
 		ct_free(ctx, pv);
 		return ct_error(ctx, CT_ERR_LIMIT, "overflow in the sizes of kernel '%s'", t->k->name);
 	}
-	cc c = {t, m, pv, 0, out};
+	cc c = {t, m, pv, 0, out, NULL, NULL, 0, CC_ENUM_BUDGET};
+	int cap = 0;
+	for (int i = 0; i < t->nroots; i++)
+		cap += count_loops(t->roots[i]);
+	c.var = ct_alloc(ctx, sizeof *c.var * ((size_t)t->nindices + 1));
+	c.enumerated = ct_alloc(ctx, sizeof *c.enumerated * ((size_t)cap + 1));
+	if (!c.var || !c.enumerated) {
+		ct_free(ctx, pv);
+		ct_free(ctx, c.var);
+		ct_free(ctx, (void *)c.enumerated);
+		return CT_ERR_NOMEM;
+	}
+	memset(c.var, 0, sizeof *c.var * ((size_t)t->nindices + 1));
+	for (int i = 0; i < t->nroots; i++)
+		find_enumerated(&c, t->roots[i], cap);
 	for (int i = 0; i < t->nroots; i++)
 		walk(&c, t->roots[i], 1.0, 0);
 	out->cycles = c.cycles;
 	out->ns = c.cycles / m->ghz;
 	ct_free(ctx, pv);
+	ct_free(ctx, c.var);
+	ct_free(ctx, (void *)c.enumerated);
 	return CT_OK;
 }

@@ -139,6 +139,13 @@ static void check_nodes(cut_check *c, ir_node *const *v, int n)
 				const ir_index *ix = &c->k->indices[nd->idx[j]];
 				if (nd->idx[j] != c->x && (aff_coef(ix->lo, AFF_PARAM, c->p) || aff_coef(ix->hi, AFF_PARAM, c->p)))
 					c->ok = false;
+				/* an affine bound (issue #31) that reads P or x: in a piece x runs from 0,
+				 * so `k: 0 .. x+1` would be computed from the piece's x, not the problem's */
+				for (int b = 0; b < ix->nlo + ix->nhi; b++) {
+					aff f = b < ix->nlo ? ix->los[b] : ix->his[b - ix->nlo];
+					if (aff_coef(f, AFF_PARAM, c->p) || aff_coef(f, AFF_INDEX, c->x))
+						c->ok = false;
+				}
 			}
 			check_nodes(c, nd->body, nd->nbody);
 			break;
@@ -175,6 +182,8 @@ static int cut_param(const ct_kernel *k, int t)
 	if (x < 0)
 		return -1;
 	const ir_index *ix = &k->indices[x];
+	if (ir_index_affine(ix)) /* its range is not 0 .. P */
+		return -1;
 	if (!(aff_is_const(ix->lo) && ix->lo.c == 0 && ix->hi.c == 0 && ix->hi.n == 1 &&
 	      ix->hi.t[0].kind == AFF_PARAM && ix->hi.t[0].coef == 1))
 		return -1;
@@ -281,7 +290,7 @@ static void load_records(ct_selector *s, const char *dir)
 
 ct_selector *ct_selector_new(ct_kernel *k, const char *store_dir)
 {
-	if (!k || ir_kernel_ready(k) != CT_OK || ir_kernel_rect(k, "the run-time selector") != CT_OK)
+	if (!k || ir_kernel_ready(k) != CT_OK)
 		return NULL;
 	ct_selector *s = calloc(1, sizeof *s);
 	if (!s) {

@@ -44,6 +44,18 @@
 /* The winner's final check (verify_winner) is skipped beyond this many flops:
  * the interpreter takes a few seconds for 3e8. */
 #define TUNE_VERIFY_MAX_FLOPS 4e8
+/* A kernel with affine loop bounds (which the model does not analyse): every
+ * point's misses come from the exact simulator when simulating all of them
+ * fits in this share of the budget (measured on the default point), else
+ * the ranking is by the core cost alone (docs/TUNE.md, "Affine loop bounds"). */
+#define TUNE_SIM_SHARE 0.25
+/* The simulator's pace assumed to size the default point's trial (optimistic,
+ * so that the trial is not cut short of a trace the measured pace allows). */
+#define TUNE_SIM_NS 10.0
+/* tune_model_best (the selector without a record, at run time): simulated
+ * points only while all of them make at most this many accesses together. */
+#define TUNE_SELECT_SIM_TOTAL ((int64_t)1 << 24)
+#define TUNE_SELECT_SIM_SECONDS 0.25 /* and within this time (measured on the first) */
 /* Latency of one miss served by the next level when the probe has not
  * measured it (ns; typical of current x86 cores): L2, L3, memory. */
 static const double default_next_ns[] = {4.0, 12.0, 80.0};
@@ -153,7 +165,7 @@ ct_status ct_kernel_tune_key(ct_kernel *k, char *family, size_t nfamily, char *s
 {
 	if (!k)
 		return CT_ERR_USAGE;
-	if (ir_kernel_ready(k) != CT_OK || ir_kernel_rect(k, "the tuner") != CT_OK)
+	if (ir_kernel_ready(k) != CT_OK)
 		return CT_ERR_USAGE;
 	if (family && nfamily) {
 		ct_status st = tune_family(k, family, nfamily);
@@ -248,27 +260,48 @@ void tune_weights(ct_ctx *ctx, int nlevels, double *w)
 	}
 }
 
+/* The misses per level of tree t (affine loop bounds) from the exact simulator, at most cap
+ * accesses (cap 0: none counted, the misses left 0: the core cost alone ranks). */
+static ct_status affine_misses(ct_looptree *t, const sim_spec *spec, int64_t cap, int64_t *misses)
+{
+	if (cap <= 0)
+		return CT_OK;
+	affine_sim a;
+	ct_status st = affine_simulate(t, spec, cap, "the tuner (per point)", 0, &a);
+	for (int l = 0; !st && l < spec->nlevels && l < CT_SIM_MAX_LEVELS; l++)
+		misses[l] = a.misses[l];
+	affine_sim_free(&a);
+	return st;
+}
+
 /* The tuner's cost of k as it stands (docs/TUNE.md): the larger of the
  * core's issue time (register tiles, vector loads, FMAs) and the memory
  * time (the model's misses per level x weight), which an out-of-order core
  * with prefetchers overlaps. The tree is lowered and analysed here, not
- * through ct_kernel_predict, which also attributes misses to arrays. */
+ * through ct_kernel_predict, which also attributes misses to arrays. A
+ * kernel with affine loop bounds has its misses simulated instead, up to
+ * sim_cap accesses (0: not counted, the core cost alone). */
 static ct_status model_cost(ct_kernel *k, const sim_spec *spec, const tune_machine *m,
-                            const double *w, int depth, ct_tune_candidate *c, int *nlevels)
+                            const double *w, int depth, int64_t sim_cap, ct_tune_candidate *c, int *nlevels)
 {
 	ct_looptree *t = ct_kernel_lower(k, 1);
 	if (!t)
 		return ct_ctx_last_status(k->ctx);
 	tune_core_cost core;
 	model_result mr;
+	memset(&mr, 0, sizeof mr);
+	memset(c->misses, 0, sizeof c->misses);
 	ct_status st = tune_core_cycles(t, m, &core);
-	if (!st)
+	if (!st && k->affine_bounds)
+		st = affine_misses(t, spec, sim_cap, c->misses);
+	else if (!st)
 		st = model_analyse_depth(t, spec, depth, &mr);
 	if (!st) {
 		double mem = 0;
 		for (int l = 0; l < spec->nlevels && l < CT_SIM_MAX_LEVELS; l++) {
 			const sim_level *sl = &spec->level[l];
-			c->misses[l] = model_misses(model_for_line(&mr, sl->line), sl->size / sl->line, -1, NULL);
+			if (!k->affine_bounds)
+				c->misses[l] = model_misses(model_for_line(&mr, sl->line), sl->size / sl->line, -1, NULL);
 			mem += (double)c->misses[l] * w[l];
 		}
 		*nlevels = spec->nlevels;
@@ -298,6 +331,7 @@ typedef struct tuner {
 	double reserve_confirm; /* the part of it after remeasure_top (confirmation, final check) */
 	double *key;         /* [ncandidates] the model's cost corrected by the measurements */
 	ct_store *store;     /* where measured points are kept (NULL: not kept) */
+	int64_t sim_cap;     /* affine loop bounds: accesses a point's simulation may make (0: none) */
 } tuner;
 
 static void progress(const tuner *t, const char *phase, int done, int total)
@@ -366,11 +400,13 @@ static void refine_best(tuner *t)
 	int n = want > TUNE_FINAL_MIN ? want : TUNE_FINAL_MIN;
 	if (n > r->ncandidates)
 		n = r->ncandidates;
+	if (k->affine_bounds)
+		return; /* the simulator's counts (or none) do not depend on the depth */
 	for (int i = 0; i < n; i++) {
 		ct_tune_candidate *c = &r->candidates[i];
 		int nl = 0;
 		if (tune_apply(k, t->ids, c->values, t->nt) != CT_OK ||
-		    model_cost(k, &t->spec, &t->m, r->weight_ns, MODEL_REFINE_FULL, c, &nl) != CT_OK)
+		    model_cost(k, &t->spec, &t->m, r->weight_ns, MODEL_REFINE_FULL, 0, c, &nl) != CT_OK)
 			ct_ctx_clear_error(k->ctx); /* it keeps its screened cost */
 	}
 	qsort(r->candidates, (size_t)n, sizeof *r->candidates, cmp_cost);
@@ -399,7 +435,8 @@ static ct_status rank_all(tuner *t)
 		c->values = v;
 		c->verified = -1;
 		int nl = 0;
-		if (tune_apply(k, t->ids, v, t->nt) == CT_OK && model_cost(k, &t->spec, &t->m, r->weight_ns, TUNE_SCREEN_DEPTH, c, &nl) == CT_OK) {
+		if (tune_apply(k, t->ids, v, t->nt) == CT_OK &&
+		    model_cost(k, &t->spec, &t->m, r->weight_ns, TUNE_SCREEN_DEPTH, t->sim_cap, c, &nl) == CT_OK) {
 			r->ncandidates++;
 			if (nl > r->nlevels)
 				r->nlevels = nl;
@@ -587,7 +624,7 @@ static int find_default(tuner *t, const saved_params *sizes)
 		c->values[p] = sizes->value[t->ids[p]];
 	int nl = 0;
 	if (tune_apply(k, t->ids, c->values, t->nt) != CT_OK ||
-	    model_cost(k, &t->spec, &t->m, r->weight_ns, MODEL_REFINE_FULL, c, &nl) != CT_OK) {
+	    model_cost(k, &t->spec, &t->m, r->weight_ns, MODEL_REFINE_FULL, t->sim_cap, c, &nl) != CT_OK) {
 		ct_ctx_clear_error(k->ctx);
 		return -1;
 	}
@@ -972,6 +1009,16 @@ static void measure_best(tuner *t, const saved_params *sizes)
 	r->measure_seconds = ct_now() - t0;
 }
 
+const char *ct_tune_memory_name(ct_tune_memory m)
+{
+	switch (m) {
+	case CT_TUNE_MEMORY_MODEL: return "model";
+	case CT_TUNE_MEMORY_SIMULATOR: return "simulator";
+	case CT_TUNE_MEMORY_NONE: return "none";
+	}
+	return "?";
+}
+
 const char *ct_tune_decision_name(ct_tune_decision d)
 {
 	switch (d) {
@@ -1048,7 +1095,7 @@ static ct_status budget_check(tuner *t)
 	ct_tune_candidate c;
 	memset(&c, 0, sizeof c);
 	int nl = 0;
-	if (model_cost(k, &t->spec, &t->m, t->r->weight_ns, TUNE_SCREEN_DEPTH, &c, &nl) != CT_OK) {
+	if (model_cost(k, &t->spec, &t->m, t->r->weight_ns, TUNE_SCREEN_DEPTH, 0, &c, &nl) != CT_OK) {
 		ct_ctx_clear_error(k->ctx);
 		return CT_OK; /* the ranking says more */
 	}
@@ -1061,6 +1108,34 @@ static ct_status budget_check(tuner *t)
 	                "needs two runs (warm-up, timing), more than the budget of %.3g s allows: give a budget "
 	                "of at least %.0f s (room for a few candidates)",
 	                k->name, run, t->r->budget, ceil(20 * run));
+}
+
+/* A kernel with affine loop bounds: whether the ranking can simulate every point, from a
+ * trial on the default point (k as it stands) with the accesses a point may make in its share
+ * of TUNE_SIM_SHARE of the budget: then t->sim_cap, and r->memory_source says which. */
+static void affine_plan(tuner *t)
+{
+	ct_kernel *k = t->k;
+	ct_tune_result *r = t->r;
+	if (!k->affine_bounds)
+		return;
+	double share = TUNE_SIM_SHARE * r->budget / (double)(r->space > 0 ? r->space : 1);
+	double most = share / (TUNE_SIM_NS * 1e-9);
+	int64_t cap = most >= (double)AFFINE_SIM_MAX ? AFFINE_SIM_MAX : (int64_t)most;
+	if (cap < 1)
+		return;
+	ct_tune_candidate c;
+	memset(&c, 0, sizeof c);
+	int nl = 0;
+	double t0 = ct_now();
+	ct_status st = model_cost(k, &t->spec, &t->m, r->weight_ns, 0, cap, &c, &nl);
+	double secs = ct_now() - t0;
+	ct_ctx_clear_error(k->ctx);
+	if (st || secs > share)
+		return; /* too long a trace: the core cost alone ranks */
+	/* a point's trace may be longer than the default's (copies of caches) */
+	t->sim_cap = cap > AFFINE_SIM_MAX / 2 ? AFFINE_SIM_MAX : 2 * cap;
+	r->memory_source = CT_TUNE_MEMORY_SIMULATOR;
 }
 
 static ct_status tune_setup(tuner *t)
@@ -1113,10 +1188,12 @@ ct_status ct_tune(ct_kernel *k, const ct_tune_options *opts, ct_tune_result *r)
 		return CT_ERR_USAGE;
 	memset(r, 0, sizeof *r);
 	r->best = -1;
-	if (ir_kernel_ready(k) != CT_OK || ir_kernel_rect(k, "the tuner") != CT_OK)
+	if (ir_kernel_ready(k) != CT_OK)
 		return CT_ERR_USAGE;
 	r->default_index = -1;
 	r->challenger = -1;
+	/* affine loop bounds: no model; affine_plan says whether the simulator counts */
+	r->memory_source = k->affine_bounds ? CT_TUNE_MEMORY_NONE : CT_TUNE_MEMORY_MODEL;
 	ct_tune_options dflt;
 	ct_tune_options_init(&dflt);
 	tuner t;
@@ -1143,6 +1220,8 @@ ct_status ct_tune(ct_kernel *k, const ct_tune_options *opts, ct_tune_result *r)
 		st = eng_kernel_target(k)->ready(k->ctx);
 	if (!st && !t.o->check_only)
 		st = budget_check(&t);
+	if (!st && !t.o->check_only)
+		affine_plan(&t);
 	if (!st && !t.o->check_only) {
 		if (!t.o->no_store)
 			t.store = ct_store_open(k->ctx, t.o->store_dir, 0);
@@ -1270,6 +1349,7 @@ static char *print_json(const ct_tune_result *r)
 	for (int l = 0; l < r->nlevels; l++)
 		ct_json_push(weights, ct_json_real(r->weight_ns[l], 3), &ok);
 	ct_json_set(o, "weights_ns", weights, &ok);
+	ct_json_set(o, "memory_source", json_string(ct_tune_memory_name(r->memory_source)), &ok);
 	ct_json_set(o, "best", json_best(r, &ok), &ok);
 	ct_json_set(o, "decision", json_string(ct_tune_decision_name(r->decision)), &ok);
 	ct_json_set(o, "default_rank", json_integer(r->default_index), &ok);
@@ -1326,6 +1406,13 @@ static void print_text(ct_buf *b, const ct_tune_result *r)
 	              (long long)r->space, r->ncandidates, r->model_seconds, r->nmeasured,
 	              r->ncandidates ? 100.0 * r->nmeasured / r->ncandidates : 0.0,
 	              r->budget_hit ? ", budget reached" : "", r->measure_seconds);
+	if (r->memory_source == CT_TUNE_MEMORY_SIMULATOR)
+		ct_buf_printf(b, "loops with affine bounds, which the model does not analyse yet: each point's misses "
+		                 "counted by the exact simulator (%.3g s a point)\n",
+		              r->ncandidates ? r->model_seconds / r->ncandidates : 0.0);
+	else if (r->memory_source == CT_TUNE_MEMORY_NONE)
+		ct_buf_puts(b, "loops with affine bounds, which the model does not analyse yet, and a trace too long to "
+		               "simulate every point in a quarter of the budget: ranked by the core cost alone\n");
 	ct_buf_printf(b, "budget %.3g s, used %.3g s (%.0f%%)", r->budget, r->seconds,
 	              r->budget > 0 ? 100 * r->seconds / r->budget : 0.0);
 	if (r->nresumed)
@@ -1402,17 +1489,32 @@ ct_status tune_model_best(ct_kernel *k, const int *ids, int nt, int max_evals, i
 	tune_weights(k->ctx, spec.nlevels, w);
 	tune_machine m;
 	tune_machine_init(k->ctx, &m);
+	int64_t v[64], v0[64];
 	int64_t step = space > max_evals ? (space + max_evals - 1) / max_evals : 1;
+	int64_t points = (space + step - 1) / step;
+	/* affine loop bounds: simulated while every point together stays short (probed on the
+	 * first; a longer trace ranks by the core cost alone) */
+	int64_t cap = k->affine_bounds ? TUNE_SELECT_SIM_TOTAL / (points > 0 ? points : 1) : 0;
+	if (cap > 0) {
+		point_values(k, ids, nt, 0, v0);
+		ct_tune_candidate c;
+		memset(&c, 0, sizeof c);
+		int nl = 0;
+		double t0 = ct_now();
+		if (tune_apply(k, ids, v0, nt) != CT_OK || model_cost(k, &spec, &m, w, 0, cap, &c, &nl) != CT_OK ||
+		    (ct_now() - t0) * (double)points > TUNE_SELECT_SIM_SECONDS)
+			cap = 0;
+		ct_ctx_clear_error(k->ctx);
+	}
 	ct_tune_candidate top;
 	memset(&top, 0, sizeof top);
 	bool found = false;
-	int64_t v[64];
 	for (int64_t p = 0; p < space; p += step) {
 		point_values(k, ids, nt, p, v);
 		ct_tune_candidate c;
 		memset(&c, 0, sizeof c);
 		int nl = 0;
-		if (tune_apply(k, ids, v, nt) != CT_OK || model_cost(k, &spec, &m, w, MODEL_REFINE_FULL, &c, &nl) != CT_OK)
+		if (tune_apply(k, ids, v, nt) != CT_OK || model_cost(k, &spec, &m, w, MODEL_REFINE_FULL, cap, &c, &nl) != CT_OK)
 			continue;
 		/* the tuner's order; ties: the later point */
 		if (!found || cmp_model(&c, &top) <= 0) {

@@ -82,12 +82,7 @@ expect "predict: too long a trace" 2 "does not analyse loops with affine bounds 
 	"$CACHET" predict examples/trmm.cachet -D N=2048 -D M=2048 --cache 4K:64
 
 # ---------------------------------------------------------------- what refuses them, and says why
-for c in "tiles --cache 32K:64" "tune --budget 1" "predict --cache 32K:64 --per-ref" \
-	"predict --cache 32K:64 --threads 2"; do
-	set -- $c
-	expect "refused: $1" 2 "examples/trmm.cachet:15:8: error: .* does not handle loop 'k' yet: its bounds use enclosing indices or min/max" \
-		"$CACHET" "$@" examples/trmm.cachet
-done
+# (tiles, tune, the selector, predict --per-ref and --threads: tests/cli/affine_search.sh)
 sched=$(kfile sched.cachet "kernel s" "param N = 8" "array A : f32[N, N] inout" \
 	"for (i: N, j: 0 .. i+1) {" "  A[i, j] += 1" "}" "schedule {" "  jj = split(j, 4)" "  jjj = split(jj, 2)" "}")
 expect "refused: split of a split affine loop" 2 "sched.cachet:9:15: error: 'jj' is split from loop 'j', whose bounds are affine: splitting it again is not supported yet" \

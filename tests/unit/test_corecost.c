@@ -198,11 +198,43 @@ static void tuner_ranks_tiles(void)
 	ct_ctx_free(ctx);
 }
 
+/* Loops with affine bounds: the core cost counts the iterations the triangle runs, not a
+ * square's. `C[i, j] += L[i, k] * B[k, j]` costs 2 cycles an execution on the test machine (3
+ * reads and a write over 2 ports; one FMA over 2 units), and runs N * M * (N+1)/2 times with k:
+ * 0 .. i+1 (16 x 12 x 17 / 2 = 1632), with k split in blocks of 5 (per-iteration tails) too,
+ * and for a band (j: max(0, i-2) .. min(N, i+3): 16 * 5 - 6 = 74 points, x 12). */
+static void affine_loops(void)
+{
+	static const char *const srcs[] = {
+	    "kernel tri\nparam N = 16, M = 12\narray L : f32[N, N] input\narray B : f32[N, M] input\n"
+	    "array C : f32[N, M] inout\nfor (i: N, j: M, k: 0 .. i+1) { C[i, j] += L[i, k] * B[k, j] }\n",
+	    "kernel tri\nparam N = 16, M = 12\narray L : f32[N, N] input\narray B : f32[N, M] input\n"
+	    "array C : f32[N, M] inout\nfor (i: N, j: M, k: 0 .. i+1) { C[i, j] += L[i, k] * B[k, j] }\n"
+	    "schedule { kk = split(k, 5); reorder(i, k, j, kk) }\n",
+	    "kernel band\nparam N = 16, M = 12\narray L : f32[N, N] input\narray B : f32[N, M] input\n"
+	    "array C : f32[N, M] inout\n"
+	    "for (i: N, k: max(0, i-2) .. min(N, i+3), j: M) { C[i, j] += L[i, k] * B[k, j] }\n",
+	};
+	static const double want[] = {2.0 * 1632, 2.0 * 1632, 2.0 * 74 * 12};
+	tune_machine m = test_machine();
+	for (int i = 0; i < 3; i++) {
+		ct_ctx *ctx = ct_ctx_new();
+		ct_kernel *k = ct_kernel_parse(ctx, srcs[i], strlen(srcs[i]), "tri.cachet");
+		CHECKF(k != NULL, "%s", ct_ctx_last_message(ctx));
+		tune_core_cost c;
+		if (k)
+			CHECKF(cycles_of(k, &m, &c) == want[i], "kernel %d: %g cycles, want %g", i, c.cycles, want[i]);
+		ct_kernel_free(k);
+		ct_ctx_free(ctx);
+	}
+}
+
 int main(void)
 {
 	RUN(tile_by_hand);
 	rank_shapes(); /* one case per row */
 	RUN(plain_statements);
 	RUN(tuner_ranks_tiles);
+	RUN(affine_loops);
 	return h_report();
 }

@@ -697,10 +697,60 @@ static void test_enum_auto(void)
 	fixture_close(&f);
 }
 
+/* Affine loop bounds: every reference counted by the simulator (CT_SPLIT_SIMULATED), each row
+ * equal to ct_kernel_simulate's count of that reference (an update's read and write together),
+ * carriers unknown where a row has more than its cold misses, the rows adding up to the
+ * levels. */
+static void test_per_ref_affine(void)
+{
+	const char *src = "kernel tri\nparam N = 40, M = 24\narray L : f32[N, N] input\n"
+	                  "array B : f32[N, M] input\narray C : f32[N, M] inout\n"
+	                  "for (i: N, j: M, k: 0 .. i+1) { C[i, j] += L[i, k] * B[k, j] }\n";
+	ct_ctx *ctx = ct_ctx_new();
+	ct_kernel *k = ct_kernel_parse(ctx, src, strlen(src), "tri.cachet");
+	CHECKF(k != NULL, "%s", ct_ctx_last_message(ctx));
+	ct_predict_result pr;
+	ct_ref_table t;
+	ct_sim_result sr;
+	const char *spec = "1K:32,8K:64";
+	if (!k || ct_kernel_predict_refs(k, spec, -1, &pr, &t) != CT_OK || ct_kernel_simulate(k, spec, &sr) != CT_OK) {
+		CHECKF(0, "%s", ct_ctx_last_message(ctx));
+		ct_kernel_free(k);
+		ct_ctx_free(ctx);
+		return;
+	}
+	CHECK(t.nrefs == 3 && sr.nrefs == 4);
+	int64_t miss[2] = {0, 0};
+	for (int i = 0; i < t.nrefs; i++) {
+		const ct_ref_misses *r = &t.refs[i];
+		CHECK(r->split == CT_SPLIT_SIMULATED);
+		int64_t want[2] = {0, 0};
+		for (int j = 0; j < sr.nrefs; j++)
+			if (strcmp(sr.refs[j].array, r->array) == 0)
+				for (int l = 0; l < 2; l++)
+					want[l] += sr.refs[j].misses[l];
+		for (int l = 0; l < 2; l++) {
+			CHECKF(r->misses[l] == want[l], "%s level %d: %lld, simulate %lld", r->array, l,
+			       (long long)r->misses[l], (long long)want[l]);
+			CHECK(r->cold[l] >= 0 && r->cold[l] <= r->misses[l]);
+			CHECK(r->carrier[l] == (r->cold[l] == r->misses[l] ? CT_CARRIER_NONE : CT_CARRIER_UNKNOWN));
+			miss[l] += r->misses[l];
+		}
+	}
+	for (int l = 0; l < 2; l++)
+		CHECK(miss[l] == pr.level[l].misses && pr.fallback[l] == CT_FALLBACK_AFFINE);
+	ct_sim_result_free(&sr);
+	ct_ref_table_free(&t);
+	ct_predict_result_free(&pr);
+	ct_kernel_free(k);
+	ct_ctx_free(ctx);
+}
+
 int main(void)
 {
 	test_table();
 	RUN(test_per_ref);
+	RUN(test_per_ref_affine);
 	RUN(test_exact_cases);
 	RUN(test_hand_counted);
 	RUN(test_partition_sums);

@@ -1,5 +1,6 @@
 /* test_tiles.c: the tile-size search: which params it searches, bounds, ranking, agreement
- * with ct_kernel_predict, unknown bounds, and that the kernel is left as it was. */
+ * with ct_kernel_predict, unknown bounds, affine loop bounds (the simulator counts), and that
+ * the kernel is left as it was. */
 #include "cachet.h"
 
 #include "harness.h"
@@ -82,6 +83,7 @@ static void test_two_index(void)
 	CHECKF(st == CT_OK, "%s", ct_ctx_last_message(ctx));
 	if (st == CT_OK) {
 		CHECK(r.nindices == 4);
+		CHECK(r.simulated == 0 && r.simulate_seconds == 0);
 		const char *want[4] = {"a", "q", "p", "b"}, *wantp[4] = {"TA", "TQ", "TP", "TB"};
 		for (int i = 0; i < 4 && i < r.nindices; i++) {
 			CHECK(strcmp(r.indices[i], want[i]) == 0);
@@ -270,6 +272,90 @@ static void test_runtime(void)
 	ct_ctx_free(ctx);
 }
 
+/* A triangular nest (k: 0 .. i+1) with a split of its rectangular j and of its affine k. */
+static const char trmm_tiled[] = "kernel trmm_tiled\n"
+                                 "param N = 20, M = 20\n"
+                                 "param TJ = 4, TK = 4\n"
+                                 "array L : f32[N, N] input\n"
+                                 "array B : f32[N, M] input\n"
+                                 "array C : f32[N, M] inout\n"
+                                 "for (i: N, j: M, k: 0 .. i+1) { C[i, j] += L[i, k] * B[k, j] }\n"
+                                 "schedule {\n"
+                                 "  jj = split(j, TJ)\n"
+                                 "  kk = split(k, TK)\n"
+                                 "  reorder(i, j, k, jj, kk)\n"
+                                 "}\n";
+
+/* Simulated misses of level `level` with the params of candidate c set on k (and put back). */
+static int64_t simulate_with(ct_kernel *k, const ct_tiles_result *r, const ct_tiles_candidate *c,
+                             const char *spec, int level)
+{
+	int64_t old[16];
+	for (int i = 0; i < r->nindices; i++) {
+		old[i] = param(k, r->params[i], NULL);
+		ct_kernel_set_param(k, r->params[i], c->tiles[i]);
+	}
+	ct_sim_result p;
+	int64_t m = -1;
+	if (ct_kernel_recheck(k) == CT_OK && ct_kernel_simulate(k, spec, &p) == CT_OK) {
+		m = p.level[level].misses;
+		ct_sim_result_free(&p);
+	}
+	for (int i = 0; i < r->nindices; i++)
+		ct_kernel_set_param(k, r->params[i], old[i]);
+	ct_kernel_recheck(k);
+	return m;
+}
+
+/* Affine loop bounds: every tiling counted by the simulator, each candidate's counts those of
+ * ct_kernel_simulate at its tiles, the box of the affine k (0 .. 20) bounding TK, the kernel as
+ * it was. */
+static void test_affine(void)
+{
+	ct_ctx *ctx = ct_ctx_new();
+	ct_kernel *k = parse(ctx, trmm_tiled);
+	CHECK(k != NULL);
+	if (!k) {
+		ct_ctx_free(ctx);
+		return;
+	}
+	const char *spec = "256:16,1K:32";
+	ct_tiles_result r;
+	CHECK(ct_kernel_tiles(k, spec, NULL, &r) == CT_OK);
+	CHECK(r.simulated == 1);
+	CHECK(r.nindices == 2);
+	CHECK(r.accesses == 4 * 20 * 210);
+	CHECK(r.ncandidates >= 1);
+	CHECK(r.simulate_seconds > 0 && r.simulate_seconds <= r.seconds);
+	for (int c = 0; c < r.ncandidates; c++) {
+		const ct_tiles_candidate *x = &r.candidates[c];
+		CHECK(x->exact == 1);
+		CHECK(x->tiles[0] >= 1 && x->tiles[0] <= 20 && x->tiles[1] >= 1 && x->tiles[1] <= 20);
+		for (int l = 0; l < 2; l++) {
+			CHECK(x->misses[l] == x->misses_max[l]);
+			int64_t sim = simulate_with(k, &r, x, spec, l);
+			CHECKF(sim == x->misses[l], "candidate %d level %d: simulated %lld, search %lld", c, l,
+			       (long long)sim, (long long)x->misses[l]);
+		}
+		/* ranked: no later candidate has fewer first-level misses */
+		if (c > 0)
+			CHECK(r.candidates[c - 1].misses[0] <= x->misses[0]);
+	}
+	int set = 0;
+	CHECK(param(k, "TJ", &set) == 4 && set);
+	CHECK(param(k, "TK", &set) == 4 && set);
+	ct_tiles_result_free(&r);
+	/* a max_evals given is kept as the simulations' budget */
+	ct_tiles_options o;
+	ct_tiles_options_init(&o);
+	o.max_evals = 6;
+	CHECK(ct_kernel_tiles(k, spec, &o, &r) == CT_OK);
+	CHECKF(r.evaluated >= 1 && r.evaluated <= 6, "%lld evaluated", (long long)r.evaluated);
+	ct_tiles_result_free(&r);
+	ct_kernel_free(k);
+	ct_ctx_free(ctx);
+}
+
 int main(void)
 {
 	RUN(test_two_index);
@@ -277,5 +363,6 @@ int main(void)
 	RUN(test_no_tiles);
 	RUN(test_nested);
 	RUN(test_runtime);
+	RUN(test_affine);
 	return h_report();
 }

@@ -739,6 +739,126 @@ static void select_no_unsafe_cut(void)
 	ct_ctx_free(ctx);
 }
 
+/* An index that an affine bound reads (k: 0 .. min(i+1, K) reads i) is never cut: a piece
+ * would run i from 0 and give its rows the sums of the first rows. 37 = 32 + 5 would be cut
+ * (B's rows are contiguous) without that rule. */
+static void select_no_affine_cut(void)
+{
+	const char *src = "kernel tri\nparam N = 37, K = 40\nparam T = 8 tune {8}\n"
+	                  "array A : f32[K] input\narray B : f32[N] inout\n"
+	                  "for (i: N, k: 0 .. min(i+1, K)) { B[i] += A[k] }\n"
+	                  "schedule { ii = split(i, T) }\n";
+	ct_ctx *ctx = ct_ctx_new();
+	ct_kernel *k = ct_kernel_parse(ctx, src, strlen(src), "tri.cachet");
+	CHECKF(k != NULL, "%s", ct_ctx_last_message(ctx));
+	char dir[256];
+	new_dir(dir, sizeof dir);
+	ct_selector *s = k ? ct_selector_new(k, dir) : NULL;
+	CHECKF(s != NULL, "%s", ct_ctx_last_message(ctx));
+	ct_solution sol;
+	int64_t n[2] = {37, 40};
+	if (s) {
+		CHECK(ct_select(s, n, 2, &sol) == CT_OK && sol.source == CT_SELECT_MODEL && sol.npieces == 1);
+		ct_run_options o;
+		ct_run_options_init(&o);
+		ct_run_result rr;
+		CHECK(ct_kernel_run_selected(s, &o, &rr, &sol) == CT_OK && rr.verified == 1);
+	}
+	ct_selector_free(s);
+	ct_kernel_free(k);
+	ct_ctx_free(ctx);
+}
+
+/* A kernel with affine loop bounds is tuned: each point's misses from the simulator (those
+ * of ct_kernel_simulate at its values), the core cost over the triangle's iterations, the
+ * winner stored and picked by the selector; a budget too short to simulate every point ranks
+ * by the core cost alone. */
+static void tune_affine(void)
+{
+	char dir[256];
+	new_dir(dir, sizeof dir);
+	const char *src = "kernel tri\nparam N = 24, M = 24\nparam TJ = 8 tune {4, 8}\nparam TK = 8 tune {4, 8}\n"
+	                  "array L : f32[N, N] input\narray B : f32[N, M] input\narray C : f32[N, M] inout\n"
+	                  "for (i: N, j: M, k: 0 .. i+1) { C[i, j] += L[i, k] * B[k, j] }\n"
+	                  "schedule { jj = split(j, TJ); kk = split(k, TK); reorder(i, j, k, jj, kk) }\n";
+	ct_ctx *ctx = ct_ctx_new();
+	ct_kernel *k = ct_kernel_parse(ctx, src, strlen(src), "tri.cachet");
+	CHECKF(k != NULL, "%s", ct_ctx_last_message(ctx));
+	if (!k) {
+		ct_ctx_free(ctx);
+		return;
+	}
+	/* the family leaves the tiles out (the split of the affine k too) */
+	char f1[128], f2[128];
+	CHECK(ct_kernel_tune_key(k, f1, sizeof f1, NULL, 0, NULL) == CT_OK);
+	CHECK(ct_kernel_set_param(k, "TK", 4) == CT_OK && ct_kernel_set_param(k, "TJ", 4) == CT_OK &&
+	      ct_kernel_recheck(k) == CT_OK && ct_kernel_tune_key(k, f2, sizeof f2, NULL, 0, NULL) == CT_OK);
+	CHECKF(strcmp(f1, f2) == 0, "%s vs %s", f1, f2);
+	CHECK(ct_kernel_set_param(k, "TK", 8) == CT_OK && ct_kernel_set_param(k, "TJ", 8) == CT_OK &&
+	      ct_kernel_recheck(k) == CT_OK);
+	ct_tune_options o;
+	ct_tune_options_init(&o);
+	o.budget = 10;
+	o.fraction = 0.5; /* two measured */
+	o.store_dir = dir;
+	o.cache_spec = "512:64,4K:64";
+	ct_tune_result r;
+	ct_status st = ct_tune(k, &o, &r);
+	CHECKF(st == CT_OK, "%s", ct_ctx_last_message(ctx));
+	if (st == CT_OK) {
+		CHECK(r.space == 4 && r.ncandidates == 4 && r.memory_source == CT_TUNE_MEMORY_SIMULATOR);
+		CHECK(r.best >= 0 && r.stored == 1 && r.candidates[r.best].verified == 1);
+		for (int i = 0; i < r.ncandidates; i++) {
+			const ct_tune_candidate *c = &r.candidates[i];
+			CHECK(c->core_ns > 0 && c->cost >= c->core_ns && c->cost >= c->memory_ns);
+			CHECK(ct_kernel_set_param(k, "TJ", c->values[0]) == CT_OK &&
+			      ct_kernel_set_param(k, "TK", c->values[1]) == CT_OK && ct_kernel_recheck(k) == CT_OK);
+			ct_sim_result sr;
+			CHECK(ct_kernel_simulate(k, o.cache_spec, &sr) == CT_OK);
+			for (int l = 0; l < 2; l++)
+				CHECKF(sr.level[l].misses == c->misses[l], "point %d level %d: %lld simulated, %lld ranked", i,
+				       l, (long long)sr.level[l].misses, (long long)c->misses[l]);
+			ct_sim_result_free(&sr);
+		}
+		CHECK(ct_kernel_set_param(k, "TJ", 8) == CT_OK && ct_kernel_set_param(k, "TK", 8) == CT_OK &&
+		      ct_kernel_recheck(k) == CT_OK);
+		ct_selector *s = ct_selector_new(k, dir);
+		ct_solution sol;
+		int64_t n[2] = {24, 24};
+		CHECKF(s != NULL, "%s", ct_ctx_last_message(ctx));
+		if (s && r.best >= 0) {
+			CHECK(ct_select(s, n, 2, &sol) == CT_OK && sol.source == CT_SELECT_EXACT &&
+			      sol.values[0] == r.candidates[r.best].values[0] &&
+			      sol.values[1] == r.candidates[r.best].values[1]);
+			ct_run_options ro;
+			ct_run_options_init(&ro);
+			ct_run_result rr;
+			CHECK(ct_kernel_run_selected(s, &ro, &rr, &sol) == CT_OK && rr.verified == 1);
+		}
+		ct_selector_free(s);
+		ct_tune_result_free(&r);
+	}
+	/* 1024 x 1024: 2^29 accesses, far more than a quarter of 2 s simulates for 4 points */
+	CHECK(ct_kernel_set_param(k, "N", 1024) == CT_OK && ct_kernel_set_param(k, "M", 1024) == CT_OK &&
+	      ct_kernel_recheck(k) == CT_OK);
+	o.budget = 2;
+	o.check_only = 0;
+	o.fraction = 0.25;
+	o.verify = 0;
+	o.no_store = 1;
+	st = ct_tune(k, &o, &r);
+	CHECKF(st == CT_OK, "%s", ct_ctx_last_message(ctx));
+	if (st == CT_OK) {
+		CHECK(r.memory_source == CT_TUNE_MEMORY_NONE && r.ncandidates == 4);
+		for (int i = 0; i < r.ncandidates; i++)
+			CHECK(r.candidates[i].memory_ns == 0 && r.candidates[i].cost == r.candidates[i].core_ns &&
+			      r.candidates[i].core_ns > 0);
+		ct_tune_result_free(&r);
+	}
+	ct_kernel_free(k);
+	ct_ctx_free(ctx);
+}
+
 int main(void)
 {
 	lang_rows();
@@ -761,6 +881,8 @@ int main(void)
 	RUN(select_out_of_space);
 	RUN(select_tails_prime);
 	RUN(select_no_unsafe_cut);
+	RUN(select_no_affine_cut);
+	RUN(tune_affine);
 	nftw(tmp_root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 	return h_report();
 }
