@@ -412,8 +412,8 @@ struct ct_kernel {
 	 * check failed): the sizes and split steps may not match the values, so
 	 * nothing may lower, emit or run the kernel until a recheck succeeds */
 	bool stale;
-	/* some loop has affine bounds (ir_index_affine): the stages that do
-	 * not handle them yet refuse the kernel with ir_kernel_rect */
+	/* some loop has affine bounds (ir_index_affine): the model's analysis hands such a kernel
+	 * to the exact simulator (src/model/predict_affine.c) */
 	bool affine_bounds;
 	/* the per-rank kernel of distribute() (dist_localize, src/plan/dist.c): its loops run over
 	 * a sub-range of the whole kernel's tiles, so a loop verb's independence, proven when the
@@ -425,11 +425,6 @@ struct ct_kernel {
  * since the last successful check (every entry point that lowers, emits,
  * runs or models k calls it first). */
 ct_status ir_kernel_ready(const ct_kernel *k);
-
-/* CT_OK when every loop of k is rectangular; else CT_ERR_USAGE with
- * "FILE:L:C: error: WHAT does not handle loop 'x' ...": the stages that do
- * not yet handle affine loop bounds (issue #31) call it first. */
-ct_status ir_kernel_rect(const ct_kernel *k, const char *what);
 
 /* Record why ct_kernel_array_elements(k, i) is negative (a runtime param
  * without a value, an extent below 1, an overflow) and return its status. */

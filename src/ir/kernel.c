@@ -115,22 +115,6 @@ ct_status ir_kernel_ready(const ct_kernel *k)
 			k->name);
 }
 
-ct_status ir_kernel_rect(const ct_kernel *k, const char *what)
-{
-	if (!k->affine_bounds)
-		return CT_OK;
-	for (int i = 0; i < k->nindices; i++) {
-		const ir_index *x = &k->indices[i];
-		if (ir_index_affine(x))
-			return ct_error_at(k->ctx, CT_ERR_USAGE, k->file, x->pos.line, x->pos.col,
-			                   "%s does not handle loop '%s' yet: its bounds use "
-			                   "enclosing indices or min/max (affine iteration spaces, "
-			                   "issue #31: check, lower, run, trace and simulate do)",
-			                   what, x->name);
-	}
-	return CT_OK;
-}
-
 const char *ct_kernel_name(const ct_kernel *k) { return k ? k->name : NULL; }
 int ct_kernel_param_count(const ct_kernel *k) { return k ? k->nparams : 0; }
 
