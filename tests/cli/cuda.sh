@@ -79,7 +79,7 @@ else
 	# loops, shared caches over them); a seed whose plan the target refuses is left out
 	fuzzed=""
 	if [ -x "$build/fuzz/difffuzz" ]; then
-		for seed in 9000 9011 9013 9073 9089 9096 a31000018 a31000043 a31000059 a31000112 a31000134; do
+		for seed in 9000 9011 9013 9073 9089 9096 a31000018 a31000043 a31000059 a31000112 a31000134 a32000240 a32000297; do
 			case $seed in
 			a*) seed=${seed#a}
 				"$build/fuzz/difffuzz" --print $seed --families affine --cuda-share 100 2>/dev/null >"$tmp/fz$seed.cachet" ;;
