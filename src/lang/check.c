@@ -622,9 +622,9 @@ static bool grid_affine(checker *c, const ir_plan_item *it)
 			continue;
 		cerr(k, &c->nerr, it->idx_pos ? it->idx_pos[j] : it->pos,
 		     "parallelize(%s): loop '%s' has affine bounds (they use enclosing indices or min/max): "
-		     "on plan(target=%s) the loops mapped to the grid must be rectangular (parallelize a "
-		     "rectangular loop; the affine one runs inside each %s)",
-		     k->indices[it->idx[j]].name, x->name, tg->name, tg->id == TARGET_CUDA ? "thread" : "work-item");
+		     "on plan(target=%s) the loops mapped to the grid must be rectangular (the grid is sized "
+		     "at launch: parallelize a rectangular loop; the affine one runs in each of its iterations)",
+		     k->indices[it->idx[j]].name, x->name, tg->name);
 		return true;
 	}
 	return false;
