@@ -1,6 +1,7 @@
 /* check.c: semantic checks that complete the IR: types, affine forms, roles, plan rules. */
 #include "lang/lang.h"
 #include "ir/order.h"
+#include "ir/targets.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -605,11 +606,36 @@ static const ir_index *item_affine(const ct_kernel *k, const ir_plan_item *it)
 	return NULL;
 }
 
+/* On a grid target (OpenCL, CUDA) the grid is sized at launch from the parallelized loops'
+ * ranges over params, so each must be rectangular; an affine loop runs inside one work-item
+ * (loops the generator maps to the grid: src/gen/oclgen.c, map_dims). Reports the first
+ * parallelized index of item it whose loop (its own or the one it is split from) is affine. */
+static bool grid_affine(checker *c, const ir_plan_item *it)
+{
+	ct_kernel *k = c->k;
+	const ir_target_info *tg = ir_kernel_target(k);
+	if (it->kind != PL_PARALLELIZE || tg->parallel != IR_PAR_GRID)
+		return false;
+	for (int j = 0; j < it->n; j++) {
+		const ir_index *x = &k->indices[k->indices[it->idx[j]].root];
+		if (!ir_index_affine(x))
+			continue;
+		cerr(k, &c->nerr, it->idx_pos ? it->idx_pos[j] : it->pos,
+		     "parallelize(%s): loop '%s' has affine bounds (they use enclosing indices or min/max): "
+		     "on plan(target=%s) the loops mapped to the grid must be rectangular (the grid is sized "
+		     "at launch: parallelize a rectangular loop; the affine one runs in each of its iterations)",
+		     k->indices[it->idx[j]].name, x->name, tg->name);
+		return true;
+	}
+	return false;
+}
+
 /* What kernels with affine loop bounds cannot have yet (issue #31 adds them stage by stage):
  * balanced splits of affine loops and splits of their inner indices, reorders that move one out
  * of a loop its bounds use,
- * unroll of an affine loop, parallel bands of several loops with one, SPMD grids and target
- * cuda (caches whose region holds an affine loop: the plan pass, src/plan/lower.c). */
+ * unroll of an affine loop, parallel bands of several loops with one, SPMD grids, and affine
+ * loops in a GPU grid (caches whose region holds an affine loop: the plan pass,
+ * src/plan/lower.c). */
 static void check_affine_limits(checker *c)
 {
 	ct_kernel *k = c->k;
@@ -636,6 +662,8 @@ static void check_affine_limits(checker *c)
 	for (int i = 0; i < k->nplan; i++) {
 		const ir_plan_item *it = &k->plan[i];
 		const ir_index *x = it->kind == PL_CACHE ? NULL : item_affine(k, it);
+		if (grid_affine(c, it))
+			continue;
 		if (it->kind == PL_UNROLL && x)
 			cerr(k, &c->nerr, it->pos, "unroll(%s): loop '%s' has affine bounds, so no constant trip count",
 			     x->name, x->name);
@@ -645,10 +673,6 @@ static void check_affine_limits(checker *c)
 			     "collapse, no spmd grid)",
 			     x->name);
 	}
-	if (k->has_plan && k->target == TARGET_CUDA)
-		cerr(k, &c->nerr, k->plan_pos,
-		     "target cuda on a kernel with affine loop bounds is not supported yet (host and opencl "
-		     "are)");
 }
 
 /* First index of plan item it written with a step, or NULL. */

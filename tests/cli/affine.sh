@@ -238,10 +238,19 @@ osyrk=$(kfile osyrk.cachet "kernel s" "param N = 30, K = 7" "array A : f32[N, K]
 	"array C : f32[N, N] inout" "for (i: N, j: 0 .. i+1, k: K) {" "  C[i, j] += A[i, k] * A[j, k]" "}" \
 	"schedule {" "  ii = split(i, 8)" "  reorder(i, ii, j, k)" "}" "plan(target=opencl) {" "  parallelize(i)" "}")
 expect "opencl syrk: run" 0 '"target": "opencl".*"verified": true' "$CACHET" run "$osyrk" --json
-gpu=$(kfile gpu.cachet "kernel g" "param N = 8" "array A : f32[N, N] inout" \
-	"for (i: N, j: 0 .. i+1) {" "  A[i, j] += 1" "}" "plan(target=cuda) {" "}")
-expect "refused: cuda" 2 "gpu.cachet:7:1: error: target cuda on a kernel with affine loop bounds is not supported yet" \
-	"$CACHET" check "$gpu"
+# CUDA (issue #31 item 4): the same kernel, the same bound; runs on the CPU in tests/cli/cuda.sh
+sed 's/target=opencl/target=cuda/' "$ocl" >"$tmp/cu.cachet"
+expect "cuda trmm: the kernel's bound" 0 "for \(int64_t k = 0; k < i \+ ii \+ 1; k\+\+\)" \
+	"$CACHET" emit "$tmp/cu.cachet" --target cuda
+# the grid's loops must be rectangular (OpenCL's generator crashed on this one)
+for t in cuda opencl; do
+	gpu=$(kfile gpu$t.cachet "kernel g" "param N = 8" "array A : f32[N, N] inout" \
+		"for (i: N, j: 0 .. i+1) {" "  A[i, j] += 1" "}" "schedule {" "  jj = split(j, 4)" "}" \
+		"plan(target=$t) {" "  parallelize(j)" "}")
+	expect "refused: $t grid over an affine loop" 2 \
+		"gpu$t.cachet:11:15: error: parallelize\(j\): loop 'j' has affine bounds .*: on plan\(target=$t\) the loops mapped to the grid must be rectangular" \
+		"$CACHET" check "$gpu"
+done
 oob=$(kfile oob.cachet "kernel o" "param N = 8" "array A : f32[N, N] inout" \
 	"for (i: N, j: 0 .. i+2) {" "  A[i, j] += 1" "}")
 expect "bounds: the triangle's edge" 2 "oob.cachet:5:8: error: subscript 'j' of 'A' may exceed the extent N of dimension 2" \

@@ -74,13 +74,18 @@ elif ! command -v "$CXX" >/dev/null 2>&1 || ! [ -e "$build/libcachet.so" ]; then
 	skipped=$((skipped + 1))
 else
 	# random plans: kernels of the differential fuzzer with plan(target=opencl) (shared caches,
-	# double buffers, private caches, tails), spelled for cuda; a seed whose plan the target
-	# refuses is left out
+	# double buffers, private caches, tails), spelled for cuda (location=local is shared there);
+	# and affine ones drawn for cuda (issue #31: triangles, bands, tetrahedra, splits of affine
+	# loops, shared caches over them); a seed whose plan the target refuses is left out
 	fuzzed=""
 	if [ -x "$build/fuzz/difffuzz" ]; then
-		for seed in 9000 9011 9013 9073 9089 9096; do
-			"$build/fuzz/difffuzz" --print $seed --opencl-share 100 2>/dev/null |
-				sed 's/plan(target=opencl)/plan(target=cuda)/' >"$tmp/fz$seed.cachet"
+		for seed in 9000 9011 9013 9073 9089 9096 a31000018 a31000043 a31000059 a31000112 a31000134 a32000240 a32000297; do
+			case $seed in
+			a*) seed=${seed#a}
+				"$build/fuzz/difffuzz" --print $seed --families affine --cuda-share 100 2>/dev/null >"$tmp/fz$seed.cachet" ;;
+			*) "$build/fuzz/difffuzz" --print $seed --opencl-share 100 2>/dev/null |
+				sed 's/plan(target=opencl)/plan(target=cuda)/; s/location=local/location=shared/' >"$tmp/fz$seed.cachet" ;;
+			esac
 			if grep -q 'plan(target=cuda)' "$tmp/fz$seed.cachet" && "$CACHET" check "$tmp/fz$seed.cachet" >/dev/null 2>&1; then
 				fuzzed="$fuzzed $tmp/fz$seed.cachet"
 			else
@@ -156,6 +161,18 @@ has "NVRTC: own integer types" '^typedef long long int64_t;' "$tmp/r.cu"
 has "vectorize: a scalar loop, unrolled" 'vectorize\(jj\): a scalar loop, unrolled' "$tmp/v.cu"
 has "vectorize: no OpenCL vector types" 'vload|vstore|float4' "$tmp/v.cu" 0
 has "unroll: one copy per iteration" 'const int64_t kk = 3;' "$tmp/v.cu"
+
+# affine loop bounds (issue #31): per-thread ranges from the thread's own indices
+"$CACHET" emit tests/plans/cuda/affine_band.cachet --target cuda >"$tmp/ab.cu"
+has "affine: max/min bounds" 'for \(int64_t j = ct_max64\(0, i \+ ii - 3\); j < ct_min64\(45, i \+ ii \+ 4\); j\+\+\)' "$tmp/ab.cu"
+"$CACHET" emit tests/plans/cuda/affine_split.cachet --target cuda >"$tmp/as.cu"
+has "affine: a split's per-iteration range" 'for \(int64_t jj = 0; jj < ct_min64\(16, \(i \+ ii\) - j \+ 1\); jj \+= 1\)' "$tmp/as.cu"
+has "affine: the split loop steps below the bound" 'for \(int64_t j = 0; j < i \+ ii \+ 1; j \+= 16\)' "$tmp/as.cu"
+"$CACHET" emit tests/plans/cuda/affine_trmm.cachet --target cuda >"$tmp/at.cu"
+has "affine: no #pragma unroll on a triangular loop" '#pragma unroll' "$tmp/at.cu" 0
+"$CACHET" emit tests/plans/cuda/affine_shared.cachet --target cuda >"$tmp/ash.cu"
+has "affine: shared copies test the array's bounds inside kb" 'if \(16 \* ib \+ c0 >= 0 && -16 \* ib - c0 \+ 47 >= 0 && 16 \* kb \+ c1 >= 0' "$tmp/ash.cu"
+has "affine: the triangular kb loop around the shared fills" 'for \(int64_t kb = 0; kb < ib \+ 1; kb \+= 1\)' "$tmp/ash.cu"
 
 # OpenCL still spells OpenCL (the one generator, two dialects)
 expect "opencl: __local" 0 '__local float AA\[64\]' "$CACHET" emit examples/opencl_local.cachet --target opencl

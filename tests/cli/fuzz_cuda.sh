@@ -1,6 +1,7 @@
 #!/bin/sh
 # fuzz_cuda.sh: the differential fuzzer's CUDA pass without a GPU (docs/FUZZ.md, "CUDA"): 80 random
-# kernels with plan(target=cuda) (the GPU plan shapes of the OpenCL pass, location=shared), each
+# kernels with plan(target=cuda) (the GPU plan shapes of the OpenCL pass, location=shared; a
+# quarter of them with affine loop bounds: triangles, bands, issue #31), each
 # checked in the interpreter and, when accepted, emitted by the CUDA generator and compiled by
 # nvcc --cubin -arch=sm_90a (the engine cudacompile; the sources are compiled in batches, one nvcc
 # run per 32 kernels, and alone when a batch fails). A compile error or a generator crash is a

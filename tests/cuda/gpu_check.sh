@@ -4,7 +4,7 @@
 # per kernel, tests/cuda/gpu_main.cu around its generated source with nvcc (cudart static) into
 # build/gpu_cuda/, with libcachet and the Debian libraries it loads in build/gpu_cuda/lib (carry
 # "build/gpu_cuda"); `run` there verifies every tests/plans/cuda kernel and CUDA example against
-# the interpreter at small sizes, then times cuda_sgemm / cuda_dgemm / cuda_stencil at bench
+# the interpreter at small sizes, then times cuda_sgemm / cuda_dgemm / cuda_stencil / cuda_trmm at bench
 # sizes (cuBLAS on the same buffers for the gemms, loaded from the machine's CUDA toolkit).
 set -e
 cd "$(dirname "$0")/../.."
@@ -26,6 +26,7 @@ list() {
 	echo "t_sgemm_8192|examples/cuda_sgemm.cachet|time|-D M=8192 -D N=8192 -D K=8192"
 	echo "t_dgemm_4096|examples/cuda_dgemm.cachet|time|-D M=4096 -D N=4096 -D K=4096"
 	echo "t_stencil_8192|examples/cuda_stencil.cachet|time|-D N=8192 -D M=8192"
+	echo "t_trmm_4096|examples/cuda_trmm.cachet|time|-D NB=128 -D M=4096"
 }
 case "$1" in
 prepare)

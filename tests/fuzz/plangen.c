@@ -1256,22 +1256,109 @@ static void gen_affine_verbs(pg_kernel *k, rng *r)
 		}
 }
 
-/* OpenCL for an affine kernel: band 0's first index (and its second when that is rectangular,
- * now and then) tiled into work-groups and work-items, the affine loops kept last, no caches (check
- * refuses them on such kernels). */
-static void gen_affine_opencl(pg_kernel *k, rng *r)
+/* Whether name is original index o or one of its split inners (o, then o[0] repeated: dk, dkd),
+ * also for names of several letters (in_chain takes one-letter ones only). */
+static int in_split_chain(const char *name, const char *o)
+{
+	size_t n = strlen(o);
+	if (!o[0] || strncmp(name, o, n) != 0)
+		return 0;
+	for (const char *c = name + n; *c; c++)
+		if (*c != o[0])
+			return 0;
+	return 1;
+}
+
+/* The levels of order ord (n loops) inside its innermost affine loop (its split inners
+ * included): n when it has none. */
+static int levels_inside_affine(const pg_kernel *k, const char ord[][PG_NAME], int n)
+{
+	int last = -1;
+	for (int i = 0; i < n; i++)
+		for (int b = 0; b < k->nb; b++)
+			for (int o = 0; o < k->b[b].norig; o++)
+				if (k->b[b].fixed[o] && in_split_chain(ord[i], k->b[b].orig[o]))
+					last = i;
+	return n - 1 - last;
+}
+
+/* A GPU plan (OpenCL or CUDA) for an affine kernel: band 0's first index (and its second when
+ * that is rectangular, now and then) tiled into work-groups and work-items (the grid's loops must
+ * be rectangular: check refuses an affine one), an affine loop split once now and then
+ * (per-iteration ranges), the affine loops kept after the loops their bounds use; caches now and
+ * then: shared ones between the work-group and work-item loops (refused where the region holds
+ * an affine loop that moves the block or a written array), private or global ones mostly inside
+ * the innermost affine loop; an unroll or vectorize now and then. */
+static void gen_affine_gpu(pg_kernel *k, rng *r)
 {
 	static const int64_t wg[] = {1, 2, 3, 4, 5, 8};
 	pg_band *bd = &k->b[0];
 	int npar = bd->norig > 1 && !bd->fixed[1] && chance(r, 50) ? 2 : 1;
 	for (int i = 0; i < npar; i++)
 		add_split(k, 0, bd->orig[i], pick64(r, wg, 6), 1, 0);
-	random_reorder(k, 0, r, 1);
-	keep_fixed_last(k, 0, r);
+	for (int b = 0; b < k->nb; b++)
+		for (int o = 0; o < k->b[b].norig; o++)
+			if (k->b[b].fixed[o] && !k->b[b].orig[o][1] && chance(r, 25)) /* i -> ii: one letter */
+				add_split(k, b, k->b[b].orig[o], pick_split_size(r, k->b[b].trips[o]), 0, 0);
+	for (int b = 0; b < k->nb; b++) {
+		random_reorder(k, b, r, b == 0 && chance(r, 50));
+		keep_fixed_last(k, b, r);
+	}
 	pg_verbi *pv = &k->v[add_verb(k, PG_PARALLELIZE)];
 	pv->n = npar;
 	for (int i = 0; i < npar; i++)
 		memcpy(pv->idx[i], bd->orig[i], PG_NAME);
+	for (int ai = 0; ai < k->na; ai++) {
+		if (k->a[ai].npaths == 0 || !chance(r, 60))
+			continue;
+		char ord[3 * PG_MAXBI][PG_NAME];
+		int n = array_order(k, ai, ord), inside = levels_inside_affine(k, ord, n);
+		int ro = k->a[ai].role == 0 || k->a[ai].role == 4;
+		int shared = ro && chance(r, 30);
+		if (n == 0 || (!shared && inside < 1))
+			continue;
+		int ci = add_cache(k, ai, -1);
+		if (ci < 0)
+			break;
+		pg_cache *c = &k->c[ci];
+		int lastg = 0, firsti = n - 1; /* the last work-group loop, the first work-item loop */
+		for (int i = 0; i < n; i++)
+			for (int p = 0; p < npar; p++) {
+				char wi[PG_NAME];
+				name_inner(wi, bd->orig[p]);
+				if (strcmp(ord[i], bd->orig[p]) == 0 && i > lastg)
+					lastg = i;
+				if (strcmp(ord[i], wi) == 0 && i < firsti)
+					firsti = i;
+			}
+		c->place = PG_INDEX;
+		if (shared) {
+			c->loc = 1;
+			int lo = lastg + 1 <= firsti ? lastg + 1 : firsti;
+			memcpy(c->index, ord[lo + rint_(r, firsti - lo + 1)], PG_NAME);
+			c->strat = chance(r, 60) ? 1 + rint_(r, 2) : 0;
+			if (chance(r, 20))
+				c->dbuf = 1;
+		} else {
+			c->loc = chance(r, 80) ? 2 : 0;
+			int lo = inside > 0 && chance(r, 95) ? n - inside : 0;
+			memcpy(c->index, ord[lo + rint_(r, n - lo)], PG_NAME);
+		}
+		if (chance(r, 20))
+			random_layout(r, k->a[ai].rank, &c->layout, c->perm);
+		if (chance(r, 20))
+			c->thrifty = chance(r, 50);
+	}
+	if (chance(r, 20)) { /* the innermost loop, or a small loop inside the innermost affine one */
+		char ord[3 * PG_MAXBI][PG_NAME];
+		int n = array_order(k, 0, ord), inside = levels_inside_affine(k, ord, n);
+		int unroll = inside > 1 && chance(r, 50);
+		int v = n > 0 ? add_verb(k, unroll ? PG_UNROLL : PG_VECTORIZE) : -1;
+		if (v >= 0) {
+			k->v[v].n = 1;
+			memcpy(k->v[v].idx[0], ord[unroll ? n - 1 - rint_(r, inside) : n - 1], PG_NAME);
+		}
+	}
 }
 
 /* OpenCL: tile the first one or two indices of band 0 into work-groups and work-items, keep the
@@ -1441,14 +1528,14 @@ void pg_generate(pg_kernel *k, uint64_t seed, const pg_options *o)
 	k->opencl = chance(&r, opencl_share);
 	if (!k->opencl && o->cuda_share > 0 && chance(&r, o->cuda_share))
 		k->opencl = k->cuda = 1;
-	if (families == PG_FAM_AFFINE) { /* host or OpenCL, as check wants */
-		k->opencl &= !k->cuda;
-		k->cuda = 0;
-	}
+	/* the CUDA pass of the extended generator: a quarter of its kernels affine (issue #31), from
+	 * a stream of their own (every other seed draws the kernel it drew before) */
+	rng y = {seed * 0xD1B54A32D192ED03ull + 31};
+	int cuda_affine = k->cuda && families != PG_FAM_CLASSIC && chance(&y, 25);
 	if (k->opencl) {
 		static const int okinds[] = {PG_MATMUL, PG_MATMUL, PG_MATVEC, PG_TRANSPOSE, PG_ST1, PG_ST2};
 		k->kind = okinds[rint_(&r, 6)];
-		if (families == PG_FAM_AFFINE)
+		if (families == PG_FAM_AFFINE || cuda_affine)
 			k->kind = PG_AFFINE;
 	} else {
 		k->kind = rint_(&r, PG_NCLASSIC);
@@ -1459,13 +1546,21 @@ void pg_generate(pg_kernel *k, uint64_t seed, const pg_options *o)
 			k->kind = PG_AFFINE;
 	}
 	k->variant = (uint32_t)rnext(&x);
+	/* a GPU grid refuses the shapes whose parallel loop's iterations share an array (the strips'
+	 * Y[4*s + r0], the in-place Y): three times in four another shape */
+	if (k->opencl && k->kind == PG_AFFINE && chance(&y, 75)) {
+		if (affine_shape(k) == 8)
+			k->variant |= 1u << 10;
+		if (affine_shape(k) == 3)
+			k->variant ^= 1u;
+	}
 	k->dtype = rint_(&r, 4);
 	snprintf(k->name, sizeof k->name, "fz%llu", (unsigned long long)seed);
 	make_template(k, &r);
 	decorate(k, &r);
 	if (families != PG_FAM_CLASSIC && !k->opencl)
 		extend(k, &x, k->kind == PG_AFFINE ? 0 : o->tune_share);
-	if (k->kind == PG_AFFINE) { /* schedules and loop verbs; no caches on affine bounds yet */
+	if (k->kind == PG_AFFINE && !k->opencl) { /* host: schedules, caches and loop verbs */
 		/* the strips less often: a register tile needs dk, r, c in that order */
 		if (chance(&r, affine_shape(k) == 8 ? 40 : 85))
 			gen_schedule(k, &r);
@@ -1484,7 +1579,7 @@ void pg_generate(pg_kernel *k, uint64_t seed, const pg_options *o)
 		for (int i = 0; i < k->na; i++) /* strided arrays: rarely (the emitter's gap is a finding) */
 			k->a[i].strided &= chance(&r, 15);
 		if (k->kind == PG_AFFINE)
-			gen_affine_opencl(k, &r);
+			gen_affine_gpu(k, &r);
 		else
 			gen_opencl(k, &r);
 		return;
