@@ -1,6 +1,7 @@
 /* check.c: semantic checks that complete the IR: types, affine forms, roles, plan rules. */
 #include "lang/lang.h"
 #include "ir/order.h"
+#include "ir/project.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -243,6 +244,9 @@ typedef struct checker {
 	ct_dtype let_default; /* type of a let with only literals, indices, params */
 	bool *written;        /* per array: some earlier statement writes it */
 	bool *reported;       /* per array: read-before-write already reported */
+	/* per index (check_affine_limits): a root whose loop has affine bounds in its band's
+	 * scheduled order (its own, or projected there by a reorder: ir/project.h) */
+	bool *paff;
 } checker;
 
 static bool is_cond(const ir_expr *e)
@@ -541,41 +545,48 @@ static void check_nodes(checker *c, ir_node **body, int n)
 
 static void check_plan(checker *c);
 
-/* Whether index x's bounds use original index r. */
-static bool bounds_use(const ir_index *x, int r)
+/* The position of the last reorder of the band headed by f (the one that gives its order), or
+ * fallback when it has none. */
+static ir_pos band_reorder_pos(const ct_kernel *k, const ir_node *f, ir_pos fallback)
 {
-	for (int j = 0; j < x->nlo + x->nhi; j++)
-		if (aff_coef(j < x->nlo ? x->los[j] : x->his[j - x->nlo], AFF_INDEX, r) != 0)
-			return true;
-	return false;
+	ir_pos at = fallback;
+	for (int s = 0; s < k->nsched; s++)
+		if (k->sched[s].kind == SC_REORDER && k->sched[s].n > 0 &&
+		    sched_band_head(k, k->sched[s].idx[0]) == f)
+			at = k->sched[s].pos;
+	return at;
 }
 
-/* The schedule's order of the band headed by f: every affine loop must stay inside every loop
- * of the split chains its bounds use (its bounds are not projected onto outer loops yet). */
+/* The schedule's order of the band headed by f: where it puts an affine loop outside a loop its
+ * bounds use, the bounds of every loop of the band are projected onto the new order
+ * (ir/project.h), refused when they cannot be written; then every loop must stay inside every
+ * loop of the split chains its bounds use (the value of a split index is the sum of its chain).
+ * Marks the band's roots whose loops are affine in c->paff. */
 static void check_affine_order(checker *c, const ir_node *f, int *order)
 {
 	ct_kernel *k = c->k;
 	int n = 0;
 	sched_band_order(k, f, true, order, &n);
-	for (int p = 0; p < n; p++) {
-		const ir_index *x = &k->indices[order[p]];
-		if (!ir_index_affine(x))
-			continue;
-		for (int q = p + 1; q < n; q++) {
-			const ir_index *y = &k->indices[order[q]];
-			if (!bounds_use(x, y->root))
-				continue;
-			const ir_sched *at = NULL;
-			for (int s = 0; s < k->nsched; s++)
-				if (k->sched[s].kind == SC_REORDER)
-					at = &k->sched[s];
-			cerr(k, &c->nerr, at ? at->pos : x->pos,
-			     "loop '%s' must stay inside loop '%s': its bounds use '%s' (moving it out would "
-			     "need its bounds projected, not supported yet)",
-			     x->name, y->name, k->indices[y->root].name);
-			return;
-		}
+	proj_band pb;
+	ct_status st = proj_band_bounds(k, order, n, &k->arena, &pb);
+	ir_pos at = band_reorder_pos(k, f, f->pos);
+	if (st == CT_ERR_NOMEM) {
+		c->nerr++;
+		return;
 	}
+	if (st != CT_OK) {
+		cerr(k, &c->nerr, at, "%s", pb.err);
+		return;
+	}
+	for (int p = 0; p < n; p++)
+		if (k->indices[order[p]].kind == IX_LOOP)
+			c->paff[order[p]] = proj_root_affine(k, &pb, order[p]);
+	int x, y, r;
+	if (proj_chain_violation(k, &pb, order, n, &x, &y, &r))
+		cerr(k, &c->nerr, band_reorder_pos(k, f, k->indices[x].pos),
+		     "loop '%s' must stay inside loop '%s': its bounds use '%s', whose value is only known "
+		     "inside the last loop of its split chain",
+		     k->indices[x].name, k->indices[y].name, k->indices[r].name);
 }
 
 static void check_affine_bands(checker *c, ir_node *const *body, int n, int *order)
@@ -597,11 +608,14 @@ static void check_affine_bands(checker *c, ir_node *const *body, int n, int *ord
 
 /* Index a plan item names whose loop has affine bounds (an affine loop, or one split from it),
  * or NULL. */
-static const ir_index *item_affine(const ct_kernel *k, const ir_plan_item *it)
+static const ir_index *item_affine(const checker *c, const ir_plan_item *it)
 {
-	for (int j = 0; j < it->n; j++)
-		if (ir_index_affine(&k->indices[k->indices[it->idx[j]].root]))
+	const ct_kernel *k = c->k;
+	for (int j = 0; j < it->n; j++) {
+		int r = k->indices[it->idx[j]].root;
+		if (ir_index_affine(&k->indices[r]) || c->paff[r])
 			return &k->indices[it->idx[j]];
+	}
 	return NULL;
 }
 
@@ -613,29 +627,41 @@ static const ir_index *item_affine(const ct_kernel *k, const ir_plan_item *it)
 static void check_affine_limits(checker *c)
 {
 	ct_kernel *k = c->k;
+	int *order = ct_arena_alloc(&k->arena, sizeof *order * ((size_t)k->nindices + 1));
+	c->paff = ct_arena_alloc(&k->arena, (size_t)k->nindices + 1);
+	if (!order || !c->paff) {
+		c->nerr++;
+		return;
+	}
+	check_affine_bands(c, k->body, k->nbody, order);
+	if (c->nerr > 0)
+		return;
 	for (int s = 0; s < k->nsched; s++) {
 		const ir_sched *sc = &k->sched[s];
 		for (int a = 0; sc->kind != SC_REORDER && a < sc->n; a++) {
 			const ir_index *x = &k->indices[sc->idx[a]];
 			ir_pos at = sc->arg_pos ? sc->arg_pos[a] : sc->pos;
-			if (ir_index_affine(x) && sc->balanced)
+			/* a rectangular loop gets affine bounds when a reorder moves it inside a loop
+			 * whose bounds used it; an affine one keeps them unless they were projected
+			 * onto params only (its loop is then rectangular) */
+			bool own = ir_index_affine(x);
+			if (x->kind == IX_LOOP && c->paff[sc->idx[a]] && sc->balanced)
 				cerr(k, &c->nerr, at,
-				     "loop '%s' has affine bounds (they use enclosing indices or min/max): a "
-				     "balanced split of it is not supported yet",
+				     own ? "loop '%s' has affine bounds (they use enclosing indices or min/max): a "
+				           "balanced split of it is not supported yet"
+				         : "loop '%s' has affine bounds in the reordered band (they use an "
+				           "enclosing index): a balanced split of it is not supported yet",
 				     x->name);
-			else if (x->kind == IX_SPLIT && ir_index_affine(&k->indices[x->root]))
+			else if (x->kind == IX_SPLIT && c->paff[x->root])
 				cerr(k, &c->nerr, at,
 				     "'%s' is split from loop '%s', whose bounds are affine: splitting it again is "
 				     "not supported yet",
 				     x->name, k->indices[x->root].name);
 		}
 	}
-	int *order = ct_arena_alloc(&k->arena, sizeof *order * ((size_t)k->nindices + 1));
-	if (order && c->nerr == 0)
-		check_affine_bands(c, k->body, k->nbody, order);
 	for (int i = 0; i < k->nplan; i++) {
 		const ir_plan_item *it = &k->plan[i];
-		const ir_index *x = it->kind == PL_CACHE ? NULL : item_affine(k, it);
+		const ir_index *x = it->kind == PL_CACHE ? NULL : item_affine(c, it);
 		if (it->kind == PL_UNROLL && x)
 			cerr(k, &c->nerr, it->pos, "unroll(%s): loop '%s' has affine bounds, so no constant trip count",
 			     x->name, x->name);

@@ -237,6 +237,19 @@ static void test_tree_instances(void)
 	    "kernel h\nparam N = 17\narray A : f32[N] inout\n"
 	    "for (i: 3 .. N) {\n  for (j: i - 3 .. i) {\n    A[i] = A[i] + A[j]\n  }\n}\n"
 	    "schedule {\n  jj = split(j, 3)\n}\n",
+	    /* reorders that project the bounds (src/ir/project.h): a rectangular i moved inside
+	     * k: 0 .. i+1 steps from k (its projected lower bound) ... */
+	    "kernel p\nparam N = 14\narray A : f32[N] inout\n"
+	    "for (i: N) {\n  for (k: 0 .. i+1) {\n    A[i] = A[i] + A[k] * 0.5\n  }\n}\n"
+	    "schedule {\n  ii = split(i, 3)\n  reorder(k, i, ii)\n}\n",
+	    /* ... a band's j moved out, its blocks from its projected bound over params, with tails */
+	    "kernel q\nparam N = 19\narray A : f32[N] input\narray B : f32[N] inout\n"
+	    "for (i: N) {\n  for (j: max(0, i-3) .. min(N, i+4)) {\n    B[i] = B[i] + A[j]\n  }\n}\n"
+	    "schedule {\n  jj = split(j, 3)\n  reorder(j, jj, i)\n}\n",
+	    /* ... and with a runtime param: i in max(2, ...) .. min(N, j+3) */
+	    "kernel r\nparam N : runtime, M = 4\narray A : f32[N, M] inout\n"
+	    "for (i: 2 .. N) {\n  for (j: i - 2 .. N, m: M) {\n    A[i, m] = A[i, m] + A[j, m]\n  }\n}\n"
+	    "schedule {\n  ii = split(i, 4)\n  reorder(j, m, i, ii)\n}\n",
 	    "kernel d\nparam N = 13\narray A : f32[N] inout\n"
 	    "for (i: N) { A[i] = A[i] + 1 }\n"
 	    "for (j: N) { A[j] = A[N-1-j] * 2 }\n"
