@@ -695,6 +695,59 @@ static int in_chain(const char *name, const char *o)
 	return 1;
 }
 
+/* The original index of band bd whose split chain holds name, or -1. */
+static int chain_of(const pg_band *bd, const char *name)
+{
+	for (int o = 0; o < bd->norig; o++)
+		if (strcmp(name, bd->orig[o]) == 0 || in_chain(name, bd->orig[o]))
+			return o;
+	return -1;
+}
+
+/* Each split chain of band b together in its reorder: the roots in their drawn order, each one's
+ * split inners right after it (in their drawn order). A loop whose bounds are projected onto
+ * the new order may use every root outside it, whose whole value (the sum of its chain) is then
+ * known. */
+static void chains_together(pg_kernel *k, int b)
+{
+	pg_band *bd = &k->b[b];
+	char out[PG_MAXBI][PG_NAME];
+	int n = 0;
+	/* the first affine loop goes before the root its bounds use (where the draw put it after),
+	 * so that the bounds must be projected */
+	for (int o = 0; o < bd->norig; o++) {
+		if (!bd->fixed[o] || !bd->dep[o][0])
+			continue;
+		int at = -1, dat = -1;
+		for (int i = 0; i < bd->nord; i++) {
+			if (strcmp(bd->ord[i], bd->orig[o]) == 0)
+				at = i;
+			if (strcmp(bd->ord[i], bd->dep[o]) == 0)
+				dat = i;
+		}
+		if (at > dat && dat >= 0) {
+			memcpy(out[0], bd->ord[at], PG_NAME);
+			memcpy(bd->ord[at], bd->ord[dat], PG_NAME);
+			memcpy(bd->ord[dat], out[0], PG_NAME);
+		}
+		break;
+	}
+	for (int i = 0; i < bd->nord; i++) {
+		int o = chain_of(bd, bd->ord[i]);
+		if (o < 0) {
+			memcpy(out[n++], bd->ord[i], PG_NAME);
+			continue;
+		}
+		if (strcmp(bd->ord[i], bd->orig[o]) != 0)
+			continue;
+		for (int j = 0; j < bd->nord; j++)
+			if (chain_of(bd, bd->ord[j]) == o)
+				memcpy(out[n++], bd->ord[j], PG_NAME);
+	}
+	if (n == bd->nord)
+		memcpy(bd->ord, out, sizeof out[0] * (size_t)n);
+}
+
 /* Put the band's fixed (affine) loops back into its reorder, in the order they are written, each
  * at a random place after the last loop of its dependency's chain (so inside the loops its bounds
  * use; never split, it stands alone). */
@@ -783,7 +836,16 @@ static void gen_schedule(pg_kernel *k, rng *r)
 		}
 		if (chance(r, 65) && !keep) {
 			random_reorder(k, b, r, chance(r, 50));
-			keep_fixed_last(k, b, r);
+			/* an affine band keeps its order as drawn three times in four: its affine loops may move
+			 * out of the loops their bounds use, so check projects every loop's bounds onto the
+			 * new order (src/ir/project.h) or refuses it with a message */
+			int any_fixed = 0;
+			for (int o = 0; o < bd->norig; o++)
+				any_fixed |= bd->fixed[o];
+			if (!any_fixed || chance(r, 25))
+				keep_fixed_last(k, b, r);
+			else if (chance(r, 70))
+				chains_together(k, b);
 		}
 	}
 }
