@@ -247,6 +247,8 @@ typedef struct checker {
 	/* per index (check_affine_limits): a root whose loop has affine bounds in its band's
 	 * scheduled order (its own, or projected there by a reorder: ir/project.h) */
 	bool *paff;
+	/* per index: a root of a band whose bounds a reorder projected */
+	bool *pband;
 } checker;
 
 static bool is_cond(const ir_expr *e)
@@ -579,8 +581,10 @@ static void check_affine_order(checker *c, const ir_node *f, int *order)
 		return;
 	}
 	for (int p = 0; p < n; p++)
-		if (k->indices[order[p]].kind == IX_LOOP)
+		if (k->indices[order[p]].kind == IX_LOOP) {
 			c->paff[order[p]] = proj_root_affine(k, &pb, order[p]);
+			c->pband[order[p]] = pb.projected;
+		}
 	int x, y, r;
 	if (proj_chain_violation(k, &pb, order, n, &x, &y, &r))
 		cerr(k, &c->nerr, band_reorder_pos(k, f, k->indices[x].pos),
@@ -606,17 +610,32 @@ static void check_affine_bands(checker *c, ir_node *const *body, int n, int *ord
 	}
 }
 
-/* Index a plan item names whose loop has affine bounds (an affine loop, or one split from it),
- * or NULL. */
+/* Index a plan item names whose loop has affine bounds in its band's order (an affine loop, or
+ * one split from it; a rectangular loop made affine by a reorder's projection; not an affine
+ * loop whose projected bounds are over params only), or NULL. */
 static const ir_index *item_affine(const checker *c, const ir_plan_item *it)
 {
 	const ct_kernel *k = c->k;
 	for (int j = 0; j < it->n; j++) {
-		int r = k->indices[it->idx[j]].root;
-		if (ir_index_affine(&k->indices[r]) || c->paff[r])
+		if (c->paff[k->indices[it->idx[j]].root])
 			return &k->indices[it->idx[j]];
 	}
 	return NULL;
+}
+
+/* Whether a GPU parallelize item names a loop whose root is affine as written, or lies in a band
+ * whose bounds a reorder projected: *x that index. */
+static bool gpu_affine(const checker *c, const ir_plan_item *it, const ir_index **x)
+{
+	const ct_kernel *k = c->k;
+	for (int j = 0; j < it->n; j++) {
+		int r = k->indices[it->idx[j]].root;
+		if (ir_index_affine(&k->indices[r]) || c->pband[r]) {
+			*x = &k->indices[r];
+			return true;
+		}
+	}
+	return false;
 }
 
 /* What kernels with affine loop bounds cannot have yet (issue #31 adds them stage by stage):
@@ -629,7 +648,8 @@ static void check_affine_limits(checker *c)
 	ct_kernel *k = c->k;
 	int *order = ct_arena_alloc(&k->arena, sizeof *order * ((size_t)k->nindices + 1));
 	c->paff = ct_arena_alloc(&k->arena, (size_t)k->nindices + 1);
-	if (!order || !c->paff) {
+	c->pband = ct_arena_alloc(&k->arena, (size_t)k->nindices + 1);
+	if (!order || !c->paff || !c->pband) {
 		c->nerr++;
 		return;
 	}
@@ -665,6 +685,13 @@ static void check_affine_limits(checker *c)
 		if (it->kind == PL_UNROLL && x)
 			cerr(k, &c->nerr, it->pos, "unroll(%s): loop '%s' has affine bounds, so no constant trip count",
 			     x->name, x->name);
+		else if (it->kind == PL_PARALLELIZE && k->target != TARGET_HOST && gpu_affine(c, it, &x))
+			/* the work-groups cover a root's written range (src/gen/oclgen.c) */
+			cerr(k, &c->nerr, it->pos,
+			     "parallelize(%s): on plan(target=%s) a work-group loop must be rectangular in its "
+			     "band's order: loop '%s' has affine bounds%s",
+			     x->name, k->target == TARGET_CUDA ? "cuda" : "opencl", x->name,
+			     ir_index_affine(x) ? "" : " there (a reorder projected its band's bounds)");
 		else if (it->kind == PL_PARALLELIZE && x && (it->n > 1 || it->spmd))
 			cerr(k, &c->nerr, it->pos,
 			     "parallelize: loop '%s' has affine bounds: it can only be parallelized alone (no "
