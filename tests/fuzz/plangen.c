@@ -684,12 +684,14 @@ static void random_reorder(pg_kernel *k, int b, rng *r, int tiled)
 	bd->reorder = 1;
 }
 
-/* Whether name is in the split chain of original index o (i, ii, iii: one letter repeated). */
+/* Whether name is in the split chain of original index o: o followed by its first letter
+ * repeated (i, ii, iii; dk, dkd, dkdd). */
 static int in_chain(const char *name, const char *o)
 {
-	if (!o[0] || name[0] != o[0])
+	size_t n = strlen(o);
+	if (!o[0] || strncmp(name, o, n) != 0)
 		return 0;
-	for (const char *c = name; *c; c++)
+	for (const char *c = name + n; *c; c++)
 		if (*c != o[0])
 			return 0;
 	return 1;
@@ -836,13 +838,13 @@ static void gen_schedule(pg_kernel *k, rng *r)
 		}
 		if (chance(r, 65) && !keep) {
 			random_reorder(k, b, r, chance(r, 50));
-			/* an affine band keeps its order as drawn three times in four: its affine loops may move
+			/* an affine band keeps its order as drawn two times in five: its affine loops may move
 			 * out of the loops their bounds use, so check projects every loop's bounds onto the
 			 * new order (src/ir/project.h) or refuses it with a message */
 			int any_fixed = 0;
 			for (int o = 0; o < bd->norig; o++)
 				any_fixed |= bd->fixed[o];
-			if (!any_fixed || chance(r, 25))
+			if (!any_fixed || chance(r, 60))
 				keep_fixed_last(k, b, r);
 			else if (chance(r, 70))
 				chains_together(k, b);
