@@ -250,6 +250,14 @@ static void test_tree_instances(void)
 	    "kernel r\nparam N : runtime, M = 4\narray A : f32[N, M] inout\n"
 	    "for (i: 2 .. N) {\n  for (j: i - 2 .. N, m: M) {\n    A[i, m] = A[i, m] + A[j, m]\n  }\n}\n"
 	    "schedule {\n  ii = split(i, 4)\n  reorder(j, m, i, ii)\n}\n",
+	    /* ... a band of two loops around a nest that is its own band, and a tetrahedron whose three
+	     * loops are all projected (k outermost) */
+	    "kernel t\nparam M = 9, N = 7, K = 8\narray A : f32[M, K] inout\n"
+	    "for (i: M, j: 0 .. min(i + 1, N)) {\n  for (k: j .. min(i + 3, K)) {\n    A[i, k] = A[i, k] + A[j, k] * 0.5\n  }\n}\n"
+	    "schedule {\n  jj = split(j, 2)\n  reorder(j, jj, k, i)\n}\n",
+	    "kernel u\nparam M = 9, N = 7\narray A : f32[M, N] inout\n"
+	    "for (i: M) {\n  for (j: 0 .. min(i + 1, N), k: j .. min(i + 3, N)) {\n    A[i, k] = A[i, k] + A[i, j] * 0.5\n  }\n}\n"
+	    "schedule {\n  ii = split(i, 4)\n  reorder(k, j, i, ii)\n}\n",
 	    "kernel d\nparam N = 13\narray A : f32[N] inout\n"
 	    "for (i: N) { A[i] = A[i] + 1 }\n"
 	    "for (j: N) { A[j] = A[N-1-j] * 2 }\n"
