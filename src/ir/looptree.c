@@ -518,26 +518,31 @@ static bool affine_bounds(lb *b, lt_node *x, int v)
 	return true;
 }
 
-/* The bounds of y, split from affine root x by step s: 0 .. min(s, H - x) for every upper
- * term H of x (x the loop variable, AFF_LOOP), so the blocks of x end at x's bound (no tail
- * versions: the ranges are per iteration). */
-static bool split_inner_bounds(lb *b, lt_node *n, int x)
+/* The bounds of y, split off the chain of affine root r (r by step s, then perhaps its split
+ * indices): 0 .. min(window, H - (r + c1 + ... + y's parent)) for every upper term H of r (each
+ * a loop variable, AFF_LOOP), so the blocks of every loop of the chain end at r's bound (no
+ * tail versions of r: the ranges are per iteration). */
+static bool split_inner_bounds(lb *b, lt_node *n, int y)
 {
-	const ir_index *ix = &b->k->indices[x];
-	proj_bounds pbx = proj_root(b->k, b->pb, x);
+	const ct_kernel *k = b->k;
+	int r = k->indices[y].root;
+	const ir_index *ix = &k->indices[r];
+	proj_bounds pbx = proj_root(k, b->pb, r);
 	ct_arena *a = b->a;
 	aff *dh = ct_arena_alloc(a, sizeof *dh * (size_t)pbx.nhi);
 	if (!dh)
 		return lb_fail(b, CT_ERR_NOMEM);
 	bool ok = true;
-	aff vx = aff_sym1(a, AFF_LOOP, x, 1, &ok);
+	aff above = aff_const(0);
+	for (int x = k->indices[y].parent; x >= 0 && ok; x = k->indices[x].parent)
+		above = aff_add(a, above, aff_sym1(a, AFF_LOOP, x, 1, &ok), &ok);
 	for (int j = 0; j < pbx.nhi && ok; j++) {
 		aff f;
-		ok = fold_params(a, b->k, pbx.his[j], &f);
-		dh[j] = aff_sub(a, f, vx, &ok);
+		ok = fold_params(a, k, pbx.his[j], &f);
+		dh[j] = aff_sub(a, f, above, &ok);
 	}
 	if (!ok) {
-		ct_error_at(b->k->ctx, CT_ERR_INPUT, b->k->file, ix->pos.line, ix->pos.col,
+		ct_error_at(k->ctx, CT_ERR_INPUT, k->file, ix->pos.line, ix->pos.col,
 		            "bounds of '%s' must fit in 64 bits", ix->name);
 		return lb_fail(b, CT_ERR_INPUT);
 	}
@@ -551,8 +556,8 @@ static bool emit_loop(lb *b, const band *bd, int pos, lt_node *parent, nlist *ou
 {
 	const ir_index *iv = &b->k->indices[v];
 	bool affine = lb_affine(b, v);
-	/* an index split from an affine root (check allows one plain split) */
-	bool inner = iv->kind == IX_SPLIT && iv->parent >= 0 && lb_affine(b, iv->parent);
+	/* an index split off the chain of an affine root (plain splits: check refuses balanced ones) */
+	bool inner = iv->kind == IX_SPLIT && iv->root >= 0 && lb_affine(b, iv->root);
 	if (!affine && (!lo || !hi))
 		return lb_fail(b, CT_ERR_NOMEM);
 	lt_node *x = lb_node(b, LT_LOOP, parent);
@@ -565,7 +570,7 @@ static bool emit_loop(lb *b, const band *bd, int pos, lt_node *parent, nlist *ou
 	x->tail = tail;
 	if (affine && !affine_bounds(b, x, v))
 		return false;
-	if (inner && !split_inner_bounds(b, x, iv->parent))
+	if (inner && !split_inner_bounds(b, x, v))
 		return false;
 	nlist l = {NULL, 0, 0};
 	bool ok = emit_band(b, bd, pos + 1, x, &l);

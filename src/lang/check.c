@@ -639,8 +639,8 @@ static bool gpu_affine(const checker *c, const ir_plan_item *it, const ir_index 
 }
 
 /* What kernels with affine loop bounds cannot have yet (issue #31 adds them stage by stage):
- * balanced splits of affine loops and splits of their inner indices, reorders that move one out
- * of a loop its bounds use,
+ * balanced splits of affine loops and of their split indices, reorders whose projected bounds
+ * cannot be written or use a split chain not wholly outside the loop,
  * unroll of an affine loop, parallel bands of several loops with one, SPMD grids and target
  * cuda (caches whose region holds an affine loop: the plan pass, src/plan/lower.c). */
 static void check_affine_limits(checker *c)
@@ -672,10 +672,10 @@ static void check_affine_limits(checker *c)
 				         : "loop '%s' has affine bounds in the reordered band (they use an "
 				           "enclosing index): a balanced split of it is not supported yet",
 				     x->name);
-			else if (x->kind == IX_SPLIT && c->paff[x->root])
+			else if (x->kind == IX_SPLIT && c->paff[x->root] && sc->balanced)
 				cerr(k, &c->nerr, at,
-				     "'%s' is split from loop '%s', whose bounds are affine: splitting it again is "
-				     "not supported yet",
+				     "'%s' is split from loop '%s', whose bounds are affine: a balanced split of it "
+				     "is not supported yet",
 				     x->name, k->indices[x->root].name);
 		}
 	}

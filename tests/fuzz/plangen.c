@@ -775,15 +775,28 @@ static void keep_fixed_last(pg_kernel *k, int b, rng *r)
 			if (in_chain(out[i], bd->orig[o]) && i < before)
 				before = i;
 		}
-		if (after > before) { /* its inner came first: it goes right after the chain, with it */
-			char inner[PG_NAME];
-			memcpy(inner, out[before], PG_NAME);
-			memmove(out[before], out[before + 1], sizeof out[0] * (size_t)(n - before - 1));
-			n--;
-			after--;
-			memmove(out[after + 1], out[after], sizeof out[0] * (size_t)(n - after));
-			memcpy(out[after], inner, PG_NAME);
-			n++;
+		if (after > before) {
+			/* its inners came first: they go right after the chain, in their order, with it */
+			char rest[PG_MAXBI][PG_NAME], moved[PG_MAXBI][PG_NAME];
+			int nr = 0, nm = 0;
+			for (int i = 0; i < n; i++) {
+				if (i < after && in_chain(out[i], bd->orig[o]))
+					memcpy(moved[nm++], out[i], PG_NAME);
+				else
+					memcpy(rest[nr++], out[i], PG_NAME);
+			}
+			after = 0;
+			for (int i = 0; i < nr; i++)
+				if (in_chain(rest[i], bd->dep[o]))
+					after = i + 1;
+			n = 0;
+			for (int i = 0; i <= nr; i++) {
+				if (i == after)
+					for (int j = 0; j < nm; j++)
+						memcpy(out[n++], moved[j], PG_NAME);
+				if (i < nr)
+					memcpy(out[n++], rest[i], PG_NAME);
+			}
 			before = after;
 		}
 		int at = after + rint_(r, before - after + 1);
@@ -817,8 +830,11 @@ static void gen_schedule(pg_kernel *k, rng *r)
 			if (!chance(r, 55))
 				continue;
 			int64_t trips = bd->trips[i];
-			if (bd->fixed[i]) { /* an affine loop: one plain split (per-iteration ranges) */
-				add_split(k, b, bd->orig[i], pick_split_size(r, trips), 0, 0);
+			if (bd->fixed[i]) { /* an affine loop: plain splits (per-iteration ranges) */
+				int s = add_split(k, b, bd->orig[i], pick_split_size(r, trips), 0, 0);
+				/* now and then its inner split again (each block ends at the loop's bound) */
+				for (int d = 0; s >= 0 && d < 2 && chance(r, 20); d++)
+					s = add_split(k, b, k->s[s].inner, pick_split_size(r, k->s[s].size), 0, 0);
 				continue;
 			}
 			int s = add_split(k, b, bd->orig[i], pick_split_size(r, trips), tile ? group : 0,

@@ -258,6 +258,13 @@ static void test_tree_instances(void)
 	    "kernel u\nparam M = 9, N = 7\narray A : f32[M, N] inout\n"
 	    "for (i: M) {\n  for (j: 0 .. min(i + 1, N), k: j .. min(i + 3, N)) {\n    A[i, k] = A[i, k] + A[i, j] * 0.5\n  }\n}\n"
 	    "schedule {\n  ii = split(i, 4)\n  reorder(k, j, i, ii)\n}\n",
+	    /* splits of an affine loop's split index: each block ends at the root's bound */
+	    "kernel v\nparam N = 19\narray A : f32[N] inout\n"
+	    "for (i: N) {\n  for (j: max(0, i - 11) .. i) {\n    A[i] = A[i] - A[j] * 0.5\n  }\n}\n"
+	    "schedule {\n  jj = split(j, 7)\n  jjj = split(jj, 3)\n  jjjj = split(jjj, 2)\n}\n",
+	    "kernel w\nparam N = 19\narray A : f32[N] inout\n"
+	    "for (i: N) {\n  for (j: max(0, i - 11) .. i) {\n    A[j] = A[j] + A[i] * 0.5\n  }\n}\n"
+	    "schedule {\n  jj = split(j, 7)\n  jjj = split(jj, 3)\n  reorder(j, jj, jjj, i)\n}\n",
 	    "kernel d\nparam N = 13\narray A : f32[N] inout\n"
 	    "for (i: N) { A[i] = A[i] + 1 }\n"
 	    "for (j: N) { A[j] = A[N-1-j] * 2 }\n"
