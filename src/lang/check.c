@@ -570,27 +570,25 @@ static void check_affine_order(checker *c, const ir_node *f, int *order)
 	int n = 0;
 	sched_band_order(k, f, true, order, &n);
 	proj_band pb;
-	ct_status st = proj_band_bounds(k, order, n, &k->arena, &pb);
-	ir_pos at = band_reorder_pos(k, f, f->pos);
-	if (st == CT_ERR_NOMEM) {
-		c->nerr++;
-		return;
-	}
-	if (st != CT_OK) {
-		cerr(k, &c->nerr, at, "%s", pb.err);
-		return;
-	}
-	for (int p = 0; p < n; p++)
-		if (k->indices[order[p]].kind == IX_LOOP) {
-			c->paff[order[p]] = proj_root_affine(k, &pb, order[p]);
-			c->pband[order[p]] = pb.projected;
-		}
+	ct_arena a; /* the projection's terms, dropped once the flags are read */
+	ct_arena_init(&a, k->ctx);
+	ct_status st = proj_band_bounds(k, order, n, &a, &pb);
 	int x, y, r;
-	if (proj_chain_violation(k, &pb, order, n, &x, &y, &r))
+	if (st == CT_ERR_NOMEM)
+		c->nerr++;
+	else if (st != CT_OK)
+		cerr(k, &c->nerr, band_reorder_pos(k, f, f->pos), "%s", pb.err);
+	else if (proj_chain_violation(k, &pb, order, n, &x, &y, &r))
 		cerr(k, &c->nerr, band_reorder_pos(k, f, k->indices[x].pos),
 		     "loop '%s' must stay inside loop '%s': its bounds use '%s', whose value is only known "
 		     "inside the last loop of its split chain",
 		     k->indices[x].name, k->indices[y].name, k->indices[r].name);
+	for (int p = 0; st == CT_OK && p < n; p++)
+		if (k->indices[order[p]].kind == IX_LOOP) {
+			c->paff[order[p]] = proj_root_affine(k, &pb, order[p]);
+			c->pband[order[p]] = pb.projected;
+		}
+	ct_arena_free(&a);
 }
 
 static void check_affine_bands(checker *c, ir_node *const *body, int n, int *order)
@@ -616,10 +614,9 @@ static void check_affine_bands(checker *c, ir_node *const *body, int n, int *ord
 static const ir_index *item_affine(const checker *c, const ir_plan_item *it)
 {
 	const ct_kernel *k = c->k;
-	for (int j = 0; j < it->n; j++) {
+	for (int j = 0; j < it->n; j++)
 		if (c->paff[k->indices[it->idx[j]].root])
 			return &k->indices[it->idx[j]];
-	}
 	return NULL;
 }
 
