@@ -854,13 +854,13 @@ static void gen_schedule(pg_kernel *k, rng *r)
 		}
 		if (chance(r, 65) && !keep) {
 			random_reorder(k, b, r, chance(r, 50));
-			/* an affine band keeps its order as drawn two times in five: its affine loops may move
+			/* an affine band keeps its order as drawn seven times in ten: its affine loops may move
 			 * out of the loops their bounds use, so check projects every loop's bounds onto the
 			 * new order (src/ir/project.h) or refuses it with a message */
 			int any_fixed = 0;
 			for (int o = 0; o < bd->norig; o++)
 				any_fixed |= bd->fixed[o];
-			if (!any_fixed || chance(r, 60))
+			if (!any_fixed || chance(r, 30))
 				keep_fixed_last(k, b, r);
 			else if (chance(r, 70))
 				chains_together(k, b);
