@@ -250,6 +250,15 @@ osyrk=$(kfile osyrk.cachet "kernel s" "param N = 30, K = 7" "array A : f32[N, K]
 	"array C : f32[N, N] inout" "for (i: N, j: 0 .. i+1, k: K) {" "  C[i, j] += A[i, k] * A[j, k]" "}" \
 	"schedule {" "  ii = split(i, 8)" "  reorder(i, ii, j, k)" "}" "plan(target=opencl) {" "  parallelize(i)" "}")
 expect "opencl syrk: run" 0 '"target": "opencl".*"verified": true' "$CACHET" run "$osyrk" --json
+# a band whose bounds a reorder projected, inside the work-items (a work-group loop of such a band,
+# or an affine one, is refused: tests/plans/errors/affine_opencl_workgroup.cachet)
+oin=$(kfile oin.cachet "kernel oin" "param NB = 8, N = 21" "array L : f32[N, N] input" "array X : f32[NB, N] input" \
+	"array C : f32[NB, N] output" "for (b: NB) {" "  for (i0: N) {" "    C[b, i0] = 0" "  }" "  for (i: N) {" \
+	"    for (k: 0 .. i+1) {" "      C[b, i] += L[i, k] * X[b, k]" "    }" "  }" "}" "schedule {" "  reorder(k, i)" "}" \
+	"plan(target=opencl) {" "  parallelize(b)" "}")
+expect "opencl, projected band inside: the kernel's bound" 0 "for \(int64_t i = k; i < 21; i\+\+\)" \
+	"$CACHET" emit "$oin" --target opencl
+expect "opencl, projected band inside: run" 0 '"target": "opencl".*"verified": true' "$CACHET" run "$oin" --json
 gpu=$(kfile gpu.cachet "kernel g" "param N = 8" "array A : f32[N, N] inout" \
 	"for (i: N, j: 0 .. i+1) {" "  A[i, j] += 1" "}" "plan(target=cuda) {" "}")
 expect "refused: cuda" 2 "gpu.cachet:7:1: error: target cuda on a kernel with affine loop bounds is not supported yet" \
