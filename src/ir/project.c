@@ -127,41 +127,29 @@ static bool written_cons(pj *w)
 	return true;
 }
 
-/* Root v (position j) takes the constraints that hold it as its bounds;
- * then they are eliminated: each pair of a lower and an upper one gives
- * one without v (dropped when it uses no root left: it only restates the
- * params'). */
-static ct_status stage(pj *w, int j)
+/* Root v (position j) takes the constraints that hold it (coefficient 1 or -1) as its bounds,
+ * into w->p->b[v]; a written one with another coefficient is refused, a derived one dropped
+ * (the range only widens). */
+static ct_status take_bounds(pj *w, int j)
 {
 	int v = w->roots[j];
 	const char *name = w->k->indices[v].name;
-	aff *lo = ct_arena_alloc(w->a, sizeof *lo * PROJ_MAX_TERMS);
-	aff *hi = ct_arena_alloc(w->a, sizeof *hi * PROJ_MAX_TERMS);
-	pcons *rest = ct_arena_alloc(w->a, sizeof *rest * PROJ_MAX_CONS);
-	if (!lo || !hi || !rest)
+	aff *lo = ct_arena_alloc(w->a, sizeof *lo * ((size_t)w->n + 1));
+	aff *hi = ct_arena_alloc(w->a, sizeof *hi * ((size_t)w->n + 1));
+	if (!lo || !hi)
 		return CT_ERR_NOMEM;
-	int nlo = 0, nhi = 0, nrest = 0;
+	int nlo = 0, nhi = 0;
 	aff vv = aff_sym1(w->a, AFF_INDEX, v, 1, &w->ok);
 	char why[240];
 	for (int i = 0; i < w->n; i++) {
 		int64_t c = aff_coef(w->c[i].e, AFF_INDEX, v);
-		if (c == 0) {
-			rest[nrest++] = w->c[i];
+		if (c == 0 || ((c != 1 && c != -1) && !w->c[i].orig))
 			continue;
-		}
 		if (c != 1 && c != -1) {
-			if (!w->c[i].orig)
-				continue; /* a derived bound may go: the range only widens */
 			snprintf(why, sizeof why,
 			         "in this order the range of loop '%s' would need a division (a bound "
 			         "gives it coefficient %lld): not supported",
 			         name, (long long)c);
-			return fail(w, v, why);
-		}
-		if ((c > 0 ? nlo : nhi) >= PROJ_MAX_TERMS) {
-			snprintf(why, sizeof why,
-			         "in this order loop '%s' would have more than %d bound terms", name,
-			         PROJ_MAX_TERMS);
 			return fail(w, v, why);
 		}
 		if (c > 0)
@@ -179,11 +167,25 @@ static ct_status stage(pj *w, int j)
 	b->nhi = nhi;
 	b->los = w->mlo[j] = lo;
 	b->his = w->mhi[j] = hi;
-	/* eliminate v */
+	return CT_OK;
+}
+
+/* Eliminate root v (position j): each pair of a lower and an upper
+ * constraint on it gives one without it (dropped when it uses no root left:
+ * it only restates the params'). */
+static ct_status eliminate(pj *w, int j)
+{
+	int v = w->roots[j];
+	pcons *rest = ct_arena_alloc(w->a, sizeof *rest * PROJ_MAX_CONS);
+	if (!rest)
+		return CT_ERR_NOMEM;
 	pcons *all = w->c;
 	int nall = w->n;
 	w->c = rest;
-	w->n = nrest;
+	w->n = 0;
+	for (int i = 0; i < nall; i++)
+		if (aff_coef(all[i].e, AFF_INDEX, v) == 0)
+			rest[w->n++] = all[i];
 	for (int i = 0; i < nall && w->ok; i++) {
 		int64_t ci = aff_coef(all[i].e, AFF_INDEX, v);
 		for (int q = 0; ci > 0 && q < nall && w->ok; q++) {
@@ -193,10 +195,11 @@ static ct_status stage(pj *w, int j)
 			aff e = aff_add(w->a, aff_scale(w->a, all[i].e, -cq, &w->ok),
 			                aff_scale(w->a, all[q].e, ci, &w->ok), &w->ok);
 			if (uses_roots(w, e, j) && !add_cons(w, e, false)) {
+				char why[240];
 				snprintf(why, sizeof why,
 				         "in this order the bounds of the loops outside '%s' would need more "
 				         "than %d constraints",
-				         name, PROJ_MAX_CONS);
+				         w->k->indices[v].name, PROJ_MAX_CONS);
 				return fail(w, v, why);
 			}
 		}
@@ -308,17 +311,23 @@ ct_status proj_band_bounds(const ct_kernel *k, const int *order, int n, ct_arena
 	if (!written_cons(&w))
 		return w.ok ? fail(&w, w.roots[0], "the band has too many bound terms to project")
 		            : CT_ERR_NOMEM;
-	for (int j = w.m - 1; j >= 0; j--) {
-		ct_status st = stage(&w, j);
+	for (int j = w.m - 1; j >= 0 && w.ok; j--) {
+		ct_status st = take_bounds(&w, j);
+		if (st == CT_OK)
+			st = eliminate(&w, j);
 		if (st != CT_OK)
 			return st;
-		if (!w.ok)
-			break;
 	}
 	for (int j = 0; j < w.m && w.ok; j++) {
 		proj_bounds *b = &p->b[w.roots[j]];
 		b->nlo = prune(&w, w.mlo[j], b->nlo, true);
 		b->nhi = prune(&w, w.mhi[j], b->nhi, false);
+		if (b->nlo > PROJ_MAX_TERMS || b->nhi > PROJ_MAX_TERMS) {
+			char why[240];
+			snprintf(why, sizeof why, "in this order loop '%s' would have more than %d bound terms",
+			         k->indices[w.roots[j]].name, PROJ_MAX_TERMS);
+			return fail(&w, w.roots[j], why);
+		}
 	}
 	if (!w.ok)
 		return fail(&w, w.roots[0], "the projected bounds of the band do not fit in 64 bits");
