@@ -1122,11 +1122,21 @@ static void put_loop_checks(cg *g, ct_buf *seen, lt_node *const *nodes, int n)
 {
 	for (int i = 0; i < n && !g->failed; i++) {
 		const lt_node *x = nodes[i];
-		if (x->kind == LT_LOOP && (runtime_bx(x->lo) || runtime_bx(x->hi)) && !loop_safe(g, x)) {
+		/* an affine loop starts at its lower terms (x->lo is only their part over params, or
+		 * the LT_NO_LO sentinel): its last value is below hi, so hi - 1 stands for its start */
+		bool affine = lt_affine_loop(x);
+		if (x->kind == LT_LOOP && (affine ? runtime_bx(x->hi) : runtime_bx(x->lo) || runtime_bx(x->hi)) &&
+		    !loop_safe(g, x)) {
 			ct_buf line;
 			ct_buf_init(&line);
 			ct_buf_puts(&line, "ct_cloop(");
-			put_checked_bx(g, &line, x->lo);
+			if (affine) {
+				ct_buf_puts(&line, "ct_max64(");
+				put_checked_bx(g, &line, x->hi);
+				ct_buf_puts(&line, ", INT64_MIN + 1) - 1");
+			} else {
+				put_checked_bx(g, &line, x->lo);
+			}
 			ct_buf_puts(&line, ", ");
 			put_checked_bx(g, &line, x->hi);
 			ct_buf_printf(&line, ", %lld, &ct_ok);", (long long)x->step);

@@ -1,6 +1,7 @@
 /* deps.c: the dependences of a kernel's statement instances (isl), and whether the order of a loop tree keeps them (docs/LANGUAGE.md, "Legality"). */
 #include "ir/deps.h"
 #include "ir/order.h"
+#include "ir/project.h"
 
 #include <isl/ctx.h>
 #include <isl/flow.h>
@@ -606,21 +607,22 @@ static char *aff_text(const ct_kernel *k, aff x)
 	return s;
 }
 
-/* The start of affine root x over the original indices: max(L1, max(L2, ...)) of its lower
- * terms (isl reads max). NULL when a term cannot be written. */
-static char *affine_start_text(const ct_kernel *k, const ir_index *x)
+/* max(T1, max(T2, ...)) (or min) of terms t[0..n) (isl reads max and min): the start of a root
+ * over the original indices (the max of its lower terms) or its end. NULL when a term cannot be
+ * written. */
+static char *extreme_text(const ct_kernel *k, const aff *t, int n, const char *fn)
 {
 	ct_buf b;
 	ct_buf_init(&b);
 	bool ok = true;
-	for (int j = 1; j < x->nlo; j++)
-		ct_buf_puts(&b, "max(");
-	for (int j = 0; j < x->nlo && ok; j++) {
-		char *t = aff_text(k, x->los[j]);
-		ok = t != NULL;
-		if (t)
-			ct_buf_printf(&b, "%s%s%s", j > 0 ? ", " : "", t, j > 0 ? ")" : "");
-		free(t);
+	for (int j = 1; j < n; j++)
+		ct_buf_printf(&b, "%s(", fn);
+	for (int j = 0; j < n && ok; j++) {
+		char *x = aff_text(k, t[j]);
+		ok = x != NULL;
+		if (x)
+			ct_buf_printf(&b, "%s%s%s", j > 0 ? ", " : "", x, j > 0 ? ")" : "");
+		free(x);
 	}
 	char *s = ct_buf_take(&b);
 	if (!ok || !s) {
@@ -698,16 +700,18 @@ static void put_split(fw *w, int x, const char *S, const char *E, const char *R,
 /* The existentials and constraints of the split chain of root r: every
  * w<x> relative to the start of its window (the root's: lo; a split-off
  * index's: its parent's block), the last index taking the rest. */
-static void put_chain(fw *w, int r)
+static void put_chain(fw *w, int r, const proj_band *pb)
 {
 	const ct_kernel *k = w->d->k;
-	const ir_index *root = &k->indices[r];
 	bool ends = inner_balanced(k, r);
-	/* an affine root starts at the max of its lower terms (its blocks, when split, count from
-	 * there); it is never split balanced, so its end is unused */
+	/* a root starts at the max of its lower terms in the band's order (its own, or projected:
+	 * its blocks, when split, count from there); an affine one is never split balanced, so its
+	 * end is unused */
 	aff zero = aff_const(0);
-	char *S = ir_index_affine(root) ? affine_start_text(k, root) : aff_text(k, root->lo);
-	char *E = aff_text(k, ir_index_affine(root) ? zero : root->hi);
+	proj_bounds bd = proj_root(k, pb, r);
+	bool affine = proj_root_affine(k, pb, r);
+	char *S = extreme_text(k, bd.los, bd.nlo, "max");
+	char *E = affine ? aff_text(k, zero) : extreme_text(k, bd.his, bd.nhi, "min");
 	for (int x = r; x >= 0 && S && E && w->ok; x = k->indices[x].child) {
 		const ir_index *ix = &k->indices[x];
 		size_t n = strlen(S) + 32;
@@ -810,6 +814,12 @@ static void form_walk(fw *w, ir_node *const *v, int n, int first_pos)
 		case ND_FOR: {
 			int m = 0;
 			sched_band_order(k, x, w->sched, w->order, &m);
+			/* the bounds of the band's roots in its order (the loop tree's) */
+			ct_arena pa;
+			ct_arena_init(&pa, k->ctx);
+			proj_band pb = {false, NULL, -1, ""};
+			if (w->sched && k->affine_bounds && proj_band_bounds(k, w->order, m, &pa, &pb) != CT_OK)
+				w->ok = false;
 			for (int j = 0; j < m && w->ok; j++) {
 				int y = w->order[j];
 				if (w->ncomp >= w->tdims || y < 0 || y >= k->nindices) {
@@ -820,8 +830,9 @@ static void form_walk(fw *w, ir_node *const *v, int n, int first_pos)
 				ct_buf_printf(&b, w->sched ? "w%d" : "o%d", y);
 				push_comp(w, &b);
 				if (w->sched && k->indices[y].root == y)
-					put_chain(w, y);
+					put_chain(w, y, &pb);
 			}
+			ct_arena_free(&pa);
 			const ir_node *in = x;
 			while (in->nbody == 1 && in->body[0]->kind == ND_FOR)
 				in = in->body[0];

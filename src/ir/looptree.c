@@ -2,6 +2,7 @@
 #include "ir/looptree.h"
 #include "ir/layout.h"
 #include "ir/order.h"
+#include "ir/project.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -355,6 +356,9 @@ typedef struct lb {
 	/* per index while its band is built: the window [off, off+win) of
 	 * values it runs over, and end = off + win as printed (a root's own hi) */
 	const bx **off, **win, **end;
+	/* the bounds of the band being built when its order needs them projected
+	 * (ir/project.h); NULL: every root keeps its own */
+	const proj_band *pb;
 	ct_status st;
 } lb;
 
@@ -363,6 +367,12 @@ static bool lb_fail(lb *b, ct_status st)
 	if (b->st == CT_OK)
 		b->st = st;
 	return false;
+}
+
+/* Whether root v's loop has affine bounds in the band being built (its own, or projected). */
+static bool lb_affine(const lb *b, int v)
+{
+	return b->k->indices[v].kind == IX_LOOP && proj_root_affine(b->k, b->pb, v);
 }
 
 static lt_node *lb_node(lb *b, lt_kind kind, lt_node *parent)
@@ -458,20 +468,21 @@ static bool fold_params(ct_arena *a, const ct_kernel *k, aff x, aff *out)
 	return ok;
 }
 
-/* The bounds of affine root v on loop x: the terms over params only
- * folded into lo and hi, the others kept as dlo and dhi. */
+/* The bounds of affine root v on loop x (its own, or projected in the band's order): the terms
+ * over params only folded into lo and hi, the others kept as dlo and dhi. */
 static bool affine_bounds(lb *b, lt_node *x, int v)
 {
 	const ir_index *ix = &b->k->indices[v];
+	proj_bounds pbv = proj_root(b->k, b->pb, v);
 	ct_arena *a = b->a;
 	const bx *lo = NULL, *hi = NULL;
-	aff *dl = ct_arena_alloc(a, sizeof *dl * (size_t)ix->nlo);
-	aff *dh = ct_arena_alloc(a, sizeof *dh * (size_t)ix->nhi);
+	aff *dl = ct_arena_alloc(a, sizeof *dl * (size_t)pbv.nlo);
+	aff *dh = ct_arena_alloc(a, sizeof *dh * (size_t)pbv.nhi);
 	if (!dl || !dh)
 		return lb_fail(b, CT_ERR_NOMEM);
 	for (int side = 0; side < 2; side++) {
-		int n = side ? ix->nhi : ix->nlo;
-		const aff *v2 = side ? ix->his : ix->los;
+		int n = side ? pbv.nhi : pbv.nlo;
+		const aff *v2 = side ? pbv.his : pbv.los;
 		for (int j = 0; j < n; j++) {
 			if (aff_uses_kind(v2[j], AFF_INDEX)) {
 				aff f;
@@ -507,30 +518,36 @@ static bool affine_bounds(lb *b, lt_node *x, int v)
 	return true;
 }
 
-/* The bounds of y, split from affine root x by step s: 0 .. min(s, H - x) for every upper
- * term H of x (x the loop variable, AFF_LOOP), so the blocks of x end at x's bound (no tail
- * versions: the ranges are per iteration). */
-static bool split_inner_bounds(lb *b, lt_node *n, int x)
+/* The bounds of y, split off the chain of affine root r (r by step s, then perhaps its split
+ * indices): 0 .. min(window, H - (r + c1 + ... + y's parent)) for every upper term H of r (each
+ * a loop variable, AFF_LOOP), so the blocks of every loop of the chain end at r's bound (no
+ * tail versions of r: the ranges are per iteration). */
+static bool split_inner_bounds(lb *b, lt_node *n, int y)
 {
-	const ir_index *ix = &b->k->indices[x];
+	const ct_kernel *k = b->k;
+	int r = k->indices[y].root;
+	const ir_index *ix = &k->indices[r];
+	proj_bounds pbx = proj_root(k, b->pb, r);
 	ct_arena *a = b->a;
-	aff *dh = ct_arena_alloc(a, sizeof *dh * (size_t)ix->nhi);
+	aff *dh = ct_arena_alloc(a, sizeof *dh * (size_t)pbx.nhi);
 	if (!dh)
 		return lb_fail(b, CT_ERR_NOMEM);
 	bool ok = true;
-	aff vx = aff_sym1(a, AFF_LOOP, x, 1, &ok);
-	for (int j = 0; j < ix->nhi && ok; j++) {
+	aff above = aff_const(0);
+	for (int x = k->indices[y].parent; x >= 0 && ok; x = k->indices[x].parent)
+		above = aff_add(a, above, aff_sym1(a, AFF_LOOP, x, 1, &ok), &ok);
+	for (int j = 0; j < pbx.nhi && ok; j++) {
 		aff f;
-		ok = fold_params(a, b->k, ix->his[j], &f);
-		dh[j] = aff_sub(a, f, vx, &ok);
+		ok = fold_params(a, k, pbx.his[j], &f);
+		dh[j] = aff_sub(a, f, above, &ok);
 	}
 	if (!ok) {
-		ct_error_at(b->k->ctx, CT_ERR_INPUT, b->k->file, ix->pos.line, ix->pos.col,
+		ct_error_at(k->ctx, CT_ERR_INPUT, k->file, ix->pos.line, ix->pos.col,
 		            "bounds of '%s' must fit in 64 bits", ix->name);
 		return lb_fail(b, CT_ERR_INPUT);
 	}
 	n->dhi = dh;
-	n->ndhi = ix->nhi;
+	n->ndhi = pbx.nhi;
 	return true;
 }
 
@@ -538,9 +555,9 @@ static bool emit_loop(lb *b, const band *bd, int pos, lt_node *parent, nlist *ou
                       const bx *lo, const bx *hi, int64_t step, bool tail)
 {
 	const ir_index *iv = &b->k->indices[v];
-	bool affine = ir_index_affine(iv);
-	/* an index split from an affine root (check allows one plain split) */
-	bool inner = iv->kind == IX_SPLIT && iv->parent >= 0 && ir_index_affine(&b->k->indices[iv->parent]);
+	bool affine = lb_affine(b, v);
+	/* an index split off the chain of an affine root (plain splits: check refuses balanced ones) */
+	bool inner = iv->kind == IX_SPLIT && iv->root >= 0 && lb_affine(b, iv->root);
 	if (!affine && (!lo || !hi))
 		return lb_fail(b, CT_ERR_NOMEM);
 	lt_node *x = lb_node(b, LT_LOOP, parent);
@@ -553,7 +570,7 @@ static bool emit_loop(lb *b, const band *bd, int pos, lt_node *parent, nlist *ou
 	x->tail = tail;
 	if (affine && !affine_bounds(b, x, v))
 		return false;
-	if (inner && !split_inner_bounds(b, x, iv->parent))
+	if (inner && !split_inner_bounds(b, x, v))
 		return false;
 	nlist l = {NULL, 0, 0};
 	bool ok = emit_band(b, bd, pos + 1, x, &l);
@@ -628,7 +645,7 @@ static bool emit_band(lb *b, const band *bd, int pos, lt_node *parent, nlist *ou
 	if (child < 0) /* a loop written with a step keeps it (check refuses splitting it) */
 		return emit_loop(b, bd, pos, parent, out, v, b->off[v], b->end[v],
 		                 ix->step_expr ? ix->step : 1, false);
-	if (ir_index_affine(ix)) {
+	if (lb_affine(b, v)) {
 		/* blocks of step from its lower bound while below its upper one; the inner index's
 		 * range ends at the bound (split_inner_bounds) */
 		b->off[child] = bx_const(b->a, 0);
@@ -675,10 +692,22 @@ static bool root_window(lb *b, int v)
 {
 	ct_kernel *k = b->k;
 	const ir_index *ix = &k->indices[v];
-	if (ir_index_affine(ix))
-		return true; /* never split (check refuses it): affine_bounds gives its loop */
-	const bx *lo = bx_from_aff(b->a, k, ix->lo), *hi = bx_from_aff(b->a, k, ix->hi);
-	if (!lo || !hi) {
+	if (lb_affine(b, v))
+		return true; /* affine_bounds gives its loop (and emit_band its plain split) */
+	/* a rectangular root, or one whose terms are over params only (max of
+	 * the lower ones, min of the upper ones) */
+	proj_bounds pbv = proj_root(k, b->pb, v);
+	const bx *lo = NULL, *hi = NULL;
+	bool ok = true;
+	for (int s = 0; s < pbv.nlo + pbv.nhi && ok; s++) {
+		const bx *t = bx_from_aff(b->a, k, s < pbv.nlo ? pbv.los[s] : pbv.his[s - pbv.nlo]);
+		ok = t != NULL;
+		if (s < pbv.nlo)
+			lo = lo && t ? bx_bin(b->a, BX_MAX, lo, t) : t;
+		else
+			hi = hi && t ? bx_bin(b->a, BX_MIN, hi, t) : t;
+	}
+	if (!ok || !lo || !hi) {
 		ct_error_at(k->ctx, CT_ERR_INPUT, k->file, ix->pos.line, ix->pos.col,
 		            "bounds of '%s' must be affine in params and fit in 64 bits", ix->name);
 		return lb_fail(b, CT_ERR_INPUT);
@@ -710,11 +739,27 @@ static bool build_band(lb *b, const ir_node *f, lt_node *parent, nlist *out)
 	bd.nbody = g->nbody;
 	sched_band_order(k, f, b->sched, order, &bd.n);
 	bool ok = true;
+	/* the band's bounds in its scheduled order (the check refused the orders they cannot
+	 * follow); the bands inside it set their own */
+	const proj_band *outer = b->pb;
+	proj_band pb;
+	b->pb = NULL;
+	if (b->sched && k->affine_bounds) {
+		ct_status st = proj_band_bounds(k, order, bd.n, b->a, &pb);
+		if (st == CT_ERR_INPUT) {
+			const ir_index *x = &k->indices[pb.bad];
+			ct_error_at(k->ctx, st, k->file, x->pos.line, x->pos.col, "%s", pb.err);
+		}
+		ok = st == CT_OK || lb_fail(b, st);
+		if (ok && pb.projected)
+			b->pb = &pb;
+	}
 	for (int p = 0; ok && p < bd.n; p++)
 		if (k->indices[order[p]].kind == IX_LOOP)
 			ok = root_window(b, order[p]);
 	if (ok)
 		ok = emit_band(b, &bd, 0, parent, out);
+	b->pb = outer;
 	ct_free(k->ctx, order);
 	return ok;
 }
@@ -906,7 +951,7 @@ ct_looptree *lt_build_loops(ct_kernel *k, bool with_schedule)
 	t->k = k;
 	t->scheduled = with_schedule;
 	t->nindices = k->nindices;
-	lb b = {k, t, &t->arena, with_schedule, 0, NULL, NULL, NULL, CT_OK};
+	lb b = {k, t, &t->arena, with_schedule, 0, NULL, NULL, NULL, NULL, CT_OK};
 	size_t ni = (size_t)k->nindices + 1;
 	b.off = ct_alloc(ctx, sizeof *b.off * ni);
 	b.win = ct_alloc(ctx, sizeof *b.win * ni);

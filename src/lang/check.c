@@ -2,6 +2,7 @@
 #include "lang/lang.h"
 #include "ir/order.h"
 #include "ir/targets.h"
+#include "ir/project.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -244,6 +245,11 @@ typedef struct checker {
 	ct_dtype let_default; /* type of a let with only literals, indices, params */
 	bool *written;        /* per array: some earlier statement writes it */
 	bool *reported;       /* per array: read-before-write already reported */
+	/* per index (check_affine_limits): a root whose loop has affine bounds in its band's
+	 * scheduled order (its own, or projected there by a reorder: ir/project.h) */
+	bool *paff;
+	/* per index: a root of a band whose bounds a reorder projected */
+	bool *pband;
 } checker;
 
 static bool is_cond(const ir_expr *e)
@@ -542,41 +548,48 @@ static void check_nodes(checker *c, ir_node **body, int n)
 
 static void check_plan(checker *c);
 
-/* Whether index x's bounds use original index r. */
-static bool bounds_use(const ir_index *x, int r)
+/* The position of the last reorder of the band headed by f (the one that gives its order), or
+ * fallback when it has none. */
+static ir_pos band_reorder_pos(const ct_kernel *k, const ir_node *f, ir_pos fallback)
 {
-	for (int j = 0; j < x->nlo + x->nhi; j++)
-		if (aff_coef(j < x->nlo ? x->los[j] : x->his[j - x->nlo], AFF_INDEX, r) != 0)
-			return true;
-	return false;
+	ir_pos at = fallback;
+	for (int s = 0; s < k->nsched; s++)
+		if (k->sched[s].kind == SC_REORDER && k->sched[s].n > 0 &&
+		    sched_band_head(k, k->sched[s].idx[0]) == f)
+			at = k->sched[s].pos;
+	return at;
 }
 
-/* The schedule's order of the band headed by f: every affine loop must stay inside every loop
- * of the split chains its bounds use (its bounds are not projected onto outer loops yet). */
+/* The schedule's order of the band headed by f: where it puts an affine loop outside a loop its
+ * bounds use, the bounds of every loop of the band are projected onto the new order
+ * (ir/project.h), refused when they cannot be written; then every loop must stay inside every
+ * loop of the split chains its bounds use (the value of a split index is the sum of its chain).
+ * Marks the band's roots whose loops are affine in c->paff. */
 static void check_affine_order(checker *c, const ir_node *f, int *order)
 {
 	ct_kernel *k = c->k;
 	int n = 0;
 	sched_band_order(k, f, true, order, &n);
-	for (int p = 0; p < n; p++) {
-		const ir_index *x = &k->indices[order[p]];
-		if (!ir_index_affine(x))
-			continue;
-		for (int q = p + 1; q < n; q++) {
-			const ir_index *y = &k->indices[order[q]];
-			if (!bounds_use(x, y->root))
-				continue;
-			const ir_sched *at = NULL;
-			for (int s = 0; s < k->nsched; s++)
-				if (k->sched[s].kind == SC_REORDER)
-					at = &k->sched[s];
-			cerr(k, &c->nerr, at ? at->pos : x->pos,
-			     "loop '%s' must stay inside loop '%s': its bounds use '%s' (moving it out would "
-			     "need its bounds projected, not supported yet)",
-			     x->name, y->name, k->indices[y->root].name);
-			return;
+	proj_band pb;
+	ct_arena a; /* the projection's terms, dropped once the flags are read */
+	ct_arena_init(&a, k->ctx);
+	ct_status st = proj_band_bounds(k, order, n, &a, &pb);
+	int x, y, r;
+	if (st == CT_ERR_NOMEM)
+		c->nerr++;
+	else if (st != CT_OK)
+		cerr(k, &c->nerr, band_reorder_pos(k, f, f->pos), "%s", pb.err);
+	else if (proj_chain_violation(k, &pb, order, n, &x, &y, &r))
+		cerr(k, &c->nerr, band_reorder_pos(k, f, k->indices[x].pos),
+		     "loop '%s' must stay inside loop '%s': its bounds use '%s', whose value is only known "
+		     "inside the last loop of its split chain",
+		     k->indices[x].name, k->indices[y].name, k->indices[r].name);
+	for (int p = 0; st == CT_OK && p < n; p++)
+		if (k->indices[order[p]].kind == IX_LOOP) {
+			c->paff[order[p]] = proj_root_affine(k, &pb, order[p]);
+			c->pband[order[p]] = pb.projected;
 		}
-	}
+	ct_arena_free(&a);
 }
 
 static void check_affine_bands(checker *c, ir_node *const *body, int n, int *order)
@@ -596,20 +609,23 @@ static void check_affine_bands(checker *c, ir_node *const *body, int n, int *ord
 	}
 }
 
-/* Index a plan item names whose loop has affine bounds (an affine loop, or one split from it),
- * or NULL. */
-static const ir_index *item_affine(const ct_kernel *k, const ir_plan_item *it)
+/* Index a plan item names whose loop has affine bounds in its band's order (an affine loop, or
+ * one split from it; a rectangular loop made affine by a reorder's projection; not an affine
+ * loop whose projected bounds are over params only), or NULL. */
+static const ir_index *item_affine(const checker *c, const ir_plan_item *it)
 {
+	const ct_kernel *k = c->k;
 	for (int j = 0; j < it->n; j++)
-		if (ir_index_affine(&k->indices[k->indices[it->idx[j]].root]))
+		if (c->paff[k->indices[it->idx[j]].root])
 			return &k->indices[it->idx[j]];
 	return NULL;
 }
 
 /* On a grid target (OpenCL, CUDA) the grid is sized at launch from the parallelized loops'
- * ranges over params, so each must be rectangular; an affine loop runs inside one work-item
- * (loops the generator maps to the grid: src/gen/oclgen.c, map_dims). Reports the first
- * parallelized index of item it whose loop (its own or the one it is split from) is affine. */
+ * ranges over params, so each must be rectangular in its band's order; an affine loop runs
+ * inside one work-item (loops the generator maps to the grid: src/gen/oclgen.c, map_dims).
+ * Reports the first parallelized index of item it whose root is affine as written, or lies in a
+ * band whose bounds a reorder projected. */
 static bool grid_affine(checker *c, const ir_plan_item *it)
 {
 	ct_kernel *k = c->k;
@@ -617,13 +633,19 @@ static bool grid_affine(checker *c, const ir_plan_item *it)
 	if (it->kind != PL_PARALLELIZE || tg->parallel != IR_PAR_GRID)
 		return false;
 	for (int j = 0; j < it->n; j++) {
-		const ir_index *x = &k->indices[k->indices[it->idx[j]].root];
-		if (!ir_index_affine(x))
+		int r = k->indices[it->idx[j]].root;
+		const ir_index *x = &k->indices[r];
+		if (!ir_index_affine(x) && !c->pband[r])
 			continue;
 		cerr(k, &c->nerr, it->idx_pos ? it->idx_pos[j] : it->pos,
-		     "parallelize(%s): loop '%s' has affine bounds (they use enclosing indices or min/max): "
-		     "on plan(target=%s) the loops mapped to the grid must be rectangular (the grid is sized "
-		     "at launch: parallelize a rectangular loop; the affine one runs in each of its iterations)",
+		     ir_index_affine(x)
+		         ? "parallelize(%s): loop '%s' has affine bounds (they use enclosing indices or "
+		           "min/max): on plan(target=%s) the loops mapped to the grid must be rectangular (the "
+		           "grid is sized at launch: parallelize a rectangular loop; the affine one runs in each "
+		           "of its iterations)"
+		         : "parallelize(%s): loop '%s' is in a band whose bounds a reorder projected: on "
+		           "plan(target=%s) the loops mapped to the grid must be rectangular in their band's "
+		           "order (the grid is sized at launch: parallelize a loop of another band)",
 		     k->indices[it->idx[j]].name, x->name, tg->name);
 		return true;
 	}
@@ -631,37 +653,58 @@ static bool grid_affine(checker *c, const ir_plan_item *it)
 }
 
 /* What kernels with affine loop bounds cannot have yet (issue #31 adds them stage by stage):
- * balanced splits of affine loops and splits of their inner indices, reorders that move one out
- * of a loop its bounds use,
+ * balanced splits of affine loops and of their split indices, reorders whose projected bounds
+ * cannot be written or use a split chain not wholly outside the loop,
  * unroll of an affine loop, parallel bands of several loops with one, SPMD grids, and affine
- * loops in a GPU grid (caches whose region holds an affine loop: the plan pass,
- * src/plan/lower.c). */
+ * loops (or projected bands) in a GPU grid (caches whose region holds an affine loop: the plan
+ * pass, src/plan/lower.c). */
 static void check_affine_limits(checker *c)
 {
 	ct_kernel *k = c->k;
+	int *order = ct_arena_alloc(&k->arena, sizeof *order * ((size_t)k->nindices + 1));
+	c->paff = ct_arena_alloc(&k->arena, (size_t)k->nindices + 1);
+	c->pband = ct_arena_alloc(&k->arena, (size_t)k->nindices + 1);
+	if (!order || !c->paff || !c->pband) {
+		c->nerr++;
+		return;
+	}
+	check_affine_bands(c, k->body, k->nbody, order);
+	if (c->nerr > 0)
+		return;
+	/* a loop written with a step starts at its written lower bound: a projected one (a max over
+	 * enclosing indices) would start its steps off the written lattice */
+	for (int x = 0; x < k->nindices; x++)
+		if (k->indices[x].step_expr && c->pband[x] && c->paff[x])
+			cerr(k, &c->nerr, band_reorder_pos(k, sched_band_head(k, x), k->indices[x].pos),
+			     "loop '%s' is written with a step: a reorder that gives it bounds over enclosing "
+			     "indices (a loop whose bounds use it moved outside it) is not supported yet",
+			     k->indices[x].name);
 	for (int s = 0; s < k->nsched; s++) {
 		const ir_sched *sc = &k->sched[s];
 		for (int a = 0; sc->kind != SC_REORDER && a < sc->n; a++) {
 			const ir_index *x = &k->indices[sc->idx[a]];
 			ir_pos at = sc->arg_pos ? sc->arg_pos[a] : sc->pos;
-			if (ir_index_affine(x) && sc->balanced)
+			/* a rectangular loop gets affine bounds when a reorder moves it inside a loop
+			 * whose bounds used it; an affine one keeps them unless they were projected
+			 * onto params only (its loop is then rectangular) */
+			bool own = ir_index_affine(x);
+			if (x->kind == IX_LOOP && c->paff[sc->idx[a]] && sc->balanced)
 				cerr(k, &c->nerr, at,
-				     "loop '%s' has affine bounds (they use enclosing indices or min/max): a "
-				     "balanced split of it is not supported yet",
+				     own ? "loop '%s' has affine bounds (they use enclosing indices or min/max): a "
+				           "balanced split of it is not supported yet"
+				         : "loop '%s' has affine bounds in the reordered band (they use an "
+				           "enclosing index): a balanced split of it is not supported yet",
 				     x->name);
-			else if (x->kind == IX_SPLIT && ir_index_affine(&k->indices[x->root]))
+			else if (x->kind == IX_SPLIT && c->paff[x->root] && sc->balanced)
 				cerr(k, &c->nerr, at,
-				     "'%s' is split from loop '%s', whose bounds are affine: splitting it again is "
-				     "not supported yet",
+				     "'%s' is split from loop '%s', whose bounds are affine: a balanced split of it "
+				     "is not supported yet",
 				     x->name, k->indices[x->root].name);
 		}
 	}
-	int *order = ct_arena_alloc(&k->arena, sizeof *order * ((size_t)k->nindices + 1));
-	if (order && c->nerr == 0)
-		check_affine_bands(c, k->body, k->nbody, order);
 	for (int i = 0; i < k->nplan; i++) {
 		const ir_plan_item *it = &k->plan[i];
-		const ir_index *x = it->kind == PL_CACHE ? NULL : item_affine(k, it);
+		const ir_index *x = it->kind == PL_CACHE ? NULL : item_affine(c, it);
 		if (grid_affine(c, it))
 			continue;
 		if (it->kind == PL_UNROLL && x)

@@ -114,8 +114,22 @@ static void check_loop(eg *e, const lt_node *x, int depth)
 		       name, depth, PLAN_MAX_DEPTH);
 		return;
 	}
-	/* an affine loop steps by 1 up to a bound that check proved to fit */
-	if (unknown_at(e, x->lo) || unknown_at(e, x->hi) || lt_affine_loop(x))
+	/* an affine loop steps from a per-iteration start up to a bound that check proved to fit:
+	 * a split one (step > 1, a plain split, or a loop made affine by a reorder's projected
+	 * bounds) must not overflow after a value just below its bound over params, where it has
+	 * one; without one, its step is kept below 2^32 */
+	if (lt_affine_loop(x)) {
+		bool ok = true;
+		int64_t hi = unknown_at(e, x->hi) ? LT_NO_HI : bx_eval(x->hi, e->pv, &ok), last;
+		if (x->step > 1 && ok &&
+		    (hi == LT_NO_HI ? x->step > ((int64_t)1 << 32) : !ct_loop_last(hi - 1, hi, x->step, &last)))
+			eg_err(e, loop_pos(e, x),
+			       "loop '%s' has affine bounds and steps by %lld: its variable could pass 2^63 - 1 "
+			       "after its last iteration (a smaller split)",
+			       name, (long long)x->step);
+		return;
+	}
+	if (unknown_at(e, x->lo) || unknown_at(e, x->hi))
 		return;
 	bool ok = true;
 	int64_t lo = bx_eval(x->lo, e->pv, &ok), hi = bx_eval(x->hi, e->pv, &ok);

@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib/expect.sh"
 export CACHET_CACHE_DIR="$tmp/cache"
 
-examples="trmm syrk trsm cholesky banded trmm_blocked"
+examples="trmm syrk trsm cholesky banded trmm_blocked trmm_reordered"
 
 # ---------------------------------------------------------------- every example, every engine
 for x in $examples; do
@@ -55,7 +55,7 @@ PY
 for x in $examples; do
 	f=examples/$x.cachet
 	case $x in
-	trmm | trsm) defs="-D N=48 -D M=40" ;;
+	trmm | trsm | trmm_reordered) defs="-D N=48 -D M=40" ;;
 	syrk) defs="-D N=48 -D K=40" ;;
 	cholesky) defs="-D N=48" ;;
 	banded) defs="-D N=300" ;;
@@ -84,9 +84,20 @@ expect "predict: too long a trace" 2 "does not analyse loops with affine bounds 
 # ---------------------------------------------------------------- what refuses them, and says why
 # (tiles, tune, the selector, predict --per-ref and --threads: tests/cli/affine_search.sh)
 sched=$(kfile sched.cachet "kernel s" "param N = 8" "array A : f32[N, N] inout" \
-	"for (i: N, j: 0 .. i+1) {" "  A[i, j] += 1" "}" "schedule {" "  jj = split(j, 4)" "  jjj = split(jj, 2)" "}")
-expect "refused: split of a split affine loop" 2 "sched.cachet:9:15: error: 'jj' is split from loop 'j', whose bounds are affine: splitting it again is not supported yet" \
+	"for (i: N, j: 0 .. i+1) {" "  A[i, j] += 1" "}" "schedule {" "  jj = split(j, 4)" "  jjj = split(jj, 2, balanced=true)" "}")
+expect "refused: balanced split of a split affine loop" 2 "sched.cachet:9:15: error: 'jj' is split from loop 'j', whose bounds are affine: a balanced split of it is not supported yet" \
 	"$CACHET" check "$sched"
+# splits of an affine loop's split index: every loop of the chain ends at the root's bound
+ss=$(kfile ss.cachet "kernel s" "param N = 45, K = 3" "array A : f32[K, N] input" "array C : f32[N, N] inout" \
+	"for (i: N, k: K) {" "  for (j: 0 .. i+1) {" "    C[i, j] += A[k, i] * A[k, j]" "  }" "}" \
+	"schedule {" "  jj = split(j, 16)" "  jjj = split(jj, 5)" "  jjjj = split(jjj, 2)" "  reorder(i, j, jj, k, jjj, jjjj)" "}")
+expect "split of a split affine loop: lower" 0 "for jjjj in range\(0, min\(2, i-j-jj-jjj\+1\)\):" "$CACHET" lower "$ss"
+expect "split of a split affine loop: the tails" 0 "for jjj in range\(4, min\(5, i-j-jj\+1\), step=2\):  # tail" "$CACHET" lower "$ss"
+for e in interp native; do
+	expect "split of a split affine loop: run $e" 0 "verified" "$CACHET" run "$ss" --engine $e
+done
+expect "split of a split affine loop: checked" 0 "verified" "$CACHET" run "$ss" --checked
+expect "split of a split affine loop: N=1" 0 "verified" "$CACHET" run "$ss" -D N=1
 # a split of an affine loop: per-iteration ranges
 sp=$(kfile sp.cachet "kernel s" "param N = 45, K = 7" "array A : f32[K, N] input" "array C : f32[N, N] inout" \
 	"for (i: N, k: K) {" "  for (j: 0 .. i+1) {" "    C[i, j] += A[k, i] * A[k, j]" "  }" "}" \
@@ -251,6 +262,15 @@ for t in cuda opencl; do
 		"gpu$t.cachet:11:15: error: parallelize\(j\): loop 'j' has affine bounds .*: on plan\(target=$t\) the loops mapped to the grid must be rectangular" \
 		"$CACHET" check "$gpu"
 done
+# a band whose bounds a reorder projected, inside the work-items (a work-group loop of such a band,
+# or an affine one, is refused: tests/plans/errors/affine_opencl_workgroup.cachet)
+oin=$(kfile oin.cachet "kernel oin" "param NB = 8, N = 21" "array L : f32[N, N] input" "array X : f32[NB, N] input" \
+	"array C : f32[NB, N] output" "for (b: NB) {" "  for (i0: N) {" "    C[b, i0] = 0" "  }" "  for (i: N) {" \
+	"    for (k: 0 .. i+1) {" "      C[b, i] += L[i, k] * X[b, k]" "    }" "  }" "}" "schedule {" "  reorder(k, i)" "}" \
+	"plan(target=opencl) {" "  parallelize(b)" "}")
+expect "opencl, projected band inside: the kernel's bound" 0 "for \(int64_t i = k; i < 21; i\+\+\)" \
+	"$CACHET" emit "$oin" --target opencl
+expect "opencl, projected band inside: run" 0 '"target": "opencl".*"verified": true' "$CACHET" run "$oin" --json
 oob=$(kfile oob.cachet "kernel o" "param N = 8" "array A : f32[N, N] inout" \
 	"for (i: N, j: 0 .. i+2) {" "  A[i, j] += 1" "}")
 expect "bounds: the triangle's edge" 2 "oob.cachet:5:8: error: subscript 'j' of 'A' may exceed the extent N of dimension 2" \
@@ -259,6 +279,55 @@ minlo=$(kfile minlo.cachet "kernel m" "param N = 8" "array A : f32[N, N] inout" 
 	"for (i: N, j: min(i, 2) .. N) {" "  A[i, j] += 1" "}")
 expect "bounds: min in a lower bound" 2 "minlo.cachet:4:15: error: a lower loop bound may not use min" \
 	"$CACHET" check "$minlo"
+
+# ---------------------------------------------------------------- reorders that project the bounds
+# trmm in i-k-j order reordered to k-i-j: k runs over 0 .. N, i over k .. N (the band's polyhedron
+# projected onto the new order, src/ir/project.c)
+ex=examples/trmm_reordered.cachet
+expect "reordered trmm: lower k" 0 "^for k in range\(0, 256\):$" "$CACHET" lower "$ex"
+expect "reordered trmm: lower i" 0 "^        for i2 in range\(k, 256\):$" "$CACHET" lower "$ex"
+expect "reordered trmm: lower --json" 0 '"loop": "i2", "lo": "k", "hi": "256"' "$CACHET" lower "$ex" --json
+expect "reordered trmm: emit" 0 "for \(int64_t i2 = k; i2 < 256; i2\+\+\)" "$CACHET" emit "$ex"
+for sz in "N=1 M=1" "N=7 M=3" "N=33 M=65"; do
+	set -- $(printf -- '-D %s ' $sz)
+	expect "reordered trmm $sz: native" 0 "verified" "$CACHET" run "$ex" "$@"
+	expect "reordered trmm $sz: interp" 0 "verified" "$CACHET" run "$ex" "$@" --engine interp
+	expect "reordered trmm $sz: checked" 0 "verified" "$CACHET" run "$ex" "$@" --checked
+done
+# the simulator runs exactly the triangle's instances: 40*24 stores, then 4 accesses for each of
+# the 820 (i, k) pairs times 24 j (predict = simulate: the examples' loop above)
+expect "reordered trmm: simulate's accesses" 0 '"accesses": 79680,' "$CACHET" simulate "$ex" -D N=40 -D M=24 --json
+# syrk's lower triangle with j moved outside i (i over j .. N), k split, runtime N
+sy=$(kfile syrk_r.cachet "kernel syrk_r" "param N : runtime" "param K = 7" "array A : f32[N, K] input" \
+	"array C : f32[N, N] inout" "for (i: N, j: 0 .. i+1, k: K) {" "  C[i, j] += A[i, k] * A[j, k]" "}" \
+	"schedule {" "  ii = split(i, 4)" "  kk = split(k, 3)" "  reorder(j, k, i, kk, ii)" "}")
+expect "reordered syrk: lower i" 0 "^        for i in range\(j, N, step=4\):$" "$CACHET" lower "$sy" -D N=13
+expect "reordered syrk: lower ii" 0 "for ii in range\(0, min\(4, N-i\)\):" "$CACHET" lower "$sy" -D N=13
+for n in 1 4 13 30; do
+	expect "reordered syrk N=$n: native" 0 "verified" "$CACHET" run "$sy" -D N=$n
+	expect "reordered syrk N=$n: interp" 0 "verified" "$CACHET" run "$sy" -D N=$n --engine interp
+done
+# a band around the diagonal, i moved inside j: max(0, j-3) .. min(N, j+4), i split
+bd=$(kfile band_r.cachet "kernel band_r" "param N = 50, W = 3" "array A : f32[N, N] input" "array X : f32[N] input" \
+	"array Y : f32[N] inout" "for (i: N) {" "  for (j: max(0, i-W) .. min(N, i+W+1)) {" "    Y[i] += A[i, j] * X[j]" \
+	"  }" "}" "schedule {" "  ii = split(i, 4)" "  reorder(j, i, ii)" "}")
+expect "reordered band: lower j" 0 "^for j in range\(0, 50\):$" "$CACHET" lower "$bd"
+expect "reordered band: lower i" 0 "for i in range\(max\(0, j-3\), min\(50, j\+4\), step=4\):" "$CACHET" lower "$bd"
+expect "reordered band: lower ii" 0 "for ii in range\(0, min\(4, j-i\+4, -i\+50\)\):" "$CACHET" lower "$bd"
+for e in interp native; do
+	expect "reordered band: run $e" 0 "verified" "$CACHET" run "$bd" --engine $e
+done
+expect "reordered band: W=0 N=9" 0 "verified" "$CACHET" run "$bd" -D W=0 -D N=9
+# the dependence test judges the reordered nest as any other: A[i-1, j+1] is written at
+# (i-1, j+1), a later j
+ill=$(kfile ill.cachet "kernel ill" "param N = 20" "array A : f32[N, N] inout" "for (i: 1 .. N) {" \
+	"  for (j: 0 .. i) {" "    A[i, j] = A[i-1, j+1] * 0.5" "  }" "}" "schedule {" "  reorder(j, i)" "}")
+expect "refused: illegal projected reorder" 2 "ill.cachet:10:3: error: reorder\(j, i\): iteration \(i, j\) of A\[i-1, j\+1\] must run after \(i-1, j\+1\)" \
+	"$CACHET" check "$ill"
+dv=$(kfile div.cachet "kernel dv" "param N = 20" "array A : f32[N, N] input" "array C : f32[N] inout" \
+	"for (i: N) {" "  for (k: 0 .. 2*i+1) {" "    C[i] += A[i, k-i]" "  }" "}" "schedule {" "  reorder(k, i)" "}")
+expect "refused: projection needing a division" 2 "div.cachet:11:3: error: in this order the range of loop 'i' would need a division" \
+	"$CACHET" check "$dv"
 
 # ---------------------------------------------------------------- runtime params in bounds
 rt=$(kfile rt.cachet "kernel r" "param N : runtime" "param W = 2" "array A : f64[N, N] input" \

@@ -700,15 +700,70 @@ static void random_reorder(pg_kernel *k, int b, rng *r, int tiled)
 	bd->reorder = 1;
 }
 
-/* Whether name is in the split chain of original index o (i, ii, iii: one letter repeated). */
+/* Whether name is in the split chain of original index o: o followed by its first letter
+ * repeated (i, ii, iii; dk, dkd, dkdd). */
 static int in_chain(const char *name, const char *o)
 {
-	if (!o[0] || name[0] != o[0])
+	size_t n = strlen(o);
+	if (!o[0] || strncmp(name, o, n) != 0)
 		return 0;
-	for (const char *c = name; *c; c++)
+	for (const char *c = name + n; *c; c++)
 		if (*c != o[0])
 			return 0;
 	return 1;
+}
+
+/* The original index of band bd whose split chain holds name, or -1. */
+static int chain_of(const pg_band *bd, const char *name)
+{
+	for (int o = 0; o < bd->norig; o++)
+		if (strcmp(name, bd->orig[o]) == 0 || in_chain(name, bd->orig[o]))
+			return o;
+	return -1;
+}
+
+/* Each split chain of band b together in its reorder: the roots in their drawn order, each one's
+ * split inners right after it (in their drawn order). A loop whose bounds are projected onto
+ * the new order may use every root outside it, whose whole value (the sum of its chain) is then
+ * known. */
+static void chains_together(pg_kernel *k, int b)
+{
+	pg_band *bd = &k->b[b];
+	char out[PG_MAXBI][PG_NAME];
+	int n = 0;
+	/* the first affine loop goes before the root its bounds use (where the draw put it after),
+	 * so that the bounds must be projected */
+	for (int o = 0; o < bd->norig; o++) {
+		if (!bd->fixed[o] || !bd->dep[o][0])
+			continue;
+		int at = -1, dat = -1;
+		for (int i = 0; i < bd->nord; i++) {
+			if (strcmp(bd->ord[i], bd->orig[o]) == 0)
+				at = i;
+			if (strcmp(bd->ord[i], bd->dep[o]) == 0)
+				dat = i;
+		}
+		if (at > dat && dat >= 0) {
+			memcpy(out[0], bd->ord[at], PG_NAME);
+			memcpy(bd->ord[at], bd->ord[dat], PG_NAME);
+			memcpy(bd->ord[dat], out[0], PG_NAME);
+		}
+		break;
+	}
+	for (int i = 0; i < bd->nord; i++) {
+		int o = chain_of(bd, bd->ord[i]);
+		if (o < 0) {
+			memcpy(out[n++], bd->ord[i], PG_NAME);
+			continue;
+		}
+		if (strcmp(bd->ord[i], bd->orig[o]) != 0)
+			continue;
+		for (int j = 0; j < bd->nord; j++)
+			if (chain_of(bd, bd->ord[j]) == o)
+				memcpy(out[n++], bd->ord[j], PG_NAME);
+	}
+	if (n == bd->nord)
+		memcpy(bd->ord, out, sizeof out[0] * (size_t)n);
 }
 
 /* Put the band's fixed (affine) loops back into its reorder, in the order they are written, each
@@ -736,15 +791,28 @@ static void keep_fixed_last(pg_kernel *k, int b, rng *r)
 			if (in_chain(out[i], bd->orig[o]) && i < before)
 				before = i;
 		}
-		if (after > before) { /* its inner came first: it goes right after the chain, with it */
-			char inner[PG_NAME];
-			memcpy(inner, out[before], PG_NAME);
-			memmove(out[before], out[before + 1], sizeof out[0] * (size_t)(n - before - 1));
-			n--;
-			after--;
-			memmove(out[after + 1], out[after], sizeof out[0] * (size_t)(n - after));
-			memcpy(out[after], inner, PG_NAME);
-			n++;
+		if (after > before) {
+			/* its inners came first: they go right after the chain, in their order, with it */
+			char rest[PG_MAXBI][PG_NAME], moved[PG_MAXBI][PG_NAME];
+			int nr = 0, nm = 0;
+			for (int i = 0; i < n; i++) {
+				if (i < after && in_chain(out[i], bd->orig[o]))
+					memcpy(moved[nm++], out[i], PG_NAME);
+				else
+					memcpy(rest[nr++], out[i], PG_NAME);
+			}
+			after = 0;
+			for (int i = 0; i < nr; i++)
+				if (in_chain(rest[i], bd->dep[o]))
+					after = i + 1;
+			n = 0;
+			for (int i = 0; i <= nr; i++) {
+				if (i == after)
+					for (int j = 0; j < nm; j++)
+						memcpy(out[n++], moved[j], PG_NAME);
+				if (i < nr)
+					memcpy(out[n++], rest[i], PG_NAME);
+			}
 			before = after;
 		}
 		int at = after + rint_(r, before - after + 1);
@@ -780,8 +848,11 @@ static void gen_schedule(pg_kernel *k, rng *r)
 			int64_t trips = bd->trips[i];
 			if (bd->stepped[i]) /* check refuses splitting a loop written with a step */
 				continue;
-			if (bd->fixed[i]) { /* an affine loop: one plain split (per-iteration ranges) */
-				add_split(k, b, bd->orig[i], pick_split_size(r, trips), 0, 0);
+			if (bd->fixed[i]) { /* an affine loop: plain splits (per-iteration ranges) */
+				int s = add_split(k, b, bd->orig[i], pick_split_size(r, trips), 0, 0);
+				/* now and then its inner split again (each block ends at the loop's bound) */
+				for (int d = 0; s >= 0 && d < 2 && chance(r, 20); d++)
+					s = add_split(k, b, k->s[s].inner, pick_split_size(r, k->s[s].size), 0, 0);
 				continue;
 			}
 			int s = add_split(k, b, bd->orig[i], pick_split_size(r, trips), tile ? group : 0,
@@ -801,7 +872,16 @@ static void gen_schedule(pg_kernel *k, rng *r)
 		}
 		if (chance(r, 65) && !keep) {
 			random_reorder(k, b, r, chance(r, 50));
-			keep_fixed_last(k, b, r);
+			/* an affine band keeps its order as drawn seven times in ten: its affine loops may move
+			 * out of the loops their bounds use, so check projects every loop's bounds onto the
+			 * new order (src/ir/project.h) or refuses it with a message */
+			int any_fixed = 0;
+			for (int o = 0; o < bd->norig; o++)
+				any_fixed |= bd->fixed[o];
+			if (!any_fixed || chance(r, 30))
+				keep_fixed_last(k, b, r);
+			else if (chance(r, 70))
+				chains_together(k, b);
 		}
 	}
 }

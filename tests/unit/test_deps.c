@@ -237,6 +237,34 @@ static void test_tree_instances(void)
 	    "kernel h\nparam N = 17\narray A : f32[N] inout\n"
 	    "for (i: 3 .. N) {\n  for (j: i - 3 .. i) {\n    A[i] = A[i] + A[j]\n  }\n}\n"
 	    "schedule {\n  jj = split(j, 3)\n}\n",
+	    /* reorders that project the bounds (src/ir/project.h): a rectangular i moved inside
+	     * k: 0 .. i+1 steps from k (its projected lower bound) ... */
+	    "kernel p\nparam N = 14\narray A : f32[N] inout\n"
+	    "for (i: N) {\n  for (k: 0 .. i+1) {\n    A[i] = A[i] + A[k] * 0.5\n  }\n}\n"
+	    "schedule {\n  ii = split(i, 3)\n  reorder(k, i, ii)\n}\n",
+	    /* ... a band's j moved out, its blocks from its projected bound over params, with tails */
+	    "kernel q\nparam N = 19\narray A : f32[N] input\narray B : f32[N] inout\n"
+	    "for (i: N) {\n  for (j: max(0, i-3) .. min(N, i+4)) {\n    B[i] = B[i] + A[j]\n  }\n}\n"
+	    "schedule {\n  jj = split(j, 3)\n  reorder(j, jj, i)\n}\n",
+	    /* ... and with a runtime param: i in max(2, ...) .. min(N, j+3) */
+	    "kernel r\nparam N : runtime, M = 4\narray A : f32[N, M] inout\n"
+	    "for (i: 2 .. N) {\n  for (j: i - 2 .. N, m: M) {\n    A[i, m] = A[i, m] + A[j, m]\n  }\n}\n"
+	    "schedule {\n  ii = split(i, 4)\n  reorder(j, m, i, ii)\n}\n",
+	    /* ... a band of two loops around a nest that is its own band, and a tetrahedron whose three
+	     * loops are all projected (k outermost) */
+	    "kernel t\nparam M = 9, N = 7, K = 8\narray A : f32[M, K] inout\n"
+	    "for (i: M, j: 0 .. min(i + 1, N)) {\n  for (k: j .. min(i + 3, K)) {\n    A[i, k] = A[i, k] + A[j, k] * 0.5\n  }\n}\n"
+	    "schedule {\n  jj = split(j, 2)\n  reorder(j, jj, k, i)\n}\n",
+	    "kernel u\nparam M = 9, N = 7\narray A : f32[M, N] inout\n"
+	    "for (i: M) {\n  for (j: 0 .. min(i + 1, N), k: j .. min(i + 3, N)) {\n    A[i, k] = A[i, k] + A[i, j] * 0.5\n  }\n}\n"
+	    "schedule {\n  ii = split(i, 4)\n  reorder(k, j, i, ii)\n}\n",
+	    /* splits of an affine loop's split index: each block ends at the root's bound */
+	    "kernel v\nparam N = 19\narray A : f32[N] inout\n"
+	    "for (i: N) {\n  for (j: max(0, i - 11) .. i) {\n    A[i] = A[i] - A[j] * 0.5\n  }\n}\n"
+	    "schedule {\n  jj = split(j, 7)\n  jjj = split(jj, 3)\n  jjjj = split(jjj, 2)\n}\n",
+	    "kernel w\nparam N = 19\narray A : f32[N] inout\n"
+	    "for (i: N) {\n  for (j: max(0, i - 11) .. i) {\n    A[j] = A[j] + A[i] * 0.5\n  }\n}\n"
+	    "schedule {\n  jj = split(j, 7)\n  jjj = split(jj, 3)\n  reorder(j, jj, jjj, i)\n}\n",
 	    "kernel d\nparam N = 13\narray A : f32[N] inout\n"
 	    "for (i: N) { A[i] = A[i] + 1 }\n"
 	    "for (j: N) { A[j] = A[N-1-j] * 2 }\n"

@@ -319,14 +319,24 @@ static const row rows[] = {
      "schedule { jj = split(j, 4, balanced=true) }\n",
      "8:23: error: loop 'j' has affine bounds (they use enclosing indices or min/max): a balanced "
      "split of it is not supported yet", 0},
-    {"affine loop moved out", HDR "for (i: N, j: 0 .. i+1) { B[j] = 1 }\n"
-     "schedule { reorder(j, i) }\n",
-     "8:12: error: loop 'j' must stay inside loop 'i': its bounds use 'i' (moving it out would need "
-     "its bounds projected, not supported yet)", 0},
+    {"affine loop moved out (bounds projected)", HDR "for (i: N, j: 0 .. i+1) { B[j] = 1 }\n"
+     "schedule { reorder(j, i) }\n", NULL, 0},
     {"affine loop outside a split", HDR "for (i: N, j: 0 .. i+1) { B[j] = 1 }\n"
      "schedule { ii = split(i, 4); reorder(i, j, ii) }\n",
-     "8:30: error: loop 'j' must stay inside loop 'ii': its bounds use 'i' (moving it out would need "
-     "its bounds projected, not supported yet)", 0},
+     "8:30: error: loop 'j' must stay inside loop 'ii': its bounds use 'i', whose value is only "
+     "known inside the last loop of its split chain", 0},
+    {"projected loop outside a split", HDR "for (i: N, j: 0 .. i+1) { B[j] = 1 }\n"
+     "schedule { jj = split(j, 4); reorder(j, i, jj) }\n",
+     "8:30: error: loop 'i' must stay inside loop 'jj': its bounds use 'j', whose value is only "
+     "known inside the last loop of its split chain", 0},
+    {"projection needing a division", HDR "for (i: N) { for (j: 0 .. 2*i+1) { B[i] = 1 } }\n"
+     "schedule { reorder(j, i) }\n",
+     "8:12: error: in this order the range of loop 'i' would need a division (a bound gives it "
+     "coefficient 2): not supported", 0},
+    {"balanced split of a projected loop", HDR "for (i: N, j: 0 .. i+1) { B[j] = 1 }\n"
+     "schedule { ii = split(i, 4, balanced=true); reorder(j, i, ii) }\n",
+     "8:23: error: loop 'i' has affine bounds in the reordered band (they use an enclosing index): "
+     "a balanced split of it is not supported yet", 0},
     {"parallel affine kernel", HDR "for (i: M, j: 0 .. i+1) { C[i, j] = 1 }\n"
      "plan { parallelize(i) }\n", NULL, 0},
     {"unroll of an affine loop", HDR "for (i: N, j: 0 .. i+1) { B[j] = 1 }\n"
