@@ -166,14 +166,18 @@ const bx *pl_loop_last(pp *p, const lt_node *l)
 {
 	if (l->step == 1)
 		return pl_bxb(p, BX_SUB, l->hi, pl_bxc(p, 1));
+	/* a loop written with a step (`for (t: 0 .. M step Q)`): its range need not be whole
+	 * steps, so the last value is lo + floor((hi - lo - 1) / step) * step */
+	if (l->index >= 0 && l->index < p->k->nindices && p->k->indices[l->index].step_expr) {
+		const bx *span = pl_bxb(p, BX_SUB, pl_bxb(p, BX_SUB, l->hi, l->lo), pl_bxc(p, 1));
+		const bx *n = pl_bxb(p, BX_FLOORDIV, span, pl_bxc(p, l->step));
+		return pl_bxb(p, BX_ADD, l->lo, pl_bxb(p, BX_MUL, n, pl_bxc(p, l->step)));
+	}
 	/* a split index: its main version spans whole steps, its tail
 	 * version runs at most once (both only matter when they run) */
 	if (l->tail)
 		return l->lo;
 	return pl_bxb(p, BX_SUB, l->hi, pl_bxc(p, l->step));
-	const bx *span = pl_bxb(p, BX_SUB, pl_bxb(p, BX_SUB, l->hi, l->lo), pl_bxc(p, 1));
-	const bx *n = pl_bxb(p, BX_FLOORDIV, span, pl_bxc(p, l->step));
-	return pl_bxb(p, BX_ADD, l->lo, pl_bxb(p, BX_MUL, n, pl_bxc(p, l->step)));
 }
 
 /* An upper bound of x without the floor divisions and remainders of
