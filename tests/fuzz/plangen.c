@@ -1336,31 +1336,6 @@ static void gen_affine_verbs(pg_kernel *k, rng *r)
 		}
 }
 
-/* Whether name is original index o or one of its split inners (o, then o[0] repeated: dk, dkd),
- * also for names of several letters (in_chain takes one-letter ones only). */
-static int in_split_chain(const char *name, const char *o)
-{
-	size_t n = strlen(o);
-	if (!o[0] || strncmp(name, o, n) != 0)
-		return 0;
-	for (const char *c = name + n; *c; c++)
-		if (*c != o[0])
-			return 0;
-	return 1;
-}
-
-/* The levels of order ord (n loops) inside its innermost affine loop (its split inners
- * included): n when it has none. */
-static int levels_inside_affine(const pg_kernel *k, const char ord[][PG_NAME], int n)
-{
-	int last = -1;
-	for (int i = 0; i < n; i++)
-		for (int b = 0; b < k->nb; b++)
-			for (int o = 0; o < k->b[b].norig; o++)
-				if (k->b[b].fixed[o] && in_split_chain(ord[i], k->b[b].orig[o]))
-					last = i;
-	return n - 1 - last;
-}
 
 /* A GPU plan (OpenCL or CUDA) for an affine kernel: band 0's first index (and its second when
  * that is rectangular, now and then) tiled into work-groups and work-items (the grid's loops must
@@ -1392,7 +1367,7 @@ static void gen_affine_gpu(pg_kernel *k, rng *r)
 		if (k->a[ai].npaths == 0 || !chance(r, 60))
 			continue;
 		char ord[3 * PG_MAXBI][PG_NAME];
-		int n = array_order(k, ai, ord), inside = levels_inside_affine(k, ord, n);
+		int n = array_order(k, ai, ord), inside = levels_inside_fixed(k, ord, n);
 		int ro = k->a[ai].role == 0 || k->a[ai].role == 4;
 		int shared = ro && chance(r, 30);
 		if (n == 0 || (!shared && inside < 1))
@@ -1431,7 +1406,7 @@ static void gen_affine_gpu(pg_kernel *k, rng *r)
 	}
 	if (chance(r, 20)) { /* the innermost loop, or a small loop inside the innermost affine one */
 		char ord[3 * PG_MAXBI][PG_NAME];
-		int n = array_order(k, 0, ord), inside = levels_inside_affine(k, ord, n);
+		int n = array_order(k, 0, ord), inside = levels_inside_fixed(k, ord, n);
 		int unroll = inside > 1 && chance(r, 50);
 		int v = n > 0 ? add_verb(k, unroll ? PG_UNROLL : PG_VECTORIZE) : -1;
 		if (v >= 0) {
