@@ -175,12 +175,9 @@ static bool run_case(ct_ctx *ctx, const tcase *c, bool *within, double *rate)
 static ct_kernel *search512(ct_ctx *ctx, const char *path, const char *set, const char *spec, ct_tiles_result *r,
                             double *cpu)
 {
-	ct_kernel *k = ct_kernel_parse_file(ctx, path);
-	if (!k || !apply(k, set) || ct_kernel_recheck(k) != CT_OK) {
-		fprintf(stderr, "%s: %s\n", path, ct_ctx_last_message(ctx));
-		ct_kernel_free(k);
+	ct_kernel *k = open_case(ctx, path, set);
+	if (!k)
 		return NULL;
-	}
 	ct_tiles_options o;
 	ct_tiles_options_init(&o);
 	o.max_tile = 512;
