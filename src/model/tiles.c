@@ -149,6 +149,17 @@ static bool body_uses_param(const ct_kernel *k, ir_node *const *body, int n, int
 	return false;
 }
 
+/* Whether a bound of loop x names param p (an affine loop's every min/max term included). */
+static bool loop_names_param(const ir_index *ix, int p)
+{
+	if (aff_coef(ix->lo, AFF_PARAM, p) != 0 || aff_coef(ix->hi, AFF_PARAM, p) != 0)
+		return true;
+	for (int j = 0; j < ix->nlo + ix->nhi; j++)
+		if (aff_coef(j < ix->nlo ? ix->los[j] : ix->his[j - ix->nlo], AFF_PARAM, p) != 0)
+			return true;
+	return false;
+}
+
 /* True when param p sizes something besides splits (an extent, a loop bound, a value or
  * subscript of the logic): changing it would change what the kernel computes. */
 static bool param_sizes_problem(const ct_kernel *k, int p)
@@ -159,14 +170,8 @@ static bool param_sizes_problem(const ct_kernel *k, int p)
 				return true;
 	for (int x = 0; x < k->nindices; x++) {
 		const ir_index *ix = &k->indices[x];
-		if (ix->kind != IX_LOOP)
-			continue;
-		if (aff_coef(ix->lo, AFF_PARAM, p) != 0 || aff_coef(ix->hi, AFF_PARAM, p) != 0)
+		if (ix->kind == IX_LOOP && loop_names_param(ix, p))
 			return true;
-		/* an affine loop's every min/max term */
-		for (int j = 0; j < ix->nlo + ix->nhi; j++)
-			if (aff_coef(j < ix->nlo ? ix->los[j] : ix->his[j - ix->nlo], AFF_PARAM, p) != 0)
-				return true;
 	}
 	return body_uses_param(k, k->body, k->nbody, p);
 }
@@ -222,10 +227,7 @@ static bool step_param_tiles(const ct_kernel *k, int p)
 				return false;
 	for (int x = 0; x < k->nindices; x++) {
 		const ir_index *ix = &k->indices[x];
-		bool names = aff_coef(ix->lo, AFF_PARAM, p) != 0 || aff_coef(ix->hi, AFF_PARAM, p) != 0;
-		for (int j = 0; j < ix->nlo + ix->nhi && !names; j++)
-			names = aff_coef(j < ix->nlo ? ix->los[j] : ix->his[j - ix->nlo], AFF_PARAM, p) != 0;
-		if (ix->kind == IX_LOOP && names && !intra_tile_loop(ix, p))
+		if (ix->kind == IX_LOOP && loop_names_param(ix, p) && !intra_tile_loop(ix, p))
 			return false;
 	}
 	return !body_uses_param(k, k->body, k->nbody, p);
