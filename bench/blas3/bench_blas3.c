@@ -26,7 +26,8 @@
  * widened): max relative error over the written part, |got - want| / max(1, |want|), of cachet
  * and of OpenBLAS's f32 routine; a row is ok when cachet's is within the f32 tolerance or within
  * 4x OpenBLAS's own (a k-long f32 sum in order, as cachet's loops add, rounds more than
- * OpenBLAS's blocked one). Median of NMEAS measurements of >= MIN_SECONDS each; GFLOP/s
+ * OpenBLAS's blocked one). Median of NMEAS measurements of >= MIN_SECONDS each, taken in
+ * rounds that alternate OpenBLAS, cachet (and the copy) so both see the same host; GFLOP/s
  * count the triangular flops (trmm, trsm: n^2 m; syrk: n (n+1) k). OpenBLAS runs with the
  * kernel set that computes correctly and fastest here, whatever the environment says.
  */
@@ -72,8 +73,9 @@ static void run_cachet(const problem *p)
 		memcpy(p->work, p->b0, (size_t)nn * sizeof(float));
 		void *const args[2] = {p->l, p->work};
 		p->entry(args, p->params);
-	} else { /* syrk(A, A2, C): A read as rows and as columns (two names, so a plan can pack each) */
-		void *const args[3] = {p->l, p->l, p->c};
+	} else { /* syrk(A, A2, A3, A4, C): A read as rows and as columns, in the blocks below the
+	          * diagonal and on it (four names, so a plan can pack each) */
+		void *const args[5] = {p->l, p->l, p->l, p->l, p->c};
 		p->entry(args, p->params);
 	}
 }
@@ -100,24 +102,42 @@ static void run_copy(const problem *p)
 	memcpy(p->work, p->b0, (size_t)(p->n * p->n) * sizeof(float));
 }
 
-/* Median seconds of one call of fn. */
-static double time_it(void (*fn)(const problem *), const problem *p)
+/* Calls of fn that take at least MIN_SECONDS together (one call timed to find out). */
+static long reps_for(void (*fn)(const problem *), const problem *p)
 {
 	double t0 = now();
 	fn(p);
 	double one = now() - t0;
 	long reps = one > 0 ? (long)ceil(MIN_SECONDS / one) : 1000;
-	if (reps < 1)
-		reps = 1;
-	double v[NMEAS];
-	for (int i = 0; i < NMEAS; i++) {
-		t0 = now();
-		for (long r = 0; r < reps; r++)
-			fn(p);
-		v[i] = (now() - t0) / (double)reps;
+	return reps < 1 ? 1 : reps;
+}
+
+/* Seconds of one call of fn over reps calls. */
+static double time_reps(void (*fn)(const problem *), const problem *p, long reps)
+{
+	double t0 = now();
+	for (long r = 0; r < reps; r++)
+		fn(p);
+	return (now() - t0) / (double)reps;
+}
+
+/* Median seconds of one call of each of the nf functions fn[], measured in NMEAS rounds that
+ * take each in turn: the host's other tenants come and go within seconds, and interleaving
+ * gives every function the same conditions (measuring one NMEAS times, then the next, made a
+ * busy second fall on one side of a ratio). */
+static void time_interleaved(void (*const fn[])(const problem *), int nf, const problem *p, double *out)
+{
+	long reps[3];
+	double v[3][NMEAS];
+	for (int f = 0; f < nf; f++)
+		reps[f] = reps_for(fn[f], p);
+	for (int i = 0; i < NMEAS; i++)
+		for (int f = 0; f < nf; f++)
+			v[f][i] = time_reps(fn[f], p, reps[f]);
+	for (int f = 0; f < nf; f++) {
+		qsort(v[f], NMEAS, sizeof *v[f], cmp_double);
+		out[f] = v[f][NMEAS / 2];
 	}
-	qsort(v, NMEAS, sizeof *v, cmp_double);
-	return v[NMEAS / 2];
 }
 
 /* bench/blas3/OP.cachet at size n, compiled with OpenMP; NULL (a message printed) on error. */
@@ -232,9 +252,12 @@ static int bench_one(ct_ctx *ctx, const char *dir, const char *op, int64_t n, in
 	double err = compare(mine, ref64, n, sy), err_blas = compare(ref, ref64, n, sy);
 	int ok = err <= ct_dtype_tolerance(CT_F32) || err <= 4 * err_blas;
 
-	double tcopy = sy ? 0 : time_it(run_copy, &p);
-	double tb = time_it(run_blas, &p) - tcopy;
-	double tc = time_it(run_cachet, &p) - (strcmp(op, "trsm") == 0 ? tcopy : 0);
+	void (*const fns[3])(const problem *) = {run_blas, run_cachet, run_copy};
+	double t[3] = {0, 0, 0};
+	time_interleaved(fns, sy ? 2 : 3, &p, t);
+	double tcopy = t[2];
+	double tb = t[0] - tcopy;
+	double tc = t[1] - (strcmp(op, "trsm") == 0 ? tcopy : 0);
 	double flop = sy ? (double)n * (double)(n + 1) * (double)n : (double)n * (double)n * (double)n;
 	double gc = flop / tc * 1e-9, gb = flop / tb * 1e-9;
 	printf("%-7s %-6lld %3d %10.3f %10.3f %10.2f %10.2f %7.2f %10.2e %10.2e  %s\n", op, (long long)n, threads,
@@ -311,7 +334,7 @@ int main(int argc, char **argv)
 	       dir, openblas_get_config());
 	printf("cpu: %s\n", cpu);
 	printf("peer: OpenBLAS, %s [loaded: %s]\n", bench_peer_note(), openblas_get_corename());
-	printf("median of %d measurements of >= %.1f s each; in-place calls restore their input, its copy "
+	printf("median of %d measurements of >= %.1f s each, in rounds alternating the two; in-place calls restore their input, its copy "
 	       "time subtracted; errors vs the f64 operation (OpenBLAS d-routine), ok: cachet's <= %.0e or "
 	       "<= 4x OpenBLAS's\n\n",
 	       NMEAS, MIN_SECONDS, ct_dtype_tolerance(CT_F32));
