@@ -189,7 +189,7 @@ pe2=$(kfile pe2.cachet "kernel pe2" "param N = 64" "array A : f32[N, N] input" "
 expect "parallelize: still refused where the blocks meet" 2 "parallelize\(db\): the iterations of 'db' are not independent" \
 	"$CACHET" check "$pe2"
 
-# ---------------------------------------------------------------- blocked syrk: whole diagonal blocks, upper triangle kept
+# ---------------------------------------------------------------- blocked syrk: tiles on the diagonal, upper triangle kept
 # C is inout with random contents: verification compares all of it, the strict upper triangle included
 expect "square-with-if trmm (bench): run" 0 "verified" "$CACHET" run bench/blas3/trmm_if.cachet -D N=96 -D M=80 --threads 2
 expect "blocked syrk (bench): run 2 threads" 0 "verified" "$CACHET" run bench/blas3/syrk.cachet -D N=512 -D K=72 --threads 2
