@@ -37,6 +37,9 @@ typedef struct ip_state {
 	void *ud;
 	ct_status st;
 	ct_ctx *report; /* the ctx whose progress callback hears of the roots' loops (NULL: none) */
+	int nthreads;   /* interp_trace_threads: the threads (0 or 1: one) */
+	int thread;     /* the thread running now */
+	bool in_par;    /* inside a parallel loop the walk splits */
 } ip_state;
 
 static inline int64_t wadd(int64_t a, int64_t b)
@@ -357,6 +360,7 @@ static inline bool emit_trace(ip_state *s, const ip_node *x)
 				a->buffer = tr->buffer;
 				a->ref = tr->ref;
 				a->is_write = tr->is_write;
+				a->thread = s->thread;
 			}
 			s->nacc = INTERP_BATCH;
 			n -= INTERP_BATCH;
@@ -371,6 +375,7 @@ static inline bool emit_trace(ip_state *s, const ip_node *x)
 		a[i].buffer = tr[i].buffer;
 		a[i].ref = tr[i].ref;
 		a[i].is_write = tr[i].is_write;
+		a[i].thread = s->thread;
 	}
 	s->nacc += n;
 	return true;
@@ -415,8 +420,52 @@ static bool exec_loop_trip(ip_state *s, const ip_node *x)
 	return true;
 }
 
+/* The thread of iteration i of n under libgomp's static split over team threads. */
+static int static_thread(int64_t i, int64_t n, int64_t team)
+{
+	int64_t q = n / team, r = n % team;
+	return (int)(i < r * (q + 1) ? i / (q + 1) : r + (i - r * (q + 1)) / q);
+}
+
+/* A parallel loop of a threads trace: a barrier record, then each iteration on its thread. */
+static bool exec_loop_par(ip_state *s, const ip_node *x)
+{
+	int64_t *o = s->o;
+	int64_t lo, hi, step = x->step, trip = x->trip0;
+	loop_bounds(s, x, &lo, &hi);
+	if (x->ndlo > 0)
+		trip = ct_floordiv(lo, step);
+	int64_t n = ct_trip_count(lo, hi, step), team = s->nthreads;
+	if (x->par_max > 0 && x->par_max < team)
+		team = x->par_max;
+	if (n < team)
+		team = n;
+	if (s->nacc == INTERP_BATCH && !flush(s))
+		return false;
+	interp_access *b = &s->acc[s->nacc++];
+	memset(b, 0, sizeof *b);
+	b->buffer = INTERP_BARRIER;
+	b->ref = (int32_t)team; /* the team, for the consumer's report */
+	s->in_par = true;
+	int64_t i = 0;
+	for (int64_t v = lo; v < hi; v += step, trip++, i++) {
+		s->thread = static_thread(i, n, team);
+		for (const ip_upd *p = x->upd; p < x->upd + x->nupd; p++)
+			o[p->dst] = o[p->src] + p->coef * v;
+		for (const ip_upd *p = x->tupd; p < x->tupd + x->ntupd; p++)
+			o[p->dst] = o[p->src] + p->coef * trip;
+		if (!(x->fast ? emit_trace(s, x->kids[0]) : exec_nodes(s, x->kids, x->nkids)))
+			return false;
+	}
+	s->in_par = false;
+	s->thread = 0;
+	return true;
+}
+
 static bool exec_loop(ip_state *s, const ip_node *x)
 {
+	if (x->parallel && s->nthreads > 1 && !s->in_par)
+		return exec_loop_par(s, x);
 	int64_t *o = s->o;
 	const ip_upd *u = x->upd, *ue = x->upd + x->nupd;
 	int64_t lo, hi, step = x->step;
@@ -686,7 +735,12 @@ ct_status interp_run_views(ct_looptree *t, void *const *buffers, const int64_t *
 
 ct_status interp_trace_batch(ct_looptree *t, interp_batch_fn fn, void *ud)
 {
-	if (!t || !fn)
+	return interp_trace_threads(t, 1, fn, ud);
+}
+
+ct_status interp_trace_threads(ct_looptree *t, int nthreads, interp_batch_fn fn, void *ud)
+{
+	if (!t || !fn || nthreads < 1)
 		return CT_ERR_USAGE;
 	ct_ctx *ctx = t->k->ctx;
 	ip_prog *p = ip_compile(t, true);
@@ -697,6 +751,7 @@ ct_status interp_trace_batch(ct_looptree *t, interp_batch_fn fn, void *ud)
 	s.k = t->k;
 	s.arrays = t->arrays;
 	s.trace = true;
+	s.nthreads = nthreads;
 	s.fn = fn;
 	s.ud = ud;
 	s.acc = ct_alloc(ctx, sizeof *s.acc * INTERP_BATCH);

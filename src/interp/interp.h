@@ -13,7 +13,12 @@ typedef struct interp_access {
 	int32_t buffer; /* storage of the tree: t->arrays index (cache buffers after the arrays) */
 	int32_t ref;    /* reference id: see interp_refs; -1 for cache copies */
 	int32_t is_write;
+	int32_t thread; /* interp_trace_threads: the thread that runs it (0 otherwise) */
 } interp_access;
+
+/* interp_trace_threads: a record with this buffer marks the entry of a parallel loop, where
+ * the threads start together; its ref is the loop's team (offset and thread unused). */
+#define INTERP_BARRIER (-2)
 
 /* Receives n (1..INTERP_BATCH) accesses in trace order; anything but CT_OK
  * stops the walk, and interp_trace_batch returns it. */
@@ -23,6 +28,16 @@ typedef ct_status (*interp_batch_fn)(void *ud, const interp_access *acc, int n);
  * access for consumers that loop over many (the simulator). Same order,
  * same errors. */
 ct_status interp_trace_batch(ct_looptree *t, interp_batch_fn fn, void *ud);
+
+/* The trace of interp_trace_batch, in the same order, with each access tagged by the thread
+ * of `nthreads` (>= 1) that runs it: every parallel loop the walk meets outside another one
+ * is split as the generated code's `omp for schedule(static)` splits it (libgomp: of n
+ * iterations over a team of min(nthreads, the plan's max_threads, n), the first n % team
+ * threads run n / team + 1 in a row, the others n / team), policy=dynamic included (an
+ * assumption: its split is the run's); everything else runs on thread 0. An INTERP_BARRIER
+ * record precedes each such loop. The caller refuses bands of other shapes (collapse,
+ * grids, merged tails: model/threads_affine.c). */
+ct_status interp_trace_threads(ct_looptree *t, int nthreads, interp_batch_fn fn, void *ud);
 
 /* A reference: one array access of one statement or let of the IR. Ids
  * number the accesses of the kernel in textual order of the statements and,

@@ -96,6 +96,8 @@ typedef struct ip_node {
 	bool cond_reads; /* LT_IF whose condition reads arrays */
 	bool is_conj;    /* LT_IF: the condition is conj[0] && ... (true when nconj = 0) */
 	int64_t lo, hi, step;
+	bool parallel;   /* LT_LOOP: parallelize (interp_trace_threads splits it) */
+	int64_t par_max; /* parallel: the plan's max_threads (0: none) */
 	/* LT_LOOP with affine bounds (lt_affine_loop): at each entry the loop
 	 * runs from max(lo, off[dlo[i].reg] + dlo[i].disp ...) to min(hi,
 	 * off[dhi[i].reg] + dhi[i].disp ...) (cmp unused) */

@@ -292,6 +292,10 @@ static bool comp_loop(cp *c, ip_node *n, const lt_node *x)
 	n->lo = bx_eval(x->lo, c->pv, &ok);
 	n->hi = bx_eval(x->hi, c->pv, &ok);
 	n->step = x->step;
+	n->parallel = x->parallel;
+	if (x->parallel && x->par_item >= 0 && x->par_item < c->t->k->nplan &&
+	    c->t->k->plan[x->par_item].kind == PL_PARALLELIZE)
+		n->par_max = c->t->k->plan[x->par_item].max_threads;
 	if (!ok)
 		return ip_cp_err(c, CT_ERR_LIMIT, "bounds of loop '%s' overflow 64 bits", name);
 	if (lt_affine_loop(x) && !comp_affine_bounds(c, n, x))

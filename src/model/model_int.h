@@ -311,6 +311,14 @@ bool share_last_piece(const mshare *s, const mnode *x);
  * tests compare the two). */
 ct_status threads_predict(ct_kernel *k, const char *spec_text, int threads, bool warp, ct_thread_result *r);
 
+/* predict --threads of a kernel with affine loop bounds (t lowered from it, r's levels and
+ * per-thread arrays set up by threads_predict): the interpreter's trace split over nt threads
+ * as the generated code splits its single parallel loops (interp_trace_threads), each
+ * thread's accesses simulated on its private levels, all threads' interleaved one at a time
+ * between barriers on the shared ones. CT_ERR_USAGE naming the loop for a parallel loop that
+ * is collapsed, a grid or merged with its tail; CT_ERR_LIMIT past AFFINE_SIM_MAX accesses. */
+ct_status threads_affine(ct_looptree *t, const sim_spec *spec, int nt, ct_thread_result *r);
+
 /* warp_count for one thread's share (s, NULL: the whole run): the levels' misses of the
  * accesses that thread makes, in its order. */
 ct_status warp_count_share(ct_looptree *t, const sim_spec *spec, const bool *want, int64_t budget,

@@ -294,11 +294,10 @@ static const lt_node *parallel_below(const lt_node *x)
 
 /* A kernel with affine loop bounds, which the model (and so its tree of bands) does not take
  * yet: without a parallel loop, or with one thread, thread 0 runs everything and predict's
- * simulated counts are its own; the split of the simulated trace over several threads is
- * refused, naming both loops. */
+ * simulated counts are its own; otherwise the simulated trace is split over the threads
+ * (threads_affine.c). */
 static ct_status affine_threads(tpredict *p, const char *spec_text)
 {
-	const ct_kernel *k = p->k;
 	const lt_node *par = NULL;
 	for (int i = 0; i < p->t->nroots && !par; i++)
 		par = parallel_below(p->t->roots[i]);
@@ -306,17 +305,7 @@ static ct_status affine_threads(tpredict *p, const char *spec_text)
 	p->r->team = 1;
 	if (!par || p->nt == 1)
 		return predict_serial(p, spec_text);
-	const ir_index *ax = NULL;
-	for (int i = 0; i < k->nindices && !ax; i++)
-		if (ir_index_affine(&k->indices[i]))
-			ax = &k->indices[i];
-	const ir_index *px = par->index >= 0 && par->index < k->nindices ? &k->indices[par->index] : NULL;
-	return ct_error_at(p->ctx, CT_ERR_USAGE, k->file, ax ? ax->pos.line : 0, ax ? ax->pos.col : 0,
-	                   "predict --threads %d: kernel '%s' has loops with affine bounds ('%s'), which the "
-	                   "model does not analyse yet, and a parallel loop '%s': splitting the simulated "
-	                   "trace over threads is not supported yet (--threads 1, or predict, counts the "
-	                   "whole run)",
-	                   p->nt, k->name, ax ? ax->name : "?", px ? px->name : "?");
+	return threads_affine(p->t, p->spec, p->nt, p->r);
 }
 
 /* The parallel bands the run reaches (their loops' first pieces in the model tree): whether

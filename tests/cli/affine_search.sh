@@ -4,7 +4,8 @@
 # candidate finds; its limits say why. The tuner ranks by the simulator (or the core cost alone
 # when the trace is too long), stores winners, and `run`'s selector picks them, verified.
 # predict --per-ref counts every reference by the simulator; --threads without a parallel loop (or
-# with one thread) gives thread 0 predict's counts, and refuses the rest naming the loops.
+# with one thread) gives thread 0 predict's counts; over a parallel loop it splits the simulated
+# trace as the generated code splits the loop, and refuses bands it cannot split, naming the loop.
 . "$(dirname "$0")/lib/expect.sh"
 export CACHET_CACHE_DIR="$tmp/cache"
 
@@ -106,16 +107,69 @@ expect "per-ref: too long a trace" 2 "too many to simulate" \
 	"$CACHET" predict examples/trmm.cachet -D N=2048 -D M=2048 --cache 4K:64 --per-ref
 
 # ---------------------------------------------------------------- predict --threads
-# no parallel loop, or one thread: thread 0 runs everything, with predict's simulated counts;
-# several threads over a parallel loop: refused, naming the affine and the parallel loop
+# no parallel loop, or one thread: thread 0 runs everything, with predict's simulated counts
 expect "threads: affine kernel, no parallel loop" 0 '"threads": \{"threads": 2, "team": 1, "parallel": false, .*"thread_accesses": \[68608, 0\], "levels": \[\{"size": 2048, "line": 32, "ways": 0, "policy": "lru", "private": true, "misses": 1948, "exact": true, "thread_misses": \[1948, 0\]\}, \{"size": 16384, "line": 64, "ways": 0, "policy": "lru", "private": false, "misses": 176, "exact": true\}' \
 	"$CACHET" predict examples/trmm.cachet -D N=32 -D M=32 --cache 2K:32:private,16K:64 --threads 2 --json
 grep -q '"levels": \[{"size": 2048, "line": 32, "ways": 0, "misses": 1948, "exact": true, "source": "simulator", "fallback": "affine loop bounds"}, {"size": 16384, "line": 64, "ways": 0, "misses": 176' "$tmp/o" &&
 	ok || bad "threads: predict's own counts differ: $(head -c 300 "$tmp/o")"
 expect "threads: affine kernel, parallel loop, one thread" 0 '"threads": \{"threads": 1, "team": 1, "parallel": true, .*"thread_accesses": \[540672\], "levels": \[\{"size": 2048, "line": 32, "ways": 0, "policy": "lru", "private": false, "misses": 17540, "exact": true' \
 	"$CACHET" predict examples/trmm_blocked.cachet -D NB=2 -D MB=2 --cache 2K:32 --threads 1 --json
-expect "threads: affine kernel, parallel loop, two threads: refused" 2 "trmm_blocked.cachet:22:8: error: predict --threads 2: kernel 'trmm_blocked' has loops with affine bounds \('kb'\), which the model does not analyse yet, and a parallel loop 'ib': splitting the simulated trace over threads is not supported yet" \
-	"$CACHET" predict examples/trmm_blocked.cachet -D NB=2 -D MB=2 --cache 2K:32 --threads 2
+
+# several threads over a parallel loop: the simulated trace split as the generated code splits
+# the loop. A kernel whose bound only looks affine (`min(N, N + i)` is N) takes that path and
+# must give the rectangular band walk's counts exactly: private levels per thread, the shared
+# one over all threads' accesses interleaved between barriers (serial code before, between
+# and after the parallel loop, a parallel loop inside a sequential one, max_threads)
+thr_obj() { sed 's/.*"threads": {/{/; s/, "seconds": [0-9.e+-]*//g' "$tmp/o"; }
+twin() { # name source sed-expression threads cache
+	cp "$2" "$tmp/$1_r.cachet"
+	sed "$3" "$2" >"$tmp/$1_a.cachet"
+	grep -q 'min(N' "$tmp/$1_a.cachet" || { bad "twin $1: no affine bound"; return; }
+	"$CACHET" predict "$tmp/$1_r.cachet" --threads "$4" --cache "$5" --json >"$tmp/o" 2>&1 ||
+		{ bad "twin $1: rect: $(head -c 300 "$tmp/o")"; return; }
+	want=$(thr_obj)
+	"$CACHET" predict "$tmp/$1_a.cachet" --threads "$4" --cache "$5" --json >"$tmp/o" 2>&1 ||
+		{ bad "twin $1: affine: $(head -c 300 "$tmp/o")"; return; }
+	got=$(thr_obj)
+	case "$want" in *'"parallel": true'*'"exact": true'*) ;; *) bad "twin $1: rect not parallel, exact: $want"; return ;; esac
+	[ "$got" = "$want" ] && ok || bad "twin $1 T=$4: affine path $got, band walk $want"
+}
+printf '%s\n' "kernel mm" "param N = 48" "array A : f32[N, N] input" "array B : f32[N, N] input" \
+	"array C : f32[N, N] inout" "for (i: N, j: N, k: N) {" "  C[i, j] += A[i, k] * B[k, j]" "}" \
+	"plan {" "  parallelize(i)" "}" >"$tmp/mm.src"
+for T in 2 3 5; do
+	twin mm "$tmp/mm.src" 's/j: N, k: N/j: 0 .. min(N, N + i), k: N/' $T 2K:64:2:private,16K:64:4:shared
+done
+printf '%s\n' "kernel st" "param N = 40, S = 3" "array A : f32[N, N] inout" "array B : f32[N, N] inout" \
+	"for (i0: N) {" "  A[i0, 0] = A[i0, 0] + 1" "}" "for (t: S) {" "  for (i: 1 .. N-1, j: 1 .. N-1) {" \
+	"    B[i, j] = A[i-1, j] + A[i+1, j] + A[i, j-1] + A[i, j+1]" "  }" "  for (r: N) {" "    A[r, 0] = B[r, 1]" \
+	"  }" "}" "for (z: N) {" "  B[z, 0] = A[z, 1]" "}" "plan {" "  parallelize(i, max_threads=2)" "}" >"$tmp/st.src"
+for T in 2 4; do
+	twin st "$tmp/st.src" 's/j: 1 .. N-1) {/j: 1 .. min(N-1, N + i)) {/' $T 1K:32:4:private,4K:64:shared
+done
+# a triangle by rows over 2 threads (rows 0-31 and 32-63): each thread's private misses are
+# those of its own rows run alone
+tri() { kfile "$1.cachet" "kernel tri" "param N = 64" "array A : f32[N, N] inout" \
+	"for (i: $2) {" "  for (j: 0 .. i+1) {" "    A[i, j] += 1" "  }" "}" "plan {" "  parallelize(i$3)" "}"; }
+t2=$(tri tri2 N "")
+expect "threads: a triangle over 2 threads" 0 '"threads": \{"threads": 2, "team": 2, "parallel": true, "assumed_static": false, "accesses": 4160, "thread_accesses": \[1056, 3104\]' \
+	"$CACHET" predict "$t2" --threads 2 --cache 512:32:private --json
+misses() { sed 's/.*"levels": \[{[^}]*"misses": \([0-9]*\).*/\1/' "$tmp/o"; }
+"$CACHET" predict "$(tri tri_lo "0 .. 32" "")" --cache 512:32 --json >"$tmp/o" 2>&1
+m0=$(misses)
+"$CACHET" predict "$(tri tri_hi "32 .. N" "")" --cache 512:32 --json >"$tmp/o" 2>&1
+m1=$(misses)
+"$CACHET" predict "$t2" --threads 2 --cache 512:32:private --json >"$tmp/o" 2>&1
+grep -q "\"thread_misses\": \[$m0, $m1\]" "$tmp/o" && ok || bad "threads: triangle's thread misses, want [$m0, $m1]: $(thr_obj)"
+expect "threads: policy=dynamic is split as static, and says so" 0 '"assumed_static": true' \
+	"$CACHET" predict "$(tri trid N ", policy=dynamic")" --threads 2 --cache 512:32:private --json
+expect "threads: the blocked trmm over 2 threads (policy=dynamic)" 0 '"threads": \{"threads": 2, "team": 2, "parallel": true, "assumed_static": true, "accesses": 540672, "thread_accesses": \[[0-9]+, [0-9]+\], "levels": \[\{"size": 2048, "line": 32, "ways": 0, "policy": "lru", "private": true, "misses": [0-9]+, "exact": true, "thread_misses": \[[0-9]+, [0-9]+\]\}, \{"size": 65536, "line": 64, "ways": 0, "policy": "lru", "private": false, "misses": [0-9]+, "exact": true\}' \
+	"$CACHET" predict examples/trmm_blocked.cachet -D NB=2 -D MB=2 --cache 2K:32:private,64K:64 --threads 2 --json
+# a parallel band the trace cannot split: refused, naming the loop
+grid=$(kfile grid.cachet "kernel grid" "param N = 32" "array A : f32[N, N] inout" "for (i: N, j: N) {" \
+	"  for (k: 0 .. i+1) {" "    A[i, j] += 1" "  }" "}" "plan {" "  parallelize(i, j)" "}")
+expect "threads: a grid over an affine kernel: refused" 2 "grid.cachet:4:6: error: predict --threads 2: kernel 'grid' has loops with affine bounds, and its parallel loop 'i' is collapsed, a grid or split into a main and a tail version" \
+	"$CACHET" predict "$grid" --threads 2 --cache 1K:32
 expect "symbolic: still says why not" 0 "unsupported: loops with affine bounds" \
 	"$CACHET" predict --symbolic examples/tiles_trmm.cachet --cache 4K:64
 
