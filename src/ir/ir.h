@@ -429,6 +429,18 @@ ct_status ir_kernel_ready(const ct_kernel *k);
 /* Record why ct_kernel_array_elements(k, i) is negative (a runtime param
  * without a value, an extent below 1, an overflow) and return its status. */
 ct_status ir_array_size_error(const ct_kernel *k, int i);
+/* A box around the values of a loop index: every value lies in [lo, hi) when known. */
+typedef struct ir_box {
+	int64_t lo, hi;
+	bool known;
+} ir_box;
+
+/* b[nindices]: a box around each loop index's values, by interval arithmetic over the params'
+ * values and the boxes of the indices its bounds use (declared before it): the largest of
+ * the lower terms' least values, the smallest of the upper terms' greatest. Unknown (a param
+ * without a value, an unknown index) where not known. Returns -1, or the first index whose
+ * bound terms overflow 64 bits over those boxes. */
+int ir_index_boxes(const ct_kernel *k, ir_box *b);
 /* Trip count of IX_LOOP index id with every loop declared before it at the middle of its
  * range: a rectangular loop's trip count; an affine loop's mean trip count where its bounds
  * depend linearly on the enclosing indices (no min/max in play). 0 when empty, -1 when out of

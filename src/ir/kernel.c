@@ -349,6 +349,62 @@ static void index_bounds(const ct_kernel *k, const int64_t *params, const int64_
 	}
 }
 
+/* The least and greatest values of affine f over the boxes known so far (params with
+ * values); false when a term is unknown, or on overflow (*over set). */
+static bool aff_box(const ct_kernel *k, aff f, const ir_box *b, int64_t *min, int64_t *max, bool *over)
+{
+	*min = *max = f.c;
+	for (int t = 0; t < f.n; t++) {
+		const aff_term *tm = &f.t[t];
+		int64_t a, z;
+		if (tm->kind == AFF_PARAM && k->params[tm->id].has_value) {
+			a = z = k->params[tm->id].value;
+		} else if (tm->kind == AFF_INDEX && b[tm->id].known) {
+			a = b[tm->id].lo;
+			z = b[tm->id].hi - 1;
+		} else {
+			return false;
+		}
+		int64_t qa, qz;
+		if (!ct_mul_ok(tm->coef, a, &qa) || !ct_mul_ok(tm->coef, z, &qz) ||
+		    !ct_add_ok(*min, qa < qz ? qa : qz, min) || !ct_add_ok(*max, qa < qz ? qz : qa, max)) {
+			*over = true;
+			return false;
+		}
+	}
+	return true;
+}
+
+int ir_index_boxes(const ct_kernel *k, ir_box *b)
+{
+	for (int x = 0; x < k->nindices; x++) {
+		const ir_index *ix = &k->indices[x];
+		b[x].known = false;
+		if (ix->kind != IX_LOOP)
+			continue;
+		bool af = ir_index_affine(ix), all = true, over = false;
+		int nlo = af ? ix->nlo : 1, nhi = af ? ix->nhi : 1;
+		const aff *los = af ? ix->los : &ix->lo, *his = af ? ix->his : &ix->hi;
+		int64_t lo = INT64_MIN, hi = INT64_MAX, a, z;
+		for (int j = 0; j < nlo + nhi; j++) {
+			if (!aff_box(k, j < nlo ? los[j] : his[j - nlo], b, &a, &z, &over))
+				all = false;
+			else if (j < nlo)
+				lo = a > lo ? a : lo; /* x >= every lower term >= its least value */
+			else
+				hi = z < hi ? z : hi; /* x < every upper term <= its greatest */
+		}
+		if (over)
+			return x;
+		if (all && lo > INT64_MIN && hi < INT64_MAX) {
+			b[x].lo = lo;
+			b[x].hi = hi;
+			b[x].known = true;
+		}
+	}
+	return -1;
+}
+
 int64_t ir_index_mid_trip(const ct_kernel *k, const int64_t *params, int id)
 {
 	if (id < 0 || id >= k->nindices || k->indices[id].kind != IX_LOOP)

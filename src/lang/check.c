@@ -1509,89 +1509,23 @@ static int param_value(const ct_kernel *k, aff x, int64_t *v)
 	return unknown ? PV_UNKNOWN : PV_OK;
 }
 
-/* Range [*lo, *hi] of affine x when each param has a value and each index
- * i it uses lies in [rlo[i], rhi[i]]; false when unknown or on overflow
- * (*over set for the latter). */
-static bool aff_range(const ct_kernel *k, aff x, const int64_t *rlo, const int64_t *rhi,
-                      const bool *known, int64_t *lo, int64_t *hi, bool *over)
-{
-	*lo = *hi = x.c;
-	for (int t = 0; t < x.n; t++) {
-		const aff_term *q = &x.t[t];
-		int64_t a, b;
-		if (q->kind == AFF_PARAM) {
-			if (!k->params[q->id].has_value)
-				return false;
-			a = b = k->params[q->id].value;
-		} else if (q->kind == AFF_INDEX && known[q->id]) {
-			a = rlo[q->id];
-			b = rhi[q->id];
-		} else {
-			return false;
-		}
-		int64_t pa, pb;
-		if (!ct_mul_ok(q->coef, a, &pa) || !ct_mul_ok(q->coef, b, &pb)) {
-			*over = true;
-			return false;
-		}
-		if (!ct_add_ok(*lo, pa < pb ? pa : pb, lo) || !ct_add_ok(*hi, pa < pb ? pb : pa, hi)) {
-			*over = true;
-			return false;
-		}
-	}
-	return true;
-}
-
 /* The loops with affine bounds (outer indices are declared first): every
  * term's value must fit 64 bits over the range of the indices it uses, the
- * range of an index being that of its bounds. Reports overflows on k. */
+ * range of an index being that of its bounds (ir_index_boxes). Reports
+ * overflows on k. */
 static bool affine_ranges_ok(ct_kernel *k, int *nerr)
 {
-	size_t ni = (size_t)k->nindices + 1;
-	int64_t *rlo = ct_alloc(k->ctx, sizeof *rlo * ni * 2);
-	bool *known = ct_alloc(k->ctx, sizeof *known * ni);
-	bool good = true;
-	if (!rlo || !known) {
+	ir_box *b = ct_alloc(k->ctx, sizeof *b * ((size_t)k->nindices + 1));
+	if (!b) {
 		k->arena.failed = true;
-		good = false;
+		return false;
 	}
-	int64_t *rhi = rlo ? rlo + ni : NULL;
-	for (int x = 0; good && x < k->nindices; x++) {
-		const ir_index *ix = &k->indices[x];
-		known[x] = false;
-		if (ix->kind != IX_LOOP)
-			continue;
-		int nlo = ir_index_affine(ix) ? ix->nlo : 1, nhi = ir_index_affine(ix) ? ix->nhi : 1;
-		const aff *los = ir_index_affine(ix) ? ix->los : &ix->lo;
-		const aff *his = ir_index_affine(ix) ? ix->his : &ix->hi;
-		bool over = false, all = true;
-		int64_t lo = INT64_MIN, hi = INT64_MAX, a, b;
-		for (int j = 0; j < nlo; j++) {
-			if (aff_range(k, los[j], rlo, rhi, known, &a, &b, &over))
-				lo = a > lo ? a : lo; /* x >= every term >= its least value */
-			else
-				all = false;
-		}
-		for (int j = 0; j < nhi; j++) {
-			if (aff_range(k, his[j], rlo, rhi, known, &a, &b, &over))
-				hi = b - 1 < hi ? b - 1 : hi;
-			else
-				all = false;
-		}
-		if (over) {
-			cerr(k, nerr, ix->pos, "the bounds of loop '%s' overflow", ix->name);
-			good = false;
-			break;
-		}
-		if (all && hi < INT64_MAX && lo > INT64_MIN) {
-			rlo[x] = lo;
-			rhi[x] = hi;
-			known[x] = true;
-		}
-	}
-	ct_free(k->ctx, rlo);
-	ct_free(k->ctx, known);
-	return good;
+	int x = ir_index_boxes(k, b);
+	ct_free(k->ctx, b);
+	if (x < 0)
+		return true;
+	cerr(k, nerr, k->indices[x].pos, "the bounds of loop '%s' overflow", k->indices[x].name);
+	return false;
 }
 
 int check_sizes(ct_kernel *k)

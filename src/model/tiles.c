@@ -291,61 +291,6 @@ static ct_status find_tile_params(tl_search *s)
 	return CT_OK;
 }
 
-static bool loop_box(const ct_kernel *k, int x, int depth, int64_t *lo, int64_t *hi);
-
-/* The least and greatest values of affine f (params with values, enclosing loop indices over
- * their boxes); false when some param has no value, or on overflow. */
-static bool aff_box(const ct_kernel *k, aff f, int depth, int64_t *min, int64_t *max)
-{
-	*min = *max = f.c;
-	for (int t = 0; t < f.n; t++) {
-		const aff_term *tm = &f.t[t];
-		int64_t a, b;
-		if (tm->kind == AFF_PARAM) {
-			if (!k->params[tm->id].has_value)
-				return false;
-			a = b = k->params[tm->id].value;
-		} else if (tm->kind != AFF_INDEX || !loop_box(k, tm->id, depth + 1, &a, &b)) {
-			return false;
-		} else {
-			b--; /* the last value */
-		}
-		int64_t qa, qb;
-		if (!ct_mul_ok(tm->coef, a, &qa) || !ct_mul_ok(tm->coef, b, &qb))
-			return false;
-		if (qa > qb) {
-			int64_t q = qa;
-			qa = qb;
-			qb = q;
-		}
-		if (!ct_add_ok(*min, qa, min) || !ct_add_ok(*max, qb, max))
-			return false;
-	}
-	return true;
-}
-
-/* A box around the values of loop index x: every value lies in [*lo, *hi). For an affine loop
- * (bounds that use enclosing indices) the box over the enclosing loops' boxes: the largest of
- * the lower terms' least values, the smallest of the upper terms' greatest. */
-static bool loop_box(const ct_kernel *k, int x, int depth, int64_t *lo, int64_t *hi)
-{
-	const ir_index *ix = &k->indices[x];
-	if (depth > k->nindices || ix->kind != IX_LOOP)
-		return false;
-	int nlo = ir_index_affine(ix) ? ix->nlo : 1, nhi = ir_index_affine(ix) ? ix->nhi : 1;
-	const aff *los = ir_index_affine(ix) ? ix->los : &ix->lo, *his = ir_index_affine(ix) ? ix->his : &ix->hi;
-	for (int j = 0; j < nlo + nhi; j++) {
-		int64_t a, b;
-		if (!aff_box(k, j < nlo ? los[j] : his[j - nlo], depth, &a, &b))
-			return false;
-		if (j < nlo && (j == 0 || a > *lo))
-			*lo = a;
-		if (j >= nlo && (j == nlo || b < *hi))
-			*hi = b;
-	}
-	return true;
-}
-
 /* Extent of index x if known now (compile-time, or runtime params given a value), else -1;
  * for an affine loop, the extent of its box (its longest range). */
 static int64_t index_extent(const ct_kernel *k, int x)
@@ -353,10 +298,14 @@ static int64_t index_extent(const ct_kernel *k, int x)
 	const ir_index *ix = &k->indices[x];
 	if (ix->kind == IX_SPLIT)
 		return ix->window;
-	int64_t lo = 0, hi = 0;
-	if (!loop_box(k, x, 0, &lo, &hi))
+	ir_box *b = ct_alloc(k->ctx, sizeof *b * ((size_t)k->nindices + 1));
+	if (!b)
 		return -1;
-	return hi > lo ? hi - lo : 1;
+	int64_t ext = -1;
+	if (ir_index_boxes(k, b) < 0 && b[x].known)
+		ext = b[x].hi > b[x].lo ? b[x].hi - b[x].lo : 1;
+	ct_free(k->ctx, b);
+	return ext;
 }
 
 /* The tile param whose split made index x (x is the inner index of that split), or -1. */
