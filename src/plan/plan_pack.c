@@ -9,18 +9,25 @@
  * A packed cache is first made as any other (plan_region.c): a rank-2 box
  * buffer, its uses rewritten to buffer coordinates (row r, column c, both
  * relative to the block) and a copy-in nest over the box. This pass then
- *   1. proves that every use lies in the triangle (lower: c <= r, upper:
- *      r <= c) from the bounds of the loops around it;
- *   2. makes the buffer 1-D with T(n) = n * (n + 1) / 2 elements, n the
- *      box's extent along the major dimension (r for lower, c for upper);
- *   3. rewrites each access (r, c) of lower to T(r) + c (upper: T(c) + r),
- *      where the major subscript is one loop variable v plus a constant a:
- *      T(v + a) = T(v) + a * v + T(a), with T(v) an AFF_TRI term, the one
- *      non-linear term of the loop tree (looptree.h);
- *   4. guards the copy-in so that it fills the triangle only.
+ *   1. proves that every use lies in a triangle: lower c <= r + d, upper
+ *      r <= c + d, for a constant d (the least that the bounds of the loops
+ *      around the uses show; 0 when it is negative): with M the major
+ *      subscript (r for lower, c for upper) and m the minor one, m <= M + d;
+ *   2. makes the buffer 1-D with T(n) + d * n elements (T(n) = n * (n + 1)
+ *      / 2), n the box's extent along M: row M holds M + d + 1 elements;
+ *   3. rewrites each access to T(M) + d * M + m, where M is one loop
+ *      variable v plus a constant a: T(v + a) = T(v) + a * v + T(a), with
+ *      T(v) an AFF_TRI term, the one non-linear term of the loop tree
+ *      (looptree.h);
+ *   4. guards the copy-in so that it fills the triangle only (M + d - m >= 0).
  * Lowered subscripts are affine (ir.h), and no affine map packs a triangle
  * (the box around any affine image of it is twice its area): hence the term.
  */
+
+/* Offsets beyond this are refused (they keep T(a) and d * v far from overflow), as are bound
+ * coefficients beyond PK_MAX_COEF in the proof. */
+#define PK_MAX_OFF (INT64_C(1) << 30)
+#define PK_MAX_COEF (INT64_C(1) << 40)
 
 /* The dimension of the block whose value bounds the other: the row for lower, the column for upper.
  */
@@ -74,12 +81,6 @@ static const lt_node *loop_above(const lt_node *x, int v, const lt_node *top)
 	return NULL;
 }
 
-/* Whether d (an affine expression over loop variables) is a constant <= 0. */
-static bool nonpositive(aff d)
-{
-	return d.n == 0 && d.c <= 0;
-}
-
 /* Upper values of the minor variable w (w <= each, from w's loop) and lower values of the major
  * v (v >= each), as affine expressions over loop variables: an affine loop's terms, a
  * rectangular loop's constant range. At most 16 + 1 of each. */
@@ -108,75 +109,123 @@ static void loop_ends(pp *p, const lt_node *l, bool upper, ends *out)
 	}
 }
 
-/* Whether minor <= major at every instance of node x (site loop top): minor = w + b and major =
- * v + a, where some bound of w's loop above or v's loop below (or one of each) makes
- * minor - major a constant <= 0. */
-static bool in_triangle(pp *p, const lt_node *x, const lt_node *top, aff minor, int v, int64_t a)
+/* How many loops up from node x the innermost loop over index v is (0: x's parent), up to the
+ * site loop top; -1 when it is not among them. */
+static int loop_depth(const lt_node *x, int v, const lt_node *top)
 {
-	minor = pl_to_loop(p, minor);
-	aff d = pl_aff_plus(p, minor, pl_aff_var(p, AFF_LOOP, v, 1), -1);
-	d = pl_aff_plus(p, d, aff_const(a), -1);
-	if (nonpositive(d))
-		return true;
-	int w;
-	int64_t b;
-	ends wu, vl;
-	wu.n = vl.n = 0;
-	if (one_var(p, minor, &w, &b))
-		loop_ends(p, loop_above(x, w, top), true, &wu);
-	loop_ends(p, loop_above(x, v, top), false, &vl);
-	/* d = w + b - v - a; w <= wu.e[i]; -v <= -vl.e[j] */
-	for (int i = -1; i < wu.n; i++) {
-		aff dw = i < 0
-		             ? d
-		             : pl_aff_plus(p, pl_aff_plus(p, d, pl_aff_var(p, AFF_LOOP, w, 1), -1),
-		                           wu.e[i], 1);
-		if (i >= 0 && nonpositive(dw))
-			return true;
-		for (int j = 0; j < vl.n; j++) {
-			aff dv = pl_aff_plus(
-			    p, pl_aff_plus(p, dw, pl_aff_var(p, AFF_LOOP, v, 1), 1), vl.e[j], -1);
-			if (nonpositive(dv))
-				return true;
-		}
+	int n = 0;
+	for (const lt_node *y = x->parent; y; y = y->parent, n++) {
+		if (y->kind == LT_LOOP && y->index == v)
+			return n;
+		if (y == top)
+			break;
 	}
-	return false;
+	return -1;
 }
 
-/* One access e of the buffer at node x: checked (body uses) and rewritten to its packed index. */
-static bool pack_access(pp *p, ir_expr *e, const lt_node *x, const lt_node *top, bool copy)
+/* The least constant that bounds d (an affine expression over the loop variables inside the
+ * site) from above at every instance of node x, into *best: the variable of the innermost loop
+ * in d replaced by each of that loop's upper bounds (a positive coefficient) or lower bounds,
+ * then the next, until a constant is left (bounds use only enclosing indices, so the walk ends).
+ * *budget caps the branches (min/max terms). */
+static void bound_above(pp *p, const lt_node *x, const lt_node *top, aff d, int *budget,
+                        bool *found, int64_t *best)
 {
+	if (!p->ok || --*budget < 0)
+		return;
+	if (d.n == 0) {
+		if (!*found || d.c < *best)
+			*best = d.c;
+		*found = true;
+		return;
+	}
+	int w = -1, wd = -1;
+	int64_t cf = 0;
+	for (int i = 0; i < d.n; i++) {
+		if (d.t[i].kind != AFF_LOOP)
+			return; /* a param or a trip count: no constant bound here */
+		int dep = loop_depth(x, d.t[i].id, top);
+		if (dep < 0)
+			return;
+		if (w < 0 || dep < wd)
+			w = d.t[i].id, wd = dep, cf = d.t[i].coef;
+	}
+	ends e;
+	loop_ends(p, loop_above(x, w, top), cf > 0, &e);
+	aff rest = pl_aff_plus(p, d, pl_aff_var(p, AFF_LOOP, w, 1), -cf);
+	for (int j = 0; j < e.n; j++) {
+		int64_t m;
+		aff ej = e.e[j];
+		bool ok = true;
+		for (int i = 0; i < ej.n && ok; i++)
+			ok = ct_mul_ok(ej.t[i].coef, cf, &m) && m > -PK_MAX_COEF && m < PK_MAX_COEF;
+		if (ok && ct_mul_ok(ej.c, cf, &m) && m > -PK_MAX_COEF && m < PK_MAX_COEF)
+			bound_above(p, x, top, pl_aff_plus(p, rest, ej, cf), budget, found, best);
+	}
+}
+
+/* The least constant bound *dd of minor - major (major = v + a) at every instance of node x (site
+ * loop top) that the bounds of the loops around it show; false when none does. */
+static bool diag_bound(pp *p, const lt_node *x, const lt_node *top, aff minor, int v, int64_t a,
+                       int64_t *dd)
+{
+	aff d = pl_aff_plus(p, pl_to_loop(p, minor), pl_aff_var(p, AFF_LOOP, v, 1), -1);
+	d = pl_aff_plus(p, d, aff_const(a), -1);
+	int budget = 256;
+	bool found = false;
+	bound_above(p, x, top, d, &budget, &found, dd);
+	return found && p->ok;
+}
+
+/* The packing pass's state: the buffer, its major dimension, the diagonal offset d. */
+typedef struct pk {
+	pp *p;
+	int buf, mj;
+	int64_t d;
+	bool measure; /* the first walk: check the uses and find d; the second rewrites them */
+} pk;
+
+/* One access e of the buffer at node x (a copy when copy): measured, or rewritten to its packed
+ * index T(M) + d * M + m. */
+static bool pack_access(pk *q, ir_expr *e, const lt_node *x, const lt_node *top, bool copy)
+{
+	pp *p = q->p;
 	const ir_plan_item *it = p->it;
-	int mj = major_dim(it), v;
-	int64_t a, ta;
+	int mj = q->mj, v;
+	int64_t a, dd = 0;
 	char msg[400];
-	if (!one_var(p, e->sub[mj], &v, &a)) {
-		snprintf(msg, sizeof msg,
-		         "cache '%s': packed=%s needs the %s subscript of each use of '%s' to be "
-		         "one loop inside the "
-		         "cache plus a constant (no split, no multiple)",
-		         it->name, packed_word(it), mj == 0 ? "row" : "column",
-		         p->k->arrays[it->root_array].name);
+	if (!one_var(p, e->sub[mj], &v, &a) || a < -PK_MAX_OFF || a > PK_MAX_OFF) {
+		snprintf(
+		    msg, sizeof msg,
+		    "cache '%s': packed=%s needs the %s subscript of each use of '%s' to be one "
+		    "loop inside the cache plus a constant (no split, no multiple)",
+		    it->name, packed_word(it), mj == 0 ? "row" : "column",
+		    p->k->arrays[it->root_array].name);
 		return pp_err(p, it->packed_opt.pos, "%s%s", msg, "");
 	}
-	if (!copy && !in_triangle(p, x, top, e->sub[1 - mj], v, a)) {
-		snprintf(msg, sizeof msg,
-		         "cache '%s': packed=%s, but a use of '%s' may lie %s the diagonal of its "
-		         "block (no loop bound "
-		         "shows %s)",
-		         it->name, packed_word(it), p->k->arrays[it->root_array].name,
-		         mj == 0 ? "above" : "below", mj == 0 ? "column <= row" : "row <= column");
-		return pp_err(p, it->packed_opt.pos, "%s%s", msg, "");
+	if (q->measure) {
+		if (copy)
+			return true;
+		if (!diag_bound(p, x, top, e->sub[1 - mj], v, a, &dd) || dd > PK_MAX_OFF) {
+			snprintf(msg, sizeof msg,
+			         "cache '%s': packed=%s, but a use of '%s' may lie anywhere %s the "
+			         "diagonal "
+			         "of its block (no loop bound shows %s plus a constant)",
+			         it->name, packed_word(it), p->k->arrays[it->root_array].name,
+			         mj == 0 ? "above" : "below",
+			         mj == 0 ? "column <= row" : "row <= column");
+			return pp_err(p, it->packed_opt.pos, "%s%s", msg, "");
+		}
+		if (dd > q->d)
+			q->d = dd;
+		return true;
 	}
-	/* T(v + a) + minor = T(v) + a * v + T(a) + minor (T(a) = a * (a + 1) / 2 for a < 0 too) */
-	if (a < -(INT64_C(1) << 30) || a > (INT64_C(1) << 30))
-		return pp_err(p, it->packed_opt.pos, "cache '%s': packed= offset out of range%s",
-		              it->name, "");
-	ta = a * (a + 1) / 2;
+	/* T(v + a) + d * (v + a) + m = T(v) + (a + d) * v + T(a) + d * a + m */
+	int64_t d = q->d, c0 = a * (a + 1) / 2 + d * a;
 	aff s = pl_aff_plus(p, e->sub[1 - mj], pl_aff_var(p, AFF_TRI, v, 1), 1);
-	if (a)
-		s = pl_aff_plus(p, s, pl_aff_var(p, AFF_LOOP, v, a), 1);
-	s = pl_aff_plus(p, s, aff_const(ta), 1);
+	if (a + d)
+		s = pl_aff_plus(p, s, pl_aff_var(p, AFF_LOOP, v, a + d), 1);
+	s = pl_aff_plus(p, s, aff_const(c0), 1);
 	aff *ns = ct_arena_alloc(p->a, sizeof *ns * 2);
 	if (!ns)
 		return pp_nomem(p);
@@ -185,25 +234,26 @@ static bool pack_access(pp *p, ir_expr *e, const lt_node *x, const lt_node *top,
 	return p->ok;
 }
 
-static bool pack_expr(pp *p, int buf, ir_expr *e, const lt_node *x, const lt_node *top, bool copy)
+static bool pack_expr(pk *q, ir_expr *e, const lt_node *x, const lt_node *top, bool copy)
 {
 	if (!e)
 		return true;
-	if (e->kind == EX_ACCESS && e->id == buf && !pack_access(p, e, x, top, copy))
+	if (e->kind == EX_ACCESS && e->id == q->buf && !pack_access(q, e, x, top, copy))
 		return false;
 	for (int i = 0; i < e->nargs; i++)
-		if (!pack_expr(p, buf, e->args[i], x, top, copy))
+		if (!pack_expr(q, e->args[i], x, top, copy))
 			return false;
 	return true;
 }
 
-/* The copy-in statement x fills only the triangle: guard major - minor >= 0 (the buffer side's
+/* The copy-in statement x fills only the triangle: guard major + d - minor >= 0 (the buffer side's
  * subscripts, copy loop variables), added to the bounds guard around it or a new guard if. */
-static bool guard_copy(pp *p, lt_node *x)
+static bool guard_copy(pk *q, lt_node *x)
 {
-	int mj = major_dim(p->it);
+	pp *p = q->p;
+	int mj = q->mj;
 	const aff *sub = x->stmt->lhs->sub;
-	aff g = pl_aff_plus(p, sub[mj], sub[1 - mj], -1);
+	aff g = pl_aff_plus(p, pl_aff_plus(p, sub[mj], sub[1 - mj], -1), aff_const(q->d), 1);
 	lt_node *par = x->parent;
 	if (par && par->kind == LT_IF && !par->stmt) {
 		aff *gv = ct_arena_alloc(p->a, sizeof *gv * (size_t)(par->nguard + 1));
@@ -231,68 +281,79 @@ static bool guard_copy(pp *p, lt_node *x)
 	return pl_set_kids(p, gn, &x, 1);
 }
 
-/* Walk x (under site loop top): guard the copies of buf and rewrite every access of it. */
-static bool pack_tree(pp *p, int buf, lt_node *x, const lt_node *top)
+/* Walk x (under site loop top): measure or rewrite every access of the buffer; in the second
+ * walk, guard its copies. */
+static bool pack_tree(pk *q, lt_node *x, const lt_node *top)
 {
 	if (x->stmt && (x->kind == LT_STMT || x->kind == LT_LET || x->kind == LT_IF)) {
 		const ir_node *s = x->stmt;
 		bool copy = pl_is_copy(x);
-		if (copy && s->lhs && s->lhs->id == buf && !guard_copy(p, x))
+		if (!q->measure && copy && s->lhs && s->lhs->id == q->buf && !guard_copy(q, x))
 			return false;
-		if (!pack_expr(p, buf, s->lhs, x, top, copy) ||
-		    !pack_expr(p, buf, s->rhs, x, top, copy) ||
-		    !pack_expr(p, buf, s->cond, x, top, copy))
+		if (!pack_expr(q, s->lhs, x, top, copy) || !pack_expr(q, s->rhs, x, top, copy) ||
+		    !pack_expr(q, s->cond, x, top, copy))
 			return false;
 	}
 	/* guard_copy may replace a kid: walk the kids as they are now */
 	for (int i = 0; i < x->nkids; i++)
-		if (!pack_tree(p, buf, x->kids[i], top))
+		if (!pack_tree(q, x->kids[i], top))
 			return false;
 	for (int i = 0; i < x->nels; i++)
-		if (!pack_tree(p, buf, x->els[i], top))
+		if (!pack_tree(q, x->els[i], top))
 			return false;
 	return true;
 }
 
-/* The region rid's buffer packed: its uses (the sites s[0..ns)) and its fills (pro[0..npro)). */
+/* Both walks over the sites s[0..ns) and the fills pro[0..npro). */
+static bool pack_walk(pk *q, const site *s, int ns, lt_node *const *pro, int npro)
+{
+	for (int i = 0; i < ns; i++)
+		if (!pack_tree(q, s[i].node, s[i].node))
+			return false;
+	for (int i = 0; i < npro; i++)
+		if (!pack_tree(q, pro[i], NULL))
+			return false;
+	return true;
+}
+
 bool pl_pack_region(pp *p, int rid, const site *s, int ns, lt_node *const *pro, int npro)
 {
 	const ir_plan_item *it = p->it;
 	lt_region *rg = &p->t->regions[rid];
-	int buf = rg->buffer, mj = major_dim(it);
+	pk q = {p, rg->buffer, major_dim(it), 0, true};
 	if (rg->elided || rg->nmulti != 0 || rg->rank != 2 || rg->prologue != LT_PRO_COPY_IN ||
-	    rg->epilogue != LT_EPI_NONE || buf == rg->source)
-		return pp_err(p, it->packed_opt.pos,
-		              "cache '%s': packed= needs a block that is only read and copied in "
-		              "once (no multicache "
-		              "slots)%s",
-		              it->name, "");
-	/* the triangle's element count; a box no larger is kept (an error: packing would not save)
-	 */
-	const bx *n = rg->shape[mj];
+	    rg->epilogue != LT_EPI_NONE || q.buf == rg->source)
+		return pp_err(
+		    p, it->packed_opt.pos,
+		    "cache '%s': packed= needs a block that is only read and copied in once "
+		    "(no multicache slots)%s",
+		    it->name, "");
+	if (!pack_walk(&q, s, ns, pro, npro))
+		return false;
+	/* T(n) + d * n elements: fewer than the box's, or packing would not save (an error) */
+	const bx *n = rg->shape[q.mj];
 	const bx *cnt = pl_bxb(
 	    p, BX_FLOORDIV, pl_bxb(p, BX_MUL, n, pl_bxb(p, BX_ADD, n, pl_bxc(p, 1))), pl_bxc(p, 2));
-	int64_t e0, e1, ec;
+	cnt = pl_bxb(p, BX_ADD, cnt, pl_bxb(p, BX_MUL, n, pl_bxc(p, q.d)));
+	int64_t e0, e1, ec, box;
 	if (bx_is_const(rg->shape[0], &e0) && bx_is_const(rg->shape[1], &e1) &&
-	    bx_is_const(cnt, &ec) && e0 * e1 <= ec) {
+	    bx_is_const(cnt, &ec) && ct_mul_ok(e0, e1, &box) && ec > box) {
 		char msg[300];
-		snprintf(msg, sizeof msg,
-		         "cache '%s': packed=%s would hold %lld elements, its %lld x %lld box no "
-		         "more (drop packed=)",
-		         it->name, packed_word(it), (long long)ec, (long long)e0, (long long)e1);
+		snprintf(
+		    msg, sizeof msg,
+		    "cache '%s': packed=%s would hold %lld elements, more than its %lld x %lld box "
+		    "(drop packed=)",
+		    it->name, packed_word(it), (long long)ec, (long long)e0, (long long)e1);
 		return pp_err(p, it->packed_opt.pos, "%s%s", msg, "");
 	}
-	for (int i = 0; i < ns; i++)
-		if (!pack_tree(p, buf, s[i].node, s[i].node))
-			return false;
-	for (int i = 0; i < npro; i++)
-		if (!pack_tree(p, buf, pro[i], NULL))
-			return false;
+	q.measure = false;
+	if (!pack_walk(&q, s, ns, pro, npro))
+		return false;
 	ct_looptree *t = p->t;
-	t->arrays[buf].rank = 1;
-	t->arrays[buf].order[0] = 0;
-	t->ext[buf * IR_MAX_RANK] = cnt;
-	t->ext[buf * IR_MAX_RANK + 1] = NULL;
+	t->arrays[q.buf].rank = 1;
+	t->arrays[q.buf].order[0] = 0;
+	t->ext[q.buf * IR_MAX_RANK] = cnt;
+	t->ext[q.buf * IR_MAX_RANK + 1] = NULL;
 	rg->rank = 1;
 	rg->shape[0] = cnt;
 	rg->shape[1] = NULL;
