@@ -28,6 +28,8 @@
  * coefficients beyond PK_MAX_COEF in the proof. */
 #define PK_MAX_OFF (INT64_C(1) << 30)
 #define PK_MAX_COEF (INT64_C(1) << 40)
+/* The term count that marks a rewritten access: its second (unused) subscript has it. */
+#define PK_DONE (-1)
 
 /* The dimension of the block whose value bounds the other: the row for lower, the column for upper.
  */
@@ -194,6 +196,8 @@ static bool pack_access(pk *q, ir_expr *e, const lt_node *x, const lt_node *top,
 	int mj = q->mj, v;
 	int64_t a, dd = 0;
 	char msg[400];
+	if (e->sub[1].n == PK_DONE)
+		return true; /* an expression reached twice: rewritten already */
 	if (!one_var(p, e->sub[mj], &v, &a) || a < -PK_MAX_OFF || a > PK_MAX_OFF) {
 		snprintf(
 		    msg, sizeof msg,
@@ -230,6 +234,8 @@ static bool pack_access(pk *q, ir_expr *e, const lt_node *x, const lt_node *top,
 	if (!ns)
 		return pp_nomem(p);
 	ns[0] = s;
+	ns[1] = aff_const(0);
+	ns[1].n = PK_DONE;
 	e->sub = ns;
 	return p->ok;
 }
