@@ -80,7 +80,7 @@ int cachet_trmm_packed(const float *restrict L, const float *restrict B, float *
 					}
 				}
 			}
-			/* cache LL of L: LL[528] first_major, copy_in */
+			/* cache LL of L: LL[528] packed=lower, copy_in */
 			{
 				_Alignas(64) float LL[528]; /* cache buffer LL, this thread's */
 				/* branch-free: the bounds tests are in the loop bounds */
