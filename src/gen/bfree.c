@@ -34,7 +34,7 @@ static bool var_split(cg *g, aff x, int v, int64_t *c, aff *rest)
 		if (tm->kind == AFF_INDEX && tm->id >= 0 && tm->id < g->k->nindices && t->chain && t->chain_len)
 			for (int j = 0; j < t->chain_len[tm->id]; j++)
 				in_chain = in_chain || t->chain[tm->id][j] == v;
-		if (tm->kind == AFF_TRIP && tm->id == v)
+		if ((tm->kind == AFF_TRIP || tm->kind == AFF_TRI) && tm->id == v)
 			return false;
 		if (tm->kind == AFF_LOOP && tm->id == v) {
 			*c += tm->coef;

@@ -106,6 +106,22 @@ static void put_trip(cg *g, ct_buf *b, int id)
 	ct_buf_printf(b, "ct_floordiv64(%s, %lld)", g->iname[id], (long long)x->step);
 }
 
+/* v * (v + 1) / 2 of the innermost open loop over index id (AFF_TRI: a row start of a packed
+ * cache, plan_pack.c); in range, as the plan sized the buffer, so it cannot overflow. */
+static void put_tri(cg *g, ct_buf *b, int id)
+{
+	if (id >= 0 && id < g->nindices && g->fixed[id]) {
+		int64_t v = g->fixed_val[id];
+		ct_buf_printf(b, "%lld", (long long)(v * (v + 1) / 2));
+		return;
+	}
+	if (id < 0 || id >= g->nindices || !g->open[id]) {
+		cg_bad(g, "row start of an index outside its loops: index", id);
+		return;
+	}
+	ct_buf_printf(b, "(%s * (%s + 1) / 2)", g->iname[id], g->iname[id]);
+}
+
 /* One symbol of an affine expression (not a compile-time param). */
 static void put_sym(cg *g, ct_buf *b, const aff_term *tm, bool paren)
 {
@@ -126,6 +142,7 @@ static void put_sym(cg *g, ct_buf *b, const aff_term *tm, bool paren)
 			cg_bad(g, "loop index", tm->id);
 		return;
 	case AFF_TRIP: put_trip(g, b, tm->id); return;
+	case AFF_TRI: put_tri(g, b, tm->id); return;
 	default: cg_bad(g, "affine term kind", tm->kind); return;
 	}
 }
@@ -148,10 +165,12 @@ void cg_put_aff(cg *g, ct_buf *b, aff x)
 			continue;
 		}
 		/* a loop variable that a register tile fixed folds into the constant */
-		if ((tm->kind == AFF_LOOP || tm->kind == AFF_TRIP) && tm->id >= 0 && tm->id < g->nindices &&
-		    g->fixed[tm->id]) {
+		if ((tm->kind == AFF_LOOP || tm->kind == AFF_TRIP || tm->kind == AFF_TRI) && tm->id >= 0 &&
+		    tm->id < g->nindices && g->fixed[tm->id]) {
 			const lt_node *o = g->open[tm->id];
 			int64_t val = g->fixed_val[tm->id];
+			if (tm->kind == AFF_TRI)
+				val = val * (val + 1) / 2;
 			c += tm->coef * (tm->kind == AFF_TRIP && o ? ct_floordiv(val, o->step) : val);
 			continue;
 		}

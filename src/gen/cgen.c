@@ -773,7 +773,9 @@ static void gen_cache(cg *g, const lt_node *x)
 				ct_buf_putc(&c, '?');
 			ct_buf_putc(&c, ']');
 		}
-		if (r->first_major)
+		if (it && it->packed != PACK_NONE && r->rank == 1) /* the triangle alone (plan_pack.c) */
+			ct_buf_puts(&c, it->packed == PACK_UPPER ? " packed=upper" : " packed=lower");
+		else if (r->first_major)
 			ct_buf_puts(&c, " first_major");
 		else if (r->last_major)
 			ct_buf_puts(&c, " last_major");

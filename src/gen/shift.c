@@ -89,7 +89,7 @@ static int64_t moves(const cg *g, aff x, int v, bool *bad)
 			m += tm->coef;
 		else if (tm->kind == AFF_LOOP && tm->id == v)
 			m += tm->coef;
-		else if (tm->kind == AFF_TRIP && tm->id == v)
+		else if ((tm->kind == AFF_TRIP || tm->kind == AFF_TRI) && tm->id == v)
 			*bad = true;
 	}
 	return m;

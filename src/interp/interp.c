@@ -405,6 +405,7 @@ static bool exec_loop_trip(ip_state *s, const ip_node *x)
 	int64_t *o = s->o;
 	const ip_upd *u = x->upd, *ue = x->upd + x->nupd;
 	const ip_upd *tu = x->tupd, *tue = x->tupd + x->ntupd;
+	const ip_upd *qu = x->qupd, *que = x->qupd + x->nqupd;
 	int64_t lo, hi, step = x->step, trip = x->trip0;
 	loop_bounds(s, x, &lo, &hi);
 	if (x->ndlo > 0)
@@ -414,6 +415,9 @@ static bool exec_loop_trip(ip_state *s, const ip_node *x)
 			o[p->dst] = o[p->src] + p->coef * v;
 		for (const ip_upd *p = tu; p < tue; p++)
 			o[p->dst] = o[p->src] + p->coef * trip;
+		/* v is within the range the compiler proved free of overflow */
+		for (const ip_upd *p = qu; p < que; p++)
+			o[p->dst] = o[p->src] + p->coef * (v * (v + 1) / 2);
 		if (!exec_nodes(s, x->kids, x->nkids))
 			return false;
 	}
@@ -491,7 +495,7 @@ static bool exec_loop(ip_state *s, const ip_node *x)
 		}
 		return true;
 	}
-	if (x->ntupd)
+	if (x->ntupd || x->nqupd)
 		return exec_loop_trip(s, x);
 	for (int64_t v = lo; v < hi; v += step) {
 		for (const ip_upd *p = u; p < ue; p++)
@@ -601,7 +605,7 @@ static void progress_tick(ip_progress *g, int64_t n)
 /* A root loop run one iteration at a time here: no fused body, no trip counters. */
 static bool plain_loop(const ip_node *x)
 {
-	return x->kind == LT_LOOP && !x->fast && !x->ntupd && x->step > 0;
+	return x->kind == LT_LOOP && !x->fast && !x->ntupd && !x->nqupd && x->step > 0;
 }
 
 /* Progress units of a root: a plain loop's iterations, else 1. */

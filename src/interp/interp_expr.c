@@ -113,13 +113,40 @@ static bool range_add(int64_t lo0, int64_t hi0, int64_t lo1, int64_t hi1, int64_
 	return ct_add_ok(lo0, lo1, lo) && ct_add_ok(hi0, hi1, hi);
 }
 
+/* v * (v + 1) / 2 into *r (exact: one of v, v + 1 is even); false on overflow. */
+static bool tri_ok(int64_t v, int64_t *r)
+{
+	int64_t w;
+	if (v == INT64_MAX || !ct_mul_ok(v, v + 1, &w))
+		return false;
+	*r = w / 2;
+	return true;
+}
+
+/* The range [*lo, *hi] of v * (v + 1) / 2 over v in [a, b] (a <= b): the parabola is least at
+ * v = 0 and v = -1 and grows away from them. False on overflow. */
+static bool tri_range(int64_t a, int64_t b, int64_t *lo, int64_t *hi)
+{
+	int64_t ta, tb;
+	if (!tri_ok(a, &ta) || !tri_ok(b, &tb))
+		return false;
+	*lo = a <= 0 && b >= -1 ? 0 : (ta < tb ? ta : tb);
+	*hi = ta > tb ? ta : tb;
+	return true;
+}
+
+/* What a register adds per iteration of its loop (get_reg). */
+enum { REG_VAR, REG_TRIP, REG_TRI };
+
 /* The register off[src] + coef * v for the loop at path level l, or, with
- * trip, off[src] + coef * floor(v / step) (the loop's trip counter). */
-static int get_reg(cp *c, int l, int src, int64_t coef, bool trip)
+ * REG_TRIP, off[src] + coef * floor(v / step) (the loop's trip counter), or,
+ * with REG_TRI, off[src] + coef * v * (v + 1) / 2 (a packed cache's row start). */
+static int get_reg(cp *c, int l, int src, int64_t coef, int which)
 {
 	cp_open *o = &c->path[l];
-	ip_upd **list = trip ? &o->tupd : &o->upd;
-	int *n = trip ? &o->ntupd : &o->nupd, *cap = trip ? &o->tcap : &o->cap;
+	ip_upd **list = which == REG_TRIP ? &o->tupd : which == REG_TRI ? &o->qupd : &o->upd;
+	int *n = which == REG_TRIP ? &o->ntupd : which == REG_TRI ? &o->nqupd : &o->nupd;
+	int *cap = which == REG_TRIP ? &o->tcap : which == REG_TRI ? &o->qcap : &o->cap;
 	for (int i = 0; i < *n; i++)
 		if ((*list)[i].src == src && (*list)[i].coef == coef)
 			return (*list)[i].dst;
@@ -139,11 +166,11 @@ static int get_reg(cp *c, int l, int src, int64_t coef, bool trip)
 	cp_range *rd = &c->range[dst];
 	rd->empty = rs->empty || o->empty;
 	if (!rd->empty) {
+		int64_t xl = which == REG_TRIP ? o->tlo : o->lo, xh = which == REG_TRIP ? o->tlast : o->last;
 		int64_t a, b;
-		if (!ct_mul_ok(coef, trip ? o->tlo : o->lo, &a) ||
-		    !ct_mul_ok(coef, trip ? o->tlast : o->last, &b) ||
-		    !range_add(rs->min, rs->max, a < b ? a : b, a < b ? b : a, &rd->min,
-		               &rd->max)) {
+		if ((which == REG_TRI && !tri_range(xl, xh, &xl, &xh)) || !ct_mul_ok(coef, xl, &a) ||
+		    !ct_mul_ok(coef, xh, &b) ||
+		    !range_add(rs->min, rs->max, a < b ? a : b, a < b ? b : a, &rd->min, &rd->max)) {
 			ip_cp_err(c, CT_ERR_LIMIT, "array offsets of kernel '%s' overflow 64 bits",
 			       c->k->name);
 			return 0;
@@ -163,21 +190,25 @@ int ip_aff_reg(cp *c)
 		int x = c->path[l].index;
 		if (c->lvl[x] != l)
 			continue; /* shadowed by an inner loop over the same index */
-		int64_t cf = c->coef[x], tf = c->coef[ni + x];
+		int64_t cf = c->coef[x], tf = c->coef[ni + x], qf = c->coef[2 * ni + x];
 		if (cf) {
-			r = get_reg(c, l, r, cf, false);
+			r = get_reg(c, l, r, cf, REG_VAR);
 			c->coef[x] = 0;
 		}
 		if (tf && !c->st) {
-			r = get_reg(c, l, r, tf, true);
+			r = get_reg(c, l, r, tf, REG_TRIP);
 			c->coef[ni + x] = 0;
 		}
+		if (qf && !c->st) {
+			r = get_reg(c, l, r, qf, REG_TRI);
+			c->coef[2 * ni + x] = 0;
+		}
 	}
-	for (int s = 0; s < 2 * ni; s++)
+	for (int s = 0; s < IP_NSYM(ni); s++)
 		if (c->coef[s]) {
 			c->coef[s] = 0;
 			ip_cp_err(c, CT_ERR_INPUT, "index '%s' is used outside its loop",
-			       c->t->indices[s < ni ? s : s - ni].name);
+			       c->t->indices[s % ni].name);
 		}
 	return r;
 }
@@ -185,7 +216,7 @@ int ip_aff_reg(cp *c)
 /* coef += scale * x over the symbols of the path, *cst += the constant and
  * param part (params and derived values folded): AFF_INDEX spreads over the
  * index's chain (an original index is the sum of its split loops), AFF_LOOP
- * is the loop variable itself, AFF_TRIP the loop's trip counter. */
+ * is the loop variable itself, AFF_TRIP the loop's trip counter, AFF_TRI its v * (v + 1) / 2. */
 int ip_lin_coefs(const cp *c, aff x, int64_t scale, int64_t *coef, int64_t *cst)
 {
 	const ct_looptree *t = c->t;
@@ -205,9 +236,9 @@ int ip_lin_coefs(const cp *c, aff x, int64_t scale, int64_t *coef, int64_t *cst)
 			continue;
 		}
 		if (at->id < 0 || at->id >= ni ||
-		    (at->kind != AFF_INDEX && at->kind != AFF_LOOP && at->kind != AFF_TRIP))
+		    (at->kind != AFF_INDEX && at->kind != AFF_LOOP && at->kind != AFF_TRIP && at->kind != AFF_TRI))
 			return LC_BAD_INDEX;
-		int n = 1, s0 = at->kind == AFF_TRIP ? ni : 0;
+		int n = 1, s0 = at->kind == AFF_TRIP ? ni : at->kind == AFF_TRI ? 2 * ni : 0;
 		const int *ch = NULL;
 		if (at->kind == AFF_INDEX && at->id < c->k->nindices && t->chain &&
 		    t->chain[at->id]) {
@@ -279,17 +310,19 @@ static bool lin_range(const cp *c, const int64_t *a, const int64_t *b, int64_t s
 {
 	int ni = c->t->nindices;
 	*lo = *hi = 0;
-	for (int s = 0; s < 2 * ni; s++) {
+	for (int s = 0; s < IP_NSYM(ni); s++) {
 		int64_t cf = a[s], bs, pl, ph;
 		if (b && (!ct_mul_ok(sign, b[s], &bs) || !ct_add_ok(cf, bs, &cf)))
 			return false;
 		if (!cf)
 			continue;
-		int l = c->lvl[s < ni ? s : s - ni];
+		int l = c->lvl[s % ni];
 		if (l < 0 || c->path[l].empty)
 			return false;
 		const cp_open *o = &c->path[l];
 		int64_t xl = s < ni ? o->lo : o->tlo, xh = s < ni ? o->last : o->tlast;
+		if (s >= 2 * ni && !tri_range(o->lo, o->last, &xl, &xh))
+			return false;
 		if (!ct_mul_ok(cf, xl, &pl) || !ct_mul_ok(cf, xh, &ph) ||
 		    !ct_add_ok(*lo, pl < ph ? pl : ph, lo) ||
 		    !ct_add_ok(*hi, pl < ph ? ph : pl, hi))
@@ -305,7 +338,7 @@ static bool lin_range(const cp *c, const int64_t *a, const int64_t *b, int64_t s
 static bool dims_in_bounds(cp *c, const ir_expr *e)
 {
 	const ir_array *a = &c->t->arrays[e->id];
-	int ns = 2 * c->t->nindices;
+	int ns = IP_NSYM(c->t->nindices);
 	bool ok = true;
 	for (int d = 0; d < a->rank && ok; d++) {
 		int64_t cst = 0, lo = 0, hi = 0, rl, rh, b;

@@ -111,6 +111,10 @@ typedef struct ip_node {
 	int ntupd;
 	ip_upd *tupd;
 	int64_t trip0;
+	/* LT_LOOP: updates off[dst] = off[src] + coef * v * (v + 1) / 2 (AFF_TRI terms: the row
+	 * starts of packed caches), applied after the trip counter's */
+	int nqupd;
+	ip_upd *qupd;
 	int nkids, nels;
 	struct ip_node **kids, **els;
 	ip_insn *code; /* STMT, LET: the whole statement; IF: the condition */
@@ -125,7 +129,9 @@ typedef struct ip_node {
 /* What an enclosing `if` guarantees: sum(coef[s] * s) + cst >= 0 over the
  * symbols s of the path (params folded): s < nindices is the variable of the
  * innermost loop over index s, s = nindices + x the trip counter of the
- * innermost loop over x (see lin_coefs). */
+ * innermost loop over x, s = 2 * nindices + x its v * (v + 1) / 2 (see
+ * lin_coefs; IP_NSYM symbols in all). */
+#define IP_NSYM(ni) (3 * (ni))
 typedef struct cp_fact {
 	int64_t *coef;
 	int64_t cst;
@@ -141,6 +147,8 @@ typedef struct cp_open {
 	int nupd, cap;
 	ip_upd *tupd;
 	int ntupd, tcap;
+	ip_upd *qupd; /* AFF_TRI registers */
+	int nqupd, qcap;
 	int prev_lvl;       /* lvl[index] outside this loop */
 	int prev_fact_base; /* fact_base outside this loop */
 } cp_open;
@@ -177,7 +185,7 @@ typedef struct cp {
 	cp_open *path;
 	int depth, cap_path;
 	int *lvl;      /* per loop-tree index: path level of its innermost loop, -1 */
-	int64_t *coef; /* scratch: coefficient per symbol (2 * nindices, see cp_fact) */
+	int64_t *coef; /* scratch: coefficient per symbol (IP_NSYM(nindices), see cp_fact) */
 	int64_t *ext;  /* [storage * IR_MAX_RANK + d] */
 	cp_fact *facts;
 	int nfacts, cap_facts;

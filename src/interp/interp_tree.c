@@ -139,7 +139,7 @@ static void comp_conj(cp *c, const ir_expr *e, ip_conj *out, int *n)
  * fact that overflows or names a malformed term is simply not used. */
 static void push_fact(cp *c, aff x, int64_t scale, int64_t off)
 {
-	int ns = 2 * c->t->nindices;
+	int ns = IP_NSYM(c->t->nindices);
 	if (!ip_grow(c, (void **)&c->facts, &c->cap_facts, c->nfacts + 1, sizeof *c->facts))
 		return;
 	cp_fact *f = &c->facts[c->nfacts];
@@ -341,12 +341,15 @@ static bool comp_loop(cp *c, ip_node *n, const lt_node *x)
 	n->nupd = n->upd ? top->nupd : 0;
 	n->tupd = keep_upd(c, top->tupd, top->ntupd);
 	n->ntupd = n->tupd ? top->ntupd : 0;
+	n->qupd = keep_upd(c, top->qupd, top->nqupd);
+	n->nqupd = n->qupd ? top->nqupd : 0;
 	ct_free(c->ctx, top->upd);
 	ct_free(c->ctx, top->tupd);
-	top->upd = top->tupd = NULL;
-	/* the fast paths of exec_loop know no trip counters */
-	n->fast =
-	    n->nkids == 1 && n->kids[0]->kind == LT_STMT && n->kids[0]->nchk == 0 && n->ntupd == 0;
+	ct_free(c->ctx, top->qupd);
+	top->upd = top->tupd = top->qupd = NULL;
+	/* the fast paths of exec_loop know no trip counters (nor row starts) */
+	n->fast = n->nkids == 1 && n->kids[0]->kind == LT_STMT && n->kids[0]->nchk == 0 && n->ntupd == 0 &&
+	          n->nqupd == 0;
 	return !c->st;
 }
 
@@ -583,6 +586,7 @@ static void cp_release(cp *c)
 	for (int l = 0; l < c->depth; l++) {
 		ct_free(ctx, c->path[l].upd);
 		ct_free(ctx, c->path[l].tupd);
+		ct_free(ctx, c->path[l].qupd);
 	}
 	ct_free(ctx, c->path);
 	ct_free(ctx, c->lvl);
@@ -670,7 +674,7 @@ ip_prog *ip_compile_views(ct_looptree *t, bool trace, const int64_t *view,
 	c.view_nelem = view_nelem;
 	p->nelem = ct_arena_alloc(&p->arena, sizeof *p->nelem * (size_t)(na + 1));
 	c.let_reg = ct_alloc(ctx, sizeof *c.let_reg * (size_t)(k->nlets + 1));
-	c.coef = ct_alloc(ctx, sizeof *c.coef * (size_t)(2 * ni + 1));
+	c.coef = ct_alloc(ctx, sizeof *c.coef * (size_t)(IP_NSYM(ni) + 1));
 	c.lvl = ct_alloc(ctx, sizeof *c.lvl * (size_t)(ni + 1));
 	c.ext = ct_alloc(ctx, sizeof *c.ext * (size_t)(na + 1) * IR_MAX_RANK);
 	c.stmt_ref = ct_alloc(ctx, sizeof *c.stmt_ref * (size_t)(k->nstmts + 2));

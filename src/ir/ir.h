@@ -313,6 +313,9 @@ typedef enum ir_cache_pos {
 typedef enum ir_location { LOC_DEFAULT, LOC_GLOBAL, LOC_LOCAL, LOC_PRIVATE } ir_location;
 typedef enum ir_strategy { STRAT_DEFAULT, STRAT_BLOCKED, STRAT_STRIPED } ir_strategy;
 typedef enum ir_policy { POLICY_STATIC, POLICY_DYNAMIC } ir_policy;
+/* cache(..., packed=lower|upper): the buffer holds only a triangle of the block (rows r, columns c
+ * relative to the block: lower c <= r at r*(r+1)/2 + c, upper r <= c at c*(c+1)/2 + r) */
+typedef enum ir_packed { PACK_NONE, PACK_LOWER, PACK_UPPER } ir_packed;
 
 /* An option as written, for diagnostics: present or not, and where. */
 typedef struct ir_opt_pos {
@@ -353,6 +356,8 @@ typedef struct ir_plan_item {
 	ir_opt_pos location_opt;
 	ir_strategy strategy;
 	ir_opt_pos strategy_opt;
+	ir_packed packed;      /* packed=lower|upper (src/plan/plan_pack.c); PACK_NONE by default */
+	ir_opt_pos packed_opt;
 	/* PL_VECTORIZE, PL_UNROLL, PL_PARALLELIZE */
 	int n;
 	int *idx;

@@ -883,7 +883,7 @@ int64_t lt_var_coef(const ct_looptree *t, aff s, int x, bool *bad)
 		int64_t add = 0;
 		if (tm->kind == AFF_LOOP && tm->id == x)
 			add = tm->coef;
-		else if (tm->kind == AFF_TRIP && tm->id == x)
+		else if ((tm->kind == AFF_TRIP || tm->kind == AFF_TRI) && tm->id == x)
 			*bad = true;
 		else if (tm->kind == AFF_INDEX && tm->id >= 0 && tm->id < t->k->nindices && t->chain &&
 		         t->chain[tm->id])

@@ -40,12 +40,16 @@ void bx_print(ct_buf *b, const ct_kernel *k, const bx *x);
  *                as AFF_INDEX means for an original index;
  *   AFF_TRIP id: floor(v / step) for that loop's variable v and step
  *                (consecutive iterations give consecutive values; the
- *                multicache slot of a loop is this minus a constant).
+ *                multicache slot of a loop is this minus a constant);
+ *   AFF_TRI id:  v * (v + 1) / 2 for that loop's variable v: the start of
+ *                row v of a packed triangular cache buffer (plan_pack.c;
+ *                only in the subscripts of such buffers, never linear in v:
+ *                every reader that wants a coefficient of v refuses it).
  * An AFF_PARAM term with id >= k->nparams names derived value
  * t->derived[id - k->nparams]: a bound expression over params that is
  * evaluated once per run (e.g. the start of a runtime tail).
  */
-enum { AFF_LOOP = 2, AFF_TRIP = 3 };
+enum { AFF_LOOP = 2, AFF_TRIP = 3, AFF_TRI = 4 };
 
 typedef enum lt_kind {
 	LT_LOOP,       /* for (index = lo; index < hi; index += step) kids */
@@ -199,8 +203,8 @@ static inline bool lt_const_lo(const lt_node *x, int64_t *lo)
 
 /* Coefficient of loop variable x (a tree index) in subscript s: its own
  * AFF_LOOP terms plus the original indices (AFF_INDEX) whose split chain
- * holds it. *bad is set when s uses floor(x / step) (AFF_TRIP) or the sum
- * overflows. */
+ * holds it. *bad is set when s uses floor(x / step) (AFF_TRIP), x * (x + 1) / 2
+ * (AFF_TRI) or the sum overflows. */
 int64_t lt_var_coef(const ct_looptree *t, aff s, int x, bool *bad);
 
 /* Param values then derived values of t: pv[k->nparams + t->nderived]

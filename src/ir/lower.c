@@ -110,6 +110,9 @@ static void sym_text(const pr *p, const aff_term *t, ct_buf *o)
 			ct_buf_printf(o, "trip(%s)", index_name(p, t->id));
 		break;
 	}
+	case AFF_TRI: /* v * (v + 1) / 2: a row start of a packed cache (plan_pack.c) */
+		ct_buf_printf(o, "tri(%s)", index_name(p, t->id));
+		break;
 	default:
 		ct_buf_putc(o, '?');
 		break;
@@ -450,6 +453,16 @@ static bool copy_only(const lt_node *x)
 	return false;
 }
 
+/* "lower" or "upper" for a packed cache's region (its buffer the triangle alone, plan_pack.c),
+ * NULL otherwise. */
+static const char *region_packed(const pr *p, const lt_region *r)
+{
+	const ir_plan_item *it = r->item >= 0 && r->item < p->k->nplan ? &p->k->plan[r->item] : NULL;
+	if (!it || it->packed == PACK_NONE || r->elided || r->rank != 1)
+		return NULL;
+	return it->packed == PACK_UPPER ? "upper" : "lower";
+}
+
 /* Where the buffer of region r lives on a GPU target, in the target's own
  * word (its row's location= spelling: "shared" or "local", "private");
  * NULL on the host, whose caches are ordinary memory. */
@@ -490,7 +503,9 @@ static void put_cache_header(const pr *p, const lt_region *r)
 			bx_print(b, p->k, r->shape[d]);
 		}
 		ct_buf_putc(b, ']');
-		if (r->first_major) {
+		if (region_packed(p, r)) {
+			ct_buf_printf(b, " packed=%s", region_packed(p, r));
+		} else if (r->first_major) {
 			ct_buf_puts(b, " first_major");
 		} else if (r->last_major) {
 			ct_buf_puts(b, " last_major");
@@ -895,6 +910,8 @@ static json_t *json_region(const pr *p, const lt_region *r, bool *ok)
 	ct_json_set(o, "prologue", json_string(lt_prologue_name(r->prologue)), ok);
 	ct_json_set(o, "epilogue", json_string(lt_epilogue_name(r->epilogue)), ok);
 	ct_json_set(o, "double_buffer", json_boolean(r->double_buffer), ok);
+	if (region_packed(p, r))
+		ct_json_set(o, "packed", json_string(region_packed(p, r)), ok);
 	if (gpu_space(p, r))
 		ct_json_set(o, "location", json_string(gpu_space(p, r)), ok);
 	return o;

@@ -830,6 +830,47 @@ typedef struct cache_lv {
 	bool checked_ok;
 } cache_lv;
 
+/* The rules of packed= (src/plan/plan_pack.c): a read-only copy of one rank-2 block on the host,
+ * with no option that moves, shares or re-lays out its buffer. */
+static void check_packed(checker *c, const ir_plan_item *it)
+{
+	ct_kernel *k = c->k;
+	const ir_array *arr = &k->arrays[it->root_array];
+	ir_pos at = it->packed_opt.pos;
+	const char *why = NULL;
+	char msg[160];
+	if (arr->rank != 2) {
+		snprintf(msg, sizeof msg, "a rank-2 array ('%s' has rank %d)", arr->name, arr->rank);
+		why = msg;
+	} else if (!ir_array_readonly(arr)) {
+		snprintf(msg, sizeof msg,
+		         "an input or const array ('%s' is %s): the triangle is never copied back", arr->name,
+		         ct_role_name(arr->role));
+		why = msg;
+	} else if (ir_target_row(k->target)->gpu) {
+		why = "the host target (plan(target=host))";
+	} else if (it->src_cache >= 0) {
+		why = "a cache of an array, not of another cache";
+	} else if (it->has_layout) {
+		why = "the buffer's own layout (no layout=)";
+	} else if (it->has_trigger) {
+		why = "a cache without a trigger (no multicache slots)";
+	} else if (it->double_buffer) {
+		why = "a cache without double_buffer";
+	}
+	if (why) {
+		cerr(k, &c->nerr, at, "cache '%s': packed= needs %s", it->name, why);
+		return;
+	}
+	for (int j = 0; j < k->nplan; j++)
+		if (k->plan[j].kind == PL_CACHE && k->plan[j].src_cache >= 0 &&
+		    &k->plan[k->plan[j].src_cache] == it)
+			cerr(k, &c->nerr, k->plan[j].src_pos,
+			     "cache '%s': its source '%s' is packed (packed= caches have no caches of "
+			     "their own)",
+			     k->plan[j].name, it->name);
+}
+
 static void check_cache(checker *c, int ci, cache_lv *lv, int *room)
 {
 	ct_kernel *k = c->k;
@@ -857,6 +898,8 @@ static void check_cache(checker *c, int ci, cache_lv *lv, int *room)
 		cerr(k, &c->nerr, it->double_buffer_opt.pos,
 		     "double_buffer applies only to input and const arrays ('%s' is %s)", arr->name,
 		     ct_role_name(arr->role));
+	if (it->packed != PACK_NONE)
+		check_packed(c, it);
 	if (!placed) {
 		cerr(k, &c->nerr, pl.err_pos, "%s", pl.err);
 		return;

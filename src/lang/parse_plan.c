@@ -66,11 +66,14 @@ typedef struct opt_table {
 _Static_assert(sizeof(ir_location) == sizeof(int), "enum stored as int");
 _Static_assert(sizeof(ir_strategy) == sizeof(int), "enum stored as int");
 _Static_assert(sizeof(ir_policy) == sizeof(int), "enum stored as int");
+_Static_assert(sizeof(ir_packed) == sizeof(int), "enum stored as int");
 
 static const opt_word strategy_words[] = {{"blocked", STRAT_BLOCKED}, {"striped", STRAT_STRIPED}};
 static const opt_words strategies = {"a strategy", "strategy", strategy_words, COUNT(strategy_words)};
 static const opt_word policy_words[] = {{"static", POLICY_STATIC}, {"dynamic", POLICY_DYNAMIC}};
 static const opt_words policies = {"a policy", "policy", policy_words, COUNT(policy_words)};
+static const opt_word packed_words[] = {{"lower", PACK_LOWER}, {"upper", PACK_UPPER}};
+static const opt_words packings = {"a triangle", "triangle", packed_words, COUNT(packed_words)};
 
 #define IT(f) offsetof(ir_plan_item, f)
 #define WHERE_CLASH "give only one of level=, index= and max_elements="
@@ -89,6 +92,7 @@ static const opt_spec cache_spec[] = {
 	{"location", OPT_SPACE, IT(location_opt), NULL, IT(location), false, 0, 0, NULL, NO_FIELD, NO_FIELD, -1, true},
 	{"strategy", OPT_WORD, IT(strategy_opt), NULL, IT(strategy), false, 0, 0, &strategies, NO_FIELD, NO_FIELD, -1, true},
 	{"strict", OPT_BOOL, IT(strict_opt), NULL, IT(strict), false, 0, 0, NULL, NO_FIELD, NO_FIELD, -1, false},
+	{"packed", OPT_WORD, IT(packed_opt), NULL, IT(packed), false, 0, 0, &packings, NO_FIELD, NO_FIELD, -1, false},
 };
 static const opt_table cache_opts = {cache_spec, COUNT(cache_spec)};
 

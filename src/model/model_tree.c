@@ -92,6 +92,8 @@ static bool lin(const model *m, aff x, const lt_node *below, int64_t *c, int64_t
 			*c += at->coef * m->pv[at->id];
 			continue;
 		}
+		if (at->kind == AFF_TRI)
+			return false; /* a packed cache's row start: not linear in its loop */
 		int nch = 1;
 		const int *ch = NULL;
 		if (at->kind == AFF_INDEX && at->id < t->k->nindices && t->chain && t->chain[at->id]) {

@@ -287,7 +287,8 @@ bool pl_blk_equal(pp *p, const blk *x, const blk *y)
 	return true;
 }
 
-/* Element count of a block when it is a constant; -1 otherwise. */
+/* Element count of a block when it is a constant; -1 otherwise. A packed cache's block counts
+ * its triangle (plan_pack.c). */
 int64_t pl_blk_volume(pp *p, const blk *b)
 {
 	int64_t n = 1, e;
@@ -298,6 +299,8 @@ int64_t pl_blk_volume(pp *p, const blk *b)
 			e = 0;
 		if (!ct_mul_ok(n, e, &n))
 			return -1;
+		if (p->it && p->it->packed != PACK_NONE && b->rank == 2 && d == (p->it->packed == PACK_UPPER ? 1 : 0))
+			return pl_pack_count(e);
 	}
 	return n;
 }

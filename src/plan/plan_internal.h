@@ -210,6 +210,15 @@ int pl_kid_pos(const lt_node *x);
 /* Make one region for the sites sharing trigger s[0].trigger. */
 bool pl_make_region(pp *p, site *s, int ns);
 
+/* ------------------------------------------------------------ plan_pack.c */
+
+/* n * (n + 1) / 2: the elements of a packed cache whose block's major extent is n; -1 on overflow. */
+int64_t pl_pack_count(int64_t n);
+/* packed=lower|upper of the item being applied: region rid's box buffer made the triangle alone,
+ * the uses under the sites s[0..ns) checked to lie in it and rewritten, the fills pro[0..npro)
+ * guarded to fill it only; false after an error. */
+bool pl_pack_region(pp *p, int rid, const site *s, int ns, lt_node *const *pro, int npro);
+
 /* ------------------------------------------------------------ plan_place.c */
 
 /* Whether two sites under one trigger can share a buffer's slots. */

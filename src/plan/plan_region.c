@@ -1088,7 +1088,7 @@ bool pl_make_region(pp *p, site *s, int ns)
 	buffer_shape(p, &b);
 	buffer_layout(p, &b);
 	describe_region(p, &b);
-	b.rg.elided = thrifty_elides(p, &b);
+	b.rg.elided = p->it->packed == PACK_NONE && thrifty_elides(p, &b); /* a packed copy is never the source */
 	if (!add_region_node(p, &b))
 		return false;
 	if (b.rg.elided)
@@ -1098,7 +1098,7 @@ bool pl_make_region(pp *p, site *s, int ns)
 	for (int i = 0; i < ns && p->ok; i++)
 		if (!site_copies(p, &b, i))
 			return false;
-	if (!p->ok)
+	if (!p->ok || (p->it->packed != PACK_NONE && !pl_pack_region(p, b.rid, s, ns, b.pro, b.npro)))
 		return false;
 	if (!link_region(p, &b))
 		return false;

@@ -687,6 +687,12 @@ static void make_form(vb *v, const lt_node *P, const acc *x, int d, pform *f)
 		switch (tm->kind) {
 		case AFF_LOOP:
 		case AFF_TRIP: form_term(v, P, x, f, tm->kind, tm->id, tm->coef); break;
+		case AFF_TRI: /* not linear in its variable: only where that one is fixed */
+			if (P->index == tm->id || inner_loop_of(P, x->node, tm->id))
+				f->ok = false;
+			else
+				put_term(v, f, tm->kind, tm->id, tm->coef);
+			break;
 		case AFF_INDEX:
 			if (tm->id < 0 || tm->id >= t->k->nindices || !t->chain || !t->chain[tm->id]) {
 				f->ok = false;

@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib/expect.sh"
 export CACHET_CACHE_DIR="$tmp/cache"
 
-examples="trmm syrk trsm cholesky banded trmm_blocked trmm_reordered"
+examples="trmm syrk trsm cholesky banded trmm_blocked trmm_reordered trmm_packed"
 
 # ---------------------------------------------------------------- every example, every engine
 for x in $examples; do
@@ -41,6 +41,19 @@ expect "lower --json: bounds" 0 '"loop": "k", "lo": "0", "hi": "i\+1"' \
 expect "emit: C bounds" 0 "for \(int64_t j = ct_max64\(0, i - 3\); j < ct_min64\(1024, i \+ 4\); j\+\+\)" \
 	"$CACHET" emit examples/banded.cachet
 
+# ---------------------------------------------------------------- packed triangular caches
+# cache(L, packed=lower): the buffer is the triangle (32*33/2 elements), rows at tri(i2) = i2*(i2+1)/2
+expect "packed: lower shows the triangle" 0 "buffer LL\[528\] packed=lower; copy_in / none" \
+	"$CACHET" lower examples/trmm_packed.cachet
+expect "packed: the copy fills the triangle only" 0 "c0-c1 >= 0:$" "$CACHET" lower examples/trmm_packed.cachet
+expect "packed: lower --json" 0 '"shape": \[528\], .*"packed": "lower"' "$CACHET" lower examples/trmm_packed.cachet --json
+expect "packed: emit" 0 "LL\[k2 \+ \(i2 \* \(i2 \+ 1\) / 2\)\]" "$CACHET" emit examples/trmm_packed.cachet
+for sz in "NB=1 MB=1" "NB=3 MB=5"; do
+	set -- $(printf -- '-D %s ' $sz)
+	expect "packed $sz: interp" 0 "verified" "$CACHET" run examples/trmm_packed.cachet --engine interp "$@"
+	expect "packed $sz: checked" 0 "verified" "$CACHET" run examples/trmm_packed.cachet --checked "$@"
+done
+
 # ---------------------------------------------------------------- flops count the triangle
 # trmm at N = M = 64: sum over i of (i+1) multiply-adds per (i, j): 2 * 64 * 64*65/2 = 266240
 expect "flops: triangle" 0 '"gflops": [0-9.e+-]+' "$CACHET" run examples/trmm.cachet -D N=64 -D M=64 --json
@@ -59,7 +72,7 @@ for x in $examples; do
 	syrk) defs="-D N=48 -D K=40" ;;
 	cholesky) defs="-D N=48" ;;
 	banded) defs="-D N=300" ;;
-	trmm_blocked) defs="-D NB=2 -D MB=2" ;;
+	trmm_blocked | trmm_packed) defs="-D NB=2 -D MB=2" ;;
 	esac
 	for spec in 2K:32 4K:64:4 1K:16:2,8K:64; do
 		"$CACHET" predict "$f" $defs --cache "$spec" --json >"$tmp/p" 2>"$tmp/e" &&

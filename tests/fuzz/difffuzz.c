@@ -1430,6 +1430,7 @@ static void features(const pg_kernel *k, char *buf, size_t cap)
 		FEAT(cc->thrifty == 0, "thrifty=false");
 		FEAT(cc->loc == 1, "local");
 		FEAT(cc->loc == 2, "private");
+		FEAT(cc->packed, "packed");
 	}
 	for (int s = 0; s < k->ns; s++) {
 		if (!k->s[s].alive)

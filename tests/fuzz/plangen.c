@@ -84,6 +84,8 @@ static void use(pg_kernel *k, int ai, int n, ...)
 }
 
 static int affine_shape(const pg_kernel *k);
+static void kill_split(pg_kernel *k, int s);
+static void kill_cache(pg_kernel *k, int c);
 
 static int add_band(pg_kernel *k, int n, const char *i0, const char *e0, const char *i1, const char *e1,
 		    const char *i2, const char *e2)
@@ -1074,6 +1076,92 @@ static int levels_inside_fixed(const pg_kernel *k, const char ord[][PG_NAME], in
 	return n - 1 - last;
 }
 
+/* Whether kernel k's shape reads A[i, k] in a triangle (the trmm-like shapes: k below i + e + 1,
+ * or from i - d in the upper form of shape 0). */
+static int packs_a(const pg_kernel *k)
+{
+	int shape = affine_shape(k);
+	return shape == 0 || shape == 4 || shape == 6;
+}
+
+/* Cache c of A at i, packed to fit the triangle (most splits of i dropped: a split row is
+ * refused); false when it did not (another draw, or a split of i left). */
+static int target_packed(pg_kernel *k, pg_cache *c, rng *q)
+{
+	if (strcmp(k->a[c->array].name, "A") != 0 || !packs_a(k) || !chance(q, 75))
+		return 0;
+	int split = 0;
+	for (int t = 0; t < k->ns; t++)
+		if (k->s[t].alive && strcmp(k->s[t].parent, "i") == 0 && chance(q, 80))
+			kill_split(k, t);
+	for (int t = 0; t < k->ns; t++)
+		split |= k->s[t].alive && strcmp(k->s[t].parent, "i") == 0;
+	if (split)
+		return 0;
+	c->packed = affine_shape(k) == 0 && ((k->variant >> 9) & 1) ? 2 : 1;
+	c->place = PG_INDEX;
+	snprintf(c->index, PG_NAME, "i");
+	return 1;
+}
+
+/* A packed cache of A for the trmm-like shapes where the draws left A uncached (a third of
+ * them), from the packed stream. */
+static void add_packed_a(pg_kernel *k)
+{
+	rng q = {k->seed * 0xBF58476D1CE4E5B9ull + 4242};
+	if (k->kind != PG_AFFINE || !packs_a(k) || !chance(&q, 33))
+		return;
+	int ai = -1;
+	for (int i = 0; i < k->na; i++)
+		if (strcmp(k->a[i].name, "A") == 0 && k->a[i].npaths > 0 && k->a[i].rank == 2 &&
+		    (k->a[i].role == 0 || k->a[i].role == 4))
+			ai = i;
+	for (int c = 0; c < k->nc && ai >= 0; c++)
+		if (k->c[c].alive && k->c[c].array == ai)
+			return;
+	int ci = ai >= 0 ? add_cache(k, ai, -1) : -1;
+	if (ci < 0)
+		return;
+	k->c[ci].thrifty = -1;
+	if (!target_packed(k, &k->c[ci], &q))
+		kill_cache(k, ci);
+}
+
+/* packed=lower|upper on an affine kernel's cache (a quarter of them), from a stream of its own
+ * (the other draws stay as they were): mostly a read-only rank-2 array, without the options
+ * packed= refuses, at a level that holds the innermost affine loop (the triangle) and often
+ * the loop of its rows; the rest are refusals to test. */
+static void draw_packed(pg_kernel *k, pg_cache *c, const char ord[][PG_NAME], int n, int inside)
+{
+	rng q = {k->seed * 0x94D049BB133111EBull + 97 + (uint64_t)(c - k->c)};
+	if (!chance(&q, 25))
+		return;
+	const pg_array *a = &k->a[c->array];
+	c->packed = chance(&q, 75) ? 1 : 2;
+	if (chance(&q, 5))
+		return; /* as drawn: most likely refused */
+	if (c->parent >= 0 || a->rank != 2 || !(a->role == 0 || a->role == 4)) {
+		c->packed = 0;
+		return;
+	}
+	c->layout = 0;
+	c->trig = 0;
+	c->dbuf = 0;
+	c->loc = 0;
+	if (target_packed(k, c, &q))
+		return;
+	if (c->place != PG_MAXEL && n > inside && chance(&q, 80)) {
+		int lv = inside + 1 + rint_(&q, n - inside);
+		if (chance(&q, 50)) {
+			c->place = PG_INDEX;
+			memcpy(c->index, ord[n - lv], PG_NAME);
+		} else {
+			c->place = PG_LEVEL;
+			c->level = lv;
+		}
+	}
+}
+
 static void gen_host_caches(pg_kernel *k, rng *r)
 {
 	for (int ai = 0; ai < k->na; ai++) {
@@ -1136,6 +1224,10 @@ static void gen_host_caches(pg_kernel *k, rng *r)
 				c->dbuf = 1;
 			if (chance(r, 1))
 				c->loc = 1 + rint_(r, 3); /* refused on host */
+			if (k->kind == PG_AFFINE)
+				draw_packed(k, c, ord, n, inside);
+			if (c->packed && chance(r, 90))
+				break; /* no cache of a packed one (refused): one now and then */
 			parent = ci;
 		}
 	}
@@ -1623,6 +1715,7 @@ void pg_generate(pg_kernel *k, uint64_t seed, const pg_options *o)
 		if (k->plan) {
 			if (affine_shape(k) != 8 || chance(&r, 40)) /* caches break the strips' tiles */
 				gen_host_caches(k, &r); /* a region holding an affine loop is refused */
+			add_packed_a(k); /* packed=: a stream of its own */
 			gen_affine_verbs(k, &r);
 		}
 		return;
@@ -2268,6 +2361,8 @@ static void print_cache(const pg_kernel *k, const pg_cache *c, obuf *o)
 		put(o, ", location=%s", c->loc == 1 ? (k->cuda ? "shared" : "local") : c->loc == 2 ? "private" : "global");
 	if (c->strat)
 		put(o, ", strategy=%s", c->strat == 1 ? "blocked" : "striped");
+	if (c->packed)
+		put(o, ", packed=%s", c->packed == 1 ? "lower" : "upper");
 	put(o, ")\n");
 }
 
@@ -2435,6 +2530,8 @@ int pg_edit(const pg_kernel *k, int e, pg_kernel *out)
 			return oc->strat = 0, 1;
 		if (cc->loc && e-- == 0)
 			return oc->loc = 0, 1;
+		if (cc->packed && e-- == 0)
+			return oc->packed = 0, 1;
 		if (cc->place == PG_LEVEL && cc->level > 1 && e-- == 0)
 			return oc->level--, 1;
 		if (cc->place == PG_MAXEL && cc->maxel > 1 && e-- == 0)

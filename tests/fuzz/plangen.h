@@ -113,6 +113,7 @@ typedef struct pg_cache {
 	int dbuf;
 	int loc;       /* 0 absent, 1 local, 2 private, 3 global */
 	int strat;     /* 0 absent, 1 blocked, 2 striped */
+	int packed;    /* 0 absent, 1 lower, 2 upper (affine kernels: packed triangular caches) */
 } pg_cache;
 
 typedef struct pg_verbi {

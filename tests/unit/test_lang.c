@@ -439,7 +439,7 @@ static const row rows[] = {
      "11:31: error: give only one of level=, index= and max_elements=", 0},
     {"unknown cache option", MM "plan { AA = cache(A, level=1, speed=2) }\n",
      "11:31: error: unknown cache option 'speed' (use level, index, max_elements, layout, thrifty, "
-     "trigger_level, trigger_index, double_buffer, location, strategy or strict)",
+     "trigger_level, trigger_index, double_buffer, location, strategy, strict or packed)",
      0},
     {"repeated cache option", MM "plan { AA = cache(A, level=1, thrifty=true, thrifty=false) }\n",
      "11:45: error: option 'thrifty' is given twice", 0},
