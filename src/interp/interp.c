@@ -458,6 +458,8 @@ static bool exec_loop_par(ip_state *s, const ip_node *x)
 			o[p->dst] = o[p->src] + p->coef * v;
 		for (const ip_upd *p = x->tupd; p < x->tupd + x->ntupd; p++)
 			o[p->dst] = o[p->src] + p->coef * trip;
+		for (const ip_upd *p = x->qupd; p < x->qupd + x->nqupd; p++)
+			o[p->dst] = o[p->src] + p->coef * (v * (v + 1) / 2);
 		if (!(x->fast ? emit_trace(s, x->kids[0]) : exec_nodes(s, x->kids, x->nkids)))
 			return false;
 	}
