@@ -1,4 +1,4 @@
-/* project.c: a band's bounds projected onto its scheduled loop order (isl projects, the outer loops prune). */
+/* project.c: a band's bounds projected onto its scheduled loop order (isl's projection, pruned). */
 #include "ir/project.h"
 
 #include <isl/constraint.h>
@@ -29,17 +29,17 @@ typedef struct pj {
 	ct_arena *a;
 	proj_band *p;
 	isl_ctx *ictx;
-	isl_space *sp;         /* the isl params (symbols) and one set dim per root, in loop order */
-	int *roots;            /* the band's roots in the order of their loops */
+	isl_space *sp; /* the isl params (symbols) and one set dim per root, in loop order */
+	int *roots;    /* the band's roots in the order of their loops */
 	int m;
-	int *rpos;             /* [k->nindices]: position among roots, -1 outside the band */
-	/* [k->nparams + k->nindices]: the isl param of kernel param id (at id) or of index id outside
-	 * the band (at nparams + id), -1 when no bound uses it */
+	int *rpos; /* [k->nindices]: position among roots, -1 outside the band */
+	/* [k->nparams + k->nindices]: the isl param of kernel param id (at id) or of index id
+	 * outside the band (at nparams + id), -1 when no bound uses it */
 	int *slot;
 	int nslots;
-	pcons **cand;          /* [position]: the candidate bounds of each loop */
+	pcons **cand; /* [position]: the candidate bounds of each loop */
 	int *ncand;
-	bool ok;               /* no overflow, no allocation failure */
+	bool ok; /* no overflow, no allocation failure */
 } pj;
 
 static ct_status fail(pj *w, int r, const char *why)
@@ -80,7 +80,8 @@ static void mark(pj *w, aff e)
 static isl_constraint *to_isl(const pj *w, aff e, bool eq)
 {
 	isl_local_space *ls = isl_local_space_from_space(isl_space_copy(w->sp));
-	isl_constraint *c = eq ? isl_constraint_alloc_equality(ls) : isl_constraint_alloc_inequality(ls);
+	isl_constraint *c =
+	    eq ? isl_constraint_alloc_equality(ls) : isl_constraint_alloc_inequality(ls);
 	c = isl_constraint_set_constant_val(c, isl_val_int_from_si(w->ictx, e.c));
 	for (int i = 0; i < e.n && c; i++) {
 		const aff_term *t = &e.t[i];
@@ -89,7 +90,8 @@ static isl_constraint *to_isl(const pj *w, aff e, bool eq)
 			c = isl_constraint_set_coefficient_val(c, isl_dim_set, w->rpos[t->id], v);
 		else
 			c = isl_constraint_set_coefficient_val(
-			    c, isl_dim_param, w->slot[t->kind == AFF_PARAM ? t->id : w->k->nparams + t->id], v);
+			    c, isl_dim_param,
+			    w->slot[t->kind == AFF_PARAM ? t->id : w->k->nparams + t->id], v);
 	}
 	return c;
 }
@@ -117,9 +119,12 @@ static aff from_isl(pj *w, isl_constraint *c, int n)
 	for (int key = 0; key < w->k->nparams + w->k->nindices; key++) {
 		if (w->slot[key] < 0)
 			continue;
-		int64_t cf = from_val(w, isl_constraint_get_coefficient_val(c, isl_dim_param, w->slot[key]));
+		int64_t cf =
+		    from_val(w, isl_constraint_get_coefficient_val(c, isl_dim_param, w->slot[key]));
 		bool par = key < w->k->nparams;
-		e = aff_add(w->a, e, aff_sym1(w->a, par ? AFF_PARAM : AFF_INDEX, par ? key : key - w->k->nparams, cf, &w->ok),
+		e = aff_add(w->a, e,
+		            aff_sym1(w->a, par ? AFF_PARAM : AFF_INDEX,
+		                     par ? key : key - w->k->nparams, cf, &w->ok),
 		            &w->ok);
 	}
 	for (int j = 0; j < n; j++) {
@@ -157,10 +162,11 @@ static ct_status written_cand(pj *w, aff e)
 	int64_t c = aff_coef(e, AFF_INDEX, w->roots[j]);
 	if (c != 1 && c != -1) {
 		char why[240];
-		snprintf(why, sizeof why,
-		         "in this order the range of loop '%s' would need a division (a bound gives it "
-		         "coefficient %lld): not supported",
-		         w->k->indices[w->roots[j]].name, (long long)c);
+		snprintf(
+		    why, sizeof why,
+		    "in this order the range of loop '%s' would need a division (a bound gives it "
+		    "coefficient %lld): not supported",
+		    w->k->indices[w->roots[j]].name, (long long)c);
 		return fail(w, w->roots[j], why);
 	}
 	return add_cand(w, j, e, c > 0, true) ? CT_OK : CT_ERR_NOMEM;
@@ -176,7 +182,9 @@ static ct_status written(pj *w, isl_basic_set **s)
 		aff vr = aff_sym1(w->a, AFF_INDEX, r, 1, &w->ok);
 		for (int t = 0; t < own.nlo + own.nhi && w->ok; t++) {
 			aff e = t < own.nlo ? aff_sub(w->a, vr, own.los[t], &w->ok)
-			                    : aff_sub(w->a, aff_add(w->a, own.his[t - own.nlo], aff_const(-1), &w->ok),
+			                    : aff_sub(w->a,
+			                              aff_add(w->a, own.his[t - own.nlo],
+			                                      aff_const(-1), &w->ok),
 			                              vr, &w->ok);
 			ct_status st = written_cand(w, e);
 			if (st != CT_OK)
@@ -230,8 +238,9 @@ static isl_basic_set *context(pj *w)
 			if (k->params[key].runtime)
 				s = add_aff(w, s, aff_sym1(w->a, AFF_PARAM, key, 1, &w->ok), false);
 			else
-				s = isl_basic_set_fix_val(s, isl_dim_param, (unsigned)w->slot[key],
-				                          isl_val_int_from_si(w->ictx, k->params[key].value));
+				s = isl_basic_set_fix_val(
+				    s, isl_dim_param, (unsigned)w->slot[key],
+				    isl_val_int_from_si(w->ictx, k->params[key].value));
 			continue;
 		}
 		int id = key - k->nparams;
@@ -242,8 +251,10 @@ static isl_basic_set *context(pj *w)
 		for (int t = 0; t < own.nlo + own.nhi && w->ok; t++)
 			s = add_aff(w, s,
 			            t < own.nlo ? aff_sub(w->a, v, own.los[t], &w->ok)
-			                        : aff_sub(w->a, aff_add(w->a, own.his[t - own.nlo], aff_const(-1), &w->ok), v,
-			                                  &w->ok),
+			                        : aff_sub(w->a,
+			                                  aff_add(w->a, own.his[t - own.nlo],
+			                                          aff_const(-1), &w->ok),
+			                                  v, &w->ok),
 			            false);
 	}
 	return s;
@@ -258,7 +269,10 @@ static int implied(pj *w, isl_basic_set *base, int j, int i)
 		if (q != i && w->cand[j][q].kept)
 			s = add_aff(w, s, w->cand[j][q].e, false);
 	/* e <= -1: the integer points the candidate cuts off */
-	s = add_aff(w, s, aff_add(w->a, aff_scale(w->a, w->cand[j][i].e, -1, &w->ok), aff_const(-1), &w->ok), false);
+	s = add_aff(
+	    w, s,
+	    aff_add(w->a, aff_scale(w->a, w->cand[j][i].e, -1, &w->ok), aff_const(-1), &w->ok),
+	    false);
 	isl_bool e = s ? isl_basic_set_is_empty(s) : isl_bool_error;
 	isl_basic_set_free(s);
 	return e == isl_bool_error ? -1 : e == isl_bool_true;
@@ -272,7 +286,8 @@ static int drop_rank(const pj *w, const pcons *c, int j)
 {
 	bool loops = false;
 	for (int i = 0; i < c->e.n; i++)
-		if (c->e.t[i].kind == AFF_INDEX && w->rpos[c->e.t[i].id] >= 0 && w->rpos[c->e.t[i].id] != j)
+		if (c->e.t[i].kind == AFF_INDEX && w->rpos[c->e.t[i].id] >= 0 &&
+		    w->rpos[c->e.t[i].id] != j)
 			loops = true;
 	return (loops ? 2 : 0) + (c->orig ? 0 : 1);
 }
@@ -287,7 +302,8 @@ static bool prune(pj *w, isl_basic_set *base, int j)
 				continue;
 			int same = 0;
 			for (int q = 0; q < w->ncand[j]; q++)
-				same += w->cand[j][q].kept && w->cand[j][q].lower == w->cand[j][i].lower;
+				same += w->cand[j][q].kept &&
+				        w->cand[j][q].lower == w->cand[j][i].lower;
 			if (same < 2)
 				continue;
 			int r = implied(w, base, j, i);
@@ -317,7 +333,8 @@ static ct_status set_bounds(pj *w, int j)
 		if (c->lower)
 			lo[nlo++] = aff_sub(w->a, vv, c->e, &w->ok);
 		else
-			hi[nhi++] = aff_add(w->a, aff_add(w->a, c->e, vv, &w->ok), aff_const(1), &w->ok);
+			hi[nhi++] =
+			    aff_add(w->a, aff_add(w->a, c->e, vv, &w->ok), aff_const(1), &w->ok);
 	}
 	char why[240];
 	if (nlo == 0 || nhi == 0) {
@@ -326,7 +343,8 @@ static ct_status set_bounds(pj *w, int j)
 		return fail(w, v, why);
 	}
 	if (nlo > PROJ_MAX_TERMS || nhi > PROJ_MAX_TERMS) {
-		snprintf(why, sizeof why, "in this order loop '%s' would have more than %d bound terms", name,
+		snprintf(why, sizeof why,
+		         "in this order loop '%s' would have more than %d bound terms", name,
 		         PROJ_MAX_TERMS);
 		return fail(w, v, why);
 	}
@@ -366,7 +384,8 @@ static ct_status project(pj *w, bool *empty)
 	bool failed = e == isl_bool_error && st == CT_OK;
 	for (int j = w->m - 1; j >= 0 && e == isl_bool_false && !failed; j--) {
 		if (j < w->m - 1)
-			s = isl_basic_set_remove_divs(isl_basic_set_project_out(s, isl_dim_set, (unsigned)j + 1, 1));
+			s = isl_basic_set_remove_divs(
+			    isl_basic_set_project_out(s, isl_dim_set, (unsigned)j + 1, 1));
 		take t = {w, j, true};
 		if (!s || isl_basic_set_foreach_constraint(s, take_cons, &t) < 0) {
 			if (!t.ok)
@@ -379,9 +398,11 @@ static ct_status project(pj *w, bool *empty)
 	if (st != CT_OK)
 		return st;
 	if (!w->ok)
-		return fail(w, w->roots[0], "the projected bounds of the band do not fit in 64 bits");
+		return fail(w, w->roots[0],
+		            "the projected bounds of the band do not fit in 64 bits");
 	if (failed)
-		return fail(w, w->roots[0], "in this order the bounds of the band are too complex to project");
+		return fail(w, w->roots[0],
+		            "in this order the bounds of the band are too complex to project");
 	return *empty ? empty_band(w) : CT_OK;
 }
 
@@ -393,7 +414,9 @@ static ct_status prune_all(pj *w)
 	ct_status st = CT_OK;
 	for (int j = 0; j < w->m && st == CT_OK; j++) {
 		if (!base || !prune(w, base, j)) {
-			st = fail(w, w->roots[j], "in this order the bounds of the band are too complex to project");
+			st =
+			    fail(w, w->roots[j],
+			         "in this order the bounds of the band are too complex to project");
 			break;
 		}
 		st = set_bounds(w, j);
@@ -403,7 +426,8 @@ static ct_status prune_all(pj *w)
 	}
 	isl_basic_set_free(base);
 	if (st == CT_OK && !w->ok)
-		return fail(w, w->roots[0], "the projected bounds of the band do not fit in 64 bits");
+		return fail(w, w->roots[0],
+		            "the projected bounds of the band do not fit in 64 bits");
 	return st;
 }
 
@@ -458,8 +482,7 @@ static ct_status project_isl(pj *w)
 	return st;
 }
 
-ct_status proj_band_bounds(const ct_kernel *k, const int *order, int n, ct_arena *a,
-                           proj_band *p)
+ct_status proj_band_bounds(const ct_kernel *k, const int *order, int n, ct_arena *a, proj_band *p)
 {
 	memset(p, 0, sizeof *p);
 	p->bad = -1;
@@ -517,8 +540,8 @@ bool proj_root_affine(const ct_kernel *k, const proj_band *p, int r)
 	return false;
 }
 
-bool proj_chain_violation(const ct_kernel *k, const proj_band *p, const int *order, int n,
-                          int *x, int *y, int *r)
+bool proj_chain_violation(const ct_kernel *k, const proj_band *p, const int *order, int n, int *x,
+                          int *y, int *r)
 {
 	for (int i = 0; i < n; i++) {
 		int v = order[i];
@@ -530,7 +553,8 @@ bool proj_chain_violation(const ct_kernel *k, const proj_band *p, const int *ord
 			if (u == v)
 				continue;
 			for (int s = 0; s < b.nlo + b.nhi; s++)
-				if (aff_coef(s < b.nlo ? b.los[s] : b.his[s - b.nlo], AFF_INDEX, u) != 0) {
+				if (aff_coef(s < b.nlo ? b.los[s] : b.his[s - b.nlo], AFF_INDEX,
+				             u) != 0) {
 					*x = v;
 					*y = order[q];
 					*r = u;
