@@ -37,6 +37,14 @@ static const pcase cases[] = {
      "j: 0 .. N; i: j .. N; k: j .. i+1"},
     {"an index outside the band", "for (t: N) { for (i: t .. N, k: t .. i+1) { B[k] = 1 } }", "k i",
      "k: t .. N; i: k .. N"},
+    {"three deep with max and min",
+     "for (i: N, j: max(0, i-W) .. min(N, i+W+1), k: max(i, j) .. min(N, i+j+1)) { B[k] = 1 }",
+     "k j i", "k: 0 .. N; j: 0 .. k+1; i: max(-j+k, -W+j) .. min(k+1, W+j+1)"},
+    {"an equality", "for (i: N, j: i .. i+1) { B[j] = 1 }", "j i", "j: 0 .. N; i: j .. j+1"},
+    {"a derived bound that would need a division",
+     "for (i: N, j: 0 .. i+1, k: i+j .. i+j+1) { B[j] = 1 }", "k i j",
+     /* i >= k/2 is left out: i runs from 0 and j's written bounds keep the instances */
+     "k: 0 .. 2*N-1; i: 0 .. min(N, k+1); j: -i+k .. min(-i+k+1, i+1)"},
     {"no instance at all", "for (i: N, j: i+1 .. i) { B[i] = 1 }", "j i", "j: 0 .. 0; i: 0 .. 0"},
     {"a division", "for (i: N, k: 0 .. 2*i+1) { B[i] = 1 }", "k i",
      "error i: in this order the range of loop 'i' would need a division (a bound gives it "
@@ -88,6 +96,128 @@ static int index_named(const ct_kernel *k, const char *name, size_t len)
 	return -1;
 }
 
+/* ------------------------------------------------------------ the instances a nest runs */
+
+/* A nest over the loops order[0..n) (outermost first) with the bounds of
+ * band p (NULL: the written ones), params pv. */
+typedef struct nest {
+	const ct_kernel *k;
+	const proj_band *p;
+	const int *order;
+	int n;
+	int first; /* order[first..n): the band's loops */
+	const int64_t *pv;
+	int64_t idx[16];
+	long visits;
+	bool outside; /* some instance breaks a written bound */
+} nest;
+
+static int64_t side(nest *w, const aff *t, int n, bool lower)
+{
+	bool ok = true;
+	int64_t r = aff_eval(t[0], w->pv, w->idx, &ok);
+	for (int i = 1; i < n; i++) {
+		int64_t v = aff_eval(t[i], w->pv, w->idx, &ok);
+		r = lower ? (v > r ? v : r) : (v < r ? v : r);
+	}
+	CHECK(ok);
+	return r;
+}
+
+/* Whether the current point keeps every written bound of every loop. */
+static bool written_holds(nest *w)
+{
+	for (int j = 0; j < w->n; j++) {
+		proj_bounds b = proj_root(w->k, NULL, w->order[j]);
+		int64_t v = w->idx[w->order[j]];
+		if (v < side(w, b.los, b.nlo, true) || v >= side(w, b.his, b.nhi, false))
+			return false;
+	}
+	return true;
+}
+
+/* The instances of the nest from loop j in. */
+static long instances(nest *w, int j)
+{
+	if (j == w->n) {
+		if (!written_holds(w))
+			w->outside = true;
+		return 1;
+	}
+	int r = w->order[j];
+	proj_bounds b = proj_root(w->k, j >= w->first ? w->p : NULL, r);
+	long count = 0;
+	for (int64_t v = side(w, b.los, b.nlo, true); v < side(w, b.his, b.nhi, false); v++) {
+		if (++w->visits > 1000000)
+			return -1;
+		w->idx[r] = v;
+		long c = instances(w, j + 1);
+		if (c < 0)
+			return -1;
+		count += c;
+	}
+	return count;
+}
+
+/* Every order of the band's roots (the loops outside the band first) that
+ * projects runs exactly the written instances. */
+static void check_orders(const ct_kernel *k, ct_ctx *ctx, const int *band, int m)
+{
+	int64_t pv[32];
+	for (int i = 0; i < k->nparams && i < 32; i++)
+		pv[i] = k->params[i].runtime ? 7 : k->params[i].value;
+	int full[16], nf = 0;
+	for (int i = 0; i < k->nindices && nf < 16; i++) {
+		bool in = false;
+		for (int j = 0; j < m; j++)
+			in = in || band[j] == i;
+		if (!in && k->indices[i].kind == IX_LOOP)
+			full[nf++] = i;
+	}
+	int outer = nf;
+	for (int i = 0; i < k->nindices && nf < 16; i++) /* the written order: by declaration */
+		for (int j = 0; j < m; j++)
+			if (band[j] == i)
+				full[nf++] = i;
+	nest wr = {k, NULL, full, nf, outer, pv, {0}, 0, false};
+	long want = instances(&wr, 0);
+	CHECK(want > 0 || strstr(h_case, "no instance"));
+	/* the permutations of band[0..m) (m <= 4) by their number */
+	int fact = 1;
+	for (int i = 2; i <= m; i++)
+		fact *= i;
+	int compared = 0;
+	for (int perm = 0; perm < fact; perm++) {
+		int left[8], nl = m, q = perm, ord[16];
+		memcpy(left, band, sizeof *band * (size_t)m);
+		memcpy(ord, full, sizeof *full * (size_t)outer);
+		for (int j = 0; j < m; j++) {
+			int f = 1;
+			for (int i = 2; i < nl; i++)
+				f *= i;
+			int pick = q / f;
+			q %= f;
+			ord[outer + j] = left[pick];
+			memmove(left + pick, left + pick + 1,
+			        sizeof *left * (size_t)(nl - pick - 1));
+			nl--;
+		}
+		ct_arena a;
+		ct_arena_init(&a, ctx);
+		proj_band p;
+		if (proj_band_bounds(k, ord + outer, m, &a, &p) == CT_OK) {
+			nest pr = {k, &p, ord, nf, outer, pv, {0}, 0, false};
+			long got = instances(&pr, 0);
+			compared += p.projected;
+			CHECKF(got == want && !pr.outside,
+			       "order %d: %ld instances (%s), written %ld", perm, got,
+			       pr.outside ? "some outside the written bounds" : "all inside", want);
+		}
+		ct_arena_free(&a);
+	}
+	CHECK(compared > 0);
+}
+
 static void run_case(const pcase *c)
 {
 	h_begin(c->name);
@@ -123,6 +253,8 @@ static void run_case(const pcase *c)
 			ct_buf_puts(&b, " .. ");
 			put_side(&b, k, r.his, r.nhi, "min");
 		}
+		if (st == CT_OK && n <= 4)
+			check_orders(k, ctx, order, n);
 		char *got = ct_buf_take(&b);
 		CHECKF(got && strcmp(got, c->want) == 0, "got \"%s\", want \"%s\"",
 		       got ? got : "(null)", c->want);
