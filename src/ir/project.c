@@ -367,11 +367,27 @@ static ct_status empty_band(pj *w)
 	return CT_OK;
 }
 
+/* Whether some loop has no candidate bound on one side. */
+static bool side_missing(const pj *w)
+{
+	for (int j = 0; j < w->m; j++) {
+		int lo = 0, hi = 0;
+		for (int i = 0; i < w->ncand[j]; i++)
+			*(w->cand[j][i].lower ? &lo : &hi) += 1;
+		if (lo == 0 || hi == 0)
+			return true;
+	}
+	return false;
+}
+
 /* Every loop's candidates: its written bounds and the constraints on it of
  * the band's set projected onto it and the loops outside it (isl's integer
  * projection; existential variables it needs are eliminated as rationals:
  * a superset, whose constraints still hold on every instance). *empty: the
- * band has no instance. */
+ * band has no instance (isl writes the projection of an empty set without
+ * constraints, so a loop left without a bound asks whether the band is
+ * empty; an empty band whose projection isl does not empty runs nothing
+ * with the derived bounds all the same). */
 static ct_status project(pj *w, bool *empty)
 {
 	isl_basic_set *s = isl_basic_set_universe(isl_space_copy(w->sp));
@@ -379,10 +395,13 @@ static ct_status project(pj *w, bool *empty)
 	for (int key = 0; key < w->k->nparams && st == CT_OK; key++)
 		if (w->slot[key] >= 0 && w->k->params[key].runtime)
 			s = add_aff(w, s, aff_sym1(w->a, AFF_PARAM, key, 1, &w->ok), false);
-	isl_bool e = s && st == CT_OK ? isl_basic_set_is_empty(s) : isl_bool_error;
-	*empty = e == isl_bool_true;
-	bool failed = e == isl_bool_error && st == CT_OK;
-	for (int j = w->m - 1; j >= 0 && e == isl_bool_false && !failed; j--) {
+	if (st != CT_OK) {
+		isl_basic_set_free(s);
+		return st;
+	}
+	isl_basic_set *all = isl_basic_set_copy(s);
+	bool failed = !s;
+	for (int j = w->m - 1; j >= 0 && !failed && w->ok && st == CT_OK; j--) {
 		if (j < w->m - 1)
 			s = isl_basic_set_remove_divs(
 			    isl_basic_set_project_out(s, isl_dim_set, (unsigned)j + 1, 1));
@@ -391,16 +410,20 @@ static ct_status project(pj *w, bool *empty)
 			if (!t.ok)
 				st = CT_ERR_NOMEM;
 			failed = w->ok;
-			break;
 		}
 	}
 	isl_basic_set_free(s);
+	isl_bool e = isl_bool_false;
+	if (st == CT_OK && w->ok && !failed && side_missing(w))
+		e = isl_basic_set_is_empty(all);
+	isl_basic_set_free(all);
+	*empty = e == isl_bool_true;
 	if (st != CT_OK)
 		return st;
 	if (!w->ok)
 		return fail(w, w->roots[0],
 		            "the projected bounds of the band do not fit in 64 bits");
-	if (failed)
+	if (failed || e == isl_bool_error)
 		return fail(w, w->roots[0],
 		            "in this order the bounds of the band are too complex to project");
 	return *empty ? empty_band(w) : CT_OK;
