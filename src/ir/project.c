@@ -56,6 +56,16 @@ static bool outside_loop(const pj *w, int id)
 	return w->rpos[id] < 0 && w->k->indices[id].kind == IX_LOOP;
 }
 
+/* Written bound t of loop r (own: its written bounds) as e >= 0: r - L for
+ * a lower term L, H - 1 - r for an upper term H. */
+static aff bound_cons(pj *w, int r, proj_bounds own, int t)
+{
+	aff v = aff_sym1(w->a, AFF_INDEX, r, 1, &w->ok);
+	if (t < own.nlo)
+		return aff_sub(w->a, v, own.los[t], &w->ok);
+	return aff_sub(w->a, aff_add(w->a, own.his[t - own.nlo], aff_const(-1), &w->ok), v, &w->ok);
+}
+
 /* Give every symbol of e an isl param: params, and indices outside the band
  * together with the symbols of their own bounds (the pruning context). */
 static void mark(pj *w, aff e)
@@ -179,13 +189,8 @@ static ct_status written(pj *w, isl_basic_set **s)
 	for (int j = 0; j < w->m; j++) {
 		int r = w->roots[j];
 		proj_bounds own = proj_root(w->k, NULL, r);
-		aff vr = aff_sym1(w->a, AFF_INDEX, r, 1, &w->ok);
 		for (int t = 0; t < own.nlo + own.nhi && w->ok; t++) {
-			aff e = t < own.nlo ? aff_sub(w->a, vr, own.los[t], &w->ok)
-			                    : aff_sub(w->a,
-			                              aff_add(w->a, own.his[t - own.nlo],
-			                                      aff_const(-1), &w->ok),
-			                              vr, &w->ok);
+			aff e = bound_cons(w, r, own, t);
 			ct_status st = written_cand(w, e);
 			if (st != CT_OK)
 				return st;
@@ -247,15 +252,8 @@ static isl_basic_set *context(pj *w)
 		if (!outside_loop(w, id))
 			continue;
 		proj_bounds own = proj_root(k, NULL, id);
-		aff v = aff_sym1(w->a, AFF_INDEX, id, 1, &w->ok);
 		for (int t = 0; t < own.nlo + own.nhi && w->ok; t++)
-			s = add_aff(w, s,
-			            t < own.nlo ? aff_sub(w->a, v, own.los[t], &w->ok)
-			                        : aff_sub(w->a,
-			                                  aff_add(w->a, own.his[t - own.nlo],
-			                                          aff_const(-1), &w->ok),
-			                                  v, &w->ok),
-			            false);
+			s = add_aff(w, s, bound_cons(w, id, own, t), false);
 	}
 	return s;
 }
