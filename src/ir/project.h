@@ -10,13 +10,19 @@
  * affine in params, indices outside the band and the band's roots written
  * outside it). When the schedule's order puts a root before one its bounds
  * use, every root of the band takes the bounds of the polyhedron projected
- * onto it and the roots whose loops come before it (Fourier-Motzkin,
- * innermost root first): the loop of each root runs over the rational
- * projection (a superset of the integer one: an outer value may see an
- * empty inner range) and every written bound holds at the loop of its
- * innermost root, so the nest runs exactly the written instances. The
- * loop tree (looptree.c), the dependence test (deps.c) and the checks
- * (src/lang/check.c) all ask proj_band_bounds, so they cannot disagree.
+ * onto it and the roots whose loops come before it (isl, innermost root
+ * first; constraints with a coefficient other than 1 or -1 on the root are
+ * left out, existential variables eliminated as rationals): the loop of
+ * each root runs over a superset of the integer projection (an outer value
+ * may see an empty inner range) and every written bound holds at the loop
+ * of its innermost root, so the nest runs exactly the written instances.
+ * A term that the bounds of the loops outside it, the other terms and the
+ * params' values imply is left out (isl's integer emptiness); a band whose
+ * written bounds have no instance at all runs every loop over 0 .. 0.
+ * Orders that keep every bound's loops outside it (every rectangular band)
+ * never call isl. The loop tree (looptree.c), the dependence test (deps.c)
+ * and the checks (src/lang/check.c) all ask proj_band_bounds, so they
+ * cannot disagree.
  */
 
 /* The bounds of one root in the band's order: max(los) .. min(his) - 1,
