@@ -9,8 +9,9 @@
 #include <string.h>
 
 /* The most accesses of one stretch between barriers held back to interleave for the shared
- * levels (8 bytes each): past it, the shared levels' counts are not given. */
-#define TA_PENDING_MAX ((int64_t)1 << 25)
+ * levels (8 bytes each, 512 MiB at most): the whole trace predict simulates, so a trace
+ * within AFFINE_SIM_MAX always gets its shared counts. */
+#define TA_PENDING_MAX AFFINE_SIM_MAX
 
 /* A held-back access: buffer (16 bits), write (1 bit), element offset (47 bits). */
 enum { TA_OFF_BITS = 47 };

@@ -165,6 +165,13 @@ expect "threads: policy=dynamic is split as static, and says so" 0 '"assumed_sta
 	"$CACHET" predict "$(tri trid N ", policy=dynamic")" --threads 2 --cache 512:32:private --json
 expect "threads: the blocked trmm over 2 threads (policy=dynamic)" 0 '"threads": \{"threads": 2, "team": 2, "parallel": true, "assumed_static": true, "accesses": 540672, "thread_accesses": \[[0-9]+, [0-9]+\], "levels": \[\{"size": 2048, "line": 32, "ways": 0, "policy": "lru", "private": true, "misses": [0-9]+, "exact": true, "thread_misses": \[[0-9]+, [0-9]+\]\}, \{"size": 65536, "line": 64, "ways": 0, "policy": "lru", "private": false, "misses": [0-9]+, "exact": true\}' \
 	"$CACHET" predict examples/trmm_blocked.cachet -D NB=2 -D MB=2 --cache 2K:32:private,64K:64 --threads 2 --json
+# one thread in the team (max_threads=1) over a kernel with a packed cache: predict's own counts
+sed 's/parallelize(ib, policy=dynamic)/parallelize(ib, max_threads=1)/' examples/trmm_packed.cachet >"$tmp/tp1.cachet"
+"$CACHET" predict "$tmp/tp1.cachet" -D NB=3 -D MB=2 --cache 2K:32:private,64K:64 --json >"$tmp/o" 2>&1
+want=$(sed 's/.*"levels": \[{[^}]*"misses": \([0-9]*\)[^}]*}, {[^}]*"misses": \([0-9]*\).*/\1, 0\] \2/' "$tmp/o")
+"$CACHET" predict "$tmp/tp1.cachet" -D NB=3 -D MB=2 --cache 2K:32:private,64K:64 --threads 2 --json >"$tmp/o" 2>&1
+got=$(sed 's/.*"thread_misses": \[\([0-9, ]*\]\)}, {[^}]*"misses": \([0-9]*\).*/\1 \2/' "$tmp/o")
+[ "$got" = "$want" ] && ok || bad "threads: packed kernel, team of one: $got, predict $want"
 # a parallel band the trace cannot split: refused, naming the loop
 grid=$(kfile grid.cachet "kernel grid" "param N = 32" "array A : f32[N, N] inout" "for (i: N, j: N) {" \
 	"  for (k: 0 .. i+1) {" "    A[i, j] += 1" "  }" "}" "plan {" "  parallelize(i, j)" "}")
