@@ -776,6 +776,21 @@ static void buffer_layout(pp *p, rbuild *b)
 	}
 }
 
+/* Whether the region of b holds an affine loop: its trigger loop, or one below it (an
+ * element-level region wraps only the trigger's body). */
+static bool affine_in_region(const rbuild *b)
+{
+	for (int i = 0; i < b->ns; i++)
+		if (b->s[i].version && lt_affine_below(b->s[i].version))
+			return true;
+	if (!b->s[0].element)
+		return lt_affine_below(b->T) != NULL;
+	for (int i = 0; i < b->T->nkids + b->T->nels; i++)
+		if (lt_affine_below(i < b->T->nkids ? b->T->kids[i] : b->T->els[i - b->T->nkids]))
+			return true;
+	return false;
+}
+
 /* The region's record: where it sits, its buffer's shape and layout, and
  * what its copies do (sites that disagree get a copy-in and a copy-out). */
 static void describe_region(pp *p, rbuild *b)
@@ -823,6 +838,11 @@ static void describe_region(pp *p, rbuild *b)
 		rg->prologue = LT_PRO_COPY_IN;
 		rg->epilogue = LT_EPI_COPY_OUT;
 	}
+	/* a zero-filled block is written back whole: every element must be set in the region, and
+	 * a set under an affine loop may run no iteration (k: 0 .. i at i = 0), or cover only the
+	 * triangle of the block's box: copy the block in (issue #31) */
+	if (rg->prologue == LT_PRO_ZERO_FILL && rg->epilogue == LT_EPI_COPY_OUT && affine_in_region(b))
+		rg->prologue = LT_PRO_COPY_IN;
 }
 
 /* Source elements the block moves per slot of each multicache loop (-1 when

@@ -1084,20 +1084,22 @@ static void gen_host_caches(pg_kernel *k, rng *r)
 		int n = array_order(k, ai, ord), role = k->a[ai].role;
 		int ro = role == 0 || role == 4, parent = -1;
 		int depth = 1 + (chance(r, 35) ? 1 + chance(r, 35) : 0);
-		/* affine kernels: mostly inside the innermost affine loop (a region holding one is
-		 * refused), which leaves the levels below it; distributed ones: mostly inside the
-		 * distributed loops (a cache outside them is refused) */
+		/* affine kernels: read-only arrays mostly inside the innermost affine loop (a
+		 * multicache or double buffer over one is refused), written ones half the time above
+		 * it (a written box over an affine loop, copied in and out whole); distributed ones:
+		 * mostly inside the distributed loops (a cache outside them is refused) */
 		int aff = k->kind == PG_AFFINE || k->kind == PG_DIST;
 		int inside = k->kind == PG_AFFINE ? levels_inside_fixed(k, ord, n)
 			     : k->kind == PG_DIST ? levels_inside_dist(k, ord, n) : n;
-		if (aff && inside < 1 && chance(r, 90))
+		int stay = k->kind == PG_AFFINE && !ro ? 50 : 90;
+		if (aff && inside < 1 && chance(r, stay))
 			continue;
 		for (int d = 0; d < depth; d++) {
 			int ci = add_cache(k, ai, parent);
 			if (ci < 0)
 				break;
 			pg_cache *c = &k->c[ci];
-			int maxlevel = aff && inside > 0 && chance(r, 90) ? inside : n;
+			int maxlevel = aff && inside > 0 && chance(r, stay) ? inside : n;
 			int64_t below = 0;
 			if (parent >= 0) {
 				const pg_cache *pc = &k->c[parent];
