@@ -82,8 +82,10 @@ static bool buffer_moves(const ct_looptree *t, const lt_region *g, const lt_node
 
 /* A cache's region may hold an affine loop: its block is a box over the loop's range where the
  * loop moves it (plan_block.c). On the host a written box is copied in whole and out whole
- * (describe_region), so the elements the loop never wrote go back unchanged; on a GPU target
- * (one work-group's box could overlap another's writes) the region must only read. No
+ * (describe_region), so the elements the loop never wrote go back unchanged, and a double
+ * buffer prefetches the next box; on a GPU target (one work-group's box could overlap another's
+ * writes, and its double buffer reads loops as rectangular) the region must only read and not
+ * be double-buffered. No
  * multicache slot counts an affine loop's trips (buffer_moves); its copies are bounds-tested,
  * since an affine loop that runs no iteration, or a box wider than the triangle, leaves the box
  * unproved (pl_block_of). CT_ERR_INPUT naming the cache and the loop otherwise. */
@@ -95,7 +97,8 @@ static ct_status affine_regions_ok(const ct_looptree *t)
 		const lt_region *g = &t->regions[r];
 		const lt_node *x = g->node ? lt_affine_below(g->node) : NULL;
 		if (!x || g->elided ||
-		    ((!grid || g->epilogue == LT_EPI_NONE) && !g->double_buffer && !buffer_moves(t, g, g->node, grid)))
+		    (((!grid || g->epilogue == LT_EPI_NONE) && (!grid || !g->double_buffer)) &&
+		     !buffer_moves(t, g, g->node, grid)))
 			continue;
 		const ir_plan_item *it = &k->plan[g->item];
 		return ct_error_at(k->ctx, CT_ERR_INPUT, k->file, it->pos.line, it->pos.col,

@@ -1,5 +1,6 @@
 /* plan_region.c: construction of one cache region: buffer shape and layout, copies around the trigger, double buffering. */
 #include "plan/plan_internal.h"
+#include "ir/targets.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -211,6 +212,96 @@ static bool in_source_chain(const pp *p, const lt_node *x)
 	return false;
 }
 
+/* Whether double buffering can run around affine loop P (docs/LANGUAGE.md section 3): on the
+ * host, with one lower term L (the peeled first iteration is [L, min(H, L+1)); with max(0, i-W)
+ * as L, L+1 would be a max inside a min). An error naming the loop otherwise. */
+static bool affine_db_ok(pp *p, const lt_node *P)
+{
+	int64_t c;
+	int nlo = P->ndlo + !(bx_is_const(P->lo, &c) && c == LT_NO_LO);
+	const char *why = ir_kernel_target(p->k)->parallel == IR_PAR_GRID ? "the target is a GPU"
+	                  : nlo != 1                                          ? "a max as its lower bound"
+	                                                                      : NULL;
+	if (!why)
+		return true;
+	char msg[600];
+	snprintf(msg, sizeof msg,
+	         "double_buffer of cache '%s': the loop around it, '%s', has affine bounds (they use enclosing "
+	         "indices or min/max) and %s: its first iteration is peeled only where its lower bound is one "
+	         "term, on the host",
+	         p->it->name, p->t->indices[P->index].name, why);
+	return pp_err(p, p->it->pos, "%s%s", msg, "");
+}
+
+/* The fill of affine loop P (one lower term L: affine_db_ok): [L, min(H, L+1)), P's own bounds
+ * and one more upper term (over params where L is, else affine). */
+static bool affine_fill(pp *p, const lt_node *P, lt_node *fill)
+{
+	int64_t c;
+	bool lo_bx = !(bx_is_const(P->lo, &c) && c == LT_NO_LO), hi_bx = !(bx_is_const(P->hi, &c) && c == LT_NO_HI);
+	fill->lo = P->lo;
+	fill->ndlo = P->ndlo;
+	fill->dlo = P->dlo;
+	fill->hi = P->hi;
+	fill->ndhi = P->ndhi;
+	fill->dhi = P->dhi;
+	if (lo_bx) {
+		const bx *l1 = pl_bxb(p, BX_ADD, P->lo, pl_bxc(p, 1));
+		fill->hi = hi_bx ? pl_bxb(p, BX_MIN, P->hi, l1) : l1;
+		return p->ok;
+	}
+	aff *v = ct_arena_alloc(p->a, sizeof *v * (size_t)(P->ndhi + 1));
+	if (!v)
+		return pp_nomem(p);
+	for (int i = 0; i < P->ndhi; i++)
+		v[i] = P->dhi[i];
+	v[P->ndhi] = pl_aff_plus(p, P->dlo[0], aff_const(1), 1);
+	fill->dhi = v;
+	fill->ndhi = P->ndhi + 1;
+	return p->ok;
+}
+
+/* Guards u - P - step - 1 >= 0 (P + step < u: a next iteration) into g, one per term of upper
+ * bound x over params (a min gives one per operand); their count after n. */
+static int next_guards_bx(pp *p, const lt_node *P, const bx *x, aff *g, int n, int cap)
+{
+	if (x->kind == BX_MIN) {
+		n = next_guards_bx(p, P, x->a, g, n, cap);
+		return next_guards_bx(p, P, x->b, g, n, cap);
+	}
+	if (n < cap)
+		g[n] = pl_aff_plus(p, pl_bx_aff(p, x), pl_aff_var(p, AFF_LOOP, P->index, 1), -1);
+	if (n < cap)
+		g[n] = pl_aff_plus(p, g[n], aff_const(-P->step - 1), 1);
+	return n + 1;
+}
+
+/* Node c under an `if` that holds where affine loop P has an iteration after this one (P + step
+ * below each upper term); NULL after an error. */
+static lt_node *if_next(pp *p, const lt_node *P, lt_node *c)
+{
+	int64_t k;
+	int cap = 2 * IR_MAX_DEPTH + P->ndhi + 64;
+	aff *g = ct_arena_alloc(p->a, sizeof *g * (size_t)cap);
+	lt_node *gn = pl_new_node(p, LT_IF, NULL);
+	if (!g || !gn)
+		return g ? NULL : (pp_nomem(p), NULL);
+	int n = 0;
+	if (!(bx_is_const(P->hi, &k) && k == LT_NO_HI))
+		n = next_guards_bx(p, P, P->hi, g, 0, cap);
+	for (int i = 0; i < P->ndhi && n < cap; i++) {
+		g[n] = pl_aff_plus(p, P->dhi[i], pl_aff_var(p, AFF_LOOP, P->index, 1), -1);
+		g[n] = pl_aff_plus(p, g[n], aff_const(-P->step - 1), 1);
+		n++;
+	}
+	if (n > cap)
+		return pp_err(p, p->it->pos, "double_buffer of cache '%s': too many bound terms%s", p->it->name, ""),
+		       NULL;
+	gn->guard = g;
+	gn->nguard = n;
+	return pl_set_kids(p, gn, &c, 1) && p->ok ? gn : NULL;
+}
+
 /*
  * Double buffering around loop P (the nearest loop around region node r
  * inside the regions of its source caches: the next block of a cache of a
@@ -219,6 +310,9 @@ static bool in_source_chain(const pp *p, const lt_node *x)
  *   fill:   for P in [lo, min(hi, lo+1)): the prologue into buf
  *   main:   for P in [lo, last): prefetch block(P+step) into tmp; body; tmp -> buf
  *   last:   for P in [max(lo, last), hi): body
+ * An affine P (one lower term L, any upper terms H, any step) has no last value over affine
+ * terms: fill is [L, min(H, L+1)), and P keeps its range, its prefetch and move under an `if`
+ * that holds where P + step < H (no last-iteration clone).
  */
 bool pl_double_buffer(pp *p, lt_region *rg, lt_node *r, int npro)
 {
@@ -233,11 +327,9 @@ bool pl_double_buffer(pp *p, lt_region *rg, lt_node *r, int npro)
 		P = P->parent;
 	if (!P || P->kind != LT_LOOP)
 		return true; /* nothing encloses the trigger: a plain cache (as Accera) */
-	if (lt_affine_loop(P)) /* its peeled first and last iterations need rectangular bounds */
-		return pp_err(p, p->it->pos,
-		              "double_buffer of cache '%s': the loop around it, '%s', has affine bounds (they "
-		              "use enclosing indices or min/max): not supported yet",
-		              p->it->name, p->t->indices[P->index].name);
+	bool affine = lt_affine_loop(P);
+	if (affine && !affine_db_ok(p, P))
+		return false;
 	ct_looptree *t = p->t;
 	const ir_array *ba = &t->arrays[rg->buffer];
 	const bx *ext[IR_MAX_RANK];
@@ -252,22 +344,30 @@ bool pl_double_buffer(pp *p, lt_region *rg, lt_node *r, int npro)
 	rg->temp = tmp;
 	rg->double_buffer = true;
 
-	/* the peeled last iteration: a clone of P without prefetch */
-	const bx *last = pl_loop_last(p, P);
-	lt_node *Plast = clone_tree(p, P, NULL);
+	/* the peeled last iteration: a clone of P without prefetch (an affine P, whose last
+	 * iteration is no range over affine terms, keeps it and tests for a next iteration) */
+	lt_node *Plast = affine ? NULL : clone_tree(p, P, NULL);
 	lt_node *fill = pl_new_node(p, LT_LOOP, NULL);
-	if (!Plast || !fill || !last)
+	if ((!Plast && !affine) || !fill)
 		return false;
 	/* in the clone, find r's copy: same position; drop its prologue */
 	fill->index = P->index;
-	fill->lo = P->lo;
-	fill->hi = pl_bxb(p, BX_MIN, P->hi, pl_bxb(p, BX_ADD, P->lo, pl_bxc(p, 1)));
 	fill->step = P->step;
 	fill->tail = true; /* runs at most once */
 	if (!pl_set_kids(p, fill, pro, npro))
 		return false;
-	Plast->lo = pl_bxb(p, BX_MAX, P->lo, last);
-	P->hi = last;
+	if (affine) {
+		if (!affine_fill(p, P, fill))
+			return false;
+	} else {
+		const bx *last = pl_loop_last(p, P);
+		if (!last)
+			return false;
+		fill->lo = P->lo;
+		fill->hi = pl_bxb(p, BX_MIN, P->hi, pl_bxb(p, BX_ADD, P->lo, pl_bxc(p, 1)));
+		Plast->lo = pl_bxb(p, BX_MAX, P->lo, last);
+		P->hi = last;
+	}
 
 	/* main: r's kids become prefetch, body, move */
 	lt_node **kids = ct_arena_alloc(p->a, sizeof *kids * (size_t)(npro + nbody + 1));
@@ -279,6 +379,8 @@ bool pl_double_buffer(pp *p, lt_region *rg, lt_node *r, int npro)
 		if (!c)
 			return false;
 		shift_tree(p, c, P->index, P->step, rg->buffer, tmp);
+		if (affine && !(c = if_next(p, P, c)))
+			return false;
 		kids[n++] = c;
 	}
 	for (int i = npro; i < npro + nbody; i++)
@@ -291,14 +393,14 @@ bool pl_double_buffer(pp *p, lt_region *rg, lt_node *r, int npro)
 	}
 	side sb = {rg->buffer, 0, NULL, zero}, st = {tmp, 0, NULL, zero};
 	lt_node *mv = pl_copy_nest(p, CP_IN, &sb, &st, ba->rank, ext, ord, NULL, NULL);
-	if (!mv)
+	if (!mv || (affine && !(mv = if_next(p, P, mv))))
 		return false;
 	kids[n++] = mv;
 	if (!pl_set_kids(p, r, kids, n))
 		return false;
 
 	/* in the last-iteration clone, the matching region node keeps only the body */
-	if (!drop_prologue(p, Plast, r->cache, npro, nbody))
+	if (Plast && !drop_prologue(p, Plast, r->cache, npro, nbody))
 		return false;
 
 	/* P becomes [fill, P, Plast] inside a region node */
@@ -309,7 +411,7 @@ bool pl_double_buffer(pp *p, lt_region *rg, lt_node *r, int npro)
 	outer->cache = r->cache;
 	*slot = outer;
 	lt_node *three[3] = {fill, P, Plast};
-	return pl_set_kids(p, outer, three, 3);
+	return pl_set_kids(p, outer, three, Plast ? 3 : 2);
 }
 
 /* Whether dimension d of a guarded block is clamped to the array: it does

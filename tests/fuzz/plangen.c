@@ -1134,8 +1134,16 @@ static void gen_host_caches(pg_kernel *k, rng *r)
 					c->tlevel = tl;
 				}
 			}
-			if ((ro || chance(r, 3)) && chance(r, 20))
+			if ((ro || chance(r, 3)) && chance(r, k->kind == PG_AFFINE ? 40 : 20))
 				c->dbuf = 1;
+			/* a double buffer right inside the innermost affine loop, half the time: the loop
+			 * around it is then the affine one, peeled with per-iteration ranges */
+			if (c->dbuf && k->kind == PG_AFFINE && inside > 0 && parent < 0 && c->place != PG_MAXEL &&
+			    !c->trig && chance(r, 50)) {
+				c->place = PG_LEVEL;
+				c->level = inside;
+				c->thrifty = 0; /* an elided cache has nothing to double buffer */
+			}
 			if (chance(r, 1))
 				c->loc = 1 + rint_(r, 3); /* refused on host */
 			parent = ci;
