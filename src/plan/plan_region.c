@@ -47,14 +47,26 @@ typedef struct mcloop {
 	const bx *trips; /* upper bound of the slot count */
 	const bx *base;  /* the slot of the index's first value */
 	int64_t slot_step;/* source elements the block moves per slot (-1 unknown) */
+	bool affine;      /* the loop has affine bounds: one slot per value of its span [slo, shi] */
+	bool span;        /* its copies run over that span (its bounds use an index they do not know) */
+	const bx *slo, *shi;
 } mcloop;
+
+/* The last value of loop x over every iteration around it: an affine loop's span's end. */
+static const bx *mc_last(pp *p, const lt_node *x)
+{
+	const bx *a, *z;
+	if (!lt_affine_loop(x))
+		return pl_loop_last(p, x);
+	return pl_affine_span(p, x, &a, &z) ? z : NULL;
+}
 
 /* Upper bound of the slot count of index's loops under x: over every
  * version (main, tail) of the loop, floor(last / step) - base + 1. */
 static const bx *max_trips(pp *p, const lt_node *x, int index, const bx *base, const bx *acc)
 {
 	if (x->kind == LT_LOOP && x->index == index) {
-		const bx *last = pl_bxb(p, BX_FLOORDIV, pl_loop_last(p, x), pl_bxc(p, x->step));
+		const bx *last = pl_bxb(p, BX_FLOORDIV, mc_last(p, x), pl_bxc(p, x->step));
 		const bx *tr = pl_bx_ub(p, pl_bxb(p, BX_ADD, pl_bxb(p, BX_SUB, last, base), pl_bxc(p, 1)), true);
 		return acc ? pl_bxb(p, BX_MAX, acc, tr) : tr;
 	}
@@ -72,7 +84,10 @@ static void make_mcloop(pp *p, const lt_node *trigger, const lt_node *loop, mclo
 	m->index = index;
 	m->step = loop->step;
 	const bx *base;
-	if (ix->kind == IX_SPLIT)
+	m->affine = lt_affine_loop(loop);
+	if (m->affine && pl_affine_span(p, loop, &m->slo, &m->shi))
+		base = pl_bxb(p, BX_FLOORDIV, m->slo, pl_bxc(p, m->step));
+	else if (ix->kind == IX_SPLIT)
 		base = pl_bxc(p, 0);
 	else
 		base = pl_bxb(p, BX_FLOORDIV, bx_from_aff(p->a, p->k, ix->lo), pl_bxc(p, m->step));
@@ -128,12 +143,28 @@ static lt_node *clone_tree(pp *p, const lt_node *x, lt_node *parent)
 	return c;
 }
 
+/* Whether loop index v is in original index id's chain (its value is a term of id's). */
+static bool in_chain_of(const pp *p, int id, int v)
+{
+	const ct_looptree *t = p->t;
+	if (id < 0 || id >= p->k->nindices || !t->chain || !t->chain[id])
+		return id == v;
+	for (int m = 0; m < t->chain_len[id]; m++)
+		if (t->chain[id][m] == v)
+			return true;
+	return false;
+}
+
 /* Substitute loop variable v by v + step (and its trip by trip + 1) in
- * every access under x: the block of the next iteration. */
+ * every access under x: the block of the next iteration. An original index
+ * whose chain holds v (the bounds of an affine slot loop in the copies)
+ * moves by step too. */
 static aff shift_aff(pp *p, aff x, int v, int64_t step)
 {
 	int64_t c = 0;
 	for (int i = 0; i < x.n; i++) {
+		if (x.t[i].kind == AFF_INDEX && in_chain_of(p, x.t[i].id, v))
+			c += x.t[i].coef * step;
 		if (x.t[i].id != v)
 			continue;
 		if (x.t[i].kind == AFF_LOOP)
@@ -142,6 +173,19 @@ static aff shift_aff(pp *p, aff x, int v, int64_t step)
 			c += x.t[i].coef;
 	}
 	return c ? pl_aff_plus(p, x, aff_const(c), 1) : x;
+}
+
+/* The affine bound terms x[0..n) with v shifted by step (shift_aff), in the arena. */
+static const aff *shift_terms(pp *p, const aff *x, int n, int v, int64_t step)
+{
+	if (n <= 0)
+		return x;
+	aff *r = ct_arena_alloc(p->a, sizeof *r * (size_t)n);
+	if (!r)
+		return pp_nomem(p), x;
+	for (int i = 0; i < n; i++)
+		r[i] = shift_aff(p, x[i], v, step);
+	return r;
 }
 
 static void shift_tree(pp *p, lt_node *x, int v, int64_t step, int from, int to)
@@ -169,6 +213,10 @@ static void shift_tree(pp *p, lt_node *x, int v, int64_t step, int from, int to)
 		s->lhs = e[0];
 		s->rhs = e[1];
 		x->stmt = s;
+	}
+	if (x->kind == LT_LOOP) { /* an affine slot loop of the copies (in_slot_loops) */
+		x->dlo = shift_terms(p, x->dlo, x->ndlo, v, step);
+		x->dhi = shift_terms(p, x->dhi, x->ndhi, v, step);
 	}
 	if (x->kind == LT_IF && x->guard) {
 		aff *g = ct_arena_alloc(p->a, sizeof *g * (size_t)(x->nguard + 1));
@@ -630,6 +678,78 @@ static bool check_multicached_temp(pp *p, const rbuild *b)
 
 /* Multicache loops: on the path from the trigger down to the site (trigger
  * included), those that move the block. */
+/* Whether index v is known where b's copies run (before the trigger): a loop outside the
+ * trigger, or one of the multicache loops mc[0..j) (the copies' own loops outside loop j). */
+static bool known_at_copies(const pp *p, const rbuild *b, int j, int v)
+{
+	for (int i = 0; i < j; i++)
+		if (b->mc[i].index == v)
+			return true;
+	for (const lt_node *y = b->T->parent; y; y = y->parent)
+		if (y->kind == LT_LOOP && y->index == v)
+			return true;
+	(void)p;
+	return false;
+}
+
+/* Whether every index that the affine terms x[0..n) use is known where the copies run. */
+static bool terms_known(const pp *p, const rbuild *b, int j, const aff *x, int n)
+{
+	const ct_looptree *t = p->t;
+	for (int i = 0; i < n; i++)
+		for (int q = 0; q < x[i].n; q++) {
+			const aff_term *tm = &x[i].t[q];
+			if (tm->kind == AFF_LOOP || tm->kind == AFF_TRIP) {
+				if (!known_at_copies(p, b, j, tm->id))
+					return false;
+			} else if (tm->kind == AFF_INDEX) {
+				if (tm->id < 0 || tm->id >= t->k->nindices || !t->chain || !t->chain[tm->id])
+					return false;
+				for (int m = 0; m < t->chain_len[tm->id]; m++)
+					if (!known_at_copies(p, b, j, t->chain[tm->id][m]))
+						return false;
+			}
+		}
+	return true;
+}
+
+/* Multicache loops with affine bounds (issue #31): one slot per value of the span; the copies
+ * run the loop's own range where its bounds use only indices known there, else its span
+ * (bounds-tested: the span may reach values no iteration takes), which is a lattice of the
+ * loop's values only where it steps by 1 or starts at a bound over params. */
+static bool affine_mcloops(pp *p, rbuild *b)
+{
+	bool any_span = false;
+	for (int j = 0; j < b->nmc; j++) {
+		mcloop *m = &b->mc[j];
+		if (!m->affine)
+			continue;
+		const lt_node *l = pl_anc_loop(b->s[0].node, m->index);
+		const char *name = p->t->indices[m->index].name;
+		if (!l || !m->slo || !m->shi)
+			return pp_err(p, p->it->pos,
+			              "multicache '%s': the range of loop '%s' (affine bounds) over the loops around "
+			              "it is not known, so its slots cannot be counted",
+			              p->it->name, name);
+		int64_t c;
+		bool lo_params = !(bx_is_const(l->lo, &c) && c == LT_NO_LO) && l->ndlo == 0;
+		if (terms_known(p, b, j, l->dlo, l->ndlo) && terms_known(p, b, j, l->dhi, l->ndhi))
+			continue;
+		if (l->step != 1 && !lo_params)
+			return pp_err(p, p->it->pos,
+			              "multicache '%s': loop '%s' has affine bounds that use an index the copies "
+			              "before the trigger do not know, and steps from a bound over enclosing indices: "
+			              "its slots cannot be copied over its span (place the trigger inside the loops its "
+			              "bounds use)",
+			              p->it->name, name);
+		m->span = true;
+		any_span = true;
+	}
+	for (int i = 0; any_span && i < b->ns; i++)
+		b->s[i].b.guarded = true;
+	return true;
+}
+
 static bool find_mcloops(pp *p, rbuild *b)
 {
 	const site *s0 = &b->s[0];
@@ -654,7 +774,7 @@ static bool find_mcloops(pp *p, rbuild *b)
 			              "multicache '%s' would need more than 8 buffer dimensions%s", p->it->name, "");
 		make_mcloop(p, b->T, path[i], &b->mc[b->nmc++]);
 	}
-	return true;
+	return affine_mcloops(p, b);
 }
 
 /* A buffer of more bytes than this lives on the heap in any case (the C
@@ -692,6 +812,8 @@ static int64_t size_at_zero(pp *p, const bx *x)
 static const bx *loop_runs(pp *p, const lt_node *y)
 {
 	int64_t v;
+	if (y && lt_affine_loop(y)) /* its range is per iteration: counted as running */
+		return NULL;
 	const bx *span = y ? pl_bxb(p, BX_SUB, y->hi, y->lo) : NULL;
 	if (!span || bx_is_const(span, &v))
 		return NULL;
@@ -723,7 +845,7 @@ static const bx *exact_slots(pp *p, const rbuild *b, const lt_node *x, int j, co
 {
 	const mcloop *m = &b->mc[j];
 	if (x->kind == LT_LOOP && x->index == m->index) {
-		const bx *last = pl_bxb(p, BX_FLOORDIV, pl_loop_last(p, x), pl_bxc(p, x->step));
+		const bx *last = pl_bxb(p, BX_FLOORDIV, mc_last(p, x), pl_bxc(p, x->step));
 		const bx *tr = pl_bxb(p, BX_ADD, pl_bxb(p, BX_SUB, last, m->base), pl_bxc(p, 1)), *g = NULL;
 		for (const lt_node *y = x->parent; y && y != b->T->parent; y = y->parent)
 			if (y->kind == LT_LOOP && is_mcloop(b, y->index))
@@ -1070,6 +1192,15 @@ static lt_node *in_slot_loops(pp *p, const rbuild *b, int i, lt_node *c)
 		w->hi = l->hi;
 		w->step = l->step;
 		w->tail = l->tail;
+		if (b->mc[j].span) { /* the span, from its first value (affine_mcloops) */
+			w->lo = b->mc[j].slo;
+			w->hi = pl_bxb(p, BX_ADD, b->mc[j].shi, pl_bxc(p, 1));
+		} else if (b->mc[j].affine) {
+			w->ndlo = l->ndlo;
+			w->dlo = l->dlo;
+			w->ndhi = l->ndhi;
+			w->dhi = l->dhi;
+		}
 		if (!pl_set_kids(p, w, &c, 1))
 			return NULL;
 		c = w;

@@ -1119,9 +1119,11 @@ static void gen_host_caches(pg_kernel *k, rng *r)
 				c->thrifty = chance(r, 50);
 			int lv = cache_level(k, c, ord, n);
 			int trig_ok = ro || role == 3 || chance(r, 3);
-			if (c->place != PG_MAXEL && lv > 0 && trig_ok && chance(r, 30)) {
+			if (c->place != PG_MAXEL && lv > 0 && trig_ok && chance(r, k->kind == PG_AFFINE ? 50 : 30)) {
 				int top = parent >= 0 ? cache_level(k, &k->c[parent], ord, n) : n;
-				if (aff && inside > 0 && top > inside && chance(r, 90))
+				/* affine kernels: a trigger above the affine loop half the time (its slots
+				 * count the loop's span) */
+				if (aff && inside > 0 && top > inside && chance(r, k->kind == PG_AFFINE ? 50 : 90))
 					top = inside;
 				if (top < lv)
 					top = lv;
