@@ -309,18 +309,25 @@ static bool affine_fill(pp *p, const lt_node *P, lt_node *fill)
 	return p->ok;
 }
 
-/* Guards u - P - step - 1 >= 0 (P + step < u: a next iteration) into g, one per term of upper
- * bound x over params (a min gives one per operand); their count after n. */
-static int next_guards_bx(pp *p, const lt_node *P, const bx *x, aff *g, int n, int cap)
+/* The terms of upper bound x over params: one per operand of its mins. */
+static int min_terms(const bx *x)
 {
-	if (x->kind == BX_MIN) {
-		n = next_guards_bx(p, P, x->a, g, n, cap);
-		return next_guards_bx(p, P, x->b, g, n, cap);
-	}
-	if (n < cap)
-		g[n] = pl_aff_plus(p, pl_bx_aff(p, x), pl_aff_var(p, AFF_LOOP, P->index, 1), -1);
-	if (n < cap)
-		g[n] = pl_aff_plus(p, g[n], aff_const(-P->step - 1), 1);
+	return x->kind == BX_MIN ? min_terms(x->a) + min_terms(x->b) : 1;
+}
+
+/* The guard u - P - step - 1 >= 0 (P + step < u: an iteration after this one). */
+static aff next_guard(pp *p, const lt_node *P, aff u)
+{
+	aff g = pl_aff_plus(p, u, pl_aff_var(p, AFF_LOOP, P->index, 1), -1);
+	return pl_aff_plus(p, g, aff_const(-P->step - 1), 1);
+}
+
+/* The guards of the terms of upper bound x over params into g from n; the count after them. */
+static int next_guards_bx(pp *p, const lt_node *P, const bx *x, aff *g, int n)
+{
+	if (x->kind == BX_MIN)
+		return next_guards_bx(p, P, x->b, g, next_guards_bx(p, P, x->a, g, n));
+	g[n] = next_guard(p, P, pl_bx_aff(p, x));
 	return n + 1;
 }
 
@@ -329,24 +336,17 @@ static int next_guards_bx(pp *p, const lt_node *P, const bx *x, aff *g, int n, i
 static lt_node *if_next(pp *p, const lt_node *P, lt_node *c)
 {
 	int64_t k;
-	int cap = 2 * IR_MAX_DEPTH + P->ndhi + 64;
-	aff *g = ct_arena_alloc(p->a, sizeof *g * (size_t)cap);
+	bool hi_bx = !(bx_is_const(P->hi, &k) && k == LT_NO_HI);
+	int n = P->ndhi + (hi_bx ? min_terms(P->hi) : 0);
+	aff *g = ct_arena_alloc(p->a, sizeof *g * (size_t)(n + 1));
 	lt_node *gn = pl_new_node(p, LT_IF, NULL);
 	if (!g || !gn)
 		return g ? NULL : (pp_nomem(p), NULL);
-	int n = 0;
-	if (!(bx_is_const(P->hi, &k) && k == LT_NO_HI))
-		n = next_guards_bx(p, P, P->hi, g, 0, cap);
-	for (int i = 0; i < P->ndhi && n < cap; i++) {
-		g[n] = pl_aff_plus(p, P->dhi[i], pl_aff_var(p, AFF_LOOP, P->index, 1), -1);
-		g[n] = pl_aff_plus(p, g[n], aff_const(-P->step - 1), 1);
-		n++;
-	}
-	if (n > cap)
-		return pp_err(p, p->it->pos, "double_buffer of cache '%s': too many bound terms%s", p->it->name, ""),
-		       NULL;
+	int m = hi_bx ? next_guards_bx(p, P, P->hi, g, 0) : 0;
+	for (int i = 0; i < P->ndhi; i++)
+		g[m++] = next_guard(p, P, P->dhi[i]);
 	gn->guard = g;
-	gn->nguard = n;
+	gn->nguard = m;
 	return pl_set_kids(p, gn, &c, 1) && p->ok ? gn : NULL;
 }
 
