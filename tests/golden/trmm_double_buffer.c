@@ -25,7 +25,7 @@ int cachet_trmm_double_buffer(const float *restrict L, const float *restrict B, 
 {
 	_Alignas(64) float BB[256] = {0}; /* cache buffer BB */
 	_Alignas(64) float BB_next[256] = {0}; /* cache buffer BB_next */
-	for (int64_t i = 0; i < 256; i++) {
+	for (int64_t i = 0; i < 192; i++) {
 		for (int64_t j = 0; j < 256; j++) {
 			C[i * 256 + j] = 0.0f;
 		}
@@ -50,7 +50,7 @@ int cachet_trmm_double_buffer(const float *restrict L, const float *restrict B, 
 						}
 					}
 					for (int64_t j2 = 0; j2 < 256; j2++) {
-						C[i * 256 + j2] += (L[i * 256 + k] * BB[j2]);
+						C[i * 256 + j2] += (L[i * 192 + k] * BB[j2]);
 					}
 					if (i - k - 1 >= 0) {
 						for (int64_t c0 = 0; c0 < 1; c0++) {
