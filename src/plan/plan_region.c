@@ -261,51 +261,62 @@ static bool in_source_chain(const pp *p, const lt_node *x)
 }
 
 /* Whether double buffering can run around affine loop P (docs/LANGUAGE.md section 3): on the
- * host, with one lower term L (the peeled first iteration is [L, min(H, L+1)); with max(0, i-W)
- * as L, L+1 would be a max inside a min). An error naming the loop otherwise. */
+ * host (the GPU generator's double buffer reads its loops as rectangular). An error naming the
+ * loop otherwise. */
 static bool affine_db_ok(pp *p, const lt_node *P)
 {
-	int64_t c;
-	int nlo = P->ndlo + !(bx_is_const(P->lo, &c) && c == LT_NO_LO);
-	const char *why = ir_kernel_target(p->k)->parallel == IR_PAR_GRID ? "the target is a GPU"
-	                  : nlo != 1                                          ? "a max as its lower bound"
-	                                                                      : NULL;
-	if (!why)
+	if (ir_kernel_target(p->k)->parallel != IR_PAR_GRID)
 		return true;
 	char msg[600];
 	snprintf(msg, sizeof msg,
 	         "double_buffer of cache '%s': the loop around it, '%s', has affine bounds (they use enclosing "
-	         "indices or min/max) and %s: its first iteration is peeled only where its lower bound is one "
-	         "term, on the host",
-	         p->it->name, p->t->indices[P->index].name, why);
+	         "indices or min/max) and the target is a GPU: its first iteration is peeled and its "
+	         "prefetch guarded only on the host",
+	         p->it->name, p->t->indices[P->index].name);
 	return pp_err(p, p->it->pos, "%s%s", msg, "");
 }
 
-/* The fill of affine loop P (one lower term L: affine_db_ok): [L, min(H, L+1)), P's own bounds
- * and one more upper term (over params where L is, else affine). */
-static bool affine_fill(pp *p, const lt_node *P, lt_node *fill)
+/* The fills of affine loop P, one per lower term l of its range L = max(l, ...): each loop runs
+ * P's range cut at l + 1, so it runs P's first value exactly where l is the largest term (L+1
+ * itself, a max inside a min, is no bound); where several terms tie, the first block is loaded
+ * once per tie. The first fill takes the prologue nodes pro[0..npro), the others copies.
+ * Their count into *nf (fills has room for 1 + P->ndlo); false after an error. */
+static bool affine_fills(pp *p, const lt_node *P, lt_node *const *pro, int npro, lt_node **fills, int *nf)
 {
 	int64_t c;
 	bool lo_bx = !(bx_is_const(P->lo, &c) && c == LT_NO_LO), hi_bx = !(bx_is_const(P->hi, &c) && c == LT_NO_HI);
-	fill->lo = P->lo;
-	fill->ndlo = P->ndlo;
-	fill->dlo = P->dlo;
-	fill->hi = P->hi;
-	fill->ndhi = P->ndhi;
-	fill->dhi = P->dhi;
-	if (lo_bx) {
-		const bx *l1 = pl_bxb(p, BX_ADD, P->lo, pl_bxc(p, 1));
-		fill->hi = hi_bx ? pl_bxb(p, BX_MIN, P->hi, l1) : l1;
-		return p->ok;
+	*nf = 0;
+	for (int t = lo_bx ? -1 : 0; t < P->ndlo; t++) {
+		lt_node *f = pl_new_node(p, LT_LOOP, NULL);
+		aff *v = ct_arena_alloc(p->a, sizeof *v * (size_t)(P->ndhi + 1));
+		lt_node **kids = ct_arena_alloc(p->a, sizeof *kids * (size_t)(npro + 1));
+		if (!f || !v || !kids)
+			return pp_nomem(p);
+		*f = *P;
+		f->parent = NULL;
+		f->tail = true; /* runs at most once */
+		f->parallel = f->vector = f->unroll = false;
+		f->unroll_by = 0;
+		f->collapse = 0;
+		f->nels = 0;
+		f->els = NULL;
+		for (int i = 0; i < P->ndhi; i++)
+			v[i] = P->dhi[i];
+		if (t < 0) {
+			const bx *l1 = pl_bxb(p, BX_ADD, P->lo, pl_bxc(p, 1));
+			f->hi = hi_bx ? pl_bxb(p, BX_MIN, P->hi, l1) : l1;
+		} else {
+			v[P->ndhi] = pl_aff_plus(p, P->dlo[t], aff_const(1), 1);
+			f->dhi = v;
+			f->ndhi = P->ndhi + 1;
+		}
+		for (int i = 0; i < npro; i++)
+			if (!(kids[i] = *nf == 0 ? pro[i] : clone_tree(p, pro[i], NULL)))
+				return false;
+		if (!pl_set_kids(p, f, kids, npro))
+			return false;
+		fills[(*nf)++] = f;
 	}
-	aff *v = ct_arena_alloc(p->a, sizeof *v * (size_t)(P->ndhi + 1));
-	if (!v)
-		return pp_nomem(p);
-	for (int i = 0; i < P->ndhi; i++)
-		v[i] = P->dhi[i];
-	v[P->ndhi] = pl_aff_plus(p, P->dlo[0], aff_const(1), 1);
-	fill->dhi = v;
-	fill->ndhi = P->ndhi + 1;
 	return p->ok;
 }
 
@@ -358,9 +369,10 @@ static lt_node *if_next(pp *p, const lt_node *P, lt_node *c)
  *   fill:   for P in [lo, min(hi, lo+1)): the prologue into buf
  *   main:   for P in [lo, last): prefetch block(P+step) into tmp; body; tmp -> buf
  *   last:   for P in [max(lo, last), hi): body
- * An affine P (one lower term L, any upper terms H, any step) has no last value over affine
- * terms: fill is [L, min(H, L+1)), and P keeps its range, its prefetch and move under an `if`
- * that holds where P + step < H (no last-iteration clone).
+ * An affine P (lower terms l.., L their max, upper terms H, any step) has no last value over
+ * affine terms: one fill per lower term l, [L, min(H, l+1)) (affine_fills), and P keeps its
+ * range, its prefetch and move under an `if` that holds where P + step < H (no last-iteration
+ * clone).
  */
 bool pl_double_buffer(pp *p, lt_region *rg, lt_node *r, int npro)
 {
@@ -395,26 +407,28 @@ bool pl_double_buffer(pp *p, lt_region *rg, lt_node *r, int npro)
 	/* the peeled last iteration: a clone of P without prefetch (an affine P, whose last
 	 * iteration is no range over affine terms, keeps it and tests for a next iteration) */
 	lt_node *Plast = affine ? NULL : clone_tree(p, P, NULL);
-	lt_node *fill = pl_new_node(p, LT_LOOP, NULL);
-	if ((!Plast && !affine) || !fill)
-		return false;
-	/* in the clone, find r's copy: same position; drop its prologue */
-	fill->index = P->index;
-	fill->step = P->step;
-	fill->tail = true; /* runs at most once */
-	if (!pl_set_kids(p, fill, pro, npro))
-		return false;
+	lt_node **seq = ct_arena_alloc(p->a, sizeof *seq * (size_t)(P->ndlo + 3));
+	int nseq = 0;
+	if ((!Plast && !affine) || !seq)
+		return seq ? false : pp_nomem(p);
 	if (affine) {
-		if (!affine_fill(p, P, fill))
+		if (!affine_fills(p, P, pro, npro, seq, &nseq))
 			return false;
 	} else {
+		lt_node *fill = pl_new_node(p, LT_LOOP, NULL);
 		const bx *last = pl_loop_last(p, P);
-		if (!last)
+		if (!fill || !last)
+			return false;
+		fill->index = P->index;
+		fill->step = P->step;
+		fill->tail = true; /* runs at most once */
+		if (!pl_set_kids(p, fill, pro, npro))
 			return false;
 		fill->lo = P->lo;
 		fill->hi = pl_bxb(p, BX_MIN, P->hi, pl_bxb(p, BX_ADD, P->lo, pl_bxc(p, 1)));
 		Plast->lo = pl_bxb(p, BX_MAX, P->lo, last);
 		P->hi = last;
+		seq[nseq++] = fill;
 	}
 
 	/* main: r's kids become prefetch, body, move */
@@ -458,8 +472,10 @@ bool pl_double_buffer(pp *p, lt_region *rg, lt_node *r, int npro)
 		return outer ? pp_err(p, p->it->pos, "internal error: loop %s%s not in its parent", "", "") : false;
 	outer->cache = r->cache;
 	*slot = outer;
-	lt_node *three[3] = {fill, P, Plast};
-	return pl_set_kids(p, outer, three, Plast ? 3 : 2);
+	seq[nseq++] = P;
+	if (Plast)
+		seq[nseq++] = Plast;
+	return pl_set_kids(p, outer, seq, nseq);
 }
 
 /* Whether dimension d of a guarded block is clamped to the array: it does
