@@ -52,13 +52,16 @@ static bool access_moves(const ct_looptree *t, const ir_expr *e, int s, int v)
 	return false;
 }
 
-/* Whether a node under x (region g's own fills excepted) writes g's buffer, or reads it at a
- * subscript that moves with an affine loop of g's region above its site (a multicache's slot
- * loops: its slots count the trips of each; inside the site, the block is a box over the affine
- * loop's range, plan_block.c). */
-static bool buffer_moves(const ct_looptree *t, const lt_region *g, const lt_node *x)
+/* On a GPU target (gpu): whether a node under x (region g's own fills excepted) writes g's
+ * buffer, or accesses it at a subscript that moves with an affine loop of g's region above its
+ * site (a multicache's slot loops, whose slots count the trips of each: the host copies them over
+ * the loop's span, plan_region.c's affine_mcloops; inside the site, the block is a box over the
+ * affine loop's range, plan_block.c). */
+static bool buffer_moves(const ct_looptree *t, const lt_region *g, const lt_node *x, bool gpu)
 {
 	const ir_node *st = x->stmt;
+	if (!gpu)
+		return false;
 	if (st && (x->kind == LT_STMT || x->kind == LT_LET)) {
 		bool own_fill = pl_is_copy(x) && st->lhs && st->lhs->id == g->buffer;
 		if (!own_fill && st->kind == ND_STMT && st->lhs && st->lhs->id == g->buffer)
@@ -75,26 +78,30 @@ static bool buffer_moves(const ct_looptree *t, const lt_region *g, const lt_node
 		}
 	}
 	for (int i = 0; i < x->nkids + x->nels; i++)
-		if (buffer_moves(t, g, i < x->nkids ? x->kids[i] : x->els[i - x->nkids]))
+		if (buffer_moves(t, g, i < x->nkids ? x->kids[i] : x->els[i - x->nkids], gpu))
 			return true;
 	return false;
 }
 
-/* A cache's region may hold an affine loop only where the region only reads (no write-back):
- * its block is then a box over the loop's range where the loop moves it (plan_block.c; a
- * written block that moves with one is refused where it is built, plan.c's check_blocks), and
- * no multicache slot counts an affine loop's trips (buffer_moves); its copies are
- * bounds-tested, since an affine loop that runs no iteration, or a box wider than the
- * triangle, leaves the box unproved (pl_block_of). CT_ERR_INPUT naming the cache and the loop
- * otherwise. */
+/* A cache's region may hold an affine loop: its block is a box over the loop's range where the
+ * loop moves it (plan_block.c). On the host a written box is copied in whole and out whole
+ * (describe_region), so the elements the loop never wrote go back unchanged, a double buffer
+ * prefetches the next box, and a multicache has one slot per value of an affine slot loop's
+ * span; on a GPU target (one work-group's box could overlap another's writes, and its double
+ * buffer and slots read loops as rectangular) the region must only read, not be
+ * double-buffered, and no slot may count an affine loop's trips (buffer_moves). Its copies are
+ * bounds-tested, since an affine loop that runs no iteration, or a box wider than the triangle,
+ * leaves the box unproved (pl_block_of). CT_ERR_INPUT naming the cache and the loop otherwise. */
 static ct_status affine_regions_ok(const ct_looptree *t)
 {
 	const ct_kernel *k = t->k;
+	bool grid = ir_kernel_target(k)->parallel == IR_PAR_GRID;
 	for (int r = 0; r < t->nregions; r++) {
 		const lt_region *g = &t->regions[r];
 		const lt_node *x = g->node ? lt_affine_below(g->node) : NULL;
 		if (!x || g->elided ||
-		    (g->epilogue == LT_EPI_NONE && !g->double_buffer && !buffer_moves(t, g, g->node)))
+		    (((!grid || g->epilogue == LT_EPI_NONE) && (!grid || !g->double_buffer)) &&
+		     !buffer_moves(t, g, g->node, grid)))
 			continue;
 		const ir_plan_item *it = &k->plan[g->item];
 		return ct_error_at(k->ctx, CT_ERR_INPUT, k->file, it->pos.line, it->pos.col,

@@ -107,10 +107,7 @@ static const bx *index_end(pp *p, int v, bool upper, int depth)
 	return upper && r ? pl_bxb(p, BX_SUB, r, pl_bxc(p, 1)) : r;
 }
 
-/* The range [*a, *z] that affine loop l's variable covers over every iteration around it: its
- * bounds over params where it has them, else its index's span (a box around the triangle or
- * band). false where neither is known. */
-static bool affine_span(pp *p, const lt_node *l, const bx **a, const bx **z)
+bool pl_affine_span(pp *p, const lt_node *l, const bx **a, const bx **z)
 {
 	int64_t c;
 	bool nolo = bx_is_const(l->lo, &c) && c == LT_NO_LO, nohi = bx_is_const(l->hi, &c) && c == LT_NO_HI;
@@ -148,7 +145,7 @@ static void blk_access(pp *p, blk *b, const walkst *w, const aff *sub, int rank,
 			if (lt_affine_loop(l)) {
 				/* its lo and hi are no range: the box over its span, for reads only (a written
 				 * box would be copied back over elements the loop never wrote) */
-				if (tm->kind == AFF_TRIP || !affine_span(p, l, &a, &z))
+				if (tm->kind == AFF_TRIP || !pl_affine_span(p, l, &a, &z))
 					b->affine = b->affine ? b->affine : l;
 				else if (is_write)
 					b->affine_write = b->affine_write ? b->affine_write : l;

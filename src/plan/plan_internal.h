@@ -179,6 +179,10 @@ bool pl_blk_equal(pp *p, const blk *x, const blk *y);
 int64_t pl_blk_volume(pp *p, const blk *b);
 /* Whether the block moves with the loop over index. */
 bool pl_blk_uses_loop(const blk *b, int index);
+/* The range [*a, *z] that affine loop l's variable covers over every iteration around it: its
+ * bounds over params where it has them, else its index's span (a box around the triangle or
+ * band). false where neither is known. */
+bool pl_affine_span(pp *p, const lt_node *l, const bx **a, const bx **z);
 
 /* ------------------------------------------------------------ plan_copy.c */
 

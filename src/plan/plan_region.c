@@ -1,5 +1,6 @@
 /* plan_region.c: construction of one cache region: buffer shape and layout, copies around the trigger, double buffering. */
 #include "plan/plan_internal.h"
+#include "ir/targets.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -46,14 +47,26 @@ typedef struct mcloop {
 	const bx *trips; /* upper bound of the slot count */
 	const bx *base;  /* the slot of the index's first value */
 	int64_t slot_step;/* source elements the block moves per slot (-1 unknown) */
+	bool affine;      /* the loop has affine bounds: one slot per value of its span [slo, shi] */
+	bool span;        /* its copies run over that span (its bounds use an index they do not know) */
+	const bx *slo, *shi;
 } mcloop;
+
+/* The last value of loop x over every iteration around it: an affine loop's span's end. */
+static const bx *mc_last(pp *p, const lt_node *x)
+{
+	const bx *a, *z;
+	if (!lt_affine_loop(x))
+		return pl_loop_last(p, x);
+	return pl_affine_span(p, x, &a, &z) ? z : NULL;
+}
 
 /* Upper bound of the slot count of index's loops under x: over every
  * version (main, tail) of the loop, floor(last / step) - base + 1. */
 static const bx *max_trips(pp *p, const lt_node *x, int index, const bx *base, const bx *acc)
 {
 	if (x->kind == LT_LOOP && x->index == index) {
-		const bx *last = pl_bxb(p, BX_FLOORDIV, pl_loop_last(p, x), pl_bxc(p, x->step));
+		const bx *last = pl_bxb(p, BX_FLOORDIV, mc_last(p, x), pl_bxc(p, x->step));
 		const bx *tr = pl_bx_ub(p, pl_bxb(p, BX_ADD, pl_bxb(p, BX_SUB, last, base), pl_bxc(p, 1)), true);
 		return acc ? pl_bxb(p, BX_MAX, acc, tr) : tr;
 	}
@@ -71,7 +84,10 @@ static void make_mcloop(pp *p, const lt_node *trigger, const lt_node *loop, mclo
 	m->index = index;
 	m->step = loop->step;
 	const bx *base;
-	if (ix->kind == IX_SPLIT)
+	m->affine = lt_affine_loop(loop);
+	if (m->affine && pl_affine_span(p, loop, &m->slo, &m->shi))
+		base = pl_bxb(p, BX_FLOORDIV, m->slo, pl_bxc(p, m->step));
+	else if (ix->kind == IX_SPLIT)
 		base = pl_bxc(p, 0);
 	else
 		base = pl_bxb(p, BX_FLOORDIV, bx_from_aff(p->a, p->k, ix->lo), pl_bxc(p, m->step));
@@ -127,12 +143,28 @@ static lt_node *clone_tree(pp *p, const lt_node *x, lt_node *parent)
 	return c;
 }
 
+/* Whether loop index v is in original index id's chain (its value is a term of id's). */
+static bool in_chain_of(const pp *p, int id, int v)
+{
+	const ct_looptree *t = p->t;
+	if (id < 0 || id >= p->k->nindices || !t->chain || !t->chain[id])
+		return id == v;
+	for (int m = 0; m < t->chain_len[id]; m++)
+		if (t->chain[id][m] == v)
+			return true;
+	return false;
+}
+
 /* Substitute loop variable v by v + step (and its trip by trip + 1) in
- * every access under x: the block of the next iteration. */
+ * every access under x: the block of the next iteration. An original index
+ * whose chain holds v (the bounds of an affine slot loop in the copies)
+ * moves by step too. */
 static aff shift_aff(pp *p, aff x, int v, int64_t step)
 {
 	int64_t c = 0;
 	for (int i = 0; i < x.n; i++) {
+		if (x.t[i].kind == AFF_INDEX && in_chain_of(p, x.t[i].id, v))
+			c += x.t[i].coef * step;
 		if (x.t[i].id != v)
 			continue;
 		if (x.t[i].kind == AFF_LOOP)
@@ -141,6 +173,19 @@ static aff shift_aff(pp *p, aff x, int v, int64_t step)
 			c += x.t[i].coef;
 	}
 	return c ? pl_aff_plus(p, x, aff_const(c), 1) : x;
+}
+
+/* The affine bound terms x[0..n) with v shifted by step (shift_aff), in the arena. */
+static const aff *shift_terms(pp *p, const aff *x, int n, int v, int64_t step)
+{
+	if (n <= 0)
+		return x;
+	aff *r = ct_arena_alloc(p->a, sizeof *r * (size_t)n);
+	if (!r)
+		return pp_nomem(p), x;
+	for (int i = 0; i < n; i++)
+		r[i] = shift_aff(p, x[i], v, step);
+	return r;
 }
 
 static void shift_tree(pp *p, lt_node *x, int v, int64_t step, int from, int to)
@@ -168,6 +213,10 @@ static void shift_tree(pp *p, lt_node *x, int v, int64_t step, int from, int to)
 		s->lhs = e[0];
 		s->rhs = e[1];
 		x->stmt = s;
+	}
+	if (x->kind == LT_LOOP) { /* an affine slot loop of the copies (in_slot_loops) */
+		x->dlo = shift_terms(p, x->dlo, x->ndlo, v, step);
+		x->dhi = shift_terms(p, x->dhi, x->ndhi, v, step);
 	}
 	if (x->kind == LT_IF && x->guard) {
 		aff *g = ct_arena_alloc(p->a, sizeof *g * (size_t)(x->nguard + 1));
@@ -211,6 +260,107 @@ static bool in_source_chain(const pp *p, const lt_node *x)
 	return false;
 }
 
+/* Whether double buffering can run around affine loop P (docs/LANGUAGE.md section 3): on the
+ * host (the GPU generator's double buffer reads its loops as rectangular). An error naming the
+ * loop otherwise. */
+static bool affine_db_ok(pp *p, const lt_node *P)
+{
+	if (ir_kernel_target(p->k)->parallel != IR_PAR_GRID)
+		return true;
+	char msg[600];
+	snprintf(msg, sizeof msg,
+	         "double_buffer of cache '%s': the loop around it, '%s', has affine bounds (they use enclosing "
+	         "indices or min/max) and the target is a GPU: its first iteration is peeled and its "
+	         "prefetch guarded only on the host",
+	         p->it->name, p->t->indices[P->index].name);
+	return pp_err(p, p->it->pos, "%s%s", msg, "");
+}
+
+/* The fills of affine loop P, one per lower term l of its range L = max(l, ...): each loop runs
+ * P's range cut at l + 1, so it runs P's first value exactly where l is the largest term (L+1
+ * itself, a max inside a min, is no bound); where several terms tie, the first block is loaded
+ * once per tie. The first fill takes the prologue nodes pro[0..npro), the others copies.
+ * Their count into *nf (fills has room for 1 + P->ndlo); false after an error. */
+static bool affine_fills(pp *p, const lt_node *P, lt_node *const *pro, int npro, lt_node **fills, int *nf)
+{
+	int64_t c;
+	bool lo_bx = !(bx_is_const(P->lo, &c) && c == LT_NO_LO), hi_bx = !(bx_is_const(P->hi, &c) && c == LT_NO_HI);
+	*nf = 0;
+	for (int t = lo_bx ? -1 : 0; t < P->ndlo; t++) {
+		lt_node *f = pl_new_node(p, LT_LOOP, NULL);
+		aff *v = ct_arena_alloc(p->a, sizeof *v * (size_t)(P->ndhi + 1));
+		lt_node **kids = ct_arena_alloc(p->a, sizeof *kids * (size_t)(npro + 1));
+		if (!f || !v || !kids)
+			return pp_nomem(p);
+		*f = *P;
+		f->parent = NULL;
+		f->tail = true; /* runs at most once */
+		f->parallel = f->vector = f->unroll = false;
+		f->unroll_by = 0;
+		f->collapse = 0;
+		f->nels = 0;
+		f->els = NULL;
+		for (int i = 0; i < P->ndhi; i++)
+			v[i] = P->dhi[i];
+		if (t < 0) {
+			const bx *l1 = pl_bxb(p, BX_ADD, P->lo, pl_bxc(p, 1));
+			f->hi = hi_bx ? pl_bxb(p, BX_MIN, P->hi, l1) : l1;
+		} else {
+			v[P->ndhi] = pl_aff_plus(p, P->dlo[t], aff_const(1), 1);
+			f->dhi = v;
+			f->ndhi = P->ndhi + 1;
+		}
+		for (int i = 0; i < npro; i++)
+			if (!(kids[i] = *nf == 0 ? pro[i] : clone_tree(p, pro[i], NULL)))
+				return false;
+		if (!pl_set_kids(p, f, kids, npro))
+			return false;
+		fills[(*nf)++] = f;
+	}
+	return p->ok;
+}
+
+/* The terms of upper bound x over params: one per operand of its mins. */
+static int min_terms(const bx *x)
+{
+	return x->kind == BX_MIN ? min_terms(x->a) + min_terms(x->b) : 1;
+}
+
+/* The guard u - P - step - 1 >= 0 (P + step < u: an iteration after this one). */
+static aff next_guard(pp *p, const lt_node *P, aff u)
+{
+	aff g = pl_aff_plus(p, u, pl_aff_var(p, AFF_LOOP, P->index, 1), -1);
+	return pl_aff_plus(p, g, aff_const(-P->step - 1), 1);
+}
+
+/* The guards of the terms of upper bound x over params into g from n; the count after them. */
+static int next_guards_bx(pp *p, const lt_node *P, const bx *x, aff *g, int n)
+{
+	if (x->kind == BX_MIN)
+		return next_guards_bx(p, P, x->b, g, next_guards_bx(p, P, x->a, g, n));
+	g[n] = next_guard(p, P, pl_bx_aff(p, x));
+	return n + 1;
+}
+
+/* Node c under an `if` that holds where affine loop P has an iteration after this one (P + step
+ * below each upper term); NULL after an error. */
+static lt_node *if_next(pp *p, const lt_node *P, lt_node *c)
+{
+	int64_t k;
+	bool hi_bx = !(bx_is_const(P->hi, &k) && k == LT_NO_HI);
+	int n = P->ndhi + (hi_bx ? min_terms(P->hi) : 0);
+	aff *g = ct_arena_alloc(p->a, sizeof *g * (size_t)(n + 1));
+	lt_node *gn = pl_new_node(p, LT_IF, NULL);
+	if (!g || !gn)
+		return g ? NULL : (pp_nomem(p), NULL);
+	int m = hi_bx ? next_guards_bx(p, P, P->hi, g, 0) : 0;
+	for (int i = 0; i < P->ndhi; i++)
+		g[m++] = next_guard(p, P, P->dhi[i]);
+	gn->guard = g;
+	gn->nguard = m;
+	return pl_set_kids(p, gn, &c, 1) && p->ok ? gn : NULL;
+}
+
 /*
  * Double buffering around loop P (the nearest loop around region node r
  * inside the regions of its source caches: the next block of a cache of a
@@ -219,6 +369,10 @@ static bool in_source_chain(const pp *p, const lt_node *x)
  *   fill:   for P in [lo, min(hi, lo+1)): the prologue into buf
  *   main:   for P in [lo, last): prefetch block(P+step) into tmp; body; tmp -> buf
  *   last:   for P in [max(lo, last), hi): body
+ * An affine P (lower terms l.., L their max, upper terms H, any step) has no last value over
+ * affine terms: one fill per lower term l, [L, min(H, l+1)) (affine_fills), and P keeps its
+ * range, its prefetch and move under an `if` that holds where P + step < H (no last-iteration
+ * clone).
  */
 bool pl_double_buffer(pp *p, lt_region *rg, lt_node *r, int npro)
 {
@@ -233,11 +387,9 @@ bool pl_double_buffer(pp *p, lt_region *rg, lt_node *r, int npro)
 		P = P->parent;
 	if (!P || P->kind != LT_LOOP)
 		return true; /* nothing encloses the trigger: a plain cache (as Accera) */
-	if (lt_affine_loop(P)) /* its peeled first and last iterations need rectangular bounds */
-		return pp_err(p, p->it->pos,
-		              "double_buffer of cache '%s': the loop around it, '%s', has affine bounds (they "
-		              "use enclosing indices or min/max): not supported yet",
-		              p->it->name, p->t->indices[P->index].name);
+	bool affine = lt_affine_loop(P);
+	if (affine && !affine_db_ok(p, P))
+		return false;
 	ct_looptree *t = p->t;
 	const ir_array *ba = &t->arrays[rg->buffer];
 	const bx *ext[IR_MAX_RANK];
@@ -252,22 +404,32 @@ bool pl_double_buffer(pp *p, lt_region *rg, lt_node *r, int npro)
 	rg->temp = tmp;
 	rg->double_buffer = true;
 
-	/* the peeled last iteration: a clone of P without prefetch */
-	const bx *last = pl_loop_last(p, P);
-	lt_node *Plast = clone_tree(p, P, NULL);
-	lt_node *fill = pl_new_node(p, LT_LOOP, NULL);
-	if (!Plast || !fill || !last)
-		return false;
-	/* in the clone, find r's copy: same position; drop its prologue */
-	fill->index = P->index;
-	fill->lo = P->lo;
-	fill->hi = pl_bxb(p, BX_MIN, P->hi, pl_bxb(p, BX_ADD, P->lo, pl_bxc(p, 1)));
-	fill->step = P->step;
-	fill->tail = true; /* runs at most once */
-	if (!pl_set_kids(p, fill, pro, npro))
-		return false;
-	Plast->lo = pl_bxb(p, BX_MAX, P->lo, last);
-	P->hi = last;
+	/* the peeled last iteration: a clone of P without prefetch (an affine P, whose last
+	 * iteration is no range over affine terms, keeps it and tests for a next iteration) */
+	lt_node *Plast = affine ? NULL : clone_tree(p, P, NULL);
+	lt_node **seq = ct_arena_alloc(p->a, sizeof *seq * (size_t)(P->ndlo + 3));
+	int nseq = 0;
+	if ((!Plast && !affine) || !seq)
+		return seq ? false : pp_nomem(p);
+	if (affine) {
+		if (!affine_fills(p, P, pro, npro, seq, &nseq))
+			return false;
+	} else {
+		lt_node *fill = pl_new_node(p, LT_LOOP, NULL);
+		const bx *last = pl_loop_last(p, P);
+		if (!fill || !last)
+			return false;
+		fill->index = P->index;
+		fill->step = P->step;
+		fill->tail = true; /* runs at most once */
+		if (!pl_set_kids(p, fill, pro, npro))
+			return false;
+		fill->lo = P->lo;
+		fill->hi = pl_bxb(p, BX_MIN, P->hi, pl_bxb(p, BX_ADD, P->lo, pl_bxc(p, 1)));
+		Plast->lo = pl_bxb(p, BX_MAX, P->lo, last);
+		P->hi = last;
+		seq[nseq++] = fill;
+	}
 
 	/* main: r's kids become prefetch, body, move */
 	lt_node **kids = ct_arena_alloc(p->a, sizeof *kids * (size_t)(npro + nbody + 1));
@@ -279,6 +441,8 @@ bool pl_double_buffer(pp *p, lt_region *rg, lt_node *r, int npro)
 		if (!c)
 			return false;
 		shift_tree(p, c, P->index, P->step, rg->buffer, tmp);
+		if (affine && !(c = if_next(p, P, c)))
+			return false;
 		kids[n++] = c;
 	}
 	for (int i = npro; i < npro + nbody; i++)
@@ -291,14 +455,14 @@ bool pl_double_buffer(pp *p, lt_region *rg, lt_node *r, int npro)
 	}
 	side sb = {rg->buffer, 0, NULL, zero}, st = {tmp, 0, NULL, zero};
 	lt_node *mv = pl_copy_nest(p, CP_IN, &sb, &st, ba->rank, ext, ord, NULL, NULL);
-	if (!mv)
+	if (!mv || (affine && !(mv = if_next(p, P, mv))))
 		return false;
 	kids[n++] = mv;
 	if (!pl_set_kids(p, r, kids, n))
 		return false;
 
 	/* in the last-iteration clone, the matching region node keeps only the body */
-	if (!drop_prologue(p, Plast, r->cache, npro, nbody))
+	if (Plast && !drop_prologue(p, Plast, r->cache, npro, nbody))
 		return false;
 
 	/* P becomes [fill, P, Plast] inside a region node */
@@ -308,8 +472,10 @@ bool pl_double_buffer(pp *p, lt_region *rg, lt_node *r, int npro)
 		return outer ? pp_err(p, p->it->pos, "internal error: loop %s%s not in its parent", "", "") : false;
 	outer->cache = r->cache;
 	*slot = outer;
-	lt_node *three[3] = {fill, P, Plast};
-	return pl_set_kids(p, outer, three, 3);
+	seq[nseq++] = P;
+	if (Plast)
+		seq[nseq++] = Plast;
+	return pl_set_kids(p, outer, seq, nseq);
 }
 
 /* Whether dimension d of a guarded block is clamped to the array: it does
@@ -528,6 +694,78 @@ static bool check_multicached_temp(pp *p, const rbuild *b)
 
 /* Multicache loops: on the path from the trigger down to the site (trigger
  * included), those that move the block. */
+/* Whether index v is known where b's copies run (before the trigger): a loop outside the
+ * trigger, or one of the multicache loops mc[0..j) (the copies' own loops outside loop j). */
+static bool known_at_copies(const pp *p, const rbuild *b, int j, int v)
+{
+	for (int i = 0; i < j; i++)
+		if (b->mc[i].index == v)
+			return true;
+	for (const lt_node *y = b->T->parent; y; y = y->parent)
+		if (y->kind == LT_LOOP && y->index == v)
+			return true;
+	(void)p;
+	return false;
+}
+
+/* Whether every index that the affine terms x[0..n) use is known where the copies run. */
+static bool terms_known(const pp *p, const rbuild *b, int j, const aff *x, int n)
+{
+	const ct_looptree *t = p->t;
+	for (int i = 0; i < n; i++)
+		for (int q = 0; q < x[i].n; q++) {
+			const aff_term *tm = &x[i].t[q];
+			if (tm->kind == AFF_LOOP || tm->kind == AFF_TRIP) {
+				if (!known_at_copies(p, b, j, tm->id))
+					return false;
+			} else if (tm->kind == AFF_INDEX) {
+				if (tm->id < 0 || tm->id >= t->k->nindices || !t->chain || !t->chain[tm->id])
+					return false;
+				for (int m = 0; m < t->chain_len[tm->id]; m++)
+					if (!known_at_copies(p, b, j, t->chain[tm->id][m]))
+						return false;
+			}
+		}
+	return true;
+}
+
+/* Multicache loops with affine bounds (issue #31): one slot per value of the span; the copies
+ * run the loop's own range where its bounds use only indices known there, else its span
+ * (bounds-tested: the span may reach values no iteration takes), which is a lattice of the
+ * loop's values only where it steps by 1 or starts at a bound over params. */
+static bool affine_mcloops(pp *p, rbuild *b)
+{
+	bool any_span = false;
+	for (int j = 0; j < b->nmc; j++) {
+		mcloop *m = &b->mc[j];
+		if (!m->affine)
+			continue;
+		const lt_node *l = pl_anc_loop(b->s[0].node, m->index);
+		const char *name = p->t->indices[m->index].name;
+		if (!l || !m->slo || !m->shi)
+			return pp_err(p, p->it->pos,
+			              "multicache '%s': the range of loop '%s' (affine bounds) over the loops around "
+			              "it is not known, so its slots cannot be counted",
+			              p->it->name, name);
+		int64_t c;
+		bool lo_params = !(bx_is_const(l->lo, &c) && c == LT_NO_LO) && l->ndlo == 0;
+		if (terms_known(p, b, j, l->dlo, l->ndlo) && terms_known(p, b, j, l->dhi, l->ndhi))
+			continue;
+		if (l->step != 1 && !lo_params)
+			return pp_err(p, p->it->pos,
+			              "multicache '%s': loop '%s' has affine bounds that use an index the copies "
+			              "before the trigger do not know, and steps from a bound over enclosing indices: "
+			              "its slots cannot be copied over its span (place the trigger inside the loops its "
+			              "bounds use)",
+			              p->it->name, name);
+		m->span = true;
+		any_span = true;
+	}
+	for (int i = 0; any_span && i < b->ns; i++)
+		b->s[i].b.guarded = true;
+	return true;
+}
+
 static bool find_mcloops(pp *p, rbuild *b)
 {
 	const site *s0 = &b->s[0];
@@ -552,7 +790,7 @@ static bool find_mcloops(pp *p, rbuild *b)
 			              "multicache '%s' would need more than 8 buffer dimensions%s", p->it->name, "");
 		make_mcloop(p, b->T, path[i], &b->mc[b->nmc++]);
 	}
-	return true;
+	return affine_mcloops(p, b);
 }
 
 /* A buffer of more bytes than this lives on the heap in any case (the C
@@ -590,6 +828,8 @@ static int64_t size_at_zero(pp *p, const bx *x)
 static const bx *loop_runs(pp *p, const lt_node *y)
 {
 	int64_t v;
+	if (y && lt_affine_loop(y)) /* its range is per iteration: counted as running */
+		return NULL;
 	const bx *span = y ? pl_bxb(p, BX_SUB, y->hi, y->lo) : NULL;
 	if (!span || bx_is_const(span, &v))
 		return NULL;
@@ -621,7 +861,7 @@ static const bx *exact_slots(pp *p, const rbuild *b, const lt_node *x, int j, co
 {
 	const mcloop *m = &b->mc[j];
 	if (x->kind == LT_LOOP && x->index == m->index) {
-		const bx *last = pl_bxb(p, BX_FLOORDIV, pl_loop_last(p, x), pl_bxc(p, x->step));
+		const bx *last = pl_bxb(p, BX_FLOORDIV, mc_last(p, x), pl_bxc(p, x->step));
 		const bx *tr = pl_bxb(p, BX_ADD, pl_bxb(p, BX_SUB, last, m->base), pl_bxc(p, 1)), *g = NULL;
 		for (const lt_node *y = x->parent; y && y != b->T->parent; y = y->parent)
 			if (y->kind == LT_LOOP && is_mcloop(b, y->index))
@@ -776,6 +1016,21 @@ static void buffer_layout(pp *p, rbuild *b)
 	}
 }
 
+/* Whether the region of b holds an affine loop: its trigger loop, or one below it (an
+ * element-level region wraps only the trigger's body). */
+static bool affine_in_region(const rbuild *b)
+{
+	for (int i = 0; i < b->ns; i++)
+		if (b->s[i].version && lt_affine_below(b->s[i].version))
+			return true;
+	if (!b->s[0].element)
+		return lt_affine_below(b->T) != NULL;
+	for (int i = 0; i < b->T->nkids + b->T->nels; i++)
+		if (lt_affine_below(i < b->T->nkids ? b->T->kids[i] : b->T->els[i - b->T->nkids]))
+			return true;
+	return false;
+}
+
 /* The region's record: where it sits, its buffer's shape and layout, and
  * what its copies do (sites that disagree get a copy-in and a copy-out). */
 static void describe_region(pp *p, rbuild *b)
@@ -823,6 +1078,11 @@ static void describe_region(pp *p, rbuild *b)
 		rg->prologue = LT_PRO_COPY_IN;
 		rg->epilogue = LT_EPI_COPY_OUT;
 	}
+	/* a zero-filled block is written back whole: every element must be set in the region, and
+	 * a set under an affine loop may run no iteration (k: 0 .. i at i = 0), or cover only the
+	 * triangle of the block's box: copy the block in (issue #31) */
+	if (rg->prologue == LT_PRO_ZERO_FILL && rg->epilogue == LT_EPI_COPY_OUT && affine_in_region(b))
+		rg->prologue = LT_PRO_COPY_IN;
 }
 
 /* Source elements the block moves per slot of each multicache loop (-1 when
@@ -948,6 +1208,15 @@ static lt_node *in_slot_loops(pp *p, const rbuild *b, int i, lt_node *c)
 		w->hi = l->hi;
 		w->step = l->step;
 		w->tail = l->tail;
+		if (b->mc[j].span) { /* the span, from its first value (affine_mcloops) */
+			w->lo = b->mc[j].slo;
+			w->hi = pl_bxb(p, BX_ADD, b->mc[j].shi, pl_bxc(p, 1));
+		} else if (b->mc[j].affine) {
+			w->ndlo = l->ndlo;
+			w->dlo = l->dlo;
+			w->ndhi = l->ndhi;
+			w->dhi = l->dhi;
+		}
 		if (!pl_set_kids(p, w, &c, 1))
 			return NULL;
 		c = w;

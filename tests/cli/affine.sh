@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib/expect.sh"
 export CACHET_CACHE_DIR="$tmp/cache"
 
-examples="trmm syrk trsm cholesky banded trmm_blocked trmm_reordered trmm_packed"
+examples="trmm syrk trsm cholesky banded trmm_blocked trmm_reordered trmm_packed trsm_written_cache trmm_double_buffer trmm_multicache"
 
 # ---------------------------------------------------------------- every example, every engine
 for x in $examples; do
@@ -126,8 +126,19 @@ expect "split band: interp" 0 "verified" "$CACHET" run "$band" --engine interp
 dbl=$(kfile dbl.cachet "kernel d" "param N = 8, K = 12, M = 16" "array A : f32[K, M] input" "array C : f32[N, M] inout" \
 	"for (i: N) {" "  for (k: 0 .. min(i+4, K)) {" "    for (j: M) {" "      C[i, j] += A[k, j]" "    }" "  }" "}" \
 	"plan {" "  AA = cache(A, index=j, thrifty=false, double_buffer=true)" "}")
-expect "refused: double buffer around an affine loop" 2 "double_buffer of cache 'AA': the loop around it, 'k', has affine bounds" \
-	"$CACHET" check "$dbl"
+# a double buffer around k: 0 .. min(i+4, K): the fill loads k's first row, the prefetch and the
+# move run under an if (k + 1 below both upper terms); from a max, one fill per lower term
+expect "double buffer around an affine loop: guarded prefetch" 0 "if -k\+10 >= 0 && i-k\+2 >= 0:" \
+	"$CACHET" lower "$dbl"
+expect "double buffer around an affine loop: run" 0 "verified" "$CACHET" run "$dbl" --threads 2
+expect "double buffer around an affine loop: checked" 0 "verified" "$CACHET" run "$dbl" --checked
+expect "double buffer around an affine loop: K=1" 0 "verified" "$CACHET" run "$dbl" -D K=1
+dbm=$(kfile dbm.cachet "kernel d" "param N = 8, K = 12, M = 16" "array A : f32[K, M] input" "array C : f32[N, M] inout" \
+	"for (i: N) {" "  for (k: max(0, i-2) .. K) {" "    for (j: M) {" "      C[i, j] += A[k, j]" "    }" "  }" "}" \
+	"plan {" "  AA = cache(A, index=j, thrifty=false, double_buffer=true)" "}")
+expect "double buffer around an affine loop from a max: two fills" 0 "for k in range\(max\(0, i-2\), min\(12, i-1\)\):  # tail" \
+	"$CACHET" lower "$dbm"
+expect "double buffer around an affine loop from a max: run" 0 "verified" "$CACHET" run "$dbm" --checked
 out=$(kfile out.cachet "kernel s" "param N = 8" "array A : f32[N, N] inout" \
 	"for (i: N, j: 0 .. i+1) {" "  A[i, j] += 1" "}" "schedule {" "  ii = split(i, 4)" "  reorder(i, j, ii)" "}")
 expect "refused: affine loop outside a split" 2 "out.cachet:9:3: error: loop 'j' must stay inside loop 'ii': its bounds use 'i'" \
@@ -138,8 +149,17 @@ expect "refused: parallel loop carrying a dependence" 2 "parallelize\(i\): the i
 	"$CACHET" check "$dep"
 cache=$(kfile cache.cachet "kernel c" "param N = 8" "array B : f32[N] inout" \
 	"for (i: N, j: 0 .. i+1) {" "  B[j] += 1" "}" "plan {" "  BB = cache(B, level=1)" "}")
-expect "refused: a written cache around an affine loop" 2 "cache.cachet:8:3: error: cache 'BB' holds loop 'j', whose bounds are affine .*a write of its block moves with it" \
-	"$CACHET" check "$cache"
+# a written block that moves with an affine loop: the box over its range, copied in and out
+# whole on the host (here += only: zero-filled, then added back), refused on a GPU target
+expect "written cache around an affine loop: run" 0 "verified" "$CACHET" run "$cache"
+expect "written cache around an affine loop: interp" 0 "verified" "$CACHET" run "$cache" --engine interp
+expect "written cache around an affine loop: N=1" 0 "verified" "$CACHET" run "$cache" -D N=1
+expect "written cache around an affine loop: zero_fill + reduce" 0 '"prologue": "zero_fill", "epilogue": "reduce"' \
+	"$CACHET" lower "$cache" --json
+gcache=$(kfile gcache.cachet "kernel c" "param N = 8" "array B : f32[N] inout" \
+	"for (i: N, j: 0 .. i+1) {" "  B[j] += 1" "}" "plan(target=cuda) {" "  BB = cache(B, level=1, location=global)" "}")
+expect "refused: a written cache around an affine loop on a GPU" 2 "gcache.cachet:8:3: error: cache 'BB' holds loop 'j', whose bounds are affine .*a write of its block moves with it: on a GPU target" \
+	"$CACHET" check "$gcache"
 
 # ---------------------------------------------------------------- schedules and loop verbs on them
 tiled=$(kfile tiled.cachet "kernel t" "param N = 70, M = 45" "array L : f32[N, N] input" \
@@ -237,11 +257,20 @@ expect "box over an affine loop's range: placed" 0 "cache LL of L \\(index ib, l
 expect "box over an affine loop's range: guarded copies" 0 "if c0\\+8 >= 0 && N-c0-9 >= 0" "$CACHET" lower "$kbl"
 expect "box over an affine loop's range: run" 0 "verified" "$CACHET" run "$kbl" --threads 2
 expect "box over an affine loop's range: checked" 0 "verified" "$CACHET" run "$kbl" --checked
-# ... nor where the region writes the array (its block would be copied back)
+# ... and where the region writes the array: C's block (rows 8*ib ..) does not move with kb, but
+# kb: 0 .. ib runs no iteration at ib = 0: += only, so zero-filled and added back
 kbc=$(kfile kbc.cachet "kernel t" "param N = 48, M = 40" "array L : f32[N, N] input" "array B : f32[N, M] input" \
 	"array C : f32[N, M] inout" "for (ib: 6) {" "  for (kb: 0 .. ib) {" "    for (i: 8, j: M, k: 8) {" \
 	"      C[8*ib + i, j] += L[8*ib + i, 8*kb + k] * B[8*kb + k, j]" "    }" "  }" "}" "plan {" "  CC = cache(C, index=kb, layout=(1, 0))" "}")
-expect "cache of a written array around an affine loop: refused" 2 "cache 'CC' holds loop 'kb', whose bounds are affine" "$CACHET" check "$kbc"
+expect "cache of a written array around an affine loop: zero_fill + reduce" 0 "cache CC of C \\(index kb.*zero_fill / reduce" "$CACHET" lower "$kbc"
+expect "cache of a written array around an affine loop: run" 0 "verified" "$CACHET" run "$kbc" --threads 2
+expect "cache of a written array around an affine loop: checked" 0 "verified" "$CACHET" run "$kbc" --checked
+# set, not updated: a zero-filled block would be written back over the rows of ib = 0 (no kb)
+kbs=$(kfile kbs.cachet "kernel t" "param N = 48, M = 40" "array L : f32[N, N] input" "array B : f32[N, M] input" \
+	"array C : f32[N, M] inout" "for (ib: 6) {" "  for (kb: 0 .. ib) {" "    for (i: 8, j: M, k: 8) {" \
+	"      C[8*ib + i, j] = L[8*ib + i, 8*kb + k] * B[8*kb + k, j]" "    }" "  }" "}" "plan {" "  CC = cache(C, index=kb, thrifty=false)" "}")
+expect "cache of a set array around an affine loop: copy_in" 0 "cache CC of C \\(index kb.*copy_in / copy_out" "$CACHET" lower "$kbs"
+expect "cache of a set array around an affine loop: run" 0 "verified" "$CACHET" run "$kbs"
 
 # ---------------------------------------------------------------- caches inside the triangle
 expect "blocked trmm: a cache of the gemm block" 0 "cache BB of B \(index i, level 3\)" \

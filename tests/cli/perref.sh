@@ -62,6 +62,7 @@ for f in examples/*.cachet; do
 	banded) defs="-D N=200" ;;
 	trmm_blocked) defs="-D NB=2 -D MB=3" ;;
 	trsm_blocked) defs="-D N=128 -D M=64" ;;
+	trsm_written_cache | trmm_double_buffer | trmm_multicache) defs="-D N=48 -D M=64" ;;
 	esac
 	for spec in 2K:32,16K:64 1K:8 4K:64:4; do
 		if ! "$CACHET" predict "$f" $defs --cache "$spec" --per-ref --json >"$tmp/j" 2>"$tmp/e"; then

@@ -1172,20 +1172,22 @@ static void gen_host_caches(pg_kernel *k, rng *r)
 		int n = array_order(k, ai, ord), role = k->a[ai].role;
 		int ro = role == 0 || role == 4, parent = -1;
 		int depth = 1 + (chance(r, 35) ? 1 + chance(r, 35) : 0);
-		/* affine kernels: mostly inside the innermost affine loop (a region holding one is
-		 * refused), which leaves the levels below it; distributed ones: mostly inside the
-		 * distributed loops (a cache outside them is refused) */
+		/* affine kernels: read-only arrays mostly inside the innermost affine loop (a
+		 * multicache or double buffer over one is refused), written ones half the time above
+		 * it (a written box over an affine loop, copied in and out whole); distributed ones:
+		 * mostly inside the distributed loops (a cache outside them is refused) */
 		int aff = k->kind == PG_AFFINE || k->kind == PG_DIST;
 		int inside = k->kind == PG_AFFINE ? levels_inside_fixed(k, ord, n)
 			     : k->kind == PG_DIST ? levels_inside_dist(k, ord, n) : n;
-		if (aff && inside < 1 && chance(r, 90))
+		int stay = k->kind == PG_AFFINE && !ro ? 50 : 90;
+		if (aff && inside < 1 && chance(r, stay))
 			continue;
 		for (int d = 0; d < depth; d++) {
 			int ci = add_cache(k, ai, parent);
 			if (ci < 0)
 				break;
 			pg_cache *c = &k->c[ci];
-			int maxlevel = aff && inside > 0 && chance(r, 90) ? inside : n;
+			int maxlevel = aff && inside > 0 && chance(r, stay) ? inside : n;
 			int64_t below = 0;
 			if (parent >= 0) {
 				const pg_cache *pc = &k->c[parent];
@@ -1205,9 +1207,11 @@ static void gen_host_caches(pg_kernel *k, rng *r)
 				c->thrifty = chance(r, 50);
 			int lv = cache_level(k, c, ord, n);
 			int trig_ok = ro || role == 3 || chance(r, 3);
-			if (c->place != PG_MAXEL && lv > 0 && trig_ok && chance(r, 30)) {
+			if (c->place != PG_MAXEL && lv > 0 && trig_ok && chance(r, k->kind == PG_AFFINE ? 50 : 30)) {
 				int top = parent >= 0 ? cache_level(k, &k->c[parent], ord, n) : n;
-				if (aff && inside > 0 && top > inside && chance(r, 90))
+				/* affine kernels: a trigger above the affine loop half the time (its slots
+				 * count the loop's span) */
+				if (aff && inside > 0 && top > inside && chance(r, k->kind == PG_AFFINE ? 50 : 90))
 					top = inside;
 				if (top < lv)
 					top = lv;
@@ -1220,8 +1224,16 @@ static void gen_host_caches(pg_kernel *k, rng *r)
 					c->tlevel = tl;
 				}
 			}
-			if ((ro || chance(r, 3)) && chance(r, 20))
+			if ((ro || chance(r, 3)) && chance(r, k->kind == PG_AFFINE ? 40 : 20))
 				c->dbuf = 1;
+			/* a double buffer right inside the innermost affine loop, half the time: the loop
+			 * around it is then the affine one, peeled with per-iteration ranges */
+			if (c->dbuf && k->kind == PG_AFFINE && inside > 0 && parent < 0 && c->place != PG_MAXEL &&
+			    !c->trig && chance(r, 50)) {
+				c->place = PG_LEVEL;
+				c->level = inside;
+				c->thrifty = 0; /* an elided cache has nothing to double buffer */
+			}
 			if (chance(r, 1))
 				c->loc = 1 + rint_(r, 3); /* refused on host */
 			if (k->kind == PG_AFFINE)
