@@ -73,6 +73,7 @@ for x in $examples; do
 	cholesky) defs="-D N=48" ;;
 	banded) defs="-D N=300" ;;
 	trmm_blocked | trmm_packed) defs="-D NB=2 -D MB=2" ;;
+	trsm_written_cache | trmm_double_buffer | trmm_multicache) defs="-D N=96 -D M=64" ;;
 	esac
 	for spec in 2K:32 4K:64:4 1K:16:2,8K:64; do
 		"$CACHET" predict "$f" $defs --cache "$spec" --json >"$tmp/p" 2>"$tmp/e" &&
