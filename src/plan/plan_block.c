@@ -78,6 +78,11 @@ static const bx *term_end(pp *p, aff e, bool upper, int depth)
 			x = bx_from_aff(p->a, p->k, pl_aff_var(p, AFF_PARAM, tm->id, 1));
 		else if (tm->kind == AFF_INDEX)
 			x = index_end(p, tm->id, (tm->coef > 0) == upper, depth + 1);
+		else if (tm->kind == AFF_LOOP && tm->id >= 0 && tm->id < p->k->nindices &&
+		         p->k->indices[tm->id].kind == IX_LOOP)
+			/* the variable of a loop over a loop index (the outer loop of its split chain)
+			 * takes values within that index's span */
+			x = index_end(p, tm->id, (tm->coef > 0) == upper, depth + 1);
 		if (!x)
 			return NULL;
 		r = pl_bxb(p, BX_ADD, r, pl_bxb(p, BX_MUL, x, pl_bxc(p, tm->coef)));
@@ -113,6 +118,19 @@ bool pl_affine_span(pp *p, const lt_node *l, const bx **a, const bx **z)
 	bool nolo = bx_is_const(l->lo, &c) && c == LT_NO_LO, nohi = bx_is_const(l->hi, &c) && c == LT_NO_HI;
 	*a = nolo ? index_end(p, l->index, false, 0) : l->lo;
 	*z = nohi ? index_end(p, l->index, true, 0) : pl_bxb(p, BX_SUB, l->hi, pl_bxc(p, 1));
+	/* a bound over params as well as affine terms (the inner loop of a split of an affine
+	 * loop: `0 .. min(W, N - i)`): each term's own end tightens it, else a huge W would size
+	 * the box */
+	for (int j = 0; j < l->ndlo && *a && !nolo; j++) {
+		const bx *t = term_end(p, l->dlo[j], false, 0);
+		if (t)
+			*a = pl_bxb(p, BX_MAX, *a, t);
+	}
+	for (int j = 0; j < l->ndhi && *z && !nohi; j++) {
+		const bx *t = term_end(p, l->dhi[j], true, 0);
+		if (t)
+			*z = pl_bxb(p, BX_MIN, *z, pl_bxb(p, BX_SUB, t, pl_bxc(p, 1)));
+	}
 	return *a && *z;
 }
 
