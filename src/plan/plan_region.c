@@ -758,6 +758,18 @@ static bool affine_mcloops(pp *p, rbuild *b)
 			              "its slots cannot be copied over its span (place the trigger inside the loops its "
 			              "bounds use)",
 			              p->it->name, name);
+		/* the copies over the span start from the first site's version of the loop: a
+		 * main and a tail version (a split whose step does not divide) would share them */
+		for (int i = 1; i < b->ns; i++) {
+			const lt_node *li = pl_anc_loop(b->s[i].node, m->index);
+			if (li && li != l)
+				return pp_err(p, p->it->pos,
+				              "multicache '%s': loop '%s' has affine bounds that use an index the "
+				              "copies before the trigger do not know, and runs as a main and a tail "
+				              "version: its slots cannot be copied over its span (place the trigger "
+				              "inside the loops its bounds use)",
+				              p->it->name, name);
+		}
 		m->span = true;
 		any_span = true;
 	}
