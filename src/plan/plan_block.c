@@ -83,6 +83,10 @@ static const bx *term_end(pp *p, aff e, bool upper, int depth)
 			/* the variable of a loop over a loop index (the outer loop of its split chain)
 			 * takes values within that index's span */
 			x = index_end(p, tm->id, (tm->coef > 0) == upper, depth + 1);
+		else if (tm->kind == AFF_LOOP && tm->id >= 0 && tm->id < p->k->nindices &&
+		         p->k->indices[tm->id].kind == IX_SPLIT && p->k->indices[tm->id].window > 0)
+			/* the variable of a split's inner loop counts from 0 within its window */
+			x = pl_bxc(p, (tm->coef > 0) == upper ? p->k->indices[tm->id].window - 1 : 0);
 		if (!x)
 			return NULL;
 		r = pl_bxb(p, BX_ADD, r, pl_bxb(p, BX_MUL, x, pl_bxc(p, tm->coef)));
