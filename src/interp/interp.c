@@ -399,25 +399,28 @@ static void loop_bounds(const ip_state *s, const ip_node *x, int64_t *lo, int64_
 	}
 }
 
+/* The registers loop x updates at value v, trip counter trip: those of v, of the trip counter
+ * and of tri(v) (packed caches' row starts; v is within the range the compiler proved free
+ * of overflow). */
+static void loop_regs(int64_t *o, const ip_node *x, int64_t v, int64_t trip)
+{
+	for (const ip_upd *p = x->upd; p < x->upd + x->nupd; p++)
+		o[p->dst] = o[p->src] + p->coef * v;
+	for (const ip_upd *p = x->tupd; p < x->tupd + x->ntupd; p++)
+		o[p->dst] = o[p->src] + p->coef * trip;
+	for (const ip_upd *p = x->qupd; p < x->qupd + x->nqupd; p++)
+		o[p->dst] = o[p->src] + p->coef * (v * (v + 1) / 2);
+}
+
 /* A loop with trip counter updates (cache regions of the plan). */
 static bool exec_loop_trip(ip_state *s, const ip_node *x)
 {
-	int64_t *o = s->o;
-	const ip_upd *u = x->upd, *ue = x->upd + x->nupd;
-	const ip_upd *tu = x->tupd, *tue = x->tupd + x->ntupd;
-	const ip_upd *qu = x->qupd, *que = x->qupd + x->nqupd;
 	int64_t lo, hi, step = x->step, trip = x->trip0;
 	loop_bounds(s, x, &lo, &hi);
 	if (x->ndlo > 0)
 		trip = ct_floordiv(lo, step);
 	for (int64_t v = lo; v < hi; v += step, trip++) {
-		for (const ip_upd *p = u; p < ue; p++)
-			o[p->dst] = o[p->src] + p->coef * v;
-		for (const ip_upd *p = tu; p < tue; p++)
-			o[p->dst] = o[p->src] + p->coef * trip;
-		/* v is within the range the compiler proved free of overflow */
-		for (const ip_upd *p = qu; p < que; p++)
-			o[p->dst] = o[p->src] + p->coef * (v * (v + 1) / 2);
+		loop_regs(s->o, x, v, trip);
 		if (!exec_nodes(s, x->kids, x->nkids))
 			return false;
 	}
@@ -434,7 +437,6 @@ static int static_thread(int64_t i, int64_t n, int64_t team)
 /* A parallel loop of a threads trace: a barrier record, then each iteration on its thread. */
 static bool exec_loop_par(ip_state *s, const ip_node *x)
 {
-	int64_t *o = s->o;
 	int64_t lo, hi, step = x->step, trip = x->trip0;
 	loop_bounds(s, x, &lo, &hi);
 	if (x->ndlo > 0)
@@ -454,12 +456,7 @@ static bool exec_loop_par(ip_state *s, const ip_node *x)
 	int64_t i = 0;
 	for (int64_t v = lo; v < hi; v += step, trip++, i++) {
 		s->thread = static_thread(i, n, team);
-		for (const ip_upd *p = x->upd; p < x->upd + x->nupd; p++)
-			o[p->dst] = o[p->src] + p->coef * v;
-		for (const ip_upd *p = x->tupd; p < x->tupd + x->ntupd; p++)
-			o[p->dst] = o[p->src] + p->coef * trip;
-		for (const ip_upd *p = x->qupd; p < x->qupd + x->nqupd; p++)
-			o[p->dst] = o[p->src] + p->coef * (v * (v + 1) / 2);
+		loop_regs(s->o, x, v, trip);
 		if (!(x->fast ? emit_trace(s, x->kids[0]) : exec_nodes(s, x->kids, x->nkids)))
 			return false;
 	}
