@@ -313,6 +313,7 @@ static bool time_variants(variant *vs, int nv, const options *opt)
 	return true;
 }
 
+/* bytes rounded up to a line, 64-byte aligned (free with free). */
 static void *alloc_bytes(size_t bytes)
 {
 	bytes = (bytes + 63) / 64 * 64;
@@ -604,12 +605,14 @@ static bool parse_cases(const char *s, bool *use)
 	return true;
 }
 
+/* nftw's callback that removes auto-b's store folder, deepest first. */
 static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 {
 	(void)sb, (void)flag, (void)ftw;
 	return remove(path);
 }
 
+/* The usage line on stderr; exit status 2. */
 static int usage(void)
 {
 	fprintf(stderr, "usage: bench_auto [--quick] [--no-check] [--cases sgemm,dgemm,two-index,stencil5] [--threads 1,2] "
