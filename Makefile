@@ -237,6 +237,19 @@ $(BUILD)/bench/bench_poly: bench/poly/bench_poly.c bench/common/bench_util.h $(B
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) -lopenblas $(EXTRA_LIBS) $(LDLIBS)
 
+# make bench-auto [BENCH_ARGS="--threads 1,2 --cases sgemm,two-index --sizes 1024 --budget 20 --keep DIR"]: issue #30
+# item 4: `cachet run --auto` (model only; with --budget also measured) on the plain-nest twins of the examples
+# (auto_matmul, auto_dgemm, auto_two_index, auto_stencil5) vs every hand-written plan of the same computation,
+# verified, as a table with the ratio to the best hand plan and a verdict (bench/auto/README.md);
+# BENCH_ARGS=--quick is the test suite's run (tests/cli/auto_bench.sh)
+.PHONY: bench-auto
+bench-auto: $(BUILD)/bench/bench_auto
+	./$(BUILD)/bench/bench_auto $(BENCH_ARGS)
+
+$(BUILD)/bench/bench_auto: bench/auto/bench_auto.c bench/common/bench_util.h bench/common/bench_kernel.h $(BUILD)/libcachet.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) $(EXTRA_LIBS) $(LDLIBS)
+
 # make bench-stencil [BENCH_ARGS="--threads 1,2 --size 4096"]: the 5-point stencil vs the copy bandwidth bound and the plain loop
 .PHONY: bench-stencil
 bench-stencil: $(BUILD)/bench/bench_stencil

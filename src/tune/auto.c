@@ -884,6 +884,7 @@ static void gemm_choice(auto_run *R, const auto_nest *n, auto_gemm *g, auto_choi
 	*unr = u2;
 }
 
+/* The comment of a register-tiled sum; nl < 0: the model counted no candidate's misses. */
 static void gemm_why(auto_run *R, const auto_nest *n, const auto_gemm *g, auto_choice *c, bool parallel,
                      const int64_t *miss, int nl)
 {
@@ -908,10 +909,15 @@ static void gemm_why(auto_run *R, const auto_nest *n, const auto_gemm *g, auto_c
 	              (long long)g->nc, (long long)g->kc, (long long)g->nc, (long long)(cache_bytes(m, 1) >> 10));
 	ct_buf_printf(w, "#   %s = %lld: rows per block, L2's other half and %d thread(s)\n", g->p_mc, (long long)g->mc,
 	              m->threads);
-	ct_buf_printf(w, "#   the three chosen by the model among their neighbours (x1/2, x2): predicted misses");
-	for (int l = 0; l < nl; l++)
-		ct_buf_printf(w, " L%d %lld", l + 1, (long long)miss[l]);
-	ct_buf_puts(w, "\n");
+	if (nl < 0) {
+		ct_buf_printf(w, "#   the three as derived: no neighbour (x1/2, x2) has a model count at these sizes (over the\n"
+		                 "#     model's work budget), so none is chosen on the model's word\n");
+	} else {
+		ct_buf_printf(w, "#   the three chosen by the model among their neighbours (x1/2, x2): predicted misses");
+		for (int l = 0; l < nl; l++)
+			ct_buf_printf(w, " L%d %lld", l + 1, (long long)miss[l]);
+		ct_buf_puts(w, "\n");
+	}
 	if (g->pack && n->acc[g->left].array == n->acc[g->right].array)
 		ct_buf_printf(w, "#   %s packed (a cache) for the vector side: its %lld x %d panels laid out with %s contiguous\n",
 		              k->arrays[n->acc[g->right].array].name, (long long)g->kc, g->nr, V);
@@ -1013,8 +1019,10 @@ static bool try_gemm(auto_run *R, const auto_nest *n)
 				ct_ctx_free(cx);
 				choice_free(&c);
 			}
+	/* no candidate has a model count (each over the model's work budget, at large sizes): the
+	 * analytical blocks stand, by the rules alone (best is still base) */
 	if (bcost < 0)
-		return false;
+		bnl = -1;
 	g.kc = best[0], g.nc = best[1], g.mc = best[2];
 	bool can_pack = packable(R->k, n, g.left) && packable(R->k, n, g.right);
 	for (int variant = can_pack ? 0 : 2; variant < 4; variant++) {

@@ -43,6 +43,14 @@ grep -q "^  unroll(" "$out" && grep -q "^  vectorize(" "$out" && grep -q "^  par
 	grep -q "^  Bp = cache(B, index=k1, trigger_index=i1)" "$out" &&
 	grep -q "^  Ap = cache(A, index=k1, trigger_index=j1, layout=(1, 0))" "$out" && ok ||
 	bad "auto_matmul: no register tile, cache tiles or parallel band: $(grep -v '^#' "$out" | tail -12)"
+# past the model's work budget (no tiling of the sum has a count at 2048) the analytical tiles stand
+expect "auto at 2048" 0 "" "$CACHET" auto examples/auto_matmul.cachet -D M=2048 -D N=2048 -D K=2048 --threads 2 \
+	-o "$tmp/mm2048.cachet"
+grep -q "^  unroll(" "$tmp/mm2048.cachet" && grep -q "^param KC_k = [0-9]* tune {" "$tmp/mm2048.cachet" &&
+	grep -q "the three as derived" "$tmp/mm2048.cachet" && ok ||
+	bad "auto at 2048: no register tile: $(grep -v '^#' "$tmp/mm2048.cachet" | tail -12)"
+expect "auto at 2048: runs, verified" 0 "verified against the reference interpreter" \
+	"$CACHET" run "$tmp/mm2048.cachet" -D M=70 -D N=90 -D K=40 --threads 2
 # a file's own schedule is kept
 grep -q "ii, jj, kk = tile(i=32, j=64, k=48)" "$tmp/matmul.auto.cachet" &&
 	grep -q "kept from the file: its schedule" "$tmp/matmul.auto.cachet" && ok || bad "matmul: schedule not kept"
