@@ -28,6 +28,13 @@
  * starting a parallel region (waking the threads) costs microseconds, a
  * few thousand simple iterations. */
 #define AUTO_MIN_PAR_WORK 4096
+/* The same for a parallel loop inside a serial one, which starts a region
+ * per outer iteration: there the start costs more than waking the threads
+ * once. Measured on a 2-core EPYC VM: PolyBench's doitgen with its inner
+ * loop on 2 threads (21,000 regions of 12,800 multiply-adds per thread) took
+ * 1.04 s against 0.057 s serially, about 47 us a region; 65,536 simple
+ * statement executions take tens of microseconds. */
+#define AUTO_MIN_INNER_PAR_WORK 65536
 /* Model evaluations of tilings in one run (27 per register-tiled nest): past
  * them a nest keeps its first candidate (the analytical values), so that
  * `auto` without a budget stays within its 2 s on kernels of many sums. A
@@ -1124,8 +1131,16 @@ static void parallel_inside(auto_run *R, const auto_nest *n, auto_choice *c)
 	const ir_node *x = n->inner;
 	for (int i = 0; x && i < x->nbody; i++) {
 		const ir_node *y = x->body[i];
-		if (y->kind != ND_FOR || !worth_threads(R, node_work(k, R->pv, y)))
+		if (y->kind != ND_FOR)
 			continue;
+		int64_t work = node_work(k, R->pv, y);
+		if (work < (int64_t)AUTO_MIN_INNER_PAR_WORK * R->m.threads) {
+			ct_buf_printf(&c->why,
+			              "#   %s not parallel: %lld iterations per sweep are too few for %d threads (a region "
+			              "starts every sweep)\n",
+			              k->indices[y->idx[0]].name, (long long)work, R->m.threads);
+			continue;
+		}
 		const char *v = k->indices[y->idx[0]].name;
 		auto_choice p = *c;
 		ct_buf pl;
@@ -1519,14 +1534,38 @@ static char *distributed_text(auto_run *R, const auto_nest *n)
 
 static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth, char **text, const char *note);
 
+/* Distributions in one file: each is a re-parse and a new auto run, one
+ * nest at a time (PolyBench's 3mm distributes three). */
+#define AUTO_MAX_DISTRIBUTE 8
+
+/* How many top-level nests of t (parameter values pv) are sums that take a
+ * register tile. */
+static int tiled_sums(ct_kernel *t, const int64_t *pv, const auto_machine *m)
+{
+	int count = 0;
+	for (int j = 0; j < t->nbody; j++) {
+		if (t->body[j]->kind != ND_FOR)
+			continue;
+		auto_nest *n = calloc(1, sizeof *n);
+		auto_gemm g;
+		if (!n)
+			return count;
+		nest_init(t, pv, m, t->body[j], n);
+		count += gemm_shape(t, m, n, &g);
+		free(n);
+	}
+	return count;
+}
+
 /* The two-index transform's choice (TCE): the fused nest cannot hold a
  * register tile; distributed, its sums can. When a nest distributes
  * legally and one of its parts is then a register-tiled sum, the file
  * written is the distributed one, planned as any other. CT_OK with *text
  * NULL when nothing was distributed. */
-static ct_status try_distribute(auto_run *R, char **text)
+static ct_status try_distribute(auto_run *R, int depth, const char *before, char **text)
 {
 	*text = NULL;
+	int had = tiled_sums(R->k, R->pv, &R->m);
 	for (int i = 0; i < R->k->nbody; i++) {
 		if (R->k->body[i]->kind != ND_FOR)
 			continue;
@@ -1546,32 +1585,28 @@ static ct_status try_distribute(auto_run *R, char **text)
 			continue;
 		ct_ctx *cx = NULL;
 		ct_kernel *t = trial_parse(R->tctx, R->k, dt, &cx, NULL, 0);
-		bool tiles = false;
 		int64_t *pv = t ? calloc((size_t)t->nparams + 1, sizeof *pv) : NULL;
 		if (pv)
 			ir_param_values(t, pv);
-		for (int j = 0; pv && j < t->nbody && !tiles; j++) {
-			if (t->body[j]->kind != ND_FOR)
-				continue;
-			auto_nest *m = calloc(1, sizeof *m);
-			auto_gemm g;
-			if (m) {
-				nest_init(t, pv, &R->m, t->body[j], m);
-				tiles = gemm_shape(t, &R->m, m, &g);
-			}
-			free(m);
-		}
+		/* only when distributing this nest gives a sum a register tile it had not */
+		bool tiles = pv && tiled_sums(t, pv, &R->m) > had;
 		free(pv);
 		ct_status st = CT_OK;
 		if (tiles) {
-			/* plan the distributed kernel (its text is the user's with the nest distributed) */
+			/* plan the distributed kernel (its text is the user's with the nest distributed);
+			 * the comments of earlier distributions come first */
 			char note[512];
 			snprintf(note, sizeof note,
 			         "# the nest at line %d, for (%s) over %d parts, is distributed (one nest per part):\n"
 			         "#   fused, no part can hold a register tile; distributed, a sum can (the TCE's\n"
 			         "#   fused-or-not choice); legal: the parts share only elements of one iteration\n",
 			         line, band, parts);
-			st = autoschedule(t, R->o, 1, text, note);
+			ct_buf all;
+			ct_buf_init(&all);
+			ct_buf_puts(&all, before ? before : "");
+			ct_buf_puts(&all, note);
+			st = all.s ? autoschedule(t, R->o, depth + 1, text, all.s) : CT_ERR_NOMEM;
+			ct_buf_free(&all);
 			if (st != CT_OK) {
 				ct_ctx_clear_error(R->tctx);
 				free(*text);
@@ -1604,8 +1639,9 @@ ct_status ct_kernel_autoschedule(ct_kernel *k, const ct_auto_options *o, char **
 	return st;
 }
 
-/* ct_kernel_autoschedule's work; depth 1: a distributed kernel's (no more
- * distributing), note: the comment saying how it was distributed. */
+/* ct_kernel_autoschedule's work; depth: how many nests were distributed to
+ * give k (each a nested run, up to AUTO_MAX_DISTRIBUTE), note: the comments
+ * saying how. */
 static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth, char **text, const char *note)
 {
 	ct_status st = ir_kernel_ready(k);
@@ -1672,7 +1708,8 @@ static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth,
 		ct_buf_puts(&kept, "# kept from the file: its schedule\n");
 	}
 	char *dist = NULL;
-	if (depth == 0 && !R.at.has_sched && !R.at.has_plan && try_distribute(&R, &dist) == CT_OK && dist) {
+	if (depth < AUTO_MAX_DISTRIBUTE && !R.at.has_sched && !R.at.has_plan &&
+	    try_distribute(&R, depth, note, &dist) == CT_OK && dist) {
 		ct_buf_free(&kept);
 		ct_buf_free(&R.params);
 		ct_buf_free(&R.sched);

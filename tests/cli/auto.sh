@@ -31,7 +31,7 @@ auto_runs examples/stencil5.cachet stencil5 -D N=40 -D M=36
 auto_runs examples/jacobi1d.cachet jacobi1d -D N=300
 auto_runs tests/auto/seidel.cachet seidel
 auto_runs tests/auto/recurrence.cachet recurrence -D M=256
-auto_runs tests/auto/jacobi2d.cachet jacobi2d -D N=100
+auto_runs tests/auto/jacobi2d.cachet jacobi2d -D N=400 -D T=2
 j1=$(kfile j1.cachet "kernel j1" "param N = 1000" "array A : f64[N] input" "array B : f64[N] inout" \
 	"for (i: 1 .. N-1) {" "  B[i] = (A[i-1] + A[i] + A[i+1]) / 3" "}")
 auto_runs "$j1" jacobi1d_plain -D N=20000
@@ -86,6 +86,18 @@ auto_runs "$fz" fused
 j=$tmp/jacobi2d.auto.cachet
 grep -q "^  parallelize(i)" "$j" && grep -q "^  parallelize(i2)" "$j" && ! grep -q "^  parallelize(t)" "$j" && ok ||
 	bad "jacobi2d: $(grep -v '^#' "$j" | tail -8)"
+# every nest that distributes into a register-tiled sum is distributed (3mm: three), and runs
+expect "auto mm3" 0 "" "$CACHET" auto bench/poly/kernels/mm3.cachet --threads 2 -o "$tmp/mm3.auto.cachet"
+[ "$(grep -c "is distributed (one nest per part)" "$tmp/mm3.auto.cachet")" = 3 ] &&
+	[ "$(grep -c "^  unroll(" "$tmp/mm3.auto.cachet")" = 3 ] && ok ||
+	bad "mm3: $(grep -v '^#' "$tmp/mm3.auto.cachet" | tail -30)"
+auto_runs bench/poly/kernels/mm3.cachet mm3_small -D NI=16 -D NJ=18 -D NK=20 -D NL=22 -D NM=24
+# a parallel loop inside a serial one starts a region per outer iteration: too little work per
+# sweep (doitgen's 160 x 160 per (r, q)) stays serial, and the file says why
+expect "auto doitgen" 0 "" "$CACHET" auto bench/poly/kernels/doitgen.cachet --threads 2 -o "$tmp/doitgen.auto.cachet"
+! grep -q "^  parallelize(p)" "$tmp/doitgen.auto.cachet" &&
+	grep -q "p not parallel: 25760 iterations per sweep are too few for 2 threads" "$tmp/doitgen.auto.cachet" && ok ||
+	bad "doitgen: $(grep -v '^#' "$tmp/doitgen.auto.cachet" | tail -4)"
 # one loop on 2 threads: one block per thread, each a vector loop
 j=$tmp/jacobi1d_plain.auto.cachet
 grep -q "^  iv = split(i, [0-9]*)" "$j" && grep -q "^  parallelize(i)" "$j" && grep -q "^  vectorize(iv)" "$j" && ok ||
