@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../common/bench_kernel.h"
 #include "../common/bench_util.h"
@@ -27,12 +28,14 @@
  * and of OpenBLAS's f32 routine; a row is ok when cachet's is within the f32 tolerance or within
  * 4x OpenBLAS's own (a k-long f32 sum in order, as cachet's loops add, rounds more than
  * OpenBLAS's blocked one). Median of NMEAS measurements of >= MIN_SECONDS each, taken in
- * rounds that alternate OpenBLAS, cachet (and the copy) so both see the same host; GFLOP/s
+ * rounds that alternate OpenBLAS, cachet (and the copy) so both see the same host, each
+ * measurement after a pause and an untimed call (settle: the other library's threads idle); GFLOP/s
  * count the triangular flops (trmm, trsm: n^2 m; syrk: n (n+1) k). OpenBLAS runs with the
  * kernel set that computes correctly and fastest here, whatever the environment says.
  */
 
 #define NMEAS 5
+#define SETTLE_NS 150000000L /* 0.15 s: longer than either library's spinning (settle) */
 #define MIN_SECONDS 0.2
 
 typedef bench_entry_fn entry_fn;
@@ -121,6 +124,18 @@ static double time_reps(void (*fn)(const problem *), const problem *p, long reps
 	return (now() - t0) / (double)reps;
 }
 
+/* Lets the threads of the function timed before go to sleep, then calls fn once untimed: on
+ * 2 cores, OpenBLAS's idle workers spin for up to 2^28 cycles (its THREAD_TIMEOUT, about
+ * 0.07 s here) after a call, and libgomp's spin too; a call timed right after the other
+ * library's ran its first call with a core taken (trmm 2048 on 2 threads: cachet 47 ms in
+ * the bench, 43 ms alone). */
+static void settle(void (*fn)(const problem *), const problem *p)
+{
+	struct timespec ts = {0, SETTLE_NS};
+	nanosleep(&ts, NULL);
+	fn(p);
+}
+
 /* Median seconds of one call of each of the nf functions fn[], measured in NMEAS rounds that
  * take each in turn: the host's other tenants come and go within seconds, and interleaving
  * gives every function the same conditions (measuring one NMEAS times, then the next, made a
@@ -132,8 +147,10 @@ static void time_interleaved(void (*const fn[])(const problem *), int nf, const 
 	for (int f = 0; f < nf; f++)
 		reps[f] = reps_for(fn[f], p);
 	for (int i = 0; i < NMEAS; i++)
-		for (int f = 0; f < nf; f++)
+		for (int f = 0; f < nf; f++) {
+			settle(fn[f], p);
 			v[f][i] = time_reps(fn[f], p, reps[f]);
+		}
 	for (int f = 0; f < nf; f++) {
 		qsort(v[f], NMEAS, sizeof *v[f], cmp_double);
 		out[f] = v[f][NMEAS / 2];
@@ -334,7 +351,8 @@ int main(int argc, char **argv)
 	       dir, openblas_get_config());
 	printf("cpu: %s\n", cpu);
 	printf("peer: OpenBLAS, %s [loaded: %s]\n", bench_peer_note(), openblas_get_corename());
-	printf("median of %d measurements of >= %.1f s each, in rounds alternating the two; in-place calls restore their input, its copy "
+	printf("median of %d measurements of >= %.1f s each, in rounds alternating the two, each after a 0.15 s pause and "
+	       "an untimed call; in-place calls restore their input, its copy "
 	       "time subtracted; errors vs the f64 operation (OpenBLAS d-routine), ok: cachet's <= %.0e or "
 	       "<= 4x OpenBLAS's\n\n",
 	       NMEAS, MIN_SECONDS, ct_dtype_tolerance(CT_F32));
