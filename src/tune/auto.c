@@ -1241,6 +1241,59 @@ static bool split_1d(auto_run *R, const auto_nest *n, auto_choice *c, bool paral
 	return true;
 }
 
+static bool writes(const ir_node *x, int a);
+
+/* Bytes of array a at the kernel's sizes (0: unknown). */
+static int64_t array_bytes(const ct_kernel *k, const int64_t *pv, int a)
+{
+	const ir_array *ar = &k->arrays[a];
+	int64_t b = (int64_t)ct_dtype_size(ar->type);
+	for (int d = 0; d < ar->rank; d++) {
+		bool ok = true;
+		int64_t e = aff_eval(ar->ext[d], pv, NULL, &ok);
+		if (!ok || e <= 0 || b > INT64_MAX / e)
+			return 0;
+		b *= e;
+	}
+	return b;
+}
+
+/* Whether the vector loop x (a leaf of nest n) should store with streaming
+ * stores (vectorize(.., nontemporal=true), docs/PLANS.md section 15): every
+ * array it writes is an output the nest does not read (the plan's check
+ * says whether the kernel reads it anywhere), and together they are larger
+ * than the last-level cache, so their lines would be evicted unread before
+ * the kernel ends: stored through the cache, each line is first read from
+ * memory (read for ownership) and later written back. why gets the sizes. */
+static bool wants_nontemporal(const auto_run *R, const auto_nest *n, const ir_node *x, char *why, size_t nwhy)
+{
+	const ct_kernel *k = R->k;
+	const auto_machine *m = &R->m;
+	int64_t llc = m->ncaches > 0 ? m->cache_size[m->ncaches - 1] : 0, total = 0;
+	char names[128] = "";
+	if (llc <= 0)
+		return false;
+	for (int a = 0; a < k->narrays; a++) {
+		if (!writes(x, a))
+			continue;
+		if (k->arrays[a].role != CT_OUTPUT)
+			return false;
+		for (int i = 0; i < n->nacc; i++)
+			if (n->acc[i].array == a && !n->acc[i].write)
+				return false;
+		int64_t b = array_bytes(k, R->pv, a);
+		if (b <= 0)
+			return false;
+		total += b;
+		snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", names[0] ? ", " : "", k->arrays[a].name);
+	}
+	if (total <= llc)
+		return false;
+	snprintf(why, nwhy, "%s written, never read, %lld MiB > the last-level cache (L%d, %lld MiB)", names,
+	         (long long)(total >> 20), m->ncaches, (long long)(llc >> 20));
+	return true;
+}
+
 /* Order from reuse, vectorize what can be, parallelize the outermost loop that can be. */
 static void try_plain(auto_run *R, const auto_nest *n, int nest, bool reorder)
 {
@@ -1334,6 +1387,29 @@ static void try_plain(auto_run *R, const auto_nest *n, int nest, bool reorder)
 			c.plan = pl;
 			ct_buf_printf(&c.why, "#   vectorize(%s): innermost, unit stride, no dependence across it\n", v);
 			R->vector++;
+			char ntw[256];
+			if (wants_nontemporal(R, n, x, ntw, sizeof ntw)) {
+				/* the same vector loop with streaming stores, where the plan's check allows them */
+				ct_buf nt;
+				ct_buf_init(&nt);
+				char line[320];
+				snprintf(line, sizeof line, "  vectorize(%s)\n", v);
+				const char *at = c.plan.s ? strstr(c.plan.s, line) : NULL;
+				if (at)
+					ct_buf_printf(&nt, "%.*s  vectorize(%s, nontemporal=true)\n%s", (int)(at - c.plan.s), c.plan.s,
+					              v, at + strlen(line));
+				auto_choice q = c;
+				q.plan = nt;
+				char nerr[512];
+				if (at && candidate_ok(R, &q, NULL, 0, &v, 1, nerr, sizeof nerr)) {
+					ct_buf_free(&c.plan);
+					c.plan = nt;
+					ct_buf_printf(&c.why, "#     nontemporal=true (streaming stores): %s\n", ntw);
+				} else {
+					ct_buf_free(&nt);
+					ct_buf_printf(&c.why, "#     no streaming stores (%s): %s\n", ntw, at ? nerr : "not found");
+				}
+			}
 		} else {
 			ct_buf_free(&pl);
 			ct_buf_printf(&c.why, "#   %s not vectorized: %s\n", v, err);
