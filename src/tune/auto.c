@@ -407,6 +407,7 @@ typedef struct auto_gemm {
 	int mr, nv, lanes, nr;        /* register tile: mr x nr = mr x (nv vectors of lanes) */
 	int64_t kc, nc, mc;           /* cache tiles of r, v, u */
 	int l1_ways;                  /* ways of L1 kc was derived from (0: half of L1) */
+	int64_t kc0, nc0, mc0;        /* the analytical values (gemm_blocks) */
 	const char *p_kc, *p_nc, *p_mc;
 	int elt;
 	int left, right;              /* accesses: the operand moving with u and r, with v and r (-1: none) */
@@ -561,7 +562,7 @@ static void gemm_blocks(const auto_machine *m, const auto_nest *n, auto_gemm *g)
 	/* the rows per thread */
 	int64_t mc = (n->trip[g->u] + m->threads - 1) / m->threads;
 	mc = even_blocks(n->trip[g->u], mc < n->trip[g->u] ? round_up(mc, g->mr) : mc, g->mr);
-	g->kc = kc, g->nc = nc, g->mc = mc;
+	g->kc = g->kc0 = kc, g->nc = g->nc0 = nc, g->mc = g->mc0 = mc;
 	g->l1_ways = pw;
 }
 
@@ -940,28 +941,34 @@ static void gemm_why(auto_run *R, const auto_nest *n, const auto_gemm *g, auto_c
 	              m->fma_latency, m->fma_units, m->registers, g->nv, V);
 	ct_buf_printf(w, "#     %d FMAs per %d loads\n", g->mr * g->nv, g->mr + g->nv);
 	if (g->l1_ways)
-		ct_buf_printf(w, "#   %s = %lld: the %d x %lld row panel of the left operand, reused by every column panel,\n"
+		ct_buf_printf(w, "#   %s from %lld: the %d x %lld row panel of the left operand, reused by every column panel,\n"
 		                 "#     in %d of L1's %d ways (%lld KiB; (ways - 1) / 2: Low et al.), in even blocks of %s = %lld;\n",
-		              g->p_kc, (long long)g->kc, g->mr, (long long)g->kc, g->l1_ways, m->cache_ways[0],
+		              g->p_kc, (long long)g->kc0, g->mr, (long long)g->kc0, g->l1_ways, m->cache_ways[0],
 		              (long long)(cache_bytes(m, 0) >> 10), Rn, (long long)n->trip[g->r]);
 	else
-		ct_buf_printf(w, "#   %s = %lld: the %d x %lld row panel of the left operand, reused by every column panel,\n"
+		ct_buf_printf(w, "#   %s from %lld: the %d x %lld row panel of the left operand, reused by every column panel,\n"
 		                 "#     in half of L1 (%lld KiB; no associativity known), in even blocks of %s = %lld;\n",
-		              g->p_kc, (long long)g->kc, g->mr, (long long)g->kc, (long long)(cache_bytes(m, 0) >> 10), Rn,
+		              g->p_kc, (long long)g->kc0, g->mr, (long long)g->kc0, (long long)(cache_bytes(m, 0) >> 10), Rn,
 		              (long long)n->trip[g->r]);
 	ct_buf_printf(w, "#     the %lld x %d micro-panels stream from L2; %s[..]'s tile is loaded and stored once per block\n",
-	              (long long)g->kc, g->nr, k->arrays[n->stmt->lhs->id].name);
-	ct_buf_printf(w, "#   %s = %lld: the %lld x %lld block of the right operand in half of L2 (%lld KiB), at most %s = %lld\n",
-	              g->p_nc, (long long)g->nc, (long long)g->kc, (long long)g->nc, (long long)(cache_bytes(m, 1) >> 10), V,
-	              (long long)n->trip[g->v]);
-	ct_buf_printf(w, "#   %s = %lld: the rows per thread (%s = %lld, %d thread(s)): the right block is packed once per\n"
-	                 "#     %s rows, the left row panels per %d rows\n",
-	              g->p_mc, (long long)g->mc, U, (long long)n->trip[g->u], m->threads, g->p_mc, g->mr);
+	              (long long)g->kc0, g->nr, k->arrays[n->stmt->lhs->id].name);
+	ct_buf_printf(w, "#   %s from %lld: the %lld x %lld block of the right operand in half of L2 (%lld KiB), at most %s = %lld\n",
+	              g->p_nc, (long long)g->nc0, (long long)g->kc0, (long long)g->nc0, (long long)(cache_bytes(m, 1) >> 10),
+	              V, (long long)n->trip[g->v]);
+	ct_buf_printf(w, "#   %s from %lld: the rows per thread (%s = %lld, %d thread(s)): the right block is packed once\n"
+	                 "#     per %s rows, the left row panels per %d rows\n",
+	              g->p_mc, (long long)g->mc0, U, (long long)n->trip[g->u], m->threads, g->p_mc, g->mr);
 	if (nl < 0) {
-		ct_buf_printf(w, "#   the three as derived: no neighbour (x1/2, x2) has a model count at these sizes (over the\n"
-		                 "#     model's work budget), so none is chosen on the model's word\n");
+		ct_buf_printf(w, "#   %s = %lld, %s = %lld, %s = %lld as derived: no neighbour (x1/2, x2) has a model count at\n"
+		                 "#     these sizes (over the model's work budget), so none is chosen on the model's word\n",
+		              g->p_kc, (long long)g->kc, g->p_nc, (long long)g->nc, g->p_mc, (long long)g->mc);
 	} else {
-		ct_buf_printf(w, "#   the three chosen by the model among their neighbours (x1/2, x2): predicted misses");
+		ct_buf_printf(w, "#   %s = %lld, %s = %lld, %s = %lld: chosen by the model among the derived values and their\n"
+		                 "#     neighbours (x1/2, x2", g->p_kc, (long long)g->kc, g->p_nc, (long long)g->nc, g->p_mc,
+		              (long long)g->mc);
+		if (parallel)
+			ct_buf_printf(w, "; at least %d pairs of blocks of %s and %s", m->threads, U, V);
+		ct_buf_puts(w, "): predicted misses");
 		for (int l = 0; l < nl; l++)
 			ct_buf_printf(w, " L%d %lld", l + 1, (long long)miss[l]);
 		ct_buf_puts(w, "\n");
@@ -1015,6 +1022,12 @@ static bool gemm_loops_free(auto_run *R, const auto_nest *n, const auto_gemm *g,
 	return ok;
 }
 
+/* The (row block, column block) pairs of g's cache tiles: the parallel loop's iterations. */
+static int64_t block_pairs(const auto_nest *n, const auto_gemm *g)
+{
+	return ((n->trip[g->u] + g->mc - 1) / g->mc) * ((n->trip[g->v] + g->nc - 1) / g->nc);
+}
+
 /* Try the register-tiled plan of a gemm-shaped nest; true when accepted. */
 static bool try_gemm(auto_run *R, const auto_nest *n)
 {
@@ -1041,6 +1054,9 @@ static bool try_gemm(auto_run *R, const auto_nest *n)
 				h.nc = even_blocks(n->trip[g.v], base[1] * num[b] / den[b], g.nr);
 				h.mc = even_blocks(n->trip[g.u], base[2] * num[c3] / den[c3], g.mr);
 				if ((a && h.kc == base[0]) || (b && h.nc == base[1]) || (c3 && h.mc == base[2]))
+					continue;
+				/* no fewer blocks of rows x columns than threads, where the derived ones have that many */
+				if (R->m.threads > 1 && block_pairs(n, &h) < R->m.threads && block_pairs(n, &g) >= R->m.threads)
 					continue;
 				auto_choice c;
 				choice_init(&c);
