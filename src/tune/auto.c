@@ -1210,6 +1210,8 @@ static void parallel_inside(auto_run *R, const auto_nest *n, auto_choice *c)
 	}
 }
 
+static void try_nontemporal(auto_run *R, const auto_nest *n, const ir_node *x, const char *v, auto_choice *c);
+
 /* A band of one loop with nothing inside, parallel: blocks of it on the
  * threads and each block one vector loop (split to the thread count,
  * rounded to whole vectors). True when taken. */
@@ -1253,6 +1255,7 @@ static bool split_1d(auto_run *R, const auto_nest *n, auto_choice *c, bool paral
 	ct_buf_printf(&c->why, "#   %s = split(%s, %lld): one block per thread (%lld iterations over %d threads, whole\n"
 	                       "#     %lld-lane vectors); vectorize(%s) inside each block\n",
 	              xv, x, (long long)ch, (long long)n->trip[0], R->m.threads, (long long)lanes, xv);
+	try_nontemporal(R, n, n->top, xv, c);
 	R->vector++;
 	return true;
 }
@@ -1308,6 +1311,36 @@ static bool wants_nontemporal(const auto_run *R, const auto_nest *n, const ir_no
 	snprintf(why, nwhy, "%s written, never read, %lld MiB > the last-level cache (L%d, %lld MiB)", names,
 	         (long long)(total >> 20), m->ncaches, (long long)(llc >> 20));
 	return true;
+}
+
+/* The accepted vector loop v (leaf x of nest n) in c's plan: with streaming
+ * stores when wants_nontemporal says so and the plan's check accepts them;
+ * the comment says which, and why. */
+static void try_nontemporal(auto_run *R, const auto_nest *n, const ir_node *x, const char *v, auto_choice *c)
+{
+	char ntw[256];
+	if (!wants_nontemporal(R, n, x, ntw, sizeof ntw))
+		return;
+	char line[320];
+	snprintf(line, sizeof line, "  vectorize(%s)\n", v);
+	const char *at = c->plan.s ? strstr(c->plan.s, line) : NULL;
+	if (!at)
+		return;
+	ct_buf nt;
+	ct_buf_init(&nt);
+	ct_buf_printf(&nt, "%.*s  vectorize(%s, nontemporal=true)\n%s", (int)(at - c->plan.s), c->plan.s, v,
+	              at + strlen(line));
+	auto_choice q = *c;
+	q.plan = nt;
+	char err[512];
+	if (candidate_ok(R, &q, NULL, 0, &v, 1, err, sizeof err)) {
+		ct_buf_free(&c->plan);
+		c->plan = nt;
+		ct_buf_printf(&c->why, "#     nontemporal=true (streaming stores): %s\n", ntw);
+	} else {
+		ct_buf_free(&nt);
+		ct_buf_printf(&c->why, "#     no streaming stores (%s): %s\n", ntw, err);
+	}
 }
 
 /* Order from reuse, vectorize what can be, parallelize the outermost loop that can be. */
@@ -1403,29 +1436,7 @@ static void try_plain(auto_run *R, const auto_nest *n, int nest, bool reorder)
 			c.plan = pl;
 			ct_buf_printf(&c.why, "#   vectorize(%s): innermost, unit stride, no dependence across it\n", v);
 			R->vector++;
-			char ntw[256];
-			if (wants_nontemporal(R, n, x, ntw, sizeof ntw)) {
-				/* the same vector loop with streaming stores, where the plan's check allows them */
-				ct_buf nt;
-				ct_buf_init(&nt);
-				char line[320];
-				snprintf(line, sizeof line, "  vectorize(%s)\n", v);
-				const char *at = c.plan.s ? strstr(c.plan.s, line) : NULL;
-				if (at)
-					ct_buf_printf(&nt, "%.*s  vectorize(%s, nontemporal=true)\n%s", (int)(at - c.plan.s), c.plan.s,
-					              v, at + strlen(line));
-				auto_choice q = c;
-				q.plan = nt;
-				char nerr[512];
-				if (at && candidate_ok(R, &q, NULL, 0, &v, 1, nerr, sizeof nerr)) {
-					ct_buf_free(&c.plan);
-					c.plan = nt;
-					ct_buf_printf(&c.why, "#     nontemporal=true (streaming stores): %s\n", ntw);
-				} else {
-					ct_buf_free(&nt);
-					ct_buf_printf(&c.why, "#     no streaming stores (%s): %s\n", ntw, at ? nerr : "not found");
-				}
-			}
+			try_nontemporal(R, n, x, v, &c);
 		} else {
 			ct_buf_free(&pl);
 			ct_buf_printf(&c.why, "#   %s not vectorized: %s\n", v, err);

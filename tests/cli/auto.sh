@@ -144,6 +144,14 @@ grep -q "^  vectorize(y, nontemporal=true)" "$st" && grep -q "nontemporal=true (
 expect "auto stencil5 16384: runs, verified at 40 x 36" 0 "verified against the reference interpreter" \
 	"$CACHET" run "$st" -D N=40 -D M=36 --threads 2
 ! grep -q "nontemporal" "$tmp/stencil5.auto.cachet" && ok || bad "stencil5 40 x 36: streaming stores into a cached output"
+# a one-loop nest split per thread: its vector blocks stream too (an output of 1.6 GB f64)
+o1=$(kfile o1.cachet "kernel o1" "param N = 1000" "array A : f64[N] input" "array B : f64[N] output" \
+	"for (i: 1 .. N-1) {" "  B[i] = (A[i-1] + A[i] + A[i+1]) / 3" "}")
+expect "auto: 1-D output" 0 "" "$CACHET" auto "$o1" -D N=200000000 --threads 2 -o "$tmp/o1.auto.cachet"
+grep -q "^  vectorize(iv, nontemporal=true)" "$tmp/o1.auto.cachet" && grep -q "^  parallelize(i)" "$tmp/o1.auto.cachet" &&
+	ok || bad "1-D output: $(grep -v '^#' "$tmp/o1.auto.cachet" | tail -6)"
+expect "auto: 1-D output: runs" 0 "verified against the reference interpreter" \
+	"$CACHET" run "$tmp/o1.auto.cachet" -D N=5000 --threads 2
 # not for an inout array (the kernel reads it), and not where the plan's check refuses them (a later
 # nest reads the output): the file says why
 io=$(kfile io.cachet "kernel io" "param N = 16384" "array A : f32[N, N] input" "array B : f32[N, N] inout" \
