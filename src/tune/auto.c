@@ -413,6 +413,8 @@ typedef struct auto_gemm {
 	int u, v, r;                  /* band positions */
 	int mr, nv, lanes, nr;        /* register tile: mr x nr = mr x (nv vectors of lanes) */
 	int64_t kc, nc, mc;           /* cache tiles of r, v, u */
+	int l1_ways;                  /* ways of L1 kc was derived from (0: half of L1) */
+	int64_t kc0, nc0, mc0;        /* the analytical values (gemm_blocks) */
 	const char *p_kc, *p_nc, *p_mc;
 	int elt;
 	int left, right;              /* accesses: the operand moving with u and r, with v and r (-1: none) */
@@ -511,28 +513,64 @@ static int64_t cache_bytes(const auto_machine *m, int level)
 	return s > 0 ? s : 32 << 10;
 }
 
-/* BLIS's analytical blocking (Low et al. 2016) as the starting point:
- * an mr x kc row panel and a kc x nr column panel of the operands share L1,
- * the kc x nc block of the right operand fills L2's share, the mc x kc
- * block of the left one L2's other share. The model then picks among the
- * neighbours of these values (auto_search). */
+/* x in blocks of at most b, made even: the fewest blocks of at most b,
+ * each of the same size rounded up to a multiple of unit (the last one
+ * shorter); x itself when one block holds it. */
+static int64_t even_blocks(int64_t x, int64_t b, int64_t unit)
+{
+	if (b >= x)
+		return x;
+	if (b < unit)
+		b = unit;
+	int64_t nb = (x + b - 1) / b;
+	int64_t e = round_up((x + nb - 1) / nb, unit);
+	return e < x ? e : x;
+}
+
+/* The ways of L1 the left operand's mr x kc row panel may hold: half of
+ * them but one (Low et al.: one way is left to the streams, the rest
+ * shared between what stays and what passes through); 0 when the probe
+ * gives no associativity. */
+static int l1_panel_ways(const auto_machine *m)
+{
+	int w = m->cache_ways[0];
+	if (w < 2 || m->cache_size[0] <= 0 || m->cache_line[0] <= 0 || m->cache_size[0] % w)
+		return 0;
+	return (w - 1) / 2 > 0 ? (w - 1) / 2 : 1;
+}
+
+/* BLIS's analytical blocking (Low et al. 2016), for auto's loop order
+ * (the row panels of mr rows outside the column panels of nr columns,
+ * as in examples/dgemm.cachet): the left operand's mr x kc row panel is
+ * what L1 keeps, reused by each of the NC / nr column panels; the right
+ * operand's kc x nr micro-panels pass through L1 once per row panel, read
+ * in order from the kc x nc block that L2 keeps (streamed at L2's
+ * bandwidth while the FMAs run, so they do not bound kc). So:
+ *   kc: the row panel in (ways - 1) / 2 ways of L1 (half of L1 without
+ *       the ways), in even blocks of the sum (no short last block);
+ *       the larger kc, the fewer times the mr x nr tile of the written
+ *       array is loaded and stored (once per block of the sum);
+ *   nc: the kc x nc block of the right operand in half of L2;
+ *   mc: the rows per thread: the row panels are packed per mr rows, so
+ *       mc sets only how often the right block is packed (once per mc
+ *       rows), the fewer the better.
+ * Each at most its loop's extent (one block then). The model then picks
+ * among the neighbours of these values (try_gemm). */
 static void gemm_blocks(const auto_machine *m, const auto_nest *n, auto_gemm *g)
 {
-	double l1 = (double)cache_bytes(m, 0) * AUTO_CACHE_SHARE;
+	int pw = l1_panel_ways(m);
+	double l1 = pw ? (double)pw * (double)(m->cache_size[0] / m->cache_ways[0])
+	               : (double)cache_bytes(m, 0) * AUTO_CACHE_SHARE;
 	double l2 = (double)cache_bytes(m, 1) * AUTO_CACHE_SHARE;
-	int64_t kc = (int64_t)(l1 / ((double)(g->mr + g->nr) * g->elt));
-	kc = round_down(kc, 8);
-	if (kc > n->trip[g->r])
-		kc = n->trip[g->r];
+	int64_t kc = round_down((int64_t)(l1 / ((double)g->mr * g->elt)), 8);
+	kc = even_blocks(n->trip[g->r], kc, 8);
 	int64_t nc = round_down((int64_t)(l2 / ((double)kc * g->elt)), g->nr);
-	if (nc > round_up(n->trip[g->v], g->nr))
-		nc = round_up(n->trip[g->v], g->nr);
-	int64_t mc = round_down((int64_t)(l2 / ((double)kc * g->elt)), g->mr);
-	/* enough blocks of rows for the threads */
-	int64_t share = round_up((n->trip[g->u] + m->threads - 1) / m->threads, g->mr);
-	if (mc > share)
-		mc = share;
-	g->kc = kc, g->nc = nc, g->mc = mc;
+	nc = even_blocks(n->trip[g->v], nc, g->nr);
+	/* the rows per thread */
+	int64_t mc = (n->trip[g->u] + m->threads - 1) / m->threads;
+	mc = even_blocks(n->trip[g->u], mc < n->trip[g->u] ? round_up(mc, g->mr) : mc, g->mr);
+	g->kc = g->kc0 = kc, g->nc = g->nc0 = nc, g->mc = g->mc0 = mc;
+	g->l1_ways = pw;
 }
 
 /* ------------------------------------------------------------ one file */
@@ -807,7 +845,7 @@ static void put_costs(ct_buf *b, const ct_kernel *k, const auto_nest *n)
  * unit .. top (multiples of unit), increasing, without repeats. */
 static void put_tune(ct_buf *b, const char *name, int64_t v, int64_t unit, int64_t top, const char *note)
 {
-	int64_t c[3] = {round_down(v / 2, unit), v, v * 2};
+	int64_t c[3] = {even_blocks(top, v / 2, unit), v, even_blocks(top, v * 2, unit)};
 	ct_buf_printf(b, "param %s = %lld tune {", name, (long long)v);
 	int64_t last = 0;
 	for (int i = 0; i < 3; i++) {
@@ -860,12 +898,12 @@ static void gemm_choice(auto_run *R, const auto_nest *n, auto_gemm *g, auto_choi
 		g->p_mc = fresh(k, &R->names, "MC_", U);
 	}
 	char note[128];
-	snprintf(note, sizeof note, "the sum %s in blocks for L1", Rn);
+	snprintf(note, sizeof note, "the sum %s in blocks: the left row panel in L1", Rn);
 	put_tune(&c->params, g->p_kc, g->kc, 8, n->trip[g->r], note);
 	snprintf(note, sizeof note, "columns %s in blocks for L2", V);
-	put_tune(&c->params, g->p_nc, g->nc, g->nr, round_up(n->trip[g->v], g->nr), note);
-	snprintf(note, sizeof note, "rows %s per block (L2, threads)", U);
-	put_tune(&c->params, g->p_mc, g->mc, g->mr, round_up(n->trip[g->u], g->mr), note);
+	put_tune(&c->params, g->p_nc, g->nc, g->nr, n->trip[g->v], note);
+	snprintf(note, sizeof note, "rows %s per block: the rows per thread", U);
+	put_tune(&c->params, g->p_mc, g->mc, g->mr, n->trip[g->u], note);
 	ct_buf_printf(&c->sched, "  %s, %s, %s = tile(%s=%s, %s=%s, %s=%s)\n", u1, v1, r1, U, g->p_mc, V, g->p_nc, Rn,
 	              g->p_kc);
 	ct_buf_printf(&c->sched, "  %s = split(%s, %d)\n", v2, v1, g->nr);
@@ -909,18 +947,35 @@ static void gemm_why(auto_run *R, const auto_nest *n, const auto_gemm *g, auto_c
 	ct_buf_printf(w, "#     FMA latency x units (%d x %d) within %d registers (+ %d vectors of %s's row, 1 broadcast);\n",
 	              m->fma_latency, m->fma_units, m->registers, g->nv, V);
 	ct_buf_printf(w, "#     %d FMAs per %d loads\n", g->mr * g->nv, g->mr + g->nv);
-	ct_buf_printf(w, "#   %s = %lld: a %d x %lld panel and a %lld x %d panel in half of L1 (%lld KiB)\n", g->p_kc,
-	              (long long)g->kc, g->mr, (long long)g->kc, (long long)g->kc, g->nr,
-	              (long long)(cache_bytes(m, 0) >> 10));
-	ct_buf_printf(w, "#   %s = %lld: the %lld x %lld block of the right operand in half of L2 (%lld KiB)\n", g->p_nc,
-	              (long long)g->nc, (long long)g->kc, (long long)g->nc, (long long)(cache_bytes(m, 1) >> 10));
-	ct_buf_printf(w, "#   %s = %lld: rows per block, L2's other half and %d thread(s)\n", g->p_mc, (long long)g->mc,
-	              m->threads);
+	if (g->l1_ways)
+		ct_buf_printf(w, "#   %s from %lld: the %d x %lld row panel of the left operand, reused by every column panel,\n"
+		                 "#     in %d of L1's %d ways (%lld KiB; (ways - 1) / 2: Low et al.), in even blocks of %s = %lld;\n",
+		              g->p_kc, (long long)g->kc0, g->mr, (long long)g->kc0, g->l1_ways, m->cache_ways[0],
+		              (long long)(cache_bytes(m, 0) >> 10), Rn, (long long)n->trip[g->r]);
+	else
+		ct_buf_printf(w, "#   %s from %lld: the %d x %lld row panel of the left operand, reused by every column panel,\n"
+		                 "#     in half of L1 (%lld KiB; no associativity known), in even blocks of %s = %lld;\n",
+		              g->p_kc, (long long)g->kc0, g->mr, (long long)g->kc0, (long long)(cache_bytes(m, 0) >> 10), Rn,
+		              (long long)n->trip[g->r]);
+	ct_buf_printf(w, "#     the %lld x %d micro-panels stream from L2; %s[..]'s tile is loaded and stored once per block\n",
+	              (long long)g->kc0, g->nr, k->arrays[n->stmt->lhs->id].name);
+	ct_buf_printf(w, "#   %s from %lld: the %lld x %lld block of the right operand in half of L2 (%lld KiB), at most %s = %lld\n",
+	              g->p_nc, (long long)g->nc0, (long long)g->kc0, (long long)g->nc0, (long long)(cache_bytes(m, 1) >> 10),
+	              V, (long long)n->trip[g->v]);
+	ct_buf_printf(w, "#   %s from %lld: the rows per thread (%s = %lld, %d thread(s)): the right block is packed once\n"
+	                 "#     per %s rows, the left row panels per %d rows\n",
+	              g->p_mc, (long long)g->mc0, U, (long long)n->trip[g->u], m->threads, g->p_mc, g->mr);
 	if (nl < 0) {
-		ct_buf_printf(w, "#   the three as derived: no neighbour (x1/2, x2) has a model count at these sizes (over the\n"
-		                 "#     model's work budget), so none is chosen on the model's word\n");
+		ct_buf_printf(w, "#   %s = %lld, %s = %lld, %s = %lld as derived: no neighbour (x1/2, x2) has a model count at\n"
+		                 "#     these sizes (over the model's work budget), so none is chosen on the model's word\n",
+		              g->p_kc, (long long)g->kc, g->p_nc, (long long)g->nc, g->p_mc, (long long)g->mc);
 	} else {
-		ct_buf_printf(w, "#   the three chosen by the model among their neighbours (x1/2, x2): predicted misses");
+		ct_buf_printf(w, "#   %s = %lld, %s = %lld, %s = %lld: chosen by the model among the derived values and their\n"
+		                 "#     neighbours (x1/2, x2", g->p_kc, (long long)g->kc, g->p_nc, (long long)g->nc, g->p_mc,
+		              (long long)g->mc);
+		if (parallel)
+			ct_buf_printf(w, "; at least %d pairs of blocks of %s and %s", m->threads, U, V);
+		ct_buf_puts(w, "): predicted misses");
 		for (int l = 0; l < nl; l++)
 			ct_buf_printf(w, " L%d %lld", l + 1, (long long)miss[l]);
 		ct_buf_puts(w, "\n");
@@ -974,6 +1029,12 @@ static bool gemm_loops_free(auto_run *R, const auto_nest *n, const auto_gemm *g,
 	return ok;
 }
 
+/* The (row block, column block) pairs of g's cache tiles: the parallel loop's iterations. */
+static int64_t block_pairs(const auto_nest *n, const auto_gemm *g)
+{
+	return ((n->trip[g->u] + g->mc - 1) / g->mc) * ((n->trip[g->v] + g->nc - 1) / g->nc);
+}
+
 /* Try the register-tiled plan of a gemm-shaped nest; true when accepted. */
 static bool try_gemm(auto_run *R, const auto_nest *n)
 {
@@ -995,13 +1056,14 @@ static bool try_gemm(auto_run *R, const auto_nest *n)
 					continue;
 				R->evals++;
 				auto_gemm h = g;
-				h.kc = base[0] * num[a] / den[a];
-				h.nc = round_down(base[1] * num[b] / den[b], g.nr);
-				h.mc = round_down(base[2] * num[c3] / den[c3], g.mr);
-				if (h.kc < (base[0] < 8 ? base[0] : 8) || h.kc > n->trip[g.r] || h.nc > round_up(n->trip[g.v], g.nr) ||
-				    h.mc > round_up(n->trip[g.u], g.mr))
-					continue;
+				/* each within its extent, in even blocks (as gemm_blocks) */
+				h.kc = even_blocks(n->trip[g.r], base[0] * num[a] / den[a], 8);
+				h.nc = even_blocks(n->trip[g.v], base[1] * num[b] / den[b], g.nr);
+				h.mc = even_blocks(n->trip[g.u], base[2] * num[c3] / den[c3], g.mr);
 				if ((a && h.kc == base[0]) || (b && h.nc == base[1]) || (c3 && h.mc == base[2]))
+					continue;
+				/* no fewer blocks of rows x columns than threads, where the derived ones have that many */
+				if (R->m.threads > 1 && block_pairs(n, &h) < R->m.threads && block_pairs(n, &g) >= R->m.threads)
 					continue;
 				auto_choice c;
 				choice_init(&c);
@@ -1163,6 +1225,8 @@ static void parallel_inside(auto_run *R, const auto_nest *n, auto_choice *c)
 	}
 }
 
+static void try_nontemporal(auto_run *R, const auto_nest *n, const ir_node *x, const char *v, auto_choice *c);
+
 /* A band of one loop with nothing inside, parallel: blocks of it on the
  * threads and each block one vector loop (split to the thread count,
  * rounded to whole vectors). True when taken. */
@@ -1206,8 +1270,92 @@ static bool split_1d(auto_run *R, const auto_nest *n, auto_choice *c, bool paral
 	ct_buf_printf(&c->why, "#   %s = split(%s, %lld): one block per thread (%lld iterations over %d threads, whole\n"
 	                       "#     %lld-lane vectors); vectorize(%s) inside each block\n",
 	              xv, x, (long long)ch, (long long)n->trip[0], R->m.threads, (long long)lanes, xv);
+	try_nontemporal(R, n, n->top, xv, c);
 	R->vector++;
 	return true;
+}
+
+static bool writes(const ir_node *x, int a);
+
+/* Bytes of array a at the kernel's sizes (0: unknown). */
+static int64_t array_bytes(const ct_kernel *k, const int64_t *pv, int a)
+{
+	const ir_array *ar = &k->arrays[a];
+	int64_t b = (int64_t)ct_dtype_size(ar->type);
+	for (int d = 0; d < ar->rank; d++) {
+		bool ok = true;
+		int64_t e = aff_eval(ar->ext[d], pv, NULL, &ok);
+		if (!ok || e <= 0 || b > INT64_MAX / e)
+			return 0;
+		b *= e;
+	}
+	return b;
+}
+
+/* Whether the vector loop x (a leaf of nest n) should store with streaming
+ * stores (vectorize(.., nontemporal=true), docs/PLANS.md section 15): every
+ * array it writes is an output the nest does not read (the plan's check
+ * says whether the kernel reads it anywhere), and together they are larger
+ * than the last-level cache, so their lines would be evicted unread before
+ * the kernel ends: stored through the cache, each line is first read from
+ * memory (read for ownership) and later written back. why gets the sizes. */
+static bool wants_nontemporal(const auto_run *R, const auto_nest *n, const ir_node *x, char *why, size_t nwhy)
+{
+	const ct_kernel *k = R->k;
+	const auto_machine *m = &R->m;
+	int64_t llc = m->ncaches > 0 ? m->cache_size[m->ncaches - 1] : 0, total = 0;
+	char names[128] = "";
+	if (llc <= 0)
+		return false;
+	for (int a = 0; a < k->narrays; a++) {
+		if (!writes(x, a))
+			continue;
+		if (k->arrays[a].role != CT_OUTPUT)
+			return false;
+		for (int i = 0; i < n->nacc; i++)
+			if (n->acc[i].array == a && !n->acc[i].write)
+				return false;
+		int64_t b = array_bytes(k, R->pv, a);
+		if (b <= 0)
+			return false;
+		total += b;
+		snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", names[0] ? ", " : "", k->arrays[a].name);
+	}
+	if (total <= llc)
+		return false;
+	snprintf(why, nwhy, "%s written, never read, %lld MiB > the last-level cache (L%d, %lld MiB)", names,
+	         (long long)(total >> 20), m->ncaches, (long long)(llc >> 20));
+	return true;
+}
+
+/* The accepted vector loop v (leaf x of nest n) in c's plan: with streaming
+ * stores when wants_nontemporal says so and the plan's check accepts them;
+ * the comment says which, and why. */
+static void try_nontemporal(auto_run *R, const auto_nest *n, const ir_node *x, const char *v, auto_choice *c)
+{
+	char ntw[256];
+	if (!wants_nontemporal(R, n, x, ntw, sizeof ntw))
+		return;
+	char line[320];
+	snprintf(line, sizeof line, "  vectorize(%s)\n", v);
+	const char *at = c->plan.s ? strstr(c->plan.s, line) : NULL;
+	if (!at)
+		return;
+	ct_buf nt;
+	ct_buf_init(&nt);
+	ct_buf_printf(&nt, "%.*s  vectorize(%s, nontemporal=true)\n%s", (int)(at - c->plan.s), c->plan.s, v,
+	              at + strlen(line));
+	auto_choice q = *c;
+	q.plan = nt;
+	char err[512];
+	if (candidate_ok(R, &q, NULL, 0, &v, 1, err, sizeof err)) {
+		ct_buf_free(&c->plan);
+		c->plan = nt;
+		ct_buf_printf(&c->why, "#     nontemporal=true (streaming stores): %s\n", ntw);
+	} else {
+		ct_buf_free(&nt);
+		ct_buf_printf(&c->why, "#     no streaming stores (%s): %s\n", ntw, err);
+	}
 }
 
 /* Order from reuse, vectorize what can be, parallelize the outermost loop that can be. */
@@ -1303,6 +1451,7 @@ static void try_plain(auto_run *R, const auto_nest *n, int nest, bool reorder)
 			c.plan = pl;
 			ct_buf_printf(&c.why, "#   vectorize(%s): innermost, unit stride, no dependence across it\n", v);
 			R->vector++;
+			try_nontemporal(R, n, x, v, &c);
 		} else {
 			ct_buf_free(&pl);
 			ct_buf_printf(&c.why, "#   %s not vectorized: %s\n", v, err);

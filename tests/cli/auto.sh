@@ -47,10 +47,53 @@ grep -q "^  unroll(" "$out" && grep -q "^  vectorize(" "$out" && grep -q "^  par
 expect "auto at 2048" 0 "" "$CACHET" auto examples/auto_matmul.cachet -D M=2048 -D N=2048 -D K=2048 --threads 2 \
 	-o "$tmp/mm2048.cachet"
 grep -q "^  unroll(" "$tmp/mm2048.cachet" && grep -q "^param KC_k = [0-9]* tune {" "$tmp/mm2048.cachet" &&
-	grep -q "the three as derived" "$tmp/mm2048.cachet" && ok ||
+	grep -q "as derived: no neighbour" "$tmp/mm2048.cachet" && ok ||
 	bad "auto at 2048: no register tile: $(grep -v '^#' "$tmp/mm2048.cachet" | tail -12)"
 expect "auto at 2048: runs, verified" 0 "verified against the reference interpreter" \
 	"$CACHET" run "$tmp/mm2048.cachet" -D M=70 -D N=90 -D K=40 --threads 2
+# gemm's cache tiles (docs/AUTO.md): each within its loop's extent, in even blocks (no short last
+# block beyond the rounding to 8 or the register tile), MC the rows per thread, KC's comment names
+# the L1 ways (or half of L1) it came from; the tune lists stay within the extents too
+param_of() { sed -n "s/^param $1 = \([0-9]*\) tune {\([0-9, ]*\)}.*/\1 \2/p" "$2" | tr -d ,; }
+# blocks X EXTENT UNIT: X within the extent and the blocks even (ceil(E/X) blocks of X cover E with
+# less than one unit per block to spare)
+even() { [ "$1" -le "$2" ] && nb=$(( ($2 + $1 - 1) / $1 )) && [ $(( nb * $1 - $2 )) -lt $(( nb * $3 )) ]; }
+for th in 1 2; do
+	d=$tmp/dgemm1024_t$th.cachet
+	expect "auto dgemm 1024 --threads $th" 0 "" "$CACHET" auto examples/auto_dgemm.cachet -D M=1024 -D N=1024 \
+		-D K=1024 --threads $th -o "$d"
+	set -- $(param_of KC_k "$d"); kc=$1; shift; kl="$*"
+	set -- $(param_of NC_j "$d"); nc=$1; shift; nl="$*"
+	set -- $(param_of MC_i "$d"); mc=$1; shift; ml="$*"
+	kc0=$(sed -n 's/^#   KC_k from \([0-9]*\):.*/\1/p' "$d") nc0=$(sed -n 's/^#   NC_j from \([0-9]*\):.*/\1/p' "$d")
+	mc0=$(sed -n 's/^#   MC_i from \([0-9]*\):.*/\1/p' "$d")
+	mr=$(sed -n 's/^  i2 = split(i1, \([0-9]*\))/\1/p' "$d") nr=$(sed -n 's/^  j2 = split(j1, \([0-9]*\))/\1/p' "$d")
+	rows=$(( (1024 + th - 1) / th ))
+	# derived: even blocks within the extents, MC the rows per thread; chosen: within the extents
+	# and at least one pair of blocks per thread
+	if [ -n "$kc0" ] && [ -n "$nc0" ] && [ -n "$mc0" ] && [ -n "$mr" ] && [ -n "$nr" ] && even "$kc0" 1024 8 &&
+		even "$nc0" 1024 "$nr" && even "$mc0" 1024 "$mr" && [ "$mc0" -ge "$rows" ] &&
+		[ "$mc0" -lt $(( rows + mr )) ] && [ "$kc" -le 1024 ] && [ "$nc" -le 1024 ] && [ "$mc" -le 1024 ] &&
+		[ $(( ((1024 + mc - 1) / mc) * ((1024 + nc - 1) / nc) )) -ge "$th" ] &&
+		grep -q "^#   KC_k from $kc0: the $mr x $kc0 row panel of the left operand" "$d" &&
+		grep -q "of L1's [0-9]* ways\|half of L1 (.*no associativity known)" "$d" &&
+		grep -q "^#   KC_k = $kc, NC_j = $nc, MC_i = $mc: chosen by the model" "$d"; then
+		ok
+	else
+		bad "auto dgemm 1024 t$th: KC $kc0 -> $kc, NC $nc0 -> $nc, MC $mc0 -> $mc (tile $mr x $nr): $(grep '^param\|^#   [KMN]C_' "$d")"
+	fi
+	allin=true
+	for v in $kl $nl $ml; do [ "$v" -le 1024 ] || allin=false; done
+	$allin && ok || bad "auto dgemm 1024 t$th: a tune value past the extent: $kl / $nl / $ml"
+done
+# small extents: every tile within its loop (one block when the loop is shorter than the tile)
+d=$tmp/auto_matmul.auto.cachet
+set -- $(param_of KC_k "$d"); kc=$1
+set -- $(param_of NC_j "$d"); nc=$1
+set -- $(param_of MC_i "$d"); mc=$1
+[ -n "$kc" ] && [ "$kc" -le 33 ] && [ "$nc" -le 45 ] && [ "$mc" -le 67 ] && ok ||
+	bad "auto_matmul 67 x 45 x 33: tiles past the extents: KC $kc NC $nc MC $mc"
+
 # a file's own schedule is kept
 grep -q "ii, jj, kk = tile(i=32, j=64, k=48)" "$tmp/matmul.auto.cachet" &&
 	grep -q "kept from the file: its schedule" "$tmp/matmul.auto.cachet" && ok || bad "matmul: schedule not kept"
@@ -102,6 +145,41 @@ expect "auto doitgen" 0 "" "$CACHET" auto bench/poly/kernels/doitgen.cachet --th
 j=$tmp/jacobi1d_plain.auto.cachet
 grep -q "^  iv = split(i, [0-9]*)" "$j" && grep -q "^  parallelize(i)" "$j" && grep -q "^  vectorize(iv)" "$j" && ok ||
 	bad "jacobi1d: $(grep -v '^#' "$j" | tail -8)"
+
+# streaming stores: an output written, never read, larger than the last-level cache (1 GiB here,
+# more than any cache) gets vectorize(.., nontemporal=true) and the reason; the file runs and
+# verifies at small sizes (the streamed path); at small sizes the output stays cached (no option)
+st=$tmp/stencil_big.cachet
+expect "auto stencil5 16384" 0 "" "$CACHET" auto examples/auto_stencil5.cachet -D N=16384 -D M=16384 --threads 2 -o "$st"
+grep -q "^  vectorize(y, nontemporal=true)" "$st" && grep -q "nontemporal=true (streaming stores): B written, never read, 1024 MiB > the last-level cache" "$st" && ok ||
+	bad "stencil5 16384: no streaming stores: $(grep -v '^#' "$st" | tail -5)"
+expect "auto stencil5 16384: runs, verified at 40 x 36" 0 "verified against the reference interpreter" \
+	"$CACHET" run "$st" -D N=40 -D M=36 --threads 2
+! grep -q "nontemporal" "$tmp/stencil5.auto.cachet" && ok || bad "stencil5 40 x 36: streaming stores into a cached output"
+# a one-loop nest split per thread: its vector blocks stream too (an output of 1.6 GB f64)
+o1=$(kfile o1.cachet "kernel o1" "param N = 1000" "array A : f64[N] input" "array B : f64[N] output" \
+	"for (i: 1 .. N-1) {" "  B[i] = (A[i-1] + A[i] + A[i+1]) / 3" "}")
+expect "auto: 1-D output" 0 "" "$CACHET" auto "$o1" -D N=200000000 --threads 2 -o "$tmp/o1.auto.cachet"
+grep -q "^  vectorize(iv, nontemporal=true)" "$tmp/o1.auto.cachet" && grep -q "^  parallelize(i)" "$tmp/o1.auto.cachet" &&
+	ok || bad "1-D output: $(grep -v '^#' "$tmp/o1.auto.cachet" | tail -6)"
+expect "auto: 1-D output: runs" 0 "verified against the reference interpreter" \
+	"$CACHET" run "$tmp/o1.auto.cachet" -D N=5000 --threads 2
+# not for an inout array (the kernel reads it), and not where the plan's check refuses them (a later
+# nest reads the output): the file says why
+io=$(kfile io.cachet "kernel io" "param N = 16384" "array A : f32[N, N] input" "array B : f32[N, N] inout" \
+	"for (i: N, j: N) {" "  B[i, j] = A[i, j] + B[i, j]" "}")
+expect "auto: inout" 0 "" "$CACHET" auto "$io" --threads 1 -o "$tmp/io.auto.cachet"
+grep -q "^  vectorize(j)" "$tmp/io.auto.cachet" && ! grep -q nontemporal "$tmp/io.auto.cachet" && ok ||
+	bad "inout: $(grep -v '^#' "$tmp/io.auto.cachet" | tail -4)"
+rd=$(kfile rd.cachet "kernel rd" "param N = 16384" "array A : f32[N, N] input" "array Y : f32[N, N] output" \
+	"array Z : f32[N, N] output" "for (i: N, j: N) {" "  Y[i, j] = 2 * A[i, j]" "}" "for (i2: N, j2: N) {" \
+	"  Z[i2, j2] = Y[i2, j2] + 1" "}")
+expect "auto: output read later" 0 "" "$CACHET" auto "$rd" --threads 1 -o "$tmp/rd.auto.cachet"
+grep -q "^  vectorize(j)" "$tmp/rd.auto.cachet" && grep -q "no streaming stores (Y written" "$tmp/rd.auto.cachet" &&
+	grep -q "^  vectorize(j2, nontemporal=true)" "$tmp/rd.auto.cachet" && ok ||
+	bad "output read later: $(grep 'stream\|vectorize' "$tmp/rd.auto.cachet")"
+expect "auto: output read later: runs" 0 "verified against the reference interpreter" \
+	"$CACHET" run "$tmp/rd.auto.cachet" -D N=40
 
 # too little work for threads: nothing parallel, and the file says why
 small=$(kfile small.cachet "kernel sm" "param N = 40" "array A : f32[N] inout" "for (i: N) {" "  A[i] += 1" "}")
