@@ -52,6 +52,14 @@
 /* The simulator's pace assumed to size the default point's trial (optimistic,
  * so that the trial is not cut short of a trace the measured pace allows). */
 #define TUNE_SIM_NS 10.0
+/* One model analysis outside the ranking (the default point, the final re-ranking, the
+ * budget check) may take this share of the budget; the ranking shares half of it among its
+ * points. Past that a point's misses are not counted (the core cost ranks it): covariance at
+ * PolyBench's LARGE sizes analysed one point for over 10 minutes under a 30 s budget. */
+#define TUNE_MODEL_CALL_SHARE 0.05
+#define TUNE_MODEL_MIN_WORK 1000000
+/* The final re-ranking at full depth shares this part of the budget among its points. */
+#define TUNE_MODEL_REFINE_SHARE 0.1
 /* tune_model_best (the selector without a record, at run time): simulated
  * points only while all of them make at most this many accesses together. */
 #define TUNE_SELECT_SIM_TOTAL ((int64_t)1 << 24)
@@ -280,9 +288,12 @@ static ct_status affine_misses(ct_looptree *t, const sim_spec *spec, int64_t cap
  * with prefetchers overlaps. The tree is lowered and analysed here, not
  * through ct_kernel_predict, which also attributes misses to arrays. A
  * kernel with affine loop bounds has its misses simulated instead, up to
- * sim_cap accesses (0: not counted, the core cost alone). */
+ * sim_cap accesses (0: not counted, the core cost alone). work > 0 bounds the analysis
+ * (model_analyse_budget's units, about 10 ns each): past it the misses are not counted and
+ * the core cost alone ranks the point, as for a trace too long to simulate. */
 static ct_status model_cost(ct_kernel *k, const sim_spec *spec, const tune_machine *m,
-                            const double *w, int depth, int64_t sim_cap, ct_tune_candidate *c, int *nlevels)
+                            const double *w, int depth, int64_t sim_cap, int64_t work, ct_tune_candidate *c,
+                            int *nlevels)
 {
 	ct_looptree *t = ct_kernel_lower(k, 1);
 	if (!t)
@@ -295,12 +306,12 @@ static ct_status model_cost(ct_kernel *k, const sim_spec *spec, const tune_machi
 	if (!st && k->affine_bounds)
 		st = affine_misses(t, spec, sim_cap, c->misses);
 	else if (!st)
-		st = model_analyse_depth(t, spec, depth, &mr);
+		st = model_analyse_budget(t, spec, depth, work, &mr);
 	if (!st) {
 		double mem = 0;
 		for (int l = 0; l < spec->nlevels && l < CT_SIM_MAX_LEVELS; l++) {
 			const sim_level *sl = &spec->level[l];
-			if (!k->affine_bounds)
+			if (!k->affine_bounds && !mr.over_budget)
 				c->misses[l] = model_misses(model_for_line(&mr, sl->line), sl->size / sl->line, -1, NULL);
 			mem += (double)c->misses[l] * w[l];
 		}
@@ -333,6 +344,14 @@ typedef struct tuner {
 	ct_store *store;     /* where measured points are kept (NULL: not kept) */
 	int64_t sim_cap;     /* affine loop bounds: accesses a point's simulation may make (0: none) */
 } tuner;
+
+/* The model's work units (about TUNE_SIM_NS each, model.h) in this share of the budget; at
+ * least TUNE_MODEL_MIN_WORK, so that small kernels are always counted. */
+static int64_t work_cap(const tuner *t, double share)
+{
+	double units = share * t->r->budget / (TUNE_SIM_NS * 1e-9);
+	return units < (double)TUNE_MODEL_MIN_WORK ? TUNE_MODEL_MIN_WORK : (int64_t)units;
+}
 
 static void progress(const tuner *t, const char *phase, int done, int total)
 {
@@ -402,11 +421,12 @@ static void refine_best(tuner *t)
 		n = r->ncandidates;
 	if (k->affine_bounds)
 		return; /* the simulator's counts (or none) do not depend on the depth */
+	int64_t cap = work_cap(t, TUNE_MODEL_REFINE_SHARE / (double)(n > 0 ? n : 1));
 	for (int i = 0; i < n; i++) {
 		ct_tune_candidate *c = &r->candidates[i];
 		int nl = 0;
 		if (tune_apply(k, t->ids, c->values, t->nt) != CT_OK ||
-		    model_cost(k, &t->spec, &t->m, r->weight_ns, MODEL_REFINE_FULL, 0, c, &nl) != CT_OK)
+		    model_cost(k, &t->spec, &t->m, r->weight_ns, MODEL_REFINE_FULL, 0, cap, c, &nl) != CT_OK)
 			ct_ctx_clear_error(k->ctx); /* it keeps its screened cost */
 	}
 	qsort(r->candidates, (size_t)n, sizeof *r->candidates, cmp_cost);
@@ -423,6 +443,8 @@ static ct_status rank_all(tuner *t)
 	if (!t->values || !r->candidates)
 		return ct_error(k->ctx, CT_ERR_NOMEM, "out of memory");
 	double t0 = ct_now();
+	/* each point's analysis within its share of the ranking's half of the budget */
+	int64_t rank_cap = work_cap(t, 0.5 / (double)(r->space > 0 ? r->space : 1));
 	for (int64_t p = 0; p < r->space; p++) {
 		/* ranking may take at most half of the budget: measuring needs the rest */
 		if (ct_now() > t0 + 0.5 * (t->deadline - t0) && r->ncandidates > 0) {
@@ -436,7 +458,7 @@ static ct_status rank_all(tuner *t)
 		c->verified = -1;
 		int nl = 0;
 		if (tune_apply(k, t->ids, v, t->nt) == CT_OK &&
-		    model_cost(k, &t->spec, &t->m, r->weight_ns, TUNE_SCREEN_DEPTH, t->sim_cap, c, &nl) == CT_OK) {
+		    model_cost(k, &t->spec, &t->m, r->weight_ns, TUNE_SCREEN_DEPTH, t->sim_cap, rank_cap, c, &nl) == CT_OK) {
 			r->ncandidates++;
 			if (nl > r->nlevels)
 				r->nlevels = nl;
@@ -624,7 +646,7 @@ static int find_default(tuner *t, const saved_params *sizes)
 		c->values[p] = sizes->value[t->ids[p]];
 	int nl = 0;
 	if (tune_apply(k, t->ids, c->values, t->nt) != CT_OK ||
-	    model_cost(k, &t->spec, &t->m, r->weight_ns, MODEL_REFINE_FULL, t->sim_cap, c, &nl) != CT_OK) {
+	    model_cost(k, &t->spec, &t->m, r->weight_ns, MODEL_REFINE_FULL, t->sim_cap, work_cap(t, TUNE_MODEL_CALL_SHARE), c, &nl) != CT_OK) {
 		ct_ctx_clear_error(k->ctx);
 		return -1;
 	}
@@ -1095,7 +1117,7 @@ static ct_status budget_check(tuner *t)
 	ct_tune_candidate c;
 	memset(&c, 0, sizeof c);
 	int nl = 0;
-	if (model_cost(k, &t->spec, &t->m, t->r->weight_ns, TUNE_SCREEN_DEPTH, 0, &c, &nl) != CT_OK) {
+	if (model_cost(k, &t->spec, &t->m, t->r->weight_ns, TUNE_SCREEN_DEPTH, 0, work_cap(t, TUNE_MODEL_CALL_SHARE), &c, &nl) != CT_OK) {
 		ct_ctx_clear_error(k->ctx);
 		return CT_OK; /* the ranking says more */
 	}
@@ -1128,7 +1150,7 @@ static void affine_plan(tuner *t)
 	memset(&c, 0, sizeof c);
 	int nl = 0;
 	double t0 = ct_now();
-	ct_status st = model_cost(k, &t->spec, &t->m, r->weight_ns, 0, cap, &c, &nl);
+	ct_status st = model_cost(k, &t->spec, &t->m, r->weight_ns, 0, cap, 0, &c, &nl);
 	double secs = ct_now() - t0;
 	ct_ctx_clear_error(k->ctx);
 	if (st || secs > share)
@@ -1501,7 +1523,7 @@ ct_status tune_model_best(ct_kernel *k, const int *ids, int nt, int max_evals, i
 		memset(&c, 0, sizeof c);
 		int nl = 0;
 		double t0 = ct_now();
-		if (tune_apply(k, ids, v0, nt) != CT_OK || model_cost(k, &spec, &m, w, 0, cap, &c, &nl) != CT_OK ||
+		if (tune_apply(k, ids, v0, nt) != CT_OK || model_cost(k, &spec, &m, w, 0, cap, 0, &c, &nl) != CT_OK ||
 		    (ct_now() - t0) * (double)points > TUNE_SELECT_SIM_SECONDS)
 			cap = 0;
 		ct_ctx_clear_error(k->ctx);
@@ -1514,7 +1536,7 @@ ct_status tune_model_best(ct_kernel *k, const int *ids, int nt, int max_evals, i
 		ct_tune_candidate c;
 		memset(&c, 0, sizeof c);
 		int nl = 0;
-		if (tune_apply(k, ids, v, nt) != CT_OK || model_cost(k, &spec, &m, w, MODEL_REFINE_FULL, cap, &c, &nl) != CT_OK)
+		if (tune_apply(k, ids, v, nt) != CT_OK || model_cost(k, &spec, &m, w, MODEL_REFINE_FULL, cap, 0, &c, &nl) != CT_OK)
 			continue;
 		/* the tuner's order; ties: the later point */
 		if (!found || cmp_model(&c, &top) <= 0) {
