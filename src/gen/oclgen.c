@@ -627,6 +627,66 @@ static bool hook_access(cg *g, ct_buf *b, int a, const aff *sub)
 	return true;
 }
 
+/* The first statement of v[0..n) (and the blocks inside) that writes array a, or NULL. */
+static const ir_node *first_write(const ir_node *const *v, int n, int a)
+{
+	for (int i = 0; i < n; i++) {
+		const ir_node *x = v[i];
+		if (x->kind == ND_STMT && x->lhs && x->lhs->id == a)
+			return x;
+		const ir_node *y = first_write((const ir_node *const *)x->body, x->nbody, a);
+		if (!y)
+			y = first_write((const ir_node *const *)x->els, x->nels, a);
+		if (y)
+			return y;
+	}
+	return NULL;
+}
+
+/*
+ * A cache that writes back and whose region holds an affine loop copies its box over the
+ * loop's range back whole (the elements the loop never wrote go back as they were copied in,
+ * plan_block.c): no two work-groups' boxes may share an element, or one group's copy-back could
+ * undo another's writes. They share none where, for every grid dimension d, the region lies
+ * inside d's work-group (or global) loop and the array has a dimension that every access
+ * subscripts alike by a function of d's index alone (independent_stmt found one for every
+ * written array): the box's values there are those of the group's own values of the index, and
+ * a function of one index with a nonzero coefficient maps other groups' values elsewhere.
+ * Inside a group the copies are the group's (local: shared, between barriers) or a work-item's
+ * own (private: inside its work-item loops, check_regions). CT_ERR_INPUT naming the cache
+ * and the loop otherwise.
+ */
+static bool written_boxes_apart(og *o, const lt_region *rg, const ir_plan_item *it)
+{
+	const ct_kernel *k = o->k;
+	const lt_node *x = rg->node ? lt_affine_below(rg->node) : NULL;
+	if (rg->elided || rg->epilogue == LT_EPI_NONE || !x)
+		return true;
+	const ir_plan_item *q = it;
+	while (q->src_cache >= 0 && q->src_cache < k->nplan)
+		q = &k->plan[q->src_cache];
+	int a = q->src_array;
+	unsigned m = around(o, rg->node);
+	const ir_node *w = a >= 0 && a < k->narrays ? first_write((const ir_node *const *)k->body, k->nbody, a) : NULL;
+	for (int d = 0; d < o->ndims; d++) {
+		bool apart = w && (m & (1u << (2 * d)));
+		bool found = false;
+		for (int j = 0; apart && !found && j < k->arrays[a].rank; j++)
+			found = only_index(w->lhs->sub[j], o->root[d]) &&
+			        all_same_dim((const ir_node *const *)k->body, k->nbody, a, j, w->lhs->sub[j]);
+		if (!apart || !found)
+			return og_err(o, it->pos,
+			              "cache '%s' holds loop '%s', whose bounds are affine (they use enclosing indices or "
+			              "min/max), and writes its block back: on plan(target=%s) the box around the "
+			              "loop's range, copied back whole, could overlap the box of another work-group "
+			              "in '%s' (no dimension of '%s' is subscripted by '%s' alone inside the region; "
+			              "place the cache inside that loop)",
+			              it->name, ix_name(o, x->index), o->D->target, ix_name(o, o->root[d]),
+			              a >= 0 && a < k->narrays ? k->arrays[a].name : "?", ix_name(o, o->root[d]));
+	}
+	return true;
+}
+
 /* The location rules of each region (see the top of this file). */
 static bool check_regions(og *o)
 {
@@ -637,7 +697,7 @@ static bool check_regions(og *o)
 		if (rg->item < 0 || rg->item >= k->nplan || !rg->node)
 			continue;
 		const ir_plan_item *it = &k->plan[rg->item];
-		if (!check_carry(o, rg, it))
+		if (!check_carry(o, rg, it) || !written_boxes_apart(o, rg, it))
 			return false;
 		ir_pos pos = it->location_opt.given ? it->location_opt.pos : it->pos;
 		if (it->location == LOC_GLOBAL)
