@@ -826,8 +826,8 @@ typedef struct cache_lv {
 	bool checked_ok;
 } cache_lv;
 
-/* The rules of packed= (src/plan/plan_pack.c): a read-only copy of one rank-2 block on the host,
- * with no option that moves, shares or re-lays out its buffer. */
+/* The rules of packed= (src/plan/plan_pack.c): a read-only copy of one rank-2 block (on a GPU
+ * target each work-item's own), with no option that moves, shares or re-lays out its buffer. */
 static void check_packed(checker *c, const ir_plan_item *it)
 {
 	ct_kernel *k = c->k;
@@ -843,8 +843,12 @@ static void check_packed(checker *c, const ir_plan_item *it)
 		         "an input or const array ('%s' is %s): the triangle is never copied back", arr->name,
 		         ct_role_name(arr->role));
 		why = msg;
-	} else if (ir_target_row(k->target)->gpu) {
-		why = "the host target (plan(target=host))";
+	} else if (ir_target_row(k->target)->gpu && it->location != LOC_DEFAULT && it->location != LOC_PRIVATE) {
+		/* a work-group's shared copies are flattened over a box (src/gen/oclgen.c,
+		 * gen_shared_copy); a work-item's own copies run the triangle's loops as written */
+		snprintf(msg, sizeof msg, "location=private on plan(target=%s) (the work-group's shared copies run over "
+		         "a box, the triangle's rows do not)", ir_target_row(k->target)->name);
+		why = msg;
 	} else if (it->src_cache >= 0) {
 		why = "a cache of an array, not of another cache";
 	} else if (it->has_layout) {

@@ -1529,6 +1529,7 @@ static void gen_affine_gpu(pg_kernel *k, rng *r)
 			memcpy(k->v[v].idx[0], ord[unroll ? n - 1 - rint_(r, inside) : n - 1], PG_NAME);
 		}
 	}
+	add_packed_a(k); /* packed=, each work-item's own (private): a stream of its own */
 }
 
 /* OpenCL: tile the first one or two indices of band 0 into work-groups and work-items, keep the
