@@ -83,6 +83,82 @@ void pkg_array_docs(ct_buf *b, const ct_kernel *k)
 	}
 }
 
+/* C text of the least (want_max false) or greatest value of affine f over the boxes
+ * [ct_blY, ct_bhY) of the indices it uses (AFF_INDEX Y), params by name (pkg_aff). */
+static void pkg_aff_bound(ct_buf *b, const ct_kernel *k, aff f, bool want_max)
+{
+	ct_buf_puts(b, "(");
+	pkg_aff(b, k, f);
+	for (int t = 0; t < f.n; t++) {
+		const aff_term *tm = &f.t[t];
+		if (tm->kind != AFF_INDEX || tm->coef == 0)
+			continue;
+		bool hi_end = (tm->coef > 0) == want_max;
+		ct_buf_printf(b, " + %lld * %s%d%s", (long long)tm->coef, hi_end ? "(ct_bh" : "ct_bl", tm->id,
+		              hi_end ? " - 1)" : "");
+	}
+	ct_buf_puts(b, ")");
+}
+
+/* Statements that set `int64_t n` to the greatest trip span of affine loop x over the boxes of
+ * the loops declared before it, as ir_index_span computes it (the package's runtime params
+ * are known only here): a box per loop, an empty one emptying those whose bounds use it. */
+static void pkg_affine_span(ct_buf *b, const ct_kernel *k, int x)
+{
+	for (int y = 0; y <= x; y++) {
+		const ir_index *iy = &k->indices[y];
+		if (iy->kind != IX_LOOP)
+			continue;
+		bool af = ir_index_affine(iy);
+		int nlo = af ? iy->nlo : 1, nhi = af ? iy->nhi : 1;
+		const aff *los = af ? iy->los : &iy->lo, *his = af ? iy->his : &iy->hi;
+		ct_buf_printf(b, "\t\tint64_t ct_bl%d = INT64_MIN, ct_bh%d = INT64_MAX, ct_be%d = 0;\n", y, y, y);
+		for (int j = 0; j < nlo + nhi; j++) {
+			aff f = j < nlo ? los[j] : his[j - nlo];
+			for (int t = 0; t < f.n; t++)
+				if (f.t[t].kind == AFF_INDEX && f.t[t].id < y)
+					ct_buf_printf(b, "\t\tct_be%d |= ct_be%d;\n", y, f.t[t].id);
+			ct_buf_puts(b, "\t\t{\n\t\t\tint64_t v = ");
+			pkg_aff_bound(b, k, f, j >= nlo);
+			if (j < nlo)
+				ct_buf_printf(b, ";\n\t\t\tif (v > ct_bl%d)\n\t\t\t\tct_bl%d = v;\n\t\t}\n", y, y);
+			else
+				ct_buf_printf(b, ";\n\t\t\tif (v < ct_bh%d)\n\t\t\t\tct_bh%d = v;\n\t\t}\n", y, y);
+		}
+		ct_buf_printf(b, "\t\tct_be%d |= ct_bh%d <= ct_bl%d;\n\t\t(void)ct_be%d;\n", y, y, y, y);
+		if (y < x)
+			continue;
+		ct_buf_puts(b, "\t\tint64_t n = INT64_MAX;\n");
+		for (int u = 0; u < nhi; u++)
+			for (int l = 0; l < nlo; l++) {
+				/* the greatest of his[u] - los[l], a term in both counted once */
+				aff_term tt[64];
+				int nt = 0;
+				for (int side = 0; side < 2; side++) {
+					aff f = side ? los[l] : his[u];
+					for (int t = 0; t < f.n; t++) {
+						int at = -1;
+						for (int q = 0; q < nt && at < 0; q++)
+							if (tt[q].kind == f.t[t].kind && tt[q].id == f.t[t].id)
+								at = q;
+						int64_t c = side ? -f.t[t].coef : f.t[t].coef;
+						if (at >= 0) {
+							tt[at].coef += c;
+						} else if (nt < 64) {
+							tt[nt] = f.t[t];
+							tt[nt++].coef = c;
+						}
+					}
+				}
+				aff dd = {his[u].c - los[l].c, nt, tt};
+				ct_buf_puts(b, "\t\t{\n\t\t\tint64_t v = ");
+				pkg_aff_bound(b, k, dd, true);
+				ct_buf_puts(b, ";\n\t\t\tif (v < n)\n\t\t\t\tn = v;\n\t\t}\n");
+			}
+		ct_buf_printf(b, "\t\tif (ct_be%d)\n\t\t\tn = 0;\n", y);
+	}
+}
+
 void pkg_ndrange(ct_buf *b, const ct_kernel *k, const ocl_launch *L)
 {
 	ct_buf_printf(b, "\tsize_t ct_g[3] = {1, 1, 1}, ct_l[3] = {1, 1, 1};\n");
@@ -99,15 +175,21 @@ void pkg_ndrange(ct_buf *b, const ct_kernel *k, const ocl_launch *L)
 		if (x < 0) /* no parallelize: one work-item */
 			continue;
 		const ir_index *ix = &k->indices[x];
-		ct_buf_printf(b, "\t{\n\t\tint64_t n = ");
-		pkg_aff(b, k, ix->hi);
-		ct_buf_puts(b, " - ");
-		pkg_aff(b, k, ix->lo);
+		if (ir_index_affine(ix)) {
+			ct_buf_printf(b, "\t{\n");
+			pkg_affine_span(b, k, x);
+		} else {
+			ct_buf_printf(b, "\t{\n\t\tint64_t n = ");
+			pkg_aff(b, k, ix->hi);
+			ct_buf_puts(b, " - ");
+			pkg_aff(b, k, ix->lo);
+			ct_buf_puts(b, ";\n");
+		}
 		if (ix->child >= 0)
-			ct_buf_printf(b, ";\n\t\tint64_t groups = n < 1 ? 1 : (n + %lld - 1) / %lld;\n", (long long)ix->step,
+			ct_buf_printf(b, "\t\tint64_t groups = n < 1 ? 1 : (n + %lld - 1) / %lld;\n", (long long)ix->step,
 			              (long long)ix->step);
 		else
-			ct_buf_puts(b, ";\n\t\tint64_t groups = n < 1 ? 1 : n;\n");
+			ct_buf_puts(b, "\t\tint64_t groups = n < 1 ? 1 : n;\n");
 		ct_buf_printf(b, "\t\tct_g[%d] = (size_t)groups * %zu;\n\t\tct_l[%d] = %zu;\n\t}\n", d, L->local[d], d,
 		              L->local[d]);
 	}

@@ -627,6 +627,66 @@ static bool hook_access(cg *g, ct_buf *b, int a, const aff *sub)
 	return true;
 }
 
+/* The first statement of v[0..n) (and the blocks inside) that writes array a, or NULL. */
+static const ir_node *first_write(const ir_node *const *v, int n, int a)
+{
+	for (int i = 0; i < n; i++) {
+		const ir_node *x = v[i];
+		if (x->kind == ND_STMT && x->lhs && x->lhs->id == a)
+			return x;
+		const ir_node *y = first_write((const ir_node *const *)x->body, x->nbody, a);
+		if (!y)
+			y = first_write((const ir_node *const *)x->els, x->nels, a);
+		if (y)
+			return y;
+	}
+	return NULL;
+}
+
+/*
+ * A cache that writes back and whose region holds an affine loop copies its box over the
+ * loop's range back whole (the elements the loop never wrote go back as they were copied in,
+ * plan_block.c): no two work-groups' boxes may share an element, or one group's copy-back could
+ * undo another's writes. They share none where, for every grid dimension d, the region lies
+ * inside d's work-group (or global) loop and the array has a dimension that every access
+ * subscripts alike by a function of d's index alone (independent_stmt found one for every
+ * written array): the box's values there are those of the group's own values of the index, and
+ * a function of one index with a nonzero coefficient maps other groups' values elsewhere.
+ * Inside a group the copies are the group's (local: shared, between barriers) or a work-item's
+ * own (private: inside its work-item loops, check_regions). CT_ERR_INPUT naming the cache
+ * and the loop otherwise.
+ */
+static bool written_boxes_apart(og *o, const lt_region *rg, const ir_plan_item *it)
+{
+	const ct_kernel *k = o->k;
+	const lt_node *x = rg->node ? lt_affine_below(rg->node) : NULL;
+	if (rg->elided || rg->epilogue == LT_EPI_NONE || !x)
+		return true;
+	const ir_plan_item *q = it;
+	while (q->src_cache >= 0 && q->src_cache < k->nplan)
+		q = &k->plan[q->src_cache];
+	int a = q->src_array;
+	unsigned m = around(o, rg->node);
+	const ir_node *w = a >= 0 && a < k->narrays ? first_write((const ir_node *const *)k->body, k->nbody, a) : NULL;
+	for (int d = 0; d < o->ndims; d++) {
+		bool apart = w && (m & (1u << (2 * d)));
+		bool found = false;
+		for (int j = 0; apart && !found && j < k->arrays[a].rank; j++)
+			found = only_index(w->lhs->sub[j], o->root[d]) &&
+			        all_same_dim((const ir_node *const *)k->body, k->nbody, a, j, w->lhs->sub[j]);
+		if (!apart || !found)
+			return og_err(o, it->pos,
+			              "cache '%s' holds loop '%s', whose bounds are affine (they use enclosing indices or "
+			              "min/max), and writes its block back: on plan(target=%s) the box around the "
+			              "loop's range, copied back whole, could overlap the box of another work-group "
+			              "in '%s' (no dimension of '%s' is subscripted by '%s' alone inside the region; "
+			              "place the cache inside that loop)",
+			              it->name, ix_name(o, x->index), o->D->target, ix_name(o, o->root[d]),
+			              a >= 0 && a < k->narrays ? k->arrays[a].name : "?", ix_name(o, o->root[d]));
+	}
+	return true;
+}
+
 /* The location rules of each region (see the top of this file). */
 static bool check_regions(og *o)
 {
@@ -637,7 +697,7 @@ static bool check_regions(og *o)
 		if (rg->item < 0 || rg->item >= k->nplan || !rg->node)
 			continue;
 		const ir_plan_item *it = &k->plan[rg->item];
-		if (!check_carry(o, rg, it))
+		if (!check_carry(o, rg, it) || !written_boxes_apart(o, rg, it))
 			return false;
 		ir_pos pos = it->location_opt.given ? it->location_opt.pos : it->pos;
 		if (it->location == LOC_GLOBAL)
@@ -794,20 +854,33 @@ static void gen_mapped(og *o, const lt_node *x)
 		item_lo = true;
 	} else if (r == OR_ITEM) {
 		/* the inner index of a split: one work-item per iteration */
-		cg_bound(g, &val, x->lo);
+		cg_range ri;
+		cg_range_open(g, x, &ri);
+		ct_buf_printf(&val, "%s", ri.lo.s ? ri.lo.s : "0");
+		cg_range_close(g, &ri);
 		char id[96];
 		ct_buf_printf(&val, " + (int64_t)%s * %lld", gpu_id(o, 'l', d, id, sizeof id), (long long)x->step);
 	} else {
 		/* the outer loop: the tile of this group (or this work-item's
-		 * iteration, unsplit), counted from the start of the index */
+		 * iteration, unsplit), counted from the start of the index: for an
+		 * affine loop its own lower bound here, over params and indices
+		 * that are the same in every iteration this work-item runs
+		 * (affine_grid_ok), so each value of the loop keeps its work-item */
 		const ir_index *ix = &o->k->indices[o->root[d]];
-		const bx *lo = bx_from_aff(&g->arena, o->k, ix->lo);
-		if (!lo) {
-			g->failed = true;
-			ct_buf_free(&val);
-			return;
+		if (ir_index_affine(ix)) {
+			cg_range r0;
+			cg_range_open(g, x, &r0);
+			ct_buf_printf(&val, "%s", r0.lo.s ? r0.lo.s : "0");
+			cg_range_close(g, &r0);
+		} else {
+			const bx *lo = bx_from_aff(&g->arena, o->k, ix->lo);
+			if (!lo) {
+				g->failed = true;
+				ct_buf_free(&val);
+				return;
+			}
+			cg_bound(g, &val, lo);
 		}
-		cg_bound(g, &val, lo);
 		char id[96];
 		if (r == OR_GROUP)
 			ct_buf_printf(&val, " + (int64_t)%s * %lld", gpu_id(o, 'g', d, id, sizeof id), (long long)x->step);
@@ -1630,6 +1703,11 @@ static bool hoist_guard(og *o, const lt_node *x)
 	const lt_node *item[3] = {NULL, NULL, NULL};
 	if (!item_loops_below(o, x, item) || (!item[0] && !item[1] && !item[2]))
 		return false;
+	/* a work-item loop with affine bounds (a split of an affine loop) may use indices of the
+	 * loops between: its guard stays at the loop */
+	for (int d = 0; d < 3; d++)
+		if (item[d] && lt_affine_loop(item[d]))
+			return false;
 	lt_node *const *slot = node_slot(o, x);
 	if (!slot)
 		return false;
@@ -2084,8 +2162,55 @@ static bool declare_buffers(og *o, const int64_t *pv)
 	return true;
 }
 
-/* Global and local sizes of the NDRange under param values pv. */
-static void launch_sizes(og *o, const int64_t *pv)
+/* Whether the loops mapped to the grid with affine bounds can be: a work-item computes its value
+ * of such a loop from the loop's lower bound, so that bound may use only indices whose value is
+ * the same in every iteration the work-item runs (params, and loops mapped to the grid: their
+ * whole split chain); a sequential loop's index there would give the work-item other values of
+ * the loop in each of its iterations, and two work-items of other groups one value, unordered.
+ * The upper bound may use any index: it only guards. CT_ERR_INPUT naming the loops otherwise. */
+static bool affine_grid_ok(og *o)
+{
+	const ct_kernel *k = o->k;
+	const ct_looptree *t = o->t;
+	for (int d = 0; d < o->ndims; d++) {
+		const ir_index *ix = &k->indices[o->root[d]];
+		for (int l = 0; ir_index_affine(ix) && l < ix->nlo; l++)
+			for (int q = 0; q < ix->los[l].n; q++) {
+				const aff_term *tm = &ix->los[l].t[q];
+				if (tm->kind != AFF_INDEX || tm->id < 0 || tm->id >= k->nindices)
+					continue;
+				for (int c = 0; c < t->chain_len[tm->id]; c++) {
+					int y = t->chain[tm->id][c];
+					if (o->role[y] != OR_NONE)
+						continue;
+					ir_pos pos = k->indices[o->root[d]].pos;
+					for (int i = 0; i < k->nplan; i++)
+						for (int j = 0; k->plan[i].kind == PL_PARALLELIZE && j < k->plan[i].n; j++)
+							if (k->plan[i].idx[j] == o->root[d])
+								pos = k->plan[i].idx_pos ? k->plan[i].idx_pos[j] : k->plan[i].pos;
+					char which[200];
+					if (y == tm->id)
+						snprintf(which, sizeof which, "a loop that");
+					else
+						snprintf(which, sizeof which, "whose split loop '%s'", ix_name(o, y));
+					return og_err(o, pos,
+					              "parallelize(%s): the lower bound of loop '%s' uses '%s', %s runs in "
+					              "sequence inside each work-item on plan(target=%s): the values of '%s' "
+					              "would move from one work-item to another between its iterations "
+					              "(parallelize '%s' too, or give '%s' a lower bound over params and "
+					              "parallelized loops)",
+					              ix->name, ix->name, k->indices[tm->id].name, which, o->D->target, ix->name,
+					              k->indices[tm->id].name, ix->name);
+				}
+			}
+	}
+	return true;
+}
+
+/* Global and local sizes of the NDRange under param values pv: a loop with affine bounds
+ * covers its greatest range over the enclosing loops' (ir_index_span); false (CT_ERR_LIMIT)
+ * when that overflows. */
+static bool launch_sizes(og *o, const int64_t *pv)
 {
 	ocl_launch *L = o->L;
 	L->barriers = o->any_local;
@@ -2099,14 +2224,27 @@ static void launch_sizes(og *o, const int64_t *pv)
 	for (int d = 0; d < o->ndims; d++) {
 		const ir_index *ix = &o->k->indices[o->root[d]];
 		bool ok = true;
-		int64_t lo = aff_eval(ix->lo, pv, NULL, &ok), hi = aff_eval(ix->hi, pv, NULL, &ok);
-		int64_t n = hi > lo ? hi - lo : 0;
+		int64_t n = 0;
+		if (ir_index_affine(ix)) {
+			if (!ir_index_span(o->k, pv, o->root[d], &n)) {
+				ct_error(o->k->ctx, CT_ERR_LIMIT,
+				         "parallelize(%s): the greatest range of loop '%s' over its enclosing loops' "
+				         "cannot be computed in 64-bit arithmetic (the grid is sized by it)",
+				         ix->name, ix->name);
+				o->st = CT_ERR_LIMIT;
+				return false;
+			}
+		} else {
+			int64_t lo = aff_eval(ix->lo, pv, NULL, &ok), hi = aff_eval(ix->hi, pv, NULL, &ok);
+			n = hi > lo ? hi - lo : 0;
+		}
 		int64_t groups = o->split[d] ? ct_trip_count(0, n, ix->step) : n;
 		L->global[d] = (size_t)(groups < 1 ? 1 : groups) * (size_t)o->lsize[d];
 		L->local[d] = (size_t)o->lsize[d];
 		if (!ok)
 			L->sizes_known = false;
 	}
+	return true;
 }
 
 static void og_free(og *o)
@@ -2262,12 +2400,11 @@ static char *gen_gpu(ct_looptree *t, size_t *len, ocl_launch *Lout, const gpu_di
 	o.pv = pv;
 	if (!map_dims(&o) || !independent(&o, (const ir_node *const *)k->body, k->nbody) ||
 	    !stmts_inside(&o, (const lt_node *const *)t->roots, t->nroots) || !check_regions(&o) ||
-	    !check_verbs(&o)) {
+	    !check_verbs(&o) || !affine_grid_ok(&o) || !launch_sizes(&o, pv)) {
 		og_free(&o);
 		free(pv);
 		return NULL;
 	}
-	launch_sizes(&o, pv);
 	if (D->cuda && !cuda_limits(&o, false)) {
 		og_free(&o);
 		free(pv);

@@ -446,6 +446,13 @@ typedef struct ir_box {
  * without a value, an unknown index) where not known. Returns -1, or the first index whose
  * bound terms overflow 64 bits over those boxes. */
 int ir_index_boxes(const ct_kernel *k, ir_box *b);
+/* The greatest trip span (hi - lo, before any step) of IX_LOOP index x where the params have
+ * the values pv[nparams]: hi - lo for a rectangular loop; for an affine one the least, over
+ * pairs of an upper and a lower term, of the greatest difference of the two over the boxes of
+ * the loops declared before it (as ir_index_boxes makes them), so a GPU grid sized by it
+ * covers every range x takes (docs/OPENCL.md, section 1). 0 where that is negative or a loop
+ * its bounds use never runs. false on overflow, out of memory or a term it cannot bound. */
+bool ir_index_span(const ct_kernel *k, const int64_t *pv, int x, int64_t *span);
 /* Trip count of IX_LOOP index id with every loop declared before it at the middle of its
  * range: a rectangular loop's trip count; an affine loop's mean trip count where its bounds
  * depend linearly on the enclosing indices (no min/max in play). 0 when empty, -1 when out of

@@ -350,14 +350,18 @@ static void index_bounds(const ct_kernel *k, const int64_t *params, const int64_
 }
 
 /* The least and greatest values of affine f over the boxes known so far (params with
- * values); false when a term is unknown, or on overflow (*over set). */
-static bool aff_box(const ct_kernel *k, aff f, const ir_box *b, int64_t *min, int64_t *max, bool *over)
+ * values: pv[id] where pv is not NULL, else the params' own values); false when a term is
+ * unknown, or on overflow (*over set). */
+static bool aff_box_pv(const ct_kernel *k, const int64_t *pv, aff f, const ir_box *b, int64_t *min, int64_t *max,
+                       bool *over)
 {
 	*min = *max = f.c;
 	for (int t = 0; t < f.n; t++) {
 		const aff_term *tm = &f.t[t];
 		int64_t a, z;
-		if (tm->kind == AFF_PARAM && k->params[tm->id].has_value) {
+		if (tm->kind == AFF_PARAM && pv && tm->id >= 0 && tm->id < k->nparams) {
+			a = z = pv[tm->id];
+		} else if (tm->kind == AFF_PARAM && !pv && k->params[tm->id].has_value) {
 			a = z = k->params[tm->id].value;
 		} else if (tm->kind == AFF_INDEX && b[tm->id].known) {
 			a = b[tm->id].lo;
@@ -373,6 +377,106 @@ static bool aff_box(const ct_kernel *k, aff f, const ir_box *b, int64_t *min, in
 		}
 	}
 	return true;
+}
+
+static bool aff_box(const ct_kernel *k, aff f, const ir_box *b, int64_t *min, int64_t *max, bool *over)
+{
+	return aff_box_pv(k, NULL, f, b, min, max, over);
+}
+
+/* The greatest value of hi - lo (two affine terms) over params pv and boxes b, with the terms
+ * of both gathered so that an index in both counts once (x+4 - x is 4 over any box); false
+ * when a term is unknown or on overflow. */
+static bool diff_max(const ct_kernel *k, const int64_t *pv, aff hi, aff lo, const ir_box *b, int64_t *max)
+{
+	aff_term t[64];
+	int n = 0;
+	int64_t a, z, mn;
+	bool over = false;
+	if ((size_t)(hi.n + lo.n) > sizeof t / sizeof t[0]) /* the two apart: a wider bound */
+		return aff_box_pv(k, pv, hi, b, &a, &z, &over) && aff_box_pv(k, pv, lo, b, &mn, &a, &over) &&
+		       ct_sub_ok(z, mn, max);
+	for (int s = 0; s < 2; s++) {
+		aff f = s ? lo : hi;
+		for (int j = 0; j < f.n; j++) {
+			int at = -1;
+			for (int q = 0; q < n && at < 0; q++)
+				if (t[q].kind == f.t[j].kind && t[q].id == f.t[j].id)
+					at = q;
+			int64_t c = s ? -f.t[j].coef : f.t[j].coef;
+			if (at < 0) {
+				t[n] = f.t[j];
+				t[n++].coef = c;
+			} else if (!ct_add_ok(t[at].coef, c, &t[at].coef)) {
+				return false;
+			}
+		}
+	}
+	int64_t c0;
+	if (!ct_sub_ok(hi.c, lo.c, &c0))
+		return false;
+	aff d = {c0, n, t};
+	return aff_box_pv(k, pv, d, b, &mn, max, &over);
+}
+
+bool ir_index_span(const ct_kernel *k, const int64_t *pv, int x, int64_t *span)
+{
+	*span = 0;
+	if (x < 0 || x >= k->nindices || k->indices[x].kind != IX_LOOP)
+		return false;
+	ir_box *b = ct_alloc(k->ctx, sizeof *b * ((size_t)k->nindices + 1));
+	bool *empty = ct_alloc(k->ctx, (size_t)k->nindices + 1);
+	bool ok = b && empty;
+	/* the boxes of the loops declared before x (its bounds use some of them), an empty one
+	 * emptying every box whose bounds use it */
+	for (int y = 0; ok && y <= x; y++) {
+		const ir_index *iy = &k->indices[y];
+		b[y].known = false;
+		empty[y] = false;
+		if (iy->kind != IX_LOOP)
+			continue;
+		bool af = ir_index_affine(iy), over = false;
+		int nlo = af ? iy->nlo : 1, nhi = af ? iy->nhi : 1;
+		const aff *los = af ? iy->los : &iy->lo, *his = af ? iy->his : &iy->hi;
+		int64_t lo = INT64_MIN, hi = INT64_MAX, a, z;
+		bool all = true;
+		for (int j = 0; j < nlo + nhi; j++) {
+			aff f = j < nlo ? los[j] : his[j - nlo];
+			for (int t = 0; t < f.n; t++)
+				if (f.t[t].kind == AFF_INDEX && f.t[t].id >= 0 && f.t[t].id < y && empty[f.t[t].id])
+					empty[y] = true;
+			if (!aff_box_pv(k, pv, f, b, &a, &z, &over))
+				all = false;
+			else if (j < nlo)
+				lo = a > lo ? a : lo;
+			else
+				hi = z < hi ? z : hi;
+		}
+		if (all && lo > INT64_MIN && hi < INT64_MAX) {
+			b[y].lo = lo;
+			b[y].hi = hi;
+			b[y].known = true;
+			empty[y] = empty[y] || hi <= lo;
+		}
+		if (y < x || empty[y])
+			continue;
+		/* x < every upper term and x >= every lower one: its trip span is at most the least,
+		 * over pairs, of the greatest difference */
+		int64_t best = INT64_MAX;
+		for (int u = 0; ok && u < nhi; u++)
+			for (int l = 0; ok && l < nlo; l++) {
+				int64_t m;
+				if (!diff_max(k, pv, his[u], los[l], b, &m))
+					ok = false;
+				else if (m < best)
+					best = m;
+			}
+		if (ok)
+			*span = best > 0 ? best : 0;
+	}
+	ct_free(k->ctx, b);
+	ct_free(k->ctx, empty);
+	return ok;
 }
 
 int ir_index_boxes(const ct_kernel *k, ir_box *b)

@@ -621,11 +621,11 @@ static const ir_index *item_affine(const checker *c, const ir_plan_item *it)
 	return NULL;
 }
 
-/* On a grid target (OpenCL, CUDA) the grid is sized at launch from the parallelized loops'
- * ranges over params, so each must be rectangular in its band's order; an affine loop runs
- * inside one work-item (loops the generator maps to the grid: src/gen/oclgen.c, map_dims).
- * Reports the first parallelized index of item it whose root is affine as written, or lies in a
- * band whose bounds a reorder projected. */
+/* On a grid target (OpenCL, CUDA) the grid covers the box of each parallelized loop's ranges
+ * and each work-item tests the loop's own bounds (src/gen/oclgen.c, gen_mapped): an affine loop
+ * as written, unchanged by its band's order, maps to the grid. Reports the first parallelized
+ * index of item it that lies in a band whose bounds a reorder projected (its loops' bounds are
+ * no longer those the grid is sized from). */
 static bool grid_affine(checker *c, const ir_plan_item *it)
 {
 	ct_kernel *k = c->k;
@@ -635,17 +635,12 @@ static bool grid_affine(checker *c, const ir_plan_item *it)
 	for (int j = 0; j < it->n; j++) {
 		int r = k->indices[it->idx[j]].root;
 		const ir_index *x = &k->indices[r];
-		if (!ir_index_affine(x) && !c->pband[r])
+		if (!c->pband[r])
 			continue;
 		cerr(k, &c->nerr, it->idx_pos ? it->idx_pos[j] : it->pos,
-		     ir_index_affine(x)
-		         ? "parallelize(%s): loop '%s' has affine bounds (they use enclosing indices or "
-		           "min/max): on plan(target=%s) the loops mapped to the grid must be rectangular (the "
-		           "grid is sized at launch: parallelize a rectangular loop; the affine one runs in each "
-		           "of its iterations)"
-		         : "parallelize(%s): loop '%s' is in a band whose bounds a reorder projected: on "
-		           "plan(target=%s) the loops mapped to the grid must be rectangular in their band's "
-		           "order (the grid is sized at launch: parallelize a loop of another band)",
+		     "parallelize(%s): loop '%s' is in a band whose bounds a reorder projected: on "
+		     "plan(target=%s) the loops mapped to the grid must keep the bounds they are written "
+		     "with (the grid is sized from them: parallelize a loop of another band)",
 		     k->indices[it->idx[j]].name, x->name, tg->name);
 		return true;
 	}
@@ -655,8 +650,8 @@ static bool grid_affine(checker *c, const ir_plan_item *it)
 /* What kernels with affine loop bounds cannot have yet (issue #31 adds them stage by stage):
  * balanced splits of affine loops and of their split indices, reorders whose projected bounds
  * cannot be written or use a split chain not wholly outside the loop,
- * unroll of an affine loop, parallel bands of several loops with one, SPMD grids, and affine
- * loops (or projected bands) in a GPU grid (caches whose region holds an affine loop: the plan
+ * unroll of an affine loop, parallel bands of several loops with one (on the host), SPMD grids,
+ * and projected bands in a GPU grid (caches whose region holds an affine loop: the plan
  * pass, src/plan/lower.c). */
 static void check_affine_limits(checker *c)
 {
@@ -710,7 +705,8 @@ static void check_affine_limits(checker *c)
 		if (it->kind == PL_UNROLL && x)
 			cerr(k, &c->nerr, it->pos, "unroll(%s): loop '%s' has affine bounds, so no constant trip count",
 			     x->name, x->name);
-		else if (it->kind == PL_PARALLELIZE && x && (it->n > 1 || it->spmd))
+		else if (it->kind == PL_PARALLELIZE && x && (it->n > 1 || it->spmd) &&
+		         ir_kernel_target(k)->parallel != IR_PAR_GRID) /* a grid's dimensions are no collapse */
 			cerr(k, &c->nerr, it->pos,
 			     "parallelize: loop '%s' has affine bounds: it can only be parallelized alone (no "
 			     "collapse, no spmd grid)",
@@ -830,8 +826,8 @@ typedef struct cache_lv {
 	bool checked_ok;
 } cache_lv;
 
-/* The rules of packed= (src/plan/plan_pack.c): a read-only copy of one rank-2 block on the host,
- * with no option that moves, shares or re-lays out its buffer. */
+/* The rules of packed= (src/plan/plan_pack.c): a read-only copy of one rank-2 block (on a GPU
+ * target each work-item's own), with no option that moves, shares or re-lays out its buffer. */
 static void check_packed(checker *c, const ir_plan_item *it)
 {
 	ct_kernel *k = c->k;
@@ -847,8 +843,12 @@ static void check_packed(checker *c, const ir_plan_item *it)
 		         "an input or const array ('%s' is %s): the triangle is never copied back", arr->name,
 		         ct_role_name(arr->role));
 		why = msg;
-	} else if (ir_target_row(k->target)->gpu) {
-		why = "the host target (plan(target=host))";
+	} else if (ir_target_row(k->target)->gpu && it->location != LOC_DEFAULT && it->location != LOC_PRIVATE) {
+		/* a work-group's shared copies are flattened over a box (src/gen/oclgen.c,
+		 * gen_shared_copy); a work-item's own copies run the triangle's loops as written */
+		snprintf(msg, sizeof msg, "location=private on plan(target=%s) (the work-group's shared copies run over "
+		         "a box, the triangle's rows do not)", ir_target_row(k->target)->name);
+		why = msg;
 	} else if (it->src_cache >= 0) {
 		why = "a cache of an array, not of another cache";
 	} else if (it->has_layout) {

@@ -35,84 +35,6 @@ static bool balanced_ok(ct_kernel *k)
 	return true;
 }
 
-/* Whether expression e accesses storage s at a subscript that moves with loop variable v. */
-static bool access_moves(const ct_looptree *t, const ir_expr *e, int s, int v)
-{
-	if (!e)
-		return false;
-	if (e->kind == EX_ACCESS && e->id == s)
-		for (int d = 0; d < t->arrays[s].rank; d++) {
-			bool bad = false;
-			if (lt_var_coef(t, e->sub[d], v, &bad) != 0 || bad)
-				return true;
-		}
-	for (int i = 0; i < e->nargs; i++)
-		if (access_moves(t, e->args[i], s, v))
-			return true;
-	return false;
-}
-
-/* On a GPU target (gpu): whether a node under x (region g's own fills excepted) writes g's
- * buffer, or accesses it at a subscript that moves with an affine loop of g's region above its
- * site (a multicache's slot loops, whose slots count the trips of each: the host copies them over
- * the loop's span, plan_region.c's affine_mcloops; inside the site, the block is a box over the
- * affine loop's range, plan_block.c). */
-static bool buffer_moves(const ct_looptree *t, const lt_region *g, const lt_node *x, bool gpu)
-{
-	const ir_node *st = x->stmt;
-	if (!gpu)
-		return false;
-	if (st && (x->kind == LT_STMT || x->kind == LT_LET)) {
-		bool own_fill = pl_is_copy(x) && st->lhs && st->lhs->id == g->buffer;
-		if (!own_fill && st->kind == ND_STMT && st->lhs && st->lhs->id == g->buffer)
-			return true; /* written in the region: its block would be copied out */
-		bool above_site = g->index < 0; /* an element-level site holds no loop */
-		for (const lt_node *y = x->parent; y && !own_fill; y = y->parent) {
-			if (y->kind == LT_LOOP && lt_affine_loop(y) && above_site &&
-			    (access_moves(t, st->lhs, g->buffer, y->index) || access_moves(t, st->rhs, g->buffer, y->index)))
-				return true;
-			if (y->kind == LT_LOOP && y->index == g->index)
-				above_site = true;
-			if (y == g->node)
-				break;
-		}
-	}
-	for (int i = 0; i < x->nkids + x->nels; i++)
-		if (buffer_moves(t, g, i < x->nkids ? x->kids[i] : x->els[i - x->nkids], gpu))
-			return true;
-	return false;
-}
-
-/* A cache's region may hold an affine loop: its block is a box over the loop's range where the
- * loop moves it (plan_block.c). On the host a written box is copied in whole and out whole
- * (describe_region), so the elements the loop never wrote go back unchanged, a double buffer
- * prefetches the next box, and a multicache has one slot per value of an affine slot loop's
- * span; on a GPU target (one work-group's box could overlap another's writes, and its double
- * buffer and slots read loops as rectangular) the region must only read, not be
- * double-buffered, and no slot may count an affine loop's trips (buffer_moves). Its copies are
- * bounds-tested, since an affine loop that runs no iteration, or a box wider than the triangle,
- * leaves the box unproved (pl_block_of). CT_ERR_INPUT naming the cache and the loop otherwise. */
-static ct_status affine_regions_ok(const ct_looptree *t)
-{
-	const ct_kernel *k = t->k;
-	bool grid = ir_kernel_target(k)->parallel == IR_PAR_GRID;
-	for (int r = 0; r < t->nregions; r++) {
-		const lt_region *g = &t->regions[r];
-		const lt_node *x = g->node ? lt_affine_below(g->node) : NULL;
-		if (!x || g->elided ||
-		    (((!grid || g->epilogue == LT_EPI_NONE) && (!grid || !g->double_buffer)) &&
-		     !buffer_moves(t, g, g->node, grid)))
-			continue;
-		const ir_plan_item *it = &k->plan[g->item];
-		return ct_error_at(k->ctx, CT_ERR_INPUT, k->file, it->pos.line, it->pos.col,
-		                   "cache '%s' holds loop '%s', whose bounds are affine (they use enclosing "
-		                   "indices or min/max): a cache's region must be rectangular (place it "
-		                   "inside that loop)",
-		                   it->name, t->indices[x->index].name);
-	}
-	return CT_OK;
-}
-
 ct_looptree *plan_lower(ct_kernel *k, bool with_schedule)
 {
 	if (with_schedule && !balanced_ok(k))
@@ -123,8 +45,9 @@ ct_looptree *plan_lower(ct_kernel *k, bool with_schedule)
 	ct_status st = CT_OK;
 	if (plan_has_caches(k))
 		st = plan_apply(t);
-	if (st == CT_OK && !t->arena.failed && k->affine_bounds && t->nregions > 0)
-		st = affine_regions_ok(t);
+	/* a cache's region may hold an affine loop on every target: its block is a box over the
+	 * loop's range where the loop moves it, copied in and out whole, its copies bounds-tested
+	 * (plan_block.c; a GPU generator tests that written boxes of its work-groups stay apart) */
 	if (st == CT_OK && !t->arena.failed && plan_has_verbs(k))
 		st = plan_verbs(t);
 	if (st == CT_OK && !t->arena.failed)

@@ -69,16 +69,10 @@ static bool check_blocks(pp *p, const sitelist *l)
 			              "min/max), and its block moves with it: a cache's region must be rectangular (place "
 			              "it inside that loop)",
 			              p->it->name, p->t->indices[s->b.affine->index].name);
-		/* on the host the box is copied in whole and out whole (describe_region never zero-fills
-		 * a region holding an affine loop), and the dependence test of parallelize sees the
-		 * copy-outs; a GPU work-group's box may overlap another group's writes, unchecked */
-		if (s->b.affine_write && ir_kernel_target(p->k)->parallel == IR_PAR_GRID)
-			return pp_err(p, p->it->pos,
-			              "cache '%s' holds loop '%s', whose bounds are affine (they use enclosing indices or "
-			              "min/max), and a write of its block moves with it: on a GPU target the box around "
-			              "the loop's range, copied back whole, could overlap other work-groups' writes "
-			              "(place the cache inside that loop)",
-			              p->it->name, p->t->indices[s->b.affine_write->index].name);
+		/* the box is copied in whole and out whole (describe_region never zero-fills a region
+		 * holding an affine loop); the host's dependence test of parallelize sees the copy-outs,
+		 * a GPU generator tests that the boxes of its work-groups stay apart (oclgen.c,
+		 * written_boxes_apart) */
 		if (s->b.mismatch)
 			return pp_err(p, p->it->pos,
 			              "cache '%s': the uses of '%s' move differently with the loops around the cache "

@@ -260,22 +260,6 @@ static bool in_source_chain(const pp *p, const lt_node *x)
 	return false;
 }
 
-/* Whether double buffering can run around affine loop P (docs/LANGUAGE.md section 3): on the
- * host (the GPU generator's double buffer reads its loops as rectangular). An error naming the
- * loop otherwise. */
-static bool affine_db_ok(pp *p, const lt_node *P)
-{
-	if (ir_kernel_target(p->k)->parallel != IR_PAR_GRID)
-		return true;
-	char msg[600];
-	snprintf(msg, sizeof msg,
-	         "double_buffer of cache '%s': the loop around it, '%s', has affine bounds (they use enclosing "
-	         "indices or min/max) and the target is a GPU: its first iteration is peeled and its "
-	         "prefetch guarded only on the host",
-	         p->it->name, p->t->indices[P->index].name);
-	return pp_err(p, p->it->pos, "%s%s", msg, "");
-}
-
 /* The fills of affine loop P, one per lower term l of its range L = max(l, ...): each loop runs
  * P's range cut at l + 1, so it runs P's first value exactly where l is the largest term (L+1
  * itself, a max inside a min, is no bound); where several terms tie, the first block is loaded
@@ -387,9 +371,7 @@ bool pl_double_buffer(pp *p, lt_region *rg, lt_node *r, int npro)
 		P = P->parent;
 	if (!P || P->kind != LT_LOOP)
 		return true; /* nothing encloses the trigger: a plain cache (as Accera) */
-	bool affine = lt_affine_loop(P);
-	if (affine && !affine_db_ok(p, P))
-		return false;
+	bool affine = lt_affine_loop(P); /* any target: its fills, prefetch and move are plain loops and ifs */
 	ct_looptree *t = p->t;
 	const ir_array *ba = &t->arrays[rg->buffer];
 	const bx *ext[IR_MAX_RANK];

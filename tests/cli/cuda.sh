@@ -76,10 +76,12 @@ else
 	# random plans: kernels of the differential fuzzer with plan(target=opencl) (shared caches,
 	# double buffers, private caches, tails), spelled for cuda (location=local is shared there);
 	# and affine ones drawn for cuda (issue #31: triangles, bands, tetrahedra, splits of affine
-	# loops, shared caches over them); a seed whose plan the target refuses is left out
+	# loops, shared caches over them; the a54... ones put an affine loop on the grid, one with a
+	# packed cache of A); a seed whose plan the target refuses is left out
 	fuzzed=""
 	if [ -x "$build/fuzz/difffuzz" ]; then
-		for seed in 9000 9011 9013 9073 9089 9096 a31000018 a31000043 a31000059 a31000112 a31000134 a32000240 a32000297; do
+		for seed in 9000 9011 9013 9073 9089 9096 a31000018 a31000043 a31000059 a31000112 a31000134 a32000240 a32000297 \
+			a5400002 a5400034 a5400036 a5400041; do
 			case $seed in
 			a*) seed=${seed#a}
 				"$build/fuzz/difffuzz" --print $seed --families affine --cuda-share 100 2>/dev/null >"$tmp/fz$seed.cachet" ;;

@@ -176,6 +176,14 @@ f=$(kfile axpy.cachet 'kernel axpy' 'param L : runtime' 'array X : f32[L] input'
 pkg runtime "$f" axpy L "x[0], x[1], 1001" "m[0], m[1], 1001" 0 1001
 grep -q "int64_t L" "$tmp/runtime/axpy.h" && ok || bad "runtime: L is an argument of the wrapper"
 
+# affine bounds on the grid with a runtime size (issue #31): the wrapper sizes the band's j from
+# its greatest range over i, computed from L at run time (8 here)
+f=$(kfile band.cachet 'kernel band' 'param L : runtime' 'array X : f32[L] input' 'array C : f32[L, L] inout' \
+	'for (i: L, j: max(0, i-3) .. min(L, i+5)) {' '  C[i, j] += 2.5 * X[j]' '}' 'schedule {' '  ii = split(i, 4)' \
+	'  jj = split(j, 4)' '}' 'plan(target=opencl) {' '  parallelize(i, j)' '}')
+pkg affine "$f" band L "x[0], x[1], 101" "m[0], m[1], 101" 0 101
+grep -q "int64_t n = INT64_MAX;" "$tmp/affine/band.c" && ok || bad "affine: the wrapper computes j's greatest range"
+
 # a binary made for another device (its description changed): the wrapper builds the source
 if [ -s "$tmp/local/matmul_local.c" ]; then
 	mkdir -p "$tmp/other" && cp "$tmp/local/"matmul_local.* "$tmp/other/"

@@ -1441,9 +1441,10 @@ static void gen_affine_verbs(pg_kernel *k, rng *r)
 }
 
 
-/* A GPU plan (OpenCL or CUDA) for an affine kernel: band 0's first index (and its second when
- * that is rectangular, now and then) tiled into work-groups and work-items (the grid's loops must
- * be rectangular: check refuses an affine one), an affine loop split once now and then
+/* A GPU plan (OpenCL or CUDA) for an affine kernel: band 0's first index (and its second now and
+ * then, affine or not; or its affine second alone) tiled into work-groups and work-items (an
+ * affine one covers its greatest range, each work-item testing its bounds), an affine loop split
+ * once now and then
  * (per-iteration ranges), the affine loops kept after the loops their bounds use; caches now and
  * then: shared ones between the work-group and work-item loops (refused where the region holds
  * an affine loop that moves the block or a written array), private or global ones mostly inside
@@ -1453,11 +1454,21 @@ static void gen_affine_gpu(pg_kernel *k, rng *r)
 	static const int64_t wg[] = {1, 2, 3, 4, 5, 8};
 	pg_band *bd = &k->b[0];
 	int npar = bd->norig > 1 && !bd->fixed[1] && chance(r, 50) ? 2 : 1;
+	/* an affine loop on the grid (its greatest range, each work-item testing its bounds), from a
+	 * stream of its own (the other seeds draw what they drew before): band 0's second loop when
+	 * it is affine, with the first or alone (the first then runs in each work-item) */
+	rng z = {k->seed * 0x94D049BB133111EBull + 4231};
+	int par[3] = {0, 1, 2};
+	if (bd->norig > 1 && bd->fixed[1] && chance(&z, 50)) {
+		npar = chance(&z, 35) ? 1 : 2;
+		par[0] = npar == 1 ? 1 : 0;
+	}
 	for (int i = 0; i < npar; i++)
-		add_split(k, 0, bd->orig[i], pick64(r, wg, 6), 1, 0);
+		add_split(k, 0, bd->orig[par[i]], pick64(r, wg, 6), 1, 0);
 	for (int b = 0; b < k->nb; b++)
 		for (int o = 0; o < k->b[b].norig; o++)
-			if (k->b[b].fixed[o] && !k->b[b].orig[o][1] && chance(r, 25)) /* i -> ii: one letter */
+			if (k->b[b].fixed[o] && !k->b[b].orig[o][1] && chance(r, 25) &&
+			    !(b == 0 && (o == par[0] || (npar > 1 && o == par[1])))) /* i -> ii: one letter */
 				add_split(k, b, k->b[b].orig[o], pick_split_size(r, k->b[b].trips[o]), 0, 0);
 	for (int b = 0; b < k->nb; b++) {
 		random_reorder(k, b, r, b == 0 && chance(r, 50));
@@ -1466,7 +1477,7 @@ static void gen_affine_gpu(pg_kernel *k, rng *r)
 	pg_verbi *pv = &k->v[add_verb(k, PG_PARALLELIZE)];
 	pv->n = npar;
 	for (int i = 0; i < npar; i++)
-		memcpy(pv->idx[i], bd->orig[i], PG_NAME);
+		memcpy(pv->idx[i], bd->orig[par[i]], PG_NAME);
 	for (int ai = 0; ai < k->na; ai++) {
 		if (k->a[ai].npaths == 0 || !chance(r, 60))
 			continue;
@@ -1484,8 +1495,8 @@ static void gen_affine_gpu(pg_kernel *k, rng *r)
 		for (int i = 0; i < n; i++)
 			for (int p = 0; p < npar; p++) {
 				char wi[PG_NAME];
-				name_inner(wi, bd->orig[p]);
-				if (strcmp(ord[i], bd->orig[p]) == 0 && i > lastg)
+				name_inner(wi, bd->orig[par[p]]);
+				if (strcmp(ord[i], bd->orig[par[p]]) == 0 && i > lastg)
 					lastg = i;
 				if (strcmp(ord[i], wi) == 0 && i < firsti)
 					firsti = i;
@@ -1518,6 +1529,7 @@ static void gen_affine_gpu(pg_kernel *k, rng *r)
 			memcpy(k->v[v].idx[0], ord[unroll ? n - 1 - rint_(r, inside) : n - 1], PG_NAME);
 		}
 	}
+	add_packed_a(k); /* packed=, each work-item's own (private): a stream of its own */
 }
 
 /* OpenCL: tile the first one or two indices of band 0 into work-groups and work-items, keep the
