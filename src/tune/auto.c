@@ -28,8 +28,8 @@
  * starting a parallel region (waking the threads) costs microseconds, a
  * few thousand simple iterations. */
 #define AUTO_MIN_PAR_WORK 4096
-/* Model evaluations of tilings in one run (27 per register-tiled nest): past
- * them a nest keeps its first candidate (the analytical values), so that
+/* Model predictions of tilings in one run (one per register-tiled nest, for
+ * its comment): past them a nest's comment has no miss counts, so that
  * `auto` without a budget stays within its 2 s on kernels of many sums. A
  * count, not a time, so that the file does not depend on the machine's load. */
 #define AUTO_MAX_EVALS 81
