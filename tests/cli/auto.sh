@@ -43,11 +43,11 @@ grep -q "^  unroll(" "$out" && grep -q "^  vectorize(" "$out" && grep -q "^  par
 	grep -q "^  Bp = cache(B, index=k1, trigger_index=i1)" "$out" &&
 	grep -q "^  Ap = cache(A, index=k1, trigger_index=j1, layout=(1, 0))" "$out" && ok ||
 	bad "auto_matmul: no register tile, cache tiles or parallel band: $(grep -v '^#' "$out" | tail -12)"
-# past the model's work budget (no tiling of the sum has a count at 2048) the analytical tiles stand
+# past the model's work budget (no count at 2048) the file says so
 expect "auto at 2048" 0 "" "$CACHET" auto examples/auto_matmul.cachet -D M=2048 -D N=2048 -D K=2048 --threads 2 \
 	-o "$tmp/mm2048.cachet"
 grep -q "^  unroll(" "$tmp/mm2048.cachet" && grep -q "^param KC_k = [0-9]* tune {" "$tmp/mm2048.cachet" &&
-	grep -q "as derived: no neighbour" "$tmp/mm2048.cachet" && ok ||
+	grep -q "as derived (the model" "$tmp/mm2048.cachet" && grep -q "no model count at these sizes" "$tmp/mm2048.cachet" && ok ||
 	bad "auto at 2048: no register tile: $(grep -v '^#' "$tmp/mm2048.cachet" | tail -12)"
 expect "auto at 2048: runs, verified" 0 "verified against the reference interpreter" \
 	"$CACHET" run "$tmp/mm2048.cachet" -D M=70 -D N=90 -D K=40 --threads 2
@@ -69,15 +69,16 @@ for th in 1 2; do
 	mc0=$(sed -n 's/^#   MC_i from \([0-9]*\):.*/\1/p' "$d")
 	mr=$(sed -n 's/^  i2 = split(i1, \([0-9]*\))/\1/p' "$d") nr=$(sed -n 's/^  j2 = split(j1, \([0-9]*\))/\1/p' "$d")
 	rows=$(( (1024 + th - 1) / th ))
-	# derived: even blocks within the extents, MC the rows per thread; chosen: within the extents
-	# and at least one pair of blocks per thread
+	# derived (and taken): even blocks within the extents, MC the rows per thread, at least one pair
+	# of blocks per thread
 	if [ -n "$kc0" ] && [ -n "$nc0" ] && [ -n "$mc0" ] && [ -n "$mr" ] && [ -n "$nr" ] && even "$kc0" 1024 8 &&
 		even "$nc0" 1024 "$nr" && even "$mc0" 1024 "$mr" && [ "$mc0" -ge "$rows" ] &&
 		[ "$mc0" -lt $(( rows + mr )) ] && [ "$kc" -le 1024 ] && [ "$nc" -le 1024 ] && [ "$mc" -le 1024 ] &&
 		[ $(( ((1024 + mc - 1) / mc) * ((1024 + nc - 1) / nc) )) -ge "$th" ] &&
 		grep -q "^#   KC_k from $kc0: the $mr x $kc0 row panel of the left operand" "$d" &&
 		grep -q "of L1's [0-9]* ways\|half of L1 (.*no associativity known)" "$d" &&
-		grep -q "^#   KC_k = $kc, NC_j = $nc, MC_i = $mc: chosen by the model" "$d"; then
+		[ "$kc" = "$kc0" ] && [ "$nc" = "$nc0" ] && [ "$mc" = "$mc0" ] &&
+		grep -q "^#   KC_k = $kc, NC_j = $nc, MC_i = $mc as derived" "$d"; then
 		ok
 	else
 		bad "auto dgemm 1024 t$th: KC $kc0 -> $kc, NC $nc0 -> $nc, MC $mc0 -> $mc (tile $mr x $nr): $(grep '^param\|^#   [KMN]C_' "$d")"
