@@ -571,21 +571,6 @@ static int check_case(ct_ctx *ctx, const case_def *c, int threads, const options
 	return bad;
 }
 
-/* Parse "a,b,c" into out (at most max values in [lo, hi]); the count, 0 on error. */
-static int parse_list(const char *s, long *out, int max, long lo, long hi)
-{
-	int n = 0;
-	while (*s && n < max) {
-		char *end;
-		long v = strtol(s, &end, 10);
-		if (end == s || v < lo || v > hi || (*end && *end != ','))
-			return 0;
-		out[n++] = v;
-		s = *end ? end + 1 : end;
-	}
-	return *s ? 0 : n;
-}
-
 /* Select the cases named in s (comma-separated); false on an unknown name. */
 static bool parse_cases(const char *s, bool *use)
 {
@@ -649,10 +634,10 @@ int main(int argc, char **argv)
 			if (!parse_cases(v, opt.use_case))
 				return usage();
 		} else if (strcmp(a, "--threads") == 0) {
-			if (!(opt.nthreads = parse_list(v, opt.threads, 8, 1, 4096)))
+			if (!(opt.nthreads = bench_parse_list(v, opt.threads, 8, 1, 4096)))
 				return usage();
 		} else if (strcmp(a, "--sizes") == 0) {
-			if (!(opt.nsizes = parse_list(v, opt.sizes, MAX_SIZES, 1, 65536)))
+			if (!(opt.nsizes = bench_parse_list(v, opt.sizes, MAX_SIZES, 1, 65536)))
 				return usage();
 		} else if (strcmp(a, "--budget") == 0) {
 			opt.budget = strtod(v, &end);

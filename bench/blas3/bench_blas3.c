@@ -291,20 +291,6 @@ static int bench_one(ct_ctx *ctx, const char *dir, const char *op, int64_t n, in
 	return ok ? 0 : 1;
 }
 
-static int parse_list(const char *s, long *out, int max, long lo, long hi)
-{
-	int n = 0;
-	while (*s && n < max) {
-		char *end;
-		long v = strtol(s, &end, 10);
-		if (end == s || v < lo || v > hi || (*end && *end != ','))
-			return 0;
-		out[n++] = v;
-		s = *end ? end + 1 : end;
-	}
-	return *s ? 0 : n;
-}
-
 int main(int argc, char **argv)
 {
 	setenv("OMP_WAIT_POLICY", "passive", 0); /* as the cachet CLI */
@@ -314,9 +300,9 @@ int main(int argc, char **argv)
 	const char *ops = "trmm,trmm_if,trsm,syrk", *dir = "bench/blas3";
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
-			nthreads = parse_list(argv[++i], threads, 8, 1, 4096);
+			nthreads = bench_parse_list(argv[++i], threads, 8, 1, 4096);
 		else if (strcmp(argv[i], "--sizes") == 0 && i + 1 < argc)
-			nsizes = parse_list(argv[++i], sizes, 8, 64, 8192);
+			nsizes = bench_parse_list(argv[++i], sizes, 8, 64, 8192);
 		else if (strcmp(argv[i], "--ops") == 0 && i + 1 < argc)
 			ops = argv[++i];
 		else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc)

@@ -31,6 +31,21 @@ static inline double median(double *v, int n)
 	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/* Parses "a,b,c" into out (at most max values, each in [lo, hi]); the count, 0 on a bad list. */
+static inline int bench_parse_list(const char *s, long *out, int max, long lo, long hi)
+{
+	int n = 0;
+	while (*s && n < max) {
+		char *end;
+		long v = strtol(s, &end, 10);
+		if (end == s || v < lo || v > hi || (*end && *end != ','))
+			return 0;
+		out[n++] = v;
+		s = *end ? end + 1 : end;
+	}
+	return *s ? 0 : n;
+}
+
 /* Removes argv[i] and argv[i + 1] from argv (of *argc entries and a NULL). */
 static inline void bench_drop_args(int *argc, char **argv, int i)
 {

@@ -181,21 +181,6 @@ static int bench_one(ct_ctx *ctx, int64_t n, int threads, double *compile_s)
 	return ok ? 0 : 1;
 }
 
-/* Parse "a,b,c" into out (at most max values in [lo, hi]); the count, 0 on error. */
-static int parse_list(const char *s, long *out, int max, long lo, long hi)
-{
-	int n = 0;
-	while (*s && n < max) {
-		char *end;
-		long v = strtol(s, &end, 10);
-		if (end == s || v < lo || v > hi || (*end && *end != ','))
-			return 0;
-		out[n++] = v;
-		s = *end ? end + 1 : end;
-	}
-	return *s ? 0 : n;
-}
-
 int main(int argc, char **argv)
 {
 	setenv("OMP_WAIT_POLICY", "passive", 0); /* as the cachet CLI */
@@ -204,9 +189,9 @@ int main(int argc, char **argv)
 	int nthreads = 2, nsizes = 2;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
-			nthreads = parse_list(argv[++i], threads, 8, 1, 4096);
+			nthreads = bench_parse_list(argv[++i], threads, 8, 1, 4096);
 		} else if (strcmp(argv[i], "--sizes") == 0 && i + 1 < argc) {
-			nsizes = parse_list(argv[++i], sizes, 8, 1, 8192);
+			nsizes = bench_parse_list(argv[++i], sizes, 8, 1, 8192);
 		} else {
 			nthreads = 0;
 		}
