@@ -129,32 +129,18 @@ static void pkg_affine_span(ct_buf *b, const ct_kernel *k, int x)
 		if (y < x)
 			continue;
 		ct_buf_puts(b, "\t\tint64_t n = INT64_MAX;\n");
+		ct_arena a;
+		ct_arena_init(&a, k->ctx);
 		for (int u = 0; u < nhi; u++)
 			for (int l = 0; l < nlo; l++) {
-				/* the greatest of his[u] - los[l], a term in both counted once */
-				aff_term tt[64];
-				int nt = 0;
-				for (int side = 0; side < 2; side++) {
-					aff f = side ? los[l] : his[u];
-					for (int t = 0; t < f.n; t++) {
-						int at = -1;
-						for (int q = 0; q < nt && at < 0; q++)
-							if (tt[q].kind == f.t[t].kind && tt[q].id == f.t[t].id)
-								at = q;
-						int64_t c = side ? -f.t[t].coef : f.t[t].coef;
-						if (at >= 0) {
-							tt[at].coef += c;
-						} else if (nt < 64) {
-							tt[nt] = f.t[t];
-							tt[nt++].coef = c;
-						}
-					}
-				}
-				aff dd = {his[u].c - los[l].c, nt, tt};
+				/* the greatest of his[u] - los[l], a term in both counted once (aff_sub) */
+				bool ok = true;
+				aff dd = aff_sub(&a, his[u], los[l], &ok);
 				ct_buf_puts(b, "\t\t{\n\t\t\tint64_t v = ");
 				pkg_aff_bound(b, k, dd, true);
 				ct_buf_puts(b, ";\n\t\t\tif (v < n)\n\t\t\t\tn = v;\n\t\t}\n");
 			}
+		ct_arena_free(&a);
 		ct_buf_printf(b, "\t\tif (ct_be%d)\n\t\t\tn = 0;\n", y);
 	}
 }

@@ -384,39 +384,19 @@ static bool aff_box(const ct_kernel *k, aff f, const ir_box *b, int64_t *min, in
 	return aff_box_pv(k, NULL, f, b, min, max, over);
 }
 
-/* The greatest value of hi - lo (two affine terms) over params pv and boxes b, with the terms
- * of both gathered so that an index in both counts once (x+4 - x is 4 over any box); false
- * when a term is unknown or on overflow. */
+/* The greatest value of hi - lo (two affine terms) over params pv and boxes b, taken over
+ * their difference (aff_sub: an index in both counts once, x+4 - x is 4 over any box); false
+ * when a term is unknown, out of memory or on overflow. */
 static bool diff_max(const ct_kernel *k, const int64_t *pv, aff hi, aff lo, const ir_box *b, int64_t *max)
 {
-	aff_term t[64];
-	int n = 0;
-	int64_t a, z, mn;
-	bool over = false;
-	if ((size_t)(hi.n + lo.n) > sizeof t / sizeof t[0]) /* the two apart: a wider bound */
-		return aff_box_pv(k, pv, hi, b, &a, &z, &over) && aff_box_pv(k, pv, lo, b, &mn, &a, &over) &&
-		       ct_sub_ok(z, mn, max);
-	for (int s = 0; s < 2; s++) {
-		aff f = s ? lo : hi;
-		for (int j = 0; j < f.n; j++) {
-			int at = -1;
-			for (int q = 0; q < n && at < 0; q++)
-				if (t[q].kind == f.t[j].kind && t[q].id == f.t[j].id)
-					at = q;
-			int64_t c = s ? -f.t[j].coef : f.t[j].coef;
-			if (at < 0) {
-				t[n] = f.t[j];
-				t[n++].coef = c;
-			} else if (!ct_add_ok(t[at].coef, c, &t[at].coef)) {
-				return false;
-			}
-		}
-	}
-	int64_t c0;
-	if (!ct_sub_ok(hi.c, lo.c, &c0))
-		return false;
-	aff d = {c0, n, t};
-	return aff_box_pv(k, pv, d, b, &mn, max, &over);
+	ct_arena a;
+	ct_arena_init(&a, k->ctx);
+	bool ok = true, over = false;
+	aff d = aff_sub(&a, hi, lo, &ok);
+	int64_t mn;
+	ok = ok && aff_box_pv(k, pv, d, b, &mn, max, &over);
+	ct_arena_free(&a);
+	return ok;
 }
 
 bool ir_index_span(const ct_kernel *k, const int64_t *pv, int x, int64_t *span)
