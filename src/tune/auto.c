@@ -714,9 +714,12 @@ static bool find_loops(const lt_node *x, int index, const lt_node **out, int *n,
 }
 
 /* Whether some version of the loop over index `name` of kernel t carries a
- * dependence (reductions included: a parallel or vector loop may not
- * reorder them): 1 carries, 0 free, -1 unknown (treated as carries). */
-static int loop_carries(ct_kernel *t, dep_info *d, ct_looptree *tree, const char *name)
+ * dependence: 1 carries, 0 free, -1 unknown (treated as carries). A
+ * parallel loop counts reductions (its threads would race on the sum); a
+ * vector loop does not: the verb pass accepts a sum over it only as partial
+ * sums per lane, re-associated where the plan allows it (not strict), and
+ * refuses it otherwise (docs/LANGUAGE.md, section 7). */
+static int loop_carries(ct_kernel *t, dep_info *d, ct_looptree *tree, const char *name, bool with_reductions)
 {
 	int id = -1;
 	for (int i = 0; i < t->nindices; i++)
@@ -731,7 +734,7 @@ static int loop_carries(ct_kernel *t, dep_info *d, ct_looptree *tree, const char
 	if (n == 0)
 		return -1;
 	for (int i = 0; i < n; i++) {
-		int c = dep_loop_carries(d, tree, nodes[i], true);
+		int c = dep_loop_carries(d, tree, nodes[i], with_reductions);
 		if (c != 0)
 			return c < 0 ? -1 : 1;
 	}
@@ -824,7 +827,7 @@ static bool candidate_ok(auto_run *R, const auto_choice *c, const char **par, in
 		}
 		for (int i = 0; ok && i < npar + nvec; i++) {
 			const char *x = i < npar ? par[i] : vec[i - npar];
-			if (loop_carries(t, d, tree, x) != 0) {
+			if (loop_carries(t, d, tree, x, i < npar) != 0) {
 				ok = false;
 				snprintf(why, nwhy, "loop %s carries a dependence", x);
 			}
@@ -835,6 +838,28 @@ static bool candidate_ok(auto_run *R, const auto_choice *c, const char **par, in
 	ct_kernel_free(t);
 	ct_ctx_free(cx);
 	return ok;
+}
+
+/* Whether the accepted vector loop v of candidate c carries a reduction (its
+ * lanes then hold partial sums, added at the end: a re-association), for
+ * the comment. */
+static bool vector_sums(auto_run *R, const auto_choice *c, const char *v)
+{
+	char *txt = with_choice(R, c);
+	ct_ctx *cx = NULL;
+	char err[256];
+	ct_kernel *t = trial_parse(R->tctx, R->k, txt, &cx, err, sizeof err);
+	free(txt);
+	bool sums = false;
+	dep_info *d = t ? dep_compute(t) : NULL;
+	ct_looptree *tree = d ? lt_build_loops(t, true) : NULL;
+	if (tree)
+		sums = loop_carries(t, d, tree, v, true) != 0;
+	ct_looptree_free(tree);
+	dep_free(d);
+	ct_kernel_free(t);
+	ct_ctx_free(cx);
+	return sums;
 }
 
 static void put_order(ct_buf *b, const ct_kernel *k, const auto_nest *n)
@@ -1427,7 +1452,13 @@ static void try_plain(auto_run *R, const auto_nest *n, int nest, bool reorder)
 		if (candidate_ok(R, &p, NULL, 0, &v, 1, err, sizeof err)) {
 			ct_buf_free(&c.plan);
 			c.plan = pl;
-			ct_buf_printf(&c.why, "#   vectorize(%s): innermost, unit stride, no dependence across it\n", v);
+			if (vector_sums(R, &c, v))
+				ct_buf_printf(&c.why,
+				              "#   vectorize(%s): innermost, unit stride; the sum over it runs as partial sums per\n"
+				              "#     lane, added after the loop (a re-association: docs/LANGUAGE.md, section 7)\n",
+				              v);
+			else
+				ct_buf_printf(&c.why, "#   vectorize(%s): innermost, unit stride, no dependence across it\n", v);
 			R->vector++;
 			try_nontemporal(R, n, x, v, &c);
 		} else {
