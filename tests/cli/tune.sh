@@ -36,9 +36,13 @@ expect "tune: two size sets, json" 0 '"stored": true' \
 	"$CACHET" tune "$ex" --sizes 24x20x16,40x36x32 --budget 4 --json
 n=$(grep -c '"family"' "$tmp/o")
 [ "$n" = 2 ] && ok || bad "tune: $n JSON objects for two size sets"
-grep -q '"space": 48, "valid": 48' "$tmp/o" && grep -q '"budget": 2,' "$tmp/o" && ok ||
+# every point ranked, unless ranking took its half of the budget first (a loaded machine, a
+# sanitizer build): then the result says the budget was reached
+{ grep -q '"space": 48, "valid": 48' "$tmp/o" ||
+	{ grep -q '"space": 48, "valid": [1-9]' "$tmp/o" && grep -q '"budget_hit": true' "$tmp/o"; }; } &&
+	grep -q '"budget": 2,' "$tmp/o" && ok ||
 	bad "tune: 48 points, the budget shared: $(head -c 300 "$tmp/o")"
-grep -q '^\[1/48\] TI=32 TJ=32 TK=32  .* best .* s left$' "$tmp/e" && ok ||
+grep -q '^\[1/[0-9]*\] TI=32 TJ=32 TK=32  .* best .* s left$' "$tmp/e" && ok ||
 	bad "tune: plain progress lines when stderr is not a terminal: $(head -3 "$tmp/e")"
 expect "tune: plain n, NAME=V, quiet" 0 '"size_class": "M=12:N=8:K=96"' \
 	"$CACHET" tune "$ex" --sizes 16,M=12:N=8 --budget 3 --json --quiet

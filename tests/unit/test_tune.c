@@ -849,7 +849,10 @@ static void tune_affine(void)
 	st = ct_tune(k, &o, &r);
 	CHECKF(st == CT_OK, "%s", ct_ctx_last_message(ctx));
 	if (st == CT_OK) {
-		CHECK(r.memory_source == CT_TUNE_MEMORY_NONE && r.ncandidates == 4);
+		/* all 4 points ranked, unless ranking used its half of the budget first (a loaded
+		 * machine, a sanitizer build) */
+		CHECKF(r.memory_source == CT_TUNE_MEMORY_NONE && (r.ncandidates == 4 || (r.budget_hit && r.ncandidates > 0)),
+		       "memory source %d, %d candidates, budget hit %d", (int)r.memory_source, r.ncandidates, r.budget_hit);
 		for (int i = 0; i < r.ncandidates; i++)
 			CHECK(r.candidates[i].memory_ns == 0 && r.candidates[i].cost == r.candidates[i].core_ns &&
 			      r.candidates[i].core_ns > 0);
