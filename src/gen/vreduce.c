@@ -12,7 +12,8 @@
  *
  *   for j in [LO, HI)  t[i] += e(j)
  *
- * becomes, with NA = K x the lanes of the target's widest vector:
+ * becomes, with NA = K x the lanes of the target's widest vector (of the
+ * narrowest summed type: the loop's lanes):
  *
  *   { T ct_vr0[NA] = {0};  int64_t ct_vb = LO;  const int64_t ct_ve = HI;
  *     for (; ct_ve - ct_vb >= NA; ct_vb += NA)
@@ -245,8 +246,8 @@ bool cg_reduce_loop(cg *g, const lt_node *x)
 	if (x->tail)
 		kg_comment(g->kg, "tail of %s", v);
 	if (arrays)
-		kg_comment(g->kg, "vectorize(%s): %d reduction%s, each summed in %d vector%s of %d lanes", v, l.n,
-		           l.n == 1 ? "" : "s", k, k == 1 ? "" : "s", lanes);
+		kg_comment(g->kg, "vectorize(%s): %d reduction%s, each summed in %d partial sums (%d x %d lanes)", v,
+		           l.n, l.n == 1 ? "" : "s", na, k, lanes);
 	else
 		kg_comment(g->kg, "vectorize(%s): %d reduction%s, each summed in one accumulator", v, l.n,
 		           l.n == 1 ? "" : "s");

@@ -17,10 +17,10 @@ trap 'rm -rf "$tmp"' EXIT
 f=tests/plans/vreduce_dot.cachet
 "$CACHET" emit "$f" --vector-bytes 64 >"$tmp/dot.c"
 check $? "emit $f"
-grep -q 'vectorize(j): 1 reduction, each summed in [0-9]* vectors\{0,1\} of 16 lanes' "$tmp/dot.c" &&
+grep -q 'vectorize(j): 1 reduction, each summed in [0-9]* partial sums ([0-9]* x 16 lanes)' "$tmp/dot.c" &&
 	grep -q 'S\[0\] += ct_vr0\[0\];' "$tmp/dot.c"
 check $? "the dot product sums in f32 accumulators of 16 lanes and adds the sum to S[0]"
-"$CACHET" emit "$f" --vector-bytes 16 | grep -q 'each summed in [0-9]* vectors\{0,1\} of 4 lanes'
+"$CACHET" emit "$f" --vector-bytes 16 | grep -q 'each summed in [0-9]* partial sums ([0-9]* x 4 lanes)'
 check $? "--vector-bytes 16: 4 lanes"
 for vb in 16 32 64; do
 	for n in 1 2 7 15 16 17 31 33 64 100 1001; do

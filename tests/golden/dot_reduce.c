@@ -25,7 +25,7 @@ int cachet_dot_reduce(const double *restrict A, const double *restrict x, double
 {
 	for (int64_t i = 0; i < 300; i++) {
 		y[i] = 0.0;
-		/* vectorize(j): 1 reduction, each summed in 4 vectors of 8 lanes */
+		/* vectorize(j): 1 reduction, each summed in 32 partial sums (4 x 8 lanes) */
 		{
 			double ct_vr0[32] = {0};
 			int64_t ct_vb = 0;
@@ -51,7 +51,7 @@ int cachet_dot_reduce(const double *restrict A, const double *restrict x, double
 		}
 	}
 	s[0] = 1.0;
-	/* vectorize(j2): 1 reduction, each summed in 4 vectors of 8 lanes */
+	/* vectorize(j2): 1 reduction, each summed in 32 partial sums (4 x 8 lanes) */
 	{
 		double ct_vr0[32] = {0};
 		int64_t ct_vb = 0;
