@@ -26,9 +26,10 @@
  *                   dimension, by 1; every storage written there is
  *                   accessed at one subscript that moves with x, or is a
  *                   reduction over x: `+=` / `-=` of an element that does
- *                   not move with x and is accessed nowhere else under x
- *                   (not for float reductions under plan(strict=true), nor
- *                   on the GPU targets);
+ *                   not move with x, its array accessed nowhere else under
+ *                   x unless isl proves the accesses apart (not for float
+ *                   reductions under plan(strict=true), nor on the GPU
+ *                   targets);
  *   parallelize(x, y, ...)
  *                   the loops are consecutive (y's loops are the whole body
  *                   of x's); nested as single loops they are collapsed; the
@@ -454,17 +455,6 @@ static bool carries_nothing(vb *v, const lt_node *x)
 	return c == 0;
 }
 
-/* Whether a condition under x reads storage a. */
-static bool cond_reads(const lt_node *x, int a)
-{
-	if (x->kind == LT_IF && x->stmt && ir_expr_reads(x->stmt->cond, a))
-		return true;
-	for (int i = 0; i < x->nkids + x->nels; i++)
-		if (cond_reads(i < x->nkids ? x->kids[i] : x->els[i - x->nkids], a))
-			return true;
-	return false;
-}
-
 /* Whether the dependence test finds that loop x (no cache inside) carries
  * no dependence other than reductions (pairs of updates that meet only
  * through their left-hand side): other accesses of a summed array never
@@ -484,11 +474,12 @@ static bool reduction_only(vb *v, const lt_node *x)
 /* A write under x at an element that does not move with x (vector_contiguous
  * has checked that it moves in no other dimension): a reduction over x, which
  * the C backend accumulates privately and adds to the element after the loop
- * (src/gen/cgen.c). It must be an update `+=` / `-=` (sums re-associate; `*=`
- * would need a product accumulator and is rare; `=` is a recurrence), its
- * storage accessed nowhere else under x (`S[j] += S[j] * a` reads what it
- * sums), a float reduction only where the plan is not strict=true (integers
- * re-associate exactly), and the target the host's C. */
+ * (src/gen/vreduce.c). It must be an update `+=` / `-=` (sums re-associate;
+ * `*=` would need a product accumulator and is rare; `=` is a recurrence),
+ * its storage accessed nowhere else under x (conditions are affine: they
+ * read no array) unless the dependence test proves the accesses apart (`S[j] += S[j] * a`
+ * reads what it sums), a float reduction only where the plan is not
+ * strict=true (integers re-associate exactly), and the target the host's C. */
 static bool vector_reduction(vb *v, const lt_node *x, const acclist *l, int i)
 {
 	const char *name = iname(v, x->index);
@@ -511,18 +502,16 @@ static bool vector_reduction(vb *v, const lt_node *x, const acclist *l, int i)
 		              "re-associates; the plan is strict=true (%d:%d), which keeps the order of float "
 		              "reductions",
 		              name, name, arr->name, v->k->strict_pos.line, v->k->strict_pos.col);
-	if (cond_reads(x, w->e->id))
+	int other = -1;
+	for (int j = 0; j < l->n && other < 0; j++)
+		if (j != i && l->v[j].e->id == w->e->id)
+			other = j;
+	if (other >= 0 && !reduction_only(v, x))
 		return vb_err(v, 0,
-		              "vectorize(%s): the reduction over '%s' into '%s' cannot be vectorized: a condition "
-		              "in the loop reads '%s'",
-		              name, name, arr->name, arr->name);
-	for (int j = 0; j < l->n; j++)
-		if (j != i && l->v[j].e->id == w->e->id && !reduction_only(v, x))
-			return vb_err(v, 0,
-			              "vectorize(%s): the reduction over '%s' into '%s' cannot be vectorized: '%s' is "
-			              "also %s in the loop, and the dependence test does not prove that no other "
-			              "access meets the summed element",
-			              name, name, arr->name, arr->name, l->v[j].write ? "written" : "read");
+		              "vectorize(%s): the reduction over '%s' into '%s' cannot be vectorized: '%s' is "
+		              "also %s in the loop, and the dependence test does not prove that no other "
+		              "access meets the summed element",
+		              name, name, arr->name, arr->name, l->v[other].write ? "written" : "read");
 	return true;
 }
 
