@@ -97,8 +97,14 @@ static bool uses_storage(const lt_node *x, int a)
 /* ------------------------------------------------------------ statements */
 
 
-static void gen_stmt(cg *g, const ir_node *s)
+static void gen_stmt(cg *g, const lt_node *x)
 {
+	const ir_node *s = x->stmt;
+	for (int i = 0; x->reduce && i < g->nvred; i++)
+		if (g->vred[i] == x) {
+			cg_reduce_stmt(g, s, i);
+			return;
+		}
 	const ir_expr *lhs = s->lhs;
 	if (!lhs || lhs->kind != EX_ACCESS || lhs->id < 0 || lhs->id >= g->narrays) {
 		cg_bad(g, "statement", s->stmt_id);
@@ -562,6 +568,10 @@ static void gen_loop(cg *g, const lt_node *x)
 		gen_unrolled(g, x);
 		return;
 	}
+	/* a vector loop that carries reductions: before the rewrites, which
+	 * take its statements as independent */
+	if (x->vector && cg_reduce_loop(g, x))
+		return;
 	/* the rewrites below read loops as rectangular: a loop with affine bounds
 	 * in x's subtree gets plain loops down to it (issue #31 extends them).
 	 * A register tile reads only the loops inside x as ranges: x itself (the
@@ -836,7 +846,7 @@ void cg_nodes(cg *g, lt_node *const *v, int n)
 			}
 			break;
 		}
-		case LT_STMT: gen_stmt(g, x->stmt); break;
+		case LT_STMT: gen_stmt(g, x); break;
 		case LT_LET: gen_let(g, x->stmt); break;
 		case LT_IF: gen_if(g, x); break;
 		case LT_CACHE: gen_cache(g, x); break;

@@ -72,6 +72,13 @@ typedef struct cg {
 	 * unrolled loops expand to stays within CG_UNROLL_BUDGET statements;
 	 * 0: no such hint */
 	int unroll_const_max;
+	/* while a vector loop with reductions is emitted (cgen.c gen_reduce_loop):
+	 * its reduction statements and, for the one at vred[i], the C lvalue of
+	 * its private accumulator at the current iteration is "ct_vr<i>" then
+	 * vred_at ("[j - ct_vb]", or "" for one scalar accumulator) */
+	lt_node *const *vred;
+	int nvred;
+	const char *vred_at;
 	bool failed;
 	bool entry_checks;      /* the function checks its runtime params (ct_ok) */
 	bool reported;          /* an error more precise than "out of memory" is on ctx */
@@ -119,6 +126,13 @@ void cg_nodes(cg *g, lt_node *const *v, int n);
  * side does not move with x (rtile.c); false, with nothing emitted, when
  * the pattern does not apply. */
 bool cg_register_tile(cg *g, const lt_node *x);
+/* Emit vector loop x with its reduction statements (lt_node.reduce) summed
+ * in private accumulators and added to their elements after the loop
+ * (vreduce.c); false, with nothing emitted, when x has none. */
+bool cg_reduce_loop(cg *g, const lt_node *x);
+/* Reduction statement s, the i-th of the vector loop being emitted, as an
+ * update of its accumulator (vreduce.c). */
+void cg_reduce_stmt(cg *g, const ir_node *s, int i);
 /* `#pragma GCC unroll n` before loop x's header where the plan says
  * unroll(x, by=n) (src/gen/cgen.c). */
 void cg_unroll_hint(cg *g, const lt_node *x);

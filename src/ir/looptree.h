@@ -90,6 +90,9 @@ typedef struct lt_node {
 	bool unroll;           /* unroll(x): constant trip count, emitted unrolled */
 	int unroll_by;         /* unroll(x, by=n): n, the loop kept with an unroll hint; 0 none */
 	bool vector;           /* vectorize(x): innermost, contiguous, independent */
+	bool reduce;           /* LT_STMT under a vector loop: a `+=` / `-=` of an element that does
+	                          not move with the loop (a reduction over it), which the C backend
+	                          sums in private accumulators and adds after the loop */
 	bool parallel;         /* parallelize: the outermost loop of a parallel band */
 	int par_item;          /* parallel: its PL_PARALLELIZE item of k->plan */
 	int collapse;          /* parallel: loops of the band (this one and the

@@ -24,7 +24,12 @@
  *   vectorize(x)    every loop over x holds only statements, lets and ifs;
  *                   every access moves with x only in its contiguous
  *                   dimension, by 1; every storage written there is
- *                   accessed at one subscript that moves with x;
+ *                   accessed at one subscript that moves with x, or is a
+ *                   reduction over x: `+=` / `-=` of an element that does
+ *                   not move with x, its array accessed nowhere else under
+ *                   x unless isl proves the accesses apart (not for float
+ *                   reductions under plan(strict=true), nor on the GPU
+ *                   targets);
  *   parallelize(x, y, ...)
  *                   the loops are consecutive (y's loops are the whole body
  *                   of x's); nested as single loops they are collapsed; the
@@ -450,9 +455,85 @@ static bool carries_nothing(vb *v, const lt_node *x)
 	return c == 0;
 }
 
+/* Whether the dependence test finds that loop x (no cache inside) carries
+ * no dependence other than reductions (pairs of updates that meet only
+ * through their left-hand side): other accesses of a summed array never
+ * meet the summed element across iterations (cholesky's A[j, j] -= A[j, k]
+ * * A[j, k], k < j). Unknown is false. */
+static bool reduction_only(vb *v, const lt_node *x)
+{
+	if (cache_inside(x))
+		return false;
+	dep_info *d = dep_compute(v->k);
+	int c = d ? dep_loop_carries(d, v->t, x, false) : -1;
+	dep_free(d);
+	ct_ctx_clear_error(v->k->ctx);
+	return c == 0;
+}
+
+/* A write under x at an element that does not move with x (vector_contiguous
+ * has checked that it moves in no other dimension): a reduction over x, which
+ * the C backend accumulates privately and adds to the element after the loop
+ * (src/gen/vreduce.c). It must be an update `+=` / `-=` (sums re-associate;
+ * `*=` would need a product accumulator and is rare; `=` is a recurrence),
+ * its storage accessed nowhere else under x (conditions are affine: they
+ * read no array) unless the dependence test proves the accesses apart (`S[j] += S[j] * a`
+ * reads what it sums), a float reduction only where the plan is not
+ * strict=true (integers re-associate exactly), and the target the host's C. */
+static bool vector_reduction(vb *v, const lt_node *x, const acclist *l, int i)
+{
+	const char *name = iname(v, x->index);
+	const acc *w = &l->v[i];
+	const ir_node *s = w->node->stmt;
+	const ir_array *arr = &v->t->arrays[w->e->id];
+	if (!s || w->node->kind != LT_STMT || (s->op != AS_ADD && s->op != AS_SUB))
+		return vb_err(v, 0,
+		              "vectorize(%s): every iteration of '%s' %s the same element of '%s' (only `+=` and "
+		              "`-=` updates may be summed as a vector reduction over '%s')",
+		              name, name, s && s->op == AS_SET ? "assigns" : "updates", arr->name, name);
+	if (ir_target_row(v->k->target)->parallel == IR_PAR_GRID)
+		return vb_err(v, 0,
+		              "vectorize(%s): '%s' carries a reduction over '%s' (vector reductions are on the "
+		              "host target only)",
+		              name, name, arr->name);
+	if (v->k->strict && (arr->type == CT_F32 || arr->type == CT_F64))
+		return vb_err(v, 0,
+		              "vectorize(%s): '%s' carries a reduction over '%s', which a vector loop "
+		              "re-associates; the plan is strict=true (%d:%d), which keeps the order of float "
+		              "reductions",
+		              name, name, arr->name, v->k->strict_pos.line, v->k->strict_pos.col);
+	int other = -1;
+	for (int j = 0; j < l->n && other < 0; j++)
+		if (j != i && l->v[j].e->id == w->e->id)
+			other = j;
+	if (other >= 0 && !reduction_only(v, x))
+		return vb_err(v, 0,
+		              "vectorize(%s): the reduction over '%s' into '%s' cannot be vectorized: '%s' is "
+		              "also %s in the loop, and the dependence test does not prove that no other "
+		              "access meets the summed element",
+		              name, name, arr->name, arr->name, l->v[other].write ? "written" : "read");
+	return true;
+}
+
+/* Mark the reduction statements under vector loop x (their left-hand side
+ * does not move with x) for the C backend. */
+static void mark_reductions(vb *v, lt_node *x, int index)
+{
+	if (x->kind == LT_STMT && x->stmt && x->stmt->lhs && storage_ok(v, x->stmt->lhs)) {
+		const ir_expr *e = x->stmt->lhs;
+		const ir_array *arr = &v->t->arrays[e->id];
+		bool bad = false;
+		x->reduce = lt_var_coef(v->t, e->sub[arr->order[arr->rank - 1]], index, &bad) == 0 && !bad;
+	}
+	for (int i = 0; i < x->nkids; i++)
+		mark_reductions(v, x->kids[i], index);
+	for (int i = 0; i < x->nels; i++)
+		mark_reductions(v, x->els[i], index);
+}
+
 /* Every storage written under x is accessed there at one subscript, which
  * moves with x, or the dependence test finds none carried: iterations touch
- * different elements. */
+ * different elements; or it is a reduction over x (vector_reduction). */
 static bool vector_independent(vb *v, const lt_node *x, const acclist *l)
 {
 	const char *name = iname(v, x->index);
@@ -462,11 +543,15 @@ static bool vector_independent(vb *v, const lt_node *x, const acclist *l)
 		const ir_expr *w = l->v[i].e;
 		const ir_array *arr = &v->t->arrays[w->id];
 		bool bad = false;
-		if (lt_var_coef(v->t, w->sub[arr->order[arr->rank - 1]], x->index, &bad) != 1)
-			return vb_err(v, 0,
-			              "vectorize(%s): every iteration of '%s' updates the same element of "
-			              "'%s' (a reduction over '%s')",
-			              name, name, arr->name, name);
+		int64_t c = lt_var_coef(v->t, w->sub[arr->order[arr->rank - 1]], x->index, &bad);
+		if (c == 0 && !bad) {
+			if (!vector_reduction(v, x, l, i))
+				return false;
+			continue;
+		}
+		if (c != 1 || bad)
+			return vb_err(v, 0, "vectorize(%s): '%s' is written at an element that moves with '%s' by %lld",
+			              name, arr->name, name, (long long)c);
 		for (int j = 0; j < l->n; j++)
 			if (l->v[j].e->id == w->id && !same_subscripts(w, l->v[j].e, arr->rank) &&
 			    !carries_nothing(v, x))
@@ -542,8 +627,10 @@ static bool vector_loop(vb *v, lt_node *x)
 	bool ok = v->st == CT_OK && vector_contiguous(v, x, &l) && vector_independent(v, x, &l) &&
 	          (!v->it->nontemporal || vector_nontemporal(v, x, &l));
 	ct_free(v->k->ctx, l.v);
-	if (ok)
+	if (ok) {
 		x->vector = true;
+		mark_reductions(v, x, x->index);
+	}
 	v->t->has_vector = v->t->has_vector || ok;
 	return ok;
 }

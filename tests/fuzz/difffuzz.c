@@ -59,6 +59,7 @@ typedef struct verdict {
 	int cuda_refused;    /* the CUDA generator refused the kernel with a message (not a finding) */
 	int dist_refused;    /* mpi: ct_kernel_run_ranks refused it with a located distribute: message */
 	int dist_drawn;      /* mpi: the generator drew it to be refused, yet it ran and verified */
+	int vreduce;         /* its host C sums a reduction in a vector loop (src/gen/vreduce.c) */
 	int compiles;        /* compiler runs measured (a code-cache hit is not one) */
 	double compile_s;    /* their total seconds */
 	double compile_max;  /* the slowest one */
@@ -1152,6 +1153,7 @@ static void check_kernel(const char *text, size_t len, const pg_kernel *pk, int 
 		snprintf(v->engine, sizeof v->engine, "emit");
 		goto done;
 	}
+	v->vreduce = !cuda && !opencl && strstr(src, ", each summed in ") != NULL; /* vreduce.c's comment */
 	if (cuda && cfg.cudacompile && cuda_compile(pk, text, src, n, v)) {
 		free(src);
 		goto done;
@@ -1752,6 +1754,7 @@ typedef struct tally {
 	long dist_refused;      /* mpi: refused by ct_kernel_run_ranks with a located distribute: message */
 	long dist_drawn;        /* mpi: drawn to be refused, yet ran and verified */
 	long dist_kinds[8];     /* mpi: verified per shape of the distributed family (pg_dshape) */
+	long vreduce;           /* accepted kernels whose host C sums a reduction in a vector loop */
 } tally;
 
 static double now(void)
@@ -1778,6 +1781,8 @@ static void summary(const tally *t, double secs)
 			printf(" %s %ld", shapes[i], t->dist_kinds[i]);
 		printf("\n");
 	}
+	printf("vector reductions: %ld accepted kernels sum a reduction in a vector loop (vectorize of a reduction loop)\n",
+	       t->vreduce);
 	if (cfg.cuda || cfg.cudacompile)
 		printf("cuda: %ld kernels refused by the CUDA generator with a message (not findings); %ld nvcc batches\n",
 		       t->cuda_refused, t->cuda_batches);
@@ -1920,6 +1925,7 @@ static void run_share(int w, int jobs, tally *t)
 		t->cuda_refused += v.cuda_refused;
 		t->dist_refused += v.dist_refused;
 		t->dist_drawn += v.dist_drawn;
+		t->vreduce += v.accepted && v.vreduce;
 		if (v.verified[E_MPI] && k.kind == PG_DIST && k.d.shape < 8)
 			t->dist_kinds[k.d.shape]++;
 		if (v.cuda_pending && g_npend < (int)(sizeof g_pend / sizeof *g_pend))
@@ -1992,6 +1998,7 @@ static int campaign(void)
 			t.compiles += part.compiles, t.compile_s += part.compile_s, t.slow10 += part.slow10;
 			t.cuda_refused += part.cuda_refused, t.cuda_batches += part.cuda_batches;
 			t.dist_refused += part.dist_refused, t.dist_drawn += part.dist_drawn;
+			t.vreduce += part.vreduce;
 			for (int s = 0; s < 8; s++)
 				t.dist_kinds[s] += part.dist_kinds[s];
 			if (part.compile_max > t.compile_max)

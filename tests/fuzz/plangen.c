@@ -1279,10 +1279,33 @@ static const struct {
 	[PG_GS] = {"A", {"x", "y", ""}},         [PG_MULTI] = {"B", {"", "j", ""}},
 };
 
+/* A reduction index of the template: an original index of a band that the written array's
+ * subscripts do not name (matmul's k, matrix-vector's j), drawn at random; NULL when none. */
+static const char *reduction_index(const pg_kernel *k, rng *r, int *band)
+{
+	const char *cand[16];
+	int cb[16], n = 0;
+	for (int b = 0; b < k->nb; b++)
+		for (int j = 0; j < k->b[b].norig && n < 16; j++) {
+			int named = 0;
+			for (int d = 0; d < 3; d++)
+				named |= strcmp(written[k->kind].dims[d], k->b[b].orig[j]) == 0;
+			if (!named)
+				cand[n] = k->b[b].orig[j], cb[n++] = b;
+		}
+	if (n == 0)
+		return NULL;
+	int c = rint_(r, n);
+	*band = cb[c];
+	return cand[c];
+}
+
 /* Vectorize the written array's contiguous index: its innermost split moved to the end of its band
- * (a legal reorder), so the loop is innermost and the written accesses contiguous. 0 when the
- * template has no such loop. */
-static int smart_vectorize(pg_kernel *k, rng *r)
+ * (a legal reorder), so the loop is innermost and the written accesses contiguous; with red, a
+ * reduction index instead (vectorize of a reduction loop: the written element stays put while the
+ * loop runs; check refuses it where the reads are not contiguous in it). 0 when the template has
+ * no such loop. */
+static int smart_vectorize(pg_kernel *k, rng *r, int red)
 {
 	int ai = -1;
 	for (int i = 0; i < k->na; i++)
@@ -1294,7 +1317,12 @@ static int smart_vectorize(pg_kernel *k, rng *r)
 	int d = a->layout == 2 ? 0 : a->layout == 3 ? a->perm[a->rank - 1] : a->rank - 1;
 	const char *orig = written[k->kind].dims[d];
 	int b = -1;
-	for (int i = 0; orig[0] && i < k->nb; i++)
+	if (red) {
+		orig = reduction_index(k, r, &b);
+		if (!orig)
+			return 0;
+	}
+	for (int i = 0; !red && orig[0] && i < k->nb; i++)
 		for (int j = 0; j < k->b[i].norig; j++)
 			if (strcmp(k->b[i].orig[j], orig) == 0)
 				b = i;
@@ -1319,7 +1347,7 @@ static int smart_vectorize(pg_kernel *k, rng *r)
 		return 0;
 	memcpy(k->v[v].idx[0], inner, PG_NAME);
 	k->v[v].n = 1;
-	if (a->role == 1 && chance(r, 40))
+	if (!red && a->role == 1 && chance(r, 40))
 		k->v[v].nontemporal = 1;
 	return 1;
 }
@@ -1328,7 +1356,7 @@ static void gen_host_verbs(pg_kernel *k, rng *r)
 {
 	char ord[3 * PG_MAXBI][PG_NAME];
 	int ai = rint_(r, k->na), n = array_order(k, ai, ord);
-	if (chance(r, 25) && smart_vectorize(k, r)) {
+	if (chance(r, 25) && smart_vectorize(k, r, chance(r, 40))) {
 		n = array_order(k, ai, ord);
 	} else if (n > 0 && chance(r, 15)) {
 		int v = add_verb(k, PG_VECTORIZE);
