@@ -2027,7 +2027,7 @@ static ct_status try_distribute(auto_run *R, int depth, const char *before, char
 				              "# the nest at line %d, for (%s) over %d parts, stays fused: distributed, %s, but\n"
 				              "#   a dependence runs from a later part to an earlier part's later iteration\n",
 				              line, band, parts,
-				              tiles ? "a sum would take a register tile"
+				              tiles && (!affine || morev <= 0) ? "a sum would take a register tile"
 				                    : "more statements would get a unit-stride vector loop");
 		}
 		free(n);
