@@ -1173,6 +1173,9 @@ typedef struct auto_inner {
 	const ir_node *top[AUTO_MAX_INNER];
 	int outer[AUTO_MAX_INNER];   /* index id of the outermost loop now */
 	int inner[AUTO_MAX_INNER];   /* index id of the innermost loop now */
+	int64_t trip[AUTO_MAX_INNER];  /* of the innermost loop */
+	char line[AUTO_MAX_INNER][256];  /* its reorder item */
+	bool split[AUTO_MAX_INNER];  /* its innermost loop split into thread blocks (split_inner) */
 } auto_inner;
 
 /* The outermost loop (index id) of the nest headed by for y: its own
@@ -1249,6 +1252,7 @@ static void inner_reorders(auto_run *R, const auto_nest *n, auto_choice *c, auto
 		ct_buf sc;
 		ct_buf_init(&sc);
 		ct_buf_puts(&sc, c->sched.s ? c->sched.s : "");
+		size_t at = sc.len;
 		ct_buf_puts(&sc, "  reorder(");
 		put_order(&sc, k, b);
 		ct_buf_puts(&sc, ")\n");
@@ -1265,6 +1269,8 @@ static void inner_reorders(auto_run *R, const auto_nest *n, auto_choice *c, auto
 			in->top[in->n] = y;
 			in->outer[in->n] = b->band[b->order[0]];
 			in->inner[in->n] = b->band[b->order[b->nband - 1]];
+			in->trip[in->n] = b->trip[b->order[b->nband - 1]];
+			snprintf(in->line[in->n], sizeof in->line[in->n], "%s", c->sched.s + at);
 			in->n++;
 		} else {
 			ct_buf_free(&sc);
@@ -1284,6 +1290,74 @@ static int inner_leaf(const auto_nest *n, const auto_inner *in, const ir_node *x
 		if (in->top[i] == y)
 			return in->inner[i];
 	return -1;
+}
+
+/* Inner band j of in (below a carrying loop, its outermost loop now
+ * carrying too, as lu's (k2, j2) under i): its innermost loop v in one
+ * block per thread, the block loop outermost and parallel, each block a
+ * vector loop (a region per iteration of the loops around it, so only
+ * for work that pays for one, as parallel_inside). True when taken. */
+static bool split_inner(auto_run *R, auto_choice *c, auto_inner *in, int j)
+{
+	const ct_kernel *k = R->k;
+	const ir_node *y = in->top[j];
+	int elt = 8;
+	for (int i = 0; i < y->nbody; i++)
+		if (y->body[i]->kind == ND_STMT)
+			elt = (int)ct_dtype_size(k->arrays[y->body[i]->lhs->id].type);
+	int64_t lanes = R->m.vector_bytes / elt;
+	if (lanes < 2 || in->trip[j] < 2 * lanes * R->m.threads || !c->sched.s || !strstr(c->sched.s, in->line[j]))
+		return false;
+	int64_t ch = round_up((in->trip[j] + R->m.threads - 1) / R->m.threads, lanes);
+	const char *x = k->indices[in->inner[j]].name;
+	auto_names keep = R->names;
+	const char *xv = fresh(k, &R->names, x, "v");
+	/* the band's reorder item, with x's block loop first and its lanes last */
+	char ord[256] = "";
+	const char *l = in->line[j] + strlen("  reorder("), *e = strrchr(l, ')');
+	int nl = e ? (int)(e - l) : 0;
+	int xl = (int)strlen(x);
+	snprintf(ord, sizeof ord, "%s", x);
+	for (const char *p = l; p < l + nl;) {
+		const char *q = memchr(p, ',', (size_t)(l + nl - p));
+		int len = (int)((q ? q : l + nl) - p);
+		if (!(len == xl && !strncmp(p, x, (size_t)xl)))
+			snprintf(ord + strlen(ord), sizeof ord - strlen(ord), ", %.*s", len, p);
+		p = q ? q + 2 : l + nl;
+	}
+	snprintf(ord + strlen(ord), sizeof ord - strlen(ord), ", %s", xv);
+	const char *at = strstr(c->sched.s, in->line[j]);
+	ct_buf sc, pl;
+	ct_buf_init(&sc);
+	ct_buf_init(&pl);
+	ct_buf_printf(&sc, "%.*s  %s = split(%s, %lld)\n  reorder(%s)\n%s", (int)(at - c->sched.s), c->sched.s, xv, x,
+	              (long long)ch, ord, at + strlen(in->line[j]));
+	ct_buf_puts(&pl, c->plan.s ? c->plan.s : "");
+	ct_buf_printf(&pl, "  parallelize(%s)\n  vectorize(%s)\n", x, xv);
+	auto_choice p = *c;
+	p.sched = sc;
+	p.plan = pl;
+	char err[512];
+	if (!candidate_ok(R, &p, &x, 1, &xv, 1, err, sizeof err)) {
+		ct_buf_free(&sc);
+		ct_buf_free(&pl);
+		R->names = keep;
+		ct_buf_printf(&c->why, "#   no thread blocks of %s: %s\n", x, err);
+		return false;
+	}
+	ct_buf_free(&c->sched);
+	ct_buf_free(&c->plan);
+	c->sched = sc;
+	c->plan = pl;
+	ct_buf_printf(&c->why,
+	              "#   %s = split(%s, %lld), reorder(%s) inside it: one block of %s per thread (%lld\n"
+	              "#     iterations on average over %d threads, whole %lld-lane vectors), the block loop\n"
+	              "#     outermost; parallelize(%s), vectorize(%s) inside each block\n",
+	              xv, x, (long long)ch, ord, x, (long long)in->trip[j], R->m.threads, (long long)lanes, x, xv);
+	in->split[j] = true;
+	R->parallel++;
+	R->vector++;
+	return true;
 }
 
 /* A perfect band whose outermost loop carries (a sum's loop moved out, as
@@ -1356,7 +1430,7 @@ static bool split_par(auto_run *R, const auto_nest *n, auto_choice *c, bool reor
 /* The outermost loop carries (a time loop around stencil sweeps): each
  * nest inside the band's innermost loop gets its outermost loop on the
  * threads where that carries nothing (one parallel region per sweep). */
-static void parallel_inside(auto_run *R, const auto_nest *n, auto_choice *c, const auto_inner *in)
+static void parallel_inside(auto_run *R, const auto_nest *n, auto_choice *c, auto_inner *in)
 {
 	const ct_kernel *k = R->k;
 	const ir_node *x = n->inner;
@@ -1391,6 +1465,9 @@ static void parallel_inside(auto_run *R, const auto_nest *n, auto_choice *c, con
 		} else {
 			ct_buf_free(&pl);
 			ct_buf_printf(&c->why, "#   %s not parallel: %s\n", v, err);
+			for (int j = 0; in && j < in->n; j++)
+				if (in->top[j] == y)
+					split_inner(R, c, in, j);
 		}
 	}
 }
@@ -1607,8 +1684,14 @@ static void try_plain(auto_run *R, const auto_nest *n, int nest, bool reorder)
 			v = iname(k, n, do_reorder ? n->order[n->nband - 1] : n->nband - 1);
 			if (!reorder && !(v = scheduled_innermost(R, nest, vbuf, sizeof vbuf)))
 				continue;
-		} else if (inner_leaf(n, &in, x) >= 0)
+		} else if (inner_leaf(n, &in, x) >= 0) {
+			bool split = false;
+			for (int j = 0; j < in.n; j++)
+				split = split || (in.split[j] && in.top[j] == inner_band_top(n, x));
+			if (split)
+				continue;
 			v = k->indices[inner_leaf(n, &in, x)].name;
+		}
 		auto_choice p = c;
 		ct_buf pl;
 		ct_buf_init(&pl);

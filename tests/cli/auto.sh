@@ -220,6 +220,13 @@ grep -q "^  reorder(k2, j2)" "$tmp/lu1.cachet" && grep -q "^  vectorize(j2)" "$t
 	bad "lu: $(grep -v '^#' "$tmp/lu1.cachet" | tail -8)"
 expect "auto lu --threads 1: runs, verified" 0 "verified against the reference interpreter" \
 	"$CACHET" run "$tmp/lu1.cachet" -D N=34 --threads 1
+# on 2 threads (row loop and k2 carry): j2 in one block per thread inside the row loop, verified
+# past one block (560 > the block of 504)
+expect "auto lu --threads 2" 0 "" "$CACHET" auto bench/poly/kernels/lu.cachet --threads 2 -o "$tmp/lu2.cachet"
+grep -q "^  reorder(j2, k2, j2v)" "$tmp/lu2.cachet" && grep -q "^  parallelize(j2)" "$tmp/lu2.cachet" &&
+	grep -q "^  vectorize(j2v)" "$tmp/lu2.cachet" && ok || bad "lu t2: $(grep -v '^#' "$tmp/lu2.cachet" | tail -8)"
+expect "auto lu --threads 2: runs, verified" 0 "verified against the reference interpreter" \
+	"$CACHET" run "$tmp/lu2.cachet" -D N=560 --threads 2
 
 # too little work for threads: nothing parallel, and the file says why
 small=$(kfile small.cachet "kernel sm" "param N = 40" "array A : f32[N] inout" "for (i: N) {" "  A[i] += 1" "}")
