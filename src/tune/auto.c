@@ -1210,18 +1210,42 @@ static int node_path(const ir_node *root, const ir_node *x, const ir_node **path
 	return 0;
 }
 
+/* err cut at its first line (a diagnostic's source line and caret would
+ * leave the comment). */
+static const char *first_line(char *err)
+{
+	char *nl = strchr(err, '\n');
+	if (nl)
+		*nl = '\0';
+	return err;
+}
+
+/* Whether a loop of for x is written with a step (a tile loop written by
+ * hand: LoopCost counts its subscripts per unit, not per step). */
+static bool stepped(const ct_kernel *k, const ir_node *x)
+{
+	for (int i = 0; i < x->nidx; i++)
+		if (ir_index_src_step(&k->indices[x->idx[i]]) != 1)
+			return true;
+	return false;
+}
+
 /* The top of the perfect band that ends at leaf loop x (a chain of fors
  * each the only child of the one above) below the band of nest n; NULL
- * when x is in n's band or not under it. */
-static const ir_node *inner_band_top(const auto_nest *n, const ir_node *x)
+ * when x is in n's band, not under it, or a loop of the band is written
+ * with a step (tiled by hand: its order is the user's). */
+static const ir_node *inner_band_top(const ct_kernel *k, const auto_nest *n, const ir_node *x)
 {
 	const ir_node *path[64];
 	int d = node_path(n->top, x, path, 0, 64);
-	if (d < 2 || band_pos(n, x->idx[0]) >= 0)
+	if (d < 2 || band_pos(n, x->idx[0]) >= 0 || stepped(k, x))
 		return NULL;
 	int t = d - 1;
-	while (t > 0 && path[t - 1]->kind == ND_FOR && path[t - 1]->nbody == 1 && band_pos(n, path[t - 1]->idx[0]) < 0)
+	while (t > 0 && path[t - 1]->kind == ND_FOR && path[t - 1]->nbody == 1 && band_pos(n, path[t - 1]->idx[0]) < 0) {
 		t--;
+		if (stepped(k, path[t]))
+			return NULL;
+	}
 	return path[t];
 }
 
@@ -1234,7 +1258,7 @@ static void inner_reorders(auto_run *R, const auto_nest *n, auto_choice *c, auto
 	const ir_node *leaves[32];
 	int nl = leaf_loops(n->top, leaves, 0, 32);
 	for (int i = 0; i < nl && in->n < AUTO_MAX_INNER; i++) {
-		const ir_node *y = inner_band_top(n, leaves[i]);
+		const ir_node *y = inner_band_top(k, n, leaves[i]);
 		if (!y)
 			continue;
 		auto_nest *b = calloc(1, sizeof *b);
@@ -1244,7 +1268,12 @@ static void inner_reorders(auto_run *R, const auto_nest *n, auto_choice *c, auto
 		bool same = true;
 		for (int j = 0; j < b->nband; j++)
 			same = same && b->order[j] == j;
-		if (b->nband < 2 || same) {
+		/* only for a vector loop: the new innermost moves what the band writes, unit stride */
+		int v = b->order[b->nband - 1];
+		bool unit = b->nacc > 0;
+		for (int a = 0; a < b->nacc && unit; a++)
+			unit = (b->acc[a].stride[v] == 0 || b->acc[a].stride[v] == 1) && (!b->acc[a].write || b->acc[a].stride[v] != 0);
+		if (b->nband < 2 || same || !unit) {
 			free(b);
 			continue;
 		}
@@ -1274,18 +1303,17 @@ static void inner_reorders(auto_run *R, const auto_nest *n, auto_choice *c, auto
 			in->n++;
 		} else {
 			ct_buf_free(&sc);
-			ct_buf_printf(&c->why, "#   inner band at line %d: as written: the order by reuse (", y->pos.line);
-			put_order(&c->why, k, b);
-			ct_buf_puts(&c->why, ") would break a dependence\n");
+			ct_buf_printf(&c->why, "#   inner band at line %d: as written, not in the order by reuse: %s\n", y->pos.line,
+			              first_line(err));
 		}
 		free(b);
 	}
 }
 
 /* The innermost loop (index id) of leaf x after the inner reorders, or -1. */
-static int inner_leaf(const auto_nest *n, const auto_inner *in, const ir_node *x)
+static int inner_leaf(const ct_kernel *k, const auto_nest *n, const auto_inner *in, const ir_node *x)
 {
-	const ir_node *y = inner_band_top(n, x);
+	const ir_node *y = inner_band_top(k, n, x);
 	for (int i = 0; y && i < in->n; i++)
 		if (in->top[i] == y)
 			return in->inner[i];
@@ -1342,7 +1370,7 @@ static bool split_inner(auto_run *R, auto_choice *c, auto_inner *in, int j)
 		ct_buf_free(&sc);
 		ct_buf_free(&pl);
 		R->names = keep;
-		ct_buf_printf(&c->why, "#   no thread blocks of %s: %s\n", x, err);
+		ct_buf_printf(&c->why, "#   no thread blocks of %s: %s\n", x, first_line(err));
 		return false;
 	}
 	ct_buf_free(&c->sched);
@@ -1407,7 +1435,7 @@ static bool split_par(auto_run *R, const auto_nest *n, auto_choice *c, bool reor
 		ct_buf_free(&pl);
 		ct_buf_free(&ord);
 		R->names = keep;
-		ct_buf_printf(&c->why, "#   no thread blocks of %s: %s\n", x, err);
+		ct_buf_printf(&c->why, "#   no thread blocks of %s: %s\n", x, first_line(err));
 		return false;
 	}
 	ct_buf_free(&c->sched);
@@ -1684,13 +1712,13 @@ static void try_plain(auto_run *R, const auto_nest *n, int nest, bool reorder)
 			v = iname(k, n, do_reorder ? n->order[n->nband - 1] : n->nband - 1);
 			if (!reorder && !(v = scheduled_innermost(R, nest, vbuf, sizeof vbuf)))
 				continue;
-		} else if (inner_leaf(n, &in, x) >= 0) {
+		} else if (inner_leaf(k, n, &in, x) >= 0) {
 			bool split = false;
 			for (int j = 0; j < in.n; j++)
-				split = split || (in.split[j] && in.top[j] == inner_band_top(n, x));
+				split = split || (in.split[j] && in.top[j] == inner_band_top(k, n, x));
 			if (split)
 				continue;
-			v = k->indices[inner_leaf(n, &in, x)].name;
+			v = k->indices[inner_leaf(k, n, &in, x)].name;
 		}
 		auto_choice p = c;
 		ct_buf pl;
