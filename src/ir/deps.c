@@ -1640,6 +1640,79 @@ int dep_loop_carries(dep_info *d, const ct_looptree *t, const lt_node *x, bool w
 	return empty ? 0 : 1;
 }
 
+/* Whether node x is y or lies under it. */
+static bool node_under(const ir_node *y, const ir_node *x)
+{
+	if (x == y)
+		return true;
+	for (int i = 0; i < y->nbody; i++)
+		if (node_under(y->body[i], x))
+			return true;
+	for (int i = 0; i < y->nels; i++)
+		if (node_under(y->els[i], x))
+			return true;
+	return false;
+}
+
+typedef struct parts_walk {
+	dep_info *d;
+	int *part;     /* per statement: the part it lies under, -1: none */
+	int keep;
+	bool broken, failed;
+} parts_walk;
+
+/* A dependence map of one statement pair that runs from a later part to
+ * an earlier one (with the kept indices equal) breaks the distribution. */
+static isl_stat parts_pair(isl_map *m, void *user)
+{
+	parts_walk *w = user;
+	int a = tuple_stmt(w->d, isl_map_get_tuple_name(m, isl_dim_in));
+	int b = tuple_stmt(w->d, isl_map_get_tuple_name(m, isl_dim_out));
+	if (a < 0 || b < 0) {
+		w->failed = true;
+		isl_map_free(m);
+		return isl_stat_error;
+	}
+	int pa = w->part[a], pb = w->part[b];
+	if (pa < 0 || pb < 0 || pa <= pb || w->broken) {
+		isl_map_free(m);
+		return isl_stat_ok;
+	}
+	for (int i = 0; i < w->keep && i < w->d->st[a].ndims && i < w->d->st[b].ndims; i++)
+		m = isl_map_equate(m, isl_dim_in, i, isl_dim_out, i);
+	isl_bool empty = m ? isl_map_is_empty(m) : isl_bool_error;
+	isl_map_free(m);
+	if (empty < 0) {
+		w->failed = true;
+		return isl_stat_error;
+	}
+	w->broken = w->broken || !empty;
+	return isl_stat_ok;
+}
+
+int dep_parts_ordered(dep_info *d, ir_node *const *parts, int nparts, int keep)
+{
+	if (!d || !parts || nparts < 1)
+		return -1;
+	ct_ctx *ctx = d->k->ctx;
+	parts_walk w = {d, ct_alloc(ctx, sizeof(int) * (size_t)(d->nst + 1)), keep, false, false};
+	if (!w.part)
+		return -1;
+	for (int s = 0; s < d->nst; s++) {
+		w.part[s] = -1;
+		for (int p = 0; p < nparts && w.part[s] < 0; p++)
+			if (node_under(parts[p], d->st[s].node))
+				w.part[s] = p;
+	}
+	isl_stat r = isl_union_map_foreach_map(d->dep, parts_pair, &w);
+	ct_free(ctx, w.part);
+	if (r < 0 || w.failed) {
+		isl_failed(d, "the dependences of a distribution");
+		return -1;
+	}
+	return w.broken ? 0 : 1;
+}
+
 /* ------------------------------------------------------------ messages */
 
 static const char *index_name(const ct_kernel *k, int id)

@@ -73,6 +73,17 @@ int dep_same_instances(dep_info *d, const ct_looptree *t);
  * reordered when x is only moved). 1 carries, 0 does not, -1 on error. */
 int dep_loop_carries(dep_info *d, const ct_looptree *t, const lt_node *x, bool with_reductions);
 
+/* Whether distributing the loops around parts[0..nparts) (sibling nodes
+ * of k's body, one loop's children) keeps every dependence of d: running
+ * all instances of one part before any of the next, in the parts' order,
+ * keeps the order of each dependence pair unless its source lies under a
+ * later part than its sink (a dependence from a later part to an earlier
+ * part's later iteration). The first `keep` original indices around the
+ * parts (the loops that stay around the distributed ones) are the same in
+ * both instances of the pairs asked about (keep 0: the whole nest is
+ * distributed). 1 keeps, 0 breaks, -1 on error. */
+int dep_parts_ordered(dep_info *d, ir_node *const *parts, int nparts, int keep);
+
 /* Text "iteration (i, j) of S[0] must run after (i, j-1), e.g. ..." of
  * violation v of kernel k into b. */
 void dep_violation_text(const ct_kernel *k, const dep_violation *v, ct_buf *b);

@@ -1187,10 +1187,303 @@ static const char *scheduled_innermost(auto_run *R, int nest, char *out, size_t 
 	return res;
 }
 
+/* ------------------------------------------------------------ inner bands and thread blocks of a vector loop */
+
+/* The perfect bands below a nest's own band (lu's `for (j2) { for (k2) }`
+ * inside its row loop) that auto reordered: their top node and their
+ * outermost and innermost loops after the reorder. */
+#define AUTO_MAX_INNER 16
+typedef struct auto_inner {
+	int n;
+	const ir_node *top[AUTO_MAX_INNER];
+	int outer[AUTO_MAX_INNER];   /* index id of the outermost loop now */
+	int inner[AUTO_MAX_INNER];   /* index id of the innermost loop now */
+	int64_t trip[AUTO_MAX_INNER];  /* of the innermost loop */
+	char line[AUTO_MAX_INNER][256];  /* its reorder item */
+	bool split[AUTO_MAX_INNER];  /* its innermost loop split into thread blocks (split_inner) */
+} auto_inner;
+
+/* The outermost loop (index id) of the nest headed by for y: its own
+ * unless auto reordered its band. */
+static int inner_outer(const auto_inner *in, const ir_node *y)
+{
+	for (int i = 0; in && i < in->n; i++)
+		if (in->top[i] == y)
+			return in->outer[i];
+	return y->idx[0];
+}
+
+/* The nodes from root down to x (root first) into path; their count, 0
+ * when x is not under root. */
+static int node_path(const ir_node *root, const ir_node *x, const ir_node **path, int depth, int cap)
+{
+	if (depth >= cap)
+		return 0;
+	path[depth] = root;
+	if (root == x)
+		return depth + 1;
+	for (int i = 0; i < root->nbody; i++) {
+		int d = node_path(root->body[i], x, path, depth + 1, cap);
+		if (d)
+			return d;
+	}
+	for (int i = 0; i < root->nels; i++) {
+		int d = node_path(root->els[i], x, path, depth + 1, cap);
+		if (d)
+			return d;
+	}
+	return 0;
+}
+
+/* err cut at its first line (a diagnostic's source line and caret would
+ * leave the comment). */
+static const char *first_line(char *err)
+{
+	char *nl = strchr(err, '\n');
+	if (nl)
+		*nl = '\0';
+	return err;
+}
+
+/* Whether a loop of for x is written with a step (a tile loop written by
+ * hand: LoopCost counts its subscripts per unit, not per step). */
+static bool stepped(const ct_kernel *k, const ir_node *x)
+{
+	for (int i = 0; i < x->nidx; i++)
+		if (ir_index_src_step(&k->indices[x->idx[i]]) != 1)
+			return true;
+	return false;
+}
+
+/* The top of the perfect band that ends at leaf loop x (a chain of fors
+ * each the only child of the one above) below the band of nest n; NULL
+ * when x is in n's band, not under it, or a loop of the band is written
+ * with a step (tiled by hand: its order is the user's). */
+static const ir_node *inner_band_top(const ct_kernel *k, const auto_nest *n, const ir_node *x)
+{
+	const ir_node *path[64];
+	int d = node_path(n->top, x, path, 0, 64);
+	if (d < 2 || band_pos(n, x->idx[0]) >= 0 || stepped(k, x))
+		return NULL;
+	int t = d - 1;
+	while (t > 0 && path[t - 1]->kind == ND_FOR && path[t - 1]->nbody == 1 && band_pos(n, path[t - 1]->idx[0]) < 0) {
+		t--;
+		if (stepped(k, path[t]))
+			return NULL;
+	}
+	return path[t];
+}
+
+/* Each perfect band of two or more loops below nest n's band (its leaf
+ * loops' bands) in the order by reuse (LoopCost), when the schedule check
+ * accepts it: its innermost loop is then the vector candidate. Into in. */
+static void inner_reorders(auto_run *R, const auto_nest *n, auto_choice *c, auto_inner *in)
+{
+	const ct_kernel *k = R->k;
+	const ir_node *leaves[32];
+	int nl = leaf_loops(n->top, leaves, 0, 32);
+	for (int i = 0; i < nl && in->n < AUTO_MAX_INNER; i++) {
+		const ir_node *y = inner_band_top(k, n, leaves[i]);
+		if (!y)
+			continue;
+		auto_nest *b = calloc(1, sizeof *b);
+		if (!b)
+			return;
+		nest_init(k, R->pv, &R->m, y, b);
+		bool same = true;
+		for (int j = 0; j < b->nband; j++)
+			same = same && b->order[j] == j;
+		/* only for a vector loop: the new innermost moves what the band writes, unit stride */
+		int v = b->order[b->nband - 1];
+		bool unit = b->nacc > 0;
+		for (int a = 0; a < b->nacc && unit; a++)
+			unit = (b->acc[a].stride[v] == 0 || b->acc[a].stride[v] == 1) && (!b->acc[a].write || b->acc[a].stride[v] != 0);
+		if (b->nband < 2 || same || !unit) {
+			free(b);
+			continue;
+		}
+		auto_choice p = *c;
+		ct_buf sc;
+		ct_buf_init(&sc);
+		ct_buf_puts(&sc, c->sched.s ? c->sched.s : "");
+		size_t at = sc.len;
+		ct_buf_puts(&sc, "  reorder(");
+		put_order(&sc, k, b);
+		ct_buf_puts(&sc, ")\n");
+		p.sched = sc;
+		char err[512];
+		if (candidate_ok(R, &p, NULL, 0, NULL, 0, err, sizeof err)) {
+			ct_buf_free(&c->sched);
+			c->sched = sc;
+			ct_buf_printf(&c->why, "#   inner band at line %d: order ", y->pos.line);
+			put_order(&c->why, k, b);
+			ct_buf_puts(&c->why, " from reuse (LoopCost, lines per iteration: ");
+			put_costs(&c->why, k, b);
+			ct_buf_puts(&c->why, ")\n");
+			in->top[in->n] = y;
+			in->outer[in->n] = b->band[b->order[0]];
+			in->inner[in->n] = b->band[b->order[b->nband - 1]];
+			in->trip[in->n] = b->trip[b->order[b->nband - 1]];
+			snprintf(in->line[in->n], sizeof in->line[in->n], "%s", c->sched.s + at);
+			in->n++;
+		} else {
+			ct_buf_free(&sc);
+			ct_buf_printf(&c->why, "#   inner band at line %d: as written, not in the order by reuse: %s\n", y->pos.line,
+			              first_line(err));
+		}
+		free(b);
+	}
+}
+
+/* The innermost loop (index id) of leaf x after the inner reorders, or -1. */
+static int inner_leaf(const ct_kernel *k, const auto_nest *n, const auto_inner *in, const ir_node *x)
+{
+	const ir_node *y = inner_band_top(k, n, x);
+	for (int i = 0; y && i < in->n; i++)
+		if (in->top[i] == y)
+			return in->inner[i];
+	return -1;
+}
+
+/* Inner band j of in (below a carrying loop, its outermost loop now
+ * carrying too, as lu's (k2, j2) under i): its innermost loop v in one
+ * block per thread, the block loop outermost and parallel, each block a
+ * vector loop (a region per iteration of the loops around it, so only
+ * for work that pays for one, as parallel_inside). True when taken. */
+static bool split_inner(auto_run *R, auto_choice *c, auto_inner *in, int j)
+{
+	const ct_kernel *k = R->k;
+	const ir_node *y = in->top[j];
+	int elt = 8;
+	for (int i = 0; i < y->nbody; i++)
+		if (y->body[i]->kind == ND_STMT)
+			elt = (int)ct_dtype_size(k->arrays[y->body[i]->lhs->id].type);
+	int64_t lanes = R->m.vector_bytes / elt;
+	if (lanes < 2 || in->trip[j] < 2 * lanes * R->m.threads || !c->sched.s || !strstr(c->sched.s, in->line[j]))
+		return false;
+	int64_t ch = round_up((in->trip[j] + R->m.threads - 1) / R->m.threads, lanes);
+	const char *x = k->indices[in->inner[j]].name;
+	auto_names keep = R->names;
+	const char *xv = fresh(k, &R->names, x, "v");
+	/* the band's reorder item, with x's block loop first and its lanes last */
+	char ord[256] = "";
+	const char *l = in->line[j] + strlen("  reorder("), *e = strrchr(l, ')');
+	int nl = e ? (int)(e - l) : 0;
+	int xl = (int)strlen(x);
+	snprintf(ord, sizeof ord, "%s", x);
+	for (const char *p = l; p < l + nl;) {
+		const char *q = memchr(p, ',', (size_t)(l + nl - p));
+		int len = (int)((q ? q : l + nl) - p);
+		if (!(len == xl && !strncmp(p, x, (size_t)xl)))
+			snprintf(ord + strlen(ord), sizeof ord - strlen(ord), ", %.*s", len, p);
+		p = q ? q + 2 : l + nl;
+	}
+	snprintf(ord + strlen(ord), sizeof ord - strlen(ord), ", %s", xv);
+	const char *at = strstr(c->sched.s, in->line[j]);
+	ct_buf sc, pl;
+	ct_buf_init(&sc);
+	ct_buf_init(&pl);
+	ct_buf_printf(&sc, "%.*s  %s = split(%s, %lld)\n  reorder(%s)\n%s", (int)(at - c->sched.s), c->sched.s, xv, x,
+	              (long long)ch, ord, at + strlen(in->line[j]));
+	ct_buf_puts(&pl, c->plan.s ? c->plan.s : "");
+	ct_buf_printf(&pl, "  parallelize(%s)\n  vectorize(%s)\n", x, xv);
+	auto_choice p = *c;
+	p.sched = sc;
+	p.plan = pl;
+	char err[512];
+	if (!candidate_ok(R, &p, &x, 1, &xv, 1, err, sizeof err)) {
+		ct_buf_free(&sc);
+		ct_buf_free(&pl);
+		R->names = keep;
+		ct_buf_printf(&c->why, "#   no thread blocks of %s: %s\n", x, first_line(err));
+		return false;
+	}
+	ct_buf_free(&c->sched);
+	ct_buf_free(&c->plan);
+	c->sched = sc;
+	c->plan = pl;
+	ct_buf_printf(&c->why,
+	              "#   %s = split(%s, %lld), reorder(%s) inside it: one block of %s per thread (%lld\n"
+	              "#     iterations on average over %d threads, whole %lld-lane vectors), the block loop\n"
+	              "#     outermost; parallelize(%s), vectorize(%s) inside each block\n",
+	              xv, x, (long long)ch, ord, x, (long long)in->trip[j], R->m.threads, (long long)lanes, x, xv);
+	in->split[j] = true;
+	R->parallel++;
+	R->vector++;
+	return true;
+}
+
+/* A perfect band whose outermost loop carries (a sum's loop moved out, as
+ * the transposed matrix-vector sum's i2 in (i2, j2)) and whose innermost
+ * loop v does not: v in one block per thread, the block loop outermost
+ * and parallel, each block a vector loop (`vv = split(v, ch)`,
+ * `reorder(v, .., vv)`, `parallelize(v)`, `vectorize(vv)`): one parallel
+ * region, and each element's updates stay in order in its thread. c's
+ * schedule (the band's reorder, if any) is replaced. True when taken. */
+static bool split_par(auto_run *R, const auto_nest *n, auto_choice *c, bool reordered, const char *carrier)
+{
+	const ct_kernel *k = R->k;
+	if (n->nband < 2 || has_for(n->inner) || R->m.threads < 2 || !worth_threads(R, n->work))
+		return false;
+	int vp = reordered ? n->order[n->nband - 1] : n->nband - 1;
+	int elt = 8;
+	for (int a = 0; a < n->nacc; a++)
+		if (n->acc[a].write)
+			elt = (int)ct_dtype_size(k->arrays[n->acc[a].array].type);
+	int64_t lanes = R->m.vector_bytes / elt;
+	if (lanes < 2 || n->trip[vp] < 2 * lanes * R->m.threads)
+		return false;
+	int64_t ch = round_up((n->trip[vp] + R->m.threads - 1) / R->m.threads, lanes);
+	const char *x = iname(k, n, vp);
+	auto_names keep = R->names;
+	const char *xv = fresh(k, &R->names, x, "v");
+	auto_choice p = *c;
+	ct_buf sc, pl, ord;
+	ct_buf_init(&sc);
+	ct_buf_init(&pl);
+	ct_buf_init(&ord);
+	ct_buf_puts(&ord, x);
+	for (int i = 0; i < n->nband; i++) {
+		int b = reordered ? n->order[i] : i;
+		if (b != vp)
+			ct_buf_printf(&ord, ", %s", iname(k, n, b));
+	}
+	ct_buf_printf(&ord, ", %s", xv);
+	ct_buf_printf(&sc, "  %s = split(%s, %lld)\n  reorder(%s)\n", xv, x, (long long)ch, ord.s);
+	ct_buf_puts(&pl, c->plan.s ? c->plan.s : "");
+	ct_buf_printf(&pl, "  parallelize(%s)\n  vectorize(%s)\n", x, xv);
+	p.sched = sc;
+	p.plan = pl;
+	char err[512];
+	if (!candidate_ok(R, &p, &x, 1, &xv, 1, err, sizeof err)) {
+		ct_buf_free(&sc);
+		ct_buf_free(&pl);
+		ct_buf_free(&ord);
+		R->names = keep;
+		ct_buf_printf(&c->why, "#   no thread blocks of %s: %s\n", x, first_line(err));
+		return false;
+	}
+	ct_buf_free(&c->sched);
+	ct_buf_free(&c->plan);
+	c->sched = sc;
+	c->plan = pl;
+	ct_buf_printf(&c->why,
+	              "#   %s = split(%s, %lld), reorder(%s): %s carries, %s does not: one block of %s per\n"
+	              "#     thread (%lld iterations over %d threads, whole %lld-lane vectors), the block loop\n"
+	              "#     outermost; parallelize(%s), vectorize(%s) inside each block (each element's updates\n"
+	              "#     stay in order, in one thread)\n",
+	              xv, x, (long long)ch, ord.s, carrier, x, x, (long long)n->trip[vp], R->m.threads, (long long)lanes,
+	              x, xv);
+	ct_buf_free(&ord);
+	R->parallel++;
+	R->vector++;
+	return true;
+}
+
 /* The outermost loop carries (a time loop around stencil sweeps): each
  * nest inside the band's innermost loop gets its outermost loop on the
  * threads where that carries nothing (one parallel region per sweep). */
-static void parallel_inside(auto_run *R, const auto_nest *n, auto_choice *c)
+static void parallel_inside(auto_run *R, const auto_nest *n, auto_choice *c, auto_inner *in)
 {
 	const ct_kernel *k = R->k;
 	const ir_node *x = n->inner;
@@ -1198,20 +1491,21 @@ static void parallel_inside(auto_run *R, const auto_nest *n, auto_choice *c)
 		const ir_node *y = x->body[i];
 		if (y->kind != ND_FOR)
 			continue;
+		int yid = inner_outer(in, y);
 		int64_t work = node_work(k, R->pv, y);
 		if (work < (int64_t)AUTO_MIN_INNER_PAR_WORK * R->m.threads) {
 			ct_buf_printf(&c->why,
 			              "#   %s not parallel: %lld iterations per sweep are too few for %d threads (a region "
 			              "starts every sweep)\n",
-			              k->indices[y->idx[0]].name, (long long)work, R->m.threads);
+			              k->indices[yid].name, (long long)work, R->m.threads);
 			continue;
 		}
-		const char *v = k->indices[y->idx[0]].name;
+		const char *v = k->indices[yid].name;
 		auto_choice p = *c;
 		ct_buf pl;
 		ct_buf_init(&pl);
 		ct_buf_puts(&pl, c->plan.s ? c->plan.s : "");
-		bool uneven = bounds_use_index(k, y->idx[0]);
+		bool uneven = bounds_use_index(k, yid);
 		ct_buf_printf(&pl, "  parallelize(%s%s)\n", v, uneven ? ", policy=dynamic" : "");
 		p.plan = pl;
 		char err[512];
@@ -1224,6 +1518,9 @@ static void parallel_inside(auto_run *R, const auto_nest *n, auto_choice *c)
 		} else {
 			ct_buf_free(&pl);
 			ct_buf_printf(&c->why, "#   %s not parallel: %s\n", v, err);
+			for (int j = 0; in && j < in->n; j++)
+				if (in->top[j] == y)
+					split_inner(R, c, in, j);
 		}
 	}
 }
@@ -1394,6 +1691,11 @@ static void try_plain(auto_run *R, const auto_nest *n, int nest, bool reorder)
 		ct_buf_puts(&c.why, ") would break a dependence\n");
 	} else
 		ct_buf_puts(&c.why, reorder ? "as written (already the order by reuse)\n" : "as the schedule says\n");
+	auto_inner in;
+	memset(&in, 0, sizeof in);
+	if (reorder)
+		inner_reorders(R, n, &c, &in);
+	bool par_split = false;
 	/* the outermost loop: its blocks to the threads */
 	const char *outer = iname(k, n, do_reorder ? n->order[0] : 0);
 	if (R->m.threads > 1 && !worth_threads(R, n->work))
@@ -1416,8 +1718,10 @@ static void try_plain(auto_run *R, const auto_nest *n, int nest, bool reorder)
 		} else {
 			ct_buf_free(&pl);
 			ct_buf_printf(&c.why, "#   not parallel: %s\n", err);
-			if (!R->at.has_sched)
-				parallel_inside(R, n, &c);
+			if (!R->at.has_sched) {
+				parallel_inside(R, n, &c, &in);
+				par_split = split_par(R, n, &c, do_reorder, outer);
+			}
 		}
 	}
 	bool split_done = reorder && split_1d(R, n, &c, strstr(c.plan.s ? c.plan.s : "", "parallelize(") != NULL);
@@ -1433,6 +1737,13 @@ static void try_plain(auto_run *R, const auto_nest *n, int nest, bool reorder)
 			v = iname(k, n, do_reorder ? n->order[n->nband - 1] : n->nband - 1);
 			if (!reorder && !(v = scheduled_innermost(R, nest, vbuf, sizeof vbuf)))
 				continue;
+		} else if (inner_leaf(k, n, &in, x) >= 0) {
+			bool split = false;
+			for (int j = 0; j < in.n; j++)
+				split = split || (in.split[j] && in.top[j] == inner_band_top(k, n, x));
+			if (split)
+				continue;
+			v = k->indices[inner_leaf(k, n, &in, x)].name;
 		}
 		auto_choice p = c;
 		ct_buf pl;
@@ -1440,7 +1751,7 @@ static void try_plain(auto_run *R, const auto_nest *n, int nest, bool reorder)
 		ct_buf_puts(&pl, c.plan.s ? c.plan.s : "");
 		ct_buf_printf(&pl, "  vectorize(%s)\n", v);
 		p.plan = pl;
-		bool seen = split_done && x == n->top;
+		bool seen = (split_done && x == n->top) || (par_split && x == n->inner);
 		for (int j = 0; j < i; j++)
 			seen = seen || !strcmp(k->indices[leaves[j]->idx[leaves[j]->nidx - 1]].name, v) ||
 			       (band_pos(n, leaves[j]->idx[leaves[j]->nidx - 1]) >= 0 &&
@@ -1639,10 +1950,12 @@ static bool distribution_legal(const ct_kernel *k, const auto_nest *n)
 	return true;
 }
 
-/* The text of k with nest n distributed over its parts (NULL: it cannot be):
- * each part under its own copy of the band's for, the copies' indices
- * renamed (the first keeps the names). */
-static char *distributed_text(auto_run *R, const auto_nest *n)
+/* The text of k with nest n distributed over its parts (NULL: it cannot be
+ * written so): each part under its own copy of the band's for, the copies'
+ * indices renamed (the first keeps the names). *sufficient: whether
+ * distribution_legal says the distribution keeps every dependence (else
+ * the dependence analysis must say so). */
+static char *distributed_text(auto_run *R, const auto_nest *n, bool *sufficient)
 {
 	const ct_kernel *k = R->k;
 	const ir_node *x = n->top;
@@ -1651,8 +1964,7 @@ static char *distributed_text(auto_run *R, const auto_nest *n)
 	for (int c = 0; c < x->nbody; c++)
 		if (x->body[c]->kind != ND_STMT && x->body[c]->kind != ND_FOR)
 			return NULL;
-	if (!distribution_legal(k, n))
-		return NULL;
+	*sufficient = distribution_legal(k, n);
 	const char *s = k->text;
 	size_t len = k->text_len;
 	size_t a = pos_offset(s, len, x->pos);
@@ -1715,6 +2027,98 @@ static int tiled_sums(ct_kernel *t, const int64_t *pv, const auto_machine *m)
 	return count;
 }
 
+/* Whether the statements directly in for x, the innermost of the perfect
+ * band that starts at for top, get a unit-stride vector loop: the band's
+ * innermost loop by reuse (LoopCost) moves every element they write and
+ * has stride 0 or 1 in every access of theirs (what `vectorize` takes). */
+static bool unit_band(const ct_kernel *k, const int64_t *pv, const auto_machine *m, const ir_node *top,
+                      const ir_node *x)
+{
+	auto_nest *n = calloc(1, sizeof *n);
+	if (!n)
+		return false;
+	for (const ir_node *y = top;; y = y->body[0]) {
+		for (int i = 0; i < y->nidx && n->nband < AUTO_MAX_BAND; i++) {
+			n->band[n->nband] = y->idx[i];
+			n->trip[n->nband] = index_trip(k, pv, y->idx[i]);
+			n->nband++;
+		}
+		if (y == x || y->nbody != 1 || y->body[0]->kind != ND_FOR)
+			break;
+	}
+	for (int i = 0; i < x->nbody; i++)
+		if (x->body[i]->kind == ND_STMT)
+			walk_node(k, pv, n, x->body[i]);
+	loop_costs(k, m, n);
+	int v = n->order[n->nband - 1];
+	bool ok = n->nacc > 0;
+	for (int a = 0; a < n->nacc && ok; a++)
+		ok = (n->acc[a].stride[v] == 0 || n->acc[a].stride[v] == 1) && (!n->acc[a].write || n->acc[a].stride[v] != 0);
+	free(n);
+	return ok;
+}
+
+/* The statements under node x (top: the head of the perfect band x ends,
+ * x itself when x is not the only child of a for) that unit_band says get
+ * a unit-stride vector loop. */
+static int vector_walk(const ct_kernel *k, const int64_t *pv, const auto_machine *m, const ir_node *x,
+                       const ir_node *top)
+{
+	int count = 0;
+	if (x->kind == ND_FOR) {
+		int nst = 0;
+		for (int i = 0; i < x->nbody; i++)
+			nst += x->body[i]->kind == ND_STMT;
+		if (nst > 0 && unit_band(k, pv, m, top, x))
+			count += nst;
+	}
+	for (int i = 0; i < x->nbody; i++) {
+		const ir_node *y = x->body[i];
+		count += vector_walk(k, pv, m, y, x->kind == ND_FOR && x->nbody == 1 ? top : y);
+	}
+	for (int i = 0; i < x->nels; i++)
+		count += vector_walk(k, pv, m, x->els[i], x->els[i]);
+	return count;
+}
+
+/* How many statements of t get a unit-stride vector loop in the order by
+ * reuse of their perfect band (what a distribution can give a sum whose
+ * fused loop is strided: atax's y[j2] += A[i2, j2] * t[i2]). */
+static int vector_stmts(const ct_kernel *t, const int64_t *pv, const auto_machine *m)
+{
+	int count = 0;
+	for (int j = 0; j < t->nbody; j++)
+		count += vector_walk(t, pv, m, t->body[j], t->body[j]);
+	return count;
+}
+
+/* Whether distributing nest n (of R's kernel, its top for over its parts)
+ * keeps every dependence, by the dependence analysis (dep_parts_ordered:
+ * no dependence from a later part to an earlier one): 1 yes, 0 no, -1
+ * unknown. */
+static int distribution_deps(auto_run *R, const auto_nest *n)
+{
+	char *txt = with_choice(R, NULL);
+	ct_ctx *cx = NULL;
+	ct_kernel *t = txt ? trial_parse(R->tctx, R->k, txt, &cx, NULL, 0) : NULL;
+	free(txt);
+	int r = -1;
+	if (t && t->nbody == R->k->nbody) {
+		int at = -1;
+		for (int i = 0; i < R->k->nbody; i++)
+			if (R->k->body[i] == n->top)
+				at = i;
+		dep_info *d = at >= 0 && t->body[at]->kind == ND_FOR ? dep_compute(t) : NULL;
+		if (d)
+			r = dep_parts_ordered(d, t->body[at]->body, t->body[at]->nbody, 0);
+		dep_free(d);
+	}
+	ct_kernel_free(t);
+	ct_ctx_free(cx);
+	ct_ctx_clear_error(R->tctx);
+	return r;
+}
+
 /* The two-index transform's choice (TCE): the fused nest cannot hold a
  * register tile; distributed, its sums can. When a nest distributes
  * legally and one of its parts is then a register-tiled sum, the file
@@ -1723,7 +2127,7 @@ static int tiled_sums(ct_kernel *t, const int64_t *pv, const auto_machine *m)
 static ct_status try_distribute(auto_run *R, int depth, const char *before, char **text)
 {
 	*text = NULL;
-	int had = tiled_sums(R->k, R->pv, &R->m);
+	int had = tiled_sums(R->k, R->pv, &R->m), hadv = vector_stmts(R->k, R->pv, &R->m);
 	for (int i = 0; i < R->k->nbody; i++) {
 		if (R->k->body[i]->kind != ND_FOR)
 			continue;
@@ -1732,33 +2136,64 @@ static ct_status try_distribute(auto_run *R, int depth, const char *before, char
 			return CT_ERR_NOMEM;
 		nest_init(R->k, R->pv, &R->m, R->k->body[i], n);
 		auto_names keep = R->names;
-		char *dt = distributed_text(R, n);
+		bool sufficient = false;
+		char *dt = distributed_text(R, n, &sufficient);
 		int line = n->top->pos.line, parts = n->top->nbody;
 		char band[256] = "";
 		for (int b = 0; b < n->nband; b++)
 			snprintf(band + strlen(band), sizeof band - strlen(band), "%s%s", b ? ", " : "", iname(R->k, n, b));
-		free(n);
 		R->names = keep;
-		if (!dt)
+		if (!dt) {
+			free(n);
 			continue;
+		}
 		ct_ctx *cx = NULL;
 		ct_kernel *t = trial_parse(R->tctx, R->k, dt, &cx, NULL, 0);
 		int64_t *pv = t ? calloc((size_t)t->nparams + 1, sizeof *pv) : NULL;
 		if (pv)
 			ir_param_values(t, pv);
-		/* only when distributing this nest gives a sum a register tile it had not */
+		/* only when distributing this nest gives a sum a register tile it had
+		 * not, or statements a unit-stride vector loop they had not */
 		bool tiles = pv && tiled_sums(t, pv, &R->m) > had;
+		int morev = pv ? vector_stmts(t, pv, &R->m) - hadv : 0;
+		/* a triangle's sum takes no register tile (docs/AUTO.md): its reason is the vector loop */
+		bool affine = false;
+		for (int b = 0; b < n->nband; b++)
+			affine = affine || bounds_use_index(R->k, n->band[b]);
 		free(pv);
+		bool legal = sufficient;
+		if ((tiles || morev > 0) && !sufficient) {
+			legal = distribution_deps(R, n) == 1;
+			if (!legal)
+				ct_buf_printf(&R->why,
+				              "# the nest at line %d, for (%s) over %d parts, stays fused: distributed, %s, but\n"
+				              "#   a dependence runs from a later part to an earlier part's later iteration\n",
+				              line, band, parts,
+				              tiles && (!affine || morev <= 0) ? "a sum would take a register tile"
+				                    : "more statements would get a unit-stride vector loop");
+		}
+		free(n);
 		ct_status st = CT_OK;
-		if (tiles) {
+		if ((tiles || morev > 0) && legal) {
 			/* plan the distributed kernel (its text is the user's with the nest distributed);
 			 * the comments of earlier distributions come first */
-			char note[512];
-			snprintf(note, sizeof note,
-			         "# the nest at line %d, for (%s) over %d parts, is distributed (one nest per part):\n"
-			         "#   fused, no part can hold a register tile; distributed, a sum can (the TCE's\n"
-			         "#   fused-or-not choice); legal: the parts share only elements of one iteration\n",
-			         line, band, parts);
+			char note[768];
+			const char *why_legal = sufficient ? "the parts share only elements of one iteration"
+			                                   : "the dependence analysis finds no dependence from a later part\n"
+			                                     "#   to an earlier one";
+			if (tiles && (!affine || morev <= 0))
+				snprintf(note, sizeof note,
+				         "# the nest at line %d, for (%s) over %d parts, is distributed (one nest per part):\n"
+				         "#   fused, no part can hold a register tile; distributed, a sum can (the TCE's\n"
+				         "#   fused-or-not choice); legal: %s\n",
+				         line, band, parts, why_legal);
+			else
+				snprintf(note, sizeof note,
+				         "# the nest at line %d, for (%s) over %d parts, is distributed (one nest per part):\n"
+				         "#   fused, a part's innermost loop is strided or a sum's; distributed, %d more\n"
+				         "#   statement(s) get a unit-stride innermost loop to vectorize;\n"
+				         "#   legal: %s\n",
+				         line, band, parts, morev, why_legal);
 			ct_buf all;
 			ct_buf_init(&all);
 			ct_buf_puts(&all, before ? before : "");

@@ -182,6 +182,52 @@ grep -q "^  vectorize(j)" "$tmp/rd.auto.cachet" && grep -q "no streaming stores 
 expect "auto: output read later: runs" 0 "verified against the reference interpreter" \
 	"$CACHET" run "$tmp/rd.auto.cachet" -D N=40
 
+# a transposed matrix-vector sum (y[j] += A[i, j] * x[i], j outer): distributed (y = 0 first), the
+# sum reordered to (i, j) with j, unit stride, the vector loop; on 2 threads i carries the sum, so j
+# is split into one block per thread, the block loop outermost and parallel; verified
+auto_runs tests/auto/matvec_t.cachet matvec_t
+t=$tmp/matvec_t.auto.cachet
+[ "$(grep -c '^for (' "$t")" = 2 ] && grep -q "is distributed" "$t" && grep -q "^  reorder(j_1, i, j_1v)" "$t" &&
+	grep -q "^  parallelize(j_1)" "$t" && grep -q "^  vectorize(j_1v)" "$t" && grep -q "i carries, j_1 does not" "$t" &&
+	ok || bad "matvec_t: $(grep -v '^#' "$t" | tail -12)"
+expect "auto matvec_t --threads 1" 0 "" "$CACHET" auto tests/auto/matvec_t.cachet --threads 1 -o "$tmp/mvt1.cachet"
+grep -q "^  reorder(i, j_1)" "$tmp/mvt1.cachet" && grep -q "^  vectorize(j_1)" "$tmp/mvt1.cachet" &&
+	! grep -q "^  parallelize" "$tmp/mvt1.cachet" && ok || bad "matvec_t t1: $(grep -v '^#' "$tmp/mvt1.cachet" | tail -8)"
+expect "auto matvec_t --threads 1: runs, verified" 0 "verified against the reference interpreter" \
+	"$CACHET" run "$tmp/mvt1.cachet" --threads 1
+# trmm (row i gathers the rows below it, then scales): the (i, j) nest distributed by the
+# dependence analysis (the sufficient test refuses B[k, j]), the sum in (i, k, j) order with the
+# triangular k, j the vector loop
+auto_runs bench/poly/kernels/trmm.cachet trmm -D M=30 -D N=34
+expect "auto trmm --threads 1" 0 "" "$CACHET" auto bench/poly/kernels/trmm.cachet --threads 1 -o "$tmp/trmm1.cachet"
+t=$tmp/trmm1.cachet
+[ "$(grep -c '^for (' "$t")" = 2 ] && grep -q "legal: the dependence analysis finds no dependence" "$t" &&
+	grep -q "^  reorder(i, k, j)" "$t" && grep -q "^  vectorize(j)" "$t" && grep -q "^  vectorize(j_1)" "$t" && ok ||
+	bad "trmm: $(grep -v '^#' "$t" | tail -10)"
+expect "auto trmm --threads 1: runs, verified" 0 "verified against the reference interpreter" \
+	"$CACHET" run "$t" -D M=30 -D N=34 --threads 1
+# rows above, already scaled: distributing would break a dependence; it stays fused, says why, runs
+auto_runs tests/auto/trmm_up.cachet trmm_up
+t=$tmp/trmm_up.auto.cachet
+[ "$(grep -c '^for (' "$t")" = 1 ] && ! grep -q "is distributed" "$t" && grep -q "stays fused" "$t" &&
+	grep -q "a dependence runs from a later part to an earlier part's later iteration" "$t" && ok ||
+	bad "trmm_up: distributed across a dependence: $(grep -v '^#' "$t" | tail -10)"
+# lu's U part: the inner band (j2, k2) inside the row loop reordered to (k2, j2), j2 the vector loop
+auto_runs bench/poly/kernels/lu.cachet lu -D N=34
+expect "auto lu --threads 1" 0 "" "$CACHET" auto bench/poly/kernels/lu.cachet --threads 1 -o "$tmp/lu1.cachet"
+grep -q "^  reorder(k2, j2)" "$tmp/lu1.cachet" && grep -q "^  vectorize(j2)" "$tmp/lu1.cachet" &&
+	grep -q "inner band at line 22: order k2, j2 from reuse" "$tmp/lu1.cachet" && ok ||
+	bad "lu: $(grep -v '^#' "$tmp/lu1.cachet" | tail -8)"
+expect "auto lu --threads 1: runs, verified" 0 "verified against the reference interpreter" \
+	"$CACHET" run "$tmp/lu1.cachet" -D N=34 --threads 1
+# on 2 threads (row loop and k2 carry): j2 in one block per thread inside the row loop, verified
+# past one block (560 > the block of 504)
+expect "auto lu --threads 2" 0 "" "$CACHET" auto bench/poly/kernels/lu.cachet --threads 2 -o "$tmp/lu2.cachet"
+grep -q "^  reorder(j2, k2, j2v)" "$tmp/lu2.cachet" && grep -q "^  parallelize(j2)" "$tmp/lu2.cachet" &&
+	grep -q "^  vectorize(j2v)" "$tmp/lu2.cachet" && ok || bad "lu t2: $(grep -v '^#' "$tmp/lu2.cachet" | tail -8)"
+expect "auto lu --threads 2: runs, verified" 0 "verified against the reference interpreter" \
+	"$CACHET" run "$tmp/lu2.cachet" -D N=560 --threads 2
+
 # too little work for threads: nothing parallel, and the file says why
 small=$(kfile small.cachet "kernel sm" "param N = 40" "array A : f32[N] inout" "for (i: N) {" "  A[i] += 1" "}")
 expect "auto: small nest" 0 "too few for 2 threads" "$CACHET" auto "$small" --threads 2

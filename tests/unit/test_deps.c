@@ -389,6 +389,77 @@ static void test_imperfect(void)
 	h_end();
 }
 
+/* dep_parts_ordered of the first nest's parts (the children of its
+ * innermost for over `levels` indices), keeping the first `keep` indices. */
+static int parts_ok(const char *text, int keep)
+{
+	ct_ctx *ctx = ct_ctx_new();
+	ct_kernel *k = parse(ctx, text);
+	int r = -2;
+	if (k) {
+		const ir_node *x = k->body[0];
+		while (x->nbody == 1 && x->body[0]->kind == ND_FOR)
+			x = x->body[0];
+		dep_info *d = dep_compute(k);
+		r = d ? dep_parts_ordered(d, x->body, x->nbody, keep) : -1;
+		dep_free(d);
+		ct_kernel_free(k);
+	}
+	ct_ctx_free(ctx);
+	return r;
+}
+
+static void test_distribution(void)
+{
+	h_begin("distribution: no dependence from a later part to an earlier one");
+	/* trmm: row i gathers the rows below it (not yet scaled), then scales */
+	static const char *trmm = "kernel trmm\n"
+	                          "param M = 6, N = 5\n"
+	                          "array A : f64[M, M] input\n"
+	                          "array B : f64[M, N] inout\n"
+	                          "for (i: M, j: N) {\n"
+	                          "  for (k: i+1 .. M) { B[i, j] += A[k, i] * B[k, j] }\n"
+	                          "  B[i, j] = 1.5 * B[i, j]\n"
+	                          "}\n";
+	CHECK(parts_ok(trmm, 0) == 1);
+	CHECK(parts_ok(trmm, 1) == 1);
+	/* the rows above, already scaled: only the j loop inside i distributes */
+	static const char *up = "kernel up\n"
+	                        "param M = 6, N = 5\n"
+	                        "array A : f64[M, M] input\n"
+	                        "array B : f64[M, N] inout\n"
+	                        "for (i: M, j: N) {\n"
+	                        "  for (k: 0 .. i) { B[i, j] += A[k, i] * B[k, j] }\n"
+	                        "  B[i, j] = 1.5 * B[i, j]\n"
+	                        "}\n";
+	CHECK(parts_ok(up, 0) == 0);
+	CHECK(parts_ok(up, 1) == 1);
+	CHECK(parts_ok(up, 2) == 1);
+	/* atax's transposed sum: init, then the sum over i2 */
+	static const char *atax = "kernel at\n"
+	                          "param M = 4, N = 5\n"
+	                          "array A : f64[M, N] input\n"
+	                          "array t : f64[M] input\n"
+	                          "array y : f64[N] output\n"
+	                          "for (j2: N) {\n"
+	                          "  y[j2] = 0\n"
+	                          "  for (i2: M) { y[j2] += A[i2, j2] * t[i2] }\n"
+	                          "}\n";
+	CHECK(parts_ok(atax, 0) == 1);
+	/* a time loop around two sweeps: each reads what the other wrote */
+	static const char *jac = "kernel jac\n"
+	                         "param T = 3, N = 8\n"
+	                         "array A : f64[N] inout\n"
+	                         "array B : f64[N] temp\n"
+	                         "for (t: T) {\n"
+	                         "  for (i: 1 .. N-1) { B[i] = A[i-1] + A[i+1] }\n"
+	                         "  for (i2: 1 .. N-1) { A[i2] = B[i2] }\n"
+	                         "}\n";
+	CHECK(parts_ok(jac, 0) == 0);
+	CHECK(parts_ok(jac, 1) == 1);
+	h_end();
+}
+
 int main(void)
 {
 	test_recurrence_broken();
@@ -398,5 +469,6 @@ int main(void)
 	test_tree_instances();
 	test_imperfect();
 	test_balanced_runtime();
+	test_distribution();
 	return h_report();
 }
