@@ -79,7 +79,9 @@ CT_INTERN void tune_params_text(const struct ct_kernel *k, const int *ids, const
 				char *out, size_t cap);
 /* The model's best values of params ids[0..nt-1] for k's current sizes: every point of
  * their space ranked (at most max_evals of them, evenly spread); k is left with
- * them applied. CT_ERR_INPUT when no point is valid. */
+ * them applied. Within about a second (TUNE_SELECT_MODEL_SECONDS): when the ranking
+ * cannot count every point's misses in that time, the values k has (the file's) are
+ * kept. CT_ERR_INPUT when no point is valid. */
 CT_INTERN ct_status tune_model_best(struct ct_kernel *k, const int *ids, int nt, int max_evals,
 				    int64_t *best);
 /* decide.c: whether the tuner's best candidate replaces the default (hand-written)

@@ -64,6 +64,12 @@
  * points only while all of them make at most this many accesses together. */
 #define TUNE_SELECT_SIM_TOTAL ((int64_t)1 << 24)
 #define TUNE_SELECT_SIM_SECONDS 0.25 /* and within this time (measured on the first) */
+/* The selector's model ranking without a record runs before the kernel, at run time: it may
+ * take about this long in all (each point's analysis bounded by its share, the ranking cut
+ * when the time is up). When it cannot rank every point in full, the values the file
+ * wrote are kept: a mix of counted and uncounted misses would favour the points whose
+ * analysis is the costliest (covariance's auto file at LARGE ranked 256 points for minutes). */
+#define TUNE_SELECT_MODEL_SECONDS 1.0
 /* Latency of one miss served by the next level when the probe has not
  * measured it (ns; typical of current x86 cores): L2, L3, memory. */
 static const double default_next_ns[] = {4.0, 12.0, 80.0};
@@ -291,9 +297,22 @@ static ct_status affine_misses(ct_looptree *t, const sim_spec *spec, int64_t cap
  * sim_cap accesses (0: not counted, the core cost alone). work > 0 bounds the analysis
  * (model_analyse_budget's units, about 10 ns each): past it the misses are not counted and
  * the core cost alone ranks the point, as for a trace too long to simulate. */
+static ct_status model_cost_over(ct_kernel *k, const sim_spec *spec, const tune_machine *m, const double *w,
+                                 int depth, int64_t sim_cap, int64_t work, ct_tune_candidate *c, int *nlevels,
+                                 bool *over);
+
 static ct_status model_cost(ct_kernel *k, const sim_spec *spec, const tune_machine *m,
                             const double *w, int depth, int64_t sim_cap, int64_t work, ct_tune_candidate *c,
                             int *nlevels)
+{
+	return model_cost_over(k, spec, m, w, depth, sim_cap, work, c, nlevels, NULL);
+}
+
+/* model_cost, and *over (when not NULL) says whether the analysis passed work, so that the
+ * misses were not counted. */
+static ct_status model_cost_over(ct_kernel *k, const sim_spec *spec, const tune_machine *m, const double *w,
+                                 int depth, int64_t sim_cap, int64_t work, ct_tune_candidate *c, int *nlevels,
+                                 bool *over)
 {
 	ct_looptree *t = ct_kernel_lower(k, 1);
 	if (!t)
@@ -316,6 +335,8 @@ static ct_status model_cost(ct_kernel *k, const sim_spec *spec, const tune_machi
 			mem += (double)c->misses[l] * w[l];
 		}
 		*nlevels = spec->nlevels;
+		if (over)
+			*over = !k->affine_bounds && mr.over_budget;
 		c->core_ns = core.ns;
 		c->memory_ns = mem;
 		c->cost = core.ns > mem ? core.ns : mem;
@@ -1528,22 +1549,37 @@ ct_status tune_model_best(ct_kernel *k, const int *ids, int nt, int max_evals, i
 			cap = 0;
 		ct_ctx_clear_error(k->ctx);
 	}
+	int64_t written[64];
+	for (int i = 0; i < nt; i++)
+		written[i] = k->params[ids[i]].value;
+	double units = TUNE_SELECT_MODEL_SECONDS / (double)(points > 0 ? points : 1) / (TUNE_SIM_NS * 1e-9);
+	int64_t work = units < (double)TUNE_MODEL_MIN_WORK ? TUNE_MODEL_MIN_WORK : (int64_t)units;
+	double start = ct_now();
+	bool partial = false;
 	ct_tune_candidate top;
 	memset(&top, 0, sizeof top);
 	bool found = false;
-	for (int64_t p = 0; p < space; p += step) {
+	for (int64_t p = 0; p < space && !partial; p += step) {
 		point_values(k, ids, nt, p, v);
 		ct_tune_candidate c;
 		memset(&c, 0, sizeof c);
 		int nl = 0;
-		if (tune_apply(k, ids, v, nt) != CT_OK || model_cost(k, &spec, &m, w, MODEL_REFINE_FULL, cap, 0, &c, &nl) != CT_OK)
+		bool over = false;
+		if (tune_apply(k, ids, v, nt) != CT_OK ||
+		    model_cost_over(k, &spec, &m, w, MODEL_REFINE_FULL, cap, work, &c, &nl, &over) != CT_OK)
 			continue;
+		partial = over || ct_now() - start > TUNE_SELECT_MODEL_SECONDS;
 		/* the tuner's order; ties: the later point */
 		if (!found || cmp_model(&c, &top) <= 0) {
 			top = c;
 			found = true;
 			memcpy(best, v, sizeof *v * (size_t)nt);
 		}
+	}
+	ct_ctx_clear_error(k->ctx);
+	if (partial && tune_apply(k, ids, written, nt) == CT_OK) {
+		memcpy(best, written, sizeof *best * (size_t)nt);
+		return CT_OK;
 	}
 	ct_ctx_clear_error(k->ctx);
 	if (!found)
