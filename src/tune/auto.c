@@ -1750,6 +1750,369 @@ static ct_status try_distribute(auto_run *R, int depth, const char *before, char
 	return CT_OK;
 }
 
+
+/* ------------------------------------------------------------ loop fusion of sweeps (stencils) */
+
+/* Sweeps one fusion may join, and accesses of one array per sweep it reads. */
+#define AUTO_MAX_FUSE 16
+#define AUTO_FUSE_ACC 64
+
+/* The row loop of sweep y, a child of a loop's body: its outermost index
+ * when y is a for over rows (a rectangular, unit-step outer loop with
+ * loops inside it: each row is a loop's work, so the fused row loop keeps
+ * the inner loops' vectors); -1 otherwise. */
+static int fuse_row_index(const ct_kernel *k, const ir_node *y)
+{
+	if (y->kind != ND_FOR || y->nidx < 1)
+		return -1;
+	const ir_index *ix = &k->indices[y->idx[0]];
+	if (ix->kind != IX_LOOP || ir_index_affine(ix) || ix->step_expr)
+		return -1;
+	if (y->nidx < 2 && !has_for(y))
+		return -1;
+	return y->idx[0];
+}
+
+/* The accesses of y to array a, and whether each writes (a statement's left side). */
+static int fuse_accesses(const ir_node *y, int a, const ir_expr **out, bool *wr, int n, int cap)
+{
+	if (y->kind == ND_STMT && y->lhs && y->lhs->id == a && n < cap) {
+		wr[n] = true;
+		out[n++] = y->lhs;
+	}
+	int m = n;
+	n = expr_accesses(y->rhs, a, out, n, cap);
+	n = expr_accesses(y->cond, a, out, n, cap);
+	for (int i = m; i < n; i++)
+		wr[i] = false;
+	for (int i = 0; i < y->nbody; i++)
+		n = fuse_accesses(y->body[i], a, out, wr, n, cap);
+	for (int i = 0; i < y->nels; i++)
+		n = fuse_accesses(y->els[i], a, out, wr, n, cap);
+	return n;
+}
+
+/* The dimensions of array a that every access of acc[0..n) subscripts as
+ * the row index o plus a constant (a bit per dimension). */
+static unsigned row_dims(const ct_kernel *k, const ir_expr *const *acc, int n, int o)
+{
+	unsigned mask = 0;
+	for (int d = 0; d < k->arrays[acc[0]->id].rank && d < 32; d++) {
+		bool all = true;
+		for (int i = 0; i < n && all; i++) {
+			aff s = acc[i]->sub[d];
+			all = s.n == 1 && s.t[0].kind == AFF_INDEX && s.t[0].id == o && s.t[0].coef == 1;
+		}
+		if (all)
+			mask |= 1u << d;
+	}
+	return mask;
+}
+
+/* Whether x and y have the same terms (their difference is a constant). */
+static bool aff_same_terms(aff x, aff y)
+{
+	x.c = 0;
+	y.c = 0;
+	return aff_equal(x, y);
+}
+
+/* A run of sweeps of one loop's body fused along their row loops: sweep s
+ * of the run runs its row r in the fused loop's iteration r + shift[s]. */
+typedef struct auto_fuse {
+	const ir_node *loop;              /* the loop whose body holds the sweeps */
+	int first, count;                 /* loop->body[first .. first + count - 1] */
+	int64_t shift[AUTO_MAX_FUSE];
+	int64_t lo_min, hi_max;           /* the fused range: first sweep's lo + lo_min .. its hi + hi_max */
+	int64_t window, footprint;        /* bytes live across the fused rows; bytes the sweeps touch */
+	int level;                        /* the cache level the window fits and the sweeps overflow */
+} auto_fuse;
+
+/* The longest run of sweeps from loop->body[first] that can be fused,
+ * with its shifts (the smallest that keep every dependence). Legality,
+ * sufficient: every array written by one sweep of the run and used by
+ * another is subscripted in some dimension, by every access of both, as
+ * the sweep's row index plus a constant. Then sweep s's row x and sweep
+ * s''s row x' (s before s') touch one element only when x' = x + a - b
+ * (a, b: the constants), and the fused order runs s's row before s''s
+ * when x + shift[s] <= x' + shift[s'], that is shift[s'] >= shift[s] + b - a:
+ * with that for every pair that writes, every dependence between the
+ * sweeps keeps its direction; within a sweep the rows keep their order.
+ * The row loops' bounds must differ by constants. The run's count is 1
+ * when nothing can be fused. */
+static void fuse_run(const ct_kernel *k, const ir_node *loop, int first, auto_fuse *F)
+{
+	memset(F, 0, sizeof *F);
+	F->loop = loop;
+	F->first = first;
+	F->count = 1;
+	int o0 = fuse_row_index(k, loop->body[first]);
+	if (o0 < 0)
+		return;
+	const ir_index *x0 = &k->indices[o0];
+	for (int s2 = 1; first + s2 < loop->nbody && s2 < AUTO_MAX_FUSE; s2++) {
+		const ir_node *y2 = loop->body[first + s2];
+		int o2 = fuse_row_index(k, y2);
+		if (o2 < 0 || !aff_same_terms(k->indices[o2].lo, x0->lo) || !aff_same_terms(k->indices[o2].hi, x0->hi))
+			return;
+		int64_t need = 0;
+		for (int s = 0; s < s2; s++) {
+			const ir_node *y = loop->body[first + s];
+			int o = y->idx[0];
+			for (int a = 0; a < k->narrays; a++) {
+				const ir_expr *p[AUTO_FUSE_ACC], *q[AUTO_FUSE_ACC];
+				bool pw[AUTO_FUSE_ACC], qw[AUTO_FUSE_ACC];
+				int np = fuse_accesses(y, a, p, pw, 0, AUTO_FUSE_ACC);
+				int nq = fuse_accesses(y2, a, q, qw, 0, AUTO_FUSE_ACC);
+				if (np == 0 || nq == 0 || !(writes(y, a) || writes(y2, a)))
+					continue;
+				unsigned m = np < AUTO_FUSE_ACC && nq < AUTO_FUSE_ACC
+				                 ? row_dims(k, p, np, o) & row_dims(k, q, nq, o2)
+				                 : 0;
+				if (!m)
+					return;
+				int d = 0;
+				while (!(m & (1u << d)))
+					d++;
+				for (int i = 0; i < np; i++)
+					for (int j = 0; j < nq; j++)
+						if ((pw[i] || qw[j]) && F->shift[s] + q[j]->sub[d].c - p[i]->sub[d].c > need)
+							need = F->shift[s] + q[j]->sub[d].c - p[i]->sub[d].c;
+			}
+		}
+		F->shift[s2] = need;
+		F->count = s2 + 1;
+	}
+}
+
+/* The run's fused range, live window and footprint at the kernel's sizes
+ * (pv), and the cache level where fusing saves misses: the smallest whose
+ * size holds the window (the rows between a row's first use by one sweep
+ * and its last use by another, each array's row the bytes of one value of
+ * its row dimension) while the sweeps together touch more than it holds,
+ * so that unfused each sweep finds the rows the one before it used gone
+ * from that level. level -1: no such level. */
+static void fuse_measure(const ct_kernel *k, const int64_t *pv, const auto_machine *m, auto_fuse *F)
+{
+	const ir_node *const *ys = (const ir_node *const *)F->loop->body + F->first;
+	const ir_index *x0 = &k->indices[ys[0]->idx[0]];
+	F->lo_min = INT64_MAX, F->hi_max = INT64_MIN;
+	for (int s = 0; s < F->count; s++) {
+		const ir_index *x = &k->indices[ys[s]->idx[0]];
+		int64_t lo = x->lo.c - x0->lo.c + F->shift[s], hi = x->hi.c - x0->hi.c + F->shift[s];
+		F->lo_min = lo < F->lo_min ? lo : F->lo_min;
+		F->hi_max = hi > F->hi_max ? hi : F->hi_max;
+	}
+	F->window = F->footprint = 0;
+	for (int a = 0; a < k->narrays; a++) {
+		int64_t bytes = array_bytes(k, pv, a);
+		int64_t lo = INT64_MAX, hi = INT64_MIN;
+		unsigned dims = ~0u;
+		bool used = false;
+		for (int s = 0; s < F->count; s++) {
+			const ir_expr *p[AUTO_FUSE_ACC];
+			bool pw[AUTO_FUSE_ACC];
+			int np = fuse_accesses(ys[s], a, p, pw, 0, AUTO_FUSE_ACC);
+			if (np == 0)
+				continue;
+			used = true;
+			dims &= np < AUTO_FUSE_ACC ? row_dims(k, p, np, ys[s]->idx[0]) : 0;
+			for (int d = 0; dims && d < 32; d++) {
+				if (!(dims & (1u << d)))
+					continue;
+				for (int i = 0; i < np; i++) {
+					/* row x + c of sweep s is used in fused iteration x + shift: row r at r - c + shift */
+					int64_t at = F->shift[s] - p[i]->sub[d].c;
+					lo = at < lo ? at : lo;
+					hi = at > hi ? at : hi;
+				}
+				break;
+			}
+		}
+		if (!used)
+			continue;
+		F->footprint += bytes;
+		int d = 0;
+		while (dims && d < 32 && !(dims & (1u << d)))
+			d++;
+		bool ok = true;
+		int64_t ext = dims && d < k->arrays[a].rank ? aff_eval(k->arrays[a].ext[d], pv, NULL, &ok) : 0;
+		/* an array without a common row dimension (a source read by one sweep) counts whole */
+		F->window += ext > 0 && ok && lo <= hi ? bytes / ext * (hi - lo + 1) : bytes;
+	}
+	F->level = -1;
+	for (int l = 0; l < m->ncaches; l++)
+		if (F->window <= cache_bytes(m, l)) {
+			if (F->footprint > cache_bytes(m, l))
+				F->level = l;
+			break;
+		}
+}
+
+/* "f - d" (plus e) as the fused row loop's bound text. */
+static void put_shifted(ct_buf *b, const char *f, int64_t e)
+{
+	if (e > 0)
+		ct_buf_printf(b, "%s + %lld", f, (long long)e);
+	else if (e < 0)
+		ct_buf_printf(b, "%s - %lld", f, (long long)-e);
+	else
+		ct_buf_puts(b, f);
+}
+
+/* The text of k with run F fused: one loop f over the union of the
+ * sweeps' (shifted) row ranges, and in it each sweep with its row loop
+ * running the one row f - shift when that is in its range; the rest of
+ * each sweep (its inner loops, its body) as written. NULL: it cannot be. */
+static char *fused_text(auto_run *R, const auto_fuse *F, const char **fname)
+{
+	const ct_kernel *k = R->k;
+	const char *s = k->text;
+	size_t len = k->text_len;
+	const ir_node *const *ys = (const ir_node *const *)F->loop->body + F->first;
+	const ir_index *x0 = &k->indices[ys[0]->idx[0]];
+	const char *f = fresh(k, &R->names, x0->name, "_f");
+	*fname = f;
+	size_t a0 = pos_offset(s, len, ys[0]->pos);
+	ct_buf b;
+	ct_buf_init(&b);
+	for (size_t i = 0; i < a0; i++)
+		ct_buf_putc(&b, s[i]);
+	aff lo = x0->lo, hi = x0->hi;
+	lo.c += F->lo_min;
+	hi.c += F->hi_max;
+	ct_buf_printf(&b, "for (%s: ", f);
+	lang_aff_print(&b, k, lo);
+	ct_buf_puts(&b, " .. ");
+	lang_aff_print(&b, k, hi);
+	ct_buf_puts(&b, ") {\n");
+	size_t e = a0;
+	for (int c = 0; c < F->count; c++) {
+		const ir_node *y = ys[c];
+		const ir_index *x = &k->indices[y->idx[0]];
+		size_t ya = pos_offset(s, len, y->pos);
+		e = node_end(s, len, ya, true);
+		const char *open = strncmp(s + ya, "for", 3) == 0 ? memchr(s + ya, '(', e - ya) : NULL;
+		if (!open) {
+			ct_buf_free(&b);
+			return NULL;
+		}
+		/* the first index's declaration ends at the first ',' or ')' outside parentheses */
+		size_t q = (size_t)(open - s) + 1;
+		for (int depth = 0; q < e; q++) {
+			if (s[q] == '(')
+				depth++;
+			else if (s[q] == ')' && depth-- == 0)
+				break;
+			else if (s[q] == ',' && depth == 0)
+				break;
+		}
+		int64_t lo_s = x->lo.c - x0->lo.c + F->shift[c], hi_s = x->hi.c - x0->hi.c + F->shift[c];
+		ct_buf_printf(&b, "  for (%s: ", x->name);
+		if (lo_s > F->lo_min) {
+			ct_buf_puts(&b, "max(");
+			lang_aff_print(&b, k, x->lo);
+			ct_buf_puts(&b, ", ");
+		}
+		put_shifted(&b, f, -F->shift[c]);
+		ct_buf_puts(&b, lo_s > F->lo_min ? ") .. " : " .. ");
+		if (hi_s < F->hi_max) {
+			ct_buf_puts(&b, "min(");
+			lang_aff_print(&b, k, x->hi);
+			ct_buf_puts(&b, ", ");
+		}
+		put_shifted(&b, f, 1 - F->shift[c]);
+		ct_buf_puts(&b, hi_s < F->hi_max ? ")" : "");
+		for (size_t i = q; i < e; i++)
+			ct_buf_putc(&b, s[i]);
+		ct_buf_puts(&b, "\n  ");
+	}
+	ct_buf_puts(&b, "}");
+	for (size_t i = e; i < len; i++)
+		ct_buf_putc(&b, s[i]);
+	return ct_buf_take(&b);
+}
+
+/* Stencil sweeps in a time loop (jacobi-2d's B from A, then A from B):
+ * each sweep streams its arrays through the caches, and when they are
+ * larger than a level the next sweep finds nothing of them there. Fused
+ * along their rows with the shifts that keep the dependences (fuse_run),
+ * a row is used by every sweep while it is still in that level. Taken for
+ * the first run of the file that saves misses at some level (fuse_measure)
+ * and whose sweeps would not run on threads (a fused row loop carries);
+ * the fused kernel is then planned as any other. CT_OK with *text NULL
+ * when nothing was fused. */
+static ct_status try_fuse(auto_run *R, int depth, const char *before, char **text)
+{
+	*text = NULL;
+	const ct_kernel *k = R->k;
+	for (int i = 0; i < k->nbody; i++) {
+		const ir_node *x = k->body[i];
+		if (x->kind != ND_FOR)
+			continue;
+		for (int first = 0; first + 1 < x->nbody;) {
+			auto_fuse F;
+			fuse_run(k, x, first, &F);
+			if (F.count < 2) {
+				first++;
+				continue;
+			}
+			bool parallel = false;
+			for (int s = 0; s < F.count; s++)
+				parallel = parallel || (R->m.threads > 1 && node_work(k, R->pv, x->body[first + s]) >=
+				                                                 (int64_t)AUTO_MIN_INNER_PAR_WORK * R->m.threads);
+			fuse_measure(k, R->pv, &R->m, &F);
+			if (parallel || F.level < 0) {
+				first += F.count;
+				continue;
+			}
+			auto_names keep = R->names;
+			const char *fname = NULL;
+			char *ft = fused_text(R, &F, &fname);
+			ct_ctx *cx = NULL;
+			ct_kernel *t = ft ? trial_parse(R->tctx, R->k, ft, &cx, NULL, 0) : NULL;
+			ct_status st = CT_OK;
+			if (t) {
+				ct_buf note;
+				ct_buf_init(&note);
+				ct_buf_puts(&note, before ? before : "");
+				ct_buf_printf(&note, "# the %d sweeps at lines", F.count);
+				for (int s = 0; s < F.count; s++)
+					ct_buf_printf(&note, "%s %d", s ? "," : "", x->body[first + s]->pos.line);
+				ct_buf_printf(&note, " are fused along their rows (loop %s; row shifts", fname);
+				for (int s = 0; s < F.count; s++)
+					ct_buf_printf(&note, "%s %lld", s ? "," : "", (long long)F.shift[s]);
+				ct_buf_printf(&note,
+				              "):\n#   apart, each sweep streams %lld KiB through L%d (%lld KiB), and the next finds "
+				              "none of its rows there;\n#   fused, the rows in use span %lld KiB, which L%d holds; "
+				              "legal: each row runs after the rows it depends on\n",
+				              (long long)(F.footprint >> 10), F.level + 1,
+				              (long long)(cache_bytes(&R->m, F.level) >> 10), (long long)(F.window >> 10),
+				              F.level + 1);
+				if (R->m.threads > 1)
+					ct_buf_printf(&note, "#   (the sweeps are too small for %d threads; a fused row loop carries)\n",
+					              R->m.threads);
+				st = note.s ? autoschedule(t, R->o, depth + 1, text, note.s) : CT_ERR_NOMEM;
+				ct_buf_free(&note);
+				if (st != CT_OK) {
+					ct_ctx_clear_error(R->tctx);
+					free(*text);
+					*text = NULL;
+					st = CT_OK;
+				}
+			}
+			ct_kernel_free(t);
+			ct_ctx_free(cx);
+			free(ft);
+			if (*text)
+				return st;
+			R->names = keep;
+			first += F.count;
+		}
+	}
+	return CT_OK;
+}
+
 static ct_status run_budget(auto_run *R, char **text);
 static void insert_after_header(char **text, const char *lines);
 
@@ -1836,7 +2199,8 @@ static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth,
 	}
 	char *dist = NULL;
 	if (depth < AUTO_MAX_DISTRIBUTE && !R.at.has_sched && !R.at.has_plan &&
-	    try_distribute(&R, depth, note, &dist) == CT_OK && dist) {
+	    ((try_distribute(&R, depth, note, &dist) == CT_OK && dist) ||
+	     (try_fuse(&R, depth, note, &dist) == CT_OK && dist))) {
 		ct_buf_free(&kept);
 		ct_buf_free(&R.params);
 		ct_buf_free(&R.sched);
