@@ -1986,6 +1986,10 @@ static char *fused_text(auto_run *R, const auto_fuse *F, const char **fname)
 	ct_buf_puts(&b, " .. ");
 	lang_aff_print(&b, k, hi);
 	ct_buf_puts(&b, ") {\n");
+	/* the sweeps one level in: the fused loop's indentation (its line's) plus two */
+	size_t ind = a0;
+	while (ind > 0 && (s[ind - 1] == ' ' || s[ind - 1] == '\t'))
+		ind--;
 	size_t e = a0;
 	for (int c = 0; c < F->count; c++) {
 		const ir_node *y = ys[c];
@@ -2008,7 +2012,11 @@ static char *fused_text(auto_run *R, const auto_fuse *F, const char **fname)
 				break;
 		}
 		int64_t lo_s = x->lo.c - x0->lo.c + F->shift[c], hi_s = x->hi.c - x0->hi.c + F->shift[c];
-		ct_buf_printf(&b, "  for (%s: ", x->name);
+		if (c == 0)
+			ct_buf_puts(&b, "  ");
+		for (size_t i = ind; i < a0; i++)
+			ct_buf_putc(&b, s[i]);
+		ct_buf_printf(&b, "%sfor (%s: ", c == 0 ? "" : "  ", x->name);
 		if (lo_s > F->lo_min) {
 			ct_buf_puts(&b, "max(");
 			lang_aff_print(&b, k, x->lo);
@@ -2023,10 +2031,15 @@ static char *fused_text(auto_run *R, const auto_fuse *F, const char **fname)
 		}
 		put_shifted(&b, f, 1 - F->shift[c]);
 		ct_buf_puts(&b, hi_s < F->hi_max ? ")" : "");
-		for (size_t i = q; i < e; i++)
+		for (size_t i = q; i < e; i++) {
 			ct_buf_putc(&b, s[i]);
-		ct_buf_puts(&b, "\n  ");
+			if (s[i] == '\n' && i + 1 < e && s[i + 1] != '\n')
+				ct_buf_puts(&b, "  ");
+		}
+		ct_buf_puts(&b, "\n");
 	}
+	for (size_t i = ind; i < a0; i++)
+		ct_buf_putc(&b, s[i]);
 	ct_buf_puts(&b, "}");
 	for (size_t i = e; i < len; i++)
 		ct_buf_putc(&b, s[i]);
