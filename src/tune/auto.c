@@ -750,6 +750,7 @@ typedef struct auto_run {
 	auto_text at;
 	ct_buf params, sched, plan, why;   /* accepted so far */
 	int nests, tiled, parallel, vector;
+	const char *keep;                  /* fused row loops (space-separated): their nests keep their order */
 	int evals;                         /* tilings the model evaluated */
 	ct_ctx *tctx;                      /* trial parses (trial_ctx) */
 } auto_run;
@@ -1368,7 +1369,9 @@ static void try_plain(auto_run *R, const auto_nest *n, int nest, bool reorder)
 		put_order(&c.why, k, n);
 		ct_buf_puts(&c.why, ") would break a dependence\n");
 	} else
-		ct_buf_puts(&c.why, reorder ? "as written (already the order by reuse)\n" : "as the schedule says\n");
+		ct_buf_puts(&c.why, reorder                ? "as written (already the order by reuse)\n"
+		                    : R->at.has_sched ? "as the schedule says\n"
+		                                      : "as fused (the fused rows stay outside the time steps)\n");
 	/* the outermost loop: its blocks to the threads */
 	const char *outer = iname(k, n, do_reorder ? n->order[0] : 0);
 	if (R->m.threads > 1 && !worth_threads(R, n->work))
@@ -1659,7 +1662,8 @@ static char *distributed_text(auto_run *R, const auto_nest *n)
 	return ct_buf_take(&b);
 }
 
-static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth, char **text, const char *note);
+static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth, char **text, const char *note,
+                               const char *keep);
 
 /* Distributions in one file: each is a re-parse and a new auto run, one
  * nest at a time (PolyBench's 3mm distributes three). */
@@ -1732,7 +1736,7 @@ static ct_status try_distribute(auto_run *R, int depth, const char *before, char
 			ct_buf_init(&all);
 			ct_buf_puts(&all, before ? before : "");
 			ct_buf_puts(&all, note);
-			st = all.s ? autoschedule(t, R->o, depth + 1, text, all.s) : CT_ERR_NOMEM;
+			st = all.s ? autoschedule(t, R->o, depth + 1, text, all.s, R->keep) : CT_ERR_NOMEM;
 			ct_buf_free(&all);
 			if (st != CT_OK) {
 				ct_ctx_clear_error(R->tctx);
@@ -1825,7 +1829,9 @@ typedef struct auto_fuse {
 	int64_t shift[AUTO_MAX_FUSE];
 	int64_t lo_min, hi_max;           /* the fused range: first sweep's lo + lo_min .. its hi + hi_max */
 	int64_t window, footprint;        /* bytes live across the fused rows; bytes the sweeps touch */
+	int64_t row_bytes;                /* one row of every array with a row dimension */
 	int level;                        /* the cache level the window fits and the sweeps overflow */
+	int64_t tshift, tblock;           /* time blocks: rows per time step, steps per block (0: none) */
 } auto_fuse;
 
 /* The longest run of sweeps from loop->body[first] that can be fused,
@@ -1903,7 +1909,7 @@ static void fuse_measure(const ct_kernel *k, const int64_t *pv, const auto_machi
 		F->lo_min = lo < F->lo_min ? lo : F->lo_min;
 		F->hi_max = hi > F->hi_max ? hi : F->hi_max;
 	}
-	F->window = F->footprint = 0;
+	F->window = F->footprint = F->row_bytes = 0;
 	for (int a = 0; a < k->narrays; a++) {
 		int64_t bytes = array_bytes(k, pv, a);
 		int64_t lo = INT64_MAX, hi = INT64_MIN;
@@ -1939,6 +1945,7 @@ static void fuse_measure(const ct_kernel *k, const int64_t *pv, const auto_machi
 		int64_t ext = dims && d < k->arrays[a].rank ? aff_eval(k->arrays[a].ext[d], pv, NULL, &ok) : 0;
 		/* an array without a common row dimension (a source read by one sweep) counts whole */
 		F->window += ext > 0 && ok && lo <= hi ? bytes / ext * (hi - lo + 1) : bytes;
+		F->row_bytes += ext > 0 && ok && lo <= hi ? bytes / ext : 0;
 	}
 	F->level = -1;
 	for (int l = 0; l < m->ncaches; l++)
@@ -1947,6 +1954,67 @@ static void fuse_measure(const ct_kernel *k, const int64_t *pv, const auto_machi
 				F->level = l;
 			break;
 		}
+}
+
+/* Time blocks of a run that is the whole body of a one-index loop (the
+ * time loop t): the fused row loop moves out of TB steps of t, and step u
+ * of a block runs its rows tshift rows later than step u - 1 (a skewed
+ * wavefront over the rows). Legal when every pair of sweeps s, s' (s' =
+ * s included) that share an array one of them writes keeps its order
+ * from a step to the next: sweep s's row x at step u meets sweep s''s row
+ * x' = x + a - b at a later step u', and the blocked order runs it first
+ * when x + shift[s] + u tshift <= x' + shift[s'] + u' tshift, which holds
+ * for every u' > u when tshift >= 0 and tshift >= shift[s] - shift[s'] +
+ * b - a. The block TB: the most steps whose window (the fused window plus
+ * tshift rows of every array per further step) fills at most
+ * AUTO_CACHE_SHARE of the level that holds the fused window; none when
+ * that is under 2 steps. */
+static void fuse_time(const ct_kernel *k, const int64_t *pv, const auto_machine *m, auto_fuse *F)
+{
+	F->tshift = F->tblock = 0;
+	const ir_node *loop = F->loop;
+	if (F->level < 0 || F->first != 0 || F->count != loop->nbody || loop->nidx != 1)
+		return;
+	const ir_index *tx = &k->indices[loop->idx[0]];
+	if (tx->kind != IX_LOOP || ir_index_affine(tx) || tx->step_expr)
+		return;
+	int64_t D = 0;
+	for (int s = 0; s < F->count; s++)
+		for (int s2 = 0; s2 < F->count; s2++) {
+			const ir_node *y = loop->body[s], *y2 = loop->body[s2];
+			for (int a = 0; a < k->narrays; a++) {
+				const ir_expr *p[AUTO_FUSE_ACC], *q[AUTO_FUSE_ACC];
+				bool pw[AUTO_FUSE_ACC], qw[AUTO_FUSE_ACC];
+				int np = fuse_accesses(y, a, p, pw, 0, AUTO_FUSE_ACC);
+				int nq = fuse_accesses(y2, a, q, qw, 0, AUTO_FUSE_ACC);
+				if (np == 0 || nq == 0 || !(writes(y, a) || writes(y2, a)))
+					continue;
+				unsigned mk = np < AUTO_FUSE_ACC && nq < AUTO_FUSE_ACC
+				                  ? row_dims(k, p, np, y->idx[0]) & row_dims(k, q, nq, y2->idx[0])
+				                  : 0;
+				if (!mk)
+					return;
+				int d = 0;
+				while (!(mk & (1u << d)))
+					d++;
+				for (int i = 0; i < np; i++)
+					for (int j = 0; j < nq; j++) {
+						int64_t need = F->shift[s] - F->shift[s2] + q[j]->sub[d].c - p[i]->sub[d].c;
+						if ((pw[i] || qw[j]) && need > D)
+							D = need;
+					}
+			}
+		}
+	int64_t steps = index_trip(k, pv, loop->idx[0]);
+	int64_t room = (int64_t)((double)cache_bytes(m, F->level) * AUTO_CACHE_SHARE) - F->window;
+	int64_t per = D * F->row_bytes;
+	int64_t tb = per > 0 && room > 0 ? 1 + room / per : 0;
+	if (tb > steps)
+		tb = steps;
+	if (D < 1 || tb < 2)
+		return;
+	F->tshift = D;
+	F->tblock = tb;
 }
 
 /* "f - d" (plus e) as the fused row loop's bound text. */
@@ -1960,50 +2028,28 @@ static void put_shifted(ct_buf *b, const char *f, int64_t e)
 		ct_buf_puts(b, f);
 }
 
-/* The text of k with run F fused: one loop f over the union of the
- * sweeps' (shifted) row ranges, and in it each sweep with its row loop
- * running the one row f - shift when that is in its range; the rest of
- * each sweep (its inner loops, its body) as written. NULL: it cannot be. */
-static char *fused_text(auto_run *R, const auto_fuse *F, const char **fname)
+/* The sweeps of run F, each with its row loop running the one row
+ * f - shift (+ skew, the time blocks' text) when that is in its range;
+ * the rest of each sweep (its inner loops, its body) as written, its
+ * lines indented by pad more. *e: where the last sweep's text ends. */
+static bool put_sweeps(ct_buf *b, const ct_kernel *k, const auto_fuse *F, const char *f, const char *skew,
+                       const char *pad, size_t *e)
 {
-	const ct_kernel *k = R->k;
 	const char *s = k->text;
 	size_t len = k->text_len;
 	const ir_node *const *ys = (const ir_node *const *)F->loop->body + F->first;
 	const ir_index *x0 = &k->indices[ys[0]->idx[0]];
-	const char *f = fresh(k, &R->names, x0->name, "_f");
-	*fname = f;
-	size_t a0 = pos_offset(s, len, ys[0]->pos);
-	ct_buf b;
-	ct_buf_init(&b);
-	for (size_t i = 0; i < a0; i++)
-		ct_buf_putc(&b, s[i]);
-	aff lo = x0->lo, hi = x0->hi;
-	lo.c += F->lo_min;
-	hi.c += F->hi_max;
-	ct_buf_printf(&b, "for (%s: ", f);
-	lang_aff_print(&b, k, lo);
-	ct_buf_puts(&b, " .. ");
-	lang_aff_print(&b, k, hi);
-	ct_buf_puts(&b, ") {\n");
-	/* the sweeps one level in: the fused loop's indentation (its line's) plus two */
-	size_t ind = a0;
-	while (ind > 0 && (s[ind - 1] == ' ' || s[ind - 1] == '\t'))
-		ind--;
-	size_t e = a0;
 	for (int c = 0; c < F->count; c++) {
 		const ir_node *y = ys[c];
 		const ir_index *x = &k->indices[y->idx[0]];
 		size_t ya = pos_offset(s, len, y->pos);
-		e = node_end(s, len, ya, true);
-		const char *open = strncmp(s + ya, "for", 3) == 0 ? memchr(s + ya, '(', e - ya) : NULL;
-		if (!open) {
-			ct_buf_free(&b);
-			return NULL;
-		}
+		*e = node_end(s, len, ya, true);
+		const char *open = strncmp(s + ya, "for", 3) == 0 ? memchr(s + ya, '(', *e - ya) : NULL;
+		if (!open)
+			return false;
 		/* the first index's declaration ends at the first ',' or ')' outside parentheses */
 		size_t q = (size_t)(open - s) + 1;
-		for (int depth = 0; q < e; q++) {
+		for (int depth = 0; q < *e; q++) {
 			if (s[q] == '(')
 				depth++;
 			else if (s[q] == ')' && depth-- == 0)
@@ -2011,38 +2057,141 @@ static char *fused_text(auto_run *R, const auto_fuse *F, const char **fname)
 			else if (s[q] == ',' && depth == 0)
 				break;
 		}
-		int64_t lo_s = x->lo.c - x0->lo.c + F->shift[c], hi_s = x->hi.c - x0->hi.c + F->shift[c];
-		if (c == 0)
-			ct_buf_puts(&b, "  ");
+		size_t ind = ya;
+		while (ind > 0 && (s[ind - 1] == ' ' || s[ind - 1] == '\t'))
+			ind--;
+		/* with a skew every row bound is needed: later steps reach past the range */
+		bool lo_b = *skew || x->lo.c - x0->lo.c + F->shift[c] > F->lo_min;
+		bool hi_b = *skew || x->hi.c - x0->hi.c + F->shift[c] < F->hi_max;
+		ct_buf_puts(b, pad);
+		for (size_t i = ind; i < ya; i++)
+			ct_buf_putc(b, s[i]);
+		ct_buf_printf(b, "for (%s: ", x->name);
+		if (lo_b) {
+			ct_buf_puts(b, "max(");
+			lang_aff_print(b, k, x->lo);
+			ct_buf_puts(b, ", ");
+		}
+		put_shifted(b, f, -F->shift[c]);
+		ct_buf_puts(b, skew);
+		ct_buf_puts(b, lo_b ? ") .. " : " .. ");
+		if (hi_b) {
+			ct_buf_puts(b, "min(");
+			lang_aff_print(b, k, x->hi);
+			ct_buf_puts(b, ", ");
+		}
+		put_shifted(b, f, 1 - F->shift[c]);
+		ct_buf_puts(b, skew);
+		ct_buf_puts(b, hi_b ? ")" : "");
+		for (size_t i = q; i < *e; i++) {
+			ct_buf_putc(b, s[i]);
+			if (s[i] == '\n' && i + 1 < *e && s[i + 1] != '\n')
+				ct_buf_puts(b, pad);
+		}
+		ct_buf_puts(b, "\n");
+	}
+	return true;
+}
+
+/* The text of k with run F fused: one loop f over the union of the
+ * sweeps' (shifted) row ranges, and in it each sweep with its row loop
+ * running the one row f - shift when that is in its range (put_sweeps).
+ * With time blocks (F->tblock), the time loop t becomes blocks of TB
+ * steps (a param, F->tblock), and in each block the fused row loop runs
+ * the block's steps, step t's rows tshift * (t - block start) later:
+ * `for (tb: lo .. hi step TB) { for (f: ..) { for (t: tb .. min(tb + TB, hi)) { sweeps } } }`.
+ * *fname, *tbname: the names made up. NULL: it cannot be written. */
+static char *fused_text(auto_run *R, const auto_fuse *F, const char **fname, const char **tbname)
+{
+	const ct_kernel *k = R->k;
+	const char *s = k->text;
+	size_t len = k->text_len;
+	const ir_node *const *ys = (const ir_node *const *)F->loop->body + F->first;
+	const ir_index *x0 = &k->indices[ys[0]->idx[0]];
+	const ir_index *tx = &k->indices[F->loop->idx[0]];
+	bool blocked = F->tblock > 1 && k->nparams > 0;
+	const char *f = fresh(k, &R->names, x0->name, "_f");
+	const char *tb = blocked ? fresh(k, &R->names, tx->name, "_b") : "";
+	char pname[AUTO_NAME_MAX + 8];
+	snprintf(pname, sizeof pname, "TB_%s", tx->name);
+	const char *P = blocked ? fresh(k, &R->names, pname, "") : "";
+	*fname = f;
+	*tbname = P;
+	/* blocked: the whole time loop is rewritten, else the run of sweeps */
+	size_t a0 = pos_offset(s, len, blocked ? F->loop->pos : ys[0]->pos);
+	size_t ind = a0;
+	while (ind > 0 && (s[ind - 1] == ' ' || s[ind - 1] == '\t'))
+		ind--;
+	ct_buf b;
+	ct_buf_init(&b);
+	size_t from = 0;
+	if (blocked) {
+		/* the block param after the last param line */
+		size_t pl = pos_offset(s, len, k->params[k->nparams - 1].pos);
+		while (pl < len && s[pl] != '\n')
+			pl++;
+		for (; from < pl && from < a0; from++)
+			ct_buf_putc(&b, s[from]);
+		ct_buf_printf(&b, "\nparam %s = %lld", P, (long long)F->tblock);
+	}
+	for (size_t i = from; i < a0; i++)
+		ct_buf_putc(&b, s[i]);
+	aff lo = x0->lo, hi = x0->hi;
+	lo.c += F->lo_min;
+	hi.c += F->hi_max - (blocked ? F->tshift : 0);
+	char skew[3 * AUTO_NAME_MAX + 64] = "";
+	const char *pad = "  ";
+	if (blocked) {
+		ct_buf_printf(&b, "for (%s: ", tb);
+		lang_aff_print(&b, k, tx->lo);
+		ct_buf_puts(&b, " .. ");
+		lang_aff_print(&b, k, tx->hi);
+		ct_buf_printf(&b, " step %s) {\n  ", P);
 		for (size_t i = ind; i < a0; i++)
 			ct_buf_putc(&b, s[i]);
-		ct_buf_printf(&b, "%sfor (%s: ", c == 0 ? "" : "  ", x->name);
-		if (lo_s > F->lo_min) {
-			ct_buf_puts(&b, "max(");
-			lang_aff_print(&b, k, x->lo);
-			ct_buf_puts(&b, ", ");
-		}
-		put_shifted(&b, f, -F->shift[c]);
-		ct_buf_puts(&b, lo_s > F->lo_min ? ") .. " : " .. ");
-		if (hi_s < F->hi_max) {
-			ct_buf_puts(&b, "min(");
-			lang_aff_print(&b, k, x->hi);
-			ct_buf_puts(&b, ", ");
-		}
-		put_shifted(&b, f, 1 - F->shift[c]);
-		ct_buf_puts(&b, hi_s < F->hi_max ? ")" : "");
-		for (size_t i = q; i < e; i++) {
-			ct_buf_putc(&b, s[i]);
-			if (s[i] == '\n' && i + 1 < e && s[i + 1] != '\n')
-				ct_buf_puts(&b, "  ");
-		}
-		ct_buf_puts(&b, "\n");
+		snprintf(skew, sizeof skew, " - %lld*%s + %lld*%s", (long long)F->tshift, tx->name, (long long)F->tshift, tb);
+		pad = "    ";
 	}
-	for (size_t i = ind; i < a0; i++)
-		ct_buf_putc(&b, s[i]);
+	ct_buf_printf(&b, "for (%s: ", f);
+	lang_aff_print(&b, k, lo);
+	ct_buf_puts(&b, " .. ");
+	lang_aff_print(&b, k, hi);
+	if (blocked)
+		ct_buf_printf(&b, " + %lld*%s", (long long)F->tshift, P);
+	ct_buf_puts(&b, ") {\n");
+	if (blocked) {
+		ct_buf_puts(&b, "    ");
+		for (size_t i = ind; i < a0; i++)
+			ct_buf_putc(&b, s[i]);
+		ct_buf_printf(&b, "for (%s: %s .. min(%s + %s, ", tx->name, tb, tb, P);
+		lang_aff_print(&b, k, tx->hi);
+		ct_buf_puts(&b, ")) {\n");
+	}
+	size_t e = a0;
+	bool ok = put_sweeps(&b, k, F, f, skew, pad, &e);
+	if (blocked) {
+		/* close the step loop and the row loop; the time loop's own brace closes the blocks */
+		ct_buf_puts(&b, "    ");
+		for (size_t i = ind; i < a0; i++)
+			ct_buf_putc(&b, s[i]);
+		ct_buf_puts(&b, "}\n  ");
+		for (size_t i = ind; i < a0; i++)
+			ct_buf_putc(&b, s[i]);
+		ct_buf_puts(&b, "}\n");
+		e = node_end(s, len, a0, true) - 1;
+		for (size_t i = ind; i < a0; i++)
+			ct_buf_putc(&b, s[i]);
+	} else {
+		for (size_t i = ind; i < a0; i++)
+			ct_buf_putc(&b, s[i]);
+	}
 	ct_buf_puts(&b, "}");
-	for (size_t i = e; i < len; i++)
+	for (size_t i = blocked ? e + 1 : e; i < len; i++)
 		ct_buf_putc(&b, s[i]);
+	if (!ok) {
+		ct_buf_free(&b);
+		return NULL;
+	}
 	return ct_buf_take(&b);
 }
 
@@ -2081,7 +2230,9 @@ static ct_status try_fuse(auto_run *R, int depth, const char *before, char **tex
 			}
 			auto_names keep = R->names;
 			const char *fname = NULL;
-			char *ft = fused_text(R, &F, &fname);
+			fuse_time(k, R->pv, &R->m, &F);
+			const char *tbname = NULL;
+			char *ft = fused_text(R, &F, &fname, &tbname);
 			ct_ctx *cx = NULL;
 			ct_kernel *t = ft ? trial_parse(R->tctx, R->k, ft, &cx, NULL, 0) : NULL;
 			ct_status st = CT_OK;
@@ -2102,10 +2253,23 @@ static ct_status try_fuse(auto_run *R, int depth, const char *before, char **tex
 				              (long long)(F.footprint >> 10), F.level + 1,
 				              (long long)(cache_bytes(&R->m, F.level) >> 10), (long long)(F.window >> 10),
 				              F.level + 1);
+				if (F.tblock > 1)
+					ct_buf_printf(&note,
+					              "#   and the time loop %s in blocks of %s = %lld steps, each step %lld rows after the "
+					              "one before\n#   (a wavefront over the rows): the block's rows in use span %lld KiB, "
+					              "at most half of L%d;\n#   legal: each step's rows run after the rows of earlier "
+					              "steps they depend on\n",
+					              k->indices[x->idx[0]].name, tbname, (long long)F.tblock, (long long)F.tshift,
+					              (long long)((F.window + (F.tblock - 1) * F.tshift * F.row_bytes) >> 10),
+					              F.level + 1);
 				if (R->m.threads > 1)
 					ct_buf_printf(&note, "#   (the sweeps are too small for %d threads; a fused row loop carries)\n",
 					              R->m.threads);
-				st = note.s ? autoschedule(t, R->o, depth + 1, text, note.s) : CT_ERR_NOMEM;
+				ct_buf kb;
+				ct_buf_init(&kb);
+				ct_buf_printf(&kb, "%s %s", R->keep ? R->keep : "", fname);
+				st = note.s && kb.s ? autoschedule(t, R->o, depth + 1, text, note.s, kb.s) : CT_ERR_NOMEM;
+				ct_buf_free(&kb);
 				ct_buf_free(&note);
 				if (st != CT_OK) {
 					ct_ctx_clear_error(R->tctx);
@@ -2126,6 +2290,26 @@ static ct_status try_fuse(auto_run *R, int depth, const char *before, char **tex
 	return CT_OK;
 }
 
+/* Whether nest x declares a loop named in keep (space-separated names):
+ * a fused row loop, whose nest keeps the order fusion wrote (a reorder by
+ * reuse could move the time steps out of it again, legal and slower). */
+static bool holds_kept(const ct_kernel *k, const ir_node *x, const char *keep)
+{
+	if (!keep || x->kind != ND_FOR)
+		return false;
+	for (int i = 0; i < x->nidx; i++) {
+		const char *nm = k->indices[x->idx[i]].name;
+		size_t n = strlen(nm);
+		for (const char *p = strstr(keep, nm); p; p = strstr(p + 1, nm))
+			if ((p == keep || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
+				return true;
+	}
+	for (int i = 0; i < x->nbody; i++)
+		if (holds_kept(k, x->body[i], keep))
+			return true;
+	return false;
+}
+
 static ct_status run_budget(auto_run *R, char **text);
 static void insert_after_header(char **text, const char *lines);
 
@@ -2136,7 +2320,7 @@ ct_status ct_kernel_autoschedule(ct_kernel *k, const ct_auto_options *o, char **
 	*text = NULL;
 	if (len)
 		*len = 0;
-	ct_status st = autoschedule(k, o, 0, text, NULL);
+	ct_status st = autoschedule(k, o, 0, text, NULL, NULL);
 	if (st == CT_OK && len)
 		*len = strlen(*text);
 	return st;
@@ -2145,7 +2329,8 @@ ct_status ct_kernel_autoschedule(ct_kernel *k, const ct_auto_options *o, char **
 /* ct_kernel_autoschedule's work; depth: how many nests were distributed to
  * give k (each a nested run, up to AUTO_MAX_DISTRIBUTE), note: the comments
  * saying how. */
-static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth, char **text, const char *note)
+static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth, char **text, const char *note,
+                               const char *keep)
 {
 	ct_status st = ir_kernel_ready(k);
 	if (st != CT_OK)
@@ -2168,6 +2353,7 @@ static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth,
 	memset(&R, 0, sizeof R);
 	R.k = k;
 	R.o = o;
+	R.keep = keep;
 	machine_init(k->ctx, o->threads, &R.m);
 	R.pv = calloc((size_t)k->nparams + 1, sizeof *R.pv);
 	R.tctx = trial_ctx(k);
@@ -2239,7 +2425,7 @@ static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth,
 			nest_init(k, R.pv, &R.m, k->body[i], n);
 			R.nests++;
 			if (R.at.has_sched || !try_gemm(&R, n))
-				try_plain(&R, n, R.nests - 1, !R.at.has_sched);
+				try_plain(&R, n, R.nests - 1, !R.at.has_sched && !holds_kept(k, k->body[i], keep));
 			free(n);
 		}
 	}

@@ -123,7 +123,8 @@ static const char fdtd[] = "kernel fd\n"
                            "    hz[i4, j4] -= 0.7 * (ex[i4, j4+1] - ex[i4, j4] + ey[i4+1, j4] - ey[i4, j4])\n"
                            "  }\n"
                            "}\n";
-/* the second sweep reads two rows ahead: a shift of 2 */
+/* the second sweep reads two rows ahead: a shift of 2; the whole time loop's body, so also time
+ * blocks (of 2 steps: T = 2; at the small sizes T = 3, a partial last block) */
 static const char ahead[] = "kernel ah\n"
                             "param T = 2, NX = 1500, NY = 1500\n"
                             "array A : f64[NX, NY] inout\n"
@@ -169,8 +170,8 @@ static bool run_small(ct_ctx *ctx, const char *text, const char *const *names, c
 	return ok;
 }
 
-static void fused_case(const char *text, bool fused, const char *const *names, const int64_t *vals, int n,
-                       const int64_t *nel, int narr)
+static void fused_case(const char *text, bool fused, bool blocked, const char *const *names, const int64_t *vals,
+                       int n, const int64_t *nel, int narr)
 {
 	ct_ctx *ctx = ct_ctx_new();
 	ct_kernel *k = parse(ctx, text);
@@ -181,6 +182,7 @@ static void fused_case(const char *text, bool fused, const char *const *names, c
 	CHECKF(k && ct_kernel_autoschedule(k, &o, &out, NULL) == CT_OK, "%s", ct_ctx_last_message(ctx));
 	ct_kernel_free(k);
 	CHECKF(out && (strstr(out, "are fused along their rows") != NULL) == fused, "%s", out ? out : "");
+	CHECKF(out && (strstr(out, "the time loop t in blocks of TB_t") != NULL) == blocked, "%s", out ? out : "");
 	double *x[4] = {0}, *y[4] = {0};
 	bool ok = out != NULL;
 	for (int a = 0; a < narr; a++) {
@@ -204,11 +206,11 @@ static void test_fused(void)
 {
 	const char *names[] = {"T", "NX", "NY"};
 	const int64_t small[] = {3, 17, 23}, nel[] = {3, 17 * 23, 17 * 23, 17 * 23};
-	fused_case(fdtd, true, names, small, 3, nel, 4);
+	fused_case(fdtd, true, false, names, small, 3, nel, 4);
 	const int64_t small2[] = {3, 19, 13}, nel2[] = {19 * 13, 19 * 13};
-	fused_case(ahead, true, names, small2, 3, nel2, 2);
+	fused_case(ahead, true, true, names, small2, 3, nel2, 2);
 	const int64_t small3[] = {3, 13, 13}, nel3[] = {13 * 13, 13 * 13};
-	fused_case(transposed, false, names, small3, 3, nel3, 2);
+	fused_case(transposed, false, false, names, small3, 3, nel3, 2);
 }
 
 static void test_errors(void)
