@@ -1973,7 +1973,8 @@ static void fuse_time(const ct_kernel *k, const int64_t *pv, const auto_machine 
 {
 	F->tshift = F->tblock = 0;
 	const ir_node *loop = F->loop;
-	if (F->level < 0 || F->first != 0 || F->count != loop->nbody || loop->nidx != 1)
+	/* the block is a param of the file: it goes after the last param line */
+	if (F->level < 0 || F->first != 0 || F->count != loop->nbody || loop->nidx != 1 || k->nparams == 0)
 		return;
 	const ir_index *tx = &k->indices[loop->idx[0]];
 	if (tx->kind != IX_LOOP || ir_index_affine(tx) || tx->step_expr)
