@@ -1796,8 +1796,13 @@ static int fuse_accesses(const ir_node *y, int a, const ir_expr **out, bool *wr,
 	return n;
 }
 
+/* A sweep at one fixed row (fdtd-2d's source row `ey[0, j] = fict[t]`):
+ * its row subscripts are constants, as if its row index were 0. */
+#define FUSE_CONST (-2)
+
 /* The dimensions of array a that every access of acc[0..n) subscripts as
- * the row index o plus a constant (a bit per dimension). */
+ * the row index o plus a constant (o = FUSE_CONST: as a constant) (a bit
+ * per dimension). */
 static unsigned row_dims(const ct_kernel *k, const ir_expr *const *acc, int n, int o)
 {
 	unsigned mask = 0;
@@ -1805,7 +1810,8 @@ static unsigned row_dims(const ct_kernel *k, const ir_expr *const *acc, int n, i
 		bool all = true;
 		for (int i = 0; i < n && all; i++) {
 			aff s = acc[i]->sub[d];
-			all = s.n == 1 && s.t[0].kind == AFF_INDEX && s.t[0].id == o && s.t[0].coef == 1;
+			all = o == FUSE_CONST ? s.n == 0
+			                      : s.n == 1 && s.t[0].kind == AFF_INDEX && s.t[0].id == o && s.t[0].coef == 1;
 		}
 		if (all)
 			mask |= 1u << d;
@@ -1826,6 +1832,8 @@ static bool aff_same_terms(aff x, aff y)
 typedef struct auto_fuse {
 	const ir_node *loop;              /* the loop whose body holds the sweeps */
 	int first, count;                 /* loop->body[first .. first + count - 1] */
+	int row[AUTO_MAX_FUSE];           /* each sweep's row index, or FUSE_CONST */
+	int ref;                          /* the first sweep over rows: the bounds are its plus constants */
 	int64_t shift[AUTO_MAX_FUSE];
 	int64_t lo_min, hi_max;           /* the fused range: first sweep's lo + lo_min .. its hi + hi_max */
 	int64_t window, footprint;        /* bytes live across the fused rows; bytes the sweeps touch */
@@ -1852,19 +1860,25 @@ static void fuse_run(const ct_kernel *k, const ir_node *loop, int first, auto_fu
 	F->loop = loop;
 	F->first = first;
 	F->count = 1;
-	int o0 = fuse_row_index(k, loop->body[first]);
-	if (o0 < 0)
-		return;
-	const ir_index *x0 = &k->indices[o0];
-	for (int s2 = 1; first + s2 < loop->nbody && s2 < AUTO_MAX_FUSE; s2++) {
+	F->ref = -1;
+	const ir_index *x0 = NULL;
+	for (int s2 = 0; first + s2 < loop->nbody && s2 < AUTO_MAX_FUSE; s2++) {
 		const ir_node *y2 = loop->body[first + s2];
 		int o2 = fuse_row_index(k, y2);
-		if (o2 < 0 || !aff_same_terms(k->indices[o2].lo, x0->lo) || !aff_same_terms(k->indices[o2].hi, x0->hi))
+		if (o2 < 0 && y2->kind == ND_FOR)
+			o2 = FUSE_CONST;
+		if (o2 == -1 || (o2 >= 0 && x0 && (!aff_same_terms(k->indices[o2].lo, x0->lo) ||
+		                                   !aff_same_terms(k->indices[o2].hi, x0->hi))))
 			return;
+		if (o2 >= 0 && !x0) {
+			x0 = &k->indices[o2];
+			F->ref = s2;
+		}
+		F->row[s2] = o2;
 		int64_t need = 0;
 		for (int s = 0; s < s2; s++) {
 			const ir_node *y = loop->body[first + s];
-			int o = y->idx[0];
+			int o = F->row[s];
 			for (int a = 0; a < k->narrays; a++) {
 				const ir_expr *p[AUTO_FUSE_ACC], *q[AUTO_FUSE_ACC];
 				bool pw[AUTO_FUSE_ACC], qw[AUTO_FUSE_ACC];
@@ -1887,7 +1901,8 @@ static void fuse_run(const ct_kernel *k, const ir_node *loop, int first, auto_fu
 			}
 		}
 		F->shift[s2] = need;
-		F->count = s2 + 1;
+		/* a run of one sweep fuses nothing; it needs a sweep over rows */
+		F->count = s2 == 0 || F->ref < 0 ? 1 : s2 + 1;
 	}
 }
 
@@ -1901,13 +1916,33 @@ static void fuse_run(const ct_kernel *k, const ir_node *loop, int first, auto_fu
 static void fuse_measure(const ct_kernel *k, const int64_t *pv, const auto_machine *m, auto_fuse *F)
 {
 	const ir_node *const *ys = (const ir_node *const *)F->loop->body + F->first;
-	const ir_index *x0 = &k->indices[ys[0]->idx[0]];
+	const ir_index *x0 = &k->indices[F->row[F->ref]];
 	F->lo_min = INT64_MAX, F->hi_max = INT64_MIN;
+	bool inside = true;
 	for (int s = 0; s < F->count; s++) {
-		const ir_index *x = &k->indices[ys[s]->idx[0]];
+		if (F->row[s] == FUSE_CONST) {
+			/* its one row 0 is fused row shift: below it when the lower bound is a number */
+			inside = inside && aff_is_const(x0->lo);
+			int64_t lo = F->shift[s] - x0->lo.c;
+			F->lo_min = lo < F->lo_min ? lo : F->lo_min;
+			continue;
+		}
+		const ir_index *x = &k->indices[F->row[s]];
 		int64_t lo = x->lo.c - x0->lo.c + F->shift[s], hi = x->hi.c - x0->hi.c + F->shift[s];
 		F->lo_min = lo < F->lo_min ? lo : F->lo_min;
 		F->hi_max = hi > F->hi_max ? hi : F->hi_max;
+	}
+	/* and above it for every size: the upper bound a number, or an array's extent (at least 1) plus
+	 * a constant */
+	for (int s = 0; s < F->count && inside; s++) {
+		if (F->row[s] != FUSE_CONST)
+			continue;
+		bool ok = aff_is_const(x0->hi) && x0->hi.c + F->hi_max >= F->shift[s] + 1;
+		for (int a = 0; a < k->narrays && !ok; a++)
+			for (int d = 0; d < k->arrays[a].rank && !ok; d++)
+				ok = aff_same_terms(k->arrays[a].ext[d], x0->hi) &&
+				     x0->hi.c + F->hi_max - k->arrays[a].ext[d].c >= F->shift[s];
+		inside = ok;
 	}
 	F->window = F->footprint = F->row_bytes = 0;
 	for (int a = 0; a < k->narrays; a++) {
@@ -1922,7 +1957,7 @@ static void fuse_measure(const ct_kernel *k, const int64_t *pv, const auto_machi
 			if (np == 0)
 				continue;
 			used = true;
-			dims &= np < AUTO_FUSE_ACC ? row_dims(k, p, np, ys[s]->idx[0]) : 0;
+			dims &= np < AUTO_FUSE_ACC ? row_dims(k, p, np, F->row[s]) : 0;
 			for (int d = 0; dims && d < 32; d++) {
 				if (!(dims & (1u << d)))
 					continue;
@@ -1948,7 +1983,7 @@ static void fuse_measure(const ct_kernel *k, const int64_t *pv, const auto_machi
 		F->row_bytes += ext > 0 && ok && lo <= hi ? bytes / ext : 0;
 	}
 	F->level = -1;
-	for (int l = 0; l < m->ncaches; l++)
+	for (int l = 0; l < m->ncaches && inside; l++)
 		if (F->window <= cache_bytes(m, l)) {
 			if (F->footprint > cache_bytes(m, l))
 				F->level = l;
@@ -1991,7 +2026,7 @@ static void fuse_time(const ct_kernel *k, const int64_t *pv, const auto_machine 
 				if (np == 0 || nq == 0 || !(writes(y, a) || writes(y2, a)))
 					continue;
 				unsigned mk = np < AUTO_FUSE_ACC && nq < AUTO_FUSE_ACC
-				                  ? row_dims(k, p, np, y->idx[0]) & row_dims(k, q, nq, y2->idx[0])
+				                  ? row_dims(k, p, np, F->row[s]) & row_dims(k, q, nq, F->row[s2])
 				                  : 0;
 				if (!mk)
 					return;
@@ -2039,12 +2074,36 @@ static bool put_sweeps(ct_buf *b, const ct_kernel *k, const auto_fuse *F, const 
 	const char *s = k->text;
 	size_t len = k->text_len;
 	const ir_node *const *ys = (const ir_node *const *)F->loop->body + F->first;
-	const ir_index *x0 = &k->indices[ys[0]->idx[0]];
+	const ir_index *x0 = &k->indices[F->row[F->ref]];
 	for (int c = 0; c < F->count; c++) {
 		const ir_node *y = ys[c];
-		const ir_index *x = &k->indices[y->idx[0]];
 		size_t ya = pos_offset(s, len, y->pos);
 		*e = node_end(s, len, ya, true);
+		size_t ind = ya;
+		while (ind > 0 && (s[ind - 1] == ' ' || s[ind - 1] == '\t'))
+			ind--;
+		if (F->row[c] == FUSE_CONST) {
+			/* the sweep at one row: in the fused iteration of that row */
+			ct_buf_puts(b, pad);
+			for (size_t i = ind; i < ya; i++)
+				ct_buf_putc(b, s[i]);
+			ct_buf_puts(b, "if (");
+			put_shifted(b, f, -F->shift[c]);
+			ct_buf_printf(b, "%s == 0) {\n%s  ", skew, pad);
+			for (size_t i = ind; i < ya; i++)
+				ct_buf_putc(b, s[i]);
+			for (size_t i = ya; i < *e; i++) {
+				ct_buf_putc(b, s[i]);
+				if (s[i] == '\n' && i + 1 < *e && s[i + 1] != '\n')
+					ct_buf_printf(b, "%s  ", pad);
+			}
+			ct_buf_printf(b, "\n%s", pad);
+			for (size_t i = ind; i < ya; i++)
+				ct_buf_putc(b, s[i]);
+			ct_buf_puts(b, "}\n");
+			continue;
+		}
+		const ir_index *x = &k->indices[F->row[c]];
 		const char *open = strncmp(s + ya, "for", 3) == 0 ? memchr(s + ya, '(', *e - ya) : NULL;
 		if (!open)
 			return false;
@@ -2058,9 +2117,6 @@ static bool put_sweeps(ct_buf *b, const ct_kernel *k, const auto_fuse *F, const 
 			else if (s[q] == ',' && depth == 0)
 				break;
 		}
-		size_t ind = ya;
-		while (ind > 0 && (s[ind - 1] == ' ' || s[ind - 1] == '\t'))
-			ind--;
 		/* with a skew every row bound is needed: later steps reach past the range */
 		bool lo_b = *skew || x->lo.c - x0->lo.c + F->shift[c] > F->lo_min;
 		bool hi_b = *skew || x->hi.c - x0->hi.c + F->shift[c] < F->hi_max;
@@ -2108,7 +2164,7 @@ static char *fused_text(auto_run *R, const auto_fuse *F, const char **fname, con
 	const char *s = k->text;
 	size_t len = k->text_len;
 	const ir_node *const *ys = (const ir_node *const *)F->loop->body + F->first;
-	const ir_index *x0 = &k->indices[ys[0]->idx[0]];
+	const ir_index *x0 = &k->indices[F->row[F->ref]];
 	const ir_index *tx = &k->indices[F->loop->idx[0]];
 	bool blocked = F->tblock > 1 && k->nparams > 0;
 	const char *f = fresh(k, &R->names, x0->name, "_f");
@@ -2150,14 +2206,19 @@ static char *fused_text(auto_run *R, const auto_fuse *F, const char **fname, con
 		ct_buf_printf(&b, " step %s) {\n  ", P);
 		for (size_t i = ind; i < a0; i++)
 			ct_buf_putc(&b, s[i]);
-		snprintf(skew, sizeof skew, " - %lld*%s + %lld*%s", (long long)F->tshift, tx->name, (long long)F->tshift, tb);
+		char co[32] = "";
+		if (F->tshift != 1)
+			snprintf(co, sizeof co, "%lld*", (long long)F->tshift);
+		snprintf(skew, sizeof skew, " - %s%s + %s%s", co, tx->name, co, tb);
 		pad = "    ";
 	}
 	ct_buf_printf(&b, "for (%s: ", f);
 	lang_aff_print(&b, k, lo);
 	ct_buf_puts(&b, " .. ");
 	lang_aff_print(&b, k, hi);
-	if (blocked)
+	if (blocked && F->tshift == 1)
+		ct_buf_printf(&b, " + %s", P);
+	else if (blocked)
 		ct_buf_printf(&b, " + %lld*%s", (long long)F->tshift, P);
 	ct_buf_puts(&b, ") {\n");
 	if (blocked) {
@@ -2226,7 +2287,8 @@ static ct_status try_fuse(auto_run *R, int depth, const char *before, char **tex
 				                                                 (int64_t)AUTO_MIN_INNER_PAR_WORK * R->m.threads);
 			fuse_measure(k, R->pv, &R->m, &F);
 			if (parallel || F.level < 0) {
-				first += F.count;
+				/* a leading sweep at one row may be what kept the run out: try without it */
+				first += F.row[0] == FUSE_CONST ? 1 : F.count;
 				continue;
 			}
 			auto_names keep = R->names;
