@@ -2053,7 +2053,7 @@ static void fuse_time(const ct_kernel *k, const int64_t *pv, const auto_machine 
 	F->tblock = tb;
 }
 
-/* "f - d" (plus e) as the fused row loop's bound text. */
+/* f plus the constant e as bound text: "f + e", "f - |e|" or "f". */
 static void put_shifted(ct_buf *b, const char *f, int64_t e)
 {
 	if (e > 0)
