@@ -753,6 +753,7 @@ typedef struct auto_run {
 	auto_text at;
 	ct_buf params, sched, plan, why;   /* accepted so far */
 	int nests, tiled, parallel, vector;
+	const char *keep;                  /* fused row loops (space-separated): their nests keep their order */
 	int evals;                         /* tilings the model evaluated */
 	ct_ctx *tctx;                      /* trial parses (trial_ctx) */
 } auto_run;
@@ -1690,7 +1691,9 @@ static void try_plain(auto_run *R, const auto_nest *n, int nest, bool reorder)
 		put_order(&c.why, k, n);
 		ct_buf_puts(&c.why, ") would break a dependence\n");
 	} else
-		ct_buf_puts(&c.why, reorder ? "as written (already the order by reuse)\n" : "as the schedule says\n");
+		ct_buf_puts(&c.why, reorder                ? "as written (already the order by reuse)\n"
+		                    : R->at.has_sched ? "as the schedule says\n"
+		                                      : "as fused (the fused rows stay outside the time steps)\n");
 	auto_inner in;
 	memset(&in, 0, sizeof in);
 	if (reorder)
@@ -2002,7 +2005,8 @@ static char *distributed_text(auto_run *R, const auto_nest *n, bool *sufficient)
 	return ct_buf_take(&b);
 }
 
-static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth, char **text, const char *note);
+static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth, char **text, const char *note,
+                               const char *keep);
 
 /* Distributions in one file: each is a re-parse and a new auto run, one
  * nest at a time (PolyBench's 3mm distributes three). */
@@ -2198,7 +2202,7 @@ static ct_status try_distribute(auto_run *R, int depth, const char *before, char
 			ct_buf_init(&all);
 			ct_buf_puts(&all, before ? before : "");
 			ct_buf_puts(&all, note);
-			st = all.s ? autoschedule(t, R->o, depth + 1, text, all.s) : CT_ERR_NOMEM;
+			st = all.s ? autoschedule(t, R->o, depth + 1, text, all.s, R->keep) : CT_ERR_NOMEM;
 			ct_buf_free(&all);
 			if (st != CT_OK) {
 				ct_ctx_clear_error(R->tctx);
@@ -2216,6 +2220,625 @@ static ct_status try_distribute(auto_run *R, int depth, const char *before, char
 	return CT_OK;
 }
 
+
+/* ------------------------------------------------------------ loop fusion of sweeps (stencils) */
+
+/* Sweeps one fusion may join, and accesses of one array per sweep it reads. */
+#define AUTO_MAX_FUSE 16
+#define AUTO_FUSE_ACC 64
+
+/* The row loop of sweep y, a child of a loop's body: its outermost index
+ * when y is a for over rows (a rectangular, unit-step outer loop with
+ * loops inside it: each row is a loop's work, so the fused row loop keeps
+ * the inner loops' vectors); -1 otherwise. */
+static int fuse_row_index(const ct_kernel *k, const ir_node *y)
+{
+	if (y->kind != ND_FOR || y->nidx < 1)
+		return -1;
+	const ir_index *ix = &k->indices[y->idx[0]];
+	if (ix->kind != IX_LOOP || ir_index_affine(ix) || ix->step_expr)
+		return -1;
+	if (y->nidx < 2 && !has_for(y))
+		return -1;
+	return y->idx[0];
+}
+
+/* The accesses of y to array a, and whether each writes (a statement's left side). */
+static int fuse_accesses(const ir_node *y, int a, const ir_expr **out, bool *wr, int n, int cap)
+{
+	if (y->kind == ND_STMT && y->lhs && y->lhs->id == a && n < cap) {
+		wr[n] = true;
+		out[n++] = y->lhs;
+	}
+	int m = n;
+	n = expr_accesses(y->rhs, a, out, n, cap);
+	n = expr_accesses(y->cond, a, out, n, cap);
+	for (int i = m; i < n; i++)
+		wr[i] = false;
+	for (int i = 0; i < y->nbody; i++)
+		n = fuse_accesses(y->body[i], a, out, wr, n, cap);
+	for (int i = 0; i < y->nels; i++)
+		n = fuse_accesses(y->els[i], a, out, wr, n, cap);
+	return n;
+}
+
+/* A sweep at one fixed row (fdtd-2d's source row `ey[0, j] = fict[t]`):
+ * its row subscripts are constants, as if its row index were 0. */
+#define FUSE_CONST (-2)
+
+/* The dimensions of array a that every access of acc[0..n) subscripts as
+ * the row index o plus a constant (o = FUSE_CONST: as a constant) (a bit
+ * per dimension). */
+static unsigned row_dims(const ct_kernel *k, const ir_expr *const *acc, int n, int o)
+{
+	unsigned mask = 0;
+	for (int d = 0; d < k->arrays[acc[0]->id].rank && d < 32; d++) {
+		bool all = true;
+		for (int i = 0; i < n && all; i++) {
+			aff s = acc[i]->sub[d];
+			all = o == FUSE_CONST ? s.n == 0
+			                      : s.n == 1 && s.t[0].kind == AFF_INDEX && s.t[0].id == o && s.t[0].coef == 1;
+		}
+		if (all)
+			mask |= 1u << d;
+	}
+	return mask;
+}
+
+/* Whether x and y have the same terms (their difference is a constant). */
+static bool aff_same_terms(aff x, aff y)
+{
+	x.c = 0;
+	y.c = 0;
+	return aff_equal(x, y);
+}
+
+/* A run of sweeps of one loop's body fused along their row loops: sweep s
+ * of the run runs its row r in the fused loop's iteration r + shift[s]. */
+typedef struct auto_fuse {
+	const ir_node *loop;              /* the loop whose body holds the sweeps */
+	int first, count;                 /* loop->body[first .. first + count - 1] */
+	int row[AUTO_MAX_FUSE];           /* each sweep's row index, or FUSE_CONST */
+	int ref;                          /* the first sweep over rows: the bounds are its plus constants */
+	int64_t shift[AUTO_MAX_FUSE];
+	int64_t lo_min, hi_max;           /* the fused range: first sweep's lo + lo_min .. its hi + hi_max */
+	int64_t window, footprint;        /* bytes live across the fused rows; bytes the sweeps touch */
+	int64_t row_bytes;                /* one row of every array with a row dimension */
+	int level;                        /* the cache level the window fits and the sweeps overflow */
+	int64_t tshift, tblock;           /* time blocks: rows per time step, steps per block (0: none) */
+} auto_fuse;
+
+/* The longest run of sweeps from loop->body[first] that can be fused,
+ * with its shifts (the smallest that keep every dependence). Legality,
+ * sufficient: every array written by one sweep of the run and used by
+ * another is subscripted in some dimension, by every access of both, as
+ * the sweep's row index plus a constant. Then sweep s's row x and sweep
+ * s''s row x' (s before s') touch one element only when x' = x + a - b
+ * (a, b: the constants), and the fused order runs s's row before s''s
+ * when x + shift[s] <= x' + shift[s'], that is shift[s'] >= shift[s] + b - a:
+ * with that for every pair that writes, every dependence between the
+ * sweeps keeps its direction; within a sweep the rows keep their order.
+ * The row loops' bounds must differ by constants. The run's count is 1
+ * when nothing can be fused. */
+static void fuse_run(const ct_kernel *k, const ir_node *loop, int first, auto_fuse *F)
+{
+	memset(F, 0, sizeof *F);
+	F->loop = loop;
+	F->first = first;
+	F->count = 1;
+	F->ref = -1;
+	const ir_index *x0 = NULL;
+	for (int s2 = 0; first + s2 < loop->nbody && s2 < AUTO_MAX_FUSE; s2++) {
+		const ir_node *y2 = loop->body[first + s2];
+		int o2 = fuse_row_index(k, y2);
+		if (o2 < 0 && y2->kind == ND_FOR)
+			o2 = FUSE_CONST;
+		if (o2 == -1 || (o2 >= 0 && x0 && (!aff_same_terms(k->indices[o2].lo, x0->lo) ||
+		                                   !aff_same_terms(k->indices[o2].hi, x0->hi))))
+			return;
+		if (o2 >= 0 && !x0) {
+			x0 = &k->indices[o2];
+			F->ref = s2;
+		}
+		F->row[s2] = o2;
+		int64_t need = 0;
+		for (int s = 0; s < s2; s++) {
+			const ir_node *y = loop->body[first + s];
+			int o = F->row[s];
+			for (int a = 0; a < k->narrays; a++) {
+				const ir_expr *p[AUTO_FUSE_ACC], *q[AUTO_FUSE_ACC];
+				bool pw[AUTO_FUSE_ACC], qw[AUTO_FUSE_ACC];
+				int np = fuse_accesses(y, a, p, pw, 0, AUTO_FUSE_ACC);
+				int nq = fuse_accesses(y2, a, q, qw, 0, AUTO_FUSE_ACC);
+				if (np == 0 || nq == 0 || !(writes(y, a) || writes(y2, a)))
+					continue;
+				unsigned m = np < AUTO_FUSE_ACC && nq < AUTO_FUSE_ACC
+				                 ? row_dims(k, p, np, o) & row_dims(k, q, nq, o2)
+				                 : 0;
+				if (!m)
+					return;
+				int d = 0;
+				while (!(m & (1u << d)))
+					d++;
+				for (int i = 0; i < np; i++)
+					for (int j = 0; j < nq; j++)
+						if ((pw[i] || qw[j]) && F->shift[s] + q[j]->sub[d].c - p[i]->sub[d].c > need)
+							need = F->shift[s] + q[j]->sub[d].c - p[i]->sub[d].c;
+			}
+		}
+		F->shift[s2] = need;
+		/* a run of one sweep fuses nothing; it needs a sweep over rows */
+		F->count = s2 == 0 || F->ref < 0 ? 1 : s2 + 1;
+	}
+}
+
+/* The run's fused range, live window and footprint at the kernel's sizes
+ * (pv), and the cache level where fusing saves misses: the smallest whose
+ * size holds the window (the rows between a row's first use by one sweep
+ * and its last use by another, each array's row the bytes of one value of
+ * its row dimension) while the sweeps together touch more than it holds,
+ * so that unfused each sweep finds the rows the one before it used gone
+ * from that level. level -1: no such level. */
+static void fuse_measure(const ct_kernel *k, const int64_t *pv, const auto_machine *m, auto_fuse *F)
+{
+	const ir_node *const *ys = (const ir_node *const *)F->loop->body + F->first;
+	const ir_index *x0 = &k->indices[F->row[F->ref]];
+	F->lo_min = INT64_MAX, F->hi_max = INT64_MIN;
+	bool inside = true;
+	for (int s = 0; s < F->count; s++) {
+		if (F->row[s] == FUSE_CONST) {
+			/* its one row 0 is fused row shift: below it when the lower bound is a number */
+			inside = inside && aff_is_const(x0->lo);
+			int64_t lo = F->shift[s] - x0->lo.c;
+			F->lo_min = lo < F->lo_min ? lo : F->lo_min;
+			continue;
+		}
+		const ir_index *x = &k->indices[F->row[s]];
+		int64_t lo = x->lo.c - x0->lo.c + F->shift[s], hi = x->hi.c - x0->hi.c + F->shift[s];
+		F->lo_min = lo < F->lo_min ? lo : F->lo_min;
+		F->hi_max = hi > F->hi_max ? hi : F->hi_max;
+	}
+	/* and above it for every size: the upper bound a number, or an array's extent (at least 1) plus
+	 * a constant */
+	for (int s = 0; s < F->count && inside; s++) {
+		if (F->row[s] != FUSE_CONST)
+			continue;
+		bool ok = aff_is_const(x0->hi) && x0->hi.c + F->hi_max >= F->shift[s] + 1;
+		for (int a = 0; a < k->narrays && !ok; a++)
+			for (int d = 0; d < k->arrays[a].rank && !ok; d++)
+				ok = aff_same_terms(k->arrays[a].ext[d], x0->hi) &&
+				     x0->hi.c + F->hi_max - k->arrays[a].ext[d].c >= F->shift[s];
+		inside = ok;
+	}
+	F->window = F->footprint = F->row_bytes = 0;
+	for (int a = 0; a < k->narrays; a++) {
+		int64_t bytes = array_bytes(k, pv, a);
+		int64_t lo = INT64_MAX, hi = INT64_MIN;
+		unsigned dims = ~0u;
+		bool used = false;
+		for (int s = 0; s < F->count; s++) {
+			const ir_expr *p[AUTO_FUSE_ACC];
+			bool pw[AUTO_FUSE_ACC];
+			int np = fuse_accesses(ys[s], a, p, pw, 0, AUTO_FUSE_ACC);
+			if (np == 0)
+				continue;
+			used = true;
+			dims &= np < AUTO_FUSE_ACC ? row_dims(k, p, np, F->row[s]) : 0;
+			for (int d = 0; dims && d < 32; d++) {
+				if (!(dims & (1u << d)))
+					continue;
+				for (int i = 0; i < np; i++) {
+					/* row x + c of sweep s is used in fused iteration x + shift: row r at r - c + shift */
+					int64_t at = F->shift[s] - p[i]->sub[d].c;
+					lo = at < lo ? at : lo;
+					hi = at > hi ? at : hi;
+				}
+				break;
+			}
+		}
+		if (!used)
+			continue;
+		F->footprint += bytes;
+		int d = 0;
+		while (dims && d < 32 && !(dims & (1u << d)))
+			d++;
+		bool ok = true;
+		int64_t ext = dims && d < k->arrays[a].rank ? aff_eval(k->arrays[a].ext[d], pv, NULL, &ok) : 0;
+		/* an array without a common row dimension (a source read by one sweep) counts whole */
+		F->window += ext > 0 && ok && lo <= hi ? bytes / ext * (hi - lo + 1) : bytes;
+		F->row_bytes += ext > 0 && ok && lo <= hi ? bytes / ext : 0;
+	}
+	F->level = -1;
+	for (int l = 0; l < m->ncaches && inside; l++)
+		if (F->window <= cache_bytes(m, l)) {
+			if (F->footprint > cache_bytes(m, l))
+				F->level = l;
+			break;
+		}
+}
+
+/* Time blocks of a run that is the whole body of a one-index loop (the
+ * time loop t): the fused row loop moves out of TB steps of t, and step u
+ * of a block runs its rows tshift rows later than step u - 1 (a skewed
+ * wavefront over the rows). Legal when every pair of sweeps s, s' (s' =
+ * s included) that share an array one of them writes keeps its order
+ * from a step to the next: sweep s's row x at step u meets sweep s''s row
+ * x' = x + a - b at a later step u', and the blocked order runs it first
+ * when x + shift[s] + u tshift <= x' + shift[s'] + u' tshift, which holds
+ * for every u' > u when tshift >= 0 and tshift >= shift[s] - shift[s'] +
+ * b - a. The block TB: the most steps whose window (the fused window plus
+ * tshift rows of every array per further step) fills at most
+ * AUTO_CACHE_SHARE of the level that holds the fused window; none when
+ * that is under 2 steps. */
+static void fuse_time(const ct_kernel *k, const int64_t *pv, const auto_machine *m, auto_fuse *F)
+{
+	F->tshift = F->tblock = 0;
+	const ir_node *loop = F->loop;
+	/* the block is a param of the file: it goes after the last param line */
+	if (F->level < 0 || F->first != 0 || F->count != loop->nbody || loop->nidx != 1 || k->nparams == 0)
+		return;
+	const ir_index *tx = &k->indices[loop->idx[0]];
+	if (tx->kind != IX_LOOP || ir_index_affine(tx) || tx->step_expr)
+		return;
+	int64_t D = 0;
+	for (int s = 0; s < F->count; s++)
+		for (int s2 = 0; s2 < F->count; s2++) {
+			const ir_node *y = loop->body[s], *y2 = loop->body[s2];
+			for (int a = 0; a < k->narrays; a++) {
+				const ir_expr *p[AUTO_FUSE_ACC], *q[AUTO_FUSE_ACC];
+				bool pw[AUTO_FUSE_ACC], qw[AUTO_FUSE_ACC];
+				int np = fuse_accesses(y, a, p, pw, 0, AUTO_FUSE_ACC);
+				int nq = fuse_accesses(y2, a, q, qw, 0, AUTO_FUSE_ACC);
+				if (np == 0 || nq == 0 || !(writes(y, a) || writes(y2, a)))
+					continue;
+				unsigned mk = np < AUTO_FUSE_ACC && nq < AUTO_FUSE_ACC
+				                  ? row_dims(k, p, np, F->row[s]) & row_dims(k, q, nq, F->row[s2])
+				                  : 0;
+				if (!mk)
+					return;
+				int d = 0;
+				while (!(mk & (1u << d)))
+					d++;
+				for (int i = 0; i < np; i++)
+					for (int j = 0; j < nq; j++) {
+						int64_t need = F->shift[s] - F->shift[s2] + q[j]->sub[d].c - p[i]->sub[d].c;
+						if ((pw[i] || qw[j]) && need > D)
+							D = need;
+					}
+			}
+		}
+	int64_t steps = index_trip(k, pv, loop->idx[0]);
+	int64_t room = (int64_t)((double)cache_bytes(m, F->level) * AUTO_CACHE_SHARE) - F->window;
+	int64_t per = D * F->row_bytes;
+	int64_t tb = per > 0 && room > 0 ? 1 + room / per : 0;
+	if (tb > steps)
+		tb = steps;
+	if (D < 1 || tb < 2)
+		return;
+	F->tshift = D;
+	F->tblock = tb;
+}
+
+/* f plus the constant e as bound text: "f + e", "f - |e|" or "f". */
+static void put_shifted(ct_buf *b, const char *f, int64_t e)
+{
+	if (e > 0)
+		ct_buf_printf(b, "%s + %lld", f, (long long)e);
+	else if (e < 0)
+		ct_buf_printf(b, "%s - %lld", f, (long long)-e);
+	else
+		ct_buf_puts(b, f);
+}
+
+/* The sweeps of run F, each with its row loop running the one row
+ * f - shift (+ skew, the time blocks' text) when that is in its range;
+ * the rest of each sweep (its inner loops, its body) as written, its
+ * lines indented by pad more. *e: where the last sweep's text ends. */
+static bool put_sweeps(ct_buf *b, const ct_kernel *k, const auto_fuse *F, const char *f, const char *skew,
+                       const char *pad, size_t *e)
+{
+	const char *s = k->text;
+	size_t len = k->text_len;
+	const ir_node *const *ys = (const ir_node *const *)F->loop->body + F->first;
+	const ir_index *x0 = &k->indices[F->row[F->ref]];
+	for (int c = 0; c < F->count; c++) {
+		const ir_node *y = ys[c];
+		size_t ya = pos_offset(s, len, y->pos);
+		*e = node_end(s, len, ya, true);
+		size_t ind = ya;
+		while (ind > 0 && (s[ind - 1] == ' ' || s[ind - 1] == '\t'))
+			ind--;
+		if (F->row[c] == FUSE_CONST) {
+			/* the sweep at one row: in the fused iteration of that row */
+			ct_buf_puts(b, pad);
+			for (size_t i = ind; i < ya; i++)
+				ct_buf_putc(b, s[i]);
+			ct_buf_puts(b, "if (");
+			put_shifted(b, f, -F->shift[c]);
+			ct_buf_printf(b, "%s == 0) {\n%s  ", skew, pad);
+			for (size_t i = ind; i < ya; i++)
+				ct_buf_putc(b, s[i]);
+			for (size_t i = ya; i < *e; i++) {
+				ct_buf_putc(b, s[i]);
+				if (s[i] == '\n' && i + 1 < *e && s[i + 1] != '\n')
+					ct_buf_printf(b, "%s  ", pad);
+			}
+			ct_buf_printf(b, "\n%s", pad);
+			for (size_t i = ind; i < ya; i++)
+				ct_buf_putc(b, s[i]);
+			ct_buf_puts(b, "}\n");
+			continue;
+		}
+		const ir_index *x = &k->indices[F->row[c]];
+		const char *open = strncmp(s + ya, "for", 3) == 0 ? memchr(s + ya, '(', *e - ya) : NULL;
+		if (!open)
+			return false;
+		/* the first index's declaration ends at the first ',' or ')' outside parentheses */
+		size_t q = (size_t)(open - s) + 1;
+		for (int depth = 0; q < *e; q++) {
+			if (s[q] == '(')
+				depth++;
+			else if (s[q] == ')' && depth-- == 0)
+				break;
+			else if (s[q] == ',' && depth == 0)
+				break;
+		}
+		/* with a skew every row bound is needed: later steps reach past the range */
+		bool lo_b = *skew || x->lo.c - x0->lo.c + F->shift[c] > F->lo_min;
+		bool hi_b = *skew || x->hi.c - x0->hi.c + F->shift[c] < F->hi_max;
+		ct_buf_puts(b, pad);
+		for (size_t i = ind; i < ya; i++)
+			ct_buf_putc(b, s[i]);
+		ct_buf_printf(b, "for (%s: ", x->name);
+		if (lo_b) {
+			ct_buf_puts(b, "max(");
+			lang_aff_print(b, k, x->lo);
+			ct_buf_puts(b, ", ");
+		}
+		put_shifted(b, f, -F->shift[c]);
+		ct_buf_puts(b, skew);
+		ct_buf_puts(b, lo_b ? ") .. " : " .. ");
+		if (hi_b) {
+			ct_buf_puts(b, "min(");
+			lang_aff_print(b, k, x->hi);
+			ct_buf_puts(b, ", ");
+		}
+		put_shifted(b, f, 1 - F->shift[c]);
+		ct_buf_puts(b, skew);
+		ct_buf_puts(b, hi_b ? ")" : "");
+		for (size_t i = q; i < *e; i++) {
+			ct_buf_putc(b, s[i]);
+			if (s[i] == '\n' && i + 1 < *e && s[i + 1] != '\n')
+				ct_buf_puts(b, pad);
+		}
+		ct_buf_puts(b, "\n");
+	}
+	return true;
+}
+
+/* The text of k with run F fused: one loop f over the union of the
+ * sweeps' (shifted) row ranges, and in it each sweep with its row loop
+ * running the one row f - shift when that is in its range (put_sweeps).
+ * With time blocks (F->tblock), the time loop t becomes blocks of TB
+ * steps (a param, F->tblock), and in each block the fused row loop runs
+ * the block's steps, step t's rows tshift * (t - block start) later:
+ * `for (tb: lo .. hi step TB) { for (f: ..) { for (t: tb .. min(tb + TB, hi)) { sweeps } } }`.
+ * *fname, *tbname: the names made up. NULL: it cannot be written. */
+static char *fused_text(auto_run *R, const auto_fuse *F, const char **fname, const char **tbname)
+{
+	const ct_kernel *k = R->k;
+	const char *s = k->text;
+	size_t len = k->text_len;
+	const ir_node *const *ys = (const ir_node *const *)F->loop->body + F->first;
+	const ir_index *x0 = &k->indices[F->row[F->ref]];
+	const ir_index *tx = &k->indices[F->loop->idx[0]];
+	bool blocked = F->tblock > 1 && k->nparams > 0;
+	const char *f = fresh(k, &R->names, x0->name, "_f");
+	const char *tb = blocked ? fresh(k, &R->names, tx->name, "_b") : "";
+	char pname[AUTO_NAME_MAX + 8];
+	snprintf(pname, sizeof pname, "TB_%s", tx->name);
+	const char *P = blocked ? fresh(k, &R->names, pname, "") : "";
+	*fname = f;
+	*tbname = P;
+	/* blocked: the whole time loop is rewritten, else the run of sweeps */
+	size_t a0 = pos_offset(s, len, blocked ? F->loop->pos : ys[0]->pos);
+	size_t ind = a0;
+	while (ind > 0 && (s[ind - 1] == ' ' || s[ind - 1] == '\t'))
+		ind--;
+	ct_buf b;
+	ct_buf_init(&b);
+	size_t from = 0;
+	if (blocked) {
+		/* the block param after the last param line */
+		size_t pl = pos_offset(s, len, k->params[k->nparams - 1].pos);
+		while (pl < len && s[pl] != '\n')
+			pl++;
+		for (; from < pl && from < a0; from++)
+			ct_buf_putc(&b, s[from]);
+		ct_buf_printf(&b, "\nparam %s = %lld", P, (long long)F->tblock);
+	}
+	for (size_t i = from; i < a0; i++)
+		ct_buf_putc(&b, s[i]);
+	aff lo = x0->lo, hi = x0->hi;
+	lo.c += F->lo_min;
+	hi.c += F->hi_max - (blocked ? F->tshift : 0);
+	char skew[3 * AUTO_NAME_MAX + 64] = "";
+	const char *pad = "  ";
+	if (blocked) {
+		ct_buf_printf(&b, "for (%s: ", tb);
+		lang_aff_print(&b, k, tx->lo);
+		ct_buf_puts(&b, " .. ");
+		lang_aff_print(&b, k, tx->hi);
+		ct_buf_printf(&b, " step %s) {\n  ", P);
+		for (size_t i = ind; i < a0; i++)
+			ct_buf_putc(&b, s[i]);
+		char co[32] = "";
+		if (F->tshift != 1)
+			snprintf(co, sizeof co, "%lld*", (long long)F->tshift);
+		snprintf(skew, sizeof skew, " - %s%s + %s%s", co, tx->name, co, tb);
+		pad = "    ";
+	}
+	ct_buf_printf(&b, "for (%s: ", f);
+	lang_aff_print(&b, k, lo);
+	ct_buf_puts(&b, " .. ");
+	lang_aff_print(&b, k, hi);
+	if (blocked && F->tshift == 1)
+		ct_buf_printf(&b, " + %s", P);
+	else if (blocked)
+		ct_buf_printf(&b, " + %lld*%s", (long long)F->tshift, P);
+	ct_buf_puts(&b, ") {\n");
+	if (blocked) {
+		ct_buf_puts(&b, "    ");
+		for (size_t i = ind; i < a0; i++)
+			ct_buf_putc(&b, s[i]);
+		ct_buf_printf(&b, "for (%s: %s .. min(%s + %s, ", tx->name, tb, tb, P);
+		lang_aff_print(&b, k, tx->hi);
+		ct_buf_puts(&b, ")) {\n");
+	}
+	size_t e = a0;
+	bool ok = put_sweeps(&b, k, F, f, skew, pad, &e);
+	if (blocked) {
+		/* close the step loop and the row loop; the time loop's own brace closes the blocks */
+		ct_buf_puts(&b, "    ");
+		for (size_t i = ind; i < a0; i++)
+			ct_buf_putc(&b, s[i]);
+		ct_buf_puts(&b, "}\n  ");
+		for (size_t i = ind; i < a0; i++)
+			ct_buf_putc(&b, s[i]);
+		ct_buf_puts(&b, "}\n");
+		e = node_end(s, len, a0, true) - 1;
+		for (size_t i = ind; i < a0; i++)
+			ct_buf_putc(&b, s[i]);
+	} else {
+		for (size_t i = ind; i < a0; i++)
+			ct_buf_putc(&b, s[i]);
+	}
+	ct_buf_puts(&b, "}");
+	for (size_t i = blocked ? e + 1 : e; i < len; i++)
+		ct_buf_putc(&b, s[i]);
+	if (!ok) {
+		ct_buf_free(&b);
+		return NULL;
+	}
+	return ct_buf_take(&b);
+}
+
+/* Stencil sweeps in a time loop (jacobi-2d's B from A, then A from B):
+ * each sweep streams its arrays through the caches, and when they are
+ * larger than a level the next sweep finds nothing of them there. Fused
+ * along their rows with the shifts that keep the dependences (fuse_run),
+ * a row is used by every sweep while it is still in that level. Taken for
+ * the first run of the file that saves misses at some level (fuse_measure)
+ * and whose sweeps would not run on threads (a fused row loop carries);
+ * the fused kernel is then planned as any other. CT_OK with *text NULL
+ * when nothing was fused. */
+static ct_status try_fuse(auto_run *R, int depth, const char *before, char **text)
+{
+	*text = NULL;
+	const ct_kernel *k = R->k;
+	for (int i = 0; i < k->nbody; i++) {
+		const ir_node *x = k->body[i];
+		if (x->kind != ND_FOR)
+			continue;
+		for (int first = 0; first + 1 < x->nbody;) {
+			auto_fuse F;
+			fuse_run(k, x, first, &F);
+			if (F.count < 2) {
+				first++;
+				continue;
+			}
+			bool parallel = false;
+			for (int s = 0; s < F.count; s++)
+				parallel = parallel || (R->m.threads > 1 && node_work(k, R->pv, x->body[first + s]) >=
+				                                                 (int64_t)AUTO_MIN_INNER_PAR_WORK * R->m.threads);
+			fuse_measure(k, R->pv, &R->m, &F);
+			if (parallel || F.level < 0) {
+				/* a leading sweep at one row may be what kept the run out: try without it */
+				first += F.row[0] == FUSE_CONST ? 1 : F.count;
+				continue;
+			}
+			auto_names keep = R->names;
+			const char *fname = NULL;
+			fuse_time(k, R->pv, &R->m, &F);
+			const char *tbname = NULL;
+			char *ft = fused_text(R, &F, &fname, &tbname);
+			ct_ctx *cx = NULL;
+			ct_kernel *t = ft ? trial_parse(R->tctx, R->k, ft, &cx, NULL, 0) : NULL;
+			ct_status st = CT_OK;
+			if (t) {
+				ct_buf note;
+				ct_buf_init(&note);
+				ct_buf_puts(&note, before ? before : "");
+				ct_buf_printf(&note, "# the %d sweeps at lines", F.count);
+				for (int s = 0; s < F.count; s++)
+					ct_buf_printf(&note, "%s %d", s ? "," : "", x->body[first + s]->pos.line);
+				ct_buf_printf(&note, " are fused along their rows (loop %s; row shifts", fname);
+				for (int s = 0; s < F.count; s++)
+					ct_buf_printf(&note, "%s %lld", s ? "," : "", (long long)F.shift[s]);
+				ct_buf_printf(&note,
+				              "):\n#   apart, each sweep streams %lld KiB through L%d (%lld KiB), and the next finds "
+				              "none of its rows there;\n#   fused, the rows in use span %lld KiB, which L%d holds; "
+				              "legal: each row runs after the rows it depends on\n",
+				              (long long)(F.footprint >> 10), F.level + 1,
+				              (long long)(cache_bytes(&R->m, F.level) >> 10), (long long)(F.window >> 10),
+				              F.level + 1);
+				if (F.tblock > 1)
+					ct_buf_printf(&note,
+					              "#   and the time loop %s in blocks of %s = %lld steps, each step %lld rows after the "
+					              "one before\n#   (a wavefront over the rows): the block's rows in use span %lld KiB, "
+					              "at most half of L%d;\n#   legal: each step's rows run after the rows of earlier "
+					              "steps they depend on\n",
+					              k->indices[x->idx[0]].name, tbname, (long long)F.tblock, (long long)F.tshift,
+					              (long long)((F.window + (F.tblock - 1) * F.tshift * F.row_bytes) >> 10),
+					              F.level + 1);
+				if (R->m.threads > 1)
+					ct_buf_printf(&note, "#   (the sweeps are too small for %d threads; a fused row loop carries)\n",
+					              R->m.threads);
+				ct_buf kb;
+				ct_buf_init(&kb);
+				ct_buf_printf(&kb, "%s %s", R->keep ? R->keep : "", fname);
+				st = note.s && kb.s ? autoschedule(t, R->o, depth + 1, text, note.s, kb.s) : CT_ERR_NOMEM;
+				ct_buf_free(&kb);
+				ct_buf_free(&note);
+				if (st != CT_OK) {
+					ct_ctx_clear_error(R->tctx);
+					free(*text);
+					*text = NULL;
+					st = CT_OK;
+				}
+			}
+			ct_kernel_free(t);
+			ct_ctx_free(cx);
+			free(ft);
+			if (*text)
+				return st;
+			R->names = keep;
+			first += F.count;
+		}
+	}
+	return CT_OK;
+}
+
+/* Whether nest x declares a loop named in keep (space-separated names):
+ * a fused row loop, whose nest keeps the order fusion wrote (a reorder by
+ * reuse could move the time steps out of it again, legal and slower). */
+static bool holds_kept(const ct_kernel *k, const ir_node *x, const char *keep)
+{
+	if (!keep || x->kind != ND_FOR)
+		return false;
+	for (int i = 0; i < x->nidx; i++) {
+		const char *nm = k->indices[x->idx[i]].name;
+		size_t n = strlen(nm);
+		for (const char *p = strstr(keep, nm); p; p = strstr(p + 1, nm))
+			if ((p == keep || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
+				return true;
+	}
+	for (int i = 0; i < x->nbody; i++)
+		if (holds_kept(k, x->body[i], keep))
+			return true;
+	return false;
+}
+
 static ct_status run_budget(auto_run *R, char **text);
 static void insert_after_header(char **text, const char *lines);
 
@@ -2226,7 +2849,7 @@ ct_status ct_kernel_autoschedule(ct_kernel *k, const ct_auto_options *o, char **
 	*text = NULL;
 	if (len)
 		*len = 0;
-	ct_status st = autoschedule(k, o, 0, text, NULL);
+	ct_status st = autoschedule(k, o, 0, text, NULL, NULL);
 	if (st == CT_OK && len)
 		*len = strlen(*text);
 	return st;
@@ -2235,7 +2858,8 @@ ct_status ct_kernel_autoschedule(ct_kernel *k, const ct_auto_options *o, char **
 /* ct_kernel_autoschedule's work; depth: how many nests were distributed to
  * give k (each a nested run, up to AUTO_MAX_DISTRIBUTE), note: the comments
  * saying how. */
-static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth, char **text, const char *note)
+static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth, char **text, const char *note,
+                               const char *keep)
 {
 	ct_status st = ir_kernel_ready(k);
 	if (st != CT_OK)
@@ -2258,6 +2882,7 @@ static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth,
 	memset(&R, 0, sizeof R);
 	R.k = k;
 	R.o = o;
+	R.keep = keep;
 	machine_init(k->ctx, o->threads, &R.m);
 	R.pv = calloc((size_t)k->nparams + 1, sizeof *R.pv);
 	R.tctx = trial_ctx(k);
@@ -2302,7 +2927,8 @@ static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth,
 	}
 	char *dist = NULL;
 	if (depth < AUTO_MAX_DISTRIBUTE && !R.at.has_sched && !R.at.has_plan &&
-	    try_distribute(&R, depth, note, &dist) == CT_OK && dist) {
+	    ((try_distribute(&R, depth, note, &dist) == CT_OK && dist) ||
+	     (try_fuse(&R, depth, note, &dist) == CT_OK && dist))) {
 		ct_buf_free(&kept);
 		ct_buf_free(&R.params);
 		ct_buf_free(&R.sched);
@@ -2328,7 +2954,7 @@ static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth,
 			nest_init(k, R.pv, &R.m, k->body[i], n);
 			R.nests++;
 			if (R.at.has_sched || !try_gemm(&R, n))
-				try_plain(&R, n, R.nests - 1, !R.at.has_sched);
+				try_plain(&R, n, R.nests - 1, !R.at.has_sched && !holds_kept(k, k->body[i], keep));
 			free(n);
 		}
 	}

@@ -4,6 +4,7 @@
 
 #include "harness.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,6 +106,114 @@ static void test_kept(void)
 	ct_ctx_free(ctx);
 }
 
+/* Stencil sweeps in a time loop (fdtd-like: a source row, then three sweeps; time-blocked), at sizes
+ * past any L2 (fused) and then run at small ones: the fused
+ * kernel's outputs equal the written kernel's, bit for bit (the fusion is a rewrite of the loops, so
+ * only a comparison with the original shows that its shifts keep every dependence). */
+static const char fdtd[] = "kernel fd\n"
+                           "param T = 2, NX = 1000, NY = 1200\n"
+                           "array fict : f64[T] input\n"
+                           "array ex : f64[NX, NY] inout\n"
+                           "array ey : f64[NX, NY] inout\n"
+                           "array hz : f64[NX, NY] inout\n"
+                           "for (t: T) {\n"
+                           "  for (j: NY) { ey[0, j] = fict[t] }\n"
+                           "  for (i: 1 .. NX, j2: NY) { ey[i, j2] -= 0.5 * (hz[i, j2] - hz[i-1, j2]) }\n"
+                           "  for (i3: NX, j3: 1 .. NY) { ex[i3, j3] -= 0.5 * (hz[i3, j3] - hz[i3, j3-1]) }\n"
+                           "  for (i4: 0 .. NX-1, j4: 0 .. NY-1) {\n"
+                           "    hz[i4, j4] -= 0.7 * (ex[i4, j4+1] - ex[i4, j4] + ey[i4+1, j4] - ey[i4, j4])\n"
+                           "  }\n"
+                           "}\n";
+/* the second sweep reads two rows ahead: a shift of 2; the whole time loop's body, so also time
+ * blocks (of 2 steps: T = 2; at the small sizes T = 3, a partial last block) */
+static const char ahead[] = "kernel ah\n"
+                            "param T = 2, NX = 1500, NY = 1500\n"
+                            "array A : f64[NX, NY] inout\n"
+                            "array B : f64[NX, NY] inout\n"
+                            "for (t: T) {\n"
+                            "  for (i: 1 .. NX-1, j: 1 .. NY-1) {\n"
+                            "    B[i, j] = 0.2 * (A[i, j] + A[i, j-1] + A[i, j+1] + A[i+1, j] + A[i-1, j])\n"
+                            "  }\n"
+                            "  for (i2: 1 .. NX-3, j2: 1 .. NY-1) { A[i2, j2] = 0.5 * (B[i2+2, j2] + B[i2-1, j2]) }\n"
+                            "}\n";
+/* the second sweep reads B transposed: no common row dimension, not fused */
+static const char transposed[] = "kernel tr\n"
+                                 "param T = 2, NX = 1500, NY = 1500\n"
+                                 "array A : f64[NX, NY] inout\n"
+                                 "array B : f64[NX, NY] inout\n"
+                                 "for (t: T) {\n"
+                                 "  for (i: NX, j: NY) { B[i, j] = A[i, j] * 0.5 }\n"
+                                 "  for (i2: NX, j2: NY) { A[i2, j2] = B[j2, i2] + 1 }\n"
+                                 "}\n";
+
+/* Runs kernel text at the small sizes (names[i] = vals[i]) on inputs made from seed; the outputs
+ * into out (nel elements per array, in order). */
+static bool run_small(ct_ctx *ctx, const char *text, const char *const *names, const int64_t *vals, int n,
+                      double **arr, int narr, const int64_t *nel)
+{
+	ct_kernel *k = parse(ctx, text);
+	bool ok = k != NULL;
+	for (int i = 0; ok && i < n; i++)
+		ok = ct_kernel_set_param(k, names[i], vals[i]) == CT_OK;
+	ok = ok && ct_kernel_recheck(k) == CT_OK;
+	ct_callable *h = ok ? ct_kernel_compile(k) : NULL;
+	ok = h != NULL && ct_callable_arg_count(h) == narr;
+	if (ok) {
+		for (int a = 0; a < narr; a++)
+			for (int64_t e = 0; e < nel[a]; e++)
+				arr[a][e] = (double)((e * 7919 + a * 104729) % 1000) / 997.0;
+		ok = ct_callable_call(h, (void *const *)arr, NULL) == CT_OK;
+	}
+	if (!ok)
+		fprintf(stderr, "run_small: %s\n", ct_ctx_last_message(ctx));
+	ct_callable_free(h);
+	ct_kernel_free(k);
+	return ok;
+}
+
+static void fused_case(const char *text, bool fused, bool blocked, const char *const *names, const int64_t *vals,
+                       int n, const int64_t *nel, int narr)
+{
+	ct_ctx *ctx = ct_ctx_new();
+	ct_kernel *k = parse(ctx, text);
+	ct_auto_options o;
+	ct_auto_options_init(&o);
+	o.threads = 1;
+	char *out = NULL;
+	CHECKF(k && ct_kernel_autoschedule(k, &o, &out, NULL) == CT_OK, "%s", ct_ctx_last_message(ctx));
+	ct_kernel_free(k);
+	CHECKF(out && (strstr(out, "are fused along their rows") != NULL) == fused, "%s", out ? out : "");
+	CHECKF(out && (strstr(out, "the time loop t in blocks of TB_t") != NULL) == blocked, "%s", out ? out : "");
+	double *x[4] = {0}, *y[4] = {0};
+	bool ok = out != NULL;
+	for (int a = 0; a < narr; a++) {
+		x[a] = calloc((size_t)nel[a], sizeof(double));
+		y[a] = calloc((size_t)nel[a], sizeof(double));
+		ok = ok && x[a] && y[a];
+	}
+	ok = ok && run_small(ctx, text, names, vals, n, x, narr, nel) && run_small(ctx, out, names, vals, n, y, narr, nel);
+	CHECK(ok);
+	for (int a = 0; ok && a < narr; a++)
+		CHECKF(memcmp(x[a], y[a], (size_t)nel[a] * sizeof(double)) == 0, "array %d differs", a);
+	for (int a = 0; a < narr; a++) {
+		free(x[a]);
+		free(y[a]);
+	}
+	free(out);
+	ct_ctx_free(ctx);
+}
+
+static void test_fused(void)
+{
+	const char *names[] = {"T", "NX", "NY"};
+	const int64_t small[] = {3, 17, 23}, nel[] = {3, 17 * 23, 17 * 23, 17 * 23};
+	fused_case(fdtd, true, true, names, small, 3, nel, 4);
+	const int64_t small2[] = {3, 19, 13}, nel2[] = {19 * 13, 19 * 13};
+	fused_case(ahead, true, true, names, small2, 3, nel2, 2);
+	const int64_t small3[] = {3, 13, 13}, nel3[] = {13 * 13, 13 * 13};
+	fused_case(transposed, false, false, names, small3, 3, nel3, 2);
+}
+
 static void test_errors(void)
 {
 	ct_ctx *ctx = ct_ctx_new();
@@ -128,5 +237,6 @@ int main(void)
 	RUN(test_machine);
 	RUN(test_kept);
 	RUN(test_errors);
+	RUN(test_fused);
 	return h_report();
 }
