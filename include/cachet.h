@@ -277,6 +277,14 @@ typedef struct ct_run_options {
 	                       plan(target=opencl) and plan(target=cuda) kernels refuse
 	                       it (CT_ERR_UNSUPPORTED).
 	                       Default 0. */
+	ct_kernel *reference; /* verify against this kernel's unscheduled interpreter run
+	                       instead of the run kernel's own: borrowed, NULL (the
+	                       default) for the kernel itself. Its arrays must be the run
+	                       kernel's, in order (names, types, elements), else the run
+	                       fails with CT_ERR_USAGE. `cachet run --auto` passes the
+	                       kernel auto was given: the chosen file may have rewritten
+	                       its loops (distributed, fused), and must compute what the
+	                       user wrote. Distributed runs (ct_kernel_run_ranks) ignore it. */
 } ct_run_options;
 
 typedef struct ct_run_result {

@@ -226,7 +226,11 @@ static int run_maybe_auto(ct_ctx *ctx, ct_kernel *k, cli *c)
 	ct_kernel *a = auto_kernel(ctx, k, c, &rc);
 	if (!a)
 		return rc;
+	/* verified against the kernel as written, not the chosen file's own loops: auto may
+	 * distribute or fuse them */
+	c->run.reference = k;
 	rc = run_kernel(ctx, a, c);
+	c->run.reference = NULL;
 	ct_kernel_free(a);
 	return rc;
 }

@@ -165,6 +165,26 @@ ct_status run_verify(ct_kernel *k, const run_buffers *got, const run_buffers *wa
 	return CT_OK;
 }
 
+/* Whether kernel ref (ct_run_options.reference) has k's arrays, in order: the same
+ * names, types and elements at the current params, so that its interpreter run on k's
+ * buffers computes what k must. CT_ERR_USAGE (with the first difference) if not. */
+static ct_status same_arrays(ct_kernel *k, ct_kernel *ref)
+{
+	if (ref->narrays != k->narrays)
+		return ct_error(k->ctx, CT_ERR_USAGE, "the reference kernel '%s' has %d arrays, the run kernel '%s' %d",
+		                ref->name, ref->narrays, k->name, k->narrays);
+	for (int i = 0; i < k->narrays; i++) {
+		const ir_array *a = &k->arrays[i], *b = &ref->arrays[i];
+		if (strcmp(a->name, b->name) != 0 || a->type != b->type ||
+		    ct_kernel_array_elements(k, i) != ct_kernel_array_elements(ref, i))
+			return ct_error(k->ctx, CT_ERR_USAGE,
+			                "the reference kernel's array %d ('%s') is not the run kernel's ('%s'): name, "
+			                "type or elements differ",
+			                i + 1, b->name, a->name);
+	}
+	return CT_OK;
+}
+
 /* run_measure and run_measure_timed: exactly one of once and timed. */
 static ct_status measure(ct_kernel *k, const ct_run_options *o, run_once_fn once, run_timed_fn timed, void *ud,
                          ct_run_result *r)
@@ -195,9 +215,12 @@ static ct_status measure(ct_kernel *k, const ct_run_options *o, run_once_fn once
 		r->gflops = r->seconds > 0 && fl > 0 ? fl / r->seconds * 1e-9 : 0;
 	}
 	if (!st && o->verify) {
-		st = run_buffers_alloc(k, &want, false);
+		ct_kernel *ref = o->reference ? o->reference : k;
+		st = ref == k ? CT_OK : same_arrays(k, ref);
 		if (!st)
-			st = run_reference(k, &init, &want);
+			st = run_buffers_alloc(k, &want, false);
+		if (!st)
+			st = run_reference(ref, &init, &want);
 		if (!st)
 			st = run_verify(k, &work, &want, r);
 	}

@@ -214,6 +214,41 @@ static void test_fused(void)
 	fused_case(transposed, false, false, names, small3, 3, nel3, 2);
 }
 
+/* ct_run_options.reference: the run is verified against another kernel's interpreter (what
+ * `cachet run --auto` does with the kernel auto was given): the same computation verifies, a
+ * different one fails verification, other arrays are a usage error. */
+static void test_reference(void)
+{
+	static const char twice[] = "kernel r\nparam N = 40\narray A : f64[N] input\narray B : f64[N] output\n"
+	                            "for (i: N) { B[i] = 2 * A[i] }\n";
+	static const char split[] = "kernel r\nparam N = 40\narray A : f64[N] input\narray B : f64[N] output\n"
+	                            "for (i: N) { B[i] = A[i] }\nfor (i2: N) { B[i2] += A[i2] }\n";
+	static const char thrice[] = "kernel r\nparam N = 40\narray A : f64[N] input\narray B : f64[N] output\n"
+	                             "for (i: N) { B[i] = 3 * A[i] }\n";
+	static const char other[] = "kernel r\nparam N = 40\narray A : f64[N] input\narray C : f64[N] output\n"
+	                            "for (i: N) { C[i] = 2 * A[i] }\n";
+	ct_ctx *ctx = ct_ctx_new();
+	ct_kernel *k = parse(ctx, twice), *s = parse(ctx, split), *t = parse(ctx, thrice), *o = parse(ctx, other);
+	CHECK(k && s && t && o);
+	if (k && s && t && o) {
+		ct_run_options ro;
+		ct_run_options_init(&ro);
+		CHECK(ro.reference == NULL);
+		ct_run_result rr;
+		ro.reference = k;
+		CHECKF(ct_kernel_run(s, &ro, &rr) == CT_OK && rr.verified == 1, "%s", ct_ctx_last_message(ctx));
+		CHECK(ct_kernel_run(t, &ro, &rr) == CT_ERR_VERIFY && rr.verified == 0);
+		CHECK(ct_kernel_run(o, &ro, &rr) == CT_ERR_USAGE && strstr(ct_ctx_last_message(ctx), "'C'") != NULL);
+		ro.reference = NULL;
+		CHECK(ct_kernel_run(t, &ro, &rr) == CT_OK && rr.verified == 1);
+	}
+	ct_kernel_free(k);
+	ct_kernel_free(s);
+	ct_kernel_free(t);
+	ct_kernel_free(o);
+	ct_ctx_free(ctx);
+}
+
 static void test_errors(void)
 {
 	ct_ctx *ctx = ct_ctx_new();
@@ -237,6 +272,7 @@ int main(void)
 	RUN(test_machine);
 	RUN(test_kept);
 	RUN(test_errors);
+	RUN(test_reference);
 	RUN(test_fused);
 	return h_report();
 }
