@@ -1346,6 +1346,35 @@ static int inner_leaf(const ct_kernel *k, const auto_nest *n, const auto_inner *
 	return -1;
 }
 
+/* Thread blocks of loop x: schedule sc (taken: freed or kept in c) plus `parallelize(x)` and
+ * `vectorize(xv)` on c's plan, checked as a candidate (x and xv carry nothing: the sum stays
+ * in its thread, in order). On success c's schedule and plan are replaced; on failure the
+ * names are put back to keep and c's comment says why. */
+static bool take_blocks(auto_run *R, auto_choice *c, ct_buf *sc, const char *x, const char *xv,
+                        const auto_names *keep)
+{
+	ct_buf pl;
+	ct_buf_init(&pl);
+	ct_buf_puts(&pl, c->plan.s ? c->plan.s : "");
+	ct_buf_printf(&pl, "  parallelize(%s)\n  vectorize(%s)\n", x, xv);
+	auto_choice p = *c;
+	p.sched = *sc;
+	p.plan = pl;
+	char err[512];
+	if (!candidate_ok(R, &p, &x, 1, &xv, 1, err, sizeof err)) {
+		ct_buf_free(sc);
+		ct_buf_free(&pl);
+		R->names = *keep;
+		ct_buf_printf(&c->why, "#   no thread blocks of %s: %s\n", x, first_line(err));
+		return false;
+	}
+	ct_buf_free(&c->sched);
+	ct_buf_free(&c->plan);
+	c->sched = *sc;
+	c->plan = pl;
+	return true;
+}
+
 /* Inner band j of in (below a carrying loop, its outermost loop now
  * carrying too, as lu's (k2, j2) under i): its innermost loop v in one
  * block per thread, the block loop outermost and parallel, each block a
@@ -1381,28 +1410,12 @@ static bool split_inner(auto_run *R, auto_choice *c, auto_inner *in, int j)
 	}
 	snprintf(ord + strlen(ord), sizeof ord - strlen(ord), ", %s", xv);
 	const char *at = strstr(c->sched.s, in->line[j]);
-	ct_buf sc, pl;
+	ct_buf sc;
 	ct_buf_init(&sc);
-	ct_buf_init(&pl);
 	ct_buf_printf(&sc, "%.*s  %s = split(%s, %lld)\n  reorder(%s)\n%s", (int)(at - c->sched.s), c->sched.s, xv, x,
 	              (long long)ch, ord, at + strlen(in->line[j]));
-	ct_buf_puts(&pl, c->plan.s ? c->plan.s : "");
-	ct_buf_printf(&pl, "  parallelize(%s)\n  vectorize(%s)\n", x, xv);
-	auto_choice p = *c;
-	p.sched = sc;
-	p.plan = pl;
-	char err[512];
-	if (!candidate_ok(R, &p, &x, 1, &xv, 1, err, sizeof err)) {
-		ct_buf_free(&sc);
-		ct_buf_free(&pl);
-		R->names = keep;
-		ct_buf_printf(&c->why, "#   no thread blocks of %s: %s\n", x, first_line(err));
+	if (!take_blocks(R, c, &sc, x, xv, &keep))
 		return false;
-	}
-	ct_buf_free(&c->sched);
-	ct_buf_free(&c->plan);
-	c->sched = sc;
-	c->plan = pl;
 	ct_buf_printf(&c->why,
 	              "#   %s = split(%s, %lld), reorder(%s) inside it: one block of %s per thread (%lld\n"
 	              "#     iterations on average over %d threads, whole %lld-lane vectors), the block loop\n"
@@ -1438,10 +1451,8 @@ static bool split_par(auto_run *R, const auto_nest *n, auto_choice *c, bool reor
 	const char *x = iname(k, n, vp);
 	auto_names keep = R->names;
 	const char *xv = fresh(k, &R->names, x, "v");
-	auto_choice p = *c;
-	ct_buf sc, pl, ord;
+	ct_buf sc, ord;
 	ct_buf_init(&sc);
-	ct_buf_init(&pl);
 	ct_buf_init(&ord);
 	ct_buf_puts(&ord, x);
 	for (int i = 0; i < n->nband; i++) {
@@ -1451,23 +1462,10 @@ static bool split_par(auto_run *R, const auto_nest *n, auto_choice *c, bool reor
 	}
 	ct_buf_printf(&ord, ", %s", xv);
 	ct_buf_printf(&sc, "  %s = split(%s, %lld)\n  reorder(%s)\n", xv, x, (long long)ch, ord.s);
-	ct_buf_puts(&pl, c->plan.s ? c->plan.s : "");
-	ct_buf_printf(&pl, "  parallelize(%s)\n  vectorize(%s)\n", x, xv);
-	p.sched = sc;
-	p.plan = pl;
-	char err[512];
-	if (!candidate_ok(R, &p, &x, 1, &xv, 1, err, sizeof err)) {
-		ct_buf_free(&sc);
-		ct_buf_free(&pl);
+	if (!take_blocks(R, c, &sc, x, xv, &keep)) {
 		ct_buf_free(&ord);
-		R->names = keep;
-		ct_buf_printf(&c->why, "#   no thread blocks of %s: %s\n", x, first_line(err));
 		return false;
 	}
-	ct_buf_free(&c->sched);
-	ct_buf_free(&c->plan);
-	c->sched = sc;
-	c->plan = pl;
 	ct_buf_printf(&c->why,
 	              "#   %s = split(%s, %lld), reorder(%s): %s carries, %s does not: one block of %s per\n"
 	              "#     thread (%lld iterations over %d threads, whole %lld-lane vectors), the block loop\n"
