@@ -286,17 +286,19 @@ static ct_status launch(ct_kernel *k, const char *mpirun, const char *dir, int r
 	ct_free(k->ctx, a);
 	if (st)
 		return st;
+	char said[2048];
+	const char *why = p.timed_out || p.exit_code != 0 ? failure_text(&p, said, sizeof said) : NULL;
+	if ((p.timed_out || p.exit_code != 0) && !why)
+		why = tail_of(&p);
+	/* a rank that failed may leave the others running (an abort that met a rank still
+	 * starting, under load): what the ranks said goes with the timeout too */
 	if (p.timed_out)
-		st = ct_error(k->ctx, CT_ERR_RUNTIME, "the %d ranks of '%s' did not finish within %.0f s (killed; CACHET_MPI_TIMEOUT)",
-		              ranks, k->name, timeout);
-	else if (p.exit_code != 0) {
-		char said[2048];
-		const char *why = failure_text(&p, said, sizeof said);
-		if (!why)
-			why = tail_of(&p);
+		st = ct_error(k->ctx, CT_ERR_RUNTIME,
+		              "the %d ranks of '%s' did not finish within %.0f s (killed; CACHET_MPI_TIMEOUT)%s%s", ranks,
+		              k->name, timeout, *why ? ":\n" : "", why);
+	else if (p.exit_code != 0)
 		st = ct_error(k->ctx, CT_ERR_RUNTIME, "the distributed run of '%s' on %d ranks failed (exit %d)%s%s", k->name,
 		              ranks, p.exit_code, *why ? ":\n" : ", with no output", why);
-	}
 	else if (report)
 		*report = strdup(p.out ? p.out : ""); /* the caller free()s it (include/cachet.h) */
 	jit_proc_free(k->ctx, &p);
