@@ -2006,6 +2006,17 @@ static char *distributed_text(auto_run *R, const auto_nest *n, bool *sufficient)
 static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth, char **text, const char *note,
                                const char *keep);
 
+/* auto on t, a rewrite of R's kernel (distributed, fused) with its note: *text is its file,
+ * or NULL when that run fails (its error cleared: the caller goes on without the rewrite). */
+static void auto_rewritten(auto_run *R, ct_kernel *t, int depth, char **text, const char *note, const char *keep)
+{
+	if (note && keep && autoschedule(t, R->o, depth + 1, text, note, keep) == CT_OK)
+		return;
+	ct_ctx_clear_error(R->tctx);
+	free(*text);
+	*text = NULL;
+}
+
 /* Distributions in one file: each is a re-parse and a new auto run, one
  * nest at a time (PolyBench's 3mm distributes three). */
 #define AUTO_MAX_DISTRIBUTE 8
@@ -2200,14 +2211,8 @@ static ct_status try_distribute(auto_run *R, int depth, const char *before, char
 			ct_buf_init(&all);
 			ct_buf_puts(&all, before ? before : "");
 			ct_buf_puts(&all, note);
-			st = all.s ? autoschedule(t, R->o, depth + 1, text, all.s, R->keep) : CT_ERR_NOMEM;
+			auto_rewritten(R, t, depth, text, all.s, R->keep ? R->keep : "");
 			ct_buf_free(&all);
-			if (st != CT_OK) {
-				ct_ctx_clear_error(R->tctx);
-				free(*text);
-				*text = NULL;
-				st = CT_OK;
-			}
 		}
 		ct_kernel_free(t);
 		ct_ctx_free(cx);
@@ -2795,15 +2800,9 @@ static ct_status try_fuse(auto_run *R, int depth, const char *before, char **tex
 				ct_buf kb;
 				ct_buf_init(&kb);
 				ct_buf_printf(&kb, "%s %s", R->keep ? R->keep : "", fname);
-				st = note.s && kb.s ? autoschedule(t, R->o, depth + 1, text, note.s, kb.s) : CT_ERR_NOMEM;
+				auto_rewritten(R, t, depth, text, note.s, kb.s);
 				ct_buf_free(&kb);
 				ct_buf_free(&note);
-				if (st != CT_OK) {
-					ct_ctx_clear_error(R->tctx);
-					free(*text);
-					*text = NULL;
-					st = CT_OK;
-				}
 			}
 			ct_kernel_free(t);
 			ct_ctx_free(cx);
