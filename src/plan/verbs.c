@@ -444,15 +444,22 @@ static bool cache_inside(const lt_node *x)
 	return false;
 }
 
-static bool carries_nothing(vb *v, const lt_node *x)
+/* The dependence test on loop x (no cache inside): 0 when it carries nothing (reduction pairs
+ * counted when with_reductions), unknown (an error, a cache inside) is not 0. */
+static bool carries_none(vb *v, const lt_node *x, bool with_reductions)
 {
 	if (cache_inside(x))
 		return false;
 	dep_info *d = dep_compute(v->k);
-	int c = d ? dep_loop_carries(d, v->t, x, true) : -1;
+	int c = d ? dep_loop_carries(d, v->t, x, with_reductions) : -1;
 	dep_free(d);
 	ct_ctx_clear_error(v->k->ctx); /* a failed test leaves its message: the refusal says more */
 	return c == 0;
+}
+
+static bool carries_nothing(vb *v, const lt_node *x)
+{
+	return carries_none(v, x, true);
 }
 
 /* Whether the dependence test finds that loop x (no cache inside) carries
@@ -462,13 +469,7 @@ static bool carries_nothing(vb *v, const lt_node *x)
  * * A[j, k], k < j). Unknown is false. */
 static bool reduction_only(vb *v, const lt_node *x)
 {
-	if (cache_inside(x))
-		return false;
-	dep_info *d = dep_compute(v->k);
-	int c = d ? dep_loop_carries(d, v->t, x, false) : -1;
-	dep_free(d);
-	ct_ctx_clear_error(v->k->ctx);
-	return c == 0;
+	return carries_none(v, x, false);
 }
 
 /* A write under x at an element that does not move with x (vector_contiguous
