@@ -1451,7 +1451,8 @@ typedef struct ct_auto_options {
 	int threads;            /* threads the plan is for (0 = the CPUs this process may use) */
 	double budget;          /* 0: model only, nothing is measured; > 0: wall seconds in
 				   which the tuner measures the model's best tile sizes */
-	const char *cache_spec; /* levels for the model (NULL = this machine's caches) */
+	const char *cache_spec; /* cache levels (ct_kernel_simulate's spec) the model and every
+				   cache-derived choice use (NULL = this machine's caches) */
 	const char *store_dir;  /* the tuner's store with a budget (NULL = the cache folder) */
 	ct_progress_fn progress; /* the tuner's progress with a budget (may be NULL) */
 	void *progress_ud;

@@ -4,6 +4,7 @@
 #include "ir/targets.h"
 #include "lang/lang.h"
 #include "model/model.h"
+#include "model/sim.h"
 #include "target/target.h"
 #include "tune/tune.h"
 
@@ -173,6 +174,31 @@ static void machine_init(ct_ctx *ctx, int threads, auto_machine *m)
 		m->cache_size[0] = 32 << 10, m->cache_line[0] = 64;
 		m->cache_size[1] = 1 << 20, m->cache_line[1] = 64;
 	}
+}
+
+/* The levels of o->cache_spec in place of the probe's, so that every derivation (tiles, the
+ * fusion of sweeps, time blocks) and the model's predictions read the same caches: a user
+ * who plans for another machine's caches gets that machine's choices. A private level is
+ * shared by 1 core, a shared one (or the last, unmarked) by the plan's threads. CT_ERR_INPUT
+ * for a spec sim_spec_parse refuses. */
+static ct_status machine_caches(ct_ctx *ctx, const char *spec_text, auto_machine *m)
+{
+	if (!spec_text)
+		return CT_OK;
+	sim_spec spec;
+	ct_status st = sim_spec_parse(ctx, spec_text, &spec);
+	if (st != CT_OK)
+		return st;
+	m->ncaches = spec.nlevels < CT_PROBE_MAX_CACHES ? spec.nlevels : CT_PROBE_MAX_CACHES;
+	for (int i = 0; i < m->ncaches; i++) {
+		const sim_level *l = &spec.level[i];
+		m->cache_size[i] = l->size;
+		m->cache_line[i] = (int)l->line;
+		/* fully associative (0): as many ways as lines */
+		m->cache_ways[i] = (int)(l->ways > 0 ? l->ways : l->size / l->line);
+		m->cache_shared[i] = sim_level_private(&spec, i) ? 1 : m->threads;
+	}
+	return CT_OK;
 }
 
 /* ------------------------------------------------------------ the nests */
@@ -2881,6 +2907,9 @@ static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth,
 	R.o = o;
 	R.keep = keep;
 	machine_init(k->ctx, o->threads, &R.m);
+	ct_status cst = machine_caches(k->ctx, o->cache_spec, &R.m);
+	if (cst != CT_OK)
+		return cst;
 	R.pv = calloc((size_t)k->nparams + 1, sizeof *R.pv);
 	R.tctx = trial_ctx(k);
 	R.names.name = calloc(AUTO_NAMES, sizeof *R.names.name);

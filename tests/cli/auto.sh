@@ -311,6 +311,8 @@ expect "auto: no file" 2 "auto needs a FILE" "$CACHET" auto
 expect "auto: missing file" 2 "nofile.cachet" "$CACHET" auto "$tmp/nofile.cachet"
 expect "auto: unknown option" 2 "unknown option" "$CACHET" auto examples/auto_matmul.cachet --fast
 expect "auto: bad budget" 2 "positive seconds" "$CACHET" auto examples/auto_matmul.cachet --budget 0
+expect "auto: bad cache spec" 2 "line size 48 is not a power of two" "$CACHET" auto examples/auto_matmul.cachet --cache 3K:48
+expect "auto: planned for other caches" 0 "caches: L1 1 KiB 2-way, L2 8 KiB 4-way" "$CACHET" auto tests/auto/jacobi2d.cachet --threads 1 --cache 1K:64:2,8K:64:4
 expect "auto: opencl" 2 "host only" "$CACHET" auto examples/auto_matmul.cachet --target opencl
 expect "auto: --auto is for run" 2 "auto" "$CACHET" check examples/auto_matmul.cachet --auto
 

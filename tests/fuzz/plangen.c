@@ -386,6 +386,26 @@ static void make_template(pg_kernel *k, rng *r)
 		k->b[b0].carried = 1;
 		use(k, A, 1, b0);
 		break;
+	case PG_SWEEPS:
+		/* for (t: NT) { B from A; [bit 1: C from A and B]; A from B (and C) }, every sweep over the
+		 * inner points (print_sweeps) */
+		add_param(k, "NT", 1 + rint_(r, 3));
+		add_param(k, "N", pick_extent(r, 0) + 2);
+		add_param(k, "M", pick_extent(r, 0) + 2);
+		A = add_array(k, "A", 2, 2, "N", "M", "");
+		B = add_array(k, "B", 2, 2, "N", "M", "");
+		b0 = add_band(k, 2, "x", "N", "y", "M", "", "");
+		use(k, A, 1, b0), use(k, B, 1, b0);
+		if (k->variant & 2) {
+			C = add_array(k, "C", 2, 2, "N", "M", "");
+			b2 = add_band(k, 2, "x3", "N", "y3", "M", "", "");
+			use(k, A, 1, b2), use(k, B, 1, b2), use(k, C, 1, b2);
+		}
+		b1 = add_band(k, 2, "x2", "N", "y2", "M", "", "");
+		use(k, A, 1, b1), use(k, B, 1, b1);
+		if (k->variant & 2)
+			use(k, k->na - 1, 1, b1); /* C */
+		break;
 	case PG_MULTI:
 		/* for (i) { Y[i] = ..; for (j) { [let t]; B = ..; C = .. }; [Y[i] += B[i, N-1]] } [for (m, n) ..] */
 		add_param(k, "M", pick_extent(r, 0));
@@ -1277,6 +1297,7 @@ static const struct {
 	[PG_REDTEMP] = {"Y", {"m", "", ""}},
 	[PG_WAVE] = {"A", {"i", "j", ""}},       [PG_ACCUM] = {"R", {"i", "", ""}},
 	[PG_GS] = {"A", {"x", "y", ""}},         [PG_MULTI] = {"B", {"", "j", ""}},
+	[PG_SWEEPS] = {"B", {"x", "y", ""}},
 };
 
 /* A reduction index of the template: an original index of a band that the written array's
@@ -1680,7 +1701,7 @@ const char *pg_kind_name(int kind)
 	static const char *const kinds[PG_NKINDS] = {
 		"matmul", "matmul_imperfect", "matvec", "transpose", "stencil1d", "stencil2d", "stencil3d",
 		"two_index", "reduce_temp", "wavefront", "accumulator", "inplace_sweep", "imperfect_multi",
-		"affine", "distributed"};
+		"affine", "sweeps", "distributed"};
 	return kind >= 0 && kind < PG_NKINDS ? kinds[kind] : "?";
 }
 
@@ -1942,6 +1963,39 @@ static void print_gs(const pg_kernel *k, obuf *o, int ik)
 			put(o, "A[x] = (A[x-1] + A[x] + A[x+1]) / 3\n");
 	}
 	put(o, "}\n");
+}
+
+/* Sweeps in a time loop (make_template's PG_SWEEPS): B from A, C from A and B (bit 1), A from B
+ * (and C). Bit 0: the sweeps read rows ahead and behind unevenly (a wider fusion shift); bit 2:
+ * the last sweep updates A in place (A = A + ...); bit 3: the first sweep reads B's old value too. */
+static void print_sweeps(const pg_kernel *k, obuf *o, int ik)
+{
+	int uneven = (k->variant & 1) != 0, three = (k->variant & 2) != 0;
+	int inplace = (k->variant & 4) != 0, old = (k->variant & 8) != 0;
+	put(o, "for (t: NT) {\n");
+	put(o, "  for (x: 1 .. N-1, y: 1 .. M-1) {\n    B[x, y] = ");
+	if (ik)
+		put(o, "max(A[x-1, y], A[x+1, y]) - min(A[x, y-1], A[x, y+1])%s\n", old ? " + B[x, y] / 2" : "");
+	else
+		put(o, "(A[x, y] + A[x-1, y] + A[x+1, y] + A[x, y-1] + A[x, y+1]) * 0.2%s\n",
+		    old ? " - B[x, y] * 0.25" : "");
+	put(o, "  }\n");
+	if (three) {
+		put(o, "  for (x3: 1 .. N-1, y3: 1 .. M-1) {\n    C[x3, y3] = ");
+		if (ik)
+			put(o, "A[x3, y3] - B[x3-1, y3] + B[x3, y3+1] / 2\n");
+		else
+			put(o, "A[x3, y3] * 0.5 - (B[x3-1, y3] - B[x3, y3+1]) * 0.25\n");
+		put(o, "  }\n");
+	}
+	put(o, "  for (x2: 1 .. N-1, y2: 1 .. M-1) {\n    A[x2, y2] = %s", inplace ? "A[x2, y2] + " : "");
+	const char *up = uneven ? "B[x2-1, y2-1]" : "B[x2-1, y2]", *down = uneven ? "B[x2+1, y2+1]" : "B[x2+1, y2]";
+	if (ik)
+		put(o, "min(%s, %s) - max(B[x2, y2-1], B[x2, y2+1]) / 2%s\n", up, down, three ? " + C[x2, y2] / 4" : "");
+	else
+		put(o, "(B[x2, y2] + %s + %s + B[x2, y2-1] + B[x2, y2+1]) * %s%s\n", up, down,
+		    inplace ? "0.05" : "0.2", three ? " + C[x2, y2] * 0.125" : "");
+	put(o, "  }\n}\n");
 }
 
 /* The imperfect nest: a statement before the inner loop, several statements (bit 0: a let) in it,
@@ -2319,6 +2373,9 @@ static void print_body(const pg_kernel *k, obuf *o)
 	case PG_MULTI:
 		print_multi(k, o, ik);
 		break;
+	case PG_SWEEPS:
+		print_sweeps(k, o, ik);
+		break;
 	case PG_AFFINE:
 		print_affine(k, o, ik);
 		break;
@@ -2660,7 +2717,8 @@ int pg_edit(const pg_kernel *k, int e, pg_kernel *out)
 	/* 3. the body of an extended family: drop a wavefront term, plainer update forms, no let, no
 	 * statement after the inner loop (the bits that change no declaration or band) */
 	static const uint32_t simpler[PG_NKINDS] = {
-		[PG_WAVE] = 1 | 2 | 4 | 8 | 32 | 64, [PG_ACCUM] = 2 | 4, [PG_GS] = 4, [PG_MULTI] = 1 | 4};
+		[PG_WAVE] = 1 | 2 | 4 | 8 | 32 | 64, [PG_ACCUM] = 2 | 4, [PG_GS] = 4, [PG_MULTI] = 1 | 4,
+		[PG_SWEEPS] = 1 | 4 | 8};
 	for (int b = 0; b < 32; b++) {
 		uint32_t bit = 1u << b;
 		if (!(simpler[k->kind] & bit) || !(k->variant & bit))

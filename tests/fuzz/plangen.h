@@ -25,6 +25,8 @@ enum pg_kind {
 	PG_MULTI,  /* imperfect nest: statements between loops, several statements per body, let */
 	PG_AFFINE, /* affine loop bounds (issue #31): triangular, banded and tetrahedral nests, with
 	              max/min terms; no schedule or plan yet (check refuses them on such kernels) */
+	PG_SWEEPS, /* stencil sweeps in a time loop, each reading the other's result (Jacobi's pair,
+	              fdtd's three): what `cachet auto` fuses along rows and time-blocks */
 	PG_DIST,   /* distribute() over MPI ranks (issue #32, --families dist): stencils with halos,
 	              gemm, row sums and dot products (reductions over ranks), transposes, and shapes
 	              distribute() must refuse */

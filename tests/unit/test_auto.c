@@ -171,14 +171,17 @@ static bool run_small(ct_ctx *ctx, const char *text, const char *const *names, c
 	return ok;
 }
 
-static void fused_case(const char *text, bool fused, bool blocked, const char *const *names, const int64_t *vals,
-                       int n, const int64_t *nel, int narr)
+/* auto of text on 1 thread for the caches spec (NULL: this machine's) fuses its sweeps (or not) and
+ * blocks its time loop t (or not); the file gives the text's results bit for bit at the sizes vals. */
+static void fused_spec_case(const char *text, const char *spec, bool fused, bool blocked, const char *const *names,
+                            const int64_t *vals, int n, const int64_t *nel, int narr)
 {
 	ct_ctx *ctx = ct_ctx_new();
 	ct_kernel *k = parse(ctx, text);
 	ct_auto_options o;
 	ct_auto_options_init(&o);
 	o.threads = 1;
+	o.cache_spec = spec;
 	char *out = NULL;
 	CHECKF(k && ct_kernel_autoschedule(k, &o, &out, NULL) == CT_OK, "%s", ct_ctx_last_message(ctx));
 	ct_kernel_free(k);
@@ -203,6 +206,12 @@ static void fused_case(const char *text, bool fused, bool blocked, const char *c
 	ct_ctx_free(ctx);
 }
 
+static void fused_case(const char *text, bool fused, bool blocked, const char *const *names, const int64_t *vals,
+                       int n, const int64_t *nel, int narr)
+{
+	fused_spec_case(text, NULL, fused, blocked, names, vals, n, nel, narr);
+}
+
 static void test_fused(void)
 {
 	const char *names[] = {"T", "NX", "NY"};
@@ -212,6 +221,33 @@ static void test_fused(void)
 	fused_case(ahead, true, true, names, small2, 3, nel2, 2);
 	const int64_t small3[] = {3, 13, 13}, nel3[] = {13 * 13, 13 * 13};
 	fused_case(transposed, false, false, names, small3, 3, nel3, 2);
+}
+
+/* ct_auto_options.cache_spec: auto plans for the caches it names, not this machine's: a Jacobi
+ * pair of 13 KiB arrays is fused and time-blocked for an L1 of 1 KiB and an L2 of 8 KiB, left
+ * alone for one level of 1 MiB, and verifies either way; a spec predict refuses is refused. */
+static void test_cache_spec(void)
+{
+	static const char pair[] =
+		"kernel jp\nparam T = 4, N = 40\narray A : f64[N, N] inout\narray B : f64[N, N] inout\n"
+		"for (t: T) {\n"
+		"  for (i: 1 .. N-1, j: 1 .. N-1) { B[i, j] = 0.2 * (A[i, j] + A[i, j-1] + A[i, j+1] + A[i+1, j] + A[i-1, j]) }\n"
+		"  for (i2: 1 .. N-1, j2: 1 .. N-1) { A[i2, j2] = 0.2 * (B[i2, j2] + B[i2, j2-1] + B[i2, j2+1] + B[i2+1, j2] + B[i2-1, j2]) }\n"
+		"}\n";
+	const char *names[] = {"T", "N"};
+	const int64_t vals[] = {4, 40}, nel[] = {40 * 40, 40 * 40};
+	fused_spec_case(pair, "1K:64:2,8K:64:4", true, true, names, vals, 2, nel, 2);
+	fused_spec_case(pair, "1M:64:8", false, false, names, vals, 2, nel, 2);
+	ct_ctx *ctx = ct_ctx_new();
+	ct_kernel *k = parse(ctx, pair);
+	ct_auto_options o;
+	ct_auto_options_init(&o);
+	o.cache_spec = "3K:48";
+	char *out = NULL;
+	CHECK(k && ct_kernel_autoschedule(k, &o, &out, NULL) == CT_ERR_INPUT && out == NULL);
+	CHECK(strstr(ct_ctx_last_message(ctx), "not a power of two") != NULL);
+	ct_kernel_free(k);
+	ct_ctx_free(ctx);
 }
 
 /* ct_run_options.reference: the run is verified against another kernel's interpreter (what
@@ -274,5 +310,6 @@ int main(void)
 	RUN(test_errors);
 	RUN(test_reference);
 	RUN(test_fused);
+	RUN(test_cache_spec);
 	return h_report();
 }
