@@ -401,11 +401,16 @@ char *wave_text(const ct_kernel *k, const wave_plan *w, const wave_names *nm, co
 	              (long long)w->rows, (long long)w->rows_cap);
 	ct_buf_printf(note,
 	              "#   lag %lld: the least with dj + lag*di >= 1 for every dependence (di, dj) across rows ((%lld, %lld) "
-	              "sets it),\n#   so that each ends in a later step and one step's rows are independent (lag %lld, "
-	              "the least that keeps\n#   them, would chain a step's rows); legal: every dependence keeps its order "
-	              "(src/tune/wave.c), each\n#   point's expression is unchanged: the result is bit-identical; %s may be "
-	              "changed (-D), the lag may not\n",
-	              (long long)w->lag, (long long)w->tight_di, (long long)w->tight_dj, (long long)w->lag_min, nm->rows);
+	              "sets it),\n#   so that each ends in a later step and one step's rows are independent ",
+	              (long long)w->lag, (long long)w->tight_di, (long long)w->tight_dj);
+	if (w->lag > w->lag_min)
+		ct_buf_printf(note, "(lag %lld, the least that keeps\n#   them, would chain a step's rows)", (long long)w->lag_min);
+	else
+		ct_buf_puts(note, "(also the least that keeps\n#   them)");
+	ct_buf_printf(note,
+	              "; legal: every dependence keeps its order (src/tune/wave.c), each\n#   point's expression is "
+	              "unchanged: the result is bit-identical; %s may be changed (-D), the lag may not\n",
+	              nm->rows);
 	return ct_buf_take(&b);
 }
 
