@@ -2838,7 +2838,6 @@ static ct_status try_wave(auto_run *R, int depth, const char *before, char **tex
 		                 fresh(k, &R->names, k->indices[W.col].name, "_w"), fresh(k, &R->names, pn, "")};
 		wave_src src;
 		src.nest_lo = pos_offset(k->text, k->text_len, W.top->pos);
-		src.nest_hi = node_end(k->text, k->text_len, src.nest_lo, true);
 		src.stmt_lo = pos_offset(k->text, k->text_len, W.stmt->pos);
 		src.stmt_hi = node_end(k->text, k->text_len, src.stmt_lo, false);
 		src.params_end = pos_offset(k->text, k->text_len, k->params[k->nparams - 1].pos);

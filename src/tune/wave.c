@@ -1,4 +1,4 @@
-/* wave.c: the wavefront of rows that `cachet auto` writes for an in-place sweep whose every loop carries (Gauss-Seidel, docs/AUTO.md). */
+/* wave.c: auto's wavefront of rows for an in-place sweep whose every loop carries (Gauss-Seidel). */
 #include "tune/wave.h"
 
 #include "lang/lang.h"
@@ -298,12 +298,32 @@ static void put_range(ct_buf *b, const ct_kernel *k, int id)
 	lang_aff_print(b, k, ix->hi);
 }
 
+/* The end of the for whose text starts at a: past the brace that closes its first '{' (comments
+ * skipped); len when there is none. */
+static size_t block_close(const char *s, size_t len, size_t a)
+{
+	int depth = 0;
+	for (size_t i = a; i < len; i++) {
+		if (s[i] == '#') {
+			while (i + 1 < len && s[i + 1] != '\n')
+				i++;
+		} else if (s[i] == '{')
+			depth++;
+		else if (s[i] == '}' && --depth == 0)
+			return i + 1;
+	}
+	return len;
+}
+
 char *wave_text(const ct_kernel *k, const wave_plan *w, const wave_names *nm, const wave_src *src, ct_buf *note)
 {
 	const char *s = k->text;
 	size_t len = k->text_len;
-	if (!s || src->params_end > src->nest_lo || src->nest_lo >= src->nest_hi || src->nest_hi > len ||
-	    src->stmt_lo < src->nest_lo || src->stmt_hi > src->nest_hi || src->stmt_lo >= src->stmt_hi)
+	size_t nest_hi = s ? block_close(s, len, src->nest_lo) : 0, stmt_hi = src->stmt_hi;
+	while (s && stmt_hi > src->stmt_lo && (s[stmt_hi - 1] == ' ' || s[stmt_hi - 1] == '\t'))
+		stmt_hi--;
+	if (!s || src->params_end > src->nest_lo || src->nest_lo >= nest_hi || nest_hi >= len + 1 ||
+	    src->stmt_lo < src->nest_lo || stmt_hi > nest_hi || src->stmt_lo >= stmt_hi)
 		return NULL;
 	const ir_index *ri = &k->indices[w->row], *ci = &k->indices[w->col];
 	ct_buf b;
@@ -375,14 +395,14 @@ char *wave_text(const ct_kernel *k, const wave_plan *w, const wave_names *nm, co
 	ct_buf pad;
 	ct_buf_init(&pad);
 	put_pad(&pad, base, level);
-	put_subst(&b, s, src->stmt_lo, src->stmt_hi, from, to, pad.s ? pad.s : "");
+	put_subst(&b, s, src->stmt_lo, stmt_hi, from, to, pad.s ? pad.s : "");
 	ct_buf_free(&pad);
 	ct_buf_puts(&b, "\n");
 	while (--level >= 0) {
 		put_pad(&b, base, level);
 		ct_buf_puts(&b, level ? "}\n" : "}");
 	}
-	for (size_t i = src->nest_hi; i < len; i++)
+	for (size_t i = nest_hi; i < len; i++)
 		ct_buf_putc(&b, s[i]);
 	ct_buf_free(&in);
 	/* the comment */

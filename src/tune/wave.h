@@ -1,4 +1,4 @@
-/* wave.h: the wavefront of rows that `cachet auto` writes for an in-place sweep whose every loop carries (Gauss-Seidel; src/tune/wave.c, docs/AUTO.md). */
+/* wave.h: auto's wavefront of rows for in-place sweeps (Gauss-Seidel; docs/AUTO.md). */
 #ifndef CT_WAVE_H
 #define CT_WAVE_H
 
@@ -50,11 +50,12 @@ typedef struct wave_names {
 	const char *block, *row, *step, *rows;
 } wave_names;
 
-/* Source offsets in k->text the rewrite needs: the nest's text [nest_lo,
- * nest_hi), its statement's [stmt_lo, stmt_hi), and the end of the last
- * param line (where the rows param goes). */
+/* Source offsets in k->text the rewrite needs: where the nest's text
+ * starts, its statement's text [stmt_lo, stmt_hi) (a trailing comment
+ * left out), and the end of the last param line (where the rows param
+ * goes). */
 typedef struct wave_src {
-	size_t nest_lo, nest_hi, stmt_lo, stmt_hi, params_end;
+	size_t nest_lo, stmt_lo, stmt_hi, params_end;
 } wave_src;
 
 /* The text of k with nest w->top written as the wavefront (names nm), and
