@@ -1817,15 +1817,22 @@ static size_t pos_offset(const char *s, size_t n, ir_pos p)
 }
 
 /* The end of the node whose text starts at a: a for's closing brace (past
- * it), a statement's end (a newline, ';' or the parent's '}' at depth 0). */
+ * it; comments inside skipped), a statement's end (a newline, ';', a
+ * comment or the parent's '}' at depth 0). */
 static size_t node_end(const char *s, size_t n, size_t a, bool block)
 {
 	int depth = 0;
 	bool opened = false;
 	for (size_t i = a; i < n; i++) {
 		char c = s[i];
-		if (c == '#')
-			return block ? n : i;
+		if (c == '#' && !block)
+			return i;
+		if (c == '#') {
+			/* a comment inside a for: skipped (its braces do not count) */
+			while (i + 1 < n && s[i + 1] != '\n')
+				i++;
+			continue;
+		}
 		if (c == '(' || c == '[' || c == '{') {
 			depth++;
 			opened = opened || c == '{';
