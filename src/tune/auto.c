@@ -7,6 +7,7 @@
 #include "model/sim.h"
 #include "target/target.h"
 #include "tune/tune.h"
+#include "tune/wave.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -1717,7 +1718,7 @@ static void try_plain(auto_run *R, const auto_nest *n, int nest, bool reorder)
 	} else
 		ct_buf_puts(&c.why, reorder                ? "as written (already the order by reuse)\n"
 		                    : R->at.has_sched ? "as the schedule says\n"
-		                                      : "as fused (the fused rows stay outside the time steps)\n");
+		                                      : "as auto rewrote it (fused sweeps, a wavefront of rows: a reorder would undo it)\n");
 	auto_inner in;
 	memset(&in, 0, sizeof in);
 	if (reorder)
@@ -1842,15 +1843,22 @@ static size_t pos_offset(const char *s, size_t n, ir_pos p)
 }
 
 /* The end of the node whose text starts at a: a for's closing brace (past
- * it), a statement's end (a newline, ';' or the parent's '}' at depth 0). */
+ * it; comments inside skipped), a statement's end (a newline, ';', a
+ * comment or the parent's '}' at depth 0). */
 static size_t node_end(const char *s, size_t n, size_t a, bool block)
 {
 	int depth = 0;
 	bool opened = false;
 	for (size_t i = a; i < n; i++) {
 		char c = s[i];
-		if (c == '#')
-			return block ? n : i;
+		if (c == '#' && !block)
+			return i;
+		if (c == '#') {
+			/* a comment inside a for: skipped (its braces do not count) */
+			while (i + 1 < n && s[i + 1] != '\n')
+				i++;
+			continue;
+		}
 		if (c == '(' || c == '[' || c == '{') {
 			depth++;
 			opened = opened || c == '{';
@@ -2842,6 +2850,55 @@ static ct_status try_fuse(auto_run *R, int depth, const char *before, char **tex
 	return CT_OK;
 }
 
+/* An in-place sweep whose every loop carries (Gauss-Seidel): its rows in a
+ * wavefront (src/tune/wave.c, which proves it legal). The rewritten nest
+ * keeps its order and gets `unroll` of its rows ("+name" in keep). CT_OK
+ * with *text NULL when no nest qualifies. */
+static ct_status try_wave(auto_run *R, int depth, const char *before, char **text)
+{
+	*text = NULL;
+	const ct_kernel *k = R->k;
+	wave_machine wm = {R->m.fma_latency, R->m.fma_units, R->m.registers};
+	for (int i = 0; i < k->nbody && !*text && k->nparams > 0; i++) {
+		wave_plan W;
+		if (k->body[i]->kind != ND_FOR || !wave_find(k, R->pv, &wm, k->body[i], &W))
+			continue;
+		auto_names keep = R->names;
+		const char *rn = k->indices[W.row].name;
+		char pn[AUTO_NAME_MAX + 8];
+		snprintf(pn, sizeof pn, "U_%s", rn);
+		wave_names nm = {fresh(k, &R->names, rn, "_b"), fresh(k, &R->names, rn, "_u"),
+		                 fresh(k, &R->names, k->indices[W.col].name, "_w"), fresh(k, &R->names, pn, "")};
+		wave_src src;
+		src.nest_lo = pos_offset(k->text, k->text_len, W.top->pos);
+		src.stmt_lo = pos_offset(k->text, k->text_len, W.stmt->pos);
+		src.stmt_hi = node_end(k->text, k->text_len, src.stmt_lo, false);
+		src.params_end = pos_offset(k->text, k->text_len, k->params[k->nparams - 1].pos);
+		while (src.params_end < k->text_len && k->text[src.params_end] != '\n')
+			src.params_end++;
+		ct_buf note;
+		ct_buf_init(&note);
+		ct_buf_puts(&note, before ? before : "");
+		char *wt = wave_text(k, &W, &nm, &src, &note);
+		ct_ctx *cx = NULL;
+		ct_kernel *t = wt ? trial_parse(R->tctx, R->k, wt, &cx, NULL, 0) : NULL;
+		if (t) {
+			ct_buf kb;
+			ct_buf_init(&kb);
+			ct_buf_printf(&kb, "%s %s %s %s +%s", R->keep ? R->keep : "", nm.block, nm.step, nm.row, nm.row);
+			auto_rewritten(R, t, depth, text, note.s, kb.s);
+			ct_buf_free(&kb);
+		}
+		ct_buf_free(&note);
+		ct_kernel_free(t);
+		ct_ctx_free(cx);
+		free(wt);
+		if (!*text)
+			R->names = keep;
+	}
+	return CT_OK;
+}
+
 /* Whether nest x declares a loop named in keep (space-separated names):
  * a fused row loop, whose nest keeps the order fusion wrote (a reorder by
  * reuse could move the time steps out of it again, legal and slower). */
@@ -2954,7 +3011,8 @@ static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth,
 	char *dist = NULL;
 	if (depth < AUTO_MAX_DISTRIBUTE && !R.at.has_sched && !R.at.has_plan &&
 	    ((try_distribute(&R, depth, note, &dist) == CT_OK && dist) ||
-	     (try_fuse(&R, depth, note, &dist) == CT_OK && dist))) {
+	     (try_fuse(&R, depth, note, &dist) == CT_OK && dist) ||
+	     (try_wave(&R, depth, note, &dist) == CT_OK && dist))) {
 		ct_buf_free(&kept);
 		ct_buf_free(&R.params);
 		ct_buf_free(&R.sched);
@@ -2971,6 +3029,7 @@ static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth,
 		/* the user's plan: kept whole; nothing is added to it */
 		ct_buf_puts(&kept, "# kept from the file: its plan (auto adds nothing to a written plan)\n");
 	} else {
+		wave_plan_items(k, keep, &R.plan);
 		for (int i = 0; i < k->nbody && R.nests < AUTO_MAX_NESTS; i++) {
 			if (k->body[i]->kind != ND_FOR)
 				continue;

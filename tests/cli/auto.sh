@@ -99,10 +99,17 @@ set -- $(param_of MC_i "$d"); mc=$1
 grep -q "ii, jj, kk = tile(i=32, j=64, k=48)" "$tmp/matmul.auto.cachet" &&
 	grep -q "kept from the file: its schedule" "$tmp/matmul.auto.cachet" && ok || bad "matmul: schedule not kept"
 
-# loop-carried dependences: Gauss-Seidel in place is neither reordered, parallel nor vector
+# loop-carried dependences: Gauss-Seidel in place is neither reordered, parallel nor vector; its rows
+# run as a wavefront (src/tune/wave.c: lag 1 for the 5-point sweep), which run --auto verifies
+# against the kernel as written
 s=$tmp/seidel.auto.cachet
-! grep -v '^#' "$s" | grep -q "reorder\|parallelize\|vectorize(" && grep -q "would break a dependence" "$s" && ok ||
-	bad "seidel: an illegal choice: $(grep -v '^#' "$s" | tail -8)"
+! grep -v '^#' "$s" | grep -q "reorder\|parallelize\|vectorize(" && grep -q "runs its rows in a wavefront" "$s" &&
+	grep -q "^  unroll(i_u)" "$s" && grep -q "^param U_i = [0-9]" "$s" && grep -q "(j_w - i_u)" "$s" && ok ||
+	bad "seidel: not a wavefront, or an illegal choice: $(grep -v '^#' "$s" | tail -8)"
+expect "run --auto seidel: verified against the written kernel" 0 "verified against the reference interpreter" \
+	"$CACHET" run --auto tests/auto/seidel.cachet -D N=23 -D T=2 --threads 1
+expect "run --auto seidel2d: verified against the written kernel" 0 "verified against the reference interpreter" \
+	"$CACHET" run --auto bench/poly/kernels/seidel2d.cachet -D N=37 -D TSTEPS=2 --threads 1
 # the recurrence: rows parallel, the carrying loop innermost and not vectorized
 r=$tmp/recurrence.auto.cachet
 grep -q "^  parallelize(i)" "$r" && ! grep -v '^#' "$r" | grep -q "vectorize(j)" && grep -q "j not vectorized" "$r" && ok ||
@@ -148,6 +155,9 @@ for k in seidel2d jacobi1d; do
 	"$CACHET" auto bench/poly/kernels/$k.cachet --threads 1 >"$tmp/$k.nf" 2>&1
 	! grep -q "are fused" "$tmp/$k.nf" && ok || bad "$k: fused"
 done
+# seidel-2d's rows as a wavefront, lag 2 (its dependence (1, -1) across rows: lag 1 would chain the rows of a step)
+grep -q "runs its rows in a wavefront" "$tmp/seidel2d.nf" && grep -q "(j_w - 2\*i_u)" "$tmp/seidel2d.nf" &&
+	grep -q "^lag 2: \|#   lag 2: " "$tmp/seidel2d.nf" && ok || bad "seidel2d: no wavefront: $(grep -v '^#' "$tmp/seidel2d.nf" | tail -20)"
 # every nest that distributes into a register-tiled sum is distributed (3mm: three), and runs
 expect "auto mm3" 0 "" "$CACHET" auto bench/poly/kernels/mm3.cachet --threads 2 -o "$tmp/mm3.auto.cachet"
 [ "$(grep -c "is distributed (one nest per part)" "$tmp/mm3.auto.cachet")" = 3 ] &&

@@ -815,7 +815,9 @@ static int run_auto(ct_kernel *k, ct_ctx *ctx, const char *text, size_t len, ver
 		ro.threads = threads;
 		ro.verify = 1;
 		ro.repeat = 1;
-		ro.reference = p; /* the plain nest as generated: auto may distribute or fuse its loops */
+		/* the plain nest as generated: auto may distribute or fuse its loops, or run its rows as a
+		 * wavefront */
+		ro.reference = p;
 		ct_run_result r;
 		memset(&r, 0, sizeof r);
 		set_phase("auto run", E_AUTO);

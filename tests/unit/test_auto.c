@@ -250,6 +250,88 @@ static void test_cache_spec(void)
 	ct_ctx_free(ctx);
 }
 
+/* Gauss-Seidel in place (seidel-2d's 9-point mean): every loop carries, and auto writes its rows as a
+ * wavefront (src/tune/wave.c). Chosen at N = 40, run at awkward sizes (N - 2 rows not a multiple of
+ * the rows param, fewer rows than it, N = 3: one row) and with other rows params: the outputs equal
+ * the written kernel's bit for bit. The lag written is the least that ends every dependence in a
+ * later step; with the lag 0, below the least legal one (1), the outputs differ: the comparison
+ * sees a broken dependence. */
+static const char seidel9[] = "kernel s9\n"
+                              "param T = 2, N = 40\n"
+                              "array A : f64[N, N] inout\n"
+                              "for (t: T, i: 1 .. N-1, j: 1 .. N-1) {\n"
+                              "  A[i, j] = (A[i-1, j-1] + A[i-1, j] + A[i-1, j+1] + A[i, j-1] + A[i, j] + A[i, j+1]\n"
+                              "           + A[i+1, j-1] + A[i+1, j] + A[i+1, j+1]) / 9\n"
+                              "}\n";
+/* a row reads the row before it reflected (column N-1-j): no constant lag keeps that, untouched */
+static const char reflected[] = "kernel rf\n"
+                                "param T = 2, N = 40\n"
+                                "array A : f64[N, N] inout\n"
+                                "for (t: T) {\n"
+                                "  for (i: 1 .. N, j: 1 .. N-1) { A[i, j] = 0.5 * (A[i, j-1] + A[i-1, N-1-j]) }\n"
+                                "}\n";
+
+/* auto's text for kernel text at its sizes, one thread (malloc'd). */
+static char *auto_one(const char *text)
+{
+	ct_ctx *ctx = ct_ctx_new();
+	ct_kernel *k = parse(ctx, text);
+	ct_auto_options o;
+	ct_auto_options_init(&o);
+	o.threads = 1;
+	char *out = NULL;
+	CHECKF(k && ct_kernel_autoschedule(k, &o, &out, NULL) == CT_OK, "%s", ct_ctx_last_message(ctx));
+	ct_kernel_free(k);
+	ct_ctx_free(ctx);
+	return out;
+}
+
+/* Whether kernel a at (T, N) and kernel b at (T, N, U_i = u; u 0: its own) give the same A, bit for bit. */
+static bool same_seidel(const char *a, const char *b, int64_t t, int64_t n, int64_t u)
+{
+	const char *names[] = {"T", "N", "U_i"};
+	const int64_t vals[] = {t, n, u}, nel[] = {n * n};
+	double *x = calloc((size_t)(n * n), sizeof(double)), *y = calloc((size_t)(n * n), sizeof(double));
+	ct_ctx *ctx = ct_ctx_new();
+	bool ok = x && y && run_small(ctx, a, names, vals, 2, &x, 1, nel) &&
+	          run_small(ctx, b, names, vals, u > 0 ? 3 : 2, &y, 1, nel);
+	CHECKF(ok, "T=%lld N=%lld U_i=%lld", (long long)t, (long long)n, (long long)u);
+	bool same = ok && memcmp(x, y, (size_t)(n * n) * sizeof(double)) == 0;
+	free(x);
+	free(y);
+	ct_ctx_free(ctx);
+	return same;
+}
+
+static void test_wave(void)
+{
+	char *out = auto_one(seidel9);
+	CHECKF(out && strstr(out, "runs its rows in a wavefront") && strstr(out, "\nparam U_i = ") &&
+	           strstr(out, "  unroll(i_u)\n") && strstr(out, "j_w - 2*i_u"),
+	       "%s", out ? out : "");
+	if (out) {
+		static const int64_t sizes[][3] = {{3, 40, 0}, {3, 11, 0}, {2, 10, 3}, {3, 4, 5}, {2, 3, 0},
+		                                   {2, 5, 2}, {1, 17, 64}, {3, 9, 1}};
+		for (size_t c = 0; c < sizeof sizes / sizeof *sizes; c++)
+			CHECKF(same_seidel(seidel9, out, sizes[c][0], sizes[c][1], sizes[c][2]),
+			       "T=%lld N=%lld U_i=%lld: the wavefront differs from the written order", (long long)sizes[c][0],
+			       (long long)sizes[c][1], (long long)sizes[c][2]);
+		/* lag 0 (below the least legal lag, 1): the comparison must see it */
+		char *bad = strdup(out);
+		size_t nrep = 0;
+		for (char *p = bad ? strstr(bad, "2*") : NULL; p; p = strstr(p + 2, "2*"), nrep++)
+			p[0] = '0';
+		CHECK(nrep >= 2);
+		CHECK(bad && !same_seidel(seidel9, bad, 2, 20, 4));
+		free(bad);
+	}
+	free(out);
+	out = auto_one(reflected);
+	CHECKF(out && !strstr(out, "wavefront") && strstr(out, "\nfor (t: T) {\n  for (i: 1 .. N, j: 1 .. N-1) {"),
+	       "%s", out ? out : "");
+	free(out);
+}
+
 /* ct_run_options.reference: the run is verified against another kernel's interpreter (what
  * `cachet run --auto` does with the kernel auto was given): the same computation verifies, a
  * different one fails verification, other arrays are a usage error. */
@@ -311,5 +393,6 @@ int main(void)
 	RUN(test_reference);
 	RUN(test_fused);
 	RUN(test_cache_spec);
+	RUN(test_wave);
 	return h_report();
 }
