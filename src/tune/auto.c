@@ -3130,6 +3130,13 @@ static ct_status try_rowfuse(auto_run *R, int depth, const char *before, char **
 			dep_free(d);
 		}
 		ct_ctx_clear_error(R->tctx);
+		if (legal == 0) {
+			ct_buf_printf(&R->why, "# the %d passes over the rows of %s at lines", nm, k->arrays[A].name);
+			for (int i = 0; i < nm; i++)
+				ct_buf_printf(&R->why, "%s %d", i ? "," : "", k->body[at[i]]->pos.line);
+			ct_buf_puts(&R->why, " stay apart: fused along the rows, a dependence\n"
+			                     "#   would run from a later part of the row loop to an earlier one\n");
+		}
 		if (legal == 1) {
 			ct_buf note;
 			ct_buf_init(&note);
