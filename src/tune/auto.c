@@ -2878,7 +2878,7 @@ static bool streams(const ct_kernel *k, const ir_node *x, int a, int row, int co
 static bool plain_index(const ct_kernel *k, int id)
 {
 	const ir_index *x = &k->indices[id];
-	return x->kind == IX_LOOP && !ir_index_affine(x) && x->step == 1;
+	return x->kind == IX_LOOP && !ir_index_affine(x) && x->step == 1 && ir_index_src_step(x) == 1;
 }
 
 /* Whether nodes body[0..n) are statements only. */
@@ -2892,19 +2892,29 @@ static bool stmts_only(ir_node *const *body, int n)
 
 /* The sum of a perfect band (col, row) may run inside the row loop (the
  * order (row, col)) when it is one `+=` / `-=` statement whose element
- * does not move with row and whose right-hand side does not read its
- * array: each element's updates then still run in the order of row, and
- * no other instance meets them (exact, even under strict=true). */
-static bool swappable(const ct_kernel *k, const ir_node *st, int row)
+ * is one per col (its subscripts use no index but col, one of them col
+ * alone, times a nonzero coefficient, plus params) and whose right-hand
+ * side does not read its array: each element's updates then still run in
+ * the order of row, and no other instance meets them (exact, even under
+ * strict=true; `S[0] += ..` would add in another order). */
+static bool swappable(const ct_kernel *k, const ir_node *st, int col)
 {
 	if (st->op != AS_ADD && st->op != AS_SUB)
 		return false;
-	for (int d = 0; d < k->arrays[st->lhs->id].rank; d++)
-		for (int i = 0; i < st->lhs->sub[d].n; i++)
-			if (st->lhs->sub[d].t[i].kind == AFF_INDEX && st->lhs->sub[d].t[i].id == row)
-				return false;
+	bool one = false;
+	for (int d = 0; d < k->arrays[st->lhs->id].rank; d++) {
+		aff sd = st->lhs->sub[d];
+		int nidx = 0;
+		for (int i = 0; i < sd.n; i++)
+			if (sd.t[i].kind == AFF_INDEX) {
+				if (sd.t[i].id != col)
+					return false;
+				nidx++;
+			}
+		one = one || nidx == 1;
+	}
 	const ir_expr *acc[2];
-	return expr_accesses(st->rhs, st->lhs->id, acc, 0, 2) == 0;
+	return one && expr_accesses(st->rhs, st->lhs->id, acc, 0, 2) == 0;
 }
 
 /* Nest x as a pass over the rows of a streamed array (P->array -1: it is
@@ -2934,7 +2944,7 @@ static void row_pass(const ct_kernel *k, const ir_node *x, auto_rowpass *P)
 		if (b >= 0 && stmts_only(body, nb)) {
 			if (streams(k, x, arr, a, b)) {
 				*P = (auto_rowpass){a, b, arr, false, x->nidx == 1};
-			} else if (nb == 1 && streams(k, x, arr, b, a) && swappable(k, body[0], b))
+			} else if (nb == 1 && streams(k, x, arr, b, a) && swappable(k, body[0], a))
 				*P = (auto_rowpass){b, a, arr, true, false};
 			continue;
 		}

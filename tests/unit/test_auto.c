@@ -285,6 +285,20 @@ static const char ahead_t[] = "kernel ng\n"
                               "  for (j: N) { t[i] += A[i, j] * x[j] }\n"
                               "}\n"
                               "for (i2: N, j2: N) { y[i2] += A[i2, j2] * t[j2] }\n";
+/* a column sum into one element: inside the row loop its updates would add in another order (not
+ * moved, so not fused) */
+static const char scalar_sum[] = "kernel sc\n"
+                                 "param M = 1900, N = 2100\n"
+                                 "array A : f64[N, M] input\n"
+                                 "array r : f64[N] input\n"
+                                 "array p : f64[M] input\n"
+                                 "array S : f64[1] inout\n"
+                                 "array q : f64[N] output\n"
+                                 "for (j: M, i: N) { S[0] += r[i] * A[i, j] }\n"
+                                 "for (i2: N) {\n"
+                                 "  q[i2] = 0\n"
+                                 "  for (j2: M) { q[i2] += A[i2, j2] * p[j2] }\n"
+                                 "}\n";
 
 static void test_rowfused(void)
 {
@@ -298,6 +312,8 @@ static void test_rowfused(void)
 	rewrite_case(atax, note, true, false, false, mn, small, 2, nela, 3);
 	const int64_t neln[] = {43 * 43, 43, 43};
 	rewrite_case(ahead_t, "stay apart: fused along the rows, a dependence", true, false, false, nn, n43, 1, neln, 3);
+	const int64_t nels[] = {41 * 37, 41, 37, 1, 41};
+	rewrite_case(scalar_sum, note, false, false, false, mn, small, 2, nels, 5);
 	/* on two threads each pass runs parallel (the fused row loop would carry the column sums) */
 	ct_ctx *ctx = ct_ctx_new();
 	ct_kernel *k = parse(ctx, mvt);
