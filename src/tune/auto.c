@@ -1718,7 +1718,8 @@ static void try_plain(auto_run *R, const auto_nest *n, int nest, bool reorder)
 	} else
 		ct_buf_puts(&c.why, reorder                ? "as written (already the order by reuse)\n"
 		                    : R->at.has_sched ? "as the schedule says\n"
-		                                      : "as auto rewrote it (fused sweeps, a wavefront of rows: a reorder would undo it)\n");
+		                                      : "as auto rewrote it (fused sweeps or passes, a wavefront of rows:\n"
+		                                        "#   a reorder would undo it)\n");
 	auto_inner in;
 	memset(&in, 0, sizeof in);
 	if (reorder)
@@ -2919,6 +2920,355 @@ static bool holds_kept(const ct_kernel *k, const ir_node *x, const char *keep)
 	return false;
 }
 
+/* ------------------------------------------------------------ row fusion of matrix-vector passes */
+
+/* Top-level nests one row fusion may join (members and the nests moved
+ * before them). */
+#define AUTO_MAX_ROWFUSE 8
+
+/* One top-level nest as a pass over the rows of a rank-2 array: its row
+ * index, the index of the loop over a row, and how its body is written
+ * under the fused row loop. */
+typedef struct auto_rowpass {
+	int row, col;          /* kernel index ids */
+	int array;             /* the streamed array (rank 2, read only here), -1 if none */
+	bool swap;             /* a perfect band (col, row) whose sum is moved inside the row loop */
+	bool whole;            /* the body inside the nest's braces is the row's body as written */
+} auto_rowpass;
+
+/* Whether subscript s is exactly index id (coefficient 1, no constant). */
+static bool sub_is(aff s, int id)
+{
+	return s.c == 0 && s.n == 1 && s.t[0].kind == AFF_INDEX && s.t[0].id == id && s.t[0].coef == 1;
+}
+
+/* Whether every access of nest x to rank-2 array a is a[row, col] (row,
+ * col: index ids), there is one, and x does not write a. */
+static bool streams(const ct_kernel *k, const ir_node *x, int a, int row, int col)
+{
+	const ir_expr *acc[64];
+	if (k->arrays[a].rank != 2 || writes(x, a))
+		return false;
+	int na = accesses_of(x, a, acc, 0, 64);
+	if (na <= 0 || na >= 64)
+		return false;
+	for (int i = 0; i < na; i++)
+		if (!sub_is(acc[i]->sub[0], row) || !sub_is(acc[i]->sub[1], col))
+			return false;
+	return true;
+}
+
+/* Whether index id is a rectangular unit-step loop. */
+static bool plain_index(const ct_kernel *k, int id)
+{
+	const ir_index *x = &k->indices[id];
+	return x->kind == IX_LOOP && !ir_index_affine(x) && x->step == 1 && ir_index_src_step(x) == 1;
+}
+
+/* Whether nodes body[0..n) are statements only. */
+static bool stmts_only(ir_node *const *body, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (body[i]->kind != ND_STMT)
+			return false;
+	return n > 0;
+}
+
+/* The sum of a perfect band (col, row) may run inside the row loop (the
+ * order (row, col)) when it is one `+=` / `-=` statement whose element
+ * is one per col (its subscripts use no index but col, one of them col
+ * alone, times a nonzero coefficient, plus params) and whose right-hand
+ * side does not read its array: each element's updates then still run in
+ * the order of row, and no other instance meets them (exact, even under
+ * strict=true; `S[0] += ..` would add in another order). */
+static bool swappable(const ct_kernel *k, const ir_node *st, int col)
+{
+	if (st->op != AS_ADD && st->op != AS_SUB)
+		return false;
+	bool one = false;
+	for (int d = 0; d < k->arrays[st->lhs->id].rank; d++) {
+		aff sd = st->lhs->sub[d];
+		int nidx = 0;
+		for (int i = 0; i < sd.n; i++)
+			if (sd.t[i].kind == AFF_INDEX) {
+				if (sd.t[i].id != col)
+					return false;
+				nidx++;
+			}
+		one = one || nidx == 1;
+	}
+	const ir_expr *acc[2];
+	return one && expr_accesses(st->rhs, st->lhs->id, acc, 0, 2) == 0;
+}
+
+/* Nest x as a pass over the rows of a streamed array (P->array -1: it is
+ * not one): `for (i) { ..A[i, j].. }` with j a loop inside it, a perfect
+ * band `for (i, j)` of statements reading A[i, j], or a perfect band
+ * `for (j, i)` of one sum reading A[i, j] that may run in the order (i, j). */
+static void row_pass(const ct_kernel *k, const ir_node *x, auto_rowpass *P)
+{
+	memset(P, 0, sizeof *P);
+	P->array = -1;
+	if (x->kind != ND_FOR || x->nidx < 1 || x->nidx > 2)
+		return;
+	int a = x->idx[0], b = -1;
+	ir_node *const *body = x->body;
+	int nb = x->nbody;
+	if (x->nidx == 2)
+		b = x->idx[1];
+	else if (x->nbody == 1 && x->body[0]->kind == ND_FOR && x->body[0]->nidx == 1 &&
+	         stmts_only(x->body[0]->body, x->body[0]->nbody)) {
+		b = x->body[0]->idx[0];
+		body = x->body[0]->body;
+		nb = x->body[0]->nbody;
+	}
+	if (!plain_index(k, a) || (b >= 0 && !plain_index(k, b)))
+		return;
+	for (int arr = 0; arr < k->narrays && P->array < 0; arr++) {
+		if (b >= 0 && stmts_only(body, nb)) {
+			if (streams(k, x, arr, a, b)) {
+				*P = (auto_rowpass){a, b, arr, false, x->nidx == 1};
+			} else if (nb == 1 && streams(k, x, arr, b, a) && swappable(k, body[0], a))
+				*P = (auto_rowpass){b, a, arr, true, false};
+			continue;
+		}
+		if (x->nidx != 1 || k->arrays[arr].rank != 2)
+			continue;
+		/* for (i) { ... }: A[i, j] with j any loop inside */
+		const ir_expr *acc[64];
+		int na = accesses_of(x, arr, acc, 0, 64);
+		if (na > 0 && acc[0]->sub[1].n == 1 && acc[0]->sub[1].t[0].kind == AFF_INDEX &&
+		    acc[0]->sub[1].t[0].id != a && streams(k, x, arr, a, acc[0]->sub[1].t[0].id))
+			*P = (auto_rowpass){a, acc[0]->sub[1].t[0].id, arr, false, true};
+	}
+}
+
+/* Whether nodes x and y share no array that one of them writes. */
+static bool independent(const ct_kernel *k, const ir_node *x, const ir_node *y)
+{
+	for (int a = 0; a < k->narrays; a++) {
+		const ir_expr *acc[1];
+		bool wx = writes(x, a), wy = writes(y, a);
+		if ((wx && accesses_of(y, a, acc, 0, 1) > 0) || (wy && accesses_of(x, a, acc, 0, 1) > 0))
+			return false;
+	}
+	return true;
+}
+
+/* The text of index id's range in its for's header (`i: N`, `j: 1 .. M`). */
+static void put_range(ct_buf *b, const ct_kernel *k, int id)
+{
+	const char *s = k->text;
+	size_t len = k->text_len, a = pos_offset(s, len, k->indices[id].pos);
+	int depth = 0;
+	for (size_t i = a; i < len; i++) {
+		char c = s[i];
+		if (c == '(' || c == '[')
+			depth++;
+		else if ((c == ')' || c == ']') && depth-- == 0)
+			break;
+		else if (c == ',' && depth == 0)
+			break;
+		ct_buf_putc(b, c);
+	}
+}
+
+/* Pass P (nest x) written under the fused row loop, its row index renamed
+ * to the fused loop's name. */
+static void put_pass(ct_buf *b, const ct_kernel *k, const ir_node *x, const auto_rowpass *P, const char *fname)
+{
+	const char *s = k->text;
+	size_t len = k->text_len;
+	const char *from[1] = {k->indices[P->row].name}, *to[1] = {fname};
+	if (P->whole) {
+		size_t a = pos_offset(s, len, x->pos), e = node_end(s, len, a, true);
+		const char *brace = memchr(s + a, '{', e - a);
+		size_t hb = brace ? (size_t)(brace - s) + 1 : e;
+		size_t he = e > hb ? e - 1 : e;
+		while (hb < he && (s[hb] == ' ' || s[hb] == '\t' || s[hb] == '\n' || s[hb] == '\r'))
+			hb++;
+		while (he > hb && (s[he - 1] == ' ' || s[he - 1] == '\t' || s[he - 1] == '\n' || s[he - 1] == '\r'))
+			he--;
+		ct_buf_puts(b, "\n  ");
+		put_renamed(b, s, hb, he, from, to, 1);
+		return;
+	}
+	const ir_node *inner = x->nidx == 2 ? x : x->body[0];
+	ct_buf_puts(b, "\n  for (");
+	put_range(b, k, P->col);
+	ct_buf_puts(b, ") {");
+	for (int i = 0; i < inner->nbody; i++) {
+		size_t a = pos_offset(s, len, inner->body[i]->pos), e = node_end(s, len, a, false);
+		while (e > a && (s[e - 1] == ' ' || s[e - 1] == '\t' || s[e - 1] == '\r'))
+			e--;
+		ct_buf_puts(b, "\n    ");
+		put_renamed(b, s, a, e, from, to, 1);
+	}
+	ct_buf_puts(b, "\n  }");
+}
+
+/* The cache level that holds `bytes` (ncaches: none, memory). */
+static int holding_level(const auto_machine *m, int64_t bytes)
+{
+	for (int l = 0; l < m->ncaches; l++)
+		if (bytes <= cache_bytes(m, l))
+			return l;
+	return m->ncaches;
+}
+
+/* The matrix-vector passes that read one matrix (bicg's A^T r and A p,
+ * mvt's A y1 and A^T y2, atax's A x then A^T t): apart, each pass streams
+ * the whole matrix and the next finds its rows only as far as the matrix
+ * fits; fused along the rows, each row is read from memory once and its
+ * other passes find it in the cache the row and the vectors fit in. A run
+ * of top-level nests that each pass over the rows of one read-only rank-2
+ * array (same row bounds; nests between them that share nothing written
+ * with them move before) is fused into one row loop, the passes' loops
+ * over a row inside it one after the other, when the rows in use fit in a
+ * nearer cache level than the matrix and the vectors, and the passes would
+ * run on one thread (the fused row loop carries the column sums, so it is
+ * not parallel). Legal by the dependence analysis (dep_parts_ordered: the
+ * fused loop distributed over its parts runs the passes as written) and,
+ * for a sum moved inside the row loop, by swappable. CT_OK with *text NULL
+ * when nothing was fused. */
+static ct_status try_rowfuse(auto_run *R, int depth, const char *before, char **text)
+{
+	*text = NULL;
+	const ct_kernel *k = R->k;
+	for (int first = 0; first < k->nbody; first++) {
+		auto_rowpass P[AUTO_MAX_ROWFUSE];
+		int at[AUTO_MAX_ROWFUSE], moved[AUTO_MAX_ROWFUSE], nm = 0, nmoved = 0;
+		row_pass(k, k->body[first], &P[0]);
+		if (P[0].array < 0)
+			continue;
+		at[nm++] = first;
+		int A = P[0].array;
+		const ir_index *r0 = &k->indices[P[0].row];
+		for (int j = first + 1; j < k->nbody && nm + nmoved < AUTO_MAX_ROWFUSE; j++) {
+			const ir_node *y = k->body[j];
+			row_pass(k, y, &P[nm]);
+			const ir_index *rj = P[nm].array == A ? &k->indices[P[nm].row] : NULL;
+			if (rj && aff_equal(rj->lo, r0->lo) && aff_equal(rj->hi, r0->hi)) {
+				at[nm++] = j;
+				continue;
+			}
+			bool free_of = true;
+			for (int i = 0; i < nm && free_of; i++)
+				free_of = independent(k, k->body[at[i]], y);
+			if (!free_of)
+				break;
+			moved[nmoved++] = j;
+		}
+		while (nmoved > 0 && moved[nmoved - 1] > at[nm - 1])
+			nmoved--;
+		if (nm < 2)
+			continue;
+		/* one thread: the fused row loop carries the column sums */
+		bool parallel = false;
+		for (int i = 0; i < nm; i++)
+			parallel = parallel || worth_threads(R, node_work(k, R->pv, k->body[at[i]]));
+		/* the rows in use against the whole matrix, each with the other arrays the passes touch */
+		int64_t others = 0, whole = array_bytes(k, R->pv, A);
+		bool known = true;
+		int64_t rows = aff_eval(k->arrays[A].ext[0], R->pv, NULL, &known);
+		for (int a = 0; a < k->narrays; a++) {
+			bool used = false;
+			for (int i = 0; i < nm && !used; i++) {
+				const ir_expr *acc[1];
+				used = accesses_of(k->body[at[i]], a, acc, 0, 1) > 0;
+			}
+			if (used && a != A)
+				others += array_bytes(k, R->pv, a);
+		}
+		bool ok = known && whole > 0 && rows > 0;
+		int far = ok ? holding_level(&R->m, whole + others) : 0;
+		int near = ok ? holding_level(&R->m, whole / rows + others) : 0;
+		if (parallel || !ok || near >= far)
+			continue;
+		/* the fused text */
+		const char *s = k->text;
+		size_t len = k->text_len;
+		size_t a0 = pos_offset(s, len, k->body[at[0]]->pos);
+		size_t e1 = node_end(s, len, pos_offset(s, len, k->body[at[nm - 1]]->pos), true);
+		if (e1 == 0 || s[e1 - 1] != '}')
+			continue;
+		const char *fname = k->indices[P[0].row].name;
+		ct_buf b;
+		ct_buf_init(&b);
+		for (size_t i = 0; i < a0; i++)
+			ct_buf_putc(&b, s[i]);
+		for (int i = 0; i < nmoved; i++) {
+			size_t ya = pos_offset(s, len, k->body[moved[i]]->pos);
+			size_t ye = node_end(s, len, ya, k->body[moved[i]]->kind == ND_FOR);
+			for (size_t q = ya; q < ye; q++)
+				ct_buf_putc(&b, s[q]);
+			ct_buf_puts(&b, "\n");
+		}
+		ct_buf_puts(&b, "for (");
+		put_range(&b, k, P[0].row);
+		ct_buf_puts(&b, ") {");
+		for (int i = 0; i < nm; i++)
+			put_pass(&b, k, k->body[at[i]], &P[i], fname);
+		ct_buf_puts(&b, "\n}");
+		for (size_t i = e1; i < len; i++)
+			ct_buf_putc(&b, s[i]);
+		char *ft = ct_buf_take(&b);
+		ct_ctx *cx = NULL;
+		ct_kernel *t = ft ? trial_parse(R->tctx, R->k, ft, &cx, NULL, 0) : NULL;
+		int fused_at = first + nmoved;
+		int legal = 0;
+		if (t && fused_at < t->nbody && t->body[fused_at]->kind == ND_FOR) {
+			dep_info *d = dep_compute(t);
+			if (d)
+				legal = dep_parts_ordered(d, t->body[fused_at]->body, t->body[fused_at]->nbody, 0);
+			dep_free(d);
+		}
+		ct_ctx_clear_error(R->tctx);
+		if (legal == 0) {
+			ct_buf_printf(&R->why, "# the %d passes over the rows of %s at lines", nm, k->arrays[A].name);
+			for (int i = 0; i < nm; i++)
+				ct_buf_printf(&R->why, "%s %d", i ? "," : "", k->body[at[i]]->pos.line);
+			ct_buf_puts(&R->why, " stay apart: fused along the rows, a dependence\n"
+			                     "#   would run from a later part of the row loop to an earlier one\n");
+		}
+		if (legal == 1) {
+			ct_buf note;
+			ct_buf_init(&note);
+			ct_buf_puts(&note, before ? before : "");
+			char held[16] = "memory";
+			if (far < R->m.ncaches)
+				snprintf(held, sizeof held, "L%d", far + 1);
+			ct_buf_printf(&note, "# the %d passes over the rows of %s at lines", nm, k->arrays[A].name);
+			for (int i = 0; i < nm; i++)
+				ct_buf_printf(&note, "%s %d", i ? "," : "", k->body[at[i]]->pos.line);
+			ct_buf_printf(&note,
+			              " are fused along its rows (loop %s):\n"
+			              "#   apart, each pass streams %lld KiB (%s and the vectors), which only %s holds;\n"
+			              "#   fused, a row and the vectors span %lld KiB, which L%d holds, and each row is read\n"
+			              "#   from memory once; legal: the dependence analysis finds no dependence from a later\n"
+			              "#   part of the fused loop to an earlier one",
+			              fname, (long long)((whole + others) >> 10), k->arrays[A].name,
+			              held,
+			              (long long)((whole / rows + others) >> 10), near + 1);
+			ct_buf_puts(&note, nmoved ? " (the nests between them, which share nothing\n"
+			                            "#   written with the passes, run before them)\n"
+			                          : "\n");
+			ct_buf kb;
+			ct_buf_init(&kb);
+			ct_buf_printf(&kb, "%s %s", R->keep ? R->keep : "", fname);
+			auto_rewritten(R, t, depth, text, note.s, kb.s);
+			ct_buf_free(&kb);
+			ct_buf_free(&note);
+		}
+		ct_kernel_free(t);
+		ct_ctx_free(cx);
+		free(ft);
+		if (*text)
+			return CT_OK;
+	}
+	return CT_OK;
+}
+
 static ct_status run_budget(auto_run *R, char **text);
 static void insert_after_header(char **text, const char *lines);
 
@@ -3012,6 +3362,7 @@ static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth,
 	if (depth < AUTO_MAX_DISTRIBUTE && !R.at.has_sched && !R.at.has_plan &&
 	    ((try_distribute(&R, depth, note, &dist) == CT_OK && dist) ||
 	     (try_fuse(&R, depth, note, &dist) == CT_OK && dist) ||
+	     (try_rowfuse(&R, depth, note, &dist) == CT_OK && dist) ||
 	     (try_wave(&R, depth, note, &dist) == CT_OK && dist))) {
 		ct_buf_free(&kept);
 		ct_buf_free(&R.params);
