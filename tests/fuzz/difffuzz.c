@@ -62,6 +62,8 @@ typedef struct verdict {
 	int vreduce;         /* its host C sums a reduction in a vector loop (src/gen/vreduce.c) */
 	int auto_fused;      /* auto's file fuses sweeps along their rows */
 	int auto_blocked;    /* and blocks their time loop */
+	int auto_passes;     /* auto's file fuses matrix-vector passes along a matrix's rows */
+	int auto_wave;       /* auto's file runs an in-place sweep's rows as a wavefront */
 	int auto_dist;       /* auto's file distributes a nest */
 	int compiles;        /* compiler runs measured (a code-cache hit is not one) */
 	double compile_s;    /* their total seconds */
@@ -790,6 +792,8 @@ static int run_auto(ct_kernel *k, ct_ctx *ctx, const char *text, size_t len, ver
 		v->auto_fused = strstr(out, " are fused along their rows ") != NULL;
 		v->auto_dist = strstr(out, " is distributed (one nest per part)") != NULL;
 		v->auto_blocked = v->auto_fused && strstr(out, " in blocks of TB_") != NULL;
+		v->auto_passes = strstr(out, " are fused along its rows (loop ") != NULL;
+		v->auto_wave = strstr(out, " runs its rows in a wavefront ") != NULL;
 	}
 	if (st != CT_OK) {
 		set_verdict(v, classify(st, ct_ctx_last_message(c2)), E_AUTO, "autoschedule: %s", ct_ctx_last_message(c2));
@@ -1772,6 +1776,8 @@ typedef struct tally {
 	long vreduce;           /* accepted kernels whose host C sums a reduction in a vector loop */
 	long auto_fused;        /* auto's files that fuse sweeps along their rows */
 	long auto_blocked;      /* and block their time loop */
+	long auto_passes;       /* auto's files that fuse passes along a matrix's rows */
+	long auto_wave;         /* auto's files that run rows as a wavefront */
 	long auto_dist;         /* auto's files that distribute a nest */
 } tally;
 
@@ -1802,9 +1808,9 @@ static void summary(const tally *t, double secs)
 	printf("vector reductions: %ld accepted kernels sum a reduction in a vector loop (vectorize of a reduction loop)\n",
 	       t->vreduce);
 	if (t->verified[E_AUTO])
-		printf("auto: %ld files fuse sweeps along their rows (%ld of them block the time loop), %ld distribute a nest "
-		       "(half the seeds plan for the caches %s)\n",
-		       t->auto_fused, t->auto_blocked, t->auto_dist, AUTO_TINY_CACHES);
+		printf("auto: %ld files fuse sweeps along their rows (%ld of them block the time loop), %ld fuse passes along a "
+		       "matrix's rows, %ld run rows as a wavefront, %ld distribute a nest (half the seeds plan for the caches %s)\n",
+		       t->auto_fused, t->auto_blocked, t->auto_passes, t->auto_wave, t->auto_dist, AUTO_TINY_CACHES);
 	if (cfg.cuda || cfg.cudacompile)
 		printf("cuda: %ld kernels refused by the CUDA generator with a message (not findings); %ld nvcc batches\n",
 		       t->cuda_refused, t->cuda_batches);
@@ -1950,6 +1956,8 @@ static void run_share(int w, int jobs, tally *t)
 		t->vreduce += v.accepted && v.vreduce;
 		t->auto_fused += v.auto_fused;
 		t->auto_blocked += v.auto_blocked;
+		t->auto_passes += v.auto_passes;
+		t->auto_wave += v.auto_wave;
 		t->auto_dist += v.auto_dist;
 		if (v.verified[E_MPI] && k.kind == PG_DIST && k.d.shape < 8)
 			t->dist_kinds[k.d.shape]++;
@@ -2026,6 +2034,7 @@ static int campaign(void)
 			t.vreduce += part.vreduce;
 			t.auto_fused += part.auto_fused, t.auto_dist += part.auto_dist;
 			t.auto_blocked += part.auto_blocked;
+			t.auto_passes += part.auto_passes, t.auto_wave += part.auto_wave;
 			for (int s = 0; s < 8; s++)
 				t.dist_kinds[s] += part.dist_kinds[s];
 			if (part.compile_max > t.compile_max)
