@@ -2223,6 +2223,206 @@ static ct_status try_distribute(auto_run *R, int depth, const char *before, char
 	return CT_OK;
 }
 
+/* ------------------------------------------------------------ distribution of an inner loop */
+
+/* The text of k with for x, a loop inside a nest, distributed over its
+ * parts (statements and loops): each part under its own copy of x, the
+ * copies' indices renamed (the first keeps the names); the loops around x
+ * stay around all the copies. NULL when it cannot be written so. */
+static char *inner_distributed_text(auto_run *R, const ir_node *x)
+{
+	const ct_kernel *k = R->k;
+	if (x->kind != ND_FOR || !x->parent || x->nbody < 2 || x->nidx > 8)
+		return NULL;
+	for (int c = 0; c < x->nbody; c++)
+		if (x->body[c]->kind != ND_STMT && x->body[c]->kind != ND_FOR)
+			return NULL;
+	const char *s = k->text;
+	size_t len = k->text_len;
+	size_t a = pos_offset(s, len, x->pos);
+	if (strncmp(s + a, "for", 3) != 0)
+		return NULL;
+	size_t e = node_end(s, len, a, true);
+	const char *brace = memchr(s + a, '{', e - a);
+	if (!brace)
+		return NULL;
+	size_t hb = (size_t)(brace - s), line = a;
+	while (line > 0 && s[line - 1] != '\n')
+		line--;
+	ct_buf b;
+	ct_buf_init(&b);
+	for (size_t i = 0; i < a; i++)
+		ct_buf_putc(&b, s[i]);
+	for (int c = 0; c < x->nbody; c++) {
+		const char *from[8], *to[8];
+		for (int i = 0; i < x->nidx; i++) {
+			from[i] = k->indices[x->idx[i]].name;
+			char suf[16];
+			snprintf(suf, sizeof suf, "_%d", c);
+			to[i] = c == 0 ? from[i] : fresh(k, &R->names, from[i], suf);
+		}
+		const ir_node *y = x->body[c];
+		size_t ya = pos_offset(s, len, y->pos);
+		size_t ye = node_end(s, len, ya, y->kind == ND_FOR);
+		if (c > 0) {
+			ct_buf_puts(&b, "\n");
+			for (size_t i = line; i < a && (s[i] == ' ' || s[i] == '\t'); i++)
+				ct_buf_putc(&b, s[i]);
+		}
+		put_renamed(&b, s, a, hb, from, to, x->nidx);
+		ct_buf_puts(&b, "{ ");
+		put_renamed(&b, s, ya, ye, from, to, x->nidx);
+		ct_buf_puts(&b, " }");
+	}
+	for (size_t i = e; i < len; i++)
+		ct_buf_putc(&b, s[i]);
+	return ct_buf_take(&b);
+}
+
+/* The positions from the kernel's body down to x (in a parent's body i,
+ * in its else branch -1 - i) into path; their count, 0 when too deep. */
+static int child_path(const ct_kernel *k, const ir_node *x, int *path, int cap)
+{
+	int n = 0;
+	for (const ir_node *y = x; y; y = y->parent) {
+		if (n >= cap)
+			return 0;
+		const ir_node *p = y->parent;
+		int at = -1;
+		for (int i = 0; p && i < p->nbody; i++)
+			if (p->body[i] == y)
+				at = i;
+		for (int i = 0; p && i < p->nels; i++)
+			if (p->els[i] == y)
+				at = -1 - i;
+		for (int i = 0; !p && i < k->nbody; i++)
+			if (k->body[i] == y)
+				at = i;
+		path[n++] = at;
+	}
+	for (int i = 0; i < n / 2; i++) {
+		int t = path[i];
+		path[i] = path[n - 1 - i];
+		path[n - 1 - i] = t;
+	}
+	return n;
+}
+
+/* The node of k at path (child_path's), NULL when k has none there. */
+static ir_node *node_at(const ct_kernel *k, const int *path, int n)
+{
+	if (n < 1 || path[0] < 0 || path[0] >= k->nbody)
+		return NULL;
+	ir_node *y = k->body[path[0]];
+	for (int i = 1; i < n && y; i++)
+		y = path[i] >= 0 ? (path[i] < y->nbody ? y->body[path[i]] : NULL)
+		                 : (-1 - path[i] < y->nels ? y->els[-1 - path[i]] : NULL);
+	return y;
+}
+
+/* Whether distributing the inner loop x of R's kernel over its parts
+ * keeps every dependence, the loops around x kept around the copies
+ * (dep_parts_ordered with their indices in common): 1 yes, 0 no, -1
+ * unknown. */
+static int inner_distribution_deps(auto_run *R, const ir_node *x)
+{
+	int path[64], np = child_path(R->k, x, path, 64), keep = 0;
+	for (const ir_node *y = x->parent; y; y = y->parent)
+		keep += y->kind == ND_FOR ? y->nidx : 0;
+	char *txt = np ? with_choice(R, NULL) : NULL;
+	ct_ctx *cx = NULL;
+	ct_kernel *t = txt ? trial_parse(R->tctx, R->k, txt, &cx, NULL, 0) : NULL;
+	free(txt);
+	int r = -1;
+	ir_node *y = t ? node_at(t, path, np) : NULL;
+	if (y && y->kind == ND_FOR && y->nbody == x->nbody) {
+		dep_info *d = dep_compute(t);
+		if (d)
+			r = dep_parts_ordered(d, y->body, y->nbody, keep);
+		dep_free(d);
+	}
+	ct_kernel_free(t);
+	ct_ctx_free(cx);
+	ct_ctx_clear_error(R->tctx);
+	return r;
+}
+
+/* The loops inside the nests of k (not a nest's own top loop) over two or
+ * more parts, outer ones first, into out (at most cap); their count. */
+static int inner_parted(const ir_node *x, const ir_node **out, int n, int cap)
+{
+	if (x->kind == ND_FOR && x->parent && x->nbody >= 2 && n < cap)
+		out[n++] = x;
+	for (int i = 0; i < x->nbody; i++)
+		n = inner_parted(x->body[i], out, n, cap);
+	for (int i = 0; i < x->nels; i++)
+		n = inner_parted(x->els[i], out, n, cap);
+	return n;
+}
+
+/* doitgen's choice: a loop inside a nest (for (p) { S[p] = 0; for (s) {
+ * S[p] += .. } } inside for (r, q)) whose parts, distributed inside the
+ * loops around it, give more statements a unit-stride vector loop (the sum
+ * then runs (s, p), p its vector loop, inside (r, q)). The first such loop
+ * that distributes legally (the dependence analysis) is written
+ * distributed, and the result is planned as any other file. CT_OK with
+ * *text NULL when nothing was distributed. */
+static ct_status try_distribute_inner(auto_run *R, int depth, const char *before, char **text)
+{
+	*text = NULL;
+	int hadv = vector_stmts(R->k, R->pv, &R->m);
+	const ir_node *cand[32];
+	int nc = 0;
+	for (int i = 0; i < R->k->nbody; i++)
+		if (R->k->body[i]->kind == ND_FOR)
+			nc = inner_parted(R->k->body[i], cand, nc, 32);
+	for (int c = 0; c < nc && !*text; c++) {
+		const ir_node *x = cand[c];
+		auto_names names = R->names;
+		char *dt = inner_distributed_text(R, x);
+		R->names = names;
+		if (!dt)
+			continue;
+		ct_ctx *cx = NULL;
+		ct_kernel *t = trial_parse(R->tctx, R->k, dt, &cx, NULL, 0);
+		int64_t *pv = t ? calloc((size_t)t->nparams + 1, sizeof *pv) : NULL;
+		if (pv)
+			ir_param_values(t, pv);
+		int morev = pv ? vector_stmts(t, pv, &R->m) - hadv : 0;
+		free(pv);
+		char idx[128] = "";
+		for (int i = 0; i < x->nidx; i++)
+			snprintf(idx + strlen(idx), sizeof idx - strlen(idx), "%s%s", i ? ", " : "",
+			         R->k->indices[x->idx[i]].name);
+		if (morev > 0 && inner_distribution_deps(R, x) != 1)
+			ct_buf_printf(&R->why,
+			              "# the loop at line %d, for (%s) over %d parts, stays fused: distributed, more\n"
+			              "#   statements would get a unit-stride vector loop, but a dependence runs from a\n"
+			              "#   later part to an earlier part's later iteration\n",
+			              x->pos.line, idx, x->nbody);
+		else if (morev > 0) {
+			char note[512];
+			snprintf(note, sizeof note,
+			         "# the loop at line %d, for (%s) over %d parts, is distributed inside the loops around\n"
+			         "#   it (one loop per part): fused, a part's innermost loop is strided or a sum's;\n"
+			         "#   distributed, %d more statement(s) get a unit-stride innermost loop to vectorize;\n"
+			         "#   legal: the dependence analysis finds no dependence from a later part to an\n"
+			         "#   earlier one within an iteration of the loops around it\n",
+			         x->pos.line, idx, x->nbody, morev);
+			ct_buf all;
+			ct_buf_init(&all);
+			ct_buf_puts(&all, before ? before : "");
+			ct_buf_puts(&all, note);
+			auto_rewritten(R, t, depth, text, all.s, R->keep ? R->keep : "");
+			ct_buf_free(&all);
+		}
+		ct_kernel_free(t);
+		ct_ctx_free(cx);
+		free(dt);
+	}
+	return CT_OK;
+}
+
 
 /* ------------------------------------------------------------ loop fusion of sweeps (stencils) */
 
@@ -2925,6 +3125,7 @@ static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth,
 	char *dist = NULL;
 	if (depth < AUTO_MAX_DISTRIBUTE && !R.at.has_sched && !R.at.has_plan &&
 	    ((try_distribute(&R, depth, note, &dist) == CT_OK && dist) ||
+	     (try_distribute_inner(&R, depth, note, &dist) == CT_OK && dist) ||
 	     (try_fuse(&R, depth, note, &dist) == CT_OK && dist))) {
 		ct_buf_free(&kept);
 		ct_buf_free(&R.params);

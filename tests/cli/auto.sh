@@ -157,8 +157,8 @@ auto_runs bench/poly/kernels/mm3.cachet mm3_small -D NI=16 -D NJ=18 -D NK=20 -D 
 # a parallel loop inside a serial one starts a region per outer iteration: too little work per
 # sweep (doitgen's 160 x 160 per (r, q)) stays serial, and the file says why
 expect "auto doitgen" 0 "" "$CACHET" auto bench/poly/kernels/doitgen.cachet --threads 2 -o "$tmp/doitgen.auto.cachet"
-! grep -q "^  parallelize(p)" "$tmp/doitgen.auto.cachet" &&
-	grep -q "p not parallel: 25760 iterations per sweep are too few for 2 threads" "$tmp/doitgen.auto.cachet" && ok ||
+! grep -q "^  parallelize(s)" "$tmp/doitgen.auto.cachet" &&
+	grep -q "s not parallel: 25600 iterations per sweep are too few for 2 threads" "$tmp/doitgen.auto.cachet" && ok ||
 	bad "doitgen: $(grep -v '^#' "$tmp/doitgen.auto.cachet" | tail -4)"
 # one loop on 2 threads: one block per thread, each a vector loop
 j=$tmp/jacobi1d_plain.auto.cachet
@@ -245,6 +245,23 @@ grep -q "^  reorder(j2, k2, j2v)" "$tmp/lu2.cachet" && grep -q "^  parallelize(j
 	grep -q "^  vectorize(j2v)" "$tmp/lu2.cachet" && ok || bad "lu t2: $(grep -v '^#' "$tmp/lu2.cachet" | tail -8)"
 expect "auto lu --threads 2: runs, verified" 0 "verified against the reference interpreter" \
 	"$CACHET" run "$tmp/lu2.cachet" -D N=560 --threads 2
+
+# doitgen: the loop p over S[p] = 0 and the sum over s, inside (r, q), distributed there (the
+# dependence analysis with r, q in common); the sum then runs (s, p_1), p_1 the vector loop
+auto_runs bench/poly/kernels/doitgen.cachet doitgen_small -D NQ=7 -D NR=5 -D NP=13
+expect "auto doitgen --threads 1" 0 "" "$CACHET" auto bench/poly/kernels/doitgen.cachet --threads 1 -o "$tmp/dg1.cachet"
+t=$tmp/dg1.cachet
+[ "$(grep -c '^for (' "$t")" = 1 ] && grep -q "^  for (p_1: NP) { for (s: NP) { S\[p_1\] += " "$t" &&
+	grep -q "for (p) over 2 parts, is distributed inside the loops around" "$t" &&
+	grep -q "^  reorder(s, p_1)" "$t" && grep -q "^  vectorize(p_1)" "$t" && ok ||
+	bad "doitgen: $(grep -v '^#' "$t" | tail -14)"
+expect "auto doitgen --threads 1: runs, verified" 0 "verified against the reference interpreter" \
+	"$CACHET" run "$t" -D NQ=7 -D NR=5 -D NP=13 --threads 1
+# the same shape where iteration j reads what the sum of j-1 wrote: stays fused, says why, runs
+auto_runs tests/auto/inner_carry.cachet inner_carry
+t=$tmp/inner_carry.auto.cachet
+[ "$(grep -c '^  for (' "$t")" = 1 ] && grep -q "for (j) over 2 parts, stays fused" "$t" &&
+	! grep -q "is distributed" "$t" && ok || bad "inner_carry: distributed across a dependence: $(grep -v '^#' "$t" | tail -10)"
 
 # too little work for threads: nothing parallel, and the file says why
 small=$(kfile small.cachet "kernel sm" "param N = 40" "array A : f32[N] inout" "for (i: N) {" "  A[i] += 1" "}")
