@@ -734,7 +734,9 @@ static int loop_carries(ct_kernel *t, dep_info *d, ct_looptree *tree, const char
 	if (n == 0)
 		return -1;
 	for (int i = 0; i < n; i++) {
-		int c = dep_loop_carries(d, tree, nodes[i], with_reductions);
+		/* a parallel loop may carry through temps private to its iterations (one copy per thread) */
+		int c = with_reductions ? dep_loop_carries_private(d, tree, nodes[i], true, NULL)
+		                        : dep_loop_carries(d, tree, nodes[i], false);
 		if (c != 0)
 			return c < 0 ? -1 : 1;
 	}
@@ -839,6 +841,42 @@ static bool candidate_ok(auto_run *R, const auto_choice *c, const char **par, in
 	ct_kernel_free(t);
 	ct_ctx_free(cx);
 	return ok;
+}
+
+/* The temps that parallel loop x of candidate c needs private (one copy per
+ * thread: dep_loop_carries_private) as a note for the comment, into note
+ * ("" when none). */
+static void private_note(auto_run *R, const auto_choice *c, const char *x, char *note, size_t n)
+{
+	note[0] = '\0';
+	char *txt = with_choice(R, c);
+	ct_ctx *cx = NULL;
+	ct_kernel *t = txt ? trial_parse(R->tctx, R->k, txt, &cx, NULL, 0) : NULL;
+	free(txt);
+	dep_info *d = t ? dep_compute(t) : NULL;
+	ct_looptree *tree = d ? lt_build_loops(t, true) : NULL;
+	bool *priv = tree ? calloc((size_t)t->narrays + 1, sizeof *priv) : NULL;
+	const lt_node *nodes[1];
+	int nn = 0;
+	int id = -1;
+	for (int i = 0; t && i < t->nindices; i++)
+		if (!strcmp(t->indices[i].name, x))
+			id = i;
+	for (int r = 0; priv && id >= 0 && r < tree->nroots && nn == 0; r++)
+		find_loops(tree->roots[r], id, nodes, &nn, 1);
+	if (nn == 1 && dep_loop_carries_private(d, tree, nodes[0], true, priv) == 0)
+		for (int a = 0; a < t->narrays; a++)
+			if (priv[a])
+				snprintf(note + strlen(note), n - strlen(note), "%s%s", note[0] ? ", " : " (one copy per thread of temp ",
+				         t->arrays[a].name);
+	if (note[0])
+		snprintf(note + strlen(note), n - strlen(note), ": every read of it follows a write in the same iteration)");
+	free(priv);
+	ct_looptree_free(tree);
+	dep_free(d);
+	ct_kernel_free(t);
+	ct_ctx_free(cx);
+	ct_ctx_clear_error(R->tctx);
 }
 
 /* Whether the accepted vector loop v of candidate c carries a reduction (its
@@ -1711,9 +1749,11 @@ static void try_plain(auto_run *R, const auto_nest *n, int nest, bool reorder)
 		ct_buf_printf(&pl, "  parallelize(%s%s)\n", outer, uneven ? ", policy=dynamic" : "");
 		p.plan = pl;
 		if (candidate_ok(R, &p, &outer, 1, NULL, 0, err, sizeof err)) {
+			char priv[256];
+			private_note(R, &p, outer, priv, sizeof priv);
 			ct_buf_free(&c.plan);
 			c.plan = pl;
-			ct_buf_printf(&c.why, "#   parallelize(%s): its iterations are independent; %d threads%s\n", outer,
+			ct_buf_printf(&c.why, "#   parallelize(%s): its iterations are independent%s; %d threads%s\n", outer, priv,
 			              R->m.threads, uneven ? UNEVEN_NOTE : "");
 			R->parallel++;
 		} else {
