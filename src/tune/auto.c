@@ -1696,6 +1696,82 @@ static void try_nontemporal(auto_run *R, const auto_nest *n, const ir_node *x, c
 }
 
 /* Order from reuse, vectorize what can be, parallelize the outermost loop that can be. */
+/* Register tiles of inner bands (doitgen's sum after distribution, (s, p_1)
+ * inside (r, q)): an inner band of two loops whose body is one update
+ * `X[..] += ..` (or `-=`) that its outer loop does not move, its inner loop
+ * v the vector loop of nv whole vectors, nv from 2 to the vector registers
+ * less 4 (a row of the other operand, a broadcast, spare) and at most 64:
+ * v is split into vectors (vv) and unrolled, so the C backend keeps the nv
+ * vectors of X in registers over the outer loop (one row of a register
+ * tile: each element of X loaded and stored once per sweep of the outer
+ * loop instead of once per iteration). On c, checked as a candidate. */
+static void inner_register_tiles(auto_run *R, auto_choice *c, const auto_inner *in)
+{
+	const ct_kernel *k = R->k;
+	for (int j = 0; j < in->n; j++) {
+		const ir_node *y = in->top[j], *leaf = y;
+		int loops = y->nidx;
+		while (leaf->nbody == 1 && leaf->body[0]->kind == ND_FOR) {
+			leaf = leaf->body[0];
+			loops += leaf->nidx;
+		}
+		const ir_node *st = leaf->nbody == 1 ? leaf->body[0] : NULL;
+		if (in->split[j] || loops != 2 || !st || st->kind != ND_STMT || (st->op != AS_ADD && st->op != AS_SUB))
+			continue;
+		bool moves = false;
+		for (int d = 0; d < k->arrays[st->lhs->id].rank; d++)
+			moves = moves || aff_coef(st->lhs->sub[d], AFF_INDEX, in->outer[j]) != 0;
+		int64_t lanes = R->m.vector_bytes / (int64_t)ct_dtype_size(k->arrays[st->lhs->id].type);
+		int64_t nv = lanes > 0 ? in->trip[j] / lanes : 0;
+		if (moves || lanes < 2 || in->trip[j] % lanes != 0 || nv < 2 || nv > 64 || nv > R->m.registers - 4 ||
+		    bounds_use_index(k, in->inner[j]) || bounds_use_index(k, in->outer[j]))
+			continue; /* (an affine loop's trip count is a mean) */
+		const char *v = k->indices[in->inner[j]].name;
+		char vec[AUTO_NAME_MAX + 16], par[AUTO_NAME_MAX + 16];
+		snprintf(vec, sizeof vec, "  vectorize(%s)\n", v);
+		snprintf(par, sizeof par, "parallelize(%s", v);
+		const char *at_v = c->plan.s ? strstr(c->plan.s, vec) : NULL;
+		const char *at_l = c->sched.s ? strstr(c->sched.s, in->line[j]) : NULL;
+		size_t ll = strlen(in->line[j]);
+		if (!at_v || !at_l || strstr(c->plan.s, par) || ll < 3 || strcmp(in->line[j] + ll - 2, ")\n") != 0)
+			continue;
+		auto_names keep = R->names;
+		const char *vv = fresh(k, &R->names, v, "v");
+		ct_buf sc, pl;
+		ct_buf_init(&sc);
+		ct_buf_init(&pl);
+		for (const char *q = c->sched.s; q < at_l; q++)
+			ct_buf_putc(&sc, *q);
+		ct_buf_printf(&sc, "  %s = split(%s, %lld)\n", vv, v, (long long)lanes);
+		for (size_t q = 0; q + 2 < ll; q++)
+			ct_buf_putc(&sc, in->line[j][q]);
+		ct_buf_printf(&sc, ", %s)\n%s", vv, at_l + ll);
+		for (const char *q = c->plan.s; q < at_v; q++)
+			ct_buf_putc(&pl, *q);
+		ct_buf_printf(&pl, "  unroll(%s)\n  vectorize(%s)\n%s", v, vv, at_v + strlen(vec));
+		auto_choice p = *c;
+		p.sched = sc;
+		p.plan = pl;
+		char err[512];
+		if (!candidate_ok(R, &p, NULL, 0, &vv, 1, err, sizeof err)) {
+			ct_buf_free(&sc);
+			ct_buf_free(&pl);
+			R->names = keep;
+			ct_buf_printf(&c->why, "#   inner band at line %d: no register tile: %s\n", y->pos.line, first_line(err));
+			continue;
+		}
+		ct_buf_free(&c->sched);
+		ct_buf_free(&c->plan);
+		c->sched = sc;
+		c->plan = pl;
+		ct_buf_printf(&c->why,
+		              "#   inner band at line %d: register tile of one row: %s in %lld vectors of %lld (%s =\n"
+		              "#     split(%s, %lld), unroll(%s)), kept in %lld of the %d vector registers over %s\n",
+		              y->pos.line, v, (long long)nv, (long long)lanes, vv, v, (long long)lanes, v, (long long)nv,
+		              R->m.registers, k->indices[in->outer[j]].name);
+	}
+}
+
 static void try_plain(auto_run *R, const auto_nest *n, int nest, bool reorder)
 {
 	const ct_kernel *k = R->k;
@@ -1818,6 +1894,7 @@ static void try_plain(auto_run *R, const auto_nest *n, int nest, bool reorder)
 			ct_buf_printf(&c.why, "#   %s not vectorized: %s\n", v, err);
 		}
 	}
+	inner_register_tiles(R, &c, &in);
 	accept(R, &c);
 	choice_free(&c);
 }

@@ -252,16 +252,33 @@ expect "auto lu --threads 2: runs, verified" 0 "verified against the reference i
 	"$CACHET" run "$tmp/lu2.cachet" -D N=560 --threads 2
 
 # doitgen: the loop p over S[p] = 0 and the sum over s, inside (r, q), distributed there (the
-# dependence analysis with r, q in common); the sum then runs (s, p_1), p_1 the vector loop
+# dependence analysis with r, q in common); the sum then runs (s, p_1), p_1 the vector loop; at 13
+# columns (no whole vectors) that is all
 auto_runs bench/poly/kernels/doitgen.cachet doitgen_small -D NQ=7 -D NR=5 -D NP=13
-expect "auto doitgen --threads 1" 0 "" "$CACHET" auto bench/poly/kernels/doitgen.cachet --threads 1 -o "$tmp/dg1.cachet"
-t=$tmp/dg1.cachet
+expect "auto doitgen small --threads 1" 0 "" "$CACHET" auto bench/poly/kernels/doitgen.cachet --threads 1 \
+	-D NQ=7 -D NR=5 -D NP=13 -o "$tmp/dg0.cachet"
+t=$tmp/dg0.cachet
 [ "$(grep -c '^for (' "$t")" = 1 ] && grep -q "^  for (p_1: NP) { for (s: NP) { S\[p_1\] += " "$t" &&
 	grep -q "for (p) over 2 parts, is distributed inside the loops around" "$t" &&
-	grep -q "^  reorder(s, p_1)" "$t" && grep -q "^  vectorize(p_1)" "$t" && ok ||
-	bad "doitgen: $(grep -v '^#' "$t" | tail -14)"
+	grep -q "^  reorder(s, p_1)" "$t" && grep -q "^  vectorize(p_1)" "$t" && ! grep -q "^  unroll(p_1)" "$t" && ok ||
+	bad "doitgen small: $(grep -v '^#' "$t" | tail -14)"
+# at LARGE (160 columns: 20 vectors of 8 doubles with 64-byte vectors, 40 of 4 with 32-byte ones)
+# the row of S stays in registers over s where it fits (the vector registers less 4): p_1 split
+# into vectors and unrolled; verified at 40 columns
+expect "auto doitgen --threads 1" 0 "" "$CACHET" auto bench/poly/kernels/doitgen.cachet --threads 1 -o "$tmp/dg1.cachet"
+t=$tmp/dg1.cachet
+vb=$(sed -n 's/^# machine: \([0-9]*\)-byte vectors, .*/\1/p' "$t")
+regs=$(sed -n 's/^# machine: [0-9]*-byte vectors, \([0-9]*\) vector registers.*/\1/p' "$t")
+nv=$((160 / (vb / 8)))
+if [ "$nv" -le $((regs - 4)) ]; then
+	grep -q "^  p_1v = split(p_1, $((vb / 8)))" "$t" && grep -q "^  reorder(s, p_1, p_1v)" "$t" &&
+		grep -q "^  unroll(p_1)" "$t" && grep -q "^  vectorize(p_1v)" "$t" &&
+		grep -q "register tile of one row: p_1 in $nv vectors" "$t" && ok || bad "doitgen tile: $(grep -v '^#' "$t" | tail -14)"
+else
+	grep -q "^  reorder(s, p_1)" "$t" && grep -q "^  vectorize(p_1)" "$t" && ok || bad "doitgen: $(grep -v '^#' "$t" | tail -14)"
+fi
 expect "auto doitgen --threads 1: runs, verified" 0 "verified against the reference interpreter" \
-	"$CACHET" run "$t" -D NQ=7 -D NR=5 -D NP=13 --threads 1
+	"$CACHET" run "$t" -D NQ=7 -D NR=5 -D NP=40 --threads 1
 # the same shape where iteration j reads what the sum of j-1 wrote: stays fused, says why, runs
 auto_runs tests/auto/inner_carry.cachet inner_carry
 t=$tmp/inner_carry.auto.cachet
