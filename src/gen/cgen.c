@@ -1290,7 +1290,7 @@ static void gen_temps(cg *g, bool *heap)
 			 * point their threads at their own (gen_private_views); not
 			 * zeroed, as above */
 			heap[a] = true;
-			put_temp_bytes(g, a, elems, constant, n.s, "cache buffer", ", per thread");
+			put_temp_bytes(g, a, elems, constant, n.s, a < g->k->narrays ? "temp" : "cache buffer", ", per thread");
 			/* SIZE_MAX: the size overflows; so does a product too large */
 			kg_stmt(g->kg, KG_OTHER, NULL, NULL,
 				"void *ct_priv_%d = %s_bytes < SIZE_MAX / (size_t)ct_nt ? aligned_alloc(64, %s_bytes ? %s_bytes * (size_t)ct_nt : 64) : NULL;",

@@ -61,6 +61,7 @@ struct dep_info {
 	isl_union_map *sched;
 	int band;              /* >= 0: only the statements of this reordered band (the check) */
 	bool *written;         /* per array: some statement of the analysis writes it */
+	const bool *ignore;    /* per array, or NULL: its accesses are left out (dep_loop_carries_private) */
 };
 
 /* ------------------------------------------------------------ text of relations */
@@ -937,7 +938,7 @@ static void put_reads(tx *c, const dep_info *d, int s, const ir_expr *e, acc_tex
 		return;
 	if (e->kind == EX_ACCESS) {
 		/* a read of an array nothing writes meets no write */
-		if (d->written[e->id])
+		if (d->written[e->id] && !(d->ignore && d->ignore[e->id]))
 			put_access(c, d, s, e, a->r, &a->any_r);
 		return; /* subscripts are affine: no access inside */
 	}
@@ -1099,7 +1100,7 @@ static bool build_accesses(dep_info *d, isl_union_map **wp, isl_union_map **wr, 
 		const ir_node *n = d->st[s].node;
 		if (d->st[s].skip)
 			continue;
-		if (n->kind == ND_STMT) {
+		if (n->kind == ND_STMT && !(d->ignore && d->ignore[n->lhs->id])) {
 			if (d->st[s].reduction)
 				put_access(&c, d, s, n->lhs, &b2, &a.any_wr);
 			else
@@ -1173,14 +1174,15 @@ static bool share_moved_loop(const ct_kernel *k, const dstmt *a, const dstmt *b)
 	return false;
 }
 
-static dep_info *compute(ct_kernel *k, int band);
+static dep_info *compute(ct_kernel *k, int band, const bool *ignore);
 
 dep_info *dep_compute(ct_kernel *k)
 {
-	return compute(k, -1);
+	return compute(k, -1, NULL);
 }
 
-static dep_info *compute(ct_kernel *k, int band)
+/* ignore: per array, or NULL: arrays whose accesses the analysis leaves out. */
+static dep_info *compute(ct_kernel *k, int band, const bool *ignore)
 {
 	ct_ctx *ctx = k->ctx;
 	dep_info *d = ct_alloc(ctx, sizeof *d);
@@ -1188,6 +1190,7 @@ static dep_info *compute(ct_kernel *k, int band)
 		return NULL;
 	d->k = k;
 	d->band = band;
+	d->ignore = ignore;
 	int *dims = ct_alloc(ctx, sizeof *dims * (size_t)(k->nindices + 1));
 	if (!dims || !add_stmts(d, k->body, k->nbody, dims, 0)) {
 		ct_free(ctx, dims);
@@ -1640,6 +1643,177 @@ int dep_loop_carries(dep_info *d, const ct_looptree *t, const lt_node *x, bool w
 	return empty ? 0 : 1;
 }
 
+/* ------------------------------------------------------------ temps private to a loop's iterations */
+
+/* Pairs of times T -> T in one iteration of loop x or of a version of it
+ * (a sibling over the same index: a split's main and tail), the loops
+ * around it at one iteration too; NULL on error. */
+static isl_union_map *same_iteration(dep_info *d, const ct_looptree *t, const lt_node *x, int tdims)
+{
+	int l = 0;
+	for (const lt_node *y = x->parent; y; y = y->parent)
+		l++;
+	lt_node *const *sib = x->parent ? x->parent->kids : t->roots;
+	int nsib = x->parent ? x->parent->nkids : t->nroots;
+	ct_buf b;
+	ct_buf_init(&b);
+	put_params(d->k, &b);
+	bool any = false;
+	for (int j = 0; j < nsib; j++) {
+		const lt_node *v = sib[j];
+		if (v != x && (v->kind != LT_LOOP || v->index != x->index))
+			continue;
+		if (any)
+			ct_buf_puts(&b, "; ");
+		any = true;
+		ct_buf_puts(&b, "T[");
+		for (int i = 0; i < tdims; i++)
+			ct_buf_printf(&b, "%st%d", i ? ", " : "", i);
+		ct_buf_puts(&b, "] -> T[");
+		for (int i = 0; i < tdims; i++)
+			ct_buf_printf(&b, "%su%d", i ? ", " : "", i);
+		ct_buf_puts(&b, "] : ");
+		int lev = l;
+		for (const lt_node *y = v; y; y = y->parent, lev--)
+			ct_buf_printf(&b, "t%d = %d and u%d = %d and ", 2 * lev, node_pos(t, y), 2 * lev, node_pos(t, y));
+		for (int i = 0; i < 2 * l + 2 && i < tdims; i++)
+			ct_buf_printf(&b, "%st%d = u%d", i ? " and " : "", i, i);
+	}
+	ct_buf_puts(&b, " }");
+	char *txt = ct_buf_take(&b);
+	isl_union_map *m = txt && any ? isl_union_map_read_from_str(d->ictx, txt) : NULL;
+	free(txt);
+	return m;
+}
+
+/* The reads of array a in expression e of statement s into list (one
+ * relation each, instance -> element), NULL-terminated at n < cap. */
+static int array_reads(tx *c, const dep_info *d, int s, const ir_expr *e, int a, char **list, int n, int cap)
+{
+	if (!e || n < 0)
+		return n;
+	if (e->kind == EX_ACCESS) {
+		if (e->id != a)
+			return n;
+		if (n >= cap)
+			return -1;
+		ct_buf b;
+		ct_buf_init(&b);
+		put_params(d->k, &b);
+		bool any = false;
+		put_access(c, d, s, e, &b, &any);
+		ct_buf_puts(&b, " }");
+		list[n] = ct_buf_take(&b);
+		return list[n] ? n + 1 : -1;
+	}
+	for (int i = 0; i < e->nargs && n >= 0; i++)
+		n = array_reads(c, d, s, e->args[i], a, list, n, cap);
+	return n;
+}
+
+/* Map m : T -> X with its domain's times only (tuple T). */
+static isl_union_map *in_time(isl_union_map *m, isl_union_map *order)
+{
+	return isl_union_map_apply_domain(m, isl_union_map_copy(order));
+}
+
+#define DEP_MAX_PRIVATE_READS 64
+
+int dep_temp_private(dep_info *d, const ct_looptree *t, const lt_node *x, int a)
+{
+	const ct_kernel *k = d->k;
+	if (!x || x->kind != LT_LOOP || a < 0 || a >= k->narrays || k->arrays[a].role != CT_TEMP)
+		return -1;
+	char *reads[DEP_MAX_PRIVATE_READS];
+	int nr = 0;
+	ct_buf wb;
+	ct_buf_init(&wb);
+	put_params(k, &wb);
+	bool anyw = false;
+	tx c = {k, NULL, NULL, NULL, 0, true};
+	for (int s = 0; s < d->nst && nr >= 0; s++) {
+		const ir_node *n = d->st[s].node;
+		if (n->kind == ND_STMT && n->lhs->id == a) {
+			put_access(&c, d, s, n->lhs, &wb, &anyw);
+			if (n->op != AS_SET) /* an update reads the old value */
+				nr = array_reads(&c, d, s, n->lhs, a, reads, nr, DEP_MAX_PRIVATE_READS);
+		}
+		nr = array_reads(&c, d, s, n->rhs, a, reads, nr, DEP_MAX_PRIVATE_READS);
+	}
+	isl_union_map *w = parse_um(d, &wb, c.ok && anyw);
+	int tdims = 0;
+	isl_union_map *order = w && nr >= 0 ? tree_order(d, t, &tdims) : NULL;
+	isl_union_map *same = order ? same_iteration(d, t, x, tdims) : NULL;
+	int r = same ? 1 : -1;
+	isl_union_map *wt = same ? in_time(isl_union_map_copy(w), order) : NULL;
+	isl_union_set *under = same ? isl_union_map_domain(isl_union_map_copy(same)) : NULL;
+	/* every write of a in the kernel lies under x (outside x there is only the shared copy) */
+	if (r == 1) {
+		isl_bool in = isl_union_set_is_subset(isl_union_map_domain(isl_union_map_copy(wt)), under);
+		r = in < 0 ? -1 : in ? 1 : 0;
+	}
+	isl_union_map *lt = NULL;
+	if (r == 1) {
+		isl_space *sp = isl_space_set_tuple_name(isl_space_set_alloc(d->ictx, 0, (unsigned)tdims), isl_dim_set, "T");
+		lt = isl_union_map_intersect(isl_union_map_from_map(isl_map_lex_lt(sp)), isl_union_map_copy(same));
+		r = lt ? 1 : -1;
+	}
+	/* every read has a write of its element earlier in its own iteration of x */
+	for (int i = 0; i < nr && r == 1; i++) {
+		isl_union_map *rd = isl_union_map_read_from_str(d->ictx, reads[i]);
+		isl_union_map *rt = rd ? in_time(rd, order) : NULL;
+		isl_union_set *need = rt ? isl_union_map_domain(isl_union_map_copy(rt)) : NULL;
+		isl_union_map *pairs = rt ? isl_union_map_apply_range(isl_union_map_copy(wt), isl_union_map_reverse(rt)) : NULL;
+		pairs = pairs ? isl_union_map_intersect(pairs, isl_union_map_copy(lt)) : NULL;
+		isl_union_set *covered = pairs ? isl_union_map_range(pairs) : NULL;
+		isl_bool in = need && covered ? isl_union_set_is_subset(need, covered) : isl_bool_error;
+		isl_union_set_free(need);
+		isl_union_set_free(covered);
+		r = in < 0 ? -1 : in ? 1 : 0;
+	}
+	for (int i = 0; i < nr; i++)
+		free(reads[i]);
+	isl_union_map_free(lt);
+	isl_union_set_free(under);
+	isl_union_map_free(wt);
+	isl_union_map_free(same);
+	isl_union_map_free(order);
+	isl_union_map_free(w);
+	if (r < 0)
+		isl_failed(d, "a temp's accesses");
+	return r;
+}
+
+int dep_loop_carries_private(dep_info *d, const ct_looptree *t, const lt_node *x, bool with_reductions, bool *priv)
+{
+	ct_kernel *k = d ? d->k : NULL;
+	if (!k)
+		return -1;
+	for (int a = 0; priv && a < k->narrays; a++)
+		priv[a] = false;
+	int c = dep_loop_carries(d, t, x, with_reductions);
+	if (c != 1)
+		return c;
+	bool *ign = ct_alloc(k->ctx, sizeof *ign * (size_t)(k->narrays + 1));
+	if (!ign)
+		return -1;
+	bool any = false;
+	for (int a = 0; a < k->narrays; a++) {
+		ign[a] = k->arrays[a].role == CT_TEMP && d->written[a] && dep_temp_private(d, t, x, a) == 1;
+		any = any || ign[a];
+	}
+	ct_ctx_clear_error(k->ctx); /* an unproved temp is shared; the refusal says more */
+	if (any) {
+		dep_info *e = compute(k, -1, ign);
+		c = e ? dep_loop_carries(e, t, x, with_reductions) : -1;
+		dep_free(e);
+		for (int a = 0; priv && c == 0 && a < k->narrays; a++)
+			priv[a] = ign[a];
+	}
+	ct_free(k->ctx, ign);
+	return c;
+}
+
 /* Whether node x is y or lies under it. */
 static bool node_under(const ir_node *y, const ir_node *x)
 {
@@ -1868,14 +2042,14 @@ static bool band_seen(const dep_info *all, int s)
  * 0 broken (v filled), -1 error. */
 static int check_bands(ct_kernel *k, dep_violation *v)
 {
-	dep_info *all = compute(k, -2); /* -2: no statement analysed, only the table */
+	dep_info *all = compute(k, -2, NULL); /* -2: no statement analysed, only the table */
 	if (!all)
 		return -1;
 	int r = 1;
 	for (int s = 0; s < all->nst && r == 1; s++) {
 		if (all->st[s].band < 0 || band_seen(all, s))
 			continue;
-		dep_info *d = compute(k, all->st[s].band);
+		dep_info *d = compute(k, all->st[s].band, NULL);
 		r = d ? order_keeps(d, true, v) : -1;
 		dep_free(d);
 	}

@@ -73,6 +73,23 @@ int dep_same_instances(dep_info *d, const ct_looptree *t);
  * reordered when x is only moved). 1 carries, 0 does not, -1 on error. */
 int dep_loop_carries(dep_info *d, const ct_looptree *t, const lt_node *x, bool with_reductions);
 
+/* Whether temp array a is private to the iterations of loop node x of
+ * tree t (as above): every write of a in the kernel lies under x (or a
+ * version of x: a sibling loop over its index), and every read of a (a
+ * right-hand side's, or the old value an update reads) has a write of the
+ * same element earlier in the same iteration of x (the loops around x at
+ * one iteration too). Then no value of a flows between iterations of x, or
+ * into or out of x: each thread of a parallel x may keep its own copy. 1
+ * yes, 0 no, -1 on error (on the ctx). */
+int dep_temp_private(dep_info *d, const ct_looptree *t, const lt_node *x, int a);
+
+/* dep_loop_carries, except through the temps private to x
+ * (dep_temp_private): asked only when x carries, with those temps'
+ * accesses left out of a second analysis. priv (k->narrays entries, or
+ * NULL) gets the temps x needs private to carry nothing: none when x
+ * carries nothing as it is or carries anyway. */
+int dep_loop_carries_private(dep_info *d, const ct_looptree *t, const lt_node *x, bool with_reductions, bool *priv);
+
 /* Whether distributing the loops around parts[0..nparts) (sibling nodes
  * of k's body, one loop's children) keeps every dependence of d: running
  * all instances of one part before any of the next, in the parts' order,

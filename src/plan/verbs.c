@@ -49,6 +49,7 @@ typedef struct vb {
 	int item;               /* the plan item being applied */
 	const ir_plan_item *it;
 	int *verb_of;           /* per kernel index: the item that names it, or -1 */
+	bool *tpriv;            /* per storage: a kernel temp private to a parallel loop (one copy per thread) */
 	ct_status st;
 } vb;
 
@@ -462,6 +463,27 @@ static bool carries_nothing(vb *v, const lt_node *x)
 	return carries_none(v, x, true);
 }
 
+/* carries_nothing for a parallel loop x, except through kernel temps the
+ * dependence test proves private to x's iterations (dep_temp_private: every
+ * read follows a write of its element in its own iteration, every write
+ * is under x): priv[] (per storage) gets those x needs private, none with a
+ * cache. Unknown is false. */
+static bool carries_nothing_private(vb *v, const lt_node *x, bool *priv)
+{
+	if (cache_inside(x))
+		return false;
+	dep_info *d = dep_compute(v->k);
+	int c = d ? dep_loop_carries_private(d, v->t, x, true, priv) : -1;
+	dep_free(d);
+	ct_ctx_clear_error(v->k->ctx);
+	for (int r = 0; c == 0 && r < v->t->nregions; r++) {
+		int src = v->t->regions[r].source;
+		if (src >= 0 && src < v->k->narrays && priv[src])
+			c = 1; /* a cached temp's buffer is not the temp's copy */
+	}
+	return c == 0;
+}
+
 /* Whether the dependence test finds that loop x (no cache inside) carries
  * no dependence other than reductions (pairs of updates that meet only
  * through their left-hand side): other accesses of a summed array never
@@ -861,6 +883,9 @@ static bool loop_independent(vb *v, const lt_node *top, const lt_node *P, int k)
 	collect(v, &l, P);
 	bool ok = v->st == CT_OK;
 	int exact = 0; /* the dependence test's answer: 0 not asked, 1 independent, -1 not proved */
+	bool *priv = ct_alloc(v->k->ctx, sizeof *priv * (size_t)(v->k->narrays + 1));
+	if (!priv)
+		ok = false;
 	for (int i = 0; i < l.n && ok; i++) {
 		int s = l.v[i].e->id;
 		if (!l.v[i].write || private_to(v, s, top))
@@ -879,18 +904,27 @@ static bool loop_independent(vb *v, const lt_node *top, const lt_node *P, int k)
 		 * loop with main and tail versions, which run as one parallel loop
 		 * while the test sees each version's iterations alone */
 		if (!sep && exact == 0)
-			exact = !versioned(v->t, P) && carries_nothing(v, P) ? 1 : -1;
+			exact = !versioned(v->t, P) && carries_nothing_private(v, P, priv) ? 1 : -1;
 		sep = sep || exact == 1;
+		/* a temp whose values stay in one iteration: one copy per thread */
+		if (sep && exact == 1 && s < v->k->narrays && priv[s] && v->tpriv)
+			v->tpriv[s] = true;
 		if (!sep) {
 			char what[256];
 			item_text(v, what, sizeof what);
+			bool temp = s < v->k->narrays && arr->role == CT_TEMP;
 			ok = vb_err(v, k,
 			            "%s: the iterations of '%s' are not independent: they may access the "
-			            "same elements of '%s', which the loop writes",
-			            what, iname(v, P->index), arr->name);
+			            "same elements of '%s', which the loop writes%s",
+			            what, iname(v, P->index), arr->name,
+			            temp ? " (a temp gets one copy per thread only where the dependence test proves "
+			                   "that every read of it follows a write of its element in the same "
+			                   "iteration and that nothing outside the loop writes it)"
+			                 : "");
 		}
 	}
 	ct_free(v->k->ctx, l.v);
+	ct_free(v->k->ctx, priv);
 	return ok && v->st == CT_OK;
 }
 
@@ -1020,6 +1054,9 @@ static bool mark_private(vb *v)
 	t->priv = ct_arena_alloc(v->a, sizeof *t->priv * (size_t)(t->narrays + 1));
 	if (!t->priv)
 		return vb_nomem(v);
+	/* the kernel temps parallel loops proved private (loop_independent) */
+	for (int a = 0; v->tpriv && a < t->narrays && a < v->k->narrays; a++)
+		t->priv[a] = v->tpriv[a];
 	for (int r = 0; r < t->nregions; r++) {
 		const lt_region *rg = &t->regions[r];
 		bool inside = false;
@@ -1118,6 +1155,12 @@ ct_status plan_verbs(ct_looptree *t)
 		return CT_ERR_NOMEM;
 	for (int i = 0; i < v.k->nindices; i++)
 		v.verb_of[i] = -1;
+	v.tpriv = ct_arena_alloc(v.a, sizeof *v.tpriv * (size_t)(v.k->narrays + 1));
+	if (!v.tpriv) {
+		vb_nomem(&v);
+		ct_free(v.k->ctx, v.verb_of);
+		return v.st;
+	}
 	for (int i = 0; i < v.k->nplan && v.st == CT_OK; i++) {
 		if (!verb_here(v.k, &v.k->plan[i]) || v.k->plan[i].n < 1)
 			continue;

@@ -761,7 +761,9 @@ static int loop_carries(ct_kernel *t, dep_info *d, ct_looptree *tree, const char
 	if (n == 0)
 		return -1;
 	for (int i = 0; i < n; i++) {
-		int c = dep_loop_carries(d, tree, nodes[i], with_reductions);
+		/* a parallel loop may carry through temps private to its iterations (one copy per thread) */
+		int c = with_reductions ? dep_loop_carries_private(d, tree, nodes[i], true, NULL)
+		                        : dep_loop_carries(d, tree, nodes[i], false);
 		if (c != 0)
 			return c < 0 ? -1 : 1;
 	}
@@ -866,6 +868,42 @@ static bool candidate_ok(auto_run *R, const auto_choice *c, const char **par, in
 	ct_kernel_free(t);
 	ct_ctx_free(cx);
 	return ok;
+}
+
+/* The temps that parallel loop x of candidate c needs private (one copy per
+ * thread: dep_loop_carries_private) as a note for the comment, into note
+ * ("" when none). */
+static void private_note(auto_run *R, const auto_choice *c, const char *x, char *note, size_t n)
+{
+	note[0] = '\0';
+	char *txt = with_choice(R, c);
+	ct_ctx *cx = NULL;
+	ct_kernel *t = txt ? trial_parse(R->tctx, R->k, txt, &cx, NULL, 0) : NULL;
+	free(txt);
+	dep_info *d = t ? dep_compute(t) : NULL;
+	ct_looptree *tree = d ? lt_build_loops(t, true) : NULL;
+	bool *priv = tree ? calloc((size_t)t->narrays + 1, sizeof *priv) : NULL;
+	const lt_node *nodes[1];
+	int nn = 0;
+	int id = -1;
+	for (int i = 0; t && i < t->nindices; i++)
+		if (!strcmp(t->indices[i].name, x))
+			id = i;
+	for (int r = 0; priv && id >= 0 && r < tree->nroots && nn == 0; r++)
+		find_loops(tree->roots[r], id, nodes, &nn, 1);
+	if (nn == 1 && dep_loop_carries_private(d, tree, nodes[0], true, priv) == 0)
+		for (int a = 0; a < t->narrays; a++)
+			if (priv[a])
+				snprintf(note + strlen(note), n - strlen(note), "%s%s", note[0] ? ", " : " (one copy per thread of temp ",
+				         t->arrays[a].name);
+	if (note[0])
+		snprintf(note + strlen(note), n - strlen(note), ": every read of it follows a write in the same iteration)");
+	free(priv);
+	ct_looptree_free(tree);
+	dep_free(d);
+	ct_kernel_free(t);
+	ct_ctx_free(cx);
+	ct_ctx_clear_error(R->tctx);
 }
 
 /* Whether the accepted vector loop v of candidate c carries a reduction (its
@@ -1685,6 +1723,82 @@ static void try_nontemporal(auto_run *R, const auto_nest *n, const ir_node *x, c
 }
 
 /* Order from reuse, vectorize what can be, parallelize the outermost loop that can be. */
+/* Register tiles of inner bands (doitgen's sum after distribution, (s, p_1)
+ * inside (r, q)): an inner band of two loops whose body is one update
+ * `X[..] += ..` (or `-=`) that its outer loop does not move, its inner loop
+ * v the vector loop of nv whole vectors, nv from 2 to the vector registers
+ * less 4 (a row of the other operand, a broadcast, spare) and at most 64:
+ * v is split into vectors (vv) and unrolled, so the C backend keeps the nv
+ * vectors of X in registers over the outer loop (one row of a register
+ * tile: each element of X loaded and stored once per sweep of the outer
+ * loop instead of once per iteration). On c, checked as a candidate. */
+static void inner_register_tiles(auto_run *R, auto_choice *c, const auto_inner *in)
+{
+	const ct_kernel *k = R->k;
+	for (int j = 0; j < in->n; j++) {
+		const ir_node *y = in->top[j], *leaf = y;
+		int loops = y->nidx;
+		while (leaf->nbody == 1 && leaf->body[0]->kind == ND_FOR) {
+			leaf = leaf->body[0];
+			loops += leaf->nidx;
+		}
+		const ir_node *st = leaf->nbody == 1 ? leaf->body[0] : NULL;
+		if (in->split[j] || loops != 2 || !st || st->kind != ND_STMT || (st->op != AS_ADD && st->op != AS_SUB))
+			continue;
+		bool moves = false;
+		for (int d = 0; d < k->arrays[st->lhs->id].rank; d++)
+			moves = moves || aff_coef(st->lhs->sub[d], AFF_INDEX, in->outer[j]) != 0;
+		int64_t lanes = R->m.vector_bytes / (int64_t)ct_dtype_size(k->arrays[st->lhs->id].type);
+		int64_t nv = lanes > 0 ? in->trip[j] / lanes : 0;
+		if (moves || lanes < 2 || in->trip[j] % lanes != 0 || nv < 2 || nv > 64 || nv > R->m.registers - 4 ||
+		    bounds_use_index(k, in->inner[j]) || bounds_use_index(k, in->outer[j]))
+			continue; /* (an affine loop's trip count is a mean) */
+		const char *v = k->indices[in->inner[j]].name;
+		char vec[AUTO_NAME_MAX + 16], par[AUTO_NAME_MAX + 16];
+		snprintf(vec, sizeof vec, "  vectorize(%s)\n", v);
+		snprintf(par, sizeof par, "parallelize(%s", v);
+		const char *at_v = c->plan.s ? strstr(c->plan.s, vec) : NULL;
+		const char *at_l = c->sched.s ? strstr(c->sched.s, in->line[j]) : NULL;
+		size_t ll = strlen(in->line[j]);
+		if (!at_v || !at_l || strstr(c->plan.s, par) || ll < 3 || strcmp(in->line[j] + ll - 2, ")\n") != 0)
+			continue;
+		auto_names keep = R->names;
+		const char *vv = fresh(k, &R->names, v, "v");
+		ct_buf sc, pl;
+		ct_buf_init(&sc);
+		ct_buf_init(&pl);
+		for (const char *q = c->sched.s; q < at_l; q++)
+			ct_buf_putc(&sc, *q);
+		ct_buf_printf(&sc, "  %s = split(%s, %lld)\n", vv, v, (long long)lanes);
+		for (size_t q = 0; q + 2 < ll; q++)
+			ct_buf_putc(&sc, in->line[j][q]);
+		ct_buf_printf(&sc, ", %s)\n%s", vv, at_l + ll);
+		for (const char *q = c->plan.s; q < at_v; q++)
+			ct_buf_putc(&pl, *q);
+		ct_buf_printf(&pl, "  unroll(%s)\n  vectorize(%s)\n%s", v, vv, at_v + strlen(vec));
+		auto_choice p = *c;
+		p.sched = sc;
+		p.plan = pl;
+		char err[512];
+		if (!candidate_ok(R, &p, NULL, 0, &vv, 1, err, sizeof err)) {
+			ct_buf_free(&sc);
+			ct_buf_free(&pl);
+			R->names = keep;
+			ct_buf_printf(&c->why, "#   inner band at line %d: no register tile: %s\n", y->pos.line, first_line(err));
+			continue;
+		}
+		ct_buf_free(&c->sched);
+		ct_buf_free(&c->plan);
+		c->sched = sc;
+		c->plan = pl;
+		ct_buf_printf(&c->why,
+		              "#   inner band at line %d: register tile of one row: %s in %lld vectors of %lld (%s =\n"
+		              "#     split(%s, %lld), unroll(%s)), kept in %lld of the %d vector registers over %s\n",
+		              y->pos.line, v, (long long)nv, (long long)lanes, vv, v, (long long)lanes, v, (long long)nv,
+		              R->m.registers, k->indices[in->outer[j]].name);
+	}
+}
+
 static void try_plain(auto_run *R, const auto_nest *n, int nest, bool reorder)
 {
 	const ct_kernel *k = R->k;
@@ -1739,9 +1853,11 @@ static void try_plain(auto_run *R, const auto_nest *n, int nest, bool reorder)
 		ct_buf_printf(&pl, "  parallelize(%s%s)\n", outer, uneven ? ", policy=dynamic" : "");
 		p.plan = pl;
 		if (candidate_ok(R, &p, &outer, 1, NULL, 0, err, sizeof err)) {
+			char priv[256];
+			private_note(R, &p, outer, priv, sizeof priv);
 			ct_buf_free(&c.plan);
 			c.plan = pl;
-			ct_buf_printf(&c.why, "#   parallelize(%s): its iterations are independent; %d threads%s\n", outer,
+			ct_buf_printf(&c.why, "#   parallelize(%s): its iterations are independent%s; %d threads%s\n", outer, priv,
 			              R->m.threads, uneven ? UNEVEN_NOTE : "");
 			R->parallel++;
 		} else {
@@ -1806,6 +1922,7 @@ static void try_plain(auto_run *R, const auto_nest *n, int nest, bool reorder)
 			ct_buf_printf(&c.why, "#   %s not vectorized: %s\n", v, err);
 		}
 	}
+	inner_register_tiles(R, &c, &in);
 	accept(R, &c);
 	choice_free(&c);
 }
@@ -2254,6 +2371,206 @@ static ct_status try_distribute(auto_run *R, int depth, const char *before, char
 		free(dt);
 		if (st != CT_OK || *text)
 			return st;
+	}
+	return CT_OK;
+}
+
+/* ------------------------------------------------------------ distribution of an inner loop */
+
+/* The text of k with for x, a loop inside a nest, distributed over its
+ * parts (statements and loops): each part under its own copy of x, the
+ * copies' indices renamed (the first keeps the names); the loops around x
+ * stay around all the copies. NULL when it cannot be written so. */
+static char *inner_distributed_text(auto_run *R, const ir_node *x)
+{
+	const ct_kernel *k = R->k;
+	if (x->kind != ND_FOR || !x->parent || x->nbody < 2 || x->nidx > 8)
+		return NULL;
+	for (int c = 0; c < x->nbody; c++)
+		if (x->body[c]->kind != ND_STMT && x->body[c]->kind != ND_FOR)
+			return NULL;
+	const char *s = k->text;
+	size_t len = k->text_len;
+	size_t a = pos_offset(s, len, x->pos);
+	if (strncmp(s + a, "for", 3) != 0)
+		return NULL;
+	size_t e = node_end(s, len, a, true);
+	const char *brace = memchr(s + a, '{', e - a);
+	if (!brace)
+		return NULL;
+	size_t hb = (size_t)(brace - s), line = a;
+	while (line > 0 && s[line - 1] != '\n')
+		line--;
+	ct_buf b;
+	ct_buf_init(&b);
+	for (size_t i = 0; i < a; i++)
+		ct_buf_putc(&b, s[i]);
+	for (int c = 0; c < x->nbody; c++) {
+		const char *from[8], *to[8];
+		for (int i = 0; i < x->nidx; i++) {
+			from[i] = k->indices[x->idx[i]].name;
+			char suf[16];
+			snprintf(suf, sizeof suf, "_%d", c);
+			to[i] = c == 0 ? from[i] : fresh(k, &R->names, from[i], suf);
+		}
+		const ir_node *y = x->body[c];
+		size_t ya = pos_offset(s, len, y->pos);
+		size_t ye = node_end(s, len, ya, y->kind == ND_FOR);
+		if (c > 0) {
+			ct_buf_puts(&b, "\n");
+			for (size_t i = line; i < a && (s[i] == ' ' || s[i] == '\t'); i++)
+				ct_buf_putc(&b, s[i]);
+		}
+		put_renamed(&b, s, a, hb, from, to, x->nidx);
+		ct_buf_puts(&b, "{ ");
+		put_renamed(&b, s, ya, ye, from, to, x->nidx);
+		ct_buf_puts(&b, " }");
+	}
+	for (size_t i = e; i < len; i++)
+		ct_buf_putc(&b, s[i]);
+	return ct_buf_take(&b);
+}
+
+/* The positions from the kernel's body down to x (in a parent's body i,
+ * in its else branch -1 - i) into path; their count, 0 when too deep. */
+static int child_path(const ct_kernel *k, const ir_node *x, int *path, int cap)
+{
+	int n = 0;
+	for (const ir_node *y = x; y; y = y->parent) {
+		if (n >= cap)
+			return 0;
+		const ir_node *p = y->parent;
+		int at = -1;
+		for (int i = 0; p && i < p->nbody; i++)
+			if (p->body[i] == y)
+				at = i;
+		for (int i = 0; p && i < p->nels; i++)
+			if (p->els[i] == y)
+				at = -1 - i;
+		for (int i = 0; !p && i < k->nbody; i++)
+			if (k->body[i] == y)
+				at = i;
+		path[n++] = at;
+	}
+	for (int i = 0; i < n / 2; i++) {
+		int t = path[i];
+		path[i] = path[n - 1 - i];
+		path[n - 1 - i] = t;
+	}
+	return n;
+}
+
+/* The node of k at path (child_path's), NULL when k has none there. */
+static ir_node *node_at(const ct_kernel *k, const int *path, int n)
+{
+	if (n < 1 || path[0] < 0 || path[0] >= k->nbody)
+		return NULL;
+	ir_node *y = k->body[path[0]];
+	for (int i = 1; i < n && y; i++)
+		y = path[i] >= 0 ? (path[i] < y->nbody ? y->body[path[i]] : NULL)
+		                 : (-1 - path[i] < y->nels ? y->els[-1 - path[i]] : NULL);
+	return y;
+}
+
+/* Whether distributing the inner loop x of R's kernel over its parts
+ * keeps every dependence, the loops around x kept around the copies
+ * (dep_parts_ordered with their indices in common): 1 yes, 0 no, -1
+ * unknown. */
+static int inner_distribution_deps(auto_run *R, const ir_node *x)
+{
+	int path[64], np = child_path(R->k, x, path, 64), keep = 0;
+	for (const ir_node *y = x->parent; y; y = y->parent)
+		keep += y->kind == ND_FOR ? y->nidx : 0;
+	char *txt = np ? with_choice(R, NULL) : NULL;
+	ct_ctx *cx = NULL;
+	ct_kernel *t = txt ? trial_parse(R->tctx, R->k, txt, &cx, NULL, 0) : NULL;
+	free(txt);
+	int r = -1;
+	ir_node *y = t ? node_at(t, path, np) : NULL;
+	if (y && y->kind == ND_FOR && y->nbody == x->nbody) {
+		dep_info *d = dep_compute(t);
+		if (d)
+			r = dep_parts_ordered(d, y->body, y->nbody, keep);
+		dep_free(d);
+	}
+	ct_kernel_free(t);
+	ct_ctx_free(cx);
+	ct_ctx_clear_error(R->tctx);
+	return r;
+}
+
+/* The loops inside the nests of k (not a nest's own top loop) over two or
+ * more parts, outer ones first, into out (at most cap); their count. */
+static int inner_parted(const ir_node *x, const ir_node **out, int n, int cap)
+{
+	if (x->kind == ND_FOR && x->parent && x->nbody >= 2 && n < cap)
+		out[n++] = x;
+	for (int i = 0; i < x->nbody; i++)
+		n = inner_parted(x->body[i], out, n, cap);
+	for (int i = 0; i < x->nels; i++)
+		n = inner_parted(x->els[i], out, n, cap);
+	return n;
+}
+
+/* doitgen's choice: a loop inside a nest (for (p) { S[p] = 0; for (s) {
+ * S[p] += .. } } inside for (r, q)) whose parts, distributed inside the
+ * loops around it, give more statements a unit-stride vector loop (the sum
+ * then runs (s, p), p its vector loop, inside (r, q)). The first such loop
+ * that distributes legally (the dependence analysis) is written
+ * distributed, and the result is planned as any other file. CT_OK with
+ * *text NULL when nothing was distributed. */
+static ct_status try_distribute_inner(auto_run *R, int depth, const char *before, char **text)
+{
+	*text = NULL;
+	int hadv = vector_stmts(R->k, R->pv, &R->m);
+	const ir_node *cand[32];
+	int nc = 0;
+	for (int i = 0; i < R->k->nbody; i++)
+		if (R->k->body[i]->kind == ND_FOR)
+			nc = inner_parted(R->k->body[i], cand, nc, 32);
+	for (int c = 0; c < nc && !*text; c++) {
+		const ir_node *x = cand[c];
+		auto_names names = R->names;
+		char *dt = inner_distributed_text(R, x);
+		R->names = names;
+		if (!dt)
+			continue;
+		ct_ctx *cx = NULL;
+		ct_kernel *t = trial_parse(R->tctx, R->k, dt, &cx, NULL, 0);
+		int64_t *pv = t ? calloc((size_t)t->nparams + 1, sizeof *pv) : NULL;
+		if (pv)
+			ir_param_values(t, pv);
+		int morev = pv ? vector_stmts(t, pv, &R->m) - hadv : 0;
+		free(pv);
+		char idx[128] = "";
+		for (int i = 0; i < x->nidx; i++)
+			snprintf(idx + strlen(idx), sizeof idx - strlen(idx), "%s%s", i ? ", " : "",
+			         R->k->indices[x->idx[i]].name);
+		if (morev > 0 && inner_distribution_deps(R, x) != 1)
+			ct_buf_printf(&R->why,
+			              "# the loop at line %d, for (%s) over %d parts, stays fused: distributed, more\n"
+			              "#   statements would get a unit-stride vector loop, but a dependence runs from a\n"
+			              "#   later part to an earlier part's later iteration\n",
+			              x->pos.line, idx, x->nbody);
+		else if (morev > 0) {
+			char note[512];
+			snprintf(note, sizeof note,
+			         "# the loop at line %d, for (%s) over %d parts, is distributed inside the loops around\n"
+			         "#   it (one loop per part): fused, a part's innermost loop is strided or a sum's;\n"
+			         "#   distributed, %d more statement(s) get a unit-stride innermost loop to vectorize;\n"
+			         "#   legal: the dependence analysis finds no dependence from a later part to an\n"
+			         "#   earlier one within an iteration of the loops around it\n",
+			         x->pos.line, idx, x->nbody, morev);
+			ct_buf all;
+			ct_buf_init(&all);
+			ct_buf_puts(&all, before ? before : "");
+			ct_buf_puts(&all, note);
+			auto_rewritten(R, t, depth, text, all.s, R->keep ? R->keep : "");
+			ct_buf_free(&all);
+		}
+		ct_kernel_free(t);
+		ct_ctx_free(cx);
+		free(dt);
 	}
 	return CT_OK;
 }
@@ -3361,6 +3678,7 @@ static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth,
 	char *dist = NULL;
 	if (depth < AUTO_MAX_DISTRIBUTE && !R.at.has_sched && !R.at.has_plan &&
 	    ((try_distribute(&R, depth, note, &dist) == CT_OK && dist) ||
+	     (try_distribute_inner(&R, depth, note, &dist) == CT_OK && dist) ||
 	     (try_fuse(&R, depth, note, &dist) == CT_OK && dist) ||
 	     (try_rowfuse(&R, depth, note, &dist) == CT_OK && dist) ||
 	     (try_wave(&R, depth, note, &dist) == CT_OK && dist))) {

@@ -164,12 +164,17 @@ expect "auto mm3" 0 "" "$CACHET" auto bench/poly/kernels/mm3.cachet --threads 2 
 	[ "$(grep -c "^  unroll(" "$tmp/mm3.auto.cachet")" = 3 ] && ok ||
 	bad "mm3: $(grep -v '^#' "$tmp/mm3.auto.cachet" | tail -30)"
 auto_runs bench/poly/kernels/mm3.cachet mm3_small -D NI=16 -D NJ=18 -D NK=20 -D NL=22 -D NM=24
-# a parallel loop inside a serial one starts a region per outer iteration: too little work per
-# sweep (doitgen's 160 x 160 per (r, q)) stays serial, and the file says why
+# doitgen on 2 threads: r carries only through the row buffer S, which every iteration writes
+# before it reads it, so r is parallel with one copy of S per thread (no region per (r, q), whose
+# 160 x 160 sweep is too little work for one); the C declares S per thread; verified with the
+# sizes that give the threads work (60 x 7 x 13 statement executions per thread)
 expect "auto doitgen" 0 "" "$CACHET" auto bench/poly/kernels/doitgen.cachet --threads 2 -o "$tmp/doitgen.auto.cachet"
-! grep -q "^  parallelize(p)" "$tmp/doitgen.auto.cachet" &&
-	grep -q "p not parallel: 25760 iterations per sweep are too few for 2 threads" "$tmp/doitgen.auto.cachet" && ok ||
+grep -q "^  parallelize(r)" "$tmp/doitgen.auto.cachet" &&
+	grep -q "parallelize(r): its iterations are independent (one copy per thread of temp S" "$tmp/doitgen.auto.cachet" && ok ||
 	bad "doitgen: $(grep -v '^#' "$tmp/doitgen.auto.cachet" | tail -4)"
+expect "auto doitgen: S per thread" 0 "temp S, per thread" "$CACHET" emit "$tmp/doitgen.auto.cachet"
+expect "auto doitgen --threads 2: runs, verified" 0 "verified against the reference interpreter" \
+	"$CACHET" run "$tmp/doitgen.auto.cachet" -D NR=120 -D NQ=7 -D NP=13 --threads 2
 # one loop on 2 threads: one block per thread, each a vector loop
 j=$tmp/jacobi1d_plain.auto.cachet
 grep -q "^  iv = split(i, [0-9]*)" "$j" && grep -q "^  parallelize(i)" "$j" && grep -q "^  vectorize(iv)" "$j" && ok ||
@@ -255,6 +260,40 @@ grep -q "^  reorder(j2, k2, j2v)" "$tmp/lu2.cachet" && grep -q "^  parallelize(j
 	grep -q "^  vectorize(j2v)" "$tmp/lu2.cachet" && ok || bad "lu t2: $(grep -v '^#' "$tmp/lu2.cachet" | tail -8)"
 expect "auto lu --threads 2: runs, verified" 0 "verified against the reference interpreter" \
 	"$CACHET" run "$tmp/lu2.cachet" -D N=560 --threads 2
+
+# doitgen: the loop p over S[p] = 0 and the sum over s, inside (r, q), distributed there (the
+# dependence analysis with r, q in common); the sum then runs (s, p_1), p_1 the vector loop; at 13
+# columns (no whole vectors) that is all
+auto_runs bench/poly/kernels/doitgen.cachet doitgen_small -D NQ=7 -D NR=5 -D NP=13
+expect "auto doitgen small --threads 1" 0 "" "$CACHET" auto bench/poly/kernels/doitgen.cachet --threads 1 \
+	-D NQ=7 -D NR=5 -D NP=13 -o "$tmp/dg0.cachet"
+t=$tmp/dg0.cachet
+[ "$(grep -c '^for (' "$t")" = 1 ] && grep -q "^  for (p_1: NP) { for (s: NP) { S\[p_1\] += " "$t" &&
+	grep -q "for (p) over 2 parts, is distributed inside the loops around" "$t" &&
+	grep -q "^  reorder(s, p_1)" "$t" && grep -q "^  vectorize(p_1)" "$t" && ! grep -q "^  unroll(p_1)" "$t" && ok ||
+	bad "doitgen small: $(grep -v '^#' "$t" | tail -14)"
+# at LARGE (160 columns: 20 vectors of 8 doubles with 64-byte vectors, 40 of 4 with 32-byte ones)
+# the row of S stays in registers over s where it fits (the vector registers less 4): p_1 split
+# into vectors and unrolled; verified at 40 columns
+expect "auto doitgen --threads 1" 0 "" "$CACHET" auto bench/poly/kernels/doitgen.cachet --threads 1 -o "$tmp/dg1.cachet"
+t=$tmp/dg1.cachet
+vb=$(sed -n 's/^# machine: \([0-9]*\)-byte vectors, .*/\1/p' "$t")
+regs=$(sed -n 's/^# machine: [0-9]*-byte vectors, \([0-9]*\) vector registers.*/\1/p' "$t")
+nv=$((160 / (vb / 8)))
+if [ "$nv" -le $((regs - 4)) ]; then
+	grep -q "^  p_1v = split(p_1, $((vb / 8)))" "$t" && grep -q "^  reorder(s, p_1, p_1v)" "$t" &&
+		grep -q "^  unroll(p_1)" "$t" && grep -q "^  vectorize(p_1v)" "$t" &&
+		grep -q "register tile of one row: p_1 in $nv vectors" "$t" && ok || bad "doitgen tile: $(grep -v '^#' "$t" | tail -14)"
+else
+	grep -q "^  reorder(s, p_1)" "$t" && grep -q "^  vectorize(p_1)" "$t" && ok || bad "doitgen: $(grep -v '^#' "$t" | tail -14)"
+fi
+expect "auto doitgen --threads 1: runs, verified" 0 "verified against the reference interpreter" \
+	"$CACHET" run "$t" -D NQ=7 -D NR=5 -D NP=40 --threads 1
+# the same shape where iteration j reads what the sum of j-1 wrote: stays fused, says why, runs
+auto_runs tests/auto/inner_carry.cachet inner_carry
+t=$tmp/inner_carry.auto.cachet
+[ "$(grep -c '^  for (' "$t")" = 1 ] && grep -q "for (j) over 2 parts, stays fused" "$t" &&
+	! grep -q "is distributed" "$t" && ok || bad "inner_carry: distributed across a dependence: $(grep -v '^#' "$t" | tail -10)"
 
 # too little work for threads: nothing parallel, and the file says why
 small=$(kfile small.cachet "kernel sm" "param N = 40" "array A : f32[N] inout" "for (i: N) {" "  A[i] += 1" "}")

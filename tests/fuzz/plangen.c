@@ -419,6 +419,10 @@ static void make_template(pg_kernel *k, rng *r)
 		b1 = add_band(k, 1, "j", "N", "", "", "", "");
 		use(k, A, 2, b0, b1), use(k, X, 1, b0), use(k, Y, 1, b0), use(k, Y, 2, b0, b1);
 		use(k, B, 2, b0, b1), use(k, C, 2, b0, b1);
+		/* bit 3: a temp row T filled in each iteration of i and read back at other elements
+		 * (doitgen's S): a parallel i needs it private per thread (no use path: no cache of it) */
+		if (k->variant & 8)
+			add_array(k, "T", 3, 1, "N", "", "");
 		if (k->variant & 2) {
 			b2 = add_band(k, 2, "m", "M", "n", "N", "", "");
 			use(k, C, 1, b2), use(k, A, 1, b2), use(k, Y, 1, b2);
@@ -2002,11 +2006,15 @@ static void print_sweeps(const pg_kernel *k, obuf *o, int ik)
  * one after it (bit 2), and a second nest reading what the first wrote (bit 1). */
 static void print_multi(const pg_kernel *k, obuf *o, int ik)
 {
-	put(o, "for (i: M) {\n  Y[i] = X[i] * 2 + 1\n  for (j: N) {\n");
+	int row = (k->variant & 8) != 0; /* the temp row T (make_template) */
+	put(o, "for (i: M) {\n  Y[i] = X[i] * 2 + 1\n");
+	if (row)
+		put(o, "  for (q: N) {\n    T[q] = X[i] + q\n  }\n");
+	put(o, "  for (j: N) {\n");
 	if (k->variant & 1)
-		put(o, "    let t = A[i, j] * 2 - Y[i]\n    B[i, j] = t + X[i]\n");
+		put(o, "    let t = A[i, j] * 2 - Y[i]\n    B[i, j] = t + X[i]%s\n", row ? " + T[N-1-j]" : "");
 	else
-		put(o, "    B[i, j] = A[i, j] + Y[i]\n");
+		put(o, "    B[i, j] = A[i, j] + Y[i]%s\n", row ? " + T[N-1-j]" : "");
 	put(o, ik ? "    C[i, j] = B[i, j] - C[i, j]\n" : "    C[i, j] = C[i, j] * 0.5 + B[i, j]\n");
 	put(o, "  }\n");
 	if (k->variant & 4)

@@ -460,6 +460,103 @@ static void test_distribution(void)
 	h_end();
 }
 
+/* dep_temp_private of temp `temp` and the loop over `loop` (the written order's tree), and
+ * dep_loop_carries_private of that loop (parallel: reductions count); *priv: whether the latter
+ * needs the temp private. */
+static int private_ok(const char *text, const char *loop, const char *temp, int *carries_priv, bool *priv)
+{
+	ct_ctx *ctx = ct_ctx_new();
+	ct_kernel *k = parse(ctx, text);
+	int r = -2;
+	*carries_priv = -2;
+	*priv = false;
+	if (k) {
+		int a = -1;
+		for (int i = 0; i < k->narrays; i++)
+			if (strcmp(k->arrays[i].name, temp) == 0)
+				a = i;
+		dep_info *d = dep_compute(k);
+		ct_looptree *t = d ? lt_build_loops(k, false) : NULL;
+		const lt_node *x = t ? loop_of(k, t->roots, t->nroots, loop) : NULL;
+		bool pv[8] = {false};
+		if (x && k->narrays <= 8) {
+			r = dep_temp_private(d, t, x, a);
+			*carries_priv = dep_loop_carries_private(d, t, x, true, pv);
+			*priv = a >= 0 && pv[a];
+		}
+		ct_looptree_free(t);
+		dep_free(d);
+		ct_kernel_free(k);
+	}
+	ct_ctx_free(ctx);
+	return r;
+}
+
+static void test_private_temps(void)
+{
+	h_begin("temps private to a loop's iterations");
+	int c;
+	bool pv;
+	/* doitgen, its p loop distributed: every (r, q) writes S before it reads it */
+	static const char *dg = "kernel dg\n"
+	                        "param NR = 3, NQ = 2, NP = 5\n"
+	                        "array A : f64[NR, NQ, NP] inout\n"
+	                        "array C4 : f64[NP, NP] input\n"
+	                        "array S : f64[NP] temp\n"
+	                        "for (r: NR, q: NQ) {\n"
+	                        "  for (p: NP) { S[p] = 0 }\n"
+	                        "  for (p1: NP) { for (s: NP) { S[p1] += A[r, q, s] * C4[s, p1] } }\n"
+	                        "  for (p2: NP) { A[r, q, p2] = S[p2] }\n"
+	                        "}\n";
+	CHECK(private_ok(dg, "r", "S", &c, &pv) == 1 && c == 0 && pv);
+	CHECK(private_ok(dg, "q", "S", &c, &pv) == 1 && c == 0 && pv);
+	/* p1: its iterations read S[p1] that the p loop (another iteration of nothing around p1) wrote */
+	CHECK(private_ok(dg, "p1", "S", &c, &pv) == 0 && c == 0 && !pv);
+	/* S[0] written by iteration 0 only, read by every iteration: it flows between them */
+	static const char *fl = "kernel fl\n"
+	                        "param N = 6, M = 3\n"
+	                        "array A : f64[N, M] inout\n"
+	                        "array S : f64[N] temp\n"
+	                        "for (i: N) {\n"
+	                        "  S[i] = A[i, 0] * 2\n"
+	                        "  for (j: M) { A[i, j] = A[i, j] + S[0] }\n"
+	                        "}\n";
+	CHECK(private_ok(fl, "i", "S", &c, &pv) == 0 && c == 1 && !pv);
+	/* written outside the loop too: no copy there */
+	static const char *out = "kernel out\n"
+	                         "param N = 6, M = 3\n"
+	                         "array A : f64[N, M] inout\n"
+	                         "array T : f64[M] temp\n"
+	                         "for (j0: M) { T[j0] = 1 }\n"
+	                         "for (i: N) {\n"
+	                         "  for (j: M) { T[j] = A[i, j] * 2 }\n"
+	                         "  for (j2: M) { A[i, j2] = T[M-1-j2] + 1 }\n"
+	                         "}\n";
+	CHECK(private_ok(out, "i", "T", &c, &pv) == 0 && c == 1 && !pv);
+	/* private, but i carries through A anyway (row i reads row i-1): no temp reported */
+	static const char *rec = "kernel rec\n"
+	                         "param N = 6, M = 3\n"
+	                         "array A : f64[N, M] inout\n"
+	                         "array T : f64[M] temp\n"
+	                         "for (i: 1 .. N) {\n"
+	                         "  for (j: M) { T[j] = A[i-1, j] * 2 }\n"
+	                         "  for (j2: M) { A[i, j2] = T[j2] + 1 }\n"
+	                         "}\n";
+	CHECK(private_ok(rec, "i", "T", &c, &pv) == 1 && c == 1 && !pv);
+	/* one element written only on some iterations (an if): a read may find an older value */
+	static const char *cond = "kernel cond\n"
+	                          "param N = 6, M = 3\n"
+	                          "array A : f64[N, M] inout\n"
+	                          "array T : f64[M] temp\n"
+	                          "for (i: N) {\n"
+	                          "  for (j: M) { if (j > 0) { T[j] = A[i, j] } else { T[j] = 0 } }\n"
+	                          "  for (j2: M) { if (i > 2 && j2 == 0) { T[j2] = 5 } }\n"
+	                          "  for (j3: M) { A[i, j3] = T[j3] }\n"
+	                          "}\n";
+	CHECK(private_ok(cond, "i", "T", &c, &pv) == 1 && c == 0 && pv);
+	h_end();
+}
+
 int main(void)
 {
 	test_recurrence_broken();
@@ -470,5 +567,6 @@ int main(void)
 	test_imperfect();
 	test_balanced_runtime();
 	test_distribution();
+	test_private_temps();
 	return h_report();
 }
