@@ -357,12 +357,16 @@ bool cg_reduce_loop(cg *g, const lt_node *x)
 	const char *lo = r.lo.s ? r.lo.s : "0", *hi = r.hi.s ? r.hi.s : "0";
 	if (x->tail)
 		kg_comment(g->kg, "tail of %s", v);
+	bool jam = false;
+	for (int i = 0; i < l.n; i++)
+		jam = jam || l.b[i].nb > 0;
+	const char *jt = jam ? " (the copies of unrolled loops jammed)" : "";
 	if (arrays)
-		kg_comment(g->kg, "vectorize(%s): %d reduction%s, each summed in %d partial sums (%d x %d lanes)", v,
-		           l.n, l.n == 1 ? "" : "s", na, k, lanes);
+		kg_comment(g->kg, "vectorize(%s): %d reduction%s%s, each summed in %d partial sums (%d x %d lanes)", v,
+		           l.n, l.n == 1 ? "" : "s", jt, na, k, lanes);
 	else
-		kg_comment(g->kg, "vectorize(%s): %d reduction%s, each summed in one accumulator", v, l.n,
-		           l.n == 1 ? "" : "s");
+		kg_comment(g->kg, "vectorize(%s): %d reduction%s%s, each summed in one accumulator", v, l.n,
+		           l.n == 1 ? "" : "s", jt);
 	kg_block_bare(g->kg);
 	ct_buf clause;
 	ct_buf_init(&clause);
