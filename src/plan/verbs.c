@@ -22,9 +22,9 @@
  *   unroll(x, by=n) nothing to check: every loop over x is marked for the C
  *                   compiler to unroll n times (the loop and its bounds stay);
  *   vectorize(x)    every loop over x holds only statements, lets and ifs
- *                   (and, where x carries a reduction, loops that unroll(y)
- *                   unrolls completely: the copies jammed into x, each
- *                   reduction copy its own accumulators);
+ *                   (and, on the host, loops that unroll(y) unrolls
+ *                   completely: their copies jammed into x, each copy of a
+ *                   reduction its own accumulators);
  *                   every access moves with x only in its contiguous
  *                   dimension, by 1; every storage written there is
  *                   accessed at one subscript that moves with x, or is a
@@ -667,40 +667,22 @@ static const lt_node *not_jammed(const vb *v, const lt_node *x)
 	return NULL;
 }
 
-static bool has_reduce(const lt_node *x)
-{
-	if (x->kind == LT_STMT && x->reduce)
-		return true;
-	for (int i = 0; i < x->nkids + x->nels; i++)
-		if (has_reduce(i < x->nkids ? x->kids[i] : x->els[i - x->nkids]))
-			return true;
-	return false;
-}
-
-/* Clear the reduction marks under x (a refused vector loop). */
-static void unmark_reductions(lt_node *x)
-{
-	if (x->kind == LT_STMT)
-		x->reduce = false;
-	for (int i = 0; i < x->nkids + x->nels; i++)
-		unmark_reductions(i < x->nkids ? x->kids[i] : x->els[i - x->nkids]);
-}
-
 static bool vector_loop(vb *v, lt_node *x)
 {
 	const char *name = iname(v, x->index);
 	const lt_node *in = inner_block(x);
-	/* unroll and jam of a vector reduction (src/gen/vreduce.c): loops inside
-	 * x that the plan unrolls completely, x carrying a reduction */
-	const lt_node *bad = in && in->kind == LT_LOOP ? not_jammed(v, x) : NULL;
+	/* unroll and jam (src/gen/vreduce.c): loops inside x that the plan
+	 * unrolls completely, their copies in each vector step; on the host
+	 * (the GPU generators map loops of their own) */
+	bool host = ir_target_row(v->k->target)->parallel != IR_PAR_GRID;
+	const lt_node *bad = in && in->kind == LT_LOOP && host ? not_jammed(v, x) : NULL;
 	if (bad && bad->kind == LT_LOOP)
 		in = bad;
 	else if (bad)
 		return vb_err(v, 0, "vectorize(%s): '%s' is not the innermost loop (a cache region is inside it)",
 		              name, name);
-	else if (in && in->kind == LT_LOOP)
+	else if (in && in->kind == LT_LOOP && host)
 		in = NULL;
-	bool jam = inner_block(x) && !in;
 	if (in && in->kind == LT_LOOP)
 		return vb_err(v, 0, "vectorize(%s): '%s' is not the innermost loop (the loop over '%s' is inside it)",
 		              name, name, iname(v, in->index));
@@ -715,14 +697,6 @@ static bool vector_loop(vb *v, lt_node *x)
 	if (ok) {
 		x->vector = true;
 		mark_reductions(v, x, x->index);
-	}
-	if (ok && jam && !has_reduce(x)) {
-		x->vector = false;
-		unmark_reductions(x);
-		return vb_err(v, 0,
-		              "vectorize(%s): '%s' is not the innermost loop (the loop over '%s' is inside it; "
-		              "unrolled loops inside a vector loop are for loops that carry a sum)",
-		              name, name, iname(v, inner_block(x)->index));
 	}
 	v->t->has_vector = v->t->has_vector || ok;
 	return ok;

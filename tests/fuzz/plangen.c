@@ -1364,11 +1364,12 @@ static int smart_vectorize(pg_kernel *k, rng *r, int red)
 	char inner[PG_NAME];
 	snprintf(inner, sizeof inner, "%s", orig);
 	innermost_of(k, inner);
-	/* with red (not in the classic family, whose kernels stay those of its generator), now and
+	/* not in the classic family (whose kernels stay those of its generator), now and
 	 * then unroll and jam: another index of the band split by 2..4, its new
-	 * inner unrolled inside the vector loop (the sums of several rows in one vector loop) */
+	 * inner unrolled inside the vector loop (several rows in one vector loop: their sums, or
+	 * their updates of one vector) */
 	char jam[PG_NAME] = "";
-	if (red && k->families != PG_FAM_CLASSIC && k->b[b].norig > 1 && chance(r, 35)) {
+	if (k->families != PG_FAM_CLASSIC && k->b[b].norig > 1 && chance(r, 35)) {
 		const char *o = k->b[b].orig[rint_(r, k->b[b].norig)];
 		if (strcmp(o, orig) != 0) {
 			char rows[PG_NAME];
