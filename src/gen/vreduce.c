@@ -41,6 +41,18 @@
  * own ct_iadd / ct_isub) and are converted once at the end. The statements
  * that are not reductions run as in any vector loop; the element takes its
  * sum right after the loop, before anything after the loop reads it.
+ *
+ * Unroll and jam: the loop's body may hold loops that unroll(y) unrolls
+ * completely (gesummv's `for j { for iu { y[i+iu] += ... } }`). Their
+ * copies are emitted one after the other in each step of the vector loop,
+ * and each copy of each reduction statement is a reduction of its own (its
+ * accumulator array; cg_reduce_slot gives the k-th copy of a statement
+ * emitted in one body the k-th entry find_reductions walked), so what the
+ * copies share (x[j]) is loaded once for all. K counts each load once per
+ * copy that uses the copy's index. After the loop each copy's element
+ * takes its sum with the unrolled indices bound to that copy's values. A
+ * loop inside that is not unrolled (the tail of a runtime-sized split,
+ * which unroll leaves a loop) makes the whole loop the scalar loops.
  */
 
 #define VR_MAX_K 16    /* accumulators per reduction */
