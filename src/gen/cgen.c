@@ -100,11 +100,11 @@ static bool uses_storage(const lt_node *x, int a)
 static void gen_stmt(cg *g, const lt_node *x)
 {
 	const ir_node *s = x->stmt;
-	for (int i = 0; x->reduce && i < g->nvred; i++)
-		if (g->vred[i] == x) {
-			cg_reduce_stmt(g, s, i);
-			return;
-		}
+	int vr = cg_reduce_slot(g, x);
+	if (vr >= 0) {
+		cg_reduce_stmt(g, s, vr);
+		return;
+	}
 	const ir_expr *lhs = s->lhs;
 	if (!lhs || lhs->kind != EX_ACCESS || lhs->id < 0 || lhs->id >= g->narrays) {
 		cg_bad(g, "statement", s->stmt_id);

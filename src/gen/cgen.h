@@ -79,6 +79,7 @@ typedef struct cg {
 	lt_node *const *vred;
 	int nvred;
 	const char *vred_at;
+	bool *vred_used; /* per vred: taken in this copy of the body (unrolled copies of one statement) */
 	bool failed;
 	bool entry_checks;      /* the function checks its runtime params (ct_ok) */
 	bool reported;          /* an error more precise than "out of memory" is on ctx */
@@ -130,6 +131,9 @@ bool cg_register_tile(cg *g, const lt_node *x);
  * in private accumulators and added to their elements after the loop
  * (vreduce.c); false, with nothing emitted, when x has none. */
 bool cg_reduce_loop(cg *g, const lt_node *x);
+/* The reduction of vred that statement x updates in this copy of the
+ * vector loop's body (the next copy of x not yet emitted), or -1. */
+int cg_reduce_slot(cg *g, const lt_node *x);
 /* Reduction statement s, the i-th of the vector loop being emitted, as an
  * update of its accumulator (vreduce.c). */
 void cg_reduce_stmt(cg *g, const ir_node *s, int i);

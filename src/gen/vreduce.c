@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /*
  * The verb (src/plan/verbs.c) marks the statements under a vector loop x
@@ -40,29 +41,81 @@
  * own ct_iadd / ct_isub) and are converted once at the end. The statements
  * that are not reductions run as in any vector loop; the element takes its
  * sum right after the loop, before anything after the loop reads it.
+ *
+ * Unroll and jam: the loop's body may hold loops that unroll(y) unrolls
+ * completely (gesummv's `for j { for iu { y[i+iu] += ... } }`). Their
+ * copies are emitted one after the other in each step of the vector loop,
+ * and each copy of each reduction statement is a reduction of its own (its
+ * accumulator array; cg_reduce_slot gives the k-th copy of a statement
+ * emitted in one body the k-th entry find_reductions walked), so what the
+ * copies share (x[j]) is loaded once for all. K counts each load once per
+ * copy that uses the copy's index. After the loop each copy's element
+ * takes its sum with the unrolled indices bound to that copy's values. A
+ * loop inside that is not unrolled (the tail of a runtime-sized split,
+ * which unroll leaves a loop) makes the whole loop the scalar loops.
  */
 
-#define VR_MAX_K 16 /* accumulators per reduction */
+#define VR_MAX_K 16    /* accumulators per reduction */
+#define VR_MAX_DEPTH 8 /* unrolled loops nested under the vector loop */
+#define VR_MAX_RED 64  /* reductions (copies counted) in one vector loop */
+
+/* The reductions under a vector loop: one per statement and copy of the
+ * unrolled loops around it under the loop (bind: those loops and their
+ * values in that copy). plain: a loop under it is not unrolled (the tail
+ * of a runtime-sized split), so it runs as the scalar loops it is. */
+typedef struct vred_one {
+	int nb;
+	const lt_node *loop[VR_MAX_DEPTH];
+	int64_t val[VR_MAX_DEPTH];
+} vred_one;
 
 typedef struct vred_list {
 	lt_node **v;
+	vred_one *b;
 	int n, cap;
-	bool failed;
+	bool failed, plain;
+	vred_one cur; /* the copy being walked */
 } vred_list;
 
 static void find_reductions(vred_list *l, lt_node *x)
 {
+	if (l->failed || l->plain)
+		return;
+	if (x->kind == LT_LOOP) {
+		int64_t lo, hi;
+		if (!x->unroll || x->step < 1 || !lt_const_range(x, &lo, &hi) || l->cur.nb == VR_MAX_DEPTH) {
+			l->plain = true;
+			return;
+		}
+		int d = l->cur.nb++;
+		l->cur.loop[d] = x;
+		for (int64_t c = lo; c < hi && !l->plain && !l->failed; c += x->step) {
+			l->cur.val[d] = c;
+			for (int i = 0; i < x->nkids; i++)
+				find_reductions(l, x->kids[i]);
+		}
+		l->cur.nb--;
+		return;
+	}
 	if (x->kind == LT_STMT && x->reduce && x->stmt) {
+		if (l->n == VR_MAX_RED) {
+			l->plain = true;
+			return;
+		}
 		if (l->n == l->cap) {
 			int cap = l->cap ? 2 * l->cap : 4;
 			lt_node **v = realloc(l->v, sizeof *v * (size_t)cap);
-			if (!v) {
+			if (v)
+				l->v = v;
+			vred_one *b = v ? realloc(l->b, sizeof *b * (size_t)cap) : NULL;
+			if (!v || !b) {
 				l->failed = true;
 				return;
 			}
-			l->v = v;
+			l->b = b;
 			l->cap = cap;
 		}
+		l->b[l->n] = l->cur;
 		l->v[l->n++] = x;
 	}
 	for (int i = 0; i < x->nkids; i++)
@@ -71,38 +124,55 @@ static void find_reductions(vred_list *l, lt_node *x)
 		find_reductions(l, x->els[i]);
 }
 
-/* Accesses under x that move with index (the vector loads and stores of one step). */
-static int moving_accesses(const cg *g, const ir_expr *e, int index)
+/* Accesses under x that move with index (the vector loads and stores of
+ * one step), each counted once per copy of the unrolled loops around it
+ * (under the vector loop: loops[0 .. nl)) whose index it uses: A[i+iu, j]
+ * under unroll(iu) of 4 trips is 4 loads, x[j] one (the copies share it). */
+static int64_t moving_accesses(const cg *g, const ir_expr *e, int index, const lt_node *const *loops, int nl)
 {
 	if (!e)
 		return 0;
-	int n = 0;
+	int64_t n = 0;
 	if (e->kind == EX_ACCESS && e->id >= 0 && e->id < g->narrays && e->sub) {
-		for (int d = 0; d < g->arrays[e->id].rank; d++) {
+		bool moves = false;
+		for (int d = 0; d < g->arrays[e->id].rank && !moves; d++) {
 			bool bad = false;
-			if (lt_var_coef(g->t, e->sub[d], index, &bad) != 0 || bad) {
-				n = 1;
-				break;
+			moves = lt_var_coef(g->t, e->sub[d], index, &bad) != 0 || bad;
+		}
+		if (moves) {
+			n = 1;
+			for (int u = 0; u < nl; u++) {
+				bool uses = false;
+				for (int d = 0; d < g->arrays[e->id].rank && !uses; d++) {
+					bool bad = false;
+					uses = lt_var_coef(g->t, e->sub[d], loops[u]->index, &bad) != 0 || bad;
+				}
+				int64_t lo, hi;
+				if (uses && lt_const_range(loops[u], &lo, &hi) && hi > lo && loops[u]->step > 0)
+					n *= (hi - lo + loops[u]->step - 1) / loops[u]->step;
 			}
 		}
 	}
 	for (int i = 0; i < e->nargs; i++)
-		n += moving_accesses(g, e->args[i], index);
+		n += moving_accesses(g, e->args[i], index, loops, nl);
 	return n;
 }
 
-static int moving_under(const cg *g, const lt_node *x, int index)
+static int64_t moving_under(const cg *g, const lt_node *x, int index, const lt_node **loops, int nl)
 {
-	int n = 0;
+	int64_t n = 0;
 	if (x->stmt && (x->kind == LT_STMT || x->kind == LT_LET)) {
-		n += moving_accesses(g, x->stmt->rhs, index);
+		n += moving_accesses(g, x->stmt->rhs, index, loops, nl);
 		if (x->kind == LT_STMT)
-			n += moving_accesses(g, x->stmt->lhs, index);
+			n += moving_accesses(g, x->stmt->lhs, index, loops, nl);
 	}
+	bool in = x->kind == LT_LOOP && x->index != index && nl < VR_MAX_DEPTH;
+	if (in)
+		loops[nl++] = x;
 	for (int i = 0; i < x->nkids; i++)
-		n += moving_under(g, x->kids[i], index);
+		n += moving_under(g, x->kids[i], index, loops, nl);
 	for (int i = 0; i < x->nels; i++)
-		n += moving_under(g, x->els[i], index);
+		n += moving_under(g, x->els[i], index, loops, nl);
 	return n;
 }
 
@@ -113,7 +183,8 @@ static int accumulators(cg *g, const lt_node *x, int nred)
 	int64_t units = pi && pi->fma_units > 0 ? pi->fma_units : 1;
 	int64_t lat = pi && pi->fma_latency > 0 ? pi->fma_latency : 1;
 	int64_t regs = pi && pi->vector_registers > 0 ? pi->vector_registers : 16;
-	int64_t loads = moving_under(g, x, x->index);
+	const lt_node *loops[VR_MAX_DEPTH];
+	int64_t loads = moving_under(g, x, x->index, loops, 0);
 	if (loads < nred)
 		loads = nred;
 	int64_t chains = (lat * units * nred + loads - 1) / loads; /* lat x min(units, units x nred / loads) */
@@ -200,26 +271,79 @@ static void add_sum(cg *g, const ir_node *s, const char *sum)
 	ct_buf_free(&pend);
 }
 
-/* Loop x's body, x open. */
+/* Loop x's body, x open: each reduction copy's statement takes its own
+ * accumulators (cg_reduce_slot), so none is used yet. */
 static void body(cg *g, const lt_node *x)
 {
+	for (int i = 0; g->vred_used && i < g->nvred; i++)
+		g->vred_used[i] = false;
 	const lt_node *outer = cg_loop_enter(g, x);
 	cg_nodes(g, x->kids, x->nkids);
 	cg_loop_leave(g, x, outer);
+}
+
+int cg_reduce_slot(cg *g, const lt_node *x)
+{
+	for (int i = 0; x->reduce && i < g->nvred; i++)
+		if (g->vred[i] == x && !(g->vred_used && g->vred_used[i])) {
+			/* the copies of an unrolled loop come in the order find_reductions walked them */
+			if (g->vred_used)
+				g->vred_used[i] = true;
+			return i;
+		}
+	return -1;
+}
+
+/* A loop under vector loop x is not unrolled (the tail of a runtime-sized
+ * split): x runs as the scalar loops it is, its sums in order. */
+static void plain_loop(cg *g, const lt_node *x)
+{
+	cg_range r;
+	cg_range_open(g, x, &r);
+	kg_comment(g->kg, "vectorize(%s): a loop inside is not unrolled: the scalar loops", g->iname[x->index]);
+	cg_for_open(g, x, &r, false);
+	const lt_node *outer = cg_loop_enter(g, x);
+	cg_nodes(g, x->kids, x->nkids);
+	cg_loop_leave(g, x, outer);
+	kg_block_close(g->kg);
+	cg_range_close(g, &r);
+}
+
+/* Reduction i (its copy's unrolled loops bound to their values) takes its sum. */
+static void add_sum_copy(cg *g, const lt_node *s, const vred_one *b, const char *sum)
+{
+	const lt_node *outer[VR_MAX_DEPTH];
+	if (b->nb > 0)
+		kg_block_bare(g->kg);
+	for (int d = 0; d < b->nb; d++) {
+		kg_stmt(g->kg, KG_OTHER, NULL, NULL, "const int64_t %s = %lld;", g->iname[b->loop[d]->index],
+		        (long long)b->val[d]);
+		outer[d] = cg_loop_enter(g, b->loop[d]);
+	}
+	add_sum(g, s->stmt, sum);
+	for (int d = b->nb - 1; d >= 0; d--)
+		cg_loop_leave(g, b->loop[d], outer[d]);
+	if (b->nb > 0)
+		kg_block_close(g->kg);
 }
 
 bool cg_reduce_loop(cg *g, const lt_node *x)
 {
 	if (x->kind != LT_LOOP || !x->vector || x->index < 0 || x->index >= g->nindices || g->nvred > 0)
 		return false;
-	vred_list l = {NULL, 0, 0, false};
+	vred_list l;
+	memset(&l, 0, sizeof l);
 	for (int i = 0; i < x->nkids; i++)
 		find_reductions(&l, x->kids[i]);
-	if (l.failed || l.n == 0) {
+	if (l.failed || l.n == 0 || l.plain) {
 		g->failed = g->failed || l.failed;
+		if (!l.failed && l.plain)
+			plain_loop(g, x);
 		free(l.v);
-		return l.failed;
+		free(l.b);
+		return l.failed || l.plain;
 	}
+	bool used[VR_MAX_RED];
 	const char *v = g->iname[x->index];
 	int lanes = 1;
 	for (int i = 0; i < l.n; i++) {
@@ -245,12 +369,16 @@ bool cg_reduce_loop(cg *g, const lt_node *x)
 	const char *lo = r.lo.s ? r.lo.s : "0", *hi = r.hi.s ? r.hi.s : "0";
 	if (x->tail)
 		kg_comment(g->kg, "tail of %s", v);
+	bool jam = false;
+	for (int i = 0; i < l.n; i++)
+		jam = jam || l.b[i].nb > 0;
+	const char *jt = jam ? " (the copies of unrolled loops jammed)" : "";
 	if (arrays)
-		kg_comment(g->kg, "vectorize(%s): %d reduction%s, each summed in %d partial sums (%d x %d lanes)", v,
-		           l.n, l.n == 1 ? "" : "s", na, k, lanes);
+		kg_comment(g->kg, "vectorize(%s): %d reduction%s%s, each summed in %d partial sums (%d x %d lanes)", v,
+		           l.n, l.n == 1 ? "" : "s", jt, na, k, lanes);
 	else
-		kg_comment(g->kg, "vectorize(%s): %d reduction%s, each summed in one accumulator", v, l.n,
-		           l.n == 1 ? "" : "s");
+		kg_comment(g->kg, "vectorize(%s): %d reduction%s%s, each summed in one accumulator", v, l.n,
+		           l.n == 1 ? "" : "s", jt);
 	kg_block_bare(g->kg);
 	ct_buf clause;
 	ct_buf_init(&clause);
@@ -264,6 +392,7 @@ bool cg_reduce_loop(cg *g, const lt_node *x)
 	}
 	g->vred = l.v;
 	g->nvred = l.n;
+	g->vred_used = used;
 	if (arrays) {
 		char at[300];
 		snprintf(at, sizeof at, "[%s - ct_vb]", v);
@@ -301,10 +430,11 @@ bool cg_reduce_loop(cg *g, const lt_node *x)
 	g->vred = NULL;
 	g->nvred = 0;
 	g->vred_at = NULL;
+	g->vred_used = NULL;
 	for (int i = 0; i < l.n; i++) {
 		char sum[64];
 		snprintf(sum, sizeof sum, arrays ? "ct_vr%d[0]" : "ct_vr%d", i);
-		add_sum(g, l.v[i]->stmt, sum);
+		add_sum_copy(g, l.v[i], &l.b[i], sum);
 	}
 	kg_block_close(g->kg);
 	if (clause.failed)
@@ -312,5 +442,6 @@ bool cg_reduce_loop(cg *g, const lt_node *x)
 	ct_buf_free(&clause);
 	cg_range_close(g, &r);
 	free(l.v);
+	free(l.b);
 	return true;
 }

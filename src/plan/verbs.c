@@ -21,7 +21,10 @@
  *                   runtime-sized split, which stay loops;
  *   unroll(x, by=n) nothing to check: every loop over x is marked for the C
  *                   compiler to unroll n times (the loop and its bounds stay);
- *   vectorize(x)    every loop over x holds only statements, lets and ifs;
+ *   vectorize(x)    every loop over x holds only statements, lets and ifs
+ *                   (and, on the host, loops that unroll(y) unrolls
+ *                   completely: their copies jammed into x, each copy of a
+ *                   reduction its own accumulators);
  *                   every access moves with x only in its contiguous
  *                   dimension, by 1; every storage written there is
  *                   accessed at one subscript that moves with x, or is a
@@ -635,10 +638,51 @@ static bool vector_nontemporal(vb *v, const lt_node *x, const acclist *l)
 	return true;
 }
 
+/* Whether the plan has an item unroll(y) (complete, not by=n) naming index y. */
+static bool unrolled_by_plan(const vb *v, int y)
+{
+	for (int i = 0; i < v->k->nplan; i++) {
+		const ir_plan_item *it = &v->k->plan[i];
+		if (it->kind != PL_UNROLL || it->unroll_by > 0)
+			continue;
+		for (int j = 0; j < it->n; j++)
+			if (it->idx[j] == y)
+				return true;
+	}
+	return false;
+}
+
+/* The first loop under x that is not completely unrolled by the plan, or a
+ * cache region under x; NULL when every loop under x is unrolled. */
+static const lt_node *not_jammed(const vb *v, const lt_node *x)
+{
+	for (int i = 0; i < x->nkids + x->nels; i++) {
+		const lt_node *y = i < x->nkids ? x->kids[i] : x->els[i - x->nkids];
+		if (y->kind == LT_CACHE || (y->kind == LT_LOOP && !y->unroll && !unrolled_by_plan(v, y->index)))
+			return y;
+		const lt_node *z = not_jammed(v, y);
+		if (z)
+			return z;
+	}
+	return NULL;
+}
+
 static bool vector_loop(vb *v, lt_node *x)
 {
 	const char *name = iname(v, x->index);
 	const lt_node *in = inner_block(x);
+	/* unroll and jam (src/gen/vreduce.c): loops inside x that the plan
+	 * unrolls completely, their copies in each vector step; on the host
+	 * (the GPU generators map loops of their own) */
+	bool host = ir_target_row(v->k->target)->parallel != IR_PAR_GRID;
+	const lt_node *bad = in && in->kind == LT_LOOP && host ? not_jammed(v, x) : NULL;
+	if (bad && bad->kind == LT_LOOP)
+		in = bad;
+	else if (bad)
+		return vb_err(v, 0, "vectorize(%s): '%s' is not the innermost loop (a cache region is inside it)",
+		              name, name);
+	else if (in && in->kind == LT_LOOP && host)
+		in = NULL;
 	if (in && in->kind == LT_LOOP)
 		return vb_err(v, 0, "vectorize(%s): '%s' is not the innermost loop (the loop over '%s' is inside it)",
 		              name, name, iname(v, in->index));

@@ -60,6 +60,7 @@ typedef struct verdict {
 	int dist_refused;    /* mpi: ct_kernel_run_ranks refused it with a located distribute: message */
 	int dist_drawn;      /* mpi: the generator drew it to be refused, yet it ran and verified */
 	int vreduce;         /* its host C sums a reduction in a vector loop (src/gen/vreduce.c) */
+	int vjam;            /* its host C runs unrolled copies inside a vector loop (unroll and jam) */
 	int auto_fused;      /* auto's file fuses sweeps along their rows */
 	int auto_blocked;    /* and blocks their time loop */
 	int auto_passes;     /* auto's file fuses matrix-vector passes along a matrix's rows */
@@ -164,6 +165,23 @@ static void note_compile(verdict *v, const char *how, double secs)
 	v->compile_s += secs;
 	if (secs > v->compile_max)
 		v->compile_max = secs;
+}
+
+/* Whether the host C src has a `#pragma omp simd` loop whose body starts with an unrolled loop
+ * (cgen.c's "unrolled:" comment): unroll and jam without a vector reduction. */
+static int jammed_store(const char *src)
+{
+	for (const char *p = strstr(src, "#pragma omp simd\n"); p; p = strstr(p + 1, "#pragma omp simd\n")) {
+		const char *q = strchr(p + 17, '\n'); /* the for line */
+		if (!q)
+			return 0;
+		q++;
+		while (*q == ' ' || *q == '\t')
+			q++;
+		if (strncmp(q, "/* unrolled:", 12) == 0)
+			return 1;
+	}
+	return 0;
 }
 
 static int run_engine(ct_kernel *k, ct_ctx *ctx, int eng, verdict *v)
@@ -1173,6 +1191,8 @@ static void check_kernel(const char *text, size_t len, const pg_kernel *pk, int 
 		goto done;
 	}
 	v->vreduce = !cuda && !opencl && strstr(src, ", each summed in ") != NULL; /* vreduce.c's comment */
+	v->vjam = !cuda && !opencl && (strstr(src, " (the copies of unrolled loops jammed), ") != NULL ||
+	                               jammed_store(src));
 	if (cuda && cfg.cudacompile && cuda_compile(pk, text, src, n, v)) {
 		free(src);
 		goto done;
@@ -1774,6 +1794,7 @@ typedef struct tally {
 	long dist_drawn;        /* mpi: drawn to be refused, yet ran and verified */
 	long dist_kinds[8];     /* mpi: verified per shape of the distributed family (pg_dshape) */
 	long vreduce;           /* accepted kernels whose host C sums a reduction in a vector loop */
+	long vjam;              /* accepted kernels whose host C runs unrolled copies in a vector loop */
 	long auto_fused;        /* auto's files that fuse sweeps along their rows */
 	long auto_blocked;      /* and block their time loop */
 	long auto_passes;       /* auto's files that fuse passes along a matrix's rows */
@@ -1807,6 +1828,7 @@ static void summary(const tally *t, double secs)
 	}
 	printf("vector reductions: %ld accepted kernels sum a reduction in a vector loop (vectorize of a reduction loop)\n",
 	       t->vreduce);
+	printf("unroll and jam: %ld accepted kernels run the copies of unrolled loops inside a vector loop\n", t->vjam);
 	if (t->verified[E_AUTO])
 		printf("auto: %ld files fuse sweeps along their rows (%ld of them block the time loop), %ld fuse passes along a "
 		       "matrix's rows, %ld run rows as a wavefront, %ld distribute a nest (half the seeds plan for the caches %s)\n",
@@ -1954,6 +1976,7 @@ static void run_share(int w, int jobs, tally *t)
 		t->dist_refused += v.dist_refused;
 		t->dist_drawn += v.dist_drawn;
 		t->vreduce += v.accepted && v.vreduce;
+		t->vjam += v.accepted && v.vjam;
 		t->auto_fused += v.auto_fused;
 		t->auto_blocked += v.auto_blocked;
 		t->auto_passes += v.auto_passes;
@@ -2032,6 +2055,7 @@ static int campaign(void)
 			t.cuda_refused += part.cuda_refused, t.cuda_batches += part.cuda_batches;
 			t.dist_refused += part.dist_refused, t.dist_drawn += part.dist_drawn;
 			t.vreduce += part.vreduce;
+			t.vjam += part.vjam;
 			t.auto_fused += part.auto_fused, t.auto_dist += part.auto_dist;
 			t.auto_blocked += part.auto_blocked;
 			t.auto_passes += part.auto_passes, t.auto_wave += part.auto_wave;

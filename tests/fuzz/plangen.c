@@ -1325,6 +1325,14 @@ static const char *reduction_index(const pg_kernel *k, rng *r, int *band)
 	return cand[c];
 }
 
+/* name becomes the innermost index of its split chain. */
+static void innermost_of(const pg_kernel *k, char *name)
+{
+	for (int s = 0; s < k->ns; s++) /* splits come after their parents */
+		if (k->s[s].alive && strcmp(k->s[s].parent, name) == 0)
+			memcpy(name, k->s[s].inner, PG_NAME);
+}
+
 /* Vectorize the written array's contiguous index: its innermost split moved to the end of its band
  * (a legal reorder), so the loop is innermost and the written accesses contiguous; with red, a
  * reduction index instead (vectorize of a reduction loop: the written element stays put while the
@@ -1355,16 +1363,32 @@ static int smart_vectorize(pg_kernel *k, rng *r, int red)
 		return 0;
 	char inner[PG_NAME];
 	snprintf(inner, sizeof inner, "%s", orig);
-	for (int s = 0; s < k->ns; s++) /* splits come after their parents */
-		if (k->s[s].alive && strcmp(k->s[s].parent, inner) == 0)
-			memcpy(inner, k->s[s].inner, PG_NAME);
+	innermost_of(k, inner);
+	/* not in the classic family (whose kernels stay those of its generator), now and
+	 * then unroll and jam: another index of the band split by 2..4, its new
+	 * inner unrolled inside the vector loop (several rows in one vector loop: their sums, or
+	 * their updates of one vector) */
+	char jam[PG_NAME] = "";
+	if (k->families != PG_FAM_CLASSIC && k->b[b].norig > 1 && chance(r, 35)) {
+		const char *o = k->b[b].orig[rint_(r, k->b[b].norig)];
+		if (strcmp(o, orig) != 0) {
+			char rows[PG_NAME];
+			snprintf(rows, sizeof rows, "%s", o);
+			innermost_of(k, rows);
+			int sp = add_split(k, b, rows, 2 + rint_(r, 3), 0, 0);
+			if (sp >= 0)
+				memcpy(jam, k->s[sp].inner, PG_NAME);
+		}
+	}
 	char ord[PG_MAXBI][PG_NAME];
 	int n = pg_band_order(k, b, ord), m = 0;
 	pg_band *bd = &k->b[b];
 	for (int i = 0; i < n; i++)
-		if (strcmp(ord[i], inner) != 0)
+		if (strcmp(ord[i], inner) != 0 && strcmp(ord[i], jam) != 0)
 			memcpy(bd->ord[m++], ord[i], PG_NAME);
 	memcpy(bd->ord[m++], inner, PG_NAME);
+	if (jam[0])
+		memcpy(bd->ord[m++], jam, PG_NAME);
 	bd->nord = m;
 	bd->reorder = 1;
 	int v = add_verb(k, PG_VECTORIZE);
@@ -1372,6 +1396,11 @@ static int smart_vectorize(pg_kernel *k, rng *r, int red)
 		return 0;
 	memcpy(k->v[v].idx[0], inner, PG_NAME);
 	k->v[v].n = 1;
+	int u = jam[0] ? add_verb(k, PG_UNROLL) : -1;
+	if (u >= 0) {
+		memcpy(k->v[u].idx[0], jam, PG_NAME);
+		k->v[u].n = 1;
+	}
 	if (!red && a->role == 1 && chance(r, 40))
 		k->v[v].nontemporal = 1;
 	return 1;
