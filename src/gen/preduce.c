@@ -37,9 +37,9 @@ void cg_preduce_slabs(cg *g, const bool *heap)
 	ct_buf_init(&freed);
 	for (int a = 0; a < g->narrays && heap; a++)
 		if (heap[a] && t->priv && t->priv[a])
-			ct_buf_printf(&freed, "free(ct_priv_%d); ", a);
+			ct_buf_printf(&freed, "%sfree(ct_priv_%d);", freed.s ? " " : "", a);
 		else if (heap[a])
-			ct_buf_printf(&freed, "free(%s); ", g->aname[a]);
+			ct_buf_printf(&freed, "%sfree(%s);", freed.s ? " " : "", g->aname[a]);
 	for (int a = 0; t->pred && a < g->narrays && a < g->k->narrays; a++) {
 		if (!t->pred[a])
 			continue;
@@ -63,7 +63,7 @@ void cg_preduce_slabs(cg *g, const bool *heap)
 			kg_stmt(g->kg, KG_OTHER, NULL, NULL, "%s", freed.s);
 		kg_stmt(g->kg, KG_OTHER, NULL, NULL, "return 1; /* out of memory: the outputs stay untouched */");
 		kg_block_close(g->kg);
-		ct_buf_printf(&freed, "free(ct_rs_%d); ", a);
+		ct_buf_printf(&freed, "%sfree(ct_rs_%d);", freed.s ? " " : "", a);
 		if (n.failed)
 			g->failed = true;
 		ct_buf_free(&n);

@@ -957,12 +957,13 @@ static int64_t const_elements(const vb *v, const ir_array *arr)
  */
 static int par_reduction(vb *v, lt_node *top, const lt_node *P, int k, const acclist *l, int s, int rexact)
 {
-	if (s < 0 || s >= v->k->narrays || !sum_only(l, s) || rexact != 1)
+	if (s < 0 || s >= v->k->narrays || !sum_only(l, s))
 		return 0;
 	const ir_array *arr = &v->t->arrays[s];
 	const char *name = iname(v, P->index);
 	char what[256];
 	item_text(v, what, sizeof what);
+	/* first: the dependence test keeps a strict plan's float sums in order */
 	if (v->k->strict && (arr->type == CT_F32 || arr->type == CT_F64)) {
 		vb_err(v, k,
 		       "%s: '%s' carries a sum into '%s', which parallel threads re-associate; the plan is "
@@ -970,6 +971,8 @@ static int par_reduction(vb *v, lt_node *top, const lt_node *P, int k, const acc
 		       what, name, arr->name, v->k->strict_pos.line, v->k->strict_pos.col);
 		return -1;
 	}
+	if (rexact != 1)
+		return 0;
 	const char *why = NULL;
 	if (v->it->spmd)
 		why = "SPMD blocks (spmd=true) take no reductions";
@@ -1028,9 +1031,11 @@ static bool loop_independent(vb *v, lt_node *top, const lt_node *P, int k)
 	bool *rpriv = ct_alloc(v->k->ctx, sizeof *rpriv * (size_t)(v->k->narrays + 1));
 	if (!priv || !rpriv)
 		ok = false;
-	for (int i = 0; i < l.n && ok; i++) {
+	/* the storages a sum writes last: a refusal names another first */
+	for (int n = 0; n < 2 * l.n && ok; n++) {
+		int i = n < l.n ? n : n - l.n;
 		int s = l.v[i].e->id;
-		if (!l.v[i].write || private_to(v, s, top))
+		if (!l.v[i].write || private_to(v, s, top) || sum_only(&l, s) != (n >= l.n))
 			continue;
 		bool seen = false; /* test each storage once: at its first write */
 		for (int j = 0; j < i && !seen; j++)
