@@ -60,6 +60,7 @@ typedef struct verdict {
 	int dist_refused;    /* mpi: ct_kernel_run_ranks refused it with a located distribute: message */
 	int dist_drawn;      /* mpi: the generator drew it to be refused, yet it ran and verified */
 	int vreduce;         /* its host C sums a reduction in a vector loop (src/gen/vreduce.c) */
+	int preduce;         /* its host C sums a reduction on threads (src/gen/preduce.c) */
 	int auto_fused;      /* auto's file fuses sweeps along their rows */
 	int auto_blocked;    /* and blocks their time loop */
 	int auto_passes;     /* auto's file fuses matrix-vector passes along a matrix's rows */
@@ -1173,6 +1174,7 @@ static void check_kernel(const char *text, size_t len, const pg_kernel *pk, int 
 		goto done;
 	}
 	v->vreduce = !cuda && !opencl && strstr(src, ", each summed in ") != NULL; /* vreduce.c's comment */
+	v->preduce = !cuda && !opencl && strstr(src, "parallel reduction over ") != NULL; /* preduce.c's comment */
 	if (cuda && cfg.cudacompile && cuda_compile(pk, text, src, n, v)) {
 		free(src);
 		goto done;
@@ -1774,6 +1776,7 @@ typedef struct tally {
 	long dist_drawn;        /* mpi: drawn to be refused, yet ran and verified */
 	long dist_kinds[8];     /* mpi: verified per shape of the distributed family (pg_dshape) */
 	long vreduce;           /* accepted kernels whose host C sums a reduction in a vector loop */
+	long preduce;           /* accepted kernels whose host C sums a reduction on threads */
 	long auto_fused;        /* auto's files that fuse sweeps along their rows */
 	long auto_blocked;      /* and block their time loop */
 	long auto_passes;       /* auto's files that fuse passes along a matrix's rows */
@@ -1807,6 +1810,9 @@ static void summary(const tally *t, double secs)
 	}
 	printf("vector reductions: %ld accepted kernels sum a reduction in a vector loop (vectorize of a reduction loop)\n",
 	       t->vreduce);
+	printf("parallel reductions: %ld accepted kernels sum into per-thread copies (parallelize of a loop that carries "
+	       "only sums)\n",
+	       t->preduce);
 	if (t->verified[E_AUTO])
 		printf("auto: %ld files fuse sweeps along their rows (%ld of them block the time loop), %ld fuse passes along a "
 		       "matrix's rows, %ld run rows as a wavefront, %ld distribute a nest (half the seeds plan for the caches %s)\n",
@@ -1954,6 +1960,7 @@ static void run_share(int w, int jobs, tally *t)
 		t->dist_refused += v.dist_refused;
 		t->dist_drawn += v.dist_drawn;
 		t->vreduce += v.accepted && v.vreduce;
+		t->preduce += v.accepted && v.preduce;
 		t->auto_fused += v.auto_fused;
 		t->auto_blocked += v.auto_blocked;
 		t->auto_passes += v.auto_passes;
@@ -2032,6 +2039,7 @@ static int campaign(void)
 			t.cuda_refused += part.cuda_refused, t.cuda_batches += part.cuda_batches;
 			t.dist_refused += part.dist_refused, t.dist_drawn += part.dist_drawn;
 			t.vreduce += part.vreduce;
+			t.preduce += part.preduce;
 			t.auto_fused += part.auto_fused, t.auto_dist += part.auto_dist;
 			t.auto_blocked += part.auto_blocked;
 			t.auto_passes += part.auto_passes, t.auto_wave += part.auto_wave;

@@ -1418,6 +1418,10 @@ static void gen_host_verbs(pg_kernel *k, rng *r)
 		pv->n = m > 1 && chance(r, 40) ? 2 : 1;
 		for (int i = 0; i < pv->n; i++)
 			memcpy(pv->idx[i], bo[i], PG_NAME);
+		/* now and then a loop further in alone: a sum's loop (matmul's k, matvec's j) runs
+		 * as a parallel reduction (docs/LANGUAGE.md, "Loop verbs") */
+		if (pv->n == 1 && m > 1 && chance(r, 30))
+			memcpy(pv->idx[0], bo[1 + rint_(r, m - 1)], PG_NAME);
 		if (chance(r, 25))
 			pv->policy = 1 + rint_(r, 2);
 		if (chance(r, 20))
