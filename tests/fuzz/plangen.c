@@ -1423,8 +1423,9 @@ static void gen_host_verbs(pg_kernel *k, rng *r)
 		if (pv->n == 1 && m > 1 && chance(r, 30)) {
 			memcpy(pv->idx[0], bo[1 + rint_(r, m - 1)], PG_NAME);
 			/* a cache inside the loop keeps the dependence test from taking a sum */
-			for (int c = 0; c < k->nc && chance(r, 50); c++)
-				k->c[c].alive = 0;
+			if (chance(r, 50))
+				for (int c = 0; c < k->nc; c++)
+					k->c[c].alive = 0;
 		}
 		if (chance(r, 25))
 			pv->policy = 1 + rint_(r, 2);
