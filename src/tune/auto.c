@@ -1799,6 +1799,8 @@ static void inner_register_tiles(auto_run *R, auto_choice *c, const auto_inner *
 	}
 }
 
+static bool rowfuse_parallel_kept(const char *keep, const char *name);
+
 static void try_plain(auto_run *R, const auto_nest *n, int nest, bool reorder)
 {
 	const ct_kernel *k = R->k;
@@ -1852,13 +1854,20 @@ static void try_plain(auto_run *R, const auto_nest *n, int nest, bool reorder)
 		bool uneven = bounds_use_index(k, n->band[do_reorder ? n->order[0] : 0]);
 		ct_buf_printf(&pl, "  parallelize(%s%s)\n", outer, uneven ? ", policy=dynamic" : "");
 		p.plan = pl;
-		if (candidate_ok(R, &p, &outer, 1, NULL, 0, err, sizeof err)) {
+		bool indep = candidate_ok(R, &p, &outer, 1, NULL, 0, err, sizeof err);
+		/* a fused row loop that carries column sums: the verb takes them as a parallel reduction */
+		char err2[512];
+		bool sums = !indep && rowfuse_parallel_kept(R->keep, outer) &&
+		            candidate_ok(R, &p, NULL, 0, NULL, 0, err2, sizeof err2);
+		if (indep || sums) {
 			char priv[256];
 			private_note(R, &p, outer, priv, sizeof priv);
 			ct_buf_free(&c.plan);
 			c.plan = pl;
-			ct_buf_printf(&c.why, "#   parallelize(%s): its iterations are independent%s; %d threads%s\n", outer, priv,
-			              R->m.threads, uneven ? UNEVEN_NOTE : "");
+			ct_buf_printf(&c.why, "#   parallelize(%s): %s%s; %d threads%s\n", outer,
+			              sums ? "it carries only sums, each thread's into its own copy (a parallel reduction)"
+			                   : "its iterations are independent",
+			              priv, R->m.threads, uneven ? UNEVEN_NOTE : "");
 			R->parallel++;
 		} else {
 			ct_buf_free(&pl);
@@ -3433,6 +3442,25 @@ static int holding_level(const auto_machine *m, int64_t bytes)
 	return m->ncaches;
 }
 
+/* Whether auto's text parallelizes loop fname (a fused row loop on threads). */
+static bool rowfuse_on_threads(const char *text, const char *fname)
+{
+	char item[AUTO_NAME_MAX + 32];
+	snprintf(item, sizeof item, "  parallelize(%s)", fname);
+	return strstr(text, item) != NULL;
+}
+
+/* Whether keep (space-separated) marks loop name "%name": a fused row loop
+ * whose column sums may run as a parallel reduction (try_rowfuse). */
+static bool rowfuse_parallel_kept(const char *keep, const char *name)
+{
+	size_t n = strlen(name);
+	for (const char *p = keep ? strchr(keep, '%') : NULL; p; p = strchr(p + 1, '%'))
+		if ((p == keep || p[-1] == ' ') && !strncmp(p + 1, name, n) && (p[n + 1] == ' ' || p[n + 1] == '\0'))
+			return true;
+	return false;
+}
+
 /* The matrix-vector passes that read one matrix (bicg's A^T r and A p,
  * mvt's A y1 and A^T y2, atax's A x then A^T t): apart, each pass streams
  * the whole matrix and the next finds its rows only as far as the matrix
@@ -3500,7 +3528,9 @@ static ct_status try_rowfuse(auto_run *R, int depth, const char *before, char **
 		bool ok = known && whole > 0 && rows > 0;
 		int far = ok ? holding_level(&R->m, whole + others) : 0;
 		int near = ok ? holding_level(&R->m, whole / rows + others) : 0;
-		if (parallel || !ok || near >= far)
+		/* on threads: the row loop's column sums run as a parallel reduction (kept
+		 * with a "%row" mark; rowfuse_parallel_kept), each copy capped by the verb */
+		if (!ok || near >= far)
 			continue;
 		/* the fused text */
 		const char *s = k->text;
@@ -3570,12 +3600,23 @@ static ct_status try_rowfuse(auto_run *R, int depth, const char *before, char **
 			ct_buf_puts(&note, nmoved ? " (the nests between them, which share nothing\n"
 			                            "#   written with the passes, run before them)\n"
 			                          : "\n");
+			if (parallel)
+				ct_buf_printf(&note,
+				              "#   on %d threads: the fused row loop carries the column sums, which each thread\n"
+				              "#   sums into its own zeroed copy, added in thread order (a parallel reduction)\n",
+				              R->m.threads);
 			ct_buf kb;
 			ct_buf_init(&kb);
-			ct_buf_printf(&kb, "%s %s", R->keep ? R->keep : "", fname);
+			ct_buf_printf(&kb, "%s %s%s%s", R->keep ? R->keep : "", fname, parallel ? " %" : "",
+			              parallel ? fname : "");
 			auto_rewritten(R, t, depth, text, note.s, kb.s);
 			ct_buf_free(&kb);
 			ct_buf_free(&note);
+			/* worth threads but not on them (the reduction refused): the passes stay apart */
+			if (parallel && *text && !rowfuse_on_threads(*text, fname)) {
+				free(*text);
+				*text = NULL;
+			}
 		}
 		ct_kernel_free(t);
 		ct_ctx_free(cx);
