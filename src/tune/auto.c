@@ -3470,9 +3470,11 @@ static bool rowfuse_parallel_kept(const char *keep, const char *name)
  * array (same row bounds; nests between them that share nothing written
  * with them move before) is fused into one row loop, the passes' loops
  * over a row inside it one after the other, when the rows in use fit in a
- * nearer cache level than the matrix and the vectors, and the passes would
- * run on one thread (the fused row loop carries the column sums, so it is
- * not parallel). Legal by the dependence analysis (dep_parts_ordered: the
+ * nearer cache level than the matrix and the vectors. Where the passes
+ * would run on threads the fused row loop does too, its column sums as a
+ * parallel reduction (the nested run is told with "%row" in keep:
+ * rowfuse_parallel_kept); if the plan does not parallelize it the passes
+ * stay apart. Legal by the dependence analysis (dep_parts_ordered: the
  * fused loop distributed over its parts runs the passes as written) and,
  * for a sum moved inside the row loop, by swappable. CT_OK with *text NULL
  * when nothing was fused. */
@@ -3508,7 +3510,7 @@ static ct_status try_rowfuse(auto_run *R, int depth, const char *before, char **
 			nmoved--;
 		if (nm < 2)
 			continue;
-		/* one thread: the fused row loop carries the column sums */
+		/* on threads: the fused row loop carries the column sums (a parallel reduction) */
 		bool parallel = false;
 		for (int i = 0; i < nm; i++)
 			parallel = parallel || worth_threads(R, node_work(k, R->pv, k->body[at[i]]));

@@ -49,6 +49,18 @@ ea=$(grep -o '"max_rel_error": [^,}]*' "$tmp/a")
 eb=$(grep -o '"max_rel_error": [^,}]*' "$tmp/b")
 [ -n "$ea" ] && [ "$ea" = "$eb" ]
 check $? "two runs on 2 threads: the same error against the interpreter ($ea)"
+# cachet auto on 2 threads: the matrix-vector passes fused along the rows of one matrix run on
+# threads, the fused row loop's column sums as a parallel reduction (docs/AUTO.md)
+# (planned at the files' sizes, where the rows fit a nearer cache than the matrix; run smaller)
+for k in mvt bicg atax; do
+	small="-D N=43"
+	[ "$k" = mvt ] || small="-D N=43 -D M=37"
+	"$CACHET" auto bench/poly/kernels/$k.cachet --threads 2 >"$tmp/$k.cachet" 2>"$tmp/err" &&
+		grep -q '(a parallel reduction)' "$tmp/$k.cachet" &&
+		# shellcheck disable=SC2086
+		"$CACHET" run "$tmp/$k.cachet" $small --threads 2 >"$tmp/out" 2>&1 && grep -q 'verified against' "$tmp/out"
+	check $? "auto $k --threads 2: fused rows on threads with a parallel reduction, verified"
+done
 sed 's/^plan {/plan(strict=true) {/' "$f" >"$tmp/strict.cachet"
 "$CACHET" check "$tmp/strict.cachet" >"$tmp/out" 2>&1
 rc=$?
