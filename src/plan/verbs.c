@@ -938,6 +938,22 @@ static int64_t const_elements(const vb *v, const ir_array *arr)
 	return ok ? n : -1;
 }
 
+/* Whether loop x, argument k of the item, or a loop of the band under it
+ * has main and tail versions: the band then runs as one parallel loop over
+ * the versions (gen_parallel_versions, pgrid.c), not as the OpenMP loop
+ * whose start and end take a reduction's copies. */
+static bool band_versioned(const vb *v, const lt_node *x, int k)
+{
+	if (versioned(v->t, x))
+		return true;
+	for (int i = 0; k + 1 < v->it->n && i < x->nkids; i++) {
+		const lt_node *y = x->kids[i];
+		if (y->kind == LT_LOOP && y->index == v->it->idx[k + 1] && band_versioned(v, y, k + 1))
+			return true;
+	}
+	return false;
+}
+
 /*
  * A parallel reduction (the OpenMP reduction clause's use): storage s,
  * written under parallel loop P (argument k of the item, band top), that
@@ -976,8 +992,8 @@ static int par_reduction(vb *v, lt_node *top, const lt_node *P, int k, const acc
 	const char *why = NULL;
 	if (v->it->spmd)
 		why = "SPMD blocks (spmd=true) take no reductions";
-	else if (versioned(v->t, P))
-		why = "the loop has main and tail versions, which run as one parallel loop";
+	else if (versioned(v->t, P) || band_versioned(v, top, 0))
+		why = "the band has a loop with main and tail versions (they run as one parallel loop)";
 	else if (arr->strided)
 		why = "the array is `strided`";
 	if (why) {
