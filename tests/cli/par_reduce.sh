@@ -21,6 +21,9 @@ grep -q 'parallel reduction over i into x2' "$tmp/cs.c" &&
 	grep -q 'double \*restrict x2 = ct_rs_[0-9]* + ct_rn_[0-9]* \* (size_t)ct_thread_num();' "$tmp/cs.c" &&
 	grep -q 'x2\[ct_re\] += ct_rc\[ct_re\];' "$tmp/cs.c"
 check $? "the rows sum into per-thread copies of x2, added to x2 after the loop"
+"$CACHET" lower "$f" | grep -q '# parallel reduce(x2)$' &&
+	"$CACHET" lower "$f" --json | grep -q '"reduce": \["x2"\]'
+check $? "lower shows the reduction on the parallel loop (text and JSON)"
 for t in 1 2 3; do
 	for d in "-D N=1 -D M=1" "-D N=2 -D M=5" "-D N=37 -D M=23" "-D N=300 -D M=64"; do
 		# shellcheck disable=SC2086
