@@ -1749,7 +1749,9 @@ int dep_temp_private(dep_info *d, const ct_looptree *t, const lt_node *x, int a)
 	isl_union_set *under = same ? isl_union_map_domain(isl_union_map_copy(same)) : NULL;
 	/* every write of a in the kernel lies under x (outside x there is only the shared copy) */
 	if (r == 1) {
-		isl_bool in = isl_union_set_is_subset(isl_union_map_domain(isl_union_map_copy(wt)), under);
+		isl_union_set *wd = isl_union_map_domain(isl_union_map_copy(wt));
+		isl_bool in = wd ? isl_union_set_is_subset(wd, under) : isl_bool_error;
+		isl_union_set_free(wd); /* is_subset keeps its arguments */
 		r = in < 0 ? -1 : in ? 1 : 0;
 	}
 	isl_union_map *lt = NULL;
