@@ -375,6 +375,7 @@ static void gen_private_views(cg *g, const lt_node *band)
 				"%s *restrict %s = (%s *)(void *)((char *)ct_priv_%d + %s_bytes * (size_t)ct_thread_num());",
 				ty, g->aname[a], ty, a, g->aname[a]);
 	}
+	cg_preduce_views(g, band);
 }
 
 /* The PL_PARALLELIZE item of parallel loop x when it asks for SPMD. */
@@ -564,6 +565,15 @@ static void gen_loop(cg *g, const lt_node *x)
 	}
 	if (g->hook_loop && g->hook_loop(g, x))
 		return;
+	if (x->parallel && x->preduce && g->preduce_at != x) {
+		const lt_node *was = g->preduce_at;
+		g->preduce_at = x;
+		cg_preduce_open(g, x);
+		gen_loop(g, x);
+		cg_preduce_close(g, x);
+		g->preduce_at = was;
+		return;
+	}
 	if (x->unroll) {
 		gen_unrolled(g, x);
 		return;
@@ -1572,8 +1582,10 @@ char *gen_c_opts(ct_looptree *t, size_t *len, bool checked, gen_site **sites, in
 	gen_derived(&g);
 	gen_entry_checks(&g);
 	gen_temps(&g, heap);
+	cg_preduce_slabs(&g, heap);
 	cg_nodes(&g, t->roots, t->nroots);
 	cg_stream_finish(&g);
+	cg_preduce_free(&g);
 	for (int a = 0; a < g.narrays; a++)
 		if (heap[a] && t->priv && t->priv[a])
 			kg_stmt(g.kg, KG_OTHER, NULL, NULL, "free(ct_priv_%d);", a);

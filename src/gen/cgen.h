@@ -37,6 +37,7 @@ typedef struct cg {
 	bool floordiv;          /* ct_floordiv64 is in the preamble */
 	const lt_node *band;    /* the parallel loop being emitted */
 	int band_left;          /* loops of its collapsed band still to open */
+	const lt_node *preduce_at; /* the parallel reduction loop whose copies are open (preduce.c) */
 	/* per storage, for per-thread buffers: a stack array of priv_count
 	 * elements in the parallel loop's body (else a slice of a heap slab) */
 	bool *priv_stack;
@@ -145,6 +146,18 @@ void cg_unroll_hint(cg *g, const lt_node *x);
  * body uses (src/gen/cgen.c). */
 void cg_loop_trips(cg *g, ct_buf *b, const lt_node *x, int64_t *known);
 void cg_private_views(cg *g, const lt_node *band);
+/* Parallel reductions (src/gen/preduce.c): at entry, after the temps
+ * (heap: which are on the heap), one slab of a copy per thread of each
+ * array a parallel loop sums into (ct_looptree.pred), freed by
+ * cg_preduce_free at exit; around parallel loop x with lt_node.preduce
+ * (open before its directive, close after it) the copies zeroed and then
+ * added to the arrays in thread order; in its band's body (views) the
+ * arrays named as the thread's copy. */
+void cg_preduce_slabs(cg *g, const bool *heap);
+void cg_preduce_free(cg *g);
+void cg_preduce_open(cg *g, const lt_node *x);
+void cg_preduce_close(cg *g, const lt_node *x);
+void cg_preduce_views(cg *g, const lt_node *band);
 /* Emit the parallel band of two indices starting at v[0] whose loops have
  * main and tail versions as one parallel loop over every pair of blocks
  * (src/gen/pgrid.c); returns how many of v[0..n) it emitted (the versions

@@ -1751,7 +1751,7 @@ int dep_temp_private(dep_info *d, const ct_looptree *t, const lt_node *x, int a)
 	if (r == 1) {
 		isl_union_set *wd = wt ? isl_union_map_domain(isl_union_map_copy(wt)) : NULL;
 		isl_bool in = wd && under ? isl_union_set_is_subset(wd, under) : isl_bool_error;
-		isl_union_set_free(wd);
+		isl_union_set_free(wd); /* is_subset keeps its arguments */
 		r = in < 0 ? -1 : in ? 1 : 0;
 	}
 	isl_union_map *lt = NULL;

@@ -97,6 +97,9 @@ typedef struct lt_node {
 	int par_item;          /* parallel: its PL_PARALLELIZE item of k->plan */
 	int collapse;          /* parallel: loops of the band (this one and the
 	                          collapse - 1 single loops nested in it) */
+	const bool *preduce;   /* parallel: per storage, whether the band sums into it with `+=` /
+	                          `-=` only (a parallel reduction: each thread sums into its own
+	                          zeroed copy, added to the array after the loop); NULL none */
 	int nkids;
 	struct lt_node **kids;
 	int nels;
@@ -172,6 +175,9 @@ struct ct_looptree {
 	 * parallel loops); priv is NULL when no loop is parallel. */
 	bool has_parallel, has_vector;
 	bool *priv;
+	/* per storage: summed by some parallel loop (lt_node.preduce), which
+	 * the C backend gives a slab of one copy per thread; NULL when none */
+	bool *pred;
 };
 
 /* The bounds an affine loop has where none of its terms is over params

@@ -639,6 +639,15 @@ static void put_loop_notes(const pr *p, const lt_node *x)
 			ct_buf_puts(b, " dynamic");
 		if (it && it->max_threads > 0)
 			ct_buf_printf(b, " max_threads=%lld", (long long)it->max_threads);
+		/* a parallel reduction: the arrays each thread sums into its own copy of */
+		const char *open = " reduce(";
+		for (int a = 0; x->preduce && a < p->k->narrays; a++)
+			if (x->preduce[a]) {
+				ct_buf_printf(b, "%s%s", open, p->k->arrays[a].name);
+				open = ", ";
+			}
+		if (open[0] == ',')
+			ct_buf_putc(b, ')');
 	}
 }
 
@@ -783,6 +792,13 @@ static json_t *json_parallel(const pr *p, const lt_node *x, bool *ok)
 	ct_json_set(o, "collapse", json_integer(x->collapse), ok);
 	ct_json_set(o, "policy", json_string(it && it->policy == POLICY_DYNAMIC ? "dynamic" : "static"), ok);
 	ct_json_set(o, "max_threads", json_integer(it ? (json_int_t)it->max_threads : 0), ok);
+	if (x->preduce) { /* a parallel reduction: the arrays summed in per-thread copies */
+		json_t *r = json_array();
+		for (int a = 0; a < p->k->narrays; a++)
+			if (x->preduce[a] && json_array_append_new(r, json_string(p->k->arrays[a].name)) != 0)
+				*ok = false;
+		ct_json_set(o, "reduce", r, ok);
+	}
 	return o;
 }
 

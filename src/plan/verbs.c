@@ -53,6 +53,8 @@ typedef struct vb {
 	const ir_plan_item *it;
 	int *verb_of;           /* per kernel index: the item that names it, or -1 */
 	bool *tpriv;            /* per storage: a kernel temp private to a parallel loop (one copy per thread) */
+	const lt_node *preduce_top; /* the parallel loop whose sums preduce_mark marks (its lt_node.preduce) */
+	bool *preduce_mark;
 	ct_status st;
 } vb;
 
@@ -477,6 +479,23 @@ static bool carries_nothing_private(vb *v, const lt_node *x, bool *priv)
 		return false;
 	dep_info *d = dep_compute(v->k);
 	int c = d ? dep_loop_carries_private(d, v->t, x, true, priv) : -1;
+	dep_free(d);
+	ct_ctx_clear_error(v->k->ctx);
+	for (int r = 0; c == 0 && r < v->t->nregions; r++) {
+		int src = v->t->regions[r].source;
+		if (src >= 0 && src < v->k->narrays && priv[src])
+			c = 1; /* a cached temp's buffer is not the temp's copy */
+	}
+	return c == 0;
+}
+
+/* carries_nothing_private without the pairs of one `+=` / `-=` statement
+ * that meet at an element (a parallel reduction's sums): 0 carried else.
+ * Unknown is false. */
+static bool reduction_only_private(vb *v, const lt_node *x, bool *priv)
+{
+	dep_info *d = dep_compute(v->k);
+	int c = d ? dep_loop_carries_private(d, v->t, x, false, priv) : -1;
 	dep_free(d);
 	ct_ctx_clear_error(v->k->ctx);
 	for (int r = 0; c == 0 && r < v->t->nregions; r++) {
@@ -917,9 +936,149 @@ static bool versioned(const ct_looptree *t, const lt_node *x)
 	return false;
 }
 
+/* ------------------------------------------------------------ parallelize: reductions */
+
+/* The largest copy of a summed array each thread of a parallel reduction
+ * gets (bytes): above it the copies would cost more memory and zeroing
+ * than the loop's parallelism is likely to win back. */
+#define PLAN_MAX_PREDUCE_BYTES ((int64_t)16 << 20)
+
+/* Whether every access of storage s under the parallel loop (accesses l)
+ * is the left-hand side of a `+=` / `-=` whose right-hand side does not
+ * read s: a sum that re-associates, nothing else seeing a partial value. */
+static bool sum_only(const acclist *l, int s)
+{
+	for (int i = 0; i < l->n; i++) {
+		if (l->v[i].e->id != s)
+			continue;
+		const ir_node *st = l->v[i].node->stmt;
+		if (!l->v[i].write || !st || l->v[i].node->kind != LT_STMT ||
+		    (st->op != AS_ADD && st->op != AS_SUB) || ir_expr_reads(st->rhs, s) ||
+		    ir_expr_reads(st->cond, s))
+			return false;
+	}
+	return true;
+}
+
+/* Elements of kernel array a when its extents use compile-time params
+ * only, else -1 (checked when the kernel runs: the allocation). */
+static int64_t const_elements(const vb *v, const ir_array *arr)
+{
+	int64_t *pv = ct_alloc(v->k->ctx, sizeof *pv * (size_t)(v->k->nparams + 1));
+	if (!pv)
+		return -1;
+	ir_param_values(v->k, pv);
+	int64_t n = 1;
+	bool ok = true;
+	for (int d = 0; d < arr->rank && ok; d++) {
+		const aff *x = &arr->ext[d];
+		for (int i = 0; i < x->n && ok; i++)
+			ok = x->t[i].kind == AFF_PARAM && x->t[i].id >= 0 && x->t[i].id < v->k->nparams &&
+			     !v->k->params[x->t[i].id].runtime;
+		int64_t e = ok ? aff_eval(*x, pv, NULL, &ok) : 0;
+		ok = ok && ct_mul_ok(n, e < 0 ? 0 : e, &n);
+	}
+	ct_free(v->k->ctx, pv);
+	return ok ? n : -1;
+}
+
+/* Whether loop x, argument k of the item, or a loop of the band under it
+ * has main and tail versions: the band then runs as one parallel loop over
+ * the versions (gen_parallel_versions, pgrid.c), not as the OpenMP loop
+ * whose start and end take a reduction's copies. */
+static bool band_versioned(const vb *v, const lt_node *x, int k)
+{
+	if (versioned(v->t, x))
+		return true;
+	for (int i = 0; k + 1 < v->it->n && i < x->nkids; i++) {
+		const lt_node *y = x->kids[i];
+		if (y->kind == LT_LOOP && y->index == v->it->idx[k + 1] && band_versioned(v, y, k + 1))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A parallel reduction (the OpenMP reduction clause's use): storage s,
+ * written under parallel loop P (argument k of the item, band top), that
+ * no dimension separates and whose iterations the full dependence test
+ * does not prove apart, is accepted when the loop carries nothing but the
+ * pairs of one `+=` / `-=` statement meeting at an element (rexact: the
+ * test without them, asked once per loop, 1 when it passed) and s is a
+ * kernel array only summed there (sum_only). The C backend gives each
+ * thread a zeroed copy of s, and adds the copies to s in thread order
+ * after the loop: a float sum re-associates, so not under
+ * plan(strict=true); deterministic for a thread count with the static
+ * schedule. Not where the loop runs other than as one OpenMP loop (main
+ * and tail versions together, SPMD blocks), not into a `strided` array
+ * (its copy is not dense), nor into a copy larger than
+ * PLAN_MAX_PREDUCE_BYTES. 1: accepted (top->preduce[s] set); 0: not a
+ * reduction (the caller's message); -1: refused with a message.
+ */
+static int par_reduction(vb *v, lt_node *top, const lt_node *P, int k, const acclist *l, int s, int rexact)
+{
+	if (s < 0 || s >= v->k->narrays || !sum_only(l, s))
+		return 0;
+	const ir_array *arr = &v->t->arrays[s];
+	const char *name = iname(v, P->index);
+	char what[256];
+	item_text(v, what, sizeof what);
+	/* first: the dependence test keeps a strict plan's float sums in order */
+	if (v->k->strict && (arr->type == CT_F32 || arr->type == CT_F64)) {
+		vb_err(v, k,
+		       "%s: '%s' carries a sum into '%s', which parallel threads re-associate; the plan is "
+		       "strict=true (%d:%d), which keeps the order of float reductions",
+		       what, name, arr->name, v->k->strict_pos.line, v->k->strict_pos.col);
+		return -1;
+	}
+	if (rexact != 1)
+		return 0;
+	const char *why = NULL;
+	if (v->it->spmd)
+		why = "SPMD blocks (spmd=true) take no reductions";
+	else if (versioned(v->t, P) || band_versioned(v, top, 0))
+		why = "the band has a loop with main and tail versions (they run as one parallel loop)";
+	else if (arr->strided)
+		why = "the array is `strided`";
+	if (why) {
+		vb_err(v, k, "%s: '%s' carries a sum into '%s', which a parallel reduction would take, but %s",
+		       what, name, arr->name, why);
+		return -1;
+	}
+	int64_t n = const_elements(v, arr), bytes;
+	if (n >= 0 && (!ct_mul_ok(n, (int64_t)ct_dtype_size(arr->type), &bytes) || bytes > PLAN_MAX_PREDUCE_BYTES)) {
+		vb_err(v, k,
+		       "%s: '%s' carries a sum into '%s'; a parallel reduction gives each thread a copy of "
+		       "'%s' (%lld elements), more than the %lld bytes a copy may take",
+		       what, name, arr->name, arr->name, (long long)n, (long long)PLAN_MAX_PREDUCE_BYTES);
+		return -1;
+	}
+	bool *mark = v->preduce_top == top ? v->preduce_mark : NULL;
+	if (!mark) {
+		mark = ct_arena_alloc(v->a, sizeof *mark * (size_t)(v->k->narrays + 1));
+		if (!mark) {
+			vb_nomem(v);
+			return -1;
+		}
+		v->preduce_top = top;
+		v->preduce_mark = mark;
+		top->preduce = mark;
+	}
+	if (!v->t->pred) {
+		v->t->pred = ct_arena_alloc(v->a, sizeof *v->t->pred * (size_t)(v->t->narrays + 1));
+		if (!v->t->pred) {
+			vb_nomem(v);
+			return -1;
+		}
+	}
+	mark[s] = true;
+	v->t->pred[s] = true;
+	return 1;
+}
+
 /* The iterations of loop P (argument k of the item) are independent, the
  * buffers of regions inside the parallel loop top being per thread. */
-static bool loop_independent(vb *v, const lt_node *top, const lt_node *P, int k)
+static bool loop_independent(vb *v, lt_node *top, const lt_node *P, int k)
 {
 	if (v->k->dist_rank)
 		return true; /* proven on the whole kernel (ct_kernel.dist_rank) */
@@ -927,12 +1086,16 @@ static bool loop_independent(vb *v, const lt_node *top, const lt_node *P, int k)
 	collect(v, &l, P);
 	bool ok = v->st == CT_OK;
 	int exact = 0; /* the dependence test's answer: 0 not asked, 1 independent, -1 not proved */
+	int rexact = 0; /* the same, reduction pairs left out (par_reduction) */
 	bool *priv = ct_alloc(v->k->ctx, sizeof *priv * (size_t)(v->k->narrays + 1));
-	if (!priv)
+	bool *rpriv = ct_alloc(v->k->ctx, sizeof *rpriv * (size_t)(v->k->narrays + 1));
+	if (!priv || !rpriv)
 		ok = false;
-	for (int i = 0; i < l.n && ok; i++) {
+	/* the storages a sum writes last: a refusal names another first */
+	for (int n = 0; n < 2 * l.n && ok; n++) {
+		int i = n < l.n ? n : n - l.n;
 		int s = l.v[i].e->id;
-		if (!l.v[i].write || private_to(v, s, top))
+		if (!l.v[i].write || private_to(v, s, top) || sum_only(&l, s) != (n >= l.n))
 			continue;
 		bool seen = false; /* test each storage once: at its first write */
 		for (int j = 0; j < i && !seen; j++)
@@ -953,6 +1116,19 @@ static bool loop_independent(vb *v, const lt_node *top, const lt_node *P, int k)
 		/* a temp whose values stay in one iteration: one copy per thread */
 		if (sep && exact == 1 && s < v->k->narrays && priv[s] && v->tpriv)
 			v->tpriv[s] = true;
+		/* a sum: the test again without the pairs of one update statement */
+		if (!sep && rexact == 0)
+			rexact = !versioned(v->t, P) && !cache_inside(P) && reduction_only_private(v, P, rpriv) ? 1 : -1;
+		if (!sep && rexact == 1 && s < v->k->narrays && rpriv[s] && v->tpriv)
+			v->tpriv[s] = sep = true;
+		if (!sep) {
+			int r = par_reduction(v, top, P, k, &l, s, rexact);
+			if (r < 0) {
+				ok = false;
+				break;
+			}
+			sep = r == 1;
+		}
 		if (!sep) {
 			char what[256];
 			item_text(v, what, sizeof what);
@@ -969,12 +1145,13 @@ static bool loop_independent(vb *v, const lt_node *top, const lt_node *P, int k)
 	}
 	ct_free(v->k->ctx, l.v);
 	ct_free(v->k->ctx, priv);
+	ct_free(v->k->ctx, rpriv);
 	return ok && v->st == CT_OK;
 }
 
 /* Every loop over argument k.. of the item under y (a loop over argument
  * k - 1) has independent iterations. */
-static bool band_independent(vb *v, const lt_node *top, const lt_node *y, int k)
+static bool band_independent(vb *v, lt_node *top, const lt_node *y, int k)
 {
 	if (!loop_independent(v, top, y, k - 1))
 		return false;

@@ -146,8 +146,13 @@ expect "refused: affine loop outside a split" 2 "out.cachet:9:3: error: loop 'j'
 	"$CACHET" check "$out"
 dep=$(kfile dep.cachet "kernel d" "param N = 8" "array B : f32[N] inout" \
 	"for (i: N, j: 0 .. i+1) {" "  B[j] += 1" "}" "plan {" "  parallelize(i)" "}")
-expect "refused: parallel loop carrying a dependence" 2 "parallelize\(i\): the iterations of 'i' are not independent" \
-	"$CACHET" check "$dep"
+# the loop over i carries only the sum into B: a parallel reduction (docs/PLANS.md, section 18),
+# refused under strict=true
+expect "parallel loop carrying a sum: a parallel reduction, verified" 0 "verified" "$CACHET" run "$dep" --threads 2
+deps=$(kfile deps.cachet "kernel d" "param N = 8" "array B : f32[N] inout" \
+	"for (i: N, j: 0 .. i+1) {" "  B[j] += 1" "}" "plan(strict=true) {" "  parallelize(i)" "}")
+expect "refused: parallel loop carrying a float sum under strict=true" 2 "parallelize\(i\): 'i' carries a sum into 'B'" \
+	"$CACHET" check "$deps"
 cache=$(kfile cache.cachet "kernel c" "param N = 8" "array B : f32[N] inout" \
 	"for (i: N, j: 0 .. i+1) {" "  B[j] += 1" "}" "plan {" "  BB = cache(B, level=1)" "}")
 # a written block that moves with an affine loop: the box over its range, copied in and out
@@ -221,8 +226,8 @@ pe2=$(kfile pe2.cachet "kernel pe2" "param N = 64" "array A : f32[N, N] input" "
 	"for (db: 2, cp: 4) {" "  for (ri: cp + 1 .. 4) {" "    for (k: N, r: 8, c: 8) {" \
 	"      C[8*ri + r, 8*cp + c] += A[k, 32*db + 8*ri + r] * A[k, 32*db + 8*cp + c]" \
 	"    }" "  }" "}" "plan {" "  parallelize(db)" "}")
-expect "parallelize: still refused where the blocks meet" 2 "parallelize\(db\): the iterations of 'db' are not independent" \
-	"$CACHET" check "$pe2"
+# where the blocks meet, the sums into C run as a parallel reduction (docs/PLANS.md, section 18)
+expect "parallelize: where the blocks meet, a parallel reduction, verified" 0 "verified" "$CACHET" run "$pe2" --threads 2
 
 # ---------------------------------------------------------------- blocked syrk: tiles on the diagonal, upper triangle kept
 # C is inout with random contents: verification compares all of it, the strict upper triangle included

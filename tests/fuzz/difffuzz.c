@@ -61,6 +61,7 @@ typedef struct verdict {
 	int dist_drawn;      /* mpi: the generator drew it to be refused, yet it ran and verified */
 	int vreduce;         /* its host C sums a reduction in a vector loop (src/gen/vreduce.c) */
 	int vjam;            /* its host C runs unrolled copies inside a vector loop (unroll and jam) */
+	int preduce;         /* its host C sums a reduction on threads (src/gen/preduce.c) */
 	int auto_fused;      /* auto's file fuses sweeps along their rows */
 	int auto_blocked;    /* and blocks their time loop */
 	int auto_passes;     /* auto's file fuses matrix-vector passes along a matrix's rows */
@@ -1193,6 +1194,7 @@ static void check_kernel(const char *text, size_t len, const pg_kernel *pk, int 
 	v->vreduce = !cuda && !opencl && strstr(src, ", each summed in ") != NULL; /* vreduce.c's comment */
 	v->vjam = !cuda && !opencl && (strstr(src, " (the copies of unrolled loops jammed), ") != NULL ||
 	                               jammed_store(src));
+	v->preduce = !cuda && !opencl && strstr(src, "parallel reduction over ") != NULL; /* preduce.c's comment */
 	if (cuda && cfg.cudacompile && cuda_compile(pk, text, src, n, v)) {
 		free(src);
 		goto done;
@@ -1795,6 +1797,7 @@ typedef struct tally {
 	long dist_kinds[8];     /* mpi: verified per shape of the distributed family (pg_dshape) */
 	long vreduce;           /* accepted kernels whose host C sums a reduction in a vector loop */
 	long vjam;              /* accepted kernels whose host C runs unrolled copies in a vector loop */
+	long preduce;           /* accepted kernels whose host C sums a reduction on threads */
 	long auto_fused;        /* auto's files that fuse sweeps along their rows */
 	long auto_blocked;      /* and block their time loop */
 	long auto_passes;       /* auto's files that fuse passes along a matrix's rows */
@@ -1829,6 +1832,9 @@ static void summary(const tally *t, double secs)
 	printf("vector reductions: %ld accepted kernels sum a reduction in a vector loop (vectorize of a reduction loop)\n",
 	       t->vreduce);
 	printf("unroll and jam: %ld accepted kernels run the copies of unrolled loops inside a vector loop\n", t->vjam);
+	printf("parallel reductions: %ld accepted kernels sum into per-thread copies (parallelize of a loop that carries "
+	       "only sums)\n",
+	       t->preduce);
 	if (t->verified[E_AUTO])
 		printf("auto: %ld files fuse sweeps along their rows (%ld of them block the time loop), %ld fuse passes along a "
 		       "matrix's rows, %ld run rows as a wavefront, %ld distribute a nest (half the seeds plan for the caches %s)\n",
@@ -1977,6 +1983,7 @@ static void run_share(int w, int jobs, tally *t)
 		t->dist_drawn += v.dist_drawn;
 		t->vreduce += v.accepted && v.vreduce;
 		t->vjam += v.accepted && v.vjam;
+		t->preduce += v.accepted && v.preduce;
 		t->auto_fused += v.auto_fused;
 		t->auto_blocked += v.auto_blocked;
 		t->auto_passes += v.auto_passes;
@@ -2056,6 +2063,7 @@ static int campaign(void)
 			t.dist_refused += part.dist_refused, t.dist_drawn += part.dist_drawn;
 			t.vreduce += part.vreduce;
 			t.vjam += part.vjam;
+			t.preduce += part.preduce;
 			t.auto_fused += part.auto_fused, t.auto_dist += part.auto_dist;
 			t.auto_blocked += part.auto_blocked;
 			t.auto_passes += part.auto_passes, t.auto_wave += part.auto_wave;

@@ -1447,6 +1447,15 @@ static void gen_host_verbs(pg_kernel *k, rng *r)
 		pv->n = m > 1 && chance(r, 40) ? 2 : 1;
 		for (int i = 0; i < pv->n; i++)
 			memcpy(pv->idx[i], bo[i], PG_NAME);
+		/* now and then a loop further in alone: a sum's loop (matmul's k, matvec's j) runs
+		 * as a parallel reduction (docs/LANGUAGE.md, "Loop verbs") */
+		if (pv->n == 1 && m > 1 && chance(r, 30)) {
+			memcpy(pv->idx[0], bo[1 + rint_(r, m - 1)], PG_NAME);
+			/* a cache inside the loop keeps the dependence test from taking a sum */
+			if (chance(r, 50))
+				for (int c = 0; c < k->nc; c++)
+					k->c[c].alive = 0;
+		}
 		if (chance(r, 25))
 			pv->policy = 1 + rint_(r, 2);
 		if (chance(r, 20))
