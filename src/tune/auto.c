@@ -2156,21 +2156,21 @@ static bool distribution_legal(const ct_kernel *k, const auto_nest *n)
 	return true;
 }
 
-/* The text of k with nest n distributed over its parts (NULL: it cannot be
- * written so): each part under its own copy of the band's for, the copies'
- * indices renamed (the first keeps the names). *sufficient: whether
- * distribution_legal says the distribution keeps every dependence (else
- * the dependence analysis must say so). */
-static char *distributed_text(auto_run *R, const auto_nest *n, bool *sufficient)
+/* The text of R's kernel with for x distributed over its parts (statements
+ * and loops): each part under its own copy of x's header, the copies'
+ * indices (names, nnames of them) renamed `_c` (the first keeps the names).
+ * A top-level x's copies are whole lines ("{\n  part\n}"); an inner one's
+ * ("{ part }") keep x's indentation, so the loops around x stay around all
+ * the copies. NULL when x's body holds other than statements and loops, or
+ * its text is not a `for` with a brace. */
+static char *parts_text(auto_run *R, const ir_node *x, const char *const *names, int nnames, bool inner)
 {
 	const ct_kernel *k = R->k;
-	const ir_node *x = n->top;
-	if (n->top != n->inner || x->nbody < 2 || n->nband > 8)
+	if (x->nbody < 2)
 		return NULL;
 	for (int c = 0; c < x->nbody; c++)
 		if (x->body[c]->kind != ND_STMT && x->body[c]->kind != ND_FOR)
 			return NULL;
-	*sufficient = distribution_legal(k, n);
 	const char *s = k->text;
 	size_t len = k->text_len;
 	size_t a = pos_offset(s, len, x->pos);
@@ -2180,32 +2180,54 @@ static char *distributed_text(auto_run *R, const auto_nest *n, bool *sufficient)
 	const char *brace = memchr(s + a, '{', e - a);
 	if (!brace)
 		return NULL;
-	size_t hb = (size_t)(brace - s);
+	size_t hb = (size_t)(brace - s), line = a;
+	while (line > 0 && s[line - 1] != '\n')
+		line--;
 	ct_buf b;
 	ct_buf_init(&b);
 	for (size_t i = 0; i < a; i++)
 		ct_buf_putc(&b, s[i]);
 	for (int c = 0; c < x->nbody; c++) {
-		const char *from[8], *to[8];
-		for (int i = 0; i < n->nband; i++) {
-			from[i] = iname(k, n, i);
+		const char *to[8];
+		for (int i = 0; i < nnames; i++) {
 			char suf[16];
 			snprintf(suf, sizeof suf, "_%d", c);
-			to[i] = c == 0 ? from[i] : fresh(k, &R->names, from[i], suf);
+			to[i] = c == 0 ? names[i] : fresh(k, &R->names, names[i], suf);
 		}
 		const ir_node *y = x->body[c];
 		size_t ya = pos_offset(s, len, y->pos);
 		size_t ye = node_end(s, len, ya, y->kind == ND_FOR);
-		if (c > 0)
+		if (c > 0) {
 			ct_buf_puts(&b, "\n");
-		put_renamed(&b, s, a, hb, from, to, n->nband);
-		ct_buf_puts(&b, "{\n  ");
-		put_renamed(&b, s, ya, ye, from, to, n->nband);
-		ct_buf_puts(&b, "\n}");
+			for (size_t i = line; inner && i < a && (s[i] == ' ' || s[i] == '\t'); i++)
+				ct_buf_putc(&b, s[i]);
+		}
+		put_renamed(&b, s, a, hb, names, to, nnames);
+		ct_buf_puts(&b, inner ? "{ " : "{\n  ");
+		put_renamed(&b, s, ya, ye, names, to, nnames);
+		ct_buf_puts(&b, inner ? " }" : "\n}");
 	}
 	for (size_t i = e; i < len; i++)
 		ct_buf_putc(&b, s[i]);
 	return ct_buf_take(&b);
+}
+
+/* The text of k with nest n distributed over its parts (NULL: it cannot be
+ * written so): each part under its own copy of the band's for, the copies'
+ * indices renamed (the first keeps the names). *sufficient: whether
+ * distribution_legal says the distribution keeps every dependence (else
+ * the dependence analysis must say so). */
+static char *distributed_text(auto_run *R, const auto_nest *n, bool *sufficient)
+{
+	const ct_kernel *k = R->k;
+	const ir_node *x = n->top;
+	if (n->top != n->inner || n->nband > 8)
+		return NULL;
+	*sufficient = distribution_legal(k, n);
+	const char *names[8];
+	for (int i = 0; i < n->nband; i++)
+		names[i] = iname(k, n, i);
+	return parts_text(R, x, names, n->nband, false);
 }
 
 static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth, char **text, const char *note,
@@ -2437,51 +2459,12 @@ static ct_status try_distribute(auto_run *R, int depth, const char *before, char
 static char *inner_distributed_text(auto_run *R, const ir_node *x)
 {
 	const ct_kernel *k = R->k;
-	if (x->kind != ND_FOR || !x->parent || x->nbody < 2 || x->nidx > 8)
+	if (x->kind != ND_FOR || !x->parent || x->nidx > 8)
 		return NULL;
-	for (int c = 0; c < x->nbody; c++)
-		if (x->body[c]->kind != ND_STMT && x->body[c]->kind != ND_FOR)
-			return NULL;
-	const char *s = k->text;
-	size_t len = k->text_len;
-	size_t a = pos_offset(s, len, x->pos);
-	if (strncmp(s + a, "for", 3) != 0)
-		return NULL;
-	size_t e = node_end(s, len, a, true);
-	const char *brace = memchr(s + a, '{', e - a);
-	if (!brace)
-		return NULL;
-	size_t hb = (size_t)(brace - s), line = a;
-	while (line > 0 && s[line - 1] != '\n')
-		line--;
-	ct_buf b;
-	ct_buf_init(&b);
-	for (size_t i = 0; i < a; i++)
-		ct_buf_putc(&b, s[i]);
-	for (int c = 0; c < x->nbody; c++) {
-		const char *from[8], *to[8];
-		for (int i = 0; i < x->nidx; i++) {
-			from[i] = k->indices[x->idx[i]].name;
-			char suf[16];
-			snprintf(suf, sizeof suf, "_%d", c);
-			to[i] = c == 0 ? from[i] : fresh(k, &R->names, from[i], suf);
-		}
-		const ir_node *y = x->body[c];
-		size_t ya = pos_offset(s, len, y->pos);
-		size_t ye = node_end(s, len, ya, y->kind == ND_FOR);
-		if (c > 0) {
-			ct_buf_puts(&b, "\n");
-			for (size_t i = line; i < a && (s[i] == ' ' || s[i] == '\t'); i++)
-				ct_buf_putc(&b, s[i]);
-		}
-		put_renamed(&b, s, a, hb, from, to, x->nidx);
-		ct_buf_puts(&b, "{ ");
-		put_renamed(&b, s, ya, ye, from, to, x->nidx);
-		ct_buf_puts(&b, " }");
-	}
-	for (size_t i = e; i < len; i++)
-		ct_buf_putc(&b, s[i]);
-	return ct_buf_take(&b);
+	const char *names[8];
+	for (int i = 0; i < x->nidx; i++)
+		names[i] = k->indices[x->idx[i]].name;
+	return parts_text(R, x, names, x->nidx, true);
 }
 
 /* The positions from the kernel's body down to x (in a parent's body i,
