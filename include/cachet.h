@@ -262,6 +262,15 @@ CT_API double ct_max_rel_error(CT_KEEP const void *got, CT_KEEP const void *want
 
 /* ---------------------------------------------------------------- running and verifying (src/engine/run.c) */
 
+/* The threads of generated parallel loops spin for a bounded time (about 0.1-0.4 ms) at a
+ * barrier or between calls before they sleep: sets GOMP_SPINCOUNT in the process's
+ * environment unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is already set (the user's choice
+ * wins). The cachet tool and the Python package call it at start; a C program calls it
+ * before its first kernel with parallel loops loads (libgomp reads the environment once),
+ * and before it starts threads of its own (it calls setenv). Returns 1 when it set the
+ * variable, 0 otherwise. */
+CT_API int ct_threads_wait_default(void);
+
 typedef enum ct_engine { CT_ENGINE_NATIVE = 0, CT_ENGINE_INTERP = 1 } ct_engine;
 
 typedef struct ct_run_options {

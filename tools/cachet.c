@@ -703,12 +703,10 @@ static void catch_fatal_signals(void)
 
 int main(int argc, char **argv)
 {
-	/* Threads of parallel loops that wait at a barrier sleep rather than
-	 * spin (unless the user says otherwise): on a machine shared with
-	 * other work a spinning thread takes a core from one that computes
-	 * (a 2048x2048x32 sgemm ran 3x slower on 2 threads). Set before any
-	 * generated code loads the OpenMP runtime, which reads it once. */
-	setenv("OMP_WAIT_POLICY", "passive", 0);
+	/* Threads of parallel loops spin a bounded time before they sleep
+	 * (unless the user set OMP_WAIT_POLICY or GOMP_SPINCOUNT): set before
+	 * any generated code loads the OpenMP runtime, which reads it once. */
+	ct_threads_wait_default();
 	if (argc < 2) {
 		print_help(stderr);
 		return EXIT_BAD_INPUT;

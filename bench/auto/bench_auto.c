@@ -49,7 +49,7 @@
  * --quick: small sizes, 1 round of 1 call (the test suite's mode; its times
  * mean nothing). --keep DIR writes each chosen auto file to DIR.
  * CACHET_BENCH_AUTO_INJECT=CASE (a test hook) spoils auto's result of that case.
- * OMP_WAIT_POLICY is passive unless set (as the CLI).
+ * Waiting OpenMP threads spin a bounded time, then sleep (ct_threads_wait_default, as the CLI).
  */
 
 #define MAX_HAND 3
@@ -607,7 +607,7 @@ static int usage(void)
 
 int main(int argc, char **argv)
 {
-	setenv("OMP_WAIT_POLICY", "passive", 0); /* as the cachet CLI */
+	ct_threads_wait_default(); /* as the cachet CLI */
 	options opt;
 	memset(&opt, 0, sizeof opt);
 	for (int i = 0; i < NCASES; i++)

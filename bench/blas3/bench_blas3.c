@@ -293,7 +293,7 @@ static int bench_one(ct_ctx *ctx, const char *dir, const char *op, int64_t n, in
 
 int main(int argc, char **argv)
 {
-	setenv("OMP_WAIT_POLICY", "passive", 0); /* as the cachet CLI */
+	ct_threads_wait_default(); /* as the cachet CLI */
 	argc = bench_openblas_at_best(argc, argv);
 	long threads[8] = {1, 2}, sizes[8] = {256, 512, 1024, 2048};
 	int nthreads = 2, nsizes = 4;

@@ -24,7 +24,7 @@
  * cachet's B is checked against OpenBLAS's (max relative error, tolerance
  * of f64) and a checksum (sum of B) of each is printed. Median of NMEAS
  * measurements of >= MIN_SECONDS each; GFLOP/s counts the two products'
- * 2 V N N + 2 V V N flops. OMP_WAIT_POLICY is passive unless set.
+ * 2 V N N + 2 V V N flops. Waiting OpenMP threads spin a bounded time, then sleep, unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is set.
  * OpenBLAS runs with the kernel set that computes correctly and fastest here,
  * whatever the environment says (bench_openblas_at_best; the header says it;
  * --openblas-coretype NAME fixes it).
@@ -183,7 +183,7 @@ static int bench_one(ct_ctx *ctx, int64_t n, int threads, double *compile_s)
 
 int main(int argc, char **argv)
 {
-	setenv("OMP_WAIT_POLICY", "passive", 0); /* as the cachet CLI */
+	ct_threads_wait_default(); /* as the cachet CLI */
 	argc = bench_openblas_at_best(argc, argv); /* the peer at its best, whatever the environment says */
 	long threads[8] = {1, 2}, sizes[8] = {512, 1024};
 	int nthreads = 2, nsizes = 2;

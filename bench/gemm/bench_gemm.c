@@ -34,7 +34,7 @@
  * against OpenBLAS's from the same C, with the verification tolerance of
  * the type (ct_dtype_tolerance). % of peak is of the FMA peak that
  * ct_probe_run measures at the start: one core's for 1 thread, all
- * threads' together otherwise. OMP_WAIT_POLICY is passive unless set.
+ * threads' together otherwise. Waiting OpenMP threads spin a bounded time, then sleep, unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is set.
  * The LIBXSMM table (sizes <= 128) runs examples/sgemm_small.cachet and
  * dgemm_small.cachet, or the files that BENCH_SMALL_F32 and
  * BENCH_SMALL_F64 name (variants measured against LIBXSMM in one run).
@@ -455,9 +455,9 @@ static int parse_shapes(const char *s, shape *out, int max)
 
 int main(int argc, char **argv)
 {
-	/* as the cachet CLI: waiting OpenMP threads sleep (see tools/cachet.c);
-	 * set before the first kernel loads libgomp */
-	setenv("OMP_WAIT_POLICY", "passive", 0);
+	/* as the cachet CLI: waiting OpenMP threads spin a bounded time, then
+	 * sleep (ct_threads_wait_default); set before the first kernel loads libgomp */
+	ct_threads_wait_default();
 	xsmm_env_off();                      /* before the re-execution: LIBXSMM reads it at load */
 	argc = bench_openblas_at_best(argc, argv); /* the peer at its best, whatever the environment says */
 	int big = 0, small_only = 0, threads[8] = {1, 2}, nthreads = 2, nuser = 0;

@@ -41,7 +41,7 @@
  * copy alone swung 3.19 -> 1.81 ms between two runs. The best-of ratio
  * pairs each kernel's least-disturbed round; it agrees with the median
  * ratio when the load is steady and is printed as a check.
- * OMP_WAIT_POLICY is passive unless set.
+ * Waiting OpenMP threads spin a bounded time, then sleep, unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is set.
  */
 
 #define NMEAS 15
@@ -265,7 +265,7 @@ static int parse_list(const char *s, long *out, int max)
 
 int main(int argc, char **argv)
 {
-	setenv("OMP_WAIT_POLICY", "passive", 0); /* as the cachet CLI */
+	ct_threads_wait_default(); /* as the cachet CLI */
 	long threads[8] = {1, 2}, n = 4096;
 	int nthreads = 2;
 	const char *path = DEFAULT_EXAMPLE;

@@ -11,7 +11,7 @@
 
 /*
  * Usage: bench_stencil_spmd [--quick] [--threads T]   (default 2 threads;
- * OMP_WAIT_POLICY=passive unless set)
+ * waiting threads spin a bounded time, then sleep, as for the CLI)
  *
  * The 5-point stencil (i32, boundary copied) on an input whose elements
  * equal their row-major index, so the average of a point and its four
@@ -126,9 +126,9 @@ int main(int argc, char **argv)
 	}
 	if (threads < 1)
 		threads = 1;
-	/* as the CLI and bench_gemm: on a shared machine spinning threads steal
-	 * the cores the others need (set OMP_WAIT_POLICY to override) */
-	setenv("OMP_WAIT_POLICY", "passive", 0);
+	/* as the CLI and bench_gemm: waiting threads spin a bounded time, then
+	 * sleep (set OMP_WAIT_POLICY or GOMP_SPINCOUNT to override) */
+	ct_threads_wait_default();
 	config cf[7];
 	int nc = 0;
 	const int64_t per[4] = {4, 8, 16, 34}, whole[3] = {256, 1024, 4096};

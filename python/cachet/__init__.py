@@ -5,16 +5,16 @@ library does all the work (parsing, checks, planning, code generation, the
 code cache, the model, the tuner); this package checks numpy arrays and
 turns results into dicts. See docs/PYTHON.md.
 """
-import os
-
-# Threads waiting at an OpenMP barrier sleep instead of spinning, as the
-# cachet tool arranges (docs/CLI.md): libgomp reads this when the first
-# parallel kernel is loaded, so it must be set before.
-os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
 import json as _json
 
 from ._lib import ffi as _ffi, lib as _lib, library_path
+
+# Threads waiting at an OpenMP barrier spin a bounded time, then sleep, as the
+# cachet tool arranges (docs/CLI.md, unless OMP_WAIT_POLICY or GOMP_SPINCOUNT
+# is set): libgomp reads the environment when the first parallel kernel is
+# loaded, so this comes before.
+_lib.ct_threads_wait_default()
 from ._kernel import ArrayInfo, CachetError, Kernel, KernelError, RunResult, load
 from ._kernel import _capture, _ctx_error
 

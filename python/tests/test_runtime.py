@@ -115,3 +115,23 @@ def test_gil_released_during_call():
     inside = sum(1 for s in stamps if any(lo < s < hi for lo, hi in spans))
     print(f"{inside} ticks inside {len(spans)} calls")
     assert inside > 2 * len(spans), f"{inside} ticks inside {len(spans)} calls"
+
+
+def _wait_env_after_import(env):
+    """GOMP_SPINCOUNT and OMP_WAIT_POLICY as the C library sees them after `import cachet`."""
+    import subprocess
+    import sys
+    code = ("import ctypes, cachet\n"
+            "libc = ctypes.CDLL(None); libc.getenv.restype = ctypes.c_char_p\n"
+            "print(libc.getenv(b'GOMP_SPINCOUNT'), libc.getenv(b'OMP_WAIT_POLICY'))\n")
+    full = {k: v for k, v in os.environ.items() if k not in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")}
+    full.update(env)
+    out = subprocess.run([sys.executable, "-c", code], env=full, check=True, capture_output=True, text=True)
+    return out.stdout.split()
+
+
+def test_import_bounds_the_spin_unless_the_user_chose():
+    spin, policy = _wait_env_after_import({})
+    assert policy == "None" and spin.startswith("b'") and int(spin[2:-1]) > 0
+    assert _wait_env_after_import({"OMP_WAIT_POLICY": "passive"}) == ["None", "b'passive'"]
+    assert _wait_env_after_import({"GOMP_SPINCOUNT": "7"}) == ["b'7'", "None"]

@@ -1039,8 +1039,41 @@ static void register_tiles(void)
 	}
 }
 
+/* ct_threads_wait_default: sets GOMP_SPINCOUNT (a positive count) only when the user set
+ * neither OMP_WAIT_POLICY nor GOMP_SPINCOUNT, and never changes what the user set. */
+static void threads_wait_default(void)
+{
+	static const struct {
+		const char *policy, *spin; /* the user's values, NULL = unset */
+		int sets;
+	} cases[] = {
+	    {NULL, NULL, 1}, {"passive", NULL, 0}, {"active", NULL, 0}, {NULL, "0", 0}, {"passive", "500", 0},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		unsetenv("OMP_WAIT_POLICY");
+		unsetenv("GOMP_SPINCOUNT");
+		if (cases[i].policy)
+			setenv("OMP_WAIT_POLICY", cases[i].policy, 1);
+		if (cases[i].spin)
+			setenv("GOMP_SPINCOUNT", cases[i].spin, 1);
+		CHECKF(ct_threads_wait_default() == cases[i].sets, "case %zu", i);
+		const char *policy = getenv("OMP_WAIT_POLICY"), *spin = getenv("GOMP_SPINCOUNT");
+		CHECKF(cases[i].policy ? policy && strcmp(policy, cases[i].policy) == 0 : !policy, "case %zu: policy", i);
+		if (cases[i].spin)
+			CHECKF(spin && strcmp(spin, cases[i].spin) == 0, "case %zu: the user's count kept", i);
+		else if (cases[i].sets)
+			CHECKF(spin && atol(spin) > 0 && strspn(spin, "0123456789") == strlen(spin), "case %zu: count '%s'", i,
+			       spin ? spin : "(unset)");
+		else
+			CHECKF(!spin, "case %zu: no count", i);
+	}
+	unsetenv("OMP_WAIT_POLICY");
+	unsetenv("GOMP_SPINCOUNT");
+}
+
 int main(void)
 {
+	threads_wait_default();
 	hand_planned_native();
 	hand_planned_lower();
 	temps_stack_and_heap();
