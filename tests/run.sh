@@ -15,6 +15,10 @@ fi
 jobs=${CACHET_TEST_JOBS:-$(nproc 2>/dev/null || echo 1)}
 [ "$jobs" -gt 4 ] && jobs=4
 [ "$jobs" -ge 1 ] 2>/dev/null || jobs=1
+# The lanes share the CPUs, each test's parallel loops using all of them: a thread waiting at
+# a barrier sleeps at once rather than spin (the CLI's bounded spin, ct_threads_wait_default,
+# pays when one process has the cores to itself), unless the caller chose.
+if [ -z "${OMP_WAIT_POLICY:-}${GOMP_SPINCOUNT:-}" ]; then export OMP_WAIT_POLICY=passive; fi
 
 # The test list, one "name command..." per line, in the order results are printed.
 list() {
