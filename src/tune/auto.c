@@ -1843,12 +1843,13 @@ static bool reduction_cheap(const auto_run *R, const auto_nest *n, int id)
 	       R->m.ncaches > 0 && bytes <= cache_bytes(&R->m, R->m.ncaches > 1 ? 1 : 0);
 }
 
-/* Whether keep (space-separated) marks loop name "+name": the rows of a
- * jammed block (rowfuse_jam, try_wave), unrolled. */
+/* Whether keep (space-separated) marks loop name "^name": the rows of a
+ * jammed block (rowfuse_jam; unrolled, "+name"), whose loop over the
+ * columns is the one to vectorize. */
 static bool jam_unrolled(const char *keep, const char *name)
 {
 	size_t n = strlen(name);
-	for (const char *p = keep ? strchr(keep, '+') : NULL; p; p = strchr(p + 1, '+'))
+	for (const char *p = keep ? strchr(keep, '^') : NULL; p; p = strchr(p + 1, '^'))
 		if ((p == keep || p[-1] == ' ') && !strncmp(p + 1, name, n) && (p[n + 1] == ' ' || p[n + 1] == '\0'))
 			return true;
 	return false;
@@ -3609,10 +3610,14 @@ static const char *jam_refusal(const auto_run *R, ct_kernel *t, const ir_node *f
 
 /* The jammed text of fused loop f (index row) of t (text t->text) in
  * blocks of u rows (above); names from R->names; the loops of the rows
- * (to unroll) appended to unrolled (" +name"), the column loops (to
- * vectorize) to cols (" name"). NULL when out of memory. */
-static char *jam_text(auto_run *R, ct_kernel *t, const ir_node *f, int row, int u, const char *bname, ct_buf *unrolled,
-                      ct_buf *cols)
+ * appended to unrolled (" +name ^name": unroll them, vectorize the column
+ * loop around them: try_plain), the column loops to cols (" name").
+ * guarded: every block runs its u rows' copies under `if (block + row <
+ * hi)` (the last block's missing rows skipped; no else), so that each sum
+ * keeps one update statement (a parallel reduction of the blocks takes
+ * it). NULL when out of memory. */
+static char *jam_text(auto_run *R, ct_kernel *t, const ir_node *f, int row, int u, const char *bname, bool guarded,
+                      ct_buf *unrolled, ct_buf *cols)
 {
 	const char *s = t->text;
 	size_t len = t->text_len, a0 = pos_offset(s, len, f->pos), e0 = node_end(s, len, a0, true);
@@ -3620,76 +3625,93 @@ static char *jam_text(auto_run *R, ct_kernel *t, const ir_node *f, int row, int 
 	if (!brace || e0 == 0 || s[e0 - 1] != '}')
 		return NULL;
 	const ir_index *ri = &t->indices[row];
-	ct_buf b;
+	ct_buf b, hi;
 	ct_buf_init(&b);
+	ct_buf_init(&hi);
+	lang_aff_print(&hi, t, ri->hi);
 	for (size_t i = 0; i < a0; i++)
 		ct_buf_putc(&b, s[i]);
 	ct_buf_printf(&b, "for (%s: ", bname);
 	lang_aff_print(&b, t, ri->lo);
-	ct_buf_puts(&b, " .. ");
-	lang_aff_print(&b, t, ri->hi);
-	ct_buf_printf(&b, " step %d) {\n  if (%s + %d <= ", u, bname, u);
-	lang_aff_print(&b, t, ri->hi);
-	ct_buf_puts(&b, ") {");
+	ct_buf_printf(&b, " .. %s step %d) {", hi.s, u);
+	if (!guarded)
+		ct_buf_printf(&b, "\n  if (%s + %d <= %s) {", bname, u, hi.s);
+	const char *in = guarded ? "" : "  ";
 	for (int p = 0; p < f->nbody; p++) {
 		const ir_node *x = f->body[p];
 		const char *un = fresh(t, &R->names, ri->name, "_u");
 		char at[2 * AUTO_NAME_MAX + 8];
 		snprintf(at, sizeof at, "(%s + %s)", bname, un);
 		const char *from[1] = {ri->name}, *to[1] = {at};
-		ct_buf_printf(unrolled, " +%s", un);
-		const ir_node *const *st = x->kind == ND_FOR ? (const ir_node *const *)x->body : (const ir_node *const *)&f->body[p];
+		ct_buf_printf(unrolled, " +%s ^%s", un, un);
+		const ir_node *const *st =
+			x->kind == ND_FOR ? (const ir_node *const *)x->body : (const ir_node *const *)&f->body[p];
 		int nst = x->kind == ND_FOR ? x->nbody : 1;
-		const char *pad = "\n      ";
+		/* the levels: the block (and its if), the column loop, the rows' loop, the guard */
+		int lv = (guarded ? 1 : 2) + (x->kind == ND_FOR) + 1 + guarded;
 		if (x->kind == ND_FOR) {
-			ct_buf_puts(&b, "\n    for (");
+			ct_buf_printf(&b, "\n  %sfor (", in);
 			put_range(&b, t, x->idx[0]);
-			ct_buf_printf(&b, ") {\n      for (%s: %d) {", un, u);
+			ct_buf_printf(&b, ") {\n    %sfor (%s: %d) {", in, un, u);
 			ct_buf_printf(cols, " %s", t->indices[x->idx[0]].name);
-			pad = "\n        ";
 		} else
-			ct_buf_printf(&b, "\n    for (%s: %d) {", un, u);
+			ct_buf_printf(&b, "\n  %sfor (%s: %d) {", in, un, u);
+		if (guarded) {
+			ct_buf_putc(&b, '\n');
+			for (int l = 0; l < lv - 1; l++)
+				ct_buf_puts(&b, "  ");
+			ct_buf_printf(&b, "if (%s + %s < %s) {", bname, un, hi.s);
+		}
 		for (int q = 0; q < nst; q++) {
 			size_t a = pos_offset(s, len, st[q]->pos), e = node_end(s, len, a, false);
 			while (e > a && (s[e - 1] == ' ' || s[e - 1] == '\t' || s[e - 1] == '\r'))
 				e--;
-			ct_buf_puts(&b, pad);
+			ct_buf_putc(&b, '\n');
+			for (int l = 0; l < lv; l++)
+				ct_buf_puts(&b, "  ");
 			put_renamed(&b, s, a, e, from, to, 1);
 		}
-		ct_buf_puts(&b, x->kind == ND_FOR ? "\n      }\n    }" : "\n    }");
-	}
-	/* the last rows, one at a time: the fused body with its column loops renamed */
-	const char *from[AUTO_MAX_ROWFUSE * 2], *to[AUTO_MAX_ROWFUSE * 2];
-	int nren = 0;
-	for (int p = 0; p < f->nbody && nren < AUTO_MAX_ROWFUSE * 2; p++)
-		if (f->body[p]->kind == ND_FOR) {
-			from[nren] = t->indices[f->body[p]->idx[0]].name;
-			to[nren] = fresh(t, &R->names, from[nren], "_r");
-			nren++;
+		for (int l = lv - 1; l >= (guarded ? 1 : 2); l--) {
+			ct_buf_putc(&b, '\n');
+			for (int m = 0; m < l; m++)
+				ct_buf_puts(&b, "  ");
+			ct_buf_putc(&b, '}');
 		}
-	ct_buf_printf(&b, "\n  } else {\n    for (%s: %s .. ", ri->name, bname);
-	lang_aff_print(&b, t, ri->hi);
-	ct_buf_puts(&b, ") {");
-	size_t hb = (size_t)(brace - s) + 1, he = e0 - 1;
-	while (hb < he && (s[hb] == ' ' || s[hb] == '\t' || s[hb] == '\n' || s[hb] == '\r'))
-		hb++;
-	while (he > hb && (s[he - 1] == ' ' || s[he - 1] == '\t' || s[he - 1] == '\n' || s[he - 1] == '\r'))
-		he--;
-	ct_buf_puts(&b, "\n      ");
-	/* the body's own lines keep their indent, two levels deeper */
-	size_t q = hb;
-	while (q < he) {
-		size_t nl = q;
-		while (nl < he && s[nl] != '\n')
-			nl++;
-		put_renamed(&b, s, q, nl, from, to, nren);
-		if (nl < he)
-			ct_buf_puts(&b, "\n    ");
-		q = nl + 1;
 	}
-	ct_buf_puts(&b, "\n    }\n  }\n}");
+	if (!guarded) {
+		/* the last rows, one at a time: the fused body with its column loops renamed */
+		const char *from[AUTO_MAX_ROWFUSE * 2], *to[AUTO_MAX_ROWFUSE * 2];
+		int nren = 0;
+		for (int p = 0; p < f->nbody && nren < AUTO_MAX_ROWFUSE * 2; p++)
+			if (f->body[p]->kind == ND_FOR) {
+				from[nren] = t->indices[f->body[p]->idx[0]].name;
+				to[nren] = fresh(t, &R->names, from[nren], "_r");
+				nren++;
+			}
+		ct_buf_printf(&b, "\n  } else {\n    for (%s: %s .. %s) {", ri->name, bname, hi.s);
+		size_t hb = (size_t)(brace - s) + 1, he = e0 - 1;
+		while (hb < he && (s[hb] == ' ' || s[hb] == '\t' || s[hb] == '\n' || s[hb] == '\r'))
+			hb++;
+		while (he > hb && (s[he - 1] == ' ' || s[he - 1] == '\t' || s[he - 1] == '\n' || s[he - 1] == '\r'))
+			he--;
+		ct_buf_puts(&b, "\n      ");
+		/* the body's own lines keep their indent, two levels deeper */
+		size_t q = hb;
+		while (q < he) {
+			size_t nl = q;
+			while (nl < he && s[nl] != '\n')
+				nl++;
+			put_renamed(&b, s, q, nl, from, to, nren);
+			if (nl < he)
+				ct_buf_puts(&b, "\n    ");
+			q = nl + 1;
+		}
+		ct_buf_puts(&b, "\n    }\n  }");
+	}
+	ct_buf_puts(&b, "\n}");
 	for (size_t i = e0; i < len; i++)
 		ct_buf_putc(&b, s[i]);
+	ct_buf_free(&hi);
 	return ct_buf_take(&b);
 }
 
@@ -3720,17 +3742,15 @@ static bool jam_vectorized(const char *text, const char *cols)
  * sums as a parallel reduction, which the verb takes for one update
  * statement per sum only: the jammed copy and the last rows' copy are two
  * (with the last rows' loop empty at the file's sizes the verb accepts it,
- * and refuses it at others: -D), so on threads the rows stay one at a time. */
+ * and refuses it at others: -D), so on threads every block guards its rows
+ * (jam_text's guarded form) and the last block skips the missing ones. */
 static void rowfuse_jam(auto_run *R, int depth, ct_kernel *t, int at, int elt, const char *note, bool parallel,
                         char **text, ct_buf *refused)
 {
 	*text = NULL;
 	const ir_node *f = t->body[at];
 	int row = f->kind == ND_FOR && f->nidx == 1 ? f->idx[0] : -1, u = 1;
-	const char *why = row < 0      ? "the row loop is not one loop"
-	                  : parallel ? "on threads (the rows after the last block would be other statements of\n"
-	                               "#   the column sums, which a parallel reduction of the blocks does not take)"
-	                             : jam_refusal(R, t, f, row, elt, &u);
+	const char *why = row < 0 ? "the row loop is not one loop" : jam_refusal(R, t, f, row, elt, &u);
 	if (why) {
 		ct_buf_printf(refused, "#   not jammed (rows one at a time): %s\n", why);
 		return;
@@ -3740,7 +3760,7 @@ static void rowfuse_jam(auto_run *R, int depth, ct_kernel *t, int at, int elt, c
 	ct_buf unrolled, cols;
 	ct_buf_init(&unrolled);
 	ct_buf_init(&cols);
-	char *jt = jam_text(R, t, f, row, u, bname, &unrolled, &cols);
+	char *jt = jam_text(R, t, f, row, u, bname, parallel, &unrolled, &cols);
 	ct_ctx *cx = NULL;
 	ct_kernel *j = jt ? trial_parse(R->tctx, R->k, jt, &cx, NULL, 0) : NULL;
 	ct_ctx_clear_error(R->tctx);
@@ -3752,15 +3772,23 @@ static void rowfuse_jam(auto_run *R, int depth, ct_kernel *t, int at, int elt, c
 		              "%s#   jammed: blocks of %d rows (loop %s), each pass's loop over the columns running the\n"
 		              "#   %d rows in one vector loop, its vector read (or updated) once per %d rows; %d = the\n"
 		              "#   most rows (a power of two) at 2 vector registers per row (the matrix's vector, the\n"
-		              "#   row's sum or factor) + 1 shared in half of the %d registers; the last rows of the\n"
-		              "#   range not in a block run one at a time (else); legal: the row loop carries no\n"
-		              "#   dependence but sums, a column sum still adds the rows in row order\n",
-		              note, u, bname, u, u, u, R->m.registers);
-		ct_buf_printf(&kb, "%s %s %s%s", R->keep ? R->keep : "", bname, fname, unrolled.s ? unrolled.s : "");
+		              "#   row's sum or factor) + 1 shared in half of the %d registers; %s;\n"
+		              "#   legal: the row loop carries no dependence but sums, a column sum still adds the\n"
+		              "#   rows in row order\n",
+		              note, u, bname, u, u, u, R->m.registers,
+		              parallel ? "the blocks on threads\n#   (a parallel reduction: each row's copy under an if, the "
+		                         "last block's missing rows\n#   skipped, so that each sum has one statement)"
+		                       : "the last rows of the range not in a block\n#   run one at a time (else)");
+		ct_buf_printf(&kb, "%s %s%s%s %s%s", R->keep ? R->keep : "", bname, parallel ? " %" : "",
+		              parallel ? bname : "", fname, unrolled.s ? unrolled.s : "");
 		auto_rewritten(R, j, depth, text, nb.s, kb.s);
 		if (*text && !jam_vectorized(*text, cols.s)) {
 			ct_buf_puts(refused, "#   not jammed (rows one at a time): a loop over the columns would not be "
 			                     "vectorized\n");
+			free(*text);
+			*text = NULL;
+		} else if (*text && parallel && !rowfuse_on_threads(*text, bname)) {
+			ct_buf_puts(refused, "#   not jammed (rows one at a time): parallelize refuses its blocks of rows\n");
 			free(*text);
 			*text = NULL;
 		}
