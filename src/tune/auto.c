@@ -3555,13 +3555,16 @@ static bool rowfuse_parallel_kept(const char *keep, const char *name)
  * (vreduce's cap on a loop's accumulators) at 2 registers per row (the
  * row's vector of the matrix and its sum's accumulator or its factor
  * t[i]) and 1 shared by the rows (the pass's vector): U = 4 with 32
- * registers (16 / 2 per row, 1 shared), 2 with 16, 1 (no jam) with 8.
+ * registers (4 rows x 2 + 1 = 9 of 16 registers; 8 rows would take 17),
+ * 2 with 16 (5 of 8), 1 (no jam) with 8 (2 rows would take 5 of 4).
  * Legal when the fused row loop carries no dependence but sums (the
  * dependence analysis, the reduction pairs apart): the jam reorders only
  * instances of different rows; within a row each statement keeps its order
- * and a column sum y[j] still adds the rows in row order (exact); the row
- * sums over j re-associate as any vector sum (refused under strict=true:
- * then no pass is vectorized and the jam is dropped, jam_vectorized). */
+ * and a column sum y[j] still adds the rows in row order (exact on one
+ * thread); the row sums over j re-associate as any vector sum. A column
+ * loop that the plan would not vectorize (a strided vector) drops the jam
+ * (jam_vectorized): it gains only in vector loops. On threads the blocks
+ * run in parallel, each row's copy under an if (rowfuse_jam). */
 
 /* Why the fused row loop f (index row of t, the text fused by try_rowfuse)
  * does not take the jam, or NULL; *u gets the rows per block. */
@@ -3716,8 +3719,7 @@ static char *jam_text(auto_run *R, ct_kernel *t, const ir_node *f, int row, int 
 }
 
 /* Whether auto's text vectorizes every column loop named in cols (" a b"):
- * the jam gains only in vector loops (under strict=true the row sums are
- * not vectorized). */
+ * the jam gains only in vector loops. */
 static bool jam_vectorized(const char *text, const char *cols)
 {
 	for (const char *p = cols; p && *p;) {
