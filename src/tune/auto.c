@@ -1843,6 +1843,44 @@ static bool reduction_cheap(const auto_run *R, const auto_nest *n, int id)
 	       R->m.ncaches > 0 && bytes <= cache_bytes(&R->m, R->m.ncaches > 1 ? 1 : 0);
 }
 
+/* Whether keep (space-separated) marks loop name "^name": the rows of a
+ * jammed block (rowfuse_jam; unrolled, "+name"), whose loop over the
+ * columns is the one to vectorize. */
+static bool jam_unrolled(const char *keep, const char *name)
+{
+	size_t n = strlen(name);
+	for (const char *p = keep ? strchr(keep, '^') : NULL; p; p = strchr(p + 1, '^'))
+		if ((p == keep || p[-1] == ' ') && !strncmp(p + 1, name, n) && (p[n + 1] == ' ' || p[n + 1] == '\0'))
+			return true;
+	return false;
+}
+
+/* The loop over the columns whose whole body is loop x (under top, not
+ * top itself): the vector loop of a jammed block's rows; NULL when x is
+ * not alone in such a loop (a row's statements in a block). */
+static const ir_node *jam_column_loop(const ir_node *top, const ir_node *x)
+{
+	for (int i = 0; i < top->nbody; i++) {
+		const ir_node *y = top->body[i];
+		if (y == x)
+			return NULL;
+		if (y->kind == ND_FOR && y->nbody == 1 && y->body[0] == x)
+			return y->nidx == 1 ? y : NULL;
+		const ir_node *r = y->kind == ND_FOR || y->kind == ND_IF ? jam_column_loop(y, x) : NULL;
+		if (r)
+			return r;
+	}
+	for (int i = 0; i < top->nels; i++) {
+		const ir_node *y = top->els[i];
+		if (y->kind == ND_FOR && y->nbody == 1 && y->body[0] == x)
+			return y->nidx == 1 ? y : NULL;
+		const ir_node *r = y->kind == ND_FOR || y->kind == ND_IF ? jam_column_loop(y, x) : NULL;
+		if (r)
+			return r;
+	}
+	return NULL;
+}
+
 static void try_plain(auto_run *R, const auto_nest *n, int nest, bool reorder)
 {
 	const ct_kernel *k = R->k;
@@ -1942,6 +1980,13 @@ static void try_plain(auto_run *R, const auto_nest *n, int nest, bool reorder)
 			if (split)
 				continue;
 			v = k->indices[inner_leaf(k, n, &in, x)].name;
+		}
+		if (jam_unrolled(R->keep, v)) {
+			/* a jammed block's rows (unrolled): their loop over the columns is the vector loop */
+			const ir_node *up = jam_column_loop(n->top, x);
+			if (!up)
+				continue;
+			v = k->indices[up->idx[0]].name;
 		}
 		auto_choice p = c;
 		ct_buf pl;
@@ -3488,6 +3533,280 @@ static bool rowfuse_parallel_kept(const char *keep, const char *name)
 	return false;
 }
 
+/* ------------------------------------------------------------ unroll and jam of fused row passes */
+
+/* Unroll and jam of the fused row passes (try_rowfuse): blocks of U rows,
+ * each pass's loop over the columns running the U rows' statements in one
+ * vector loop (`unroll` of the rows inside it, docs/PLANS.md section 17),
+ * so that a pass's vector (x[j] of a row sum, y[j] of a column sum) is
+ * read, or read and written, once per U rows instead of once per row:
+ *
+ *   for (i_b: lo .. hi step U) {
+ *     if (i_b + U <= hi) {
+ *       for (i_u: U) { t[(i_b + i_u)] = 0 }                       a row's statements
+ *       for (j: N) { for (i_u2: U) { t[(i_b + i_u2)] += A[(i_b + i_u2), j] * x[j] } }
+ *       for (j2: N) { for (i_u3: U) { y[j2] += A[(i_b + i_u3), j2] * t[(i_b + i_u3)] } }
+ *     } else {
+ *       for (i: i_b .. hi) { the fused body, one row at a time }   the last hi - lo mod U rows
+ *     }
+ *   }
+ *
+ * U: the largest power of two whose rows fit half the vector registers
+ * (vreduce's cap on a loop's accumulators) at 2 registers per row (the
+ * row's vector of the matrix and its sum's accumulator or its factor
+ * t[i]) and 1 shared by the rows (the pass's vector): U = 4 with 32
+ * registers (4 rows x 2 + 1 = 9 of 16 registers; 8 rows would take 17),
+ * 2 with 16 (5 of 8), 1 (no jam) with 8 (2 rows would take 5 of 4).
+ * Legal when the fused row loop carries no dependence but sums (the
+ * dependence analysis, the reduction pairs apart): the jam reorders only
+ * instances of different rows; within a row each statement keeps its order
+ * and a column sum y[j] still adds the rows in row order (exact on one
+ * thread); the row sums over j re-associate as any vector sum. A column
+ * loop that the plan would not vectorize (a strided vector) drops the jam
+ * (jam_vectorized): it gains only in vector loops. On threads the blocks
+ * run in parallel, each row's copy under an if (rowfuse_jam). */
+
+/* Why the fused row loop f (index row of t, the text fused by try_rowfuse)
+ * does not take the jam, or NULL; *u gets the rows per block. */
+static const char *jam_refusal(const auto_run *R, ct_kernel *t, const ir_node *f, int row, int elt, int *u)
+{
+	*u = 1;
+	const auto_machine *m = &R->m;
+	int lanes = elt > 0 ? m->vector_bytes / elt : 0;
+	int fit = 1;
+	while (2 * (2 * fit) + 1 <= m->registers / 2)
+		fit *= 2;
+	if (lanes < 2 || fit < 2)
+		return "the vector registers hold one row's vectors only";
+	const ir_index *ri = &t->indices[row];
+	if (f->nidx != 1 || ri->nlo > 1 || ri->nhi > 1 || bounds_use_index(t, row))
+		return "the row loop's bounds are not plain";
+	if (index_trip(t, R->pv, row) < fit)
+		return "fewer rows than a block";
+	int loops = 0;
+	for (int p = 0; p < f->nbody; p++) {
+		const ir_node *x = f->body[p];
+		if (x->kind == ND_STMT)
+			continue;
+		if (x->kind != ND_FOR || x->nidx != 1)
+			return "a part of the row loop is not a statement or a loop over the columns";
+		for (int q = 0; q < x->nbody; q++)
+			if (x->body[q]->kind != ND_STMT)
+				return "a loop over the columns holds more than statements";
+		if (index_trip(t, R->pv, x->idx[0]) < lanes)
+			return "a loop over the columns is shorter than a vector";
+		loops++;
+	}
+	if (loops == 0)
+		return "no loop over the columns";
+	dep_info *d = dep_compute(t);
+	ct_looptree *tree = d ? lt_build_loops(t, true) : NULL;
+	int c = tree ? loop_carries(t, d, tree, ri->name, false) : -1;
+	ct_looptree_free(tree);
+	dep_free(d);
+	ct_ctx_clear_error(t->ctx);
+	if (c != 0)
+		return "the row loop carries a dependence other than sums";
+	*u = fit;
+	return NULL;
+}
+
+/* The jammed text of fused loop f (index row) of t (text t->text) in
+ * blocks of u rows (above); names from R->names; the loops of the rows
+ * appended to unrolled (" +name ^name": unroll them, vectorize the column
+ * loop around them: try_plain), the column loops to cols (" name").
+ * guarded: every block runs its u rows' copies under `if (block + row <
+ * hi)` (the last block's missing rows skipped; no else), so that each sum
+ * keeps one update statement (a parallel reduction of the blocks takes
+ * it). NULL when out of memory. */
+static char *jam_text(auto_run *R, ct_kernel *t, const ir_node *f, int row, int u, const char *bname, bool guarded,
+                      ct_buf *unrolled, ct_buf *cols)
+{
+	const char *s = t->text;
+	size_t len = t->text_len, a0 = pos_offset(s, len, f->pos), e0 = node_end(s, len, a0, true);
+	const char *brace = memchr(s + a0, '{', e0 - a0);
+	if (!brace || e0 == 0 || s[e0 - 1] != '}')
+		return NULL;
+	const ir_index *ri = &t->indices[row];
+	ct_buf b, hi;
+	ct_buf_init(&b);
+	ct_buf_init(&hi);
+	lang_aff_print(&hi, t, ri->hi);
+	for (size_t i = 0; i < a0; i++)
+		ct_buf_putc(&b, s[i]);
+	ct_buf_printf(&b, "for (%s: ", bname);
+	lang_aff_print(&b, t, ri->lo);
+	ct_buf_printf(&b, " .. %s step %d) {", hi.s, u);
+	if (!guarded)
+		ct_buf_printf(&b, "\n  if (%s + %d <= %s) {", bname, u, hi.s);
+	const char *in = guarded ? "" : "  ";
+	for (int p = 0; p < f->nbody; p++) {
+		const ir_node *x = f->body[p];
+		const char *un = fresh(t, &R->names, ri->name, "_u");
+		char at[2 * AUTO_NAME_MAX + 8];
+		snprintf(at, sizeof at, "(%s + %s)", bname, un);
+		const char *from[1] = {ri->name}, *to[1] = {at};
+		ct_buf_printf(unrolled, " +%s ^%s", un, un);
+		const ir_node *const *st =
+			x->kind == ND_FOR ? (const ir_node *const *)x->body : (const ir_node *const *)&f->body[p];
+		int nst = x->kind == ND_FOR ? x->nbody : 1;
+		/* the levels: the block (and its if), the column loop, the rows' loop, the guard */
+		int lv = (guarded ? 1 : 2) + (x->kind == ND_FOR) + 1 + guarded;
+		if (x->kind == ND_FOR) {
+			ct_buf_printf(&b, "\n  %sfor (", in);
+			put_range(&b, t, x->idx[0]);
+			ct_buf_printf(&b, ") {\n    %sfor (%s: %d) {", in, un, u);
+			ct_buf_printf(cols, " %s", t->indices[x->idx[0]].name);
+		} else
+			ct_buf_printf(&b, "\n  %sfor (%s: %d) {", in, un, u);
+		if (guarded) {
+			ct_buf_putc(&b, '\n');
+			for (int l = 0; l < lv - 1; l++)
+				ct_buf_puts(&b, "  ");
+			ct_buf_printf(&b, "if (%s + %s < %s) {", bname, un, hi.s);
+		}
+		for (int q = 0; q < nst; q++) {
+			size_t a = pos_offset(s, len, st[q]->pos), e = node_end(s, len, a, false);
+			while (e > a && (s[e - 1] == ' ' || s[e - 1] == '\t' || s[e - 1] == '\r'))
+				e--;
+			ct_buf_putc(&b, '\n');
+			for (int l = 0; l < lv; l++)
+				ct_buf_puts(&b, "  ");
+			put_renamed(&b, s, a, e, from, to, 1);
+		}
+		for (int l = lv - 1; l >= (guarded ? 1 : 2); l--) {
+			ct_buf_putc(&b, '\n');
+			for (int m = 0; m < l; m++)
+				ct_buf_puts(&b, "  ");
+			ct_buf_putc(&b, '}');
+		}
+	}
+	if (!guarded) {
+		/* the last rows, one at a time: the fused body with its column loops renamed */
+		const char *from[AUTO_MAX_ROWFUSE * 2], *to[AUTO_MAX_ROWFUSE * 2];
+		int nren = 0;
+		for (int p = 0; p < f->nbody && nren < AUTO_MAX_ROWFUSE * 2; p++)
+			if (f->body[p]->kind == ND_FOR) {
+				from[nren] = t->indices[f->body[p]->idx[0]].name;
+				to[nren] = fresh(t, &R->names, from[nren], "_r");
+				nren++;
+			}
+		ct_buf_printf(&b, "\n  } else {\n    for (%s: %s .. %s) {", ri->name, bname, hi.s);
+		size_t hb = (size_t)(brace - s) + 1, he = e0 - 1;
+		while (hb < he && (s[hb] == ' ' || s[hb] == '\t' || s[hb] == '\n' || s[hb] == '\r'))
+			hb++;
+		while (he > hb && (s[he - 1] == ' ' || s[he - 1] == '\t' || s[he - 1] == '\n' || s[he - 1] == '\r'))
+			he--;
+		ct_buf_puts(&b, "\n      ");
+		/* the body's own lines keep their indent, two levels deeper */
+		size_t q = hb;
+		while (q < he) {
+			size_t nl = q;
+			while (nl < he && s[nl] != '\n')
+				nl++;
+			put_renamed(&b, s, q, nl, from, to, nren);
+			if (nl < he)
+				ct_buf_puts(&b, "\n    ");
+			q = nl + 1;
+		}
+		ct_buf_puts(&b, "\n    }\n  }");
+	}
+	ct_buf_puts(&b, "\n}");
+	for (size_t i = e0; i < len; i++)
+		ct_buf_putc(&b, s[i]);
+	ct_buf_free(&hi);
+	return ct_buf_take(&b);
+}
+
+/* Whether auto's text vectorizes every column loop named in cols (" a b"):
+ * the jam gains only in vector loops. */
+static bool jam_vectorized(const char *text, const char *cols)
+{
+	for (const char *p = cols; p && *p;) {
+		while (*p == ' ')
+			p++;
+		size_t n = strcspn(p, " ");
+		if (n == 0)
+			break;
+		char item[AUTO_NAME_MAX + 32];
+		snprintf(item, sizeof item, "  vectorize(%.*s)\n", (int)n, p);
+		if (!strstr(text, item))
+			return false;
+		p += n;
+	}
+	return true;
+}
+
+/* The fused row loop (t->body[at], written by try_rowfuse with comment
+ * note) jammed in blocks of rows (above) and auto's text of it into *text;
+ * *text NULL (and why into *refused) when the jam is refused or gains no
+ * vector loop. parallel: the fused loop would run on threads, its column
+ * sums as a parallel reduction, which the verb takes for one update
+ * statement per sum only: the jammed copy and the last rows' copy are two
+ * (with the last rows' loop empty at the file's sizes the verb accepts it,
+ * and refuses it at others: -D), so on threads every block guards its rows
+ * (jam_text's guarded form) and the last block skips the missing ones. */
+static void rowfuse_jam(auto_run *R, int depth, ct_kernel *t, int at, int elt, const char *note, bool parallel,
+                        char **text, ct_buf *refused)
+{
+	*text = NULL;
+	const ir_node *f = t->body[at];
+	int row = f->kind == ND_FOR && f->nidx == 1 ? f->idx[0] : -1, u = 1;
+	const char *why = row < 0 ? "the row loop is not one loop" : jam_refusal(R, t, f, row, elt, &u);
+	if (why) {
+		ct_buf_printf(refused, "#   not jammed (rows one at a time): %s\n", why);
+		return;
+	}
+	auto_names keep = R->names;
+	const char *fname = t->indices[row].name, *bname = fresh(t, &R->names, fname, "_b");
+	ct_buf unrolled, cols;
+	ct_buf_init(&unrolled);
+	ct_buf_init(&cols);
+	char *jt = jam_text(R, t, f, row, u, bname, parallel, &unrolled, &cols);
+	ct_ctx *cx = NULL;
+	ct_kernel *j = jt ? trial_parse(R->tctx, R->k, jt, &cx, NULL, 0) : NULL;
+	ct_ctx_clear_error(R->tctx);
+	if (j) {
+		ct_buf nb, kb;
+		ct_buf_init(&nb);
+		ct_buf_init(&kb);
+		ct_buf_printf(&nb,
+		              "%s#   jammed: blocks of %d rows (loop %s), each pass's loop over the columns running the\n"
+		              "#   %d rows in one vector loop, its vector read (or updated) once per %d rows; %d = the\n"
+		              "#   most rows (a power of two) at 2 vector registers per row (the matrix's vector, the\n"
+		              "#   row's sum or factor) + 1 shared in half of the %d registers; %s;\n"
+		              "#   legal: the row loop carries no dependence but sums, a column sum still adds the\n"
+		              "#   rows in row order\n",
+		              note, u, bname, u, u, u, R->m.registers,
+		              parallel ? "the blocks on threads\n#   (a parallel reduction: each row's copy under an if, the "
+		                         "last block's missing rows\n#   skipped, so that each sum has one statement)"
+		                       : "the last rows of the range not in a block\n#   run one at a time (else)");
+		ct_buf_printf(&kb, "%s %s%s%s %s%s", R->keep ? R->keep : "", bname, parallel ? " %" : "",
+		              parallel ? bname : "", fname, unrolled.s ? unrolled.s : "");
+		auto_rewritten(R, j, depth, text, nb.s, kb.s);
+		if (*text && !jam_vectorized(*text, cols.s)) {
+			ct_buf_puts(refused, "#   not jammed (rows one at a time): a loop over the columns would not be "
+			                     "vectorized\n");
+			free(*text);
+			*text = NULL;
+		} else if (*text && parallel && !rowfuse_on_threads(*text, bname)) {
+			ct_buf_puts(refused, "#   not jammed (rows one at a time): parallelize refuses its blocks of rows\n");
+			free(*text);
+			*text = NULL;
+		}
+		ct_buf_free(&nb);
+		ct_buf_free(&kb);
+	} else
+		ct_buf_puts(refused, "#   not jammed (rows one at a time): its text does not parse\n");
+	ct_kernel_free(j);
+	ct_ctx_free(cx);
+	free(jt);
+	ct_buf_free(&unrolled);
+	ct_buf_free(&cols);
+	if (!*text)
+		R->names = keep;
+}
+
 /* The matrix-vector passes that read one matrix (bicg's A^T r and A p,
  * mvt's A y1 and A^T y2, atax's A x then A^T t): apart, each pass streams
  * the whole matrix and the next finds its rows only as far as the matrix
@@ -3638,11 +3957,20 @@ static ct_status try_rowfuse(auto_run *R, int depth, const char *before, char **
 			ct_buf_init(&kb);
 			ct_buf_printf(&kb, "%s %s%s%s", R->keep ? R->keep : "", fname, parallel ? " %" : "",
 			              parallel ? fname : "");
-			auto_rewritten(R, t, depth, text, note.s, kb.s);
+			ct_buf refused;
+			ct_buf_init(&refused);
+			rowfuse_jam(R, depth, t, fused_at, (int)ct_dtype_size(k->arrays[A].type), note.s ? note.s : "",
+			            parallel, text, &refused);
+			bool jammed = *text != NULL;
+			if (!jammed) {
+				ct_buf_puts(&note, refused.s ? refused.s : "");
+				auto_rewritten(R, t, depth, text, note.s, kb.s);
+			}
+			ct_buf_free(&refused);
 			ct_buf_free(&kb);
 			ct_buf_free(&note);
 			/* worth threads but not on them (the reduction refused): the passes stay apart */
-			if (parallel && *text && !rowfuse_on_threads(*text, fname)) {
+			if (parallel && *text && !jammed && !rowfuse_on_threads(*text, fname)) {
 				free(*text);
 				*text = NULL;
 			}

@@ -66,6 +66,7 @@ typedef struct verdict {
 	int auto_blocked;    /* and blocks their time loop */
 	int auto_passes;     /* auto's file fuses matrix-vector passes along a matrix's rows */
 	int auto_wave;       /* auto's file runs an in-place sweep's rows as a wavefront */
+	int auto_jam;        /* and jams blocks of the fused passes' rows into their vector loops */
 	int auto_dist;       /* auto's file distributes a nest */
 	int compiles;        /* compiler runs measured (a code-cache hit is not one) */
 	double compile_s;    /* their total seconds */
@@ -813,6 +814,7 @@ static int run_auto(ct_kernel *k, ct_ctx *ctx, const char *text, size_t len, ver
 		v->auto_blocked = v->auto_fused && strstr(out, " in blocks of TB_") != NULL;
 		v->auto_passes = strstr(out, " are fused along its rows (loop ") != NULL;
 		v->auto_wave = strstr(out, " runs its rows in a wavefront ") != NULL;
+		v->auto_jam = v->auto_passes && strstr(out, "#   jammed: blocks of ") != NULL;
 	}
 	if (st != CT_OK) {
 		set_verdict(v, classify(st, ct_ctx_last_message(c2)), E_AUTO, "autoschedule: %s", ct_ctx_last_message(c2));
@@ -1802,6 +1804,7 @@ typedef struct tally {
 	long auto_blocked;      /* and block their time loop */
 	long auto_passes;       /* auto's files that fuse passes along a matrix's rows */
 	long auto_wave;         /* auto's files that run rows as a wavefront */
+	long auto_jam;          /* auto's files that jam blocks of fused passes' rows */
 	long auto_dist;         /* auto's files that distribute a nest */
 } tally;
 
@@ -1837,8 +1840,10 @@ static void summary(const tally *t, double secs)
 	       t->preduce);
 	if (t->verified[E_AUTO])
 		printf("auto: %ld files fuse sweeps along their rows (%ld of them block the time loop), %ld fuse passes along a "
-		       "matrix's rows, %ld run rows as a wavefront, %ld distribute a nest (half the seeds plan for the caches %s)\n",
-		       t->auto_fused, t->auto_blocked, t->auto_passes, t->auto_wave, t->auto_dist, AUTO_TINY_CACHES);
+		       "matrix's rows (%ld of them jam blocks of rows into the vector loops), %ld run rows as a wavefront, %ld "
+		       "distribute a nest (half the seeds plan for the caches %s)\n",
+		       t->auto_fused, t->auto_blocked, t->auto_passes, t->auto_jam, t->auto_wave, t->auto_dist,
+		       AUTO_TINY_CACHES);
 	if (cfg.cuda || cfg.cudacompile)
 		printf("cuda: %ld kernels refused by the CUDA generator with a message (not findings); %ld nvcc batches\n",
 		       t->cuda_refused, t->cuda_batches);
@@ -1988,6 +1993,7 @@ static void run_share(int w, int jobs, tally *t)
 		t->auto_blocked += v.auto_blocked;
 		t->auto_passes += v.auto_passes;
 		t->auto_wave += v.auto_wave;
+		t->auto_jam += v.auto_jam;
 		t->auto_dist += v.auto_dist;
 		if (v.verified[E_MPI] && k.kind == PG_DIST && k.d.shape < 8)
 			t->dist_kinds[k.d.shape]++;
@@ -2066,7 +2072,7 @@ static int campaign(void)
 			t.preduce += part.preduce;
 			t.auto_fused += part.auto_fused, t.auto_dist += part.auto_dist;
 			t.auto_blocked += part.auto_blocked;
-			t.auto_passes += part.auto_passes, t.auto_wave += part.auto_wave;
+			t.auto_passes += part.auto_passes, t.auto_wave += part.auto_wave, t.auto_jam += part.auto_jam;
 			for (int s = 0; s < 8; s++)
 				t.dist_kinds[s] += part.dist_kinds[s];
 			if (part.compile_max > t.compile_max)

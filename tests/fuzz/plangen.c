@@ -114,6 +114,13 @@ static int pick_input_role(rng *r)
 	return chance(r, 20) ? 4 /* const */ : 0 /* input */;
 }
 
+/* Whether a matrix-vector kernel of the extended families (half of them, variant bit 0) has a
+ * second pass over its matrix's rows (make_template, print_body). */
+static int matvec_passes(const pg_kernel *k)
+{
+	return k->kind == PG_MATVEC && k->families != PG_FAM_CLASSIC && !k->opencl && (k->variant & 1) != 0;
+}
+
 /* ------------------------------------------------------------------ the distributed family */
 
 /* Extents for distributed kernels: small ones (fewer elements than ranks along an axis), primes
@@ -289,13 +296,31 @@ static void make_template(pg_kernel *k, rng *r)
 		}
 		break;
 	case PG_MATVEC:
-		add_param(k, "M", pick_extent(r, 0));
-		add_param(k, "N", pick_extent(r, 0));
+		if (matvec_passes(k)) {
+			/* rows and columns enough for blocks of rows and a vector of columns (the jam) */
+			static const int64_t rows[] = {3, 4, 5, 7, 8, 9, 13, 17, 24, 37}, cols[] = {7, 16, 17, 24, 31, 32, 37, 48};
+			add_param(k, "M", pick64(r, rows, 10));
+			add_param(k, "N", pick64(r, cols, 8));
+		} else {
+			add_param(k, "M", pick_extent(r, 0));
+			add_param(k, "N", pick_extent(r, 0));
+		}
 		A = add_array(k, "A", pick_input_role(r), 2, "M", "N", "");
 		X = add_array(k, "X", pick_input_role(r), 1, "N", "", "");
 		Y = add_array(k, "Y", 2, 1, "M", "", "");
 		b0 = add_band(k, 2, "i", "M", "j", "N", "", "");
 		use(k, A, 1, b0), use(k, X, 1, b0), use(k, Y, 1, b0);
+		if (matvec_passes(k)) {
+			/* a second pass over A's rows, a column sum (bicg's; bit 1: of Y, atax's), which
+			 * `cachet auto` fuses with the first along the rows and jams in blocks of rows */
+			C = add_array(k, "Z", 2, 1, "N", "", "");
+			b1 = add_band(k, 2, "i2", "M", "j2", "N", "", "");
+			use(k, A, 1, b1), use(k, C, 1, b1), use(k, Y, 1, b1);
+			if (!(k->variant & 2)) {
+				B = add_array(k, "W", pick_input_role(r), 1, "M", "", "");
+				use(k, B, 1, b1);
+			}
+		}
 		break;
 	case PG_TRANSPOSE:
 		add_param(k, "M", pick_extent(r, 0));
@@ -2384,6 +2409,8 @@ static void print_body(const pg_kernel *k, obuf *o)
 		break;
 	case PG_MATVEC:
 		put(o, "for (i: M, j: N) {\n  Y[i] += A[i, j] * X[j]\n}\n");
+		if (matvec_passes(k))
+			put(o, "for (i2: M, j2: N) {\n  Z[j2] += A[i2, j2] * %s[i2]\n}\n", (k->variant & 2) ? "Y" : "W");
 		break;
 	case PG_TRANSPOSE:
 		put(o, "for (i: M, j: N) {\n  B[j, i] = 2 * A[i, j] + 1\n}\n");

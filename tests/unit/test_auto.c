@@ -172,18 +172,19 @@ static bool run_small(ct_ctx *ctx, const char *text, const char *const *names, c
 	return ok;
 }
 
-/* auto (one thread, for the caches spec; NULL: this machine's) on text at its own sizes: whether
+/* auto (on threads, for the caches spec; NULL: this machine's) on text at its own sizes: whether
  * its comment has note (fused) and time blocks
  * (blocked); then both kernels at the small sizes, their outputs equal (exact: bit for bit, else
  * within 1e-12 relative: a vectorized sum adds in another order). */
-static void rewrite_case(const char *text, const char *spec, const char *note, bool fused, bool blocked, bool exact,
-                         const char *const *names, const int64_t *vals, int n, const int64_t *nel, int narr)
+static void rewrite_case_on(const char *text, const char *spec, const char *note, bool fused, bool blocked, bool exact,
+                            int threads, const char *const *names, const int64_t *vals, int n, const int64_t *nel,
+                            int narr)
 {
 	ct_ctx *ctx = ct_ctx_new();
 	ct_kernel *k = parse(ctx, text);
 	ct_auto_options o;
 	ct_auto_options_init(&o);
-	o.threads = 1;
+	o.threads = threads;
 	o.cache_spec = spec;
 	char *out = NULL;
 	CHECKF(k && ct_kernel_autoschedule(k, &o, &out, NULL) == CT_OK, "%s", ct_ctx_last_message(ctx));
@@ -211,6 +212,12 @@ static void rewrite_case(const char *text, const char *spec, const char *note, b
 	}
 	free(out);
 	ct_ctx_free(ctx);
+}
+
+static void rewrite_case(const char *text, const char *spec, const char *note, bool fused, bool blocked, bool exact,
+                         const char *const *names, const int64_t *vals, int n, const int64_t *nel, int narr)
+{
+	rewrite_case_on(text, spec, note, fused, blocked, exact, 1, names, vals, n, nel, narr);
 }
 
 static void fused_case(const char *text, bool fused, bool blocked, const char *const *names, const int64_t *vals,
@@ -411,6 +418,45 @@ static const char scalar_sum[] = "kernel sc\n"
                                  "  for (j2: M) { q[i2] += A[i2, j2] * p[j2] }\n"
                                  "}\n";
 
+/* two column sums over one matrix: fused along the rows and jammed, each y[j] still adds its rows
+ * in row order, so the jammed file's sums are bit for bit the written kernel's */
+static const char colsums[] = "kernel cs\n"
+                              "param M = 1900, N = 2100\n"
+                              "array A : f64[M, N] input\n"
+                              "array x : f64[M] input\n"
+                              "array w : f64[M] input\n"
+                              "array y : f64[N] inout\n"
+                              "array z : f64[N] inout\n"
+                              "for (i: M, j: N) { y[j] += A[i, j] * x[i] }\n"
+                              "for (i2: M, j2: N) { z[j2] += A[i2, j2] * w[i2] }\n";
+
+/* auto on text (threads): its fused row loop is jammed in blocks of rows (the loop over the blocks
+ * stepped, the rows unrolled, the column loops vectorized, on threads the blocks parallel), or the
+ * comment says the vector registers hold one row only (a machine of 8 registers); the jammed
+ * loops' names (i_b, i_u) as auto writes them from the row loop's name i. */
+static void jam_case(const char *text, int threads)
+{
+	ct_ctx *ctx = ct_ctx_new();
+	ct_kernel *k = parse(ctx, text);
+	ct_auto_options o;
+	ct_auto_options_init(&o);
+	o.threads = threads;
+	char *out = NULL;
+	CHECKF(k && ct_kernel_autoschedule(k, &o, &out, NULL) == CT_OK, "%s", ct_ctx_last_message(ctx));
+	bool jammed = out && strstr(out, "#   jammed: blocks of ") != NULL;
+	CHECKF(out && (jammed || strstr(out, "not jammed (rows one at a time): the vector registers")), "%s",
+	       out ? out : "");
+	if (jammed) {
+		CHECKF(strstr(out, "for (i_b: 0 .. ") && strstr(out, " step ") && strstr(out, "  unroll(i_u)\n") &&
+		           (threads == 1 || strstr(out, "  parallelize(i_b)\n")) &&
+		           (threads > 1 ? strstr(out, "if (i_b + i_u") != NULL : strstr(out, "} else {") != NULL),
+		       "%s", out);
+	}
+	free(out);
+	ct_kernel_free(k);
+	ct_ctx_free(ctx);
+}
+
 static void test_rowfused(void)
 {
 	const char *note = "are fused along its rows";
@@ -425,6 +471,21 @@ static void test_rowfused(void)
 	rewrite_case(ahead_t, NULL, "stay apart: fused along the rows, a dependence", true, false, false, nn, n43, 1, neln, 3);
 	const int64_t nels[] = {41 * 37, 41, 37, 1, 41};
 	rewrite_case(scalar_sum, NULL, note, false, false, false, mn, small, 2, nels, 5);
+	/* jammed in blocks of rows (the last rows of 37 or 43 one at a time), on 2 threads too (each
+	 * row's copy under an if); column sums alone on one thread: exact */
+	jam_case(bicg, 1);
+	jam_case(mvt, 1);
+	jam_case(atax, 1);
+	jam_case(colsums, 1);
+	jam_case(bicg, 2);
+	jam_case(atax, 2);
+	rewrite_case_on(bicg, NULL, note, true, false, false, 2, mn, small, 2, nelb, 5);
+	rewrite_case_on(mvt, NULL, note, true, false, false, 2, nn, n43, 1, nelm, 5);
+	rewrite_case_on(atax, NULL, note, true, false, false, 2, mn, small, 2, nela, 3);
+	const int64_t nelc[] = {37 * 41, 37, 37, 41, 41};
+	rewrite_case(colsums, NULL, note, true, false, true, mn, small, 2, nelc, 5);
+	/* on threads each thread sums its blocks into its own copy, added in thread order: not exact */
+	rewrite_case_on(colsums, NULL, note, true, false, false, 2, mn, small, 2, nelc, 5);
 	/* on two threads too: the fused row loop carries the column sums, which run as a parallel
 	 * reduction (each thread's into its own copy) */
 	ct_ctx *ctx = ct_ctx_new();
@@ -434,8 +495,10 @@ static void test_rowfused(void)
 	o.threads = 2;
 	char *out = NULL;
 	CHECKF(k && ct_kernel_autoschedule(k, &o, &out, NULL) == CT_OK, "%s", ct_ctx_last_message(ctx));
-	CHECKF(out && strstr(out, note) && strstr(out, "  parallelize(i)\n") && strstr(out, "(a parallel reduction)"), "%s",
-	       out ? out : "");
+	CHECKF(out && strstr(out, note) &&
+	           strstr(out, strstr(out, "jammed: blocks of") ? "  parallelize(i_b)\n" : "  parallelize(i)\n") &&
+	           strstr(out, "(a parallel reduction)"),
+	       "%s", out ? out : "");
 	free(out);
 	ct_kernel_free(k);
 	ct_ctx_free(ctx);
