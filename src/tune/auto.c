@@ -3171,6 +3171,11 @@ static char *fused_text(auto_run *R, const auto_fuse *F, const char **fname, con
 static ct_status try_fuse(auto_run *R, int depth, const char *before, char **text)
 {
 	*text = NULL;
+	/* a jammed block of rows (rowfuse_jam marks them "^name"): its loops over the columns are
+	 * the passes' vector loops, not sweeps; fused with a lag of 0 each became a loop of one
+	 * iteration inside a scalar one (mvt on 2 threads ran 10x slower) */
+	if (R->keep && strchr(R->keep, '^'))
+		return CT_OK;
 	const ct_kernel *k = R->k;
 	for (int i = 0; i < k->nbody; i++) {
 		const ir_node *x = k->body[i];

@@ -451,6 +451,9 @@ static void jam_case(const char *text, int threads)
 		           (threads == 1 || strstr(out, "  parallelize(i_b)\n")) &&
 		           (threads > 1 ? strstr(out, "if (i_b + i_u") != NULL : strstr(out, "} else {") != NULL),
 		       "%s", out);
+		/* the block's column loops stay whole vector loops: not fused as sweeps into a scalar
+		 * loop over loops of one iteration ("for (j_f: ...) { for (j: j_f .. j_f + 1) ...") */
+		CHECKF(!strstr(out, "_f + 1)"), "%s", out);
 	}
 	free(out);
 	ct_kernel_free(k);
