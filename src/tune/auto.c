@@ -2634,7 +2634,7 @@ static ct_status try_distribute_inner(auto_run *R, int depth, const char *before
 			              "#   later part to an earlier part's later iteration\n",
 			              x->pos.line, idx, x->nbody);
 		else if (morev > 0) {
-			char note[512];
+			char note[768]; /* the text (387 bytes) with idx (< 128) and three ints */
 			snprintf(note, sizeof note,
 			         "# the loop at line %d, for (%s) over %d parts, is distributed inside the loops around\n"
 			         "#   it (one loop per part): fused, a part's innermost loop is strided or a sum's;\n"
