@@ -657,10 +657,14 @@ static void merge_boxes(dlctx *d)
 int64_t mdl_gamma_of(const model *m, const macc *ac, int j)
 {
 	int a = ac->array;
-	int64_t g = 0;
+	int64_t g = 0, t;
+	bool over = false;
 	for (int dd = 0; dd < m->rank[a]; dd++)
-		g += ac->beta[dd * ac->depth + j] * m->stride[a * IR_MAX_RANK + dd];
-	return g * m->elem[a];
+		over = over || __builtin_mul_overflow(ac->beta[dd * ac->depth + j], m->stride[a * IR_MAX_RANK + dd], &t) ||
+		       __builtin_add_overflow(g, t, &g);
+	over = over || __builtin_mul_overflow(g, m->elem[a], &g);
+	/* a split of 2^63 - 1 (the edge fuzz family) gives steps no address can take: saturated */
+	return over ? INT64_MAX : g;
 }
 
 /* The key of a window (with its array) as a flat list of integers; returns its length. */

@@ -230,12 +230,14 @@ static void add_cut(cuts *cs, int64_t v, int64_t n)
 	cs->v[cs->n++] = v;
 }
 
-/* Smallest t >= 0 with c + b t >= 0 (b > 0). */
+/* Smallest t >= 0 with c + b t >= 0 (b > 0), at most INT64_MAX. ceil(-c / b) in unsigned
+ * arithmetic: -c + b - 1 overflowed for a split of 2^63 - 1 (the edge fuzz family). */
 static int64_t first_true(int64_t c, int64_t b)
 {
 	if (c >= 0)
 		return 0;
-	return (-c + b - 1) / b;
+	uint64_t t = (0 - (uint64_t)c - 1) / (uint64_t)b + 1;
+	return t > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)t;
 }
 
 static void atom_cuts(model *m, aff g, const lt_node *below, cuts *cs, bool *mixed_inner)
