@@ -1843,16 +1843,21 @@ static bool reduction_cheap(const auto_run *R, const auto_nest *n, int id)
 	       R->m.ncaches > 0 && bytes <= cache_bytes(&R->m, R->m.ncaches > 1 ? 1 : 0);
 }
 
-/* Whether keep (space-separated) marks loop name "^name": the rows of a
- * jammed block (rowfuse_jam; unrolled, "+name"), whose loop over the
- * columns is the one to vectorize. */
-static bool jam_unrolled(const char *keep, const char *name)
+/* Whether keep (space-separated words) holds the word mark followed by name ("^i_u"). */
+static bool keep_marks(const char *keep, char mark, const char *name)
 {
 	size_t n = strlen(name);
-	for (const char *p = keep ? strchr(keep, '^') : NULL; p; p = strchr(p + 1, '^'))
+	for (const char *p = keep ? strchr(keep, mark) : NULL; p; p = strchr(p + 1, mark))
 		if ((p == keep || p[-1] == ' ') && !strncmp(p + 1, name, n) && (p[n + 1] == ' ' || p[n + 1] == '\0'))
 			return true;
 	return false;
+}
+
+/* Whether keep marks loop name "^name": the rows of a jammed block (rowfuse_jam; unrolled,
+ * "+name"), whose loop over the columns is the one to vectorize. */
+static bool jam_unrolled(const char *keep, const char *name)
+{
+	return keep_marks(keep, '^', name);
 }
 
 /* The loop over the columns whose whole body is loop x (under top, not
@@ -3527,15 +3532,11 @@ static bool rowfuse_on_threads(const char *text, const char *fname)
 	return strstr(text, item) != NULL;
 }
 
-/* Whether keep (space-separated) marks loop name "%name": a fused row loop
- * whose column sums may run as a parallel reduction (try_rowfuse). */
+/* Whether keep marks loop name "%name": a fused row loop whose column sums may run as a
+ * parallel reduction (try_rowfuse). */
 static bool rowfuse_parallel_kept(const char *keep, const char *name)
 {
-	size_t n = strlen(name);
-	for (const char *p = keep ? strchr(keep, '%') : NULL; p; p = strchr(p + 1, '%'))
-		if ((p == keep || p[-1] == ' ') && !strncmp(p + 1, name, n) && (p[n + 1] == ' ' || p[n + 1] == '\0'))
-			return true;
-	return false;
+	return keep_marks(keep, '%', name);
 }
 
 /* ------------------------------------------------------------ unroll and jam of fused row passes */
