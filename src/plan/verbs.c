@@ -468,17 +468,13 @@ static bool carries_nothing(vb *v, const lt_node *x)
 	return carries_none(v, x, true);
 }
 
-/* carries_nothing for a parallel loop x, except through kernel temps the
- * dependence test proves private to x's iterations (dep_temp_private: every
- * read follows a write of its element in its own iteration, every write
- * is under x): priv[] (per storage) gets those x needs private, none with a
- * cache. Unknown is false. */
-static bool carries_nothing_private(vb *v, const lt_node *x, bool *priv)
+/* Whether loop x carries nothing once the temps in priv[] (set here) are
+ * private per thread, sums counting as carried when with_sums; a cached temp
+ * (its buffer is not the temp's copy) carries. Unknown is false. */
+static bool private_carries_none(vb *v, const lt_node *x, bool with_sums, bool *priv)
 {
-	if (cache_inside(x))
-		return false;
 	dep_info *d = dep_compute(v->k);
-	int c = d ? dep_loop_carries_private(d, v->t, x, true, priv) : -1;
+	int c = d ? dep_loop_carries_private(d, v->t, x, with_sums, priv) : -1;
 	dep_free(d);
 	ct_ctx_clear_error(v->k->ctx);
 	for (int r = 0; c == 0 && r < v->t->nregions; r++) {
@@ -489,21 +485,22 @@ static bool carries_nothing_private(vb *v, const lt_node *x, bool *priv)
 	return c == 0;
 }
 
+/* carries_nothing for a parallel loop x, except through kernel temps the
+ * dependence test proves private to x's iterations (dep_temp_private: every
+ * read follows a write of its element in its own iteration, every write
+ * is under x): priv[] (per storage) gets those x needs private, none with a
+ * cache. Unknown is false. */
+static bool carries_nothing_private(vb *v, const lt_node *x, bool *priv)
+{
+	return !cache_inside(x) && private_carries_none(v, x, true, priv);
+}
+
 /* carries_nothing_private without the pairs of one `+=` / `-=` statement
  * that meet at an element (a parallel reduction's sums): 0 carried else.
  * Unknown is false. */
 static bool reduction_only_private(vb *v, const lt_node *x, bool *priv)
 {
-	dep_info *d = dep_compute(v->k);
-	int c = d ? dep_loop_carries_private(d, v->t, x, false, priv) : -1;
-	dep_free(d);
-	ct_ctx_clear_error(v->k->ctx);
-	for (int r = 0; c == 0 && r < v->t->nregions; r++) {
-		int src = v->t->regions[r].source;
-		if (src >= 0 && src < v->k->narrays && priv[src])
-			c = 1; /* a cached temp's buffer is not the temp's copy */
-	}
-	return c == 0;
+	return private_carries_none(v, x, false, priv);
 }
 
 /* Whether the dependence test finds that loop x (no cache inside) carries
