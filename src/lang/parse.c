@@ -128,6 +128,7 @@ static const char *sym_kind_name(sym_kind k)
 	case SYM_ARRAY: return "an array";
 	case SYM_INDEX: return "an index";
 	case SYM_CACHE: return "a cache";
+	case SYM_FAILED:
 	case SYM_NONE: break;
 	}
 	return "a name";
@@ -158,6 +159,10 @@ static ir_pos sym_decl_pos(parser *p, const sym *s)
 	case SYM_ARRAY: return p->k->arrays[s->id].pos;
 	case SYM_INDEX: return p->k->indices[s->id].pos;
 	case SYM_CACHE: return p->k->plan[s->id].name_pos;
+	case SYM_FAILED: {
+		ir_pos d = {s->id, 0};
+		return d;
+	}
 	case SYM_NONE: break;
 	}
 	return none;
@@ -188,6 +193,20 @@ bool lp_name_free(parser *p, const char *name, ir_pos at)
 		     p->k->lets[l].pos.line);
 		return false;
 	}
+	return true;
+}
+
+void lp_sym_failed(parser *p, const char *name, ir_pos at)
+{
+	if (!lp_sym_find(p, name) && scope_find(p, name) < 0)
+		lp_sym_add(p, name, SYM_FAILED, at.line);
+}
+
+bool lp_quiet_failed(parser *p, const sym *s)
+{
+	if (!s || s->kind != SYM_FAILED)
+		return false;
+	p->nerr++;
 	return true;
 }
 
@@ -344,6 +363,8 @@ static ir_expr *parse_access(parser *p)
 {
 	tok *t = cur(p);
 	sym *s = lp_sym_find(p, t->s);
+	if (lp_quiet_failed(p, s))
+		return NULL;
 	if (!s || s->kind != SYM_ARRAY) {
 		if (scope_find(p, t->s) >= 0)
 			lp_err(p, tpos(t), "'%s' is a let, not an array", t->s);
@@ -387,6 +408,8 @@ static ir_expr *parse_name(parser *p)
 		return e;
 	}
 	sym *s = lp_sym_find(p, t->s);
+	if (lp_quiet_failed(p, s))
+		return NULL;
 	if (!s) {
 		lp_err(p, tpos(t), "unknown name '%s'", t->s);
 		return NULL;
@@ -415,6 +438,7 @@ static ir_expr *parse_name(parser *p)
 		lp_err(p, tpos(t), "array '%s' needs subscripts ('%s[...]')", t->s, t->s);
 		return NULL;
 	case SYM_CACHE:
+	case SYM_FAILED:
 	case SYM_NONE: break;
 	}
 	lp_err(p, tpos(t), "'%s' is %s and cannot be used in an expression", t->s,
@@ -702,6 +726,14 @@ static bool set_bounds(parser *p, ir_index *x, const bound_terms *lo, const boun
 	return true;
 }
 
+/* An index whose loop header had an error: later uses of the name (the
+ * schedule, the plan) are that error, not new ones. */
+static ir_node *failed_index(parser *p, const char *name, ir_pos at)
+{
+	lp_sym_failed(p, name, at);
+	return NULL;
+}
+
 /* `for (x: E, y: lo .. hi) { ... }` */
 static ir_node *parse_for(parser *p, ir_node *parent)
 {
@@ -718,19 +750,19 @@ static ir_node *parse_for(parser *p, ir_node *parent)
 			return NULL;
 		ir_expr *e1 = parse_or(p);
 		if (!e1)
-			return NULL;
+			return failed_index(p, name, npos);
 		ir_expr *e2 = NULL, *se = NULL;
 		int64_t sv = 1;
 		if (at(p, T_DOTDOT)) {
 			next(p);
 			e2 = parse_or(p);
 			if (!e2)
-				return NULL;
+				return failed_index(p, name, npos);
 		}
 		if (at_word(p, "step")) {
 			next(p);
 			if (!lp_parse_int(p, true, "a loop step", &sv, &se))
-				return NULL;
+				return failed_index(p, name, npos);
 		}
 		bound_terms lo = {0, {{0, 0, NULL}}}, hi = {0, {{0, 0, NULL}}};
 		bool ok = true;
@@ -744,7 +776,7 @@ static ir_node *parse_for(parser *p, ir_node *parent)
 		}
 		if (!ok) {
 			p->nerr++;
-			return NULL;
+			return failed_index(p, name, npos);
 		}
 		if (!lp_name_free(p, name, npos) || lp_too_many(p, p->k->nindices, npos, "indices"))
 			return NULL;
@@ -915,6 +947,8 @@ static ir_node *parse_stmt(parser *p, ir_node *parent)
 			return NULL;
 		}
 		sym *s = lp_sym_find(p, t->s);
+		if (lp_quiet_failed(p, s))
+			return NULL;
 		if (s && s->kind == SYM_ARRAY) {
 			lp_err(p, tpos(t), "array '%s' needs subscripts ('%s[...]')", t->s, t->s);
 			return NULL;
@@ -1013,6 +1047,8 @@ static void parse_kernel_line(parser *p)
 int lp_find_index(parser *p, const tok *t, const char *where)
 {
 	sym *s = lp_sym_find(p, t->s);
+	if (lp_quiet_failed(p, s))
+		return -1;
 	if (!s || s->kind != SYM_INDEX) {
 		if (s)
 			lp_err(p, tpos(t), "'%s' is %s, not an index, in %s", t->s,

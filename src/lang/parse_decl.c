@@ -131,8 +131,10 @@ bool lp_parse_param(parser *p)
 		if (at(p, T_ASSIGN)) {
 			next(p);
 			ir_expr *e;
-			if (!lp_parse_int(p, true, "a param value", &pr.value, &e))
+			if (!lp_parse_int(p, true, "a param value", &pr.value, &e)) {
+				lp_sym_failed(p, name, npos);
 				return false;
+			}
 			pr.has_value = true;
 			if (e->kind != EX_NUM)
 				pr.def = e;
@@ -228,16 +230,11 @@ bool lp_parse_layout(parser *p, int rank, const char *owner, int *order)
 	return true;
 }
 
-/* `array A : f32[M, K] input [layout=...] [strided]` */
-bool lp_parse_array(parser *p)
+/* What follows `array A :` (the type, extents, role, options); adds A. */
+static bool parse_array_decl(parser *p, const char *name, ir_pos npos)
 {
-	next(p);
 	ir_array arr;
 	memset(&arr, 0, sizeof arr);
-	ir_pos npos;
-	const char *name = lp_expect_ident(p, "an array name", &npos);
-	if (!name || !lp_expect(p, T_COLON))
-		return false;
 	arr.name = name;
 	arr.pos = npos;
 	tok *tt = cur(p);
@@ -333,4 +330,18 @@ bool lp_parse_array(parser *p)
 	lp_sym_add(p, name, SYM_ARRAY, k->narrays);
 	k->narrays++;
 	return true;
+}
+
+/* `array A : f32[M, K] input [layout=...] [strided]` */
+bool lp_parse_array(parser *p)
+{
+	next(p);
+	ir_pos npos;
+	const char *name = lp_expect_ident(p, "an array name", &npos);
+	if (!name || !lp_expect(p, T_COLON))
+		return false;
+	if (parse_array_decl(p, name, npos))
+		return true;
+	lp_sym_failed(p, name, npos);
+	return false;
 }

@@ -10,7 +10,17 @@
 /* Most indices one schedule or plan item may name. */
 #define MAX_SCHED_ARGS 64
 
-typedef enum sym_kind { SYM_NONE = 0, SYM_PARAM, SYM_ARRAY, SYM_INDEX, SYM_CACHE } sym_kind;
+/* SYM_FAILED: a param or array whose declaration had an error; its uses are
+ * errors already reported, so they fail without a message (no cascade of
+ * "unknown name" after one bad line). Its id is the declaration's line. */
+typedef enum sym_kind {
+	SYM_NONE = 0,
+	SYM_PARAM,
+	SYM_ARRAY,
+	SYM_INDEX,
+	SYM_CACHE,
+	SYM_FAILED
+} sym_kind;
 
 /* One kernel-wide name (params, arrays, indices, caches share one space). */
 typedef struct sym {
@@ -102,6 +112,11 @@ sym *lp_sym_find(parser *p, const char *name);
 /* Report a clash when name is already declared; true when it is free. */
 bool lp_name_free(parser *p, const char *name, ir_pos at);
 void lp_sym_add(parser *p, const char *name, sym_kind kind, int id);
+/* After an error in the declaration of name (at): mark the name declared
+ * and failed, when it is not declared already. */
+void lp_sym_failed(parser *p, const char *name, ir_pos at);
+/* Whether s names a failed declaration; if so, count one silent error. */
+bool lp_quiet_failed(parser *p, const sym *s);
 /* Report (and return true) when a table of n names is full. */
 bool lp_too_many(parser *p, int n, ir_pos at, const char *what);
 /* A whole expression; NULL after an error. */

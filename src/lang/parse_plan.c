@@ -467,7 +467,8 @@ static bool parse_cache(parser *p)
 		c.src_cache = s->id;
 		c.root_array = p->k->plan[s->id].root_array;
 	} else {
-		lp_err(p, spos, "unknown array or cache '%s' in cache", st->s);
+		if (!lp_quiet_failed(p, s))
+			lp_err(p, spos, "unknown array or cache '%s' in cache", st->s);
 		return false;
 	}
 	bool ok = true;

@@ -178,6 +178,17 @@ static const row rows[] = {
     {"keyword as name", HDR "array for : f32[N] input\n",
      "7:7: error: 'for' is a keyword and cannot be used as an array name", 0},
     {"missing colon", HDR "for (i N) { B[i] = 1 }\n", "7:8: error: expected ':', found 'N'", 0},
+    /* a declaration with an error is one error: its name's uses are not reported again */
+    {"bad param value, one error",
+     "kernel t\nparam N = Q\narray A : f32[N] input\narray B : f32[N] output\n"
+     "for (i: N) { B[i] = A[i] * N }\nschedule { ii = split(i, N) }\n"
+     "plan { AA = cache(A, index=ii) }\n",
+     "2:11: error: unknown name 'Q'", 1},
+    {"bad array, one error",
+     HDR "array Z : f16[N] input\nfor (i: N) { B[i] = Z[i] }\nplan { ZZ = cache(Z, level=1) }\n",
+     "7:11: error: expected an element type (f32, f64, i32 or i64), found 'f16'", 1},
+    {"bad param redeclared", "kernel t\nparam N = Q\nparam N = 3\n",
+     "2:11: error: unknown name 'Q'", 2},
     {"unknown type", HDR "array Z : f16[N] input\n",
      "7:11: error: expected an element type (f32, f64, i32 or i64), found 'f16'", 0},
     {"missing role", HDR "array Z : f32[N]\nB[0] = 1\n",
