@@ -1786,6 +1786,88 @@ int dep_temp_private(dep_info *d, const ct_looptree *t, const lt_node *x, int a)
 	return r;
 }
 
+/* The reads of array a in expression e, in the order they are written (their access nodes, up to
+ * cap; -1 past it). */
+static int read_nodes(const ir_expr *e, int a, const ir_expr **list, int n, int cap)
+{
+	if (!e || n < 0)
+		return n;
+	if (e->kind == EX_ACCESS) {
+		if (e->id != a)
+			return n;
+		if (n >= cap)
+			return -1;
+		list[n] = e;
+		return n + 1;
+	}
+	for (int i = 0; i < e->nargs && n >= 0; i++)
+		n = read_nodes(e->args[i], a, list, n, cap);
+	return n;
+}
+
+/* Whether every instance of read rd (a map instance -> element) meets a write of w by an earlier
+ * instance in d's written order: 1, 0, -1 on error. Takes rd. */
+static int read_covered(dep_info *d, isl_union_map *w, isl_union_map *rd)
+{
+	isl_union_set *need = rd ? isl_union_map_domain(isl_union_map_intersect_domain(
+	                               isl_union_map_copy(rd), isl_union_set_copy(d->dom)))
+	                         : NULL;
+	isl_union_map *pairs = rd ? meet_before(isl_union_map_copy(w), rd, d->sched, d->dom) : NULL;
+	isl_union_set *covered = pairs ? isl_union_map_range(pairs) : NULL;
+	isl_bool in = need && covered ? isl_union_set_is_subset(need, covered) : isl_bool_error;
+	isl_union_set_free(need);
+	isl_union_set_free(covered);
+	return in < 0 ? -1 : in ? 1 : 0;
+}
+
+int dep_reads_written(dep_info *d, int a, const ir_expr **bad)
+{
+	const ct_kernel *k = d ? d->k : NULL;
+	if (!k || a < 0 || a >= k->narrays || !d->dom || !d->sched)
+		return -1;
+	ct_buf wb;
+	ct_buf_init(&wb);
+	put_params(k, &wb);
+	bool anyw = false;
+	tx c = {k, NULL, NULL, NULL, 0, true};
+	for (int s = 0; s < d->nst; s++) {
+		const ir_node *n = d->st[s].node;
+		if (n->kind == ND_STMT && n->lhs->id == a)
+			put_access(&c, d, s, n->lhs, &wb, &anyw);
+	}
+	isl_union_map *w = parse_um(d, &wb, c.ok);
+	if (!w) {
+		isl_failed(d, "an array's first reads");
+		return -1;
+	}
+	int r = 1;
+	for (int s = 0; s < d->nst && r == 1; s++) {
+		const ir_node *n = d->st[s].node;
+		const ir_expr *reads[DEP_MAX_PRIVATE_READS + 1];
+		int nr = 0;
+		if (n->kind == ND_STMT && n->lhs->id == a && n->op != AS_SET)
+			reads[nr++] = n->lhs; /* an update reads the old value */
+		nr = read_nodes(n->rhs, a, reads, nr, DEP_MAX_PRIVATE_READS + 1);
+		for (int i = 0; i < nr && r == 1; i++) {
+			ct_buf rb;
+			ct_buf_init(&rb);
+			put_params(k, &rb);
+			bool any = false;
+			put_access(&c, d, s, reads[i], &rb, &any);
+			isl_union_map *rd = parse_um(d, &rb, c.ok);
+			r = rd ? read_covered(d, w, rd) : -1;
+			if (r == 0 && bad)
+				*bad = reads[i];
+		}
+		if (nr < 0)
+			r = -1;
+	}
+	isl_union_map_free(w);
+	if (r < 0)
+		isl_failed(d, "an array's first reads");
+	return r;
+}
+
 int dep_loop_carries_private(dep_info *d, const ct_looptree *t, const lt_node *x, bool with_reductions, bool *priv)
 {
 	ct_kernel *k = d ? d->k : NULL;

@@ -380,6 +380,16 @@ typedef struct ir_plan_item {
 
 /* ------------------------------------------------------------ kernel */
 
+/* The first read of an output or temp array that no textually earlier
+ * statement writes (check_structure); check_sizes accepts it only when the
+ * dependence analysis proves a write of every element read runs before the
+ * read (docs/LANGUAGE.md, "Output rule"). */
+typedef struct ir_early_read {
+	bool any;
+	ir_assign op;          /* AS_SET: an expression's read; else the `op=` whose old value is read */
+	ir_pos pos;
+} ir_early_read;
+
 struct ct_kernel {
 	ct_ctx *ctx;
 	ct_arena arena;        /* owns everything below */
@@ -424,6 +434,8 @@ struct ct_kernel {
 	 * a sub-range of the whole kernel's tiles, so a loop verb's independence, proven when the
 	 * whole kernel was checked, holds for it too, though its bounds are runtime params now */
 	bool dist_rank;
+	/* per array (narrays entries; NULL before the check): see ir_early_read */
+	ir_early_read *early_reads;
 };
 
 /* CT_OK, or CT_ERR_USAGE with a message naming k when its params changed

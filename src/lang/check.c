@@ -3,6 +3,7 @@
 #include "ir/order.h"
 #include "ir/targets.h"
 #include "ir/project.h"
+#include "ir/deps.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -244,7 +245,6 @@ typedef struct checker {
 	int nerr;
 	ct_dtype let_default; /* type of a let with only literals, indices, params */
 	bool *written;        /* per array: some earlier statement writes it */
-	bool *reported;       /* per array: read-before-write already reported */
 	/* per index (check_affine_limits): a root whose loop has affine bounds in its band's
 	 * scheduled order (its own, or projected there by a reorder: ir/project.h) */
 	bool *paff;
@@ -419,24 +419,26 @@ static void check_expr(checker *c, ir_expr *e, bool want_cond)
 	}
 }
 
+/* Record the first read of output or temp array a with no textually earlier write (check_sizes
+ * decides it: check_early_reads). */
+static void note_early_read(ct_kernel *k, int a, ir_pos at, ir_assign op)
+{
+	ir_early_read *r = &k->early_reads[a];
+	if (r->any)
+		return;
+	r->any = true;
+	r->op = op;
+	r->pos = at;
+}
+
 /* Reads of output/temp arrays before any write (program order). */
 static void check_reads(checker *c, const ir_expr *e)
 {
 	ct_kernel *k = c->k;
 	if (e->kind == EX_ACCESS) {
 		const ir_array *arr = &k->arrays[e->id];
-		if ((arr->role == CT_OUTPUT || arr->role == CT_TEMP) && !c->written[e->id] &&
-		    !c->reported[e->id]) {
-			c->reported[e->id] = true;
-			if (arr->role == CT_OUTPUT)
-				cerr(k, &c->nerr, e->pos,
-				     "output array '%s' is read before it is written (declare it "
-				     "inout)",
-				     arr->name);
-			else
-				cerr(k, &c->nerr, e->pos,
-				     "temp array '%s' is read before it is written", arr->name);
-		}
+		if ((arr->role == CT_OUTPUT || arr->role == CT_TEMP) && !c->written[e->id])
+			note_early_read(k, e->id, e->pos, AS_SET);
 		for (int d = 0; d < arr->rank; d++)
 			check_reads(c, e->sub_expr[d]);
 		return;
@@ -526,18 +528,8 @@ static void check_nodes(checker *c, ir_node **body, int n)
 				     ct_role_name(arr->role), arr->name);
 			} else if (s->op != AS_SET &&
 			           (arr->role == CT_OUTPUT || arr->role == CT_TEMP) &&
-			           !c->written[s->lhs->id] && !c->reported[s->lhs->id]) {
-				c->reported[s->lhs->id] = true;
-				if (arr->role == CT_OUTPUT)
-					cerr(k, &c->nerr, s->lhs->pos,
-					     "'%s' reads output array '%s' before it is written "
-					     "(declare it "
-					     "inout)",
-					     op_name(s->op), arr->name);
-				else
-					cerr(k, &c->nerr, s->lhs->pos,
-					     "'%s' reads temp array '%s' before it is written",
-					     op_name(s->op), arr->name);
+			           !c->written[s->lhs->id]) {
+				note_early_read(k, s->lhs->id, s->lhs->pos, s->op);
 			}
 			c->written[s->lhs->id] = true;
 			break;
@@ -792,9 +784,10 @@ int check_structure(ct_kernel *k)
 	if (k->narrays == 0)
 		c.let_default = CT_F64;
 	c.written = ct_arena_alloc(&k->arena, (size_t)k->narrays + 1);
-	c.reported = ct_arena_alloc(&k->arena, (size_t)k->narrays + 1);
-	if (!c.written || !c.reported)
+	k->early_reads = ct_arena_alloc(&k->arena, sizeof *k->early_reads * ((size_t)k->narrays + 1));
+	if (!c.written || !k->early_reads)
 		return 1;
+	memset(k->early_reads, 0, sizeof *k->early_reads * ((size_t)k->narrays + 1));
 	check_nodes(&c, k->body, k->nbody);
 	for (int i = 0; i < k->narrays; i++)
 		if (k->arrays[i].role == CT_OUTPUT && !c.written[i])
@@ -1571,6 +1564,38 @@ static bool affine_ranges_ok(ct_kernel *k, int *nerr)
 	return false;
 }
 
+/* The output rule (docs/LANGUAGE.md): a read of an output or temp array that no textually earlier
+ * statement writes is still fine when every element it reads was written by an earlier instance
+ * in the written order (a write later in a loop's body, in an earlier iteration: dep_reads_written,
+ * isl). Asked only of such arrays, at the values of the params (a -D override asks again). */
+static int check_early_reads(ct_kernel *k)
+{
+	int nerr = 0;
+	dep_info *d = NULL;
+	for (int a = 0; a < k->narrays && k->early_reads; a++) {
+		const ir_early_read *er = &k->early_reads[a];
+		if (!er->any)
+			continue;
+		if (!d)
+			d = dep_compute(k);
+		int r = d ? dep_reads_written(d, a, NULL) : -1;
+		if (r == 1)
+			continue;
+		ct_ctx_clear_error(k->ctx);
+		const ir_array *arr = &k->arrays[a];
+		bool out = arr->role == CT_OUTPUT;
+		if (er->op != AS_SET)
+			cerr(k, &nerr, er->pos, "'%s' reads %s array '%s' before it is written%s",
+			     op_name(er->op), out ? "output" : "temp", arr->name,
+			     out ? " (declare it inout)" : "");
+		else
+			cerr(k, &nerr, er->pos, "%s array '%s' is read before it is written%s",
+			     out ? "output" : "temp", arr->name, out ? " (declare it inout)" : "");
+	}
+	dep_free(d);
+	return nerr;
+}
+
 int check_sizes(ct_kernel *k)
 {
 	int nerr = 0;
@@ -1683,6 +1708,8 @@ int check_sizes(ct_kernel *k)
 	}
 	if (nerr == 0 && sizes_ok)
 		nerr += check_bounds(k);
+	if (nerr == 0 && sizes_ok)
+		nerr += check_early_reads(k);
 	return nerr;
 }
 

@@ -280,6 +280,32 @@ static const row rows[] = {
      "kernel t\nparam N = 4\narray T : f32[N] temp\narray B : f32[N] inout\n"
      "for (i: N) { B[i] = T[i]; T[i] = 1 }\n",
      "5:21: error: temp array 'T' is read before it is written", 0},
+    /* the output rule, exactly: a read with no textually earlier write is fine when every element
+     * it reads was written by an earlier iteration (isl, dep_reads_written) */
+    {"temp carried to the next iteration",
+     "kernel t\nparam N = 4, M = 8\narray X : f32[N, M] input\narray Y : f32[N, M] output\n"
+     "array P : f32[M] temp\nfor (i: N) {\n  for (j: M) {\n"
+     "    if (i > 0) { Y[i, j] = X[i, j] + P[j] } else { Y[i, j] = X[i, j] }\n  }\n"
+     "  for (j2: M) { P[j2] = Y[i, j2] }\n}\n",
+     NULL, 0},
+    {"temp read in the first iteration",
+     "kernel t\nparam N = 4, M = 8\narray X : f32[N, M] input\narray Y : f32[N, M] output\n"
+     "array P : f32[M] temp\nfor (i: N) {\n  for (j: M) {\n"
+     "    if (i >= 0) { Y[i, j] = X[i, j] + P[j] } else { Y[i, j] = X[i, j] }\n  }\n"
+     "  for (j2: M) { P[j2] = Y[i, j2] }\n}\n",
+     "8:39: error: temp array 'P' is read before it is written", 1},
+    {"output of the previous iteration, runtime size",
+     "kernel t\nparam L : runtime\narray O : f32[L] output\n"
+     "for (i: L) { if (i > 0) { O[i] = O[i - 1] + 1 } else { O[i] = 1 } }\n",
+     NULL, 0},
+    {"output element never written",
+     "kernel t\nparam L : runtime\narray O : f32[L] output\n"
+     "for (i: L) { if (i > 0) { O[i] = O[i - 1] + 1 } }\n",
+     "4:34: error: output array 'O' is read before it is written (declare it inout)", 1},
+    {"update of a temp written in a later statement's earlier iteration",
+     "kernel t\nparam N = 4\narray T : f32[N] temp\narray B : f32[N] inout\n"
+     "for (i: N) { if (i > 0) { T[i - 1] += B[i] }; T[i] = B[i]; B[i] = T[i] }\n",
+     NULL, 0},
     {"comparison as value", HDR "B[0] = A[0] < 1\n",
      "7:8: error: a comparison is not a value (use select(cond, a, b))", 0},
     {"value as condition", HDR "for (i: N) { if (i) { B[i] = 1 } }\n",
