@@ -61,6 +61,8 @@ typedef struct verdict {
 	int dist_drawn;      /* mpi: the generator drew it to be refused, yet it ran and verified */
 	int vreduce;         /* its host C sums a reduction in a vector loop (src/gen/vreduce.c) */
 	int vjam;            /* its host C runs unrolled copies inside a vector loop (unroll and jam) */
+	int early_read;      /* it has the generator's line buffer (print_multi): a temp read before the
+	                        statement that writes it, in rows i > 0 (the output rule's exact form) */
 	int preduce;         /* its host C sums a reduction on threads (src/gen/preduce.c) */
 	int auto_fused;      /* auto's file fuses sweeps along their rows */
 	int auto_blocked;    /* and blocks their time loop */
@@ -255,6 +257,54 @@ static int written_role(int role)
 	return role == CT_OUTPUT || role == CT_INOUT;
 }
 
+/* The written order's trace, for the output rule (docs/LANGUAGE.md): which elements of each
+ * output and temp array are written so far, and the first read of one that is not. */
+typedef struct early_read {
+	int na;
+	int64_t n[MAXARR];
+	unsigned char *done[MAXARR]; /* NULL for the other roles */
+	int bad;                     /* the array of the first read before its write, or -1 */
+	int64_t bad_at;
+} early_read;
+
+static void early_read_access(void *ud, int buf, int64_t off, int is_write)
+{
+	early_read *e = ud;
+	if (buf < 0 || buf >= e->na || !e->done[buf] || off < 0 || off >= e->n[buf])
+		return;
+	if (is_write)
+		e->done[buf][off] = 1;
+	else if (!e->done[buf][off] && e->bad < 0)
+		e->bad = buf, e->bad_at = off;
+}
+
+/* Whether kernel k (its unscheduled tree t) reads an element of an output or temp array that no
+ * earlier access wrote, which check must have refused: 0, or 1 with v set. */
+static int check_early_reads(ct_kernel *k, ct_looptree *t, const refdata *rd, verdict *v)
+{
+	early_read e;
+	memset(&e, 0, sizeof e);
+	e.na = rd->na;
+	e.bad = -1;
+	int ok = 1;
+	for (int i = 0; i < rd->na && ok; i++) {
+		e.n[i] = rd->n[i];
+		if (rd->role[i] == CT_OUTPUT || rd->role[i] == CT_TEMP)
+			ok = (e.done[i] = calloc((size_t)rd->n[i] + 1, 1)) != NULL;
+	}
+	ct_status st = ok ? ct_interp_trace(t, early_read_access, &e) : CT_ERR_NOMEM;
+	for (int i = 0; i < rd->na; i++)
+		free(e.done[i]);
+	if (st != CT_OK)
+		return 0; /* the reference run reports it */
+	if (e.bad < 0)
+		return 0;
+	set_verdict(v, C_CHECK_MISMATCH, E_INTERP,
+		    "check accepted a read of %s '%s' element %lld before any write of it (the output rule)",
+		    rd->role[e.bad] == CT_TEMP ? "temp" : "output", ct_kernel_array_name(k, e.bad), (long long)e.bad_at);
+	return 1;
+}
+
 /* Fill rd for k; 0, or 1 with v set. */
 static int ref_make(ct_kernel *k, ct_ctx *ctx, refdata *rd, verdict *v)
 {
@@ -290,7 +340,10 @@ static int ref_make(ct_kernel *k, ct_ctx *ctx, refdata *rd, verdict *v)
 	}
 	ct_looptree *t = ct_kernel_lower(k, 0);
 	ct_status st = t ? ct_interp_run(t, rd->want) : ct_ctx_last_status(ctx);
+	int early = st == CT_OK && check_early_reads(k, t, rd, v);
 	ct_looptree_free(t);
+	if (early)
+		return 1;
 	if (st != CT_OK) {
 		set_verdict(v, classify(st, ct_ctx_last_message(ctx)), E_INTERP, "reference: %s", ct_ctx_last_message(ctx));
 		return 1;
@@ -1164,6 +1217,7 @@ static void check_kernel(const char *text, size_t len, const pg_kernel *pk, int 
 		return;
 	}
 	v->accepted = 1;
+	v->early_read = strstr(text, "  for (q: N) {\n    T[q] = B[i, q] * 0.5 + q\n") != NULL;
 	int cuda = pk ? pk->cuda : strstr(text, "target=cuda") != NULL;
 	int opencl = !cuda && (pk ? pk->opencl : strstr(text, "target=opencl") != NULL);
 	set_phase("lower", -1);
@@ -1799,6 +1853,7 @@ typedef struct tally {
 	long dist_kinds[8];     /* mpi: verified per shape of the distributed family (pg_dshape) */
 	long vreduce;           /* accepted kernels whose host C sums a reduction in a vector loop */
 	long vjam;              /* accepted kernels whose host C runs unrolled copies in a vector loop */
+	long early_read;        /* accepted kernels with a line buffer */
 	long preduce;           /* accepted kernels whose host C sums a reduction on threads */
 	long auto_fused;        /* auto's files that fuse sweeps along their rows */
 	long auto_blocked;      /* and block their time loop */
@@ -1835,6 +1890,9 @@ static void summary(const tally *t, double secs)
 	printf("vector reductions: %ld accepted kernels sum a reduction in a vector loop (vectorize of a reduction loop)\n",
 	       t->vreduce);
 	printf("unroll and jam: %ld accepted kernels run the copies of unrolled loops inside a vector loop\n", t->vjam);
+	printf("line buffers: %ld accepted kernels read a temp row before the statement that writes it "
+	       "(in the row before: the output rule's exact form)\n",
+	       t->early_read);
 	printf("parallel reductions: %ld accepted kernels sum into per-thread copies (parallelize of a loop that carries "
 	       "only sums)\n",
 	       t->preduce);
@@ -1988,6 +2046,7 @@ static void run_share(int w, int jobs, tally *t)
 		t->dist_drawn += v.dist_drawn;
 		t->vreduce += v.accepted && v.vreduce;
 		t->vjam += v.accepted && v.vjam;
+		t->early_read += v.accepted && v.early_read;
 		t->preduce += v.accepted && v.preduce;
 		t->auto_fused += v.auto_fused;
 		t->auto_blocked += v.auto_blocked;
@@ -2069,6 +2128,7 @@ static int campaign(void)
 			t.dist_refused += part.dist_refused, t.dist_drawn += part.dist_drawn;
 			t.vreduce += part.vreduce;
 			t.vjam += part.vjam;
+			t.early_read += part.early_read;
 			t.preduce += part.preduce;
 			t.auto_fused += part.auto_fused, t.auto_dist += part.auto_dist;
 			t.auto_blocked += part.auto_blocked;

@@ -2070,18 +2070,28 @@ static void print_sweeps(const pg_kernel *k, obuf *o, int ik)
 static void print_multi(const pg_kernel *k, obuf *o, int ik)
 {
 	int row = (k->variant & 8) != 0; /* the temp row T (make_template) */
+	/* bit 4 with it: T is a line buffer, written at the end of each row and read (rows i > 0) in
+	 * the next, before the statement that writes it (the output rule's exact form) */
+	int carried = row && (k->variant & 16) != 0;
 	put(o, "for (i: M) {\n  Y[i] = X[i] * 2 + 1\n");
-	if (row)
+	if (row && !carried)
 		put(o, "  for (q: N) {\n    T[q] = X[i] + q\n  }\n");
 	put(o, "  for (j: N) {\n");
-	if (k->variant & 1)
-		put(o, "    let t = A[i, j] * 2 - Y[i]\n    B[i, j] = t + X[i]%s\n", row ? " + T[N-1-j]" : "");
+	const char *rhs = "A[i, j] + Y[i]";
+	if (k->variant & 1) {
+		put(o, "    let t = A[i, j] * 2 - Y[i]\n");
+		rhs = "t + X[i]";
+	}
+	if (carried)
+		put(o, "    if (i > 0) {\n      B[i, j] = %s + T[N-1-j]\n    } else {\n      B[i, j] = %s\n    }\n", rhs, rhs);
 	else
-		put(o, "    B[i, j] = A[i, j] + Y[i]%s\n", row ? " + T[N-1-j]" : "");
+		put(o, "    B[i, j] = %s%s\n", rhs, row ? " + T[N-1-j]" : "");
 	put(o, ik ? "    C[i, j] = B[i, j] - C[i, j]\n" : "    C[i, j] = C[i, j] * 0.5 + B[i, j]\n");
 	put(o, "  }\n");
 	if (k->variant & 4)
 		put(o, "  Y[i] += B[i, N-1]\n");
+	if (carried)
+		put(o, "  for (q: N) {\n    T[q] = B[i, q] * 0.5 + q\n  }\n");
 	put(o, "}\n");
 	if (k->variant & 2)
 		put(o, "for (m: M, n: N) {\n  C[m, n] -= A[m, n] * Y[m]\n}\n");
