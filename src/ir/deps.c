@@ -1686,9 +1686,11 @@ static isl_union_map *same_iteration(dep_info *d, const ct_looptree *t, const lt
 	return m;
 }
 
-/* The reads of array a in expression e of statement s into list (one
- * relation each, instance -> element), NULL-terminated at n < cap. */
-static int array_reads(tx *c, const dep_info *d, int s, const ir_expr *e, int a, char **list, int n, int cap)
+#define DEP_MAX_PRIVATE_READS 64
+
+/* The reads of array a in expression e, in the order they are written (their access nodes, up to
+ * cap; -1 past it). */
+static int read_nodes(const ir_expr *e, int a, const ir_expr **list, int n, int cap)
 {
 	if (!e || n < 0)
 		return n;
@@ -1697,18 +1699,41 @@ static int array_reads(tx *c, const dep_info *d, int s, const ir_expr *e, int a,
 			return n;
 		if (n >= cap)
 			return -1;
-		ct_buf b;
-		ct_buf_init(&b);
-		put_params(d->k, &b);
-		bool any = false;
-		put_access(c, d, s, e, &b, &any);
-		ct_buf_puts(&b, " }");
-		list[n] = ct_buf_take(&b);
-		return list[n] ? n + 1 : -1;
+		list[n] = e;
+		return n + 1;
 	}
 	for (int i = 0; i < e->nargs && n >= 0; i++)
-		n = array_reads(c, d, s, e->args[i], a, list, n, cap);
+		n = read_nodes(e->args[i], a, list, n, cap);
 	return n;
+}
+
+/* The relation of access e of statement s (instance -> element) as isl text; NULL when out of
+ * memory. */
+static char *access_text(tx *c, const dep_info *d, int s, const ir_expr *e)
+{
+	ct_buf b;
+	ct_buf_init(&b);
+	put_params(d->k, &b);
+	bool any = false;
+	put_access(c, d, s, e, &b, &any);
+	ct_buf_puts(&b, " }");
+	return ct_buf_take(&b);
+}
+
+/* The reads of array a in expression e of statement s into list (one
+ * relation each, instance -> element), at n < cap; -1 past cap or out of memory. */
+static int array_reads(tx *c, const dep_info *d, int s, const ir_expr *e, int a, char **list, int n, int cap)
+{
+	const ir_expr *nodes[DEP_MAX_PRIVATE_READS];
+	int room = cap - n < DEP_MAX_PRIVATE_READS ? cap - n : DEP_MAX_PRIVATE_READS;
+	int m = n >= 0 && room >= 0 ? read_nodes(e, a, nodes, 0, room) : -1;
+	for (int i = 0; i < m; i++) {
+		list[n] = access_text(c, d, s, nodes[i]);
+		if (!list[n])
+			return -1;
+		n++;
+	}
+	return m < 0 ? -1 : n;
 }
 
 /* Map m : T -> X with its domain's times only (tuple T). */
@@ -1716,8 +1741,6 @@ static isl_union_map *in_time(isl_union_map *m, isl_union_map *order)
 {
 	return isl_union_map_apply_domain(m, isl_union_map_copy(order));
 }
-
-#define DEP_MAX_PRIVATE_READS 64
 
 int dep_temp_private(dep_info *d, const ct_looptree *t, const lt_node *x, int a)
 {
@@ -1786,25 +1809,6 @@ int dep_temp_private(dep_info *d, const ct_looptree *t, const lt_node *x, int a)
 	return r;
 }
 
-/* The reads of array a in expression e, in the order they are written (their access nodes, up to
- * cap; -1 past it). */
-static int read_nodes(const ir_expr *e, int a, const ir_expr **list, int n, int cap)
-{
-	if (!e || n < 0)
-		return n;
-	if (e->kind == EX_ACCESS) {
-		if (e->id != a)
-			return n;
-		if (n >= cap)
-			return -1;
-		list[n] = e;
-		return n + 1;
-	}
-	for (int i = 0; i < e->nargs && n >= 0; i++)
-		n = read_nodes(e->args[i], a, list, n, cap);
-	return n;
-}
-
 /* Whether every instance of read rd (a map instance -> element) meets a write of w by an earlier
  * instance in d's written order: 1, 0, -1 on error. Takes rd. */
 static int read_covered(dep_info *d, isl_union_map *w, isl_union_map *rd)
@@ -1849,12 +1853,9 @@ int dep_reads_written(dep_info *d, int a, const ir_expr **bad)
 			reads[nr++] = n->lhs; /* an update reads the old value */
 		nr = read_nodes(n->rhs, a, reads, nr, DEP_MAX_PRIVATE_READS + 1);
 		for (int i = 0; i < nr && r == 1; i++) {
-			ct_buf rb;
-			ct_buf_init(&rb);
-			put_params(k, &rb);
-			bool any = false;
-			put_access(&c, d, s, reads[i], &rb, &any);
-			isl_union_map *rd = parse_um(d, &rb, c.ok);
+			char *txt = access_text(&c, d, s, reads[i]);
+			isl_union_map *rd = txt && c.ok ? isl_union_map_read_from_str(d->ictx, txt) : NULL;
+			free(txt);
 			r = rd ? read_covered(d, w, rd) : -1;
 			if (r == 0 && bad)
 				*bad = reads[i];

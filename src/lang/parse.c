@@ -402,6 +402,10 @@ static ir_expr *parse_name(parser *p)
 	tok *t = cur(p);
 	next(p);
 	int l = scope_find(p, t->s);
+	if (l == LET_FAILED) {
+		p->nerr++; /* reported at the let */
+		return NULL;
+	}
 	if (l >= 0) {
 		ir_expr *e = mk(p, EX_LET, tpos(t));
 		e->id = l;
@@ -857,6 +861,15 @@ static ir_node *parse_if(parser *p, ir_node *parent)
 	return n;
 }
 
+/* A let visible from here to the end of its block (id LET_FAILED: one whose value had an error). */
+static void scope_push(parser *p, const char *name, int id)
+{
+	p->scope = lp_grow(p, p->scope, &p->cap_scope, p->nscope + 1, sizeof *p->scope);
+	p->scope[p->nscope].name = name;
+	p->scope[p->nscope].id = id;
+	p->nscope++;
+}
+
 static ir_node *parse_let(parser *p, ir_node *parent)
 {
 	tok *lt = cur(p);
@@ -866,8 +879,10 @@ static ir_node *parse_let(parser *p, ir_node *parent)
 	if (!name || !lp_expect(p, T_ASSIGN))
 		return NULL;
 	ir_expr *rhs = parse_or(p);
-	if (!rhs)
+	if (!rhs) {
+		scope_push(p, name, LET_FAILED); /* its uses in the block are this error */
 		return NULL;
+	}
 	if (!lp_name_free(p, name, npos) || lp_too_many(p, p->k->nlets, npos, "lets"))
 		return NULL;
 	ct_kernel *k = p->k;
@@ -876,10 +891,7 @@ static ir_node *parse_let(parser *p, ir_node *parent)
 	k->lets[id].name = name;
 	k->lets[id].pos = npos;
 	k->lets[id].type = CT_F64;
-	p->scope = lp_grow(p, p->scope, &p->cap_scope, p->nscope + 1, sizeof *p->scope);
-	p->scope[p->nscope].name = name;
-	p->scope[p->nscope].id = id;
-	p->nscope++;
+	scope_push(p, name, id);
 	ir_node *n = mk_node(p, ND_LET, tpos(lt), parent);
 	n->let_id = id;
 	n->rhs = rhs;

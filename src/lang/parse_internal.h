@@ -29,6 +29,9 @@ typedef struct sym {
 	int id;
 } sym;
 
+/* The id of a scoped let whose value had an error (its uses fail silently). */
+#define LET_FAILED (-2)
+
 /* A `let` visible in the current block. */
 typedef struct scoped_let {
 	const char *name;
