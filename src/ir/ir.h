@@ -436,6 +436,10 @@ struct ct_kernel {
 	bool dist_rank;
 	/* per array (narrays entries; NULL before the check): see ir_early_read */
 	ir_early_read *early_reads;
+	/* the params' values (nparams, a value of INT64_MIN for a param without one) at the last
+	 * check that proved every early read, or NULL: a recheck at the same values (a tile
+	 * search's, auto's) does not ask isl again */
+	int64_t *early_proved;
 };
 
 /* CT_OK, or CT_ERR_USAGE with a message naming k when its params changed

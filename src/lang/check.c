@@ -1568,10 +1568,38 @@ static bool affine_ranges_ok(ct_kernel *k, int *nerr)
  * statement writes is still fine when every element it reads was written by an earlier instance
  * in the written order (a write later in a loop's body, in an earlier iteration: dep_reads_written,
  * isl). Asked only of such arrays, at the values of the params (a -D override asks again). */
+/* Param i's value for early_proved (INT64_MIN: none). */
+static int64_t proved_value(const ct_kernel *k, int i)
+{
+	return k->params[i].has_value ? k->params[i].value : INT64_MIN;
+}
+
+/* Whether the last proof of the early reads was at the params' present values. */
+static bool early_proved_now(const ct_kernel *k)
+{
+	if (!k->early_proved)
+		return false;
+	for (int i = 0; i < k->nparams; i++)
+		if (k->early_proved[i] != proved_value(k, i))
+			return false;
+	return true;
+}
+
+/* Remember that the early reads are proved at the params' present values. */
+static void early_proved_set(ct_kernel *k)
+{
+	if (!k->early_proved)
+		k->early_proved = ct_arena_alloc(&k->arena, sizeof *k->early_proved * ((size_t)k->nparams + 1));
+	for (int i = 0; k->early_proved && i < k->nparams; i++)
+		k->early_proved[i] = proved_value(k, i);
+}
+
 static int check_early_reads(ct_kernel *k)
 {
 	int nerr = 0;
 	dep_info *d = NULL;
+	if (early_proved_now(k))
+		return 0;
 	for (int a = 0; a < k->narrays && k->early_reads; a++) {
 		const ir_early_read *er = &k->early_reads[a];
 		if (!er->any)
@@ -1592,7 +1620,10 @@ static int check_early_reads(ct_kernel *k)
 			cerr(k, &nerr, er->pos, "%s array '%s' is read before it is written%s",
 			     out ? "output" : "temp", arr->name, out ? " (declare it inout)" : "");
 	}
+	bool asked = d != NULL;
 	dep_free(d);
+	if (asked && nerr == 0)
+		early_proved_set(k);
 	return nerr;
 }
 

@@ -799,6 +799,31 @@ static void test_literals(void)
 	ct_ctx_free(ctx);
 }
 
+/* The exact output rule is decided again when an override moves the reads (its proof is kept
+ * for the values it was made at, so a recheck at the same values asks nothing new). */
+static void test_early_reads_recheck(void)
+{
+	ct_ctx *ctx = ct_ctx_new();
+	const char *src = "kernel t\nparam N = 6, M = 4, G = 0\narray X : f32[N, M] input\n"
+	                  "array Y : f32[N, M] output\narray P : f32[M] temp\n"
+	                  "for (i: N) {\n  for (j: M) {\n"
+	                  "    if (i > G) { Y[i, j] = X[i, j] + P[j] } else { Y[i, j] = X[i, j] }\n  }\n"
+	                  "  for (j2: M) { P[j2] = Y[i, j2] }\n}\n";
+	ct_kernel *k = parse_ok(ctx, src);
+	if (k) {
+		CHECK(k->early_reads && k->early_reads[2].any && k->early_proved);
+		CHECK(ct_kernel_recheck(k) == CT_OK); /* the same values: the kept proof */
+		/* G = -1: row 0 reads P before any write */
+		CHECK(ct_kernel_set_param(k, "G", -1) == CT_OK && ct_kernel_recheck(k) == CT_ERR_INPUT);
+		CHECK(strcmp(ct_ctx_last_message(ctx), "temp array 'P' is read before it is written") == 0);
+		CHECK(ct_ctx_last_line(ctx) == 8);
+		CHECK(ct_kernel_set_param(k, "G", 2) == CT_OK && ct_kernel_recheck(k) == CT_OK);
+		CHECK(k->early_proved && k->early_proved[2] == 2);
+	}
+	ct_kernel_free(k);
+	ct_ctx_free(ctx);
+}
+
 static void test_params_api(void)
 {
 	ct_ctx *ctx = ct_ctx_new();
@@ -1291,6 +1316,7 @@ int main(void)
 	RUN(test_types);
 	RUN(test_literals);
 	RUN(test_params_api);
+	RUN(test_early_reads_recheck);
 	RUN(test_names_api);
 	RUN(test_flops_if);
 	RUN(test_parse_file);
