@@ -1174,11 +1174,19 @@ static bool share_moved_loop(const ct_kernel *k, const dstmt *a, const dstmt *b)
 	return false;
 }
 
+/* compute's band for the instances and their written order alone (dep_compute_order) */
+#define DEP_ORDER_ONLY (-3)
+
 static dep_info *compute(ct_kernel *k, int band, const bool *ignore);
 
 dep_info *dep_compute(ct_kernel *k)
 {
 	return compute(k, -1, NULL);
+}
+
+dep_info *dep_compute_order(ct_kernel *k)
+{
+	return compute(k, DEP_ORDER_ONLY, NULL);
 }
 
 /* ignore: per array, or NULL: arrays whose accesses the analysis leaves out. */
@@ -1230,6 +1238,19 @@ static dep_info *compute(ct_kernel *k, int band, const bool *ignore)
 	ct_looptree_free(t);
 	/* the instances from the tree (bounds, ifs), the order as functions */
 	isl_union_map *sched = inst ? form_order(d, false) : NULL;
+	if (band == DEP_ORDER_ONLY) {
+		/* the instances and their order, no dependences (dep_compute_order) */
+		d->dom = sched ? isl_union_map_domain(inst) : NULL;
+		if (!sched)
+			isl_union_map_free(inst);
+		d->sched = sched;
+		if (!d->dom) {
+			isl_failed(d, "the written order");
+			dep_free(d);
+			return NULL;
+		}
+		return d;
+	}
 	isl_union_map *wp = NULL, *wr = NULL, *r = NULL;
 	bool ok = sched && build_accesses(d, &wp, &wr, &r);
 	if (ok) {

@@ -30,6 +30,10 @@ typedef struct dep_info dep_info;
  * NULL with an error on k->ctx (CT_ERR_LIMIT when isl gives up on its
  * operation budget). Free with dep_free. */
 dep_info *dep_compute(ct_kernel *k);
+/* The instances of k and their written order only, without the dependences
+ * (cheaper: for dep_reads_written, which needs nothing else; the other
+ * questions need dep_compute). NULL with an error on k->ctx. */
+dep_info *dep_compute_order(ct_kernel *k);
 void dep_free(dep_info *d);
 
 /* One dependence that an order breaks: instance src must run before dst.

@@ -1605,7 +1605,7 @@ static int check_early_reads(ct_kernel *k)
 		if (!er->any)
 			continue;
 		if (!d)
-			d = dep_compute(k);
+			d = dep_compute_order(k);
 		int r = d ? dep_reads_written(d, a, NULL) : -1;
 		if (r == 1)
 			continue;
