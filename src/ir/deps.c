@@ -1845,7 +1845,7 @@ static int read_covered(dep_info *d, isl_union_map *w, isl_union_map *rd)
 	return in < 0 ? -1 : in ? 1 : 0;
 }
 
-int dep_reads_written(dep_info *d, int a, const ir_expr **bad)
+int dep_reads_written(dep_info *d, int a)
 {
 	const ct_kernel *k = d ? d->k : NULL;
 	if (!k || a < 0 || a >= k->narrays || !d->dom || !d->sched)
@@ -1878,8 +1878,6 @@ int dep_reads_written(dep_info *d, int a, const ir_expr **bad)
 			isl_union_map *rd = txt && c.ok ? isl_union_map_read_from_str(d->ictx, txt) : NULL;
 			free(txt);
 			r = rd ? read_covered(d, w, rd) : -1;
-			if (r == 0 && bad)
-				*bad = reads[i];
 		}
 		if (nr < 0)
 			r = -1;

@@ -90,9 +90,9 @@ int dep_temp_private(dep_info *d, const ct_looptree *t, const lt_node *x, int a)
 /* Whether every read of array a in d's written order (a right-hand side's,
  * or the old value an update reads) has a write of the same element by an
  * earlier instance: then no read of a meets an element its run has not yet
- * written. 1 yes, 0 no (*bad, when bad is not NULL, is the first read
- * without one), -1 on error (on the ctx). */
-int dep_reads_written(dep_info *d, int a, const ir_expr **bad);
+ * written. 1 yes, 0 no, -1 on error (on the ctx). d may come from
+ * dep_compute_order. */
+int dep_reads_written(dep_info *d, int a);
 /* dep_loop_carries, except through the temps private to x
  * (dep_temp_private): asked only when x carries, with those temps'
  * accesses left out of a second analysis. priv (k->narrays entries, or

@@ -1606,7 +1606,7 @@ static int check_early_reads(ct_kernel *k)
 			continue;
 		if (!d)
 			d = dep_compute_order(k);
-		int r = d ? dep_reads_written(d, a, NULL) : -1;
+		int r = d ? dep_reads_written(d, a) : -1;
 		if (r == 1)
 			continue;
 		ct_ctx_clear_error(k->ctx);

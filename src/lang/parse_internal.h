@@ -10,9 +10,10 @@
 /* Most indices one schedule or plan item may name. */
 #define MAX_SCHED_ARGS 64
 
-/* SYM_FAILED: a param or array whose declaration had an error; its uses are
- * errors already reported, so they fail without a message (no cascade of
- * "unknown name" after one bad line). Its id is the declaration's line. */
+/* SYM_FAILED: a param, array or loop index whose declaration had an error;
+ * its uses are errors already reported, so they fail without a message (no
+ * cascade of "unknown name" after one bad line). Its id is the declaration's
+ * line. (A let's is LET_FAILED in the scope.) */
 typedef enum sym_kind {
 	SYM_NONE = 0,
 	SYM_PARAM,

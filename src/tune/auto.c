@@ -1860,13 +1860,13 @@ static bool jam_unrolled(const char *keep, const char *name)
 	return keep_marks(keep, '^', name);
 }
 
-/* The loop over the columns whose whole body is loop x (under top, not
- * top itself): the vector loop of a jammed block's rows; NULL when x is
- * not alone in such a loop (a row's statements in a block). */
-static const ir_node *jam_column_loop(const ir_node *top, const ir_node *x)
+static const ir_node *jam_column_loop(const ir_node *top, const ir_node *x);
+
+/* jam_column_loop over the nodes v[0..n) (a body or an else branch). */
+static const ir_node *jam_column_in(ir_node *const *v, int n, const ir_node *x)
 {
-	for (int i = 0; i < top->nbody; i++) {
-		const ir_node *y = top->body[i];
+	for (int i = 0; i < n; i++) {
+		const ir_node *y = v[i];
 		if (y == x)
 			return NULL;
 		if (y->kind == ND_FOR && y->nbody == 1 && y->body[0] == x)
@@ -1875,15 +1875,16 @@ static const ir_node *jam_column_loop(const ir_node *top, const ir_node *x)
 		if (r)
 			return r;
 	}
-	for (int i = 0; i < top->nels; i++) {
-		const ir_node *y = top->els[i];
-		if (y->kind == ND_FOR && y->nbody == 1 && y->body[0] == x)
-			return y->nidx == 1 ? y : NULL;
-		const ir_node *r = y->kind == ND_FOR || y->kind == ND_IF ? jam_column_loop(y, x) : NULL;
-		if (r)
-			return r;
-	}
 	return NULL;
+}
+
+/* The loop over the columns whose whole body is loop x (under top, not
+ * top itself): the vector loop of a jammed block's rows; NULL when x is
+ * not alone in such a loop (a row's statements in a block). */
+static const ir_node *jam_column_loop(const ir_node *top, const ir_node *x)
+{
+	const ir_node *r = jam_column_in(top->body, top->nbody, x);
+	return r ? r : jam_column_in(top->els, top->nels, x);
 }
 
 static void try_plain(auto_run *R, const auto_nest *n, int nest, bool reorder)
