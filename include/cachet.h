@@ -818,7 +818,11 @@ typedef struct ct_model_ref {
 typedef enum ct_count_source {
 	CT_SOURCE_MODEL = 0,      /* the model (set-associative: its simulation with warping, exact) */
 	CT_SOURCE_SIMULATOR = 1,  /* set-associative: the exact simulator (exact) */
-	CT_SOURCE_FA_ESTIMATE = 2 /* set-associative, trace too long: the model as if fully associative (not exact) */
+	CT_SOURCE_FA_ESTIMATE = 2, /* set-associative, trace too long: the model as if fully associative (not exact) */
+	CT_SOURCE_AFFINE_ESTIMATE = 3 /* loops with affine bounds, trace too long to simulate: the model
+	                                 with each affine loop's trip count averaged over pieces of the
+	                                 loops its bounds use, every level as if fully associative (not
+	                                 exact) */
 } ct_count_source;
 #define CT_PREDICT_SIM_MAX ((int64_t)1 << 21)
 
@@ -835,13 +839,18 @@ typedef enum ct_fallback_reason {
 	CT_FALLBACK_AFFINE = 4     /* loops with affine bounds, which the model does not analyse yet */
 } ct_fallback_reason;
 #define CT_PREDICT_FA_SIM_MAX ((int64_t)1 << 20)
+/* A kernel with affine loop bounds is simulated (every level exact, fallback
+ * CT_FALLBACK_AFFINE) when its trace has at most this many accesses, and
+ * estimated by the model beyond (CT_SOURCE_AFFINE_ESTIMATE). */
+#define CT_PREDICT_AFFINE_SIM_MAX ((int64_t)1 << 26)
 
 typedef struct ct_predict_result {
 	int64_t accesses;
 	int nlevels;
 	struct {
 		int64_t size, line, ways, misses;
-		int exact;            /* 1 when the count is exact (never for CT_SOURCE_FA_ESTIMATE) */
+		int exact;            /* 1 when the count is exact (never for CT_SOURCE_FA_ESTIMATE and
+		                         CT_SOURCE_AFFINE_ESTIMATE) */
 	} level[CT_SIM_MAX_LEVELS];
 	double seconds;           /* time of the model itself */
 	int narrays;

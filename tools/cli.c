@@ -338,9 +338,10 @@ void quiet(void *ud, const char *msg)
 
 const char *count_source_name(int s)
 {
-	return s == CT_SOURCE_SIMULATOR     ? "simulator"
-	       : s == CT_SOURCE_FA_ESTIMATE ? "fully associative estimate"
-	                                     : "model";
+	return s == CT_SOURCE_SIMULATOR         ? "simulator"
+	       : s == CT_SOURCE_FA_ESTIMATE     ? "fully associative estimate"
+	       : s == CT_SOURCE_AFFINE_ESTIMATE ? "affine estimate"
+	                                         : "model";
 }
 
 const char *carrier_text(const ct_ref_misses *m, int l, char *buf, size_t cap)

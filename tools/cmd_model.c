@@ -133,7 +133,8 @@ static void print_predict_text(const ct_kernel *k, const ct_predict_result *r, c
 		       r->accesses ? 100.0 * (double)r->level[l].misses / (double)r->accesses : 0.0,
 		       r->level[l].exact ? "yes" : "no");
 		printf(" %-*s", s ? 10 : 0, r->source[l] == CT_SOURCE_SIMULATOR ? "simulator"
-		                 : r->source[l] == CT_SOURCE_FA_ESTIMATE ? "FA-model" : "model");
+		                 : r->source[l] == CT_SOURCE_FA_ESTIMATE ? "FA-model"
+		                 : r->source[l] == CT_SOURCE_AFFINE_ESTIMATE ? "estimate" : "model");
 		if (s)
 			printf(" %14lld", (long long)s->level[l].misses);
 		printf("\n");
@@ -162,6 +163,14 @@ static void print_predict_text(const ct_kernel *k, const ct_predict_result *r, c
 			printf("  (loops with affine bounds: the model does not analyse them yet, so every level "
 			       "was simulated exactly, in %.3f ms)\n",
 			       r->simulate_seconds * 1e3);
+			break;
+		}
+	for (int l = 0; l < r->nlevels; l++)
+		if (r->source[l] == CT_SOURCE_AFFINE_ESTIMATE) {
+			printf("  (loops with affine bounds and a trace too long to simulate (over %lld "
+			       "accesses): the model's estimate, each affine loop at its mean trip count over "
+			       "pieces of the loops its bounds use, every level as if fully associative)\n",
+			       (long long)CT_PREDICT_AFFINE_SIM_MAX);
 			break;
 		}
 	for (int l = 0; l < r->nlevels; l++)

@@ -50,7 +50,7 @@ _OVERLAP_WORK = 100000
 _PROBE_BASE = 1000  # runtime params take this value while their extents' coefficients are read
 
 # ct_count_source as `cachet predict --json` names it: where each level's count comes from.
-_PREDICT_SOURCES = ("model", "simulator", "fully associative estimate")
+_PREDICT_SOURCES = ("model", "simulator", "fully associative estimate", "affine estimate")
 # ct_fallback_reason as `cachet predict --json` names it: why a level was simulated.
 _PREDICT_FALLBACKS = ("", "set-associative", "model not exact", "model over its work budget",
                       "affine loop bounds")

@@ -64,6 +64,17 @@ def test_tiles_match_the_tool():
     assert set(best) == {"TA", "TQ", "TP", "TB"}
 
 
+def test_affine_estimate_matches_the_tool():
+    # past 2^26 accesses a kernel with affine loop bounds gets the model's estimate, not exact
+    p = cachet_example("trmm")
+    k = cachet.load(p, params={"N": 1024, "M": 1024})
+    r = k.predict(cache="32K:64,1M:64")
+    assert r["accesses"] == (1024 + 2 * 1024 * 1025) * 1024
+    assert all(lv["source"] == "affine estimate" and not lv["exact"] for lv in r["levels"])
+    cli = cli_json("predict", p, "-D", "N=1024", "-D", "M=1024", "--cache", "32K:64,1M:64")
+    assert without(r, "model_seconds") == without(cli, "model_seconds")
+
+
 def test_affine_tiles_and_tune_match_the_tool(tmp_path):
     # loops with affine bounds (k: 0 .. i+1): the tile search and the tuner count misses by simulation
     p = cachet_example("tiles_trmm")

@@ -100,6 +100,18 @@ void mdl_tree_free(model *m)
 	free(m);
 }
 
+int64_t model_tree_accesses(ct_looptree *t)
+{
+	model *m = mdl_tree_new(t);
+	int64_t n = m && !m->st ? 0 : -1;
+	for (int a = 0; n >= 0 && a < m->na; a++)
+		n += m->root.per_iter[a];
+	if (m && m->st)
+		ct_ctx_clear_error(t->k->ctx);
+	mdl_tree_free(m);
+	return n;
+}
+
 /* True when statement x accesses the storages of entry e (a tail of a planned loop may read
  * another buffer than the main part). */
 static bool same_storage(const model_exec *e, const mnode *x)

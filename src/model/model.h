@@ -151,7 +151,12 @@ ct_status predict_ref_counts(ct_looptree *t, int *nrefs, int *first);
 /* The longest trace predict, the tile search (per tiling), the tuner (per point) and --per-ref
  * simulate for a kernel with affine loop bounds: about 1.5 s at 20 ns an access (the examples'
  * 256-sized triangular kernels, 34M accesses, take 0.7 s); longer is CT_ERR_LIMIT. */
-#define AFFINE_SIM_MAX ((int64_t)1 << 26)
+#define AFFINE_SIM_MAX CT_PREDICT_AFFINE_SIM_MAX
+
+/* The accesses of tree t as the model's tree counts them (a loop with affine bounds at its mean
+ * trip counts: model_tree.c, "affine loops"), or -1 when the model cannot build the tree (its
+ * message cleared from the context). */
+int64_t model_tree_accesses(ct_looptree *t);
 
 /* What one exact simulation of a tree with affine loop bounds counted. */
 typedef struct affine_sim {

@@ -143,6 +143,14 @@ typedef struct rmemo {
 	uint8_t *ix;       /* [line] */
 } rmemo;
 
+/* model_tree.c's rounding of one affine loop's mean trip counts: the trips its instances were
+ * given short of their means so far (negative: past them). */
+#define MODEL_AFFINE_LOOPS 64
+typedef struct affine_carry {
+	const lt_node *lt;
+	double carry;
+} affine_carry;
+
 typedef struct model {
 	ct_looptree *t;
 	ct_ctx *ctx;
@@ -158,6 +166,9 @@ typedef struct model {
 	bool *inexact;             /* [na] */
 	mpath path[MODEL_MAX_DEPTH];
 	int depth;
+	int64_t affine_pieces;     /* pieces of the path cut for affine loops below (0: 1) */
+	int naffine;               /* affine loops built so far, with their rounding carries */
+	affine_carry affine[MODEL_AFFINE_LOOPS];
 	/* the analysis of one line size */
 	int64_t line;
 	int64_t caps[SIM_MAX_LEVELS]; /* capacities in lines of the levels with this line size */

@@ -46,6 +46,8 @@ static int path_of(const model *m, int id)
 	return -1;
 }
 
+static bool affine_box(const model *m, const lt_node *n, int64_t *lo, int64_t *hi);
+
 /* Value range of tree index id over the loops of subtree n (not on the path), and the step
  * of such a loop; *found stays false when there is none. False on overflow. */
 static bool subtree_range(const model *m, const lt_node *n, int id, int64_t *lo, int64_t *hi,
@@ -55,7 +57,14 @@ static bool subtree_range(const model *m, const lt_node *n, int id, int64_t *lo,
 		return true;
 	if (n->kind == LT_LOOP && n->index == id) {
 		bool ok = true;
-		int64_t l = bx_eval(n->lo, m->pv, &ok), h = bx_eval(n->hi, m->pv, &ok);
+		int64_t l, h;
+		if (lt_affine_loop(n)) {
+			if (!affine_box(m, n, &l, &h))
+				return false;
+		} else {
+			l = bx_eval(n->lo, m->pv, &ok);
+			h = bx_eval(n->hi, m->pv, &ok);
+		}
 		if (!ok)
 			return false;
 		if (h > l) {
@@ -141,6 +150,199 @@ static void path_range(const model *m, int64_t c, const int64_t *beta, int64_t *
 		else
 			*hi += v;
 	}
+}
+
+/* ------------------------------------------------------------ affine loops (predict's estimate) */
+
+/*
+ * A loop with affine bounds (issue #31) has no constant trip count, so the model takes it only for
+ * predict's estimate of a trace too long to simulate (predict.c): each instance of such a loop, in
+ * each piece of the path, runs the mean trip count of the iterations of the path loops its bounds
+ * use, from their mean first value (weighted by trips); those path loops are cut into at most
+ * MODEL_AFFINE_PIECES pieces (MODEL_AFFINE_PATH_PIECES along one path) so that a piece's mean
+ * stays near each iteration's own. The accesses of a bound that is linear in the path counters
+ * are then counted exactly, the misses approximately: every array is marked inexact.
+ */
+#define MODEL_AFFINE_PIECES 16
+#define MODEL_AFFINE_PATH_PIECES 256
+/* Path counter values a mean is taken over: all up to this many, a regular grid beyond. */
+#define MODEL_AFFINE_SAMPLES 4096
+
+/* The first and last value loop n (affine) can take over the whole path, from the bound terms the
+ * path decides (the others could only narrow it); false when a side stays unbounded. */
+static bool affine_box(const model *m, const lt_node *n, int64_t *lo, int64_t *hi)
+{
+	bool ok = true;
+	int64_t l = bx_eval(n->lo, m->pv, &ok), h = bx_eval(n->hi, m->pv, &ok);
+	int64_t beta[MODEL_MAX_DEPTH];
+	for (int side = 0; side < 2 && ok; side++) {
+		int nt = side ? n->ndhi : n->ndlo;
+		for (int i = 0; i < nt; i++) {
+			int64_t c, rlo, rhi, vlo, vhi;
+			if (!lin(m, side ? n->dhi[i] : n->dlo[i], NULL, &c, beta, &rlo, &rhi))
+				continue;
+			path_range(m, c, beta, &vlo, &vhi);
+			if (side && vhi < h)
+				h = vhi;
+			if (!side && vlo > l)
+				l = vlo;
+		}
+	}
+	if (!ok || l == LT_NO_LO || h == LT_NO_HI || h <= l)
+		return false;
+	*lo = l;
+	*hi = h - 1;
+	return true;
+}
+
+/* One bound term of an affine loop as c + sum beta[j] t_j over the path counters. */
+typedef struct aterm {
+	int64_t c;
+	int64_t *beta;
+	bool upper;
+} aterm;
+
+/* The trip count of an affine loop (bounds lo_c, hi_c over params, terms x) at path counters t. */
+static int64_t affine_trips_at(const model *m, const lt_node *n, int64_t lo_c, int64_t hi_c,
+                               const aterm *x, int nx, const int64_t *t, int64_t *first)
+{
+	int64_t lo = lo_c, hi = hi_c;
+	for (int i = 0; i < nx; i++) {
+		int64_t v = x[i].c;
+		for (int j = 0; j < m->depth; j++)
+			v += x[i].beta[j] * t[j];
+		if (x[i].upper && v < hi)
+			hi = v;
+		if (!x[i].upper && v > lo)
+			lo = v;
+	}
+	*first = lo;
+	return lo == LT_NO_LO || hi == LT_NO_HI ? 0 : ct_trip_count(lo, hi, n->step);
+}
+
+/* Mean trip count `mean` of affine loop n in the current path piece, rounded so that the trips of
+ * n's instances summed over the pieces built so far stay within one instance of the true sum: the
+ * rounding error, weighted by the piece's instances, is carried to n's next piece (pieces of half
+ * trips would otherwise all round up). */
+static int64_t affine_round(model *m, const lt_node *n, double mean)
+{
+	double w = 1;
+	for (int j = 0; j < m->depth; j++)
+		w *= (double)m->path[j].n;
+	int i = 0;
+	while (i < m->naffine && m->affine[i].lt != n)
+		i++;
+	if (i == m->naffine && i < MODEL_AFFINE_LOOPS)
+		m->affine[m->naffine++] = (affine_carry){n, 0};
+	double carry = i < m->naffine ? m->affine[i].carry : 0;
+	double v = mean + carry / w;
+	int64_t r = v < 0 ? 0 : (int64_t)(v + 0.5);
+	if (i < m->naffine)
+		m->affine[i].carry = carry + (mean - (double)r) * w;
+	return r;
+}
+
+/* True when b^e <= cap (b >= 2). */
+static bool ipow_le(int64_t b, int e, int64_t cap)
+{
+	int64_t p = 1;
+	for (int i = 0; i < e; i++)
+		if ((p *= b) > cap)
+			return false;
+	return true;
+}
+
+/* Loop n's mean first value *lo and mean trip count *trips over the path counters its bound terms
+ * use (all of their values, or a grid of them). False with m->st set when a term is not affine in
+ * the path's counters or a side is unbounded. */
+static bool affine_mean(model *m, const lt_node *n, int64_t *lo, int64_t *trips)
+{
+	bool ok = true;
+	int64_t lo_c = bx_eval(n->lo, m->pv, &ok), hi_c = bx_eval(n->hi, m->pv, &ok);
+	int nx = n->ndlo + n->ndhi, d = m->depth;
+	aterm *x = mdl_alloc(m, sizeof *x * (size_t)nx);
+	int64_t *beta = mdl_alloc(m, sizeof *beta * (size_t)(nx * (d ? d : 1)));
+	if (!x || !beta)
+		return false;
+	bool used[MODEL_MAX_DEPTH] = {false};
+	for (int i = 0; i < nx && ok; i++) {
+		int64_t rlo, rhi;
+		x[i].upper = i >= n->ndlo;
+		x[i].beta = beta + i * (d ? d : 1);
+		ok = lin(m, x[i].upper ? n->dhi[i - n->ndlo] : n->dlo[i], NULL, &x[i].c, x[i].beta, &rlo, &rhi);
+		for (int j = 0; j < d && ok; j++)
+			used[j] = used[j] || x[i].beta[j] != 0;
+	}
+	if (!ok)
+		return mdl_fail(m, CT_ERR_LIMIT, "an affine loop bound that is not affine in the enclosing loops");
+	/* the counters used, and how many values of each are visited (g[j] of n[j], evenly spread) */
+	int64_t g[MODEL_MAX_DEPTH], all = 1;
+	int nused = 0;
+	for (int j = 0; j < d; j++)
+		if (used[j]) {
+			nused++;
+			all = all > MODEL_AFFINE_SAMPLES / m->path[j].n ? MODEL_AFFINE_SAMPLES + 1 : all * m->path[j].n;
+		}
+	/* past the limit, per values of each used counter: per^nused <= MODEL_AFFINE_SAMPLES */
+	int64_t per = 1;
+	while (all > MODEL_AFFINE_SAMPLES && ipow_le(per + 1, nused, MODEL_AFFINE_SAMPLES))
+		per++;
+	for (int j = 0; j < d; j++)
+		g[j] = !used[j] ? 1 : all <= MODEL_AFFINE_SAMPLES || m->path[j].n < per ? m->path[j].n : per;
+	int64_t s[MODEL_MAX_DEPTH] = {0}, t[MODEL_MAX_DEPTH] = {0};
+	double sum_trips = 0, sum_first = 0, count = 0;
+	for (;;) {
+		for (int j = 0; j < d; j++)
+			t[j] = g[j] == m->path[j].n ? s[j] : (2 * s[j] + 1) * m->path[j].n / (2 * g[j]);
+		int64_t first, k = affine_trips_at(m, n, lo_c, hi_c, x, nx, t, &first);
+		sum_trips += (double)k;
+		sum_first += (double)k * (double)first;
+		count++;
+		int j = d - 1;
+		while (j >= 0 && ++s[j] == g[j])
+			s[j--] = 0;
+		if (j < 0)
+			break;
+	}
+	double first = sum_trips > 0 ? sum_first / sum_trips : 0;
+	*trips = affine_round(m, n, sum_trips / count);
+	*lo = (int64_t)(first < 0 ? first - 0.5 : first + 0.5);
+	for (int a = 0; a < m->na; a++)
+		m->inexact[a] = true;
+	return true;
+}
+
+/* True when affine term x uses tree index id (itself, or through a chain of split indices). */
+static bool aff_mentions(const model *m, aff x, int id)
+{
+	const ct_looptree *t = m->t;
+	for (int i = 0; i < x.n; i++) {
+		const aff_term *at = &x.t[i];
+		if (at->kind == AFF_PARAM)
+			continue;
+		if (at->kind == AFF_INDEX && at->id < t->k->nindices && t->chain && t->chain[at->id]) {
+			for (int q = 0; q < t->chain_len[at->id]; q++)
+				if (t->chain[at->id][q] == id)
+					return true;
+		} else if (at->id == id) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/* True when a loop strictly below n has an affine bound that uses n's index. */
+static bool affine_uses(const model *m, const lt_node *n, int id)
+{
+	for (int i = 0; i < n->nkids + n->nels; i++) {
+		const lt_node *y = i < n->nkids ? n->kids[i] : n->els[i - n->nkids];
+		for (int q = 0; lt_affine_loop(y) && q < y->ndlo + y->ndhi; q++)
+			if (aff_mentions(m, q < y->ndlo ? y->dlo[q] : y->dhi[q - y->ndlo], id))
+				return true;
+		if (affine_uses(m, y, id))
+			return true;
+	}
+	return false;
 }
 
 /* ------------------------------------------------------------ conditions */
@@ -392,13 +594,20 @@ static bool build_stmt(model *m, const lt_node *n, mnode *parent)
 
 static bool build_loop(model *m, const lt_node *n, mnode *parent)
 {
-	bool ok = true;
-	int64_t lo = bx_eval(n->lo, m->pv, &ok), hi = bx_eval(n->hi, m->pv, &ok);
-	if (!ok)
-		return mdl_fail(m, CT_ERR_LIMIT, "a loop bound overflows");
 	if (n->step < 1)
 		return mdl_fail(m, CT_ERR_INPUT, "a loop step below 1");
-	int64_t trips = ct_trip_count(lo, hi, n->step);
+	int64_t lo, trips;
+	if (lt_affine_loop(n)) {
+		if (!affine_mean(m, n, &lo, &trips))
+			return false;
+	} else {
+		bool ok = true;
+		lo = bx_eval(n->lo, m->pv, &ok);
+		int64_t hi = bx_eval(n->hi, m->pv, &ok);
+		if (!ok)
+			return mdl_fail(m, CT_ERR_LIMIT, "a loop bound overflows");
+		trips = ct_trip_count(lo, hi, n->step);
+	}
 	if (trips == 0)
 		return true;
 	if (m->depth >= MODEL_MAX_DEPTH)
@@ -410,6 +619,14 @@ static bool build_loop(model *m, const lt_node *n, mnode *parent)
 	bool mixed = false;
 	subtree_cuts(m, n, n, &cs, &mixed);
 	m->depth--;
+	int64_t pieces = m->affine_pieces > 0 ? m->affine_pieces : 1, g = 1;
+	if (m->t->k->affine_bounds && affine_uses(m, n, n->index)) {
+		g = MODEL_AFFINE_PIECES < trips ? MODEL_AFFINE_PIECES : trips;
+		if (g > MODEL_AFFINE_PATH_PIECES / pieces)
+			g = MODEL_AFFINE_PATH_PIECES / pieces;
+		for (int64_t q = 1; q < g; q++)
+			add_cut(&cs, q * trips / g, trips);
+	}
 	if (cs.overflow)
 		for (int a = 0; a < m->na; a++)
 			m->inexact[a] = true;
@@ -430,7 +647,9 @@ static bool build_loop(model *m, const lt_node *n, mnode *parent)
 			return false;
 		p = &m->path[m->depth++];
 		*p = (mpath){n, lo, n->step, start, end - start, x};
+		m->affine_pieces = pieces * (g > 1 ? g : 1);
 		bool r = mdl_build_list(m, n->kids, n->nkids, x);
+		m->affine_pieces = pieces;
 		m->depth--;
 		if (!r)
 			return false;

@@ -381,13 +381,46 @@ static void arrays_exact(const sim_spec *spec, const model_result *m, const leve
  * enough is simulated instead (a longer one is analysed whole, however long that takes, or with
  * `quick` refused: CT_ERR_LIMIT; quick also caps warp_count at PREDICT_QUICK_WARP_BUDGET), and levels the simulator or warp_count will count anyway are not
  * analysed. */
-/* predict_core for a kernel with affine loop bounds: the simulator's counts, tree t kept in
- * *tp (the model's partitions stay empty). */
+/* The model's estimate for tree t with affine loop bounds (model_tree.c, "affine loops"): every
+ * level counted as fully associative from the model's partitions, not exact, source
+ * CT_SOURCE_AFFINE_ESTIMATE. */
+static ct_status predict_affine_estimate(ct_looptree *t, const sim_spec *spec, ct_predict_result *r)
+{
+	model_result m;
+	double t0 = ct_now();
+	ct_status st = model_analyse(t, spec, &m);
+	level_way way[SIM_MAX_LEVELS];
+	for (int l = 0; l < spec->nlevels; l++)
+		way[l] = LW_MODEL;
+	if (!st)
+		st = fill_result(t, spec, &m, way, r);
+	r->seconds = ct_now() - t0;
+	for (int l = 0; !st && l < spec->nlevels; l++) {
+		r->level[l].exact = 0;
+		r->source[l] = CT_SOURCE_AFFINE_ESTIMATE;
+	}
+	for (int a = 0; !st && a < r->narrays; a++)
+		r->arrays[a].exact = 0;
+	model_result_free(&m);
+	return st;
+}
+
+/* predict_core for a kernel with affine loop bounds, which the model does not analyse exactly: the
+ * simulator's counts when the trace has at most AFFINE_SIM_MAX accesses, else the model's
+ * estimate (predict_affine_estimate); tree t kept in *tp. */
 static ct_status predict_affine_done(ct_kernel *k, const sim_spec *spec, ct_looptree *t,
                                      ct_looptree **tp, ct_predict_result *r)
 {
-	(void)k;
-	ct_status st = predict_affine(t, spec, r);
+	ct_ctx *ctx = k->ctx;
+	int64_t n = model_tree_accesses(t);
+	ct_status st = n >= 0 && n > 2 * AFFINE_SIM_MAX ? CT_ERR_LIMIT : predict_affine(t, spec, r);
+	if (st == CT_ERR_LIMIT && n >= 0) {
+		/* the estimate replaces the simulator's refusal */
+		ct_predict_result_free(r);
+		memset(r, 0, sizeof *r);
+		ct_ctx_clear_error(ctx);
+		st = predict_affine_estimate(t, spec, r);
+	}
 	if (st) {
 		ct_predict_result_free(r);
 		ct_looptree_free(t);
