@@ -381,14 +381,25 @@ static void arrays_exact(const sim_spec *spec, const model_result *m, const leve
  * enough is simulated instead (a longer one is analysed whole, however long that takes, or with
  * `quick` refused: CT_ERR_LIMIT; quick also caps warp_count at PREDICT_QUICK_WARP_BUDGET), and levels the simulator or warp_count will count anyway are not
  * analysed. */
+/* The model's work budget for the estimate of an affine kernel (model_result.work, about 3 to 10
+ * ns a unit: a few seconds): a kernel whose analysis passes it gets no estimate. */
+#define PREDICT_AFFINE_WORK_BUDGET ((int64_t)1 << 31)
+
 /* The model's estimate for tree t with affine loop bounds (model_tree.c, "affine loops"): every
  * level counted as fully associative from the model's partitions, not exact, source
- * CT_SOURCE_AFFINE_ESTIMATE. */
-static ct_status predict_affine_estimate(ct_looptree *t, const sim_spec *spec, ct_predict_result *r)
+ * CT_SOURCE_AFFINE_ESTIMATE; CT_ERR_LIMIT when the analysis passes PREDICT_AFFINE_WORK_BUDGET. */
+static ct_status predict_affine_estimate(ct_looptree *t, const sim_spec *spec, int64_t accesses,
+                                         ct_predict_result *r)
 {
 	model_result m;
 	double t0 = ct_now();
-	ct_status st = model_analyse(t, spec, &m);
+	ct_status st = model_analyse_budget(t, spec, MODEL_REFINE_FULL, PREDICT_AFFINE_WORK_BUDGET, &m);
+	if (!st && m.over_budget)
+		st = ct_error(t->k->ctx, CT_ERR_LIMIT,
+		              "the trace has %lld accesses, too many to simulate within predict (more than %lld), "
+		              "and the cache model's estimate for loops with affine bounds went over its work "
+		              "budget: use `cachet simulate`, or smaller sizes",
+		              (long long)accesses, (long long)AFFINE_SIM_MAX);
 	level_way way[SIM_MAX_LEVELS];
 	for (int l = 0; l < spec->nlevels; l++)
 		way[l] = LW_MODEL;
@@ -406,20 +417,27 @@ static ct_status predict_affine_estimate(ct_looptree *t, const sim_spec *spec, c
 }
 
 /* predict_core for a kernel with affine loop bounds, which the model does not analyse exactly: the
- * simulator's counts when the trace has at most AFFINE_SIM_MAX accesses, else the model's
- * estimate (predict_affine_estimate); tree t kept in *tp. */
-static ct_status predict_affine_done(ct_kernel *k, const sim_spec *spec, ct_looptree *t,
+ * simulator's counts when the trace has at most AFFINE_SIM_MAX accesses, else (not `quick`: its
+ * callers take no estimate) the model's estimate; tree t kept in *tp. The model's tree counts the
+ * accesses first, so a trace far past the limit is not simulated in part for nothing. */
+static ct_status predict_affine_done(ct_kernel *k, const sim_spec *spec, ct_looptree *t, bool quick,
                                      ct_looptree **tp, ct_predict_result *r)
 {
-	ct_ctx *ctx = k->ctx;
 	int64_t n = model_tree_accesses(t);
-	ct_status st = n >= 0 && n > 2 * AFFINE_SIM_MAX ? CT_ERR_LIMIT : predict_affine(t, spec, r);
-	if (st == CT_ERR_LIMIT && n >= 0) {
+	ct_status st;
+	if (n > 2 * AFFINE_SIM_MAX)
+		st = ct_error(k->ctx, CT_ERR_LIMIT,
+		              "the cache model does not analyse loops with affine bounds exactly (issue #31), and "
+		              "the trace has %lld accesses, too many to simulate within predict (more than %lld)",
+		              (long long)n, (long long)AFFINE_SIM_MAX);
+	else
+		st = predict_affine(t, spec, r);
+	if (st == CT_ERR_LIMIT && n >= 0 && !quick) {
 		/* the estimate replaces the simulator's refusal */
 		ct_predict_result_free(r);
 		memset(r, 0, sizeof *r);
-		ct_ctx_clear_error(ctx);
-		st = predict_affine_estimate(t, spec, r);
+		ct_ctx_clear_error(k->ctx);
+		st = predict_affine_estimate(t, spec, n, r);
 	}
 	if (st) {
 		ct_predict_result_free(r);
@@ -449,7 +467,7 @@ static ct_status predict_core(ct_kernel *k, const char *spec_text, sim_spec *spe
 	if (!t)
 		return ct_ctx_last_status(ctx);
 	if (k->affine_bounds) /* no analysis yet: the simulator (predict_affine.c) */
-		return predict_affine_done(k, spec, t, tp, r);
+		return predict_affine_done(k, spec, t, quick, tp, r);
 	double t0 = ct_now();
 	level_way way[SIM_MAX_LEVELS];
 	warp_result w;
