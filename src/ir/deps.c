@@ -2190,3 +2190,132 @@ ct_status dep_check_schedule(ct_kernel *k)
 	free(msg);
 	return st;
 }
+
+/* ------------------------------------------------------------ rewrites */
+
+/* The text "S<s'>[x0, ..] -> S<old>[..]; .." of the correspondence of a
+ * rewrite's statements (dep_rewrite_keeps) into b; false when a map is
+ * not a permutation of the dims. */
+static bool put_correspondence(const dep_info *d, const dep_info *n, const int *old_stmt,
+                               int *const *old_dim, ct_buf *b)
+{
+	for (int s = 0; s < n->nst; s++) {
+		int o = old_stmt[s];
+		if (o < 0 || o >= d->nst || d->st[o].ndims != n->st[s].ndims)
+			return false;
+		ct_buf_printf(b, "%sS%d[", s ? "; " : "", s);
+		for (int p = 0; p < n->st[s].ndims; p++)
+			ct_buf_printf(b, "%sx%d", p ? ", " : "", p);
+		ct_buf_printf(b, "] -> S%d[", o);
+		for (int q = 0; q < d->st[o].ndims; q++) {
+			int p = 0;
+			while (p < n->st[s].ndims && old_dim[s][p] != q)
+				p++;
+			if (p == n->st[s].ndims)
+				return false;
+			ct_buf_printf(b, "%sx%d", q ? ", " : "", p);
+		}
+		ct_buf_putc(b, ']');
+	}
+	return true;
+}
+
+/* Access relation m of the rewrite (another isl context) as the original's statements see it:
+ * read again in d's context, through the correspondence map. NULL on error. */
+static isl_union_map *carried(dep_info *d, isl_union_map *m, isl_union_map *map)
+{
+	char *text = m ? isl_union_map_to_str(m) : NULL;
+	isl_union_map *r = text ? isl_union_map_read_from_str(d->ictx, text) : NULL;
+	free(text);
+	return r ? isl_union_map_apply_domain(r, isl_union_map_copy(map)) : NULL;
+}
+
+/* Whether each instance of rewrite n accesses what its original instance does (writes, updates
+ * and reads alike): 1, 0, -1 on error. */
+static int same_accesses(dep_info *d, dep_info *n, isl_union_map *map)
+{
+	isl_union_map *a[3] = {NULL, NULL, NULL}, *b[3] = {NULL, NULL, NULL};
+	bool built = build_accesses(d, &a[0], &a[1], &a[2]) && build_accesses(n, &b[0], &b[1], &b[2]);
+	int r = built ? 1 : -1;
+	for (int i = 0; i < 3; i++) {
+		isl_union_map *c = built ? carried(d, b[i], map) : NULL;
+		isl_bool eq = c ? isl_union_map_is_equal(a[i], c) : isl_bool_error;
+		if (r == 1)
+			r = eq == isl_bool_true ? 1 : eq == isl_bool_false ? 0 : -1;
+		isl_union_map_free(c);
+		isl_union_map_free(a[i]);
+		isl_union_map_free(b[i]);
+	}
+	return r;
+}
+
+int dep_rewrite_keeps(dep_info *d, ct_kernel *nk, const int *old_stmt, int *const *old_dim)
+{
+	if (!d->dep || !reductions(d)) {
+		isl_failed(d, "the dependences");
+		return -1;
+	}
+	dep_info *n = dep_compute_order(nk);
+	if (!n)
+		return -1;
+	int r = -1;
+	char *order_text = NULL, *dom_text = NULL, *map_text = NULL;
+	isl_union_map *map = NULL, *order = NULL, *deps = NULL;
+	isl_union_set *dom = NULL;
+	/* every statement exactly once */
+	bool *seen = ct_alloc(d->k->ctx, sizeof *seen * (size_t)(d->nst + 1));
+	bool ok = seen && n->nst == d->nst;
+	for (int s = 0; ok && s < n->nst; s++) {
+		ok = old_stmt[s] >= 0 && old_stmt[s] < d->nst && !seen[old_stmt[s]];
+		if (ok)
+			seen[old_stmt[s]] = true;
+	}
+	ct_free(d->k->ctx, seen);
+	ct_buf b;
+	ct_buf_init(&b);
+	put_params(d->k, &b);
+	if (!ok || !put_correspondence(d, n, old_stmt, old_dim, &b)) {
+		ct_buf_free(&b);
+		dep_free(n);
+		return 0;
+	}
+	ct_buf_puts(&b, " }");
+	map_text = ct_buf_take(&b);
+	/* the rewrite's order and instances, read again in d's isl context */
+	order_text = isl_union_map_to_str(n->sched);
+	dom_text = isl_union_set_to_str(n->dom);
+	if (map_text && order_text && dom_text) {
+		map = isl_union_map_read_from_str(d->ictx, map_text);
+		order = isl_union_map_read_from_str(d->ictx, order_text);
+		dom = isl_union_set_read_from_str(d->ictx, dom_text);
+	}
+	int acc = map ? same_accesses(d, n, map) : -1;
+	dep_free(n);
+	if (acc == 0)
+		r = 0;
+	else if (acc == 1 && map && order && dom) {
+		order = isl_union_map_apply_domain(order, isl_union_map_copy(map));
+		dom = isl_union_set_apply(dom, isl_union_map_copy(map));
+		isl_bool same = dom ? isl_union_set_is_equal(dom, d->dom) : isl_bool_error;
+		if (same == isl_bool_false) {
+			r = 0;
+		} else if (same == isl_bool_true && order) {
+			/* every dependence, and every pair of one reduction's updates, in order */
+			deps = isl_union_map_union(isl_union_map_copy(d->dep), isl_union_map_copy(d->red));
+			vsearch s = {d, order, NULL, 0, 0, false};
+			if (deps && isl_union_map_foreach_map(deps, find_broken, &s) >= 0 && !s.failed)
+				r = s.best ? 0 : 1;
+			isl_map_free(s.best);
+		}
+	}
+	free(map_text);
+	free(order_text);
+	free(dom_text);
+	isl_union_map_free(map);
+	isl_union_map_free(order);
+	isl_union_map_free(deps);
+	isl_union_set_free(dom);
+	if (r < 0)
+		isl_failed(d, "a rewrite's order");
+	return r;
+}

@@ -111,6 +111,16 @@ int dep_loop_carries_private(dep_info *d, const ct_looptree *t, const lt_node *x
  * distributed). 1 keeps, 0 breaks, -1 on error. */
 int dep_parts_ordered(dep_info *d, ir_node *const *parts, int nparts, int keep);
 
+/* Whether kernel nk, a rewrite of d's kernel (d from dep_compute) whose
+ * statements correspond one to one with the original's, runs the same
+ * instances and keeps the order of every dependence of d and of every pair
+ * of one reduction statement's updates of an element (a rewrite reorders
+ * no sum). Statement s of nk (in written order, as d numbers them) is the
+ * original's statement old_stmt[s], and its p-th original index (outermost
+ * first) is the original's old_dim[s][p]-th. 1 yes, 0 no (a statement or
+ * index that does not correspond counts as no), -1 on error (on the ctx). */
+int dep_rewrite_keeps(dep_info *d, ct_kernel *nk, const int *old_stmt, int *const *old_dim);
+
 /* Text "iteration (i, j) of S[0] must run after (i, j-1), e.g. ..." of
  * violation v of kernel k into b. */
 void dep_violation_text(const ct_kernel *k, const dep_violation *v, ct_buf *b);

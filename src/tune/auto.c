@@ -3995,6 +3995,274 @@ static ct_status try_rowfuse(auto_run *R, int depth, const char *before, char **
 	return CT_OK;
 }
 
+/* ------------------------------------------------------------ the right-looking interchange */
+
+/*
+ * A loop j whose body is a loop k: lo .. j (the same lo as j's) followed by
+ * statements S2 that use j, as in the left-looking forms of LU and the
+ * triangular solves:
+ *
+ *   for (j: lo .. hi) { for (k: lo .. j) { S1 } S2 }
+ *
+ * is rewritten with k outermost, S2 run at k = j before the updates of k:
+ *
+ *   for (k: lo .. hi) { S2[j := k] for (j: k + 1 .. hi) { S1 } }
+ *
+ * Both run the same instances. It is taken when S1's statements then get a
+ * unit-stride vector loop they had not (vector_stmts) and the dependence
+ * analysis proves that every dependence, and every sum's order over k, is
+ * kept (dep_rewrite_keeps), so the result is the same to the bit.
+ */
+
+/* A for header "for (NAME: LO .. HI) {" at s[a..]: the offsets of NAME, LO and HI (each [x, x_end),
+ * trimmed) and of the opening brace; false for any other form (several indices, a step). */
+typedef struct rl_head {
+	size_t name, name_end, lo, lo_end, hi, hi_end, brace;
+} rl_head;
+
+static size_t skip_space(const char *s, size_t n, size_t i)
+{
+	while (i < n && (s[i] == ' ' || s[i] == '\t'))
+		i++;
+	return i;
+}
+
+static bool rl_header(const char *s, size_t n, size_t a, rl_head *h)
+{
+	if (a + 3 >= n || strncmp(s + a, "for", 3) != 0)
+		return false;
+	size_t i = skip_space(s, n, a + 3);
+	if (i >= n || s[i] != '(')
+		return false;
+	h->name = i = skip_space(s, n, i + 1);
+	while (i < n && ident_char(s[i]))
+		i++;
+	h->name_end = i;
+	i = skip_space(s, n, i);
+	if (h->name_end == h->name || i >= n || s[i] != ':')
+		return false;
+	h->lo = skip_space(s, n, i + 1);
+	/* LO .. HI at depth 0, up to the header's ')' */
+	int depth = 0;
+	size_t dots = 0, close = 0;
+	for (i = h->lo; i < n && !close; i++) {
+		char c = s[i];
+		if (c == '(' || c == '[')
+			depth++;
+		else if ((c == ')' || c == ']') && depth > 0)
+			depth--;
+		else if (c == ')')
+			close = i;
+		else if (depth == 0 && (c == ',' || c == '\n' || c == '{'))
+			return false;
+		else if (depth == 0 && c == '.' && i + 1 < n && s[i + 1] == '.' && !dots)
+			dots = i++;
+	}
+	if (!dots || !close)
+		return false;
+	h->lo_end = dots;
+	while (h->lo_end > h->lo && (s[h->lo_end - 1] == ' ' || s[h->lo_end - 1] == '\t'))
+		h->lo_end--;
+	h->hi = skip_space(s, n, dots + 2);
+	h->hi_end = close;
+	while (h->hi_end > h->hi && (s[h->hi_end - 1] == ' ' || s[h->hi_end - 1] == '\t'))
+		h->hi_end--;
+	i = skip_space(s, n, close + 1);
+	if (i >= n || s[i] != '{' || h->lo_end <= h->lo || h->hi_end <= h->hi)
+		return false;
+	h->brace = i;
+	return true;
+}
+
+static bool same_text(const char *s, size_t a, size_t ae, size_t b, size_t be)
+{
+	return ae - a == be - b && strncmp(s + a, s + b, ae - a) == 0;
+}
+
+/* Whether x is the loop j of the pattern above, in k's text: its headers in *hj and *hk. */
+static bool rl_pattern(const ct_kernel *k, const ir_node *x, rl_head *hj, rl_head *hk)
+{
+	if (x->kind != ND_FOR || x->nidx != 1 || x->nbody < 2 || x->body[0]->kind != ND_FOR)
+		return false;
+	const ir_node *y = x->body[0];
+	if (y->nidx != 1 || y->nbody < 1)
+		return false;
+	for (int i = 0; i < y->nbody; i++)
+		if (y->body[i]->kind != ND_STMT)
+			return false;
+	for (int i = 1; i < x->nbody; i++)
+		if (x->body[i]->kind != ND_STMT)
+			return false;
+	const char *s = k->text;
+	size_t n = k->text_len;
+	if (!rl_header(s, n, pos_offset(s, n, x->pos), hj) || !rl_header(s, n, pos_offset(s, n, y->pos), hk))
+		return false;
+	/* k: lo .. j, with j's lo */
+	return same_text(s, hk->hi, hk->hi_end, hj->name, hj->name_end) &&
+	       same_text(s, hk->lo, hk->lo_end, hj->lo, hj->lo_end);
+}
+
+/* The text of k with loop x (the pattern, headers hj and hk) rewritten right-looking. */
+static char *rl_text(const ct_kernel *k, const ir_node *x, const rl_head *hj, const rl_head *hk)
+{
+	const char *s = k->text;
+	size_t n = k->text_len;
+	const ir_node *y = x->body[0];
+	size_t xa = pos_offset(s, n, x->pos), xe = node_end(s, n, xa, true);
+	size_t ya = pos_offset(s, n, y->pos), ye = node_end(s, n, ya, true);
+	if (xe > n || ye < hk->brace + 2)
+		return NULL;
+	char jn[AUTO_NAME_MAX], kn[AUTO_NAME_MAX];
+	snprintf(jn, sizeof jn, "%.*s", (int)(hj->name_end - hj->name), s + hj->name);
+	snprintf(kn, sizeof kn, "%.*s", (int)(hk->name_end - hk->name), s + hk->name);
+	const char *from[] = {jn}, *to[] = {kn};
+	int col = x->pos.col > 1 ? x->pos.col - 1 : 0;
+	ct_buf b;
+	ct_buf_init(&b);
+	for (size_t i = 0; i < xa; i++)
+		ct_buf_putc(&b, s[i]);
+	ct_buf_printf(&b, "for (%s: %.*s .. %.*s) {\n", kn, (int)(hj->lo_end - hj->lo), s + hj->lo,
+	              (int)(hj->hi_end - hj->hi), s + hj->hi);
+	for (int i = 1; i < x->nbody; i++) {
+		size_t a = pos_offset(s, n, x->body[i]->pos), e = node_end(s, n, a, false);
+		ct_buf_printf(&b, "%*s  ", col, "");
+		put_renamed(&b, s, a, e, from, to, 1);
+		ct_buf_putc(&b, '\n');
+	}
+	ct_buf_printf(&b, "%*s  for (%s: %s + 1 .. %.*s) {", col, "", jn, kn, (int)(hj->hi_end - hj->hi), s + hj->hi);
+	/* S1 as written, between k's braces */
+	for (size_t i = hk->brace + 1; i + 1 < ye; i++)
+		ct_buf_putc(&b, s[i]);
+	ct_buf_printf(&b, "}\n%*s}", col, "");
+	for (size_t i = xe; i < n; i++)
+		ct_buf_putc(&b, s[i]);
+	return ct_buf_take(&b);
+}
+
+/* Count the statements under x as dep_info numbers them (written order, lets, both branches of
+ * ifs) into *count; at target, its first statement's number into *base and the indices around
+ * it into *tdepth. */
+static void rl_count(const ir_node *x, const ir_node *target, int *count, int *base, int depth, int *tdepth)
+{
+	if (x == target) {
+		*base = *count;
+		*tdepth = depth;
+	}
+	if (x->kind == ND_STMT || x->kind == ND_LET) {
+		(*count)++;
+		return;
+	}
+	int d = depth + (x->kind == ND_FOR ? x->nidx : 0);
+	for (int i = 0; i < x->nbody; i++)
+		rl_count(x->body[i], target, count, base, d, tdepth);
+	for (int i = 0; i < x->nels; i++)
+		rl_count(x->els[i], target, count, base, d, tdepth);
+}
+
+/* dep_rewrite_keeps of t, the rewrite of x in R's kernel: 1, 0, -1. */
+static int rl_legal(auto_run *R, const ir_node *x, ct_kernel *t)
+{
+	int nst = 0, base = -1, tdepth = 0;
+	for (int i = 0; i < R->k->nbody; i++)
+		rl_count(R->k->body[i], x, &nst, &base, 0, &tdepth);
+	int a = x->body[0]->nbody, b = x->nbody - 1; /* S1's statements, S2's */
+	if (base < 0 || nst <= 0)
+		return -1;
+	int *old = calloc((size_t)nst, sizeof *old);
+	int **dims = calloc((size_t)nst, sizeof *dims);
+	int nd = R->k->nindices + 2;
+	int *perm = calloc((size_t)nd * 2, sizeof *perm);
+	int r = -1;
+	if (old && dims && perm && tdepth + 2 <= nd) {
+		/* S1 (old dims ..., j, k) is new (..., k, j): new position p holds old index perm[p] */
+		int *ident = perm + nd;
+		for (int p = 0; p < nd; p++)
+			perm[p] = ident[p] = p;
+		perm[tdepth] = tdepth + 1;
+		perm[tdepth + 1] = tdepth;
+		for (int s = 0; s < nst; s++) {
+			bool in = s >= base && s < base + a + b;
+			/* new order in x: S2's b statements, then S1's a */
+			old[s] = !in ? s : s < base + b ? base + a + (s - base) : base + (s - base - b);
+			dims[s] = in && s >= base + b ? perm : ident;
+		}
+		dep_info *d = dep_compute(R->k);
+		if (d) {
+			int *const *od = dims;
+			r = dep_rewrite_keeps(d, t, old, od);
+			dep_free(d);
+		}
+	}
+	free(old);
+	free(dims);
+	free(perm);
+	if (r < 0)
+		ct_ctx_clear_error(R->k->ctx);
+	return r;
+}
+
+static bool rl_find(const ir_node *x, const ct_kernel *k, const ir_node **out, rl_head *hj, rl_head *hk)
+{
+	if (x->kind != ND_FOR)
+		return false;
+	if (rl_pattern(k, x, hj, hk)) {
+		*out = x;
+		return true;
+	}
+	for (int i = 0; i < x->nbody; i++)
+		if (rl_find(x->body[i], k, out, hj, hk))
+			return true;
+	return false;
+}
+
+static ct_status try_right_looking(auto_run *R, int depth, const char *before, char **text)
+{
+	*text = NULL;
+	const ct_kernel *k = R->k;
+	int hadv = vector_stmts(k, R->pv, &R->m);
+	for (int i = 0; i < k->nbody && !*text; i++) {
+		const ir_node *x = NULL;
+		rl_head hj, hk;
+		if (!rl_find(k->body[i], k, &x, &hj, &hk))
+			continue;
+		char *rt = rl_text(k, x, &hj, &hk);
+		ct_ctx *cx = NULL;
+		ct_kernel *t = rt ? trial_parse(R->tctx, R->k, rt, &cx, NULL, 0) : NULL;
+		int64_t *pv = t ? calloc((size_t)t->nparams + 1, sizeof *pv) : NULL;
+		if (pv)
+			ir_param_values(t, pv);
+		int morev = pv ? vector_stmts(t, pv, &R->m) - hadv : 0;
+		free(pv);
+		const char *jn = k->indices[x->idx[0]].name, *kn = k->indices[x->body[0]->idx[0]].name;
+		int legal = morev > 0 ? rl_legal(R, x, t) : -1;
+		if (morev > 0 && legal == 0)
+			ct_buf_printf(&R->why,
+			              "# the loops at line %d, for (%s) around for (%s: .. %s), stay as written: with %s\n"
+			              "#   outermost (right-looking), a dependence or a sum's order would change\n",
+			              x->pos.line, jn, kn, jn, kn);
+		if (morev > 0 && legal == 1) {
+			char note[768];
+			snprintf(note, sizeof note,
+			         "# the loops at line %d, for (%s) around for (%s: .. %s), are interchanged\n"
+			         "#   (right-looking): %s outermost, the statements after the inner loop run at\n"
+			         "#   %s = %s before the updates of %s, and %d more statement(s) get a unit-stride\n"
+			         "#   innermost loop to vectorize; legal: the dependence analysis finds the same\n"
+			         "#   instances, every dependence and every sum's order kept\n",
+			         x->pos.line, jn, kn, jn, kn, jn, kn, kn, morev);
+			ct_buf all;
+			ct_buf_init(&all);
+			ct_buf_puts(&all, before ? before : "");
+			ct_buf_puts(&all, note);
+			auto_rewritten(R, t, depth, text, all.s, R->keep ? R->keep : "");
+			ct_buf_free(&all);
+		}
+		ct_kernel_free(t);
+		ct_ctx_free(cx);
+		free(rt);
+	}
+	return CT_OK;
+}
+
 static ct_status run_budget(auto_run *R, char **text);
 static void insert_after_header(char **text, const char *lines);
 
@@ -4090,7 +4358,8 @@ static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth,
 	     (try_distribute_inner(&R, depth, note, &dist) == CT_OK && dist) ||
 	     (try_fuse(&R, depth, note, &dist) == CT_OK && dist) ||
 	     (try_rowfuse(&R, depth, note, &dist) == CT_OK && dist) ||
-	     (try_wave(&R, depth, note, &dist) == CT_OK && dist))) {
+	     (try_wave(&R, depth, note, &dist) == CT_OK && dist) ||
+	     (try_right_looking(&R, depth, note, &dist) == CT_OK && dist))) {
 		ct_buf_free(&kept);
 		ct_buf_free(&R.params);
 		ct_buf_free(&R.sched);

@@ -253,6 +253,25 @@ grep -q "^  reorder(k2, j2)" "$tmp/lu1.cachet" && grep -q "^  vectorize(j2)" "$t
 	bad "lu: $(grep -v '^#' "$tmp/lu1.cachet" | tail -8)"
 expect "auto lu --threads 1: runs, verified" 0 "verified against the reference interpreter" \
 	"$CACHET" run "$tmp/lu1.cachet" -D N=34 --threads 1
+# lu's L part, left-looking (for j { for k: 0 .. j { update } divide }): interchanged right-looking,
+# the division at k = j, the update's j loop unit-stride and vectorized; the dependence analysis
+# proves the same instances, dependences and sum orders
+grep -q "are interchanged" "$tmp/lu1.cachet" && grep -q "legal: the dependence analysis finds the same" "$tmp/lu1.cachet" &&
+	grep -q "^  for (k: 0 \.\. i) {$" "$tmp/lu1.cachet" && grep -q "^    A\[i, k\] = A\[i, k\] / A\[k, k\]$" "$tmp/lu1.cachet" &&
+	grep -q "^    for (j: k + 1 \.\. i) { A\[i, j\] -= A\[i, k\] \* A\[k, j\] }$" "$tmp/lu1.cachet" &&
+	grep -q "^  vectorize(j)$" "$tmp/lu1.cachet" && ok || bad "lu: not right-looking: $(grep -v '^#' "$tmp/lu1.cachet" | head -24)"
+# cholesky's row form has the same shape, but its update reads A[j, k]: j outermost gains no
+# unit-stride loop, so it stays as written
+expect "auto cholesky" 0 "" "$CACHET" auto bench/poly/kernels/cholesky.cachet --threads 1 -o "$tmp/chol.cachet"
+! grep -q "interchanged" "$tmp/chol.cachet" && grep -q "^  for (j: 0 \.\. i) {$" "$tmp/chol.cachet" && ok ||
+	bad "cholesky: interchanged: $(grep -v '^#' "$tmp/chol.cachet" | head -20)"
+# the same shape where the update reads what the statement after it wrote one j before: k
+# outermost would break that dependence; it stays as written, says why, and runs
+late=$(kfile late.cachet "kernel late" "param N = 40" "array A : f64[N] inout" "array B : f64[N] inout" \
+	"for (j: 0 .. N) {" "  for (k: 0 .. j) { B[j] += A[j - 1] }" "  A[j] = B[j]" "}")
+auto_runs "$late" late
+grep -q "stay as written: with k" "$tmp/late.auto.cachet" && ! grep -q "are interchanged" "$tmp/late.auto.cachet" && ok ||
+	bad "late: interchanged across a dependence: $(grep -v '^#' "$tmp/late.auto.cachet" | head -12)"
 # on 2 threads (row loop and k2 carry): j2 in one block per thread inside the row loop, verified
 # past one block (560 > the block of 504)
 expect "auto lu --threads 2" 0 "" "$CACHET" auto bench/poly/kernels/lu.cachet --threads 2 -o "$tmp/lu2.cachet"

@@ -70,6 +70,7 @@ typedef struct verdict {
 	int auto_wave;       /* auto's file runs an in-place sweep's rows as a wavefront */
 	int auto_jam;        /* and jams blocks of the fused passes' rows into their vector loops */
 	int auto_dist;       /* auto's file distributes a nest */
+	int auto_rl;         /* auto's file interchanges a left-looking pair of loops right-looking */
 	int compiles;        /* compiler runs measured (a code-cache hit is not one) */
 	double compile_s;    /* their total seconds */
 	double compile_max;  /* the slowest one */
@@ -864,6 +865,7 @@ static int run_auto(ct_kernel *k, ct_ctx *ctx, const char *text, size_t len, ver
 		/* auto.c's notes on what it rewrote */
 		v->auto_fused = strstr(out, " are fused along their rows ") != NULL;
 		v->auto_dist = strstr(out, " is distributed (one nest per part)") != NULL;
+		v->auto_rl = strstr(out, " are interchanged\n#   (right-looking)") != NULL;
 		v->auto_blocked = v->auto_fused && strstr(out, " in blocks of TB_") != NULL;
 		v->auto_passes = strstr(out, " are fused along its rows (loop ") != NULL;
 		v->auto_wave = strstr(out, " runs its rows in a wavefront ") != NULL;
@@ -1861,6 +1863,7 @@ typedef struct tally {
 	long auto_wave;         /* auto's files that run rows as a wavefront */
 	long auto_jam;          /* auto's files that jam blocks of fused passes' rows */
 	long auto_dist;         /* auto's files that distribute a nest */
+	long auto_rl;           /* auto's files that interchange loops right-looking */
 } tally;
 
 static double now(void)
@@ -1899,8 +1902,8 @@ static void summary(const tally *t, double secs)
 	if (t->verified[E_AUTO])
 		printf("auto: %ld files fuse sweeps along their rows (%ld of them block the time loop), %ld fuse passes along a "
 		       "matrix's rows (%ld of them jam blocks of rows into the vector loops), %ld run rows as a wavefront, %ld "
-		       "distribute a nest (half the seeds plan for the caches %s)\n",
-		       t->auto_fused, t->auto_blocked, t->auto_passes, t->auto_jam, t->auto_wave, t->auto_dist,
+		       "distribute a nest, %ld interchange loops right-looking (half the seeds plan for the caches %s)\n",
+		       t->auto_fused, t->auto_blocked, t->auto_passes, t->auto_jam, t->auto_wave, t->auto_dist, t->auto_rl,
 		       AUTO_TINY_CACHES);
 	if (cfg.cuda || cfg.cudacompile)
 		printf("cuda: %ld kernels refused by the CUDA generator with a message (not findings); %ld nvcc batches\n",
@@ -2054,6 +2057,7 @@ static void run_share(int w, int jobs, tally *t)
 		t->auto_wave += v.auto_wave;
 		t->auto_jam += v.auto_jam;
 		t->auto_dist += v.auto_dist;
+		t->auto_rl += v.auto_rl;
 		if (v.verified[E_MPI] && k.kind == PG_DIST && k.d.shape < 8)
 			t->dist_kinds[k.d.shape]++;
 		if (v.cuda_pending && g_npend < (int)(sizeof g_pend / sizeof *g_pend))
@@ -2130,7 +2134,7 @@ static int campaign(void)
 			t.vjam += part.vjam;
 			t.early_read += part.early_read;
 			t.preduce += part.preduce;
-			t.auto_fused += part.auto_fused, t.auto_dist += part.auto_dist;
+			t.auto_fused += part.auto_fused, t.auto_dist += part.auto_dist, t.auto_rl += part.auto_rl;
 			t.auto_blocked += part.auto_blocked;
 			t.auto_passes += part.auto_passes, t.auto_wave += part.auto_wave, t.auto_jam += part.auto_jam;
 			for (int s = 0; s < 8; s++)

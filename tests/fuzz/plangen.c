@@ -2105,7 +2105,7 @@ static int affine_shape(const pg_kernel *k)
 }
 
 /* The affine nests: trmm-like (shape 0), banded matrix-vector (1), syrk-like lower triangle (2),
- * forward substitution in place (3), tetrahedral (4), upper triangle with a clamped start (5),
+ * forward substitution in place (3; bit 9: with lu's left-looking row before it), tetrahedral (4), upper triangle with a clamped start (5),
  * trmm in i-k-j order (6), a banded product with an inner sum (7), trsm's strips (8), tiles of
  * rows whose loop is written with a step (9).
  * Bits 3-5 and 6-8 pick the offsets of the bounds (0..7 around the diagonal), bit 9 the lower
@@ -2134,6 +2134,14 @@ static void print_affine(const pg_kernel *k, obuf *o, int ik)
 		break;
 	case 3:
 		put(o, "for (i: M) {\n  Y[i] = %s\n  for (j: max(0, i - %d) .. i) {\n", ik ? "i" : "0.25 * i", d + 1);
+		if (up) {
+			/* lu's row, left-looking: a sum over k up to j, then statements at j (auto's
+			 * right-looking interchange) */
+			put(o, "    for (k: max(0, i - %d) .. j) {\n", d + 1);
+			put(o, ik ? "      S[i, j] -= min(S[i, k], 3) * min(S[k, j], 3)\n"
+			          : "      S[i, j] -= S[i, k] * S[k, j] * 0.25\n");
+			put(o, ik ? "    }\n    S[i, j] = min(S[i, j], 7)\n" : "    }\n    S[i, j] = S[i, j] * 0.5\n");
+		}
 		put(o, ik ? "    Y[i] = Y[i] - min(Y[j], 3)\n" : "    Y[i] -= Y[j] * 0.125\n");
 		put(o, "  }\n}\n");
 		break;

@@ -557,6 +557,98 @@ static void test_private_temps(void)
 	h_end();
 }
 
+/* dep_rewrite_keeps of rewrite `to` of kernel `from`, with its correspondence. */
+static int rewrite_ok(const char *from, const char *to, const int *old_stmt, int *const *old_dim)
+{
+	ct_ctx *ctx = ct_ctx_new();
+	ct_kernel *a = parse(ctx, from), *b = a ? parse(ctx, to) : NULL;
+	dep_info *d = b ? dep_compute(a) : NULL;
+	int r = d ? dep_rewrite_keeps(d, b, old_stmt, old_dim) : -2;
+	dep_free(d);
+	ct_kernel_free(b);
+	ct_kernel_free(a);
+	ct_ctx_free(ctx);
+	return r;
+}
+
+static void test_rewrites(void)
+{
+	h_begin("rewrites: lu's right-looking interchange keeps every dependence and sum order");
+	static const char *lu = "kernel lu\n"
+	                        "param N = 9\n"
+	                        "array A : f64[N, N] inout\n"
+	                        "for (i: N) {\n"
+	                        "  for (j: 0 .. i) {\n"
+	                        "    for (k: 0 .. j) { A[i, j] -= A[i, k] * A[k, j] }\n"
+	                        "    A[i, j] = A[i, j] / A[j, j]\n"
+	                        "  }\n"
+	                        "}\n";
+	static const char *right = "kernel lu\n"
+	                           "param N = 9\n"
+	                           "array A : f64[N, N] inout\n"
+	                           "for (i: N) {\n"
+	                           "  for (k: 0 .. i) {\n"
+	                           "    A[i, k] = A[i, k] / A[k, k]\n"
+	                           "    for (j: k+1 .. i) { A[i, j] -= A[i, k] * A[k, j] }\n"
+	                           "  }\n"
+	                           "}\n";
+	/* new S0 (the division, dims i k) is old S1 (dims i j); new S1 (i k j) is old S0 (i j k) */
+	int d0[] = {0, 1}, d1[] = {0, 2, 1};
+	int *dims[] = {d0, d1};
+	int st[] = {1, 0};
+	CHECK(rewrite_ok(lu, right, st, dims) == 1);
+	/* a wrong correspondence: the statements swapped back */
+	int st_bad[] = {0, 1};
+	CHECK(rewrite_ok(lu, right, st_bad, dims) == 0);
+	/* the division one iteration late: different instances */
+	static const char *shifted = "kernel lu\n"
+	                             "param N = 9\n"
+	                             "array A : f64[N, N] inout\n"
+	                             "for (i: N) {\n"
+	                             "  for (k: 0 .. i) {\n"
+	                             "    A[i, k] = A[i, k] / A[k, k]\n"
+	                             "    for (j: k+2 .. i) { A[i, j] -= A[i, k] * A[k, j] }\n"
+	                             "  }\n"
+	                             "}\n";
+	CHECK(rewrite_ok(lu, shifted, st, dims) == 0);
+	/* S1 reads what S2 wrote one iteration of j before, for every k: interchanging breaks it */
+	static const char *late = "kernel late\n"
+	                          "param N = 9\n"
+	                          "array A : f64[N] inout\n"
+	                          "array B : f64[N] inout\n"
+	                          "for (j: 0 .. N) {\n"
+	                          "  for (k: 0 .. j) { B[j] += A[j - 1] }\n"
+	                          "  A[j] = B[j]\n"
+	                          "}\n";
+	static const char *late_r = "kernel late\n"
+	                            "param N = 9\n"
+	                            "array A : f64[N] inout\n"
+	                            "array B : f64[N] inout\n"
+	                            "for (k: 0 .. N) {\n"
+	                            "  A[k] = B[k]\n"
+	                            "  for (j: k+1 .. N) { B[j] += A[j - 1] }\n"
+	                            "}\n";
+	int e0[] = {0}, e1[] = {1, 0};
+	int *edims[] = {e0, e1};
+	CHECK(rewrite_ok(late, late_r, st, edims) == 0);
+	/* a reordered sum: the k loop of one element reversed */
+	static const char *rev = "kernel lu\n"
+	                         "param N = 9\n"
+	                         "array A : f64[N, N] inout\n"
+	                         "for (i: N) {\n"
+	                         "  for (j: 0 .. i) {\n"
+	                         "    for (k: 0 .. j) { A[i, j] -= A[i, j - 1 - k] * A[j - 1 - k, j] }\n"
+	                         "    A[i, j] = A[i, j] / A[j, j]\n"
+	                         "  }\n"
+	                         "}\n";
+	int r0[] = {0, 1, 2}, r1[] = {0, 1};
+	int *rdims[] = {r0, r1};
+	int rst[] = {0, 1};
+	CHECK(rewrite_ok(lu, lu, rst, rdims) == 1);
+	CHECK(rewrite_ok(lu, rev, rst, rdims) == 0);
+	h_end();
+}
+
 int main(void)
 {
 	test_recurrence_broken();
@@ -568,5 +660,6 @@ int main(void)
 	test_balanced_runtime();
 	test_distribution();
 	test_private_temps();
+	test_rewrites();
 	return h_report();
 }
