@@ -2,7 +2,7 @@
 # fuzz_affine.sh: the fixed-seed quick pass of the differential fuzzer's affine family (issue #31,
 # docs/FUZZ.md): triangular, banded, tetrahedral and in-place triangular nests with max/min bounds;
 # seeds 2000001..2000400 in the interpreter, every 4th accepted kernel also natively on 1 and 2
-# threads (checked), samples through a callable, a package and Python. One line per failing seed,
+# threads (checked), samples through a callable, a package, Python and `cachet auto`. One line per failing seed,
 # then "N passed, M failed" (one per kernel).
 # Reproduce one seed: build/fuzz/difffuzz --families affine --seed S --count 1 --engines interp,native --out DIR
 BUILD=${CACHET_BUILD:-build}
@@ -19,7 +19,7 @@ set -- ${CC:-cc}
 command -v "$1" >/dev/null 2>&1 && engines=interp,native || echo "skip native runs: no C compiler ($1)"
 entries=
 if [ "$engines" = interp,native ]; then
-	e=${FUZZ_ENTRIES:-run:4,callable:8,package:50,python:50}
+	e=${FUZZ_ENTRIES:-run:4,callable:8,package:50,python:50,auto:4}
 	[ -d "$BUILD/python/cachet" ] && /usr/bin/python3 -c "import numpy" 2>/dev/null ||
 		e=$(echo "$e" | sed 's/,*python:[0-9]*//')
 	entries="--entries $e --checked 1"
