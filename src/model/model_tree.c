@@ -202,22 +202,25 @@ typedef struct aterm {
 	bool upper;
 } aterm;
 
-/* The trip count of an affine loop (bounds lo_c, hi_c over params, terms x) at path counters t. */
-static int64_t affine_trips_at(const model *m, const lt_node *n, int64_t lo_c, int64_t hi_c,
-                               const aterm *x, int nx, const int64_t *t, int64_t *first)
+/* The trip count of an affine loop (bounds lo_c, hi_c over params, terms x) at path counters t;
+ * false when a term overflows. */
+static bool affine_trips_at(const model *m, const lt_node *n, int64_t lo_c, int64_t hi_c, const aterm *x,
+                            int nx, const int64_t *t, int64_t *trips, int64_t *first)
 {
 	int64_t lo = lo_c, hi = hi_c;
 	for (int i = 0; i < nx; i++) {
-		int64_t v = x[i].c;
+		int64_t v = x[i].c, p;
 		for (int j = 0; j < m->depth; j++)
-			v += x[i].beta[j] * t[j];
+			if (x[i].beta[j] && (!ct_mul_ok(x[i].beta[j], t[j], &p) || !ct_add_ok(v, p, &v)))
+				return false;
 		if (x[i].upper && v < hi)
 			hi = v;
 		if (!x[i].upper && v > lo)
 			lo = v;
 	}
 	*first = lo;
-	return lo == LT_NO_LO || hi == LT_NO_HI ? 0 : ct_trip_count(lo, hi, n->step);
+	*trips = lo == LT_NO_LO || hi == LT_NO_HI ? 0 : ct_trip_count(lo, hi, n->step);
+	return true;
 }
 
 /* Mean trip count `mean` of affine loop n in the current path piece, rounded so that the trips of
@@ -236,7 +239,7 @@ static int64_t affine_round(model *m, const lt_node *n, double mean)
 		m->affine[m->naffine++] = (affine_carry){n, 0};
 	double carry = i < m->naffine ? m->affine[i].carry : 0;
 	double v = mean + carry / w;
-	int64_t r = v < 0 ? 0 : (int64_t)(v + 0.5);
+	int64_t r = v < 0 ? 0 : v >= 9e18 ? INT64_MAX : (int64_t)(v + 0.5);
 	if (i < m->naffine)
 		m->affine[i].carry = carry + (mean - (double)r) * w;
 	return r;
@@ -292,9 +295,13 @@ static bool affine_mean(model *m, const lt_node *n, int64_t *lo, int64_t *trips)
 	int64_t s[MODEL_MAX_DEPTH] = {0}, t[MODEL_MAX_DEPTH] = {0};
 	double sum_trips = 0, sum_first = 0, count = 0;
 	for (;;) {
+		/* the middle of each of the g[j] even parts of the counter's range */
 		for (int j = 0; j < d; j++)
-			t[j] = g[j] == m->path[j].n ? s[j] : (2 * s[j] + 1) * m->path[j].n / (2 * g[j]);
-		int64_t first, k = affine_trips_at(m, n, lo_c, hi_c, x, nx, t, &first);
+			t[j] = g[j] == m->path[j].n ? s[j]
+			                            : (int64_t)(((double)s[j] + 0.5) * (double)m->path[j].n / (double)g[j]);
+		int64_t first, k;
+		if (!affine_trips_at(m, n, lo_c, hi_c, x, nx, t, &k, &first))
+			return mdl_fail(m, CT_ERR_LIMIT, "a loop bound overflows");
 		sum_trips += (double)k;
 		sum_first += (double)k * (double)first;
 		count++;
@@ -306,6 +313,8 @@ static bool affine_mean(model *m, const lt_node *n, int64_t *lo, int64_t *trips)
 	}
 	double first = sum_trips > 0 ? sum_first / sum_trips : 0;
 	*trips = affine_round(m, n, sum_trips / count);
+	if (first <= -9e18 || first >= 9e18)
+		return mdl_fail(m, CT_ERR_LIMIT, "a loop bound overflows");
 	*lo = (int64_t)(first < 0 ? first - 0.5 : first + 0.5);
 	for (int a = 0; a < m->na; a++)
 		m->inexact[a] = true;
@@ -624,8 +633,8 @@ static bool build_loop(model *m, const lt_node *n, mnode *parent)
 		g = MODEL_AFFINE_PIECES < trips ? MODEL_AFFINE_PIECES : trips;
 		if (g > MODEL_AFFINE_PATH_PIECES / pieces)
 			g = MODEL_AFFINE_PATH_PIECES / pieces;
-		for (int64_t q = 1; q < g; q++)
-			add_cut(&cs, q * trips / g, trips);
+		for (int64_t q = 1; q < g; q++) /* q * trips / g without overflow */
+			add_cut(&cs, trips / g * q + trips % g * q / g, trips);
 	}
 	if (cs.overflow)
 		for (int a = 0; a < m->na; a++)
