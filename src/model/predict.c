@@ -377,10 +377,6 @@ static void arrays_exact(const sim_spec *spec, const model_result *m, const leve
 	}
 }
 
-/* predict_run's work; with `budget`, the model stops after PREDICT_WORK_BUDGET and a kernel short
- * enough is simulated instead (a longer one is analysed whole, however long that takes, or with
- * `quick` refused: CT_ERR_LIMIT; quick also caps warp_count at PREDICT_QUICK_WARP_BUDGET), and levels the simulator or warp_count will count anyway are not
- * analysed. */
 /* The model's work budget for the estimate of an affine kernel (model_result.work, about 3 to 10
  * ns a unit: a few seconds): a kernel whose analysis passes it gets no estimate. */
 #define PREDICT_AFFINE_WORK_BUDGET ((int64_t)1 << 31)
@@ -448,6 +444,10 @@ static ct_status predict_affine_done(ct_kernel *k, const sim_spec *spec, ct_loop
 	return CT_OK;
 }
 
+/* predict_run's work; with `budget`, the model stops after PREDICT_WORK_BUDGET and a kernel short
+ * enough is simulated instead (a longer one is analysed whole, however long that takes, or with
+ * `quick` refused: CT_ERR_LIMIT; quick also caps warp_count at PREDICT_QUICK_WARP_BUDGET), and levels the simulator or warp_count will count anyway are not
+ * analysed. */
 static ct_status predict_core(ct_kernel *k, const char *spec_text, sim_spec *spec, ct_looptree **tp,
                               model_result *m, ct_predict_result *r, bool budget, bool quick)
 {
@@ -466,7 +466,7 @@ static ct_status predict_core(ct_kernel *k, const char *spec_text, sim_spec *spe
 	ct_looptree *t = ct_kernel_lower(k, 1);
 	if (!t)
 		return ct_ctx_last_status(ctx);
-	if (k->affine_bounds) /* no analysis yet: the simulator (predict_affine.c) */
+	if (k->affine_bounds) /* the simulator (predict_affine.c), or past its limit the estimate */
 		return predict_affine_done(k, spec, t, quick, tp, r);
 	double t0 = ct_now();
 	level_way way[SIM_MAX_LEVELS];
