@@ -2299,6 +2299,18 @@ static void auto_rewritten(auto_run *R, ct_kernel *t, int depth, char **text, co
 	*text = NULL;
 }
 
+/* auto_rewritten with the comments of earlier rewrites (before) first, then this one's note. */
+static void auto_rewritten_after(auto_run *R, ct_kernel *t, int depth, char **text, const char *before,
+                                 const char *note)
+{
+	ct_buf all;
+	ct_buf_init(&all);
+	ct_buf_puts(&all, before ? before : "");
+	ct_buf_puts(&all, note);
+	auto_rewritten(R, t, depth, text, all.s, R->keep ? R->keep : "");
+	ct_buf_free(&all);
+}
+
 /* Distributions in one file: each is a re-parse and a new auto run, one
  * nest at a time (PolyBench's 3mm distributes three). */
 #define AUTO_MAX_DISTRIBUTE 8
@@ -2489,12 +2501,7 @@ static ct_status try_distribute(auto_run *R, int depth, const char *before, char
 				         "#   statement(s) get a unit-stride innermost loop to vectorize;\n"
 				         "#   legal: %s\n",
 				         line, band, parts, morev, why_legal);
-			ct_buf all;
-			ct_buf_init(&all);
-			ct_buf_puts(&all, before ? before : "");
-			ct_buf_puts(&all, note);
-			auto_rewritten(R, t, depth, text, all.s, R->keep ? R->keep : "");
-			ct_buf_free(&all);
+			auto_rewritten_after(R, t, depth, text, before, note);
 		}
 		ct_kernel_free(t);
 		ct_ctx_free(cx);
@@ -2652,12 +2659,7 @@ static ct_status try_distribute_inner(auto_run *R, int depth, const char *before
 			         "#   legal: the dependence analysis finds no dependence from a later part to an\n"
 			         "#   earlier one within an iteration of the loops around it\n",
 			         x->pos.line, idx, x->nbody, morev);
-			ct_buf all;
-			ct_buf_init(&all);
-			ct_buf_puts(&all, before ? before : "");
-			ct_buf_puts(&all, note);
-			auto_rewritten(R, t, depth, text, all.s, R->keep ? R->keep : "");
-			ct_buf_free(&all);
+			auto_rewritten_after(R, t, depth, text, before, note);
 		}
 		ct_kernel_free(t);
 		ct_ctx_free(cx);
@@ -4249,12 +4251,7 @@ static ct_status try_right_looking(auto_run *R, int depth, const char *before, c
 			         "#   innermost loop to vectorize; legal: the dependence analysis finds the same\n"
 			         "#   instances, every dependence and every sum's order kept\n",
 			         x->pos.line, jn, kn, jn, kn, jn, kn, kn, morev);
-			ct_buf all;
-			ct_buf_init(&all);
-			ct_buf_puts(&all, before ? before : "");
-			ct_buf_puts(&all, note);
-			auto_rewritten(R, t, depth, text, all.s, R->keep ? R->keep : "");
-			ct_buf_free(&all);
+			auto_rewritten_after(R, t, depth, text, before, note);
 		}
 		ct_kernel_free(t);
 		ct_ctx_free(cx);
