@@ -2249,6 +2249,19 @@ static int same_accesses(dep_info *d, dep_info *n, isl_union_map *map)
 	return r;
 }
 
+int dep_stmt_count(const dep_info *d)
+{
+	return d ? d->nst : 0;
+}
+
+int dep_stmt_number(const dep_info *d, const ir_node *n, int *ndims)
+{
+	int s = d ? stmt_of(d, n) : -1;
+	if (ndims)
+		*ndims = s >= 0 ? d->st[s].ndims : 0;
+	return s;
+}
+
 int dep_rewrite_keeps(dep_info *d, ct_kernel *nk, const int *old_stmt, int *const *old_dim)
 {
 	if (!d->dep || !reductions(d)) {

@@ -111,6 +111,13 @@ int dep_loop_carries_private(dep_info *d, const ct_looptree *t, const lt_node *x
  * distributed). 1 keeps, 0 breaks, -1 on error. */
 int dep_parts_ordered(dep_info *d, ir_node *const *parts, int nparts, int keep);
 
+/* The statements of d (ND_STMT and ND_LET in written order, both branches
+ * of ifs), and the number of statement n among them (-1 when none) with the
+ * count of original indices around it in *ndims (when not NULL): the
+ * numbering dep_rewrite_keeps takes. */
+int dep_stmt_count(const dep_info *d);
+int dep_stmt_number(const dep_info *d, const ir_node *n, int *ndims);
+
 /* Whether kernel nk, a rewrite of d's kernel (d from dep_compute) whose
  * statements correspond one to one with the original's, runs the same
  * instances and keeps the order of every dependence of d and of every pair

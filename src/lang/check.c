@@ -1564,10 +1564,6 @@ static bool affine_ranges_ok(ct_kernel *k, int *nerr)
 	return false;
 }
 
-/* The output rule (docs/LANGUAGE.md): a read of an output or temp array that no textually earlier
- * statement writes is still fine when every element it reads was written by an earlier instance
- * in the written order (a write later in a loop's body, in an earlier iteration: dep_reads_written,
- * isl). Asked only of such arrays, at the values of the params (a -D override asks again). */
 /* Param i's value for early_proved (INT64_MIN: none). */
 static int64_t proved_value(const ct_kernel *k, int i)
 {
@@ -1594,6 +1590,10 @@ static void early_proved_set(ct_kernel *k)
 		k->early_proved[i] = proved_value(k, i);
 }
 
+/* The output rule (docs/LANGUAGE.md): a read of an output or temp array that no textually earlier
+ * statement writes is still fine when every element it reads was written by an earlier instance
+ * in the written order (a write later in a loop's body, in an earlier iteration: dep_reads_written,
+ * isl). Asked only of such arrays, at the values of the params (a -D override asks again). */
 static int check_early_reads(ct_kernel *k)
 {
 	int nerr = 0;

@@ -4095,6 +4095,9 @@ static bool rl_pattern(const ct_kernel *k, const ir_node *x, rl_head *hj, rl_hea
 	for (int i = 1; i < x->nbody; i++)
 		if (x->body[i]->kind != ND_STMT)
 			return false;
+	/* unit steps: `for (j: lo .. hi step S)` would read as the range "lo .. hi step S" */
+	if (k->indices[x->idx[0]].step_expr || k->indices[y->idx[0]].step_expr)
+		return false;
 	const char *s = k->text;
 	size_t n = k->text_len;
 	if (!rl_header(s, n, pos_offset(s, n, x->pos), hj) || !rl_header(s, n, pos_offset(s, n, y->pos), hk))
@@ -4141,41 +4144,22 @@ static char *rl_text(const ct_kernel *k, const ir_node *x, const rl_head *hj, co
 	return ct_buf_take(&b);
 }
 
-/* Count the statements under x as dep_info numbers them (written order, lets, both branches of
- * ifs) into *count; at target, its first statement's number into *base and the indices around
- * it into *tdepth. */
-static void rl_count(const ir_node *x, const ir_node *target, int *count, int *base, int depth, int *tdepth)
-{
-	if (x == target) {
-		*base = *count;
-		*tdepth = depth;
-	}
-	if (x->kind == ND_STMT || x->kind == ND_LET) {
-		(*count)++;
-		return;
-	}
-	int d = depth + (x->kind == ND_FOR ? x->nidx : 0);
-	for (int i = 0; i < x->nbody; i++)
-		rl_count(x->body[i], target, count, base, d, tdepth);
-	for (int i = 0; i < x->nels; i++)
-		rl_count(x->els[i], target, count, base, d, tdepth);
-}
-
-/* dep_rewrite_keeps of t, the rewrite of x in R's kernel: 1, 0, -1. */
+/* dep_rewrite_keeps of t, the rewrite of x in R's kernel, with the statements numbered as the
+ * dependence analysis numbers them: 1, 0, -1. */
 static int rl_legal(auto_run *R, const ir_node *x, ct_kernel *t)
 {
-	int nst = 0, base = -1, tdepth = 0;
-	for (int i = 0; i < R->k->nbody; i++)
-		rl_count(R->k->body[i], x, &nst, &base, 0, &tdepth);
-	int a = x->body[0]->nbody, b = x->nbody - 1; /* S1's statements, S2's */
-	if (base < 0 || nst <= 0)
-		return -1;
-	int *old = calloc((size_t)nst, sizeof *old);
-	int **dims = calloc((size_t)nst, sizeof *dims);
-	int nd = R->k->nindices + 2;
-	int *perm = calloc((size_t)nd * 2, sizeof *perm);
+	const ir_node *y = x->body[0];
+	int a = y->nbody, b = x->nbody - 1; /* S1's statements, S2's */
+	dep_info *d = dep_compute(R->k);
+	int nst = dep_stmt_count(d), s1 = 0;
+	/* S1's first statement; its indices end with j, k */
+	int base = d ? dep_stmt_number(d, y->body[0], &s1) : -1;
+	int tdepth = s1 - 2, nd = R->k->nindices + 2;
+	int *old = base >= 0 && tdepth >= 0 ? calloc((size_t)nst, sizeof *old) : NULL;
+	int **dims = old ? calloc((size_t)nst, sizeof *dims) : NULL;
+	int *perm = dims ? calloc((size_t)nd * 2, sizeof *perm) : NULL;
 	int r = -1;
-	if (old && dims && perm && tdepth + 2 <= nd) {
+	if (perm && tdepth + 2 <= nd) {
 		/* S1 (old dims ..., j, k) is new (..., k, j): new position p holds old index perm[p] */
 		int *ident = perm + nd;
 		for (int p = 0; p < nd; p++)
@@ -4188,13 +4172,10 @@ static int rl_legal(auto_run *R, const ir_node *x, ct_kernel *t)
 			old[s] = !in ? s : s < base + b ? base + a + (s - base) : base + (s - base - b);
 			dims[s] = in && s >= base + b ? perm : ident;
 		}
-		dep_info *d = dep_compute(R->k);
-		if (d) {
-			int *const *od = dims;
-			r = dep_rewrite_keeps(d, t, old, od);
-			dep_free(d);
-		}
+		int *const *od = dims;
+		r = dep_rewrite_keeps(d, t, old, od);
 	}
+	dep_free(d);
 	free(old);
 	free(dims);
 	free(perm);
