@@ -70,7 +70,9 @@ static void run_cachet(const problem *p)
 {
 	int64_t nn = p->n * p->n;
 	if (is_trmm(p->op)) {
-		void *const args[3] = {p->l, p->b0, p->c};
+		/* trmm(L, B, C, B2): B named twice, so a plan can pack its diagonal blocks' panels
+		 * apart from the gemm blocks' (trmm_if reads the first three) */
+		void *const args[4] = {p->l, p->b0, p->c, p->b0};
 		p->entry(args, p->params);
 	} else if (strcmp(p->op, "trsm") == 0) {
 		memcpy(p->work, p->b0, (size_t)nn * sizeof(float));
