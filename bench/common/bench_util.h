@@ -107,8 +107,9 @@ static inline char *bench_probe_line(char *text, const char *key)
  * OPENBLAS_L2_SIZE (the library reads them only when it loads). "--openblas-coretype NAME"
  * in argv fixes the candidate instead (still verified; the bench stops when it fails); the
  * option is removed from argv. bench_peer_note() then says what was chosen, for the
- * table's header. Call it first in main; returns the new argc. */
-static inline int bench_openblas_at_best(int argc, char **argv)
+ * table's header. Call it first in main; returns the new argc. The candidates are timed on
+ * gemm; bench_openblas_at_best_for times them on another routine. */
+static inline int bench_openblas_at_best_for(int argc, char **argv, const char *routine)
 {
 	const char *fixed = NULL;
 	for (int i = 1; i + 1 < argc; i++)
@@ -128,9 +129,10 @@ static inline int bench_openblas_at_best(int argc, char **argv)
 		return argc;
 	}
 	strcpy(slash + 1, "openblas_best");
-	char opt[] = "--coretype", name[256];
+	char opt[] = "--coretype", name[256], score_opt[] = "--score", score[32];
 	snprintf(name, sizeof name, "%s", fixed ? fixed : "");
-	char *args[4] = {exe, fixed ? opt : NULL, fixed ? name : NULL, NULL};
+	snprintf(score, sizeof score, "%s", routine ? routine : "gemm");
+	char *args[6] = {exe, score_opt, score, fixed ? opt : NULL, fixed ? name : NULL, NULL};
 	int ok = bench_run_probe(args, out, sizeof out);
 	char *note = bench_probe_line(out, "note");
 	static char copy1[4096], copy2[4096]; /* each line's value points into its own copy */
@@ -159,6 +161,12 @@ static inline int bench_openblas_at_best(int argc, char **argv)
 	execv("/proc/self/exe", argv);
 	fprintf(stderr, "bench: re-executing with the probe's OpenBLAS settings failed\n");
 	return argc;
+}
+
+/* bench_openblas_at_best_for with the candidates timed on gemm (s/dgemm). */
+static inline int bench_openblas_at_best(int argc, char **argv)
+{
+	return bench_openblas_at_best_for(argc, argv, NULL);
 }
 
 /* What bench_openblas_at_best chose, for the table's header. */

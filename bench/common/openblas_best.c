@@ -15,7 +15,13 @@
  * this first (bench_util.h, bench_openblas_at_best; bench_python.py) and
  * re-execute with the winner's environment, so the peer runs at its best.
  *
- * Usage: openblas_best [--coretype NAME]
+ * Usage: openblas_best [--score ROUTINE] [--coretype NAME]
+ *   --score ROUTINE: what the candidates are timed on: gemm (the default),
+ *   or trmm, trsm, syrk (single precision: the triangular benches'
+ *   routines). The kernel sets share a gemm but not these: on a Zen 4
+ *   EPYC, SkylakeX's and Cooperlake's strsm ran 15-25% below Haswell's and
+ *   Zen's while their gemm was within 1%, so a bench of one routine
+ *   probes with that routine.
  *   --coretype NAME: only that candidate (a kernel set, "default": the
  *   library's own pick, "environment": the environment's values), still
  *   verified; exit 1 when it fails.
@@ -25,15 +31,16 @@
  *   l2 VALUE|-           the OPENBLAS_L2_SIZE to run with (-: unset)
  *   note TEXT            the choice, each candidate's score, the environment's values
  * stderr: one line per candidate. Exit 1 when no candidate is correct.
- * Score: geometric mean GFLOP/s of s/dgemm at 256 and 1024, 1 thread, best of
- * 3 rounds of >= 0.1 s, best of 2 passes over the candidates.
+ * Score: geometric mean GFLOP/s of s/dgemm at 256 and 1024 (of the routine
+ * at 512 and 1024 under --score), 1 thread, best of 3 rounds of >= 0.1 s,
+ * best of 2 passes over the candidates.
  *
  * Test hooks (tests/cli/openblas_probe.sh): CACHET_BENCH_OPENBLAS_QUICK=1
  * measures tiny sizes for a few ms (figures meaningless); CACHET_BENCH_OPENBLAS_INJECT
  * = "LABEL:wrong,LABEL:crash" makes the child of candidate LABEL corrupt one
  * element of its verified result, or die of SIGSEGV.
  *
- * openblas_best --one LABEL: the child; prints "SCORE CORENAME ok" or "0 CORENAME wrong ERR". */
+ * openblas_best --one LABEL ROUTINE: the child; prints "SCORE CORENAME ok" or "0 CORENAME wrong ERR". */
 #include <cblas.h>
 #include <float.h>
 #include <math.h>
@@ -111,6 +118,47 @@ static double gemm_gflops(int n, int f64, int rounds, double min_s)
 	free(a);
 	free(b);
 	free(c);
+	return best;
+}
+
+/* The routines --score accepts besides gemm (single precision, row-major, square, lower). */
+static const char *const ROUTINES[] = {"gemm", "trmm", "trsm", "syrk"};
+
+/* One call of routine (trmm, trsm or syrk) of size n on a (the triangle, identity: the
+ * values stay put over repeated calls) and b (overwritten: B = L B, L \ B; C += A^T A). */
+static void routine_call(const char *routine, int n, const float *a, float *b)
+{
+	if (strcmp(routine, "trmm") == 0)
+		cblas_strmm(CblasRowMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, n, n, 1.0f, a, n, b, n);
+	else if (strcmp(routine, "trsm") == 0)
+		cblas_strsm(CblasRowMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, n, n, 1.0f, a, n, b, n);
+	else
+		cblas_ssyrk(CblasRowMajor, CblasLower, CblasTrans, n, n, 1.0f, a, n, 1.0f, b, n);
+}
+
+/* Best GFLOP/s over rounds of >= min_s of routine (trmm, trsm, syrk) of size n on 1 thread
+ * (flops: n^3 for each; the timing only ranks the candidates). */
+static double routine_gflops(const char *routine, int n, int rounds, double min_s)
+{
+	size_t count = (size_t)n * (size_t)n;
+	float *a = calloc(count, sizeof *a), *b = calloc(count, sizeof *b);
+	double best = 0;
+	for (int i = 0; a && i < n; i++)
+		a[(size_t)i * n + i] = 1.0f;
+	for (int round = 0; a && b && round < rounds; round++) {
+		int reps = 0;
+		double t0 = now(), t;
+		do {
+			routine_call(routine, n, a, b);
+			reps++;
+			t = now() - t0;
+		} while (t < min_s);
+		double g = (double)n * n * (double)n * reps / t * 1e-9;
+		if (g > best)
+			best = g;
+	}
+	free(a);
+	free(b);
 	return best;
 }
 
@@ -197,8 +245,8 @@ static double verify(int wrong)
 	return worst;
 }
 
-/* --one LABEL: verify, then score this process's kernel set. */
-static int measure_one(const char *label)
+/* --one LABEL ROUTINE: verify, then score this process's kernel set on routine. */
+static int measure_one(const char *label, const char *routine)
 {
 	char act[32];
 	injected(label, act, sizeof act);
@@ -212,10 +260,15 @@ static int measure_one(const char *label)
 	}
 	openblas_set_num_threads(1);
 	int small = quick() ? 48 : 256, big = quick() ? 96 : 1024, rounds = quick() ? 1 : 3;
-	double min_s = quick() ? 0.002 : 0.1;
-	double s = gemm_gflops(small, 0, rounds, min_s) * gemm_gflops(big, 0, rounds, min_s) *
-	           gemm_gflops(small, 1, rounds, min_s) * gemm_gflops(big, 1, rounds, min_s);
-	printf("%.2f %s ok\n", s > 0 ? sqrt(sqrt(s)) : 0.0, core);
+	double min_s = quick() ? 0.002 : 0.1, score;
+	if (strcmp(routine, "gemm") == 0) {
+		double s = gemm_gflops(small, 0, rounds, min_s) * gemm_gflops(big, 0, rounds, min_s) *
+		           gemm_gflops(small, 1, rounds, min_s) * gemm_gflops(big, 1, rounds, min_s);
+		score = s > 0 ? sqrt(sqrt(s)) : 0.0;
+	} else {
+		score = sqrt(routine_gflops(routine, 2 * small, rounds, min_s) * routine_gflops(routine, big, rounds, min_s));
+	}
+	printf("%.2f %s ok\n", score, core);
 	return 0;
 }
 
@@ -226,8 +279,9 @@ typedef struct result {
 	char why[160];  /* why excluded */
 } result;
 
-/* Runs `self --one LABEL` with the candidate's environment; fills r (excluded on failure). */
-static void run_child(const char *self, const candidate *c, result *r)
+/* Runs `self --one LABEL ROUTINE` with the candidate's environment; fills r (excluded on
+ * failure). */
+static void run_child(const char *self, const candidate *c, const char *routine, result *r)
 {
 	int fd[2];
 	if (pipe(fd) != 0) {
@@ -249,7 +303,7 @@ static void run_child(const char *self, const candidate *c, result *r)
 			setenv("OPENBLAS_L2_SIZE", c->l2, 1);
 		else
 			unsetenv("OPENBLAS_L2_SIZE");
-		execl(self, self, "--one", c->label, (char *)NULL);
+		execl(self, self, "--one", c->label, routine, (char *)NULL);
 		_exit(127);
 	}
 	close(fd[1]);
@@ -331,15 +385,23 @@ static void add(char *buf, size_t cap, size_t *len, const char *fmt, ...)
 
 int main(int argc, char **argv)
 {
-	if (argc == 3 && strcmp(argv[1], "--one") == 0)
-		return measure_one(argv[2]);
-	const char *fixed = NULL;
-	if (argc == 3 && strcmp(argv[1], "--coretype") == 0 && *argv[2])
-		fixed = argv[2];
-	else if (argc != 1) {
-		fprintf(stderr, "usage: openblas_best [--coretype NAME]\n");
-		return 2;
+	if (argc == 4 && strcmp(argv[1], "--one") == 0)
+		return measure_one(argv[2], argv[3]);
+	const char *fixed = NULL, *routine = "gemm";
+	for (int i = 1; i < argc; i += 2) {
+		int known = 0;
+		for (size_t r = 0; i + 1 < argc && r < sizeof ROUTINES / sizeof ROUTINES[0]; r++)
+			known |= strcmp(argv[i + 1], ROUTINES[r]) == 0;
+		if (i + 1 < argc && strcmp(argv[i], "--coretype") == 0 && *argv[i + 1]) {
+			fixed = argv[i + 1];
+		} else if (i + 1 < argc && strcmp(argv[i], "--score") == 0 && known) {
+			routine = argv[i + 1];
+		} else {
+			fprintf(stderr, "usage: openblas_best [--score gemm|trmm|trsm|syrk] [--coretype NAME]\n");
+			return 2;
+		}
 	}
+	int gemm = strcmp(routine, "gemm") == 0;
 	const char *env_core = getenv("OPENBLAS_CORETYPE"), *env_l2 = getenv("OPENBLAS_L2_SIZE");
 	candidate cand[MAX_CANDIDATES];
 	result res[MAX_CANDIDATES];
@@ -352,7 +414,7 @@ int main(int argc, char **argv)
 	for (int pass = 0; pass < passes; pass++)
 		for (int i = 0; i < n; i++)
 			if (res[i].score >= 0)
-				run_child("/proc/self/exe", &cand[i], &res[i]);
+				run_child("/proc/self/exe", &cand[i], routine, &res[i]);
 	int best = -1;
 	for (int i = 0; i < n; i++) {
 		if (res[i].score >= 0)
@@ -365,10 +427,11 @@ int main(int argc, char **argv)
 	}
 	char note[2048];
 	size_t len = 0;
-	if (best >= 0)
-		add(note, sizeof note, &len, "kernel set %s (%s%s", res[best].core,
-		    fixed ? "fixed by --openblas-coretype " : "probed, 1-thread s/dgemm GFLOP/s: ",
-		    fixed ? fixed : "");
+	if (best >= 0 && fixed)
+		add(note, sizeof note, &len, "kernel set %s (fixed by --openblas-coretype %s", res[best].core, fixed);
+	else if (best >= 0)
+		add(note, sizeof note, &len, "kernel set %s (probed, 1-thread %s%s GFLOP/s: ", res[best].core,
+		    gemm ? "s/d" : "s", routine);
 	else
 		add(note, sizeof note, &len, "no correct kernel set (");
 	for (int i = 0; i < n && (!fixed || best < 0); i++) {

@@ -1,5 +1,5 @@
 #!/bin/sh
-# openblas_probe.sh: the benches' OpenBLAS probe (bench/common/openblas_best.c, bench_openblas_at_best in bench_util.h) runs whatever the environment's OPENBLAS_CORETYPE says, verifies every candidate and excludes one that computes a wrong result or crashes (its test hook CACHET_BENCH_OPENBLAS_INJECT); tiny sizes (CACHET_BENCH_OPENBLAS_QUICK), no timing.
+# openblas_probe.sh: the benches' OpenBLAS probe (bench/common/openblas_best.c, bench_openblas_at_best in bench_util.h) runs whatever the environment's OPENBLAS_CORETYPE says, verifies every candidate and excludes one that computes a wrong result or crashes (its test hook CACHET_BENCH_OPENBLAS_INJECT), times them on gemm or on the routine --score names; tiny sizes (CACHET_BENCH_OPENBLAS_QUICK), no timing.
 . tests/cli/lib/expect.sh
 
 CC=${CC:-cc}
@@ -51,6 +51,16 @@ expect "the default wrong: another chosen" 0 '^label (Haswell|SkylakeX|Cooperlak
 	env $ENVV CACHET_BENCH_OPENBLAS_INJECT=default:wrong "$tmp/openblas_best"
 expect "nothing correct: exit 1" 1 'no usable candidate' \
 	env $ENVV CACHET_BENCH_OPENBLAS_INJECT="default:crash,$(all_but_default wrong)" "$tmp/openblas_best"
+# the candidates timed on the routine a bench compares with (the triangular benches: their sets'
+# strsm differ where their gemm does not); an unknown routine is a usage error
+for r in trmm trsm syrk; do
+	expect "--score $r: the note names the routine timed" 0 "^note .*probed, 1-thread s$r GFLOP/s: default" \
+		env $ENVV "$tmp/openblas_best" --score $r
+done
+expect "--score gemm: s/dgemm, as without it" 0 '^note .*probed, 1-thread s/dgemm GFLOP/s' \
+	"$tmp/openblas_best" --score gemm
+expect "--score with --coretype: that one, verified" 0 '^label Zen$' "$tmp/openblas_best" --coretype Zen --score trsm
+expect "--score of an unknown routine: usage" 2 'usage: openblas_best \[--score' "$tmp/openblas_best" --score gemv
 
 # 3. a bench (the same code path: bench_openblas_at_best) runs with the choice, not the environment's
 own=$(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$tmp/openblas_pick" --openblas-coretype default 2>/dev/null | sed -n 's/^loaded: //p')
