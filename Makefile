@@ -235,7 +235,7 @@ $(BUILD)/bench/poly_halide.so: bench/poly/halide/poly_halide.cpp
 
 $(BUILD)/bench/bench_poly: bench/poly/bench_poly.c bench/common/bench_util.h $(BUILD)/libcachet.a | $(BUILD)/.bench-deps-ok $(BUILD)/bench/openblas_best
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) -lopenblas $(EXTRA_LIBS) $(LDLIBS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libcachet.a $(LDSAN) -ldl $(EXTRA_LIBS) $(LDLIBS)
 
 # make bench-auto [BENCH_ARGS="--threads 1,2 --cases sgemm,two-index --sizes 1024 --budget 20 --keep DIR"]: issue #30
 # item 4: `cachet run --auto` (model only; with --budget also measured) on the plain-nest twins of the examples

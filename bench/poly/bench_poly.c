@@ -9,8 +9,13 @@
  *   polly   the same C, clang -O3 -march=native -mllvm -polly, and again with
  *           -mllvm -polly-vectorizer=stripmine (peer polly-sm); with T > 1 also
  *           -mllvm -polly-parallel -fopenmp (OMP_NUM_THREADS=T); the table shows the faster
- *   blas    the kernel's BLAS formulation (OpenBLAS at its best: bench_openblas_at_best),
- *           where one exists (not for the stencils)
+ *   blas    the kernel's BLAS formulation, where one exists (not for the stencils), OpenBLAS
+ *           at its best for that kernel: run once with the library's own pick of kernel set
+ *           and once with each x86-64 set (OPENBLAS_CORETYPE; OPENBLAS_L2_SIZE removed),
+ *           each in a child that loads OpenBLAS itself (dlopen: the library reads the
+ *           variables when it loads); the table shows the fastest correct one. The sets
+ *           differ per routine (on a Zen 4 EPYC dgemv with A transposed by 20%, dtrmm by
+ *           6%), so one pick for the whole suite would flatter some ratios
  *   auto    `cachet auto FILE --threads T` (model only), run through ct_kernel_compile
  *   auto-b  `cachet auto FILE --threads T --budget S` (measured), the same way
  *   halide  the kernel written in Halide (halide/poly_halide.cpp: every kernel but the triangular
@@ -44,6 +49,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -61,11 +67,14 @@ enum { MAX_ARRAYS = 16, MAX_KERNELS = 64, MAX_THREADS = 8, MAX_REPS = 64 };
 
 typedef enum peer {
 	P_GCC, P_POLLY, P_BLAS, P_AUTO, P_AUTO_B, P_HAL_M, P_HAL_L, P_HAL_A, P_POLLY_SM, P_GCC_PAR,
-	N_PEERS
+	P_BLAS_HSW, P_BLAS_SKX, P_BLAS_CPX, P_BLAS_SPR, P_BLAS_ZEN, N_PEERS
 } peer;
-static const char *const PEER_NAME[N_PEERS] = {"gcc",        "polly",      "blas",     "auto",
-                                               "auto-b",     "halide-m16", "halide-l18",
-                                               "halide-a19", "polly-sm",   "gcc-par"};
+static const char *const PEER_NAME[N_PEERS] = {"gcc",        "polly",        "blas",         "auto",
+                                               "auto-b",     "halide-m16",   "halide-l18",   "halide-a19",
+                                               "polly-sm",   "gcc-par",      "blas-haswell", "blas-skylakex",
+                                               "blas-cooperlake", "blas-sapphirerapids", "blas-zen"};
+/* Each BLAS peer's OpenBLAS kernel set (OPENBLAS_CORETYPE; NULL: the library's own pick). */
+static const char *const BLAS_SET[6] = {NULL, "Haswell", "SkylakeX", "Cooperlake", "SapphireRapids", "Zen"};
 /* Each Halide peer's autoscheduler (poly_halide.so). */
 static const char *const HALIDE_SCHED[3] = {"Mullapudi2016", "Li2018", "Adams2019"};
 /* The table's columns: the first five peers, then the best Halide peer. */
@@ -262,79 +271,145 @@ static double *scratch(double **slot, size_t n)
 #define NT CblasNoTrans
 #define TR CblasTrans
 
-/* The kernel computed with (Open)BLAS calls on the work buffers; tmp holds two scratch
+/* The OpenBLAS routines the BLAS formulations call, loaded by a BLAS peer's child (dlopen:
+ * this program does not link OpenBLAS, so each child loads it under its own kernel set). */
+typedef struct blas_lib {
+	void *handle;
+	__typeof__(cblas_dgemm) *dgemm;
+	__typeof__(cblas_dgemv) *dgemv;
+	__typeof__(cblas_dger) *dger;
+	__typeof__(cblas_daxpy) *daxpy;
+	__typeof__(cblas_dsyrk) *dsyrk;
+	__typeof__(cblas_dtrmm) *dtrmm;
+	__typeof__(cblas_dsyr2k) *dsyr2k;
+	__typeof__(openblas_set_num_threads) *set_num_threads;
+	__typeof__(openblas_get_corename) *get_corename;
+} blas_lib;
+
+/* 1 when p is one of the BLAS peers (the library's own kernel set, or one named). */
+static int is_blas_peer(peer p)
+{
+	return p == P_BLAS || (p >= P_BLAS_HSW && p <= P_BLAS_ZEN);
+}
+
+/* Puts symbol name of h into the function pointer at slot (of size bytes); 0 when found. */
+static int blas_sym(void *h, const char *name, void *slot, size_t size)
+{
+	void *f = dlsym(h, name);
+	if (!f || size != sizeof f)
+		return -1;
+	memcpy(slot, &f, size);
+	return 0;
+}
+
+/* Loads OpenBLAS into lib with peer p's kernel set (OPENBLAS_CORETYPE set or removed,
+ * OPENBLAS_L2_SIZE removed), on threads threads; 0 when loaded, else a message in why
+ * (a set the library does not know: it would run another). */
+static int blas_load(peer p, int threads, blas_lib *lib, char *why, size_t cap)
+{
+	const char *set = BLAS_SET[p == P_BLAS ? 0 : p - P_BLAS_HSW + 1];
+	if (set)
+		setenv("OPENBLAS_CORETYPE", set, 1);
+	else
+		unsetenv("OPENBLAS_CORETYPE");
+	unsetenv("OPENBLAS_L2_SIZE");
+	void *h = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		snprintf(why, cap, "dlopen libopenblas.so.0: %.100s", dlerror());
+		return -1;
+	}
+	lib->handle = h;
+#define BLAS_SYM(field, name) (blas_sym(h, name, &lib->field, sizeof lib->field) == 0)
+	if (!(BLAS_SYM(dgemm, "cblas_dgemm") && BLAS_SYM(dgemv, "cblas_dgemv") && BLAS_SYM(dger, "cblas_dger") &&
+	      BLAS_SYM(daxpy, "cblas_daxpy") && BLAS_SYM(dsyrk, "cblas_dsyrk") && BLAS_SYM(dtrmm, "cblas_dtrmm") &&
+	      BLAS_SYM(dsyr2k, "cblas_dsyr2k") && BLAS_SYM(set_num_threads, "openblas_set_num_threads") &&
+	      BLAS_SYM(get_corename, "openblas_get_corename"))) {
+		snprintf(why, cap, "libopenblas.so.0 lacks a routine");
+		return -1;
+	}
+#undef BLAS_SYM
+	const char *core = lib->get_corename();
+	if (set && (!core || strcasecmp(core, set) != 0)) {
+		snprintf(why, cap, "kernel set %s not known to this OpenBLAS (ran as %s)", set, core ? core : "?");
+		return -1;
+	}
+	lib->set_num_threads(threads);
+	return 0;
+}
+
+/* The kernel computed with (Open)BLAS calls (b's) on the work buffers; tmp holds two scratch
  * buffers kept across repetitions (their allocation is not timed). 0 when done. */
-static int blas_run(const suite_kernel *s, void **w, double **tmp)
+static int blas_run(const suite_kernel *s, const blas_lib *b, void **w, double **tmp)
 {
 	const char *k = s->name;
 	if (strcmp(k, "gemm") == 0) {
 		int ni = par(s, "NI"), nj = par(s, "NJ"), nk = par(s, "NK");
-		cblas_dgemm(RM, NT, NT, ni, nj, nk, 1.5, arr(s, w, "A"), nk, arr(s, w, "B"), nj, 1.2,
+		b->dgemm(RM, NT, NT, ni, nj, nk, 1.5, arr(s, w, "A"), nk, arr(s, w, "B"), nj, 1.2,
 		            arr(s, w, "C"), nj);
 	} else if (strcmp(k, "mm2") == 0) {
 		int ni = par(s, "NI"), nj = par(s, "NJ"), nk = par(s, "NK"), nl = par(s, "NL");
 		double *t = scratch(&tmp[0], (size_t)ni * nj);
 		if (!t)
 			return -1;
-		cblas_dgemm(RM, NT, NT, ni, nj, nk, 1.5, arr(s, w, "A"), nk, arr(s, w, "B"), nj, 0.0, t, nj);
-		cblas_dgemm(RM, NT, NT, ni, nl, nj, 1.0, t, nj, arr(s, w, "C"), nl, 1.2, arr(s, w, "D"), nl);
+		b->dgemm(RM, NT, NT, ni, nj, nk, 1.5, arr(s, w, "A"), nk, arr(s, w, "B"), nj, 0.0, t, nj);
+		b->dgemm(RM, NT, NT, ni, nl, nj, 1.0, t, nj, arr(s, w, "C"), nl, 1.2, arr(s, w, "D"), nl);
 	} else if (strcmp(k, "mm3") == 0) {
 		int ni = par(s, "NI"), nj = par(s, "NJ"), nk = par(s, "NK"), nl = par(s, "NL"),
 		    nm = par(s, "NM");
 		double *e = scratch(&tmp[0], (size_t)ni * nj), *f = scratch(&tmp[1], (size_t)nj * nl);
 		if (!e || !f)
 			return -1;
-		cblas_dgemm(RM, NT, NT, ni, nj, nk, 1.0, arr(s, w, "A"), nk, arr(s, w, "B"), nj, 0.0, e, nj);
-		cblas_dgemm(RM, NT, NT, nj, nl, nm, 1.0, arr(s, w, "C"), nm, arr(s, w, "D"), nl, 0.0, f, nl);
-		cblas_dgemm(RM, NT, NT, ni, nl, nj, 1.0, e, nj, f, nl, 0.0, arr(s, w, "G"), nl);
+		b->dgemm(RM, NT, NT, ni, nj, nk, 1.0, arr(s, w, "A"), nk, arr(s, w, "B"), nj, 0.0, e, nj);
+		b->dgemm(RM, NT, NT, nj, nl, nm, 1.0, arr(s, w, "C"), nm, arr(s, w, "D"), nl, 0.0, f, nl);
+		b->dgemm(RM, NT, NT, ni, nl, nj, 1.0, e, nj, f, nl, 0.0, arr(s, w, "G"), nl);
 	} else if (strcmp(k, "gemver") == 0) {
 		int n = par(s, "N");
 		double *a = arr(s, w, "A"), *x = arr(s, w, "x");
-		cblas_dger(RM, n, n, 1.0, arr(s, w, "u1"), 1, arr(s, w, "v1"), 1, a, n);
-		cblas_dger(RM, n, n, 1.0, arr(s, w, "u2"), 1, arr(s, w, "v2"), 1, a, n);
-		cblas_dgemv(RM, TR, n, n, 1.2, a, n, arr(s, w, "y"), 1, 1.0, x, 1);
-		cblas_daxpy(n, 1.0, arr(s, w, "z"), 1, x, 1);
-		cblas_dgemv(RM, NT, n, n, 1.5, a, n, x, 1, 1.0, arr(s, w, "w"), 1);
+		b->dger(RM, n, n, 1.0, arr(s, w, "u1"), 1, arr(s, w, "v1"), 1, a, n);
+		b->dger(RM, n, n, 1.0, arr(s, w, "u2"), 1, arr(s, w, "v2"), 1, a, n);
+		b->dgemv(RM, TR, n, n, 1.2, a, n, arr(s, w, "y"), 1, 1.0, x, 1);
+		b->daxpy(n, 1.0, arr(s, w, "z"), 1, x, 1);
+		b->dgemv(RM, NT, n, n, 1.5, a, n, x, 1, 1.0, arr(s, w, "w"), 1);
 	} else if (strcmp(k, "gesummv") == 0) {
 		int n = par(s, "N");
 		double *x = arr(s, w, "x"), *y = arr(s, w, "y");
-		cblas_dgemv(RM, NT, n, n, 1.5, arr(s, w, "A"), n, x, 1, 0.0, y, 1);
-		cblas_dgemv(RM, NT, n, n, 1.2, arr(s, w, "B"), n, x, 1, 1.0, y, 1);
+		b->dgemv(RM, NT, n, n, 1.5, arr(s, w, "A"), n, x, 1, 0.0, y, 1);
+		b->dgemv(RM, NT, n, n, 1.2, arr(s, w, "B"), n, x, 1, 1.0, y, 1);
 	} else if (strcmp(k, "atax") == 0) {
 		int m = par(s, "M"), n = par(s, "N");
 		double *a = arr(s, w, "A"), *t = scratch(&tmp[0], (size_t)m);
 		if (!t)
 			return -1;
-		cblas_dgemv(RM, NT, m, n, 1.0, a, n, arr(s, w, "x"), 1, 0.0, t, 1);
-		cblas_dgemv(RM, TR, m, n, 1.0, a, n, t, 1, 0.0, arr(s, w, "y"), 1);
+		b->dgemv(RM, NT, m, n, 1.0, a, n, arr(s, w, "x"), 1, 0.0, t, 1);
+		b->dgemv(RM, TR, m, n, 1.0, a, n, t, 1, 0.0, arr(s, w, "y"), 1);
 	} else if (strcmp(k, "bicg") == 0) {
 		int m = par(s, "M"), n = par(s, "N");
 		double *a = arr(s, w, "A");
-		cblas_dgemv(RM, TR, n, m, 1.0, a, m, arr(s, w, "r"), 1, 0.0, arr(s, w, "s"), 1);
-		cblas_dgemv(RM, NT, n, m, 1.0, a, m, arr(s, w, "p"), 1, 0.0, arr(s, w, "q"), 1);
+		b->dgemv(RM, TR, n, m, 1.0, a, m, arr(s, w, "r"), 1, 0.0, arr(s, w, "s"), 1);
+		b->dgemv(RM, NT, n, m, 1.0, a, m, arr(s, w, "p"), 1, 0.0, arr(s, w, "q"), 1);
 	} else if (strcmp(k, "mvt") == 0) {
 		int n = par(s, "N");
 		double *a = arr(s, w, "A");
-		cblas_dgemv(RM, NT, n, n, 1.0, a, n, arr(s, w, "y1"), 1, 1.0, arr(s, w, "x1"), 1);
-		cblas_dgemv(RM, TR, n, n, 1.0, a, n, arr(s, w, "y2"), 1, 1.0, arr(s, w, "x2"), 1);
+		b->dgemv(RM, NT, n, n, 1.0, a, n, arr(s, w, "y1"), 1, 1.0, arr(s, w, "x1"), 1);
+		b->dgemv(RM, TR, n, n, 1.0, a, n, arr(s, w, "y2"), 1, 1.0, arr(s, w, "x2"), 1);
 	} else if (strcmp(k, "doitgen") == 0) {
 		int nq = par(s, "NQ"), nr = par(s, "NR"), np = par(s, "NP");
 		size_t rows = (size_t)nr * nq;
 		double *a = arr(s, w, "A"), *t = scratch(&tmp[0], rows * np);
 		if (!t)
 			return -1;
-		cblas_dgemm(RM, NT, NT, (int)rows, np, np, 1.0, a, np, arr(s, w, "C4"), np, 0.0, t, np);
+		b->dgemm(RM, NT, NT, (int)rows, np, np, 1.0, a, np, arr(s, w, "C4"), np, 0.0, t, np);
 		memcpy(a, t, rows * np * sizeof *a);
 	} else if (strcmp(k, "syrk") == 0) {
 		int m = par(s, "M"), n = par(s, "N");
-		cblas_dsyrk(RM, CblasLower, NT, n, m, 1.5, arr(s, w, "A"), m, 1.2, arr(s, w, "C"), n);
+		b->dsyrk(RM, CblasLower, NT, n, m, 1.5, arr(s, w, "A"), m, 1.2, arr(s, w, "C"), n);
 	} else if (strcmp(k, "trmm") == 0) {
 		int m = par(s, "M"), n = par(s, "N");
-		cblas_dtrmm(RM, CblasLeft, CblasLower, CblasTrans, CblasUnit, m, n, 1.5, arr(s, w, "A"), m,
+		b->dtrmm(RM, CblasLeft, CblasLower, CblasTrans, CblasUnit, m, n, 1.5, arr(s, w, "A"), m,
 		            arr(s, w, "B"), n);
 	} else if (strcmp(k, "syr2k") == 0) {
 		int m = par(s, "M"), n = par(s, "N");
-		cblas_dsyr2k(RM, CblasLower, NT, n, m, 1.5, arr(s, w, "A"), m, arr(s, w, "B"), m, 1.2,
+		b->dsyr2k(RM, CblasLower, NT, n, m, 1.5, arr(s, w, "A"), m, arr(s, w, "B"), m, 1.2,
 		             arr(s, w, "C"), n);
 	} else if (strcmp(k, "covariance") == 0) {
 		int m = par(s, "M"), n = par(s, "N");
@@ -349,14 +424,14 @@ static int blas_run(const suite_kernel *s, void **w, double **tmp)
 		for (int i = 0; i < n; i++)
 			for (int j = 0; j < m; j++)
 				d[(size_t)i * m + j] -= mean[j];
-		cblas_dgemm(RM, TR, NT, m, m, n, 1.0 / (n - 1), d, m, d, m, 0.0, arr(s, w, "cov"), m);
+		b->dgemm(RM, TR, NT, m, m, n, 1.0 / (n - 1), d, m, d, m, 0.0, arr(s, w, "cov"), m);
 	} else if (strcmp(k, "two_index") == 0) {
 		int v = par(s, "V"), n = par(s, "N");
 		double *t = scratch(&tmp[0], (size_t)v * n);
 		if (!t)
 			return -1;
-		cblas_dgemm(RM, TR, NT, v, n, n, 1.0, arr(s, w, "C1"), v, arr(s, w, "A"), n, 0.0, t, n);
-		cblas_dgemm(RM, NT, NT, v, v, n, 1.0, t, n, arr(s, w, "C2"), v, 0.0, arr(s, w, "B"), v);
+		b->dgemm(RM, TR, NT, v, n, n, 1.0, arr(s, w, "C1"), v, arr(s, w, "A"), n, 0.0, t, n);
+		b->dgemm(RM, NT, NT, v, v, n, 1.0, t, n, arr(s, w, "C2"), v, 0.0, arr(s, w, "B"), v);
 	} else {
 		return -1;
 	}
@@ -372,6 +447,7 @@ typedef struct runner {
 	entry_fn entry;
 	ct_callable *callable;
 	int blas;
+	blas_lib lib;
 	double *tmp[2];
 	void *halide;                /* poly_halide.so's handle */
 	int (*halide_run)(void *h);
@@ -482,7 +558,7 @@ static int runner_call(const suite_kernel *s, runner *r, void **w)
 	if (r->entry)
 		return r->entry(w, NULL) == 0 ? 0 : -1;
 	if (r->blas)
-		return blas_run(s, w, r->tmp);
+		return blas_run(s, &r->lib, w, r->tmp);
 	if (r->halide)
 		return r->halide_run(r->halide);
 	void *args[MAX_ARRAYS];
@@ -501,6 +577,9 @@ static void inject(const suite_kernel *s, peer p, shared *sh)
 	const char *spec = getenv("CACHET_BENCH_POLY_INJECT");
 	char want[200];
 	snprintf(want, sizeof want, "%s:%s", PEER_NAME[p], s->name);
+	/* "blas:K" is every BLAS peer's (kernel sets): the column shows the fastest correct one */
+	if (is_blas_peer(p))
+		snprintf(want, sizeof want, "%s:%s", PEER_NAME[P_BLAS], s->name);
 	if (!spec || strcmp(spec, want) != 0)
 		return;
 	for (int i = 0; i < s->narr; i++)
@@ -518,7 +597,6 @@ static void child(suite_kernel *s, peer p, int threads, int reps, const options 
 	char env[16];
 	snprintf(env, sizeof env, "%d", threads);
 	setenv("OMP_NUM_THREADS", env, 1);
-	openblas_set_num_threads(threads);
 	/* the table is the parent's stdout: what a peer prints (Halide's autoschedulers print
 	 * their search on stderr) goes nowhere; a child's failure comes back in sh->why */
 	int devnull = open("/dev/null", O_WRONLY);
@@ -534,9 +612,9 @@ static void child(suite_kernel *s, peer p, int threads, int reps, const options 
 			_exit(1);
 	if (p == P_GCC || p == P_GCC_PAR || p == P_POLLY || p == P_POLLY_SM)
 		rc = prepare_plain(s, p, threads, opt->polly_cc, &r, sh->why, 160);
-	else if (p == P_BLAS)
-		r.blas = 1;
-	else if (p >= P_HAL_M)
+	else if (is_blas_peer(p))
+		rc = (r.blas = 1, blas_load(p, threads, &r.lib, sh->why, 160));
+	else if (p >= P_HAL_M && p <= P_HAL_A)
 		rc = prepare_halide(s, p, threads, opt->halide_lib, w, &r, sh->why, 160);
 	else
 		rc = prepare_auto(s, auto_path, threads, &r, sh->why, 160);
@@ -719,14 +797,17 @@ static void best_of(const result *res, const int *group, int n, const char *cons
  * Polly flag set, blas, auto, auto-b and the best Halide autoscheduler; *gcc, *polly and
  * *halide name the chosen ones. */
 static void columns(const result *res, result *col, const char **gcc, const char **polly,
-                    const char **halide)
+                    const char **blas, const char **halide)
 {
 	static const int GCC[] = {P_GCC, P_GCC_PAR}, POLLY[] = {P_POLLY, P_POLLY_SM},
+	                 BLAS[] = {P_BLAS, P_BLAS_HSW, P_BLAS_SKX, P_BLAS_CPX, P_BLAS_SPR, P_BLAS_ZEN},
 	                 HALIDE[] = {P_HAL_M, P_HAL_L, P_HAL_A};
-	static const char *const GCC_NAME[] = {"serial", "autopar"}, *const POLLY_NAME[] = {"plain", "stripmine"};
+	static const char *const GCC_NAME[] = {"serial", "autopar"}, *const POLLY_NAME[] = {"plain", "stripmine"},
+	                         *const BLAS_NAME[] = {"own", "Haswell", "SkylakeX", "Cooperlake", "SapphireR.", "Zen"};
 	memcpy(col, res, sizeof *col * P_HALIDE);
 	best_of(res, GCC, 2, GCC_NAME, &col[P_GCC], gcc);
 	best_of(res, POLLY, 2, POLLY_NAME, &col[P_POLLY], polly);
+	best_of(res, BLAS, 6, BLAS_NAME, &col[P_BLAS], blas);
 	best_of(res, HALIDE, 3, HALIDE_SCHED, &col[P_HALIDE], halide);
 }
 
@@ -737,15 +818,15 @@ static void print_tables(suite_kernel *ks, int nk, result (*res)[N_PEERS], int t
 	printf("%-11s %8s", "kernel", "GFLOP");
 	for (int p = 0; p < N_COLS; p++)
 		printf(" %17s", COL_NAME[p]);
-	printf(" %-8s %-10s %-14s %13s\n", "(gcc's)", "(polly's)", "(halide's)", "auto took s");
+	printf(" %-8s %-10s %-11s %-14s %13s\n", "(gcc's)", "(polly's)", "(blas's)", "(halide's)", "auto took s");
 	result col[MAX_KERNELS][N_COLS];
 	for (int i = 0; i < nk; i++) {
-		const char *gcc, *polly, *which;
-		columns(res[i], col[i], &gcc, &polly, &which);
+		const char *gcc, *polly, *blas, *which;
+		columns(res[i], col[i], &gcc, &polly, &blas, &which);
 		printf("%-11s %8.3g", ks[i].name, ks[i].flops * 1e-9);
 		for (int p = 0; p < N_COLS; p++)
 			cell(&col[i][p], ks[i].flops);
-		printf(" %-8s %-10s %-14s", gcc, polly, which);
+		printf(" %-8s %-10s %-11s %-14s", gcc, polly, blas, which);
 		if (res[i][P_AUTO].auto_seconds > 0)
 			printf(" %6.2f %6.1f\n", res[i][P_AUTO].auto_seconds, res[i][P_AUTO_B].auto_seconds);
 		else
@@ -930,9 +1011,9 @@ static int bench_kernel(suite_kernel *s, int threads, const options *o, int auto
 			continue;
 		if ((p == P_POLLY || p == P_POLLY_SM) && !o->polly_cc)
 			continue;
-		if (p == P_BLAS && !has_blas(s->name))
+		if (is_blas_peer((peer)p) && !has_blas(s->name))
 			continue;
-		if (p >= P_HAL_M && (!o->halide_lib || !has_halide(s->name)))
+		if (p >= P_HAL_M && p <= P_HAL_A && (!o->halide_lib || !has_halide(s->name)))
 			continue;
 		if (p == P_AUTO || p == P_AUTO_B) {
 			if (!auto_ok)
@@ -957,7 +1038,6 @@ static int bench_kernel(suite_kernel *s, int threads, const options *o, int auto
 
 int main(int argc, char **argv)
 {
-	argc = bench_openblas_at_best(argc, argv);
 	options o;
 	if (parse_options(argc, argv, &o) != 0)
 		return 2;
@@ -1011,8 +1091,11 @@ int main(int argc, char **argv)
 	printf("polly: %s -O3 -march=native -mllvm -polly, the faster of plain and with -mllvm "
 	       "-polly-vectorizer=stripmine; threads > 1: -mllvm -polly-parallel -fopenmp%s\n",
 	       o.polly_cc ? o.polly_cc : "(none)", o.polly_cc ? "" : " (no clang with Polly found: not measured)");
-	printf("blas: OpenBLAS %s, %s [loaded: %s]\n", openblas_get_config(), bench_peer_note(),
-	       openblas_get_corename());
+	const char *env_core = getenv("OPENBLAS_CORETYPE"), *env_l2 = getenv("OPENBLAS_L2_SIZE");
+	printf("blas: OpenBLAS (libopenblas.so.0), the fastest correct of its own kernel set and of Haswell, SkylakeX, "
+	       "Cooperlake, SapphireRapids, Zen (OPENBLAS_CORETYPE), OPENBLAS_L2_SIZE removed, each loaded in a "
+	       "child of its own; the environment had OPENBLAS_CORETYPE=%s OPENBLAS_L2_SIZE=%s\n",
+	       env_core ? env_core : "(unset)", env_l2 ? env_l2 : "(unset)");
 	const char *auto_note = auto_ok ? "" : "  [auto, auto-b: n/a (no cachet auto)]";
 	if (auto_ok)
 		printf("auto: %s auto --threads T (model only); auto-b: with --budget %g\n", o.cachet, o.budget);

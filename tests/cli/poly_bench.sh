@@ -6,7 +6,7 @@
 # "n/a (no cachet auto)" when the binary has none; the Halide peer (Halide 14's autoschedulers)
 # measured and verified for gemm and jacobi2d where Debian's libhalide14-0-dev is installed (else
 # skipped, with the reason); a wrong result (the test hook CACHET_BENCH_POLY_INJECT) is reported as
-# WRONG with exit 1. No timing is asserted.
+# WRONG with exit 1 (for the BLAS peer: under every kernel set tried). No timing is asserted.
 . tests/cli/lib/expect.sh
 
 BUILD=${CACHET_BUILD:-build}
@@ -23,15 +23,13 @@ abs=$(cd "$BUILD" && pwd)
 SANFL=""
 [ "${SAN:-}" = 1 ] && SANFL="-fsanitize=address,undefined"
 if $CC -O2 $SANFL -D_GNU_SOURCE -std=c11 -Iinclude -o "$tmp/bench_poly" bench/poly/bench_poly.c \
-	-L"$abs" -lcachet -Wl,-rpath,"$abs" -lopenblas -lm 2>"$tmp/cc.err"; then
+	-L"$abs" -lcachet -Wl,-rpath,"$abs" -ldl -lm 2>"$tmp/cc.err"; then
 	ok "build bench_poly"
 else
 	bad "build bench_poly: $(head -5 "$tmp/cc.err")"
 	counts
 	exit 1
 fi
-# no OpenBLAS kernel-set probe here (bench-gemm's tests cover it): the library's own pick
-export CACHET_BENCH_OPENBLAS_PICKED=1
 unset CACHET_BENCH_POLY_INJECT
 real=$(cd "$(dirname "$CACHET")" && pwd)/$(basename "$CACHET")
 cat >"$tmp/cachet" <<EOS
@@ -64,6 +62,11 @@ want=5
 grep -q '^polly: (none)' "$tmp/out" && want=4
 [ "$n" -ge "$want" ] && ok "quick: gemm has $n timed peers" || bad "quick: gemm has $n timed peers, want $want: $line"
 echo "$line" | grep -q ' n/a ' && ok "quick: halide column" || bad "quick: no halide column: $line"
+# the BLAS column: the fastest correct of OpenBLAS's own kernel set and each named one, each loaded by a child
+grep -q '^blas: OpenBLAS (libopenblas.so.0), the fastest correct of its own kernel set and of Haswell' "$tmp/out" &&
+	ok "quick: the BLAS peer's kernel sets said" || bad "quick: no blas line: $(grep '^blas' "$tmp/out")"
+echo "$line" | grep -qE ' (own|Haswell|SkylakeX|Cooperlake|SapphireR\.|Zen) ' && ok "quick: the kernel set named" ||
+	bad "quick: gemm's kernel set not named: $line"
 grep -q '^halide: not measured (--no-halide)' "$tmp/out" && ok "quick: halide off said" || bad "quick: halide off not said"
 grep -q 'WRONG\|failed' "$tmp/out" && bad "quick: a peer failed: $(grep 'WRONG\|failed' "$tmp/out")" || ok "quick: no failed peer"
 
