@@ -998,7 +998,7 @@ typedef enum ct_ref_split {
 	CT_SPLIT_MODEL = 0,      /* the array's only reference: the model's own counts */
 	CT_SPLIT_SIM = 1,        /* the array's counts shared out by an exact simulation's per-reference counts */
 	CT_SPLIT_ACCESSES = 2,   /* shared out by accesses (the trace was too long to simulate) */
-	CT_SPLIT_SIMULATED = 3   /* loops with affine bounds, which the model does not analyse yet:
+	CT_SPLIT_SIMULATED = 3   /* loops with affine bounds (a trace of at most 2^26 accesses):
 	                            the exact simulator's own counts of the reference */
 } ct_ref_split;
 
@@ -1032,10 +1032,13 @@ typedef struct ct_ref_table {
  * makes at most sim_max accesses (sim_max < 0: 16M), otherwise in
  * proportion to their accesses; `split` says which. The references' misses
  * add up to the array's and so to r's per-level totals. A kernel with affine
- * loop bounds (no model yet) has every row counted by the exact simulator
- * (CT_SPLIT_SIMULATED, carrier CT_CARRIER_UNKNOWN where misses are not all
- * cold), up to 2^26 accesses as ct_kernel_predict (CT_ERR_LIMIT beyond);
- * sim_max is not used then. On error both are left empty. */
+ * loop bounds has every row counted by the exact simulator (CT_SPLIT_SIMULATED,
+ * carrier CT_CARRIER_UNKNOWN where misses are not all cold) up to 2^26
+ * accesses; past that, where ct_kernel_predict estimates
+ * (CT_SOURCE_AFFINE_ESTIMATE), the rows share out the estimate's per-array
+ * counts as above (CT_SPLIT_MODEL, or CT_SPLIT_ACCESSES: nothing is
+ * simulated), and where it refuses, so does this (CT_ERR_LIMIT); sim_max is
+ * not used for them. On error both are left empty. */
 CT_API ct_status ct_kernel_predict_refs(CT_KEEP ct_kernel *k, CT_KEEP const char *spec, int64_t sim_max,
                                         CT_KEEP ct_predict_result *r, CT_KEEP ct_ref_table *t);
 CT_API void ct_ref_table_free(CT_KEEP ct_ref_table *t);

@@ -333,7 +333,8 @@ static int peer_routines(const char *ops, const char **out, int cap)
 /* Ops of several peer routines: each routine's ops run in a process of their own (this
  * program again, --ops narrowed to them), so that each probes OpenBLAS's kernel sets on its
  * own routine (the sets' trsm differ by up to 25% where their gemm is within 1%); the
- * processes run one after the other. Returns the exit code: 0 when every one passed. */
+ * processes run one after the other. Returns the exit code: 0 when every one passed, 2 at
+ * once on a usage error. */
 static int run_per_routine(int argc, char **argv, const char **routines, int n)
 {
 	const char *ops = ops_arg(argc, argv);
@@ -363,8 +364,10 @@ static int run_per_routine(int argc, char **argv, const char **routines, int n)
 			execv("/proc/self/exe", args);
 			_exit(127);
 		}
-		int status = 0;
-		if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		int status = 0, waited = pid > 0 && waitpid(pid, &status, 0) == pid;
+		if (waited && WIFEXITED(status) && WEXITSTATUS(status) == 2)
+			return 2; /* a usage error: the first table's process said which */
+		if (!waited || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
 			failed++;
 		if (r + 1 < n)
 			printf("\n");

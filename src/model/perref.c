@@ -635,7 +635,10 @@ ct_status ct_kernel_predict_refs(ct_kernel *k, const char *spec_text, int64_t si
 	if (!st && p.id != p.nrefs)
 		st = ct_error(k->ctx, CT_ERR_USAGE, "per-ref: %d references, the trace has %d", p.id,
 		              p.nrefs);
-	if (k->affine_bounds) { /* no partitions: every row from the simulator */
+	/* affine bounds: the simulator's rows, unless the trace was too long and predict estimated
+	 * (the model's partitions then, shared out by accesses as any trace too long to simulate) */
+	bool estimated = k->affine_bounds && r->nlevels > 0 && r->source[0] == CT_SOURCE_AFFINE_ESTIMATE;
+	if (k->affine_bounds && !estimated) {
 		if (!st)
 			st = affine_rows(&p, tab);
 		goto done;
@@ -648,7 +651,7 @@ ct_status ct_kernel_predict_refs(ct_kernel *k, const char *spec_text, int64_t si
 	int split = CT_SPLIT_ACCESSES;
 	if (sim_max < 0)
 		sim_max = PERREF_SIM_MAX;
-	if (!st && shared && m.accesses <= sim_max) {
+	if (!st && shared && m.accesses <= sim_max && !estimated) {
 		st = sim_weights(&p);
 		split = CT_SPLIT_SIM;
 	}

@@ -382,10 +382,11 @@ static void arrays_exact(const sim_spec *spec, const model_result *m, const leve
 #define PREDICT_AFFINE_WORK_BUDGET ((int64_t)1 << 31)
 
 /* The model's estimate for tree t with affine loop bounds (model_tree.c, "affine loops"): every
- * level counted as fully associative from the model's partitions, not exact, source
- * CT_SOURCE_AFFINE_ESTIMATE; CT_ERR_LIMIT when the analysis passes PREDICT_AFFINE_WORK_BUDGET. */
+ * level counted as fully associative from the model's partitions (kept in *m, which the caller
+ * frees; --per-ref shares them out), not exact, source CT_SOURCE_AFFINE_ESTIMATE; CT_ERR_LIMIT
+ * when the analysis passes PREDICT_AFFINE_WORK_BUDGET (*m then empty). */
 static ct_status predict_affine_estimate(ct_looptree *t, const sim_spec *spec, int64_t accesses,
-                                         ct_predict_result *r)
+                                         model_result *mp, ct_predict_result *r)
 {
 	model_result m;
 	double t0 = ct_now();
@@ -408,16 +409,20 @@ static ct_status predict_affine_estimate(ct_looptree *t, const sim_spec *spec, i
 	}
 	for (int a = 0; !st && a < r->narrays; a++)
 		r->arrays[a].exact = 0;
-	model_result_free(&m);
+	if (st)
+		model_result_free(&m);
+	else
+		*mp = m;
 	return st;
 }
 
 /* predict_core for a kernel with affine loop bounds, which the model does not analyse exactly: the
- * simulator's counts when the trace has at most AFFINE_SIM_MAX accesses, else (not `quick`: its
- * callers take no estimate) the model's estimate; tree t kept in *tp. The model's tree counts the
- * accesses first, so a trace far past the limit is not simulated in part for nothing. */
+ * simulator's counts when the trace has at most AFFINE_SIM_MAX accesses (*m left empty), else
+ * (not `quick`: its callers take no estimate) the model's estimate (its partitions in *m); tree t
+ * kept in *tp. The model's tree counts the accesses first, so a trace far past the limit is not
+ * simulated in part for nothing. */
 static ct_status predict_affine_done(ct_kernel *k, const sim_spec *spec, ct_looptree *t, bool quick,
-                                     ct_looptree **tp, ct_predict_result *r)
+                                     ct_looptree **tp, model_result *m, ct_predict_result *r)
 {
 	int64_t n = model_tree_accesses(t);
 	ct_status st;
@@ -433,7 +438,7 @@ static ct_status predict_affine_done(ct_kernel *k, const sim_spec *spec, ct_loop
 		ct_predict_result_free(r);
 		memset(r, 0, sizeof *r);
 		ct_ctx_clear_error(k->ctx);
-		st = predict_affine_estimate(t, spec, n, r);
+		st = predict_affine_estimate(t, spec, n, m, r);
 	}
 	if (st) {
 		ct_predict_result_free(r);
@@ -467,7 +472,7 @@ static ct_status predict_core(ct_kernel *k, const char *spec_text, sim_spec *spe
 	if (!t)
 		return ct_ctx_last_status(ctx);
 	if (k->affine_bounds) /* the simulator (predict_affine.c), or past its limit the estimate */
-		return predict_affine_done(k, spec, t, quick, tp, r);
+		return predict_affine_done(k, spec, t, quick, tp, m, r);
 	double t0 = ct_now();
 	level_way way[SIM_MAX_LEVELS];
 	warp_result w;

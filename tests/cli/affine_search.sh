@@ -3,7 +3,7 @@
 # the tile search, counted by the exact simulator, finds the best tiling that simulating every
 # candidate finds; its limits say why. The tuner ranks by the simulator (or the core cost alone
 # when the trace is too long), stores winners, and `run`'s selector picks them, verified.
-# predict --per-ref counts every reference by the simulator; --threads without a parallel loop (or
+# predict --per-ref counts every reference by the simulator (past 2^26 accesses it shares out the estimate); --threads without a parallel loop (or
 # with one thread) gives thread 0 predict's counts; over a parallel loop it splits the simulated
 # trace as the generated code splits the loop, and refuses bands it cannot split, naming the loop.
 . "$(dirname "$0")/lib/expect.sh"
@@ -103,8 +103,28 @@ expect "per-ref text: simulated, carriers unknown" 0 "every reference counted by
 	"$CACHET" predict examples/trmm.cachet -D N=40 -D M=24 --cache 1K:32 --per-ref
 grep -qE "trmm.cachet:16:26 B +2 read +[0-9]+ +[0-9]+ \([0-9]+\) \?" "$tmp/o" && ok ||
 	bad "per-ref text: B's row: $(grep 16:26 "$tmp/o")"
-expect "per-ref: too long a trace" 2 "too many to simulate" \
+# past 2^26 accesses predict estimates, and --per-ref shares the estimate's per-array counts out
+# over the references (nothing simulated: by accesses), every count not exact
+expect "per-ref: too long a trace, the estimate's rows" 0 "examples/trmm.cachet:16:16 L +2 read +4297064448 " \
 	"$CACHET" predict examples/trmm.cachet -D N=2048 -D M=2048 --cache 4K:64 --per-ref
+grep -q "the model's estimate" "$tmp/o" && ok || bad "per-ref: the estimate's note: $(head -c 300 "$tmp/o")"
+if "$CACHET" predict examples/trmm.cachet -D N=336 -D M=336 --cache 32K:64,1M:64 --per-ref --json >"$tmp/pe.json" &&
+	"$CACHET" predict examples/trmm.cachet -D N=336 -D M=336 --cache 32K:64,1M:64 --json >"$tmp/pp.json"; then
+	python3 - "$tmp/pe.json" "$tmp/pp.json" <<'PY' && ok || bad "per-ref: the estimate's rows do not add up"
+import json, sys
+p, q = (json.load(open(f)) for f in sys.argv[1:3])
+assert p["levels"] == q["levels"], (p["levels"], q["levels"])
+assert all(lv["source"] == "affine estimate" and not lv["exact"] for lv in p["levels"]), p["levels"]
+rows = p["per_ref"]
+assert rows and all(r["split"] in ("model", "accesses") for r in rows), rows
+assert sum(r["accesses"] for r in rows) == p["accesses"], p["accesses"]
+for l, lv in enumerate(p["levels"]):
+    assert sum(r["misses"][l] for r in rows) == lv["misses"], (l, lv)
+    assert all(r["cold"][l] <= r["misses"][l] for r in rows)
+PY
+else
+	bad "per-ref at N = 336: $(head -c 300 "$tmp/pe.json")"
+fi
 
 # ---------------------------------------------------------------- predict --threads
 # no parallel loop, or one thread: thread 0 runs everything, with predict's simulated counts
