@@ -3180,18 +3180,34 @@ static char *fused_text(auto_run *R, const auto_fuse *F, const char **fname, con
  * and whose sweeps would not run on threads (a fused row loop carries);
  * the fused kernel is then planned as any other. CT_OK with *text NULL
  * when nothing was fused. */
+/* Whether the loops under x (x included) hold one that keep marks as a jammed block's rows
+ * ("^name", rowfuse_jam). */
+static bool holds_jam(const ct_kernel *k, const char *keep, const ir_node *x)
+{
+	if (x->kind == ND_FOR)
+		for (int i = 0; i < x->nidx; i++)
+			if (jam_unrolled(keep, k->indices[x->idx[i]].name))
+				return true;
+	for (int i = 0; i < x->nbody; i++)
+		if (holds_jam(k, keep, x->body[i]))
+			return true;
+	for (int i = 0; i < x->nels; i++)
+		if (holds_jam(k, keep, x->els[i]))
+			return true;
+	return false;
+}
+
 static ct_status try_fuse(auto_run *R, int depth, const char *before, char **text)
 {
 	*text = NULL;
-	/* a jammed block of rows (rowfuse_jam marks them "^name"): its loops over the columns are
-	 * the passes' vector loops, not sweeps; fused with a lag of 0 each became a loop of one
-	 * iteration inside a scalar one (mvt on 2 threads ran 10x slower) */
-	if (R->keep && strchr(R->keep, '^'))
-		return CT_OK;
 	const ct_kernel *k = R->k;
 	for (int i = 0; i < k->nbody; i++) {
 		const ir_node *x = k->body[i];
-		if (x->kind != ND_FOR)
+		/* a jammed block of rows (rowfuse_jam marks them "^name"): its loops over the columns
+		 * are the passes' vector loops, not sweeps; fused with a lag of 0 each became a loop of
+		 * one iteration inside a scalar one (mvt on 2 threads ran 10x slower). Only that nest
+		 * is left: another top-level nest of the file may still hold sweeps to fuse. */
+		if (x->kind != ND_FOR || (R->keep && strchr(R->keep, '^') && holds_jam(k, R->keep, x)))
 			continue;
 		for (int first = 0; first + 1 < x->nbody;) {
 			auto_fuse F;
