@@ -1763,6 +1763,22 @@ static isl_union_map *in_time(isl_union_map *m, isl_union_map *order)
 	return isl_union_map_apply_domain(m, isl_union_map_copy(order));
 }
 
+/* The writes of array a over the whole kernel (instance -> element), read with c; *any says
+ * whether there is one; NULL when c failed or isl did. */
+static isl_union_map *array_writes(dep_info *d, tx *c, int a, bool *any)
+{
+	ct_buf wb;
+	ct_buf_init(&wb);
+	put_params(d->k, &wb);
+	*any = false;
+	for (int s = 0; s < d->nst; s++) {
+		const ir_node *n = d->st[s].node;
+		if (n->kind == ND_STMT && n->lhs->id == a)
+			put_access(c, d, s, n->lhs, &wb, any);
+	}
+	return parse_um(d, &wb, c->ok);
+}
+
 int dep_temp_private(dep_info *d, const ct_looptree *t, const lt_node *x, int a)
 {
 	const ct_kernel *k = d->k;
@@ -1770,21 +1786,19 @@ int dep_temp_private(dep_info *d, const ct_looptree *t, const lt_node *x, int a)
 		return -1;
 	char *reads[DEP_MAX_PRIVATE_READS];
 	int nr = 0;
-	ct_buf wb;
-	ct_buf_init(&wb);
-	put_params(k, &wb);
 	bool anyw = false;
 	tx c = {k, NULL, NULL, NULL, 0, true};
+	isl_union_map *w = array_writes(d, &c, a, &anyw);
+	if (w && !anyw) /* never written: nothing to keep private */
+		w = isl_union_map_free(w);
 	for (int s = 0; s < d->nst && nr >= 0; s++) {
 		const ir_node *n = d->st[s].node;
-		if (n->kind == ND_STMT && n->lhs->id == a) {
-			put_access(&c, d, s, n->lhs, &wb, &anyw);
-			if (n->op != AS_SET) /* an update reads the old value */
-				nr = array_reads(&c, d, s, n->lhs, a, reads, nr, DEP_MAX_PRIVATE_READS);
-		}
+		if (n->kind == ND_STMT && n->lhs->id == a && n->op != AS_SET) /* an update reads the old value */
+			nr = array_reads(&c, d, s, n->lhs, a, reads, nr, DEP_MAX_PRIVATE_READS);
 		nr = array_reads(&c, d, s, n->rhs, a, reads, nr, DEP_MAX_PRIVATE_READS);
 	}
-	isl_union_map *w = parse_um(d, &wb, c.ok && anyw);
+	if (w && !c.ok) /* a read the relations cannot state */
+		w = isl_union_map_free(w);
 	int tdims = 0;
 	isl_union_map *order = w && nr >= 0 ? tree_order(d, t, &tdims) : NULL;
 	isl_union_map *same = order ? same_iteration(d, t, x, tdims) : NULL;
@@ -1850,17 +1864,9 @@ int dep_reads_written(dep_info *d, int a)
 	const ct_kernel *k = d ? d->k : NULL;
 	if (!k || a < 0 || a >= k->narrays || !d->dom || !d->sched)
 		return -1;
-	ct_buf wb;
-	ct_buf_init(&wb);
-	put_params(k, &wb);
 	bool anyw = false;
 	tx c = {k, NULL, NULL, NULL, 0, true};
-	for (int s = 0; s < d->nst; s++) {
-		const ir_node *n = d->st[s].node;
-		if (n->kind == ND_STMT && n->lhs->id == a)
-			put_access(&c, d, s, n->lhs, &wb, &anyw);
-	}
-	isl_union_map *w = parse_um(d, &wb, c.ok);
+	isl_union_map *w = array_writes(d, &c, a, &anyw);
 	if (!w) {
 		isl_failed(d, "an array's first reads");
 		return -1;
