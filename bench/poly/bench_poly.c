@@ -86,6 +86,7 @@ typedef struct options {
 	int quick, small, reps, nthreads, threads[MAX_THREADS];
 	double budget;
 	const char *only, *dir, *cachet, *polly_cc, *halide_lib;
+	int *blas_unknown; /* [N_PEERS]: a BLAS peer whose kernel set this OpenBLAS does not know */
 } options;
 
 /* One kernel at one size: its arrays' pristine data. */
@@ -999,7 +1000,7 @@ static int list_kernels(const options *o, suite_kernel *ks)
 
 /* Measures every peer of kernel s at one thread count; the reference is the interpreter
  * (small) or the first gcc run (default sizes). Returns the number of wrong results. */
-static int bench_kernel(suite_kernel *s, int threads, const options *o, int auto_ok,
+static int bench_kernel(suite_kernel *s, int threads, options *o, int auto_ok,
                         const char *tmpdir, result *res)
 {
 	int small = o->small, wrong = 0;
@@ -1011,7 +1012,7 @@ static int bench_kernel(suite_kernel *s, int threads, const options *o, int auto
 			continue;
 		if ((p == P_POLLY || p == P_POLLY_SM) && !o->polly_cc)
 			continue;
-		if (is_blas_peer((peer)p) && !has_blas(s->name))
+		if (is_blas_peer((peer)p) && (!has_blas(s->name) || o->blas_unknown[p]))
 			continue;
 		if (p >= P_HAL_M && p <= P_HAL_A && (!o->halide_lib || !has_halide(s->name)))
 			continue;
@@ -1028,6 +1029,9 @@ static int bench_kernel(suite_kernel *s, int threads, const options *o, int auto
 			}
 		}
 		run_peer(s, (peer)p, threads, o->reps, o, auto_path, tol, !small && p == P_GCC, &res[p]);
+		/* a kernel set this OpenBLAS does not know: said once, then not tried again */
+		if (is_blas_peer((peer)p) && res[p].state == -1 && strstr(res[p].why, "not known to this OpenBLAS"))
+			o->blas_unknown[p] = 1;
 		if (res[p].state < 0)
 			fprintf(stderr, "bench_poly: %s %s threads %d: %s\n", s->name, PEER_NAME[p], threads,
 			        res[p].why);
@@ -1041,6 +1045,8 @@ int main(int argc, char **argv)
 	options o;
 	if (parse_options(argc, argv, &o) != 0)
 		return 2;
+	int blas_unknown[N_PEERS] = {0};
+	o.blas_unknown = blas_unknown;
 	static char cachet_default[4200], halide_default[4200];
 	char exe[4096];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
