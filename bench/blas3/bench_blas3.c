@@ -312,8 +312,8 @@ static const char *ops_arg(int argc, char **argv)
 	return "trmm,trmm_if,trsm,syrk";
 }
 
-/* ops' peer routines, in order, each once, in out (of cap); the count (unknown ops left out:
- * main reports them). */
+/* ops' peer routines, in order, each once, in out (of cap); the count, or -1 (said on stderr)
+ * for an unknown op. */
 static int peer_routines(const char *ops, const char **out, int cap)
 {
 	int n = 0;
@@ -321,7 +321,11 @@ static int peer_routines(const char *ops, const char **out, int cap)
 	snprintf(list, sizeof list, "%s", ops);
 	for (char *op = strtok(list, ","); op; op = strtok(NULL, ",")) {
 		const char *r = peer_routine(op);
-		int seen = !r;
+		if (!r) {
+			fprintf(stderr, "bench: unknown op '%s' (trmm, trsm, syrk, trmm_if)\n", op);
+			return -1;
+		}
+		int seen = 0;
 		for (int i = 0; i < n; i++)
 			seen |= strcmp(out[i], r) == 0;
 		if (!seen && n < cap)
@@ -343,7 +347,7 @@ static int run_per_routine(int argc, char **argv, const char **routines, int n)
 		char mine[64] = "", list[64];
 		snprintf(list, sizeof list, "%s", ops);
 		for (char *op = strtok(list, ","); op; op = strtok(NULL, ","))
-			if (peer_routine(op) && strcmp(peer_routine(op), routines[r]) == 0)
+			if (strcmp(peer_routine(op), routines[r]) == 0)
 				snprintf(mine + strlen(mine), sizeof mine - strlen(mine), "%s%s", mine[0] ? "," : "", op);
 		char *args[64];
 		int k = 0;
@@ -379,15 +383,10 @@ static int run_per_routine(int argc, char **argv, const char **routines, int n)
 int main(int argc, char **argv)
 {
 	ct_threads_wait_default(); /* as the cachet CLI */
-	char given[64];
-	snprintf(given, sizeof given, "%s", ops_arg(argc, argv));
-	for (char *op = strtok(given, ","); op; op = strtok(NULL, ","))
-		if (!peer_routine(op)) {
-			fprintf(stderr, "bench: unknown op '%s' (trmm, trsm, syrk, trmm_if)\n", op);
-			return 2;
-		}
 	const char *routines[4];
 	int nroutines = peer_routines(ops_arg(argc, argv), routines, 4);
+	if (nroutines < 0)
+		return 2;
 	if (nroutines > 1)
 		return run_per_routine(argc, argv, routines, nroutines);
 	argc = bench_openblas_at_best_for(argc, argv, nroutines == 1 ? routines[0] : NULL);

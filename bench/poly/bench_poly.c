@@ -73,8 +73,9 @@ static const char *const PEER_NAME[N_PEERS] = {"gcc",        "polly",        "bl
                                                "auto-b",     "halide-m16",   "halide-l18",   "halide-a19",
                                                "polly-sm",   "gcc-par",      "blas-haswell", "blas-skylakex",
                                                "blas-cooperlake", "blas-sapphirerapids", "blas-zen"};
-/* Each BLAS peer's OpenBLAS kernel set (OPENBLAS_CORETYPE; NULL: the library's own pick). */
-static const char *const BLAS_SET[6] = {NULL, "Haswell", "SkylakeX", "Cooperlake", "SapphireRapids", "Zen"};
+/* Each BLAS peer's OpenBLAS kernel set, P_BLAS's first (OPENBLAS_CORETYPE; "own": the library's
+ * own pick, the variable removed), as the table's (blas's) column names them. */
+static const char *const BLAS_SET[6] = {"own", "Haswell", "SkylakeX", "Cooperlake", "SapphireRapids", "Zen"};
 /* Each Halide peer's autoscheduler (poly_halide.so). */
 static const char *const HALIDE_SCHED[3] = {"Mullapudi2016", "Li2018", "Adams2019"};
 /* The table's columns: the first five peers, then the best Halide peer. */
@@ -275,7 +276,6 @@ static double *scratch(double **slot, size_t n)
 /* The OpenBLAS routines the BLAS formulations call, loaded by a BLAS peer's child (dlopen:
  * this program does not link OpenBLAS, so each child loads it under its own kernel set). */
 typedef struct blas_lib {
-	void *handle;
 	__typeof__(cblas_dgemm) *dgemm;
 	__typeof__(cblas_dgemv) *dgemv;
 	__typeof__(cblas_dger) *dger;
@@ -308,7 +308,7 @@ static int blas_sym(void *h, const char *name, void *slot, size_t size)
  * (a set the library does not know: it would run another). */
 static int blas_load(peer p, int threads, blas_lib *lib, char *why, size_t cap)
 {
-	const char *set = BLAS_SET[p == P_BLAS ? 0 : p - P_BLAS_HSW + 1];
+	const char *set = p == P_BLAS ? NULL : BLAS_SET[p - P_BLAS_HSW + 1];
 	if (set)
 		setenv("OPENBLAS_CORETYPE", set, 1);
 	else
@@ -319,7 +319,6 @@ static int blas_load(peer p, int threads, blas_lib *lib, char *why, size_t cap)
 		snprintf(why, cap, "dlopen libopenblas.so.0: %.100s", dlerror());
 		return -1;
 	}
-	lib->handle = h;
 #define BLAS_SYM(field, name) (blas_sym(h, name, &lib->field, sizeof lib->field) == 0)
 	if (!(BLAS_SYM(dgemm, "cblas_dgemm") && BLAS_SYM(dgemv, "cblas_dgemv") && BLAS_SYM(dger, "cblas_dger") &&
 	      BLAS_SYM(daxpy, "cblas_daxpy") && BLAS_SYM(dsyrk, "cblas_dsyrk") && BLAS_SYM(dtrmm, "cblas_dtrmm") &&
@@ -346,7 +345,7 @@ static int blas_run(const suite_kernel *s, const blas_lib *b, void **w, double *
 	if (strcmp(k, "gemm") == 0) {
 		int ni = par(s, "NI"), nj = par(s, "NJ"), nk = par(s, "NK");
 		b->dgemm(RM, NT, NT, ni, nj, nk, 1.5, arr(s, w, "A"), nk, arr(s, w, "B"), nj, 1.2,
-		            arr(s, w, "C"), nj);
+		         arr(s, w, "C"), nj);
 	} else if (strcmp(k, "mm2") == 0) {
 		int ni = par(s, "NI"), nj = par(s, "NJ"), nk = par(s, "NK"), nl = par(s, "NL");
 		double *t = scratch(&tmp[0], (size_t)ni * nj);
@@ -407,11 +406,11 @@ static int blas_run(const suite_kernel *s, const blas_lib *b, void **w, double *
 	} else if (strcmp(k, "trmm") == 0) {
 		int m = par(s, "M"), n = par(s, "N");
 		b->dtrmm(RM, CblasLeft, CblasLower, CblasTrans, CblasUnit, m, n, 1.5, arr(s, w, "A"), m,
-		            arr(s, w, "B"), n);
+		         arr(s, w, "B"), n);
 	} else if (strcmp(k, "syr2k") == 0) {
 		int m = par(s, "M"), n = par(s, "N");
 		b->dsyr2k(RM, CblasLower, NT, n, m, 1.5, arr(s, w, "A"), m, arr(s, w, "B"), m, 1.2,
-		             arr(s, w, "C"), n);
+		          arr(s, w, "C"), n);
 	} else if (strcmp(k, "covariance") == 0) {
 		int m = par(s, "M"), n = par(s, "N");
 		double *d = arr(s, w, "data"), *mean = arr(s, w, "mean");
@@ -803,12 +802,11 @@ static void columns(const result *res, result *col, const char **gcc, const char
 	static const int GCC[] = {P_GCC, P_GCC_PAR}, POLLY[] = {P_POLLY, P_POLLY_SM},
 	                 BLAS[] = {P_BLAS, P_BLAS_HSW, P_BLAS_SKX, P_BLAS_CPX, P_BLAS_SPR, P_BLAS_ZEN},
 	                 HALIDE[] = {P_HAL_M, P_HAL_L, P_HAL_A};
-	static const char *const GCC_NAME[] = {"serial", "autopar"}, *const POLLY_NAME[] = {"plain", "stripmine"},
-	                         *const BLAS_NAME[] = {"own", "Haswell", "SkylakeX", "Cooperlake", "SapphireR.", "Zen"};
+	static const char *const GCC_NAME[] = {"serial", "autopar"}, *const POLLY_NAME[] = {"plain", "stripmine"};
 	memcpy(col, res, sizeof *col * P_HALIDE);
 	best_of(res, GCC, 2, GCC_NAME, &col[P_GCC], gcc);
 	best_of(res, POLLY, 2, POLLY_NAME, &col[P_POLLY], polly);
-	best_of(res, BLAS, 6, BLAS_NAME, &col[P_BLAS], blas);
+	best_of(res, BLAS, 6, BLAS_SET, &col[P_BLAS], blas);
 	best_of(res, HALIDE, 3, HALIDE_SCHED, &col[P_HALIDE], halide);
 }
 
@@ -819,7 +817,7 @@ static void print_tables(suite_kernel *ks, int nk, result (*res)[N_PEERS], int t
 	printf("%-11s %8s", "kernel", "GFLOP");
 	for (int p = 0; p < N_COLS; p++)
 		printf(" %17s", COL_NAME[p]);
-	printf(" %-8s %-10s %-11s %-14s %13s\n", "(gcc's)", "(polly's)", "(blas's)", "(halide's)", "auto took s");
+	printf(" %-8s %-10s %-14s %-14s %13s\n", "(gcc's)", "(polly's)", "(blas's)", "(halide's)", "auto took s");
 	result col[MAX_KERNELS][N_COLS];
 	for (int i = 0; i < nk; i++) {
 		const char *gcc, *polly, *blas, *which;
@@ -827,7 +825,7 @@ static void print_tables(suite_kernel *ks, int nk, result (*res)[N_PEERS], int t
 		printf("%-11s %8.3g", ks[i].name, ks[i].flops * 1e-9);
 		for (int p = 0; p < N_COLS; p++)
 			cell(&col[i][p], ks[i].flops);
-		printf(" %-8s %-10s %-11s %-14s", gcc, polly, blas, which);
+		printf(" %-8s %-10s %-14s %-14s", gcc, polly, blas, which);
 		if (res[i][P_AUTO].auto_seconds > 0)
 			printf(" %6.2f %6.1f\n", res[i][P_AUTO].auto_seconds, res[i][P_AUTO_B].auto_seconds);
 		else

@@ -3171,15 +3171,6 @@ static char *fused_text(auto_run *R, const auto_fuse *F, const char **fname, con
 	return ct_buf_take(&b);
 }
 
-/* Stencil sweeps in a time loop (jacobi-2d's B from A, then A from B):
- * each sweep streams its arrays through the caches, and when they are
- * larger than a level the next sweep finds nothing of them there. Fused
- * along their rows with the shifts that keep the dependences (fuse_run),
- * a row is used by every sweep while it is still in that level. Taken for
- * the first run of the file that saves misses at some level (fuse_measure)
- * and whose sweeps would not run on threads (a fused row loop carries);
- * the fused kernel is then planned as any other. CT_OK with *text NULL
- * when nothing was fused. */
 /* Whether the loops under x (x included) hold one that keep marks as a jammed block's rows
  * ("^name", rowfuse_jam). */
 static bool holds_jam(const ct_kernel *k, const char *keep, const ir_node *x)
@@ -3197,6 +3188,15 @@ static bool holds_jam(const ct_kernel *k, const char *keep, const ir_node *x)
 	return false;
 }
 
+/* Stencil sweeps in a time loop (jacobi-2d's B from A, then A from B):
+ * each sweep streams its arrays through the caches, and when they are
+ * larger than a level the next sweep finds nothing of them there. Fused
+ * along their rows with the shifts that keep the dependences (fuse_run),
+ * a row is used by every sweep while it is still in that level. Taken for
+ * the first run of the file that saves misses at some level (fuse_measure)
+ * and whose sweeps would not run on threads (a fused row loop carries);
+ * the fused kernel is then planned as any other. CT_OK with *text NULL
+ * when nothing was fused. */
 static ct_status try_fuse(auto_run *R, int depth, const char *before, char **text)
 {
 	*text = NULL;
@@ -3207,7 +3207,7 @@ static ct_status try_fuse(auto_run *R, int depth, const char *before, char **tex
 		 * are the passes' vector loops, not sweeps; fused with a lag of 0 each became a loop of
 		 * one iteration inside a scalar one (mvt on 2 threads ran 10x slower). Only that nest
 		 * is left: another top-level nest of the file may still hold sweeps to fuse. */
-		if (x->kind != ND_FOR || (R->keep && strchr(R->keep, '^') && holds_jam(k, R->keep, x)))
+		if (x->kind != ND_FOR || holds_jam(k, R->keep, x))
 			continue;
 		for (int first = 0; first + 1 < x->nbody;) {
 			auto_fuse F;

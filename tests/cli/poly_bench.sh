@@ -65,7 +65,7 @@ echo "$line" | grep -q ' n/a ' && ok "quick: halide column" || bad "quick: no ha
 # the BLAS column: the fastest correct of OpenBLAS's own kernel set and each named one, each loaded by a child
 grep -q '^blas: OpenBLAS (libopenblas.so.0), the fastest correct of its own kernel set and of Haswell' "$tmp/out" &&
 	ok "quick: the BLAS peer's kernel sets said" || bad "quick: no blas line: $(grep '^blas' "$tmp/out")"
-echo "$line" | grep -qE ' (own|Haswell|SkylakeX|Cooperlake|SapphireR\.|Zen) ' && ok "quick: the kernel set named" ||
+echo "$line" | grep -qE ' (own|Haswell|SkylakeX|Cooperlake|SapphireRapids|Zen) ' && ok "quick: the kernel set named" ||
 	bad "quick: gemm's kernel set not named: $line"
 grep -q '^halide: not measured (--no-halide)' "$tmp/out" && ok "quick: halide off said" || bad "quick: halide off not said"
 grep -q 'WRONG\|failed' "$tmp/out" && bad "quick: a peer failed: $(grep 'WRONG\|failed' "$tmp/out")" || ok "quick: no failed peer"
