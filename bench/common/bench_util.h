@@ -99,6 +99,11 @@ static inline char *bench_probe_line(char *text, const char *key)
 	return NULL;
 }
 
+/* The x86-64 OpenBLAS kernel sets worth trying on an AVX2/AVX-512 CPU (OPENBLAS_CORETYPE;
+ * 0.3.21 does not know SapphireRapids, a later OpenBLAS may): openblas_best's candidates
+ * besides the library's own pick, and bench_poly's BLAS peers. */
+#define BENCH_OPENBLAS_SETS "Haswell", "SkylakeX", "Cooperlake", "SapphireRapids", "Zen"
+
 /* Makes the OpenBLAS this bench compares with run at its best, whatever the environment
  * says: runs openblas_best (built beside this program; bench/common/openblas_best.c), which
  * verifies and times the library's own pick (OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE

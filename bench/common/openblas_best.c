@@ -62,9 +62,8 @@ typedef struct candidate {
 	const char *l2;
 } candidate;
 
-/* The x86-64 kernel sets worth trying on an AVX2/AVX-512 CPU (0.3.21 does not know
- * SapphireRapids; a later OpenBLAS may: a set the library does not know is excluded). */
-static const char *const KERNEL_SETS[] = {"Haswell", "SkylakeX", "Cooperlake", "SapphireRapids", "Zen"};
+/* The kernel sets to try (a set the library does not know is excluded). */
+static const char *const KERNEL_SETS[] = {BENCH_OPENBLAS_SETS};
 enum { N_SETS = (int)(sizeof KERNEL_SETS / sizeof KERNEL_SETS[0]), MAX_CANDIDATES = N_SETS + 2 };
 
 static int quick(void)

@@ -75,7 +75,7 @@ static const char *const PEER_NAME[N_PEERS] = {"gcc",        "polly",        "bl
                                                "blas-cooperlake", "blas-sapphirerapids", "blas-zen"};
 /* Each BLAS peer's OpenBLAS kernel set, P_BLAS's first (OPENBLAS_CORETYPE; "own": the library's
  * own pick, the variable removed), as the table's (blas's) column names them. */
-static const char *const BLAS_SET[6] = {"own", "Haswell", "SkylakeX", "Cooperlake", "SapphireRapids", "Zen"};
+static const char *const BLAS_SET[6] = {"own", BENCH_OPENBLAS_SETS};
 /* Each Halide peer's autoscheduler (poly_halide.so). */
 static const char *const HALIDE_SCHED[3] = {"Mullapudi2016", "Li2018", "Adams2019"};
 /* The table's columns: the first five peers, then the best Halide peer. */
