@@ -74,17 +74,16 @@ static void run_cachet(const problem *p)
 {
 	int64_t nn = p->n * p->n;
 	if (is_trmm(p->op)) {
-		/* trmm(L, B, C, B2): B named twice, so a plan can pack its diagonal blocks' panels
-		 * apart from the gemm blocks' (trmm_if reads the first three) */
-		void *const args[4] = {p->l, p->b0, p->c, p->b0};
+		/* trmm(L, B, C) */
+		void *const args[3] = {p->l, p->b0, p->c};
 		p->entry(args, p->params);
 	} else if (strcmp(p->op, "trsm") == 0) {
 		memcpy(p->work, p->b0, (size_t)nn * sizeof(float));
 		void *const args[2] = {p->l, p->work};
 		p->entry(args, p->params);
-	} else { /* syrk(A, A2, A3, A4, C): A read as rows and as columns, in the blocks below the
-	          * diagonal and on it (four names, so a plan can pack each) */
-		void *const args[5] = {p->l, p->l, p->l, p->l, p->c};
+	} else { /* syrk(A, A2, C): A read as rows and as columns (two names, so a plan can pack
+	          * each side) */
+		void *const args[3] = {p->l, p->l, p->c};
 		p->entry(args, p->params);
 	}
 }

@@ -140,7 +140,35 @@ static bool apply_item(pp *p, int item)
 	return p->ok;
 }
 
-/* Two caches of one array must form a chain (a cache of a cache). */
+/* The FOR node declaring the loop of index x (of its root, for a split index); NULL for none. */
+static const ir_node *index_for(const ct_kernel *k, int x)
+{
+	int r = x >= 0 && x < k->nindices ? k->indices[x].root : -1;
+	return r >= 0 && r < k->nindices ? k->indices[r].loop : NULL;
+}
+
+/* The FOR node of the outermost loop a cache placed by index= copies at: its trigger
+ * index's, else its index's; NULL when placed by level, budget or trigger_level (those
+ * are found in the loop tree, not the text). */
+static const ir_node *item_root(const ct_kernel *k, const ir_plan_item *it)
+{
+	if (it->where != CP_INDEX || (it->has_trigger && !it->trigger_is_index))
+		return NULL;
+	return index_for(k, it->has_trigger ? it->trigger_index : it->index_id);
+}
+
+static bool encloses(const ir_node *a, const ir_node *b)
+{
+	for (; b; b = b->parent)
+		if (b == a)
+			return true;
+	return false;
+}
+
+/* Two caches of one array must form a chain (a cache of a cache), unless each copies at a
+ * loop of its own, in nests apart (neither `for` holds the other's): no use of the array is
+ * then under both, their copies do not overlap in time, and each copies its own blocks (a
+ * kernel of several nests packs an operand in each). */
 static bool check_items(pp *p)
 {
 	const ct_kernel *k = p->k;
@@ -148,16 +176,62 @@ static bool check_items(pp *p)
 		const ir_plan_item *a = &k->plan[i];
 		if (a->kind != PL_CACHE || a->src_array < 0)
 			continue;
+		const ir_node *na = item_root(k, a);
 		for (int j = 0; j < i; j++) {
 			const ir_plan_item *b = &k->plan[j];
+			const ir_node *nb = b->kind == PL_CACHE ? item_root(k, b) : NULL;
+			if (na && nb && !encloses(na, nb) && !encloses(nb, na))
+				continue;
 			if (b->kind == PL_CACHE && b->src_array == a->src_array) {
 				p->it = a;
 				return pp_err(p, a->src_pos,
-				              "'%s' already has cache '%s'; a second cache of it must be a cache of that cache",
+				              "'%s' already has cache '%s'; a second cache of it must be a cache of that cache, "
+				              "or both must copy at loops of nests apart (index= and trigger_index=, "
+				              "neither loop inside the other's nest)",
 				              k->arrays[a->src_array].name, b->name);
 			}
 		}
 	}
+	return true;
+}
+
+static bool lt_holds(const lt_node *a, const lt_node *b)
+{
+	for (; b; b = b->parent)
+		if (b == a)
+			return true;
+	return false;
+}
+
+/* Two caches of one array that check_items let through (copying at loops of nests apart)
+ * must also be placed apart: `index=` names a level of the array's loop order, counted in
+ * its deepest use, and the region is placed at that level around every use (a level that
+ * lies above the nest, around a time loop holding both nests, would hold the other cache). */
+static bool regions_apart(pp *p)
+{
+	const ct_looptree *t = p->t;
+	const ct_kernel *k = p->k;
+	for (int r = 0; r < t->nregions; r++)
+		for (int q = 0; q < r; q++) {
+			const lt_region *x = &t->regions[r], *y = &t->regions[q];
+			const ir_plan_item *a = &k->plan[x->item], *b = &k->plan[y->item];
+			if (x->item == y->item || a->src_array < 0 || a->src_array != b->src_array)
+				continue;
+			if (!lt_holds(x->node, y->node) && !lt_holds(y->node, x->node))
+				continue;
+			const ir_plan_item *later = x->item > y->item ? a : b, *first = later == a ? b : a;
+			const lt_region *outer = lt_holds(x->node, y->node) ? x : y;
+			char msg[512];
+			snprintf(msg, sizeof msg,
+			         "'%s' already has cache '%s'; a second cache of it must be a cache of that cache, "
+			         "or both must copy at loops of nests apart: cache '%s' is placed at loop '%s', "
+			         "around the other's uses (index= names a level of the array's loops, and the "
+			         "region lies around every use at that level)",
+			         k->arrays[later->src_array].name, first->name, k->plan[outer->item].name,
+			         outer->index >= 0 ? k->indices[outer->index].name : "?");
+			p->it = later;
+			return pp_err(p, later->src_pos, "%s%s", msg, "");
+		}
 	return true;
 }
 
@@ -176,6 +250,8 @@ ct_status plan_apply(ct_looptree *t)
 	for (int i = 0; i < p.k->nplan && p.ok; i++)
 		if (p.k->plan[i].kind == PL_CACHE)
 			apply_item(&p, i);
+	if (p.ok)
+		regions_apart(&p);
 	for (int i = 0; i < p.ndb && p.ok; i++) {
 		p.item = p.db[i].item;
 		p.it = &p.k->plan[p.item];

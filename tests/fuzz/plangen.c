@@ -1176,6 +1176,62 @@ static void add_packed_a(pg_kernel *k)
 		kill_cache(k, ci);
 }
 
+/* The use of array c->array whose loops hold cache c's index; -1 for none. */
+static int cache_use(const pg_kernel *k, const pg_cache *c)
+{
+	const pg_array *a = &k->a[c->array];
+	for (int u = 0; u < a->npaths; u++) {
+		char o[3 * PG_MAXBI][PG_NAME];
+		int n = path_order(k, a, u, o);
+		if (level_of_index(o, n, c->index) > 0)
+			return u;
+	}
+	return -1;
+}
+
+/* Whether uses u and v of array a share no band (no loop of one is around the other). */
+static int paths_apart(const pg_array *a, int u, int v)
+{
+	for (int i = 0; i < a->pathlen[u]; i++)
+		for (int j = 0; j < a->pathlen[v]; j++)
+			if (a->path[u][i] == a->path[v][j])
+				return 0;
+	return 1;
+}
+
+/* A second cache of an array that has one placed by index= (no trigger), placed by index=
+ * at a use in another nest (no band in common): two independent caches of one array
+ * (src/plan/plan.c, check_items), from a stream of its own (the other draws stay as they
+ * were). At most one per kernel, in seven kernels in ten that have such an array. */
+static void add_other_nest_cache(pg_kernel *k)
+{
+	rng q = {k->seed * 0xA24BAED4963EE407ull + 4711};
+	if (!chance(&q, 70))
+		return;
+	for (int ci = 0, nc = k->nc; ci < nc; ci++) {
+		const pg_cache *c = &k->c[ci];
+		if (!c->alive || c->parent >= 0 || c->place != PG_INDEX || c->trig)
+			continue;
+		const pg_array *a = &k->a[c->array];
+		int first = cache_use(k, c);
+		for (int v = 0; v < a->npaths && first >= 0; v++) {
+			char o[3 * PG_MAXBI][PG_NAME];
+			int n = path_order(k, a, v, o);
+			if (n < 1 || !paths_apart(a, first, v))
+				continue;
+			int ni = add_cache(k, c->array, -1);
+			if (ni < 0)
+				return;
+			pg_cache *d = &k->c[ni];
+			d->place = PG_INDEX;
+			memcpy(d->index, o[rint_(&q, n)], PG_NAME);
+			if (chance(&q, 30))
+				random_layout(&q, a->rank, &d->layout, d->perm);
+			return;
+		}
+	}
+}
+
 /* packed=lower|upper on an affine kernel's cache (a quarter of them), from a stream of its own
  * (the other draws stay as they were): mostly a read-only rank-2 array, without the options
  * packed= refuses, at a level that holds the innermost affine loop (the triangle) and often
@@ -1856,6 +1912,7 @@ void pg_generate(pg_kernel *k, uint64_t seed, const pg_options *o)
 			if (affine_shape(k) != 8 || chance(&r, 40)) /* caches break the strips' tiles */
 				gen_host_caches(k, &r); /* a region holding an affine loop is refused */
 			add_packed_a(k); /* packed=: a stream of its own */
+			add_other_nest_cache(k); /* a stream of its own */
 			gen_affine_verbs(k, &r);
 		}
 		return;
@@ -1877,6 +1934,8 @@ void pg_generate(pg_kernel *k, uint64_t seed, const pg_options *o)
 	k->plan = chance(&r, 90);
 	if (k->plan) {
 		gen_host_caches(k, &r);
+		if (families != PG_FAM_CLASSIC)
+			add_other_nest_cache(k); /* a stream of its own */
 		gen_host_verbs(k, &r);
 	}
 	/* balanced splits do not combine with caches yet (check refuses it): keep a few such refusals */
