@@ -43,6 +43,12 @@ grep -q "^  unroll(" "$out" && grep -q "^  vectorize(" "$out" && grep -q "^  par
 	grep -q "^  Bp = cache(B, index=k1, trigger_index=i1)" "$out" &&
 	grep -q "^  Ap = cache(A, index=k1, trigger_index=j1, layout=(1, 0))" "$out" && ok ||
 	bad "auto_matmul: no register tile, cache tiles or parallel band: $(grep -v '^#' "$out" | tail -12)"
+# one input read by two gemm nests is packed in each (a cache of X per nest)
+auto_runs tests/auto/shared_operand.cachet shared_operand -D T=70 -D D=45
+out=$tmp/shared_operand.auto.cachet
+[ "$(grep -c '^  [A-Za-z0-9_]* = cache(X, ' "$out")" = 2 ] && grep -q '^  Wqp = cache(Wq, ' "$out" &&
+	grep -q '^  Wkp = cache(Wk, ' "$out" && ok ||
+	bad "shared_operand: X not packed in both nests: $(grep 'cache(' "$out")"
 # past the model's work budget (no count at 2048) the file says so
 expect "auto at 2048" 0 "" "$CACHET" auto examples/auto_matmul.cachet -D M=2048 -D N=2048 -D K=2048 --threads 2 \
 	-o "$tmp/mm2048.cachet"
