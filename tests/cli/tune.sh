@@ -60,7 +60,9 @@ pid=$!
 for _ in $(seq 1 1200); do grep -q '^\[2/48\]' "$tmp/ie" 2>/dev/null && break; sleep 0.1; done
 kill -INT "$pid" 2>/dev/null
 wait "$pid" 2>/dev/null
-CACHET_CACHE_DIR="$tmp/int" expect "tune: rerun after Ctrl-C resumes" 0 '"resumed": [2-9]' \
+# (at least the two points measured before the signal; more when it came late, on a loaded machine:
+# 16 under the sanitizer build beside a CI run)
+CACHET_CACHE_DIR="$tmp/int" expect "tune: rerun after Ctrl-C resumes" 0 '"resumed": ([2-9]|[1-9][0-9]+)' \
 	"$CACHET" tune "$ex" --sizes 28 --budget 2 --json --quiet
 if command -v script >/dev/null 2>&1; then
 	script -qec "$CACHET tune $ex --sizes 20 --budget 2 --quiet" /dev/null >"$tmp/tq" 2>&1
