@@ -140,21 +140,14 @@ static bool apply_item(pp *p, int item)
 	return p->ok;
 }
 
-/* The FOR node declaring the loop of index x (of its root, for a split index); NULL for none. */
-static const ir_node *index_for(const ct_kernel *k, int x)
-{
-	int r = x >= 0 && x < k->nindices ? k->indices[x].root : -1;
-	return r >= 0 && r < k->nindices ? k->indices[r].loop : NULL;
-}
-
-/* The FOR node of the outermost loop a cache placed by index= copies at: its trigger
- * index's, else its index's; NULL when placed by level, budget or trigger_level (those
- * are found in the loop tree, not the text). */
+/* The head of the band holding the outermost loop a cache placed by index= copies at (its
+ * trigger index's, else its index's: sched_band_head); NULL when placed by level, budget or
+ * trigger_level (those are found in the loop tree, not the text). */
 static const ir_node *item_root(const ct_kernel *k, const ir_plan_item *it)
 {
 	if (it->where != CP_INDEX || (it->has_trigger && !it->trigger_is_index))
 		return NULL;
-	return index_for(k, it->has_trigger ? it->trigger_index : it->index_id);
+	return sched_band_head(k, it->has_trigger ? it->trigger_index : it->index_id);
 }
 
 static bool encloses(const ir_node *a, const ir_node *b)
@@ -179,17 +172,17 @@ static bool check_items(pp *p)
 		const ir_node *na = item_root(k, a);
 		for (int j = 0; j < i; j++) {
 			const ir_plan_item *b = &k->plan[j];
-			const ir_node *nb = b->kind == PL_CACHE ? item_root(k, b) : NULL;
-			if (na && nb && !encloses(na, nb) && !encloses(nb, na))
+			if (b->kind != PL_CACHE || b->src_array != a->src_array)
 				continue;
-			if (b->kind == PL_CACHE && b->src_array == a->src_array) {
-				p->it = a;
-				return pp_err(p, a->src_pos,
-				              "'%s' already has cache '%s'; a second cache of it must be a cache of that cache, "
-				              "or both must copy at loops of nests apart (index= and trigger_index=, "
-				              "neither loop inside the other's nest)",
-				              k->arrays[a->src_array].name, b->name);
-			}
+			const ir_node *nb = item_root(k, b);
+			if (na && nb && !encloses(na, nb) && !encloses(nb, na))
+				continue; /* nests apart */
+			p->it = a;
+			return pp_err(p, a->src_pos,
+			              "'%s' already has cache '%s'; a second cache of it must be a cache of that cache, "
+			              "or both must copy at loops of nests apart (index= and trigger_index=, "
+			              "neither loop inside the other's nest)",
+			              k->arrays[a->src_array].name, b->name);
 		}
 	}
 	return true;
@@ -217,10 +210,11 @@ static bool regions_apart(pp *p)
 			const ir_plan_item *a = &k->plan[x->item], *b = &k->plan[y->item];
 			if (x->item == y->item || a->src_array < 0 || a->src_array != b->src_array)
 				continue;
-			if (!lt_holds(x->node, y->node) && !lt_holds(y->node, x->node))
+			bool x_outer = lt_holds(x->node, y->node);
+			if (!x_outer && !lt_holds(y->node, x->node))
 				continue;
 			const ir_plan_item *later = x->item > y->item ? a : b, *first = later == a ? b : a;
-			const lt_region *outer = lt_holds(x->node, y->node) ? x : y;
+			const lt_region *outer = x_outer ? x : y;
 			char msg[512];
 			snprintf(msg, sizeof msg,
 			         "'%s' already has cache '%s'; a second cache of it must be a cache of that cache, "
