@@ -1533,7 +1533,9 @@ typedef struct ct_solution {
 /* A selector for k (kept; it must outlive the selector) reading the store in
  * store_dir (NULL = the cachet cache folder; a missing or unreadable store
  * means no records). NULL on CT_ERR_NOMEM, CT_ERR_INPUT when k has no
- * tunable param or more than CT_SELECT_MAX_PARAMS tunable ones. */
+ * tunable param, CT_ERR_LIMIT when it has more than CT_SELECT_MAX_PARAMS
+ * tunable ones or more than 4 * CT_SELECT_MAX_PARAMS params in all
+ * (cachet run then runs the file's own values). */
 CT_API CT_GIVE ct_selector *ct_selector_new(CT_KEEP ct_kernel *k, CT_KEEP const char *store_dir);
 CT_API void ct_selector_free(CT_TAKE ct_selector *s);
 /* The solution for the sizes sizes[0..nsizes-1] (the values of k's size

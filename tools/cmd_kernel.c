@@ -134,9 +134,15 @@ int run_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
 	ct_solution sol;
 	ct_selector *sel;
 	ct_status st;
-	if (wants_selector(k, c)) {
-		if (!(sel = ct_selector_new(k, NULL)))
+	sel = wants_selector(k, c) ? ct_selector_new(k, NULL) : NULL;
+	if (wants_selector(k, c) && !sel) {
+		if (ct_ctx_last_status(ctx) != CT_ERR_LIMIT)
 			return fail(ctx, ct_ctx_last_status(ctx));
+		/* more params than the selector takes: the file's own values, as with -D */
+		fprintf(stderr, "cachet: note: %s; running the file's values\n", ct_ctx_last_message(ctx));
+		ct_ctx_clear_error(ctx);
+	}
+	if (sel) {
 		st = ct_kernel_run_selected(sel, &c->run, &r, &sol);
 		/* CT_ERR_VERIFY without a mismatch: the code was refused before it ran (the
 		 * compile policy's self-test), so there is no run to print */

@@ -43,7 +43,8 @@ typedef struct dstmt {
 	int ndims;
 	int *dims;             /* original index ids of the fors around it, outermost first */
 	bool reduction;        /* `+=`, `-=` or `*=` */
-	bool skip;             /* left out of this analysis (another band's) */
+	bool skip;             /* left out of this analysis (another band's, or another nest's) */
+	int root;              /* the top-level node of the kernel's body it lies under */
 	int band;              /* its outermost loop of a reordered band (an
 	                          original index id), -1 when none */
 } dstmt;
@@ -62,6 +63,8 @@ struct dep_info {
 	int band;              /* >= 0: only the statements of this reordered band (the check) */
 	bool *written;         /* per array: some statement of the analysis writes it */
 	const bool *ignore;    /* per array, or NULL: its accesses are left out (dep_loop_carries_private) */
+	const bool *roots;     /* per top-level node of the body, or NULL: the statements under the
+	                          others are left out (dep_compute_roots) */
 };
 
 /* ------------------------------------------------------------ text of relations */
@@ -1177,20 +1180,26 @@ static bool share_moved_loop(const ct_kernel *k, const dstmt *a, const dstmt *b)
 /* compute's band for the instances and their written order alone (dep_compute_order) */
 #define DEP_ORDER_ONLY (-3)
 
-static dep_info *compute(ct_kernel *k, int band, const bool *ignore);
+static dep_info *compute(ct_kernel *k, int band, const bool *ignore, const bool *roots);
 
 dep_info *dep_compute(ct_kernel *k)
 {
-	return compute(k, -1, NULL);
+	return compute(k, -1, NULL, NULL);
+}
+
+dep_info *dep_compute_roots(ct_kernel *k, const bool *roots)
+{
+	return compute(k, -1, NULL, roots);
 }
 
 dep_info *dep_compute_order(ct_kernel *k)
 {
-	return compute(k, DEP_ORDER_ONLY, NULL);
+	return compute(k, DEP_ORDER_ONLY, NULL, NULL);
 }
 
-/* ignore: per array, or NULL: arrays whose accesses the analysis leaves out. */
-static dep_info *compute(ct_kernel *k, int band, const bool *ignore)
+/* ignore: per array, or NULL: arrays whose accesses the analysis leaves out.
+ * roots: per top-level node of k's body, or NULL: the nests analysed. */
+static dep_info *compute(ct_kernel *k, int band, const bool *ignore, const bool *roots)
 {
 	ct_ctx *ctx = k->ctx;
 	dep_info *d = ct_alloc(ctx, sizeof *d);
@@ -1199,8 +1208,16 @@ static dep_info *compute(ct_kernel *k, int band, const bool *ignore)
 	d->k = k;
 	d->band = band;
 	d->ignore = ignore;
+	d->roots = roots;
 	int *dims = ct_alloc(ctx, sizeof *dims * (size_t)(k->nindices + 1));
-	if (!dims || !add_stmts(d, k->body, k->nbody, dims, 0)) {
+	bool added = dims != NULL;
+	for (int r = 0; added && r < k->nbody; r++) {
+		int first = d->nst;
+		added = add_stmts(d, k->body + r, 1, dims, 0);
+		for (int s = first; added && s < d->nst; s++)
+			d->st[s].root = r;
+	}
+	if (!added) {
 		ct_free(ctx, dims);
 		dep_free(d);
 		ct_error(ctx, CT_ERR_NOMEM, "out of memory analysing the dependences of kernel '%s'", k->name);
@@ -1213,7 +1230,7 @@ static dep_info *compute(ct_kernel *k, int band, const bool *ignore)
 		for (int i = 0; i < st->ndims && st->band < 0; i++)
 			if (reordered_root(k, st->dims[i]))
 				st->band = st->dims[i];
-		st->skip = band >= 0 && st->band != band;
+		st->skip = (band >= 0 && st->band != band) || (roots && !roots[st->root]);
 	}
 	if (band == -2)
 		return d; /* the table only */
@@ -1914,7 +1931,7 @@ int dep_loop_carries_private(dep_info *d, const ct_looptree *t, const lt_node *x
 	}
 	ct_ctx_clear_error(k->ctx); /* an unproved temp is shared; the refusal says more */
 	if (any) {
-		dep_info *e = compute(k, -1, ign);
+		dep_info *e = compute(k, -1, ign, d->roots);
 		c = e ? dep_loop_carries(e, t, x, with_reductions) : -1;
 		dep_free(e);
 		for (int a = 0; priv && c == 0 && a < k->narrays; a++)
@@ -2152,14 +2169,14 @@ static bool band_seen(const dep_info *all, int s)
  * 0 broken (v filled), -1 error. */
 static int check_bands(ct_kernel *k, dep_violation *v)
 {
-	dep_info *all = compute(k, -2, NULL); /* -2: no statement analysed, only the table */
+	dep_info *all = compute(k, -2, NULL, NULL); /* -2: no statement analysed, only the table */
 	if (!all)
 		return -1;
 	int r = 1;
 	for (int s = 0; s < all->nst && r == 1; s++) {
 		if (all->st[s].band < 0 || band_seen(all, s))
 			continue;
-		dep_info *d = compute(k, all->st[s].band, NULL);
+		dep_info *d = compute(k, all->st[s].band, NULL, NULL);
 		r = d ? order_keeps(d, true, v) : -1;
 		dep_free(d);
 	}

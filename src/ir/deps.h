@@ -30,6 +30,13 @@ typedef struct dep_info dep_info;
  * NULL with an error on k->ctx (CT_ERR_LIMIT when isl gives up on its
  * operation budget). Free with dep_free. */
 dep_info *dep_compute(ct_kernel *k);
+/* The same for the statements under the top-level nodes k->body[r] with
+ * roots[r] true only (roots: k->nbody entries, borrowed for the life of the
+ * result); the others are left out. A question about a loop of those nests
+ * (dep_loop_carries) gets dep_compute's answer, since both ends of a
+ * dependence it carries lie under it; dep_loop_carries_private does when
+ * roots also holds every nest that accesses a temp of the loop's nest. */
+dep_info *dep_compute_roots(ct_kernel *k, const bool *roots);
 /* The instances of k and their written order only, without the dependences
  * (cheaper: for dep_reads_written, which needs nothing else; the other
  * questions need dep_compute). NULL with an error on k->ctx. */

@@ -617,6 +617,8 @@ typedef struct auto_choice {
 	ct_buf sched;    /* schedule items */
 	ct_buf plan;     /* plan items */
 	ct_buf why;      /* comments of the nest */
+	int ntune;       /* params given a tune list, */
+	int64_t points;  /* the product of their lists' lengths */
 } auto_choice;
 
 static void choice_init(auto_choice *c)
@@ -625,6 +627,8 @@ static void choice_init(auto_choice *c)
 	ct_buf_init(&c->sched);
 	ct_buf_init(&c->plan);
 	ct_buf_init(&c->why);
+	c->ntune = 0;
+	c->points = 1;
 }
 
 static void choice_free(auto_choice *c)
@@ -785,6 +789,13 @@ typedef struct auto_run {
 	const char *keep;                  /* fused row loops (space-separated): their nests keep their order */
 	int evals;                         /* tilings the model evaluated */
 	ct_ctx *tctx;                      /* trial parses (trial_ctx) */
+	/* the nest being chosen for (k->body[top]; -1: none): its candidates are
+	 * checked on the text without the other nests' items (candidate_ok) */
+	int top;
+	size_t sched_base, plan_base;      /* the items from before the first nest (the user's schedule, wave items) */
+	size_t sched_from, plan_from;      /* where this nest's accepted items start */
+	int ntune;                         /* accepted params with a tune list, */
+	int64_t points;                    /* the product of their lists' lengths */
 } auto_run;
 
 /* Whether `work` statement executions pay for starting the threads. */
@@ -793,8 +804,28 @@ static bool worth_threads(const auto_run *R, int64_t work)
 	return R->m.threads > 1 && work >= (int64_t)AUTO_MIN_PAR_WORK * R->m.threads;
 }
 
-/* The text with the accepted items plus candidate c. */
-static char *with_choice(auto_run *R, const auto_choice *c)
+/* Accepted items into b: all of them, or (part) those before base and those
+ * from `from` on. */
+static void put_items(ct_buf *b, const ct_buf *items, bool part, size_t base, size_t from)
+{
+	if (!items->s)
+		return;
+	if (!part) {
+		ct_buf_puts(b, items->s);
+		return;
+	}
+	for (size_t i = 0; i < base && i < items->len; i++)
+		ct_buf_putc(b, items->s[i]);
+	if (from < items->len)
+		ct_buf_puts(b, items->s + from);
+}
+
+/* The text with the accepted items plus candidate c; with own_nest, of the
+ * accepted items only those from before the first nest and this nest's
+ * (R->top): the other nests' schedules and plans, already checked, stay
+ * out, so that the check of a candidate costs the same in the tenth nest as
+ * in the first (their bands and their loops do not meet this nest's). */
+static char *with_items(auto_run *R, const auto_choice *c, bool own_nest)
 {
 	ct_buf p, s, l;
 	ct_buf_init(&p);
@@ -802,15 +833,22 @@ static char *with_choice(auto_run *R, const auto_choice *c)
 	ct_buf_init(&l);
 	ct_buf_puts(&p, R->params.s ? R->params.s : "");
 	ct_buf_puts(&p, c && c->params.s ? c->params.s : "");
-	ct_buf_puts(&s, R->sched.s ? R->sched.s : "");
+	bool part = own_nest && R->top >= 0;
+	put_items(&s, &R->sched, part, R->sched_base, R->sched_from);
 	ct_buf_puts(&s, c && c->sched.s ? c->sched.s : "");
-	ct_buf_puts(&l, R->plan.s ? R->plan.s : "");
+	put_items(&l, &R->plan, part, R->plan_base, R->plan_from);
 	ct_buf_puts(&l, c && c->plan.s ? c->plan.s : "");
 	char *txt = assemble(R->head, p.s, "", s.s, l.s);
 	ct_buf_free(&p);
 	ct_buf_free(&s);
 	ct_buf_free(&l);
 	return txt;
+}
+
+/* The text with the accepted items plus candidate c. */
+static char *with_choice(auto_run *R, const auto_choice *c)
+{
+	return with_items(R, c, false);
 }
 
 /* The model's cost of text (cycles of misses at this machine's caches);
@@ -832,24 +870,72 @@ static double model_cost(auto_run *R, ct_kernel *t, int64_t *misses, int *nlevel
 
 static void accept(auto_run *R, const auto_choice *c)
 {
+	R->ntune += c->ntune;
+	R->points *= c->points;
 	ct_buf_puts(&R->params, c->params.s ? c->params.s : "");
 	ct_buf_puts(&R->sched, c->sched.s ? c->sched.s : "");
 	ct_buf_puts(&R->plan, c->plan.s ? c->plan.s : "");
 	ct_buf_puts(&R->why, c->why.s ? c->why.s : "");
 }
 
+static int accesses_of(const ir_node *x, int a, const ir_expr **out, int n, int cap);
+
+/* Whether node x accesses array a. */
+static bool touches(const ir_node *x, int a)
+{
+	const ir_expr *one[1];
+	return accesses_of(x, a, one, 0, 1) > 0;
+}
+
+/* The nests whose dependences a question about a loop of k->body[top]
+ * needs (dep_compute_roots): that nest, and every top-level node that
+ * accesses one of its temps (a temp is made private to a parallel loop's
+ * iterations only when no access outside the loop needs its values). NULL
+ * when out of memory. */
+static bool *nest_roots(const ct_kernel *k, int top)
+{
+	bool *roots = calloc((size_t)k->nbody + 1, sizeof *roots);
+	if (!roots)
+		return NULL;
+	roots[top] = true;
+	for (int a = 0; a < k->narrays; a++) {
+		if (k->arrays[a].role != CT_TEMP || !touches(k->body[top], a))
+			continue;
+		for (int r = 0; r < k->nbody; r++)
+			roots[r] = roots[r] || touches(k->body[r], a);
+	}
+	return roots;
+}
+
+/* The dependences of trial kernel t for questions about loops of the nest
+ * R->top (dep_compute_roots over nest_roots), or of all of t outside a nest;
+ * *roots: what to free after dep_free. NULL with an error on t's ctx. */
+static dep_info *trial_deps(const auto_run *R, ct_kernel *t, bool **roots)
+{
+	*roots = NULL;
+	if (R->top < 0 || R->top >= t->nbody || t->nbody != R->k->nbody)
+		return dep_compute(t);
+	*roots = nest_roots(t, R->top);
+	return *roots ? dep_compute_roots(t, *roots) : NULL;
+}
+
 /* Check candidate c on top of what was accepted: it parses (the schedule's
- * legality included) and parallel/vector loops carry no dependence. */
+ * legality included) and parallel/vector loops carry no dependence. In a
+ * nest (R->top), on the text with this nest's items only and with the
+ * dependences of this nest (and those sharing its temps): what the other
+ * nests were given has been checked, their bands' checks and loops do not
+ * meet this one's, and the whole file is checked at the end. */
 static bool candidate_ok(auto_run *R, const auto_choice *c, const char **par, int npar, const char **vec, int nvec,
                          char *why, size_t nwhy)
 {
-	char *txt = with_choice(R, c);
+	char *txt = with_items(R, c, true);
 	ct_ctx *cx = NULL;
 	ct_kernel *t = trial_parse(R->tctx, R->k, txt, &cx, why, nwhy);
 	free(txt);
 	bool ok = t != NULL;
 	if (ok && npar + nvec > 0) {
-		dep_info *d = dep_compute(t);
+		bool *roots;
+		dep_info *d = trial_deps(R, t, &roots);
 		ct_looptree *tree = d ? lt_build_loops(t, true) : NULL;
 		if (!d || !tree) {
 			ok = false;
@@ -864,6 +950,7 @@ static bool candidate_ok(auto_run *R, const auto_choice *c, const char **par, in
 		}
 		ct_looptree_free(tree);
 		dep_free(d);
+		free(roots);
 	}
 	ct_kernel_free(t);
 	ct_ctx_free(cx);
@@ -876,11 +963,12 @@ static bool candidate_ok(auto_run *R, const auto_choice *c, const char **par, in
 static void private_note(auto_run *R, const auto_choice *c, const char *x, char *note, size_t n)
 {
 	note[0] = '\0';
-	char *txt = with_choice(R, c);
+	char *txt = with_items(R, c, true);
 	ct_ctx *cx = NULL;
 	ct_kernel *t = txt ? trial_parse(R->tctx, R->k, txt, &cx, NULL, 0) : NULL;
 	free(txt);
-	dep_info *d = t ? dep_compute(t) : NULL;
+	bool *roots = NULL;
+	dep_info *d = t ? trial_deps(R, t, &roots) : NULL;
 	ct_looptree *tree = d ? lt_build_loops(t, true) : NULL;
 	bool *priv = tree ? calloc((size_t)t->narrays + 1, sizeof *priv) : NULL;
 	const lt_node *nodes[1];
@@ -901,6 +989,7 @@ static void private_note(auto_run *R, const auto_choice *c, const char *x, char 
 	free(priv);
 	ct_looptree_free(tree);
 	dep_free(d);
+	free(roots);
 	ct_kernel_free(t);
 	ct_ctx_free(cx);
 	ct_ctx_clear_error(R->tctx);
@@ -911,18 +1000,20 @@ static void private_note(auto_run *R, const auto_choice *c, const char *x, char 
  * the comment. */
 static bool vector_sums(auto_run *R, const auto_choice *c, const char *v)
 {
-	char *txt = with_choice(R, c);
+	char *txt = with_items(R, c, true);
 	ct_ctx *cx = NULL;
 	char err[256];
 	ct_kernel *t = trial_parse(R->tctx, R->k, txt, &cx, err, sizeof err);
 	free(txt);
 	bool sums = false;
-	dep_info *d = t ? dep_compute(t) : NULL;
+	bool *roots = NULL;
+	dep_info *d = t ? trial_deps(R, t, &roots) : NULL;
 	ct_looptree *tree = d ? lt_build_loops(t, true) : NULL;
 	if (tree)
 		sums = loop_carries(t, d, tree, v, true) != 0;
 	ct_looptree_free(tree);
 	dep_free(d);
+	free(roots);
 	ct_kernel_free(t);
 	ct_ctx_free(cx);
 	return sums;
@@ -940,20 +1031,35 @@ static void put_costs(ct_buf *b, const ct_kernel *k, const auto_nest *n)
 		ct_buf_printf(b, "%s%s %.3g", i ? ", " : "", iname(k, n, n->order[i]), n->cost[n->order[i]]);
 }
 
-/* `param NAME = v tune {..}   # note`: v, half and twice it, kept within
- * unit .. top (multiples of unit), increasing, without repeats. */
-static void put_tune(ct_buf *b, const char *name, int64_t v, int64_t unit, int64_t top, const char *note)
+/* The values of a tune list around v: its half and its double as even
+ * blocks, within unit .. top; their count (1 to 3) into c[]. */
+static int tune_values(int64_t v, int64_t unit, int64_t top, int64_t *c)
 {
-	int64_t c[3] = {even_blocks(top, v / 2, unit), v, even_blocks(top, v * 2, unit)};
-	ct_buf_printf(b, "param %s = %lld tune {", name, (long long)v);
+	int64_t all[3] = {even_blocks(top, v / 2, unit), v, even_blocks(top, v * 2, unit)};
+	int n = 0;
 	int64_t last = 0;
 	for (int i = 0; i < 3; i++) {
-		if ((i != 1 && (c[i] < unit || c[i] > top)) || c[i] <= last)
+		if ((i != 1 && (all[i] < unit || all[i] > top)) || all[i] <= last)
 			continue;
-		ct_buf_printf(b, "%s%lld", last ? ", " : "", (long long)c[i]);
-		last = c[i];
+		c[n++] = last = all[i];
 	}
-	ct_buf_printf(b, "}   # auto: %s\n", note);
+	return n;
+}
+
+/* `param NAME = v tune {..}   # note`: v, half and twice it, kept within
+ * unit .. top; without the list (listed false) `param NAME = v   # note`. */
+static void put_tune(ct_buf *b, const char *name, int64_t v, int64_t unit, int64_t top, const char *note, bool listed)
+{
+	ct_buf_printf(b, "param %s = %lld", name, (long long)v);
+	if (listed) {
+		int64_t c[3];
+		int n = tune_values(v, unit, top, c);
+		ct_buf_puts(b, " tune {");
+		for (int i = 0; i < n; i++)
+			ct_buf_printf(b, "%s%lld", i ? ", " : "", (long long)c[i]);
+		ct_buf_putc(b, '}');
+	}
+	ct_buf_printf(b, "   # auto: %s\n", note);
 }
 
 /* Whether access a can be packed: a rank-2 input, const or temp. */
@@ -996,13 +1102,24 @@ static void gemm_choice(auto_run *R, const auto_nest *n, auto_gemm *g, auto_choi
 		g->p_nc = fresh(k, &R->names, "NC_", V);
 		g->p_mc = fresh(k, &R->names, "MC_", U);
 	}
-	char note[128];
-	snprintf(note, sizeof note, "the sum %s in blocks: the left row panel in L1", Rn);
-	put_tune(&c->params, g->p_kc, g->kc, 8, n->trip[g->r], note);
-	snprintf(note, sizeof note, "columns %s in blocks: the right block in the last level", V);
-	put_tune(&c->params, g->p_nc, g->nc, g->nr, n->trip[g->v], note);
-	snprintf(note, sizeof note, "rows %s per block: the rows per thread", U);
-	put_tune(&c->params, g->p_mc, g->mc, g->mr, n->trip[g->u], note);
+	/* tune lists while the file's stay within what the selector and the
+	 * tuner take (the nests after write their blocks as plain params) */
+	int64_t vals[3];
+	int64_t pts = (int64_t)tune_values(g->kc, 8, n->trip[g->r], vals) * tune_values(g->nc, g->nr, n->trip[g->v], vals) *
+	              tune_values(g->mc, g->mr, n->trip[g->u], vals);
+	bool listed = R->ntune + 3 <= CT_SELECT_MAX_PARAMS && R->points <= TUNE_MAX_SPACE / pts;
+	if (listed) {
+		c->ntune = 3;
+		c->points = pts;
+	}
+	const char *plain = listed ? "" : " (no tune list: docs/AUTO.md)";
+	char note[160];
+	snprintf(note, sizeof note, "the sum %s in blocks: the left row panel in L1%s", Rn, plain);
+	put_tune(&c->params, g->p_kc, g->kc, 8, n->trip[g->r], note, listed);
+	snprintf(note, sizeof note, "columns %s in blocks: the right block in the last level%s", V, plain);
+	put_tune(&c->params, g->p_nc, g->nc, g->nr, n->trip[g->v], note, listed);
+	snprintf(note, sizeof note, "rows %s per block: the rows per thread%s", U, plain);
+	put_tune(&c->params, g->p_mc, g->mc, g->mr, n->trip[g->u], note, listed);
 	ct_buf_printf(&c->sched, "  %s, %s, %s = tile(%s=%s, %s=%s, %s=%s)\n", u1, v1, r1, U, g->p_mc, V, g->p_nc, Rn,
 	              g->p_kc);
 	ct_buf_printf(&c->sched, "  %s = split(%s, %d)\n", v2, v1, g->nr);
@@ -1067,8 +1184,10 @@ static void gemm_why(auto_run *R, const auto_nest *n, const auto_gemm *g, auto_c
 	              g->p_mc, (long long)g->mc0, U, (long long)n->trip[g->u], m->threads, g->p_mc, g->mr);
 	ct_buf_printf(w, "#   %s = %lld, %s = %lld, %s = %lld as derived (the model's fixed cost per miss would charge\n"
 	                 "#     the prefetched reads of the packed panels a full latency: its neighbours are not taken;\n"
-	                 "#     the tune lists are for cachet tune and --budget)",
-	              g->p_kc, (long long)g->kc, g->p_nc, (long long)g->nc, g->p_mc, (long long)g->mc);
+	                 "#     %s)",
+	              g->p_kc, (long long)g->kc, g->p_nc, (long long)g->nc, g->p_mc, (long long)g->mc,
+	              c->ntune > 0 ? "the tune lists are for cachet tune and --budget"
+	                           : "no tune lists: the file's earlier nests have as many as cachet tune and the selector take");
 	if (nl < 0)
 		ct_buf_puts(w, "; no model count at these sizes (over its work budget)\n");
 	else {
@@ -4301,6 +4420,8 @@ static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth,
 	R.k = k;
 	R.o = o;
 	R.keep = keep;
+	R.top = -1;
+	R.points = 1;
 	machine_init(k->ctx, o->threads, &R.m);
 	ct_status cst = machine_caches(k->ctx, o->cache_spec, &R.m);
 	if (cst != CT_OK)
@@ -4371,6 +4492,8 @@ static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth,
 		ct_buf_puts(&kept, "# kept from the file: its plan (auto adds nothing to a written plan)\n");
 	} else {
 		wave_plan_items(k, keep, &R.plan);
+		R.sched_base = R.sched.len;
+		R.plan_base = R.plan.len;
 		for (int i = 0; i < k->nbody && R.nests < AUTO_MAX_NESTS; i++) {
 			if (k->body[i]->kind != ND_FOR)
 				continue;
@@ -4379,8 +4502,12 @@ static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth,
 				break;
 			nest_init(k, R.pv, &R.m, k->body[i], n);
 			R.nests++;
+			R.top = i;
+			R.sched_from = R.sched.len;
+			R.plan_from = R.plan.len;
 			if (R.at.has_sched || !try_gemm(&R, n))
 				try_plain(&R, n, R.nests - 1, !R.at.has_sched && !holds_kept(k, k->body[i], keep));
+			R.top = -1;
 			free(n);
 		}
 	}

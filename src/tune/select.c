@@ -327,7 +327,9 @@ ct_selector *ct_selector_new(ct_kernel *k, const char *store_dir)
 	load_records(s, store_dir);
 	return s;
 too_many:
-	ct_error(k->ctx, CT_ERR_LIMIT, "kernel '%s' has too many params for the selector", k->name);
+	ct_error(k->ctx, CT_ERR_LIMIT,
+	         "kernel '%s' has too many params for the selector (it takes %d tunable ones and %d in all)", k->name,
+	         CT_SELECT_MAX_PARAMS, MAX_P);
 	free(s);
 	return NULL;
 }

@@ -11,6 +11,9 @@
 /* Version of the store's file format (tables, columns, checksum bytes). A file
  * with another format version is set aside, not migrated. */
 #define TUNE_STORE_FORMAT 1
+/* The most points a tuning space may have (their product of tune lists);
+ * auto writes its tune lists within it and within CT_SELECT_MAX_PARAMS. */
+#define TUNE_MAX_SPACE 1000000
 /* Written into the meta table so that a stranger's SQLite file is recognised. */
 #define TUNE_STORE_MAGIC "cachet-tune-store"
 

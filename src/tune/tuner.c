@@ -28,7 +28,6 @@
 /* Measured points needed before they re-rank the rest (correct_keys). */
 #define TUNE_CORRECT_MIN 3
 /* More points than this are refused: ranking each costs a model analysis. */
-#define TUNE_MAX_SPACE 1000000
 /* Every point is ranked with the model at this refinement depth (model.h),
  * as the tile search screens; the best few are analysed again in full. */
 #define TUNE_SCREEN_DEPTH 3

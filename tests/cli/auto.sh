@@ -49,6 +49,34 @@ out=$tmp/shared_operand.auto.cachet
 [ "$(grep -c '^  [A-Za-z0-9_]* = cache(X, ' "$out")" = 2 ] && grep -q '^  Wqp = cache(Wq, ' "$out" &&
 	grep -q '^  Wkp = cache(Wk, ' "$out" && ok ||
 	bad "shared_operand: X not packed in both nests: $(grep 'cache(' "$out")"
+# fifteen products in a chain: each nest its register tile; tune lists for the first five (15
+# tunable params: the selector takes 16), plain block params after; it runs through the selector
+auto_runs tests/auto/many_nests.cachet many_nests
+out=$tmp/many_nests.auto.cachet
+[ "$(grep -c '^  unroll(' "$out")" = 15 ] && [ "$(grep -c '^param [A-Z]*_[a-z0-9]* = [0-9]* tune {' "$out")" = 15 ] &&
+	[ "$(grep -c '^param [A-Z]*_[a-z0-9]* = [0-9]*   # auto: .*(no tune list' "$out")" = 30 ] &&
+	grep -q "no tune lists: the file's earlier nests" "$out" && ok ||
+	bad "many_nests: register tiles or tune lists: $(grep -c '^  unroll(' "$out") tiles, $(grep -c 'tune {' "$out") lists"
+expect "many_nests: cachet run --auto, selected" 0 "tuned .*MC_i5=[0-9]* \(model\)" \
+	"$CACHET" run --auto tests/auto/many_nests.cachet --threads 2
+# a temp written and read in each iteration is private to a parallel loop's threads only when
+# no other nest reads it (auto checks a nest with the nests that share its temps)
+auto_runs tests/auto/temp_private.cachet temp_private
+out=$tmp/temp_private.auto.cachet
+grep -q '^  parallelize(i2)' "$out" && ! grep -q '^  parallelize(i)' "$out" &&
+	grep -q "not parallel: parallelize(i): .* 'T'" "$out" && ok ||
+	bad "temp_private: parallel loops: $(grep 'parallel' "$out" | head -4)"
+# more params than the selector takes (17 tunable): cachet run runs the file's values, with a note
+manyt=$(kfile manyt.cachet "kernel manyt" "param N = 40" \
+	"param T1 = 8 tune {4, 8}" "param T2 = 8 tune {4, 8}" "param T3 = 8 tune {4, 8}" "param T4 = 8 tune {4, 8}" \
+	"param T5 = 8 tune {4, 8}" "param T6 = 8 tune {4, 8}" "param T7 = 8 tune {4, 8}" "param T8 = 8 tune {4, 8}" \
+	"param T9 = 8 tune {4, 8}" "param T10 = 8 tune {4, 8}" "param T11 = 8 tune {4, 8}" "param T12 = 8 tune {4, 8}" \
+	"param T13 = 8 tune {4, 8}" "param T14 = 8 tune {4, 8}" "param T15 = 8 tune {4, 8}" "param T16 = 8 tune {4, 8}" \
+	"param T17 = 8 tune {4, 8}" "array A : f64[N] input" "array B : f64[N] output" "for (i: N) {" "  B[i] = 2 * A[i]" "}" \
+	"schedule {" "  ii = split(i, T17)" "}")
+expect "run: too many params for the selector" 0 "running the file's values" "$CACHET" run "$manyt"
+grep -q "verified against the reference interpreter" "$tmp/o" && ! grep -q "tuned" "$tmp/o" && ok ||
+	bad "run: too many params: not run with the file's values: $(cat "$tmp/o")"
 # past the model's work budget (no count at 2048) the file says so
 expect "auto at 2048" 0 "" "$CACHET" auto examples/auto_matmul.cachet -D M=2048 -D N=2048 -D K=2048 --threads 2 \
 	-o "$tmp/mm2048.cachet"
