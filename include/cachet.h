@@ -289,8 +289,9 @@ typedef struct ct_run_options {
 	ct_kernel *reference; /* verify against this kernel's unscheduled interpreter run
 	                       instead of the run kernel's own: borrowed, NULL (the
 	                       default) for the kernel itself. Its arrays must be the run
-	                       kernel's, in order (names, types, elements), else the run
-	                       fails with CT_ERR_USAGE. `cachet run --auto` passes the
+	                       kernel's, in order (names, types, elements; the run kernel
+	                       may have more after them, temps only: a copy auto reads a
+	                       matrix through), else the run fails with CT_ERR_USAGE. `cachet run --auto` passes the
 	                       kernel auto was given: the chosen file may have rewritten
 	                       its loops (distributed, fused), and must compute what the
 	                       user wrote. Distributed runs (ct_kernel_run_ranks) ignore it. */

@@ -167,13 +167,18 @@ ct_status run_verify(ct_kernel *k, const run_buffers *got, const run_buffers *wa
 
 /* Whether kernel ref (ct_run_options.reference) has k's arrays, in order: the same
  * names, types and elements at the current params, so that its interpreter run on k's
- * buffers computes what k must. CT_ERR_USAGE (with the first difference) if not. */
+ * buffers computes what k must; k may have more arrays after them, temps only (the
+ * copies auto reads a matrix through). CT_ERR_USAGE (with the first difference) if not. */
 static ct_status same_arrays(ct_kernel *k, ct_kernel *ref)
 {
-	if (ref->narrays != k->narrays)
-		return ct_error(k->ctx, CT_ERR_USAGE, "the reference kernel '%s' has %d arrays, the run kernel '%s' %d",
+	bool extra_temps = ref->narrays < k->narrays;
+	for (int i = ref->narrays; i < k->narrays; i++)
+		extra_temps = extra_temps && k->arrays[i].role == CT_TEMP;
+	if (ref->narrays != k->narrays && !extra_temps)
+		return ct_error(k->ctx, CT_ERR_USAGE,
+		                "the reference kernel '%s' has %d arrays, the run kernel '%s' %d (more only by temps after them)",
 		                ref->name, ref->narrays, k->name, k->narrays);
-	for (int i = 0; i < k->narrays; i++) {
+	for (int i = 0; i < ref->narrays; i++) {
 		const ir_array *a = &k->arrays[i], *b = &ref->arrays[i];
 		if (strcmp(a->name, b->name) != 0 || a->type != b->type ||
 		    ct_kernel_array_elements(k, i) != ct_kernel_array_elements(ref, i))

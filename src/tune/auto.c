@@ -2219,9 +2219,18 @@ static size_t node_end(const char *s, size_t n, size_t a, bool block)
 	return n;
 }
 
-/* s[a, e) with the identifiers from[i] written to[i]. */
-static void put_renamed(ct_buf *b, const char *s, size_t a, size_t e, const char *const *from, const char *const *to,
-                        int nren)
+/* Identifiers of s written otherwise: those at the offsets at[i] as at_to[i]
+ * (one access, whatever its name), the others named from[i] as to[i]. */
+typedef struct renames {
+	const char *const *from, *const *to;
+	int n;
+	const size_t *at;
+	const char *const *at_to;
+	int nat;
+} renames;
+
+/* s[a, e) with the identifiers renamed as rn says. */
+static void put_renamed_as(ct_buf *b, const char *s, size_t a, size_t e, const renames *rn)
 {
 	for (size_t i = a; i < e;) {
 		if (ident_char(s[i]) && !(s[i] >= '0' && s[i] <= '9') && (i == a || !ident_char(s[i - 1]))) {
@@ -2229,9 +2238,12 @@ static void put_renamed(ct_buf *b, const char *s, size_t a, size_t e, const char
 			while (j < e && ident_char(s[j]))
 				j++;
 			const char *rep = NULL;
-			for (int r = 0; r < nren && !rep; r++)
-				if (strlen(from[r]) == j - i && !strncmp(s + i, from[r], j - i))
-					rep = to[r];
+			for (int r = 0; r < rn->nat && !rep; r++)
+				if (rn->at[r] == i)
+					rep = rn->at_to[r];
+			for (int r = 0; r < rn->n && !rep; r++)
+				if (strlen(rn->from[r]) == j - i && !strncmp(s + i, rn->from[r], j - i))
+					rep = rn->to[r];
 			if (rep)
 				ct_buf_puts(b, rep);
 			else
@@ -2241,6 +2253,14 @@ static void put_renamed(ct_buf *b, const char *s, size_t a, size_t e, const char
 		} else
 			ct_buf_putc(b, s[i++]);
 	}
+}
+
+/* s[a, e) with the identifiers from[i] written to[i]. */
+static void put_renamed(ct_buf *b, const char *s, size_t a, size_t e, const char *const *from, const char *const *to,
+                        int nren)
+{
+	renames rn = {from, to, nren, NULL, NULL, 0};
+	put_renamed_as(b, s, a, e, &rn);
 }
 
 /* The accesses of x (and below) to array a, into out (at most cap). */
@@ -4376,6 +4396,578 @@ static ct_status try_right_looking(auto_run *R, int depth, const char *before, c
 	return CT_OK;
 }
 
+/* ------------------------------------------------------------ triangles in blocks */
+
+/* How many top-level nests of t are a product of two operands summed into
+ * an element (gemm_shape with both operands, and no other read than the
+ * element's own): what the packed register tile takes. */
+static int operand_sums(ct_kernel *t, const int64_t *pv, const auto_machine *m)
+{
+	int count = 0;
+	for (int j = 0; j < t->nbody; j++) {
+		if (t->body[j]->kind != ND_FOR)
+			continue;
+		auto_nest *n = calloc(1, sizeof *n);
+		if (!n)
+			return count;
+		nest_init(t, pv, m, t->body[j], n);
+		auto_gemm g;
+		if (gemm_shape(t, m, n, &g) && g.left >= 0 && g.right >= 0) {
+			int w = -1, others = 0;
+			for (int a = 0; a < n->nacc; a++)
+				if (n->acc[a].write)
+					w = n->acc[a].array;
+			for (int a = 0; a < n->nacc; a++)
+				others += !n->acc[a].write && n->acc[a].array != w;
+			count += others == 2;
+		}
+		free(n);
+	}
+	return count;
+}
+
+/*
+ * A triangle `for (i: LO .. HI, j: JL .. i + D) { body }` (or the upper one,
+ * `j: i + D .. JH`) whose (i, j) iterations are independent is cut in blocks,
+ * as a recursive blocked syrk is: at a middle row m (LO plus a multiple of
+ * the unit U) the rows below m hold a rectangle `j: JL .. m + D` and two
+ * triangles, the rows above m and the rows below, which are cut again while
+ * they have at least 4 U rows. Each rectangle is a nest of its own with
+ * rectangular bounds (params), so it takes the register tile and the packed
+ * panels of a gemm; the triangles left are 2 U to 4 U rows tall. U is four
+ * vectors of the element (32 f64 on AVX-512): a block is then a few register
+ * tiles wide. The split points are params written from the bounds
+ * (`param TR_i_1 = LO + (HI - LO) / (2 U) * U`; integer division rounds
+ * toward zero), so the file computes the same at other sizes.
+ *
+ * Legal when no dependence is carried by i or by j (sums and races
+ * included; temps private to an iteration allowed): then no two (i, j)
+ * iterations depend on each other, and the blocks run each iteration whole,
+ * once. The bound JL must not exceed LO + D (JH not be below HI + D) by a
+ * constant, so that every rectangle's columns start where the triangle's
+ * start.
+ *
+ * An input read both by an access that moves with i and not j and by one
+ * that moves with j and not i (syrk's A[i, k] and A[j, k]) is read in the
+ * rectangles through a copy (a temp filled before the blocks) for the
+ * accesses that move with j: a plan caches an array once per nest, and a
+ * gemm packs each operand in a cache of its own.
+ */
+
+#define TRI_MAX_INNER 16   /* indices declared in the triangle's body */
+#define TRI_MAX_COPY 4     /* arrays read through a copy */
+#define TRI_MAX_AT 32      /* accesses read through a copy */
+#define TRI_MAX_PIECES 64  /* rectangles and triangles */
+
+typedef struct tri_nest {
+	const ir_node *x;                 /* the top-level for */
+	const ir_node *jn;                /* the for that declares j (x, or x's only child) */
+	int i, j;                         /* their index ids */
+	bool lower;                       /* j: JL .. i + D (else i + D .. JH) */
+	aff d, fixed;                     /* D, and JL or JH */
+	size_t body, body_end;            /* the text between jn's braces */
+	const char *inner[TRI_MAX_INNER]; /* the indices the body declares */
+	int ninner;
+	int rest[TRI_MAX_INNER];          /* the indices after j in its header (rectangular) */
+	int nrest;
+	int copy[TRI_MAX_COPY];           /* arrays read through a copy in the rectangles */
+	const char *copy_name[TRI_MAX_COPY];
+	int ncopy;
+	size_t at[TRI_MAX_AT];            /* their accesses that move with j: text offsets */
+	const char *at_to[TRI_MAX_AT];
+	int nat;
+	int64_t unit;                     /* U */
+	int rects, tris, leaf_rows;       /* what the cut made */
+	int splits;                       /* split params written */
+} tri_nest;
+
+/* The aff x without its term in index i (a view: the terms stay x's). */
+static aff aff_without_index(aff x, int i, aff_term *buf, int cap)
+{
+	aff r = {x.c, 0, buf};
+	for (int q = 0; q < x.n && r.n < cap; q++)
+		if (!(x.t[q].kind == AFF_INDEX && x.t[q].id == i))
+			buf[r.n++] = x.t[q];
+	return r;
+}
+
+static int index_terms(aff x)
+{
+	int n = 0;
+	for (int q = 0; q < x.n; q++)
+		n += x.t[q].kind == AFF_INDEX;
+	return n;
+}
+
+/* Whether body nodes v[0..n) use a `let` (its name would be declared once per block). */
+static bool tri_collect(const ct_kernel *k, ir_node *const *v, int n, tri_nest *T)
+{
+	for (int q = 0; q < n; q++) {
+		const ir_node *y = v[q];
+		if (y->kind == ND_LET)
+			return false;
+		if (y->kind == ND_FOR)
+			for (int a = 0; a < y->nidx; a++) {
+				if (T->ninner == TRI_MAX_INNER)
+					return false;
+				T->inner[T->ninner++] = k->indices[y->idx[a]].name;
+			}
+		if (!tri_collect(k, y->body, y->nbody, T) || !tri_collect(k, y->els, y->nels, T))
+			return false;
+	}
+	return true;
+}
+
+/* sign * (a + d - f), d without its term in index i, into *gap when it is a
+ * constant (the params cancel): true then. */
+static bool const_gap(const ct_kernel *k, aff a, aff d, aff f, int i, int sign, int64_t *gap)
+{
+	int64_t *c = calloc((size_t)k->nparams + 1, sizeof *c);
+	if (!c)
+		return false;
+	const aff *x[3] = {&a, &d, &f};
+	int64_t w[3] = {1, 1, -1};
+	bool ok = true;
+	for (int q = 0; q < 3; q++)
+		for (int t = 0; t < x[q]->n; t++) {
+			const aff_term *y = &x[q]->t[t];
+			if (y->kind == AFF_PARAM)
+				c[y->id] += w[q] * y->coef;
+			else
+				ok = ok && q == 1 && y->id == i;
+		}
+	for (int p = 0; p < k->nparams; p++)
+		ok = ok && c[p] == 0;
+	free(c);
+	*gap = sign * (a.c + d.c - f.c);
+	return ok;
+}
+
+/* The element size of the first statement's left-hand side under nodes v[0..n) (0: none,
+ * or not a float: a register tile holds f32 or f64). */
+static int64_t tri_elt(const ct_kernel *k, ir_node *const *v, int n)
+{
+	for (int q = 0; q < n; q++) {
+		ct_dtype t = v[q]->kind == ND_STMT ? k->arrays[v[q]->lhs->id].type : CT_F32;
+		if (v[q]->kind == ND_STMT)
+			return t == CT_F32 || t == CT_F64 ? (int64_t)ct_dtype_size(t) : 0;
+		int64_t e = tri_elt(k, v[q]->body, v[q]->nbody);
+		if (e > 0)
+			return e;
+	}
+	return 0;
+}
+
+/* Whether subscript list of access e uses index id. */
+static bool access_uses(const ir_expr *e, int rank, int id)
+{
+	for (int d = 0; d < rank; d++)
+		if (aff_coef(e->sub[d], AFF_INDEX, id) != 0)
+			return true;
+	return false;
+}
+
+/* The inputs of T's body read by an access moving with i (not j) and by one
+ * moving with j (not i): their j-moving accesses go to a copy. False when
+ * one cannot be placed (its text not where the IR says). */
+static bool tri_copies(auto_run *R, tri_nest *T)
+{
+	const ct_kernel *k = R->k;
+	const char *s = k->text;
+	size_t n = k->text_len;
+	for (int a = 0; a < k->narrays; a++) {
+		const ir_array *ar = &k->arrays[a];
+		if (!ir_array_readonly(ar))
+			continue;
+		const ir_expr *acc[TRI_MAX_AT];
+		int na = 0;
+		for (int q = 0; q < T->jn->nbody; q++)
+			na = accesses_of(T->jn->body[q], a, acc, na, TRI_MAX_AT);
+		bool by_i = false, by_j = false;
+		for (int q = 0; q < na; q++) {
+			bool ui = access_uses(acc[q], ar->rank, T->i), uj = access_uses(acc[q], ar->rank, T->j);
+			by_i = by_i || (ui && !uj);
+			by_j = by_j || (uj && !ui);
+		}
+		if (!by_i || !by_j)
+			continue;
+		if (T->ncopy == TRI_MAX_COPY)
+			return false;
+		const char *cn = fresh(k, &R->names, ar->name, "_t");
+		T->copy[T->ncopy] = a;
+		T->copy_name[T->ncopy++] = cn;
+		size_t len = strlen(ar->name);
+		for (int q = 0; q < na; q++) {
+			if (!access_uses(acc[q], ar->rank, T->j) || access_uses(acc[q], ar->rank, T->i))
+				continue;
+			size_t off = pos_offset(s, n, acc[q]->pos);
+			if (T->nat == TRI_MAX_AT || off + len > n || strncmp(s + off, ar->name, len) != 0 ||
+			    (off + len < n && ident_char(s[off + len])))
+				return false;
+			T->at[T->nat] = off;
+			T->at_to[T->nat++] = cn;
+		}
+	}
+	return true;
+}
+
+/* Whether top-level for x is a triangle of the shape above (its bounds,
+ * body and copies into *T; the legality is tri_legal's). */
+static bool tri_shape(auto_run *R, const ir_node *x, tri_nest *T)
+{
+	const ct_kernel *k = R->k;
+	memset(T, 0, sizeof *T);
+	if (x->kind != ND_FOR)
+		return false;
+	const ir_node *jn = x->nidx >= 2 ? x : x->nidx == 1 && x->nbody == 1 && x->body[0]->kind == ND_FOR ? x->body[0] : NULL;
+	if (!jn || jn->nbody < 1)
+		return false;
+	T->x = x;
+	T->jn = jn;
+	T->i = x->idx[0];
+	int jat = jn == x ? 1 : 0;
+	T->j = jn->idx[jat];
+	/* the indices after j in its header: rectangular, written again in each block's header */
+	for (int q = jat + 1; q < jn->nidx; q++) {
+		const ir_index *y = &k->indices[jn->idx[q]];
+		if (ir_index_affine(y) || y->step != 1 || y->step_expr || T->nrest == TRI_MAX_INNER)
+			return false;
+		T->rest[T->nrest++] = jn->idx[q];
+	}
+	const ir_index *I = &k->indices[T->i], *J = &k->indices[T->j];
+	if (ir_index_affine(I) || I->step != 1 || I->step_expr || !ir_index_affine(J) || J->step != 1 ||
+	    J->step_expr || J->nlo != 1 || J->nhi != 1 || index_terms(I->lo) || index_terms(I->hi))
+		return false;
+	aff lo = J->los[0], hi = J->his[0];
+	int64_t cl = aff_coef(lo, AFF_INDEX, T->i), ch = aff_coef(hi, AFF_INDEX, T->i);
+	if (index_terms(lo) != (cl != 0) || index_terms(hi) != (ch != 0))
+		return false;
+	if (cl == 0 && ch == 1) {
+		T->lower = true;
+		T->d = hi;
+		T->fixed = lo;
+	} else if (cl == 1 && ch == 0) {
+		T->d = lo;
+		T->fixed = hi;
+	} else
+		return false;
+	/* lower: JL <= LO + D, upper: HI + D <= JH, by a constant (D's i term aside) */
+	int64_t gap = 0;
+	if (!const_gap(k, T->lower ? I->lo : I->hi, T->d, T->fixed, T->i, T->lower ? 1 : -1, &gap) || gap < 0)
+		return false;
+	const char *s = k->text;
+	size_t n = k->text_len;
+	/* the body: between the braces of jn */
+	size_t a = pos_offset(s, n, jn->pos), e = node_end(s, n, a, true);
+	int depth = 0;
+	size_t q = a;
+	for (; q < e; q++) {
+		if (s[q] == '(')
+			depth++;
+		else if (s[q] == ')' && --depth == 0)
+			break;
+	}
+	q = skip_space(s, n, q + 1);
+	if (q >= e || s[q] != '{' || e < q + 2 || s[e - 1] != '}')
+		return false;
+	T->body = q + 1;
+	T->body_end = e - 1;
+	return tri_collect(k, jn->body, jn->nbody, T) && tri_copies(R, T);
+}
+
+/* Whether no dependence is carried by T's loops i and j (sums and races
+ * included; temps private to an iteration allowed): 1, 0, -1. */
+static int tri_legal(auto_run *R, const tri_nest *T)
+{
+	ct_kernel *k = R->k;
+	dep_info *d = dep_compute(k);
+	ct_looptree *tree = d ? lt_build_loops(k, false) : NULL;
+	int r = -1;
+	if (tree) {
+		int ci = loop_carries(k, d, tree, k->indices[T->i].name, true);
+		int cj = ci == 0 ? loop_carries(k, d, tree, k->indices[T->j].name, true) : ci;
+		r = ci < 0 || cj < 0 ? -1 : ci == 0 && cj == 0;
+	}
+	ct_looptree_free(tree);
+	dep_free(d);
+	if (r < 0)
+		ct_ctx_clear_error(k->ctx);
+	return r;
+}
+
+/* " + D" for D as written after a name (nothing for 0). */
+static void put_plus(ct_buf *b, const ct_kernel *k, aff dd)
+{
+	if (dd.n == 0 && dd.c == 0)
+		return;
+	if (dd.n == 0) {
+		ct_buf_printf(b, " %c %lld", dd.c < 0 ? '-' : '+', (long long)(dd.c < 0 ? -dd.c : dd.c));
+		return;
+	}
+	ct_buf_puts(b, " + (");
+	lang_aff_print(b, k, dd);
+	ct_buf_putc(b, ')');
+}
+
+/* One block of T: rows r0 .. r1 (texts), columns cl .. ch; a triangle's
+ * bound on the block's own row is written "@" (i + D). */
+static void tri_piece(auto_run *R, tri_nest *T, ct_buf *b, const char *r0, const char *r1, const char *cl,
+                      const char *ch, bool rect)
+{
+	const ct_kernel *k = R->k;
+	char suffix[16];
+	snprintf(suffix, sizeof suffix, "_b%d", T->rects + T->tris + 1);
+	const char *from[2 * TRI_MAX_INNER + 2], *to[2 * TRI_MAX_INNER + 2];
+	int nren = 0;
+	from[nren] = k->indices[T->i].name;
+	to[nren++] = fresh(k, &R->names, k->indices[T->i].name, suffix);
+	from[nren] = k->indices[T->j].name;
+	to[nren++] = fresh(k, &R->names, k->indices[T->j].name, suffix);
+	for (int q = 0; q < T->nrest; q++) {
+		from[nren] = k->indices[T->rest[q]].name;
+		to[nren] = fresh(k, &R->names, from[nren], suffix);
+		nren++;
+	}
+	for (int q = 0; q < T->ninner; q++) {
+		from[nren] = T->inner[q];
+		to[nren++] = fresh(k, &R->names, T->inner[q], suffix);
+	}
+	aff_term buf[IR_MAX_RANK * 4 + 8];
+	aff dd = aff_without_index(T->d, T->i, buf, (int)(sizeof buf / sizeof *buf));
+	ct_buf row;
+	ct_buf_init(&row);
+	ct_buf_puts(&row, to[0]);
+	put_plus(&row, k, dd);
+	ct_buf_printf(b, "for (%s: %s .. %s, %s: %s .. %s", to[0], r0, r1, to[1], strcmp(cl, "@") ? cl : row.s,
+	              strcmp(ch, "@") ? ch : row.s);
+	ct_buf_free(&row);
+	for (int q = 0; q < T->nrest; q++) {
+		const ir_index *y = &k->indices[T->rest[q]];
+		ct_buf_printf(b, ", %s: ", to[2 + q]);
+		lang_aff_print(b, k, y->lo);
+		ct_buf_puts(b, " .. ");
+		lang_aff_print(b, k, y->hi);
+	}
+	ct_buf_puts(b, ") {");
+	renames rn = {from, to, nren, T->at, T->at_to, rect ? T->nat : 0};
+	put_renamed_as(b, R->k->text, T->body, T->body_end, &rn);
+	ct_buf_puts(b, "}\n");
+	if (rect)
+		T->rects++;
+	else
+		T->tris++;
+}
+
+/* The blocks of the triangle of rows r0 .. r1 (texts; v0 .. v1 their values)
+ * whose other column bound is other (JL or JH, or a block's m + D), into b;
+ * the split params into params. */
+static void tri_cut(auto_run *R, tri_nest *T, ct_buf *b, ct_buf *params, const char *r0, const char *r1, int64_t v0,
+                    int64_t v1, const char *other)
+{
+	const ct_kernel *k = R->k;
+	if (v1 - v0 < 4 * T->unit || T->rects + T->tris + 3 > TRI_MAX_PIECES) {
+		if (T->lower)
+			tri_piece(R, T, b, r0, r1, other, "@", false);
+		else
+			tri_piece(R, T, b, r0, r1, "@", other, false);
+		if (v1 - v0 > T->leaf_rows)
+			T->leaf_rows = (int)(v1 - v0);
+		return;
+	}
+	char pname[AUTO_NAME_MAX + 8];
+	snprintf(pname, sizeof pname, "TR_%s", k->indices[T->i].name);
+	char nsuf[16];
+	snprintf(nsuf, sizeof nsuf, "_%d", ++T->splits);
+	const char *m = fresh(k, &R->names, pname, nsuf);
+	if (strcmp(r0, "0") == 0)
+		ct_buf_printf(params, "param %s = %s / %lld * %lld", m, r1, (long long)(2 * T->unit), (long long)T->unit);
+	else
+		ct_buf_printf(params, "param %s = %s + (%s - %s) / %lld * %lld", m, r0, r1, r0, (long long)(2 * T->unit),
+		              (long long)T->unit);
+	ct_buf_printf(params, "   # auto: the rows of the triangle at line %d cut at a multiple of %lld\n", T->x->pos.line,
+	              (long long)T->unit);
+	int64_t vm = v0 + (v1 - v0) / (2 * T->unit) * T->unit;
+	aff_term buf[IR_MAX_RANK * 4 + 8];
+	aff dd = aff_without_index(T->d, T->i, buf, (int)(sizeof buf / sizeof *buf));
+	/* the rectangle's columns end at m + D; a lower triangle with D >= 0 a
+	 * constant may end them at m (then D's columns stay in the triangle
+	 * below, whose rows all reach them), so that they are whole blocks */
+	ct_buf mb;
+	ct_buf_init(&mb);
+	ct_buf_puts(&mb, m);
+	if (!(T->lower && dd.n == 0 && dd.c >= 0))
+		put_plus(&mb, k, dd);
+	char *md = ct_buf_take(&mb);
+	if (!md)
+		return;
+	if (T->lower) {
+		tri_cut(R, T, b, params, r0, m, v0, vm, other);
+		tri_piece(R, T, b, m, r1, other, md, true);
+		tri_cut(R, T, b, params, m, r1, vm, v1, md);
+	} else {
+		tri_cut(R, T, b, params, r0, m, v0, vm, md);
+		tri_piece(R, T, b, r0, m, md, other, true);
+		tri_cut(R, T, b, params, m, r1, vm, v1, other);
+	}
+	free(md);
+}
+
+/* The text of R's kernel with T cut in blocks (NULL when out of memory). */
+static char *tri_text(auto_run *R, tri_nest *T)
+{
+	const ct_kernel *k = R->k;
+	const char *s = k->text;
+	size_t n = k->text_len;
+	const ir_index *I = &k->indices[T->i];
+	ct_buf lo, hi, other, blocks, params;
+	ct_buf_init(&lo);
+	ct_buf_init(&hi);
+	ct_buf_init(&other);
+	ct_buf_init(&blocks);
+	ct_buf_init(&params);
+	lang_aff_print(&lo, k, I->lo);
+	lang_aff_print(&hi, k, I->hi);
+	lang_aff_print(&other, k, T->fixed);
+	bool ok = true;
+	int64_t v0 = aff_eval(I->lo, R->pv, NULL, &ok), v1 = aff_eval(I->hi, R->pv, NULL, &ok);
+	/* the copies first */
+	for (int c = 0; c < T->ncopy; c++) {
+		const ir_array *ar = &k->arrays[T->copy[c]];
+		const char *ix[IR_MAX_RANK];
+		char suffix[16];
+		snprintf(suffix, sizeof suffix, "_c%d", c + 1);
+		for (int d = 0; d < ar->rank; d++) {
+			char base[8];
+			snprintf(base, sizeof base, "x%d", d);
+			ix[d] = fresh(k, &R->names, base, suffix);
+		}
+		ct_buf_puts(&blocks, "for (");
+		for (int d = 0; d < ar->rank; d++) {
+			ct_buf_printf(&blocks, "%s%s: ", d ? ", " : "", ix[d]);
+			lang_aff_print(&blocks, k, ar->ext[d]);
+		}
+		ct_buf_printf(&blocks, ") {\n  %s[", T->copy_name[c]);
+		for (int d = 0; d < ar->rank; d++)
+			ct_buf_printf(&blocks, "%s%s", d ? ", " : "", ix[d]);
+		ct_buf_printf(&blocks, "] = %s[", ar->name);
+		for (int d = 0; d < ar->rank; d++)
+			ct_buf_printf(&blocks, "%s%s", d ? ", " : "", ix[d]);
+		ct_buf_puts(&blocks, "]\n}\n");
+	}
+	if (ok && lo.s && hi.s && other.s)
+		tri_cut(R, T, &blocks, &params, lo.s, hi.s, v0, v1, other.s);
+	ct_buf_free(&lo);
+	ct_buf_free(&hi);
+	ct_buf_free(&other);
+	/* the params after the last param line, the copies' arrays after the last array's */
+	size_t pl = 0, al = 0;
+	if (k->nparams > 0)
+		for (pl = pos_offset(s, n, k->params[k->nparams - 1].pos); pl < n && s[pl] != '\n'; pl++)
+			;
+	for (al = pos_offset(s, n, k->arrays[k->narrays - 1].pos); al < n && s[al] != '\n'; al++)
+		;
+	size_t xa = pos_offset(s, n, T->x->pos), xe = node_end(s, n, xa, true);
+	ct_buf out;
+	ct_buf_init(&out);
+	bool params_first = k->nparams > 0 && pl <= al;
+	size_t at = 0;
+	if (params_first) {
+		for (; at < pl; at++)
+			ct_buf_putc(&out, s[at]);
+		ct_buf_printf(&out, "\n%.*s", params.len > 0 ? (int)params.len - 1 : 0, params.s ? params.s : "");
+	}
+	for (; at < al; at++)
+		ct_buf_putc(&out, s[at]);
+	if (!params_first && params.len > 0)
+		ct_buf_printf(&out, "\n%.*s", (int)params.len - 1, params.s);
+	for (int c = 0; c < T->ncopy; c++) {
+		const ir_array *ar = &k->arrays[T->copy[c]];
+		ct_buf_printf(&out, "\narray %s : %s[", T->copy_name[c], ct_dtype_name(ar->type));
+		for (int d = 0; d < ar->rank; d++) {
+			ct_buf_puts(&out, d ? ", " : "");
+			lang_aff_print(&out, k, ar->ext[d]);
+		}
+		ct_buf_puts(&out, "] temp");
+	}
+	for (; at < xa; at++)
+		ct_buf_putc(&out, s[at]);
+	ct_buf_puts(&out, blocks.s ? blocks.s : "");
+	for (at = xe; at < n && s[at] == '\n'; at++)
+		;
+	for (; at < n; at++)
+		ct_buf_putc(&out, s[at]);
+	ct_buf_free(&blocks);
+	ct_buf_free(&params);
+	return ok ? ct_buf_take(&out) : (ct_buf_free(&out), NULL);
+}
+
+static ct_status try_triangles(auto_run *R, int depth, const char *before, char **text)
+{
+	*text = NULL;
+	const ct_kernel *k = R->k;
+	if (k->narrays == 0)
+		return CT_OK;
+	int had = operand_sums(R->k, R->pv, &R->m);
+	for (int i = 0; i < k->nbody && !*text; i++) {
+		tri_nest T;
+		auto_names keep = R->names;
+		if (!tri_shape(R, k->body[i], &T)) {
+			R->names = keep;
+			continue;
+		}
+		const ir_index *I = &k->indices[T.i];
+		bool ok = true;
+		int64_t rows = aff_eval(I->hi, R->pv, NULL, &ok) - aff_eval(I->lo, R->pv, NULL, &ok);
+		/* the register tile's types only */
+		int64_t elt = tri_elt(k, T.jn->body, T.jn->nbody);
+		T.unit = elt > 0 ? 4 * (R->m.vector_bytes / elt) : 0;
+		if (!ok || T.unit < 1 || rows < 4 * T.unit) {
+			R->names = keep;
+			continue;
+		}
+		char *tt = tri_text(R, &T);
+		ct_ctx *cx = NULL;
+		ct_kernel *t = tt ? trial_parse(R->tctx, R->k, tt, &cx, NULL, 0) : NULL;
+		int64_t *pv = t ? calloc((size_t)t->nparams + 1, sizeof *pv) : NULL;
+		if (pv)
+			ir_param_values(t, pv);
+		int more = pv ? operand_sums(t, pv, &R->m) - had : 0;
+		free(pv);
+		int legal = more > 0 ? tri_legal(R, &T) : -1;
+		const char *in = k->indices[T.i].name, *jn = k->indices[T.j].name;
+		if (more > 0 && legal == 0)
+			ct_buf_printf(&R->why,
+			              "# the triangle at line %d, for (%s, %s), is not cut in blocks: a dependence is carried\n"
+			              "#   by %s or %s, so its iterations must keep their order\n",
+			              T.x->pos.line, in, jn, in, jn);
+		if (more > 0 && legal == 1) {
+			ct_buf note;
+			ct_buf_init(&note);
+			ct_buf_printf(&note,
+			              "# the triangle at line %d, for (%s, %s), is cut in blocks: %d rectangle(s), each a\n"
+			              "#   product of two operands as a gemm (a register tile and packed panels), and %d\n"
+			              "#   triangle(s) of at most %d rows (a triangle is cut while it has 4 x %lld rows: %lld =\n"
+			              "#   four vectors of its element); legal: no dependence is carried by %s or %s, so its\n"
+			              "#   iterations may run in any order\n",
+			              T.x->pos.line, in, jn, T.rects, T.tris, T.leaf_rows, (long long)T.unit,
+			              (long long)T.unit, in, jn);
+			for (int c = 0; c < T.ncopy; c++)
+				ct_buf_printf(&note,
+				              "#   %s is read by the rectangles through its copy %s where the access moves with %s:\n"
+				              "#   a nest caches an array once, and the two operands are packed apart\n",
+				              k->arrays[T.copy[c]].name, T.copy_name[c], jn);
+			auto_rewritten_after(R, t, depth, text, before, note.s ? note.s : "");
+			ct_buf_free(&note);
+		}
+		if (!*text)
+			R->names = keep;
+		ct_kernel_free(t);
+		ct_ctx_free(cx);
+		free(tt);
+	}
+	return CT_OK;
+}
+
 static ct_status run_budget(auto_run *R, char **text);
 static void insert_after_header(char **text, const char *lines);
 
@@ -4474,7 +5066,8 @@ static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth,
 	     (try_fuse(&R, depth, note, &dist) == CT_OK && dist) ||
 	     (try_rowfuse(&R, depth, note, &dist) == CT_OK && dist) ||
 	     (try_wave(&R, depth, note, &dist) == CT_OK && dist) ||
-	     (try_right_looking(&R, depth, note, &dist) == CT_OK && dist))) {
+	     (try_right_looking(&R, depth, note, &dist) == CT_OK && dist) ||
+	     (try_triangles(&R, depth, note, &dist) == CT_OK && dist))) {
 		ct_buf_free(&kept);
 		ct_buf_free(&R.params);
 		ct_buf_free(&R.sched);

@@ -66,6 +66,32 @@ out=$tmp/temp_private.auto.cachet
 grep -q '^  parallelize(i2)' "$out" && ! grep -q '^  parallelize(i)' "$out" &&
 	grep -q "not parallel: parallelize(i): .* 'T'" "$out" && ok ||
 	bad "temp_private: parallel loops: $(grep 'parallel' "$out" | head -4)"
+# triangles of products cut in blocks (docs/AUTO.md): the rectangles get register tiles and read
+# a copy of the operand that moves with j; the file verifies against the kernel as written
+# (for 64-byte vectors: a block is four vectors of the element, 32 f64, and a triangle is cut
+# from 128 rows on)
+out=$tmp/tri_blocks.auto.cachet
+expect "auto tri_blocks" 0 "" "$CACHET" auto tests/auto/tri_blocks.cachet --threads 2 --vector-bytes 64 -o "$out"
+expect "auto tri_blocks: runs, verified" 0 "verified against the reference interpreter" \
+	"$CACHET" run "$out" --threads 2
+[ "$(grep -c '), is cut in blocks: ' "$out")" = 2 ] && grep -q '^array A_t : f64\[N, M\] temp' "$out" &&
+	grep -q '^array B_t : f32\[M, N\] temp' "$out" && grep -q '^param TR_i_1 = N / 64 \* 32 ' "$out" &&
+	grep -q 'S\[i_b2, j_b2\] += A\[i_b2, k_b2\] \* A_t\[j_b2, k_b2\]' "$out" &&
+	[ "$(grep -c '^  unroll(' "$out")" -ge 2 ] && ok ||
+	bad "tri_blocks: triangles not cut in blocks: $(grep -c 'is cut in blocks' "$out") cut, $(grep -c '^  unroll(' "$out") tiles"
+expect "tri_blocks: cachet run --auto, verified against the written kernel" 0 "verified against the reference" \
+	"$CACHET" run --auto tests/auto/tri_blocks.cachet --threads 1 --vector-bytes 64
+expect "tri_blocks at other sizes: the split params follow N" 0 "verified against the reference" \
+	"$CACHET" run "$out" -D N=77 -D M=5 --threads 2
+# a triangle too short for blocks (under 4 units of rows), and an integer one (no register
+# tile), are left whole
+expect "tri_blocks small: not cut" 0 "" "$CACHET" auto tests/auto/tri_blocks.cachet -D N=100 --vector-bytes 64 \
+	-o "$tmp/tb_small.cachet"
+! grep -q 'is cut in blocks' "$tmp/tb_small.cachet" && ok || bad "tri_blocks small: cut"
+tri_int=$(kfile tri_int.cachet "kernel tri_int" "param M = 40, N = 300" "array A : i32[N, M] input" \
+	"array S : i32[N, N] inout" "for (i: N, j: 0 .. i + 1, k: M) {" "  S[i, j] += A[i, k] * A[j, k]" "}")
+expect "tri_int: not cut" 0 "" "$CACHET" auto "$tri_int" --vector-bytes 64 -o "$tmp/tri_int.auto.cachet"
+! grep -q 'is cut in blocks' "$tmp/tri_int.auto.cachet" && ok || bad "tri_int: cut"
 # more params than the selector takes (17 tunable): cachet run runs the file's values, with a note
 manyt=$(kfile manyt.cachet "kernel manyt" "param N = 40" \
 	"param T1 = 8 tune {4, 8}" "param T2 = 8 tune {4, 8}" "param T3 = 8 tune {4, 8}" "param T4 = 8 tune {4, 8}" \

@@ -71,6 +71,7 @@ typedef struct verdict {
 	int auto_jam;        /* and jams blocks of the fused passes' rows into their vector loops */
 	int auto_dist;       /* auto's file distributes a nest */
 	int auto_rl;         /* auto's file interchanges a left-looking pair of loops right-looking */
+	int auto_tri;        /* auto's file cuts a triangle in blocks */
 	int compiles;        /* compiler runs measured (a code-cache hit is not one) */
 	double compile_s;    /* their total seconds */
 	double compile_max;  /* the slowest one */
@@ -858,6 +859,11 @@ static int run_auto(ct_kernel *k, ct_ctx *ctx, const char *text, size_t len, ver
 	 * cache tiles smaller than the loops */
 	if (cur_seed & 2)
 		o.cache_spec = AUTO_TINY_CACHES;
+	/* and every other seed (another bit) for vectors of 16 bytes: auto's units derived from them
+	 * (a triangle's blocks: four vectors) then fit kernels of fuzz size; the run compiles for
+	 * them too */
+	if (cur_seed & 4)
+		ct_ctx_set_option(c2, CT_OPT_VECTOR_BYTES, 16);
 	char *out = NULL;
 	ct_status st = ct_kernel_autoschedule(p, &o, &out, NULL);
 	ct_kernel *a = NULL;
@@ -866,6 +872,7 @@ static int run_auto(ct_kernel *k, ct_ctx *ctx, const char *text, size_t len, ver
 		v->auto_fused = strstr(out, " are fused along their rows ") != NULL;
 		v->auto_dist = strstr(out, " is distributed (one nest per part)") != NULL;
 		v->auto_rl = strstr(out, " are interchanged\n#   (right-looking)") != NULL;
+		v->auto_tri = strstr(out, "), is cut in blocks: ") != NULL;
 		v->auto_blocked = v->auto_fused && strstr(out, " in blocks of TB_") != NULL;
 		v->auto_passes = strstr(out, " are fused along its rows (loop ") != NULL;
 		v->auto_wave = strstr(out, " runs its rows in a wavefront ") != NULL;
@@ -1864,6 +1871,7 @@ typedef struct tally {
 	long auto_jam;          /* auto's files that jam blocks of fused passes' rows */
 	long auto_dist;         /* auto's files that distribute a nest */
 	long auto_rl;           /* auto's files that interchange loops right-looking */
+	long auto_tri;          /* auto's files that cut a triangle in blocks */
 } tally;
 
 static double now(void)
@@ -1902,9 +1910,10 @@ static void summary(const tally *t, double secs)
 	if (t->verified[E_AUTO])
 		printf("auto: %ld files fuse sweeps along their rows (%ld of them block the time loop), %ld fuse passes along a "
 		       "matrix's rows (%ld of them jam blocks of rows into the vector loops), %ld run rows as a wavefront, %ld "
-		       "distribute a nest, %ld interchange loops right-looking (half the seeds plan for the caches %s)\n",
+		       "distribute a nest, %ld interchange loops right-looking, %ld cut a triangle in blocks (half the seeds "
+		       "plan for the caches %s, half for vectors of 16 bytes)\n",
 		       t->auto_fused, t->auto_blocked, t->auto_passes, t->auto_jam, t->auto_wave, t->auto_dist, t->auto_rl,
-		       AUTO_TINY_CACHES);
+		       t->auto_tri, AUTO_TINY_CACHES);
 	if (cfg.cuda || cfg.cudacompile)
 		printf("cuda: %ld kernels refused by the CUDA generator with a message (not findings); %ld nvcc batches\n",
 		       t->cuda_refused, t->cuda_batches);
@@ -2058,6 +2067,7 @@ static void run_share(int w, int jobs, tally *t)
 		t->auto_jam += v.auto_jam;
 		t->auto_dist += v.auto_dist;
 		t->auto_rl += v.auto_rl;
+		t->auto_tri += v.auto_tri;
 		if (v.verified[E_MPI] && k.kind == PG_DIST && k.d.shape < 8)
 			t->dist_kinds[k.d.shape]++;
 		if (v.cuda_pending && g_npend < (int)(sizeof g_pend / sizeof *g_pend))
@@ -2135,6 +2145,7 @@ static int campaign(void)
 			t.early_read += part.early_read;
 			t.preduce += part.preduce;
 			t.auto_fused += part.auto_fused, t.auto_dist += part.auto_dist, t.auto_rl += part.auto_rl;
+			t.auto_tri += part.auto_tri;
 			t.auto_blocked += part.auto_blocked;
 			t.auto_passes += part.auto_passes, t.auto_wave += part.auto_wave, t.auto_jam += part.auto_jam;
 			for (int s = 0; s < 8; s++)

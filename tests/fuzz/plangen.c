@@ -84,6 +84,7 @@ static void use(pg_kernel *k, int ai, int n, ...)
 }
 
 static int affine_shape(const pg_kernel *k);
+static int syrk_unclamped(const pg_kernel *k);
 static void kill_split(pg_kernel *k, int s);
 static void kill_cache(pg_kernel *k, int c);
 
@@ -458,6 +459,8 @@ static void make_template(pg_kernel *k, rng *r)
 		 * (print_affine); the bands as the shape's loops are written, each affine loop fixed */
 		int shape = affine_shape(k);
 		add_param(k, "M", pick_extent(r, 0));
+		if (syrk_unclamped(k))
+			k->p[k->np - 1].value = 32 + rint_(r, 48);
 		add_param(k, "N", pick_extent(r, 0));
 		add_param(k, "K", pick_extent(r, 0));
 		/* the strips (shape 8): P strips of 4 rows, the rows' extent 4*P */
@@ -2163,6 +2166,13 @@ static int affine_shape(const pg_kernel *k)
 	return hi == 0 ? 8 : hi == 1 && ((k->variant >> 12) & 1) ? 9 : (int)(k->variant & 7);
 }
 
+/* Whether the syrk-like shape (2) is written unclamped, `j: 0 .. i + 1` (variant bit 13, where
+ * its offset is 1: bit 9, or bit 6 clear). */
+static int syrk_unclamped(const pg_kernel *k)
+{
+	return affine_shape(k) == 2 && ((k->variant >> 13) & 1) && (((k->variant >> 9) & 1) || !((k->variant >> 6) & 1));
+}
+
 /* The affine nests: trmm-like (shape 0), banded matrix-vector (1), syrk-like lower triangle (2),
  * forward substitution in place (3; bit 9: with lu's left-looking row before it), tetrahedral (4), upper triangle with a clamped start (5),
  * trmm in i-k-j order (6), a banded product with an inner sum (7), trsm's strips (8), tiles of
@@ -2188,8 +2198,13 @@ static void print_affine(const pg_kernel *k, obuf *o, int ik)
 		    up ? "C[i, j]" : "2");
 		break;
 	case 2:
-		put(o, "for (i: M, j: 0 .. min(i + %d, M), k: K) {\n  S[i, j] += A[i, k] * A[j, k]\n}\n",
-		    up ? 1 : (e % 2) + 1);
+		/* bit 13 with the offset 1: `j: 0 .. i + 1`, unclamped (j < M holds): the triangle auto
+		 * cuts in blocks when M is large enough (its rows are drawn from 32 .. 79 then) */
+		if (syrk_unclamped(k))
+			put(o, "for (i: M, j: 0 .. i + 1, k: K) {\n  S[i, j] += A[i, k] * A[j, k]\n}\n");
+		else
+			put(o, "for (i: M, j: 0 .. min(i + %d, M), k: K) {\n  S[i, j] += A[i, k] * A[j, k]\n}\n",
+			    up ? 1 : (e % 2) + 1);
 		break;
 	case 3:
 		put(o, "for (i: M) {\n  Y[i] = %s\n  for (j: max(0, i - %d) .. i) {\n", ik ? "i" : "0.25 * i", d + 1);
