@@ -1490,7 +1490,9 @@ CT_API void ct_auto_options_init(CT_KEEP ct_auto_options *o);
  * and parallel loops where no dependence is carried. A schedule or plan
  * the file has is kept. *text (malloc'd, the caller frees it; *len its
  * length when len is not NULL) is the whole file, comments on each choice
- * included; it checks. With o->budget > 0 the tuner measures the tile
+ * included; it checks. It has k's arrays, in order, and may add temps
+ * after them (a copy a triangle's blocks read an operand through); it may
+ * rewrite the loops, so verify its runs against k (ct_run_options.reference). With o->budget > 0 the tuner measures the tile
  * params (ct_tune) and the file takes the fastest verified point; with 0
  * nothing is measured. o NULL = defaults. k is left as it was.
  * CT_ERR_INPUT for a kernel of another target. */
