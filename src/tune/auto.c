@@ -2454,9 +2454,25 @@ static void auto_rewritten_after(auto_run *R, ct_kernel *t, int depth, char **te
  * nest at a time (PolyBench's 3mm distributes three). */
 #define AUTO_MAX_DISTRIBUTE 8
 
+/* Whether gemm-shaped nest n (g) is a product of two operands summed into an
+ * element: both operands found, and no other read than the element's own
+ * (what the packed register tile takes). */
+static bool two_operand_sum(const auto_nest *n, const auto_gemm *g)
+{
+	if (g->left < 0 || g->right < 0)
+		return false;
+	int w = -1, others = 0;
+	for (int a = 0; a < n->nacc; a++)
+		if (n->acc[a].write)
+			w = n->acc[a].array;
+	for (int a = 0; a < n->nacc; a++)
+		others += !n->acc[a].write && n->acc[a].array != w;
+	return others == 2;
+}
+
 /* How many top-level nests of t (parameter values pv) are sums that take a
- * register tile. */
-static int tiled_sums(ct_kernel *t, const int64_t *pv, const auto_machine *m)
+ * register tile (two_operands: and are a product of two operands). */
+static int count_sums(ct_kernel *t, const int64_t *pv, const auto_machine *m, bool two_operands)
 {
 	int count = 0;
 	for (int j = 0; j < t->nbody; j++) {
@@ -2467,10 +2483,15 @@ static int tiled_sums(ct_kernel *t, const int64_t *pv, const auto_machine *m)
 		if (!n)
 			return count;
 		nest_init(t, pv, m, t->body[j], n);
-		count += gemm_shape(t, m, n, &g);
+		count += gemm_shape(t, m, n, &g) && (!two_operands || two_operand_sum(n, &g));
 		free(n);
 	}
 	return count;
+}
+
+static int tiled_sums(ct_kernel *t, const int64_t *pv, const auto_machine *m)
+{
+	return count_sums(t, pv, m, false);
 }
 
 /* Whether the statements directly in for x, the innermost of the perfect
@@ -4398,34 +4419,6 @@ static ct_status try_right_looking(auto_run *R, int depth, const char *before, c
 
 /* ------------------------------------------------------------ triangles in blocks */
 
-/* How many top-level nests of t are a product of two operands summed into
- * an element (gemm_shape with both operands, and no other read than the
- * element's own): what the packed register tile takes. */
-static int operand_sums(ct_kernel *t, const int64_t *pv, const auto_machine *m)
-{
-	int count = 0;
-	for (int j = 0; j < t->nbody; j++) {
-		if (t->body[j]->kind != ND_FOR)
-			continue;
-		auto_nest *n = calloc(1, sizeof *n);
-		if (!n)
-			return count;
-		nest_init(t, pv, m, t->body[j], n);
-		auto_gemm g;
-		if (gemm_shape(t, m, n, &g) && g.left >= 0 && g.right >= 0) {
-			int w = -1, others = 0;
-			for (int a = 0; a < n->nacc; a++)
-				if (n->acc[a].write)
-					w = n->acc[a].array;
-			for (int a = 0; a < n->nacc; a++)
-				others += !n->acc[a].write && n->acc[a].array != w;
-			count += others == 2;
-		}
-		free(n);
-	}
-	return count;
-}
-
 /*
  * A triangle `for (i: LO .. HI, j: JL .. i + D) { body }` (or the upper one,
  * `j: i + D .. JH`) whose (i, j) iterations are independent is cut in blocks,
@@ -4477,6 +4470,7 @@ typedef struct tri_nest {
 	const char *at_to[TRI_MAX_AT];
 	int nat;
 	int64_t unit;                     /* U */
+	bool at_m;                        /* a lower triangle's rectangles end at m, not m + D */
 	int rects, tris, leaf_rows;       /* what the cut made */
 	int splits;                       /* split params written */
 } tri_nest;
@@ -4499,7 +4493,8 @@ static int index_terms(aff x)
 	return n;
 }
 
-/* Whether body nodes v[0..n) use a `let` (its name would be declared once per block). */
+/* The indices the body nodes v[0..n) declare, into T (each block renames them); false
+ * when there are too many or a `let` (its name would be declared once per block). */
 static bool tri_collect(const ct_kernel *k, ir_node *const *v, int n, tri_nest *T)
 {
 	for (int q = 0; q < n; q++) {
@@ -4548,9 +4543,10 @@ static bool const_gap(const ct_kernel *k, aff a, aff d, aff f, int i, int sign, 
 static int64_t tri_elt(const ct_kernel *k, ir_node *const *v, int n)
 {
 	for (int q = 0; q < n; q++) {
-		ct_dtype t = v[q]->kind == ND_STMT ? k->arrays[v[q]->lhs->id].type : CT_F32;
-		if (v[q]->kind == ND_STMT)
+		if (v[q]->kind == ND_STMT) {
+			ct_dtype t = k->arrays[v[q]->lhs->id].type;
 			return t == CT_F32 || t == CT_F64 ? (int64_t)ct_dtype_size(t) : 0;
+		}
 		int64_t e = tri_elt(k, v[q]->body, v[q]->nbody);
 		if (e > 0)
 			return e;
@@ -4655,6 +4651,15 @@ static bool tri_shape(auto_run *R, const ir_node *x, tri_nest *T)
 	int64_t gap = 0;
 	if (!const_gap(k, T->lower ? I->lo : I->hi, T->d, T->fixed, T->i, T->lower ? 1 : -1, &gap) || gap < 0)
 		return false;
+	/* a lower triangle whose D >= 0 is a constant and JL <= LO by a constant may end its
+	 * rectangles' columns at m (whole blocks of U): every row from m on reaches column m,
+	 * and the triangle below m starts at column m, its own first row's */
+	aff_term dbuf[IR_MAX_RANK * 4 + 8];
+	aff dd = aff_without_index(T->d, T->i, dbuf, (int)(sizeof dbuf / sizeof *dbuf));
+	aff none = {0, 0, NULL};
+	int64_t gap0 = 0;
+	T->at_m = T->lower && dd.n == 0 && dd.c >= 0 && const_gap(k, I->lo, none, T->fixed, T->i, 1, &gap0) &&
+	          gap0 >= 0;
 	const char *s = k->text;
 	size_t n = k->text_len;
 	/* the body: between the braces of jn */
@@ -4789,13 +4794,11 @@ static void tri_cut(auto_run *R, tri_nest *T, ct_buf *b, ct_buf *params, const c
 	int64_t vm = v0 + (v1 - v0) / (2 * T->unit) * T->unit;
 	aff_term buf[IR_MAX_RANK * 4 + 8];
 	aff dd = aff_without_index(T->d, T->i, buf, (int)(sizeof buf / sizeof *buf));
-	/* the rectangle's columns end at m + D; a lower triangle with D >= 0 a
-	 * constant may end them at m (then D's columns stay in the triangle
-	 * below, whose rows all reach them), so that they are whole blocks */
+	/* the rectangle's columns end at m + D, or at m (T->at_m) */
 	ct_buf mb;
 	ct_buf_init(&mb);
 	ct_buf_puts(&mb, m);
-	if (!(T->lower && dd.n == 0 && dd.c >= 0))
+	if (!T->at_m)
 		put_plus(&mb, k, dd);
 	char *md = ct_buf_take(&mb);
 	if (!md)
@@ -4907,7 +4910,7 @@ static ct_status try_triangles(auto_run *R, int depth, const char *before, char 
 	const ct_kernel *k = R->k;
 	if (k->narrays == 0)
 		return CT_OK;
-	int had = operand_sums(R->k, R->pv, &R->m);
+	int had = count_sums(R->k, R->pv, &R->m, true);
 	for (int i = 0; i < k->nbody && !*text; i++) {
 		tri_nest T;
 		auto_names keep = R->names;
@@ -4931,7 +4934,7 @@ static ct_status try_triangles(auto_run *R, int depth, const char *before, char 
 		int64_t *pv = t ? calloc((size_t)t->nparams + 1, sizeof *pv) : NULL;
 		if (pv)
 			ir_param_values(t, pv);
-		int more = pv ? operand_sums(t, pv, &R->m) - had : 0;
+		int more = pv ? count_sums(t, pv, &R->m, true) - had : 0;
 		free(pv);
 		int legal = more > 0 ? tri_legal(R, &T) : -1;
 		const char *in = k->indices[T.i].name, *jn = k->indices[T.j].name;

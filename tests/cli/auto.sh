@@ -83,6 +83,13 @@ expect "tri_blocks: cachet run --auto, verified against the written kernel" 0 "v
 	"$CACHET" run --auto tests/auto/tri_blocks.cachet --threads 1 --vector-bytes 64
 expect "tri_blocks at other sizes: the split params follow N" 0 "verified against the reference" \
 	"$CACHET" run "$out" -D N=77 -D M=5 --threads 2
+# columns that start past the first row: the rectangles end at m + D
+out=$tmp/tri_offset.auto.cachet
+expect "auto tri_offset" 0 "" "$CACHET" auto tests/auto/tri_offset.cachet --vector-bytes 64 -o "$out"
+grep -q '), is cut in blocks: ' "$out" && grep -q '^for (i_b2: TR_i_2 .. TR_i_1, j_b2: 100 .. TR_i_2 + 100, ' "$out" &&
+	ok || bad "tri_offset: blocks: $(grep '^for' "$out" | head -3)"
+expect "tri_offset: cachet run --auto, verified" 0 "verified against the reference" \
+	"$CACHET" run --auto tests/auto/tri_offset.cachet --threads 2 --vector-bytes 64
 # a triangle too short for blocks (under 4 units of rows), and an integer one (no register
 # tile), are left whole
 expect "tri_blocks small: not cut" 0 "" "$CACHET" auto tests/auto/tri_blocks.cachet -D N=100 --vector-bytes 64 \
