@@ -2200,11 +2200,12 @@ static void print_affine(const pg_kernel *k, obuf *o, int ik)
 	case 2:
 		/* bit 13 with the offset 1: `j: 0 .. i + 1`, unclamped (j < M holds): the triangle auto
 		 * cuts in blocks when M is large enough (its rows are drawn from 32 .. 79 then); */
-		/* bit 14: the columns shifted by c = 1 + d: `j: c .. i + c + 1` (they start past the
-		 * first row, so auto's rectangles must end at m + D) */
+		/* bit 14: the columns shifted by c = 1 + 5 d: `j: c .. i + c + 1` (they start past the
+		 * first row, up to 36 rows past: beyond auto's first cuts at fuzz sizes, so that its
+		 * rectangles must end at m + D) */
 		if (syrk_unclamped(k) && ((k->variant >> 14) & 1))
-			put(o, "for (i: M, j: %d .. i + %d, k: K) {\n  S[i, j - %d] += A[i, k] * A[j - %d, k]\n}\n", 1 + d,
-			    2 + d, 1 + d, 1 + d);
+			put(o, "for (i: M, j: %d .. i + %d, k: K) {\n  S[i, j - %d] += A[i, k] * A[j - %d, k]\n}\n",
+			    1 + 5 * d, 2 + 5 * d, 1 + 5 * d, 1 + 5 * d);
 		else if (syrk_unclamped(k))
 			put(o, "for (i: M, j: 0 .. i + 1, k: K) {\n  S[i, j] += A[i, k] * A[j, k]\n}\n");
 		else
