@@ -4840,7 +4840,7 @@ static char *tri_text(auto_run *R, tri_nest *T)
 		char suffix[16];
 		snprintf(suffix, sizeof suffix, "_c%d", c + 1);
 		for (int d = 0; d < ar->rank; d++) {
-			char base[8];
+			char base[16];
 			snprintf(base, sizeof base, "x%d", d);
 			ix[d] = fresh(k, &R->names, base, suffix);
 		}
