@@ -134,8 +134,9 @@ int run_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
 	ct_solution sol;
 	ct_selector *sel;
 	ct_status st;
-	sel = wants_selector(k, c) ? ct_selector_new(k, NULL) : NULL;
-	if (wants_selector(k, c) && !sel) {
+	int selected = wants_selector(k, c);
+	sel = selected ? ct_selector_new(k, NULL) : NULL;
+	if (selected && !sel) {
 		if (ct_ctx_last_status(ctx) != CT_ERR_LIMIT)
 			return fail(ctx, ct_ctx_last_status(ctx));
 		/* more params than the selector takes: the file's own values, as with -D */

@@ -792,6 +792,7 @@ typedef struct auto_run {
 	/* the nest being chosen for (k->body[top]; -1: none): its candidates are
 	 * checked on the text without the other nests' items (candidate_ok) */
 	int top;
+	bool *roots;                       /* its nests for the dependences (nest_roots), NULL: all */
 	size_t sched_base, plan_base;      /* the items from before the first nest (the user's schedule, wave items) */
 	size_t sched_from, plan_from;      /* where this nest's accepted items start */
 	int ntune;                         /* accepted params with a tune list, */
@@ -907,16 +908,15 @@ static bool *nest_roots(const ct_kernel *k, int top)
 	return roots;
 }
 
-/* The dependences of trial kernel t for questions about loops of the nest
- * R->top (dep_compute_roots over nest_roots), or of all of t outside a nest;
- * *roots: what to free after dep_free. NULL with an error on t's ctx. */
-static dep_info *trial_deps(const auto_run *R, ct_kernel *t, bool **roots)
+/* The dependences of trial kernel t (R's kernel with other schedule and plan
+ * items: the same body) for questions about loops of the nest R->top
+ * (dep_compute_roots over R->roots), or of all of t outside a nest. NULL with
+ * an error on t's ctx. */
+static dep_info *trial_deps(const auto_run *R, ct_kernel *t)
 {
-	*roots = NULL;
-	if (R->top < 0 || R->top >= t->nbody || t->nbody != R->k->nbody)
+	if (!R->roots || t->nbody != R->k->nbody)
 		return dep_compute(t);
-	*roots = nest_roots(t, R->top);
-	return *roots ? dep_compute_roots(t, *roots) : NULL;
+	return dep_compute_roots(t, R->roots);
 }
 
 /* Check candidate c on top of what was accepted: it parses (the schedule's
@@ -934,8 +934,7 @@ static bool candidate_ok(auto_run *R, const auto_choice *c, const char **par, in
 	free(txt);
 	bool ok = t != NULL;
 	if (ok && npar + nvec > 0) {
-		bool *roots;
-		dep_info *d = trial_deps(R, t, &roots);
+		dep_info *d = trial_deps(R, t);
 		ct_looptree *tree = d ? lt_build_loops(t, true) : NULL;
 		if (!d || !tree) {
 			ok = false;
@@ -950,7 +949,6 @@ static bool candidate_ok(auto_run *R, const auto_choice *c, const char **par, in
 		}
 		ct_looptree_free(tree);
 		dep_free(d);
-		free(roots);
 	}
 	ct_kernel_free(t);
 	ct_ctx_free(cx);
@@ -967,8 +965,7 @@ static void private_note(auto_run *R, const auto_choice *c, const char *x, char 
 	ct_ctx *cx = NULL;
 	ct_kernel *t = txt ? trial_parse(R->tctx, R->k, txt, &cx, NULL, 0) : NULL;
 	free(txt);
-	bool *roots = NULL;
-	dep_info *d = t ? trial_deps(R, t, &roots) : NULL;
+	dep_info *d = t ? trial_deps(R, t) : NULL;
 	ct_looptree *tree = d ? lt_build_loops(t, true) : NULL;
 	bool *priv = tree ? calloc((size_t)t->narrays + 1, sizeof *priv) : NULL;
 	const lt_node *nodes[1];
@@ -989,7 +986,6 @@ static void private_note(auto_run *R, const auto_choice *c, const char *x, char 
 	free(priv);
 	ct_looptree_free(tree);
 	dep_free(d);
-	free(roots);
 	ct_kernel_free(t);
 	ct_ctx_free(cx);
 	ct_ctx_clear_error(R->tctx);
@@ -1006,14 +1002,12 @@ static bool vector_sums(auto_run *R, const auto_choice *c, const char *v)
 	ct_kernel *t = trial_parse(R->tctx, R->k, txt, &cx, err, sizeof err);
 	free(txt);
 	bool sums = false;
-	bool *roots = NULL;
-	dep_info *d = t ? trial_deps(R, t, &roots) : NULL;
+	dep_info *d = t ? trial_deps(R, t) : NULL;
 	ct_looptree *tree = d ? lt_build_loops(t, true) : NULL;
 	if (tree)
 		sums = loop_carries(t, d, tree, v, true) != 0;
 	ct_looptree_free(tree);
 	dep_free(d);
-	free(roots);
 	ct_kernel_free(t);
 	ct_ctx_free(cx);
 	return sums;
@@ -4451,6 +4445,7 @@ static ct_status try_right_looking(auto_run *R, int depth, const char *before, c
 #define TRI_MAX_COPY 4     /* arrays read through a copy */
 #define TRI_MAX_AT 32      /* accesses read through a copy */
 #define TRI_MAX_PIECES 64  /* rectangles and triangles */
+#define TRI_MAX_TERMS 40   /* terms of a bound of j (aff_without_index's buffers) */
 
 typedef struct tri_nest {
 	const ir_node *x;                 /* the top-level for */
@@ -4475,7 +4470,8 @@ typedef struct tri_nest {
 	int splits;                       /* split params written */
 } tri_nest;
 
-/* The aff x without its term in index i (a view: the terms stay x's). */
+/* The aff x without its term in index i, its other terms copied into buf (at most cap:
+ * callers take bounds of at most TRI_MAX_TERMS terms). */
 static aff aff_without_index(aff x, int i, aff_term *buf, int cap)
 {
 	aff r = {x.c, 0, buf};
@@ -4483,14 +4479,6 @@ static aff aff_without_index(aff x, int i, aff_term *buf, int cap)
 		if (!(x.t[q].kind == AFF_INDEX && x.t[q].id == i))
 			buf[r.n++] = x.t[q];
 	return r;
-}
-
-static int index_terms(aff x)
-{
-	int n = 0;
-	for (int q = 0; q < x.n; q++)
-		n += x.t[q].kind == AFF_INDEX;
-	return n;
 }
 
 /* The indices the body nodes v[0..n) declare, into T (each block renames them); false
@@ -4632,11 +4620,17 @@ static bool tri_shape(auto_run *R, const ir_node *x, tri_nest *T)
 	}
 	const ir_index *I = &k->indices[T->i], *J = &k->indices[T->j];
 	if (ir_index_affine(I) || I->step != 1 || I->step_expr || !ir_index_affine(J) || J->step != 1 ||
-	    J->step_expr || J->nlo != 1 || J->nhi != 1 || index_terms(I->lo) || index_terms(I->hi))
+	    J->step_expr || J->nlo != 1 || J->nhi != 1 || aff_uses_kind(I->lo, AFF_INDEX) ||
+	    aff_uses_kind(I->hi, AFF_INDEX))
 		return false;
 	aff lo = J->los[0], hi = J->his[0];
+	if (lo.n > TRI_MAX_TERMS || hi.n > TRI_MAX_TERMS)
+		return false;
 	int64_t cl = aff_coef(lo, AFF_INDEX, T->i), ch = aff_coef(hi, AFF_INDEX, T->i);
-	if (index_terms(lo) != (cl != 0) || index_terms(hi) != (ch != 0))
+	/* no index but i in j's bounds */
+	aff_term obuf[TRI_MAX_TERMS];
+	if (aff_uses_kind(aff_without_index(lo, T->i, obuf, (int)(sizeof obuf / sizeof *obuf)), AFF_INDEX) ||
+	    aff_uses_kind(aff_without_index(hi, T->i, obuf, (int)(sizeof obuf / sizeof *obuf)), AFF_INDEX))
 		return false;
 	if (cl == 0 && ch == 1) {
 		T->lower = true;
@@ -4654,7 +4648,7 @@ static bool tri_shape(auto_run *R, const ir_node *x, tri_nest *T)
 	/* a lower triangle whose D >= 0 is a constant and JL <= LO by a constant may end its
 	 * rectangles' columns at m (whole blocks of U): every row from m on reaches column m,
 	 * and the triangle below m starts at column m, its own first row's */
-	aff_term dbuf[IR_MAX_RANK * 4 + 8];
+	aff_term dbuf[TRI_MAX_TERMS];
 	aff dd = aff_without_index(T->d, T->i, dbuf, (int)(sizeof dbuf / sizeof *dbuf));
 	aff none = {0, 0, NULL};
 	int64_t gap0 = 0;
@@ -4737,7 +4731,7 @@ static void tri_piece(auto_run *R, tri_nest *T, ct_buf *b, const char *r0, const
 		from[nren] = T->inner[q];
 		to[nren++] = fresh(k, &R->names, T->inner[q], suffix);
 	}
-	aff_term buf[IR_MAX_RANK * 4 + 8];
+	aff_term buf[TRI_MAX_TERMS];
 	aff dd = aff_without_index(T->d, T->i, buf, (int)(sizeof buf / sizeof *buf));
 	ct_buf row;
 	ct_buf_init(&row);
@@ -4792,7 +4786,7 @@ static void tri_cut(auto_run *R, tri_nest *T, ct_buf *b, ct_buf *params, const c
 	ct_buf_printf(params, "   # auto: the rows of the triangle at line %d cut at a multiple of %lld\n", T->x->pos.line,
 	              (long long)T->unit);
 	int64_t vm = v0 + (v1 - v0) / (2 * T->unit) * T->unit;
-	aff_term buf[IR_MAX_RANK * 4 + 8];
+	aff_term buf[TRI_MAX_TERMS];
 	aff dd = aff_without_index(T->d, T->i, buf, (int)(sizeof buf / sizeof *buf));
 	/* the rectangle's columns end at m + D, or at m (T->at_m) */
 	ct_buf mb;
@@ -5099,11 +5093,14 @@ static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth,
 			nest_init(k, R.pv, &R.m, k->body[i], n);
 			R.nests++;
 			R.top = i;
+			R.roots = nest_roots(k, i); /* NULL (out of memory): the whole kernel's */
 			R.sched_from = R.sched.len;
 			R.plan_from = R.plan.len;
 			if (R.at.has_sched || !try_gemm(&R, n))
 				try_plain(&R, n, R.nests - 1, !R.at.has_sched && !holds_kept(k, k->body[i], keep));
 			R.top = -1;
+			free(R.roots);
+			R.roots = NULL;
 			free(n);
 		}
 	}
