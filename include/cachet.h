@@ -1508,7 +1508,8 @@ typedef struct ct_selector ct_selector;
 typedef enum ct_select_source {
 	CT_SELECT_EXACT = 0,   /* a verified store record of these sizes */
 	CT_SELECT_NEAREST = 1, /* the record of the nearest size class */
-	CT_SELECT_MODEL = 2    /* no record: the model's best candidate */
+	CT_SELECT_MODEL = 2,   /* no record: the model's best candidate */
+	CT_SELECT_FILE = 3     /* no record: the kernel's own values (ct_selector_fallback) */
 } ct_select_source;
 CT_API CT_KEEP const char *ct_select_source_name(ct_select_source s);
 
@@ -1541,6 +1542,15 @@ typedef struct ct_solution {
  * (cachet run then runs the file's own values). */
 CT_API CT_GIVE ct_selector *ct_selector_new(CT_KEEP ct_kernel *k, CT_KEEP const char *store_dir);
 CT_API void ct_selector_free(CT_TAKE ct_selector *s);
+/* What s answers for sizes the store has no record of (neither exact nor
+ * of a size class): CT_SELECT_MODEL (the default), the model's best
+ * candidate, or CT_SELECT_FILE, the kernel's own values of its tunable
+ * params in one piece (its own tail loops take the sizes that are not
+ * multiples of its tiles, as a run with every value set does): what
+ * cachet run --auto asks, auto's values being derived from the machine
+ * already (docs/AUTO.md). Answers given before are forgotten.
+ * CT_ERR_USAGE for another source. */
+CT_API ct_status ct_selector_fallback(CT_KEEP ct_selector *s, ct_select_source fallback);
 /* The solution for the sizes sizes[0..nsizes-1] (the values of k's size
  * params in declaration order, as ct_kernel_tune_key names them): the
  * verified record of exactly these sizes, else the record of the nearest

@@ -136,6 +136,11 @@ int run_kernel(ct_ctx *ctx, ct_kernel *k, cli *c)
 	ct_status st;
 	int selected = wants_selector(k, c);
 	sel = selected ? ct_selector_new(k, NULL) : NULL;
+	/* run --auto: without a record, auto's derived values, not the model's pick among them */
+	if (sel && c->auto_plan && ct_selector_fallback(sel, CT_SELECT_FILE) != CT_OK) {
+		ct_selector_free(sel);
+		return fail(ctx, ct_ctx_last_status(ctx));
+	}
 	if (selected && !sel) {
 		if (ct_ctx_last_status(ctx) != CT_ERR_LIMIT)
 			return fail(ctx, ct_ctx_last_status(ctx));

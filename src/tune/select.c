@@ -46,6 +46,7 @@ struct ct_selector {
 	int nrecs;
 	sel_rec *recs;
 	memo slots[MEMO_SLOTS];
+	ct_select_source fallback; /* the answer without a record: CT_SELECT_MODEL or CT_SELECT_FILE */
 	int load_rank;          /* since the last run: 0 every piece from memory, 1 one from disk, 2 one compiled */
 	double compile_seconds; /* and the compile time of those compiled */
 };
@@ -56,6 +57,7 @@ const char *ct_select_source_name(ct_select_source s)
 	case CT_SELECT_EXACT: return "exact";
 	case CT_SELECT_NEAREST: return "nearest";
 	case CT_SELECT_MODEL: return "model";
+	case CT_SELECT_FILE: return "file";
 	}
 	return "?";
 }
@@ -298,6 +300,7 @@ ct_selector *ct_selector_new(ct_kernel *k, const char *store_dir)
 		return NULL;
 	}
 	s->k = k;
+	s->fallback = CT_SELECT_MODEL;
 	s->dtype = tune_kernel_dtype(k);
 	for (int i = 0; i < k->nparams; i++) {
 		if (k->params[i].ntune > 0) {
@@ -339,6 +342,18 @@ static void memo_clear(memo *m)
 	free(m->pieces);
 	free(m->entries);
 	memset(m, 0, sizeof *m);
+}
+
+ct_status ct_selector_fallback(ct_selector *s, ct_select_source fallback)
+{
+	if (!s)
+		return CT_ERR_USAGE;
+	if (fallback != CT_SELECT_MODEL && fallback != CT_SELECT_FILE)
+		return ct_error(s->k->ctx, CT_ERR_USAGE, "a selector falls back on the model or the file's values");
+	for (int i = 0; i < MEMO_SLOTS; i++)
+		memo_clear(&s->slots[i]);
+	s->fallback = fallback;
+	return CT_OK;
 }
 
 void ct_selector_free(ct_selector *s)
@@ -425,8 +440,15 @@ static ct_status choose(ct_selector *s, const int64_t *sizes, memo *m)
 		snprintf(m->size_class, sizeof m->size_class, "%s", s->recs[best].size_class);
 		return CT_OK;
 	}
-	/* no record: the model ranks the space at these sizes */
 	ct_kernel *k = s->k;
+	m->size_class[0] = 0;
+	if (s->fallback == CT_SELECT_FILE) { /* no record: the kernel's own values */
+		for (int t = 0; t < s->nt; t++)
+			m->sol.values[t] = k->params[s->tids[t]].value;
+		m->sol.source = CT_SELECT_FILE;
+		return CT_OK;
+	}
+	/* no record: the model ranks the space at these sizes */
 	kept kp;
 	keep_params(k, &kp);
 	ct_status st = CT_OK;
@@ -490,8 +512,9 @@ static ct_status make_pieces(ct_selector *s, const int64_t *sizes, double flops,
 	for (int t = 0; t < s->nt; t++)
 		full[s->tids[t]] = m->sol.values[t];
 	int cuts[CT_SELECT_MAX_PARAMS], ncuts = 0;
-	/* a device's kernel runs whole on its device (ct_kernel_run_selected) */
-	for (int t = 0; t < s->nt && !runs_whole(k); t++) {
+	/* a device's kernel runs whole on its device (ct_kernel_run_selected); the
+	 * file's values run whole, as with every value set */
+	for (int t = 0; t < s->nt && !runs_whole(k) && m->sol.source != CT_SELECT_FILE; t++) {
 		int p = s->cut[t];
 		if (p < 0 || full[p] <= m->sol.values[t] || full[p] % m->sol.values[t] == 0 || ncuts == 6)
 			continue;

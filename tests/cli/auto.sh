@@ -57,8 +57,16 @@ out=$tmp/many_nests.auto.cachet
 	[ "$(grep -c '^param [A-Z]*_[a-z0-9]* = [0-9]*   # auto: .*(no tune list' "$out")" = 30 ] &&
 	grep -q "no tune lists: the file's earlier nests" "$out" && ok ||
 	bad "many_nests: register tiles or tune lists: $(grep -c '^  unroll(' "$out") tiles, $(grep -c 'tune {' "$out") lists"
-expect "many_nests: cachet run --auto, selected" 0 "tuned .*MC_i5=[0-9]* \(model\)" \
+expect "many_nests: cachet run --auto, selected" 0 "tuned .*MC_i5=[0-9]* \(file\)" \
 	"$CACHET" run --auto tests/auto/many_nests.cachet --threads 2
+# run --auto with no record in the store runs auto's derived values (the selector's file
+# fallback), in one piece, not the model's pick among the tune lists
+"$CACHET" auto examples/auto_matmul.cachet -D M=200 -D N=300 -D K=1000 --threads 1 >"$tmp/mm_file.cachet" 2>&1
+mm_vals=$(sed -n 's/^param \([A-Z]*_[a-z]\) = \([0-9]*\) tune .*/\1=\2/p' "$tmp/mm_file.cachet" | sort | tr '\n' ' ')
+expect "run --auto: auto's values" 0 '"source": "file"' "$CACHET" run --auto examples/auto_matmul.cachet \
+	-D M=200 -D N=300 -D K=1000 --threads 1 --json
+got=$(python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["tuned"]; print(" ".join(sorted("%s=%d" % kv for kv in t["params"].items())), t["pieces"])' "$tmp/o" 2>&1)
+[ -n "$mm_vals" ] && [ "$got" = "$(echo "$mm_vals" | sed 's/ $//') 1" ] && ok || bad "run --auto: ran $got, auto's file has $mm_vals"
 # a temp written and read in each iteration is private to a parallel loop's threads only when
 # no other nest reads it (auto checks a nest with the nests that share its temps)
 auto_runs tests/auto/temp_private.cachet temp_private

@@ -720,6 +720,46 @@ static void select_tails_prime(void)
 	ct_ctx_free(ctx);
 }
 
+/* The file's values as the answer without a record (cachet run --auto): the kernel's own
+ * values of its tunable params, one piece where the model's answer cuts a tail; a record
+ * still wins; the model again when asked; any other source refused. */
+static void select_file_fallback(void)
+{
+	char dir[256];
+	new_dir(dir, sizeof dir);
+	ct_ctx *ctx = ct_ctx_new();
+	ct_kernel *k = tmm(ctx, 37, 29, 13, "16 tune {8, 16}", "4 tune {4, 8}");
+	ct_selector *s = k ? ct_selector_new(k, dir) : NULL;
+	ct_solution sol;
+	int64_t sm[3] = {37, 29, 13};
+	CHECK(s && ct_selector_fallback(s, CT_SELECT_FILE) == CT_OK);
+	CHECK(s && ct_select(s, sm, 3, &sol) == CT_OK && sol.source == CT_SELECT_FILE);
+	if (s) {
+		CHECKF(sol.ntuned == 3 && sol.values[0] == 16 && sol.values[1] == 4 && sol.values[2] == 8,
+		       "values %lld %lld %lld", (long long)sol.values[0], (long long)sol.values[1],
+		       (long long)sol.values[2]);
+		CHECKF(sol.npieces == 1 && sol.pieces[0].value[0] == 37, "%d pieces", sol.npieces);
+		CHECK(strcmp(ct_select_source_name(sol.source), "file") == 0 && sol.size_class[0] == 0);
+		double e = solution_error(k, s, &sol);
+		CHECKF(e <= 1e-3, "error %g", e);
+		CHECK(ct_selector_fallback(s, CT_SELECT_EXACT) == CT_ERR_USAGE);
+		CHECK(ct_selector_fallback(s, CT_SELECT_MODEL) == CT_OK);
+		CHECK(ct_select(s, sm, 3, &sol) == CT_OK && sol.source == CT_SELECT_MODEL);
+	}
+	CHECK(ct_selector_fallback(NULL, CT_SELECT_FILE) == CT_ERR_USAGE);
+	ct_selector_free(s);
+	/* a record of these sizes: the record, not the file's values */
+	if (k)
+		put_rec(ctx, dir, k, "M=37:N=29:K=13", "TI=8:TJ=8:TK=8", 1);
+	s = k ? ct_selector_new(k, dir) : NULL;
+	CHECK(s && ct_selector_fallback(s, CT_SELECT_FILE) == CT_OK);
+	CHECK(s && ct_select(s, sm, 3, &sol) == CT_OK && sol.source == CT_SELECT_EXACT && sol.values[0] == 8 &&
+	      sol.values[1] == 8);
+	ct_selector_free(s);
+	ct_kernel_free(k);
+	ct_ctx_free(ctx);
+}
+
 /* A size used other than as a plain extent is never cut. */
 static void select_no_unsafe_cut(void)
 {
@@ -883,6 +923,7 @@ int main(void)
 	RUN(select_fallbacks);
 	RUN(select_out_of_space);
 	RUN(select_tails_prime);
+	RUN(select_file_fallback);
 	RUN(select_no_unsafe_cut);
 	RUN(select_no_affine_cut);
 	RUN(tune_affine);
