@@ -967,6 +967,24 @@ static const char *find_polly(void)
 	return NULL;
 }
 
+/* The first name of the --only list with no kernel file in dir (printed into out), or 0 when
+ * every name has one: a misspelt name would otherwise drop its kernel from the table unseen. */
+static int unknown_name(const options *o, char *out, size_t cap)
+{
+	for (const char *p = o->only; p && *p;) {
+		const char *end = strchr(p, ',');
+		int len = end ? (int)(end - p) : (int)strlen(p);
+		char path[1200];
+		snprintf(path, sizeof path, "%s/%.*s.cachet", o->dir, len, p);
+		if (len == 0 || access(path, R_OK) != 0) {
+			snprintf(out, cap, "%.*s", len, p);
+			return 1;
+		}
+		p = end ? end + 1 : NULL;
+	}
+	return 0;
+}
+
 /* The kernel files of dir that the options select, sorted by name. */
 static int list_kernels(const options *o, suite_kernel *ks)
 {
@@ -1067,6 +1085,12 @@ int main(int argc, char **argv)
 	if (!o.polly_cc)
 		o.polly_cc = find_polly();
 	static suite_kernel ks[MAX_KERNELS];
+	char bad_name[128];
+	if (unknown_name(&o, bad_name, sizeof bad_name)) {
+		fprintf(stderr, "bench_poly: --only: no kernel named '%s' in %s (the names are its files' names)\n",
+		        bad_name, o.dir);
+		return 2;
+	}
 	int nk = list_kernels(&o, ks);
 	if (nk == 0) {
 		fprintf(stderr, "bench_poly: no kernels in %s%s%s\n", o.dir, o.only ? " named " : "",

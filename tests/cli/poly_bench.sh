@@ -46,6 +46,12 @@ exec "$real" "\$@"
 EOS
 chmod +x "$tmp/cachet"
 
+# 0. a name of --only with no kernel file is refused (it dropped its kernel from the table unseen)
+"$tmp/bench_poly" --quick --only gemm,2mm --no-halide --cachet "$tmp/cachet" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ "$rc" = 2 ] && grep -q "no kernel named '2mm'" "$tmp/err" && [ ! -s "$tmp/out" ] && ok "--only: unknown name refused" ||
+	bad "--only: unknown name: exit $rc: $(tail -2 "$tmp/err")"
+
 # 1. --quick, gemm on 2 threads with a stand-in auto: every peer measured and verified
 # (1 thread, Halide and jacobi2d in 2.)
 "$tmp/bench_poly" --quick --only gemm --threads 2 --no-halide --cachet "$tmp/cachet" >"$tmp/out" 2>"$tmp/err"
