@@ -458,7 +458,6 @@ static ct_status choose(ct_selector *s, const int64_t *sizes, memo *m)
 		st = tune_model_best(k, s->tids, s->nt, 256, m->sol.values);
 	put_back(k, &kp);
 	m->sol.source = CT_SELECT_MODEL;
-	m->size_class[0] = 0;
 	return st;
 }
 
