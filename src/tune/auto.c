@@ -2671,6 +2671,273 @@ static ct_status try_distribute(auto_run *R, int depth, const char *before, char
 	return CT_OK;
 }
 
+/* ------------------------------------------------------------ a sum of products split in its products */
+
+/* Sums of products a loop may be split into (syr2k's two). */
+#define AUTO_MAX_ADDENDS 8
+
+/* The addends of e, a left-associated chain of `+` as parsed (`a + b + c`:
+ * ((a + b) + c)), into out (a parenthesized right operand is one addend);
+ * their count, 0 when more than cap. */
+static int addends(const ir_expr *e, const ir_expr **out, int cap)
+{
+	if (!e)
+		return 0;
+	if (e->kind != EX_ADD || e->nargs != 2) {
+		if (cap < 1)
+			return 0;
+		out[0] = e;
+		return 1;
+	}
+	int n = addends(e->args[0], out, cap - 1);
+	if (n == 0)
+		return 0;
+	out[n] = e->args[1];
+	return n + 1;
+}
+
+/* The array reads of product e (factors of `*` and `-`: reads, numbers and
+ * params) into acc (at most 2); -1 when e is not such a product or has
+ * more than two reads. */
+static int product_reads(const ir_expr *e, const ir_expr **acc, int n)
+{
+	if (!e)
+		return -1;
+	switch (e->kind) {
+	case EX_NUM:
+	case EX_PARAM:
+		return n;
+	case EX_ACCESS:
+		if (n >= 2)
+			return -1;
+		acc[n] = e;
+		return n + 1;
+	case EX_NEG:
+		return e->nargs == 1 ? product_reads(e->args[0], acc, n) : -1;
+	case EX_MUL:
+		if (e->nargs != 2)
+			return -1;
+		n = product_reads(e->args[0], acc, n);
+		return n < 0 ? -1 : product_reads(e->args[1], acc, n);
+	default:
+		return -1;
+	}
+}
+
+static bool access_uses(const ir_expr *e, int rank, int id);
+
+/* Whether addend e of an update of lhs is a product of two operands as a
+ * register tile takes it (gemm's A[i, k] * B[k, j] into C[i, j]): two
+ * reads, neither of lhs's array; an index the element does not use that
+ * both use (the sum), and for each read an index of the element it uses
+ * and the other does not (its rows, the other's columns). */
+static bool tile_product(const ct_kernel *k, const ir_expr *lhs, const ir_expr *e)
+{
+	const ir_expr *acc[2];
+	if (product_reads(e, acc, 0) != 2 || acc[0]->id == lhs->id || acc[1]->id == lhs->id)
+		return false;
+	bool sum = false, rows = false, cols = false;
+	for (int id = 0; id < k->nindices; id++) {
+		bool in_elt = access_uses(lhs, k->arrays[lhs->id].rank, id);
+		bool a = access_uses(acc[0], k->arrays[acc[0]->id].rank, id);
+		bool b = access_uses(acc[1], k->arrays[acc[1]->id].rank, id);
+		sum = sum || (!in_elt && a && b);
+		rows = rows || (in_elt && a && !b);
+		cols = cols || (in_elt && b && !a);
+	}
+	return sum && rows && cols;
+}
+
+/* The offsets in s[a, e) (an expression's text) just past each `+` at depth
+ * 0 that adds two addends (not a sign, not an exponent's), into cut; their
+ * count, -1 when more than cap. */
+static int top_pluses(const char *s, size_t a, size_t e, size_t *cut, int cap)
+{
+	int depth = 0, n = 0;
+	for (size_t i = a; i < e; i++) {
+		char c = s[i];
+		if (c == '(' || c == '[')
+			depth++;
+		else if (c == ')' || c == ']')
+			depth--;
+		if (c != '+' || depth != 0)
+			continue;
+		size_t p = i;
+		while (p > a && (s[p - 1] == ' ' || s[p - 1] == '\t'))
+			p--;
+		if (p == a || !(ident_char(s[p - 1]) || s[p - 1] == ')' || s[p - 1] == ']' || s[p - 1] == '.'))
+			continue; /* a sign */
+		size_t w = p;
+		while (w > a && (ident_char(s[w - 1]) || s[w - 1] == '.'))
+			w--;
+		if (w < p && s[w] >= '0' && s[w] <= '9' && (s[p - 1] == 'e' || s[p - 1] == 'E'))
+			continue; /* 1.5e+3 */
+		if (n >= cap)
+			return -1;
+		cut[n++] = i + 1;
+	}
+	return n;
+}
+
+/* A loop split into its products: for x (one statement s in its braces,
+ * X[f] += p1 + p2 + ...) and the text spans of the addends. */
+typedef struct split_sum {
+	const ir_node *x, *s;
+	int n;
+	size_t lo[AUTO_MAX_ADDENDS], hi[AUTO_MAX_ADDENDS]; /* addend m: text [lo, hi) */
+	size_t op;                                          /* the statement's `+=` or `-=` */
+} split_sum;
+
+/* Whether for x is a loop whose only child is an update X[f] += p1 + p2
+ * (+ ...; also -=) whose addends are each a product of two operands that a
+ * register tile takes (tile_product), their text found (*sp). */
+static bool split_shape(const ct_kernel *k, const ir_node *x, split_sum *sp)
+{
+	if (x->kind != ND_FOR || x->nbody != 1 || x->nidx > 8)
+		return false;
+	const ir_node *s = x->body[0];
+	if (s->kind != ND_STMT || (s->op != AS_ADD && s->op != AS_SUB) || !s->lhs || s->lhs->kind != EX_ACCESS)
+		return false;
+	const ir_expr *add[AUTO_MAX_ADDENDS];
+	int n = addends(s->rhs, add, AUTO_MAX_ADDENDS);
+	if (n < 2)
+		return false;
+	for (int m = 0; m < n; m++)
+		if (!tile_product(k, s->lhs, add[m]))
+			return false;
+	const char *t = k->text;
+	size_t len = k->text_len, xa = pos_offset(t, len, x->pos), a = pos_offset(t, len, s->pos);
+	if (strncmp(t + xa, "for", 3) != 0 || !memchr(t + xa, '{', a > xa ? a - xa : 0))
+		return false;
+	size_t e = node_end(t, len, a, false);
+	size_t op = a;
+	while (op + 1 < e && !((t[op] == '+' || t[op] == '-') && t[op + 1] == '='))
+		op++;
+	if (op + 1 >= e)
+		return false;
+	size_t cut[AUTO_MAX_ADDENDS];
+	if (top_pluses(t, op + 2, e, cut, AUTO_MAX_ADDENDS) != n - 1)
+		return false;
+	sp->x = x;
+	sp->s = s;
+	sp->n = n;
+	sp->op = op;
+	for (int m = 0; m < n; m++) {
+		sp->lo[m] = m == 0 ? op + 2 : cut[m - 1];
+		sp->hi[m] = m == n - 1 ? e : cut[m] - 1;
+		while (sp->lo[m] < sp->hi[m] && (t[sp->lo[m]] == ' ' || t[sp->lo[m]] == '\t'))
+			sp->lo[m]++;
+		while (sp->hi[m] > sp->lo[m] && (t[sp->hi[m] - 1] == ' ' || t[sp->hi[m] - 1] == '\t'))
+			sp->hi[m]--;
+		if (sp->lo[m] == sp->hi[m])
+			return false;
+	}
+	return true;
+}
+
+/* The first loop at or below x that split_shape takes. */
+static bool find_split(const ct_kernel *k, const ir_node *x, split_sum *sp)
+{
+	if (split_shape(k, x, sp))
+		return true;
+	for (int c = 0; c < x->nbody; c++)
+		if (find_split(k, x->body[c], sp))
+			return true;
+	for (int c = 0; c < x->nels; c++)
+		if (find_split(k, x->els[c], sp))
+			return true;
+	return false;
+}
+
+/* The text of R's kernel with loop sp->x written once per addend, each
+ * copy updating the element with its addend alone, the copies' indices
+ * renamed `_1`, ... (the first keeps the names); as parts_text writes
+ * distributed loops. */
+static char *split_sum_text(auto_run *R, const split_sum *sp)
+{
+	const ct_kernel *k = R->k;
+	const char *s = k->text;
+	size_t len = k->text_len, a = pos_offset(s, len, sp->x->pos), e = node_end(s, len, a, true);
+	size_t hb = (size_t)((const char *)memchr(s + a, '{', e - a) - s);
+	size_t sa = pos_offset(s, len, sp->s->pos), line = a;
+	bool inner = sp->x->parent != NULL;
+	while (line > 0 && s[line - 1] != '\n')
+		line--;
+	const char *names[8];
+	for (int i = 0; i < sp->x->nidx; i++)
+		names[i] = k->indices[sp->x->idx[i]].name;
+	ct_buf b;
+	ct_buf_init(&b);
+	for (size_t i = 0; i < a; i++)
+		ct_buf_putc(&b, s[i]);
+	for (int m = 0; m < sp->n; m++) {
+		const char *to[8];
+		for (int i = 0; i < sp->x->nidx; i++) {
+			char suf[16];
+			snprintf(suf, sizeof suf, "_%d", m);
+			to[i] = m == 0 ? names[i] : fresh(k, &R->names, names[i], suf);
+		}
+		if (m > 0) {
+			ct_buf_puts(&b, "\n");
+			for (size_t i = line; inner && i < a && (s[i] == ' ' || s[i] == '\t'); i++)
+				ct_buf_putc(&b, s[i]);
+		}
+		put_renamed(&b, s, a, hb, names, to, sp->x->nidx);
+		ct_buf_puts(&b, inner ? "{ " : "{\n  ");
+		put_renamed(&b, s, sa, sp->op + 2, names, to, sp->x->nidx);
+		ct_buf_putc(&b, ' ');
+		put_renamed(&b, s, sp->lo[m], sp->hi[m], names, to, sp->x->nidx);
+		ct_buf_puts(&b, inner ? " }" : "\n}");
+	}
+	for (size_t i = e; i < len; i++)
+		ct_buf_putc(&b, s[i]);
+	return ct_buf_take(&b);
+}
+
+/* syr2k's C[i, j] += A[j, k] * B[i, k] + B[j, k] * A[i, k]: a sum of two
+ * products takes no register tile, each product alone does. A loop whose
+ * only statement updates an element by a sum of such products is written
+ * once per product (docs/AUTO.md): the element's updates are re-associated
+ * (docs/LANGUAGE.md, section 7), nothing else moves. Later runs distribute
+ * the copies and tile each. CT_OK with *text NULL when nothing was split. */
+static ct_status try_split_sums(auto_run *R, int depth, const char *before, char **text)
+{
+	*text = NULL;
+	const ct_kernel *k = R->k;
+	split_sum sp;
+	bool found = false;
+	for (int i = 0; i < k->nbody && !found; i++)
+		found = find_split(k, k->body[i], &sp);
+	if (!found)
+		return CT_OK;
+	auto_names keep = R->names;
+	char *tt = split_sum_text(R, &sp);
+	ct_ctx *cx = NULL;
+	ct_kernel *t = tt ? trial_parse(R->tctx, R->k, tt, &cx, NULL, 0) : NULL;
+	if (t) {
+		const ir_expr *lhs = sp.s->lhs;
+		char band[256] = "";
+		for (int i = 0; i < sp.x->nidx; i++)
+			snprintf(band + strlen(band), sizeof band - strlen(band), "%s%s", i ? ", " : "",
+			         k->indices[sp.x->idx[i]].name);
+		char note[768];
+		snprintf(note, sizeof note,
+		         "# the update at line %d of %s[..] by a sum of %d products is split: for (%s) is written\n"
+		         "#   once per product, in the order written; a sum of products takes no register tile,\n"
+		         "#   each product alone does (packed panels, as a gemm); the element's updates are\n"
+		         "#   re-associated, x1 + y1 + x2 + y2 ... as x1 + x2 ... + y1 + y2 ... (docs/LANGUAGE.md,\n"
+		         "#   section 7: reductions re-associate; the loop reads no element it writes)\n",
+		         sp.s->pos.line, k->arrays[lhs->id].name, sp.n, band);
+		auto_rewritten_after(R, t, depth, text, before, note);
+	}
+	if (!*text)
+		R->names = keep;
+	ct_kernel_free(t);
+	ct_ctx_free(cx);
+	free(tt);
+	return CT_OK;
+}
+
 /* ------------------------------------------------------------ distribution of an inner loop */
 
 /* The text of k with for x, a loop inside a nest, distributed over its
@@ -5063,7 +5330,8 @@ static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth,
 	}
 	char *dist = NULL;
 	if (depth < AUTO_MAX_DISTRIBUTE && !R.at.has_sched && !R.at.has_plan &&
-	    ((try_distribute(&R, depth, note, &dist) == CT_OK && dist) ||
+	    ((try_split_sums(&R, depth, note, &dist) == CT_OK && dist) ||
+	     (try_distribute(&R, depth, note, &dist) == CT_OK && dist) ||
 	     (try_distribute_inner(&R, depth, note, &dist) == CT_OK && dist) ||
 	     (try_fuse(&R, depth, note, &dist) == CT_OK && dist) ||
 	     (try_rowfuse(&R, depth, note, &dist) == CT_OK && dist) ||

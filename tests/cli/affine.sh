@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib/expect.sh"
 export CACHET_CACHE_DIR="$tmp/cache"
 
-examples="trmm syrk trsm cholesky banded trmm_blocked trmm_reordered trmm_packed trsm_written_cache trmm_double_buffer trmm_multicache"
+examples="trmm syrk trsm cholesky banded auto_syr2k trmm_blocked trmm_reordered trmm_packed trsm_written_cache trmm_double_buffer trmm_multicache"
 
 # ---------------------------------------------------------------- every example, every engine
 for x in $examples; do

@@ -107,6 +107,27 @@ tri_int=$(kfile tri_int.cachet "kernel tri_int" "param M = 40, N = 300" "array A
 	"array S : i32[N, N] inout" "for (i: N, j: 0 .. i + 1, k: M) {" "  S[i, j] += A[i, k] * A[j, k]" "}")
 expect "tri_int: not cut" 0 "" "$CACHET" auto "$tri_int" --vector-bytes 64 -o "$tmp/tri_int.auto.cachet"
 ! grep -q 'is cut in blocks' "$tmp/tri_int.auto.cachet" && ok || bad "tri_int: cut"
+# an update by a sum of products is split, one loop per product (docs/AUTO.md, "sums of
+# products"): each gets its register tile; addends that are not products of two operands, or
+# that read the element's own array, stay as written
+auto_runs tests/auto/sum_products.cachet sum_products
+out=$tmp/sum_products.auto.cachet
+[ "$(grep -c 'by a sum of 2 products is split' "$out")" = 1 ] &&
+	grep -q '^  C\[i, j\] -= 2.5e+0 \* A\[i, k\] \* B\[k, j\]$' "$out" &&
+	grep -q '^  C\[i_1, j_1\] -= D\[i_1, k_1\] \* -E\[k_1, j_1\]$' "$out" &&
+	grep -q '^  S\[i2\] += A\[i2, k2\] + D\[i2, k2\]$' "$out" &&
+	grep -q '^  T\[a, b\] += T\[a, c\] \* E\[c, b\] + B\[a, c\] \* E\[c, b\]$' "$out" &&
+	[ "$(grep -c '^  unroll(' "$out")" = 2 ] && ok ||
+	bad "sum_products: split: $(grep -v '^#' "$out" | grep -E '^ *(for|[A-Z])' | head -8)"
+# syr2k: its sum's two products split, the triangle's nests distributed, each triangle cut in
+# blocks; verified against the kernel as written
+out=$tmp/syr2k.auto.cachet
+expect "auto syr2k" 0 "" "$CACHET" auto bench/poly/kernels/syr2k.cachet -D M=30 -D N=300 --vector-bytes 64 \
+	-o "$out"
+grep -q 'by a sum of 2 products is split' "$out" && [ "$(grep -c '), is cut in blocks: ' "$out")" = 2 ] && ok ||
+	bad "syr2k: not split and cut: $(grep -c 'is split' "$out") split, $(grep -c 'is cut in blocks' "$out") cut"
+expect "syr2k: runs, verified" 0 "verified against the reference interpreter" \
+	"$CACHET" run "$out" -D M=30 -D N=300 --threads 2
 # more params than the selector takes (17 tunable): cachet run runs the file's values, with a note
 manyt=$(kfile manyt.cachet "kernel manyt" "param N = 40" \
 	"param T1 = 8 tune {4, 8}" "param T2 = 8 tune {4, 8}" "param T3 = 8 tune {4, 8}" "param T4 = 8 tune {4, 8}" \

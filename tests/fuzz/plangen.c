@@ -2207,7 +2207,10 @@ static void print_affine(const pg_kernel *k, obuf *o, int ik)
 			put(o, "for (i: M, j: %d .. i + %d, k: K) {\n  S[i, j - %d] += A[i, k] * A[j - %d, k]\n}\n",
 			    1 + 5 * d, 2 + 5 * d, 1 + 5 * d, 1 + 5 * d);
 		else if (syrk_unclamped(k))
-			put(o, "for (i: M, j: 0 .. i + 1, k: K) {\n  S[i, j] += A[i, k] * A[j, k]\n}\n");
+			/* bit 15: syr2k's sum of two products, which auto splits in one loop per product
+			 * before cutting the triangles (docs/AUTO.md, "sums of products") */
+			put(o, "for (i: M, j: 0 .. i + 1, k: K) {\n  S[i, j] += A[i, k] * A[j, k]%s\n}\n",
+			    (k->variant >> 15) & 1 ? " + 2 * A[j, k] * A[i, k]" : "");
 		else
 			put(o, "for (i: M, j: 0 .. min(i + %d, M), k: K) {\n  S[i, j] += A[i, k] * A[j, k]\n}\n",
 			    up ? 1 : (e % 2) + 1);
