@@ -802,6 +802,7 @@ typedef struct auto_run {
 	size_t sched_from, plan_from;      /* where this nest's accepted items start */
 	int ntune;                         /* accepted params with a tune list, */
 	int64_t points;                    /* the product of their lists' lengths */
+	struct auto_trial *trial;          /* the last candidate's trial (trial_get), NULL: none */
 } auto_run;
 
 /* Whether `work` statement executions pay for starting the threads. */
@@ -893,11 +894,17 @@ static bool touches(const ir_node *x, int a)
 	return accesses_of(x, a, one, 0, 1) > 0;
 }
 
+static bool writes(const ir_node *x, int a);
+
 /* The nests whose dependences a question about a loop of k->body[top]
  * needs (dep_compute_roots): that nest, and every top-level node that
- * accesses one of its temps (a temp is made private to a parallel loop's
- * iterations only when no access outside the loop needs its values). NULL
- * when out of memory. */
+ * accesses a temp it writes (a temp is made private to a parallel loop's
+ * iterations only when no access outside the loop needs its values). A
+ * temp the nest only reads is no such question, and no loop of the nest
+ * carries a dependence through it: the rectangles of a triangle cut in
+ * blocks all read one copy (A_t), and taking every nest that reads it
+ * made each nest's question one about the whole file (three quarters of
+ * auto's time on PolyBench's syrk). NULL when out of memory. */
 static bool *nest_roots(const ct_kernel *k, int top)
 {
 	bool *roots = calloc((size_t)k->nbody + 1, sizeof *roots);
@@ -905,7 +912,7 @@ static bool *nest_roots(const ct_kernel *k, int top)
 		return NULL;
 	roots[top] = true;
 	for (int a = 0; a < k->narrays; a++) {
-		if (k->arrays[a].role != CT_TEMP || !touches(k->body[top], a))
+		if (k->arrays[a].role != CT_TEMP || !writes(k->body[top], a))
 			continue;
 		for (int r = 0; r < k->nbody; r++)
 			roots[r] = roots[r] || touches(k->body[r], a);
@@ -924,6 +931,70 @@ static dep_info *trial_deps(const auto_run *R, ct_kernel *t)
 	return dep_compute_roots(t, R->roots);
 }
 
+/* The last candidate's trial parse in a nest, its dependences and loop
+ * tree: candidate_ok asks whether its loops carry dependences, then
+ * private_note or vector_sums ask about the one accepted, on the same
+ * text; each parse and dependence analysis is of the whole file, so
+ * asking again cost a fifth of auto's time on syr2k's 63 nests. */
+typedef struct auto_trial {
+	char *txt;            /* with_items(R, c, true) */
+	int top;              /* R->top when parsed (its dependences are that nest's) */
+	ct_kernel *t;         /* NULL: it did not parse (why) */
+	dep_info *d;          /* NULL until asked for (or unknown) */
+	ct_looptree *tree;
+	bool deps_done;
+	char why[512];
+} auto_trial;
+
+static void trial_drop(auto_run *R)
+{
+	auto_trial *x = R->trial;
+	if (!x)
+		return;
+	ct_looptree_free(x->tree);
+	dep_free(x->d);
+	ct_kernel_free(x->t);
+	free(x->txt);
+	free(x);
+	R->trial = NULL;
+}
+
+/* The trial of candidate c (R->trial, owned by R): parsed, and with
+ * deps its dependences and loop tree (x->d NULL: unknown). NULL when out
+ * of memory. */
+static auto_trial *trial_get(auto_run *R, const auto_choice *c, bool deps)
+{
+	char *txt = with_items(R, c, true);
+	if (!txt)
+		return NULL;
+	auto_trial *x = R->trial;
+	if (!x || x->top != R->top || strcmp(x->txt, txt) != 0) {
+		trial_drop(R);
+		x = calloc(1, sizeof *x);
+		if (!x) {
+			free(txt);
+			return NULL;
+		}
+		ct_ctx *cx = NULL;
+		x->txt = txt;
+		x->top = R->top;
+		x->t = trial_parse(R->tctx, R->k, txt, &cx, x->why, sizeof x->why);
+		R->trial = x;
+	} else
+		free(txt);
+	if (deps && x->t && !x->deps_done) {
+		x->deps_done = true;
+		x->d = trial_deps(R, x->t);
+		x->tree = x->d ? lt_build_loops(x->t, true) : NULL;
+		if (!x->tree) {
+			dep_free(x->d);
+			x->d = NULL;
+		}
+	}
+	ct_ctx_clear_error(R->tctx);
+	return x;
+}
+
 /* Check candidate c on top of what was accepted: it parses (the schedule's
  * legality included) and parallel/vector loops carry no dependence. In a
  * nest (R->top), on the text with this nest's items only and with the
@@ -933,31 +1004,23 @@ static dep_info *trial_deps(const auto_run *R, ct_kernel *t)
 static bool candidate_ok(auto_run *R, const auto_choice *c, const char **par, int npar, const char **vec, int nvec,
                          char *why, size_t nwhy)
 {
-	char *txt = with_items(R, c, true);
-	ct_ctx *cx = NULL;
-	ct_kernel *t = trial_parse(R->tctx, R->k, txt, &cx, why, nwhy);
-	free(txt);
-	bool ok = t != NULL;
-	if (ok && npar + nvec > 0) {
-		dep_info *d = trial_deps(R, t);
-		ct_looptree *tree = d ? lt_build_loops(t, true) : NULL;
-		if (!d || !tree) {
-			ok = false;
-			snprintf(why, nwhy, "dependences unknown");
-		}
-		for (int i = 0; ok && i < npar + nvec; i++) {
-			const char *x = i < npar ? par[i] : vec[i - npar];
-			if (loop_carries(t, d, tree, x, i < npar) != 0) {
-				ok = false;
-				snprintf(why, nwhy, "loop %s carries a dependence", x);
-			}
-		}
-		ct_looptree_free(tree);
-		dep_free(d);
+	auto_trial *x = trial_get(R, c, npar + nvec > 0);
+	if (!x || !x->t) {
+		snprintf(why, nwhy, "%s", x ? x->why : "out of memory");
+		return false;
 	}
-	ct_kernel_free(t);
-	ct_ctx_free(cx);
-	return ok;
+	if (npar + nvec > 0 && !x->d) {
+		snprintf(why, nwhy, "dependences unknown");
+		return false;
+	}
+	for (int i = 0; i < npar + nvec; i++) {
+		const char *v = i < npar ? par[i] : vec[i - npar];
+		if (loop_carries(x->t, x->d, x->tree, v, i < npar) != 0) {
+			snprintf(why, nwhy, "loop %s carries a dependence", v);
+			return false;
+		}
+	}
+	return true;
 }
 
 /* The temps that parallel loop x of candidate c needs private (one copy per
@@ -966,12 +1029,10 @@ static bool candidate_ok(auto_run *R, const auto_choice *c, const char **par, in
 static void private_note(auto_run *R, const auto_choice *c, const char *x, char *note, size_t n)
 {
 	note[0] = '\0';
-	char *txt = with_items(R, c, true);
-	ct_ctx *cx = NULL;
-	ct_kernel *t = txt ? trial_parse(R->tctx, R->k, txt, &cx, NULL, 0) : NULL;
-	free(txt);
-	dep_info *d = t ? trial_deps(R, t) : NULL;
-	ct_looptree *tree = d ? lt_build_loops(t, true) : NULL;
+	auto_trial *tr = trial_get(R, c, true);
+	ct_kernel *t = tr ? tr->t : NULL;
+	dep_info *d = t ? tr->d : NULL;
+	ct_looptree *tree = d ? tr->tree : NULL;
 	bool *priv = tree ? calloc((size_t)t->narrays + 1, sizeof *priv) : NULL;
 	const lt_node *nodes[1];
 	int nn = 0;
@@ -989,10 +1050,6 @@ static void private_note(auto_run *R, const auto_choice *c, const char *x, char 
 	if (note[0])
 		snprintf(note + strlen(note), n - strlen(note), ": every read of it follows a write in the same iteration)");
 	free(priv);
-	ct_looptree_free(tree);
-	dep_free(d);
-	ct_kernel_free(t);
-	ct_ctx_free(cx);
 	ct_ctx_clear_error(R->tctx);
 }
 
@@ -1001,21 +1058,8 @@ static void private_note(auto_run *R, const auto_choice *c, const char *x, char 
  * the comment. */
 static bool vector_sums(auto_run *R, const auto_choice *c, const char *v)
 {
-	char *txt = with_items(R, c, true);
-	ct_ctx *cx = NULL;
-	char err[256];
-	ct_kernel *t = trial_parse(R->tctx, R->k, txt, &cx, err, sizeof err);
-	free(txt);
-	bool sums = false;
-	dep_info *d = t ? trial_deps(R, t) : NULL;
-	ct_looptree *tree = d ? lt_build_loops(t, true) : NULL;
-	if (tree)
-		sums = loop_carries(t, d, tree, v, true) != 0;
-	ct_looptree_free(tree);
-	dep_free(d);
-	ct_kernel_free(t);
-	ct_ctx_free(cx);
-	return sums;
+	auto_trial *tr = trial_get(R, c, true);
+	return tr && tr->t && tr->d && loop_carries(tr->t, tr->d, tr->tree, v, true) != 0;
 }
 
 static void put_order(ct_buf *b, const ct_kernel *k, const auto_nest *n)
@@ -1757,7 +1801,6 @@ static bool split_1d(auto_run *R, const auto_nest *n, auto_choice *c, bool paral
 	return true;
 }
 
-static bool writes(const ir_node *x, int a);
 
 /* Bytes of array a at the kernel's sizes (0: unknown). */
 static int64_t array_bytes(const ct_kernel *k, const int64_t *pv, int a)
@@ -5293,6 +5336,7 @@ static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth,
 	if (!R.pv || !R.tctx || !R.names.name) {
 		free(R.pv);
 		free(R.names.name);
+		trial_drop(&R);
 		ct_ctx_free(R.tctx);
 		return ct_error(k->ctx, CT_ERR_NOMEM, "out of memory");
 	}
@@ -5346,6 +5390,7 @@ static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth,
 		free(R.head);
 		free(R.pv);
 		free(R.names.name);
+		trial_drop(&R);
 		ct_ctx_free(R.tctx);
 		*text = dist;
 		return CT_OK;
@@ -5440,6 +5485,7 @@ static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth,
 	free(R.head);
 	free(R.pv);
 	free(R.names.name);
+	trial_drop(&R);
 	ct_ctx_free(R.tctx);
 	if (st != CT_OK) {
 		free(out);
