@@ -2392,21 +2392,22 @@ static bool distribution_legal(const ct_kernel *k, const auto_nest *n)
 	return true;
 }
 
-/* The text of R's kernel with for x distributed over its parts (statements
- * and loops): each part under its own copy of x's header, the copies'
- * indices (names, nnames of them) renamed `_c` (the first keeps the names).
- * A top-level x's copies are whole lines ("{\n  part\n}"); an inner one's
- * ("{ part }") keep x's indentation, so the loops around x stay around all
- * the copies. NULL when x's body holds other than statements and loops, or
- * its text is not a `for` with a brace. */
-static char *parts_text(auto_run *R, const ir_node *x, const char *const *names, int nnames, bool inner)
+/* The body of one copy of a loop (copies_text): the text s[a1, e1), then,
+ * when a2 < e2, a space and s[a2, e2). */
+typedef struct copy_body {
+	size_t a1, e1, a2, e2;
+} copy_body;
+
+/* The text of R's kernel with for x written once per body (nb of them):
+ * each under its own copy of x's header, the copies' indices (names,
+ * nnames of them) renamed `_c` (the first keeps the names). A top-level
+ * x's copies are whole lines ("{\n  body\n}"); an inner one's ("{ body }")
+ * keep x's indentation, so the loops around x stay around all the copies.
+ * NULL when x's text is not a `for` with a brace. */
+static char *copies_text(auto_run *R, const ir_node *x, const char *const *names, int nnames, bool inner,
+                         const copy_body *body, int nb)
 {
 	const ct_kernel *k = R->k;
-	if (x->nbody < 2)
-		return NULL;
-	for (int c = 0; c < x->nbody; c++)
-		if (x->body[c]->kind != ND_STMT && x->body[c]->kind != ND_FOR)
-			return NULL;
 	const char *s = k->text;
 	size_t len = k->text_len;
 	size_t a = pos_offset(s, len, x->pos);
@@ -2423,16 +2424,13 @@ static char *parts_text(auto_run *R, const ir_node *x, const char *const *names,
 	ct_buf_init(&b);
 	for (size_t i = 0; i < a; i++)
 		ct_buf_putc(&b, s[i]);
-	for (int c = 0; c < x->nbody; c++) {
+	for (int c = 0; c < nb; c++) {
 		const char *to[8];
 		for (int i = 0; i < nnames; i++) {
 			char suf[16];
 			snprintf(suf, sizeof suf, "_%d", c);
 			to[i] = c == 0 ? names[i] : fresh(k, &R->names, names[i], suf);
 		}
-		const ir_node *y = x->body[c];
-		size_t ya = pos_offset(s, len, y->pos);
-		size_t ye = node_end(s, len, ya, y->kind == ND_FOR);
 		if (c > 0) {
 			ct_buf_puts(&b, "\n");
 			for (size_t i = line; inner && i < a && (s[i] == ' ' || s[i] == '\t'); i++)
@@ -2440,12 +2438,42 @@ static char *parts_text(auto_run *R, const ir_node *x, const char *const *names,
 		}
 		put_renamed(&b, s, a, hb, names, to, nnames);
 		ct_buf_puts(&b, inner ? "{ " : "{\n  ");
-		put_renamed(&b, s, ya, ye, names, to, nnames);
+		put_renamed(&b, s, body[c].a1, body[c].e1, names, to, nnames);
+		if (body[c].a2 < body[c].e2) {
+			ct_buf_putc(&b, ' ');
+			put_renamed(&b, s, body[c].a2, body[c].e2, names, to, nnames);
+		}
 		ct_buf_puts(&b, inner ? " }" : "\n}");
 	}
 	for (size_t i = e; i < len; i++)
 		ct_buf_putc(&b, s[i]);
 	return ct_buf_take(&b);
+}
+
+/* The text of R's kernel with for x distributed over its parts (statements
+ * and loops): each part under its own copy of x's header (copies_text).
+ * NULL when x's body holds other than statements and loops, or its text is
+ * not a `for` with a brace. */
+static char *parts_text(auto_run *R, const ir_node *x, const char *const *names, int nnames, bool inner)
+{
+	const ct_kernel *k = R->k;
+	if (x->nbody < 2)
+		return NULL;
+	copy_body *body = calloc((size_t)x->nbody, sizeof *body);
+	if (!body)
+		return NULL;
+	for (int c = 0; c < x->nbody; c++) {
+		const ir_node *y = x->body[c];
+		if (y->kind != ND_STMT && y->kind != ND_FOR) {
+			free(body);
+			return NULL;
+		}
+		body[c].a1 = pos_offset(k->text, k->text_len, y->pos);
+		body[c].e1 = node_end(k->text, k->text_len, body[c].a1, y->kind == ND_FOR);
+	}
+	char *t = copies_text(R, x, names, nnames, inner, body, x->nbody);
+	free(body);
+	return t;
 }
 
 /* The text of k with nest n distributed over its parts (NULL: it cannot be
@@ -2893,48 +2921,18 @@ static bool find_split(const ct_kernel *k, const ir_node *x, split_sum *sp)
 }
 
 /* The text of R's kernel with loop sp->x written once per addend, each
- * copy updating the element with its addend alone, the copies' indices
- * renamed `_1`, ... (the first keeps the names); as parts_text writes
- * distributed loops. */
+ * copy updating the element with its addend alone (copies_text). */
 static char *split_sum_text(auto_run *R, const split_sum *sp)
 {
 	const ct_kernel *k = R->k;
-	const char *s = k->text;
-	size_t len = k->text_len, a = pos_offset(s, len, sp->x->pos), e = node_end(s, len, a, true);
-	size_t hb = (size_t)((const char *)memchr(s + a, '{', e - a) - s);
-	size_t sa = pos_offset(s, len, sp->s->pos), line = a;
-	bool inner = sp->x->parent != NULL;
-	while (line > 0 && s[line - 1] != '\n')
-		line--;
 	const char *names[8];
 	for (int i = 0; i < sp->x->nidx; i++)
 		names[i] = k->indices[sp->x->idx[i]].name;
-	ct_buf b;
-	ct_buf_init(&b);
-	for (size_t i = 0; i < a; i++)
-		ct_buf_putc(&b, s[i]);
-	for (int m = 0; m < sp->n; m++) {
-		const char *to[8];
-		for (int i = 0; i < sp->x->nidx; i++) {
-			char suf[16];
-			snprintf(suf, sizeof suf, "_%d", m);
-			to[i] = m == 0 ? names[i] : fresh(k, &R->names, names[i], suf);
-		}
-		if (m > 0) {
-			ct_buf_puts(&b, "\n");
-			for (size_t i = line; inner && i < a && (s[i] == ' ' || s[i] == '\t'); i++)
-				ct_buf_putc(&b, s[i]);
-		}
-		put_renamed(&b, s, a, hb, names, to, sp->x->nidx);
-		ct_buf_puts(&b, inner ? "{ " : "{\n  ");
-		put_renamed(&b, s, sa, sp->op + 2, names, to, sp->x->nidx);
-		ct_buf_putc(&b, ' ');
-		put_renamed(&b, s, sp->lo[m], sp->hi[m], names, to, sp->x->nidx);
-		ct_buf_puts(&b, inner ? " }" : "\n}");
-	}
-	for (size_t i = e; i < len; i++)
-		ct_buf_putc(&b, s[i]);
-	return ct_buf_take(&b);
+	copy_body body[AUTO_MAX_ADDENDS];
+	size_t sa = pos_offset(k->text, k->text_len, sp->s->pos);
+	for (int m = 0; m < sp->n; m++)
+		body[m] = (copy_body){sa, sp->op + 2, sp->lo[m], sp->hi[m]};
+	return copies_text(R, sp->x, names, sp->x->nidx, sp->x->parent != NULL, body, sp->n);
 }
 
 /* syr2k's C[i, j] += A[j, k] * B[i, k] + B[j, k] * A[i, k]: a sum of two
@@ -4994,7 +4992,16 @@ static bool tri_shape(auto_run *R, const ir_node *x, tri_nest *T)
 static int tri_legal(auto_run *R, const tri_nest *T)
 {
 	ct_kernel *k = R->k;
-	dep_info *d = dep_compute(k);
+	/* the dependences of the triangle's nest and of those sharing the temps it writes
+	 * (nest_roots): the whole file's took 15% of auto's instructions on syr2k, whose
+	 * second triangle is asked with the first's 31 blocks written */
+	int at = -1;
+	for (int i = 0; i < k->nbody; i++)
+		if (k->body[i] == T->x)
+			at = i;
+	bool *roots = at >= 0 ? nest_roots(k, at) : NULL;
+	dep_info *d = roots ? dep_compute_roots(k, roots) : dep_compute(k);
+	free(roots);
 	ct_looptree *tree = d ? lt_build_loops(k, false) : NULL;
 	int r = -1;
 	if (tree) {
