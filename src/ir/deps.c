@@ -5,6 +5,7 @@
 
 #include <isl/ctx.h>
 #include <isl/flow.h>
+#include <isl/id.h>
 #include <isl/map.h>
 #include <isl/options.h>
 #include <isl/point.h>
@@ -1626,6 +1627,42 @@ static int node_pos(const ct_looptree *t, const lt_node *x)
 	return -1;
 }
 
+/* The pairs of times T[t0, ..] -> T[u0, ..] (tdims each, over d's runtime
+ * params as put_params names them) that both follow the path of positions
+ * down to node v (at depth l) and are equal in their first neq dims; NULL
+ * on error. Built with isl's calls, not read from a text: a loop question
+ * asks for one, and reading it cost as much as the rest of the question. */
+static isl_map *path_pairs(dep_info *d, const ct_looptree *t, const lt_node *v, int l, int tdims, int neq)
+{
+	const ct_kernel *k = d->k;
+	int np = 0;
+	for (int p = 0; p < k->nparams; p++)
+		np += k->params[p].runtime;
+	isl_space *sp = isl_space_alloc(d->ictx, (unsigned)np, (unsigned)tdims, (unsigned)tdims);
+	for (int p = 0, i = 0; sp && p < k->nparams; p++) {
+		if (!k->params[p].runtime)
+			continue;
+		char nm[24];
+		snprintf(nm, sizeof nm, "P%d", p);
+		sp = isl_space_set_dim_id(sp, isl_dim_param, (unsigned)i++, isl_id_alloc(d->ictx, nm, NULL));
+	}
+	sp = isl_space_set_tuple_name(sp, isl_dim_in, "T");
+	sp = isl_space_set_tuple_name(sp, isl_dim_out, "T");
+	isl_map *m = isl_map_universe(sp);
+	int lev = l;
+	for (const lt_node *y = v; y && m; y = y->parent, lev--) {
+		if (2 * lev >= tdims) {
+			isl_map_free(m);
+			return NULL;
+		}
+		m = isl_map_fix_si(m, isl_dim_in, (unsigned)(2 * lev), node_pos(t, y));
+		m = isl_map_fix_si(m, isl_dim_out, (unsigned)(2 * lev), node_pos(t, y));
+	}
+	for (int i = 0; i < neq && i < tdims && m; i++)
+		m = isl_map_equate(m, isl_dim_in, i, isl_dim_out, i);
+	return m;
+}
+
 int dep_loop_carries(dep_info *d, const ct_looptree *t, const lt_node *x, bool with_reductions)
 {
 	if (!x || x->kind != LT_LOOP)
@@ -1642,25 +1679,14 @@ int dep_loop_carries(dep_info *d, const ct_looptree *t, const lt_node *x, bool w
 		l++;
 	/* pairs of times in one iteration of the loops around x (the same
 	 * path of positions down to x) and different iterations of x */
-	ct_buf b;
-	ct_buf_init(&b);
-	put_params(d->k, &b);
-	ct_buf_puts(&b, "T[");
-	for (int i = 0; i < tdims; i++)
-		ct_buf_printf(&b, "%st%d", i ? ", " : "", i);
-	ct_buf_puts(&b, "] -> T[");
-	for (int i = 0; i < tdims; i++)
-		ct_buf_printf(&b, "%su%d", i ? ", " : "", i);
-	ct_buf_puts(&b, "] : ");
-	int lev = l;
-	for (const lt_node *y = x; y; y = y->parent, lev--)
-		ct_buf_printf(&b, "t%d = %d and u%d = %d and ", 2 * lev, node_pos(t, y), 2 * lev, node_pos(t, y));
-	for (int i = 0; i < 2 * l + 1 && i < tdims; i++)
-		ct_buf_printf(&b, "t%d = u%d and ", i, i);
-	ct_buf_printf(&b, "(t%d < u%d or t%d > u%d) }", 2 * l + 1, 2 * l + 1, 2 * l + 1, 2 * l + 1);
-	char *txt = ct_buf_take(&b);
-	isl_union_map *same = txt ? isl_union_map_read_from_str(d->ictx, txt) : NULL;
-	free(txt);
+	isl_map *eq = path_pairs(d, t, x, l, tdims, 2 * l + 1);
+	isl_map *lt = eq ? isl_map_order_lt(isl_map_copy(eq), isl_dim_in, 2 * l + 1, isl_dim_out, 2 * l + 1) : NULL;
+	isl_map *gt = eq ? isl_map_order_gt(eq, isl_dim_in, 2 * l + 1, isl_dim_out, 2 * l + 1) : NULL;
+	isl_union_map *same = lt && gt ? isl_union_map_from_map(isl_map_union(lt, gt)) : NULL;
+	if (!same) {
+		isl_map_free(lt);
+		isl_map_free(gt);
+	}
 	if (with_reductions && !reductions(d)) {
 		isl_union_map_free(same);
 		isl_union_map_free(order);
@@ -1693,35 +1719,19 @@ static isl_union_map *same_iteration(dep_info *d, const ct_looptree *t, const lt
 		l++;
 	lt_node *const *sib = x->parent ? x->parent->kids : t->roots;
 	int nsib = x->parent ? x->parent->nkids : t->nroots;
-	ct_buf b;
-	ct_buf_init(&b);
-	put_params(d->k, &b);
-	bool any = false;
+	isl_map *m = NULL;
 	for (int j = 0; j < nsib; j++) {
 		const lt_node *v = sib[j];
 		if (v != x && (v->kind != LT_LOOP || v->index != x->index))
 			continue;
-		if (any)
-			ct_buf_puts(&b, "; ");
-		any = true;
-		ct_buf_puts(&b, "T[");
-		for (int i = 0; i < tdims; i++)
-			ct_buf_printf(&b, "%st%d", i ? ", " : "", i);
-		ct_buf_puts(&b, "] -> T[");
-		for (int i = 0; i < tdims; i++)
-			ct_buf_printf(&b, "%su%d", i ? ", " : "", i);
-		ct_buf_puts(&b, "] : ");
-		int lev = l;
-		for (const lt_node *y = v; y; y = y->parent, lev--)
-			ct_buf_printf(&b, "t%d = %d and u%d = %d and ", 2 * lev, node_pos(t, y), 2 * lev, node_pos(t, y));
-		for (int i = 0; i < 2 * l + 2 && i < tdims; i++)
-			ct_buf_printf(&b, "%st%d = u%d", i ? " and " : "", i, i);
+		isl_map *one = path_pairs(d, t, v, l, tdims, 2 * l + 2);
+		if (!one) {
+			isl_map_free(m);
+			return NULL;
+		}
+		m = m ? isl_map_union(m, one) : one;
 	}
-	ct_buf_puts(&b, " }");
-	char *txt = ct_buf_take(&b);
-	isl_union_map *m = txt && any ? isl_union_map_read_from_str(d->ictx, txt) : NULL;
-	free(txt);
-	return m;
+	return m ? isl_union_map_from_map(m) : NULL;
 }
 
 #define DEP_MAX_PRIVATE_READS 64

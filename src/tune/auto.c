@@ -798,8 +798,14 @@ typedef struct auto_run {
 	 * checked on the text without the other nests' items (candidate_ok) */
 	int top;
 	bool *roots;                       /* its nests for the dependences (nest_roots), NULL: all */
+	/* the text its candidates are checked on: the file's head without the
+	 * top-level nodes no question about the nest needs (nest_head); NULL:
+	 * the whole head */
+	char *nest_head;
+	int nest_others;                   /* the nests nest_head keeps besides this one (lets not counted) */
 	size_t sched_base, plan_base;      /* the items from before the first nest (the user's schedule, wave items) */
 	size_t sched_from, plan_from;      /* where this nest's accepted items start */
+	size_t params_from;                /* and its params (auto adds none before the first nest) */
 	int ntune;                         /* accepted params with a tune list, */
 	int64_t points;                    /* the product of their lists' lengths */
 	struct auto_trial *trial;          /* the last candidate's trial (trial_get), NULL: none */
@@ -829,23 +835,24 @@ static void put_items(ct_buf *b, const ct_buf *items, bool part, size_t base, si
 
 /* The text with the accepted items plus candidate c; with own_nest, of the
  * accepted items only those from before the first nest and this nest's
- * (R->top): the other nests' schedules and plans, already checked, stay
+ * (R->top): the other nests' params, schedules and plans, already checked, stay
  * out, so that the check of a candidate costs the same in the tenth nest as
- * in the first (their bands and their loops do not meet this nest's). */
+ * in the first (their bands and their loops do not meet this nest's); and
+ * of the body, R->nest_head's nodes where it has them. */
 static char *with_items(auto_run *R, const auto_choice *c, bool own_nest)
 {
 	ct_buf p, s, l;
 	ct_buf_init(&p);
 	ct_buf_init(&s);
 	ct_buf_init(&l);
-	ct_buf_puts(&p, R->params.s ? R->params.s : "");
-	ct_buf_puts(&p, c && c->params.s ? c->params.s : "");
 	bool part = own_nest && R->top >= 0;
+	put_items(&p, &R->params, part, 0, R->params_from);
+	ct_buf_puts(&p, c && c->params.s ? c->params.s : "");
 	put_items(&s, &R->sched, part, R->sched_base, R->sched_from);
 	ct_buf_puts(&s, c && c->sched.s ? c->sched.s : "");
 	put_items(&l, &R->plan, part, R->plan_base, R->plan_from);
 	ct_buf_puts(&l, c && c->plan.s ? c->plan.s : "");
-	char *txt = assemble(R->head, p.s, "", s.s, l.s);
+	char *txt = assemble(part && R->nest_head ? R->nest_head : R->head, p.s, "", s.s, l.s);
 	ct_buf_free(&p);
 	ct_buf_free(&s);
 	ct_buf_free(&l);
@@ -918,6 +925,82 @@ static bool *nest_roots(const ct_kernel *k, int top)
 			roots[r] = roots[r] || touches(k->body[r], a);
 	}
 	return roots;
+}
+
+static size_t pos_offset(const char *s, size_t n, ir_pos p);
+static size_t node_end(const char *s, size_t n, size_t a, bool block);
+
+/* The first top-level node of k that writes array a (-1: none). */
+static int first_writer(const ct_kernel *k, int a)
+{
+	for (int r = 0; r < k->nbody; r++)
+		if (writes(k->body[r], a))
+			return r;
+	return -1;
+}
+
+/* The top-level nodes that the checks of a candidate for nest top need:
+ * the nest, its dependence questions' nests (roots; NULL: none), every
+ * `let`, and the first writer of each temp or output array that these
+ * touch and of each output (the language refuses a read of such an array
+ * that no earlier statement writes, and an output that none writes), until
+ * no more are added. Flags over k->body; NULL when out of memory. */
+static bool *nest_keep(const ct_kernel *k, int top, const bool *roots)
+{
+	bool *keep = calloc((size_t)k->nbody + 1, sizeof *keep);
+	if (!keep)
+		return NULL;
+	for (int r = 0; r < k->nbody; r++)
+		keep[r] = r == top || (roots && roots[r]) || k->body[r]->kind == ND_LET;
+	for (bool grew = true; grew;) {
+		grew = false;
+		for (int a = 0; a < k->narrays; a++) {
+			ct_role role = k->arrays[a].role;
+			if (role != CT_TEMP && role != CT_OUTPUT)
+				continue;
+			bool need = role == CT_OUTPUT;
+			for (int r = 0; r < k->nbody && !need; r++)
+				need = keep[r] && touches(k->body[r], a);
+			int w = need ? first_writer(k, a) : -1;
+			if (w >= 0 && !keep[w]) {
+				keep[w] = true;
+				grew = true;
+			}
+		}
+	}
+	return keep;
+}
+
+/* R's head without the top-level nodes that keep leaves out (NULL when
+ * their text cannot be cut out: a node not where its position says). */
+static char *kept_text(const auto_run *R, const bool *keep)
+{
+	const ct_kernel *k = R->k;
+	const char *s = k->text;
+	size_t len = k->text_len, from = 0;
+	ct_buf b;
+	ct_buf_init(&b);
+	for (int r = 0; r < k->nbody; r++) {
+		if (keep[r])
+			continue;
+		const ir_node *x = k->body[r];
+		size_t a = pos_offset(s, len, x->pos);
+		size_t e = node_end(s, len, a, x->kind != ND_STMT);
+		if (a < from || e <= a || (x->kind == ND_FOR && strncmp(s + a, "for", 3) != 0)) {
+			ct_buf_free(&b);
+			return NULL;
+		}
+		for (size_t i = from; i < a; i++)
+			ct_buf_putc(&b, s[i]);
+		from = e;
+	}
+	for (size_t i = from; i < len; i++)
+		ct_buf_putc(&b, s[i]);
+	ct_buf h;
+	ct_buf_init(&h);
+	put_head(&h, b.s ? b.s : "", b.len, &R->at);
+	ct_buf_free(&b);
+	return ct_buf_take(&h);
 }
 
 /* The dependences of trial kernel t (R's kernel with other schedule and plan
@@ -993,6 +1076,41 @@ static auto_trial *trial_get(auto_run *R, const auto_choice *c, bool deps)
 	}
 	ct_ctx_clear_error(R->tctx);
 	return x;
+}
+
+/* R->nest_head for nest top: the head with only the nodes that nest_keep
+ * keeps, so that checking a candidate of the last of a file's 63 nests
+ * (syr2k's triangles cut in blocks) parses, lowers and analyses one nest,
+ * not 63. Only where the accepted items are all this nest's (no schedule
+ * or plan of the user's, no items before the first nest: those may name
+ * any nest's loops), and only when that text checks as it is; else NULL
+ * (the whole head). The whole file is checked at the end. */
+static void nest_head_set(auto_run *R, int top)
+{
+	R->nest_head = NULL;
+	R->nest_others = 0;
+	const ct_kernel *k = R->k;
+	if (R->at.has_sched || R->at.has_plan || R->sched_base > 0 || R->plan_base > 0)
+		return;
+	bool *keep = nest_keep(k, top, R->roots);
+	int kept = 0, others = 0;
+	for (int r = 0; keep && r < k->nbody; r++) {
+		kept += keep[r];
+		others += keep[r] && r != top && k->body[r]->kind != ND_LET;
+	}
+	char *h = keep && kept < k->nbody ? kept_text(R, keep) : NULL;
+	free(keep);
+	if (!h)
+		return;
+	R->nest_head = h;
+	R->nest_others = others;
+	auto_trial *x = trial_get(R, NULL, false);
+	if (!x || !x->t) {
+		trial_drop(R);
+		free(R->nest_head);
+		R->nest_head = NULL;
+		R->nest_others = 0;
+	}
 }
 
 /* Check candidate c on top of what was accepted: it parses (the schedule's
@@ -1234,7 +1352,15 @@ static void gemm_why(auto_run *R, const auto_nest *n, const auto_gemm *g, auto_c
 	if (nl < 0)
 		ct_buf_puts(w, "; no model count at these sizes (over its work budget)\n");
 	else {
-		ct_buf_puts(w, "; predicted misses");
+		if (!R->nest_head)
+			ct_buf_puts(w, "; the whole file's predicted misses (the nests after this one as written)");
+		else if (R->nest_others > 0)
+			ct_buf_printf(w,
+			              "; predicted misses of this nest and %d more (the first writers of its temps and of\n"
+			              "#     the outputs, the other nests of its temps; cold caches)",
+			              R->nest_others);
+		else
+			ct_buf_puts(w, "; this nest's predicted misses (cold caches)");
 		for (int l = 0; l < nl; l++)
 			ct_buf_printf(w, " L%d %lld", l + 1, (long long)miss[l]);
 		ct_buf_puts(w, "\n");
@@ -1313,7 +1439,7 @@ static bool try_gemm(auto_run *R, const auto_nest *n)
 		auto_gemm h = g; /* its names given back with keep */
 		gemm_choice(R, n, &h, &c, par, vec, &unr);
 		R->names = keep;
-		char *txt = with_choice(R, &c);
+		char *txt = with_items(R, &c, R->nest_head != NULL);
 		ct_ctx *cx = NULL;
 		ct_kernel *t = trial_parse_as(R->tctx, R->k, txt, &cx, NULL, 0, true);
 		free(txt);
@@ -5421,11 +5547,16 @@ static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth,
 			R.roots = nest_roots(k, i); /* NULL (out of memory): the whole kernel's */
 			R.sched_from = R.sched.len;
 			R.plan_from = R.plan.len;
+			R.params_from = R.params.len;
+			nest_head_set(&R, i);
 			if (R.at.has_sched || !try_gemm(&R, n))
 				try_plain(&R, n, R.nests - 1, !R.at.has_sched && !holds_kept(k, k->body[i], keep));
 			R.top = -1;
 			free(R.roots);
 			R.roots = NULL;
+			trial_drop(&R);
+			free(R.nest_head);
+			R.nest_head = NULL;
 			free(n);
 		}
 	}
