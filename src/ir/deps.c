@@ -66,6 +66,12 @@ struct dep_info {
 	const bool *ignore;    /* per array, or NULL: its accesses are left out (dep_loop_carries_private) */
 	const bool *roots;     /* per top-level node of the body, or NULL: the statements under the
 	                          others are left out (dep_compute_roots) */
+	/* the last order read (tree_order_under): its text and map. The
+	 * questions about a nest's loops read the same order again and again
+	 * (each loop of a one-statement nest, and the whole analysis, have
+	 * one), and isl takes a millisecond to read one */
+	char *order_text;
+	isl_union_map *order;
 };
 
 /* ------------------------------------------------------------ text of relations */
@@ -540,6 +546,24 @@ static void walk(lw *w, lt_node *const *v, int n, int first_pos)
 	}
 }
 
+/* The order that text s (owned, taken) says, over d's runtime params;
+ * read once per text in a row (d->order). NULL on error. */
+static isl_union_map *order_read(dep_info *d, char *s)
+{
+	if (d->order && d->order_text && strcmp(d->order_text, s) == 0) {
+		free(s);
+		return isl_union_map_copy(d->order);
+	}
+	isl_union_map *m = isl_union_map_intersect_params(isl_union_map_read_from_str(d->ictx, s), runtime_params(d));
+	isl_union_map_free(d->order);
+	free(d->order_text);
+	d->order = m ? isl_union_map_copy(m) : NULL;
+	d->order_text = m ? s : NULL;
+	if (!m)
+		free(s);
+	return m;
+}
+
 /* The order of tree t: instances -> time; *tdims its time dimensions. */
 static isl_union_map *tree_order_under(dep_info *d, const ct_looptree *t, const lt_node *only, int *tdims)
 {
@@ -558,8 +582,9 @@ static isl_union_map *tree_order_under(dep_info *d, const ct_looptree *t, const 
 		ct_buf_puts(&b, " }");
 		char *s = ct_buf_take(&b);
 		if (s && w.ok)
-			m = isl_union_map_intersect_params(isl_union_map_read_from_str(d->ictx, s), runtime_params(d));
-		free(s);
+			m = order_read(d, s);
+		else
+			free(s);
 	} else {
 		ct_buf_free(&b);
 	}
@@ -1082,6 +1107,8 @@ void dep_free(dep_info *d)
 	isl_union_map_free(d->red);
 	isl_union_map_free(d->wr);
 	isl_union_map_free(d->sched);
+	isl_union_map_free(d->order);
+	free(d->order_text);
 	if (d->ictx)
 		isl_ctx_free(d->ictx);
 	ct_free(ctx, d);
