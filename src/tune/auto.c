@@ -927,7 +927,6 @@ static bool *nest_roots(const ct_kernel *k, int top)
 	return roots;
 }
 
-static size_t pos_offset(const char *s, size_t n, ir_pos p);
 static size_t node_end(const char *s, size_t n, size_t a, bool block);
 
 /* The first top-level node of k that writes array a (-1: none). */
@@ -980,11 +979,17 @@ static char *kept_text(const auto_run *R, const bool *keep)
 	size_t len = k->text_len, from = 0;
 	ct_buf b;
 	ct_buf_init(&b);
+	size_t line_off = 0; /* where line `line` starts: the nodes come in the text's order */
+	int line = 1;
 	for (int r = 0; r < k->nbody; r++) {
 		if (keep[r])
 			continue;
 		const ir_node *x = k->body[r];
-		size_t a = pos_offset(s, len, x->pos);
+		for (; line < x->pos.line && line_off < len; line_off++)
+			if (s[line_off] == '\n')
+				line++;
+		size_t a = line_off + (size_t)(x->pos.col > 0 ? x->pos.col - 1 : 0);
+		a = a < len ? a : len;
 		size_t e = node_end(s, len, a, x->kind != ND_STMT);
 		if (a < from || e <= a || (x->kind == ND_FOR && strncmp(s + a, "for", 3) != 0)) {
 			ct_buf_free(&b);
