@@ -222,6 +222,16 @@ auto_runs tests/auto/gemm_beta.cachet gemm_beta -D NI=50 -D NJ=70 -D NK=30
 t=$tmp/gemm_beta.auto.cachet
 [ "$(grep -c '^for (' "$t")" = 2 ] && grep -q "is distributed" "$t" && grep -q '^  unroll(' "$t" && ok ||
 	bad "gemm_beta: $(grep -v '^#' "$t" | tail -12)"
+# a gemm nest's model count is its own (the checks see the nests its questions need, not the whole
+# file): two equal products in one file get equal counts, and not the running total of the file
+two=$(kfile two_products.cachet "kernel two" "param N = 48" "array A : f64[N, N] input" \
+	"array B : f64[N, N] input" "array C : f64[N, N] inout" "array D : f64[N, N] inout" \
+	"for (i: N, j: N, k: N) {" "  C[i, j] += A[i, k] * B[k, j]" "}" \
+	"for (i2: N, j2: N, k2: N) {" "  D[i2, j2] += A[i2, k2] * B[k2, j2]" "}")
+auto_runs "$two" two_products
+counts=$(grep -o "this nest's predicted misses (cold caches) L1 [0-9]*" "$tmp/two_products.auto.cachet")
+[ "$(printf '%s\n' "$counts" | grep -c .)" = 2 ] && [ "$(printf '%s\n' "$counts" | sort -u | grep -c .)" = 1 ] && ok ||
+	bad "two_products: the nests' own counts: $counts"
 # a fused nest whose parts share more than one iteration's elements stays fused
 fz=$(kfile fused.cachet "kernel fz" "param N = 40" "array A : f64[N, N] input" "array S : f64[N] inout" \
 	"array B : f64[N, N] inout" "for (i: N, j: 1 .. N) {" "  for (k: N) { S[j] += A[i, k] * A[k, j] }" \
