@@ -939,7 +939,7 @@ static int first_writer(const ct_kernel *k, int a)
 }
 
 /* The top-level nodes that the checks of a candidate for nest top need:
- * the nest, its dependence questions' nests (roots; NULL: none), every
+ * the nest, its dependence questions' nests (roots), every
  * `let`, and the first writer of each temp or output array that these
  * touch and of each output (the language refuses a read of such an array
  * that no earlier statement writes, and an output that none writes), until
@@ -950,7 +950,7 @@ static bool *nest_keep(const ct_kernel *k, int top, const bool *roots)
 	if (!keep)
 		return NULL;
 	for (int r = 0; r < k->nbody; r++)
-		keep[r] = r == top || (roots && roots[r]) || k->body[r]->kind == ND_LET;
+		keep[r] = r == top || roots[r] || k->body[r]->kind == ND_LET;
 	for (bool grew = true; grew;) {
 		grew = false;
 		for (int a = 0; a < k->narrays; a++) {
@@ -1095,8 +1095,8 @@ static void nest_head_set(auto_run *R, int top)
 	R->nest_head = NULL;
 	R->nest_others = 0;
 	const ct_kernel *k = R->k;
-	if (R->at.has_sched || R->at.has_plan || R->sched_base > 0 || R->plan_base > 0)
-		return;
+	if (R->at.has_sched || R->at.has_plan || R->sched_base > 0 || R->plan_base > 0 || !R->roots)
+		return; /* (no roots: out of memory, and the questions then take the whole file) */
 	bool *keep = nest_keep(k, top, R->roots);
 	int kept = 0, others = 0;
 	for (int r = 0; keep && r < k->nbody; r++) {
