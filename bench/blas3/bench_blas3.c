@@ -45,12 +45,16 @@
 typedef bench_entry_fn entry_fn;
 typedef bench_threads_fn threads_fn;
 
+/* The most params a kernel file may have (its values are passed as one array): a file that
+ * `cachet auto` wrote has its tile params and split points too. */
+#define BENCH_MAX_PARAMS 64
+
 typedef struct problem {
 	const char *op;
 	int64_t n;
 	float *l, *b0, *b, *c0, *c, *work; /* inputs, the in-place operand's start and copy */
 	entry_fn entry;
-	int64_t params[8];
+	int64_t params[BENCH_MAX_PARAMS];
 } problem;
 
 static float *alloc_f32(int64_t count)
@@ -178,7 +182,7 @@ static entry_fn load_kernel(ct_ctx *ctx, const char *dir, const char *op, int64_
 	bool sy = strcmp(op, "syrk") == 0;
 	if (ct_kernel_set_param(k, "N", n) != CT_OK ||
 	    ct_kernel_set_param(k, sy ? "K" : "M", n) != CT_OK ||
-	    ct_kernel_recheck(k) != CT_OK || ct_kernel_param_count(k) > 8 || !(src = ct_kernel_emit(k, NULL, NULL))) {
+	    ct_kernel_recheck(k) != CT_OK || ct_kernel_param_count(k) > BENCH_MAX_PARAMS || !(src = ct_kernel_emit(k, NULL, NULL))) {
 		fprintf(stderr, "bench: %s: %s\n", path, ct_ctx_last_message(ctx));
 		goto out;
 	}
