@@ -156,11 +156,12 @@ void search_tiles(report *r)
 		snprintf(r->tiles_note, sizeof r->tiles_note, "the kernel has no tile params");
 }
 
-/* One point of a sweep or the heat map: the model's counts, and the simulator's when it fits. */
+/* One point of a sweep or the heat map: the model's counts, and the simulator's when it fits
+ * (deadline 0: whatever the time). */
 static void count_point(report *r, point *p, double deadline, int try_sim)
 {
 	int64_t acc = 0;
-	p->ok = now_s() < deadline && model_counts(r, p->model, &acc);
+	p->ok = (deadline == 0 || now_s() < deadline) && model_counts(r, p->model, &acc);
 	p->simulated = p->ok && try_sim && sim_counts(r, acc, p->sim);
 }
 
@@ -185,8 +186,10 @@ void sweep_phases(report *r, double deadline)
 		for (int j = 0; j < ph->n; j++) {
 			point *p = &ph->pts[j];
 			p->tile = v[j];
+			/* the file's own value whatever the deadline (as the heat map's picks): a slow
+			 * machine that runs out of model time still gets a point in every sweep */
 			if (set_param(r, ph->param, v[j]))
-				count_point(r, p, deadline, j % stride == 0);
+				count_point(r, p, v[j] == ph->value ? 0 : deadline, j % stride == 0);
 		}
 		set_param(r, ph->param, ph->value);
 	}
