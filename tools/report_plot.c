@@ -37,7 +37,10 @@ static void gp_level_name(const report *r, int l, char *buf, size_t cap)
 static void gp_phase(report *r, FILE *g, const char *dir, int i)
 {
 	const phase *ph = &r->ph[i];
-	int nl = r->pr.nlevels, any_model = 0, any_sim = 0;
+	int nl = r->pr.nlevels, any_model = 0;
+	/* per level: some point > 0 (gnuplot refuses a series of log-scale points all undefined,
+	 * which a level with no misses is, or a sweep cut short by the deadline to one point) */
+	int lev_model[CT_SIM_MAX_LEVELS] = {0}, lev_sim[CT_SIM_MAX_LEVELS] = {0};
 	char name[64], id[80], cap[256];
 	snprintf(name, sizeof name, "phase%d.dat", i);
 	FILE *d = plot_data(dir, name);
@@ -50,6 +53,8 @@ static void gp_phase(report *r, FILE *g, const char *dir, int i)
 		fprintf(d, "%lld", (long long)p->tile);
 		for (int l = 0; l < nl; l++) {
 			fprintf(d, " %lld", (long long)p->model[l]);
+			if (l < CT_SIM_MAX_LEVELS)
+				lev_model[l] |= p->model[l] > 0;
 			any_model |= p->model[l] > 0;
 		}
 		for (int l = 0; l < nl; l++) {
@@ -57,7 +62,8 @@ static void gp_phase(report *r, FILE *g, const char *dir, int i)
 				fprintf(d, " %lld", (long long)p->sim[l]);
 			else
 				fputs(" ?", d);
-			any_sim |= p->simulated && p->sim[l] > 0;
+			if (l < CT_SIM_MAX_LEVELS)
+				lev_sim[l] |= p->simulated && p->sim[l] > 0;
 		}
 		fputc('\n', d);
 	}
@@ -73,21 +79,27 @@ static void gp_phase(report *r, FILE *g, const char *dir, int i)
 	fprintf(g, "set output '%s/%s.svg'\n", dir, id);
 	fprintf(g, "set title 'misses against tile size %s (index %s)'\nset xlabel '%s'\nset ylabel 'misses'\n",
 	        ph->param, ph->index, ph->param);
+	/* the file's value may lie past the loop's extent (NC 512 over 256 columns): its point, the
+	 * only one when the model's deadline came first, must be in the range */
 	fprintf(g, "set logscale x 2\nset logscale y 10\nset xrange [0.8:%g]\nset key outside right top\n",
-	        (double)ph->extent * 1.25);
+	        (double)(ph->value > ph->extent ? ph->value : ph->extent) * 1.25);
 	fprintf(g, "set arrow 1 from %lld, graph 0 to %lld, graph 1 nohead dt 2 lc rgb '#888888'\n",
 	        (long long)ph->value, (long long)ph->value);
 	fprintf(g, "plot ");
 	int first = 1;
-	for (int l = 0; l < nl; l++) {
+	for (int l = 0; l < nl && l < CT_SIM_MAX_LEVELS; l++) {
 		char lv[64];
 		gp_level_name(r, l, lv, sizeof lv);
-		fprintf(g, "%s'%s/%s' using 1:($%d>0?$%d:NaN) with linespoints lw 2 pt 7 ps 0.6 lc rgb '%s' title '%s model'",
-		        first ? "" : ", ", dir, name, 2 + l, 2 + l, level_colors[l % 8], lv);
-		first = 0;
-		if (any_sim)
-			fprintf(g, ", '%s/%s' using 1:($%d>0?$%d:NaN) with points pt 6 ps 1.6 lw 1.5 lc rgb '%s' title '%s simulated'",
-			        dir, name, 2 + nl + l, 2 + nl + l, level_colors[l % 8], lv);
+		if (lev_model[l]) {
+			fprintf(g, "%s'%s/%s' using 1:($%d>0?$%d:NaN) with linespoints lw 2 pt 7 ps 0.6 lc rgb '%s' title '%s model'",
+			        first ? "" : ", ", dir, name, 2 + l, 2 + l, level_colors[l % 8], lv);
+			first = 0;
+		}
+		if (lev_sim[l]) {
+			fprintf(g, "%s'%s/%s' using 1:($%d>0?$%d:NaN) with points pt 6 ps 1.6 lw 1.5 lc rgb '%s' title '%s simulated'",
+			        first ? "" : ", ", dir, name, 2 + nl + l, 2 + nl + l, level_colors[l % 8], lv);
+			first = 0;
+		}
 	}
 	fprintf(g, "\nunset arrow 1\nunset logscale\nset autoscale\n");
 }
