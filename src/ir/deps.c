@@ -1709,8 +1709,10 @@ int dep_loop_carries(dep_info *d, const ct_looptree *t, const lt_node *x, bool w
 	isl_map *eq = path_pairs(d, t, x, l, tdims, 2 * l + 1);
 	isl_map *lt = eq ? isl_map_order_lt(isl_map_copy(eq), isl_dim_in, 2 * l + 1, isl_dim_out, 2 * l + 1) : NULL;
 	isl_map *gt = eq ? isl_map_order_gt(eq, isl_dim_in, 2 * l + 1, isl_dim_out, 2 * l + 1) : NULL;
-	isl_union_map *same = lt && gt ? isl_union_map_from_map(isl_map_union(lt, gt)) : NULL;
-	if (!same) {
+	isl_union_map *same = NULL;
+	if (lt && gt) {
+		same = isl_union_map_from_map(isl_map_union(lt, gt)); /* takes both */
+	} else {
 		isl_map_free(lt);
 		isl_map_free(gt);
 	}
