@@ -711,6 +711,22 @@ static bool terms_known(const pp *p, const rbuild *b, int j, const aff *x, int n
 	return true;
 }
 
+/* Whether loops x and y (two versions of one index's loop) run the same values: the same step
+ * and the same bounds, over params and over enclosing indices. */
+static bool same_loop_range(const lt_node *x, const lt_node *y)
+{
+	if (x->step != y->step || !bx_equal(x->lo, y->lo) || !bx_equal(x->hi, y->hi) ||
+	    x->ndlo != y->ndlo || x->ndhi != y->ndhi)
+		return false;
+	for (int i = 0; i < x->ndlo; i++)
+		if (!aff_equal(x->dlo[i], y->dlo[i]))
+			return false;
+	for (int i = 0; i < x->ndhi; i++)
+		if (!aff_equal(x->dhi[i], y->dhi[i]))
+			return false;
+	return true;
+}
+
 /* Multicache loops with affine bounds (issue #31): one slot per value of the span; the copies
  * run the loop's own range where its bounds use only indices known there, else its span
  * (bounds-tested: the span may reach values no iteration takes), which is a lattice of the
@@ -740,11 +756,12 @@ static bool affine_mcloops(pp *p, rbuild *b)
 			              "its slots cannot be copied over its span (place the trigger inside the loops its "
 			              "bounds use)",
 			              p->it->name, name);
-		/* the copies over the span start from the first site's version of the loop: a
-		 * main and a tail version (a split whose step does not divide) would share them */
+		/* the copies over the span start from the first site's version of the loop; a
+		 * main and a tail version of an outer split (a step that does not divide) share
+		 * them only where this loop has the same range in both */
 		for (int i = 1; i < b->ns; i++) {
 			const lt_node *li = pl_anc_loop(b->s[i].node, m->index);
-			if (li && li != l)
+			if (li && li != l && !same_loop_range(li, l))
 				return pp_err(p, p->it->pos,
 				              "multicache '%s': loop '%s' has affine bounds that use an index the "
 				              "copies before the trigger do not know, and runs as a main and a tail "
