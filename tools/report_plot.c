@@ -40,7 +40,7 @@ static void gp_phase(report *r, FILE *g, const char *dir, int i)
 	int nl = r->pr.nlevels, any_model = 0;
 	/* per level: some point > 0 (gnuplot refuses a series of log-scale points all undefined,
 	 * which a level with no misses is, or a sweep cut short by the deadline to one point) */
-	int lev_model[CT_SIM_MAX_LEVELS] = {0}, lev_sim[CT_SIM_MAX_LEVELS] = {0};
+	int lev_model[L] = {0}, lev_sim[L] = {0};
 	char name[64], id[80], cap[256];
 	snprintf(name, sizeof name, "phase%d.dat", i);
 	FILE *d = plot_data(dir, name);
@@ -53,21 +53,20 @@ static void gp_phase(report *r, FILE *g, const char *dir, int i)
 		fprintf(d, "%lld", (long long)p->tile);
 		for (int l = 0; l < nl; l++) {
 			fprintf(d, " %lld", (long long)p->model[l]);
-			if (l < CT_SIM_MAX_LEVELS)
-				lev_model[l] |= p->model[l] > 0;
-			any_model |= p->model[l] > 0;
+			lev_model[l] |= p->model[l] > 0;
 		}
 		for (int l = 0; l < nl; l++) {
 			if (p->simulated)
 				fprintf(d, " %lld", (long long)p->sim[l]);
 			else
 				fputs(" ?", d);
-			if (l < CT_SIM_MAX_LEVELS)
-				lev_sim[l] |= p->simulated && p->sim[l] > 0;
+			lev_sim[l] |= p->simulated && p->sim[l] > 0;
 		}
 		fputc('\n', d);
 	}
 	fclose(d);
+	for (int l = 0; l < nl; l++)
+		any_model |= lev_model[l];
 	if (!any_model)
 		return;
 	snprintf(id, sizeof id, "phase-%s", ph->param);
@@ -87,7 +86,7 @@ static void gp_phase(report *r, FILE *g, const char *dir, int i)
 	        (long long)ph->value, (long long)ph->value);
 	fprintf(g, "plot ");
 	int first = 1;
-	for (int l = 0; l < nl && l < CT_SIM_MAX_LEVELS; l++) {
+	for (int l = 0; l < nl; l++) {
 		char lv[64];
 		gp_level_name(r, l, lv, sizeof lv);
 		if (lev_model[l]) {
