@@ -1112,6 +1112,9 @@ typedef struct ct_cache_level {
 	int instances;      /* instances in the machine (0 = unknown) */
 	double latency_ns;  /* load-to-use latency by pointer chase; 0 = not measured */
 	ct_probe_source source;
+	int64_t reported_size; /* what hwloc/sysfs/cpuid said, when CT_PROBE_MEASURE_CAPACITY
+	                          found far less usable (size is then the measured one and
+	                          source CT_SRC_MEASURED); 0 = size is as reported */
 } ct_cache_level;
 
 #define CT_PROBE_MAX_OPENCL 8
@@ -1208,7 +1211,10 @@ enum ct_probe_flag {
 	CT_PROBE_MEASURE_FLOPS = 1 << 0,     /* FMA peak f32/f64: one core, all cores (~0.3 s) */
 	CT_PROBE_MEASURE_BANDWIDTH = 1 << 1, /* copy bandwidth over arrays >> last-level cache */
 	CT_PROBE_MEASURE_LATENCY = 1 << 2,   /* pointer chase per cache level and memory */
-	CT_PROBE_MEASURE = 7,                /* all three */
+	CT_PROBE_MEASURE_CAPACITY = 1 << 5,  /* the last level's usable size, by pointer chases over
+	                                        doubling sizes (virtual machines report sizes no core
+	                                        can use); ~0.1 s */
+	CT_PROBE_MEASURE = 0x27,             /* all four */
 	CT_PROBE_OPENCL = 1 << 3,            /* list the OpenCL devices (libOpenCL loaded with dlopen) */
 	CT_PROBE_CUDA = 1 << 4,              /* list the CUDA devices (libcuda loaded with dlopen); with
 	                                        MEASURE_BANDWIDTH / MEASURE_FLOPS also their copy bandwidth

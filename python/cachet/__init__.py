@@ -23,7 +23,7 @@ __all__ = ["Kernel", "load", "probe", "cache_path", "KernelError", "CachetError"
 
 __version__ = "0.1.0"
 
-CT_PROBE_MEASURE = 7
+CT_PROBE_MEASURE = 0x27
 CT_PROBE_OPENCL = 1 << 3
 CT_PROBE_CUDA = 1 << 4
 

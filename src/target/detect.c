@@ -384,9 +384,9 @@ int target_caches_sysfs(const char *dir, ct_cache_level *out, int max)
 
 /* Portable defaults: typical of current x86 and Arm server cores. */
 static const ct_cache_level default_caches[] = {
-    {1, 32 * KIB, 64, 8, 1, 0, 0.0, CT_SRC_DEFAULT},
-    {2, 1 * MIB, 64, 16, 1, 0, 0.0, CT_SRC_DEFAULT},
-    {3, 16 * MIB, 64, 16, 0, 0, 0.0, CT_SRC_DEFAULT},
+    {1, 32 * KIB, 64, 8, 1, 0, 0.0, CT_SRC_DEFAULT, 0},
+    {2, 1 * MIB, 64, 16, 1, 0, 0.0, CT_SRC_DEFAULT, 0},
+    {3, 16 * MIB, 64, 16, 0, 0, 0.0, CT_SRC_DEFAULT, 0},
 };
 
 /* CPUs this process may run on; fills cpus[0..max) with their numbers. */

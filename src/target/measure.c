@@ -671,6 +671,85 @@ static void measure_latency(ct_ctx *ctx, ct_probe_info *p, volatile double *sink
 	ct_free(ctx, raw);
 }
 
+/* The last level's usable size. A virtual machine may pass on sizes no core
+ * can use: a KVM guest of a Zen 5 host reports 508 MiB of L3 private to
+ * each core, where a chase over 32 MiB already runs at memory latency, and
+ * a Zen 4 guest reports 32 MiB where 8 MiB does (bench/RESULTS.md,
+ * 2026-12-01). So chase once over a size surely beyond the level (twice the
+ * reported size, 128 MiB at most: beyond that no cache of today's CPUs
+ * reaches) for the memory latency, then over sizes doubling from twice the
+ * level below, up to half the reported size, and stop at the first one
+ * whose latency is past the middle of the level's (the first chase's) and
+ * memory's: a level that holds the chase rises only slowly with its size
+ * (TLB misses), a miss to memory costs several times a hit. The usable
+ * size is the last size that stayed below the middle (so at most a factor
+ * 2 under the true one), kept only when it is under half the reported one
+ * (a level that works as reported keeps the reported figure exactly), and
+ * only when memory is clearly slower than the level (CAPACITY_STEP). Each
+ * size takes the least of CAPACITY_TRIES chases: another guest sharing the
+ * level only adds misses, and at a size near the level's the single chases
+ * of that Zen 4 guest over 8 MiB took 22 to 117 ns (the least of three gave
+ * 8 MiB in 6 runs of 6 there, a single chase 4 or 8). */
+#define CAPACITY_STEP 2.0
+#define CAPACITY_MAX (128 * MIB)
+#define CAPACITY_TRIES 3
+
+/* The least of CAPACITY_TRIES warm chases over bytes of buf. */
+static double chase_least_ns(char *buf, size_t bytes, size_t line, uint32_t *perm, volatile double *sink)
+{
+	double least = 0;
+	for (int t = 0; t < CAPACITY_TRIES; t++) {
+		double ns = chase_ns(buf, bytes, line, perm, 0.005, true, sink);
+		if (t == 0 || ns < least)
+			least = ns;
+	}
+	return least;
+}
+
+static void measure_capacity(ct_ctx *ctx, ct_probe_info *p, volatile double *sink)
+{
+	if (p->ncaches < 2)
+		return;
+	ct_cache_level *last = &p->caches[p->ncaches - 1];
+	int64_t first = 2 * p->caches[p->ncaches - 2].size, top = last->size / 2;
+	int64_t beyond = last->size < CAPACITY_MAX / 2 ? 2 * last->size : CAPACITY_MAX;
+	if (top > CAPACITY_MAX)
+		top = CAPACITY_MAX;
+	if (first <= 0 || 2 * first > top)
+		return;
+	size_t line = (size_t)last->line;
+	if (line < sizeof(void *) || (line & (line - 1)))
+		line = 64;
+	char *raw = try_alloc(ctx, (size_t)beyond + line);
+	uint32_t *perm = raw ? try_alloc(ctx, (size_t)beyond / line * sizeof *perm) : NULL;
+	if (!raw || !perm) {
+		ct_free(ctx, raw);
+		return;
+	}
+	advise_huge(raw, (size_t)beyond + line);
+	char *buf = (char *)(((uintptr_t)raw + line - 1) & ~(uintptr_t)(line - 1));
+	/* memory: no warm-up pass (a pass over 128 MiB at memory latency takes 0.3 s) */
+	double mem = chase_ns(buf, (size_t)beyond, line, perm, 0.005, false, sink);
+	double base = chase_least_ns(buf, (size_t)first, line, perm, sink);
+	int64_t held = 0;
+	if (base > 0 && mem > CAPACITY_STEP * base) {
+		double mid = (base + mem) / 2;
+		held = first;
+		for (int64_t sz = 2 * first; sz <= top; sz *= 2) {
+			if (chase_least_ns(buf, (size_t)sz, line, perm, sink) > mid)
+				break;
+			held = sz;
+		}
+	}
+	ct_free(ctx, perm);
+	ct_free(ctx, raw);
+	if (held > 0 && held < last->size / 2) {
+		last->reported_size = last->size;
+		last->size = held;
+		last->source = CT_SRC_MEASURED;
+	}
+}
+
 /* Run the microbenchmarks in what; CT_ERR_NOMEM if even the small
  * bookkeeping cannot be allocated (big buffers retry smaller, or skip). */
 ct_status target_measure(ct_ctx *ctx, ct_probe_info *p, unsigned what)
@@ -689,6 +768,9 @@ ct_status target_measure(ct_ctx *ctx, ct_probe_info *p, unsigned what)
 		ncpus = got > 0 ? got : 0;
 	if (what & CT_PROBE_MEASURE_FLOPS)
 		measure_flops(ctx, p, cpus, ncpus, &sink);
+	/* before the others that size their arrays by the last level */
+	if (what & CT_PROBE_MEASURE_CAPACITY)
+		measure_capacity(ctx, p, &sink);
 	if (what & CT_PROBE_MEASURE_BANDWIDTH)
 		measure_bandwidth(ctx, p, cpus, ncpus, &sink);
 	if (what & CT_PROBE_MEASURE_LATENCY)

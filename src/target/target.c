@@ -233,6 +233,11 @@ static void print_text(ct_buf *b, const ct_probe_info *p)
 		const ct_cache_level *l = &p->caches[i];
 		ct_buf_printf(b, "%s L%d ", i == 0 ? "caches     " : "           ", l->level);
 		put_bytes(b, l->size);
+		if (l->reported_size > 0) {
+			ct_buf_puts(b, " usable (");
+			put_bytes(b, l->reported_size);
+			ct_buf_puts(b, " reported)");
+		}
 		ct_buf_printf(b, ", line %d, ", l->line);
 		if (l->ways > 0)
 			ct_buf_printf(b, "%d-way", l->ways);
@@ -413,6 +418,7 @@ static json_t *caches_json(const ct_probe_info *p)
 		           jset(c, "private", json_boolean(target_level_private(p, i) > 0))) &&
 		          jset(c, "instances", json_integer(l->instances)) &&
 		          (l->latency_ns <= 0 || jset(c, "latency_ns", jnum(l->latency_ns))) &&
+		          (l->reported_size <= 0 || jset(c, "reported_size", json_integer(l->reported_size))) &&
 		          jset(c, "source", jstr(ct_probe_source_name(l->source)));
 		if (!ok || json_array_append_new(a, c) != 0) {
 			json_decref(ok ? NULL : c);
