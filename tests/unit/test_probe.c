@@ -516,6 +516,58 @@ static void probe_opencl_devices(void)
 	ct_ctx_free(ctx);
 }
 
+/* The last level's usable size: either the reported one, untouched, or a
+ * measured size under half of it, at least the chase's first size (twice
+ * the level below) and a power-of-two multiple of it; the levels below stay
+ * as reported, and the printers give both sizes. */
+static void probe_capacity(void)
+{
+	ct_ctx *ctx = ct_ctx_new();
+	ct_probe_info p0 = probe_plain(ctx);
+	ct_probe_info p;
+	CHECK(ct_probe_run(ctx, CT_PROBE_MEASURE_CAPACITY, &p) == CT_OK);
+	CHECK(p.measured & CT_PROBE_MEASURE_CAPACITY);
+	CHECK(p.ncaches == p0.ncaches);
+	for (int i = 0; i + 1 < p.ncaches; i++)
+		CHECKF(p.caches[i].size == p0.caches[i].size && p.caches[i].reported_size == 0, "L%d", i + 1);
+	if (p.ncaches < 2) {
+		ct_ctx_free(ctx);
+		return;
+	}
+	const ct_cache_level *l = &p.caches[p.ncaches - 1], *l0 = &p0.caches[p.ncaches - 1];
+	int64_t first = 2 * p.caches[p.ncaches - 2].size;
+	if (l->reported_size == 0) {
+		CHECK(l->size == l0->size && l->source == l0->source);
+	} else {
+		CHECK(l->reported_size == l0->size && l->source == CT_SRC_MEASURED);
+		CHECKF(l->size >= first && l->size < l->reported_size / 2, "usable %lld of %lld", (long long)l->size,
+		       (long long)l->reported_size);
+		int64_t s = first;
+		while (s < l->size)
+			s *= 2;
+		CHECKF(s == l->size, "usable %lld is not a power-of-two multiple of %lld", (long long)l->size,
+		       (long long)first);
+	}
+	printf("L%d %lld KiB usable, %lld KiB reported\n", p.ncaches, (long long)(l->size >> 10),
+	       (long long)((l->reported_size ? l->reported_size : l->size) >> 10));
+	char *text = NULL, *json = NULL;
+	size_t tn = 0, jn = 0;
+	FILE *f = open_memstream(&text, &tn);
+	CHECK(ct_probe_print(ctx, CT_FORMAT_TEXT, f) == CT_OK);
+	fclose(f);
+	f = open_memstream(&json, &jn);
+	CHECK(ct_probe_print(ctx, CT_FORMAT_JSON, f) == CT_OK);
+	fclose(f);
+	CHECK(text && json);
+	if (text && json) {
+		CHECK((strstr(text, " usable (") != NULL) == (l->reported_size > 0));
+		CHECK((strstr(json, "\"reported_size\": ") != NULL) == (l->reported_size > 0));
+	}
+	free(text);
+	free(json);
+	ct_ctx_free(ctx);
+}
+
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	(void)st;
@@ -545,6 +597,7 @@ int main(void)
 	RUN(probe_bad_arguments);
 	RUN(probe_uses_ctx_allocator);
 	RUN(probe_measure);
+	RUN(probe_capacity);
 	RUN(probe_opencl_devices);
 	nftw(tmp_root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 	return h_report();
