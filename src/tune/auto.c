@@ -144,6 +144,9 @@ typedef struct auto_machine {
 	int64_t cache_size[CT_PROBE_MAX_CACHES];
 	int cache_line[CT_PROBE_MAX_CACHES], cache_ways[CT_PROBE_MAX_CACHES], cache_shared[CT_PROBE_MAX_CACHES];
 	char model[80];
+	bool from_spec;      /* the levels are --cache's, taken as given */
+	bool llc_checked;    /* llc_for asked the probe for the last level's usable size */
+	int64_t llc_reported; /* > 0: the probe found the last level smaller than this reported size */
 } auto_machine;
 
 static void machine_init(ct_ctx *ctx, int threads, auto_machine *m)
@@ -190,6 +193,7 @@ static ct_status machine_caches(ct_ctx *ctx, const char *spec_text, auto_machine
 	ct_status st = sim_spec_parse(ctx, spec_text, &spec);
 	if (st != CT_OK)
 		return st;
+	m->from_spec = true;
 	m->ncaches = spec.nlevels < CT_PROBE_MAX_CACHES ? spec.nlevels : CT_PROBE_MAX_CACHES;
 	for (int i = 0; i < m->ncaches; i++) {
 		const sim_level *l = &spec.level[i];
@@ -442,6 +446,7 @@ typedef struct auto_gemm {
 	int64_t kc, nc, mc;           /* cache tiles of r, v, u */
 	int l1_ways;                  /* ways of L1 kc was derived from (0: half of L1) */
 	int64_t kc0, nc0, mc0;        /* the analytical values (gemm_blocks) */
+	int64_t kc_l1;                /* the largest kc L1 allows (kc0 is at most this) */
 	int nc_level, nc_sharers;     /* the cache nc was derived from (0-based) and the threads sharing it */
 	const char *p_kc, *p_nc, *p_mc;
 	int elt;
@@ -567,6 +572,23 @@ static int l1_panel_ways(const auto_machine *m)
 	return (w - 1) / 2 > 0 ? (w - 1) / 2 : 1;
 }
 
+/* The cycles per vector FMA that a kc x nc block adds to the register
+ * tile's own: the mr x nr tile of the written array is loaded and stored
+ * once per kc, a vector load or store a cycle each (2 / kc), and with
+ * packing the mr x kc row panel of the left operand is copied once per nc
+ * columns, element by element (the copy transposes, so it is scalar), a
+ * load and a store that issue in one cycle (lanes / nc). Weighing the copy
+ * as two instructions (2 lanes / nc) chose kc 88, nc 704 for dgemm at 2048
+ * on a Zen 4 guest: 0.38-0.40 s on one thread, where 128 x 512 took 0.36
+ * and 256 x 256 0.36 (the hand plan 0.33). */
+static double gemm_block_overhead(const auto_gemm *g, int64_t kc, int64_t nc)
+{
+	double o = 2.0 / (double)kc;
+	if (g->pack)
+		o += (double)g->lanes / (double)nc;
+	return o;
+}
+
 /* BLIS's analytical blocking (Low et al. 2016), for auto's loop order
  * (the row panels of mr rows outside the column panels of nr columns,
  * as in examples/dgemm.cachet): the left operand's mr x kc row panel is
@@ -574,10 +596,18 @@ static int l1_panel_ways(const auto_machine *m)
  * operand's kc x nr micro-panels pass through L1 once per row panel, read
  * in order from the packed kc x nc block (prefetched while the FMAs run,
  * so they do not bound kc). So:
- *   kc: the row panel in (ways - 1) / 2 ways of L1 (half of L1 without
- *       the ways), in even blocks of the sum (no short last block);
- *       the larger kc, the fewer times the mr x nr tile of the written
- *       array is loaded and stored (once per block of the sum);
+ *   kc: at most what puts the row panel in (ways - 1) / 2 ways of L1
+ *       (half of L1 without the ways), in even blocks of the sum (no
+ *       short last block); the larger kc, the fewer times the mr x nr
+ *       tile of the written array is loaded and stored (once per block
+ *       of the sum), but the smaller nc (below): kc is the one of those
+ *       whose block adds the fewest cycles per FMA
+ *       (gemm_block_overhead), the row panel being packed once per nc
+ *       columns. On a Zen 5 guest (L1 48 KiB 12-way, L2 1 MiB 8-way),
+ *       the L1 bound alone gave kc 688 and nc 128 for sgemm at 2048 (101-
+ *       103 ms on one thread; dgemm 416 and 128, 107 ms on two), where
+ *       128 x 1024 and 192 x 1024 took 87.6-88.4 ms (dgemm 128 x 512:
+ *       96.5 ms) and the hand plan 84.5 (96.7);
  *   nc: the kc x nc block of the right operand in half of L2 over the
  *       threads that share it: in this loop order it is read again once
  *       per row panel of mr rows, the role BLIS's mc x kc block of the
@@ -590,21 +620,44 @@ static int l1_panel_ways(const auto_machine *m)
  *       mc sets only how often the right block is packed (once per mc
  *       rows), the fewer the better.
  * Each at most its loop's extent (one block then). */
+/* The cache the right block is kept in: L2 (L1 when the probe gives one
+ * level); *sharers gets the plan's threads that share one instance. */
+static int gemm_nc_level(const auto_machine *m, int *sharers)
+{
+	int lev = m->ncaches > 1 ? 1 : 0;
+	int s = m->cache_shared[lev] > 1 ? m->cache_shared[lev] : 1;
+	*sharers = s > m->threads ? m->threads : s;
+	return lev;
+}
+
+/* nc for a given kc: the kc x nc block in half of that cache over its
+ * sharers, a multiple of nr, in even blocks of the columns. */
+static int64_t gemm_nc_for(const auto_machine *m, const auto_nest *n, const auto_gemm *g, int64_t kc)
+{
+	int sharers;
+	int lev = gemm_nc_level(m, &sharers);
+	double l2 = (double)cache_bytes(m, lev) * AUTO_CACHE_SHARE / sharers;
+	return even_blocks(n->trip[g->v], round_down((int64_t)(l2 / ((double)kc * g->elt)), g->nr), g->nr);
+}
+
 static void gemm_blocks(const auto_machine *m, const auto_nest *n, auto_gemm *g)
 {
 	int pw = l1_panel_ways(m);
 	double l1 = pw ? (double)pw * (double)(m->cache_size[0] / m->cache_ways[0])
 	               : (double)cache_bytes(m, 0) * AUTO_CACHE_SHARE;
-	/* L2 (L1 when the probe gives one level), shared by the threads that share it */
-	int lev = m->ncaches > 1 ? 1 : 0;
-	int sharers = m->cache_shared[lev] > 1 ? m->cache_shared[lev] : 1;
-	if (sharers > m->threads)
-		sharers = m->threads;
-	double l2 = (double)cache_bytes(m, lev) * AUTO_CACHE_SHARE / sharers;
-	int64_t kc = round_down((int64_t)(l1 / ((double)g->mr * g->elt)), 8);
-	kc = even_blocks(n->trip[g->r], kc, 8);
-	int64_t nc = round_down((int64_t)(l2 / ((double)kc * g->elt)), g->nr);
-	nc = even_blocks(n->trip[g->v], nc, g->nr);
+	int sharers;
+	int lev = gemm_nc_level(m, &sharers);
+	int64_t kmax = round_down((int64_t)(l1 / ((double)g->mr * g->elt)), 8);
+	int64_t kc = 0, nc = 0;
+	double best = 0;
+	for (int64_t kk = kmax; kk >= 8; kk -= 8) {
+		int64_t kt = even_blocks(n->trip[g->r], kk, 8);
+		int64_t nt = gemm_nc_for(m, n, g, kt);
+		double cost = gemm_block_overhead(g, kt, nt);
+		if (kc == 0 || cost < best * (1 - 1e-9))
+			kc = kt, nc = nt, best = cost;
+	}
+	g->kc_l1 = even_blocks(n->trip[g->r], kmax, 8);
 	/* the rows per thread */
 	int64_t mc = (n->trip[g->u] + m->threads - 1) / m->threads;
 	mc = even_blocks(n->trip[g->u], mc < n->trip[g->u] ? round_up(mc, g->mr) : mc, g->mr);
@@ -1331,14 +1384,23 @@ static void gemm_why(auto_run *R, const auto_nest *n, const auto_gemm *g, auto_c
 	ct_buf_printf(w, "#     %d FMAs per %d loads\n", g->mr * g->nv, g->mr + g->nv);
 	if (g->l1_ways)
 		ct_buf_printf(w, "#   %s from %lld: the %d x %lld row panel of the left operand, reused by every column panel,\n"
-		                 "#     in %d of L1's %d ways (%lld KiB; (ways - 1) / 2: Low et al.), in even blocks of %s = %lld;\n",
-		              g->p_kc, (long long)g->kc0, g->mr, (long long)g->kc0, g->l1_ways, m->cache_ways[0],
-		              (long long)(cache_bytes(m, 0) >> 10), Rn, (long long)n->trip[g->r]);
+		                 "#     in L1: at most %lld, in %d of L1's %d ways (%lld KiB; (ways - 1) / 2: Low et al.), in even\n"
+		                 "#     blocks of %s = %lld;\n",
+		              g->p_kc, (long long)g->kc0, g->mr, (long long)g->kc0, (long long)g->kc_l1, g->l1_ways,
+		              m->cache_ways[0], (long long)(cache_bytes(m, 0) >> 10), Rn, (long long)n->trip[g->r]);
 	else
 		ct_buf_printf(w, "#   %s from %lld: the %d x %lld row panel of the left operand, reused by every column panel,\n"
-		                 "#     in half of L1 (%lld KiB; no associativity known), in even blocks of %s = %lld;\n",
-		              g->p_kc, (long long)g->kc0, g->mr, (long long)g->kc0, (long long)(cache_bytes(m, 0) >> 10), Rn,
-		              (long long)n->trip[g->r]);
+		                 "#     in L1: at most %lld, in half of L1 (%lld KiB; no associativity known), in even blocks\n"
+		                 "#     of %s = %lld;\n",
+		              g->p_kc, (long long)g->kc0, g->mr, (long long)g->kc0, (long long)g->kc_l1,
+		              (long long)(cache_bytes(m, 0) >> 10), Rn, (long long)n->trip[g->r]);
+	if (g->kc0 < g->kc_l1)
+		ct_buf_printf(w, "#     %lld, not %lld: its block adds the fewest cycles per vector FMA (%s[..]'s tile\n"
+		                 "#     loaded and stored per %s block, 2 / %s; the row panel copied per %s block, %d lanes\n"
+		                 "#     / %s): %.4f, where %lld would give %.4f\n",
+		              (long long)g->kc0, (long long)g->kc_l1, k->arrays[n->stmt->lhs->id].name, g->p_kc, g->p_kc,
+		              g->p_nc, g->lanes, g->p_nc, gemm_block_overhead(g, g->kc0, g->nc0), (long long)g->kc_l1,
+		              gemm_block_overhead(g, g->kc_l1, gemm_nc_for(m, n, g, g->kc_l1)));
 	ct_buf_printf(w, "#     the %lld x %d micro-panels stream in order; %s[..]'s tile is loaded and stored once per block\n",
 	              (long long)g->kc0, g->nr, k->arrays[n->stmt->lhs->id].name);
 	ct_buf_printf(w, "#   %s from %lld: the %lld x %lld block of the right operand in half of L%d (%lld KiB) over the %d\n"
@@ -1425,6 +1487,8 @@ static bool try_gemm(auto_run *R, const auto_nest *n)
 	auto_gemm g;
 	if (!gemm_shape(R->k, &R->m, n, &g))
 		return false;
+	bool can_pack = packable(R->k, n, g.left) && packable(R->k, n, g.right);
+	g.pack = can_pack; /* the blocks are for the packed variants, tried first */
 	gemm_blocks(&R->m, n, &g);
 	/* The derived blocks stand; the model gives their misses for the comment.
 	 * It does not choose among their neighbours: it charges every miss a
@@ -1455,7 +1519,6 @@ static bool try_gemm(auto_run *R, const auto_nest *n)
 		ct_ctx_free(cx);
 		choice_free(&c);
 	}
-	bool can_pack = packable(R->k, n, g.left) && packable(R->k, n, g.right);
 	for (int variant = can_pack ? 0 : 2; variant < 4; variant++) {
 		int withpar = !(variant & 1) && worth_threads(R, n->work);
 		g.pack = variant < 2;
@@ -1948,6 +2011,49 @@ static int64_t array_bytes(const ct_kernel *k, const int64_t *pv, int a)
 	return b;
 }
 
+/* The last level's size for a choice between "fits" and "does not fit" a
+ * total of bytes. Where the answer turns on the last level (total above the
+ * level below it, within the reported size) and the levels are the probe's,
+ * the probe first measures the level's usable size (CT_PROBE_MEASURE_CAPACITY,
+ * ~0.1 s, once per ctx): a virtual machine may report far more than a core
+ * can use (508 MiB of L3 on a KVM guest of a Zen 5 host, where 32 MiB already
+ * runs at memory latency), and the choice would then keep a 64 MiB output in
+ * a cache it does not fit. The measurement is a machine fact like the
+ * reported sizes: the header comment gives both. */
+static int64_t llc_for(auto_run *R, int64_t total)
+{
+	auto_machine *m = &R->m;
+	int last = m->ncaches - 1;
+	if (last < 1 || m->from_spec || m->llc_checked || total <= m->cache_size[last - 1] ||
+	    total > m->cache_size[last])
+		return m->cache_size[last];
+	m->llc_checked = true;
+	const ct_probe_info *pi = NULL;
+	if (ct_probe_run(R->k->ctx, CT_PROBE_MEASURE_CAPACITY, NULL) == CT_OK)
+		pi = target_get(R->k->ctx);
+	if (pi && pi->ncaches == m->ncaches && pi->caches[last].reported_size > 0 &&
+	    pi->caches[last].size < m->cache_size[last]) {
+		m->llc_reported = m->cache_size[last];
+		m->cache_size[last] = pi->caches[last].size;
+	}
+	return m->cache_size[last];
+}
+
+/* Whether a top-level node of k other than nest top accesses array a: the
+ * plan refuses streaming stores to an array the kernel reads anywhere, and
+ * candidate_ok checks a nest with only the nests its questions need
+ * (covariance's `cov[a, b] = 0`, distributed from the sum that reads it:
+ * the whole file then did not check). */
+static bool used_by_other_nest(const ct_kernel *k, const ir_node *top, int a)
+{
+	for (int j = 0; j < k->nbody; j++) {
+		const ir_expr *acc[1];
+		if (k->body[j] != top && accesses_of(k->body[j], a, acc, 0, 1) > 0)
+			return true;
+	}
+	return false;
+}
+
 /* Whether the vector loop x (a leaf of nest n) should store with streaming
  * stores (vectorize(.., nontemporal=true), docs/PLANS.md section 15): every
  * array it writes is an output the nest does not read (the plan's check
@@ -1955,13 +2061,13 @@ static int64_t array_bytes(const ct_kernel *k, const int64_t *pv, int a)
  * than the last-level cache, so their lines would be evicted unread before
  * the kernel ends: stored through the cache, each line is first read from
  * memory (read for ownership) and later written back. why gets the sizes. */
-static bool wants_nontemporal(const auto_run *R, const auto_nest *n, const ir_node *x, char *why, size_t nwhy)
+static bool wants_nontemporal(auto_run *R, const auto_nest *n, const ir_node *x, char *why, size_t nwhy)
 {
 	const ct_kernel *k = R->k;
 	const auto_machine *m = &R->m;
-	int64_t llc = m->ncaches > 0 ? m->cache_size[m->ncaches - 1] : 0, total = 0;
+	int64_t total = 0;
 	char names[128] = "";
-	if (llc <= 0)
+	if (m->ncaches <= 0 || m->cache_size[m->ncaches - 1] <= 0)
 		return false;
 	for (int a = 0; a < k->narrays; a++) {
 		if (!writes(x, a))
@@ -1977,10 +2083,12 @@ static bool wants_nontemporal(const auto_run *R, const auto_nest *n, const ir_no
 		total += b;
 		snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", names[0] ? ", " : "", k->arrays[a].name);
 	}
+	int64_t llc = llc_for(R, total);
 	if (total <= llc)
 		return false;
-	snprintf(why, nwhy, "%s written, never read, %lld MiB > the last-level cache (L%d, %lld MiB)", names,
-	         (long long)(total >> 20), m->ncaches, (long long)(llc >> 20));
+	snprintf(why, nwhy, "%s written, never read, %lld MiB > the last-level cache (L%d, %lld MiB%s)", names,
+	         (long long)(total >> 20), m->ncaches, (long long)(llc >> 20),
+	         m->llc_reported > 0 ? " usable, as measured" : "");
 	return true;
 }
 
@@ -1992,6 +2100,15 @@ static void try_nontemporal(auto_run *R, const auto_nest *n, const ir_node *x, c
 	char ntw[256];
 	if (!wants_nontemporal(R, n, x, ntw, sizeof ntw))
 		return;
+	char users[128] = "";
+	for (int a = 0; a < R->k->narrays; a++)
+		if (writes(x, a) && used_by_other_nest(R->k, n->top, a))
+			snprintf(users + strlen(users), sizeof users - strlen(users), "%s%s", users[0] ? ", " : "",
+			         R->k->arrays[a].name);
+	if (users[0]) {
+		ct_buf_printf(&c->why, "#     no streaming stores (%s): another nest accesses %s\n", ntw, users);
+		return;
+	}
 	char line[320];
 	snprintf(line, sizeof line, "  vectorize(%s)\n", v);
 	const char *at = c->plan.s ? strstr(c->plan.s, line) : NULL;
@@ -2334,9 +2451,12 @@ static void put_machine(ct_buf *b, const auto_run *R)
 	              "defaults for this ISA, not measured), %d thread(s)\n",
 	              m->vector_bytes, m->registers, m->fma_units, m->fma_latency, m->threads);
 	ct_buf_puts(b, "#   caches:");
-	for (int i = 0; i < m->ncaches; i++)
-		ct_buf_printf(b, " L%d %lld KiB %d-way%s", i + 1, (long long)(m->cache_size[i] >> 10), m->cache_ways[i],
-		              i + 1 < m->ncaches ? "," : "\n");
+	for (int i = 0; i < m->ncaches; i++) {
+		ct_buf_printf(b, " L%d %lld KiB", i + 1, (long long)(m->cache_size[i] >> 10));
+		if (i + 1 == m->ncaches && m->llc_reported > 0)
+			ct_buf_printf(b, " usable (measured; %lld KiB reported)", (long long)(m->llc_reported >> 10));
+		ct_buf_printf(b, " %d-way%s", m->cache_ways[i], i + 1 < m->ncaches ? "," : "\n");
+	}
 	ct_buf_puts(b, "#   sizes:");
 	bool any = false;
 	for (int i = 0; i < R->k->nparams; i++)

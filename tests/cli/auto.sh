@@ -228,8 +228,11 @@ two=$(kfile two_products.cachet "kernel two" "param N = 48" "array A : f64[N, N]
 	"array B : f64[N, N] input" "array C : f64[N, N] inout" "array D : f64[N, N] inout" \
 	"for (i: N, j: N, k: N) {" "  C[i, j] += A[i, k] * B[k, j]" "}" \
 	"for (i2: N, j2: N, k2: N) {" "  D[i2, j2] += A[i2, k2] * B[k2, j2]" "}")
+# (fully associative levels: with ways, C and D sit at different addresses and their set
+# conflicts differ, 2319 and 2267 L1 misses with Zen 4's 32 KiB 8-way L1)
 auto_runs "$two" two_products
-counts=$(grep -o "this nest's predicted misses (cold caches) L1 [0-9]*" "$tmp/two_products.auto.cachet")
+"$CACHET" auto "$two" --threads 2 --cache 32K:64,1M:64 -o "$tmp/two_fa.auto.cachet" 2>"$tmp/two_fa.err"
+counts=$(grep -o "this nest's predicted misses (cold caches) L1 [0-9]*" "$tmp/two_fa.auto.cachet")
 [ "$(printf '%s\n' "$counts" | grep -c .)" = 2 ] && [ "$(printf '%s\n' "$counts" | sort -u | grep -c .)" = 1 ] && ok ||
 	bad "two_products: the nests' own counts: $counts"
 # a fused nest whose parts share more than one iteration's elements stays fused
@@ -297,6 +300,24 @@ grep -q "^  vectorize(y, nontemporal=true)" "$st" && grep -q "nontemporal=true (
 expect "auto stencil5 16384: runs, verified at 40 x 36" 0 "verified against the reference interpreter" \
 	"$CACHET" run "$st" -D N=40 -D M=36 --threads 2
 ! grep -q "nontemporal" "$tmp/stencil5.auto.cachet" && ok || bad "stencil5 40 x 36: streaming stores into a cached output"
+# an output between L2 and the reported last level (4 MiB): the probe measures the level's usable size
+# first, and the choice follows the measured size; the header says both where they differ
+sm=$tmp/stencil_mid.cachet
+expect "auto stencil5 1024" 0 "" "$CACHET" auto examples/auto_stencil5.cachet -D N=1024 -D M=1024 --threads 1 -o "$sm"
+usable=$(sed -n 's/.* L3 \([0-9]*\) KiB usable (measured; \([0-9]*\) KiB reported).*/\1 \2/p' "$sm")
+if [ -n "$usable" ]; then
+	set -- $usable
+	[ "$1" -lt $(($2 / 2)) ] && ok || bad "stencil5 1024: usable $1 KiB not under half of $2"
+	if [ "$1" -lt 4096 ]; then
+		grep -q "^  vectorize(y, nontemporal=true)" "$sm" && grep -q "KiB usable, as measured\|MiB usable, as measured" "$sm"
+	else
+		! grep -q "nontemporal" "$sm"
+	fi && ok || bad "stencil5 1024: the choice does not follow the usable $1 KiB: $(grep 'stream\|vectorize' "$sm")"
+else
+	# (a machine without an L3 of at least 4 MiB is not this case)
+	{ ! grep -q "caches: .* L3 [0-9]* KiB [0-9]*-way" "$sm" || ! grep -q "nontemporal" "$sm"; } && ok ||
+		bad "stencil5 1024 (the last level as reported): $(grep 'caches:\|stream\|vectorize' "$sm")"
+fi
 # a one-loop nest split per thread: its vector blocks stream too (an output of 1.6 GB f64)
 o1=$(kfile o1.cachet "kernel o1" "param N = 1000" "array A : f64[N] input" "array B : f64[N] output" \
 	"for (i: 1 .. N-1) {" "  B[i] = (A[i-1] + A[i] + A[i+1]) / 3" "}")
