@@ -1477,7 +1477,7 @@ CT_API ct_status ct_tune_print(CT_KEEP const ct_tune_result *r, ct_format format
 /* Options of ct_kernel_autoschedule; ct_auto_options_init sets the defaults. */
 typedef struct ct_auto_options {
 	int threads;            /* threads the plan is for (0 = the CPUs this process may use) */
-	double budget;          /* 0: model only, nothing is measured; > 0: wall seconds in
+	double budget;          /* 0: model only, no kernel is measured; > 0: wall seconds in
 				   which the tuner measures the model's best tile sizes */
 	const char *cache_spec; /* cache levels (ct_kernel_simulate's spec) the model and every
 				   cache-derived choice use (NULL = this machine's caches) */
@@ -1500,7 +1500,9 @@ CT_API void ct_auto_options_init(CT_KEEP ct_auto_options *o);
  * after them (a copy a triangle's blocks read an operand through); it may
  * rewrite the loops, so verify its runs against k (ct_run_options.reference). With o->budget > 0 the tuner measures the tile
  * params (ct_tune) and the file takes the fastest verified point; with 0
- * nothing is measured. o NULL = defaults. k is left as it was.
+ * no kernel is measured (the probe may measure the last cache level's
+ * usable size where a choice turns on it: CT_PROBE_MEASURE_CAPACITY, once
+ * per ctx). o NULL = defaults. k is left as it was.
  * CT_ERR_INPUT for a kernel of another target. */
 CT_API ct_status ct_kernel_autoschedule(CT_KEEP ct_kernel *k, CT_KEEP const ct_auto_options *o,
 					CT_KEEP char **text, CT_KEEP size_t *len);
