@@ -638,37 +638,59 @@ static double chase_ns(char *buf, size_t bytes, size_t line, uint32_t *perm, dou
 	return dt / (double)steps * 1e9;
 }
 
+/* A buffer for pointer chases over up to bytes, its lines line bytes (a
+ * power of two, at least a pointer; 64 otherwise), line-aligned, with the
+ * index array chase_ns shuffles; huge pages asked for both. */
+typedef struct chase_buf {
+	char *raw, *buf;
+	uint32_t *perm;
+	size_t line;
+} chase_buf;
+
+static bool chase_buf_alloc(ct_ctx *ctx, chase_buf *c, int64_t bytes, int line)
+{
+	c->line = (size_t)line;
+	if (c->line < sizeof(void *) || (c->line & (c->line - 1)))
+		c->line = 64;
+	c->raw = try_alloc(ctx, (size_t)bytes + c->line);
+	c->perm = c->raw ? try_alloc(ctx, (size_t)bytes / c->line * sizeof *c->perm) : NULL;
+	if (!c->raw || !c->perm) {
+		ct_free(ctx, c->raw);
+		return false;
+	}
+	advise_huge(c->raw, (size_t)bytes + c->line);
+	advise_huge(c->perm, (size_t)bytes / c->line * sizeof *c->perm);
+	c->buf = (char *)(((uintptr_t)c->raw + c->line - 1) & ~(uintptr_t)(c->line - 1));
+	return true;
+}
+
+static void chase_buf_free(ct_ctx *ctx, chase_buf *c)
+{
+	ct_free(ctx, c->perm);
+	ct_free(ctx, c->raw);
+}
+
 /* Levels are measured over half their size (fits the level, mostly misses
  * the one above), at most 32 MiB; memory over twice the last-level cache,
  * between 64 and 128 MiB. */
 static void measure_latency(ct_ctx *ctx, ct_probe_info *p, volatile double *sink)
 {
-	size_t line = (size_t)p->caches[0].line;
-	if (line < sizeof(void *) || (line & (line - 1)))
-		line = 64;
 	int64_t mem = 2 * llc_bytes(p);
 	if (mem < 64 * MIB)
 		mem = 64 * MIB;
 	if (mem > 128 * MIB)
 		mem = 128 * MIB;
-	char *raw = try_alloc(ctx, (size_t)mem + line);
-	uint32_t *perm = raw ? try_alloc(ctx, (size_t)mem / line * sizeof *perm) : NULL;
-	if (!raw || !perm) {
-		ct_free(ctx, raw);
+	chase_buf c;
+	if (!chase_buf_alloc(ctx, &c, mem, p->caches[0].line))
 		return;
-	}
-	advise_huge(raw, (size_t)mem + line);
-	advise_huge(perm, (size_t)mem / line * sizeof *perm);
-	char *buf = (char *)(((uintptr_t)raw + line - 1) & ~(uintptr_t)(line - 1));
 	for (int i = 0; i < p->ncaches; i++) {
 		int64_t sz = p->caches[i].size / 2;
 		if (sz > 32 * MIB)
 			sz = 32 * MIB;
-		p->caches[i].latency_ns = chase_ns(buf, (size_t)sz, line, perm, 0.005, true, sink);
+		p->caches[i].latency_ns = chase_ns(c.buf, (size_t)sz, c.line, c.perm, 0.005, true, sink);
 	}
-	p->mem_latency_ns = chase_ns(buf, (size_t)mem, line, perm, 0.015, false, sink);
-	ct_free(ctx, perm);
-	ct_free(ctx, raw);
+	p->mem_latency_ns = chase_ns(c.buf, (size_t)mem, c.line, c.perm, 0.015, false, sink);
+	chase_buf_free(ctx, &c);
 }
 
 /* The last level's usable size. A virtual machine may pass on sizes no core
@@ -694,12 +716,12 @@ static void measure_latency(ct_ctx *ctx, ct_probe_info *p, volatile double *sink
 #define CAPACITY_MAX (128 * MIB)
 #define CAPACITY_TRIES 3
 
-/* The least of CAPACITY_TRIES warm chases over bytes of buf. */
-static double chase_least_ns(char *buf, size_t bytes, size_t line, uint32_t *perm, volatile double *sink)
+/* The least of CAPACITY_TRIES warm chases over bytes of c. */
+static double chase_least_ns(const chase_buf *c, int64_t bytes, volatile double *sink)
 {
 	double least = 0;
 	for (int t = 0; t < CAPACITY_TRIES; t++) {
-		double ns = chase_ns(buf, bytes, line, perm, 0.005, true, sink);
+		double ns = chase_ns(c->buf, (size_t)bytes, c->line, c->perm, 0.005, true, sink);
 		if (t == 0 || ns < least)
 			least = ns;
 	}
@@ -717,32 +739,23 @@ static void measure_capacity(ct_ctx *ctx, ct_probe_info *p, volatile double *sin
 		top = CAPACITY_MAX;
 	if (first <= 0 || 2 * first > top)
 		return;
-	size_t line = (size_t)last->line;
-	if (line < sizeof(void *) || (line & (line - 1)))
-		line = 64;
-	char *raw = try_alloc(ctx, (size_t)beyond + line);
-	uint32_t *perm = raw ? try_alloc(ctx, (size_t)beyond / line * sizeof *perm) : NULL;
-	if (!raw || !perm) {
-		ct_free(ctx, raw);
+	chase_buf c;
+	if (!chase_buf_alloc(ctx, &c, beyond, last->line))
 		return;
-	}
-	advise_huge(raw, (size_t)beyond + line);
-	char *buf = (char *)(((uintptr_t)raw + line - 1) & ~(uintptr_t)(line - 1));
 	/* memory: no warm-up pass (a pass over 128 MiB at memory latency takes 0.3 s) */
-	double mem = chase_ns(buf, (size_t)beyond, line, perm, 0.005, false, sink);
-	double base = chase_least_ns(buf, (size_t)first, line, perm, sink);
+	double mem = chase_ns(c.buf, (size_t)beyond, c.line, c.perm, 0.005, false, sink);
+	double base = chase_least_ns(&c, first, sink);
 	int64_t held = 0;
 	if (base > 0 && mem > CAPACITY_STEP * base) {
 		double mid = (base + mem) / 2;
 		held = first;
 		for (int64_t sz = 2 * first; sz <= top; sz *= 2) {
-			if (chase_least_ns(buf, (size_t)sz, line, perm, sink) > mid)
+			if (chase_least_ns(&c, sz, sink) > mid)
 				break;
 			held = sz;
 		}
 	}
-	ct_free(ctx, perm);
-	ct_free(ctx, raw);
+	chase_buf_free(ctx, &c);
 	if (held > 0 && held < last->size / 2) {
 		last->reported_size = last->size;
 		last->size = held;
