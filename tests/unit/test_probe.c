@@ -343,6 +343,20 @@ static bool json_balanced(const char *s)
 	return depth == 0 && !str;
 }
 
+/* What ct_probe_print writes for ctx in format fmt, malloc'd (NULL if the
+ * stream could not be opened); the print's status is checked. */
+static char *probe_printed(ct_ctx *ctx, ct_format fmt)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		return NULL;
+	CHECK(ct_probe_print(ctx, fmt, f) == CT_OK);
+	fclose(f);
+	return buf;
+}
+
 static void probe_measure(void)
 {
 	ct_ctx *ctx = ct_ctx_new();
@@ -369,18 +383,11 @@ static void probe_measure(void)
 	CHECK(q.measure_seconds == p.measure_seconds && q.gflops_f32_core == p.gflops_f32_core);
 
 	/* printers, after the measurement */
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	CHECK(ct_probe_print(ctx, CT_FORMAT_JSON, f) == CT_OK);
-	fclose(f);
+	char *buf = probe_printed(ctx, CT_FORMAT_JSON);
 	CHECK(buf && strstr(buf, "\"gflops_f32_core\"") && strstr(buf, "\"memory_latency_ns\""));
 	CHECKF(buf && json_balanced(buf), "%s", buf ? buf : "(null)");
 	free(buf);
-	buf = NULL;
-	f = open_memstream(&buf, &len);
-	CHECK(ct_probe_print(ctx, CT_FORMAT_TEXT, f) == CT_OK);
-	fclose(f);
+	buf = probe_printed(ctx, CT_FORMAT_TEXT);
 	CHECK(buf && strstr(buf, "peak f32") && strstr(buf, "GB/s"));
 	if (buf)
 		fputs(buf, stdout);
@@ -391,19 +398,12 @@ static void probe_measure(void)
 static void probe_print_formats(void)
 {
 	ct_ctx *ctx = ct_ctx_new();
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	CHECK(ct_probe_print(ctx, CT_FORMAT_JSON, f) == CT_OK);
-	fclose(f);
+	char *buf = probe_printed(ctx, CT_FORMAT_JSON);
 	CHECKF(buf && json_balanced(buf), "%s", buf ? buf : "(null)");
 	CHECK(buf && strstr(buf, ct_device_id(ctx)) && strstr(buf, "\"measured\": null"));
 	CHECK(buf && strstr(buf, "\"caches\": [{\"level\": 1"));
 	free(buf);
-	buf = NULL;
-	f = open_memstream(&buf, &len);
-	CHECK(ct_probe_print(ctx, CT_FORMAT_TEXT, f) == CT_OK);
-	fclose(f);
+	buf = probe_printed(ctx, CT_FORMAT_TEXT);
 	CHECK(buf && strstr(buf, "device") && strstr(buf, ct_device_id(ctx)) &&
 	      strstr(buf, " L1 "));
 	free(buf);
@@ -416,11 +416,8 @@ static void probe_json_reads_back(void)
 	ct_ctx *ctx = ct_ctx_new();
 	ct_probe_info p;
 	CHECK(ct_probe_run(ctx, 0, &p) == CT_OK);
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	CHECK(ct_probe_print(ctx, CT_FORMAT_JSON, f) == CT_OK);
-	fclose(f);
+	char *buf = probe_printed(ctx, CT_FORMAT_JSON);
+	size_t len = buf ? strlen(buf) : 0;
 	json_error_t err;
 	json_t *j = buf ? json_loads(buf, 0, &err) : NULL;
 	CHECKF(j && json_is_object(j), "%s", buf ? err.text : "(no output)");
@@ -501,14 +498,7 @@ static void probe_opencl_devices(void)
 	CHECKF(cpu, "PoCL's CPU device is not among the %d listed", p.nopencl);
 	CHECK(ct_ctx_last_status(ctx) == CT_OK);
 	/* printed in both forms */
-	char *text = NULL, *json = NULL;
-	size_t tn = 0, jn = 0;
-	FILE *f = open_memstream(&text, &tn);
-	CHECK(ct_probe_print(ctx, CT_FORMAT_TEXT, f) == CT_OK);
-	fclose(f);
-	f = open_memstream(&json, &jn);
-	CHECK(ct_probe_print(ctx, CT_FORMAT_JSON, f) == CT_OK);
-	fclose(f);
+	char *text = probe_printed(ctx, CT_FORMAT_TEXT), *json = probe_printed(ctx, CT_FORMAT_JSON);
 	CHECK(text && strstr(text, "\nopencl      ") && strstr(text, p.opencl[0].name));
 	CHECK(json && strstr(json, "\"opencl\": [{\"platform\": "));
 	free(text);
@@ -550,14 +540,7 @@ static void probe_capacity(void)
 	}
 	printf("L%d %lld KiB usable, %lld KiB reported\n", p.ncaches, (long long)(l->size >> 10),
 	       (long long)((l->reported_size ? l->reported_size : l->size) >> 10));
-	char *text = NULL, *json = NULL;
-	size_t tn = 0, jn = 0;
-	FILE *f = open_memstream(&text, &tn);
-	CHECK(ct_probe_print(ctx, CT_FORMAT_TEXT, f) == CT_OK);
-	fclose(f);
-	f = open_memstream(&json, &jn);
-	CHECK(ct_probe_print(ctx, CT_FORMAT_JSON, f) == CT_OK);
-	fclose(f);
+	char *text = probe_printed(ctx, CT_FORMAT_TEXT), *json = probe_printed(ctx, CT_FORMAT_JSON);
 	CHECK(text && json);
 	if (text && json) {
 		CHECK((strstr(text, " usable (") != NULL) == (l->reported_size > 0));
