@@ -2015,7 +2015,7 @@ static int64_t array_bytes(const ct_kernel *k, const int64_t *pv, int a)
  * total of bytes. Where the answer turns on the last level (total above the
  * level below it, within the reported size) and the levels are the probe's,
  * the probe first measures the level's usable size (CT_PROBE_MEASURE_CAPACITY,
- * ~0.1 s, once per ctx): a virtual machine may report far more than a core
+ * 0.2-0.6 s, once per ctx): a virtual machine may report far more than a core
  * can use (508 MiB of L3 on a KVM guest of a Zen 5 host, where 32 MiB already
  * runs at memory latency), and the choice would then keep a 64 MiB output in
  * a cache it does not fit. The measurement is a machine fact like the
