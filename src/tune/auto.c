@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define AUTO_MAX_BAND 12
 #define AUTO_MAX_NESTS 64
@@ -2011,6 +2012,27 @@ static int64_t array_bytes(const ct_kernel *k, const int64_t *pv, int a)
 	return b;
 }
 
+/* The store's key for the last level's usable size: "usable reported seconds-since-1970". */
+#define LLC_FACT "fact.llc_usable"
+/* Kept this long: a neighbour's load can shrink a measurement, and a later one corrects it. */
+#define LLC_FACT_SECONDS (7 * 24 * 3600)
+
+/* Whether store s keeps a usable size for a last level of this reported size, measured in
+ * the last LLC_FACT_SECONDS (then *usable gets it): the measurement varies between runs on
+ * a loaded guest, and a choice made from it would make the same input give another file. */
+static bool llc_kept(ct_store *s, int64_t reported, int64_t *usable)
+{
+	char v[96];
+	long long u, r, when;
+	if (!tune_store_fact_get(s, LLC_FACT, v, sizeof v) || sscanf(v, "%lld %lld %lld", &u, &r, &when) != 3)
+		return false;
+	long long age = (long long)time(NULL) - when;
+	if (r != reported || u <= 0 || u > r || age < 0 || age > LLC_FACT_SECONDS)
+		return false;
+	*usable = u;
+	return true;
+}
+
 /* The last level's size for a choice between "fits" and "does not fit" a
  * total of bytes. Where the answer turns on the last level (total above the
  * level below it, within the reported size) and the levels are the probe's,
@@ -2019,7 +2041,8 @@ static int64_t array_bytes(const ct_kernel *k, const int64_t *pv, int a)
  * can use (508 MiB of L3 on a KVM guest of a Zen 5 host, where 32 MiB already
  * runs at memory latency), and the choice would then keep a 64 MiB output in
  * a cache it does not fit. The measurement is a machine fact like the
- * reported sizes: the header comment gives both. */
+ * reported sizes: the header comment gives both, and the per-device store
+ * keeps it for a week (llc_kept), so that the next run reads it. */
 static int64_t llc_for(auto_run *R, int64_t total)
 {
 	auto_machine *m = &R->m;
@@ -2028,13 +2051,24 @@ static int64_t llc_for(auto_run *R, int64_t total)
 	    total > m->cache_size[last])
 		return m->cache_size[last];
 	m->llc_checked = true;
-	const ct_probe_info *pi = NULL;
-	if (ct_probe_run(R->k->ctx, CT_PROBE_MEASURE_CAPACITY, NULL) == CT_OK)
-		pi = target_get(R->k->ctx);
-	if (pi && pi->ncaches == m->ncaches && pi->caches[last].reported_size > 0 &&
-	    pi->caches[last].size < m->cache_size[last]) {
-		m->llc_reported = m->cache_size[last];
-		m->cache_size[last] = pi->caches[last].size;
+	int64_t reported = m->cache_size[last], usable = 0;
+	ct_store *s = ct_store_open(R->k->ctx, R->o->store_dir, CT_STORE_QUIET);
+	if (!llc_kept(s, reported, &usable)) {
+		const ct_probe_info *pi = NULL;
+		if (ct_probe_run(R->k->ctx, CT_PROBE_MEASURE_CAPACITY, NULL) == CT_OK)
+			pi = target_get(R->k->ctx);
+		if (pi && pi->ncaches == m->ncaches && pi->caches[last].size > 0) {
+			usable = pi->caches[last].size < reported ? pi->caches[last].size : reported;
+			char v[96];
+			snprintf(v, sizeof v, "%lld %lld %lld", (long long)usable, (long long)reported,
+			         (long long)time(NULL));
+			tune_store_fact_put(s, LLC_FACT, v); /* a store that cannot keep it: measured next run too */
+		}
+	}
+	ct_store_close(s);
+	if (usable > 0 && usable < reported) {
+		m->llc_reported = reported;
+		m->cache_size[last] = usable;
 	}
 	return m->cache_size[last];
 }

@@ -505,6 +505,8 @@ static void revalidate(ct_store *s)
 		changed = sqlite3_changes(s->db);
 	}
 	sqlite3_finalize(st);
+	if (rc == SQLITE_OK && all) /* facts measured on another device or configuration */
+		rc = exec_sql(s->db, "DELETE FROM meta WHERE key LIKE 'fact.%'");
 	if (rc == SQLITE_OK)
 		rc = set_meta(s->db, "device_identity", s->identity);
 	if (rc == SQLITE_OK)
@@ -1595,4 +1597,23 @@ ct_status ct_store_import(ct_store *s, const char *path, int force, int *importe
 	if (total)
 		*total = rows;
 	return status;
+}
+
+/* ------------------------------------------------------------ machine facts */
+
+int tune_store_fact_get(ct_store *s, const char *key, char *out, size_t n)
+{
+	out[0] = 0;
+	if (!s || !s->db || s->all_stale || strncmp(key, "fact.", 5) != 0)
+		return 0;
+	return query_text(s->db, "SELECT value FROM meta WHERE key=?1", key, out, n) == SQLITE_ROW;
+}
+
+ct_status tune_store_fact_put(ct_store *s, const char *key, const char *value)
+{
+	if (!s || !s->db || !s->writable || strncmp(key, "fact.", 5) != 0)
+		return CT_OK;
+	if (set_meta(s->db, key, value) != SQLITE_OK)
+		return db_error(s, "cannot keep a machine fact");
+	return CT_OK;
 }

@@ -46,6 +46,13 @@ CT_INTERN uint64_t tune_record_checksum(const ct_tune_record *r, const char *cac
 /* ct_store_put that marks the record stale (stale != 0): the selector uses it
  * as nearest at best (imports from another device or cachet version). */
 CT_INTERN ct_status tune_store_put_stale(ct_store *s, const ct_tune_record *r, int stale, int *stored);
+/* A machine fact measured once and kept (the meta table's "fact.*" keys, such as
+ * "fact.llc_usable"): a later run reads it instead of measuring again, so that what is
+ * chosen from it stays the same. Facts go when the device identity changes. get copies
+ * the value into out and returns 1, or returns 0 (none, no store, or key not "fact.*");
+ * put keeps nothing where the store cannot be written (CT_OK). */
+CT_INTERN int tune_store_fact_get(ct_store *s, const char *key, char *out, size_t n);
+CT_INTERN ct_status tune_store_fact_put(ct_store *s, const char *key, const char *value);
 /* One point the tuner measured (the store's points table): a rerun of the
  * same sizes resumes from these instead of measuring them again. */
 typedef struct tune_point {

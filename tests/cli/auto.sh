@@ -318,6 +318,9 @@ else
 	{ ! grep -q "caches: .* L3 [0-9]* KiB [0-9]*-way" "$sm" || ! grep -q "nontemporal" "$sm"; } && ok ||
 		bad "stencil5 1024 (the last level as reported): $(grep 'caches:\|stream\|vectorize' "$sm")"
 fi
+# the measured size is kept in the per-device store: a second run reads it and writes the same file
+expect "auto stencil5 1024 again" 0 "" "$CACHET" auto examples/auto_stencil5.cachet -D N=1024 -D M=1024 --threads 1 -o "$tmp/stencil_mid2.cachet"
+cmp -s "$sm" "$tmp/stencil_mid2.cachet" && ok || bad "stencil5 1024: a second run gave another file: $(diff "$sm" "$tmp/stencil_mid2.cachet" | head -4)"
 # a one-loop nest split per thread: its vector blocks stream too (an output of 1.6 GB f64)
 o1=$(kfile o1.cachet "kernel o1" "param N = 1000" "array A : f64[N] input" "array B : f64[N] output" \
 	"for (i: 1 .. N-1) {" "  B[i] = (A[i-1] + A[i] + A[i+1]) / 3" "}")

@@ -651,6 +651,47 @@ static void store_param_names_stale(void)
 	ct_ctx_free(ctx);
 }
 
+/* Machine facts (auto's measured last-level size) round-trip, refuse keys outside
+ * "fact.", survive a reopen, and go when the device identity changes. */
+static void store_machine_facts(void)
+{
+	char dir[256], v[64];
+	new_dir(dir, sizeof dir, true);
+	ct_ctx *ctx = ct_ctx_new();
+	ct_store *s = open_q(ctx, dir);
+	CHECK(tune_store_fact_get(s, "fact.llc_usable", v, sizeof v) == 0 && v[0] == 0);
+	CHECK(tune_store_fact_put(s, "fact.llc_usable", "16777216 503316480 1") == CT_OK);
+	CHECK(tune_store_fact_put(s, "magic", "overwritten?") == CT_OK); /* not a fact: ignored */
+	ct_store_close(s);
+	char file[512];
+	store_file(dir, file, sizeof file);
+	CHECK(raw_text(file, "SELECT value FROM meta WHERE key='magic'", v, sizeof v) &&
+	      strcmp(v, "overwritten?") != 0);
+	s = open_q(ctx, dir);
+	CHECK(tune_store_fact_get(s, "fact.llc_usable", v, sizeof v) == 1 &&
+	      strcmp(v, "16777216 503316480 1") == 0);
+	CHECK(tune_store_fact_get(s, "magic", v, sizeof v) == 0);
+	ct_store_close(s);
+	/* read-only: read, never written */
+	s = ct_store_open(ctx, dir, CT_STORE_READONLY | CT_STORE_QUIET);
+	CHECK(s && tune_store_fact_get(s, "fact.llc_usable", v, sizeof v) == 1);
+	CHECK(s && tune_store_fact_put(s, "fact.other", "1") == CT_OK);
+	CHECK(s && tune_store_fact_get(s, "fact.other", v, sizeof v) == 0);
+	ct_store_close(s);
+	/* opened as another identity of the same device: the facts are forgotten */
+	tune_store_cfg cfg;
+	memset(&cfg, 0, sizeof cfg);
+	cfg.dir = dir;
+	cfg.flags = CT_STORE_QUIET;
+	cfg.device_id = device_id;
+	cfg.identity = "same id, other caches";
+	s = tune_store_open(ctx, &cfg);
+	CHECK(s && tune_store_fact_get(s, "fact.llc_usable", v, sizeof v) == 0);
+	ct_store_close(s);
+	CHECK(tune_store_fact_get(NULL, "fact.llc_usable", v, sizeof v) == 0);
+	ct_ctx_free(ctx);
+}
+
 /* ------------------------------------------------------------ read-only */
 
 static void store_readonly_flag(void)
@@ -1082,6 +1123,7 @@ int main(void)
 	RUN(store_other_version_stale);
 	RUN(store_identity_change_stale);
 	RUN(store_param_names_stale);
+	RUN(store_machine_facts);
 	RUN(store_readonly_flag);
 	RUN(store_unwritable_path);
 	RUN(store_readonly_folder);
