@@ -1,7 +1,9 @@
 /* corecost.c: the tuner's core cost of a planned loop tree: register tiles, vector loads and FMAs in cycles (docs/TUNE.md). */
 #include "tune/corecost.h"
 
+#include <math.h>
 #include <string.h>
+#include <unistd.h>
 
 /*
  * The cache model counts the loop tree's accesses; the C backend keeps a
@@ -42,6 +44,8 @@ typedef struct cc {
 	const lt_node **enumerated; /* the loops whose variable an affine bound inside them uses */
 	int nenum;
 	int64_t budget;            /* enumerated iterations left */
+	double saved;              /* cycles the threads of parallel bands take off one thread's */
+	bool in_parallel;          /* the walk is inside a parallel band */
 } cc;
 
 /* The value of affine bound term f at the enumerated variables (AFF_LOOP: a loop variable,
@@ -316,6 +320,21 @@ static double stmt_cycles(const cc *c, const lt_node *x, int64_t vtrip)
 	return cy / (double)lanes;
 }
 
+/* The share of parallel band x's iterations the slowest of the machine's threads runs:
+ * ceil(P / T) / P for a band of P iterations (x and the collapse - 1 loops nested in it,
+ * at their middle values where affine) on T threads. 1 where P cannot be counted. */
+static double band_share(const cc *c, const lt_node *x)
+{
+	double p = 1;
+	int n = x->collapse > 0 ? x->collapse : 1;
+	for (int d = 0; x && x->kind == LT_LOOP && d < n; d++) {
+		p *= (double)trip_of(c, x);
+		x = x->nkids == 1 ? x->kids[0] : NULL;
+	}
+	int t = c->m->threads > 0 ? c->m->threads : 1;
+	return p >= 1 ? ceil(p / t) / p : 1;
+}
+
 /* Add the cycles of x, run `times` times, inside a vectorized loop of
  * vtrip iterations (0: none). */
 static void walk(cc *c, const lt_node *x, double times, int64_t vtrip)
@@ -323,6 +342,17 @@ static void walk(cc *c, const lt_node *x, double times, int64_t vtrip)
 	switch (x->kind) {
 	case LT_LOOP: {
 		double cy, fl;
+		if (x->parallel && !c->in_parallel) {
+			/* the band's cycles: what the slowest thread runs, and what one thread would */
+			double before = c->cycles;
+			c->in_parallel = true;
+			walk(c, x, times, vtrip);
+			c->in_parallel = false;
+			double all = c->cycles - before, share = band_share(c, x);
+			c->saved += all * (1 - share);
+			c->cycles = before + all * share;
+			return;
+		}
 		if (tile_cycles(c, x, &cy, &fl)) {
 			c->cycles += times * cy;
 			c->out->tiles++;
@@ -376,6 +406,12 @@ void tune_machine_init(ct_ctx *ctx, tune_machine *m)
 	/* not probed: a core that issues n vector FMAs per cycle also issues n
 	 * vector loads (true of the x86 and Arm cores of the last decade) */
 	m->load_ports = m->fma_units;
+	int64_t n = ctx->threads;
+	if (n <= 0) {
+		long p = sysconf(_SC_NPROCESSORS_ONLN);
+		n = p > 0 ? p : 1;
+	}
+	m->threads = n > 4096 ? 4096 : (int)n;
 }
 
 ct_status tune_core_cycles(const ct_looptree *t, const tune_machine *m, tune_core_cost *out)
@@ -389,7 +425,7 @@ ct_status tune_core_cycles(const ct_looptree *t, const tune_machine *m, tune_cor
 		ct_free(ctx, pv);
 		return ct_error(ctx, CT_ERR_LIMIT, "overflow in the sizes of kernel '%s'", t->k->name);
 	}
-	cc c = {t, m, pv, 0, out, NULL, NULL, 0, CC_ENUM_BUDGET};
+	cc c = {t, m, pv, 0, out, NULL, NULL, 0, CC_ENUM_BUDGET, 0, false};
 	int cap = 0;
 	for (int i = 0; i < t->nroots; i++)
 		cap += count_loops(t->roots[i]);
@@ -408,6 +444,7 @@ ct_status tune_core_cycles(const ct_looptree *t, const tune_machine *m, tune_cor
 		walk(&c, t->roots[i], 1.0, 0);
 	out->cycles = c.cycles;
 	out->ns = c.cycles / m->ghz;
+	out->share = c.cycles + c.saved > 0 ? c.cycles / (c.cycles + c.saved) : 1;
 	ct_free(ctx, pv);
 	ct_free(ctx, c.var);
 	ct_free(ctx, (void *)c.enumerated);

@@ -337,7 +337,9 @@ static ct_status model_cost_over(ct_kernel *k, const sim_spec *spec, const tune_
 		if (over)
 			*over = !k->affine_bounds && mr.over_budget;
 		c->core_ns = core.ns;
-		c->memory_ns = mem;
+		/* the threads of parallel loops share the misses as they share the work (the
+		 * memory's bandwidth, which they also share, is not modelled) */
+		c->memory_ns = mem * core.share;
 		c->cost = core.ns > mem ? core.ns : mem;
 		model_result_free(&mr);
 	}
@@ -1220,6 +1222,8 @@ static ct_status tune_setup(tuner *t)
 		return st;
 	tune_weights(k->ctx, t->spec.nlevels, r->weight_ns);
 	tune_machine_init(k->ctx, &t->m);
+	if (t->o->threads > 0) /* the threads the candidates are measured on */
+		t->m.threads = t->o->threads;
 	r->nlevels = t->spec.nlevels;
 	return CT_OK;
 }

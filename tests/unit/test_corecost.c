@@ -154,6 +154,49 @@ static void plain_statements(void)
 	ct_ctx_free(ctx);
 }
 
+/* Parallel bands: the slowest thread's share, ceil(P / T) of the band's P iterations
+ * (the collapsed loops' product). A 1-D copy of 8 vector blocks (8 cycles on one thread)
+ * and a 2-D one whose band i x j has 4 x 4 iterations (16 cycles). */
+typedef struct par_row {
+	const char *plan;
+	int threads;
+	double cycles, share;
+} par_row;
+static const par_row par_rows[] = {
+    {"vectorize(ii); parallelize(i)", 1, 8, 1},      {"vectorize(ii); parallelize(i)", 2, 4, 0.5},
+    {"vectorize(ii); parallelize(i)", 3, 3, 0.375},  {"vectorize(ii); parallelize(i)", 16, 1, 0.125},
+    {"vectorize(jj); parallelize(r, j)", 3, 6, 0.375}, {"vectorize(jj); parallelize(r, j)", 16, 1, 0.0625},
+    {"vectorize(jj); parallelize(r)", 3, 8, 0.5},    {"vectorize(jj)", 2, 16, 1},
+};
+static void parallel_bands(void)
+{
+	ct_ctx *ctx = ct_ctx_new();
+	for (size_t i = 0; i < sizeof par_rows / sizeof par_rows[0]; i++) {
+		const par_row *r = &par_rows[i];
+		char src[512];
+		if (strstr(r->plan, "ii"))
+			snprintf(src, sizeof src,
+			         "kernel cp\nparam N = 64\narray A : f32[N] input\narray B : f32[N] output\n"
+			         "for (i: N) { B[i] = A[i] }\nschedule { ii = split(i, 8) }\nplan { %s }\n", r->plan);
+		else
+			snprintf(src, sizeof src,
+			         "kernel cp\narray A : f32[4, 32] input\narray B : f32[4, 32] output\n"
+			         "for (r: 4, j: 32) { B[r, j] = A[r, j] }\nschedule { jj = split(j, 8) }\nplan { %s }\n",
+			         r->plan);
+		ct_kernel *k = ct_kernel_parse(ctx, src, strlen(src), "cp.cachet");
+		CHECKF(k != NULL, "%s", ct_ctx_last_message(ctx));
+		tune_machine m = test_machine();
+		m.threads = r->threads;
+		tune_core_cost c;
+		if (k)
+			CHECKF(cycles_of(k, &m, &c) == r->cycles && c.share == r->share,
+			       "%s on %d threads: %g cycles, share %g (want %g, %g)", r->plan, r->threads, c.cycles,
+			       c.share, r->cycles, r->share);
+		ct_kernel_free(k);
+	}
+	ct_ctx_free(ctx);
+}
+
 /* ct_tune ranks a register-tiled kernel's shapes with the core cost: the
  * 1-accumulator tile (latency bound on every target) is never first. */
 static void tuner_ranks_tiles(void)
@@ -234,6 +277,7 @@ int main(void)
 	RUN(tile_by_hand);
 	rank_shapes(); /* one case per row */
 	RUN(plain_statements);
+	RUN(parallel_bands);
 	RUN(tuner_ranks_tiles);
 	RUN(affine_loops);
 	return h_report();
