@@ -340,7 +340,7 @@ static ct_status model_cost_over(ct_kernel *k, const sim_spec *spec, const tune_
 		/* the threads of parallel loops share the misses as they share the work (the
 		 * memory's bandwidth, which they also share, is not modelled) */
 		c->memory_ns = mem * core.share;
-		c->cost = core.ns > mem ? core.ns : mem;
+		c->cost = core.ns > c->memory_ns ? core.ns : c->memory_ns;
 		model_result_free(&mr);
 	}
 	ct_looptree_free(t);
