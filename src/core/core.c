@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 double ct_now(void)
 {
@@ -42,6 +43,16 @@ ct_ctx *ct_ctx_new_with_alloc(ct_alloc_fn fn, void *ud)
 ct_ctx *ct_ctx_new(void)
 {
 	return ct_ctx_new_with_alloc(default_alloc, NULL);
+}
+
+int ct_ctx_threads(const ct_ctx *ctx, int64_t want)
+{
+	int64_t n = want > 0 ? want : ctx->threads;
+	if (n <= 0) {
+		long p = sysconf(_SC_NPROCESSORS_ONLN);
+		n = p > 0 ? p : 1;
+	}
+	return n > 4096 ? 4096 : (int)n;
 }
 
 bool ct_ctx_on_free(ct_ctx *ctx, void (*fn)(ct_ctx *))

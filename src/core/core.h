@@ -53,6 +53,11 @@ struct ct_ctx {
 	void (*cleanup[CT_MAX_CLEANUPS])(ct_ctx *);
 };
 
+/* Threads a parallel loop uses: want when > 0, else the ctx's CT_OPT_THREADS
+ * when set, else one per online processor; clamped to 1..4096. The one rule
+ * the tuner's cost, the native runner and callables share. */
+CT_INTERN int ct_ctx_threads(const ct_ctx *ctx, int64_t want);
+
 /* Register fn to run when ctx is freed (once per fn; false if full). */
 CT_INTERN bool ct_ctx_on_free(ct_ctx *ctx, void (*fn)(ct_ctx *));
 

@@ -5,7 +5,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 /* Arguments and params of one call live on the stack up to this many
  * entries (so calls from several threads need no lock), else on the heap. */
@@ -26,12 +25,7 @@ struct ct_callable {
 /* Threads of parallel loops: the ctx's CT_OPT_THREADS, else every processor. */
 static int callable_threads(const ct_ctx *ctx)
 {
-	int64_t n = ctx->threads;
-	if (n <= 0) {
-		long p = sysconf(_SC_NPROCESSORS_ONLN);
-		n = p > 0 ? p : 1;
-	}
-	return n > 4096 ? 4096 : (int)n;
+	return ct_ctx_threads(ctx, 0);
 }
 
 void ct_callable_free(ct_callable *h)

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 /* The source of k for the target named target (NULL or "c": the host), by
  * the target's row. The host's C can be printed for any plan (its loops as
@@ -324,12 +323,7 @@ static ct_status native_once(void *ud, void *const *buffers)
  * else one per processor this process may use. */
 static int run_threads(const ct_kernel *k, const ct_run_options *o)
 {
-	int64_t n = o->threads > 0 ? o->threads : k->ctx->threads;
-	if (n <= 0) {
-		long p = sysconf(_SC_NPROCESSORS_ONLN);
-		n = p > 0 ? p : 1;
-	}
-	return n > 4096 ? 4096 : (int)n;
+	return ct_ctx_threads(k->ctx, o->threads);
 }
 
 /* The iterations of the parallel band that starts at loop x (x and the

@@ -3,7 +3,6 @@
 
 #include <math.h>
 #include <string.h>
-#include <unistd.h>
 
 /*
  * The cache model counts the loop tree's accesses; the C backend keeps a
@@ -406,12 +405,7 @@ void tune_machine_init(ct_ctx *ctx, tune_machine *m)
 	/* not probed: a core that issues n vector FMAs per cycle also issues n
 	 * vector loads (true of the x86 and Arm cores of the last decade) */
 	m->load_ports = m->fma_units;
-	int64_t n = ctx->threads;
-	if (n <= 0) {
-		long p = sysconf(_SC_NPROCESSORS_ONLN);
-		n = p > 0 ? p : 1;
-	}
-	m->threads = n > 4096 ? 4096 : (int)n;
+	m->threads = ct_ctx_threads(ctx, 0);
 }
 
 ct_status tune_core_cycles(const ct_looptree *t, const tune_machine *m, tune_core_cost *out)
