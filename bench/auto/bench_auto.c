@@ -328,8 +328,23 @@ static void reset(array_buf *bufs, int nbufs)
 			memcpy(bufs[i].data, bufs[i].init, (size_t)bufs[i].n * ct_dtype_size(bufs[i].t));
 }
 
+/* Whether the budget's file kept every param value of the model's (the tuner found nothing
+ * faster, or nothing confirmed faster): then the two columns time one plan, and their
+ * difference is the machine's noise. */
+static bool same_values(const ct_kernel *a, const ct_kernel *b)
+{
+	int n = ct_kernel_param_count(a);
+	if (n != ct_kernel_param_count(b))
+		return false;
+	for (int i = 0; i < n; i++)
+		if (strcmp(ct_kernel_param_name(a, i), ct_kernel_param_name(b, i)) != 0 ||
+		    ct_kernel_param_value(a, i, NULL) != ct_kernel_param_value(b, i, NULL))
+			return false;
+	return true;
+}
+
 typedef struct totals {
-	int rows, within, wrong, rows_b, at_or_above_b;
+	int rows, within, wrong, rows_b, at_or_above_b, same_b;
 	double compile_s;
 } totals;
 
@@ -478,9 +493,10 @@ static int bench_row(ct_ctx *ctx, const case_def *c, long size, int threads, con
 	printf(" %-16s %7.3f %-13s", vs[best].label, ratio, within ? "within 10%" : "NOT within 10%");
 	if (ab) {
 		double rb = vs[best].ms / ab->ms;
-		printf(" %7.3f %-8s", rb, rb >= 1 ? "at/above" : "below");
+		printf(" %7.3f %-8s %-6s", rb, rb >= 1 ? "at/above" : "below", same_values(ks[nhand], ks[nhand + 1]) ? "model" : "tuned");
 		tot->rows_b++;
 		tot->at_or_above_b += rb >= 1;
+		tot->same_b += same_values(ks[nhand], ks[nhand + 1]);
 	}
 	printf(" %8.3f", au->choose_s);
 	if (ab)
@@ -728,7 +744,7 @@ int main(int argc, char **argv)
 		printf(" %10s", "auto-b ms");
 	printf(" %-16s %7s %-13s", "best hand", "ratio", "verdict");
 	if (opt.budget > 0)
-		printf(" %7s %-8s", "ratio-b", "auto-b");
+		printf(" %7s %-8s %-6s", "ratio-b", "auto-b", "b pick");
 	printf(" %8s", "choose s");
 	if (opt.budget > 0)
 		printf(" %8s", "choose-b");
@@ -746,7 +762,8 @@ int main(int argc, char **argv)
 	}
 	printf("\n%d of %d rows: auto within 10%% of the best hand-written plan", tot.within, tot.rows);
 	if (opt.budget > 0)
-		printf("; auto-b at or above it in %d of %d", tot.at_or_above_b, tot.rows_b);
+		printf("; auto-b at or above it in %d of %d (b pick: in %d of them the budget kept the model's values, "
+		       "so auto and auto-b time the same plan)", tot.at_or_above_b, tot.rows_b, tot.same_b);
 	printf("\n");
 	if (tot.wrong || check_bad)
 		printf("WRONG: %d row%s, %d reference check%s failed\n", tot.wrong, tot.wrong == 1 ? "" : "s", check_bad,
