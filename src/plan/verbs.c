@@ -485,14 +485,44 @@ static bool private_carries_none(vb *v, const lt_node *x, bool with_sums, bool *
 	return c == 0;
 }
 
+/* Whether some cache region under loop x copies from an array the kernel
+ * writes (not an input): the dependence test reads the kernel's accesses,
+ * which such a cache's buffer stands in for, so it cannot speak for x. A
+ * cache of an input only ever holds values no iteration changes: its buffer
+ * is filled per iteration where the cache lies in x (one per thread), or
+ * before x where its copies are triggered outside x, and read alike. */
+static bool written_cache_inside(const vb *v, const lt_node *x)
+{
+	if (x->kind == LT_CACHE) {
+		const ct_looptree *t = v->t;
+		int s = t->regions[x->cache].source;
+		for (int guard = 0; s >= v->k->narrays && guard < t->nregions; guard++) {
+			int up = -1; /* the region whose buffer s is: its source next */
+			for (int r = 0; r < t->nregions && up < 0; r++)
+				if (t->regions[r].buffer == s && !t->regions[r].elided)
+					up = r;
+			if (up < 0)
+				return true;
+			s = t->regions[up].source;
+		}
+		if (s < 0 || s >= v->k->narrays || v->k->arrays[s].role != CT_INPUT)
+			return true;
+	}
+	for (int i = 0; i < x->nkids + x->nels; i++)
+		if (written_cache_inside(v, i < x->nkids ? x->kids[i] : x->els[i - x->nkids]))
+			return true;
+	return false;
+}
+
 /* carries_nothing for a parallel loop x, except through kernel temps the
  * dependence test proves private to x's iterations (dep_temp_private: every
  * read follows a write of its element in its own iteration, every write
  * is under x): priv[] (per storage) gets those x needs private, none with a
- * cache. Unknown is false. */
+ * cache of an array the kernel writes (caches of inputs do not matter:
+ * syrk's packed strips under its parallel strip loop). Unknown is false. */
 static bool carries_nothing_private(vb *v, const lt_node *x, bool *priv)
 {
-	return !cache_inside(x) && private_carries_none(v, x, true, priv);
+	return !written_cache_inside(v, x) && private_carries_none(v, x, true, priv);
 }
 
 /* carries_nothing_private without the pairs of one `+=` / `-=` statement
