@@ -22,12 +22,6 @@ struct ct_callable {
 	int *rt;                      /* [nrt] their param numbers */
 };
 
-/* Threads of parallel loops: the ctx's CT_OPT_THREADS, else every processor. */
-static int callable_threads(const ct_ctx *ctx)
-{
-	return ct_ctx_threads(ctx, 0);
-}
-
 void ct_callable_free(ct_callable *h)
 {
 	if (!h)
@@ -72,7 +66,7 @@ ct_callable *ct_kernel_compile(ct_kernel *k)
 		ct_callable_free(h);
 		return NULL;
 	}
-	h->threads = callable_threads(k->ctx);
+	h->threads = ct_ctx_threads(k->ctx, 0); /* CT_OPT_THREADS, else every processor */
 	return h;
 }
 

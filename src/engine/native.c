@@ -319,13 +319,6 @@ static ct_status native_once(void *ud, void *const *buffers)
 	return CT_OK;
 }
 
-/* Threads a run with options o uses: --threads, else the ctx's option,
- * else one per processor this process may use. */
-static int run_threads(const ct_kernel *k, const ct_run_options *o)
-{
-	return ct_ctx_threads(k->ctx, o->threads);
-}
-
 /* The iterations of the parallel band that starts at loop x (x and the
  * collapse - 1 loops nested in it), at the param values p; -1 when a bound
  * cannot be evaluated or the product overflows. */
@@ -428,14 +421,14 @@ ct_status run_native(ct_kernel *k, const ct_run_options *o, ct_run_result *r)
 	call.fns = fns;
 	r->threads = 1;
 	if (fns.set_threads) {
-		fns.set_threads(run_threads(k, o));
+		fns.set_threads(ct_ctx_threads(k->ctx, o->threads));
 	}
 	int64_t *params = calloc((size_t)entry_param_count(k) + 1, sizeof *params);
 	if (!params)
 		return ct_error(k->ctx, CT_ERR_NOMEM, "out of memory");
 	ir_param_values(k, params);
 	if (fns.set_threads)
-		r->threads = capped_threads(k, run_threads(k, o), params);
+		r->threads = capped_threads(k, ct_ctx_threads(k->ctx, o->threads), params);
 	entry_args_fill(k, NULL, params, NULL, NULL, params);
 	call.params = params;
 	st = run_measure(k, o, native_once, &call, r);
@@ -483,7 +476,7 @@ ct_status native_entry(ct_kernel *k, int threads, gen_entry_fn *entry, int *used
 	o.threads = threads;
 	*used = 1;
 	if (set_threads) {
-		int n = run_threads(k, &o);
+		int n = ct_ctx_threads(k->ctx, o.threads);
 		set_threads(n);
 		*used = n;
 		int64_t *params = calloc((size_t)entry_param_count(k) + 1, sizeof *params);

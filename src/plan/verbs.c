@@ -494,18 +494,9 @@ static bool private_carries_none(vb *v, const lt_node *x, bool with_sums, bool *
 static bool written_cache_inside(const vb *v, const lt_node *x)
 {
 	if (x->kind == LT_CACHE) {
-		const ct_looptree *t = v->t;
-		int s = t->regions[x->cache].source;
-		for (int guard = 0; s >= v->k->narrays && guard < t->nregions; guard++) {
-			int up = -1; /* the region whose buffer s is: its source next */
-			for (int r = 0; r < t->nregions && up < 0; r++)
-				if (t->regions[r].buffer == s && !t->regions[r].elided)
-					up = r;
-			if (up < 0)
-				return true;
-			s = t->regions[up].source;
-		}
-		if (s < 0 || s >= v->k->narrays || v->k->arrays[s].role != CT_INPUT)
+		/* a cache of a cache: the array at the bottom of the chain */
+		int a = v->k->plan[v->t->regions[x->cache].item].root_array;
+		if (a < 0 || a >= v->k->narrays || v->k->arrays[a].role != CT_INPUT)
 			return true;
 	}
 	for (int i = 0; i < x->nkids + x->nels; i++)
