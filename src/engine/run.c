@@ -98,7 +98,8 @@ ct_status run_buffers_alloc(ct_kernel *k, run_buffers *b, bool fill)
 			return ct_error(ctx, CT_ERR_NOMEM, "cannot allocate %lld bytes for array '%s'",
 					(long long)bytes, k->arrays[i].name);
 		}
-		if (fill)
+		/* a temp starts at zero, as the generated code's and the interpreter's own */
+		if (fill && k->arrays[i].role != CT_TEMP)
 			ct_fill_random(b->data[i], k->arrays[i].type, n, (uint64_t)ctx->seed, (uint64_t)i);
 		else
 			memset(b->data[i], 0, (size_t)bytes);
@@ -166,9 +167,11 @@ ct_status run_verify(ct_kernel *k, const run_buffers *got, const run_buffers *wa
 }
 
 /* Whether kernel ref (ct_run_options.reference) has k's arrays, in order: the same
- * names, types and elements at the current params, so that its interpreter run on k's
+ * names, types and elements at the current params (a temp's elements may differ: the
+ * reference allocates its own, run_reference), so that its interpreter run on k's
  * buffers computes what k must; k may have more arrays after them, temps only (the
- * copies auto reads a matrix through). CT_ERR_USAGE (with the first difference) if not. */
+ * copies auto reads a matrix through, a temp auto expanded). CT_ERR_USAGE (with the
+ * first difference) if not. */
 static ct_status same_arrays(ct_kernel *k, ct_kernel *ref)
 {
 	bool extra_temps = ref->narrays < k->narrays;
@@ -180,8 +183,9 @@ static ct_status same_arrays(ct_kernel *k, ct_kernel *ref)
 		                ref->name, ref->narrays, k->name, k->narrays);
 	for (int i = 0; i < ref->narrays; i++) {
 		const ir_array *a = &k->arrays[i], *b = &ref->arrays[i];
+		bool temps = a->role == CT_TEMP && b->role == CT_TEMP;
 		if (strcmp(a->name, b->name) != 0 || a->type != b->type ||
-		    ct_kernel_array_elements(k, i) != ct_kernel_array_elements(ref, i))
+		    (!temps && ct_kernel_array_elements(k, i) != ct_kernel_array_elements(ref, i)))
 			return ct_error(k->ctx, CT_ERR_USAGE,
 			                "the reference kernel's array %d ('%s') is not the run kernel's ('%s'): name, "
 			                "type or elements differ",
@@ -258,8 +262,18 @@ ct_status run_reference(ct_kernel *k, const run_buffers *init, run_buffers *want
 	if (!ref)
 		return ct_ctx_last_status(k->ctx);
 	run_buffers_copy(want, init);
+	/* the temps: the interpreter's own, zeroed, of k's shape (the run kernel's
+	 * buffer of a temp may have another: auto expands temps) */
+	void **data = calloc((size_t)want->n + 1, sizeof *data);
+	if (!data) {
+		ct_looptree_free(ref);
+		return ct_error(k->ctx, CT_ERR_NOMEM, "out of memory");
+	}
+	for (int i = 0; i < want->n; i++)
+		data[i] = i < k->narrays && k->arrays[i].role == CT_TEMP ? NULL : want->data[i];
 	k->ctx->progress_phase = "verify"; /* the interpreter reports a long run */
-	ct_status st = ct_interp_run(ref, (void *const *)want->data);
+	ct_status st = ct_interp_run(ref, (void *const *)data);
+	free(data);
 	k->ctx->progress_phase = NULL;
 	ct_looptree_free(ref);
 	return st;
