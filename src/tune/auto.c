@@ -2242,6 +2242,81 @@ static void inner_register_tiles(auto_run *R, auto_choice *c, const auto_inner *
 	}
 }
 
+/* Inner bands of three loops whose body is a sum a register tile takes
+ * (gemm_shape: doitgen's S[q, p] += A[r, q, s] * C4[s, p] inside r once
+ * its temp is expanded): the tile of the nest's own band without its cache
+ * tiles or packing, `ui = split(u, mr)`, `vv = split(v, nr)`,
+ * `reorder(u, v, r, ui, vv)`, `unroll(ui)`, `vectorize(vv)`, in place of
+ * the band's reorder and vector loop. */
+static void inner_gemm_tiles(auto_run *R, auto_choice *c, const auto_inner *in)
+{
+	const ct_kernel *k = R->k;
+	for (int j = 0; j < in->n; j++) {
+		const ir_node *y = in->top[j], *leaf = y;
+		int loops = y->nidx;
+		while (leaf->nbody == 1 && leaf->body[0]->kind == ND_FOR) {
+			leaf = leaf->body[0];
+			loops += leaf->nidx;
+		}
+		if (in->split[j] || loops != 3)
+			continue;
+		auto_nest *b = calloc(1, sizeof *b);
+		if (!b)
+			return;
+		nest_init(k, R->pv, &R->m, y, b);
+		auto_gemm g;
+		bool shape = gemm_shape(k, &R->m, b, &g) && b->band[g.v] == in->inner[j];
+		for (int i = 0; shape && i < b->nband; i++)
+			shape = !bounds_use_index(k, b->band[i]) && !ir_index_affine(&k->indices[b->band[i]]);
+		const char *u = shape ? k->indices[b->band[g.u]].name : NULL;
+		const char *v = shape ? k->indices[b->band[g.v]].name : NULL;
+		const char *r = shape ? k->indices[b->band[g.r]].name : NULL;
+		int64_t tu = shape ? b->trip[g.u] : 0;
+		free(b);
+		if (!shape)
+			continue;
+		char vec[AUTO_NAME_MAX + 16];
+		snprintf(vec, sizeof vec, "  vectorize(%s)\n", v);
+		const char *at_v = c->plan.s ? strstr(c->plan.s, vec) : NULL;
+		const char *at_l = c->sched.s ? strstr(c->sched.s, in->line[j]) : NULL;
+		if (!at_v || !at_l)
+			continue;
+		auto_names keep = R->names;
+		const char *ui = fresh(k, &R->names, u, "i");
+		const char *vv = fresh(k, &R->names, v, "v");
+		ct_buf sc, pl;
+		ct_buf_init(&sc);
+		ct_buf_init(&pl);
+		for (const char *q = c->sched.s; q < at_l; q++)
+			ct_buf_putc(&sc, *q);
+		ct_buf_printf(&sc, "  %s = split(%s, %d)\n  %s = split(%s, %d)\n  reorder(%s, %s, %s, %s, %s)\n%s", ui, u,
+		              g.mr, vv, v, g.nr, u, v, r, ui, vv, at_l + strlen(in->line[j]));
+		for (const char *q = c->plan.s; q < at_v; q++)
+			ct_buf_putc(&pl, *q);
+		ct_buf_printf(&pl, "  unroll(%s)\n  vectorize(%s)\n%s", ui, vv, at_v + strlen(vec));
+		auto_choice p = *c;
+		p.sched = sc;
+		p.plan = pl;
+		char err[512];
+		if (!candidate_ok(R, &p, NULL, 0, &vv, 1, err, sizeof err)) {
+			ct_buf_free(&sc);
+			ct_buf_free(&pl);
+			R->names = keep;
+			ct_buf_printf(&c->why, "#   inner band at line %d: no register tile: %s\n", y->pos.line, first_line(err));
+			continue;
+		}
+		ct_buf_free(&c->sched);
+		ct_buf_free(&c->plan);
+		c->sched = sc;
+		c->plan = pl;
+		ct_buf_printf(&c->why,
+		              "#   inner band at line %d: register tile %d x %d (%s x %s: %d rows of %d vectors of %d, from\n"
+		              "#     the FMA latency x units and the %d vector registers, as a nest's own band), over %s;\n"
+		              "#     no cache tiles or packing (an inner band's): its %lld rows are read in place\n",
+		              y->pos.line, g.mr, g.nr, u, v, g.mr, g.nv, g.lanes, R->m.registers, r, (long long)tu);
+	}
+}
+
 static bool rowfuse_parallel_kept(const char *keep, const char *name);
 
 /* The elements of the arrays that statements under x sum into (`+=` /
@@ -2470,6 +2545,7 @@ static void try_plain(auto_run *R, const auto_nest *n, int nest, bool reorder)
 		}
 	}
 	inner_register_tiles(R, &c, &in);
+	inner_gemm_tiles(R, &c, &in);
 	accept(R, &c);
 	choice_free(&c);
 }
@@ -3421,6 +3497,379 @@ static ct_status try_distribute_inner(auto_run *R, int depth, const char *before
 }
 
 
+/* ------------------------------------------------------------ expansion of a temp */
+
+static void put_range(ct_buf *b, const ct_kernel *k, int id);
+
+/* A temp of a nest that expansion along the band's innermost loop q turns
+ * into a matrix a register tile can take (doitgen: the row buffer S[p] of
+ * each (r, q) becomes S[q, p], its sum a gemm per r). */
+typedef struct expand_temp {
+	const ir_node *top;    /* the nest */
+	const ir_node *inner;  /* the band's innermost for: its body holds the parts */
+	int band[AUTO_MAX_BAND], nband;
+	int a;                 /* the temp */
+	int64_t bytes;         /* its size expanded */
+} expand_temp;
+
+/* Whether access e uses one of the indices ids[0..n). */
+static bool subs_use(const ir_expr *e, int rank, const int *ids, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (access_uses(e, rank, ids[i]))
+			return true;
+	return false;
+}
+
+/* Whether temp a of R's kernel may be expanded along the last loop of E's
+ * band (the checks of its shape; legality is the dependence analysis's). */
+static bool expand_candidate(const auto_run *R, const expand_temp *E, int a)
+{
+	const ct_kernel *k = R->k;
+	const ir_array *ar = &k->arrays[a];
+	if (ar->role != CT_TEMP || ar->rank >= IR_MAX_RANK || !writes(E->inner, a))
+		return false;
+	for (int d = 0; d < ar->rank; d++)
+		if (ar->order[d] != d)
+			return false;
+	for (int i = 0; i < k->nbody; i++)
+		if (k->body[i] != E->top && touches(k->body[i], a))
+			return false;
+	const ir_expr *acc[64];
+	int na = accesses_of(E->top, a, acc, 0, 64);
+	if (na >= 64 || accesses_of(E->inner, a, acc, 0, 64) != na)
+		return false;
+	for (int i = 0; i < na; i++)
+		if (subs_use(acc[i], ar->rank, E->band, E->nband))
+			return false;
+	return true;
+}
+
+/* s[a, e) renamed (from -> to), each access of temp `name` given `sub, `
+ * as its new first subscript. */
+static void put_expanded(ct_buf *b, const char *s, size_t a, size_t e, const char *const *from, const char *const *to,
+                         int nren, const char *name, const char *sub)
+{
+	ct_buf r;
+	ct_buf_init(&r);
+	put_renamed(&r, s, a, e, from, to, nren);
+	size_t nl = strlen(name);
+	for (size_t i = 0; i < r.len; i++) {
+		ct_buf_putc(b, r.s[i]);
+		bool id = i + nl <= r.len && !strncmp(r.s + i, name, nl) && (i == 0 || !ident_char(r.s[i - 1])) &&
+		          (i + nl == r.len || !ident_char(r.s[i + nl]));
+		if (!id)
+			continue;
+		size_t j = i + nl;
+		while (j < r.len && (r.s[j] == ' ' || r.s[j] == '\t'))
+			j++;
+		if (j >= r.len || r.s[j] != '[')
+			continue;
+		for (size_t q = i + 1; q <= j; q++)
+			ct_buf_putc(b, r.s[q]);
+		ct_buf_printf(b, "%s, ", sub);
+		i = j;
+	}
+	ct_buf_free(&r);
+}
+
+/* The range text of loop id ("q: 0 .. N") split into its bounds: *lo (a
+ * malloc'd copy, "0" for a count) and *hi. False when it cannot be read. */
+static bool range_bounds(const ct_kernel *k, int id, char **lo, char **hi)
+{
+	ct_buf b;
+	ct_buf_init(&b);
+	put_range(&b, k, id);
+	const char *c = b.s ? strchr(b.s, ':') : NULL;
+	*lo = *hi = NULL;
+	if (!c) {
+		ct_buf_free(&b);
+		return false;
+	}
+	c++;
+	const char *dots = strstr(c, "..");
+	if (dots) {
+		*lo = strndup(c, (size_t)(dots - c));
+		*hi = strdup(dots + 2);
+	} else {
+		*lo = strdup("0");
+		*hi = strdup(c);
+	}
+	ct_buf_free(&b);
+	for (int i = 0; i < 2; i++) {
+		char *t = i ? *hi : *lo;
+		size_t n = t ? strlen(t) : 0;
+		while (n > 0 && (t[n - 1] == ' ' || t[n - 1] == '\t'))
+			t[--n] = '\0';
+		if (t)
+			memmove(t, t + strspn(t, " \t"), strlen(t + strspn(t, " \t")) + 1);
+	}
+	return *lo && *hi;
+}
+
+/* The text of R's kernel with temp E->a expanded along the band's last
+ * loop q: its declaration gets q's extent first, each access q (less q's
+ * lower bound) as its first subscript; the band is written as its outer
+ * loops around q, and, when distribute, q is written once per part of its
+ * body (the copies renamed). NULL when it cannot be written so. */
+static char *expanded_text(auto_run *R, const expand_temp *E, bool distribute)
+{
+	const ct_kernel *k = R->k;
+	const char *s = k->text;
+	size_t len = k->text_len;
+	int q = E->band[E->nband - 1];
+	const char *qn = k->indices[q].name;
+	char *lo = NULL, *hi = NULL;
+	if (!range_bounds(k, q, &lo, &hi)) {
+		free(lo);
+		free(hi);
+		return NULL;
+	}
+	bool zero = !strcmp(lo, "0");
+	const ir_array *ar = &k->arrays[E->a];
+	size_t da = pos_offset(s, len, ar->ext_pos[0]);
+	size_t a = pos_offset(s, len, E->top->pos), e = node_end(s, len, a, true);
+	if (da >= a || strncmp(s + a, "for", 3) != 0) {
+		free(lo);
+		free(hi);
+		return NULL;
+	}
+	ct_buf b;
+	ct_buf_init(&b);
+	for (size_t i = 0; i < da; i++)
+		ct_buf_putc(&b, s[i]);
+	if (zero)
+		ct_buf_printf(&b, "%s, ", hi);
+	else
+		ct_buf_printf(&b, "(%s) - (%s), ", hi, lo);
+	for (size_t i = da; i < a; i++)
+		ct_buf_putc(&b, s[i]);
+	ct_buf_puts(&b, "for (");
+	for (int i = 0; i + 1 < E->nband; i++) {
+		ct_buf_puts(&b, i ? ", " : "");
+		put_range(&b, k, E->band[i]);
+	}
+	ct_buf_puts(&b, ") {\n");
+	int parts = distribute ? E->inner->nbody : 1;
+	for (int c = 0; c < parts; c++) {
+		char suf[16];
+		snprintf(suf, sizeof suf, "_%d", c);
+		const char *to = c == 0 ? qn : fresh(k, &R->names, qn, suf);
+		char sub[AUTO_NAME_MAX + 64];
+		if (zero)
+			snprintf(sub, sizeof sub, "%s", to);
+		else
+			snprintf(sub, sizeof sub, "%s - (%s)", to, lo);
+		ct_buf r;
+		ct_buf_init(&r);
+		put_range(&r, k, q);
+		const char *colon = r.s ? strchr(r.s, ':') : NULL;
+		ct_buf_printf(&b, "  for (%s%s) {\n", to, colon ? colon : ": ?");
+		ct_buf_free(&r);
+		int from = distribute ? c : 0, upto = distribute ? c + 1 : E->inner->nbody;
+		for (int y = from; y < upto; y++) {
+			const ir_node *x = E->inner->body[y];
+			size_t pa = pos_offset(s, len, x->pos);
+			size_t pe = node_end(s, len, pa, x->kind == ND_FOR);
+			ct_buf pb;
+			ct_buf_init(&pb);
+			put_expanded(&pb, s, pa, pe, &qn, &to, 1, ar->name, sub);
+			ct_buf_puts(&b, "    ");
+			for (size_t i = 0; i < pb.len; i++) {
+				ct_buf_putc(&b, pb.s[i]);
+				if (pb.s[i] == '\n')
+					ct_buf_puts(&b, "  ");
+			}
+			ct_buf_puts(&b, "\n");
+			ct_buf_free(&pb);
+		}
+		ct_buf_puts(&b, "  }\n");
+	}
+	ct_buf_puts(&b, "}");
+	for (size_t i = e; i < len; i++)
+		ct_buf_putc(&b, s[i]);
+	free(lo);
+	free(hi);
+	return ct_buf_take(&b);
+}
+
+/* The loop of index `name` in t's tree (its first version), or NULL. */
+static const lt_node *tree_loop(const ct_kernel *t, const ct_looptree *tree, const char *name)
+{
+	for (int i = 0; i < t->nindices; i++)
+		if (!strcmp(t->indices[i].name, name)) {
+			const lt_node *nodes[8];
+			int n = 0;
+			for (int r = 0; r < tree->nroots; r++)
+				find_loops(tree->roots[r], i, nodes, &n, 8);
+			return n > 0 ? nodes[0] : NULL;
+		}
+	return NULL;
+}
+
+/* Whether the expansion keeps the kernel's meaning, asked of t1 (the text
+ * expanded, not distributed): the temp is private to q's iterations
+ * (dep_temp_private: each read follows a write of its element in the same
+ * iteration, so giving each iteration its own row changes no value read),
+ * and q's parts may run one after another (dep_parts_ordered, the loops
+ * around q kept). 1 yes, 0 no, -1 unknown. */
+static int expansion_legal(auto_run *R, const expand_temp *E, ct_kernel *t1)
+{
+	const char *qn = R->k->indices[E->band[E->nband - 1]].name;
+	int a = -1;
+	for (int i = 0; i < t1->narrays; i++)
+		if (!strcmp(t1->arrays[i].name, R->k->arrays[E->a].name))
+			a = i;
+	dep_info *d = a >= 0 ? dep_compute(t1) : NULL;
+	ct_looptree *tree = d ? lt_build_loops(t1, false) : NULL;
+	const lt_node *x = tree ? tree_loop(t1, tree, qn) : NULL;
+	const ir_node *qf = NULL;
+	for (int i = 0; i < t1->nindices; i++)
+		if (!strcmp(t1->indices[i].name, qn))
+			qf = t1->indices[i].loop;
+	int r = -1;
+	if (x && qf && qf->kind == ND_FOR && qf->nidx == 1) {
+		r = dep_temp_private(d, tree, x, a);
+		if (r == 1)
+			r = dep_parts_ordered(d, qf->body, qf->nbody, E->nband - 1);
+	}
+	ct_looptree_free(tree);
+	dep_free(d);
+	ct_ctx_clear_error(R->tctx);
+	return r;
+}
+
+/* Whether a part of t2 (the text expanded and distributed) is a sum into
+ * the temp that a register tile takes with q's copy as its rows: a band
+ * headed by q's copy, gemm-shaped (gemm_shape), its rows that copy. */
+static bool expansion_tiles(auto_run *R, const expand_temp *E, ct_kernel *t2)
+{
+	const char *name = R->k->arrays[E->a].name;
+	const ir_node *top = NULL;
+	for (int i = 0; i < t2->nbody && !top; i++)
+		if (t2->body[i]->kind == ND_FOR && t2->body[i]->pos.line == E->top->pos.line)
+			top = t2->body[i];
+	if (!top)
+		return false;
+	int64_t *pv = calloc((size_t)t2->nparams + 1, sizeof *pv);
+	if (!pv)
+		return false;
+	ir_param_values(t2, pv);
+	bool tiles = false;
+	for (int c = 0; c < top->nbody && !tiles; c++) {
+		const ir_node *y = top->body[c];
+		if (y->kind != ND_FOR)
+			continue;
+		auto_nest *n = calloc(1, sizeof *n);
+		if (!n)
+			break;
+		nest_init(t2, pv, &R->m, y, n);
+		auto_gemm g;
+		tiles = n->stmt && !strcmp(t2->arrays[n->stmt->lhs->id].name, name) && gemm_shape(t2, &R->m, n, &g) &&
+		        g.u == 0;
+		free(n);
+	}
+	free(pv);
+	return tiles;
+}
+
+/* doitgen's choice: a temp written and read per iteration of a nest's band
+ * (S[p] per (r, q)), each read after a write of its element in the same
+ * iteration, expanded along the band's innermost loop q (S[q, p]) and q
+ * distributed over the parts of its body, when a part is then a sum into
+ * the temp that a register tile takes with q as its rows (the sum, one
+ * vector-matrix product per (r, q), becomes a matrix product per r) and
+ * the expanded temp fits in half of L2 (it is written and read back per
+ * iteration of the loops around q). One temp per nest. CT_OK with *text
+ * NULL when nothing was expanded. */
+static ct_status try_expand_temps(auto_run *R, int depth, const char *before, char **text)
+{
+	*text = NULL;
+	const ct_kernel *k = R->k;
+	for (int i = 0; i < k->nbody && !*text; i++) {
+		if (k->body[i]->kind != ND_FOR)
+			continue;
+		auto_nest *n = calloc(1, sizeof *n);
+		if (!n)
+			break;
+		nest_init(k, R->pv, &R->m, k->body[i], n);
+		expand_temp E;
+		memset(&E, 0, sizeof E);
+		E.top = n->top;
+		E.inner = n->inner;
+		E.nband = n->nband;
+		memcpy(E.band, n->band, sizeof E.band);
+		free(n);
+		int q = E.nband >= 2 ? E.band[E.nband - 1] : -1;
+		bool shape = q >= 0 && E.inner->nbody >= 2 && E.inner->nidx > 0 && !stepped(k, E.inner) &&
+		             k->indices[q].nlo == 0 && k->indices[q].nhi == 0;
+		for (int c = 0; shape && c < E.inner->nbody; c++)
+			shape = E.inner->body[c]->kind == ND_STMT || E.inner->body[c]->kind == ND_FOR;
+		for (const ir_node *x = E.top; shape && x != E.inner; x = x->body[0])
+			shape = !stepped(k, x);
+		for (int a = 0; shape && a < k->narrays && !*text; a++) {
+			if (!expand_candidate(R, &E, a))
+				continue;
+			E.a = a;
+			int64_t trips = index_trip(k, R->pv, q), bytes = array_bytes(k, R->pv, a);
+			E.bytes = bytes > 0 && trips < INT64_MAX / bytes ? bytes * trips : 0;
+			if (E.bytes <= 0 || (double)E.bytes > AUTO_CACHE_SHARE * (double)cache_bytes(&R->m, 1))
+				continue;
+			auto_names keep = R->names;
+			char *t1s = expanded_text(R, &E, false);
+			char *t2s = t1s ? expanded_text(R, &E, true) : NULL;
+			ct_ctx *c1 = NULL, *c2 = NULL;
+			ct_kernel *t1 = t2s ? trial_parse(R->tctx, R->k, t1s, &c1, NULL, 0) : NULL;
+			ct_kernel *t2 = t1 ? trial_parse(R->tctx, R->k, t2s, &c2, NULL, 0) : NULL;
+			ct_ctx_clear_error(R->tctx);
+			if (t2 && expansion_tiles(R, &E, t2)) {
+				if (expansion_legal(R, &E, t1) == 1) {
+					char note[1024];
+					snprintf(note, sizeof note,
+					         "# the temp %s of the nest at line %d is expanded along %s (%s[%s, ..], %lld KiB): it is\n"
+					         "#   written and read per iteration of (%s), each read after a write of its element in\n"
+					         "#   the same iteration (the dependence analysis), so each %s may have its own; then %s is\n"
+					         "#   distributed over its %d parts (legal: no dependence from a later part to an earlier\n"
+					         "#   one) and the sum into %s is a matrix product that a register tile takes, rows %s\n",
+					         k->arrays[a].name, E.top->pos.line, k->indices[q].name, k->arrays[a].name,
+					         k->indices[q].name, (long long)(E.bytes >> 10), k->indices[q].name,
+					         k->indices[q].name, k->indices[q].name, E.inner->nbody, k->arrays[a].name,
+					         k->indices[q].name);
+					/* the copies of q ("&name"): not fused again as sweeps along their rows */
+					ct_buf kb, all;
+					ct_buf_init(&kb);
+					ct_buf_init(&all);
+					ct_buf_puts(&kb, R->keep ? R->keep : "");
+					for (int c = 0; c < t2->nindices; c++)
+						if (t2->indices[c].loop && t2->indices[c].loop->parent &&
+						    t2->indices[c].loop->parent->pos.line == E.top->pos.line &&
+						    t2->indices[c].loop->parent->kind == ND_FOR)
+							ct_buf_printf(&kb, " &%s", t2->indices[c].name);
+					ct_buf_puts(&all, before ? before : "");
+					ct_buf_puts(&all, note);
+					auto_rewritten(R, t2, depth, text, all.s, kb.s);
+					ct_buf_free(&kb);
+					ct_buf_free(&all);
+				} else
+					ct_buf_printf(&R->why,
+					              "# the temp %s of the nest at line %d is not expanded along %s: the dependence\n"
+					              "#   analysis does not show it private to %s's iterations with its parts in order\n",
+					              k->arrays[a].name, E.top->pos.line, k->indices[q].name, k->indices[q].name);
+			}
+			if (!*text)
+				R->names = keep;
+			ct_kernel_free(t1);
+			ct_kernel_free(t2);
+			ct_ctx_free(c1);
+			ct_ctx_free(c2);
+			free(t1s);
+			free(t2s);
+		}
+	}
+	return CT_OK;
+}
+
+
 /* ------------------------------------------------------------ loop fusion of sweeps (stencils) */
 
 /* Sweeps one fusion may join, and accesses of one array per sweep it reads. */
@@ -3925,19 +4374,24 @@ static char *fused_text(auto_run *R, const auto_fuse *F, const char **fname, con
 
 /* Whether the loops under x (x included) hold one that keep marks as a jammed block's rows
  * ("^name", rowfuse_jam). */
-static bool holds_jam(const ct_kernel *k, const char *keep, const ir_node *x)
+static bool holds_marked(const ct_kernel *k, const char *keep, char mark, const ir_node *x)
 {
 	if (x->kind == ND_FOR)
 		for (int i = 0; i < x->nidx; i++)
-			if (jam_unrolled(keep, k->indices[x->idx[i]].name))
+			if (keep_marks(keep, mark, k->indices[x->idx[i]].name))
 				return true;
 	for (int i = 0; i < x->nbody; i++)
-		if (holds_jam(k, keep, x->body[i]))
+		if (holds_marked(k, keep, mark, x->body[i]))
 			return true;
 	for (int i = 0; i < x->nels; i++)
-		if (holds_jam(k, keep, x->els[i]))
+		if (holds_marked(k, keep, mark, x->els[i]))
 			return true;
 	return false;
+}
+
+static bool holds_jam(const ct_kernel *k, const char *keep, const ir_node *x)
+{
+	return holds_marked(k, keep, '^', x);
 }
 
 /* Stencil sweeps in a time loop (jacobi-2d's B from A, then A from B):
@@ -3959,7 +4413,7 @@ static ct_status try_fuse(auto_run *R, int depth, const char *before, char **tex
 		 * are the passes' vector loops, not sweeps; fused with a lag of 0 each became a loop of
 		 * one iteration inside a scalar one (mvt on 2 threads ran 10x slower). Only that nest
 		 * is left: another top-level nest of the file may still hold sweeps to fuse. */
-		if (x->kind != ND_FOR || holds_jam(k, R->keep, x))
+		if (x->kind != ND_FOR || holds_jam(k, R->keep, x) || holds_marked(k, R->keep, '&', x))
 			continue;
 		for (int first = 0; first + 1 < x->nbody;) {
 			auto_fuse F;
@@ -5669,6 +6123,7 @@ static ct_status autoschedule(ct_kernel *k, const ct_auto_options *o, int depth,
 	    ((try_split_sums(&R, depth, note, &dist) == CT_OK && dist) ||
 	     (try_distribute(&R, depth, note, &dist) == CT_OK && dist) ||
 	     (try_distribute_inner(&R, depth, note, &dist) == CT_OK && dist) ||
+	     (try_expand_temps(&R, depth, note, &dist) == CT_OK && dist) ||
 	     (try_fuse(&R, depth, note, &dist) == CT_OK && dist) ||
 	     (try_rowfuse(&R, depth, note, &dist) == CT_OK && dist) ||
 	     (try_wave(&R, depth, note, &dist) == CT_OK && dist) ||

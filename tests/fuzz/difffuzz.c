@@ -73,6 +73,7 @@ typedef struct verdict {
 	int auto_rl;         /* auto's file interchanges a left-looking pair of loops right-looking */
 	int auto_tri;        /* auto's file cuts a triangle in blocks */
 	int auto_split;      /* auto's file splits a sum of products, one loop per product */
+	int auto_expand;     /* auto's file expands a temp along a loop (doitgen's row buffer) */
 	int compiles;        /* compiler runs measured (a code-cache hit is not one) */
 	double compile_s;    /* their total seconds */
 	double compile_max;  /* the slowest one */
@@ -875,6 +876,7 @@ static int run_auto(ct_kernel *k, ct_ctx *ctx, const char *text, size_t len, ver
 		v->auto_rl = strstr(out, " are interchanged\n#   (right-looking)") != NULL;
 		v->auto_tri = strstr(out, "), is cut in blocks: ") != NULL;
 		v->auto_split = strstr(out, " products is split: ") != NULL;
+		v->auto_expand = strstr(out, " is expanded along ") != NULL;
 		v->auto_blocked = v->auto_fused && strstr(out, " in blocks of TB_") != NULL;
 		v->auto_passes = strstr(out, " are fused along its rows (loop ") != NULL;
 		v->auto_wave = strstr(out, " runs its rows in a wavefront ") != NULL;
@@ -1875,6 +1877,7 @@ typedef struct tally {
 	long auto_rl;           /* auto's files that interchange loops right-looking */
 	long auto_tri;          /* auto's files that cut a triangle in blocks */
 	long auto_split;        /* auto's files that split a sum of products */
+	long auto_expand;       /* auto's files that expand a temp along a loop */
 } tally;
 
 static double now(void)
@@ -1914,10 +1917,10 @@ static void summary(const tally *t, double secs)
 		printf("auto: %ld files fuse sweeps along their rows (%ld of them block the time loop), %ld fuse passes along a "
 		       "matrix's rows (%ld of them jam blocks of rows into the vector loops), %ld run rows as a wavefront, %ld "
 		       "distribute a nest, %ld interchange loops right-looking, %ld cut a triangle in blocks, %ld split a sum of "
-		       "products (half the seeds "
+		       "products, %ld expand a temp (half the seeds "
 		       "plan for the caches %s, half for vectors of 16 bytes)\n",
 		       t->auto_fused, t->auto_blocked, t->auto_passes, t->auto_jam, t->auto_wave, t->auto_dist, t->auto_rl,
-		       t->auto_tri, t->auto_split, AUTO_TINY_CACHES);
+		       t->auto_tri, t->auto_split, t->auto_expand, AUTO_TINY_CACHES);
 	if (cfg.cuda || cfg.cudacompile)
 		printf("cuda: %ld kernels refused by the CUDA generator with a message (not findings); %ld nvcc batches\n",
 		       t->cuda_refused, t->cuda_batches);
@@ -2073,6 +2076,7 @@ static void run_share(int w, int jobs, tally *t)
 		t->auto_rl += v.auto_rl;
 		t->auto_tri += v.auto_tri;
 		t->auto_split += v.auto_split;
+		t->auto_expand += v.auto_expand;
 		if (v.verified[E_MPI] && k.kind == PG_DIST && k.d.shape < 8)
 			t->dist_kinds[k.d.shape]++;
 		if (v.cuda_pending && g_npend < (int)(sizeof g_pend / sizeof *g_pend))
@@ -2152,6 +2156,7 @@ static int campaign(void)
 			t.auto_fused += part.auto_fused, t.auto_dist += part.auto_dist, t.auto_rl += part.auto_rl;
 			t.auto_tri += part.auto_tri;
 			t.auto_split += part.auto_split;
+			t.auto_expand += part.auto_expand;
 			t.auto_blocked += part.auto_blocked;
 			t.auto_passes += part.auto_passes, t.auto_wave += part.auto_wave, t.auto_jam += part.auto_jam;
 			for (int s = 0; s < 8; s++)

@@ -556,6 +556,17 @@ static void make_template(pg_kernel *k, rng *r)
 	case PG_DIST:
 		dist_template(k, r);
 		break;
+	case PG_ROWBUF:
+		/* for (r: R, q: Q) { for (p) { T[p] = 0; for (s) T[p] += A[r, q, s] * W[s, p] }
+		 * for (p2) A[r, q, p2] = T[p2] } (print_rowbuf); bit 0: q from 1 (A has Q + 1 rows) */
+		add_param(k, "R", pick_extent(r, 0));
+		add_param(k, "Q", pick_extent(r, 0));
+		add_param(k, "P", pick_extent(r, 0));
+		add_array(k, "A", 2, 3, "R", k->variant & 1 ? "Q + 1" : "Q", "P");
+		add_array(k, "W", pick_input_role(r), 2, "P", "P", "");
+		add_array(k, "T", 3, 1, "P", "", ""); /* no use path: no cache of it */
+		add_band(k, 2, "r", "R", "q", "Q", "", "");
+		break;
 	default: /* PG_REDTEMP */
 		add_param(k, "M", pick_extent(r, 0));
 		add_param(k, "N", pick_extent(r, 0));
@@ -1403,7 +1414,7 @@ static const struct {
 	[PG_REDTEMP] = {"Y", {"m", "", ""}},
 	[PG_WAVE] = {"A", {"i", "j", ""}},       [PG_ACCUM] = {"R", {"i", "", ""}},
 	[PG_GS] = {"A", {"x", "y", ""}},         [PG_MULTI] = {"B", {"", "j", ""}},
-	[PG_SWEEPS] = {"B", {"x", "y", ""}},
+	[PG_SWEEPS] = {"B", {"x", "y", ""}},     [PG_ROWBUF] = {"A", {"r", "q", ""}},
 };
 
 /* A reduction index of the template: an original index of a band that the written array's
@@ -1845,7 +1856,7 @@ const char *pg_kind_name(int kind)
 	static const char *const kinds[PG_NKINDS] = {
 		"matmul", "matmul_imperfect", "matvec", "transpose", "stencil1d", "stencil2d", "stencil3d",
 		"two_index", "reduce_temp", "wavefront", "accumulator", "inplace_sweep", "imperfect_multi",
-		"affine", "sweeps", "distributed"};
+		"affine", "sweeps", "distributed", "rowbuf"};
 	return kind >= 0 && kind < PG_NKINDS ? kinds[kind] : "?";
 }
 
@@ -1895,6 +1906,9 @@ void pg_generate(pg_kernel *k, uint64_t seed, const pg_options *o)
 	/* the CUDA pass of the extended generator: a quarter of its kernels affine (issue #31), from
 	 * a stream of their own (every other seed draws the kernel it drew before) */
 	rng y = {seed * 0xD1B54A32D192ED03ull + 31};
+	/* doitgen's row buffer: one host kernel in 16 of the extended generator (not --families
+	 * affine), from a stream of its own */
+	rng z = {seed * 0xA0761D6478BD642Full + 57};
 	int cuda_affine = k->cuda && families != PG_FAM_CLASSIC && chance(&y, 25);
 	if (k->opencl) {
 		static const int okinds[] = {PG_MATMUL, PG_MATMUL, PG_MATVEC, PG_TRANSPOSE, PG_ST1, PG_ST2};
@@ -1908,6 +1922,8 @@ void pg_generate(pg_kernel *k, uint64_t seed, const pg_options *o)
 			k->kind = PG_NCLASSIC + rint_(&x, PG_DIST - PG_NCLASSIC); /* the distributed family only with --families dist */
 		if (families == PG_FAM_AFFINE)
 			k->kind = PG_AFFINE;
+		else if (families != PG_FAM_CLASSIC && chance(&z, 6))
+			k->kind = PG_ROWBUF;
 	}
 	k->variant = (uint32_t)rnext(&x);
 	/* a GPU grid refuses the shapes whose parallel loop's iterations share an array (the strips'
@@ -2147,6 +2163,32 @@ static void print_sweeps(const pg_kernel *k, obuf *o, int ik)
 
 /* The imperfect nest: a statement before the inner loop, several statements (bit 0: a let) in it,
  * one after it (bit 2), and a second nest reading what the first wrote (bit 1). */
+/* doitgen's shape (make_template's PG_ROWBUF). Bit 0: q runs from 1; bits 1 and 5: T[0] is not
+ * reset, its sum runs on from one (r, q) to the next (not private to q: auto must not expand
+ * it); bit 2: the sum's loops written as one band `for (p: P, s: P)` after a loop of resets;
+ * bit 3: the row read back reversed (T[P - 1 - p2]); bit 4: a second update of the row
+ * (T[p] = T[p] * 2 before the copy, its own loop). */
+static void print_rowbuf(const pg_kernel *k, obuf *o)
+{
+	/* bit 1 only with bit 5: three kernels in four keep T private to q */
+	unsigned v = k->variant & ((k->variant & 32) ? ~0u : ~2u);
+	const char *lo = v & 2 ? "1 .. P" : "P";
+	put(o, v & 1 ? "for (r: R, q: 1 .. Q + 1) {\n" : "for (r: R, q: Q) {\n");
+	if (v & 4) {
+		put(o, "  for (p0: ");
+		put(o, lo);
+		put(o, ") { T[p0] = 0 }\n  for (p: P, s: P) {\n    T[p] += A[r, q, s] * W[s, p]\n  }\n");
+	} else {
+		put(o, v & 2 ? "  for (p0: 1 .. P) { T[p0] = 0 }\n  for (p: P) {\n"
+		             : "  for (p: P) {\n    T[p] = 0\n");
+		put(o, "    for (s: P) { T[p] += A[r, q, s] * W[s, p] }\n  }\n");
+	}
+	if (v & 16)
+		put(o, "  for (p1: P) { T[p1] = T[p1] * 2 }\n");
+	put(o, v & 8 ? "  for (p2: P) {\n    A[r, q, p2] = T[P - 1 - p2]\n  }\n}\n"
+	             : "  for (p2: P) {\n    A[r, q, p2] = T[p2]\n  }\n}\n");
+}
+
 static void print_multi(const pg_kernel *k, obuf *o, int ik)
 {
 	int row = (k->variant & 8) != 0; /* the temp row T (make_template) */
@@ -2573,6 +2615,9 @@ static void print_body(const pg_kernel *k, obuf *o)
 		break;
 	case PG_DIST:
 		print_dist(k, o, ik);
+		break;
+	case PG_ROWBUF:
+		print_rowbuf(k, o);
 		break;
 	default:
 		put(o, "for (i: M) {\n  T[i] = 0\n  for (j: N) {\n    T[i] += A[i, j] * A[i, j]\n  }\n}\n"

@@ -30,6 +30,9 @@ enum pg_kind {
 	PG_DIST,   /* distribute() over MPI ranks (issue #32, --families dist): stencils with halos,
 	              gemm, row sums and dot products (reductions over ranks), transposes, and shapes
 	              distribute() must refuse */
+	PG_ROWBUF, /* doitgen's row buffer: a temp row written and read per (r, q), the rows replaced
+	              in place by their products with a matrix (what `cachet auto` expands along q);
+	              drawn from a stream of its own, so the other kinds' seeds stay as they were */
 	PG_NKINDS
 };
 #define PG_NCLASSIC PG_WAVE
