@@ -2175,6 +2175,40 @@ static void try_nontemporal(auto_run *R, const auto_nest *n, const ir_node *x, c
  * vectors of X in registers over the outer loop (one row of a register
  * tile: each element of X loaded and stored once per sweep of the outer
  * loop instead of once per iteration). On c, checked as a candidate. */
+/* An inner band's register tile as a candidate: c's schedule with its nl bytes at at_l (the
+ * band's reorder item) replaced by sched_items, its plan with the vlen bytes at at_v (the
+ * band's vectorize item) replaced by plan_items, checked with vector loop vv. True: c takes
+ * them. False: c is as it was and its comment says why (the band at line `line`); the caller
+ * gives back the names it made. */
+static bool take_inner_tile(auto_run *R, auto_choice *c, const char *at_l, size_t nl, const char *sched_items,
+                            const char *at_v, size_t vlen, const char *plan_items, const char *vv, int line)
+{
+	ct_buf sc, pl;
+	ct_buf_init(&sc);
+	ct_buf_init(&pl);
+	for (const char *q = c->sched.s; q < at_l; q++)
+		ct_buf_putc(&sc, *q);
+	ct_buf_printf(&sc, "%s%s", sched_items, at_l + nl);
+	for (const char *q = c->plan.s; q < at_v; q++)
+		ct_buf_putc(&pl, *q);
+	ct_buf_printf(&pl, "%s%s", plan_items, at_v + vlen);
+	auto_choice p = *c;
+	p.sched = sc;
+	p.plan = pl;
+	char err[512];
+	if (!candidate_ok(R, &p, NULL, 0, &vv, 1, err, sizeof err)) {
+		ct_buf_free(&sc);
+		ct_buf_free(&pl);
+		ct_buf_printf(&c->why, "#   inner band at line %d: no register tile: %s\n", line, first_line(err));
+		return false;
+	}
+	ct_buf_free(&c->sched);
+	ct_buf_free(&c->plan);
+	c->sched = sc;
+	c->plan = pl;
+	return true;
+}
+
 static void inner_register_tiles(auto_run *R, auto_choice *c, const auto_inner *in)
 {
 	const ct_kernel *k = R->k;
@@ -2207,33 +2241,18 @@ static void inner_register_tiles(auto_run *R, auto_choice *c, const auto_inner *
 			continue;
 		auto_names keep = R->names;
 		const char *vv = fresh(k, &R->names, v, "v");
-		ct_buf sc, pl;
-		ct_buf_init(&sc);
-		ct_buf_init(&pl);
-		for (const char *q = c->sched.s; q < at_l; q++)
-			ct_buf_putc(&sc, *q);
-		ct_buf_printf(&sc, "  %s = split(%s, %lld)\n", vv, v, (long long)lanes);
-		for (size_t q = 0; q + 2 < ll; q++)
-			ct_buf_putc(&sc, in->line[j][q]);
-		ct_buf_printf(&sc, ", %s)\n%s", vv, at_l + ll);
-		for (const char *q = c->plan.s; q < at_v; q++)
-			ct_buf_putc(&pl, *q);
-		ct_buf_printf(&pl, "  unroll(%s)\n  vectorize(%s)\n%s", v, vv, at_v + strlen(vec));
-		auto_choice p = *c;
-		p.sched = sc;
-		p.plan = pl;
-		char err[512];
-		if (!candidate_ok(R, &p, NULL, 0, &vv, 1, err, sizeof err)) {
-			ct_buf_free(&sc);
-			ct_buf_free(&pl);
+		ct_buf si, pi;
+		ct_buf_init(&si);
+		ct_buf_init(&pi);
+		ct_buf_printf(&si, "  %s = split(%s, %lld)\n%.*s, %s)\n", vv, v, (long long)lanes, (int)(ll - 2), in->line[j], vv);
+		ct_buf_printf(&pi, "  unroll(%s)\n  vectorize(%s)\n", v, vv);
+		bool took = take_inner_tile(R, c, at_l, ll, si.s, at_v, strlen(vec), pi.s, vv, y->pos.line);
+		ct_buf_free(&si);
+		ct_buf_free(&pi);
+		if (!took) {
 			R->names = keep;
-			ct_buf_printf(&c->why, "#   inner band at line %d: no register tile: %s\n", y->pos.line, first_line(err));
 			continue;
 		}
-		ct_buf_free(&c->sched);
-		ct_buf_free(&c->plan);
-		c->sched = sc;
-		c->plan = pl;
 		ct_buf_printf(&c->why,
 		              "#   inner band at line %d: register tile of one row: %s in %lld vectors of %lld (%s =\n"
 		              "#     split(%s, %lld), unroll(%s)), kept in %lld of the %d vector registers over %s\n",
@@ -2284,31 +2303,19 @@ static void inner_gemm_tiles(auto_run *R, auto_choice *c, const auto_inner *in)
 		auto_names keep = R->names;
 		const char *ui = fresh(k, &R->names, u, "i");
 		const char *vv = fresh(k, &R->names, v, "v");
-		ct_buf sc, pl;
-		ct_buf_init(&sc);
-		ct_buf_init(&pl);
-		for (const char *q = c->sched.s; q < at_l; q++)
-			ct_buf_putc(&sc, *q);
-		ct_buf_printf(&sc, "  %s = split(%s, %d)\n  %s = split(%s, %d)\n  reorder(%s, %s, %s, %s, %s)\n%s", ui, u,
-		              g.mr, vv, v, g.nr, u, v, r, ui, vv, at_l + strlen(in->line[j]));
-		for (const char *q = c->plan.s; q < at_v; q++)
-			ct_buf_putc(&pl, *q);
-		ct_buf_printf(&pl, "  unroll(%s)\n  vectorize(%s)\n%s", ui, vv, at_v + strlen(vec));
-		auto_choice p = *c;
-		p.sched = sc;
-		p.plan = pl;
-		char err[512];
-		if (!candidate_ok(R, &p, NULL, 0, &vv, 1, err, sizeof err)) {
-			ct_buf_free(&sc);
-			ct_buf_free(&pl);
+		ct_buf si, pi;
+		ct_buf_init(&si);
+		ct_buf_init(&pi);
+		ct_buf_printf(&si, "  %s = split(%s, %d)\n  %s = split(%s, %d)\n  reorder(%s, %s, %s, %s, %s)\n", ui, u, g.mr, vv,
+		              v, g.nr, u, v, r, ui, vv);
+		ct_buf_printf(&pi, "  unroll(%s)\n  vectorize(%s)\n", ui, vv);
+		bool took = take_inner_tile(R, c, at_l, strlen(in->line[j]), si.s, at_v, strlen(vec), pi.s, vv, y->pos.line);
+		ct_buf_free(&si);
+		ct_buf_free(&pi);
+		if (!took) {
 			R->names = keep;
-			ct_buf_printf(&c->why, "#   inner band at line %d: no register tile: %s\n", y->pos.line, first_line(err));
 			continue;
 		}
-		ct_buf_free(&c->sched);
-		ct_buf_free(&c->plan);
-		c->sched = sc;
-		c->plan = pl;
 		ct_buf_printf(&c->why,
 		              "#   inner band at line %d: register tile %d x %d (%s x %s: %d rows of %d vectors of %d, from\n"
 		              "#     the FMA latency x units and the %d vector registers, as a nest's own band), over %s;\n"
