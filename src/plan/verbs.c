@@ -485,24 +485,57 @@ static bool private_carries_none(vb *v, const lt_node *x, bool with_sums, bool *
 	return c == 0;
 }
 
-/* Whether some cache region under loop x copies from an array the kernel
- * writes (not an input): the dependence test reads the kernel's accesses,
- * which such a cache's buffer stands in for, so it cannot speak for x. A
- * cache of an input only ever holds values no iteration changes: its buffer
- * is filled per iteration where the cache lies in x (one per thread), or
- * before x where its copies are triggered outside x, and read alike. */
-static bool written_cache_inside(const vb *v, const lt_node *x)
+/* The kernel array at the bottom of storage s: s itself, or the root array
+ * of the cache whose buffer (or prefetch buffer) s is; -1 when none. */
+static int storage_root(const vb *v, int s)
+{
+	if (s >= 0 && s < v->k->narrays)
+		return s;
+	for (int r = 0; r < v->t->nregions; r++)
+		if (v->t->regions[r].buffer == s || v->t->regions[r].temp == s)
+			return v->k->plan[v->t->regions[r].item].root_array;
+	return -1;
+}
+
+/* Whether a statement of the kernel under x (not a cache's copy) writes
+ * array a, in place or through one of its caches' buffers. */
+static bool writes_under(const vb *v, const lt_node *x, int a)
+{
+	if (x->kind == LT_STMT && x->stmt && x->stmt->stmt_id != 0 && x->stmt->lhs &&
+	    storage_root(v, x->stmt->lhs->id) == a)
+		return true;
+	for (int i = 0; i < x->nkids + x->nels; i++)
+		if (writes_under(v, i < x->nkids ? x->kids[i] : x->els[i - x->nkids], a))
+			return true;
+	return false;
+}
+
+/* Whether some cache region under loop top copies from an array that a
+ * statement under top writes: the dependence test reads the kernel's
+ * accesses, which such a cache's buffer stands in for, so it cannot speak
+ * for top. A cache of an array nothing under top writes (an input, or a
+ * temp an earlier nest fills: syrk's transposed copy of A) only ever holds
+ * values no iteration changes: its buffer is filled per iteration where
+ * the cache lies in top (one per thread), or before top where its copies
+ * are triggered outside top, and read alike. */
+static bool written_cache_under(const vb *v, const lt_node *top, const lt_node *x)
 {
 	if (x->kind == LT_CACHE) {
 		/* a cache of a cache: the array at the bottom of the chain */
 		int a = v->k->plan[v->t->regions[x->cache].item].root_array;
-		if (a < 0 || a >= v->k->narrays || v->k->arrays[a].role != CT_INPUT)
+		if (a < 0 || a >= v->k->narrays ||
+		    (v->k->arrays[a].role != CT_INPUT && writes_under(v, top, a)))
 			return true;
 	}
 	for (int i = 0; i < x->nkids + x->nels; i++)
-		if (written_cache_inside(v, i < x->nkids ? x->kids[i] : x->els[i - x->nkids]))
+		if (written_cache_under(v, top, i < x->nkids ? x->kids[i] : x->els[i - x->nkids]))
 			return true;
 	return false;
+}
+
+static bool written_cache_inside(const vb *v, const lt_node *x)
+{
+	return written_cache_under(v, x, x);
 }
 
 /* carries_nothing for a parallel loop x, except through kernel temps the
