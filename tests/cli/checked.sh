@@ -103,5 +103,22 @@ check $? "run --checked of an OpenCL plan is refused (rc $rc: $(cat "$tmp/ocl.er
 test $? = 2
 check $? "emit --checked is a usage error"
 
+# A heap temp whose every element read is written first is not zeroed; under --checked it is
+# filled with NaN instead, and still verifies. One with an element read unwritten is zeroed.
+out=$("$CACHET" emit tests/plans/temp_written_first.cachet 2>&1)
+echo "$out" | grep -q "T: every element read is written first" && ! echo "$out" | grep -q "memset(T, 0,"
+check $? "emit temp_written_first: T not zeroed"
+out=$("$CACHET" emit tests/plans/temp_read_unwritten.cachet 2>&1)
+echo "$out" | grep -q "memset(T, 0, T_bytes)"
+check $? "emit temp_read_unwritten: T zeroed"
+for f in temp_written_first temp_read_unwritten; do
+	out=$(CACHET_CACHE_DIR="$tmp/poison_$f" "$CACHET" run tests/plans/$f.cachet --checked --json 2>&1)
+	echo "$out" | grep -q '"verified": true'
+	check $? "run --checked $f: $out"
+done
+# the checked module's source (in its code cache key, src/jit/jit.h) poisons T
+grep -rq "memset(T, 0xff, T_bytes)" "$tmp/poison_temp_written_first"
+check $? "run --checked temp_written_first: T filled with NaN"
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
