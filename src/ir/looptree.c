@@ -941,6 +941,16 @@ ct_status lt_array_layout(const ct_looptree *t, const int64_t *pv, int a, int64_
 	return ct_error(k->ctx, CT_ERR_LIMIT, "array '%s' is too large", ar->name);
 }
 
+int lt_storage_item(const ct_looptree *t, int s)
+{
+	for (int r = 0; r < t->nregions; r++) {
+		const lt_region *rg = &t->regions[r];
+		if ((!rg->elided && rg->buffer == s) || rg->temp == s)
+			return rg->item;
+	}
+	return -1;
+}
+
 ct_looptree *lt_build_loops(ct_kernel *k, bool with_schedule)
 {
 	ct_ctx *ctx = k->ctx;

@@ -227,6 +227,10 @@ bool lt_param_values(const ct_looptree *t, int64_t *pv);
 ct_status lt_array_layout(const ct_looptree *t, const int64_t *pv, int a, int64_t *stride,
                           int64_t *count);
 
+/* The plan item whose cache uses storage s of t (its buffer, not elided, or
+ * its prefetch temp); -1 for a kernel array or none. */
+int lt_storage_item(const ct_looptree *t, int s);
+
 /* The loop tree of k (with or without the schedule), before the plan's
  * passes (src/plan/lower.c runs them: plan_lower). NULL with an error on
  * k->ctx on failure. */

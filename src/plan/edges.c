@@ -168,17 +168,6 @@ static void walk(eg *e, lt_node *const *nodes, int n, int depth)
 	}
 }
 
-/* The plan item whose cache uses storage a (its buffer or prefetch temp). */
-static int storage_item(const eg *e, int a)
-{
-	for (int r = 0; r < e->t->nregions; r++) {
-		const lt_region *rg = &e->t->regions[r];
-		if ((!rg->elided && rg->buffer == a) || rg->temp == a)
-			return rg->item;
-	}
-	return -1;
-}
-
 /* Cache buffers within 2^62 bytes, as the kernel's arrays (lang's check). */
 static void check_buffers(eg *e)
 {
@@ -191,7 +180,7 @@ static void check_buffers(eg *e)
 		if (skip)
 			continue;
 		int64_t stride[IR_MAX_RANK], count = 0, bytes;
-		int item = storage_item(e, a);
+		int item = lt_storage_item(e->t, a);
 		ir_pos at = item >= 0 && item < k->nplan ? k->plan[item].pos : k->plan_pos;
 		ct_status st = lt_array_layout(e->t, e->pv, a, stride, &count);
 		if (st == CT_OK && ct_mul_ok(count, (int64_t)ct_dtype_size(ar->type), &bytes) &&

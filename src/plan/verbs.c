@@ -485,57 +485,56 @@ static bool private_carries_none(vb *v, const lt_node *x, bool with_sums, bool *
 	return c == 0;
 }
 
-/* The kernel array at the bottom of storage s: s itself, or the root array
- * of the cache whose buffer (or prefetch buffer) s is; -1 when none. */
-static int storage_root(const vb *v, int s)
+/* Marks in w[] (per kernel array) the arrays a statement of the kernel
+ * under x (not a cache's copy) writes, in place or through one of their
+ * caches' buffers (the root array of the chain). */
+static void mark_written(const vb *v, const lt_node *x, bool *w)
 {
-	if (s >= 0 && s < v->k->narrays)
-		return s;
-	for (int r = 0; r < v->t->nregions; r++)
-		if (v->t->regions[r].buffer == s || v->t->regions[r].temp == s)
-			return v->k->plan[v->t->regions[r].item].root_array;
-	return -1;
-}
-
-/* Whether a statement of the kernel under x (not a cache's copy) writes
- * array a, in place or through one of its caches' buffers. */
-static bool writes_under(const vb *v, const lt_node *x, int a)
-{
-	if (x->kind == LT_STMT && x->stmt && x->stmt->stmt_id != 0 && x->stmt->lhs &&
-	    storage_root(v, x->stmt->lhs->id) == a)
-		return true;
+	if (x->kind == LT_STMT && x->stmt && x->stmt->stmt_id != 0 && x->stmt->lhs) {
+		int s = x->stmt->lhs->id;
+		int item = s >= v->k->narrays ? lt_storage_item(v->t, s) : -1;
+		int a = item >= 0 ? v->k->plan[item].root_array : s;
+		if (a >= 0 && a < v->k->narrays)
+			w[a] = true;
+	}
 	for (int i = 0; i < x->nkids + x->nels; i++)
-		if (writes_under(v, i < x->nkids ? x->kids[i] : x->els[i - x->nkids], a))
-			return true;
-	return false;
+		mark_written(v, i < x->nkids ? x->kids[i] : x->els[i - x->nkids], w);
 }
 
-/* Whether some cache region under loop top copies from an array that a
- * statement under top writes: the dependence test reads the kernel's
- * accesses, which such a cache's buffer stands in for, so it cannot speak
- * for top. A cache of an array nothing under top writes (an input, or a
- * temp an earlier nest fills: syrk's transposed copy of A) only ever holds
- * values no iteration changes: its buffer is filled per iteration where
- * the cache lies in top (one per thread), or before top where its copies
- * are triggered outside top, and read alike. */
-static bool written_cache_under(const vb *v, const lt_node *top, const lt_node *x)
+/* Whether some cache region under x copies from an array written[] marks
+ * (one a statement under the loop asked about writes). */
+static bool written_cache_under(const vb *v, const lt_node *x, const bool *written)
 {
 	if (x->kind == LT_CACHE) {
 		/* a cache of a cache: the array at the bottom of the chain */
 		int a = v->k->plan[v->t->regions[x->cache].item].root_array;
-		if (a < 0 || a >= v->k->narrays ||
-		    (v->k->arrays[a].role != CT_INPUT && writes_under(v, top, a)))
+		if (a < 0 || a >= v->k->narrays || (v->k->arrays[a].role != CT_INPUT && written[a]))
 			return true;
 	}
 	for (int i = 0; i < x->nkids + x->nels; i++)
-		if (written_cache_under(v, top, i < x->nkids ? x->kids[i] : x->els[i - x->nkids]))
+		if (written_cache_under(v, i < x->nkids ? x->kids[i] : x->els[i - x->nkids], written))
 			return true;
 	return false;
 }
 
+/* Whether some cache region under loop x copies from an array that a
+ * statement under x writes: the dependence test reads the kernel's
+ * accesses, which such a cache's buffer stands in for, so it cannot speak
+ * for x. A cache of an array nothing under x writes (an input, or a temp
+ * an earlier nest fills: tests/plans/temp_cache_parallel.cachet) only ever
+ * holds values no iteration changes: its buffer is filled per iteration
+ * where the cache lies in x (one per thread), or before x where its copies
+ * are triggered outside x, and read alike. Out of memory answers true. */
 static bool written_cache_inside(const vb *v, const lt_node *x)
 {
-	return written_cache_under(v, x, x);
+	bool *written = ct_alloc(v->k->ctx, sizeof *written * (size_t)(v->k->narrays + 1));
+	if (!written)
+		return true;
+	memset(written, 0, sizeof *written * (size_t)(v->k->narrays + 1));
+	mark_written(v, x, written);
+	bool r = written_cache_under(v, x, written);
+	ct_free(v->k->ctx, written);
+	return r;
 }
 
 /* carries_nothing for a parallel loop x, except through kernel temps the
