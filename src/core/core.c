@@ -14,6 +14,14 @@ double ct_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+int64_t ct_mem_quarter(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+	if (pages <= 0 || size <= 0)
+		return (int64_t)4 << 30;
+	return (int64_t)pages / 4 * (int64_t)size;
+}
+
 static void *default_alloc(void *ud, void *ptr, size_t size)
 {
 	(void)ud;

@@ -130,6 +130,11 @@ CT_INTERN void ct_buf_free(ct_buf *b);
 
 /* Monotonic wall-clock seconds (for timing and deadlines). */
 CT_INTERN double ct_now(void);
+/* A quarter of this machine's physical memory in bytes (4 GiB when the
+ * system does not say): the most one run's arrays, or one run's cache
+ * buffers, may take, so that a too-large problem is refused with a message
+ * instead of paging the machine to a standstill or meeting the OOM killer. */
+CT_INTERN int64_t ct_mem_quarter(void);
 
 /* ------------------------------------------------------------ checked arithmetic */
 

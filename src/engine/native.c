@@ -280,6 +280,13 @@ static ct_status load_fallback(ct_kernel *k, bool checked, const char *src, size
  * first use (load_tested; load_fallback when it is wrong); fill fns. */
 static ct_status generate_and_load(ct_kernel *k, bool checked, native_fns *fns, ct_run_result *r)
 {
+	/* the code allocates and zeroes the plan's buffers on each call (and the
+	 * self-test calls it): refused before compiling when no run could hold them */
+	ct_looptree *t = ct_kernel_lower(k, 1);
+	ct_status st = t ? lt_check_buffers(t) : ct_ctx_last_status(k->ctx);
+	ct_looptree_free(t);
+	if (st)
+		return st;
 	size_t len = 0;
 	char *src = emit_host(k, checked, &len);
 	if (!src)
@@ -287,7 +294,7 @@ static ct_status generate_and_load(ct_kernel *k, bool checked, native_fns *fns, 
 	ct_compile_options co;
 	native_options(k, checked, &co);
 	selftest_result res;
-	ct_status st = load_tested(k, checked, src, len, &co, fns, r, &res);
+	st = load_tested(k, checked, src, len, &co, fns, r, &res);
 	if (!st && res.verdict == SELFTEST_BAD)
 		st = load_fallback(k, checked, src, len, &co, &res, fns, r);
 	free(src);

@@ -10,17 +10,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/* A run holds up to three copies of the arrays (inputs, result, reference):
- * each copy may take a quarter of the physical memory, so that a too-large
- * problem is refused with a message instead of meeting the OOM killer. */
-static int64_t run_max_bytes(void)
-{
-	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
-	if (pages <= 0 || size <= 0)
-		return (int64_t)4 << 30;
-	return (int64_t)pages / 4 * (int64_t)size;
-}
-
 void ct_run_options_init(ct_run_options *o)
 {
 	memset(o, 0, sizeof *o);
@@ -56,7 +45,9 @@ void run_buffers_free(run_buffers *b)
 
 ct_status run_check_size(ct_kernel *k)
 {
-	int64_t total = 0, max_bytes = run_max_bytes();
+	/* a run holds up to three copies of the arrays (inputs, result,
+	 * reference): each copy may take a quarter of the memory */
+	int64_t total = 0, max_bytes = ct_mem_quarter();
 	for (int i = 0; i < k->narrays; i++) {
 		int64_t n = ct_kernel_array_elements(k, i), bytes;
 		if (n < 0)

@@ -682,10 +682,14 @@ ct_status interp_run_views(ct_looptree *t, void *const *buffers, const int64_t *
 	ct_ctx *ctx = k->ctx;
 	if (!buffers && k->narrays > 0)
 		return ct_error(ctx, CT_ERR_USAGE, "ct_interp_run needs one buffer per array");
+	/* the plan's buffers are allocated and zeroed below: refused first when
+	 * no run could hold them */
+	ct_status st = lt_check_buffers(t);
+	if (st)
+		return st;
 	ip_prog *p = ip_compile_views(t, false, view, view_nelem);
 	if (!p)
 		return ct_ctx_last_status(ctx);
-	ct_status st = CT_OK;
 	int na = t->narrays;
 	void **base = ct_alloc(ctx, sizeof *base * (size_t)(na + 1));
 	bool *owned = ct_alloc(ctx, sizeof *owned * (size_t)(na + 1));

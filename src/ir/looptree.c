@@ -4,6 +4,7 @@
 #include "ir/order.h"
 #include "ir/project.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -949,6 +950,48 @@ int lt_storage_item(const ct_looptree *t, int s)
 			return rg->item;
 	}
 	return -1;
+}
+
+ct_status lt_check_buffers(const ct_looptree *t)
+{
+	const ct_kernel *k = t->k;
+	if (t->narrays <= k->narrays)
+		return CT_OK;
+	int64_t *pv = ct_alloc(k->ctx, sizeof *pv * (size_t)(k->nparams + t->nderived + 1));
+	if (!pv)
+		return CT_ERR_NOMEM;
+	(void)lt_param_values(t, pv); /* an overflowing derived value: the check refused it */
+	int64_t limit = ct_mem_quarter(), total = 0, most = -1;
+	int big = -1;
+	bool over = false;
+	for (int a = k->narrays; a < t->narrays; a++) {
+		int64_t stride[IR_MAX_RANK], count = 0, bytes;
+		ct_status st = lt_array_layout(t, pv, a, stride, &count);
+		if (st == CT_ERR_NOMEM) {
+			ct_free(k->ctx, pv);
+			return st;
+		}
+		if (st != CT_OK || !ct_mul_ok(count, (int64_t)ct_dtype_size(t->arrays[a].type), &bytes))
+			bytes = INT64_MAX;
+		if (bytes > most) {
+			most = bytes;
+			big = a;
+		}
+		over = over || !ct_add_ok(total, bytes, &total) || total > limit;
+	}
+	ct_free(k->ctx, pv);
+	if (!over)
+		return CT_OK;
+	int item = lt_storage_item(t, big);
+	ir_pos at = item >= 0 && item < k->nplan ? k->plan[item].pos : k->plan_pos;
+	char size[64] = "more than 2^63 bytes";
+	if (most < INT64_MAX)
+		snprintf(size, sizeof size, "%lld bytes", (long long)most);
+	return ct_error_at(k->ctx, CT_ERR_LIMIT, k->file, at.line, at.col,
+	                   "the plan's cache buffers need more than %lld bytes (a quarter of this "
+	                   "machine's memory); the buffer of '%s' alone needs %s (a tile larger "
+	                   "than the data sizes its buffer by the tile)",
+	                   (long long)limit, t->arrays[big].name, size);
 }
 
 ct_looptree *lt_build_loops(ct_kernel *k, bool with_schedule)

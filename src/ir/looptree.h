@@ -231,6 +231,14 @@ ct_status lt_array_layout(const ct_looptree *t, const int64_t *pv, int a, int64_
  * its prefetch temp); -1 for a kernel array or none. */
 int lt_storage_item(const ct_looptree *t, int s);
 
+/* Refuse t's plan buffers (its storages past the kernel's arrays) when
+ * together they need more than ct_mem_quarter(): CT_ERR_LIMIT with the
+ * message at the plan item of the largest one. A tile far larger than the
+ * data sizes its buffer by the tile, even where that code never runs, and
+ * allocating and zeroing such a buffer would page the machine for minutes.
+ * Extents of runtime params without a value count as 0. */
+ct_status lt_check_buffers(const ct_looptree *t);
+
 /* The loop tree of k (with or without the schedule), before the plan's
  * passes (src/plan/lower.c runs them: plan_lower). NULL with an error on
  * k->ctx on failure. */

@@ -1,4 +1,4 @@
-/* test_misuse.c: issue 22's library pieces: suppressed diagnostics counted, the verify progress callback, instant size refusals. */
+/* test_misuse.c: issue 22's library pieces: suppressed diagnostics counted, the verify progress callback, instant size refusals (arrays and plan buffers). */
 #include "harness.h"
 
 #include "cachet.h"
@@ -117,10 +117,71 @@ static void size_refused_at_once(void)
 	ct_ctx_free(ctx);
 }
 
+/* A split far longer than the loop sizes the cache buffer by the split
+ * (8 TiB here) even though that code never runs: every engine refuses it at
+ * the plan item in an instant instead of allocating and zeroing it (a fuzz
+ * kernel of this kind paged the machine for minutes). */
+static const char huge_buffer[] = "kernel big\n"
+				  "param N = 2\n"
+				  "array A : f64[N] inout\n"
+				  "for (i: 1 .. N-1) {\n"
+				  "  A[i] = A[i-1] + A[i+1]\n"
+				  "}\n"
+				  "schedule {\n"
+				  "  ii = split(i, 1099511627776)\n"
+				  "}\n"
+				  "plan {\n"
+				  "  AA = cache(A, index=ii, thrifty=false)\n"
+				  "}\n";
+
+static void check_buffer_refusal(ct_ctx *ctx, double t0, const char *what)
+{
+	CHECKF(now() - t0 < 1.0, "%s: refused after %.2f s", what, now() - t0);
+	CHECKF(strstr(ct_ctx_last_message(ctx), "quarter of this machine's memory") != NULL, "%s: %s", what,
+	       ct_ctx_last_message(ctx));
+	CHECKF(ct_ctx_last_line(ctx) == 11 && ct_ctx_last_col(ctx) == 3, "%s: at %d:%d", what,
+	       ct_ctx_last_line(ctx), ct_ctx_last_col(ctx));
+}
+
+static void buffer_refused_at_once(void)
+{
+	ct_ctx *ctx = ct_ctx_new();
+	ct_kernel *k = ct_kernel_parse(ctx, huge_buffer, strlen(huge_buffer), "big.cachet");
+	CHECK(k != NULL);
+	ct_run_options o;
+	ct_run_options_init(&o);
+	o.verify = 0;
+	ct_run_result r;
+	for (int e = 0; e < 2 && k; e++) {
+		o.engine = e ? CT_ENGINE_INTERP : CT_ENGINE_NATIVE;
+		double t0 = now();
+		CHECK(ct_kernel_run(k, &o, &r) == CT_ERR_LIMIT);
+		check_buffer_refusal(ctx, t0, e ? "interp" : "native");
+	}
+	if (k) {
+		double t0 = now();
+		ct_callable *h = ct_kernel_compile(k);
+		CHECK(h == NULL && ct_ctx_last_status(ctx) == CT_ERR_LIMIT);
+		check_buffer_refusal(ctx, t0, "compile");
+		ct_callable_free(h);
+		ct_looptree *t = ct_kernel_lower(k, 1);
+		double a[2] = {1, 2};
+		void *bufs[1] = {a};
+		t0 = now();
+		CHECK(t && ct_interp_run(t, bufs) == CT_ERR_LIMIT);
+		check_buffer_refusal(ctx, t0, "ct_interp_run");
+		CHECK(a[0] == 1 && a[1] == 2);
+		ct_looptree_free(t);
+	}
+	ct_kernel_free(k);
+	ct_ctx_free(ctx);
+}
+
 int main(void)
 {
 	RUN(diag_suppressed);
 	RUN(verify_progress);
 	RUN(size_refused_at_once);
+	RUN(buffer_refused_at_once);
 	return h_report();
 }
